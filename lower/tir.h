@@ -1,0 +1,345 @@
+/* tir.h - Tile IR: an SSA IR of block-level operations on typed tensors.
+ *
+ * A Module holds Funcs (kernels; device functions are inlined by the front
+ * end).  A Func has one body Block; Blocks hold an intrusive list of Insts.
+ * Structured control flow: a `for` Inst owns one region (its body, whose
+ * block arguments are the induction variable then the loop-carried values)
+ * and an `if` Inst owns two (then, else); regions end in `yield`.
+ *
+ * Values are small integer handles (ValueId) into the Func's value array.
+ * Value 0 is never used, so 0 means "none".  Types are interned per Module
+ * and compared by pointer.  Everything lives in the Module's Arena.
+ *
+ * Ops are declared once in TIR_OPS below; enum, names, arity, printer,
+ * parser and verifier all derive from that table. */
+#ifndef TILE_TIR_H
+#define TILE_TIR_H
+
+#include "../support/support.h"
+
+#define TIR_MAX_RANK 4
+
+/* ---- element types: X(ENUM, name, bits, flags) ---- */
+enum { DTF_INT = 1, DTF_SIGNED = 2, DTF_FLOAT = 4, DTF_STORAGE = 8, DTF_PTR = 16 };
+#define TIR_DTYPES(X)                                    \
+    X(VOID, "void", 0, 0)                                \
+    X(I1, "i1", 1, DTF_INT)                              \
+    X(I8, "i8", 8, DTF_INT | DTF_SIGNED)                 \
+    X(I16, "i16", 16, DTF_INT | DTF_SIGNED)              \
+    X(I32, "i32", 32, DTF_INT | DTF_SIGNED)              \
+    X(I64, "i64", 64, DTF_INT | DTF_SIGNED)              \
+    X(U8, "u8", 8, DTF_INT)                              \
+    X(U16, "u16", 16, DTF_INT)                           \
+    X(U32, "u32", 32, DTF_INT)                           \
+    X(U64, "u64", 64, DTF_INT)                           \
+    X(F16, "f16", 16, DTF_FLOAT)                         \
+    X(BF16, "bf16", 16, DTF_FLOAT)                       \
+    X(F32, "f32", 32, DTF_FLOAT)                         \
+    X(F64, "f64", 64, DTF_FLOAT)                         \
+    X(F8E4M3, "f8e4m3", 8, DTF_FLOAT | DTF_STORAGE)      \
+    X(F8E5M2, "f8e5m2", 8, DTF_FLOAT | DTF_STORAGE)      \
+    X(PTR, "ptr", 64, DTF_PTR)
+
+typedef enum DType {
+#define X(e, n, b, f) DT_##e,
+    TIR_DTYPES(X)
+#undef X
+        DT_COUNT
+} DType;
+
+const char *dtype_name(DType t);
+int dtype_bits(DType t);
+bool dtype_is_int(DType t);    /* i1 and all integer types */
+bool dtype_is_signed(DType t);
+bool dtype_is_float(DType t);  /* includes f8 storage types */
+bool dtype_is_storage(DType t);/* f8e4m3, f8e5m2: load/store/cast only */
+DType dtype_from_name(const char *s, size_t n); /* DT_VOID if unknown */
+
+/* ---- layouts (assigned by the layout pass; NULL before) ----
+ * BLOCKED: each thread holds spt[d] contiguous elements along dim d, a warp
+ *   spans tpw[d] threads along d, the block spans wpc[d] warps along d;
+ *   order[0] is the fastest-varying dim.  A tensor larger than the layout's
+ *   coverage repeats it; a smaller one wraps (elements are replicated).
+ * SLICE: rank-(r-1) tensor laid out like `parent` with dim `dim` removed
+ *   (what a reduction along `dim` produces; expand_dims undoes it).
+ * DOT_A / DOT_B: operand of an FMA dot whose accumulator has layout
+ *   `parent`: each thread holds the full K extent for its rows (A) or
+ *   columns (B).  */
+typedef enum LayoutKind { LAYOUT_BLOCKED, LAYOUT_SLICE, LAYOUT_DOT_A, LAYOUT_DOT_B } LayoutKind;
+
+typedef struct Layout {
+    LayoutKind kind;
+    uint8_t rank;
+    uint8_t spt[TIR_MAX_RANK], tpw[TIR_MAX_RANK], wpc[TIR_MAX_RANK], order[TIR_MAX_RANK];
+    int8_t dim;                   /* SLICE */
+    const struct Layout *parent;  /* SLICE, DOT_A, DOT_B */
+} Layout;
+
+/* ---- types ---- */
+typedef struct Type {
+    DType dt;
+    uint8_t rank;                  /* 0: scalar */
+    int32_t shape[TIR_MAX_RANK];
+    const struct Type *pointee;    /* dt == DT_PTR: scalar type pointed to */
+    const Layout *layout;          /* tensors, after layout assignment */
+} Type;
+
+/* ---- ops: X(ENUM, "name", nops, nres, flags)  nops/nres -1 = variadic ---- */
+enum {
+    OPF_ELEMENTWISE = 1, /* result[i] = f(operands[i]); all operands same shape */
+    OPF_PURE = 2,        /* no side effects: CSE/DCE may touch it */
+    OPF_TERMINATOR = 4,
+    OPF_REGION = 8,      /* owns regions */
+    OPF_COMMUTATIVE = 16,
+    OPF_MEMORY = 32,     /* reads or writes global memory */
+};
+#define EW (OPF_ELEMENTWISE | OPF_PURE)
+#define TIR_OPS(X)                                                                          \
+    /* constants and index sources */                                                      \
+    X(CONST, "const", 0, 1, OPF_PURE)           /* scalar or splat constant: attr ival/fval */\
+    X(ARANGE, "arange", 0, 1, OPF_PURE)         /* [start, end) as i32 tensor: attr ival, ival2 */\
+    X(PROGRAM_ID, "program_id", 0, 1, OPF_PURE) /* program index along attr axis, i32 */    \
+    X(NUM_PROGRAMS, "num_programs", 0, 1, OPF_PURE) /* grid size along attr axis, i32 */    \
+    /* shape manipulation */                                                               \
+    X(SPLAT, "splat", 1, 1, OPF_PURE)           /* scalar -> tensor of result shape */      \
+    X(BROADCAST, "broadcast", 1, 1, OPF_PURE)   /* size-1 dims -> result shape */           \
+    X(EXPAND_DIMS, "expand_dims", 1, 1, OPF_PURE) /* insert size-1 dim at attr axis */      \
+    X(RESHAPE, "reshape", 1, 1, OPF_PURE)       /* same elements, row-major order, new shape */\
+    X(TRANS, "trans", 1, 1, OPF_PURE)           /* permute dims by attr perm */             \
+    X(CONVERT_LAYOUT, "convert_layout", 1, 1, OPF_PURE) /* same values, new layout */       \
+    /* element-wise arithmetic (ints wrap; division by type signedness) */                 \
+    X(ADD, "add", 2, 1, EW | OPF_COMMUTATIVE)                                              \
+    X(SUB, "sub", 2, 1, EW)                                                                \
+    X(MUL, "mul", 2, 1, EW | OPF_COMMUTATIVE)                                              \
+    X(DIV, "div", 2, 1, EW)             /* ints: truncating division */                    \
+    X(REM, "rem", 2, 1, EW)             /* ints: sign of dividend; floats: fmod */         \
+    X(NEG, "neg", 1, 1, EW)                                                                \
+    X(AND, "and", 2, 1, EW | OPF_COMMUTATIVE) /* bitwise; logical on i1 */                 \
+    X(OR, "or", 2, 1, EW | OPF_COMMUTATIVE)                                                \
+    X(XOR, "xor", 2, 1, EW | OPF_COMMUTATIVE)                                              \
+    X(NOT, "not", 1, 1, EW)                                                                \
+    X(SHL, "shl", 2, 1, EW)                                                                \
+    X(SHR, "shr", 2, 1, EW)             /* arithmetic for signed, logical for unsigned */  \
+    X(MIN, "min", 2, 1, EW | OPF_COMMUTATIVE) /* floats: NaN-propagating */                \
+    X(MAX, "max", 2, 1, EW | OPF_COMMUTATIVE)                                              \
+    X(CMP, "cmp", 2, 1, EW)             /* attr pred: eq ne lt le gt ge; result i1 */      \
+    X(SELECT, "select", 3, 1, EW)       /* cond ? a : b */                                 \
+    X(CAST, "cast", 1, 1, EW)           /* numeric conversion to result dtype */           \
+    X(BITCAST, "bitcast", 1, 1, EW)     /* same bits, new dtype of equal width */          \
+    X(PTR_ADD, "ptr_add", 2, 1, EW)     /* pointer + element offset */                     \
+    /* math on floats (computed in f32 for f16/bf16) */                                    \
+    X(EXP, "exp", 1, 1, EW)                                                                \
+    X(EXP2, "exp2", 1, 1, EW)                                                              \
+    X(LOG, "log", 1, 1, EW)                                                                \
+    X(LOG2, "log2", 1, 1, EW)                                                              \
+    X(SQRT, "sqrt", 1, 1, EW)                                                              \
+    X(RSQRT, "rsqrt", 1, 1, EW)                                                            \
+    X(ABS, "abs", 1, 1, EW)             /* also integers */                                \
+    X(SIN, "sin", 1, 1, EW)                                                                \
+    X(COS, "cos", 1, 1, EW)                                                                \
+    X(TANH, "tanh", 1, 1, EW)                                                              \
+    X(SIGMOID, "sigmoid", 1, 1, EW)                                                        \
+    X(ERF, "erf", 1, 1, EW)                                                                \
+    X(FLOOR, "floor", 1, 1, EW)                                                            \
+    X(CEIL, "ceil", 1, 1, EW)                                                              \
+    X(FMA, "fma", 3, 1, EW)             /* a*b+c, one rounding */                          \
+    /* reductions and scans along attr axis */                                             \
+    X(REDUCE, "reduce", 1, 1, OPF_PURE) /* attr kind: sum max min argmax argmin */         \
+    X(SCAN, "scan", 1, 1, OPF_PURE)     /* attr kind: sum (inclusive cumsum) */            \
+    X(DOT, "dot", 3, 1, OPF_PURE)       /* a[M,K] x b[K,N] + acc[M,N] */                   \
+    /* memory */                                                                           \
+    X(LOAD, "load", -1, 1, OPF_MEMORY)  /* ptr [, mask [, other]] */                       \
+    X(STORE, "store", -1, 0, OPF_MEMORY) /* ptr, value [, mask] */                         \
+    X(ATOMIC_RMW, "atomic_rmw", -1, 1, OPF_MEMORY) /* attr kind add max min xchg; ptr, val [, mask] */\
+    X(ATOMIC_CAS, "atomic_cas", 3, 1, OPF_MEMORY) /* ptr, cmp, val */                      \
+    /* control flow */                                                                     \
+    X(FOR, "for", -1, -1, OPF_REGION)   /* lb, ub, step, inits... -> finals... */          \
+    X(IF, "if", 1, -1, OPF_REGION)      /* cond -> yielded values */                       \
+    X(YIELD, "yield", -1, 0, OPF_TERMINATOR)                                               \
+    X(RETURN, "return", 0, 0, OPF_TERMINATOR)                                              \
+    /* inserted by the lowering passes */                                                  \
+    X(BARRIER, "barrier", 0, 0, 0)      /* bar.sync across the program's threads */
+
+typedef enum Op {
+#define X(e, n, no, nr, f) OP_##e,
+    TIR_OPS(X)
+#undef X
+        OP_COUNT
+} Op;
+
+typedef struct OpInfo {
+    const char *name;
+    int nops, nres;
+    unsigned flags;
+} OpInfo;
+extern const OpInfo tir_op_info[OP_COUNT];
+Op tir_op_from_name(const char *s, size_t n); /* OP_COUNT if unknown */
+
+/* attr kind values: X(ENUM, "name") */
+#define TIR_CMP_PREDS(X) X(EQ, "eq") X(NE, "ne") X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge")
+typedef enum CmpPred {
+#define X(e, n) CMP_##e,
+    TIR_CMP_PREDS(X)
+#undef X
+} CmpPred;
+#define TIR_REDUCE_KINDS(X) X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(ARGMAX, "argmax") X(ARGMIN, "argmin") \
+    X(XCHG, "xchg")
+typedef enum RedKind {
+#define X(e, n) RED_##e,
+    TIR_REDUCE_KINDS(X)
+#undef X
+} RedKind;
+extern const char *const tir_cmp_names[];
+extern const char *const tir_red_names[];
+
+typedef uint32_t ValueId;
+
+typedef struct Inst Inst;
+typedef struct Block Block;
+typedef struct Func Func;
+
+typedef struct Value {
+    const Type *type;
+    Inst *def;       /* defining instruction, or NULL for block arguments */
+    Block *block;    /* for block arguments: owning block */
+    uint16_t index;  /* result index in def, or argument index */
+    const char *name;/* name hint for printing, may be NULL */
+} Value;
+
+struct Block {
+    Inst *first, *last;
+    ValueId *args;
+    int nargs;
+    Inst *parent; /* owning region inst; NULL for the function body */
+};
+
+/* Which Attrs fields an op uses (the printer, parser and verifier agree on this):
+ *   const: ival (ints) or fval with is_float;  arange: ival = start, ival2 = end
+ *   program_id, num_programs, expand_dims: ival = axis;  trans: perm
+ *   reduce, scan: ival = axis, ival2 = RedKind;  cmp: ival2 = CmpPred
+ *   atomic_rmw: ival2 = RedKind (sum is add);  dot: allow_tf32
+ *   convert_layout, reduce, scan, dot: smem_offset/smem_bytes after smem_alloc */
+typedef struct Attrs {
+    int64_t ival, ival2;
+    double fval;           /* float constant */
+    int32_t perm[TIR_MAX_RANK];
+    int32_t smem_offset;   /* scratch shared memory (bytes), -1 none; set by smem_alloc */
+    int32_t smem_bytes;    /* scratch size needed */
+    uint8_t is_float;      /* const: fval holds the value */
+    uint8_t allow_tf32;    /* dot: input precision hint (tensor-core issue) */
+    uint8_t cache;         /* load/store cache modifier (0 default) */
+    uint8_t vec;           /* load/store: elements per vector access, set by lowering analysis */
+} Attrs;
+
+struct Inst {
+    Op op;
+    Inst *prev, *next;
+    Block *parent;
+    ValueId *ops;
+    int nops;
+    ValueId *res;
+    int nres;
+    Block **regions;
+    int nregions;
+    Attrs a;
+    Loc loc;
+};
+
+/* Run-time argument specialization (recorded in the kernel signature). */
+typedef enum ArgSpec { SPEC_NONE = 0, SPEC_ONE = 1, SPEC_DIV16 = 16 } ArgSpec;
+
+typedef struct FuncArg {
+    const char *name;
+    ValueId value;
+    ArgSpec spec;  /* ints: ==1 or %16==0; pointers: 16-byte aligned when DIV16 */
+} FuncArg;
+
+struct Func {
+    struct Module *module;
+    const char *name;
+    Block *body;
+    FuncArg *args;
+    int nargs;
+    Value *values; /* values[0] unused */
+    uint32_t nvalues, cap_values;
+    int num_warps, num_stages;
+    int smem_bytes; /* total shared memory needed, set by smem_alloc */
+    Loc loc;
+};
+
+typedef struct Module {
+    Arena *arena;
+    Func **funcs;
+    int nfuncs, cap_funcs;
+    const char *arch; /* "sm_80", "sm_90a" */
+    /* interning tables */
+    const Type **types;
+    int ntypes, cap_types;
+    const Layout **layouts;
+    int nlayouts, cap_layouts;
+} Module;
+
+/* ---- construction ---- */
+Module *tir_module_new(Arena *a);
+Func *tir_func_new(Module *m, const char *name);
+FuncArg *tir_func_add_arg(Func *f, const char *name, const Type *t);
+const Type *tir_type(Module *m, DType dt, int rank, const int32_t *shape, const Type *pointee,
+                     const Layout *layout);
+const Type *tir_scalar(Module *m, DType dt);
+const Type *tir_ptr(Module *m, const Type *pointee);  /* scalar pointer */
+const Type *tir_with_shape(Module *m, const Type *t, int rank, const int32_t *shape); /* keeps dt/pointee, drops layout */
+const Type *tir_with_dtype(Module *m, const Type *t, DType dt); /* keeps shape+layout */
+const Type *tir_with_layout(Module *m, const Type *t, const Layout *l);
+const Type *tir_elem(Module *m, const Type *t); /* scalar type of elements */
+const Layout *tir_layout_intern(Module *m, const Layout *l);
+bool tir_type_is_tensor(const Type *t);
+int64_t tir_type_numel(const Type *t);
+
+ValueId tir_new_value(Func *f, const Type *t, Inst *def, int index);
+static inline Value *tir_val(Func *f, ValueId v) { return &f->values[v]; }
+static inline const Type *tir_vtype(Func *f, ValueId v) { return f->values[v].type; }
+Block *tir_block_new(Func *f, Inst *parent);
+ValueId tir_block_add_arg(Func *f, Block *b, const Type *t);
+
+/* Create an Inst (not yet in a block).  Results get the given types. */
+Inst *tir_inst_new(Func *f, Op op, const ValueId *ops, int nops, const Type *const *res_types, int nres, Loc loc);
+void tir_block_append(Block *b, Inst *i);
+void tir_insert_before(Inst *pos, Inst *i);
+void tir_insert_after(Inst *pos, Inst *i);
+void tir_inst_remove(Inst *i); /* unlinks; does not touch uses */
+void tir_inst_add_region(Func *f, Inst *i, Block *b);
+void tir_inst_set_operand(Func *f, Inst *i, int k, ValueId v);
+
+/* Builder: appends at an insertion point. */
+typedef struct Builder {
+    Func *f;
+    Block *block;
+    Inst *before; /* insert before this inst; NULL: append to block */
+    Loc loc;
+} Builder;
+Inst *tir_emit(Builder *b, Op op, const ValueId *ops, int nops, const Type *res_type); /* 0 or 1 result */
+ValueId tir_emit_v(Builder *b, Op op, const ValueId *ops, int nops, const Type *res_type);
+ValueId tir_const_int(Builder *b, const Type *t, int64_t v);
+ValueId tir_const_float(Builder *b, const Type *t, double v);
+
+/* Replace every use of `from` with `to` in f. */
+void tir_replace_uses(Func *f, ValueId from, ValueId to);
+/* Use counts for all values (array of f->nvalues, malloc'd). */
+int *tir_use_counts(Func *f);
+
+/* Iterate every inst of a block tree in program order (pre-order). */
+typedef bool (*TirVisitFn)(Inst *i, void *ud); /* return false to stop */
+bool tir_walk(Block *b, TirVisitFn fn, void *ud);
+
+/* ---- text ---- */
+void tir_print_type(Str *s, const Type *t);
+void tir_print_layout(Str *s, const Layout *l);
+void tir_print_module(Str *s, const Module *m);
+void tir_print_func(Str *s, const Func *f);
+/* Parse the text form back (for pass tests).  Returns NULL on error (diagnostics in d). */
+Module *tir_parse(Arena *a, const SrcFile *src, Diag *d);
+
+/* ---- verifier: structural and type invariants; errors into d ---- */
+bool tir_verify(Module *m, Diag *d);
+
+#endif

@@ -1,0 +1,236 @@
+/* tir_print.c - the textual form of Tile IR.
+ *
+ *   #L0 = blocked<spt=[1,4], tpw=[4,8], wpc=[4,1], order=[1,0]>
+ *   kernel @add(%x: ptr<f32> #div16, %n: i32) num_warps=4 num_stages=3 smem=0 {
+ *     %0 = program_id {axis=0} : i32
+ *     %1 = arange {start=0, end=1024} : tensor<1024xi32, #L0>
+ *     %2:2 = for %a, %b, %c, %d, %e : tensor<..>, tensor<..> {
+ *     ^(%3: i32, %4: tensor<..>, %5: tensor<..>):
+ *       yield %4, %5
+ *     }
+ *     return
+ *   }
+ *
+ * Values are renumbered densely in program order, so the same function
+ * prints the same text however it was built; kernel arguments print by name.
+ * tir_parse() reads exactly this form back. */
+#include "tir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Printer {
+    Str *s;
+    const Func *f;
+    const Module *m;
+    int32_t *num;   /* value id -> printed number, -1: named argument */
+    int next;
+} Printer;
+
+void tir_print_layout(Str *s, const Layout *l) {
+    static const char *kinds[] = {"blocked", "slice", "dot_a", "dot_b"};
+    str_printf(s, "%s<", kinds[l->kind]);
+    if (l->kind == LAYOUT_BLOCKED) {
+        const uint8_t *arr[4] = {l->spt, l->tpw, l->wpc, l->order};
+        const char *names[4] = {"spt", "tpw", "wpc", "order"};
+        for (int k = 0; k < 4; k++) {
+            str_printf(s, "%s%s=[", k ? ", " : "", names[k]);
+            for (int d = 0; d < l->rank; d++) str_printf(s, "%s%d", d ? "," : "", arr[k][d]);
+            str_puts(s, "]");
+        }
+    } else {
+        if (l->kind == LAYOUT_SLICE) str_printf(s, "dim=%d, ", l->dim);
+        tir_print_layout(s, l->parent);
+    }
+    str_puts(s, ">");
+}
+
+static void print_layout_ref(Printer *p, const Layout *l) {
+    if (p->m) {
+        for (int i = 0; i < p->m->nlayouts; i++)
+            if (p->m->layouts[i] == l) {
+                str_printf(p->s, "#L%d", i);
+                return;
+            }
+    }
+    tir_print_layout(p->s, l);
+}
+
+static void print_type(Printer *p, const Type *t) {
+    Str *s = p->s;
+    if (t->rank) {
+        str_puts(s, "tensor<");
+        for (int i = 0; i < t->rank; i++) str_printf(s, "%dx", t->shape[i]);
+    }
+    if (t->dt == DT_PTR) {
+        str_puts(s, "ptr<");
+        print_type(p, t->pointee);
+        str_puts(s, ">");
+    } else {
+        str_puts(s, dtype_name(t->dt));
+    }
+    if (t->rank) {
+        if (t->layout) {
+            str_puts(s, ", ");
+            print_layout_ref(p, t->layout);
+        }
+        str_puts(s, ">");
+    }
+}
+
+void tir_print_type(Str *s, const Type *t) {
+    Printer p = {.s = s};
+    print_type(&p, t);
+}
+
+static void print_value(Printer *p, ValueId v) {
+    if (v == 0 || v >= p->f->nvalues) {
+        str_puts(p->s, "%<bad>");
+        return;
+    }
+    if (p->num[v] == -1) str_printf(p->s, "%%%s", p->f->values[v].name);
+    else if (p->num[v] < -1) str_puts(p->s, "%<undefined>");
+    else str_printf(p->s, "%%%d", p->num[v]);
+}
+
+static void number_value(Printer *p, ValueId v) {
+    if (p->num[v] < -1) p->num[v] = p->next++;
+}
+
+static void indent(Str *s, int n) {
+    for (int i = 0; i < n; i++) str_puts(s, "  ");
+}
+
+static void print_attrs(Printer *p, const Inst *i) {
+    Str *s = p->s;
+    const Attrs *a = &i->a;
+    char buf[256] = {0};
+    Str t = {0};
+    switch (i->op) {
+    case OP_CONST:
+        if (a->is_float) str_printf(&t, "value=%.17g", a->fval);
+        else str_printf(&t, "value=%lld", (long long)a->ival);
+        break;
+    case OP_ARANGE: str_printf(&t, "start=%lld, end=%lld", (long long)a->ival, (long long)a->ival2); break;
+    case OP_PROGRAM_ID:
+    case OP_NUM_PROGRAMS:
+    case OP_EXPAND_DIMS: str_printf(&t, "axis=%lld", (long long)a->ival); break;
+    case OP_TRANS: {
+        const Type *rt = p->f->values[i->res[0]].type;
+        str_puts(&t, "perm=[");
+        for (int d = 0; d < rt->rank; d++) str_printf(&t, "%s%d", d ? "," : "", a->perm[d]);
+        str_puts(&t, "]");
+        break;
+    }
+    case OP_REDUCE:
+    case OP_SCAN: str_printf(&t, "kind=%s, axis=%lld", tir_red_names[a->ival2], (long long)a->ival); break;
+    case OP_CMP: str_printf(&t, "pred=%s", tir_cmp_names[a->ival2]); break;
+    case OP_ATOMIC_RMW: str_printf(&t, "kind=%s", a->ival2 == RED_SUM ? "add" : tir_red_names[a->ival2]); break;
+    case OP_DOT:
+        if (a->allow_tf32) str_puts(&t, "tf32=1");
+        break;
+    default: break;
+    }
+    if (a->vec > 1) str_printf(&t, "%svec=%d", t.len ? ", " : "", a->vec);
+    if (a->smem_offset >= 0) str_printf(&t, "%ssmem=%d:%d", t.len ? ", " : "", a->smem_offset, a->smem_bytes);
+    (void)buf;
+    if (t.len) str_printf(s, " {%s}", t.buf);
+    str_free(&t);
+}
+
+static void print_block(Printer *p, const Block *b, int depth);
+
+static void print_inst(Printer *p, const Inst *i, int depth) {
+    Str *s = p->s;
+    indent(s, depth);
+    for (int k = 0; k < i->nres; k++) number_value(p, i->res[k]);
+    if (i->nres == 1) {
+        print_value(p, i->res[0]);
+        str_puts(s, " = ");
+    } else if (i->nres > 1) {
+        print_value(p, i->res[0]);
+        str_printf(s, ":%d = ", i->nres);
+    }
+    str_puts(s, tir_op_info[i->op].name);
+    for (int k = 0; k < i->nops; k++) {
+        str_puts(s, k ? ", " : " ");
+        print_value(p, i->ops[k]);
+    }
+    print_attrs(p, i);
+    if (i->nres) {
+        str_puts(s, " : ");
+        for (int k = 0; k < i->nres; k++) {
+            if (k) str_puts(s, ", ");
+            print_type(p, p->f->values[i->res[k]].type);
+        }
+    }
+    for (int r = 0; r < i->nregions; r++) {
+        str_puts(s, r ? " else {\n" : " {\n");
+        print_block(p, i->regions[r], depth + 1);
+        indent(s, depth);
+        str_puts(s, "}");
+    }
+    str_puts(s, "\n");
+}
+
+static void print_block(Printer *p, const Block *b, int depth) {
+    Str *s = p->s;
+    if (b->nargs) {
+        indent(s, depth - 1);
+        str_puts(s, "^(");
+        for (int k = 0; k < b->nargs; k++) {
+            number_value(p, b->args[k]);
+            if (k) str_puts(s, ", ");
+            print_value(p, b->args[k]);
+            str_puts(s, ": ");
+            print_type(p, p->f->values[b->args[k]].type);
+        }
+        str_puts(s, "):\n");
+    }
+    for (const Inst *i = b->first; i; i = i->next) print_inst(p, i, depth);
+}
+
+static void print_func(Printer *p, const Func *f) {
+    Str *s = p->s;
+    p->f = f;
+    p->num = malloc(sizeof(int32_t) * f->nvalues);
+    if (!p->num) unreachable("out of memory");
+    for (uint32_t v = 0; v < f->nvalues; v++) p->num[v] = -2;
+    p->next = 0;
+    str_printf(s, "kernel @%s(", f->name);
+    for (int k = 0; k < f->nargs; k++) {
+        const FuncArg *a = &f->args[k];
+        p->num[a->value] = -1;
+        if (k) str_puts(s, ", ");
+        str_printf(s, "%%%s: ", a->name);
+        print_type(p, f->values[a->value].type);
+        if (a->spec == SPEC_ONE) str_puts(s, " #one");
+        else if (a->spec == SPEC_DIV16) str_puts(s, " #div16");
+    }
+    str_printf(s, ") num_warps=%d num_stages=%d", f->num_warps, f->num_stages);
+    if (f->smem_bytes) str_printf(s, " smem=%d", f->smem_bytes);
+    str_puts(s, " {\n");
+    /* the body's args are the kernel arguments: print only the instructions */
+    for (const Inst *i = f->body->first; i; i = i->next) print_inst(p, i, 1);
+    str_puts(s, "}\n");
+    free(p->num);
+    p->num = NULL;
+}
+
+void tir_print_func(Str *s, const Func *f) {
+    Printer p = {.s = s, .m = f->module};
+    print_func(&p, f);
+}
+
+void tir_print_module(Str *s, const Module *m) {
+    Printer p = {.s = s, .m = m};
+    for (int i = 0; i < m->nlayouts; i++) {
+        str_printf(s, "#L%d = ", i);
+        tir_print_layout(s, m->layouts[i]);
+        str_puts(s, "\n");
+    }
+    for (int i = 0; i < m->nfuncs; i++) {
+        if (i || m->nlayouts) str_puts(s, "\n");
+        print_func(&p, m->funcs[i]);
+    }
+}

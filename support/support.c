@@ -1,0 +1,223 @@
+/* support.c - arena, strings, diagnostics.  See support.h. */
+#include "support.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Noreturn void tile_unreachable_at(const char *file, int line, const char *msg) {
+    fprintf(stderr, "tile: internal error at %s:%d: %s\n", file, line, msg ? msg : "unreachable");
+    abort();
+}
+
+/* ---- arena: a list of chunks, bump allocation ---- */
+struct ArenaChunk {
+    ArenaChunk *next;
+    size_t cap, used;
+    _Alignas(16) unsigned char data[];
+};
+
+Arena *arena_new(void) {
+    Arena *a = calloc(1, sizeof *a);
+    if (!a) unreachable("out of memory");
+    return a;
+}
+
+void arena_free(Arena *a) {
+    if (!a) return;
+    for (ArenaChunk *c = a->head, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    free(a);
+}
+
+void *arena_alloc(Arena *a, size_t n) {
+    n = (n + 15) & ~(size_t)15;
+    if (n == 0) n = 16;
+    ArenaChunk *c = a->head;
+    if (!c || c->used + n > c->cap) {
+        size_t cap = n > 64 * 1024 ? n : 64 * 1024;
+        c = malloc(sizeof(ArenaChunk) + cap);
+        if (!c) unreachable("out of memory");
+        c->cap = cap;
+        c->used = 0;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    a->used_total += n;
+    memset(p, 0, n);
+    return p;
+}
+
+void *arena_grow(Arena *a, void *old, size_t old_n, size_t new_n) {
+    void *p = arena_alloc(a, new_n);
+    if (old && old_n) memcpy(p, old, old_n < new_n ? old_n : new_n);
+    return p;
+}
+
+char *arena_strndup(Arena *a, const char *s, size_t n) {
+    char *p = arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
+
+char *arena_printf(Arena *a, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = arena_alloc(a, (size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return p;
+}
+
+/* ---- Str ---- */
+static void str_reserve(Str *s, size_t extra) {
+    if (s->len + extra + 1 <= s->cap) return;
+    size_t cap = s->cap ? s->cap * 2 : 256;
+    while (cap < s->len + extra + 1) cap *= 2;
+    char *b = realloc(s->buf, cap);
+    if (!b) unreachable("out of memory");
+    s->buf = b;
+    s->cap = cap;
+}
+
+void str_putn(Str *s, const char *t, size_t n) {
+    str_reserve(s, n);
+    memcpy(s->buf + s->len, t, n);
+    s->len += n;
+    s->buf[s->len] = 0;
+}
+void str_putc(Str *s, char c) { str_putn(s, &c, 1); }
+void str_puts(Str *s, const char *t) { str_putn(s, t, strlen(t)); }
+
+void str_vprintf(Str *s, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    str_reserve(s, (size_t)n);
+    vsnprintf(s->buf + s->len, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    s->len += (size_t)n;
+}
+
+void str_printf(Str *s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    str_vprintf(s, fmt, ap);
+    va_end(ap);
+}
+
+void str_free(Str *s) {
+    free(s->buf);
+    s->buf = NULL;
+    s->len = s->cap = 0;
+}
+
+char *str_take(Str *s) {
+    char *b = s->buf;
+    if (!b) {
+        b = malloc(1);
+        if (!b) unreachable("out of memory");
+        b[0] = 0;
+    }
+    s->buf = NULL;
+    s->len = s->cap = 0;
+    return b;
+}
+
+/* ---- diagnostics ---- */
+void diag_init(Diag *d) { memset(d, 0, sizeof *d); }
+
+void diag_free(Diag *d) {
+    for (int i = 0; i < d->n; i++) free(d->msgs[i].msg);
+    free(d->msgs);
+    memset(d, 0, sizeof *d);
+}
+
+void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap) {
+    int limit = d->max_errors ? d->max_errors : 50;
+    if (lvl == DIAG_ERROR) d->nerrors++;
+    if (d->n >= limit) return;
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 8;
+        DiagMsg *m = realloc(d->msgs, sizeof(DiagMsg) * (size_t)d->cap);
+        if (!m) unreachable("out of memory");
+        d->msgs = m;
+    }
+    Str s = {0};
+    str_vprintf(&s, fmt, ap);
+    d->msgs[d->n++] = (DiagMsg){lvl, loc, str_take(&s)};
+}
+
+#define DIAG_FN(name, lvl)                                   \
+    void name(Diag *d, Loc loc, const char *fmt, ...) {      \
+        va_list ap;                                          \
+        va_start(ap, fmt);                                   \
+        diag_vadd(d, lvl, loc, fmt, ap);                     \
+        va_end(ap);                                          \
+    }
+DIAG_FN(diag_error, DIAG_ERROR)
+DIAG_FN(diag_warning, DIAG_WARNING)
+DIAG_FN(diag_note, DIAG_NOTE)
+
+static const char *level_name[] = {"error", "warning", "note"};
+
+void diag_render_one(const DiagMsg *m, Str *out) {
+    const SrcFile *f = m->loc.file;
+    if (!f) {
+        str_printf(out, "%s: %s\n", level_name[m->level], m->msg);
+        return;
+    }
+    str_printf(out, "%s:%u:%u: %s: %s\n", f->name, m->loc.line, m->loc.col, level_name[m->level], m->msg);
+    /* find the line */
+    const char *p = f->text, *end = f->text + f->len;
+    for (uint32_t l = 1; l < m->loc.line && p < end; p++)
+        if (*p == '\n') l++;
+    const char *e = p;
+    while (e < end && *e != '\n') e++;
+    str_puts(out, "  ");
+    uint32_t width = 0;
+    for (const char *q = p; q < e; q++) {
+        /* control bytes print as spaces so the caret stays aligned */
+        unsigned char c = (unsigned char)*q;
+        str_putc(out, c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : (char)c);
+        width++;
+    }
+    str_puts(out, "\n  ");
+    for (uint32_t i = 1; i < m->loc.col && i <= width; i++) str_putc(out, ' ');
+    str_puts(out, "^\n");
+}
+
+void diag_render(const Diag *d, Str *out) {
+    for (int i = 0; i < d->n; i++) diag_render_one(&d->msgs[i], out);
+    int limit = d->max_errors ? d->max_errors : 50;
+    if (d->nerrors > limit) str_printf(out, "(%d more errors not shown)\n", d->nerrors - limit);
+}
+
+char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    Str s = {0};
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) str_putn(&s, buf, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        str_free(&s);
+        errno = EIO;
+        return NULL;
+    }
+    if (len) *len = s.len;
+    return str_take(&s);
+}

@@ -1,0 +1,91 @@
+/* support.h - arena allocation, growable strings, source files and diagnostics.
+ *
+ * Every compilation owns one Arena; everything the front end and the passes
+ * allocate lives there and is freed by arena_free() in one call.  Diagnostics
+ * are collected in a Diag (never printed from library code directly) and
+ * rendered as `file:line:col: error: message`, the source line, and a caret. */
+#ifndef TILE_SUPPORT_H
+#define TILE_SUPPORT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Internal invariant broken: a bug in tile itself, never caused by user input. */
+_Noreturn void tile_unreachable_at(const char *file, int line, const char *msg);
+#define unreachable(msg) tile_unreachable_at(__FILE__, __LINE__, (msg))
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- arena ---- */
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+    ArenaChunk *head;
+    size_t used_total;
+} Arena;
+
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t n);          /* zeroed, 16-byte aligned */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void *arena_grow(Arena *a, void *old, size_t old_n, size_t new_n);
+#define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
+#define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
+
+/* ---- growable string (heap) ---- */
+typedef struct Str {
+    char *buf;
+    size_t len, cap;
+} Str;
+void str_putc(Str *s, char c);
+void str_puts(Str *s, const char *t);
+void str_putn(Str *s, const char *t, size_t n);
+void str_printf(Str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void str_vprintf(Str *s, const char *fmt, va_list ap);
+void str_free(Str *s);
+char *str_take(Str *s); /* returns malloc'd NUL-terminated buffer, resets s */
+
+/* ---- sources and locations ---- */
+typedef struct SrcFile {
+    const char *name;
+    const char *text;
+    size_t len;
+} SrcFile;
+
+typedef struct Loc {
+    const SrcFile *file; /* NULL: no location */
+    uint32_t line, col;  /* 1-based */
+} Loc;
+
+/* ---- diagnostics ---- */
+typedef enum DiagLevel { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
+
+typedef struct DiagMsg {
+    DiagLevel level;
+    Loc loc;
+    char *msg; /* malloc'd */
+} DiagMsg;
+
+typedef struct Diag {
+    DiagMsg *msgs;
+    int n, cap;
+    int nerrors;
+    int max_errors; /* stop collecting after this many (0: 50) */
+} Diag;
+
+void diag_init(Diag *d);
+void diag_free(Diag *d);
+void diag_error(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_warning(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_note(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap);
+/* Render every message: "file:line:col: error: msg\n  source line\n  ^\n". */
+void diag_render(const Diag *d, Str *out);
+void diag_render_one(const DiagMsg *m, Str *out);
+
+/* Read a whole file; returns malloc'd buffer or NULL (errno set). */
+char *read_file(const char *path, size_t *len);
+
+#endif
