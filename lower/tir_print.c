@@ -131,6 +131,7 @@ static void print_attrs(Printer *p, const Inst *i) {
         break;
     default: break;
     }
+    if (a->cache) str_printf(&t, "%scache=%d", t.len ? ", " : "", a->cache);
     if (a->vec > 1) str_printf(&t, "%svec=%d", t.len ? ", " : "", a->vec);
     if (a->smem_offset >= 0) str_printf(&t, "%ssmem=%d:%d", t.len ? ", " : "", a->smem_offset, a->smem_bytes);
     (void)buf;

@@ -1,0 +1,372 @@
+/* assign_layout.c - give every tensor a distributed layout.
+ *
+ * Algorithm:
+ *   1. Axis analysis (axisinfo.c) of every integer and pointer value.
+ *   2. Anchors: each global load/store/atomic gets a coalesced blocked layout
+ *      from its pointer tensor: dims ordered by contiguity (most contiguous
+ *      fastest), `vec` elements per thread along the fastest dim, as many as
+ *      contiguity, alignment and 16 bytes allow (and no more than the tile
+ *      has per thread).
+ *   3. Backward walk (reverse program order, regions included): each op
+ *      pushes the layout it wants onto its operands — element-wise ops and
+ *      broadcasts want their result's layout, expand_dims wants the slice of
+ *      it, a reduction wants the parent of its result's slice, a trans the
+ *      permuted layout, loops their iteration arguments' layouts.  The first
+ *      wish a value receives (its last user in program order) wins.
+ *   4. Forward walk: each result takes its wish, or the layout its operands
+ *      imply (reduce -> slice, expand_dims of a slice -> parent, trans ->
+ *      permuted, load -> anchor), or the default blocked layout of its shape.
+ *      Where an operand's layout differs from what its user needs, cheap
+ *      producers (constants, arange, splat and element-wise trees of them)
+ *      are rematerialized in the needed layout; anything else gets a
+ *      convert_layout (through shared memory when lowered).
+ *   5. Each memory op records its vector width: the layout's elements per
+ *      thread along the fastest dim, capped by the pointer's contiguity and
+ *      alignment and by the constancy of the mask.
+ * `dot` stages its operands through shared memory itself, so it places no
+ * wish on them; its accumulator takes the layout of whatever consumes it. */
+#include "layout.h"
+#include "passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Ctx {
+    Module *m;
+    Func *f;
+    AxisInfo *ai;
+    const Layout **want;   /* by ValueId, for the values that existed before the pass */
+    uint32_t nv;
+} Ctx;
+
+static const Layout *intern(Ctx *c, Layout l) { return tir_layout_intern(c->m, &l); }
+
+static const Layout *default_layout(Ctx *c, const Type *t) {
+    return intern(c, layout_blocked_for(t->rank, t->shape, NULL, 1, c->f->num_warps));
+}
+
+static int floor_pow2(int64_t v) {
+    int p = 1;
+    while ((int64_t)p * 2 <= v && p < (1 << 20)) p *= 2;
+    return p;
+}
+
+/* Step 2: the coalesced layout of a memory op whose pointer is `ptr`. */
+static const Layout *coalesced(Ctx *c, ValueId ptr, bool atomic) {
+    const Type *t = tir_vtype(c->f, ptr);
+    const AxisInfo *a = &c->ai[ptr];
+    int rank = t->rank, order[TIR_MAX_RANK];
+    for (int i = 0; i < rank; i++) order[i] = rank - 1 - i;
+    /* stable sort by contiguity, descending */
+    for (int i = 1; i < rank; i++)
+        for (int j = i; j > 0 && a->contig[order[j]] > a->contig[order[j - 1]]; j--) {
+            int x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    int fast = order[0];
+    int eb = dtype_bits(t->pointee->dt) / 8;
+    if (eb < 1) eb = 1;
+    int vec = 1;
+    if (!atomic) {
+        int align_elems = a->div[fast] / eb;
+        vec = floor_pow2(a->contig[fast]);
+        if (align_elems < vec) vec = align_elems < 1 ? 1 : floor_pow2(align_elems);
+        if (16 / eb < vec) vec = 16 / eb;
+        int64_t per_thread = tir_type_numel(t) / (32 * c->f->num_warps);
+        if (per_thread < vec) vec = per_thread < 1 ? 1 : (int)per_thread;
+    }
+    return intern(c, layout_blocked_for(rank, t->shape, order, vec, c->f->num_warps));
+}
+
+static void wish(Ctx *c, ValueId v, const Layout *l) {
+    if (!v || !l || v >= c->nv) return;
+    const Type *t = tir_vtype(c->f, v);
+    if (!t->rank || c->want[v]) return;
+    if (l->rank != t->rank) return;
+    c->want[v] = l;
+}
+
+static const Layout *result_wish(Ctx *c, ValueId v) {
+    const Type *t = tir_vtype(c->f, v);
+    if (!t->rank) return NULL;
+    return v < c->nv && c->want[v] ? c->want[v] : default_layout(c, t);
+}
+
+static void backward_block(Ctx *c, Block *b);
+
+/* Step 3 for one instruction. */
+static void backward_inst(Ctx *c, Inst *i) {
+    Func *f = c->f;
+    switch (i->op) {
+    case OP_LOAD:
+    case OP_STORE:
+    case OP_ATOMIC_RMW:
+    case OP_ATOMIC_CAS: {
+        if (!tir_vtype(f, i->ops[0])->rank) return;
+        const Layout *l = coalesced(c, i->ops[0], i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS);
+        if (i->nres) c->want[i->res[0]] = l; /* the anchor decides */
+        for (int k = 0; k < i->nops; k++) wish(c, i->ops[k], l);
+        return;
+    }
+    case OP_EXPAND_DIMS: {
+        const Layout *r = result_wish(c, i->res[0]);
+        wish(c, i->ops[0], intern(c, layout_slice(r, (int)i->a.ival)));
+        return;
+    }
+    case OP_REDUCE: {
+        const Layout *r = i->res[0] < c->nv ? c->want[i->res[0]] : NULL;
+        if (r && r->kind == LAYOUT_SLICE && r->dim == i->a.ival) wish(c, i->ops[0], r->parent);
+        return;
+    }
+    case OP_TRANS: {
+        const Layout *r = result_wish(c, i->res[0]);
+        if (r->kind == LAYOUT_BLOCKED) {
+            int32_t inv[TIR_MAX_RANK];
+            for (int d = 0; d < r->rank; d++) inv[i->a.perm[d]] = d;
+            wish(c, i->ops[0], intern(c, layout_permute(r, inv)));
+        }
+        return;
+    }
+    case OP_DOT:
+        wish(c, i->ops[2], result_wish(c, i->res[0]));
+        return;
+    case OP_FOR: {
+        Block *body = i->regions[0];
+        for (int k = 0; k < i->nres; k++)
+            if (c->want[i->res[k]]) wish(c, body->args[1 + k], c->want[i->res[k]]);
+        backward_block(c, body);
+        for (int k = 0; k < i->nres; k++) {
+            ValueId a = body->args[1 + k];
+            const Layout *l = result_wish(c, a);
+            if (l) {
+                c->want[a] = l;
+                wish(c, i->res[k], l);
+                wish(c, i->ops[3 + k], l);
+            }
+        }
+        return;
+    }
+    case OP_IF:
+        for (int r = i->nregions - 1; r >= 0; r--) backward_block(c, i->regions[r]);
+        return;
+    case OP_YIELD: {
+        Inst *p = i->parent->parent;
+        if (!p) return;
+        for (int k = 0; k < i->nops; k++) {
+            ValueId target = p->op == OP_FOR ? i->parent->args[1 + k] : p->res[k];
+            if (c->want[target]) wish(c, i->ops[k], c->want[target]);
+        }
+        return;
+    }
+    default:
+        if (tir_op_info[i->op].flags & OPF_ELEMENTWISE || i->op == OP_BROADCAST || i->op == OP_SCAN ||
+            i->op == OP_CONVERT_LAYOUT) {
+            if (!i->nres || !tir_vtype(f, i->res[0])->rank) return;
+            const Layout *r = result_wish(c, i->res[0]);
+            for (int k = 0; k < i->nops; k++) wish(c, i->ops[k], r);
+        }
+        return;
+    }
+}
+
+static void backward_block(Ctx *c, Block *b) {
+    for (Inst *i = b->last; i; i = i->prev) backward_inst(c, i);
+}
+
+/* ---- step 4 ---- */
+
+static const Layout *layout_of(Ctx *c, ValueId v) { return tir_vtype(c->f, v)->layout; }
+
+static void set_layout(Ctx *c, ValueId v, const Layout *l) {
+    Value *val = tir_val(c->f, v);
+    if (!val->type->rank) return;
+    val->type = tir_with_layout(c->m, val->type, l);
+}
+
+static bool cheap(Ctx *c, ValueId v, int depth) {
+    Inst *d = tir_val(c->f, v)->def;
+    if (!d || depth > 4) return false;
+    switch (d->op) {
+    case OP_CONST:
+    case OP_ARANGE:
+    case OP_SPLAT: return true;
+    case OP_BROADCAST:
+    case OP_EXPAND_DIMS: return cheap(c, d->ops[0], depth + 1);
+    default:
+        if (!(tir_op_info[d->op].flags & OPF_ELEMENTWISE)) return false;
+        for (int k = 0; k < d->nops; k++)
+            if (tir_vtype(c->f, d->ops[k])->rank && !cheap(c, d->ops[k], depth + 1)) return false;
+        return true;
+    }
+}
+
+/* Produce `v` in layout `l` right before `pos`: rematerialize cheap trees, else convert. */
+static ValueId relayout(Ctx *c, ValueId v, const Layout *l, Inst *pos) {
+    const Type *t = tir_vtype(c->f, v);
+    if (!t->rank || t->layout == l) return v;
+    const Type *nt = tir_with_layout(c->m, t, l);
+    Inst *d = tir_val(c->f, v)->def;
+    if (cheap(c, v, 0)) {
+        ValueId ops[8];
+        int n = d->nops < 8 ? d->nops : 8;
+        for (int k = 0; k < n; k++) {
+            const Type *ot = tir_vtype(c->f, d->ops[k]);
+            const Layout *ol = l;
+            if (d->op == OP_EXPAND_DIMS) ol = intern(c, layout_slice(l, (int)d->a.ival));
+            ops[k] = ot->rank ? relayout(c, d->ops[k], ol, pos) : d->ops[k];
+        }
+        Inst *ni = tir_inst_new(c->f, d->op, ops, n, &nt, 1, d->loc);
+        ni->a = d->a;
+        tir_insert_before(pos, ni);
+        return ni->res[0];
+    }
+    Inst *cv = tir_inst_new(c->f, OP_CONVERT_LAYOUT, &v, 1, &nt, 1, pos->loc);
+    tir_insert_before(pos, cv);
+    return cv->res[0];
+}
+
+static void need(Ctx *c, Inst *i, int k, const Layout *l) {
+    if (!l || !tir_vtype(c->f, i->ops[k])->rank) return;
+    i->ops[k] = relayout(c, i->ops[k], l, i);
+}
+
+static const Layout *chosen(Ctx *c, ValueId v) { return result_wish(c, v); }
+
+static void forward_block(Ctx *c, Block *b);
+
+static int mem_vec(Ctx *c, Inst *i, const Layout *l) {
+    if (!l) return 1;
+    int fast = l->order[0];
+    int vec = l->spt[fast];
+    const AxisInfo *p = &c->ai[i->ops[0]];
+    const Type *pt = tir_vtype(c->f, i->ops[0]);
+    int eb = dtype_bits(pt->pointee->dt) / 8;
+    if (eb < 1) eb = 1;
+    if (p->contig[fast] < vec) vec = floor_pow2(p->contig[fast]);
+    if (p->div[fast] / eb < vec) vec = p->div[fast] / eb < 1 ? 1 : floor_pow2(p->div[fast] / eb);
+    int mask_idx = i->op == OP_LOAD ? 1 : 2;
+    for (int k = mask_idx; k < i->nops; k++) /* mask, and a load's `other` */
+        if (tir_vtype(c->f, i->ops[k])->rank && c->ai[i->ops[k]].constancy[fast] < vec)
+            vec = floor_pow2(c->ai[i->ops[k]].constancy[fast]);
+    if (i->op == OP_LOAD && i->nops > 2) {
+        /* `other` must also be uniform over the vector: constants and splats are */
+        Inst *od = tir_val(c->f, i->ops[2])->def;
+        if (!od || (od->op != OP_CONST && od->op != OP_SPLAT)) vec = 1;
+    }
+    if (i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) vec = 1;
+    return vec < 1 ? 1 : vec;
+}
+
+static void forward_inst(Ctx *c, Inst *i) {
+    Func *f = c->f;
+    switch (i->op) {
+    case OP_LOAD:
+    case OP_STORE:
+    case OP_ATOMIC_RMW:
+    case OP_ATOMIC_CAS: {
+        const Layout *l = tir_vtype(f, i->ops[0])->rank ? coalesced(c, i->ops[0], i->op != OP_LOAD && i->op != OP_STORE) : NULL;
+        i->a.vec = (uint8_t)mem_vec(c, i, l); /* from the original operands' axis info */
+        for (int k = 0; k < i->nops; k++) need(c, i, k, l);
+        if (i->nres) set_layout(c, i->res[0], l);
+        return;
+    }
+    case OP_EXPAND_DIMS: {
+        const Layout *ol = layout_of(c, i->ops[0]);
+        int ax = (int)i->a.ival;
+        const Layout *r;
+        if (ol && ol->kind == LAYOUT_SLICE && ol->dim == ax) r = ol->parent;
+        else {
+            r = chosen(c, i->res[0]);
+            need(c, i, 0, intern(c, layout_slice(r, ax)));
+        }
+        set_layout(c, i->res[0], r);
+        return;
+    }
+    case OP_REDUCE: {
+        const Layout *ol = layout_of(c, i->ops[0]);
+        if (tir_vtype(f, i->res[0])->rank) set_layout(c, i->res[0], intern(c, layout_slice(ol, (int)i->a.ival)));
+        return;
+    }
+    case OP_TRANS: {
+        const Layout *ol = layout_of(c, i->ops[0]);
+        if (ol->kind != LAYOUT_BLOCKED) {
+            ol = default_layout(c, tir_vtype(f, i->ops[0]));
+            need(c, i, 0, ol);
+        }
+        set_layout(c, i->res[0], intern(c, layout_permute(ol, i->a.perm)));
+        return;
+    }
+    case OP_RESHAPE:
+        need(c, i, 0, default_layout(c, tir_vtype(f, i->ops[0])));
+        set_layout(c, i->res[0], chosen(c, i->res[0]));
+        return;
+    case OP_DOT: {
+        const Layout *r = chosen(c, i->res[0]);
+        if (r->kind != LAYOUT_BLOCKED) r = default_layout(c, tir_vtype(f, i->res[0]));
+        need(c, i, 2, r);
+        set_layout(c, i->res[0], r);
+        return;
+    }
+    case OP_FOR: {
+        Block *body = i->regions[0];
+        for (int k = 0; k < i->nres; k++) {
+            const Layout *l = chosen(c, body->args[1 + k]);
+            set_layout(c, body->args[1 + k], l);
+            set_layout(c, i->res[k], l);
+            need(c, i, 3 + k, l);
+        }
+        forward_block(c, body);
+        return;
+    }
+    case OP_IF:
+        for (int k = 0; k < i->nres; k++) set_layout(c, i->res[k], chosen(c, i->res[k]));
+        for (int r = 0; r < i->nregions; r++) forward_block(c, i->regions[r]);
+        return;
+    case OP_YIELD: {
+        Inst *p = i->parent->parent;
+        if (!p) return;
+        for (int k = 0; k < i->nops; k++) {
+            ValueId target = p->op == OP_FOR ? i->parent->args[1 + k] : p->res[k];
+            need(c, i, k, layout_of(c, target));
+        }
+        return;
+    }
+    case OP_SPLAT:
+    case OP_CONST:
+    case OP_ARANGE:
+        if (i->nres && tir_vtype(f, i->res[0])->rank) set_layout(c, i->res[0], chosen(c, i->res[0]));
+        return;
+    default: {
+        if (!i->nres) return;
+        if (!tir_vtype(f, i->res[0])->rank) return;
+        const Layout *r = chosen(c, i->res[0]);
+        set_layout(c, i->res[0], r);
+        if (i->op == OP_CONVERT_LAYOUT) return;
+        for (int k = 0; k < i->nops; k++) need(c, i, k, r);
+        return;
+    }
+    }
+}
+
+static void forward_block(Ctx *c, Block *b) {
+    for (Inst *i = b->first; i; i = i->next) forward_inst(c, i);
+}
+
+static void run_func(Module *m, Func *f) {
+    Ctx c = {.m = m, .f = f};
+    c.ai = axisinfo_compute(f);
+    c.nv = f->nvalues;
+    c.want = calloc(c.nv, sizeof *c.want);
+    if (!c.want) unreachable("out of memory");
+    backward_block(&c, f->body);
+    forward_block(&c, f->body); /* new values it creates have ids >= c.nv */
+    free(c.want);
+    free(c.ai);
+}
+
+bool lower_assign_layout(Module *m, Diag *d) {
+    (void)d;
+    for (int k = 0; k < m->nfuncs; k++) run_func(m, m->funcs[k]);
+    return true;
+}

@@ -1,0 +1,203 @@
+/* layout.c - register tables and thread terms of distributed layouts.
+ * See layout.h for the formulas; this file is pure arithmetic, no LLVM. */
+#include "layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const Layout *layout_root(const Layout *l) {
+    while (l->kind != LAYOUT_BLOCKED) l = l->parent;
+    return l;
+}
+
+int layout_root_dim(const Layout *l, int d) {
+    while (l->kind == LAYOUT_SLICE) {
+        if (d >= l->dim) d++;
+        l = l->parent;
+    }
+    return d;
+}
+
+static int coverage_root(const Layout *b, int d) { return b->spt[d] * b->tpw[d] * b->wpc[d]; }
+
+int layout_coverage(const Layout *l, int d) { return coverage_root(layout_root(l), layout_root_dim(l, d)); }
+
+ThreadTerm layout_thread_term(const Layout *l, int d) {
+    const Layout *b = layout_root(l);
+    int rd = layout_root_dim(l, d);
+    ThreadTerm t = {0};
+    int ls = 1, ws = 1;
+    for (int i = 0; i < b->rank; i++) {
+        int od = b->order[i];
+        if (od == rd) {
+            t.lane_stride = ls;
+            t.lane_count = b->tpw[od];
+            t.warp_stride = ws;
+            t.warp_count = b->wpc[od];
+        }
+        ls *= b->tpw[od];
+        ws *= b->wpc[od];
+    }
+    t.lane_mul = b->spt[rd];
+    t.warp_mul = b->spt[rd] * b->tpw[rd];
+    return t;
+}
+
+/* Registers of blocked layout b over root shape rs (rank b->rank): fills raw coords. */
+static int blocked_regs(const Layout *b, const int32_t *rs, int32_t (**raw_out)[TIR_MAX_RANK], int32_t *li_count) {
+    int n = 1;
+    for (int d = 0; d < b->rank; d++) {
+        int cov = coverage_root(b, d);
+        int reps = rs[d] / cov;
+        if (reps < 1) reps = 1;
+        li_count[d] = b->spt[d] * reps;
+        n *= li_count[d];
+    }
+    int32_t(*raw)[TIR_MAX_RANK] = calloc((size_t)n, sizeof *raw);
+    if (!raw) unreachable("out of memory");
+    for (int r = 0; r < n; r++) {
+        int rem = r;
+        for (int i = 0; i < b->rank; i++) {
+            int d = b->order[i];
+            int li = rem % li_count[d];
+            rem /= li_count[d];
+            raw[r][d] = (li / b->spt[d]) * coverage_root(b, d) + li % b->spt[d];
+        }
+    }
+    *raw_out = raw;
+    return n;
+}
+
+LayoutRegs layout_regs_of(const Layout *l, int rank, const int32_t *shape) {
+    /* Walk down to the root, recording the sliced dims, to build the root shape. */
+    const Layout *chain[TIR_MAX_RANK + 1];
+    int depth = 0;
+    for (const Layout *p = l; p->kind == LAYOUT_SLICE; p = p->parent) chain[depth++] = p;
+    const Layout *b = layout_root(l);
+    int32_t rs[TIR_MAX_RANK];
+    /* root shape: insert size-1 dims at the sliced positions, innermost slice last */
+    int32_t cur[TIR_MAX_RANK];
+    int cr = rank;
+    memcpy(cur, shape, sizeof(int32_t) * (size_t)rank);
+    int sliced_mask = 0; /* in root dims */
+    for (int k = 0; k < depth; k++) {
+        int dim = chain[k]->dim;
+        for (int i = cr; i > dim; i--) cur[i] = cur[i - 1];
+        cur[dim] = 1;
+        cr++;
+    }
+    memcpy(rs, cur, sizeof rs);
+    /* which root dims are sliced: map each tensor dim to its root dim */
+    int keep[TIR_MAX_RANK];
+    for (int d = 0; d < rank; d++) keep[d] = layout_root_dim(l, d);
+    for (int d = 0; d < b->rank; d++) {
+        bool kept = false;
+        for (int k = 0; k < rank; k++) kept |= keep[k] == d;
+        if (!kept) sliced_mask |= 1 << d;
+    }
+    int32_t li_count[TIR_MAX_RANK];
+    int32_t(*raw)[TIR_MAX_RANK];
+    int nb = blocked_regs(b, rs, &raw, li_count);
+    LayoutRegs out = {0};
+    out.rank = rank;
+    out.stat = calloc((size_t)nb, sizeof *out.stat);
+    out.raw = calloc((size_t)nb, sizeof *out.raw);
+    if (!out.stat || !out.raw) unreachable("out of memory");
+    for (int r = 0; r < nb; r++) {
+        bool first = true;
+        for (int d = 0; d < b->rank; d++)
+            if ((sliced_mask >> d & 1) && raw[r][d] != 0) first = false;
+        if (!first) continue;
+        for (int k = 0; k < rank; k++) {
+            out.raw[out.n][k] = raw[r][keep[k]];
+            out.stat[out.n][k] = raw[r][keep[k]] & (shape[k] - 1);
+        }
+        out.n++;
+    }
+    free(raw);
+    return out;
+}
+
+LayoutRegs layout_regs(const Type *t) {
+    if (!t->rank) {
+        LayoutRegs r = {.n = 1, .rank = 0};
+        r.stat = calloc(1, sizeof *r.stat);
+        r.raw = calloc(1, sizeof *r.raw);
+        return r;
+    }
+    if (!t->layout) unreachable("tensor without layout");
+    return layout_regs_of(t->layout, t->rank, t->shape);
+}
+
+void layout_regs_free(LayoutRegs *r) {
+    free(r->stat);
+    free(r->raw);
+    r->stat = r->raw = NULL;
+}
+
+int layout_regs_find(const LayoutRegs *r, const int32_t *coord) {
+    for (int i = 0; i < r->n; i++) {
+        bool eq = true;
+        for (int d = 0; d < r->rank && eq; d++) eq = r->stat[i][d] == coord[d];
+        if (eq) return i;
+    }
+    return -1;
+}
+
+Layout layout_blocked_for(int rank, const int32_t *shape, const int *order, int vec, int num_warps) {
+    Layout l = {0};
+    l.kind = LAYOUT_BLOCKED;
+    l.rank = (uint8_t)rank;
+    for (int i = 0; i < rank; i++) l.order[i] = (uint8_t)(order ? order[i] : rank - 1 - i);
+    for (int d = 0; d < rank; d++) l.spt[d] = l.tpw[d] = l.wpc[d] = 1;
+    int f = l.order[0];
+    int v = vec < 1 ? 1 : vec;
+    if (v > shape[f]) v = shape[f];
+    l.spt[f] = (uint8_t)v;
+    /* lanes along order, fastest first */
+    int lanes = 32;
+    for (int i = 0; i < rank && lanes > 1; i++) {
+        int d = l.order[i];
+        int want = shape[d] / l.spt[d];
+        if (want < 1) want = 1;
+        int t = want < lanes ? want : lanes;
+        l.tpw[d] = (uint8_t)t;
+        lanes /= t;
+    }
+    l.tpw[f] = (uint8_t)(l.tpw[f] * lanes); /* leftover lanes replicate along the fastest dim */
+    /* warps along order, slowest first */
+    int warps = num_warps;
+    for (int i = rank - 1; i >= 0 && warps > 1; i--) {
+        int d = l.order[i];
+        int want = shape[d] / (l.spt[d] * l.tpw[d]);
+        if (want < 1) want = 1;
+        int w = want < warps ? want : warps;
+        l.wpc[d] = (uint8_t)w;
+        warps /= w;
+    }
+    int s = l.order[rank - 1];
+    l.wpc[s] = (uint8_t)(l.wpc[s] * warps);
+    return l;
+}
+
+Layout layout_slice(const Layout *parent, int dim) {
+    Layout l = {0};
+    l.kind = LAYOUT_SLICE;
+    l.rank = (uint8_t)(parent->rank - 1);
+    l.dim = (int8_t)dim;
+    l.parent = parent;
+    return l;
+}
+
+Layout layout_permute(const Layout *b, const int32_t *perm) {
+    Layout l = *b;
+    int inv[TIR_MAX_RANK];
+    for (int i = 0; i < b->rank; i++) {
+        l.spt[i] = b->spt[perm[i]];
+        l.tpw[i] = b->tpw[perm[i]];
+        l.wpc[i] = b->wpc[perm[i]];
+        inv[perm[i]] = i;
+    }
+    for (int i = 0; i < b->rank; i++) l.order[i] = (uint8_t)inv[b->order[i]];
+    return l;
+}

@@ -1,0 +1,61 @@
+/* passes.h - the Tile IR passes, declared once.
+ *
+ * X(name, summary): each pass lives in lower/<name>.c as
+ *     bool lower_<name>(Module *m, Diag *d);
+ * returning false (with diagnostics in d) when the kernel cannot be
+ * compiled.  The order they run in is written out in pipeline.c. */
+#ifndef TILE_PASSES_H
+#define TILE_PASSES_H
+
+#include "tir.h"
+
+#define TIR_PASSES(X)                                                                      \
+    X(specialize, "replace arguments specialized to 1 by the constant")                   \
+    X(canonicalize, "fold constants, simplify algebra, merge common subexpressions, drop dead code") \
+    X(assign_layout, "assign blocked layouts: coalesced, vectorized global access; convert where they differ") \
+    X(remove_convert, "drop conversions to the layout a value already has, fold chains")   \
+    X(smem_alloc, "give each shared-memory scratch buffer an offset, reusing space by liveness") \
+    X(barrier, "insert barriers between shared-memory accesses of different threads")
+
+#define X(n, s) bool lower_##n(Module *m, Diag *d);
+TIR_PASSES(X)
+#undef X
+
+typedef struct PassInfo {
+    const char *name;
+    const char *summary;
+    bool (*run)(Module *m, Diag *d);
+} PassInfo;
+
+extern const PassInfo tir_passes[];
+extern const int tir_npasses;
+const PassInfo *pass_lookup(const char *name);
+
+/* Options for running the pipeline: dumps and timing go to the caller's strings. */
+typedef struct PipelineOptions {
+    const char *dump_after; /* pass name, "all", or NULL */
+    Str *dump;              /* receives "// -----// IR after <pass> //----- //\n<module>" */
+    bool verify;            /* run tir_verify after every pass */
+    bool time_passes;
+    double *pass_seconds;   /* [tir_npasses], filled when time_passes */
+} PipelineOptions;
+
+/* Run every pass in order.  Returns false on the first failing pass or verifier error. */
+bool tir_run_pipeline(Module *m, const PipelineOptions *o, Diag *d);
+
+/* ---- analyses shared by passes and the LLVM lowering ---- */
+/* Per-dim facts about integer and pointer tensors (Triton's axis info):
+ * contiguity: runs of consecutive values (pointers: consecutive elements) along d;
+ * divisibility: the first value of each run is a multiple of this (pointers: in bytes);
+ * constancy: runs of equal values along d.  Scalars use dim 0. */
+typedef struct AxisInfo {
+    int32_t contig[TIR_MAX_RANK];
+    int32_t div[TIR_MAX_RANK];
+    int32_t constancy[TIR_MAX_RANK];
+    int64_t value;  /* known constant value when is_const */
+    bool is_const;
+} AxisInfo;
+/* Returns an array indexed by ValueId (f->nvalues entries), malloc'd. */
+AxisInfo *axisinfo_compute(Func *f);
+
+#endif

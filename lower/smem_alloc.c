@@ -1,0 +1,151 @@
+/* smem_alloc.c - place every shared-memory scratch buffer.
+ *
+ * Algorithm:
+ *   1. Number the instructions in program order (regions inline).  Each op
+ *      that needs scratch (layout conversions, reshapes, cross-warp
+ *      reductions and scans, FMA dot operand staging) gets a buffer whose
+ *      size comes from smem_scratch_bytes() and whose live range is the op
+ *      itself; a buffer used inside a loop is live for the whole loop.
+ *   2. Sort buffers by size (largest first) and give each the lowest
+ *      16-byte-aligned offset that does not overlap a buffer with an
+ *      intersecting live range (first fit).
+ *   3. The function's shared-memory total is the highest end offset.
+ * Buffers with disjoint live ranges share space; the barrier pass then
+ * orders the accesses to shared space between ops. */
+#include "layout.h"
+#include "passes.h"
+#include "smem.h"
+
+#include <stdlib.h>
+
+static int elem_bytes(const Type *t) {
+    if (t->dt == DT_PTR) return 8;
+    int b = dtype_bits(t->dt) / 8;
+    return b < 1 ? 1 : b;
+}
+
+/* Distinct warp positions along dim d of a tensor in layout l. */
+int smem_warps_along(const Type *t, int d) {
+    if (!t->layout) return 1;
+    ThreadTerm tt = layout_thread_term(t->layout, d);
+    int per_warp = tt.warp_mul; /* elements covered by one warp along d */
+    int distinct = t->shape[d] / per_warp;
+    if (distinct < 1) distinct = 1;
+    return distinct < tt.warp_count ? distinct : tt.warp_count;
+}
+
+int smem_scratch_bytes(const Func *f, const Inst *i) {
+    switch (i->op) {
+    case OP_CONVERT_LAYOUT:
+    case OP_RESHAPE: {
+        const Type *t = f->values[i->ops[0]].type;
+        return (int)(tir_type_numel(t) * elem_bytes(t));
+    }
+    case OP_REDUCE:
+    case OP_SCAN: {
+        const Type *t = f->values[i->ops[0]].type;
+        int ax = (int)i->a.ival;
+        int w = smem_warps_along(t, ax);
+        if (w <= 1) return 0;
+        int64_t rows = tir_type_numel(t) / t->shape[ax];
+        int per = elem_bytes(t) + (i->a.ival2 == RED_ARGMAX || i->a.ival2 == RED_ARGMIN ? 4 : 0);
+        return (int)(rows * w * per);
+    }
+    case OP_DOT: {
+        const Type *a = f->values[i->ops[0]].type, *b = f->values[i->ops[1]].type;
+        int64_t sa = (tir_type_numel(a) * elem_bytes(a) + 15) & ~15;
+        return (int)(sa + tir_type_numel(b) * elem_bytes(b));
+    }
+    default: return 0;
+    }
+}
+
+typedef struct Buf {
+    Inst *inst;
+    int start, end, size, offset;
+} Buf;
+
+typedef struct Ctx {
+    Func *f;
+    Buf *bufs;
+    int n, cap;
+    int counter;
+} Ctx;
+
+static void collect(Ctx *c, Block *b, int loop_start, int loop_end);
+
+static int count_insts(Block *b) {
+    int n = 0;
+    for (Inst *i = b->first; i; i = i->next) {
+        n++;
+        for (int r = 0; r < i->nregions; r++) n += count_insts(i->regions[r]);
+    }
+    return n;
+}
+
+static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
+    for (Inst *i = b->first; i; i = i->next) {
+        int idx = c->counter++;
+        int bytes = smem_scratch_bytes(c->f, i);
+        if (bytes > 0) {
+            if (c->n == c->cap) {
+                c->cap = c->cap ? c->cap * 2 : 16;
+                c->bufs = realloc(c->bufs, sizeof(Buf) * (size_t)c->cap);
+                if (!c->bufs) unreachable("out of memory");
+            }
+            Buf *bf = &c->bufs[c->n++];
+            bf->inst = i;
+            bf->size = (bytes + 15) & ~15;
+            bf->start = loop_start >= 0 ? loop_start : idx;
+            bf->end = loop_start >= 0 ? loop_end : idx;
+        }
+        if (i->op == OP_FOR) {
+            int s = loop_start >= 0 ? loop_start : idx;
+            int e = loop_start >= 0 ? loop_end : idx + count_insts(i->regions[0]);
+            collect(c, i->regions[0], s, e);
+        } else {
+            for (int r = 0; r < i->nregions; r++) collect(c, i->regions[r], loop_start, loop_end);
+        }
+    }
+}
+
+static int by_size(const void *a, const void *b) {
+    const Buf *x = a, *y = b;
+    if (x->size != y->size) return y->size - x->size;
+    return x->start - y->start;
+}
+
+bool lower_smem_alloc(Module *m, Diag *d) {
+    for (int k = 0; k < m->nfuncs; k++) {
+        Func *f = m->funcs[k];
+        Ctx c = {.f = f};
+        collect(&c, f->body, -1, -1);
+        qsort(c.bufs, (size_t)c.n, sizeof(Buf), by_size);
+        int total = 0;
+        for (int i = 0; i < c.n; i++) {
+            int off = 0;
+            for (bool moved = true; moved;) {
+                moved = false;
+                for (int j = 0; j < i; j++) {
+                    Buf *o = &c.bufs[j];
+                    bool live = o->start <= c.bufs[i].end && c.bufs[i].start <= o->end;
+                    bool overlap = off < o->offset + o->size && o->offset < off + c.bufs[i].size;
+                    if (live && overlap) {
+                        off = o->offset + o->size;
+                        moved = true;
+                    }
+                }
+            }
+            c.bufs[i].offset = off;
+            c.bufs[i].inst->a.smem_offset = off;
+            c.bufs[i].inst->a.smem_bytes = c.bufs[i].size;
+            if (off + c.bufs[i].size > total) total = off + c.bufs[i].size;
+        }
+        f->smem_bytes = total;
+        free(c.bufs);
+        if (total > 48 * 1024)
+            diag_error(d, f->loc, "kernel '%s' needs %d bytes of shared memory scratch, more than the 49152 available; use smaller tiles",
+                       f->name, total);
+    }
+    return !d->nerrors;
+}
