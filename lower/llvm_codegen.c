@@ -1,0 +1,470 @@
+/* llvm_codegen.c - the LLVM module, kernels, control flow and PTX emission.
+ *
+ * Steps for each module:
+ *   1. Create the NVPTX target machine for the arch (data layout from it).
+ *   2. Per kernel: a `ptx_kernel` function whose parameters are the run-time
+ *      arguments, `"nvvm.maxntid"` = 32 * num_warps; thread, lane and warp
+ *      ids; the shared scratch global when smem_bytes > 0.
+ *   3. Walk the Tile IR; every op family emits its registers
+ *      (llvm_elementwise.c, llvm_memory.c, llvm_shared.c); `for` becomes a
+ *      loop with one phi per register of each carried value, `if` a diamond.
+ *   4. LLVMVerifyModule, default<O3>, PTX into memory.
+ * Every LLVM message and buffer is disposed on the one cleanup path. */
+#include "llvm_ctx.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void ll_error(LL *l, Loc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vadd(l->d, DIAG_ERROR, loc, fmt, ap);
+    va_end(ap);
+    l->failed = true;
+}
+
+LLVMTypeRef ll_type(LL *l, DType dt) {
+    switch (dt) {
+    case DT_I1: return l->t_i1;
+    case DT_I8: case DT_U8: case DT_F8E4M3: case DT_F8E5M2: return l->t_i8;
+    case DT_I16: case DT_U16: return l->t_i16;
+    case DT_I32: case DT_U32: return l->t_i32;
+    case DT_I64: case DT_U64: return l->t_i64;
+    case DT_F16: return l->t_f16;
+    case DT_BF16: return l->t_bf16;
+    case DT_F32: return l->t_f32;
+    case DT_F64: return l->t_f64;
+    case DT_PTR: return l->t_gptr;
+    default: return l->t_void;
+    }
+}
+
+LLVMValueRef ll_i32(LL *l, int64_t v) { return LLVMConstInt(l->t_i32, (unsigned long long)v, 1); }
+
+LLVMValueRef ll_intr(LL *l, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (!id) unreachable(name);
+    if (!LLVMIntrinsicIsOverloaded(id)) novl = 0;
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(l->mod, id, ovl, (size_t)novl);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(l->ctx, id, ovl, (size_t)novl);
+    return LLVMBuildCall2(l->b, fty, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef ll_asm(LL *l, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args, int nargs,
+                    bool side_effects) {
+    LLVMTypeRef pt[16];
+    for (int k = 0; k < nargs; k++) pt[k] = LLVMTypeOf(args[k]);
+    LLVMTypeRef fty = LLVMFunctionType(ret, pt, (unsigned)nargs, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
+                                      LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(l->b, fty, a, args, (unsigned)nargs, "");
+}
+
+const LayoutRegs *ll_regs_of(LL *l, const Type *t) {
+    for (int i = 0; i < l->nrc; i++)
+        if (l->rc[i].type == t) return &l->rc[i].regs;
+    if (l->nrc == l->caprc) {
+        l->caprc = l->caprc ? l->caprc * 2 : 32;
+        l->rc = realloc(l->rc, sizeof(RegsCache) * (size_t)l->caprc);
+        if (!l->rc) unreachable("out of memory");
+    }
+    l->rc[l->nrc].type = t;
+    l->rc[l->nrc].regs = layout_regs(t);
+    return &l->rc[l->nrc++].regs;
+}
+
+LLVMValueRef ll_thread_term(LL *l, const Layout *lay, int dim) {
+    ThreadTerm t = layout_thread_term(lay, dim);
+    LLVMValueRef lane = l->lane, warp = l->warp;
+    LLVMValueRef r = ll_i32(l, 0);
+    if (t.lane_count > 1) {
+        LLVMValueRef v = LLVMBuildLShr(l->b, lane, ll_i32(l, __builtin_ctz((unsigned)t.lane_stride)), "");
+        v = LLVMBuildAnd(l->b, v, ll_i32(l, t.lane_count - 1), "");
+        r = LLVMBuildMul(l->b, v, ll_i32(l, t.lane_mul), "");
+    }
+    if (t.warp_count > 1) {
+        LLVMValueRef v = LLVMBuildLShr(l->b, warp, ll_i32(l, __builtin_ctz((unsigned)t.warp_stride)), "");
+        v = LLVMBuildAnd(l->b, v, ll_i32(l, t.warp_count - 1), "");
+        r = LLVMBuildAdd(l->b, r, LLVMBuildMul(l->b, v, ll_i32(l, t.warp_mul), ""), "");
+    }
+    return r;
+}
+
+LLVMValueRef ll_coord(LL *l, const Type *t, int reg, int dim) {
+    const LayoutRegs *lr = ll_regs_of(l, t);
+    LLVMValueRef c = LLVMBuildAdd(l->b, ll_i32(l, lr->stat[reg][dim]), ll_thread_term(l, t->layout, dim), "");
+    if (layout_coverage(t->layout, dim) > t->shape[dim]) c = LLVMBuildAnd(l->b, c, ll_i32(l, t->shape[dim] - 1), "");
+    return c;
+}
+
+LLVMValueRef ll_owner(LL *l, const Type *t, int reg) {
+    LLVMValueRef p = LLVMConstInt(l->t_i1, 1, 0);
+    if (!t->rank) return LLVMBuildICmp(l->b, LLVMIntEQ, l->tid, ll_i32(l, 0), "");
+    const LayoutRegs *lr = ll_regs_of(l, t);
+    for (int d = 0; d < t->rank; d++)
+        if (lr->raw[reg][d] >= t->shape[d]) return LLVMConstInt(l->t_i1, 0, 0);
+    /* threads whose offset wraps past the shape hold replicas */
+    for (int d = 0; d < t->rank; d++) {
+        if (layout_coverage(t->layout, d) <= t->shape[d]) continue;
+        LLVMValueRef raw = LLVMBuildAdd(l->b, ll_i32(l, lr->raw[reg][d]), ll_thread_term(l, t->layout, d), "");
+        p = LLVMBuildAnd(l->b, p, LLVMBuildICmp(l->b, LLVMIntULT, raw, ll_i32(l, t->shape[d]), ""), "");
+    }
+    /* a slice is replicated across the threads of its removed dims */
+    const Layout *lay = t->layout;
+    while (lay->kind == LAYOUT_SLICE) {
+        const Layout *par = lay->parent;
+        /* thread term of the parent's sliced dim must be zero */
+        LLVMValueRef tt = ll_thread_term(l, par, lay->dim);
+        p = LLVMBuildAnd(l->b, p, LLVMBuildICmp(l->b, LLVMIntEQ, tt, ll_i32(l, 0), ""), "");
+        lay = par;
+    }
+    return p;
+}
+
+LLVMValueRef *ll_get(LL *l, ValueId v, int *n) {
+    if (!l->vals[v]) unreachable("value used before it was lowered");
+    if (n) *n = l->nvals[v];
+    return l->vals[v];
+}
+
+LLVMValueRef *ll_new(LL *l, ValueId v, int n) {
+    l->vals[v] = calloc((size_t)(n ? n : 1), sizeof(LLVMValueRef));
+    if (!l->vals[v]) unreachable("out of memory");
+    l->nvals[v] = n;
+    return l->vals[v];
+}
+
+void ll_barrier(LL *l) {
+    LLVMValueRef zero = ll_i32(l, 0);
+    ll_intr(l, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
+LLVMValueRef ll_smem_ptr(LL *l, int off, LLVMValueRef dyn) {
+    LLVMValueRef idx = ll_i32(l, off);
+    if (dyn) idx = LLVMBuildAdd(l->b, idx, dyn, "");
+    return LLVMBuildGEP2(l->b, l->t_i8, l->smem, &idx, 1, "");
+}
+
+/* ---- control flow ---- */
+static bool emit_block(LL *l, Block *b);
+
+static LLVMValueRef *flatten_yield(LL *l, Inst *y, int *total) {
+    int n = 0;
+    for (int k = 0; k < y->nops; k++) n += l->nvals[y->ops[k]];
+    LLVMValueRef *out = calloc((size_t)(n ? n : 1), sizeof *out);
+    int p = 0;
+    for (int k = 0; k < y->nops; k++)
+        for (int r = 0; r < l->nvals[y->ops[k]]; r++) out[p++] = l->vals[y->ops[k]][r];
+    *total = n;
+    return out;
+}
+
+static bool emit_for(LL *l, Inst *i) {
+    Block *body = i->regions[0];
+    LLVMValueRef lb = ll_get(l, i->ops[0], NULL)[0], ub = ll_get(l, i->ops[1], NULL)[0],
+                 step = ll_get(l, i->ops[2], NULL)[0];
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(l->b);
+    LLVMBasicBlockRef hdr = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "for.hdr");
+    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "for.body");
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "for.exit");
+    LLVMBuildBr(l->b, hdr);
+    LLVMPositionBuilderAtEnd(l->b, hdr);
+    LLVMValueRef iv = LLVMBuildPhi(l->b, LLVMTypeOf(lb), "iv");
+    LLVMAddIncoming(iv, &lb, &pre, 1);
+    int n = i->nres;
+    LLVMValueRef **phis = calloc((size_t)n + 1, sizeof *phis);
+    for (int k = 0; k < n; k++) {
+        int nr;
+        LLVMValueRef *init = ll_get(l, i->ops[3 + k], &nr);
+        LLVMValueRef *ph = ll_new(l, body->args[1 + k], nr);
+        for (int r = 0; r < nr; r++) {
+            ph[r] = LLVMBuildPhi(l->b, LLVMTypeOf(init[r]), "");
+            LLVMAddIncoming(ph[r], &init[r], &pre, 1);
+        }
+        phis[k] = ph;
+        LLVMValueRef *res = ll_new(l, i->res[k], nr);
+        memcpy(res, ph, sizeof(LLVMValueRef) * (size_t)nr);
+    }
+    ll_new(l, body->args[0], 1)[0] = iv;
+    bool is_signed = dtype_is_signed(tir_vtype(l->f, i->ops[0])->dt);
+    LLVMValueRef up = LLVMBuildICmp(l->b, is_signed ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
+    LLVMValueRef cond = up;
+    if (is_signed) {
+        LLVMValueRef down = LLVMBuildICmp(l->b, LLVMIntSGT, iv, ub, "");
+        LLVMValueRef pos = LLVMBuildICmp(l->b, LLVMIntSGT, step, LLVMConstInt(LLVMTypeOf(step), 0, 0), "");
+        cond = LLVMBuildSelect(l->b, pos, up, down, "");
+    }
+    LLVMBuildCondBr(l->b, cond, bb, exit);
+    LLVMPositionBuilderAtEnd(l->b, bb);
+    if (!emit_block(l, body)) return false;
+    Inst *y = body->last;
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(l->b);
+    LLVMValueRef next = LLVMBuildAdd(l->b, iv, step, "");
+    LLVMAddIncoming(iv, &next, &latch, 1);
+    for (int k = 0; k < n; k++) {
+        int nr;
+        LLVMValueRef *yv = ll_get(l, y->ops[k], &nr);
+        for (int r = 0; r < nr; r++) LLVMAddIncoming(phis[k][r], &yv[r], &latch, 1);
+    }
+    LLVMBuildBr(l->b, hdr);
+    LLVMPositionBuilderAtEnd(l->b, exit);
+    free(phis);
+    return true;
+}
+
+static bool emit_if(LL *l, Inst *i) {
+    LLVMValueRef cond = ll_get(l, i->ops[0], NULL)[0];
+    LLVMBasicBlockRef thn = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "if.then");
+    LLVMBasicBlockRef els = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "if.else");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "if.join");
+    LLVMBuildCondBr(l->b, cond, thn, els);
+    LLVMValueRef *yv[2] = {0};
+    LLVMBasicBlockRef ends[2];
+    int total = 0;
+    LLVMBasicBlockRef bbs[2] = {thn, els};
+    for (int r = 0; r < 2; r++) {
+        LLVMPositionBuilderAtEnd(l->b, bbs[r]);
+        if (r < i->nregions) {
+            if (!emit_block(l, i->regions[r])) return false;
+            Inst *y = i->regions[r]->last;
+            if (y && y->op == OP_YIELD) yv[r] = flatten_yield(l, y, &total);
+        }
+        ends[r] = LLVMGetInsertBlock(l->b);
+        LLVMBuildBr(l->b, join);
+    }
+    LLVMPositionBuilderAtEnd(l->b, join);
+    int p = 0;
+    for (int k = 0; k < i->nres; k++) {
+        const Type *t = tir_vtype(l->f, i->res[k]);
+        int cnt = t->rank ? ll_regs_of(l, t)->n : 1;
+        LLVMValueRef *res = ll_new(l, i->res[k], cnt);
+        for (int r = 0; r < cnt; r++, p++) {
+            res[r] = LLVMBuildPhi(l->b, LLVMTypeOf(yv[0][p]), "");
+            LLVMValueRef in[2] = {yv[0][p], yv[1][p]};
+            LLVMAddIncoming(res[r], in, ends, 2);
+        }
+    }
+    free(yv[0]);
+    free(yv[1]);
+    return true;
+}
+
+static bool emit_inst(LL *l, Inst *i) {
+    switch (i->op) {
+    case OP_FOR: return emit_for(l, i);
+    case OP_IF: return emit_if(l, i);
+    case OP_YIELD: return true; /* consumed by the parent */
+    case OP_RETURN: LLVMBuildRetVoid(l->b); return true;
+    case OP_BARRIER: ll_barrier(l); return true;
+    case OP_LOAD:
+    case OP_STORE:
+    case OP_ATOMIC_RMW:
+    case OP_ATOMIC_CAS: return ll_emit_memory(l, i);
+    case OP_CONVERT_LAYOUT:
+    case OP_RESHAPE:
+    case OP_REDUCE:
+    case OP_SCAN:
+    case OP_DOT: return ll_emit_shared(l, i);
+    default: return ll_emit_elementwise(l, i);
+    }
+}
+
+static bool emit_block(LL *l, Block *b) {
+    for (Inst *i = b->first; i; i = i->next) {
+        if (!emit_inst(l, i)) return false;
+        if (l->failed) return false;
+        if (i->op == OP_RETURN) {
+            /* code after an early return is unreachable: continue in a fresh block */
+            LLVMBasicBlockRef dead = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "after.ret");
+            LLVMPositionBuilderAtEnd(l->b, dead);
+        }
+    }
+    return true;
+}
+
+static LLVMValueRef sreg(LL *l, const char *name) { return ll_intr(l, name, NULL, 0, NULL, 0); }
+
+static bool emit_func(LL *l, Func *f) {
+    l->f = f;
+    l->vals = calloc(f->nvalues, sizeof *l->vals);
+    l->nvals = calloc(f->nvalues, sizeof *l->nvals);
+    if (!l->vals || !l->nvals) unreachable("out of memory");
+    LLVMTypeRef *pt = calloc((size_t)f->nargs + 1, sizeof *pt);
+    for (int k = 0; k < f->nargs; k++) pt[k] = ll_type(l, tir_vtype(f, f->args[k].value)->dt);
+    LLVMTypeRef fty = LLVMFunctionType(l->t_void, pt, (unsigned)f->nargs, 0);
+    free(pt);
+    l->fn = LLVMAddFunction(l->mod, f->name, fty);
+    LLVMSetFunctionCallConv(l->fn, LLVMPTXKernelCallConv);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d", 32 * f->num_warps);
+    LLVMAddAttributeAtIndex(l->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(l->ctx, "nvvm.maxntid", 12, buf, (unsigned)strlen(buf)));
+    for (int k = 0; k < f->nargs; k++) {
+        LLVMValueRef p = LLVMGetParam(l->fn, (unsigned)k);
+        LLVMSetValueName2(p, f->args[k].name, strlen(f->args[k].name));
+        const Type *t = tir_vtype(f, f->args[k].value);
+        if (t->dt == DT_PTR) {
+            /* arguments may alias (in-place kernels): no noalias */
+            if (f->args[k].spec == SPEC_DIV16) {
+                unsigned ak = LLVMGetEnumAttributeKindForName("align", 5);
+                LLVMAddAttributeAtIndex(l->fn, (unsigned)k + 1, LLVMCreateEnumAttribute(l->ctx, ak, 16));
+            }
+        }
+        ll_new(l, f->args[k].value, 1)[0] = p;
+    }
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "entry");
+    LLVMPositionBuilderAtEnd(l->b, entry);
+    l->tid = sreg(l, "llvm.nvvm.read.ptx.sreg.tid.x");
+    l->lane = LLVMBuildAnd(l->b, l->tid, ll_i32(l, 31), "lane");
+    l->warp = LLVMBuildLShr(l->b, l->tid, ll_i32(l, 5), "warp");
+    l->smem = NULL;
+    if (f->smem_bytes > 0) {
+        LLVMTypeRef at = LLVMArrayType2(l->t_i8, (uint64_t)f->smem_bytes);
+        char name[256];
+        snprintf(name, sizeof name, "%s_smem", f->name);
+        LLVMValueRef g = LLVMAddGlobalInAddressSpace(l->mod, at, name, 3);
+        LLVMSetInitializer(g, LLVMGetUndef(at));
+        LLVMSetLinkage(g, LLVMInternalLinkage);
+        LLVMSetAlignment(g, 16);
+        l->smem = g;
+    }
+    bool ok = emit_block(l, f->body);
+    /* the fresh block after the final return is empty: terminate it */
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(l->b);
+    if (!LLVMGetBasicBlockTerminator(cur)) LLVMBuildUnreachable(l->b);
+    for (uint32_t v = 0; v < f->nvalues; v++) free(l->vals[v]);
+    free(l->vals);
+    free(l->nvals);
+    l->vals = NULL;
+    return ok && !l->failed;
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void init_targets(void) {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+bool llvm_lower_module(Module *m, const LlvmOptions *o, LlvmResult *out, Diag *d) {
+    pthread_once(&init_once, init_targets);
+    memset(out, 0, sizeof *out);
+    LL l = {.m = m, .d = d, .opt = o};
+    const char *arch = o && o->arch ? o->arch : "sm_80";
+    bool ok = false;
+    char *err = NULL;
+    LLVMMemoryBufferRef buf = NULL;
+    LLVMPassBuilderOptionsRef pbo = NULL;
+    double t0 = now_s();
+
+    l.ctx = LLVMContextCreate();
+    l.mod = LLVMModuleCreateWithNameInContext("tile", l.ctx);
+    l.b = LLVMCreateBuilderInContext(l.ctx);
+    const char *triple = "nvptx64-nvidia-cuda";
+    LLVMTargetRef target;
+    if (LLVMGetTargetFromTriple(triple, &target, &err)) {
+        diag_error(d, (Loc){0}, "LLVM has no NVPTX target: %s", err);
+        goto cleanup;
+    }
+    l.tm = LLVMCreateTargetMachine(target, triple, arch, "", LLVMCodeGenLevelAggressive, LLVMRelocDefault,
+                                   LLVMCodeModelDefault);
+    if (!l.tm) {
+        diag_error(d, (Loc){0}, "cannot create an NVPTX target machine for '%s'", arch);
+        goto cleanup;
+    }
+    LLVMSetTarget(l.mod, triple);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(l.tm);
+    char *dl = LLVMCopyStringRepOfTargetData(td);
+    LLVMSetDataLayout(l.mod, dl);
+    LLVMDisposeMessage(dl);
+    LLVMDisposeTargetData(td);
+
+    l.t_void = LLVMVoidTypeInContext(l.ctx);
+    l.t_i1 = LLVMInt1TypeInContext(l.ctx);
+    l.t_i8 = LLVMInt8TypeInContext(l.ctx);
+    l.t_i16 = LLVMInt16TypeInContext(l.ctx);
+    l.t_i32 = LLVMInt32TypeInContext(l.ctx);
+    l.t_i64 = LLVMInt64TypeInContext(l.ctx);
+    l.t_f16 = LLVMHalfTypeInContext(l.ctx);
+    l.t_bf16 = LLVMBFloatTypeInContext(l.ctx);
+    l.t_f32 = LLVMFloatTypeInContext(l.ctx);
+    l.t_f64 = LLVMDoubleTypeInContext(l.ctx);
+    l.t_gptr = LLVMPointerTypeInContext(l.ctx, 1);
+    l.t_sptr = LLVMPointerTypeInContext(l.ctx, 3);
+
+    for (int k = 0; k < m->nfuncs; k++)
+        if (!emit_func(&l, m->funcs[k])) goto cleanup;
+    if (LLVMVerifyModule(l.mod, LLVMReturnStatusAction, &err)) {
+        diag_error(d, (Loc){0}, "internal error: generated LLVM IR is invalid: %s", err);
+        goto cleanup;
+    }
+    LLVMDisposeMessage(err);
+    err = NULL;
+    double t1 = now_s();
+    out->seconds_codegen = t1 - t0;
+    if (!o || o->run_o3) {
+        pbo = LLVMCreatePassBuilderOptions();
+        LLVMErrorRef e = LLVMRunPasses(l.mod, "default<O3>", l.tm, pbo);
+        if (e) {
+            char *msg = LLVMGetErrorMessage(e);
+            diag_error(d, (Loc){0}, "internal error: LLVM optimization failed: %s", msg);
+            LLVMDisposeErrorMessage(msg);
+            goto cleanup;
+        }
+    }
+    double t2 = now_s();
+    out->seconds_opt = t2 - t1;
+    if (o && o->want_llvm_text) {
+        char *s = LLVMPrintModuleToString(l.mod);
+        out->llvm_ir = strdup(s);
+        LLVMDisposeMessage(s);
+    }
+    if (LLVMTargetMachineEmitToMemoryBuffer(l.tm, l.mod, LLVMAssemblyFile, &err, &buf)) {
+        diag_error(d, (Loc){0}, "internal error: PTX emission failed: %s", err);
+        goto cleanup;
+    }
+    {
+        size_t n = LLVMGetBufferSize(buf);
+        out->ptx = malloc(n + 1);
+        if (!out->ptx) unreachable("out of memory");
+        memcpy(out->ptx, LLVMGetBufferStart(buf), n);
+        out->ptx[n] = 0;
+    }
+    out->seconds_emit = now_s() - t2;
+    ok = true;
+cleanup:
+    if (err) LLVMDisposeMessage(err);
+    if (buf) LLVMDisposeMemoryBuffer(buf);
+    if (pbo) LLVMDisposePassBuilderOptions(pbo);
+    for (int i = 0; i < l.nrc; i++) layout_regs_free(&l.rc[i].regs);
+    free(l.rc);
+    if (l.b) LLVMDisposeBuilder(l.b);
+    if (l.mod) LLVMDisposeModule(l.mod);
+    if (l.tm) LLVMDisposeTargetMachine(l.tm);
+    if (l.ctx) LLVMContextDispose(l.ctx);
+    if (!ok) {
+        free(out->ptx);
+        free(out->llvm_ir);
+        out->ptx = out->llvm_ir = NULL;
+    }
+    return ok;
+}
+
+void llvm_result_free(LlvmResult *r) {
+    free(r->ptx);
+    free(r->llvm_ir);
+    r->ptx = r->llvm_ir = NULL;
+}

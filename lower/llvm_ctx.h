@@ -1,0 +1,67 @@
+/* llvm_ctx.h - state shared by the LLVM lowering files (lower/llvm_*.c only).
+ *
+ * One LL per module lowering: it owns every LLVM handle and caches types.
+ * Each Tile IR value maps to an array of LLVM values, one per register the
+ * thread holds (layout.h); scalars have one register. */
+#ifndef TILE_LLVM_CTX_H
+#define TILE_LLVM_CTX_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "layout.h"
+#include "llvm.h"
+
+typedef struct RegsCache {
+    const Type *type;
+    LayoutRegs regs;
+} RegsCache;
+
+typedef struct LL {
+    Module *m;
+    Func *f;
+    Diag *d;
+    const LlvmOptions *opt;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMTargetMachineRef tm;
+    LLVMValueRef fn;
+    /* cached types */
+    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_bf16, t_f32, t_f64, t_gptr, t_sptr;
+    /* per function */
+    LLVMValueRef **vals; /* by ValueId */
+    int *nvals;
+    LLVMValueRef tid, lane, warp;
+    LLVMValueRef smem; /* ptr addrspace(3) scratch base, NULL when the kernel needs none */
+    RegsCache *rc;
+    int nrc, caprc;
+    bool failed;
+} LL;
+
+/* llvm_codegen.c */
+LLVMTypeRef ll_type(LL *l, DType dt);                /* scalar element type; ptr -> ptr addrspace(1) */
+LLVMValueRef ll_intr(LL *l, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs);
+LLVMValueRef ll_asm(LL *l, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args, int nargs, bool side_effects);
+LLVMValueRef ll_i32(LL *l, int64_t v);
+const LayoutRegs *ll_regs_of(LL *l, const Type *t);
+LLVMValueRef ll_thread_term(LL *l, const Layout *lay, int dim); /* T_d */
+LLVMValueRef ll_coord(LL *l, const Type *t, int reg, int dim);   /* element coordinate of a register */
+/* i1: this register is the canonical copy of its element (not a replica in another thread or register) */
+LLVMValueRef ll_owner(LL *l, const Type *t, int reg);
+LLVMValueRef *ll_get(LL *l, ValueId v, int *n);
+LLVMValueRef *ll_new(LL *l, ValueId v, int n);       /* allocate the register array of v */
+void ll_error(LL *l, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ll_barrier(LL *l);
+LLVMValueRef ll_smem_ptr(LL *l, int byte_offset_const, LLVMValueRef byte_offset_dyn); /* into scratch */
+
+/* llvm_elementwise.c: constants, index sources, shape ops, arithmetic, math, casts */
+bool ll_emit_elementwise(LL *l, Inst *i);
+LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to);
+LLVMValueRef ll_const_of(LL *l, DType dt, const Attrs *a);
+/* llvm_memory.c: load, store, atomics */
+bool ll_emit_memory(LL *l, Inst *i);
+/* llvm_shared.c: convert_layout, reshape, reduce, scan, dot */
+bool ll_emit_shared(LL *l, Inst *i);
+
+#endif
