@@ -115,7 +115,9 @@ static bool const_num(Func *f, ValueId v, Num *n) {
         return true;
     }
     if (!is_num_float(dt)) return false;
-    n->x = d->a.is_float ? d->a.fval : (double)d->a.ival;
+    /* the constant holds (a double near) a value of its type: round it so we
+     * compute with what the target will hold */
+    n->x = round_to_type(d->a.is_float ? d->a.fval : (double)d->a.ival, dt);
     return true;
 }
 
