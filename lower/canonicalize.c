@@ -17,6 +17,7 @@
  *      trans(trans x) with inverse perms) map the result to an existing
  *      value of the same type in `repl` and delete the op; x*0, x&0, x-x and
  *      x^x on integers turn into a CONST in place.
+ *      An `if` on a constant condition is replaced by its taken region.
  *   4. CSE.  A pure op without regions is looked up in a scoped hash table
  *      keyed on (op, operands, attrs, result type); a hit maps its result
  *      to the earlier value and deletes it.  Entries made inside a region are
@@ -37,9 +38,9 @@
  * or bf16 is the correctly rounded result, since double has more than twice
  * their precision.  Folds whose result the target may define differently
  * are left alone: integer division or remainder by zero (and float ones, to
- * keep the source's intent visible), shifts by the width or more, casts out
- * of range or to i1 of anything but 0 and 1, transcendental math, fma and
- * storage (fp8) types. */
+ * keep the source's intent visible), shifts by the width or more, float to
+ * int casts out of range, transcendental math (the target approximates it),
+ * fma and storage (fp8) types.  Casts to i1 are `!= 0`, as in codegen. */
 #include "passes.h"
 
 #include <math.h>
@@ -255,8 +256,7 @@ static bool eval_unary(Op op, Num a, DType dt, Num *r) {
 static bool eval_cast(Num a, DType from, DType to, Num *r) {
     bool fi = dtype_is_int(from), ti = dtype_is_int(to);
     if (fi && ti) {
-        if (to == DT_I1 && a.i > 1) return false; /* truncation and != 0 disagree */
-        r->i = int_norm(a.i, to);
+        r->i = to == DT_I1 ? a.i != 0 : int_norm(a.i, to); /* to i1 is != 0, as codegen does */
         return true;
     }
     if (fi) { /* int -> float: exact in double up to 2^53 */
@@ -269,12 +269,11 @@ static bool eval_cast(Num a, DType from, DType to, Num *r) {
     }
     if (ti) { /* float -> int truncates toward zero; out of range is unspecified */
         double t = trunc(a.x);
-        if (isnan(t)) return false;
         if (to == DT_I1) {
-            if (t != a.x || (t != 0 && t != 1)) return false;
-            r->i = t != 0;
+            r->i = !(a.x == 0); /* unordered != 0: NaN is true */
             return true;
         }
+        if (isnan(t)) return false;
         int w = dtype_bits(to);
         if (dtype_is_signed(to)) {
             if (!(t >= -ldexp(1.0, w - 1) && t < ldexp(1.0, w - 1))) return false;
@@ -496,12 +495,54 @@ static ValueId resolve(Canon *c, ValueId v) {
     return v;
 }
 
+/* An `if` on a constant condition: move the taken region's ops (all but
+ * its yield) before the if, map the results to the yielded values, delete
+ * the if.  *first: the first moved op, so the walk visits them next. */
+static bool inline_const_if(Canon *c, Inst *i, Inst **first) {
+    Func *f = c->f;
+    Num cond;
+    if (i->op != OP_IF || i->nops != 1 || tir_vtype(f, i->ops[0])->rank || !const_num(f, i->ops[0], &cond))
+        return false;
+    int r = cond.i ? 0 : 1;
+    Block *b = r < i->nregions ? i->regions[r] : NULL;
+    Inst *y = b ? b->last : NULL;
+    if (!b) {
+        if (i->nres) return false;
+    } else {
+        if (!y || y->op != OP_YIELD || y->nops != i->nres) return false;
+        for (Inst *j = b->first; j != y; j = j->next)
+            if (j->op == OP_RETURN) return false; /* must stay last in its block */
+        for (int k = 0; k < i->nres; k++)
+            if (tir_vtype(f, y->ops[k]) != tir_vtype(f, i->res[k])) return false;
+    }
+    *first = NULL;
+    if (b) {
+        /* a yielded value defined in the region is visited (and maybe
+         * replaced) later: resolve() follows the chain */
+        for (int k = 0; k < i->nres; k++) c->repl[i->res[k]] = y->ops[k];
+        for (Inst *j = b->first, *n; j != y; j = n) {
+            n = j->next;
+            tir_inst_remove(j);
+            tir_insert_before(i, j);
+            if (!*first) *first = j;
+        }
+    }
+    tir_inst_remove(i);
+    return true;
+}
+
 static void canon_block(Canon *c, Block *b) {
     Func *f = c->f;
     uint32_t mark = c->nent;
     for (Inst *i = b->first, *next; i; i = next) {
         next = i->next;
         for (int k = 0; k < i->nops; k++) i->ops[k] = resolve(c, i->ops[k]);
+        Inst *moved;
+        if (inline_const_if(c, i, &moved)) {
+            if (moved) next = moved;
+            c->changed = true;
+            continue;
+        }
         bool mutated = fold(f, i);
         ValueId r = simplify(f, i, &mutated);
         if (mutated) c->changed = true;

@@ -1,9 +1,9 @@
 /* test_canonicalize.c - the specialize and canonicalize passes.
  *
  * Each case is Tile IR text, run through one pass and printed back; the
- * output must match the expected text exactly.  Canonicalize's output must
- * also be a fixed point (running the pass again changes nothing) and print
- * the same after a parse round trip.  The cases move to golden files under
+ * output must match the expected text exactly and pass the verifier.
+ * Canonicalize's output must also be a fixed point (running the pass again
+ * changes nothing), which re-parses the printed text.  The cases move to golden files under
  * tests/lower/<pass>/ once the shared harness (tests/test_tir.c) lands. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -34,8 +34,14 @@ static char *run_text(const char *pass, const char *text) {
     diag_init(&d);
     SrcFile src;
     Module *m = parse_text(a, &src, text, &d);
+    cr_assert(tir_verify(m, &d), "test input does not verify");
     bool ok = !strcmp(pass, "specialize") ? lower_specialize(m, &d) : lower_canonicalize(m, &d);
     cr_assert(ok && !d.nerrors, "pass %s failed", pass);
+    if (!tir_verify(m, &d)) {
+        Str s = {0};
+        diag_render(&d, &s);
+        cr_assert_fail("IR invalid after %s:\n%s", pass, s.buf ? s.buf : "");
+    }
     char *out = print_text(m);
     diag_free(&d);
     arena_free(a);
@@ -53,7 +59,8 @@ static void check(const char *pass, const char *input, const char *expected) {
     free(out);
 }
 
-/* integer folding wraps at the type's width, leaves division by zero and wide shifts alone */
+/* Integer folding wraps at the type's width; division and remainder by zero and
+ * shifts by the width stay; INT_MIN / -1 wraps; casts extend by the source's signedness. */
 Test(canonicalize, fold_int) {
     check("canonicalize",
           "kernel @k(%p: ptr<i32>, %q: ptr<u8>, %n: i32) num_warps=4 num_stages=3 {\n"
@@ -132,7 +139,8 @@ Test(canonicalize, fold_int) {
           "}\n");
 }
 
-/* float folding rounds to f16/bf16/f32 (ties to even, overflow to inf), leaves exp and x/0 alone */
+/* Float folding rounds to f16/bf16/f32 (ties to even, overflow to inf,
+ * underflow to 0); x/0 and exp stay; casts truncate toward zero; to i1 is != 0. */
 Test(canonicalize, fold_float) {
     check("canonicalize",
           "kernel @k(%p: ptr<f16>, %r: ptr<f32>, %s: ptr<bf16>, %t: ptr<i1>) num_warps=4 num_stages=3 {\n"
@@ -181,6 +189,10 @@ Test(canonicalize, fold_float) {
           "  store %r, %24\n"
           "  store %t, %25\n"
           "  store %r, %27\n"
+          "  %29 = cast %18 : i1\n"
+          "  store %t, %29\n"
+          "  %30 = cast %12 : i1\n"
+          "  store %t, %30\n"
           "  return\n"
           "}\n",
           "kernel @k(%p: ptr<f16>, %r: ptr<f32>, %s: ptr<bf16>, %t: ptr<i1>) num_warps=4 num_stages=3 {\n"
@@ -217,11 +229,47 @@ Test(canonicalize, fold_float) {
           "  store %r, %14\n"
           "  store %t, %15\n"
           "  store %r, %11\n"
+          "  %17 = const {value=1} : i1\n"
+          "  store %t, %17\n"
+          "  store %t, %15\n"
           "  return\n"
           "}\n");
 }
 
-/* algebraic identities, keeping x+0.0 and x*0.0 for floats */
+/* Ties round to even at the subnormal quantum of f16 and at the ulp of bf16. */
+Test(canonicalize, round_ties_even) {
+    check("canonicalize",
+          "kernel @k(%p: ptr<f16>, %q: ptr<bf16>) num_warps=4 num_stages=3 {\n"
+          "  %0 = const {value=5.9604644775390625e-08} : f16\n"
+          "  %1 = const {value=1.78813934326171875e-07} : f16\n"
+          "  %2 = const {value=0.5} : f16\n"
+          "  %3 = mul %0, %2 : f16\n"
+          "  %4 = mul %1, %2 : f16\n"
+          "  %5 = const {value=1} : bf16\n"
+          "  %6 = const {value=0.00390625} : bf16\n"
+          "  %7 = add %5, %6 : bf16\n"
+          "  %8 = const {value=0.01171875} : bf16\n"
+          "  %9 = add %5, %8 : bf16\n"
+          "  store %p, %3\n"
+          "  store %p, %4\n"
+          "  store %q, %7\n"
+          "  store %q, %9\n"
+          "  return\n"
+          "}\n",
+          "kernel @k(%p: ptr<f16>, %q: ptr<bf16>) num_warps=4 num_stages=3 {\n"
+          "  %0 = const {value=0} : f16\n"
+          "  %1 = const {value=1.1920928955078125e-07} : f16\n"
+          "  %2 = const {value=1} : bf16\n"
+          "  %3 = const {value=1.015625} : bf16\n"
+          "  store %p, %0\n"
+          "  store %p, %1\n"
+          "  store %q, %2\n"
+          "  store %q, %3\n"
+          "  return\n"
+          "}\n");
+}
+
+/* Algebraic identities; x+0.0 and x*0.0 stay for floats (-0.0, NaN). */
 Test(canonicalize, identities) {
     check("canonicalize",
           "kernel @k(%p: ptr<i32>, %q: ptr<f32>, %x: i32, %y: f32, %c: i1) num_warps=4 num_stages=3 {\n"
@@ -290,7 +338,8 @@ Test(canonicalize, identities) {
           "}\n");
 }
 
-/* CSE: commutative operands, attributes, scoping into and out of regions, loads never merged */
+/* CSE: commutative operands, attributes, scoping into and out of regions;
+ * loads are never merged. */
 Test(canonicalize, cse_regions) {
     check("canonicalize",
           "kernel @k(%p: ptr<i32>, %x: i32, %y: i32, %c: i1, %n: i32) num_warps=4 num_stages=3 {\n"
@@ -377,7 +426,9 @@ Test(canonicalize, cse_regions) {
           "}\n");
 }
 
-/* DCE of unused loops, ifs and loop-carried values; shape ops of splat constants; trans(trans x) */
+/* DCE of unused loops and ifs and of a dead loop-carried value; shape ops of
+ * splat constants fold (keeping their layout); trans(trans x) and
+ * same-type convert_layout go. */
 Test(canonicalize, dce_loops) {
     check("canonicalize",
           "#L0 = blocked<spt=[1,4], tpw=[4,8], wpc=[4,1], order=[1,0]>\n"
@@ -410,6 +461,9 @@ Test(canonicalize, dce_loops) {
           "  }\n"
           "  if %c {\n"
           "    store %p, %2\n"
+          "    yield\n"
+          "  } else {\n"
+          "    yield\n"
           "  }\n"
           "  %19 = for %0, %n, %1, %2 : f32 {\n"
           "  ^(%20: i32, %21: f32):\n"
@@ -426,11 +480,16 @@ Test(canonicalize, dce_loops) {
           "  %29 = convert_layout %28 : tensor<32x32xf32, #L0>\n"
           "  %30 = add %29, %24 : tensor<32x32xf32, #L0>\n"
           "  store %25, %30\n"
-          "  %31 = expand_dims %2 {axis=0} : tensor<1xf32>\n"
-          "  %32 = broadcast %31 : tensor<16xf32>\n"
-          "  %33 = reshape %32 : tensor<4x4xf32>\n"
-          "  %34 = splat %p : tensor<4x4xptr<f32>>\n"
-          "  store %34, %33\n"
+          "  return\n"
+          "}\n"
+          "\n"
+          "kernel @shapes(%p: ptr<f32>) num_warps=4 num_stages=3 {\n"
+          "  %0 = const {value=0.5} : f32\n"
+          "  %1 = expand_dims %0 {axis=0} : tensor<1xf32>\n"
+          "  %2 = broadcast %1 : tensor<16xf32>\n"
+          "  %3 = reshape %2 : tensor<4x4xf32>\n"
+          "  %4 = splat %p : tensor<4x4xptr<f32>>\n"
+          "  store %4, %3\n"
           "  return\n"
           "}\n",
           "#L0 = blocked<spt=[1,4], tpw=[4,8], wpc=[4,1], order=[1,0]>\n"
@@ -450,6 +509,9 @@ Test(canonicalize, dce_loops) {
           "  store %p, %4\n"
           "  if %c {\n"
           "    store %p, %2\n"
+          "    yield\n"
+          "  } else {\n"
+          "    yield\n"
           "  }\n"
           "  %11 = for %0, %n, %1, %2 : f32 {\n"
           "  ^(%12: i32, %13: f32):\n"
@@ -461,14 +523,18 @@ Test(canonicalize, dce_loops) {
           "  %17 = load %16 : tensor<32x32xf32, #L0>\n"
           "  %18 = add %17, %15 : tensor<32x32xf32, #L0>\n"
           "  store %16, %18\n"
-          "  %19 = const {value=0} : tensor<4x4xf32>\n"
-          "  %20 = splat %p : tensor<4x4xptr<f32>>\n"
-          "  store %20, %19\n"
+          "  return\n"
+          "}\n"
+          "\n"
+          "kernel @shapes(%p: ptr<f32>) num_warps=4 num_stages=3 {\n"
+          "  %0 = const {value=0.5} : tensor<4x4xf32>\n"
+          "  %1 = splat %p : tensor<4x4xptr<f32>>\n"
+          "  store %1, %0\n"
           "  return\n"
           "}\n");
 }
 
-/* nested dead loops go; a loop with a store stays; int division by zero stays */
+/* Nested dead loops go; a loop with a store stays; int division by zero stays. */
 Test(canonicalize, dce_nested) {
     check("canonicalize",
           "kernel @k(%p: ptr<i32>, %n: i32) num_warps=4 num_stages=3 {\n"
@@ -509,7 +575,51 @@ Test(canonicalize, dce_nested) {
           "}\n");
 }
 
-/* #one arguments become const 1 at the top of the body */
+/* An if on a constant condition is replaced by its taken region. */
+Test(canonicalize, const_if) {
+    check("canonicalize",
+          "kernel @k(%p: ptr<i32>, %x: i32) num_warps=4 num_stages=3 {\n"
+          "  %0 = const {value=1} : i1\n"
+          "  %1 = const {value=0} : i1\n"
+          "  %2 = const {value=3} : i32\n"
+          "  %3 = if %0 : i32 {\n"
+          "    %4 = add %x, %2 : i32\n"
+          "    %5 = mul %4, %2 : i32\n"
+          "    store %p, %5\n"
+          "    yield %5\n"
+          "  } else {\n"
+          "    yield %x\n"
+          "  }\n"
+          "  %6 = if %1 : i32 {\n"
+          "    yield %x\n"
+          "  } else {\n"
+          "    %7 = const {value=3} : i32\n"
+          "    %8 = mul %2, %7 : i32\n"
+          "    yield %8\n"
+          "  }\n"
+          "  if %1 {\n"
+          "    store %p, %x\n"
+          "    yield\n"
+          "  } else {\n"
+          "    yield\n"
+          "  }\n"
+          "  %9 = add %3, %6 : i32\n"
+          "  store %p, %9\n"
+          "  return\n"
+          "}\n",
+          "kernel @k(%p: ptr<i32>, %x: i32) num_warps=4 num_stages=3 {\n"
+          "  %0 = const {value=3} : i32\n"
+          "  %1 = add %x, %0 : i32\n"
+          "  %2 = mul %1, %0 : i32\n"
+          "  store %p, %2\n"
+          "  %3 = const {value=9} : i32\n"
+          "  %4 = add %2, %3 : i32\n"
+          "  store %p, %4\n"
+          "  return\n"
+          "}\n");
+}
+
+/* #one arguments become const 1 at the top of the body. */
 Test(specialize, specialize) {
     check("specialize",
           "kernel @k(%p: ptr<f32> #div16, %stride: i32 #one, %n: i32, %m: i64 #one) num_warps=4 num_stages=3 {\n"
@@ -573,6 +683,7 @@ Test(canonicalize, chain_keeps_loc) {
     tir_emit(&b, OP_STORE, st, 2, NULL);
     tir_emit(&b, OP_RETURN, NULL, 0, NULL);
     cr_assert(lower_canonicalize(m, &d));
+    cr_assert(tir_verify(m, &d));
     Inst *c = f->values[acc].def;
     cr_assert_eq(c->op, OP_CONST);
     cr_assert_eq(c->a.ival, 5000);
