@@ -1,0 +1,383 @@
+/* compile.c - the compile driver: source -> Tile IR -> passes -> LLVM -> PTX -> cubin.
+ *
+ * Steps:
+ *   1. Parse options (defines, specializations) into the front end's form.
+ *   2. lang_compile: source and imports to Tile IR, diagnostics located.
+ *   3. Record argument specializations; tir_run_pipeline (verifier after
+ *      each pass when TILE_VERIFY is compiled in or dumps are asked for).
+ *   4. llvm_lower_module: LLVM IR, default<O3>, PTX in memory.
+ *   5. With want_cubin: ptxas -v as a child process on temporary files;
+ *      its errors are reported as internal errors with a repro command,
+ *      never passed through as if they were the user's.
+ * All compiler memory lives in one arena freed at the end. */
+#include "../include/tile/tile.h"
+#include "../lang/lang.h"
+#include "../lower/llvm.h"
+#include "../lower/passes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+const char *tile_status_string(tile_status s) {
+    switch (s) {
+    case TILE_OK: return "ok";
+    case TILE_ERROR_INVALID_VALUE: return "invalid value";
+    case TILE_ERROR_COMPILE: return "compile error";
+    case TILE_ERROR_IO: return "i/o error";
+    case TILE_ERROR_PTXAS: return "ptxas error";
+    case TILE_ERROR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static char *dupstr(const char *s) {
+    char *p = strdup(s ? s : "");
+    if (!p) unreachable("out of memory");
+    return p;
+}
+
+static const char *find_ptxas(const char *given) {
+    if (given) return access(given, X_OK) == 0 ? given : NULL;
+    if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
+    static char buf[4096];
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        const char *e = strchr(path, ':');
+        size_t n = e ? (size_t)(e - path) : strlen(path);
+        if (n && n + 8 < sizeof buf) {
+            memcpy(buf, path, n);
+            memcpy(buf + n, "/ptxas", 7);
+            if (access(buf, X_OK) == 0) return buf;
+        }
+        path = e ? e + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* Run ptxas on the PTX; fills cubin and log.  Returns false with a message in *err. */
+static bool run_ptxas(const char *ptxas, const char *arch, const char *ptx, tile_compiled *out, Str *err) {
+    char dir[] = "/tmp/tile-ptxas-XXXXXX";
+    if (!mkdtemp(dir)) {
+        str_printf(err, "cannot create a temporary folder: %s", strerror(errno));
+        return false;
+    }
+    char in[256], cub[256], log[256];
+    snprintf(in, sizeof in, "%s/k.ptx", dir);
+    snprintf(cub, sizeof cub, "%s/k.cubin", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    bool ok = false;
+    FILE *f = fopen(in, "wb");
+    if (!f || fwrite(ptx, 1, strlen(ptx), f) != strlen(ptx)) {
+        str_printf(err, "cannot write %s", in);
+        if (f) fclose(f);
+        goto done;
+    }
+    fclose(f);
+    char archarg[64];
+    snprintf(archarg, sizeof archarg, "-arch=%s", arch);
+    char *argv[] = {(char *)ptxas, archarg, "-v", "-o", cub, in, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc) {
+        str_printf(err, "cannot run %s: %s", ptxas, strerror(rc));
+        goto done;
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    size_t n;
+    char *logtext = read_file(log, &n);
+    out->ptxas_log = logtext ? logtext : dupstr("");
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        str_printf(err, "ptxas rejected the generated PTX (a bug in tile):\n%s\nrepro: %s %s -v %s (PTX kept in %s)", out->ptxas_log,
+                   ptxas, archarg, in, dir);
+        return false; /* keep the folder for the repro */
+    }
+    out->cubin = read_file(cub, &out->cubin_size);
+    ok = out->cubin != NULL;
+    if (!ok) str_printf(err, "ptxas wrote no cubin");
+done:
+    unlink(in);
+    unlink(cub);
+    unlink(log);
+    rmdir(dir);
+    return ok;
+}
+
+/* "ptxas info    : Function properties for k" ... "Used 12 registers" ... spill lines */
+static void parse_ptxas_log(tile_compiled *out) {
+    for (int k = 0; k < out->nkernels; k++) {
+        tile_kernel_info *ki = &out->kernels[k];
+        char key[512];
+        snprintf(key, sizeof key, "Compiling entry function '%s'", ki->name);
+        const char *p = out->ptxas_log ? strstr(out->ptxas_log, key) : NULL;
+        if (!p) continue;
+        const char *next = strstr(p + 1, "Compiling entry function");
+        const char *sp = strstr(p, "bytes spill stores");
+        const char *rg = strstr(p, "Used ");
+        if (sp && (!next || sp < next)) {
+            const char *q = sp;
+            while (q > p && q[-1] == ' ') q--;
+            while (q > p && (q[-1] >= '0' && q[-1] <= '9')) q--;
+            int stores = atoi(q);
+            const char *ld = strstr(sp, "bytes spill loads");
+            const char *q2 = ld;
+            if (ld) {
+                while (q2 > sp && q2[-1] == ' ') q2--;
+                while (q2 > sp && (q2[-1] >= '0' && q2[-1] <= '9')) q2--;
+            }
+            ki->spill_bytes = stores + (ld ? atoi(q2) : 0);
+        }
+        if (rg && (!next || rg < next)) ki->registers = atoi(rg + 5);
+    }
+}
+
+static void record_kernels(Module *m, tile_compiled *out) {
+    out->nkernels = m->nfuncs;
+    out->kernels = calloc((size_t)(m->nfuncs ? m->nfuncs : 1), sizeof *out->kernels);
+    if (!out->kernels) unreachable("out of memory");
+    for (int k = 0; k < m->nfuncs; k++) {
+        Func *f = m->funcs[k];
+        tile_kernel_info *ki = &out->kernels[k];
+        ki->name = dupstr(f->name);
+        ki->num_warps = f->num_warps;
+        ki->num_stages = f->num_stages;
+        ki->smem_bytes = f->smem_bytes;
+        ki->registers = ki->spill_bytes = -1;
+        Str s = {0};
+        for (int a = 0; a < f->nargs; a++) {
+            const Type *t = tir_vtype(f, f->args[a].value);
+            if (a) str_puts(&s, ", ");
+            if (t->dt == DT_PTR) str_printf(&s, "*%s", dtype_name(t->pointee->dt));
+            else str_puts(&s, dtype_name(t->dt));
+            if (f->args[a].spec == SPEC_DIV16) str_puts(&s, ":16");
+            if (f->args[a].spec == SPEC_ONE) str_puts(&s, "=1");
+        }
+        ki->signature = str_take(&s);
+    }
+}
+
+static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
+    for (int k = 0; k < m->nfuncs; k++) {
+        Func *f = m->funcs[k];
+        for (int a = 0; a < f->nargs; a++)
+            if (tir_vtype(f, f->args[a].value)->dt == DT_PTR && !o->no_align_ptrs) f->args[a].spec = SPEC_DIV16;
+    }
+    for (const char *const *s = o->specialize; s && *s; s++) {
+        const char *eq = strchr(*s, '=');
+        if (!eq || (strcmp(eq + 1, "1") && strcmp(eq + 1, "16"))) {
+            diag_error(d, (Loc){0}, "bad specialization '%s': expected ARG=1 or ARG=16", *s);
+            return false;
+        }
+        size_t n = (size_t)(eq - *s);
+        bool found = false;
+        for (int k = 0; k < m->nfuncs; k++) {
+            Func *f = m->funcs[k];
+            for (int a = 0; a < f->nargs; a++) {
+                if (strlen(f->args[a].name) != n || memcmp(f->args[a].name, *s, n)) continue;
+                const Type *t = tir_vtype(f, f->args[a].value);
+                if (!dtype_is_int(t->dt) || t->dt == DT_I1) {
+                    diag_error(d, (Loc){0}, "cannot specialize '%.*s': only integer arguments can be", (int)n, *s);
+                    return false;
+                }
+                f->args[a].spec = eq[1] == '1' && !eq[2] ? SPEC_ONE : SPEC_DIV16;
+                found = true;
+            }
+        }
+        if (!found) {
+            diag_error(d, (Loc){0}, "cannot specialize '%.*s': no run-time argument has that name", (int)n, *s);
+            return false;
+        }
+    }
+    return true;
+}
+
+static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
+    tile_compile_options dflt = {0};
+    const tile_compile_options *o = opt ? opt : &dflt;
+    const char *arch = o->arch ? o->arch : "sm_80";
+    if (strcmp(arch, "sm_80") && strcmp(arch, "sm_90a")) {
+        Str s = {0};
+        str_printf(&s, "error: unknown arch '%s' (expected sm_80 or sm_90a)\n", arch);
+        out->diagnostics = str_take(&s);
+        return TILE_ERROR_INVALID_VALUE;
+    }
+    Arena *a = arena_new();
+    Diag d;
+    diag_init(&d);
+    tile_status st = TILE_ERROR_COMPILE;
+    Str timing = {0}, dump = {0};
+    double pass_s[64] = {0};
+    LlvmResult lr = {0};
+
+    /* 1. defines */
+    int nd = 0;
+    for (const char *const *p = o->defines; p && *p; p++) nd++;
+    LangDefine *defs = ARENA_ARRAY(a, LangDefine, nd + 1);
+    for (int k = 0; k < nd; k++) {
+        const char *eq = strchr(o->defines[k], '=');
+        if (!eq || eq == o->defines[k]) {
+            diag_error(&d, (Loc){0}, "bad define '%s': expected NAME=VALUE", o->defines[k]);
+            st = TILE_ERROR_INVALID_VALUE;
+            goto done;
+        }
+        defs[k].name = arena_strndup(a, o->defines[k], (size_t)(eq - o->defines[k]));
+        defs[k].value = arena_strdup(a, eq + 1);
+    }
+    const char *incs[16];
+    int ni = 0;
+    for (const char *const *p = o->include_dirs; p && *p && ni < 14; p++) incs[ni++] = *p;
+    incs[ni++] = TILE_SOURCE_DIR "/stdlib";
+    incs[ni++] = TILE_STDLIB_INSTALL_DIR;
+    incs[ni] = NULL;
+    LangOptions lo = {.include_dirs = incs, .defines = defs, .ndefines = nd, .kernel_name = o->kernel};
+
+    /* 2. front end */
+    double t0 = now_s();
+    Module *m = lang_compile(a, src, &lo, &d);
+    double t1 = now_s();
+    if (!m || d.nerrors) goto done;
+    m->arch = arch;
+    if (m->nfuncs == 0) {
+        diag_error(&d, (Loc){0}, o->kernel ? "no kernel named '%s'" : "%s contains no kernel", o->kernel ? o->kernel : src->name);
+        goto done;
+    }
+    /* 3. passes */
+    if (!apply_specs(m, o, &d)) {
+        st = TILE_ERROR_INVALID_VALUE;
+        goto done;
+    }
+    PipelineOptions po = {.dump_after = o->dump_after, .dump = &dump, .verify = true, .time_passes = o->time_passes != 0,
+                          .pass_seconds = pass_s};
+    if (o->dump_after && (!strcmp(o->dump_after, "all") || !strcmp(o->dump_after, "frontend"))) {
+        str_puts(&dump, "// -----// IR after frontend //----- //\n");
+        tir_print_module(&dump, m);
+    }
+    if (o->dump_after && strcmp(o->dump_after, "all") && strcmp(o->dump_after, "frontend") && !pass_lookup(o->dump_after)) {
+        diag_error(&d, (Loc){0}, "unknown pass '%s' for --dump-after", o->dump_after);
+        st = TILE_ERROR_INVALID_VALUE;
+        goto done;
+    }
+    if (!tir_verify(m, &d)) {
+        diag_error(&d, (Loc){0}, "internal error: the front end produced invalid IR");
+        st = TILE_ERROR_INTERNAL;
+        goto done;
+    }
+    if (!tir_run_pipeline(m, &po, &d)) goto done;
+    double t2 = now_s();
+    Str tir = {0};
+    tir_print_module(&tir, m);
+    out->tir = str_take(&tir);
+    record_kernels(m, out);
+
+    /* 4. LLVM */
+    LlvmOptions llo = {.arch = arch, .run_o3 = true, .want_llvm_text = o->want_llvm_ir != 0};
+    if (!llvm_lower_module(m, &llo, &lr, &d)) goto done;
+    out->ptx = lr.ptx;
+    out->llvm_ir = lr.llvm_ir;
+    lr.ptx = lr.llvm_ir = NULL;
+    double t3 = now_s();
+
+    /* 5. ptxas */
+    double tpx = 0;
+    st = TILE_OK;
+    if (o->want_cubin) {
+        const char *px = find_ptxas(o->ptxas);
+        if (!px) out->ptxas_missing = 1;
+        else {
+            Str err = {0};
+            double tp0 = now_s();
+            if (!run_ptxas(px, arch, out->ptx, out, &err)) {
+                diag_error(&d, (Loc){0}, "%s", err.buf ? err.buf : "ptxas failed");
+                st = TILE_ERROR_PTXAS;
+            }
+            tpx = now_s() - tp0;
+            str_free(&err);
+            parse_ptxas_log(out);
+        }
+    }
+    if (o->time_passes) {
+        str_printf(&timing, "%-16s %9.3f ms\n", "frontend", (t1 - t0) * 1e3);
+        for (int k = 0; k < tir_npasses; k++) str_printf(&timing, "%-16s %9.3f ms\n", tir_passes[k].name, pass_s[k] * 1e3);
+        str_printf(&timing, "%-16s %9.3f ms\n", "passes total", (t2 - t1) * 1e3);
+        str_printf(&timing, "%-16s %9.3f ms\n", "llvm codegen", lr.seconds_codegen * 1e3);
+        str_printf(&timing, "%-16s %9.3f ms\n", "llvm O3", lr.seconds_opt * 1e3);
+        str_printf(&timing, "%-16s %9.3f ms\n", "ptx emission", lr.seconds_emit * 1e3);
+        str_printf(&timing, "%-16s %9.3f ms\n", "source to ptx", (t3 - t0) * 1e3);
+        if (o->want_cubin && !out->ptxas_missing) str_printf(&timing, "%-16s %9.3f ms\n", "ptxas", tpx * 1e3);
+    }
+done:;
+    Str ds = {0};
+    diag_render(&d, &ds);
+    out->diagnostics = str_take(&ds);
+    out->timing = timing.buf ? str_take(&timing) : NULL;
+    out->dump = dump.buf ? str_take(&dump) : NULL;
+    llvm_result_free(&lr);
+    diag_free(&d);
+    arena_free(a);
+    return st;
+}
+
+tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out) {
+    if (!out) return TILE_ERROR_INVALID_VALUE;
+    memset(out, 0, sizeof *out);
+    if (!source) return TILE_ERROR_INVALID_VALUE;
+    SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
+    return compile(&src, opt, out);
+}
+
+tile_status tile_compile_file(const char *path, const tile_compile_options *opt, tile_compiled *out) {
+    if (!out) return TILE_ERROR_INVALID_VALUE;
+    memset(out, 0, sizeof *out);
+    if (!path) return TILE_ERROR_INVALID_VALUE;
+    size_t n;
+    char *text = read_file(path, &n);
+    if (!text) {
+        Str s = {0};
+        str_printf(&s, "error: cannot read '%s': %s\n", path, strerror(errno));
+        out->diagnostics = str_take(&s);
+        return TILE_ERROR_IO;
+    }
+    SrcFile src = {.name = path, .text = text, .len = n};
+    tile_status st = compile(&src, opt, out);
+    free(text);
+    return st;
+}
+
+void tile_compiled_free(tile_compiled *c) {
+    if (!c) return;
+    free(c->tir);
+    free(c->llvm_ir);
+    free(c->ptx);
+    free(c->cubin);
+    free(c->diagnostics);
+    free(c->dump);
+    free(c->timing);
+    free(c->ptxas_log);
+    for (int k = 0; k < c->nkernels; k++) {
+        free(c->kernels[k].name);
+        free(c->kernels[k].signature);
+    }
+    free(c->kernels);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,296 @@
+/* llvm_elementwise.c - registers of constants, index sources, shape ops, and
+ * element-wise arithmetic, math and casts.
+ *
+ * Shape ops never move data between threads: broadcast, expand_dims and
+ * trans find, for each result register, the operand register holding the
+ * same element by looking up its static coordinate (layout.h).  Element-wise
+ * ops apply per register.  f16/bf16 math runs in f32; transcendental
+ * functions use the hardware approximations (ex2, lg2, sin, cos, tanh). */
+#include "llvm_ctx.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int nregs(LL *l, ValueId v) {
+    const Type *t = tir_vtype(l->f, v);
+    return t->rank ? ll_regs_of(l, t)->n : 1;
+}
+
+LLVMValueRef ll_const_of(LL *l, DType dt, const Attrs *a) {
+    LLVMTypeRef ty = ll_type(l, dt);
+    if (dtype_is_float(dt) && !dtype_is_storage(dt)) return LLVMConstReal(ty, a->is_float ? a->fval : (double)a->ival);
+    if (dt == DT_PTR) return LLVMConstNull(ty);
+    int64_t v = a->is_float ? (int64_t)a->fval : a->ival;
+    return LLVMConstInt(ty, (unsigned long long)v, dtype_is_signed(dt));
+}
+
+static bool is_f(DType t) { return dtype_is_float(t) && !dtype_is_storage(t); }
+
+LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to) {
+    if (from == to) return v;
+    LLVMTypeRef tt = ll_type(l, to);
+    if (dtype_is_storage(from) || dtype_is_storage(to)) return NULL;
+    if (to == DT_I1) {
+        if (is_f(from)) return LLVMBuildFCmp(l->b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
+        return LLVMBuildICmp(l->b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+    }
+    if (dtype_is_int(from) && dtype_is_int(to)) {
+        int fb = dtype_bits(from), tb = dtype_bits(to);
+        if (fb == tb) return v;
+        if (fb > tb) return LLVMBuildTrunc(l->b, v, tt, "");
+        return dtype_is_signed(from) ? LLVMBuildSExt(l->b, v, tt, "") : LLVMBuildZExt(l->b, v, tt, "");
+    }
+    if (dtype_is_int(from) && is_f(to))
+        return dtype_is_signed(from) ? LLVMBuildSIToFP(l->b, v, tt, "") : LLVMBuildUIToFP(l->b, v, tt, "");
+    if (is_f(from) && dtype_is_int(to))
+        return dtype_is_signed(to) ? LLVMBuildFPToSI(l->b, v, tt, "") : LLVMBuildFPToUI(l->b, v, tt, "");
+    if (is_f(from) && is_f(to)) {
+        if ((from == DT_F16 && to == DT_BF16) || (from == DT_BF16 && to == DT_F16))
+            return LLVMBuildFPTrunc(l->b, LLVMBuildFPExt(l->b, v, l->t_f32, ""), tt, "");
+        if (dtype_bits(from) < dtype_bits(to)) return LLVMBuildFPExt(l->b, v, tt, "");
+        return LLVMBuildFPTrunc(l->b, v, tt, "");
+    }
+    return NULL;
+}
+
+static LLVMValueRef fconst(LL *l, LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
+
+/* f32 exp2 via the hardware approximation */
+static LLVMValueRef ex2(LL *l, LLVMValueRef x) {
+    LLVMTypeRef ft = l->t_f32;
+    return ll_intr(l, "llvm.nvvm.ex2.approx.f32", &ft, 1, &x, 1);
+}
+
+static LLVMValueRef math_f32(LL *l, Op op, LLVMValueRef x) {
+    LLVMTypeRef ft = l->t_f32;
+    switch (op) {
+    case OP_EXP2: return ex2(l, x);
+    case OP_EXP: return ex2(l, LLVMBuildFMul(l->b, x, fconst(l, ft, 1.4426950408889634), ""));
+    case OP_LOG2: return ll_intr(l, "llvm.nvvm.lg2.approx.f", NULL, 0, &x, 1);
+    case OP_LOG:
+        return LLVMBuildFMul(l->b, ll_intr(l, "llvm.nvvm.lg2.approx.f", NULL, 0, &x, 1), fconst(l, ft, 0.6931471805599453), "");
+    case OP_SIN: return ll_intr(l, "llvm.nvvm.sin.approx.f", NULL, 0, &x, 1);
+    case OP_COS: return ll_intr(l, "llvm.nvvm.cos.approx.f", NULL, 0, &x, 1);
+    case OP_RSQRT: return ll_intr(l, "llvm.nvvm.rsqrt.approx.f", NULL, 0, &x, 1);
+    case OP_TANH: return ll_asm(l, ft, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false);
+    case OP_SIGMOID: {
+        LLVMValueRef e = ex2(l, LLVMBuildFMul(l->b, x, fconst(l, ft, -1.4426950408889634), ""));
+        return LLVMBuildFDiv(l->b, fconst(l, ft, 1.0), LLVMBuildFAdd(l->b, fconst(l, ft, 1.0), e, ""), "");
+    }
+    case OP_ERF: {
+        /* Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7) on |x|, sign restored */
+        LLVMValueRef ax = ll_intr(l, "llvm.fabs", &ft, 1, &x, 1);
+        LLVMValueRef t = LLVMBuildFDiv(l->b, fconst(l, ft, 1.0),
+                                       LLVMBuildFAdd(l->b, fconst(l, ft, 1.0), LLVMBuildFMul(l->b, ax, fconst(l, ft, 0.3275911), ""), ""), "");
+        static const double a[5] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
+        LLVMValueRef p = fconst(l, ft, a[4]);
+        for (int k = 3; k >= 0; k--) {
+            LLVMValueRef args[3] = {p, t, fconst(l, ft, a[k])};
+            p = ll_intr(l, "llvm.fma", &ft, 1, args, 3);
+        }
+        p = LLVMBuildFMul(l->b, p, t, "");
+        LLVMValueRef x2 = LLVMBuildFMul(l->b, ax, ax, "");
+        LLVMValueRef e = ex2(l, LLVMBuildFMul(l->b, x2, fconst(l, ft, -1.4426950408889634), ""));
+        LLVMValueRef y = LLVMBuildFSub(l->b, fconst(l, ft, 1.0), LLVMBuildFMul(l->b, p, e, ""), "");
+        LLVMValueRef cs[2] = {y, x};
+        return ll_intr(l, "llvm.copysign", &ft, 1, cs, 2);
+    }
+    default: return NULL;
+    }
+}
+
+static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x) {
+    LLVMTypeRef ty = ll_type(l, dt);
+    switch (i->op) {
+    case OP_SQRT: return ll_intr(l, "llvm.sqrt", &ty, 1, x, 1);
+    case OP_ABS: return ll_intr(l, "llvm.fabs", &ty, 1, x, 1);
+    case OP_FLOOR: return ll_intr(l, "llvm.floor", &ty, 1, x, 1);
+    case OP_CEIL: return ll_intr(l, "llvm.ceil", &ty, 1, x, 1);
+    case OP_FMA: return ll_intr(l, "llvm.fma", &ty, 1, x, 3);
+    default: break;
+    }
+    if (dt == DT_F64) {
+        if (i->op == OP_RSQRT)
+            return LLVMBuildFDiv(l->b, fconst(l, ty, 1.0), ll_intr(l, "llvm.sqrt", &ty, 1, x, 1), "");
+        ll_error(l, i->loc, "'%s' is not supported on f64 yet; cast to f32", tir_op_info[i->op].name);
+        return NULL;
+    }
+    LLVMValueRef v = dt == DT_F32 ? x[0] : LLVMBuildFPExt(l->b, x[0], l->t_f32, "");
+    LLVMValueRef r = math_f32(l, i->op, v);
+    if (!r) return NULL;
+    return dt == DT_F32 ? r : LLVMBuildFPTrunc(l->b, r, ty, "");
+}
+
+static LLVMValueRef emit_binary(LL *l, Inst *i, DType dt, LLVMValueRef a, LLVMValueRef b) {
+    bool f = is_f(dt), s = dtype_is_signed(dt);
+    LLVMTypeRef ty = ll_type(l, dt);
+    switch (i->op) {
+    case OP_ADD: return f ? LLVMBuildFAdd(l->b, a, b, "") : LLVMBuildAdd(l->b, a, b, "");
+    case OP_SUB: return f ? LLVMBuildFSub(l->b, a, b, "") : LLVMBuildSub(l->b, a, b, "");
+    case OP_MUL: return f ? LLVMBuildFMul(l->b, a, b, "") : LLVMBuildMul(l->b, a, b, "");
+    case OP_DIV: return f ? LLVMBuildFDiv(l->b, a, b, "") : s ? LLVMBuildSDiv(l->b, a, b, "") : LLVMBuildUDiv(l->b, a, b, "");
+    case OP_REM: return f ? LLVMBuildFRem(l->b, a, b, "") : s ? LLVMBuildSRem(l->b, a, b, "") : LLVMBuildURem(l->b, a, b, "");
+    case OP_AND: return LLVMBuildAnd(l->b, a, b, "");
+    case OP_OR: return LLVMBuildOr(l->b, a, b, "");
+    case OP_XOR: return LLVMBuildXor(l->b, a, b, "");
+    case OP_SHL: return LLVMBuildShl(l->b, a, b, "");
+    case OP_SHR: return s ? LLVMBuildAShr(l->b, a, b, "") : LLVMBuildLShr(l->b, a, b, "");
+    case OP_MIN:
+    case OP_MAX: {
+        if (f) {
+            LLVMValueRef ab[2] = {a, b};
+            return ll_intr(l, i->op == OP_MIN ? "llvm.minimum" : "llvm.maximum", &ty, 1, ab, 2);
+        }
+        LLVMIntPredicate p = i->op == OP_MIN ? (s ? LLVMIntSLT : LLVMIntULT) : (s ? LLVMIntSGT : LLVMIntUGT);
+        return LLVMBuildSelect(l->b, LLVMBuildICmp(l->b, p, a, b, ""), a, b, "");
+    }
+    default: return NULL;
+    }
+}
+
+static LLVMValueRef emit_cmp(LL *l, CmpPred p, DType dt, LLVMValueRef a, LLVMValueRef b) {
+    if (is_f(dt)) {
+        static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+        return LLVMBuildFCmp(l->b, fp[p], a, b, "");
+    }
+    bool s = dtype_is_signed(dt);
+    static const LLVMIntPredicate sp[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+    static const LLVMIntPredicate up[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+    return LLVMBuildICmp(l->b, s ? sp[p] : up[p], a, b, "");
+}
+
+static LLVMValueRef sreg_axis(LL *l, const char *base, int64_t axis) {
+    char name[64];
+    snprintf(name, sizeof name, "%s.%c", base, "xyz"[axis < 0 || axis > 2 ? 0 : axis]);
+    return ll_intr(l, name, NULL, 0, NULL, 0);
+}
+
+/* Shape ops: result register r takes the operand register with the matching static coordinate. */
+static bool emit_lookup(LL *l, Inst *i) {
+    const Type *rt = tir_vtype(l->f, i->res[0]), *ot = tir_vtype(l->f, i->ops[0]);
+    const LayoutRegs *rr = ll_regs_of(l, rt);
+    const LayoutRegs *orr = ot->rank ? ll_regs_of(l, ot) : NULL;
+    LLVMValueRef *src = ll_get(l, i->ops[0], NULL);
+    LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
+    for (int r = 0; r < rr->n; r++) {
+        int32_t key[TIR_MAX_RANK] = {0};
+        switch (i->op) {
+        case OP_BROADCAST:
+            for (int d = 0; d < rt->rank; d++) key[d] = ot->shape[d] == 1 ? 0 : rr->stat[r][d];
+            break;
+        case OP_EXPAND_DIMS:
+            for (int d = 0, k = 0; d < rt->rank; d++)
+                if (d != i->a.ival) key[k++] = rr->stat[r][d];
+            break;
+        case OP_TRANS:
+            for (int d = 0; d < rt->rank; d++) key[i->a.perm[d]] = rr->stat[r][d];
+            break;
+        default: unreachable("not a lookup op");
+        }
+        int s = orr ? layout_regs_find(orr, key) : 0;
+        if (s < 0) {
+            ll_error(l, i->loc, "internal error: %s register mapping failed", tir_op_info[i->op].name);
+            return false;
+        }
+        res[r] = src[s];
+    }
+    return true;
+}
+
+bool ll_emit_elementwise(LL *l, Inst *i) {
+    Func *f = l->f;
+    if (!i->nres) {
+        ll_error(l, i->loc, "internal error: cannot lower '%s'", tir_op_info[i->op].name);
+        return false;
+    }
+    const Type *rt = tir_vtype(f, i->res[0]);
+    int n = nregs(l, i->res[0]);
+    switch (i->op) {
+    case OP_CONST: {
+        LLVMValueRef c = ll_const_of(l, rt->dt, &i->a);
+        LLVMValueRef *res = ll_new(l, i->res[0], n);
+        for (int r = 0; r < n; r++) res[r] = c;
+        return true;
+    }
+    case OP_ARANGE: {
+        LLVMValueRef *res = ll_new(l, i->res[0], n);
+        for (int r = 0; r < n; r++) res[r] = LLVMBuildAdd(l->b, ll_coord(l, rt, r, 0), ll_i32(l, i->a.ival), "");
+        return true;
+    }
+    case OP_PROGRAM_ID:
+        ll_new(l, i->res[0], 1)[0] = sreg_axis(l, "llvm.nvvm.read.ptx.sreg.ctaid", i->a.ival);
+        return true;
+    case OP_NUM_PROGRAMS:
+        ll_new(l, i->res[0], 1)[0] = sreg_axis(l, "llvm.nvvm.read.ptx.sreg.nctaid", i->a.ival);
+        return true;
+    case OP_SPLAT: {
+        LLVMValueRef s = ll_get(l, i->ops[0], NULL)[0];
+        LLVMValueRef *res = ll_new(l, i->res[0], n);
+        for (int r = 0; r < n; r++) res[r] = s;
+        return true;
+    }
+    case OP_BROADCAST:
+    case OP_EXPAND_DIMS:
+    case OP_TRANS: return emit_lookup(l, i);
+    default: break;
+    }
+    if (!(tir_op_info[i->op].flags & OPF_ELEMENTWISE)) {
+        ll_error(l, i->loc, "internal error: no lowering for '%s'", tir_op_info[i->op].name);
+        return false;
+    }
+    LLVMValueRef *ops[3] = {0};
+    for (int k = 0; k < i->nops && k < 3; k++) ops[k] = ll_get(l, i->ops[k], NULL);
+    DType odt = tir_vtype(f, i->ops[0])->dt;
+    LLVMValueRef *res = ll_new(l, i->res[0], n);
+    for (int r = 0; r < n; r++) {
+        LLVMValueRef a = ops[0][r], b = ops[1] ? ops[1][r] : NULL, v = NULL;
+        switch (i->op) {
+        case OP_NEG: v = is_f(odt) ? LLVMBuildFNeg(l->b, a, "") : LLVMBuildNeg(l->b, a, ""); break;
+        case OP_NOT: v = LLVMBuildNot(l->b, a, ""); break;
+        case OP_CMP: v = emit_cmp(l, (CmpPred)i->a.ival2, odt, a, b); break;
+        case OP_SELECT: v = LLVMBuildSelect(l->b, a, b, ops[2][r], ""); break;
+        case OP_CAST:
+            v = ll_cast(l, a, odt, rt->dt);
+            if (!v) {
+                ll_error(l, i->loc, "conversion from %s to %s is not supported yet", dtype_name(odt), dtype_name(rt->dt));
+                return false;
+            }
+            break;
+        case OP_BITCAST: v = LLVMBuildBitCast(l->b, a, ll_type(l, rt->dt), ""); break;
+        case OP_PTR_ADD: {
+            LLVMValueRef off = b;
+            DType offt = tir_vtype(f, i->ops[1])->dt;
+            if (dtype_bits(offt) < 64) off = ll_cast(l, off, offt, dtype_is_signed(offt) ? DT_I64 : DT_U64);
+            v = LLVMBuildGEP2(l->b, ll_type(l, rt->pointee->dt), a, &off, 1, "");
+            break;
+        }
+        case OP_ABS:
+            if (!is_f(odt)) {
+                LLVMValueRef args[2] = {a, LLVMConstInt(l->t_i1, 0, 0)};
+                LLVMTypeRef ty = ll_type(l, odt);
+                v = dtype_is_signed(odt) ? ll_intr(l, "llvm.abs", &ty, 1, args, 2) : a;
+                break;
+            }
+            /* fallthrough */
+        case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_SQRT: case OP_RSQRT: case OP_SIN:
+        case OP_COS: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_FLOOR: case OP_CEIL: case OP_FMA: {
+            if (!is_f(odt)) {
+                ll_error(l, i->loc, "'%s' needs a floating-point operand, got %s", tir_op_info[i->op].name, dtype_name(odt));
+                return false;
+            }
+            LLVMValueRef x[3] = {a, b, ops[2] ? ops[2][r] : NULL};
+            v = emit_math(l, i, odt, x);
+            if (!v) return false;
+            break;
+        }
+        default: v = emit_binary(l, i, odt, a, b); break;
+        }
+        if (!v) {
+            ll_error(l, i->loc, "internal error: no lowering for '%s' on %s", tir_op_info[i->op].name, dtype_name(odt));
+            return false;
+        }
+        res[r] = v;
+    }
+    return true;
+}

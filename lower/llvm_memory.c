@@ -1,0 +1,289 @@
+/* llvm_memory.c - global loads, stores and atomics.
+ *
+ * A memory op's registers are taken `vec` at a time (set by assign_layout:
+ * consecutive registers that are consecutive, aligned elements under one
+ * mask value).  Each group becomes one access of vec*bits bits:
+ *   - unmasked: an LLVM load/store of a vector with its alignment, so LLVM
+ *     can see and optimize it;
+ *   - masked: inline PTX with a predicate, `@p ld.global.v4.b32` (the
+ *     destination registers are first set to `other`), or `@p st.global...`
+ *     — a masked-off lane touches no memory.
+ * Stores and atomics run only on the thread and register that own an element
+ * (replicas in other threads or registers skip it), so atomics happen once. */
+#include "llvm_ctx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bits_of(DType dt) { return dt == DT_PTR ? 64 : dtype_bits(dt) < 8 ? 8 : dtype_bits(dt); }
+
+/* Pack `vec` element values into nw words of ww bits. */
+static void pack(LL *l, LLVMValueRef *elems, int vec, DType dt, int nw, int ww, LLVMValueRef *words) {
+    LLVMTypeRef et = ll_type(l, dt);
+    if (dt == DT_I1) et = l->t_i8;
+    if (dt == DT_PTR) et = l->t_i64;
+    LLVMTypeRef vt = LLVMVectorType(et, (unsigned)vec);
+    LLVMValueRef v = LLVMGetUndef(vt);
+    for (int k = 0; k < vec; k++) {
+        LLVMValueRef e = elems[k];
+        if (dt == DT_I1) e = LLVMBuildZExt(l->b, e, l->t_i8, "");
+        if (dt == DT_PTR) e = LLVMBuildPtrToInt(l->b, e, l->t_i64, "");
+        v = LLVMBuildInsertElement(l->b, v, e, ll_i32(l, k), "");
+    }
+    LLVMTypeRef wt = LLVMIntTypeInContext(l->ctx, (unsigned)ww);
+    LLVMValueRef w = LLVMBuildBitCast(l->b, v, LLVMVectorType(wt, (unsigned)nw), "");
+    for (int k = 0; k < nw; k++) words[k] = LLVMBuildExtractElement(l->b, w, ll_i32(l, k), "");
+}
+
+static void unpack(LL *l, LLVMValueRef *words, int nw, int ww, DType dt, int vec, LLVMValueRef *elems) {
+    LLVMTypeRef wt = LLVMIntTypeInContext(l->ctx, (unsigned)ww);
+    LLVMValueRef w = LLVMGetUndef(LLVMVectorType(wt, (unsigned)nw));
+    for (int k = 0; k < nw; k++) w = LLVMBuildInsertElement(l->b, w, words[k], ll_i32(l, k), "");
+    LLVMTypeRef et = dt == DT_I1 ? l->t_i8 : dt == DT_PTR ? l->t_i64 : ll_type(l, dt);
+    LLVMValueRef v = LLVMBuildBitCast(l->b, w, LLVMVectorType(et, (unsigned)vec), "");
+    for (int k = 0; k < vec; k++) {
+        LLVMValueRef e = LLVMBuildExtractElement(l->b, v, ll_i32(l, k), "");
+        if (dt == DT_I1) e = LLVMBuildTrunc(l->b, e, l->t_i1, "");
+        if (dt == DT_PTR) e = LLVMBuildIntToPtr(l->b, e, l->t_gptr, "");
+        elems[k] = e;
+    }
+}
+
+static void word_shape(int total_bits, int *nw, int *ww) {
+    if (total_bits >= 32) {
+        *ww = total_bits >= 256 ? 64 : 32;
+        *nw = total_bits / *ww;
+        if (*nw > 4) {
+            *ww = 64;
+            *nw = total_bits / 64;
+        }
+    } else {
+        *ww = total_bits < 16 ? 16 : total_bits; /* 8-bit values travel in 16-bit registers */
+        *nw = 1;
+    }
+}
+
+static const char *reg_constraint(int ww) { return ww == 64 ? "l" : ww == 32 ? "r" : "h"; }
+
+static LLVMValueRef is_const_true(LLVMValueRef p) {
+    if (p && LLVMIsAConstantInt(p) && LLVMConstIntGetZExtValue(p) == 1) return p;
+    return NULL;
+}
+
+static LLVMValueRef and_pred(LL *l, LLVMValueRef a, LLVMValueRef b) {
+    if (!a) return b;
+    if (!b) return a;
+    return LLVMBuildAnd(l->b, a, b, "");
+}
+
+static bool emit_load(LL *l, Inst *i) {
+    Func *f = l->f;
+    const Type *rt = tir_vtype(f, i->res[0]);
+    DType dt = rt->dt;
+    int n;
+    LLVMValueRef *ptr = ll_get(l, i->ops[0], &n);
+    LLVMValueRef *mask = i->nops > 1 ? ll_get(l, i->ops[1], NULL) : NULL;
+    LLVMValueRef *other = i->nops > 2 ? ll_get(l, i->ops[2], NULL) : NULL;
+    LLVMValueRef *res = ll_new(l, i->res[0], n);
+    int vec = i->a.vec > 0 ? i->a.vec : 1;
+    if (n % vec) vec = 1;
+    int eb = bits_of(dt);
+    LLVMTypeRef et = dt == DT_I1 ? l->t_i8 : ll_type(l, dt);
+    for (int r0 = 0; r0 < n; r0 += vec) {
+        LLVMValueRef p = mask ? mask[r0] : NULL;
+        if (p && is_const_true(p)) p = NULL;
+        if (!p) {
+            LLVMTypeRef lt = vec > 1 ? LLVMVectorType(et, (unsigned)vec) : et;
+            LLVMValueRef v = LLVMBuildLoad2(l->b, lt, ptr[r0], "");
+            LLVMSetAlignment(v, (unsigned)(vec * eb / 8));
+            for (int k = 0; k < vec; k++) {
+                LLVMValueRef e = vec > 1 ? LLVMBuildExtractElement(l->b, v, ll_i32(l, k), "") : v;
+                if (dt == DT_I1) e = LLVMBuildTrunc(l->b, e, l->t_i1, "");
+                res[r0 + k] = e;
+            }
+            continue;
+        }
+        int nw, ww;
+        word_shape(vec * eb, &nw, &ww);
+        LLVMValueRef oth[16], ow[4];
+        for (int k = 0; k < vec; k++)
+            oth[k] = other ? other[r0 + k] : (dt == DT_PTR ? LLVMConstNull(l->t_gptr) : LLVMConstNull(ll_type(l, dt)));
+        if (vec * eb >= 16) pack(l, oth, vec, dt, nw, ww, ow);
+        else ow[0] = LLVMBuildZExt(l->b, LLVMBuildBitCast(l->b, dt == DT_I1 ? LLVMBuildZExt(l->b, oth[0], l->t_i8, "") : oth[0], l->t_i8, ""), l->t_i16, "");
+        /* "mov $0, $o0; ... @$p ld.global.v<nw>.b<ww> {$0..}, [$ptr];" */
+        char text[512], cons[256];
+        int tl = 0, cl = 0;
+        const char *rc = reg_constraint(ww);
+        for (int k = 0; k < nw; k++) {
+            tl += snprintf(text + tl, sizeof text - (size_t)tl, "mov.b%d $%d, $%d;\n\t", ww, k, nw + 2 + k);
+            cl += snprintf(cons + cl, sizeof cons - (size_t)cl, "%s=%s", k ? "," : "", rc);
+        }
+        const char *vs = nw == 1 ? "" : nw == 2 ? ".v2" : ".v4";
+        if (vec * eb < 16) tl += snprintf(text + tl, sizeof text - (size_t)tl, "@$%d ld.global.u8 $0, [$%d];", nw + 1, nw);
+        else {
+            tl += snprintf(text + tl, sizeof text - (size_t)tl, "@$%d ld.global%s.b%d %s", nw + 1, vs, ww, nw > 1 ? "{" : "");
+            for (int k = 0; k < nw; k++) tl += snprintf(text + tl, sizeof text - (size_t)tl, "%s$%d", k ? ", " : "", k);
+            tl += snprintf(text + tl, sizeof text - (size_t)tl, "%s, [$%d];", nw > 1 ? "}" : "", nw);
+        }
+        cl += snprintf(cons + cl, sizeof cons - (size_t)cl, ",l,b");
+        for (int k = 0; k < nw; k++) cl += snprintf(cons + cl, sizeof cons - (size_t)cl, ",%s", rc);
+        LLVMValueRef args[8];
+        args[0] = ptr[r0];
+        args[1] = p;
+        for (int k = 0; k < nw; k++) args[2 + k] = ow[k];
+        LLVMTypeRef wt = LLVMIntTypeInContext(l->ctx, (unsigned)ww);
+        LLVMTypeRef ret = wt;
+        if (nw > 1) {
+            LLVMTypeRef fields[4] = {wt, wt, wt, wt};
+            ret = LLVMStructTypeInContext(l->ctx, fields, (unsigned)nw, 0);
+        }
+        LLVMValueRef call = ll_asm(l, ret, text, cons, args, 2 + nw, true);
+        LLVMValueRef words[4];
+        for (int k = 0; k < nw; k++) words[k] = nw > 1 ? LLVMBuildExtractValue(l->b, call, (unsigned)k, "") : call;
+        if (vec * eb >= 16) unpack(l, words, nw, ww, dt, vec, &res[r0]);
+        else {
+            LLVMValueRef b8 = LLVMBuildTrunc(l->b, words[0], l->t_i8, "");
+            res[r0] = dt == DT_I1 ? LLVMBuildTrunc(l->b, b8, l->t_i1, "") : LLVMBuildBitCast(l->b, b8, ll_type(l, dt), "");
+        }
+    }
+    return true;
+}
+
+static bool emit_store(LL *l, Inst *i) {
+    Func *f = l->f;
+    const Type *pt = tir_vtype(f, i->ops[0]);
+    DType dt = tir_vtype(f, i->ops[1])->dt;
+    int n;
+    LLVMValueRef *ptr = ll_get(l, i->ops[0], &n);
+    LLVMValueRef *val = ll_get(l, i->ops[1], NULL);
+    LLVMValueRef *mask = i->nops > 2 ? ll_get(l, i->ops[2], NULL) : NULL;
+    int vec = i->a.vec > 0 ? i->a.vec : 1;
+    if (n % vec) vec = 1;
+    int eb = bits_of(dt);
+    LLVMTypeRef et = dt == DT_I1 ? l->t_i8 : ll_type(l, dt);
+    for (int r0 = 0; r0 < n; r0 += vec) {
+        LLVMValueRef own = ll_owner(l, pt, r0);
+        if (LLVMIsAConstantInt(own) && !LLVMConstIntGetZExtValue(own)) continue; /* in-thread replica */
+        LLVMValueRef p = and_pred(l, mask ? mask[r0] : NULL, is_const_true(own) ? NULL : own);
+        if (p && is_const_true(p)) p = NULL;
+        if (!p) {
+            LLVMValueRef v;
+            if (vec > 1) {
+                v = LLVMGetUndef(LLVMVectorType(et, (unsigned)vec));
+                for (int k = 0; k < vec; k++) {
+                    LLVMValueRef e = dt == DT_I1 ? LLVMBuildZExt(l->b, val[r0 + k], l->t_i8, "") : val[r0 + k];
+                    v = LLVMBuildInsertElement(l->b, v, e, ll_i32(l, k), "");
+                }
+            } else {
+                v = dt == DT_I1 ? LLVMBuildZExt(l->b, val[r0], l->t_i8, "") : val[r0];
+            }
+            LLVMValueRef st = LLVMBuildStore(l->b, v, ptr[r0]);
+            LLVMSetAlignment(st, (unsigned)(vec * eb / 8));
+            continue;
+        }
+        int nw, ww;
+        word_shape(vec * eb, &nw, &ww);
+        LLVMValueRef words[4];
+        if (vec * eb >= 16) pack(l, &val[r0], vec, dt, nw, ww, words);
+        else {
+            LLVMValueRef b8 = dt == DT_I1 ? LLVMBuildZExt(l->b, val[r0], l->t_i8, "") : LLVMBuildBitCast(l->b, val[r0], l->t_i8, "");
+            words[0] = LLVMBuildZExt(l->b, b8, l->t_i16, "");
+        }
+        char text[256], cons[128];
+        int tl = 0, cl = 0;
+        const char *rc = reg_constraint(ww);
+        const char *vs = nw == 1 ? "" : nw == 2 ? ".v2" : ".v4";
+        if (vec * eb < 16) tl += snprintf(text, sizeof text, "@$1 st.global.u8 [$0], $2;");
+        else {
+            tl += snprintf(text + tl, sizeof text - (size_t)tl, "@$1 st.global%s.b%d [$0], %s", vs, ww, nw > 1 ? "{" : "");
+            for (int k = 0; k < nw; k++) tl += snprintf(text + tl, sizeof text - (size_t)tl, "%s$%d", k ? ", " : "", 2 + k);
+            tl += snprintf(text + tl, sizeof text - (size_t)tl, "%s;", nw > 1 ? "}" : "");
+        }
+        cl += snprintf(cons + cl, sizeof cons - (size_t)cl, "l,b");
+        for (int k = 0; k < nw; k++) cl += snprintf(cons + cl, sizeof cons - (size_t)cl, ",%s", rc);
+        LLVMValueRef args[6] = {ptr[r0], p};
+        for (int k = 0; k < nw; k++) args[2 + k] = words[k];
+        ll_asm(l, l->t_void, text, cons, args, 2 + nw, true);
+    }
+    return true;
+}
+
+static bool emit_atomic(LL *l, Inst *i) {
+    Func *f = l->f;
+    const Type *pt = tir_vtype(f, i->ops[0]);
+    const Type *rt = tir_vtype(f, i->res[0]);
+    DType dt = rt->dt;
+    bool fl = dtype_is_float(dt), s = dtype_is_signed(dt);
+    if (dtype_is_storage(dt) || dt == DT_I1 || dtype_bits(dt) < 32) {
+        ll_error(l, i->loc, "atomics on %s are not supported; use 32- or 64-bit types", dtype_name(dt));
+        return false;
+    }
+    if (!pt->rank) {
+        int *uses = tir_use_counts(f);
+        bool used = uses[i->res[0]] > 0;
+        free(uses);
+        if (used) {
+            ll_error(l, i->loc, "the result of a scalar atomic is not available; use a one-element tensor");
+            return false;
+        }
+    }
+    int n;
+    LLVMValueRef *ptr = ll_get(l, i->ops[0], &n);
+    bool cas = i->op == OP_ATOMIC_CAS;
+    LLVMValueRef *val = ll_get(l, i->ops[cas ? 2 : 1], NULL);
+    LLVMValueRef *cmp = cas ? ll_get(l, i->ops[1], NULL) : NULL;
+    LLVMValueRef *mask = !cas && i->nops > 2 ? ll_get(l, i->ops[2], NULL) : NULL;
+    LLVMValueRef *res = ll_new(l, i->res[0], n);
+    LLVMAtomicRMWBinOp op = LLVMAtomicRMWBinOpXchg;
+    switch ((RedKind)i->a.ival2) {
+    case RED_SUM: op = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
+    case RED_MAX: op = fl ? LLVMAtomicRMWBinOpFMax : s ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax; break;
+    case RED_MIN: op = fl ? LLVMAtomicRMWBinOpFMin : s ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin; break;
+    default: op = LLVMAtomicRMWBinOpXchg; break;
+    }
+    LLVMValueRef zero = LLVMConstNull(ll_type(l, dt));
+    for (int r = 0; r < n; r++) {
+        LLVMValueRef own = ll_owner(l, pt, r);
+        if (LLVMIsAConstantInt(own) && !LLVMConstIntGetZExtValue(own)) {
+            res[r] = zero;
+            continue;
+        }
+        LLVMValueRef p = and_pred(l, mask ? mask[r] : NULL, is_const_true(own) ? NULL : own);
+        LLVMBasicBlockRef cur = LLVMGetInsertBlock(l->b), doit = NULL, join = NULL;
+        if (p) {
+            doit = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom");
+            join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom.join");
+            LLVMBuildCondBr(l->b, p, doit, join);
+            LLVMPositionBuilderAtEnd(l->b, doit);
+        }
+        LLVMValueRef old;
+        if (cas) {
+            LLVMValueRef x = LLVMBuildAtomicCmpXchg(l->b, ptr[r], cmp[r], val[r], LLVMAtomicOrderingMonotonic,
+                                                     LLVMAtomicOrderingMonotonic, 0);
+            old = LLVMBuildExtractValue(l->b, x, 0, "");
+        } else {
+            old = LLVMBuildAtomicRMW(l->b, op, ptr[r], val[r], LLVMAtomicOrderingMonotonic, 0);
+        }
+        if (p) {
+            LLVMBasicBlockRef end = LLVMGetInsertBlock(l->b);
+            LLVMBuildBr(l->b, join);
+            LLVMPositionBuilderAtEnd(l->b, join);
+            LLVMValueRef phi = LLVMBuildPhi(l->b, ll_type(l, dt), "");
+            LLVMValueRef in[2] = {old, zero};
+            LLVMBasicBlockRef from[2] = {end, cur};
+            LLVMAddIncoming(phi, in, from, 2);
+            old = phi;
+        }
+        res[r] = old;
+    }
+    return true;
+}
+
+bool ll_emit_memory(LL *l, Inst *i) {
+    switch (i->op) {
+    case OP_LOAD: return emit_load(l, i);
+    case OP_STORE: return emit_store(l, i);
+    default: return emit_atomic(l, i);
+    }
+}
