@@ -550,9 +550,9 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
             int d = 0;
             if (!eat(P, "]")) {
                 do {
-                    int64_t v = int_lit(P, "perm entry", 0, TIR_MAX_RANK - 1);
+                    sp(P);
                     if (d == TIR_MAX_RANK) perr(P, "perm has more than %d entries", TIR_MAX_RANK);
-                    else a->perm[d++] = (int32_t)v;
+                    else a->perm[d++] = (int32_t)int_lit(P, "perm entry", 0, TIR_MAX_RANK - 1);
                 } while (!P->err && eat(P, ","));
                 expect(P, "]");
             }

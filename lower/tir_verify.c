@@ -1,0 +1,707 @@
+/* tir_verify.c - structural and type invariants of Tile IR (QBE's ssacheck).
+ *
+ * Runs after every pass in debug and test builds.  Per function:
+ *
+ *   1. Decide whether layouts are assigned: some tensor value defined in
+ *      the function (argument, result, block argument) has a layout.
+ *   2. Walk the blocks in program order keeping a scope stack of visible
+ *      values: kernel arguments, then each block's arguments and results in
+ *      order; a region's values leave scope when it closes, and an
+ *      instruction's results enter scope after its regions.  A use of a value
+ *      not in scope is an error (use before definition, or a value defined
+ *      in a region that does not enclose the use).
+ *   3. For every instruction: the opcode is valid; operand/result/region
+ *      counts fit tir_op_info (plus the variadic ranges in `arity` below);
+ *      every value it defines has a well-formed type (dims powers of two,
+ *      pointee scalar, layout rank = tensor rank, a layout on every tensor
+ *      once layouts are assigned); then the per-op check from `op_checks`,
+ *      falling back to check_elementwise for OPF_ELEMENTWISE ops; element-
+ *      wise operands must share the result's layout.
+ *   4. Terminators: `return` exactly once, last in the function body;
+ *      `yield` exactly once, last in every region, its operands typed like
+ *      the loop's iter args (for) or the results (if).
+ *
+ * Messages name the op first ("add: ..."), operands by index from 0, and
+ * types as printed.  They are located at the instruction; an instruction
+ * built without a location gets the kernel name as a prefix instead. */
+#include "tir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { V_UNSEEN, V_VISIBLE, V_GONE };
+
+typedef struct Verifier {
+    Module *m;
+    Func *f;
+    Diag *d;
+    uint8_t *state; /* per value: V_* */
+    ValueId *stack; /* values in scope, innermost last */
+    uint32_t nstack;
+    bool layouts; /* layouts are assigned in f */
+    int nerrors;
+} Verifier;
+
+/* ---- reporting ---- */
+
+__attribute__((format(printf, 3, 4))) static void verr(Verifier *V, const Inst *i, const char *fmt, ...) {
+    Str s = {0};
+    Loc loc = i ? i->loc : V->f->loc;
+    if (!loc.file) str_printf(&s, "@%s: ", V->f->name);
+    if (i) str_printf(&s, "%s: ", (unsigned)i->op < OP_COUNT ? tir_op_info[i->op].name : "?");
+    va_list ap;
+    va_start(ap, fmt);
+    str_vprintf(&s, fmt, ap);
+    va_end(ap);
+    diag_error(V->d, loc, "%s", s.buf);
+    str_free(&s);
+    V->nerrors++;
+}
+
+/* Printable without crashing the printer: no NULL pointee or layout parent. */
+static bool printable(const Type *t) {
+    for (int depth = 0; t; t = t->pointee, depth++) {
+        if (depth > 16 || (unsigned)t->dt >= DT_COUNT || t->rank > TIR_MAX_RANK) return false;
+        for (const Layout *l = t->rank ? t->layout : NULL; l; l = l->parent)
+            if ((unsigned)l->kind > LAYOUT_DOT_B || l->rank > TIR_MAX_RANK || (l->kind != LAYOUT_BLOCKED && !l->parent))
+                return false;
+        if (t->dt != DT_PTR) return true;
+    }
+    return false;
+}
+
+/* A type as printed, kept in the arena (only on error paths). */
+static const char *tstr(Verifier *V, const Type *t) {
+    if (!t) return "<no type>";
+    if (!printable(t)) return "<malformed type>";
+    Str s = {0};
+    tir_print_type(&s, t);
+    char *r = arena_strdup(V->m->arena, s.buf);
+    str_free(&s);
+    return r;
+}
+
+/* ---- type helpers ---- */
+
+static const Type *vt(Verifier *V, ValueId v) { return V->f->values[v].type; }
+static const Type *opt(Verifier *V, const Inst *i, int k) { return vt(V, i->ops[k]); }
+static const Type *rest(Verifier *V, const Inst *i) { return vt(V, i->res[0]); }
+
+static bool same_shape(const Type *a, const Type *b) {
+    if (a->rank != b->rank) return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->shape[d] != b->shape[d]) return false;
+    return true;
+}
+static bool same_elem(const Type *a, const Type *b) { return a->dt == b->dt && a->pointee == b->pointee; }
+/* same shape and element type; the layout may differ */
+static bool same_sd(const Type *a, const Type *b) { return same_shape(a, b) && same_elem(a, b); }
+static bool is_pow2(int64_t x) { return x > 0 && !(x & (x - 1)); }
+static bool is_ptr(const Type *t) { return t->dt == DT_PTR; }
+/* t has the pointee's element type and `shape`'s shape (what a load of `ptr` yields) */
+static bool is_pointee_of(const Type *t, const Type *ptr) {
+    return ptr->pointee && t->dt == ptr->pointee->dt && t->pointee == ptr->pointee->pointee && same_shape(t, ptr);
+}
+static bool is_mask_for(const Type *m, const Type *t) { return m->dt == DT_I1 && same_shape(m, t); }
+
+/* Operand k (the `what`, if named) must have the same shape and element type as `want`. */
+static void expect_sd(Verifier *V, const Inst *i, int k, const Type *want, const char *what) {
+    const Type *t = opt(V, i, k);
+    if (same_sd(t, want)) return;
+    if (what) verr(V, i, "operand %d (%s) has type %s, expected %s", k, what, tstr(V, t), tstr(V, want));
+    else verr(V, i, "operand %d has type %s, expected %s", k, tstr(V, t), tstr(V, want));
+}
+
+static void expect_result_sd(Verifier *V, const Inst *i, const Type *want) {
+    const Type *r = rest(V, i);
+    if (!same_sd(r, want)) verr(V, i, "result has type %s, expected %s", tstr(V, r), tstr(V, want));
+}
+
+/* ---- value types ---- */
+
+static void check_layout(Verifier *V, const Inst *at, const Layout *l, int depth) {
+    if (depth > 8) {
+        verr(V, at, "layout nested too deeply");
+        return;
+    }
+    switch (l->kind) {
+    case LAYOUT_BLOCKED: {
+        if (l->rank > TIR_MAX_RANK) {
+            verr(V, at, "layout rank %d exceeds %d", l->rank, TIR_MAX_RANK);
+            return;
+        }
+        unsigned seen = 0;
+        for (int d = 0; d < l->rank; d++) {
+            if (!l->spt[d] || !l->tpw[d] || !l->wpc[d]) verr(V, at, "blocked layout has a zero size along dim %d", d);
+            if (l->order[d] < l->rank) seen |= 1u << l->order[d];
+        }
+        if (seen != (1u << l->rank) - 1) verr(V, at, "blocked layout order is not a permutation");
+        break;
+    }
+    case LAYOUT_SLICE:
+    case LAYOUT_DOT_A:
+    case LAYOUT_DOT_B:
+        if (!l->parent) {
+            verr(V, at, "layout has no parent");
+            return;
+        }
+        check_layout(V, at, l->parent, depth + 1);
+        if (l->kind == LAYOUT_SLICE && (l->dim < 0 || l->dim >= l->parent->rank || l->rank + 1 != l->parent->rank))
+            verr(V, at, "slice layout dim %d / rank %d do not fit its rank-%d parent", l->dim, l->rank, l->parent->rank);
+        break;
+    default: verr(V, at, "invalid layout kind %d", (int)l->kind);
+    }
+}
+
+/* The type of a value defined by `at` (NULL: a kernel argument) is well-formed. */
+static bool check_value_type(Verifier *V, const Inst *at, ValueId v, const char *what) {
+    const Type *t = vt(V, v);
+    if (!t) {
+        verr(V, at, "%s has no type", what);
+        return false;
+    }
+    bool ok = true;
+    if ((unsigned)t->dt >= DT_COUNT || t->dt == DT_VOID) {
+        verr(V, at, "%s has no element type", what);
+        return false;
+    }
+    if (t->rank > TIR_MAX_RANK) {
+        verr(V, at, "%s has rank %d, more than %d", what, t->rank, TIR_MAX_RANK);
+        return false;
+    }
+    for (int d = 0; d < t->rank; d++)
+        if (!is_pow2(t->shape[d])) {
+            verr(V, at, "%s: tensor dimension %d is not a power of two", what, t->shape[d]);
+            ok = false;
+        }
+    if (is_ptr(t) && (!t->pointee || t->pointee->rank || t->pointee->dt == DT_VOID)) {
+        verr(V, at, "%s: pointer element type must be a scalar", what);
+        ok = false;
+    }
+    if (t->rank && t->layout) {
+        check_layout(V, at, t->layout, 0);
+        if (t->layout->rank != t->rank) {
+            verr(V, at, "%s: layout rank %d does not match tensor rank %d", what, t->layout->rank, t->rank);
+            ok = false;
+        }
+    } else if (t->rank && V->layouts) {
+        verr(V, at, "%s: tensor has no layout (layouts are assigned)", what);
+        ok = false;
+    }
+    return ok;
+}
+
+/* ---- scope ---- */
+
+static bool valid_id(Verifier *V, ValueId v) { return v > 0 && v < V->f->nvalues; }
+
+static void define(Verifier *V, const Inst *at, ValueId v) {
+    if (V->state[v] != V_UNSEEN) {
+        verr(V, at, "value defined twice");
+        return;
+    }
+    V->state[v] = V_VISIBLE;
+    V->stack[V->nstack++] = v;
+}
+
+static void scope_pop_to(Verifier *V, uint32_t mark) {
+    while (V->nstack > mark) V->state[V->stack[--V->nstack]] = V_GONE;
+}
+
+/* ---- per-op checks (operand/result counts already hold) ---- */
+
+typedef void (*CheckFn)(Verifier *V, const Inst *i);
+
+static void check_elementwise(Verifier *V, const Inst *i) {
+    const Type *r = rest(V, i);
+    for (int k = 0; k < i->nops; k++) expect_sd(V, i, k, r, NULL);
+}
+
+static void check_const(Verifier *V, const Inst *i) {
+    if (is_ptr(rest(V, i))) verr(V, i, "constant of pointer type");
+}
+
+static void check_arange(Verifier *V, const Inst *i) {
+    const Type *r = rest(V, i);
+    if (r->rank != 1 || r->dt != DT_I32) {
+        verr(V, i, "result must be a 1-d i32 tensor, found %s", tstr(V, r));
+        return;
+    }
+    if (i->a.ival2 - i->a.ival != r->shape[0])
+        verr(V, i, "range [%lld, %lld) does not have %d elements", (long long)i->a.ival, (long long)i->a.ival2,
+             r->shape[0]);
+}
+
+static void check_program_id(Verifier *V, const Inst *i) {
+    const Type *r = rest(V, i);
+    if (r->rank || r->dt != DT_I32) verr(V, i, "result must be i32, found %s", tstr(V, r));
+    if (i->a.ival < 0 || i->a.ival > 2) verr(V, i, "axis %lld out of range [0, 2]", (long long)i->a.ival);
+}
+
+static void check_splat(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *r = rest(V, i);
+    if (a->rank) verr(V, i, "operand must be a scalar, found %s", tstr(V, a));
+    if (!r->rank) verr(V, i, "result must be a tensor, found %s", tstr(V, r));
+    if (!same_elem(a, r)) verr(V, i, "element types differ: %s and %s", tstr(V, a), tstr(V, r));
+}
+
+static void check_broadcast(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *r = rest(V, i);
+    if (!same_elem(a, r)) verr(V, i, "element types differ: %s and %s", tstr(V, a), tstr(V, r));
+    if (a->rank != r->rank) {
+        verr(V, i, "rank changes from %d to %d", a->rank, r->rank);
+        return;
+    }
+    for (int d = 0; d < r->rank; d++)
+        if (a->shape[d] != r->shape[d] && a->shape[d] != 1)
+            verr(V, i, "dim %d: cannot broadcast %d to %d", d, a->shape[d], r->shape[d]);
+}
+
+static void check_expand_dims(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *r = rest(V, i);
+    int64_t ax = i->a.ival;
+    if (!same_elem(a, r)) verr(V, i, "element types differ: %s and %s", tstr(V, a), tstr(V, r));
+    if (r->rank != a->rank + 1) {
+        verr(V, i, "result rank %d is not operand rank %d + 1", r->rank, a->rank);
+        return;
+    }
+    if (ax < 0 || ax >= r->rank) {
+        verr(V, i, "axis %lld out of range for rank %d", (long long)ax, r->rank);
+        return;
+    }
+    if (r->shape[ax] != 1) verr(V, i, "result dim %lld must be 1, found %d", (long long)ax, r->shape[ax]);
+    for (int d = 0, s = 0; d < r->rank; d++)
+        if (d != ax && r->shape[d] != a->shape[s++]) {
+            verr(V, i, "result dim %d is %d, expected %d", d, r->shape[d], a->shape[s - 1]);
+            return;
+        }
+}
+
+static void check_reshape(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *r = rest(V, i);
+    if (!same_elem(a, r)) verr(V, i, "element types differ: %s and %s", tstr(V, a), tstr(V, r));
+    if (tir_type_numel(a) != tir_type_numel(r))
+        verr(V, i, "element count changes from %lld to %lld", (long long)tir_type_numel(a),
+             (long long)tir_type_numel(r));
+}
+
+static void check_trans(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *r = rest(V, i);
+    if (!same_elem(a, r)) verr(V, i, "element types differ: %s and %s", tstr(V, a), tstr(V, r));
+    if (a->rank != r->rank) {
+        verr(V, i, "rank changes from %d to %d", a->rank, r->rank);
+        return;
+    }
+    unsigned seen = 0;
+    for (int d = 0; d < r->rank; d++) {
+        int p = i->a.perm[d];
+        if (p < 0 || p >= r->rank || (seen & (1u << p))) {
+            verr(V, i, "perm is not a permutation of 0..%d", r->rank - 1);
+            return;
+        }
+        seen |= 1u << p;
+    }
+    for (int d = 0; d < r->rank; d++)
+        if (r->shape[d] != a->shape[i->a.perm[d]]) {
+            verr(V, i, "result dim %d is %d, expected operand dim %d (%d)", d, r->shape[d], i->a.perm[d],
+                 a->shape[i->a.perm[d]]);
+            return;
+        }
+}
+
+static void check_convert_layout(Verifier *V, const Inst *i) {
+    if (!same_sd(opt(V, i, 0), rest(V, i)))
+        verr(V, i, "operand type %s and result type %s differ beyond layout", tstr(V, opt(V, i, 0)),
+             tstr(V, rest(V, i)));
+}
+
+static void check_cmp(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *r = rest(V, i);
+    expect_sd(V, i, 1, a, NULL);
+    if (r->dt != DT_I1 || !same_shape(r, a)) verr(V, i, "result must be i1 shaped like the operands, found %s", tstr(V, r));
+    if (i->a.ival2 < CMP_EQ || i->a.ival2 > CMP_GE) verr(V, i, "invalid predicate %lld", (long long)i->a.ival2);
+}
+
+static void check_select(Verifier *V, const Inst *i) {
+    const Type *r = rest(V, i);
+    if (!is_mask_for(opt(V, i, 0), r))
+        verr(V, i, "condition must be i1 shaped like the result, found %s", tstr(V, opt(V, i, 0)));
+    expect_sd(V, i, 1, r, "true value");
+    expect_sd(V, i, 2, r, "false value");
+}
+
+static void check_cast(Verifier *V, const Inst *i) {
+    if (!same_shape(opt(V, i, 0), rest(V, i)))
+        verr(V, i, "shape changes from %s to %s", tstr(V, opt(V, i, 0)), tstr(V, rest(V, i)));
+}
+
+static void check_bitcast(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *r = rest(V, i);
+    check_cast(V, i);
+    if (dtype_bits(a->dt) != dtype_bits(r->dt))
+        verr(V, i, "bit width changes from %d to %d", dtype_bits(a->dt), dtype_bits(r->dt));
+}
+
+static void check_ptr_add(Verifier *V, const Inst *i) {
+    const Type *p = opt(V, i, 0), *o = opt(V, i, 1), *r = rest(V, i);
+    if (!is_ptr(r)) verr(V, i, "result must be a pointer, found %s", tstr(V, r));
+    expect_sd(V, i, 0, r, "pointer");
+    if (!dtype_is_int(o->dt) || !same_shape(o, p))
+        verr(V, i, "offset must be an integer shaped like the pointer, found %s", tstr(V, o));
+}
+
+static void check_reduce(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *r = rest(V, i);
+    int64_t ax = i->a.ival, kind = i->a.ival2;
+    if (kind < RED_SUM || kind > RED_ARGMIN) verr(V, i, "invalid kind %lld", (long long)kind);
+    if (ax < 0 || ax >= a->rank) {
+        verr(V, i, "axis %lld out of range for %s", (long long)ax, tstr(V, a));
+        return;
+    }
+    bool arg = kind == RED_ARGMAX || kind == RED_ARGMIN;
+    Type elem = {.dt = a->dt, .pointee = a->pointee};
+    if (arg ? r->dt != DT_I32 : !same_elem(a, r))
+        verr(V, i, "result element type must be %s, found %s", arg ? "i32" : tstr(V, &elem), tstr(V, r));
+    bool shape_ok = r->rank == a->rank - 1;
+    for (int d = 0, s = 0; shape_ok && d < a->rank; d++)
+        if (d != ax) shape_ok = r->shape[s++] == a->shape[d];
+    if (!shape_ok) verr(V, i, "result %s is not %s without dim %lld", tstr(V, r), tstr(V, a), (long long)ax);
+}
+
+static void check_scan(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0);
+    int64_t kind = i->a.ival2;
+    if (kind != RED_SUM && kind != RED_MAX && kind != RED_MIN) verr(V, i, "invalid kind %lld", (long long)kind);
+    if (i->a.ival < 0 || i->a.ival >= a->rank) verr(V, i, "axis %lld out of range for %s", (long long)i->a.ival, tstr(V, a));
+    expect_result_sd(V, i, a);
+}
+
+static void check_dot(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *b = opt(V, i, 1), *c = opt(V, i, 2);
+    if (a->rank != 2 || b->rank != 2 || c->rank != 2) {
+        verr(V, i, "operands must be 2-d, found %s, %s, %s", tstr(V, a), tstr(V, b), tstr(V, c));
+        return;
+    }
+    if (a->shape[1] != b->shape[0] || a->shape[0] != c->shape[0] || b->shape[1] != c->shape[1])
+        verr(V, i, "shapes %dx%d * %dx%d + %dx%d do not fit [M,K]x[K,N]+[M,N]", a->shape[0], a->shape[1], b->shape[0],
+             b->shape[1], c->shape[0], c->shape[1]);
+    if (a->dt != b->dt) verr(V, i, "operand element types differ: %s and %s", tstr(V, a), tstr(V, b));
+    expect_result_sd(V, i, c);
+}
+
+/* The pointer operand (0) of a memory op. */
+static bool check_ptr_operand(Verifier *V, const Inst *i) {
+    const Type *p = opt(V, i, 0);
+    if (is_ptr(p) && p->pointee) return true;
+    verr(V, i, "operand 0 must be a pointer, found %s", tstr(V, p));
+    return false;
+}
+
+static void check_mask(Verifier *V, const Inst *i, int k, const Type *like) {
+    if (k < i->nops && !is_mask_for(opt(V, i, k), like))
+        verr(V, i, "mask (operand %d) must be i1 shaped like %s, found %s", k, tstr(V, like), tstr(V, opt(V, i, k)));
+}
+
+/* Operand k holds values stored through the pointer operand. */
+static void check_stored(Verifier *V, const Inst *i, int k) {
+    if (!is_pointee_of(opt(V, i, k), opt(V, i, 0)))
+        verr(V, i, "operand %d has type %s, expected elements of %s", k, tstr(V, opt(V, i, k)), tstr(V, opt(V, i, 0)));
+}
+
+static void check_load(Verifier *V, const Inst *i) {
+    if (!check_ptr_operand(V, i)) return;
+    const Type *p = opt(V, i, 0), *r = rest(V, i);
+    if (!is_pointee_of(r, p)) verr(V, i, "result has type %s, expected elements of %s", tstr(V, r), tstr(V, p));
+    check_mask(V, i, 1, p);
+    if (i->nops > 2) expect_sd(V, i, 2, r, "other");
+}
+
+static void check_store(Verifier *V, const Inst *i) {
+    if (!check_ptr_operand(V, i)) return;
+    check_stored(V, i, 1);
+    check_mask(V, i, 2, opt(V, i, 0));
+}
+
+static void check_atomic_rmw(Verifier *V, const Inst *i) {
+    int64_t kind = i->a.ival2;
+    if (kind != RED_SUM && kind != RED_MAX && kind != RED_MIN && kind != RED_XCHG)
+        verr(V, i, "invalid kind %lld", (long long)kind);
+    if (!check_ptr_operand(V, i)) return;
+    check_stored(V, i, 1);
+    check_mask(V, i, 2, opt(V, i, 0));
+    expect_result_sd(V, i, opt(V, i, 1));
+}
+
+static void check_atomic_cas(Verifier *V, const Inst *i) {
+    if (!check_ptr_operand(V, i)) return;
+    check_stored(V, i, 1);
+    check_stored(V, i, 2);
+    expect_result_sd(V, i, opt(V, i, 2));
+}
+
+/* The region's yield carries `n` values typed exactly like `want[k]`. */
+static void check_yield(Verifier *V, const Inst *i, const Block *b, const ValueId *want, int n, const char *what) {
+    const Inst *y = b->last;
+    if (!y || y->op != OP_YIELD || (y->nops && !y->ops)) return; /* reported elsewhere */
+    if (y->nops != n) {
+        verr(V, i, "yield has %d values, expected %d (%s)", y->nops, n, what);
+        return;
+    }
+    for (int k = 0; k < n; k++)
+        if (valid_id(V, y->ops[k]) && vt(V, y->ops[k]) != vt(V, want[k]))
+            verr(V, i, "yield value %d has type %s, %s %d has type %s", k, tstr(V, vt(V, y->ops[k])), what, k,
+                 tstr(V, vt(V, want[k])));
+}
+
+static void check_for(Verifier *V, const Inst *i) {
+    const Type *lb = opt(V, i, 0);
+    if (lb->rank || !dtype_is_int(lb->dt)) verr(V, i, "lower bound must be a scalar integer, found %s", tstr(V, lb));
+    if (opt(V, i, 1) != lb || opt(V, i, 2) != lb)
+        verr(V, i, "bounds and step must have one type, found %s, %s, %s", tstr(V, lb), tstr(V, opt(V, i, 1)),
+             tstr(V, opt(V, i, 2)));
+    int ninit = i->nops - 3;
+    for (int k = 0; k < ninit; k++)
+        if (vt(V, i->res[k]) != opt(V, i, 3 + k))
+            verr(V, i, "result %d has type %s, init value has type %s", k, tstr(V, vt(V, i->res[k])),
+                 tstr(V, opt(V, i, 3 + k)));
+    const Block *b = i->regions[0];
+    if (b->nargs != 1 + ninit) {
+        verr(V, i, "body has %d arguments, expected %d (induction variable + %d iter args)", b->nargs, 1 + ninit,
+             ninit);
+        return;
+    }
+    if (vt(V, b->args[0]) != lb)
+        verr(V, i, "induction variable has type %s, expected %s", tstr(V, vt(V, b->args[0])), tstr(V, lb));
+    for (int k = 0; k < ninit; k++)
+        if (vt(V, b->args[1 + k]) != opt(V, i, 3 + k))
+            verr(V, i, "iter arg %d has type %s, init value has type %s", k, tstr(V, vt(V, b->args[1 + k])),
+                 tstr(V, opt(V, i, 3 + k)));
+    check_yield(V, i, b, b->args + 1, ninit, "iter arg");
+}
+
+static void check_if(Verifier *V, const Inst *i) {
+    const Type *c = opt(V, i, 0);
+    if (c->rank || c->dt != DT_I1) verr(V, i, "condition must be a scalar i1, found %s", tstr(V, c));
+    for (int r = 0; r < 2; r++) {
+        if (i->regions[r]->nargs) verr(V, i, "region %d has arguments", r);
+        check_yield(V, i, i->regions[r], i->res, i->nres, "result");
+    }
+}
+
+static const CheckFn op_checks[OP_COUNT] = {
+    [OP_CONST] = check_const,
+    [OP_ARANGE] = check_arange,
+    [OP_PROGRAM_ID] = check_program_id,
+    [OP_NUM_PROGRAMS] = check_program_id,
+    [OP_SPLAT] = check_splat,
+    [OP_BROADCAST] = check_broadcast,
+    [OP_EXPAND_DIMS] = check_expand_dims,
+    [OP_RESHAPE] = check_reshape,
+    [OP_TRANS] = check_trans,
+    [OP_CONVERT_LAYOUT] = check_convert_layout,
+    [OP_CMP] = check_cmp,
+    [OP_SELECT] = check_select,
+    [OP_CAST] = check_cast,
+    [OP_BITCAST] = check_bitcast,
+    [OP_PTR_ADD] = check_ptr_add,
+    [OP_REDUCE] = check_reduce,
+    [OP_SCAN] = check_scan,
+    [OP_DOT] = check_dot,
+    [OP_LOAD] = check_load,
+    [OP_STORE] = check_store,
+    [OP_ATOMIC_RMW] = check_atomic_rmw,
+    [OP_ATOMIC_CAS] = check_atomic_cas,
+    [OP_FOR] = check_for,
+    [OP_IF] = check_if,
+};
+
+/* Operand ranges of the variadic ops (tir_op_info nops == -1); max -1: unbounded.
+ * Regions: FOR one, IF two, every other op none. */
+static const struct {
+    int8_t min, max, regions;
+} arity[OP_COUNT] = {
+    [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0},
+    [OP_FOR] = {3, -1, 1},       [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
+};
+
+static bool check_counts(Verifier *V, const Inst *i) {
+    const OpInfo *info = &tir_op_info[i->op];
+    bool ok = true;
+    if (info->nops >= 0 ? i->nops != info->nops
+                        : i->nops < arity[i->op].min || (arity[i->op].max >= 0 && i->nops > arity[i->op].max)) {
+        if (info->nops >= 0) verr(V, i, "has %d operands, expected %d", i->nops, info->nops);
+        else if (arity[i->op].max < 0) verr(V, i, "has %d operands, expected at least %d", i->nops, arity[i->op].min);
+        else verr(V, i, "has %d operands, expected %d to %d", i->nops, arity[i->op].min, arity[i->op].max);
+        ok = false;
+    }
+    if (info->nres >= 0 && i->nres != info->nres) {
+        verr(V, i, "has %d results, expected %d", i->nres, info->nres);
+        ok = false;
+    }
+    if (i->op == OP_FOR && ok && i->nres != i->nops - 3) {
+        verr(V, i, "has %d results for %d init values", i->nres, i->nops - 3);
+        ok = false;
+    }
+    if (i->nregions != arity[i->op].regions || (i->nregions && !i->regions)) {
+        verr(V, i, "has %d regions, expected %d", i->nregions, arity[i->op].regions);
+        ok = false;
+    }
+    if (i->nops && !i->ops) ok = false;
+    if (i->nres && !i->res) ok = false;
+    return ok;
+}
+
+/* ---- walk ---- */
+
+static void verify_block(Verifier *V, Block *b, const Inst *owner);
+
+static void verify_inst(Verifier *V, Block *b, Inst *i) {
+    if ((unsigned)i->op >= OP_COUNT) {
+        verr(V, NULL, "instruction with invalid opcode %d", (int)i->op);
+        return;
+    }
+    if (i->parent != b) verr(V, i, "instruction's parent is not its block");
+    bool ok = check_counts(V, i);
+    /* operands: valid and in scope */
+    for (int k = 0; ok && k < i->nops; k++) {
+        ValueId v = i->ops[k];
+        if (!valid_id(V, v) || !vt(V, v)) {
+            verr(V, i, "operand %d is not a valid value", k);
+            ok = false;
+        } else if (V->state[v] == V_UNSEEN) {
+            verr(V, i, "operand %d is used before its definition", k);
+        } else if (V->state[v] == V_GONE) {
+            verr(V, i, "operand %d is defined in a region that does not enclose this use", k);
+        }
+    }
+    /* regions see the enclosing scope, not the results */
+    for (int r = 0; r < i->nregions && i->regions; r++) {
+        if (!i->regions[r]) {
+            verr(V, i, "region %d is missing", r);
+            ok = false;
+            continue;
+        }
+        if (i->regions[r]->parent != i) verr(V, i, "region %d's parent is not this instruction", r);
+        verify_block(V, i->regions[r], i);
+    }
+    for (int k = 0; k < i->nres && i->res; k++) {
+        ValueId v = i->res[k];
+        if (!valid_id(V, v)) {
+            verr(V, i, "result %d is not a valid value", k);
+            ok = false;
+            continue;
+        }
+        if (V->f->values[v].def != i || V->f->values[v].index != k)
+            verr(V, i, "result %d does not point back to its instruction", k);
+        char what[32];
+        snprintf(what, sizeof what, "result %d", k);
+        ok &= check_value_type(V, i, v, what);
+        define(V, i, v);
+    }
+    if (!ok) return;
+
+    const unsigned flags = tir_op_info[i->op].flags;
+    CheckFn fn = op_checks[i->op];
+    if (fn) fn(V, i);
+    else if (flags & OPF_ELEMENTWISE) check_elementwise(V, i);
+
+    if ((flags & OPF_ELEMENTWISE) && V->layouts) {
+        const Layout *l = rest(V, i)->layout;
+        for (int k = 0; k < i->nops; k++)
+            if (opt(V, i, k)->rank && opt(V, i, k)->layout != l)
+                verr(V, i, "operand %d has layout different from the result's", k);
+    }
+    if (i->op == OP_YIELD && !b->parent) verr(V, i, "outside a region");
+    if (i->op == OP_RETURN && b->parent) verr(V, i, "inside a region");
+}
+
+static void verify_block(Verifier *V, Block *b, const Inst *owner) {
+    uint32_t mark = V->nstack;
+    for (int k = 0; k < b->nargs && owner; k++) {
+        ValueId v = b->args[k];
+        if (!valid_id(V, v)) {
+            verr(V, owner, "region argument %d is not a valid value", k);
+            continue;
+        }
+        if (V->f->values[v].block != b || V->f->values[v].def || V->f->values[v].index != k)
+            verr(V, owner, "region argument %d does not point back to its block", k);
+        char what[40];
+        snprintf(what, sizeof what, "region argument %d", k);
+        check_value_type(V, owner, v, what);
+        define(V, owner, v);
+    }
+    Inst *last = NULL;
+    for (Inst *i = b->first; i; i = i->next) {
+        if (V->nerrors > 100) break;
+        if ((unsigned)i->op < OP_COUNT && (tir_op_info[i->op].flags & OPF_TERMINATOR) && i->next)
+            verr(V, i, "terminator is not the last instruction of its block");
+        verify_inst(V, b, i);
+        last = i;
+    }
+    if (last != b->last) verr(V, owner, "block's last pointer is inconsistent");
+    Op want = owner ? OP_YIELD : OP_RETURN;
+    if (!last || last->op != want) {
+        if (owner) verr(V, owner, "region does not end with 'yield'");
+        else verr(V, NULL, "kernel body does not end with 'return'");
+    }
+    if (owner) scope_pop_to(V, mark);
+}
+
+static bool note_layout(Inst *i, void *ud) {
+    Verifier *V = ud;
+    for (int k = 0; k < i->nres && i->res; k++)
+        if (valid_id(V, i->res[k]) && vt(V, i->res[k]) && vt(V, i->res[k])->layout) V->layouts = true;
+    for (int r = 0; r < i->nregions && i->regions; r++)
+        for (int k = 0; i->regions[r] && k < i->regions[r]->nargs; k++) {
+            ValueId v = i->regions[r]->args[k];
+            if (valid_id(V, v) && vt(V, v) && vt(V, v)->layout) V->layouts = true;
+        }
+    return !V->layouts;
+}
+
+static void verify_func(Verifier *V, Func *f) {
+    V->f = f;
+    V->nstack = 0;
+    V->layouts = false;
+    V->state = calloc(f->nvalues ? f->nvalues : 1, 1);
+    V->stack = malloc(sizeof(ValueId) * (f->nvalues ? f->nvalues : 1));
+    if (!V->state || !V->stack) unreachable("out of memory");
+    if (!f->body) {
+        verr(V, NULL, "kernel has no body");
+        goto out;
+    }
+    if (!is_pow2(f->num_warps)) verr(V, NULL, "num_warps %d is not a power of two", f->num_warps);
+    /* 1. are layouts assigned? */
+    for (int k = 0; k < f->nargs; k++) {
+        ValueId v = f->args[k].value;
+        if (valid_id(V, v) && vt(V, v) && vt(V, v)->layout) V->layouts = true;
+    }
+    if (!V->layouts) tir_walk(f->body, note_layout, V);
+    /* 2. kernel arguments are the body's arguments */
+    if (f->body->nargs != f->nargs) verr(V, NULL, "body has %d arguments for %d kernel arguments", f->body->nargs, f->nargs);
+    for (int k = 0; k < f->nargs; k++) {
+        ValueId v = f->args[k].value;
+        if (!valid_id(V, v) || k >= f->body->nargs || f->body->args[k] != v) {
+            verr(V, NULL, "argument %%%s is not the body's argument %d", f->args[k].name ? f->args[k].name : "?", k);
+            continue;
+        }
+        char what[64];
+        snprintf(what, sizeof what, "argument %%%.40s", f->args[k].name ? f->args[k].name : "?");
+        check_value_type(V, NULL, v, what);
+        define(V, NULL, v);
+    }
+    /* 3, 4. */
+    verify_block(V, f->body, NULL);
+out:
+    free(V->state);
+    free(V->stack);
+    V->state = NULL;
+    V->stack = NULL;
+}
+
+bool tir_verify(Module *m, Diag *d) {
+    Verifier V = {.m = m, .d = d};
+    for (int k = 0; k < m->nfuncs; k++) verify_func(&V, m->funcs[k]);
+    return V.nerrors == 0;
+}
