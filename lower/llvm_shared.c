@@ -1,0 +1,818 @@
+/* llvm_shared.c - ops whose data crosses threads: convert_layout, reshape,
+ * reduce, scan and the FMA dot.
+ *
+ * Every register of a tensor is located by layout.h's formula
+ * coord_d = (stat[r][d] + T_d(thread)) mod S_d; this file only ever moves
+ * registers between threads by (a) butterfly / indexed warp shuffles along
+ * one dim's lane bits, or (b) the op's scratch buffer in shared memory
+ * (i->a.smem_offset, sized by smem_scratch_bytes) with one barrier between
+ * the op's own writes and reads.  The barrier pass orders scratch use
+ * between different ops.
+ *
+ * convert_layout / reshape:
+ *   1. Each thread stores its canonical registers (no in-thread replica) at
+ *      the row-major linear index of their coordinate (reshape: in the
+ *      source shape); threads holding replicas store the same value.
+ *      Runs of registers that are consecutive and aligned along the last
+ *      dim are stored as one vector (<= 16 bytes).
+ *   2. Barrier, then every result register is loaded from its coordinate's
+ *      linear index (reshape: in the result shape; row-major order is what
+ *      reshape preserves), vectorized the same way.
+ *
+ * reduce (axis a, kind sum/max/min/argmax/argmin):
+ *   1. Group the operand's canonical registers by their stat without dim a;
+ *      combine each group in register order in the accumulation type
+ *      (f16/bf16 -> f32, narrow ints -> i32); arg kinds carry the element's
+ *      coordinate along a as an i32 index (ties -> smallest index, NaN wins).
+ *   2. Butterfly shuffles over the distinct lane positions along a.
+ *   3. More than one warp position along a: every thread stores its group
+ *      partials at [row * W + warp_pos] (row = linear index of the result
+ *      coordinate), barrier, then reads the W partials of each group and
+ *      combines them in warp order, so every thread gets identical bits.
+ *   4. Each result register (slice layout) takes the group with its stat.
+ *
+ * scan (inclusive, axis a, kind sum/max/min), per repetition of the layout
+ * along a (the elements a thread holds in repetition j come after every
+ * element of repetition j-1):
+ *   1. In-thread inclusive prefix over the group's registers of that rep.
+ *   2. Hillis-Steele over the lane positions along a with indexed shuffles,
+ *      then one shuffle from the previous lane position for the exclusive
+ *      lane prefix, one from the last for the warp's total.
+ *   3. Across warps: warp totals through scratch, barrier, each thread folds
+ *      the totals of the warps before it; barrier before the next rep.
+ *   4. Element = carry (earlier reps) (+) warp prefix (+) lane prefix (+)
+ *      in-thread prefix; replicas copy their canonical register.
+ *
+ * dot (FMA): a and b are stored row-major in scratch (b 16-byte aligned
+ * after a), barrier, then for k = 0..K-1, unrolled: each distinct row of the
+ * thread's accumulator registers loads a[m][k] (vectors along k), each
+ * distinct column b[k][n] (vectors along n), and every accumulator register
+ * does one fma in f32 (f16/bf16 inputs) or one multiply-add (ints, in i32). */
+#include "llvm_ctx.h"
+#include "smem.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- scratch access ---- */
+
+static int elem_bytes(DType dt) {
+    if (dt == DT_PTR) return 8;
+    int b = dtype_bits(dt) / 8;
+    return b < 1 ? 1 : b;
+}
+
+/* How an element is kept in shared memory: i1 as i8, pointers as i64. */
+static LLVMTypeRef smem_type(LL *l, DType dt) {
+    if (dt == DT_I1) return l->t_i8;
+    if (dt == DT_PTR) return l->t_i64;
+    return ll_type(l, dt);
+}
+
+static LLVMValueRef to_smem(LL *l, LLVMValueRef v, DType dt) {
+    if (dt == DT_I1) return LLVMBuildZExt(l->b, v, l->t_i8, "");
+    if (dt == DT_PTR) return LLVMBuildPtrToInt(l->b, v, l->t_i64, "");
+    return v;
+}
+
+static LLVMValueRef from_smem(LL *l, LLVMValueRef v, DType dt) {
+    if (dt == DT_I1) return LLVMBuildTrunc(l->b, v, l->t_i1, "");
+    if (dt == DT_PTR) return LLVMBuildIntToPtr(l->b, v, l->t_gptr, "");
+    return v;
+}
+
+static void st_shared(LL *l, LLVMValueRef v, int off, LLVMValueRef dyn, unsigned align) {
+    LLVMValueRef st = LLVMBuildStore(l->b, v, ll_smem_ptr(l, off, dyn));
+    LLVMSetAlignment(st, align);
+}
+
+static LLVMValueRef ld_shared(LL *l, LLVMTypeRef ty, int off, LLVMValueRef dyn, unsigned align) {
+    LLVMValueRef v = LLVMBuildLoad2(l->b, ty, ll_smem_ptr(l, off, dyn), "");
+    LLVMSetAlignment(v, align);
+    return v;
+}
+
+/* The op must have been given scratch by smem_alloc. */
+static bool have_scratch(LL *l, Inst *i, int need) {
+    if (l->smem && i->a.smem_offset >= 0 && i->a.smem_bytes >= need) return true;
+    ll_error(l, i->loc, "internal error: %s needs %d bytes of shared-memory scratch but got %d (run smem_alloc first)",
+             tir_op_info[i->op].name, need, i->a.smem_offset >= 0 ? i->a.smem_bytes : 0);
+    return false;
+}
+
+static bool supported_layout(LL *l, Inst *i, const Type *t) {
+    if (!t->rank) return true;
+    for (const Layout *p = t->layout; p; p = p->kind == LAYOUT_SLICE ? p->parent : NULL) {
+        if (p->kind == LAYOUT_BLOCKED) return true;
+        if (p->kind != LAYOUT_SLICE) break;
+    }
+    ll_error(l, i->loc, "%s: operand layouts other than blocked and slice are not supported by the FMA lowering",
+             tir_op_info[i->op].name);
+    return false;
+}
+
+static bool is_replica(const LayoutRegs *lr, const Type *t, int r) {
+    for (int d = 0; d < t->rank; d++)
+        if (lr->raw[r][d] >= t->shape[d]) return true;
+    return false;
+}
+
+/* Row-major linear index of register r's coordinate in shape `shape` (t's shape,
+ * or another with the same element order), skipping dim `skip` (-1: none). */
+static LLVMValueRef linear_index(LL *l, const Type *t, int r, int skip) {
+    LLVMValueRef lin = ll_i32(l, 0);
+    int64_t stride = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        if (d == skip) continue;
+        LLVMValueRef c = ll_coord(l, t, r, d);
+        lin = LLVMBuildAdd(l->b, lin, LLVMBuildMul(l->b, c, ll_i32(l, stride), ""), "");
+        stride *= t->shape[d];
+    }
+    return lin;
+}
+
+/* Largest power-of-two v <= maxv such that registers r..r+v-1 hold consecutive,
+ * v-aligned elements along the last dim (so one vector access covers them). */
+static int vec_run(const LayoutRegs *lr, const Type *t, int r, int maxv) {
+    if (!t->rank) return 1;
+    int last = t->rank - 1;
+    ThreadTerm tt = layout_thread_term(t->layout, last);
+    int v = 1;
+    for (int cand = 2; cand <= maxv; cand *= 2) {
+        if (r + cand > lr->n || tt.lane_mul % cand || t->shape[last] % cand || lr->stat[r][last] % cand) break;
+        bool ok = true;
+        for (int j = 1; j < cand && ok; j++)
+            for (int d = 0; d < t->rank && ok; d++) {
+                int want = d == last ? j : 0;
+                ok = lr->stat[r + j][d] == lr->stat[r][d] + want && lr->raw[r + j][d] == lr->raw[r][d] + want;
+            }
+        if (!ok) break;
+        v = cand;
+    }
+    return v;
+}
+
+/* Store every canonical register of `v` (type t) at scratch byte offset `off` +
+ * linear index * element size.  Linear indices are row-major in t's shape. */
+static void write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) {
+    const LayoutRegs *lr = ll_regs_of(l, t);
+    int eb = elem_bytes(t->dt);
+    LLVMTypeRef st = smem_type(l, t->dt);
+    for (int r = 0; r < lr->n;) {
+        if (is_replica(lr, t, r)) {
+            r++;
+            continue;
+        }
+        int v = vec_run(lr, t, r, 16 / eb);
+        LLVMValueRef lin = linear_index(l, t, r, -1);
+        LLVMValueRef byte = LLVMBuildMul(l->b, lin, ll_i32(l, eb), "");
+        if (v == 1) {
+            st_shared(l, to_smem(l, vals[r], t->dt), off, byte, (unsigned)eb);
+        } else {
+            LLVMTypeRef vt = LLVMVectorType(st, (unsigned)v);
+            LLVMValueRef vec = LLVMGetPoison(vt);
+            for (int j = 0; j < v; j++)
+                vec = LLVMBuildInsertElement(l->b, vec, to_smem(l, vals[r + j], t->dt), ll_i32(l, j), "");
+            st_shared(l, vec, off, byte, (unsigned)(eb * v));
+        }
+        r += v;
+    }
+}
+
+/* Load every register of type t from scratch (row-major in t's shape). */
+static void read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off) {
+    const LayoutRegs *lr = ll_regs_of(l, t);
+    int eb = elem_bytes(t->dt);
+    LLVMTypeRef st = smem_type(l, t->dt);
+    for (int r = 0; r < lr->n;) {
+        int v = vec_run(lr, t, r, 16 / eb);
+        LLVMValueRef byte = LLVMBuildMul(l->b, linear_index(l, t, r, -1), ll_i32(l, eb), "");
+        if (v == 1) {
+            out[r] = from_smem(l, ld_shared(l, st, off, byte, (unsigned)eb), t->dt);
+        } else {
+            LLVMValueRef vec = ld_shared(l, LLVMVectorType(st, (unsigned)v), off, byte, (unsigned)(eb * v));
+            for (int j = 0; j < v; j++)
+                out[r + j] = from_smem(l, LLVMBuildExtractElement(l->b, vec, ll_i32(l, j), ""), t->dt);
+        }
+        r += v;
+    }
+}
+
+/* convert_layout and reshape: the same round trip through scratch. */
+static bool emit_through_smem(LL *l, Inst *i) {
+    const Type *ot = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
+    if (!supported_layout(l, i, ot) || !supported_layout(l, i, rt)) return false;
+    int n;
+    LLVMValueRef *src = ll_get(l, i->ops[0], &n);
+    const LayoutRegs *rr = ll_regs_of(l, rt);
+    if (!rt->rank || !ot->rank) { /* scalar <-> 1-element tensor: every thread holds the element */
+        LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
+        for (int r = 0; r < rr->n; r++) res[r] = src[0];
+        return true;
+    }
+    if (!have_scratch(l, i, (int)(tir_type_numel(ot) * elem_bytes(ot->dt)))) return false;
+    write_tensor(l, ot, src, i->a.smem_offset);
+    ll_barrier(l);
+    LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
+    read_tensor(l, rt, res, i->a.smem_offset);
+    return true;
+}
+
+/* ---- combining values: the accumulation type of a reduction or scan ---- */
+
+typedef struct Red {
+    RedKind kind;
+    DType dt;        /* element type */
+    LLVMTypeRef at;  /* accumulation type */
+    bool fp, sgn, arg;
+} Red;
+
+static bool red_init(LL *l, Inst *i, Red *k, DType dt, RedKind kind) {
+    k->kind = kind;
+    k->dt = dt;
+    k->fp = dtype_is_float(dt);
+    k->sgn = dtype_is_signed(dt);
+    k->arg = kind == RED_ARGMAX || kind == RED_ARGMIN;
+    if (dt == DT_PTR || dtype_is_storage(dt) || dt == DT_VOID) {
+        ll_error(l, i->loc, "%s of %s elements is not supported", tir_op_info[i->op].name, dtype_name(dt));
+        return false;
+    }
+    if (kind != RED_SUM && kind != RED_MAX && kind != RED_MIN && !k->arg) {
+        ll_error(l, i->loc, "%s kind '%s' is not supported", tir_op_info[i->op].name, tir_red_names[kind]);
+        return false;
+    }
+    if (k->fp) k->at = dt == DT_F64 ? l->t_f64 : l->t_f32;
+    else k->at = dtype_bits(dt) > 32 ? l->t_i64 : l->t_i32;
+    return true;
+}
+
+static LLVMValueRef red_widen(LL *l, const Red *k, LLVMValueRef v) {
+    if (LLVMTypeOf(v) == k->at) return v;
+    if (k->fp) return LLVMBuildFPExt(l->b, v, k->at, "");
+    return k->sgn ? LLVMBuildSExt(l->b, v, k->at, "") : LLVMBuildZExt(l->b, v, k->at, "");
+}
+
+static LLVMValueRef red_narrow(LL *l, const Red *k, LLVMValueRef v) {
+    LLVMTypeRef et = ll_type(l, k->dt);
+    if (et == k->at) return v;
+    return k->fp ? LLVMBuildFPTrunc(l->b, v, et, "") : LLVMBuildTrunc(l->b, v, et, "");
+}
+
+/* Identity of the combine in the accumulation type. */
+static LLVMValueRef red_identity(LL *l, const Red *k) {
+    bool max = k->kind == RED_MAX || k->kind == RED_ARGMAX;
+    if (k->kind == RED_SUM) return k->fp ? LLVMConstReal(k->at, -0.0) : LLVMConstInt(k->at, 0, 0);
+    if (k->fp) return LLVMConstReal(k->at, max ? -INFINITY : INFINITY);
+    int bits = dtype_bits(k->dt);
+    unsigned long long all = bits >= 64 ? ~0ull : (1ull << bits) - 1; /* in the element's width, then extended */
+    unsigned long long v;
+    if (k->sgn) v = max ? ~(all >> 1) : all >> 1;
+    else v = max ? 0 : all;
+    LLVMValueRef c = LLVMConstInt(ll_type(l, k->dt), v, 0);
+    return red_widen(l, k, c);
+}
+
+typedef struct Acc {
+    LLVMValueRef v, idx; /* idx: arg kinds only */
+} Acc;
+
+static LLVMValueRef cmp_gt(LL *l, const Red *k, LLVMValueRef a, LLVMValueRef b) {
+    if (k->fp) return LLVMBuildFCmp(l->b, LLVMRealOGT, a, b, "");
+    return LLVMBuildICmp(l->b, k->sgn ? LLVMIntSGT : LLVMIntUGT, a, b, "");
+}
+
+/* a (+) b, where a holds the earlier elements.  NULL is the identity. */
+static Acc red_combine(LL *l, const Red *k, Acc a, Acc b) {
+    if (!a.v) return b;
+    if (!b.v) return a;
+    LLVMTypeRef ty = k->at;
+    switch (k->kind) {
+    case RED_SUM:
+        return (Acc){k->fp ? LLVMBuildFAdd(l->b, a.v, b.v, "") : LLVMBuildAdd(l->b, a.v, b.v, ""), NULL};
+    case RED_MAX:
+    case RED_MIN: {
+        bool max = k->kind == RED_MAX;
+        if (k->fp) {
+            LLVMValueRef args[2] = {a.v, b.v};
+            return (Acc){ll_intr(l, max ? "llvm.maximum" : "llvm.minimum", &ty, 1, args, 2), NULL};
+        }
+        LLVMValueRef take_b = max ? cmp_gt(l, k, b.v, a.v) : cmp_gt(l, k, a.v, b.v);
+        return (Acc){LLVMBuildSelect(l->b, take_b, b.v, a.v, ""), NULL};
+    }
+    default: {
+        /* arg kinds: b wins when strictly better, or equal with a smaller index; NaN is better than
+         * any number (argmax: NaN is the maximum; argmin: NaN propagates like min) */
+        bool max = k->kind == RED_ARGMAX;
+        LLVMValueRef better = max ? cmp_gt(l, k, b.v, a.v) : cmp_gt(l, k, a.v, b.v);
+        LLVMValueRef eq;
+        if (k->fp) {
+            LLVMValueRef na = LLVMBuildFCmp(l->b, LLVMRealUNO, a.v, a.v, "");
+            LLVMValueRef nb = LLVMBuildFCmp(l->b, LLVMRealUNO, b.v, b.v, "");
+            LLVMValueRef nan_b_only = LLVMBuildAnd(l->b, nb, LLVMBuildNot(l->b, na, ""), "");
+            better = LLVMBuildOr(l->b, better, nan_b_only, "");
+            eq = LLVMBuildOr(l->b, LLVMBuildFCmp(l->b, LLVMRealOEQ, a.v, b.v, ""), LLVMBuildAnd(l->b, na, nb, ""), "");
+        } else {
+            eq = LLVMBuildICmp(l->b, LLVMIntEQ, a.v, b.v, "");
+        }
+        LLVMValueRef lower = LLVMBuildICmp(l->b, LLVMIntSLT, b.idx, a.idx, "");
+        LLVMValueRef take_b = LLVMBuildOr(l->b, better, LLVMBuildAnd(l->b, eq, lower, ""), "");
+        return (Acc){LLVMBuildSelect(l->b, take_b, b.v, a.v, ""), LLVMBuildSelect(l->b, take_b, b.idx, a.idx, "")};
+    }
+    }
+}
+
+/* ---- warp shuffles of any accumulation type ---- */
+
+/* kind: "bfly" (arg = xor mask) or "idx" (arg = source lane). */
+static LLVMValueRef shfl32(LL *l, const char *kind, LLVMValueRef v, LLVMValueRef arg) {
+    char name[64];
+    bool f = LLVMTypeOf(v) == l->t_f32;
+    snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.%s", kind, f ? "f32" : "i32");
+    LLVMValueRef args[4] = {ll_i32(l, -1), v, arg, ll_i32(l, 0x1f)};
+    return ll_intr(l, name, NULL, 0, args, 4);
+}
+
+static LLVMValueRef shfl(LL *l, const char *kind, LLVMValueRef v, LLVMValueRef arg) {
+    LLVMTypeRef ty = LLVMTypeOf(v);
+    if (ty == l->t_i32 || ty == l->t_f32) return shfl32(l, kind, v, arg);
+    if (ty == l->t_i64 || ty == l->t_f64) {
+        LLVMValueRef x = ty == l->t_f64 ? LLVMBuildBitCast(l->b, v, l->t_i64, "") : v;
+        LLVMValueRef lo = LLVMBuildTrunc(l->b, x, l->t_i32, "");
+        LLVMValueRef hi = LLVMBuildTrunc(l->b, LLVMBuildLShr(l->b, x, LLVMConstInt(l->t_i64, 32, 0), ""), l->t_i32, "");
+        lo = LLVMBuildZExt(l->b, shfl32(l, kind, lo, arg), l->t_i64, "");
+        hi = LLVMBuildZExt(l->b, shfl32(l, kind, hi, arg), l->t_i64, "");
+        LLVMValueRef r = LLVMBuildOr(l->b, lo, LLVMBuildShl(l->b, hi, LLVMConstInt(l->t_i64, 32, 0), ""), "");
+        return ty == l->t_f64 ? LLVMBuildBitCast(l->b, r, l->t_f64, "") : r;
+    }
+    unreachable("shuffle of an unexpected type");
+}
+
+static Acc shfl_acc(LL *l, const char *kind, Acc a, LLVMValueRef arg) {
+    Acc r = {shfl(l, kind, a.v, arg), NULL};
+    if (a.idx) r.idx = shfl(l, kind, a.idx, arg);
+    return r;
+}
+
+static int log2i(int v) { return v > 1 ? 31 - __builtin_clz((unsigned)v) : 0; }
+
+/* Distinct lane positions along dim d of a tensor of type t (others replicate). */
+static int lanes_along(const Type *t, int d) {
+    ThreadTerm tt = layout_thread_term(t->layout, d);
+    int distinct = t->shape[d] / tt.lane_mul;
+    if (distinct < 1) distinct = 1;
+    return distinct < tt.lane_count ? distinct : tt.lane_count;
+}
+
+/* This thread's lane (or warp) position along d, modulo the distinct positions. */
+static LLVMValueRef pos_along(LL *l, LLVMValueRef id, int stride, int count, int distinct) {
+    LLVMValueRef v = LLVMBuildLShr(l->b, id, ll_i32(l, log2i(stride)), "");
+    (void)count;
+    return LLVMBuildAnd(l->b, v, ll_i32(l, distinct - 1), "");
+}
+
+/* Group the canonical registers of t (no in-thread replica) by stat without dim ax.
+ * grp[r] = group of register r or -1; returns the group count, rep[g] one member. */
+static int group_regs(const LayoutRegs *lr, const Type *t, int ax, int *grp, int *rep) {
+    int ng = 0;
+    for (int r = 0; r < lr->n; r++) {
+        grp[r] = -1;
+        if (is_replica(lr, t, r)) continue;
+        for (int g = 0; g < ng && grp[r] < 0; g++) {
+            bool eq = true;
+            for (int d = 0; d < t->rank && eq; d++)
+                if (d != ax) eq = lr->stat[rep[g]][d] == lr->stat[r][d];
+            if (eq) grp[r] = g;
+        }
+        if (grp[r] < 0) {
+            rep[ng] = r;
+            grp[r] = ng++;
+        }
+    }
+    return ng;
+}
+
+/* Scratch slots of the cross-warp step: values at off, arg indices (i32) before them. */
+typedef struct Slots {
+    int val_off, idx_off, W;
+    LLVMValueRef wpos;
+} Slots;
+
+static void slot_store(LL *l, const Red *k, const Slots *s, LLVMValueRef row, Acc a) {
+    LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, row, ll_i32(l, s->W), ""), s->wpos, "");
+    int eb = elem_bytes(k->dt);
+    LLVMValueRef v = to_smem(l, red_narrow(l, k, a.v), k->dt);
+    st_shared(l, v, s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb);
+    if (a.idx) st_shared(l, a.idx, s->idx_off, LLVMBuildMul(l->b, slot, ll_i32(l, 4), ""), 4);
+}
+
+static Acc slot_load(LL *l, const Red *k, const Slots *s, LLVMValueRef row, int w) {
+    LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, row, ll_i32(l, s->W), ""), ll_i32(l, w), "");
+    int eb = elem_bytes(k->dt);
+    LLVMValueRef v = ld_shared(l, smem_type(l, k->dt), s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb);
+    Acc a = {red_widen(l, k, from_smem(l, v, k->dt)), NULL};
+    if (k->arg) a.idx = ld_shared(l, l->t_i32, s->idx_off, LLVMBuildMul(l->b, slot, ll_i32(l, 4), ""), 4);
+    return a;
+}
+
+static bool slots_init(LL *l, Inst *i, const Red *k, const Type *ot, int ax, Slots *s) {
+    int W = smem_warps_along(ot, ax);
+    s->W = W;
+    if (W <= 1) return true;
+    int rows = (int)(tir_type_numel(ot) / ot->shape[ax]);
+    int n = rows * W;
+    if (!have_scratch(l, i, n * (elem_bytes(k->dt) + (k->arg ? 4 : 0)))) return false;
+    /* n is even (W >= 2), so 4*n keeps 8-byte values aligned */
+    s->idx_off = i->a.smem_offset;
+    s->val_off = i->a.smem_offset + (k->arg ? 4 * n : 0);
+    ThreadTerm tt = layout_thread_term(ot->layout, ax);
+    s->wpos = pos_along(l, l->warp, tt.warp_stride, tt.warp_count, W);
+    return true;
+}
+
+/* ---- reduce ---- */
+
+static bool emit_reduce(LL *l, Inst *i) {
+    const Type *ot = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
+    int ax = (int)i->a.ival;
+    Red k;
+    if (!supported_layout(l, i, ot) || !red_init(l, i, &k, ot->dt, (RedKind)i->a.ival2)) return false;
+    int n;
+    LLVMValueRef *src = ll_get(l, i->ops[0], &n);
+    const LayoutRegs *lr = ll_regs_of(l, ot);
+    int *grp = calloc((size_t)lr->n * 2 + 1, sizeof(int)), *rep = grp + lr->n;
+    Acc *acc = calloc((size_t)lr->n + 1, sizeof(Acc));
+    if (!grp || !acc) unreachable("out of memory");
+    int ng = group_regs(lr, ot, ax, grp, rep);
+
+    /* 1. in-thread */
+    for (int r = 0; r < lr->n; r++) {
+        if (grp[r] < 0) continue;
+        Acc x = {red_widen(l, &k, src[r]), k.arg ? ll_coord(l, ot, r, ax) : NULL};
+        acc[grp[r]] = red_combine(l, &k, acc[grp[r]], x);
+    }
+    /* 2. across lanes */
+    ThreadTerm tt = layout_thread_term(ot->layout, ax);
+    int D = lanes_along(ot, ax);
+    for (int s = 1; s < D; s *= 2)
+        for (int g = 0; g < ng; g++) {
+            Acc o = shfl_acc(l, "bfly", acc[g], ll_i32(l, tt.lane_stride * s));
+            acc[g] = red_combine(l, &k, acc[g], o);
+        }
+    /* 3. across warps */
+    Slots sl;
+    bool ok = slots_init(l, i, &k, ot, ax, &sl);
+    if (ok && sl.W > 1) {
+        LLVMValueRef *row = calloc((size_t)ng + 1, sizeof *row);
+        for (int g = 0; g < ng; g++) {
+            row[g] = linear_index(l, ot, rep[g], ax);
+            slot_store(l, &k, &sl, row[g], acc[g]);
+        }
+        ll_barrier(l);
+        for (int g = 0; g < ng; g++) {
+            Acc a = {0};
+            for (int w = 0; w < sl.W; w++) a = red_combine(l, &k, a, slot_load(l, &k, &sl, row[g], w));
+            acc[g] = a;
+        }
+        free(row);
+    }
+    /* 4. result registers in the slice's order */
+    if (ok) {
+        const LayoutRegs *rr = ll_regs_of(l, rt);
+        LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
+        for (int r = 0; r < rr->n; r++) {
+            int g = 0;
+            if (rt->rank) {
+                for (g = 0; g < ng; g++) {
+                    bool eq = true;
+                    for (int d = 0, s = 0; d < ot->rank && eq; d++)
+                        if (d != ax) eq = lr->stat[rep[g]][d] == rr->stat[r][s++];
+                    if (eq) break;
+                }
+            }
+            if (g == ng) {
+                ll_error(l, i->loc, "internal error: reduce result register %d has no source group", r);
+                ok = false;
+                break;
+            }
+            res[r] = k.arg ? acc[g].idx : red_narrow(l, &k, acc[g].v);
+        }
+    }
+    free(grp);
+    free(acc);
+    return ok;
+}
+
+/* ---- scan ---- */
+
+static bool emit_scan(LL *l, Inst *i) {
+    const Type *t = tir_vtype(l->f, i->ops[0]);
+    int ax = (int)i->a.ival;
+    Red k;
+    if (!supported_layout(l, i, t) || !red_init(l, i, &k, t->dt, (RedKind)i->a.ival2)) return false;
+    if (k.arg) {
+        ll_error(l, i->loc, "scan kind '%s' is not supported", tir_red_names[k.kind]);
+        return false;
+    }
+    int n;
+    LLVMValueRef *src = ll_get(l, i->ops[0], &n);
+    const LayoutRegs *lr = ll_regs_of(l, t);
+    int *grp = calloc((size_t)lr->n * 2 + 1, sizeof(int)), *rep = grp + lr->n;
+    LLVMValueRef *out = calloc((size_t)lr->n + 1, sizeof *out);
+    if (!grp || !out) unreachable("out of memory");
+    int ng = group_regs(lr, t, ax, grp, rep);
+    Acc *carry = calloc((size_t)ng + 1, sizeof(Acc)), *local = calloc((size_t)ng + 1, sizeof(Acc));
+    Acc *lane_ex = calloc((size_t)ng + 1, sizeof(Acc)), *wtot = calloc((size_t)ng + 1, sizeof(Acc));
+    LLVMValueRef *row = calloc((size_t)ng + 1, sizeof *row);
+    if (!carry || !local || !lane_ex || !wtot || !row) unreachable("out of memory");
+
+    /* canonical registers in axis order (stable insertion sort) */
+    int *ord = calloc((size_t)lr->n + 1, sizeof(int)), nord = 0;
+    if (!ord) unreachable("out of memory");
+    for (int r = 0; r < lr->n; r++) {
+        if (grp[r] < 0) continue;
+        int q = nord++;
+        for (; q > 0 && lr->raw[ord[q - 1]][ax] > lr->raw[r][ax]; q--) ord[q] = ord[q - 1];
+        ord[q] = r;
+    }
+    ThreadTerm tt = layout_thread_term(t->layout, ax);
+    int D = lanes_along(t, ax);
+    int cov = layout_coverage(t->layout, ax);
+    int reps = t->shape[ax] / cov;
+    if (reps < 1) reps = 1;
+    LLVMValueRef e = pos_along(l, l->lane, tt.lane_stride, tt.lane_count, D);
+    Slots sl;
+    bool ok = slots_init(l, i, &k, t, ax, &sl);
+    if (ok && sl.W > 1)
+        for (int g = 0; g < ng; g++) row[g] = linear_index(l, t, rep[g], ax);
+    LLVMValueRef ident = red_identity(l, &k);
+
+    for (int j = 0; ok && j < reps; j++) {
+        /* 1. in-thread inclusive prefix of this rep, in axis order */
+        for (int g = 0; g < ng; g++) local[g] = (Acc){0};
+        for (int q = 0; q < nord; q++) {
+            int r = ord[q];
+            if (lr->raw[r][ax] / cov != j) continue;
+            Acc x = {red_widen(l, &k, src[r]), NULL};
+            local[grp[r]] = red_combine(l, &k, local[grp[r]], x);
+            out[r] = local[grp[r]].v; /* in-thread inclusive; prefixed below */
+        }
+        /* 2. across lanes: Hillis-Steele over the D lane positions */
+        for (int g = 0; g < ng; g++) {
+            lane_ex[g] = (Acc){0};
+            wtot[g] = local[g];
+            if (D <= 1) continue;
+            LLVMValueRef incl = local[g].v;
+            for (int s = 1; s < D; s *= 2) {
+                LLVMValueRef has = LLVMBuildICmp(l->b, LLVMIntUGE, e, ll_i32(l, s), "");
+                LLVMValueRef srcl = LLVMBuildSelect(l->b, has, LLVMBuildSub(l->b, l->lane, ll_i32(l, s * tt.lane_stride), ""),
+                                                    l->lane, "");
+                LLVMValueRef y = shfl(l, "idx", incl, srcl);
+                LLVMValueRef sum = red_combine(l, &k, (Acc){y, NULL}, (Acc){incl, NULL}).v;
+                incl = LLVMBuildSelect(l->b, has, sum, incl, "");
+            }
+            LLVMValueRef has = LLVMBuildICmp(l->b, LLVMIntUGE, e, ll_i32(l, 1), "");
+            LLVMValueRef prev = LLVMBuildSelect(l->b, has, LLVMBuildSub(l->b, l->lane, ll_i32(l, tt.lane_stride), ""),
+                                                l->lane, "");
+            LLVMValueRef ex = shfl(l, "idx", incl, prev);
+            lane_ex[g].v = LLVMBuildSelect(l->b, has, ex, ident, "");
+            /* the warp's total sits at lane position D-1 */
+            LLVMValueRef lastl = LLVMBuildAdd(
+                l->b, l->lane, LLVMBuildMul(l->b, LLVMBuildSub(l->b, ll_i32(l, D - 1), e, ""), ll_i32(l, tt.lane_stride), ""), "");
+            wtot[g].v = shfl(l, "idx", incl, lastl);
+        }
+        /* 3. across warps */
+        Acc *warp_ex = calloc((size_t)ng + 1, sizeof(Acc)), *rep_tot = calloc((size_t)ng + 1, sizeof(Acc));
+        if (!warp_ex || !rep_tot) unreachable("out of memory");
+        if (sl.W > 1) {
+            if (j > 0) ll_barrier(l); /* the previous rep's reads are done */
+            for (int g = 0; g < ng; g++) slot_store(l, &k, &sl, row[g], wtot[g]);
+            ll_barrier(l);
+            for (int g = 0; g < ng; g++) {
+                Acc ex = {ident, NULL}, all = {0};
+                for (int w = 0; w < sl.W; w++) {
+                    Acc v = slot_load(l, &k, &sl, row[g], w);
+                    if (w < sl.W - 1) {
+                        LLVMValueRef before = LLVMBuildICmp(l->b, LLVMIntULT, ll_i32(l, w), sl.wpos, "");
+                        ex = red_combine(l, &k, ex, (Acc){LLVMBuildSelect(l->b, before, v.v, ident, ""), NULL});
+                    }
+                    all = red_combine(l, &k, all, v);
+                }
+                warp_ex[g] = ex;
+                rep_tot[g] = all;
+            }
+        } else {
+            for (int g = 0; g < ng; g++) rep_tot[g] = wtot[g];
+        }
+        /* 4. prefix every element of this rep, carry the rep's total */
+        for (int g = 0; g < ng; g++) {
+            Acc pre = red_combine(l, &k, red_combine(l, &k, carry[g], warp_ex[g]), lane_ex[g]);
+            for (int r = 0; r < lr->n; r++)
+                if (grp[r] == g && lr->raw[r][ax] / cov == j && pre.v)
+                    out[r] = red_combine(l, &k, pre, (Acc){out[r], NULL}).v;
+            if (j + 1 < reps) carry[g] = red_combine(l, &k, carry[g], rep_tot[g]);
+        }
+        free(warp_ex);
+        free(rep_tot);
+    }
+    if (ok) {
+        LLVMValueRef *res = ll_new(l, i->res[0], lr->n);
+        for (int r = 0; r < lr->n; r++) {
+            int c = r;
+            if (grp[r] < 0) { /* in-thread replica: copy the canonical register with the same stat */
+                for (int q = 0; q < lr->n; q++) {
+                    bool eq = grp[q] >= 0;
+                    for (int d = 0; d < t->rank && eq; d++) eq = lr->stat[q][d] == lr->stat[r][d];
+                    if (eq) {
+                        c = q;
+                        break;
+                    }
+                }
+            }
+            res[r] = red_narrow(l, &k, out[c]);
+        }
+    }
+    free(ord);
+    free(grp);
+    free(out);
+    free(carry);
+    free(local);
+    free(lane_ex);
+    free(wtot);
+    free(row);
+    return ok;
+}
+
+/* ---- dot ---- */
+
+typedef struct Line {
+    int stat;           /* row (a) or column (b) stat */
+    int run;            /* b: columns stat..stat+run-1 come from one vector load; 0: covered by another */
+    LLVMValueRef base;  /* byte offset of element [m][0] (a) or [0][n] (b) relative to the operand */
+    LLVMValueRef cur;   /* converted value for the current k */
+} Line;
+
+static int float_bits(LLVMTypeRef t) {
+    switch (LLVMGetTypeKind(t)) {
+    case LLVMHalfTypeKind:
+    case LLVMBFloatTypeKind: return 16;
+    case LLVMFloatTypeKind: return 32;
+    default: return 64;
+    }
+}
+
+/* Numeric conversion between scalar LLVM types; `sgn`: integer source is signed. */
+static LLVMValueRef cvt(LL *l, LLVMValueRef v, bool sgn, LLVMTypeRef to) {
+    LLVMTypeRef from = LLVMTypeOf(v);
+    if (from == to) return v;
+    if (LLVMGetTypeKind(from) != LLVMIntegerTypeKind)
+        return float_bits(to) > float_bits(from) ? LLVMBuildFPExt(l->b, v, to, "") : LLVMBuildFPTrunc(l->b, v, to, "");
+    if (LLVMGetIntTypeWidth(from) > LLVMGetIntTypeWidth(to)) return LLVMBuildTrunc(l->b, v, to, "");
+    return sgn ? LLVMBuildSExt(l->b, v, to, "") : LLVMBuildZExt(l->b, v, to, "");
+}
+
+static int find_line(Line *ls, int n, int stat) {
+    for (int q = 0; q < n; q++)
+        if (ls[q].stat == stat) return q;
+    return -1;
+}
+
+static bool emit_dot(LL *l, Inst *i) {
+    const Type *at = tir_vtype(l->f, i->ops[0]), *bt = tir_vtype(l->f, i->ops[1]), *ct = tir_vtype(l->f, i->ops[2]);
+    if (!supported_layout(l, i, at) || !supported_layout(l, i, bt)) return false;
+    if (layout_root(ct->layout) != ct->layout) {
+        ll_error(l, i->loc, "dot: the accumulator must have a blocked layout");
+        return false;
+    }
+    DType in = at->dt, acc_dt = ct->dt;
+    bool fp = dtype_is_float(acc_dt);
+    if (dtype_is_storage(in) || in == DT_PTR || in == DT_I1 || dtype_is_float(in) != fp || dtype_is_storage(acc_dt)) {
+        ll_error(l, i->loc, "dot of %s operands into a %s accumulator is not supported by the FMA lowering", dtype_name(in),
+                 dtype_name(acc_dt));
+        return false;
+    }
+    int M = at->shape[0], K = at->shape[1], N = bt->shape[1];
+    int eb = elem_bytes(in);
+    int a_bytes = (M * K * eb + 15) & ~15;
+    if (!have_scratch(l, i, a_bytes + K * N * eb)) return false;
+    int off_a = i->a.smem_offset, off_b = off_a + a_bytes;
+    LLVMTypeRef ct_ty = fp ? (acc_dt == DT_F64 ? l->t_f64 : l->t_f32) : (dtype_bits(acc_dt) > 32 ? l->t_i64 : l->t_i32);
+    LLVMTypeRef et = ll_type(l, in);
+    bool sgn_in = dtype_is_signed(in);
+
+    /* 1. stage a and b */
+    write_tensor(l, at, ll_get(l, i->ops[0], NULL), off_a);
+    write_tensor(l, bt, ll_get(l, i->ops[1], NULL), off_b);
+    ll_barrier(l);
+
+    /* 2. the accumulator registers: compute each distinct stat once */
+    const LayoutRegs *cr = ll_regs_of(l, ct);
+    int n = cr->n;
+    LLVMValueRef *cin = ll_get(l, i->ops[2], NULL);
+    int *canon = calloc((size_t)n + 1, sizeof(int)), *ri = calloc((size_t)n * 2 + 2, sizeof(int)), *ci = ri + n;
+    LLVMValueRef *acc = calloc((size_t)n + 1, sizeof *acc);
+    Line *rows = calloc((size_t)n + 1, sizeof(Line)), *cols = calloc((size_t)n + 1, sizeof(Line));
+    if (!canon || !ri || !acc || !rows || !cols) unreachable("out of memory");
+    int nr = 0, nc = 0;
+    for (int r = 0; r < n; r++) {
+        canon[r] = layout_regs_find(cr, cr->stat[r]);
+        if (canon[r] != r) continue;
+        acc[r] = cvt(l, cin[r], dtype_is_signed(acc_dt), ct_ty);
+        int q = find_line(rows, nr, cr->stat[r][0]);
+        if (q < 0) {
+            q = nr++;
+            rows[q].stat = cr->stat[r][0];
+            rows[q].base = LLVMBuildMul(l->b, ll_coord(l, ct, r, 0), ll_i32(l, K * eb), "");
+        }
+        ri[r] = q;
+        q = find_line(cols, nc, cr->stat[r][1]);
+        if (q < 0) {
+            q = nc++;
+            cols[q].stat = cr->stat[r][1];
+            cols[q].base = LLVMBuildMul(l->b, ll_coord(l, ct, r, 1), ll_i32(l, eb), "");
+        }
+        ci[r] = q;
+    }
+    /* b columns stat..stat+v-1 in one vector when aligned and within one thread's spt run */
+    ThreadTerm tn = layout_thread_term(ct->layout, 1);
+    for (int q = 0; q < nc; q++) cols[q].run = 1;
+    for (int q = 0; q < nc; q++) {
+        if (!cols[q].run) continue;
+        int v = 1;
+        for (int cand = 2; cand * eb <= 16; cand *= 2) {
+            if (tn.lane_mul % cand || N % cand || cols[q].stat % cand) break;
+            bool all = true;
+            for (int j = 1; j < cand && all; j++) all = find_line(cols, nc, cols[q].stat + j) >= 0;
+            if (!all) break;
+            v = cand;
+        }
+        for (int j = 1; j < v; j++) cols[find_line(cols, nc, cols[q].stat + j)].run = 0;
+        cols[q].run = v;
+    }
+    /* a along k: vectors of kv elements */
+    int kv = 1;
+    while (kv * 2 * eb <= 16 && K % (kv * 2) == 0) kv *= 2;
+
+    /* 3. k loop, unrolled */
+    LLVMValueRef *avec = calloc((size_t)nr + 1, sizeof *avec);
+    if (!avec) unreachable("out of memory");
+    for (int kk = 0; kk < K; kk++) {
+        if (kk % kv == 0)
+            for (int q = 0; q < nr; q++)
+                avec[q] = kv == 1 ? ld_shared(l, et, off_a + kk * eb, rows[q].base, (unsigned)eb)
+                                  : ld_shared(l, LLVMVectorType(et, (unsigned)kv), off_a + kk * eb, rows[q].base,
+                                              (unsigned)(kv * eb));
+        for (int q = 0; q < nr; q++) {
+            LLVMValueRef x = kv == 1 ? avec[q] : LLVMBuildExtractElement(l->b, avec[q], ll_i32(l, kk % kv), "");
+            rows[q].cur = cvt(l, x, sgn_in, ct_ty);
+        }
+        for (int q = 0; q < nc; q++) {
+            int v = cols[q].run;
+            if (!v) continue;
+            int off = off_b + kk * N * eb;
+            if (v == 1) {
+                cols[q].cur = cvt(l, ld_shared(l, et, off, cols[q].base, (unsigned)eb), sgn_in, ct_ty);
+                continue;
+            }
+            LLVMValueRef vec = ld_shared(l, LLVMVectorType(et, (unsigned)v), off, cols[q].base, (unsigned)(v * eb));
+            for (int j = 0; j < v; j++) {
+                int c = j ? find_line(cols, nc, cols[q].stat + j) : q;
+                cols[c].cur = cvt(l, LLVMBuildExtractElement(l->b, vec, ll_i32(l, j), ""), sgn_in, ct_ty);
+            }
+        }
+        for (int r = 0; r < n; r++) {
+            if (canon[r] != r) continue;
+            LLVMValueRef x = rows[ri[r]].cur, y = cols[ci[r]].cur;
+            if (fp) {
+                LLVMValueRef args[3] = {x, y, acc[r]};
+                acc[r] = ll_intr(l, "llvm.fma", &ct_ty, 1, args, 3);
+            } else {
+                acc[r] = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, x, y, ""), acc[r], "");
+            }
+        }
+    }
+    LLVMValueRef *res = ll_new(l, i->res[0], n);
+    for (int r = 0; r < n; r++)
+        if (canon[r] == r) res[r] = cvt(l, acc[r], false, ll_type(l, acc_dt));
+    for (int r = 0; r < n; r++) res[r] = res[canon[r]];
+    free(avec);
+    free(canon);
+    free(ri);
+    free(acc);
+    free(rows);
+    free(cols);
+    return true;
+}
+
+bool ll_emit_shared(LL *l, Inst *i) {
+    switch (i->op) {
+    case OP_CONVERT_LAYOUT:
+    case OP_RESHAPE: return emit_through_smem(l, i);
+    case OP_REDUCE: return emit_reduce(l, i);
+    case OP_SCAN: return emit_scan(l, i);
+    case OP_DOT: return emit_dot(l, i);
+    default: unreachable("ll_emit_shared: not a shared-memory op");
+    }
+}
