@@ -259,7 +259,7 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
     if (!m || d.nerrors) goto done;
     m->arch = arch;
     if (m->nfuncs == 0) {
-        diag_error(&d, (Loc){0}, o->kernel ? "no kernel named '%s'" : "%s contains no kernel", o->kernel ? o->kernel : src->name);
+        diag_error(&d, (Loc){src, 1, 1}, o->kernel ? "no kernel named '%s'" : "%s contains no kernel", o->kernel ? o->kernel : src->name);
         goto done;
     }
     /* 3. passes */

@@ -5,7 +5,7 @@
  *                [--dump-after PASS|all] [--time-passes] [-I DIR]...
  *
  * Exit status: 0 success, 1 error in the source (diagnostics on stderr),
- * 2 usage error, 3 internal or tool failure. */
+ * 2 usage error (including an unreadable input file), 3 internal or tool failure. */
 #include "include/tile/tile.h"
 
 #include <stdio.h>
@@ -123,7 +123,7 @@ static int cmd_compile(int argc, char **argv) {
     if (c.timing) fputs(c.timing, stderr);
     int rc = 0;
     if (st == TILE_ERROR_COMPILE) rc = 1;
-    else if (st == TILE_ERROR_INVALID_VALUE) rc = 2;
+    else if (st == TILE_ERROR_INVALID_VALUE || st == TILE_ERROR_IO) rc = 2;
     else if (st != TILE_OK) rc = 3;
     if (st == TILE_OK && o.want_cubin && c.ptxas_missing) {
         fprintf(stderr, "tile: ptxas not found: cannot emit cubin (install the CUDA toolkit or pass its path)\n");

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Configure and build into build/ (and build-asan/ with --asan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+if [ "${1:-}" = "--asan" ]; then
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTILE_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j"$jobs"
+fi

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Install dependencies, build, and run every test: the whole suite, then the
+# front end, IR and fuzz tests again under AddressSanitizer + UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh --asan
+echo "== test suite"
+ctest --test-dir build --output-on-failure --timeout 900
+echo "== front end, IR, passes and fuzz under ASan+UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure --timeout 900 -R 'test_(lang|tir|canonicalize|fuzz|cli)$'

@@ -1,0 +1,151 @@
+/* test_fuzz.c - fuzz smoke: thousands of mutated copies of the shipped kernels
+ * (truncations, deleted lines, swapped tokens, random bytes) go through the
+ * whole compiler in-process.  Each must end in success or a source error
+ * with a located diagnostic ("file:line:col: error:"); a crash, a hang
+ * (Criterion's timeout) or an internal error fails the test.  The seed is
+ * fixed so CI is repeatable; TILE_FUZZ_SEED and TILE_FUZZ_ITERS explore more. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+
+static uint64_t rng;
+static uint32_t next(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    *n = fread(b, 1, (size_t)len, f);
+    b[*n] = 0;
+    fclose(f);
+    return b;
+}
+
+/* One mutation of src into out (NUL-terminated). */
+static size_t mutate(const char *src, size_t n, char *out, size_t cap) {
+    size_t len = n < cap - 1 ? n : cap - 1;
+    memcpy(out, src, len);
+    int kind = (int)(next() % 6);
+    int times = 1 + (int)(next() % 3);
+    for (int t = 0; t < times && len > 0; t++) {
+        size_t at = next() % len;
+        switch (kind) {
+        case 0: len = at; break;                          /* truncate */
+        case 1: {                                         /* delete a line */
+            size_t s = at, e = at;
+            while (s > 0 && out[s - 1] != '\n') s--;
+            while (e < len && out[e] != '\n') e++;
+            memmove(out + s, out + e, len - e);
+            len -= e - s;
+            break;
+        }
+        case 2: {                                         /* swap two tokens (space-separated chunks) */
+            size_t b = next() % len;
+            if (b < at) { size_t x = b; b = at; at = x; }
+            size_t ea = at, eb = b;
+            while (ea < len && out[ea] != ' ' && out[ea] != '\n') ea++;
+            while (eb < len && out[eb] != ' ' && out[eb] != '\n') eb++;
+            if (ea <= b && eb > b && ea > at) {
+                char tmp[4096];
+                size_t la = ea - at, lb = eb - b, mid = b - ea;
+                if (la + lb + mid < sizeof tmp) {
+                    memcpy(tmp, out + b, lb);
+                    memcpy(tmp + lb, out + ea, mid);
+                    memcpy(tmp + lb + mid, out + at, la);
+                    memcpy(out + at, tmp, la + lb + mid);
+                }
+            }
+            break;
+        }
+        case 3: out[at] = (char)(next() & 0xff); break;    /* random byte */
+        case 4: {                                           /* duplicate a chunk */
+            size_t l = next() % 40;
+            if (at + l > len) l = len - at;
+            if (len + l < cap - 1) {
+                memmove(out + at + l, out + at, len - at);
+                len += l;
+            }
+            break;
+        }
+        default: {                                          /* replace a digit or punctuation */
+            static const char repl[] = "0123456789(){}[];,:+-*/<>=!&|%^~. \"@";
+            out[at] = repl[next() % (sizeof repl - 1)];
+            break;
+        }
+        }
+    }
+    out[len] = 0;
+    return len;
+}
+
+static bool located(const char *diag) {
+    /* "name:LINE:COL: error:" somewhere */
+    for (const char *p = strstr(diag, ": error:"); p; p = strstr(p + 1, ": error:")) {
+        const char *q = p;
+        int colons = 0;
+        while (q > diag && q[-1] != '\n') {
+            q--;
+            if (*q == ':') colons++;
+        }
+        if (colons >= 2) return true;
+    }
+    return false;
+}
+
+Test(fuzz, mutated_kernels, .timeout = 540) {
+    rng = getenv("TILE_FUZZ_SEED") ? strtoull(getenv("TILE_FUZZ_SEED"), NULL, 0) : 0x9E3779B97F4A7C15ull;
+    if (!rng) rng = 1;
+    uint64_t seed = rng;
+    DIR *d = opendir(TILE_SOURCE_DIR "/kernels");
+    cr_assert(d);
+    char *srcs[64];
+    size_t lens[64];
+    char names[64][256];
+    int ns = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && ns < 64) {
+        size_t l = strlen(e->d_name);
+        if (l < 6 || strcmp(e->d_name + l - 5, ".tile")) continue;
+        char path[512];
+        snprintf(path, sizeof path, TILE_SOURCE_DIR "/kernels/%s", e->d_name);
+        srcs[ns] = slurp(path, &lens[ns]);
+        snprintf(names[ns], sizeof names[ns], "%s", e->d_name);
+        if (srcs[ns]) ns++;
+    }
+    closedir(d);
+    cr_assert_gt(ns, 0);
+    int iters = getenv("TILE_FUZZ_ITERS") ? atoi(getenv("TILE_FUZZ_ITERS")) : 2000;
+    static char buf[1 << 16];
+    int ok = 0, errors = 0;
+    for (int it = 0; it < iters; it++) {
+        int k = (int)(next() % (uint32_t)ns);
+        mutate(srcs[k], lens[k], buf, sizeof buf);
+        tile_compile_options o = {0};
+        tile_compiled c;
+        tile_status st = tile_compile_source(names[k], buf, &o, &c);
+        if (st == TILE_OK) ok++;
+        else {
+            errors++;
+            cr_assert_eq(st, TILE_ERROR_COMPILE, "seed %llu iteration %d (%s): status %s\n%s\n--- input ---\n%s",
+                         (unsigned long long)seed, it, names[k], tile_status_string(st), c.diagnostics, buf);
+            cr_assert(located(c.diagnostics), "seed %llu iteration %d: diagnostic without a location:\n%s\n--- input ---\n%s",
+                      (unsigned long long)seed, it, c.diagnostics, buf);
+        }
+        tile_compiled_free(&c);
+    }
+    cr_log_info("fuzz: seed %llu, %d inputs: %d compiled, %d rejected with located errors", (unsigned long long)seed, iters, ok,
+                errors);
+    for (int k = 0; k < ns; k++) free(srcs[k]);
+}

@@ -1,0 +1,95 @@
+/* test_kernels.c - every shipped kernel compiles for sm_80 and sm_90a, ptxas
+ * accepts the PTX, and ptxas -v reports no spills.  Without ptxas the
+ * assembly checks are reported as skipped, never as passed. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "include/tile/tile.h"
+
+static bool have_ptxas(void) {
+    if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return true;
+    return system("command -v ptxas >/dev/null 2>&1") == 0;
+}
+
+static int list_kernels(char names[][256], int max) {
+    DIR *d = opendir(TILE_SOURCE_DIR "/kernels");
+    int n = 0;
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && !strcmp(e->d_name + l - 5, ".tile")) snprintf(names[n++], 256, "%s", e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+static void compile_all(const char *arch, bool cubin) {
+    char names[64][256];
+    int n = list_kernels(names, 64);
+    cr_assert_geq(n, 7, "expected at least 7 shipped kernels, found %d", n);
+    for (int k = 0; k < n; k++) {
+        char path[512];
+        snprintf(path, sizeof path, TILE_SOURCE_DIR "/kernels/%s", names[k]);
+        tile_compile_options o = {.arch = arch, .want_cubin = cubin};
+        tile_compiled c;
+        tile_status st = tile_compile_file(path, &o, &c);
+        cr_assert_eq(st, TILE_OK, "%s for %s: %s\n%s", names[k], arch, tile_status_string(st), c.diagnostics);
+        cr_assert(c.ptx && strstr(c.ptx, ".entry"), "%s: no entry in the PTX", names[k]);
+        cr_assert(strstr(c.ptx, arch), "%s: PTX does not target %s", names[k], arch);
+        if (cubin) {
+            cr_assert(c.cubin && c.cubin_size > 0, "%s: no cubin", names[k]);
+            for (int j = 0; j < c.nkernels; j++)
+                cr_expect_eq(c.kernels[j].spill_bytes, 0, "%s/%s spills %d bytes (ptxas -v):\n%s", names[k], c.kernels[j].name,
+                             c.kernels[j].spill_bytes, c.ptxas_log);
+        }
+        tile_compiled_free(&c);
+    }
+}
+
+Test(kernels, ptx_sm80) { compile_all("sm_80", false); }
+Test(kernels, ptx_sm90a) { compile_all("sm_90a", false); }
+
+Test(kernels, ptxas_sm80) {
+    if (!have_ptxas()) cr_skip("ptxas not found: assembly of the shipped kernels for sm_80 NOT checked");
+    compile_all("sm_80", true);
+}
+
+Test(kernels, ptxas_sm90a) {
+    if (!have_ptxas()) cr_skip("ptxas not found: assembly of the shipped kernels for sm_90a NOT checked");
+    compile_all("sm_90a", true);
+}
+
+Test(kernels, ptx_uses_vector_access) {
+    tile_compile_options o = {0};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(strstr(c.ptx, ".v4.b32") || strstr(c.ptx, ".v4.f32"), "vector add does not use 16-byte accesses:\n%s", c.ptx);
+    tile_compiled_free(&c);
+}
+
+Test(kernels, launch_metadata) {
+    const char *src = "@num_warps(8)\nkernel k(x: *f32, n: i32, const B: i32 = 256) {\n"
+                      "  let o = program_id(0) * B + arange(0, B);\n  store(x + o, o as f32, o < n);\n}\n";
+    tile_compile_options o = {0};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("k.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_assert_eq(c.nkernels, 1);
+    cr_expect_eq(c.kernels[0].num_warps, 8);
+    cr_expect_str_eq(c.kernels[0].signature, "*f32:16, i32");
+    cr_expect(strstr(c.ptx, ".maxntid 256"), "no .maxntid 256 in:\n%s", c.ptx);
+    tile_compiled_free(&c);
+    const char *defs[] = {"num_warps=2", NULL};
+    o.defines = defs;
+    const char *specs[] = {"n=16", NULL};
+    o.specialize = specs;
+    cr_assert_eq(tile_compile_source("k.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect_eq(c.kernels[0].num_warps, 2);
+    cr_expect_str_eq(c.kernels[0].signature, "*f32:16, i32:16");
+    cr_expect(strstr(c.ptx, ".maxntid 64"), "no .maxntid 64 in:\n%s", c.ptx);
+    tile_compiled_free(&c);
+}
