@@ -120,7 +120,7 @@ bool lower_smem_alloc(Module *m, Diag *d) {
         Func *f = m->funcs[k];
         Ctx c = {.f = f};
         collect(&c, f->body, -1, -1);
-        qsort(c.bufs, (size_t)c.n, sizeof(Buf), by_size);
+        if (c.n) qsort(c.bufs, (size_t)c.n, sizeof(Buf), by_size);
         int total = 0;
         for (int i = 0; i < c.n; i++) {
             int off = 0;
