@@ -1,0 +1,131 @@
+/* ast.h - tokens and syntax trees of the front end (internal to lang/).
+ *
+ * The lexer turns a whole file into an array of Tokens (lex_file); the
+ * parser builds one FileAst per file: a list of Decls (imports, file-level
+ * constants, device functions, kernels) whose bodies are Node trees.  Nodes
+ * carry the location of the first token of their construct (binary and unary
+ * expressions also the operator's, `oploc`).  Everything lives in the
+ * compilation's Arena.  The generator (gen_*) walks these trees directly:
+ * there is no separate typed AST, values are computed while emitting IR. */
+#ifndef TILE_LANG_AST_H
+#define TILE_LANG_AST_H
+
+#include "lang.h"
+
+/* ---- tokens: X(ENUM, spelling) --------------------------------------
+ * Punctuators between LPAREN and SHREQ and keywords between KERNEL and NONE
+ * are recognised by spelling from this table, so it is the only list. */
+#define LANG_TOKENS(X)                                                                  \
+    X(EOF, "end of file") X(IDENT, "identifier") X(INT, "integer literal")              \
+    X(FLOAT, "float literal") X(STRING, "string literal") X(TYPE, "type name")          \
+    /* punctuators */                                                                   \
+    X(LPAREN, "(") X(RPAREN, ")") X(LBRACE, "{") X(RBRACE, "}") X(LBRACK, "[")          \
+    X(RBRACK, "]") X(COMMA, ",") X(SEMI, ";") X(COLON, ":") X(AT, "@")                  \
+    X(PLUS, "+") X(MINUS, "-") X(STAR, "*") X(SLASH, "/") X(PERCENT, "%")               \
+    X(AMP, "&") X(PIPE, "|") X(CARET, "^") X(TILDE, "~") X(BANG, "!")                   \
+    X(LT, "<") X(GT, ">") X(LE, "<=") X(GE, ">=") X(EQEQ, "==") X(NE, "!=")             \
+    X(ANDAND, "&&") X(OROR, "||") X(SHL, "<<") X(SHR, ">>") X(ASSIGN, "=")              \
+    X(PLUSEQ, "+=") X(MINUSEQ, "-=") X(STAREQ, "*=") X(SLASHEQ, "/=")                   \
+    X(PERCENTEQ, "%=") X(AMPEQ, "&=") X(PIPEEQ, "|=") X(CARETEQ, "^=")                  \
+    X(SHLEQ, "<<=") X(SHREQ, ">>=")                                                     \
+    /* keywords */                                                                      \
+    X(KERNEL, "kernel") X(FN, "fn") X(CONST, "const") X(LET, "let") X(IF, "if")         \
+    X(ELSE, "else") X(FOR, "for") X(IN, "in") X(RANGE, "range") X(RETURN, "return")     \
+    X(IMPORT, "import") X(AS, "as") X(TRUE, "true") X(FALSE, "false") X(NONE, "None")
+
+typedef enum TokKind {
+#define X(e, s) TK_##e,
+    LANG_TOKENS(X)
+#undef X
+        TK_COUNT
+} TokKind;
+
+typedef struct Token {
+    TokKind kind;
+    Loc loc;
+    const char *text; /* points into the source */
+    uint32_t len;
+    int64_t ival;     /* TK_INT */
+    double fval;      /* TK_FLOAT */
+    DType dt;         /* TK_TYPE */
+    const char *str;  /* TK_STRING, decoded, arena */
+} Token;
+
+extern const char *const lang_tok_spelling[TK_COUNT];
+/* Lex all of src; the array ends with TK_EOF.  Errors go to d. */
+Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks);
+
+/* ---- syntax trees ---- */
+typedef struct TypeRef {
+    DType dt;  /* DT_VOID: none */
+    int nptr;  /* levels of `*` */
+} TypeRef;
+
+typedef enum NodeKind {
+    /* expressions */
+    N_ERR, N_INT, N_FLOAT, N_BOOL, N_NONE, N_NAME, N_DTYPE, N_LIST, N_SLICE,
+    N_UNARY, N_BINARY, N_CAST, N_CALL, N_INDEX,
+    /* statements */
+    N_LET, N_ASSIGN, N_FOR, N_IF, N_RETURN, N_EXPR, N_BLOCK,
+} NodeKind;
+
+typedef struct Node Node;
+struct Node {
+    NodeKind kind;
+    Loc loc;           /* first token */
+    Loc oploc;         /* operator token (N_UNARY, N_BINARY, N_CAST, N_ASSIGN) */
+    TokKind op;        /* N_UNARY, N_BINARY operator; N_ASSIGN: ASSIGN or compound */
+    int64_t ival;      /* N_INT, N_BOOL */
+    double fval;       /* N_FLOAT */
+    const char *name;  /* N_NAME, N_CALL callee, N_LET, N_ASSIGN, N_FOR variable */
+    TypeRef ty;        /* N_DTYPE, N_CAST, N_LET (dt == DT_VOID: none) */
+    Node *lhs, *rhs;   /* operands; N_LET, N_ASSIGN, N_RETURN, N_EXPR: rhs is the value */
+    Node **kids;       /* N_LIST, N_CALL args, N_INDEX items, N_BLOCK stmts, N_FOR range args */
+    int nkids;
+    const char **kwnames; /* N_CALL: keyword of each arg, NULL when positional */
+    Node *cond, *then, *els; /* N_IF (els: N_BLOCK, N_IF or NULL); N_FOR: then is the body */
+};
+
+typedef enum DeclKind { D_IMPORT, D_CONST, D_FN, D_KERNEL } DeclKind;
+
+typedef struct Param {
+    const char *name;
+    Loc loc;
+    bool is_const;
+    TypeRef ty;  /* dt == DT_VOID: untyped */
+    Node *def;   /* default, or NULL */
+} Param;
+
+typedef struct Attr {
+    const char *name;
+    Loc loc;
+    Node *arg;
+} Attr;
+
+typedef struct Decl {
+    DeclKind kind;
+    const char *name; /* D_IMPORT: the path string */
+    Loc loc;          /* the name */
+    Param *params;
+    int nparams;
+    Attr *attrs;
+    int nattrs;
+    Node *body;       /* D_FN, D_KERNEL: N_BLOCK */
+    Node *value;      /* D_CONST */
+    TypeRef ty;       /* D_CONST */
+} Decl;
+
+typedef struct FileAst {
+    const SrcFile *src;
+    Decl **decls;
+    int ndecls;
+} FileAst;
+
+FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d);
+/* Parse a -D value: an optional '-' then an int, float, true/false or a type name. */
+Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d);
+
+/* ---- generation (irgen.c) ---- */
+Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt, Diag *d);
+
+#endif

@@ -1,0 +1,692 @@
+/* builtins.c - the built-in functions of the language.
+ *
+ * Each built-in is declared once in LANG_BUILTINS with its name, number of
+ * required arguments, parameter names (for keyword arguments) and IR op.
+ * A call:
+ *   1. binds arguments to parameters (gen_bind_args: positional, then
+ *      `name=` keywords) and evaluates them;
+ *   2. checks what must be compile-time (axes, shapes, dtypes, arange
+ *      bounds) and the types and shapes of the rest;
+ *   3. makes promotion and broadcasting explicit (gen_coerce) and emits the
+ *      op with its attributes.
+ * Memory ops are strict where silent conversion would hide bugs: a mask must
+ * have the pointer's shape (a scalar mask is splat) and a stored value the
+ * pointee's dtype; constants are converted freely (literals are weak). */
+#include "gen.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
+
+/* X(ENUM, "name", required args, "parameter names", IR op, kind, attr kind) */
+#define LANG_BUILTINS(X)                                                                   \
+    X(PROGRAM_ID, "program_id", 1, "axis", PROGRAM_ID, PLAIN, 0)                           \
+    X(NUM_PROGRAMS, "num_programs", 1, "axis", NUM_PROGRAMS, PLAIN, 0)                     \
+    X(ARANGE, "arange", 2, "start end", ARANGE, PLAIN, 0)                                  \
+    X(ZEROS, "zeros", 1, "shape dtype", CONST, PLAIN, 0)                                   \
+    X(FULL, "full", 2, "shape value dtype", CONST, PLAIN, 0)                               \
+    X(RESHAPE, "reshape", 2, "x shape", RESHAPE, PLAIN, 0)                                 \
+    X(TRANS, "trans", 1, "x perm", TRANS, PLAIN, 0)                                        \
+    X(EXPAND_DIMS, "expand_dims", 2, "x axis", EXPAND_DIMS, PLAIN, 0)                      \
+    X(BROADCAST_TO, "broadcast_to", 2, "x shape", BROADCAST, PLAIN, 0)                     \
+    X(WHERE, "where", 3, "cond a b", SELECT, PLAIN, 0)                                     \
+    X(CAST, "cast", 2, "x dtype", CAST, PLAIN, 0)                                          \
+    X(EXP, "exp", 1, "x", EXP, MATH, 0) X(EXP2, "exp2", 1, "x", EXP2, MATH, 0)             \
+    X(LOG, "log", 1, "x", LOG, MATH, 0) X(LOG2, "log2", 1, "x", LOG2, MATH, 0)             \
+    X(SQRT, "sqrt", 1, "x", SQRT, MATH, 0) X(RSQRT, "rsqrt", 1, "x", RSQRT, MATH, 0)       \
+    X(ABS, "abs", 1, "x", ABS, MATH, 0) X(SIN, "sin", 1, "x", SIN, MATH, 0)                \
+    X(COS, "cos", 1, "x", COS, MATH, 0) X(TANH, "tanh", 1, "x", TANH, MATH, 0)             \
+    X(SIGMOID, "sigmoid", 1, "x", SIGMOID, MATH, 0) X(ERF, "erf", 1, "x", ERF, MATH, 0)    \
+    X(FLOOR, "floor", 1, "x", FLOOR, MATH, 0) X(CEIL, "ceil", 1, "x", CEIL, MATH, 0)       \
+    X(FMA, "fma", 3, "a b c", FMA, PLAIN, 0)                                               \
+    X(MINIMUM, "minimum", 2, "a b", MIN, PLAIN, 0)                                         \
+    X(MAXIMUM, "maximum", 2, "a b", MAX, PLAIN, 0)                                         \
+    X(MIN, "min", 1, "x axis", MIN, RED, RED_MIN)                                          \
+    X(MAX, "max", 1, "x axis", MAX, RED, RED_MAX)                                          \
+    X(SUM, "sum", 1, "x axis", REDUCE, RED, RED_SUM)                                       \
+    X(ARGMAX, "argmax", 1, "x axis", REDUCE, RED, RED_ARGMAX)                              \
+    X(ARGMIN, "argmin", 1, "x axis", REDUCE, RED, RED_ARGMIN)                              \
+    X(CUMSUM, "cumsum", 1, "x axis", SCAN, PLAIN, RED_SUM)                                 \
+    X(DOT, "dot", 2, "a b acc", DOT, PLAIN, 0)                                             \
+    X(LOAD, "load", 1, "ptr mask other", LOAD, PLAIN, 0)                                   \
+    X(STORE, "store", 2, "ptr value mask", STORE, PLAIN, 0)                                \
+    X(ATOMIC_ADD, "atomic_add", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_SUM)          \
+    X(ATOMIC_MAX, "atomic_max", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_MAX)          \
+    X(ATOMIC_MIN, "atomic_min", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_MIN)          \
+    X(ATOMIC_XCHG, "atomic_xchg", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_XCHG)       \
+    X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value", ATOMIC_CAS, PLAIN, 0)
+
+typedef enum BuiltinId {
+#define X(e, n, mn, ps, op, k, rk) BI_##e,
+    LANG_BUILTINS(X)
+#undef X
+        BI_COUNT
+} BuiltinId;
+
+typedef struct Builtin {
+    const char *name;
+    int min;
+    const char *params;
+    Op op;
+    BiKind kind;
+    int red;
+} Builtin;
+
+static const Builtin builtins[BI_COUNT] = {
+#define X(e, n, mn, ps, op, k, rk) {n, mn, ps, OP_##op, BK_##k, rk},
+    LANG_BUILTINS(X)
+#undef X
+};
+
+enum { MAX_BI_PARAMS = 4 };
+
+static int builtin_find(const char *name) {
+    for (int i = 0; i < BI_COUNT; i++)
+        if (!strcmp(builtins[i].name, name)) return i;
+    return -1;
+}
+
+bool builtin_exists(const char *name) { return builtin_find(name) >= 0; }
+
+/* One call being generated: its arguments, evaluated. */
+typedef struct Call {
+    Gen *g;
+    const Builtin *bi;
+    const Node *node;
+    const Node *arg[MAX_BI_PARAMS];
+    bool kw[MAX_BI_PARAMS];
+    Val v[MAX_BI_PARAMS];
+    Loc loc[MAX_BI_PARAMS];
+} Call;
+
+static bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
+
+/* Argument i as a compile-time int. */
+static bool ct_int(Call *c, int i, const char *pname, int64_t *out) {
+    Gen *g = c->g;
+    Val v = c->v[i];
+    if (v.k == V_ERR) return false;
+    if (v.k == V_RT) {
+        if (c->arg[i]->kind == N_NAME) diag_error(g->d, c->loc[i], "'%s' must be a compile-time constant", c->arg[i]->name);
+        else diag_error(g->d, c->loc[i], "argument '%s' of '%s' must be a compile-time constant", pname, c->bi->name);
+        return false;
+    }
+    return val_ct_int_of(g, v, c->loc[i], arena_printf(g->a, "argument '%s' of '%s'", pname, c->bi->name), out);
+}
+
+static bool axis_arg(Call *c, int i, int rank, bool allow_end, int *axis) {
+    int64_t a;
+    if (!ct_int(c, i, "axis", &a)) return false;
+    int lim = rank + (allow_end ? 1 : 0);
+    if (a < 0) a += lim;
+    if (a < 0 || a >= lim) {
+        diag_error(c->g->d, c->loc[i], "axis %lld is out of range for a tensor of rank %d", (long long)(a < 0 ? a - lim : a), rank);
+        return false;
+    }
+    *axis = (int)a;
+    return true;
+}
+
+static bool shape_arg(Call *c, int i, int *rank, int32_t *shape) {
+    Gen *g = c->g;
+    Val v = c->v[i];
+    if (v.k == V_ERR) return false;
+    if (v.k == V_CT && dtype_is_int(v.dt) && v.i > 0 && v.i <= GEN_MAX_NUMEL) {
+        *rank = 1;
+        shape[0] = (int32_t)v.i;
+    } else if (v.k == V_SHAPE && v.rank > 0) {
+        *rank = v.rank;
+        memcpy(shape, v.shape, sizeof v.shape);
+    } else {
+        if (v.k == V_RT && c->arg[i]->kind == N_NAME) diag_error(g->d, c->loc[i], "'%s' must be a compile-time constant", c->arg[i]->name);
+        else diag_error(g->d, c->loc[i], "'%s' expects a shape such as [64, 64]", c->bi->name);
+        return false;
+    }
+    return gen_check_shape(g, *rank, shape, c->loc[i]);
+}
+
+static bool dtype_arg(Call *c, int i, const Type **t) {
+    Val v = c->v[i];
+    if (v.k == V_ERR) return false;
+    if (v.k != V_DTYPE) {
+        diag_error(c->g->d, c->loc[i], "'%s' expects a type name such as f32", c->bi->name);
+        return false;
+    }
+    *t = v.t;
+    return true;
+}
+
+/* Argument i must be a run-time tensor. */
+static bool tensor_arg(Call *c, int i) {
+    Val v = c->v[i];
+    if (!val_is_value(c->g, v, c->loc[i])) return false;
+    if (val_rank(v) == 0) {
+        diag_error(c->g->d, c->loc[i], "'%s' expects a tensor, got a scalar", c->bi->name);
+        return false;
+    }
+    return true;
+}
+
+static bool numeric(Call *c, int i) {
+    Val v = c->v[i];
+    if (!val_is_value(c->g, v, c->loc[i])) return false;
+    DType d = val_dtype(v);
+    if (d == DT_PTR || dtype_is_storage(d)) {
+        diag_error(c->g->d, c->loc[i], "'%s' expects a number, got '%s'", c->bi->name, gen_val_type_name(c->g, v));
+        return false;
+    }
+    return true;
+}
+
+static const Type *tensor_type(Gen *g, DType dt, int rank, const int32_t *shape) {
+    return tir_type(g->m, dt, rank, shape, NULL, NULL);
+}
+
+static Val rt(Gen *g, ValueId v) { return val_rt(g, v); }
+
+/* The dtype n operands promote to: run-time ones by the promotion rules,
+ * constants weakly against them. */
+static DType args_dtype(Call *c, int first, int n, bool *any_rt) {
+    DType dt = DT_VOID;
+    *any_rt = false;
+    for (int i = first; i < first + n; i++)
+        if (c->v[i].k == V_RT) dt = *any_rt ? gen_promote(dt, c->v[i].t->dt) : c->v[i].t->dt, *any_rt = true;
+    for (int i = first; i < first + n; i++)
+        if (c->v[i].k == V_CT)
+            dt = dt == DT_VOID ? c->v[i].dt : *any_rt ? gen_weak_promote(dt, c->v[i].dt) : gen_promote(dt, c->v[i].dt);
+    return dt;
+}
+
+static bool args_shape(Call *c, int first, int n, int *r, int32_t *s) {
+    *r = 0;
+    memset(s, 0, sizeof(int32_t) * TIR_MAX_RANK);
+    for (int i = first; i < first + n; i++)
+        if (!gen_broadcast_shapes(c->g, *r, s, val_rank(c->v[i]), val_shape(c->v[i]), r, s, c->node->loc)) return false;
+    return true;
+}
+
+/* Element-wise op on n operands: promote, broadcast, coerce.
+ * float_only: integer inputs compute in f32. */
+static Val elementwise(Call *c, int first, int n, Op op, bool float_only) {
+    Gen *g = c->g;
+    for (int i = first; i < first + n; i++)
+        if (!numeric(c, i)) return val_err();
+    bool any_rt;
+    DType dt = args_dtype(c, first, n, &any_rt);
+    if (float_only && !dtype_is_float(dt)) dt = DT_F32;
+    if (!any_rt && (op == OP_MIN || op == OP_MAX)) {
+        Val a = gen_cast(g, c->v[first], dt, c->loc[first]), b = gen_cast(g, c->v[first + 1], dt, c->loc[first + 1]);
+        bool lt = dtype_is_float(dt) ? a.f < b.f : dtype_is_signed(dt) ? a.i < b.i : (uint64_t)a.i < (uint64_t)b.i;
+        return (op == OP_MIN) == lt ? a : b;
+    }
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    if (!args_shape(c, first, n, &r, s)) return val_err();
+    ValueId ops[3];
+    for (int i = 0; i < n; i++) ops[i] = gen_coerce(g, c->v[first + i], dt, NULL, r, s, c->loc[first + i]);
+    return rt(g, gen_emit(g, c->node->loc, op, ops, n, tensor_type(g, dt, r, s)));
+}
+
+static Val bi_where(Call *c) {
+    Gen *g = c->g;
+    Val cond = c->v[0], a = c->v[1], b = c->v[2];
+    if (!val_is_value(g, cond, c->loc[0]) || !val_is_value(g, a, c->loc[1]) || !val_is_value(g, b, c->loc[2])) return val_err();
+    if (val_dtype(cond) != DT_I1) {
+        diag_error(g->d, c->loc[0], "condition of 'where' must be i1, got '%s'", gen_val_type_name(g, cond));
+        return val_err();
+    }
+    if (cond.k == V_CT) return cond.i ? a : b;
+    bool ptrs = val_dtype(a) == DT_PTR || val_dtype(b) == DT_PTR;
+    if (ptrs && (a.k != V_RT || b.k != V_RT || tir_elem(g->m, a.t) != tir_elem(g->m, b.t))) {
+        diag_error(g->d, c->node->loc, "'where' cannot choose between '%s' and '%s'", gen_val_type_name(g, a), gen_val_type_name(g, b));
+        return val_err();
+    }
+    if (!ptrs && (!numeric(c, 1) || !numeric(c, 2))) return val_err();
+    bool any_rt;
+    DType dt = ptrs ? DT_PTR : args_dtype(c, 1, 2, &any_rt);
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    if (!args_shape(c, 0, 3, &r, s)) return val_err();
+    ValueId ops[3] = {gen_coerce(g, cond, DT_I1, NULL, r, s, c->loc[0]), gen_coerce(g, a, dt, NULL, r, s, c->loc[1]),
+                      gen_coerce(g, b, dt, NULL, r, s, c->loc[2])};
+    return rt(g, gen_emit(g, c->node->loc, OP_SELECT, ops, 3, tir_vtype(g->f, ops[1])));
+}
+
+static Val bi_math(Call *c) {
+    Gen *g = c->g;
+    if (!numeric(c, 0)) return val_err();
+    Val x = c->v[0];
+    DType dt = val_dtype(x);
+    if (c->bi->op == OP_ABS && x.k == V_CT)
+        return dtype_is_float(dt) ? val_ct_float(fabs(x.f), dt) : val_ct_int(x.i < 0 && x.i != INT64_MIN ? -x.i : x.i, dt);
+    if (c->bi->op != OP_ABS && !dtype_is_float(dt)) dt = DT_F32;
+    if (c->bi->op == OP_ABS && dt == DT_I1) dt = DT_I32;
+    ValueId v = gen_coerce(g, x, dt, NULL, val_rank(x), val_shape(x), c->loc[0]);
+    return rt(g, gen_emit(g, c->node->loc, c->bi->op, &v, 1, tir_vtype(g->f, v)));
+}
+
+static Val reduce_once(Call *c, Val x, int axis, int kind, Op op) {
+    Gen *g = c->g;
+    int32_t s[TIR_MAX_RANK];
+    int r = 0;
+    for (int i = 0; i < x.t->rank; i++)
+        if (i != axis) s[r++] = x.t->shape[i];
+    DType dt = kind == RED_ARGMAX || kind == RED_ARGMIN ? DT_I32 : x.t->dt;
+    Inst *in = gen_emit_inst(g, c->node->loc, op, &x.v, 1, op == OP_SCAN ? x.t : tensor_type(g, dt, r, s));
+    in->a.ival = axis;
+    in->a.ival2 = kind;
+    return rt(g, in->res[0]);
+}
+
+static Val bi_reduce(Call *c, int kind, Op op) {
+    Gen *g = c->g;
+    if (!numeric(c, 0) || !tensor_arg(c, 0)) return val_err();
+    Val x = c->v[0];
+    if (x.t->dt == DT_I1 && kind == RED_SUM) x = gen_cast(g, x, DT_I32, c->loc[0]);
+    if (has(c, 1)) {
+        int axis;
+        if (!axis_arg(c, 1, x.t->rank, false, &axis)) return val_err();
+        return reduce_once(c, x, axis, kind, op);
+    }
+    if (op == OP_SCAN) return reduce_once(c, x, 0, kind, op);
+    if (x.t->rank > 1 && (kind == RED_ARGMAX || kind == RED_ARGMIN)) {
+        diag_error(g->d, c->node->loc, "'%s' of a rank-%d tensor needs an axis", c->bi->name, x.t->rank);
+        return val_err();
+    }
+    while (x.k == V_RT && x.t->rank > 0) x = reduce_once(c, x, 0, kind, op);
+    return x;
+}
+
+/* The mask argument i of a memory op on pointers of type pt: i1, the
+ * pointers' shape (a scalar is splat).  0 when absent or constant true. */
+static bool mask_arg(Call *c, int i, const Type *pt, ValueId *out) {
+    Gen *g = c->g;
+    *out = 0;
+    if (!has(c, i)) return true;
+    Val m = c->v[i];
+    if (!val_is_value(g, m, c->loc[i])) return false;
+    if (val_dtype(m) != DT_I1) {
+        diag_error(g->d, c->loc[i], "mask of '%s' must be i1, got '%s'", c->bi->name, gen_val_type_name(g, m));
+        return false;
+    }
+    if (m.k == V_CT && m.i) return true;
+    if (val_rank(m) != 0 && (m.t->rank != pt->rank || memcmp(m.t->shape, pt->shape, sizeof pt->shape))) {
+        diag_error(g->d, c->loc[i], "mask shape %s does not match pointer shape %s", gen_shape_str(g, m.t->rank, m.t->shape),
+                   gen_shape_str(g, pt->rank, pt->shape));
+        return false;
+    }
+    *out = gen_coerce(g, m, DT_I1, NULL, pt->rank, pt->shape, c->loc[i]);
+    return true;
+}
+
+static bool ptr_arg(Call *c, int i) {
+    Val p = c->v[i];
+    if (!val_is_value(c->g, p, c->loc[i])) return false;
+    if (val_dtype(p) != DT_PTR) {
+        diag_error(c->g->d, c->loc[i], "'%s' expects a pointer, got '%s'", c->bi->name, gen_val_type_name(c->g, p));
+        return false;
+    }
+    return true;
+}
+
+/* A value written through pointers pt: the pointee's dtype exactly (constants
+ * convert), broadcast to the pointers' shape. */
+static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
+    Gen *g = c->g;
+    Val v = c->v[i];
+    const Type *elem = pt->pointee;
+    if (!val_is_value(g, v, c->loc[i])) return false;
+    if (v.k == V_CT) {
+        if (elem->dt == DT_PTR) {
+            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s'", c->bi->name, dtype_name(v.dt), gen_type_name(g, tir_elem(g->m, pt)));
+            return false;
+        }
+        *out = gen_coerce(g, v, elem->dt, NULL, pt->rank, pt->shape, c->loc[i]);
+        return true;
+    }
+    if (tir_elem(g->m, v.t) != elem) {
+        const char *have = gen_type_name(g, v.t), *ptr = gen_type_name(g, tir_elem(g->m, pt));
+        if (elem->dt == DT_PTR || v.t->dt == DT_PTR)
+            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s'", c->bi->name, have, ptr);
+        else
+            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s': cast it with 'as %s'", c->bi->name, have, ptr, dtype_name(elem->dt));
+        return false;
+    }
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    bool fits = v.t->rank <= pt->rank;
+    for (int k = 0; fits && k < v.t->rank; k++) {
+        int32_t d = v.t->shape[v.t->rank - 1 - k];
+        fits = d == 1 || d == pt->shape[pt->rank - 1 - k];
+    }
+    if (!fits) {
+        diag_error(g->d, c->loc[i], "cannot %s a value of shape %s through pointers of shape %s", c->bi->name,
+                   gen_shape_str(g, v.t->rank, v.t->shape), gen_shape_str(g, pt->rank, pt->shape));
+        return false;
+    }
+    (void)r, (void)s;
+    *out = gen_coerce(g, v, elem->dt, elem->pointee, pt->rank, pt->shape, c->loc[i]);
+    return true;
+}
+
+static Val bi_load(Call *c) {
+    Gen *g = c->g;
+    if (!ptr_arg(c, 0)) return val_err();
+    const Type *pt = c->v[0].t;
+    const Type *res = tir_type(g->m, pt->pointee->dt, pt->rank, pt->shape, pt->pointee->pointee, NULL);
+    ValueId ops[3] = {c->v[0].v};
+    int n = 1;
+    if (!mask_arg(c, 1, pt, &ops[1])) return val_err();
+    if (ops[1]) n = 2;
+    if (has(c, 2)) {
+        Val o = c->v[2];
+        if (!val_is_value(g, o, c->loc[2])) return val_err();
+        if (o.k == V_RT && tir_elem(g->m, o.t) != pt->pointee) {
+            diag_error(g->d, c->loc[2], "'other' of 'load' has type '%s' but the loaded values are '%s'", gen_type_name(g, o.t),
+                       gen_type_name(g, pt->pointee));
+            return val_err();
+        }
+        if (o.k == V_CT && pt->pointee->dt == DT_PTR) {
+            diag_error(g->d, c->loc[2], "'other' of 'load' must be a pointer");
+            return val_err();
+        }
+        int r;
+        int32_t s[TIR_MAX_RANK];
+        if (!gen_broadcast_shapes(g, val_rank(o), val_shape(o), pt->rank, pt->shape, &r, s, c->loc[2])) return val_err();
+        if (r != pt->rank || memcmp(s, pt->shape, sizeof(int32_t) * (size_t)r)) {
+            diag_error(g->d, c->loc[2], "'other' of shape %s does not fit pointer shape %s", gen_shape_str(g, val_rank(o), val_shape(o)),
+                       gen_shape_str(g, pt->rank, pt->shape));
+            return val_err();
+        }
+        if (n == 2) ops[n++] = gen_coerce(g, o, res->dt, res->pointee, res->rank, res->shape, c->loc[2]);
+    }
+    return rt(g, gen_emit(g, c->node->loc, OP_LOAD, ops, n, res));
+}
+
+static Val bi_store(Call *c) {
+    Gen *g = c->g;
+    if (!ptr_arg(c, 0)) return val_err();
+    const Type *pt = c->v[0].t;
+    ValueId ops[3] = {c->v[0].v};
+    if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2])) return val_err();
+    gen_emit_inst(g, c->node->loc, OP_STORE, ops, ops[2] ? 3 : 2, NULL);
+    return (Val){.k = V_VOID};
+}
+
+static Val bi_atomic(Call *c) {
+    Gen *g = c->g;
+    if (!ptr_arg(c, 0)) return val_err();
+    const Type *pt = c->v[0].t;
+    if (pt->pointee->dt == DT_PTR || dtype_is_storage(pt->pointee->dt) || pt->pointee->dt == DT_I1) {
+        diag_error(g->d, c->loc[0], "'%s' is not supported on '%s'", c->bi->name, gen_type_name(g, pt));
+        return val_err();
+    }
+    const Type *res = tir_type(g->m, pt->pointee->dt, pt->rank, pt->shape, NULL, NULL);
+    ValueId ops[3] = {c->v[0].v};
+    if (c->bi->op == OP_ATOMIC_CAS) {
+        if (!stored_value(c, 1, pt, &ops[1]) || !stored_value(c, 2, pt, &ops[2])) return val_err();
+        return rt(g, gen_emit(g, c->node->loc, OP_ATOMIC_CAS, ops, 3, res));
+    }
+    if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2])) return val_err();
+    Inst *in = gen_emit_inst(g, c->node->loc, OP_ATOMIC_RMW, ops, ops[2] ? 3 : 2, res);
+    in->a.ival2 = c->bi->red;
+    return rt(g, in->res[0]);
+}
+
+static Val bi_dot(Call *c) {
+    Gen *g = c->g;
+    for (int i = 0; i < 2; i++)
+        if (!numeric(c, i)) return val_err();
+    Val a = c->v[0], b = c->v[1];
+    if (val_rank(a) != 2 || val_rank(b) != 2) {
+        diag_error(g->d, c->node->loc, "dot: operands must be 2-D tensors, got %s and %s", gen_shape_str(g, val_rank(a), val_shape(a)),
+                   gen_shape_str(g, val_rank(b), val_shape(b)));
+        return val_err();
+    }
+    if (a.t->dt != b.t->dt) {
+        diag_error(g->d, c->node->loc, "dot: operand types differ: '%s' and '%s'", dtype_name(a.t->dt), dtype_name(b.t->dt));
+        return val_err();
+    }
+    DType in = a.t->dt;
+    if (in == DT_I1) {
+        diag_error(g->d, c->node->loc, "dot: operands must be numbers, got 'i1'");
+        return val_err();
+    }
+    int32_t M = a.t->shape[0], K = a.t->shape[1], N = b.t->shape[1];
+    if (b.t->shape[0] != K) {
+        diag_error(g->d, c->node->loc, "dot: inner dimensions differ: a is %s, b is %s", gen_shape_str(g, 2, a.t->shape),
+                   gen_shape_str(g, 2, b.t->shape));
+        return val_err();
+    }
+    if (M < 16 || N < 16 || K < 16) {
+        diag_error(g->d, c->node->loc, "dot: M, N and K must be at least 16, got a %s and b %s", gen_shape_str(g, 2, a.t->shape),
+                   gen_shape_str(g, 2, b.t->shape));
+        return val_err();
+    }
+    int32_t s[2] = {M, N};
+    if ((int64_t)M * N > GEN_MAX_NUMEL) {
+        diag_error(g->d, c->node->loc, "tensor of shape %s has more than %d elements", gen_shape_str(g, 2, s), GEN_MAX_NUMEL);
+        return val_err();
+    }
+    DType acc_dt = dtype_is_float(in) ? (in == DT_F64 ? DT_F64 : DT_F32) : (dtype_bits(in) == 64 ? DT_I64 : DT_I32);
+    const Type *acc_t = tensor_type(g, acc_dt, 2, s);
+    ValueId acc;
+    if (!has(c, 2)) {
+        g->b.loc = c->node->loc;
+        acc = dtype_is_float(acc_dt) ? tir_const_float(&g->b, acc_t, 0) : tir_const_int(&g->b, acc_t, 0);
+    } else {
+        Val cv = c->v[2];
+        if (!numeric(c, 2)) return val_err();
+        if (cv.k == V_CT) {
+            acc = gen_coerce(g, cv, acc_dt, NULL, 2, s, c->loc[2]);
+        } else {
+            if (cv.t->rank != 2 || cv.t->shape[0] != M || cv.t->shape[1] != N) {
+                diag_error(g->d, c->loc[2], "dot: accumulator shape %s does not match %s", gen_shape_str(g, cv.t->rank, cv.t->shape),
+                           gen_shape_str(g, 2, s));
+                return val_err();
+            }
+            if (dtype_is_float(cv.t->dt) != dtype_is_float(in)) {
+                diag_error(g->d, c->loc[2], "dot: accumulator type '%s' does not suit '%s' inputs", dtype_name(cv.t->dt), dtype_name(in));
+                return val_err();
+            }
+            acc = cv.v;
+        }
+    }
+    return rt(g, gen_emit(g, c->node->loc, OP_DOT, (ValueId[]){a.v, b.v, acc}, 3, tir_vtype(g->f, acc)));
+}
+
+static Val bi_shape_op(Call *c, BuiltinId id) {
+    Gen *g = c->g;
+    if (!val_is_value(g, c->v[0], c->loc[0])) return val_err();
+    Val x = c->v[0];
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    switch (id) {
+    case BI_RESHAPE: {
+        if (!shape_arg(c, 1, &r, s)) return val_err();
+        const Type *t = tir_type(g->m, val_dtype(x), r, s, x.k == V_RT ? x.t->pointee : NULL, NULL);
+        if (x.k == V_CT) return rt(g, gen_coerce(g, x, x.dt, NULL, r, s, c->loc[0]));
+        if (tir_type_numel(x.t) != tir_type_numel(t)) {
+            diag_error(g->d, c->node->loc, "cannot reshape %s into %s", gen_shape_str(g, x.t->rank, x.t->shape), gen_shape_str(g, r, s));
+            return val_err();
+        }
+        if (t == x.t) return x;
+        if (x.t->rank == 0) return rt(g, gen_emit(g, c->node->loc, OP_SPLAT, &x.v, 1, t));
+        return rt(g, gen_emit(g, c->node->loc, OP_RESHAPE, &x.v, 1, t));
+    }
+    case BI_TRANS: {
+        if (!tensor_arg(c, 0)) return val_err();
+        int n = x.t->rank, perm[TIR_MAX_RANK];
+        for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
+        if (has(c, 1)) {
+            Val p = c->v[1];
+            if (p.k == V_ERR) return val_err();
+            bool ok = p.k == V_SHAPE && p.rank == n;
+            int seen = 0;
+            for (int i = 0; ok && i < n; i++) {
+                ok = p.shape[i] >= 0 && p.shape[i] < n && !(seen & (1 << p.shape[i]));
+                if (ok) seen |= 1 << p.shape[i], perm[i] = p.shape[i];
+            }
+            if (!ok) {
+                diag_error(g->d, c->loc[1], "'trans' expects a permutation of the %d dimensions", n);
+                return val_err();
+            }
+        }
+        bool ident = true;
+        for (int i = 0; i < n; i++) {
+            s[i] = x.t->shape[perm[i]];
+            ident &= perm[i] == i;
+        }
+        if (ident) return x;
+        Inst *in = gen_emit_inst(g, c->node->loc, OP_TRANS, &x.v, 1, tir_with_shape(g->m, x.t, n, s));
+        for (int i = 0; i < n; i++) in->a.perm[i] = perm[i];
+        return rt(g, in->res[0]);
+    }
+    case BI_EXPAND_DIMS: {
+        int axis;
+        if (!axis_arg(c, 1, val_rank(x), true, &axis)) return val_err();
+        return gen_expand_dims(g, x, axis, c->node->loc);
+    }
+    default: { /* broadcast_to */
+        if (!shape_arg(c, 1, &r, s)) return val_err();
+        int xr = val_rank(x);
+        const int32_t *xs = val_shape(x);
+        bool fits = xr <= r;
+        for (int k = 0; fits && k < xr; k++) fits = xs[xr - 1 - k] == 1 || xs[xr - 1 - k] == s[r - 1 - k];
+        if (!fits) {
+            diag_error(g->d, c->node->loc, "cannot broadcast %s to %s", gen_shape_str(g, xr, xs), gen_shape_str(g, r, s));
+            return val_err();
+        }
+        return rt(g, gen_coerce(g, x, val_dtype(x), x.k == V_RT ? x.t->pointee : NULL, r, s, c->node->loc));
+    }
+    }
+}
+
+Val builtin_call(Gen *g, const Node *node) {
+    int id = builtin_find(node->name);
+    const Builtin *bi = &builtins[id];
+    Call c = {.g = g, .bi = bi, .node = node};
+    const char *pn[MAX_BI_PARAMS];
+    int np = 0;
+    char *ps = arena_strdup(g->a, bi->params);
+    for (char *tok = ps; *tok && np < MAX_BI_PARAMS;) {
+        pn[np++] = tok;
+        char *sp = strchr(tok, ' ');
+        if (!sp) break;
+        *sp = 0;
+        tok = sp + 1;
+    }
+    if (!gen_bind_args(g, node, bi->name, pn, np, bi->min, c.arg, c.kw)) return val_err();
+    bool ok = true;
+    for (int i = 0; i < np; i++) {
+        if (!c.arg[i]) {
+            if (i < bi->min) {
+                diag_error(g->d, node->loc, "'%s' is missing argument '%s'", bi->name, pn[i]);
+                ok = false;
+            }
+            c.v[i] = (Val){.k = V_NONE};
+            continue;
+        }
+        c.loc[i] = c.arg[i]->loc;
+        c.v[i] = gen_expr(g, c.arg[i]);
+        if (c.v[i].k == V_ERR) ok = false;
+        if (c.v[i].k == V_VOID) {
+            diag_error(g->d, c.loc[i], "expression has no value");
+            ok = false;
+        }
+    }
+    if (!ok) return val_err();
+    switch ((BuiltinId)id) {
+    case BI_PROGRAM_ID:
+    case BI_NUM_PROGRAMS: {
+        int64_t axis;
+        if (!ct_int(&c, 0, "axis", &axis)) return val_err();
+        if (axis < 0 || axis > 2) {
+            diag_error(g->d, c.loc[0], "axis of '%s' must be 0, 1 or 2, got %lld", bi->name, (long long)axis);
+            return val_err();
+        }
+        Inst *in = gen_emit_inst(g, node->loc, bi->op, NULL, 0, tir_scalar(g->m, DT_I32));
+        in->a.ival = axis;
+        return rt(g, in->res[0]);
+    }
+    case BI_ARANGE: {
+        int64_t s, e;
+        if (!ct_int(&c, 0, "start", &s) | !ct_int(&c, 1, "end", &e)) return val_err();
+        if (s < INT32_MIN || s > INT32_MAX || e < INT32_MIN || e > INT32_MAX || e <= s) {
+            diag_error(g->d, node->loc, "'arange' needs start < end within i32, got %lld and %lld", (long long)s, (long long)e);
+            return val_err();
+        }
+        if (e - s > GEN_MAX_NUMEL) {
+            diag_error(g->d, node->loc, "arange of %lld elements is larger than %d", (long long)(e - s), GEN_MAX_NUMEL);
+            return val_err();
+        }
+        int32_t n = (int32_t)(e - s);
+        if (!gen_check_shape(g, 1, &n, node->loc)) return val_err();
+        Inst *in = gen_emit_inst(g, node->loc, OP_ARANGE, NULL, 0, tensor_type(g, DT_I32, 1, &n));
+        in->a.ival = s;
+        in->a.ival2 = e;
+        return rt(g, in->res[0]);
+    }
+    case BI_ZEROS:
+    case BI_FULL: {
+        int r;
+        int32_t s[TIR_MAX_RANK];
+        int di = id == BI_ZEROS ? 1 : 2;
+        const Type *dt = NULL;
+        if (!shape_arg(&c, 0, &r, s)) return val_err();
+        if (has(&c, di) && !dtype_arg(&c, di, &dt)) return val_err();
+        Val v = id == BI_ZEROS ? val_ct_int(0, DT_I32) : c.v[1];
+        if (!val_is_value(g, v, c.loc[1])) return val_err();
+        if (val_rank(v)) {
+            diag_error(g->d, c.loc[1], "'full' expects a scalar value");
+            return val_err();
+        }
+        DType d = dt ? dt->dt : id == BI_ZEROS ? DT_F32 : val_dtype(v);
+        if (d == DT_PTR) {
+            diag_error(g->d, node->loc, "'%s' cannot make pointer tensors", bi->name);
+            return val_err();
+        }
+        return rt(g, gen_coerce(g, v, d, NULL, r, s, node->loc));
+    }
+    case BI_RESHAPE:
+    case BI_TRANS:
+    case BI_EXPAND_DIMS:
+    case BI_BROADCAST_TO: return bi_shape_op(&c, (BuiltinId)id);
+    case BI_WHERE: return bi_where(&c);
+    case BI_CAST: {
+        const Type *t;
+        if (!dtype_arg(&c, 1, &t)) return val_err();
+        Val x = c.v[0];
+        if (t->dt == DT_PTR) {
+            if (x.k == V_RT && tir_elem(g->m, x.t) == t) return x;
+            if (val_is_value(g, x, c.loc[0]))
+                diag_error(g->d, node->loc, "cannot cast '%s' to '%s'", gen_val_type_name(g, x), gen_type_name(g, t));
+            return val_err();
+        }
+        return gen_cast(g, x, t->dt, node->loc);
+    }
+    case BI_FMA: return elementwise(&c, 0, 3, OP_FMA, true);
+    case BI_MINIMUM:
+    case BI_MAXIMUM: return elementwise(&c, 0, 2, bi->op, false);
+    case BI_MIN:
+    case BI_MAX:
+        if (has(&c, 1) && !c.kw[1]) return elementwise(&c, 0, 2, bi->op, false);
+        return bi_reduce(&c, bi->red, OP_REDUCE);
+    case BI_SUM:
+    case BI_ARGMAX:
+    case BI_ARGMIN: return bi_reduce(&c, bi->red, OP_REDUCE);
+    case BI_CUMSUM: return bi_reduce(&c, RED_SUM, OP_SCAN);
+    case BI_DOT: return bi_dot(&c);
+    case BI_LOAD: return bi_load(&c);
+    case BI_STORE: return bi_store(&c);
+    case BI_ATOMIC_ADD:
+    case BI_ATOMIC_MAX:
+    case BI_ATOMIC_MIN:
+    case BI_ATOMIC_XCHG:
+    case BI_ATOMIC_CAS: return bi_atomic(&c);
+    default:
+        if (bi->kind == BK_MATH) return bi_math(&c);
+        unreachable("builtin");
+    }
+}

@@ -1,0 +1,629 @@
+/* gen.c - values and expressions: folding, promotion, broadcasting.
+ *
+ * An expression evaluates to a Val (see gen.h).  For a binary operator:
+ *   1. both operands compile-time: fold here (fold_binop) in 64-bit
+ *      unsigned-safe arithmetic, wrapped to the result dtype; two i32
+ *      constants whose exact result does not fit i32 give i64 (weak ints);
+ *   2. otherwise pick the dtype: gen_promote for two run-time operands,
+ *      gen_weak_promote when one is a constant (literals are weak);
+ *   3. broadcast the shapes NumPy-style (gen_broadcast_shapes);
+ *   4. make both operands exactly that type (gen_coerce: OP_CONST for
+ *      constants, OP_CAST, OP_SPLAT, OP_EXPAND_DIMS, OP_BROADCAST), so every
+ *      element-wise op gets operands of identical type, then emit the op.
+ * Pointer arithmetic becomes OP_PTR_ADD with an integer offset of the same
+ * shape.  Statements, control flow and kernels are in stmt.c; built-in
+ * functions in builtins.c. */
+#include "gen.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* Statement-level entry points live in stmt.c. */
+Val gen_call_fn(Gen *g, const Decl *fn, const Node *call);
+Var *gen_lookup_var(Gen *g, const char *name);
+Global *gen_find_global(Gen *g, const char *name);
+Val gen_global_value(Gen *g, Global *gl, Loc loc);
+
+/* ---- small helpers ---- */
+Val val_err(void) { return (Val){.k = V_ERR}; }
+Val val_rt(Gen *g, ValueId v) { return (Val){.k = V_RT, .v = v, .t = tir_vtype(g->f, v)}; }
+Val val_ct_int(int64_t i, DType dt) { return (Val){.k = V_CT, .dt = dt, .i = i}; }
+Val val_ct_float(double f, DType dt) { return (Val){.k = V_CT, .dt = dt, .f = f}; }
+
+DType val_dtype(Val v) { return v.k == V_CT ? v.dt : v.k == V_RT ? v.t->dt : DT_VOID; }
+int val_rank(Val v) { return v.k == V_RT ? v.t->rank : 0; }
+const int32_t *val_shape(Val v) {
+    static const int32_t none[TIR_MAX_RANK];
+    return v.k == V_RT ? v.t->shape : none;
+}
+
+const char *gen_type_name(Gen *g, const Type *t) {
+    if (t->dt == DT_PTR) return arena_printf(g->a, "ptr<%s>", gen_type_name(g, t->pointee));
+    return dtype_name(t->dt);
+}
+
+const char *gen_val_type_name(Gen *g, Val v) {
+    switch (v.k) {
+    case V_CT: return dtype_name(v.dt);
+    case V_RT: return gen_type_name(g, v.t);
+    case V_DTYPE: return "type";
+    case V_SHAPE: return "list";
+    case V_NONE: return "None";
+    default: return "void";
+    }
+}
+
+const char *gen_shape_str(Gen *g, int rank, const int32_t *shape) {
+    Str s = {0};
+    str_putc(&s, '[');
+    for (int i = 0; i < rank; i++) str_printf(&s, "%s%d", i ? ", " : "", shape[i]);
+    str_putc(&s, ']');
+    char *r = arena_strdup(g->a, s.buf);
+    str_free(&s);
+    return r;
+}
+
+bool val_is_value(Gen *g, Val v, Loc loc) {
+    switch (v.k) {
+    case V_CT:
+    case V_RT: return true;
+    case V_ERR: return false;
+    case V_DTYPE: diag_error(g->d, loc, "a type cannot be used as a value"); return false;
+    case V_SHAPE: diag_error(g->d, loc, "a list cannot be used as a value"); return false;
+    case V_NONE: diag_error(g->d, loc, "'None' cannot be used as a value"); return false;
+    case V_VOID: diag_error(g->d, loc, "expression has no value"); return false;
+    }
+    return false;
+}
+
+bool val_ct_int_of(Gen *g, Val v, Loc loc, const char *what, int64_t *out) {
+    if (v.k == V_ERR) return false;
+    if (v.k != V_CT || !dtype_is_int(v.dt)) {
+        if (v.k == V_CT) diag_error(g->d, loc, "%s must be an integer, got '%s'", what, dtype_name(v.dt));
+        else diag_error(g->d, loc, "%s must be a compile-time integer", what);
+        return false;
+    }
+    *out = v.i;
+    return true;
+}
+
+const Type *gen_type_ref(Gen *g, TypeRef r) {
+    const Type *t = tir_scalar(g->m, r.dt == DT_VOID ? DT_F32 : r.dt);
+    for (int i = 0; i < r.nptr; i++) t = tir_ptr(g->m, t);
+    return t;
+}
+
+bool gen_check_shape(Gen *g, int rank, const int32_t *shape, Loc loc) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] <= 0 || (shape[i] & (shape[i] - 1))) {
+            diag_error(g->d, loc, "block dimension %d is not a power of two", shape[i]);
+            return false;
+        }
+        n *= shape[i];
+        if (n > GEN_MAX_NUMEL) {
+            diag_error(g->d, loc, "tensor of shape %s has more than %d elements", gen_shape_str(g, rank, shape), GEN_MAX_NUMEL);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- emission ---- */
+Inst *gen_emit_inst(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t) {
+    if (g->f->nvalues > GEN_MAX_VALUES && !g->too_big) {
+        g->too_big = true;
+        diag_error(g->d, loc, "kernel too large (more than %d values)", GEN_MAX_VALUES);
+    }
+    g->b.loc = loc;
+    return tir_emit(&g->b, op, ops, nops, t);
+}
+
+ValueId gen_emit(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t) {
+    return gen_emit_inst(g, loc, op, ops, nops, t)->res[0];
+}
+
+/* ---- compile-time arithmetic ---- */
+static int64_t wrap_int(int64_t v, DType dt) {
+    if (dt == DT_I1) return v & 1;
+    int bits = dtype_bits(dt);
+    if (bits >= 64 || bits <= 0) return v;
+    uint64_t mask = (UINT64_C(1) << bits) - 1, u = (uint64_t)v & mask;
+    if (dtype_is_signed(dt) && ((u >> (bits - 1)) & 1)) u |= ~mask;
+    return (int64_t)u;
+}
+
+static double ct_to_double(Val c) {
+    if (dtype_is_float(c.dt)) return c.f;
+    if (!dtype_is_signed(c.dt) && dtype_bits(c.dt) == 64) return (double)(uint64_t)c.i;
+    return (double)c.i;
+}
+
+static double round_float(double f, DType dt) {
+    if (dt != DT_F32) return f;
+    if (isfinite(f) && fabs(f) > FLT_MAX) return f > 0 ? (double)INFINITY : -(double)INFINITY;
+    return (double)(float)f;
+}
+
+static int64_t double_to_int(double f, DType dt) {
+    if (isnan(f)) return 0;
+    if (!dtype_is_signed(dt) && dtype_bits(dt) == 64 && f >= 9223372036854775808.0)
+        return f >= 18446744073709551616.0 ? -1 : (int64_t)(uint64_t)f;
+    if (f >= 9223372036854775807.0) return INT64_MAX;
+    if (f <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)f;
+}
+
+static Val ct_cast(Val c, DType to) {
+    if (dtype_is_float(to)) return val_ct_float(round_float(ct_to_double(c), to), to);
+    if (to == DT_I1) return val_ct_int(dtype_is_float(c.dt) ? c.f != 0 : c.i != 0, DT_I1);
+    int64_t i = dtype_is_float(c.dt) ? double_to_int(c.f, to) : c.i;
+    return val_ct_int(wrap_int(i, to), to);
+}
+
+static ValueId ct_const(Gen *g, Val c, const Type *t, Loc loc) {
+    g->b.loc = loc;
+    if (dtype_is_float(t->dt)) return tir_const_float(&g->b, t, round_float(ct_to_double(c), t->dt));
+    Val w = ct_cast(c, t->dt);
+    return tir_const_int(&g->b, t, w.i);
+}
+
+/* ---- promotion and broadcasting ---- */
+DType gen_promote(DType a, DType b) {
+    if (a == b) return a;
+    if (a == DT_I1) return b;
+    if (b == DT_I1) return a;
+    bool fa = dtype_is_float(a), fb = dtype_is_float(b);
+    if (fa && fb) {
+        if (dtype_bits(a) == dtype_bits(b)) return DT_F32; /* f16 with bf16 */
+        return dtype_bits(a) > dtype_bits(b) ? a : b;
+    }
+    if (fa) return a;
+    if (fb) return b;
+    if (dtype_bits(a) != dtype_bits(b)) return dtype_bits(a) > dtype_bits(b) ? a : b;
+    return dtype_is_signed(a) ? b : a;
+}
+
+DType gen_weak_promote(DType rt, DType ct) {
+    if (dtype_is_float(rt)) return rt;
+    if (dtype_is_float(ct)) return DT_F32;
+    if (rt == DT_I1 && ct != DT_I1) return ct;
+    return rt;
+}
+
+bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32_t *sb, int *r, int32_t *s, Loc loc) {
+    int n = ra > rb ? ra : rb;
+    int64_t numel = 1;
+    for (int i = 0; i < n; i++) {
+        int ia = ra - n + i, ib = rb - n + i;
+        int32_t x = ia >= 0 ? sa[ia] : 1, y = ib >= 0 ? sb[ib] : 1;
+        if (x != y && x != 1 && y != 1) {
+            diag_error(g->d, loc, "shapes %s and %s do not broadcast", gen_shape_str(g, ra, sa), gen_shape_str(g, rb, sb));
+            return false;
+        }
+        s[i] = x == 1 ? y : x;
+        numel *= s[i];
+    }
+    if (numel > GEN_MAX_NUMEL) {
+        diag_error(g->d, loc, "tensor of shape %s has more than %d elements", gen_shape_str(g, n, s), GEN_MAX_NUMEL);
+        return false;
+    }
+    *r = n;
+    return true;
+}
+
+ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const int32_t *shape, Loc loc) {
+    Module *m = g->m;
+    if (v.k == V_CT) return ct_const(g, v, tir_type(m, dt, rank, shape, NULL, NULL), loc);
+    ValueId x = v.v;
+    const Type *t = v.t;
+    if (t->dt != dt) {
+        t = tir_with_dtype(m, t, dt);
+        x = gen_emit(g, loc, OP_CAST, &x, 1, t);
+    }
+    if (dt == DT_PTR) pointee = t->pointee;
+    const Type *full = tir_type(m, dt, rank, shape, pointee, NULL);
+    if (t == full) return x;
+    if (t->rank == 0) return gen_emit(g, loc, OP_SPLAT, &x, 1, full);
+    while (t->rank < rank) {
+        int32_t s[TIR_MAX_RANK] = {1};
+        for (int i = 0; i < t->rank; i++) s[i + 1] = t->shape[i];
+        t = tir_type(m, dt, t->rank + 1, s, pointee, NULL);
+        Inst *e = gen_emit_inst(g, loc, OP_EXPAND_DIMS, &x, 1, t);
+        e->a.ival = 0;
+        x = e->res[0];
+    }
+    if (t != full) x = gen_emit(g, loc, OP_BROADCAST, &x, 1, full);
+    return x;
+}
+
+ValueId gen_materialize(Gen *g, Val v, Loc loc) {
+    if (v.k == V_CT) return ct_const(g, v, tir_scalar(g->m, v.dt), loc);
+    return v.v;
+}
+
+Val gen_cast(Gen *g, Val v, DType to, Loc loc) {
+    if (!val_is_value(g, v, loc)) return val_err();
+    if (v.k == V_CT) return ct_cast(v, to);
+    if (v.t->dt == to) return v;
+    if (v.t->dt == DT_PTR || to == DT_PTR) {
+        diag_error(g->d, loc, "cannot cast '%s' to '%s'", gen_type_name(g, v.t), dtype_name(to));
+        return val_err();
+    }
+    return val_rt(g, gen_emit(g, loc, OP_CAST, &v.v, 1, tir_with_dtype(g->m, v.t, to)));
+}
+
+/* ---- operators ---- */
+typedef enum BinKind { BK_ARITH, BK_BIT, BK_LOGIC, BK_CMP } BinKind;
+
+/* X(token, IR op, kind, compare predicate, verb for "cannot VERB 'a' and 'b'") */
+#define LANG_BINOPS(X)                                                                        \
+    X(PLUS, ADD, ARITH, 0, "add") X(MINUS, SUB, ARITH, 0, "subtract")                         \
+    X(STAR, MUL, ARITH, 0, "multiply") X(SLASH, DIV, ARITH, 0, "divide")                      \
+    X(PERCENT, REM, ARITH, 0, "take the remainder of")                                        \
+    X(AMP, AND, BIT, 0, "and") X(PIPE, OR, BIT, 0, "or") X(CARET, XOR, BIT, 0, "xor")         \
+    X(SHL, SHL, BIT, 0, "shift") X(SHR, SHR, BIT, 0, "shift")                                 \
+    X(ANDAND, AND, LOGIC, 0, "and") X(OROR, OR, LOGIC, 0, "or")                               \
+    X(EQEQ, CMP, CMP, CMP_EQ, "compare") X(NE, CMP, CMP, CMP_NE, "compare")                   \
+    X(LT, CMP, CMP, CMP_LT, "compare") X(LE, CMP, CMP, CMP_LE, "compare")                     \
+    X(GT, CMP, CMP, CMP_GT, "compare") X(GE, CMP, CMP, CMP_GE, "compare")
+
+typedef struct BinOp {
+    TokKind tok;
+    Op op;
+    BinKind kind;
+    int pred;
+    const char *verb;
+} BinOp;
+
+static const BinOp binops[] = {
+#define X(t, o, k, p, v) {TK_##t, OP_##o, BK_##k, p, v},
+    LANG_BINOPS(X)
+#undef X
+};
+
+static const BinOp *binop_info(TokKind t) {
+    for (size_t i = 0; i < ARRAY_LEN(binops); i++)
+        if (binops[i].tok == t) return &binops[i];
+    unreachable("not a binary operator");
+}
+
+static bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
+    if (bo->kind == BK_LOGIC)
+        return val_ct_int(bo->tok == TK_ANDAND ? (a.i && b.i) : (a.i || b.i), DT_I1);
+    DType dt = gen_promote(a.dt, b.dt);
+    if (dtype_is_float(dt)) {
+        double x = ct_to_double(a), y = ct_to_double(b), r = 0;
+        switch (bo->tok) {
+        case TK_PLUS: r = x + y; break;
+        case TK_MINUS: r = x - y; break;
+        case TK_STAR: r = x * y; break;
+        case TK_SLASH: r = x / y; break;
+        case TK_PERCENT: r = fmod(x, y); break;
+        case TK_EQEQ: return val_ct_int(x == y, DT_I1);
+        case TK_NE: return val_ct_int(x != y, DT_I1);
+        case TK_LT: return val_ct_int(x < y, DT_I1);
+        case TK_LE: return val_ct_int(x <= y, DT_I1);
+        case TK_GT: return val_ct_int(x > y, DT_I1);
+        case TK_GE: return val_ct_int(x >= y, DT_I1);
+        default: unreachable("float fold");
+        }
+        return val_ct_float(round_float(r, dt), dt);
+    }
+    int64_t x = wrap_int(a.i, dt), y = wrap_int(b.i, dt), r = 0;
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+    bool sgn = dtype_is_signed(dt), lift = a.dt == DT_I32 && b.dt == DT_I32;
+    int bits = dtype_bits(dt);
+    switch (bo->tok) {
+    case TK_PLUS:
+        if (__builtin_add_overflow(x, y, &r)) lift = false;
+        break;
+    case TK_MINUS:
+        if (__builtin_sub_overflow(x, y, &r)) lift = false;
+        break;
+    case TK_STAR:
+        if (__builtin_mul_overflow(x, y, &r)) lift = false;
+        break;
+    case TK_SLASH:
+    case TK_PERCENT:
+        if (y == 0) {
+            diag_error(g->d, loc, "division by zero in a constant expression");
+            return val_err();
+        }
+        if (!sgn) r = (int64_t)(bo->tok == TK_SLASH ? ux / uy : ux % uy);
+        else if (x == INT64_MIN && y == -1) r = bo->tok == TK_SLASH ? x : 0;
+        else r = bo->tok == TK_SLASH ? x / y : x % y;
+        break;
+    case TK_AMP: r = (int64_t)(ux & uy); break;
+    case TK_PIPE: r = (int64_t)(ux | uy); break;
+    case TK_CARET: r = (int64_t)(ux ^ uy); break;
+    case TK_SHL:
+    case TK_SHR: {
+        int64_t amount = wrap_int(b.i, b.dt);
+        if (!dtype_is_signed(b.dt) && dtype_bits(b.dt) == 64 && amount < 0) amount = 64;
+        int lim = lift ? 64 : bits;
+        if (amount < 0 || amount >= lim) {
+            diag_error(g->d, loc, "shift amount %lld is out of range for '%s'", (long long)amount, dtype_name(dt));
+            return val_err();
+        }
+        if (bo->tok == TK_SHL) {
+            r = (int64_t)(ux << amount);
+            if (lift && (amount >= 63 || (r >> amount) != x)) lift = false;
+        } else {
+            r = sgn ? (x < 0 ? (int64_t) ~(~ux >> amount) : (int64_t)(ux >> amount)) : (int64_t)(ux >> amount);
+        }
+        break;
+    }
+    case TK_EQEQ: return val_ct_int(x == y, DT_I1);
+    case TK_NE: return val_ct_int(x != y, DT_I1);
+    case TK_LT: return val_ct_int(sgn ? x < y : ux < uy, DT_I1);
+    case TK_LE: return val_ct_int(sgn ? x <= y : ux <= uy, DT_I1);
+    case TK_GT: return val_ct_int(sgn ? x > y : ux > uy, DT_I1);
+    case TK_GE: return val_ct_int(sgn ? x >= y : ux >= uy, DT_I1);
+    default: unreachable("int fold");
+    }
+    if (bo->kind == BK_ARITH && (bo->tok == TK_PLUS || bo->tok == TK_MINUS || bo->tok == TK_STAR))
+        r = (int64_t)(bo->tok == TK_PLUS ? ux + uy : bo->tok == TK_MINUS ? ux - uy : ux * uy);
+    if (dt == DT_I32 && lift && !fits_i32(r) && (bo->tok == TK_PLUS || bo->tok == TK_MINUS || bo->tok == TK_STAR || bo->tok == TK_SHL))
+        return val_ct_int(r, DT_I64);
+    return val_ct_int(wrap_int(r, dt), dt);
+}
+
+/* Offsets added to pointers: i32 and i64 stay, narrower ints become i32,
+ * unsigned 32/64-bit ones i64 (so they are not sign-extended). */
+static DType offset_dtype(Val v) {
+    if (v.k == V_CT) return fits_i32(v.i) ? DT_I32 : DT_I64;
+    DType d = v.t->dt;
+    if (d == DT_I32 || d == DT_I64) return d;
+    return dtype_bits(d) < 32 ? DT_I32 : DT_I64;
+}
+
+static Val ptr_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
+    DType da = val_dtype(a), db = val_dtype(b);
+    if (bo->kind == BK_CMP && da == DT_PTR && db == DT_PTR && a.t->pointee == b.t->pointee) {
+        int r;
+        int32_t s[TIR_MAX_RANK];
+        if (!gen_broadcast_shapes(g, a.t->rank, a.t->shape, b.t->rank, b.t->shape, &r, s, loc)) return val_err();
+        ValueId x = gen_coerce(g, a, DT_PTR, NULL, r, s, loc), y = gen_coerce(g, b, DT_PTR, NULL, r, s, loc);
+        Inst *i = gen_emit_inst(g, loc, OP_CMP, (ValueId[]){x, y}, 2, tir_type(g->m, DT_I1, r, s, NULL, NULL));
+        i->a.ival2 = bo->pred;
+        return val_rt(g, i->res[0]);
+    }
+    bool add = bo->tok == TK_PLUS && ((da == DT_PTR && dtype_is_int(db)) || (db == DT_PTR && dtype_is_int(da)));
+    bool sub = bo->tok == TK_MINUS && da == DT_PTR && dtype_is_int(db);
+    if (!add && !sub) {
+        if (bo->kind == BK_ARITH)
+            diag_error(g->d, loc, "cannot %s '%s' and '%s'", bo->verb, gen_val_type_name(g, a), gen_val_type_name(g, b));
+        else if (bo->kind == BK_CMP)
+            diag_error(g->d, loc, "cannot compare '%s' and '%s'", gen_val_type_name(g, a), gen_val_type_name(g, b));
+        else
+            diag_error(g->d, loc, "operands of '%s' must be integers, got '%s'", lang_tok_spelling[bo->tok],
+                       gen_val_type_name(g, da == DT_PTR ? a : b));
+        return val_err();
+    }
+    Val p = da == DT_PTR ? a : b, o = da == DT_PTR ? b : a;
+    DType odt = offset_dtype(o);
+    if (sub && o.k == V_CT) {
+        o = val_ct_int((int64_t)(0 - (uint64_t)o.i), DT_I64);
+        odt = offset_dtype(o);
+    }
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    if (!gen_broadcast_shapes(g, p.t->rank, p.t->shape, val_rank(o), val_shape(o), &r, s, loc)) return val_err();
+    ValueId pv = gen_coerce(g, p, DT_PTR, NULL, r, s, loc);
+    ValueId ov = gen_coerce(g, o, odt, NULL, r, s, loc);
+    if (sub && o.k == V_RT) ov = gen_emit(g, loc, OP_NEG, &ov, 1, tir_vtype(g->f, ov));
+    return val_rt(g, gen_emit(g, loc, OP_PTR_ADD, (ValueId[]){pv, ov}, 2, tir_vtype(g->f, pv)));
+}
+
+Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
+    const BinOp *bo = binop_info(op);
+    if (a.k == V_ERR || b.k == V_ERR) return val_err();
+    if (!val_is_value(g, a, loc) || !val_is_value(g, b, loc)) return val_err();
+    DType da = val_dtype(a), db = val_dtype(b);
+    if (dtype_is_storage(da) || dtype_is_storage(db)) {
+        diag_error(g->d, loc, "'%s' values can only be loaded, stored and cast", dtype_name(dtype_is_storage(da) ? da : db));
+        return val_err();
+    }
+    if (bo->kind == BK_LOGIC) {
+        if (da != DT_I1 || db != DT_I1) {
+            diag_error(g->d, loc, "operands of '%s' must be i1, got '%s'", lang_tok_spelling[op],
+                       gen_val_type_name(g, da != DT_I1 ? a : b));
+            return val_err();
+        }
+    }
+    if (da == DT_PTR || db == DT_PTR) return ptr_binop(g, bo, a, b, loc);
+    if (bo->kind == BK_BIT && (dtype_is_float(da) || dtype_is_float(db))) {
+        diag_error(g->d, loc, "operands of '%s' must be integers, got '%s'", lang_tok_spelling[op],
+                   dtype_name(dtype_is_float(da) ? da : db));
+        return val_err();
+    }
+    if (a.k == V_CT && b.k == V_CT) return fold_binop(g, bo, a, b, loc);
+    DType dt = a.k == V_CT ? gen_weak_promote(db, da) : b.k == V_CT ? gen_weak_promote(da, db) : gen_promote(da, db);
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    if (!gen_broadcast_shapes(g, val_rank(a), val_shape(a), val_rank(b), val_shape(b), &r, s, loc)) return val_err();
+    ValueId x = gen_coerce(g, a, dt, NULL, r, s, loc), y = gen_coerce(g, b, dt, NULL, r, s, loc);
+    const Type *t = tir_type(g->m, bo->kind == BK_CMP ? DT_I1 : dt, r, s, NULL, NULL);
+    Inst *i = gen_emit_inst(g, loc, bo->op, (ValueId[]){x, y}, 2, t);
+    if (bo->kind == BK_CMP) i->a.ival2 = bo->pred;
+    return val_rt(g, i->res[0]);
+}
+
+static Val gen_unary(Gen *g, const Node *n) {
+    Val v = gen_expr(g, n->lhs);
+    Loc loc = n->oploc;
+    if (!val_is_value(g, v, n->lhs->loc)) return val_err();
+    DType dt = val_dtype(v);
+    if (dtype_is_storage(dt)) {
+        diag_error(g->d, loc, "'%s' values can only be loaded, stored and cast", dtype_name(dt));
+        return val_err();
+    }
+    Op op;
+    if (n->op == TK_MINUS) {
+        if (dt == DT_PTR || dt == DT_I1) {
+            diag_error(g->d, loc, "cannot negate '%s'", gen_val_type_name(g, v));
+            return val_err();
+        }
+        if (v.k == V_CT)
+            return dtype_is_float(dt) ? val_ct_float(-v.f, dt) : val_ct_int(wrap_int((int64_t)(0 - (uint64_t)v.i), dt), dt);
+        op = OP_NEG;
+    } else if (n->op == TK_BANG) {
+        if (dt != DT_I1) {
+            diag_error(g->d, loc, "operand of '!' must be i1, got '%s'", gen_val_type_name(g, v));
+            return val_err();
+        }
+        if (v.k == V_CT) return val_ct_int(!v.i, DT_I1);
+        op = OP_NOT;
+    } else {
+        if (!dtype_is_int(dt)) {
+            diag_error(g->d, loc, "operand of '~' must be an integer, got '%s'", gen_val_type_name(g, v));
+            return val_err();
+        }
+        if (v.k == V_CT) return val_ct_int(wrap_int((int64_t) ~(uint64_t)v.i, dt), dt);
+        op = OP_NOT;
+    }
+    return val_rt(g, gen_emit(g, loc, op, &v.v, 1, v.t));
+}
+
+/* Insert a size-1 dim at `axis` (a scalar becomes a [1] tensor). */
+Val gen_expand_dims(Gen *g, Val v, int axis, Loc loc) {
+    if (v.k == V_CT) v = val_rt(g, gen_materialize(g, v, loc));
+    const Type *t = v.t;
+    if (t->rank >= TIR_MAX_RANK) {
+        diag_error(g->d, loc, "tensors have at most %d dimensions", TIR_MAX_RANK);
+        return val_err();
+    }
+    int32_t s[TIR_MAX_RANK];
+    for (int i = 0, j = 0; i <= t->rank; i++) s[i] = i == axis ? 1 : t->shape[j++];
+    const Type *rt = tir_with_shape(g->m, t, t->rank + 1, s);
+    if (t->rank == 0) return val_rt(g, gen_emit(g, loc, OP_SPLAT, &v.v, 1, rt));
+    Inst *i = gen_emit_inst(g, loc, OP_EXPAND_DIMS, &v.v, 1, rt);
+    i->a.ival = axis;
+    return val_rt(g, i->res[0]);
+}
+
+/* x[:, None] -- each ':' keeps a dimension, each None inserts one. */
+static Val gen_index(Gen *g, const Node *n) {
+    Val v = gen_expr(g, n->lhs);
+    if (!val_is_value(g, v, n->lhs->loc)) return val_err();
+    int slices = 0;
+    for (int i = 0; i < n->nkids; i++) slices += n->kids[i]->kind == N_SLICE;
+    if (slices != val_rank(v)) {
+        diag_error(g->d, n->oploc, "index has %d ':' but the value has rank %d", slices, val_rank(v));
+        return val_err();
+    }
+    for (int i = 0; i < n->nkids && v.k != V_ERR; i++)
+        if (n->kids[i]->kind == N_NONE) v = gen_expand_dims(g, v, i, n->kids[i]->loc);
+    return v;
+}
+
+static Val gen_list(Gen *g, const Node *n) {
+    Val r = {.k = V_SHAPE};
+    if (n->nkids > TIR_MAX_RANK) {
+        diag_error(g->d, n->loc, "tensors have at most %d dimensions, got a list of %d", TIR_MAX_RANK, n->nkids);
+        return val_err();
+    }
+    bool ok = true;
+    for (int i = 0; i < n->nkids; i++) {
+        Val e = gen_expr(g, n->kids[i]);
+        int64_t x;
+        if (!val_ct_int_of(g, e, n->kids[i]->loc, "a list element", &x)) {
+            ok = false;
+            continue;
+        }
+        if (x < 0 || x > GEN_MAX_NUMEL) {
+            diag_error(g->d, n->kids[i]->loc, "list element %lld is out of range", (long long)x);
+            ok = false;
+            continue;
+        }
+        r.shape[r.rank++] = (int32_t)x;
+    }
+    return ok ? r : val_err();
+}
+
+static Val gen_name(Gen *g, const Node *n) {
+    Var *v = gen_lookup_var(g, n->name);
+    if (v) return v->val;
+    Global *gl = gen_find_global(g, n->name);
+    if (gl && gl->decl->kind == D_CONST) return gen_global_value(g, gl, n->loc);
+    if (gl) diag_error(g->d, n->loc, "function '%s' cannot be used as a value", n->name);
+    else if (builtin_exists(n->name)) diag_error(g->d, n->loc, "built-in '%s' cannot be used as a value", n->name);
+    else diag_error(g->d, n->loc, "unknown name '%s'", n->name);
+    return val_err();
+}
+
+static Val gen_call(Gen *g, const Node *n) {
+    if (n->lhs->kind != N_NAME) {
+        diag_error(g->d, n->loc, "only named functions can be called");
+        return val_err();
+    }
+    if (gen_lookup_var(g, n->name)) {
+        diag_error(g->d, n->loc, "'%s' is a variable, not a function", n->name);
+        return val_err();
+    }
+    Global *gl = gen_find_global(g, n->name);
+    if (gl && gl->decl->kind == D_FN) return gen_call_fn(g, gl->decl, n);
+    if (gl) {
+        diag_error(g->d, n->loc, "'%s' is a constant, not a function", n->name);
+        return val_err();
+    }
+    if (builtin_exists(n->name)) return builtin_call(g, n);
+    diag_error(g->d, n->loc, "unknown name '%s'", n->name);
+    return val_err();
+}
+
+static Val gen_expr1(Gen *g, const Node *n) {
+    switch (n->kind) {
+    case N_INT: return val_ct_int(n->ival, fits_i32(n->ival) ? DT_I32 : DT_I64);
+    case N_FLOAT: return val_ct_float(round_float(n->fval, DT_F32), DT_F32);
+    case N_BOOL: return val_ct_int(n->ival, DT_I1);
+    case N_NONE: return (Val){.k = V_NONE};
+    case N_NAME: return gen_name(g, n);
+    case N_DTYPE: return (Val){.k = V_DTYPE, .t = gen_type_ref(g, n->ty)};
+    case N_LIST: return gen_list(g, n);
+    case N_UNARY: return gen_unary(g, n);
+    case N_BINARY: {
+        Val a = gen_expr(g, n->lhs);
+        Val b = gen_expr(g, n->rhs);
+        return gen_binop(g, n->op, a, b, n->oploc);
+    }
+    case N_CAST: {
+        Val v = gen_expr(g, n->lhs);
+        const Type *t = gen_type_ref(g, n->ty);
+        if (t->dt == DT_PTR) {
+            if (v.k == V_RT && v.t->dt == DT_PTR && v.t->pointee == t->pointee) return v;
+            if (val_is_value(g, v, n->lhs->loc))
+                diag_error(g->d, n->oploc, "cannot cast '%s' to '%s'", gen_val_type_name(g, v), gen_type_name(g, t));
+            return val_err();
+        }
+        return gen_cast(g, v, t->dt, n->oploc);
+    }
+    case N_CALL: return gen_call(g, n);
+    case N_INDEX: return gen_index(g, n);
+    case N_SLICE: diag_error(g->d, n->loc, "':' is only allowed in an index"); return val_err();
+    default: diag_error(g->d, n->loc, "expected an expression"); return val_err();
+    }
+}
+
+Val gen_expr(Gen *g, const Node *n) {
+    if (g->expr_depth >= GEN_MAX_EXPR_DEPTH) {
+        diag_error(g->d, n->loc, "expression too deeply nested");
+        return val_err();
+    }
+    g->expr_depth++;
+    Val v = gen_expr1(g, n);
+    g->expr_depth--;
+    return v;
+}
+
+const char *gen_type_desc(Gen *g, const Type *t) {
+    Str s = {0};
+    tir_print_type(&s, t);
+    char *r = arena_strdup(g->a, s.buf);
+    str_free(&s);
+    return r;
+}

@@ -1,0 +1,118 @@
+/* gen.h - state shared by the IR generator (gen.c) and the built-in
+ * functions (builtins.c).  Internal to lang/.
+ *
+ * The generator evaluates the syntax tree directly into Vals: a compile-time
+ * constant (V_CT: a tagged int/float/bool, folded here and materialized as
+ * OP_CONST only where a run-time value is needed), a run-time SSA value
+ * (V_RT), or a compile-time type, shape list or None.  V_ERR marks a value
+ * whose error was already reported, so one mistake gives one message. */
+#ifndef TILE_LANG_GEN_H
+#define TILE_LANG_GEN_H
+
+#include "ast.h"
+
+enum { GEN_MAX_NUMEL = 1 << 20, GEN_MAX_INLINE = 64, GEN_MAX_EXPR_DEPTH = 1000, GEN_MAX_VALUES = 1 << 20 };
+
+typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE } VKind;
+
+typedef struct Val {
+    VKind k;
+    DType dt;          /* V_CT: dtype (never PTR) */
+    int64_t i;         /* V_CT ints: normalized to dt (sign/zero extended); i1: 0 or 1 */
+    double f;          /* V_CT floats */
+    ValueId v;         /* V_RT */
+    const Type *t;     /* V_RT: its type; V_DTYPE: the scalar (or pointer) type */
+    int rank;          /* V_SHAPE */
+    int32_t shape[TIR_MAX_RANK];
+} Val;
+
+typedef struct Var {
+    const char *name;
+    Val val;
+    struct Var *next;
+} Var;
+
+typedef struct Scope {
+    Var *vars;
+    struct Scope *up;
+} Scope;
+
+/* One kernel body or one inlined device function. */
+typedef struct Frame {
+    struct Frame *up;
+    const Decl *fn;   /* NULL for the kernel */
+    Scope *scope;     /* innermost */
+    Scope *base;      /* names below this belong to callers */
+    int loops;        /* enclosing `for`s in this frame */
+    int rt_ifs;       /* enclosing run-time `if`s in this frame */
+    bool returned;    /* a `return` ended the current statement sequence */
+    Val ret;
+} Frame;
+
+typedef struct Global {
+    const char *name;
+    const Decl *decl;  /* D_CONST or D_FN */
+    int state;         /* constants: 0 not evaluated, 1 in progress, 2 done */
+    Val val;
+} Global;
+
+typedef struct Gen {
+    Arena *a;
+    Diag *d;
+    Module *m;
+    Func *f;
+    Builder b;
+    Frame *fr;
+    Global *globals;
+    int nglobals;
+    const LangOptions *opt;
+    Func *scratch;        /* evaluates file-level constants; not in the module */
+    Node **define_vals;   /* parsed opt->defines[i].value, NULL if invalid */
+    int inline_depth;
+    int expr_depth;
+    bool too_big;
+} Gen;
+
+/* gen.c: values */
+Val gen_expr(Gen *g, const Node *n);
+Val val_err(void);
+Val val_rt(Gen *g, ValueId v);
+Val val_ct_int(int64_t i, DType dt);
+Val val_ct_float(double f, DType dt);
+bool val_is_value(Gen *g, Val v, Loc loc); /* CT or RT; reports otherwise (silent for V_ERR) */
+bool val_ct_int_of(Gen *g, Val v, Loc loc, const char *what, int64_t *out);
+const char *gen_type_name(Gen *g, const Type *t); /* element type: "f32", "ptr<f16>" */
+const char *gen_shape_str(Gen *g, int rank, const int32_t *shape);
+const char *gen_val_type_name(Gen *g, Val v);
+DType val_dtype(Val v);                  /* element dtype of a CT/RT value */
+int val_rank(Val v);
+const int32_t *val_shape(Val v);
+bool gen_check_shape(Gen *g, int rank, const int32_t *shape, Loc loc);
+const Type *gen_type_ref(Gen *g, TypeRef t);
+DType gen_promote(DType a, DType b);
+DType gen_weak_promote(DType rt, DType ct);
+bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32_t *sb, int *r, int32_t *s, Loc loc);
+/* Convert a value to dtype dt and shape (rank, shape): constants become OP_CONST,
+ * run-time values are cast, splat, expanded and broadcast as needed.  The
+ * shapes must already be known to broadcast. */
+ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const int32_t *shape, Loc loc);
+ValueId gen_materialize(Gen *g, Val v, Loc loc); /* CT -> scalar OP_CONST of its dtype; RT as is */
+Val gen_cast(Gen *g, Val v, DType to, Loc loc);
+ValueId gen_emit(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
+Inst *gen_emit_inst(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
+Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc);
+Val gen_expand_dims(Gen *g, Val v, int axis, Loc loc);
+const char *gen_type_desc(Gen *g, const Type *t); /* full type: "tensor<64x32xf32>" */
+
+/* stmt.c */
+/* Match a call's arguments to parameter names: slots[i] is the argument
+ * node for parameter i or NULL, by_kw[i] whether it was given by keyword.
+ * Parameters before `min` are required.  Reports and returns false on error. */
+bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *const *pnames, int np, int min,
+                   const Node **slots, bool *by_kw);
+
+/* builtins.c */
+bool builtin_exists(const char *name);
+Val builtin_call(Gen *g, const Node *call);
+
+#endif

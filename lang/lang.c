@@ -1,0 +1,98 @@
+/* lang.c - the front-end driver: imports, search path, then generation.
+ *
+ *   1. parse the main file;
+ *   2. for each `import "x.tile"` (breadth-first, each file once, by
+ *      resolved path): look in the importing file's folder, then each of
+ *      opt->include_dirs, then the standard library folder; read it into the
+ *      arena and parse it;
+ *   3. if there was any error so far, stop: generation only sees complete
+ *      syntax trees;
+ *   4. gen_module() folds constants, inlines functions and emits one Func
+ *      per kernel of the main file (imported files contribute constants and
+ *      functions only).  Returns NULL when any diagnostic is an error. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ast.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LANG_MAX_FILES = 256 };
+
+static char *dir_of(Arena *a, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return arena_strdup(a, ".");
+    return arena_strndup(a, path, (size_t)(slash - path));
+}
+
+/* Read `dir/name`; on success fill *path with its canonical path. */
+static char *try_read(Arena *a, const char *dir, const char *name, size_t *len, char **path) {
+    char *p = name[0] == '/' ? arena_strdup(a, name) : arena_printf(a, "%s/%s", dir, name);
+    char *text = read_file(p, len);
+    if (!text) return NULL;
+    char buf[PATH_MAX];
+    *path = realpath(p, buf) ? arena_strdup(a, buf) : p;
+    return text;
+}
+
+static const char *stdlib_dir(void) {
+#ifdef TILE_SOURCE_DIR
+    return TILE_SOURCE_DIR "/stdlib";
+#else
+    return NULL;
+#endif
+}
+
+Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d) {
+    LangOptions none = {0};
+    if (!opt) opt = &none;
+    FileAst **files = ARENA_ARRAY(a, FileAst *, LANG_MAX_FILES);
+    const char **paths = ARENA_ARRAY(a, const char *, LANG_MAX_FILES);
+    int nfiles = 0;
+    files[nfiles] = parse_file(a, src, d);
+    char buf[PATH_MAX];
+    paths[nfiles++] = src->name && realpath(src->name, buf) ? arena_strdup(a, buf) : (src->name ? src->name : "<input>");
+    for (int fi = 0; fi < nfiles; fi++) {
+        FileAst *f = files[fi];
+        const char *here = dir_of(a, f->src->name ? f->src->name : ".");
+        for (int i = 0; i < f->ndecls; i++) {
+            const Decl *dc = f->decls[i];
+            if (dc->kind != D_IMPORT || !dc->name) continue;
+            size_t len = 0;
+            char *path = NULL, *text = try_read(a, here, dc->name, &len, &path);
+            for (int k = 0; !text && opt->include_dirs && opt->include_dirs[k]; k++)
+                text = try_read(a, opt->include_dirs[k], dc->name, &len, &path);
+            const char *sd = stdlib_dir();
+            if (!text && sd) text = try_read(a, sd, dc->name, &len, &path);
+#ifdef TILE_STDLIB_INSTALL_DIR
+            if (!text) text = try_read(a, TILE_STDLIB_INSTALL_DIR, dc->name, &len, &path);
+#endif
+            if (!text) {
+                diag_error(d, dc->loc, "cannot find imported file '%s'", dc->name);
+                continue;
+            }
+            bool seen = false;
+            for (int k = 0; k < nfiles && !seen; k++) seen = !strcmp(paths[k], path);
+            if (seen) {
+                free(text);
+                continue;
+            }
+            if (nfiles == LANG_MAX_FILES) {
+                free(text);
+                diag_error(d, dc->loc, "too many imported files (more than %d)", LANG_MAX_FILES);
+                continue;
+            }
+            SrcFile *s = ARENA_NEW(a, SrcFile);
+            s->name = path;
+            s->text = arena_strndup(a, text, len);
+            s->len = len;
+            free(text);
+            paths[nfiles] = path;
+            files[nfiles++] = parse_file(a, s, d);
+        }
+    }
+    if (d->nerrors) return NULL;
+    return gen_module(a, files, nfiles, opt, d);
+}

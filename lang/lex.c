@@ -1,0 +1,223 @@
+/* lex.c - the tokenizer.
+ *
+ * One pass over the whole file produces an array of tokens ending in TK_EOF.
+ * Punctuators are matched longest-first against the spellings of the token
+ * table and identifiers against its keywords, so LANG_TOKENS in ast.h is the
+ * only list of either.  Identifiers spelling a scalar dtype become TK_TYPE.
+ * Bad input (stray bytes, NULs, unterminated comments or strings, oversized
+ * literals) is reported and skipped; lexing always reaches the end. */
+#include "ast.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const lang_tok_spelling[TK_COUNT] = {
+#define X(e, s) s,
+    LANG_TOKENS(X)
+#undef X
+};
+
+typedef struct Lexer {
+    Arena *a;
+    Diag *d;
+    const SrcFile *src;
+    const char *p, *end;
+    uint32_t line, col;
+    Token *toks;
+    int n, cap;
+} Lexer;
+
+static Loc lex_loc(Lexer *l) { return (Loc){l->src, l->line, l->col}; }
+
+static void lex_advance(Lexer *l, size_t k) {
+    for (size_t i = 0; i < k && l->p < l->end; i++, l->p++) {
+        if (*l->p == '\n') {
+            l->line++;
+            l->col = 1;
+        } else {
+            l->col++;
+        }
+    }
+}
+
+static Token *lex_push(Lexer *l, TokKind k, Loc loc, const char *start) {
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 256;
+        l->toks = arena_grow(l->a, l->toks, sizeof(Token) * (size_t)l->cap, sizeof(Token) * (size_t)nc);
+        l->cap = nc;
+    }
+    Token *t = &l->toks[l->n++];
+    *t = (Token){.kind = k, .loc = loc, .text = start, .len = (uint32_t)(l->p - start)};
+    return t;
+}
+
+static bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
+
+static int digit_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return 99;
+}
+
+/* number = INT | FLOAT; a '.' or exponent after decimal digits makes a float. */
+static void lex_number(Lexer *l) {
+    Loc loc = lex_loc(l);
+    const char *s = l->p;
+    int base = 10;
+    const char *q = s;
+    if (q + 1 < l->end && q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) base = 16, q += 2;
+    else if (q + 1 < l->end && q[0] == '0' && (q[1] == 'b' || q[1] == 'B')) base = 2, q += 2;
+    bool is_float = false;
+    const char *digits = q;
+    while (q < l->end && (is_ident_char(*q) || *q == '.')) {
+        if (base == 10 && *q == '.') {
+            if (is_float) break;
+            is_float = true;
+        } else if (base == 10 && (*q == 'e' || *q == 'E')) {
+            is_float = true;
+            if (q + 1 < l->end && (q[1] == '+' || q[1] == '-')) q++;
+        }
+        q++;
+    }
+    lex_advance(l, (size_t)(q - s));
+    Token *t = lex_push(l, is_float ? TK_FLOAT : TK_INT, loc, s);
+    if (is_float) {
+        char buf[128];
+        size_t n = 0;
+        for (const char *c = s; c < q && n + 1 < sizeof buf; c++)
+            if (*c != '_') buf[n++] = *c;
+        buf[n] = 0;
+        char *endp;
+        t->fval = strtod(buf, &endp);
+        if (*endp || n + 1 >= sizeof buf) diag_error(l->d, loc, "invalid float literal '%.*s'", (int)(q - s) > 40 ? 40 : (int)(q - s), s);
+        return;
+    }
+    uint64_t v = 0;
+    bool bad = digits == q, big = false;
+    for (const char *c = digits; c < q; c++) {
+        if (*c == '_') continue;
+        int dv = digit_value(*c);
+        if (dv >= base) {
+            bad = true;
+            continue;
+        }
+        if (v > (UINT64_MAX - (uint64_t)dv) / (uint64_t)base) big = true;
+        v = v * (uint64_t)base + (uint64_t)dv;
+    }
+    int shown = (int)(q - s) > 40 ? 40 : (int)(q - s);
+    if (bad) diag_error(l->d, loc, "invalid integer literal '%.*s'", shown, s);
+    else if (big || v > (uint64_t)INT64_MAX) diag_error(l->d, loc, "integer literal '%.*s' is too large", shown, s);
+    else t->ival = (int64_t)v;
+}
+
+/* string = '"' { char | '\"' | '\\' } '"' on one line */
+static void lex_string(Lexer *l) {
+    Loc loc = lex_loc(l);
+    const char *s = l->p;
+    Str buf = {0};
+    lex_advance(l, 1);
+    bool closed = false;
+    while (l->p < l->end && *l->p != '\n') {
+        char c = *l->p;
+        if (c == '"') {
+            lex_advance(l, 1);
+            closed = true;
+            break;
+        }
+        if (c == '\\' && l->p + 1 < l->end && (l->p[1] == '"' || l->p[1] == '\\')) {
+            str_putc(&buf, l->p[1]);
+            lex_advance(l, 2);
+            continue;
+        }
+        if (c == '\0') {
+            diag_error(l->d, lex_loc(l), "NUL byte in string literal");
+        } else {
+            str_putc(&buf, c);
+        }
+        lex_advance(l, 1);
+    }
+    if (!closed) diag_error(l->d, loc, "unterminated string literal");
+    Token *t = lex_push(l, TK_STRING, loc, s);
+    t->str = arena_strndup(l->a, buf.buf ? buf.buf : "", buf.len);
+    str_free(&buf);
+}
+
+static bool lex_skip_space(Lexer *l) {
+    while (l->p < l->end) {
+        char c = *l->p;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+            lex_advance(l, 1);
+        } else if (c == '/' && l->p + 1 < l->end && l->p[1] == '/') {
+            while (l->p < l->end && *l->p != '\n') lex_advance(l, 1);
+        } else if (c == '/' && l->p + 1 < l->end && l->p[1] == '*') {
+            Loc loc = lex_loc(l);
+            lex_advance(l, 2);
+            while (l->p < l->end && !(*l->p == '*' && l->p + 1 < l->end && l->p[1] == '/')) lex_advance(l, 1);
+            if (l->p >= l->end) {
+                diag_error(l->d, loc, "unterminated comment");
+                return false;
+            }
+            lex_advance(l, 2);
+        } else {
+            return true;
+        }
+    }
+    return false;
+}
+
+Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
+    Lexer l = {.a = a, .d = d, .src = src, .p = src->text, .end = src->text + src->len, .line = 1, .col = 1};
+    int bad_run = 0;
+    while (lex_skip_space(&l)) {
+        const char *s = l.p;
+        Loc loc = lex_loc(&l);
+        char c = *s;
+        if (is_ident_start(c)) {
+            while (l.p < l.end && is_ident_char(*l.p)) lex_advance(&l, 1);
+            size_t n = (size_t)(l.p - s);
+            TokKind k = TK_IDENT;
+            for (int i = TK_KERNEL; i <= TK_NONE; i++)
+                if (strlen(lang_tok_spelling[i]) == n && !memcmp(lang_tok_spelling[i], s, n)) k = (TokKind)i;
+            DType dt = k == TK_IDENT ? dtype_from_name(s, n) : DT_VOID;
+            if (dt == DT_PTR) dt = DT_VOID;
+            if (dt != DT_VOID) k = TK_TYPE;
+            lex_push(&l, k, loc, s)->dt = dt;
+            bad_run = 0;
+            continue;
+        }
+        if (is_digit(c) || (c == '.' && s + 1 < l.end && is_digit(s[1]))) {
+            lex_number(&l);
+            bad_run = 0;
+            continue;
+        }
+        if (c == '"') {
+            lex_string(&l);
+            continue;
+        }
+        int best = -1;
+        size_t best_len = 0;
+        for (int i = TK_LPAREN; i <= TK_SHREQ; i++) {
+            size_t n = strlen(lang_tok_spelling[i]);
+            if (n > best_len && (size_t)(l.end - s) >= n && !memcmp(lang_tok_spelling[i], s, n)) best = i, best_len = n;
+        }
+        if (best >= 0) {
+            lex_advance(&l, best_len);
+            lex_push(&l, (TokKind)best, loc, s);
+            bad_run = 0;
+            continue;
+        }
+        /* report one error per run of bad bytes */
+        unsigned char uc = (unsigned char)c;
+        if (!bad_run++) {
+            if (uc >= 0x20 && uc < 0x7f) diag_error(d, loc, "unexpected character '%c'", c);
+            else diag_error(d, loc, "unexpected byte 0x%02x", uc);
+        }
+        lex_advance(&l, 1);
+    }
+    lex_push(&l, TK_EOF, lex_loc(&l), l.p);
+    *ntoks = l.n;
+    return l.toks;
+}

@@ -1,0 +1,604 @@
+/* parse.c - recursive-descent parser: tokens -> FileAst.
+ *
+ * Each function parses one rule of the grammar in docs/language.md, quoted
+ * in the comment above it.  Error handling:
+ *   1. the first error in a statement (or top-level declaration) is reported
+ *      and the parser enters panic mode, which silences further errors;
+ *   2. parse functions still return a node (N_ERR) and every loop that could
+ *      spin stops when panicking;
+ *   3. the enclosing block (or the file) resynchronises: it skips to the next
+ *      `;` (consumed) or `}` (left for the block) at the same brace depth, or
+ *      at top level to the next `kernel`, `fn`, `const`, `import` or `@`,
+ *      then leaves panic mode so the next error is reported too.
+ * Nesting is bounded (PARSE_MAX_DEPTH) so hostile input cannot overflow the
+ * stack here or in the generator's tree walks. */
+#include "ast.h"
+
+#include <string.h>
+
+enum { PARSE_MAX_DEPTH = 200 };
+
+typedef struct Parser {
+    Arena *a;
+    Diag *d;
+    Token *t;
+    int n, pos;
+    int depth;
+    bool panic;
+    bool too_deep;
+} Parser;
+
+static Token *peek(Parser *p) { return &p->t[p->pos]; }
+static Token *peek2(Parser *p) { return &p->t[p->pos + 1 < p->n ? p->pos + 1 : p->n - 1]; }
+static bool at(Parser *p, TokKind k) { return p->t[p->pos].kind == k; }
+static Token *next(Parser *p) {
+    Token *t = &p->t[p->pos];
+    if (t->kind != TK_EOF) p->pos++;
+    return t;
+}
+static bool accept(Parser *p, TokKind k) {
+    if (!at(p, k)) return false;
+    next(p);
+    return true;
+}
+
+static void parse_error(Parser *p, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void parse_error(Parser *p, Loc loc, const char *fmt, ...) {
+    if (p->panic) return;
+    p->panic = true;
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vadd(p->d, DIAG_ERROR, loc, fmt, ap);
+    va_end(ap);
+}
+
+/* How a token is named in "found X": its spelling, quoted. */
+static const char *tok_desc(Parser *p, const Token *t) {
+    if (t->kind == TK_EOF) return "end of file";
+    int n = t->len > 32 ? 32 : (int)t->len;
+    return arena_printf(p->a, "'%.*s%s'", n, t->text, t->len > 32 ? "..." : "");
+}
+
+static bool expect(Parser *p, TokKind k, const char *where) {
+    if (accept(p, k)) return true;
+    parse_error(p, peek(p)->loc, "expected '%s' %s, found %s", lang_tok_spelling[k], where, tok_desc(p, peek(p)));
+    return false;
+}
+
+static const char *expect_ident(Parser *p, const char *what, Loc *loc) {
+    Token *t = peek(p);
+    if (loc) *loc = t->loc;
+    if (t->kind == TK_IDENT) {
+        next(p);
+        return arena_strndup(p->a, t->text, t->len);
+    }
+    parse_error(p, t->loc, "expected %s, found %s", what, tok_desc(p, t));
+    return "<error>";
+}
+
+static Node *new_node(Parser *p, NodeKind k, Loc loc) {
+    Node *n = ARENA_NEW(p->a, Node);
+    n->kind = k;
+    n->loc = loc;
+    n->oploc = loc;
+    return n;
+}
+
+/* A growable list of node pointers, copied into the arena when done. */
+typedef struct NodeList {
+    Node **v;
+    int n, cap;
+} NodeList;
+static void list_push(Parser *p, NodeList *l, Node *x) {
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 8;
+        l->v = arena_grow(p->a, l->v, sizeof(Node *) * (size_t)l->cap, sizeof(Node *) * (size_t)nc);
+        l->cap = nc;
+    }
+    l->v[l->n++] = x;
+}
+
+static bool enter(Parser *p) {
+    if (++p->depth > PARSE_MAX_DEPTH) {
+        if (!p->too_deep) parse_error(p, peek(p)->loc, "nesting too deep (more than %d levels)", PARSE_MAX_DEPTH);
+        p->too_deep = true;
+        return false;
+    }
+    return true;
+}
+static void leave(Parser *p) { p->depth--; }
+
+static Node *expr(Parser *p);
+static Node *block(Parser *p);
+
+/* type = SCALAR_TYPE | "*" type */
+static TypeRef type(Parser *p) {
+    TypeRef t = {DT_VOID, 0};
+    while (accept(p, TK_STAR)) {
+        if (t.nptr < 8) t.nptr++;
+        else parse_error(p, peek(p)->loc, "too many levels of pointers");
+    }
+    if (at(p, TK_TYPE)) {
+        t.dt = next(p)->dt;
+        return t;
+    }
+    parse_error(p, peek(p)->loc, "expected a type, found %s", tok_desc(p, peek(p)));
+    t.dt = DT_F32;
+    return t;
+}
+
+/* index = ":" | "None" */
+static Node *index_item(Parser *p) {
+    Token *t = peek(p);
+    if (accept(p, TK_COLON)) return new_node(p, N_SLICE, t->loc);
+    if (accept(p, TK_NONE)) return new_node(p, N_NONE, t->loc);
+    parse_error(p, t->loc, "expected ':' or 'None' in index, found %s", tok_desc(p, t));
+    return new_node(p, N_ERR, t->loc);
+}
+
+/* primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE
+ *         | "(" expr ")" | "[" expr { "," expr } "]" */
+static Node *primary(Parser *p) {
+    Token *t = peek(p);
+    Node *n;
+    switch (t->kind) {
+    case TK_INT:
+        next(p);
+        n = new_node(p, N_INT, t->loc);
+        n->ival = t->ival;
+        return n;
+    case TK_FLOAT:
+        next(p);
+        n = new_node(p, N_FLOAT, t->loc);
+        n->fval = t->fval;
+        return n;
+    case TK_TRUE:
+    case TK_FALSE:
+        next(p);
+        n = new_node(p, N_BOOL, t->loc);
+        n->ival = t->kind == TK_TRUE;
+        return n;
+    case TK_NONE:
+        next(p);
+        return new_node(p, N_NONE, t->loc);
+    case TK_IDENT:
+        next(p);
+        n = new_node(p, N_NAME, t->loc);
+        n->name = arena_strndup(p->a, t->text, t->len);
+        return n;
+    case TK_TYPE:
+        next(p);
+        n = new_node(p, N_DTYPE, t->loc);
+        n->ty = (TypeRef){t->dt, 0};
+        return n;
+    case TK_LPAREN:
+        next(p);
+        n = expr(p);
+        expect(p, TK_RPAREN, "after parenthesized expression");
+        return n;
+    case TK_LBRACK: {
+        next(p);
+        NodeList l = {0};
+        n = new_node(p, N_LIST, t->loc);
+        do {
+            list_push(p, &l, expr(p));
+        } while (!p->panic && accept(p, TK_COMMA));
+        expect(p, TK_RBRACK, "after list elements");
+        n->kids = l.v;
+        n->nkids = l.n;
+        return n;
+    }
+    default:
+        parse_error(p, t->loc, "expected an expression, found %s", tok_desc(p, t));
+        return new_node(p, N_ERR, t->loc);
+    }
+}
+
+/* postfix = primary { "(" [ arg { "," arg } ] ")" | "[" index { "," index } "]" }
+ * arg     = [ IDENT "=" ] expr */
+static Node *postfix(Parser *p) {
+    Node *n = primary(p);
+    for (;;) {
+        if (p->panic) return n;
+        Token *t = peek(p);
+        if (accept(p, TK_LPAREN)) {
+            Node *c = new_node(p, N_CALL, n->loc);
+            c->oploc = t->loc;
+            c->lhs = n;
+            c->name = n->kind == N_NAME ? n->name : NULL;
+            NodeList l = {0};
+            const char **kw = NULL;
+            int kwcap = 0;
+            if (!at(p, TK_RPAREN)) {
+                do {
+                    const char *name = NULL;
+                    if (at(p, TK_IDENT) && peek2(p)->kind == TK_ASSIGN) {
+                        Token *id = next(p);
+                        next(p);
+                        name = arena_strndup(p->a, id->text, id->len);
+                    }
+                    list_push(p, &l, expr(p));
+                    if (kwcap < l.cap) {
+                        kw = arena_grow(p->a, kw, sizeof(char *) * (size_t)kwcap, sizeof(char *) * (size_t)l.cap);
+                        kwcap = l.cap;
+                    }
+                    kw[l.n - 1] = name;
+                } while (!p->panic && accept(p, TK_COMMA));
+            }
+            expect(p, TK_RPAREN, "after call arguments");
+            c->kids = l.v;
+            c->nkids = l.n;
+            c->kwnames = kw;
+            n = c;
+        } else if (accept(p, TK_LBRACK)) {
+            Node *x = new_node(p, N_INDEX, n->loc);
+            x->oploc = t->loc;
+            x->lhs = n;
+            NodeList l = {0};
+            do {
+                list_push(p, &l, index_item(p));
+            } while (!p->panic && accept(p, TK_COMMA));
+            expect(p, TK_RBRACK, "after index");
+            x->kids = l.v;
+            x->nkids = l.n;
+            n = x;
+        } else {
+            return n;
+        }
+    }
+}
+
+/* castexpr = postfix { "as" type } */
+static Node *castexpr(Parser *p) {
+    Node *n = postfix(p);
+    while (!p->panic && at(p, TK_AS)) {
+        Token *t = next(p);
+        Node *c = new_node(p, N_CAST, n->loc);
+        c->oploc = t->loc;
+        c->lhs = n;
+        c->ty = type(p);
+        n = c;
+    }
+    return n;
+}
+
+/* unary = ( "-" | "!" | "~" ) unary | castexpr */
+static Node *unary(Parser *p) {
+    Token *t = peek(p);
+    if (t->kind == TK_MINUS || t->kind == TK_BANG || t->kind == TK_TILDE) {
+        if (!enter(p)) {
+            leave(p);
+            return new_node(p, N_ERR, t->loc);
+        }
+        next(p);
+        Node *n = new_node(p, N_UNARY, t->loc);
+        n->op = t->kind;
+        n->lhs = unary(p);
+        leave(p);
+        return n;
+    }
+    return castexpr(p);
+}
+
+/* Binary precedence levels, loosest first; each level is
+ *   level = next { OP next } */
+static const TokKind binary_levels[][4] = {
+    {TK_OROR}, {TK_ANDAND}, {TK_PIPE}, {TK_CARET}, {TK_AMP}, {TK_EQEQ, TK_NE},
+    {TK_LT, TK_LE, TK_GT, TK_GE}, {TK_SHL, TK_SHR}, {TK_PLUS, TK_MINUS}, {TK_STAR, TK_SLASH, TK_PERCENT},
+};
+
+/* or = and { "||" and } ... term = unary { ( "*" | "/" | "%" ) unary }
+ * (one function for the ten levels of the grammar, driven by binary_levels) */
+static Node *binary(Parser *p, int level) {
+    if (level == (int)ARRAY_LEN(binary_levels)) return unary(p);
+    Node *n = binary(p, level + 1);
+    for (;;) {
+        if (p->panic) return n;
+        TokKind k = peek(p)->kind;
+        bool match = false;
+        for (int i = 0; i < 4 && binary_levels[level][i]; i++)
+            if (binary_levels[level][i] == k) match = true;
+        if (!match) return n;
+        Token *t = next(p);
+        Node *b = new_node(p, N_BINARY, n->loc);
+        b->oploc = t->loc;
+        b->op = k;
+        b->lhs = n;
+        b->rhs = binary(p, level + 1);
+        n = b;
+    }
+}
+
+/* expr = or */
+static Node *expr(Parser *p) {
+    if (!enter(p)) {
+        leave(p);
+        return new_node(p, N_ERR, peek(p)->loc);
+    }
+    Node *n = binary(p, 0);
+    leave(p);
+    return n;
+}
+
+static bool is_assign_op(TokKind k) { return k == TK_ASSIGN || (k >= TK_PLUSEQ && k <= TK_SHREQ); }
+
+/* Skip to the end of a broken statement: past the next ';' or up to the '}'
+ * closing the current block, at the same brace depth. */
+static void sync_stmt(Parser *p) {
+    int depth = 0;
+    while (!at(p, TK_EOF)) {
+        TokKind k = peek(p)->kind;
+        if (k == TK_LBRACE) depth++;
+        if (k == TK_RBRACE) {
+            if (depth == 0) break;
+            depth--;
+            next(p);
+            if (depth == 0 && (at(p, TK_KERNEL) || at(p, TK_FN) || at(p, TK_AT))) break;
+            continue;
+        }
+        next(p);
+        if (k == TK_SEMI && depth == 0) break;
+    }
+    p->panic = false;
+}
+
+static Node *ifstmt(Parser *p);
+
+/* stmt = "let" IDENT [ ":" type ] "=" expr ";"
+ *      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
+ *      | "for" IDENT "in" "range" "(" expr [ "," expr [ "," expr ] ] ")" block
+ *      | ifstmt
+ *      | "return" [ expr ] ";"
+ *      | expr ";" */
+static Node *stmt(Parser *p) {
+    Token *t = peek(p);
+    Node *n;
+    if (accept(p, TK_LET)) {
+        n = new_node(p, N_LET, t->loc);
+        n->name = expect_ident(p, "a name after 'let'", &n->oploc);
+        if (accept(p, TK_COLON)) n->ty = type(p);
+        expect(p, TK_ASSIGN, "after the name in 'let'");
+        n->rhs = expr(p);
+        expect(p, TK_SEMI, "after 'let' statement");
+        return n;
+    }
+    if (t->kind == TK_IDENT && is_assign_op(peek2(p)->kind)) {
+        next(p);
+        Token *op = next(p);
+        n = new_node(p, N_ASSIGN, t->loc);
+        n->oploc = op->loc;
+        n->op = op->kind;
+        n->name = arena_strndup(p->a, t->text, t->len);
+        n->rhs = expr(p);
+        expect(p, TK_SEMI, "after assignment");
+        return n;
+    }
+    if (accept(p, TK_FOR)) {
+        n = new_node(p, N_FOR, t->loc);
+        n->name = expect_ident(p, "a loop variable after 'for'", &n->oploc);
+        expect(p, TK_IN, "after the loop variable");
+        expect(p, TK_RANGE, "after 'in'");
+        expect(p, TK_LPAREN, "after 'range'");
+        NodeList l = {0};
+        if (!p->panic) {
+            do {
+                list_push(p, &l, expr(p));
+            } while (!p->panic && accept(p, TK_COMMA));
+        }
+        if (l.n > 3) parse_error(p, l.v[3]->loc, "'range' expects 1 to 3 arguments, got %d", l.n);
+        expect(p, TK_RPAREN, "after 'range' arguments");
+        n->kids = l.v;
+        n->nkids = l.n;
+        if (p->panic) return n;
+        n->then = block(p);
+        return n;
+    }
+    if (t->kind == TK_IF) return ifstmt(p);
+    if (accept(p, TK_RETURN)) {
+        n = new_node(p, N_RETURN, t->loc);
+        if (!at(p, TK_SEMI)) n->rhs = expr(p);
+        expect(p, TK_SEMI, "after 'return'");
+        return n;
+    }
+    n = new_node(p, N_EXPR, t->loc);
+    n->rhs = expr(p);
+    expect(p, TK_SEMI, "after expression");
+    return n;
+}
+
+/* ifstmt = "if" expr block [ "else" ( block | ifstmt ) ] */
+static Node *ifstmt(Parser *p) {
+    Token *t = next(p);
+    Node *n = new_node(p, N_IF, t->loc);
+    if (!enter(p)) {
+        leave(p);
+        return n;
+    }
+    n->cond = expr(p);
+    if (!p->panic) n->then = block(p);
+    if (!p->panic && accept(p, TK_ELSE)) n->els = at(p, TK_IF) ? ifstmt(p) : block(p);
+    leave(p);
+    return n;
+}
+
+/* block = "{" { stmt } "}" */
+static Node *block(Parser *p) {
+    Token *t = peek(p);
+    Node *b = new_node(p, N_BLOCK, t->loc);
+    if (!expect(p, TK_LBRACE, "to open a block")) return b;
+    if (!enter(p)) {
+        leave(p);
+        return b;
+    }
+    NodeList l = {0};
+    while (!at(p, TK_RBRACE) && !at(p, TK_EOF)) {
+        int before = p->pos;
+        Node *s = stmt(p);
+        if (s) list_push(p, &l, s);
+        if (p->panic) {
+            sync_stmt(p);
+            if (p->too_deep) break;
+        }
+        if (p->pos == before) next(p); /* always make progress */
+        if (p->d->nerrors > 200) break;
+    }
+    if (at(p, TK_EOF)) parse_error(p, peek(p)->loc, "expected '}' to close the block opened at line %u, found end of file", t->loc.line);
+    else if (at(p, TK_RBRACE)) next(p);
+    leave(p);
+    b->kids = l.v;
+    b->nkids = l.n;
+    return b;
+}
+
+/* param = [ "const" ] IDENT [ ":" type ] [ "=" expr ] */
+static void param(Parser *p, Param *pa) {
+    pa->is_const = accept(p, TK_CONST);
+    pa->name = expect_ident(p, "a parameter name", &pa->loc);
+    pa->ty = (TypeRef){DT_VOID, 0};
+    if (accept(p, TK_COLON)) pa->ty = type(p);
+    if (accept(p, TK_ASSIGN)) pa->def = expr(p);
+}
+
+/* "(" [ param { "," param } ] ")" */
+static void params(Parser *p, Decl *d) {
+    expect(p, TK_LPAREN, "after the name");
+    int cap = 0;
+    if (!p->panic && !at(p, TK_RPAREN)) {
+        do {
+            if (d->nparams == cap) {
+                int nc = cap ? cap * 2 : 8;
+                d->params = arena_grow(p->a, d->params, sizeof(Param) * (size_t)cap, sizeof(Param) * (size_t)nc);
+                cap = nc;
+            }
+            param(p, &d->params[d->nparams++]);
+        } while (!p->panic && accept(p, TK_COMMA));
+    }
+    expect(p, TK_RPAREN, "after parameters");
+}
+
+/* import    = "import" STRING ";"
+ * constdecl = "const" IDENT [ ":" type ] "=" expr ";"
+ * fn        = "fn" IDENT "(" [ param { "," param } ] ")" block
+ * kernel    = { attr } "kernel" IDENT "(" [ param { "," param } ] ")" block
+ * attr      = "@" IDENT "(" expr ")" */
+static Decl *decl(Parser *p) {
+    Decl *d = ARENA_NEW(p->a, Decl);
+    Token *t = peek(p);
+    d->loc = t->loc;
+    if (accept(p, TK_IMPORT)) {
+        d->kind = D_IMPORT;
+        Token *s = peek(p);
+        d->loc = s->loc;
+        if (accept(p, TK_STRING)) d->name = s->str;
+        else parse_error(p, s->loc, "expected a file name string after 'import', found %s", tok_desc(p, s));
+        expect(p, TK_SEMI, "after import");
+        return d;
+    }
+    if (accept(p, TK_CONST)) {
+        d->kind = D_CONST;
+        d->name = expect_ident(p, "a name after 'const'", &d->loc);
+        d->ty = (TypeRef){DT_VOID, 0};
+        if (accept(p, TK_COLON)) d->ty = type(p);
+        expect(p, TK_ASSIGN, "after the constant's name");
+        d->value = expr(p);
+        expect(p, TK_SEMI, "after constant");
+        return d;
+    }
+    if (accept(p, TK_FN)) {
+        d->kind = D_FN;
+        d->name = expect_ident(p, "a function name after 'fn'", &d->loc);
+        params(p, d);
+        if (!p->panic) d->body = block(p);
+        return d;
+    }
+    int acap = 0;
+    while (at(p, TK_AT)) {
+        next(p);
+        if (d->nattrs == acap) {
+            int nc = acap ? acap * 2 : 4;
+            d->attrs = arena_grow(p->a, d->attrs, sizeof(Attr) * (size_t)acap, sizeof(Attr) * (size_t)nc);
+            acap = nc;
+        }
+        Attr *at_ = &d->attrs[d->nattrs++];
+        at_->name = expect_ident(p, "an attribute name after '@'", &at_->loc);
+        expect(p, TK_LPAREN, "after the attribute name");
+        at_->arg = expr(p);
+        expect(p, TK_RPAREN, "after the attribute argument");
+        if (p->panic) return d;
+    }
+    if (accept(p, TK_KERNEL)) {
+        d->kind = D_KERNEL;
+        d->name = expect_ident(p, "a kernel name after 'kernel'", &d->loc);
+        params(p, d);
+        if (!p->panic) d->body = block(p);
+        return d;
+    }
+    parse_error(p, peek(p)->loc, "expected 'kernel', 'fn', 'const' or 'import', found %s", tok_desc(p, peek(p)));
+    return NULL;
+}
+
+/* Skip to the next token that can start a top-level declaration. */
+static void sync_decl(Parser *p) {
+    int depth = 0;
+    while (!at(p, TK_EOF)) {
+        TokKind k = peek(p)->kind;
+        if (depth == 0 && (k == TK_KERNEL || k == TK_FN || k == TK_IMPORT || k == TK_AT ||
+                           (k == TK_CONST && peek2(p)->kind == TK_IDENT)))
+            break;
+        if (k == TK_LBRACE) depth++;
+        if (k == TK_RBRACE && depth > 0) depth--;
+        next(p);
+    }
+    p->panic = false;
+}
+
+/* file = { import | constdecl | fn | kernel } */
+FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d) {
+    Parser p = {.a = a, .d = d};
+    p.t = lex_file(a, src, d, &p.n);
+    FileAst *f = ARENA_NEW(a, FileAst);
+    f->src = src;
+    int cap = 0;
+    while (!at(&p, TK_EOF)) {
+        int before = p.pos;
+        p.depth = 0;
+        Decl *dc = decl(&p);
+        if (dc && !p.panic) {
+            if (f->ndecls == cap) {
+                int nc = cap ? cap * 2 : 16;
+                f->decls = arena_grow(a, f->decls, sizeof(Decl *) * (size_t)cap, sizeof(Decl *) * (size_t)nc);
+                cap = nc;
+            }
+            f->decls[f->ndecls++] = dc;
+        }
+        if (p.panic) {
+            if (p.pos == before) next(&p);
+            sync_decl(&p);
+        }
+        if (d->nerrors > 200) break;
+    }
+    return f;
+}
+
+/* define = [ "-" ] ( INT | FLOAT | "true" | "false" | SCALAR_TYPE ) */
+Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
+    Parser p = {.a = a, .d = d};
+    p.t = lex_file(a, src, d, &p.n);
+    Token *t = peek(&p);
+    bool neg = accept(&p, TK_MINUS);
+    Node *n = NULL;
+    if (at(&p, TK_INT) || at(&p, TK_FLOAT) || at(&p, TK_TRUE) || at(&p, TK_FALSE) || (!neg && at(&p, TK_TYPE)))
+        n = primary(&p);
+    if (!n || !at(&p, TK_EOF)) {
+        parse_error(&p, t->loc, "invalid value '%.*s': expected a number, true, false or a type name",
+                    (int)(src->len > 40 ? 40 : src->len), src->text);
+        return NULL;
+    }
+    if (neg) {
+        Node *u = new_node(&p, N_UNARY, t->loc);
+        u->op = TK_MINUS;
+        u->lhs = n;
+        n = u;
+    }
+    return n;
+}

@@ -1,0 +1,756 @@
+/* stmt.c - statements, structured control flow, inlining, kernels, module.
+ *
+ * Statement sequences (gen_seq) carry a continuation: the statements that
+ * follow in the enclosing blocks.  It is used for early `return` only:
+ *   1. a kernel `if` with a run-time condition that contains a `return`
+ *      (outside loops) becomes an OP_IF whose two branches are each followed
+ *      by the rest of the kernel (the continuation); a branch that returns
+ *      stops there, so the statements after the `if` run exactly on the
+ *      paths that did not return.  Nothing follows the OP_IF itself;
+ *   2. a compile-time `if` whose taken branch contains a `return` inlines
+ *      the branch followed by the continuation, so `return` under a `const`
+ *      condition works in kernels and device functions alike.
+ * Otherwise:
+ *   - `for`: a pre-scan collects the names assigned in the body; those bound
+ *     outside the loop are loop-carried: OP_FOR operands [lb, ub, step,
+ *     inits...], one region whose block args are the induction variable then
+ *     the carried values, ending in `yield`; the FOR's results rebind them.
+ *   - run-time `if`: both branches are generated into fresh blocks after a
+ *     snapshot of every variable of the frame; variables whose value differs
+ *     after either branch are yielded from both (constants materialized to
+ *     the other branch's type) and rebound to the OP_IF's results.
+ *   - `fn` calls are inlined in a fresh frame (no access to the caller's
+ *     variables); recursion and depth are checked.
+ * File-level constants are evaluated lazily (with cycle detection) in a
+ * scratch function that is not part of the module; they must fold. */
+#include "gen.h"
+
+#include <string.h>
+
+Var *gen_lookup_var(Gen *g, const char *name);
+Global *gen_find_global(Gen *g, const char *name);
+Val gen_global_value(Gen *g, Global *gl, Loc loc);
+Val gen_call_fn(Gen *g, const Decl *fn, const Node *call);
+
+typedef struct Cont {
+    Node *const *st;
+    int n;
+    Scope *scope; /* the scope those statements run in */
+    const struct Cont *next;
+} Cont;
+
+static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k);
+
+/* ---- names ---- */
+Var *gen_lookup_var(Gen *g, const char *name) {
+    if (!g->fr) return NULL;
+    for (Scope *s = g->fr->scope; s; s = s->up)
+        for (Var *v = s->vars; v; v = v->next)
+            if (!strcmp(v->name, name)) return v;
+    return NULL;
+}
+
+static void define_var(Gen *g, const char *name, Val v) {
+    Var *x = ARENA_NEW(g->a, Var);
+    x->name = name;
+    x->val = v;
+    x->next = g->fr->scope->vars;
+    g->fr->scope->vars = x;
+}
+
+Global *gen_find_global(Gen *g, const char *name) {
+    for (int i = 0; i < g->nglobals; i++)
+        if (!strcmp(g->globals[i].name, name)) return &g->globals[i];
+    return NULL;
+}
+
+static int find_define(Gen *g, const char *name) {
+    int r = -1;
+    for (int i = 0; g->opt && i < g->opt->ndefines; i++)
+        if (g->opt->defines[i].name && !strcmp(g->opt->defines[i].name, name)) r = i;
+    return r;
+}
+
+/* Convert a value to a declared parameter or variable type. */
+static Val convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
+    if (!val_is_value(g, v, loc)) return val_err();
+    const Type *t = gen_type_ref(g, ty);
+    if (t->dt == DT_PTR) {
+        if (v.k == V_RT && v.t->dt == DT_PTR && v.t->pointee == t->pointee) return v;
+        diag_error(g->d, loc, "'%s' expects '%s', got '%s'", what, gen_type_name(g, t), gen_val_type_name(g, v));
+        return val_err();
+    }
+    return gen_cast(g, v, t->dt, loc);
+}
+
+/* Evaluate with only globals visible: a const's value or a parameter default. */
+static Val eval_global_expr(Gen *g, const Node *n) {
+    Frame fr = {.up = g->fr};
+    Scope sc = {0};
+    fr.scope = fr.base = &sc;
+    Frame *saved = g->fr;
+    g->fr = &fr;
+    Val v = gen_expr(g, n);
+    g->fr = saved;
+    return v;
+}
+
+static Val eval_define(Gen *g, int i) {
+    if (!g->define_vals[i]) return val_err();
+    return eval_global_expr(g, g->define_vals[i]);
+}
+
+Val gen_global_value(Gen *g, Global *gl, Loc loc) {
+    if (gl->state == 2) return gl->val;
+    if (gl->state == 1) {
+        diag_error(g->d, loc, "constant '%s' depends on itself", gl->name);
+        return val_err();
+    }
+    gl->state = 1;
+    Func *sf = g->f;
+    Builder sb = g->b;
+    g->f = g->scratch;
+    g->b = (Builder){.f = g->scratch, .block = g->scratch->body, .loc = gl->decl->loc};
+    int di = find_define(g, gl->name);
+    const Node *vn = gl->decl->value;
+    Val v = di >= 0 ? eval_define(g, di) : eval_global_expr(g, vn);
+    if (v.k == V_RT) {
+        diag_error(g->d, vn->loc, "constant '%s' must be a compile-time value", gl->name);
+        v = val_err();
+    } else if (v.k == V_VOID) {
+        diag_error(g->d, vn->loc, "expression has no value");
+        v = val_err();
+    }
+    if (v.k == V_CT && gl->decl->ty.dt != DT_VOID) v = convert_to(g, v, gl->decl->ty, vn->loc, gl->name);
+    g->f = sf;
+    g->b = sb;
+    gl->val = v;
+    gl->state = 2;
+    return v;
+}
+
+/* ---- arguments ---- */
+bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *const *pnames, int np, int min,
+                   const Node **slots, bool *by_kw) {
+    int n = call->nkids;
+    for (int i = 0; i < np; i++) slots[i] = NULL, by_kw[i] = false;
+    if (n < min || n > np) {
+        if (min == np) diag_error(g->d, call->loc, "'%s' expects %d argument%s, got %d", fname, np, np == 1 ? "" : "s", n);
+        else diag_error(g->d, call->loc, "'%s' expects %d to %d arguments, got %d", fname, min, np, n);
+        return false;
+    }
+    int pos = 0;
+    bool seen_kw = false, ok = true;
+    for (int i = 0; i < n; i++) {
+        const char *kw = call->kwnames ? call->kwnames[i] : NULL;
+        const Node *arg = call->kids[i];
+        int k = -1;
+        if (!kw) {
+            if (seen_kw) {
+                diag_error(g->d, arg->loc, "positional argument after a keyword argument");
+                ok = false;
+                continue;
+            }
+            k = pos++;
+        } else {
+            seen_kw = true;
+            for (int j = 0; j < np; j++)
+                if (!strcmp(pnames[j], kw)) k = j;
+            if (k < 0) {
+                diag_error(g->d, arg->loc, "'%s' has no parameter named '%s'", fname, kw);
+                ok = false;
+                continue;
+            }
+        }
+        if (slots[k]) {
+            diag_error(g->d, arg->loc, "argument '%s' of '%s' given more than once", pnames[k], fname);
+            ok = false;
+            continue;
+        }
+        slots[k] = arg;
+        by_kw[k] = kw != NULL;
+    }
+    return ok;
+}
+
+/* ---- device functions ---- */
+Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
+    int np = fn->nparams, min = 0;
+    const char **names = ARENA_ARRAY(g->a, const char *, np + 1);
+    const Node **slots = ARENA_ARRAY(g->a, const Node *, np + 1);
+    bool *kw = ARENA_ARRAY(g->a, bool, np + 1);
+    Val *args = ARENA_ARRAY(g->a, Val, np + 1);
+    for (int i = 0; i < np; i++) {
+        names[i] = fn->params[i].name;
+        if (!fn->params[i].def) min++;
+    }
+    if (!gen_bind_args(g, call, fn->name, names, np, min, slots, kw)) return val_err();
+    for (Frame *f = g->fr; f; f = f->up)
+        if (f->fn == fn) {
+            diag_error(g->d, call->loc, "recursive call to '%s'", fn->name);
+            return val_err();
+        }
+    if (g->inline_depth >= GEN_MAX_INLINE) {
+        diag_error(g->d, call->loc, "calls nested more than %d deep", GEN_MAX_INLINE);
+        return val_err();
+    }
+    bool ok = true;
+    for (int i = 0; i < np; i++) {
+        const Param *pa = &fn->params[i];
+        Loc aloc = slots[i] ? slots[i]->loc : call->loc;
+        if (slots[i]) args[i] = gen_expr(g, slots[i]);
+        else if (pa->def) args[i] = eval_global_expr(g, pa->def);
+        else {
+            diag_error(g->d, call->loc, "'%s' is missing argument '%s'", fn->name, pa->name);
+            ok = false;
+            continue;
+        }
+        if (args[i].k == V_ERR) {
+            ok = false;
+            continue;
+        }
+        if (args[i].k == V_VOID) {
+            diag_error(g->d, aloc, "expression has no value");
+            ok = false;
+            continue;
+        }
+        if (pa->is_const && args[i].k == V_RT) {
+            diag_error(g->d, aloc, "'%s' must be a compile-time constant", pa->name);
+            ok = false;
+            continue;
+        }
+        if (pa->ty.dt != DT_VOID) {
+            args[i] = convert_to(g, args[i], pa->ty, aloc, pa->name);
+            if (args[i].k == V_ERR) ok = false;
+        }
+    }
+    if (!ok) return val_err();
+    Frame fr = {.up = g->fr, .fn = fn};
+    Scope sc = {0};
+    fr.scope = fr.base = &sc;
+    Frame *saved = g->fr;
+    g->fr = &fr;
+    g->inline_depth++;
+    for (int i = 0; i < np; i++) define_var(g, names[i], args[i]);
+    gen_seq(g, fn->body->kids, fn->body->nkids, NULL);
+    g->inline_depth--;
+    g->fr = saved;
+    return fr.returned ? fr.ret : (Val){.k = V_VOID};
+}
+
+/* ---- pre-scans ---- */
+typedef struct NameSet {
+    const char **v;
+    int n, cap;
+} NameSet;
+
+static void names_add(Gen *g, NameSet *s, const char *name) {
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], name)) return;
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 8;
+        s->v = arena_grow(g->a, s->v, sizeof(char *) * (size_t)s->cap, sizeof(char *) * (size_t)nc);
+        s->cap = nc;
+    }
+    s->v[s->n++] = name;
+}
+
+static void collect_assigned(Gen *g, const Node *s, NameSet *out) {
+    if (!s) return;
+    switch (s->kind) {
+    case N_ASSIGN: names_add(g, out, s->name); break;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++) collect_assigned(g, s->kids[i], out);
+        break;
+    case N_IF:
+        collect_assigned(g, s->then, out);
+        collect_assigned(g, s->els, out);
+        break;
+    case N_FOR: collect_assigned(g, s->then, out); break;
+    default: break;
+    }
+}
+
+static bool contains_return(const Node *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case N_RETURN: return true;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++)
+            if (contains_return(s->kids[i])) return true;
+        return false;
+    case N_IF: return contains_return(s->then) || contains_return(s->els);
+    case N_FOR: return contains_return(s->then);
+    default: return false;
+    }
+}
+
+/* ---- snapshots of a frame's variables (for run-time `if`) ---- */
+typedef struct Snap {
+    Scope **scopes;
+    Var **heads;
+    int nscopes;
+    Var **vars;
+    Val *vals;
+    int nvars;
+} Snap;
+
+static void snap_take(Gen *g, Snap *s) {
+    int ns = 0, nv = 0;
+    for (Scope *sc = g->fr->scope; sc; sc = sc->up) {
+        ns++;
+        for (Var *v = sc->vars; v; v = v->next) nv++;
+    }
+    s->scopes = ARENA_ARRAY(g->a, Scope *, ns + 1);
+    s->heads = ARENA_ARRAY(g->a, Var *, ns + 1);
+    s->vars = ARENA_ARRAY(g->a, Var *, nv + 1);
+    s->vals = ARENA_ARRAY(g->a, Val, nv + 1);
+    s->nscopes = s->nvars = 0;
+    for (Scope *sc = g->fr->scope; sc; sc = sc->up) {
+        s->scopes[s->nscopes] = sc;
+        s->heads[s->nscopes++] = sc->vars;
+        for (Var *v = sc->vars; v; v = v->next) {
+            s->vars[s->nvars] = v;
+            s->vals[s->nvars++] = v->val;
+        }
+    }
+}
+
+static void snap_restore(const Snap *s) {
+    for (int i = 0; i < s->nscopes; i++) s->scopes[i]->vars = s->heads[i];
+    for (int i = 0; i < s->nvars; i++) s->vars[i]->val = s->vals[i];
+}
+
+static bool val_same(Val a, Val b) {
+    if (a.k != b.k) return false;
+    switch (a.k) {
+    case V_RT: return a.v == b.v;
+    case V_CT: return a.dt == b.dt && a.i == b.i && !memcmp(&a.f, &b.f, sizeof a.f);
+    case V_DTYPE: return a.t == b.t;
+    case V_SHAPE: return a.rank == b.rank && !memcmp(a.shape, b.shape, sizeof a.shape);
+    default: return true;
+    }
+}
+
+/* ---- statements ---- */
+static void gen_let(Gen *g, const Node *s) {
+    Val v = gen_expr(g, s->rhs);
+    if (v.k == V_VOID) {
+        diag_error(g->d, s->rhs->loc, "expression has no value");
+        v = val_err();
+    }
+    if (s->ty.dt != DT_VOID && v.k != V_ERR) v = convert_to(g, v, s->ty, s->rhs->loc, s->name);
+    define_var(g, s->name, v);
+}
+
+static void gen_assign(Gen *g, const Node *s) {
+    static const TokKind binary_of[] = {TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT,
+                                        TK_AMP, TK_PIPE, TK_CARET, TK_SHL, TK_SHR};
+    Var *x = gen_lookup_var(g, s->name);
+    if (!x) {
+        if (gen_find_global(g, s->name)) diag_error(g->d, s->loc, "cannot assign to '%s': it is not a variable", s->name);
+        else diag_error(g->d, s->loc, "unknown name '%s'", s->name);
+        return;
+    }
+    Val v = gen_expr(g, s->rhs);
+    if (v.k == V_VOID) {
+        diag_error(g->d, s->rhs->loc, "expression has no value");
+        v = val_err();
+    }
+    if (s->op != TK_ASSIGN) v = gen_binop(g, binary_of[s->op - TK_PLUSEQ], x->val, v, s->oploc);
+    x->val = v;
+}
+
+static void gen_return(Gen *g, const Node *s) {
+    Frame *fr = g->fr;
+    if (fr->loops) {
+        diag_error(g->d, s->loc, "'return' inside a 'for' loop is not supported");
+        return;
+    }
+    if (!fr->fn) {
+        if (s->rhs) diag_error(g->d, s->rhs->loc, "a kernel cannot return a value");
+        fr->returned = true;
+        return;
+    }
+    if (fr->rt_ifs) {
+        diag_error(g->d, s->loc, "a device function cannot return inside a run-time 'if'; assign a variable and return it at the end");
+        return;
+    }
+    fr->ret = s->rhs ? gen_expr(g, s->rhs) : (Val){.k = V_VOID};
+    fr->returned = true;
+}
+
+static void gen_for(Gen *g, const Node *s) {
+    Module *m = g->m;
+    Val b[3];
+    Loc loc[3];
+    if (s->nkids == 1) {
+        b[0] = val_ct_int(0, DT_I32), b[1] = gen_expr(g, s->kids[0]), b[2] = val_ct_int(1, DT_I32);
+        loc[0] = loc[1] = loc[2] = s->kids[0]->loc;
+    } else {
+        for (int i = 0; i < 3; i++) {
+            b[i] = i < s->nkids ? gen_expr(g, s->kids[i]) : val_ct_int(1, DT_I32);
+            loc[i] = s->kids[i < s->nkids ? i : 0]->loc;
+        }
+    }
+    DType it = DT_I32;
+    bool ok = true;
+    for (int i = 0; i < 3; i++) {
+        if (!val_is_value(g, b[i], loc[i])) {
+            ok = false;
+            continue;
+        }
+        if (val_rank(b[i]) || !dtype_is_int(val_dtype(b[i]))) {
+            diag_error(g->d, loc[i], "'range' bounds must be integer scalars, got '%s'",
+                       b[i].k == V_RT ? gen_type_desc(g, b[i].t) : dtype_name(b[i].dt));
+            ok = false;
+            continue;
+        }
+        if (dtype_bits(val_dtype(b[i])) == 64) it = DT_I64;
+    }
+    if (ok && b[2].k == V_CT && b[2].i == 0) {
+        diag_error(g->d, loc[2], "'range' step must not be zero");
+        ok = false;
+    }
+    if (!ok) return;
+    /* loop-carried variables: assigned in the body, bound before the loop */
+    NameSet names = {0};
+    collect_assigned(g, s->then, &names);
+    Var **cv = ARENA_ARRAY(g->a, Var *, names.n + 1);
+    ValueId *ops = ARENA_ARRAY(g->a, ValueId, names.n + 3);
+    const Type **types = ARENA_ARRAY(g->a, const Type *, names.n + 1);
+    int nc = 0;
+    for (int i = 0; i < 3; i++) ops[i] = gen_coerce(g, b[i], it, NULL, 0, NULL, loc[i]);
+    for (int i = 0; i < names.n; i++) {
+        if (!strcmp(names.v[i], s->name)) continue;
+        Var *x = gen_lookup_var(g, names.v[i]);
+        if (!x || x->val.k == V_ERR) continue;
+        if (x->val.k != V_CT && x->val.k != V_RT) {
+            diag_error(g->d, s->loc, "'%s' holds a compile-time %s and cannot be reassigned in a loop", x->name,
+                       gen_val_type_name(g, x->val));
+            x->val = val_err();
+            continue;
+        }
+        ValueId iv = gen_materialize(g, x->val, s->loc);
+        cv[nc] = x;
+        ops[3 + nc] = iv;
+        types[nc++] = tir_vtype(g->f, iv);
+    }
+    g->b.loc = s->loc;
+    Inst *fi = tir_inst_new(g->f, OP_FOR, ops, 3 + nc, types, nc, s->loc);
+    tir_block_append(g->b.block, fi);
+    Block *body = tir_block_new(g->f, NULL);
+    tir_inst_add_region(g->f, fi, body);
+    ValueId ivar = tir_block_add_arg(g->f, body, tir_scalar(m, it));
+    for (int k = 0; k < nc; k++) cv[k]->val = val_rt(g, tir_block_add_arg(g->f, body, types[k]));
+    Block *outer = g->b.block;
+    g->b.block = body;
+    Scope *saved = g->fr->scope;
+    Scope sc = {.up = saved};
+    g->fr->scope = &sc;
+    define_var(g, s->name, val_rt(g, ivar));
+    g->fr->loops++;
+    gen_seq(g, s->then->kids, s->then->nkids, NULL);
+    g->fr->loops--;
+    g->fr->returned = false;
+    g->fr->scope = saved;
+    ValueId *ys = ARENA_ARRAY(g->a, ValueId, nc + 1);
+    for (int k = 0; k < nc; k++) {
+        Val nv = cv[k]->val;
+        const Type *t = types[k];
+        ys[k] = body->args[k + 1];
+        if (nv.k == V_CT && t->dt != DT_PTR) ys[k] = gen_coerce(g, nv, t->dt, NULL, t->rank, t->shape, s->loc);
+        else if (nv.k == V_RT && nv.t == t) ys[k] = nv.v;
+        else if (nv.k != V_ERR)
+            diag_error(g->d, s->loc, "loop-carried variable '%s' changes type from '%s' to '%s' in the loop", cv[k]->name,
+                       gen_type_desc(g, t), nv.k == V_RT ? gen_type_desc(g, nv.t) : gen_val_type_name(g, nv));
+    }
+    gen_emit_inst(g, s->loc, OP_YIELD, ys, nc, NULL);
+    g->b.block = outer;
+    for (int k = 0; k < nc; k++) cv[k]->val = val_rt(g, fi->res[k]);
+}
+
+/* A branch of an `if`: a block, or the `if` after `else`; its own scope.
+ * With a continuation, the statements after the `if` follow it. */
+static void gen_branch(Gen *g, const Node *br, const Cont *k) {
+    Scope *saved = g->fr->scope;
+    Scope sc = {.up = saved};
+    g->fr->scope = &sc;
+    if (!br) {
+        if (k) {
+            g->fr->scope = k->scope;
+            gen_seq(g, k->st, k->n, k->next);
+        }
+    } else if (br->kind == N_BLOCK) {
+        gen_seq(g, br->kids, br->nkids, k);
+    } else {
+        Node *const one[1] = {(Node *)br};
+        gen_seq(g, one, 1, k);
+    }
+    g->fr->scope = saved;
+}
+
+/* Returns true when the rest of the sequence (`rest`) was generated here. */
+static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
+    Val c = gen_expr(g, s->cond);
+    if (!val_is_value(g, c, s->cond->loc)) return false;
+    if (c.k == V_CT) {
+        if (c.dt != DT_I1) {
+            diag_error(g->d, s->cond->loc, "condition of 'if' must be 'i1', got '%s'", dtype_name(c.dt));
+            return false;
+        }
+        const Node *br = c.i ? s->then : s->els;
+        if (br && contains_return(br)) {
+            gen_branch(g, br, rest);
+            return true;
+        }
+        if (br) gen_branch(g, br, NULL);
+        return false;
+    }
+    if (c.t->rank || c.t->dt != DT_I1) {
+        diag_error(g->d, s->cond->loc, "condition of 'if' must be a scalar 'i1', got '%s'", gen_type_desc(g, c.t));
+        return false;
+    }
+    Frame *fr = g->fr;
+    bool early = !fr->fn && !fr->loops && contains_return(s);
+    const Cont *k = early ? rest : NULL;
+    Snap snap;
+    snap_take(g, &snap);
+    Block *tb = tir_block_new(g->f, NULL), *eb = tir_block_new(g->f, NULL);
+    Block *outer = g->b.block;
+    Val *tv = ARENA_ARRAY(g->a, Val, snap.nvars + 1), *ev = ARENA_ARRAY(g->a, Val, snap.nvars + 1);
+    fr->rt_ifs++;
+    g->b.block = tb;
+    gen_branch(g, s->then, k);
+    for (int i = 0; i < snap.nvars; i++) tv[i] = snap.vars[i]->val;
+    snap_restore(&snap);
+    fr->returned = false;
+    g->b.block = eb;
+    if (s->els || k) gen_branch(g, s->els, k);
+    for (int i = 0; i < snap.nvars; i++) ev[i] = snap.vars[i]->val;
+    snap_restore(&snap);
+    fr->returned = false;
+    fr->rt_ifs--;
+    /* merge: which variables changed, and to what type */
+    const Type **types = ARENA_ARRAY(g->a, const Type *, snap.nvars + 1);
+    int *which = ARENA_ARRAY(g->a, int, snap.nvars + 1);
+    int ny = 0;
+    for (int i = 0; i < snap.nvars && !early; i++) {
+        Val a = tv[i], b = ev[i], o = snap.vals[i];
+        Var *x = snap.vars[i];
+        if (val_same(a, o) && val_same(b, o)) continue;
+        if (a.k == V_ERR || b.k == V_ERR) {
+            x->val = val_err();
+            continue;
+        }
+        if (val_same(a, b)) {
+            x->val = a;
+            continue;
+        }
+        bool va = a.k == V_CT || a.k == V_RT, vb = b.k == V_CT || b.k == V_RT;
+        if (!va || !vb) {
+            diag_error(g->d, s->loc, "'%s' gets different compile-time values in the branches of a run-time 'if'", x->name);
+            x->val = val_err();
+            continue;
+        }
+        const Type *t;
+        if (a.k == V_RT && b.k == V_RT && a.t != b.t) {
+            diag_error(g->d, s->loc, "'%s' has type '%s' in one branch of 'if' and '%s' in the other", x->name,
+                       gen_type_desc(g, a.t), gen_type_desc(g, b.t));
+            x->val = val_err();
+            continue;
+        }
+        if (a.k == V_RT) t = a.t;
+        else if (b.k == V_RT) t = b.t;
+        else t = tir_scalar(g->m, gen_promote(a.dt, b.dt));
+        if (t->dt == DT_PTR && (a.k == V_CT || b.k == V_CT)) {
+            diag_error(g->d, s->loc, "'%s' is a pointer in one branch of 'if' and a number in the other", x->name);
+            x->val = val_err();
+            continue;
+        }
+        types[ny] = t;
+        which[ny++] = i;
+    }
+    ValueId *ys = ARENA_ARRAY(g->a, ValueId, ny + 1);
+    Block *blocks[2] = {tb, eb};
+    for (int side = 0; side < 2; side++) {
+        g->b.block = blocks[side];
+        for (int j = 0; j < ny; j++) {
+            Val v = side ? ev[which[j]] : tv[which[j]];
+            const Type *t = types[j];
+            ys[j] = v.k == V_CT ? gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, s->loc) : v.v;
+        }
+        gen_emit_inst(g, s->loc, OP_YIELD, ys, ny, NULL);
+    }
+    g->b.block = outer;
+    Inst *ii = tir_inst_new(g->f, OP_IF, &c.v, 1, types, ny, s->loc);
+    tir_block_append(outer, ii);
+    tir_inst_add_region(g->f, ii, tb);
+    tir_inst_add_region(g->f, ii, eb);
+    for (int j = 0; j < ny; j++) snap.vars[which[j]]->val = val_rt(g, ii->res[j]);
+    if (early) fr->returned = true; /* the rest ran inside the branches */
+    return early;
+}
+
+static void gen_stmt(Gen *g, const Node *s) {
+    switch (s->kind) {
+    case N_LET: gen_let(g, s); break;
+    case N_ASSIGN: gen_assign(g, s); break;
+    case N_FOR: gen_for(g, s); break;
+    case N_RETURN: gen_return(g, s); break;
+    case N_EXPR: gen_expr(g, s->rhs); break;
+    case N_BLOCK: gen_branch(g, s, NULL); break;
+    default: diag_error(g->d, s->loc, "expected a statement"); break;
+    }
+}
+
+static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
+    for (int i = 0; i < n; i++) {
+        if (g->fr->returned || g->too_big || g->d->nerrors > 100) return;
+        const Node *s = st[i];
+        if (s->kind == N_IF) {
+            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k};
+            if (gen_if(g, s, &rest)) return;
+            continue;
+        }
+        gen_stmt(g, s);
+    }
+    if (k && !g->fr->returned) {
+        g->fr->scope = k->scope;
+        gen_seq(g, k->st, k->n, k->next);
+    }
+}
+
+/* ---- kernels ---- */
+static bool attr_int(Gen *g, const Node *n, const char *name, int64_t *out) {
+    Val v = eval_global_expr(g, n);
+    if (v.k == V_RT) {
+        diag_error(g->d, n->loc, "'%s' must be a compile-time constant", name);
+        return false;
+    }
+    return val_ct_int_of(g, v, n->loc, name, out);
+}
+
+static void gen_kernel(Gen *g, const Decl *k) {
+    Func *f = tir_func_new(g->m, k->name);
+    f->loc = k->loc;
+    g->f = f;
+    g->b = (Builder){.f = f, .block = f->body, .loc = k->loc};
+    Frame fr = {0};
+    Scope sc = {0};
+    fr.scope = fr.base = &sc;
+    g->fr = &fr;
+    int64_t warps = 4, stages = 3;
+    Loc wloc = k->loc, sloc = k->loc;
+    for (int i = 0; i < k->nattrs; i++) {
+        const Attr *at = &k->attrs[i];
+        if (!strcmp(at->name, "num_warps")) attr_int(g, at->arg, "num_warps", &warps), wloc = at->arg->loc;
+        else if (!strcmp(at->name, "num_stages")) attr_int(g, at->arg, "num_stages", &stages), sloc = at->arg->loc;
+        else diag_error(g->d, at->loc, "unknown attribute '@%s'", at->name);
+    }
+    int di;
+    if ((di = find_define(g, "num_warps")) >= 0) {
+        Val v = eval_define(g, di);
+        val_ct_int_of(g, v, (Loc){0}, "num_warps", &warps);
+    }
+    if ((di = find_define(g, "num_stages")) >= 0) {
+        Val v = eval_define(g, di);
+        val_ct_int_of(g, v, (Loc){0}, "num_stages", &stages);
+    }
+    if (warps != 1 && warps != 2 && warps != 4 && warps != 8 && warps != 16 && warps != 32) {
+        diag_error(g->d, wloc, "num_warps must be 1, 2, 4, 8, 16 or 32, got %lld", (long long)warps);
+        warps = 4;
+    }
+    if (stages < 1 || stages > 8) {
+        diag_error(g->d, sloc, "num_stages must be between 1 and 8, got %lld", (long long)stages);
+        stages = 3;
+    }
+    f->num_warps = (int)warps;
+    f->num_stages = (int)stages;
+    for (int i = 0; i < k->nparams; i++) {
+        const Param *pa = &k->params[i];
+        for (int j = 0; j < i; j++)
+            if (!strcmp(k->params[j].name, pa->name)) diag_error(g->d, pa->loc, "duplicate parameter '%s'", pa->name);
+        if (pa->is_const) {
+            Val v;
+            Loc vloc = pa->def ? pa->def->loc : pa->loc;
+            if ((di = find_define(g, pa->name)) >= 0) v = eval_define(g, di);
+            else if (pa->def) v = eval_global_expr(g, pa->def);
+            else {
+                diag_error(g->d, pa->loc, "const parameter '%s' has no default and is not defined (-D %s=...)", pa->name, pa->name);
+                v = val_err();
+            }
+            if (v.k == V_RT) {
+                diag_error(g->d, vloc, "'%s' must be a compile-time constant", pa->name);
+                v = val_err();
+            }
+            if (pa->ty.dt != DT_VOID && v.k != V_ERR) v = convert_to(g, v, pa->ty, vloc, pa->name);
+            define_var(g, pa->name, v);
+            continue;
+        }
+        if (pa->def) diag_error(g->d, pa->def->loc, "only const parameters may have a default");
+        if (pa->ty.dt == DT_VOID) {
+            diag_error(g->d, pa->loc, "kernel parameter '%s' needs a type", pa->name);
+            define_var(g, pa->name, val_err());
+            continue;
+        }
+        FuncArg *fa = tir_func_add_arg(f, pa->name, gen_type_ref(g, pa->ty));
+        define_var(g, pa->name, val_rt(g, fa->value));
+    }
+    gen_seq(g, k->body->kids, k->body->nkids, NULL);
+    g->b.block = f->body;
+    gen_emit_inst(g, k->loc, OP_RETURN, NULL, 0, NULL);
+    g->fr = NULL;
+}
+
+Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt, Diag *d) {
+    Gen gen = {.a = a, .d = d, .m = tir_module_new(a), .opt = opt};
+    Gen *g = &gen;
+    int ndef = opt ? opt->ndefines : 0;
+    g->define_vals = ARENA_ARRAY(a, Node *, ndef + 1);
+    for (int i = 0; i < ndef; i++) {
+        const LangDefine *df = &opt->defines[i];
+        if (!df->name || !df->value) continue;
+        SrcFile *src = ARENA_NEW(a, SrcFile);
+        src->name = arena_printf(a, "<-D %s>", df->name);
+        src->text = arena_strdup(a, df->value);
+        src->len = strlen(df->value);
+        g->define_vals[i] = parse_define_value(a, src, d);
+    }
+    g->scratch = tir_func_new(g->m, "<const>");
+    g->m->nfuncs--; /* scratch space for constants, never part of the module */
+    int cap = 0;
+    for (int fi = 0; fi < nfiles; fi++) {
+        for (int i = 0; i < files[fi]->ndecls; i++) {
+            const Decl *dc = files[fi]->decls[i];
+            if (dc->kind != D_CONST && dc->kind != D_FN) continue;
+            if (gen_find_global(g, dc->name)) {
+                diag_error(d, dc->loc, "redefinition of '%s'", dc->name);
+                continue;
+            }
+            if (g->nglobals == cap) {
+                int nc = cap ? cap * 2 : 32;
+                g->globals = arena_grow(a, g->globals, sizeof(Global) * (size_t)cap, sizeof(Global) * (size_t)nc);
+                cap = nc;
+            }
+            g->globals[g->nglobals++] = (Global){.name = dc->name, .decl = dc};
+        }
+    }
+    for (int i = 0; i < g->nglobals; i++)
+        if (g->globals[i].decl->kind == D_CONST) gen_global_value(g, &g->globals[i], g->globals[i].decl->loc);
+    const char *want = opt ? opt->kernel_name : NULL;
+    bool found = false;
+    FileAst *main = nfiles ? files[0] : NULL;
+    for (int i = 0; main && i < main->ndecls; i++) {
+        const Decl *k = main->decls[i];
+        if (k->kind != D_KERNEL) continue;
+        for (int j = 0; j < i; j++)
+            if (main->decls[j]->kind == D_KERNEL && !strcmp(main->decls[j]->name, k->name))
+                diag_error(d, k->loc, "redefinition of kernel '%s'", k->name);
+        if (want && strcmp(want, k->name)) continue;
+        found = true;
+        gen_kernel(g, k);
+    }
+    if (want && !found) diag_error(d, (Loc){0}, "no kernel named '%s'", want);
+    return d->nerrors ? NULL : g->m;
+}
