@@ -106,8 +106,7 @@ static const char *found(Parser *P, char *buf, size_t n) {
     size_t k = 0;
     while (k + 1 < n && k < 16 && P->p + k < P->end) {
         char ch = P->p[k];
-        if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r' || (unsigned char)ch < 0x20 || (unsigned char)ch >= 0x7f)
-            break;
+        if ((unsigned char)ch <= 0x20 || (unsigned char)ch >= 0x7f) break;
         buf[k++] = ch;
     }
     if (!k) buf[k++] = (char)c;
@@ -810,7 +809,8 @@ static void inst(Parser *P, Block *b) {
                    nops);
         P->err = true;
     } else if (info->nres >= 0 && nres != info->nres) {
-        diag_error(P->d, opat, "'%s' has %d result%s, found %d", info->name, info->nres, info->nres == 1 ? "" : "s", nres);
+        diag_error(P->d, opat, "'%s' has %d result%s, found %d", info->name, info->nres, info->nres == 1 ? "" : "s",
+                   nres);
         P->err = true;
     }
     if (P->err) {

@@ -120,37 +120,51 @@ static void expect_result_sd(Verifier *V, const Inst *i, const Type *want) {
 
 /* ---- value types ---- */
 
-static void check_layout(Verifier *V, const Inst *at, const Layout *l, int depth) {
+static bool interned(const Module *m, const Layout *l) {
+    for (int k = 0; k < m->nlayouts; k++)
+        if (m->layouts[k] == l) return true;
+    return false;
+}
+
+/* Layouts (and their parents) must be interned: passes compare them by pointer
+ * and the printer names them #L<index>. */
+static void check_layout(Verifier *V, const Inst *at, const Layout *l, int depth, const char *what) {
     if (depth > 8) {
-        verr(V, at, "layout nested too deeply");
+        verr(V, at, "%s: layout nested too deeply", what);
+        return;
+    }
+    if (!interned(V->m, l)) {
+        verr(V, at, "%s: layout is not interned in the module", what);
         return;
     }
     switch (l->kind) {
     case LAYOUT_BLOCKED: {
         if (l->rank > TIR_MAX_RANK) {
-            verr(V, at, "layout rank %d exceeds %d", l->rank, TIR_MAX_RANK);
+            verr(V, at, "%s: layout rank %d exceeds %d", what, l->rank, TIR_MAX_RANK);
             return;
         }
         unsigned seen = 0;
         for (int d = 0; d < l->rank; d++) {
-            if (!l->spt[d] || !l->tpw[d] || !l->wpc[d]) verr(V, at, "blocked layout has a zero size along dim %d", d);
+            if (!l->spt[d] || !l->tpw[d] || !l->wpc[d])
+                verr(V, at, "%s: blocked layout has a zero size along dim %d", what, d);
             if (l->order[d] < l->rank) seen |= 1u << l->order[d];
         }
-        if (seen != (1u << l->rank) - 1) verr(V, at, "blocked layout order is not a permutation");
+        if (seen != (1u << l->rank) - 1) verr(V, at, "%s: blocked layout order is not a permutation", what);
         break;
     }
     case LAYOUT_SLICE:
     case LAYOUT_DOT_A:
     case LAYOUT_DOT_B:
         if (!l->parent) {
-            verr(V, at, "layout has no parent");
+            verr(V, at, "%s: layout has no parent", what);
             return;
         }
-        check_layout(V, at, l->parent, depth + 1);
+        check_layout(V, at, l->parent, depth + 1, what);
         if (l->kind == LAYOUT_SLICE && (l->dim < 0 || l->dim >= l->parent->rank || l->rank + 1 != l->parent->rank))
-            verr(V, at, "slice layout dim %d / rank %d do not fit its rank-%d parent", l->dim, l->rank, l->parent->rank);
+            verr(V, at, "%s: slice layout dim %d / rank %d do not fit its rank-%d parent", what, l->dim, l->rank,
+                 l->parent->rank);
         break;
-    default: verr(V, at, "invalid layout kind %d", (int)l->kind);
+    default: verr(V, at, "%s: invalid layout kind %d", what, (int)l->kind);
     }
 }
 
@@ -180,7 +194,7 @@ static bool check_value_type(Verifier *V, const Inst *at, ValueId v, const char 
         ok = false;
     }
     if (t->rank && t->layout) {
-        check_layout(V, at, t->layout, 0);
+        check_layout(V, at, t->layout, 0, what);
         if (t->layout->rank != t->rank) {
             verr(V, at, "%s: layout rank %d does not match tensor rank %d", what, t->layout->rank, t->rank);
             ok = false;
@@ -319,7 +333,8 @@ static void check_convert_layout(Verifier *V, const Inst *i) {
 static void check_cmp(Verifier *V, const Inst *i) {
     const Type *a = opt(V, i, 0), *r = rest(V, i);
     expect_sd(V, i, 1, a, NULL);
-    if (r->dt != DT_I1 || !same_shape(r, a)) verr(V, i, "result must be i1 shaped like the operands, found %s", tstr(V, r));
+    if (r->dt != DT_I1 || !same_shape(r, a))
+        verr(V, i, "result must be i1 shaped like the operands, found %s", tstr(V, r));
     if (i->a.ival2 < CMP_EQ || i->a.ival2 > CMP_GE) verr(V, i, "invalid predicate %lld", (long long)i->a.ival2);
 }
 
@@ -373,7 +388,8 @@ static void check_scan(Verifier *V, const Inst *i) {
     const Type *a = opt(V, i, 0);
     int64_t kind = i->a.ival2;
     if (kind != RED_SUM && kind != RED_MAX && kind != RED_MIN) verr(V, i, "invalid kind %lld", (long long)kind);
-    if (i->a.ival < 0 || i->a.ival >= a->rank) verr(V, i, "axis %lld out of range for %s", (long long)i->a.ival, tstr(V, a));
+    if (i->a.ival < 0 || i->a.ival >= a->rank)
+        verr(V, i, "axis %lld out of range for %s", (long long)i->a.ival, tstr(V, a));
     expect_result_sd(V, i, a);
 }
 
@@ -679,7 +695,8 @@ static void verify_func(Verifier *V, Func *f) {
     }
     if (!V->layouts) tir_walk(f->body, note_layout, V);
     /* 2. kernel arguments are the body's arguments */
-    if (f->body->nargs != f->nargs) verr(V, NULL, "body has %d arguments for %d kernel arguments", f->body->nargs, f->nargs);
+    if (f->body->nargs != f->nargs)
+        verr(V, NULL, "body has %d arguments for %d kernel arguments", f->body->nargs, f->nargs);
     for (int k = 0; k < f->nargs; k++) {
         ValueId v = f->args[k].value;
         if (!valid_id(V, v) || k >= f->body->nargs || f->body->args[k] != v) {

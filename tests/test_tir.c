@@ -243,6 +243,62 @@ Test(tir_roundtrip, hand_written_input_prints_canonically) {
     check_round_trip(in, want);
 }
 
+/* Real pass output (layouts, slices, smem offsets, barriers) verifies and round-trips. */
+Test(tir_roundtrip, pipeline_output) {
+    const char *in =
+    "kernel @rowsum(%x: ptr<f32> #div16, %out: ptr<f32> #div16, %n: i32) num_warps=4 num_stages=3 {\n"
+    "  %rows = arange {start=0, end=16} : tensor<16xi32>\n"
+    "  %r2 = expand_dims %rows {axis=1} : tensor<16x1xi32>\n"
+    "  %cols = arange {start=0, end=32} : tensor<32xi32>\n"
+    "  %c2 = expand_dims %cols {axis=0} : tensor<1x32xi32>\n"
+    "  %rb = broadcast %r2 : tensor<16x32xi32>\n"
+    "  %cb = broadcast %c2 : tensor<16x32xi32>\n"
+    "  %stride = const {value=32} : tensor<16x32xi32>\n"
+    "  %off0 = mul %rb, %stride : tensor<16x32xi32>\n"
+    "  %off = add %off0, %cb : tensor<16x32xi32>\n"
+    "  %base = splat %x : tensor<16x32xptr<f32>>\n"
+    "  %zero = const {value=0} : i32\n"
+    "  %one = const {value=1} : i32\n"
+    "  %acc0 = const {value=0} : tensor<16xf32>\n"
+    "  %loop:2 = for %zero, %n, %one, %acc0, %off : tensor<16xf32>, tensor<16x32xi32> {\n"
+    "  ^(%i: i32, %acc: tensor<16xf32>, %o: tensor<16x32xi32>):\n"
+    "    %p = ptr_add %base, %o : tensor<16x32xptr<f32>>\n"
+    "    %v = load %p : tensor<16x32xf32>\n"
+    "    %t = trans %v {perm=[1,0]} : tensor<32x16xf32>\n"
+    "    %s = reduce %t {kind=max, axis=0} : tensor<16xf32>\n"
+    "    %acc1 = add %acc, %s : tensor<16xf32>\n"
+    "    %step = const {value=512} : tensor<16x32xi32>\n"
+    "    %o1 = add %o, %step : tensor<16x32xi32>\n"
+    "    yield %acc1, %o1\n"
+    "  }\n"
+    "  %a = const {value=0} : tensor<16x16xf32>\n"
+    "  %l2 = expand_dims %loop#0 {axis=1} : tensor<16x1xf32>\n"
+    "  %lb = broadcast %l2 : tensor<16x16xf32>\n"
+    "  %d = dot %lb, %lb, %a : tensor<16x16xf32>\n"
+    "  %red = reduce %d {kind=sum, axis=1} : tensor<16xf32>\n"
+    "  %ob = splat %out : tensor<16xptr<f32>>\n"
+    "  %op = ptr_add %ob, %rows : tensor<16xptr<f32>>\n"
+    "  store %op, %red\n"
+    "  return\n"
+    "}\n";
+    Arena *a = arena_new();
+    Diag d;
+    diag_init(&d);
+    Module *m = parse_text(a, in, &d);
+    cr_assert(m);
+    PipelineOptions o = {.verify = true};
+    bool ok = tir_run_pipeline(m, &o, &d);
+    char *errs = all_diags(&d);
+    cr_assert(ok, "pipeline failed:\n%s", errs);
+    free(errs);
+    char *out = print_module(m);
+    cr_expect(strstr(out, "#L1 = "), "layouts were assigned:\n%s", out);
+    check_round_trip(out, out);
+    free(out);
+    diag_free(&d);
+    arena_free(a);
+}
+
 /* Values built through the API print and parse back to the same text. */
 Test(tir_roundtrip, built_module) {
     Arena *a = arena_new();
@@ -466,7 +522,7 @@ static const ErrCase verify_errors[] = {
      "t.tir:2:1: error: argument %a: layout rank 2 does not match tensor rank 1"},
     {"#L0 = blocked<spt=[1,1], tpw=[4,8], wpc=[4,1], order=[1,1]>\n"
      "kernel @k(%a: tensor<4x4xf32, #L0>) {\n  return\n}\n",
-     "t.tir:2:1: error: blocked layout order is not a permutation"},
+     "t.tir:2:1: error: argument %a: blocked layout order is not a permutation"},
     {"kernel @k(%a: tensor<4xf32>, %b: f32) {\n  %0 = atomic_rmw %a, %b {kind=max} : f32\n  return\n}\n",
      "t.tir:2:3: error: atomic_rmw: operand 0 must be a pointer, found tensor<4xf32>"},
     {"kernel @k(%p: ptr<i32>, %b: i32) {\n  %0 = atomic_rmw %p, %b {kind=argmax} : i32\n  return\n}\n",
@@ -551,6 +607,31 @@ Test(tir_verify, empty_region_and_bad_value) {
     char *r = all_diags(&d);
     cr_expect_str_eq(r, "error: @k: for: region does not end with 'yield'\n"
                         "error: @k: neg: operand 0 is not a valid value\n");
+    free(r);
+    diag_free(&d);
+    arena_free(a);
+}
+
+Test(tir_verify, layouts_must_be_interned) {
+    Arena *a = arena_new();
+    Module *m = tir_module_new(a);
+    Func *f = tir_func_new(m, "k");
+    Layout b = {.kind = LAYOUT_BLOCKED, .rank = 1, .spt = {1}, .tpw = {32}, .wpc = {4}, .order = {0}};
+    const Layout *lb = tir_layout_intern(m, &b);
+    Layout stray = {.kind = LAYOUT_SLICE, .rank = 0, .dim = 0, .parent = &b}; /* parent not interned */
+    Layout ok = {.kind = LAYOUT_SLICE, .rank = 0, .dim = 0, .parent = lb};
+    const Layout *ls = tir_layout_intern(m, &stray);
+    (void)ok;
+    tir_func_add_arg(f, "a", tir_type(m, DT_F32, 1, (int32_t[]){4}, NULL, lb));
+    /* a rank-0 slice on a rank-1 tensor: wrong rank, and its parent is a stack copy */
+    tir_func_add_arg(f, "b", tir_type(m, DT_F32, 1, (int32_t[]){4}, NULL, ls));
+    tir_emit(&(Builder){.f = f, .block = f->body}, OP_RETURN, NULL, 0, NULL);
+    Diag d;
+    diag_init(&d);
+    cr_expect(!tir_verify(m, &d));
+    char *r = all_diags(&d);
+    cr_expect_str_eq(r, "error: @k: argument %b: layout is not interned in the module\n"
+                        "error: @k: argument %b: layout rank 0 does not match tensor rank 1\n");
     free(r);
     diag_free(&d);
     arena_free(a);
