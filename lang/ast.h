@@ -14,7 +14,9 @@
 
 /* ---- tokens: X(ENUM, spelling) --------------------------------------
  * Punctuators between LPAREN and SHREQ and keywords between KERNEL and NONE
- * are recognised by spelling from this table, so it is the only list. */
+ * are recognised by spelling from this table, so it is the only list.
+ * `in` is contextual (only after the variable of `for`), so it may name a
+ * parameter. */
 #define LANG_TOKENS(X)                                                                  \
     X(EOF, "end of file") X(IDENT, "identifier") X(INT, "integer literal")              \
     X(FLOAT, "float literal") X(STRING, "string literal") X(TYPE, "type name")          \
@@ -30,7 +32,7 @@
     X(SHLEQ, "<<=") X(SHREQ, ">>=")                                                     \
     /* keywords */                                                                      \
     X(KERNEL, "kernel") X(FN, "fn") X(CONST, "const") X(LET, "let") X(IF, "if")         \
-    X(ELSE, "else") X(FOR, "for") X(IN, "in") X(RANGE, "range") X(RETURN, "return")     \
+    X(ELSE, "else") X(FOR, "for") X(RANGE, "range") X(RETURN, "return")     \
     X(IMPORT, "import") X(AS, "as") X(TRUE, "true") X(FALSE, "false") X(NONE, "None")
 
 typedef enum TokKind {

@@ -376,7 +376,8 @@ static Node *stmt(Parser *p) {
     if (accept(p, TK_FOR)) {
         n = new_node(p, N_FOR, t->loc);
         n->name = expect_ident(p, "a loop variable after 'for'", &n->oploc);
-        expect(p, TK_IN, "after the loop variable");
+        if (at(p, TK_IDENT) && peek(p)->len == 2 && !memcmp(peek(p)->text, "in", 2)) next(p);
+        else parse_error(p, peek(p)->loc, "expected 'in' after the loop variable, found %s", tok_desc(p, peek(p)));
         expect(p, TK_RANGE, "after 'in'");
         expect(p, TK_LPAREN, "after 'range'");
         NodeList l = {0};
@@ -545,8 +546,8 @@ static void sync_decl(Parser *p) {
         if (depth == 0 && (k == TK_KERNEL || k == TK_FN || k == TK_IMPORT || k == TK_AT ||
                            (k == TK_CONST && peek2(p)->kind == TK_IDENT)))
             break;
-        if (k == TK_LBRACE) depth++;
-        if (k == TK_RBRACE && depth > 0) depth--;
+        if (k == TK_LBRACE || k == TK_LPAREN) depth++;
+        if ((k == TK_RBRACE || k == TK_RPAREN) && depth > 0) depth--;
         next(p);
     }
     p->panic = false;
