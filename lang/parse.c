@@ -437,7 +437,9 @@ static Node *block(Parser *p) {
         Node *s = stmt(p);
         if (s) list_push(p, &l, s);
         if (p->panic) {
-            sync_stmt(p);
+            /* a statement that still reached its ';' needs no skipping */
+            if (p->pos > before && p->t[p->pos - 1].kind == TK_SEMI) p->panic = false;
+            else sync_stmt(p);
             if (p->too_deep) break;
         }
         if (p->pos == before) next(p); /* always make progress */

@@ -1,0 +1,331 @@
+/* test_lang.c - the front end: diagnostics (exact text, location, caret),
+ * IR shape conventions, golden .tile -> .tir files, and every shipped kernel
+ * and standard-library function compiling cleanly and verifying. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lang/lang.h"
+
+#ifndef TILE_SOURCE_DIR
+#define TILE_SOURCE_DIR "."
+#endif
+
+typedef struct Result {
+    Arena *a;
+    Module *m;
+    char *diags; /* rendered, malloc'd */
+    char *ir;    /* printed module, malloc'd ("" when NULL) */
+} Result;
+
+static Result compile_src(const char *name, const char *text, size_t len, const LangDefine *defs, int ndefs) {
+    Result r = {.a = arena_new()};
+    SrcFile *src = ARENA_NEW(r.a, SrcFile);
+    src->name = name;
+    src->text = arena_strndup(r.a, text, len);
+    src->len = len;
+    Diag d;
+    diag_init(&d);
+    LangOptions opt = {.defines = defs, .ndefines = ndefs};
+    r.m = lang_compile(r.a, src, &opt, &d);
+    Str s = {0}, ir = {0};
+    if (r.m && !tir_verify(r.m, &d)) r.m = NULL;
+    diag_render(&d, &s);
+    if (r.m) tir_print_module(&ir, r.m);
+    r.diags = str_take(&s);
+    r.ir = str_take(&ir);
+    diag_free(&d);
+    return r;
+}
+
+static Result compile(const char *text) { return compile_src("t.tile", text, strlen(text), NULL, 0); }
+
+static void result_free(Result *r) {
+    free(r->diags);
+    free(r->ir);
+    arena_free(r->a);
+}
+
+/* Compile `text` and expect exactly the rendered diagnostics `want`. */
+static void expect_diag(const char *text, const char *want) {
+    Result r = compile(text);
+    cr_expect_null(r.m, "compilation should fail");
+    cr_expect_str_eq(r.diags, want);
+    result_free(&r);
+}
+
+static void expect_ok(const char *text) {
+    Result r = compile(text);
+    cr_expect_not_null(r.m, "unexpected failure:\n%s", r.diags);
+    cr_expect_str_eq(r.diags, "");
+    result_free(&r);
+}
+
+static char *slurp(const char *path, size_t *len) {
+    char *t = read_file(path, len);
+    cr_assert_not_null(t, "cannot read %s", path);
+    return t;
+}
+
+/* ---- diagnostics ---- */
+Test(lang_diag, missing_semicolon) {
+    expect_diag("kernel k(x: *f32) {\n    store(x, 1.0)\n}\n",
+                "t.tile:3:1: error: expected ';' after expression, found '}'\n"
+                "  }\n"
+                "  ^\n");
+}
+
+Test(lang_diag, unknown_name) {
+    expect_diag("kernel k(x: *f32) {\n    let a = foo + 1;\n}\n",
+                "t.tile:2:13: error: unknown name 'foo'\n"
+                "      let a = foo + 1;\n"
+                "              ^\n");
+}
+
+Test(lang_diag, arg_count) {
+    expect_diag("kernel k(x: *f32) {\n    let a = load(x, 1, 2, 3, 4);\n}\n",
+                "t.tile:2:13: error: 'load' expects 1 to 3 arguments, got 5\n"
+                "      let a = load(x, 1, 2, 3, 4);\n"
+                "              ^\n");
+}
+
+Test(lang_diag, add_pointers) {
+    expect_diag("kernel k(x: *f32, y: *f32) {\n    let a = x + y;\n}\n",
+                "t.tile:2:15: error: cannot add 'ptr<f32>' and 'ptr<f32>'\n"
+                "      let a = x + y;\n"
+                "                ^\n");
+}
+
+Test(lang_diag, logical_needs_i1) {
+    expect_diag("kernel k(x: f32, y: i1) {\n    let a = x && y;\n}\n",
+                "t.tile:2:15: error: operands of '&&' must be i1, got 'f32'\n"
+                "      let a = x && y;\n"
+                "                ^\n");
+}
+
+Test(lang_diag, broadcast_mismatch) {
+    expect_diag("kernel k(x: *f32) {\n    let a = arange(0, 64) + arange(0, 32);\n}\n",
+                "t.tile:2:27: error: shapes [64] and [32] do not broadcast\n"
+                "      let a = arange(0, 64) + arange(0, 32);\n"
+                "                            ^\n");
+}
+
+Test(lang_diag, dot_inner) {
+    expect_diag("kernel k(p: *f32) {\n    let z = dot(zeros([32, 16], f32), zeros([32, 64], f32));\n}\n",
+                "t.tile:2:13: error: dot: inner dimensions differ: a is [32, 16], b is [32, 64]\n"
+                "      let z = dot(zeros([32, 16], f32), zeros([32, 64], f32));\n"
+                "              ^\n");
+}
+
+Test(lang_diag, power_of_two) {
+    expect_diag("kernel k(p: *f32) {\n    let x = arange(0, 48);\n}\n",
+                "t.tile:2:13: error: block dimension 48 is not a power of two\n"
+                "      let x = arange(0, 48);\n"
+                "              ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let x = zeros([16, 12], f32);\n}\n",
+                "t.tile:2:19: error: block dimension 12 is not a power of two\n"
+                "      let x = zeros([16, 12], f32);\n"
+                "                    ^\n");
+}
+
+Test(lang_diag, needs_constant) {
+    expect_diag("kernel k(p: *f32, BLOCK: i32) {\n    let x = arange(0, BLOCK);\n}\n",
+                "t.tile:2:23: error: 'BLOCK' must be a compile-time constant\n"
+                "      let x = arange(0, BLOCK);\n"
+                "                        ^\n");
+}
+
+Test(lang_diag, mask_shape) {
+    expect_diag("kernel k(p: *f32) {\n"
+                "    let o = arange(0, 64);\n"
+                "    let v = load(p + o[:, None] * 64 + o[None, :], o[:, None] < 10);\n"
+                "}\n",
+                "t.tile:3:52: error: mask shape [64, 1] does not match pointer shape [64, 64]\n"
+                "      let v = load(p + o[:, None] * 64 + o[None, :], o[:, None] < 10);\n"
+                "                                                     ^\n");
+}
+
+Test(lang_diag, store_dtype) {
+    expect_diag("kernel k(p: *f16, v: f32) {\n    store(p, v);\n}\n",
+                "t.tile:2:14: error: store of 'f32' value to 'ptr<f16>': cast it with 'as f16'\n"
+                "      store(p, v);\n"
+                "               ^\n");
+}
+
+Test(lang_diag, recovery_reports_several) {
+    /* a syntax error resynchronises at ';' so the next statement's error is reported too */
+    Result r = compile("kernel k(x: *f32) {\n    let a = (1 + ;\n    let b = 2 2;\n}\n");
+    cr_expect_null(r.m);
+    cr_expect(strstr(r.diags, "t.tile:2:18: error: expected an expression, found ';'") != NULL, "%s", r.diags);
+    cr_expect(strstr(r.diags, "t.tile:3:15: error: expected ';' after 'let' statement, found '2'") != NULL, "%s", r.diags);
+    result_free(&r);
+}
+
+Test(lang_diag, semantic_errors_continue) {
+    Result r = compile("kernel k(x: *f32) {\n    let a = foo;\n    let b = bar;\n}\n");
+    cr_expect(strstr(r.diags, "unknown name 'foo'") && strstr(r.diags, "unknown name 'bar'"), "%s", r.diags);
+    result_free(&r);
+}
+
+Test(lang_diag, misc) {
+    expect_diag("fn f(x) { return f(x); }\nkernel k(p: *f32) {\n    store(p, f(1.0));\n}\n",
+                "t.tile:1:18: error: recursive call to 'f'\n"
+                "  fn f(x) { return f(x); }\n"
+                "                   ^\n");
+    expect_diag("kernel k(p: *f32, n: i32) {\n    let acc = 0.0;\n    for i in range(n) { acc = arange(0, 16); }\n}\n",
+                "t.tile:3:5: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop\n"
+                "      for i in range(n) { acc = arange(0, 16); }\n"
+                "      ^\n");
+    expect_diag("kernel k(p: *f32, const B: i32) {\n}\n",
+                "t.tile:1:25: error: const parameter 'B' has no default and is not defined (-D B=...)\n"
+                "  kernel k(p: *f32, const B: i32) {\n"
+                "                          ^\n");
+    expect_diag("@num_warps(3)\nkernel k(p: *f32) {\n}\n",
+                "t.tile:1:12: error: num_warps must be 1, 2, 4, 8, 16 or 32, got 3\n"
+                "  @num_warps(3)\n"
+                "             ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let x = 1 / 0;\n}\n",
+                "t.tile:2:15: error: division by zero in a constant expression\n"
+                "      let x = 1 / 0;\n"
+                "                ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let x = zeros([1024, 2048], f32);\n}\n",
+                "t.tile:2:19: error: tensor of shape [1024, 2048] has more than 1048576 elements\n"
+                "      let x = zeros([1024, 2048], f32);\n"
+                "                    ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let x = \x01;\n}\n",
+                "t.tile:2:13: error: unexpected byte 0x01\n"
+                "      let x = ?;\n"
+                "              ^\n"
+                "t.tile:2:14: error: expected an expression, found ';'\n"
+                "      let x = ?;\n"
+                "               ^\n");
+    expect_diag("kernel k(p: *f32, n: i32) {\n    for i in range(n) { if i > 2 { return; } }\n}\n",
+                "t.tile:2:36: error: 'return' inside a 'for' loop is not supported\n"
+                "      for i in range(n) { if i > 2 { return; } }\n"
+                "                                     ^\n");
+}
+
+/* ---- IR conventions ---- */
+Test(lang_ir, const_params_and_defines) {
+    const char *src = "@num_warps(8)\nkernel k(p: *f32, n: i32, const B: i32 = 64) {\n"
+                      "    store(p + arange(0, B), 1.0);\n}\n";
+    LangDefine defs[] = {{"B", "128"}, {"num_stages", "2"}};
+    Result r = compile_src("t.tile", src, strlen(src), defs, 2);
+    cr_assert_not_null(r.m, "%s", r.diags);
+    Func *f = r.m->funcs[0];
+    cr_expect_eq(f->nargs, 2);
+    cr_expect_eq(f->num_warps, 8);
+    cr_expect_eq(f->num_stages, 2);
+    cr_expect(strstr(r.ir, "arange {start=0, end=128} : tensor<128xi32>") != NULL, "%s", r.ir);
+    cr_expect(strstr(r.ir, "const {value=1} : tensor<128xf32>") != NULL, "%s", r.ir);
+    cr_expect_eq(f->loc.line, 2);
+    result_free(&r);
+}
+
+Test(lang_ir, promotion_and_literals) {
+    Result r = compile("kernel k(a: *f16, b: *i32, c: *f32) {\n"
+                       "    let x = load(a);\n    let i = load(b);\n"
+                       "    store(a, x * 2);\n"          /* weak int: stays f16 */
+                       "    store(c, i * 0.5);\n"        /* int with weak float: f32 */
+                       "    store(c, x + (i as f32));\n" /* f16 + f32: f32 */
+                       "    store(b, i + (1 << 4));\n"   /* folded */
+                       "}\n");
+    cr_assert_not_null(r.m, "%s", r.diags);
+    cr_expect(strstr(r.ir, "const {value=2} : f16") != NULL, "%s", r.ir);
+    cr_expect(strstr(r.ir, "const {value=0.5} : f32") != NULL, "%s", r.ir);
+    cr_expect(strstr(r.ir, "const {value=16} : i32") != NULL, "%s", r.ir);
+    result_free(&r);
+}
+
+Test(lang_ir, every_inst_has_a_location) {
+    size_t len;
+    char *text = slurp(TILE_SOURCE_DIR "/kernels/matmul.tile", &len);
+    Result r = compile_src(TILE_SOURCE_DIR "/kernels/matmul.tile", text, len, NULL, 0);
+    cr_assert_not_null(r.m, "%s", r.diags);
+    Func *f = r.m->funcs[0];
+    for (Inst *i = f->body->first; i; i = i->next) cr_expect(i->loc.file && i->loc.line > 0, "%s without location", tir_op_info[i->op].name);
+    cr_expect_eq(f->body->last->op, OP_RETURN);
+    result_free(&r);
+    free(text);
+}
+
+Test(lang_ok, positives) {
+    expect_ok("kernel k(p: *f32, n: i32) {\n"
+              "    let i = arange(0, 32);\n"
+              "    let m = (i < n)[:, None] && (i < n)[None, :];\n"
+              "    let t = load(p + i[:, None] * 32 + i[None, :], m, 0.0);\n"
+              "    store(p + i, sum(t, axis=1) + max(t, axis=0) + sum(min(t, 1.0), 1));\n"
+              "}\n");
+    expect_ok("kernel k(p: *f32, n: i32) {\n"
+              "    let x = 0.0;\n"
+              "    for i in range(0, n, 2) { if i % 4 == 0 { x += 1.0; } else { x -= 0.5; } }\n"
+              "    for j in range(10, 0, -1) { x = x * 2.0; }\n"
+              "    if n > 3 { store(p, x); }\n"
+              "}\n");
+    expect_ok("kernel k(p: *bf16, q: *u8) {\n"
+              "    let i = arange(0, 16);\n"
+              "    let t = load(p + i);\n"
+              "    store(p + i, (sqrt(t as f32) as bf16) + t);\n"
+              "    store(q + i, load(q + i) >> 1 | (3 as u8));\n"
+              "    store(p + broadcast_to(i[:, None], [16, 16]) + trans(expand_dims(i, 0), [1, 0]), 0.0);\n"
+              "}\n");
+}
+
+/* ---- goldens and shipped sources ---- */
+static void check_golden(const char *stem) {
+    char tpath[512], gpath[512];
+    snprintf(tpath, sizeof tpath, "%s/tests/lang/%s.tile", TILE_SOURCE_DIR, stem);
+    snprintf(gpath, sizeof gpath, "%s/tests/lang/%s.tir", TILE_SOURCE_DIR, stem);
+    size_t len, glen;
+    char *text = slurp(tpath, &len), *want = slurp(gpath, &glen);
+    Result r = compile_src(tpath, text, len, NULL, 0);
+    cr_expect_not_null(r.m, "%s", r.diags);
+    cr_expect_str_eq(r.ir, want, "golden %s differs", stem);
+    result_free(&r);
+    free(text);
+    free(want);
+}
+
+Test(lang_golden, add) { check_golden("add"); }
+Test(lang_golden, loop) { check_golden("loop"); }
+Test(lang_golden, control) { check_golden("control"); }
+Test(lang_golden, dot) { check_golden("dot"); }
+
+static void check_compiles(const char *rel) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", TILE_SOURCE_DIR, rel);
+    size_t len;
+    char *text = slurp(path, &len);
+    Result r = compile_src(path, text, len, NULL, 0);
+    cr_expect_not_null(r.m, "%s failed:\n%s", rel, r.diags);
+    cr_expect_str_eq(r.diags, "");
+    cr_expect(r.m && r.m->nfuncs >= 1, "%s has no kernel", rel);
+    result_free(&r);
+    free(text);
+}
+
+Test(lang_kernels, add) { check_compiles("kernels/add.tile"); }
+Test(lang_kernels, softmax) { check_compiles("kernels/softmax.tile"); }
+Test(lang_kernels, layernorm) { check_compiles("kernels/layernorm.tile"); }
+Test(lang_kernels, rmsnorm) { check_compiles("kernels/rmsnorm.tile"); }
+Test(lang_kernels, row_sum) { check_compiles("kernels/row_sum.tile"); }
+Test(lang_kernels, transpose) { check_compiles("kernels/transpose.tile"); }
+Test(lang_kernels, matmul) { check_compiles("kernels/matmul.tile"); }
+Test(lang_kernels, stdlib) { check_compiles("tests/lang/stdlib_use.tile"); }
+
+/* Hostile input never crashes: truncations of every kernel. */
+Test(lang_robust, truncations) {
+    const char *files[] = {"kernels/matmul.tile", "kernels/layernorm.tile", "stdlib/random.tile"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", TILE_SOURCE_DIR, files[f]);
+        size_t len;
+        char *text = slurp(path, &len);
+        for (size_t n = 0; n < len; n += 7) {
+            Result r = compile_src("t.tile", text, n, NULL, 0);
+            result_free(&r);
+        }
+        free(text);
+    }
+}
