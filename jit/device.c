@@ -1,0 +1,241 @@
+/* device.c - device-string parsing and dispatch to the backends.
+ *
+ * Each public call checks its arguments, clears nothing on success (the
+ * last error stays readable until the next failure), and forwards to the
+ * backend's DevBackendOps.  Modules and functions are wrapped here so
+ * that a function knows its device and a module frees its functions. */
+#include "jit/device.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/support.h"
+
+struct TileDevFunction {
+    TileDevModule *mod;
+    void *impl;
+    char *name;
+    TileDevFunction *next;
+};
+
+struct TileDevModule {
+    TileDevice *dev;
+    void *impl;
+    TileDevFunction *funcs;
+};
+
+static const char *const status_strings[] = {
+#define X(e, s) s,
+    DEV_STATUSES(X)
+#undef X
+};
+
+const char *dev_status_string(DevStatus s) {
+    return (unsigned)s < ARRAY_LEN(status_strings) ? status_strings[s] : "unknown status";
+}
+
+DevStatus dev_fail(TileDevice *dev, DevStatus status, const char *fmt, ...) {
+    Str s = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    str_vprintf(&s, fmt, ap);
+    va_end(ap);
+    free(dev->err);
+    dev->err = str_take(&s);
+    return status;
+}
+
+static DevStatus parse_fail(char **errmsg, const char *fmt, const char *what) {
+    if (errmsg) {
+        Str s = {0};
+        str_printf(&s, fmt, what);
+        *errmsg = str_take(&s);
+    }
+    return DEV_ERR_INVALID;
+}
+
+/* device = "emu" | "cuda" [":" N] */
+DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal, char **errmsg) {
+    if (errmsg) *errmsg = NULL;
+    *ordinal = 0;
+    const char *src = "device string";
+    if (!device || !*device) {
+        device = getenv("TILE_DEVICE");
+        src = "TILE_DEVICE";
+        if (!device || !*device) {
+            *backend = dev_cuda_available() ? DEV_BACKEND_CUDA : DEV_BACKEND_EMU;
+            return DEV_OK;
+        }
+    }
+    if (strcmp(device, "emu") == 0) {
+        *backend = DEV_BACKEND_EMU;
+        return DEV_OK;
+    }
+    if (strncmp(device, "cuda", 4) == 0 && (device[4] == 0 || device[4] == ':')) {
+        *backend = DEV_BACKEND_CUDA;
+        if (device[4] == ':') {
+            const char *p = device + 5;
+            if (!isdigit((unsigned char)*p)) goto bad;
+            long v = 0;
+            for (; isdigit((unsigned char)*p); p++) {
+                v = v * 10 + (*p - '0');
+                if (v > 1 << 20) goto bad;
+            }
+            if (*p) goto bad;
+            *ordinal = (int)v;
+        }
+        return DEV_OK;
+    }
+bad:
+    if (errmsg) {
+        Str s = {0};
+        str_printf(&s, "bad %s '%s': expected \"emu\", \"cuda\" or \"cuda:N\"", src, device);
+        *errmsg = str_take(&s);
+    }
+    return DEV_ERR_INVALID;
+}
+
+DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out, char **errmsg) {
+    if (errmsg) *errmsg = NULL;
+    if (!out) return parse_fail(errmsg, "dev_open: %s is NULL", "out");
+    *out = NULL;
+    DevBackend be;
+    int ordinal;
+    DevStatus st = dev_parse_device(device, &be, &ordinal, errmsg);
+    if (st != DEV_OK) return st;
+    TileDevice *dev = calloc(1, sizeof *dev);
+    if (!dev) return parse_fail(errmsg, "dev_open: %s", "out of host memory");
+    dev->ops = be == DEV_BACKEND_CUDA ? &dev_cuda_ops : &dev_emu_ops;
+    dev->ordinal = ordinal;
+    if (opts) dev->opts = *opts;
+    st = dev->ops->open(dev, ordinal);
+    if (st != DEV_OK) {
+        if (errmsg) *errmsg = dev->err ? dev->err : strdup(dev_status_string(st));
+        else free(dev->err);
+        free(dev);
+        return st;
+    }
+    *out = dev;
+    return DEV_OK;
+}
+
+void dev_close(TileDevice *dev) {
+    if (!dev) return;
+    dev->ops->close(dev);
+    free(dev->err);
+    free(dev);
+}
+
+const char *dev_last_error(const TileDevice *dev) { return dev && dev->err ? dev->err : ""; }
+const char *dev_backend_name(const TileDevice *dev) { return dev ? dev->ops->name : "none"; }
+
+DevStatus dev_malloc(TileDevice *dev, size_t bytes, uint64_t *dptr) {
+    if (!dev || !dptr) return dev ? dev_fail(dev, DEV_ERR_INVALID, "dev_malloc: dptr is NULL") : DEV_ERR_INVALID;
+    *dptr = 0;
+    return dev->ops->malloc(dev, bytes, dptr);
+}
+
+DevStatus dev_free(TileDevice *dev, uint64_t dptr) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!dptr) return DEV_OK;
+    return dev->ops->free(dev, dptr);
+}
+
+DevStatus dev_memcpy_htod(TileDevice *dev, uint64_t dst, const void *src, size_t bytes) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!bytes) return DEV_OK;
+    if (!src) return dev_fail(dev, DEV_ERR_INVALID, "dev_memcpy_htod: src is NULL");
+    return dev->ops->htod(dev, dst, src, bytes);
+}
+
+DevStatus dev_memcpy_dtoh(TileDevice *dev, void *dst, uint64_t src, size_t bytes) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!bytes) return DEV_OK;
+    if (!dst) return dev_fail(dev, DEV_ERR_INVALID, "dev_memcpy_dtoh: dst is NULL");
+    return dev->ops->dtoh(dev, dst, src, bytes);
+}
+
+DevStatus dev_memset_d8(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!bytes) return DEV_OK;
+    return dev->ops->memset8(dev, dst, value, bytes);
+}
+
+DevStatus dev_module_load_ptx(TileDevice *dev, const char *ptx, TileDevModule **out) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!ptx || !out) return dev_fail(dev, DEV_ERR_INVALID, "dev_module_load_ptx: %s is NULL", ptx ? "out" : "ptx");
+    *out = NULL;
+    TileDevModule *m = calloc(1, sizeof *m);
+    if (!m) return dev_fail(dev, DEV_ERR_INVALID, "dev_module_load_ptx: out of host memory");
+    m->dev = dev;
+    DevStatus st = dev->ops->module_load(dev, ptx, &m->impl);
+    if (st != DEV_OK) {
+        free(m);
+        return st;
+    }
+    *out = m;
+    return DEV_OK;
+}
+
+void dev_module_unload(TileDevModule *mod) {
+    if (!mod) return;
+    for (TileDevFunction *f = mod->funcs, *n; f; f = n) {
+        n = f->next;
+        free(f->name);
+        free(f);
+    }
+    mod->dev->ops->module_unload(mod->dev, mod->impl);
+    free(mod);
+}
+
+DevStatus dev_module_get_function(TileDevModule *mod, const char *name, TileDevFunction **out) {
+    if (!mod) return DEV_ERR_INVALID;
+    TileDevice *dev = mod->dev;
+    if (!name || !out) return dev_fail(dev, DEV_ERR_INVALID, "dev_module_get_function: %s is NULL", name ? "out" : "name");
+    *out = NULL;
+    for (TileDevFunction *f = mod->funcs; f; f = f->next)
+        if (strcmp(f->name, name) == 0) {
+            *out = f;
+            return DEV_OK;
+        }
+    void *impl = NULL;
+    DevStatus st = dev->ops->get_function(dev, mod->impl, name, &impl);
+    if (st != DEV_OK) return st;
+    TileDevFunction *f = calloc(1, sizeof *f);
+    if (!f || !(f->name = strdup(name))) {
+        free(f);
+        return dev_fail(dev, DEV_ERR_INVALID, "dev_module_get_function: out of host memory");
+    }
+    f->mod = mod;
+    f->impl = impl;
+    f->next = mod->funcs;
+    mod->funcs = f;
+    *out = f;
+    return DEV_OK;
+}
+
+DevStatus dev_launch(TileDevFunction *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                     unsigned smem_bytes, void *stream, void **params) {
+    if (!fn) return DEV_ERR_INVALID;
+    TileDevice *dev = fn->mod->dev;
+    if (!gx || !gy || !gz || !bx || !by || !bz)
+        return dev_fail(dev, DEV_ERR_INVALID, "launch of '%s': grid (%u,%u,%u) and block (%u,%u,%u) must be non-zero",
+                        fn->name, gx, gy, gz, bx, by, bz);
+    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    dev->last.instructions = 0;
+    return dev->ops->launch(dev, fn->impl, grid, block, smem_bytes, stream, params);
+}
+
+DevStatus dev_synchronize(TileDevice *dev) {
+    if (!dev) return DEV_ERR_INVALID;
+    return dev->ops->synchronize(dev);
+}
+
+DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats) {
+    if (!dev || !stats) return DEV_ERR_INVALID;
+    *stats = dev->last;
+    return DEV_OK;
+}

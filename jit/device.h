@@ -1,0 +1,134 @@
+/* device.h - the device layer: one API over two backends.
+ *
+ *   cuda  the GPU through the CUDA Driver API, loaded at run time with
+ *         dlopen("libcuda.so.1") (device_cuda.c, the only file that knows
+ *         the driver); nothing links -lcuda, so everything builds and runs
+ *         on machines without a driver.
+ *   emu   the PTX emulator (device_emu.c over jit/emu/): runs the exact PTX
+ *         the compiler emits on the CPU, with bounds checking (memcheck)
+ *         and an optional shared-memory race detector.
+ *
+ * The backend is chosen by a device string: "cuda", "cuda:N", "emu", or
+ * NULL/"" for the default (the TILE_DEVICE environment variable if set, else
+ * cuda when a GPU is present, else emu).  dev_parse_device() is the only
+ * reader of TILE_DEVICE.
+ *
+ * Every call returns a DevStatus; on failure dev_last_error() holds a
+ * message naming what failed.  Nothing aborts.  Launches on the emulator are
+ * synchronous and return launch errors (memcheck, racecheck, unsupported
+ * instructions) directly; on cuda they are asynchronous as usual and
+ * surface at dev_synchronize().
+ *
+ * These calls become the public launcher API (include/tile/tile.h) later;
+ * the backend interface at the bottom is internal. */
+#ifndef TILE_JIT_DEVICE_H
+#define TILE_JIT_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* DEV_STATUS(enum, description) */
+#define DEV_STATUSES(X) \
+    X(OK, "success") \
+    X(ERR_INVALID, "invalid argument") \
+    X(ERR_NO_DEVICE, "no such device") \
+    X(ERR_DRIVER, "CUDA driver error") \
+    X(ERR_OUT_OF_MEMORY, "out of device memory") \
+    X(ERR_PTX, "PTX could not be loaded") \
+    X(ERR_NOT_FOUND, "no such kernel") \
+    X(ERR_LAUNCH, "launch failed") \
+    X(ERR_MEMCHECK, "invalid memory access") \
+    X(ERR_UNSUPPORTED, "unsupported by this backend")
+
+typedef enum DevStatus {
+#define X(e, s) DEV_##e,
+    DEV_STATUSES(X)
+#undef X
+} DevStatus;
+
+typedef enum DevBackend { DEV_BACKEND_CUDA, DEV_BACKEND_EMU } DevBackend;
+
+typedef struct TileDevice TileDevice;         /* a context on one backend */
+typedef struct TileDevModule TileDevModule;   /* a loaded PTX module */
+typedef struct TileDevFunction TileDevFunction; /* a kernel of a module */
+
+/* Knobs, filled by the caller (CLI options, TILE_DEBUG); zero is the default. */
+typedef struct DevOptions {
+    bool emu_racecheck;            /* report shared-memory hazards between barriers */
+    unsigned emu_host_threads;     /* host threads running blocks; 0: one per core */
+    uint64_t emu_max_instructions; /* per-thread watchdog; 0: unlimited */
+} DevOptions;
+
+typedef struct DevLaunchStats {
+    uint64_t instructions;         /* emu: executed thread-instructions; cuda: 0 */
+} DevLaunchStats;
+
+const char *dev_status_string(DevStatus s);
+
+/* Parse a device string (see above).  NULL or "" reads TILE_DEVICE; if that
+ * is unset too, picks cuda when a GPU is present, else emu.  On failure
+ * returns DEV_ERR_INVALID and *errmsg (malloc'd) says why. */
+DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal, char **errmsg);
+
+/* Open a device.  opts may be NULL.  On failure *out is NULL and *errmsg
+ * (malloc'd, may be NULL if errmsg is NULL) names what failed. */
+DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out, char **errmsg);
+void dev_close(TileDevice *dev);
+const char *dev_last_error(const TileDevice *dev);
+const char *dev_backend_name(const TileDevice *dev);
+
+DevStatus dev_malloc(TileDevice *dev, size_t bytes, uint64_t *dptr);
+DevStatus dev_free(TileDevice *dev, uint64_t dptr);
+DevStatus dev_memcpy_htod(TileDevice *dev, uint64_t dst, const void *src, size_t bytes);
+DevStatus dev_memcpy_dtoh(TileDevice *dev, void *dst, uint64_t src, size_t bytes);
+DevStatus dev_memset_d8(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes);
+
+DevStatus dev_module_load_ptx(TileDevice *dev, const char *ptx, TileDevModule **out);
+void dev_module_unload(TileDevModule *mod);
+/* The function stays valid until its module is unloaded. */
+DevStatus dev_module_get_function(TileDevModule *mod, const char *name, TileDevFunction **out);
+
+/* Launch as cuLaunchKernel does: params[i] points at argument i's value. */
+DevStatus dev_launch(TileDevFunction *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                     unsigned smem_bytes, void *stream, void **params);
+DevStatus dev_synchronize(TileDevice *dev);
+/* Statistics of the last launch on dev. */
+DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats);
+
+/* ---- backend interface (internal to jit/) ---- */
+typedef struct DevBackendOps {
+    const char *name;
+    DevStatus (*open)(TileDevice *dev, int ordinal);
+    void (*close)(TileDevice *dev);
+    DevStatus (*malloc)(TileDevice *dev, size_t bytes, uint64_t *dptr);
+    DevStatus (*free)(TileDevice *dev, uint64_t dptr);
+    DevStatus (*htod)(TileDevice *dev, uint64_t dst, const void *src, size_t bytes);
+    DevStatus (*dtoh)(TileDevice *dev, void *dst, uint64_t src, size_t bytes);
+    DevStatus (*memset8)(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes);
+    DevStatus (*module_load)(TileDevice *dev, const char *ptx, void **mod);
+    void (*module_unload)(TileDevice *dev, void *mod);
+    DevStatus (*get_function)(TileDevice *dev, void *mod, const char *name, void **fn);
+    DevStatus (*launch)(TileDevice *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                        void *stream, void **params);
+    DevStatus (*synchronize)(TileDevice *dev);
+} DevBackendOps;
+
+struct TileDevice {
+    const DevBackendOps *ops;
+    DevOptions opts;
+    int ordinal;
+    char *err;               /* last error message */
+    void *impl;              /* backend state */
+    DevLaunchStats last;     /* filled by the backend's launch */
+};
+
+/* Record an error on dev and return status (printf-style message). */
+DevStatus dev_fail(TileDevice *dev, DevStatus status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+extern const DevBackendOps dev_emu_ops;
+extern const DevBackendOps dev_cuda_ops;
+/* Whether the CUDA driver loads and reports at least one device (no context is created). */
+bool dev_cuda_available(void);
+
+#endif

@@ -1,0 +1,267 @@
+/* device_cuda.c - the CUDA Driver API backend; the only file that knows
+ * the driver.
+ *
+ * The driver is loaded at run time: dlopen("libcuda.so.1") and dlsym of
+ * the versioned entry points that cuda.h's macros name (cuMemAlloc_v2,
+ * cuMemcpyHtoD_v2, ...).  The few driver types are declared here, so the
+ * build needs no CUDA headers and nothing links -lcuda.  The library is
+ * loaded once per process (guarded by pthread_once) and never unloaded.
+ * Each device holds the primary context of its ordinal and makes it
+ * current before every driver call, so any host thread may use it. */
+#include "jit/device.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_PTX = 218,
+       CUDA_ERROR_NOT_FOUND = 500 };
+enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
+enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+
+/* CUDA_FN(field, symbol, return, parameters) */
+#define CUDA_FNS(X) \
+    X(Init, "cuInit", (unsigned flags)) \
+    X(DeviceGetCount, "cuDeviceGetCount", (int *count)) \
+    X(DeviceGet, "cuDeviceGet", (CUdevice *dev, int ordinal)) \
+    X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *ctx, CUdevice dev)) \
+    X(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice dev)) \
+    X(CtxSetCurrent, "cuCtxSetCurrent", (CUcontext ctx)) \
+    X(CtxSynchronize, "cuCtxSynchronize", (void)) \
+    X(MemAlloc, "cuMemAlloc_v2", (CUdeviceptr *p, size_t bytes)) \
+    X(MemFree, "cuMemFree_v2", (CUdeviceptr p)) \
+    X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr dst, const void *src, size_t bytes)) \
+    X(MemcpyDtoH, "cuMemcpyDtoH_v2", (void *dst, CUdeviceptr src, size_t bytes)) \
+    X(MemsetD8, "cuMemsetD8_v2", (CUdeviceptr dst, unsigned char v, size_t n)) \
+    X(ModuleLoadDataEx, "cuModuleLoadDataEx", (CUmodule *m, const void *image, unsigned n, int *opts, void **vals)) \
+    X(ModuleUnload, "cuModuleUnload", (CUmodule m)) \
+    X(ModuleGetFunction, "cuModuleGetFunction", (CUfunction *f, CUmodule m, const char *name)) \
+    X(FuncSetAttribute, "cuFuncSetAttribute", (CUfunction f, int attr, int value)) \
+    X(LaunchKernel, "cuLaunchKernel", (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
+                                        unsigned bz, unsigned smem, CUstream s, void **params, void **extra)) \
+    X(GetErrorName, "cuGetErrorName", (CUresult r, const char **s)) \
+    X(GetErrorString, "cuGetErrorString", (CUresult r, const char **s))
+
+typedef struct CudaApi {
+#define X(f, s, p) CUresult (*f) p;
+    CUDA_FNS(X)
+#undef X
+    bool loaded;
+    char err[512];
+} CudaApi;
+
+static CudaApi cuda_api;
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+
+static void cuda_load(void) {
+    CudaApi *a = &cuda_api;
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(a->err, sizeof a->err, "cuda: cannot load the CUDA driver (libcuda.so.1): %s", e ? e : "not found");
+        return;
+    }
+#define X(f, s, p)                                                                         \
+    *(void **)&a->f = dlsym(h, s);                                                         \
+    if (!a->f) {                                                                           \
+        snprintf(a->err, sizeof a->err, "cuda: the CUDA driver has no entry point %s", s); \
+        return;                                                                            \
+    }
+    CUDA_FNS(X)
+#undef X
+    CUresult r = a->Init(0);
+    if (r != CUDA_SUCCESS) {
+        const char *name = NULL;
+        a->GetErrorName(r, &name);
+        snprintf(a->err, sizeof a->err, "cuda: cuInit failed: %s (%d)", name ? name : "?", r);
+        return;
+    }
+    a->loaded = true;
+}
+
+static const CudaApi *cuda(void) {
+    pthread_once(&cuda_once, cuda_load);
+    return &cuda_api;
+}
+
+bool dev_cuda_available(void) {
+    const CudaApi *a = cuda();
+    int n = 0;
+    return a->loaded && a->DeviceGetCount(&n) == CUDA_SUCCESS && n > 0;
+}
+
+typedef struct CudaDev {
+    CUdevice dev;
+    CUcontext ctx;
+} CudaDev;
+
+static DevStatus cuda_fail(TileDevice *dev, CUresult r, const char *call) {
+    const CudaApi *a = cuda();
+    const char *name = NULL, *desc = NULL;
+    if (a->loaded) {
+        a->GetErrorName(r, &name);
+        a->GetErrorString(r, &desc);
+    }
+    DevStatus st = r == CUDA_ERROR_OUT_OF_MEMORY ? DEV_ERR_OUT_OF_MEMORY
+                 : r == CUDA_ERROR_NO_DEVICE     ? DEV_ERR_NO_DEVICE
+                 : r == CUDA_ERROR_INVALID_PTX   ? DEV_ERR_PTX
+                 : r == CUDA_ERROR_NOT_FOUND     ? DEV_ERR_NOT_FOUND
+                                                 : DEV_ERR_DRIVER;
+    return dev_fail(dev, st, "cuda: %s failed: %s (%d): %s", call, name ? name : "?", r, desc ? desc : "");
+}
+
+#define CALL(dev, expr, name)                               \
+    do {                                                    \
+        CUresult r_ = (expr);                               \
+        if (r_ != CUDA_SUCCESS) return cuda_fail((dev), r_, (name)); \
+    } while (0)
+
+static DevStatus cur(TileDevice *dev) {
+    CudaDev *c = dev->impl;
+    CALL(dev, cuda()->CtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+    return DEV_OK;
+}
+
+static DevStatus cuda_open(TileDevice *dev, int ordinal) {
+    const CudaApi *a = cuda();
+    if (!a->loaded) return dev_fail(dev, DEV_ERR_NO_DEVICE, "%s", a->err);
+    int n = 0;
+    CALL(dev, a->DeviceGetCount(&n), "cuDeviceGetCount");
+    if (ordinal >= n)
+        return dev_fail(dev, DEV_ERR_NO_DEVICE, "cuda: device %d requested, %d device%s present", ordinal, n, n == 1 ? "" : "s");
+    CudaDev *c = calloc(1, sizeof *c);
+    if (!c) return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "cuda: out of host memory");
+    CUresult r = a->DeviceGet(&c->dev, ordinal);
+    if (r == CUDA_SUCCESS) r = a->PrimaryCtxRetain(&c->ctx, c->dev);
+    if (r != CUDA_SUCCESS) {
+        free(c);
+        return cuda_fail(dev, r, "cuDevicePrimaryCtxRetain");
+    }
+    dev->impl = c;
+    return DEV_OK;
+}
+
+static void cuda_close(TileDevice *dev) {
+    CudaDev *c = dev->impl;
+    if (!c) return;
+    cuda()->PrimaryCtxRelease(c->dev);
+    free(c);
+}
+
+static DevStatus cuda_malloc(TileDevice *dev, size_t bytes, uint64_t *dptr) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CUdeviceptr p = 0;
+    CALL(dev, cuda()->MemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc_v2");
+    *dptr = p;
+    return DEV_OK;
+}
+
+static DevStatus cuda_free(TileDevice *dev, uint64_t dptr) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->MemFree(dptr), "cuMemFree_v2");
+    return DEV_OK;
+}
+
+static DevStatus cuda_htod(TileDevice *dev, uint64_t dst, const void *src, size_t bytes) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->MemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD_v2");
+    return DEV_OK;
+}
+
+static DevStatus cuda_dtoh(TileDevice *dev, void *dst, uint64_t src, size_t bytes) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->MemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH_v2");
+    return DEV_OK;
+}
+
+static DevStatus cuda_memset8(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->MemsetD8(dst, value, bytes), "cuMemsetD8_v2");
+    return DEV_OK;
+}
+
+static DevStatus cuda_module_load(TileDevice *dev, const char *ptx, void **mod) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    char log[8192] = "";
+    int opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
+    CUmodule m = NULL;
+    CUresult r = cuda()->ModuleLoadDataEx(&m, ptx, 2, opts, vals);
+    if (r != CUDA_SUCCESS) {
+        cuda_fail(dev, r, "cuModuleLoadDataEx");
+        if (log[0]) {
+            char *prev = dev->err;
+            dev_fail(dev, DEV_ERR_PTX, "%s\n%s", prev, log);
+            (void)prev; /* dev_fail freed it after formatting */
+        }
+        return r == CUDA_ERROR_OUT_OF_MEMORY ? DEV_ERR_OUT_OF_MEMORY : DEV_ERR_PTX;
+    }
+    *mod = m;
+    return DEV_OK;
+}
+
+static void cuda_module_unload(TileDevice *dev, void *mod) {
+    if (cur(dev) == DEV_OK) cuda()->ModuleUnload(mod);
+}
+
+static DevStatus cuda_get_function(TileDevice *dev, void *mod, const char *name, void **fn) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CUfunction f = NULL;
+    CUresult r = cuda()->ModuleGetFunction(&f, mod, name);
+    if (r != CUDA_SUCCESS) {
+        cuda_fail(dev, r, "cuModuleGetFunction");
+        return dev_fail(dev, DEV_ERR_NOT_FOUND, "cuda: the module has no kernel named '%s' (%s)", name, dev->err);
+    }
+    *fn = f;
+    return DEV_OK;
+}
+
+static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                             void *stream, void **params) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    if (smem > 48 * 1024)
+        CALL(dev, cuda()->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem), "cuFuncSetAttribute");
+    CALL(dev, cuda()->LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, params, NULL),
+         "cuLaunchKernel");
+    return DEV_OK;
+}
+
+static DevStatus cuda_synchronize(TileDevice *dev) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->CtxSynchronize(), "cuCtxSynchronize");
+    return DEV_OK;
+}
+
+const DevBackendOps dev_cuda_ops = {
+    .name = "cuda",
+    .open = cuda_open,
+    .close = cuda_close,
+    .malloc = cuda_malloc,
+    .free = cuda_free,
+    .htod = cuda_htod,
+    .dtoh = cuda_dtoh,
+    .memset8 = cuda_memset8,
+    .module_load = cuda_module_load,
+    .module_unload = cuda_module_unload,
+    .get_function = cuda_get_function,
+    .launch = cuda_launch,
+    .synchronize = cuda_synchronize,
+};

@@ -1,0 +1,192 @@
+/* device_emu.c - the emulator backend of the device layer.
+ *
+ * Device memory is the emulator's allocation table (jit/emu/exec_mem.c):
+ * synthetic device addresses, bounds-checked copies.  A module is an
+ * EmuModule; a function is its EmuFunc.  Launches run to completion before
+ * returning; errors come back as DevStatus plus the emulator's report:
+ * memcheck and racecheck reports as DEV_ERR_MEMCHECK, anything else that
+ * stops a kernel (unsupported instruction, deadlock, trap) as
+ * DEV_ERR_LAUNCH.  Host-side calls are serialised with a mutex so the
+ * device may be shared by host threads. */
+#include "jit/device.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit/emu/emu.h"
+
+typedef struct EmuDev {
+    EmuMem mem;
+    EmuOptions opt;
+    pthread_mutex_t lock;
+} EmuDev;
+
+typedef struct EmuDevModule {
+    EmuModule *m;
+} EmuDevModule;
+
+typedef struct EmuDevFunc {
+    EmuModule *m;
+    EmuFunc *f;
+} EmuDevFunc;
+
+static DevStatus emu_open(TileDevice *dev, int ordinal) {
+    if (ordinal != 0) return dev_fail(dev, DEV_ERR_NO_DEVICE, "emu: there is only device 0");
+    EmuDev *e = calloc(1, sizeof *e);
+    if (!e) return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "emu: out of host memory");
+    emu_mem_init(&e->mem);
+    e->opt.racecheck = dev->opts.emu_racecheck;
+    e->opt.host_threads = dev->opts.emu_host_threads;
+    e->opt.max_instructions = dev->opts.emu_max_instructions;
+    pthread_mutex_init(&e->lock, NULL);
+    dev->impl = e;
+    return DEV_OK;
+}
+
+static void emu_close(TileDevice *dev) {
+    EmuDev *e = dev->impl;
+    if (!e) return;
+    emu_mem_destroy(&e->mem);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+}
+
+static DevStatus emu_malloc(TileDevice *dev, size_t bytes, uint64_t *dptr) {
+    EmuDev *e = dev->impl;
+    pthread_mutex_lock(&e->lock);
+    bool ok = emu_mem_alloc(&e->mem, bytes, false, dptr);
+    pthread_mutex_unlock(&e->lock);
+    return ok ? DEV_OK : dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "emu: dev_malloc of %zu bytes failed", bytes);
+}
+
+static DevStatus emu_free(TileDevice *dev, uint64_t dptr) {
+    EmuDev *e = dev->impl;
+    pthread_mutex_lock(&e->lock);
+    const EmuAlloc *a = emu_mem_find(&e->mem, dptr);
+    bool ok = a && a->addr == dptr && !a->module_var && emu_mem_free(&e->mem, dptr);
+    pthread_mutex_unlock(&e->lock);
+    return ok ? DEV_OK : dev_fail(dev, DEV_ERR_INVALID, "emu: dev_free of 0x%llx: not the start of a live allocation",
+                                  (unsigned long long)dptr);
+}
+
+static uint8_t *range(TileDevice *dev, uint64_t addr, size_t bytes, const char *what) {
+    EmuDev *e = dev->impl;
+    uint8_t *p = emu_mem_host(&e->mem, addr, bytes);
+    if (!p) dev_fail(dev, DEV_ERR_INVALID, "emu: %s: [0x%llx, 0x%llx) is not inside one live allocation", what,
+                     (unsigned long long)addr, (unsigned long long)(addr + bytes));
+    return p;
+}
+
+static DevStatus emu_htod(TileDevice *dev, uint64_t dst, const void *src, size_t bytes) {
+    EmuDev *e = dev->impl;
+    pthread_mutex_lock(&e->lock);
+    uint8_t *p = range(dev, dst, bytes, "dev_memcpy_htod");
+    if (p) memcpy(p, src, bytes);
+    pthread_mutex_unlock(&e->lock);
+    return p ? DEV_OK : DEV_ERR_INVALID;
+}
+
+static DevStatus emu_dtoh(TileDevice *dev, void *dst, uint64_t src, size_t bytes) {
+    EmuDev *e = dev->impl;
+    pthread_mutex_lock(&e->lock);
+    uint8_t *p = range(dev, src, bytes, "dev_memcpy_dtoh");
+    if (p) memcpy(dst, p, bytes);
+    pthread_mutex_unlock(&e->lock);
+    return p ? DEV_OK : DEV_ERR_INVALID;
+}
+
+static DevStatus emu_memset8(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes) {
+    EmuDev *e = dev->impl;
+    pthread_mutex_lock(&e->lock);
+    uint8_t *p = range(dev, dst, bytes, "dev_memset_d8");
+    if (p) memset(p, value, bytes);
+    pthread_mutex_unlock(&e->lock);
+    return p ? DEV_OK : DEV_ERR_INVALID;
+}
+
+static DevStatus emu_module_load(TileDevice *dev, const char *ptx, void **mod) {
+    EmuDev *e = dev->impl;
+    char *err = NULL;
+    pthread_mutex_lock(&e->lock);
+    EmuModule *m = emu_module_parse(ptx, &e->mem, &err);
+    pthread_mutex_unlock(&e->lock);
+    if (!m) {
+        DevStatus st = dev_fail(dev, DEV_ERR_PTX, "emu: %s", err ? err : "PTX parse error");
+        free(err);
+        return st;
+    }
+    EmuDevModule *dm = calloc(1, sizeof *dm);
+    if (!dm) {
+        emu_module_free(m);
+        return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "emu: out of host memory");
+    }
+    dm->m = m;
+    *mod = dm;
+    return DEV_OK;
+}
+
+static void emu_module_unload(TileDevice *dev, void *mod) {
+    EmuDev *e = dev->impl;
+    EmuDevModule *dm = mod;
+    pthread_mutex_lock(&e->lock);
+    emu_module_free(dm->m);
+    pthread_mutex_unlock(&e->lock);
+    free(dm);
+}
+
+static DevStatus emu_get_function(TileDevice *dev, void *mod, const char *name, void **fn) {
+    EmuDevModule *dm = mod;
+    EmuFunc *f = emu_module_find(dm->m, name);
+    if (!f || !f->is_entry)
+        return dev_fail(dev, DEV_ERR_NOT_FOUND, "emu: the module has no kernel entry named '%s'%s", name,
+                        f ? " (it is a .func)" : "");
+    EmuDevFunc *df = calloc(1, sizeof *df);
+    if (!df) return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "emu: out of host memory");
+    df->m = dm->m;
+    df->f = f;
+    *fn = df;
+    /* freed with the module's function list: keep it in the module's arena */
+    EmuDevFunc *keep = arena_alloc(dm->m->arena, sizeof *keep);
+    *keep = *df;
+    free(df);
+    *fn = keep;
+    return DEV_OK;
+}
+
+static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                               void *stream, void **params) {
+    EmuDev *e = dev->impl;
+    EmuDevFunc *df = fn;
+    (void)stream; /* the emulator runs launches synchronously, in order */
+    char *err = NULL;
+    EmuLaunchStats stats = {0};
+    bool ok = emu_launch(df->m, df->f, grid, block, smem, params, &e->opt, &stats, &err);
+    dev->last.instructions = stats.instructions;
+    if (ok) return DEV_OK;
+    DevStatus st = strncmp(err, "memcheck", 8) == 0 || strncmp(err, "racecheck", 9) == 0 ? DEV_ERR_MEMCHECK : DEV_ERR_LAUNCH;
+    dev_fail(dev, st, "emu: %s", err);
+    free(err);
+    return st;
+}
+
+static DevStatus emu_synchronize(TileDevice *dev) {
+    (void)dev;
+    return DEV_OK;
+}
+
+const DevBackendOps dev_emu_ops = {
+    .name = "emu",
+    .open = emu_open,
+    .close = emu_close,
+    .malloc = emu_malloc,
+    .free = emu_free,
+    .htod = emu_htod,
+    .dtoh = emu_dtoh,
+    .memset8 = emu_memset8,
+    .module_load = emu_module_load,
+    .module_unload = emu_module_unload,
+    .get_function = emu_get_function,
+    .launch = emu_launch_fn,
+    .synchronize = emu_synchronize,
+};

@@ -1,0 +1,393 @@
+/* emu.h - internal interface of the PTX emulator (jit/emu/).
+ *
+ * The emulator runs the PTX text that the NVPTX backend emits, on the CPU.
+ * Pipeline:
+ *   1. parse.c   tokenises and parses a module (directives, globals, shared
+ *                declarations, entries, .func bodies) and decodes every
+ *                instruction into an EmuIns: opcode, types and modifiers as
+ *                small enums, operands as *slot indices* into the thread's
+ *                register file.  Immediates, symbol addresses and special
+ *                registers also live in slots (constants are copied into each
+ *                thread's register file from a template), so an operand read
+ *                is always `r[slot]` with no kind test.
+ *   2. exec.c    schedules a grid: blocks on host worker threads, threads of
+ *                a block run one at a time until they block on a barrier or
+ *                a warp-collective instruction, which fire once every
+ *                participant has arrived.  Hot instruction forms have a
+ *                pre-selected fast path (EmuIns.fast); everything else goes
+ *                through the family executors below.
+ *   3. exec_int.c / exec_float.c / exec_mem.c / exec_warp.c implement the
+ *                instruction families; exec_mem.c also owns bounds checking
+ *                (memcheck) and the shared-memory race detector.
+ *   4. fpconv.c  exact IEEE conversions (f64/f32 -> f16/bf16/tf32/f32 with
+ *                every rounding mode).
+ *
+ * Register values are stored as uint64_t; a narrower write stores the value
+ * zero- (or, for signed loads, sign-) extended and every read truncates to
+ * the instruction's width, so declared register widths never matter at run
+ * time.  Predicates are 0 or 1.
+ *
+ * Everything here is internal to jit/; the device layer (device_emu.c) is the
+ * only user. */
+#ifndef TILE_JIT_EMU_H
+#define TILE_JIT_EMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "support/support.h"
+
+/* ---- instructions: EMU_OP(enum, ptx name, semantics) ----
+ * The name is matched against the longest dot-separated prefix of the
+ * opcode token, so "bar.warp.sync" wins over "bar" and "cp.async.wait_group"
+ * over "cp.async". */
+#define EMU_OPS(X) \
+    X(MOV, "mov", "d = a; {a,b,..} packs/unpacks lanes little-endian; d = address of a symbol") \
+    X(LD, "ld", "d = mem[a+off] in a state space; .v2/.v4 load consecutive elements") \
+    X(LDU, "ldu", "same as ld.global (uniform load)") \
+    X(ST, "st", "mem[a+off] = b; .v2/.v4 store consecutive elements") \
+    X(CVTA, "cvta", "convert an address between a state space and generic (.to: generic to space)") \
+    X(CVT, "cvt", "d = convert(a) from ty2 to ty with rounding (.rn .rz .rm .rp .rni .rzi .rmi .rpi .rna), .sat, .ftz") \
+    X(ADD, "add", "d = a + b (.sat for s32, .rn/.rz/.rm/.rp/.ftz/.sat for floats, f16x2/bf16x2 lanewise)") \
+    X(SUB, "sub", "d = a - b") \
+    X(MUL, "mul", "d = a * b; integers .lo/.hi/.wide, floats rounded") \
+    X(MAD, "mad", "d = a * b + c; integers .lo/.hi/.wide, floats as fma") \
+    X(MUL24, "mul24", "d = low 24 bits of a * low 24 bits of b (.lo/.hi)") \
+    X(MAD24, "mad24", "d = mul24(a, b) + c") \
+    X(SAD, "sad", "d = |a - b| + c") \
+    X(DIV, "div", "d = a / b; integer division truncates, b == 0 gives all ones; floats .rn/.approx/.full") \
+    X(REM, "rem", "d = a % b (C semantics for signed)") \
+    X(ABS, "abs", "d = |a|") \
+    X(NEG, "neg", "d = -a") \
+    X(MIN, "min", "d = min(a, b); floats: NaN loses unless .NaN; -0 < +0") \
+    X(MAX, "max", "d = max(a, b); floats: NaN loses unless .NaN; -0 < +0") \
+    X(FMA, "fma", "d = a * b + c with one rounding") \
+    X(RCP, "rcp", "d = 1 / a (.rn exact, .approx)") \
+    X(SQRT, "sqrt", "d = sqrt(a) (.rn exact, .approx)") \
+    X(RSQRT, "rsqrt", "d = 1 / sqrt(a) (.approx)") \
+    X(EX2, "ex2", "d = 2^a (.approx)") \
+    X(LG2, "lg2", "d = log2(a) (.approx)") \
+    X(SIN, "sin", "d = sin(a) (.approx)") \
+    X(COS, "cos", "d = cos(a) (.approx)") \
+    X(TANH, "tanh", "d = tanh(a) (.approx)") \
+    X(COPYSIGN, "copysign", "d = |b| with the sign of a") \
+    X(TESTP, "testp", "p = class test of a (.finite .infinite .number .notanumber .normal .subnormal)") \
+    X(AND, "and", "d = a & b (pred: logical and)") \
+    X(OR, "or", "d = a | b") \
+    X(XOR, "xor", "d = a ^ b") \
+    X(NOT, "not", "d = ~a (pred: logical not)") \
+    X(CNOT, "cnot", "d = (a == 0)") \
+    X(SHL, "shl", "d = a << b, b clamped to the width (result 0)") \
+    X(SHR, "shr", "d = a >> b, arithmetic for .s, clamped to the width") \
+    X(SHF, "shf", "funnel shift .l/.r with .wrap/.clamp: d = bits of {b:a} shifted by c") \
+    X(SETP, "setp", "p[|q] = cmp(a, b) [bool c]; q = !cmp [bool c]") \
+    X(SET, "set", "d = cmp(a, b) ? all ones (1.0f for .f32 dest) : 0") \
+    X(SELP, "selp", "d = c ? a : b") \
+    X(SLCT, "slct", "d = c >= 0 ? a : b") \
+    X(POPC, "popc", "d = number of set bits of a") \
+    X(CLZ, "clz", "d = number of leading zeros of a") \
+    X(BREV, "brev", "d = a with bits reversed") \
+    X(BFIND, "bfind", "d = position of the most significant non-sign bit (.shiftamt: distance from msb), ~0 if none") \
+    X(BFE, "bfe", "d = bits [b, b+c) of a, sign-extended for .s") \
+    X(BFI, "bfi", "d = b with bits [c, c+d) replaced by the low bits of a") \
+    X(PRMT, "prmt", "d = bytes of {b,a} selected by nibbles of c (default mode)") \
+    X(BRA, "bra", "pc = target") \
+    X(CALL, "call", "call a .func: copy arguments, run it, copy results back") \
+    X(RET, "ret", "return from a .func; in an entry, end the thread") \
+    X(EXIT, "exit", "end the thread") \
+    X(TRAP, "trap", "abort the launch with an error") \
+    X(BAR_WARP, "bar.warp.sync", "wait until every lane of the member mask arrives") \
+    X(BAR, "bar", "bar.sync/bar.red: block barrier a (thread count b)") \
+    X(BARRIER, "barrier", "barrier.sync[.aligned]: block barrier a (thread count b)") \
+    X(SHFL, "shfl", "shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, mask: read a from another lane") \
+    X(VOTE, "vote", "vote.sync.{all,any,uni}.pred / .ballot.b32 over the member mask") \
+    X(ACTIVEMASK, "activemask", "d = mask of the warp's lanes that have not exited") \
+    X(ATOM, "atom", "d = mem[a]; mem[a] = op(mem[a], b [, c]) atomically") \
+    X(RED, "red", "mem[a] = op(mem[a], b) atomically") \
+    X(MEMBAR, "membar", "memory barrier (no effect: the emulator is sequentially consistent per block)") \
+    X(FENCE, "fence", "memory fence (no effect)") \
+    X(PREFETCH, "prefetch", "cache hint (no effect)") \
+    X(NANOSLEEP, "nanosleep", "sleep hint (no effect)") \
+    X(CP_ASYNC_COMMIT, "cp.async.commit_group", "close the current group of cp.async copies") \
+    X(CP_ASYNC_WAIT, "cp.async.wait_group", "wait until at most a groups are pending (copies are eager: no effect)") \
+    X(CP_ASYNC_WAIT_ALL, "cp.async.wait_all", "wait for every cp.async (no effect)") \
+    X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
+    X(LDMATRIX, "ldmatrix", "warp-collective 8x8 b16 matrix fragment load from shared (.x1 .x2 .x4 .trans)") \
+    X(MMA, "mma", "warp-collective matrix multiply-accumulate (m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 s8)")
+
+typedef enum EmuOp {
+#define X(e, n, s) EMU_OP_##e,
+    EMU_OPS(X)
+#undef X
+    EMU_OP_COUNT
+} EmuOp;
+
+/* ---- types: EMU_TYPE(enum, name, bytes, kind) ---- */
+enum { EMU_K_NONE, EMU_K_PRED, EMU_K_B, EMU_K_U, EMU_K_S, EMU_K_F };
+#define EMU_TYPES(X) \
+    X(NONE, "", 0, EMU_K_NONE) \
+    X(PRED, "pred", 1, EMU_K_PRED) \
+    X(B8, "b8", 1, EMU_K_B) X(B16, "b16", 2, EMU_K_B) X(B32, "b32", 4, EMU_K_B) X(B64, "b64", 8, EMU_K_B) \
+    X(B128, "b128", 16, EMU_K_B) \
+    X(U8, "u8", 1, EMU_K_U) X(U16, "u16", 2, EMU_K_U) X(U32, "u32", 4, EMU_K_U) X(U64, "u64", 8, EMU_K_U) \
+    X(S8, "s8", 1, EMU_K_S) X(S16, "s16", 2, EMU_K_S) X(S32, "s32", 4, EMU_K_S) X(S64, "s64", 8, EMU_K_S) \
+    X(F16, "f16", 2, EMU_K_F) X(F16X2, "f16x2", 4, EMU_K_F) X(BF16, "bf16", 2, EMU_K_F) \
+    X(BF16X2, "bf16x2", 4, EMU_K_F) X(TF32, "tf32", 4, EMU_K_F) X(F32, "f32", 4, EMU_K_F) X(F64, "f64", 8, EMU_K_F)
+
+typedef enum EmuType {
+#define X(e, n, b, k) EMU_T_##e,
+    EMU_TYPES(X)
+#undef X
+    EMU_T_COUNT
+} EmuType;
+
+/* ---- comparisons for setp/set: EMU_CMP(enum, name) ---- */
+#define EMU_CMPS(X) \
+    X(EQ, "eq") X(NE, "ne") X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge") \
+    X(LO, "lo") X(LS, "ls") X(HI, "hi") X(HS, "hs") \
+    X(EQU, "equ") X(NEU, "neu") X(LTU, "ltu") X(LEU, "leu") X(GTU, "gtu") X(GEU, "geu") \
+    X(NUM, "num") X(NAN, "nan")
+typedef enum EmuCmp {
+    EMU_CMP_NONE,
+#define X(e, n) EMU_CMP_##e,
+    EMU_CMPS(X)
+#undef X
+} EmuCmp;
+
+/* ---- rounding modifiers ---- */
+#define EMU_RNDS(X) \
+    X(RN, "rn") X(RZ, "rz") X(RM, "rm") X(RP, "rp") X(RNA, "rna") \
+    X(RNI, "rni") X(RZI, "rzi") X(RMI, "rmi") X(RPI, "rpi")
+typedef enum EmuRnd {
+    EMU_RND_NONE,
+#define X(e, n) EMU_RND_##e,
+    EMU_RNDS(X)
+#undef X
+} EmuRnd;
+
+/* ---- state spaces ---- */
+#define EMU_SPACES(X) \
+    X(GENERIC, "generic") X(GLOBAL, "global") X(SHARED, "shared") X(LOCAL, "local") \
+    X(PARAM, "param") X(CONST, "const")
+typedef enum EmuSpace {
+#define X(e, n) EMU_SP_##e,
+    EMU_SPACES(X)
+#undef X
+} EmuSpace;
+
+/* ---- flag modifiers: EMU_FLAG(enum, name) ---- */
+#define EMU_FLAGS(X) \
+    X(FTZ, "ftz") X(SAT, "sat") X(APPROX, "approx") X(FULL, "full") X(NC, "nc") \
+    X(UNI, "uni") X(SYNC, "sync") X(ALIGNED, "aligned") X(NANP, "NaN") X(TO, "to") \
+    X(WIDE, "wide") X(LO, "lo") X(HI, "hi") X(TRANS, "trans") X(SHIFTAMT, "shiftamt") \
+    X(CLAMP, "clamp") X(WRAP, "wrap") X(L, "l") X(R, "r") X(XORSIGN, "xorsign") \
+    X(ABSF, "abs") X(RELU, "relu") X(ARRIVE, "arrive") X(REDOP, "red") X(CC, "cc")
+enum {
+#define X(e, n) EMU_FB_##e,
+    EMU_FLAGS(X)
+#undef X
+};
+#define EMU_F(e) (1u << EMU_FB_##e)
+
+/* ---- op-specific modes (shfl, vote, atom, testp, ldmatrix, mma) ---- */
+#define EMU_MODES(X) \
+    X(UP, "up") X(DOWN, "down") X(BFLY, "bfly") X(IDX, "idx") \
+    X(ALL, "all") X(ANY, "any") X(VUNI, "uni") X(BALLOT, "ballot") \
+    X(AADD, "add") X(AINC, "inc") X(ADEC, "dec") X(AMIN, "min") X(AMAX, "max") \
+    X(AEXCH, "exch") X(ACAS, "cas") X(AAND, "and") X(AOR, "or") X(AXOR, "xor") \
+    X(FINITE, "finite") X(INFINITE, "infinite") X(NUMBER, "number") X(NOTANUMBER, "notanumber") \
+    X(NORMAL, "normal") X(SUBNORMAL, "subnormal") \
+    X(X1, "x1") X(X2, "x2") X(X4, "x4") \
+    X(M16N8K16, "m16n8k16") X(M16N8K8, "m16n8k8") X(M16N8K32, "m16n8k32") X(M8N8K4, "m8n8k4")
+typedef enum EmuMode {
+    EMU_MODE_NONE,
+#define X(e, n) EMU_MODE_##e,
+    EMU_MODES(X)
+#undef X
+} EmuMode;
+
+/* Fixed register-file slots of every function. */
+enum {
+    EMU_SLOT_ZERO = 0, /* constant 0: base of absolute addresses */
+    EMU_SLOT_TRUE = 1, /* constant 1: the guard of unguarded instructions */
+    EMU_SLOT_SINK = 2, /* the `_` operand: writes land here */
+    EMU_SLOT_SREG = 3, /* first special register, in EMU_SREGS order */
+};
+
+/* ---- special registers: EMU_SREG(enum, name) ---- */
+#define EMU_SREGS(X) \
+    X(TID_X, "%tid.x") X(TID_Y, "%tid.y") X(TID_Z, "%tid.z") \
+    X(NTID_X, "%ntid.x") X(NTID_Y, "%ntid.y") X(NTID_Z, "%ntid.z") \
+    X(CTAID_X, "%ctaid.x") X(CTAID_Y, "%ctaid.y") X(CTAID_Z, "%ctaid.z") \
+    X(NCTAID_X, "%nctaid.x") X(NCTAID_Y, "%nctaid.y") X(NCTAID_Z, "%nctaid.z") \
+    X(LANEID, "%laneid") X(WARPID, "%warpid") X(NWARPID, "%nwarpid") X(SMID, "%smid") \
+    X(NSMID, "%nsmid") X(GRIDID, "%gridid") X(LANEMASK_EQ, "%lanemask_eq") \
+    X(LANEMASK_LT, "%lanemask_lt") X(LANEMASK_LE, "%lanemask_le") X(LANEMASK_GT, "%lanemask_gt") \
+    X(LANEMASK_GE, "%lanemask_ge") X(CLOCK, "%clock") X(CLOCK64, "%clock64") \
+    X(GLOBALTIMER, "%globaltimer") X(DYN_SMEM, "%dynamic_smem_size") X(TOTAL_SMEM, "%total_smem_size") \
+    X(WARPSZ, "WARP_SZ")
+enum {
+#define X(e, n) EMU_SREG_##e,
+    EMU_SREGS(X)
+#undef X
+    EMU_SREG_COUNT
+};
+
+enum { EMU_MAX_OPS = 6 };
+/* Operand kinds, for validation and the few executors that care. */
+enum { EMU_OK_NONE, EMU_OK_REG, EMU_OK_VEC, EMU_OK_ADDR, EMU_OK_LABEL, EMU_OK_FUNC };
+
+/* One decoded instruction.  Operand i is o[i]: a slot for registers,
+ * immediates and symbols; for a vector operand {a,b,..} the index of its
+ * first element in EmuFunc.vec (on[i] elements); for an address [base+off]
+ * the base slot, the offset in off[k] for the k-th address operand. */
+typedef struct EmuIns {
+    uint8_t op, fast;    /* EmuOp; EmuFast specialisation (0: generic executor) */
+    uint8_t ty, ty2;     /* EmuType: main type; source type (cvt, set, mul.wide helpers) */
+    uint8_t rnd, cmp;    /* EmuRnd, EmuCmp */
+    uint8_t space, vec;  /* EmuSpace; vector width 1/2/4/8 */
+    uint8_t mode, boolop;/* EmuMode; setp/set combining op (EMU_MODE_AAND/AOR/AXOR) */
+    uint8_t gneg, nops;  /* guard negated; operand count */
+    uint32_t flags;      /* EMU_F() bits */
+    uint32_t guard;      /* predicate slot; EMU_SLOT_TRUE when unguarded */
+    uint32_t o[EMU_MAX_OPS];
+    uint8_t ok[EMU_MAX_OPS];
+    uint8_t on[EMU_MAX_OPS];
+    int64_t off[2];
+    uint32_t target;     /* branch target (instruction index) or callee function index */
+    uint32_t line;       /* 1-based PTX line */
+} EmuIns;
+
+/* A constant slot that holds a symbol's address (filled at finalisation). */
+typedef struct EmuSymFix {
+    uint32_t slot, sym;
+    int64_t addend;
+} EmuSymFix;
+
+/* Param-space address regions: kernel parameters (launch buffer), the
+ * caller's call-sequence .param variables, and a .func's own arguments. */
+#define EMU_PARAM_KERNEL 0x00000000u
+#define EMU_PARAM_FRAME 0x10000000u
+#define EMU_PARAM_ARGS 0x20000000u
+
+typedef struct EmuParam {
+    char *name;
+    uint32_t offset, size, align;
+} EmuParam;
+
+typedef struct EmuFunc {
+    char *name;
+    bool is_entry;
+    bool defined;            /* has a body (not just a prototype) */
+    uint32_t line;           /* line of the .entry/.func directive */
+    EmuIns *code;
+    uint32_t ncode;
+    uint32_t nslots;         /* register-file size in uint64_t slots */
+    uint64_t *slot_init;     /* nslots values: constants filled in, registers 0 */
+    uint32_t *vec;           /* vector operand pool */
+    EmuParam *params;        /* entry: kernel params; .func: arguments */
+    uint32_t nparams, param_size;
+    EmuParam *rets;          /* .func return parameters */
+    uint32_t nrets, ret_size;
+    uint32_t frame_param_size; /* .param declarations inside the body (call sequences) */
+    uint32_t local_size;     /* .local declarations, bytes */
+    uint32_t reqntid[3], maxntid[3];
+    bool uses_warp_sync;     /* has warp-collective instructions */
+    EmuSymFix *symfix;       /* constant slots holding symbol addresses */
+    uint32_t nsymfix;
+} EmuFunc;
+
+/* A module-level or function-level variable with an address. */
+typedef struct EmuSym {
+    char *name;
+    uint8_t space;          /* EmuSpace */
+    bool is_extern_shared;  /* `extern .shared` dynamic shared array */
+    uint32_t align;
+    uint64_t size;
+    uint64_t addr;          /* global/const: device address; shared: offset */
+    uint8_t *init;          /* initial bytes (global/const), NULL: zero */
+    bool hidden;            /* function-scope symbol of a finished function */
+} EmuSym;
+
+
+/* Callbacks the parser uses to place .global/.const variables in device memory. */
+typedef struct EmuMem EmuMem;
+
+typedef struct EmuModule {
+    Arena *arena;
+    char *text;             /* the PTX, for report lines */
+    uint32_t *line_start;   /* offset of each line in text (1-based index) */
+    uint32_t nlines;
+    EmuFunc *funcs;
+    uint32_t nfuncs;
+    EmuSym *syms;
+    uint32_t nsyms;
+    uint32_t shared_static; /* bytes of static shared memory (all .shared in the module) */
+    uint32_t shared_dyn_align;
+    uint32_t shared_dyn_offset; /* where `extern .shared` arrays start */
+    EmuMem *mem;            /* where the globals live */
+} EmuModule;
+
+/* ---- device memory (exec_mem.c) ---- */
+typedef struct EmuAlloc {
+    uint64_t addr, size;
+    uint8_t *host;
+    bool module_var;        /* a .global/.const of a loaded module */
+} EmuAlloc;
+
+struct EmuMem {
+    EmuAlloc *a;            /* sorted by addr */
+    uint32_t n, cap;
+    uint64_t next;          /* bump pointer: addresses are never reused */
+    EmuAlloc *freed;        /* recently freed ranges, for reports */
+    uint32_t nfreed, capfreed;
+};
+
+/* Generic-address windows of the state spaces (the rest is global). */
+#define EMU_SHARED_WINDOW 0x0000100000000000ull
+#define EMU_LOCAL_WINDOW 0x0000200000000000ull
+#define EMU_WINDOW_SIZE 0x0000000100000000ull
+#define EMU_GLOBAL_BASE 0x0000500000000000ull
+
+void emu_mem_init(EmuMem *m);
+void emu_mem_destroy(EmuMem *m);
+bool emu_mem_alloc(EmuMem *m, uint64_t size, bool module_var, uint64_t *addr);
+bool emu_mem_free(EmuMem *m, uint64_t addr);
+/* Host pointer for [addr, addr+size) inside one live allocation, else NULL. */
+uint8_t *emu_mem_host(const EmuMem *m, uint64_t addr, uint64_t size);
+const EmuAlloc *emu_mem_find(const EmuMem *m, uint64_t addr);
+
+/* ---- options and launch ---- */
+typedef struct EmuOptions {
+    bool racecheck;             /* detect shared-memory hazards between barriers */
+    unsigned host_threads;      /* worker threads for blocks; 0: one per core */
+    uint64_t max_instructions;  /* per-thread watchdog; 0: unlimited */
+} EmuOptions;
+
+typedef struct EmuLaunchStats {
+    uint64_t instructions;      /* executed thread-instructions */
+} EmuLaunchStats;
+
+/* Parse `ptx` into a module; globals are allocated in `mem`.  On failure
+ * returns NULL and sets *err (malloc'd, "ptx:LINE: message"). */
+EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err);
+void emu_module_free(EmuModule *m);
+EmuFunc *emu_module_find(EmuModule *m, const char *name);
+
+/* Run a grid.  params as cuLaunchKernel takes them.  On failure returns false
+ * and sets *err (malloc'd report). */
+bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned block[3],
+                unsigned dyn_smem, void **params, const EmuOptions *opt, EmuLaunchStats *stats,
+                char **err);
+
+/* Text of PTX line `line` (trimmed, without comment) for reports. */
+void emu_module_line(const EmuModule *m, uint32_t line, const char **s, int *len);
+
+/* Names from the tables. */
+const char *emu_op_name(unsigned op);
+const char *emu_type_name(unsigned ty);
+unsigned emu_type_size(unsigned ty);
+unsigned emu_type_kind(unsigned ty);
+
+#endif

@@ -1,0 +1,139 @@
+/* exec.h - executor internals shared by exec*.c: launch, block and thread
+ * state, operand access helpers and the family executors.
+ *
+ * A launch (EmuLaunch) is read-only while blocks run, except for the work
+ * counter, the stop flag and the first error, which are atomic / locked.
+ * Each host worker owns one EmuBlock that it reuses for every block it
+ * takes: threads, register files, shared and local memory, the racecheck
+ * shadow and a one-entry cache of the last global allocation touched. */
+#ifndef TILE_JIT_EMU_EXEC_H
+#define TILE_JIT_EMU_EXEC_H
+
+#include "jit/emu/emu.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/* Thread states. */
+enum { EMU_TS_RUN, EMU_TS_BAR, EMU_TS_WARP, EMU_TS_DONE };
+
+typedef struct EmuThread {
+    uint64_t *r;          /* register file (EmuFunc.nslots slots) */
+    uint32_t pc;
+    uint8_t state;
+    uint8_t bar_id;
+    uint16_t lane;
+    uint32_t linear;      /* linear thread index in the block */
+    uint32_t bar_count;   /* thread count of the barrier waited on (0: all) */
+    uint32_t tid[3];
+    uint8_t *local;       /* this thread's local memory */
+    uint64_t icount;      /* executed instructions (watchdog) */
+} EmuThread;
+
+typedef struct EmuLaunch {
+    EmuModule *m;
+    EmuFunc *f;
+    unsigned grid[3], block[3];
+    unsigned dyn_smem;
+    uint8_t *params;      /* kernel parameter buffer */
+    uint32_t param_size;
+    const EmuOptions *opt;
+    EmuMem *mem;
+    uint32_t shared_size; /* static + dynamic */
+    uint64_t nblocks;
+    atomic_uint_fast64_t next_block;
+    atomic_bool stop;
+    atomic_uint_fast64_t instructions;
+    pthread_mutex_t lock;
+    char *err;            /* first error report (malloc'd) */
+} EmuLaunch;
+
+/* Racecheck shadow of one shared-memory byte. */
+typedef struct EmuShadow {
+    uint32_t wepoch, repoch; /* barrier epoch of the last write / read (+1; 0: none) */
+    uint32_t wtid, rtid;     /* linear thread of the last write / read; UINT32_MAX: several readers */
+    uint32_t wline, rline;   /* PTX lines, for reports */
+} EmuShadow;
+
+typedef struct EmuBlock {
+    EmuLaunch *L;
+    uint32_t ctaid[3];
+    EmuThread *t;
+    uint32_t nthreads;
+    uint64_t *regs;
+    uint8_t *shared;
+    uint32_t shared_size;
+    uint8_t *local;
+    uint32_t local_size;
+    EmuShadow *shadow;    /* racecheck; NULL when off */
+    uint32_t epoch;       /* barrier epoch, starts at 1 */
+    /* last global allocation hit */
+    uint64_t c_lo, c_hi;
+    uint8_t *c_host;
+    bool faulted;
+    uint64_t icount;
+} EmuBlock;
+
+/* ---- float formats and exact rounding (fpconv.c) ---- */
+enum { EMU_FMT_F16, EMU_FMT_BF16, EMU_FMT_TF32, EMU_FMT_F32, EMU_FMT_F64 };
+/* Round a double to a narrower format with an EmuRnd mode (RN, RZ, RM, RP,
+ * RNA; NONE means RN).  Returns the format's bits (TF32: f32 bits with the
+ * low 13 bits clear).  ftz flushes subnormal results to signed zero. */
+uint64_t emu_round_f64(double x, int fmt, int rnd);
+uint64_t emu_round_f64_ftz(double x, int fmt, int rnd, bool ftz);
+/* An integer (exact) rounded into a float format (EMU_FMT_F64 too). */
+uint64_t emu_round_int(int64_t v, bool is_signed, int fmt, int rnd);
+double emu_f16_to_f64(uint16_t h);
+double emu_bf16_to_f64(uint16_t h);
+
+/* ---- operand helpers ---- */
+static inline float emu_f32(uint64_t v) { uint32_t u = (uint32_t)v; float f; memcpy(&f, &u, 4); return f; }
+static inline uint64_t emu_bits32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline double emu_f64(uint64_t v) { double d; memcpy(&d, &v, 8); return d; }
+static inline uint64_t emu_bits64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+/* Sign/zero extension of the low `bytes` bytes. */
+static inline uint64_t emu_zext(uint64_t v, unsigned bytes) { return bytes >= 8 ? v : v & ((1ull << (bytes * 8)) - 1); }
+static inline int64_t emu_sext(uint64_t v, unsigned bytes) {
+    if (bytes >= 8) return (int64_t)v;
+    unsigned sh = 64 - bytes * 8;
+    return (int64_t)(v << sh) >> sh;
+}
+#define EMU_R(t, in, i) ((t)->r[(in)->o[i]])
+
+/* setp/set combining: cmp result a with bool source c under EMU_MODE_AAND/AOR/AXOR. */
+bool emu_boolop(unsigned op, bool a, bool c);
+
+/* ---- executor entry points ---- */
+/* Fast-path selector, called by the parser at finalisation. */
+uint8_t emu_fast_select(const EmuIns *in);
+
+/* Report a fault: formats "<what>\n  at <kernel> (PTX line N): <text>\n  by thread
+ * (x,y,z) in block (x,y,z)\n<detail>" into the launch error (first one wins)
+ * and stops the launch.  Returns false for `return emu_fault(...)`. */
+bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *what, const char *detail_fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Family executors: return false after emu_fault. */
+bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_int.c */
+bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in);  /* exec_float.c */
+bool emu_exec_cvt(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_float.c */
+bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_mem.c */
+/* Warp collectives, executed for the `n` lanes `lanes` all stopped at
+ * their own instruction of the same op (exec_warp.c). */
+bool emu_exec_warp(EmuBlock *b, EmuThread **lanes, unsigned n);
+/* Member mask operand of a warp-collective instruction. */
+uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in);
+
+/* Memory (exec_mem.c): host pointer for `size` bytes at `addr` in `space`,
+ * checked (bounds, alignment `align`); NULL after emu_fault. */
+uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space, uint64_t addr, unsigned size,
+                    unsigned align, bool write);
+
+/* Fast global access: inline cache hit, else the checked path. */
+static inline uint8_t *emu_global(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
+    if (addr >= b->c_lo && addr + size <= b->c_hi && !(addr & (size - 1))) return b->c_host + (addr - b->c_lo);
+    return emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
+}
+
+#endif

@@ -1,0 +1,263 @@
+/* exec_int.c - integer, bit and predicate instructions, mov, setp/set/selp
+ * on integer types: the complete generic semantics for every width (the
+ * fast forms in exec.c duplicate the common 32/64-bit cases).
+ *
+ * Values are read truncated to the instruction width (zero- or
+ * sign-extended by type) and written zero-extended.  Predicate sources may
+ * be negated (`!%p`, EmuIns.on[i] set on a register operand). */
+#include "jit/emu/exec.h"
+
+#include <limits.h>
+
+static inline uint64_t src(const EmuThread *t, const EmuIns *in, unsigned i) {
+    uint64_t v = EMU_R(t, in, i);
+    return in->ok[i] == EMU_OK_REG && in->on[i] ? !(v & 1) : v;
+}
+
+static inline bool cmp_int(unsigned c, bool is_signed, uint64_t a, uint64_t b, unsigned sz) {
+    if (is_signed) {
+        int64_t x = emu_sext(a, sz), y = emu_sext(b, sz);
+        switch (c) {
+        case EMU_CMP_EQ: return x == y;
+        case EMU_CMP_NE: return x != y;
+        case EMU_CMP_LT: return x < y;
+        case EMU_CMP_LE: return x <= y;
+        case EMU_CMP_GT: return x > y;
+        case EMU_CMP_GE: return x >= y;
+        }
+    }
+    uint64_t x = emu_zext(a, sz), y = emu_zext(b, sz);
+    switch (c) {
+    case EMU_CMP_EQ: return x == y;
+    case EMU_CMP_NE: return x != y;
+    case EMU_CMP_LT: case EMU_CMP_LO: return x < y;
+    case EMU_CMP_LE: case EMU_CMP_LS: return x <= y;
+    case EMU_CMP_GT: case EMU_CMP_HI: return x > y;
+    case EMU_CMP_GE: case EMU_CMP_HS: return x >= y;
+    }
+    return false;
+}
+
+/* Combine a comparison with the bool source c (setp/set .and/.or/.xor). */
+bool emu_boolop(unsigned op, bool a, bool c) {
+    switch (op) {
+    case EMU_MODE_AOR: return a || c;
+    case EMU_MODE_AXOR: return a != c;
+    default: return a && c;
+    }
+}
+
+static bool exec_mov(EmuThread *t, const EmuIns *in, const EmuFunc *f) {
+    unsigned sz = emu_type_size(in->ty);
+    if (in->ty == EMU_T_PRED) { EMU_R(t, in, 0) = src(t, in, 1) & 1; return true; }
+    if (in->ok[0] == EMU_OK_VEC) { /* unpack */
+        unsigned n = in->on[0], es = sz / n;
+        uint64_t v = EMU_R(t, in, 1);
+        for (unsigned k = 0; k < n; k++) t->r[f->vec[in->o[0] + k]] = emu_zext(v >> (k * es * 8), es);
+        return true;
+    }
+    if (in->ok[1] == EMU_OK_VEC) { /* pack */
+        unsigned n = in->on[1], es = sz / n;
+        uint64_t v = 0;
+        for (unsigned k = 0; k < n; k++) v |= emu_zext(t->r[f->vec[in->o[1] + k]], es) << (k * es * 8);
+        EMU_R(t, in, 0) = v;
+        return true;
+    }
+    EMU_R(t, in, 0) = emu_zext(EMU_R(t, in, 1), sz);
+    return true;
+}
+
+static uint64_t bfe(uint64_t a, unsigned pos, unsigned len, unsigned width, bool is_signed) {
+    unsigned msb = width - 1;
+    if (!is_signed) {
+        if (len == 0 || pos > msb) return 0;
+        uint64_t v = a >> pos;
+        if (len < 64) v &= (1ull << len) - 1;
+        return emu_zext(v, width / 8);
+    }
+    unsigned sb = pos + len - 1 > msb ? msb : pos + len - 1;
+    uint64_t sbit = len == 0 ? 0 : (a >> sb) & 1;
+    uint64_t d = 0;
+    for (unsigned i = 0; i < width; i++) {
+        uint64_t bit = (i < len && pos + i <= msb) ? (a >> (pos + i)) & 1 : sbit;
+        d |= bit << i;
+    }
+    return d;
+}
+
+bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    const EmuFunc *f = b->L->f;
+    unsigned sz = emu_type_size(in->ty), bits = sz * 8;
+    bool sg = emu_type_kind(in->ty) == EMU_K_S;
+    bool pred = in->ty == EMU_T_PRED;
+    uint64_t a = in->nops > 1 ? src(t, in, 1) : 0, c = in->nops > 2 ? src(t, in, 2) : 0;
+    uint64_t *d = &EMU_R(t, in, 0);
+    uint64_t ua = emu_zext(a, sz), uc = emu_zext(c, sz);
+    int64_t sa = emu_sext(a, sz), sc = emu_sext(c, sz);
+    if (in->flags & EMU_F(CC))
+        return emu_fault(b, t, in, "unsupported instruction", "carry-chain forms (.cc, addc, subc) are not supported");
+    switch (in->op) {
+    case EMU_OP_MOV: return exec_mov(t, in, f);
+    case EMU_OP_ADD: case EMU_OP_SUB: {
+        if ((in->flags & EMU_F(SAT)) && in->ty == EMU_T_S32) {
+            int64_t v = in->op == EMU_OP_ADD ? sa + sc : sa - sc;
+            if (v > INT32_MAX) v = INT32_MAX;
+            if (v < INT32_MIN) v = INT32_MIN;
+            *d = (uint32_t)v;
+            return true;
+        }
+        *d = emu_zext(in->op == EMU_OP_ADD ? a + c : a - c, sz);
+        return true;
+    }
+    case EMU_OP_MUL: case EMU_OP_MAD: {
+        uint64_t e = in->op == EMU_OP_MAD ? src(t, in, 3) : 0;
+        if (in->flags & EMU_F(WIDE)) {
+            unsigned dsz = sz * 2;
+            uint64_t p = sg ? (uint64_t)(sa * sc) : ua * uc; /* sz <= 4 for .wide */
+            if (sz == 8) return emu_fault(b, t, in, "invalid instruction", ".wide on a 64-bit type");
+            *d = emu_zext(p + e, dsz);
+            return true;
+        }
+        if (in->flags & EMU_F(HI)) {
+            uint64_t hi;
+            if (sz == 8) {
+                if (sg) hi = (uint64_t)(((__int128)sa * sc) >> 64);
+                else hi = (uint64_t)(((unsigned __int128)ua * uc) >> 64);
+            } else {
+                hi = sg ? (uint64_t)((sa * sc) >> bits) : (ua * uc) >> bits;
+            }
+            if (in->op == EMU_OP_MAD && (in->flags & EMU_F(SAT)) && in->ty == EMU_T_S32) {
+                int64_t v = (int64_t)(int32_t)hi + emu_sext(e, 4);
+                *d = (uint32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+                return true;
+            }
+            *d = emu_zext(hi + e, sz);
+            return true;
+        }
+        *d = emu_zext(a * c + e, sz);
+        return true;
+    }
+    case EMU_OP_MUL24: case EMU_OP_MAD24: {
+        int64_t x = sg ? emu_sext(a, 3) : (int64_t)(a & 0xFFFFFF), y = sg ? emu_sext(c, 3) : (int64_t)(c & 0xFFFFFF);
+        int64_t p = x * y;
+        uint64_t v = (in->flags & EMU_F(HI)) ? (uint64_t)(p >> 16) : (uint64_t)p;
+        if (in->op == EMU_OP_MAD24) v += src(t, in, 3);
+        *d = emu_zext(v, 4);
+        return true;
+    }
+    case EMU_OP_SAD: {
+        uint64_t diff = sg ? (uint64_t)(sa > sc ? sa - sc : sc - sa) : (ua > uc ? ua - uc : uc - ua);
+        *d = emu_zext(diff + src(t, in, 3), sz);
+        return true;
+    }
+    case EMU_OP_DIV: case EMU_OP_REM: {
+        bool div = in->op == EMU_OP_DIV;
+        if (sg) {
+            int64_t minv = sz == 8 ? INT64_MIN : -(1ll << (bits - 1));
+            int64_t v;
+            if (sc == 0) v = div ? -1 : sa;
+            else if (sa == minv && sc == -1) v = div ? minv : 0;
+            else v = div ? sa / sc : sa % sc;
+            *d = emu_zext((uint64_t)v, sz);
+        } else {
+            *d = uc == 0 ? (div ? emu_zext(~0ull, sz) : ua) : emu_zext(div ? ua / uc : ua % uc, sz);
+        }
+        return true;
+    }
+    case EMU_OP_ABS: *d = emu_zext((uint64_t)(sa < 0 ? -(uint64_t)sa : (uint64_t)sa), sz); return true;
+    case EMU_OP_NEG: *d = emu_zext(-(uint64_t)sa, sz); return true;
+    case EMU_OP_MIN: case EMU_OP_MAX: {
+        bool mn = in->op == EMU_OP_MIN;
+        uint64_t v = sg ? (uint64_t)(mn ? (sa < sc ? sa : sc) : (sa > sc ? sa : sc)) : (mn ? (ua < uc ? ua : uc) : (ua > uc ? ua : uc));
+        if ((in->flags & EMU_F(RELU)) && sg && emu_sext(v, sz) < 0) v = 0;
+        *d = emu_zext(v, sz);
+        return true;
+    }
+    case EMU_OP_AND: *d = pred ? (a & c & 1) : emu_zext(a & c, sz); return true;
+    case EMU_OP_OR: *d = pred ? ((a | c) & 1) : emu_zext(a | c, sz); return true;
+    case EMU_OP_XOR: *d = pred ? ((a ^ c) & 1) : emu_zext(a ^ c, sz); return true;
+    case EMU_OP_NOT: *d = pred ? !(a & 1) : emu_zext(~a, sz); return true;
+    case EMU_OP_CNOT: *d = pred ? !(a & 1) : (ua == 0); return true;
+    case EMU_OP_SHL: {
+        uint32_t s = (uint32_t)c;
+        *d = s >= bits ? 0 : emu_zext(a << s, sz);
+        return true;
+    }
+    case EMU_OP_SHR: {
+        uint32_t s = (uint32_t)c;
+        if (sg) *d = emu_zext((uint64_t)(sa >> (s >= bits ? bits - 1 : s)), sz);
+        else *d = s >= bits ? 0 : ua >> s;
+        return true;
+    }
+    case EMU_OP_SHF: {
+        uint64_t val = ((uint64_t)(uint32_t)c << 32) | (uint32_t)a;
+        uint32_t n = (uint32_t)src(t, in, 3);
+        n = (in->flags & EMU_F(WRAP)) ? n & 31 : (n > 32 ? 32 : n);
+        *d = (in->flags & EMU_F(L)) ? (uint32_t)((val << n) >> 32) : (uint32_t)(val >> n);
+        return true;
+    }
+    case EMU_OP_SETP: {
+        bool r = cmp_int(in->cmp, sg, a, c, sz);
+        bool bc = src(t, in, 3) & 1;
+        *d = emu_boolop(in->boolop, r, bc);
+        t->r[in->o[4]] = emu_boolop(in->boolop, !r, bc);
+        return true;
+    }
+    case EMU_OP_SET: {
+        unsigned ssz = emu_type_size(in->ty2);
+        bool r = cmp_int(in->cmp, emu_type_kind(in->ty2) == EMU_K_S, a, c, ssz);
+        if (in->nops > 3) r = emu_boolop(in->boolop, r, src(t, in, 3) & 1);
+        *d = in->ty == EMU_T_F32 ? (r ? 0x3F800000u : 0) : (r ? emu_zext(~0ull, sz) : 0);
+        return true;
+    }
+    case EMU_OP_SELP: *d = (src(t, in, 3) & 1) ? a : c; return true;
+    case EMU_OP_SLCT: {
+        uint64_t s = src(t, in, 3);
+        bool ge = in->ty2 == EMU_T_F32 ? !(emu_f32(s) < 0) : (int32_t)s >= 0;
+        *d = ge ? a : c;
+        return true;
+    }
+    case EMU_OP_POPC: *d = (uint64_t)__builtin_popcountll(ua); return true;
+    case EMU_OP_CLZ: *d = ua ? (uint64_t)(__builtin_clzll(ua) - (64 - (int)bits)) : bits; return true;
+    case EMU_OP_BREV: {
+        uint64_t v = 0;
+        for (unsigned i = 0; i < bits; i++) v |= ((ua >> i) & 1) << (bits - 1 - i);
+        *d = v;
+        return true;
+    }
+    case EMU_OP_BFIND: {
+        uint64_t v = sg && sa < 0 ? emu_zext(~ua, sz) : ua;
+        if (!v) { *d = 0xFFFFFFFFu; return true; }
+        uint32_t pos = 63 - (uint32_t)__builtin_clzll(v);
+        *d = (in->flags & EMU_F(SHIFTAMT)) ? bits - 1 - pos : pos;
+        return true;
+    }
+    case EMU_OP_BFE:
+        *d = bfe(ua, (uint32_t)c & 0xFF, (uint32_t)src(t, in, 3) & 0xFF, bits, sg);
+        return true;
+    case EMU_OP_BFI: {
+        /* bfi d, a, b, c, e: insert e bits of a into b at c */
+        uint64_t base = emu_zext(c, sz);
+        uint32_t pos = (uint32_t)src(t, in, 3) & 0xFF, len = (uint32_t)src(t, in, 4) & 0xFF;
+        if (len == 0 || pos >= bits) { *d = base; return true; }
+        uint64_t mask = (len >= 64 ? ~0ull : (1ull << len) - 1) << pos;
+        *d = emu_zext((base & ~mask) | ((ua << pos) & mask), sz);
+        return true;
+    }
+    case EMU_OP_PRMT: {
+        uint64_t tmp = ((uint64_t)(uint32_t)c << 32) | (uint32_t)a;
+        uint32_t sel = (uint32_t)src(t, in, 3), v = 0;
+        for (unsigned i = 0; i < 4; i++) {
+            unsigned s = (sel >> (4 * i)) & 0xF;
+            uint32_t byte = (uint32_t)(tmp >> ((s & 7) * 8)) & 0xFF;
+            if (s & 8) byte = (byte & 0x80) ? 0xFF : 0;
+            v |= byte << (8 * i);
+        }
+        *d = v;
+        return true;
+    }
+    default:
+        return emu_fault(b, t, in, "unsupported instruction",
+                         "'%s' with type .%s is not supported by the emulator", emu_op_name(in->op), emu_type_name(in->ty));
+    }
+}

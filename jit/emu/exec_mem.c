@@ -1,0 +1,375 @@
+/* exec_mem.c - device memory, checked accesses (memcheck), the shared-memory
+ * race detector (racecheck), and ld/st/atom/red/cvta/cp.async.
+ *
+ * Device memory: every allocation gets a fresh address from a bump pointer
+ * (256-byte aligned, with a 256-byte gap after each, never reused), so an
+ * access past the end of one allocation never lands in the next, and a use
+ * after free is recognised.  Lookups binary-search the sorted table; each
+ * block caches the last allocation it hit (emu_global in exec.h).
+ *
+ * Generic addresses: [EMU_SHARED_WINDOW, +4 GiB) is the block's shared
+ * memory, [EMU_LOCAL_WINDOW, +4 GiB) the thread's local memory, the rest
+ * is global.  State-space addresses of shared and local memory are offsets
+ * from 0 (what `mov.u64 %rd, smem_var` yields).
+ *
+ * Racecheck: each shared byte remembers the barrier epoch, thread and PTX
+ * line of its last write and last read(s).  A write after another thread's
+ * read or write, or a read after another thread's write, in the same epoch
+ * (no bar.sync in between) is a hazard and stops the launch. */
+#include "jit/emu/exec.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- allocation table ---- */
+void emu_mem_init(EmuMem *m) {
+    memset(m, 0, sizeof *m);
+    m->next = EMU_GLOBAL_BASE;
+}
+
+void emu_mem_destroy(EmuMem *m) {
+    for (uint32_t i = 0; i < m->n; i++) free(m->a[i].host);
+    free(m->a);
+    free(m->freed);
+    memset(m, 0, sizeof *m);
+}
+
+/* Index of the last allocation starting at or below addr, or -1. */
+static int64_t mem_floor(const EmuMem *m, uint64_t addr) {
+    int64_t lo = 0, hi = (int64_t)m->n - 1, r = -1;
+    while (lo <= hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (m->a[mid].addr <= addr) { r = mid; lo = mid + 1; }
+        else hi = mid - 1;
+    }
+    return r;
+}
+
+bool emu_mem_alloc(EmuMem *m, uint64_t size, bool module_var, uint64_t *addr) {
+    if (size == 0) size = 1;
+    if (size > (1ull << 40)) return false;
+    uint8_t *h = calloc(1, size);
+    if (!h) return false;
+    if (m->n == m->cap) {
+        uint32_t nc = m->cap ? m->cap * 2 : 64;
+        EmuAlloc *na = realloc(m->a, nc * sizeof *na);
+        if (!na) { free(h); return false; }
+        m->a = na;
+        m->cap = nc;
+    }
+    uint64_t a = m->next;
+    m->next = a + ((size + 255) & ~255ull) + 256;
+    m->a[m->n++] = (EmuAlloc){a, size, h, module_var}; /* addresses only grow: stays sorted */
+    *addr = a;
+    return true;
+}
+
+bool emu_mem_free(EmuMem *m, uint64_t addr) {
+    int64_t i = mem_floor(m, addr);
+    if (i < 0 || m->a[i].addr != addr) return false;
+    EmuAlloc dead = m->a[i];
+    free(dead.host);
+    memmove(&m->a[i], &m->a[i + 1], (m->n - (uint32_t)i - 1) * sizeof *m->a);
+    m->n--;
+    if (m->nfreed == m->capfreed) {
+        uint32_t nc = m->capfreed ? m->capfreed * 2 : 16;
+        EmuAlloc *nf = realloc(m->freed, nc * sizeof *nf);
+        if (!nf) return true;
+        m->freed = nf;
+        m->capfreed = nc;
+    }
+    dead.host = NULL;
+    m->freed[m->nfreed++] = dead;
+    return true;
+}
+
+const EmuAlloc *emu_mem_find(const EmuMem *m, uint64_t addr) {
+    int64_t i = mem_floor(m, addr);
+    if (i < 0 || addr >= m->a[i].addr + m->a[i].size) return NULL;
+    return &m->a[i];
+}
+
+uint8_t *emu_mem_host(const EmuMem *m, uint64_t addr, uint64_t size) {
+    const EmuAlloc *a = emu_mem_find(m, addr);
+    if (!a || size > a->size - (addr - a->addr)) return NULL;
+    return a->host + (addr - a->addr);
+}
+
+/* ---- checked access ---- */
+static const char *space_label(unsigned space) {
+    switch (space) {
+    case EMU_SP_SHARED: return "__shared__";
+    case EMU_SP_LOCAL: return "__local__";
+    case EMU_SP_PARAM: return "param";
+    case EMU_SP_CONST: return "__constant__";
+    default: return "__global__";
+    }
+}
+
+static bool global_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space, uint64_t addr, unsigned size, bool write) {
+    const EmuMem *m = b->L->mem;
+    char what[96];
+    snprintf(what, sizeof what, "memcheck: invalid %s %s of size %u bytes", space_label(space), write ? "write" : "read", size);
+    for (uint32_t i = m->nfreed; i-- > 0;) {
+        const EmuAlloc *f = &m->freed[i];
+        if (addr >= f->addr && addr < f->addr + f->size)
+            return emu_fault(b, t, in, what, "address 0x%" PRIx64 " is inside a freed allocation of %" PRIu64 " bytes at 0x%" PRIx64,
+                             addr, f->size, f->addr);
+    }
+    int64_t i = mem_floor(m, addr);
+    const EmuAlloc *below = i >= 0 ? &m->a[i] : NULL, *above = i + 1 < (int64_t)m->n ? &m->a[i + 1] : NULL;
+    if (below && addr < below->addr + below->size) /* straddles the end */
+        return emu_fault(b, t, in, what,
+                         "address 0x%" PRIx64 " is %" PRIu64 " bytes into a %" PRIu64 "-byte allocation at 0x%" PRIx64
+                         ": the access runs %" PRIu64 " bytes past its end",
+                         addr, addr - below->addr, below->size, below->addr, addr + size - (below->addr + below->size));
+    if (below && (!above || addr - (below->addr + below->size) <= above->addr - addr))
+        return emu_fault(b, t, in, what,
+                         "address 0x%" PRIx64 " is out of bounds: %" PRIu64 " bytes after the end of the %" PRIu64
+                         "-byte allocation at 0x%" PRIx64,
+                         addr, addr - (below->addr + below->size), below->size, below->addr);
+    if (above)
+        return emu_fault(b, t, in, what,
+                         "address 0x%" PRIx64 " is out of bounds: %" PRIu64 " bytes before the %" PRIu64
+                         "-byte allocation at 0x%" PRIx64,
+                         addr, above->addr - addr, above->size, above->addr);
+    return emu_fault(b, t, in, what, "address 0x%" PRIx64 " is not in any device allocation", addr);
+}
+
+static void thread_of(const EmuBlock *b, uint32_t linear, uint32_t tid[3]) {
+    const unsigned *bd = b->L->block;
+    tid[0] = linear % bd[0];
+    tid[1] = (linear / bd[0]) % bd[1];
+    tid[2] = linear / (bd[0] * bd[1]);
+}
+
+static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr, unsigned size, bool write) {
+    uint32_t ep = b->epoch, me = t->linear;
+    for (unsigned i = 0; i < size; i++) {
+        EmuShadow *s = &b->shadow[addr + i];
+        const char *kind = NULL;
+        uint32_t other = 0, oline = 0;
+        bool other_write = false;
+        if (s->wepoch == ep && s->wtid != me) {
+            kind = write ? "write after write" : "read after write";
+            other = s->wtid;
+            oline = s->wline;
+            other_write = true;
+        } else if (write && s->repoch == ep && s->rtid != me) {
+            kind = "write after read";
+            other = s->rtid;
+            oline = s->rline;
+        }
+        if (kind) {
+            char what[96];
+            snprintf(what, sizeof what, "racecheck: shared-memory hazard (%s) at __shared__ address 0x%x", kind, addr + i);
+            const char *line;
+            int len;
+            emu_module_line(b->L->m, oline, &line, &len);
+            if (other == UINT32_MAX)
+                return emu_fault(b, t, in, what, "conflicts with reads by several threads (last at PTX line %u: %.*s) "
+                                 "with no barrier in between", oline, len, line);
+            uint32_t tid[3];
+            thread_of(b, other, tid);
+            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u) at PTX line %u: %.*s, with no barrier in between",
+                             other_write ? "write" : "read", tid[0], tid[1], tid[2], oline, len, line);
+        }
+        if (write) {
+            s->wepoch = ep;
+            s->wtid = me;
+            s->wline = in->line;
+        } else {
+            s->rtid = (s->repoch == ep && s->rtid != me) ? UINT32_MAX : me;
+            s->repoch = ep;
+            s->rline = in->line;
+        }
+    }
+    return true;
+}
+
+uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space, uint64_t addr, unsigned size,
+                    unsigned align, bool write) {
+    if (space == EMU_SP_GENERIC) {
+        if (addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE) { space = EMU_SP_SHARED; addr -= EMU_SHARED_WINDOW; }
+        else if (addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE) { space = EMU_SP_LOCAL; addr -= EMU_LOCAL_WINDOW; }
+        else space = EMU_SP_GLOBAL;
+    }
+    if (align > 1 && (addr & (align - 1))) {
+        char what[96];
+        snprintf(what, sizeof what, "memcheck: misaligned %s %s of size %u bytes", space_label(space), write ? "write" : "read", size);
+        emu_fault(b, t, in, what, "address 0x%" PRIx64 " is not aligned to %u bytes", addr, align);
+        return NULL;
+    }
+    switch (space) {
+    case EMU_SP_GLOBAL: case EMU_SP_CONST: {
+        const EmuAlloc *a = emu_mem_find(b->L->mem, addr);
+        if (!a || size > a->size - (addr - a->addr)) { global_oob(b, t, in, space, addr, size, write); return NULL; }
+        b->c_lo = a->addr;
+        b->c_hi = a->addr + a->size;
+        b->c_host = a->host;
+        return a->host + (addr - a->addr);
+    }
+    case EMU_SP_SHARED:
+        if (addr > b->shared_size || size > b->shared_size - addr) {
+            char what[96];
+            snprintf(what, sizeof what, "memcheck: invalid __shared__ %s of size %u bytes", write ? "write" : "read", size);
+            emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: the block has %u bytes of shared memory (%u static, %u dynamic)",
+                      addr, b->shared_size, b->L->dyn_smem ? b->L->m->shared_dyn_offset : b->shared_size, b->L->dyn_smem);
+            return NULL;
+        }
+        if (b->shadow && !race_check(b, t, in, (uint32_t)addr, size, write)) return NULL;
+        return b->shared + addr;
+    case EMU_SP_LOCAL:
+        if (addr > b->local_size || size > b->local_size - addr) {
+            char what[96];
+            snprintf(what, sizeof what, "memcheck: invalid __local__ %s of size %u bytes", write ? "write" : "read", size);
+            emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: the thread has %u bytes of local memory", addr, b->local_size);
+            return NULL;
+        }
+        return t->local + addr;
+    case EMU_SP_PARAM:
+        if (addr >= EMU_PARAM_FRAME) {
+            emu_fault(b, t, in, "unsupported instruction", "call-sequence and .func parameters are not supported by the emulator");
+            return NULL;
+        }
+        if (write || addr > b->L->param_size || size > b->L->param_size - addr) {
+            emu_fault(b, t, in, write ? "memcheck: write to kernel parameter space" : "memcheck: invalid param read",
+                      "offset %" PRIu64 ", size %u; the kernel has %u bytes of parameters", addr, size, b->L->param_size);
+            return NULL;
+        }
+        return b->L->params + addr;
+    }
+    emu_fault(b, t, in, "unsupported state space", "'.%s' accesses are not supported", "?");
+    return NULL;
+}
+
+/* ---- atomics ---- */
+static uint64_t atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad) {
+    unsigned sz = emu_type_size(ty), k = emu_type_kind(ty);
+    switch (mode) {
+    case EMU_MODE_AADD:
+        if (ty == EMU_T_F32) return emu_bits32(emu_f32(old) + emu_f32(v));
+        if (ty == EMU_T_F64) return emu_bits64(emu_f64(old) + emu_f64(v));
+        return emu_zext(old + v, sz);
+    case EMU_MODE_AINC: return emu_zext(old, sz) >= emu_zext(v, sz) ? 0 : emu_zext(old + 1, sz);
+    case EMU_MODE_ADEC: return (emu_zext(old, sz) == 0 || emu_zext(old, sz) > emu_zext(v, sz)) ? emu_zext(v, sz) : emu_zext(old - 1, sz);
+    case EMU_MODE_AMIN: case EMU_MODE_AMAX: {
+        bool mn = mode == EMU_MODE_AMIN;
+        if (k == EMU_K_F) { *bad = true; return old; }
+        if (k == EMU_K_S) {
+            int64_t x = emu_sext(old, sz), y = emu_sext(v, sz);
+            return emu_zext((uint64_t)(mn ? (x < y ? x : y) : (x > y ? x : y)), sz);
+        }
+        uint64_t x = emu_zext(old, sz), y = emu_zext(v, sz);
+        return mn ? (x < y ? x : y) : (x > y ? x : y);
+    }
+    case EMU_MODE_AEXCH: return emu_zext(v, sz);
+    case EMU_MODE_ACAS: return emu_zext(old, sz) == emu_zext(v, sz) ? emu_zext(c, sz) : old;
+    case EMU_MODE_AAND: return old & v;
+    case EMU_MODE_AOR: return old | v;
+    case EMU_MODE_AXOR: return old ^ v;
+    }
+    *bad = true;
+    return old;
+}
+
+static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest) {
+    unsigned sz = emu_type_size(in->ty);
+    unsigned ai = has_dest ? 1 : 0;
+    if (sz != 4 && sz != 8)
+        return emu_fault(b, t, in, "unsupported instruction", "atomics on .%s are not supported by the emulator", emu_type_name(in->ty));
+    uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
+    unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
+    uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, sz, sz, true);
+    if (!p) return false;
+    uint64_t v = EMU_R(t, in, ai + 1), c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;
+    bool bad = false;
+    uint64_t old;
+    if (sz == 4) {
+        uint32_t *q = (uint32_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
+        do {
+            n = (uint32_t)atom_apply(in->mode, in->ty, o, v, c, &bad);
+            if (bad) break;
+        } while (!__atomic_compare_exchange_n(q, &o, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        old = o;
+    } else {
+        uint64_t *q = (uint64_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
+        do {
+            n = atom_apply(in->mode, in->ty, o, v, c, &bad);
+            if (bad) break;
+        } while (!__atomic_compare_exchange_n(q, &o, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        old = o;
+    }
+    if (bad)
+        return emu_fault(b, t, in, "unsupported instruction", "atom/red with this operation on .%s is not supported",
+                         emu_type_name(in->ty));
+    if (has_dest) EMU_R(t, in, 0) = old;
+    return true;
+}
+
+static unsigned ld_space(const EmuIns *in) { return in->op == EMU_OP_LDU ? EMU_SP_GLOBAL : in->space; }
+
+bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    const EmuFunc *f = b->L->f;
+    switch (in->op) {
+    case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: {
+        bool st = in->op == EMU_OP_ST;
+        unsigned sz = emu_type_size(in->ty), n = in->vec, total = sz * n;
+        if (sz == 0 || sz > 8) return emu_fault(b, t, in, "unsupported instruction", "loads/stores of .%s are not supported", emu_type_name(in->ty));
+        unsigned ai = st ? 0 : 1, vi = st ? 1 : 0, space = ld_space(in);
+        uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
+        if (space == EMU_SP_SHARED || space == EMU_SP_LOCAL || space == EMU_SP_PARAM) addr &= 0xFFFFFFFFu;
+        uint8_t *p = emu_access(b, t, in, space, addr, total, total, st);
+        if (!p) return false;
+        bool sg = emu_type_kind(in->ty) == EMU_K_S;
+        for (unsigned k = 0; k < n; k++) {
+            uint32_t slot = in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi];
+            if (st) {
+                uint64_t v = t->r[slot];
+                if (in->ty == EMU_T_PRED) v &= 1;
+                memcpy(p + k * sz, &v, sz); /* little-endian host */
+            } else {
+                uint64_t v = 0;
+                memcpy(&v, p + k * sz, sz);
+                t->r[slot] = sg ? (uint64_t)emu_sext(v, sz) : v;
+            }
+        }
+        return true;
+    }
+    case EMU_OP_ATOM: return exec_atom(b, t, in, true);
+    case EMU_OP_RED: return exec_atom(b, t, in, false);
+    case EMU_OP_CVTA: {
+        uint64_t a = EMU_R(t, in, 1), base;
+        switch (in->space) {
+        case EMU_SP_GLOBAL: case EMU_SP_CONST: base = 0; break;
+        case EMU_SP_SHARED: base = EMU_SHARED_WINDOW; break;
+        case EMU_SP_LOCAL: base = EMU_LOCAL_WINDOW; break;
+        default: return emu_fault(b, t, in, "unsupported instruction", "cvta for .%s is not supported", "param");
+        }
+        uint64_t r = (in->flags & EMU_F(TO)) ? a - base : a + base;
+        EMU_R(t, in, 0) = emu_zext(r, emu_type_size(in->ty));
+        return true;
+    }
+    case EMU_OP_CP_ASYNC: {
+        uint32_t cp = (uint32_t)EMU_R(t, in, 2);
+        uint32_t srcsz = in->nops >= 4 ? (uint32_t)EMU_R(t, in, 3) : cp;
+        if (cp != 4 && cp != 8 && cp != 16)
+            return emu_fault(b, t, in, "invalid instruction", "cp.async copy size %u (4, 8 or 16)", cp);
+        if (srcsz > cp) srcsz = cp;
+        uint64_t da = (EMU_R(t, in, 0) + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+        uint8_t *d = emu_access(b, t, in, EMU_SP_SHARED, da, cp, cp, true);
+        if (!d) return false;
+        if (srcsz) {
+            const uint8_t *s = emu_access(b, t, in, EMU_SP_GLOBAL, EMU_R(t, in, 1) + (uint64_t)in->off[1], srcsz, cp, false);
+            if (!s) return false;
+            memcpy(d, s, srcsz);
+        }
+        memset(d + srcsz, 0, cp - srcsz);
+        return true;
+    }
+    default:
+        return emu_fault(b, t, in, "unsupported instruction", "'%s' is not a memory instruction", emu_op_name(in->op));
+    }
+}

@@ -1,0 +1,99 @@
+/* exec_warp.c - warp-collective instructions: shfl.sync, vote.sync,
+ * bar.warp.sync (ldmatrix and mma.sync are reported as unsupported).
+ *
+ * The scheduler (exec.c) calls emu_exec_warp once every live lane of the
+ * member mask waits at an instruction of the same op.  Each lane's
+ * operands are read from its own registers and instruction (lanes may sit
+ * at different instructions of the same op, as after divergent branches),
+ * then every lane's results are written and its pc advanced.  Lanes of the
+ * mask that exited are left out; a shfl reading from a lane outside the
+ * group gets its own value. */
+#include "jit/emu/exec.h"
+
+uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in) {
+    switch (in->op) {
+    case EMU_OP_SHFL: return (uint32_t)EMU_R(t, in, 4);
+    case EMU_OP_VOTE: return (uint32_t)EMU_R(t, in, 2);
+    case EMU_OP_BAR_WARP: return (uint32_t)EMU_R(t, in, 0);
+    default: return 0xFFFFFFFFu; /* .aligned collectives: the whole warp */
+    }
+}
+
+static bool exec_shfl(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuFunc *f = b->L->f;
+    uint32_t val[32] = {0}, have = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const EmuIns *in = &f->code[g[i]->pc];
+        val[g[i]->lane] = (uint32_t)EMU_R(g[i], in, 1);
+        have |= 1u << g[i]->lane;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        EmuThread *t = g[i];
+        const EmuIns *in = &f->code[t->pc];
+        if (in->ty != EMU_T_B32)
+            return emu_fault(b, t, in, "unsupported instruction", "shfl.sync needs .b32");
+        uint32_t lane = t->lane, bv = (uint32_t)EMU_R(t, in, 2) & 31, c = (uint32_t)EMU_R(t, in, 3);
+        uint32_t cval = c & 31, segmask = (c >> 8) & 31;
+        uint32_t maxl = (lane & segmask) | (cval & ~segmask), minl = lane & segmask;
+        int32_t j;
+        bool p;
+        switch (in->mode) {
+        case EMU_MODE_UP: j = (int32_t)lane - (int32_t)bv; p = j >= (int32_t)maxl; break;
+        case EMU_MODE_DOWN: j = (int32_t)(lane + bv); p = j <= (int32_t)maxl; break;
+        case EMU_MODE_BFLY: j = (int32_t)(lane ^ bv); p = j <= (int32_t)maxl; break;
+        case EMU_MODE_IDX: j = (int32_t)(minl | (bv & ~segmask)); p = j <= (int32_t)maxl; break;
+        default: return emu_fault(b, t, in, "invalid instruction", "shfl.sync needs .up, .down, .bfly or .idx");
+        }
+        if (!p || j < 0 || j > 31) j = (int32_t)lane;
+        uint32_t v = (have >> j) & 1 ? val[j] : val[lane];
+        EMU_R(t, in, 0) = v;
+        t->r[in->o[5]] = p;
+    }
+    return true;
+}
+
+static bool exec_vote(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuFunc *f = b->L->f;
+    uint32_t ballot = 0, members = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const EmuIns *in = &f->code[g[i]->pc];
+        uint64_t v = EMU_R(g[i], in, 1) & 1;
+        if (in->on[1]) v = !v;
+        if (v) ballot |= 1u << g[i]->lane;
+        members |= 1u << g[i]->lane;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        EmuThread *t = g[i];
+        const EmuIns *in = &f->code[t->pc];
+        uint64_t d;
+        switch (in->mode) {
+        case EMU_MODE_ALL: d = ballot == members; break;
+        case EMU_MODE_ANY: d = ballot != 0; break;
+        case EMU_MODE_VUNI: d = ballot == 0 || ballot == members; break;
+        case EMU_MODE_BALLOT: d = ballot; break;
+        default: return emu_fault(b, t, in, "invalid instruction", "vote.sync needs .all, .any, .uni or .ballot");
+        }
+        EMU_R(t, in, 0) = d;
+    }
+    return true;
+}
+
+bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuFunc *f = b->L->f;
+    const EmuIns *in = &f->code[g[0]->pc];
+    bool ok;
+    switch (in->op) {
+    case EMU_OP_SHFL: ok = exec_shfl(b, g, n); break;
+    case EMU_OP_VOTE: ok = exec_vote(b, g, n); break;
+    case EMU_OP_BAR_WARP: ok = true; break;
+    default:
+        return emu_fault(b, g[0], in, "unsupported instruction",
+                         "'%s' is not supported by the emulator yet", emu_op_name(in->op));
+    }
+    if (!ok) return false;
+    for (unsigned i = 0; i < n; i++) {
+        g[i]->pc++;
+        g[i]->state = EMU_TS_RUN;
+    }
+    return true;
+}

@@ -1,0 +1,1258 @@
+/* parse.c - PTX text to decoded EmuModule.
+ *
+ * Algorithm:
+ *   1. A small lexer yields identifiers (dots, `%` and `$` included, so
+ *      `ld.global.v4.b32`, `%tid.x` and `$L__BB0_2` are one token; `::` is
+ *      kept inside, for cache hints), numbers (`0f`/`0d` hex floats, hex,
+ *      decimal, decimal floats), strings and single-character punctuation.
+ *      Every token carries its line; line-oriented directives (.version,
+ *      .target, .address_size, .file, .loc) are skipped up to the end of
+ *      their line.
+ *   2. Module level: variables (.global/.const/.shared with .align, arrays,
+ *      initializers), entries and functions with their .param lists and
+ *      performance directives (.maxntid, .reqntid, ...).
+ *   3. Bodies: .reg declarations (`%r<40>` declares %r0..%r39) allocate
+ *      register-file slots; .local/.shared/.param declarations allocate
+ *      addresses; labels record instruction indices; every instruction is
+ *      decoded at once (decode_ins): the opcode token is split on dots, the
+ *      longest prefix naming an EMU_OPS entry is the opcode, the remaining
+ *      parts are types, comparisons, rounding modes, spaces, vector widths,
+ *      flags and per-op modes (see the tables in emu.h).  Anything unknown
+ *      is an error naming the instruction and its line.
+ *   4. Operands become slots: registers have fixed slots, immediates and
+ *      symbol addresses become constant slots (deduplicated), vectors go to
+ *      the function's vector pool, addresses keep base slot + offset.
+ *   5. Finalization: branch labels are resolved, .global/.const variables
+ *      are allocated in device memory and initialised, the dynamic shared
+ *      offset is fixed, constant slots holding symbol addresses are filled,
+ *      and the executor picks a fast path for each instruction. */
+#include "jit/emu/emu.h"
+#include "jit/emu/exec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tables ---- */
+static const char *const op_names[] = {
+#define X(e, n, s) n,
+    EMU_OPS(X)
+#undef X
+};
+static const struct { const char *name; unsigned size, kind; } type_info[] = {
+#define X(e, n, b, k) {n, b, k},
+    EMU_TYPES(X)
+#undef X
+};
+static const char *const cmp_names[] = {"",
+#define X(e, n) n,
+    EMU_CMPS(X)
+#undef X
+};
+static const char *const rnd_names[] = {"",
+#define X(e, n) n,
+    EMU_RNDS(X)
+#undef X
+};
+static const char *const space_names[] = {
+#define X(e, n) n,
+    EMU_SPACES(X)
+#undef X
+};
+static const char *const flag_names[] = {
+#define X(e, n) n,
+    EMU_FLAGS(X)
+#undef X
+};
+static const char *const mode_names[] = {"",
+#define X(e, n) n,
+    EMU_MODES(X)
+#undef X
+};
+static const char *const sreg_names[] = {
+#define X(e, n) n,
+    EMU_SREGS(X)
+#undef X
+};
+/* Modifiers with no effect in the emulator: cache policy, memory order, scope, layout. */
+static const char *const ignored_mods[] = {
+    "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc",
+    "weak", "volatile", "mmio", "cta", "gpu", "sys", "cluster", "row", "col", "m8n8", "noinc",
+    "b16x2", "shared::cta", "shared::cluster", "global", "level", "ptr",
+};
+
+const char *emu_op_name(unsigned op) { return op < EMU_OP_COUNT ? op_names[op] : "?"; }
+const char *emu_type_name(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].name : "?"; }
+unsigned emu_type_size(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].size : 0; }
+unsigned emu_type_kind(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].kind : 0; }
+
+static int find_name(const char *const *names, size_t n, const char *s, size_t len) {
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0) return (int)i;
+    return -1;
+}
+#define FIND(tab, s, len) find_name((tab), ARRAY_LEN(tab), (s), (len))
+
+/* ---- lexer ---- */
+enum { TK_EOF, TK_IDENT, TK_NUM, TK_STR, TK_PUNCT };
+typedef struct Tok {
+    int kind;
+    const char *s;
+    uint32_t len, line;
+} Tok;
+
+typedef struct Parser {
+    const char *src, *p;
+    uint32_t line;
+    Tok tok;            /* current token */
+    Tok peek;           /* one token of lookahead, valid when has_peek */
+    bool has_peek;
+    EmuModule *m;
+    Arena *a;
+    char *err;          /* first error (malloc'd) */
+    /* current function */
+    EmuFunc *fn;
+    int32_t fn_index;
+    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; } *regs;
+    uint32_t nregs, capregs;
+    struct Const { uint64_t value; int32_t sym; int64_t addend; uint32_t slot; } *consts;
+    uint32_t nconsts, capconsts;
+    uint32_t nslots;
+    EmuIns *code;
+    uint32_t ncode, capcode;
+    uint32_t *vec;
+    uint32_t nvec, capvec;
+    struct Label { const char *s; uint32_t len, at; } *labels;
+    uint32_t nlabels, caplabels;
+    struct Fix { uint32_t ins; const char *s; uint32_t len; uint32_t line; } *fixes;
+    uint32_t nfixes, capfixes;
+    uint32_t sym_scope_start; /* syms from here on belong to the current function */
+    /* module */
+    uint32_t capsyms, capfuncs;
+} Parser;
+
+#define GROW(arr, n, cap)                                                    \
+    do {                                                                     \
+        if ((n) >= (cap)) {                                                  \
+            size_t nc_ = (cap) ? (size_t)(cap) * 2 : 16;                     \
+            void *np_ = realloc((arr), nc_ * sizeof(*(arr)));                \
+            if (!np_) unreachable("out of memory");                          \
+            (arr) = np_;                                                     \
+            (cap) = (uint32_t)nc_;                                           \
+        }                                                                    \
+    } while (0)
+
+static bool perr(Parser *ps, uint32_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool perr(Parser *ps, uint32_t line, const char *fmt, ...) {
+    if (ps->err) return false;
+    Str s = {0};
+    str_printf(&s, "ptx:%u: ", line);
+    va_list ap;
+    va_start(ap, fmt);
+    str_vprintf(&s, fmt, ap);
+    va_end(ap);
+    ps->err = str_take(&s);
+    return false;
+}
+
+static bool is_ident_start(int c) { return isalpha(c) || c == '_' || c == '$' || c == '%' || c == '.'; }
+static bool is_ident_char(int c) { return isalnum(c) || c == '_' || c == '$' || c == '.'; }
+
+static Tok lex_raw(Parser *ps) {
+    const char *p = ps->p;
+    for (;;) {
+        if (*p == '\n') { ps->line++; p++; }
+        else if (isspace((unsigned char)*p)) p++;
+        else if (p[0] == '/' && p[1] == '/') { while (*p && *p != '\n') p++; }
+        else if (p[0] == '/' && p[1] == '*') {
+            p += 2;
+            while (*p && !(p[0] == '*' && p[1] == '/')) { if (*p == '\n') ps->line++; p++; }
+            if (*p) p += 2;
+        } else break;
+    }
+    Tok t = {TK_EOF, p, 0, ps->line};
+    if (!*p) { ps->p = p; return t; }
+    const char *s = p;
+    if (is_ident_start((unsigned char)*p)) {
+        p++;
+        while (is_ident_char((unsigned char)*p) || (p[0] == ':' && p[1] == ':' && (p += 1))) p++;
+        t.kind = TK_IDENT;
+    } else if (isdigit((unsigned char)*p)) {
+        p++;
+        while (isalnum((unsigned char)*p) || *p == '.' ||
+               ((*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E') && !(s[0] == '0' && (s[1] == 'x' || s[1] == 'X' || s[1] == 'f' || s[1] == 'd'))))
+            p++;
+        t.kind = TK_NUM;
+    } else if (*p == '"') {
+        p++;
+        while (*p && *p != '"' && *p != '\n') p++;
+        if (*p == '"') p++;
+        t.kind = TK_STR;
+    } else {
+        p++;
+        t.kind = TK_PUNCT;
+    }
+    t.s = s;
+    t.len = (uint32_t)(p - s);
+    ps->p = p;
+    return t;
+}
+
+static void next(Parser *ps) {
+    if (ps->has_peek) { ps->tok = ps->peek; ps->has_peek = false; }
+    else ps->tok = lex_raw(ps);
+}
+static Tok *peek(Parser *ps) {
+    if (!ps->has_peek) { ps->peek = lex_raw(ps); ps->has_peek = true; }
+    return &ps->peek;
+}
+static bool is(const Tok *t, const char *s) { return t->len == strlen(s) && memcmp(t->s, s, t->len) == 0; }
+static bool is_punct(const Tok *t, char c) { return t->kind == TK_PUNCT && t->s[0] == c; }
+static bool accept(Parser *ps, char c) {
+    if (is_punct(&ps->tok, c)) { next(ps); return true; }
+    return false;
+}
+static bool expect(Parser *ps, char c) {
+    if (accept(ps, c)) return true;
+    return perr(ps, ps->tok.line, "expected '%c', found '%.*s'", c, (int)ps->tok.len, ps->tok.s);
+}
+static void skip_line(Parser *ps) {
+    uint32_t line = ps->tok.line;
+    while (ps->tok.kind != TK_EOF && ps->tok.line == line) next(ps);
+}
+
+/* Integer literal: decimal, 0x hex, 0 octal, 0b binary, optional U suffix. */
+static bool parse_int(const Tok *t, int64_t *out) {
+    char buf[80];
+    if (t->kind != TK_NUM || t->len >= sizeof buf) return false;
+    memcpy(buf, t->s, t->len);
+    buf[t->len] = 0;
+    size_t n = t->len;
+    if (n > 1 && (buf[n - 1] == 'U' || buf[n - 1] == 'u')) buf[--n] = 0;
+    char *end;
+    errno = 0;
+    unsigned long long v;
+    if (buf[0] == '0' && (buf[1] == 'b' || buf[1] == 'B')) v = strtoull(buf + 2, &end, 2);
+    else v = strtoull(buf, &end, 0);
+    if (*end || errno) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* ---- immediates ---- */
+enum { IMM_INT, IMM_F32BITS, IMM_F64BITS, IMM_FLOAT };
+typedef struct Imm { int kind; int64_t i; double f; } Imm;
+
+static bool parse_imm(const Tok *t, bool neg, Imm *im) {
+    if (t->kind != TK_NUM) return false;
+    if (t->len > 2 && t->s[0] == '0' && (t->s[1] == 'f' || t->s[1] == 'F' || t->s[1] == 'd' || t->s[1] == 'D')) {
+        bool is64 = t->s[1] == 'd' || t->s[1] == 'D';
+        char buf[40];
+        if (t->len - 2 >= sizeof buf) return false;
+        memcpy(buf, t->s + 2, t->len - 2);
+        buf[t->len - 2] = 0;
+        char *end;
+        uint64_t v = strtoull(buf, &end, 16);
+        if (*end) return false;
+        if (neg) v ^= is64 ? 0x8000000000000000ull : 0x80000000ull;
+        im->kind = is64 ? IMM_F64BITS : IMM_F32BITS;
+        im->i = (int64_t)v;
+        return true;
+    }
+    bool isfloat = false;
+    for (uint32_t k = 0; k < t->len; k++)
+        if (t->s[k] == '.' || ((t->s[k] == 'e' || t->s[k] == 'E') && !(t->s[1] == 'x' || t->s[1] == 'X'))) isfloat = true;
+    if (isfloat) {
+        char buf[80];
+        if (t->len >= sizeof buf) return false;
+        memcpy(buf, t->s, t->len);
+        buf[t->len] = 0;
+        char *end;
+        double d = strtod(buf, &end);
+        if (*end) return false;
+        im->kind = IMM_FLOAT;
+        im->f = neg ? -d : d;
+        return true;
+    }
+    int64_t v;
+    if (!parse_int(t, &v)) return false;
+    im->kind = IMM_INT;
+    im->i = neg ? -v : v;
+    return true;
+}
+
+/* The bits an immediate has as an operand of type ty. */
+static uint64_t imm_bits(const Imm *im, unsigned ty) {
+    unsigned kind = emu_type_kind(ty), size = emu_type_size(ty);
+    double d;
+    switch (im->kind) {
+    case IMM_F32BITS: {
+        if (ty == EMU_T_F64) { float f; uint32_t u = (uint32_t)im->i; memcpy(&f, &u, 4); d = f; break; }
+        if (kind == EMU_K_F && size == 2) { float f; uint32_t u = (uint32_t)im->i; memcpy(&f, &u, 4); d = f; break; }
+        return (uint32_t)im->i;
+    }
+    case IMM_F64BITS: {
+        if (ty == EMU_T_F64 || size == 8 || kind != EMU_K_F) return (uint64_t)im->i;
+        uint64_t u = (uint64_t)im->i; memcpy(&d, &u, 8); break;
+    }
+    case IMM_FLOAT: d = im->f; break;
+    default:
+        if (kind != EMU_K_F) return (uint64_t)im->i;
+        d = (double)im->i;
+        break;
+    }
+    /* a float value as bits of ty */
+    if (ty == EMU_T_F64 || (kind != EMU_K_F && size == 8)) { uint64_t u; memcpy(&u, &d, 8); return u; }
+    if (ty == EMU_T_F16 || ty == EMU_T_F16X2) return emu_round_f64(d, EMU_FMT_F16, EMU_RND_RN);
+    if (ty == EMU_T_BF16 || ty == EMU_T_BF16X2) return emu_round_f64(d, EMU_FMT_BF16, EMU_RND_RN);
+    if (kind == EMU_K_F || size == 4) { float f = (float)d; uint32_t u; memcpy(&u, &f, 4); return u; }
+    return (uint64_t)(int64_t)d;
+}
+
+/* ---- slots ---- */
+static uint32_t const_slot(Parser *ps, uint64_t value, int32_t sym, int64_t addend) {
+    for (uint32_t i = 0; i < ps->nconsts; i++) {
+        struct Const *c = &ps->consts[i];
+        if (c->sym == sym && (sym >= 0 ? c->addend == addend : c->value == value)) return c->slot;
+    }
+    GROW(ps->consts, ps->nconsts, ps->capconsts);
+    ps->consts[ps->nconsts] = (struct Const){value, sym, addend, ps->nslots};
+    ps->nconsts++;
+    return ps->nslots++;
+}
+
+/* Register slot for a name, or UINT32_MAX. */
+static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
+    for (uint32_t i = 0; i < ps->nregs; i++) /* exact names first */
+        if (ps->regs[i].count < 0 && ps->regs[i].plen == len && memcmp(ps->regs[i].prefix, s, len) == 0)
+            return ps->regs[i].base;
+    uint32_t d = len;
+    while (d > 0 && isdigit((unsigned char)s[d - 1])) d--;
+    if (d < len && d > 0) {
+        int64_t num = 0;
+        for (uint32_t k = d; k < len; k++) num = num * 10 + (s[k] - '0');
+        if (len - d > 1 && s[d] == '0') num = -1; /* %r01 is not %r1 */
+        for (uint32_t i = 0; i < ps->nregs; i++)
+            if (ps->regs[i].count >= 0 && ps->regs[i].plen == d && memcmp(ps->regs[i].prefix, s, d) == 0 &&
+                num >= 0 && num < ps->regs[i].count)
+                return ps->regs[i].base + (uint32_t)num;
+    }
+    int sr = find_name(sreg_names, ARRAY_LEN(sreg_names), s, len);
+    if (sr >= 0) return EMU_SLOT_SREG + (uint32_t)sr;
+    if (len == 1 && s[0] == '_') return EMU_SLOT_SINK;
+    return UINT32_MAX;
+}
+
+static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count) {
+    GROW(ps->regs, ps->nregs, ps->capregs);
+    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots};
+    ps->nslots += count < 0 ? 1 : (uint32_t)count;
+}
+
+static int32_t sym_lookup(Parser *ps, const char *s, uint32_t len) {
+    /* newest first: function-scope symbols shadow module ones */
+    EmuModule *m = ps->m;
+    for (uint32_t i = m->nsyms; i-- > 0;)
+        if (!m->syms[i].hidden && strlen(m->syms[i].name) == len && memcmp(m->syms[i].name, s, len) == 0)
+            return (int32_t)i;
+    return -1;
+}
+
+static uint32_t align_up32(uint32_t v, uint32_t a) { return a ? (v + a - 1) / a * a : v; }
+
+/* ---- declarations ---- */
+typedef struct Decl {
+    uint32_t align;
+    unsigned ty;
+    unsigned vec;
+    const char *name;
+    uint32_t nlen;
+    uint64_t count;        /* array elements (1 for scalars) */
+    bool unsized;          /* name[] */
+    bool is_ptr;
+} Decl;
+
+/* decl = { ".align" N | ".v2" | ".v4" | ".ptr" | space | type | attribute } name { "[" N? "]" } */
+static bool parse_decl(Parser *ps, Decl *d) {
+    memset(d, 0, sizeof *d);
+    d->vec = 1;
+    d->count = 1;
+    for (;;) {
+        Tok *t = &ps->tok;
+        if (t->kind != TK_IDENT || t->s[0] != '.') break;
+        if (is(t, ".align")) {
+            next(ps);
+            int64_t v;
+            if (!parse_int(&ps->tok, &v) || v <= 0 || (v & (v - 1))) return perr(ps, ps->tok.line, "bad .align");
+            d->align = (uint32_t)v;
+            next(ps);
+            continue;
+        }
+        if (is(t, ".v2")) { d->vec = 2; next(ps); continue; }
+        if (is(t, ".v4")) { d->vec = 4; next(ps); continue; }
+        if (is(t, ".v8")) { d->vec = 8; next(ps); continue; }
+        if (is(t, ".ptr")) { d->is_ptr = true; next(ps); continue; }
+        if (is(t, ".attribute")) {
+            next(ps);
+            if (!expect(ps, '(')) return false;
+            while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, ')')) next(ps);
+            if (!expect(ps, ')')) return false;
+            continue;
+        }
+        bool found = false;
+        for (unsigned k = 1; k < EMU_T_COUNT; k++)
+            if (t->len == strlen(type_info[k].name) + 1 && memcmp(t->s + 1, type_info[k].name, t->len - 1) == 0) {
+                d->ty = k;
+                found = true;
+            }
+        if (!found && FIND(space_names, t->s + 1, t->len - 1) < 0)
+            return perr(ps, t->line, "unsupported declaration qualifier '%.*s'", (int)t->len, t->s);
+        next(ps);
+    }
+    if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a name in declaration, found '%.*s'", (int)ps->tok.len, ps->tok.s);
+    if (!d->ty) return perr(ps, ps->tok.line, "declaration of '%.*s' has no type", (int)ps->tok.len, ps->tok.s);
+    d->name = ps->tok.s;
+    d->nlen = ps->tok.len;
+    next(ps);
+    while (accept(ps, '[')) {
+        if (accept(ps, ']')) { d->unsized = true; continue; }
+        int64_t v;
+        if (!parse_int(&ps->tok, &v) || v < 0) return perr(ps, ps->tok.line, "bad array size");
+        next(ps);
+        d->count *= (uint64_t)v;
+        if (!expect(ps, ']')) return false;
+    }
+    if (!d->align) d->align = emu_type_size(d->ty) * d->vec;
+    if (!d->align) d->align = 1;
+    return true;
+}
+
+static uint64_t decl_size(const Decl *d) { return (uint64_t)emu_type_size(d->ty) * d->vec * d->count; }
+
+static EmuSym *sym_add(Parser *ps, const Decl *d, unsigned space) {
+    EmuModule *m = ps->m;
+    GROW(m->syms, m->nsyms, ps->capsyms);
+    EmuSym *s = &m->syms[m->nsyms++];
+    memset(s, 0, sizeof *s);
+    s->name = arena_strndup(ps->a, d->name, d->nlen);
+    s->space = (uint8_t)space;
+    s->align = d->align;
+    s->size = decl_size(d);
+    return s;
+}
+
+/* initializer = "=" ( value | "{" value { "," value } "}" ) with nested braces flattened */
+static bool parse_init(Parser *ps, EmuSym *s, unsigned ty) {
+    unsigned esz = emu_type_size(ty);
+    uint64_t n = 0, cap = s->size / (esz ? esz : 1);
+    s->init = arena_alloc(ps->a, s->size ? s->size : 1);
+    int depth = 0;
+    do {
+        while (accept(ps, '{')) depth++;
+        bool neg = accept(ps, '-');
+        Imm im;
+        if (!parse_imm(&ps->tok, neg, &im))
+            return perr(ps, ps->tok.line, "unsupported initializer '%.*s' for '%s'", (int)ps->tok.len, ps->tok.s, s->name);
+        next(ps);
+        if (n >= cap) return perr(ps, ps->tok.line, "too many initializers for '%s'", s->name);
+        uint64_t bits = imm_bits(&im, ty);
+        memcpy(s->init + n * esz, &bits, esz);
+        n++;
+        while (depth > 0 && accept(ps, '}')) depth--;
+    } while (accept(ps, ','));
+    while (depth > 0 && accept(ps, '}')) depth--;
+    return depth == 0 || perr(ps, ps->tok.line, "unbalanced braces in initializer of '%s'", s->name);
+}
+
+/* var = space decl [ "=" init ] ";"   (space already consumed) */
+static bool parse_var(Parser *ps, unsigned space, bool is_extern) {
+    Decl d;
+    if (!parse_decl(ps, &d)) return false;
+    EmuSym *s = sym_add(ps, &d, space);
+    if (space == EMU_SP_SHARED) {
+        if (d.unsized || (is_extern && s->size == 0)) {
+            s->is_extern_shared = true;
+            if (d.align > ps->m->shared_dyn_align) ps->m->shared_dyn_align = d.align;
+        } else {
+            ps->m->shared_static = align_up32(ps->m->shared_static, d.align);
+            s->addr = ps->m->shared_static;
+            ps->m->shared_static += (uint32_t)s->size;
+        }
+    } else if (space == EMU_SP_LOCAL) {
+        if (!ps->fn) return perr(ps, ps->tok.line, ".local variables are supported only inside functions");
+        ps->fn->local_size = align_up32(ps->fn->local_size, d.align);
+        s->addr = ps->fn->local_size;
+        ps->fn->local_size += (uint32_t)s->size;
+    } else if (space == EMU_SP_PARAM) {
+        if (!ps->fn) return perr(ps, ps->tok.line, "module-level .param variables are not supported");
+        /* call-sequence parameter inside a body: lives in the frame area */
+        ps->fn->frame_param_size = align_up32(ps->fn->frame_param_size, d.align);
+        s->addr = EMU_PARAM_FRAME + ps->fn->frame_param_size;
+        ps->fn->frame_param_size += (uint32_t)s->size;
+    }
+    if (accept(ps, '=')) {
+        if (space != EMU_SP_GLOBAL && space != EMU_SP_CONST)
+            return perr(ps, ps->tok.line, "initializer on a %s variable", space_names[space]);
+        if (!parse_init(ps, s, d.ty)) return false;
+    }
+    return expect(ps, ';');
+}
+
+/* param = ".param" decl */
+static bool parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base) {
+    if (!is(&ps->tok, ".param") && !is(&ps->tok, ".reg"))
+        return perr(ps, ps->tok.line, "expected .param, found '%.*s'", (int)ps->tok.len, ps->tok.s);
+    next(ps);
+    Decl d;
+    if (!parse_decl(ps, &d)) return false;
+    uint32_t cap = *n;
+    EmuParam *np = realloc(*arr, (cap + 1) * sizeof **arr);
+    if (!np) unreachable("out of memory");
+    *arr = np;
+    EmuParam *p = &np[(*n)++];
+    p->name = arena_strndup(ps->a, d.name, d.nlen);
+    p->size = (uint32_t)decl_size(&d);
+    p->align = d.align;
+    *size = align_up32(*size, d.align);
+    p->offset = *size;
+    *size += p->size;
+    /* the parameter is also a symbol whose address is its offset */
+    EmuSym *s = sym_add(ps, &d, EMU_SP_PARAM);
+    s->addr = base + p->offset;
+    return true;
+}
+
+/* ---- operands ---- */
+enum { OPD_REG, OPD_IMM, OPD_VEC, OPD_ADDR, OPD_SYM, OPD_LABEL, OPD_LIST };
+typedef struct Opd {
+    int kind;
+    bool neg;          /* !%p */
+    uint32_t slot;     /* REG; ADDR base (UINT32_MAX: symbol base) */
+    Imm imm;
+    int32_t sym;
+    int64_t off;
+    uint32_t vec[8], nvec;
+    const char *name;
+    uint32_t nlen;
+} Opd;
+
+static bool parse_reg_or_name(Parser *ps, Opd *o) {
+    Tok t = ps->tok;
+    if (t.kind != TK_IDENT) return perr(ps, t.line, "expected an operand, found '%.*s'", (int)t.len, t.s);
+    next(ps);
+    uint32_t slot = reg_lookup(ps, t.s, t.len);
+    if (slot != UINT32_MAX) { o->kind = OPD_REG; o->slot = slot; return true; }
+    if (t.s[0] == '%') return perr(ps, t.line, "undeclared register '%.*s'", (int)t.len, t.s);
+    int32_t sym = sym_lookup(ps, t.s, t.len);
+    o->name = t.s;
+    o->nlen = t.len;
+    if (sym >= 0) { o->kind = OPD_SYM; o->sym = sym; return true; }
+    o->kind = OPD_LABEL;
+    return true;
+}
+
+/* operand = "{" reg {"," reg} "}" | "[" base ["+" ["-"] int] "]" | ["!"|"-"] reg | imm | sym ["+" int] | label | "(" names ")" */
+static bool parse_operand(Parser *ps, Opd *o) {
+    memset(o, 0, sizeof *o);
+    o->sym = -1;
+    uint32_t line = ps->tok.line;
+    if (accept(ps, '{')) {
+        o->kind = OPD_VEC;
+        do {
+            Opd e;
+            memset(&e, 0, sizeof e);
+            if (!parse_reg_or_name(ps, &e)) return false;
+            if (e.kind != OPD_REG) return perr(ps, line, "vector operand element '%.*s' is not a register", (int)e.nlen, e.name);
+            if (o->nvec == 8) return perr(ps, line, "vector operand with more than 8 elements");
+            o->vec[o->nvec++] = e.slot;
+        } while (accept(ps, ','));
+        return expect(ps, '}');
+    }
+    if (accept(ps, '[')) {
+        o->kind = OPD_ADDR;
+        o->slot = EMU_SLOT_ZERO;
+        if (ps->tok.kind == TK_NUM) {
+            Imm im;
+            if (!parse_imm(&ps->tok, false, &im) || im.kind != IMM_INT) return perr(ps, line, "bad address");
+            o->off = im.i;
+            next(ps);
+        } else {
+            Opd b;
+            memset(&b, 0, sizeof b);
+            if (!parse_reg_or_name(ps, &b)) return false;
+            if (b.kind == OPD_REG) o->slot = b.slot;
+            else if (b.kind == OPD_SYM) { o->slot = UINT32_MAX; o->sym = b.sym; }
+            else return perr(ps, line, "unknown symbol '%.*s' in address", (int)b.nlen, b.name);
+        }
+        if (is_punct(&ps->tok, '+') || is_punct(&ps->tok, '-')) {
+            bool neg = ps->tok.s[0] == '-';
+            next(ps);
+            if (accept(ps, '-')) neg = !neg;
+            int64_t v;
+            if (!parse_int(&ps->tok, &v)) return perr(ps, line, "bad address offset '%.*s'", (int)ps->tok.len, ps->tok.s);
+            next(ps);
+            o->off += neg ? -v : v;
+        }
+        return expect(ps, ']');
+    }
+    if (accept(ps, '(')) {
+        o->kind = OPD_LIST;
+        if (accept(ps, ')')) return true;
+        do {
+            Opd e;
+            memset(&e, 0, sizeof e);
+            if (!parse_reg_or_name(ps, &e)) return false;
+            if (e.kind != OPD_SYM && e.kind != OPD_REG) return perr(ps, line, "unknown call argument '%.*s'", (int)e.nlen, e.name);
+            if (o->nvec == 8) return perr(ps, line, "more than 8 call arguments");
+            o->vec[o->nvec++] = e.kind == OPD_SYM ? (uint32_t)e.sym : UINT32_MAX;
+        } while (accept(ps, ','));
+        return expect(ps, ')');
+    }
+    bool neg = false, bang = false;
+    if (accept(ps, '!')) bang = true;
+    else if (accept(ps, '-')) neg = true;
+    if (ps->tok.kind == TK_NUM) {
+        o->kind = OPD_IMM;
+        if (!parse_imm(&ps->tok, neg, &o->imm)) return perr(ps, line, "bad immediate '%.*s'", (int)ps->tok.len, ps->tok.s);
+        next(ps);
+        return true;
+    }
+    if (!parse_reg_or_name(ps, o)) return false;
+    if (neg) return perr(ps, line, "negated register operands are not supported");
+    o->neg = bang;
+    if (o->kind == OPD_SYM && (is_punct(&ps->tok, '+') || is_punct(&ps->tok, '-'))) {
+        bool m = ps->tok.s[0] == '-';
+        next(ps);
+        int64_t v;
+        if (!parse_int(&ps->tok, &v)) return perr(ps, line, "bad symbol offset");
+        next(ps);
+        o->off = m ? -v : v;
+    }
+    return true;
+}
+
+/* ---- instruction decoding ---- */
+static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32_t line) {
+    /* split the opcode on dots, keeping "::" parts whole */
+    const char *part[24];
+    uint32_t plen[24], np = 0;
+    for (uint32_t i = 0; i <= len;) {
+        uint32_t j = i;
+        while (j < len && s[j] != '.') j++;
+        if (np == 24) return perr(ps, line, "opcode '%.*s' has too many parts", (int)len, s);
+        part[np] = s + i;
+        plen[np++] = j - i;
+        i = j + 1;
+    }
+    /* longest prefix naming an op */
+    int op = -1;
+    uint32_t used = 0;
+    for (uint32_t k = np; k > 0 && op < 0; k--) {
+        uint32_t l = (uint32_t)(part[k - 1] + plen[k - 1] - s);
+        int f = find_name(op_names, ARRAY_LEN(op_names), s, l);
+        if (f >= 0) { op = f; used = k; }
+    }
+    if (op < 0) return perr(ps, line, "unsupported instruction '%.*s'", (int)len, s);
+    in->op = (uint8_t)op;
+    in->vec = 1;
+    unsigned ntypes = 0;
+    for (uint32_t k = used; k < np; k++) {
+        const char *p = part[k];
+        uint32_t l = plen[k];
+        int f;
+        bool found = false;
+        for (unsigned t = 1; t < EMU_T_COUNT && !found; t++)
+            if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
+                if (ntypes == 0) in->ty = (uint8_t)t;
+                else if (ntypes == 1) in->ty2 = (uint8_t)t;
+                ntypes++;
+                found = true;
+            }
+        if (found) continue;
+        if ((op == EMU_OP_SETP || op == EMU_OP_SET) && (f = FIND(cmp_names, p, l)) > 0) { in->cmp = (uint8_t)f; continue; }
+        if ((op == EMU_OP_SETP || op == EMU_OP_SET) && (f = FIND(mode_names, p, l)) >= EMU_MODE_AAND && f <= EMU_MODE_AXOR) {
+            in->boolop = (uint8_t)f;
+            continue;
+        }
+        if ((f = FIND(mode_names, p, l)) > 0) {
+            bool ok = false;
+            switch (op) {
+            case EMU_OP_SHFL: ok = f >= EMU_MODE_UP && f <= EMU_MODE_IDX; break;
+            case EMU_OP_VOTE: ok = (f >= EMU_MODE_ALL && f <= EMU_MODE_BALLOT); break;
+            case EMU_OP_ATOM: case EMU_OP_RED: ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR; break;
+            case EMU_OP_TESTP: ok = f >= EMU_MODE_FINITE && f <= EMU_MODE_SUBNORMAL; break;
+            case EMU_OP_LDMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
+            case EMU_OP_MMA: ok = f >= EMU_MODE_M16N8K16 && f <= EMU_MODE_M8N8K4; break;
+            }
+            if (op == EMU_OP_VOTE && l == 3 && memcmp(p, "uni", 3) == 0) { f = EMU_MODE_VUNI; ok = true; }
+            if (ok) { in->mode = (uint8_t)f; continue; }
+        }
+        if ((f = FIND(rnd_names, p, l)) > 0) { in->rnd = (uint8_t)f; continue; }
+        if ((f = FIND(space_names, p, l)) >= 0) {
+            /* cp.async.ca.shared.global: destination space first */
+            if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
+            continue;
+        }
+        if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) { in->vec = (uint8_t)(p[1] - '0'); continue; }
+        if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
+        if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
+        if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH) continue;
+        return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
+    }
+    if (op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
+    if (op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
+    if (op == EMU_OP_MMA && ntypes >= 2) {
+        /* mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype: keep d and a */
+    }
+    return true;
+}
+
+/* Operand type for an immediate at position i. */
+static unsigned imm_type(const EmuIns *in, unsigned i) {
+    switch (in->op) {
+    case EMU_OP_CVT: return i == 0 ? in->ty : in->ty2;
+    case EMU_OP_SET: return i == 0 ? in->ty : in->ty2;
+    case EMU_OP_SHL: case EMU_OP_SHR: return i == 2 ? EMU_T_U32 : in->ty;
+    case EMU_OP_BFE: return i >= 2 ? EMU_T_U32 : in->ty;
+    case EMU_OP_BFI: return i >= 3 ? EMU_T_U32 : in->ty;
+    case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER:
+    case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_WAIT:
+        return EMU_T_U32;
+    case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
+    case EMU_OP_SLCT: return i == 3 ? in->ty2 : in->ty;
+    case EMU_OP_MMA: return in->ty;
+    default: return in->ty ? in->ty : EMU_T_B64;
+    }
+}
+
+static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *naddr, uint32_t line) {
+    switch (o->kind) {
+    case OPD_REG:
+        in->o[i] = o->slot;
+        in->ok[i] = EMU_OK_REG;
+        if (o->neg) {
+            if (i == 0 || in->op == EMU_OP_SELP || in->op == EMU_OP_BRA) return perr(ps, line, "'!' is allowed only on predicate sources");
+            in->on[i] = 1; /* negated predicate source */
+        }
+        return true;
+    case OPD_IMM:
+        in->o[i] = const_slot(ps, imm_bits(&o->imm, imm_type(in, i)), -1, 0);
+        in->ok[i] = EMU_OK_REG;
+        return true;
+    case OPD_SYM:
+        in->o[i] = const_slot(ps, 0, o->sym, o->off);
+        in->ok[i] = EMU_OK_REG;
+        return true;
+    case OPD_VEC:
+        for (uint32_t k = 0; k < o->nvec; k++) {
+            GROW(ps->vec, ps->nvec, ps->capvec);
+            ps->vec[ps->nvec++] = o->vec[k];
+        }
+        in->o[i] = ps->nvec - o->nvec;
+        in->on[i] = (uint8_t)o->nvec;
+        in->ok[i] = EMU_OK_VEC;
+        return true;
+    case OPD_ADDR:
+        if (*naddr == 2) return perr(ps, line, "more than two address operands");
+        in->o[i] = o->slot == UINT32_MAX ? const_slot(ps, 0, o->sym, 0) : o->slot;
+        in->off[(*naddr)++] = o->off;
+        in->ok[i] = EMU_OK_ADDR;
+        return true;
+    case OPD_LABEL:
+        GROW(ps->fixes, ps->nfixes, ps->capfixes);
+        ps->fixes[ps->nfixes++] = (struct Fix){ps->ncode, o->name, o->nlen, line};
+        in->ok[i] = EMU_OK_LABEL;
+        return true;
+    case OPD_LIST:
+        for (uint32_t k = 0; k < o->nvec; k++) {
+            GROW(ps->vec, ps->nvec, ps->capvec);
+            ps->vec[ps->nvec++] = o->vec[k];
+        }
+        in->o[i] = ps->nvec - o->nvec;
+        in->on[i] = (uint8_t)o->nvec;
+        in->ok[i] = EMU_OK_FUNC;
+        return true;
+    }
+    return false;
+}
+
+/* Checks operand count and destination kinds, per op. */
+static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    int want = -1, want_max = -1;
+    switch (in->op) {
+    case EMU_OP_ADD: case EMU_OP_SUB: case EMU_OP_MUL: case EMU_OP_DIV: case EMU_OP_REM: case EMU_OP_MIN:
+    case EMU_OP_MAX: case EMU_OP_AND: case EMU_OP_OR: case EMU_OP_XOR: case EMU_OP_SHL: case EMU_OP_SHR:
+    case EMU_OP_MUL24: case EMU_OP_COPYSIGN:
+        want = 3; break;
+    case EMU_OP_MAD: case EMU_OP_MAD24: case EMU_OP_FMA: case EMU_OP_SELP: case EMU_OP_SLCT: case EMU_OP_BFE:
+    case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF:
+        want = 4; break;
+    case EMU_OP_BFI: want = 5; break;
+    case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_RCP: case EMU_OP_SQRT:
+    case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH:
+    case EMU_OP_POPC: case EMU_OP_CLZ: case EMU_OP_BREV: case EMU_OP_BFIND: case EMU_OP_TESTP:
+    case EMU_OP_CVTA: case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST:
+        want = 2; break;
+    case EMU_OP_MOV: want = 2; break;
+    case EMU_OP_CVT: want = 2; want_max = 3; break;
+    case EMU_OP_SETP: want = 3; want_max = 5; break;
+    case EMU_OP_SET: want = 3; want_max = 4; break;
+    case EMU_OP_SHFL: want = 5; break;
+    case EMU_OP_VOTE: want = 3; break;
+    case EMU_OP_ACTIVEMASK: want = 1; break;
+    case EMU_OP_ATOM: want = in->mode == EMU_MODE_ACAS ? 4 : 3; break;
+    case EMU_OP_RED: want = 2; break;
+    case EMU_OP_BRA: want = 1; break;
+    case EMU_OP_BAR: case EMU_OP_BARRIER: want = 0; want_max = 2; break;
+    case EMU_OP_BAR_WARP: want = 1; break;
+    case EMU_OP_RET: case EMU_OP_EXIT: case EMU_OP_TRAP: case EMU_OP_MEMBAR: case EMU_OP_FENCE:
+    case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT_ALL:
+        want = 0; break;
+    case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_NANOSLEEP: want = 1; break;
+    case EMU_OP_PREFETCH: want = 1; break;
+    case EMU_OP_CP_ASYNC: want = 3; want_max = 5; break;
+    case EMU_OP_LDMATRIX: want = 2; break;
+    case EMU_OP_MMA: want = 4; break;
+    case EMU_OP_CALL: want = 1; want_max = 3; break;
+    }
+    if (want_max < 0) want_max = want;
+    if (want >= 0 && (in->nops < want || in->nops > want_max))
+        return perr(ps, line, "'%.*s' takes %d operand%s, found %u", (int)len, s, want, want == 1 ? "" : "s", in->nops);
+    bool dest = in->nops > 0 && in->op != EMU_OP_ST && in->op != EMU_OP_RED && in->op != EMU_OP_BRA &&
+                in->op != EMU_OP_BAR && in->op != EMU_OP_BARRIER && in->op != EMU_OP_BAR_WARP &&
+                in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&
+                in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP;
+    if (dest) {
+        bool regdest = in->ok[0] == EMU_OK_VEC ||
+                       (in->ok[0] == EMU_OK_REG && (in->o[0] < EMU_SLOT_SREG || in->o[0] >= EMU_SLOT_SREG + EMU_SREG_COUNT) &&
+                        in->o[0] != EMU_SLOT_ZERO && in->o[0] != EMU_SLOT_TRUE);
+        /* a destination must be a declared register (constant slots are never destinations) */
+        for (uint32_t k = 0; k < ps->nconsts && regdest && in->ok[0] == EMU_OK_REG; k++)
+            if (ps->consts[k].slot == in->o[0]) regdest = false;
+        if (!regdest) return perr(ps, line, "destination of '%.*s' is not a register", (int)len, s);
+    }
+    bool need_addr = in->op == EMU_OP_LD || in->op == EMU_OP_LDU || in->op == EMU_OP_ATOM;
+    if (need_addr && in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
+    if ((in->op == EMU_OP_ST || in->op == EMU_OP_RED) && in->ok[0] != EMU_OK_ADDR)
+        return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
+    if (in->op == EMU_OP_BRA && in->ok[0] != EMU_OK_LABEL) return perr(ps, line, "bra needs a label");
+    if ((in->op == EMU_OP_LD || in->op == EMU_OP_ST) && in->vec > 1) {
+        unsigned vi = in->op == EMU_OP_LD ? 0 : 1;
+        if (in->ok[vi] != EMU_OK_VEC || in->on[vi] != in->vec)
+            return perr(ps, line, "'%.*s' needs a vector operand of %u registers", (int)len, s, in->vec);
+    }
+    return true;
+}
+
+/* ins = [ "@" ["!"] pred ] opcode [ operand { ("," | "|") operand } ] ";" */
+static bool parse_ins(Parser *ps) {
+    EmuIns in;
+    memset(&in, 0, sizeof in);
+    in.guard = EMU_SLOT_TRUE;
+    for (unsigned i = 0; i < EMU_MAX_OPS; i++) in.o[i] = EMU_SLOT_SINK;
+    uint32_t line = ps->tok.line;
+    in.line = line;
+    if (accept(ps, '@')) {
+        if (accept(ps, '!')) in.gneg = 1;
+        Tok t = ps->tok;
+        uint32_t slot = t.kind == TK_IDENT ? reg_lookup(ps, t.s, t.len) : UINT32_MAX;
+        if (slot == UINT32_MAX) return perr(ps, line, "bad guard predicate '%.*s'", (int)t.len, t.s);
+        in.guard = slot;
+        next(ps);
+    }
+    Tok opt = ps->tok;
+    if (opt.kind != TK_IDENT) return perr(ps, line, "expected an instruction, found '%.*s'", (int)opt.len, opt.s);
+    next(ps);
+    if (!decode_mods(ps, &in, opt.s, opt.len, line)) return false;
+    unsigned naddr = 0;
+    if (!is_punct(&ps->tok, ';')) {
+        unsigned i = 0;
+        for (;;) {
+            Opd o;
+            if (!parse_operand(ps, &o)) return false;
+            if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
+            if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
+            i++;
+            if (accept(ps, '|')) {
+                /* setp p|q: q goes to operand 4 after the sources; remember it in slot 5 for now */
+                Opd q;
+                if (!parse_operand(ps, &q)) return false;
+                if (q.kind != OPD_REG) return perr(ps, line, "bad second predicate destination");
+                in.off[1] = (int64_t)q.slot + 1; /* +1: 0 means none */
+                continue;
+            }
+            if (!accept(ps, ',')) break;
+        }
+        in.nops = (uint8_t)i;
+    }
+    if (!expect(ps, ';')) return false;
+    if (in.op == EMU_OP_SETP) {
+        /* normalise: o[0]=p, o[1]=a, o[2]=b, o[3]=c (bool source, TRUE if none), o[4]=q (SINK if none) */
+        uint32_t q = in.off[1] ? (uint32_t)(in.off[1] - 1) : EMU_SLOT_SINK;
+        in.off[1] = 0;
+        if (in.nops == 4 && !in.boolop) return perr(ps, line, "setp with a fourth operand needs .and/.or/.xor");
+        if (in.nops == 3) { in.o[3] = EMU_SLOT_TRUE; in.ok[3] = EMU_OK_REG; }
+        if (!in.boolop) in.boolop = EMU_MODE_AAND;
+        in.o[4] = q;
+        in.ok[4] = EMU_OK_REG;
+        in.nops = in.nops == 3 ? 3 : 4;
+    } else if (in.off[1] && in.op != EMU_OP_SHFL) {
+        return perr(ps, line, "'|' is only valid in setp and shfl destinations");
+    } else if (in.op == EMU_OP_SHFL) {
+        /* shfl d|p, a, b, c, mask: p stored as o[5] */
+        in.o[5] = in.off[1] ? (uint32_t)(in.off[1] - 1) : EMU_SLOT_SINK;
+        in.off[1] = 0;
+    }
+    if (in.op == EMU_OP_CALL) {
+        /* call[.uni] (rets), fn, (args): store fn index later by name */
+    }
+    if (!check_ins(ps, &in, line, opt.s, opt.len)) return false;
+    GROW(ps->code, ps->ncode, ps->capcode);
+    ps->code[ps->ncode++] = in;
+    return true;
+}
+
+/* reg = ".reg" [".v2"|".v4"] type name ["<" N ">"] {"," name ["<" N ">"]} ";" */
+static bool parse_reg(Parser *ps) {
+    next(ps);
+    while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') next(ps); /* type and vector width */
+    do {
+        Tok t = ps->tok;
+        if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found '%.*s'", (int)t.len, t.s);
+        next(ps);
+        int64_t count = -1;
+        if (accept(ps, '<')) {
+            if (!parse_int(&ps->tok, &count) || count < 0 || count > 1000000) return perr(ps, t.line, "bad register count");
+            next(ps);
+            if (!expect(ps, '>')) return false;
+        }
+        reg_declare(ps, t.s, t.len, count);
+    } while (accept(ps, ','));
+    return expect(ps, ';');
+}
+
+/* Performance directives between the signature and the body. */
+static bool parse_perf(Parser *ps, EmuFunc *f) {
+    while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') {
+        uint32_t *dst = NULL;
+        if (is(&ps->tok, ".maxntid")) dst = f->maxntid;
+        else if (is(&ps->tok, ".reqntid")) dst = f->reqntid;
+        else if (is(&ps->tok, ".noreturn")) { next(ps); continue; }
+        next(ps);
+        unsigned k = 0;
+        do {
+            int64_t v;
+            if (!parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad performance directive value");
+            if (dst && k < 3) dst[k] = (uint32_t)v;
+            k++;
+            next(ps);
+        } while (accept(ps, ','));
+        if (dst) for (; k < 3; k++) dst[k] = 1;
+    }
+    return true;
+}
+
+static void reset_fn_state(Parser *ps) {
+    ps->nregs = ps->nconsts = ps->ncode = ps->nvec = ps->nlabels = ps->nfixes = 0;
+    ps->code = NULL;
+    ps->capcode = 0;
+    ps->vec = NULL;
+    ps->capvec = 0;
+    ps->nslots = EMU_SLOT_SREG + EMU_SREG_COUNT;
+}
+
+static bool parse_body(Parser *ps) {
+    int depth = 1;
+    while (depth > 0) {
+        Tok *t = &ps->tok;
+        if (t->kind == TK_EOF) return perr(ps, t->line, "unexpected end of PTX in function body");
+        if (accept(ps, '{')) { depth++; continue; }
+        if (accept(ps, '}')) { depth--; continue; }
+        if (t->kind == TK_IDENT && t->s[0] == '.') {
+            if (is(t, ".reg")) { if (!parse_reg(ps)) return false; continue; }
+            if (is(t, ".loc") || is(t, ".file")) { skip_line(ps); continue; }
+            if (is(t, ".pragma")) {
+                while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, ';')) next(ps);
+                accept(ps, ';');
+                continue;
+            }
+            unsigned space = 0;
+            bool ext = false;
+            if (is(t, ".extern")) { ext = true; next(ps); }
+            if (is(t, ".shared")) space = EMU_SP_SHARED;
+            else if (is(t, ".local")) space = EMU_SP_LOCAL;
+            else if (is(t, ".param")) space = EMU_SP_PARAM;
+            else if (is(t, ".global")) space = EMU_SP_GLOBAL;
+            else if (is(t, ".const")) space = EMU_SP_CONST;
+            if (!space) return perr(ps, t->line, "unsupported directive '%.*s' in function body", (int)t->len, t->s);
+            next(ps);
+            if (!parse_var(ps, space, ext)) return false;
+            continue;
+        }
+        if (t->kind == TK_IDENT && is_punct(peek(ps), ':')) {
+            GROW(ps->labels, ps->nlabels, ps->caplabels);
+            ps->labels[ps->nlabels++] = (struct Label){t->s, t->len, ps->ncode};
+            next(ps);
+            next(ps);
+            continue;
+        }
+        if (!parse_ins(ps)) return false;
+    }
+    return true;
+}
+
+/* function = (".entry" | ".func" ["(" params ")"]) name ["(" params ")"] perf (";" | "{" body "}") */
+static bool parse_function(Parser *ps, bool entry) {
+    EmuModule *m = ps->m;
+    uint32_t line = ps->tok.line;
+    next(ps);
+    EmuFunc tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.is_entry = entry;
+    tmp.line = line;
+    uint32_t scope = m->nsyms;
+    if (!entry && accept(ps, '(')) {
+        do {
+            if (!parse_param(ps, &tmp.rets, &tmp.nrets, &tmp.ret_size, EMU_PARAM_ARGS)) return false;
+        } while (accept(ps, ','));
+        if (!expect(ps, ')')) return false;
+    }
+    if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a function name");
+    tmp.name = arena_strndup(ps->a, ps->tok.s, ps->tok.len);
+    next(ps);
+    tmp.param_size = tmp.ret_size;
+    if (accept(ps, '(')) {
+        if (!is_punct(&ps->tok, ')')) do {
+            if (!parse_param(ps, &tmp.params, &tmp.nparams, &tmp.param_size, entry ? EMU_PARAM_KERNEL : EMU_PARAM_ARGS))
+                return false;
+        } while (accept(ps, ','));
+        if (!expect(ps, ')')) return false;
+    }
+    if (!parse_perf(ps, &tmp)) return false;
+    /* a prototype, or a redefinition of a declared function */
+    int32_t idx = -1;
+    for (uint32_t i = 0; i < m->nfuncs; i++)
+        if (strcmp(m->funcs[i].name, tmp.name) == 0) idx = (int32_t)i;
+    if (idx >= 0 && m->funcs[idx].defined) return perr(ps, line, "function '%s' defined twice", tmp.name);
+    if (idx < 0) {
+        GROW(m->funcs, m->nfuncs, ps->capfuncs);
+        idx = (int32_t)m->nfuncs++;
+    } else {
+        free(m->funcs[idx].params);
+        free(m->funcs[idx].rets);
+    }
+    m->funcs[idx] = tmp;
+    EmuFunc *f = &m->funcs[idx];
+    if (accept(ps, ';')) { /* prototype: its params leave scope */
+        m->nsyms = scope;
+        return true;
+    }
+    if (!expect(ps, '{')) return false;
+    f->defined = true;
+    ps->fn = f;
+    ps->fn_index = idx;
+    ps->sym_scope_start = scope;
+    reset_fn_state(ps);
+    bool ok = parse_body(ps);
+    f = &m->funcs[idx]; /* funcs cannot move during a body, but be safe */
+    if (ok) {
+        for (uint32_t i = 0; i < ps->nfixes; i++) {
+            struct Fix *x = &ps->fixes[i];
+            bool found = false;
+            for (uint32_t k = 0; k < ps->nlabels; k++)
+                if (ps->labels[k].len == x->len && memcmp(ps->labels[k].s, x->s, x->len) == 0) {
+                    ps->code[x->ins].target = ps->labels[k].at;
+                    found = true;
+                }
+            if (!found) {
+                for (uint32_t k = 0; k < m->nfuncs; k++)
+                    if (strlen(m->funcs[k].name) == x->len && memcmp(m->funcs[k].name, x->s, x->len) == 0 &&
+                        ps->code[x->ins].op == EMU_OP_CALL) {
+                        ps->code[x->ins].target = k;
+                        found = true;
+                    }
+            }
+            if (!found) { ok = perr(ps, x->line, "unknown label or symbol '%.*s'", (int)x->len, x->s); break; }
+        }
+    }
+    if (ok) {
+        /* an implicit ret at the end keeps the pc inside the code */
+        EmuIns ret;
+        memset(&ret, 0, sizeof ret);
+        ret.op = EMU_OP_RET;
+        ret.guard = EMU_SLOT_TRUE;
+        ret.line = ps->tok.line;
+        GROW(ps->code, ps->ncode, ps->capcode);
+        ps->code[ps->ncode++] = ret;
+        f->code = ps->code;
+        f->ncode = ps->ncode;
+        f->vec = ps->vec;
+        f->nslots = ps->nslots;
+        f->slot_init = calloc(f->nslots, sizeof(uint64_t));
+        if (!f->slot_init) unreachable("out of memory");
+        f->slot_init[EMU_SLOT_TRUE] = 1;
+        /* constant slots: values now, symbol addresses at module finalisation (consts kept in code->... ) */
+        for (uint32_t i = 0; i < ps->nconsts; i++) f->slot_init[ps->consts[i].slot] = ps->consts[i].value;
+        /* remember symbol constants for finalisation */
+        uint32_t nsc = 0;
+        for (uint32_t i = 0; i < ps->nconsts; i++) nsc += ps->consts[i].sym >= 0;
+        f->symfix = nsc ? arena_alloc(ps->a, nsc * sizeof *f->symfix) : NULL;
+        f->nsymfix = 0;
+        for (uint32_t i = 0; i < ps->nconsts; i++)
+            if (ps->consts[i].sym >= 0)
+                f->symfix[f->nsymfix++] = (EmuSymFix){ps->consts[i].slot, (uint32_t)ps->consts[i].sym, ps->consts[i].addend};
+        for (uint32_t i = 0; i < f->ncode; i++)
+            if (f->code[i].op == EMU_OP_BAR_WARP || f->code[i].op == EMU_OP_SHFL || f->code[i].op == EMU_OP_VOTE ||
+                f->code[i].op == EMU_OP_LDMATRIX || f->code[i].op == EMU_OP_MMA)
+                f->uses_warp_sync = true;
+        ps->code = NULL;
+        ps->vec = NULL;
+    } else {
+        free(ps->code);
+        free(ps->vec);
+        ps->code = NULL;
+        ps->vec = NULL;
+    }
+    ps->fn = NULL;
+    /* function-scope symbols stay in the table (their addresses are in use)
+     * but are hidden from later functions */
+    for (uint32_t i = scope; i < m->nsyms; i++) m->syms[i].hidden = true;
+    ps->sym_scope_start = m->nsyms;
+    return ok;
+}
+
+static bool finalize(Parser *ps, EmuMem *mem) {
+    EmuModule *m = ps->m;
+    uint32_t dyn_align = m->shared_dyn_align < 16 ? 16 : m->shared_dyn_align;
+    uint32_t dyn_off = align_up32(m->shared_static, dyn_align);
+    for (uint32_t i = 0; i < m->nsyms; i++) {
+        EmuSym *s = &m->syms[i];
+        if (s->is_extern_shared) s->addr = dyn_off;
+        if (s->space == EMU_SP_GLOBAL || s->space == EMU_SP_CONST) {
+            if (!emu_mem_alloc(mem, s->size ? s->size : 1, true, &s->addr))
+                return perr(ps, 1, "out of memory for global '%s'", s->name);
+            uint8_t *h = emu_mem_host(mem, s->addr, s->size ? s->size : 1);
+            if (s->init) memcpy(h, s->init, s->size);
+        }
+    }
+    m->shared_dyn_offset = dyn_off;
+    for (uint32_t k = 0; k < m->nfuncs; k++) {
+        EmuFunc *f = &m->funcs[k];
+        for (uint32_t i = 0; i < f->nsymfix; i++)
+            f->slot_init[f->symfix[i].slot] = m->syms[f->symfix[i].sym].addr + (uint64_t)f->symfix[i].addend;
+        for (uint32_t i = 0; i < f->ncode; i++) f->code[i].fast = emu_fast_select(&f->code[i]);
+    }
+    return true;
+}
+
+EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
+    *err = NULL;
+    EmuModule *m = calloc(1, sizeof *m);
+    if (!m) unreachable("out of memory");
+    m->arena = arena_new();
+    m->mem = mem;
+    size_t len = strlen(ptx);
+    m->text = arena_strndup(m->arena, ptx, len);
+    uint32_t nl = 1;
+    for (size_t i = 0; i < len; i++) nl += ptx[i] == '\n';
+    m->line_start = ARENA_ARRAY(m->arena, uint32_t, nl + 2);
+    m->nlines = nl;
+    m->line_start[1] = 0;
+    for (size_t i = 0, l = 1; i < len; i++)
+        if (ptx[i] == '\n') m->line_start[++l] = (uint32_t)(i + 1);
+    Parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.src = ps.p = m->text;
+    ps.line = 1;
+    ps.m = m;
+    ps.a = m->arena;
+    next(&ps);
+    bool ok = true;
+    while (ok && ps.tok.kind != TK_EOF) {
+        Tok *t = &ps.tok;
+        if (is(t, ".version") || is(t, ".target") || is(t, ".address_size") || is(t, ".file")) { skip_line(&ps); continue; }
+        if (is(t, ".section")) {
+            while (ps.tok.kind != TK_EOF && !is_punct(&ps.tok, '{')) next(&ps);
+            int depth = 0;
+            do {
+                if (is_punct(&ps.tok, '{')) depth++;
+                if (is_punct(&ps.tok, '}')) depth--;
+                next(&ps);
+            } while (depth > 0 && ps.tok.kind != TK_EOF);
+            continue;
+        }
+        bool ext = false;
+        while (is(t, ".visible") || is(t, ".extern") || is(t, ".weak") || is(t, ".common")) {
+            if (is(t, ".extern")) ext = true;
+            next(&ps);
+        }
+        if (is(t, ".entry")) ok = parse_function(&ps, true);
+        else if (is(t, ".func")) ok = parse_function(&ps, false);
+        else if (is(t, ".global")) { next(&ps); ok = parse_var(&ps, EMU_SP_GLOBAL, ext); }
+        else if (is(t, ".const")) { next(&ps); ok = parse_var(&ps, EMU_SP_CONST, ext); }
+        else if (is(t, ".shared")) { next(&ps); ok = parse_var(&ps, EMU_SP_SHARED, ext); }
+        else ok = perr(&ps, t->line, "unsupported directive '%.*s'", (int)t->len, t->s);
+    }
+    if (ok) ok = finalize(&ps, mem);
+    free(ps.regs);
+    free(ps.consts);
+    free(ps.labels);
+    free(ps.fixes);
+    free(ps.code);
+    free(ps.vec);
+    if (!ok) {
+        *err = ps.err ? ps.err : strdup("ptx: parse error");
+        emu_module_free(m);
+        return NULL;
+    }
+    free(ps.err);
+    return m;
+}
+
+void emu_module_free(EmuModule *m) {
+    if (!m) return;
+    for (uint32_t i = 0; i < m->nfuncs; i++) {
+        EmuFunc *f = &m->funcs[i];
+        free(f->code);
+        free(f->vec);
+        free(f->slot_init);
+        free(f->params);
+        free(f->rets);
+    }
+    if (m->mem)
+        for (uint32_t i = 0; i < m->nsyms; i++)
+            if ((m->syms[i].space == EMU_SP_GLOBAL || m->syms[i].space == EMU_SP_CONST) && m->syms[i].addr)
+                emu_mem_free(m->mem, m->syms[i].addr);
+    free(m->funcs);
+    free(m->syms);
+    arena_free(m->arena);
+    free(m);
+}
+
+EmuFunc *emu_module_find(EmuModule *m, const char *name) {
+    for (uint32_t i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i].defined && strcmp(m->funcs[i].name, name) == 0) return &m->funcs[i];
+    return NULL;
+}
+
+/* Text of a PTX line, for reports: pointer and length. */
+void emu_module_line(const EmuModule *m, uint32_t line, const char **s, int *len) {
+    *s = "";
+    *len = 0;
+    if (line < 1 || line > m->nlines) return;
+    const char *p = m->text + m->line_start[line];
+    while (*p == ' ' || *p == '\t') p++;
+    const char *e = p;
+    while (*e && *e != '\n') e++;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
+    /* drop a trailing // comment */
+    for (const char *c = p; c + 1 < e; c++)
+        if (c[0] == '/' && c[1] == '/') { e = c; while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--; break; }
+    *s = p;
+    *len = (int)(e - p);
+}
