@@ -5,8 +5,8 @@
  *   2. Anchors: each global load/store/atomic gets a coalesced blocked layout
  *      from its pointer tensor: dims ordered by contiguity (most contiguous
  *      fastest), `vec` elements per thread along the fastest dim, as many as
- *      contiguity, alignment and 16 bytes allow (and no more than the tile
- *      has per thread).
+ *      contiguity and 16 bytes allow (and no more than the tile has per
+ *      thread); alignment limits only the width of each access (step 5).
  *   3. Backward walk (reverse program order, regions included): each op
  *      pushes the layout it wants onto its operands — element-wise ops and
  *      broadcasts want their result's layout, expand_dims wants the slice of
@@ -69,9 +69,10 @@ static const Layout *coalesced(Ctx *c, ValueId ptr, bool atomic) {
     if (eb < 1) eb = 1;
     int vec = 1;
     if (!atomic) {
-        int align_elems = a->div[fast] / eb;
+        /* Elements per thread follow contiguity only: alignment limits the access width
+         * (mem_vec), not the layout, so loads of differently aligned pointers over the same
+         * index space share one layout and need no conversion between them. */
         vec = floor_pow2(a->contig[fast]);
-        if (align_elems < vec) vec = align_elems < 1 ? 1 : floor_pow2(align_elems);
         if (16 / eb < vec) vec = 16 / eb;
         int64_t per_thread = tir_type_numel(t) / (32 * c->f->num_warps);
         if (per_thread < vec) vec = per_thread < 1 ? 1 : (int)per_thread;
@@ -94,6 +95,31 @@ static const Layout *result_wish(Ctx *c, ValueId v) {
 }
 
 static void backward_block(Ctx *c, Block *b);
+
+/* The layout a value without a wish will most likely get in the forward walk: that of a
+ * memory op or a wished value it is computed from. */
+static const Layout *infer(Ctx *c, ValueId v, int depth) {
+    if (v >= c->nv || depth > 8) return NULL;
+    if (c->want[v]) return c->want[v];
+    Inst *d = tir_val(c->f, v)->def;
+    if (!d) return NULL;
+    if (tir_op_info[d->op].flags & OPF_ELEMENTWISE || d->op == OP_BROADCAST || d->op == OP_SCAN)
+        for (int k = 0; k < d->nops; k++) {
+            const Layout *l = tir_vtype(c->f, d->ops[k])->rank ? infer(c, d->ops[k], depth + 1) : NULL;
+            if (l) return l;
+        }
+    return NULL;
+}
+
+/* A wish that arrived after the producers were visited: hand it down element-wise chains. */
+static void push_down(Ctx *c, ValueId v, const Layout *l, int depth) {
+    if (v >= c->nv || depth > 8 || !tir_vtype(c->f, v)->rank) return;
+    if (c->want[v] && c->want[v] != l) return;
+    c->want[v] = l;
+    Inst *d = tir_val(c->f, v)->def;
+    if (!d || !(tir_op_info[d->op].flags & OPF_ELEMENTWISE || d->op == OP_BROADCAST || d->op == OP_SCAN)) return;
+    for (int k = 0; k < d->nops; k++) push_down(c, d->ops[k], l, depth + 1);
+}
 
 /* Step 3 for one instruction. */
 static void backward_inst(Ctx *c, Inst *i) {
@@ -136,13 +162,16 @@ static void backward_inst(Ctx *c, Inst *i) {
         for (int k = 0; k < i->nres; k++)
             if (c->want[i->res[k]]) wish(c, body->args[1 + k], c->want[i->res[k]]);
         backward_block(c, body);
+        /* a carried value nobody downstream cares about takes the layout its update
+         * computes in (e.g. the load an accumulator adds), so the loop needs no conversion */
+        Inst *y = body->last;
         for (int k = 0; k < i->nres; k++) {
             ValueId a = body->args[1 + k];
-            const Layout *l = result_wish(c, a);
-            if (l) {
-                c->want[a] = l;
-                wish(c, i->res[k], l);
-                wish(c, i->ops[3 + k], l);
+            if (!c->want[a] && y && y->op == OP_YIELD && k < y->nops) wish(c, a, infer(c, y->ops[k], 0));
+            if (c->want[a]) {
+                wish(c, i->res[k], c->want[a]);
+                wish(c, i->ops[3 + k], c->want[a]);
+                if (y && y->op == OP_YIELD && k < y->nops) push_down(c, y->ops[k], c->want[a], 0);
             }
         }
         return;
@@ -160,11 +189,9 @@ static void backward_inst(Ctx *c, Inst *i) {
         return;
     }
     default:
-        if (tir_op_info[i->op].flags & OPF_ELEMENTWISE || i->op == OP_BROADCAST || i->op == OP_SCAN ||
-            i->op == OP_CONVERT_LAYOUT) {
-            if (!i->nres || !tir_vtype(f, i->res[0])->rank) return;
-            const Layout *r = result_wish(c, i->res[0]);
-            for (int k = 0; k < i->nops; k++) wish(c, i->ops[k], r);
+        if (tir_op_info[i->op].flags & OPF_ELEMENTWISE || i->op == OP_BROADCAST || i->op == OP_SCAN) {
+            if (!i->nres || !tir_vtype(f, i->res[0])->rank || !c->want[i->res[0]]) return;
+            for (int k = 0; k < i->nops; k++) wish(c, i->ops[k], c->want[i->res[0]]);
         }
         return;
     }
@@ -186,7 +213,7 @@ static void set_layout(Ctx *c, ValueId v, const Layout *l) {
 
 static bool cheap(Ctx *c, ValueId v, int depth) {
     Inst *d = tir_val(c->f, v)->def;
-    if (!d || depth > 4) return false;
+    if (!d || depth > 8) return false;
     switch (d->op) {
     case OP_CONST:
     case OP_ARANGE:
@@ -340,7 +367,17 @@ static void forward_inst(Ctx *c, Inst *i) {
     default: {
         if (!i->nres) return;
         if (!tir_vtype(f, i->res[0])->rank) return;
-        const Layout *r = chosen(c, i->res[0]);
+        const Layout *r = i->res[0] < c->nv ? c->want[i->res[0]] : NULL;
+        if (!r && i->op != OP_CONVERT_LAYOUT) {
+            /* no wish: follow an operand that is not cheap to recompute, else any operand */
+            for (int pass = 0; pass < 2 && !r; pass++)
+                for (int k = 0; k < i->nops && !r; k++) {
+                    const Type *ot = tir_vtype(f, i->ops[k]);
+                    if (ot->rank && ot->layout && ot->layout->rank == ot->rank && (pass || !cheap(c, i->ops[k], 0)))
+                        r = ot->layout;
+                }
+        }
+        if (!r) r = chosen(c, i->res[0]);
         set_layout(c, i->res[0], r);
         if (i->op == OP_CONVERT_LAYOUT) return;
         for (int k = 0; k < i->nops; k++) need(c, i, k, r);
