@@ -5,8 +5,9 @@
  *   2. Anchors: each global load/store/atomic gets a coalesced blocked layout
  *      from its pointer tensor: dims ordered by contiguity (most contiguous
  *      fastest), `vec` elements per thread along the fastest dim, as many as
- *      contiguity and 16 bytes allow (and no more than the tile has per
- *      thread); alignment limits only the width of each access (step 5).
+ *      contiguity, the mask's constancy and 16 bytes allow (and no more than
+ *      the tile has per thread); alignment limits only the width of each
+ *      access (step 5), so differently aligned operands share a layout.
  *   3. Backward walk (reverse program order, regions included): each op
  *      pushes the layout it wants onto its operands — element-wise ops and
  *      broadcasts want their result's layout, expand_dims wants the slice of
@@ -51,8 +52,10 @@ static int floor_pow2(int64_t v) {
     return p;
 }
 
-/* Step 2: the coalesced layout of a memory op whose pointer is `ptr`. */
-static const Layout *coalesced(Ctx *c, ValueId ptr, bool atomic) {
+/* Step 2: the coalesced layout of a memory op. */
+static const Layout *coalesced(Ctx *c, Inst *mi) {
+    ValueId ptr = mi->ops[0];
+    bool atomic = mi->op == OP_ATOMIC_RMW || mi->op == OP_ATOMIC_CAS;
     const Type *t = tir_vtype(c->f, ptr);
     const AxisInfo *a = &c->ai[ptr];
     int rank = t->rank, order[TIR_MAX_RANK];
@@ -74,6 +77,13 @@ static const Layout *coalesced(Ctx *c, ValueId ptr, bool atomic) {
          * index space share one layout and need no conversion between them. */
         vec = floor_pow2(a->contig[fast]);
         if (16 / eb < vec) vec = 16 / eb;
+        /* a mask that may change inside a run would split every access anyway: then one
+         * element per thread keeps each instruction's accesses contiguous across lanes */
+        int mask_idx = mi->op == OP_LOAD ? 1 : 2;
+        if (mi->nops > mask_idx && mi->ops[mask_idx] < c->nv && tir_vtype(c->f, mi->ops[mask_idx])->rank) {
+            int k = c->ai[mi->ops[mask_idx]].constancy[fast];
+            if (k < vec) vec = floor_pow2(k);
+        }
         int64_t per_thread = tir_type_numel(t) / (32 * c->f->num_warps);
         if (per_thread < vec) vec = per_thread < 1 ? 1 : (int)per_thread;
     }
@@ -130,7 +140,7 @@ static void backward_inst(Ctx *c, Inst *i) {
     case OP_ATOMIC_RMW:
     case OP_ATOMIC_CAS: {
         if (!tir_vtype(f, i->ops[0])->rank) return;
-        const Layout *l = coalesced(c, i->ops[0], i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS);
+        const Layout *l = coalesced(c, i);
         if (i->nres) c->want[i->res[0]] = l; /* the anchor decides */
         for (int k = 0; k < i->nops; k++) wish(c, i->ops[k], l);
         return;
@@ -292,7 +302,7 @@ static void forward_inst(Ctx *c, Inst *i) {
     case OP_STORE:
     case OP_ATOMIC_RMW:
     case OP_ATOMIC_CAS: {
-        const Layout *l = tir_vtype(f, i->ops[0])->rank ? coalesced(c, i->ops[0], i->op != OP_LOAD && i->op != OP_STORE) : NULL;
+        const Layout *l = tir_vtype(f, i->ops[0])->rank ? coalesced(c, i) : NULL;
         i->a.vec = (uint8_t)mem_vec(c, i, l); /* from the original operands' axis info */
         for (int k = 0; k < i->nops; k++) need(c, i, k, l);
         if (i->nres) set_layout(c, i->res[0], l);
