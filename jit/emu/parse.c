@@ -884,7 +884,6 @@ static bool parse_ins(Parser *ps) {
                 if (!parse_operand(ps, &q)) return false;
                 if (q.kind != OPD_REG) return perr(ps, line, "bad second predicate destination");
                 in.off[1] = (int64_t)q.slot + 1; /* +1: 0 means none */
-                continue;
             }
             if (!accept(ps, ',')) break;
         }
