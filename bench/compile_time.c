@@ -1,0 +1,114 @@
+/* compile_time.c - how long each shipped kernel takes to compile, by stage,
+ * next to how long ptxas takes to assemble the PTX we produce.
+ *
+ *   build/bench/compile_time [--arch sm_80|sm_90a] [--reps N] [FILE.tile ...]
+ *
+ * Each measurement is a cold compile in a fresh arena (the process keeps
+ * only LLVM's one-time target registration, done before timing).  The
+ * median of N repetitions is printed.  Goal: source -> PTX faster than ptxas
+ * on the same PTX. */
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+
+typedef struct Stage {
+    const char *name;
+    double ms[64];
+} Stage;
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    double t[64];
+    memcpy(t, v, sizeof(double) * (size_t)n);
+    qsort(t, (size_t)n, sizeof(double), cmp_d);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* timing lines look like "name   12.345 ms" */
+static double grab(const char *timing, const char *name) {
+    const char *p = timing ? strstr(timing, name) : NULL;
+    if (!p) return 0;
+    p += strlen(name);
+    return atof(p);
+}
+
+int main(int argc, char **argv) {
+    const char *arch = "sm_80";
+    int reps = 5;
+    const char *files[64];
+    int nf = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (nf < 64) files[nf++] = argv[i];
+    }
+    if (reps < 1) reps = 1;
+    if (reps > 64) reps = 64;
+    static char names[64][512];
+    if (!nf) {
+        DIR *d = opendir(TILE_SOURCE_DIR "/kernels");
+        struct dirent *e;
+        while (d && (e = readdir(d)) && nf < 64) {
+            size_t l = strlen(e->d_name);
+            if (l > 5 && !strcmp(e->d_name + l - 5, ".tile")) {
+                snprintf(names[nf], sizeof names[nf], TILE_SOURCE_DIR "/kernels/%s", e->d_name);
+                files[nf] = names[nf];
+                nf++;
+            }
+        }
+        if (d) closedir(d);
+    }
+    /* warm-up: LLVM target registration happens once per process */
+    {
+        tile_compile_options o = {.arch = arch};
+        tile_compiled c;
+        tile_compile_source("warm.tile", "kernel k(x: *f32) { store(x + arange(0, 32), zeros([32], f32)); }", &o, &c);
+        tile_compiled_free(&c);
+    }
+    static const char *stage_names[] = {"frontend", "passes total", "llvm codegen", "llvm O3", "ptx emission", "source to ptx", "ptxas"};
+    enum { NS = 7 };
+    printf("compile time per kernel (%s, median of %d cold compiles, ms)\n", arch, reps);
+    printf("%-22s %9s %9s %9s %9s %9s %11s %9s %8s\n", "kernel", "frontend", "passes", "llvm-ir", "O3", "ptx-emit", "src->ptx",
+           "ptxas", "ratio");
+    int wins = 0, measured = 0;
+    for (int f = 0; f < nf; f++) {
+        Stage st[NS];
+        bool have_ptxas = true;
+        for (int r = 0; r < reps; r++) {
+            tile_compile_options o = {.arch = arch, .time_passes = 1, .want_cubin = 1};
+            tile_compiled c;
+            tile_status s = tile_compile_file(files[f], &o, &c);
+            if (s != TILE_OK) {
+                fprintf(stderr, "%s: %s\n%s", files[f], tile_status_string(s), c.diagnostics);
+                tile_compiled_free(&c);
+                return 1;
+            }
+            if (c.ptxas_missing) have_ptxas = false;
+            for (int k = 0; k < NS; k++) st[k].ms[r] = grab(c.timing, stage_names[k]);
+            tile_compiled_free(&c);
+        }
+        const char *base = strrchr(files[f], '/');
+        base = base ? base + 1 : files[f];
+        double m[NS];
+        for (int k = 0; k < NS; k++) m[k] = median(st[k].ms, reps);
+        if (have_ptxas) {
+            printf("%-22s %9.2f %9.2f %9.2f %9.2f %9.2f %11.2f %9.2f %7.2fx\n", base, m[0], m[1], m[2], m[3], m[4], m[5], m[6],
+                   m[6] / (m[5] > 0 ? m[5] : 1e-9));
+            measured++;
+            wins += m[5] < m[6];
+        } else {
+            printf("%-22s %9.2f %9.2f %9.2f %9.2f %9.2f %11.2f %9s %8s\n", base, m[0], m[1], m[2], m[3], m[4], m[5], "n/a", "n/a");
+        }
+    }
+    if (measured) printf("source->PTX faster than ptxas for %d of %d kernels (ratio = ptxas / source->PTX)\n", wins, measured);
+    else printf("ptxas not found: the comparison with ptxas was not measured\n");
+    return 0;
+}
