@@ -89,6 +89,26 @@ static void st_shared(LL *l, LLVMValueRef v, int off, LLVMValueRef dyn, unsigned
     LLVMSetAlignment(st, align);
 }
 
+/* Store only where `pred` holds (NULL: always): one writer per address keeps the
+ * race detector quiet and saves bandwidth. */
+static void st_shared_if(LL *l, LLVMValueRef pred, LLVMValueRef v, int off, LLVMValueRef dyn, unsigned align) {
+    if (pred && LLVMIsConstant(pred)) {
+        if (!LLVMConstIntGetZExtValue(pred)) return;
+        pred = NULL;
+    }
+    if (!pred) {
+        st_shared(l, v, off, dyn, align);
+        return;
+    }
+    LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "st.then");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "st.join");
+    LLVMBuildCondBr(l->b, pred, then, join);
+    LLVMPositionBuilderAtEnd(l->b, then);
+    st_shared(l, v, off, dyn, align);
+    LLVMBuildBr(l->b, join);
+    LLVMPositionBuilderAtEnd(l->b, join);
+}
+
 static LLVMValueRef ld_shared(LL *l, LLVMTypeRef ty, int off, LLVMValueRef dyn, unsigned align) {
     LLVMValueRef v = LLVMBuildLoad2(l->b, ty, ll_smem_ptr(l, off, dyn), "");
     LLVMSetAlignment(v, align);
@@ -169,14 +189,16 @@ static void write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) {
         int v = vec_run(lr, t, r, 16 / eb);
         LLVMValueRef lin = linear_index(l, t, r, -1);
         LLVMValueRef byte = LLVMBuildMul(l->b, lin, ll_i32(l, eb), "");
+        /* threads holding a replica (wrapped or sliced-away thread terms) skip the store */
+        LLVMValueRef own = ll_owner(l, t, r);
         if (v == 1) {
-            st_shared(l, to_smem(l, vals[r], t->dt), off, byte, (unsigned)eb);
+            st_shared_if(l, own, to_smem(l, vals[r], t->dt), off, byte, (unsigned)eb);
         } else {
             LLVMTypeRef vt = LLVMVectorType(st, (unsigned)v);
             LLVMValueRef vec = LLVMGetPoison(vt);
             for (int j = 0; j < v; j++)
                 vec = LLVMBuildInsertElement(l->b, vec, to_smem(l, vals[r + j], t->dt), ll_i32(l, j), "");
-            st_shared(l, vec, off, byte, (unsigned)(eb * v));
+            st_shared_if(l, own, vec, off, byte, (unsigned)(eb * v));
         }
         r += v;
     }
@@ -400,12 +422,41 @@ typedef struct Slots {
     LLVMValueRef wpos;
 } Slots;
 
-static void slot_store(LL *l, const Red *k, const Slots *s, LLVMValueRef row, Acc a) {
+static void slot_store(LL *l, const Red *k, const Slots *s, LLVMValueRef pred, LLVMValueRef row, Acc a) {
     LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, row, ll_i32(l, s->W), ""), s->wpos, "");
     int eb = elem_bytes(k->dt);
     LLVMValueRef v = to_smem(l, red_narrow(l, k, a.v), k->dt);
-    st_shared(l, v, s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb);
-    if (a.idx) st_shared(l, a.idx, s->idx_off, LLVMBuildMul(l->b, slot, ll_i32(l, 4), ""), 4);
+    st_shared_if(l, pred, v, s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb);
+    if (a.idx) st_shared_if(l, pred, a.idx, s->idx_off, LLVMBuildMul(l->b, slot, ll_i32(l, 4), ""), 4);
+}
+
+/* The one thread that stores group partials of canonical register r for the cross-warp step:
+ * lane position 0 along ax, a warp position below W, and no wrapped thread term in the other dims. */
+static LLVMValueRef slot_writer(LL *l, const Type *t, int r, int ax, int W) {
+    const LayoutRegs *lr = ll_regs_of(l, t);
+    ThreadTerm tt = layout_thread_term(t->layout, ax);
+    LLVMValueRef p = LLVMConstInt(l->t_i1, 1, 0);
+    if (tt.lane_count > 1) {
+        LLVMValueRef lp = LLVMBuildAnd(l->b, LLVMBuildLShr(l->b, l->lane, ll_i32(l, log2i(tt.lane_stride)), ""),
+                                       ll_i32(l, tt.lane_count - 1), "");
+        p = LLVMBuildAnd(l->b, p, LLVMBuildICmp(l->b, LLVMIntEQ, lp, ll_i32(l, 0), ""), "");
+    }
+    if (tt.warp_count > W) {
+        LLVMValueRef wp = LLVMBuildAnd(l->b, LLVMBuildLShr(l->b, l->warp, ll_i32(l, log2i(tt.warp_stride)), ""),
+                                       ll_i32(l, tt.warp_count - 1), "");
+        p = LLVMBuildAnd(l->b, p, LLVMBuildICmp(l->b, LLVMIntULT, wp, ll_i32(l, W), ""), "");
+    }
+    for (int d = 0; d < t->rank; d++) {
+        if (d == ax || layout_coverage(t->layout, d) <= t->shape[d]) continue;
+        LLVMValueRef raw = LLVMBuildAdd(l->b, ll_i32(l, lr->raw[r][d]), ll_thread_term(l, t->layout, d), "");
+        p = LLVMBuildAnd(l->b, p, LLVMBuildICmp(l->b, LLVMIntULT, raw, ll_i32(l, t->shape[d]), ""), "");
+    }
+    /* a slice operand is replicated across its parent's removed dims */
+    for (const Layout *lay = t->layout; lay->kind == LAYOUT_SLICE; lay = lay->parent) {
+        LLVMValueRef tt0 = ll_thread_term(l, lay->parent, lay->dim);
+        p = LLVMBuildAnd(l->b, p, LLVMBuildICmp(l->b, LLVMIntEQ, tt0, ll_i32(l, 0), ""), "");
+    }
+    return p;
 }
 
 static Acc slot_load(LL *l, const Red *k, const Slots *s, LLVMValueRef row, int w) {
@@ -468,7 +519,7 @@ static bool emit_reduce(LL *l, Inst *i) {
         LLVMValueRef *row = calloc((size_t)ng + 1, sizeof *row);
         for (int g = 0; g < ng; g++) {
             row[g] = linear_index(l, ot, rep[g], ax);
-            slot_store(l, &k, &sl, row[g], acc[g]);
+            slot_store(l, &k, &sl, slot_writer(l, ot, rep[g], ax, sl.W), row[g], acc[g]);
         }
         ll_barrier(l);
         for (int g = 0; g < ng; g++) {
@@ -588,7 +639,7 @@ static bool emit_scan(LL *l, Inst *i) {
         if (!warp_ex || !rep_tot) unreachable("out of memory");
         if (sl.W > 1) {
             if (j > 0) ll_barrier(l); /* the previous rep's reads are done */
-            for (int g = 0; g < ng; g++) slot_store(l, &k, &sl, row[g], wtot[g]);
+            for (int g = 0; g < ng; g++) slot_store(l, &k, &sl, slot_writer(l, t, rep[g], ax, sl.W), row[g], wtot[g]);
             ll_barrier(l);
             for (int g = 0; g < ng; g++) {
                 Acc ex = {ident, NULL}, all = {0};
