@@ -665,3 +665,190 @@ Test(ptx, instructions) {
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_case(d, &cases[i], i);
     dev_close(d);
 }
+
+/* ---- reports: racecheck, memcheck details, deadlock, unsupported ---- */
+#define PTX_HEAD ".version 7.0\n.target sm_80\n.address_size 64\n"
+
+static const char *race_ptx = PTX_HEAD
+    ".visible .entry race(.param .u64 out, .param .u32 sync)\n{\n"
+    " .reg .pred %p<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
+    " .shared .align 4 .b8 buf[516];\n"
+    " mov.u32 %r1, %tid.x;\n shl.b32 %r2, %r1, 2;\n mov.u32 %r3, buf;\n add.s32 %r4, %r3, %r2;\n"
+    " st.shared.u32 [%r4], %r1;\n"                     /* line 14 */
+    " ld.param.u32 %r5, [sync];\n setp.ne.u32 %p1, %r5, 0;\n @%p1 bar.sync 0;\n"
+    " ld.shared.u32 %r6, [%r4+4];\n"                   /* line 18: the neighbour's slot */
+    " ld.param.u64 %rd1, [out];\n mul.wide.u32 %rd2, %r1, 4;\n add.s64 %rd3, %rd1, %rd2;\n"
+    " st.global.u32 [%rd3], %r6;\n ret;\n}\n";
+
+Test(report, racecheck) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, race_ptx, "race", &m);
+    uint64_t out = poisoned(d, 128 * 4);
+    uint32_t sync = 1;
+    void *params[] = {&out, &sync};
+    cr_assert_eq(dev_launch(f, 2, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint32_t o[128];
+    download(d, o, out, sizeof o);
+    for (uint32_t i = 0; i < 128; i++) cr_assert_eq(o[i], i < 127 ? i + 1 : 0);
+    sync = 0;
+    cr_assert_eq(dev_launch(f, 2, 1, 1, 128, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    const char *e = dev_last_error(d);
+    cr_assert(strstr(e, "racecheck: shared-memory hazard (write after read) at __shared__ address 0x4"), "%s", e);
+    cr_assert(strstr(e, "PTX line 14: st.shared.u32") && strstr(e, "thread (1,0,0) in block (0,0,0)"), "%s", e);
+    cr_assert(strstr(e, "read by thread (0,0,0) at PTX line 18 with no barrier in between: ld.shared.u32"), "%s", e);
+    dev_module_unload(m);
+    dev_close(d);
+    /* without racecheck the same launch runs */
+    d = open_emu(false);
+    f = load(d, race_ptx, "race", &m);
+    out = poisoned(d, 128 * 4);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+static const char *mem_ptx = PTX_HEAD
+    ".visible .entry rd(.param .u64 p, .param .u64 off)\n{\n"
+    " .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+    " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n add.s64 %rd3, %rd1, %rd2;\n"
+    " ld.u32 %r1, [%rd3];\n st.global.u32 [%rd1], %r1;\n ret;\n}\n";
+
+Test(report, memcheck_kinds) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, mem_ptx, "rd", &m);
+    uint64_t p = poisoned(d, 64), off = 2;
+    void *params[] = {&p, &off};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "misaligned __global__ read of size 4 bytes"), "%s", dev_last_error(d));
+    off = 62;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    off = 60;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    off = (uint64_t)-16;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "is out of bounds: 16 bytes before the 64-byte allocation"), "%s", dev_last_error(d));
+    uint64_t q = poisoned(d, 64);
+    cr_assert_eq(dev_free(d, q), DEV_OK);
+    off = q - p;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "inside a freed allocation of 64 bytes"), "%s", dev_last_error(d));
+    off = 0x100000000000ull - p + 8; /* generic address in the shared window */
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "invalid __shared__ read"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+Test(report, deadlock_and_watchdog) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry dl(.param .u32 spin)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<4>;\n"
+        " mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 32;\n @%p1 bra $END;\n"
+        " ld.param.u32 %r2, [spin];\n setp.ne.u32 %p1, %r2, 0;\n"
+        "$SPIN:\n @%p1 bra $SPIN;\n bar.sync 1, 64;\n$END:\n ret;\n}\n";
+    TileDevice *d = NULL;
+    DevOptions o = {.emu_max_instructions = 100000};
+    cr_assert_eq(dev_open("emu", &o, &d, NULL), DEV_OK);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "dl", &m);
+    uint32_t spin = 0;
+    void *params[] = {&spin};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "deadlock") && strstr(dev_last_error(d), "bar.sync 1, 64"), "%s", dev_last_error(d));
+    spin = 1;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "watchdog"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+Test(report, unsupported) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m = NULL;
+    const char *bad = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n foo.b32 %r1, %r2;\n ret;\n}\n";
+    cr_assert_eq(dev_module_load_ptx(d, bad, &m), DEV_ERR_PTX);
+    cr_assert(strstr(dev_last_error(d), "ptx:7:") && strstr(dev_last_error(d), "unsupported instruction 'foo.b32'"), "%s",
+              dev_last_error(d));
+    const char *badmod = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n prmt.b32.f4e %r1, %r2, %r3, %r1;\n ret;\n}\n";
+    cr_assert_eq(dev_module_load_ptx(d, badmod, &m), DEV_ERR_PTX);
+    cr_assert(strstr(dev_last_error(d), "unsupported modifier '.f4e'"), "%s", dev_last_error(d));
+    const char *undecl = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n add.s32 %r1, %r9, 1;\n ret;\n}\n";
+    cr_assert_eq(dev_module_load_ptx(d, undecl, &m), DEV_ERR_PTX);
+    cr_assert(strstr(dev_last_error(d), "undeclared register '%r9'"), "%s", dev_last_error(d));
+    const char *mma = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<12>;\n .reg .f32 %f<9>;\n"
+                      " mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f5,%f6,%f7,%f8};\n"
+                      " ret;\n}\n";
+    TileDevFunction *f = load(d, mma, "k", &m);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "'mma' is not supported") && strstr(dev_last_error(d), "PTX line 8"), "%s",
+              dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+Test(ptx, vote_and_warp_sync) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry v(.param .u64 out)\n{\n .reg .pred %p<4>;\n .reg .b32 %r<10>;\n .reg .b64 %rd<4>;\n"
+        " mov.u32 %r1, %laneid;\n and.b32 %r2, %r1, 1;\n setp.ne.u32 %p1, %r2, 0;\n"
+        " vote.sync.ballot.b32 %r3, %p1, 0xffffffff;\n"
+        " vote.sync.any.pred %p2, %p1, 0xffffffff;\n selp.u32 %r4, 1, 0, %p2;\n"
+        " @!%p1 vote.sync.all.pred %p3, !%p1, 0x55555555;\n"
+        " @!%p1 selp.u32 %r5, 1, 0, %p3;\n @%p1 mov.u32 %r5, 7;\n"
+        " bar.warp.sync 0xffffffff;\n"
+        " activemask.b32 %r6;\n"
+        " mov.u32 %r7, %tid.x;\n mul.wide.u32 %rd1, %r7, 16;\n ld.param.u64 %rd2, [out];\n add.s64 %rd3, %rd2, %rd1;\n"
+        " st.global.v4.u32 [%rd3], {%r3, %r4, %r5, %r6};\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "v", &m);
+    uint64_t out = poisoned(d, 64 * 16);
+    void *params[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 48, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint32_t o[48][4];
+    download(d, o, out, sizeof o);
+    for (int i = 0; i < 48; i++) {
+        uint32_t full = i < 32 ? 0xFFFFFFFFu : 0xFFFFu; /* the second warp has 16 lanes */
+        cr_assert_eq(o[i][0], 0xAAAAAAAAu & full, "ballot %d: %x", i, o[i][0]);
+        cr_assert_eq(o[i][1], 1u);
+        cr_assert_eq(o[i][2], i % 2 ? 7u : 1u, "all %d", i);
+        cr_assert_eq(o[i][3], full, "activemask %d", i);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+Test(ptx, globals_initializers_and_local) {
+    static const char *ptx = PTX_HEAD
+        ".global .align 4 .u32 table[4] = {10, 20, 30, 40};\n"
+        ".const .align 4 .f32 scale = 0f40000000;\n"
+        ".global .align 4 .u32 counter = 5;\n"
+        ".visible .entry g(.param .u64 out)\n{\n .reg .b32 %r<10>;\n .reg .b64 %rd<8>;\n"
+        " .local .align 4 .b8 depot[16];\n"
+        " mov.u32 %r1, %tid.x;\n mul.wide.u32 %rd1, %r1, 4;\n mov.u64 %rd2, table;\n add.s64 %rd3, %rd2, %rd1;\n"
+        " ld.global.u32 %r2, [%rd3];\n ld.const.f32 %r3, [scale];\n cvt.rn.f32.u32 %r4, %r2;\n mul.rn.f32 %r5, %r4, %r3;\n"
+        " mov.u64 %rd4, depot;\n cvta.local.u64 %rd5, %rd4;\n st.u32 [%rd5+8], %r5;\n ld.local.u32 %r6, [depot+8];\n"
+        " ld.param.u64 %rd6, [out];\n add.s64 %rd7, %rd6, %rd1;\n st.global.u32 [%rd7], %r6;\n"
+        " atom.global.add.u32 %r7, [counter], 1;\n st.global.u32 [%rd7+16], %r7;\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "g", &m);
+    uint64_t out = poisoned(d, 32);
+    void *params[] = {&out};
+    for (uint32_t launch = 0; launch < 2; launch++) {
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 4, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        float o[4];
+        uint32_t old[4], seen = 0;
+        download(d, o, out, sizeof o);
+        download(d, old, out + 16, sizeof old);
+        for (int i = 0; i < 4; i++) cr_assert_eq(o[i], 20.0f * (i + 1));
+        /* the module's counter keeps its value across launches: 5..8, then 9..12 */
+        for (int i = 0; i < 4; i++) {
+            cr_assert(old[i] >= 5 + 4 * launch && old[i] < 9 + 4 * launch, "old %u", old[i]);
+            seen |= 1u << (old[i] - 5 - 4 * launch);
+        }
+        cr_assert_eq(seen, 0xFu);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}

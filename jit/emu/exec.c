@@ -156,10 +156,11 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP:
         return true;
     case EMU_OP_ACTIVEMASK: {
-        uint32_t base = t->linear & ~31u, mask = 0;
-        for (uint32_t i = 0; i < 32 && base + i < b->nthreads; i++)
-            if (b->t[base + i].state != EMU_TS_DONE) mask |= 1u << i;
-        EMU_R(t, in, 0) = mask;
+        /* lanes run one after another: a lane that exited during this
+         * round was still active, on the GPU, when this lane got here */
+        uint32_t base = t->linear & ~31u, n = b->nthreads - base < 32 ? b->nthreads - base : 32;
+        uint32_t all = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
+        EMU_R(t, in, 0) = all & ~b->exited[t->linear / 32];
         return true;
     }
     case EMU_OP_RCP: case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN:
@@ -507,8 +508,11 @@ static bool run_block(EmuBlock *b) {
     for (;;) {
         bool progress = false;
         for (uint32_t w = 0; w < nwarps; w++) {
+            uint32_t end = (w + 1) * 32 < b->nthreads ? (w + 1) * 32 : b->nthreads;
+            b->exited[w] = 0;
+            for (uint32_t i = w * 32; i < end; i++)
+                if (b->t[i].state == EMU_TS_DONE) b->exited[w] |= 1u << (i - w * 32);
             for (;;) {
-                uint32_t end = (w + 1) * 32 < b->nthreads ? (w + 1) * 32 : b->nthreads;
                 for (uint32_t i = w * 32; i < end; i++) {
                     EmuThread *t = &b->t[i];
                     if (t->state != EMU_TS_RUN) continue;
@@ -575,13 +579,14 @@ static void *worker(void *arg) {
     b.L = L;
     b.nthreads = L->block[0] * L->block[1] * L->block[2];
     b.t = calloc(b.nthreads, sizeof *b.t);
+    b.exited = calloc((b.nthreads + 31) / 32, sizeof *b.exited);
     b.regs = calloc((size_t)b.nthreads * L->f->nslots, sizeof(uint64_t));
     b.shared_size = L->shared_size;
     b.shared = calloc(b.shared_size ? b.shared_size : 1, 1);
     b.local_size = (L->f->local_size + 15) & ~15u;
     b.local = calloc((size_t)b.nthreads * b.local_size + 1, 1);
     if (L->opt->racecheck) b.shadow = calloc((size_t)b.shared_size + 1, sizeof *b.shadow);
-    if (!b.t || !b.regs || !b.shared || !b.local || (L->opt->racecheck && !b.shadow)) {
+    if (!b.t || !b.exited || !b.regs || !b.shared || !b.local || (L->opt->racecheck && !b.shadow)) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
         for (;;) {
@@ -596,6 +601,7 @@ static void *worker(void *arg) {
     }
     atomic_fetch_add(&L->instructions, b.icount);
     free(b.t);
+    free(b.exited);
     free(b.regs);
     free(b.shared);
     free(b.local);

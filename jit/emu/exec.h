@@ -73,6 +73,7 @@ typedef struct EmuBlock {
     uint8_t *c_host;
     bool faulted;
     uint64_t icount;
+    uint32_t *exited;     /* per warp: lanes that had exited when its last round began */
 } EmuBlock;
 
 /* ---- float formats and exact rounding (fpconv.c) ---- */

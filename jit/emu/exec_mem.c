@@ -169,11 +169,11 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t add
             int len;
             emu_module_line(b->L->m, oline, &line, &len);
             if (other == UINT32_MAX)
-                return emu_fault(b, t, in, what, "conflicts with reads by several threads (last at PTX line %u: %.*s) "
-                                 "with no barrier in between", oline, len, line);
+                return emu_fault(b, t, in, what, "conflicts with reads by several threads (the last at PTX line %u) "
+                                 "with no barrier in between: %.*s", oline, len, line);
             uint32_t tid[3];
             thread_of(b, other, tid);
-            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u) at PTX line %u: %.*s, with no barrier in between",
+            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u) at PTX line %u with no barrier in between: %.*s",
                              other_write ? "write" : "read", tid[0], tid[1], tid[2], oline, len, line);
         }
         if (write) {
