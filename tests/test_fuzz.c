@@ -126,7 +126,7 @@ Test(fuzz, mutated_kernels, .timeout = 540) {
     }
     closedir(d);
     cr_assert_gt(ns, 0);
-    int iters = getenv("TILE_FUZZ_ITERS") ? atoi(getenv("TILE_FUZZ_ITERS")) : 2000;
+    int iters = getenv("TILE_FUZZ_ITERS") ? atoi(getenv("TILE_FUZZ_ITERS")) : 3000;
     static char buf[1 << 16];
     int ok = 0, errors = 0;
     for (int it = 0; it < iters; it++) {
