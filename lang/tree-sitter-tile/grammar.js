@@ -1,0 +1,291 @@
+/**
+ * tree-sitter grammar for tile (docs/language.md).
+ *
+ * Written from the reference's grammar section, not from lang/parse.c, so
+ * the two parsers check each other (tests/test_treesitter.c).  Each rule
+ * carries the reference's rule as a comment.  Differences that are inherent
+ * to tree-sitter, not to the language:
+ *   1. keywords are reserved only where the language uses them (tree-sitter
+ *      lexes a keyword only where it is valid), so `in` is contextual as the
+ *      reference says, and `let kernel = 1;` is accepted here although the
+ *      compiler rejects it;
+ *   2. the ten binary levels `or` ... `term` are one `binary_expression`
+ *      rule ordered by precedence; below them the hidden rules `_unary`,
+ *      `_castexpr`, `_postfix` and `_primary` are the reference's `unary`,
+ *      `castexpr`, `postfix` and `primary`, so `-x as f16` is `-(x as f16)`
+ *      and `x as f16 (1)` is an error, as in the reference.
+ * After editing: regenerate src/ (see README.md) and commit it with this file.
+ */
+
+const PREC = {
+  or: 1,
+  and: 2,
+  bitor: 3,
+  bitxor: 4,
+  bitand: 5,
+  equality: 6,
+  relation: 7,
+  shift: 8,
+  additive: 9,
+  term: 10,
+};
+
+const SCALAR_TYPES = [
+  'i1', 'i8', 'i16', 'i32', 'i64', 'u8', 'u16', 'u32', 'u64',
+  'f16', 'bf16', 'f32', 'f64', 'f8e4m3', 'f8e5m2',
+];
+
+const ASSIGN_OPS = ['=', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '<<=', '>>='];
+
+const commaSep1 = (rule) => seq(rule, repeat(seq(',', rule)));
+const commaSep = (rule) => optional(commaSep1(rule));
+
+module.exports = grammar({
+  name: 'tile',
+
+  word: ($) => $.identifier,
+
+  extras: ($) => [/\s/, $.comment],
+
+  supertypes: ($) => [$._declaration, $._statement, $._expression, $._type],
+
+  rules: {
+    // file = { import | constdecl | fn | kernel }
+    source_file: ($) => repeat($._declaration),
+
+    _declaration: ($) => choice(
+      $.import_declaration,
+      $.const_declaration,
+      $.function_definition,
+      $.kernel_definition,
+    ),
+
+    // import = "import" STRING ";"
+    import_declaration: ($) => seq('import', field('path', $.string), ';'),
+
+    // constdecl = "const" IDENT [ ":" type ] "=" expr ";"
+    const_declaration: ($) => seq(
+      'const',
+      field('name', $.identifier),
+      optional(seq(':', field('type', $._type))),
+      '=',
+      field('value', $._expression),
+      ';',
+    ),
+
+    // fn = "fn" IDENT "(" [ param { "," param } ] ")" block
+    function_definition: ($) => seq(
+      'fn',
+      field('name', $.identifier),
+      field('parameters', $.parameter_list),
+      field('body', $.block),
+    ),
+
+    // kernel = { attr } "kernel" IDENT "(" [ param { "," param } ] ")" block
+    kernel_definition: ($) => seq(
+      repeat(field('attribute', $.attribute)),
+      'kernel',
+      field('name', $.identifier),
+      field('parameters', $.parameter_list),
+      field('body', $.block),
+    ),
+
+    // attr = "@" IDENT "(" expr ")"
+    attribute: ($) => seq('@', field('name', $.identifier), '(', field('argument', $._expression), ')'),
+
+    parameter_list: ($) => seq('(', commaSep(choice($.parameter, $.const_parameter)), ')'),
+
+    // param = [ "const" ] IDENT [ ":" type ] [ "=" expr ]
+    // (a `const` parameter is its own node: it is a compile-time value)
+    parameter: ($) => seq(
+      field('name', $.identifier),
+      optional(seq(':', field('type', $._type))),
+      optional(seq('=', field('default', $._expression))),
+    ),
+
+    const_parameter: ($) => seq(
+      'const',
+      field('name', $.identifier),
+      optional(seq(':', field('type', $._type))),
+      optional(seq('=', field('default', $._expression))),
+    ),
+
+    // type = SCALAR_TYPE | "*" type
+    _type: ($) => choice($.primitive_type, $.pointer_type),
+
+    primitive_type: (_) => choice(...SCALAR_TYPES),
+
+    pointer_type: ($) => seq('*', field('pointee', $._type)),
+
+    // block = "{" { stmt } "}"
+    block: ($) => seq('{', repeat($._statement), '}'),
+
+    _statement: ($) => choice(
+      $.let_statement,
+      $.assignment_statement,
+      $.for_statement,
+      $.if_statement,
+      $.return_statement,
+      $.expression_statement,
+    ),
+
+    // stmt = "let" IDENT [ ":" type ] "=" expr ";"
+    let_statement: ($) => seq(
+      'let',
+      field('name', $.identifier),
+      optional(seq(':', field('type', $._type))),
+      '=',
+      field('value', $._expression),
+      ';',
+    ),
+
+    //      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
+    assignment_statement: ($) => seq(
+      field('left', $.identifier),
+      field('operator', choice(...ASSIGN_OPS)),
+      field('right', $._expression),
+      ';',
+    ),
+
+    //      | "for" IDENT "in" "range" "(" expr [ "," expr [ "," expr ] ] ")" block
+    for_statement: ($) => seq(
+      'for',
+      field('variable', $.identifier),
+      'in',
+      'range',
+      '(',
+      field('bound', $._expression),
+      optional(seq(',', field('bound', $._expression),
+        optional(seq(',', field('bound', $._expression))))),
+      ')',
+      field('body', $.block),
+    ),
+
+    // ifstmt = "if" expr block [ "else" ( block | ifstmt ) ]
+    if_statement: ($) => seq(
+      'if',
+      field('condition', $._expression),
+      field('consequence', $.block),
+      optional(seq('else', field('alternative', choice($.block, $.if_statement)))),
+    ),
+
+    //      | "return" [ expr ] ";"
+    return_statement: ($) => seq('return', optional(field('value', $._expression)), ';'),
+
+    //      | expr ";"
+    expression_statement: ($) => seq($._expression, ';'),
+
+    // expr = or; the ten binary levels, then unary, castexpr, postfix, primary
+    _expression: ($) => choice(
+      $.binary_expression,
+      $._unary,
+    ),
+
+    // or = and { "||" and } ... term = unary { ( "*" | "/" | "%" ) unary }
+    binary_expression: ($) => {
+      const table = [
+        [PREC.or, '||'],
+        [PREC.and, '&&'],
+        [PREC.bitor, '|'],
+        [PREC.bitxor, '^'],
+        [PREC.bitand, '&'],
+        [PREC.equality, choice('==', '!=')],
+        [PREC.relation, choice('<', '<=', '>', '>=')],
+        [PREC.shift, choice('<<', '>>')],
+        [PREC.additive, choice('+', '-')],
+        [PREC.term, choice('*', '/', '%')],
+      ];
+      return choice(...table.map(([p, op]) => prec.left(p, seq(
+        field('left', $._expression),
+        field('operator', op),
+        field('right', $._expression),
+      ))));
+    },
+
+    // unary = ( "-" | "!" | "~" ) unary | castexpr
+    _unary: ($) => choice($.unary_expression, $._castexpr),
+
+    unary_expression: ($) => seq(
+      field('operator', choice('-', '!', '~')),
+      field('operand', $._unary),
+    ),
+
+    // castexpr = postfix { "as" type }
+    _castexpr: ($) => choice($.cast_expression, $._postfix),
+
+    cast_expression: ($) => seq(
+      field('value', $._castexpr),
+      'as',
+      field('type', $._type),
+    ),
+
+    // postfix = primary { "(" [ arg { "," arg } ] ")" | "[" index { "," index } "]" }
+    _postfix: ($) => choice($.call_expression, $.index_expression, $._primary),
+
+    call_expression: ($) => seq(
+      field('function', $._postfix),
+      field('arguments', $.argument_list),
+    ),
+
+    argument_list: ($) => seq('(', commaSep(choice($._expression, $.keyword_argument)), ')'),
+
+    // arg = [ IDENT "=" ] expr
+    keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', $._expression)),
+
+    index_expression: ($) => seq(
+      field('value', $._postfix),
+      '[',
+      commaSep1(field('index', choice($.slice, $.none))),
+      ']',
+    ),
+
+    // index = ":" | "None"
+    slice: (_) => ':',
+    none: (_) => 'None',
+
+    // primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE
+    //         | "(" expr ")" | "[" expr { "," expr } "]"
+    _primary: ($) => choice(
+      $.integer,
+      $.float,
+      $.true,
+      $.false,
+      $.identifier,
+      $.primitive_type,
+      $.parenthesized_expression,
+      $.list_expression,
+    ),
+
+    parenthesized_expression: ($) => seq('(', $._expression, ')'),
+
+    list_expression: ($) => seq('[', commaSep1($._expression), ']'),
+
+    true: (_) => 'true',
+    false: (_) => 'false',
+
+    // Integer literals: decimal, hex, binary, with optional `_` separators.
+    integer: (_) => token(choice(
+      /[0-9][0-9_]*/,
+      /0[xX][0-9a-fA-F_]+/,
+      /0[bB][01_]+/,
+    )),
+
+    // Float literals: `1.0`, `1e-5`, `.5`, `2.5e3`.
+    float: (_) => token(choice(
+      /[0-9][0-9_]*\.[0-9_]*([eE][+-]?[0-9_]+)?/,
+      /\.[0-9][0-9_]*([eE][+-]?[0-9_]+)?/,
+      /[0-9][0-9_]*[eE][+-]?[0-9_]+/,
+    )),
+
+    // Strings (only in `import` and `@` attributes): "..." with \" and \\, on one line.
+    string: (_) => token(seq('"', repeat(choice(/[^"\\\n]/, /\\["\\]/)), '"')),
+
+    identifier: (_) => /[A-Za-z_][A-Za-z0-9_]*/,
+
+    // `// to end of line` and `/* block */` (not nested)
+    comment: (_) => token(choice(
+      seq('//', /[^\n]*/),
+      seq('/*', /[^*]*\*+([^/*][^*]*\*+)*/, '/'),
+    )),
+  },
+});
