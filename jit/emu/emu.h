@@ -381,8 +381,8 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
                 unsigned dyn_smem, void **params, const EmuOptions *opt, EmuLaunchStats *stats,
                 char **err);
 
-/* Text of PTX line `line` (trimmed, without comment) for reports. */
-void emu_module_line(const EmuModule *m, uint32_t line, const char **s, int *len);
+/* Text of PTX line `line` (trimmed, without comment, blanks collapsed) for reports. */
+void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap);
 
 /* Names from the tables. */
 const char *emu_op_name(unsigned op);

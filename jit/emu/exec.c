@@ -120,10 +120,9 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
     Str s = {0};
     str_printf(&s, "%s\n", what);
     if (in) {
-        const char *line;
-        int len;
-        emu_module_line(L->m, in->line, &line, &len);
-        str_printf(&s, "    at kernel '%s', PTX line %u: %.*s\n", L->f->name, in->line, len, line);
+        char line[256];
+            emu_module_line(L->m, in->line, line, sizeof line);
+        str_printf(&s, "    at kernel '%s', PTX line %u: %s\n", L->f->name, in->line, line);
     } else {
         str_printf(&s, "    in kernel '%s'\n", L->f->name);
     }
@@ -481,11 +480,10 @@ static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
             if (ti->state != EMU_TS_WARP) { ready = false; break; }
             const EmuIns *ii = &f->code[ti->pc];
             if (ii->op != il->op) {
-                const char *line;
-                int len;
-                emu_module_line(b->L->m, ii->line, &line, &len);
+                char line[256];
+            emu_module_line(b->L->m, ii->line, line, sizeof line);
                 return emu_fault(b, tl, il, "divergent warp-synchronous instructions",
-                                 "lane %u of the member mask waits at PTX line %u: %.*s", i, ii->line, len, line);
+                                 "lane %u of the member mask waits at PTX line %u: %s", i, ii->line, line);
             }
             group[ng++] = ti;
         }
@@ -562,12 +560,11 @@ static bool run_block(EmuBlock *b) {
                                  "%u live threads, none can proceed (barrier thread count %u never reached?)", live,
                                  t0->bar_count);
             }
-            const char *line;
-            int len;
-            emu_module_line(L->m, f->code[t1->pc].line, &line, &len);
+            char line[256];
+            emu_module_line(L->m, f->code[t1->pc].line, line, sizeof line);
             return emu_fault(b, t0, &f->code[t0->pc], "deadlock: barrier and warp-synchronous instruction wait on each other",
-                             "while thread (%u,%u,%u) waits at PTX line %u: %.*s", t1->tid[0], t1->tid[1], t1->tid[2],
-                             f->code[t1->pc].line, len, line);
+                             "while thread (%u,%u,%u) waits at PTX line %u: %s", t1->tid[0], t1->tid[1], t1->tid[2],
+                             f->code[t1->pc].line, line);
         }
     }
 }

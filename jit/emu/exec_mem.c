@@ -165,16 +165,15 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t add
         if (kind) {
             char what[96];
             snprintf(what, sizeof what, "racecheck: shared-memory hazard (%s) at __shared__ address 0x%x", kind, addr + i);
-            const char *line;
-            int len;
-            emu_module_line(b->L->m, oline, &line, &len);
+            char line[256];
+            emu_module_line(b->L->m, oline, line, sizeof line);
             if (other == UINT32_MAX)
                 return emu_fault(b, t, in, what, "conflicts with reads by several threads (the last at PTX line %u) "
-                                 "with no barrier in between: %.*s", oline, len, line);
+                                 "with no barrier in between: %s", oline, line);
             uint32_t tid[3];
             thread_of(b, other, tid);
-            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u) at PTX line %u with no barrier in between: %.*s",
-                             other_write ? "write" : "read", tid[0], tid[1], tid[2], oline, len, line);
+            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u) at PTX line %u with no barrier in between: %s",
+                             other_write ? "write" : "read", tid[0], tid[1], tid[2], oline, line);
         }
         if (write) {
             s->wepoch = ep;

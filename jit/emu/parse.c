@@ -1239,19 +1239,25 @@ EmuFunc *emu_module_find(EmuModule *m, const char *name) {
     return NULL;
 }
 
-/* Text of a PTX line, for reports: pointer and length. */
-void emu_module_line(const EmuModule *m, uint32_t line, const char **s, int *len) {
-    *s = "";
-    *len = 0;
+/* Text of a PTX line for reports: trimmed, comment dropped, runs of
+ * blanks collapsed to one space. */
+void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
+    if (cap == 0) return;
+    buf[0] = 0;
     if (line < 1 || line > m->nlines) return;
     const char *p = m->text + m->line_start[line];
-    while (*p == ' ' || *p == '\t') p++;
-    const char *e = p;
-    while (*e && *e != '\n') e++;
-    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
-    /* drop a trailing // comment */
-    for (const char *c = p; c + 1 < e; c++)
-        if (c[0] == '/' && c[1] == '/') { e = c; while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--; break; }
-    *s = p;
-    *len = (int)(e - p);
+    size_t n = 0;
+    bool blank = true; /* drop leading blanks */
+    for (; *p && *p != '\n' && n + 1 < cap; p++) {
+        if (p[0] == '/' && p[1] == '/') break;
+        if (*p == ' ' || *p == '\t' || *p == '\r') {
+            if (!blank) buf[n++] = ' ';
+            blank = true;
+            continue;
+        }
+        buf[n++] = *p;
+        blank = false;
+    }
+    while (n > 0 && buf[n - 1] == ' ') n--;
+    buf[n] = 0;
 }

@@ -1,0 +1,71 @@
+/* emu_speed.c - emulator throughput benchmark (not a test).
+ *
+ * Runs LLVM-emitted kernels from tests/emu/ on the emu backend and prints
+ * executed thread-instructions per second, single host thread and all
+ * cores.  Goal: >= 50 M thread-instructions/s per host core.
+ *
+ * Build: gcc -std=c17 -D_GNU_SOURCE -O2 -I. support/support.c jit/device*.c \
+ *            jit/emu/ *.c bench/emu_speed.c -lpthread -ldl -lm -o emu_speed
+ * Run from the repository root: ./emu_speed */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jit/device.h"
+#include "support/support.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, TileDevice *d) {
+    fprintf(stderr, "%s: %s\n", what, d ? dev_last_error(d) : "");
+    exit(1);
+}
+
+static void bench(const char *file, const char *kernel, unsigned threads, int which) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/emu/%s", file);
+    size_t len;
+    char *ptx = read_file(path, &len);
+    if (!ptx) { fprintf(stderr, "cannot read %s (run from the repository root)\n", path); exit(1); }
+    for (unsigned ht = 1; ht <= 2; ht++) {
+        DevOptions o = {.emu_host_threads = ht == 1 ? 1 : 0};
+        TileDevice *d;
+        if (dev_open("emu", &o, &d, NULL)) die("open", NULL);
+        TileDevModule *m;
+        TileDevFunction *f;
+        if (dev_module_load_ptx(d, ptx, &m) || dev_module_get_function(m, kernel, &f)) die("load", d);
+        int n = 1 << 22;
+        uint64_t a, b, c;
+        if (dev_malloc(d, (size_t)n * 4, &a) || dev_malloc(d, (size_t)n * 4, &b) || dev_malloc(d, (size_t)n * 4, &c)) die("malloc", d);
+        dev_memset_d8(d, a, 0, (size_t)n * 4);
+        dev_memset_d8(d, b, 0, (size_t)n * 4);
+        int nn = (int)threads;
+        void *p3[] = {&a, &b, &c, &nn};
+        void *p2[] = {&a, &b, &nn};
+        unsigned bs = 256;
+        double t0 = now();
+        if (dev_launch(f, (threads + bs - 1) / bs, 1, 1, bs, 1, 1, 0, NULL, which == 0 ? p3 : p2)) die("launch", d);
+        double t = now() - t0;
+        DevLaunchStats s;
+        dev_last_launch_stats(d, &s);
+        printf("%-10s %-10s %u threads, host threads %-4s: %10llu instr in %.3f s = %6.1f M instr/s\n", file, kernel,
+               threads, ht == 1 ? "1" : "all", (unsigned long long)s.instructions, t, s.instructions / t / 1e6);
+        dev_module_unload(m);
+        dev_close(d);
+    }
+    free(ptx);
+}
+
+int main(void) {
+    bench("vadd.ptx", "vadd", 1 << 22, 0);
+    bench("reduce.ptx", "block_sum", 1 << 21, 1);
+    return 0;
+}
