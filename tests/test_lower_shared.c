@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "jit/device.h"
@@ -501,6 +502,84 @@ Test(lower_shared, reduce_nan) {
     const char *kinds[] = {"max", "min", "argmax", "argmin"};
     for (int w = 0; w < 3; w++)
         for (int k = 0; k < 4; k++) expect_ok(check_reduce_nan(kinds[k], warp_counts[w]));
+}
+
+/* x[4][8][16] (row-major): sum along `ax` (rank-3 blocked -> slice), then max along dim 0 of that
+ * (a reduce whose operand is itself a slice); out = the remaining vector. */
+static char *gen_reduce_rank3(int ax, int warps, int *nout) {
+    static const int S[3] = {4, 8, 16}, stride[3] = {128, 16, 1};
+    int r[2], n = 0;
+    for (int d = 0; d < 3; d++)
+        if (d != ax) r[n++] = S[d];
+    *nout = r[1];
+    Str s = {0};
+    str_printf(&s, "kernel @k(%%x: ptr<i32> #div16, %%out: ptr<i32> #div16) num_warps=%d num_stages=1 {\n", warps);
+    for (int d = 0; d < 3; d++) { /* %o<d> = coordinate along d times its stride, broadcast to 4x8x16 */
+        char sh[3][8];
+        for (int e = 0; e < 3; e++) snprintf(sh[e], sizeof sh[e], "%d", e == d ? S[d] : 1);
+        str_printf(&s, "  %%i%d = arange {start=0, end=%d} : tensor<%dxi32>\n", d, S[d], S[d]);
+        if (d == 0) str_printf(&s, "  %%j%d = expand_dims %%i%d {axis=1} : tensor<%sx1xi32>\n", d, d, sh[0]);
+        else str_printf(&s, "  %%j%d = expand_dims %%i%d {axis=0} : tensor<1x%sxi32>\n", d, d, d == 1 ? sh[1] : sh[2]);
+        if (d == 2) str_printf(&s, "  %%k%d = expand_dims %%j%d {axis=0} : tensor<1x1x16xi32>\n", d, d);
+        else str_printf(&s, "  %%k%d = expand_dims %%j%d {axis=2} : tensor<%sx%sx1xi32>\n", d, d, sh[0], sh[1]);
+        str_printf(&s, "  %%b%d = broadcast %%k%d : tensor<4x8x16xi32>\n", d, d);
+        str_printf(&s, "  %%s%d = const {value=%d} : tensor<4x8x16xi32>\n", d, stride[d]);
+        str_printf(&s, "  %%o%d = mul %%b%d, %%s%d : tensor<4x8x16xi32>\n", d, d, d);
+    }
+    str_puts(&s, "  %o01 = add %o0, %o1 : tensor<4x8x16xi32>\n"
+                 "  %off = add %o01, %o2 : tensor<4x8x16xi32>\n"
+                 "  %pb = splat %x : tensor<4x8x16xptr<i32>>\n"
+                 "  %p = ptr_add %pb, %off : tensor<4x8x16xptr<i32>>\n"
+                 "  %v = load %p : tensor<4x8x16xi32>\n");
+    str_printf(&s, "  %%r = reduce %%v {kind=sum, axis=%d} : tensor<%dx%dxi32>\n", ax, r[0], r[1]);
+    str_printf(&s, "  %%r2 = reduce %%r {kind=max, axis=0} : tensor<%dxi32>\n", r[1]);
+    str_printf(&s, "  %%n = arange {start=0, end=%d} : tensor<%dxi32>\n", r[1], r[1]);
+    str_printf(&s, "  %%qb = splat %%out : tensor<%dxptr<i32>>\n", r[1]);
+    str_printf(&s, "  %%q = ptr_add %%qb, %%n : tensor<%dxptr<i32>>\n", r[1]);
+    str_puts(&s, "  store %q, %r2\n  return\n}\n");
+    return str_take(&s);
+}
+
+static char *check_reduce_rank3(int ax, int warps) {
+    static const int S[3] = {4, 8, 16};
+    int nout;
+    char *text = gen_reduce_rank3(ax, warps, &nout), *err = NULL;
+    char *ptx = compile_tir(text, true, &err);
+    free(text);
+    if (!ptx) return fail_msg("compile", err);
+    int32_t x[512], out[16] = {0};
+    for (int i = 0; i < 512; i++) x[i] = (int32_t)input_val("i32", i, ax);
+    void *host[2] = {x, out};
+    size_t bytes[2] = {sizeof x, sizeof out};
+    char *msg = NULL;
+    if (!emu_run(ptx, warps, 2, host, bytes, &err)) msg = fail_msg("emu", err);
+    int kept[2], n = 0;
+    for (int d = 0; d < 3; d++)
+        if (d != ax) kept[n++] = d;
+    for (int j = 0; !msg && j < nout; j++) {
+        int best = INT32_MIN;
+        for (int i = 0; i < S[kept[0]]; i++) {
+            int sum = 0;
+            for (int t = 0; t < S[ax]; t++) {
+                int c[3];
+                c[ax] = t, c[kept[0]] = i, c[kept[1]] = j;
+                sum += x[c[0] * 128 + c[1] * 16 + c[2]];
+            }
+            if (sum > best) best = sum;
+        }
+        if (out[j] != best) {
+            Str s = {0};
+            str_printf(&s, "rank-3 sum along %d then max, warps %d: out[%d] = %d, want %d", ax, warps, j, out[j], best);
+            msg = str_take(&s);
+        }
+    }
+    free(ptx);
+    return msg;
+}
+
+Test(lower_shared, reduce_rank3_then_slice) {
+    for (int w = 0; w < 3; w++)
+        for (int ax = 0; ax < 3; ax++) expect_ok(check_reduce_rank3(ax, warp_counts[w]));
 }
 
 Test(lower_shared, scan) {
