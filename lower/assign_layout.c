@@ -24,8 +24,11 @@
  *   5. Each memory op records its vector width: the layout's elements per
  *      thread along the fastest dim, capped by the pointer's contiguity and
  *      alignment and by the constancy of the mask.
- * `dot` stages its operands through shared memory itself, so it places no
- * wish on them; its accumulator takes the layout of whatever consumes it. */
+ * A `dot` that tensor cores can do anchors its accumulator in the mma.sync
+ * layout (before the backward walk, so a loop carries the accumulator in it)
+ * and converts its operands to the mma operand layouts.  Any other `dot`
+ * stages its operands through shared memory itself, so it places no wish on
+ * them; its accumulator takes the layout of whatever consumes it. */
 #include "layout.h"
 #include "passes.h"
 
@@ -106,6 +109,48 @@ static const Layout *result_wish(Ctx *c, ValueId v) {
 
 static void backward_block(Ctx *c, Block *b);
 
+/* Tensor cores: the mma.sync accumulator layout for a dot, or NULL when the dot stays on
+ * FMA (types without an MMA form, or tiles smaller than one instruction).  Warps split the
+ * output tile, doubling along whichever dim leaves each warp the larger share. */
+static const Layout *mma_for(Ctx *c, Inst *i, const Layout **la, const Layout **lb) {
+    const Type *at = tir_vtype(c->f, i->ops[0]), *bt = tir_vtype(c->f, i->ops[1]), *rt = tir_vtype(c->f, i->res[0]);
+    int kw = 0, vpr = 0;
+    if ((at->dt == DT_F16 || at->dt == DT_BF16) && bt->dt == at->dt && rt->dt == DT_F32) kw = 16, vpr = 2;
+    else if (at->dt == DT_F32 && bt->dt == DT_F32 && rt->dt == DT_F32 && i->a.allow_tf32) kw = 8, vpr = 1;
+    else if (at->dt == DT_I8 && bt->dt == DT_I8 && rt->dt == DT_I32) kw = 32, vpr = 4;
+    if (!kw) return NULL;
+    int M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
+    if (M < 16 || N < 8 || K < kw) return NULL;
+    int wm = 1, wn = 1;
+    while (wm * wn < c->f->num_warps) {
+        if (M / (16 * wm) >= 2 && (M / wm >= N / wn || N / (8 * wn) < 2)) wm *= 2;
+        else if (N / (8 * wn) >= 2) wn *= 2;
+        else wm *= 2;
+    }
+    Layout m = {.kind = LAYOUT_MMA, .rank = 2};
+    m.wpc[0] = (uint8_t)wm;
+    m.wpc[1] = (uint8_t)wn;
+    m.order[0] = 1;
+    const Layout *ml = intern(c, m);
+    Layout a = {.kind = LAYOUT_DOT_A, .rank = 2, .parent = ml, .kw = (uint8_t)kw, .vpr = (uint8_t)vpr};
+    Layout b = a;
+    b.kind = LAYOUT_DOT_B;
+    if (la) *la = intern(c, a);
+    if (lb) *lb = intern(c, b);
+    return ml;
+}
+
+static bool anchor_dots(Inst *i, void *ud) {
+    Ctx *c = ud;
+    if (i->op != OP_DOT) return true;
+    const Layout *m = mma_for(c, i, NULL, NULL);
+    if (m) {
+        c->want[i->res[0]] = m;
+        wish(c, i->ops[2], m);
+    }
+    return true;
+}
+
 /* The layout a value without a wish will most likely get in the forward walk: that of a
  * memory op or a wished value it is computed from. */
 static const Layout *infer(Ctx *c, ValueId v, int depth) {
@@ -169,8 +214,13 @@ static void backward_inst(Ctx *c, Inst *i) {
         return;
     case OP_FOR: {
         Block *body = i->regions[0];
-        for (int k = 0; k < i->nres; k++)
+        Inst *yl = body->last;
+        for (int k = 0; k < i->nres; k++) {
+            /* an anchor computing the carried value (a dot's accumulator) beats later users */
+            if (yl && yl->op == OP_YIELD && k < yl->nops && yl->ops[k] < c->nv && c->want[yl->ops[k]])
+                wish(c, body->args[1 + k], c->want[yl->ops[k]]);
             if (c->want[i->res[k]]) wish(c, body->args[1 + k], c->want[i->res[k]]);
+        }
         backward_block(c, body);
         /* a carried value nobody downstream cares about takes the layout its update
          * computes in (e.g. the load an accumulator adds), so the loop needs no conversion */
@@ -339,6 +389,15 @@ static void forward_inst(Ctx *c, Inst *i) {
         set_layout(c, i->res[0], chosen(c, i->res[0]));
         return;
     case OP_DOT: {
+        const Layout *la, *lb;
+        const Layout *mma = mma_for(c, i, &la, &lb);
+        if (mma) {
+            need(c, i, 0, la);
+            need(c, i, 1, lb);
+            need(c, i, 2, mma);
+            set_layout(c, i->res[0], mma);
+            return;
+        }
         const Layout *r = chosen(c, i->res[0]);
         if (r->kind != LAYOUT_BLOCKED) r = default_layout(c, tir_vtype(f, i->res[0]));
         need(c, i, 2, r);
@@ -406,6 +465,7 @@ static void run_func(Module *m, Func *f) {
     c.nv = f->nvalues;
     c.want = calloc(c.nv, sizeof *c.want);
     if (!c.want) unreachable("out of memory");
+    tir_walk(f->body, anchor_dots, &c);
     backward_block(&c, f->body);
     forward_block(&c, f->body); /* new values it creates have ids >= c.nv */
     free(c.want);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 const Layout *layout_root(const Layout *l) {
-    while (l->kind != LAYOUT_BLOCKED) l = l->parent;
+    while (l->kind == LAYOUT_SLICE) l = l->parent;
     return l;
 }
 
@@ -18,13 +18,37 @@ int layout_root_dim(const Layout *l, int d) {
     return d;
 }
 
-static int coverage_root(const Layout *b, int d) { return b->spt[d] * b->tpw[d] * b->wpc[d]; }
+static int coverage_root(const Layout *b, int d) {
+    switch (b->kind) {
+    case LAYOUT_MMA: return d == 0 ? 16 * b->wpc[0] : 8 * b->wpc[1];
+    case LAYOUT_DOT_A: return d == 0 ? 16 * b->parent->wpc[0] : b->kw;
+    case LAYOUT_DOT_B: return d == 0 ? b->kw : 8 * b->parent->wpc[1];
+    default: return b->spt[d] * b->tpw[d] * b->wpc[d];
+    }
+}
+
+/* Thread terms of the mma-family layouts: g = lane/4 spans 8 rows (A, C) or columns (B),
+ * t = lane%4 spans column pairs (C) or K (A, B); warps are warp_m = warp % wm, warp_n = warp / wm. */
+static ThreadTerm mma_term(const Layout *b, int d) {
+    const Layout *m = b->kind == LAYOUT_MMA ? b : b->parent;
+    int wm = m->wpc[0], wn = m->wpc[1];
+    ThreadTerm g_m = {4, 8, 1, 1, wm, 16}; /* rows of A and C */
+    ThreadTerm g_n = {4, 8, 1, wm, wn, 8}; /* columns of B */
+    ThreadTerm t_k = {1, 4, b->vpr, 1, 1, 0};
+    ThreadTerm t_n = {1, 4, 2, wm, wn, 8}; /* columns of C */
+    switch (b->kind) {
+    case LAYOUT_MMA: return d == 0 ? g_m : t_n;
+    case LAYOUT_DOT_A: return d == 0 ? g_m : t_k;
+    default: return d == 0 ? t_k : g_n;
+    }
+}
 
 int layout_coverage(const Layout *l, int d) { return coverage_root(layout_root(l), layout_root_dim(l, d)); }
 
 ThreadTerm layout_thread_term(const Layout *l, int d) {
     const Layout *b = layout_root(l);
     int rd = layout_root_dim(l, d);
+    if (b->kind != LAYOUT_BLOCKED) return mma_term(b, rd);
     ThreadTerm t = {0};
     int ls = 1, ws = 1;
     for (int i = 0; i < b->rank; i++) {
@@ -43,8 +67,55 @@ ThreadTerm layout_thread_term(const Layout *l, int d) {
     return t;
 }
 
+static int at_least_1(int v) { return v < 1 ? 1 : v; }
+
+/* Registers of the mma-family layouts over root shape rs (see tir.h and layout.h). */
+static int mma_regs(const Layout *b, const int32_t *rs, int32_t (**raw_out)[TIR_MAX_RANK]) {
+    const Layout *m = b->kind == LAYOUT_MMA ? b : b->parent;
+    int wm = m->wpc[0], wn = m->wpc[1];
+    int n = 0;
+    int32_t(*raw)[TIR_MAX_RANK];
+    if (b->kind == LAYOUT_MMA) {
+        int rm = at_least_1(rs[0] / (16 * wm)), rn = at_least_1(rs[1] / (8 * wn));
+        raw = calloc((size_t)(rm * rn * 4), sizeof *raw);
+        if (!raw) unreachable("out of memory");
+        for (int im = 0; im < rm; im++)
+            for (int in = 0; in < rn; in++)
+                for (int h = 0; h < 2; h++)
+                    for (int e = 0; e < 2; e++, n++) {
+                        raw[n][0] = im * 16 * wm + 8 * h;
+                        raw[n][1] = in * 8 * wn + e;
+                    }
+    } else if (b->kind == LAYOUT_DOT_A) {
+        int rm = at_least_1(rs[0] / (16 * wm)), nk = at_least_1(rs[1] / b->kw), per = 4 * b->vpr;
+        raw = calloc((size_t)(rm * nk * per), sizeof *raw);
+        if (!raw) unreachable("out of memory");
+        for (int im = 0; im < rm; im++)
+            for (int kk = 0; kk < nk; kk++)
+                for (int j = 0; j < per; j++, n++) {
+                    int reg = j / b->vpr, e = j % b->vpr;
+                    raw[n][0] = im * 16 * wm + 8 * (reg & 1);
+                    raw[n][1] = kk * b->kw + e + (reg >> 1) * (b->kw / 2);
+                }
+    } else {
+        int nk = at_least_1(rs[0] / b->kw), rn = at_least_1(rs[1] / (8 * wn)), per = 2 * b->vpr;
+        raw = calloc((size_t)(rn * nk * per), sizeof *raw);
+        if (!raw) unreachable("out of memory");
+        for (int in = 0; in < rn; in++)
+            for (int kk = 0; kk < nk; kk++)
+                for (int j = 0; j < per; j++, n++) {
+                    int reg = j / b->vpr, e = j % b->vpr;
+                    raw[n][0] = kk * b->kw + e + reg * (b->kw / 2);
+                    raw[n][1] = in * 8 * wn;
+                }
+    }
+    *raw_out = raw;
+    return n;
+}
+
 /* Registers of blocked layout b over root shape rs (rank b->rank): fills raw coords. */
 static int blocked_regs(const Layout *b, const int32_t *rs, int32_t (**raw_out)[TIR_MAX_RANK], int32_t *li_count) {
+    if (b->kind != LAYOUT_BLOCKED) return mma_regs(b, rs, raw_out);
     int n = 1;
     for (int d = 0; d < b->rank; d++) {
         int cov = coverage_root(b, d);

@@ -272,11 +272,13 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_STORE:
     case OP_ATOMIC_RMW:
     case OP_ATOMIC_CAS: return ll_emit_memory(l, i);
+    case OP_DOT:
+        if (tir_vtype(l->f, i->res[0])->layout->kind == LAYOUT_MMA) return ll_emit_dot_mma(l, i);
+        return ll_emit_shared(l, i);
     case OP_CONVERT_LAYOUT:
     case OP_RESHAPE:
     case OP_REDUCE:
-    case OP_SCAN:
-    case OP_DOT: return ll_emit_shared(l, i);
+    case OP_SCAN: return ll_emit_shared(l, i);
     default: return ll_emit_elementwise(l, i);
     }
 }

@@ -63,5 +63,7 @@ LLVMValueRef ll_const_of(LL *l, DType dt, const Attrs *a);
 bool ll_emit_memory(LL *l, Inst *i);
 /* llvm_shared.c: convert_layout, reshape, reduce, scan, dot */
 bool ll_emit_shared(LL *l, Inst *i);
+/* llvm_mma.c: dot on tensor cores (operands in DOT_A/DOT_B, accumulator in MMA layouts) */
+bool ll_emit_dot_mma(LL *l, Inst *i);
 
 #endif

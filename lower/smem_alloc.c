@@ -48,11 +48,13 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
         int w = smem_warps_along(t, ax);
         if (w <= 1) return 0;
         int64_t rows = tir_type_numel(t) / t->shape[ax];
-        int per = elem_bytes(t) + (i->a.ival2 == RED_ARGMAX || i->a.ival2 == RED_ARGMIN ? 4 : 0);
+        /* partials in the accumulation type (f16/bf16 as f32, narrow ints as i32), plus an i32 index for arg kinds */
+        int per = (elem_bytes(t) < 4 ? 4 : elem_bytes(t)) + (i->a.ival2 == RED_ARGMAX || i->a.ival2 == RED_ARGMIN ? 4 : 0);
         return (int)(rows * w * per);
     }
     case OP_DOT: {
         const Type *a = f->values[i->ops[0]].type, *b = f->values[i->ops[1]].type;
+        if (a->layout && a->layout->kind == LAYOUT_DOT_A) return 0; /* tensor cores: operands arrive in registers */
         int64_t sa = (tir_type_numel(a) * elem_bytes(a) + 15) & ~15;
         return (int)(sa + tir_type_numel(b) * elem_bytes(b));
     }

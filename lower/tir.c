@@ -90,7 +90,9 @@ FuncArg *tir_func_add_arg(Func *f, const char *name, const Type *t) {
 }
 
 static bool layout_eq(const Layout *a, const Layout *b) {
-    if (a->kind != b->kind || a->rank != b->rank || a->dim != b->dim || a->parent != b->parent) return false;
+    if (a->kind != b->kind || a->rank != b->rank || a->dim != b->dim || a->parent != b->parent || a->kw != b->kw ||
+        a->vpr != b->vpr)
+        return false;
     for (int i = 0; i < a->rank; i++)
         if (a->spt[i] != b->spt[i] || a->tpw[i] != b->tpw[i] || a->wpc[i] != b->wpc[i] || a->order[i] != b->order[i])
             return false;

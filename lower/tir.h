@@ -62,16 +62,21 @@ DType dtype_from_name(const char *s, size_t n); /* DT_VOID if unknown */
  *   coverage repeats it; a smaller one wraps (elements are replicated).
  * SLICE: rank-(r-1) tensor laid out like `parent` with dim `dim` removed
  *   (what a reduction along `dim` produces; expand_dims undoes it).
- * DOT_A / DOT_B: operand of an FMA dot whose accumulator has layout
- *   `parent`: each thread holds the full K extent for its rows (A) or
- *   columns (B).  */
-typedef enum LayoutKind { LAYOUT_BLOCKED, LAYOUT_SLICE, LAYOUT_DOT_A, LAYOUT_DOT_B } LayoutKind;
+ * MMA: accumulator of mma.sync m16n8kK tiles (rank 2): warps wpc[0] x
+ *   wpc[1] over M x N; per 16x8 tile each thread holds rows g, g+8 and
+ *   columns 2t, 2t+1 (g = lane/4, t = lane%4), tiles repeating over the
+ *   warps' coverage.
+ * DOT_A / DOT_B: mma.sync operand fragments for an MMA `parent`: `kw` is
+ *   the K of one instruction (16 f16/bf16, 8 tf32, 32 i8) and `vpr` the
+ *   elements per 32-bit register (2, 1, 4).  A is [M, K], B is [K, N]. */
+typedef enum LayoutKind { LAYOUT_BLOCKED, LAYOUT_SLICE, LAYOUT_DOT_A, LAYOUT_DOT_B, LAYOUT_MMA } LayoutKind;
 
 typedef struct Layout {
     LayoutKind kind;
     uint8_t rank;
     uint8_t spt[TIR_MAX_RANK], tpw[TIR_MAX_RANK], wpc[TIR_MAX_RANK], order[TIR_MAX_RANK];
     int8_t dim;                   /* SLICE */
+    uint8_t kw, vpr;              /* DOT_A, DOT_B */
     const struct Layout *parent;  /* SLICE, DOT_A, DOT_B */
 } Layout;
 

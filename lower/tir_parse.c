@@ -322,7 +322,28 @@ static const Layout *layout_blocked(Parser *P) {
     return tir_layout_intern(P->m, &l);
 }
 
-/* layout = "#" IDENT | blocked | "slice<" "dim=" INT "," layout ">" | ("dot_a"|"dot_b") "<" layout ">" */
+/* mma = "mma<" "wpc=" "[" INT "," INT "]" ">" */
+static const Layout *layout_mma(Parser *P) {
+    Layout l = {.kind = LAYOUT_MMA, .rank = 2};
+    expect(P, "wpc");
+    expect(P, "=");
+    uint8_t w[TIR_MAX_RANK] = {0};
+    int r = small_ints(P, w, "wpc");
+    expect(P, ">");
+    if (P->err) return NULL;
+    if (r != 2 || !w[0] || !w[1]) {
+        perr(P, "mma layout needs two non-zero warp counts");
+        return NULL;
+    }
+    l.wpc[0] = w[0];
+    l.wpc[1] = w[1];
+    l.order[0] = 1;
+    l.order[1] = 0;
+    return tir_layout_intern(P->m, &l);
+}
+
+/* layout = "#" IDENT | blocked | mma | "slice<" "dim=" INT "," layout ">"
+ *        | ("dot_a"|"dot_b") "<" "kw=" INT "," "vpr=" INT "," layout ">" */
 static const Layout *layout(Parser *P) {
     sp(P);
     Loc at = here(P);
@@ -346,14 +367,16 @@ static const Layout *layout(Parser *P) {
                        : n == 5 && !memcmp(s, "slice", 5) ? "slice"
                        : n == 5 && !memcmp(s, "dot_a", 5) ? "dot_a"
                        : n == 5 && !memcmp(s, "dot_b", 5) ? "dot_b"
+                       : n == 3 && !memcmp(s, "mma", 3)   ? "mma"
                                                           : NULL;
     if (!word) {
         P->p = s;
-        expected(P, "layout (blocked, slice, dot_a, dot_b or #alias)");
+        expected(P, "layout (blocked, mma, slice, dot_a, dot_b or #alias)");
         return NULL;
     }
     expect(P, "<");
     if (word[0] == 'b') return layout_blocked(P);
+    if (word[0] == 'm') return layout_mma(P);
     if (++P->depth > MAX_DEPTH) {
         perr(P, "layout nested too deeply");
         return NULL;
@@ -367,6 +390,14 @@ static const Layout *layout(Parser *P) {
         expect(P, ",");
     } else {
         l.kind = word[4] == 'a' ? LAYOUT_DOT_A : LAYOUT_DOT_B;
+        expect(P, "kw");
+        expect(P, "=");
+        l.kw = (uint8_t)int_lit(P, "kw", 1, 64);
+        expect(P, ",");
+        expect(P, "vpr");
+        expect(P, "=");
+        l.vpr = (uint8_t)int_lit(P, "vpr", 1, 4);
+        expect(P, ",");
     }
     if (P->err) return NULL;
     l.parent = layout(P);

@@ -28,9 +28,11 @@ typedef struct Printer {
 } Printer;
 
 void tir_print_layout(Str *s, const Layout *l) {
-    static const char *kinds[] = {"blocked", "slice", "dot_a", "dot_b"};
+    static const char *kinds[] = {"blocked", "slice", "dot_a", "dot_b", "mma"};
     str_printf(s, "%s<", kinds[l->kind]);
-    if (l->kind == LAYOUT_BLOCKED) {
+    if (l->kind == LAYOUT_MMA) {
+        str_printf(s, "wpc=[%d,%d]", l->wpc[0], l->wpc[1]);
+    } else if (l->kind == LAYOUT_BLOCKED) {
         const uint8_t *arr[4] = {l->spt, l->tpw, l->wpc, l->order};
         const char *names[4] = {"spt", "tpw", "wpc", "order"};
         for (int k = 0; k < 4; k++) {
@@ -40,6 +42,7 @@ void tir_print_layout(Str *s, const Layout *l) {
         }
     } else {
         if (l->kind == LAYOUT_SLICE) str_printf(s, "dim=%d, ", l->dim);
+        else str_printf(s, "kw=%d, vpr=%d, ", l->kw, l->vpr);
         tir_print_layout(s, l->parent);
     }
     str_puts(s, ">");

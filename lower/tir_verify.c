@@ -64,7 +64,8 @@ static bool printable(const Type *t) {
     for (int depth = 0; t; t = t->pointee, depth++) {
         if (depth > 16 || (unsigned)t->dt >= DT_COUNT || t->rank > TIR_MAX_RANK) return false;
         for (const Layout *l = t->rank ? t->layout : NULL; l; l = l->parent)
-            if ((unsigned)l->kind > LAYOUT_DOT_B || l->rank > TIR_MAX_RANK || (l->kind != LAYOUT_BLOCKED && !l->parent))
+            if ((unsigned)l->kind > LAYOUT_MMA || l->rank > TIR_MAX_RANK ||
+                (l->kind != LAYOUT_BLOCKED && l->kind != LAYOUT_MMA && !l->parent))
                 return false;
         if (t->dt != DT_PTR) return true;
     }
@@ -152,6 +153,9 @@ static void check_layout(Verifier *V, const Inst *at, const Layout *l, int depth
         if (seen != (1u << l->rank) - 1) verr(V, at, "%s: blocked layout order is not a permutation", what);
         break;
     }
+    case LAYOUT_MMA:
+        if (l->rank != 2 || !l->wpc[0] || !l->wpc[1]) verr(V, at, "%s: mma layout must be rank 2 with non-zero warps", what);
+        break;
     case LAYOUT_SLICE:
     case LAYOUT_DOT_A:
     case LAYOUT_DOT_B:
@@ -160,6 +164,8 @@ static void check_layout(Verifier *V, const Inst *at, const Layout *l, int depth
             return;
         }
         check_layout(V, at, l->parent, depth + 1, what);
+        if (l->kind != LAYOUT_SLICE && (l->parent->kind != LAYOUT_MMA || !l->kw || !l->vpr))
+            verr(V, at, "%s: dot operand layout needs an mma parent, kw and vpr", what);
         if (l->kind == LAYOUT_SLICE && (l->dim < 0 || l->dim >= l->parent->rank || l->rank + 1 != l->parent->rank))
             verr(V, at, "%s: slice layout dim %d / rank %d do not fit its rank-%d parent", what, l->dim, l->rank,
                  l->parent->rank);
