@@ -145,9 +145,10 @@ static const char *const canon_matmul =
     "#L0 = blocked<spt=[1,4], tpw=[4,8], wpc=[4,1], order=[1,0]>\n"
     "#L1 = slice<dim=1, blocked<spt=[1,4], tpw=[4,8], wpc=[4,1], order=[1,0]>>\n"
     "#L2 = slice<dim=0, blocked<spt=[1,4], tpw=[4,8], wpc=[4,1], order=[1,0]>>\n"
-    "#L3 = dot_a<blocked<spt=[1,4], tpw=[4,8], wpc=[4,1], order=[1,0]>>\n"
-    "#L4 = dot_b<blocked<spt=[1,4], tpw=[4,8], wpc=[4,1], order=[1,0]>>\n"
-    "#L5 = blocked<spt=[4], tpw=[32], wpc=[4], order=[0]>\n"
+    "#L3 = mma<wpc=[2,2]>\n"
+    "#L4 = dot_a<kw=16, vpr=2, mma<wpc=[2,2]>>\n"
+    "#L5 = dot_b<kw=16, vpr=2, mma<wpc=[2,2]>>\n"
+    "#L6 = blocked<spt=[4], tpw=[32], wpc=[4], order=[0]>\n"
     "\n"
     "kernel @mm(%a: ptr<f16> #div16, %c: ptr<f32> #div16, %k: i32 #one) num_warps=4 num_stages=2 smem=8192 {\n"
     "  %0 = arange {start=0, end=16} : tensor<16xi32, #L1>\n"
@@ -162,9 +163,9 @@ static const char *const canon_matmul =
     "  %9 = splat %a : tensor<16x16xptr<f16>, #L0>\n"
     "  %10 = ptr_add %9, %8 : tensor<16x16xptr<f16>, #L0>\n"
     "  %11 = load %10 {vec=4} : tensor<16x16xf16, #L0>\n"
-    "  %12 = convert_layout %11 {smem=0:1024} : tensor<16x16xf16, #L3>\n"
+    "  %12 = convert_layout %11 {smem=0:1024} : tensor<16x16xf16, #L4>\n"
     "  %13 = trans %11 {perm=[1,0]} : tensor<16x16xf16, #L0>\n"
-    "  %14 = convert_layout %13 {smem=1024:1024} : tensor<16x16xf16, #L4>\n"
+    "  %14 = convert_layout %13 {smem=1024:1024} : tensor<16x16xf16, #L5>\n"
     "  %15 = const {value=0} : tensor<16x16xf32, #L0>\n"
     "  %16 = dot %12, %14, %15 {tf32=1} : tensor<16x16xf32, #L0>\n"
     "  %17 = reduce %16 {kind=max, axis=1, smem=2048:256} : tensor<16xf32, #L1>\n"
@@ -178,8 +179,8 @@ static const char *const canon_matmul =
     "  %25 = cast %24 : f32\n"
     "  %26 = cmp %18, %23 {pred=ne} : i1\n"
     "  %27 = select %26, %25, %22 : f32\n"
-    "  %28 = reshape %16 : tensor<256xf32, #L5>\n"
-    "  %29 = exp %28 : tensor<256xf32, #L5>\n"
+    "  %28 = reshape %16 : tensor<256xf32, #L6>\n"
+    "  %29 = exp %28 : tensor<256xf32, #L6>\n"
     "  %30 = const {value=-inf} : f32\n"
     "  %31 = const {value=0.10000000000000001} : f32\n"
     "  %32 = const {value=-9223372036854775808} : i64\n"
@@ -380,7 +381,7 @@ static const ErrCase parse_errors[] = {
      "t.tir:1:26: error: blocked layout: 'tpw' has 1 entries, 'spt' has 2"},
     {"#L0 = slice<dim=1, blocked<spt=[1], tpw=[32], wpc=[4], order=[0]>>\n",
      "t.tir:1:7: error: slice dim 1 out of range for a rank-1 parent"},
-    {"#L0 = blocked<spt=[1], tpw=[32], wpc=[4], order=[0]>\n#L0 = dot_a<#L0>\n",
+    {"#L0 = mma<wpc=[2,2]>\n#L0 = dot_a<kw=16, vpr=2, #L0>\n",
      "t.tir:2:1: error: redefinition of layout #L0"},
     {"#L0 = blocked<spt=[256], tpw=[32], wpc=[4], order=[0]>\n", "t.tir:1:20: error: spt 256 out of range [0, 255]"},
     {"kernel @k() num_warps=0 {\n}\n", "t.tir:1:23: error: num_warps 0 out of range [1, 1024]"},
