@@ -48,7 +48,7 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(ARGMAX, "argmax", 1, "x axis", REDUCE, RED, RED_ARGMAX)                              \
     X(ARGMIN, "argmin", 1, "x axis", REDUCE, RED, RED_ARGMIN)                              \
     X(CUMSUM, "cumsum", 1, "x axis", SCAN, PLAIN, RED_SUM)                                 \
-    X(DOT, "dot", 2, "a b acc", DOT, PLAIN, 0)                                             \
+    X(DOT, "dot", 2, "a b acc allow_tf32", DOT, PLAIN, 0)                                  \
     X(LOAD, "load", 1, "ptr mask other", LOAD, PLAIN, 0)                                   \
     X(STORE, "store", 2, "ptr value mask", STORE, PLAIN, 0)                                \
     X(ATOMIC_ADD, "atomic_add", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_SUM)          \
@@ -493,7 +493,15 @@ static Val bi_dot(Call *c) {
             acc = cv.v;
         }
     }
-    return rt(g, gen_emit(g, c->node->loc, OP_DOT, (ValueId[]){a.v, b.v, acc}, 3, tir_vtype(g->f, acc)));
+    int64_t tf32 = 0;
+    if (has(c, 3) && !ct_int(c, 3, "allow_tf32", &tf32)) return val_err();
+    if (tf32 && in != DT_F32) {
+        diag_error(g->d, c->loc[3], "dot: allow_tf32 applies to f32 inputs, got '%s'", dtype_name(in));
+        return val_err();
+    }
+    ValueId r = gen_emit(g, c->node->loc, OP_DOT, (ValueId[]){a.v, b.v, acc}, 3, tir_vtype(g->f, acc));
+    tir_val(g->f, r)->def->a.allow_tf32 = tf32 != 0;
+    return rt(g, r);
 }
 
 static Val bi_shape_op(Call *c, BuiltinId id) {
