@@ -25,8 +25,8 @@
  *      (f16/bf16 -> f32, narrow ints -> i32); arg kinds carry the element's
  *      coordinate along a as an i32 index (ties -> smallest index, NaN wins).
  *   2. Butterfly shuffles over the distinct lane positions along a.
- *   3. More than one warp position along a: every thread stores its group
- *      partials at [row * W + warp_pos] (row = linear index of the result
+ *   3. More than one warp position along a: one thread per warp position stores
+ *      each group's partial (accumulation type) at [row * W + warp_pos] (row = linear index of the result
  *      coordinate), barrier, then reads the W partials of each group and
  *      combines them in warp order, so every thread gets identical bits.
  *   4. Each result register (slice layout) takes the group with its stat.
@@ -123,13 +123,11 @@ static bool have_scratch(LL *l, Inst *i, int need) {
     return false;
 }
 
-static bool supported_layout(LL *l, Inst *i, const Type *t) {
-    if (!t->rank) return true;
-    for (const Layout *p = t->layout; p; p = p->kind == LAYOUT_SLICE ? p->parent : NULL) {
-        if (p->kind == LAYOUT_BLOCKED) return true;
-        if (p->kind != LAYOUT_SLICE) break;
-    }
-    ll_error(l, i->loc, "%s: operand layouts other than blocked and slice are not supported by the FMA lowering",
+/* Everything here works from the register tables and thread terms alone (layout.h), so any
+ * layout kind goes; a tensor must just have one. */
+static bool has_layout(LL *l, Inst *i, const Type *t) {
+    if (!t->rank || t->layout) return true;
+    ll_error(l, i->loc, "internal error: %s on a tensor without a layout (run assign_layout first)",
              tir_op_info[i->op].name);
     return false;
 }
@@ -162,7 +160,9 @@ static int vec_run(const LayoutRegs *lr, const Type *t, int r, int maxv) {
     ThreadTerm tt = layout_thread_term(t->layout, last);
     int v = 1;
     for (int cand = 2; cand <= maxv; cand *= 2) {
-        if (r + cand > lr->n || tt.lane_mul % cand || t->shape[last] % cand || lr->stat[r][last] % cand) break;
+        if (r + cand > lr->n || tt.lane_mul % cand || (tt.warp_count > 1 && tt.warp_mul % cand) ||
+            t->shape[last] % cand || lr->stat[r][last] % cand)
+            break;
         bool ok = true;
         for (int j = 1; j < cand && ok; j++)
             for (int d = 0; d < t->rank && ok; d++) {
@@ -226,7 +226,7 @@ static void read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off) {
 /* convert_layout and reshape: the same round trip through scratch. */
 static bool emit_through_smem(LL *l, Inst *i) {
     const Type *ot = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
-    if (!supported_layout(l, i, ot) || !supported_layout(l, i, rt)) return false;
+    if (!has_layout(l, i, ot) || !has_layout(l, i, rt)) return false;
     int n;
     LLVMValueRef *src = ll_get(l, i->ops[0], &n);
     const LayoutRegs *rr = ll_regs_of(l, rt);
@@ -383,15 +383,15 @@ static int log2i(int v) { return v > 1 ? 31 - __builtin_clz((unsigned)v) : 0; }
 /* Distinct lane positions along dim d of a tensor of type t (others replicate). */
 static int lanes_along(const Type *t, int d) {
     ThreadTerm tt = layout_thread_term(t->layout, d);
+    if (tt.lane_count <= 1 || tt.lane_mul <= 0) return 1;
     int distinct = t->shape[d] / tt.lane_mul;
     if (distinct < 1) distinct = 1;
     return distinct < tt.lane_count ? distinct : tt.lane_count;
 }
 
 /* This thread's lane (or warp) position along d, modulo the distinct positions. */
-static LLVMValueRef pos_along(LL *l, LLVMValueRef id, int stride, int count, int distinct) {
+static LLVMValueRef pos_along(LL *l, LLVMValueRef id, int stride, int distinct) {
     LLVMValueRef v = LLVMBuildLShr(l->b, id, ll_i32(l, log2i(stride)), "");
-    (void)count;
     return LLVMBuildAnd(l->b, v, ll_i32(l, distinct - 1), "");
 }
 
@@ -422,11 +422,13 @@ typedef struct Slots {
     LLVMValueRef wpos;
 } Slots;
 
+/* Partials are kept in the accumulation type (f16 sums stay f32 until the end). */
+static int acc_bytes(const Red *k) { return dtype_bits(k->dt) > 32 ? 8 : 4; }
+
 static void slot_store(LL *l, const Red *k, const Slots *s, LLVMValueRef pred, LLVMValueRef row, Acc a) {
     LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, row, ll_i32(l, s->W), ""), s->wpos, "");
-    int eb = elem_bytes(k->dt);
-    LLVMValueRef v = to_smem(l, red_narrow(l, k, a.v), k->dt);
-    st_shared_if(l, pred, v, s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb);
+    int eb = acc_bytes(k);
+    st_shared_if(l, pred, a.v, s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb);
     if (a.idx) st_shared_if(l, pred, a.idx, s->idx_off, LLVMBuildMul(l->b, slot, ll_i32(l, 4), ""), 4);
 }
 
@@ -461,9 +463,8 @@ static LLVMValueRef slot_writer(LL *l, const Type *t, int r, int ax, int W) {
 
 static Acc slot_load(LL *l, const Red *k, const Slots *s, LLVMValueRef row, int w) {
     LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, row, ll_i32(l, s->W), ""), ll_i32(l, w), "");
-    int eb = elem_bytes(k->dt);
-    LLVMValueRef v = ld_shared(l, smem_type(l, k->dt), s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb);
-    Acc a = {red_widen(l, k, from_smem(l, v, k->dt)), NULL};
+    int eb = acc_bytes(k);
+    Acc a = {ld_shared(l, k->at, s->val_off, LLVMBuildMul(l->b, slot, ll_i32(l, eb), ""), (unsigned)eb), NULL};
     if (k->arg) a.idx = ld_shared(l, l->t_i32, s->idx_off, LLVMBuildMul(l->b, slot, ll_i32(l, 4), ""), 4);
     return a;
 }
@@ -474,12 +475,12 @@ static bool slots_init(LL *l, Inst *i, const Red *k, const Type *ot, int ax, Slo
     if (W <= 1) return true;
     int rows = (int)(tir_type_numel(ot) / ot->shape[ax]);
     int n = rows * W;
-    if (!have_scratch(l, i, n * (elem_bytes(k->dt) + (k->arg ? 4 : 0)))) return false;
+    if (!have_scratch(l, i, n * (acc_bytes(k) + (k->arg ? 4 : 0)))) return false;
     /* n is even (W >= 2), so 4*n keeps 8-byte values aligned */
     s->idx_off = i->a.smem_offset;
     s->val_off = i->a.smem_offset + (k->arg ? 4 * n : 0);
     ThreadTerm tt = layout_thread_term(ot->layout, ax);
-    s->wpos = pos_along(l, l->warp, tt.warp_stride, tt.warp_count, W);
+    s->wpos = pos_along(l, l->warp, tt.warp_stride, W);
     return true;
 }
 
@@ -489,7 +490,12 @@ static bool emit_reduce(LL *l, Inst *i) {
     const Type *ot = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
     int ax = (int)i->a.ival;
     Red k;
-    if (!supported_layout(l, i, ot) || !red_init(l, i, &k, ot->dt, (RedKind)i->a.ival2)) return false;
+    if (!has_layout(l, i, ot) || !red_init(l, i, &k, ot->dt, (RedKind)i->a.ival2)) return false;
+    const Layout *rl = rt->rank ? rt->layout : NULL;
+    if (rt->rank && (!rl || rl->kind != LAYOUT_SLICE || rl->dim != ax || rl->parent != ot->layout)) {
+        ll_error(l, i->loc, "internal error: reduce result must be in the slice of its operand's layout along axis %d", ax);
+        return false;
+    }
     int n;
     LLVMValueRef *src = ll_get(l, i->ops[0], &n);
     const LayoutRegs *lr = ll_regs_of(l, ot);
@@ -562,9 +568,13 @@ static bool emit_scan(LL *l, Inst *i) {
     const Type *t = tir_vtype(l->f, i->ops[0]);
     int ax = (int)i->a.ival;
     Red k;
-    if (!supported_layout(l, i, t) || !red_init(l, i, &k, t->dt, (RedKind)i->a.ival2)) return false;
+    if (!has_layout(l, i, t) || !red_init(l, i, &k, t->dt, (RedKind)i->a.ival2)) return false;
     if (k.arg) {
         ll_error(l, i->loc, "scan kind '%s' is not supported", tir_red_names[k.kind]);
+        return false;
+    }
+    if (tir_vtype(l->f, i->res[0]) != t) {
+        ll_error(l, i->loc, "internal error: scan result type differs from its operand's");
         return false;
     }
     int n;
@@ -593,7 +603,7 @@ static bool emit_scan(LL *l, Inst *i) {
     int cov = layout_coverage(t->layout, ax);
     int reps = t->shape[ax] / cov;
     if (reps < 1) reps = 1;
-    LLVMValueRef e = pos_along(l, l->lane, tt.lane_stride, tt.lane_count, D);
+    LLVMValueRef e = pos_along(l, l->lane, tt.lane_stride, D);
     Slots sl;
     bool ok = slots_init(l, i, &k, t, ax, &sl);
     if (ok && sl.W > 1)
@@ -732,9 +742,10 @@ static int find_line(Line *ls, int n, int stat) {
 
 static bool emit_dot(LL *l, Inst *i) {
     const Type *at = tir_vtype(l->f, i->ops[0]), *bt = tir_vtype(l->f, i->ops[1]), *ct = tir_vtype(l->f, i->ops[2]);
-    if (!supported_layout(l, i, at) || !supported_layout(l, i, bt)) return false;
-    if (layout_root(ct->layout) != ct->layout) {
-        ll_error(l, i->loc, "dot: the accumulator must have a blocked layout");
+    if (!has_layout(l, i, at) || !has_layout(l, i, bt)) return false;
+    if (!has_layout(l, i, ct)) return false;
+    if (tir_vtype(l->f, i->res[0]) != ct) {
+        ll_error(l, i->loc, "internal error: dot result type differs from its accumulator's");
         return false;
     }
     DType in = at->dt, acc_dt = ct->dt;
