@@ -25,4 +25,16 @@ typedef struct LangOptions {
 /* `src` must outlive the module (the caller keeps it; imports are read into the arena). */
 Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d);
 
+/* One top-level declaration of a file, for outlines. */
+typedef enum LangDeclKind { LANG_DECL_IMPORT, LANG_DECL_CONST, LANG_DECL_FN, LANG_DECL_KERNEL } LangDeclKind;
+typedef struct LangDecl {
+    LangDeclKind kind;
+    const char *name; /* LANG_DECL_IMPORT: the decoded path string */
+    Loc loc;          /* the name (an import's string) */
+} LangDecl;
+
+/* Parse `src` alone (no imports, no IR) and return its well-formed top-level
+ * declarations in order in *out (arena); syntax errors go to d. */
+int lang_list_decls(Arena *a, const SrcFile *src, Diag *d, LangDecl **out);
+
 #endif

@@ -1,0 +1,112 @@
+; Syntax highlighting for tile, in Helix's scope names.  Helix lets the
+; first matching pattern win, so specific patterns come first (the reverse
+; of ../highlights.scm, which is for Neovim).
+
+(comment) @comment
+
+(string) @string
+
+(integer) @constant.numeric.integer
+
+(float) @constant.numeric.float
+
+[
+  (true)
+  (false)
+] @constant.builtin.boolean
+
+(none) @constant.builtin
+
+(primitive_type) @type.builtin
+
+(pointer_type
+  "*" @type.builtin)
+
+(attribute
+  "@" @attribute
+  name: (identifier) @attribute)
+
+(function_definition
+  name: (identifier) @function)
+
+(kernel_definition
+  name: (identifier) @function)
+
+((call_expression
+  function: (identifier) @function.builtin)
+  (#any-of? @function.builtin
+    "program_id" "num_programs" "arange" "zeros" "full" "reshape" "trans"
+    "expand_dims" "broadcast_to" "where" "cast" "exp" "exp2" "log" "log2"
+    "sqrt" "rsqrt" "abs" "sin" "cos" "tanh" "sigmoid" "erf" "floor" "ceil"
+    "fma" "minimum" "maximum" "min" "max" "sum" "argmax" "argmin" "cumsum"
+    "dot" "load" "store" "atomic_add" "atomic_max" "atomic_min"
+    "atomic_xchg" "atomic_cas"))
+
+(call_expression
+  function: (identifier) @function)
+
+(parameter
+  name: (identifier) @variable.parameter)
+
+(keyword_argument
+  name: (identifier) @variable.parameter)
+
+(const_parameter
+  name: (identifier) @constant)
+
+(const_declaration
+  name: (identifier) @constant)
+
+((identifier) @constant
+  (#match? @constant "^[A-Z][A-Z0-9_]*$"))
+
+(identifier) @variable
+
+[
+  "fn"
+  "kernel"
+] @keyword.function
+
+"let" @keyword
+
+"const" @keyword.storage.modifier
+
+"import" @keyword.control.import
+
+"return" @keyword.control.return
+
+[
+  "for"
+  "in"
+  "range"
+] @keyword.control.repeat
+
+[
+  "if"
+  "else"
+] @keyword.control.conditional
+
+"as" @keyword.operator
+
+[
+  "=" "+=" "-=" "*=" "/=" "%=" "&=" "|=" "^=" "<<=" ">>="
+  "||" "&&" "|" "^" "&" "==" "!=" "<" "<=" ">" ">=" "<<" ">>"
+  "+" "-" "*" "/" "%" "!" "~"
+] @operator
+
+[
+  "("
+  ")"
+  "["
+  "]"
+  "{"
+  "}"
+] @punctuation.bracket
+
+[
+  ";"
+  ","
+  ":"
+] @punctuation.delimiter
+
+(slice) @punctuation.special

@@ -1,0 +1,127 @@
+; Syntax highlighting for tile, in nvim-treesitter's capture names.
+; Later patterns win in Neovim, so general patterns come first.
+; (Helix lets the first match win and names some captures differently:
+; see queries/helix/highlights.scm.)
+
+(identifier) @variable
+
+; Names in SCREAMING_CASE are compile-time constants by convention.
+((identifier) @constant
+  (#match? @constant "^[A-Z][A-Z0-9_]*$"))
+
+(parameter
+  name: (identifier) @variable.parameter)
+
+(const_parameter
+  name: (identifier) @constant)
+
+(const_declaration
+  name: (identifier) @constant)
+
+(keyword_argument
+  name: (identifier) @variable.parameter)
+
+(for_statement
+  variable: (identifier) @variable)
+
+; Declarations and calls
+(function_definition
+  name: (identifier) @function)
+
+(kernel_definition
+  name: (identifier) @function)
+
+(call_expression
+  function: (identifier) @function.call)
+
+((call_expression
+  function: (identifier) @function.builtin)
+  (#any-of? @function.builtin
+    "program_id" "num_programs" "arange" "zeros" "full" "reshape" "trans"
+    "expand_dims" "broadcast_to" "where" "cast" "exp" "exp2" "log" "log2"
+    "sqrt" "rsqrt" "abs" "sin" "cos" "tanh" "sigmoid" "erf" "floor" "ceil"
+    "fma" "minimum" "maximum" "min" "max" "sum" "argmax" "argmin" "cumsum"
+    "dot" "load" "store" "atomic_add" "atomic_max" "atomic_min"
+    "atomic_xchg" "atomic_cas"))
+
+(attribute
+  "@" @attribute
+  name: (identifier) @attribute)
+
+; Types
+(primitive_type) @type.builtin
+
+; Literals
+(integer) @number
+
+(float) @number.float
+
+[
+  (true)
+  (false)
+] @boolean
+
+(none) @constant.builtin
+
+(string) @string
+
+(import_declaration
+  path: (string) @string.special.path)
+
+(comment) @comment @spell
+
+; Keywords
+[
+  "fn"
+  "kernel"
+] @keyword.function
+
+[
+  "let"
+  "const"
+] @keyword
+
+"import" @keyword.import
+
+"return" @keyword.return
+
+[
+  "for"
+  "in"
+  "range"
+] @keyword.repeat
+
+[
+  "if"
+  "else"
+] @keyword.conditional
+
+"as" @keyword.operator
+
+; Operators and punctuation
+[
+  "=" "+=" "-=" "*=" "/=" "%=" "&=" "|=" "^=" "<<=" ">>="
+  "||" "&&" "|" "^" "&" "==" "!=" "<" "<=" ">" ">=" "<<" ">>"
+  "+" "-" "*" "/" "%" "!" "~"
+] @operator
+
+[
+  "("
+  ")"
+  "["
+  "]"
+  "{"
+  "}"
+] @punctuation.bracket
+
+[
+  ";"
+  ","
+  ":"
+] @punctuation.delimiter
+
+(slice) @punctuation.special
+
+; After the operators: the `*` of a pointer type is part of the type.
+(pointer_type
+  "*" @type.builtin)

@@ -1,0 +1,39 @@
+; Scopes, definitions and references (nvim-treesitter names; Helix reads the
+; same @local.* captures).  A function sees only its parameters and
+; file-level names; blocks and `for` open nested scopes.
+
+(source_file) @local.scope
+
+(function_definition) @local.scope
+
+(kernel_definition) @local.scope
+
+(block) @local.scope
+
+(for_statement) @local.scope
+
+; Functions and kernels are defined in the file, not in their own scope.
+(function_definition
+  name: (identifier) @local.definition.function
+  (#set! definition.function.scope "parent"))
+
+(kernel_definition
+  name: (identifier) @local.definition.function
+  (#set! definition.function.scope "parent"))
+
+(const_declaration
+  name: (identifier) @local.definition.constant)
+
+(parameter
+  name: (identifier) @local.definition.parameter)
+
+(const_parameter
+  name: (identifier) @local.definition.parameter)
+
+(let_statement
+  name: (identifier) @local.definition.var)
+
+(for_statement
+  variable: (identifier) @local.definition.var)
+
+(identifier) @local.reference
