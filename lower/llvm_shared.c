@@ -12,7 +12,8 @@
  * convert_layout / reshape:
  *   1. Each thread stores its canonical registers (no in-thread replica) at
  *      the row-major linear index of their coordinate (reshape: in the
- *      source shape); threads holding replicas store the same value.
+ *      source shape); only the owner thread of each element stores
+ *      (ll_owner), so there is one writer per address.
  *      Runs of registers that are consecutive and aligned along the last
  *      dim are stored as one vector (<= 16 bytes).
  *   2. Barrier, then every result register is loaded from its coordinate's
@@ -25,10 +26,11 @@
  *      (f16/bf16 -> f32, narrow ints -> i32); arg kinds carry the element's
  *      coordinate along a as an i32 index (ties -> smallest index, NaN wins).
  *   2. Butterfly shuffles over the distinct lane positions along a.
- *   3. More than one warp position along a: one thread per warp position stores
- *      each group's partial (accumulation type) at [row * W + warp_pos] (row = linear index of the result
- *      coordinate), barrier, then reads the W partials of each group and
- *      combines them in warp order, so every thread gets identical bits.
+ *   3. More than one warp position along a (W of them): one thread per
+ *      warp position stores each group's partial, in the accumulation
+ *      type, at [row * W + warp_pos] (row = linear index of the result
+ *      coordinate), barrier, then every thread reads the W partials of its
+ *      groups and combines them in warp order, so all get identical bits.
  *   4. Each result register (slice layout) takes the group with its stat.
  *
  * scan (inclusive, axis a, kind sum/max/min), per repetition of the layout
