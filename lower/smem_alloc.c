@@ -28,6 +28,7 @@ static int elem_bytes(const Type *t) {
 int smem_warps_along(const Type *t, int d) {
     if (!t->layout) return 1;
     ThreadTerm tt = layout_thread_term(t->layout, d);
+    if (tt.warp_count <= 1 || tt.warp_mul <= 0) return 1; /* no warps along d */
     int per_warp = tt.warp_mul; /* elements covered by one warp along d */
     int distinct = t->shape[d] / per_warp;
     if (distinct < 1) distinct = 1;
