@@ -113,8 +113,8 @@
     X(CP_ASYNC_WAIT, "cp.async.wait_group", "wait until at most a groups are pending (copies are eager: no effect)") \
     X(CP_ASYNC_WAIT_ALL, "cp.async.wait_all", "wait for every cp.async (no effect)") \
     X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
-    X(LDMATRIX, "ldmatrix", "warp-collective 8x8 b16 matrix fragment load from shared (.x1 .x2 .x4 .trans)") \
-    X(MMA, "mma", "warp-collective matrix multiply-accumulate (m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 s8)")
+    X(LDMATRIX, "ldmatrix", "warp-collective: lane l gets, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
+    X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8; f32/f16/s32 accumulators)")
 
 typedef enum EmuOp {
 #define X(e, n, s) EMU_OP_##e,
@@ -182,7 +182,8 @@ typedef enum EmuSpace {
     X(UNI, "uni") X(SYNC, "sync") X(ALIGNED, "aligned") X(NANP, "NaN") X(TO, "to") \
     X(WIDE, "wide") X(LO, "lo") X(HI, "hi") X(TRANS, "trans") X(SHIFTAMT, "shiftamt") \
     X(CLAMP, "clamp") X(WRAP, "wrap") X(L, "l") X(R, "r") X(XORSIGN, "xorsign") \
-    X(ABSF, "abs") X(RELU, "relu") X(ARRIVE, "arrive") X(REDOP, "red") X(CC, "cc")
+    X(ABSF, "abs") X(RELU, "relu") X(ARRIVE, "arrive") X(REDOP, "red") X(CC, "cc") \
+    X(SATFINITE, "satfinite")
 enum {
 #define X(e, n) EMU_FB_##e,
     EMU_FLAGS(X)
@@ -199,7 +200,7 @@ enum {
     X(FINITE, "finite") X(INFINITE, "infinite") X(NUMBER, "number") X(NOTANUMBER, "notanumber") \
     X(NORMAL, "normal") X(SUBNORMAL, "subnormal") \
     X(X1, "x1") X(X2, "x2") X(X4, "x4") \
-    X(M16N8K16, "m16n8k16") X(M16N8K8, "m16n8k8") X(M16N8K32, "m16n8k32") X(M8N8K4, "m8n8k4")
+    X(M16N8K16, "m16n8k16") X(M16N8K8, "m16n8k8") X(M16N8K32, "m16n8k32") X(M16N8K4, "m16n8k4") X(M8N8K4, "m8n8k4")
 typedef enum EmuMode {
     EMU_MODE_NONE,
 #define X(e, n) EMU_MODE_##e,
@@ -244,10 +245,12 @@ enum { EMU_OK_NONE, EMU_OK_REG, EMU_OK_VEC, EMU_OK_ADDR, EMU_OK_LABEL, EMU_OK_FU
  * the base slot, the offset in off[k] for the k-th address operand. */
 typedef struct EmuIns {
     uint8_t op, fast;    /* EmuOp; EmuFast specialisation (0: generic executor) */
-    uint8_t ty, ty2;     /* EmuType: main type; source type (cvt, set, mul.wide helpers) */
-    uint8_t rnd, cmp;    /* EmuRnd, EmuCmp */
+    uint8_t ty, ty2;     /* EmuType: main type; source type (cvt, set, mul.wide helpers); mma: D and A types */
+    uint8_t rnd;         /* EmuRnd */
+    union { uint8_t cmp, ty3; };  /* EmuCmp (setp, set); mma: the B type */
     uint8_t space, vec;  /* EmuSpace; vector width 1/2/4/8 */
-    uint8_t mode, boolop;/* EmuMode; setp/set combining op (EMU_MODE_AAND/AOR/AXOR) */
+    uint8_t mode;        /* EmuMode */
+    union { uint8_t boolop, ty4; }; /* setp/set combining op (EMU_MODE_AAND/AOR/AXOR); mma: the C type */
     uint8_t gneg, nops;  /* guard negated; operand count */
     uint32_t flags;      /* EMU_F() bits */
     uint32_t guard;      /* predicate slot; EMU_SLOT_TRUE when unguarded */

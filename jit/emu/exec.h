@@ -123,6 +123,18 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_mem.c
 /* Warp collectives, executed for the `n` lanes `lanes` all stopped at
  * their own instruction of the same op (exec_warp.c). */
 bool emu_exec_warp(EmuBlock *b, EmuThread **lanes, unsigned n);
+/* Tensor-core instructions (exec_mma.c), called by emu_exec_warp with the
+ * whole warp.  emu_mma_form checks an mma's shape and types (the parser
+ * uses it too) and gives its fragment geometry; *why says what is wrong. */
+typedef struct EmuMmaForm {
+    uint8_t k;      /* m16n8k */
+    uint8_t epr;    /* A/B elements per 32-bit register */
+    uint8_t na, nb; /* A and B registers per lane */
+    uint8_t nc, nd; /* C and D registers per lane (4, or 2 for f16x2) */
+} EmuMmaForm;
+bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why);
+bool emu_exec_mma(EmuBlock *b, EmuThread **lanes, unsigned n);
+bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
 /* Member mask operand of a warp-collective instruction. */
 uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in);
 

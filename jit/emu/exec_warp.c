@@ -1,5 +1,5 @@
 /* exec_warp.c - warp-collective instructions: shfl.sync, vote.sync,
- * bar.warp.sync (ldmatrix and mma.sync are reported as unsupported).
+ * bar.warp.sync; ldmatrix and mma.sync are dispatched to exec_mma.c.
  *
  * The scheduler (exec.c) calls emu_exec_warp once every live lane of the
  * member mask waits at an instruction of the same op.  Each lane's
@@ -86,6 +86,8 @@ bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
     case EMU_OP_SHFL: ok = exec_shfl(b, g, n); break;
     case EMU_OP_VOTE: ok = exec_vote(b, g, n); break;
     case EMU_OP_BAR_WARP: ok = true; break;
+    case EMU_OP_MMA: ok = emu_exec_mma(b, g, n); break;
+    case EMU_OP_LDMATRIX: ok = emu_exec_ldmatrix(b, g, n); break;
     default:
         return emu_fault(b, g[0], in, "unsupported instruction",
                          "'%s' is not supported by the emulator yet", emu_op_name(in->op));

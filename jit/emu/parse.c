@@ -670,6 +670,8 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
                 if (ntypes == 0) in->ty = (uint8_t)t;
                 else if (ntypes == 1) in->ty2 = (uint8_t)t;
+                else if (ntypes == 2 && op == EMU_OP_MMA) in->ty3 = (uint8_t)t;
+                else if (ntypes == 3 && op == EMU_OP_MMA) in->ty4 = (uint8_t)t;
                 ntypes++;
                 found = true;
             }
@@ -693,7 +695,9 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             if (ok) { in->mode = (uint8_t)f; continue; }
         }
         if ((f = FIND(rnd_names, p, l)) > 0) { in->rnd = (uint8_t)f; continue; }
-        if ((f = FIND(space_names, p, l)) >= 0) {
+        f = FIND(space_names, p, l);
+        if (l == 11 && memcmp(p, "shared::cta", 11) == 0) f = EMU_SP_SHARED;
+        if (f >= 0) {
             /* cp.async.ca.shared.global: destination space first */
             if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
             continue;
@@ -706,9 +710,8 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
     }
     if (op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
-    if (op == EMU_OP_MMA && ntypes >= 2) {
-        /* mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype: keep d and a */
-    }
+    if (op == EMU_OP_MMA && ntypes != 4)
+        return perr(ps, line, "mma needs .dtype.atype.btype.ctype in '%.*s'", (int)len, s);
     return true;
 }
 
@@ -835,6 +838,25 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
         for (uint32_t k = 0; k < ps->nconsts && regdest && in->ok[0] == EMU_OK_REG; k++)
             if (ps->consts[k].slot == in->o[0]) regdest = false;
         if (!regdest) return perr(ps, line, "destination of '%.*s' is not a register", (int)len, s);
+    }
+    if (in->op == EMU_OP_MMA) {
+        EmuMmaForm fm;
+        const char *why;
+        if (!emu_mma_form(in, &fm, &why)) return perr(ps, line, "unsupported mma form '%.*s': %s", (int)len, s, why);
+        const uint8_t want_regs[4] = {fm.nd, fm.na, fm.nb, fm.nc};
+        static const char *const what[4] = {"D", "A", "B", "C"};
+        for (unsigned k = 0; k < 4; k++)
+            if (!(in->ok[k] == EMU_OK_VEC && in->on[k] == want_regs[k]) && !(in->ok[k] == EMU_OK_REG && want_regs[k] == 1))
+                return perr(ps, line, "'%.*s' needs %u %s register%s {..}", (int)len, s, want_regs[k], what[k],
+                            want_regs[k] == 1 ? "" : "s");
+    }
+    if (in->op == EMU_OP_LDMATRIX) {
+        unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : in->mode == EMU_MODE_X1 ? 1 : 0;
+        if (!nmat || in->ty != EMU_T_B16 || (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC))
+            return perr(ps, line, "unsupported ldmatrix form '%.*s' (m8n8 .x1/.x2/.x4 [.trans] .shared .b16)", (int)len, s);
+        if (!(in->ok[0] == EMU_OK_VEC && in->on[0] == nmat) && !(in->ok[0] == EMU_OK_REG && nmat == 1))
+            return perr(ps, line, "'%.*s' needs %u destination register%s {..}", (int)len, s, nmat, nmat == 1 ? "" : "s");
+        if (in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
     }
     bool need_addr = in->op == EMU_OP_LD || in->op == EMU_OP_LDU || in->op == EMU_OP_ATOM;
     if (need_addr && in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);

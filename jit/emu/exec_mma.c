@@ -1,0 +1,242 @@
+/* exec_mma.c - tensor-core instructions: mma.sync and ldmatrix.
+ *
+ * Both are warp-collective (.aligned): the scheduler (exec.c) calls them
+ * once all 32 lanes of the warp wait at the same instruction.
+ *
+ * mma.sync.aligned.m16n8kK.row.col.dtype.atype.btype.ctype d, a, b, c:
+ *   1. emu_mma_form() checks the shape/type combination and derives the
+ *      fragment geometry: E elements per 32-bit A/B register (tf32: 1,
+ *      f16/bf16: 2, s8/u8: 4), K/(2E) A registers, K/(4E) B registers, four
+ *      accumulator elements per lane (4 f32/s32 registers, or 2 f16x2).
+ *   2. Every lane's A, B and C registers are read into whole matrices
+ *      (before any D is written: D often aliases C).  With
+ *      g = lane / 4, t = lane % 4, the PTX ISA's layouts for all the
+ *      m16n8k{4,8,16,32} forms are one formula:
+ *        A register j, element i: row g + 8*(j & 1), col t*E + (j >> 1)*4E + i
+ *        B register j, element i: row (k) t*E + j*4E + i, col (n) g
+ *        C/D element e (0..3):    row g + 8*(e >> 1), col 2t + (e & 1)
+ *      (an f16 accumulator holds elements 2j, 2j+1 in register j, low half first).
+ *   3. Float forms: each D[m][n] starts from C[m][n] (as f32) and takes one
+ *      fmaf(A[m][k], B[k][n], acc) per k in ascending order: every product is
+ *      exact, every step rounds once to f32.  An f16 D is the f32 result
+ *      rounded once (RN).  NaN results are the canonical NaN.  tf32 inputs
+ *      are the f32 bit patterns with the low 13 mantissa bits ignored.
+ *      Integer forms: exact sum in 64 bits, wrapped to s32 (.satfinite:
+ *      clamped).  The hardware's internal accumulation order is not
+ *      documented, so float results may differ from a GPU in the last bits.
+ *
+ * ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 d, [a]:
+ *   lane 8i + r (r = 0..7) supplies the address of row r of matrix i
+ *   (N = 1, 2, 4 matrices; other lanes' addresses are ignored).  Each row is
+ *   16 bytes and must be 16-byte aligned inside shared memory; each row read
+ *   is checked (memcheck, racecheck) as a read by the lane that supplied it.
+ *   Lane l receives in d[i] the elements (row l/4, cols 2(l%4), 2(l%4)+1) of
+ *   matrix i, low half first; with .trans, of the transposed matrix. */
+#include "jit/emu/exec.h"
+
+#include <math.h>
+
+static unsigned elems_per_reg(unsigned ty) {
+    switch (ty) {
+    case EMU_T_TF32: return 1;
+    case EMU_T_F16: case EMU_T_BF16: return 2;
+    case EMU_T_S8: case EMU_T_U8: return 4;
+    }
+    return 0;
+}
+
+bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
+    unsigned d = in->ty, a = in->ty2, bt = in->ty3, c = in->ty4;
+    memset(f, 0, sizeof *f);
+    *why = NULL;
+    switch (in->mode) {
+    case EMU_MODE_M16N8K4: f->k = 4; break;
+    case EMU_MODE_M16N8K8: f->k = 8; break;
+    case EMU_MODE_M16N8K16: f->k = 16; break;
+    case EMU_MODE_M16N8K32: f->k = 32; break;
+    default: *why = "only the m16n8k4, m16n8k8, m16n8k16 and m16n8k32 shapes are supported"; return false;
+    }
+    if (!d || !a || !bt || !c) { *why = "mma needs four types: .dtype.atype.btype.ctype"; return false; }
+    bool isint = a == EMU_T_S8 || a == EMU_T_U8;
+    if (isint) {
+        if (bt != EMU_T_S8 && bt != EMU_T_U8) { *why = "an s8/u8 A needs an s8/u8 B"; return false; }
+        if (d != EMU_T_S32 || c != EMU_T_S32) { *why = "integer mma accumulates in .s32"; return false; }
+        if (f->k != 16 && f->k != 32) { *why = "s8/u8 mma needs m16n8k16 or m16n8k32"; return false; }
+    } else {
+        if (a != bt) { *why = "A and B must have the same floating-point type"; return false; }
+        if (in->flags & EMU_F(SATFINITE)) { *why = ".satfinite is for integer mma"; return false; }
+        if (a == EMU_T_TF32) {
+            if (f->k != 4 && f->k != 8) { *why = "tf32 mma needs m16n8k4 or m16n8k8"; return false; }
+        } else if (a == EMU_T_F16 || a == EMU_T_BF16) {
+            if (f->k != 8 && f->k != 16) { *why = "f16/bf16 mma needs m16n8k8 or m16n8k16"; return false; }
+        } else {
+            *why = "A/B types other than f16, bf16, tf32, s8, u8 are not supported";
+            return false;
+        }
+        bool f16acc_ok = a == EMU_T_F16;
+        if (!(d == EMU_T_F32 || (f16acc_ok && d == EMU_T_F16)) || !(c == EMU_T_F32 || (f16acc_ok && c == EMU_T_F16))) {
+            *why = "D and C must be .f32 (or .f16 with f16 inputs)";
+            return false;
+        }
+    }
+    f->epr = (uint8_t)elems_per_reg(a);
+    f->na = (uint8_t)(f->k / (2 * f->epr));
+    f->nb = (uint8_t)(f->k / (4 * f->epr));
+    f->nc = c == EMU_T_F16 ? 2 : 4;
+    f->nd = d == EMU_T_F16 ? 2 : 4;
+    return true;
+}
+
+/* Element i of an A/B register as a float (tf32: low 13 bits dropped). */
+static float elem_f(unsigned ty, uint32_t reg, unsigned i) {
+    switch (ty) {
+    case EMU_T_F16: return (float)emu_f16_to_f64((uint16_t)(reg >> (16 * i)));
+    case EMU_T_BF16: return (float)emu_bf16_to_f64((uint16_t)(reg >> (16 * i)));
+    default: return emu_f32(reg & 0xFFFFE000u);
+    }
+}
+
+static int32_t elem_i(unsigned ty, uint32_t reg, unsigned i) {
+    uint8_t v = (uint8_t)(reg >> (8 * i));
+    return ty == EMU_T_S8 ? (int32_t)(int8_t)v : (int32_t)v;
+}
+
+/* Lanes by lane number; faults unless the whole warp takes part at one instruction. */
+static bool full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]) {
+    const EmuFunc *f = b->L->f;
+    const EmuIns *in = &f->code[g[0]->pc];
+    if (n != 32)
+        return emu_fault(b, g[0], in, "invalid warp-synchronous instruction",
+                         "'%s' needs all 32 lanes of the warp; %u take part (partial warp or exited lanes)",
+                         emu_op_name(in->op), n);
+    for (unsigned i = 0; i < 32; i++) {
+        if (g[i]->pc != g[0]->pc) {
+            const EmuIns *other = &f->code[g[i]->pc];
+            return emu_fault(b, g[i], other, "divergent warp-synchronous instructions",
+                             "'%s' is .aligned: lane %u is at PTX line %u, lane %u at PTX line %u", emu_op_name(in->op),
+                             g[i]->lane, other->line, g[0]->lane, in->line);
+        }
+        lane[g[i]->lane] = g[i];
+    }
+    return true;
+}
+
+static inline uint64_t vreg(const EmuThread *t, const EmuFunc *f, const EmuIns *in, unsigned op, unsigned k) {
+    return t->r[in->ok[op] == EMU_OK_VEC ? f->vec[in->o[op] + k] : in->o[op]];
+}
+static inline void vset(EmuThread *t, const EmuFunc *f, const EmuIns *in, unsigned op, unsigned k, uint64_t v) {
+    t->r[in->ok[op] == EMU_OK_VEC ? f->vec[in->o[op] + k] : in->o[op]] = v;
+}
+
+bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuFunc *f = b->L->f;
+    EmuThread *lane[32];
+    if (!full_warp(b, g, n, lane)) return false;
+    const EmuIns *in = &f->code[lane[0]->pc];
+    EmuMmaForm fm;
+    const char *why;
+    if (!emu_mma_form(in, &fm, &why)) return emu_fault(b, lane[0], in, "unsupported instruction", "%s", why);
+    unsigned K = fm.k, E = fm.epr;
+    bool isint = in->ty == EMU_T_S32;
+    /* gather A (16 x K), B (K x 8), C (16 x 8) from the fragments */
+    float af[16][32], bf[32][8], cf[16][8];
+    int32_t ai[16][32], bi[32][8], ci[16][8];
+    for (unsigned l = 0; l < 32; l++) {
+        const EmuThread *t = lane[l];
+        unsigned gr = l >> 2, tg = l & 3;
+        for (unsigned j = 0; j < fm.na; j++) {
+            uint32_t r = (uint32_t)vreg(t, f, in, 1, j);
+            for (unsigned i = 0; i < E; i++) {
+                unsigned row = gr + 8 * (j & 1), col = tg * E + (j >> 1) * 4 * E + i;
+                if (isint) ai[row][col] = elem_i(in->ty2, r, i);
+                else af[row][col] = elem_f(in->ty2, r, i);
+            }
+        }
+        for (unsigned j = 0; j < fm.nb; j++) {
+            uint32_t r = (uint32_t)vreg(t, f, in, 2, j);
+            for (unsigned i = 0; i < E; i++) {
+                unsigned k = tg * E + j * 4 * E + i;
+                if (isint) bi[k][gr] = elem_i(in->ty3, r, i);
+                else bf[k][gr] = elem_f(in->ty3, r, i);
+            }
+        }
+        for (unsigned e = 0; e < 4; e++) {
+            unsigned row = gr + 8 * (e >> 1), col = 2 * tg + (e & 1);
+            if (in->ty4 == EMU_T_F16) {
+                uint32_t r = (uint32_t)vreg(t, f, in, 3, e >> 1);
+                cf[row][col] = (float)emu_f16_to_f64((uint16_t)(r >> (16 * (e & 1))));
+            } else {
+                uint32_t r = (uint32_t)vreg(t, f, in, 3, e);
+                if (isint) ci[row][col] = (int32_t)r;
+                else cf[row][col] = emu_f32(r);
+            }
+        }
+    }
+    /* D = A * B + C, then scatter D */
+    uint32_t dv[16][8];
+    for (unsigned m = 0; m < 16; m++)
+        for (unsigned nn = 0; nn < 8; nn++) {
+            if (isint) {
+                int64_t acc = ci[m][nn];
+                for (unsigned k = 0; k < K; k++) acc += (int64_t)ai[m][k] * bi[k][nn];
+                if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+                dv[m][nn] = (uint32_t)acc;
+            } else {
+                float acc = cf[m][nn];
+                for (unsigned k = 0; k < K; k++) acc = fmaf(af[m][k], bf[k][nn], acc);
+                if (in->ty == EMU_T_F16) dv[m][nn] = (uint32_t)emu_round_f64((double)acc, EMU_FMT_F16, EMU_RND_RN);
+                else dv[m][nn] = acc != acc ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc);
+            }
+        }
+    for (unsigned l = 0; l < 32; l++) {
+        EmuThread *t = lane[l];
+        unsigned gr = l >> 2, tg = l & 3;
+        for (unsigned e = 0; e < 4; e++) {
+            uint32_t v = dv[gr + 8 * (e >> 1)][2 * tg + (e & 1)];
+            if (in->ty == EMU_T_F16) {
+                if (e & 1) continue;
+                uint32_t hi = dv[gr + 8 * (e >> 1)][2 * tg + 1];
+                vset(t, f, in, 0, e >> 1, (v & 0xFFFFu) | (hi << 16));
+            } else {
+                vset(t, f, in, 0, e, v);
+            }
+        }
+    }
+    return true;
+}
+
+bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuFunc *f = b->L->f;
+    EmuThread *lane[32];
+    if (!full_warp(b, g, n, lane)) return false;
+    const EmuIns *in = &f->code[lane[0]->pc];
+    unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : 1;
+    uint16_t mat[4][8][8];
+    for (unsigned i = 0; i < nmat; i++)
+        for (unsigned r = 0; r < 8; r++) {
+            EmuThread *t = lane[8 * i + r];
+            uint64_t a = EMU_R(t, in, 1) + (uint64_t)in->off[0];
+            if (in->space == EMU_SP_GENERIC) {
+                if (a - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE)
+                    return emu_fault(b, t, in, "memcheck: invalid ldmatrix address",
+                                     "generic address 0x%llx (row %u of matrix %u) is not in shared memory",
+                                     (unsigned long long)a, r, i);
+                a -= EMU_SHARED_WINDOW;
+            } else {
+                a &= 0xFFFFFFFFu;
+            }
+            const uint8_t *p = emu_access(b, t, in, EMU_SP_SHARED, a, 16, 16, false);
+            if (!p) return false;
+            memcpy(mat[i][r], p, 16);
+        }
+    bool trans = in->flags & EMU_F(TRANS);
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned row = l >> 2, col = 2 * (l & 3);
+        for (unsigned i = 0; i < nmat; i++) {
+            uint32_t lo = trans ? mat[i][col][row] : mat[i][row][col];
+            uint32_t hi = trans ? mat[i][col + 1][row] : mat[i][row][col + 1];
+            vset(lane[l], f, in, 0, i, lo | hi << 16);
+        }
+    }
+    return true;
+}

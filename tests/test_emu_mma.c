@@ -1,0 +1,540 @@
+/* test_emu_mma.c - tensor-core instructions and cp.async in the PTX emulator.
+ *
+ *   1. mma.sync: for each shape and type, a hand-written kernel in which each
+ *      lane loads its A, B, C fragment registers from global memory, runs the
+ *      mma and stores D.  The host packs and unpacks the fragments with the
+ *      PTX ISA's per-shape formulas written out here (not the emulator's
+ *      generic one), on random inputs with poisoned outputs, for several warps
+ *      at once, and compares with a C matrix product in the documented order
+ *      (D = C, then one fmaf per k ascending; integers exact, wrapped).
+ *   2. ldmatrix .x1/.x2/.x4 with and without .trans: shared memory filled with
+ *      known values, rows at permuted addresses, unused lanes' addresses
+ *      invalid; registers compared with the documented mapping.
+ *   3. An mma fed by ldmatrix from shared memory filled by cp.async.
+ *   4. cp.async sizes and src-size zero fill, commit/wait, racecheck of its
+ *      writes; mma/ldmatrix errors (partial warp, misaligned row, bad forms). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit/device.h"
+#include "support/support.h"
+
+#define PTX_HEAD ".version 7.8\n.target sm_80\n.address_size 64\n"
+
+static TileDevice *open_emu(bool racecheck) {
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_racecheck = racecheck, .emu_host_threads = 2};
+    cr_assert_eq(dev_open("emu", &o, &d, &err), DEV_OK, "dev_open(emu): %s", err ? err : "");
+    return d;
+}
+
+static TileDevFunction *load(TileDevice *d, const char *ptx, const char *name, TileDevModule **mod) {
+    cr_assert_eq(dev_module_load_ptx(d, ptx, mod), DEV_OK, "load: %s\n%s", dev_last_error(d), ptx);
+    TileDevFunction *f = NULL;
+    cr_assert_eq(dev_module_get_function(*mod, name, &f), DEV_OK, "get_function: %s", dev_last_error(d));
+    return f;
+}
+
+static uint64_t upload(TileDevice *d, const void *p, size_t n) {
+    uint64_t a;
+    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(d, a, p, n), DEV_OK, "%s", dev_last_error(d));
+    return a;
+}
+
+static uint64_t poisoned(TileDevice *d, size_t n) {
+    uint64_t a;
+    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
+    cr_assert_eq(dev_memset_d8(d, a, 0xFF, n), DEV_OK);
+    return a;
+}
+
+static void download(TileDevice *d, void *p, uint64_t a, size_t n) {
+    cr_assert_eq(dev_memcpy_dtoh(d, p, a, n), DEV_OK, "%s", dev_last_error(d));
+}
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd64(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static float rndf(float lo, float hi) { return lo + (hi - lo) * (float)(rnd64() >> 40) / (float)(1 << 24); }
+static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint16_t f16_bits(float f) { _Float16 h = (_Float16)f; uint16_t u; memcpy(&u, &h, 2); return u; }
+static float f16_val(uint16_t u) { _Float16 h; memcpy(&h, &u, 2); return (float)h; }
+static float bf16_val(uint16_t u) { return u2f((uint32_t)u << 16); }
+
+/* ---- 1. mma.sync ---- */
+enum { T_F16, T_BF16, T_TF32, T_S8, T_U8, T_F32, T_S32 };
+static const char *const tname[] = {"f16", "bf16", "tf32", "s8", "u8", "f32", "s32"};
+
+typedef struct MmaForm {
+    unsigned k, d, a, b, c;
+    bool satfinite, alias_dc; /* alias_dc: D and C are the same registers */
+} MmaForm;
+
+static unsigned elems(unsigned ty) { return ty == T_TF32 ? 1 : (ty == T_F16 || ty == T_BF16) ? 2 : 4; }
+static unsigned n_a(const MmaForm *f) { return 16 * f->k / 32 / elems(f->a); }
+static unsigned n_b(const MmaForm *f) { return 8 * f->k / 32 / elems(f->b); }
+static unsigned n_acc(unsigned ty) { return ty == T_F16 ? 2 : 4; }
+
+/* The PTX ISA's fragment formulas ("Matrix Fragments for mma.m16n8kK"), one
+ * case per table: element i of the lane's fragment is at (row, col). */
+static void frag_a(const MmaForm *f, unsigned lane, unsigned i, unsigned *row, unsigned *col) {
+    unsigned g = lane >> 2, t = lane % 4;
+    if (f->a == T_F16 || f->a == T_BF16) {
+        if (f->k == 16) {
+            *row = (i < 2 || (i >= 4 && i < 6)) ? g : g + 8;
+            *col = i < 4 ? t * 2 + (i & 1) : t * 2 + (i & 1) + 8;
+        } else { /* k8 */
+            *row = i < 2 ? g : g + 8;
+            *col = t * 2 + (i & 1);
+        }
+    } else if (f->a == T_TF32) {
+        if (f->k == 8) {
+            *row = (i == 0 || i == 2) ? g : g + 8;
+            *col = i < 2 ? t : t + 4;
+        } else { /* k4 */
+            *row = i == 0 ? g : g + 8;
+            *col = t;
+        }
+    } else { /* s8/u8 */
+        if (f->k == 32) {
+            *row = (i < 4 || (i >= 8 && i < 12)) ? g : g + 8;
+            *col = i < 8 ? t * 4 + (i & 3) : t * 4 + (i & 3) + 16;
+        } else { /* k16 */
+            *row = i < 4 ? g : g + 8;
+            *col = t * 4 + (i & 3);
+        }
+    }
+}
+
+static void frag_b(const MmaForm *f, unsigned lane, unsigned i, unsigned *row, unsigned *col) {
+    unsigned g = lane >> 2, t = lane % 4;
+    *col = g;
+    if (f->b == T_F16 || f->b == T_BF16) *row = f->k == 16 ? (i < 2 ? t * 2 + (i & 1) : t * 2 + (i & 1) + 8) : t * 2 + i;
+    else if (f->b == T_TF32) *row = f->k == 8 ? (i == 0 ? t : t + 4) : t;
+    else *row = f->k == 32 ? (i < 4 ? t * 4 + (i & 3) : t * 4 + (i & 3) + 16) : t * 4 + i;
+}
+
+static void frag_c(unsigned lane, unsigned i, unsigned *row, unsigned *col) {
+    unsigned g = lane >> 2, t = lane % 4;
+    *row = i < 2 ? g : g + 8;
+    *col = t * 2 + (i & 1);
+}
+
+/* Random element bits of a type (f16: some subnormals; tf32: garbage low bits). */
+static uint32_t rnd_elem(unsigned ty) {
+    switch (ty) {
+    case T_F16: return rnd64() % 16 == 0 ? (uint32_t)(rnd64() & 0x83FF) : f16_bits(rndf(-4, 4));
+    case T_BF16: return f2u(rndf(-4, 4)) >> 16;
+    case T_TF32: return f2u(rndf(-4, 4)) ^ (uint32_t)(rnd64() & 0x1FFF);
+    case T_F32: return f2u(rndf(-100, 100));
+    default: return (uint32_t)rnd64(); /* s8/u8: low byte used; s32: all */
+    }
+}
+static float elem_float(unsigned ty, uint32_t v) {
+    switch (ty) {
+    case T_F16: return f16_val((uint16_t)v);
+    case T_BF16: return bf16_val((uint16_t)v);
+    case T_TF32: return u2f(v & 0xFFFFE000u);
+    default: return u2f(v);
+    }
+}
+static int64_t elem_int(unsigned ty, uint32_t v) { return ty == T_S8 ? (int8_t)v : ty == T_U8 ? (uint8_t)v : (int32_t)v; }
+
+static char *mma_ptx(const MmaForm *f) {
+    Str s = {0};
+    unsigned na = n_a(f), nb = n_b(f), nc = n_acc(f->c), nd = n_acc(f->d);
+    str_printf(&s, PTX_HEAD ".visible .entry mma(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+                   " .reg .b32 %%a<4>;\n .reg .b32 %%b<4>;\n .reg .f32 %%c<4>;\n .reg .f32 %%d<4>;\n"
+                   " .reg .b32 %%r<4>;\n .reg .b64 %%rd<12>;\n"
+                   " mov.u32 %%r1, %%tid.x;\n mov.u32 %%r2, %%ctaid.x;\n mov.u32 %%r3, %%ntid.x;\n mad.lo.s32 %%r1, %%r2, %%r3, %%r1;\n"
+                   " mul.wide.u32 %%rd1, %%r1, 16;\n");
+    const char *pn[4] = {"pa", "pb", "pc", "pd"};
+    for (int p = 0; p < 4; p++)
+        str_printf(&s, " ld.param.u64 %%rd%d, [%s];\n add.s64 %%rd%d, %%rd%d, %%rd1;\n", 2 + p, pn[p], 2 + p, 2 + p);
+    for (unsigned j = 0; j < na; j++) str_printf(&s, " ld.global.b32 %%a%u, [%%rd2+%u];\n", j, 4 * j);
+    for (unsigned j = 0; j < nb; j++) str_printf(&s, " ld.global.b32 %%b%u, [%%rd3+%u];\n", j, 4 * j);
+    for (unsigned j = 0; j < nc; j++) str_printf(&s, " ld.global.f32 %%c%u, [%%rd4+%u];\n", j, 4 * j);
+    str_printf(&s, " mma.sync.aligned.m16n8k%u.row.col%s.%s.%s.%s.%s ", f->k, f->satfinite ? ".satfinite" : "", tname[f->d],
+               tname[f->a], tname[f->b], tname[f->c]);
+    const char *dr = f->alias_dc ? "c" : "d";
+    str_puts(&s, "{");
+    for (unsigned j = 0; j < nd; j++) str_printf(&s, "%s%%%s%u", j ? ", " : "", dr, j);
+    str_puts(&s, "}, {");
+    for (unsigned j = 0; j < na; j++) str_printf(&s, "%s%%a%u", j ? ", " : "", j);
+    str_puts(&s, "}, {");
+    for (unsigned j = 0; j < nb; j++) str_printf(&s, "%s%%b%u", j ? ", " : "", j);
+    str_puts(&s, "}, {");
+    for (unsigned j = 0; j < nc; j++) str_printf(&s, "%s%%c%u", j ? ", " : "", j);
+    str_puts(&s, "};\n");
+    for (unsigned j = 0; j < nd; j++) str_printf(&s, " st.global.f32 [%%rd5+%u], %%%s%u;\n", 4 * j, dr, j);
+    str_puts(&s, " ret;\n}\n");
+    return str_take(&s);
+}
+
+/* One warp's problem: matrices as element bits. */
+typedef struct Problem { uint32_t a[16][32], b[32][8], c[16][8]; } Problem;
+
+static void run_mma_form(TileDevice *d, const MmaForm *f) {
+    enum { WARPS = 6 };
+    char *ptx = mma_ptx(f);
+    TileDevModule *m;
+    TileDevFunction *fn = load(d, ptx, "mma", &m);
+    static Problem pr[WARPS];
+    static uint32_t fa[WARPS * 32][4], fb[WARPS * 32][4], fc[WARPS * 32][4], fd[WARPS * 32][4];
+    memset(fa, 0xEE, sizeof fa);
+    memset(fb, 0xEE, sizeof fb);
+    memset(fc, 0xEE, sizeof fc);
+    unsigned ea = elems(f->a), eb = elems(f->b), bits_a = 32 / ea, bits_b = 32 / eb;
+    for (unsigned w = 0; w < WARPS; w++) {
+        Problem *p = &pr[w];
+        for (unsigned i = 0; i < 16; i++)
+            for (unsigned k = 0; k < f->k; k++) p->a[i][k] = rnd_elem(f->a) & (bits_a == 32 ? ~0u : (1u << bits_a) - 1);
+        for (unsigned k = 0; k < f->k; k++)
+            for (unsigned j = 0; j < 8; j++) p->b[k][j] = rnd_elem(f->b) & (bits_b == 32 ? ~0u : (1u << bits_b) - 1);
+        for (unsigned i = 0; i < 16; i++)
+            for (unsigned j = 0; j < 8; j++) p->c[i][j] = f->c == T_F16 ? f16_bits(rndf(-8, 8)) : rnd_elem(f->c);
+        if (w == 1 && f->c == T_S32) /* near the s32 limits: wraparound / saturation */
+            for (unsigned i = 0; i < 16; i++)
+                for (unsigned j = 0; j < 8; j++) p->c[i][j] = (i + j) % 2 ? 0x7FFFFF00u + (uint32_t)(rnd64() % 200) : 0x80000000u + (uint32_t)(rnd64() % 200);
+        if (w == 2 && f->c != T_S32) { /* NaN and infinity propagate; NaN results are canonical */
+            p->c[3][5] = f->c == T_F16 ? 0x7E01 : 0x7FC00001u;
+            p->a[7][1] = f->a == T_F16 ? 0x7C00 : f->a == T_BF16 ? 0x7F80 : 0x7F800000u;
+        }
+        for (unsigned l = 0; l < 32; l++) {
+            uint32_t *ra = fa[w * 32 + l], *rb = fb[w * 32 + l], *rc = fc[w * 32 + l];
+            for (unsigned j = 0; j < n_a(f); j++) ra[j] = 0;
+            for (unsigned j = 0; j < n_b(f); j++) rb[j] = 0;
+            for (unsigned i = 0; i < n_a(f) * ea; i++) {
+                unsigned row, col;
+                frag_a(f, l, i, &row, &col);
+                if (ea == 1) ra[i] = p->a[row][col];
+                else ra[i / ea] |= p->a[row][col] << (bits_a * (i % ea));
+            }
+            for (unsigned i = 0; i < n_b(f) * eb; i++) {
+                unsigned row, col;
+                frag_b(f, l, i, &row, &col);
+                if (eb == 1) rb[i] = p->b[row][col];
+                else rb[i / eb] |= p->b[row][col] << (bits_b * (i % eb));
+            }
+            if (f->c == T_F16) rc[0] = rc[1] = 0;
+            for (unsigned i = 0; i < 4; i++) {
+                unsigned row, col;
+                frag_c(l, i, &row, &col);
+                if (f->c == T_F16) rc[i / 2] |= p->c[row][col] << (16 * (i % 2));
+                else rc[i] = p->c[row][col];
+            }
+        }
+    }
+    uint64_t da = upload(d, fa, sizeof fa), db = upload(d, fb, sizeof fb), dc = upload(d, fc, sizeof fc);
+    uint64_t dd = poisoned(d, sizeof fd);
+    void *params[] = {&da, &db, &dc, &dd};
+    cr_assert_eq(dev_launch(fn, WARPS / 2, 1, 1, 64, 1, 1, 0, NULL, params), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+    download(d, fd, dd, sizeof fd);
+    for (unsigned w = 0; w < WARPS; w++) {
+        const Problem *p = &pr[w];
+        uint32_t want[16][8];
+        for (unsigned i = 0; i < 16; i++)
+            for (unsigned j = 0; j < 8; j++) {
+                if (f->d == T_S32) {
+                    int64_t acc = (int32_t)p->c[i][j];
+                    for (unsigned k = 0; k < f->k; k++) acc += elem_int(f->a, p->a[i][k]) * elem_int(f->b, p->b[k][j]);
+                    if (f->satfinite) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+                    want[i][j] = (uint32_t)acc;
+                } else {
+                    float acc = f->c == T_F16 ? f16_val((uint16_t)p->c[i][j]) : u2f(p->c[i][j]);
+                    for (unsigned k = 0; k < f->k; k++) acc = fmaf(elem_float(f->a, p->a[i][k]), elem_float(f->b, p->b[k][j]), acc);
+                    if (f->d == T_F16) want[i][j] = isnan(acc) ? 0x7FFF : f16_bits(acc);
+                    else want[i][j] = isnan(acc) ? 0x7FFFFFFFu : f2u(acc);
+                }
+            }
+        for (unsigned l = 0; l < 32; l++)
+            for (unsigned i = 0; i < 4; i++) {
+                unsigned row, col;
+                frag_c(l, i, &row, &col);
+                const uint32_t *rd = fd[w * 32 + l];
+                uint32_t got = f->d == T_F16 ? (rd[i / 2] >> (16 * (i % 2))) & 0xFFFF : rd[i];
+                cr_assert_eq(got, want[row][col], "m16n8k%u %s.%s.%s.%s warp %u lane %u D[%u][%u]: got %#x, want %#x", f->k,
+                             tname[f->d], tname[f->a], tname[f->b], tname[f->c], w, l, row, col, got, want[row][col]);
+            }
+        if (f->d == T_F16) /* unused halves of a 2-register D stay as stored: check the slots past D */
+            for (unsigned l = 0; l < 32; l++) cr_assert_eq(fd[w * 32 + l][2], 0xFFFFFFFFu);
+        /* a sanity check of the reference itself: close to the double-precision product */
+        if (f->d == T_F32 && w == 0)
+            for (unsigned i = 0; i < 16; i++)
+                for (unsigned j = 0; j < 8; j++) {
+                    double s = f->c == T_F16 ? f16_val((uint16_t)p->c[i][j]) : u2f(p->c[i][j]), mag = fabs(s);
+                    for (unsigned k = 0; k < f->k; k++) {
+                        double t = (double)elem_float(f->a, p->a[i][k]) * elem_float(f->b, p->b[k][j]);
+                        s += t;
+                        mag += fabs(t);
+                    }
+                    cr_assert(fabs(s - u2f(want[i][j])) <= mag * 0x1p-20, "reference far from the exact product");
+                }
+    }
+    dev_module_unload(m);
+    free(ptx);
+}
+
+static const MmaForm mma_forms[] = {
+    {16, T_F32, T_F16, T_F16, T_F32, false, false},
+    {16, T_F32, T_F16, T_F16, T_F32, false, true},
+    {16, T_F32, T_BF16, T_BF16, T_F32, false, false},
+    {8, T_F32, T_F16, T_F16, T_F32, false, false},
+    {8, T_F32, T_BF16, T_BF16, T_F32, false, true},
+    {16, T_F16, T_F16, T_F16, T_F16, false, true},
+    {16, T_F16, T_F16, T_F16, T_F32, false, false},
+    {16, T_F32, T_F16, T_F16, T_F16, false, false},
+    {8, T_F16, T_F16, T_F16, T_F16, false, false},
+    {8, T_F32, T_TF32, T_TF32, T_F32, false, false},
+    {4, T_F32, T_TF32, T_TF32, T_F32, false, true},
+    {32, T_S32, T_S8, T_S8, T_S32, false, false},
+    {32, T_S32, T_S8, T_S8, T_S32, true, true},
+    {32, T_S32, T_U8, T_S8, T_S32, false, false},
+    {32, T_S32, T_U8, T_U8, T_S32, true, false},
+    {16, T_S32, T_S8, T_U8, T_S32, false, false},
+    {16, T_S32, T_S8, T_S8, T_S32, false, false},
+};
+
+Test(mma, every_form_against_c_reference) {
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(mma_forms); i++) run_mma_form(d, &mma_forms[i]);
+    dev_close(d);
+}
+
+/* ---- 2. ldmatrix ---- */
+/* 32 rows of 16 bytes at row slots perm[0..31] of a 33-slot shared buffer
+ * (filled from global); lane l gives slot perm[l] (lanes past 8*N give a
+ * misaligned out-of-bounds address, which must be ignored), runs ldmatrix,
+ * and stores its N registers. */
+static char *ldmatrix_ptx(unsigned nmat, bool trans) {
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry ldm(.param .u64 pin, .param .u64 pperm, .param .u64 pout)\n{\n"
+                   " .reg .pred %%p<2>;\n .reg .b32 %%r<16>;\n .reg .b64 %%rd<12>;\n"
+                   " .shared .align 16 .b8 buf[528];\n"
+                   " mov.u32 %%r1, %%tid.x;\n ld.param.u64 %%rd1, [pin];\n"
+                   " mul.wide.u32 %%rd2, %%r1, 16;\n add.s64 %%rd3, %%rd1, %%rd2;\n ld.global.v4.b32 {%%r4, %%r5, %%r6, %%r7}, [%%rd3];\n"
+                   " mov.u32 %%r2, buf;\n shl.b32 %%r3, %%r1, 4;\n add.s32 %%r3, %%r2, %%r3;\n"
+                   " st.shared.v4.b32 [%%r3], {%%r4, %%r5, %%r6, %%r7};\n"
+                   " setp.eq.u32 %%p1, %%r1, 0;\n @%%p1 ld.global.v4.b32 {%%r4, %%r5, %%r6, %%r7}, [%%rd1+512];\n"
+                   " @%%p1 st.shared.v4.b32 [buf+512], {%%r4, %%r5, %%r6, %%r7};\n"
+                   " bar.sync 0;\n"
+                   " ld.param.u64 %%rd4, [pperm];\n mul.wide.u32 %%rd5, %%r1, 4;\n add.s64 %%rd6, %%rd4, %%rd5;\n"
+                   " ld.global.u32 %%r8, [%%rd6];\n add.s32 %%r8, %%r2, %%r8;\n"
+                   " ldmatrix.sync.aligned.m8n8.x%u%s.shared.b16 {",
+               nmat, trans ? ".trans" : "");
+    for (unsigned i = 0; i < nmat; i++) str_printf(&s, "%s%%r%u", i ? ", " : "", 10 + i);
+    str_puts(&s, "}, [%r8];\n ld.param.u64 %rd7, [pout];\n add.s64 %rd8, %rd7, %rd2;\n");
+    for (unsigned i = 0; i < nmat; i++) str_printf(&s, " st.global.b32 [%%rd8+%u], %%r%u;\n", 4 * i, 10 + i);
+    str_puts(&s, " ret;\n}\n");
+    return str_take(&s);
+}
+
+Test(ldmatrix, x1_x2_x4_trans_against_documented_mapping) {
+    TileDevice *d = open_emu(true);
+    uint16_t mem[33 * 8];
+    for (unsigned i = 0; i < 33 * 8; i++) mem[i] = (uint16_t)(0x1000 + i * 7 + (rnd64() & 0xF000));
+    uint32_t perm[32];
+    for (unsigned i = 0; i < 32; i++) perm[i] = i + 1; /* slot 0 unused */
+    for (unsigned i = 31; i > 0; i--) {
+        unsigned j = (unsigned)(rnd64() % (i + 1));
+        uint32_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+    }
+    uint64_t din = upload(d, mem, sizeof mem);
+    for (unsigned nm = 1; nm <= 4; nm *= 2)
+        for (int trans = 0; trans < 2; trans++) {
+            uint32_t addr[32];
+            for (unsigned l = 0; l < 32; l++) addr[l] = l < 8 * nm ? 16 * perm[l] : 0x7FFFFFF3u;
+            uint64_t dperm = upload(d, addr, sizeof addr), dout = poisoned(d, 32 * 16);
+            char *ptx = ldmatrix_ptx(nm, trans);
+            TileDevModule *m;
+            TileDevFunction *fn = load(d, ptx, "ldm", &m);
+            void *params[] = {&din, &dperm, &dout};
+            cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "x%u trans %d: %s", nm, trans,
+                         dev_last_error(d));
+            uint32_t out[32][4];
+            download(d, out, dout, sizeof out);
+            for (unsigned l = 0; l < 32; l++)
+                for (unsigned i = 0; i < 4; i++) {
+                    if (i >= nm) { cr_assert_eq(out[l][i], 0xFFFFFFFFu); continue; }
+                    /* matrix i, row r = the 16 bytes at slot perm[8i + r] */
+                    #define M(r, c) mem[perm[8 * i + (r)] * 8 + (c)]
+                    unsigned row = l / 4, col = 2 * (l % 4);
+                    uint32_t want = trans ? (uint32_t)M(col, row) | (uint32_t)M(col + 1, row) << 16
+                                          : (uint32_t)M(row, col) | (uint32_t)M(row, col + 1) << 16;
+                    #undef M
+                    cr_assert_eq(out[l][i], want, "x%u%s lane %u reg %u: got %#x, want %#x", nm, trans ? ".trans" : "", l, i,
+                                 out[l][i], want);
+                }
+            dev_module_unload(m);
+            free(ptx);
+        }
+    dev_close(d);
+}
+
+/* ---- 3. cp.async -> shared -> ldmatrix -> mma ---- */
+/* A (16x16 f16, row-major) and B (16x8 f16, row-major [k][n]) are copied to
+ * shared with cp.async.cg (48 16-byte chunks), A is loaded with ldmatrix.x4,
+ * B with ldmatrix.x2.trans, then D = A*B (C = 0). */
+static const char *pipeline_ptx = PTX_HEAD
+    ".visible .entry pipe(.param .u64 pa, .param .u64 pb, .param .u64 pd)\n{\n"
+    " .reg .pred %p<2>;\n .reg .b32 %r<32>;\n .reg .f32 %f<8>;\n .reg .b64 %rd<16>;\n"
+    " .shared .align 16 .b8 sa[512];\n .shared .align 16 .b8 sb[256];\n"
+    " mov.u32 %r1, %tid.x;\n ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [pb];\n"
+    " mul.wide.u32 %rd3, %r1, 16;\n shl.b32 %r2, %r1, 4;\n mov.u32 %r3, sa;\n mov.u32 %r4, sb;\n"
+    " add.s64 %rd4, %rd1, %rd3;\n add.s32 %r5, %r3, %r2;\n"
+    " cp.async.cg.shared.global [%r5], [%rd4], 16;\n"                 /* A chunks 0..31 */
+    " setp.lt.u32 %p1, %r1, 16;\n add.s64 %rd5, %rd2, %rd3;\n add.s32 %r6, %r4, %r2;\n"
+    " @%p1 cp.async.cg.shared.global [%r6], [%rd5], 16;\n"           /* B chunks 0..15 */
+    " cp.async.commit_group;\n cp.async.wait_group 0;\n bar.sync 0;\n"
+    /* A: lane l -> matrix i = l/8, row r = l%8: A row r + 8*(i&1), k 8*(i>>1) */
+    " shr.u32 %r7, %r1, 3;\n and.b32 %r8, %r1, 7;\n and.b32 %r9, %r7, 1;\n shl.b32 %r9, %r9, 3;\n add.s32 %r9, %r9, %r8;\n"
+    " shl.b32 %r9, %r9, 5;\n shr.u32 %r10, %r7, 1;\n shl.b32 %r10, %r10, 4;\n add.s32 %r9, %r9, %r10;\n add.s32 %r9, %r3, %r9;\n"
+    " ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r11, %r12, %r13, %r14}, [%r9];\n"
+    /* B: lane l < 16 gives row k = l (16 bytes each); others ignored */
+    " and.b32 %r15, %r1, 15;\n shl.b32 %r15, %r15, 4;\n add.s32 %r15, %r4, %r15;\n"
+    " ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 {%r16, %r17}, [%r15];\n"
+    " mov.f32 %f0, 0f00000000;\n mov.f32 %f1, 0f00000000;\n mov.f32 %f2, 0f00000000;\n mov.f32 %f3, 0f00000000;\n"
+    " mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r11, %r12, %r13, %r14}, {%r16, %r17}, {%f0, %f1, %f2, %f3};\n"
+    " ld.param.u64 %rd6, [pd];\n add.s64 %rd7, %rd6, %rd3;\n st.global.v4.f32 [%rd7], {%f0, %f1, %f2, %f3};\n"
+    " ret;\n}\n";
+
+Test(mma, fed_by_ldmatrix_and_cp_async) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *fn = load(d, pipeline_ptx, "pipe", &m);
+    uint16_t a[16][16], b[16][8];
+    for (int i = 0; i < 16; i++)
+        for (int k = 0; k < 16; k++) a[i][k] = f16_bits(rndf(-2, 2));
+    for (int k = 0; k < 16; k++)
+        for (int j = 0; j < 8; j++) b[k][j] = f16_bits(rndf(-2, 2));
+    uint64_t da = upload(d, a, sizeof a), db = upload(d, b, sizeof b), dd = poisoned(d, 32 * 16);
+    void *params[] = {&da, &db, &dd};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    float out[32][4];
+    download(d, out, dd, sizeof out);
+    for (unsigned l = 0; l < 32; l++)
+        for (unsigned e = 0; e < 4; e++) {
+            unsigned row, col;
+            frag_c(l, e, &row, &col);
+            float acc = 0;
+            for (int k = 0; k < 16; k++) acc = fmaf(f16_val(a[row][k]), f16_val(b[k][col]), acc);
+            cr_assert_eq(f2u(out[l][e]), f2u(acc), "lane %u D[%u][%u]: %a vs %a", l, row, col, out[l][e], acc);
+        }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ---- 4. cp.async forms, racecheck, errors ---- */
+/* Thread t copies `size` bytes (4, 8 or 16, by t%3) with src-size t%17
+ * clamped to size from src[16t] to shared slot t, then after wait_all and a
+ * barrier thread t reads slot 31-t back. */
+static const char *cpasync_ptx = PTX_HEAD
+    ".visible .entry cpa(.param .u64 src, .param .u64 out, .param .u32 sync)\n{\n"
+    " .reg .pred %p<8>;\n .reg .b32 %r<32>;\n .reg .b64 %rd<16>;\n"
+    " .shared .align 16 .b8 buf[512];\n"
+    " mov.u32 %r1, %tid.x;\n ld.param.u64 %rd1, [src];\n mul.wide.u32 %rd2, %r1, 16;\n add.s64 %rd3, %rd1, %rd2;\n"
+    " mov.u32 %r2, buf;\n shl.b32 %r3, %r1, 4;\n add.s32 %r4, %r2, %r3;\n"
+    " rem.u32 %r5, %r1, 3;\n rem.u32 %r6, %r1, 17;\n"
+    " setp.eq.u32 %p1, %r5, 0;\n setp.eq.u32 %p2, %r5, 1;\n setp.eq.u32 %p3, %r5, 2;\n"
+    " min.u32 %r7, %r6, 4;\n min.u32 %r8, %r6, 8;\n"
+    " @%p1 cp.async.ca.shared.global [%r4], [%rd3], 4, %r7;\n"
+    " @%p2 cp.async.ca.shared.global [%r4], [%rd3], 8, %r8;\n"
+    " @%p3 cp.async.cg.shared.global [%r4], [%rd3], 16, %r6;\n"
+    " cp.async.commit_group;\n"
+    " setp.eq.u32 %p4, %r1, 31;\n @%p4 cp.async.cg.shared.global [buf+496], [%rd1], 16;\n" /* a second group, full size */
+    " cp.async.commit_group;\n cp.async.wait_group 1;\n cp.async.wait_all;\n"
+    " ld.param.u32 %r9, [sync];\n setp.ne.u32 %p5, %r9, 0;\n @%p5 bar.sync 0;\n"
+    " mov.u32 %r10, 31;\n sub.u32 %r10, %r10, %r1;\n shl.b32 %r10, %r10, 4;\n add.s32 %r10, %r2, %r10;\n"
+    " ld.shared.v4.b32 {%r11, %r12, %r13, %r14}, [%r10];\n"
+    " ld.param.u64 %rd4, [out];\n mov.u32 %r15, 31;\n sub.u32 %r15, %r15, %r1;\n mul.wide.u32 %rd5, %r15, 16;\n"
+    " add.s64 %rd6, %rd4, %rd5;\n st.global.v4.b32 [%rd6], {%r11, %r12, %r13, %r14};\n ret;\n}\n";
+
+Test(cp_async, sizes_zero_fill_groups_and_racecheck) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *fn = load(d, cpasync_ptx, "cpa", &m);
+    uint8_t src[512];
+    for (int i = 0; i < 512; i++) src[i] = (uint8_t)(rnd64() | 1); /* never 0: zero fill is visible */
+    uint64_t ds = upload(d, src, sizeof src), dout = poisoned(d, 512);
+    uint32_t sync = 1;
+    void *params[] = {&ds, &dout, &sync};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint8_t out[512];
+    download(d, out, dout, sizeof out);
+    for (unsigned t = 0; t < 32; t++) {
+        unsigned size = t % 3 == 0 ? 4 : t % 3 == 1 ? 8 : 16, srcsz = t % 17 < size ? t % 17 : size;
+        for (unsigned k = 0; k < 16; k++) {
+            uint8_t want = t == 31 ? src[k] : k < srcsz ? src[16 * t + k] : 0; /* shared starts zeroed */
+            cr_assert_eq(out[16 * t + k], want, "thread %u byte %u (size %u, src-size %u): %#x vs %#x", t, k, size, srcsz,
+                         out[16 * t + k], want);
+        }
+    }
+    /* without the barrier, another thread's read of a cp.async destination is a hazard */
+    sync = 0;
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    const char *e = dev_last_error(d);
+    cr_assert(strstr(e, "racecheck: shared-memory hazard (write after read)") && strstr(e, "cp.async"), "%s", e);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+Test(mma, errors) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    /* a 16-thread block: mma needs the whole warp */
+    static const char *mma16 = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<8>;\n .reg .f32 %f<4>;\n"
+        " mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};\n"
+        " ret;\n}\n";
+    TileDevFunction *fn = load(d, mma16, "k", &m);
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 16, 1, 1, 0, NULL, NULL), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "needs all 32 lanes of the warp; 16 take part") &&
+              strstr(dev_last_error(d), "PTX line 8"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    /* ldmatrix rows: 16-byte aligned, inside shared memory */
+    static const char *ldm = PTX_HEAD ".visible .entry k(.param .u32 off)\n{\n .reg .b32 %r<8>;\n"
+        " .shared .align 16 .b8 s[256];\n ld.param.u32 %r1, [off];\n mov.u32 %r2, %laneid;\n shl.b32 %r2, %r2, 4;\n"
+        " add.s32 %r2, %r2, %r1;\n ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r3,%r4,%r5,%r6}, [%r2+0];\n ret;\n}\n";
+    fn = load(d, ldm, "k", &m);
+    uint32_t off = 0;
+    void *params[] = {&off};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "invalid __shared__ read of size 16 bytes") &&
+              strstr(dev_last_error(d), "thread (16,0,0)"), "%s", dev_last_error(d));
+    off = 8;
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "misaligned __shared__ read of size 16 bytes"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    /* forms the emulator does not know fail at load time */
+    static const char *bad[][2] = {
+        {"mma.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};",
+         "tf32 mma needs m16n8k4 or m16n8k8"},
+        {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2}, {%r4,%r5}, {%f0,%f1,%f2,%f3};",
+         "needs 4 A registers"},
+        {"mma.sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f32 {%r0,%r1}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};",
+         "D and C must be .f32"},
+        {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};",
+         "mma needs .dtype.atype.btype.ctype"},
+        {"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%r0}, [%r1];", "needs 2 destination registers"},
+        {"ldmatrix.sync.aligned.m8n8.x4.shared.b32 {%r0,%r1,%r2,%r3}, [%r1];", "unsupported ldmatrix form"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        char ptx[1024];
+        snprintf(ptx, sizeof ptx, PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %%r<8>;\n .reg .f32 %%f<4>;\n %s\n ret;\n}\n",
+                 bad[i][0]);
+        cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "accepted: %s", bad[i][0]);
+        cr_assert(strstr(dev_last_error(d), "ptx:8:") && strstr(dev_last_error(d), bad[i][1]), "%s: %s", bad[i][0],
+                  dev_last_error(d));
+    }
+    dev_close(d);
+}
