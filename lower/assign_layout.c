@@ -41,6 +41,10 @@ typedef struct Ctx {
     AxisInfo *ai;
     const Layout **want;   /* by ValueId, for the values that existed before the pass */
     uint32_t nv;
+    /* layout chosen for each memory op in the backward walk, reused by the forward walk */
+    Inst **mem_inst;
+    const Layout **mem_layout;
+    int nmem, capmem;
 } Ctx;
 
 static const Layout *intern(Ctx *c, Layout l) { return tir_layout_intern(c->m, &l); }
@@ -158,12 +162,40 @@ static const Layout *infer(Ctx *c, ValueId v, int depth) {
     if (c->want[v]) return c->want[v];
     Inst *d = tir_val(c->f, v)->def;
     if (!d) return NULL;
+    if (d->op == OP_FOR) { /* a loop result is computed by what its body yields */
+        Inst *y = d->regions[0]->last;
+        int k = tir_val(c->f, v)->index;
+        return y && y->op == OP_YIELD && k < y->nops ? infer(c, y->ops[k], depth + 1) : NULL;
+    }
     if (tir_op_info[d->op].flags & OPF_ELEMENTWISE || d->op == OP_BROADCAST || d->op == OP_SCAN)
         for (int k = 0; k < d->nops; k++) {
             const Layout *l = tir_vtype(c->f, d->ops[k])->rank ? infer(c, d->ops[k], depth + 1) : NULL;
             if (l) return l;
         }
     return NULL;
+}
+
+static bool mma_family(const Layout *l) { return l && layout_root(l)->kind != LAYOUT_BLOCKED; }
+
+/* The layout of a memory op: the tensor-core layout of the data it stores or that its
+ * users want (an epilogue reading C or a bias), so the accumulator never moves between
+ * threads; otherwise the coalesced layout of its pointer. */
+static const Layout *mem_layout(Ctx *c, Inst *i) {
+    for (int k = 0; k < c->nmem; k++)
+        if (c->mem_inst[k] == i) return c->mem_layout[k];
+    const Layout *l = NULL;
+    if (i->op == OP_STORE) l = infer(c, i->ops[1], 0);
+    else if (i->op == OP_LOAD && i->res[0] < c->nv) l = c->want[i->res[0]];
+    if (!mma_family(l) || l->rank != tir_vtype(c->f, i->ops[0])->rank) l = coalesced(c, i);
+    if (c->nmem == c->capmem) {
+        c->capmem = c->capmem ? 2 * c->capmem : 16;
+        c->mem_inst = realloc(c->mem_inst, sizeof *c->mem_inst * (size_t)c->capmem);
+        c->mem_layout = realloc(c->mem_layout, sizeof *c->mem_layout * (size_t)c->capmem);
+        if (!c->mem_inst || !c->mem_layout) unreachable("out of memory");
+    }
+    c->mem_inst[c->nmem] = i;
+    c->mem_layout[c->nmem++] = l;
+    return l;
 }
 
 /* A wish that arrived after the producers were visited: hand it down element-wise chains. */
@@ -185,7 +217,7 @@ static void backward_inst(Ctx *c, Inst *i) {
     case OP_ATOMIC_RMW:
     case OP_ATOMIC_CAS: {
         if (!tir_vtype(f, i->ops[0])->rank) return;
-        const Layout *l = coalesced(c, i);
+        const Layout *l = i->op == OP_LOAD || i->op == OP_STORE ? mem_layout(c, i) : coalesced(c, i);
         if (i->nres) c->want[i->res[0]] = l; /* the anchor decides */
         for (int k = 0; k < i->nops; k++) wish(c, i->ops[k], l);
         return;
@@ -324,6 +356,21 @@ static void forward_block(Ctx *c, Block *b);
 
 static int mem_vec(Ctx *c, Inst *i, const Layout *l) {
     if (!l) return 1;
+    if (mma_family(l)) {
+        /* mma accumulators hold two consecutive columns; operand and slice layouts: one */
+        if (l->kind != LAYOUT_MMA) return 1;
+        const AxisInfo *p = &c->ai[i->ops[0]];
+        int eb = dtype_bits(tir_vtype(c->f, i->ops[0])->pointee->dt) / 8;
+        int mask_idx = i->op == OP_LOAD ? 1 : 2;
+        bool ok = p->contig[1] >= 2 && p->div[1] >= 2 * (eb < 1 ? 1 : eb);
+        for (int k = mask_idx; k < i->nops; k++)
+            if (tir_vtype(c->f, i->ops[k])->rank && c->ai[i->ops[k]].constancy[1] < 2) ok = false;
+        if (i->op == OP_LOAD && i->nops > 2) {
+            Inst *od = tir_val(c->f, i->ops[2])->def;
+            if (!od || (od->op != OP_CONST && od->op != OP_SPLAT)) ok = false;
+        }
+        return ok ? 2 : 1;
+    }
     int fast = l->order[0];
     int vec = l->spt[fast];
     const AxisInfo *p = &c->ai[i->ops[0]];
@@ -352,7 +399,8 @@ static void forward_inst(Ctx *c, Inst *i) {
     case OP_STORE:
     case OP_ATOMIC_RMW:
     case OP_ATOMIC_CAS: {
-        const Layout *l = tir_vtype(f, i->ops[0])->rank ? coalesced(c, i) : NULL;
+        const Layout *l = !tir_vtype(f, i->ops[0])->rank ? NULL
+                          : i->op == OP_LOAD || i->op == OP_STORE ? mem_layout(c, i) : coalesced(c, i);
         i->a.vec = (uint8_t)mem_vec(c, i, l); /* from the original operands' axis info */
         for (int k = 0; k < i->nops; k++) need(c, i, k, l);
         if (i->nres) set_layout(c, i->res[0], l);
@@ -468,6 +516,8 @@ static void run_func(Module *m, Func *f) {
     tir_walk(f->body, anchor_dots, &c);
     backward_block(&c, f->body);
     forward_block(&c, f->body); /* new values it creates have ids >= c.nv */
+    free(c.mem_inst);
+    free(c.mem_layout);
     free(c.want);
     free(c.ai);
 }

@@ -213,13 +213,18 @@ static void visit(Ctx *c, Inst *i) {
             }
         }
         break;
+    case OP_MIN:
+    case OP_MAX: /* the result is one of the operands: divisible by what divides both */
+        for (int d = 0; d < TIR_MAX_RANK; d++) {
+            r.constancy[d] = gcd32(x->constancy[d], y->constancy[d]);
+            r.div[d] = gcd32(x->div[d], y->div[d]);
+        }
+        break;
     case OP_AND:
     case OP_OR:
     case OP_XOR:
     case OP_NOT:
     case OP_NEG:
-    case OP_MIN:
-    case OP_MAX:
         for (int d = 0; d < TIR_MAX_RANK; d++) {
             r.constancy[d] = x->constancy[d];
             if (y) r.constancy[d] = gcd32(r.constancy[d], y->constancy[d]);
