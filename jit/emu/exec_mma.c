@@ -73,9 +73,9 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
             *why = "A/B types other than f16, bf16, tf32, s8, u8 are not supported";
             return false;
         }
-        bool f16acc_ok = a == EMU_T_F16;
-        if (!(d == EMU_T_F32 || (f16acc_ok && d == EMU_T_F16)) || !(c == EMU_T_F32 || (f16acc_ok && c == EMU_T_F16))) {
-            *why = "D and C must be .f32 (or .f16 with f16 inputs)";
+        /* as ptxas: D and C agree (f16 accumulators only with f16 inputs) */
+        if (d != c || !(d == EMU_T_F32 || (a == EMU_T_F16 && d == EMU_T_F16))) {
+            *why = "D and C must both be .f32 (or both .f16 with f16 inputs)";
             return false;
         }
     }
