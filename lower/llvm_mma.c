@@ -80,3 +80,225 @@ bool ll_emit_dot_mma(LL *l, Inst *i) {
     free(pb);
     return true;
 }
+
+/* ---- operands staged through shared memory, read with ldmatrix ----
+ *
+ * Both tiles are written to scratch with 16-byte chunks of each row XOR-
+ * swizzled by the row's phase, so the eight row addresses of one ldmatrix
+ * phase hit eight different bank groups:
+ *   phase = (row / per_phase) % max_phase,  chunk' = chunk ^ phase,
+ *   per_phase = max(1, 128 / row_bytes),    max_phase = min(8, row_bytes / 16).
+ * A is kept [M][K]; B is kept [K][N] and read with ldmatrix.trans (f16,
+ * bf16), or kept [N][K] and read with plain ldmatrix (i8, whose fragments
+ * pair bytes along K).  tf32 fragments are read with 32-bit loads.  Per K
+ * step the thread loads only that step's fragments, so few registers hold
+ * operands at once. */
+
+typedef struct Tile {
+    int rows, cols, eb; /* logical [rows][cols] of eb-byte elements */
+    int off;            /* scratch byte offset */
+} Tile;
+
+static LLVMValueRef swz_offset(LL *l, const Tile *t, LLVMValueRef row, LLVMValueRef col) {
+    int row_bytes = t->cols * t->eb, chunk_elems = 16 / t->eb, chunks = row_bytes / 16;
+    LLVMValueRef base = LLVMBuildMul(l->b, row, ll_i32(l, row_bytes), "");
+    if (chunks < 2) return LLVMBuildAdd(l->b, base, LLVMBuildMul(l->b, col, ll_i32(l, t->eb), ""), "");
+    int per_phase = 128 / row_bytes < 1 ? 1 : 128 / row_bytes, max_phase = chunks < 8 ? chunks : 8;
+    LLVMValueRef phase = LLVMBuildURem(l->b, LLVMBuildUDiv(l->b, row, ll_i32(l, per_phase), ""), ll_i32(l, max_phase), "");
+    LLVMValueRef chunk = LLVMBuildUDiv(l->b, col, ll_i32(l, chunk_elems), "");
+    LLVMValueRef within = LLVMBuildURem(l->b, col, ll_i32(l, chunk_elems), "");
+    chunk = LLVMBuildXor(l->b, chunk, phase, "");
+    LLVMValueRef off = LLVMBuildAdd(l->b, base, LLVMBuildMul(l->b, chunk, ll_i32(l, 16), ""), "");
+    return LLVMBuildAdd(l->b, off, LLVMBuildMul(l->b, within, ll_i32(l, t->eb), ""), "");
+}
+
+static LLVMValueRef smem_addr32(LL *l, int off, LLVMValueRef dyn) {
+    return LLVMBuildPtrToInt(l->b, ll_smem_ptr(l, off, dyn), l->t_i32, "");
+}
+
+/* Registers consecutive along the last dim that one 16-byte-or-smaller store can take. */
+static int run_along_last(const LayoutRegs *lr, const Type *t, int r, int max) {
+    const Layout *lay = t->layout;
+    int last = t->rank - 1;
+    if (lay->kind != LAYOUT_BLOCKED || lay->order[0] != last) return 1;
+    ThreadTerm tt = layout_thread_term(lay, last);
+    int v = 1;
+    while (v * 2 <= max && r + v * 2 <= lr->n) {
+        int w = v * 2;
+        bool ok = lr->stat[r][last] % w == 0 && (tt.lane_count <= 1 || tt.lane_mul % w == 0) &&
+                  (tt.warp_count <= 1 || tt.warp_mul % w == 0);
+        for (int j = 1; ok && j < w; j++) {
+            ok = lr->stat[r + j][last] == lr->stat[r][last] + j && lr->raw[r + j][last] == lr->raw[r][last] + j;
+            for (int d = 0; ok && d < last; d++) ok = lr->stat[r + j][d] == lr->stat[r][d];
+        }
+        if (!ok) break;
+        v = w;
+    }
+    return v;
+}
+
+/* Write tensor `v` (rank 2) into tile `t`; transposed: element (i, j) goes to row j, col i. */
+static void stage(LL *l, ValueId v, const Tile *t, bool transposed) {
+    const Type *ty = tir_vtype(l->f, v);
+    const LayoutRegs *lr = ll_regs_of(l, ty);
+    LLVMValueRef *vals = ll_get(l, v, NULL);
+    LLVMTypeRef et = ll_type(l, ty->dt);
+    for (int r = 0; r < lr->n;) {
+        bool replica = false;
+        for (int d = 0; d < 2; d++) replica |= lr->raw[r][d] >= ty->shape[d];
+        int run = transposed ? 1 : run_along_last(lr, ty, r, 16 / t->eb);
+        if (replica) {
+            r++;
+            continue;
+        }
+        LLVMValueRef i0 = ll_coord(l, ty, r, 0), i1 = ll_coord(l, ty, r, 1);
+        LLVMValueRef off = transposed ? swz_offset(l, t, i1, i0) : swz_offset(l, t, i0, i1);
+        LLVMValueRef val = vals[r];
+        if (run > 1) {
+            val = LLVMGetPoison(LLVMVectorType(et, (unsigned)run));
+            for (int j = 0; j < run; j++) val = LLVMBuildInsertElement(l->b, val, vals[r + j], ll_i32(l, j), "");
+        }
+        LLVMValueRef own = ll_owner(l, ty, r);
+        bool always = LLVMIsConstant(own) && LLVMConstIntGetZExtValue(own);
+        LLVMBasicBlockRef then = NULL, join = NULL;
+        if (!always) {
+            then = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "stage");
+            join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "stage.join");
+            LLVMBuildCondBr(l->b, own, then, join);
+            LLVMPositionBuilderAtEnd(l->b, then);
+        }
+        LLVMValueRef st = LLVMBuildStore(l->b, val, ll_smem_ptr(l, t->off, off));
+        LLVMSetAlignment(st, (unsigned)(t->eb * run));
+        if (!always) {
+            LLVMBuildBr(l->b, join);
+            LLVMPositionBuilderAtEnd(l->b, join);
+        }
+        r += run;
+    }
+}
+
+/* ldmatrix.x{n}[.trans]: lane supplies the row address (row, col) of its matrix. */
+static void ldmatrix(LL *l, int n, bool trans, LLVMValueRef addr, LLVMValueRef *out) {
+    char text[160], cons[64];
+    snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [$%d];", n, trans ? ".trans" : "",
+             n == 1 ? "$0" : n == 2 ? "$0,$1" : "$0,$1,$2,$3", n);
+    snprintf(cons, sizeof cons, "%s,r", n == 1 ? "=r" : n == 2 ? "=r,=r" : "=r,=r,=r,=r");
+    LLVMTypeRef fields[4] = {l->t_i32, l->t_i32, l->t_i32, l->t_i32};
+    LLVMTypeRef ret = n == 1 ? l->t_i32 : LLVMStructTypeInContext(l->ctx, fields, (unsigned)n, 0);
+    LLVMValueRef call = ll_asm(l, ret, text, cons, &addr, 1, true);
+    for (int k = 0; k < n; k++) out[k] = n == 1 ? call : LLVMBuildExtractValue(l->b, call, (unsigned)k, "");
+}
+
+bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
+    Func *f = l->f;
+    const Type *at = tir_vtype(f, i->ops[0]), *rt = tir_vtype(f, i->res[0]);
+    const Layout *mma = rt->layout;
+    int M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
+    int wm = mma->wpc[0], wn = mma->wpc[1];
+    DType dt = at->dt;
+    int eb = dtype_bits(dt) / 8;
+    int kw = dt == DT_F32 ? 8 : dt == DT_I8 ? 32 : 16;
+    int rm = at_least_1(M / (16 * wm)), rn = at_least_1(N / (8 * wn)), nk = at_least_1(K / kw);
+    int a_bytes = (M * K * eb + 127) / 128 * 128; /* as smem_scratch_bytes lays them out */
+    if (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < a_bytes + N * K * eb) {
+        ll_error(l, i->loc, "internal error: tensor-core dot without its shared-memory staging buffer");
+        return false;
+    }
+    bool b_nk = dt == DT_I8; /* B kept [N][K] */
+    Tile ta = {M, K, eb, i->a.smem_offset};
+    Tile tb = {b_nk ? N : K, b_nk ? K : N, eb, i->a.smem_offset + a_bytes};
+    stage(l, i->ops[0], &ta, false);
+    stage(l, i->ops[1], &tb, b_nk);
+    ll_barrier(l);
+
+    const char *text;
+    if (dt == DT_F16)
+        text = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    else if (dt == DT_BF16)
+        text = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    else if (dt == DT_F32)
+        text = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    else
+        text = "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    bool integer = dt == DT_I8;
+    const char *cons = integer ? "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3" : "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
+    LLVMTypeRef ct = integer ? l->t_i32 : l->t_f32;
+    LLVMTypeRef fields[4] = {ct, ct, ct, ct};
+    LLVMTypeRef ret = LLVMStructTypeInContext(l->ctx, fields, 4, 0);
+
+    int nc;
+    LLVMValueRef *C = ll_get(l, i->ops[2], &nc);
+    if (nc != rm * rn * 4) {
+        ll_error(l, i->loc, "internal error: accumulator has %d registers, expected %d", nc, rm * rn * 4);
+        return false;
+    }
+    LLVMValueRef *res = ll_new(l, i->res[0], nc);
+    for (int r = 0; r < nc; r++) res[r] = C[r];
+    LLVMValueRef lane = l->lane;
+    LLVMValueRef warp_m = LLVMBuildURem(l->b, l->warp, ll_i32(l, wm), "");
+    LLVMValueRef warp_n = LLVMBuildUDiv(l->b, l->warp, ll_i32(l, wm), "");
+    LLVMValueRef g = LLVMBuildLShr(l->b, lane, ll_i32(l, 2), ""), t4 = LLVMBuildAnd(l->b, lane, ll_i32(l, 3), "");
+    LLVMValueRef l7 = LLVMBuildAnd(l->b, lane, ll_i32(l, 7), "");
+    LLVMValueRef l15 = LLVMBuildAnd(l->b, lane, ll_i32(l, 15), "");
+    LLVMValueRef q1 = LLVMBuildAnd(l->b, LLVMBuildLShr(l->b, lane, ll_i32(l, 3), ""), ll_i32(l, 1), "");
+    LLVMValueRef q2 = LLVMBuildLShr(l->b, lane, ll_i32(l, 4), "");
+    LLVMValueRef row_m = LLVMBuildMul(l->b, warp_m, ll_i32(l, 16), ""); /* warp's first row in each rep */
+    LLVMValueRef col_n = LLVMBuildMul(l->b, warp_n, ll_i32(l, 8), "");
+    int chunk = 16 / eb;
+    LLVMValueRef *fa = calloc((size_t)rm * 4, sizeof *fa), *fb = calloc((size_t)rn * 2, sizeof *fb);
+    if (!fa || !fb) unreachable("out of memory");
+    for (int kk = 0; kk < nk; kk++) {
+        int k0 = kk * kw;
+        for (int im = 0; im < rm; im++) {
+            LLVMValueRef r0 = LLVMBuildAdd(l->b, row_m, ll_i32(l, im * 16 * wm), "");
+            if (dt == DT_F32) {
+                for (int j = 0; j < 4; j++) {
+                    LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, g, ""), ll_i32(l, 8 * (j & 1)), "");
+                    LLVMValueRef col = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * (j >> 1)), "");
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, ta.off, swz_offset(l, &ta, row, col)), "");
+                    LLVMSetAlignment(v, 4);
+                    fa[im * 4 + j] = v;
+                }
+            } else {
+                /* x4: matrices (rows +0/+8) x (chunks +0/+1) */
+                LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, l7, ""), LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), "");
+                LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q2, ll_i32(l, chunk), ""), ll_i32(l, k0), "");
+                ldmatrix(l, 4, false, smem_addr32(l, ta.off, swz_offset(l, &ta, row, col)), &fa[im * 4]);
+            }
+        }
+        for (int in = 0; in < rn; in++) {
+            LLVMValueRef c0 = LLVMBuildAdd(l->b, col_n, ll_i32(l, in * 8 * wn), "");
+            if (dt == DT_F32) {
+                for (int j = 0; j < 2; j++) {
+                    LLVMValueRef krow = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * j), "");
+                    LLVMValueRef col = LLVMBuildAdd(l->b, c0, g, "");
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, tb.off, swz_offset(l, &tb, krow, col)), "");
+                    LLVMSetAlignment(v, 4);
+                    fb[in * 2 + j] = v;
+                }
+            } else if (b_nk) {
+                /* [N][K]: matrices k chunks +0/+1 of rows n = c0 + lane%8 */
+                LLVMValueRef row = LLVMBuildAdd(l->b, c0, l7, "");
+                LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q1, ll_i32(l, chunk), ""), ll_i32(l, k0), "");
+                ldmatrix(l, 2, false, smem_addr32(l, tb.off, swz_offset(l, &tb, row, col)), &fb[in * 2]);
+            } else {
+                /* [K][N], transposed: matrices k rows +0/+8 */
+                LLVMValueRef krow = LLVMBuildAdd(l->b, l15, ll_i32(l, k0), "");
+                ldmatrix(l, 2, true, smem_addr32(l, tb.off, swz_offset(l, &tb, krow, c0)), &fb[in * 2]);
+            }
+        }
+        for (int im = 0; im < rm; im++)
+            for (int in = 0; in < rn; in++) {
+                LLVMValueRef args[10];
+                for (int k = 0; k < 4; k++) args[k] = fa[im * 4 + k];
+                for (int k = 0; k < 2; k++) args[4 + k] = fb[in * 2 + k];
+                LLVMValueRef *acc = &res[(im * rn + in) * 4];
+                for (int k = 0; k < 4; k++) args[6 + k] = acc[k];
+                LLVMValueRef call = ll_asm(l, ret, text, cons, args, 10, false);
+                for (int k = 0; k < 4; k++) acc[k] = LLVMBuildExtractValue(l->b, call, (unsigned)k, "");
+            }
+    }
+    free(fa);
+    free(fb);
+    return true;
+}

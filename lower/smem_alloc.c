@@ -56,6 +56,9 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
     case OP_DOT: {
         const Type *a = f->values[i->ops[0]].type, *b = f->values[i->ops[1]].type;
         if (a->layout && a->layout->kind == LAYOUT_DOT_A) return 0; /* tensor cores: operands arrive in registers */
+        const Type *r = f->values[i->res[0]].type;
+        if (r->layout && r->layout->kind == LAYOUT_MMA) /* tensor cores: both tiles staged for ldmatrix */
+            return (int)((tir_type_numel(a) * elem_bytes(a) + 127) / 128 * 128 + tir_type_numel(b) * elem_bytes(b));
         int64_t sa = (tir_type_numel(a) * elem_bytes(a) + 15) & ~15;
         return (int)(sa + tir_type_numel(b) * elem_bytes(b));
     }
