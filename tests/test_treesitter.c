@@ -155,7 +155,7 @@ Test(treesitter, abi_accepted_by_runtime) {
 
 static const char *const query_error_names[] = {"none", "syntax", "node type", "field", "capture", "structure", "language"};
 
-static TSQuery *load_query(const char *path, char **src_out, uint32_t *len_out) {
+static TSQuery *load_query(const char *path) {
     size_t len = 0;
     char *src = slurp(path, &len);
     cr_assert(src, "cannot read %s", path);
@@ -168,9 +168,7 @@ static TSQuery *load_query(const char *path, char **src_out, uint32_t *len_out) 
         cr_assert_fail("%s:%u: query %s error near '%.20s'", rel(path), line,
                        (unsigned)err < 7 ? query_error_names[err] : "?", src + off);
     }
-    if (src_out) *src_out = src;
-    else free(src);
-    if (len_out) *len_out = (uint32_t)len;
+    free(src);
     return q;
 }
 
@@ -182,7 +180,7 @@ Test(treesitter, queries_compile) {
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char path[4096];
         snprintf(path, sizeof path, GRAMMAR_DIR "/queries/%s", files[i]);
-        ts_query_delete(load_query(path, NULL, NULL));
+        ts_query_delete(load_query(path));
     }
 }
 
@@ -546,10 +544,10 @@ static bool is_word_char(char c) { return isalnum((unsigned char)c) || c == '_';
 /* The capture that highlights the token spelled `needle` (its `nth`
  * occurrence as a whole token): the last matching pattern with Neovim's
  * rule, the first with Helix's. */
-static const char *highlight_of(const char *text, const char *needle, int nth, const char *query_file, bool last_wins) {
+static char *highlight_of(const char *text, const char *needle, int nth, const char *query_file, bool last_wins) {
     char path[4096];
     snprintf(path, sizeof path, GRAMMAR_DIR "/queries/%s", query_file);
-    TSQuery *q = load_query(path, NULL, NULL);
+    TSQuery *q = load_query(path);
     TSTree *t = ts_parse(text, strlen(text));
     size_t nl = strlen(needle);
     const char *at = text;
@@ -651,11 +649,11 @@ Test(treesitter, highlights_as_documented) {
     free(p);
     for (size_t i = 0; i < sizeof highlight_expect / sizeof *highlight_expect; i++) {
         const Expect *e = &highlight_expect[i];
-        const char *nv = highlight_of(highlight_src, e->token, e->nth, "highlights.scm", true);
-        const char *hx = highlight_of(highlight_src, e->token, e->nth, "helix/highlights.scm", false);
+        char *nv = highlight_of(highlight_src, e->token, e->nth, "highlights.scm", true);
+        char *hx = highlight_of(highlight_src, e->token, e->nth, "helix/highlights.scm", false);
         cr_expect_str_eq(nv, e->neovim, "Neovim: '%s' (#%d) is @%s, expected @%s", e->token, e->nth, nv, e->neovim);
         cr_expect_str_eq(hx, e->helix, "Helix: '%s' (#%d) is @%s, expected @%s", e->token, e->nth, hx, e->helix);
-        free((char *)nv);
-        free((char *)hx);
+        free(nv);
+        free(hx);
     }
 }
