@@ -184,7 +184,8 @@ static const Layout *mem_layout(Ctx *c, Inst *i) {
     for (int k = 0; k < c->nmem; k++)
         if (c->mem_inst[k] == i) return c->mem_layout[k];
     const Layout *l = NULL;
-    if (i->op == OP_STORE) l = infer(c, i->ops[1], 0);
+    if (i->op == OP_STORE || i->op == OP_ATOMIC_RMW) l = infer(c, i->ops[1], 0);
+    else if (i->op == OP_ATOMIC_CAS) l = infer(c, i->ops[2], 0);
     else if (i->op == OP_LOAD && i->res[0] < c->nv) l = c->want[i->res[0]];
     if (!mma_family(l) || l->rank != tir_vtype(c->f, i->ops[0])->rank) l = coalesced(c, i);
     if (c->nmem == c->capmem) {
@@ -217,7 +218,7 @@ static void backward_inst(Ctx *c, Inst *i) {
     case OP_ATOMIC_RMW:
     case OP_ATOMIC_CAS: {
         if (!tir_vtype(f, i->ops[0])->rank) return;
-        const Layout *l = i->op == OP_LOAD || i->op == OP_STORE ? mem_layout(c, i) : coalesced(c, i);
+        const Layout *l = mem_layout(c, i);
         if (i->nres) c->want[i->res[0]] = l; /* the anchor decides */
         for (int k = 0; k < i->nops; k++) wish(c, i->ops[k], l);
         return;
@@ -399,8 +400,7 @@ static void forward_inst(Ctx *c, Inst *i) {
     case OP_STORE:
     case OP_ATOMIC_RMW:
     case OP_ATOMIC_CAS: {
-        const Layout *l = !tir_vtype(f, i->ops[0])->rank ? NULL
-                          : i->op == OP_LOAD || i->op == OP_STORE ? mem_layout(c, i) : coalesced(c, i);
+        const Layout *l = tir_vtype(f, i->ops[0])->rank ? mem_layout(c, i) : NULL;
         i->a.vec = (uint8_t)mem_vec(c, i, l); /* from the original operands' axis info */
         for (int k = 0; k < i->nops; k++) need(c, i, k, l);
         if (i->nres) set_layout(c, i->res[0], l);

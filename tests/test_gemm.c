@@ -1,0 +1,286 @@
+/* test_gemm.c - kernels/gemm.tile on the emulator against a float64 reference:
+ * every input type, both transposes, sizes that are not multiples of the
+ * tile (1x1x1 up to 256x512x64), alpha/beta/bias/activations, split-K, and
+ * num_stages 2-4; fresh random inputs, NaN-poisoned outputs. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "include/tile/tile.h"
+#include "jit/device.h"
+
+static uint64_t seed, rs;
+static void seed_rng(void) {
+    seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+    if (getenv("TILE_TEST_SEED")) seed = strtoull(getenv("TILE_TEST_SEED"), NULL, 0);
+    rs = seed | 1;
+}
+static double urand(void) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (double)(rs >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+/* host rounding to the 16-bit float types (round to nearest even) */
+static uint16_t f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int e = (int)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t m = x & 0x7fffff;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {
+        if (e < -10) return (uint16_t)sign;
+        m |= 0x800000;
+        int sh = 14 - e;
+        uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+static double f16_to_d(uint16_t h) {
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+}
+static uint16_t f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t r = x + 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(r >> 16);
+}
+static double bf16_to_d(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+typedef enum { IN_F16, IN_BF16, IN_TF32, IN_I8 } InT;
+typedef enum { OUT_F32, OUT_F16, OUT_BF16, OUT_I32 } OutT;
+
+typedef struct Case {
+    InT in;
+    OutT out;
+    int m, n, k;
+    bool ta, tb;         /* A stored k x m, B stored n x k */
+    float alpha, beta;
+    bool bias;
+    int act;             /* 0 none 1 relu 2 gelu 3 silu */
+    int split_k;
+    int stages;
+    const char *tile;    /* extra defines, e.g. "BM=64" */
+} Case;
+
+static const char *kernel_name(const Case *c) {
+    static const char *names[4][4] = {{"gemm_f16_f32", "gemm_f16_f16", NULL, NULL},
+                                      {"gemm_bf16_f32", NULL, "gemm_bf16_bf16", NULL},
+                                      {"gemm_tf32_f32", NULL, NULL, NULL},
+                                      {NULL, NULL, NULL, "gemm_i8_i32"}};
+    return names[c->in][c->out];
+}
+
+static int in_bytes(InT t) { return t == IN_I8 ? 1 : t == IN_TF32 ? 4 : 2; }
+static int out_bytes(OutT t) { return t == OUT_F16 || t == OUT_BF16 ? 2 : 4; }
+
+/* Fill n inputs: stores device bytes in buf and the exact value in val. */
+static void make_input(InT t, size_t n, void *buf, double *val) {
+    for (size_t i = 0; i < n; i++) {
+        double r = urand();
+        switch (t) {
+        case IN_F16: ((uint16_t *)buf)[i] = f32_to_f16((float)r); val[i] = f16_to_d(((uint16_t *)buf)[i]); break;
+        case IN_BF16: ((uint16_t *)buf)[i] = f32_to_bf16((float)r); val[i] = bf16_to_d(((uint16_t *)buf)[i]); break;
+        case IN_TF32: ((float *)buf)[i] = (float)r; val[i] = (float)r; break;
+        case IN_I8: ((int8_t *)buf)[i] = (int8_t)floor(r * 128); val[i] = ((int8_t *)buf)[i]; break;
+        }
+    }
+}
+
+static double out_value(OutT t, const void *buf, size_t i) {
+    switch (t) {
+    case OUT_F32: return ((const float *)buf)[i];
+    case OUT_F16: return f16_to_d(((const uint16_t *)buf)[i]);
+    case OUT_BF16: return bf16_to_d(((const uint16_t *)buf)[i]);
+    default: return ((const int32_t *)buf)[i];
+    }
+}
+
+static double activation(int act, double x) {
+    switch (act) {
+    case 1: return x > 0 ? x : 0;
+    case 2: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case 3: return x / (1 + exp(-x));
+    default: return x;
+    }
+}
+
+static void run_case(const Case *c) {
+    char defs[8][64];
+    const char *defines[9] = {0};
+    int nd = 0;
+    if (c->split_k > 1) snprintf(defs[nd], 64, "SPLIT_K=%d", c->split_k), defines[nd] = defs[nd], nd++;
+    if (c->beta != 0) snprintf(defs[nd], 64, "HAS_BETA=true"), defines[nd] = defs[nd], nd++;
+    if (c->bias) snprintf(defs[nd], 64, "HAS_BIAS=true"), defines[nd] = defs[nd], nd++;
+    if (c->act) snprintf(defs[nd], 64, "ACT=%d", c->act), defines[nd] = defs[nd], nd++;
+    if (c->stages) snprintf(defs[nd], 64, "num_stages=%d", c->stages), defines[nd] = defs[nd], nd++;
+    if (c->tile) snprintf(defs[nd], 64, "%s", c->tile), defines[nd] = defs[nd], nd++;
+    int BM = 128, BN = 128;
+    for (int i = 0; i < nd; i++) {
+        if (!strncmp(defines[i], "BM=", 3)) BM = atoi(defines[i] + 3);
+        if (!strncmp(defines[i], "BN=", 3)) BN = atoi(defines[i] + 3);
+    }
+    const char *kn = kernel_name(c);
+    cr_assert(kn, "no kernel for this type pair");
+    tile_compile_options o = {.kernel = kn, .defines = defines};
+    tile_compiled comp;
+    tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm.tile", &o, &comp);
+    cr_assert_eq(st, TILE_OK, "%s: %s\n%s", kn, tile_status_string(st), comp.diagnostics);
+
+    TileDevice *dev;
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "");
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    cr_assert_eq(dev_module_load_ptx(dev, comp.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_module_get_function(mod, kn, &fn), DEV_OK, "%s", dev_last_error(dev));
+
+    int m = c->m, n = c->n, k = c->k;
+    /* leading dimensions padded so strides are not the sizes */
+    int lda = (c->ta ? m : k) + 3, ldb = (c->tb ? k : n) + 5, ldc = n + 7;
+    size_t a_n = (size_t)(c->ta ? k : m) * lda, b_n = (size_t)(c->tb ? n : k) * ldb, c_n = (size_t)m * ldc;
+    int ib = in_bytes(c->in), ob = out_bytes(c->out);
+    void *ha = malloc(a_n * ib), *hb = malloc(b_n * ib), *hc = malloc(c_n * ob), *hbias = malloc((size_t)n * ob);
+    double *va = malloc(sizeof(double) * a_n), *vb = malloc(sizeof(double) * b_n), *vc = calloc(c_n, sizeof(double));
+    double *vbias = calloc((size_t)n, sizeof(double));
+    make_input(c->in, a_n, ha, va);
+    make_input(c->in, b_n, hb, vb);
+    /* C: poisoned, or the beta input; zeros for split-K */
+    for (size_t i = 0; i < c_n; i++) {
+        double r = urand();
+        bool poison = c->beta == 0 && c->split_k <= 1;
+        switch (c->out) {
+        case OUT_F32: ((float *)hc)[i] = poison ? NAN : c->split_k > 1 ? 0.0f : (float)r; break;
+        case OUT_F16: ((uint16_t *)hc)[i] = poison ? 0x7e00 : f32_to_f16((float)r); break;
+        case OUT_BF16: ((uint16_t *)hc)[i] = poison ? 0x7fc0 : f32_to_bf16((float)r); break;
+        case OUT_I32: ((int32_t *)hc)[i] = poison ? (int32_t)0x80000001 : (int32_t)(r * 100); break;
+        }
+        vc[i] = out_value(c->out, hc, i);
+    }
+    for (int j = 0; j < n; j++) {
+        double r = urand();
+        if (c->out == OUT_F32) ((float *)hbias)[j] = (float)r;
+        else if (c->out == OUT_F16) ((uint16_t *)hbias)[j] = f32_to_f16((float)r);
+        else if (c->out == OUT_BF16) ((uint16_t *)hbias)[j] = f32_to_bf16((float)r);
+        else ((int32_t *)hbias)[j] = (int32_t)(r * 100);
+        vbias[j] = out_value(c->out, hbias, (size_t)j);
+    }
+    uint64_t da, db, dc, dbias;
+    cr_assert_eq(dev_malloc(dev, a_n * ib, &da), DEV_OK);
+    cr_assert_eq(dev_malloc(dev, b_n * ib, &db), DEV_OK);
+    cr_assert_eq(dev_malloc(dev, c_n * ob, &dc), DEV_OK);
+    cr_assert_eq(dev_malloc(dev, (size_t)n * ob, &dbias), DEV_OK);
+    dev_memcpy_htod(dev, da, ha, a_n * ib);
+    dev_memcpy_htod(dev, db, hb, b_n * ib);
+    dev_memcpy_htod(dev, dc, hc, c_n * ob);
+    dev_memcpy_htod(dev, dbias, hbias, (size_t)n * ob);
+    int sam = c->ta ? 1 : lda, sak = c->ta ? lda : 1, sbk = c->tb ? 1 : ldb, sbn = c->tb ? ldb : 1;
+    float alpha = c->alpha, beta = c->beta;
+    void *params[] = {&da, &db, &dc, &dbias, &m, &n, &k, &sam, &sak, &sbk, &sbn, &ldc, &alpha, &beta};
+    unsigned grid = (unsigned)(((m + BM - 1) / BM) * ((n + BN - 1) / BN));
+    DevStatus ls = dev_launch(fn, grid, (unsigned)(c->split_k > 1 ? c->split_k : 1), 1, (unsigned)(32 * comp.kernels[0].num_warps), 1,
+                              1, 0, NULL, params);
+    cr_assert_eq(ls, DEV_OK, "%s %dx%dx%d: %s", kn, m, n, k, dev_last_error(dev));
+    dev_memcpy_dtoh(dev, hc, dc, c_n * ob);
+
+    double tol_rel = c->in == IN_TF32 ? 4e-3 : 1e-5;
+    double out_rel = c->out == OUT_F16 ? 1.0 / 1024 : c->out == OUT_BF16 ? 1.0 / 128 : 0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < ldc; j++) {
+            double got = out_value(c->out, hc, (size_t)i * ldc + j);
+            if (j >= n) {
+                bool untouched = c->out == OUT_I32 ? ((int32_t *)hc)[(size_t)i * ldc + j] == ((int32_t)vc[(size_t)i * ldc + j])
+                                                   : (isnan(got) == isnan(vc[(size_t)i * ldc + j]));
+                cr_assert(untouched, "%s wrote column %d past n=%d", kn, j, n);
+                continue;
+            }
+            double s = 0, mag = 0;
+            for (int p = 0; p < k; p++) {
+                double x = va[c->ta ? (size_t)p * lda + i : (size_t)i * lda + p];
+                double y = vb[c->tb ? (size_t)j * ldb + p : (size_t)p * ldb + j];
+                s += x * y;
+                mag += fabs(x * y);
+            }
+            double want = c->alpha * s, wmag = fabs(c->alpha) * mag;
+            if (c->beta != 0) want += c->beta * vc[(size_t)i * ldc + j], wmag += fabs(c->beta * vc[(size_t)i * ldc + j]);
+            if (c->bias) want += vbias[j], wmag += fabs(vbias[j]);
+            want = activation(c->act, want);
+            if (c->split_k > 1) want += vc[(size_t)i * ldc + j];
+            if (c->out == OUT_I32) want = trunc(want);
+            double tol = tol_rel * wmag + out_rel * fabs(want) + 1e-5 + (c->act >= 2 ? 1e-5 * (1 + wmag) : 0);
+            if (c->out == OUT_I32) tol = c->alpha == 1 && !c->act && c->beta == 0 ? 0 : 1;
+            cr_assert(fabs(got - want) <= tol, "%s %dx%dx%d ta=%d tb=%d: C[%d][%d] = %.8g, want %.8g (tol %.3g, seed %llu)", kn, m,
+                      n, k, c->ta, c->tb, i, j, got, want, tol, (unsigned long long)seed);
+        }
+    dev_module_unload(mod);
+    dev_close(dev);
+    tile_compiled_free(&comp);
+    free(ha), free(hb), free(hc), free(hbias), free(va), free(vb), free(vc), free(vbias);
+}
+
+Test(gemm, f16_shapes, .timeout = 300) {
+    seed_rng();
+    static const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {128, 128, 128}, {256, 512, 64}, {100, 7, 300}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        Case c = {IN_F16, OUT_F32, shapes[s][0], shapes[s][1], shapes[s][2], false, false, 1, 0, false, 0, 1, 0, NULL};
+        run_case(&c);
+    }
+}
+
+Test(gemm, transposes, .timeout = 300) {
+    seed_rng();
+    for (int t = 0; t < 4; t++) {
+        Case c = {IN_BF16, OUT_F32, 70, 90, 80, t & 1, (t >> 1) & 1, 1, 0, false, 0, 1, 0, NULL};
+        run_case(&c);
+    }
+}
+
+Test(gemm, every_type, .timeout = 300) {
+    seed_rng();
+    Case cs[] = {
+        {IN_F16, OUT_F16, 65, 129, 48, false, false, 1, 0, false, 0, 1, 0, NULL},
+        {IN_BF16, OUT_BF16, 65, 129, 48, false, true, 1, 0, false, 0, 1, 0, NULL},
+        {IN_TF32, OUT_F32, 65, 129, 48, true, false, 1, 0, false, 0, 1, 0, NULL},
+        {IN_I8, OUT_I32, 65, 129, 100, false, false, 1, 0, false, 0, 1, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
+}
+
+Test(gemm, epilogue_and_split_k, .timeout = 300) {
+    seed_rng();
+    Case cs[] = {
+        {IN_F16, OUT_F32, 50, 60, 70, false, false, 0.5f, 2.0f, true, 1, 1, 0, NULL},
+        {IN_F16, OUT_F16, 50, 60, 70, false, false, 1.5f, 0, true, 2, 1, 0, NULL},
+        {IN_BF16, OUT_F32, 50, 60, 70, false, false, 1, 0, false, 3, 1, 0, NULL},
+        {IN_F16, OUT_F32, 40, 50, 300, false, false, 1, 0, false, 0, 3, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
+}
+
+Test(gemm, stages_and_tiles, .timeout = 300) {
+    seed_rng();
+    for (int s = 2; s <= 4; s++) {
+        Case c = {IN_F16, OUT_F32, 96, 80, 200, false, false, 1, 0, false, 0, 1, s, NULL};
+        run_case(&c);
+    }
+    Case small = {IN_BF16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BM=32"};
+    run_case(&small);
+    Case wide = {IN_F16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BN=64"};
+    run_case(&wide);
+}
