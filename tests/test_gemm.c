@@ -145,7 +145,7 @@ static void run_case(const Case *c) {
 
     TileDevice *dev;
     char *err = NULL;
-    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "");
+    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "");
     TileDevModule *mod;
     TileDevFunction *fn;
     cr_assert_eq(dev_module_load_ptx(dev, comp.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
