@@ -1,0 +1,425 @@
+/* compare_devices.c - every shipped kernel on two devices, results compared.
+ *
+ *   build/bench/compare_devices [--device cuda|emu] [--arch sm_80|sm_90a] [--seed N] [--quiet]
+ *
+ * --device cuda (the default when a GPU is present): each kernel runs on the
+ * GPU and on the emulator (racecheck on) from the same PTX and the same
+ * inputs.  --device emu (no GPU needed): each kernel runs on two emulator
+ * contexts, one host thread with racecheck against four host threads, which
+ * checks that the emulator's result does not depend on how blocks are spread
+ * over host threads.
+ *
+ * How each case goes:
+ *   1. compile the kernel once (tile_compile_file, the given arch);
+ *   2. draw the inputs once from the seed: floats uniform in [-1, 1) (rounded
+ *      to f16/bf16 where the kernel takes those), i8 over its whole range;
+ *      outputs are poisoned (NaN, or 0x80000001 for i32) so an element one
+ *      device writes and the other does not shows up; accumulated outputs
+ *      (atomics) start at zero;
+ *   3. on each device: upload, launch, synchronize, download every output;
+ *   4. compare element by element.  Integer outputs must match bitwise.
+ *      Float outputs must match bitwise where both devices must round the
+ *      same way (pure data movement, one correctly rounded op, or two
+ *      emulator runs without atomics); otherwise within atol + rtol * |x|
+ *      (approximate instructions such as ex2.approx and rsqrt.approx,
+ *      tensor-core accumulation order, float atomics in any order).  Two
+ *      NaNs are equal.
+ * One row per case as it finishes, then the table again at the end.  Exit
+ * status 0 when every case matched, 1 otherwise. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "include/tile/tile.h"
+#include "jit/device.h"
+
+typedef enum Dt { F32, F16, BF16, I8, I32 } Dt;
+typedef enum Init { RAND, ZERO, POISON } Init;
+
+static const int dt_size[] = {4, 2, 2, 1, 4};
+static const char *dt_name[] = {"f32", "f16", "bf16", "i8", "i32"};
+
+typedef struct Buf {
+    Dt dt;
+    size_t n;
+    Init init;
+    bool out; /* downloaded and compared */
+} Buf;
+
+typedef struct Arg {
+    char kind; /* 'b' buffer, 'i' i32, 'f' f32 */
+    int buf;
+    int32_t i;
+    float f;
+} Arg;
+
+typedef enum Cmp {
+    CMP_TOL,     /* within tolerance on any pair of devices */
+    CMP_EXACT,   /* bitwise on any pair of devices */
+    CMP_ATOMICS, /* float atomics: within tolerance even between two emulator runs */
+} Cmp;
+
+typedef struct Case {
+    const char *label;
+    const char *file;
+    const char *kernel;
+    const char *defines[6];
+    Buf bufs[8];
+    Arg args[16];
+    unsigned grid[3];
+    Cmp cmp;
+    double atol, rtol;
+} Case;
+
+#define B(dt, n, init, out) {dt, (size_t)(n), init, out}
+#define AB(b) {'b', b, 0, 0}
+#define AI(v) {'i', 0, v, 0}
+#define AF(v) {'f', 0, 0, v}
+
+/* The gemm arguments: a, b, c, bias, m, n, k, sam, sak, sbk, sbn, scm, alpha,
+ * beta; A m x k and B k x n row-major with padded leading dimensions. */
+#define GEMM_ARGS(m, n, k) \
+    {AB(0), AB(1), AB(2), AB(3), AI(m), AI(n), AI(k), AI((k) + 8), AI(1), AI((n) + 8), AI(1), AI((n) + 4), AF(1.0f), AF(0.0f)}
+#define GEMM_BUFS(in, out, m, n, k, cinit) \
+    {B(in, (size_t)(m) * ((k) + 8), RAND, false), B(in, (size_t)(k) * ((n) + 8), RAND, false), \
+     B(out, (size_t)(m) * ((n) + 4), cinit, true), B(out, (n), RAND, false)}
+#define GEMM_GRID(m, n) {(unsigned)((((m) + 127) / 128) * (((n) + 127) / 128)), 1, 1}
+
+static const Case cases[] = {
+    {"add", "add.tile", "add", {0}, {B(F32, 5000, RAND, 0), B(F32, 5000, RAND, 0), B(F32, 5064, POISON, 1)},
+     {AB(0), AB(1), AB(2), AI(5000)}, {5, 1, 1}, CMP_EXACT, 0, 0},
+    {"softmax", "softmax.tile", "softmax", {0}, {B(F32, 7 * 790, POISON, 1), B(F32, 7 * 800, RAND, 0)},
+     {AB(0), AB(1), AI(800), AI(790), AI(781)}, {7, 1, 1}, CMP_TOL, 1e-7, 1e-5},
+    {"layernorm", "layernorm.tile", "layernorm", {0},
+     {B(F32, 5 * 2600, RAND, 0), B(F32, 5 * 2600, POISON, 1), B(F32, 2500, RAND, 0), B(F32, 2500, RAND, 0),
+      B(F32, 5, POISON, 1), B(F32, 5, POISON, 1)},
+     {AB(0), AB(1), AB(2), AB(3), AB(4), AB(5), AI(2600), AI(2500), AF(1e-5f)}, {5, 1, 1}, CMP_TOL, 1e-5, 1e-5},
+    {"rmsnorm", "rmsnorm.tile", "rmsnorm", {0}, {B(F32, 3 * 1536, RAND, 0), B(F32, 3 * 1536, POISON, 1), B(F32, 1500, RAND, 0)},
+     {AB(0), AB(1), AB(2), AI(1536), AI(1500), AF(1e-6f)}, {3, 1, 1}, CMP_TOL, 1e-5, 1e-5},
+    {"row_sum", "row_sum.tile", "row_sum", {0}, {B(F32, 50 * 310, RAND, 0), B(F32, 66, ZERO, 1)},
+     {AB(0), AB(1), AI(50), AI(300), AI(310)}, {2, 3, 1}, CMP_ATOMICS, 1e-5, 1e-5},
+    {"matmul", "matmul.tile", "matmul", {0}, {B(F32, 70 * 53, RAND, 0), B(F32, 50 * 47, RAND, 0), B(F32, 70 * 49, POISON, 1)},
+     {AB(0), AB(1), AB(2), AI(70), AI(45), AI(50), AI(53), AI(47), AI(49)}, {2, 1, 1}, CMP_TOL, 1e-5, 1e-5},
+    {"transpose", "transpose.tile", "transpose", {0}, {B(F32, 70 * 47, POISON, 1), B(F32, 70 * 47, RAND, 0)},
+     /* out is n x os with os = 72 >= m, in is m x is */
+     {AB(0), AB(1), AI(70), AI(45), AI(47), AI(72)}, {3, 2, 1}, CMP_EXACT, 0, 0},
+    {"gemm f16->f32", "gemm.tile", "gemm_f16_f32", {0}, GEMM_BUFS(F16, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
+     GEMM_GRID(130, 70), CMP_TOL, 1e-4, 1e-4},
+    {"gemm f16->f16", "gemm.tile", "gemm_f16_f16", {0}, GEMM_BUFS(F16, F16, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
+     GEMM_GRID(130, 70), CMP_TOL, 2e-3, 2e-3},
+    {"gemm bf16->f32", "gemm.tile", "gemm_bf16_f32", {0}, GEMM_BUFS(BF16, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
+     GEMM_GRID(130, 70), CMP_TOL, 1e-4, 1e-4},
+    {"gemm bf16->bf16", "gemm.tile", "gemm_bf16_bf16", {0}, GEMM_BUFS(BF16, BF16, 130, 70, 96, POISON),
+     GEMM_ARGS(130, 70, 96), GEMM_GRID(130, 70), CMP_TOL, 1.6e-2, 1.6e-2},
+    {"gemm tf32->f32", "gemm.tile", "gemm_tf32_f32", {0}, GEMM_BUFS(F32, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
+     GEMM_GRID(130, 70), CMP_TOL, 1e-3, 1e-3},
+    {"gemm i8->i32", "gemm.tile", "gemm_i8_i32", {0}, GEMM_BUFS(I8, I32, 130, 70, 200, POISON), GEMM_ARGS(130, 70, 200),
+     GEMM_GRID(130, 70), CMP_EXACT, 0, 0},
+    {"gemm bf16 bias+gelu", "gemm.tile", "gemm_bf16_f32", {"HAS_BIAS=true", "ACT=2", 0},
+     GEMM_BUFS(BF16, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96), GEMM_GRID(130, 70), CMP_TOL, 1e-4, 1e-4},
+    {"gemm bf16 split-K 3", "gemm.tile", "gemm_bf16_f32", {"SPLIT_K=3", 0}, GEMM_BUFS(BF16, F32, 130, 70, 300, ZERO),
+     GEMM_ARGS(130, 70, 300), {2, 3, 1}, CMP_ATOMICS, 1e-4, 1e-4},
+};
+enum { NCASES = sizeof cases / sizeof cases[0] };
+
+/* ---- host numerics ---- */
+
+static uint64_t rng;
+static uint64_t next_u64(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static float frand(void) { return (float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0); }
+
+static uint16_t f32_to_f16(float f) { /* round to nearest even */
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int e = (int)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t m = x & 0x7fffff;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {
+        if (e < -10) return (uint16_t)sign;
+        m |= 0x800000;
+        int sh = 14 - e;
+        uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+static double f16_to_d(uint16_t h) {
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 31) return m ? NAN : (h & 0x8000) ? -INFINITY : INFINITY;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+}
+static uint16_t f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+static double bf16_to_d(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static double value_at(Dt dt, const void *p, size_t i) {
+    switch (dt) {
+    case F32: return ((const float *)p)[i];
+    case F16: return f16_to_d(((const uint16_t *)p)[i]);
+    case BF16: return bf16_to_d(((const uint16_t *)p)[i]);
+    case I8: return ((const int8_t *)p)[i];
+    case I32: return ((const int32_t *)p)[i];
+    }
+    return 0;
+}
+
+static void fill(const Buf *b, void *p) {
+    for (size_t i = 0; i < b->n; i++) {
+        switch (b->dt) {
+        case F32: ((float *)p)[i] = b->init == RAND ? frand() : b->init == ZERO ? 0.0f : NAN; break;
+        case F16: ((uint16_t *)p)[i] = b->init == RAND ? f32_to_f16(frand()) : b->init == ZERO ? 0 : 0x7e00; break;
+        case BF16: ((uint16_t *)p)[i] = b->init == RAND ? f32_to_bf16(frand()) : b->init == ZERO ? 0 : 0x7fc0; break;
+        case I8: ((int8_t *)p)[i] = b->init == RAND ? (int8_t)(next_u64() >> 56) : b->init == ZERO ? 0 : (int8_t)0x80; break;
+        case I32:
+            ((int32_t *)p)[i] = b->init == RAND ? (int32_t)(next_u64() >> 54) - 512 : b->init == ZERO ? 0 : (int32_t)0x80000001;
+            break;
+        }
+    }
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- one case on one device ---- */
+
+typedef struct Run {
+    void *out[8]; /* downloaded outputs, by buffer index */
+    double ms;    /* launch to synchronize */
+    char err[512];
+} Run;
+
+static bool run_case(TileDevice *dev, const Case *c, const char *ptx, unsigned threads, void *const host[8], int nbufs,
+                     Run *r) {
+    TileDevModule *mod = NULL;
+    TileDevFunction *fn = NULL;
+    uint64_t d[8] = {0};
+    bool ok = false;
+    memset(r, 0, sizeof *r);
+    if (dev_module_load_ptx(dev, ptx, &mod) || dev_module_get_function(mod, c->kernel, &fn)) {
+        snprintf(r->err, sizeof r->err, "load: %s", dev_last_error(dev));
+        goto done;
+    }
+    for (int i = 0; i < nbufs; i++) {
+        size_t bytes = c->bufs[i].n * (size_t)dt_size[c->bufs[i].dt];
+        if (dev_malloc(dev, bytes, &d[i]) || dev_memcpy_htod(dev, d[i], host[i], bytes)) {
+            snprintf(r->err, sizeof r->err, "upload: %s", dev_last_error(dev));
+            goto done;
+        }
+    }
+    void *params[16];
+    int np = 0;
+    for (; np < 16 && c->args[np].kind; np++)
+        params[np] = c->args[np].kind == 'b' ? (void *)&d[c->args[np].buf]
+                     : c->args[np].kind == 'i' ? (void *)&c->args[np].i
+                                               : (void *)&c->args[np].f;
+    double t0 = now_s();
+    if (dev_launch(fn, c->grid[0], c->grid[1], c->grid[2], threads, 1, 1, 0, NULL, params) || dev_synchronize(dev)) {
+        snprintf(r->err, sizeof r->err, "launch: %s", dev_last_error(dev));
+        goto done;
+    }
+    r->ms = (now_s() - t0) * 1e3;
+    for (int i = 0; i < nbufs; i++) {
+        if (!c->bufs[i].out) continue;
+        size_t bytes = c->bufs[i].n * (size_t)dt_size[c->bufs[i].dt];
+        r->out[i] = malloc(bytes);
+        if (dev_memcpy_dtoh(dev, r->out[i], d[i], bytes)) {
+            snprintf(r->err, sizeof r->err, "download: %s", dev_last_error(dev));
+            goto done;
+        }
+    }
+    ok = true;
+done:
+    for (int i = 0; i < nbufs; i++)
+        if (d[i]) dev_free(dev, d[i]);
+    if (mod) dev_module_unload(mod);
+    return ok;
+}
+
+/* ---- comparison ---- */
+
+typedef struct Result {
+    const char *label;
+    size_t elems, equal_bits, mismatches;
+    double max_abs, max_rel;
+    const char *mode;
+    double ms_a, ms_b;
+    char status[600];
+    bool pass;
+} Result;
+
+static void compare(const Case *c, Cmp cmp, const Run *a, const Run *b, int nbufs, Result *res) {
+    for (int i = 0; i < nbufs; i++) {
+        const Buf *bf = &c->bufs[i];
+        if (!bf->out) continue;
+        int sz = dt_size[bf->dt];
+        bool integer = bf->dt == I8 || bf->dt == I32;
+        for (size_t e = 0; e < bf->n; e++) {
+            const char *pa = (const char *)a->out[i] + e * (size_t)sz, *pb = (const char *)b->out[i] + e * (size_t)sz;
+            res->elems++;
+            bool same_bits = !memcmp(pa, pb, (size_t)sz);
+            res->equal_bits += same_bits;
+            if (same_bits) continue;
+            double x = value_at(bf->dt, a->out[i], e), y = value_at(bf->dt, b->out[i], e);
+            if (isnan(x) && isnan(y)) continue; /* two NaNs, different payloads */
+            double ad = fabs(x - y), rd = ad / fmax(fabs(x), fabs(y));
+            if (!isnan(ad)) {
+                res->max_abs = fmax(res->max_abs, ad);
+                res->max_rel = fmax(res->max_rel, rd);
+            }
+            bool ok = !integer && cmp != CMP_EXACT && ad <= c->atol + c->rtol * fmax(fabs(x), fabs(y));
+            if (!ok) {
+                if (!res->mismatches)
+                    snprintf(res->status, sizeof res->status, "first mismatch: output %d (%s) [%zu]: %.9g vs %.9g", i,
+                             dt_name[bf->dt], e, x, y);
+                res->mismatches++;
+            }
+        }
+    }
+    res->pass = res->mismatches == 0;
+}
+
+static void print_header(void) {
+    printf("%-22s %-8s %8s %-18s %8s %10s %10s %9s %10s %10s  %s\n", "kernel", "out", "elements", "compare", "bitwise%",
+           "max|diff|", "max rel", "mismatch", "A ms", "B ms", "result");
+}
+
+static void print_row(const Result *r, const Case *c) {
+    char status[161];
+    size_t len = strnlen(r->status, sizeof status - 1); /* one line, at most 160 characters */
+    memcpy(status, r->status, len);
+    status[len] = 0;
+    for (char *p = status; *p; p++)
+        if (*p == '\n') *p = ' ';
+    const char *out = "?";
+    for (int i = 0; i < 8; i++)
+        if (c->bufs[i].n && c->bufs[i].out) {
+            out = dt_name[c->bufs[i].dt];
+            break;
+        }
+    printf("%-22s %-8s %8zu %-18s %7.2f%% %10.3g %10.3g %9zu %10.3f %10.3f  %s%s%s\n", r->label, out, r->elems, r->mode,
+           r->elems ? 100.0 * (double)r->equal_bits / (double)r->elems : 0.0, r->max_abs, r->max_rel, r->mismatches, r->ms_a,
+           r->ms_b, r->pass ? "ok" : "FAIL", status[0] ? ": " : "", status);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+    const char *device = NULL, *arch = "sm_80";
+    uint64_t seed = (uint64_t)time(NULL);
+    bool quiet = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
+        else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--quiet")) quiet = true;
+        else {
+            fprintf(stderr, "usage: %s [--device cuda|emu] [--arch sm_80|sm_90a] [--seed N] [--quiet]\n", argv[0]);
+            return 2;
+        }
+    }
+    DevBackend backend;
+    int ordinal;
+    char *err = NULL;
+    if (dev_parse_device(device, &backend, &ordinal, &err)) {
+        fprintf(stderr, "compare_devices: %s\n", err);
+        return 2;
+    }
+    bool on_gpu = backend == DEV_BACKEND_CUDA;
+    /* A: the device under test; B: the emulator reference. */
+    DevOptions oa = {.emu_host_threads = 1, .emu_racecheck = true}, ob = {.emu_host_threads = 4, .emu_racecheck = on_gpu};
+    TileDevice *da = NULL, *db = NULL;
+    if (dev_open(on_gpu ? (device && *device ? device : "cuda") : "emu", &oa, &da, &err)) {
+        fprintf(stderr, "compare_devices: device A: %s\n", err);
+        return 1;
+    }
+    if (dev_open("emu", &ob, &db, &err)) {
+        fprintf(stderr, "compare_devices: device B: %s\n", err);
+        return 1;
+    }
+    printf("compare_devices: A = %s, B = emu (%s), PTX for %s, seed %llu\n",
+           on_gpu ? "cuda" : "emu (1 host thread, racecheck)", on_gpu ? "racecheck" : "4 host threads", arch,
+           (unsigned long long)seed);
+    if (!quiet) print_header();
+
+    Result results[NCASES];
+    int failed = 0;
+    for (int ci = 0; ci < NCASES; ci++) {
+        const Case *c = &cases[ci];
+        Result *res = &results[ci];
+        memset(res, 0, sizeof *res);
+        res->label = c->label;
+        Cmp cmp = c->cmp;
+        /* two emulator runs: everything but float atomics must agree bitwise */
+        if (!on_gpu && cmp == CMP_TOL) cmp = CMP_EXACT;
+        static char modes[NCASES][32];
+        if (cmp == CMP_EXACT) snprintf(modes[ci], sizeof modes[ci], "bitwise");
+        else snprintf(modes[ci], sizeof modes[ci], "tol %.0e/%.0e", c->atol, c->rtol);
+        res->mode = modes[ci];
+
+        char path[1024];
+        snprintf(path, sizeof path, TILE_SOURCE_DIR "/kernels/%s", c->file);
+        tile_compile_options o = {.arch = arch, .kernel = c->kernel, .defines = c->defines};
+        tile_compiled comp;
+        tile_status st = tile_compile_file(path, &o, &comp);
+        int nbufs = 0;
+        while (nbufs < 8 && c->bufs[nbufs].n) nbufs++;
+        void *host[8] = {0};
+        Run ra, rb;
+        memset(&ra, 0, sizeof ra);
+        memset(&rb, 0, sizeof rb);
+        if (st != TILE_OK) {
+            snprintf(res->status, sizeof res->status, "compile: %s %.400s", tile_status_string(st), comp.diagnostics);
+        } else {
+            unsigned threads = 32u * (unsigned)comp.kernels[0].num_warps;
+            rng = (seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(ci + 1))) | 1;
+            for (int i = 0; i < nbufs; i++) {
+                host[i] = malloc(c->bufs[i].n * (size_t)dt_size[c->bufs[i].dt]);
+                fill(&c->bufs[i], host[i]);
+            }
+            if (!run_case(da, c, comp.ptx, threads, host, nbufs, &ra))
+                snprintf(res->status, sizeof res->status, "A: %.500s", ra.err);
+            else if (!run_case(db, c, comp.ptx, threads, host, nbufs, &rb))
+                snprintf(res->status, sizeof res->status, "B: %.500s", rb.err);
+            else compare(c, cmp, &ra, &rb, nbufs, res);
+            res->ms_a = ra.ms;
+            res->ms_b = rb.ms;
+        }
+        tile_compiled_free(&comp);
+        for (int i = 0; i < 8; i++) free(host[i]), free(ra.out[i]), free(rb.out[i]);
+        failed += !res->pass;
+        if (!quiet) print_row(res, c);
+    }
+    dev_close(da);
+    dev_close(db);
+
+    printf("\n== device comparison (A = %s, B = emu), %s, seed %llu\n", on_gpu ? "cuda" : "emu, 1 host thread", arch,
+           (unsigned long long)seed);
+    print_header();
+    for (int ci = 0; ci < NCASES; ci++) print_row(&results[ci], &cases[ci]);
+    printf("%d of %d kernels agree%s\n", NCASES - failed, NCASES, failed ? " (FAILURES above)" : "");
+    return failed ? 1 : 0;
+}
