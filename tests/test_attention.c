@@ -284,11 +284,45 @@ static void run_attention(const AttnCase *c) {
     free(hq), free(hk), free(hv), free(ho), free(hl), free(vq), free(vk), free(vv);
 }
 
-#define ATTN(...) (&(AttnCase){__VA_ARGS__, .window_left = -1, .window_right = -1})
 
 Test(attention, non_causal_odd_lengths, .timeout = 300) {
     seed_rng();
     run_attention(&(AttnCase){DT_F16_, 2, 2, 2, 17, 17, 64, false, -1, -1, NULL, NULL, NULL});
     run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 100, 100, 64, false, -1, -1, NULL, NULL, NULL});
     run_attention(&(AttnCase){DT_F16_, 1, 2, 2, 1, 1, 64, false, -1, -1, NULL, NULL, NULL});
+}
+
+Test(attention, causal, .timeout = 300) {
+    seed_rng();
+    run_attention(&(AttnCase){DT_F16_, 1, 2, 2, 100, 100, 64, true, -1, -1, NULL, NULL, NULL});
+    /* bottom-right alignment: one query sees every key; more queries than keys leave the first rows empty */
+    run_attention(&(AttnCase){DT_BF16_, 2, 1, 1, 1, 100, 64, true, -1, -1, NULL, NULL, NULL});
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 100, 17, 64, true, -1, -1, NULL, NULL, NULL});
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 17, 90, 64, true, -1, -1, NULL, NULL, "BM=16"});
+}
+
+Test(attention, gqa_mqa, .timeout = 300) {
+    seed_rng();
+    run_attention(&(AttnCase){DT_F16_, 1, 4, 1, 33, 40, 64, false, -1, -1, NULL, NULL, NULL});  /* MQA */
+    run_attention(&(AttnCase){DT_BF16_, 2, 8, 2, 17, 17, 64, true, -1, -1, NULL, NULL, NULL}); /* 4 query heads per KV head */
+}
+
+Test(attention, varlen, .timeout = 300) {
+    seed_rng();
+    static const int lq[] = {17, 0, 70, 1}, lk[] = {17, 5, 100, 1};
+    run_attention(&(AttnCase){DT_F16_, 4, 2, 1, 0, 0, 64, false, -1, -1, lq, lq, NULL});
+    run_attention(&(AttnCase){DT_BF16_, 4, 2, 2, 0, 0, 64, true, -1, -1, lq, lk, NULL});
+}
+
+Test(attention, sliding_window, .timeout = 300) {
+    seed_rng();
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 100, 100, 64, true, 20, -1, NULL, NULL, NULL});
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 70, 100, 64, false, 9, 5, NULL, NULL, "BN=32"});
+}
+
+Test(attention, head_dims, .timeout = 300) {
+    seed_rng();
+    run_attention(&(AttnCase){DT_F16_, 1, 2, 1, 40, 33, 128, true, -1, -1, NULL, NULL, "BN=32"});
+    run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 17, 50, 80, false, -1, -1, NULL, NULL, "BN=32"}); /* padded to 128 */
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 20, 20, 32, false, -1, -1, NULL, NULL, NULL});
 }
