@@ -326,3 +326,143 @@ Test(attention, head_dims, .timeout = 300) {
     run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 17, 50, 80, false, -1, -1, NULL, NULL, "BN=32"}); /* padded to 128 */
     run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 20, 20, 32, false, -1, -1, NULL, NULL, NULL});
 }
+
+/* ==================== decode: paged_attention.tile ==================== */
+
+typedef struct PagedCase {
+    Dt dt;
+    int num_seqs, heads_q, heads_kv, num_tokens, head_dim, block_size;
+    const int *ctx;  /* context length per sequence (>= num_tokens) */
+    int num_splits;  /* 1: the non-split kernel alone */
+} PagedCase;
+
+static void run_paged(const PagedCase *c) {
+    int S = c->num_seqs, Hq = c->heads_q, Hk = c->heads_kv, T = c->num_tokens, D = c->head_dim, BD = pow2_at_least(D);
+    int bs = c->block_size, G = Hq / Hk, ns = c->num_splits;
+    int BM = pow2_at_least(G * T < 16 ? 16 : G * T);
+    /* block tables: every sequence's blocks taken from a shuffled pool; unused entries hold an
+     * out-of-range block so that reading one is a memcheck error */
+    int max_blocks = 0, used = 0;
+    for (int s = 0; s < S; s++) {
+        int nb = (c->ctx[s] + bs - 1) / bs;
+        max_blocks = nb > max_blocks ? nb : max_blocks;
+        used += nb;
+    }
+    int num_blocks = used + 3, sbt = max_blocks + 2;
+    int *perm = malloc(sizeof(int) * (size_t)num_blocks), *table = malloc(sizeof(int) * (size_t)S * sbt);
+    for (int i = 0; i < num_blocks; i++) perm[i] = i;
+    for (int i = num_blocks - 1; i > 0; i--) {
+        int j = (int)(rnext() % (uint64_t)(i + 1)), x = perm[i];
+        perm[i] = perm[j], perm[j] = x;
+    }
+    for (int s = 0, next = 0; s < S; s++)
+        for (int i = 0; i < sbt; i++) table[s * sbt + i] = i < (c->ctx[s] + bs - 1) / bs ? perm[next++] : 1 << 29;
+    /* strided layouts with gaps */
+    int skh = D + 8, sks = Hk * skh, skb = bs * sks + 64, svh = D + 24, svs = Hk * svh + 8, svb = bs * svs;
+    int sqh = D + 8, sqt = Hq * sqh + 16, sqs = T * sqt + 32, soh = D + 16, sot = Hq * soh, sos = T * sot + 8;
+    size_t nk = (size_t)num_blocks * skb, nv = (size_t)num_blocks * svb, nq = (size_t)S * sqs, no = (size_t)S * sos;
+    size_t npart = (size_t)S * Hq * T * ns;
+    uint16_t *hk = malloc(nk * 2), *hv = malloc(nv * 2), *hq = malloc(nq * 2), *ho = malloc(no * 2);
+    double *vk = malloc(nk * sizeof(double)), *vv = malloc(nv * sizeof(double)), *vq = malloc(nq * sizeof(double));
+    float *hpart = malloc(npart * D * sizeof(float)), *hlse = malloc(npart * sizeof(float));
+    fill16(c->dt, nk, hk, vk);
+    fill16(c->dt, nv, hv, vv);
+    fill16(c->dt, nq, hq, vq);
+    for (size_t i = 0; i < no; i++) ho[i] = POISON16;
+    for (size_t i = 0; i < npart * D; i++) hpart[i] = NAN;
+    for (size_t i = 0; i < npart; i++) hlse[i] = NAN;
+
+    TileDevice *dev = open_emu();
+    char defs[8][64];
+    const char *defines[9] = {0};
+    int nd = 0;
+    snprintf(defs[nd], 64, "HEAD_DIM=%d", D), defines[nd] = defs[nd], nd++;
+    snprintf(defs[nd], 64, "BLOCK_D=%d", BD), defines[nd] = defs[nd], nd++;
+    snprintf(defs[nd], 64, "BLOCK_SIZE=%d", bs), defines[nd] = defs[nd], nd++;
+    snprintf(defs[nd], 64, "BM=%d", BM), defines[nd] = defs[nd], nd++;
+    /* 48 KiB of static shared memory: both dots stage their operands */
+    snprintf(defs[nd], 64, "BN=%d", BD >= 128 && BM >= 32 ? 32 : 64), defines[nd] = defs[nd], nd++;
+    if (ns > 1) snprintf(defs[nd], 64, "SPLIT=true"), defines[nd] = defs[nd], nd++;
+    const char *name = c->dt == DT_F16_ ? "paged_attention_f16" : "paged_attention_bf16";
+    Kern k;
+    kern_open(&k, dev, "paged_attention.tile", name, defines);
+    cr_expect(strstr(k.ptx, "mma.sync.aligned.m16n8k16"), "%s: no mma.sync in the PTX", name);
+
+    uint64_t dk = upload(dev, hk, nk * 2), dv = upload(dev, hv, nv * 2), dq = upload(dev, hq, nq * 2), dout = upload(dev, ho, no * 2);
+    uint64_t dpart = upload(dev, hpart, npart * D * 4), dlse = upload(dev, hlse, npart * 4);
+    uint64_t dtable = upload(dev, table, sizeof(int) * (size_t)S * sbt), dctx = upload(dev, c->ctx, sizeof(int) * (size_t)S);
+    float scale = (float)(1.0 / sqrt((double)D)) * 1.5f;
+    void *params[] = {&dq, &dk, &dv, &dout, &dpart, &dlse, &dtable, &dctx, &T, &G, &Hq, &sqs, &sqt, &sqh,
+                      &skb, &sks, &skh, &svb, &svs, &svh, &sos, &sot, &soh, &sbt, &scale};
+    kern_launch(&k, (unsigned)Hk, (unsigned)S, (unsigned)ns, params);
+    if (ns > 1) {
+        char sdef[64];
+        snprintf(sdef, sizeof sdef, "BLOCK_S=%d", pow2_at_least(ns));
+        const char *mdefs[] = {defines[0], defines[1], sdef, NULL};
+        const char *mname = c->dt == DT_F16_ ? "paged_attention_merge_f16" : "paged_attention_merge_bf16";
+        Kern m;
+        kern_open(&m, dev, "paged_attention.tile", mname, mdefs);
+        void *mparams[] = {&dout, &dpart, &dlse, &T, &Hq, &ns, &sos, &sot, &soh};
+        kern_launch(&m, (unsigned)(Hq * T), (unsigned)S, 1, mparams);
+        kern_close(&m);
+    }
+    download(dev, ho, dout, no * 2);
+
+    double tol = c->dt == DT_F16_ ? 2e-3 : 1.6e-2;
+    bool *written = calloc(no, 1);
+    double *p = malloc(sizeof(double) * (size_t)(max_blocks * bs + 1));
+    for (int s = 0; s < S; s++)
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < Hq; h++) {
+                int qpos = c->ctx[s] - T + t, g = h / G;
+                const double *qv = vq + (size_t)s * sqs + (size_t)t * sqt + (size_t)h * sqh;
+                double mx = -INFINITY, l = 0;
+                for (int j = 0; j <= qpos; j++) {
+                    const double *kj = vk + (size_t)table[s * sbt + j / bs] * skb + (size_t)(j % bs) * sks + (size_t)g * skh;
+                    double dotv = 0;
+                    for (int d = 0; d < D; d++) dotv += qv[d] * kj[d];
+                    p[j] = dotv * scale;
+                    mx = fmax(mx, p[j]);
+                }
+                for (int j = 0; j <= qpos; j++) l += (p[j] = exp(p[j] - mx));
+                size_t orow = (size_t)s * sos + (size_t)t * sot + (size_t)h * soh;
+                for (int d = 0; d < D; d++) {
+                    double want = 0;
+                    for (int j = 0; j <= qpos; j++)
+                        want += p[j] * vv[(size_t)table[s * sbt + j / bs] * svb + (size_t)(j % bs) * svs + (size_t)g * svh + d];
+                    want /= l;
+                    double got = from_dt(c->dt, ho[orow + d]);
+                    written[orow + d] = true;
+                    cr_assert(fabs(got - want) <= tol, "%s s=%d t=%d h=%d d=%d (ctx %d, T %d, splits %d): O = %.6g, want %.6g (seed %llu)",
+                              name, s, t, h, d, c->ctx[s], T, ns, got, want, (unsigned long long)seed);
+                }
+            }
+    for (size_t i = 0; i < no; i++)
+        if (!written[i]) cr_assert(ho[i] == POISON16, "%s wrote O outside the tensor at element %zu", name, i);
+
+    kern_close(&k);
+    dev_close(dev);
+    free(written), free(p), free(perm), free(table);
+    free(hk), free(hv), free(hq), free(ho), free(hpart), free(hlse), free(vk), free(vv), free(vq);
+}
+
+Test(paged_attention, one_token, .timeout = 300) {
+    seed_rng();
+    static const int ctx[] = {1, 15, 100};
+    run_paged(&(PagedCase){DT_F16_, 3, 4, 1, 1, 64, 16, ctx, 1});
+    run_paged(&(PagedCase){DT_BF16_, 3, 4, 1, 1, 64, 16, ctx, 3});
+}
+
+Test(paged_attention, eight_tokens, .timeout = 300) {
+    seed_rng();
+    static const int ctx[] = {8, 200};
+    run_paged(&(PagedCase){DT_BF16_, 2, 8, 2, 8, 128, 32, ctx, 1}); /* 4 heads x 8 tokens: a 32-row Q tile */
+    run_paged(&(PagedCase){DT_F16_, 2, 8, 2, 8, 128, 32, ctx, 4});
+}
+
+Test(paged_attention, long_context_split, .timeout = 300) {
+    seed_rng();
+    static const int ctx[] = {1000, 37};
+    run_paged(&(PagedCase){DT_F16_, 2, 2, 2, 2, 128, 16, ctx, 5});
+    run_paged(&(PagedCase){DT_F16_, 2, 4, 4, 1, 80, 64, ctx, 1}); /* head_dim padded to 128, block_size 64 */
+}
