@@ -268,6 +268,11 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_YIELD: return true; /* consumed by the parent */
     case OP_RETURN: LLVMBuildRetVoid(l->b); return true;
     case OP_BARRIER: ll_barrier(l); return true;
+    case OP_LOCAL_ALLOC:
+    case OP_LOCAL_VIEW:
+    case OP_ASYNC_COPY:
+    case OP_ASYNC_COMMIT:
+    case OP_ASYNC_WAIT: return ll_emit_async(l, i);
     case OP_LOAD:
     case OP_STORE:
     case OP_ATOMIC_RMW:
@@ -334,12 +339,18 @@ static bool emit_func(LL *l, Func *f) {
     l->warp = LLVMBuildLShr(l->b, l->tid, ll_i32(l, 5), "warp");
     l->smem = NULL;
     if (f->smem_bytes > 0) {
-        LLVMTypeRef at = LLVMArrayType2(l->t_i8, (uint64_t)f->smem_bytes);
+        /* up to 48 KiB a static array; beyond, the launch's dynamic shared memory */
+        bool dyn = f->smem_bytes > TIR_STATIC_SMEM_MAX;
+        LLVMTypeRef at = LLVMArrayType2(l->t_i8, dyn ? 0 : (uint64_t)f->smem_bytes);
         char name[256];
         snprintf(name, sizeof name, "%s_smem", f->name);
         LLVMValueRef g = LLVMAddGlobalInAddressSpace(l->mod, at, name, 3);
-        LLVMSetInitializer(g, LLVMGetUndef(at));
-        LLVMSetLinkage(g, LLVMInternalLinkage);
+        if (dyn) {
+            LLVMSetLinkage(g, LLVMExternalLinkage);
+        } else {
+            LLVMSetInitializer(g, LLVMGetUndef(at));
+            LLVMSetLinkage(g, LLVMInternalLinkage);
+        }
         LLVMSetAlignment(g, 16);
         l->smem = g;
     }

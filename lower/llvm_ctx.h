@@ -66,5 +66,6 @@ bool ll_emit_shared(LL *l, Inst *i);
 /* llvm_mma.c: dot on tensor cores (operands in DOT_A/DOT_B, accumulator in MMA layouts) */
 bool ll_emit_dot_mma(LL *l, Inst *i);
 bool ll_emit_dot_mma_smem(LL *l, Inst *i); /* operands in any layout, staged in scratch, read with ldmatrix */
+bool ll_emit_async(LL *l, Inst *i);        /* local_alloc, local_view, async_copy / commit / wait */
 
 #endif

@@ -95,9 +95,15 @@ bool ll_emit_dot_mma(LL *l, Inst *i) {
  * operands at once. */
 
 typedef struct Tile {
-    int rows, cols, eb; /* logical [rows][cols] of eb-byte elements */
+    int rows, cols, eb; /* physical [rows][cols] of eb-byte elements */
     int off;            /* scratch byte offset */
+    LLVMValueRef base;  /* plus this dynamic byte offset (a pipelining stage), or NULL */
 } Tile;
+
+/* Shared pointer / 32-bit shared address of a byte offset inside a tile. */
+static LLVMValueRef tile_dyn(LL *l, const Tile *t, LLVMValueRef off) {
+    return t->base ? LLVMBuildAdd(l->b, t->base, off, "") : off;
+}
 
 static LLVMValueRef swz_offset(LL *l, const Tile *t, LLVMValueRef row, LLVMValueRef col) {
     int row_bytes = t->cols * t->eb, chunk_elems = 16 / t->eb, chunks = row_bytes / 16;
@@ -167,7 +173,7 @@ static void stage(LL *l, ValueId v, const Tile *t, bool transposed) {
             LLVMBuildCondBr(l->b, own, then, join);
             LLVMPositionBuilderAtEnd(l->b, then);
         }
-        LLVMValueRef st = LLVMBuildStore(l->b, val, ll_smem_ptr(l, t->off, off));
+        LLVMValueRef st = LLVMBuildStore(l->b, val, ll_smem_ptr(l, t->off, tile_dyn(l, t, off)));
         LLVMSetAlignment(st, (unsigned)(t->eb * run));
         if (!always) {
             LLVMBuildBr(l->b, join);
@@ -199,17 +205,23 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     int eb = dtype_bits(dt) / 8;
     int kw = dt == DT_F32 ? 8 : dt == DT_I8 ? 32 : 16;
     int rm = at_least_1(M / (16 * wm)), rn = at_least_1(N / (8 * wn)), nk = at_least_1(K / kw);
-    int a_bytes = (M * K * eb + 127) / 128 * 128; /* as smem_scratch_bytes lays them out */
-    if (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < a_bytes + N * K * eb) {
+    const Type *bt = tir_vtype(f, i->ops[1]);
+    bool a_shared = at->layout->kind == LAYOUT_SHARED, b_shared = bt->layout->kind == LAYOUT_SHARED;
+    int a_bytes = a_shared ? 0 : (M * K * eb + 127) / 128 * 128; /* as smem_scratch_bytes lays them out */
+    int need = a_bytes + (b_shared ? 0 : N * K * eb);
+    if (need && (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < need)) {
         ll_error(l, i->loc, "internal error: tensor-core dot without its shared-memory staging buffer");
         return false;
     }
-    bool b_nk = dt == DT_I8; /* B kept [N][K] */
-    Tile ta = {M, K, eb, i->a.smem_offset};
-    Tile tb = {b_nk ? N : K, b_nk ? K : N, eb, i->a.smem_offset + a_bytes};
-    stage(l, i->ops[0], &ta, false);
-    stage(l, i->ops[1], &tb, b_nk);
-    ll_barrier(l);
+    /* B is kept [N][K] for i8 (fragments pair bytes along K), else [K][N]; a pipelined
+     * tile says which in its shared layout (order[0] is its contiguous dim) */
+    bool b_nk = b_shared ? bt->layout->order[0] == 0 : dt == DT_I8;
+    Tile ta = {M, K, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL};
+    Tile tb = {b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
+               b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL};
+    if (!a_shared) stage(l, i->ops[0], &ta, false);
+    if (!b_shared) stage(l, i->ops[1], &tb, b_nk);
+    if (!a_shared || !b_shared) ll_barrier(l);
 
     const char *text;
     if (dt == DT_F16)
@@ -255,7 +267,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
                 for (int j = 0; j < 4; j++) {
                     LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, g, ""), ll_i32(l, 8 * (j & 1)), "");
                     LLVMValueRef col = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * (j >> 1)), "");
-                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, ta.off, swz_offset(l, &ta, row, col)), "");
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, row, col))), "");
                     LLVMSetAlignment(v, 4);
                     fa[im * 4 + j] = v;
                 }
@@ -263,7 +275,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
                 /* x4: matrices (rows +0/+8) x (chunks +0/+1) */
                 LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, l7, ""), LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), "");
                 LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q2, ll_i32(l, chunk), ""), ll_i32(l, k0), "");
-                ldmatrix(l, 4, false, smem_addr32(l, ta.off, swz_offset(l, &ta, row, col)), &fa[im * 4]);
+                ldmatrix(l, 4, false, smem_addr32(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, row, col))), &fa[im * 4]);
             }
         }
         for (int in = 0; in < rn; in++) {
@@ -272,7 +284,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
                 for (int j = 0; j < 2; j++) {
                     LLVMValueRef krow = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * j), "");
                     LLVMValueRef col = LLVMBuildAdd(l->b, c0, g, "");
-                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, tb.off, swz_offset(l, &tb, krow, col)), "");
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, col))), "");
                     LLVMSetAlignment(v, 4);
                     fb[in * 2 + j] = v;
                 }
@@ -280,11 +292,11 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
                 /* [N][K]: matrices k chunks +0/+1 of rows n = c0 + lane%8 */
                 LLVMValueRef row = LLVMBuildAdd(l->b, c0, l7, "");
                 LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q1, ll_i32(l, chunk), ""), ll_i32(l, k0), "");
-                ldmatrix(l, 2, false, smem_addr32(l, tb.off, swz_offset(l, &tb, row, col)), &fb[in * 2]);
+                ldmatrix(l, 2, false, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, row, col))), &fb[in * 2]);
             } else {
                 /* [K][N], transposed: matrices k rows +0/+8 */
                 LLVMValueRef krow = LLVMBuildAdd(l->b, l15, ll_i32(l, k0), "");
-                ldmatrix(l, 2, true, smem_addr32(l, tb.off, swz_offset(l, &tb, krow, c0)), &fb[in * 2]);
+                ldmatrix(l, 2, true, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, c0))), &fb[in * 2]);
             }
         }
         for (int im = 0; im < rm; im++)
@@ -301,4 +313,87 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     free(fa);
     free(fb);
     return true;
+}
+
+/* ---- software pipelining: buffers, views, cp.async ----
+ * A buffer or a view is one register: its byte offset in scratch.  async_copy
+ * takes the pointer tensor `vec` elements at a time; each group becomes one
+ * cp.async of 4, 8 or 16 bytes to the element's swizzled place in the stage,
+ * with src-size 0 (a zero fill) where the mask is off.  Replicated registers
+ * copy once, from the thread that owns them. */
+static bool emit_async_copy(LL *l, Inst *i) {
+    Func *f = l->f;
+    const Type *bt = tir_vtype(f, i->ops[0]), *pt = tir_vtype(f, i->ops[2]);
+    int eb = dtype_bits(bt->dt) / 8;
+    int contig = bt->layout->order[0] - 1; /* tile dim kept contiguous */
+    int rows = contig == 1 ? bt->shape[1] : bt->shape[2], cols = contig == 1 ? bt->shape[2] : bt->shape[1];
+    int stage_bytes = bt->shape[1] * bt->shape[2] * eb;
+    LLVMValueRef base = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0],
+                                     LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, stage_bytes), ""), "");
+    Tile t = {rows, cols, eb, 0, base};
+    int n;
+    LLVMValueRef *ptr = ll_get(l, i->ops[2], &n);
+    LLVMValueRef *mask = i->nops > 3 ? ll_get(l, i->ops[3], NULL) : NULL;
+    const LayoutRegs *lr = ll_regs_of(l, pt);
+    int vec = i->a.vec ? i->a.vec : 1, bytes = vec * eb;
+    if (n % vec || (bytes != 4 && bytes != 8 && bytes != 16)) {
+        ll_error(l, i->loc, "internal error: async copy of %d bytes", bytes);
+        return false;
+    }
+    char text[96];
+    snprintf(text, sizeof text, "cp.async.%s.shared.global [$0], [$1], %d, $2;", bytes == 16 ? "cg" : "ca", bytes);
+    for (int r = 0; r < n; r += vec) {
+        bool replica = false;
+        for (int d = 0; d < 2; d++) replica |= lr->raw[r][d] >= pt->shape[d];
+        if (replica) continue;
+        LLVMValueRef i0 = ll_coord(l, pt, r, 0), i1 = ll_coord(l, pt, r, 1);
+        LLVMValueRef off = contig == 1 ? swz_offset(l, &t, i0, i1) : swz_offset(l, &t, i1, i0);
+        LLVMValueRef dst = smem_addr32(l, 0, tile_dyn(l, &t, off));
+        LLVMValueRef size = mask ? LLVMBuildSelect(l->b, mask[r], ll_i32(l, bytes), ll_i32(l, 0), "") : ll_i32(l, bytes);
+        LLVMValueRef own = ll_owner(l, pt, r);
+        bool always = LLVMIsConstant(own) && LLVMConstIntGetZExtValue(own);
+        LLVMBasicBlockRef then = NULL, join = NULL;
+        if (!always) {
+            then = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "cp");
+            join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "cp.join");
+            LLVMBuildCondBr(l->b, own, then, join);
+            LLVMPositionBuilderAtEnd(l->b, then);
+        }
+        LLVMValueRef args[3] = {dst, ptr[r], size};
+        ll_asm(l, l->t_void, text, "r,l,r", args, 3, true);
+        if (!always) {
+            LLVMBuildBr(l->b, join);
+            LLVMPositionBuilderAtEnd(l->b, join);
+        }
+    }
+    return true;
+}
+
+bool ll_emit_async(LL *l, Inst *i) {
+    Func *f = l->f;
+    switch (i->op) {
+    case OP_LOCAL_ALLOC:
+        if (!l->smem || i->a.smem_offset < 0) {
+            ll_error(l, i->loc, "internal error: pipelining buffer without shared memory");
+            return false;
+        }
+        ll_new(l, i->res[0], 1)[0] = ll_i32(l, i->a.smem_offset);
+        return true;
+    case OP_LOCAL_VIEW: {
+        const Type *bt = tir_vtype(f, i->ops[0]);
+        int stage_bytes = (int)(tir_type_numel(bt) / bt->shape[0]) * (dtype_bits(bt->dt) / 8);
+        LLVMValueRef s = LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, stage_bytes), "");
+        ll_new(l, i->res[0], 1)[0] = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0], s, "");
+        return true;
+    }
+    case OP_ASYNC_COPY: return emit_async_copy(l, i);
+    case OP_ASYNC_COMMIT: ll_asm(l, l->t_void, "cp.async.commit_group;", "", NULL, 0, true); return true;
+    case OP_ASYNC_WAIT: {
+        char text[48];
+        snprintf(text, sizeof text, "cp.async.wait_group %d;", (int)i->a.ival);
+        ll_asm(l, l->t_void, text, "~{memory}", NULL, 0, true);
+        return true;
+    }
+    default: return false;
+    }
 }

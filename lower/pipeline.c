@@ -44,7 +44,7 @@ static bool run_one(Module *m, const PipelineOptions *o, Diag *d, int idx) {
  * shared memory exists. */
 bool tir_run_pipeline(Module *m, const PipelineOptions *o, Diag *d) {
     static const char *const order[] = {"specialize", "canonicalize", "assign_layout", "remove_convert",
-                                        "canonicalize", "smem_alloc", "barrier"};
+                                        "software_pipeline", "canonicalize", "smem_alloc", "barrier"};
     for (size_t i = 0; i < ARRAY_LEN(order); i++) {
         const PassInfo *p = pass_lookup(order[i]);
         if (!p) unreachable("pass missing from table");

@@ -3,9 +3,11 @@
  * Algorithm:
  *   1. Number the instructions in program order (regions inline).  Each op
  *      that needs scratch (layout conversions, reshapes, cross-warp
- *      reductions and scans, FMA dot operand staging) gets a buffer whose
- *      size comes from smem_scratch_bytes() and whose live range is the op
- *      itself; a buffer used inside a loop is live for the whole loop.
+ *      reductions and scans, dot operand staging) gets a buffer whose size
+ *      comes from smem_scratch_bytes() and whose live range is the op
+ *      itself; a buffer used inside a loop is live for the whole loop.  A
+ *      pipelining buffer (local_alloc) lives from its allocation to the
+ *      last use of it or of a view of it.
  *   2. Sort buffers by size (largest first) and give each the lowest
  *      16-byte-aligned offset that does not overlap a buffer with an
  *      intersecting live range (first fit).
@@ -53,12 +55,18 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
         int per = (elem_bytes(t) < 4 ? 4 : elem_bytes(t)) + (i->a.ival2 == RED_ARGMAX || i->a.ival2 == RED_ARGMIN ? 4 : 0);
         return (int)(rows * w * per);
     }
+    case OP_LOCAL_ALLOC: {
+        const Type *t = f->values[i->res[0]].type;
+        return (int)(tir_type_numel(t) * elem_bytes(t));
+    }
     case OP_DOT: {
         const Type *a = f->values[i->ops[0]].type, *b = f->values[i->ops[1]].type;
         if (a->layout && a->layout->kind == LAYOUT_DOT_A) return 0; /* tensor cores: operands arrive in registers */
         const Type *r = f->values[i->res[0]].type;
-        if (r->layout && r->layout->kind == LAYOUT_MMA) /* tensor cores: both tiles staged for ldmatrix */
-            return (int)((tir_type_numel(a) * elem_bytes(a) + 127) / 128 * 128 + tir_type_numel(b) * elem_bytes(b));
+        if (r->layout && r->layout->kind == LAYOUT_MMA) { /* tensor cores: tiles not already shared are staged */
+            bool as = a->layout && a->layout->kind == LAYOUT_SHARED, bs = b->layout && b->layout->kind == LAYOUT_SHARED;
+            return (int)((as ? 0 : (tir_type_numel(a) * elem_bytes(a) + 127) / 128 * 128) + (bs ? 0 : tir_type_numel(b) * elem_bytes(b)));
+        }
         int64_t sa = (tir_type_numel(a) * elem_bytes(a) + 15) & ~15;
         return (int)(sa + tir_type_numel(b) * elem_bytes(b));
     }
@@ -76,9 +84,33 @@ typedef struct Ctx {
     Buf *bufs;
     int n, cap;
     int counter;
+    int *last_use; /* by ValueId: last instruction index using it (a use in a loop: the loop's end) */
 } Ctx;
 
-static void collect(Ctx *c, Block *b, int loop_start, int loop_end);
+static int count_insts(Block *b);
+
+/* Live ranges of pipelining buffers: from their local_alloc to the last use of the buffer
+ * or of a view of it; a use inside a loop keeps it live to the end of the outermost loop. */
+static void uses(Ctx *c, Block *b, int loop_end) {
+    for (Inst *i = b->first; i; i = i->next) {
+        int idx = c->counter++;
+        int at = loop_end >= 0 ? loop_end : idx;
+        for (int k = 0; k < i->nops; k++)
+            if (c->last_use[i->ops[k]] < at) c->last_use[i->ops[k]] = at;
+        if (i->op == OP_FOR) {
+            int e = loop_end >= 0 ? loop_end : idx + count_insts(i->regions[0]);
+            uses(c, i->regions[0], e);
+        } else {
+            for (int r = 0; r < i->nregions; r++) uses(c, i->regions[r], loop_end);
+        }
+    }
+}
+
+static bool view_uses(Inst *i, void *ud) {
+    Ctx *c = ud;
+    if (i->op == OP_LOCAL_VIEW && c->last_use[i->ops[0]] < c->last_use[i->res[0]]) c->last_use[i->ops[0]] = c->last_use[i->res[0]];
+    return true;
+}
 
 static int count_insts(Block *b) {
     int n = 0;
@@ -104,6 +136,7 @@ static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
             bf->size = (bytes + 15) & ~15;
             bf->start = loop_start >= 0 ? loop_start : idx;
             bf->end = loop_start >= 0 ? loop_end : idx;
+            if (i->op == OP_LOCAL_ALLOC && c->last_use[i->res[0]] > bf->end) bf->end = c->last_use[i->res[0]];
         }
         if (i->op == OP_FOR) {
             int s = loop_start >= 0 ? loop_start : idx;
@@ -125,7 +158,13 @@ bool lower_smem_alloc(Module *m, Diag *d) {
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
         Ctx c = {.f = f};
+        c.last_use = calloc(f->nvalues, sizeof(int));
+        if (!c.last_use) unreachable("out of memory");
+        uses(&c, f->body, -1);
+        tir_walk(f->body, view_uses, &c);
+        c.counter = 0;
         collect(&c, f->body, -1, -1);
+        free(c.last_use);
         if (c.n) qsort(c.bufs, (size_t)c.n, sizeof(Buf), by_size);
         int total = 0;
         for (int i = 0; i < c.n; i++) {
@@ -149,9 +188,10 @@ bool lower_smem_alloc(Module *m, Diag *d) {
         }
         f->smem_bytes = total;
         free(c.bufs);
-        if (total > 48 * 1024)
-            diag_error(d, f->loc, "kernel '%s' needs %d bytes of shared memory scratch, more than the 49152 available; use smaller tiles",
-                       f->name, total);
+        int limit = tir_smem_limit(m->arch);
+        if (total > limit)
+            diag_error(d, f->loc, "kernel '%s' needs %d bytes of shared memory, more than the %d a block can have on %s; use smaller tiles or fewer stages",
+                       f->name, total, limit, m->arch);
     }
     return !d->nerrors;
 }

@@ -53,6 +53,10 @@ Op tir_op_from_name(const char *s, size_t n) {
     return OP_COUNT;
 }
 
+int tir_smem_limit(const char *arch) {
+    return arch && !strcmp(arch, "sm_90a") ? 227 * 1024 : 163 * 1024;
+}
+
 Module *tir_module_new(Arena *a) {
     Module *m = ARENA_NEW(a, Module);
     m->arena = a;

@@ -68,8 +68,12 @@ DType dtype_from_name(const char *s, size_t n); /* DT_VOID if unknown */
  *   warps' coverage.
  * DOT_A / DOT_B: mma.sync operand fragments for an MMA `parent`: `kw` is
  *   the K of one instruction (16 f16/bf16, 8 tf32, 32 i8) and `vpr` the
- *   elements per 32-bit register (2, 1, 4).  A is [M, K], B is [K, N]. */
-typedef enum LayoutKind { LAYOUT_BLOCKED, LAYOUT_SLICE, LAYOUT_DOT_A, LAYOUT_DOT_B, LAYOUT_MMA } LayoutKind;
+ *   elements per 32-bit register (2, 1, 4).  A is [M, K], B is [K, N].
+ * SHARED: a tile kept in shared memory, not in registers (software
+ *   pipelining's buffers): rank-2 tiles, or rank 3 with the stage first;
+ *   order[0] is the contiguous dim of the tile; 16-byte chunks of each row
+ *   are XOR-swizzled (see llvm_mma.c). */
+typedef enum LayoutKind { LAYOUT_BLOCKED, LAYOUT_SLICE, LAYOUT_DOT_A, LAYOUT_DOT_B, LAYOUT_MMA, LAYOUT_SHARED } LayoutKind;
 
 typedef struct Layout {
     LayoutKind kind;
@@ -163,7 +167,12 @@ enum {
     X(YIELD, "yield", -1, 0, OPF_TERMINATOR)                                               \
     X(RETURN, "return", 0, 0, OPF_TERMINATOR)                                              \
     /* inserted by the lowering passes */                                                  \
-    X(BARRIER, "barrier", 0, 0, 0)      /* bar.sync across the program's threads */
+    X(BARRIER, "barrier", 0, 0, 0)      /* bar.sync across the program's threads */          \
+    X(LOCAL_ALLOC, "local_alloc", 0, 1, 0) /* a [stages, rows, cols] buffer in shared memory */ \
+    X(LOCAL_VIEW, "local_view", 2, 1, OPF_PURE) /* buf, stage -> that stage's [rows, cols] tile */ \
+    X(ASYNC_COPY, "async_copy", -1, 0, OPF_MEMORY) /* buf, stage, ptr [, mask]: cp.async, zero-fill */ \
+    X(ASYNC_COMMIT, "async_commit", 0, 0, 0) /* close the group of copies issued so far */      \
+    X(ASYNC_WAIT, "async_wait", 0, 0, 0) /* wait until at most attr ival groups are pending */
 
 typedef enum Op {
 #define X(e, n, no, nr, f) OP_##e,
@@ -197,6 +206,11 @@ typedef enum RedKind {
 extern const char *const tir_cmp_names[];
 extern const char *const tir_red_names[];
 
+/* Shared memory: up to 48 KiB is a static array in the kernel; beyond that it is dynamic
+ * (the launch passes the size) up to the architecture's limit. */
+#define TIR_STATIC_SMEM_MAX (48 * 1024)
+int tir_smem_limit(const char *arch); /* bytes per block: sm_80 163 KiB, sm_90a 227 KiB */
+
 typedef uint32_t ValueId;
 
 typedef struct Inst Inst;
@@ -223,7 +237,8 @@ struct Block {
  *   program_id, num_programs, expand_dims: ival = axis;  trans: perm
  *   reduce, scan: ival = axis, ival2 = RedKind;  cmp: ival2 = CmpPred
  *   atomic_rmw: ival2 = RedKind (sum is add);  dot: allow_tf32
- *   convert_layout, reduce, scan, dot: smem_offset/smem_bytes after smem_alloc */
+ *   convert_layout, reduce, scan, dot, local_alloc: smem_offset/smem_bytes after smem_alloc
+ *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy) */
 typedef struct Attrs {
     int64_t ival, ival2;
     double fval;           /* float constant */

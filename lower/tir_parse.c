@@ -368,15 +368,30 @@ static const Layout *layout(Parser *P) {
                        : n == 5 && !memcmp(s, "dot_a", 5) ? "dot_a"
                        : n == 5 && !memcmp(s, "dot_b", 5) ? "dot_b"
                        : n == 3 && !memcmp(s, "mma", 3)   ? "mma"
+                       : n == 6 && !memcmp(s, "shared", 6) ? "shared"
                                                           : NULL;
     if (!word) {
         P->p = s;
-        expected(P, "layout (blocked, mma, slice, dot_a, dot_b or #alias)");
+        expected(P, "layout (blocked, mma, shared, slice, dot_a, dot_b or #alias)");
         return NULL;
     }
     expect(P, "<");
     if (word[0] == 'b') return layout_blocked(P);
     if (word[0] == 'm') return layout_mma(P);
+    if (word[0] == 's' && word[1] == 'h') {
+        Layout l = {.kind = LAYOUT_SHARED};
+        expect(P, "order");
+        expect(P, "=");
+        int r = small_ints(P, l.order, "order");
+        expect(P, ">");
+        if (P->err) return NULL;
+        if (r < 2 || r > 3) {
+            perr(P, "shared layout must have rank 2 or 3");
+            return NULL;
+        }
+        l.rank = (uint8_t)r;
+        return tir_layout_intern(P->m, &l);
+    }
     if (++P->depth > MAX_DEPTH) {
         perr(P, "layout nested too deeply");
         return NULL;
@@ -489,7 +504,8 @@ static const Type *type(Parser *P) {
 
 #define TIR_ATTR_KEYS(X)                                                                       \
     X(VALUE, "value") X(START, "start") X(END, "end") X(AXIS, "axis") X(PERM, "perm")          \
-    X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")
+    X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
+    X(PENDING, "pending")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -520,6 +536,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_KIND: return op == OP_REDUCE || op == OP_SCAN || op == OP_ATOMIC_RMW;
     case AK_PRED: return op == OP_CMP;
     case AK_TF32: return op == OP_DOT;
+    case AK_PENDING: return op == OP_ASYNC_WAIT;
     case AK_VEC:
     case AK_SMEM:
     case AK_CACHE: return true;
@@ -610,6 +627,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
         case AK_TF32: a->allow_tf32 = (uint8_t)int_lit(P, "tf32", 0, 1); break;
         case AK_VEC: a->vec = (uint8_t)int_lit(P, "vec", 0, 255); break;
         case AK_CACHE: a->cache = (uint8_t)int_lit(P, "cache", 0, 255); break;
+        case AK_PENDING: a->ival = int_lit(P, "pending", 0, 64); break;
         case AK_SMEM:
             a->smem_offset = (int32_t)int_lit(P, "smem offset", 0, INT32_MAX);
             expect(P, ":");

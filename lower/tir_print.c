@@ -28,9 +28,13 @@ typedef struct Printer {
 } Printer;
 
 void tir_print_layout(Str *s, const Layout *l) {
-    static const char *kinds[] = {"blocked", "slice", "dot_a", "dot_b", "mma"};
+    static const char *kinds[] = {"blocked", "slice", "dot_a", "dot_b", "mma", "shared"};
     str_printf(s, "%s<", kinds[l->kind]);
-    if (l->kind == LAYOUT_MMA) {
+    if (l->kind == LAYOUT_SHARED) {
+        str_puts(s, "order=[");
+        for (int d = 0; d < l->rank; d++) str_printf(s, "%s%d", d ? "," : "", l->order[d]);
+        str_puts(s, "]");
+    } else if (l->kind == LAYOUT_MMA) {
         str_printf(s, "wpc=[%d,%d]", l->wpc[0], l->wpc[1]);
     } else if (l->kind == LAYOUT_BLOCKED) {
         const uint8_t *arr[4] = {l->spt, l->tpw, l->wpc, l->order};
@@ -132,6 +136,7 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_DOT:
         if (a->allow_tf32) str_puts(&t, "tf32=1");
         break;
+    case OP_ASYNC_WAIT: str_printf(&t, "pending=%lld", (long long)a->ival); break;
     default: break;
     }
     if (a->cache) str_printf(&t, "%scache=%d", t.len ? ", " : "", a->cache);

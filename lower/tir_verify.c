@@ -64,8 +64,8 @@ static bool printable(const Type *t) {
     for (int depth = 0; t; t = t->pointee, depth++) {
         if (depth > 16 || (unsigned)t->dt >= DT_COUNT || t->rank > TIR_MAX_RANK) return false;
         for (const Layout *l = t->rank ? t->layout : NULL; l; l = l->parent)
-            if ((unsigned)l->kind > LAYOUT_MMA || l->rank > TIR_MAX_RANK ||
-                (l->kind != LAYOUT_BLOCKED && l->kind != LAYOUT_MMA && !l->parent))
+            if ((unsigned)l->kind > LAYOUT_SHARED || l->rank > TIR_MAX_RANK ||
+                (l->kind != LAYOUT_BLOCKED && l->kind != LAYOUT_MMA && l->kind != LAYOUT_SHARED && !l->parent))
                 return false;
         if (t->dt != DT_PTR) return true;
     }
@@ -156,6 +156,9 @@ static void check_layout(Verifier *V, const Inst *at, const Layout *l, int depth
     case LAYOUT_MMA:
         if (l->rank != 2 || !l->wpc[0] || !l->wpc[1]) verr(V, at, "%s: mma layout must be rank 2 with non-zero warps", what);
         break;
+    case LAYOUT_SHARED:
+        if (l->rank < 2 || l->rank > 3) verr(V, at, "%s: shared layout must be rank 2 or 3", what);
+        break;
     case LAYOUT_SLICE:
     case LAYOUT_DOT_A:
     case LAYOUT_DOT_B:
@@ -191,7 +194,8 @@ static bool check_value_type(Verifier *V, const Inst *at, ValueId v, const char 
         return false;
     }
     for (int d = 0; d < t->rank; d++)
-        if (!is_pow2(t->shape[d])) {
+        /* a pipelining buffer's stage count (dim 0 of a rank-3 shared tensor) is any count */
+        if (!is_pow2(t->shape[d]) && !(d == 0 && t->rank == 3 && t->layout && t->layout->kind == LAYOUT_SHARED && t->shape[0] > 0)) {
             verr(V, at, "%s: tensor dimension %d is not a power of two", what, t->shape[d]);
             ok = false;
         }
@@ -511,7 +515,40 @@ static void check_if(Verifier *V, const Inst *i) {
     }
 }
 
+/* Pipelining buffers: a [stages, rows, cols] shared buffer, its stage views, and copies into it. */
+static bool is_shared(const Type *t) { return t->layout && t->layout->kind == LAYOUT_SHARED; }
+
+static void check_local_alloc(Verifier *V, const Inst *i) {
+    const Type *t = rest(V, i);
+    if (t->rank != 3 || !is_shared(t)) verr(V, i, "result must be a rank-3 shared tensor, found %s", tstr(V, t));
+}
+
+static void check_local_view(Verifier *V, const Inst *i) {
+    const Type *b = opt(V, i, 0), *s = opt(V, i, 1), *r = rest(V, i);
+    if (b->rank != 3 || !is_shared(b)) verr(V, i, "operand 0 must be a shared buffer, found %s", tstr(V, b));
+    else if (r->rank != 2 || !is_shared(r) || r->shape[0] != b->shape[1] || r->shape[1] != b->shape[2] || r->dt != b->dt)
+        verr(V, i, "result %s is not one stage of %s", tstr(V, r), tstr(V, b));
+    if (s->rank || !dtype_is_int(s->dt)) verr(V, i, "stage must be an integer scalar, found %s", tstr(V, s));
+}
+
+static void check_async_copy(Verifier *V, const Inst *i) {
+    const Type *b = opt(V, i, 0), *s = opt(V, i, 1), *p = opt(V, i, 2);
+    if (b->rank != 3 || !is_shared(b)) {
+        verr(V, i, "operand 0 must be a shared buffer, found %s", tstr(V, b));
+        return;
+    }
+    if (s->rank || !dtype_is_int(s->dt)) verr(V, i, "stage must be an integer scalar, found %s", tstr(V, s));
+    if (!is_ptr(p) || p->rank != 2 || p->shape[0] != b->shape[1] || p->shape[1] != b->shape[2] || !p->pointee ||
+        p->pointee->dt != b->dt)
+        verr(V, i, "pointer operand %s does not address one stage of %s", tstr(V, p), tstr(V, b));
+    if (i->nops > 3 && !is_mask_for(opt(V, i, 3), p))
+        verr(V, i, "mask (operand 3) must be i1 shaped like %s, found %s", tstr(V, p), tstr(V, opt(V, i, 3)));
+}
+
 static const CheckFn op_checks[OP_COUNT] = {
+    [OP_LOCAL_ALLOC] = check_local_alloc,
+    [OP_LOCAL_VIEW] = check_local_view,
+    [OP_ASYNC_COPY] = check_async_copy,
     [OP_CONST] = check_const,
     [OP_ARANGE] = check_arange,
     [OP_PROGRAM_ID] = check_program_id,
@@ -545,6 +582,7 @@ static const struct {
 } arity[OP_COUNT] = {
     [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0},
     [OP_FOR] = {3, -1, 1},       [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
+    [OP_ASYNC_COPY] = {3, 4, 0},
 };
 
 static bool check_counts(Verifier *V, const Inst *i) {

@@ -77,6 +77,8 @@ typedef struct Case {
     int split_k;
     int stages;
     const char *tile;    /* extra defines, e.g. "BM=64" */
+    bool spec;           /* 16-aligned leading dims and the specializations tile_gemm would pass:
+                          * unit inner strides, multiples of 16 (this turns on cp.async pipelining) */
 } Case;
 
 static const char *kernel_name(const Case *c) {
@@ -138,7 +140,26 @@ static void run_case(const Case *c) {
     }
     const char *kn = kernel_name(c);
     cr_assert(kn, "no kernel for this type pair");
-    tile_compile_options o = {.kernel = kn, .defines = defines};
+    int m = c->m, n = c->n, k = c->k;
+    /* leading dimensions padded so strides are not the sizes (multiples of 16 when specializing) */
+    int lda = (c->ta ? m : k) + (c->spec ? 16 : 3), ldb = (c->tb ? k : n) + (c->spec ? 32 : 5), ldc = n + (c->spec ? 16 : 7);
+    if (c->spec) lda &= ~15, ldb &= ~15, ldc &= ~15;
+    if (c->spec && lda < (c->ta ? m : k)) lda += 16;
+    if (c->spec && ldb < (c->tb ? k : n)) ldb += 16;
+    if (c->spec && ldc < n) ldc += 16;
+    const char *specs[12] = {0};
+    int ns = 0;
+    if (c->spec) {
+        specs[ns++] = c->ta ? "sam=1" : "sak=1";
+        specs[ns++] = c->tb ? "sbk=1" : "sbn=1";
+        specs[ns++] = c->ta ? "sak=16" : "sam=16";
+        specs[ns++] = c->tb ? "sbn=16" : "sbk=16";
+        specs[ns++] = "scm=16";
+        if (m % 16 == 0) specs[ns++] = "m=16";
+        if (n % 16 == 0) specs[ns++] = "n=16";
+        if (k % 16 == 0) specs[ns++] = "k=16";
+    }
+    tile_compile_options o = {.kernel = kn, .defines = defines, .specialize = specs};
     tile_compiled comp;
     tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm.tile", &o, &comp);
     cr_assert_eq(st, TILE_OK, "%s: %s\n%s", kn, tile_status_string(st), comp.diagnostics);
@@ -151,9 +172,6 @@ static void run_case(const Case *c) {
     cr_assert_eq(dev_module_load_ptx(dev, comp.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
     cr_assert_eq(dev_module_get_function(mod, kn, &fn), DEV_OK, "%s", dev_last_error(dev));
 
-    int m = c->m, n = c->n, k = c->k;
-    /* leading dimensions padded so strides are not the sizes */
-    int lda = (c->ta ? m : k) + 3, ldb = (c->tb ? k : n) + 5, ldc = n + 7;
     size_t a_n = (size_t)(c->ta ? k : m) * lda, b_n = (size_t)(c->tb ? n : k) * ldb, c_n = (size_t)m * ldc;
     int ib = in_bytes(c->in), ob = out_bytes(c->out);
     void *ha = malloc(a_n * ib), *hb = malloc(b_n * ib), *hc = malloc(c_n * ob), *hbias = malloc((size_t)n * ob);
@@ -194,8 +212,9 @@ static void run_case(const Case *c) {
     float alpha = c->alpha, beta = c->beta;
     void *params[] = {&da, &db, &dc, &dbias, &m, &n, &k, &sam, &sak, &sbk, &sbn, &ldc, &alpha, &beta};
     unsigned grid = (unsigned)(((m + BM - 1) / BM) * ((n + BN - 1) / BN));
+    unsigned smem = comp.kernels[0].smem_dynamic ? (unsigned)comp.kernels[0].smem_bytes : 0;
     DevStatus ls = dev_launch(fn, grid, (unsigned)(c->split_k > 1 ? c->split_k : 1), 1, (unsigned)(32 * comp.kernels[0].num_warps), 1,
-                              1, 0, NULL, params);
+                              1, smem, NULL, params);
     cr_assert_eq(ls, DEV_OK, "%s %dx%dx%d: %s", kn, m, n, k, dev_last_error(dev));
     dev_memcpy_dtoh(dev, hc, dc, c_n * ob);
 
@@ -238,7 +257,7 @@ Test(gemm, f16_shapes, .timeout = 300) {
     seed_rng();
     static const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {128, 128, 128}, {256, 512, 64}, {100, 7, 300}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        Case c = {IN_F16, OUT_F32, shapes[s][0], shapes[s][1], shapes[s][2], false, false, 1, 0, false, 0, 1, 0, NULL};
+        Case c = {IN_F16, OUT_F32, shapes[s][0], shapes[s][1], shapes[s][2], false, false, 1, 0, false, 0, 1, 0, NULL, false};
         run_case(&c);
     }
 }
@@ -246,7 +265,7 @@ Test(gemm, f16_shapes, .timeout = 300) {
 Test(gemm, transposes, .timeout = 300) {
     seed_rng();
     for (int t = 0; t < 4; t++) {
-        Case c = {IN_BF16, OUT_F32, 70, 90, 80, t & 1, (t >> 1) & 1, 1, 0, false, 0, 1, 0, NULL};
+        Case c = {IN_BF16, OUT_F32, 70, 90, 80, t & 1, (t >> 1) & 1, 1, 0, false, 0, 1, 0, NULL, false};
         run_case(&c);
     }
 }
@@ -254,10 +273,10 @@ Test(gemm, transposes, .timeout = 300) {
 Test(gemm, every_type, .timeout = 300) {
     seed_rng();
     Case cs[] = {
-        {IN_F16, OUT_F16, 65, 129, 48, false, false, 1, 0, false, 0, 1, 0, NULL},
-        {IN_BF16, OUT_BF16, 65, 129, 48, false, true, 1, 0, false, 0, 1, 0, NULL},
-        {IN_TF32, OUT_F32, 65, 129, 48, true, false, 1, 0, false, 0, 1, 0, NULL},
-        {IN_I8, OUT_I32, 65, 129, 100, false, false, 1, 0, false, 0, 1, 0, NULL},
+        {IN_F16, OUT_F16, 65, 129, 48, false, false, 1, 0, false, 0, 1, 0, NULL, false},
+        {IN_BF16, OUT_BF16, 65, 129, 48, false, true, 1, 0, false, 0, 1, 0, NULL, false},
+        {IN_TF32, OUT_F32, 65, 129, 48, true, false, 1, 0, false, 0, 1, 0, NULL, false},
+        {IN_I8, OUT_I32, 65, 129, 100, false, false, 1, 0, false, 0, 1, 0, NULL, false},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
@@ -265,10 +284,10 @@ Test(gemm, every_type, .timeout = 300) {
 Test(gemm, epilogue_and_split_k, .timeout = 300) {
     seed_rng();
     Case cs[] = {
-        {IN_F16, OUT_F32, 50, 60, 70, false, false, 0.5f, 2.0f, true, 1, 1, 0, NULL},
-        {IN_F16, OUT_F16, 50, 60, 70, false, false, 1.5f, 0, true, 2, 1, 0, NULL},
-        {IN_BF16, OUT_F32, 50, 60, 70, false, false, 1, 0, false, 3, 1, 0, NULL},
-        {IN_F16, OUT_F32, 40, 50, 300, false, false, 1, 0, false, 0, 3, 0, NULL},
+        {IN_F16, OUT_F32, 50, 60, 70, false, false, 0.5f, 2.0f, true, 1, 1, 0, NULL, false},
+        {IN_F16, OUT_F16, 50, 60, 70, false, false, 1.5f, 0, true, 2, 1, 0, NULL, false},
+        {IN_BF16, OUT_F32, 50, 60, 70, false, false, 1, 0, false, 3, 1, 0, NULL, false},
+        {IN_F16, OUT_F32, 40, 50, 300, false, false, 1, 0, false, 0, 3, 0, NULL, false},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
@@ -276,11 +295,41 @@ Test(gemm, epilogue_and_split_k, .timeout = 300) {
 Test(gemm, stages_and_tiles, .timeout = 300) {
     seed_rng();
     for (int s = 2; s <= 4; s++) {
-        Case c = {IN_F16, OUT_F32, 96, 80, 200, false, false, 1, 0, false, 0, 1, s, NULL};
+        Case c = {IN_F16, OUT_F32, 96, 80, 200, false, false, 1, 0, false, 0, 1, s, NULL, false};
         run_case(&c);
     }
-    Case small = {IN_BF16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BM=32"};
+    Case small = {IN_BF16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BM=32", false};
     run_case(&small);
-    Case wide = {IN_F16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BN=64"};
+    Case wide = {IN_F16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BN=64", false};
     run_case(&wide);
+}
+
+Test(gemm, pipelined, .timeout = 300) {
+    seed_rng();
+    /* specialized like tile_gemm: 16-byte cp.async into num_stages buffers */
+    for (int st = 2; st <= 4; st++) {
+        Case c = {IN_F16, OUT_F32, 100, 64, 160, false, false, 1, 0, false, 0, 1, st, NULL, true}; /* 4 stages: 64 KiB, dynamic */
+        run_case(&c);
+    }
+    Case cs[] = {
+        {IN_BF16, OUT_BF16, 128, 128, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true},
+        {IN_BF16, OUT_F32, 48, 80, 96, true, false, 1, 0, true, 1, 1, 0, NULL, true},
+        {IN_F16, OUT_F32, 48, 80, 96, false, true, 1, 0, false, 0, 1, 0, NULL, true},
+        {IN_TF32, OUT_F32, 64, 48, 64, false, false, 1, 0, false, 0, 1, 0, NULL, true},
+        {IN_I8, OUT_I32, 64, 48, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true},
+        {IN_I8, OUT_I32, 64, 48, 128, false, true, 1, 0, false, 0, 1, 0, NULL, true},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
+}
+
+Test(gemm, pipelined_ptx) {
+    const char *specs[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
+    tile_compile_options o = {.kernel = "gemm_bf16_f32", .specialize = specs};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(strstr(c.ptx, "mma.sync.aligned.m16n8k16"), "no mma.sync");
+    cr_expect(strstr(c.ptx, "ldmatrix.sync.aligned"), "no ldmatrix");
+    cr_expect(strstr(c.ptx, "cp.async.cg.shared.global"), "no 16-byte cp.async");
+    cr_expect(strstr(c.ptx, "cp.async.wait_group 1"), "3 stages should leave one group in flight");
+    tile_compiled_free(&c);
 }

@@ -1,0 +1,251 @@
+/* software_pipeline.c - overlap the global loads of a dot's operands with the math.
+ *
+ * Algorithm, for each innermost `for` of a kernel with num_stages = S >= 2 and a
+ * positive constant step:
+ *   1. Find the tensor-core dots of the body (result in an mma layout) whose operand
+ *      is a `load` of the same body that nothing else uses, with a pointer and mask
+ *      computed inside the body only from the induction variable and values defined
+ *      before the loop, a zero `other`, accesses of 4, 8 or 16 bytes, and its fast dim
+ *      the one the operand's shared tile keeps contiguous (A: K; B: N, or K for i8).
+ *   2. Before the loop: a [S, rows, cols] shared buffer per such operand; copies for
+ *      iterations 0 .. S-2 (the address computation cloned with iv = lb + s*step,
+ *      masked off when that iteration does not run), each iteration one group.
+ *   3. At the top of the body, iteration j: wait until at most S-2 groups are pending
+ *      (the group of iteration j has landed); a barrier (its data is visible to every
+ *      warp, and every warp is done with the stage about to be refilled); copies for
+ *      iteration j+S-1 into stage (j+S-1) % S; a commit (also when the copies are
+ *      masked off, so group counting stays uniform); the dot reads stage j % S through
+ *      a view that replaces the load.
+ *   4. After the loop: wait for every group and a barrier, so later users of shared
+ *      memory race neither the last copies nor the last reads.
+ * The replaced loads and their address computation die; canonicalize removes them. */
+#include "layout.h"
+#include "passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Ctx {
+    Module *m;
+    Func *f;
+    bool *inside;  /* by ValueId: defined in the loop body */
+    ValueId *map;  /* clone map for one cloning session */
+    uint32_t nmap;
+} Ctx;
+
+static bool mark_inside(Inst *i, void *ud) {
+    Ctx *c = ud;
+    for (int k = 0; k < i->nres; k++) c->inside[i->res[k]] = true;
+    for (int r = 0; r < i->nregions; r++)
+        for (int a = 0; a < i->regions[r]->nargs; a++) c->inside[i->regions[r]->args[a]] = true;
+    return true;
+}
+
+/* v depends, inside the body, only on pure region-free ops of the induction variable. */
+static bool slice_ok(Ctx *c, ValueId v, ValueId iv, int depth) {
+    if (v == iv) return true;
+    if (v >= c->nmap || !c->inside[v]) return true;
+    Inst *d = tir_val(c->f, v)->def;
+    if (!d || depth > 64 || !(tir_op_info[d->op].flags & OPF_PURE) || d->nregions) return false;
+    for (int k = 0; k < d->nops; k++)
+        if (!slice_ok(c, d->ops[k], iv, depth + 1)) return false;
+    return true;
+}
+
+/* Clone v's slice before `pos` with the induction variable replaced by iv2. */
+static ValueId clone(Ctx *c, ValueId v, ValueId iv, ValueId iv2, Inst *pos) {
+    if (v == iv) return iv2;
+    if (v >= c->nmap || !c->inside[v]) return v;
+    if (c->map[v]) return c->map[v];
+    Inst *d = tir_val(c->f, v)->def;
+    ValueId ops[8];
+    for (int k = 0; k < d->nops && k < 8; k++) ops[k] = clone(c, d->ops[k], iv, iv2, pos);
+    const Type *rt = tir_vtype(c->f, v);
+    Inst *n = tir_inst_new(c->f, d->op, ops, d->nops, &rt, 1, d->loc);
+    n->a = d->a;
+    tir_insert_before(pos, n);
+    c->map[v] = n->res[0];
+    return n->res[0];
+}
+
+static ValueId emit(Ctx *c, Inst *pos, Op op, const ValueId *ops, int n, const Type *t) {
+    Inst *i = tir_inst_new(c->f, op, ops, n, &t, t ? 1 : 0, pos->loc);
+    tir_insert_before(pos, i);
+    return t ? i->res[0] : 0;
+}
+
+static ValueId cint(Ctx *c, Inst *pos, const Type *t, int64_t v) {
+    Inst *i = tir_inst_new(c->f, OP_CONST, NULL, 0, &t, 1, pos->loc);
+    i->a.ival = v;
+    tir_insert_before(pos, i);
+    return i->res[0];
+}
+
+static void emit_plain(Ctx *c, Inst *pos, Op op, int64_t ival) {
+    Inst *i = tir_inst_new(c->f, op, NULL, 0, NULL, 0, pos->loc);
+    i->a.ival = ival;
+    tir_insert_before(pos, i);
+}
+
+typedef struct Cand {
+    Inst *dot, *load;
+    int operand;
+    int contig; /* tile dim kept contiguous in shared memory */
+    ValueId buf;
+} Cand;
+
+/* Step 1 for one operand. */
+static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *contig) {
+    ValueId v = dot->ops[k];
+    Inst *ld = tir_val(c->f, v)->def;
+    if (!ld || ld->op != OP_LOAD || ld->parent != body || uses[v] != 1) return false;
+    const Type *t = tir_vtype(c->f, v);
+    if (t->rank != 2 || !t->layout || t->layout->kind != LAYOUT_BLOCKED) return false;
+    int eb = dtype_bits(t->dt) / 8;
+    int bytes = (ld->a.vec ? ld->a.vec : 1) * eb;
+    if (bytes != 4 && bytes != 8 && bytes != 16) return false;
+    *contig = k == 1 && t->dt == DT_I8 ? 0 : 1;
+    if (t->layout->order[0] != *contig) return false;
+    if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
+    if (ld->nops > 2) {
+        Inst *o = tir_val(c->f, ld->ops[2])->def;
+        if (!o || o->op != OP_CONST || (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0)) return false;
+    }
+    ValueId iv = body->args[0];
+    for (int j = 0; j < ld->nops && j < 2; j++)
+        if (!slice_ok(c, ld->ops[j], iv, 0)) return false;
+    return true;
+}
+
+/* Copies of one iteration's tiles: operands cloned with the induction variable `it`,
+ * masked off unless `run` (scalar i1) holds. */
+static void issue(Ctx *c, Cand *cs, int n, ValueId iv, ValueId it, ValueId run, ValueId stage, Inst *pos) {
+    Func *f = c->f;
+    memset(c->map, 0, sizeof(ValueId) * c->nmap);
+    for (int k = 0; k < n; k++) {
+        Inst *ld = cs[k].load;
+        ValueId ptr = clone(c, ld->ops[0], iv, it, pos);
+        const Type *pt = tir_vtype(f, ptr);
+        const Type *mt = tir_type(c->m, DT_I1, pt->rank, pt->shape, NULL, pt->layout);
+        ValueId mask = emit(c, pos, OP_SPLAT, &run, 1, mt);
+        if (ld->nops > 1) {
+            ValueId old = clone(c, ld->ops[1], iv, it, pos);
+            mask = emit(c, pos, OP_AND, (ValueId[]){old, mask}, 2, mt);
+        }
+        Inst *cp = tir_inst_new(f, OP_ASYNC_COPY, (ValueId[]){cs[k].buf, stage, ptr, mask}, 4, NULL, 0, ld->loc);
+        cp->a.vec = ld->a.vec ? ld->a.vec : 1;
+        tir_insert_before(pos, cp);
+    }
+    emit_plain(c, pos, OP_ASYNC_COMMIT, 0);
+}
+
+static void pipeline_loop(Ctx *c, Inst *loop) {
+    Func *f = c->f;
+    Module *m = c->m;
+    int S = f->num_stages;
+    Block *body = loop->regions[0];
+    Inst *stepd = tir_val(f, loop->ops[2])->def;
+    if (!stepd || stepd->op != OP_CONST || stepd->a.is_float || stepd->a.ival <= 0) return;
+    memset(c->inside, 0, sizeof(bool) * c->nmap);
+    for (int a = 0; a < body->nargs; a++) c->inside[body->args[a]] = true;
+    tir_walk(body, mark_inside, c);
+    int *uses = tir_use_counts(f);
+    Cand cs[8];
+    int n = 0;
+    for (Inst *i = body->first; i; i = i->next) {
+        if (i->op != OP_DOT || !tir_vtype(f, i->res[0])->layout || tir_vtype(f, i->res[0])->layout->kind != LAYOUT_MMA) continue;
+        for (int k = 0; k < 2 && n < 8; k++) {
+            int contig;
+            if (eligible(c, i, k, body, uses, &contig)) cs[n++] = (Cand){i, tir_val(f, i->ops[k])->def, k, contig, 0};
+        }
+    }
+    free(uses);
+    if (!n) return;
+    const Type *it = tir_vtype(f, loop->ops[0]);
+    ValueId iv = body->args[0];
+    /* 2. buffers and prologue */
+    for (int k = 0; k < n; k++) {
+        const Type *t = tir_vtype(f, cs[k].dot->ops[cs[k].operand]);
+        Layout sl = {.kind = LAYOUT_SHARED, .rank = 3};
+        sl.order[0] = (uint8_t)(cs[k].contig + 1);
+        sl.order[1] = (uint8_t)(2 - cs[k].contig);
+        sl.order[2] = 0;
+        int32_t shape[3] = {S, t->shape[0], t->shape[1]};
+        const Type *bt = tir_type(m, t->dt, 3, shape, NULL, tir_layout_intern(m, &sl));
+        cs[k].buf = emit(c, loop, OP_LOCAL_ALLOC, NULL, 0, bt);
+    }
+    const Type *i1 = tir_scalar(m, DT_I1);
+    for (int s = 0; s < S - 1; s++) {
+        ValueId off = cint(c, loop, it, s * stepd->a.ival);
+        ValueId its = emit(c, loop, OP_ADD, (ValueId[]){loop->ops[0], off}, 2, it);
+        Inst *cmp = tir_inst_new(f, OP_CMP, (ValueId[]){its, loop->ops[1]}, 2, &i1, 1, loop->loc);
+        cmp->a.ival2 = CMP_LT;
+        tir_insert_before(loop, cmp);
+        issue(c, cs, n, iv, its, cmp->res[0], cint(c, loop, tir_scalar(m, DT_I32), s), loop);
+    }
+    /* 3. the body */
+    Inst *top = body->first;
+    ValueId jd = emit(c, top, OP_SUB, (ValueId[]){iv, loop->ops[0]}, 2, it);
+    ValueId j = emit(c, top, OP_DIV, (ValueId[]){jd, loop->ops[2]}, 2, it);
+    ValueId sS = cint(c, top, it, S);
+    ValueId rstage = emit(c, top, OP_REM, (ValueId[]){j, sS}, 2, it);
+    ValueId jw = emit(c, top, OP_ADD, (ValueId[]){j, cint(c, top, it, S - 1)}, 2, it);
+    ValueId wstage = emit(c, top, OP_REM, (ValueId[]){jw, sS}, 2, it);
+    emit_plain(c, top, OP_ASYNC_WAIT, S - 2);
+    emit_plain(c, top, OP_BARRIER, 0);
+    ValueId ahead = emit(c, top, OP_ADD, (ValueId[]){iv, cint(c, top, it, (int64_t)(S - 1) * stepd->a.ival)}, 2, it);
+    Inst *cmp = tir_inst_new(f, OP_CMP, (ValueId[]){ahead, loop->ops[1]}, 2, &i1, 1, loop->loc);
+    cmp->a.ival2 = CMP_LT;
+    tir_insert_before(top, cmp);
+    issue(c, cs, n, iv, ahead, cmp->res[0], wstage, top);
+    for (int k = 0; k < n; k++) {
+        const Type *bt = tir_vtype(f, cs[k].buf);
+        Layout vl = {.kind = LAYOUT_SHARED, .rank = 2};
+        vl.order[0] = (uint8_t)cs[k].contig;
+        vl.order[1] = (uint8_t)(1 - cs[k].contig);
+        int32_t shape[2] = {bt->shape[1], bt->shape[2]};
+        const Type *vt = tir_type(m, bt->dt, 2, shape, NULL, tir_layout_intern(m, &vl));
+        ValueId view = emit(c, cs[k].dot, OP_LOCAL_VIEW, (ValueId[]){cs[k].buf, rstage}, 2, vt);
+        cs[k].dot->ops[cs[k].operand] = view;
+        tir_inst_remove(cs[k].load);
+    }
+    /* 4. drain */
+    Inst *after = loop->next;
+    if (after) {
+        emit_plain(c, after, OP_ASYNC_WAIT, 0);
+        emit_plain(c, after, OP_BARRIER, 0);
+    }
+}
+
+static bool has_loop(Block *b) {
+    for (Inst *i = b->first; i; i = i->next)
+        if (i->op == OP_FOR || (i->nregions && (has_loop(i->regions[0]) || (i->nregions > 1 && has_loop(i->regions[1])))))
+            return true;
+    return false;
+}
+
+static void walk(Ctx *c, Block *b) {
+    for (Inst *i = b->first; i; i = i->next) {
+        if (i->op == OP_FOR && !has_loop(i->regions[0])) {
+            c->nmap = c->f->nvalues;
+            c->inside = calloc(c->nmap, sizeof(bool));
+            c->map = calloc(c->nmap, sizeof(ValueId));
+            if (!c->inside || !c->map) unreachable("out of memory");
+            pipeline_loop(c, i);
+            free(c->inside);
+            free(c->map);
+        } else {
+            for (int r = 0; r < i->nregions; r++) walk(c, i->regions[r]);
+        }
+    }
+}
+
+bool lower_software_pipeline(Module *m, Diag *d) {
+    (void)d;
+    for (int k = 0; k < m->nfuncs; k++) {
+        Ctx c = {.m = m, .f = m->funcs[k]};
+        if (c.f->num_stages < 2) continue;
+        walk(&c, c.f->body);
+    }
+    return true;
+}
