@@ -212,7 +212,7 @@ static void run_case(const Case *c) {
     float alpha = c->alpha, beta = c->beta;
     void *params[] = {&da, &db, &dc, &dbias, &m, &n, &k, &sam, &sak, &sbk, &sbn, &ldc, &alpha, &beta};
     unsigned grid = (unsigned)(((m + BM - 1) / BM) * ((n + BN - 1) / BN));
-    unsigned smem = comp.kernels[0].smem_dynamic ? (unsigned)comp.kernels[0].smem_bytes : 0;
+    unsigned smem = comp.kernels[0].smem_bytes > 48 * 1024 ? (unsigned)comp.kernels[0].smem_bytes : 0; /* dynamic beyond 48 KiB */
     DevStatus ls = dev_launch(fn, grid, (unsigned)(c->split_k > 1 ? c->split_k : 1), 1, (unsigned)(32 * comp.kernels[0].num_warps), 1,
                               1, smem, NULL, params);
     cr_assert_eq(ls, DEV_OK, "%s %dx%dx%d: %s", kn, m, n, k, dev_last_error(dev));
