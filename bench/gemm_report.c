@@ -1,0 +1,371 @@
+/* gemm_report.c - what the compiler made of kernels/gemm.tile, per
+ * configuration, next to Triton's tutorial matmul at the same configuration.
+ *
+ *   build/bench/gemm_report [--quick] [--no-triton] [--python PY]
+ *
+ * For every configuration (kernel variant, BM x BN x BK tile, warps, stages):
+ *   1. compile kernels/gemm.tile for sm_80 and sm_90a with ptxas (want_cubin),
+ *      specialized as a launch on row-major, 16-aligned operands would be
+ *      (unit strides = 1, sizes and leading strides divisible by 16);
+ *   2. take registers, spill bytes and shared memory from the compile
+ *      result's kernel info (ptxas -v);
+ *   3. find the main loop in the PTX: every branch back to a label above it
+ *      closes a loop; the loop with the most mma.sync instructions is the
+ *      main loop (the innermost on ties); count mma.sync, ldmatrix, cp.async
+ *      copies, commit/wait groups, ld.global, ld.shared, st.shared, bar.sync
+ *      and all instructions between its label and its back branch;
+ *   4. where python3 can import triton, compile the tutorial matmul at the
+ *      same tile, warps and stages for sm_80 (bench/gpu/triton_matmul.py,
+ *      no GPU needed), run ptxas -v on its PTX for registers and spills,
+ *      take its shared memory from Triton's metadata, and analyse its PTX
+ *      the same way.  Otherwise each Triton row says why it was skipped.
+ * --quick reports the default configuration only. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "include/tile/tile.h"
+
+typedef struct Cfg {
+    const char *kernel;
+    const char *dtype; /* for Triton; NULL: no Triton counterpart */
+    int bm, bn, bk, warps, stages;
+} Cfg;
+
+static const Cfg configs[] = {
+    {"gemm_bf16_bf16", "bf16", 128, 128, 32, 4, 3}, /* the default configuration */
+    {"gemm_bf16_bf16", "bf16", 128, 128, 32, 4, 2},
+    {"gemm_bf16_bf16", "bf16", 128, 128, 32, 4, 4},
+    {"gemm_bf16_bf16", "bf16", 128, 128, 32, 8, 3},
+    {"gemm_bf16_bf16", "bf16", 128, 128, 64, 4, 3},
+    {"gemm_bf16_bf16", "bf16", 64, 128, 32, 4, 4},
+    {"gemm_bf16_bf16", "bf16", 128, 256, 64, 8, 3}, /* the tutorial's first autotuning choice */
+    {"gemm_f16_f16", "f16", 128, 128, 32, 4, 3},
+    {"gemm_bf16_f32", NULL, 128, 128, 32, 4, 3},
+    {"gemm_f16_f32", NULL, 128, 128, 32, 4, 3},
+    {"gemm_tf32_f32", NULL, 128, 128, 16, 8, 3},
+    {"gemm_i8_i32", NULL, 128, 128, 64, 4, 3},
+};
+enum { NCFG = sizeof configs / sizeof configs[0] };
+
+/* ---- PTX analysis ---- */
+
+#define MIX_CLASSES(X) \
+    X(mma, "mma") \
+    X(ldmatrix, "ldmatrix") \
+    X(cp_async, "cp.async") \
+    X(cp_group, "cp.grp") \
+    X(ld_global, "ld.global") \
+    X(ld_shared, "ld.shared") \
+    X(st_shared, "st.shared") \
+    X(bar, "bar.sync") \
+    X(total, "instr")
+
+typedef struct Mix {
+#define X(f, s) int f;
+    MIX_CLASSES(X)
+#undef X
+    int first_line, last_line; /* the main loop, 1-based lines of the PTX; 0 when no loop */
+} Mix;
+
+typedef struct Line {
+    char label[64];  /* "name" when the line is "name:" */
+    char target[64]; /* the label a bra jumps to */
+    char op[64];     /* opcode with modifiers, guard removed; "" for non-instructions */
+    bool func;       /* a .entry or .func starts here */
+} Line;
+
+static void classify(const char *op, Mix *m, int sign) {
+    if (!*op) return;
+    m->total += sign;
+    if (!strncmp(op, "mma.sync", 8) || !strncmp(op, "wgmma.mma_async", 15)) m->mma += sign;
+    else if (!strncmp(op, "ldmatrix", 8)) m->ldmatrix += sign;
+    else if (!strncmp(op, "cp.async.commit_group", 21) || !strncmp(op, "cp.async.wait_group", 19) ||
+             !strncmp(op, "cp.async.wait_all", 17))
+        m->cp_group += sign;
+    else if (!strncmp(op, "cp.async", 8)) m->cp_async += sign;
+    else if (!strncmp(op, "ld.global", 9)) m->ld_global += sign;
+    else if (!strncmp(op, "ld.shared", 9)) m->ld_shared += sign;
+    else if (!strncmp(op, "st.shared", 9)) m->st_shared += sign;
+    else if (!strncmp(op, "bar.sync", 8) || !strncmp(op, "barrier.sync", 12) || !strncmp(op, "bar.cta.sync", 12)) m->bar += sign;
+}
+
+static int parse_lines(const char *ptx, Line **out) {
+    int cap = 1024, n = 0;
+    Line *ls = malloc(sizeof(Line) * (size_t)cap);
+    for (const char *p = ptx; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (n == cap) ls = realloc(ls, sizeof(Line) * (size_t)(cap *= 2));
+        Line *l = &ls[n++];
+        memset(l, 0, sizeof *l);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < 511 ? len : 511), p);
+        char *s = buf;
+        while (*s == ' ' || *s == '\t') s++;
+        char *cm = strstr(s, "//");
+        if (cm) *cm = 0;
+        l->func = strstr(s, ".entry ") || strstr(s, ".func ");
+        size_t sl = strlen(s);
+        while (sl && (s[sl - 1] == ' ' || s[sl - 1] == '\t' || s[sl - 1] == '\r')) s[--sl] = 0;
+        if (sl && s[sl - 1] == ':' && !strchr(s, ' ')) {
+            snprintf(l->label, sizeof l->label, "%.*s", (int)(sl - 1), s);
+        } else if (*s && *s != '.' && *s != '{' && *s != '}' && *s != ')' && *s != '(') {
+            if (*s == '@') { /* guard */
+                while (*s && *s != ' ' && *s != '\t') s++;
+                while (*s == ' ' || *s == '\t') s++;
+            }
+            size_t ol = strcspn(s, " \t;");
+            snprintf(l->op, sizeof l->op, "%.*s", (int)(ol < 63 ? ol : 63), s);
+            if (!strncmp(l->op, "bra", 3)) {
+                char *t = s + ol;
+                while (*t == ' ' || *t == '\t') t++;
+                snprintf(l->target, sizeof l->target, "%.*s", (int)strcspn(t, " \t;"), t);
+            }
+        }
+        p = e ? e + 1 : p + len;
+    }
+    *out = ls;
+    return n;
+}
+
+/* Counts over the main loop (see the design comment, step 3). */
+static void analyze_ptx(const char *ptx, Mix *best) {
+    Line *ls;
+    int n = parse_lines(ptx, &ls);
+    memset(best, 0, sizeof *best);
+    int best_span = 0;
+    int func_start = 0; /* labels are per function: a branch never leaves its .entry */
+    for (int j = 0; j < n; j++) {
+        if (ls[j].func) func_start = j;
+        if (!ls[j].target[0]) continue;
+        for (int i = j - 1; i >= func_start; i--) {
+            if (strcmp(ls[i].label, ls[j].target)) continue;
+            Mix m;
+            memset(&m, 0, sizeof m);
+            for (int k = i; k <= j; k++) classify(ls[k].op, &m, 1);
+            m.first_line = i + 1;
+            m.last_line = j + 1;
+            int span = j - i;
+            if (!best->first_line || m.mma > best->mma || (m.mma == best->mma && span < best_span)) {
+                *best = m;
+                best_span = span;
+            }
+            break;
+        }
+    }
+    free(ls);
+}
+
+/* ---- ptxas -v on foreign PTX (Triton's) ---- */
+
+typedef struct Res {
+    int regs, spill, smem;
+} Res;
+
+static bool ptxas_info(const char *ptxas, const char *ptx_path, const char *arch, Res *r, char *why, size_t wl) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' -arch=%s -v '%s' -o /dev/null 2>&1", ptxas, arch, ptx_path);
+    FILE *f = popen(cmd, "r");
+    if (!f) {
+        snprintf(why, wl, "could not run %s", ptxas);
+        return false;
+    }
+    char line[1024];
+    r->regs = r->spill = -1;
+    while (fgets(line, sizeof line, f)) {
+        char *p;
+        int st, ld;
+        if ((p = strstr(line, "Used ")) && sscanf(p, "Used %d registers", &r->regs) == 1) continue;
+        if ((p = strstr(line, "bytes spill stores")) != NULL) {
+            while (p > line && p[-1] != ',' && p[-1] != ' ') p--;
+            char *q = p;
+            while (q > line && (q[-1] == ' ' || (q[-1] >= '0' && q[-1] <= '9'))) q--;
+            if (sscanf(q, "%d bytes spill stores, %d bytes spill loads", &st, &ld) == 2) r->spill = st + ld;
+        }
+    }
+    int rc = pclose(f);
+    if (rc != 0 || r->regs < 0) {
+        snprintf(why, wl, "ptxas -v failed on Triton's PTX (%s)", ptxas);
+        return false;
+    }
+    if (r->spill < 0) r->spill = 0;
+    return true;
+}
+
+/* ---- rows ---- */
+
+static void print_header(void) {
+    printf("%-16s %-17s %-7s %-7s %5s %7s %8s  %-9s", "kernel", "tile", "arch", "who", "regs", "spill B", "smem B", "loop");
+#define X(f, s) printf(" %9s", s);
+    MIX_CLASSES(X)
+#undef X
+    printf("\n");
+}
+
+static void print_row(const Cfg *c, const char *arch, const char *who, const Res *r, const Mix *m) {
+    char tile[32], loop[32];
+    snprintf(tile, sizeof tile, "%dx%dx%d w%d s%d", c->bm, c->bn, c->bk, c->warps, c->stages);
+    if (m->first_line) snprintf(loop, sizeof loop, "%d-%d", m->first_line, m->last_line);
+    else snprintf(loop, sizeof loop, "none");
+    char regs[16], spill[16], smem[16];
+    snprintf(regs, sizeof regs, r->regs >= 0 ? "%d" : "n/a", r->regs);
+    snprintf(spill, sizeof spill, r->spill >= 0 ? "%d" : "n/a", r->spill);
+    snprintf(smem, sizeof smem, r->smem >= 0 ? "%d" : "n/a", r->smem);
+    printf("%-16s %-17s %-7s %-7s %5s %7s %8s  %-9s", c->kernel, tile, arch, who, regs, spill, smem, loop);
+#define X(f, s) printf(" %9d", m->f);
+    MIX_CLASSES(X)
+#undef X
+    printf("\n");
+    fflush(stdout);
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+static bool info_value(const char *info, const char *key, char *out, size_t ol) {
+    size_t kl = strlen(key);
+    for (const char *p = info; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (!strncmp(p, key, kl) && p[kl] == '=') {
+            snprintf(out, ol, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Triton's tutorial matmul at c's configuration for sm_80; false with *why when skipped. */
+static bool triton_row(const char *python, const Cfg *c, Res *r, Mix *m, char *why, size_t wl) {
+    char dir[] = "/tmp/tile_gemm_report_XXXXXX";
+    if (!mkdtemp(dir)) {
+        snprintf(why, wl, "no temporary directory");
+        return false;
+    }
+    char ptx_path[512], log_path[512], cmd[2048];
+    snprintf(ptx_path, sizeof ptx_path, "%s/triton.ptx", dir);
+    snprintf(log_path, sizeof log_path, "%s/log", dir);
+    snprintf(cmd, sizeof cmd,
+             "'%s' '%s/bench/gpu/triton_matmul.py' ptx --bm %d --bn %d --bk %d --warps %d --stages %d --arch 80 "
+             "--dtype %s --out '%s' >'%s' 2>&1",
+             python, TILE_SOURCE_DIR, c->bm, c->bn, c->bk, c->warps, c->stages, c->dtype, ptx_path, log_path);
+    int rc = system(cmd);
+    bool ok = false;
+    char *ptx = NULL, *info = NULL, *log = slurp(log_path);
+    if (rc != 0) {
+        const char *msg = log && *log ? log : "no output";
+        /* the last non-empty line says why */
+        const char *last = msg;
+        for (const char *p = msg; *p; p++)
+            if (*p == '\n' && p[1] && p[1] != '\n') last = p + 1;
+        snprintf(why, wl, "triton compile failed: %.*s", (int)strcspn(last, "\n"), last);
+        goto done;
+    }
+    ptx = slurp(ptx_path);
+    char info_path[600];
+    snprintf(info_path, sizeof info_path, "%s.info", ptx_path);
+    info = slurp(info_path);
+    if (!ptx || !info) {
+        snprintf(why, wl, "triton wrote no PTX");
+        goto done;
+    }
+    char ptxas[512] = "ptxas", shared[32] = "-1";
+    info_value(info, "ptxas", ptxas, sizeof ptxas);
+    info_value(info, "shared", shared, sizeof shared);
+    if (access(ptxas, X_OK) && access("/usr/local/cuda/bin/ptxas", X_OK) == 0) snprintf(ptxas, sizeof ptxas, "/usr/local/cuda/bin/ptxas");
+    if (!ptxas_info(ptxas, ptx_path, "sm_80", r, why, wl)) goto done;
+    r->smem = atoi(shared); /* Triton's shared memory is dynamic: ptxas does not see it */
+    analyze_ptx(ptx, m);
+    ok = true;
+done:
+    free(ptx), free(info), free(log);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) { /* a leftover temporary directory is harmless */
+    }
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    bool quick = false, want_triton = true;
+    const char *python = "python3";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--no-triton")) want_triton = false;
+        else if (!strcmp(argv[i], "--python") && i + 1 < argc) python = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--no-triton] [--python PY]\n", argv[0]);
+            return 2;
+        }
+    }
+    /* Is Triton there?  One probe, so every row can say why it was skipped. */
+    char triton_skip[512] = "";
+    if (!want_triton) snprintf(triton_skip, sizeof triton_skip, "--no-triton given");
+    else {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "'%s' -c 'import triton' >/dev/null 2>&1", python);
+        if (system(cmd) != 0) snprintf(triton_skip, sizeof triton_skip, "'%s -c \"import triton\"' failed: Triton is not installed", python);
+    }
+
+    printf("gemm report: kernels/gemm.tile per configuration (registers, spills and shared memory from ptxas -v;\n"
+           "main-loop instruction mix from the PTX), Triton's tutorial matmul at the same configuration for sm_80\n");
+    if (triton_skip[0]) printf("triton: skipped: %s\n", triton_skip);
+    print_header();
+    int n = quick ? 1 : NCFG, failures = 0, spills_default = -1;
+    bool no_ptxas = false;
+    for (int ci = 0; ci < n; ci++) {
+        const Cfg *c = &configs[ci];
+        static const char *archs[] = {"sm_80", "sm_90a"};
+        for (int a = 0; a < 2; a++) {
+            char defs[5][32];
+            snprintf(defs[0], 32, "BM=%d", c->bm);
+            snprintf(defs[1], 32, "BN=%d", c->bn);
+            snprintf(defs[2], 32, "BK=%d", c->bk);
+            snprintf(defs[3], 32, "num_warps=%d", c->warps);
+            snprintf(defs[4], 32, "num_stages=%d", c->stages);
+            const char *defines[] = {defs[0], defs[1], defs[2], defs[3], defs[4], NULL};
+            const char *spec[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
+            tile_compile_options o = {.arch = archs[a], .kernel = c->kernel, .defines = defines, .specialize = spec, .want_cubin = 1};
+            tile_compiled comp;
+            tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm.tile", &o, &comp);
+            if (st != TILE_OK) {
+                printf("%-16s %3dx%dx%d w%d s%d %-7s tile    compile failed: %s: %.*s\n", c->kernel, c->bm, c->bn, c->bk, c->warps,
+                       c->stages, archs[a], tile_status_string(st), (int)strcspn(comp.diagnostics, "\n"), comp.diagnostics);
+                failures++;
+                tile_compiled_free(&comp);
+                continue;
+            }
+            if (comp.ptxas_missing) no_ptxas = true;
+            Res r = {comp.kernels[0].registers, comp.kernels[0].spill_bytes, comp.kernels[0].smem_bytes};
+            Mix m;
+            analyze_ptx(comp.ptx, &m);
+            print_row(c, archs[a], "tile", &r, &m);
+            if (ci == 0 && a == 0) spills_default = r.spill;
+            tile_compiled_free(&comp);
+        }
+        if (!c->dtype) continue;
+        Res r = {-1, -1, -1};
+        Mix m;
+        memset(&m, 0, sizeof m);
+        char why[600] = "";
+        if (triton_skip[0]) snprintf(why, sizeof why, "%s", triton_skip);
+        if (!triton_skip[0] && triton_row(python, c, &r, &m, why, sizeof why)) print_row(c, "sm_80", "triton", &r, &m);
+        else printf("%-16s %3dx%dx%d w%d s%d  sm_80   triton  skipped: %s\n", c->kernel, c->bm, c->bn, c->bk, c->warps, c->stages, why);
+    }
+    if (no_ptxas) printf("ptxas not found: registers, spills (n/a above) were not measured\n");
+    printf("columns: regs/spill B from ptxas -v (spill = stores + loads); smem B: tile's static shared memory, Triton's\n"
+           "dynamic shared memory from its metadata; loop: PTX lines of the main loop; cp.async: copies; cp.grp:\n"
+           "commit_group/wait_group; instr: every instruction in the loop\n");
+    if (spills_default > 0) printf("note: the default configuration (bf16 128x128x32, 4 warps, 3 stages, sm_80) spills %d bytes\n", spills_default);
+    return failures ? 1 : 0;
+}
