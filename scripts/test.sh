@@ -7,6 +7,8 @@ scripts/setup.sh
 scripts/build.sh --asan
 echo "== test suite"
 ctest --test-dir build --output-on-failure --timeout 900
+echo "== install: pkg-config and CMake package consumers"
+scripts/check_install.sh
 echo "== front end, IR, passes and fuzz under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --timeout 900 -R 'test_(lang|tir|canonicalize|fuzz|cli)$'
