@@ -1,0 +1,226 @@
+/* gemm_gpu.c - TFLOP/s of kernels/gemm.tile (bf16 in, bf16 out, f32
+ * accumulation) on square problems, for bench/gpu/run.sh.
+ *
+ *   build/bench/gemm_gpu [--device cuda|emu] [--sizes 4096,8192] [--arch sm_80|sm_90a]
+ *                        [--kernel gemm_bf16_bf16] [-D NAME=VALUE ...] [--samples N]
+ *
+ * Launched through the device layer (jit/device.h: tile_compile_file,
+ * dev_module_load_ptx, dev_launch), not the launcher library's tile_gemm,
+ * which was not in the tree when this was written.  The device layer has no
+ * events, so the timing is: warm-up launches, then N samples, each a batch
+ * of back-to-back launches on the default stream between two
+ * dev_synchronize calls timed with clock_gettime (the batch sized to last
+ * at least 5 ms, so the one synchronize per batch costs under 1%); the
+ * median sample over the batch size is the time per launch.
+ *
+ * Steps per size:
+ *   1. compile gemm.tile's kernel for the arch, specialized as this launch
+ *      allows (unit strides 1, sizes and leading strides divisible by 16);
+ *   2. random bf16 A and B (never zeros: they run faster and hide bugs), C
+ *      poisoned with NaN;
+ *   3. one launch, then check: every element of C written (no NaN left),
+ *      and 1024 sampled elements against a float64 host reference, error
+ *      ||out - ref|| / ||ref|| < 1e-2 (bf16 output);
+ *   4. warm up, time, print; one line "@@ gemm N tile TFLOPS" per size for
+ *      run.sh's table.
+ * Exit status 1 when a check fails. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "include/tile/tile.h"
+#include "jit/device.h"
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint64_t next_u64(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static uint16_t f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+static double bf16_to_d(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define CHECK(call, what)                                                        \
+    do {                                                                         \
+        if ((call) != DEV_OK) {                                                  \
+            fprintf(stderr, "gemm_gpu: %s: %s\n", what, dev_last_error(dev));    \
+            goto fail;                                                           \
+        }                                                                        \
+    } while (0)
+
+static int bench_size(TileDevice *dev, const char *arch, const char *kernel, const char **user_defs, int nuser, int n,
+                      int samples) {
+    int rc = 1;
+    uint64_t da = 0, db = 0, dc = 0;
+    TileDevModule *mod = NULL;
+    uint16_t *ha = NULL, *hb = NULL, *hc = NULL;
+    double *t = NULL;
+    tile_compiled comp;
+    memset(&comp, 0, sizeof comp);
+
+    /* 1. compile */
+    const char *defines[32];
+    int nd = 0;
+    for (int i = 0; i < nuser && nd < 31; i++) defines[nd++] = user_defs[i];
+    defines[nd] = NULL;
+    const char *spec[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
+    tile_compile_options o = {.arch = arch, .kernel = kernel, .defines = defines, .specialize = n % 16 == 0 ? spec : NULL};
+    tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm.tile", &o, &comp);
+    if (st != TILE_OK) {
+        fprintf(stderr, "gemm_gpu: compile %s: %s\n%s", kernel, tile_status_string(st), comp.diagnostics);
+        tile_compiled_free(&comp);
+        return 1;
+    }
+    int bm = 128, bn = 128;
+    for (int i = 0; i < nd; i++) {
+        if (!strncmp(defines[i], "BM=", 3)) bm = atoi(defines[i] + 3);
+        if (!strncmp(defines[i], "BN=", 3)) bn = atoi(defines[i] + 3);
+    }
+    unsigned threads = 32u * (unsigned)comp.kernels[0].num_warps;
+    /* shared memory declared .extern is dynamic: pass its size at launch */
+    unsigned dyn_smem = strstr(comp.ptx, ".extern .shared") ? (unsigned)comp.kernels[0].smem_bytes : 0;
+    CHECK(dev_module_load_ptx(dev, comp.ptx, &mod), "load");
+    TileDevFunction *fn;
+    CHECK(dev_module_get_function(mod, kernel, &fn), "get function");
+
+    /* 2. inputs */
+    size_t nn = (size_t)n * (size_t)n;
+    ha = malloc(nn * 2), hb = malloc(nn * 2), hc = malloc(nn * 2);
+    for (size_t i = 0; i < nn; i++) {
+        ha[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
+        hb[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
+    }
+    CHECK(dev_malloc(dev, nn * 2, &da), "malloc A");
+    CHECK(dev_malloc(dev, nn * 2, &db), "malloc B");
+    CHECK(dev_malloc(dev, nn * 2, &dc), "malloc C");
+    CHECK(dev_memcpy_htod(dev, da, ha, nn * 2), "upload A");
+    CHECK(dev_memcpy_htod(dev, db, hb, nn * 2), "upload B");
+    CHECK(dev_memset_d8(dev, dc, 0xff, nn * 2), "poison C"); /* 0xffff: a bf16 NaN */
+
+    int m_ = n, n_ = n, k_ = n, sam = n, sak = 1, sbk = n, sbn = 1, scm = n;
+    float alpha = 1.0f, beta = 0.0f;
+    uint64_t dbias = dc; /* unused without HAS_BIAS */
+    void *params[] = {&da, &db, &dc, &dbias, &m_, &n_, &k_, &sam, &sak, &sbk, &sbn, &scm, &alpha, &beta};
+    unsigned grid = (unsigned)(((n + bm - 1) / bm) * ((n + bn - 1) / bn));
+
+    /* 3. one launch, checked */
+    CHECK(dev_launch(fn, grid, 1, 1, threads, 1, 1, dyn_smem, NULL, params), "launch");
+    CHECK(dev_synchronize(dev), "synchronize");
+    CHECK(dev_memcpy_dtoh(dev, hc, dc, nn * 2), "download C");
+    size_t unwritten = 0;
+    for (size_t i = 0; i < nn; i++) unwritten += isnan(bf16_to_d(hc[i]));
+    double num = 0, den = 0;
+    for (int s = 0; s < 1024; s++) {
+        size_t i = (size_t)(next_u64() % (uint64_t)n), j = (size_t)(next_u64() % (uint64_t)n);
+        double ref = 0;
+        for (size_t p = 0; p < (size_t)n; p++) ref += bf16_to_d(ha[i * (size_t)n + p]) * bf16_to_d(hb[p * (size_t)n + j]);
+        double got = bf16_to_d(hc[i * (size_t)n + j]);
+        num += (got - ref) * (got - ref);
+        den += ref * ref;
+    }
+    double rel = sqrt(num / (den > 0 ? den : 1));
+    bool ok = unwritten == 0 && rel < 1e-2;
+    printf("  %dx%dx%d: check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, ok ? "ok" : "FAILED", unwritten, rel);
+    if (!ok) goto fail;
+
+    /* 4. warm up, size the batch, time */
+    double t0 = now_s();
+    int warm = 0;
+    do {
+        CHECK(dev_launch(fn, grid, 1, 1, threads, 1, 1, dyn_smem, NULL, params), "launch");
+        warm++;
+        if (warm % 4 == 0) CHECK(dev_synchronize(dev), "synchronize");
+    } while (now_s() - t0 < 0.2 || warm < 3);
+    CHECK(dev_synchronize(dev), "synchronize");
+    double one = (now_s() - t0) / warm;
+    int batch = (int)ceil(0.005 / (one > 1e-7 ? one : 1e-7));
+    if (batch < 1) batch = 1;
+    if (batch > 1000) batch = 1000;
+    t = malloc(sizeof(double) * (size_t)samples);
+    for (int s = 0; s < samples; s++) {
+        double a = now_s();
+        for (int b = 0; b < batch; b++) CHECK(dev_launch(fn, grid, 1, 1, threads, 1, 1, dyn_smem, NULL, params), "launch");
+        CHECK(dev_synchronize(dev), "synchronize");
+        t[s] = (now_s() - a) / batch;
+    }
+    qsort(t, (size_t)samples, sizeof(double), cmp_d);
+    double med = t[samples / 2], flop = 2.0 * n * (double)n * n;
+    printf("  %dx%dx%d: %s %s grid %u x %u threads, smem %d B%s: median %.3f ms (min %.3f, max %.3f) over %d samples of %d "
+           "launches = %.4g TFLOP/s\n",
+           n, n, n, kernel, arch, grid, threads, comp.kernels[0].smem_bytes, dyn_smem ? " dynamic" : "", med * 1e3, t[0] * 1e3,
+           t[samples - 1] * 1e3, samples, batch, flop / med / 1e12);
+    printf("@@ gemm %d tile %.4g\n", n, flop / med / 1e12);
+    rc = 0;
+fail:
+    if (da) dev_free(dev, da);
+    if (db) dev_free(dev, db);
+    if (dc) dev_free(dev, dc);
+    if (mod) dev_module_unload(mod);
+    free(ha), free(hb), free(hc), free(t);
+    tile_compiled_free(&comp);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    const char *device = NULL, *arch = "sm_80", *kernel = "gemm_bf16_bf16", *sizes = "4096,8192";
+    const char *defs[32];
+    int nd = 0, samples = 30;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
+        else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
+        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc) kernel = argv[++i];
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
+        else if (!strcmp(argv[i], "--samples") && i + 1 < argc) samples = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 31) defs[nd++] = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--device D] [--arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]...\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (samples < 1) samples = 1;
+    TileDevice *dev;
+    char *err = NULL;
+    if (dev_open(device, NULL, &dev, &err)) {
+        fprintf(stderr, "gemm_gpu: %s\n", err ? err : "cannot open the device");
+        return 1;
+    }
+    printf("gemm_gpu: %s on %s; launched through jit/device.h (not tile_gemm); time per launch = median over samples of\n"
+           "  (batch of back-to-back launches between two dev_synchronize calls, host clock) / batch size\n",
+           kernel, dev_backend_name(dev));
+    int rc = 0;
+    for (const char *p = sizes; *p;) {
+        int n = atoi(p);
+        if (n > 0) rc |= bench_size(dev, arch, kernel, defs, nd, n, samples);
+        p += strcspn(p, ",");
+        if (*p == ',') p++;
+    }
+    dev_close(dev);
+    return rc;
+}
