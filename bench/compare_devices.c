@@ -24,7 +24,9 @@
  *      (approximate instructions such as ex2.approx and rsqrt.approx,
  *      tensor-core accumulation order, float atomics in any order).  Two
  *      NaNs are equal.
- * One row per case as it finishes, then the table again at the end.  Exit
+ * One row per case as it finishes, then the table again at the end, with
+ * the emulator's speed on each kernel (executed thread-instructions per
+ * second of device B, which runs on 4 host threads).  Exit
  * status 0 when every case matched, 1 otherwise. */
 #include <math.h>
 #include <stdbool.h>
@@ -210,6 +212,7 @@ static double now_s(void) {
 typedef struct Run {
     void *out[8]; /* downloaded outputs, by buffer index */
     double ms;    /* launch to synchronize */
+    uint64_t instructions; /* emu: executed thread-instructions */
     char err[512];
 } Run;
 
@@ -243,6 +246,8 @@ static bool run_case(TileDevice *dev, const Case *c, const char *ptx, unsigned t
         goto done;
     }
     r->ms = (now_s() - t0) * 1e3;
+    DevLaunchStats ls;
+    if (dev_last_launch_stats(dev, &ls) == DEV_OK) r->instructions = ls.instructions;
     for (int i = 0; i < nbufs; i++) {
         if (!c->bufs[i].out) continue;
         size_t bytes = c->bufs[i].n * (size_t)dt_size[c->bufs[i].dt];
@@ -268,6 +273,7 @@ typedef struct Result {
     double max_abs, max_rel;
     const char *mode;
     double ms_a, ms_b;
+    double b_mips; /* the emulator B's executed thread-instructions per second, millions */
     char status[600];
     bool pass;
 } Result;
@@ -304,8 +310,8 @@ static void compare(const Case *c, Cmp cmp, const Run *a, const Run *b, int nbuf
 }
 
 static void print_header(void) {
-    printf("%-22s %-8s %8s %-18s %8s %10s %10s %9s %10s %10s  %s\n", "kernel", "out", "elements", "compare", "bitwise%",
-           "max|diff|", "max rel", "mismatch", "A ms", "B ms", "result");
+    printf("%-22s %-8s %8s %-18s %8s %10s %10s %9s %10s %10s %9s  %s\n", "kernel", "out", "elements", "compare", "bitwise%",
+           "max|diff|", "max rel", "mismatch", "A ms", "B ms", "B Minst/s", "result");
 }
 
 static void print_row(const Result *r, const Case *c) {
@@ -321,9 +327,9 @@ static void print_row(const Result *r, const Case *c) {
             out = dt_name[c->bufs[i].dt];
             break;
         }
-    printf("%-22s %-8s %8zu %-18s %7.2f%% %10.3g %10.3g %9zu %10.3f %10.3f  %s%s%s\n", r->label, out, r->elems, r->mode,
+    printf("%-22s %-8s %8zu %-18s %7.2f%% %10.3g %10.3g %9zu %10.3f %10.3f %9.1f  %s%s%s\n", r->label, out, r->elems, r->mode,
            r->elems ? 100.0 * (double)r->equal_bits / (double)r->elems : 0.0, r->max_abs, r->max_rel, r->mismatches, r->ms_a,
-           r->ms_b, r->pass ? "ok" : "FAIL", status[0] ? ": " : "", status);
+           r->ms_b, r->b_mips, r->pass ? "ok" : "FAIL", status[0] ? ": " : "", status);
     fflush(stdout);
 }
 
@@ -407,6 +413,7 @@ int main(int argc, char **argv) {
             else compare(c, cmp, &ra, &rb, nbufs, res);
             res->ms_a = ra.ms;
             res->ms_b = rb.ms;
+            if (rb.ms > 0) res->b_mips = (double)rb.instructions / (rb.ms * 1e-3) / 1e6;
         }
         tile_compiled_free(&comp);
         for (int i = 0; i < 8; i++) free(host[i]), free(ra.out[i]), free(rb.out[i]);
