@@ -101,7 +101,10 @@ typedef struct Param {
 typedef struct Attr {
     const char *name;
     Loc loc;
-    Node *arg;
+    Node *arg;            /* the first argument (NULL when none) */
+    Node **args;          /* every argument */
+    const char **argnames; /* keyword of each argument, NULL when positional */
+    int nargs;
 } Attr;
 
 typedef struct Decl {

@@ -45,9 +45,8 @@ static const char *stdlib_dir(void) {
 #endif
 }
 
-Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d) {
-    LangOptions none = {0};
-    if (!opt) opt = &none;
+/* Parse src and, breadth-first, every file it imports (steps 1 and 2). */
+static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d, FileAst ***out) {
     FileAst **files = ARENA_ARRAY(a, FileAst *, LANG_MAX_FILES);
     const char **paths = ARENA_ARRAY(a, const char *, LANG_MAX_FILES);
     int nfiles = 0;
@@ -93,6 +92,25 @@ Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag 
             files[nfiles++] = parse_file(a, s, d);
         }
     }
+    *out = files;
+    return nfiles;
+}
+
+Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d) {
+    LangOptions none = {0};
+    if (!opt) opt = &none;
+    FileAst **files;
+    int nfiles = load_files(a, src, opt, d, &files);
     if (d->nerrors) return NULL;
     return gen_module(a, files, nfiles, opt, d);
+}
+
+int lang_source_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d, const SrcFile ***out) {
+    LangOptions none = {0};
+    FileAst **files;
+    int nfiles = load_files(a, src, opt ? opt : &none, d, &files);
+    const SrcFile **v = ARENA_ARRAY(a, const SrcFile *, nfiles ? nfiles : 1);
+    for (int i = 0; i < nfiles; i++) v[i] = files[i]->src;
+    *out = v;
+    return nfiles;
 }

@@ -25,6 +25,10 @@ typedef struct LangOptions {
 /* `src` must outlive the module (the caller keeps it; imports are read into the arena). */
 Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d);
 
+/* The file and every file it imports, resolved as lang_compile resolves
+ * them (the main file first); for compile-cache keys.  Parse errors go to d. */
+int lang_source_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d, const SrcFile ***out);
+
 /* One top-level declaration of a file, for outlines. */
 typedef enum LangDeclKind { LANG_DECL_IMPORT, LANG_DECL_CONST, LANG_DECL_FN, LANG_DECL_KERNEL } LangDeclKind;
 typedef struct LangDecl {
@@ -36,5 +40,17 @@ typedef struct LangDecl {
 /* Parse `src` alone (no imports, no IR) and return its well-formed top-level
  * declarations in order in *out (arena); syntax errors go to d. */
 int lang_list_decls(Arena *a, const SrcFile *src, Diag *d, LangDecl **out);
+
+/* A kernel's tuning space: each `@config(NAME=VALUE, ...)` as define
+ * strings "NAME=VALUE", and the `@tune_key(ARG, ...)` argument names.
+ * Parses `src` alone (no imports); false with a located diagnostic when the
+ * kernel is missing or an attribute is malformed (values must be literals). */
+typedef struct LangTuning {
+    int nconfigs;
+    const char ***configs; /* each NULL-terminated */
+    int nkeys;
+    const char **keys;
+} LangTuning;
+bool lang_kernel_tuning(Arena *a, const SrcFile *src, const char *kernel, Diag *d, LangTuning *out);
 
 #endif

@@ -483,7 +483,8 @@ static void params(Parser *p, Decl *d) {
  * constdecl = "const" IDENT [ ":" type ] "=" expr ";"
  * fn        = "fn" IDENT "(" [ param { "," param } ] ")" block
  * kernel    = { attr } "kernel" IDENT "(" [ param { "," param } ] ")" block
- * attr      = "@" IDENT "(" expr ")" */
+ * attr      = "@" IDENT "(" [ arg { "," arg } ] ")"
+ * arg       = [ IDENT "=" ] expr */
 static Decl *decl(Parser *p) {
     Decl *d = ARENA_NEW(p->a, Decl);
     Token *t = peek(p);
@@ -525,8 +526,26 @@ static Decl *decl(Parser *p) {
         Attr *at_ = &d->attrs[d->nattrs++];
         at_->name = expect_ident(p, "an attribute name after '@'", &at_->loc);
         expect(p, TK_LPAREN, "after the attribute name");
-        at_->arg = expr(p);
-        expect(p, TK_RPAREN, "after the attribute argument");
+        int cap = 0;
+        while (!p->panic && !at(p, TK_RPAREN)) {
+            if (at_->nargs == cap) {
+                int nc = cap ? cap * 2 : 4;
+                at_->args = arena_grow(p->a, at_->args, sizeof(Node *) * (size_t)cap, sizeof(Node *) * (size_t)nc);
+                at_->argnames = arena_grow(p->a, at_->argnames, sizeof(char *) * (size_t)cap, sizeof(char *) * (size_t)nc);
+                cap = nc;
+            }
+            const char *kw = NULL;
+            if (at(p, TK_IDENT) && peek2(p)->kind == TK_ASSIGN) {
+                kw = arena_strndup(p->a, peek(p)->text, peek(p)->len);
+                next(p);
+                next(p);
+            }
+            at_->argnames[at_->nargs] = kw;
+            at_->args[at_->nargs++] = expr(p);
+            if (!accept(p, TK_COMMA)) break;
+        }
+        at_->arg = at_->nargs ? at_->args[0] : NULL;
+        expect(p, TK_RPAREN, "after the attribute arguments");
         if (p->panic) return d;
     }
     if (accept(p, TK_KERNEL)) {

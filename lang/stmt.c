@@ -631,6 +631,30 @@ static bool attr_int(Gen *g, const Node *n, const char *name, int64_t *out) {
     return val_ct_int_of(g, v, n->loc, name, out);
 }
 
+/* @config(NAME=VALUE, ...): const parameters, num_warps, num_stages.
+ * @tune_key(ARG, ...): run-time integer parameters.  The tuner reads them
+ * (lang_kernel_tuning); compiling only checks that they name real things. */
+static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
+    bool config = !strcmp(at->name, "config");
+    if (!at->nargs) diag_error(g->d, at->loc, "'@%s' needs at least one argument", at->name);
+    for (int i = 0; i < at->nargs; i++) {
+        const char *name = config ? at->argnames[i] : at->args[i]->kind == N_NAME ? at->args[i]->name : NULL;
+        if (!name) {
+            diag_error(g->d, at->args[i]->loc, config ? "'@config' arguments are NAME=VALUE" : "'@tune_key' arguments are parameter names");
+            continue;
+        }
+        const Param *pa = NULL;
+        for (int j = 0; j < k->nparams; j++)
+            if (!strcmp(k->params[j].name, name)) pa = &k->params[j];
+        if (config && !pa && strcmp(name, "num_warps") && strcmp(name, "num_stages"))
+            diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', which is not a const parameter of '%s'", name, k->name);
+        else if (config && pa && !pa->is_const)
+            diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', a run-time parameter: only const parameters can be tuned", name);
+        else if (!config && (!pa || pa->is_const))
+            diag_error(g->d, at->args[i]->loc, "'@tune_key' names '%s', which is not a run-time parameter of '%s'", name, k->name);
+    }
+}
+
 static void gen_kernel(Gen *g, const Decl *k) {
     Func *f = tir_func_new(g->m, k->name);
     f->loc = k->loc;
@@ -644,8 +668,14 @@ static void gen_kernel(Gen *g, const Decl *k) {
     Loc wloc = k->loc, sloc = k->loc;
     for (int i = 0; i < k->nattrs; i++) {
         const Attr *at = &k->attrs[i];
+        bool launch = !strcmp(at->name, "num_warps") || !strcmp(at->name, "num_stages");
+        if (launch && (at->nargs != 1 || at->argnames[0])) {
+            diag_error(g->d, at->loc, "'@%s' takes one value", at->name);
+            continue;
+        }
         if (!strcmp(at->name, "num_warps")) attr_int(g, at->arg, "num_warps", &warps), wloc = at->arg->loc;
         else if (!strcmp(at->name, "num_stages")) attr_int(g, at->arg, "num_stages", &stages), sloc = at->arg->loc;
+        else if (!strcmp(at->name, "config") || !strcmp(at->name, "tune_key")) check_tuning_attr(g, k, at);
         else diag_error(g->d, at->loc, "unknown attribute '@%s'", at->name);
     }
     int di;

@@ -90,8 +90,14 @@ module.exports = grammar({
       field('body', $.block),
     ),
 
-    // attr = "@" IDENT "(" expr ")"
-    attribute: ($) => seq('@', field('name', $.identifier), '(', field('argument', $._expression), ')'),
+    // attr = "@" IDENT "(" [ arg { "," arg } ] ")"     (arg = [ IDENT "=" ] expr)
+    attribute: ($) => seq(
+      '@',
+      field('name', $.identifier),
+      '(',
+      commaSep(field('argument', choice($._expression, $.keyword_argument))),
+      ')',
+    ),
 
     parameter_list: ($) => seq('(', commaSep(choice($.parameter, $.const_parameter)), ')'),
 
