@@ -257,61 +257,82 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     LLVMValueRef row_m = LLVMBuildMul(l->b, warp_m, ll_i32(l, 16), ""); /* warp's first row in each rep */
     LLVMValueRef col_n = LLVMBuildMul(l->b, warp_n, ll_i32(l, 8), "");
     int chunk = 16 / eb;
-    LLVMValueRef *fa = calloc((size_t)rm * 4, sizeof *fa), *fb = calloc((size_t)rn * 2, sizeof *fb);
-    if (!fa || !fb) unreachable("out of memory");
+    /* Fragments of K step kk into fa (A: 4 registers per im) and fb (B: 2 per in). */
+#define LOAD_FRAGS(kk, fa, fb)                                                                                   \
+    do {                                                                                                          \
+        int k0 = (kk) * kw;                                                                                       \
+        for (int im = 0; im < rm; im++) {                                                                         \
+            LLVMValueRef r0 = LLVMBuildAdd(l->b, row_m, ll_i32(l, im * 16 * wm), "");                               \
+            if (dt == DT_F32) {                                                                                   \
+                for (int j = 0; j < 4; j++) {                                                                     \
+                    LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, g, ""), ll_i32(l, 8 * (j & 1)), ""); \
+                    LLVMValueRef col = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * (j >> 1)), "");                    \
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32,                                               \
+                                                    ll_smem_ptr(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, row, col))), ""); \
+                    LLVMSetAlignment(v, 4);                                                                       \
+                    (fa)[im * 4 + j] = v;                                                                         \
+                }                                                                                                 \
+            } else { /* x4: matrices (rows +0/+8) x (chunks +0/+1) */                                             \
+                LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, l7, ""), LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), ""); \
+                LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q2, ll_i32(l, chunk), ""), ll_i32(l, k0), ""); \
+                ldmatrix(l, 4, false, smem_addr32(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, row, col))), &(fa)[im * 4]); \
+            }                                                                                                     \
+        }                                                                                                         \
+        for (int in = 0; in < rn; in++) {                                                                         \
+            LLVMValueRef c0 = LLVMBuildAdd(l->b, col_n, ll_i32(l, in * 8 * wn), "");                               \
+            if (dt == DT_F32) {                                                                                   \
+                for (int j = 0; j < 2; j++) {                                                                     \
+                    LLVMValueRef krow = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * j), "");                          \
+                    LLVMValueRef col = LLVMBuildAdd(l->b, c0, g, "");                                             \
+                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32,                                               \
+                                                    ll_smem_ptr(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, col))), ""); \
+                    LLVMSetAlignment(v, 4);                                                                       \
+                    (fb)[in * 2 + j] = v;                                                                         \
+                }                                                                                                 \
+            } else if (b_nk) { /* [N][K]: matrices k chunks +0/+1 of rows n = c0 + lane%8 */                     \
+                LLVMValueRef row = LLVMBuildAdd(l->b, c0, l7, "");                                               \
+                LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q1, ll_i32(l, chunk), ""), ll_i32(l, k0), ""); \
+                ldmatrix(l, 2, false, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, row, col))), &(fb)[in * 2]); \
+            } else if (in + 1 < rn) { /* [K][N], transposed, two column blocks: x4 */                             \
+                LLVMValueRef krow = LLVMBuildAdd(l->b, l15, ll_i32(l, k0), "");                                  \
+                LLVMValueRef col = LLVMBuildAdd(l->b, c0, LLVMBuildMul(l->b, q2, ll_i32(l, 8 * wn), ""), "");    \
+                ldmatrix(l, 4, true, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, col))), &(fb)[in * 2]); \
+                in++;                                                                                             \
+            } else { /* [K][N], transposed: matrices k rows +0/+8 */                                              \
+                LLVMValueRef krow = LLVMBuildAdd(l->b, l15, ll_i32(l, k0), "");                                  \
+                ldmatrix(l, 2, true, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, c0))), &(fb)[in * 2]); \
+            }                                                                                                     \
+        }                                                                                                         \
+    } while (0)
+
+    /* K step kk+1's fragments are loaded before step kk's mma instructions, so the
+     * ldmatrix latency hides behind the math. */
+    LLVMValueRef *fa[2], *fb[2];
+    for (int s = 0; s < 2; s++) {
+        fa[s] = calloc((size_t)rm * 4, sizeof *fa[s]);
+        fb[s] = calloc((size_t)rn * 2, sizeof *fb[s]);
+        if (!fa[s] || !fb[s]) unreachable("out of memory");
+    }
+    LOAD_FRAGS(0, fa[0], fb[0]);
     for (int kk = 0; kk < nk; kk++) {
-        int k0 = kk * kw;
-        for (int im = 0; im < rm; im++) {
-            LLVMValueRef r0 = LLVMBuildAdd(l->b, row_m, ll_i32(l, im * 16 * wm), "");
-            if (dt == DT_F32) {
-                for (int j = 0; j < 4; j++) {
-                    LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, g, ""), ll_i32(l, 8 * (j & 1)), "");
-                    LLVMValueRef col = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * (j >> 1)), "");
-                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, row, col))), "");
-                    LLVMSetAlignment(v, 4);
-                    fa[im * 4 + j] = v;
-                }
-            } else {
-                /* x4: matrices (rows +0/+8) x (chunks +0/+1) */
-                LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, l7, ""), LLVMBuildMul(l->b, q1, ll_i32(l, 8), ""), "");
-                LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q2, ll_i32(l, chunk), ""), ll_i32(l, k0), "");
-                ldmatrix(l, 4, false, smem_addr32(l, ta.off, tile_dyn(l, &ta, swz_offset(l, &ta, row, col))), &fa[im * 4]);
-            }
-        }
-        for (int in = 0; in < rn; in++) {
-            LLVMValueRef c0 = LLVMBuildAdd(l->b, col_n, ll_i32(l, in * 8 * wn), "");
-            if (dt == DT_F32) {
-                for (int j = 0; j < 2; j++) {
-                    LLVMValueRef krow = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * j), "");
-                    LLVMValueRef col = LLVMBuildAdd(l->b, c0, g, "");
-                    LLVMValueRef v = LLVMBuildLoad2(l->b, l->t_i32, ll_smem_ptr(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, col))), "");
-                    LLVMSetAlignment(v, 4);
-                    fb[in * 2 + j] = v;
-                }
-            } else if (b_nk) {
-                /* [N][K]: matrices k chunks +0/+1 of rows n = c0 + lane%8 */
-                LLVMValueRef row = LLVMBuildAdd(l->b, c0, l7, "");
-                LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, q1, ll_i32(l, chunk), ""), ll_i32(l, k0), "");
-                ldmatrix(l, 2, false, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, row, col))), &fb[in * 2]);
-            } else {
-                /* [K][N], transposed: matrices k rows +0/+8 */
-                LLVMValueRef krow = LLVMBuildAdd(l->b, l15, ll_i32(l, k0), "");
-                ldmatrix(l, 2, true, smem_addr32(l, tb.off, tile_dyn(l, &tb, swz_offset(l, &tb, krow, c0))), &fb[in * 2]);
-            }
-        }
+        int cur = kk & 1;
+        if (kk + 1 < nk) LOAD_FRAGS(kk + 1, fa[cur ^ 1], fb[cur ^ 1]);
         for (int im = 0; im < rm; im++)
             for (int in = 0; in < rn; in++) {
                 LLVMValueRef args[10];
-                for (int k = 0; k < 4; k++) args[k] = fa[im * 4 + k];
-                for (int k = 0; k < 2; k++) args[4 + k] = fb[in * 2 + k];
+                for (int k = 0; k < 4; k++) args[k] = fa[cur][im * 4 + k];
+                for (int k = 0; k < 2; k++) args[4 + k] = fb[cur][in * 2 + k];
                 LLVMValueRef *acc = &res[(im * rn + in) * 4];
                 for (int k = 0; k < 4; k++) args[6 + k] = acc[k];
                 LLVMValueRef call = ll_asm(l, ret, text, cons, args, 10, false);
                 for (int k = 0; k < 4; k++) acc[k] = LLVMBuildExtractValue(l->b, call, (unsigned)k, "");
             }
     }
-    free(fa);
-    free(fb);
+#undef LOAD_FRAGS
+    for (int s = 0; s < 2; s++) {
+        free(fa[s]);
+        free(fb[s]);
+    }
     return true;
 }
 
