@@ -96,6 +96,7 @@ typedef struct Kern {
     TileDevModule *mod;
     TileDevFunction *fn;
     int threads;
+    unsigned smem; /* passed as dynamic shared memory when past the 48 KiB static limit */
     char *ptx;
 } Kern;
 
@@ -110,6 +111,7 @@ static void kern_open(Kern *k, TileDevice *dev, const char *file, const char *na
     cr_assert_eq(dev_module_load_ptx(dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(dev));
     cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(dev));
     k->threads = 32 * c.kernels[0].num_warps;
+    k->smem = c.kernels[0].smem_bytes > 48 * 1024 ? (unsigned)c.kernels[0].smem_bytes : 0;
     k->ptx = strdup(c.ptx);
     tile_compiled_free(&c);
 }
@@ -120,7 +122,7 @@ static void kern_close(Kern *k) {
 }
 
 static void kern_launch(Kern *k, unsigned gx, unsigned gy, unsigned gz, void **params) {
-    DevStatus st = dev_launch(k->fn, gx, gy, gz, (unsigned)k->threads, 1, 1, 0, NULL, params);
+    DevStatus st = dev_launch(k->fn, gx, gy, gz, (unsigned)k->threads, 1, 1, k->smem, NULL, params);
     cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
     cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
 }
@@ -299,12 +301,14 @@ Test(attention, causal, .timeout = 300) {
     run_attention(&(AttnCase){DT_BF16_, 2, 1, 1, 1, 100, 64, true, -1, -1, NULL, NULL, NULL});
     run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 100, 17, 64, true, -1, -1, NULL, NULL, NULL});
     run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 17, 90, 64, true, -1, -1, NULL, NULL, "BM=16"});
+    run_attention(&(AttnCase){DT_BF16_, 1, 2, 1, 200, 200, 64, true, -1, -1, NULL, NULL, NULL});
 }
 
 Test(attention, gqa_mqa, .timeout = 300) {
     seed_rng();
     run_attention(&(AttnCase){DT_F16_, 1, 4, 1, 33, 40, 64, false, -1, -1, NULL, NULL, NULL});  /* MQA */
     run_attention(&(AttnCase){DT_BF16_, 2, 8, 2, 17, 17, 64, true, -1, -1, NULL, NULL, NULL}); /* 4 query heads per KV head */
+    run_attention(&(AttnCase){DT_F16_, 1, 8, 1, 128, 128, 64, true, -1, -1, NULL, NULL, NULL}); /* 8 per KV head, whole blocks */
 }
 
 Test(attention, varlen, .timeout = 300) {
