@@ -14,6 +14,7 @@
 #include "../lang/lang.h"
 #include "../lower/llvm.h"
 #include "../lower/passes.h"
+#include "jit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,12 @@ const char *tile_status_string(tile_status s) {
     case TILE_ERROR_IO: return "i/o error";
     case TILE_ERROR_PTXAS: return "ptxas error";
     case TILE_ERROR_INTERNAL: return "internal error";
+    case TILE_ERROR_NO_DEVICE: return "no such device";
+    case TILE_ERROR_DEVICE: return "device error";
+    case TILE_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case TILE_ERROR_NOT_FOUND: return "not found";
+    case TILE_ERROR_LAUNCH: return "launch failed";
+    case TILE_ERROR_UNSUPPORTED: return "unsupported";
     }
     return "unknown status";
 }
@@ -163,6 +170,7 @@ static void record_kernels(Module *m, tile_compiled *out) {
         ki->num_warps = f->num_warps;
         ki->num_stages = f->num_stages;
         ki->smem_bytes = f->smem_bytes;
+        ki->smem_dynamic = f->smem_bytes > TIR_STATIC_SMEM_MAX;
         ki->registers = ki->spill_bytes = -1;
         Str s = {0};
         for (int a = 0; a < f->nargs; a++) {
@@ -212,6 +220,28 @@ static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
     return true;
 }
 
+/* The import search path: the caller's folders, then the standard library. */
+static void include_path(const tile_compile_options *o, const char *incs[16]) {
+    int ni = 0;
+    for (const char *const *p = o->include_dirs; p && *p && ni < 14; p++) incs[ni++] = *p;
+    incs[ni++] = TILE_SOURCE_DIR "/stdlib";
+    incs[ni++] = TILE_STDLIB_INSTALL_DIR;
+    incs[ni] = NULL;
+}
+
+int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *opt, const SrcFile ***out) {
+    tile_compile_options dflt = {0};
+    const char *incs[16];
+    include_path(opt ? opt : &dflt, incs);
+    LangOptions lo = {.include_dirs = incs};
+    Diag d;
+    diag_init(&d);
+    int n = lang_source_files(a, src, &lo, &d, out);
+    int nerr = d.nerrors;
+    diag_free(&d);
+    return nerr ? -1 : n;
+}
+
 static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
     tile_compile_options dflt = {0};
     const tile_compile_options *o = opt ? opt : &dflt;
@@ -245,11 +275,7 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
         defs[k].value = arena_strdup(a, eq + 1);
     }
     const char *incs[16];
-    int ni = 0;
-    for (const char *const *p = o->include_dirs; p && *p && ni < 14; p++) incs[ni++] = *p;
-    incs[ni++] = TILE_SOURCE_DIR "/stdlib";
-    incs[ni++] = TILE_STDLIB_INSTALL_DIR;
-    incs[ni] = NULL;
+    include_path(o, incs);
     LangOptions lo = {.include_dirs = incs, .defines = defs, .ndefines = nd, .kernel_name = o->kernel};
 
     /* 2. front end */

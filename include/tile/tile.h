@@ -1,8 +1,13 @@
-/* tile.h - the public C API of tile: compile .tile kernels to PTX and cubin.
+/* tile.h - the public C API of tile: compile .tile kernels to PTX and cubin,
+ * cache the results, load and launch them, run the shipped GEMM.
  *
  * C17, no CUDA headers needed.  Every function returns a status; the
- * library never exits or aborts on user input.  Launching lives in the
- * device layer (see docs/architecture.md). */
+ * library never exits or aborts on user input.  Two halves:
+ *   - compiling: tile_compile_file/source (no device needed) and the
+ *     cached variants tile_cache_compile_file/source;
+ *   - running: a tile_context on a device ("cuda", "cuda:N", "emu"), its
+ *     memory, modules, kernels, launches, and tile_gemm.
+ * Every call on one context may come from any thread.  See docs/runtime.md. */
 #ifndef TILE_TILE_H
 #define TILE_TILE_H
 
@@ -20,6 +25,12 @@ typedef enum tile_status {
     TILE_ERROR_IO = 3,            /* a file could not be read or written */
     TILE_ERROR_PTXAS = 4,         /* ptxas rejected the PTX or could not run */
     TILE_ERROR_INTERNAL = 5,      /* a bug in tile: please report it */
+    TILE_ERROR_NO_DEVICE = 6,     /* the device does not exist or cannot be opened */
+    TILE_ERROR_DEVICE = 7,        /* the device or its driver failed */
+    TILE_ERROR_OUT_OF_MEMORY = 8, /* device (or host) memory exhausted */
+    TILE_ERROR_NOT_FOUND = 9,     /* no such kernel, cache entry or tuning record */
+    TILE_ERROR_LAUNCH = 10,       /* the launch failed (on emu: memcheck, trap, unsupported instruction) */
+    TILE_ERROR_UNSUPPORTED = 11,  /* a valid request this build or device cannot do */
 } tile_status;
 
 typedef struct tile_compile_options {
@@ -39,7 +50,8 @@ typedef struct tile_compile_options {
 typedef struct tile_kernel_info {
     char *name;
     int num_warps, num_stages;
-    int smem_bytes;     /* static shared memory */
+    int smem_bytes;     /* shared memory the kernel needs */
+    int smem_dynamic;   /* 1: over 48 KiB, so it is dynamic: launch with smem_bytes of dynamic shared memory */
     char *signature;    /* run-time parameters, e.g. "*f32:16, *f32:16, i32" (:16 divisible/aligned, =1 equal to one) */
     int registers;      /* from ptxas -v, -1 when not assembled */
     int spill_bytes;    /* spill stores + loads bytes from ptxas -v, -1 when not assembled */
@@ -66,6 +78,171 @@ tile_status tile_compile_file(const char *path, const tile_compile_options *opt,
 tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out);
 void tile_compiled_free(tile_compiled *c);
 const char *tile_status_string(tile_status s);
+/* The library's version, e.g. "0.1.0", and the build id that keys the compile cache. */
+const char *tile_version(void);
+
+/* ==== compile cache ================================================
+ * Compiled PTX/cubin and kernel metadata, keyed by XXH3-128 over the
+ * compiler's build id, the source and every file it imports, defines,
+ * specializations, options, arch and LLVM version.  On disk under
+ * cache_dir (NULL: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else
+ * ~/.cache/tile).  Requests for dumps, timing or LLVM IR bypass the cache.
+ * *from_cache (may be NULL) is set to 1 on a hit. */
+tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
+                                    tile_compiled *out, int *from_cache);
+tile_status tile_cache_compile_source(const char *cache_dir, const char *name, const char *source,
+                                      const tile_compile_options *opt, tile_compiled *out, int *from_cache);
+typedef struct tile_cache_stats {
+    uint64_t hits, misses;   /* recorded by every process using the folder since the last clear */
+    uint64_t entries, bytes; /* compiled entries on disk and their total size */
+    uint64_t tuning_records; /* lines in the tuning database */
+} tile_cache_stats;
+tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out);
+/* Call fn once per entry: key (32 hex digits), source name, kernels, size in bytes. */
+tile_status tile_cache_list(const char *cache_dir,
+                            void (*fn)(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes),
+                            void *user);
+/* Remove every entry (and, with tuning != 0, the tuning database). */
+tile_status tile_cache_clear(const char *cache_dir, int tuning);
+/* The folder a NULL cache_dir means (malloc'd; free it). */
+char *tile_cache_default_dir(void);
+
+/* ==== run time ===================================================== */
+typedef struct tile_context tile_context;
+typedef struct tile_module tile_module;
+typedef struct tile_kernel tile_kernel;
+typedef struct tile_stream_s *tile_stream; /* NULL: the default stream */
+typedef uint64_t tile_devptr;
+typedef struct tile_dim3 {
+    unsigned x, y, z;
+} tile_dim3;
+typedef enum tile_dtype { TILE_F32, TILE_F16, TILE_BF16, TILE_F8E4M3, TILE_F8E5M2, TILE_I8, TILE_I32 } tile_dtype;
+typedef enum tile_activation { TILE_ACT_NONE, TILE_ACT_RELU, TILE_ACT_GELU, TILE_ACT_SILU } tile_activation;
+
+typedef struct tile_context_options {
+    const char *device;        /* "cuda", "cuda:N", "emu"; NULL: TILE_DEVICE, else cuda when present, else emu */
+    const char *cache_dir;     /* NULL: see the compile cache above */
+    int no_disk_cache;         /* keep compiled kernels in memory only */
+    const char *arch;          /* NULL: sm_80 (cuda JIT-compiles sm_80 PTX for newer GPUs) */
+    unsigned emu_host_threads; /* emu: host threads running blocks; 0: one per core */
+    int emu_racecheck;         /* emu: report shared-memory races */
+} tile_context_options;
+
+tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", NULL = TILE_DEVICE or auto */
+tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
+void tile_context_destroy(tile_context *ctx);
+const char *tile_last_error(tile_context *ctx); /* message of the last failure on this context ("" when none) */
+
+typedef struct tile_device_properties {
+    char name[128];     /* "emu" or "cuda:0" */
+    char arch[16];      /* the arch kernels are compiled for, "sm_80" */
+    int is_emulator;
+    int max_threads_per_block;
+    int max_shared_per_block; /* bytes usable by one block */
+} tile_device_properties;
+tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out);
+
+typedef struct tile_context_stats {
+    uint64_t memory_hits;   /* loads answered by a module already loaded in this context */
+    uint64_t disk_hits;     /* compiled entries read from the disk cache */
+    uint64_t compiles;      /* kernels compiled from source */
+    uint64_t launches;
+    double compile_seconds; /* spent compiling (misses) */
+    double load_seconds;    /* spent loading PTX into the device */
+} tile_context_stats;
+tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out);
+
+tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out);
+tile_status tile_free(tile_context *ctx, tile_devptr p);
+tile_status tile_memcpy_htod(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes);
+tile_status tile_memcpy_dtoh(tile_context *ctx, void *dst, tile_devptr src, size_t bytes);
+tile_status tile_memset(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes);
+tile_status tile_synchronize(tile_context *ctx);
+
+/* Modules.  load_file/load_source compile through the cache (memory, then
+ * disk) for the context's arch; loading the same thing twice returns the
+ * loaded module again (each load needs one unload). */
+tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module **out);
+tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out); /* .tile; defines: NULL-terminated "NAME=VALUE" */
+tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out);
+/* With full compile options (kernel, specialize, include_dirs; arch NULL: the context's). */
+tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out);
+tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, const char *source, const tile_compile_options *opt,
+                                       tile_module **out);
+void tile_module_unload(tile_module *m);
+tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
+
+typedef struct tile_kernel_attributes {
+    const char *name;
+    int num_params;
+    int num_warps, num_stages;
+    unsigned block_threads;  /* 32 * num_warps */
+    unsigned shared_bytes;   /* static shared memory */
+    const char *signature;   /* "*f16:16, i32" ("" for kernels loaded from raw PTX) */
+    int registers;           /* -1: unknown */
+} tile_kernel_attributes;
+tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *out);
+
+/* args[i] points at the value of parameter i, as in cuLaunchKernel. */
+tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream); /* block and shared memory from the kernel */
+/* shared_bytes: dynamic shared memory, as in cuLaunchKernel (the kernel's static shared memory is in its PTX). */
+tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream);
+
+/* ==== GEMM ========================================================== */
+typedef struct tile_gemm_args {
+    int64_t m, n, k;
+    tile_devptr a; int64_t lda; int trans_a; /* A is m x k row-major (k x m when trans_a) */
+    tile_devptr b; int64_t ldb; int trans_b; /* B is k x n row-major (n x k when trans_b) */
+    tile_devptr c; int64_t ldc;              /* C is m x n row-major; D = alpha*A*B + beta*C written to c */
+    tile_dtype in_dtype, out_dtype;          /* accumulation in f32 (s32 for i8) */
+    float alpha, beta;
+    tile_devptr bias;                        /* 0 = none; n elements of out_dtype */
+    tile_activation activation;
+    tile_stream stream;
+} tile_gemm_args;
+/* Type pairs: f16->f32, f16->f16, bf16->f32, bf16->bf16, f32->f32 (tf32 tensor cores), i8->i32.
+ * Compiles on first use, caches, and launches the tuned configuration for
+ * the shape (the kernel's defaults when none is tuned). */
+tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args);
+/* The same with an explicit configuration: NULL-terminated "NAME=VALUE"
+ * (BM, BN, BK, GROUP_M, SPLIT_K, num_warps, num_stages); the tuner uses it. */
+tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *args, const char *const *config);
+/* What the last tile_gemm on this context did (for tools): the kernel, its
+ * configuration and specializations, and whether it had to compile. */
+typedef struct tile_gemm_info {
+    char kernel[64];
+    char config[256];      /* "BM=128 BN=128 BK=32 num_warps=4 num_stages=3 SPLIT_K=1" */
+    char specialize[256];  /* "sak=1 sbn=1 m=16" */
+    int tuned;             /* the configuration came from the tuning database */
+    int source;            /* 0 loaded in this context, 1 disk cache, 2 compiled */
+    tile_dim3 grid, block;
+} tile_gemm_info;
+tile_status tile_gemm_last_info(tile_context *ctx, tile_gemm_info *out);
+/* The .tile file tile_gemm compiles (the source tree's or the installed one). */
+const char *tile_gemm_source_path(void);
+
+/* ==== tuning ========================================================= */
+/* A kernel's tuning space from its @config / @tune_key attributes.
+ * configs[i] is a NULL-terminated list of "NAME=VALUE" (usable as defines). */
+typedef struct tile_tune_space {
+    int nconfigs;
+    char ***configs;
+    int nkeys;
+    char **keys; /* run-time argument names */
+} tile_tune_space;
+tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune_space *out, char **errmsg);
+void tile_tune_space_free(tile_tune_space *s);
+/* The tuning database (cache_dir/tune.db): record and look up the best
+ * configuration ("BM=64 BN=128 ...") for (kernel source hash, device, key). */
+tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
+                             const char *config, double seconds);
+tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
+                             char *config, size_t config_size);
+/* Identity of a kernel for the tuning database: XXH3-128 hex of its file
+ * (and imports) and name, written into id[33]. */
+tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33]);
+/* The power-of-two bucket of a key value (1, 2, 4, ...; values <= 1 give 1). */
+int64_t tile_tune_bucket(int64_t v);
 
 #ifdef __cplusplus
 }

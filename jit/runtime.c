@@ -1,0 +1,702 @@
+/* runtime.c - the launcher library: contexts, memory, modules, kernels, launches.
+ *
+ * A tile_context wraps one TileDevice (jit/device.h) and owns:
+ *   - a table of the allocations made through it (sorted by address), so
+ *     every pointer an API call is given can be checked before it reaches
+ *     the device: unknown pointers, ranges that run past an allocation, and
+ *     pointers of another context are rejected with a message;
+ *   - the loaded modules.  Each remembers the request that produced it (a
+ *     hash of the source text, defines and options) and the content hashes
+ *     of the files it imported, so loading the same thing again is answered
+ *     from memory after re-hashing only the imports (nothing for a source
+ *     without imports); otherwise the disk cache (cache.c), then the compiler;
+ *   - the tile_gemm state (gemm.c).
+ * One mutex per context guards these tables; launches take no lock (the
+ * kernel's launch layout is fixed when tile_module_get_kernel creates it:
+ * block size, shared memory and the parameter sizes parsed from the
+ * signature), so tile_launch is a few checks and one dev_launch.
+ * Handles carry a magic number so stale or foreign pointers are caught. */
+#include "jit.h"
+#include "device.h"
+#include "../lower/tir.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+enum { CTX_MAGIC = 0x7431c7c7, MOD_MAGIC = 0x74316d6d, KERNEL_MAGIC = 0x74316b6b, DEAD_MAGIC = 0xdeadbeef };
+enum { STATIC_SMEM_LIMIT = 48 * 1024, DYNAMIC_SMEM_LIMIT = 227 * 1024 };
+
+typedef struct Alloc {
+    uint64_t addr, size;
+} Alloc;
+
+struct tile_kernel {
+    uint32_t magic;
+    tile_context *ctx;
+    tile_module *mod;
+    TileDevFunction *fn;
+    unsigned block, smem;
+    int nparams;         /* -1: unknown (raw PTX without a parameter list we could read) */
+    uint8_t *param_size; /* bytes of each parameter */
+    tile_kernel_attributes attrs;
+    char *name;
+    tile_kernel *next;
+};
+
+struct tile_module {
+    uint32_t magic;
+    tile_context *ctx;
+    TileDevModule *dm;
+    int refs;
+    bool has_request;
+    XXH128_hash_t request; /* source text + options: the memory cache's key */
+    int nimports;
+    char **import_path;
+    XXH128_hash_t *import_hash;
+    tile_compiled meta; /* kernel metadata (PTX and TIR dropped) */
+    char *ptx;          /* raw PTX modules: kept to read .maxntid and parameters */
+    tile_kernel *kernels;
+    tile_module *next;
+};
+
+struct tile_context {
+    uint32_t magic;
+    pthread_mutex_t lock, errlock;
+    TileDevice *dev;
+    char *err;
+    char *cache_dir;
+    char arch[16], devname[128], devkey[160];
+    bool emu;
+    Alloc *allocs;
+    int nallocs, cap;
+    tile_module *modules;
+    tile_context_stats stats;
+    _Atomic uint64_t launches;
+    GemmState *gemm;
+};
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- errors ---- */
+tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...) {
+    Str s = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    str_vprintf(&s, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&ctx->errlock);
+    free(ctx->err);
+    ctx->err = str_take(&s);
+    pthread_mutex_unlock(&ctx->errlock);
+    return status;
+}
+
+static tile_status from_dev(DevStatus s) {
+    switch (s) {
+    case DEV_OK: return TILE_OK;
+    case DEV_ERR_INVALID: return TILE_ERROR_INVALID_VALUE;
+    case DEV_ERR_NO_DEVICE: return TILE_ERROR_NO_DEVICE;
+    case DEV_ERR_OUT_OF_MEMORY: return TILE_ERROR_OUT_OF_MEMORY;
+    case DEV_ERR_NOT_FOUND: return TILE_ERROR_NOT_FOUND;
+    case DEV_ERR_LAUNCH:
+    case DEV_ERR_MEMCHECK: return TILE_ERROR_LAUNCH;
+    case DEV_ERR_UNSUPPORTED: return TILE_ERROR_UNSUPPORTED;
+    default: return TILE_ERROR_DEVICE;
+    }
+}
+
+/* A device failure: the device layer's message becomes the context's. */
+static tile_status dev_error(tile_context *ctx, DevStatus s, const char *what) {
+    return rt_fail(ctx, from_dev(s), "%s: %s", what, *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(s));
+}
+
+#define CHECK_CTX(ctx)                                                      \
+    do {                                                                    \
+        if (!(ctx) || (ctx)->magic != CTX_MAGIC) return TILE_ERROR_INVALID_VALUE; \
+    } while (0)
+
+const char *tile_last_error(tile_context *ctx) {
+    static _Thread_local char buf[2048];
+    if (!ctx || ctx->magic != CTX_MAGIC) return "not a valid tile_context";
+    pthread_mutex_lock(&ctx->errlock);
+    snprintf(buf, sizeof buf, "%s", ctx->err ? ctx->err : "");
+    pthread_mutex_unlock(&ctx->errlock);
+    return buf;
+}
+
+void rt_lock(tile_context *ctx) { pthread_mutex_lock(&ctx->lock); }
+void rt_unlock(tile_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
+const char *rt_cache_dir(tile_context *ctx) { return ctx->cache_dir; }
+const char *rt_device_key(tile_context *ctx) { return ctx->devkey; }
+GemmState **rt_gemm_state(tile_context *ctx) { return &ctx->gemm; }
+
+/* ---- contexts ---- */
+tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out) {
+    if (!out) return TILE_ERROR_INVALID_VALUE;
+    *out = NULL;
+    tile_context_options none = {0};
+    if (!opt) opt = &none;
+    if (opt->arch && strcmp(opt->arch, "sm_80") && strcmp(opt->arch, "sm_90a")) return TILE_ERROR_INVALID_VALUE;
+    DevOptions dopt = {.emu_racecheck = opt->emu_racecheck != 0, .emu_host_threads = opt->emu_host_threads};
+    TileDevice *dev;
+    char *err = NULL;
+    DevStatus ds = dev_open(opt->device, &dopt, &dev, &err);
+    if (ds != DEV_OK) {
+        free(err); /* no context to hold the message: the status says what kind */
+        return ds == DEV_ERR_INVALID ? TILE_ERROR_INVALID_VALUE : from_dev(ds) == TILE_ERROR_DEVICE ? TILE_ERROR_NO_DEVICE : from_dev(ds);
+    }
+    tile_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        dev_close(dev);
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    ctx->magic = CTX_MAGIC;
+    pthread_mutex_init(&ctx->lock, NULL);
+    pthread_mutex_init(&ctx->errlock, NULL);
+    ctx->dev = dev;
+    ctx->emu = !strcmp(dev_backend_name(dev), "emu");
+    snprintf(ctx->arch, sizeof ctx->arch, "%s", opt->arch ? opt->arch : "sm_80");
+    if (ctx->emu) snprintf(ctx->devname, sizeof ctx->devname, "emu");
+    else snprintf(ctx->devname, sizeof ctx->devname, "cuda:%d", dev->ordinal);
+    snprintf(ctx->devkey, sizeof ctx->devkey, "%s/%s", ctx->devname, ctx->arch);
+    if (!opt->no_disk_cache) ctx->cache_dir = strdup(opt->cache_dir ? opt->cache_dir : jit_options()->cache_dir);
+    *out = ctx;
+    return TILE_OK;
+}
+
+tile_status tile_context_create(const char *device, tile_context **out) {
+    tile_context_options o = {.device = device};
+    return tile_context_create_ex(&o, out);
+}
+
+static void module_free(tile_module *m) {
+    for (tile_kernel *k = m->kernels, *n; k; k = n) {
+        n = k->next;
+        k->magic = DEAD_MAGIC;
+        free(k->param_size);
+        free(k->name);
+        free(k);
+    }
+    dev_module_unload(m->dm);
+    for (int i = 0; i < m->nimports; i++) free(m->import_path[i]);
+    free(m->import_path);
+    free(m->import_hash);
+    tile_compiled_free(&m->meta);
+    free(m->ptx);
+    m->magic = DEAD_MAGIC;
+    free(m);
+}
+
+void tile_context_destroy(tile_context *ctx) {
+    if (!ctx || ctx->magic != CTX_MAGIC) return;
+    gemm_state_free(ctx->gemm);
+    for (tile_module *m = ctx->modules, *n; m; m = n) {
+        n = m->next;
+        module_free(m);
+    }
+    for (int i = 0; i < ctx->nallocs; i++) dev_free(ctx->dev, ctx->allocs[i].addr);
+    dev_close(ctx->dev);
+    free(ctx->allocs);
+    free(ctx->err);
+    free(ctx->cache_dir);
+    pthread_mutex_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->errlock);
+    ctx->magic = DEAD_MAGIC;
+    free(ctx);
+}
+
+tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties: out is NULL");
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", ctx->devname);
+    snprintf(out->arch, sizeof out->arch, "%s", ctx->arch);
+    out->is_emulator = ctx->emu;
+    out->max_threads_per_block = 1024;
+    out->max_shared_per_block = STATIC_SMEM_LIMIT;
+    return TILE_OK;
+}
+
+tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_stats: out is NULL");
+    rt_lock(ctx);
+    *out = ctx->stats;
+    rt_unlock(ctx);
+    out->launches = atomic_load(&ctx->launches);
+    return TILE_OK;
+}
+
+/* ---- memory ---- */
+/* index of the allocation holding p, or -1 (lock held) */
+static int find_alloc(tile_context *ctx, uint64_t p) {
+    int lo = 0, hi = ctx->nallocs - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        const Alloc *a = &ctx->allocs[mid];
+        if (p < a->addr) hi = mid - 1;
+        else if (p >= a->addr + (a->size ? a->size : 1)) lo = mid + 1;
+        else return mid;
+    }
+    return -1;
+}
+
+static tile_status check_range_locked(tile_context *ctx, tile_devptr p, uint64_t bytes, const char *what) {
+    if (!p) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s is a null device pointer", what);
+    int i = find_alloc(ctx, p);
+    if (i < 0)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s (0x%llx) was not allocated with tile_malloc on this context", what,
+                       (unsigned long long)p);
+    const Alloc *a = &ctx->allocs[i];
+    if (bytes > a->size - (p - a->addr))
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                       "%s: %llu bytes at 0x%llx run past the end of its allocation (%llu bytes at 0x%llx)", what,
+                       (unsigned long long)bytes, (unsigned long long)p, (unsigned long long)a->size, (unsigned long long)a->addr);
+    return TILE_OK;
+}
+
+tile_status rt_check_range(tile_context *ctx, tile_devptr p, uint64_t bytes, const char *what) {
+    rt_lock(ctx);
+    tile_status st = check_range_locked(ctx, p, bytes, what);
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_malloc: out is NULL");
+    *out = 0;
+    if (bytes == 0) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_malloc: size is 0");
+    if (bytes > ((size_t)1 << 46)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_malloc: %zu bytes is more than any device has", bytes);
+    rt_lock(ctx);
+    uint64_t p;
+    DevStatus ds = dev_malloc(ctx->dev, bytes, &p);
+    tile_status st = TILE_OK;
+    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_malloc");
+    else {
+        if (ctx->nallocs == ctx->cap) {
+            int nc = ctx->cap ? ctx->cap * 2 : 64;
+            Alloc *na = realloc(ctx->allocs, sizeof *na * (size_t)nc);
+            if (!na) unreachable("out of memory");
+            ctx->allocs = na, ctx->cap = nc;
+        }
+        int i = ctx->nallocs;
+        while (i > 0 && ctx->allocs[i - 1].addr > p) i--;
+        memmove(&ctx->allocs[i + 1], &ctx->allocs[i], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i));
+        ctx->allocs[i] = (Alloc){p, bytes};
+        ctx->nallocs++;
+        *out = p;
+    }
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_free(tile_context *ctx, tile_devptr p) {
+    CHECK_CTX(ctx);
+    if (!p) return TILE_OK;
+    rt_lock(ctx);
+    int i = find_alloc(ctx, p);
+    tile_status st = TILE_OK;
+    if (i < 0 || ctx->allocs[i].addr != p)
+        st = rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_free: 0x%llx is not the start of an allocation of this context",
+                     (unsigned long long)p);
+    else {
+        DevStatus ds = dev_free(ctx->dev, p);
+        if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_free");
+        memmove(&ctx->allocs[i], &ctx->allocs[i + 1], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i - 1));
+        ctx->nallocs--;
+    }
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_memcpy_htod(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes) {
+    CHECK_CTX(ctx);
+    if (!bytes) return TILE_OK;
+    if (!src) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_memcpy_htod: src is NULL");
+    tile_status st = rt_check_range(ctx, dst, bytes, "tile_memcpy_htod: dst");
+    if (st != TILE_OK) return st;
+    DevStatus ds = dev_memcpy_htod(ctx->dev, dst, src, bytes);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_htod");
+}
+
+tile_status tile_memcpy_dtoh(tile_context *ctx, void *dst, tile_devptr src, size_t bytes) {
+    CHECK_CTX(ctx);
+    if (!bytes) return TILE_OK;
+    if (!dst) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_memcpy_dtoh: dst is NULL");
+    tile_status st = rt_check_range(ctx, src, bytes, "tile_memcpy_dtoh: src");
+    if (st != TILE_OK) return st;
+    DevStatus ds = dev_memcpy_dtoh(ctx->dev, dst, src, bytes);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_dtoh");
+}
+
+tile_status tile_memset(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes) {
+    CHECK_CTX(ctx);
+    if (!bytes) return TILE_OK;
+    tile_status st = rt_check_range(ctx, dst, bytes, "tile_memset: dst");
+    if (st != TILE_OK) return st;
+    DevStatus ds = dev_memset_d8(ctx->dev, dst, value, bytes);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memset");
+}
+
+tile_status tile_synchronize(tile_context *ctx) {
+    CHECK_CTX(ctx);
+    DevStatus ds = dev_synchronize(ctx->dev);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_synchronize");
+}
+
+/* ---- modules ---- */
+static XXH128_hash_t request_key(tile_context *ctx, const char *name, const char *text, size_t len,
+                                 const tile_compile_options *o) {
+    XXH3_state_t st;
+    XXH3_INITSTATE(&st);
+    XXH3_128bits_reset(&st);
+    const char *parts[] = {name ? name : "", o->kernel ? o->kernel : "", ctx->arch, o->ptxas ? o->ptxas : ""};
+    for (size_t i = 0; i < ARRAY_LEN(parts); i++) XXH3_128bits_update(&st, parts[i], strlen(parts[i]) + 1);
+    XXH3_128bits_update(&st, text, len);
+    const char *const *lists[] = {o->defines, o->specialize, o->include_dirs};
+    for (size_t i = 0; i < ARRAY_LEN(lists); i++) {
+        for (const char *const *p = lists[i]; p && *p; p++) XXH3_128bits_update(&st, *p, strlen(*p) + 1);
+        XXH3_128bits_update(&st, "\x01", 1);
+    }
+    int flags[2] = {o->no_align_ptrs, o->want_cubin};
+    XXH3_128bits_update(&st, flags, sizeof flags);
+    return XXH3_128bits_digest(&st);
+}
+
+static bool imports_unchanged(const tile_module *m) {
+    for (int i = 0; i < m->nimports; i++) {
+        size_t n;
+        char *text = read_file(m->import_path[i], &n);
+        bool same = text && XXH128_isEqual(XXH3_128bits(text, n), m->import_hash[i]);
+        free(text);
+        if (!same) return false;
+    }
+    return true;
+}
+
+static void record_imports(tile_module *m, const SrcFile *src, const tile_compile_options *o) {
+    Arena *a = arena_new();
+    const SrcFile **files;
+    int n = jit_source_files(a, src, o, &files);
+    if (n > 1) {
+        m->import_path = calloc((size_t)n, sizeof *m->import_path);
+        m->import_hash = calloc((size_t)n, sizeof *m->import_hash);
+        if (!m->import_path || !m->import_hash) unreachable("out of memory");
+        for (int i = 1; i < n; i++) {
+            m->import_path[m->nimports] = strdup(files[i]->name);
+            m->import_hash[m->nimports++] = XXH3_128bits(files[i]->text, files[i]->len);
+        }
+    }
+    arena_free(a);
+}
+
+static tile_module *module_new(tile_context *ctx, TileDevModule *dm) {
+    tile_module *m = calloc(1, sizeof *m);
+    if (!m) unreachable("out of memory");
+    m->magic = MOD_MAGIC;
+    m->ctx = ctx;
+    m->dm = dm;
+    m->refs = 1;
+    m->next = ctx->modules;
+    ctx->modules = m;
+    return m;
+}
+
+/* Compile (through the caches) and load; the lock is held. */
+static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, const tile_compile_options *opt, tile_module **out,
+                                      int *source) {
+    tile_compile_options o = opt ? *opt : (tile_compile_options){0};
+    if (!o.arch) o.arch = ctx->arch;
+    if (o.dump_after || o.time_passes || o.want_llvm_ir)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: dump_after, time_passes and want_llvm_ir are for tile_compile_*");
+    XXH128_hash_t req = request_key(ctx, src->name, src->text, src->len, &o);
+    for (tile_module *m = ctx->modules; m; m = m->next)
+        if (m->has_request && XXH128_isEqual(m->request, req) && imports_unchanged(m)) {
+            m->refs++;
+            ctx->stats.memory_hits++;
+            if (source) *source = 0;
+            *out = m;
+            return TILE_OK;
+        }
+    tile_compiled c;
+    int from_disk = 0;
+    double t0 = now_s();
+    tile_status st = jit_cache_compile(ctx->cache_dir, src, &o, &c, &from_disk);
+    double t1 = now_s();
+    if (from_disk) ctx->stats.disk_hits++;
+    else ctx->stats.compiles++, ctx->stats.compile_seconds += t1 - t0;
+    if (source) *source = from_disk ? 1 : 2;
+    if (st != TILE_OK) {
+        rt_fail(ctx, st, "compiling %s: %s\n%s", src->name ? src->name : "<source>", tile_status_string(st),
+                c.diagnostics ? c.diagnostics : "");
+        tile_compiled_free(&c);
+        return st;
+    }
+    TileDevModule *dm;
+    DevStatus ds = dev_module_load_ptx(ctx->dev, c.ptx, &dm);
+    ctx->stats.load_seconds += now_s() - t1;
+    if (ds != DEV_OK) {
+        tile_compiled_free(&c);
+        return dev_error(ctx, ds, "loading the compiled PTX");
+    }
+    tile_module *m = module_new(ctx, dm);
+    m->has_request = true;
+    m->request = req;
+    record_imports(m, src, &o);
+    free(c.ptx), free(c.tir), free(c.cubin);
+    c.ptx = c.tir = NULL, c.cubin = NULL;
+    m->meta = c;
+    *out = m;
+    return TILE_OK;
+}
+
+tile_status rt_load_file_locked(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out,
+                                int *source) {
+    size_t n;
+    char *text = read_file(path, &n);
+    if (!text) return rt_fail(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
+    SrcFile src = {.name = path, .text = text, .len = n};
+    tile_status st = load_source_locked(ctx, &src, opt, out, source);
+    free(text);
+    return st;
+}
+
+tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: out is NULL");
+    *out = NULL;
+    if (!path) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: path is NULL");
+    rt_lock(ctx);
+    tile_status st = rt_load_file_locked(ctx, path, opt, out, NULL);
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, const char *source, const tile_compile_options *opt,
+                                       tile_module **out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: out is NULL");
+    *out = NULL;
+    if (!source) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: source is NULL");
+    SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
+    rt_lock(ctx);
+    tile_status st = load_source_locked(ctx, &src, opt, out, NULL);
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out) {
+    tile_compile_options o = {.defines = defines};
+    return tile_module_load_file_ex(ctx, path, &o, out);
+}
+
+tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out) {
+    tile_compile_options o = {.defines = defines};
+    return tile_module_load_source_ex(ctx, NULL, source, &o, out);
+}
+
+tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module **out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_ptx: out is NULL");
+    *out = NULL;
+    if (!ptx) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_ptx: ptx is NULL");
+    rt_lock(ctx);
+    TileDevModule *dm;
+    double t0 = now_s();
+    DevStatus ds = dev_module_load_ptx(ctx->dev, ptx, &dm);
+    ctx->stats.load_seconds += now_s() - t0;
+    tile_status st = TILE_OK;
+    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_module_load_ptx");
+    else {
+        tile_module *m = module_new(ctx, dm);
+        m->ptx = strdup(ptx);
+        *out = m;
+    }
+    rt_unlock(ctx);
+    return st;
+}
+
+void tile_module_unload(tile_module *m) {
+    if (!m || m->magic != MOD_MAGIC) return;
+    tile_context *ctx = m->ctx;
+    rt_lock(ctx);
+    if (--m->refs == 0) {
+        for (tile_module **p = &ctx->modules; *p; p = &(*p)->next)
+            if (*p == m) {
+                *p = m->next;
+                break;
+            }
+        module_free(m);
+    }
+    rt_unlock(ctx);
+}
+
+/* Parameter sizes from a signature "*f16:16, i32, f32": pointers 8, scalars their width. */
+static int signature_sizes(const char *sig, uint8_t **out) {
+    int n = 0;
+    uint8_t *v = malloc(strlen(sig) / 2 + 2);
+    if (!v) unreachable("out of memory");
+    for (const char *p = sig; *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        const char *e = p;
+        while (*e && *e != ',') e++;
+        const char *t = p;
+        size_t len = 0;
+        while (t + len < e && t[len] != ':' && t[len] != '=') len++;
+        int bytes = 8;
+        if (*t != '*') {
+            DType dt = dtype_from_name(t, len);
+            bytes = dt == DT_VOID ? 8 : dtype_bits(dt) <= 8 ? 1 : dtype_bits(dt) / 8;
+        }
+        v[n++] = (uint8_t)bytes;
+        p = e;
+    }
+    *out = v;
+    return n;
+}
+
+/* Raw PTX: ".entry NAME(.param .u64 a, ...) .maxntid 128, 1, 1" */
+static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) {
+    Str key = {0};
+    str_printf(&key, ".entry %s(", name);
+    const char *p = strstr(ptx, key.buf);
+    str_free(&key);
+    if (!p) return;
+    const char *body = strchr(p, '{');
+    const char *close = strchr(p, ')');
+    if (!body || !close || close > body) return;
+    int n = 0;
+    uint8_t *v = malloc(64);
+    int cap = 64;
+    for (const char *q = strstr(p, ".param"); q && q < close; q = strstr(q + 6, ".param")) {
+        const char *t = q + 6;
+        while (*t == ' ') t++;
+        int bytes = 8;
+        if (*t == '.') {
+            int bits = atoi(t + 2);
+            bytes = bits >= 8 ? bits / 8 : 1;
+        }
+        if (n == cap) v = realloc(v, (size_t)(cap *= 2));
+        v[n++] = (uint8_t)bytes;
+    }
+    k->nparams = n;
+    k->param_size = v;
+    const char *mx = strstr(close, ".maxntid");
+    if (mx && mx < body) k->block = (unsigned)atoi(mx + 8);
+}
+
+tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out) {
+    if (!m || m->magic != MOD_MAGIC) return TILE_ERROR_INVALID_VALUE;
+    tile_context *ctx = m->ctx;
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_get_kernel: out is NULL");
+    *out = NULL;
+    if (!name) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_get_kernel: name is NULL");
+    rt_lock(ctx);
+    tile_status st = TILE_OK;
+    for (tile_kernel *k = m->kernels; k; k = k->next)
+        if (!strcmp(k->name, name)) {
+            *out = k;
+            goto done;
+        }
+    const tile_kernel_info *ki = NULL;
+    for (int i = 0; i < m->meta.nkernels; i++)
+        if (!strcmp(m->meta.kernels[i].name, name)) ki = &m->meta.kernels[i];
+    if (!ki && !m->ptx) {
+        Str names = {0};
+        for (int i = 0; i < m->meta.nkernels; i++) str_printf(&names, "%s%s", i ? ", " : "", m->meta.kernels[i].name);
+        st = rt_fail(ctx, TILE_ERROR_NOT_FOUND, "the module has no kernel '%s' (it has: %s)", name, names.buf ? names.buf : "none");
+        str_free(&names);
+        goto done;
+    }
+    TileDevFunction *fn;
+    DevStatus ds = dev_module_get_function(m->dm, name, &fn);
+    if (ds != DEV_OK) {
+        st = dev_error(ctx, ds, "tile_module_get_kernel");
+        goto done;
+    }
+    tile_kernel *k = calloc(1, sizeof *k);
+    if (!k || !(k->name = strdup(name))) unreachable("out of memory");
+    k->magic = KERNEL_MAGIC;
+    k->ctx = ctx;
+    k->mod = m;
+    k->fn = fn;
+    k->nparams = -1;
+    if (ki) {
+        k->block = 32u * (unsigned)ki->num_warps;
+        k->smem = (unsigned)ki->smem_bytes;
+        k->nparams = signature_sizes(ki->signature, &k->param_size);
+        k->attrs = (tile_kernel_attributes){k->name, k->nparams, ki->num_warps, ki->num_stages, k->block, k->smem, ki->signature,
+                                            ki->registers};
+    } else {
+        ptx_entry_layout(m->ptx, name, k);
+        k->attrs = (tile_kernel_attributes){k->name, k->nparams, (int)(k->block / 32), 0, k->block, 0, "", -1};
+    }
+    k->next = m->kernels;
+    m->kernels = k;
+    *out = k;
+done:
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *out) {
+    if (!k || k->magic != KERNEL_MAGIC) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_kernel_get_attributes: out is NULL");
+    *out = k->attrs;
+    return TILE_OK;
+}
+
+/* ---- launches ---- */
+tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream) {
+    if (!k || k->magic != KERNEL_MAGIC) return TILE_ERROR_INVALID_VALUE;
+    tile_context *ctx = k->ctx;
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': grid (%u,%u,%u) and block (%u,%u,%u) must be non-zero", k->name,
+                       grid.x, grid.y, grid.z, block.x, block.y, block.z);
+    if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': grid (%u,%u,%u) exceeds (2^31-1, 65535, 65535)", k->name, grid.x,
+                       grid.y, grid.z);
+    uint64_t threads = (uint64_t)block.x * block.y * block.z;
+    if (threads > 1024) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': block of %llu threads (at most 1024)", k->name, (unsigned long long)threads);
+    if ((uint64_t)shared_bytes + k->smem > DYNAMIC_SMEM_LIMIT)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': %u bytes of dynamic shared memory and %u static (at most %d in all)",
+                       k->name, shared_bytes, k->smem, DYNAMIC_SMEM_LIMIT);
+    if (k->nparams > 0) {
+        if (!args) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args is NULL but it takes %d parameters", k->name, k->nparams);
+        for (int i = 0; i < k->nparams; i++)
+            if (!args[i]) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args[%d] is NULL", k->name, i);
+    }
+    DevStatus ds = dev_launch(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, stream, args);
+    atomic_fetch_add_explicit(&ctx->launches, 1, memory_order_relaxed);
+    if (ds != DEV_OK) {
+        Str s = {0};
+        str_printf(&s, "launch of '%s'", k->name);
+        tile_status st = dev_error(ctx, ds, s.buf);
+        str_free(&s);
+        return st;
+    }
+    return TILE_OK;
+}
+
+tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream) {
+    if (!k || k->magic != KERNEL_MAGIC) return TILE_ERROR_INVALID_VALUE;
+    if (!k->block)
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid): use tile_launch_raw",
+                       k->name);
+    /* static shared memory is declared in the PTX: no dynamic bytes */
+    return tile_launch_raw(k, grid, (tile_dim3){k->block, 1, 1}, 0, args, stream);
+}

@@ -1,0 +1,345 @@
+/* test_runtime.c - the launcher API on the emulator: misuse errors with
+ * messages, modules and launches, tile_gemm against a float64 reference
+ * (every type pair, transposes, odd shapes, epilogue), the tuning database
+ * read by tile_gemm.  Each test uses its own temporary cache folder. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "include/tile/tile.h"
+
+static char cache_dir[64];
+
+static tile_context *open_emu(void) {
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/tile-test-rt-XXXXXX");
+    cr_assert(mkdtemp(cache_dir));
+    tile_context_options o = {.device = "emu", .cache_dir = cache_dir, .emu_host_threads = 2};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    return ctx;
+}
+
+static void close_emu(tile_context *ctx) {
+    tile_context_destroy(ctx);
+    tile_cache_clear(cache_dir, 1);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+#define ASSERT_ERR(call, status, needle)                                                                     \
+    do {                                                                                                     \
+        tile_status st_ = (call);                                                                            \
+        cr_assert_eq(st_, status, "%s: got %s (%s)", #call, tile_status_string(st_), tile_last_error(ctx));  \
+        cr_assert(strstr(tile_last_error(ctx), needle), "%s: message '%s' lacks '%s'", #call, tile_last_error(ctx), needle); \
+    } while (0)
+
+Test(runtime, misuse_errors) {
+    tile_context *ctx = open_emu();
+    tile_context *bad = NULL;
+    cr_assert_eq(tile_context_create("gpu7", &bad), TILE_ERROR_INVALID_VALUE);
+    cr_assert_null(bad);
+    cr_assert_eq(tile_context_create("emu", NULL), TILE_ERROR_INVALID_VALUE);
+    cr_assert_eq(tile_malloc(NULL, 16, NULL), TILE_ERROR_INVALID_VALUE);
+    tile_devptr p, q;
+    ASSERT_ERR(tile_malloc(ctx, 0, &p), TILE_ERROR_INVALID_VALUE, "size is 0");
+    cr_assert_eq(tile_malloc(ctx, 256, &p), TILE_OK);
+    char buf[512] = {0};
+    ASSERT_ERR(tile_memcpy_htod(ctx, p, buf, 512), TILE_ERROR_INVALID_VALUE, "run past the end");
+    ASSERT_ERR(tile_memcpy_htod(ctx, p + 4096 * 1024, buf, 4), TILE_ERROR_INVALID_VALUE, "not allocated with tile_malloc");
+    ASSERT_ERR(tile_memcpy_dtoh(ctx, NULL, p, 4), TILE_ERROR_INVALID_VALUE, "dst is NULL");
+    ASSERT_ERR(tile_free(ctx, p + 8), TILE_ERROR_INVALID_VALUE, "not the start");
+    cr_assert_eq(tile_memcpy_htod(ctx, p + 16, buf, 240), TILE_OK);
+
+    /* a pointer of another context */
+    tile_context *other;
+    cr_assert_eq(tile_context_create("emu", &other), TILE_OK);
+    cr_assert_eq(tile_malloc(other, 1 << 20, &q), TILE_OK);
+    tile_gemm_args g = {.m = 4, .n = 4, .k = 4, .a = q, .lda = 4, .b = p, .ldb = 4, .c = p, .ldc = 4, .in_dtype = TILE_F16,
+                        .out_dtype = TILE_F32, .alpha = 1};
+    if (q < p || q >= p + 256) ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "A (");
+    tile_context_destroy(other);
+
+    /* gemm argument checks never reach the device */
+    g.a = p;
+    g.m = -1;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "negative size");
+    g.m = (int64_t)1 << 40;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "fit in 32 bits");
+    g.m = 4, g.lda = 3;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "ldA = 3 is less than the 4 columns");
+    g.lda = 4, g.c = 0;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "C is a null device pointer");
+    g.c = p, g.m = 64;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "run past the end");
+    g.m = 4, g.in_dtype = TILE_I8, g.out_dtype = TILE_F16;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_UNSUPPORTED, "no kernel for i8 inputs with f16 output");
+    g.in_dtype = TILE_F16, g.out_dtype = TILE_F32, g.bias = p + 250;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "bias");
+    g.bias = 0, g.activation = (tile_activation)9;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "unknown activation");
+    cr_assert_eq(tile_gemm(NULL, &g), TILE_ERROR_INVALID_VALUE);
+    ASSERT_ERR(tile_gemm(ctx, NULL), TILE_ERROR_INVALID_VALUE, "args is NULL");
+
+    /* modules and kernels */
+    tile_module *m;
+    ASSERT_ERR(tile_module_load_source(ctx, "kernel k(x: *f32) { store(x, 1.0 +); }", NULL, &m), TILE_ERROR_COMPILE, "error");
+    ASSERT_ERR(tile_module_load_file(ctx, "/nonexistent.tile", NULL, &m), TILE_ERROR_IO, "cannot read");
+    ASSERT_ERR(tile_module_load_ptx(ctx, "this is not ptx", &m), TILE_ERROR_DEVICE, "ptx");
+    cr_assert_eq(tile_module_load_source(ctx, "kernel k(x: *f32, n: i32) { store(x + program_id(0), 1.0, n > 0); }", NULL, &m), TILE_OK,
+                 "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    ASSERT_ERR(tile_module_get_kernel(m, "nope", &k), TILE_ERROR_NOT_FOUND, "has no kernel 'nope' (it has: k)");
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    tile_kernel_attributes at;
+    cr_assert_eq(tile_kernel_get_attributes(k, &at), TILE_OK);
+    cr_assert_eq(at.num_params, 2);
+    cr_assert_eq(at.block_threads, 128);
+    int n = 1;
+    void *args[] = {&p, &n};
+    ASSERT_ERR(tile_launch(k, (tile_dim3){0, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE, "must be non-zero");
+    ASSERT_ERR(tile_launch(k, (tile_dim3){1, 70000, 1}, args, NULL), TILE_ERROR_INVALID_VALUE, "exceeds");
+    ASSERT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, NULL, NULL), TILE_ERROR_INVALID_VALUE, "args is NULL");
+    void *args1[] = {&p, NULL};
+    ASSERT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args1, NULL), TILE_ERROR_INVALID_VALUE, "args[1] is NULL");
+    ASSERT_ERR(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){2048, 1, 1}, 0, args, NULL), TILE_ERROR_INVALID_VALUE, "at most 1024");
+    cr_assert_eq(tile_launch(k, (tile_dim3){8, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    float out[8];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, p, sizeof out), TILE_OK);
+    for (int i = 0; i < 8; i++) cr_assert_eq(out[i], 1.0f);
+    /* out of bounds on the device: reported, not a crash */
+    tile_devptr end = p + 252;
+    void *args2[] = {&end, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){2, 1, 1}, args2, NULL), TILE_ERROR_LAUNCH);
+    cr_assert(strstr(tile_last_error(ctx), "memcheck"), "%s", tile_last_error(ctx));
+    tile_module_unload(m);
+    cr_assert_eq(tile_free(ctx, p), TILE_OK);
+    close_emu(ctx);
+}
+
+Test(runtime, module_cache_and_raw_ptx) {
+    tile_context *ctx = open_emu();
+    const char *src = "kernel fill(x: *f32, v: f32, const B: i32 = 64) { store(x + arange(0, B), v); }";
+    const char *d32[] = {"B=32", NULL};
+    tile_module *m1, *m2, *m3;
+    cr_assert_eq(tile_module_load_source(ctx, src, NULL, &m1), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_load_source(ctx, src, NULL, &m2), TILE_OK);
+    cr_assert_eq(m1, m2, "a second load is answered from memory");
+    cr_assert_eq(tile_module_load_source(ctx, src, d32, &m3), TILE_OK);
+    cr_assert_neq(m1, m3, "defines are part of the key");
+    tile_context_stats s;
+    cr_assert_eq(tile_context_get_stats(ctx, &s), TILE_OK);
+    cr_assert_eq(s.memory_hits, 1);
+    cr_assert_eq(s.compiles, 2);
+    tile_module_unload(m1);
+    tile_module_unload(m2);
+    tile_module_unload(m3);
+
+    /* raw PTX: block size from .maxntid, parameters from the entry */
+    tile_compile_options o = {0};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("fill.tile", src, &o, &c), TILE_OK);
+    tile_module *mp;
+    cr_assert_eq(tile_module_load_ptx(ctx, c.ptx, &mp), TILE_OK, "%s", tile_last_error(ctx));
+    tile_compiled_free(&c);
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mp, "fill", &k), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel_attributes at;
+    tile_kernel_get_attributes(k, &at);
+    cr_assert_eq(at.num_params, 2);
+    cr_assert_eq(at.block_threads, 128);
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 64 * 4, &x), TILE_OK);
+    float v = 2.5f, out[64];
+    void *args[] = {&x, &v};
+    cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK);
+    tile_memcpy_dtoh(ctx, out, x, sizeof out);
+    for (int i = 0; i < 64; i++) cr_assert_eq(out[i], 2.5f);
+    tile_module_unload(mp);
+    close_emu(ctx);
+}
+
+/* ---- tile_gemm against a float64 reference ---- */
+static uint64_t rs = 88172645463325252ull;
+static double urand(void) {
+    rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
+    return (double)(rs >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+static uint16_t to_half(float f, int bf) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if (bf) return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int e = (int)((x >> 23) & 0xff) - 112;
+    uint32_t m = x & 0x7fffff;
+    if (e <= 0) return (uint16_t)sign; /* inputs here are not tiny */
+    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+static double from_half(uint16_t h, int bf) {
+    if (bf) {
+        uint32_t x = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &x, 4);
+        return f;
+    }
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+}
+static int dsize(tile_dtype t) { return t == TILE_I8 ? 1 : t == TILE_F16 || t == TILE_BF16 ? 2 : 4; }
+static void put(tile_dtype t, void *buf, size_t i, double v, double *exact) {
+    switch (t) {
+    case TILE_F16: case TILE_BF16:
+        ((uint16_t *)buf)[i] = to_half((float)v, t == TILE_BF16);
+        *exact = from_half(((uint16_t *)buf)[i], t == TILE_BF16);
+        break;
+    case TILE_F32: ((float *)buf)[i] = (float)v, *exact = (float)v; break;
+    case TILE_I8: ((int8_t *)buf)[i] = (int8_t)floor(v * 100), *exact = ((int8_t *)buf)[i]; break;
+    default: ((int32_t *)buf)[i] = (int32_t)(v * 100), *exact = ((int32_t *)buf)[i]; break;
+    }
+}
+static double get(tile_dtype t, const void *buf, size_t i) {
+    switch (t) {
+    case TILE_F16: case TILE_BF16: return from_half(((const uint16_t *)buf)[i], t == TILE_BF16);
+    case TILE_F32: return ((const float *)buf)[i];
+    default: return ((const int32_t *)buf)[i];
+    }
+}
+
+static void gemm_case(tile_context *ctx, tile_dtype in, tile_dtype out, int m, int n, int k, int ta, int tb, float alpha, float beta,
+                      int bias, tile_activation act) {
+    int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 1, ldc = n + 2;
+    size_t an = (size_t)(ta ? k : m) * lda, bn = (size_t)(tb ? n : k) * ldb, cn = (size_t)m * ldc;
+    void *ha = malloc(an * dsize(in)), *hb = malloc(bn * dsize(in)), *hc = malloc(cn * dsize(out)), *hbias = malloc((size_t)n * dsize(out));
+    double *va = malloc(an * 8), *vb = malloc(bn * 8), *vc = malloc(cn * 8), *vbias = malloc((size_t)n * 8);
+    for (size_t i = 0; i < an; i++) put(in, ha, i, urand(), &va[i]);
+    for (size_t i = 0; i < bn; i++) put(in, hb, i, urand(), &vb[i]);
+    for (size_t i = 0; i < cn; i++) put(out, hc, i, urand(), &vc[i]);
+    for (int i = 0; i < n; i++) put(out, hbias, (size_t)i, urand(), &vbias[i]);
+    tile_devptr da, db, dc, dbias;
+    cr_assert_eq(tile_malloc(ctx, an * dsize(in), &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, bn * dsize(in), &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, cn * dsize(out), &dc), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, (size_t)n * dsize(out), &dbias), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, an * dsize(in));
+    tile_memcpy_htod(ctx, db, hb, bn * dsize(in));
+    tile_memcpy_htod(ctx, dc, hc, cn * dsize(out));
+    tile_memcpy_htod(ctx, dbias, hbias, (size_t)n * dsize(out));
+    tile_gemm_args g = {.m = m, .n = n, .k = k, .a = da, .lda = lda, .trans_a = ta, .b = db, .ldb = ldb, .trans_b = tb, .c = dc,
+                        .ldc = ldc, .in_dtype = in, .out_dtype = out, .alpha = alpha, .beta = beta, .bias = bias ? dbias : 0,
+                        .activation = act};
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    tile_memcpy_dtoh(ctx, hc, dc, cn * dsize(out));
+    double tol_rel = in == TILE_F32 ? 4e-3 : 1e-5, out_rel = out == TILE_F16 ? 1.0 / 1024 : out == TILE_BF16 ? 1.0 / 128 : 0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < ldc; j++) {
+            double got = get(out, hc, (size_t)i * ldc + j);
+            if (j >= n) {
+                cr_assert_eq(got, vc[(size_t)i * ldc + j], "column %d past n=%d was written", j, n);
+                continue;
+            }
+            double s = 0, mag = 0;
+            for (int p = 0; p < k; p++) {
+                double x = va[ta ? (size_t)p * lda + i : (size_t)i * lda + p], y = vb[tb ? (size_t)j * ldb + p : (size_t)p * ldb + j];
+                s += x * y, mag += fabs(x * y);
+            }
+            double want = alpha * s + beta * vc[(size_t)i * ldc + j] + (bias ? vbias[j] : 0);
+            mag = fabs(alpha) * mag + fabs(beta * vc[(size_t)i * ldc + j]) + (bias ? fabs(vbias[j]) : 0);
+            if (act == TILE_ACT_RELU) want = want > 0 ? want : 0;
+            if (act == TILE_ACT_SILU) want = want / (1 + exp(-want));
+            if (out == TILE_I32) want = trunc(want);
+            double tol = out == TILE_I32 ? (alpha == 1 && beta == 0 && !act ? 0 : 1) : tol_rel * mag + out_rel * fabs(want) + 1e-5 + (act ? 1e-5 * (1 + mag) : 0);
+            cr_assert(fabs(got - want) <= tol, "%s %dx%dx%d ta=%d tb=%d C[%d][%d]=%.8g want %.8g", "gemm", m, n, k, ta, tb, i, j, got, want);
+        }
+    tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc), tile_free(ctx, dbias);
+    free(ha), free(hb), free(hc), free(hbias), free(va), free(vb), free(vc), free(vbias);
+}
+
+Test(runtime, gemm_types_and_transposes, .timeout = 240) {
+    tile_context *ctx = open_emu();
+    gemm_case(ctx, TILE_F16, TILE_F32, 17, 33, 65, 0, 0, 1, 0, 0, TILE_ACT_NONE);
+    gemm_case(ctx, TILE_F16, TILE_F16, 32, 48, 16, 0, 0, 1, 0, 0, TILE_ACT_NONE);
+    gemm_case(ctx, TILE_BF16, TILE_F32, 21, 19, 40, 1, 0, 1, 0, 0, TILE_ACT_NONE);
+    gemm_case(ctx, TILE_BF16, TILE_BF16, 21, 19, 40, 0, 1, 1, 0, 0, TILE_ACT_NONE);
+    gemm_case(ctx, TILE_F32, TILE_F32, 9, 30, 20, 1, 1, 1, 0, 0, TILE_ACT_NONE);
+    gemm_case(ctx, TILE_I8, TILE_I32, 13, 17, 70, 0, 0, 1, 0, 0, TILE_ACT_NONE);
+    gemm_case(ctx, TILE_F16, TILE_F32, 1, 1, 1, 0, 0, 1, 0, 0, TILE_ACT_NONE);
+    close_emu(ctx);
+}
+
+Test(runtime, gemm_epilogue_and_variants, .timeout = 240) {
+    tile_context *ctx = open_emu();
+    gemm_case(ctx, TILE_F16, TILE_F32, 20, 24, 30, 0, 0, 0.5f, 2.0f, 1, TILE_ACT_RELU);
+    gemm_case(ctx, TILE_BF16, TILE_F32, 20, 24, 30, 0, 0, 1.0f, 0.0f, 0, TILE_ACT_SILU);
+    gemm_case(ctx, TILE_F16, TILE_F32, 20, 24, 30, 0, 0, 1.0f, 0.0f, 0, TILE_ACT_NONE);
+    tile_gemm_info gi;
+    cr_assert_eq(tile_gemm_last_info(ctx, &gi), TILE_OK);
+    cr_assert_str_eq(gi.kernel, "gemm_f16_f32");
+    cr_assert(strstr(gi.specialize, "sak=1") && strstr(gi.specialize, "sbn=1"), "%s", gi.specialize);
+    cr_assert_eq(gi.grid.x, 1);
+    /* the same variant again: loaded, not compiled */
+    gemm_case(ctx, TILE_F16, TILE_F32, 20, 24, 30, 0, 0, 1.0f, 0.0f, 0, TILE_ACT_NONE);
+    tile_gemm_last_info(ctx, &gi);
+    cr_assert_eq(gi.source, 0);
+    /* an explicit configuration, and split-K (f32 output, nothing else in the epilogue) */
+    tile_devptr a, b, c;
+    tile_malloc(ctx, 64 * 64 * 2, &a), tile_malloc(ctx, 64 * 64 * 2, &b), tile_malloc(ctx, 64 * 64 * 4, &c);
+    tile_memset(ctx, a, 0x3c, 64 * 64 * 2); /* 0x3c3c: f16 1.06 */
+    tile_memset(ctx, b, 0x3c, 64 * 64 * 2);
+    const char *cfg[] = {"BM=64", "BN=64", "BK=32", "SPLIT_K=2", "num_warps=4", NULL};
+    tile_gemm_args g = {.m = 64, .n = 64, .k = 64, .a = a, .lda = 64, .b = b, .ldb = 64, .c = c, .ldc = 64, .in_dtype = TILE_F16,
+                        .out_dtype = TILE_F32, .alpha = 1};
+    cr_assert_eq(tile_gemm_with_config(ctx, &g, cfg), TILE_OK, "%s", tile_last_error(ctx));
+    tile_gemm_last_info(ctx, &gi);
+    cr_assert_eq(gi.grid.y, 2, "%s", gi.config);
+    cr_assert(strstr(gi.specialize, "m=16"), "%s", gi.specialize);
+    float out[64 * 64];
+    tile_memcpy_dtoh(ctx, out, c, sizeof out);
+    double h = from_half(0x3c3c, 0);
+    for (int i = 0; i < 64 * 64; i++) cr_assert_float_eq(out[i], 64 * h * h, 1e-3);
+    close_emu(ctx);
+}
+
+Test(runtime, tuning_database_read_by_gemm, .timeout = 120) {
+    tile_context *ctx = open_emu();
+    char id[33];
+    cr_assert_eq(tile_kernel_id_file(tile_gemm_source_path(), "gemm_bf16_f32", id), TILE_OK);
+    tile_device_properties props;
+    cr_assert_eq(tile_context_get_properties(ctx, &props), TILE_OK);
+    char dev[160];
+    snprintf(dev, sizeof dev, "%s/%s", props.name, props.arch);
+    cr_assert_eq(tile_tune_record(cache_dir, id, dev, "m=32,n=64,k=32", "BM=32 BN=64 BK=32 num_warps=4", 1e-3), TILE_OK);
+    cr_assert_eq(tile_tune_record(cache_dir, id, dev, "m=32,n=64,k=32", "BM=64 BN=64 BK=32 num_warps=2 num_stages=2", 1e-4), TILE_OK);
+    char cfg[256];
+    cr_assert_eq(tile_tune_lookup(cache_dir, id, dev, "m=32,n=64,k=32", cfg, sizeof cfg), TILE_OK);
+    cr_assert_str_eq(cfg, "BM=64 BN=64 BK=32 num_warps=2 num_stages=2", "the last record wins");
+    cr_assert_eq(tile_tune_lookup(cache_dir, id, dev, "m=64,n=64,k=32", cfg, sizeof cfg), TILE_ERROR_NOT_FOUND);
+    cr_assert_eq(tile_tune_bucket(30), 32);
+    cr_assert_eq(tile_tune_bucket(64), 64);
+    cr_assert_eq(tile_tune_bucket(0), 1);
+    gemm_case(ctx, TILE_BF16, TILE_F32, 30, 50, 17, 0, 0, 1, 0, 0, TILE_ACT_NONE); /* bucket m=32,n=64,k=32 */
+    tile_gemm_info gi;
+    tile_gemm_last_info(ctx, &gi);
+    cr_assert(gi.tuned, "%s", gi.config);
+    cr_assert(strstr(gi.config, "BM=64") && strstr(gi.config, "num_warps=2"), "%s", gi.config);
+    cr_assert_eq(gi.block.x, 64);
+
+    tile_tune_space sp;
+    char *err = NULL;
+    cr_assert_eq(tile_tune_space_file(tile_gemm_source_path(), "gemm_bf16_f32", &sp, &err), TILE_OK, "%s", err ? err : "");
+    cr_assert_geq(sp.nconfigs, 2);
+    cr_assert_str_eq(sp.configs[0][0], "BM=128");
+    cr_assert_eq(sp.nkeys, 3);
+    cr_assert_str_eq(sp.keys[2], "k");
+    tile_tune_space_free(&sp);
+    cr_assert_eq(tile_tune_space_file(tile_gemm_source_path(), "nope", &sp, &err), TILE_ERROR_COMPILE);
+    cr_assert(err && strstr(err, "no kernel named 'nope'"), "%s", err ? err : "");
+    free(err);
+    close_emu(ctx);
+}
