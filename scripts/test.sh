@@ -12,3 +12,5 @@ scripts/check_install.sh
 echo "== front end, IR, passes and fuzz under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --timeout 900 -R 'test_(lang|tir|canonicalize|fuzz|cli)$'
+echo "== bench/gpu/run.sh --device emu: the GPU script's steps on the emulator (suite already run above)"
+bash bench/gpu/run.sh --device emu --skip-suite

@@ -144,6 +144,8 @@ def cmd_bench(a):
         t_triton = do_bench(best[2], warmup=100, rep=a.rep_ms, return_mode="median") if best else float("nan")
         cfg = best[1] if best else "none ran"
         print(f"{n:>6} {flop / t_torch / 1e9:>21.1f} {flop / t_triton / 1e9:>24.1f} {cfg:>28}")
+        print(f"@@ gemm {n} torch {flop / t_torch / 1e9:.1f}")
+        print(f"@@ gemm {n} triton {flop / t_triton / 1e9:.1f} {cfg.replace(' ', '_')}")
         sys.stdout.flush()
     return 0
 

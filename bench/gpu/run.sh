@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# bench/gpu/run.sh - everything that needs a GPU, in one run, ending in one table.
+#
+#   bash bench/gpu/run.sh [--device cuda|emu] [--skip-suite] [--build-dir DIR] [--log-dir DIR]
+#
+# On a machine with an NVIDIA GPU (H100/H200) and the CUDA toolkit, within
+# 8 minutes (each step has a time limit; the whole run a deadline):
+#   1. checks the build dependencies (runs scripts/setup.sh only when one is
+#      missing: the GPU machines cannot reach package registries);
+#   2. builds (cmake, all cores) into build/ (or --build-dir);
+#   3. runs the whole test suite with TILE_TEST_DEVICE and TILE_DEVICE set to
+#      the device, so the end-to-end tests (test_e2e, test_gemm) launch on it;
+#   4. bench/compare_devices: every shipped kernel on the device and on the
+#      emulator, compared (integers bitwise, floats within tolerance), PTX
+#      for sm_80 and for sm_90a;
+#   5. bench/gemm_report: registers, spills, shared memory and main-loop
+#      instruction mix per GEMM configuration, Triton's tutorial matmul
+#      beside it where Triton is installed;
+#   6. bf16 GEMM at 4096^3 and 8192^3: bench/gemm_gpu (kernels/gemm.tile)
+#      next to torch.matmul (cuBLAS) and Triton's tutorial matmul
+#      (bench/gpu/triton_matmul.py), in the same run;
+#   7. bench/emu_speed and bench/compile_time;
+# then prints one summary table.  Full logs go to --log-dir (default
+# BUILD/gpu-run; set it to $OUT on a lent device machine to get them back).
+#
+# --device emu runs on a machine without a GPU: the same steps, with the
+# suite on the emulator, compare_devices comparing two emulator contexts
+# (1 and 4 host threads), and the GPU timings replaced by a small emulator
+# run of gemm_gpu that only exercises its checks.  scripts/test.sh runs this
+# mode with --skip-suite (it has just run the suite itself).
+#
+# Exit status: 0 when every step that ran passed (skipped steps say why),
+# 1 when one failed, 2 on a usage error.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+
+device=""
+skip_suite=0
+build="${TILE_BUILD_DIR:-build}"
+logdir=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --device) device="${2:-}"; shift 2 ;;
+    --skip-suite) skip_suite=1; shift ;;
+    --build-dir) build="${2:-}"; shift 2 ;;
+    --log-dir) logdir="${2:-}"; shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$device" ]; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then device=cuda; else device=emu; fi
+fi
+case "$device" in cuda|cuda:*|emu) ;; *) echo "run.sh: --device must be cuda, cuda:N or emu" >&2; exit 2 ;; esac
+on_gpu=0
+[ "$device" != emu ] && on_gpu=1
+logdir="${logdir:-$build/gpu-run}"
+mkdir -p "$logdir"
+jobs=$(nproc 2>/dev/null || echo 2)
+start=$(date +%s)
+deadline=$((start + 480)) # 8 minutes
+
+summary=()
+failed=0
+row() { summary+=("$(printf '%-40s %-6s %s' "$1" "$2" "$3")"); [ "$2" = FAIL ] && failed=1; return 0; }
+# limit SECONDS: a step's time limit, cut to what is left of the deadline
+limit() {
+  local left=$((deadline - $(date +%s) - 5))
+  [ "$left" -lt 10 ] && left=10
+  [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+}
+# step NAME LOG SECONDS CMD...: run with a time limit, tee to LOG; sets rc and secs
+step() {
+  local name="$1" log="$2" lim
+  lim=$(limit "$3")
+  shift 3
+  echo
+  echo "== $name (limit ${lim}s)"
+  local t0=$(date +%s)
+  timeout --kill-after=10 "$lim" "$@" 2>&1 | tee "$logdir/$log"
+  rc=${PIPESTATUS[0]}
+  secs=$(( $(date +%s) - t0 ))
+  [ "$rc" = 124 ] && echo "** $name: stopped after ${lim}s"
+  return 0
+}
+
+echo "bench/gpu/run.sh: device $device, build $build, logs $logdir, $(date -u +%FT%TZ)"
+echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+if [ "$on_gpu" = 1 ]; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+  command -v nvcc >/dev/null 2>&1 && nvcc --version | tail -1 | sed 's/^/cuda toolkit: /'
+fi
+
+# ---- 1. dependencies ----
+have_deps() {
+  { command -v llvm-config-22 >/dev/null 2>&1 || [ -x /usr/lib/llvm-22/bin/llvm-config ]; } &&
+    pkg-config --exists criterion libxxhash 2>/dev/null && command -v cmake >/dev/null 2>&1 && command -v cc >/dev/null 2>&1
+}
+if ! have_deps; then
+  echo "== dependencies: something is missing; running scripts/setup.sh"
+  bash scripts/setup.sh 2>&1 | tail -5
+fi
+if ! have_deps; then
+  row "dependencies" FAIL "LLVM 22 (llvm-config-22), libcriterion-dev, libxxhash-dev, cmake or a C compiler missing and scripts/setup.sh could not install them"
+  printf '\n== summary (device %s)\n' "$device"; printf '%s\n' "${summary[@]}"
+  exit 1
+fi
+
+# ---- 2. build ----
+step "build" build.log 300 bash -c "cmake -S . -B '$build' -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build '$build' -j$jobs"
+if [ "$rc" != 0 ]; then
+  row "build" FAIL "see $logdir/build.log"
+  printf '\n== summary (device %s)\n' "$device"; printf '%s\n' "${summary[@]}"
+  exit 1
+fi
+warnings=$(grep -c 'warning:' "$logdir/build.log" || true)
+row "build" ok "${secs}s, $warnings compiler warnings"
+
+# ---- 3. test suite ----
+if [ "$skip_suite" = 1 ]; then
+  row "test suite" skip "--skip-suite given (scripts/test.sh ran the suite just before)"
+else
+  step "test suite (TILE_TEST_DEVICE=$device)" suite.log 300 \
+    env TILE_TEST_DEVICE="$device" TILE_DEVICE="$device" ctest --test-dir "$build" -j"$jobs" --output-on-failure --timeout 280
+  res=$(grep -E 'tests passed' "$logdir/suite.log" | tail -1)
+  if [ "$rc" = 0 ]; then row "test suite ($device)" ok "${res:-passed}, ${secs}s"
+  else row "test suite ($device)" FAIL "${res:-rc $rc}, ${secs}s: see $logdir/suite.log"; fi
+fi
+
+# ---- 4. compare devices ----
+for arch in sm_80 sm_90a; do
+  step "compare_devices ($arch)" "compare_$arch.log" 120 "$build/bench/compare_devices" --device "$device" --arch "$arch" --quiet
+  res=$(grep -E 'kernels agree' "$logdir/compare_$arch.log" | tail -1)
+  what="cuda vs emu"
+  [ "$on_gpu" = 0 ] && what="emu 1 vs 4 host threads"
+  if [ "$rc" = 0 ]; then row "compare $what ($arch)" ok "$res"
+  else row "compare $what ($arch)" FAIL "${res:-rc $rc}: see $logdir/compare_$arch.log"; fi
+done
+
+# ---- 5. gemm report ----
+step "gemm_report" gemm_report.log 150 "$build/bench/gemm_report"
+tri=$(grep -c ' triton ' "$logdir/gemm_report.log" | tr -d ' ')
+tri_skip=$(grep -m1 '^triton: skipped' "$logdir/gemm_report.log" | sed 's/^triton: //')
+def=$(grep -m1 -E '^gemm_bf16_bf16 +128x128x32 w4 s3 +sm_80 +tile' "$logdir/gemm_report.log" | awk '{print $7" regs, "$8" B spilled, "$9" B smem"}')
+nfail=$(grep -m1 -E '^[0-9]+ compilations failed' "$logdir/gemm_report.log" | awk '{print $1}')
+if [ "$rc" = 0 ]; then row "gemm report" ok "default bf16 sm_80: ${def:-?}; triton rows: ${tri_skip:-$tri}${nfail:+; $nfail configurations did not compile}"
+else row "gemm report" FAIL "rc $rc: see $logdir/gemm_report.log"; fi
+
+# ---- 6. GEMM speed ----
+if [ "$on_gpu" = 1 ]; then
+  step "gemm_gpu (tile, 4096^3 and 8192^3)" gemm_gpu.log 150 "$build/bench/gemm_gpu" --device "$device" --sizes 4096,8192
+  tile_rc=$rc
+  if python3 -c 'import torch, triton' >/dev/null 2>&1; then
+    step "torch.matmul and Triton tutorial matmul" gemm_torch.log 200 env PYTHONUNBUFFERED=1 python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192
+    py_note=""
+    [ "$rc" != 0 ] && py_note="torch/triton rc $rc: see $logdir/gemm_torch.log"
+  else
+    echo "torch or triton cannot be imported: cuBLAS and Triton columns skipped" | tee "$logdir/gemm_torch.log"
+    py_note="torch/triton not importable: their columns were skipped"
+  fi
+  for n in 4096 8192; do
+    t=$(awk -v n=$n '$1=="@@" && $3==n && $4=="tile" {print $5}' "$logdir/gemm_gpu.log")
+    c=$(awk -v n=$n '$1=="@@" && $3==n && $4=="torch" {print $5}' "$logdir/gemm_torch.log")
+    tr=$(awk -v n=$n '$1=="@@" && $3==n && $4=="triton" {print $5" ("$6")"}' "$logdir/gemm_torch.log")
+    pct=""
+    [ -n "$t" ] && [ -n "$c" ] && pct=$(awk -v a="$t" -v b="$c" 'BEGIN{ if (b > 0) printf "tile = %.0f%% of cuBLAS", 100*a/b }')
+    status=ok
+    [ "$tile_rc" != 0 ] && status=FAIL
+    row "bf16 gemm ${n}^3 TFLOP/s" "$status" "tile ${t:-n/a} | torch.matmul ${c:-n/a} | triton ${tr:-n/a} ${pct:+| $pct}${py_note:+ | $py_note}"
+  done
+else
+  row "bf16 gemm 4096^3, 8192^3" skip "no GPU (--device emu): nothing to time"
+  step "gemm_gpu logic check on the emulator (not a measurement)" gemm_gpu.log 60 "$build/bench/gemm_gpu" --device emu --sizes 128,256 --samples 3
+  if [ "$rc" = 0 ]; then row "gemm_gpu on emu (checks only)" ok "$(grep -c 'check ok' "$logdir/gemm_gpu.log") sizes checked"
+  else row "gemm_gpu on emu (checks only)" FAIL "rc $rc: see $logdir/gemm_gpu.log"; fi
+fi
+
+# ---- 7. emulator speed, compile time ----
+step "emu_speed" emu_speed.log 60 "$build/bench/emu_speed"
+if [ "$rc" = 0 ]; then
+  row "emulator speed (M thread-instr/s)" ok "$(awk '/M instr\/s/ {printf "%s%s %s %s", sep, $2, ($7=="1") ? "1 host thread" : "all cores", $(NF-2); sep="; "}' "$logdir/emu_speed.log")"
+else row "emulator speed" FAIL "rc $rc: see $logdir/emu_speed.log"; fi
+reps=5
+[ "$on_gpu" = 0 ] && reps=1
+step "compile_time" compile_time.log 90 "$build/bench/compile_time" --reps "$reps"
+if [ "$rc" = 0 ]; then
+  g=$(awk '$1=="gemm.tile" {print "gemm.tile src->ptx "$7" ms, ptxas "$8" ms"}' "$logdir/compile_time.log")
+  row "compile time (sm_80)" ok "$(tail -1 "$logdir/compile_time.log"); $g"
+else row "compile time" FAIL "rc $rc: see $logdir/compile_time.log"; fi
+
+# ---- the table ----
+printf '\n== summary (device %s, %ss, logs in %s)\n' "$device" "$(( $(date +%s) - start ))" "$logdir"
+printf '%-40s %-6s %s\n' "step" "result" "details"
+printf '%s\n' "${summary[@]}"
+exit "$failed"
