@@ -436,6 +436,13 @@ static Val bi_atomic(Call *c) {
 
 static Val bi_dot(Call *c) {
     Gen *g = c->g;
+    /* f8 operands: f16 holds every f8e4m3 and f8e5m2 value exactly, so the product runs on
+     * f16 tensor cores with an f32 accumulator */
+    for (int i = 0; i < 2; i++) {
+        Val v = c->v[i];
+        if (v.k == V_RT && dtype_is_storage(val_dtype(v)) && v.t->rank)
+            c->v[i] = rt(g, gen_emit(g, c->loc[i], OP_CAST, &v.v, 1, tir_with_dtype(g->m, v.t, DT_F16)));
+    }
     for (int i = 0; i < 2; i++)
         if (!numeric(c, i)) return val_err();
     Val a = c->v[0], b = c->v[1];

@@ -27,10 +27,65 @@ LLVMValueRef ll_const_of(LL *l, DType dt, const Attrs *a) {
 
 static bool is_f(DType t) { return dtype_is_float(t) && !dtype_is_storage(t); }
 
+/* ---- f8 in software (sm_80 has no f8 conversions; the same code runs everywhere) ----
+ * f8e4m3 is E4M3FN: bias 7, no infinity, S.1111.111 is NaN, largest 448.
+ * f8e5m2 is the top byte of an f16 (bias 15, with infinities).
+ * To f8: round to nearest even, saturating to the largest finite value (PTX's
+ * .satfinite), NaN stays NaN. */
+static LLVMValueRef f8_to_f32(LL *l, LLVMValueRef b, DType from) {
+    LLVMBuilderRef B = l->b;
+    if (from == DT_F8E5M2) {
+        LLVMValueRef h = LLVMBuildShl(B, LLVMBuildZExt(B, b, l->t_i16, ""), LLVMConstInt(l->t_i16, 8, 0), "");
+        return LLVMBuildFPExt(B, LLVMBuildBitCast(B, h, l->t_f16, ""), l->t_f32, "");
+    }
+    LLVMValueRef u = LLVMBuildZExt(B, b, l->t_i32, "");
+    LLVMValueRef sign = LLVMBuildShl(B, LLVMBuildAnd(B, u, ll_i32(l, 0x80), ""), ll_i32(l, 24), "");
+    LLVMValueRef e = LLVMBuildAnd(B, LLVMBuildLShr(B, u, ll_i32(l, 3), ""), ll_i32(l, 15), "");
+    LLVMValueRef m = LLVMBuildAnd(B, u, ll_i32(l, 7), "");
+    LLVMValueRef nbits = LLVMBuildOr(B, sign, LLVMBuildOr(B, LLVMBuildShl(B, LLVMBuildAdd(B, e, ll_i32(l, 120), ""), ll_i32(l, 23), ""),
+                                                          LLVMBuildShl(B, m, ll_i32(l, 20), ""), ""), "");
+    LLVMValueRef normal = LLVMBuildBitCast(B, nbits, l->t_f32, "");
+    LLVMValueRef sub = LLVMBuildFMul(B, LLVMBuildUIToFP(B, m, l->t_f32, ""), LLVMConstReal(l->t_f32, 1.0 / 512), "");
+    LLVMValueRef cs[2] = {sub, normal};
+    LLVMTypeRef ft = l->t_f32;
+    sub = ll_intr(l, "llvm.copysign", &ft, 1, cs, 2);
+    LLVMValueRef r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, e, ll_i32(l, 0), ""), sub, normal, "");
+    LLVMValueRef nan = LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildAnd(B, u, ll_i32(l, 0x7f), ""), ll_i32(l, 0x7f), "");
+    return LLVMBuildSelect(B, nan, LLVMConstReal(l->t_f32, NAN), r, "");
+}
+
+static LLVMValueRef f32_to_f8(LL *l, LLVMValueRef x, DType to) {
+    LLVMBuilderRef B = l->b;
+    int mbits = to == DT_F8E4M3 ? 3 : 2, bias = to == DT_F8E4M3 ? 7 : 15, maxcode = to == DT_F8E4M3 ? 0x7e : 0x7b;
+    int shift = 23 - mbits;
+    LLVMValueRef bits = LLVMBuildBitCast(B, x, l->t_i32, "");
+    LLVMValueRef sign = LLVMBuildAnd(B, LLVMBuildLShr(B, bits, ll_i32(l, 24), ""), ll_i32(l, 0x80), "");
+    LLVMValueRef a = LLVMBuildAnd(B, bits, ll_i32(l, 0x7fffffff), "");
+    /* normal range: round the magnitude's bits to mbits, then rebias the exponent */
+    LLVMValueRef odd = LLVMBuildAnd(B, LLVMBuildLShr(B, a, ll_i32(l, shift), ""), ll_i32(l, 1), "");
+    LLVMValueRef rounded = LLVMBuildAdd(B, a, LLVMBuildAdd(B, ll_i32(l, (1 << (shift - 1)) - 1), odd, ""), "");
+    LLVMValueRef normal = LLVMBuildSub(B, LLVMBuildLShr(B, rounded, ll_i32(l, shift), ""), ll_i32(l, (127 - bias) << mbits), "");
+    /* below the smallest normal: count in units of the smallest subnormal (may round up to it) */
+    LLVMTypeRef ft = l->t_f32;
+    LLVMValueRef ax = LLVMBuildBitCast(B, a, ft, "");
+    LLVMValueRef scaled = LLVMBuildFMul(B, ax, LLVMConstReal(ft, ldexp(1.0, bias - 1 + mbits)), "");
+    LLVMValueRef sub = LLVMBuildFPToUI(B, ll_intr(l, "llvm.roundeven", &ft, 1, &scaled, 1), l->t_i32, "");
+    LLVMValueRef is_sub = LLVMBuildICmp(B, LLVMIntULT, a, ll_i32(l, (128 - bias) << 23), "");
+    LLVMValueRef code = LLVMBuildSelect(B, is_sub, sub, normal, "");
+    LLVMValueRef over = LLVMBuildICmp(B, LLVMIntUGT, code, ll_i32(l, maxcode), "");
+    LLVMValueRef big = LLVMBuildICmp(B, LLVMIntUGE, a, ll_i32(l, 0x7f000000), ""); /* also keeps the add from wrapping */
+    code = LLVMBuildSelect(B, LLVMBuildOr(B, over, big, ""), ll_i32(l, maxcode), code, "");
+    LLVMValueRef nan = LLVMBuildICmp(B, LLVMIntUGT, a, ll_i32(l, 0x7f800000), "");
+    code = LLVMBuildSelect(B, nan, ll_i32(l, 0x7f), code, "");
+    return LLVMBuildTrunc(B, LLVMBuildOr(B, sign, code, ""), l->t_i8, "");
+}
+
 LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to) {
     if (from == to) return v;
     LLVMTypeRef tt = ll_type(l, to);
-    if (dtype_is_storage(from) || dtype_is_storage(to)) return NULL;
+    if (dtype_is_storage(from) && dtype_is_storage(to)) return f32_to_f8(l, f8_to_f32(l, v, from), to);
+    if (dtype_is_storage(from)) return ll_cast(l, f8_to_f32(l, v, from), DT_F32, to);
+    if (dtype_is_storage(to)) return f32_to_f8(l, ll_cast(l, v, from, DT_F32), to);
     if (to == DT_I1) {
         if (is_f(from)) return LLVMBuildFCmp(l->b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
         return LLVMBuildICmp(l->b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");

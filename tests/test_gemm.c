@@ -63,7 +63,7 @@ static double bf16_to_d(uint16_t h) {
     return f;
 }
 
-typedef enum { IN_F16, IN_BF16, IN_TF32, IN_I8 } InT;
+typedef enum { IN_F16, IN_BF16, IN_TF32, IN_I8, IN_E4M3, IN_E5M2 } InT;
 typedef enum { OUT_F32, OUT_F16, OUT_BF16, OUT_I32 } OutT;
 
 typedef struct Case {
@@ -82,14 +82,24 @@ typedef struct Case {
 } Case;
 
 static const char *kernel_name(const Case *c) {
-    static const char *names[4][4] = {{"gemm_f16_f32", "gemm_f16_f16", NULL, NULL},
+    static const char *names[6][4] = {{"gemm_f16_f32", "gemm_f16_f16", NULL, NULL},
                                       {"gemm_bf16_f32", NULL, "gemm_bf16_bf16", NULL},
                                       {"gemm_tf32_f32", NULL, NULL, NULL},
-                                      {NULL, NULL, NULL, "gemm_i8_i32"}};
+                                      {NULL, NULL, NULL, "gemm_i8_i32"},
+                                      {"gemm_e4m3_f32", NULL, NULL, NULL},
+                                      {"gemm_e5m2_f32", NULL, NULL, NULL}};
     return names[c->in][c->out];
 }
 
-static int in_bytes(InT t) { return t == IN_I8 ? 1 : t == IN_TF32 ? 4 : 2; }
+static int in_bytes(InT t) { return t == IN_I8 || t == IN_E4M3 || t == IN_E5M2 ? 1 : t == IN_TF32 ? 4 : 2; }
+
+/* f8 code -> value: E4M3FN (bias 7, no inf) and E5M2 (bias 15) */
+static double f8_value(uint8_t code, bool e4m3) {
+    int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+    int e = (code & 0x7f) >> mb, m = code & ((1 << mb) - 1);
+    double v = e ? ldexp((1 << mb) + m, e - bias - mb) : ldexp(m, 1 - bias - mb);
+    return code & 0x80 ? -v : v;
+}
 static int out_bytes(OutT t) { return t == OUT_F16 || t == OUT_BF16 ? 2 : 4; }
 
 /* Fill n inputs: stores device bytes in buf and the exact value in val. */
@@ -101,6 +111,15 @@ static void make_input(InT t, size_t n, void *buf, double *val) {
         case IN_BF16: ((uint16_t *)buf)[i] = f32_to_bf16((float)r); val[i] = bf16_to_d(((uint16_t *)buf)[i]); break;
         case IN_TF32: ((float *)buf)[i] = (float)r; val[i] = (float)r; break;
         case IN_I8: ((int8_t *)buf)[i] = (int8_t)floor(r * 128); val[i] = ((int8_t *)buf)[i]; break;
+        case IN_E4M3:
+        case IN_E5M2: { /* finite codes of magnitude below 8: no NaN or infinity */
+            bool e4 = t == IN_E4M3;
+            uint8_t code = (uint8_t)((uint32_t)((r + 1) * 1e6) % (e4 ? 0x50 : 0x48));
+            if (r < 0) code |= 0x80;
+            ((uint8_t *)buf)[i] = code;
+            val[i] = f8_value(code, e4);
+            break;
+        }
         }
     }
 }
@@ -277,6 +296,16 @@ Test(gemm, every_type, .timeout = 300) {
         {IN_BF16, OUT_BF16, 65, 129, 48, false, true, 1, 0, false, 0, 1, 0, NULL, false},
         {IN_TF32, OUT_F32, 65, 129, 48, true, false, 1, 0, false, 0, 1, 0, NULL, false},
         {IN_I8, OUT_I32, 65, 129, 100, false, false, 1, 0, false, 0, 1, 0, NULL, false},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
+}
+
+Test(gemm, f8_inputs, .timeout = 300) {
+    seed_rng();
+    Case cs[] = {
+        {IN_E4M3, OUT_F32, 70, 40, 96, false, false, 1, 0, false, 0, 1, 0, NULL, false},
+        {IN_E5M2, OUT_F32, 33, 64, 64, false, true, 0.25f, 0, true, 0, 1, 0, NULL, false},
+        {IN_E4M3, OUT_F32, 64, 64, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
