@@ -167,6 +167,14 @@ static const Layout *infer(Ctx *c, ValueId v, int depth) {
         int k = tir_val(c->f, v)->index;
         return y && y->op == OP_YIELD && k < y->nops ? infer(c, y->ops[k], depth + 1) : NULL;
     }
+    if (d->op == OP_REDUCE && tir_vtype(c->f, v)->rank) { /* a reduction leaves the slice of its operand's layout */
+        const Layout *l = infer(c, d->ops[0], depth + 1);
+        return l ? intern(c, layout_slice(l, (int)d->a.ival)) : NULL;
+    }
+    if (d->op == OP_EXPAND_DIMS) {
+        const Layout *l = infer(c, d->ops[0], depth + 1);
+        return l && l->kind == LAYOUT_SLICE && l->dim == d->a.ival ? l->parent : NULL;
+    }
     if (tir_op_info[d->op].flags & OPF_ELEMENTWISE || d->op == OP_BROADCAST || d->op == OP_SCAN)
         for (int k = 0; k < d->nops; k++) {
             const Layout *l = tir_vtype(c->f, d->ops[k])->rank ? infer(c, d->ops[k], depth + 1) : NULL;
@@ -249,9 +257,14 @@ static void backward_inst(Ctx *c, Inst *i) {
         Block *body = i->regions[0];
         Inst *yl = body->last;
         for (int k = 0; k < i->nres; k++) {
-            /* an anchor computing the carried value (a dot's accumulator) beats later users */
+            /* an anchor computing the carried value (a dot's accumulator, or row statistics
+             * reduced from it) beats later users: the loop then never moves it */
             if (yl && yl->op == OP_YIELD && k < yl->nops && yl->ops[k] < c->nv && c->want[yl->ops[k]])
                 wish(c, body->args[1 + k], c->want[yl->ops[k]]);
+            if (yl && yl->op == OP_YIELD && k < yl->nops) {
+                const Layout *in = infer(c, yl->ops[k], 0);
+                if (mma_family(in)) wish(c, body->args[1 + k], in);
+            }
             if (c->want[i->res[k]]) wish(c, body->args[1 + k], c->want[i->res[k]]);
         }
         backward_block(c, body);

@@ -5,9 +5,10 @@
  *      that needs scratch (layout conversions, reshapes, cross-warp
  *      reductions and scans, dot operand staging) gets a buffer whose size
  *      comes from smem_scratch_bytes() and whose live range is the op
- *      itself; a buffer used inside a loop is live for the whole loop.  A
- *      pipelining buffer (local_alloc) lives from its allocation to the
- *      last use of it or of a view of it.
+ *      itself, inside a loop too (the barrier pass orders the reuse, back
+ *      edges included).  A pipelining buffer (local_alloc) lives from its
+ *      allocation to the last use of it or of a view of it, a use in a loop
+ *      keeping it to the loop's end.
  *   2. Sort buffers by size (largest first) and give each the lowest
  *      16-byte-aligned offset that does not overlap a buffer with an
  *      intersecting live range (first fit).
@@ -134,8 +135,9 @@ static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
             Buf *bf = &c->bufs[c->n++];
             bf->inst = i;
             bf->size = (bytes + 15) & ~15;
-            bf->start = loop_start >= 0 ? loop_start : idx;
-            bf->end = loop_start >= 0 ? loop_end : idx;
+            /* a scratch buffer lives only during its op, even in a loop: the barrier pass
+             * orders reuse between ops and across the back edge */
+            bf->start = bf->end = idx;
             if (i->op == OP_LOCAL_ALLOC && c->last_use[i->res[0]] > bf->end) bf->end = c->last_use[i->res[0]];
         }
         if (i->op == OP_FOR) {

@@ -23,6 +23,7 @@ typedef struct Printer {
     Str *s;
     const Func *f;
     const Module *m;
+    int *alias; /* by index in m->layouts: its #L number, -1 when no value uses it */
     int32_t *num;   /* value id -> printed number, -1: named argument */
     int next;
 } Printer;
@@ -53,10 +54,10 @@ void tir_print_layout(Str *s, const Layout *l) {
 }
 
 static void print_layout_ref(Printer *p, const Layout *l) {
-    if (p->m) {
+    if (p->m && p->alias) {
         for (int i = 0; i < p->m->nlayouts; i++)
-            if (p->m->layouts[i] == l) {
-                str_printf(p->s, "#L%d", i);
+            if (p->m->layouts[i] == l && p->alias[i] >= 0) {
+                str_printf(p->s, "#L%d", p->alias[i]);
                 return;
             }
     }
@@ -226,20 +227,66 @@ static void print_func(Printer *p, const Func *f) {
     p->num = NULL;
 }
 
+typedef struct UsedCtx {
+    const Module *m;
+    int *a;
+    const Func *f;
+} UsedCtx;
+
+static void mark_used(UsedCtx *u, ValueId v) {
+    const Type *t = u->f->values[v].type;
+    for (const Layout *l = t ? t->layout : NULL; l; l = l->parent)
+        for (int i = 0; i < u->m->nlayouts; i++)
+            if (u->m->layouts[i] == l) u->a[i] = 0;
+}
+
+static bool mark_inst(Inst *i, void *ud) {
+    UsedCtx *u = ud;
+    for (int k = 0; k < i->nres; k++) mark_used(u, i->res[k]);
+    for (int r = 0; r < i->nregions; r++)
+        for (int k = 0; k < i->regions[r]->nargs; k++) mark_used(u, i->regions[r]->args[k]);
+    return true;
+}
+
+/* Aliases for the layouts some value of the module uses (passes may intern layouts they
+ * end up not using), numbered in interning order.  Returns how many; alias malloc'd. */
+static int number_layouts(const Module *m, int **alias) {
+    int *a = malloc(sizeof(int) * (size_t)(m->nlayouts + 1));
+    if (!a) unreachable("out of memory");
+    for (int i = 0; i < m->nlayouts; i++) a[i] = -1;
+    UsedCtx u = {m, a};
+    for (int k = 0; k < m->nfuncs; k++) {
+        const Func *f = m->funcs[k];
+        u.f = f;
+        for (int i = 0; i < f->nargs; i++) mark_used(&u, f->args[i].value);
+        tir_walk(f->body, mark_inst, &u);
+    }
+    int n = 0;
+    for (int i = 0; i < m->nlayouts; i++)
+        if (a[i] >= 0) a[i] = n++;
+    *alias = a;
+    return n;
+}
+
 void tir_print_func(Str *s, const Func *f) {
     Printer p = {.s = s, .m = f->module};
+    number_layouts(f->module, &p.alias);
     print_func(&p, f);
+    free(p.alias);
 }
 
 void tir_print_module(Str *s, const Module *m) {
     Printer p = {.s = s, .m = m};
+    int n = number_layouts(m, &p.alias);
     for (int i = 0; i < m->nlayouts; i++) {
-        str_printf(s, "#L%d = ", i);
+        if (p.alias[i] < 0) continue;
+        str_printf(s, "#L%d = ", p.alias[i]);
         tir_print_layout(s, m->layouts[i]);
         str_puts(s, "\n");
     }
     for (int i = 0; i < m->nfuncs; i++) {
-        if (i || m->nlayouts) str_puts(s, "\n");
+        if (i || n) str_puts(s, "\n");
         print_func(&p, m->funcs[i]);
     }
+    free(p.alias);
 }
