@@ -445,6 +445,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
     }
     tile_status st = tile_compile_source(src->name, src->text, o, out);
     if (cacheable) {
+        jit_mkdirs(dir);
         count_event(dir, 'm');
         if (st == TILE_OK && !(o->want_cubin && !out->cubin && !out->ptxas_missing)) store(dir, path, &k, src->name, out);
     }

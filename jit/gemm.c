@@ -12,8 +12,8 @@
  *      bias or activation, C contiguous (zeroed first).
  *   3. Specialize run-time arguments from their actual values, as Triton
  *      does: a stride of 1 (row-major A: sak=1) or sizes and strides
- *      divisible by 16 (m=16); pointers not 16-byte aligned turn off the
- *      alignment assumption.
+ *      divisible by 16 (m=16; sizes only when all leading dimensions are);
+ *      pointers not 16-byte aligned turn off the alignment assumption.
  *   4. The variant (kernel, defines, specializations) is looked up in the
  *      context's table; a miss compiles it through the caches (memory, disk,
  *      compiler) and keeps the kernel.

@@ -4,19 +4,32 @@
  *                [--specialize ARG=1|16]... [--emit tir|llvm|ptx|cubin] [-o OUT]
  *                [--dump-after PASS|all] [--time-passes] [-I DIR]...
  *
+ *   tile run gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--device D] [--trans-a] [--trans-b] ...
+ *   tile tune gemm --m M --n N --k K --dtype ... | tile tune FILE.tile --kernel NAME --grid G --arg A=V ...
+ *   tile aot FILE.tile --kernel NAME [--arch A] [-D N=V]... [--variant "ARG=1 ARG=16"]... -o OUT
+ *   tile cache stats|list|clear [--tuning] [--dir DIR]
+ *
  * Exit status: 0 success, 1 error in the source (diagnostics on stderr),
  * 2 usage error (including an unreadable input file), 3 internal or tool failure. */
 #include "include/tile/tile.h"
 
+#include <ctype.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *usage_main =
     "usage: tile <command> [options]\n"
     "\n"
     "commands:\n"
     "  compile FILE.tile   compile kernels to Tile IR, LLVM IR, PTX or cubin\n"
+    "  run gemm            run tile_gemm on random data and check it against a float64 reference\n"
+    "  tune gemm|FILE      time each @config of a kernel and store the fastest in the tuning database\n"
+    "  aot FILE.tile       export kernels as C sources with embedded PTX\n"
+    "  cache stats|list|clear   the compile cache\n"
     "\n"
     "Run 'tile compile --help' for the options of a command.\n";
 
@@ -34,6 +47,7 @@ static const char *usage_compile =
     "  --dump-after PASS|all  print the Tile IR after a pass (or 'frontend') to stderr\n"
     "  --time-passes          print the time of each stage to stderr\n"
     "  -v, --verbose          print kernel metadata (and ptxas -v with --emit cubin) to stderr\n"
+    "  --no-cache             compile even when the compile cache has the result\n"
     "\n"
     "passes: specialize canonicalize assign_layout remove_convert smem_alloc barrier\n"
     "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n";
@@ -49,7 +63,7 @@ static int usage_error(const char *msg, const char *arg) {
 static int cmd_compile(int argc, char **argv) {
     const char *file = NULL, *out = NULL, *emit = "ptx";
     const char *defines[MAX_LIST + 1] = {0}, *specs[MAX_LIST + 1] = {0}, *incs[MAX_LIST + 1] = {0};
-    int nd = 0, ns = 0, ni = 0, verbose = 0;
+    int nd = 0, ns = 0, ni = 0, verbose = 0, no_cache = 0, hit = 0;
     tile_compile_options o = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -101,6 +115,8 @@ static int cmd_compile(int argc, char **argv) {
             o.time_passes = 1;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             verbose = 1;
+        } else if (!strcmp(a, "--no-cache")) {
+            no_cache = 1;
         } else if (a[0] == '-' && a[1]) {
             return usage_error("unknown option", a);
         } else {
@@ -117,7 +133,8 @@ static int cmd_compile(int argc, char **argv) {
     o.want_llvm_ir = !strcmp(emit, "llvm");
     o.want_cubin = !strcmp(emit, "cubin");
     tile_compiled c;
-    tile_status st = tile_compile_file(file, &o, &c);
+    tile_status st = no_cache ? tile_compile_file(file, &o, &c) : tile_cache_compile_file(NULL, file, &o, &c, &hit);
+    if (verbose && !no_cache) fprintf(stderr, "cache: %s\n", hit ? "hit" : "miss");
     if (c.diagnostics && *c.diagnostics) fputs(c.diagnostics, stderr);
     if (c.dump) fputs(c.dump, stderr);
     if (c.timing) fputs(c.timing, stderr);
@@ -158,6 +175,685 @@ static int cmd_compile(int argc, char **argv) {
     return rc;
 }
 
+/* ---- run, tune, aot, cache ---- */
+#define CLI_USAGE(msg, arg) (fprintf(stderr, "tile: %s%s%s\n", msg, arg ? " " : "", arg ? arg : ""), 2)
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- tile cache ---- */
+static void print_entry(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes) {
+    (void)user;
+    printf("%s %8llu  %s  %s\n", key, (unsigned long long)bytes, source, kernels);
+}
+
+static int cmd_cache(int argc, char **argv) {
+    const char *sub = argc > 0 ? argv[0] : NULL, *dir = NULL;
+    int tuning = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
+        else if (!strcmp(argv[i], "--tuning")) tuning = 1;
+        else return CLI_USAGE("unknown cache option", argv[i]);
+    }
+    if (!sub || !strcmp(sub, "--help")) {
+        fputs("usage: tile cache stats|list|clear [--tuning] [--dir DIR]\n"
+              "  stats   hits and misses since the last clear, entries and bytes on disk, tuning records\n"
+              "  list    every entry: key, size, source, kernels\n"
+              "  clear   remove every entry (--tuning: the tuning database too)\n"
+              "The folder: --dir, else TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile.\n",
+              sub ? stdout : stderr);
+        return sub ? 0 : 2;
+    }
+    char *def = tile_cache_default_dir();
+    const char *d = dir ? dir : def;
+    int rc = 0;
+    if (!strcmp(sub, "stats")) {
+        tile_cache_stats s;
+        if (tile_cache_get_stats(d, &s) != TILE_OK) rc = 3;
+        else
+            printf("cache %s\n  hits %llu  misses %llu\n  entries %llu  bytes %llu\n  tuning records %llu\n", d,
+                   (unsigned long long)s.hits, (unsigned long long)s.misses, (unsigned long long)s.entries,
+                   (unsigned long long)s.bytes, (unsigned long long)s.tuning_records);
+    } else if (!strcmp(sub, "list")) {
+        rc = tile_cache_list(d, print_entry, NULL) == TILE_OK ? 0 : 3;
+    } else if (!strcmp(sub, "clear")) {
+        rc = tile_cache_clear(d, tuning) == TILE_OK ? 0 : 3;
+        if (!rc) printf("cleared %s%s\n", d, tuning ? " (and the tuning database)" : "");
+    } else rc = CLI_USAGE("unknown cache command", sub);
+    free(def);
+    return rc;
+}
+
+/* ---- host data for gemm: random inputs in the device format and their exact values ---- */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static double urand(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+static uint16_t to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000, m = x & 0x7fffff;
+    int e = (int)((x >> 23) & 0xff) - 112;
+    if (e <= 0) return (uint16_t)sign;
+    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+static double from_f16(uint16_t h) {
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+}
+static uint16_t to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+static double from_bf16(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+static int dt_size(tile_dtype t) { return t == TILE_I8 ? 1 : t == TILE_F16 || t == TILE_BF16 ? 2 : 4; }
+static double dt_fill(tile_dtype t, void *buf, size_t i, double v) {
+    switch (t) {
+    case TILE_F16: return from_f16(((uint16_t *)buf)[i] = to_f16((float)v));
+    case TILE_BF16: return from_bf16(((uint16_t *)buf)[i] = to_bf16((float)v));
+    case TILE_I8: return ((int8_t *)buf)[i] = (int8_t)floor(v * 100);
+    case TILE_I32: return ((int32_t *)buf)[i] = (int32_t)floor(v * 100);
+    default: return ((float *)buf)[i] = (float)v;
+    }
+}
+static double dt_get(tile_dtype t, const void *buf, size_t i) {
+    switch (t) {
+    case TILE_F16: return from_f16(((const uint16_t *)buf)[i]);
+    case TILE_BF16: return from_bf16(((const uint16_t *)buf)[i]);
+    case TILE_I32: return ((const int32_t *)buf)[i];
+    default: return ((const float *)buf)[i];
+    }
+}
+
+typedef struct GemmProblem {
+    int64_t m, n, k;
+    tile_dtype in, out;
+    int ta, tb;
+    const char *device;
+    int reps, warmup;
+    double timeout_s;
+} GemmProblem;
+
+/* "--dtype f16": input type; tf32 means f32 inputs on tf32 tensor cores */
+static int parse_gemm_args(int argc, char **argv, GemmProblem *p, int *extra_start) {
+    *p = (GemmProblem){.m = 256, .n = 256, .k = 256, .in = TILE_F16, .out = TILE_F32, .reps = 5, .warmup = 1, .timeout_s = 60};
+    int out_set = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--trans-a")) p->ta = 1;
+        else if (!strcmp(a, "--trans-b")) p->tb = 1;
+        else if (!v && a[0] == '-') return CLI_USAGE("missing value for", a);
+        else if (!strcmp(a, "--m")) p->m = atoll(v), i++;
+        else if (!strcmp(a, "--n")) p->n = atoll(v), i++;
+        else if (!strcmp(a, "--k")) p->k = atoll(v), i++;
+        else if (!strcmp(a, "--reps")) p->reps = atoi(v), i++;
+        else if (!strcmp(a, "--warmup")) p->warmup = atoi(v), i++;
+        else if (!strcmp(a, "--timeout")) p->timeout_s = atof(v), i++;
+        else if (!strcmp(a, "--device")) p->device = v, i++;
+        else if (!strcmp(a, "--dtype") || !strcmp(a, "--out-dtype")) {
+            static const char *names[] = {"f32", "f16", "bf16", "f8e4m3", "f8e5m2", "i8", "i32", "tf32"};
+            int t = -1;
+            for (int j = 0; j < 8; j++)
+                if (!strcmp(v, names[j])) t = j;
+            if (t < 0) return CLI_USAGE("unknown type", v);
+            if (a[2] == 'd') p->in = t == 7 ? TILE_F32 : (tile_dtype)t;
+            else out_set = 1, p->out = t == 7 ? TILE_F32 : (tile_dtype)t;
+            i++;
+        } else if (extra_start && a[0] == '-') {
+            *extra_start = i;
+            break;
+        } else return CLI_USAGE("unknown option", a);
+    }
+    if (!out_set) p->out = p->in == TILE_I8 ? TILE_I32 : TILE_F32;
+    if (p->m < 1 || p->n < 1 || p->k < 1 || p->reps < 1 || p->warmup < 0) return CLI_USAGE("sizes and --reps must be positive", NULL);
+    return 0;
+}
+
+typedef struct GemmData {
+    tile_gemm_args g;
+    double *va, *vb;
+    void *hc;
+    size_t cn;
+} GemmData;
+
+static int gemm_setup(tile_context *ctx, const GemmProblem *p, GemmData *d) {
+    memset(d, 0, sizeof *d);
+    int64_t m = p->m, n = p->n, k = p->k;
+    int64_t lda = p->ta ? m : k, ldb = p->tb ? k : n;
+    size_t an = (size_t)(m * k), bn = (size_t)(k * n);
+    d->cn = (size_t)(m * n);
+    void *ha = malloc(an * dt_size(p->in)), *hb = malloc(bn * dt_size(p->in));
+    d->hc = calloc(d->cn, (size_t)dt_size(p->out));
+    d->va = malloc(an * sizeof(double));
+    d->vb = malloc(bn * sizeof(double));
+    if (!ha || !hb || !d->hc || !d->va || !d->vb) return fprintf(stderr, "tile: out of host memory\n"), 3;
+    for (size_t i = 0; i < an; i++) d->va[i] = dt_fill(p->in, ha, i, urand());
+    for (size_t i = 0; i < bn; i++) d->vb[i] = dt_fill(p->in, hb, i, urand());
+    tile_devptr da, db, dc;
+    if (tile_malloc(ctx, an * dt_size(p->in), &da) || tile_malloc(ctx, bn * dt_size(p->in), &db) ||
+        tile_malloc(ctx, d->cn * dt_size(p->out), &dc) || tile_memcpy_htod(ctx, da, ha, an * dt_size(p->in)) ||
+        tile_memcpy_htod(ctx, db, hb, bn * dt_size(p->in))) {
+        fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
+        return 3;
+    }
+    free(ha), free(hb);
+    d->g = (tile_gemm_args){.m = m, .n = n, .k = k, .a = da, .lda = lda, .trans_a = p->ta, .b = db, .ldb = ldb, .trans_b = p->tb,
+                            .c = dc, .ldc = n, .in_dtype = p->in, .out_dtype = p->out, .alpha = 1, .beta = 0};
+    return 0;
+}
+
+static void gemm_data_free(GemmData *d) { free(d->va), free(d->vb), free(d->hc); }
+
+/* max |error| / tolerance over C against the float64 reference; > 1 fails */
+static double gemm_check(tile_context *ctx, const GemmProblem *p, GemmData *d) {
+    if (tile_memcpy_dtoh(ctx, d->hc, d->g.c, d->cn * dt_size(p->out)) != TILE_OK) return INFINITY;
+    double worst = 0, tol_rel = p->in == TILE_F32 ? 4e-3 : 1e-5;
+    double out_rel = p->out == TILE_F16 ? 1.0 / 1024 : p->out == TILE_BF16 ? 1.0 / 128 : 0;
+    int64_t m = p->m, n = p->n, k = p->k;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0, mag = 0;
+            for (int64_t q = 0; q < k; q++) {
+                double x = p->ta ? d->va[q * m + i] : d->va[i * k + q], y = p->tb ? d->vb[j * k + q] : d->vb[q * n + j];
+                s += x * y, mag += fabs(x * y);
+            }
+            double got = dt_get(p->out, d->hc, (size_t)(i * n + j));
+            double tol = tol_rel * mag + out_rel * fabs(s) + 1e-5;
+            double e = fabs(got - s) / tol;
+            if (!(e <= worst)) worst = e; /* NaN counts as worst */
+        }
+    return worst;
+}
+
+static const char *source_name(int s) { return s == 0 ? "already loaded" : s == 1 ? "disk cache hit" : "compiled (cache miss)"; }
+
+static int cmd_run(int argc, char **argv) {
+    if (argc < 1 || strcmp(argv[0], "gemm")) {
+        fputs("usage: tile run gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype f32|f16|bf16|i32]\n"
+              "                     [--device emu|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n",
+              argc && !strcmp(argv[0], "--help") ? stdout : stderr);
+        return argc && !strcmp(argv[0], "--help") ? 0 : 2;
+    }
+    GemmProblem p;
+    int rc = parse_gemm_args(argc - 1, argv + 1, &p, NULL);
+    if (rc) return rc;
+    tile_context *ctx;
+    tile_status st = tile_context_create(p.device, &ctx);
+    if (st != TILE_OK) return fprintf(stderr, "tile: cannot open device '%s': %s\n", p.device ? p.device : "default", tile_status_string(st)), 3;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    GemmData d;
+    if ((rc = gemm_setup(ctx, &p, &d))) return tile_context_destroy(ctx), rc;
+    double t0 = now_s();
+    st = tile_gemm(ctx, &d.g);
+    if (st == TILE_OK) st = tile_synchronize(ctx);
+    double first = now_s() - t0;
+    if (st != TILE_OK) {
+        fprintf(stderr, "tile: tile_gemm failed: %s\n", tile_last_error(ctx));
+        return gemm_data_free(&d), tile_context_destroy(ctx), 3;
+    }
+    tile_gemm_info gi;
+    tile_gemm_last_info(ctx, &gi);
+    int first_source = gi.source;
+    double worst = gemm_check(ctx, &p, &d);
+    double *ts = calloc((size_t)p.reps, sizeof(double));
+    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
+        double t1 = now_s();
+        st = tile_gemm(ctx, &d.g);
+        if (st == TILE_OK) st = tile_synchronize(ctx);
+        ts[r] = now_s() - t1;
+    }
+    for (int i = 1; i < p.reps; i++)
+        for (int j = i; j > 0 && ts[j] < ts[j - 1]; j--) {
+            double x = ts[j];
+            ts[j] = ts[j - 1], ts[j - 1] = x;
+        }
+    double med = ts[p.reps / 2];
+    tile_gemm_last_info(ctx, &gi);
+    printf("gemm %lldx%lldx%lld %s%s%s on %s (%s): kernel %s\n", (long long)p.m, (long long)p.n, (long long)p.k, gi.kernel + 5,
+           p.ta ? " trans_a" : "", p.tb ? " trans_b" : "", props.name, props.arch, gi.kernel);
+    printf("  config      %s%s\n", gi.config, gi.tuned ? " (tuned)" : " (default: not tuned for this shape)");
+    printf("  specialize  %s\n", *gi.specialize ? gi.specialize : "(none)");
+    printf("  grid        (%u, %u) x %u threads\n", gi.grid.x, gi.grid.y, gi.block.x);
+    printf("  first call  %.3f ms: %s\n", first * 1e3, source_name(first_source));
+    printf("  next calls  %.3f ms median of %d: %s (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, source_name(gi.source),
+           2.0 * p.m * p.n * p.k / med * 1e-12, props.is_emulator ? "; the emulator's timings mean nothing" : "");
+    printf("  check       max error %.3g of tolerance against a float64 reference: %s\n", worst, worst <= 1 ? "ok" : "MISMATCH");
+    free(ts);
+    gemm_data_free(&d);
+    tile_context_destroy(ctx);
+    return st != TILE_OK ? 3 : worst <= 1 ? 0 : 3;
+}
+
+/* ---- tile tune ---- */
+typedef struct TuneRow {
+    char config[256];
+    double seconds; /* < 0: skipped */
+    char why[200];
+} TuneRow;
+
+static int row_cmp(const void *a, const void *b) {
+    const TuneRow *x = a, *y = b;
+    if ((x->seconds < 0) != (y->seconds < 0)) return x->seconds < 0 ? 1 : -1;
+    return x->seconds < y->seconds ? -1 : x->seconds > y->seconds;
+}
+
+static void join_config(char **cfg, char *out, size_t n) {
+    out[0] = 0;
+    for (int j = 0; cfg[j]; j++) snprintf(out + strlen(out), n - strlen(out), "%s%s", j ? " " : "", cfg[j]);
+}
+
+/* Compile one config to learn its shared memory; "" when it can run, else why not. */
+static void precheck(const char *file, const char *kernel, char **cfg, const char *const *extra, const tile_device_properties *props,
+                     char *why, size_t n) {
+    const char *defs[64];
+    int nd = 0;
+    for (int j = 0; cfg[j] && nd < 40; j++) defs[nd++] = cfg[j];
+    for (int j = 0; extra && extra[j] && nd < 63; j++) defs[nd++] = extra[j];
+    defs[nd] = NULL;
+    tile_compile_options o = {.kernel = kernel, .defines = defs, .arch = props->arch};
+    tile_compiled c;
+    tile_status st = tile_cache_compile_file(NULL, file, &o, &c, NULL);
+    why[0] = 0;
+    if (st != TILE_OK) {
+        const char *nl = c.diagnostics ? strchr(c.diagnostics, '\n') : NULL;
+        snprintf(why, n, "compile failed: %.*s", nl ? (int)(nl - c.diagnostics) : 150, c.diagnostics ? c.diagnostics : tile_status_string(st));
+    } else if (c.nkernels && c.kernels[0].smem_bytes > props->max_shared_per_block)
+        snprintf(why, n, "shared memory %d bytes > %d", c.kernels[0].smem_bytes, props->max_shared_per_block);
+    tile_compiled_free(&c);
+}
+
+static void print_table(TuneRow *rows, int n, int emu) {
+    qsort(rows, (size_t)n, sizeof *rows, row_cmp);
+    printf("%-4s %12s  %s\n", "rank", "median", "config");
+    for (int i = 0; i < n; i++) {
+        if (rows[i].seconds >= 0) printf("%-4d %9.3f ms  %s\n", i + 1, rows[i].seconds * 1e3, rows[i].config);
+        else printf("%-4s %12s  %s  (skipped: %s)\n", "-", "-", rows[i].config, rows[i].why);
+    }
+    if (emu) printf("note: on the emulator these timings mean nothing (it runs PTX on the CPU); this run checks the flow\n");
+}
+
+static double median(double *v, int n) {
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double x = v[j];
+            v[j] = v[j - 1], v[j - 1] = x;
+        }
+    return v[n / 2];
+}
+
+static int tune_gemm(int argc, char **argv) {
+    GemmProblem p;
+    int rc = parse_gemm_args(argc, argv, &p, NULL);
+    if (rc) return rc;
+    static const char *kn[7][7];
+    kn[TILE_F16][TILE_F32] = "gemm_f16_f32", kn[TILE_F16][TILE_F16] = "gemm_f16_f16", kn[TILE_BF16][TILE_F32] = "gemm_bf16_f32";
+    kn[TILE_BF16][TILE_BF16] = "gemm_bf16_bf16", kn[TILE_F32][TILE_F32] = "gemm_tf32_f32", kn[TILE_I8][TILE_I32] = "gemm_i8_i32";
+    const char *kernel = kn[p.in][p.out];
+    if (!kernel) return CLI_USAGE("no gemm kernel for this --dtype/--out-dtype pair", NULL);
+    const char *file = tile_gemm_source_path();
+    tile_tune_space sp;
+    char *err = NULL;
+    if (tile_tune_space_file(file, kernel, &sp, &err) != TILE_OK) return fprintf(stderr, "%s", err ? err : ""), free(err), 1;
+    if (!sp.nconfigs) return fprintf(stderr, "tile: %s has no @config\n", kernel), tile_tune_space_free(&sp), 1;
+    tile_context *ctx;
+    tile_status st = tile_context_create(p.device, &ctx);
+    if (st != TILE_OK) return fprintf(stderr, "tile: cannot open device: %s\n", tile_status_string(st)), tile_tune_space_free(&sp), 3;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    GemmData d;
+    if ((rc = gemm_setup(ctx, &p, &d))) return tile_context_destroy(ctx), tile_tune_space_free(&sp), rc;
+    printf("tuning %s for m=%lld n=%lld k=%lld on %s (%s): %d configs, %d warm-up + %d timed runs each\n", kernel, (long long)p.m,
+           (long long)p.n, (long long)p.k, props.name, props.arch, sp.nconfigs, p.warmup, p.reps);
+    TuneRow *rows = calloc((size_t)sp.nconfigs, sizeof *rows);
+    double *ts = calloc((size_t)p.reps, sizeof(double));
+    for (int i = 0; i < sp.nconfigs; i++) {
+        TuneRow *r = &rows[i];
+        join_config(sp.configs[i], r->config, sizeof r->config);
+        fprintf(stderr, "[%d/%d] %s ... ", i + 1, sp.nconfigs, r->config);
+        r->seconds = -1;
+        precheck(file, kernel, sp.configs[i], NULL, &props, r->why, sizeof r->why);
+        const char *const *cfg = (const char *const *)sp.configs[i];
+        double t0 = now_s();
+        for (int w = 0; !r->why[0] && w <= p.warmup; w++) { /* the first call compiles */
+            if (tile_gemm_with_config(ctx, &d.g, cfg) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
+                snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+            else if (w == 0 && gemm_check(ctx, &p, &d) > 1) snprintf(r->why, sizeof r->why, "wrong results");
+            if (now_s() - t0 > p.timeout_s) snprintf(r->why, sizeof r->why, "time-out (%.0f s)", p.timeout_s);
+        }
+        for (int k = 0; !r->why[0] && k < p.reps; k++) {
+            double t1 = now_s();
+            tile_gemm_with_config(ctx, &d.g, cfg);
+            tile_synchronize(ctx);
+            ts[k] = now_s() - t1;
+        }
+        if (!r->why[0]) r->seconds = median(ts, p.reps);
+        if (r->why[0]) fprintf(stderr, "skipped: %s\n", r->why);
+        else fprintf(stderr, "%.3f ms\n", r->seconds * 1e3);
+    }
+    print_table(rows, sp.nconfigs, props.is_emulator);
+    rc = 0;
+    if (rows[0].seconds >= 0) {
+        char id[33], bucket[96], dev[160];
+        tile_kernel_id_file(file, kernel, id);
+        snprintf(bucket, sizeof bucket, "m=%lld,n=%lld,k=%lld", (long long)tile_tune_bucket(p.m), (long long)tile_tune_bucket(p.n),
+                 (long long)tile_tune_bucket(p.k));
+        snprintf(dev, sizeof dev, "%s/%s", props.name, props.arch);
+        if (tile_tune_record(NULL, id, dev, bucket, rows[0].config, rows[0].seconds) != TILE_OK) rc = 3;
+        else printf("stored: %s %s on %s -> %s\n", kernel, bucket, dev, rows[0].config);
+    } else rc = 3, fprintf(stderr, "tile: no configuration ran\n");
+    free(ts), free(rows);
+    gemm_data_free(&d);
+    tile_context_destroy(ctx);
+    tile_tune_space_free(&sp);
+    return rc;
+}
+
+/* grid expressions: expr = term {(+|-) term}; term = atom {(*|/) atom}; atom = INT | NAME | cdiv(expr, expr) | (expr) */
+typedef struct Env {
+    const char **names;
+    int64_t *vals;
+    int n;
+    const char *p;
+    bool bad;
+} Env;
+static int64_t ex_expr(Env *e);
+static int64_t ex_atom(Env *e) {
+    while (*e->p == ' ') e->p++;
+    if (*e->p == '(') {
+        e->p++;
+        int64_t v = ex_expr(e);
+        if (*e->p++ != ')') e->bad = true;
+        return v;
+    }
+    if (isdigit((unsigned char)*e->p)) return strtoll(e->p, (char **)&e->p, 0);
+    const char *s = e->p;
+    while (isalnum((unsigned char)*e->p) || *e->p == '_') e->p++;
+    size_t len = (size_t)(e->p - s);
+    if (len == 4 && !strncmp(s, "cdiv", 4) && *e->p == '(') {
+        e->p++;
+        int64_t a = ex_expr(e);
+        if (*e->p++ != ',') e->bad = true;
+        int64_t b = ex_expr(e);
+        if (*e->p++ != ')' || b <= 0) e->bad = true;
+        return b > 0 ? (a + b - 1) / b : 0;
+    }
+    for (int i = e->n - 1; i >= 0; i--)
+        if (strlen(e->names[i]) == len && !strncmp(e->names[i], s, len)) return e->vals[i];
+    e->bad = true;
+    return 0;
+}
+static int64_t ex_term(Env *e) {
+    int64_t v = ex_atom(e);
+    for (;;) {
+        while (*e->p == ' ') e->p++;
+        char op = *e->p;
+        if (op != '*' && op != '/') return v;
+        e->p++;
+        int64_t r = ex_atom(e);
+        if (op == '/' && r == 0) return e->bad = true, 0;
+        v = op == '*' ? v * r : v / r;
+    }
+}
+static int64_t ex_expr(Env *e) {
+    int64_t v = ex_term(e);
+    for (;;) {
+        while (*e->p == ' ') e->p++;
+        char op = *e->p;
+        if (op != '+' && op != '-') return v;
+        e->p++;
+        int64_t r = ex_term(e);
+        v = op == '+' ? v + r : v - r;
+    }
+}
+
+static int tune_file(const char *file, int argc, char **argv) {
+    const char *kernel = NULL, *device = NULL, *grid = "1";
+    const char *argvals[64];
+    int nargs = 0, reps = 5, warmup = 1;
+    int64_t elems = 1 << 16;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) return CLI_USAGE("missing value for", a);
+        if (!strcmp(a, "--kernel")) kernel = v;
+        else if (!strcmp(a, "--device")) device = v;
+        else if (!strcmp(a, "--grid")) grid = v;
+        else if (!strcmp(a, "--arg") && nargs < 64) argvals[nargs++] = v;
+        else if (!strcmp(a, "--elems")) elems = atoll(v);
+        else if (!strcmp(a, "--reps")) reps = atoi(v);
+        else if (!strcmp(a, "--warmup")) warmup = atoi(v);
+        else return CLI_USAGE("unknown option", a);
+        i++;
+    }
+    if (!kernel) return CLI_USAGE("tile tune FILE needs --kernel NAME", NULL);
+    if (reps < 1 || elems < 1) return CLI_USAGE("--reps and --elems must be positive", NULL);
+    tile_tune_space sp;
+    char *err = NULL;
+    tile_status st = tile_tune_space_file(file, kernel, &sp, &err);
+    if (st != TILE_OK) return fprintf(stderr, "%s\n", err ? err : tile_status_string(st)), free(err), st == TILE_ERROR_IO ? 2 : 1;
+    if (!sp.nconfigs) return fprintf(stderr, "tile: kernel '%s' has no @config\n", kernel), tile_tune_space_free(&sp), 1;
+    tile_context *ctx;
+    if ((st = tile_context_create(device, &ctx)) != TILE_OK)
+        return fprintf(stderr, "tile: cannot open device: %s\n", tile_status_string(st)), tile_tune_space_free(&sp), 3;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    TuneRow *rows = calloc((size_t)sp.nconfigs, sizeof *rows);
+    double *ts = calloc((size_t)reps, sizeof(double));
+    printf("tuning %s in %s on %s (%s): %d configs\n", kernel, file, props.name, props.arch, sp.nconfigs);
+    char bucket[256] = "";
+    int rc = 0;
+    for (int i = 0; i < sp.nconfigs && !rc; i++) {
+        TuneRow *r = &rows[i];
+        r->seconds = -1;
+        join_config(sp.configs[i], r->config, sizeof r->config);
+        fprintf(stderr, "[%d/%d] %s ... ", i + 1, sp.nconfigs, r->config);
+        precheck(file, kernel, sp.configs[i], NULL, &props, r->why, sizeof r->why);
+        tile_module *mod = NULL;
+        tile_kernel *k = NULL;
+        tile_kernel_attributes at;
+        if (!r->why[0] && (tile_module_load_file(ctx, file, (const char *const *)sp.configs[i], &mod) != TILE_OK ||
+                           tile_module_get_kernel(mod, kernel, &k) != TILE_OK))
+            snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+        /* arguments: from the signature, pointers get zeroed buffers of --elems elements */
+        void *params[64];
+        union {
+            int64_t i;
+            double f;
+            float f32;
+            int32_t i32;
+            tile_devptr p;
+        } vals[64];
+        const char *names[160];
+        int64_t nv[160];
+        int nn = 0;
+        tile_devptr bufs[64];
+        int nb = 0;
+        if (!r->why[0]) {
+            tile_kernel_get_attributes(k, &at);
+            const char *s = at.signature;
+            for (int a = 0; a < at.num_params && a < 64; a++) {
+                while (*s == ' ' || *s == ',') s++;
+                /* the parameter's name is not in the signature: --arg values go in order of run-time scalars by name */
+                params[a] = &vals[a];
+                memset(&vals[a], 0, sizeof vals[a]);
+                if (*s == '*') {
+                    tile_devptr p;
+                    if (tile_malloc(ctx, (size_t)elems * 8, &p) != TILE_OK || tile_memset(ctx, p, 0, (size_t)elems * 8) != TILE_OK) {
+                        snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+                        break;
+                    }
+                    bufs[nb++] = vals[a].p = p;
+                }
+                while (*s && *s != ',') s++;
+            }
+        }
+        /* --arg NAME=VALUE: match names from the kernel's source order via the tune key list and config */
+        for (int a = 0; a < nargs && nn < 128; a++) {
+            const char *eq = strchr(argvals[a], '=');
+            if (!eq) {
+                rc = CLI_USAGE("--arg expects NAME=VALUE, got", argvals[a]);
+                break;
+            }
+            names[nn] = strndup(argvals[a], (size_t)(eq - argvals[a]));
+            nv[nn++] = atoll(eq + 1);
+        }
+        for (int j = 0; sp.configs[i][j] && nn < 159; j++) {
+            const char *eq = strchr(sp.configs[i][j], '=');
+            names[nn] = strndup(sp.configs[i][j], (size_t)(eq - sp.configs[i][j]));
+            nv[nn++] = strcmp(eq + 1, "true") ? strcmp(eq + 1, "false") ? atoll(eq + 1) : 0 : 1;
+        }
+        if (!r->why[0] && !rc) {
+            /* scalars: --arg values in the order given fill the scalar parameters in order */
+            const char *s = at.signature;
+            int scalar = 0;
+            for (int a = 0; a < at.num_params && a < 64; a++) {
+                while (*s == ' ' || *s == ',') s++;
+                if (*s != '*') {
+                    int64_t v = scalar < nargs ? nv[scalar] : 0;
+                    if (!strncmp(s, "f32", 3)) vals[a].f32 = (float)v;
+                    else if (!strncmp(s, "f64", 3)) vals[a].f = (double)v;
+                    else if (!strncmp(s, "i64", 3) || !strncmp(s, "u64", 3)) vals[a].i = v;
+                    else vals[a].i32 = (int32_t)v;
+                    scalar++;
+                }
+                while (*s && *s != ',') s++;
+            }
+            unsigned g[3] = {1, 1, 1};
+            const char *gp = grid;
+            for (int dmn = 0; dmn < 3 && *gp; dmn++) {
+                Env e = {names, nv, nn, gp, false};
+                int64_t v = ex_expr(&e);
+                if (e.bad || v < 1 || v > 2147483647) {
+                    rc = CLI_USAGE("bad --grid expression (INT, NAME, + - * /, cdiv(a, b); comma-separated dims):", grid);
+                    break;
+                }
+                g[dmn] = (unsigned)v;
+                gp = *e.p == ',' ? e.p + 1 : e.p;
+            }
+            double t0 = now_s();
+            for (int w = 0; !rc && w <= warmup && !r->why[0]; w++)
+                if (tile_launch(k, (tile_dim3){g[0], g[1], g[2]}, params, NULL) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
+                    snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+            (void)t0;
+            for (int q = 0; !rc && !r->why[0] && q < reps; q++) {
+                double t1 = now_s();
+                tile_launch(k, (tile_dim3){g[0], g[1], g[2]}, params, NULL);
+                tile_synchronize(ctx);
+                ts[q] = now_s() - t1;
+            }
+            if (!rc && !r->why[0]) r->seconds = median(ts, reps);
+        }
+        if (!bucket[0] && !rc) {
+            for (int kk = 0; kk < sp.nkeys; kk++) {
+                int64_t v = 0;
+                for (int a = 0; a < nargs; a++)
+                    if (!strcmp(names[a], sp.keys[kk])) v = nv[a];
+                snprintf(bucket + strlen(bucket), sizeof bucket - strlen(bucket), "%s%s=%lld", kk ? "," : "", sp.keys[kk],
+                         (long long)tile_tune_bucket(v));
+            }
+            if (!bucket[0]) snprintf(bucket, sizeof bucket, "any");
+        }
+        for (int j = 0; j < nn; j++) free((void *)names[j]);
+        for (int j = 0; j < nb; j++) tile_free(ctx, bufs[j]);
+        if (mod) tile_module_unload(mod);
+        if (r->why[0]) fprintf(stderr, "skipped: %s\n", r->why);
+        else if (!rc) fprintf(stderr, "%.3f ms\n", r->seconds * 1e3);
+    }
+    if (!rc) {
+        print_table(rows, sp.nconfigs, props.is_emulator);
+        if (rows[0].seconds >= 0) {
+            char id[33], dev[160];
+            tile_kernel_id_file(file, kernel, id);
+            snprintf(dev, sizeof dev, "%s/%s", props.name, props.arch);
+            rc = tile_tune_record(NULL, id, dev, bucket, rows[0].config, rows[0].seconds) == TILE_OK ? 0 : 3;
+            if (!rc) printf("stored: %s %s on %s -> %s\n", kernel, bucket, dev, rows[0].config);
+        } else rc = 3, fprintf(stderr, "tile: no configuration ran\n");
+    }
+    free(ts), free(rows);
+    tile_context_destroy(ctx);
+    tile_tune_space_free(&sp);
+    return rc;
+}
+
+static int cmd_tune(int argc, char **argv) {
+    if (argc < 1 || !strcmp(argv[0], "--help")) {
+        fputs("usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype T] [--device D]\n"
+              "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b]\n"
+              "       tile tune FILE.tile --kernel NAME [--device D] [--grid EXPR[,EXPR[,EXPR]]]\n"
+              "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R]\n"
+              "Runs every @config of the kernel (warm-up, then the median of timed runs), skips those that\n"
+              "fail to compile, exceed the device's shared memory or time out, prints a table sorted by time\n"
+              "and stores the fastest in the tuning database (cache folder/tune.db) under the power-of-two\n"
+              "bucket of the @tune_key arguments.  FILE mode: --arg values fill the run-time scalar\n"
+              "parameters in order (and name them for --grid and the key); pointers get zeroed buffers of\n"
+              "--elems 8-byte elements; --grid may use args and config values, e.g. 'cdiv(n, BLOCK)'.\n",
+              argc ? stdout : stderr);
+        return argc ? 0 : 2;
+    }
+    if (!strcmp(argv[0], "gemm")) return tune_gemm(argc - 1, argv + 1);
+    return tune_file(argv[0], argc - 1, argv + 1);
+}
+
+/* ---- tile aot ---- */
+static int cmd_aot(int argc, char **argv) {
+    const char *file = NULL, *out = NULL;
+    const char *kernels[64], *defines[MAX_LIST + 1] = {0}, *variants[32];
+    int nk = 0, nd = 0, nv = 0;
+    tile_compile_options o = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help")) {
+            fputs("usage: tile aot FILE.tile --kernel NAME [--kernel NAME]... [--arch sm_80|sm_90a] [-D NAME=VALUE]...\n"
+                  "                [--variant \"ARG=1 ARG=16 ...\"]... -o OUT\n"
+                  "Writes OUT.h and OUT.c: each kernel's PTX (and cubin when ptxas is found) embedded, and a typed\n"
+                  "C launch function per kernel taking a tile_context; with --variant, a dispatcher picks the first\n"
+                  "specialization the run-time values satisfy (ARG=1: equal to 1, ARG=16: divisible by 16), else\n"
+                  "the generic build.  Build the output against libtile only.\n",
+                  stdout);
+            return 0;
+        }
+        if (a[0] == '-' && !v && strncmp(a, "-D", 2)) return CLI_USAGE("missing value for", a);
+        if (!strcmp(a, "--kernel") && nk < 64) kernels[nk++] = v, i++;
+        else if (!strcmp(a, "--arch")) {
+            if (strcmp(v, "sm_80") && strcmp(v, "sm_90a")) return CLI_USAGE("unknown --arch (expected sm_80 or sm_90a):", v);
+            o.arch = v, i++;
+        } else if (!strncmp(a, "-D", 2)) {
+            const char *d = a[2] ? a + 2 : v;
+            if (!a[2]) i++;
+            if (!d || !strchr(d, '=') || d[0] == '=') return CLI_USAGE("-D expects NAME=VALUE, got", d ? d : "nothing");
+            if (nd < MAX_LIST) defines[nd++] = d;
+        } else if (!strcmp(a, "--variant") && nv < 32) variants[nv++] = v, i++;
+        else if (!strcmp(a, "-o")) out = v, i++;
+        else if (a[0] == '-') return CLI_USAGE("unknown option", a);
+        else if (file) return CLI_USAGE("more than one input file:", a);
+        else file = a;
+    }
+    if (!file || !nk || !out) return CLI_USAGE("tile aot needs FILE.tile, --kernel NAME and -o OUT", NULL);
+    o.defines = defines;
+    kernels[nk] = NULL;
+    variants[nv] = NULL;
+    char *msg = NULL;
+    tile_status st = tile_aot_export(file, &o, kernels, variants, out, &msg);
+    if (msg && *msg) fputs(msg, stderr);
+    free(msg);
+    if (st == TILE_OK) printf("wrote %s.h and %s.c\n", out, out);
+    return st == TILE_OK ? 0 : st == TILE_ERROR_COMPILE ? 1 : st == TILE_ERROR_INVALID_VALUE || st == TILE_ERROR_IO ? 2 : 3;
+}
+
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_main, stderr);
@@ -168,6 +864,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(argv[1], "compile")) return cmd_compile(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "cache")) return cmd_cache(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "tune")) return cmd_tune(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "aot")) return cmd_aot(argc - 2, argv + 2);
     fprintf(stderr, "tile: unknown command '%s'\n", argv[1]);
     fputs(usage_main, stderr);
     return 2;

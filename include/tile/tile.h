@@ -244,6 +244,15 @@ tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33
 /* The power-of-two bucket of a key value (1, 2, 4, ...; values <= 1 give 1). */
 int64_t tile_tune_bucket(int64_t v);
 
+/* ==== ahead-of-time export ========================================== */
+/* Write OUT.h and OUT.c for kernels (NULL-terminated names) of the .tile file:
+ * PTX (and cubin with ptxas) embedded, a typed launch function per kernel
+ * taking a tile_context, and a dispatcher over variants (NULL-terminated
+ * "ARG=1 ARG=16" specialization lists; the generic build is the fallback).
+ * *msg (malloc'd, may be NULL) holds diagnostics. */
+tile_status tile_aot_export(const char *path, const tile_compile_options *opt, const char *const *kernels,
+                            const char *const *variants, const char *out, char **msg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,236 @@
+/* aot.c - ahead-of-time export: kernels as C sources with their PTX embedded.
+ *
+ * tile_aot_export(file, opts, kernels, variants, out) writes OUT.h and OUT.c:
+ *   1. each kernel is compiled once generically and once per variant (a
+ *      list of specializations "ARG=1 ARG=16"), through the compile cache;
+ *      with ptxas present the cubin is embedded too (for programs that use
+ *      the CUDA driver directly);
+ *   2. the parameter names and C types come from the Tile IR's kernel
+ *      header and the signature ("*f16:16" -> tile_devptr, "i32" -> int32_t);
+ *   3. OUT.c holds the PTX as string literals and one launch function per
+ *      kernel, `tile_status NAME(tile_context *, tile_dim3 grid, params...,
+ *      tile_stream)`, whose dispatcher picks the first variant whose
+ *      specializations the values satisfy, loads that PTX into the context
+ *      on first use (tile_module_load_ptx; a small per-kernel table of
+ *      contexts under a mutex) and calls tile_launch.  OUT_unload(ctx)
+ *      releases what was loaded into a context.
+ * The output needs only <tile/tile.h> and libtile. */
+#include "jit.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct AotParam {
+    char name[64];
+    char ctype[16];
+} AotParam;
+
+static const char *c_type(const char *sig) {
+    if (sig[0] == '*') return "tile_devptr";
+    static const char *const map[][2] = {{"i1", "uint8_t"},   {"i8", "int8_t"},     {"i16", "int16_t"}, {"i32", "int32_t"},
+                                         {"i64", "int64_t"},  {"u8", "uint8_t"},    {"u16", "uint16_t"}, {"u32", "uint32_t"},
+                                         {"u64", "uint64_t"}, {"f16", "uint16_t"},  {"bf16", "uint16_t"}, {"f32", "float"},
+                                         {"f64", "double"}};
+    for (size_t i = 0; i < ARRAY_LEN(map); i++) {
+        size_t n = strlen(map[i][0]);
+        if (!strncmp(sig, map[i][0], n) && (sig[n] == 0 || sig[n] == ':' || sig[n] == '=' || sig[n] == ',')) return map[i][1];
+    }
+    return NULL;
+}
+
+static bool c_keyword(const char *s) {
+    static const char *const kw[] = {"auto", "break", "case", "char", "continue", "default", "do", "double", "enum", "extern",
+                                     "float", "goto", "int", "long", "register", "short", "signed", "sizeof", "static", "struct",
+                                     "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "inline", "restrict",
+                                     "bool", "args", "ctx", "grid", "stream", "st", "k", "v"};
+    for (size_t i = 0; i < ARRAY_LEN(kw); i++)
+        if (!strcmp(s, kw[i])) return true;
+    return false;
+}
+
+/* Names from "kernel @NAME(%x: ptr<f32> #div16, %n: i32)" and types from the signature. */
+static int kernel_params(const tile_compiled *c, const char *kernel, AotParam *ps, int max) {
+    char head[256];
+    snprintf(head, sizeof head, "kernel @%s(", kernel);
+    const char *p = c->tir ? strstr(c->tir, head) : NULL;
+    const char *sig = c->kernels[0].signature;
+    int n = 0;
+    if (!p) return -1;
+    p += strlen(head);
+    while (*p && *p != ')' && n < max) {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p != '%') break;
+        p++;
+        size_t len = 0;
+        while (isalnum((unsigned char)p[len]) || p[len] == '_') len++;
+        snprintf(ps[n].name, sizeof ps[n].name, "%.*s%s", (int)len, p, "");
+        if (c_keyword(ps[n].name)) strncat(ps[n].name, "_", sizeof ps[n].name - strlen(ps[n].name) - 1);
+        while (*sig == ' ' || *sig == ',') sig++;
+        const char *t = c_type(sig);
+        if (!t) return -1;
+        snprintf(ps[n].ctype, sizeof ps[n].ctype, "%s", t);
+        while (*sig && *sig != ',') sig++;
+        n++;
+        while (*p && *p != ',' && *p != ')') p++;
+    }
+    return n;
+}
+
+static void put_c_string(Str *s, const char *text) {
+    str_puts(s, "    \"");
+    for (const char *p = text; *p; p++) {
+        if (*p == '\n') str_puts(s, "\\n\"\n    \"");
+        else if (*p == '"' || *p == '\\') str_putc(s, '\\'), str_putc(s, *p);
+        else if (*p == '\t') str_puts(s, "\\t");
+        else str_putc(s, *p);
+    }
+    str_puts(s, "\"");
+}
+
+static bool write_text(const char *path, const Str *s) {
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(s->buf, 1, s->len, f) == s->len;
+    if (f && fclose(f)) ok = false;
+    return ok;
+}
+
+tile_status tile_aot_export(const char *path, const tile_compile_options *opt, const char *const *kernels,
+                            const char *const *variants, const char *out, char **msg) {
+    if (msg) *msg = NULL;
+    if (!path || !kernels || !kernels[0] || !out) return TILE_ERROR_INVALID_VALUE;
+    tile_compile_options base = opt ? *opt : (tile_compile_options){0};
+    const char *stem = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+    char guard[128];
+    snprintf(guard, sizeof guard, "TILE_AOT_%s_H", stem);
+    for (char *g = guard; *g; g++) *g = isalnum((unsigned char)*g) ? (char)toupper((unsigned char)*g) : '_';
+    Str h = {0}, c = {0}, err = {0};
+    str_printf(&h, "/* %s.h - generated by `tile aot` from %s: do not edit. */\n#ifndef %s\n#define %s\n\n#include <tile/tile.h>\n\n",
+               stem, path, guard, guard);
+    str_puts(&h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    str_printf(&c, "/* %s.c - generated by `tile aot` from %s: do not edit. */\n#include \"%s.h\"\n\n#include <pthread.h>\n#include <stddef.h>\n\n",
+               stem, path, stem);
+    str_puts(&c, "typedef struct TileAotSlot {\n    tile_context *ctx;\n    tile_module *mod;\n    tile_kernel *kernel;\n} TileAotSlot;\n"
+                 "enum { TILE_AOT_CONTEXTS = 16 };\nstatic pthread_mutex_t tile_aot_lock = PTHREAD_MUTEX_INITIALIZER;\n\n");
+    str_puts(&c, "/* The kernel of variant v loaded into ctx (loaded on first use). */\n"
+                 "static tile_status tile_aot_get(TileAotSlot *slots, const char *ptx, const char *name, tile_context *ctx, tile_kernel **out) {\n"
+                 "    tile_status st = TILE_OK;\n    pthread_mutex_lock(&tile_aot_lock);\n    TileAotSlot *free_slot = NULL;\n"
+                 "    for (int i = 0; i < TILE_AOT_CONTEXTS; i++) {\n        if (slots[i].ctx == ctx) {\n            *out = slots[i].kernel;\n"
+                 "            pthread_mutex_unlock(&tile_aot_lock);\n            return TILE_OK;\n        }\n"
+                 "        if (!slots[i].ctx && !free_slot) free_slot = &slots[i];\n    }\n"
+                 "    if (!free_slot) st = TILE_ERROR_UNSUPPORTED; /* more contexts than slots: unload one first */\n"
+                 "    else if ((st = tile_module_load_ptx(ctx, ptx, &free_slot->mod)) == TILE_OK) {\n"
+                 "        if ((st = tile_module_get_kernel(free_slot->mod, name, &free_slot->kernel)) == TILE_OK) {\n"
+                 "            free_slot->ctx = ctx;\n            *out = free_slot->kernel;\n"
+                 "        } else tile_module_unload(free_slot->mod);\n    }\n"
+                 "    pthread_mutex_unlock(&tile_aot_lock);\n    return st;\n}\n\n"
+                 "static void tile_aot_release(TileAotSlot *slots, tile_context *ctx) {\n    pthread_mutex_lock(&tile_aot_lock);\n"
+                 "    for (int i = 0; i < TILE_AOT_CONTEXTS; i++)\n        if (slots[i].ctx == ctx) {\n"
+                 "            tile_module_unload(slots[i].mod);\n            slots[i] = (TileAotSlot){0};\n        }\n"
+                 "    pthread_mutex_unlock(&tile_aot_lock);\n}\n\n");
+    Str unload = {0};
+    tile_status st = TILE_OK;
+    int nvar = 0;
+    while (variants && variants[nvar]) nvar++;
+    for (int ki = 0; kernels[ki] && st == TILE_OK; ki++) {
+        const char *kn = kernels[ki];
+        AotParam ps[128];
+        int np = -1;
+        for (int v = 0; v <= nvar && st == TILE_OK; v++) { /* variants first, the generic build last */
+            const char *specs[33] = {0};
+            char buf[512] = "";
+            if (v < nvar) {
+                snprintf(buf, sizeof buf, "%s", variants[v]);
+                int ns = 0;
+                for (char *t = strtok(buf, " ,"); t && ns < 32; t = strtok(NULL, " ,")) specs[ns++] = t;
+            }
+            tile_compile_options o = base;
+            o.kernel = kn;
+            o.specialize = v < nvar ? specs : base.specialize;
+            o.want_cubin = 1;
+            tile_compiled cc;
+            st = tile_cache_compile_file(NULL, path, &o, &cc, NULL);
+            if (st != TILE_OK || !cc.nkernels) {
+                str_printf(&err, "%s", cc.diagnostics ? cc.diagnostics : "");
+                if (st == TILE_OK) st = TILE_ERROR_COMPILE;
+                tile_compiled_free(&cc);
+                break;
+            }
+            if (np < 0) {
+                np = kernel_params(&cc, kn, ps, 128);
+                if (np < 0) {
+                    str_printf(&err, "tile aot: cannot read the parameters of '%s'\n", kn);
+                    st = TILE_ERROR_INTERNAL;
+                    tile_compiled_free(&cc);
+                    break;
+                }
+            }
+            str_printf(&c, "/* %s, %s: %s */\nstatic const char %s_ptx_%d[] =\n", kn, v < nvar ? "variant" : "generic",
+                       v < nvar ? variants[v] : "no specialization", kn, v);
+            put_c_string(&c, cc.ptx);
+            str_puts(&c, ";\n");
+            if (cc.cubin) {
+                str_printf(&c, "const unsigned char %s_cubin_%d[%zu] = {", kn, v, cc.cubin_size);
+                for (size_t i = 0; i < cc.cubin_size; i++) str_printf(&c, "%s%u,", i % 24 ? "" : "\n    ", ((unsigned char *)cc.cubin)[i]);
+                str_puts(&c, "\n};\n");
+                str_printf(&h, "extern const unsigned char %s_cubin_%d[%zu]; /* %s, for the CUDA driver */\n", kn, v, cc.cubin_size,
+                           base.arch ? base.arch : "sm_80");
+            }
+            tile_compiled_free(&cc);
+        }
+        if (st != TILE_OK) break;
+        /* declaration */
+        Str proto = {0};
+        str_printf(&proto, "tile_status %s(tile_context *ctx, tile_dim3 grid", kn);
+        for (int i = 0; i < np; i++) str_printf(&proto, ", %s %s", ps[i].ctype, ps[i].name);
+        str_puts(&proto, ", tile_stream stream)");
+        str_printf(&h, "/* Launch %s (block and shared memory from its build); loads into ctx on first use. */\n%s;\n\n", kn, proto.buf);
+        str_printf(&c, "static TileAotSlot %s_slots[%d][TILE_AOT_CONTEXTS];\n\n%s {\n    int v = %d;\n", kn, nvar + 1, proto.buf, nvar);
+        for (int v = nvar - 1; v >= 0; v--) {
+            Str cond = {0};
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", variants[v]);
+            for (char *t = strtok(buf, " ,"); t; t = strtok(NULL, " ,")) {
+                char *eq = strchr(t, '=');
+                if (!eq) continue;
+                *eq = 0;
+                const char *pn = NULL;
+                for (int i = 0; i < np; i++)
+                    if (!strcmp(ps[i].name, t) || (!strncmp(ps[i].name, t, strlen(t)) && ps[i].name[strlen(t)] == '_')) pn = ps[i].name;
+                if (!pn) continue;
+                str_printf(&cond, "%s%s %s", cond.len ? " && " : "", pn, !strcmp(eq + 1, "1") ? "== 1" : "% 16 == 0");
+            }
+            str_printf(&c, "    if (%s) v = %d;\n", cond.len ? cond.buf : "1", v);
+            str_free(&cond);
+        }
+        str_printf(&c, "    static const char *const ptx[] = {");
+        for (int v = 0; v <= nvar; v++) str_printf(&c, "%s%s_ptx_%d", v ? ", " : "", kn, v);
+        str_printf(&c, "};\n    tile_kernel *k;\n    tile_status st = tile_aot_get(%s_slots[v], ptx[v], \"%s\", ctx, &k);\n"
+                       "    if (st != TILE_OK) return st;\n    void *args[] = {",
+                   kn, kn);
+        for (int i = 0; i < np; i++) str_printf(&c, "%s&%s", i ? ", " : "", ps[i].name);
+        str_puts(&c, np ? "};\n" : "NULL};\n");
+        str_puts(&c, "    return tile_launch(k, grid, args, stream);\n}\n\n");
+        str_printf(&unload, "    for (int v = 0; v < %d; v++) tile_aot_release(%s_slots[v], ctx);\n", nvar + 1, kn);
+        str_free(&proto);
+    }
+    if (st == TILE_OK) {
+        str_printf(&h, "/* Release every module this file loaded into ctx (call before tile_context_destroy). */\nvoid %s_unload(tile_context *ctx);\n\n",
+                   stem);
+        str_puts(&h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
+        str_printf(&c, "void %s_unload(tile_context *ctx) {\n%s}\n", stem, unload.buf ? unload.buf : "");
+        Str hp = {0}, cp = {0};
+        str_printf(&hp, "%s.h", out);
+        str_printf(&cp, "%s.c", out);
+        if (!write_text(hp.buf, &h) || !write_text(cp.buf, &c)) {
+            str_printf(&err, "tile aot: cannot write %s: %s\n", hp.buf, strerror(errno));
+            st = TILE_ERROR_IO;
+        }
+        str_free(&hp), str_free(&cp);
+    }
+    if (msg) *msg = err.buf ? str_take(&err) : NULL;
+    str_free(&err), str_free(&h), str_free(&c), str_free(&unload);
+    return st;
+}

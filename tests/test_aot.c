@@ -1,0 +1,49 @@
+/* test_aot.c - `tile aot` exports kernels/add.tile (a generic build and an
+ * n=16 variant), the system cc builds a program from the output against
+ * libtile only, and the program runs both variants on the emulator. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *prog =
+    "#include \"add_aot.h\"\n#include <stdio.h>\n"
+    "int main(void) {\n"
+    "    tile_context *ctx;\n"
+    "    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
+    "    for (int n = 1000; n <= 1024; n += 24) {\n"
+    "        float hx[1024], hy[1024], ho[1024];\n"
+    "        for (int i = 0; i < n; i++) hx[i] = (float)i, hy[i] = 0.5f * (float)i;\n"
+    "        tile_devptr x, y, o;\n"
+    "        tile_malloc(ctx, 4096, &x), tile_malloc(ctx, 4096, &y), tile_malloc(ctx, 4096, &o);\n"
+    "        tile_memcpy_htod(ctx, x, hx, 4u * n), tile_memcpy_htod(ctx, y, hy, 4u * n);\n"
+    "        tile_status st = add(ctx, (tile_dim3){(n + 1023) / 1024, 1, 1}, x, y, o, n, NULL);\n"
+    "        if (st) { fprintf(stderr, \"%s\\n\", tile_last_error(ctx)); return 11; }\n"
+    "        tile_memcpy_dtoh(ctx, ho, o, 4u * n);\n"
+    "        for (int i = 0; i < n; i++) if (ho[i] != 1.5f * (float)i) return 12;\n"
+    "    }\n"
+    "    add_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    puts(\"aot ok\");\n    return 0;\n}\n";
+
+Test(aot, export_build_run, .timeout = 120) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s/cache %s aot %s/kernels/add.tile --kernel add --variant n=16 -o %s/add_aot > %s/log 2>&1",
+             dir, TILE_CLI, TILE_SOURCE_DIR, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "%s/main.c", dir);
+    FILE *f = fopen(cmd, "w");
+    cr_assert(f);
+    fputs(prog, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "cc -std=c17 -Wall -Werror -I%s/include -I%s %s/main.c %s/add_aot.c -L%s -ltile -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
+             TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "%s/prog >> %s/log 2>&1", dir, dir);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "cat %s/log; rm -rf %s", dir, dir);
+    if (rc) cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(rc, 0, "the exported program failed");
+    system(cmd);
+}

@@ -1,0 +1,184 @@
+/* test_cache.c - the compile cache in a temporary folder: miss then hit,
+ * key parts (defines, imports) change the key, corrupt and truncated
+ * entries are detected and rebuilt, concurrent writers (forked processes)
+ * all succeed, stats/list/clear, TILE_DEBUG=cache reasons via the CLI. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "include/tile/tile.h"
+
+static char dir[64];
+static void setup(void) {
+    snprintf(dir, sizeof dir, "/tmp/tile-test-cache-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+static void teardown(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    system(cmd);
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* path of the only entry in the cache */
+static void only_entry(char *out, size_t n) {
+    char v1[128];
+    snprintf(v1, sizeof v1, "%s/cache/v1", dir);
+    DIR *d = opendir(v1);
+    cr_assert(d);
+    int count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char sub[600];
+        snprintf(sub, sizeof sub, "%s/%s", v1, e->d_name);
+        DIR *s = opendir(sub);
+        for (struct dirent *f; s && (f = readdir(s));)
+            if (f->d_name[0] != '.') snprintf(out, n, "%s/%s", sub, f->d_name), count++;
+        if (s) closedir(s);
+    }
+    closedir(d);
+    cr_assert_eq(count, 1);
+}
+
+Test(cache, hit_miss_keys_corruption, .init = setup, .fini = teardown) {
+    char cache[128], src[128], lib[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(src, sizeof src, "%s/k.tile", dir);
+    snprintf(lib, sizeof lib, "%s/lib.tile", dir);
+    write_file(lib, "fn twice(x) { return x * 2.0; }\n");
+    write_file(src, "import \"lib.tile\";\nkernel k(x: *f32, const B: i32 = 32) { store(x + arange(0, B), twice(1.0)); }\n");
+    tile_compile_options o = {0};
+    tile_compiled c;
+    int hit = -1;
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    cr_assert_eq(hit, 0);
+    char *ptx = strdup(c.ptx);
+    tile_compiled_free(&c);
+    struct stat sb;
+    cr_assert_eq(stat(cache, &sb), 0);
+    cr_assert_eq(sb.st_mode & 0777, 0700, "cache folder mode %o", sb.st_mode & 0777);
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 1);
+    cr_assert_str_eq(c.ptx, ptx, "a hit returns the same PTX");
+    cr_assert_eq(c.nkernels, 1);
+    cr_assert_str_eq(c.kernels[0].name, "k");
+    tile_compiled_free(&c);
+
+    /* corrupt one byte: detected, removed, rebuilt */
+    char entry[1024];
+    only_entry(entry, sizeof entry);
+    FILE *f = fopen(entry, "r+b");
+    fseek(f, 200, SEEK_SET);
+    int ch = fgetc(f);
+    fseek(f, 200, SEEK_SET);
+    fputc(ch ^ 0x20, f);
+    fclose(f);
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 0, "a corrupt entry is never loaded");
+    cr_assert_str_eq(c.ptx, ptx);
+    tile_compiled_free(&c);
+    /* truncate: same */
+    cr_assert_eq(truncate(entry, 100), 0);
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 0, "a truncated entry is never loaded");
+    tile_compiled_free(&c);
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 1, "and the rebuilt entry is good");
+    tile_compiled_free(&c);
+
+    /* defines and imports are part of the key */
+    const char *defs[] = {"B=64", NULL};
+    o.defines = defs;
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 0);
+    tile_compiled_free(&c);
+    o.defines = NULL;
+    write_file(lib, "fn twice(x) { return x + x; }\n");
+    cr_assert_eq(tile_cache_compile_file(cache, src, &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 0, "an imported file changed");
+    tile_compiled_free(&c);
+
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_assert_eq(st.hits, 2);
+    cr_assert_eq(st.misses, 5);
+    cr_assert_eq(st.entries, 3);
+    cr_assert_eq(tile_cache_clear(cache, 1), TILE_OK);
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_assert_eq(st.entries + st.hits + st.misses, 0);
+    free(ptx);
+}
+
+Test(cache, concurrent_writers, .init = setup, .fini = teardown, .timeout = 120) {
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    enum { N = 4 };
+    pid_t pids[N];
+    for (int i = 0; i < N; i++) {
+        pids[i] = fork();
+        cr_assert_geq(pids[i], 0);
+        if (pids[i] == 0) {
+            int bad = 0;
+            for (int r = 0; r < 3; r++) {
+                tile_compile_options o = {.kernel = "softmax"};
+                tile_compiled c;
+                int hit;
+                if (tile_cache_compile_file(cache, TILE_SOURCE_DIR "/kernels/softmax.tile", &o, &c, &hit) != TILE_OK || !c.ptx) bad = 1;
+                tile_compiled_free(&c);
+            }
+            _exit(bad);
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        int status;
+        cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d failed", i);
+    }
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_assert_eq(st.entries, 1);
+    cr_assert_eq(st.hits + st.misses, 3 * N);
+    cr_assert_geq(st.hits, 1);
+    tile_compile_options o = {.kernel = "softmax"};
+    tile_compiled c;
+    int hit;
+    cr_assert_eq(tile_cache_compile_file(cache, TILE_SOURCE_DIR "/kernels/softmax.tile", &o, &c, &hit), TILE_OK);
+    cr_assert_eq(hit, 1);
+    tile_compiled_free(&c);
+}
+
+Test(cache, cli_debug_and_commands, .init = setup, .fini = teardown, .timeout = 60) {
+    char cmd[1024], log[128];
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(cmd, sizeof cmd,
+             "export TILE_CACHE_DIR=%s/cache TILE_DEBUG=cache; K=%s/kernels/add.tile; "
+             "%s compile $K -D BLOCK=512 -o /dev/null && %s compile $K -D BLOCK=256 -o /dev/null && "
+             "%s compile $K -D BLOCK=256 -o /dev/null -v && %s cache stats && %s cache list && %s cache clear --tuning && %s cache stats",
+             dir, TILE_SOURCE_DIR, TILE_CLI, TILE_CLI, TILE_CLI, TILE_CLI, TILE_CLI, TILE_CLI, TILE_CLI);
+    char full[1200];
+    snprintf(full, sizeof full, "(%s) > %s 2>&1", cmd, log);
+    int rc = system(full);
+    FILE *f = fopen(log, "r");
+    char buf[8192] = {0};
+    fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    cr_assert_eq(rc, 0, "%s", buf);
+    cr_assert(strstr(buf, "first compile of this source and kernel"), "%s", buf);
+    cr_assert(strstr(buf, "the defines changed"), "%s", buf);
+    cr_assert(strstr(buf, "cache: hit"), "%s", buf);
+    cr_assert(strstr(buf, "hits 1  misses 2"), "%s", buf);
+    cr_assert(strstr(buf, "entries 2"), "%s", buf);
+    cr_assert(strstr(buf, "kernels/add.tile  add"), "%s", buf);
+    cr_assert(strstr(buf, "entries 0"), "%s", buf);
+}
