@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # bench/gpu/run.sh - everything that needs a GPU, in one run, ending in one table.
 #
-#   bash bench/gpu/run.sh [--device cuda|emu] [--skip-suite] [--build-dir DIR] [--log-dir DIR]
+#   bash bench/gpu/run.sh [--device cuda|emu] [--skip-suite] [--prebuilt] [--build-dir DIR] [--log-dir DIR]
 #
 # On a machine with an NVIDIA GPU (H100/H200) and the CUDA toolkit, within
 # 8 minutes (each step has a time limit; the whole run a deadline):
-#   1. checks the build dependencies (runs scripts/setup.sh only when one is
-#      missing: the GPU machines cannot reach package registries);
+#   1. checks the build dependencies; when one is missing, unpacks the
+#      prebuilt build that bench/gpu/pack.sh made (.gpu-carry/, carried to
+#      the machine) if there is one, else runs scripts/setup.sh (the lent
+#      GPU machines reach no package registry and have no LLVM 22);
 #   2. builds (cmake, all cores) into build/ (or --build-dir);
 #   3. runs the whole test suite with TILE_TEST_DEVICE and TILE_DEVICE set to
 #      the device, so the end-to-end tests (test_e2e, test_gemm) launch on it;
@@ -29,6 +31,9 @@
 # run of gemm_gpu that only exercises its checks.  scripts/test.sh runs this
 # mode with --skip-suite (it has just run the suite itself).
 #
+# --prebuilt uses .gpu-carry/prebuilt.tar.xz even when the dependencies are
+# there (to try the packed build).
+#
 # Exit status: 0 when every step that ran passed (skipped steps say why),
 # 1 when one failed, 2 on a usage error.
 set -uo pipefail
@@ -37,15 +42,17 @@ root=$(pwd)
 
 device=""
 skip_suite=0
+force_prebuilt=0
 build="${TILE_BUILD_DIR:-build}"
 logdir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) device="${2:-}"; shift 2 ;;
     --skip-suite) skip_suite=1; shift ;;
+    --prebuilt) force_prebuilt=1; shift ;;
     --build-dir) build="${2:-}"; shift 2 ;;
     --log-dir) logdir="${2:-}"; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n "2,36p" "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -97,32 +104,49 @@ have_deps() {
   { command -v llvm-config-22 >/dev/null 2>&1 || [ -x /usr/lib/llvm-22/bin/llvm-config ]; } &&
     pkg-config --exists criterion libxxhash 2>/dev/null && command -v cmake >/dev/null 2>&1 && command -v cc >/dev/null 2>&1
 }
-if ! have_deps; then
+# C programs run through cenv: it adds the carried libraries of a prebuilt build (below).
+cenv=(env)
+prebuilt=""
+if { [ "$force_prebuilt" = 1 ] || ! have_deps; } && [ -f .gpu-carry/prebuilt.tar.xz ]; then
+  # A build made elsewhere by bench/gpu/pack.sh, with its shared libraries.
+  pre=/tmp/tile-prebuilt
+  rm -rf "$pre" && mkdir -p "$pre" && tar -C "$pre" -xJf .gpu-carry/prebuilt.tar.xz
+  src=$(cat "$pre/source_dir")
+  if [ "$src" != "$root" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$root" "$src"; fi
+  mkdir -p "$build" && cp -a "$pre/build/." "$build/"
+  cenv=(env LD_LIBRARY_PATH="$pre/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+  prebuilt="prebuilt by bench/gpu/pack.sh at commit $(tr '\n' ' ' <"$pre/commit")in $src"
+  [ "$src" != "$root" ] && [ "$(readlink -f "$src")" != "$root" ] && prebuilt="$prebuilt (WARNING: $src is not this checkout: kernels come from there)"
+elif ! have_deps; then
   echo "== dependencies: something is missing; running scripts/setup.sh"
   bash scripts/setup.sh 2>&1 | tail -5
 fi
-if ! have_deps; then
-  row "dependencies" FAIL "LLVM 22 (llvm-config-22), libcriterion-dev, libxxhash-dev, cmake or a C compiler missing and scripts/setup.sh could not install them"
+if [ -z "$prebuilt" ] && ! have_deps; then
+  row "dependencies" FAIL "LLVM 22 (llvm-config-22), libcriterion-dev, libxxhash-dev, cmake or a C compiler missing, scripts/setup.sh could not install them, and there is no .gpu-carry/prebuilt.tar.xz (bench/gpu/pack.sh)"
   printf '\n== summary (device %s)\n' "$device"; printf '%s\n' "${summary[@]}"
   exit 1
 fi
 
 # ---- 2. build ----
-step "build" build.log 300 bash -c "cmake -S . -B '$build' -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build '$build' -j$jobs"
-if [ "$rc" != 0 ]; then
-  row "build" FAIL "see $logdir/build.log"
-  printf '\n== summary (device %s)\n' "$device"; printf '%s\n' "${summary[@]}"
-  exit 1
+if [ -n "$prebuilt" ]; then
+  row "build" skip "$prebuilt"
+else
+  step "build" build.log 300 bash -c "cmake -S . -B '$build' -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build '$build' -j$jobs"
+  if [ "$rc" != 0 ]; then
+    row "build" FAIL "see $logdir/build.log"
+    printf '\n== summary (device %s)\n' "$device"; printf '%s\n' "${summary[@]}"
+    exit 1
+  fi
+  warnings=$(grep -c 'warning:' "$logdir/build.log" || true)
+  row "build" ok "${secs}s, $warnings compiler warnings"
 fi
-warnings=$(grep -c 'warning:' "$logdir/build.log" || true)
-row "build" ok "${secs}s, $warnings compiler warnings"
 
 # ---- 3. test suite ----
 if [ "$skip_suite" = 1 ]; then
   row "test suite" skip "--skip-suite given (scripts/test.sh ran the suite just before)"
 else
   step "test suite (TILE_TEST_DEVICE=$device)" suite.log 300 \
-    env TILE_TEST_DEVICE="$device" TILE_DEVICE="$device" ctest --test-dir "$build" -j"$jobs" --output-on-failure --timeout 280
+    "${cenv[@]}" TILE_TEST_DEVICE="$device" TILE_DEVICE="$device" ctest --test-dir "$build" -j"$jobs" --output-on-failure --timeout 280
   res=$(grep -E 'tests passed' "$logdir/suite.log" | tail -1)
   if [ "$rc" = 0 ]; then row "test suite ($device)" ok "${res:-passed}, ${secs}s"
   else row "test suite ($device)" FAIL "${res:-rc $rc}, ${secs}s: see $logdir/suite.log"; fi
@@ -130,7 +154,7 @@ fi
 
 # ---- 4. compare devices ----
 for arch in sm_80 sm_90a; do
-  step "compare_devices ($arch)" "compare_$arch.log" 120 "$build/bench/compare_devices" --device "$device" --arch "$arch" --quiet
+  step "compare_devices ($arch)" "compare_$arch.log" 120 "${cenv[@]}" "$build/bench/compare_devices" --device "$device" --arch "$arch" --quiet
   res=$(grep -E 'kernels agree' "$logdir/compare_$arch.log" | tail -1)
   what="cuda vs emu"
   [ "$on_gpu" = 0 ] && what="emu 1 vs 4 host threads"
@@ -139,7 +163,7 @@ for arch in sm_80 sm_90a; do
 done
 
 # ---- 5. gemm report ----
-step "gemm_report" gemm_report.log 150 "$build/bench/gemm_report"
+step "gemm_report" gemm_report.log 150 "${cenv[@]}" "$build/bench/gemm_report"
 tri=$(grep -c ' triton ' "$logdir/gemm_report.log" | tr -d ' ')
 tri_skip=$(grep -m1 '^triton: skipped' "$logdir/gemm_report.log" | sed 's/^triton: //')
 def=$(grep -m1 -E '^gemm_bf16_bf16 +128x128x32 w4 s3 +sm_80 +tile' "$logdir/gemm_report.log" | awk '{print $7" regs, "$8" B spilled, "$9" B smem"}')
@@ -149,7 +173,7 @@ else row "gemm report" FAIL "rc $rc: see $logdir/gemm_report.log"; fi
 
 # ---- 6. GEMM speed ----
 if [ "$on_gpu" = 1 ]; then
-  step "gemm_gpu (tile, 4096^3 and 8192^3)" gemm_gpu.log 150 "$build/bench/gemm_gpu" --device "$device" --sizes 4096,8192
+  step "gemm_gpu (tile, 4096^3 and 8192^3)" gemm_gpu.log 150 "${cenv[@]}" "$build/bench/gemm_gpu" --device "$device" --sizes 4096,8192
   tile_rc=$rc
   if python3 -c 'import torch, triton' >/dev/null 2>&1; then
     step "torch.matmul and Triton tutorial matmul" gemm_torch.log 200 env PYTHONUNBUFFERED=1 python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192
@@ -171,19 +195,19 @@ if [ "$on_gpu" = 1 ]; then
   done
 else
   row "bf16 gemm 4096^3, 8192^3" skip "no GPU (--device emu): nothing to time"
-  step "gemm_gpu logic check on the emulator (not a measurement)" gemm_gpu.log 60 "$build/bench/gemm_gpu" --device emu --sizes 128,256 --samples 3
+  step "gemm_gpu logic check on the emulator (not a measurement)" gemm_gpu.log 60 "${cenv[@]}" "$build/bench/gemm_gpu" --device emu --sizes 128,256 --samples 3
   if [ "$rc" = 0 ]; then row "gemm_gpu on emu (checks only)" ok "$(grep -c 'check ok' "$logdir/gemm_gpu.log") sizes checked"
   else row "gemm_gpu on emu (checks only)" FAIL "rc $rc: see $logdir/gemm_gpu.log"; fi
 fi
 
 # ---- 7. emulator speed, compile time ----
-step "emu_speed" emu_speed.log 60 "$build/bench/emu_speed"
+step "emu_speed" emu_speed.log 60 "${cenv[@]}" "$build/bench/emu_speed"
 if [ "$rc" = 0 ]; then
   row "emulator speed (M thread-instr/s)" ok "$(awk '/M instr\/s/ {printf "%s%s %s %s", sep, $2, ($7=="1") ? "1 host thread" : "all cores", $(NF-2); sep="; "}' "$logdir/emu_speed.log")"
 else row "emulator speed" FAIL "rc $rc: see $logdir/emu_speed.log"; fi
 reps=5
 [ "$on_gpu" = 0 ] && reps=1
-step "compile_time" compile_time.log 90 "$build/bench/compile_time" --reps "$reps"
+step "compile_time" compile_time.log 90 "${cenv[@]}" "$build/bench/compile_time" --reps "$reps"
 if [ "$rc" = 0 ]; then
   g=$(awk '$1=="gemm.tile" {print "gemm.tile src->ptx "$7" ms, ptxas "$8" ms"}' "$logdir/compile_time.log")
   row "compile time (sm_80)" ok "$(tail -1 "$logdir/compile_time.log"); $g"
