@@ -293,7 +293,8 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
     snprintf(info->kernel, sizeof info->kernel, "%s", pr->kernel);
     Str cs = {0};
     for (int i = 0; cfg[i]; i++) str_printf(&cs, "%s%s", i ? " " : "", cfg[i]);
-    str_printf(&cs, "%snum_warps=%d num_stages=%d", cs.len ? " " : "", ka.num_warps, ka.num_stages);
+    if (!cs.buf || !strstr(cs.buf, "num_warps=")) str_printf(&cs, "%snum_warps=%d", cs.len ? " " : "", ka.num_warps);
+    if (!strstr(cs.buf, "num_stages=")) str_printf(&cs, " num_stages=%d", ka.num_stages);
     snprintf(info->config, sizeof info->config, "%s", cs.buf);
     str_free(&cs);
     Str ss = {0};

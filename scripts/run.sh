@@ -27,3 +27,11 @@ for arch in sm_80 sm_90a; do
     printf '    -> %s (%s lines of PTX)\n' "$out/$name.$arch.ptx" "$(wc -l < "$out/$name.$arch.ptx")"
   done
 done
+# The launcher library: tile_gemm compiles the shipped GEMM for the default
+# device (the emulator without a GPU), caches it, launches it and checks it
+# against a float64 reference.  The second run starts a new process and
+# loads the kernel from the disk cache instead of compiling it.
+echo "== tile_gemm demo (cache: ${TILE_CACHE_DIR:-~/.cache/tile})"
+"$tile" run gemm --m 96 --n 80 --k 64 --dtype bf16 --reps 3
+"$tile" run gemm --m 96 --n 80 --k 64 --dtype bf16 --reps 3 | grep -E 'first call|check'
+"$tile" cache stats

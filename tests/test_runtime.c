@@ -343,3 +343,19 @@ Test(runtime, tuning_database_read_by_gemm, .timeout = 120) {
     free(err);
     close_emu(ctx);
 }
+
+Test(runtime, tune_cli_then_gemm, .timeout = 120) {
+    tile_context *ctx = open_emu();
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s %s tune gemm --m 40 --n 40 --k 32 --dtype f16 --reps 1 --warmup 0 > %s/log 2>&1", cache_dir,
+             TILE_CLI, cache_dir);
+    cr_assert_eq(system(cmd), 0);
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache_dir, &st), TILE_OK);
+    cr_assert_eq(st.tuning_records, 1);
+    gemm_case(ctx, TILE_F16, TILE_F32, 40, 40, 32, 0, 0, 1, 0, 0, TILE_ACT_NONE); /* same bucket m=64,n=64,k=32 */
+    tile_gemm_info gi;
+    tile_gemm_last_info(ctx, &gi);
+    cr_assert(gi.tuned, "tile_gemm reads what tile tune stored: %s", gi.config);
+    close_emu(ctx);
+}
