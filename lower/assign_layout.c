@@ -41,6 +41,9 @@ typedef struct Ctx {
     AxisInfo *ai;
     const Layout **want;   /* by ValueId, for the values that existed before the pass */
     uint32_t nv;
+    /* dots whose warps all split M (a chain: one dot's result feeds the next one's A) */
+    Inst **rows;
+    int nrows, caprows;
     /* layout chosen for each memory op in the backward walk, reused by the forward walk */
     Inst **mem_inst;
     const Layout **mem_layout;
@@ -116,6 +119,12 @@ static void backward_block(Ctx *c, Block *b);
 /* Tensor cores: the mma.sync accumulator layout for a dot, or NULL when the dot stays on
  * FMA (types without an MMA form, or tiles smaller than one instruction).  Warps split the
  * output tile, doubling along whichever dim leaves each warp the larger share. */
+static bool rows_dot(Ctx *c, Inst *i) {
+    for (int k = 0; k < c->nrows; k++)
+        if (c->rows[k] == i) return true;
+    return false;
+}
+
 static const Layout *mma_for(Ctx *c, Inst *i, const Layout **la, const Layout **lb) {
     const Type *at = tir_vtype(c->f, i->ops[0]), *bt = tir_vtype(c->f, i->ops[1]), *rt = tir_vtype(c->f, i->res[0]);
     int kw = 0, vpr = 0;
@@ -126,6 +135,7 @@ static const Layout *mma_for(Ctx *c, Inst *i, const Layout **la, const Layout **
     int M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
     if (M < 16 || N < 8 || K < kw) return NULL;
     int wm = 1, wn = 1;
+    if (rows_dot(c, i) && M >= 16 * c->f->num_warps) wm = c->f->num_warps; /* every warp owns whole rows */
     while (wm * wn < c->f->num_warps) {
         if (M / (16 * wm) >= 2 && (M / wm >= N / wn || N / (8 * wn) < 2)) wm *= 2;
         else if (N / (8 * wn) >= 2) wn *= 2;
@@ -142,6 +152,42 @@ static const Layout *mma_for(Ctx *c, Inst *i, const Layout **la, const Layout **
     if (la) *la = intern(c, a);
     if (lb) *lb = intern(c, b);
     return ml;
+}
+
+/* The dot whose result `v` is computed from by element-wise ops, or NULL. */
+static Inst *dot_source(Ctx *c, ValueId v, int depth) {
+    Inst *d = v < c->nv ? tir_val(c->f, v)->def : NULL;
+    if (!d || depth > 8) return NULL;
+    if (d->op == OP_DOT) return d;
+    if (!(tir_op_info[d->op].flags & OPF_ELEMENTWISE)) return NULL;
+    for (int k = 0; k < d->nops; k++) {
+        Inst *s = tir_vtype(c->f, d->ops[k])->rank ? dot_source(c, d->ops[k], depth + 1) : NULL;
+        if (s) return s;
+    }
+    return NULL;
+}
+
+static void add_rows(Ctx *c, Inst *i) {
+    if (rows_dot(c, i)) return;
+    if (c->nrows == c->caprows) {
+        c->caprows = c->caprows ? 2 * c->caprows : 8;
+        c->rows = realloc(c->rows, sizeof *c->rows * (size_t)c->caprows);
+        if (!c->rows) unreachable("out of memory");
+    }
+    c->rows[c->nrows++] = i;
+}
+
+/* Chained dots (attention: p = softmax(dot(q, k^T)); dot(p, v)) split only M over warps, so
+ * the first one's accumulator is the second one's A fragments in the same threads. */
+static bool find_chains(Inst *i, void *ud) {
+    Ctx *c = ud;
+    if (i->op != OP_DOT) return true;
+    Inst *src = dot_source(c, i->ops[0], 0);
+    if (src) {
+        add_rows(c, src);
+        add_rows(c, i);
+    }
+    return true;
 }
 
 static bool anchor_dots(Inst *i, void *ud) {
@@ -359,6 +405,15 @@ static ValueId relayout(Ctx *c, ValueId v, const Layout *l, Inst *pos) {
     return cv->res[0];
 }
 
+/* v is defined inside the region(s) of `loop` (or is one of its block arguments). */
+static bool defined_inside(Ctx *c, ValueId v, Inst *loop) {
+    Value *val = tir_val(c->f, v);
+    Block *b = val->def ? val->def->parent : val->block;
+    for (; b; b = b->parent ? b->parent->parent : NULL)
+        if (b->parent == loop) return true;
+    return false;
+}
+
 static void need(Ctx *c, Inst *i, int k, const Layout *l) {
     if (!l || !tir_vtype(c->f, i->ops[k])->rank) return;
     i->ops[k] = relayout(c, i->ops[k], l, i);
@@ -453,8 +508,20 @@ static void forward_inst(Ctx *c, Inst *i) {
         const Layout *la, *lb;
         const Layout *mma = mma_for(c, i, &la, &lb);
         if (mma) {
-            /* operands stay as loaded: the dot stages them in shared memory for ldmatrix */
-            (void)la, (void)lb;
+            /* operands stay as loaded: the dot stages them in shared memory for ldmatrix;
+             * an A computed in this very mma layout (a chained dot's result) becomes its
+             * fragments without leaving the threads */
+            (void)lb;
+            const Layout *al = layout_of(c, i->ops[0]);
+            if (al && al->kind == LAYOUT_MMA && al == mma && la->vpr == 2) need(c, i, 0, la);
+            else if (la->vpr == 2 && al && al->kind != LAYOUT_SHARED) {
+                /* an A the loop does not change (attention's Q) becomes fragments once,
+                 * before the loop, instead of being staged again every iteration */
+                Inst *pos = i;
+                for (Inst *p = i->parent->parent; p && p->op == OP_FOR && !defined_inside(c, i->ops[0], p); p = p->parent->parent)
+                    pos = p;
+                if (pos != i) i->ops[0] = relayout(c, i->ops[0], la, pos);
+            }
             need(c, i, 2, mma);
             set_layout(c, i->res[0], mma);
             return;
@@ -526,11 +593,13 @@ static void run_func(Module *m, Func *f) {
     c.nv = f->nvalues;
     c.want = calloc(c.nv, sizeof *c.want);
     if (!c.want) unreachable("out of memory");
+    tir_walk(f->body, find_chains, &c);
     tir_walk(f->body, anchor_dots, &c);
     backward_block(&c, f->body);
     forward_block(&c, f->body); /* new values it creates have ids >= c.nv */
     free(c.mem_inst);
     free(c.mem_layout);
+    free(c.rows);
     free(c.want);
     free(c.ai);
 }

@@ -215,6 +215,28 @@ int layout_regs_find(const LayoutRegs *r, const int32_t *coord) {
     return -1;
 }
 
+static ThreadTerm norm_term(ThreadTerm t) {
+    if (t.lane_count <= 1) t.lane_stride = t.lane_count = 1, t.lane_mul = 0;
+    if (t.warp_count <= 1) t.warp_stride = t.warp_count = 1, t.warp_mul = 0;
+    return t;
+}
+
+bool layout_convert_is_local(const Type *from, const Type *to) {
+    if (!from->layout || !to->layout || from->rank != to->rank || !from->rank) return false;
+    if (layout_root(from->layout)->kind == LAYOUT_SHARED || layout_root(to->layout)->kind == LAYOUT_SHARED) return false;
+    for (int d = 0; d < from->rank; d++) {
+        if (from->shape[d] != to->shape[d]) return false;
+        ThreadTerm a = norm_term(layout_thread_term(from->layout, d)), b = norm_term(layout_thread_term(to->layout, d));
+        if (memcmp(&a, &b, sizeof a)) return false;
+    }
+    LayoutRegs fr = layout_regs(from), tr = layout_regs(to);
+    bool ok = true;
+    for (int r = 0; r < tr.n && ok; r++) ok = layout_regs_find(&fr, tr.stat[r]) >= 0;
+    layout_regs_free(&fr);
+    layout_regs_free(&tr);
+    return ok;
+}
+
 Layout layout_blocked_for(int rank, const int32_t *shape, const int *order, int vec, int num_warps) {
     Layout l = {0};
     l.kind = LAYOUT_BLOCKED;

@@ -58,6 +58,10 @@ int layout_root_dim(const Layout *l, int d);
 /* Choose a blocked layout for a tensor of this shape: `order` fastest first (NULL: row-major),
  * `vec` contiguous elements per thread along order[0]; lanes then warps fill the dims along
  * `order`, warps the slowest dims first; whatever is left over replicates. */
+/* A conversion between two layouts of one shape that moves no data between threads: every
+ * element of `to` is held by the same thread in `from` (thread terms agree per dim). */
+bool layout_convert_is_local(const Type *from, const Type *to);
+
 Layout layout_blocked_for(int rank, const int32_t *shape, const int *order, int vec, int num_warps);
 Layout layout_slice(const Layout *parent, int dim);
 /* trans: same registers, dims permuted (result dim i = operand dim perm[i]). */

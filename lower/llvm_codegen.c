@@ -279,7 +279,9 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_ATOMIC_CAS: return ll_emit_memory(l, i);
     case OP_DOT:
         if (tir_vtype(l->f, i->res[0])->layout->kind == LAYOUT_MMA)
-            return tir_vtype(l->f, i->ops[0])->layout->kind == LAYOUT_DOT_A ? ll_emit_dot_mma(l, i) : ll_emit_dot_mma_smem(l, i);
+            return tir_vtype(l->f, i->ops[0])->layout->kind == LAYOUT_DOT_A && tir_vtype(l->f, i->ops[1])->layout->kind == LAYOUT_DOT_B
+                       ? ll_emit_dot_mma(l, i)
+                       : ll_emit_dot_mma_smem(l, i);
         return ll_emit_shared(l, i);
     case OP_CONVERT_LAYOUT:
     case OP_RESHAPE:

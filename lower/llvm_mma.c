@@ -207,7 +207,9 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     int rm = at_least_1(M / (16 * wm)), rn = at_least_1(N / (8 * wn)), nk = at_least_1(K / kw);
     const Type *bt = tir_vtype(f, i->ops[1]);
     bool a_shared = at->layout->kind == LAYOUT_SHARED, b_shared = bt->layout->kind == LAYOUT_SHARED;
-    int a_bytes = a_shared ? 0 : (M * K * eb + 127) / 128 * 128; /* as smem_scratch_bytes lays them out */
+    bool a_frag = at->layout->kind == LAYOUT_DOT_A; /* A already in fragment registers (a chained dot) */
+    LLVMValueRef *A = a_frag ? ll_get(l, i->ops[0], NULL) : NULL;
+    int a_bytes = a_shared || a_frag ? 0 : (M * K * eb + 127) / 128 * 128; /* as smem_scratch_bytes lays them out */
     int need = a_bytes + (b_shared ? 0 : N * K * eb);
     if (need && (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < need)) {
         ll_error(l, i->loc, "internal error: tensor-core dot without its shared-memory staging buffer");
@@ -219,9 +221,9 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     Tile ta = {M, K, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL};
     Tile tb = {b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
                b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL};
-    if (!a_shared) stage(l, i->ops[0], &ta, false);
+    if (!a_shared && !a_frag) stage(l, i->ops[0], &ta, false);
     if (!b_shared) stage(l, i->ops[1], &tb, b_nk);
-    if (!a_shared || !b_shared) ll_barrier(l);
+    if ((!a_shared && !a_frag) || !b_shared) ll_barrier(l);
 
     const char *text;
     if (dt == DT_F16)
@@ -263,7 +265,9 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
         int k0 = (kk) * kw;                                                                                       \
         for (int im = 0; im < rm; im++) {                                                                         \
             LLVMValueRef r0 = LLVMBuildAdd(l->b, row_m, ll_i32(l, im * 16 * wm), "");                               \
-            if (dt == DT_F32) {                                                                                   \
+            if (a_frag) {                                                                                         \
+                for (int j = 0; j < 4; j++) (fa)[im * 4 + j] = pack32(l, &A[((im * nk + (kk)) * 4 + j) * 2], 2, dt);  \
+            } else if (dt == DT_F32) {                                                                            \
                 for (int j = 0; j < 4; j++) {                                                                     \
                     LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, g, ""), ll_i32(l, 8 * (j & 1)), ""); \
                     LLVMValueRef col = LLVMBuildAdd(l->b, t4, ll_i32(l, k0 + 4 * (j >> 1)), "");                    \

@@ -237,6 +237,14 @@ static bool emit_through_smem(LL *l, Inst *i) {
         for (int r = 0; r < rr->n; r++) res[r] = src[0];
         return true;
     }
+    if (i->op == OP_CONVERT_LAYOUT && layout_convert_is_local(ot, rt)) {
+        /* every element stays in its thread: pick registers (e.g. an mma accumulator
+         * becoming the A fragments of the next dot) */
+        const LayoutRegs *orr = ll_regs_of(l, ot);
+        LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
+        for (int r = 0; r < rr->n; r++) res[r] = src[layout_regs_find(orr, rr->stat[r])];
+        return true;
+    }
     if (!have_scratch(l, i, (int)(tir_type_numel(ot) * elem_bytes(ot->dt)))) return false;
     write_tensor(l, ot, src, i->a.smem_offset);
     ll_barrier(l);

@@ -43,6 +43,7 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
     case OP_CONVERT_LAYOUT:
     case OP_RESHAPE: {
         const Type *t = f->values[i->ops[0]].type;
+        if (i->op == OP_CONVERT_LAYOUT && layout_convert_is_local(t, f->values[i->res[0]].type)) return 0;
         return (int)(tir_type_numel(t) * elem_bytes(t));
     }
     case OP_REDUCE:
@@ -62,10 +63,10 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
     }
     case OP_DOT: {
         const Type *a = f->values[i->ops[0]].type, *b = f->values[i->ops[1]].type;
-        if (a->layout && a->layout->kind == LAYOUT_DOT_A) return 0; /* tensor cores: operands arrive in registers */
         const Type *r = f->values[i->res[0]].type;
-        if (r->layout && r->layout->kind == LAYOUT_MMA) { /* tensor cores: tiles not already shared are staged */
-            bool as = a->layout && a->layout->kind == LAYOUT_SHARED, bs = b->layout && b->layout->kind == LAYOUT_SHARED;
+        if (r->layout && r->layout->kind == LAYOUT_MMA) { /* tensor cores: tiles in neither shared memory nor fragments are staged */
+            bool as = a->layout && (a->layout->kind == LAYOUT_SHARED || a->layout->kind == LAYOUT_DOT_A);
+            bool bs = b->layout && (b->layout->kind == LAYOUT_SHARED || b->layout->kind == LAYOUT_DOT_B);
             return (int)((as ? 0 : (tir_type_numel(a) * elem_bytes(a) + 127) / 128 * 128) + (bs ? 0 : tir_type_numel(b) * elem_bytes(b)));
         }
         int64_t sa = (tir_type_numel(a) * elem_bytes(a) + 15) & ~15;

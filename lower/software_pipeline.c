@@ -89,22 +89,33 @@ static void emit_plain(Ctx *c, Inst *pos, Op op, int64_t ival) {
 
 typedef struct Cand {
     Inst *dot, *load;
+    Inst *trans; /* B given as trans(load) of an [N][K] tile, or NULL */
     int operand;
     int contig; /* tile dim kept contiguous in shared memory */
     ValueId buf;
 } Cand;
 
-/* Step 1 for one operand. */
-static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *contig) {
+/* Step 1 for one operand.  B may also be trans(load) of an [N][K] tile with K contiguous
+ * (attention's K, or a transposed B): the stage then keeps the loaded [N][K] tile, which is
+ * the K-contiguous B the dot reads for i8 anyway. */
+static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *contig, Inst **trans) {
     ValueId v = dot->ops[k];
     Inst *ld = tir_val(c->f, v)->def;
+    *trans = NULL;
+    if (ld && ld->op == OP_TRANS && k == 1 && ld->parent == body && uses[v] == 1 && ld->a.perm[0] == 1 &&
+        tir_vtype(c->f, v)->dt != DT_F32) {
+        *trans = ld;
+        v = ld->ops[0];
+        ld = tir_val(c->f, v)->def;
+    }
     if (!ld || ld->op != OP_LOAD || ld->parent != body || uses[v] != 1) return false;
     const Type *t = tir_vtype(c->f, v);
     if (t->rank != 2 || !t->layout || t->layout->kind != LAYOUT_BLOCKED) return false;
     int eb = dtype_bits(t->dt) / 8;
     int bytes = (ld->a.vec ? ld->a.vec : 1) * eb;
     if (bytes != 4 && bytes != 8 && bytes != 16) return false;
-    *contig = k == 1 && t->dt == DT_I8 ? 0 : 1;
+    /* contig: the loaded tile's dim kept contiguous in the stage */
+    *contig = *trans ? 1 : k == 1 && t->dt == DT_I8 ? 0 : 1;
     if (t->layout->order[0] != *contig) return false;
     if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
     if (ld->nops > 2) {
@@ -156,7 +167,9 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         if (i->op != OP_DOT || !tir_vtype(f, i->res[0])->layout || tir_vtype(f, i->res[0])->layout->kind != LAYOUT_MMA) continue;
         for (int k = 0; k < 2 && n < 8; k++) {
             int contig;
-            if (eligible(c, i, k, body, uses, &contig)) cs[n++] = (Cand){i, tir_val(f, i->ops[k])->def, k, contig, 0};
+            Inst *tr;
+            if (eligible(c, i, k, body, uses, &contig, &tr))
+                cs[n++] = (Cand){i, tir_val(f, tr ? tr->ops[0] : i->ops[k])->def, tr, k, contig, 0};
         }
     }
     free(uses);
@@ -165,7 +178,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     ValueId iv = body->args[0];
     /* 2. buffers and prologue */
     for (int k = 0; k < n; k++) {
-        const Type *t = tir_vtype(f, cs[k].dot->ops[cs[k].operand]);
+        const Type *t = tir_vtype(f, cs[k].load->res[0]);
         Layout sl = {.kind = LAYOUT_SHARED, .rank = 3};
         sl.order[0] = (uint8_t)(cs[k].contig + 1);
         sl.order[1] = (uint8_t)(2 - cs[k].contig);
@@ -201,12 +214,16 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     for (int k = 0; k < n; k++) {
         const Type *bt = tir_vtype(f, cs[k].buf);
         Layout vl = {.kind = LAYOUT_SHARED, .rank = 2};
-        vl.order[0] = (uint8_t)cs[k].contig;
-        vl.order[1] = (uint8_t)(1 - cs[k].contig);
-        int32_t shape[2] = {bt->shape[1], bt->shape[2]};
+        /* the view is the dot's operand: a transposed one swaps the dims, and the stage's
+         * contiguous dim becomes dim 0 */
+        int vc = cs[k].trans ? 1 - cs[k].contig : cs[k].contig;
+        vl.order[0] = (uint8_t)vc;
+        vl.order[1] = (uint8_t)(1 - vc);
+        int32_t shape[2] = {bt->shape[cs[k].trans ? 2 : 1], bt->shape[cs[k].trans ? 1 : 2]};
         const Type *vt = tir_type(m, bt->dt, 2, shape, NULL, tir_layout_intern(m, &vl));
         ValueId view = emit(c, cs[k].dot, OP_LOCAL_VIEW, (ValueId[]){cs[k].buf, rstage}, 2, vt);
         cs[k].dot->ops[cs[k].operand] = view;
+        if (cs[k].trans) tir_inst_remove(cs[k].trans);
         tir_inst_remove(cs[k].load);
     }
     /* 4. drain */

@@ -526,8 +526,9 @@ static void check_local_alloc(Verifier *V, const Inst *i) {
 static void check_local_view(Verifier *V, const Inst *i) {
     const Type *b = opt(V, i, 0), *s = opt(V, i, 1), *r = rest(V, i);
     if (b->rank != 3 || !is_shared(b)) verr(V, i, "operand 0 must be a shared buffer, found %s", tstr(V, b));
-    else if (r->rank != 2 || !is_shared(r) || r->shape[0] != b->shape[1] || r->shape[1] != b->shape[2] || r->dt != b->dt)
-        verr(V, i, "result %s is not one stage of %s", tstr(V, r), tstr(V, b));
+    else if (r->rank != 2 || !is_shared(r) || r->dt != b->dt ||
+             !((r->shape[0] == b->shape[1] && r->shape[1] == b->shape[2]) || (r->shape[0] == b->shape[2] && r->shape[1] == b->shape[1])))
+        verr(V, i, "result %s is not one stage (or its transpose) of %s", tstr(V, r), tstr(V, b));
     if (s->rank || !dtype_is_int(s->dt)) verr(V, i, "stage must be an integer scalar, found %s", tstr(V, s));
 }
 

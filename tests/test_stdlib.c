@@ -1,4 +1,4 @@
-/* test_stdlib.c - stdlib/*.tile run on the emulator: Philox 4x32-10 against a C
+/* test_stdlib.c - stdlib files run on the emulator: Philox 4x32-10 against a C
  * implementation of the published algorithm and its known-answer vector, rand's
  * range, dropout, softmax/logsumexp and the math helpers against float64. */
 #include <criterion/criterion.h>
