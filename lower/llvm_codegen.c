@@ -13,6 +13,7 @@
 #include "llvm_ctx.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
@@ -373,6 +374,10 @@ static void init_targets(void) {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    /* 32-bit shared-memory pointers (the data layout then says p3:32): shared addresses,
+     * ldmatrix and cp.async operands need no 64-bit arithmetic.  Process-wide, set once. */
+    const char *argv[] = {"tile", "-nvptx-short-ptr"};
+    LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 bool llvm_lower_module(Module *m, const LlvmOptions *o, LlvmResult *out, Diag *d) {
