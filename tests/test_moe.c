@@ -1,0 +1,620 @@
+/* test_moe.c - kernels/moe/ on the emulator against float64 C references:
+ * the router (softmax and sigmoid scoring, renormalization, grouped top-k
+ * with a score bias, ties), the token alignment (compared exactly: it is
+ * deterministic), and the expert GEMMs (gate_up with SiLU, down with the
+ * routing weight accumulated into the output) for f16 and bf16, at 1, 7 and
+ * 300 tokens, 8, 64 and 128 experts, top-k 1, 2 and 8, with experts that
+ * receive no token, every token on one expert, and dropped (-1) slots.
+ * Fresh random inputs every run (the seed is printed on failure;
+ * TILE_TEST_SEED repeats one); outputs poisoned before each launch. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "include/tile/tile.h"
+#include "jit/device.h"
+
+static uint64_t seed, rs;
+static void seed_rng(void) {
+    seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+    if (getenv("TILE_TEST_SEED")) seed = strtoull(getenv("TILE_TEST_SEED"), NULL, 0);
+    rs = seed | 1;
+}
+static uint64_t next(void) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return rs;
+}
+static double urand(void) { return (double)(next() >> 11) / 9007199254740992.0 * 2.0 - 1.0; } /* [-1, 1) */
+static int irand(int n) { return (int)((next() >> 33) % (uint64_t)n); }                          /* [0, n) */
+
+/* host rounding to the 16-bit float types (round to nearest even) */
+static uint16_t f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int e = (int)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t m = x & 0x7fffff;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {
+        if (e < -10) return (uint16_t)sign;
+        m |= 0x800000;
+        int sh = 14 - e;
+        uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+static double f16_to_d(uint16_t h) {
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+}
+static uint16_t f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t r = x + 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(r >> 16);
+}
+static double bf16_to_d(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+/* store v as a 16-bit float (bf16 or f16) in *dst; return the stored value */
+static double put16(bool bf16, uint16_t *dst, double v) {
+    *dst = bf16 ? f32_to_bf16((float)v) : f32_to_f16((float)v);
+    return bf16 ? bf16_to_d(*dst) : f16_to_d(*dst);
+}
+
+static int pow2_at_least(int n) {
+    int p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+static int cdiv(int a, int b) { return (a + b - 1) / b; }
+
+/* ---- device helpers ---- */
+static TileDevice *open_dev(void) {
+    TileDevice *dev;
+    char *err = NULL;
+    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", NULL, &dev, &err), DEV_OK, "%s",
+                 err ? err : "?");
+    return dev;
+}
+
+typedef struct Kern {
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    unsigned threads, smem;
+} Kern;
+
+/* Compile kernel `name` of kernels/moe/<file> with defines given as "A=1 B=2". */
+static void kload(TileDevice *dev, Kern *k, const char *file, const char *name, const char *defs) {
+    char buf[512], *defv[16] = {0};
+    int nd = 0;
+    snprintf(buf, sizeof buf, "%s", defs ? defs : "");
+    for (char *t = strtok(buf, " "); t && nd < 15; t = strtok(NULL, " ")) defv[nd++] = t;
+    tile_compile_options o = {.kernel = name, .defines = (const char *const *)defv};
+    tile_compiled c;
+    char path[512];
+    snprintf(path, sizeof path, TILE_SOURCE_DIR "/kernels/moe/%s", file);
+    tile_status st = tile_compile_file(path, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s %s [%s]: %s\n%s", file, name, defs, tile_status_string(st), c.diagnostics);
+    cr_assert_eq(dev_module_load_ptx(dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(dev));
+    k->threads = 32u * (unsigned)c.kernels[0].num_warps;
+    k->smem = c.kernels[0].smem_dynamic || c.kernels[0].smem_bytes > 48 * 1024 ? (unsigned)c.kernels[0].smem_bytes : 0;
+    tile_compiled_free(&c);
+}
+
+static void klaunch(TileDevice *dev, const Kern *k, const char *what, unsigned gx, unsigned gy, void **params) {
+    DevStatus st = dev_launch(k->fn, gx, gy, 1, k->threads, 1, 1, k->smem, NULL, params);
+    cr_assert_eq(st, DEV_OK, "%s: %s (seed %llu)", what, dev_last_error(dev), (unsigned long long)seed);
+    cr_assert_eq(dev_synchronize(dev), DEV_OK, "%s: %s", what, dev_last_error(dev));
+}
+
+static uint64_t dput(TileDevice *dev, const void *h, size_t bytes) {
+    uint64_t d;
+    cr_assert_eq(dev_malloc(dev, bytes ? bytes : 4, &d), DEV_OK);
+    if (bytes) cr_assert_eq(dev_memcpy_htod(dev, d, h, bytes), DEV_OK);
+    return d;
+}
+static uint64_t dfill(TileDevice *dev, size_t bytes, uint8_t poison) {
+    uint64_t d;
+    cr_assert_eq(dev_malloc(dev, bytes ? bytes : 4, &d), DEV_OK);
+    cr_assert_eq(dev_memset_d8(dev, d, poison, bytes ? bytes : 4), DEV_OK);
+    return d;
+}
+static void *dget(TileDevice *dev, uint64_t d, size_t bytes) {
+    void *h = malloc(bytes ? bytes : 4);
+    cr_assert_eq(dev_memcpy_dtoh(dev, h, d, bytes), DEV_OK);
+    return h;
+}
+
+/* ======================================================================
+ * Router
+ * ====================================================================== */
+typedef struct RouterCfg {
+    int E, K;
+    int scoring;            /* 0 softmax, 1 sigmoid */
+    bool renorm, grouped, top2, bias;
+    int n_group, topk_group;
+    float scale;
+    int logit_type;         /* 0 f32, 1 bf16, 2 f16 */
+    int rows_kind;          /* 0 mixed, 1 every row all equal */
+} RouterCfg;
+
+/* float64 reference for one token: ids/weights in rank order.  A decision
+ * between values closer than 1e-5 is only well defined when the values come
+ * from identical inputs (then f32 computes them identically and the tie rule
+ * applies); otherwise rounding may resolve it either way, so the function
+ * returns false and the row is redrawn. */
+typedef struct Key {
+    double l, b;
+} Key;
+static bool same_key(Key x, Key y) { return x.l == y.l && x.b == y.b; }
+
+static bool router_ref(const RouterCfg *c, const double *l, const double *bias, int *ids, double *w) {
+    int E = c->E;
+    double s[256], ch[256];
+    Key key[256];
+    double mx = -INFINITY, sum = 0;
+    for (int e = 0; e < E; e++) mx = fmax(mx, l[e]);
+    for (int e = 0; e < E; e++) sum += exp(l[e] - mx);
+    for (int e = 0; e < E; e++) {
+        s[e] = c->scoring == 0 ? exp(l[e] - mx) / sum : 1 / (1 + exp(-l[e]));
+        ch[e] = (c->scoring == 0 ? l[e] : s[e]) + (c->bias ? bias[e] : 0);
+        key[e] = (Key){l[e], c->bias ? bias[e] : 0};
+    }
+    const double eps = 1e-5;
+    bool keep[256];
+    for (int e = 0; e < E; e++) keep[e] = true;
+    if (c->grouped) {
+        int gs = E / c->n_group;
+        double gsc[256];
+        Key k1[256], k2[256];
+        bool gsel[256] = {0};
+        for (int g = 0; g < c->n_group; g++) {
+            int b1 = g * gs, b2 = -1;
+            for (int e = g * gs; e < (g + 1) * gs; e++)
+                if (ch[e] > ch[b1]) b1 = e;
+            gsc[g] = ch[b1], k1[g] = key[b1], k2[g] = (Key){0, 0};
+            if (c->top2) {
+                for (int e = g * gs; e < (g + 1) * gs; e++)
+                    if (e != b1 && (b2 < 0 || ch[e] > ch[b2])) b2 = e;
+                gsc[g] += ch[b2], k2[g] = key[b2];
+            }
+        }
+        for (int j = 0; j < c->topk_group; j++) {
+            int b = -1;
+            for (int g = 0; g < c->n_group; g++)
+                if (!gsel[g] && (b < 0 || gsc[g] > gsc[b])) b = g;
+            gsel[b] = true;
+        }
+        /* the boundary: every kept group against every dropped one */
+        for (int g = 0; g < c->n_group; g++)
+            for (int h = 0; h < c->n_group; h++)
+                if (gsel[g] && !gsel[h] && fabs(gsc[g] - gsc[h]) < eps && !(same_key(k1[g], k1[h]) && same_key(k2[g], k2[h])))
+                    return false;
+        for (int e = 0; e < E; e++) keep[e] = gsel[e / gs];
+    }
+    double wsum = 0;
+    for (int j = 0; j < c->K; j++) {
+        int b = -1;
+        for (int e = 0; e < E; e++)
+            if (keep[e] && (b < 0 || ch[e] > ch[b])) b = e;
+        for (int e = 0; e < E; e++)
+            if (keep[e] && e != b && fabs(ch[e] - ch[b]) < eps && !same_key(key[e], key[b])) return false;
+        ids[j] = b;
+        w[j] = s[b];
+        wsum += s[b];
+        keep[b] = false;
+    }
+    for (int j = 0; j < c->K; j++) w[j] = (c->renorm ? w[j] / wsum : w[j]) * c->scale;
+    return true;
+}
+
+/* A row of logits: all equal, on a grid of 1/16 (many exact ties), or continuous. */
+static void draw_row(const RouterCfg *c, double *l, void *dst) {
+    int kind = c->rows_kind == 1 ? 0 : irand(10);
+    double all = (irand(64) - 32) / 16.0;
+    for (int e = 0; e < c->E; e++) {
+        double v = kind == 0 ? all : kind < 6 ? (irand(97) - 48) / 16.0 : urand() * 3;
+        if (c->logit_type == 0) {
+            ((float *)dst)[e] = (float)v;
+            l[e] = (float)v;
+        } else {
+            l[e] = put16(c->logit_type == 1, (uint16_t *)dst + e, v);
+        }
+    }
+}
+
+static void router_case(TileDevice *dev, const RouterCfg *c, int T) {
+    static const char *kn[] = {"moe_router_f32", "moe_router_bf16", "moe_router_f16"};
+    int E = c->E, K = c->K, BE = pow2_at_least(E), BT = BE >= 128 ? 8 : 16;
+    char defs[256];
+    snprintf(defs, sizeof defs, "K=%d KP=%d BT=%d BE=%d SCORING=%d RENORM=%s GROUPED=%s GROUP_TOP2=%s HAS_BIAS=%s", K,
+             pow2_at_least(K), BT, BE, c->scoring, c->renorm ? "true" : "false", c->grouped ? "true" : "false",
+             c->top2 ? "true" : "false", c->bias ? "true" : "false");
+    Kern k;
+    kload(dev, &k, "router.tile", kn[c->logit_type], defs);
+    int sl = E + 3; /* row stride past the experts */
+    size_t eb = c->logit_type == 0 ? 4 : 2;
+    char *hl = calloc((size_t)T * sl, eb);
+    double *l = calloc((size_t)T * sl, sizeof(double)), bias[256];
+    float fbias[256];
+    for (int e = 0; e < E; e++) fbias[e] = (float)(irand(9) - 4) / 8.0f, bias[e] = fbias[e];
+    int *want_ids = malloc(sizeof(int) * (size_t)T * K);
+    double *want_w = malloc(sizeof(double) * (size_t)T * K);
+    for (int t = 0; t < T; t++) {
+        int tries = 0;
+        do {
+            draw_row(c, l + (size_t)t * sl, hl + (size_t)t * sl * eb);
+            cr_assert(++tries < 1000, "cannot draw a row without near ties");
+        } while (!router_ref(c, l + (size_t)t * sl, bias, want_ids + (size_t)t * K, want_w + (size_t)t * K));
+    }
+    uint64_t dl = dput(dev, hl, (size_t)T * sl * eb), db = dput(dev, fbias, sizeof(float) * (size_t)E);
+    size_t on = (size_t)T * K + 16; /* 16 past the end: must stay poisoned */
+    uint64_t dids = dfill(dev, on * 4, 0xff), dw = dfill(dev, on * 4, 0xff);
+    int ng = c->grouped ? c->n_group : 1, tg = c->grouped ? c->topk_group : 1;
+    float scale = c->scale;
+    void *params[] = {&dl, &db, &dids, &dw, &T, &E, &sl, &ng, &tg, &scale};
+    klaunch(dev, &k, defs, (unsigned)cdiv(T, BT), 1, params);
+    int *ids = dget(dev, dids, on * 4);
+    float *w = dget(dev, dw, on * 4);
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < K; j++) {
+            size_t i = (size_t)t * K + j;
+            if (getenv("MOE_DEBUG") && ids[i] != want_ids[i]) {
+                for (int e = 0; e < E; e++) fprintf(stderr, "e%d l=%.9g b=%g\n", e, l[(size_t)t * sl + e], bias[e]);
+            }
+            cr_assert_eq(ids[i], want_ids[i], "%s [%s] T=%d token %d rank %d: expert %d, want %d (seed %llu)", kn[c->logit_type],
+                         defs, T, t, j, ids[i], want_ids[i], (unsigned long long)seed);
+            cr_assert(fabs(w[i] - want_w[i]) <= 1e-6 + 2e-5 * fabs(want_w[i]),
+                      "%s [%s] T=%d token %d rank %d: weight %.9g, want %.9g (seed %llu)", kn[c->logit_type], defs, T, t, j, w[i],
+                      want_w[i], (unsigned long long)seed);
+        }
+    for (size_t i = (size_t)T * K; i < on; i++) cr_assert(ids[i] == -1 && isnan(w[i]), "router wrote past tokens * K");
+    free(hl), free(l), free(want_ids), free(want_w), free(ids), free(w);
+    dev_free(dev, dl), dev_free(dev, db), dev_free(dev, dids), dev_free(dev, dw);
+    dev_module_unload(k.mod);
+}
+
+static const int TOKENS[] = {1, 7, 300};
+static const int EXPERTS[] = {8, 64, 128};
+static const int TOPK[] = {1, 2, 8};
+
+Test(moe, router_softmax) {
+    seed_rng();
+    TileDevice *dev = open_dev();
+    for (int ei = 0; ei < 3; ei++)
+        for (int ki = 0; ki < 3; ki++)
+            for (int rn = 0; rn < 2; rn++) {
+                RouterCfg c = {.E = EXPERTS[ei], .K = TOPK[ki], .renorm = rn, .scale = 1};
+                for (int ti = 0; ti < 3; ti++) router_case(dev, &c, TOKENS[ti]);
+            }
+    dev_close(dev);
+}
+
+Test(moe, router_sigmoid_grouped) {
+    seed_rng();
+    TileDevice *dev = open_dev();
+    /* DeepSeek-V3 style: sigmoid, bias for the choice, groups scored by their best two, renormalized, scaled */
+    RouterCfg cs[] = {
+        {.E = 64, .K = 8, .scoring = 1, .renorm = true, .grouped = true, .top2 = true, .bias = true, .n_group = 8, .topk_group = 4, .scale = 2.5f},
+        {.E = 128, .K = 8, .scoring = 1, .renorm = true, .grouped = true, .top2 = true, .bias = true, .n_group = 8, .topk_group = 3, .scale = 1},
+        {.E = 8, .K = 2, .scoring = 1, .renorm = false, .grouped = true, .top2 = true, .bias = true, .n_group = 4, .topk_group = 2, .scale = 1},
+        /* DeepSeek-V2 style: softmax, groups scored by their best expert, no renormalization */
+        {.E = 64, .K = 8, .scoring = 0, .grouped = true, .n_group = 8, .topk_group = 3, .scale = 1},
+        {.E = 128, .K = 1, .scoring = 0, .grouped = true, .n_group = 16, .topk_group = 1, .scale = 1},
+        /* sigmoid without groups, bf16 and f16 logits */
+        {.E = 128, .K = 2, .scoring = 1, .renorm = true, .scale = 1, .logit_type = 1},
+        {.E = 8, .K = 8, .scoring = 1, .scale = 1, .logit_type = 2},
+        {.E = 64, .K = 2, .scoring = 0, .renorm = true, .scale = 1, .logit_type = 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int ti = 0; ti < 3; ti++) router_case(dev, &cs[i], TOKENS[ti]);
+    dev_close(dev);
+}
+
+Test(moe, router_ties) {
+    /* every row's logits equal: experts 0..K-1 (groups 0..topk_group-1 first), equal weights */
+    seed_rng();
+    TileDevice *dev = open_dev();
+    RouterCfg cs[] = {
+        {.E = 64, .K = 8, .renorm = true, .scale = 1, .rows_kind = 1},
+        {.E = 8, .K = 2, .scoring = 1, .scale = 1, .rows_kind = 1},
+        {.E = 128, .K = 8, .scoring = 1, .renorm = true, .grouped = true, .top2 = true, .n_group = 8, .topk_group = 4, .scale = 1, .rows_kind = 1},
+        {.E = 64, .K = 8, .scoring = 0, .grouped = true, .n_group = 8, .topk_group = 2, .scale = 1, .rows_kind = 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) router_case(dev, &cs[i], 7);
+    dev_close(dev);
+}
+
+/* ======================================================================
+ * Alignment
+ * ====================================================================== */
+typedef struct Align {
+    Kern count, scan, scatter;
+    int E, BM, BE, BN;
+} Align;
+
+static void align_load(TileDevice *dev, Align *a, int E, int BM) {
+    a->E = E, a->BM = BM, a->BE = pow2_at_least(E), a->BN = 64;
+    char defs[128];
+    snprintf(defs, sizeof defs, "BN=%d BE=64", a->BN);
+    kload(dev, &a->count, "align.tile", "moe_align_count", defs);
+    snprintf(defs, sizeof defs, "BM=%d BE=%d", BM, a->BE);
+    kload(dev, &a->scan, "align.tile", "moe_align_scan", defs);
+    snprintf(defs, sizeof defs, "BN=%d", a->BN);
+    kload(dev, &a->scatter, "align.tile", "moe_align_scatter", defs);
+}
+static void align_unload(Align *a) {
+    dev_module_unload(a->count.mod), dev_module_unload(a->scan.mod), dev_module_unload(a->scatter.mod);
+}
+
+static int max_blocks(int n_slots, int E, int BM) {
+    int ne = n_slots < E ? n_slots : E;
+    return cdiv(n_slots + ne * (BM - 1), BM);
+}
+
+typedef struct AlignOut {
+    uint64_t sorted, experts, total; /* device buffers: max_blocks * BM, max_blocks, 1 */
+    int max_blocks;
+} AlignOut;
+
+/* Run the three alignment kernels on d_ids (n_slots entries); outputs poisoned first. */
+static AlignOut align_run(TileDevice *dev, const Align *a, uint64_t d_ids, int n_slots) {
+    AlignOut o;
+    int E = a->E, nchunks = cdiv(n_slots, a->BN);
+    o.max_blocks = max_blocks(n_slots, E, a->BM);
+    o.sorted = dfill(dev, (size_t)o.max_blocks * a->BM * 4, 0x7f);
+    o.experts = dfill(dev, (size_t)o.max_blocks * 4, 0x7f);
+    o.total = dfill(dev, 4, 0x7f);
+    uint64_t counts = dfill(dev, (size_t)nchunks * E * 4, 0x7f), base = dfill(dev, (size_t)nchunks * E * 4, 0x7f);
+    void *p1[] = {&d_ids, &counts, &n_slots, &E};
+    klaunch(dev, &a->count, "moe_align_count", (unsigned)nchunks, 1, p1);
+    void *p2[] = {&counts, &base, &o.sorted, &o.experts, &o.total, &nchunks, &n_slots, &E, &o.max_blocks};
+    klaunch(dev, &a->scan, "moe_align_scan", 1, 1, p2);
+    void *p3[] = {&d_ids, &base, &o.sorted, &n_slots, &E};
+    klaunch(dev, &a->scatter, "moe_align_scatter", (unsigned)nchunks, 1, p3);
+    dev_free(dev, counts), dev_free(dev, base);
+    return o;
+}
+
+static void align_free(TileDevice *dev, AlignOut *o) { dev_free(dev, o->sorted), dev_free(dev, o->experts), dev_free(dev, o->total); }
+
+/* Check the alignment exactly against the host's: segments in expert order, slots ascending, sentinels. */
+static void align_check(TileDevice *dev, const Align *a, const AlignOut *o, const int *ids, int n_slots, const char *what) {
+    int E = a->E, BM = a->BM;
+    int *cnt = calloc((size_t)E, sizeof(int));
+    for (int s = 0; s < n_slots; s++)
+        if (ids[s] >= 0 && ids[s] < E) cnt[ids[s]]++;
+    int total = 0;
+    for (int e = 0; e < E; e++) total += cdiv(cnt[e], BM) * BM;
+    int *want = malloc(sizeof(int) * (size_t)(total + 1)), *want_e = malloc(sizeof(int) * (size_t)o->max_blocks);
+    int pos = 0;
+    for (int e = 0; e < E; e++) {
+        int start = pos;
+        for (int s = 0; s < n_slots; s++)
+            if (ids[s] == e) want[pos++] = s;
+        while ((pos - start) % BM) want[pos++] = n_slots;
+        for (int b = start / BM; b < pos / BM; b++) want_e[b] = e;
+    }
+    cr_assert_eq(pos, total);
+    cr_assert_leq(total, o->max_blocks * BM, "%s: padded total %d exceeds the bound", what, total);
+    for (int b = total / BM; b < o->max_blocks; b++) want_e[b] = -1;
+    int *got_total = dget(dev, o->total, 4);
+    int *got = dget(dev, o->sorted, (size_t)o->max_blocks * BM * 4), *got_e = dget(dev, o->experts, (size_t)o->max_blocks * 4);
+    cr_assert_eq(*got_total, total, "%s: padded total %d, want %d (seed %llu)", what, *got_total, total, (unsigned long long)seed);
+    for (int i = 0; i < total; i++)
+        cr_assert_eq(got[i], want[i], "%s: sorted_ids[%d] = %d, want %d (seed %llu)", what, i, got[i], want[i],
+                     (unsigned long long)seed);
+    for (int i = total; i < o->max_blocks * BM; i++) cr_assert_eq(got[i], 0x7f7f7f7f, "%s: sorted_ids[%d] written past the total", what, i);
+    for (int b = 0; b < o->max_blocks; b++)
+        cr_assert_eq(got_e[b], want_e[b], "%s: expert_ids[%d] = %d, want %d (seed %llu)", what, b, got_e[b], want_e[b],
+                     (unsigned long long)seed);
+    free(cnt), free(want), free(want_e), free(got_total), free(got), free(got_e);
+}
+
+/* Routings: 0 random distinct experts per token; 1 every token's first expert is `hot`;
+ * 2 only the first max(K, 3) experts used (the rest receive nothing); 3 random with
+ * about a tenth of the slots -1 (dropped); 4 K == 1: every token on one expert. */
+static void make_routing(int kind, int T, int E, int K, int *ids) {
+    int hot = irand(E), pool = kind == 2 ? (K > 3 ? K : 3) : E;
+    if (pool > E) pool = E;
+    for (int t = 0; t < T; t++) {
+        for (int j = 0; j < K; j++) {
+            int e, dup;
+            do {
+                e = (kind == 1 || kind == 4) && j == 0 ? hot : irand(pool);
+                dup = 0;
+                for (int i = 0; i < j; i++) dup |= ids[t * K + i] == e;
+            } while (dup);
+            ids[t * K + j] = e;
+        }
+        if (kind == 3)
+            for (int j = 0; j < K; j++)
+                if (irand(10) == 0) ids[t * K + j] = -1;
+    }
+}
+
+Test(moe, align) {
+    seed_rng();
+    TileDevice *dev = open_dev();
+    for (int ei = 0; ei < 3; ei++)
+        for (int bm = 16; bm <= 64; bm *= 4) {
+            Align a;
+            align_load(dev, &a, EXPERTS[ei], bm);
+            for (int ki = 0; ki < 3; ki++)
+                for (int ti = 0; ti < 3; ti++)
+                    for (int kind = 0; kind < 4; kind++) {
+                        int T = TOKENS[ti], K = TOPK[ki], n = T * K;
+                        if (K > EXPERTS[ei]) continue;
+                        int *ids = malloc(sizeof(int) * (size_t)n);
+                        make_routing(kind, T, EXPERTS[ei], K, ids);
+                        uint64_t d_ids = dput(dev, ids, sizeof(int) * (size_t)n);
+                        AlignOut o = align_run(dev, &a, d_ids, n);
+                        char what[96];
+                        snprintf(what, sizeof what, "align E=%d BM=%d K=%d T=%d routing %d", EXPERTS[ei], bm, K, T, kind);
+                        align_check(dev, &a, &o, ids, n, what);
+                        align_free(dev, &o);
+                        dev_free(dev, d_ids);
+                        free(ids);
+                    }
+            align_unload(&a);
+        }
+    dev_close(dev);
+}
+
+/* ======================================================================
+ * Expert GEMMs (alignment + gate_up + down), against the float64 forward
+ * ====================================================================== */
+typedef struct Experts {
+    Align al;
+    Kern gate_up, down;
+    bool bf16;
+    int BN, BK;
+} Experts;
+
+static void experts_load(TileDevice *dev, Experts *x, bool bf16, int E, int BM) {
+    x->bf16 = bf16, x->BN = 64, x->BK = 32;
+    align_load(dev, &x->al, E, BM);
+    char defs[128];
+    snprintf(defs, sizeof defs, "BM=%d BN=%d BK=%d", BM, x->BN, x->BK);
+    kload(dev, &x->gate_up, "experts.tile", bf16 ? "moe_gate_up_bf16" : "moe_gate_up_f16", defs);
+    kload(dev, &x->down, "experts.tile", bf16 ? "moe_down_bf16" : "moe_down_f16", defs);
+}
+static void experts_unload(Experts *x) {
+    align_unload(&x->al);
+    dev_module_unload(x->gate_up.mod), dev_module_unload(x->down.mod);
+}
+
+static double silu(double v) { return v / (1 + exp(-v)); }
+
+static void experts_case(TileDevice *dev, const Experts *x, int T, int K, int H, int I, int routing) {
+    int E = x->al.E, n = T * K, sx = H + 8, so = H + 5;
+    bool bf = x->bf16;
+    /* inputs, scaled so every stage stays near 1 */
+    uint16_t *hx = malloc(2 * (size_t)T * sx), *hw1 = malloc(2 * (size_t)E * 2 * I * H), *hw2 = malloc(2 * (size_t)E * H * I);
+    double *vx = malloc(sizeof(double) * (size_t)T * sx), *vw1 = malloc(sizeof(double) * (size_t)E * 2 * I * H);
+    double *vw2 = malloc(sizeof(double) * (size_t)E * H * I);
+    for (size_t i = 0; i < (size_t)T * sx; i++) vx[i] = put16(bf, hx + i, urand());
+    for (size_t i = 0; i < (size_t)E * 2 * I * H; i++) vw1[i] = put16(bf, hw1 + i, urand() * 2 / sqrt(H));
+    for (size_t i = 0; i < (size_t)E * H * I; i++) vw2[i] = put16(bf, hw2 + i, urand() * 2 / sqrt(I));
+    int *ids = malloc(sizeof(int) * (size_t)n);
+    float *tw = malloc(sizeof(float) * (size_t)n);
+    make_routing(routing, T, E, K, ids);
+    for (int s = 0; s < n; s++) tw[s] = (float)(0.25 + 0.75 * fabs(urand()));
+    float *hout = malloc(sizeof(float) * (size_t)T * so);
+    for (size_t i = 0; i < (size_t)T * so; i++) hout[i] = (i % so) < (size_t)H ? (float)urand() : NAN; /* residual; NaN past hidden */
+
+    uint64_t dx = dput(dev, hx, 2 * (size_t)T * sx), dw1 = dput(dev, hw1, 2 * (size_t)E * 2 * I * H);
+    uint64_t dw2 = dput(dev, hw2, 2 * (size_t)E * H * I), dids = dput(dev, ids, sizeof(int) * (size_t)n);
+    uint64_t dtw = dput(dev, tw, sizeof(float) * (size_t)n), dout = dput(dev, hout, sizeof(float) * (size_t)T * so);
+    uint64_t dh = dfill(dev, 2 * (size_t)n * I, 0xff); /* NaN in both types */
+    AlignOut o = align_run(dev, &x->al, dids, n);
+    char what[128];
+    snprintf(what, sizeof what, "%s E=%d BM=%d K=%d T=%d H=%d I=%d routing %d", bf ? "bf16" : "f16", E, x->al.BM, K, T, H, I, routing);
+    align_check(dev, &x->al, &o, ids, n, what);
+    void *p1[] = {&dx, &dw1, &dh, &o.sorted, &o.experts, &o.total, &n, &K, &H, &I, &sx};
+    klaunch(dev, &x->gate_up, what, (unsigned)o.max_blocks, (unsigned)cdiv(I, x->BN), p1);
+    void *p2[] = {&dh, &dw2, &dout, &dtw, &o.sorted, &o.experts, &o.total, &n, &K, &H, &I, &so};
+    klaunch(dev, &x->down, what, (unsigned)o.max_blocks, (unsigned)cdiv(H, x->BN), p2);
+    uint16_t *gh = dget(dev, dh, 2 * (size_t)n * I);
+    float *gout = dget(dev, dout, sizeof(float) * (size_t)T * so);
+
+    /* reference: h per slot (checked, then used rounded as the device stores it), out per token */
+    double rnd = bf ? 1.0 / 256 : 1.0 / 2048; /* relative rounding of a stored h */
+    double *hv = calloc((size_t)n * I, sizeof(double));
+    for (int s = 0; s < n; s++) {
+        int e = ids[s], t = s / K;
+        for (int i = 0; i < I; i++) {
+            double got = bf ? bf16_to_d(gh[(size_t)s * I + i]) : f16_to_d(gh[(size_t)s * I + i]);
+            if (e < 0) {
+                cr_assert_eq(gh[(size_t)s * I + i], 0xffff, "%s: h of dropped slot %d written", what, s);
+                continue;
+            }
+            double g = 0, u = 0, mg = 0, mu = 0;
+            const double *wg = vw1 + ((size_t)e * 2 * I + i) * H, *wu = vw1 + ((size_t)e * 2 * I + I + i) * H;
+            for (int k = 0; k < H; k++) {
+                g += vx[(size_t)t * sx + k] * wg[k], mg += fabs(vx[(size_t)t * sx + k] * wg[k]);
+                u += vx[(size_t)t * sx + k] * wu[k], mu += fabs(vx[(size_t)t * sx + k] * wu[k]);
+            }
+            double want = silu(g) * u;
+            double tol = rnd * fabs(want) + 1e-5 * (mg * fabs(u) + mu * (fabs(g) + 1)) + 1e-6;
+            cr_assert(fabs(got - want) <= tol, "%s: h[slot %d][%d] = %.7g, want %.7g (tol %.3g, seed %llu)", what, s, i, got, want, tol,
+                      (unsigned long long)seed);
+            hv[(size_t)s * I + i] = got;
+        }
+    }
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < so; c++) {
+            double got = gout[(size_t)t * so + c];
+            if (c >= H) {
+                cr_assert(isnan(got), "%s: out[%d][%d] written past hidden", what, t, c);
+                continue;
+            }
+            double want = hout[(size_t)t * so + c], mag = fabs(want);
+            for (int j = 0; j < K; j++) {
+                int s = t * K + j, e = ids[s];
+                if (e < 0) continue;
+                double acc = 0;
+                for (int i = 0; i < I; i++) {
+                    double p = hv[(size_t)s * I + i] * vw2[((size_t)e * H + c) * I + i];
+                    acc += p, mag += fabs(p) * tw[s];
+                }
+                want += tw[s] * acc;
+            }
+            double tol = 2e-5 * mag + 1e-6;
+            cr_assert(fabs(got - want) <= tol, "%s: out[%d][%d] = %.7g, want %.7g (tol %.3g, seed %llu)", what, t, c, got, want, tol,
+                      (unsigned long long)seed);
+        }
+    align_free(dev, &o);
+    uint64_t bufs[] = {dx, dw1, dw2, dids, dtw, dout, dh};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dev_free(dev, bufs[i]);
+    free(hx), free(hw1), free(hw2), free(vx), free(vw1), free(vw2), free(ids), free(tw), free(hout), free(gh), free(gout), free(hv);
+}
+
+static void experts_sweep(bool bf16) {
+    seed_rng();
+    TileDevice *dev = open_dev();
+    for (int ei = 0; ei < 3; ei++) {
+        int E = EXPERTS[ei], BM = E <= 8 ? 64 : 16;
+        Experts x;
+        experts_load(dev, &x, bf16, E, BM);
+        for (int ki = 0; ki < 3; ki++)
+            for (int ti = 0; ti < 3; ti++) experts_case(dev, &x, TOKENS[ti], TOPK[ki], 64, 128, (ei + ki + ti) % 4);
+        experts_unload(&x);
+    }
+    dev_close(dev);
+}
+
+Test(moe, experts_f16) { experts_sweep(false); }
+Test(moe, experts_bf16) { experts_sweep(true); }
+
+Test(moe, experts_one_expert_and_odd_sizes) {
+    /* every token on one expert (K = 1), hot expert with K = 2, sizes that are not multiples of the tiles */
+    seed_rng();
+    TileDevice *dev = open_dev();
+    Experts x;
+    experts_load(dev, &x, true, 8, 32);
+    experts_case(dev, &x, 300, 1, 64, 128, 4);
+    experts_case(dev, &x, 7, 2, 80, 48, 1);
+    experts_case(dev, &x, 33, 8, 48, 72, 2);
+    experts_unload(&x);
+    experts_load(dev, &x, false, 64, 16);
+    experts_case(dev, &x, 300, 1, 64, 64, 4);
+    experts_case(dev, &x, 5, 8, 40, 100, 3);
+    experts_unload(&x);
+    dev_close(dev);
+}
