@@ -70,7 +70,14 @@ LLVMValueRef ll_asm(LL *l, LLVMTypeRef ret, const char *text, const char *constr
     LLVMTypeRef fty = LLVMFunctionType(ret, pt, (unsigned)nargs, 0);
     LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
                                       LLVMInlineAsmDialectATT, 0);
-    return LLVMBuildCall2(l->b, fty, a, args, (unsigned)nargs, "");
+    LLVMValueRef call = LLVMBuildCall2(l->b, fty, a, args, (unsigned)nargs, "");
+    /* every snippet returns and never unwinds: saying so spares LLVM's passes from scanning
+     * whole blocks around each call (hundreds of them in a GEMM) */
+    static const char *const attrs[] = {"nounwind", "willreturn"};
+    for (size_t k = 0; k < ARRAY_LEN(attrs); k++)
+        LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                                 LLVMCreateEnumAttribute(l->ctx, LLVMGetEnumAttributeKindForName(attrs[k], strlen(attrs[k])), 0));
+    return call;
 }
 
 const LayoutRegs *ll_regs_of(LL *l, const Type *t) {
@@ -86,7 +93,27 @@ const LayoutRegs *ll_regs_of(LL *l, const Type *t) {
     return &l->rc[l->nrc++].regs;
 }
 
+static LLVMValueRef thread_term(LL *l, const Layout *lay, int dim);
+
 LLVMValueRef ll_thread_term(LL *l, const Layout *lay, int dim) {
+    for (int i = 0; i < l->nterms; i++)
+        if (l->terms[i].lay == lay && l->terms[i].dim == dim) return l->terms[i].v;
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(l->b);
+    LLVMPositionBuilderBefore(l->b, LLVMGetBasicBlockTerminator(l->entry));
+    LLVMValueRef v = thread_term(l, lay, dim);
+    LLVMPositionBuilderAtEnd(l->b, here);
+    if (l->nterms == l->capterms) {
+        l->capterms = l->capterms ? 2 * l->capterms : 16;
+        l->terms = realloc(l->terms, sizeof *l->terms * (size_t)l->capterms);
+        if (!l->terms) unreachable("out of memory");
+    }
+    l->terms[l->nterms].lay = lay;
+    l->terms[l->nterms].dim = dim;
+    l->terms[l->nterms++].v = v;
+    return v;
+}
+
+static LLVMValueRef thread_term(LL *l, const Layout *lay, int dim) {
     ThreadTerm t = layout_thread_term(lay, dim);
     LLVMValueRef lane = l->lane, warp = l->warp;
     LLVMValueRef r = ll_i32(l, 0);
@@ -335,11 +362,18 @@ static bool emit_func(LL *l, Func *f) {
         }
         ll_new(l, f->args[k].value, 1)[0] = p;
     }
+    /* `entry` holds the thread ids and every thread term (ll_thread_term), then branches to
+     * the body: terms are computed once however many registers use them */
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "entry");
+    LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "start");
     LLVMPositionBuilderAtEnd(l->b, entry);
     l->tid = sreg(l, "llvm.nvvm.read.ptx.sreg.tid.x");
     l->lane = LLVMBuildAnd(l->b, l->tid, ll_i32(l, 31), "lane");
     l->warp = LLVMBuildLShr(l->b, l->tid, ll_i32(l, 5), "warp");
+    LLVMBuildBr(l->b, start);
+    l->entry = entry;
+    l->nterms = 0;
+    LLVMPositionBuilderAtEnd(l->b, start);
     l->smem = NULL;
     if (f->smem_bytes > 0) {
         /* up to 48 KiB a static array; beyond, the launch's dynamic shared memory */
@@ -472,6 +506,7 @@ cleanup:
     if (pbo) LLVMDisposePassBuilderOptions(pbo);
     for (int i = 0; i < l.nrc; i++) layout_regs_free(&l.rc[i].regs);
     free(l.rc);
+    free(l.terms);
     if (l.b) LLVMDisposeBuilder(l.b);
     if (l.mod) LLVMDisposeModule(l.mod);
     if (l.tm) LLVMDisposeTargetMachine(l.tm);

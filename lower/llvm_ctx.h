@@ -33,6 +33,10 @@ typedef struct LL {
     LLVMValueRef **vals; /* by ValueId */
     int *nvals;
     LLVMValueRef tid, lane, warp;
+    /* thread terms, computed once per (layout, dim) in the entry block */
+    LLVMBasicBlockRef entry;
+    struct { const Layout *lay; int dim; LLVMValueRef v; } *terms;
+    int nterms, capterms;
     LLVMValueRef smem; /* ptr addrspace(3) scratch base, NULL when the kernel needs none */
     RegsCache *rc;
     int nrc, caprc;
