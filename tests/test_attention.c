@@ -24,6 +24,9 @@
 #include "include/tile/tile.h"
 #include "jit/device.h"
 
+/* the emulator also checks shared memory for races between barriers */
+static const DevOptions racecheck = {.emu_racecheck = true};
+
 static uint64_t seed, rs;
 static void seed_rng(void) {
     seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
@@ -130,7 +133,7 @@ static void kern_launch(Kern *k, unsigned gx, unsigned gy, unsigned gz, void **p
 static TileDevice *open_emu(void) {
     TileDevice *dev;
     char *err = NULL;
-    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_open("emu", &racecheck, &dev, &err), DEV_OK, "%s", err ? err : "?");
     return dev;
 }
 

@@ -12,6 +12,9 @@
 #include "include/tile/tile.h"
 #include "jit/device.h"
 
+/* the emulator also checks shared memory for races between barriers */
+static const DevOptions racecheck = {.emu_racecheck = true};
+
 static uint64_t seed, rs;
 static void seed_rng(void) {
     seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
@@ -40,7 +43,7 @@ static void load_kernel(K *k, const char *file, const char *name, const char **d
     tile_status st = tile_compile_file(path, &o, &c);
     cr_assert_eq(st, TILE_OK, "%s: %s\n%s", file, tile_status_string(st), c.diagnostics);
     char *err = NULL;
-    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", NULL, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
     cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
     cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
     k->threads = 32 * c.kernels[0].num_warps;

@@ -12,6 +12,9 @@
 #include "include/tile/tile.h"
 #include "jit/device.h"
 
+/* the emulator also checks shared memory for races between barriers */
+static const DevOptions racecheck = {.emu_racecheck = true};
+
 static uint64_t seed, rs;
 static void seed_rng(void) {
     seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
@@ -185,7 +188,7 @@ static void run_case(const Case *c) {
 
     TileDevice *dev;
     char *err = NULL;
-    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "");
+    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", &racecheck, &dev, &err), DEV_OK, "%s", err ? err : "");
     TileDevModule *mod;
     TileDevFunction *fn;
     cr_assert_eq(dev_module_load_ptx(dev, comp.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
@@ -385,7 +388,7 @@ Test(gemm, pipelined_transposed_b, .timeout = 120) {
     cr_assert(!strstr(comp.tir, "trans "), "the trans should be folded into the stage's layout:\n%s", comp.tir);
     TileDevice *dev;
     char *err = NULL;
-    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK);
+    cr_assert_eq(dev_open("emu", &racecheck, &dev, &err), DEV_OK);
     TileDevModule *mod;
     TileDevFunction *fn;
     cr_assert_eq(dev_module_load_ptx(dev, comp.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
