@@ -618,3 +618,164 @@ Test(moe, experts_one_expert_and_odd_sizes) {
     experts_unload(&x);
     dev_close(dev);
 }
+
+/* ======================================================================
+ * tile_moe_forward through the C API (router or precomputed routing)
+ * ====================================================================== */
+typedef struct ApiCase {
+    int T, E, K, H, I;
+    bool bf16, router, accumulate, caller_ws, give_ids;
+    RouterCfg rc; /* when router (E, K copied in) */
+    int routing;  /* make_routing kind when !router */
+} ApiCase;
+
+static tile_devptr api_put(tile_context *ctx, const void *h, size_t bytes) {
+    tile_devptr d;
+    cr_assert_eq(tile_malloc(ctx, bytes, &d), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_htod(ctx, d, h, bytes), TILE_OK, "%s", tile_last_error(ctx));
+    return d;
+}
+
+static void api_case(tile_context *ctx, ApiCase *c) {
+    int T = c->T, E = c->E, K = c->K, H = c->H, I = c->I, n = T * K, ldx = H + 16, ldo = H + 3;
+    bool bf = c->bf16;
+    c->rc.E = E, c->rc.K = K;
+    uint16_t *hx = malloc(2 * (size_t)T * ldx), *hw1 = malloc(2 * (size_t)E * 2 * I * H), *hw2 = malloc(2 * (size_t)E * H * I);
+    double *vx = malloc(sizeof(double) * (size_t)T * ldx), *vw1 = malloc(sizeof(double) * (size_t)E * 2 * I * H);
+    double *vw2 = malloc(sizeof(double) * (size_t)E * H * I);
+    for (size_t i = 0; i < (size_t)T * ldx; i++) vx[i] = put16(bf, hx + i, urand());
+    for (size_t i = 0; i < (size_t)E * 2 * I * H; i++) vw1[i] = put16(bf, hw1 + i, urand() * 2 / sqrt(H));
+    for (size_t i = 0; i < (size_t)E * H * I; i++) vw2[i] = put16(bf, hw2 + i, urand() * 2 / sqrt(I));
+    int *ids = malloc(sizeof(int) * (size_t)n);
+    double *tw = malloc(sizeof(double) * (size_t)n);
+    float *ftw = malloc(sizeof(float) * (size_t)n), *logits = malloc(sizeof(float) * (size_t)T * E), fbias[256];
+    double *l = malloc(sizeof(double) * (size_t)E), bias[256];
+    for (int e = 0; e < E; e++) fbias[e] = (float)(irand(9) - 4) / 8.0f, bias[e] = fbias[e];
+    if (c->router) {
+        for (int t = 0; t < T; t++) {
+            int tries = 0;
+            do {
+                draw_row(&c->rc, l, logits + (size_t)t * E);
+                cr_assert(++tries < 1000);
+            } while (!router_ref(&c->rc, l, bias, ids + (size_t)t * K, tw + (size_t)t * K));
+        }
+    } else {
+        make_routing(c->routing, T, E, K, ids);
+        for (int s = 0; s < n; s++) ftw[s] = (float)(0.25 + 0.75 * fabs(urand())), tw[s] = ftw[s];
+    }
+    float *hout = malloc(sizeof(float) * (size_t)T * ldo);
+    for (size_t i = 0; i < (size_t)T * ldo; i++) hout[i] = (i % ldo) < (size_t)H ? (float)urand() : NAN;
+
+    tile_moe_args a = {.tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .dtype = bf ? TILE_BF16 : TILE_F16,
+                       .ldx = ldx, .ldo = ldo, .accumulate = c->accumulate, .scoring = c->rc.scoring ? TILE_MOE_SIGMOID : TILE_MOE_SOFTMAX,
+                       .renormalize = c->rc.renorm, .n_group = c->rc.grouped ? c->rc.n_group : 0, .topk_group = c->rc.topk_group,
+                       .group_top2 = c->rc.top2, .routed_scale = c->rc.scale, .logits_dtype = TILE_F32};
+    a.x = api_put(ctx, hx, 2 * (size_t)T * ldx);
+    a.w1 = api_put(ctx, hw1, 2 * (size_t)E * 2 * I * H);
+    a.w2 = api_put(ctx, hw2, 2 * (size_t)E * H * I);
+    a.out = api_put(ctx, hout, sizeof(float) * (size_t)T * ldo);
+    if (c->router) {
+        a.router_logits = api_put(ctx, logits, sizeof(float) * (size_t)T * E);
+        if (c->rc.bias) a.score_bias = api_put(ctx, fbias, sizeof(float) * (size_t)E);
+        if (c->give_ids) {
+            cr_assert_eq(tile_malloc(ctx, 4 * (size_t)n, &a.topk_ids), TILE_OK);
+            cr_assert_eq(tile_malloc(ctx, 4 * (size_t)n, &a.topk_weights), TILE_OK);
+        }
+    } else {
+        a.topk_ids = api_put(ctx, ids, 4 * (size_t)n);
+        a.topk_weights = api_put(ctx, ftw, 4 * (size_t)n);
+    }
+    if (c->caller_ws) {
+        size_t bytes;
+        cr_assert_eq(tile_moe_workspace_size(&a, &bytes), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, bytes, &a.workspace), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memset(ctx, a.workspace, 0xff, bytes), TILE_OK);
+        a.workspace_bytes = bytes;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "tile_moe_forward %s T=%d E=%d K=%d H=%d I=%d router=%d", bf ? "bf16" : "f16", T, E, K, H, I, c->router);
+    cr_assert_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s: %s", what, tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    float *gout = malloc(sizeof(float) * (size_t)T * ldo);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, gout, a.out, sizeof(float) * (size_t)T * ldo), TILE_OK);
+    if (c->router && c->give_ids) {
+        int *gids = malloc(4 * (size_t)n);
+        cr_assert_eq(tile_memcpy_dtoh(ctx, gids, a.topk_ids, 4 * (size_t)n), TILE_OK);
+        for (int s = 0; s < n; s++) cr_assert_eq(gids[s], ids[s], "%s: topk_ids[%d] = %d, want %d (seed %llu)", what, s, gids[s], ids[s], (unsigned long long)seed);
+        free(gids);
+    }
+
+    /* float64 forward; h rounded to the weights' type as the device stores it */
+    double rnd = bf ? 1.0 / 256 : 1.0 / 2048;
+    double *hv = malloc(sizeof(double) * (size_t)I);
+    double *want = calloc((size_t)T * H, sizeof(double)), *mag = calloc((size_t)T * H, sizeof(double));
+    for (int s = 0; s < n; s++) {
+        int e = ids[s], t = s / K;
+        if (e < 0) continue;
+        for (int i = 0; i < I; i++) {
+            double g = 0, u = 0;
+            for (int k = 0; k < H; k++) {
+                g += vx[(size_t)t * ldx + k] * vw1[((size_t)e * 2 * I + i) * H + k];
+                u += vx[(size_t)t * ldx + k] * vw1[((size_t)e * 2 * I + I + i) * H + k];
+            }
+            hv[i] = silu(g) * u;
+        }
+        for (int c2 = 0; c2 < H; c2++) {
+            double acc = 0, m = 0;
+            for (int i = 0; i < I; i++) acc += hv[i] * vw2[((size_t)e * H + c2) * I + i], m += fabs(hv[i] * vw2[((size_t)e * H + c2) * I + i]);
+            want[(size_t)t * H + c2] += tw[s] * acc;
+            mag[(size_t)t * H + c2] += fabs(tw[s]) * m;
+        }
+    }
+    for (int t = 0; t < T; t++)
+        for (int c2 = 0; c2 < ldo; c2++) {
+            double got = gout[(size_t)t * ldo + c2];
+            if (c2 >= H) {
+                cr_assert(isnan(got), "%s: out[%d][%d] written past hidden", what, t, c2);
+                continue;
+            }
+            double res = c->accumulate ? hout[(size_t)t * ldo + c2] : 0;
+            double w = want[(size_t)t * H + c2] + res, tol = (rnd + 3e-5) * mag[(size_t)t * H + c2] + 1e-5 * fabs(res) + 1e-6;
+            cr_assert(fabs(got - w) <= tol, "%s: out[%d][%d] = %.7g, want %.7g (tol %.3g, seed %llu)", what, t, c2, got, w, tol,
+                      (unsigned long long)seed);
+        }
+    tile_devptr bufs[] = {a.x, a.w1, a.w2, a.out, a.router_logits, a.score_bias, a.topk_ids, a.topk_weights, a.workspace};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) tile_free(ctx, bufs[i]);
+    free(hx), free(hw1), free(hw2), free(vx), free(vw1), free(vw2), free(ids), free(tw), free(ftw), free(logits), free(l);
+    free(hout), free(gout), free(hv), free(want), free(mag);
+}
+
+Test(moe, api_forward) {
+    seed_rng();
+    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .no_disk_cache = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    ApiCase cs[] = {
+        /* Mixtral-like routing: softmax, top-2, renormalized; internal workspace, out zeroed */
+        {.T = 7, .E = 8, .K = 2, .H = 64, .I = 128, .bf16 = true, .router = true, .rc = {.renorm = true, .scale = 1}},
+        /* DeepSeek-V3-like: sigmoid + bias, 8 groups keep 4 by their best two, top-8, scaled; caller's workspace and id buffers */
+        {.T = 300, .E = 64, .K = 8, .H = 64, .I = 64, .router = true, .caller_ws = true, .give_ids = true,
+         .rc = {.scoring = 1, .renorm = true, .grouped = true, .top2 = true, .bias = true, .n_group = 8, .topk_group = 4, .scale = 2.5f}},
+        /* precomputed routing with dropped slots, accumulating into a residual */
+        {.T = 300, .E = 128, .K = 1, .H = 64, .I = 128, .bf16 = true, .accumulate = true, .routing = 3},
+        {.T = 1, .E = 128, .K = 8, .H = 48, .I = 80, .accumulate = true, .routing = 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) api_case(ctx, &cs[i]);
+    /* the same call again is answered by the loaded modules */
+    tile_context_stats s0, s1;
+    tile_context_get_stats(ctx, &s0);
+    api_case(ctx, &cs[0]);
+    tile_context_get_stats(ctx, &s1);
+    cr_expect_eq(s1.compiles, s0.compiles, "a repeated tile_moe_forward compiled again");
+
+    /* argument errors are reported, not launched */
+    tile_moe_args bad = {.tokens = 4, .hidden = 64, .inter = 64, .experts = 8, .topk = 2, .dtype = TILE_F8E4M3};
+    cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "dtype"), "%s", tile_last_error(ctx));
+    bad.dtype = TILE_BF16, bad.topk = 9;
+    cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE);
+    bad.topk = 2;
+    cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE); /* no routing given */
+    tile_context_destroy(ctx);
+}

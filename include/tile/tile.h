@@ -253,6 +253,39 @@ int64_t tile_tune_bucket(int64_t v);
 tile_status tile_aot_export(const char *path, const tile_compile_options *opt, const char *const *kernels,
                             const char *const *variants, const char *out, char **msg);
 
+/* ==== mixture of experts (jit/moe.c; kernels/moe/; docs/moe.md) ======
+ * One MoE layer: route (or take precomputed top-k ids and weights), group
+ * the token slots by expert on the device, then per expert
+ *   out[t] += sum_j w[t,j] * W2[e_j] (silu(W1g[e_j] x[t]) * W1u[e_j] x[t]).
+ * Everything is launched on `stream`; nothing is copied back to the host. */
+typedef enum tile_moe_scoring { TILE_MOE_SOFTMAX = 0, TILE_MOE_SIGMOID = 1 } tile_moe_scoring;
+typedef struct tile_moe_args {
+    int64_t tokens, hidden, inter, experts, topk; /* topk 1..8, experts 1..1024 */
+    tile_dtype dtype;                  /* TILE_F16 or TILE_BF16: x, w1, w2 */
+    tile_devptr x; int64_t ldx;        /* [tokens, hidden], row stride ldx (0: hidden) */
+    tile_devptr w1;                    /* [experts, 2 * inter, hidden]: gate rows, then up rows */
+    tile_devptr w2;                    /* [experts, hidden, inter] */
+    tile_devptr out; int64_t ldo;      /* f32 [tokens, hidden], row stride ldo (0: hidden) */
+    int accumulate;                    /* 1: out += the layer; 0: out is zeroed first */
+    /* routing: router_logits != 0 runs the router, else topk_ids/topk_weights are inputs */
+    tile_devptr router_logits; int64_t ldl; /* [tokens, experts], row stride ldl (0: experts) */
+    tile_dtype logits_dtype;           /* TILE_F32, TILE_BF16 or TILE_F16 */
+    tile_devptr topk_ids;              /* i32 [tokens, topk]; with a router: written when non-zero */
+    tile_devptr topk_weights;          /* f32 [tokens, topk]; likewise.  Ids outside [0, experts) are skipped */
+    tile_moe_scoring scoring;
+    int renormalize;                   /* divide the selected weights by their sum */
+    int n_group, topk_group;           /* grouped top-k when n_group > 1 (experts % n_group == 0) */
+    int group_top2;                    /* group score: sum of its best two (1) or its best (0) */
+    tile_devptr score_bias;            /* f32 [experts] added to the choice value, or 0 */
+    float routed_scale;                /* weights are multiplied by it (0 means 1) */
+    tile_devptr workspace;             /* 0: allocated and freed inside the call */
+    size_t workspace_bytes;            /* at least tile_moe_workspace_size() when workspace != 0 */
+    tile_stream stream;
+} tile_moe_args;
+/* Bytes of workspace tile_moe_forward needs for these sizes (pointers are not read). */
+tile_status tile_moe_workspace_size(const tile_moe_args *args, size_t *bytes);
+tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *args);
+
 #ifdef __cplusplus
 }
 #endif

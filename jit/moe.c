@@ -1,0 +1,274 @@
+/* moe.c - tile_moe_forward: one mixture-of-experts layer from kernels/moe/.
+ *
+ *   1. Check the arguments: dtypes, sizes (the kernels' i32 offsets), the
+ *      grouping, and that every pointer lies in an allocation of this
+ *      context with room for what the kernels touch.
+ *   2. Choose the block shape: BM (rows per expert block) from the average
+ *      number of slots per expert (16, 32 or 64), BN = 64, BK = 32; the
+ *      router's and the alignment's tile sizes from the expert count.
+ *   3. Lay out the workspace (tile_moe_workspace_size): top-k ids and
+ *      weights when the router makes them and the caller gave no buffers,
+ *      the alignment's per-chunk counts and bases, sorted slots, expert of
+ *      each block, padded total, and the gate_up result h [slots, inter].
+ *   4. Load the kernels through the context's module cache (compiled on
+ *      first use; sizes divisible by 16 are specialized).  A module already
+ *      loaded keeps the reference it has; the one a call loads first stays
+ *      loaded until the context is destroyed.
+ *   5. Launch on the caller's stream: router, zeroing of out (unless
+ *      accumulating), align count / scan / scatter, gate_up, down.
+ * Nothing is synchronized or copied back: the padded total stays on the
+ * device and the expert GEMMs launch max_blocks programs of which those
+ * past the total return at once. */
+#include "jit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { CHUNK = 64, COUNT_BE = 64, BN = 64, BK = 32, MAX_EXPERTS = 1024 };
+
+static int pow2_at_least(int64_t n) {
+    int p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+static int64_t cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* kernels/moe/<file> of the source tree, else the installed copy */
+static void moe_source_path(const char *file, char *out, size_t n) {
+    snprintf(out, n, TILE_SOURCE_DIR "/kernels/moe/%s", file);
+    if (access(out, R_OK) != 0) snprintf(out, n, TILE_KERNELS_INSTALL_DIR "/moe/%s", file);
+}
+
+typedef struct Plan {
+    int64_t n_slots, chunks, max_blocks;
+    int bm, be;
+    bool router, own_ids;
+    size_t off_ids, off_w, off_counts, off_base, off_sorted, off_experts, off_total, off_h, bytes;
+} Plan;
+
+static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* Sizes only: what plan() needs, checked. */
+static const char *plan_make(const tile_moe_args *a, Plan *p) {
+    if (a->tokens < 0 || a->hidden <= 0 || a->inter <= 0 || a->experts <= 0) return "tokens >= 0, hidden, inter and experts > 0";
+    if (a->topk < 1 || a->topk > 8 || a->topk > a->experts) return "topk must be 1..8 and at most experts";
+    if (a->experts > MAX_EXPERTS) return "at most 1024 experts";
+    if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) return "dtype must be TILE_F16 or TILE_BF16 (f8 weights are not supported yet)";
+    memset(p, 0, sizeof *p);
+    p->n_slots = a->tokens * a->topk;
+    int64_t avg = p->n_slots / a->experts;
+    p->bm = avg <= 16 ? 16 : avg <= 32 ? 32 : 64;
+    p->be = pow2_at_least(a->experts);
+    p->chunks = imax(1, cdiv64(p->n_slots, CHUNK));
+    p->max_blocks = imax(1, cdiv64(p->n_slots + imin(a->experts, p->n_slots) * (p->bm - 1), p->bm));
+    int64_t lim = INT32_MAX;
+    if (p->n_slots * imax(a->hidden, a->inter) >= lim || 2 * a->inter * a->hidden >= lim || p->chunks * a->experts >= lim ||
+        p->max_blocks * p->bm >= lim)
+        return "sizes too large for the kernels' 32-bit offsets (tokens * topk * max(hidden, inter) and 2 * inter * hidden below 2^31)";
+    p->router = a->router_logits != 0;
+    p->own_ids = p->router && (!a->topk_ids || !a->topk_weights);
+    size_t off = 0;
+#define TAKE(field, bytes) (p->field = off, off = align256(off + (size_t)(bytes)))
+    if (p->own_ids) {
+        TAKE(off_ids, 4 * p->n_slots);
+        TAKE(off_w, 4 * p->n_slots);
+    }
+    TAKE(off_counts, 4 * p->chunks * a->experts);
+    TAKE(off_base, 4 * p->chunks * a->experts);
+    TAKE(off_sorted, 4 * p->max_blocks * p->bm);
+    TAKE(off_experts, 4 * p->max_blocks);
+    TAKE(off_total, 4);
+    TAKE(off_h, 2 * p->n_slots * a->inter);
+#undef TAKE
+    p->bytes = off;
+    return NULL;
+}
+
+tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
+    if (!a || !bytes) return TILE_ERROR_INVALID_VALUE;
+    Plan p;
+    if (plan_make(a, &p)) return TILE_ERROR_INVALID_VALUE;
+    *bytes = p.bytes;
+    return TILE_OK;
+}
+
+/* A kernel of kernels/moe/<file>, compiled with defines and specializations. */
+static tile_status moe_kernel(tile_context *ctx, const char *file, const char *name, const char *const *defines,
+                              const char *const *specs, tile_kernel **out) {
+    char path[1024];
+    moe_source_path(file, path, sizeof path);
+    tile_compile_options o = {.kernel = name, .defines = defines, .specialize = specs};
+    tile_module *m;
+    int source = 0;
+    rt_lock(ctx);
+    tile_status st = rt_load_file_locked(ctx, path, &o, &m, &source);
+    rt_unlock(ctx);
+    if (st != TILE_OK) return st;
+    if (jit_options()->debug_launch)
+        jit_debug("launch", "tile_moe_forward %s: %s", name, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
+    st = tile_module_get_kernel(m, name, out);
+    if (source == 0) tile_module_unload(m); /* already held by an earlier load, which keeps it */
+    return st;
+}
+
+static tile_status moe_launch(tile_kernel *k, unsigned gx, unsigned gy, void **params, tile_stream stream) {
+    tile_kernel_attributes ka;
+    tile_kernel_get_attributes(k, &ka);
+    if (ka.shared_bytes > 48 * 1024)
+        return tile_launch_raw(k, (tile_dim3){gx, gy, 1}, (tile_dim3){ka.block_threads, 1, 1}, ka.shared_bytes, params, stream);
+    return tile_launch(k, (tile_dim3){gx, gy, 1}, params, stream);
+}
+
+/* "NAME=VALUE" strings in one buffer */
+typedef struct Defs {
+    char buf[16][48];
+    const char *v[17];
+    int n;
+} Defs;
+static void def(Defs *d, const char *fmt, long long v) {
+    snprintf(d->buf[d->n], sizeof d->buf[0], fmt, v);
+    d->v[d->n] = d->buf[d->n];
+    d->v[++d->n] = NULL;
+}
+
+tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
+    if (!ctx) return TILE_ERROR_INVALID_VALUE;
+    if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: args is NULL");
+    /* 1. arguments */
+    Plan p;
+    const char *why = plan_make(a, &p);
+    if (why) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: %s", why);
+    int64_t ldx = a->ldx ? a->ldx : a->hidden, ldo = a->ldo ? a->ldo : a->hidden, ldl = a->ldl ? a->ldl : a->experts;
+    if (ldx < a->hidden || ldo < a->hidden || ldl < a->experts)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: a row stride is shorter than its row");
+    if (a->tokens * imax(ldx, imax(ldo, ldl)) >= INT32_MAX)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: tokens * row stride must stay below 2^31");
+    int n_group = a->n_group > 1 ? a->n_group : 1, topk_group = a->n_group > 1 ? a->topk_group : 1;
+    if (p.router && n_group > 1) {
+        if (a->experts % n_group || topk_group < 1 || topk_group > n_group)
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: experts must divide into n_group groups and 1 <= topk_group <= n_group");
+        if (topk_group * (a->experts / n_group) < a->topk)
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: topk_group groups hold fewer than topk experts");
+        if (a->group_top2 && a->experts / n_group < 2)
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: group_top2 needs at least two experts per group");
+    }
+    if (p.router && a->logits_dtype != TILE_F32 && a->logits_dtype != TILE_BF16 && a->logits_dtype != TILE_F16)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: logits_dtype must be TILE_F32, TILE_BF16 or TILE_F16");
+    if (!p.router && (!a->topk_ids || !a->topk_weights))
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: without router_logits, topk_ids and topk_weights are inputs");
+    if (a->workspace && a->workspace_bytes < p.bytes)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: workspace of %zu bytes, %zu needed (tile_moe_workspace_size)",
+                       a->workspace_bytes, p.bytes);
+    if (a->tokens == 0) return TILE_OK;
+    uint64_t T = (uint64_t)a->tokens, H = (uint64_t)a->hidden, I = (uint64_t)a->inter, E = (uint64_t)a->experts, K = (uint64_t)a->topk;
+    tile_status st;
+#define RANGE(ptr, bytes, what) \
+    if ((st = rt_check_range(ctx, ptr, bytes, "tile_moe_forward: " what)) != TILE_OK) return st
+    RANGE(a->x, 2 * ((T - 1) * (uint64_t)ldx + H), "x");
+    RANGE(a->w1, 2 * E * 2 * I * H, "w1");
+    RANGE(a->w2, 2 * E * H * I, "w2");
+    RANGE(a->out, 4 * ((T - 1) * (uint64_t)ldo + H), "out");
+    if (p.router) {
+        RANGE(a->router_logits, (a->logits_dtype == TILE_F32 ? 4 : 2) * ((T - 1) * (uint64_t)ldl + E), "router_logits");
+        if (a->score_bias) RANGE(a->score_bias, 4 * E, "score_bias");
+    }
+    if (!p.own_ids) {
+        RANGE(a->topk_ids, 4 * T * K, "topk_ids");
+        RANGE(a->topk_weights, 4 * T * K, "topk_weights");
+    }
+    if (a->workspace) RANGE(a->workspace, p.bytes, "workspace");
+#undef RANGE
+
+    /* 2-4. kernels */
+    bool bf = a->dtype == TILE_BF16;
+    tile_kernel *k_router = NULL, *k_count, *k_scan, *k_scatter, *k_gate_up, *k_down;
+    Defs d = {0};
+    if (p.router) {
+        static const char *const rn[] = {[TILE_F32] = "moe_router_f32", [TILE_BF16] = "moe_router_bf16", [TILE_F16] = "moe_router_f16"};
+        def(&d, "K=%lld", a->topk);
+        def(&d, "KP=%lld", pow2_at_least(a->topk));
+        def(&d, "BE=%lld", p.be);
+        def(&d, "BT=%lld", imax(1, imin(16, 2048 / p.be)));
+        def(&d, "SCORING=%lld", a->scoring == TILE_MOE_SIGMOID);
+        d.v[d.n] = a->renormalize ? "RENORM=true" : "RENORM=false", d.n++;
+        d.v[d.n] = n_group > 1 ? "GROUPED=true" : "GROUPED=false", d.n++;
+        d.v[d.n] = a->group_top2 ? "GROUP_TOP2=true" : "GROUP_TOP2=false", d.n++;
+        d.v[d.n] = a->score_bias ? "HAS_BIAS=true" : "HAS_BIAS=false", d.n++;
+        d.v[d.n] = NULL;
+        if ((st = moe_kernel(ctx, "router.tile", rn[a->logits_dtype], d.v, NULL, &k_router)) != TILE_OK) return st;
+    }
+    d = (Defs){0};
+    def(&d, "BN=%lld", CHUNK);
+    def(&d, "BE=%lld", COUNT_BE);
+    if ((st = moe_kernel(ctx, "align.tile", "moe_align_count", d.v, NULL, &k_count)) != TILE_OK) return st;
+    d = (Defs){0};
+    def(&d, "BN=%lld", CHUNK);
+    if ((st = moe_kernel(ctx, "align.tile", "moe_align_scatter", d.v, NULL, &k_scatter)) != TILE_OK) return st;
+    d = (Defs){0};
+    def(&d, "BM=%lld", p.bm);
+    def(&d, "BE=%lld", p.be);
+    def(&d, "BC=%lld", imax(1, imin(16, 2048 / p.be)));
+    def(&d, "NB=%lld", imax(1, imin(64, 4096 / p.be)));
+    def(&d, "PJ=%lld", imax(1, imin(p.bm, 2048 / p.be)));
+    if ((st = moe_kernel(ctx, "align.tile", "moe_align_scan", d.v, NULL, &k_scan)) != TILE_OK) return st;
+    d = (Defs){0};
+    def(&d, "BM=%lld", p.bm);
+    def(&d, "BN=%lld", BN);
+    def(&d, "BK=%lld", BK);
+    const char *spec_gu[4] = {0}, *spec_dn[4] = {0};
+    int ng = 0, nd = 0;
+    if (a->hidden % 16 == 0) spec_gu[ng++] = "hidden=16", spec_dn[nd++] = "hidden=16";
+    if (a->inter % 16 == 0) spec_gu[ng++] = "inter=16", spec_dn[nd++] = "inter=16";
+    if (ldx % 16 == 0) spec_gu[ng++] = "sx=16";
+    if (ldo % 16 == 0) spec_dn[nd++] = "so=16";
+    if ((st = moe_kernel(ctx, "experts.tile", bf ? "moe_gate_up_bf16" : "moe_gate_up_f16", d.v, spec_gu, &k_gate_up)) != TILE_OK) return st;
+    if ((st = moe_kernel(ctx, "experts.tile", bf ? "moe_down_bf16" : "moe_down_f16", d.v, spec_dn, &k_down)) != TILE_OK) return st;
+
+    /* 3. workspace */
+    tile_devptr ws = a->workspace;
+    bool own_ws = !ws;
+    if (own_ws && (st = tile_malloc(ctx, p.bytes, &ws)) != TILE_OK) return st;
+    tile_devptr ids = p.own_ids ? ws + p.off_ids : a->topk_ids, wts = p.own_ids ? ws + p.off_w : a->topk_weights;
+    tile_devptr counts = ws + p.off_counts, base = ws + p.off_base, sorted = ws + p.off_sorted, experts = ws + p.off_experts;
+    tile_devptr total = ws + p.off_total, h = ws + p.off_h;
+
+    /* 5. launches */
+    int32_t t32 = (int32_t)a->tokens, e32 = (int32_t)a->experts, k32 = (int32_t)a->topk, h32 = (int32_t)a->hidden, i32 = (int32_t)a->inter;
+    int32_t ns = (int32_t)p.n_slots, nc = (int32_t)p.chunks, mb = (int32_t)p.max_blocks, sx = (int32_t)ldx, so = (int32_t)ldo,
+            sl = (int32_t)ldl;
+    if (p.router) {
+        tile_devptr logits = a->router_logits, bias = a->score_bias ? a->score_bias : a->router_logits;
+        int32_t g32 = n_group, tg32 = topk_group;
+        float scale = a->routed_scale != 0 ? a->routed_scale : 1.0f;
+        void *pr[] = {&logits, &bias, &ids, &wts, &t32, &e32, &sl, &g32, &tg32, &scale};
+        int bt = (int)imax(1, imin(16, 2048 / p.be));
+        if ((st = moe_launch(k_router, (unsigned)cdiv64(a->tokens, bt), 1, pr, a->stream)) != TILE_OK) goto done;
+    }
+    if (!a->accumulate) {
+        if (ldo == a->hidden) st = tile_memset(ctx, a->out, 0, 4 * T * H);
+        else
+            for (uint64_t t = 0; t < T && st == TILE_OK; t++) st = tile_memset(ctx, a->out + 4 * t * (uint64_t)ldo, 0, 4 * H);
+        if (st != TILE_OK) goto done;
+    }
+    void *pc[] = {&ids, &counts, &ns, &e32};
+    if ((st = moe_launch(k_count, (unsigned)p.chunks, 1, pc, a->stream)) != TILE_OK) goto done;
+    void *ps[] = {&counts, &base, &sorted, &experts, &total, &nc, &ns, &e32, &mb};
+    if ((st = moe_launch(k_scan, 1, 1, ps, a->stream)) != TILE_OK) goto done;
+    void *pt[] = {&ids, &base, &sorted, &ns, &e32};
+    if ((st = moe_launch(k_scatter, (unsigned)p.chunks, 1, pt, a->stream)) != TILE_OK) goto done;
+    tile_devptr x = a->x, w1 = a->w1, w2 = a->w2, out = a->out;
+    void *pg[] = {&x, &w1, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
+    if ((st = moe_launch(k_gate_up, (unsigned)p.max_blocks, (unsigned)cdiv64(a->inter, BN), pg, a->stream)) != TILE_OK) goto done;
+    void *pd[] = {&h, &w2, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
+    st = moe_launch(k_down, (unsigned)p.max_blocks, (unsigned)cdiv64(a->hidden, BN), pd, a->stream);
+done:
+    if (own_ws) {
+        tile_status fs = tile_free(ctx, ws); /* waits for the launches on cuda (as cuMemFree does) */
+        if (st == TILE_OK) st = fs;
+    }
+    return st;
+}
