@@ -274,9 +274,6 @@ static void router_case(TileDevice *dev, const RouterCfg *c, int T) {
     for (int t = 0; t < T; t++)
         for (int j = 0; j < K; j++) {
             size_t i = (size_t)t * K + j;
-            if (getenv("MOE_DEBUG") && ids[i] != want_ids[i]) {
-                for (int e = 0; e < E; e++) fprintf(stderr, "e%d l=%.9g b=%g\n", e, l[(size_t)t * sl + e], bias[e]);
-            }
             cr_assert_eq(ids[i], want_ids[i], "%s [%s] T=%d token %d rank %d: expert %d, want %d (seed %llu)", kn[c->logit_type],
                          defs, T, t, j, ids[i], want_ids[i], (unsigned long long)seed);
             cr_assert(fabs(w[i] - want_w[i]) <= 1e-6 + 2e-5 * fabs(want_w[i]),
