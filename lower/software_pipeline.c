@@ -3,10 +3,11 @@
  * Algorithm, for each innermost `for` of a kernel with num_stages = S >= 2 and a
  * positive constant step:
  *   1. Find the tensor-core dots of the body (result in an mma layout) whose operand
- *      is a `load` of the same body that nothing else uses, with a pointer and mask
- *      computed inside the body only from the induction variable and values defined
- *      before the loop, a zero `other`, accesses of 4, 8 or 16 bytes, and its fast dim
- *      the one the operand's shared tile keeps contiguous (A: K; B: N, or K for i8).
+ *      is a `load` of the same body that only dots use (one buffer serves several),
+ *      with a pointer and mask computed inside the body only from the induction
+ *      variable and values defined before the loop, a zero `other`, accesses of 4, 8
+ *      or 16 bytes, and its fast dim one the operand's shared tile can keep contiguous
+ *      (A: K; B: N or K as loaded, K for i8, N for tf32; trans(B) of a K-contiguous tile).
  *   2. Before the loop: a [S, rows, cols] shared buffer per such operand; copies for
  *      iterations 0 .. S-2 (the address computation cloned with iv = lb + s*step,
  *      masked off when that iteration does not run), each iteration one group.
@@ -93,6 +94,7 @@ typedef struct Cand {
     int operand;
     int contig; /* tile dim kept contiguous in shared memory */
     ValueId buf;
+    int primary; /* index of the candidate that owns the buffer (a load feeding several dots) */
 } Cand;
 
 /* Step 1 for one operand.  B may also be trans(load) of an [N][K] tile with K contiguous
@@ -108,15 +110,18 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
         v = ld->ops[0];
         ld = tir_val(c->f, v)->def;
     }
-    if (!ld || ld->op != OP_LOAD || ld->parent != body || uses[v] != 1) return false;
+    if (!ld || ld->op != OP_LOAD || ld->parent != body || (*trans && uses[v] != 1)) return false;
     const Type *t = tir_vtype(c->f, v);
     if (t->rank != 2 || !t->layout || t->layout->kind != LAYOUT_BLOCKED) return false;
     int eb = dtype_bits(t->dt) / 8;
     int bytes = (ld->a.vec ? ld->a.vec : 1) * eb;
     if (bytes != 4 && bytes != 8 && bytes != 16) return false;
-    /* contig: the loaded tile's dim kept contiguous in the stage */
-    *contig = *trans ? 1 : k == 1 && t->dt == DT_I8 ? 0 : 1;
+    /* contig: the loaded tile's dim kept contiguous in the stage: K for A; for B either N
+     * ([K][N], read with ldmatrix.trans) or K ([N][K], plain ldmatrix) as loaded, except that
+     * i8 fragments need K and tf32 ones N */
+    *contig = *trans || k == 0 ? 1 : t->layout->order[0];
     if (t->layout->order[0] != *contig) return false;
+    if (k == 1 && !*trans && ((t->dt == DT_I8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1))) return false;
     if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
     if (ld->nops > 2) {
         Inst *o = tir_val(c->f, ld->ops[2])->def;
@@ -134,6 +139,7 @@ static void issue(Ctx *c, Cand *cs, int n, ValueId iv, ValueId it, ValueId run, 
     Func *f = c->f;
     memset(c->map, 0, sizeof(ValueId) * c->nmap);
     for (int k = 0; k < n; k++) {
+        if (cs[k].primary != k) continue; /* its load is copied once, by its primary */
         Inst *ld = cs[k].load;
         ValueId ptr = clone(c, ld->ops[0], iv, it, pos);
         const Type *pt = tir_vtype(f, ptr);
@@ -169,8 +175,37 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
             int contig;
             Inst *tr;
             if (eligible(c, i, k, body, uses, &contig, &tr))
-                cs[n++] = (Cand){i, tir_val(f, tr ? tr->ops[0] : i->ops[k])->def, tr, k, contig, 0};
+                cs[n++] = (Cand){i, tir_val(f, tr ? tr->ops[0] : i->ops[k])->def, tr, k, contig, 0, n};
         }
+    }
+    /* a load feeding several dots: one buffer, when every use is an eligible dot operand of
+     * the same contiguity; otherwise the registers are still needed and none of them goes */
+    for (int a = 0; a < n; a++) {
+        int same = 0;
+        bool agree = true;
+        for (int b = 0; b < n; b++)
+            if (cs[b].load == cs[a].load) {
+                same++;
+                agree &= cs[b].contig == cs[a].contig && !cs[b].trans == !cs[a].trans;
+                if (b < a && cs[a].primary == a) cs[a].primary = b;
+            }
+        if (same != uses[cs[a].load->res[0]] || !agree) cs[a].load = NULL;
+    }
+    int kept = 0;
+    for (int a = 0; a < n; a++) {
+        bool ok = cs[a].load != NULL;
+        for (int b = 0; b < n && ok; b++)
+            if (b != a && cs[b].load == NULL && cs[b].primary == cs[a].primary) ok = false;
+        if (ok) cs[kept++] = cs[a];
+    }
+    n = kept;
+    for (int a = 0; a < n; a++) { /* primaries as indices into the kept list */
+        cs[a].primary = a;
+        for (int b = 0; b < a; b++)
+            if (cs[b].load == cs[a].load) {
+                cs[a].primary = b;
+                break;
+            }
     }
     free(uses);
     if (!n) return;
@@ -178,6 +213,10 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     ValueId iv = body->args[0];
     /* 2. buffers and prologue */
     for (int k = 0; k < n; k++) {
+        if (cs[k].primary != k) {
+            cs[k].buf = cs[cs[k].primary].buf;
+            continue;
+        }
         const Type *t = tir_vtype(f, cs[k].load->res[0]);
         Layout sl = {.kind = LAYOUT_SHARED, .rank = 3};
         sl.order[0] = (uint8_t)(cs[k].contig + 1);
@@ -224,7 +263,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         ValueId view = emit(c, cs[k].dot, OP_LOCAL_VIEW, (ValueId[]){cs[k].buf, rstage}, 2, vt);
         cs[k].dot->ops[cs[k].operand] = view;
         if (cs[k].trans) tir_inst_remove(cs[k].trans);
-        tir_inst_remove(cs[k].load);
+        if (cs[k].primary == k) tir_inst_remove(cs[k].load);
     }
     /* 4. drain */
     Inst *after = loop->next;
