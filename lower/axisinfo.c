@@ -137,8 +137,12 @@ static void visit(Ctx *c, Inst *i) {
         }
         r.contig[ax] = 1;
         r.constancy[ax] = 1;
-        r.div[ax] = x->div[0];
-        for (int d = 1; d < rank - 1; d++) r.div[ax] = gcd32(r.div[ax], x->div[d]);
+        /* along the new size-1 dim every element is its own run, so its divisibility must hold
+         * for every element: a source dim with runs longer than 1 contributes nothing (only a
+         * run's first element is known divisible) */
+        r.div[ax] = DIV_MAX;
+        for (int d = 0; d < rank - 1; d++) r.div[ax] = gcd32(r.div[ax], x->contig[d] > 1 ? 1 : x->div[d]);
+        if (rank == 1) r.div[ax] = x->div[0];
         break;
     }
     case OP_TRANS:

@@ -15,18 +15,26 @@ static bool have_ptxas(void) {
     return system("command -v ptxas >/dev/null 2>&1") == 0;
 }
 
-static int list_kernels(char names[][256], int max) {
-    DIR *d = opendir(TILE_SOURCE_DIR "/kernels");
-    int n = 0;
-    if (!d) return 0;
+/* Every .tile under kernels/, subfolders included, as paths relative to kernels/. */
+static int list_dir(const char *rel, char names[][256], int n, int max) {
+    char dir[512];
+    snprintf(dir, sizeof dir, TILE_SOURCE_DIR "/kernels%s%s", *rel ? "/" : "", rel);
+    DIR *d = opendir(dir);
+    if (!d) return n;
     struct dirent *e;
     while ((e = readdir(d)) && n < max) {
+        if (e->d_name[0] == '.') continue;
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s%s%.200s", rel, *rel ? "/" : "", e->d_name);
         size_t l = strlen(e->d_name);
-        if (l > 5 && !strcmp(e->d_name + l - 5, ".tile")) snprintf(names[n++], 256, "%s", e->d_name);
+        if (l > 5 && !strcmp(e->d_name + l - 5, ".tile")) snprintf(names[n++], 256, "%s", sub);
+        else if (e->d_type == DT_DIR) n = list_dir(sub, names, n, max);
     }
     closedir(d);
     return n;
 }
+
+static int list_kernels(char names[][256], int max) { return list_dir("", names, 0, max); }
 
 static void compile_all(const char *arch, bool cubin) {
     char names[64][256];
@@ -38,8 +46,11 @@ static void compile_all(const char *arch, bool cubin) {
         /* gemm is checked as tile_gemm launches it for row-major operands whose sizes and
          * leading dimensions are multiples of 16 (the specialization it keys on) */
         static const char *gemm_specs[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
+        /* the expert GEMMs likewise, as tile_moe_forward launches them for sizes that are multiples of 16 */
+        static const char *moe_specs[] = {"hidden=16", "inter=16", "sx=16", "so=16", NULL};
         tile_compile_options o = {.arch = arch, .want_cubin = cubin};
         if (!strcmp(names[k], "gemm.tile")) o.specialize = gemm_specs;
+        if (!strcmp(names[k], "moe/experts.tile")) o.specialize = moe_specs;
         tile_compiled c;
         tile_status st = tile_compile_file(path, &o, &c);
         cr_assert_eq(st, TILE_OK, "%s for %s: %s\n%s", names[k], arch, tile_status_string(st), c.diagnostics);
