@@ -82,6 +82,8 @@ typedef struct Case {
     const char *tile;    /* extra defines, e.g. "BM=64" */
     bool spec;           /* 16-aligned leading dims and the specializations tile_gemm would pass:
                           * unit inner strides, multiples of 16 (this turns on cp.async pipelining) */
+    bool unit_only;      /* only unit inner strides and m/n/k = 16 specialized, leading dims odd:
+                          * the compiler must not assume aligned rows */
 } Case;
 
 static const char *kernel_name(const Case *c) {
@@ -171,6 +173,13 @@ static void run_case(const Case *c) {
     if (c->spec && ldc < n) ldc += 16;
     const char *specs[12] = {0};
     int ns = 0;
+    if (c->unit_only) {
+        specs[ns++] = c->ta ? "sam=1" : "sak=1";
+        specs[ns++] = c->tb ? "sbk=1" : "sbn=1";
+        if (m % 16 == 0) specs[ns++] = "m=16";
+        if (n % 16 == 0) specs[ns++] = "n=16";
+        if (k % 16 == 0) specs[ns++] = "k=16";
+    }
     if (c->spec) {
         specs[ns++] = c->ta ? "sam=1" : "sak=1";
         specs[ns++] = c->tb ? "sbk=1" : "sbn=1";
@@ -279,7 +288,7 @@ Test(gemm, f16_shapes, .timeout = 300) {
     seed_rng();
     static const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {128, 128, 128}, {256, 512, 64}, {100, 7, 300}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        Case c = {IN_F16, OUT_F32, shapes[s][0], shapes[s][1], shapes[s][2], false, false, 1, 0, false, 0, 1, 0, NULL, false};
+        Case c = {IN_F16, OUT_F32, shapes[s][0], shapes[s][1], shapes[s][2], false, false, 1, 0, false, 0, 1, 0, NULL, false, false};
         run_case(&c);
     }
 }
@@ -287,7 +296,7 @@ Test(gemm, f16_shapes, .timeout = 300) {
 Test(gemm, transposes, .timeout = 300) {
     seed_rng();
     for (int t = 0; t < 4; t++) {
-        Case c = {IN_BF16, OUT_F32, 70, 90, 80, t & 1, (t >> 1) & 1, 1, 0, false, 0, 1, 0, NULL, false};
+        Case c = {IN_BF16, OUT_F32, 70, 90, 80, t & 1, (t >> 1) & 1, 1, 0, false, 0, 1, 0, NULL, false, false};
         run_case(&c);
     }
 }
@@ -295,10 +304,10 @@ Test(gemm, transposes, .timeout = 300) {
 Test(gemm, every_type, .timeout = 300) {
     seed_rng();
     Case cs[] = {
-        {IN_F16, OUT_F16, 65, 129, 48, false, false, 1, 0, false, 0, 1, 0, NULL, false},
-        {IN_BF16, OUT_BF16, 65, 129, 48, false, true, 1, 0, false, 0, 1, 0, NULL, false},
-        {IN_TF32, OUT_F32, 65, 129, 48, true, false, 1, 0, false, 0, 1, 0, NULL, false},
-        {IN_I8, OUT_I32, 65, 129, 100, false, false, 1, 0, false, 0, 1, 0, NULL, false},
+        {IN_F16, OUT_F16, 65, 129, 48, false, false, 1, 0, false, 0, 1, 0, NULL, false, false},
+        {IN_BF16, OUT_BF16, 65, 129, 48, false, true, 1, 0, false, 0, 1, 0, NULL, false, false},
+        {IN_TF32, OUT_F32, 65, 129, 48, true, false, 1, 0, false, 0, 1, 0, NULL, false, false},
+        {IN_I8, OUT_I32, 65, 129, 100, false, false, 1, 0, false, 0, 1, 0, NULL, false, false},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
@@ -306,9 +315,9 @@ Test(gemm, every_type, .timeout = 300) {
 Test(gemm, f8_inputs, .timeout = 300) {
     seed_rng();
     Case cs[] = {
-        {IN_E4M3, OUT_F32, 70, 40, 96, false, false, 1, 0, false, 0, 1, 0, NULL, false},
-        {IN_E5M2, OUT_F32, 33, 64, 64, false, true, 0.25f, 0, true, 0, 1, 0, NULL, false},
-        {IN_E4M3, OUT_F32, 64, 64, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true},
+        {IN_E4M3, OUT_F32, 70, 40, 96, false, false, 1, 0, false, 0, 1, 0, NULL, false, false},
+        {IN_E5M2, OUT_F32, 33, 64, 64, false, true, 0.25f, 0, true, 0, 1, 0, NULL, false, false},
+        {IN_E4M3, OUT_F32, 64, 64, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
@@ -316,10 +325,10 @@ Test(gemm, f8_inputs, .timeout = 300) {
 Test(gemm, epilogue_and_split_k, .timeout = 300) {
     seed_rng();
     Case cs[] = {
-        {IN_F16, OUT_F32, 50, 60, 70, false, false, 0.5f, 2.0f, true, 1, 1, 0, NULL, false},
-        {IN_F16, OUT_F16, 50, 60, 70, false, false, 1.5f, 0, true, 2, 1, 0, NULL, false},
-        {IN_BF16, OUT_F32, 50, 60, 70, false, false, 1, 0, false, 3, 1, 0, NULL, false},
-        {IN_F16, OUT_F32, 40, 50, 300, false, false, 1, 0, false, 0, 3, 0, NULL, false},
+        {IN_F16, OUT_F32, 50, 60, 70, false, false, 0.5f, 2.0f, true, 1, 1, 0, NULL, false, false},
+        {IN_F16, OUT_F16, 50, 60, 70, false, false, 1.5f, 0, true, 2, 1, 0, NULL, false, false},
+        {IN_BF16, OUT_F32, 50, 60, 70, false, false, 1, 0, false, 3, 1, 0, NULL, false, false},
+        {IN_F16, OUT_F32, 40, 50, 300, false, false, 1, 0, false, 0, 3, 0, NULL, false, false},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
@@ -327,12 +336,12 @@ Test(gemm, epilogue_and_split_k, .timeout = 300) {
 Test(gemm, stages_and_tiles, .timeout = 300) {
     seed_rng();
     for (int s = 2; s <= 4; s++) {
-        Case c = {IN_F16, OUT_F32, 96, 80, 200, false, false, 1, 0, false, 0, 1, s, NULL, false};
+        Case c = {IN_F16, OUT_F32, 96, 80, 200, false, false, 1, 0, false, 0, 1, s, NULL, false, false};
         run_case(&c);
     }
-    Case small = {IN_BF16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BM=32", false};
+    Case small = {IN_BF16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BM=32", false, false};
     run_case(&small);
-    Case wide = {IN_F16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BN=64", false};
+    Case wide = {IN_F16, OUT_F32, 33, 47, 70, false, false, 1, 0, false, 0, 1, 0, "BN=64", false, false};
     run_case(&wide);
 }
 
@@ -340,16 +349,16 @@ Test(gemm, pipelined, .timeout = 300) {
     seed_rng();
     /* specialized like tile_gemm: 16-byte cp.async into num_stages buffers */
     for (int st = 2; st <= 4; st++) {
-        Case c = {IN_F16, OUT_F32, 100, 64, 160, false, false, 1, 0, false, 0, 1, st, NULL, true}; /* 4 stages: 64 KiB, dynamic */
+        Case c = {IN_F16, OUT_F32, 100, 64, 160, false, false, 1, 0, false, 0, 1, st, NULL, true, false}; /* 4 stages: 64 KiB, dynamic */
         run_case(&c);
     }
     Case cs[] = {
-        {IN_BF16, OUT_BF16, 128, 128, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true},
-        {IN_BF16, OUT_F32, 48, 80, 96, true, false, 1, 0, true, 1, 1, 0, NULL, true},
-        {IN_F16, OUT_F32, 48, 80, 96, false, true, 1, 0, false, 0, 1, 0, NULL, true},
-        {IN_TF32, OUT_F32, 64, 48, 64, false, false, 1, 0, false, 0, 1, 0, NULL, true},
-        {IN_I8, OUT_I32, 64, 48, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true},
-        {IN_I8, OUT_I32, 64, 48, 128, false, true, 1, 0, false, 0, 1, 0, NULL, true},
+        {IN_BF16, OUT_BF16, 128, 128, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_BF16, OUT_F32, 48, 80, 96, true, false, 1, 0, true, 1, 1, 0, NULL, true, false},
+        {IN_F16, OUT_F32, 48, 80, 96, false, true, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_TF32, OUT_F32, 64, 48, 64, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_I8, OUT_I32, 64, 48, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_I8, OUT_I32, 64, 48, 128, false, true, 1, 0, false, 0, 1, 0, NULL, true, false},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
@@ -422,4 +431,13 @@ Test(gemm, pipelined_transposed_b, .timeout = 120) {
     dev_module_unload(mod);
     dev_close(dev);
     tile_compiled_free(&comp);
+}
+
+Test(gemm, unit_strides_odd_rows, .timeout = 120) {
+    seed_rng();
+    /* rows start at odd element offsets: vector accesses along a row would be misaligned */
+    Case c = {IN_F16, OUT_F16, 32, 48, 16, false, false, 1, 0, false, 0, 1, 0, NULL, false, true};
+    run_case(&c);
+    Case d = {IN_BF16, OUT_F32, 64, 64, 64, false, false, 1, 0, false, 0, 1, 0, NULL, false, true};
+    run_case(&d);
 }
