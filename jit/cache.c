@@ -432,7 +432,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
     if (from_cache) *from_cache = 0;
     memset(out, 0, sizeof *out);
     CacheKey k;
-    bool cacheable = dir && !o->dump_after && !o->time_passes && !o->want_llvm_ir && make_key(src, o, &k);
+    bool cacheable = dir && !o->dump_after && !o->time_passes && !o->want_llvm_ir && !o->tir_only && make_key(src, o, &k);
     char path[4400];
     if (cacheable) {
         entry_path(dir, &k, path, sizeof path);

@@ -316,6 +316,11 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
     out->tir = str_take(&tir);
     record_kernels(m, out);
 
+    if (o->tir_only) {
+        st = TILE_OK;
+        goto done;
+    }
+
     /* 4. LLVM */
     LlvmOptions llo = {.arch = arch, .run_o3 = true, .want_llvm_text = o->want_llvm_ir != 0};
     if (!llvm_lower_module(m, &llo, &lr, &d)) goto done;

@@ -132,7 +132,9 @@ Test(fuzz, mutated_kernels, .timeout = 540) {
     for (int it = 0; it < iters; it++) {
         int k = (int)(next() % (uint32_t)ns);
         mutate(srcs[k], lens[k], buf, sizeof buf);
-        tile_compile_options o = {0};
+        /* every input goes through the front end and the Tile IR passes; one in 16 also
+         * through LLVM to PTX (that is where the time goes for the big kernels) */
+        tile_compile_options o = {.tir_only = (it % 16) != 0};
         tile_compiled c;
         tile_status st = tile_compile_source(names[k], buf, &o, &c);
         if (st == TILE_OK) ok++;

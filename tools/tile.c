@@ -131,6 +131,7 @@ static int cmd_compile(int argc, char **argv) {
     o.specialize = specs;
     o.include_dirs = incs;
     o.want_llvm_ir = !strcmp(emit, "llvm");
+    o.tir_only = !strcmp(emit, "tir");
     o.want_cubin = !strcmp(emit, "cubin");
     tile_compiled c;
     tile_status st = no_cache ? tile_compile_file(file, &o, &c) : tile_cache_compile_file(NULL, file, &o, &c, &hit);

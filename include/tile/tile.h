@@ -43,6 +43,7 @@ typedef struct tile_compile_options {
     const char *dump_after;          /* pass name or "all": IR after it into result->dump */
     int time_passes;                 /* fill result->timing */
     int want_llvm_ir;                /* fill result->llvm_ir */
+    int tir_only;                    /* stop after the Tile IR passes: result->tir, no LLVM, PTX or cubin */
     int want_cubin;                  /* assemble with ptxas (when present) into result->cubin */
     const char *ptxas;               /* ptxas path; NULL: /usr/local/cuda/bin/ptxas, then PATH */
 } tile_compile_options;
