@@ -287,6 +287,65 @@ typedef struct tile_moe_args {
 tile_status tile_moe_workspace_size(const tile_moe_args *args, size_t *bytes);
 tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *args);
 
+/* ==== attention (jit/attention.c; kernels/attention.tile, kernels/paged_attention.tile; docs/attention.md) ====
+ * Sizes are int64_t and checked against what the kernels address with 32-bit
+ * offsets; strides are in elements (head_dim is always contiguous).  Every
+ * pointer must lie in an allocation of the context with room for what the
+ * kernel touches.  Kernel variants compile on first use and stay cached in
+ * the context.  Launched on `stream`; nothing is synchronized. */
+typedef struct tile_attention_args {
+    tile_dtype dtype;                 /* TILE_F16 or TILE_BF16: q, k, v, o */
+    int64_t batch, heads_q, heads_kv; /* heads_q a multiple of heads_kv (GQA / MQA: K/V are not copied) */
+    int64_t head_dim;                 /* a multiple of 16, at most 256 */
+    int64_t seq_q, seq_k;             /* tokens per sequence; with cu_seqlens: the longest (the grid) */
+    tile_devptr q, k, v, o;           /* [batch, seq, heads, head_dim] */
+    int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3]; /* batch, token, head; all three 0: contiguous.
+                                                                   The batch stride is unused with cu_seqlens */
+    tile_devptr lse;                  /* 0, or f32 [batch, heads_q, seq_q] (natural log, scale included);
+                                         with cu_seqlens f32 [heads_q, total_q] */
+    tile_devptr cu_seqlens_q, cu_seqlens_k; /* both 0, or i32 [batch + 1] token offsets of packed sequences */
+    int64_t total_q, total_k;         /* with cu_seqlens: cu_seqlens_q[batch] and cu_seqlens_k[batch] (for the checks) */
+    float softmax_scale;              /* 0: 1 / sqrt(head_dim) */
+    int causal;                       /* key j visible to query i when j <= i + seq_k - seq_q (bottom-right) */
+    int64_t window_left, window_right; /* sliding window around i + seq_k - seq_q; -1 unbounded */
+    tile_stream stream;
+} tile_attention_args;
+/* O = softmax(scale Q K^T + mask) V, and the LSE of every row when lse != 0.
+ * A row that sees no key gets O = 0 and LSE = -inf. */
+tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *args);
+
+typedef struct tile_paged_attention_args {
+    tile_dtype dtype;                 /* TILE_F16 or TILE_BF16: q and o */
+    tile_dtype kv_dtype;              /* the caches: dtype, or TILE_F8E4M3; TILE_F32 (0) means dtype */
+    float k_scale, v_scale;           /* f8e4m3 caches: per-tensor scales (real value = code * scale); 0 means 1 */
+    int64_t num_seqs, heads_q, heads_kv, head_dim; /* head_dim a multiple of 16, at most 256 */
+    int64_t num_tokens;               /* 1..8 query tokens per sequence, the newest of its context
+                                         (causal among themselves); (heads_q / heads_kv) * num_tokens <= 64 */
+    int64_t block_size;               /* 16, 32 or 64 */
+    int64_t num_blocks;               /* blocks in each cache */
+    tile_devptr q, o;                 /* [num_seqs, num_tokens, heads_q, head_dim] */
+    int64_t q_stride[3], o_stride[3]; /* sequence, token, head; all three 0: contiguous */
+    tile_devptr k_cache, v_cache;     /* [num_blocks, block_size, heads_kv, head_dim] */
+    int64_t k_stride[3], v_stride[3]; /* block, slot, head; all three 0: contiguous */
+    tile_devptr block_tables;         /* i32 [num_seqs, block_table_stride]: physical block of each logical block */
+    int64_t block_table_stride;       /* 0: cdiv(max_context_len, block_size) */
+    tile_devptr context_lens;         /* i32 [num_seqs]: num_tokens <= context_lens[s] <= max_context_len */
+    int64_t max_context_len;          /* bounds the checks and picks the split count */
+    int num_splits;                   /* split-KV: 0 chosen from the batch and context length, 1 none, at most 64 */
+    tile_devptr workspace;            /* with more than one split: tile_paged_attention_workspace_size bytes; 0: allocated here */
+    size_t workspace_bytes;
+    float softmax_scale;              /* 0: 1 / sqrt(head_dim) */
+    int check_tables;                 /* 1: copy block_tables and context_lens to the host and check every entry
+                                         (synchronizes; for debugging) */
+    tile_stream stream;
+} tile_paged_attention_args;
+/* Decode over a vLLM-style paged KV cache, split over the context and merged
+ * with the log-sum-exp when that fills the device better. */
+tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_attention_args *args);
+/* Workspace the call needs (0 without splits) and the split count it will use. */
+tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_paged_attention_args *args, size_t *bytes,
+                                                int *num_splits);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,431 @@
+/* attention.c - tile_attention_fwd and tile_attention_decode_paged: the
+ * kernels of kernels/attention.tile and kernels/paged_attention.tile behind
+ * one call each.
+ *
+ *   1. Check the arguments before anything reaches the device: dtypes,
+ *      sizes (non-negative, head_dim a multiple of 16 up to 256, heads_q a
+ *      multiple of heads_kv, block_size 16/32/64, ...), that every offset
+ *      the kernels form in 32 bits fits, and that every pointer lies in an
+ *      allocation of this context with room for what the kernel touches
+ *      (computed from the sizes and strides).  Paged decode can also copy
+ *      the block tables and context lengths back and check every entry.
+ *   2. Choose the variant: the kernel by dtype (and f8 KV cache), defines
+ *      for the head_dim, padding, masks and tile shape; split-KV from the
+ *      batch and context length.
+ *   3. Specialize run-time arguments from their values: strides and sizes
+ *      divisible by 16 become "ARG=16" (only what is true); pointers not
+ *      16-byte aligned turn off the alignment assumption.
+ *   4. Load through the context's module cache (memory, disk, compiler): a
+ *      variant compiles on first use; the module a call loads first stays
+ *      loaded until the context is destroyed.
+ *   5. Launch on the caller's stream, with dynamic shared memory when the
+ *      kernel needs more than the static 48 KiB. */
+#include "jit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { SMEM_STATIC_LIMIT = 48 * 1024, MAX_SPLITS = 64, SPLIT_MIN_KEYS = 256 };
+/* The device layer reports no SM count yet: split-KV aims at 2 programs per
+ * SM of an H100/H200 (132 SMs). */
+enum { TARGET_PROGRAMS = 2 * 132 };
+static const int64_t I32_LIMIT = INT32_MAX;
+
+static int64_t pow2_at_least(int64_t n) {
+    int64_t p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+static int64_t cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static void attn_source_path(const char *file, char *out, size_t n) {
+    snprintf(out, n, TILE_SOURCE_DIR "/kernels/%s", file);
+    if (access(out, R_OK) != 0) snprintf(out, n, TILE_KERNELS_INSTALL_DIR "/%s", file);
+}
+
+/* ---- variants: defines and specializations in one buffer ---- */
+typedef struct Variant {
+    char def_buf[12][48];
+    const char *defs[13];
+    int nd;
+    char spec_buf[24][48];
+    const char *specs[25];
+    int ns;
+    int no_align;
+} Variant;
+
+static void var_def(Variant *v, const char *name, long long value) {
+    snprintf(v->def_buf[v->nd], sizeof v->def_buf[0], "%s=%lld", name, value);
+    v->defs[v->nd] = v->def_buf[v->nd];
+    v->defs[++v->nd] = NULL;
+}
+static void var_flag(Variant *v, const char *name, bool on) {
+    snprintf(v->def_buf[v->nd], sizeof v->def_buf[0], "%s=%s", name, on ? "true" : "false");
+    v->defs[v->nd] = v->def_buf[v->nd];
+    v->defs[++v->nd] = NULL;
+}
+/* "ARG=16" when the value is a non-zero multiple of 16 (zero would also be
+ * divisible, but is a degenerate stride worth keeping generic) */
+static void var_spec16(Variant *v, const char *arg, int64_t value) {
+    if (value == 0 || value % 16) return;
+    snprintf(v->spec_buf[v->ns], sizeof v->spec_buf[0], "%s=16", arg);
+    v->specs[v->ns] = v->spec_buf[v->ns];
+    v->specs[++v->ns] = NULL;
+}
+
+static tile_status attn_kernel(tile_context *ctx, const char *api, const char *file, const char *name, const Variant *v,
+                               tile_kernel **out) {
+    char path[1024];
+    attn_source_path(file, path, sizeof path);
+    tile_compile_options o = {.kernel = name, .defines = v->defs, .specialize = v->ns ? v->specs : NULL, .no_align_ptrs = v->no_align};
+    tile_module *m;
+    int source = 0;
+    rt_lock(ctx);
+    tile_status st = rt_load_file_locked(ctx, path, &o, &m, &source);
+    rt_unlock(ctx);
+    if (st != TILE_OK) return st;
+    if (jit_options()->debug_launch)
+        jit_debug("launch", "%s %s: %s", api, name, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
+    st = tile_module_get_kernel(m, name, out);
+    if (source == 0) tile_module_unload(m); /* already held by an earlier load, which keeps it */
+    return st;
+}
+
+static tile_status attn_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz, void **params, tile_stream stream) {
+    tile_kernel_attributes ka;
+    tile_kernel_get_attributes(k, &ka);
+    if (ka.shared_bytes > SMEM_STATIC_LIMIT) /* smem_dynamic: the PTX declares it extern */
+        return tile_launch_raw(k, (tile_dim3){gx, gy, gz}, (tile_dim3){ka.block_threads, 1, 1}, ka.shared_bytes, params, stream);
+    return tile_launch(k, (tile_dim3){gx, gy, gz}, params, stream);
+}
+
+/* The element offset of the last element of a [n0, n1, n2, d] tensor with
+ * strides s (d contiguous) plus one: how many elements it spans. */
+static uint64_t span(int64_t n0, int64_t n1, int64_t n2, int64_t d, const int64_t s[3]) {
+    if (n0 <= 0 || n1 <= 0 || n2 <= 0 || d <= 0) return 0;
+    return (uint64_t)(n0 - 1) * (uint64_t)s[0] + (uint64_t)(n1 - 1) * (uint64_t)s[1] + (uint64_t)(n2 - 1) * (uint64_t)s[2] + (uint64_t)d;
+}
+
+/* strides all 0: contiguous [., n1, n2, d]; else each >= 0 and < 2^31 */
+static const char *strides_resolve(const int64_t in[3], int64_t n1, int64_t n2, int64_t d, int64_t out[3]) {
+    if (!in[0] && !in[1] && !in[2]) {
+        out[2] = d, out[1] = n2 * d, out[0] = n1 * n2 * d;
+        return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (in[i] < 0) return "strides must be non-negative";
+        out[i] = in[i];
+    }
+    return NULL;
+}
+
+static bool strides_fit(const int64_t s[3]) { return s[0] < I32_LIMIT && s[1] < I32_LIMIT && s[2] < I32_LIMIT; }
+
+#define FAIL(...) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, __VA_ARGS__)
+#define RANGE(api, ptr, bytes, what) \
+    if ((bytes) != 0 && (st = attn_check_range(ctx, api, ptr, bytes, what)) != TILE_OK) return st
+
+static tile_status attn_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t bytes, const char *what) {
+    char name[96];
+    snprintf(name, sizeof name, "%s: %s", api, what);
+    return rt_check_range(ctx, p, bytes, name);
+}
+
+/* ======================= tile_attention_fwd ======================= */
+
+tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) {
+    const char *api = "tile_attention_fwd";
+    if (!ctx) return TILE_ERROR_INVALID_VALUE;
+    if (!a) FAIL("%s: args is NULL", api);
+    /* 1. arguments */
+    if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) FAIL("%s: dtype must be TILE_F16 or TILE_BF16", api);
+    if (a->batch < 0 || a->seq_q < 0 || a->seq_k < 0) FAIL("%s: batch, seq_q and seq_k must be >= 0", api);
+    if (a->heads_q < 1 || a->heads_kv < 1) FAIL("%s: heads_q and heads_kv must be >= 1", api);
+    if (a->heads_q % a->heads_kv) FAIL("%s: heads_q (%lld) must be a multiple of heads_kv (%lld)", api, (long long)a->heads_q, (long long)a->heads_kv);
+    if (a->head_dim < 16 || a->head_dim % 16 || a->head_dim > 256)
+        FAIL("%s: head_dim %lld is not supported (a multiple of 16, at most 256)", api, (long long)a->head_dim);
+    if (a->window_left < -1 || a->window_right < -1) FAIL("%s: window_left and window_right must be >= 0, or -1 for unbounded", api);
+    if (!isfinite(a->softmax_scale)) FAIL("%s: softmax_scale must be finite", api);
+    bool varlen = a->cu_seqlens_q || a->cu_seqlens_k;
+    if (varlen && (!a->cu_seqlens_q || !a->cu_seqlens_k)) FAIL("%s: cu_seqlens_q and cu_seqlens_k go together", api);
+    if (varlen && (a->total_q < 0 || a->total_k < 0)) FAIL("%s: total_q and total_k must be >= 0", api);
+    int64_t H = a->heads_q, Hk = a->heads_kv, D = a->head_dim, B = a->batch;
+    int64_t sq[3], sk[3], sv[3], so[3];
+    const char *why;
+    if ((why = strides_resolve(a->q_stride, a->seq_q, H, D, sq)) || (why = strides_resolve(a->k_stride, a->seq_k, Hk, D, sk)) ||
+        (why = strides_resolve(a->v_stride, a->seq_k, Hk, D, sv)) || (why = strides_resolve(a->o_stride, a->seq_q, H, D, so)))
+        FAIL("%s: %s", api, why);
+    if (varlen) sq[0] = sk[0] = sv[0] = so[0] = 0;
+    if (!strides_fit(sq) || !strides_fit(sk) || !strides_fit(sv) || !strides_fit(so)) FAIL("%s: every stride must be below 2^31", api);
+    /* the kernels address within a batch entry (varlen: the whole packed tensor) with 32-bit offsets */
+    int64_t rows_q = varlen ? a->total_q : a->seq_q, rows_k = varlen ? a->total_k : a->seq_k;
+    uint64_t in_q = span(1, rows_q, H, D, sq), in_k = span(1, rows_k, Hk, D, sk), in_v = span(1, rows_k, Hk, D, sv),
+             in_o = span(1, rows_q, H, D, so);
+    if (B > I32_LIMIT || rows_q > I32_LIMIT || rows_k > I32_LIMIT || in_q >= (uint64_t)I32_LIMIT ||
+        in_k >= (uint64_t)I32_LIMIT || in_v >= (uint64_t)I32_LIMIT || in_o >= (uint64_t)I32_LIMIT)
+        FAIL("%s: sizes too large for the kernel's 32-bit offsets (one sequence of one tensor must span fewer than 2^31 elements)", api);
+    if (B * H > 65535) FAIL("%s: batch * heads_q must be at most 65535 (the grid's y dimension)", api);
+    int64_t slb = varlen ? 0 : H * a->seq_q, slh = varlen ? a->total_q : a->seq_q;
+    if (B * H * imax(1, a->seq_q) >= I32_LIMIT || H * imax(a->total_q, 1) >= I32_LIMIT) FAIL("%s: the LSE tensor must hold fewer than 2^31 rows", api);
+    if (B == 0 || a->seq_q == 0) return TILE_OK; /* nothing to compute; pointers unused */
+    tile_status st;
+    size_t es = 2;
+    if (varlen) {
+        RANGE(api, a->q, es * in_q, "q");
+        RANGE(api, a->k, es * in_k, "k");
+        RANGE(api, a->v, es * in_v, "v");
+        RANGE(api, a->o, es * in_o, "o");
+        RANGE(api, a->cu_seqlens_q, 4 * (uint64_t)(B + 1), "cu_seqlens_q");
+        RANGE(api, a->cu_seqlens_k, 4 * (uint64_t)(B + 1), "cu_seqlens_k");
+        if (a->lse) RANGE(api, a->lse, 4 * (uint64_t)(H * a->total_q), "lse");
+    } else {
+        RANGE(api, a->q, es * span(B, a->seq_q, H, D, sq), "q");
+        if (a->seq_k) {
+            RANGE(api, a->k, es * span(B, a->seq_k, Hk, D, sk), "k");
+            RANGE(api, a->v, es * span(B, a->seq_k, Hk, D, sv), "v");
+        }
+        RANGE(api, a->o, es * span(B, a->seq_q, H, D, so), "o");
+        if (a->lse) RANGE(api, a->lse, 4 * (uint64_t)(B * H * a->seq_q), "lse");
+    }
+
+    /* 2-3. variant */
+    int64_t bd = pow2_at_least(D);
+    bool local = a->window_left >= 0 || a->window_right >= 0;
+    Variant v = {0};
+    var_def(&v, "HEAD_DIM", D);
+    var_def(&v, "BLOCK_D", bd);
+    var_def(&v, "BM", 64);
+    var_def(&v, "BN", bd <= 64 ? 64 : 32);
+    var_flag(&v, "CAUSAL", a->causal != 0);
+    var_flag(&v, "LOCAL", local);
+    var_flag(&v, "VARLEN", varlen);
+    var_flag(&v, "WRITE_LSE", a->lse != 0);
+    static const char *const stride_names[4][3] = {{"sqb", "sqs", "sqh"}, {"skb", "sks", "skh"}, {"svb", "svs", "svh"}, {"sob", "sos", "soh"}};
+    const int64_t *strides[4] = {sq, sk, sv, so};
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < 3; i++) var_spec16(&v, stride_names[t][i], strides[t][i]);
+    var_spec16(&v, "slb", slb);
+    var_spec16(&v, "slh", slh);
+    tile_devptr lse = a->lse ? a->lse : a->o, cu_q = varlen ? a->cu_seqlens_q : a->q, cu_k = varlen ? a->cu_seqlens_k : a->q;
+    tile_devptr q = a->q, k = a->seq_k || varlen ? a->k : a->q, vv = a->seq_k || varlen ? a->v : a->q, o = a->o;
+    v.no_align = ((q | k | vv | o | lse | cu_q | cu_k) & 15) != 0;
+
+    /* 4. kernel */
+    const char *name = a->dtype == TILE_BF16 ? "attention_fwd_bf16" : "attention_fwd_f16";
+    tile_kernel *kern;
+    if ((st = attn_kernel(ctx, api, "attention.tile", name, &v, &kern)) != TILE_OK) return st;
+
+    /* 5. launch: grid (cdiv(seq_q, BM), batch * heads_q) */
+    int32_t seq_q = (int32_t)a->seq_q, seq_k = (int32_t)a->seq_k, hq = (int32_t)H, group = (int32_t)(H / Hk);
+    int32_t s32[4][3];
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < 3; i++) s32[t][i] = (int32_t)strides[t][i];
+    int32_t slb32 = (int32_t)slb, slh32 = (int32_t)slh;
+    float scale = a->softmax_scale != 0 ? a->softmax_scale : (float)(1.0 / sqrt((double)D));
+    int32_t wl = a->window_left < 0 ? 1 << 30 : (int32_t)imin(a->window_left, 1 << 30);
+    int32_t wr = a->window_right < 0 ? 1 << 30 : (int32_t)imin(a->window_right, 1 << 30);
+    void *params[] = {&q, &k, &vv, &o, &lse, &cu_q, &cu_k, &seq_q, &seq_k, &hq, &group,
+                      &s32[0][0], &s32[0][1], &s32[0][2], &s32[1][0], &s32[1][1], &s32[1][2],
+                      &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2], &slb32, &slh32, &scale, &wl, &wr};
+    return attn_launch(kern, (unsigned)cdiv64(a->seq_q, 64), (unsigned)(B * H), 1, params, a->stream);
+}
+
+/* ==================== tile_attention_decode_paged ==================== */
+
+typedef struct PagedPlan {
+    tile_dtype kv;
+    int64_t group, bm, bn, bd, table_stride;
+    int64_t sq[3], so[3], sk[3], sv[3];
+    int splits;
+    size_t ws_bytes, off_lse; /* workspace: o_part f32 [rows * splits * head_dim], then lse_part f32 [rows * splits] */
+} PagedPlan;
+
+/* Sizes only (no pointers): the checks and choices both entry points share. */
+static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, tile_status *status) {
+    static char msg[160];
+    *status = TILE_ERROR_INVALID_VALUE;
+    memset(p, 0, sizeof *p);
+    if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) return "dtype must be TILE_F16 or TILE_BF16";
+    p->kv = a->kv_dtype == TILE_F32 ? a->dtype : a->kv_dtype;
+    if (p->kv != a->dtype && p->kv != TILE_F8E4M3) return "kv_dtype must be dtype or TILE_F8E4M3";
+    if (!isfinite(a->k_scale) || !isfinite(a->v_scale) || !isfinite(a->softmax_scale)) return "k_scale, v_scale and softmax_scale must be finite";
+    if (a->num_seqs < 0) return "num_seqs must be >= 0";
+    if (a->heads_q < 1 || a->heads_kv < 1) return "heads_q and heads_kv must be >= 1";
+    if (a->heads_q % a->heads_kv) return "heads_q must be a multiple of heads_kv";
+    if (a->head_dim < 16 || a->head_dim % 16 || a->head_dim > 256) return "head_dim is not supported (a multiple of 16, at most 256)";
+    if (a->num_tokens < 1 || a->num_tokens > 8) return "num_tokens must be 1..8";
+    if (a->block_size != 16 && a->block_size != 32 && a->block_size != 64) return "block_size must be 16, 32 or 64";
+    if (a->num_blocks < 1 || a->num_blocks > I32_LIMIT) return "num_blocks must be 1 .. 2^31 - 1";
+    if (a->max_context_len < a->num_tokens || a->max_context_len > I32_LIMIT) return "max_context_len must be at least num_tokens and below 2^31";
+    if (a->num_splits < 0 || a->num_splits > MAX_SPLITS) return "num_splits must be 0 (automatic) .. 64";
+    p->group = a->heads_q / a->heads_kv;
+    if (p->group * a->num_tokens > 64) {
+        *status = TILE_ERROR_UNSUPPORTED;
+        snprintf(msg, sizeof msg, "(heads_q / heads_kv) * num_tokens = %lld query rows per KV head: at most 64 are supported",
+                 (long long)(p->group * a->num_tokens));
+        return msg;
+    }
+    if (a->heads_kv > 65535 || a->num_seqs > 65535) return "heads_kv and num_seqs must be at most 65535 (the grid)";
+    int64_t need_blocks = cdiv64(a->max_context_len, a->block_size);
+    p->table_stride = a->block_table_stride ? a->block_table_stride : need_blocks;
+    if (p->table_stride < need_blocks) return "block_table_stride is shorter than cdiv(max_context_len, block_size)";
+    const char *why;
+    int64_t T = a->num_tokens, H = a->heads_q, Hk = a->heads_kv, D = a->head_dim, bs = a->block_size;
+    if ((why = strides_resolve(a->q_stride, T, H, D, p->sq)) || (why = strides_resolve(a->o_stride, T, H, D, p->so)) ||
+        (why = strides_resolve(a->k_stride, bs, Hk, D, p->sk)) || (why = strides_resolve(a->v_stride, bs, Hk, D, p->sv)))
+        return why;
+    if (!strides_fit(p->sq) || !strides_fit(p->so) || !strides_fit(p->sk) || !strides_fit(p->sv) || p->table_stride >= I32_LIMIT)
+        return "every stride must be below 2^31";
+    /* within one sequence / one block the kernel's offsets are 32-bit */
+    if (span(1, T, H, D, p->sq) >= (uint64_t)I32_LIMIT || span(1, T, H, D, p->so) >= (uint64_t)I32_LIMIT ||
+        span(1, bs, Hk, D, p->sk) >= (uint64_t)I32_LIMIT || span(1, bs, Hk, D, p->sv) >= (uint64_t)I32_LIMIT)
+        return "sizes too large for the kernel's 32-bit offsets";
+    p->bd = pow2_at_least(D);
+    p->bm = pow2_at_least(imax(16, p->group * T));
+    p->bn = p->bd >= 128 && p->bm >= 32 ? 32 : 64; /* shared memory: both dots stage their operands */
+    /* split-KV: enough programs to fill the device, each split at least SPLIT_MIN_KEYS keys */
+    int64_t programs = a->num_seqs * Hk;
+    int splits = a->num_splits;
+    if (splits == 0) {
+        splits = 1;
+        if (programs > 0 && programs < TARGET_PROGRAMS)
+            splits = (int)imax(1, imin(imin(cdiv64(TARGET_PROGRAMS, programs), cdiv64(a->max_context_len, SPLIT_MIN_KEYS)), MAX_SPLITS));
+    }
+    splits = (int)imin(splits, cdiv64(a->max_context_len, p->bn)); /* a split is whole BN chunks */
+    p->splits = splits < 1 ? 1 : splits;
+    if (p->splits > 1) {
+        uint64_t rows = (uint64_t)(a->num_seqs * H * T) * (uint64_t)p->splits;
+        p->off_lse = (size_t)((4 * rows * (uint64_t)D + 255) & ~(uint64_t)255);
+        p->ws_bytes = p->off_lse + 4 * rows;
+    }
+    *status = TILE_OK;
+    return NULL;
+}
+
+tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_paged_attention_args *a, size_t *bytes, int *num_splits) {
+    const char *api = "tile_paged_attention_workspace_size";
+    if (!ctx) return TILE_ERROR_INVALID_VALUE;
+    if (!a || !bytes) FAIL("%s: args or bytes is NULL", api);
+    PagedPlan p;
+    tile_status st;
+    const char *why = paged_plan(a, &p, &st);
+    if (why) return rt_fail(ctx, st, "%s: %s", api, why);
+    *bytes = p.ws_bytes;
+    if (num_splits) *num_splits = p.splits;
+    return TILE_OK;
+}
+
+/* check_tables: every context length and every block the kernels will read */
+static tile_status paged_check_tables(tile_context *ctx, const tile_paged_attention_args *a, const PagedPlan *p) {
+    const char *api = "tile_attention_decode_paged";
+    size_t S = (size_t)a->num_seqs, nt = (size_t)cdiv64(a->max_context_len, a->block_size);
+    int32_t *lens = malloc(S * 4), *table = malloc(nt * 4);
+    if (!lens || !table) return free(lens), free(table), rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "%s: check_tables: out of host memory", api);
+    tile_status st = tile_synchronize(ctx);
+    if (st == TILE_OK) st = tile_memcpy_dtoh(ctx, lens, a->context_lens, S * 4);
+    for (size_t s = 0; s < S && st == TILE_OK; s++) {
+        if (lens[s] < a->num_tokens || lens[s] > a->max_context_len) {
+            st = rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: context_lens[%zu] = %d is outside [num_tokens, max_context_len] = [%lld, %lld]", api, s,
+                         lens[s], (long long)a->num_tokens, (long long)a->max_context_len);
+            break;
+        }
+        int64_t nb = cdiv64(lens[s], a->block_size);
+        if (nb && (st = tile_memcpy_dtoh(ctx, table, a->block_tables + 4 * s * (uint64_t)p->table_stride, (size_t)nb * 4)) != TILE_OK) break;
+        for (int64_t i = 0; i < nb; i++)
+            if (table[i] < 0 || table[i] >= a->num_blocks) {
+                st = rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: block_tables[%zu][%lld] = %d is not a block (num_blocks %lld)", api, s,
+                             (long long)i, table[i], (long long)a->num_blocks);
+                break;
+            }
+    }
+    free(lens), free(table);
+    return st;
+}
+
+tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_attention_args *a) {
+    const char *api = "tile_attention_decode_paged";
+    if (!ctx) return TILE_ERROR_INVALID_VALUE;
+    if (!a) FAIL("%s: args is NULL", api);
+    /* 1. arguments */
+    PagedPlan p;
+    tile_status st;
+    const char *why = paged_plan(a, &p, &st);
+    if (why) return rt_fail(ctx, st, "%s: %s", api, why);
+    if (a->workspace && p.splits > 1 && a->workspace_bytes < p.ws_bytes)
+        FAIL("%s: workspace of %zu bytes, %zu needed for %d splits (tile_paged_attention_workspace_size)", api, a->workspace_bytes,
+             p.ws_bytes, p.splits);
+    if (a->num_seqs == 0) return TILE_OK;
+    int64_t S = a->num_seqs, T = a->num_tokens, H = a->heads_q, Hk = a->heads_kv, D = a->head_dim;
+    size_t es = 2, kes = p.kv == TILE_F8E4M3 ? 1 : 2;
+    RANGE(api, a->q, es * span(S, T, H, D, p.sq), "q");
+    RANGE(api, a->o, es * span(S, T, H, D, p.so), "o");
+    RANGE(api, a->k_cache, kes * span(a->num_blocks, a->block_size, Hk, D, p.sk), "k_cache");
+    RANGE(api, a->v_cache, kes * span(a->num_blocks, a->block_size, Hk, D, p.sv), "v_cache");
+    RANGE(api, a->block_tables, 4 * (uint64_t)((S - 1) * p.table_stride + cdiv64(a->max_context_len, a->block_size)), "block_tables");
+    RANGE(api, a->context_lens, 4 * (uint64_t)S, "context_lens");
+    if (a->workspace && p.splits > 1) RANGE(api, a->workspace, p.ws_bytes, "workspace");
+    if (a->check_tables && (st = paged_check_tables(ctx, a, &p)) != TILE_OK) return st;
+
+    /* 2-3. variants */
+    bool bf = a->dtype == TILE_BF16, f8 = p.kv == TILE_F8E4M3;
+    Variant v = {0};
+    var_def(&v, "HEAD_DIM", D);
+    var_def(&v, "BLOCK_D", p.bd);
+    var_def(&v, "BLOCK_SIZE", a->block_size);
+    var_def(&v, "BM", p.bm);
+    var_def(&v, "BN", p.bn);
+    var_flag(&v, "SPLIT", p.splits > 1);
+    static const char *const names[4][3] = {{"sqs", "sqt", "sqh"}, {"sos", "sot", "soh"}, {"skb", "sks", "skh"}, {"svb", "svs", "svh"}};
+    const int64_t *strides[4] = {p.sq, p.so, p.sk, p.sv};
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < 3; i++) var_spec16(&v, names[t][i], strides[t][i]);
+    var_spec16(&v, "sbt", p.table_stride);
+    tile_devptr ws = a->workspace;
+    bool own_ws = p.splits > 1 && !ws;
+    tile_devptr q = a->q, kc = a->k_cache, vc = a->v_cache, o = a->o, tables = a->block_tables, lens = a->context_lens;
+    v.no_align = ((q | kc | vc | o | tables | lens | ws) & 15) != 0;
+    static const char *const kn[2][2] = {{"paged_attention_f16", "paged_attention_f16_kv8"}, {"paged_attention_bf16", "paged_attention_bf16_kv8"}};
+    tile_kernel *k_attn, *k_merge = NULL;
+    /* 4. kernels */
+    if ((st = attn_kernel(ctx, api, "paged_attention.tile", kn[bf][f8], &v, &k_attn)) != TILE_OK) return st;
+    if (p.splits > 1) {
+        Variant m = {0};
+        var_def(&m, "HEAD_DIM", D);
+        var_def(&m, "BLOCK_D", p.bd);
+        var_def(&m, "BLOCK_S", pow2_at_least(p.splits));
+        for (int i = 0; i < 3; i++) var_spec16(&m, names[1][i], p.so[i]);
+        m.no_align = v.no_align;
+        if ((st = attn_kernel(ctx, api, "paged_attention.tile", bf ? "paged_attention_merge_bf16" : "paged_attention_merge_f16", &m, &k_merge)) !=
+            TILE_OK)
+            return st;
+    }
+    if (own_ws && (st = tile_malloc(ctx, p.ws_bytes, &ws)) != TILE_OK) return st;
+
+    /* 5. launches: grid (heads_kv, num_seqs, splits), then the merge (heads_q * T, num_seqs) */
+    tile_devptr o_part = p.splits > 1 ? ws : o, lse_part = p.splits > 1 ? ws + p.off_lse : o;
+    int32_t t32 = (int32_t)T, g32 = (int32_t)p.group, h32 = (int32_t)H, ns32 = p.splits, sbt = (int32_t)p.table_stride;
+    int32_t s32[4][3];
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < 3; i++) s32[t][i] = (int32_t)strides[t][i];
+    float scale = a->softmax_scale != 0 ? a->softmax_scale : (float)(1.0 / sqrt((double)D));
+    float v_scale = 1;
+    if (f8) scale *= a->k_scale != 0 ? a->k_scale : 1.0f, v_scale = a->v_scale != 0 ? a->v_scale : 1.0f;
+    void *params[] = {&q, &kc, &vc, &o, &o_part, &lse_part, &tables, &lens, &t32, &g32, &h32,
+                      &s32[0][0], &s32[0][1], &s32[0][2], &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2],
+                      &s32[1][0], &s32[1][1], &s32[1][2], &sbt, &scale, &v_scale};
+    st = attn_launch(k_attn, (unsigned)Hk, (unsigned)S, (unsigned)p.splits, params, a->stream);
+    if (st == TILE_OK && k_merge) {
+        void *mp[] = {&o, &o_part, &lse_part, &t32, &h32, &ns32, &s32[1][0], &s32[1][1], &s32[1][2]};
+        st = attn_launch(k_merge, (unsigned)(H * T), (unsigned)S, 1, mp, a->stream);
+    }
+    if (own_ws) {
+        tile_status fs = tile_free(ctx, ws); /* waits for the launches on cuda (as cuMemFree does) */
+        if (st == TILE_OK) st = fs;
+    }
+    return st;
+}

@@ -1,0 +1,520 @@
+/* test_attention_api.c - tile_attention_fwd and tile_attention_decode_paged
+ * (jit/attention.c) on the emulator against float64 references, and their
+ * argument checks.
+ *
+ * Fresh random inputs (TILE_TEST_SEED repeats one; printed on failure),
+ * outputs poisoned with NaN and the gaps between strided rows checked
+ * untouched, lengths that are not multiples of the tiles.  The references
+ * are those of tests/test_attention.c (copied: each test file is its own
+ * program), driven through the C API instead of the device layer.
+ *
+ * Tolerances (as test_attention.c): inputs are exact f16/bf16 values (f8e4m3
+ * codes times their scale for the f8 cache, also exact in f16/bf16), so the
+ * error is P rounded to the input type before the second product and O
+ * rounded on store: |dO| <= 2e-3 (f16), 1.6e-2 (bf16) with |V| <= 1; LSE
+ * within 1e-4 + 1e-5 |LSE|. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "include/tile/tile.h"
+
+static uint64_t seed, rs;
+static void seed_rng(void) {
+    seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+    if (getenv("TILE_TEST_SEED")) seed = strtoull(getenv("TILE_TEST_SEED"), NULL, 0);
+    rs = seed | 1;
+}
+static uint64_t rnext(void) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return rs;
+}
+static double urand(void) { return (double)(rnext() >> 11) / 9007199254740992.0 * 2.0 - 1.0; } /* [-1, 1) */
+
+static uint16_t f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int e = (int)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t m = x & 0x7fffff;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {
+        if (e < -10) return (uint16_t)sign;
+        m |= 0x800000;
+        int sh = 14 - e;
+        uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+static double f16_to_d(uint16_t h) {
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 31) return m ? NAN : (h & 0x8000) ? -INFINITY : INFINITY;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+}
+static uint16_t f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t r = x + 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(r >> 16);
+}
+static double bf16_to_d(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+/* E4M3FN: bias 7, no infinity, 0x7f / 0xff NaN */
+static double e4m3_to_d(uint8_t code) {
+    int e = (code >> 3) & 15, m = code & 7;
+    double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+    return (code & 0x80) ? -v : v;
+}
+
+static uint16_t to_dt(tile_dtype t, double v) { return t == TILE_F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v); }
+static double from_dt(tile_dtype t, uint16_t h) { return t == TILE_F16 ? f16_to_d(h) : bf16_to_d(h); }
+static const uint16_t POISON16 = 0x7e00; /* NaN in f16 and in bf16 */
+
+static void fill16(tile_dtype t, size_t n, uint16_t *h, double *v) {
+    for (size_t i = 0; i < n; i++) {
+        h[i] = to_dt(t, urand());
+        v[i] = from_dt(t, h[i]);
+    }
+}
+/* random f8e4m3 codes of magnitude <= 2, values times scale */
+static void fill8(size_t n, uint8_t *h, double *v, double scale) {
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c;
+        do c = (uint8_t)rnext();
+        while ((c & 0x7f) > 0x40); /* 0x40 is 2.0 */
+        h[i] = c;
+        v[i] = e4m3_to_d(c) * scale;
+    }
+}
+
+static tile_context *open_ctx(void) {
+    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .emu_racecheck = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    return ctx;
+}
+static tile_devptr upload(tile_context *ctx, const void *h, size_t bytes) {
+    tile_devptr d;
+    cr_assert_eq(tile_malloc(ctx, bytes ? bytes : 16, &d), TILE_OK, "%s", tile_last_error(ctx));
+    if (bytes) cr_assert_eq(tile_memcpy_htod(ctx, d, h, bytes), TILE_OK, "%s", tile_last_error(ctx));
+    return d;
+}
+static void download(tile_context *ctx, void *h, tile_devptr d, size_t bytes) {
+    cr_assert_eq(tile_memcpy_dtoh(ctx, h, d, bytes), TILE_OK, "%s", tile_last_error(ctx));
+}
+
+/* ======================= tile_attention_fwd ======================= */
+
+typedef struct AttnCase {
+    tile_dtype dt;
+    int batch, heads_q, heads_kv, seq_q, seq_k, head_dim;
+    bool causal;
+    int window_left, window_right; /* -1 unbounded */
+    const int *lens_q, *lens_k;    /* varlen */
+    bool contiguous;               /* strides 0 (contiguous) instead of gapped */
+    bool no_lse;
+    float scale;                   /* 0: the default */
+} AttnCase;
+
+static bool visible(const AttnCase *c, int i, int j, int len_q, int len_k) {
+    long diag = (long)len_k - len_q;
+    if (c->causal && j > i + diag) return false;
+    if (c->window_left >= 0 && j < i + diag - c->window_left) return false;
+    if (c->window_right >= 0 && j > i + diag + c->window_right) return false;
+    return true;
+}
+
+static void run_attention(tile_context *ctx, const AttnCase *c) {
+    bool varlen = c->lens_q != NULL;
+    int B = c->batch, Hq = c->heads_q, Hk = c->heads_kv, D = c->head_dim;
+    int *q0 = calloc((size_t)B + 1, sizeof(int)), *k0 = calloc((size_t)B + 1, sizeof(int));
+    int max_q = 0, max_k = 0;
+    for (int b = 0; b < B; b++) {
+        int lq = varlen ? c->lens_q[b] : c->seq_q, lk = varlen ? c->lens_k[b] : c->seq_k;
+        q0[b + 1] = q0[b] + lq;
+        k0[b + 1] = k0[b] + lk;
+        max_q = lq > max_q ? lq : max_q;
+        max_k = lk > max_k ? lk : max_k;
+    }
+    int tq = q0[B], tk = k0[B];
+    int seq_q = varlen ? max_q : c->seq_q, seq_k = varlen ? max_k : c->seq_k;
+    /* token-major layout [token][head][d]; gapped unless contiguous */
+    int gap = c->contiguous ? 0 : 1;
+    int sqh = D + 8 * gap, sqs = Hq * sqh + 16 * gap, skh = D + 24 * gap, sks = Hk * skh + 8 * gap, svh = D + 16 * gap,
+        svs = Hk * svh + 40 * gap, soh = D + 8 * gap, sos = Hq * soh + 16 * gap;
+    size_t nq = (size_t)tq * sqs + 16 * gap, nk = (size_t)tk * sks + 16 * gap, nv = (size_t)tk * svs + 16 * gap,
+           no = (size_t)tq * sos + 16 * gap, nl = (size_t)Hq * tq + 4 * gap;
+    uint16_t *hq = malloc(nq * 2 + 2), *hk = malloc(nk * 2 + 2), *hv = malloc(nv * 2 + 2), *ho = malloc(no * 2 + 2);
+    double *vq = malloc(nq * 8 + 8), *vk = malloc(nk * 8 + 8), *vv = malloc(nv * 8 + 8);
+    float *hl = malloc(nl * 4 + 4);
+    fill16(c->dt, nq, hq, vq);
+    fill16(c->dt, nk, hk, vk);
+    fill16(c->dt, nv, hv, vv);
+    for (size_t i = 0; i < no; i++) ho[i] = POISON16;
+    for (size_t i = 0; i < nl; i++) hl[i] = NAN;
+    tile_devptr dq = upload(ctx, hq, nq * 2), dk = upload(ctx, hk, nk * 2), dv = upload(ctx, hv, nv * 2), dout = upload(ctx, ho, no * 2);
+    tile_devptr dl = c->no_lse ? 0 : upload(ctx, hl, nl * 4);
+    tile_devptr dcq = varlen ? upload(ctx, q0, (size_t)(B + 1) * 4) : 0, dck = varlen ? upload(ctx, k0, (size_t)(B + 1) * 4) : 0;
+    tile_attention_args a = {.dtype = c->dt, .batch = B, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .seq_q = seq_q, .seq_k = seq_k,
+                             .q = dq, .k = dk, .v = dv, .o = dout, .lse = dl, .cu_seqlens_q = dcq, .cu_seqlens_k = dck,
+                             .total_q = varlen ? tq : 0, .total_k = varlen ? tk : 0, .softmax_scale = c->scale, .causal = c->causal,
+                             .window_left = c->window_left, .window_right = c->window_right};
+    if (!c->contiguous) {
+        int64_t qs[3] = {(int64_t)seq_q * sqs, sqs, sqh}, ks[3] = {(int64_t)seq_k * sks, sks, skh}, vs[3] = {(int64_t)seq_k * svs, svs, svh},
+                os[3] = {(int64_t)seq_q * sos, sos, soh};
+        memcpy(a.q_stride, qs, sizeof qs), memcpy(a.k_stride, ks, sizeof ks), memcpy(a.v_stride, vs, sizeof vs), memcpy(a.o_stride, os, sizeof os);
+    }
+    tile_status st = tile_attention_fwd(ctx, &a);
+    cr_assert_eq(st, TILE_OK, "tile_attention_fwd: %s: %s", tile_status_string(st), tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    download(ctx, ho, dout, no * 2);
+    if (dl) download(ctx, hl, dl, nl * 4);
+
+    double scale = c->scale != 0 ? c->scale : 1.0 / sqrt((double)D);
+    int slh = varlen ? tq : seq_q, slb = varlen ? 0 : Hq * seq_q;
+    double tol = c->dt == TILE_F16 ? 2e-3 : 1.6e-2;
+    bool *written = calloc(no + 1, 1), *lwritten = calloc(nl + 1, 1);
+    double *p = malloc(sizeof(double) * (size_t)(max_k + 1));
+    int group = Hq / Hk;
+    for (int b = 0; b < B; b++) {
+        int lq = q0[b + 1] - q0[b], lk = k0[b + 1] - k0[b];
+        for (int h = 0; h < Hq; h++) {
+            int g = h / group;
+            for (int i = 0; i < lq; i++) {
+                const double *qi = vq + (size_t)(q0[b] + i) * sqs + (size_t)h * sqh;
+                double mx = -INFINITY;
+                for (int j = 0; j < lk; j++) {
+                    p[j] = -INFINITY;
+                    if (!visible(c, i, j, lq, lk)) continue;
+                    const double *kj = vk + (size_t)(k0[b] + j) * sks + (size_t)g * skh;
+                    double s = 0;
+                    for (int d = 0; d < D; d++) s += qi[d] * kj[d];
+                    p[j] = s * scale;
+                    mx = fmax(mx, p[j]);
+                }
+                double l = 0;
+                for (int j = 0; j < lk; j++) l += p[j] == -INFINITY ? 0 : (p[j] = exp(p[j] - mx));
+                size_t orow = (size_t)(q0[b] + i) * sos + (size_t)h * soh;
+                for (int d = 0; d < D; d++) {
+                    double want = 0;
+                    for (int j = 0; j < lk; j++)
+                        if (p[j] != -INFINITY) want += p[j] * vv[(size_t)(k0[b] + j) * svs + (size_t)g * svh + d];
+                    want = l > 0 ? want / l : 0;
+                    double got = from_dt(c->dt, ho[orow + d]);
+                    written[orow + d] = true;
+                    cr_assert(fabs(got - want) <= tol, "b=%d h=%d i=%d d=%d (lq %d lk %d D %d): O = %.6g, want %.6g (seed %llu)", b, h, i, d,
+                              lq, lk, D, got, want, (unsigned long long)seed);
+                }
+                if (!dl) continue;
+                size_t li = varlen ? (size_t)h * slh + (size_t)(q0[b] + i) : (size_t)b * slb + (size_t)h * slh + (size_t)i;
+                double want_lse = l > 0 ? mx + log(l) : -INFINITY, got_lse = hl[li];
+                lwritten[li] = true;
+                if (l > 0)
+                    cr_assert(fabs(got_lse - want_lse) <= 1e-4 + 1e-5 * fabs(want_lse), "b=%d h=%d i=%d: LSE = %.8g, want %.8g (seed %llu)", b, h,
+                              i, got_lse, want_lse, (unsigned long long)seed);
+                else
+                    cr_assert(got_lse == -INFINITY, "b=%d h=%d i=%d sees no key: LSE = %.8g, want -inf", b, h, i, got_lse);
+            }
+        }
+    }
+    for (size_t i = 0; i < no; i++)
+        if (!written[i]) cr_assert(ho[i] == POISON16, "O written outside the tensor at element %zu", i);
+    if (dl)
+        for (size_t i = 0; i < nl; i++)
+            if (!lwritten[i]) cr_assert(isnan(hl[i]), "LSE written outside the rows at %zu", i);
+    tile_devptr bufs[] = {dq, dk, dv, dout, dl, dcq, dck};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) tile_free(ctx, bufs[i]);
+    free(written), free(lwritten), free(p), free(q0), free(k0);
+    free(hq), free(hk), free(hv), free(ho), free(hl), free(vq), free(vk), free(vv);
+}
+
+Test(attention_api, fwd_shapes, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_attention(ctx, &(AttnCase){TILE_F16, 2, 2, 2, 17, 17, 64, false, -1, -1, NULL, NULL, false, false, 0.2f});
+    run_attention(ctx, &(AttnCase){TILE_BF16, 1, 1, 1, 1, 1, 64, false, -1, -1, NULL, NULL, true, true, 0});
+    /* causal, bottom-right: more keys than queries, and more queries than keys (empty rows) */
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 1, 1, 17, 90, 64, true, -1, -1, NULL, NULL, false, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_BF16, 1, 2, 2, 100, 17, 64, true, -1, -1, NULL, NULL, false, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_BF16, 1, 2, 1, 200, 200, 64, true, -1, -1, NULL, NULL, true, false, 0});
+    tile_context_destroy(ctx);
+}
+
+Test(attention_api, fwd_gqa_window_head_dims, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 4, 1, 33, 40, 64, false, -1, -1, NULL, NULL, false, false, 0});                   /* MQA */
+    run_attention(ctx, &(AttnCase){TILE_BF16, 2, 8, 2, 17, 17, 64, true, -1, -1, NULL, NULL, false, false, 0});                   /* 4 per KV head */
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 8, 1, 64, 64, 32, true, -1, -1, NULL, NULL, true, false, 0}); /* 8 per KV head */
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 1, 1, 100, 100, 64, true, 20, -1, NULL, NULL, false, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 1, 1, 70, 100, 64, false, 9, 5, NULL, NULL, false, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 2, 1, 40, 33, 128, true, -1, -1, NULL, NULL, false, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_BF16, 1, 1, 1, 17, 50, 80, false, -1, -1, NULL, NULL, false, false, 0}); /* padded to 128 */
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 1, 1, 20, 36, 256, false, -1, -1, NULL, NULL, false, false, 0});
+    tile_context_destroy(ctx);
+}
+
+Test(attention_api, fwd_varlen, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    static const int lq[] = {17, 0, 70, 1}, lk[] = {17, 5, 100, 1};
+    run_attention(ctx, &(AttnCase){TILE_F16, 4, 2, 1, 0, 0, 64, false, -1, -1, lq, lq, false, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_BF16, 4, 2, 2, 0, 0, 64, true, -1, -1, lq, lk, true, false, 0});
+    tile_context_destroy(ctx);
+}
+
+/* ==================== tile_attention_decode_paged ==================== */
+
+typedef struct PagedCase {
+    tile_dtype dt;
+    bool f8;
+    int num_seqs, heads_q, heads_kv, num_tokens, head_dim, block_size;
+    const int *ctx;
+    int num_splits;  /* 0: automatic */
+    bool caller_ws;  /* the caller allocates the workspace */
+    int want_splits; /* > 0: the split count the call must choose */
+} PagedCase;
+
+static void run_paged(tile_context *ctx, const PagedCase *c) {
+    int S = c->num_seqs, Hq = c->heads_q, Hk = c->heads_kv, T = c->num_tokens, D = c->head_dim, bs = c->block_size, G = Hq / Hk;
+    int max_blocks = 0, used = 0, max_ctx = 0;
+    for (int s = 0; s < S; s++) {
+        int nb = (c->ctx[s] + bs - 1) / bs;
+        max_blocks = nb > max_blocks ? nb : max_blocks;
+        max_ctx = c->ctx[s] > max_ctx ? c->ctx[s] : max_ctx;
+        used += nb;
+    }
+    /* shuffled block tables; unused entries out of range (a read would be a memcheck error) */
+    int num_blocks = used + 3, sbt = max_blocks + 2;
+    int *perm = malloc(sizeof(int) * (size_t)num_blocks), *table = malloc(sizeof(int) * (size_t)S * sbt);
+    for (int i = 0; i < num_blocks; i++) perm[i] = i;
+    for (int i = num_blocks - 1; i > 0; i--) {
+        int j = (int)(rnext() % (uint64_t)(i + 1)), x = perm[i];
+        perm[i] = perm[j], perm[j] = x;
+    }
+    for (int s = 0, next = 0; s < S; s++)
+        for (int i = 0; i < sbt; i++) table[s * sbt + i] = i < (c->ctx[s] + bs - 1) / bs ? perm[next++] : 1 << 29;
+    int skh = D + 16, sks = Hk * skh, skb = bs * sks + 64, svh = D + 32, svs = Hk * svh + 16, svb = bs * svs;
+    int sqh = D + 8, sqt = Hq * sqh + 16, sqs = T * sqt + 32, soh = D + 16, sot = Hq * soh, sos = T * sot + 8;
+    size_t nk = (size_t)num_blocks * skb, nv = (size_t)num_blocks * svb, nq = (size_t)S * sqs, no = (size_t)S * sos;
+    size_t kes = c->f8 ? 1 : 2;
+    void *hk = malloc(nk * kes), *hv = malloc(nv * kes);
+    uint16_t *hq = malloc(nq * 2), *ho = malloc(no * 2);
+    double *vk = malloc(nk * 8), *vv = malloc(nv * 8), *vq = malloc(nq * 8);
+    float k_scale = c->f8 ? 0.375f : 0, v_scale = c->f8 ? 0.5f : 0;
+    if (c->f8) {
+        fill8(nk, hk, vk, k_scale);
+        fill8(nv, hv, vv, v_scale);
+    } else {
+        fill16(c->dt, nk, hk, vk);
+        fill16(c->dt, nv, hv, vv);
+    }
+    fill16(c->dt, nq, hq, vq);
+    for (size_t i = 0; i < no; i++) ho[i] = POISON16;
+    tile_devptr dk = upload(ctx, hk, nk * kes), dv = upload(ctx, hv, nv * kes), dq = upload(ctx, hq, nq * 2), dout = upload(ctx, ho, no * 2);
+    tile_devptr dtable = upload(ctx, table, sizeof(int) * (size_t)S * sbt), dctx = upload(ctx, c->ctx, sizeof(int) * (size_t)S);
+    tile_paged_attention_args a = {.dtype = c->dt, .kv_dtype = c->f8 ? TILE_F8E4M3 : c->dt, .k_scale = k_scale, .v_scale = v_scale,
+                                   .num_seqs = S, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .num_tokens = T, .block_size = bs,
+                                   .num_blocks = num_blocks, .q = dq, .o = dout, .q_stride = {sqs, sqt, sqh}, .o_stride = {sos, sot, soh},
+                                   .k_cache = dk, .v_cache = dv, .k_stride = {skb, sks, skh}, .v_stride = {svb, svs, svh},
+                                   .block_tables = dtable, .block_table_stride = sbt, .context_lens = dctx, .max_context_len = max_ctx,
+                                   .num_splits = c->num_splits, .check_tables = 1};
+    size_t ws_bytes;
+    int splits;
+    cr_assert_eq(tile_paged_attention_workspace_size(ctx, &a, &ws_bytes, &splits), TILE_OK, "%s", tile_last_error(ctx));
+    if (c->want_splits) cr_assert_eq(splits, c->want_splits, "split count %d, want %d", splits, c->want_splits);
+    if (c->caller_ws && ws_bytes) {
+        cr_assert_eq(tile_malloc(ctx, ws_bytes, &a.workspace), TILE_OK);
+        a.workspace_bytes = ws_bytes;
+    }
+    tile_status st = tile_attention_decode_paged(ctx, &a);
+    cr_assert_eq(st, TILE_OK, "tile_attention_decode_paged: %s: %s", tile_status_string(st), tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    download(ctx, ho, dout, no * 2);
+
+    double scale = 1.0 / sqrt((double)D);
+    double tol = c->dt == TILE_F16 ? 2e-3 : 1.6e-2;
+    bool *written = calloc(no, 1);
+    double *p = malloc(sizeof(double) * (size_t)(max_blocks * bs + 1));
+    for (int s = 0; s < S; s++)
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < Hq; h++) {
+                int qpos = c->ctx[s] - T + t, g = h / G;
+                const double *qv = vq + (size_t)s * sqs + (size_t)t * sqt + (size_t)h * sqh;
+                double mx = -INFINITY, l = 0;
+                for (int j = 0; j <= qpos; j++) {
+                    const double *kj = vk + (size_t)table[s * sbt + j / bs] * skb + (size_t)(j % bs) * sks + (size_t)g * skh;
+                    double dotv = 0;
+                    for (int d = 0; d < D; d++) dotv += qv[d] * kj[d];
+                    p[j] = dotv * scale;
+                    mx = fmax(mx, p[j]);
+                }
+                for (int j = 0; j <= qpos; j++) l += (p[j] = exp(p[j] - mx));
+                size_t orow = (size_t)s * sos + (size_t)t * sot + (size_t)h * soh;
+                for (int d = 0; d < D; d++) {
+                    double want = 0;
+                    for (int j = 0; j <= qpos; j++)
+                        want += p[j] * vv[(size_t)table[s * sbt + j / bs] * svb + (size_t)(j % bs) * svs + (size_t)g * svh + d];
+                    want /= l;
+                    double got = from_dt(c->dt, ho[orow + d]);
+                    written[orow + d] = true;
+                    cr_assert(fabs(got - want) <= tol, "s=%d t=%d h=%d d=%d (ctx %d, T %d, splits %d%s): O = %.6g, want %.6g (seed %llu)", s, t,
+                              h, d, c->ctx[s], T, splits, c->f8 ? ", f8 cache" : "", got, want, (unsigned long long)seed);
+                }
+            }
+    for (size_t i = 0; i < no; i++)
+        if (!written[i]) cr_assert(ho[i] == POISON16, "O written outside the tensor at element %zu", i);
+    tile_devptr bufs[] = {dk, dv, dq, dout, dtable, dctx, a.workspace};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) tile_free(ctx, bufs[i]);
+    free(written), free(p), free(perm), free(table);
+    free(hk), free(hv), free(hq), free(ho), free(vk), free(vv), free(vq);
+}
+
+Test(attention_api, decode_paged, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    static const int c3[] = {1, 15, 1000}, c2[] = {8, 200};
+    /* few programs and a long context: the automatic choice splits (cdiv(1000, 256) = 4) */
+    run_paged(ctx, &(PagedCase){TILE_F16, false, 3, 4, 1, 1, 64, 16, c3, 0, false, 4});
+    run_paged(ctx, &(PagedCase){TILE_BF16, false, 3, 4, 1, 1, 64, 16, c3, 1, false, 1});
+    /* 8 tokens x 4 heads: a 32-row Q tile; explicit splits into the caller's workspace */
+    run_paged(ctx, &(PagedCase){TILE_F16, false, 2, 8, 2, 8, 128, 32, c2, 3, true, 3});
+    run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 8, 2, 8, 128, 64, c2, 1, false, 1});
+    tile_context_destroy(ctx);
+}
+
+Test(attention_api, decode_paged_f8_cache, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    static const int c3[] = {1, 15, 1000}, c2[] = {8, 77};
+    run_paged(ctx, &(PagedCase){TILE_F16, true, 3, 4, 1, 1, 64, 16, c3, 0, false, 4});
+    run_paged(ctx, &(PagedCase){TILE_BF16, true, 3, 4, 2, 1, 128, 32, c3, 1, false, 1});
+    run_paged(ctx, &(PagedCase){TILE_BF16, true, 2, 8, 2, 4, 64, 16, c2, 2, false, 2});
+    tile_context_destroy(ctx);
+}
+
+/* ============================ misuse ============================ */
+
+#define EXPECT_FAIL(call, status, text)                                                                                       \
+    do {                                                                                                                      \
+        tile_status st_ = (call);                                                                                             \
+        cr_expect_eq(st_, status, "%s: got %s (%s)", #call, tile_status_string(st_), tile_last_error(ctx));                  \
+        cr_expect(strstr(tile_last_error(ctx), text), "%s: message '%s' lacks '%s'", #call, tile_last_error(ctx), text);   \
+    } while (0)
+
+Test(attention_api, fwd_bad_arguments) {
+    tile_context *ctx = open_ctx();
+    tile_devptr buf, small;
+    cr_assert_eq(tile_malloc(ctx, 1 << 20, &buf), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 64, &small), TILE_OK);
+    tile_attention_args good = {.dtype = TILE_F16, .batch = 2, .heads_q = 4, .heads_kv = 2, .head_dim = 64, .seq_q = 16, .seq_k = 16,
+                                .q = buf, .k = buf, .v = buf, .o = buf, .window_left = -1, .window_right = -1};
+    tile_attention_args a;
+    cr_expect_eq(tile_attention_fwd(NULL, &good), TILE_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(tile_attention_fwd(ctx, NULL), TILE_ERROR_INVALID_VALUE, "args is NULL");
+    a = good, a.dtype = TILE_F32;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "dtype");
+    a = good, a.head_dim = 72;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "head_dim 72 is not supported");
+    a = good, a.head_dim = 512;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "head_dim 512");
+    a = good, a.heads_kv = 3;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "multiple of heads_kv");
+    a = good, a.seq_q = -1;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, ">= 0");
+    a = good, a.seq_k = (int64_t)1 << 40;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "2^31");
+    a = good, a.q_stride[1] = -5, a.q_stride[2] = 64;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "non-negative");
+    a = good, a.window_left = -7;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "window");
+    a = good, a.q = 0;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "q is a null device pointer");
+    a = good, a.v = 0x1234;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "v (0x1234) was not allocated");
+    a = good, a.o = small;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o: ");
+    a = good, a.lse = small;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "lse");
+    a = good, a.cu_seqlens_q = buf;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "go together");
+    a = good, a.cu_seqlens_q = a.cu_seqlens_k = buf, a.total_q = 100000, a.total_k = 16;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "run past the end");
+    /* nothing to do is fine, and no launch */
+    a = good, a.batch = 0;
+    cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context_destroy(ctx);
+}
+
+Test(attention_api, decode_bad_arguments) {
+    tile_context *ctx = open_ctx();
+    tile_devptr buf, small, tables, lens, ws;
+    cr_assert_eq(tile_malloc(ctx, 1 << 20, &buf), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 64, &small), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4 * 2 * 4, &tables), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 2 * 4, &lens), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 16, &ws), TILE_OK);
+    int32_t h_tables[8] = {0, 1, 2, 3, 4, 5, 6, 7}, h_lens[2] = {50, 64};
+    cr_assert_eq(tile_memcpy_htod(ctx, tables, h_tables, sizeof h_tables), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, lens, h_lens, sizeof h_lens), TILE_OK);
+    tile_paged_attention_args good = {.dtype = TILE_BF16, .num_seqs = 2, .heads_q = 8, .heads_kv = 2, .head_dim = 64, .num_tokens = 1,
+                                      .block_size = 16, .num_blocks = 8, .q = buf, .o = buf, .k_cache = buf, .v_cache = buf,
+                                      .block_tables = tables, .context_lens = lens, .max_context_len = 64, .num_splits = 1};
+    tile_paged_attention_args a;
+    cr_expect_eq(tile_attention_decode_paged(NULL, &good), TILE_ERROR_INVALID_VALUE);
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, NULL), TILE_ERROR_INVALID_VALUE, "args is NULL");
+    a = good, a.kv_dtype = TILE_F8E5M2;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "kv_dtype");
+    a = good, a.head_dim = 100;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "head_dim");
+    a = good, a.heads_q = 7;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "multiple of heads_kv");
+    a = good, a.block_size = 8;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "block_size must be 16, 32 or 64");
+    a = good, a.num_tokens = 9;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "num_tokens");
+    a = good, a.heads_q = 64, a.heads_kv = 1, a.num_tokens = 2;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_UNSUPPORTED, "at most 64");
+    a = good, a.max_context_len = 65, a.block_table_stride = 4;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "block_table_stride");
+    a = good, a.num_splits = 65;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "num_splits");
+    a = good, a.num_seqs = -2;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "num_seqs");
+    a = good, a.k_cache = 0;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "k_cache is a null device pointer");
+    a = good, a.context_lens = 0xdead0000;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "context_lens (0xdead0000) was not allocated");
+    a = good, a.v_cache = small;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "v_cache: ");
+    a = good, a.block_tables = small + 48;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "block_tables");
+    a = good, a.block_size = 64, a.max_context_len = 256, a.num_splits = 4, a.workspace = ws, a.workspace_bytes = 16;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "workspace of 16 bytes");
+    /* the tables, checked on request: a block past num_blocks, a context past max_context_len */
+    h_tables[5] = 8;
+    cr_assert_eq(tile_memcpy_htod(ctx, tables, h_tables, sizeof h_tables), TILE_OK);
+    a = good, a.check_tables = 1;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "block_tables[1][1] = 8 is not a block");
+    h_tables[5] = 5, h_lens[1] = 65;
+    cr_assert_eq(tile_memcpy_htod(ctx, tables, h_tables, sizeof h_tables), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, lens, h_lens, sizeof h_lens), TILE_OK);
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "context_lens[1] = 65");
+    tile_context_destroy(ctx);
+}
