@@ -239,3 +239,79 @@ DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats) {
     *stats = dev->last;
     return DEV_OK;
 }
+
+/* ---- streams and events ---- */
+DevStatus dev_stream_create(TileDevice *dev, void **stream) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!stream) return dev_fail(dev, DEV_ERR_INVALID, "dev_stream_create: stream is NULL");
+    *stream = NULL;
+    return dev->ops->stream_create(dev, stream);
+}
+
+DevStatus dev_stream_destroy(TileDevice *dev, void *stream) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!stream) return dev_fail(dev, DEV_ERR_INVALID, "dev_stream_destroy: the default stream cannot be destroyed");
+    return dev->ops->stream_destroy(dev, stream);
+}
+
+DevStatus dev_stream_synchronize(TileDevice *dev, void *stream) {
+    if (!dev) return DEV_ERR_INVALID;
+    return dev->ops->stream_synchronize(dev, stream);
+}
+
+DevStatus dev_stream_wait_event(TileDevice *dev, void *stream, void *event) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!event) return dev_fail(dev, DEV_ERR_INVALID, "dev_stream_wait_event: event is NULL");
+    return dev->ops->stream_wait_event(dev, stream, event);
+}
+
+DevStatus dev_event_create(TileDevice *dev, void **event) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!event) return dev_fail(dev, DEV_ERR_INVALID, "dev_event_create: event is NULL");
+    *event = NULL;
+    return dev->ops->event_create(dev, event);
+}
+
+DevStatus dev_event_destroy(TileDevice *dev, void *event) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!event) return DEV_OK;
+    return dev->ops->event_destroy(dev, event);
+}
+
+DevStatus dev_event_record(TileDevice *dev, void *event, void *stream) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!event) return dev_fail(dev, DEV_ERR_INVALID, "dev_event_record: event is NULL");
+    return dev->ops->event_record(dev, event, stream);
+}
+
+DevStatus dev_event_synchronize(TileDevice *dev, void *event) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!event) return dev_fail(dev, DEV_ERR_INVALID, "dev_event_synchronize: event is NULL");
+    return dev->ops->event_synchronize(dev, event);
+}
+
+DevStatus dev_event_elapsed_ms(TileDevice *dev, void *start, void *end, float *ms) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!start || !end || !ms) return dev_fail(dev, DEV_ERR_INVALID, "dev_event_elapsed_ms: %s is NULL", !start ? "start" : !end ? "end" : "ms");
+    return dev->ops->event_elapsed_ms(dev, start, end, ms);
+}
+
+DevStatus dev_memcpy_htod_async(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!bytes) return DEV_OK;
+    if (!src) return dev_fail(dev, DEV_ERR_INVALID, "dev_memcpy_htod_async: src is NULL");
+    return dev->ops->htod_async(dev, dst, src, bytes, stream);
+}
+
+DevStatus dev_memcpy_dtoh_async(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!bytes) return DEV_OK;
+    if (!dst) return dev_fail(dev, DEV_ERR_INVALID, "dev_memcpy_dtoh_async: dst is NULL");
+    return dev->ops->dtoh_async(dev, dst, src, bytes, stream);
+}
+
+DevStatus dev_memset_d8_async(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!bytes) return DEV_OK;
+    return dev->ops->memset8_async(dev, dst, value, bytes, stream);
+}

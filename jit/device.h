@@ -19,6 +19,15 @@
  * instructions) directly; on cuda they are asynchronous as usual and
  * surface at dev_synchronize().
  *
+ * Streams and events are opaque backend handles (void *; NULL is the
+ * default stream).  On cuda they are CUstream/CUevent: streams are created
+ * blocking, so work on the default stream still orders with them (the
+ * legacy default-stream rule).  On the emulator a stream is an in-order
+ * queue that runs each piece of work to completion when it is submitted,
+ * so every stream is trivially in order and synchronizing is a no-op; an
+ * event records the host's monotonic clock when it is recorded, which is
+ * after all earlier work on its stream has finished.
+ *
  * These calls become the public launcher API (include/tile/tile.h) later;
  * the backend interface at the bottom is internal. */
 #ifndef TILE_JIT_DEVICE_H
@@ -93,6 +102,23 @@ DevStatus dev_module_get_function(TileDevModule *mod, const char *name, TileDevF
 DevStatus dev_launch(TileDevFunction *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                      unsigned smem_bytes, void *stream, void **params);
 DevStatus dev_synchronize(TileDevice *dev);
+
+/* Streams (NULL: the default stream) and events. */
+DevStatus dev_stream_create(TileDevice *dev, void **stream);
+DevStatus dev_stream_destroy(TileDevice *dev, void *stream);
+DevStatus dev_stream_synchronize(TileDevice *dev, void *stream);
+/* Later work on stream waits until event (recorded on any stream) has completed. */
+DevStatus dev_stream_wait_event(TileDevice *dev, void *stream, void *event);
+DevStatus dev_event_create(TileDevice *dev, void **event);
+DevStatus dev_event_destroy(TileDevice *dev, void *event);
+DevStatus dev_event_record(TileDevice *dev, void *event, void *stream);
+DevStatus dev_event_synchronize(TileDevice *dev, void *event);
+/* Milliseconds between two completed, recorded events. */
+DevStatus dev_event_elapsed_ms(TileDevice *dev, void *start, void *end, float *ms);
+/* Copies and fills ordered on stream; the host buffer must stay valid until the stream is synchronized. */
+DevStatus dev_memcpy_htod_async(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream);
+DevStatus dev_memcpy_dtoh_async(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream);
+DevStatus dev_memset_d8_async(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream);
 /* Statistics of the last launch on dev. */
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats);
 
@@ -112,6 +138,18 @@ typedef struct DevBackendOps {
     DevStatus (*launch)(TileDevice *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
                         void *stream, void **params);
     DevStatus (*synchronize)(TileDevice *dev);
+    DevStatus (*stream_create)(TileDevice *dev, void **stream);
+    DevStatus (*stream_destroy)(TileDevice *dev, void *stream);
+    DevStatus (*stream_synchronize)(TileDevice *dev, void *stream);
+    DevStatus (*stream_wait_event)(TileDevice *dev, void *stream, void *event);
+    DevStatus (*event_create)(TileDevice *dev, void **event);
+    DevStatus (*event_destroy)(TileDevice *dev, void *event);
+    DevStatus (*event_record)(TileDevice *dev, void *event, void *stream);
+    DevStatus (*event_synchronize)(TileDevice *dev, void *event);
+    DevStatus (*event_elapsed_ms)(TileDevice *dev, void *start, void *end, float *ms);
+    DevStatus (*htod_async)(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream);
+    DevStatus (*dtoh_async)(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream);
+    DevStatus (*memset8_async)(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream);
 } DevBackendOps;
 
 struct TileDevice {

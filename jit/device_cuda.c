@@ -23,10 +23,12 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_PTX = 218,
        CUDA_ERROR_NOT_FOUND = 500 };
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
 
 /* CUDA_FN(field, symbol, return, parameters) */
 #define CUDA_FNS(X) \
@@ -48,6 +50,18 @@ enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
     X(FuncSetAttribute, "cuFuncSetAttribute", (CUfunction f, int attr, int value)) \
     X(LaunchKernel, "cuLaunchKernel", (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
                                         unsigned bz, unsigned smem, CUstream s, void **params, void **extra)) \
+    X(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", (CUdeviceptr dst, const void *src, size_t bytes, CUstream s)) \
+    X(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", (void *dst, CUdeviceptr src, size_t bytes, CUstream s)) \
+    X(MemsetD8Async, "cuMemsetD8Async", (CUdeviceptr dst, unsigned char v, size_t n, CUstream s)) \
+    X(StreamCreate, "cuStreamCreate", (CUstream *s, unsigned flags)) \
+    X(StreamDestroy, "cuStreamDestroy_v2", (CUstream s)) \
+    X(StreamSynchronize, "cuStreamSynchronize", (CUstream s)) \
+    X(StreamWaitEvent, "cuStreamWaitEvent", (CUstream s, CUevent e, unsigned flags)) \
+    X(EventCreate, "cuEventCreate", (CUevent *e, unsigned flags)) \
+    X(EventDestroy, "cuEventDestroy_v2", (CUevent e)) \
+    X(EventRecord, "cuEventRecord", (CUevent e, CUstream s)) \
+    X(EventSynchronize, "cuEventSynchronize", (CUevent e)) \
+    X(EventElapsedTime, "cuEventElapsedTime", (float *ms, CUevent start, CUevent end)) \
     X(GetErrorName, "cuGetErrorName", (CUresult r, const char **s)) \
     X(GetErrorString, "cuGetErrorString", (CUresult r, const char **s))
 
@@ -250,6 +264,99 @@ static DevStatus cuda_synchronize(TileDevice *dev) {
     return DEV_OK;
 }
 
+/* ---- streams and events ----
+ * Streams are created with CU_STREAM_DEFAULT (blocking): work on the NULL
+ * stream, which is what the synchronous calls above use, waits for them and
+ * they wait for it, so mixing both keeps program order.  Events keep
+ * timing enabled (CU_EVENT_DEFAULT) for cuEventElapsedTime. */
+static DevStatus cuda_stream_create(TileDevice *dev, void **stream) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CUstream s = NULL;
+    CALL(dev, cuda()->StreamCreate(&s, CU_STREAM_DEFAULT), "cuStreamCreate");
+    *stream = s;
+    return DEV_OK;
+}
+
+static DevStatus cuda_stream_destroy(TileDevice *dev, void *stream) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->StreamDestroy(stream), "cuStreamDestroy_v2");
+    return DEV_OK;
+}
+
+static DevStatus cuda_stream_synchronize(TileDevice *dev, void *stream) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->StreamSynchronize(stream), "cuStreamSynchronize");
+    return DEV_OK;
+}
+
+static DevStatus cuda_stream_wait_event(TileDevice *dev, void *stream, void *event) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->StreamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
+    return DEV_OK;
+}
+
+static DevStatus cuda_event_create(TileDevice *dev, void **event) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CUevent e = NULL;
+    CALL(dev, cuda()->EventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    *event = e;
+    return DEV_OK;
+}
+
+static DevStatus cuda_event_destroy(TileDevice *dev, void *event) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->EventDestroy(event), "cuEventDestroy_v2");
+    return DEV_OK;
+}
+
+static DevStatus cuda_event_record(TileDevice *dev, void *event, void *stream) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->EventRecord(event, stream), "cuEventRecord");
+    return DEV_OK;
+}
+
+static DevStatus cuda_event_synchronize(TileDevice *dev, void *event) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->EventSynchronize(event), "cuEventSynchronize");
+    return DEV_OK;
+}
+
+static DevStatus cuda_event_elapsed_ms(TileDevice *dev, void *start, void *end, float *ms) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->EventElapsedTime(ms, start, end), "cuEventElapsedTime");
+    return DEV_OK;
+}
+
+static DevStatus cuda_htod_async(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->MemcpyHtoDAsync(dst, src, bytes, stream), "cuMemcpyHtoDAsync_v2");
+    return DEV_OK;
+}
+
+static DevStatus cuda_dtoh_async(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->MemcpyDtoHAsync(dst, src, bytes, stream), "cuMemcpyDtoHAsync_v2");
+    return DEV_OK;
+}
+
+static DevStatus cuda_memset8_async(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->MemsetD8Async(dst, value, bytes, stream), "cuMemsetD8Async");
+    return DEV_OK;
+}
+
 const DevBackendOps dev_cuda_ops = {
     .name = "cuda",
     .open = cuda_open,
@@ -264,4 +371,16 @@ const DevBackendOps dev_cuda_ops = {
     .get_function = cuda_get_function,
     .launch = cuda_launch,
     .synchronize = cuda_synchronize,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_synchronize = cuda_stream_synchronize,
+    .stream_wait_event = cuda_stream_wait_event,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .event_synchronize = cuda_event_synchronize,
+    .event_elapsed_ms = cuda_event_elapsed_ms,
+    .htod_async = cuda_htod_async,
+    .dtoh_async = cuda_dtoh_async,
+    .memset8_async = cuda_memset8_async,
 };

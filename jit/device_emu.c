@@ -7,12 +7,23 @@
  * memcheck and racecheck reports as DEV_ERR_MEMCHECK, anything else that
  * stops a kernel (unsupported instruction, deadlock, trap) as
  * DEV_ERR_LAUNCH.  Host-side calls are serialised with a mutex so the
- * device may be shared by host threads. */
+ * device may be shared by host threads.
+ *
+ * Streams: the device is one in-order queue that runs each piece of work
+ * (launch, copy, fill) to completion when it is submitted, under the same
+ * mutex, so work submitted to one stream never overlaps, even from several
+ * host threads, and every stream is already synchronized when a call
+ * returns.  That is one legal schedule of CUDA's semantics (streams may run
+ * concurrently, they need not).  A stream handle exists only to be checked
+ * and destroyed; an event records CLOCK_MONOTONIC when it is recorded,
+ * which is after everything submitted before it has finished, so elapsed
+ * times measure the host time the emulator spent between two records. */
 #include "jit/device.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jit/emu/emu.h"
 
@@ -158,10 +169,12 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
                                void *stream, void **params) {
     EmuDev *e = dev->impl;
     EmuDevFunc *df = fn;
-    (void)stream; /* the emulator runs launches synchronously, in order */
+    (void)stream; /* one in-order queue for every stream: see the top of the file */
     char *err = NULL;
     EmuLaunchStats stats = {0};
+    pthread_mutex_lock(&e->lock);
     bool ok = emu_launch(df->m, df->f, grid, block, smem, params, &e->opt, &stats, &err);
+    pthread_mutex_unlock(&e->lock);
     dev->last.instructions = stats.instructions;
     if (ok) return DEV_OK;
     DevStatus st = strncmp(err, "memcheck", 8) == 0 || strncmp(err, "racecheck", 9) == 0 ? DEV_ERR_MEMCHECK : DEV_ERR_LAUNCH;
@@ -173,6 +186,99 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
 static DevStatus emu_synchronize(TileDevice *dev) {
     (void)dev;
     return DEV_OK;
+}
+
+/* ---- streams and events ---- */
+typedef struct EmuStream {
+    int unused; /* a distinct address per stream */
+} EmuStream;
+
+typedef struct EmuEvent {
+    bool recorded;
+    uint64_t ns; /* CLOCK_MONOTONIC when recorded */
+} EmuEvent;
+
+static DevStatus emu_stream_create(TileDevice *dev, void **stream) {
+    EmuStream *s = calloc(1, sizeof *s);
+    if (!s) return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "emu: out of host memory");
+    *stream = s;
+    return DEV_OK;
+}
+
+static DevStatus emu_stream_destroy(TileDevice *dev, void *stream) {
+    (void)dev;
+    free(stream);
+    return DEV_OK;
+}
+
+/* Work ran when it was submitted: nothing is pending on any stream. */
+static DevStatus emu_stream_synchronize(TileDevice *dev, void *stream) {
+    (void)dev, (void)stream;
+    return DEV_OK;
+}
+
+/* The work an event marks has finished when it is recorded (and, as in
+ * CUDA, waiting for an event never recorded waits for nothing). */
+static DevStatus emu_stream_wait_event(TileDevice *dev, void *stream, void *event) {
+    (void)dev, (void)stream, (void)event;
+    return DEV_OK;
+}
+
+static DevStatus emu_event_create(TileDevice *dev, void **event) {
+    EmuEvent *ev = calloc(1, sizeof *ev);
+    if (!ev) return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "emu: out of host memory");
+    *event = ev;
+    return DEV_OK;
+}
+
+static DevStatus emu_event_destroy(TileDevice *dev, void *event) {
+    (void)dev;
+    free(event);
+    return DEV_OK;
+}
+
+static DevStatus emu_event_record(TileDevice *dev, void *event, void *stream) {
+    (void)stream;
+    EmuDev *e = dev->impl;
+    struct timespec ts;
+    pthread_mutex_lock(&e->lock); /* after work another thread is running */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    EmuEvent *ev = event;
+    ev->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    ev->recorded = true;
+    pthread_mutex_unlock(&e->lock);
+    return DEV_OK;
+}
+
+static DevStatus emu_event_synchronize(TileDevice *dev, void *event) {
+    (void)dev, (void)event;
+    return DEV_OK;
+}
+
+static DevStatus emu_event_elapsed_ms(TileDevice *dev, void *start, void *end, float *ms) {
+    EmuDev *e = dev->impl;
+    pthread_mutex_lock(&e->lock);
+    EmuEvent a = *(EmuEvent *)start, b = *(EmuEvent *)end;
+    pthread_mutex_unlock(&e->lock);
+    if (!a.recorded || !b.recorded)
+        return dev_fail(dev, DEV_ERR_INVALID, "emu: the %s event was never recorded", !a.recorded ? "start" : "end");
+    *ms = (float)(((double)b.ns - (double)a.ns) * 1e-6);
+    return DEV_OK;
+}
+
+static DevStatus emu_htod_async(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream) {
+    (void)stream;
+    return emu_htod(dev, dst, src, bytes);
+}
+
+static DevStatus emu_dtoh_async(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream) {
+    (void)stream;
+    return emu_dtoh(dev, dst, src, bytes);
+}
+
+static DevStatus emu_memset8_async(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream) {
+    (void)stream;
+    return emu_memset8(dev, dst, value, bytes);
 }
 
 const DevBackendOps dev_emu_ops = {
@@ -189,4 +295,16 @@ const DevBackendOps dev_emu_ops = {
     .get_function = emu_get_function,
     .launch = emu_launch_fn,
     .synchronize = emu_synchronize,
+    .stream_create = emu_stream_create,
+    .stream_destroy = emu_stream_destroy,
+    .stream_synchronize = emu_stream_synchronize,
+    .stream_wait_event = emu_stream_wait_event,
+    .event_create = emu_event_create,
+    .event_destroy = emu_event_destroy,
+    .event_record = emu_event_record,
+    .event_synchronize = emu_event_synchronize,
+    .event_elapsed_ms = emu_event_elapsed_ms,
+    .htod_async = emu_htod_async,
+    .dtoh_async = emu_dtoh_async,
+    .memset8_async = emu_memset8_async,
 };

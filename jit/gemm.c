@@ -172,7 +172,9 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
                        (long long)a->n, (long long)a->k);
     if ((unsigned)a->activation > TILE_ACT_SILU)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: unknown activation %d", (int)a->activation);
-    if (a->stream) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: unknown stream (only NULL, the default stream, exists)");
+    void *dstream;
+    tile_status sst = rt_check_stream(ctx, a->stream, "tile_gemm", &dstream);
+    if (sst != TILE_OK) return sst;
     if (a->m == 0 || a->n == 0) return TILE_OK;
     const Pair *pr = &pairs[pair];
     int64_t arows = a->trans_a ? a->k : a->m, acols = a->trans_a ? a->m : a->k;
@@ -309,13 +311,14 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
     if (gx > INT32_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: %lld output tiles: too many programs", (long long)gx);
 
     /* 5. launch */
-    if (split_k > 1 && (st = tile_memset(ctx, a->c, 0, (size_t)(a->m * a->n) * (size_t)pr->out_bytes)) != TILE_OK) return st;
+    if (split_k > 1 && (st = tile_memset_async(ctx, a->c, 0, (size_t)(a->m * a->n) * (size_t)pr->out_bytes, a->stream)) != TILE_OK)
+        return st;
     int32_t m = (int32_t)a->m, n = (int32_t)a->n, k = (int32_t)a->k;
     int32_t s_am = (int32_t)sam, s_ak = (int32_t)sak, s_bk = (int32_t)sbk, s_bn = (int32_t)sbn, s_cm = (int32_t)a->ldc;
     float alpha = a->alpha, beta = a->beta;
     tile_devptr pa = a->a, pb = a->b, pc = a->c, pbias = a->bias ? a->bias : a->c;
     void *params[] = {&pa, &pb, &pc, &pbias, &m, &n, &k, &s_am, &s_ak, &s_bk, &s_bn, &s_cm, &alpha, &beta};
-    return tile_launch(kern, info->grid, params, NULL);
+    return tile_launch(kern, info->grid, params, a->stream);
 }
 
 tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args) { return tile_gemm_with_config(ctx, args, NULL); }

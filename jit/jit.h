@@ -47,6 +47,8 @@ void jit_hash_hex(const void *data, size_t n, char out[33]);
 tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Is [p, p + bytes) inside one allocation of this context?  Fails with a message naming `what`. */
 tile_status rt_check_range(tile_context *ctx, tile_devptr p, uint64_t bytes, const char *what);
+/* Is s NULL or a live stream of this context?  *impl: the device layer's stream. */
+tile_status rt_check_stream(tile_context *ctx, tile_stream s, const char *what, void **impl);
 void rt_lock(tile_context *ctx);
 void rt_unlock(tile_context *ctx);
 /* tile_module_load_file_ex with the lock held; *source: 0 already loaded, 1 disk cache, 2 compiled. */

@@ -32,6 +32,7 @@
 #include <xxhash.h>
 
 enum { CTX_MAGIC = 0x7431c7c7, MOD_MAGIC = 0x74316d6d, KERNEL_MAGIC = 0x74316b6b, DEAD_MAGIC = 0xdeadbeef };
+enum { STREAM_MAGIC = 0x74317373, EVENT_MAGIC = 0x74316565, DEAD_STREAM_MAGIC = 0x7431dd73, DEAD_EVENT_MAGIC = 0x7431dd65 };
 enum { STATIC_SMEM_LIMIT = 48 * 1024, DYNAMIC_SMEM_LIMIT = 227 * 1024 };
 
 typedef struct Alloc {
@@ -67,6 +68,25 @@ struct tile_module {
     tile_module *next;
 };
 
+/* Streams and events stay allocated until their context is destroyed: a
+ * destroyed one keeps a dead magic (and is reused by the next create), so
+ * using it after tile_stream_destroy is an error with a message rather
+ * than a read of freed memory. */
+struct tile_stream_s {
+    uint32_t magic;
+    tile_context *ctx;
+    void *impl; /* the device layer's stream */
+    tile_stream next;
+};
+
+struct tile_event_s {
+    uint32_t magic;
+    tile_context *ctx;
+    void *impl; /* the device layer's event */
+    bool recorded;
+    tile_event next;
+};
+
 struct tile_context {
     uint32_t magic;
     pthread_mutex_t lock, errlock;
@@ -78,6 +98,8 @@ struct tile_context {
     Alloc *allocs;
     int nallocs, cap;
     tile_module *modules;
+    tile_stream streams; /* live and destroyed */
+    tile_event events;
     tile_context_stats stats;
     _Atomic uint64_t launches;
     GemmState *gemm;
@@ -201,12 +223,23 @@ static void module_free(tile_module *m) {
 
 void tile_context_destroy(tile_context *ctx) {
     if (!ctx || ctx->magic != CTX_MAGIC) return;
+    dev_synchronize(ctx->dev); /* nothing may still run on what is freed below */
     gemm_state_free(ctx->gemm);
     for (tile_module *m = ctx->modules, *n; m; m = n) {
         n = m->next;
         module_free(m);
     }
     for (int i = 0; i < ctx->nallocs; i++) dev_free(ctx->dev, ctx->allocs[i].addr);
+    for (tile_stream s = ctx->streams, n; s; s = n) {
+        n = s->next;
+        if (s->magic == STREAM_MAGIC) dev_stream_destroy(ctx->dev, s->impl);
+        free(s);
+    }
+    for (tile_event e = ctx->events, n; e; e = n) {
+        n = e->next;
+        if (e->magic == EVENT_MAGIC) dev_event_destroy(ctx->dev, e->impl);
+        free(e);
+    }
     dev_close(ctx->dev);
     free(ctx->allocs);
     free(ctx->err);
@@ -355,6 +388,207 @@ tile_status tile_synchronize(tile_context *ctx) {
     CHECK_CTX(ctx);
     DevStatus ds = dev_synchronize(ctx->dev);
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_synchronize");
+}
+
+/* ---- streams and events ---- */
+/* The device stream behind s (NULL for the default stream), checked to be
+ * a live stream of ctx.  No lock: launches call it. */
+tile_status rt_check_stream(tile_context *ctx, tile_stream s, const char *what, void **impl) {
+    *impl = NULL;
+    if (!s) return TILE_OK;
+    if (s->magic == STREAM_MAGIC && s->ctx == ctx) {
+        *impl = s->impl;
+        return TILE_OK;
+    }
+    if (s->magic == DEAD_STREAM_MAGIC && s->ctx == ctx)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the stream was destroyed", what);
+    if (s->magic == STREAM_MAGIC || s->magic == DEAD_STREAM_MAGIC)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the stream belongs to another context", what);
+    return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: not a tile_stream", what);
+}
+
+static tile_status check_event(tile_context *ctx, tile_event e, const char *what) {
+    if (!e) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the event is NULL", what);
+    if (e->magic == EVENT_MAGIC && e->ctx == ctx) return TILE_OK;
+    if (e->magic == DEAD_EVENT_MAGIC && e->ctx == ctx)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the event was destroyed", what);
+    if (e->magic == EVENT_MAGIC || e->magic == DEAD_EVENT_MAGIC)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the event belongs to another context", what);
+    return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: not a tile_event", what);
+}
+
+tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_stream_create: out is NULL");
+    *out = NULL;
+    rt_lock(ctx);
+    void *impl;
+    DevStatus ds = dev_stream_create(ctx->dev, &impl);
+    tile_status st = TILE_OK;
+    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_stream_create");
+    else {
+        tile_stream s = ctx->streams;
+        while (s && s->magic != DEAD_STREAM_MAGIC) s = s->next;
+        if (!s) {
+            if (!(s = calloc(1, sizeof *s))) unreachable("out of memory");
+            s->next = ctx->streams;
+            ctx->streams = s;
+        }
+        s->ctx = ctx;
+        s->impl = impl;
+        s->magic = STREAM_MAGIC;
+        *out = s;
+    }
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_stream_destroy(tile_context *ctx, tile_stream s) {
+    CHECK_CTX(ctx);
+    if (!s) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_stream_destroy: the default stream (NULL) cannot be destroyed");
+    rt_lock(ctx);
+    void *impl;
+    tile_status st = rt_check_stream(ctx, s, "tile_stream_destroy", &impl);
+    if (st == TILE_OK) {
+        s->magic = DEAD_STREAM_MAGIC;
+        s->impl = NULL;
+        DevStatus ds = dev_stream_destroy(ctx->dev, impl);
+        if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_stream_destroy");
+    }
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_stream_synchronize(tile_context *ctx, tile_stream s) {
+    CHECK_CTX(ctx);
+    void *impl;
+    tile_status st = rt_check_stream(ctx, s, "tile_stream_synchronize", &impl);
+    if (st != TILE_OK) return st;
+    DevStatus ds = dev_stream_synchronize(ctx->dev, impl);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_stream_synchronize");
+}
+
+tile_status tile_stream_wait_event(tile_context *ctx, tile_stream s, tile_event e) {
+    CHECK_CTX(ctx);
+    void *impl;
+    tile_status st = rt_check_stream(ctx, s, "tile_stream_wait_event", &impl);
+    if (st == TILE_OK) st = check_event(ctx, e, "tile_stream_wait_event");
+    if (st != TILE_OK) return st;
+    if (!e->recorded) return TILE_OK; /* as in CUDA: nothing to wait for */
+    DevStatus ds = dev_stream_wait_event(ctx->dev, impl, e->impl);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_stream_wait_event");
+}
+
+tile_status tile_event_create(tile_context *ctx, tile_event *out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_create: out is NULL");
+    *out = NULL;
+    rt_lock(ctx);
+    void *impl;
+    DevStatus ds = dev_event_create(ctx->dev, &impl);
+    tile_status st = TILE_OK;
+    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_event_create");
+    else {
+        tile_event e = ctx->events;
+        while (e && e->magic != DEAD_EVENT_MAGIC) e = e->next;
+        if (!e) {
+            if (!(e = calloc(1, sizeof *e))) unreachable("out of memory");
+            e->next = ctx->events;
+            ctx->events = e;
+        }
+        e->ctx = ctx;
+        e->impl = impl;
+        e->recorded = false;
+        e->magic = EVENT_MAGIC;
+        *out = e;
+    }
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_event_destroy(tile_context *ctx, tile_event e) {
+    CHECK_CTX(ctx);
+    rt_lock(ctx);
+    tile_status st = check_event(ctx, e, "tile_event_destroy");
+    if (st == TILE_OK) {
+        void *impl = e->impl;
+        e->magic = DEAD_EVENT_MAGIC;
+        e->impl = NULL;
+        DevStatus ds = dev_event_destroy(ctx->dev, impl);
+        if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_event_destroy");
+    }
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_event_record(tile_context *ctx, tile_event e, tile_stream s) {
+    CHECK_CTX(ctx);
+    void *impl;
+    tile_status st = check_event(ctx, e, "tile_event_record");
+    if (st == TILE_OK) st = rt_check_stream(ctx, s, "tile_event_record", &impl);
+    if (st != TILE_OK) return st;
+    DevStatus ds = dev_event_record(ctx->dev, e->impl, impl);
+    if (ds != DEV_OK) return dev_error(ctx, ds, "tile_event_record");
+    e->recorded = true;
+    return TILE_OK;
+}
+
+tile_status tile_event_synchronize(tile_context *ctx, tile_event e) {
+    CHECK_CTX(ctx);
+    tile_status st = check_event(ctx, e, "tile_event_synchronize");
+    if (st != TILE_OK) return st;
+    if (!e->recorded) return TILE_OK; /* as in CUDA: nothing to wait for */
+    DevStatus ds = dev_event_synchronize(ctx->dev, e->impl);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_event_synchronize");
+}
+
+tile_status tile_event_elapsed_ms(tile_context *ctx, tile_event start, tile_event end, float *ms) {
+    CHECK_CTX(ctx);
+    if (!ms) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_elapsed_ms: ms is NULL");
+    *ms = 0;
+    tile_status st = check_event(ctx, start, "tile_event_elapsed_ms: start");
+    if (st == TILE_OK) st = check_event(ctx, end, "tile_event_elapsed_ms: end");
+    if (st != TILE_OK) return st;
+    if (!start->recorded || !end->recorded)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_elapsed_ms: the %s event was never recorded",
+                       !start->recorded ? "start" : "end");
+    /* wait for both, so the call answers rather than fails with "not ready" */
+    DevStatus ds = dev_event_synchronize(ctx->dev, start->impl);
+    if (ds == DEV_OK) ds = dev_event_synchronize(ctx->dev, end->impl);
+    if (ds == DEV_OK) ds = dev_event_elapsed_ms(ctx->dev, start->impl, end->impl, ms);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_event_elapsed_ms");
+}
+
+tile_status tile_memcpy_htod_async(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes, tile_stream stream) {
+    CHECK_CTX(ctx);
+    void *impl;
+    tile_status st = rt_check_stream(ctx, stream, "tile_memcpy_htod_async", &impl);
+    if (st != TILE_OK || !bytes) return st;
+    if (!src) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_memcpy_htod_async: src is NULL");
+    if ((st = rt_check_range(ctx, dst, bytes, "tile_memcpy_htod_async: dst")) != TILE_OK) return st;
+    DevStatus ds = dev_memcpy_htod_async(ctx->dev, dst, src, bytes, impl);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_htod_async");
+}
+
+tile_status tile_memcpy_dtoh_async(tile_context *ctx, void *dst, tile_devptr src, size_t bytes, tile_stream stream) {
+    CHECK_CTX(ctx);
+    void *impl;
+    tile_status st = rt_check_stream(ctx, stream, "tile_memcpy_dtoh_async", &impl);
+    if (st != TILE_OK || !bytes) return st;
+    if (!dst) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_memcpy_dtoh_async: dst is NULL");
+    if ((st = rt_check_range(ctx, src, bytes, "tile_memcpy_dtoh_async: src")) != TILE_OK) return st;
+    DevStatus ds = dev_memcpy_dtoh_async(ctx->dev, dst, src, bytes, impl);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_dtoh_async");
+}
+
+tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes, tile_stream stream) {
+    CHECK_CTX(ctx);
+    void *impl;
+    tile_status st = rt_check_stream(ctx, stream, "tile_memset_async", &impl);
+    if (st != TILE_OK || !bytes) return st;
+    if ((st = rt_check_range(ctx, dst, bytes, "tile_memset_async: dst")) != TILE_OK) return st;
+    DevStatus ds = dev_memset_d8_async(ctx->dev, dst, value, bytes, impl);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memset_async");
 }
 
 /* ---- modules ---- */
@@ -680,7 +914,16 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
         for (int i = 0; i < k->nparams; i++)
             if (!args[i]) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args[%d] is NULL", k->name, i);
     }
-    DevStatus ds = dev_launch(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, stream, args);
+    void *dstream = NULL;
+    if (stream && stream->magic == STREAM_MAGIC && stream->ctx == ctx) dstream = stream->impl;
+    else if (stream) {
+        Str what = {0};
+        str_printf(&what, "launch of '%s'", k->name);
+        tile_status st = rt_check_stream(ctx, stream, what.buf, &dstream);
+        str_free(&what);
+        if (st != TILE_OK) return st;
+    }
+    DevStatus ds = dev_launch(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, dstream, args);
     atomic_fetch_add_explicit(&ctx->launches, 1, memory_order_relaxed);
     if (ds != DEV_OK) {
         Str s = {0};

@@ -189,6 +189,34 @@ tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream
 /* shared_bytes: dynamic shared memory, as in cuLaunchKernel (the kernel's static shared memory is in its PTX). */
 tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream);
 
+/* ==== streams and events ============================================
+ * Work on one stream runs in order; work on different streams may overlap.
+ * NULL is the default stream: it orders with every stream of the context
+ * (CUDA's legacy default stream), and the calls without a stream argument
+ * (tile_memcpy_htod, tile_memset, ...) use it.  On emu every piece of work
+ * runs to completion when it is submitted, so streams are trivially in
+ * order and events record the host clock.  A stream or event belongs to the
+ * context that created it; using it on another context, or after destroying
+ * it, is an error with a message. */
+typedef struct tile_event_s *tile_event;
+tile_status tile_stream_create(tile_context *ctx, tile_stream *out);
+tile_status tile_stream_destroy(tile_context *ctx, tile_stream stream); /* pending work still completes */
+tile_status tile_stream_synchronize(tile_context *ctx, tile_stream stream); /* wait for everything submitted to it */
+/* Work submitted to stream after this call waits until event has completed (no-op when it was never recorded). */
+tile_status tile_stream_wait_event(tile_context *ctx, tile_stream stream, tile_event event);
+tile_status tile_event_create(tile_context *ctx, tile_event *out);
+tile_status tile_event_destroy(tile_context *ctx, tile_event event);
+/* The event completes when everything submitted to stream before it has. */
+tile_status tile_event_record(tile_context *ctx, tile_event event, tile_stream stream);
+tile_status tile_event_synchronize(tile_context *ctx, tile_event event);
+/* Milliseconds from start to end (both recorded; waits for them to complete). */
+tile_status tile_event_elapsed_ms(tile_context *ctx, tile_event start, tile_event end, float *ms);
+/* Copies and fills ordered on stream.  The host buffer must stay valid and
+ * unchanged (htod) or unread (dtoh) until the stream is synchronized. */
+tile_status tile_memcpy_htod_async(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes, tile_stream stream);
+tile_status tile_memcpy_dtoh_async(tile_context *ctx, void *dst, tile_devptr src, size_t bytes, tile_stream stream);
+tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes, tile_stream stream);
+
 /* ==== GEMM ========================================================== */
 typedef struct tile_gemm_args {
     int64_t m, n, k;
