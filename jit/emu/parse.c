@@ -282,7 +282,7 @@ static bool parse_imm(const Tok *t, bool neg, Imm *im) {
     int64_t v;
     if (!parse_int(t, &v)) return false;
     im->kind = IMM_INT;
-    im->i = neg ? -v : v;
+    im->i = neg ? (int64_t)(0 - (uint64_t)v) : v; /* no overflow for INT64_MIN */
     return true;
 }
 
