@@ -5,6 +5,8 @@
  *                [--dump-after PASS|all] [--time-passes] [-I DIR]...
  *
  *   tile run gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--device D] [--trans-a] [--trans-b] ...
+ *   tile run attention --batch B --seq S --heads H --head-dim D [--causal] [--dtype f16|bf16] [--device D]
+ *   tile run decode --batch B --context C --heads H --head-dim D [--kv-dtype f8e4m3] [--device D] ...
  *   tile tune gemm --m M --n N --k K --dtype ... | tile tune FILE.tile --kernel NAME --grid G --arg A=V ...
  *   tile aot FILE.tile --kernel NAME [--arch A] [-D N=V]... [--variant "ARG=1 ARG=16"]... -o OUT
  *   tile cache stats|list|clear [--tuning] [--dir DIR]
@@ -27,6 +29,8 @@ static const char *usage_main =
     "commands:\n"
     "  compile FILE.tile   compile kernels to Tile IR, LLVM IR, PTX or cubin\n"
     "  run gemm            run tile_gemm on random data and check it against a float64 reference\n"
+    "  run attention       run tile_attention_fwd on random data, check it (float64) and time it\n"
+    "  run decode          the same for tile_attention_decode_paged (alias: run paged-attention)\n"
     "  tune gemm|FILE      time each @config of a kernel and store the fastest in the tuning database\n"
     "  aot FILE.tile       export kernels as C sources with embedded PTX\n"
     "  cache stats|list|clear   the compile cache\n"
@@ -381,7 +385,12 @@ static double gemm_check(tile_context *ctx, const GemmProblem *p, GemmData *d) {
 
 static const char *source_name(int s) { return s == 0 ? "already loaded" : s == 1 ? "disk cache hit" : "compiled (cache miss)"; }
 
+static int run_attention_cli(int argc, char **argv);
+static int run_decode_cli(int argc, char **argv);
+
 static int cmd_run(int argc, char **argv) {
+    if (argc >= 1 && !strcmp(argv[0], "attention")) return run_attention_cli(argc - 1, argv + 1);
+    if (argc >= 1 && (!strcmp(argv[0], "decode") || !strcmp(argv[0], "paged-attention"))) return run_decode_cli(argc - 1, argv + 1);
     if (argc < 1 || strcmp(argv[0], "gemm")) {
         fputs("usage: tile run gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype f32|f16|bf16|i32]\n"
               "                     [--device emu|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n",
@@ -854,6 +863,266 @@ static int cmd_aot(int argc, char **argv) {
     return st == TILE_OK ? 0 : st == TILE_ERROR_COMPILE ? 1 : st == TILE_ERROR_INVALID_VALUE || st == TILE_ERROR_IO ? 2 : 3;
 }
 
+
+/* ---- tile run attention / decode: the attention API on random data ---- */
+typedef struct AttnCli {
+    int64_t batch, seq, seq_k, heads, heads_kv, head_dim, tokens, block_size, splits;
+    tile_dtype dt, kv_dt;
+    int causal, reps;
+    const char *device;
+} AttnCli;
+
+static int attn_cli_parse(int argc, char **argv, AttnCli *p, bool decode) {
+    *p = (AttnCli){.batch = decode ? 8 : 1, .seq = decode ? 1000 : 512, .seq_k = -1, .heads = 8, .heads_kv = -1, .head_dim = 128,
+                   .tokens = 1, .block_size = 16, .dt = TILE_BF16, .kv_dt = TILE_F32, .reps = 5};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--causal") && !decode) p->causal = 1;
+        else if (!v) return CLI_USAGE("missing value for", a);
+        else if (!strcmp(a, "--batch")) p->batch = atoll(v), i++;
+        else if (!strcmp(a, "--seq") || (decode && !strcmp(a, "--context"))) p->seq = atoll(v), i++;
+        else if (!strcmp(a, "--seq-k") && !decode) p->seq_k = atoll(v), i++;
+        else if (!strcmp(a, "--heads")) p->heads = atoll(v), i++;
+        else if (!strcmp(a, "--heads-kv")) p->heads_kv = atoll(v), i++;
+        else if (!strcmp(a, "--head-dim")) p->head_dim = atoll(v), i++;
+        else if (!strcmp(a, "--tokens") && decode) p->tokens = atoll(v), i++;
+        else if (!strcmp(a, "--block-size") && decode) p->block_size = atoll(v), i++;
+        else if (!strcmp(a, "--splits") && decode) p->splits = atoll(v), i++;
+        else if (!strcmp(a, "--reps")) p->reps = atoi(v), i++;
+        else if (!strcmp(a, "--device")) p->device = v, i++;
+        else if (!strcmp(a, "--dtype") || (decode && !strcmp(a, "--kv-dtype"))) {
+            tile_dtype t = !strcmp(v, "f16") ? TILE_F16 : !strcmp(v, "bf16") ? TILE_BF16 : !strcmp(v, "f8e4m3") ? TILE_F8E4M3 : TILE_F32;
+            if (t == TILE_F32 || (t == TILE_F8E4M3 && a[2] == 'd')) return CLI_USAGE("unsupported type", v);
+            if (a[2] == 'd') p->dt = t;
+            else p->kv_dt = t;
+            i++;
+        } else return CLI_USAGE("unknown option", a);
+    }
+    if (p->heads_kv < 0) p->heads_kv = p->heads;
+    if (p->seq_k < 0) p->seq_k = p->seq;
+    if (p->batch < 1 || p->seq < 1 || p->heads < 1 || p->head_dim < 1 || p->reps < 1) return CLI_USAGE("sizes and --reps must be positive", NULL);
+    return 0;
+}
+
+/* f8e4m3 code -> value (E4M3FN; codes here avoid NaN) */
+static double e4m3_value(uint8_t c) {
+    int e = (c >> 3) & 15, m = c & 7;
+    double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+    return (c & 0x80) ? -v : v;
+}
+
+/* One output row against float64: q [D], keys/values through callbacks of
+ * position j; returns max |error|. */
+typedef const double *(*RowFn)(void *u, int64_t j, int kv);
+static double attn_row_error(const double *q, int64_t D, int64_t nkeys, double scale, RowFn row, void *u, const double *got) {
+    double mx = -INFINITY, l = 0, worst = 0;
+    double *p = malloc(sizeof(double) * (size_t)(nkeys + 1));
+    for (int64_t j = 0; j < nkeys; j++) {
+        const double *k = row(u, j, 0);
+        double s = 0;
+        for (int64_t d = 0; d < D; d++) s += q[d] * k[d];
+        p[j] = s * scale, mx = fmax(mx, p[j]);
+    }
+    for (int64_t j = 0; j < nkeys; j++) l += (p[j] = exp(p[j] - mx));
+    for (int64_t d = 0; d < D; d++) {
+        double want = 0;
+        for (int64_t j = 0; j < nkeys; j++) want += p[j] * row(u, j, 1)[d];
+        want = nkeys ? want / l : 0;
+        double e = fabs(got[d] - want);
+        if (!(e <= worst)) worst = e;
+    }
+    free(p);
+    return worst;
+}
+
+typedef struct PrefillRows {
+    const double *vk, *vv;
+    int64_t b, g, S, Hk, D;
+} PrefillRows;
+static const double *prefill_row(void *u, int64_t j, int kv) {
+    PrefillRows *r = u;
+    return (kv ? r->vv : r->vk) + ((r->b * r->S + j) * r->Hk + r->g) * r->D;
+}
+
+static double attn_median(double *ts, int n) {
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && ts[j] < ts[j - 1]; j--) {
+            double x = ts[j];
+            ts[j] = ts[j - 1], ts[j - 1] = x;
+        }
+    return ts[n / 2];
+}
+
+static int run_attention_cli(int argc, char **argv) {
+    AttnCli p;
+    int rc = attn_cli_parse(argc, argv, &p, false);
+    if (rc) return rc;
+    int64_t B = p.batch, Sq = p.seq, Sk = p.seq_k, H = p.heads, Hk = p.heads_kv, D = p.head_dim;
+    size_t nq = (size_t)(B * Sq * H * D), nk = (size_t)(B * Sk * Hk * D);
+    uint16_t *hq = malloc(nq * 2), *hk = malloc(nk * 2), *hv = malloc(nk * 2), *ho = malloc(nq * 2);
+    double *vq = malloc(nq * 8), *vk = malloc(nk * 8), *vv = malloc(nk * 8), *got = malloc(sizeof(double) * (size_t)D);
+    if (!hq || !hk || !hv || !ho || !vq || !vk || !vv || !got) return fprintf(stderr, "tile: out of host memory\n"), 3;
+    for (size_t i = 0; i < nq; i++) vq[i] = dt_fill(p.dt, hq, i, urand());
+    for (size_t i = 0; i < nk; i++) vk[i] = dt_fill(p.dt, hk, i, urand()), vv[i] = dt_fill(p.dt, hv, i, urand());
+    tile_context *ctx;
+    tile_status st = tile_context_create(p.device, &ctx);
+    if (st != TILE_OK) return fprintf(stderr, "tile: cannot open device '%s': %s\n", p.device ? p.device : "default", tile_status_string(st)), 3;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    tile_devptr dq, dk, dv, dout;
+    if (tile_malloc(ctx, nq * 2, &dq) || tile_malloc(ctx, nk * 2, &dk) || tile_malloc(ctx, nk * 2, &dv) || tile_malloc(ctx, nq * 2, &dout) ||
+        tile_memcpy_htod(ctx, dq, hq, nq * 2) || tile_memcpy_htod(ctx, dk, hk, nk * 2) || tile_memcpy_htod(ctx, dv, hv, nk * 2))
+        return fprintf(stderr, "tile: %s\n", tile_last_error(ctx)), tile_context_destroy(ctx), 3;
+    tile_attention_args a = {.dtype = p.dt, .batch = B, .heads_q = H, .heads_kv = Hk, .head_dim = D, .seq_q = Sq, .seq_k = Sk,
+                             .q = dq, .k = dk, .v = dv, .o = dout, .causal = p.causal, .window_left = -1, .window_right = -1};
+    double t0 = now_s();
+    st = tile_attention_fwd(ctx, &a);
+    if (st == TILE_OK) st = tile_synchronize(ctx);
+    double first = now_s() - t0;
+    if (st != TILE_OK) return fprintf(stderr, "tile: tile_attention_fwd failed: %s\n", tile_last_error(ctx)), tile_context_destroy(ctx), 3;
+    tile_memcpy_dtoh(ctx, ho, dout, nq * 2);
+    /* the reference on at most 256 rows spread over the batch, heads and sequence */
+    int64_t rows = B * H * Sq, step = rows > 256 ? rows / 256 : 1, checked = 0;
+    double worst = 0, scale = 1.0 / sqrt((double)D);
+    for (int64_t r = 0; r < rows; r += step, checked++) {
+        int64_t b = r / (H * Sq), h = r / Sq % H, i = r % Sq;
+        PrefillRows pr = {vk, vv, b, h / (H / Hk), Sk, Hk, D};
+        int64_t nkeys = p.causal ? i + Sk - Sq + 1 : Sk;
+        if (nkeys < 0) nkeys = 0;
+        if (nkeys > Sk) nkeys = Sk;
+        size_t off = (size_t)(((b * Sq + i) * H + h) * D);
+        for (int64_t d = 0; d < D; d++) got[d] = dt_get(p.dt, ho, off + (size_t)d);
+        double e = attn_row_error(vq + off, D, nkeys, scale, prefill_row, &pr, got);
+        if (!(e <= worst)) worst = e;
+    }
+    double *ts = calloc((size_t)p.reps, sizeof(double));
+    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
+        double t1 = now_s();
+        st = tile_attention_fwd(ctx, &a);
+        if (st == TILE_OK) st = tile_synchronize(ctx);
+        ts[r] = now_s() - t1;
+    }
+    double med = attn_median(ts, p.reps), tol = p.dt == TILE_F16 ? 2e-3 : 1.6e-2;
+    double flops = 4.0 * (double)B * H * Sq * Sk * D * (p.causal ? 0.5 : 1.0);
+    printf("attention batch %lld seq %lld/%lld heads %lld/%lld head_dim %lld %s%s on %s (%s)\n", (long long)B, (long long)Sq, (long long)Sk,
+           (long long)H, (long long)Hk, (long long)D, p.dt == TILE_F16 ? "f16" : "bf16", p.causal ? " causal" : "", props.name, props.arch);
+    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+    printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
+           props.is_emulator ? "; the emulator's timings mean nothing" : "");
+    printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
+           worst <= tol ? "ok" : "MISMATCH");
+    free(ts), free(hq), free(hk), free(hv), free(ho), free(vq), free(vk), free(vv), free(got);
+    tile_context_destroy(ctx);
+    return st != TILE_OK ? 3 : worst <= tol ? 0 : 3;
+}
+
+typedef struct DecodeRows {
+    const double *vk, *vv;
+    const int32_t *table;
+    int64_t s, g, sbt, bs, Hk, D;
+} DecodeRows;
+static const double *decode_row(void *u, int64_t j, int kv) {
+    DecodeRows *r = u;
+    int64_t blk = r->table[r->s * r->sbt + j / r->bs];
+    return (kv ? r->vv : r->vk) + ((blk * r->bs + j % r->bs) * r->Hk + r->g) * r->D;
+}
+
+static int run_decode_cli(int argc, char **argv) {
+    AttnCli p;
+    int rc = attn_cli_parse(argc, argv, &p, true);
+    if (rc) return rc;
+    int64_t S = p.batch, ctxlen = p.seq, H = p.heads, Hk = p.heads_kv, D = p.head_dim, T = p.tokens, bs = p.block_size;
+    tile_dtype kv = p.kv_dt == TILE_F32 ? p.dt : p.kv_dt;
+    if (ctxlen < T) return CLI_USAGE("--context must be at least --tokens", NULL);
+    /* every sequence has the full context; blocks handed out in a shuffled order */
+    int64_t nb = (ctxlen + bs - 1) / bs, num_blocks = S * nb;
+    int32_t *table = malloc(sizeof(int32_t) * (size_t)num_blocks), *lens = malloc(sizeof(int32_t) * (size_t)S);
+    for (int64_t i = 0; i < num_blocks; i++) table[i] = (int32_t)i;
+    for (int64_t i = num_blocks - 1; i > 0; i--) {
+        int64_t j = (int64_t)((urand() + 1) / 2 * (double)(i + 1)) % (i + 1);
+        int32_t x = table[i];
+        table[i] = table[j], table[j] = x;
+    }
+    for (int64_t s = 0; s < S; s++) lens[s] = (int32_t)ctxlen;
+    size_t nq = (size_t)(S * T * H * D), nc = (size_t)(num_blocks * bs * Hk * D), kes = kv == TILE_F8E4M3 ? 1 : 2;
+    uint16_t *hq = malloc(nq * 2), *ho = malloc(nq * 2);
+    uint8_t *hk = malloc(nc * kes), *hv = malloc(nc * kes);
+    double *vq = malloc(nq * 8), *vk = malloc(nc * 8), *vv = malloc(nc * 8), *got = malloc(sizeof(double) * (size_t)D);
+    if (!hq || !ho || !hk || !hv || !vq || !vk || !vv || !got) return fprintf(stderr, "tile: out of host memory\n"), 3;
+    float k_scale = 0.25f, v_scale = 0.5f;
+    for (size_t i = 0; i < nq; i++) vq[i] = dt_fill(p.dt, hq, i, urand());
+    for (size_t i = 0; i < nc; i++) {
+        if (kv == TILE_F8E4M3) { /* codes of magnitude <= 2 (0x40), times the scales */
+            uint8_t c, d;
+            do {
+                urand();
+                c = (uint8_t)(rng >> 24);
+            } while ((c & 0x7f) > 0x40);
+            do {
+                urand();
+                d = (uint8_t)(rng >> 24);
+            } while ((d & 0x7f) > 0x40);
+            hk[i] = c, hv[i] = d, vk[i] = e4m3_value(c) * k_scale, vv[i] = e4m3_value(d) * v_scale;
+        } else vk[i] = dt_fill(kv, hk, i, urand()), vv[i] = dt_fill(kv, hv, i, urand());
+    }
+    tile_context *ctx;
+    tile_status st = tile_context_create(p.device, &ctx);
+    if (st != TILE_OK) return fprintf(stderr, "tile: cannot open device '%s': %s\n", p.device ? p.device : "default", tile_status_string(st)), 3;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    tile_devptr dq, dout, dk, dv, dt, dl;
+    if (tile_malloc(ctx, nq * 2, &dq) || tile_malloc(ctx, nq * 2, &dout) || tile_malloc(ctx, nc * kes, &dk) || tile_malloc(ctx, nc * kes, &dv) ||
+        tile_malloc(ctx, 4 * (size_t)num_blocks, &dt) || tile_malloc(ctx, 4 * (size_t)S, &dl) || tile_memcpy_htod(ctx, dq, hq, nq * 2) ||
+        tile_memcpy_htod(ctx, dk, hk, nc * kes) || tile_memcpy_htod(ctx, dv, hv, nc * kes) || tile_memcpy_htod(ctx, dt, table, 4 * (size_t)num_blocks) ||
+        tile_memcpy_htod(ctx, dl, lens, 4 * (size_t)S))
+        return fprintf(stderr, "tile: %s\n", tile_last_error(ctx)), tile_context_destroy(ctx), 3;
+    tile_paged_attention_args a = {.dtype = p.dt, .kv_dtype = kv, .k_scale = k_scale, .v_scale = v_scale, .num_seqs = S, .heads_q = H,
+                                   .heads_kv = Hk, .head_dim = D, .num_tokens = T, .block_size = bs, .num_blocks = num_blocks, .q = dq,
+                                   .o = dout, .k_cache = dk, .v_cache = dv, .block_tables = dt, .block_table_stride = nb,
+                                   .context_lens = dl, .max_context_len = ctxlen, .num_splits = (int)p.splits};
+    size_t ws_bytes = 0;
+    int splits = 1;
+    if ((st = tile_paged_attention_workspace_size(ctx, &a, &ws_bytes, &splits)) == TILE_OK && ws_bytes &&
+        (st = tile_malloc(ctx, ws_bytes, &a.workspace)) == TILE_OK)
+        a.workspace_bytes = ws_bytes;
+    double t0 = now_s();
+    if (st == TILE_OK) st = tile_attention_decode_paged(ctx, &a);
+    if (st == TILE_OK) st = tile_synchronize(ctx);
+    double first = now_s() - t0;
+    if (st != TILE_OK) return fprintf(stderr, "tile: tile_attention_decode_paged failed: %s\n", tile_last_error(ctx)), tile_context_destroy(ctx), 3;
+    tile_memcpy_dtoh(ctx, ho, dout, nq * 2);
+    int64_t rows = S * T * H, step = rows > 256 ? rows / 256 : 1, checked = 0;
+    double worst = 0, scale = 1.0 / sqrt((double)D);
+    for (int64_t r = 0; r < rows; r += step, checked++) {
+        int64_t s = r / (T * H), t = r / H % T, h = r % H;
+        DecodeRows dr = {vk, vv, table, s, h / (H / Hk), nb, bs, Hk, D};
+        size_t off = (size_t)(((s * T + t) * H + h) * D);
+        for (int64_t d = 0; d < D; d++) got[d] = dt_get(p.dt, ho, off + (size_t)d);
+        double e = attn_row_error(vq + off, D, ctxlen - T + t + 1, scale, decode_row, &dr, got);
+        if (!(e <= worst)) worst = e;
+    }
+    double *ts = calloc((size_t)p.reps, sizeof(double));
+    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
+        double t1 = now_s();
+        st = tile_attention_decode_paged(ctx, &a);
+        if (st == TILE_OK) st = tile_synchronize(ctx);
+        ts[r] = now_s() - t1;
+    }
+    double med = attn_median(ts, p.reps), tol = p.dt == TILE_F16 ? 2e-3 : 1.6e-2;
+    double bytes = 2.0 * (double)S * ctxlen * Hk * D * (double)kes;
+    static const char *const tn[] = {[TILE_F16] = "f16", [TILE_BF16] = "bf16", [TILE_F8E4M3] = "f8e4m3"};
+    printf("decode batch %lld context %lld tokens %lld heads %lld/%lld head_dim %lld block %lld %s, KV %s, %d split%s on %s (%s)\n",
+           (long long)S, (long long)ctxlen, (long long)T, (long long)H, (long long)Hk, (long long)D, (long long)bs, tn[p.dt], tn[kv], splits,
+           splits == 1 ? "" : "s", props.name, props.arch);
+    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+    printf("  next calls  %.3f ms median of %d (KV cache read at %.1f GB/s%s)\n", med * 1e3, p.reps, bytes / med * 1e-9,
+           props.is_emulator ? "; the emulator's timings mean nothing" : "");
+    printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
+           worst <= tol ? "ok" : "MISMATCH");
+    free(ts), free(table), free(lens), free(hq), free(ho), free(hk), free(hv), free(vq), free(vk), free(vv), free(got);
+    tile_context_destroy(ctx);
+    return st != TILE_OK ? 3 : worst <= tol ? 0 : 3;
+}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
