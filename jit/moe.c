@@ -1,8 +1,9 @@
 /* moe.c - tile_moe_forward: one mixture-of-experts layer from kernels/moe/.
  *
- *   1. Check the arguments: dtypes, sizes (the kernels' i32 offsets), the
- *      grouping, and that every pointer lies in an allocation of this
- *      context with room for what the kernels touch.
+ *   1. Check the arguments: dtypes (activations f16/bf16; weights the same,
+ *      or f8e4m3 with per-channel or 128x128 block scales), sizes (the
+ *      kernels' i32 offsets), the grouping, and that every pointer lies in
+ *      an allocation of this context with room for what the kernels touch.
  *   2. Choose the block shape: BM (rows per expert block) from the average
  *      number of slots per expert (16, 32 or 64), BN = 64, BK = 32; the
  *      router's and the alignment's tile sizes from the expert count.
@@ -26,7 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { CHUNK = 64, COUNT_BE = 64, BN = 64, BK = 32, MAX_EXPERTS = 1024 };
+/* BN and BK divide QBLOCK: a weight tile lies in one block of block scales */
+enum { CHUNK = 64, COUNT_BE = 64, BN = 64, BK = 32, MAX_EXPERTS = 1024, QBLOCK = 128 };
 
 static int pow2_at_least(int64_t n) {
     int p = 1;
@@ -47,6 +49,8 @@ typedef struct Plan {
     int64_t n_slots, chunks, max_blocks;
     int bm, be;
     bool router, own_ids;
+    bool f8;                           /* f8e4m3 weights with scales */
+    uint64_t w1_scales, w2_scales;     /* f32 scale counts (f8) */
     size_t off_ids, off_w, off_counts, off_base, off_sorted, off_experts, off_total, off_h, bytes;
 } Plan;
 
@@ -57,8 +61,16 @@ static const char *plan_make(const tile_moe_args *a, Plan *p) {
     if (a->tokens < 0 || a->hidden <= 0 || a->inter <= 0 || a->experts <= 0) return "tokens >= 0, hidden, inter and experts > 0";
     if (a->topk < 1 || a->topk > 8 || a->topk > a->experts) return "topk must be 1..8 and at most experts";
     if (a->experts > MAX_EXPERTS) return "at most 1024 experts";
-    if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) return "dtype must be TILE_F16 or TILE_BF16 (f8 weights are not supported yet)";
+    if (a->dtype != TILE_F16 && a->dtype != TILE_BF16)
+        return "dtype (x, h) must be TILE_F16 or TILE_BF16 (f8 weights: weight_dtype = TILE_F8E4M3 with scales)";
     memset(p, 0, sizeof *p);
+    /* weight_dtype 0 is TILE_F32, which no weights use: it means "as dtype" (zero-initialized args) */
+    p->f8 = a->weight_dtype == TILE_F8E4M3;
+    if (!p->f8 && a->weight_dtype != TILE_F32 && a->weight_dtype != a->dtype)
+        return "weight_dtype must be 0, dtype or TILE_F8E4M3";
+    if (p->f8 && a->scales != TILE_MOE_SCALES_CHANNEL && a->scales != TILE_MOE_SCALES_BLOCK128)
+        return "f8e4m3 weights need scales TILE_MOE_SCALES_CHANNEL or TILE_MOE_SCALES_BLOCK128";
+    if (!p->f8 && a->scales != TILE_MOE_SCALES_NONE) return "scales are for f8 weights (weight_dtype = TILE_F8E4M3)";
     p->n_slots = a->tokens * a->topk;
     int64_t avg = p->n_slots / a->experts;
     p->bm = avg <= 16 ? 16 : avg <= 32 ? 32 : 64;
@@ -69,6 +81,13 @@ static const char *plan_make(const tile_moe_args *a, Plan *p) {
     if (p->n_slots * imax(a->hidden, a->inter) >= lim || 2 * a->inter * a->hidden >= lim || p->chunks * a->experts >= lim ||
         p->max_blocks * p->bm >= lim)
         return "sizes too large for the kernels' 32-bit offsets (tokens * topk * max(hidden, inter) and 2 * inter * hidden below 2^31)";
+    if (p->f8 && a->scales == TILE_MOE_SCALES_CHANNEL) {
+        p->w1_scales = (uint64_t)(a->experts * 2 * a->inter);
+        p->w2_scales = (uint64_t)(a->experts * a->hidden);
+    } else if (p->f8) {
+        p->w1_scales = (uint64_t)(a->experts * 2 * cdiv64(a->inter, QBLOCK) * cdiv64(a->hidden, QBLOCK));
+        p->w2_scales = (uint64_t)(a->experts * cdiv64(a->hidden, QBLOCK) * cdiv64(a->inter, QBLOCK));
+    }
     p->router = a->router_logits != 0;
     p->own_ids = p->router && (!a->topk_ids || !a->topk_weights);
     size_t off = 0;
@@ -169,8 +188,13 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
 #define RANGE(ptr, bytes, what) \
     if ((st = rt_check_range(ctx, ptr, bytes, "tile_moe_forward: " what)) != TILE_OK) return st
     RANGE(a->x, 2 * ((T - 1) * (uint64_t)ldx + H), "x");
-    RANGE(a->w1, 2 * E * 2 * I * H, "w1");
-    RANGE(a->w2, 2 * E * H * I, "w2");
+    uint64_t wb = p.f8 ? 1 : 2;
+    RANGE(a->w1, wb * E * 2 * I * H, "w1");
+    RANGE(a->w2, wb * E * H * I, "w2");
+    if (p.f8) {
+        RANGE(a->w1_scale, 4 * p.w1_scales, "w1_scale");
+        RANGE(a->w2_scale, 4 * p.w2_scales, "w2_scale");
+    }
     RANGE(a->out, 4 * ((T - 1) * (uint64_t)ldo + H), "out");
     if (p.router) {
         RANGE(a->router_logits, (a->logits_dtype == TILE_F32 ? 4 : 2) * ((T - 1) * (uint64_t)ldl + E), "router_logits");
@@ -225,8 +249,12 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
     if (a->inter % 16 == 0) spec_gu[ng++] = "inter=16", spec_dn[nd++] = "inter=16";
     if (ldx % 16 == 0) spec_gu[ng++] = "sx=16";
     if (ldo % 16 == 0) spec_dn[nd++] = "so=16";
-    if ((st = moe_kernel(ctx, "experts.tile", bf ? "moe_gate_up_bf16" : "moe_gate_up_f16", d.v, spec_gu, &k_gate_up)) != TILE_OK) return st;
-    if ((st = moe_kernel(ctx, "experts.tile", bf ? "moe_down_bf16" : "moe_down_f16", d.v, spec_dn, &k_down)) != TILE_OK) return st;
+    char gu_name[64], dn_name[64];
+    const char *wsuffix = !p.f8 ? "" : a->scales == TILE_MOE_SCALES_CHANNEL ? "_e4m3_channel" : "_e4m3_block";
+    snprintf(gu_name, sizeof gu_name, "moe_gate_up_%s%s", bf ? "bf16" : "f16", wsuffix);
+    snprintf(dn_name, sizeof dn_name, "moe_down_%s%s", bf ? "bf16" : "f16", wsuffix);
+    if ((st = moe_kernel(ctx, "experts.tile", gu_name, d.v, spec_gu, &k_gate_up)) != TILE_OK) return st;
+    if ((st = moe_kernel(ctx, "experts.tile", dn_name, d.v, spec_dn, &k_down)) != TILE_OK) return st;
 
     /* 3. workspace */
     tile_devptr ws = a->workspace;
@@ -260,11 +288,15 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
     if ((st = moe_launch(k_scan, 1, 1, ps, a->stream)) != TILE_OK) goto done;
     void *pt[] = {&ids, &base, &sorted, &ns, &e32};
     if ((st = moe_launch(k_scatter, (unsigned)p.chunks, 1, pt, a->stream)) != TILE_OK) goto done;
-    tile_devptr x = a->x, w1 = a->w1, w2 = a->w2, out = a->out;
-    void *pg[] = {&x, &w1, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
-    if ((st = moe_launch(k_gate_up, (unsigned)p.max_blocks, (unsigned)cdiv64(a->inter, BN), pg, a->stream)) != TILE_OK) goto done;
-    void *pd[] = {&h, &w2, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
-    st = moe_launch(k_down, (unsigned)p.max_blocks, (unsigned)cdiv64(a->hidden, BN), pd, a->stream);
+    tile_devptr x = a->x, w1 = a->w1, w2 = a->w2, out = a->out, w1s = a->w1_scale, w2s = a->w2_scale;
+    /* the f8 kernels take the weights' scales right after the weights */
+    void *pg16[] = {&x, &w1, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
+    void *pg8[] = {&x, &w1, &w1s, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
+    if ((st = moe_launch(k_gate_up, (unsigned)p.max_blocks, (unsigned)cdiv64(a->inter, BN), p.f8 ? pg8 : pg16, a->stream)) != TILE_OK)
+        goto done;
+    void *pd16[] = {&h, &w2, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
+    void *pd8[] = {&h, &w2, &w2s, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
+    st = moe_launch(k_down, (unsigned)p.max_blocks, (unsigned)cdiv64(a->hidden, BN), p.f8 ? pd8 : pd16, a->stream);
 done:
     if (own_ws) {
         tile_status fs = tile_free(ctx, ws); /* waits for the launches on cuda (as cuMemFree does) */

@@ -288,9 +288,15 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
  *   out[t] += sum_j w[t,j] * W2[e_j] (silu(W1g[e_j] x[t]) * W1u[e_j] x[t]).
  * Everything is launched on `stream`; nothing is copied back to the host. */
 typedef enum tile_moe_scoring { TILE_MOE_SOFTMAX = 0, TILE_MOE_SIGMOID = 1 } tile_moe_scoring;
+/* Scales of f8 weights, f32: w = f8 value * scale.
+ *   CHANNEL:  one per output row: w1_scale [experts, 2 * inter], w2_scale [experts, hidden].
+ *   BLOCK128: one per 128 x 128 block (rows x K), the gate's row blocks then the up's:
+ *             w1_scale [experts, 2 * cdiv(inter, 128), cdiv(hidden, 128)],
+ *             w2_scale [experts, cdiv(hidden, 128), cdiv(inter, 128)]. */
+typedef enum tile_moe_scales { TILE_MOE_SCALES_NONE = 0, TILE_MOE_SCALES_CHANNEL = 1, TILE_MOE_SCALES_BLOCK128 = 2 } tile_moe_scales;
 typedef struct tile_moe_args {
     int64_t tokens, hidden, inter, experts, topk; /* topk 1..8, experts 1..1024 */
-    tile_dtype dtype;                  /* TILE_F16 or TILE_BF16: x, w1, w2 */
+    tile_dtype dtype;                  /* TILE_F16 or TILE_BF16: x (and w1, w2 unless weight_dtype says otherwise) */
     tile_devptr x; int64_t ldx;        /* [tokens, hidden], row stride ldx (0: hidden) */
     tile_devptr w1;                    /* [experts, 2 * inter, hidden]: gate rows, then up rows */
     tile_devptr w2;                    /* [experts, hidden, inter] */
@@ -310,6 +316,10 @@ typedef struct tile_moe_args {
     tile_devptr workspace;             /* 0: allocated and freed inside the call */
     size_t workspace_bytes;            /* at least tile_moe_workspace_size() when workspace != 0 */
     tile_stream stream;
+    /* f8 weights (zero: w1, w2 in dtype, no scales) */
+    tile_dtype weight_dtype;           /* TILE_F8E4M3 with scales; 0 (TILE_F32) or dtype: w1, w2 in dtype */
+    tile_moe_scales scales;            /* layout of w1_scale and w2_scale (f8 weights only) */
+    tile_devptr w1_scale, w2_scale;    /* f32 */
 } tile_moe_args;
 /* Bytes of workspace tile_moe_forward needs for these sizes (pointers are not read). */
 tile_status tile_moe_workspace_size(const tile_moe_args *args, size_t *bytes);
