@@ -354,6 +354,8 @@ Test(gemm, pipelined, .timeout = 300) {
     }
     Case cs[] = {
         {IN_BF16, OUT_BF16, 128, 128, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
+        {IN_F16, OUT_F32, 64, 64, 16, false, false, 1, 0, false, 0, 1, 4, NULL, true, false}, /* fewer iterations than stages */
+        {IN_F16, OUT_F32, 80, 48, 48, false, false, 1, 0, false, 0, 1, 3, NULL, true, false}, /* a partial last K tile */
         {IN_BF16, OUT_F32, 48, 80, 96, true, false, 1, 0, true, 1, 1, 0, NULL, true, false},
         {IN_F16, OUT_F32, 48, 80, 96, false, true, 1, 0, false, 0, 1, 0, NULL, true, false},
         {IN_TF32, OUT_F32, 64, 48, 64, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
