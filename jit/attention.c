@@ -201,6 +201,7 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
     var_def(&v, "BLOCK_D", bd);
     var_def(&v, "BM", 64);
     var_def(&v, "BN", bd <= 64 ? 64 : 32);
+    if (bd > 128) var_def(&v, "num_warps", 8); /* head_dim 256: 4 warps spill the 64 x 256 accumulator (ptxas -v) */
     var_flag(&v, "CAUSAL", a->causal != 0);
     var_flag(&v, "LOCAL", local);
     var_flag(&v, "VARLEN", varlen);
@@ -239,7 +240,7 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
 
 typedef struct PagedPlan {
     tile_dtype kv;
-    int64_t group, bm, bn, bd, table_stride;
+    int64_t group, bm, bn, bd, table_stride, warps;
     int64_t sq[3], so[3], sk[3], sv[3];
     int splits;
     size_t ws_bytes, off_lse; /* workspace: o_part f32 [rows * splits * head_dim], then lse_part f32 [rows * splits] */
@@ -287,7 +288,9 @@ static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, 
         return "sizes too large for the kernel's 32-bit offsets";
     p->bd = pow2_at_least(D);
     p->bm = pow2_at_least(imax(16, p->group * T));
-    p->bn = p->bd >= 128 && p->bm >= 32 ? 32 : 64; /* shared memory: both dots stage their operands */
+    /* shared memory (both dots stage their operands) and registers: ptxas -v shows no spills with these */
+    p->bn = p->bd > 128 || (p->bd == 128 && p->bm >= 32) ? 32 : 64;
+    p->warps = p->bd > 128 ? 8 : 4;
     /* split-KV: enough programs to fill the device, each split at least SPLIT_MIN_KEYS keys */
     int64_t programs = a->num_seqs * Hk;
     int splits = a->num_splits;
@@ -380,6 +383,7 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
     var_def(&v, "BM", p.bm);
     var_def(&v, "BN", p.bn);
     var_flag(&v, "SPLIT", p.splits > 1);
+    if (p.warps != 4) var_def(&v, "num_warps", p.warps);
     static const char *const names[4][3] = {{"sqs", "sqt", "sqh"}, {"sos", "sot", "soh"}, {"skb", "sks", "skh"}, {"svb", "svs", "svh"}};
     const int64_t *strides[4] = {p.sq, p.so, p.sk, p.sv};
     for (int t = 0; t < 4; t++)

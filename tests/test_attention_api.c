@@ -396,6 +396,7 @@ Test(attention_api, decode_paged, .timeout = 300) {
     /* 8 tokens x 4 heads: a 32-row Q tile; explicit splits into the caller's workspace */
     run_paged(ctx, &(PagedCase){TILE_F16, false, 2, 8, 2, 8, 128, 32, c2, 3, true, 3});
     run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 8, 2, 8, 128, 64, c2, 1, false, 1});
+    run_paged(ctx, &(PagedCase){TILE_BF16, false, 2, 4, 2, 1, 256, 32, c2, 2, false, 2});
     tile_context_destroy(ctx);
 }
 
@@ -406,6 +407,7 @@ Test(attention_api, decode_paged_f8_cache, .timeout = 300) {
     run_paged(ctx, &(PagedCase){TILE_F16, true, 3, 4, 1, 1, 64, 16, c3, 0, false, 4});
     run_paged(ctx, &(PagedCase){TILE_BF16, true, 3, 4, 2, 1, 128, 32, c3, 1, false, 1});
     run_paged(ctx, &(PagedCase){TILE_BF16, true, 2, 8, 2, 4, 64, 16, c2, 2, false, 2});
+    run_paged(ctx, &(PagedCase){TILE_F16, true, 2, 2, 1, 3, 256, 16, c2, 0, false, 0}); /* head_dim 256: 8 warps */
     tile_context_destroy(ctx);
 }
 
