@@ -7,7 +7,8 @@
  * slots, a residual.  The weights' magnitudes change by up to 2^6 from row
  * block to row block and K block to K block, so a scale read from the wrong
  * block shows.  Fresh random inputs every run (seed printed on failure;
- * TILE_TEST_SEED repeats one); out poisoned past each row. */
+ * TILE_TEST_SEED repeats one); out poisoned past each row.  Also `tile run
+ * moe` (its own float64 check) on the emulator. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -292,4 +293,14 @@ Test(moe_f8, argument_errors) {
     cr_expect(strstr(tile_last_error(ctx), "dtype"), "%s", tile_last_error(ctx));
     tile_free(ctx, buf);
     tile_context_destroy(ctx);
+}
+
+Test(moe_f8, cli_run_moe) {
+    /* tile run moe: random inputs, routing and output checked against float64 (exit 0), on the emulator */
+    cr_expect_eq(system(TILE_CLI " run moe --device emu --tokens 9 --experts 4 --topk 2 --hidden 160 --inter 136 --dtype f8e4m3 --reps 1 > /dev/null"), 0);
+    cr_expect_eq(system(TILE_CLI " run moe --device emu --tokens 9 --experts 4 --topk 2 --hidden 64 --inter 48 --dtype f8e4m3 --act-dtype f16 "
+                                 "--scales channel --reps 1 > /dev/null"),
+                 0);
+    cr_expect_eq(system(TILE_CLI " run moe --device emu --tokens 5 --experts 8 --topk 8 --hidden 32 --inter 32 --dtype f16 --reps 1 > /dev/null"), 0);
+    cr_expect_neq(system(TILE_CLI " run moe --device emu --dtype f16 --scales block 2> /dev/null"), 0, "--scales without f8 weights must fail");
 }

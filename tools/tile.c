@@ -7,6 +7,7 @@
  *   tile run gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--device D] [--trans-a] [--trans-b] ...
  *   tile run attention --batch B --seq S --heads H --head-dim D [--causal] [--dtype f16|bf16] [--device D]
  *   tile run decode --batch B --context C --heads H --head-dim D [--kv-dtype f8e4m3] [--device D] ...
+ *   tile run moe --tokens T --experts E --topk K --hidden H --inter I [--dtype f16|bf16|f8e4m3] [--device D] ...
  *   tile tune gemm --m M --n N --k K --dtype ... | tile tune FILE.tile --kernel NAME --grid G --arg A=V ...
  *   tile aot FILE.tile --kernel NAME [--arch A] [-D N=V]... [--variant "ARG=1 ARG=16"]... -o OUT
  *   tile cache stats|list|clear [--tuning] [--dir DIR]
@@ -31,6 +32,7 @@ static const char *usage_main =
     "  run gemm            run tile_gemm on random data and check it against a float64 reference\n"
     "  run attention       run tile_attention_fwd on random data, check it (float64) and time it\n"
     "  run decode          the same for tile_attention_decode_paged (alias: run paged-attention)\n"
+    "  run moe             run tile_moe_forward on random data, check it (float64) and time it\n"
     "  tune gemm|FILE      time each @config of a kernel and store the fastest in the tuning database\n"
     "  aot FILE.tile       export kernels as C sources with embedded PTX\n"
     "  cache stats|list|clear   the compile cache\n"
@@ -387,10 +389,12 @@ static const char *source_name(int s) { return s == 0 ? "already loaded" : s == 
 
 static int run_attention_cli(int argc, char **argv);
 static int run_decode_cli(int argc, char **argv);
+static int run_moe_cli(int argc, char **argv);
 
 static int cmd_run(int argc, char **argv) {
     if (argc >= 1 && !strcmp(argv[0], "attention")) return run_attention_cli(argc - 1, argv + 1);
     if (argc >= 1 && (!strcmp(argv[0], "decode") || !strcmp(argv[0], "paged-attention"))) return run_decode_cli(argc - 1, argv + 1);
+    if (argc >= 1 && !strcmp(argv[0], "moe")) return run_moe_cli(argc - 1, argv + 1);
     if (argc < 1 || strcmp(argv[0], "gemm")) {
         fputs("usage: tile run gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype f32|f16|bf16|i32]\n"
               "                     [--device emu|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n",
@@ -1122,6 +1126,219 @@ static int run_decode_cli(int argc, char **argv) {
     free(ts), free(table), free(lens), free(hq), free(ho), free(hk), free(hv), free(vq), free(vk), free(vv), free(got);
     tile_context_destroy(ctx);
     return st != TILE_OK ? 3 : worst <= tol ? 0 : 3;
+}
+
+/* ---- tile run moe: tile_moe_forward on random data ---- */
+typedef struct MoeCli {
+    int64_t tokens, experts, topk, hidden, inter;
+    tile_dtype act, w;
+    tile_moe_scales scales;
+    int reps, check_tokens;
+    const char *device;
+} MoeCli;
+
+static int moe_cli_parse(int argc, char **argv, MoeCli *p) {
+    *p = (MoeCli){.tokens = 64, .experts = 8, .topk = 2, .hidden = 256, .inter = 512, .act = TILE_BF16, .w = TILE_BF16, .reps = 5,
+                  .check_tokens = 32};
+    int scales_set = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) return CLI_USAGE("missing value for", a);
+        else if (!strcmp(a, "--tokens")) p->tokens = atoll(v), i++;
+        else if (!strcmp(a, "--experts")) p->experts = atoll(v), i++;
+        else if (!strcmp(a, "--topk")) p->topk = atoll(v), i++;
+        else if (!strcmp(a, "--hidden")) p->hidden = atoll(v), i++;
+        else if (!strcmp(a, "--inter")) p->inter = atoll(v), i++;
+        else if (!strcmp(a, "--reps")) p->reps = atoi(v), i++;
+        else if (!strcmp(a, "--check-tokens")) p->check_tokens = atoi(v), i++;
+        else if (!strcmp(a, "--device")) p->device = v, i++;
+        else if (!strcmp(a, "--scales")) {
+            if (!strcmp(v, "channel")) p->scales = TILE_MOE_SCALES_CHANNEL;
+            else if (!strcmp(v, "block")) p->scales = TILE_MOE_SCALES_BLOCK128;
+            else return CLI_USAGE("unknown --scales (expected channel or block):", v);
+            scales_set = 1, i++;
+        } else if (!strcmp(a, "--dtype") || !strcmp(a, "--act-dtype")) {
+            tile_dtype t = !strcmp(v, "f16") ? TILE_F16 : !strcmp(v, "bf16") ? TILE_BF16 : !strcmp(v, "f8e4m3") ? TILE_F8E4M3 : TILE_F32;
+            if (t == TILE_F32 || (t == TILE_F8E4M3 && a[2] == 'a')) return CLI_USAGE("unsupported type", v);
+            if (a[2] == 'a') p->act = t;
+            else if (t == TILE_F8E4M3) p->w = t;
+            else p->w = p->act = t;
+            i++;
+        } else return CLI_USAGE("unknown option", a);
+    }
+    if (p->w != TILE_F8E4M3) p->w = p->act;
+    if (p->w == TILE_F8E4M3 && !scales_set) p->scales = TILE_MOE_SCALES_BLOCK128;
+    if (p->w != TILE_F8E4M3 && scales_set) return CLI_USAGE("--scales goes with --dtype f8e4m3", NULL);
+    if (p->tokens < 1 || p->experts < 1 || p->topk < 1 || p->hidden < 1 || p->inter < 1 || p->reps < 1 || p->check_tokens < 1)
+        return CLI_USAGE("sizes, --reps and --check-tokens must be positive", NULL);
+    if (p->topk > p->experts) return CLI_USAGE("--topk must be at most --experts", NULL);
+    return 0;
+}
+
+/* Weights of one matrix [E, R, C] (R split into segments of `seg` rows for block scales):
+ * 16-bit values, or random f8e4m3 codes times random scales (maximum |w| about `amp`). */
+typedef struct MoeWeights {
+    void *w;
+    float *s;
+    size_t n, ns;
+    int64_t R, C, seg, rbs, cb;
+    tile_dtype t;
+    tile_moe_scales sc;
+} MoeWeights;
+
+static int moe_weights_make(MoeWeights *m, tile_dtype t, tile_moe_scales sc, int64_t E, int64_t R, int64_t C, int64_t seg, double amp) {
+    *m = (MoeWeights){.n = (size_t)(E * R * C), .R = R, .C = C, .seg = seg, .rbs = (seg + 127) / 128, .cb = (C + 127) / 128, .t = t, .sc = sc};
+    m->ns = t != TILE_F8E4M3 ? 0 : sc == TILE_MOE_SCALES_CHANNEL ? (size_t)(E * R) : (size_t)(E * (R / seg) * m->rbs * m->cb);
+    m->w = malloc(m->n * (t == TILE_F8E4M3 ? 1 : 2));
+    m->s = malloc(sizeof(float) * (m->ns ? m->ns : 1));
+    if (!m->w || !m->s) return 3;
+    if (t != TILE_F8E4M3) {
+        for (size_t i = 0; i < m->n; i++) dt_fill(t, m->w, i, urand() * amp);
+        return 0;
+    }
+    for (size_t i = 0; i < m->ns; i++) m->s[i] = (float)(amp / 448 * (1 + 0.5 * urand()));
+    uint8_t *q = m->w;
+    for (size_t i = 0; i < m->n; i++) {
+        uint8_t c;
+        do {
+            urand();
+            c = (uint8_t)(rng >> 24);
+        } while ((c & 0x7f) == 0x7f); /* NaN */
+        q[i] = c;
+    }
+    return 0;
+}
+
+/* dequantized weight [e, r, c] */
+static double moe_weight(const MoeWeights *m, int64_t e, int64_t r, int64_t c) {
+    size_t i = (size_t)((e * m->R + r) * m->C + c);
+    if (m->t != TILE_F8E4M3) return dt_get(m->t, m->w, i);
+    size_t si = m->sc == TILE_MOE_SCALES_CHANNEL
+                    ? (size_t)(e * m->R + r)
+                    : (size_t)(((e * (m->R / m->seg) + r / m->seg) * m->rbs + r % m->seg / 128) * m->cb + c / 128);
+    return e4m3_value(((const uint8_t *)m->w)[i]) * (double)m->s[si];
+}
+
+static void moe_weights_free(MoeWeights *m) { free(m->w), free(m->s); }
+
+static int run_moe_cli(int argc, char **argv) {
+    MoeCli p;
+    int rc = moe_cli_parse(argc, argv, &p);
+    if (rc) return rc;
+    int64_t T = p.tokens, E = p.experts, K = p.topk, H = p.hidden, I = p.inter;
+    size_t nx = (size_t)(T * H), nl = (size_t)(T * E), no = (size_t)(T * H), ns = (size_t)(T * K);
+    uint16_t *hx = malloc(nx * 2);
+    float *hl = malloc(sizeof(float) * nl), *ho = malloc(sizeof(float) * no);
+    int32_t *ids = malloc(sizeof(int32_t) * ns);
+    double *vx = malloc(sizeof(double) * nx), *hv = malloc(sizeof(double) * (size_t)I);
+    MoeWeights w1, w2;
+    if (!hx || !hl || !ho || !ids || !vx || !hv || moe_weights_make(&w1, p.w, p.scales, E, 2 * I, H, I, 2 / sqrt((double)H)) ||
+        moe_weights_make(&w2, p.w, p.scales, E, H, I, H, 2 / sqrt((double)I)))
+        return fprintf(stderr, "tile: out of host memory\n"), 3;
+    for (size_t i = 0; i < nx; i++) vx[i] = dt_fill(p.act, hx, i, urand());
+    for (size_t i = 0; i < nl; i++) hl[i] = (float)(urand() * 2);
+    tile_context *ctx;
+    tile_status st = tile_context_create(p.device, &ctx);
+    if (st != TILE_OK) return fprintf(stderr, "tile: cannot open device '%s': %s\n", p.device ? p.device : "default", tile_status_string(st)), 3;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    size_t wb = p.w == TILE_F8E4M3 ? 1 : 2;
+    /* Mixtral-style routing: softmax over the logits, top-k, renormalized */
+    tile_moe_args a = {.tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .dtype = p.act, .weight_dtype = p.w,
+                       .scales = p.scales, .logits_dtype = TILE_F32, .scoring = TILE_MOE_SOFTMAX, .renormalize = 1};
+    size_t ws = 0;
+    if ((st = tile_moe_workspace_size(&a, &ws)) != TILE_OK)
+        return fprintf(stderr, "tile: these sizes are not supported (tile_moe_workspace_size)\n"), tile_context_destroy(ctx), 3;
+    if (tile_malloc(ctx, nx * 2, &a.x) || tile_malloc(ctx, w1.n * wb, &a.w1) || tile_malloc(ctx, w2.n * wb, &a.w2) ||
+        tile_malloc(ctx, no * 4, &a.out) || tile_malloc(ctx, nl * 4, &a.router_logits) || tile_malloc(ctx, ns * 4, &a.topk_ids) ||
+        tile_malloc(ctx, ns * 4, &a.topk_weights) || tile_malloc(ctx, ws, &a.workspace) || tile_memcpy_htod(ctx, a.x, hx, nx * 2) ||
+        tile_memcpy_htod(ctx, a.w1, w1.w, w1.n * wb) || tile_memcpy_htod(ctx, a.w2, w2.w, w2.n * wb) ||
+        tile_memcpy_htod(ctx, a.router_logits, hl, nl * 4) ||
+        (w1.ns && (tile_malloc(ctx, w1.ns * 4, &a.w1_scale) || tile_malloc(ctx, w2.ns * 4, &a.w2_scale) ||
+                   tile_memcpy_htod(ctx, a.w1_scale, w1.s, w1.ns * 4) || tile_memcpy_htod(ctx, a.w2_scale, w2.s, w2.ns * 4))))
+        return fprintf(stderr, "tile: %s\n", tile_last_error(ctx)), tile_context_destroy(ctx), 3;
+    a.workspace_bytes = ws;
+    double t0 = now_s();
+    st = tile_moe_forward(ctx, &a);
+    if (st == TILE_OK) st = tile_synchronize(ctx);
+    double first = now_s() - t0;
+    if (st != TILE_OK) return fprintf(stderr, "tile: tile_moe_forward failed: %s\n", tile_last_error(ctx)), tile_context_destroy(ctx), 3;
+    tile_memcpy_dtoh(ctx, ho, a.out, no * 4);
+    tile_memcpy_dtoh(ctx, ids, a.topk_ids, ns * 4);
+    /* the reference on at most --check-tokens tokens spread over the batch: the routing must be a
+     * top-k of the logits (ties are improbable with random logits), its weights the renormalized
+     * softmax, and the output the float64 forward from the (dequantized) weights */
+    int64_t step = (T + p.check_tokens - 1) / p.check_tokens, checked = 0;
+    double worst = 0, rnd = p.act == TILE_F16 ? 1.0 / 2048 : 1.0 / 256;
+    int routing_ok = 1;
+    for (int64_t t = 0; t < T; t += step, checked++) {
+        const float *l = hl + t * E;
+        double mx = -INFINITY, wsum = 0, wt[8];
+        for (int64_t j = 0; j < K; j++) {
+            int32_t e = ids[t * K + j];
+            if (e < 0 || e >= E) {
+                routing_ok = 0;
+                continue;
+            }
+            for (int64_t f = 0; f < E; f++) {
+                int chosen = 0;
+                for (int64_t q = 0; q < K; q++) chosen |= ids[t * K + q] == f;
+                if (!chosen && l[f] > l[e]) routing_ok = 0;
+            }
+        }
+        if (!routing_ok) break;
+        for (int64_t j = 0; j < K; j++) mx = fmax(mx, l[ids[t * K + j]]);
+        for (int64_t j = 0; j < K; j++) wsum += wt[j] = exp((double)l[ids[t * K + j]] - mx);
+        double *want = calloc((size_t)H, sizeof(double)), *mag = calloc((size_t)H, sizeof(double));
+        for (int64_t j = 0; j < K; j++) {
+            int32_t e = ids[t * K + j];
+            for (int64_t i = 0; i < I; i++) {
+                double g = 0, u = 0;
+                for (int64_t k = 0; k < H; k++) g += vx[t * H + k] * moe_weight(&w1, e, i, k), u += vx[t * H + k] * moe_weight(&w1, e, I + i, k);
+                hv[i] = g / (1 + exp(-g)) * u;
+            }
+            for (int64_t c = 0; c < H; c++) {
+                double acc = 0, m = 0;
+                for (int64_t i = 0; i < I; i++) {
+                    double x = hv[i] * moe_weight(&w2, e, c, i);
+                    acc += x, m += fabs(x);
+                }
+                want[c] += wt[j] / wsum * acc, mag[c] += wt[j] / wsum * m;
+            }
+        }
+        for (int64_t c = 0; c < H; c++) {
+            double e = fabs(ho[t * H + c] - want[c]) / ((rnd + 3e-5) * mag[c] + 1e-6);
+            if (!(e <= worst)) worst = e;
+        }
+        free(want), free(mag);
+    }
+    if (!routing_ok) worst = INFINITY;
+    double *ts = calloc((size_t)p.reps, sizeof(double));
+    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
+        double t1 = now_s();
+        st = tile_moe_forward(ctx, &a);
+        if (st == TILE_OK) st = tile_synchronize(ctx);
+        ts[r] = now_s() - t1;
+    }
+    double med = attn_median(ts, p.reps), flops = 2.0 * (double)T * K * 3 * H * I;
+    static const char *const sn[] = {"", ", per-channel scales", ", 128x128 block scales"};
+    printf("moe tokens %lld experts %lld top-%lld hidden %lld inter %lld, x %s, weights %s%s on %s (%s)\n", (long long)T, (long long)E,
+           (long long)K, (long long)H, (long long)I, p.act == TILE_F16 ? "f16" : "bf16",
+           p.w == TILE_F8E4M3 ? "f8e4m3" : p.w == TILE_F16 ? "f16" : "bf16", sn[p.scales], props.name, props.arch);
+    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+    printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s in the expert GEMMs%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
+           props.is_emulator ? "; the emulator's timings mean nothing" : "");
+    if (!routing_ok) printf("  check       routing is not a top-%lld of the logits: MISMATCH\n", (long long)K);
+    else
+        printf("  check       %lld tokens against a float64 reference: max error %.3g of tolerance: %s\n", (long long)checked, worst,
+               worst <= 1 ? "ok" : "MISMATCH");
+    tile_devptr bufs[] = {a.x, a.w1, a.w2, a.out, a.router_logits, a.topk_ids, a.topk_weights, a.workspace, a.w1_scale, a.w2_scale};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) tile_free(ctx, bufs[i]);
+    free(ts), free(hx), free(hl), free(ho), free(ids), free(vx), free(hv);
+    moe_weights_free(&w1), moe_weights_free(&w2);
+    tile_context_destroy(ctx);
+    return st != TILE_OK ? 3 : worst <= 1 ? 0 : 3;
 }
 
 int main(int argc, char **argv) {
