@@ -6,10 +6,10 @@
  *     the device: unknown pointers, ranges that run past an allocation, and
  *     pointers of another context are rejected with a message;
  *   - the loaded modules.  Each remembers the request that produced it (a
- *     hash of the source text, defines and options) and the content hashes
- *     of the files it imported, so loading the same thing again is answered
- *     from memory after re-hashing only the imports (nothing for a source
- *     without imports); otherwise the disk cache (cache.c), then the compiler;
+ *     hash of the source text, defines and options), for a file also the
+ *     request by path, and the content hashes and stat stamps of the files
+ *     read (see "memory hits" below); otherwise the disk cache (cache.c),
+ *     then the compiler;
  *   - the tile_gemm state (gemm.c).
  * One mutex per context guards these tables; launches take no lock (the
  * kernel's launch layout is fixed when tile_module_get_kernel creates it:
@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
@@ -38,6 +39,13 @@ enum { STATIC_SMEM_LIMIT = 48 * 1024, DYNAMIC_SMEM_LIMIT = 227 * 1024 };
 typedef struct Alloc {
     uint64_t addr, size;
 } Alloc;
+
+/* What stat() says of a file the module was built from. */
+typedef struct FileStamp {
+    uint64_t dev, ino, size;
+    int64_t mtime_ns, ctime_ns;
+    bool trusted; /* last changed well before its content was read: an equal stamp means equal content */
+} FileStamp;
 
 struct tile_kernel {
     uint32_t magic;
@@ -59,9 +67,13 @@ struct tile_module {
     int refs;
     bool has_request;
     XXH128_hash_t request; /* source text + options: the memory cache's key */
+    bool has_file_request;
+    XXH128_hash_t file_request; /* path + options (tile_module_load_file): the key that needs no read */
+    FileStamp file_stamp;       /* that file when it was read */
     int nimports;
     char **import_path;
     XXH128_hash_t *import_hash;
+    FileStamp *import_stamp;
     tile_compiled meta; /* kernel metadata (PTX and TIR dropped) */
     char *ptx;          /* raw PTX modules: kept to read .maxntid and parameters */
     tile_kernel *kernels;
@@ -95,6 +107,7 @@ struct tile_context {
     char *cache_dir;
     char arch[16], devname[128], devkey[160];
     bool emu;
+    bool assume_files_unchanged; /* memory hits by path skip the stamps */
     Alloc *allocs;
     int nallocs, cap;
     tile_module *modules;
@@ -189,6 +202,7 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     pthread_mutex_init(&ctx->errlock, NULL);
     ctx->dev = dev;
     ctx->emu = !strcmp(dev_backend_name(dev), "emu");
+    ctx->assume_files_unchanged = opt->assume_files_unchanged != 0;
     snprintf(ctx->arch, sizeof ctx->arch, "%s", opt->arch ? opt->arch : "sm_80");
     if (ctx->emu) snprintf(ctx->devname, sizeof ctx->devname, "emu");
     else snprintf(ctx->devname, sizeof ctx->devname, "cuda:%d", dev->ordinal);
@@ -215,6 +229,7 @@ static void module_free(tile_module *m) {
     for (int i = 0; i < m->nimports; i++) free(m->import_path[i]);
     free(m->import_path);
     free(m->import_hash);
+    free(m->import_stamp);
     tile_compiled_free(&m->meta);
     free(m->ptx);
     m->magic = DEAD_MAGIC;
@@ -592,12 +607,13 @@ tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsigned char 
 }
 
 /* ---- modules ---- */
-static XXH128_hash_t request_key(tile_context *ctx, const char *name, const char *text, size_t len,
+/* kind: "S" a source text, "F" a file by path (text empty). */
+static XXH128_hash_t request_key(tile_context *ctx, const char *kind, const char *name, const char *text, size_t len,
                                  const tile_compile_options *o) {
     XXH3_state_t st;
     XXH3_INITSTATE(&st);
     XXH3_128bits_reset(&st);
-    const char *parts[] = {name ? name : "", o->kernel ? o->kernel : "", ctx->arch, o->ptxas ? o->ptxas : ""};
+    const char *parts[] = {kind, name ? name : "", o->kernel ? o->kernel : "", ctx->arch, o->ptxas ? o->ptxas : ""};
     for (size_t i = 0; i < ARRAY_LEN(parts); i++) XXH3_128bits_update(&st, parts[i], strlen(parts[i]) + 1);
     XXH3_128bits_update(&st, text, len);
     const char *const *lists[] = {o->defines, o->specialize, o->include_dirs};
@@ -610,28 +626,97 @@ static XXH128_hash_t request_key(tile_context *ctx, const char *name, const char
     return XXH3_128bits_digest(&st);
 }
 
-static bool imports_unchanged(const tile_module *m) {
+/* ---- memory hits ----
+ * A module answers a later load when the request is the same and the
+ * files it was built from have not changed.  Re-reading and re-hashing
+ * them would be exact but costs microseconds (8 us for gemm.tile and its
+ * import math.tile); comparing stat() stamps costs a few hundred ns a file:
+ *   1. When a file's content is read, the realtime clock t is taken first;
+ *      afterwards its stamp (device, inode, size, mtime, ctime) is kept,
+ *      trusted only when both times are older than t - RACY_NS.  File times
+ *      come from a clock that ticks coarsely, so a change made in the same
+ *      tick as the read could leave an equal stamp over different content
+ *      (git's "racy" index entries); a file changed since t has a ctime
+ *      near t or later, so it is never trusted.  ctime cannot be set by
+ *      utime(), so restoring an old mtime is seen too.
+ *   2. A load by path hashes the path and options (file_request), then
+ *      compares each trusted stamp with stat(): all equal is a hit without
+ *      reading anything.
+ *   3. Otherwise the strong check: read the file, hash the text into the
+ *      request, and compare every import's content hash.  A hit there
+ *      takes the stamps again (so a file edited a moment ago is trusted
+ *      once RACY_NS has passed); a miss goes to the disk cache, whose key
+ *      is computed from the contents as before.
+ * Like the content check before it, this does not notice a new file that
+ * would now shadow an import in an earlier folder of the search path.
+ * tile_context_options.assume_files_unchanged skips step 2's stat()s. */
+enum { RACY_NS = 2000000000 };
+
+static int64_t realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool stat_stamp(const char *path, FileStamp *f) {
+    struct stat st;
+    if (stat(path, &st) != 0) return false;
+    *f = (FileStamp){(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+                     (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                     (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec, false};
+    return true;
+}
+
+/* The stamp of a file whose content was read after t_read. */
+static void stamp_take(const char *path, FileStamp *f, int64_t t_read) {
+    if (!stat_stamp(path, f)) {
+        memset(f, 0, sizeof *f);
+        return;
+    }
+    f->trusted = f->mtime_ns < t_read - RACY_NS && f->ctime_ns < t_read - RACY_NS;
+}
+
+static bool stamp_fresh(const char *path, const FileStamp *f) {
+    FileStamp now;
+    return f->trusted && stat_stamp(path, &now) && now.dev == f->dev && now.ino == f->ino && now.size == f->size &&
+           now.mtime_ns == f->mtime_ns && now.ctime_ns == f->ctime_ns;
+}
+
+static bool imports_fresh(const tile_module *m) {
+    for (int i = 0; i < m->nimports; i++)
+        if (!stamp_fresh(m->import_path[i], &m->import_stamp[i])) return false;
+    return true;
+}
+
+/* The strong check: every import's content against its hash; the stamps are taken again. */
+static bool imports_unchanged(tile_module *m) {
     for (int i = 0; i < m->nimports; i++) {
+        if (stamp_fresh(m->import_path[i], &m->import_stamp[i])) continue;
+        int64_t t = realtime_ns();
         size_t n;
         char *text = read_file(m->import_path[i], &n);
         bool same = text && XXH128_isEqual(XXH3_128bits(text, n), m->import_hash[i]);
         free(text);
         if (!same) return false;
+        stamp_take(m->import_path[i], &m->import_stamp[i], t);
     }
     return true;
 }
 
-static void record_imports(tile_module *m, const SrcFile *src, const tile_compile_options *o) {
+/* t_read: the realtime clock before the compiler read the files. */
+static void record_imports(tile_module *m, const SrcFile *src, const tile_compile_options *o, int64_t t_read) {
     Arena *a = arena_new();
     const SrcFile **files;
     int n = jit_source_files(a, src, o, &files);
     if (n > 1) {
         m->import_path = calloc((size_t)n, sizeof *m->import_path);
         m->import_hash = calloc((size_t)n, sizeof *m->import_hash);
-        if (!m->import_path || !m->import_hash) unreachable("out of memory");
+        m->import_stamp = calloc((size_t)n, sizeof *m->import_stamp);
+        if (!m->import_path || !m->import_hash || !m->import_stamp) unreachable("out of memory");
         for (int i = 1; i < n; i++) {
             m->import_path[m->nimports] = strdup(files[i]->name);
-            m->import_hash[m->nimports++] = XXH3_128bits(files[i]->text, files[i]->len);
+            m->import_hash[m->nimports] = XXH3_128bits(files[i]->text, files[i]->len);
+            stamp_take(files[i]->name, &m->import_stamp[m->nimports++], t_read);
         }
     }
     arena_free(a);
@@ -649,14 +734,20 @@ static tile_module *module_new(tile_context *ctx, TileDevModule *dm) {
     return m;
 }
 
-/* Compile (through the caches) and load; the lock is held. */
-static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, const tile_compile_options *opt, tile_module **out,
-                                      int *source) {
-    tile_compile_options o = opt ? *opt : (tile_compile_options){0};
-    if (!o.arch) o.arch = ctx->arch;
-    if (o.dump_after || o.time_passes || o.want_llvm_ir)
+static tile_status load_options(tile_context *ctx, const tile_compile_options *opt, tile_compile_options *o) {
+    *o = opt ? *opt : (tile_compile_options){0};
+    if (!o->arch) o->arch = ctx->arch;
+    if (o->dump_after || o->time_passes || o->want_llvm_ir)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: dump_after, time_passes and want_llvm_ir are for tile_compile_*");
-    XXH128_hash_t req = request_key(ctx, src->name, src->text, src->len, &o);
+    return TILE_OK;
+}
+
+/* Compile (through the caches) and load; the lock is held.  o went through
+ * load_options; t_read: the realtime clock before src was read. */
+static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, const tile_compile_options *opt, tile_module **out,
+                                      int *source, int64_t t_read) {
+    tile_compile_options o = *opt;
+    XXH128_hash_t req = request_key(ctx, "S", src->name, src->text, src->len, &o);
     for (tile_module *m = ctx->modules; m; m = m->next)
         if (m->has_request && XXH128_isEqual(m->request, req) && imports_unchanged(m)) {
             m->refs++;
@@ -689,7 +780,7 @@ static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, con
     tile_module *m = module_new(ctx, dm);
     m->has_request = true;
     m->request = req;
-    record_imports(m, src, &o);
+    record_imports(m, src, &o, t_read);
     free(c.ptx), free(c.tir), free(c.cubin);
     c.ptx = c.tir = NULL, c.cubin = NULL;
     m->meta = c;
@@ -699,12 +790,31 @@ static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, con
 
 tile_status rt_load_file_locked(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out,
                                 int *source) {
+    tile_compile_options o;
+    tile_status st = load_options(ctx, opt, &o);
+    if (st != TILE_OK) return st;
+    XXH128_hash_t freq = request_key(ctx, "F", path, "", 0, &o);
+    for (tile_module *m = ctx->modules; m; m = m->next)
+        if (m->has_file_request && XXH128_isEqual(m->file_request, freq) &&
+            (ctx->assume_files_unchanged || (stamp_fresh(path, &m->file_stamp) && imports_fresh(m)))) {
+            m->refs++;
+            ctx->stats.memory_hits++;
+            if (source) *source = 0;
+            *out = m;
+            return TILE_OK;
+        }
+    int64_t t = realtime_ns();
     size_t n;
     char *text = read_file(path, &n);
     if (!text) return rt_fail(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
     SrcFile src = {.name = path, .text = text, .len = n};
-    tile_status st = load_source_locked(ctx, &src, opt, out, source);
+    st = load_source_locked(ctx, &src, &o, out, source, t);
     free(text);
+    if (st == TILE_OK) {
+        (*out)->has_file_request = true;
+        (*out)->file_request = freq;
+        stamp_take(path, &(*out)->file_stamp, t);
+    }
     return st;
 }
 
@@ -726,8 +836,12 @@ tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, cons
     *out = NULL;
     if (!source) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: source is NULL");
     SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
+    tile_compile_options o;
+    tile_status st = load_options(ctx, opt, &o);
+    if (st != TILE_OK) return st;
+    int64_t t = realtime_ns();
     rt_lock(ctx);
-    tile_status st = load_source_locked(ctx, &src, opt, out, NULL);
+    st = load_source_locked(ctx, &src, &o, out, NULL, t);
     rt_unlock(ctx);
     return st;
 }

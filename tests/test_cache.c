@@ -182,3 +182,95 @@ Test(cache, cli_debug_and_commands, .init = setup, .fini = teardown, .timeout = 
     cr_assert(strstr(buf, "kernels/add.tile  add"), "%s", buf);
     cr_assert(strstr(buf, "entries 0"), "%s", buf);
 }
+
+/* The memory cache of a context: loading a file again is answered from
+ * memory while the file and its imports are unchanged, and never after
+ * they change: in place with the same size at once (the racy case stat
+ * stamps cannot see, so fresh files are checked by content), in place after
+ * the stamps are trusted, or replaced by rename. */
+static uint64_t memory_hits(tile_context *ctx) {
+    tile_context_stats s;
+    cr_assert_eq(tile_context_get_stats(ctx, &s), TILE_OK);
+    return s.memory_hits;
+}
+
+/* x[0..B) = twice(1.0) */
+static float run_k(tile_context *ctx, tile_module *m) {
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK, "%s", tile_last_error(ctx));
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 32 * 4, &x), TILE_OK);
+    void *args[] = {&x};
+    cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    float v = 0;
+    cr_assert_eq(tile_memcpy_dtoh(ctx, &v, x, 4), TILE_OK);
+    tile_free(ctx, x);
+    return v;
+}
+
+Test(cache, memory_hits_see_file_changes, .init = setup, .fini = teardown, .timeout = 60) {
+    char src[128], lib[128], tmp[128];
+    snprintf(src, sizeof src, "%s/k.tile", dir);
+    snprintf(lib, sizeof lib, "%s/lib.tile", dir);
+    snprintf(tmp, sizeof tmp, "%s/k.tile.new", dir);
+    const char *ksrc = "import \"lib.tile\";\nkernel k(x: *f32, const B: i32 = 32) { store(x + arange(0, B), twice(1.0)); }\n";
+    write_file(lib, "fn twice(x) { return x * 2.0; }\n");
+    write_file(src, ksrc);
+    tile_context_options o = {.device = "emu", .no_disk_cache = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    tile_module *m1, *m2, *m3, *m4, *m5, *m6;
+    cr_assert_eq(tile_module_load_file(ctx, src, NULL, &m1), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(run_k(ctx, m1), 2.0f);
+    cr_assert_eq(tile_module_load_file(ctx, src, NULL, &m2), TILE_OK);
+    cr_assert_eq(m2, m1);
+    cr_assert_eq(memory_hits(ctx), 1);
+
+    /* the same size, at once: equal stamps are possible, the content says otherwise */
+    write_file(lib, "fn twice(x) { return x * 3.0; }\n");
+    cr_assert_eq(tile_module_load_file(ctx, src, NULL, &m3), TILE_OK);
+    cr_assert_neq(m3, m1);
+    cr_assert_eq(run_k(ctx, m3), 3.0f);
+    cr_assert_eq(memory_hits(ctx), 1);
+
+    /* once the files are older than the racy window, hits go by stamps ... */
+    sleep(3);
+    cr_assert_eq(tile_module_load_file(ctx, src, NULL, &m4), TILE_OK);
+    cr_assert_eq(m4, m3);
+    cr_assert_eq(tile_module_load_file(ctx, src, NULL, &m5), TILE_OK);
+    cr_assert_eq(m5, m3);
+    cr_assert_eq(memory_hits(ctx), 3);
+    /* ... and an in-place edit of the import of the same size changes its ctime */
+    write_file(lib, "fn twice(x) { return x * 4.0; }\n");
+    cr_assert_eq(tile_module_load_file(ctx, src, NULL, &m6), TILE_OK);
+    cr_assert_neq(m6, m3);
+    cr_assert_eq(run_k(ctx, m6), 4.0f);
+    cr_assert_eq(memory_hits(ctx), 3);
+
+    /* the file replaced by rename with the same text: another inode, the content matches: a hit */
+    tile_module *m7, *m8;
+    write_file(tmp, ksrc);
+    cr_assert_eq(rename(tmp, src), 0);
+    cr_assert_eq(tile_module_load_file(ctx, src, NULL, &m7), TILE_OK);
+    cr_assert_eq(m7, m6);
+    cr_assert_eq(memory_hits(ctx), 4);
+    /* replaced by rename with other text of the same size */
+    char other[256];
+    snprintf(other, sizeof other, "%s", ksrc);
+    *strstr(other, "1.0") = '5';
+    write_file(tmp, other);
+    cr_assert_eq(rename(tmp, src), 0);
+    cr_assert_eq(tile_module_load_file(ctx, src, NULL, &m8), TILE_OK);
+    cr_assert_neq(m8, m6);
+    cr_assert_eq(run_k(ctx, m8), 20.0f);
+    cr_assert_eq(memory_hits(ctx), 4);
+    /* a file that is gone is an error, not a hit */
+    tile_module *m9 = NULL;
+    cr_assert_eq(unlink(src), 0);
+    cr_assert_eq(tile_module_load_file(ctx, src, NULL, &m9), TILE_ERROR_IO);
+    cr_assert_null(m9);
+
+    tile_module *all[] = {m1, m2, m3, m4, m5, m6, m7, m8};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) tile_module_unload(all[i]);
+    tile_context_destroy(ctx);
+}

@@ -127,6 +127,8 @@ typedef struct tile_context_options {
     const char *arch;          /* NULL: sm_80 (cuda JIT-compiles sm_80 PTX for newer GPUs) */
     unsigned emu_host_threads; /* emu: host threads running blocks; 0: one per core */
     int emu_racecheck;         /* emu: report shared-memory races */
+    int assume_files_unchanged; /* loading a file again answers from memory without checking that it and
+                                   its imports are unchanged (saves a stat() per file; see docs/runtime.md) */
 } tile_context_options;
 
 tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", NULL = TILE_DEVICE or auto */
