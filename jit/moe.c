@@ -277,9 +277,9 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
         if ((st = moe_launch(k_router, (unsigned)cdiv64(a->tokens, bt), 1, pr, a->stream)) != TILE_OK) goto done;
     }
     if (!a->accumulate) {
-        if (ldo == a->hidden) st = tile_memset(ctx, a->out, 0, 4 * T * H);
+        if (ldo == a->hidden) st = tile_memset_async(ctx, a->out, 0, 4 * T * H, a->stream);
         else
-            for (uint64_t t = 0; t < T && st == TILE_OK; t++) st = tile_memset(ctx, a->out + 4 * t * (uint64_t)ldo, 0, 4 * H);
+            for (uint64_t t = 0; t < T && st == TILE_OK; t++) st = tile_memset_async(ctx, a->out + 4 * t * (uint64_t)ldo, 0, 4 * H, a->stream);
         if (st != TILE_OK) goto done;
     }
     void *pc[] = {&ids, &counts, &ns, &e32};

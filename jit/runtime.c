@@ -53,6 +53,7 @@ struct tile_kernel {
     tile_module *mod;
     TileDevFunction *fn;
     unsigned block, smem;
+    unsigned dyn_smem;   /* the part of smem that is dynamic (kernels over 48 KiB): tile_launch passes it */
     int nparams;         /* -1: unknown (raw PTX without a parameter list we could read) */
     uint8_t *param_size; /* bytes of each parameter */
     tile_kernel_attributes attrs;
@@ -986,6 +987,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     if (ki) {
         k->block = 32u * (unsigned)ki->num_warps;
         k->smem = (unsigned)ki->smem_bytes;
+        k->dyn_smem = ki->smem_dynamic ? k->smem : 0;
         k->nparams = signature_sizes(ki->signature, &k->param_size);
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, ki->num_warps, ki->num_stages, k->block, k->smem, ki->signature,
                                             ki->registers};
@@ -1020,7 +1022,8 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
                        grid.y, grid.z);
     uint64_t threads = (uint64_t)block.x * block.y * block.z;
     if (threads > 1024) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': block of %llu threads (at most 1024)", k->name, (unsigned long long)threads);
-    if ((uint64_t)shared_bytes + k->smem > DYNAMIC_SMEM_LIMIT)
+    /* a dynamic-smem kernel's own need arrives as shared_bytes: count it once */
+    if ((uint64_t)shared_bytes + (k->dyn_smem ? 0 : k->smem) > DYNAMIC_SMEM_LIMIT)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': %u bytes of dynamic shared memory and %u static (at most %d in all)",
                        k->name, shared_bytes, k->smem, DYNAMIC_SMEM_LIMIT);
     if (k->nparams > 0) {
@@ -1054,6 +1057,6 @@ tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream
     if (!k->block)
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid): use tile_launch_raw",
                        k->name);
-    /* static shared memory is declared in the PTX: no dynamic bytes */
-    return tile_launch_raw(k, grid, (tile_dim3){k->block, 1, 1}, 0, args, stream);
+    /* static shared memory is declared in the PTX; beyond 48 KiB it is dynamic and passed here */
+    return tile_launch_raw(k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream);
 }

@@ -359,3 +359,41 @@ Test(runtime, tune_cli_then_gemm, .timeout = 120) {
     cr_assert(gi.tuned, "tile_gemm reads what tile tune stored: %s", gi.config);
     close_emu(ctx);
 }
+
+/* A kernel over 48 KiB of shared memory: tile_launch passes its dynamic shared memory. */
+Test(runtime, launch_big_shared_memory) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
+    const char *src = "@num_stages(4)\n"
+                      "kernel mm(a: *f16, b: *f16, c: *f32, const K: i32 = 64) {\n"
+                      "  let r = arange(0, 128);\n  let rk = arange(0, 32);\n"
+                      "  let acc = zeros([128, 128], f32);\n"
+                      "  for k0 in range(0, K, 32) {\n"
+                      "    acc = dot(load(a + r[:, None] * K + (k0 + rk)[None, :]), load(b + (k0 + rk)[:, None] * 128 + r[None, :]), acc);\n"
+                      "  }\n"
+                      "  store(c + r[:, None] * 128 + r[None, :], acc);\n}\n";
+    const char *defs[] = {NULL};
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source(ctx, src, defs, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kn;
+    cr_assert_eq(tile_module_get_kernel(m, "mm", &kn), TILE_OK);
+    tile_kernel_attributes at;
+    cr_assert_eq(tile_kernel_get_attributes(kn, &at), TILE_OK);
+    cr_assert_gt(at.shared_bytes, 48 * 1024, "the test needs a kernel past 48 KiB, got %u", at.shared_bytes);
+    tile_devptr a, b, c;
+    cr_assert_eq(tile_malloc(ctx, 128 * 64 * 2, &a), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 64 * 128 * 2, &b), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 128 * 128 * 4, &c), TILE_OK);
+    uint16_t one = 0x3c00, h[128 * 64];
+    for (int i = 0; i < 128 * 64; i++) h[i] = one;
+    tile_memcpy_htod(ctx, a, h, sizeof h);
+    tile_memcpy_htod(ctx, b, h, sizeof h);
+    void *args[] = {&a, &b, &c};
+    cr_assert_eq(tile_launch(kn, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    static float hc[128 * 128];
+    tile_memcpy_dtoh(ctx, hc, c, sizeof hc);
+    for (int i = 0; i < 128 * 128; i++) cr_assert_eq(hc[i], 64.0f, "C[%d] = %g", i, hc[i]);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}

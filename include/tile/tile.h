@@ -180,7 +180,7 @@ typedef struct tile_kernel_attributes {
     int num_params;
     int num_warps, num_stages;
     unsigned block_threads;  /* 32 * num_warps */
-    unsigned shared_bytes;   /* static shared memory */
+    unsigned shared_bytes;   /* shared memory (beyond 48 KiB dynamic: tile_launch passes it) */
     const char *signature;   /* "*f16:16, i32" ("" for kernels loaded from raw PTX) */
     int registers;           /* -1: unknown */
 } tile_kernel_attributes;
