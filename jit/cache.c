@@ -297,6 +297,7 @@ static bool deserialize(Reader *r, tile_compiled *c, char **srcname) {
             int32_t v[5] = {0};
             get(r, v, sizeof v);
             ki->num_warps = v[0], ki->num_stages = v[1], ki->smem_bytes = v[2], ki->registers = v[3], ki->spill_bytes = v[4];
+            ki->smem_dynamic = ki->smem_bytes > 48 * 1024; /* derived, as the compiler decides it */
             if (!ki->name || !ki->signature) r->bad = true;
         }
     } else r->bad = true;

@@ -987,7 +987,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     if (ki) {
         k->block = 32u * (unsigned)ki->num_warps;
         k->smem = (unsigned)ki->smem_bytes;
-        k->dyn_smem = ki->smem_dynamic ? k->smem : 0;
+        k->dyn_smem = ki->smem_dynamic || k->smem > 48 * 1024 ? k->smem : 0;
         k->nparams = signature_sizes(ki->signature, &k->param_size);
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, ki->num_warps, ki->num_stages, k->block, k->smem, ki->signature,
                                             ki->registers};
