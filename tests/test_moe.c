@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "jit/device.h"
 
@@ -33,42 +34,6 @@ static double urand(void) { return (double)(next() >> 11) / 9007199254740992.0 *
 static int irand(int n) { return (int)((next() >> 33) % (uint64_t)n); }                          /* [0, n) */
 
 /* host rounding to the 16-bit float types (round to nearest even) */
-static uint16_t f32_to_f16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int e = (int)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t m = x & 0x7fffff;
-    if (e >= 31) return (uint16_t)(sign | 0x7c00);
-    if (e <= 0) {
-        if (e < -10) return (uint16_t)sign;
-        m |= 0x800000;
-        int sh = 14 - e;
-        uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
-        if (rem > half || (rem == half && (r & 1))) r++;
-        return (uint16_t)(sign | r);
-    }
-    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
-    return (uint16_t)(sign | r);
-}
-static double f16_to_d(uint16_t h) {
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-    return (h & 0x8000) ? -v : v;
-}
-static uint16_t f32_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t r = x + 0x7fff + ((x >> 16) & 1);
-    return (uint16_t)(r >> 16);
-}
-static double bf16_to_d(uint16_t h) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
 /* store v as a 16-bit float (bf16 or f16) in *dst; return the stored value */
 static double put16(bool bf16, uint16_t *dst, double v) {
     *dst = bf16 ? f32_to_bf16((float)v) : f32_to_f16((float)v);

@@ -14,6 +14,7 @@
  *
  * Exit status: 0 success, 1 error in the source (diagnostics on stderr),
  * 2 usage error (including an unreadable input file), 3 internal or tool failure. */
+#include "support/hostfloat.h"
 #include "include/tile/tile.h"
 
 #include <ctype.h>
@@ -240,37 +241,11 @@ static double urand(void) {
     rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
     return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
-static uint16_t to_f16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000, m = x & 0x7fffff;
-    int e = (int)((x >> 23) & 0xff) - 112;
-    if (e <= 0) return (uint16_t)sign;
-    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
-    return (uint16_t)(sign | r);
-}
-static double from_f16(uint16_t h) {
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-    return (h & 0x8000) ? -v : v;
-}
-static uint16_t to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-static double from_bf16(uint16_t h) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
 static int dt_size(tile_dtype t) { return t == TILE_I8 ? 1 : t == TILE_F16 || t == TILE_BF16 ? 2 : 4; }
 static double dt_fill(tile_dtype t, void *buf, size_t i, double v) {
     switch (t) {
-    case TILE_F16: return from_f16(((uint16_t *)buf)[i] = to_f16((float)v));
-    case TILE_BF16: return from_bf16(((uint16_t *)buf)[i] = to_bf16((float)v));
+    case TILE_F16: return f16_to_d(((uint16_t *)buf)[i] = f32_to_f16((float)v));
+    case TILE_BF16: return bf16_to_d(((uint16_t *)buf)[i] = f32_to_bf16((float)v));
     case TILE_I8: return ((int8_t *)buf)[i] = (int8_t)floor(v * 100);
     case TILE_I32: return ((int32_t *)buf)[i] = (int32_t)floor(v * 100);
     default: return ((float *)buf)[i] = (float)v;
@@ -278,8 +253,8 @@ static double dt_fill(tile_dtype t, void *buf, size_t i, double v) {
 }
 static double dt_get(tile_dtype t, const void *buf, size_t i) {
     switch (t) {
-    case TILE_F16: return from_f16(((const uint16_t *)buf)[i]);
-    case TILE_BF16: return from_bf16(((const uint16_t *)buf)[i]);
+    case TILE_F16: return f16_to_d(((const uint16_t *)buf)[i]);
+    case TILE_BF16: return bf16_to_d(((const uint16_t *)buf)[i]);
     case TILE_I32: return ((const int32_t *)buf)[i];
     default: return ((const float *)buf)[i];
     }
