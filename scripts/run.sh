@@ -16,7 +16,7 @@ if ! command -v ptxas >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/ptxas ]; the
 fi
 for arch in sm_80 sm_90a; do
   echo "== $arch"
-  for k in kernels/*.tile; do
+  for k in kernels/*.tile kernels/*/*.tile; do
     name=$(basename "$k" .tile)
     "$tile" compile "$k" --arch "$arch" --emit ptx -o "$out/$name.$arch.ptx"
     if [ "$emit" = cubin ]; then
