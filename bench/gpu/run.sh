@@ -21,14 +21,23 @@
 #   6. bf16 GEMM at 4096^3 and 8192^3: bench/gemm_gpu (kernels/gemm.tile)
 #      next to torch.matmul (cuBLAS) and Triton's tutorial matmul
 #      (bench/gpu/triton_matmul.py), in the same run;
-#   7. bench/emu_speed and bench/compile_time;
+#   7. attention (issue 7): bench/attention_gpu (tile_attention_fwd at
+#      head_dim 64 and 128, seq 1k-16k, causal and not; tile_attention_decode_paged
+#      at batch 1-256, context 1k-32k) next to PyTorch's SDPA (and flash_attn
+#      when importable) and the device's copy bandwidth (bench/gpu/attention_ref.py);
+#   8. MoE (issue 8): bench/moe_gpu (tile_moe_forward, Mixtral-like and
+#      DeepSeek-V3-like, 1, 64 and 4096 tokens, next to tile_gemm on the dense
+#      GEMMs of the same work) next to PyTorch's per-expert loop,
+#      torch._grouped_mm and torch.matmul (bench/gpu/moe_ref.py);
+#   9. bench/emu_speed and bench/compile_time;
 # then prints one summary table.  Full logs go to --log-dir (default
 # BUILD/gpu-run; set it to $OUT on a lent device machine to get them back).
 #
 # --device emu runs on a machine without a GPU: the same steps, with the
 # suite on the emulator, compare_devices comparing two emulator contexts
-# (1 and 4 host threads), and the GPU timings replaced by a small emulator
-# run of gemm_gpu that only exercises its checks.  scripts/test.sh runs this
+# (1 and 4 host threads), and the GPU timings replaced by small emulator
+# runs of gemm_gpu, attention_gpu and moe_gpu that only exercise their
+# checks (the Python references then say they are skipped).  scripts/test.sh runs this
 # mode with --skip-suite (it has just run the suite itself).
 #
 # --prebuilt uses .gpu-carry/prebuilt.tar.xz even when the dependencies are
@@ -52,7 +61,7 @@ while [ $# -gt 0 ]; do
     --prebuilt) force_prebuilt=1; shift ;;
     --build-dir) build="${2:-}"; shift 2 ;;
     --log-dir) logdir="${2:-}"; shift 2 ;;
-    -h|--help) sed -n "2,36p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,44p" "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -200,7 +209,117 @@ else
   else row "gemm_gpu on emu (checks only)" FAIL "rc $rc: see $logdir/gemm_gpu.log"; fi
 fi
 
-# ---- 7. emulator speed, compile time ----
+# ---- 7. attention: tile next to torch SDPA / flash_attn ----
+# Shapes: prefill B:S:H:D:CAUSAL (FlashAttention-2's benchmark: 16k tokens,
+# width 2048), decode B:CTX:HQ:HKV:D:BLOCK (Llama-3-8B heads); the same lists
+# go to both programs.
+if [ "$on_gpu" = 1 ]; then
+  attn_prefill="" attn_decode=""
+  for d in 64 128; do
+    for s in 1024 4096 16384; do
+      for c in 0 1; do attn_prefill="$attn_prefill${attn_prefill:+,}$((16384 / s)):$s:$((2048 / d)):$d:$c"; done
+    done
+  done
+  for bc in 1:1024 1:32768 16:8192 64:4096 256:1024 256:4096; do attn_decode="$attn_decode${attn_decode:+,}$bc:32:8:128:16"; done
+  attn_args=(--prefill "$attn_prefill" --decode "$attn_decode")
+  attn_lim=$(limit 90)
+  step "attention_gpu (tile prefill and paged decode)" attention_gpu.log "$attn_lim" \
+    "${cenv[@]}" "$build/bench/attention_gpu" --device "$device" "${attn_args[@]}" --max-seconds $((attn_lim - 15))
+else
+  attn_args=(--prefill "1:64:2:64:0,1:64:2:64:1,1:48:1:128:1" --decode "2:40:4:2:64:16,1:300:4:1:64:16")
+  step "attention_gpu checks on the emulator (not a measurement)" attention_gpu.log 20 \
+    "${cenv[@]}" "$build/bench/attention_gpu" --device emu "${attn_args[@]}" --samples 3
+fi
+attn_rc=$rc attn_secs=$secs
+step "attention_ref.py (torch SDPA, flash_attn)" attention_ref.log 60 env PYTHONUNBUFFERED=1 python3 bench/gpu/attention_ref.py "${attn_args[@]}"
+ref_rc=$rc
+ref_note=""
+case "$ref_rc" in
+  0) ;;
+  3) ref_note="torch columns skipped: $(grep -m1 -E '^attention_ref: ' "$logdir/attention_ref.log" | sed -e 's/^attention_ref: //' -e 's/: the PyTorch columns are skipped$//')" ;;
+  *) ref_note="attention_ref.py rc $ref_rc: see $logdir/attention_ref.log" ;;
+esac
+# at  KIND KEY... NAME: the value after NAME in the "@@ KIND KEY..." line of a log
+at() { local log="$1"; shift; awk -v key="$*" '$1=="@@" { k=""; for (i=2;i<=NF;i++) { if (k==key) { print $i; exit } k=k (k==""?"":" ") $i } }' "$log" 2>/dev/null; }
+if [ "$attn_rc" = 0 ]; then attn_status=ok; else attn_status=FAIL; fi
+attn_why=""
+[ "$attn_rc" = 124 ] && attn_why="stopped after its limit"
+[ "$attn_rc" != 0 ] && [ "$attn_rc" != 124 ] && attn_why="rc $attn_rc: see $logdir/attention_gpu.log"
+grep -q 'skipped: --max-seconds' "$logdir/attention_gpu.log" 2>/dev/null && attn_why="${attn_why:+$attn_why; }$(grep -m1 'skipped: --max-seconds' "$logdir/attention_gpu.log" | sed 's/^attention_gpu: //')"
+if [ "$on_gpu" = 1 ]; then
+  tcopy=$(at "$logdir/attention_gpu.log" copy tile)
+  pcopy=$(at "$logdir/attention_ref.log" copy torch)
+  for d in 64 128; do
+    for c in 0 1; do
+      det=""
+      for s in 1024 4096 16384; do
+        t=$(at "$logdir/attention_gpu.log" prefill $d $s $c tile)
+        p=$(at "$logdir/attention_ref.log" prefill $d $s $c sdpa)
+        f=$(at "$logdir/attention_ref.log" prefill $d $s $c flash_attn)
+        det="$det${det:+; }s$s tile ${t:-n/a} | sdpa ${p:-n/a}${f:+ | flash_attn $f}"
+      done
+      row "attn prefill d$d $([ $c = 1 ] && echo causal || echo full) TFLOP/s" "$attn_status" "$det${attn_why:+ ($attn_why)}${ref_note:+ ($ref_note)}"
+    done
+  done
+  row "copy bandwidth GB/s (read + written)" "$attn_status" "tile copy kernel ${tcopy:-n/a} | torch copy_ ${pcopy:-n/a} (the ceiling for decode)"
+  for bc in 1:1024 1:32768 16:8192 64:4096 256:1024 256:4096; do
+    b=${bc%%:*} c=${bc##*:}
+    t=$(at "$logdir/attention_gpu.log" decode $b $c tile)
+    sp=$(awk -v b=$b -v c=$c '$1=="@@" && $2=="decode" && $3==b && $4==c && $5=="tile" {print $8}' "$logdir/attention_gpu.log")
+    p=$(at "$logdir/attention_ref.log" decode $b $c sdpa)
+    f=$(at "$logdir/attention_ref.log" decode $b $c flash_attn)
+    pct=""
+    [ -n "$t" ] && [ -n "$pcopy" ] && pct=$(awk -v a="$t" -v b="$pcopy" 'BEGIN{ if (b > 0) printf "tile = %.0f%% of torch copy", 100*a/b }')
+    row "attn decode b$b ctx$c GB/s" "$attn_status" "tile ${t:-n/a}${sp:+ ($sp splits)} | sdpa (contiguous) ${p:-n/a}${f:+ | flash_attn $f}${pct:+ | $pct}${attn_why:+ ($attn_why)}${ref_note:+ ($ref_note)}"
+  done
+else
+  row "attention on emu (checks only)" "$attn_status" "$(grep -c 'check ok' "$logdir/attention_gpu.log") of $(grep -cE '^  (prefill|decode) ' "$logdir/attention_gpu.log") shapes checked, ${attn_secs}s${attn_why:+; $attn_why}${ref_note:+; $ref_note}"
+fi
+
+# ---- 8. MoE: tile_moe_forward next to tile_gemm and PyTorch ----
+if [ "$on_gpu" = 1 ]; then
+  moe_args=(--models "mixtral:8:2:4096:14336,deepseek:256:8:7168:2048" --tokens 1,64,4096)
+  moe_lim=$(limit 100)
+  step "moe_gpu (tile_moe_forward, tile_gemm dense)" moe_gpu.log "$moe_lim" \
+    "${cenv[@]}" "$build/bench/moe_gpu" --device "$device" "${moe_args[@]}" --max-seconds $((moe_lim - 20))
+else
+  moe_args=(--models "mixtral-tiny:8:2:64:128,deepseek-tiny:16:8:64:32" --tokens 1,16)
+  step "moe_gpu checks on the emulator (not a measurement)" moe_gpu.log 20 \
+    "${cenv[@]}" "$build/bench/moe_gpu" --device emu "${moe_args[@]}" --samples 3
+fi
+moe_rc=$rc moe_secs=$secs
+step "moe_ref.py (torch per-expert loop, torch._grouped_mm, torch.matmul)" moe_ref.log 75 env PYTHONUNBUFFERED=1 python3 bench/gpu/moe_ref.py "${moe_args[@]}"
+ref_rc=$rc
+ref_note=""
+case "$ref_rc" in
+  0) ;;
+  3) ref_note="torch columns skipped: $(grep -m1 -E '^moe_ref: ' "$logdir/moe_ref.log" | sed -e 's/^moe_ref: //' -e 's/: the PyTorch columns are skipped$//')" ;;
+  *) ref_note="moe_ref.py rc $ref_rc: see $logdir/moe_ref.log" ;;
+esac
+if [ "$moe_rc" = 0 ]; then moe_status=ok; else moe_status=FAIL; fi
+moe_why=""
+[ "$moe_rc" = 124 ] && moe_why="stopped after its limit"
+[ "$moe_rc" != 0 ] && [ "$moe_rc" != 124 ] && moe_why="rc $moe_rc: see $logdir/moe_gpu.log"
+grep -q 'skipped: --max-seconds' "$logdir/moe_gpu.log" 2>/dev/null && moe_why="${moe_why:+$moe_why; }$(grep -m1 'skipped: --max-seconds' "$logdir/moe_gpu.log" | sed 's/^moe_gpu: //')"
+if [ "$on_gpu" = 1 ]; then
+  for m in mixtral deepseek; do
+    for T in 1 64 4096; do
+      t=$(at "$logdir/moe_gpu.log" moe $m $T tile)
+      wg=$(awk -v m=$m -v T=$T '$1=="@@" && $2=="moe" && $3==m && $4==T && $5=="tile" {print $8}' "$logdir/moe_gpu.log")
+      g=$(at "$logdir/moe_gpu.log" moe $m $T dense)
+      l=$(at "$logdir/moe_ref.log" moe $m $T loop)
+      gm=$(at "$logdir/moe_ref.log" moe $m $T grouped_mm)
+      dn=$(at "$logdir/moe_ref.log" moe $m $T dense)
+      pct=""
+      [ -n "$t" ] && [ -n "$g" ] && pct=$(awk -v a="$t" -v b="$g" 'BEGIN{ if (b > 0) printf "tile moe = %.0f%% of tile dense", 100*a/b }')
+      row "moe $m T=$T TFLOP/s" "$moe_status" "tile ${t:-n/a}${wg:+ (weights at $wg GB/s)} | tile_gemm dense ${g:-n/a} | torch loop ${l:-n/a} | grouped_mm ${gm:-n/a} | torch dense ${dn:-n/a}${pct:+ | $pct}${moe_why:+ ($moe_why)}${ref_note:+ ($ref_note)}"
+    done
+  done
+else
+  row "moe on emu (checks only)" "$moe_status" "$(grep -c 'check ok' "$logdir/moe_gpu.log") of $(grep -cE '^  [a-z-]+ T=' "$logdir/moe_gpu.log") shapes checked, $(grep -c '^@@ moe .* dense ' "$logdir/moe_gpu.log") dense tile_gemm rows, ${moe_secs}s${moe_why:+; $moe_why}${ref_note:+; $ref_note}"
+fi
+
+# ---- 9. emulator speed, compile time ----
 step "emu_speed" emu_speed.log 60 "${cenv[@]}" "$build/bench/emu_speed"
 if [ "$rc" = 0 ]; then
   row "emulator speed (M thread-instr/s)" ok "$(awk '/M instr\/s/ {printf "%s%s %s %s", sep, $2, ($7=="1") ? "1 host thread" : "all cores", $(NF-2); sep="; "}' "$logdir/emu_speed.log")"
