@@ -402,7 +402,7 @@ int main(int argc, char **argv) {
         }
         rc |= i < np ? bench_prefill(ctx, &cp, &op, &ps[i]) : bench_decode(ctx, &cp, &op, &ds[i - np], copy_gbs);
     }
-    if (skipped) printf("attention_gpu: %d shape%s skipped: --max-seconds %.0f reached\n", skipped, skipped == 1 ? "" : "s", op.max_seconds);
+    if (skipped) printf("attention_gpu: %d shape%s skipped: --max-seconds %g reached\n", skipped, skipped == 1 ? "" : "s", op.max_seconds);
     bench_copy_unload(&cp);
     tile_context_destroy(ctx);
     return rc;

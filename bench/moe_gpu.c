@@ -387,7 +387,7 @@ int main(int argc, char **argv) {
         }
         rc |= bench_model(ctx, &cp, &op, &md[i], tokens, ntok, &skipped);
     }
-    if (skipped) printf("moe_gpu: %d shape%s skipped: --max-seconds %.0f reached\n", skipped, skipped == 1 ? "" : "s", op.max_seconds);
+    if (skipped) printf("moe_gpu: %d shape%s skipped: --max-seconds %g reached\n", skipped, skipped == 1 ? "" : "s", op.max_seconds);
     bench_copy_unload(&cp);
     tile_context_destroy(ctx);
     return rc;
