@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "include/tile/tile.h"
+#include "support/hostfloat.h"
 
 static inline double bench_now_s(void) {
     struct timespec t;
@@ -49,35 +50,9 @@ static inline uint64_t bench_next_u64(uint64_t *s) {
 }
 static inline double bench_urand(uint64_t *s) { return (double)(bench_next_u64(s) >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
 
-static inline uint16_t bench_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-static inline double bench_from_bf16(uint16_t h) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
-static inline uint16_t bench_to_f16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000, m = x & 0x7fffff;
-    int e = (int)((x >> 23) & 0xff) - 112;
-    if (e <= 0) return (uint16_t)sign;
-    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
-    return (uint16_t)(sign | r);
-}
-static inline double bench_from_f16(uint16_t h) {
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-    return (h & 0x8000) ? -v : v;
-}
 /* 16-bit value of type t (TILE_F16 or TILE_BF16) <-> double */
-static inline uint16_t bench_to_16(tile_dtype t, double v) { return t == TILE_F16 ? bench_to_f16((float)v) : bench_to_bf16((float)v); }
-static inline double bench_from_16(tile_dtype t, uint16_t h) { return t == TILE_F16 ? bench_from_f16(h) : bench_from_bf16(h); }
+static inline uint16_t bench_to_16(tile_dtype t, double v) { return t == TILE_F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v); }
+static inline double bench_from_16(tile_dtype t, uint16_t h) { return t == TILE_F16 ? f16_to_d(h) : bf16_to_d(h); }
 
 static inline int bench_cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -96,7 +96,7 @@ static int dense_gemm(tile_context *ctx, const Opts *op, const BenchTensor *A, c
         bench_tensor_row(B, TILE_BF16, b_off + (size_t)(j * k), (size_t)k, br);
         double ref = 0;
         for (int64_t p = 0; p < k; p++) ref += ar[p] * br[p];
-        double g = bench_from_bf16(got);
+        double g = bf16_to_d(got);
         num += (g - ref) * (g - ref), den += ref * ref;
     }
     free(ar), free(br);
