@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "jit/device.h"
 
@@ -139,42 +140,6 @@ static uint64_t next_u64(void) {
 }
 static float frand(void) { return (float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0); }
 
-static uint16_t f32_to_f16(float f) { /* round to nearest even */
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int e = (int)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t m = x & 0x7fffff;
-    if (e >= 31) return (uint16_t)(sign | 0x7c00);
-    if (e <= 0) {
-        if (e < -10) return (uint16_t)sign;
-        m |= 0x800000;
-        int sh = 14 - e;
-        uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
-        if (rem > half || (rem == half && (r & 1))) r++;
-        return (uint16_t)(sign | r);
-    }
-    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
-    return (uint16_t)(sign | r);
-}
-static double f16_to_d(uint16_t h) {
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    if (e == 31) return m ? NAN : (h & 0x8000) ? -INFINITY : INFINITY;
-    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-    return (h & 0x8000) ? -v : v;
-}
-static uint16_t f32_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-static double bf16_to_d(uint16_t h) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
 
 static double value_at(Dt dt, const void *p, size_t i) {
     switch (dt) {
