@@ -156,6 +156,32 @@ static void issue(Ctx *c, Cand *cs, int n, ValueId iv, ValueId it, ValueId run, 
     emit_plain(c, pos, OP_ASYNC_COMMIT, 0);
 }
 
+static void append(Arena *a, ValueId **arr, int *n, ValueId v) {
+    *arr = arena_grow(a, *arr, sizeof(ValueId) * (size_t)*n, sizeof(ValueId) * (size_t)(*n + 1));
+    (*arr)[(*n)++] = v;
+}
+
+/* A new loop-carried stage index of `loop` starting at `init`: its block argument, advanced
+ * modulo S just before the yield.  Returns the block argument. */
+static ValueId carry_stage(Ctx *c, Inst *loop, ValueId init, int S) {
+    Func *f = c->f;
+    Arena *a = f->module->arena;
+    Block *body = loop->regions[0];
+    const Type *t = tir_vtype(f, init);
+    append(a, &loop->ops, &loop->nops, init);
+    ValueId arg = tir_block_add_arg(f, body, t);
+    append(a, &loop->res, &loop->nres, tir_new_value(f, t, loop, loop->nres));
+    Inst *y = body->last;
+    ValueId next = emit(c, y, OP_ADD, (ValueId[]){arg, cint(c, y, t, 1)}, 2, t);
+    const Type *i1 = tir_scalar(c->m, DT_I1);
+    Inst *wrap = tir_inst_new(f, OP_CMP, (ValueId[]){next, cint(c, y, t, S)}, 2, &i1, 1, y->loc);
+    wrap->a.ival2 = CMP_EQ;
+    tir_insert_before(y, wrap);
+    ValueId v = emit(c, y, OP_SELECT, (ValueId[]){wrap->res[0], cint(c, y, t, 0), next}, 3, t);
+    append(a, &y->ops, &y->nops, v);
+    return arg;
+}
+
 static void pipeline_loop(Ctx *c, Inst *loop) {
     Func *f = c->f;
     Module *m = c->m;
@@ -235,14 +261,11 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         tir_insert_before(loop, cmp);
         issue(c, cs, n, iv, its, cmp->res[0], cint(c, loop, tir_scalar(m, DT_I32), s), loop);
     }
-    /* 3. the body */
+    /* 3. the body; the stages read and written are carried by the loop (0 and S-1 at the
+     * start, each advancing by one modulo S) rather than divided out of the counter */
     Inst *top = body->first;
-    ValueId jd = emit(c, top, OP_SUB, (ValueId[]){iv, loop->ops[0]}, 2, it);
-    ValueId j = emit(c, top, OP_DIV, (ValueId[]){jd, loop->ops[2]}, 2, it);
-    ValueId sS = cint(c, top, it, S);
-    ValueId rstage = emit(c, top, OP_REM, (ValueId[]){j, sS}, 2, it);
-    ValueId jw = emit(c, top, OP_ADD, (ValueId[]){j, cint(c, top, it, S - 1)}, 2, it);
-    ValueId wstage = emit(c, top, OP_REM, (ValueId[]){jw, sS}, 2, it);
+    ValueId rstage = carry_stage(c, loop, cint(c, loop, it, 0), S);
+    ValueId wstage = carry_stage(c, loop, cint(c, loop, it, S - 1), S);
     emit_plain(c, top, OP_ASYNC_WAIT, S - 2);
     emit_plain(c, top, OP_BARRIER, 0);
     ValueId ahead = emit(c, top, OP_ADD, (ValueId[]){iv, cint(c, top, it, (int64_t)(S - 1) * stepd->a.ival)}, 2, it);
