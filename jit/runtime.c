@@ -56,6 +56,9 @@ struct tile_kernel {
     unsigned dyn_smem;   /* the part of smem that is dynamic (kernels over 48 KiB): tile_launch passes it */
     int nparams;         /* -1: unknown (raw PTX without a parameter list we could read) */
     uint8_t *param_size; /* bytes of each parameter */
+    uint8_t *param_spec; /* what the compiled code assumes of each value: 0 nothing, 16 divisible by 16
+                          * (pointers: 16-byte aligned), 1 equal to 1; checked at every launch */
+    bool any_spec;
     tile_kernel_attributes attrs;
     char *name;
     tile_kernel *next;
@@ -223,6 +226,7 @@ static void module_free(tile_module *m) {
         n = k->next;
         k->magic = DEAD_MAGIC;
         free(k->param_size);
+        free(k->param_spec);
         free(k->name);
         free(k);
     }
@@ -894,10 +898,13 @@ void tile_module_unload(tile_module *m) {
 }
 
 /* Parameter sizes from a signature "*f16:16, i32, f32": pointers 8, scalars their width. */
-static int signature_sizes(const char *sig, uint8_t **out) {
+/* Parameter sizes, and (spec) what the code assumes of each value: ":16" divisible by 16 or
+ * 16-byte aligned, "=1" equal to one. */
+static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec) {
     int n = 0;
     uint8_t *v = malloc(strlen(sig) / 2 + 2);
-    if (!v) unreachable("out of memory");
+    uint8_t *sp = calloc(strlen(sig) / 2 + 2, 1);
+    if (!v || !sp) unreachable("out of memory");
     for (const char *p = sig; *p;) {
         while (*p == ' ' || *p == ',') p++;
         if (!*p) break;
@@ -911,10 +918,13 @@ static int signature_sizes(const char *sig, uint8_t **out) {
             DType dt = dtype_from_name(t, len);
             bytes = dt == DT_VOID ? 8 : dtype_bits(dt) <= 8 ? 1 : dtype_bits(dt) / 8;
         }
+        if (t[len] == ':' && !strncmp(t + len, ":16", 3)) sp[n] = 16;
+        if (t[len] == '=' && !strncmp(t + len, "=1", 2)) sp[n] = 1;
         v[n++] = (uint8_t)bytes;
         p = e;
     }
     *out = v;
+    *spec = sp;
     return n;
 }
 
@@ -988,7 +998,8 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
         k->block = 32u * (unsigned)ki->num_warps;
         k->smem = (unsigned)ki->smem_bytes;
         k->dyn_smem = ki->smem_dynamic || k->smem > 48 * 1024 ? k->smem : 0;
-        k->nparams = signature_sizes(ki->signature, &k->param_size);
+        k->nparams = signature_sizes(ki->signature, &k->param_size, &k->param_spec);
+        for (int i = 0; i < k->nparams; i++) k->any_spec |= k->param_spec[i] != 0;
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, ki->num_warps, ki->num_stages, k->block, k->smem, ki->signature,
                                             ki->registers};
     } else {
@@ -1030,6 +1041,22 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
         if (!args) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args is NULL but it takes %d parameters", k->name, k->nparams);
         for (int i = 0; i < k->nparams; i++)
             if (!args[i]) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args[%d] is NULL", k->name, i);
+        /* the code was specialized: a value breaking its assumption would fault or compute garbage */
+        for (int i = 0; k->any_spec && i < k->nparams; i++) {
+            if (!k->param_spec[i]) continue;
+            uint64_t v = k->param_size[i] == 8 ? *(const uint64_t *)args[i] : k->param_size[i] == 4 ? *(const uint32_t *)args[i]
+                       : k->param_size[i] == 2 ? *(const uint16_t *)args[i] : *(const uint8_t *)args[i];
+            if (k->param_spec[i] == 16 && v % 16)
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "launch of '%s': argument %d is %llu, but the kernel was compiled assuming it is a multiple of 16 "
+                               "(a 16-byte aligned pointer, or an integer specialized with =16; compile with no_align_ptrs or "
+                               "without that specialization)",
+                               k->name, i, (unsigned long long)v);
+            if (k->param_spec[i] == 1 && v != 1)
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "launch of '%s': argument %d is %llu, but the kernel was compiled assuming it equals 1", k->name, i,
+                               (unsigned long long)v);
+        }
     }
     void *dstream = NULL;
     if (stream && stream->magic == STREAM_MAGIC && stream->ctx == ctx) dstream = stream->impl;

@@ -110,10 +110,15 @@ Test(runtime, misuse_errors) {
     float out[8];
     cr_assert_eq(tile_memcpy_dtoh(ctx, out, p, sizeof out), TILE_OK);
     for (int i = 0; i < 8; i++) cr_assert_eq(out[i], 1.0f);
-    /* out of bounds on the device: reported, not a crash */
+    /* a pointer the kernel assumed 16-byte aligned: refused before the launch */
     tile_devptr end = p + 252;
     void *args2[] = {&end, &n};
-    cr_assert_eq(tile_launch(k, (tile_dim3){2, 1, 1}, args2, NULL), TILE_ERROR_LAUNCH);
+    ASSERT_ERR(tile_launch(k, (tile_dim3){2, 1, 1}, args2, NULL), TILE_ERROR_INVALID_VALUE, "multiple of 16");
+    /* out of bounds on the device: reported, not a crash (from the last aligned 16 bytes, program 4
+     * writes one float past the end) */
+    end = p + 240;
+    void *args3[] = {&end, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){5, 1, 1}, args3, NULL), TILE_ERROR_LAUNCH);
     cr_assert(strstr(tile_last_error(ctx), "memcheck"), "%s", tile_last_error(ctx));
     tile_module_unload(m);
     cr_assert_eq(tile_free(ctx, p), TILE_OK);
@@ -394,6 +399,35 @@ Test(runtime, launch_big_shared_memory) {
     static float hc[128 * 128];
     tile_memcpy_dtoh(ctx, hc, c, sizeof hc);
     for (int i = 0; i < 128 * 128; i++) cr_assert_eq(hc[i], 64.0f, "C[%d] = %g", i, hc[i]);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
+/* What the code was specialized for is checked at every launch: a misaligned pointer, or an
+ * integer that breaks its =16 specialization, is refused with a message. */
+Test(runtime, launch_checks_specialization) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
+    const char *src = "kernel k(x: *f32, n: i32) {\n  let o = arange(0, 128);\n  store(x + o, o as f32, o < n);\n}\n";
+    const char *specs[] = {"n=16", NULL};
+    tile_compile_options o = {.specialize = specs};
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "k.tile", src, &o, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kn;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &kn), TILE_OK);
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 1024, &x), TILE_OK);
+    int n = 64;
+    void *args[] = {&x, &n};
+    cr_assert_eq(tile_launch(kn, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    tile_devptr off = x + 4;
+    void *bad_ptr[] = {&off, &n};
+    cr_assert_eq(tile_launch(kn, (tile_dim3){1, 1, 1}, bad_ptr, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "argument 0") && strstr(tile_last_error(ctx), "multiple of 16"), "%s", tile_last_error(ctx));
+    int odd = 17;
+    void *bad_n[] = {&x, &odd};
+    cr_assert_eq(tile_launch(kn, (tile_dim3){1, 1, 1}, bad_n, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "argument 1 is 17"), "%s", tile_last_error(ctx));
     tile_module_unload(m);
     tile_context_destroy(ctx);
 }
