@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void) {
     struct timespec ts;
@@ -414,8 +415,9 @@ static void init_targets(void) {
     LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
-bool llvm_lower_module(Module *m, const LlvmOptions *o, LlvmResult *out, Diag *d) {
-    pthread_once(&init_once, init_targets);
+/* Lower `funcs` into one LLVM module (its own LLVM context) and emit its PTX.  Reads the
+ * Tile IR only, so several of these may run at once on different functions. */
+static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *o, LlvmResult *out, Diag *d) {
     memset(out, 0, sizeof *out);
     LL l = {.m = m, .d = d, .opt = o};
     const char *arch = o && o->arch ? o->arch : "sm_80";
@@ -460,8 +462,8 @@ bool llvm_lower_module(Module *m, const LlvmOptions *o, LlvmResult *out, Diag *d
     l.t_gptr = LLVMPointerTypeInContext(l.ctx, 1);
     l.t_sptr = LLVMPointerTypeInContext(l.ctx, 3);
 
-    for (int k = 0; k < m->nfuncs; k++)
-        if (!emit_func(&l, m->funcs[k])) goto cleanup;
+    for (int k = 0; k < nfuncs; k++)
+        if (!emit_func(&l, funcs[k])) goto cleanup;
     if (LLVMVerifyModule(l.mod, LLVMReturnStatusAction, &err)) {
         diag_error(d, (Loc){0}, "internal error: generated LLVM IR is invalid: %s", err);
         goto cleanup;
@@ -523,4 +525,94 @@ void llvm_result_free(LlvmResult *r) {
     free(r->ptx);
     free(r->llvm_ir);
     r->ptx = r->llvm_ir = NULL;
+}
+
+/* ---- several kernels: one LLVM module per worker thread ----
+ * A file with many kernels (gemm.tile has 16) is lowered by up to `threads` workers, each
+ * with its own LLVM context and target machine, kernels dealt round-robin; the PTX texts
+ * are joined under the first one's header (.version/.target/.address_size).  Names
+ * stay unique across them: every module-level symbol is named after its kernel. */
+typedef struct Job {
+    Module *m;
+    Func **funcs;
+    int nfuncs;
+    const LlvmOptions *o;
+    LlvmResult res;
+    Diag d;
+    bool ok;
+} Job;
+
+static void add_msg(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vadd(d, lvl, loc, fmt, ap);
+    va_end(ap);
+}
+
+static void *run_job(void *arg) {
+    Job *j = arg;
+    j->ok = lower_funcs(j->m, j->funcs, j->nfuncs, j->o, &j->res, &j->d);
+    return NULL;
+}
+
+/* Where the declarations after the PTX header start. */
+static const char *after_header(const char *ptx) {
+    const char *p = strstr(ptx, ".address_size");
+    if (!p) return ptx;
+    p = strchr(p, '\n');
+    return p ? p + 1 : ptx + strlen(ptx);
+}
+
+bool llvm_lower_module(Module *m, const LlvmOptions *o, LlvmResult *out, Diag *d) {
+    pthread_once(&init_once, init_targets);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = o && o->threads > 0 ? o->threads : (int)(cpus < 1 ? 1 : cpus > 8 ? 8 : cpus);
+    if (threads > m->nfuncs) threads = m->nfuncs;
+    if (threads <= 1 || (o && o->want_llvm_text)) return lower_funcs(m, m->funcs, m->nfuncs, o, out, d);
+    Job *jobs = calloc((size_t)threads, sizeof *jobs);
+    Func **order = calloc((size_t)m->nfuncs, sizeof *order);
+    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
+    if (!jobs || !order || !tids) unreachable("out of memory");
+    int at = 0;
+    for (int t = 0; t < threads; t++) {
+        jobs[t].m = m;
+        jobs[t].o = o;
+        jobs[t].funcs = &order[at];
+        for (int k = t; k < m->nfuncs; k += threads) order[at++] = m->funcs[k];
+        jobs[t].nfuncs = (int)(&order[at] - jobs[t].funcs);
+        diag_init(&jobs[t].d);
+    }
+    bool started[8] = {0};
+    for (int t = 1; t < threads; t++) started[t] = pthread_create(&tids[t], NULL, run_job, &jobs[t]) == 0;
+    run_job(&jobs[0]);
+    for (int t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tids[t], NULL);
+        else run_job(&jobs[t]); /* no thread: do it here */
+    }
+    bool ok = true;
+    Str ptx = {0};
+    memset(out, 0, sizeof *out);
+    for (int t = 0; t < threads; t++) {
+        Job *j = &jobs[t];
+        for (int i = 0; i < j->d.n; i++) add_msg(d, j->d.msgs[i].level, j->d.msgs[i].loc, "%s", j->d.msgs[i].msg);
+        ok &= j->ok;
+        if (j->ok) {
+            str_puts(&ptx, t ? after_header(j->res.ptx) : j->res.ptx);
+            /* stages ran side by side: the wall time of each is the slowest worker's */
+            if (j->res.seconds_codegen > out->seconds_codegen) out->seconds_codegen = j->res.seconds_codegen;
+            if (j->res.seconds_opt > out->seconds_opt) out->seconds_opt = j->res.seconds_opt;
+            if (j->res.seconds_emit > out->seconds_emit) out->seconds_emit = j->res.seconds_emit;
+        }
+        llvm_result_free(&j->res);
+        diag_free(&j->d);
+    }
+    free(jobs);
+    free(order);
+    free(tids);
+    if (!ok) {
+        str_free(&ptx);
+        return false;
+    }
+    out->ptx = str_take(&ptx);
+    return true;
 }
