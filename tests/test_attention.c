@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/test_rng.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "jit/device.h"
@@ -28,21 +29,7 @@
 /* the emulator also checks shared memory for races between barriers */
 static const DevOptions racecheck = {.emu_racecheck = true};
 
-static uint64_t seed, rs;
-static void seed_rng(void) {
-    seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    if (getenv("TILE_TEST_SEED")) seed = strtoull(getenv("TILE_TEST_SEED"), NULL, 0);
-    rs = seed | 1;
-}
-static uint64_t rnext(void) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return rs;
-}
-static double urand(void) { return (double)(rnext() >> 11) / 9007199254740992.0 * 2.0 - 1.0; } /* [-1, 1) */
 
-/* host rounding to the 16-bit float types (round to nearest even) */
 
 typedef enum { DT_F16_, DT_BF16_ } Dt;
 static uint16_t to_dt(Dt t, double v) { return t == DT_F16_ ? f32_to_f16((float)v) : f32_to_bf16((float)v); }

@@ -20,22 +20,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/test_rng.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 
-static uint64_t seed, rs;
-static void seed_rng(void) {
-    seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    if (getenv("TILE_TEST_SEED")) seed = strtoull(getenv("TILE_TEST_SEED"), NULL, 0);
-    rs = seed | 1;
-}
-static uint64_t rnext(void) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return rs;
-}
-static double urand(void) { return (double)(rnext() >> 11) / 9007199254740992.0 * 2.0 - 1.0; } /* [-1, 1) */
 
 /* E4M3FN: bias 7, no infinity, 0x7f / 0xff NaN */
 static double e4m3_to_d(uint8_t code) {

@@ -9,24 +9,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/test_rng.h"
 #include "include/tile/tile.h"
 #include "jit/device.h"
 
 /* the emulator also checks shared memory for races between barriers */
 static const DevOptions racecheck = {.emu_racecheck = true};
 
-static uint64_t seed, rs;
-static void seed_rng(void) {
-    seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    if (getenv("TILE_TEST_SEED")) seed = strtoull(getenv("TILE_TEST_SEED"), NULL, 0);
-    rs = seed | 1;
-}
-static float frand(void) { /* uniform in [-1, 1) */
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return (float)((double)(rs >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-}
 
 typedef struct K {
     TileDevice *dev;
@@ -84,7 +73,7 @@ static void launch(K *k, unsigned gx, unsigned gy, void **params) {
 
 static float *randv(size_t n) {
     float *h = malloc(n * sizeof(float));
-    for (size_t i = 0; i < n; i++) h[i] = frand();
+    for (size_t i = 0; i < n; i++) h[i] = (float)urand();
     return h;
 }
 

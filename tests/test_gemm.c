@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/test_rng.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "jit/device.h"
@@ -16,20 +17,7 @@
 /* the emulator also checks shared memory for races between barriers */
 static const DevOptions racecheck = {.emu_racecheck = true};
 
-static uint64_t seed, rs;
-static void seed_rng(void) {
-    seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    if (getenv("TILE_TEST_SEED")) seed = strtoull(getenv("TILE_TEST_SEED"), NULL, 0);
-    rs = seed | 1;
-}
-static double urand(void) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return (double)(rs >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
 
-/* host rounding to the 16-bit float types (round to nearest even) */
 
 typedef enum { IN_F16, IN_BF16, IN_TF32, IN_I8, IN_E4M3, IN_E5M2 } InT;
 typedef enum { OUT_F32, OUT_F16, OUT_BF16, OUT_I32 } OutT;

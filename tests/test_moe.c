@@ -14,26 +14,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/test_rng.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "jit/device.h"
 
-static uint64_t seed, rs;
-static void seed_rng(void) {
-    seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    if (getenv("TILE_TEST_SEED")) seed = strtoull(getenv("TILE_TEST_SEED"), NULL, 0);
-    rs = seed | 1;
-}
-static uint64_t next(void) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return rs;
-}
-static double urand(void) { return (double)(next() >> 11) / 9007199254740992.0 * 2.0 - 1.0; } /* [-1, 1) */
-static int irand(int n) { return (int)((next() >> 33) % (uint64_t)n); }                          /* [0, n) */
 
-/* host rounding to the 16-bit float types (round to nearest even) */
 /* store v as a 16-bit float (bf16 or f16) in *dst; return the stored value */
 static double put16(bool bf16, uint16_t *dst, double v) {
     *dst = bf16 ? f32_to_bf16((float)v) : f32_to_f16((float)v);
