@@ -26,6 +26,27 @@ static LLVMValueRef pack32(LL *l, LLVMValueRef *e, int vpr, DType dt) {
     return LLVMBuildBitCast(l->b, v, l->t_i32, "");
 }
 
+/* One mma.sync of a 16x8 tile: a (4 registers), b (2) and the accumulator (4, updated in place). */
+static void issue_mma(LL *l, DType dt, const LLVMValueRef *a, const LLVMValueRef *b, LLVMValueRef *acc) {
+    static const char *const shape[] = {
+        [DT_F16] = "m16n8k16.row.col.f32.f16.f16.f32",
+        [DT_BF16] = "m16n8k16.row.col.f32.bf16.bf16.f32",
+        [DT_F32] = "m16n8k8.row.col.f32.tf32.tf32.f32",
+        [DT_I8] = "m16n8k32.row.col.s32.s8.s8.s32",
+    };
+    bool integer = dt == DT_I8;
+    char text[160];
+    snprintf(text, sizeof text, "mma.sync.aligned.%s {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};", shape[dt]);
+    LLVMTypeRef ct = integer ? l->t_i32 : l->t_f32;
+    LLVMTypeRef fields[4] = {ct, ct, ct, ct};
+    LLVMValueRef args[10];
+    for (int k = 0; k < 4; k++) args[k] = a[k], args[6 + k] = acc[k];
+    for (int k = 0; k < 2; k++) args[4 + k] = b[k];
+    LLVMValueRef call = ll_asm(l, LLVMStructTypeInContext(l->ctx, fields, 4, 0), text,
+                               integer ? "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3" : "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, false);
+    for (int k = 0; k < 4; k++) acc[k] = LLVMBuildExtractValue(l->b, call, (unsigned)k, "");
+}
+
 bool ll_emit_dot_mma(LL *l, Inst *i) {
     Func *f = l->f;
     const Type *at = tir_vtype(f, i->ops[0]), *bt = tir_vtype(f, i->ops[1]), *rt = tir_vtype(f, i->res[0]);
@@ -37,21 +58,6 @@ bool ll_emit_dot_mma(LL *l, Inst *i) {
     int kw = la->kw, vpr = la->vpr, wm = mma->wpc[0], wn = mma->wpc[1];
     int M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
     int rm = at_least_1(M / (16 * wm)), rn = at_least_1(N / (8 * wn)), nk = at_least_1(K / kw);
-    const char *text;
-    bool integer = at->dt == DT_I8;
-    if (at->dt == DT_F16)
-        text = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    else if (at->dt == DT_BF16)
-        text = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    else if (at->dt == DT_F32)
-        text = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    else
-        text = "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    const char *cons = integer ? "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3" : "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
-    LLVMTypeRef ct = integer ? l->t_i32 : l->t_f32;
-    LLVMTypeRef fields[4] = {ct, ct, ct, ct};
-    LLVMTypeRef ret = LLVMStructTypeInContext(l->ctx, fields, 4, 0);
-
     int na, nb, nc;
     LLVMValueRef *A = ll_get(l, i->ops[0], &na), *B = ll_get(l, i->ops[1], &nb), *C = ll_get(l, i->ops[2], &nc);
     if (na != rm * nk * 4 * vpr || nb != rn * nk * 2 * vpr || nc != rm * rn * 4) {
@@ -68,13 +74,7 @@ bool ll_emit_dot_mma(LL *l, Inst *i) {
     for (int kk = 0; kk < nk; kk++)
         for (int im = 0; im < rm; im++)
             for (int in = 0; in < rn; in++) {
-                LLVMValueRef args[10];
-                for (int k = 0; k < 4; k++) args[k] = pa[(im * nk + kk) * 4 + k];
-                for (int k = 0; k < 2; k++) args[4 + k] = pb[(in * nk + kk) * 2 + k];
-                LLVMValueRef *acc = &res[(im * rn + in) * 4];
-                for (int k = 0; k < 4; k++) args[6 + k] = acc[k];
-                LLVMValueRef call = ll_asm(l, ret, text, cons, args, 10, false);
-                for (int k = 0; k < 4; k++) acc[k] = LLVMBuildExtractValue(l->b, call, (unsigned)k, "");
+                issue_mma(l, at->dt, &pa[(im * nk + kk) * 4], &pb[(in * nk + kk) * 2], &res[(im * rn + in) * 4]);
             }
     free(pa);
     free(pb);
@@ -225,21 +225,6 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     if (!b_shared) stage(l, i->ops[1], &tb, b_nk);
     if ((!a_shared && !a_frag) || !b_shared) ll_barrier(l);
 
-    const char *text;
-    if (dt == DT_F16)
-        text = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    else if (dt == DT_BF16)
-        text = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    else if (dt == DT_F32)
-        text = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    else
-        text = "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    bool integer = dt == DT_I8;
-    const char *cons = integer ? "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3" : "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
-    LLVMTypeRef ct = integer ? l->t_i32 : l->t_f32;
-    LLVMTypeRef fields[4] = {ct, ct, ct, ct};
-    LLVMTypeRef ret = LLVMStructTypeInContext(l->ctx, fields, 4, 0);
-
     int nc;
     LLVMValueRef *C = ll_get(l, i->ops[2], &nc);
     if (nc != rm * rn * 4) {
@@ -323,13 +308,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
         if (kk + 1 < nk) LOAD_FRAGS(kk + 1, fa[cur ^ 1], fb[cur ^ 1]);
         for (int im = 0; im < rm; im++)
             for (int in = 0; in < rn; in++) {
-                LLVMValueRef args[10];
-                for (int k = 0; k < 4; k++) args[k] = fa[cur][im * 4 + k];
-                for (int k = 0; k < 2; k++) args[4 + k] = fb[cur][in * 2 + k];
-                LLVMValueRef *acc = &res[(im * rn + in) * 4];
-                for (int k = 0; k < 4; k++) args[6 + k] = acc[k];
-                LLVMValueRef call = ll_asm(l, ret, text, cons, args, 10, false);
-                for (int k = 0; k < 4; k++) acc[k] = LLVMBuildExtractValue(l->b, call, (unsigned)k, "");
+                issue_mma(l, dt, &fa[cur][im * 4], &fb[cur][in * 2], &res[(im * rn + in) * 4]);
             }
     }
 #undef LOAD_FRAGS
