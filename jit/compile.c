@@ -47,12 +47,6 @@ const char *tile_status_string(tile_status s) {
     return "unknown status";
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static char *dupstr(const char *s) {
     char *p = strdup(s ? s : "");
     if (!p) unreachable("out of memory");
@@ -279,9 +273,9 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
     LangOptions lo = {.include_dirs = incs, .defines = defs, .ndefines = nd, .kernel_name = o->kernel};
 
     /* 2. front end */
-    double t0 = now_s();
+    double t0 = now_seconds();
     Module *m = lang_compile(a, src, &lo, &d);
-    double t1 = now_s();
+    double t1 = now_seconds();
     if (!m || d.nerrors) goto done;
     m->arch = arch;
     if (m->nfuncs == 0) {
@@ -310,7 +304,7 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
         goto done;
     }
     if (!tir_run_pipeline(m, &po, &d)) goto done;
-    double t2 = now_s();
+    double t2 = now_seconds();
     Str tir = {0};
     tir_print_module(&tir, m);
     out->tir = str_take(&tir);
@@ -327,7 +321,7 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
     out->ptx = lr.ptx;
     out->llvm_ir = lr.llvm_ir;
     lr.ptx = lr.llvm_ir = NULL;
-    double t3 = now_s();
+    double t3 = now_seconds();
 
     /* 5. ptxas */
     double tpx = 0;
@@ -337,12 +331,12 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
         if (!px) out->ptxas_missing = 1;
         else {
             Str err = {0};
-            double tp0 = now_s();
+            double tp0 = now_seconds();
             if (!run_ptxas(px, arch, out->ptx, out, &err)) {
                 diag_error(&d, (Loc){0}, "%s", err.buf ? err.buf : "ptxas failed");
                 st = TILE_ERROR_PTXAS;
             }
-            tpx = now_s() - tp0;
+            tpx = now_seconds() - tp0;
             str_free(&err);
             parse_ptxas_log(out);
         }

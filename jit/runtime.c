@@ -122,12 +122,6 @@ struct tile_context {
     GemmState *gemm;
 };
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ---- errors ---- */
 tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...) {
     Str s = {0};
@@ -763,9 +757,9 @@ static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, con
         }
     tile_compiled c;
     int from_disk = 0;
-    double t0 = now_s();
+    double t0 = now_seconds();
     tile_status st = jit_cache_compile(ctx->cache_dir, src, &o, &c, &from_disk);
-    double t1 = now_s();
+    double t1 = now_seconds();
     if (from_disk) ctx->stats.disk_hits++;
     else ctx->stats.compiles++, ctx->stats.compile_seconds += t1 - t0;
     if (source) *source = from_disk ? 1 : 2;
@@ -777,7 +771,7 @@ static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, con
     }
     TileDevModule *dm;
     DevStatus ds = dev_module_load_ptx(ctx->dev, c.ptx, &dm);
-    ctx->stats.load_seconds += now_s() - t1;
+    ctx->stats.load_seconds += now_seconds() - t1;
     if (ds != DEV_OK) {
         tile_compiled_free(&c);
         return dev_error(ctx, ds, "loading the compiled PTX");
@@ -868,9 +862,9 @@ tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module
     if (!ptx) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_ptx: ptx is NULL");
     rt_lock(ctx);
     TileDevModule *dm;
-    double t0 = now_s();
+    double t0 = now_seconds();
     DevStatus ds = dev_module_load_ptx(ctx->dev, ptx, &dm);
-    ctx->stats.load_seconds += now_s() - t0;
+    ctx->stats.load_seconds += now_seconds() - t0;
     tile_status st = TILE_OK;
     if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_module_load_ptx");
     else {

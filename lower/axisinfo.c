@@ -63,12 +63,6 @@ static AxisInfo constant(const Type *t, int64_t v, bool known) {
     return a;
 }
 
-static int elem_bytes(const Type *t) {
-    const Type *p = t->pointee;
-    int b = dtype_bits(p->dt) / 8;
-    return b < 1 ? 1 : b;
-}
-
 typedef struct Ctx {
     Func *f;
     AxisInfo *info;
@@ -163,7 +157,7 @@ static void visit(Ctx *c, Inst *i) {
     case OP_SUB:
     case OP_PTR_ADD: {
         int scale = 1;
-        if (i->op == OP_PTR_ADD) scale = elem_bytes(t->rank ? tir_elem(f->module, t) : t);
+        if (i->op == OP_PTR_ADD) scale = dtype_bytes(t->pointee->dt);
         for (int d = 0; d < TIR_MAX_RANK; d++) {
             int32_t yd = mul_cap(y->div[d], scale);
             if (i->op == OP_SUB) r.contig[d] = gcd32(x->contig[d], y->constancy[d]);

@@ -23,12 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void ll_error(LL *l, Loc loc, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -425,7 +419,7 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
     char *err = NULL;
     LLVMMemoryBufferRef buf = NULL;
     LLVMPassBuilderOptionsRef pbo = NULL;
-    double t0 = now_s();
+    double t0 = now_seconds();
 
     l.ctx = LLVMContextCreate();
     l.mod = LLVMModuleCreateWithNameInContext("tile", l.ctx);
@@ -470,7 +464,7 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
     }
     LLVMDisposeMessage(err);
     err = NULL;
-    double t1 = now_s();
+    double t1 = now_seconds();
     out->seconds_codegen = t1 - t0;
     if (!o || o->run_o3) {
         pbo = LLVMCreatePassBuilderOptions();
@@ -482,7 +476,7 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
             goto cleanup;
         }
     }
-    double t2 = now_s();
+    double t2 = now_seconds();
     out->seconds_opt = t2 - t1;
     if (o && o->want_llvm_text) {
         char *s = LLVMPrintModuleToString(l.mod);
@@ -500,7 +494,7 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
         memcpy(out->ptx, LLVMGetBufferStart(buf), n);
         out->ptx[n] = 0;
     }
-    out->seconds_emit = now_s() - t2;
+    out->seconds_emit = now_seconds() - t2;
     ok = true;
 cleanup:
     if (err) LLVMDisposeMessage(err);

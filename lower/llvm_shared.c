@@ -61,12 +61,6 @@
 
 /* ---- scratch access ---- */
 
-static int elem_bytes(DType dt) {
-    if (dt == DT_PTR) return 8;
-    int b = dtype_bits(dt) / 8;
-    return b < 1 ? 1 : b;
-}
-
 /* How an element is kept in shared memory: i1 as i8, pointers as i64. */
 static LLVMTypeRef smem_type(LL *l, DType dt) {
     if (dt == DT_I1) return l->t_i8;
@@ -181,7 +175,7 @@ static int vec_run(const LayoutRegs *lr, const Type *t, int r, int maxv) {
  * linear index * element size.  Linear indices are row-major in t's shape. */
 static void write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) {
     const LayoutRegs *lr = ll_regs_of(l, t);
-    int eb = elem_bytes(t->dt);
+    int eb = dtype_bytes(t->dt);
     LLVMTypeRef st = smem_type(l, t->dt);
     for (int r = 0; r < lr->n;) {
         if (is_replica(lr, t, r)) {
@@ -209,7 +203,7 @@ static void write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) {
 /* Load every register of type t from scratch (row-major in t's shape). */
 static void read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off) {
     const LayoutRegs *lr = ll_regs_of(l, t);
-    int eb = elem_bytes(t->dt);
+    int eb = dtype_bytes(t->dt);
     LLVMTypeRef st = smem_type(l, t->dt);
     for (int r = 0; r < lr->n;) {
         int v = vec_run(lr, t, r, 16 / eb);
@@ -245,7 +239,7 @@ static bool emit_through_smem(LL *l, Inst *i) {
         for (int r = 0; r < rr->n; r++) res[r] = src[layout_regs_find(orr, rr->stat[r])];
         return true;
     }
-    if (!have_scratch(l, i, (int)(tir_type_numel(ot) * elem_bytes(ot->dt)))) return false;
+    if (!have_scratch(l, i, (int)(tir_type_numel(ot) * dtype_bytes(ot->dt)))) return false;
     write_tensor(l, ot, src, i->a.smem_offset);
     ll_barrier(l);
     LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
@@ -766,7 +760,7 @@ static bool emit_dot(LL *l, Inst *i) {
         return false;
     }
     int M = at->shape[0], K = at->shape[1], N = bt->shape[1];
-    int eb = elem_bytes(in);
+    int eb = dtype_bytes(in);
     int a_bytes = (M * K * eb + 15) & ~15;
     if (!have_scratch(l, i, a_bytes + K * N * eb)) return false;
     int off_a = i->a.smem_offset, off_b = off_a + a_bytes;

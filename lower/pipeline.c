@@ -17,12 +17,6 @@ const PassInfo *pass_lookup(const char *name) {
     return NULL;
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static bool run_one(Module *m, const PipelineOptions *o, Diag *d, int idx) {
     const PassInfo *p = &tir_passes[idx];
     double t0 = now_seconds();

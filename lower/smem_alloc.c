@@ -21,12 +21,6 @@
 
 #include <stdlib.h>
 
-static int elem_bytes(const Type *t) {
-    if (t->dt == DT_PTR) return 8;
-    int b = dtype_bits(t->dt) / 8;
-    return b < 1 ? 1 : b;
-}
-
 /* Distinct warp positions along dim d of a tensor in layout l. */
 int smem_warps_along(const Type *t, int d) {
     if (!t->layout) return 1;
@@ -44,7 +38,7 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
     case OP_RESHAPE: {
         const Type *t = f->values[i->ops[0]].type;
         if (i->op == OP_CONVERT_LAYOUT && layout_convert_is_local(t, f->values[i->res[0]].type)) return 0;
-        return (int)(tir_type_numel(t) * elem_bytes(t));
+        return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
     }
     case OP_REDUCE:
     case OP_SCAN: {
@@ -54,12 +48,12 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
         if (w <= 1) return 0;
         int64_t rows = tir_type_numel(t) / t->shape[ax];
         /* partials in the accumulation type (f16/bf16 as f32, narrow ints as i32), plus an i32 index for arg kinds */
-        int per = (elem_bytes(t) < 4 ? 4 : elem_bytes(t)) + (i->a.ival2 == RED_ARGMAX || i->a.ival2 == RED_ARGMIN ? 4 : 0);
+        int per = (dtype_bytes(t->dt) < 4 ? 4 : dtype_bytes(t->dt)) + (i->a.ival2 == RED_ARGMAX || i->a.ival2 == RED_ARGMIN ? 4 : 0);
         return (int)(rows * w * per);
     }
     case OP_LOCAL_ALLOC: {
         const Type *t = f->values[i->res[0]].type;
-        return (int)(tir_type_numel(t) * elem_bytes(t));
+        return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
     }
     case OP_DOT: {
         const Type *a = f->values[i->ops[0]].type, *b = f->values[i->ops[1]].type;
@@ -67,10 +61,10 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
         if (r->layout && r->layout->kind == LAYOUT_MMA) { /* tensor cores: tiles in neither shared memory nor fragments are staged */
             bool as = a->layout && (a->layout->kind == LAYOUT_SHARED || a->layout->kind == LAYOUT_DOT_A);
             bool bs = b->layout && (b->layout->kind == LAYOUT_SHARED || b->layout->kind == LAYOUT_DOT_B);
-            return (int)((as ? 0 : (tir_type_numel(a) * elem_bytes(a) + 127) / 128 * 128) + (bs ? 0 : tir_type_numel(b) * elem_bytes(b)));
+            return (int)((as ? 0 : (tir_type_numel(a) * dtype_bytes(a->dt) + 127) / 128 * 128) + (bs ? 0 : tir_type_numel(b) * dtype_bytes(b->dt)));
         }
-        int64_t sa = (tir_type_numel(a) * elem_bytes(a) + 15) & ~15;
-        return (int)(sa + tir_type_numel(b) * elem_bytes(b));
+        int64_t sa = (tir_type_numel(a) * dtype_bytes(a->dt) + 15) & ~15;
+        return (int)(sa + tir_type_numel(b) * dtype_bytes(b->dt));
     }
     default: return 0;
     }

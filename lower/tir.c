@@ -41,6 +41,12 @@ bool dtype_is_signed(DType t) { return dtype_info[t].flags & DTF_SIGNED; }
 bool dtype_is_float(DType t) { return dtype_info[t].flags & DTF_FLOAT; }
 bool dtype_is_storage(DType t) { return dtype_info[t].flags & DTF_STORAGE; }
 
+int dtype_bytes(DType t) {
+    if (t == DT_PTR) return 8;
+    int b = dtype_bits(t) / 8;
+    return b < 1 ? 1 : b;
+}
+
 DType dtype_from_name(const char *s, size_t n) {
     for (int i = 1; i < DT_COUNT; i++)
         if (strlen(dtype_info[i].name) == n && !memcmp(dtype_info[i].name, s, n)) return (DType)i;

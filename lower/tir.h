@@ -52,7 +52,8 @@ int dtype_bits(DType t);
 bool dtype_is_int(DType t);    /* i1 and all integer types */
 bool dtype_is_signed(DType t);
 bool dtype_is_float(DType t);  /* includes f8 storage types */
-bool dtype_is_storage(DType t);/* f8e4m3, f8e5m2: load/store/cast only */
+bool dtype_is_storage(DType t);
+int dtype_bytes(DType t);      /* in memory: i1 and f8 take 1, pointers 8 *//* f8e4m3, f8e5m2: load/store/cast only */
 DType dtype_from_name(const char *s, size_t n); /* DT_VOID if unknown */
 
 /* ---- layouts (assigned by the layout pass; NULL before) ----

@@ -254,7 +254,7 @@ static int number_layouts(const Module *m, int **alias) {
     int *a = malloc(sizeof(int) * (size_t)(m->nlayouts + 1));
     if (!a) unreachable("out of memory");
     for (int i = 0; i < m->nlayouts; i++) a[i] = -1;
-    UsedCtx u = {m, a};
+    UsedCtx u = {m, a, NULL};
     for (int k = 0; k < m->nfuncs; k++) {
         const Func *f = m->funcs[k];
         u.f = f;

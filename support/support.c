@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 _Noreturn void tile_unreachable_at(const char *file, int line, const char *msg) {
     fprintf(stderr, "tile: internal error at %s:%d: %s\n", file, line, msg ? msg : "unreachable");
@@ -220,4 +221,10 @@ char *read_file(const char *path, size_t *len) {
     }
     if (len) *len = s.len;
     return str_take(&s);
+}
+
+double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

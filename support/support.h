@@ -85,6 +85,9 @@ void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap);
 void diag_render(const Diag *d, Str *out);
 void diag_render_one(const DiagMsg *m, Str *out);
 
+/* Seconds on the monotonic clock (for stage timings). */
+double now_seconds(void);
+
 /* Read a whole file; returns malloc'd buffer or NULL (errno set). */
 char *read_file(const char *path, size_t *len);
 
