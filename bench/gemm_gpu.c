@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "jit/device.h"
 
@@ -49,17 +50,6 @@ static uint64_t next_u64(void) {
     return rng;
 }
 
-static uint16_t f32_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-static double bf16_to_d(uint16_t h) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

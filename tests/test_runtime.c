@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/hostfloat.h"
 #include "include/tile/tile.h"
 
 static char cache_dir[64];
@@ -174,29 +175,8 @@ static double urand(void) {
     rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
     return (double)(rs >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
-static uint16_t to_half(float f, int bf) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    if (bf) return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int e = (int)((x >> 23) & 0xff) - 112;
-    uint32_t m = x & 0x7fffff;
-    if (e <= 0) return (uint16_t)sign; /* inputs here are not tiny */
-    uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
-    return (uint16_t)(sign | r);
-}
-static double from_half(uint16_t h, int bf) {
-    if (bf) {
-        uint32_t x = (uint32_t)h << 16;
-        float f;
-        memcpy(&f, &x, 4);
-        return f;
-    }
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
-    return (h & 0x8000) ? -v : v;
-}
+static uint16_t to_half(float f, int bf) { return bf ? f32_to_bf16(f) : f32_to_f16(f); }
+static double from_half(uint16_t h, int bf) { return bf ? bf16_to_d(h) : f16_to_d(h); }
 static int dsize(tile_dtype t) { return t == TILE_I8 ? 1 : t == TILE_F16 || t == TILE_BF16 ? 2 : 4; }
 static void put(tile_dtype t, void *buf, size_t i, double v, double *exact) {
     switch (t) {
