@@ -692,7 +692,8 @@ Test(report, racecheck) {
     download(d, o, out, sizeof o);
     for (uint32_t i = 0; i < 128; i++) cr_assert_eq(o[i], i < 127 ? i + 1 : 0);
     sync = 0;
-    cr_assert_eq(dev_launch(f, 2, 1, 1, 128, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    /* one block: with two, the blocks run on parallel host threads and either may report first */
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
     const char *e = dev_last_error(d);
     cr_assert(strstr(e, "racecheck: shared-memory hazard (write after read) at __shared__ address 0x4"), "%s", e);
     cr_assert(strstr(e, "PTX line 14: st.shared.u32") && strstr(e, "thread (1,0,0) in block (0,0,0)"), "%s", e);
