@@ -22,7 +22,7 @@ static double now_s(void) {
 int main(void) {
     char dir[] = "/tmp/tile-bench-cache-XXXXXX";
     if (!mkdtemp(dir)) return 1;
-    const char *gemm = TILE_SOURCE_DIR "/kernels/gemm.tile";
+    const char *gemm = TILE_SOURCE_DIR "/kernels/gemm/gemm.tile";
     tile_compile_options o = {.kernel = "gemm_bf16_f32"};
     tile_compiled c;
     int hit;

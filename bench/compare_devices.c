@@ -38,7 +38,7 @@
 
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
-#include "jit/device.h"
+#include "runtime/device.h"
 
 typedef enum Dt { F32, F16, BF16, I8, I32 } Dt;
 typedef enum Init { RAND, ZERO, POISON } Init;
@@ -110,21 +110,21 @@ static const Case cases[] = {
     {"transpose", "transpose.tile", "transpose", {0}, {B(F32, 70 * 47, POISON, 1), B(F32, 70 * 47, RAND, 0)},
      /* out is n x os with os = 72 >= m, in is m x is */
      {AB(0), AB(1), AI(70), AI(45), AI(47), AI(72)}, {3, 2, 1}, CMP_EXACT, 0, 0},
-    {"gemm f16->f32", "gemm.tile", "gemm_f16_f32", {0}, GEMM_BUFS(F16, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
+    {"gemm f16->f32", "gemm/gemm.tile", "gemm_f16_f32", {0}, GEMM_BUFS(F16, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
      GEMM_GRID(130, 70), CMP_TOL, 1e-4, 1e-4},
-    {"gemm f16->f16", "gemm.tile", "gemm_f16_f16", {0}, GEMM_BUFS(F16, F16, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
+    {"gemm f16->f16", "gemm/gemm.tile", "gemm_f16_f16", {0}, GEMM_BUFS(F16, F16, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
      GEMM_GRID(130, 70), CMP_TOL, 2e-3, 2e-3},
-    {"gemm bf16->f32", "gemm.tile", "gemm_bf16_f32", {0}, GEMM_BUFS(BF16, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
+    {"gemm bf16->f32", "gemm/gemm.tile", "gemm_bf16_f32", {0}, GEMM_BUFS(BF16, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
      GEMM_GRID(130, 70), CMP_TOL, 1e-4, 1e-4},
-    {"gemm bf16->bf16", "gemm.tile", "gemm_bf16_bf16", {0}, GEMM_BUFS(BF16, BF16, 130, 70, 96, POISON),
+    {"gemm bf16->bf16", "gemm/gemm.tile", "gemm_bf16_bf16", {0}, GEMM_BUFS(BF16, BF16, 130, 70, 96, POISON),
      GEMM_ARGS(130, 70, 96), GEMM_GRID(130, 70), CMP_TOL, 1.6e-2, 1.6e-2},
-    {"gemm tf32->f32", "gemm.tile", "gemm_tf32_f32", {0}, GEMM_BUFS(F32, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
+    {"gemm tf32->f32", "gemm/gemm.tile", "gemm_tf32_f32", {0}, GEMM_BUFS(F32, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96),
      GEMM_GRID(130, 70), CMP_TOL, 1e-3, 1e-3},
-    {"gemm i8->i32", "gemm.tile", "gemm_i8_i32", {0}, GEMM_BUFS(I8, I32, 130, 70, 200, POISON), GEMM_ARGS(130, 70, 200),
+    {"gemm i8->i32", "gemm/gemm.tile", "gemm_i8_i32", {0}, GEMM_BUFS(I8, I32, 130, 70, 200, POISON), GEMM_ARGS(130, 70, 200),
      GEMM_GRID(130, 70), CMP_EXACT, 0, 0},
-    {"gemm bf16 bias+gelu", "gemm.tile", "gemm_bf16_f32", {"HAS_BIAS=true", "ACT=2", 0},
+    {"gemm bf16 bias+gelu", "gemm/gemm.tile", "gemm_bf16_f32", {"HAS_BIAS=true", "ACT=2", 0},
      GEMM_BUFS(BF16, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96), GEMM_GRID(130, 70), CMP_TOL, 1e-4, 1e-4},
-    {"gemm bf16 split-K 3", "gemm.tile", "gemm_bf16_f32", {"SPLIT_K=3", 0}, GEMM_BUFS(BF16, F32, 130, 70, 300, ZERO),
+    {"gemm bf16 split-K 3", "gemm/gemm.tile", "gemm_bf16_f32", {"SPLIT_K=3", 0}, GEMM_BUFS(BF16, F32, 130, 70, 300, ZERO),
      GEMM_ARGS(130, 70, 300), {2, 3, 1}, CMP_ATOMICS, 1e-4, 1e-4},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };

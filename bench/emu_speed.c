@@ -4,8 +4,8 @@
  * executed thread-instructions per second, single host thread and all
  * cores.  Goal: >= 50 M thread-instructions/s per host core.
  *
- * Build: gcc -std=c17 -D_GNU_SOURCE -O2 -I. support/support.c jit/device*.c \
- *            jit/emu/ *.c bench/emu_speed.c -lpthread -ldl -lm -o emu_speed
+ * Build: gcc -std=c17 -D_GNU_SOURCE -O2 -I. support/support.c runtime/device*.c \
+ *            emu/ *.c bench/emu_speed.c -lpthread -ldl -lm -o emu_speed
  * Run from the repository root: ./emu_speed */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "jit/device.h"
+#include "runtime/device.h"
 #include "support/support.h"
 
 static double now(void) {

@@ -1,10 +1,10 @@
-/* gemm_gpu.c - TFLOP/s of kernels/gemm.tile (bf16 in, bf16 out, f32
+/* gemm_gpu.c - TFLOP/s of kernels/gemm/gemm.tile (bf16 in, bf16 out, f32
  * accumulation) on square problems, for bench/gpu/run.sh.
  *
  *   build/bench/gemm_gpu [--device cuda|emu] [--sizes 4096,8192] [--arch sm_80|sm_90a]
  *                        [--kernel gemm_bf16_bf16] [-D NAME=VALUE ...] [--samples N]
  *
- * Launched through the device layer (jit/device.h: tile_compile_file,
+ * Launched through the device layer (runtime/device.h: tile_compile_file,
  * dev_module_load_ptx, dev_launch), not the launcher library's tile_gemm,
  * which was not in the tree when this was written.  The device layer has no
  * events, so the timing is: warm-up launches, then N samples, each a batch
@@ -34,7 +34,7 @@
 
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
-#include "jit/device.h"
+#include "runtime/device.h"
 
 static double now_s(void) {
     struct timespec t;
@@ -81,7 +81,7 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
     defines[nd] = NULL;
     const char *spec[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
     tile_compile_options o = {.arch = arch, .kernel = kernel, .defines = defines, .specialize = n % 16 == 0 ? spec : NULL};
-    tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm.tile", &o, &comp);
+    tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &comp);
     if (st != TILE_OK) {
         fprintf(stderr, "gemm_gpu: compile %s: %s\n%s", kernel, tile_status_string(st), comp.diagnostics);
         tile_compiled_free(&comp);
@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "gemm_gpu: %s\n", err ? err : "cannot open the device");
         return 1;
     }
-    printf("gemm_gpu: %s on %s; launched through jit/device.h (not tile_gemm); time per launch = median over samples of\n"
+    printf("gemm_gpu: %s on %s; launched through runtime/device.h (not tile_gemm); time per launch = median over samples of\n"
            "  (batch of back-to-back launches between two dev_synchronize calls, host clock) / batch size\n",
            kernel, dev_backend_name(dev));
     int rc = 0;

@@ -1,10 +1,10 @@
-/* gemm_report.c - what the compiler made of kernels/gemm.tile, per
+/* gemm_report.c - what the compiler made of kernels/gemm/gemm.tile, per
  * configuration, next to Triton's tutorial matmul at the same configuration.
  *
  *   build/bench/gemm_report [--quick] [--no-triton] [--python PY]
  *
  * For every configuration (kernel variant, BM x BN x BK tile, warps, stages):
- *   1. compile kernels/gemm.tile for sm_80 and sm_90a with ptxas (want_cubin),
+ *   1. compile kernels/gemm/gemm.tile for sm_80 and sm_90a with ptxas (want_cubin),
  *      specialized as a launch on row-major, 16-aligned operands would be
  *      (unit strides = 1, sizes and leading strides divisible by 16);
  *   2. take registers, spill bytes and shared memory from the compile
@@ -319,7 +319,7 @@ int main(int argc, char **argv) {
         if (system(cmd) != 0) snprintf(triton_skip, sizeof triton_skip, "'%s -c \"import triton\"' failed: Triton is not installed", python);
     }
 
-    printf("gemm report: kernels/gemm.tile per configuration (registers, spills and shared memory from ptxas -v;\n"
+    printf("gemm report: kernels/gemm/gemm.tile per configuration (registers, spills and shared memory from ptxas -v;\n"
            "main-loop instruction mix from the PTX), Triton's tutorial matmul at the same configuration for sm_80\n");
     if (triton_skip[0]) printf("triton: skipped: %s\n", triton_skip);
     print_header();
@@ -340,7 +340,7 @@ int main(int argc, char **argv) {
             const char *spec[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
             tile_compile_options o = {.arch = archs[a], .kernel = c->kernel, .defines = defines, .specialize = spec, .want_cubin = 1};
             tile_compiled comp;
-            tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm.tile", &o, &comp);
+            tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &comp);
             if (st != TILE_OK) {
                 printf("%-16s %3dx%dx%d w%d s%d %-7s tile    compile failed: %s: %.*s\n", c->kernel, c->bm, c->bn, c->bk, c->warps,
                        c->stages, archs[a], tile_status_string(st), (int)strcspn(comp.diagnostics, "\n"), comp.diagnostics);

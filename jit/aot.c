@@ -15,7 +15,7 @@
  *      contexts under a mutex) and calls tile_launch.  OUT_unload(ctx)
  *      releases what was loaded into a context.
  * The output needs only <tile/tile.h> and libtile. */
-#include "jit.h"
+#include "jit/jit.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -144,7 +144,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             if (v < nvar) {
                 snprintf(buf, sizeof buf, "%s", variants[v]);
                 int ns = 0;
-                for (char *t = strtok(buf, " ,"); t && ns < 32; t = strtok(NULL, " ,")) specs[ns++] = t;
+                for (char *sv, *t = strtok_r(buf, " ,", &sv); t && ns < 32; t = strtok_r(NULL, " ,", &sv)) specs[ns++] = t;
             }
             tile_compile_options o = base;
             o.kernel = kn;
@@ -192,7 +192,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             Str cond = {0};
             char buf[512];
             snprintf(buf, sizeof buf, "%s", variants[v]);
-            for (char *t = strtok(buf, " ,"); t; t = strtok(NULL, " ,")) {
+            for (char *sv, *t = strtok_r(buf, " ,", &sv); t; t = strtok_r(NULL, " ,", &sv)) {
                 char *eq = strchr(t, '=');
                 if (!eq) continue;
                 *eq = 0;

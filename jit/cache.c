@@ -20,7 +20,7 @@
  *      writes of one byte do not interleave).
  * Requests for dumps, pass timing or LLVM IR are not cached (those outputs
  * are not stored); they compile directly.  Folders are created mode 0700. */
-#include "jit.h"
+#include "jit/jit.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -138,7 +138,6 @@ const char *jit_compiler_id(void) {
     return compiler_id;
 }
 
-const char *tile_version(void) { return "0.1.0"; }
 
 /* ---- keys ---- */
 static void hash_list(XXH3_state_t *st, const char *const *l) {
@@ -374,7 +373,7 @@ static void explain_miss(const char *dir, const CacheKey *k, const char *srcname
         if (dd) closedir(dd);
     }
     if (top) closedir(top);
-    jit_debug("cache", "miss %s (%s): %s", k->hex, srcname ? srcname : "<source>",
+    rt_debug("cache", "miss %s (%s): %s", k->hex, srcname ? srcname : "<source>",
               found ? (why.len ? why.buf : "an entry with the same key parts is gone") : "first compile of this source and kernel");
     str_free(&why);
 }
@@ -390,7 +389,7 @@ static bool try_load(const char *path, tile_compiled *out) {
     bool ok = entry_valid(data, n, &r, &why);
     if (ok && !deserialize(&r, out, &srcname)) ok = false, why = "malformed payload";
     if (!ok) {
-        if (jit_options()->debug_cache) jit_debug("cache", "corrupt entry %s: %s; recompiling", path, why);
+        if (rt_options()->debug_cache) rt_debug("cache", "corrupt entry %s: %s; recompiling", path, why);
         unlink(path);
     }
     free(srcname);
@@ -402,7 +401,7 @@ static void store(const char *dir, const char *path, const CacheKey *k, const ch
     char folder[4200];
     snprintf(folder, sizeof folder, "%s/v1/%.2s", dir, k->hex);
     if (!jit_mkdirs(folder)) {
-        if (jit_options()->debug_cache) jit_debug("cache", "cannot create %s: %s", folder, strerror(errno));
+        if (rt_options()->debug_cache) rt_debug("cache", "cannot create %s: %s", folder, strerror(errno));
         return;
     }
     Str s = {0};
@@ -420,7 +419,7 @@ static void store(const char *dir, const char *path, const CacheKey *k, const ch
     if (fd >= 0 && close(fd) != 0) ok = false;
     if (ok && rename(tmp, path) != 0) ok = false;
     if (!ok) {
-        if (jit_options()->debug_cache) jit_debug("cache", "cannot write %s: %s", path, strerror(errno));
+        if (rt_options()->debug_cache) rt_debug("cache", "cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
     }
     str_free(&s);
@@ -442,7 +441,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
             if (from_cache) *from_cache = 1;
             return TILE_OK;
         }
-        if (jit_options()->debug_cache) explain_miss(dir, &k, src->name);
+        if (rt_options()->debug_cache) explain_miss(dir, &k, src->name);
     }
     tile_status st = tile_compile_source(src->name, src->text, o, out);
     if (cacheable) {
@@ -454,7 +453,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
 }
 
 /* ---- public ---- */
-static const char *dir_or_default(const char *dir) { return dir ? dir : jit_options()->cache_dir; }
+static const char *dir_or_default(const char *dir) { return dir ? dir : rt_options()->cache_dir; }
 
 tile_status tile_cache_compile_source(const char *cache_dir, const char *name, const char *source,
                                       const tile_compile_options *opt, tile_compiled *out, int *from_cache) {

@@ -10,11 +10,11 @@
  *      its errors are reported as internal errors with a repro command,
  *      never passed through as if they were the user's.
  * All compiler memory lives in one arena freed at the end. */
-#include "../include/tile/tile.h"
+#include "include/tile/tile.h"
 #include "../lang/lang.h"
 #include "../lower/llvm.h"
 #include "../lower/passes.h"
-#include "jit.h"
+#include "jit/jit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,24 +28,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-const char *tile_status_string(tile_status s) {
-    switch (s) {
-    case TILE_OK: return "ok";
-    case TILE_ERROR_INVALID_VALUE: return "invalid value";
-    case TILE_ERROR_COMPILE: return "compile error";
-    case TILE_ERROR_IO: return "i/o error";
-    case TILE_ERROR_PTXAS: return "ptxas error";
-    case TILE_ERROR_INTERNAL: return "internal error";
-    case TILE_ERROR_NO_DEVICE: return "no such device";
-    case TILE_ERROR_DEVICE: return "device error";
-    case TILE_ERROR_OUT_OF_MEMORY: return "out of memory";
-    case TILE_ERROR_NOT_FOUND: return "not found";
-    case TILE_ERROR_LAUNCH: return "launch failed";
-    case TILE_ERROR_UNSUPPORTED: return "unsupported";
-    }
-    return "unknown status";
-}
 
 static char *dupstr(const char *s) {
     char *p = strdup(s ? s : "");
@@ -387,22 +369,4 @@ tile_status tile_compile_file(const char *path, const tile_compile_options *opt,
     tile_status st = compile(&src, opt, out);
     free(text);
     return st;
-}
-
-void tile_compiled_free(tile_compiled *c) {
-    if (!c) return;
-    free(c->tir);
-    free(c->llvm_ir);
-    free(c->ptx);
-    free(c->cubin);
-    free(c->diagnostics);
-    free(c->dump);
-    free(c->timing);
-    free(c->ptxas_log);
-    for (int k = 0; k < c->nkernels; k++) {
-        free(c->kernels[k].name);
-        free(c->kernels[k].signature);
-    }
-    free(c->kernels);
-    memset(c, 0, sizeof *c);
 }

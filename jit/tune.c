@@ -13,7 +13,7 @@
  * CONFIG is "BM=64 BN=128 ... num_warps=4".  Records are appended with one
  * O_APPEND write each (concurrent tuners do not interleave lines); the
  * last record for a (kernel, device, bucket) wins. */
-#include "jit.h"
+#include "jit/jit.h"
 #include "../lang/lang.h"
 
 #include <errno.h>
@@ -56,7 +56,7 @@ static bool field_ok(const char *s) { return s && *s && !strpbrk(s, "\t\n"); }
 
 tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              const char *config, double seconds) {
-    const char *dir = cache_dir ? cache_dir : jit_options()->cache_dir;
+    const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
     if (!field_ok(kernel_id) || !field_ok(device) || !field_ok(key_bucket) || !field_ok(config)) return TILE_ERROR_INVALID_VALUE;
     if (!jit_mkdirs(dir)) return TILE_ERROR_IO;
     Str line = {0};
@@ -72,7 +72,7 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
 
 tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              char *config, size_t config_size) {
-    const char *dir = cache_dir ? cache_dir : jit_options()->cache_dir;
+    const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
     if (!kernel_id || !device || !key_bucket || !config || !config_size) return TILE_ERROR_INVALID_VALUE;
     config[0] = 0;
     char path[4200];

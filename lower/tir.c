@@ -7,16 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-    const char *name;
-    int bits;
-    unsigned flags;
-} dtype_info[DT_COUNT] = {
-#define X(e, n, b, f) {n, b, f},
-    TIR_DTYPES(X)
-#undef X
-};
-
 const OpInfo tir_op_info[OP_COUNT] = {
 #define X(e, n, no, nr, f) {n, no, nr, f},
     TIR_OPS(X)
@@ -33,25 +23,6 @@ const char *const tir_red_names[] = {
     TIR_REDUCE_KINDS(X)
 #undef X
 };
-
-const char *dtype_name(DType t) { return (unsigned)t < DT_COUNT ? dtype_info[t].name : "?"; }
-int dtype_bits(DType t) { return dtype_info[t].bits; }
-bool dtype_is_int(DType t) { return dtype_info[t].flags & DTF_INT; }
-bool dtype_is_signed(DType t) { return dtype_info[t].flags & DTF_SIGNED; }
-bool dtype_is_float(DType t) { return dtype_info[t].flags & DTF_FLOAT; }
-bool dtype_is_storage(DType t) { return dtype_info[t].flags & DTF_STORAGE; }
-
-int dtype_bytes(DType t) {
-    if (t == DT_PTR) return 8;
-    int b = dtype_bits(t) / 8;
-    return b < 1 ? 1 : b;
-}
-
-DType dtype_from_name(const char *s, size_t n) {
-    for (int i = 1; i < DT_COUNT; i++)
-        if (strlen(dtype_info[i].name) == n && !memcmp(dtype_info[i].name, s, n)) return (DType)i;
-    return DT_VOID;
-}
 
 Op tir_op_from_name(const char *s, size_t n) {
     for (int i = 0; i < OP_COUNT; i++)

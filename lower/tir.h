@@ -16,45 +16,11 @@
 #define TILE_TIR_H
 
 #include "../support/support.h"
+#include "../support/dtype.h"
 
 #define TIR_MAX_RANK 4
 
-/* ---- element types: X(ENUM, name, bits, flags) ---- */
-enum { DTF_INT = 1, DTF_SIGNED = 2, DTF_FLOAT = 4, DTF_STORAGE = 8, DTF_PTR = 16 };
-#define TIR_DTYPES(X)                                    \
-    X(VOID, "void", 0, 0)                                \
-    X(I1, "i1", 1, DTF_INT)                              \
-    X(I8, "i8", 8, DTF_INT | DTF_SIGNED)                 \
-    X(I16, "i16", 16, DTF_INT | DTF_SIGNED)              \
-    X(I32, "i32", 32, DTF_INT | DTF_SIGNED)              \
-    X(I64, "i64", 64, DTF_INT | DTF_SIGNED)              \
-    X(U8, "u8", 8, DTF_INT)                              \
-    X(U16, "u16", 16, DTF_INT)                           \
-    X(U32, "u32", 32, DTF_INT)                           \
-    X(U64, "u64", 64, DTF_INT)                           \
-    X(F16, "f16", 16, DTF_FLOAT)                         \
-    X(BF16, "bf16", 16, DTF_FLOAT)                       \
-    X(F32, "f32", 32, DTF_FLOAT)                         \
-    X(F64, "f64", 64, DTF_FLOAT)                         \
-    X(F8E4M3, "f8e4m3", 8, DTF_FLOAT | DTF_STORAGE)      \
-    X(F8E5M2, "f8e5m2", 8, DTF_FLOAT | DTF_STORAGE)      \
-    X(PTR, "ptr", 64, DTF_PTR)
-
-typedef enum DType {
-#define X(e, n, b, f) DT_##e,
-    TIR_DTYPES(X)
-#undef X
-        DT_COUNT
-} DType;
-
-const char *dtype_name(DType t);
-int dtype_bits(DType t);
-bool dtype_is_int(DType t);    /* i1 and all integer types */
-bool dtype_is_signed(DType t);
-bool dtype_is_float(DType t);  /* includes f8 storage types */
-bool dtype_is_storage(DType t);
-int dtype_bytes(DType t);      /* in memory: i1 and f8 take 1, pointers 8 *//* f8e4m3, f8e5m2: load/store/cast only */
-DType dtype_from_name(const char *s, size_t n); /* DT_VOID if unknown */
+/* ---- element types: the one table in support/dtype.h ---- */
 
 /* ---- layouts (assigned by the layout pass; NULL before) ----
  * BLOCKED: each thread holds spt[d] contiguous elements along dim d, a warp

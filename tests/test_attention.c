@@ -1,5 +1,5 @@
-/* test_attention.c - kernels/attention.tile (FlashAttention-2 forward) and
- * kernels/paged_attention.tile (paged-KV decode, split-KV and its merge) on
+/* test_attention.c - kernels/attention/attention.tile (FlashAttention-2 forward) and
+ * kernels/attention/paged_attention.tile (paged-KV decode, split-KV and its merge) on
  * the PTX emulator against float64 C references.
  *
  * Fresh random inputs every run (TILE_TEST_SEED repeats one; the seed is
@@ -24,7 +24,7 @@
 #include "tests/test_rng.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
-#include "jit/device.h"
+#include "runtime/device.h"
 
 /* the emulator also checks shared memory for races between barriers */
 static const DevOptions racecheck = {.emu_racecheck = true};
@@ -173,7 +173,7 @@ static void run_attention(const AttnCase *c) {
         if (!strncmp(defines[i], "BM=", 3)) BM = atoi(defines[i] + 3);
     const char *name = c->dt == DT_F16_ ? "attention_fwd_f16" : "attention_fwd_bf16";
     Kern k;
-    kern_open(&k, dev, "attention.tile", name, defines);
+    kern_open(&k, dev, "attention/attention.tile", name, defines);
     cr_expect(strstr(k.ptx, "mma.sync.aligned.m16n8k16"), "%s: no mma.sync in the PTX", name);
 
     uint64_t dq = upload(dev, hq, nq * 2), dk = upload(dev, hk, nk * 2), dv = upload(dev, hv, nv * 2), dout = upload(dev, ho, no * 2);
@@ -343,7 +343,7 @@ static void run_paged(const PagedCase *c) {
     if (ns > 1) snprintf(defs[nd], 64, "SPLIT=true"), defines[nd] = defs[nd], nd++;
     const char *name = c->dt == DT_F16_ ? "paged_attention_f16" : "paged_attention_bf16";
     Kern k;
-    kern_open(&k, dev, "paged_attention.tile", name, defines);
+    kern_open(&k, dev, "attention/paged_attention.tile", name, defines);
     cr_expect(strstr(k.ptx, "mma.sync.aligned.m16n8k16"), "%s: no mma.sync in the PTX", name);
 
     uint64_t dk = upload(dev, hk, nk * 2), dv = upload(dev, hv, nv * 2), dq = upload(dev, hq, nq * 2), dout = upload(dev, ho, no * 2);
@@ -359,7 +359,7 @@ static void run_paged(const PagedCase *c) {
         const char *mdefs[] = {defines[0], defines[1], sdef, NULL};
         const char *mname = c->dt == DT_F16_ ? "paged_attention_merge_f16" : "paged_attention_merge_bf16";
         Kern m;
-        kern_open(&m, dev, "paged_attention.tile", mname, mdefs);
+        kern_open(&m, dev, "attention/paged_attention.tile", mname, mdefs);
         void *mparams[] = {&dout, &dpart, &dlse, &T, &Hq, &ns, &sos, &sot, &soh};
         kern_launch(&m, (unsigned)(Hq * T), (unsigned)S, 1, mparams);
         kern_close(&m);

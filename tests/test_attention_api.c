@@ -1,5 +1,5 @@
 /* test_attention_api.c - tile_attention_fwd and tile_attention_decode_paged
- * (jit/attention.c) on the emulator against float64 references, and their
+ * (kernels/attention/attention.c) on the emulator against float64 references, and their
  * argument checks.
  *
  * Fresh random inputs (TILE_TEST_SEED repeats one; printed on failure),

@@ -11,7 +11,7 @@
 
 #include "tests/test_rng.h"
 #include "include/tile/tile.h"
-#include "jit/device.h"
+#include "runtime/device.h"
 
 /* the emulator also checks shared memory for races between barriers */
 static const DevOptions racecheck = {.emu_racecheck = true};

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jit/device.h"
+#include "runtime/device.h"
 #include "support/support.h"
 
 #ifndef TILE_SOURCE_DIR

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jit/device.h"
+#include "runtime/device.h"
 #include "support/support.h"
 
 #ifndef TILE_SOURCE_DIR

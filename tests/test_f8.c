@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "include/tile/tile.h"
-#include "jit/device.h"
+#include "runtime/device.h"
 
 /* value of every code: E4M3FN (bias 7, no inf, 0x7f/0xff NaN) and E5M2 (IEEE-like, bias 15) */
 static double decode(int code, bool e4m3) {

@@ -1,4 +1,4 @@
-/* test_gemm.c - kernels/gemm.tile on the emulator against a float64 reference:
+/* test_gemm.c - kernels/gemm/gemm.tile on the emulator against a float64 reference:
  * every input type, both transposes, sizes that are not multiples of the
  * tile (1x1x1 up to 256x512x64), alpha/beta/bias/activations, split-K, and
  * num_stages 2-4; fresh random inputs, NaN-poisoned outputs. */
@@ -12,7 +12,7 @@
 #include "tests/test_rng.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
-#include "jit/device.h"
+#include "runtime/device.h"
 
 /* the emulator also checks shared memory for races between barriers */
 static const DevOptions racecheck = {.emu_racecheck = true};
@@ -145,7 +145,7 @@ static void run_case(const Case *c) {
     }
     tile_compile_options o = {.kernel = kn, .defines = defines, .specialize = specs};
     tile_compiled comp;
-    tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm.tile", &o, &comp);
+    tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &comp);
     cr_assert_eq(st, TILE_OK, "%s: %s\n%s", kn, tile_status_string(st), comp.diagnostics);
 
     TileDevice *dev;
@@ -322,7 +322,7 @@ Test(gemm, pipelined_ptx) {
     const char *specs[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
     tile_compile_options o = {.kernel = "gemm_bf16_f32", .specialize = specs};
     tile_compiled c;
-    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
     cr_expect(strstr(c.ptx, "mma.sync.aligned.m16n8k16"), "no mma.sync");
     cr_expect(strstr(c.ptx, "ldmatrix.sync.aligned"), "no ldmatrix");
     cr_expect(strstr(c.ptx, "cp.async.cg.shared.global"), "no 16-byte cp.async");

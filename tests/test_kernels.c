@@ -49,7 +49,7 @@ static void compile_all(const char *arch, bool cubin) {
         /* the expert GEMMs likewise, as tile_moe_forward launches them for sizes that are multiples of 16 */
         static const char *moe_specs[] = {"hidden=16", "inter=16", "sx=16", "so=16", NULL};
         tile_compile_options o = {.arch = arch, .want_cubin = cubin};
-        if (!strcmp(names[k], "gemm.tile")) o.specialize = gemm_specs;
+        if (!strcmp(names[k], "gemm/gemm.tile")) o.specialize = gemm_specs;
         if (!strcmp(names[k], "moe/experts.tile")) o.specialize = moe_specs;
         tile_compiled c;
         tile_status st = tile_compile_file(path, &o, &c);

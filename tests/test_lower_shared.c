@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "jit/device.h"
+#include "runtime/device.h"
 #include "lower/llvm.h"
 #include "lower/passes.h"
 

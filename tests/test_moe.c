@@ -17,7 +17,7 @@
 #include "tests/test_rng.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
-#include "jit/device.h"
+#include "runtime/device.h"
 
 
 /* store v as a 16-bit float (bf16 or f16) in *dst; return the stored value */

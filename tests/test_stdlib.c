@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "include/tile/tile.h"
-#include "jit/device.h"
+#include "runtime/device.h"
 
 static uint32_t philox_c(uint32_t seed, uint32_t offset) {
     uint32_t c[4] = {offset, 0, 0, 0}, k[2] = {seed, 0};

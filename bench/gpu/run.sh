@@ -18,7 +18,7 @@
 #   5. bench/gemm_report: registers, spills, shared memory and main-loop
 #      instruction mix per GEMM configuration, Triton's tutorial matmul
 #      beside it where Triton is installed;
-#   6. bf16 GEMM at 4096^3 and 8192^3: bench/gemm_gpu (kernels/gemm.tile)
+#   6. bf16 GEMM at 4096^3 and 8192^3: bench/gemm_gpu (kernels/gemm/gemm.tile)
 #      next to torch.matmul (cuBLAS) and Triton's tutorial matmul
 #      (bench/gpu/triton_matmul.py), in the same run;
 #   7. attention (issue 7): bench/attention_gpu (tile_attention_fwd at

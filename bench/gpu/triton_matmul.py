@@ -1,5 +1,5 @@
 """triton_matmul.py - Triton's tutorial matmul (python/tutorials/03-matrix-multiplication.py),
-compiled ahead of time or timed on the GPU, as the reference for kernels/gemm.tile.
+compiled ahead of time or timed on the GPU, as the reference for kernels/gemm/gemm.tile.
 
   python3 bench/gpu/triton_matmul.py ptx --bm 128 --bn 128 --bk 32 --warps 4 --stages 3 \
           --arch 80 --out FILE.ptx           # writes FILE.ptx and FILE.ptx.info (key=value lines)

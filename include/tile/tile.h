@@ -14,6 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Every function of the API is marked TILE_API: the shared libraries export
+ * these and nothing else. */
+#if defined(TILE_BUILDING_LIBRARY)
+#define TILE_API __attribute__((visibility("default")))
+#else
+#define TILE_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -75,12 +83,12 @@ typedef struct tile_compiled {
 
 /* Compile a .tile file / source text.  On TILE_ERROR_COMPILE, out->diagnostics says why.
  * Always call tile_compiled_free(out) afterwards. */
-tile_status tile_compile_file(const char *path, const tile_compile_options *opt, tile_compiled *out);
-tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out);
-void tile_compiled_free(tile_compiled *c);
-const char *tile_status_string(tile_status s);
+TILE_API tile_status tile_compile_file(const char *path, const tile_compile_options *opt, tile_compiled *out);
+TILE_API tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out);
+TILE_API void tile_compiled_free(tile_compiled *c);
+TILE_API const char *tile_status_string(tile_status s);
 /* The library's version, e.g. "0.1.0", and the build id that keys the compile cache. */
-const char *tile_version(void);
+TILE_API const char *tile_version(void);
 
 /* ==== compile cache ================================================
  * Compiled PTX/cubin and kernel metadata, keyed by XXH3-128 over the
@@ -89,24 +97,24 @@ const char *tile_version(void);
  * cache_dir (NULL: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else
  * ~/.cache/tile).  Requests for dumps, timing or LLVM IR bypass the cache.
  * *from_cache (may be NULL) is set to 1 on a hit. */
-tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
+TILE_API tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
                                     tile_compiled *out, int *from_cache);
-tile_status tile_cache_compile_source(const char *cache_dir, const char *name, const char *source,
+TILE_API tile_status tile_cache_compile_source(const char *cache_dir, const char *name, const char *source,
                                       const tile_compile_options *opt, tile_compiled *out, int *from_cache);
 typedef struct tile_cache_stats {
     uint64_t hits, misses;   /* recorded by every process using the folder since the last clear */
     uint64_t entries, bytes; /* compiled entries on disk and their total size */
     uint64_t tuning_records; /* lines in the tuning database */
 } tile_cache_stats;
-tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out);
+TILE_API tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out);
 /* Call fn once per entry: key (32 hex digits), source name, kernels, size in bytes. */
-tile_status tile_cache_list(const char *cache_dir,
+TILE_API tile_status tile_cache_list(const char *cache_dir,
                             void (*fn)(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes),
                             void *user);
 /* Remove every entry (and, with tuning != 0, the tuning database). */
-tile_status tile_cache_clear(const char *cache_dir, int tuning);
+TILE_API tile_status tile_cache_clear(const char *cache_dir, int tuning);
 /* The folder a NULL cache_dir means (malloc'd; free it). */
-char *tile_cache_default_dir(void);
+TILE_API char *tile_cache_default_dir(void);
 
 /* ==== run time ===================================================== */
 typedef struct tile_context tile_context;
@@ -117,7 +125,18 @@ typedef uint64_t tile_devptr;
 typedef struct tile_dim3 {
     unsigned x, y, z;
 } tile_dim3;
-typedef enum tile_dtype { TILE_F32, TILE_F16, TILE_BF16, TILE_F8E4M3, TILE_F8E5M2, TILE_I8, TILE_I32 } tile_dtype;
+/* Element types.  The values are part of the ABI: new ones are added at the end. */
+typedef enum tile_dtype {
+    TILE_F32 = 0, TILE_F16 = 1, TILE_BF16 = 2, TILE_F8E4M3 = 3, TILE_F8E5M2 = 4, TILE_I8 = 5, TILE_I32 = 6,
+    TILE_I16 = 7, TILE_I64 = 8, TILE_U8 = 9, TILE_U16 = 10, TILE_U32 = 11, TILE_U64 = 12, TILE_F64 = 13,
+    TILE_DTYPE_COUNT /* not a type */
+} tile_dtype;
+/* "f32", "bf16", "f8e4m3", ... (the names .tile sources use); NULL for a value that is no type. */
+TILE_API const char *tile_dtype_name(tile_dtype t);
+/* The type of a name; TILE_ERROR_NOT_FOUND when there is none. */
+TILE_API tile_status tile_dtype_from_name(const char *name, tile_dtype *out);
+/* Bytes of one element in memory (f8: 1); 0 for a value that is no type. */
+TILE_API size_t tile_dtype_size(tile_dtype t);
 typedef enum tile_activation { TILE_ACT_NONE, TILE_ACT_RELU, TILE_ACT_GELU, TILE_ACT_SILU } tile_activation;
 
 typedef struct tile_context_options {
@@ -131,10 +150,10 @@ typedef struct tile_context_options {
                                    its imports are unchanged (saves a stat() per file; see docs/runtime.md) */
 } tile_context_options;
 
-tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", NULL = TILE_DEVICE or auto */
-tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
-void tile_context_destroy(tile_context *ctx);
-const char *tile_last_error(tile_context *ctx); /* message of the last failure on this context ("" when none) */
+TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", NULL = TILE_DEVICE or auto */
+TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
+TILE_API void tile_context_destroy(tile_context *ctx);
+TILE_API const char *tile_last_error(tile_context *ctx); /* message of the last failure on this context ("" when none) */
 
 typedef struct tile_device_properties {
     char name[128];     /* "emu" or "cuda:0" */
@@ -143,7 +162,7 @@ typedef struct tile_device_properties {
     int max_threads_per_block;
     int max_shared_per_block; /* bytes usable by one block */
 } tile_device_properties;
-tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out);
+TILE_API tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out);
 
 typedef struct tile_context_stats {
     uint64_t memory_hits;   /* loads answered by a module already loaded in this context */
@@ -153,27 +172,27 @@ typedef struct tile_context_stats {
     double compile_seconds; /* spent compiling (misses) */
     double load_seconds;    /* spent loading PTX into the device */
 } tile_context_stats;
-tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out);
+TILE_API tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out);
 
-tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out);
-tile_status tile_free(tile_context *ctx, tile_devptr p);
-tile_status tile_memcpy_htod(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes);
-tile_status tile_memcpy_dtoh(tile_context *ctx, void *dst, tile_devptr src, size_t bytes);
-tile_status tile_memset(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes);
-tile_status tile_synchronize(tile_context *ctx);
+TILE_API tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out);
+TILE_API tile_status tile_free(tile_context *ctx, tile_devptr p);
+TILE_API tile_status tile_memcpy_htod(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes);
+TILE_API tile_status tile_memcpy_dtoh(tile_context *ctx, void *dst, tile_devptr src, size_t bytes);
+TILE_API tile_status tile_memset(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes);
+TILE_API tile_status tile_synchronize(tile_context *ctx);
 
 /* Modules.  load_file/load_source compile through the cache (memory, then
  * disk) for the context's arch; loading the same thing twice returns the
  * loaded module again (each load needs one unload). */
-tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module **out);
-tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out); /* .tile; defines: NULL-terminated "NAME=VALUE" */
-tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out);
+TILE_API tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module **out);
+TILE_API tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out); /* .tile; defines: NULL-terminated "NAME=VALUE" */
+TILE_API tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out);
 /* With full compile options (kernel, specialize, include_dirs; arch NULL: the context's). */
-tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out);
-tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, const char *source, const tile_compile_options *opt,
+TILE_API tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out);
+TILE_API tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, const char *source, const tile_compile_options *opt,
                                        tile_module **out);
-void tile_module_unload(tile_module *m);
-tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
+TILE_API void tile_module_unload(tile_module *m);
+TILE_API tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out);
 
 typedef struct tile_kernel_attributes {
     const char *name;
@@ -184,12 +203,12 @@ typedef struct tile_kernel_attributes {
     const char *signature;   /* "*f16:16, i32" ("" for kernels loaded from raw PTX) */
     int registers;           /* -1: unknown */
 } tile_kernel_attributes;
-tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *out);
+TILE_API tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *out);
 
 /* args[i] points at the value of parameter i, as in cuLaunchKernel. */
-tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream); /* block and shared memory from the kernel */
+TILE_API tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream); /* block and shared memory from the kernel */
 /* shared_bytes: dynamic shared memory, as in cuLaunchKernel (the kernel's static shared memory is in its PTX). */
-tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream);
+TILE_API tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream);
 
 /* ==== streams and events ============================================
  * Work on one stream runs in order; work on different streams may overlap.
@@ -201,23 +220,23 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
  * context that created it; using it on another context, or after destroying
  * it, is an error with a message. */
 typedef struct tile_event_s *tile_event;
-tile_status tile_stream_create(tile_context *ctx, tile_stream *out);
-tile_status tile_stream_destroy(tile_context *ctx, tile_stream stream); /* pending work still completes */
-tile_status tile_stream_synchronize(tile_context *ctx, tile_stream stream); /* wait for everything submitted to it */
+TILE_API tile_status tile_stream_create(tile_context *ctx, tile_stream *out);
+TILE_API tile_status tile_stream_destroy(tile_context *ctx, tile_stream stream); /* pending work still completes */
+TILE_API tile_status tile_stream_synchronize(tile_context *ctx, tile_stream stream); /* wait for everything submitted to it */
 /* Work submitted to stream after this call waits until event has completed (no-op when it was never recorded). */
-tile_status tile_stream_wait_event(tile_context *ctx, tile_stream stream, tile_event event);
-tile_status tile_event_create(tile_context *ctx, tile_event *out);
-tile_status tile_event_destroy(tile_context *ctx, tile_event event);
+TILE_API tile_status tile_stream_wait_event(tile_context *ctx, tile_stream stream, tile_event event);
+TILE_API tile_status tile_event_create(tile_context *ctx, tile_event *out);
+TILE_API tile_status tile_event_destroy(tile_context *ctx, tile_event event);
 /* The event completes when everything submitted to stream before it has. */
-tile_status tile_event_record(tile_context *ctx, tile_event event, tile_stream stream);
-tile_status tile_event_synchronize(tile_context *ctx, tile_event event);
+TILE_API tile_status tile_event_record(tile_context *ctx, tile_event event, tile_stream stream);
+TILE_API tile_status tile_event_synchronize(tile_context *ctx, tile_event event);
 /* Milliseconds from start to end (both recorded; waits for them to complete). */
-tile_status tile_event_elapsed_ms(tile_context *ctx, tile_event start, tile_event end, float *ms);
+TILE_API tile_status tile_event_elapsed_ms(tile_context *ctx, tile_event start, tile_event end, float *ms);
 /* Copies and fills ordered on stream.  The host buffer must stay valid and
  * unchanged (htod) or unread (dtoh) until the stream is synchronized. */
-tile_status tile_memcpy_htod_async(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes, tile_stream stream);
-tile_status tile_memcpy_dtoh_async(tile_context *ctx, void *dst, tile_devptr src, size_t bytes, tile_stream stream);
-tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes, tile_stream stream);
+TILE_API tile_status tile_memcpy_htod_async(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes, tile_stream stream);
+TILE_API tile_status tile_memcpy_dtoh_async(tile_context *ctx, void *dst, tile_devptr src, size_t bytes, tile_stream stream);
+TILE_API tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes, tile_stream stream);
 
 /* ==== GEMM ========================================================== */
 typedef struct tile_gemm_args {
@@ -234,10 +253,10 @@ typedef struct tile_gemm_args {
 /* Type pairs: f16->f32, f16->f16, bf16->f32, bf16->bf16, f32->f32 (tf32 tensor cores), i8->i32.
  * Compiles on first use, caches, and launches the tuned configuration for
  * the shape (the kernel's defaults when none is tuned). */
-tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args);
+TILE_API tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args);
 /* The same with an explicit configuration: NULL-terminated "NAME=VALUE"
  * (BM, BN, BK, GROUP_M, SPLIT_K, num_warps, num_stages); the tuner uses it. */
-tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *args, const char *const *config);
+TILE_API tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *args, const char *const *config);
 /* What the last tile_gemm on this context did (for tools): the kernel, its
  * configuration and specializations, and whether it had to compile. */
 typedef struct tile_gemm_info {
@@ -248,9 +267,9 @@ typedef struct tile_gemm_info {
     int source;            /* 0 loaded in this context, 1 disk cache, 2 compiled */
     tile_dim3 grid, block;
 } tile_gemm_info;
-tile_status tile_gemm_last_info(tile_context *ctx, tile_gemm_info *out);
+TILE_API tile_status tile_gemm_last_info(tile_context *ctx, tile_gemm_info *out);
 /* The .tile file tile_gemm compiles (the source tree's or the installed one). */
-const char *tile_gemm_source_path(void);
+TILE_API const char *tile_gemm_source_path(void);
 
 /* ==== tuning ========================================================= */
 /* A kernel's tuning space from its @config / @tune_key attributes.
@@ -261,19 +280,19 @@ typedef struct tile_tune_space {
     int nkeys;
     char **keys; /* run-time argument names */
 } tile_tune_space;
-tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune_space *out, char **errmsg);
-void tile_tune_space_free(tile_tune_space *s);
+TILE_API tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune_space *out, char **errmsg);
+TILE_API void tile_tune_space_free(tile_tune_space *s);
 /* The tuning database (cache_dir/tune.db): record and look up the best
  * configuration ("BM=64 BN=128 ...") for (kernel source hash, device, key). */
-tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
+TILE_API tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              const char *config, double seconds);
-tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
+TILE_API tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              char *config, size_t config_size);
 /* Identity of a kernel for the tuning database: XXH3-128 hex of its file
  * (and imports) and name, written into id[33]. */
-tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33]);
+TILE_API tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33]);
 /* The power-of-two bucket of a key value (1, 2, 4, ...; values <= 1 give 1). */
-int64_t tile_tune_bucket(int64_t v);
+TILE_API int64_t tile_tune_bucket(int64_t v);
 
 /* ==== ahead-of-time export ========================================== */
 /* Write OUT.h and OUT.c for kernels (NULL-terminated names) of the .tile file:
@@ -281,10 +300,10 @@ int64_t tile_tune_bucket(int64_t v);
  * taking a tile_context, and a dispatcher over variants (NULL-terminated
  * "ARG=1 ARG=16" specialization lists; the generic build is the fallback).
  * *msg (malloc'd, may be NULL) holds diagnostics. */
-tile_status tile_aot_export(const char *path, const tile_compile_options *opt, const char *const *kernels,
+TILE_API tile_status tile_aot_export(const char *path, const tile_compile_options *opt, const char *const *kernels,
                             const char *const *variants, const char *out, char **msg);
 
-/* ==== mixture of experts (jit/moe.c; kernels/moe/; docs/moe.md) ======
+/* ==== mixture of experts (kernels/moe/moe.c; kernels/moe/; docs/moe.md) ======
  * One MoE layer: route (or take precomputed top-k ids and weights), group
  * the token slots by expert on the device, then per expert
  *   out[t] += sum_j w[t,j] * W2[e_j] (silu(W1g[e_j] x[t]) * W1u[e_j] x[t]).
@@ -324,10 +343,10 @@ typedef struct tile_moe_args {
     tile_devptr w1_scale, w2_scale;    /* f32 */
 } tile_moe_args;
 /* Bytes of workspace tile_moe_forward needs for these sizes (pointers are not read). */
-tile_status tile_moe_workspace_size(const tile_moe_args *args, size_t *bytes);
-tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *args);
+TILE_API tile_status tile_moe_workspace_size(const tile_moe_args *args, size_t *bytes);
+TILE_API tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *args);
 
-/* ==== attention (jit/attention.c; kernels/attention.tile, kernels/paged_attention.tile; docs/attention.md) ====
+/* ==== attention (kernels/attention/attention.c; kernels/attention/attention.tile, kernels/attention/paged_attention.tile; docs/attention.md) ====
  * Sizes are int64_t and checked against what the kernels address with 32-bit
  * offsets; strides are in elements (head_dim is always contiguous).  Every
  * pointer must lie in an allocation of the context with room for what the
@@ -352,7 +371,7 @@ typedef struct tile_attention_args {
 } tile_attention_args;
 /* O = softmax(scale Q K^T + mask) V, and the LSE of every row when lse != 0.
  * A row that sees no key gets O = 0 and LSE = -inf. */
-tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *args);
+TILE_API tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *args);
 
 typedef struct tile_paged_attention_args {
     tile_dtype dtype;                 /* TILE_F16 or TILE_BF16: q and o */
@@ -381,9 +400,9 @@ typedef struct tile_paged_attention_args {
 } tile_paged_attention_args;
 /* Decode over a vLLM-style paged KV cache, split over the context and merged
  * with the log-sum-exp when that fills the device better. */
-tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_attention_args *args);
+TILE_API tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_attention_args *args);
 /* Workspace the call needs (0 without splits) and the split count it will use. */
-tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_paged_attention_args *args, size_t *bytes,
+TILE_API tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_paged_attention_args *args, size_t *bytes,
                                                 int *num_splits);
 
 #ifdef __cplusplus

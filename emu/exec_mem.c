@@ -16,7 +16,7 @@
  * line of its last write and last read(s).  A write after another thread's
  * read or write, or a read after another thread's write, in the same epoch
  * (no bar.sync in between) is a hazard and stops the launch. */
-#include "jit/emu/exec.h"
+#include "emu/exec.h"
 
 #include <inttypes.h>
 #include <math.h>

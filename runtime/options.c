@@ -1,10 +1,10 @@
 /* options.c - the process's knobs, read from the environment in one place.
  *
- * The library has no global mutable state except this: a JitOptions
+ * The library has no global mutable state except this: a RtOptions
  * filled once (pthread_once) from TILE_CACHE_DIR, XDG_CACHE_HOME, HOME and
  * TILE_DEBUG, then only read.  TILE_DEVICE is read by the device layer
  * (dev_parse_device), its one reader. */
-#include "jit.h"
+#include "runtime/rt.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JitOptions opts;
+static RtOptions opts;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static bool has_category(const char *list, const char *cat) {
@@ -40,12 +40,12 @@ static void load(void) {
     opts.debug_tune = has_category(dbg, "tune");
 }
 
-const JitOptions *jit_options(void) {
+const RtOptions *rt_options(void) {
     pthread_once(&once, load);
     return &opts;
 }
 
-void jit_debug(const char *cat, const char *fmt, ...) {
+void rt_debug(const char *cat, const char *fmt, ...) {
     Str s = {0};
     str_printf(&s, "tile[%s]: ", cat);
     va_list ap;
@@ -57,4 +57,4 @@ void jit_debug(const char *cat, const char *fmt, ...) {
     str_free(&s);
 }
 
-char *tile_cache_default_dir(void) { return strdup(jit_options()->cache_dir); }
+char *tile_cache_default_dir(void) { return strdup(rt_options()->cache_dir); }

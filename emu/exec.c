@@ -17,7 +17,7 @@
  *      memory forms), control flow, and the family executors for the rest.
  * Exited threads count as arrived at bar.sync (as on the hardware) and are
  * dropped from warp member masks. */
-#include "jit/emu/exec.h"
+#include "emu/exec.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  *         dlopen("libcuda.so.1") (device_cuda.c, the only file that knows
  *         the driver); nothing links -lcuda, so everything builds and runs
  *         on machines without a driver.
- *   emu   the PTX emulator (device_emu.c over jit/emu/): runs the exact PTX
+ *   emu   the PTX emulator (device_emu.c over emu/): runs the exact PTX
  *         the compiler emits on the CPU, with bounds checking (memcheck)
  *         and an optional shared-memory race detector.
  *

@@ -5,7 +5,7 @@
  * Values are read truncated to the instruction width (zero- or
  * sign-extended by type) and written zero-extended.  Predicate sources may
  * be negated (`!%p`, EmuIns.on[i] set on a register operand). */
-#include "jit/emu/exec.h"
+#include "emu/exec.h"
 
 #include <limits.h>
 

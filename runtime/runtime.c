@@ -1,24 +1,22 @@
 /* runtime.c - the launcher library: contexts, memory, modules, kernels, launches.
  *
- * A tile_context wraps one TileDevice (jit/device.h) and owns:
+ * A tile_context wraps one TileDevice (runtime/device.h) and owns:
  *   - a table of the allocations made through it (sorted by address), so
  *     every pointer an API call is given can be checked before it reaches
  *     the device: unknown pointers, ranges that run past an allocation, and
  *     pointers of another context are rejected with a message;
- *   - the loaded modules.  Each remembers the request that produced it (a
- *     hash of the source text, defines and options), for a file also the
- *     request by path, and the content hashes and stat stamps of the files
- *     read (see "memory hits" below); otherwise the disk cache (cache.c),
- *     then the compiler;
- *   - the tile_gemm state (gemm.c).
+ *   - the loaded modules, from PTX or from the compiler (jit/load.c, which
+ *     keeps its record of the request in the module's origin);
+ *   - attachments: state the layers above keep per context (the shipped
+ *     kernels' variant caches), freed with it.
  * One mutex per context guards these tables; launches take no lock (the
  * kernel's launch layout is fixed when tile_module_get_kernel creates it:
  * block size, shared memory and the parameter sizes parsed from the
  * signature), so tile_launch is a few checks and one dev_launch.
  * Handles carry a magic number so stale or foreign pointers are caught. */
-#include "jit.h"
-#include "device.h"
-#include "../lower/tir.h"
+#include "runtime/rt.h"
+#include "runtime/device.h"
+#include "support/dtype.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -29,8 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
-#include <xxhash.h>
 
 enum { CTX_MAGIC = 0x7431c7c7, MOD_MAGIC = 0x74316d6d, KERNEL_MAGIC = 0x74316b6b, DEAD_MAGIC = 0xdeadbeef };
 enum { STREAM_MAGIC = 0x74317373, EVENT_MAGIC = 0x74316565, DEAD_STREAM_MAGIC = 0x7431dd73, DEAD_EVENT_MAGIC = 0x7431dd65 };
@@ -39,13 +35,6 @@ enum { STATIC_SMEM_LIMIT = 48 * 1024, DYNAMIC_SMEM_LIMIT = 227 * 1024 };
 typedef struct Alloc {
     uint64_t addr, size;
 } Alloc;
-
-/* What stat() says of a file the module was built from. */
-typedef struct FileStamp {
-    uint64_t dev, ino, size;
-    int64_t mtime_ns, ctime_ns;
-    bool trusted; /* last changed well before its content was read: an equal stamp means equal content */
-} FileStamp;
 
 struct tile_kernel {
     uint32_t magic;
@@ -69,20 +58,18 @@ struct tile_module {
     tile_context *ctx;
     TileDevModule *dm;
     int refs;
-    bool has_request;
-    XXH128_hash_t request; /* source text + options: the memory cache's key */
-    bool has_file_request;
-    XXH128_hash_t file_request; /* path + options (tile_module_load_file): the key that needs no read */
-    FileStamp file_stamp;       /* that file when it was read */
-    int nimports;
-    char **import_path;
-    XXH128_hash_t *import_hash;
-    FileStamp *import_stamp;
+    RtOrigin origin;    /* the layer above's record of the request (jit/load.c), or none */
     tile_compiled meta; /* kernel metadata (PTX and TIR dropped) */
     char *ptx;          /* raw PTX modules: kept to read .maxntid and parameters */
     tile_kernel *kernels;
     tile_module *next;
 };
+
+typedef struct Attachment {
+    const void *tag;
+    void *data;
+    void (*destroy)(void *);
+} Attachment;
 
 /* Streams and events stay allocated until their context is destroyed: a
  * destroyed one keeps a dead magic (and is reused by the next create), so
@@ -119,7 +106,8 @@ struct tile_context {
     tile_event events;
     tile_context_stats stats;
     _Atomic uint64_t launches;
-    GemmState *gemm;
+    Attachment *attach;
+    int nattach;
 };
 
 /* ---- errors ---- */
@@ -173,7 +161,20 @@ void rt_lock(tile_context *ctx) { pthread_mutex_lock(&ctx->lock); }
 void rt_unlock(tile_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
 const char *rt_cache_dir(tile_context *ctx) { return ctx->cache_dir; }
 const char *rt_device_key(tile_context *ctx) { return ctx->devkey; }
-GemmState **rt_gemm_state(tile_context *ctx) { return &ctx->gemm; }
+const char *rt_arch(tile_context *ctx) { return ctx->arch; }
+bool rt_assume_files_unchanged(tile_context *ctx) { return ctx->assume_files_unchanged; }
+tile_context_stats *rt_stats_locked(tile_context *ctx) { return &ctx->stats; }
+bool rt_context_valid(const tile_context *ctx) { return ctx && ctx->magic == CTX_MAGIC; }
+
+void **rt_attachment_locked(tile_context *ctx, const void *tag, void (*destroy)(void *)) {
+    for (int i = 0; i < ctx->nattach; i++)
+        if (ctx->attach[i].tag == tag) return &ctx->attach[i].data;
+    Attachment *a = realloc(ctx->attach, (size_t)(ctx->nattach + 1) * sizeof *a);
+    if (!a) return NULL;
+    ctx->attach = a;
+    a[ctx->nattach] = (Attachment){tag, NULL, destroy};
+    return &a[ctx->nattach++].data;
+}
 
 /* ---- contexts ---- */
 tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out) {
@@ -205,7 +206,7 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     if (ctx->emu) snprintf(ctx->devname, sizeof ctx->devname, "emu");
     else snprintf(ctx->devname, sizeof ctx->devname, "cuda:%d", dev->ordinal);
     snprintf(ctx->devkey, sizeof ctx->devkey, "%s/%s", ctx->devname, ctx->arch);
-    if (!opt->no_disk_cache) ctx->cache_dir = strdup(opt->cache_dir ? opt->cache_dir : jit_options()->cache_dir);
+    if (!opt->no_disk_cache) ctx->cache_dir = strdup(opt->cache_dir ? opt->cache_dir : rt_options()->cache_dir);
     *out = ctx;
     return TILE_OK;
 }
@@ -225,10 +226,7 @@ static void module_free(tile_module *m) {
         free(k);
     }
     dev_module_unload(m->dm);
-    for (int i = 0; i < m->nimports; i++) free(m->import_path[i]);
-    free(m->import_path);
-    free(m->import_hash);
-    free(m->import_stamp);
+    if (m->origin.free) m->origin.free(m->origin.data);
     tile_compiled_free(&m->meta);
     free(m->ptx);
     m->magic = DEAD_MAGIC;
@@ -238,7 +236,9 @@ static void module_free(tile_module *m) {
 void tile_context_destroy(tile_context *ctx) {
     if (!ctx || ctx->magic != CTX_MAGIC) return;
     dev_synchronize(ctx->dev); /* nothing may still run on what is freed below */
-    gemm_state_free(ctx->gemm);
+    for (int i = ctx->nattach - 1; i >= 0; i--)
+        if (ctx->attach[i].destroy && ctx->attach[i].data) ctx->attach[i].destroy(ctx->attach[i].data);
+    free(ctx->attach);
     for (tile_module *m = ctx->modules, *n; m; m = n) {
         n = m->next;
         module_free(m);
@@ -606,124 +606,9 @@ tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsigned char 
 }
 
 /* ---- modules ---- */
-/* kind: "S" a source text, "F" a file by path (text empty). */
-static XXH128_hash_t request_key(tile_context *ctx, const char *kind, const char *name, const char *text, size_t len,
-                                 const tile_compile_options *o) {
-    XXH3_state_t st;
-    XXH3_INITSTATE(&st);
-    XXH3_128bits_reset(&st);
-    const char *parts[] = {kind, name ? name : "", o->kernel ? o->kernel : "", ctx->arch, o->ptxas ? o->ptxas : ""};
-    for (size_t i = 0; i < ARRAY_LEN(parts); i++) XXH3_128bits_update(&st, parts[i], strlen(parts[i]) + 1);
-    XXH3_128bits_update(&st, text, len);
-    const char *const *lists[] = {o->defines, o->specialize, o->include_dirs};
-    for (size_t i = 0; i < ARRAY_LEN(lists); i++) {
-        for (const char *const *p = lists[i]; p && *p; p++) XXH3_128bits_update(&st, *p, strlen(*p) + 1);
-        XXH3_128bits_update(&st, "\x01", 1);
-    }
-    int flags[2] = {o->no_align_ptrs, o->want_cubin};
-    XXH3_128bits_update(&st, flags, sizeof flags);
-    return XXH3_128bits_digest(&st);
-}
-
-/* ---- memory hits ----
- * A module answers a later load when the request is the same and the
- * files it was built from have not changed.  Re-reading and re-hashing
- * them would be exact but costs microseconds (8 us for gemm.tile and its
- * import math.tile); comparing stat() stamps costs a few hundred ns a file:
- *   1. When a file's content is read, the realtime clock t is taken first;
- *      afterwards its stamp (device, inode, size, mtime, ctime) is kept,
- *      trusted only when both times are older than t - RACY_NS.  File times
- *      come from a clock that ticks coarsely, so a change made in the same
- *      tick as the read could leave an equal stamp over different content
- *      (git's "racy" index entries); a file changed since t has a ctime
- *      near t or later, so it is never trusted.  ctime cannot be set by
- *      utime(), so restoring an old mtime is seen too.
- *   2. A load by path hashes the path and options (file_request), then
- *      compares each trusted stamp with stat(): all equal is a hit without
- *      reading anything.
- *   3. Otherwise the strong check: read the file, hash the text into the
- *      request, and compare every import's content hash.  A hit there
- *      takes the stamps again (so a file edited a moment ago is trusted
- *      once RACY_NS has passed); a miss goes to the disk cache, whose key
- *      is computed from the contents as before.
- * Like the content check before it, this does not notice a new file that
- * would now shadow an import in an earlier folder of the search path.
- * tile_context_options.assume_files_unchanged skips step 2's stat()s. */
-enum { RACY_NS = 2000000000 };
-
-static int64_t realtime_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static bool stat_stamp(const char *path, FileStamp *f) {
-    struct stat st;
-    if (stat(path, &st) != 0) return false;
-    *f = (FileStamp){(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-                     (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-                     (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec, false};
-    return true;
-}
-
-/* The stamp of a file whose content was read after t_read. */
-static void stamp_take(const char *path, FileStamp *f, int64_t t_read) {
-    if (!stat_stamp(path, f)) {
-        memset(f, 0, sizeof *f);
-        return;
-    }
-    f->trusted = f->mtime_ns < t_read - RACY_NS && f->ctime_ns < t_read - RACY_NS;
-}
-
-static bool stamp_fresh(const char *path, const FileStamp *f) {
-    FileStamp now;
-    return f->trusted && stat_stamp(path, &now) && now.dev == f->dev && now.ino == f->ino && now.size == f->size &&
-           now.mtime_ns == f->mtime_ns && now.ctime_ns == f->ctime_ns;
-}
-
-static bool imports_fresh(const tile_module *m) {
-    for (int i = 0; i < m->nimports; i++)
-        if (!stamp_fresh(m->import_path[i], &m->import_stamp[i])) return false;
-    return true;
-}
-
-/* The strong check: every import's content against its hash; the stamps are taken again. */
-static bool imports_unchanged(tile_module *m) {
-    for (int i = 0; i < m->nimports; i++) {
-        if (stamp_fresh(m->import_path[i], &m->import_stamp[i])) continue;
-        int64_t t = realtime_ns();
-        size_t n;
-        char *text = read_file(m->import_path[i], &n);
-        bool same = text && XXH128_isEqual(XXH3_128bits(text, n), m->import_hash[i]);
-        free(text);
-        if (!same) return false;
-        stamp_take(m->import_path[i], &m->import_stamp[i], t);
-    }
-    return true;
-}
-
-/* t_read: the realtime clock before the compiler read the files. */
-static void record_imports(tile_module *m, const SrcFile *src, const tile_compile_options *o, int64_t t_read) {
-    Arena *a = arena_new();
-    const SrcFile **files;
-    int n = jit_source_files(a, src, o, &files);
-    if (n > 1) {
-        m->import_path = calloc((size_t)n, sizeof *m->import_path);
-        m->import_hash = calloc((size_t)n, sizeof *m->import_hash);
-        m->import_stamp = calloc((size_t)n, sizeof *m->import_stamp);
-        if (!m->import_path || !m->import_hash || !m->import_stamp) unreachable("out of memory");
-        for (int i = 1; i < n; i++) {
-            m->import_path[m->nimports] = strdup(files[i]->name);
-            m->import_hash[m->nimports] = XXH3_128bits(files[i]->text, files[i]->len);
-            stamp_take(files[i]->name, &m->import_stamp[m->nimports++], t_read);
-        }
-    }
-    arena_free(a);
-}
-
 static tile_module *module_new(tile_context *ctx, TileDevModule *dm) {
     tile_module *m = calloc(1, sizeof *m);
-    if (!m) unreachable("out of memory");
+    if (!m) return NULL;
     m->magic = MOD_MAGIC;
     m->ctx = ctx;
     m->dm = dm;
@@ -733,127 +618,31 @@ static tile_module *module_new(tile_context *ctx, TileDevModule *dm) {
     return m;
 }
 
-static tile_status load_options(tile_context *ctx, const tile_compile_options *opt, tile_compile_options *o) {
-    *o = opt ? *opt : (tile_compile_options){0};
-    if (!o->arch) o->arch = ctx->arch;
-    if (o->dump_after || o->time_passes || o->want_llvm_ir)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: dump_after, time_passes and want_llvm_ir are for tile_compile_*");
-    return TILE_OK;
-}
-
-/* Compile (through the caches) and load; the lock is held.  o went through
- * load_options; t_read: the realtime clock before src was read. */
-static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, const tile_compile_options *opt, tile_module **out,
-                                      int *source, int64_t t_read) {
-    tile_compile_options o = *opt;
-    XXH128_hash_t req = request_key(ctx, "S", src->name, src->text, src->len, &o);
-    for (tile_module *m = ctx->modules; m; m = m->next)
-        if (m->has_request && XXH128_isEqual(m->request, req) && imports_unchanged(m)) {
-            m->refs++;
-            ctx->stats.memory_hits++;
-            if (source) *source = 0;
-            *out = m;
-            return TILE_OK;
-        }
-    tile_compiled c;
-    int from_disk = 0;
-    double t0 = now_seconds();
-    tile_status st = jit_cache_compile(ctx->cache_dir, src, &o, &c, &from_disk);
-    double t1 = now_seconds();
-    if (from_disk) ctx->stats.disk_hits++;
-    else ctx->stats.compiles++, ctx->stats.compile_seconds += t1 - t0;
-    if (source) *source = from_disk ? 1 : 2;
-    if (st != TILE_OK) {
-        rt_fail(ctx, st, "compiling %s: %s\n%s", src->name ? src->name : "<source>", tile_status_string(st),
-                c.diagnostics ? c.diagnostics : "");
-        tile_compiled_free(&c);
-        return st;
-    }
+tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, tile_compiled *meta, RtOrigin origin, tile_module **out) {
     TileDevModule *dm;
-    DevStatus ds = dev_module_load_ptx(ctx->dev, c.ptx, &dm);
-    ctx->stats.load_seconds += now_seconds() - t1;
-    if (ds != DEV_OK) {
-        tile_compiled_free(&c);
-        return dev_error(ctx, ds, "loading the compiled PTX");
+    double t0 = now_seconds();
+    DevStatus ds = dev_module_load_ptx(ctx->dev, ptx, &dm);
+    ctx->stats.load_seconds += now_seconds() - t0;
+    tile_module *m = ds == DEV_OK ? module_new(ctx, dm) : NULL;
+    if (!m) {
+        if (ds == DEV_OK) dev_module_unload(dm);
+        tile_compiled_free(meta);
+        if (origin.free) origin.free(origin.data);
+        return ds != DEV_OK ? dev_error(ctx, ds, "loading the compiled PTX")
+                            : rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "loading the compiled PTX: out of host memory");
     }
-    tile_module *m = module_new(ctx, dm);
-    m->has_request = true;
-    m->request = req;
-    record_imports(m, src, &o, t_read);
-    free(c.ptx), free(c.tir), free(c.cubin);
-    c.ptx = c.tir = NULL, c.cubin = NULL;
-    m->meta = c;
+    free(meta->ptx), free(meta->tir), free(meta->cubin);
+    meta->ptx = meta->tir = NULL, meta->cubin = NULL;
+    m->meta = *meta;
+    memset(meta, 0, sizeof *meta);
+    m->origin = origin;
     *out = m;
     return TILE_OK;
 }
 
-tile_status rt_load_file_locked(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out,
-                                int *source) {
-    tile_compile_options o;
-    tile_status st = load_options(ctx, opt, &o);
-    if (st != TILE_OK) return st;
-    XXH128_hash_t freq = request_key(ctx, "F", path, "", 0, &o);
-    for (tile_module *m = ctx->modules; m; m = m->next)
-        if (m->has_file_request && XXH128_isEqual(m->file_request, freq) &&
-            (ctx->assume_files_unchanged || (stamp_fresh(path, &m->file_stamp) && imports_fresh(m)))) {
-            m->refs++;
-            ctx->stats.memory_hits++;
-            if (source) *source = 0;
-            *out = m;
-            return TILE_OK;
-        }
-    int64_t t = realtime_ns();
-    size_t n;
-    char *text = read_file(path, &n);
-    if (!text) return rt_fail(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
-    SrcFile src = {.name = path, .text = text, .len = n};
-    st = load_source_locked(ctx, &src, &o, out, source, t);
-    free(text);
-    if (st == TILE_OK) {
-        (*out)->has_file_request = true;
-        (*out)->file_request = freq;
-        stamp_take(path, &(*out)->file_stamp, t);
-    }
-    return st;
-}
-
-tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out) {
-    CHECK_CTX(ctx);
-    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: out is NULL");
-    *out = NULL;
-    if (!path) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: path is NULL");
-    rt_lock(ctx);
-    tile_status st = rt_load_file_locked(ctx, path, opt, out, NULL);
-    rt_unlock(ctx);
-    return st;
-}
-
-tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, const char *source, const tile_compile_options *opt,
-                                       tile_module **out) {
-    CHECK_CTX(ctx);
-    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: out is NULL");
-    *out = NULL;
-    if (!source) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: source is NULL");
-    SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
-    tile_compile_options o;
-    tile_status st = load_options(ctx, opt, &o);
-    if (st != TILE_OK) return st;
-    int64_t t = realtime_ns();
-    rt_lock(ctx);
-    st = load_source_locked(ctx, &src, &o, out, NULL, t);
-    rt_unlock(ctx);
-    return st;
-}
-
-tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out) {
-    tile_compile_options o = {.defines = defines};
-    return tile_module_load_file_ex(ctx, path, &o, out);
-}
-
-tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out) {
-    tile_compile_options o = {.defines = defines};
-    return tile_module_load_source_ex(ctx, NULL, source, &o, out);
-}
+tile_module *rt_module_next_locked(tile_context *ctx, tile_module *prev) { return prev ? prev->next : ctx->modules; }
+void *rt_module_origin(tile_module *m, void (*kind)(void *)) { return m->origin.free == kind ? m->origin.data : NULL; }
+void rt_module_retain_locked(tile_module *m) { m->refs++; }
 
 tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module **out) {
     CHECK_CTX(ctx);
@@ -866,12 +655,13 @@ tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module
     DevStatus ds = dev_module_load_ptx(ctx->dev, ptx, &dm);
     ctx->stats.load_seconds += now_seconds() - t0;
     tile_status st = TILE_OK;
+    tile_module *m = NULL;
     if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_module_load_ptx");
-    else {
-        tile_module *m = module_new(ctx, dm);
-        m->ptx = strdup(ptx);
-        *out = m;
-    }
+    else if (!(m = module_new(ctx, dm)) || !(m->ptx = strdup(ptx))) {
+        if (m) ctx->modules = m->next, free(m);
+        dev_module_unload(dm);
+        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_module_load_ptx: out of host memory");
+    } else *out = m;
     rt_unlock(ctx);
     return st;
 }
@@ -910,7 +700,7 @@ static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec) {
         int bytes = 8;
         if (*t != '*') {
             DType dt = dtype_from_name(t, len);
-            bytes = dt == DT_VOID ? 8 : dtype_bits(dt) <= 8 ? 1 : dtype_bits(dt) / 8;
+            bytes = dt == DT_VOID ? 8 : dtype_bytes(dt);
         }
         if (t[len] == ':' && !strncmp(t + len, ":16", 3)) sp[n] = 16;
         if (t[len] == '=' && !strncmp(t + len, "=1", 2)) sp[n] = 1;

@@ -4,7 +4,7 @@
  * last error stays readable until the next failure), and forwards to the
  * backend's DevBackendOps.  Modules and functions are wrapped here so
  * that a function knows its device and a module frees its functions. */
-#include "jit/device.h"
+#include "runtime/device.h"
 
 #include <ctype.h>
 #include <stdarg.h>

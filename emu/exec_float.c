@@ -13,7 +13,7 @@
  * .approx instructions use the host's correctly rounded (or nearly so)
  * libm: their results are within PTX's documented error bounds.
  * min/max: a NaN operand loses unless .NaN; -0 orders below +0. */
-#include "jit/emu/exec.h"
+#include "emu/exec.h"
 
 #include <fenv.h>
 #include <math.h>

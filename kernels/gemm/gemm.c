@@ -1,4 +1,4 @@
-/* gemm.c - tile_gemm: the shipped GEMM (kernels/gemm.tile) behind one call.
+/* gemm.c - tile_gemm: the shipped GEMM (kernels/gemm/gemm.tile) behind one call.
  *
  *   1. Check the arguments before anything reaches the device: the type
  *      pair has a kernel; sizes are non-negative and fit the kernel's i32
@@ -19,7 +19,7 @@
  *      compiler) and keeps the kernel.
  *   5. Launch with grid (cdiv(m, BM) * cdiv(n, BN), SPLIT_K) and the block
  *      the kernel's num_warps gives. */
-#include "jit.h"
+#include "jit/jit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,16 +39,17 @@ typedef struct TunedBucket {
     char config[256]; /* "" when the database has none */
 } TunedBucket;
 
-struct GemmState {
+typedef struct GemmState {
     Variant *v;
     int nv, capv;
     TunedBucket *tb;
     int ntb, captb;
     char ids[6][33]; /* kernel ids for the tuning database, by type pair; "" until computed */
     tile_gemm_info last;
-};
+} GemmState;
 
-void gemm_state_free(GemmState *g) {
+static void gemm_state_free(void *p) {
+    GemmState *g = p;
     if (!g) return;
     for (int i = 0; i < g->nv; i++) free(g->v[i].key); /* modules go with the context */
     free(g->v);
@@ -57,8 +58,8 @@ void gemm_state_free(GemmState *g) {
 }
 
 const char *tile_gemm_source_path(void) {
-    static const char *src = TILE_SOURCE_DIR "/kernels/gemm.tile";
-    return access(src, R_OK) == 0 ? src : TILE_KERNELS_INSTALL_DIR "/gemm.tile";
+    static const char *src = TILE_SOURCE_DIR "/kernels/gemm/gemm.tile";
+    return access(src, R_OK) == 0 ? src : TILE_KERNELS_INSTALL_DIR "/gemm/gemm.tile";
 }
 
 typedef struct Pair {
@@ -136,8 +137,8 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
     snprintf(t->kernel, sizeof t->kernel, "%s", kn);
     snprintf(t->bucket, sizeof t->bucket, "%s", bucket);
     if (tile_tune_lookup(dir, g->ids[pair], rt_device_key(ctx), bucket, t->config, sizeof t->config) != TILE_OK) t->config[0] = 0;
-    if (jit_options()->debug_tune)
-        jit_debug("tune", "%s %s on %s: %s", kn, bucket, rt_device_key(ctx), t->config[0] ? t->config : "not tuned, defaults");
+    if (rt_options()->debug_tune)
+        rt_debug("tune", "%s %s on %s: %s", kn, bucket, rt_device_key(ctx), t->config[0] ? t->config : "not tuned, defaults");
     return t->config[0] ? t->config : NULL;
 }
 
@@ -188,8 +189,11 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
         return st;
 
     rt_lock(ctx);
-    GemmState **gp = rt_gemm_state(ctx);
-    if (!*gp && !(*gp = calloc(1, sizeof **gp))) unreachable("out of memory");
+    GemmState **gp = (GemmState **)rt_attachment_locked(ctx, gemm_state_free, gemm_state_free);
+    if (!gp || (!*gp && !(*gp = calloc(1, sizeof **gp)))) {
+        rt_unlock(ctx);
+        return rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_gemm: out of host memory");
+    }
     GemmState *g = *gp;
 
     /* 2. configuration */
@@ -258,7 +262,7 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
     if (!v) {
         tile_compile_options o = {.kernel = pr->kernel, .defines = cfg, .specialize = specs, .no_align_ptrs = no_align};
         tile_module *mod;
-        st = rt_load_file_locked(ctx, tile_gemm_source_path(), &o, &mod, &source);
+        st = jit_load_file_locked(ctx, tile_gemm_source_path(), &o, &mod, &source);
         tile_kernel *k = NULL;
         if (st == TILE_OK) {
             rt_unlock(ctx); /* get_kernel takes the lock */
@@ -277,8 +281,8 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
         }
         v = &g->v[g->nv++];
         *v = (Variant){str_take(&key), k, mod, config_int(cfg, "BM", 128), config_int(cfg, "BN", 128)};
-        if (jit_options()->debug_launch)
-            jit_debug("launch", "tile_gemm variant %s: %s", v->key, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
+        if (rt_options()->debug_launch)
+            rt_debug("launch", "tile_gemm variant %s: %s", v->key, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
     }
     str_free(&key);
     tile_kernel *kern = v->kernel;
@@ -324,7 +328,8 @@ tile_status tile_gemm_last_info(tile_context *ctx, tile_gemm_info *out) {
     if (!ctx || tile_context_get_properties(ctx, &props) != TILE_OK) return TILE_ERROR_INVALID_VALUE;
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_last_info: out is NULL");
     rt_lock(ctx);
-    GemmState *g = *rt_gemm_state(ctx);
+    GemmState **gp = (GemmState **)rt_attachment_locked(ctx, gemm_state_free, gemm_state_free);
+    GemmState *g = gp ? *gp : NULL;
     tile_status st = TILE_OK;
     if (g) *out = g->last;
     else st = rt_fail(ctx, TILE_ERROR_NOT_FOUND, "tile_gemm_last_info: no tile_gemm has run on this context");

@@ -1,5 +1,5 @@
 /* attention.c - tile_attention_fwd and tile_attention_decode_paged: the
- * kernels of kernels/attention.tile and kernels/paged_attention.tile behind
+ * kernels of kernels/attention/attention.tile and kernels/attention/paged_attention.tile behind
  * one call each.
  *
  *   1. Check the arguments before anything reaches the device: dtypes,
@@ -20,7 +20,7 @@
  *      loaded until the context is destroyed.
  *   5. Launch on the caller's stream, with dynamic shared memory when the
  *      kernel needs more than the static 48 KiB. */
-#include "jit.h"
+#include "jit/jit.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -86,11 +86,11 @@ static tile_status attn_kernel(tile_context *ctx, const char *api, const char *f
     tile_module *m;
     int source = 0;
     rt_lock(ctx);
-    tile_status st = rt_load_file_locked(ctx, path, &o, &m, &source);
+    tile_status st = jit_load_file_locked(ctx, path, &o, &m, &source);
     rt_unlock(ctx);
     if (st != TILE_OK) return st;
-    if (jit_options()->debug_launch)
-        jit_debug("launch", "%s %s: %s", api, name, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
+    if (rt_options()->debug_launch)
+        rt_debug("launch", "%s %s: %s", api, name, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
     st = tile_module_get_kernel(m, name, out);
     if (source == 0) tile_module_unload(m); /* already held by an earlier load, which keeps it */
     return st;
@@ -219,7 +219,7 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
     /* 4. kernel */
     const char *name = a->dtype == TILE_BF16 ? "attention_fwd_bf16" : "attention_fwd_f16";
     tile_kernel *kern;
-    if ((st = attn_kernel(ctx, api, "attention.tile", name, &v, &kern)) != TILE_OK) return st;
+    if ((st = attn_kernel(ctx, api, "attention/attention.tile", name, &v, &kern)) != TILE_OK) return st;
 
     /* 5. launch: grid (cdiv(seq_q, BM), batch * heads_q) */
     int32_t seq_q = (int32_t)a->seq_q, seq_k = (int32_t)a->seq_k, hq = (int32_t)H, group = (int32_t)(H / Hk);
@@ -396,7 +396,7 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
     static const char *const kn[2][2] = {{"paged_attention_f16", "paged_attention_f16_kv8"}, {"paged_attention_bf16", "paged_attention_bf16_kv8"}};
     tile_kernel *k_attn, *k_merge = NULL;
     /* 4. kernels */
-    if ((st = attn_kernel(ctx, api, "paged_attention.tile", kn[bf][f8], &v, &k_attn)) != TILE_OK) return st;
+    if ((st = attn_kernel(ctx, api, "attention/paged_attention.tile", kn[bf][f8], &v, &k_attn)) != TILE_OK) return st;
     if (p.splits > 1) {
         Variant m = {0};
         var_def(&m, "HEAD_DIM", D);
@@ -404,7 +404,7 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
         var_def(&m, "BLOCK_S", pow2_at_least(p.splits));
         for (int i = 0; i < 3; i++) var_spec16(&m, names[1][i], p.so[i]);
         m.no_align = v.no_align;
-        if ((st = attn_kernel(ctx, api, "paged_attention.tile", bf ? "paged_attention_merge_bf16" : "paged_attention_merge_f16", &m, &k_merge)) !=
+        if ((st = attn_kernel(ctx, api, "attention/paged_attention.tile", bf ? "paged_attention_merge_bf16" : "paged_attention_merge_f16", &m, &k_merge)) !=
             TILE_OK)
             return st;
     }

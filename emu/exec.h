@@ -9,7 +9,7 @@
 #ifndef TILE_JIT_EMU_EXEC_H
 #define TILE_JIT_EMU_EXEC_H
 
-#include "jit/emu/emu.h"
+#include "emu/emu.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

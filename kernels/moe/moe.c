@@ -20,7 +20,7 @@
  * Nothing is synchronized or copied back: the padded total stays on the
  * device and the expert GEMMs launch max_blocks programs of which those
  * past the total return at once. */
-#include "jit.h"
+#include "jit/jit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,11 +124,11 @@ static tile_status moe_kernel(tile_context *ctx, const char *file, const char *n
     tile_module *m;
     int source = 0;
     rt_lock(ctx);
-    tile_status st = rt_load_file_locked(ctx, path, &o, &m, &source);
+    tile_status st = jit_load_file_locked(ctx, path, &o, &m, &source);
     rt_unlock(ctx);
     if (st != TILE_OK) return st;
-    if (jit_options()->debug_launch)
-        jit_debug("launch", "tile_moe_forward %s: %s", name, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
+    if (rt_options()->debug_launch)
+        rt_debug("launch", "tile_moe_forward %s: %s", name, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
     st = tile_module_get_kernel(m, name, out);
     if (source == 0) tile_module_unload(m); /* already held by an earlier load, which keeps it */
     return st;

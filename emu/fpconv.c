@@ -12,7 +12,7 @@
  *   5. The result is encoded in the format's bit layout.
  * Every rounding is a single rounding of the exact input, so f32->f16 and
  * f64->f16 are both correctly rounded (no double rounding through f32). */
-#include "jit/emu/exec.h"
+#include "emu/exec.h"
 
 #include <float.h>
 #include <math.h>

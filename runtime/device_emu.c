@@ -1,6 +1,6 @@
 /* device_emu.c - the emulator backend of the device layer.
  *
- * Device memory is the emulator's allocation table (jit/emu/exec_mem.c):
+ * Device memory is the emulator's allocation table (emu/exec_mem.c):
  * synthetic device addresses, bounds-checked copies.  A module is an
  * EmuModule; a function is its EmuFunc.  Launches run to completion before
  * returning; errors come back as DevStatus plus the emulator's report:
@@ -18,14 +18,14 @@
  * and destroyed; an event records CLOCK_MONOTONIC when it is recorded,
  * which is after everything submitted before it has finished, so elapsed
  * times measure the host time the emulator spent between two records. */
-#include "jit/device.h"
+#include "runtime/device.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "jit/emu/emu.h"
+#include "emu/emu.h"
 
 typedef struct EmuDev {
     EmuMem mem;

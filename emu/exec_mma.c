@@ -32,7 +32,7 @@
  *   is checked (memcheck, racecheck) as a read by the lane that supplied it.
  *   Lane l receives in d[i] the elements (row l/4, cols 2(l%4), 2(l%4)+1) of
  *   matrix i, low half first; with .trans, of the transposed matrix. */
-#include "jit/emu/exec.h"
+#include "emu/exec.h"
 
 #include <math.h>
 

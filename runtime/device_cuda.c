@@ -8,7 +8,7 @@
  * loaded once per process (guarded by pthread_once) and never unloaded.
  * Each device holds the primary context of its ordinal and makes it
  * current before every driver call, so any host thread may use it. */
-#include "jit/device.h"
+#include "runtime/device.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -26,8 +26,8 @@
  *      are allocated in device memory and initialised, the dynamic shared
  *      offset is fixed, constant slots holding symbol addresses are filled,
  *      and the executor picks a fast path for each instruction. */
-#include "jit/emu/emu.h"
-#include "jit/emu/exec.h"
+#include "emu/emu.h"
+#include "emu/exec.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* emu.h - internal interface of the PTX emulator (jit/emu/).
+/* emu.h - internal interface of the PTX emulator (emu/).
  *
  * The emulator runs the PTX text that the NVPTX backend emits, on the CPU.
  * Pipeline:

@@ -8,7 +8,7 @@
  * then every lane's results are written and its pc advanced.  Lanes of the
  * mask that exited are left out; a shfl reading from a lane outside the
  * group gets its own value. */
-#include "jit/emu/exec.h"
+#include "emu/exec.h"
 
 uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in) {
     switch (in->op) {

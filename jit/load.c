@@ -1,0 +1,288 @@
+/* load.c - tile_module_load_file/source: compile a .tile source through the
+ * caches and load it into a context (the compiler's side of module loading;
+ * the runtime below knows only PTX and metadata).
+ *
+ * Each module made here carries a LoadRecord as its origin: the request
+ * that produced it (a hash of the source text, defines and options), for a
+ * file also the request by path, and the content hashes and stat stamps of
+ * the files read (see "memory hits" below).  A later load is answered from
+ * those records first, then by the disk cache (cache.c), then the compiler. */
+#include "jit/jit.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+/* What stat() says of a file the module was built from. */
+typedef struct FileStamp {
+    uint64_t dev, ino, size;
+    int64_t mtime_ns, ctime_ns;
+    bool trusted; /* last changed well before its content was read: an equal stamp means equal content */
+} FileStamp;
+
+typedef struct LoadRecord {
+    XXH128_hash_t request; /* source text + options: the memory cache's key */
+    bool has_file_request;
+    XXH128_hash_t file_request; /* path + options (tile_module_load_file): the key that needs no read */
+    FileStamp file_stamp;       /* that file when it was read */
+    int nimports;
+    char **import_path;
+    XXH128_hash_t *import_hash;
+    FileStamp *import_stamp;
+} LoadRecord;
+
+static void record_free(void *p) {
+    LoadRecord *r = p;
+    for (int i = 0; i < r->nimports; i++) free(r->import_path[i]);
+    free(r->import_path);
+    free(r->import_hash);
+    free(r->import_stamp);
+    free(r);
+}
+
+/* The module's record when this file made it (modules from PTX have none). */
+static LoadRecord *record_of(tile_module *m) { return rt_module_origin(m, record_free); }
+
+/* kind: "S" a source text, "F" a file by path (text empty). */
+static XXH128_hash_t request_key(tile_context *ctx, const char *kind, const char *name, const char *text, size_t len,
+                                 const tile_compile_options *o) {
+    XXH3_state_t st;
+    XXH3_INITSTATE(&st);
+    XXH3_128bits_reset(&st);
+    const char *parts[] = {kind, name ? name : "", o->kernel ? o->kernel : "", rt_arch(ctx), o->ptxas ? o->ptxas : ""};
+    for (size_t i = 0; i < ARRAY_LEN(parts); i++) XXH3_128bits_update(&st, parts[i], strlen(parts[i]) + 1);
+    XXH3_128bits_update(&st, text, len);
+    const char *const *lists[] = {o->defines, o->specialize, o->include_dirs};
+    for (size_t i = 0; i < ARRAY_LEN(lists); i++) {
+        for (const char *const *p = lists[i]; p && *p; p++) XXH3_128bits_update(&st, *p, strlen(*p) + 1);
+        XXH3_128bits_update(&st, "\x01", 1);
+    }
+    int flags[2] = {o->no_align_ptrs, o->want_cubin};
+    XXH3_128bits_update(&st, flags, sizeof flags);
+    return XXH3_128bits_digest(&st);
+}
+
+/* ---- memory hits ----
+ * A module answers a later load when the request is the same and the
+ * files it was built from have not changed.  Re-reading and re-hashing
+ * them would be exact but costs microseconds (8 us for gemm.tile and its
+ * import math.tile); comparing stat() stamps costs a few hundred ns a file:
+ *   1. When a file's content is read, the realtime clock t is taken first;
+ *      afterwards its stamp (device, inode, size, mtime, ctime) is kept,
+ *      trusted only when both times are older than t - RACY_NS.  File times
+ *      come from a clock that ticks coarsely, so a change made in the same
+ *      tick as the read could leave an equal stamp over different content
+ *      (git's "racy" index entries); a file changed since t has a ctime
+ *      near t or later, so it is never trusted.  ctime cannot be set by
+ *      utime(), so restoring an old mtime is seen too.
+ *   2. A load by path hashes the path and options (file_request), then
+ *      compares each trusted stamp with stat(): all equal is a hit without
+ *      reading anything.
+ *   3. Otherwise the strong check: read the file, hash the text into the
+ *      request, and compare every import's content hash.  A hit there
+ *      takes the stamps again (so a file edited a moment ago is trusted
+ *      once RACY_NS has passed); a miss goes to the disk cache, whose key
+ *      is computed from the contents as before.
+ * Like the content check before it, this does not notice a new file that
+ * would now shadow an import in an earlier folder of the search path.
+ * tile_context_options.assume_files_unchanged skips step 2's stat()s. */
+enum { RACY_NS = 2000000000 };
+
+static int64_t realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool stat_stamp(const char *path, FileStamp *f) {
+    struct stat st;
+    if (stat(path, &st) != 0) return false;
+    *f = (FileStamp){(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+                     (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                     (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec, false};
+    return true;
+}
+
+/* The stamp of a file whose content was read after t_read. */
+static void stamp_take(const char *path, FileStamp *f, int64_t t_read) {
+    if (!stat_stamp(path, f)) {
+        memset(f, 0, sizeof *f);
+        return;
+    }
+    f->trusted = f->mtime_ns < t_read - RACY_NS && f->ctime_ns < t_read - RACY_NS;
+}
+
+static bool stamp_fresh(const char *path, const FileStamp *f) {
+    FileStamp now;
+    return f->trusted && stat_stamp(path, &now) && now.dev == f->dev && now.ino == f->ino && now.size == f->size &&
+           now.mtime_ns == f->mtime_ns && now.ctime_ns == f->ctime_ns;
+}
+
+static bool imports_fresh(const LoadRecord *m) {
+    for (int i = 0; i < m->nimports; i++)
+        if (!stamp_fresh(m->import_path[i], &m->import_stamp[i])) return false;
+    return true;
+}
+
+/* The strong check: every import's content against its hash; the stamps are taken again. */
+static bool imports_unchanged(LoadRecord *m) {
+    for (int i = 0; i < m->nimports; i++) {
+        if (stamp_fresh(m->import_path[i], &m->import_stamp[i])) continue;
+        int64_t t = realtime_ns();
+        size_t n;
+        char *text = read_file(m->import_path[i], &n);
+        bool same = text && XXH128_isEqual(XXH3_128bits(text, n), m->import_hash[i]);
+        free(text);
+        if (!same) return false;
+        stamp_take(m->import_path[i], &m->import_stamp[i], t);
+    }
+    return true;
+}
+
+/* t_read: the realtime clock before the compiler read the files. */
+static bool record_imports(LoadRecord *m, const SrcFile *src, const tile_compile_options *o, int64_t t_read) {
+    Arena *a = arena_new();
+    const SrcFile **files;
+    int n = jit_source_files(a, src, o, &files);
+    if (n > 1) {
+        m->import_path = calloc((size_t)n, sizeof *m->import_path);
+        m->import_hash = calloc((size_t)n, sizeof *m->import_hash);
+        m->import_stamp = calloc((size_t)n, sizeof *m->import_stamp);
+        if (!m->import_path || !m->import_hash || !m->import_stamp) return arena_free(a), false;
+        for (int i = 1; i < n; i++) {
+            if (!(m->import_path[m->nimports] = strdup(files[i]->name))) return arena_free(a), false;
+            m->import_hash[m->nimports] = XXH3_128bits(files[i]->text, files[i]->len);
+            stamp_take(files[i]->name, &m->import_stamp[m->nimports++], t_read);
+        }
+    }
+    arena_free(a);
+    return true;
+}
+
+static tile_status load_options(tile_context *ctx, const tile_compile_options *opt, tile_compile_options *o) {
+    *o = opt ? *opt : (tile_compile_options){0};
+    if (!o->arch) o->arch = rt_arch(ctx);
+    if (o->dump_after || o->time_passes || o->want_llvm_ir)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: dump_after, time_passes and want_llvm_ir are for tile_compile_*");
+    return TILE_OK;
+}
+
+/* Compile (through the caches) and load; the lock is held.  o went through
+ * load_options; t_read: the realtime clock before src was read. */
+static tile_status load_source_locked(tile_context *ctx, const SrcFile *src, const tile_compile_options *opt, tile_module **out,
+                                      int *source, int64_t t_read) {
+    tile_compile_options o = *opt;
+    XXH128_hash_t req = request_key(ctx, "S", src->name, src->text, src->len, &o);
+    tile_context_stats *stats = rt_stats_locked(ctx);
+    for (tile_module *m = rt_module_next_locked(ctx, NULL); m; m = rt_module_next_locked(ctx, m)) {
+        LoadRecord *r = record_of(m);
+        if (r && XXH128_isEqual(r->request, req) && imports_unchanged(r)) {
+            rt_module_retain_locked(m);
+            stats->memory_hits++;
+            if (source) *source = 0;
+            *out = m;
+            return TILE_OK;
+        }
+    }
+    tile_compiled c;
+    int from_disk = 0;
+    double t0 = now_seconds();
+    tile_status st = jit_cache_compile(rt_cache_dir(ctx), src, &o, &c, &from_disk);
+    double t1 = now_seconds();
+    if (from_disk) stats->disk_hits++;
+    else stats->compiles++, stats->compile_seconds += t1 - t0;
+    if (source) *source = from_disk ? 1 : 2;
+    if (st != TILE_OK) {
+        rt_fail(ctx, st, "compiling %s: %s\n%s", src->name ? src->name : "<source>", tile_status_string(st),
+                c.diagnostics ? c.diagnostics : "");
+        tile_compiled_free(&c);
+        return st;
+    }
+    LoadRecord *r = calloc(1, sizeof *r);
+    if (!r || !record_imports(r, src, &o, t_read)) {
+        if (r) record_free(r);
+        tile_compiled_free(&c);
+        return rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "loading %s: out of host memory", src->name ? src->name : "<source>");
+    }
+    r->request = req;
+    char *ptx = c.ptx;
+    c.ptx = NULL; /* the module keeps the metadata only */
+    st = rt_module_create_locked(ctx, ptx, &c, (RtOrigin){r, record_free}, out);
+    free(ptx);
+    return st;
+}
+
+tile_status jit_load_file_locked(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out,
+                                int *source) {
+    tile_compile_options o;
+    tile_status st = load_options(ctx, opt, &o);
+    if (st != TILE_OK) return st;
+    XXH128_hash_t freq = request_key(ctx, "F", path, "", 0, &o);
+    for (tile_module *m = rt_module_next_locked(ctx, NULL); m; m = rt_module_next_locked(ctx, m)) {
+        LoadRecord *r = record_of(m);
+        if (r && r->has_file_request && XXH128_isEqual(r->file_request, freq) &&
+            (rt_assume_files_unchanged(ctx) || (stamp_fresh(path, &r->file_stamp) && imports_fresh(r)))) {
+            rt_module_retain_locked(m);
+            rt_stats_locked(ctx)->memory_hits++;
+            if (source) *source = 0;
+            *out = m;
+            return TILE_OK;
+        }
+    }
+    int64_t t = realtime_ns();
+    size_t n;
+    char *text = read_file(path, &n);
+    if (!text) return rt_fail(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
+    SrcFile src = {.name = path, .text = text, .len = n};
+    st = load_source_locked(ctx, &src, &o, out, source, t);
+    free(text);
+    LoadRecord *r = st == TILE_OK ? record_of(*out) : NULL;
+    if (r && !r->has_file_request) {
+        r->has_file_request = true;
+        r->file_request = freq;
+        stamp_take(path, &r->file_stamp, t);
+    }
+    return st;
+}
+
+tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out) {
+    if (!rt_context_valid(ctx)) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: out is NULL");
+    *out = NULL;
+    if (!path) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: path is NULL");
+    rt_lock(ctx);
+    tile_status st = jit_load_file_locked(ctx, path, opt, out, NULL);
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, const char *source, const tile_compile_options *opt,
+                                       tile_module **out) {
+    if (!rt_context_valid(ctx)) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: out is NULL");
+    *out = NULL;
+    if (!source) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: source is NULL");
+    SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
+    tile_compile_options o;
+    tile_status st = load_options(ctx, opt, &o);
+    if (st != TILE_OK) return st;
+    int64_t t = realtime_ns();
+    rt_lock(ctx);
+    st = load_source_locked(ctx, &src, &o, out, NULL, t);
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_module_load_file(tile_context *ctx, const char *path, const char *const *defines, tile_module **out) {
+    tile_compile_options o = {.defines = defines};
+    return tile_module_load_file_ex(ctx, path, &o, out);
+}
+
+tile_status tile_module_load_source(tile_context *ctx, const char *source, const char *const *defines, tile_module **out) {
+    tile_compile_options o = {.defines = defines};
+    return tile_module_load_source_ex(ctx, NULL, source, &o, out);
+}

@@ -1,0 +1,44 @@
+/* common.c - the parts of the API both libraries carry: status strings,
+ * the version, freeing a tile_compiled (modules keep compiled metadata). */
+#include "include/tile/tile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *tile_status_string(tile_status s) {
+    switch (s) {
+    case TILE_OK: return "ok";
+    case TILE_ERROR_INVALID_VALUE: return "invalid value";
+    case TILE_ERROR_COMPILE: return "compile error";
+    case TILE_ERROR_IO: return "i/o error";
+    case TILE_ERROR_PTXAS: return "ptxas error";
+    case TILE_ERROR_INTERNAL: return "internal error";
+    case TILE_ERROR_NO_DEVICE: return "no such device";
+    case TILE_ERROR_DEVICE: return "device error";
+    case TILE_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case TILE_ERROR_NOT_FOUND: return "not found";
+    case TILE_ERROR_LAUNCH: return "launch failed";
+    case TILE_ERROR_UNSUPPORTED: return "unsupported";
+    }
+    return "unknown status";
+}
+
+const char *tile_version(void) { return TILE_VERSION_STRING; }
+
+void tile_compiled_free(tile_compiled *c) {
+    if (!c) return;
+    free(c->tir);
+    free(c->llvm_ir);
+    free(c->ptx);
+    free(c->cubin);
+    free(c->diagnostics);
+    free(c->dump);
+    free(c->timing);
+    free(c->ptxas_log);
+    for (int k = 0; k < c->nkernels; k++) {
+        free(c->kernels[k].name);
+        free(c->kernels[k].signature);
+    }
+    free(c->kernels);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,74 @@
+/* rt.h - what the runtime (runtime/) offers the layers above it (internal).
+ *
+ * The runtime is libtile_rt: contexts, memory, streams and events, modules
+ * loaded from PTX, kernels and launches, on the devices of runtime/device.h.
+ * It includes no compiler header and knows no shipped kernel.  The layers
+ * above it (jit/ compiles sources into modules, kernels/ hold the shipped
+ * kernels and their C entry points) use these calls:
+ *
+ *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG), read once
+ *   runtime.c  rt_fail and the checks every entry point makes; modules made
+ *              from compiled PTX and their metadata; per-context attachments
+ *              (the shipped kernels' variant caches live there). */
+#ifndef TILE_RUNTIME_RT_H
+#define TILE_RUNTIME_RT_H
+
+#include "include/tile/tile.h"
+#include "support/support.h"
+
+#include <stdbool.h>
+
+/* ---- options.c: the only reader of TILE_CACHE_DIR, XDG_CACHE_HOME, HOME and TILE_DEBUG ----
+ * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune (or all). */
+typedef struct RtOptions {
+    const char *cache_dir; /* resolved default cache folder, never NULL */
+    bool debug_cache;      /* log every cache miss with its reason, every corrupt entry */
+    bool debug_launch;     /* log each compile/load done for a launch (shipped-kernel variants) */
+    bool debug_tune;
+} RtOptions;
+const RtOptions *rt_options(void);
+/* Debug log line to stderr: "tile[cat]: ..." */
+void rt_debug(const char *cat, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- runtime.c ---- */
+/* Record a printf-style message as the context's last error and return status. */
+tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Is ctx a live context?  (No message: there is no context to hold one.) */
+bool rt_context_valid(const tile_context *ctx);
+/* Is [p, p + bytes) inside one allocation of this context?  Fails with a message naming `what`. */
+tile_status rt_check_range(tile_context *ctx, tile_devptr p, uint64_t bytes, const char *what);
+/* Is s NULL or a live stream of this context?  *impl: the device layer's stream. */
+tile_status rt_check_stream(tile_context *ctx, tile_stream s, const char *what, void **impl);
+void rt_lock(tile_context *ctx);
+void rt_unlock(tile_context *ctx);
+const char *rt_cache_dir(tile_context *ctx);  /* NULL when the disk cache is off */
+const char *rt_device_key(tile_context *ctx); /* "emu/sm_80": device name and arch, for the tuning database */
+const char *rt_arch(tile_context *ctx);       /* the arch the context's kernels are compiled for */
+bool rt_assume_files_unchanged(tile_context *ctx);
+/* The context's statistics, to be updated with the lock held. */
+tile_context_stats *rt_stats_locked(tile_context *ctx);
+
+/* Modules.  A module made by a layer above carries an origin: that layer's
+ * record of the request that produced it (the source loader keeps hashes
+ * and file stamps there to answer later loads from memory).  Lock held for
+ * all of these. */
+typedef struct RtOrigin {
+    void *data;
+    void (*free)(void *data);
+} RtOrigin;
+/* Load ptx into the device and make a module that owns meta (its PTX, TIR
+ * and cubin are dropped) and origin.  On failure both are freed. */
+tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, tile_compiled *meta, RtOrigin origin, tile_module **out);
+/* Walk the context's modules (prev NULL: the first). */
+tile_module *rt_module_next_locked(tile_context *ctx, tile_module *prev);
+/* The origin's data when it was made with this free function (the layer's own kind), else NULL. */
+void *rt_module_origin(tile_module *m, void (*kind)(void *));
+/* One more reference to m (each needs one tile_module_unload). */
+void rt_module_retain_locked(tile_module *m);
+
+/* Attachments: state a layer above keeps per context (the shipped kernels'
+ * variant caches), found by tag (any address unique to that layer), freed
+ * with the context.  Lock held.  Returns the slot, *slot NULL the first time. */
+void **rt_attachment_locked(tile_context *ctx, const void *tag, void (*destroy)(void *));
+
+#endif

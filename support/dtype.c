@@ -1,0 +1,81 @@
+/* dtype.c - lookups over the dtype table (support/dtype.h), for the IR and
+ * the public API alike. */
+#include "support/dtype.h"
+#include "support/support.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int bits;
+    unsigned flags;
+    int public_id;
+} info[DT_COUNT] = {
+#define X(e, n, b, f, p) {n, b, f, p},
+    DTYPES(X)
+#undef X
+};
+
+/* Every public enumerator names exactly one row. */
+enum {
+#define X(e, n, b, f, p) PUBLIC_ROWS_##e = (p) != NOT_PUBLIC,
+    DTYPES(X)
+#undef X
+};
+_Static_assert(0
+#define X(e, n, b, f, p) + PUBLIC_ROWS_##e
+              DTYPES(X)
+#undef X
+                  == TILE_DTYPE_COUNT,
+              "each tile_dtype enumerator needs one row in DTYPES");
+
+const char *dtype_name(DType t) { return (unsigned)t < DT_COUNT ? info[t].name : "?"; }
+int dtype_bits(DType t) { return info[t].bits; }
+bool dtype_is_int(DType t) { return info[t].flags & DTF_INT; }
+bool dtype_is_signed(DType t) { return info[t].flags & DTF_SIGNED; }
+bool dtype_is_float(DType t) { return info[t].flags & DTF_FLOAT; }
+bool dtype_is_storage(DType t) { return info[t].flags & DTF_STORAGE; }
+
+int dtype_bytes(DType t) {
+    if (t == DT_PTR) return 8;
+    int b = dtype_bits(t) / 8;
+    return b < 1 ? 1 : b;
+}
+
+DType dtype_from_name(const char *s, size_t n) {
+    for (int i = 1; i < DT_COUNT; i++)
+        if (strlen(info[i].name) == n && !memcmp(info[i].name, s, n)) return (DType)i;
+    return DT_VOID;
+}
+
+bool dtype_to_public(DType t, tile_dtype *out) {
+    if ((unsigned)t >= DT_COUNT || info[t].public_id == NOT_PUBLIC) return false;
+    *out = (tile_dtype)info[t].public_id;
+    return true;
+}
+
+bool dtype_from_public(tile_dtype t, DType *out) {
+    for (int i = 0; i < DT_COUNT; i++)
+        if (info[i].public_id != NOT_PUBLIC && info[i].public_id == (int)t) {
+            *out = (DType)i;
+            return true;
+        }
+    return false;
+}
+
+/* ---- the public API ---- */
+const char *tile_dtype_name(tile_dtype t) {
+    DType d;
+    return dtype_from_public(t, &d) ? info[d].name : NULL;
+}
+
+tile_status tile_dtype_from_name(const char *name, tile_dtype *out) {
+    if (!name || !out) return TILE_ERROR_INVALID_VALUE;
+    DType d = dtype_from_name(name, strlen(name));
+    return dtype_to_public(d, out) ? TILE_OK : TILE_ERROR_NOT_FOUND;
+}
+
+size_t tile_dtype_size(tile_dtype t) {
+    DType d;
+    return dtype_from_public(t, &d) ? (size_t)dtype_bytes(d) : 0;
+}
