@@ -1,6 +1,6 @@
 /* compare_devices.c - every shipped kernel on two devices, results compared.
  *
- *   build/bench/compare_devices [--device cuda|emu] [--arch sm_80|sm_90a] [--seed N] [--quiet]
+ *   build/bench/compare_devices [--device cuda|emu] [--arch TARGET] [--seed N] [--quiet]
  *
  * --device cuda (the default when a GPU is present): each kernel runs on the
  * GPU and on the emulator (racecheck on) from the same PTX and the same
@@ -299,7 +299,7 @@ static void print_row(const Result *r, const Case *c) {
 }
 
 int main(int argc, char **argv) {
-    const char *device = NULL, *arch = "sm_80";
+    const char *device = NULL, *arch = tile_target_default();
     uint64_t seed = (uint64_t)time(NULL);
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
@@ -308,7 +308,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--quiet")) quiet = true;
         else {
-            fprintf(stderr, "usage: %s [--device cuda|emu] [--arch sm_80|sm_90a] [--seed N] [--quiet]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--device cuda|emu] [--arch TARGET] [--seed N] [--quiet]\n", argv[0]);
             return 2;
         }
     }

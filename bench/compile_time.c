@@ -41,7 +41,7 @@ static double grab(const char *timing, const char *name) {
 }
 
 int main(int argc, char **argv) {
-    const char *arch = "sm_80";
+    const char *arch = tile_target_default();
     int reps = 5;
     const char *files[64];
     int nf = 0;

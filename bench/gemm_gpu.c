@@ -178,7 +178,7 @@ fail:
 }
 
 int main(int argc, char **argv) {
-    const char *device = NULL, *arch = "sm_80", *kernel = "gemm_bf16_bf16", *sizes = "4096,8192";
+    const char *device = NULL, *arch = tile_target_default(), *kernel = "gemm_bf16_bf16", *sizes = "4096,8192";
     const char *defs[32];
     int nd = 0, samples = 30;
     for (int i = 1; i < argc; i++) {

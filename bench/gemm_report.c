@@ -286,7 +286,7 @@ static bool triton_row(const char *python, const Cfg *c, Res *r, Mix *m, char *w
     info_value(info, "ptxas", ptxas, sizeof ptxas);
     info_value(info, "shared", shared, sizeof shared);
     if (access(ptxas, X_OK) && access("/usr/local/cuda/bin/ptxas", X_OK) == 0) snprintf(ptxas, sizeof ptxas, "/usr/local/cuda/bin/ptxas");
-    if (!ptxas_info(ptxas, ptx_path, "sm_80", r, why, wl)) goto done;
+    if (!ptxas_info(ptxas, ptx_path, tile_target_default(), r, why, wl)) goto done; /* Triton compiles for capability 80 */
     r->smem = atoi(shared); /* Triton's shared memory is dynamic: ptxas does not see it */
     analyze_ptx(ptx, m);
     ok = true;
@@ -320,7 +320,7 @@ int main(int argc, char **argv) {
     }
 
     printf("gemm report: kernels/gemm/gemm.tile per configuration (registers, spills and shared memory from ptxas -v;\n"
-           "main-loop instruction mix from the PTX), Triton's tutorial matmul at the same configuration for sm_80\n");
+           "main-loop instruction mix from the PTX), Triton's tutorial matmul at the same configuration for the default target\n");
     if (triton_skip[0]) printf("triton: skipped: %s\n", triton_skip);
     print_header();
     int n = quick ? 1 : NCFG, failures = 0, spills_default = -1;
@@ -328,7 +328,10 @@ int main(int argc, char **argv) {
     bool no_ptxas = false;
     for (int ci = 0; ci < n; ci++) {
         const Cfg *c = &configs[ci];
-        static const char *archs[] = {"sm_80", "sm_90a"};
+        /* the default target and the newest one (the targets between them share the default's code) */
+        int ntargets = 0;
+        while (tile_target_name(ntargets)) ntargets++;
+        const char *archs[] = {tile_target_default(), tile_target_name(ntargets - 1)};
         for (int a = 0; a < 2; a++) {
             char defs[5][32];
             snprintf(defs[0], 32, "BM=%d", c->bm);
@@ -363,14 +366,14 @@ int main(int argc, char **argv) {
         memset(&m, 0, sizeof m);
         char why[600] = "";
         if (triton_skip[0]) snprintf(why, sizeof why, "%s", triton_skip);
-        if (!triton_skip[0] && triton_row(python, c, &r, &m, why, sizeof why)) print_row(c, "sm_80", "triton", &r, &m);
-        else printf("%-16s %3dx%dx%d w%d s%d  sm_80   triton  skipped: %s\n", c->kernel, c->bm, c->bn, c->bk, c->warps, c->stages, why);
+        if (!triton_skip[0] && triton_row(python, c, &r, &m, why, sizeof why)) print_row(c, tile_target_default(), "triton", &r, &m);
+        else printf("%-16s %3dx%dx%d w%d s%d  %-7s triton  skipped: %s\n", c->kernel, c->bm, c->bn, c->bk, c->warps, c->stages, tile_target_default(), why);
     }
     if (no_ptxas) printf("ptxas not found: registers, spills (n/a above) were not measured\n");
     printf("columns: regs/spill B from ptxas -v (spill = stores + loads); smem B: tile's static shared memory, Triton's\n"
            "dynamic shared memory from its metadata; loop: PTX lines of the main loop; cp.async: copies; cp.grp:\n"
            "commit_group/wait_group; instr: every instruction in the loop\n");
-    if (spills_default > 0) printf("note: the default configuration (bf16 128x128x32, 4 warps, 3 stages, sm_80) spills %d bytes\n", spills_default);
+    if (spills_default > 0) printf("note: the default configuration (bf16 128x128x32, 4 warps, 3 stages, default target) spills %d bytes\n", spills_default);
     if (failures) printf("%d compilations failed%s\n", failures, default_failed ? ", the default configuration's among them" : "");
     return default_failed ? 1 : 0;
 }

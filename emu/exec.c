@@ -18,6 +18,7 @@
  * Exited threads count as arrived at bar.sync (as on the hardware) and are
  * dropped from warp member masks. */
 #include "emu/exec.h"
+#include "support/target.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -637,8 +638,8 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         return launch_error(err, "launch of '%s': %" PRIu64 " threads exceed .maxntid %u, %u, %u", f->name, nthreads,
                             f->maxntid[0], f->maxntid[1], f->maxntid[2]);
     uint64_t shared = dyn_smem ? (uint64_t)m->shared_dyn_offset + dyn_smem : m->shared_static;
-    if (shared > 227 * 1024)
-        return launch_error(err, "launch of '%s': %" PRIu64 " bytes of shared memory exceed 227 KiB", f->name, shared);
+    if (shared > (uint64_t)target_max_smem_dynamic())
+        return launch_error(err, "launch of '%s': %" PRIu64 " bytes of shared memory exceed %d", f->name, shared, target_max_smem_dynamic());
     if (f->nparams && !params) return launch_error(err, "launch of '%s': %u parameters expected, params is NULL", f->name, f->nparams);
     EmuLaunch L;
     memset(&L, 0, sizeof L);

@@ -16,6 +16,7 @@
  *      releases what was loaded into a context.
  * The output needs only <tile/tile.h> and libtile. */
 #include "jit/jit.h"
+#include "support/target.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -176,7 +177,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                 for (size_t i = 0; i < cc.cubin_size; i++) str_printf(&c, "%s%u,", i % 24 ? "" : "\n    ", ((unsigned char *)cc.cubin)[i]);
                 str_puts(&c, "\n};\n");
                 str_printf(&h, "extern const unsigned char %s_cubin_%d[%zu]; /* %s, for the CUDA driver */\n", kn, v, cc.cubin_size,
-                           base.arch ? base.arch : "sm_80");
+                           target_find(base.arch) ? target_find(base.arch)->name : base.arch);
             }
             tile_compiled_free(&cc);
         }

@@ -21,6 +21,7 @@
  * Requests for dumps, pass timing or LLVM IR are not cached (those outputs
  * are not stored); they compile directly.  Folders are created mode 0700. */
 #include "jit/jit.h"
+#include "support/target.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -178,7 +179,7 @@ static bool make_key(const SrcFile *src, const tile_compile_options *o, CacheKey
     XXH3_128bits_update(st, flags, sizeof flags);
     if (o->want_cubin && o->ptxas) XXH3_128bits_update(st, o->ptxas, strlen(o->ptxas));
     k->parts[KP_OPTIONS] = XXH3_128bits_digest(st);
-    k->parts[KP_ARCH] = hash_str(o->arch ? o->arch : "sm_80");
+    k->parts[KP_ARCH] = hash_str(target_find(o->arch) ? target_find(o->arch)->name : o->arch);
     XXH3_128bits_reset(st);
     XXH3_128bits_update(st, src->name ? src->name : "", src->name ? strlen(src->name) + 1 : 0);
     XXH3_128bits_update(st, o->kernel ? o->kernel : "", o->kernel ? strlen(o->kernel) + 1 : 0);
@@ -274,7 +275,8 @@ static bool entry_valid(const char *data, size_t n, Reader *payload, const char 
     return true;
 }
 
-static bool deserialize(Reader *r, tile_compiled *c, char **srcname) {
+/* arch: the target the entry was compiled for (its key says so), NULL the default. */
+static bool deserialize(Reader *r, tile_compiled *c, char **srcname, const char *arch) {
     memset(c, 0, sizeof *c);
     *srcname = get_blob(r, NULL);
     c->tir = get_blob(r, NULL);
@@ -286,6 +288,8 @@ static bool deserialize(Reader *r, tile_compiled *c, char **srcname) {
     get(r, &miss, 4);
     get(r, &nk, 4);
     c->ptxas_missing = (int)miss;
+    const Target *t = target_find(arch);
+    int smem_static = (t ? t : target_default())->smem_static;
     if (!r->bad && nk <= 4096) {
         c->kernels = calloc(nk ? nk : 1, sizeof *c->kernels);
         if (!c->kernels) unreachable("out of memory");
@@ -296,7 +300,7 @@ static bool deserialize(Reader *r, tile_compiled *c, char **srcname) {
             int32_t v[5] = {0};
             get(r, v, sizeof v);
             ki->num_warps = v[0], ki->num_stages = v[1], ki->smem_bytes = v[2], ki->registers = v[3], ki->spill_bytes = v[4];
-            ki->smem_dynamic = ki->smem_bytes > 48 * 1024; /* derived, as the compiler decides it */
+            ki->smem_dynamic = ki->smem_bytes > smem_static; /* derived, as the compiler decides it */
             if (!ki->name || !ki->signature) r->bad = true;
         }
     } else r->bad = true;
@@ -379,7 +383,7 @@ static void explain_miss(const char *dir, const CacheKey *k, const char *srcname
 }
 
 /* Read and check the entry; NULL-safe.  Corrupt entries are removed. */
-static bool try_load(const char *path, tile_compiled *out) {
+static bool try_load(const char *path, tile_compiled *out, const char *arch) {
     size_t n;
     char *data = read_file(path, &n);
     if (!data) return false;
@@ -387,7 +391,7 @@ static bool try_load(const char *path, tile_compiled *out) {
     const char *why = NULL;
     char *srcname = NULL;
     bool ok = entry_valid(data, n, &r, &why);
-    if (ok && !deserialize(&r, out, &srcname)) ok = false, why = "malformed payload";
+    if (ok && !deserialize(&r, out, &srcname, arch)) ok = false, why = "malformed payload";
     if (!ok) {
         if (rt_options()->debug_cache) rt_debug("cache", "corrupt entry %s: %s; recompiling", path, why);
         unlink(path);
@@ -436,7 +440,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
     char path[4400];
     if (cacheable) {
         entry_path(dir, &k, path, sizeof path);
-        if (try_load(path, out)) {
+        if (try_load(path, out, o->arch)) {
             count_event(dir, 'h');
             if (from_cache) *from_cache = 1;
             return TILE_OK;
@@ -551,7 +555,7 @@ static void list_entry(void *user, const char *path, const char *key, uint64_t s
     const char *why;
     tile_compiled c;
     char *srcname = NULL;
-    if (data && entry_valid(data, n, &r, &why) && deserialize(&r, &c, &srcname)) {
+    if (data && entry_valid(data, n, &r, &why) && deserialize(&r, &c, &srcname, NULL)) {
         Str ks = {0};
         for (int i = 0; i < c.nkernels; i++) str_printf(&ks, "%s%s", i ? "," : "", c.kernels[i].name);
         lc->fn(lc->user, key, srcname ? srcname : "", ks.buf ? ks.buf : "", size);

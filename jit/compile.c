@@ -14,6 +14,7 @@
 #include "../lang/lang.h"
 #include "../lower/llvm.h"
 #include "../lower/passes.h"
+#include "support/target.h"
 #include "jit/jit.h"
 
 #include <errno.h>
@@ -146,7 +147,7 @@ static void record_kernels(Module *m, tile_compiled *out) {
         ki->num_warps = f->num_warps;
         ki->num_stages = f->num_stages;
         ki->smem_bytes = f->smem_bytes;
-        ki->smem_dynamic = f->smem_bytes > TIR_STATIC_SMEM_MAX;
+        ki->smem_dynamic = f->smem_bytes > target_find(m->arch)->smem_static;
         ki->registers = ki->spill_bytes = -1;
         Str s = {0};
         for (int a = 0; a < f->nargs; a++) {
@@ -221,13 +222,15 @@ int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *o
 static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
     tile_compile_options dflt = {0};
     const tile_compile_options *o = opt ? opt : &dflt;
-    const char *arch = o->arch ? o->arch : "sm_80";
-    if (strcmp(arch, "sm_80") && strcmp(arch, "sm_90a")) {
+    const Target *tgt = target_find(o->arch);
+    if (!tgt) {
         Str s = {0};
-        str_printf(&s, "error: unknown arch '%s' (expected sm_80 or sm_90a)\n", arch);
+        char names[128];
+        str_printf(&s, "error: unknown arch '%s' (expected %s)\n", o->arch, target_names(names, sizeof names));
         out->diagnostics = str_take(&s);
         return TILE_ERROR_INVALID_VALUE;
     }
+    const char *arch = tgt->name;
     Arena *a = arena_new();
     Diag d;
     diag_init(&d);

@@ -7,7 +7,7 @@
 #include "tir.h"
 
 typedef struct LlvmOptions {
-    const char *arch;      /* "sm_80" (default) or "sm_90a" */
+    const char *arch;      /* a target of support/target.h; NULL: the default */
     bool run_o3;           /* default<O3> before emission */
     bool want_llvm_text;   /* fill out->llvm_ir */
     bool time_stages;

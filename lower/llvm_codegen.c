@@ -11,6 +11,7 @@
  *   4. LLVMVerifyModule, default<O3>, PTX into memory.
  * Every LLVM message and buffer is disposed on the one cleanup path. */
 #include "llvm_ctx.h"
+#include "../support/target.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Support.h>
@@ -372,7 +373,7 @@ static bool emit_func(LL *l, Func *f) {
     l->smem = NULL;
     if (f->smem_bytes > 0) {
         /* up to 48 KiB a static array; beyond, the launch's dynamic shared memory */
-        bool dyn = f->smem_bytes > TIR_STATIC_SMEM_MAX;
+        bool dyn = f->smem_bytes > target_find(l->m->arch)->smem_static;
         LLVMTypeRef at = LLVMArrayType2(l->t_i8, dyn ? 0 : (uint64_t)f->smem_bytes);
         char name[256];
         snprintf(name, sizeof name, "%s_smem", f->name);
@@ -414,7 +415,9 @@ static void init_targets(void) {
 static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *o, LlvmResult *out, Diag *d) {
     memset(out, 0, sizeof *out);
     LL l = {.m = m, .d = d, .opt = o};
-    const char *arch = o && o->arch ? o->arch : "sm_80";
+    const Target *tgt = target_find(o ? o->arch : NULL);
+    char features[16];
+    snprintf(features, sizeof features, "+ptx%d", tgt ? tgt->ptx : 0);
     bool ok = false;
     char *err = NULL;
     LLVMMemoryBufferRef buf = NULL;
@@ -430,10 +433,14 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
         diag_error(d, (Loc){0}, "LLVM has no NVPTX target: %s", err);
         goto cleanup;
     }
-    l.tm = LLVMCreateTargetMachine(target, triple, arch, "", LLVMCodeGenLevelAggressive, LLVMRelocDefault,
+    if (!tgt) {
+        diag_error(d, (Loc){0}, "unknown target '%s'", o->arch);
+        goto cleanup;
+    }
+    l.tm = LLVMCreateTargetMachine(target, triple, tgt->name, features, LLVMCodeGenLevelAggressive, LLVMRelocDefault,
                                    LLVMCodeModelDefault);
     if (!l.tm) {
-        diag_error(d, (Loc){0}, "cannot create an NVPTX target machine for '%s'", arch);
+        diag_error(d, (Loc){0}, "cannot create an NVPTX target machine for '%s'", tgt->name);
         goto cleanup;
     }
     LLVMSetTarget(l.mod, triple);

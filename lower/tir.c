@@ -3,6 +3,7 @@
  * Types and layouts are interned (linear probe over a small array; a kernel
  * has tens of distinct types), so passes compare them by pointer. */
 #include "tir.h"
+#include "../support/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +32,14 @@ Op tir_op_from_name(const char *s, size_t n) {
 }
 
 int tir_smem_limit(const char *arch) {
-    return arch && !strcmp(arch, "sm_90a") ? 227 * 1024 : 163 * 1024;
+    const Target *t = target_find(arch);
+    return t ? t->smem_dynamic : target_default()->smem_dynamic;
 }
 
 Module *tir_module_new(Arena *a) {
     Module *m = ARENA_NEW(a, Module);
     m->arena = a;
-    m->arch = "sm_80";
+    m->arch = target_default()->name;
     return m;
 }
 

@@ -175,8 +175,7 @@ extern const char *const tir_red_names[];
 
 /* Shared memory: up to 48 KiB is a static array in the kernel; beyond that it is dynamic
  * (the launch passes the size) up to the architecture's limit. */
-#define TIR_STATIC_SMEM_MAX (48 * 1024)
-int tir_smem_limit(const char *arch); /* bytes per block: sm_80 163 KiB, sm_90a 227 KiB */
+int tir_smem_limit(const char *arch); /* bytes of shared memory per block on the target (support/target.h) */
 
 typedef uint32_t ValueId;
 
@@ -258,7 +257,7 @@ typedef struct Module {
     Arena *arena;
     Func **funcs;
     int nfuncs, cap_funcs;
-    const char *arch; /* "sm_80", "sm_90a" */
+    const char *arch; /* a target of support/target.h (checked by the driver) */
     /* interning tables */
     const Type **types;
     int ntypes, cap_types;

@@ -9,6 +9,7 @@
  * Each device holds the primary context of its ordinal and makes it
  * current before every driver call, so any host thread may use it. */
 #include "runtime/device.h"
+#include "support/target.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -250,7 +251,7 @@ static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], 
                              void *stream, void **params) {
     DevStatus st = cur(dev);
     if (st) return st;
-    if (smem > 48 * 1024)
+    if (smem > (unsigned)target_default()->smem_static) /* every target: past it, opt in to dynamic shared memory */
         CALL(dev, cuda()->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem), "cuFuncSetAttribute");
     CALL(dev, cuda()->LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, params, NULL),
          "cuLaunchKernel");

@@ -17,6 +17,7 @@
 #include "runtime/rt.h"
 #include "runtime/device.h"
 #include "support/dtype.h"
+#include "support/target.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -30,7 +31,6 @@
 
 enum { CTX_MAGIC = 0x7431c7c7, MOD_MAGIC = 0x74316d6d, KERNEL_MAGIC = 0x74316b6b, DEAD_MAGIC = 0xdeadbeef };
 enum { STREAM_MAGIC = 0x74317373, EVENT_MAGIC = 0x74316565, DEAD_STREAM_MAGIC = 0x7431dd73, DEAD_EVENT_MAGIC = 0x7431dd65 };
-enum { STATIC_SMEM_LIMIT = 48 * 1024, DYNAMIC_SMEM_LIMIT = 227 * 1024 };
 
 typedef struct Alloc {
     uint64_t addr, size;
@@ -97,6 +97,7 @@ struct tile_context {
     char *err;
     char *cache_dir;
     char arch[16], devname[128], devkey[160];
+    const Target *target; /* what kernels are compiled for */
     bool emu;
     bool assume_files_unchanged; /* memory hits by path skip the stamps */
     Alloc *allocs;
@@ -182,7 +183,8 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     *out = NULL;
     tile_context_options none = {0};
     if (!opt) opt = &none;
-    if (opt->arch && strcmp(opt->arch, "sm_80") && strcmp(opt->arch, "sm_90a")) return TILE_ERROR_INVALID_VALUE;
+    const Target *tgt = target_find(opt->arch);
+    if (!tgt) return TILE_ERROR_INVALID_VALUE;
     DevOptions dopt = {.emu_racecheck = opt->emu_racecheck != 0, .emu_host_threads = opt->emu_host_threads};
     TileDevice *dev;
     char *err = NULL;
@@ -202,7 +204,8 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     ctx->dev = dev;
     ctx->emu = !strcmp(dev_backend_name(dev), "emu");
     ctx->assume_files_unchanged = opt->assume_files_unchanged != 0;
-    snprintf(ctx->arch, sizeof ctx->arch, "%s", opt->arch ? opt->arch : "sm_80");
+    snprintf(ctx->arch, sizeof ctx->arch, "%s", tgt->name);
+    ctx->target = tgt;
     if (ctx->emu) snprintf(ctx->devname, sizeof ctx->devname, "emu");
     else snprintf(ctx->devname, sizeof ctx->devname, "cuda:%d", dev->ordinal);
     snprintf(ctx->devkey, sizeof ctx->devkey, "%s/%s", ctx->devname, ctx->arch);
@@ -272,7 +275,7 @@ tile_status tile_context_get_properties(tile_context *ctx, tile_device_propertie
     snprintf(out->arch, sizeof out->arch, "%s", ctx->arch);
     out->is_emulator = ctx->emu;
     out->max_threads_per_block = 1024;
-    out->max_shared_per_block = STATIC_SMEM_LIMIT;
+    out->max_shared_per_block = ctx->target->smem_static;
     return TILE_OK;
 }
 
@@ -781,7 +784,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     if (ki) {
         k->block = 32u * (unsigned)ki->num_warps;
         k->smem = (unsigned)ki->smem_bytes;
-        k->dyn_smem = ki->smem_dynamic || k->smem > 48 * 1024 ? k->smem : 0;
+        k->dyn_smem = ki->smem_dynamic || k->smem > (unsigned)ctx->target->smem_static ? k->smem : 0;
         k->nparams = signature_sizes(ki->signature, &k->param_size, &k->param_spec);
         for (int i = 0; i < k->nparams; i++) k->any_spec |= k->param_spec[i] != 0;
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, ki->num_warps, ki->num_stages, k->block, k->smem, ki->signature,
@@ -818,9 +821,10 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
     uint64_t threads = (uint64_t)block.x * block.y * block.z;
     if (threads > 1024) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': block of %llu threads (at most 1024)", k->name, (unsigned long long)threads);
     /* a dynamic-smem kernel's own need arrives as shared_bytes: count it once */
-    if ((uint64_t)shared_bytes + (k->dyn_smem ? 0 : k->smem) > DYNAMIC_SMEM_LIMIT)
+    int smem_limit = target_max_smem_dynamic(); /* the device's own limit may be lower: it refuses then */
+    if ((uint64_t)shared_bytes + (k->dyn_smem ? 0 : k->smem) > (uint64_t)smem_limit)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': %u bytes of dynamic shared memory and %u static (at most %d in all)",
-                       k->name, shared_bytes, k->smem, DYNAMIC_SMEM_LIMIT);
+                       k->name, shared_bytes, k->smem, smem_limit);
     if (k->nparams > 0) {
         if (!args) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args is NULL but it takes %d parameters", k->name, k->nparams);
         for (int i = 0; i < k->nparams; i++)

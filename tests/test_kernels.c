@@ -79,6 +79,41 @@ Test(kernels, ptxas_sm90a) {
     compile_all("sm_90a", true);
 }
 
+/* The Ampere-class targets between them: the same code as sm_80 with their own .target and .version */
+Test(kernels, ptxas_sm86) {
+    if (!have_ptxas()) cr_skip("ptxas not found: assembly of the shipped kernels for sm_86 NOT checked");
+    compile_all("sm_86", true);
+}
+
+Test(kernels, ptxas_sm89) {
+    if (!have_ptxas()) cr_skip("ptxas not found: assembly of the shipped kernels for sm_89 NOT checked");
+    compile_all("sm_89", true);
+}
+
+/* Every target of the table is listed, compiles, and heads its PTX with its own .target line;
+ * an unknown one is refused with the list of targets. */
+Test(kernels, target_table) {
+    int n = 0;
+    cr_assert_str_eq(tile_target_default(), "sm_80");
+    for (; tile_target_name(n); n++) {
+        const char *t = tile_target_name(n);
+        tile_compile_options o = {.arch = t};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_OK, "%s: %s", t, c.diagnostics);
+        char want[32];
+        snprintf(want, sizeof want, ".target %s\n", t);
+        cr_expect(strstr(c.ptx, want), "%s: no '%s' in the PTX", t, want);
+        tile_compiled_free(&c);
+    }
+    cr_expect_geq(n, 4, "sm_80, sm_86, sm_89 and sm_90a at least");
+    cr_expect_null(tile_target_name(-1));
+    tile_compile_options o = {.arch = "sm_70"};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(c.diagnostics, "unknown arch 'sm_70' (expected sm_80, sm_86, sm_89 or sm_90a)"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
 Test(kernels, ptx_uses_vector_access) {
     /* n % 16 == 0 makes the mask uniform over 4 elements: 16-byte accesses */
     const char *specs[] = {"n=16", NULL};

@@ -411,3 +411,70 @@ Test(runtime, launch_checks_specialization) {
     tile_module_unload(m);
     tile_context_destroy(ctx);
 }
+
+/* The public dtype table: names, sizes and the round trip, and nothing for a value that is no type. */
+Test(runtime, dtype_table) {
+    static const struct {
+        tile_dtype t;
+        const char *name;
+        size_t size;
+    } want[] = {{TILE_F32, "f32", 4}, {TILE_F16, "f16", 2},   {TILE_BF16, "bf16", 2}, {TILE_F8E4M3, "f8e4m3", 1},
+                {TILE_F8E5M2, "f8e5m2", 1}, {TILE_I8, "i8", 1}, {TILE_I32, "i32", 4},   {TILE_I16, "i16", 2},
+                {TILE_I64, "i64", 8},   {TILE_U8, "u8", 1},     {TILE_U16, "u16", 2},   {TILE_U32, "u32", 4},
+                {TILE_U64, "u64", 8},   {TILE_F64, "f64", 8}};
+    cr_assert_eq(sizeof want / sizeof want[0], (size_t)TILE_DTYPE_COUNT);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        cr_expect_str_eq(tile_dtype_name(want[i].t), want[i].name);
+        cr_expect_eq(tile_dtype_size(want[i].t), want[i].size, "%s", want[i].name);
+        tile_dtype back = TILE_DTYPE_COUNT;
+        cr_expect_eq(tile_dtype_from_name(want[i].name, &back), TILE_OK);
+        cr_expect_eq(back, want[i].t, "%s", want[i].name);
+    }
+    tile_dtype t;
+    cr_expect_eq(tile_dtype_from_name("i1", &t), TILE_ERROR_NOT_FOUND, "i1 is an IR type only");
+    cr_expect_eq(tile_dtype_from_name("ptr", &t), TILE_ERROR_NOT_FOUND);
+    cr_expect_eq(tile_dtype_from_name("f17", &t), TILE_ERROR_NOT_FOUND);
+    cr_expect_eq(tile_dtype_from_name(NULL, &t), TILE_ERROR_INVALID_VALUE);
+    cr_expect_null(tile_dtype_name(TILE_DTYPE_COUNT));
+    cr_expect_null(tile_dtype_name((tile_dtype)-1));
+    cr_expect_eq(tile_dtype_size(TILE_DTYPE_COUNT), 0);
+}
+
+/* A context for each target compiles for it and runs the result on the emulator; an unknown target is refused. */
+Test(runtime, context_per_target) {
+    for (int i = 0; tile_target_name(i); i++) {
+        snprintf(cache_dir, sizeof cache_dir, "/tmp/tile-test-rt-XXXXXX");
+        cr_assert(mkdtemp(cache_dir));
+        tile_context_options o = {.device = "emu", .cache_dir = cache_dir, .arch = tile_target_name(i)};
+        tile_context *ctx;
+        cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_target_name(i));
+        tile_device_properties p;
+        cr_assert_eq(tile_context_get_properties(ctx, &p), TILE_OK);
+        cr_expect_str_eq(p.arch, tile_target_name(i));
+        enum { N = 1000 };
+        float x[N], y[N], out[N];
+        for (int j = 0; j < N; j++) x[j] = (float)j * 0.5f, y[j] = 3.0f - (float)j, out[j] = NAN;
+        tile_devptr dx, dy, dout;
+        cr_assert_eq(tile_malloc(ctx, sizeof x, &dx), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof y, &dy), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dx, x, sizeof x), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dy, y, sizeof y), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, dout, out, sizeof out), TILE_OK);
+        tile_module *m;
+        const char *defs[] = {"BLOCK=256", NULL};
+        cr_assert_eq(tile_module_load_file(ctx, TILE_SOURCE_DIR "/kernels/add.tile", defs, &m), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(m, "add", &k), TILE_OK);
+        int n = N;
+        void *args[] = {&dx, &dy, &dout, &n};
+        cr_assert_eq(tile_launch(k, (tile_dim3){(N + 255) / 256, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+        for (int j = 0; j < N; j++) cr_assert_eq(out[j], x[j] + y[j], "%s: out[%d] = %g", tile_target_name(i), j, out[j]);
+        tile_module_unload(m);
+        close_emu(ctx);
+    }
+    tile_context_options bad = {.device = "emu", .arch = "sm_70"};
+    tile_context *ctx;
+    cr_expect_eq(tile_context_create_ex(&bad, &ctx), TILE_ERROR_INVALID_VALUE);
+}

@@ -25,6 +25,12 @@
 #include <string.h>
 #include <time.h>
 
+static bool known_arch(const char *a) {
+    for (int i = 0; tile_target_name(i); i++)
+        if (!strcmp(tile_target_name(i), a)) return true;
+    return false;
+}
+
 static const char *usage_main =
     "usage: tile <command> [options]\n"
     "\n"
@@ -88,7 +94,7 @@ static int cmd_compile(int argc, char **argv) {
             o.kernel = val;
         } else if (!strcmp(a, "--arch")) {
             NEXT();
-            if (strcmp(val, "sm_80") && strcmp(val, "sm_90a")) return usage_error("unknown --arch (expected sm_80 or sm_90a):", val);
+            if (!known_arch(val)) return usage_error("unknown --arch (see tile --help for the targets):", val);
             o.arch = val;
         } else if (!strncmp(a, "-D", 2)) {
             if (a[2]) val = a + 2;
@@ -856,7 +862,7 @@ static int cmd_aot(int argc, char **argv) {
         if (a[0] == '-' && !v && strncmp(a, "-D", 2)) return CLI_USAGE("missing value for", a);
         if (!strcmp(a, "--kernel") && nk < 64) kernels[nk++] = v, i++;
         else if (!strcmp(a, "--arch")) {
-            if (strcmp(v, "sm_80") && strcmp(v, "sm_90a")) return CLI_USAGE("unknown --arch (expected sm_80 or sm_90a):", v);
+            if (!known_arch(v)) return CLI_USAGE("unknown --arch (see tile --help for the targets):", v);
             o.arch = v, i++;
         } else if (!strncmp(a, "-D", 2)) {
             const char *d = a[2] ? a + 2 : v;

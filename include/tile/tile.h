@@ -42,7 +42,7 @@ typedef enum tile_status {
 } tile_status;
 
 typedef struct tile_compile_options {
-    const char *arch;                /* "sm_80" (default) or "sm_90a" */
+    const char *arch;                /* a target (tile_target_name); NULL: tile_target_default() */
     const char *kernel;              /* NULL: every kernel of the file, in one module */
     const char *const *defines;      /* NULL-terminated "NAME=VALUE": const parameters, num_warps, num_stages */
     const char *const *include_dirs; /* searched for imports after the importing file's folder */
@@ -87,6 +87,10 @@ TILE_API tile_status tile_compile_file(const char *path, const tile_compile_opti
 TILE_API tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out);
 TILE_API void tile_compiled_free(tile_compiled *c);
 TILE_API const char *tile_status_string(tile_status s);
+/* The targets this build compiles for, by index 0, 1, ...: "sm_80", "sm_86", ...; NULL past the last. */
+TILE_API const char *tile_target_name(int index);
+/* The target used when none is given ("sm_80"). */
+TILE_API const char *tile_target_default(void);
 /* The library's version, e.g. "0.1.0", and the build id that keys the compile cache. */
 TILE_API const char *tile_version(void);
 
@@ -143,7 +147,7 @@ typedef struct tile_context_options {
     const char *device;        /* "cuda", "cuda:N", "emu"; NULL: TILE_DEVICE, else cuda when present, else emu */
     const char *cache_dir;     /* NULL: see the compile cache above */
     int no_disk_cache;         /* keep compiled kernels in memory only */
-    const char *arch;          /* NULL: sm_80 (cuda JIT-compiles sm_80 PTX for newer GPUs) */
+    const char *arch;          /* a target (tile_target_name); NULL: tile_target_default() (cuda JIT-compiles its PTX for newer GPUs) */
     unsigned emu_host_threads; /* emu: host threads running blocks; 0: one per core */
     int emu_racecheck;         /* emu: report shared-memory races */
     int assume_files_unchanged; /* loading a file again answers from memory without checking that it and
@@ -157,7 +161,7 @@ TILE_API const char *tile_last_error(tile_context *ctx); /* message of the last 
 
 typedef struct tile_device_properties {
     char name[128];     /* "emu" or "cuda:0" */
-    char arch[16];      /* the arch kernels are compiled for, "sm_80" */
+    char arch[16];      /* the target kernels are compiled for, e.g. "sm_80" */
     int is_emulator;
     int max_threads_per_block;
     int max_shared_per_block; /* bytes usable by one block */

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { SMEM_STATIC_LIMIT = 48 * 1024, MAX_SPLITS = 64, SPLIT_MIN_KEYS = 256 };
+enum { MAX_SPLITS = 64, SPLIT_MIN_KEYS = 256 };
 /* The device layer reports no SM count yet: split-KV aims at 2 programs per
  * SM of an H100/H200 (132 SMs). */
 enum { TARGET_PROGRAMS = 2 * 132 };
@@ -97,10 +97,7 @@ static tile_status attn_kernel(tile_context *ctx, const char *api, const char *f
 }
 
 static tile_status attn_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz, void **params, tile_stream stream) {
-    tile_kernel_attributes ka;
-    tile_kernel_get_attributes(k, &ka);
-    if (ka.shared_bytes > SMEM_STATIC_LIMIT) /* smem_dynamic: the PTX declares it extern */
-        return tile_launch_raw(k, (tile_dim3){gx, gy, gz}, (tile_dim3){ka.block_threads, 1, 1}, ka.shared_bytes, params, stream);
+    /* tile_launch passes the dynamic shared memory of a kernel past the static limit */
     return tile_launch(k, (tile_dim3){gx, gy, gz}, params, stream);
 }
 

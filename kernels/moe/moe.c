@@ -135,10 +135,7 @@ static tile_status moe_kernel(tile_context *ctx, const char *file, const char *n
 }
 
 static tile_status moe_launch(tile_kernel *k, unsigned gx, unsigned gy, void **params, tile_stream stream) {
-    tile_kernel_attributes ka;
-    tile_kernel_get_attributes(k, &ka);
-    if (ka.shared_bytes > 48 * 1024)
-        return tile_launch_raw(k, (tile_dim3){gx, gy, 1}, (tile_dim3){ka.block_threads, 1, 1}, ka.shared_bytes, params, stream);
+    /* tile_launch passes the dynamic shared memory of a kernel past the static limit */
     return tile_launch(k, (tile_dim3){gx, gy, 1}, params, stream);
 }
 

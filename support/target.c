@@ -1,0 +1,57 @@
+/* target.c - lookups over the target table (support/target.h). */
+#include "support/target.h"
+#include "include/tile/tile.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const Target targets[TARGET_COUNT] = {
+#define X(e, n, sm, ptx, mma, ss, sd, r, d) {TARGET_##e, n, sm, ptx, mma, ss, sd, r},
+    TARGETS(X)
+#undef X
+};
+
+/* exactly one default */
+_Static_assert(0
+#define X(e, n, sm, ptx, mma, ss, sd, r, d) + (d)
+               TARGETS(X)
+#undef X
+                   == 1,
+               "one row of TARGETS is the default");
+
+static TargetId default_id(void) {
+#define X(e, n, sm, ptx, mma, ss, sd, r, d) \
+    if (d) return TARGET_##e;
+    TARGETS(X)
+#undef X
+    return TARGET_COUNT;
+}
+
+const Target *target_get(TargetId id) { return (unsigned)id < TARGET_COUNT ? &targets[id] : NULL; }
+const Target *target_default(void) { return &targets[default_id()]; }
+
+const Target *target_find(const char *name) {
+    if (!name || !*name) return target_default();
+    for (int i = 0; i < TARGET_COUNT; i++)
+        if (!strcmp(targets[i].name, name)) return &targets[i];
+    return NULL;
+}
+
+const char *target_names(char *buf, size_t n) {
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < TARGET_COUNT && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i == 0 ? "" : i == TARGET_COUNT - 1 ? " or " : ", ", targets[i].name);
+    return buf;
+}
+
+int target_max_smem_dynamic(void) {
+    int m = 0;
+    for (int i = 0; i < TARGET_COUNT; i++)
+        if (targets[i].smem_dynamic > m) m = targets[i].smem_dynamic;
+    return m;
+}
+
+/* ---- the public API ---- */
+const char *tile_target_name(int index) { return index >= 0 && index < TARGET_COUNT ? targets[index].name : NULL; }
+const char *tile_target_default(void) { return target_default()->name; }

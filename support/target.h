@@ -1,0 +1,58 @@
+/* target.h - the one table of GPU targets.
+ *
+ * Each row: X(ENUM, "name", sm, ptx, mma, smem_static, smem_dynamic, regs, is_default)
+ *   sm            the SM version (80 = 8.0)
+ *   ptx           the PTX ISA version the code is written in (70 = 7.0): LLVM's
+ *                 minimum for that arch, so the .version line is what ptxas of
+ *                 every CUDA release that knows the arch accepts
+ *   mma           the tensor-core generation: MMA_SYNC (mma.sync, ldmatrix,
+ *                 cp.async), WGMMA (adds wgmma, TMA, mbarrier, setmaxnreg;
+ *                 sm_90a), TCGEN05 (tensor memory; sm_100a)
+ *   smem_static   bytes of static shared memory a block may declare; beyond it
+ *                 the kernel's shared memory is dynamic (opted in at launch)
+ *   smem_dynamic  bytes of shared memory one block may use in all
+ *   regs          32-bit registers per SM
+ * Every arch comparison and every limit goes through this table: adding a
+ * target is one row, then the code generation that is genuinely new for it
+ * (docs/architecture.md, "How to add a target"). */
+#ifndef TILE_SUPPORT_TARGET_H
+#define TILE_SUPPORT_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum MmaGen { MMA_SYNC, WGMMA, TCGEN05 } MmaGen;
+
+#define TARGETS(X)                                                       \
+    X(SM80, "sm_80", 80, 70, MMA_SYNC, 48 * 1024, 163 * 1024, 65536, 1)  \
+    X(SM86, "sm_86", 86, 71, MMA_SYNC, 48 * 1024, 99 * 1024, 65536, 0)   \
+    X(SM89, "sm_89", 89, 78, MMA_SYNC, 48 * 1024, 99 * 1024, 65536, 0)   \
+    X(SM90A, "sm_90a", 90, 80, WGMMA, 48 * 1024, 227 * 1024, 65536, 0)
+
+typedef enum TargetId {
+#define X(e, n, sm, ptx, mma, ss, sd, r, d) TARGET_##e,
+    TARGETS(X)
+#undef X
+        TARGET_COUNT
+} TargetId;
+
+typedef struct Target {
+    TargetId id;
+    const char *name;
+    int sm, ptx;
+    MmaGen mma;
+    int smem_static, smem_dynamic;
+    int regs;
+} Target;
+
+/* The target of a name ("sm_90a"), NULL when there is none.  NULL or "" is the default. */
+const Target *target_find(const char *name);
+const Target *target_default(void);
+const Target *target_get(TargetId id);
+/* "sm_80, sm_86, sm_89 or sm_90a" into buf, for messages; returns buf. */
+const char *target_names(char *buf, size_t n);
+/* The most shared memory a block may use on any target (a launch on a device
+ * of unknown kind is checked against it; the device itself refuses more). */
+int target_max_smem_dynamic(void);
+
+#endif
