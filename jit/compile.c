@@ -36,15 +36,16 @@ static char *dupstr(const char *s) {
     return p;
 }
 
-static const char *find_ptxas(const char *given) {
+/* The ptxas to run, written into buf (the caller's): the given path, else
+ * /usr/local/cuda/bin/ptxas, else the first on PATH.  NULL when none runs. */
+static const char *find_ptxas(const char *given, char *buf, size_t size) {
     if (given) return access(given, X_OK) == 0 ? given : NULL;
     if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
-    static char buf[4096];
     const char *path = getenv("PATH");
     while (path && *path) {
         const char *e = strchr(path, ':');
         size_t n = e ? (size_t)(e - path) : strlen(path);
-        if (n && n + 8 < sizeof buf) {
+        if (n && n + 8 < size) {
             memcpy(buf, path, n);
             memcpy(buf + n, "/ptxas", 7);
             if (access(buf, X_OK) == 0) return buf;
@@ -312,7 +313,8 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
     double tpx = 0;
     st = TILE_OK;
     if (o->want_cubin) {
-        const char *px = find_ptxas(o->ptxas);
+        char pxbuf[4096];
+        const char *px = find_ptxas(o->ptxas, pxbuf, sizeof pxbuf);
         if (!px) out->ptxas_missing = 1;
         else {
             Str err = {0};

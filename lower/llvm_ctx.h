@@ -43,7 +43,7 @@ typedef struct LL {
     bool failed;
 } LL;
 
-/* llvm_codegen.c */
+/* llvm_helpers.c: below the dispatcher (llvm_codegen.c) and the op-family emitters alike */
 LLVMTypeRef ll_type(LL *l, DType dt);                /* scalar element type; ptr -> ptr addrspace(1) */
 LLVMValueRef ll_intr(LL *l, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs);
 LLVMValueRef ll_asm(LL *l, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args, int nargs, bool side_effects);

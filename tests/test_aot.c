@@ -1,6 +1,7 @@
 /* test_aot.c - `tile aot` exports kernels/add.tile (a generic build and an
  * n=16 variant), the system cc builds a program from the output against
- * libtile only, and the program runs both variants on the emulator. */
+ * libtile_rt only (ldd shows no LLVM, no xxHash, no libtile), and the
+ * program runs both variants on the emulator. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +38,14 @@ Test(aot, export_build_run, .timeout = 120) {
     fputs(prog, f);
     fclose(f);
     snprintf(cmd, sizeof cmd,
-             "cc -std=c17 -Wall -Werror -I%s/include -I%s %s/main.c %s/add_aot.c -L%s -ltile -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
+             "cc -std=c17 -Wall -Werror -I%s/include -I%s %s/main.c %s/add_aot.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
              TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
+    /* the exported program carries no compiler: libtile_rt only, no LLVM, no xxHash */
+    snprintf(cmd, sizeof cmd, "ldd %s/prog | grep -E 'libLLVM|libxxhash|libtile\\.so' >> %s/log 2>&1", dir, dir);
+    cr_expect_neq(system(cmd), 0, "the AOT program loads a compiler library (see ldd)");
+    snprintf(cmd, sizeof cmd, "ldd %s/prog | grep -q 'libtile_rt\\.so'", dir);
+    cr_expect_eq(system(cmd), 0, "the AOT program does not load libtile_rt");
     snprintf(cmd, sizeof cmd, "%s/prog >> %s/log 2>&1", dir, dir);
     int rc = system(cmd);
     snprintf(cmd, sizeof cmd, "cat %s/log; rm -rf %s", dir, dir);

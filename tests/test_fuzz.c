@@ -108,23 +108,29 @@ Test(fuzz, mutated_kernels, .timeout = 540) {
     rng = getenv("TILE_FUZZ_SEED") ? strtoull(getenv("TILE_FUZZ_SEED"), NULL, 0) : 0x9E3779B97F4A7C15ull;
     if (!rng) rng = 1;
     uint64_t seed = rng;
-    DIR *d = opendir(TILE_SOURCE_DIR "/kernels");
-    cr_assert(d);
     char *srcs[64];
     size_t lens[64];
     char names[64][256];
     int ns = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && ns < 64) {
-        size_t l = strlen(e->d_name);
-        if (l < 6 || strcmp(e->d_name + l - 5, ".tile")) continue;
-        char path[512];
-        snprintf(path, sizeof path, TILE_SOURCE_DIR "/kernels/%s", e->d_name);
-        srcs[ns] = slurp(path, &lens[ns]);
-        snprintf(names[ns], sizeof names[ns], "%s", e->d_name);
-        if (srcs[ns]) ns++;
+    /* the shipped kernels, kernels/*.tile and one folder down (kernels/gemm/gemm.tile, ...) */
+    static const char *const dirs[] = {"", "gemm/", "attention/", "moe/"};
+    for (size_t di = 0; di < sizeof dirs / sizeof dirs[0]; di++) {
+        char dpath[512];
+        snprintf(dpath, sizeof dpath, TILE_SOURCE_DIR "/kernels/%s", dirs[di]);
+        DIR *d = opendir(dpath);
+        cr_assert(d, "%s", dpath);
+        struct dirent *e;
+        while ((e = readdir(d)) && ns < 64) {
+            size_t l = strlen(e->d_name);
+            if (l < 6 || strcmp(e->d_name + l - 5, ".tile")) continue;
+            char path[768];
+            snprintf(path, sizeof path, "%s%s", dpath, e->d_name);
+            srcs[ns] = slurp(path, &lens[ns]);
+            snprintf(names[ns], sizeof names[ns], "%s%s", dirs[di], e->d_name);
+            if (srcs[ns]) ns++;
+        }
+        closedir(d);
     }
-    closedir(d);
     cr_assert_gt(ns, 0);
     int iters = getenv("TILE_FUZZ_ITERS") ? atoi(getenv("TILE_FUZZ_ITERS")) : 3000;
     static char buf[1 << 16];

@@ -1,0 +1,175 @@
+/* llvm_helpers.c - what every LLVM lowering file builds on (lower/llvm_*.c):
+ * element types, intrinsic and inline-assembly calls, the registers of a
+ * value, thread terms and element coordinates of a layout, the scratch
+ * pointer, barriers, located errors.
+ *
+ * It sits below both the dispatcher (llvm_codegen.c: module, kernels,
+ * control flow) and the op-family emitters (llvm_elementwise.c,
+ * llvm_memory.c, llvm_shared.c, llvm_mma.c) that the dispatcher calls, so
+ * neither reaches back into the other. */
+#include "llvm_ctx.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ll_error(LL *l, Loc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vadd(l->d, DIAG_ERROR, loc, fmt, ap);
+    va_end(ap);
+    l->failed = true;
+}
+
+LLVMTypeRef ll_type(LL *l, DType dt) {
+    switch (dt) {
+    case DT_I1: return l->t_i1;
+    case DT_I8: case DT_U8: case DT_F8E4M3: case DT_F8E5M2: return l->t_i8;
+    case DT_I16: case DT_U16: return l->t_i16;
+    case DT_I32: case DT_U32: return l->t_i32;
+    case DT_I64: case DT_U64: return l->t_i64;
+    case DT_F16: return l->t_f16;
+    case DT_BF16: return l->t_bf16;
+    case DT_F32: return l->t_f32;
+    case DT_F64: return l->t_f64;
+    case DT_PTR: return l->t_gptr;
+    case DT_VOID: return l->t_void;
+    case DT_COUNT: break;
+    }
+    unreachable("ll_type: not a dtype");
+}
+
+LLVMValueRef ll_i32(LL *l, int64_t v) { return LLVMConstInt(l->t_i32, (unsigned long long)v, 1); }
+
+LLVMValueRef ll_intr(LL *l, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (!id) unreachable(name);
+    if (!LLVMIntrinsicIsOverloaded(id)) novl = 0;
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(l->mod, id, ovl, (size_t)novl);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(l->ctx, id, ovl, (size_t)novl);
+    return LLVMBuildCall2(l->b, fty, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef ll_asm(LL *l, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args, int nargs,
+                    bool side_effects) {
+    LLVMTypeRef pt[16];
+    for (int k = 0; k < nargs; k++) pt[k] = LLVMTypeOf(args[k]);
+    LLVMTypeRef fty = LLVMFunctionType(ret, pt, (unsigned)nargs, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
+                                      LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef call = LLVMBuildCall2(l->b, fty, a, args, (unsigned)nargs, "");
+    /* every snippet returns and never unwinds: saying so spares LLVM's passes from scanning
+     * whole blocks around each call (hundreds of them in a GEMM) */
+    static const char *const attrs[] = {"nounwind", "willreturn"};
+    for (size_t k = 0; k < ARRAY_LEN(attrs); k++)
+        LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                                 LLVMCreateEnumAttribute(l->ctx, LLVMGetEnumAttributeKindForName(attrs[k], strlen(attrs[k])), 0));
+    return call;
+}
+
+const LayoutRegs *ll_regs_of(LL *l, const Type *t) {
+    for (int i = 0; i < l->nrc; i++)
+        if (l->rc[i].type == t) return &l->rc[i].regs;
+    if (l->nrc == l->caprc) {
+        l->caprc = l->caprc ? l->caprc * 2 : 32;
+        l->rc = realloc(l->rc, sizeof(RegsCache) * (size_t)l->caprc);
+        if (!l->rc) unreachable("out of memory");
+    }
+    l->rc[l->nrc].type = t;
+    l->rc[l->nrc].regs = layout_regs(t);
+    return &l->rc[l->nrc++].regs;
+}
+
+static LLVMValueRef thread_term(LL *l, const Layout *lay, int dim);
+
+LLVMValueRef ll_thread_term(LL *l, const Layout *lay, int dim) {
+    for (int i = 0; i < l->nterms; i++)
+        if (l->terms[i].lay == lay && l->terms[i].dim == dim) return l->terms[i].v;
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(l->b);
+    LLVMPositionBuilderBefore(l->b, LLVMGetBasicBlockTerminator(l->entry));
+    LLVMValueRef v = thread_term(l, lay, dim);
+    LLVMPositionBuilderAtEnd(l->b, here);
+    if (l->nterms == l->capterms) {
+        l->capterms = l->capterms ? 2 * l->capterms : 16;
+        l->terms = realloc(l->terms, sizeof *l->terms * (size_t)l->capterms);
+        if (!l->terms) unreachable("out of memory");
+    }
+    l->terms[l->nterms].lay = lay;
+    l->terms[l->nterms].dim = dim;
+    l->terms[l->nterms++].v = v;
+    return v;
+}
+
+static LLVMValueRef thread_term(LL *l, const Layout *lay, int dim) {
+    ThreadTerm t = layout_thread_term(lay, dim);
+    LLVMValueRef lane = l->lane, warp = l->warp;
+    LLVMValueRef r = ll_i32(l, 0);
+    if (t.lane_count > 1) {
+        LLVMValueRef v = LLVMBuildLShr(l->b, lane, ll_i32(l, __builtin_ctz((unsigned)t.lane_stride)), "");
+        v = LLVMBuildAnd(l->b, v, ll_i32(l, t.lane_count - 1), "");
+        r = LLVMBuildMul(l->b, v, ll_i32(l, t.lane_mul), "");
+    }
+    if (t.warp_count > 1) {
+        LLVMValueRef v = LLVMBuildLShr(l->b, warp, ll_i32(l, __builtin_ctz((unsigned)t.warp_stride)), "");
+        v = LLVMBuildAnd(l->b, v, ll_i32(l, t.warp_count - 1), "");
+        r = LLVMBuildAdd(l->b, r, LLVMBuildMul(l->b, v, ll_i32(l, t.warp_mul), ""), "");
+    }
+    return r;
+}
+
+LLVMValueRef ll_coord(LL *l, const Type *t, int reg, int dim) {
+    const LayoutRegs *lr = ll_regs_of(l, t);
+    LLVMValueRef c = LLVMBuildAdd(l->b, ll_i32(l, lr->stat[reg][dim]), ll_thread_term(l, t->layout, dim), "");
+    if (layout_coverage(t->layout, dim) > t->shape[dim]) c = LLVMBuildAnd(l->b, c, ll_i32(l, t->shape[dim] - 1), "");
+    return c;
+}
+
+LLVMValueRef ll_owner(LL *l, const Type *t, int reg) {
+    LLVMValueRef p = LLVMConstInt(l->t_i1, 1, 0);
+    if (!t->rank) return LLVMBuildICmp(l->b, LLVMIntEQ, l->tid, ll_i32(l, 0), "");
+    const LayoutRegs *lr = ll_regs_of(l, t);
+    for (int d = 0; d < t->rank; d++)
+        if (lr->raw[reg][d] >= t->shape[d]) return LLVMConstInt(l->t_i1, 0, 0);
+    /* threads whose offset wraps past the shape hold replicas */
+    for (int d = 0; d < t->rank; d++) {
+        if (layout_coverage(t->layout, d) <= t->shape[d]) continue;
+        LLVMValueRef raw = LLVMBuildAdd(l->b, ll_i32(l, lr->raw[reg][d]), ll_thread_term(l, t->layout, d), "");
+        p = LLVMBuildAnd(l->b, p, LLVMBuildICmp(l->b, LLVMIntULT, raw, ll_i32(l, t->shape[d]), ""), "");
+    }
+    /* a slice is replicated across the threads of its removed dims */
+    const Layout *lay = t->layout;
+    while (lay->kind == LAYOUT_SLICE) {
+        const Layout *par = lay->parent;
+        /* thread term of the parent's sliced dim must be zero */
+        LLVMValueRef tt = ll_thread_term(l, par, lay->dim);
+        p = LLVMBuildAnd(l->b, p, LLVMBuildICmp(l->b, LLVMIntEQ, tt, ll_i32(l, 0), ""), "");
+        lay = par;
+    }
+    return p;
+}
+
+LLVMValueRef *ll_get(LL *l, ValueId v, int *n) {
+    if (!l->vals[v]) unreachable("value used before it was lowered");
+    if (n) *n = l->nvals[v];
+    return l->vals[v];
+}
+
+LLVMValueRef *ll_new(LL *l, ValueId v, int n) {
+    l->vals[v] = calloc((size_t)(n ? n : 1), sizeof(LLVMValueRef));
+    if (!l->vals[v]) unreachable("out of memory");
+    l->nvals[v] = n;
+    return l->vals[v];
+}
+
+void ll_barrier(LL *l) {
+    LLVMValueRef zero = ll_i32(l, 0);
+    ll_intr(l, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
+LLVMValueRef ll_smem_ptr(LL *l, int off, LLVMValueRef dyn) {
+    LLVMValueRef idx = ll_i32(l, off);
+    if (dyn) idx = LLVMBuildAdd(l->b, idx, dyn, "");
+    return LLVMBuildGEP2(l->b, l->t_i8, l->smem, &idx, 1, "");
+}
+
+/* ---- control flow ---- */
