@@ -112,7 +112,7 @@ Test(fuzz, mutated_kernels, .timeout = 540) {
     size_t lens[64];
     char names[64][256];
     int ns = 0;
-    /* the shipped kernels, kernels/*.tile and one folder down (kernels/gemm/gemm.tile, ...) */
+    /* the shipped kernels: the .tile files of kernels/ and of its family folders */
     static const char *const dirs[] = {"", "gemm/", "attention/", "moe/"};
     for (size_t di = 0; di < sizeof dirs / sizeof dirs[0]; di++) {
         char dpath[512];
