@@ -13,9 +13,13 @@
  * kernel's launch layout is fixed when tile_module_get_kernel creates it:
  * block size, shared memory and the parameter sizes parsed from the
  * signature), so tile_launch is a few checks and one dev_launch.
- * Handles carry a magic number so stale or foreign pointers are caught. */
+ * Every handle is entered in the registry (runtime/handles.c) while it is
+ * live, and each call checks the handles it is given there before reading
+ * through them: garbage, foreign and destroyed handles are errors, never
+ * reads of freed memory. */
 #include "runtime/rt.h"
 #include "runtime/device.h"
+#include "runtime/handles.h"
 #include "support/dtype.h"
 #include "support/target.h"
 
@@ -29,7 +33,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-enum { CTX_MAGIC = 0x7431c7c7, MOD_MAGIC = 0x74316d6d, KERNEL_MAGIC = 0x74316b6b, DEAD_MAGIC = 0xdeadbeef };
 enum { STREAM_MAGIC = 0x74317373, EVENT_MAGIC = 0x74316565, DEAD_STREAM_MAGIC = 0x7431dd73, DEAD_EVENT_MAGIC = 0x7431dd65 };
 
 typedef struct Alloc {
@@ -37,7 +40,6 @@ typedef struct Alloc {
 } Alloc;
 
 struct tile_kernel {
-    uint32_t magic;
     tile_context *ctx;
     tile_module *mod;
     TileDevFunction *fn;
@@ -54,7 +56,6 @@ struct tile_kernel {
 };
 
 struct tile_module {
-    uint32_t magic;
     tile_context *ctx;
     TileDevModule *dm;
     int refs;
@@ -91,7 +92,6 @@ struct tile_event_s {
 };
 
 struct tile_context {
-    uint32_t magic;
     pthread_mutex_t lock, errlock;
     TileDevice *dev;
     char *err;
@@ -146,12 +146,12 @@ static tile_status dev_error(tile_context *ctx, DevStatus s, const char *what) {
 
 #define CHECK_CTX(ctx)                                                      \
     do {                                                                    \
-        if (!(ctx) || (ctx)->magic != CTX_MAGIC) return TILE_ERROR_INVALID_VALUE; \
+        if (!handle_live((ctx), HANDLE_CONTEXT)) return TILE_ERROR_INVALID_VALUE; \
     } while (0)
 
 const char *tile_last_error(tile_context *ctx) {
     static _Thread_local char buf[2048];
-    if (!ctx || ctx->magic != CTX_MAGIC) return "not a valid tile_context";
+    if (!handle_live(ctx, HANDLE_CONTEXT)) return "not a valid tile_context";
     pthread_mutex_lock(&ctx->errlock);
     snprintf(buf, sizeof buf, "%s", ctx->err ? ctx->err : "");
     pthread_mutex_unlock(&ctx->errlock);
@@ -165,7 +165,7 @@ const char *rt_device_key(tile_context *ctx) { return ctx->devkey; }
 const char *rt_arch(tile_context *ctx) { return ctx->arch; }
 bool rt_assume_files_unchanged(tile_context *ctx) { return ctx->assume_files_unchanged; }
 tile_context_stats *rt_stats_locked(tile_context *ctx) { return &ctx->stats; }
-bool rt_context_valid(const tile_context *ctx) { return ctx && ctx->magic == CTX_MAGIC; }
+bool rt_context_valid(const tile_context *ctx) { return handle_live(ctx, HANDLE_CONTEXT); }
 
 void **rt_attachment_locked(tile_context *ctx, const void *tag, void (*destroy)(void *)) {
     for (int i = 0; i < ctx->nattach; i++)
@@ -194,11 +194,11 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
         return ds == DEV_ERR_INVALID ? TILE_ERROR_INVALID_VALUE : from_dev(ds) == TILE_ERROR_DEVICE ? TILE_ERROR_NO_DEVICE : from_dev(ds);
     }
     tile_context *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) {
+    if (!ctx || !handle_add(ctx, HANDLE_CONTEXT)) {
+        free(ctx);
         dev_close(dev);
         return TILE_ERROR_OUT_OF_MEMORY;
     }
-    ctx->magic = CTX_MAGIC;
     pthread_mutex_init(&ctx->lock, NULL);
     pthread_mutex_init(&ctx->errlock, NULL);
     ctx->dev = dev;
@@ -222,7 +222,7 @@ tile_status tile_context_create(const char *device, tile_context **out) {
 static void module_free(tile_module *m) {
     for (tile_kernel *k = m->kernels, *n; k; k = n) {
         n = k->next;
-        k->magic = DEAD_MAGIC;
+        handle_remove(k);
         free(k->param_size);
         free(k->param_spec);
         free(k->name);
@@ -232,12 +232,13 @@ static void module_free(tile_module *m) {
     if (m->origin.free) m->origin.free(m->origin.data);
     tile_compiled_free(&m->meta);
     free(m->ptx);
-    m->magic = DEAD_MAGIC;
+    handle_remove(m);
     free(m);
 }
 
 void tile_context_destroy(tile_context *ctx) {
-    if (!ctx || ctx->magic != CTX_MAGIC) return;
+    if (!handle_live(ctx, HANDLE_CONTEXT)) return; /* destroying twice is harmless */
+    handle_remove(ctx);
     dev_synchronize(ctx->dev); /* nothing may still run on what is freed below */
     for (int i = ctx->nattach - 1; i >= 0; i--)
         if (ctx->attach[i].destroy && ctx->attach[i].data) ctx->attach[i].destroy(ctx->attach[i].data);
@@ -250,11 +251,13 @@ void tile_context_destroy(tile_context *ctx) {
     for (tile_stream s = ctx->streams, n; s; s = n) {
         n = s->next;
         if (s->magic == STREAM_MAGIC) dev_stream_destroy(ctx->dev, s->impl);
+        handle_remove(s);
         free(s);
     }
     for (tile_event e = ctx->events, n; e; e = n) {
         n = e->next;
         if (e->magic == EVENT_MAGIC) dev_event_destroy(ctx->dev, e->impl);
+        handle_remove(e);
         free(e);
     }
     dev_close(ctx->dev);
@@ -263,7 +266,6 @@ void tile_context_destroy(tile_context *ctx) {
     free(ctx->cache_dir);
     pthread_mutex_destroy(&ctx->lock);
     pthread_mutex_destroy(&ctx->errlock);
-    ctx->magic = DEAD_MAGIC;
     free(ctx);
 }
 
@@ -413,6 +415,7 @@ tile_status tile_synchronize(tile_context *ctx) {
 tile_status rt_check_stream(tile_context *ctx, tile_stream s, const char *what, void **impl) {
     *impl = NULL;
     if (!s) return TILE_OK;
+    if (!handle_live(s, HANDLE_STREAM)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: not a tile_stream", what);
     if (s->magic == STREAM_MAGIC && s->ctx == ctx) {
         *impl = s->impl;
         return TILE_OK;
@@ -426,6 +429,7 @@ tile_status rt_check_stream(tile_context *ctx, tile_stream s, const char *what, 
 
 static tile_status check_event(tile_context *ctx, tile_event e, const char *what) {
     if (!e) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the event is NULL", what);
+    if (!handle_live(e, HANDLE_EVENT)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: not a tile_event", what);
     if (e->magic == EVENT_MAGIC && e->ctx == ctx) return TILE_OK;
     if (e->magic == DEAD_EVENT_MAGIC && e->ctx == ctx)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the event was destroyed", what);
@@ -446,15 +450,21 @@ tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
     else {
         tile_stream s = ctx->streams;
         while (s && s->magic != DEAD_STREAM_MAGIC) s = s->next;
-        if (!s) {
-            if (!(s = calloc(1, sizeof *s))) unreachable("out of memory");
-            s->next = ctx->streams;
-            ctx->streams = s;
+        if (!s && (!(s = calloc(1, sizeof *s)) || !handle_add(s, HANDLE_STREAM))) {
+            free(s);
+            s = NULL;
+            dev_stream_destroy(ctx->dev, impl);
+            st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_stream_create: out of host memory");
+        } else {
+            if (!s->ctx) { /* new, not a destroyed one reused */
+                s->next = ctx->streams;
+                ctx->streams = s;
+            }
+            s->ctx = ctx;
+            s->impl = impl;
+            s->magic = STREAM_MAGIC;
+            *out = s;
         }
-        s->ctx = ctx;
-        s->impl = impl;
-        s->magic = STREAM_MAGIC;
-        *out = s;
     }
     rt_unlock(ctx);
     return st;
@@ -508,16 +518,22 @@ tile_status tile_event_create(tile_context *ctx, tile_event *out) {
     else {
         tile_event e = ctx->events;
         while (e && e->magic != DEAD_EVENT_MAGIC) e = e->next;
-        if (!e) {
-            if (!(e = calloc(1, sizeof *e))) unreachable("out of memory");
-            e->next = ctx->events;
-            ctx->events = e;
+        if (!e && (!(e = calloc(1, sizeof *e)) || !handle_add(e, HANDLE_EVENT))) {
+            free(e);
+            e = NULL;
+            dev_event_destroy(ctx->dev, impl);
+            st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_event_create: out of host memory");
+        } else {
+            if (!e->ctx) { /* new, not a destroyed one reused */
+                e->next = ctx->events;
+                ctx->events = e;
+            }
+            e->ctx = ctx;
+            e->impl = impl;
+            e->recorded = false;
+            e->magic = EVENT_MAGIC;
+            *out = e;
         }
-        e->ctx = ctx;
-        e->impl = impl;
-        e->recorded = false;
-        e->magic = EVENT_MAGIC;
-        *out = e;
     }
     rt_unlock(ctx);
     return st;
@@ -611,8 +627,7 @@ tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsigned char 
 /* ---- modules ---- */
 static tile_module *module_new(tile_context *ctx, TileDevModule *dm) {
     tile_module *m = calloc(1, sizeof *m);
-    if (!m) return NULL;
-    m->magic = MOD_MAGIC;
+    if (!m || !handle_add(m, HANDLE_MODULE)) return free(m), NULL;
     m->ctx = ctx;
     m->dm = dm;
     m->refs = 1;
@@ -670,7 +685,7 @@ tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module
 }
 
 void tile_module_unload(tile_module *m) {
-    if (!m || m->magic != MOD_MAGIC) return;
+    if (!handle_live(m, HANDLE_MODULE)) return; /* unloading twice is harmless */
     tile_context *ctx = m->ctx;
     rt_lock(ctx);
     if (--m->refs == 0) {
@@ -746,7 +761,7 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
 }
 
 tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out) {
-    if (!m || m->magic != MOD_MAGIC) return TILE_ERROR_INVALID_VALUE;
+    if (!handle_live(m, HANDLE_MODULE)) return TILE_ERROR_INVALID_VALUE;
     tile_context *ctx = m->ctx;
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_get_kernel: out is NULL");
     *out = NULL;
@@ -775,8 +790,12 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
         goto done;
     }
     tile_kernel *k = calloc(1, sizeof *k);
-    if (!k || !(k->name = strdup(name))) unreachable("out of memory");
-    k->magic = KERNEL_MAGIC;
+    if (!k || !(k->name = strdup(name)) || !handle_add(k, HANDLE_KERNEL)) {
+        if (k) free(k->name);
+        free(k);
+        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_module_get_kernel: out of host memory");
+        goto done;
+    }
     k->ctx = ctx;
     k->mod = m;
     k->fn = fn;
@@ -802,7 +821,7 @@ done:
 }
 
 tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *out) {
-    if (!k || k->magic != KERNEL_MAGIC) return TILE_ERROR_INVALID_VALUE;
+    if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
     if (!out) return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_kernel_get_attributes: out is NULL");
     *out = k->attrs;
     return TILE_OK;
@@ -810,7 +829,7 @@ tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *o
 
 /* ---- launches ---- */
 tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream) {
-    if (!k || k->magic != KERNEL_MAGIC) return TILE_ERROR_INVALID_VALUE;
+    if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
     tile_context *ctx = k->ctx;
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': grid (%u,%u,%u) and block (%u,%u,%u) must be non-zero", k->name,
@@ -847,8 +866,8 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
         }
     }
     void *dstream = NULL;
-    if (stream && stream->magic == STREAM_MAGIC && stream->ctx == ctx) dstream = stream->impl;
-    else if (stream) {
+    if (stream && handle_live(stream, HANDLE_STREAM) && stream->magic == STREAM_MAGIC && stream->ctx == ctx) dstream = stream->impl;
+    else if (stream) { /* the message says what is wrong with it */
         Str what = {0};
         str_printf(&what, "launch of '%s'", k->name);
         tile_status st = rt_check_stream(ctx, stream, what.buf, &dstream);
@@ -868,7 +887,7 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
 }
 
 tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream) {
-    if (!k || k->magic != KERNEL_MAGIC) return TILE_ERROR_INVALID_VALUE;
+    if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
     if (!k->block)
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid): use tile_launch_raw",
                        k->name);

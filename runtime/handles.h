@@ -1,0 +1,16 @@
+/* handles.h - the registry of live API handles (runtime/handles.c). */
+#ifndef TILE_RUNTIME_HANDLES_H
+#define TILE_RUNTIME_HANDLES_H
+
+#include <stdbool.h>
+
+typedef enum HandleKind { HANDLE_CONTEXT, HANDLE_MODULE, HANDLE_KERNEL, HANDLE_STREAM, HANDLE_EVENT } HandleKind;
+
+/* Enter p as a live handle of kind (false: out of memory). */
+bool handle_add(const void *p, HandleKind kind);
+/* p is no longer a handle (before its memory is freed); unknown p is ignored. */
+void handle_remove(const void *p);
+/* Is p a live handle of kind?  Never reads through p. */
+bool handle_live(const void *p, HandleKind kind);
+
+#endif

@@ -1,0 +1,132 @@
+/* test_handles.c - garbage, foreign, stale and wrong-kind handles given to
+ * the API are errors, never reads of freed or foreign memory (runs under
+ * ASan in CI, where such a read fails the test), and destroying or
+ * unloading twice is harmless. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "include/tile/tile.h"
+
+static const char *src = "kernel k(x: *f32) { store(x + arange(0, 128), zeros([128], f32)); }";
+
+static tile_context *open_emu(void) {
+    tile_context_options o = {.device = "emu", .no_disk_cache = 1, .emu_host_threads = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    return ctx;
+}
+
+#define EXPECT_ERR(call, needle)                                                                              \
+    do {                                                                                                      \
+        tile_status st_ = (call);                                                                             \
+        cr_expect_eq(st_, TILE_ERROR_INVALID_VALUE, "%s: %s", #call, tile_status_string(st_));               \
+        if (needle) cr_expect(strstr(tile_last_error(ctx), needle), "%s: '%s'", #call, tile_last_error(ctx)); \
+    } while (0)
+
+Test(handles, garbage_streams_and_events) {
+    tile_context *ctx = open_emu();
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source(ctx, src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 512, &x), TILE_OK);
+    void *args[] = {&x};
+    static char not_a_handle[256]; /* readable memory that holds no handle */
+    tile_stream garbage[] = {(tile_stream)0x10, (tile_stream)0x1234, (tile_stream)not_a_handle, (tile_stream)m, (tile_stream)ctx};
+    for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
+        tile_stream s = garbage[i];
+        EXPECT_ERR(tile_stream_synchronize(ctx, s), "not a tile_stream");
+        EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, s), "not a tile_stream");
+        EXPECT_ERR(tile_memset_async(ctx, x, 0, 4, s), "not a tile_stream");
+        EXPECT_ERR(tile_stream_destroy(ctx, s), "not a tile_stream");
+        tile_event e = (tile_event)garbage[i];
+        EXPECT_ERR(tile_event_record(ctx, e, NULL), "not a tile_event");
+        EXPECT_ERR(tile_event_synchronize(ctx, e), "not a tile_event");
+        EXPECT_ERR(tile_event_destroy(ctx, e), "not a tile_event");
+    }
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
+Test(handles, wrong_kind_and_garbage_objects) {
+    tile_context *ctx = open_emu();
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source(ctx, src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    tile_devptr x;
+    /* a module, a kernel or garbage where a context belongs, and the other way round */
+    cr_expect_eq(tile_malloc((tile_context *)m, 16, &x), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_malloc((tile_context *)k, 16, &x), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_malloc((tile_context *)0x1234, 16, &x), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error((tile_context *)0x1234), "not a valid tile_context");
+    tile_kernel *k2;
+    cr_expect_eq(tile_module_get_kernel((tile_module *)ctx, "k", &k2), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_module_get_kernel((tile_module *)k, "k", &k2), TILE_ERROR_INVALID_VALUE);
+    tile_kernel_attributes at;
+    cr_expect_eq(tile_kernel_get_attributes((tile_kernel *)m, &at), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_launch((tile_kernel *)ctx, (tile_dim3){1, 1, 1}, NULL, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_launch((tile_kernel *)0x40, (tile_dim3){1, 1, 1}, NULL, NULL), TILE_ERROR_INVALID_VALUE);
+    tile_module_unload((tile_module *)k);   /* not a module: ignored */
+    tile_module_unload((tile_module *)0x80); /* garbage: ignored */
+    tile_context_destroy((tile_context *)m); /* not a context: ignored */
+    /* the real ones still work */
+    cr_assert_eq(tile_malloc(ctx, 512, &x), TILE_OK);
+    void *args[] = {&x};
+    cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
+Test(handles, stale_after_unload_and_destroy) {
+    tile_context *ctx = open_emu();
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source(ctx, src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 512, &x), TILE_OK);
+    tile_stream s;
+    tile_event e;
+    cr_assert_eq(tile_stream_create(ctx, &s), TILE_OK);
+    cr_assert_eq(tile_event_create(ctx, &e), TILE_OK);
+    /* a kernel of an unloaded module; unloading twice */
+    tile_module_unload(m);
+    void *args[] = {&x};
+    cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE);
+    tile_kernel_attributes at;
+    cr_expect_eq(tile_kernel_get_attributes(k, &at), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_module_get_kernel(m, "k", &k), TILE_ERROR_INVALID_VALUE);
+    tile_module_unload(m);
+    /* a second module works on the same context */
+    tile_module *m2;
+    cr_assert_eq(tile_module_load_source(ctx, src, NULL, &m2), TILE_OK, "%s", tile_last_error(ctx));
+    /* everything after its context is destroyed; destroying twice */
+    tile_context_destroy(ctx);
+    cr_expect_eq(tile_stream_synchronize(ctx, s), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_stream_destroy(ctx, s), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_event_record(ctx, e, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_event_destroy(ctx, e), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_malloc(ctx, 16, &x), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_free(ctx, x), TILE_ERROR_INVALID_VALUE);
+    cr_expect_eq(tile_synchronize(ctx), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(ctx), "not a valid tile_context");
+    cr_expect_eq(tile_module_get_kernel(m2, "k", &k), TILE_ERROR_INVALID_VALUE);
+    tile_module_unload(m2);
+    tile_context_destroy(ctx);
+    /* a stream of another, destroyed context given to a live one */
+    tile_context *a = open_emu(), *b = open_emu();
+    tile_stream sb;
+    cr_assert_eq(tile_stream_create(b, &sb), TILE_OK);
+    tile_context_destroy(b);
+    tile_context *ctx2 = a;
+    {
+        tile_context *ctx = ctx2;
+        EXPECT_ERR(tile_stream_synchronize(ctx, sb), "not a tile_stream");
+    }
+    tile_context_destroy(a);
+}
