@@ -475,10 +475,10 @@ tile_status tile_cache_compile_file(const char *cache_dir, const char *path, con
     if (from_cache) *from_cache = 0;
     if (!path) return TILE_ERROR_INVALID_VALUE;
     size_t n;
-    char *text = read_file(path, &n);
+    char *text = read_source(path, &n);
     if (!text) {
         Str s = {0};
-        str_printf(&s, "error: cannot read '%s': %s\n", path, strerror(errno));
+        str_printf(&s, "error: cannot read '%s': %s\n", path, source_error(errno));
         out->diagnostics = str_take(&s);
         return TILE_ERROR_IO;
     }

@@ -363,10 +363,10 @@ tile_status tile_compile_file(const char *path, const tile_compile_options *opt,
     memset(out, 0, sizeof *out);
     if (!path) return TILE_ERROR_INVALID_VALUE;
     size_t n;
-    char *text = read_file(path, &n);
+    char *text = read_source(path, &n);
     if (!text) {
         Str s = {0};
-        str_printf(&s, "error: cannot read '%s': %s\n", path, strerror(errno));
+        str_printf(&s, "error: cannot read '%s': %s\n", path, source_error(errno));
         out->diagnostics = str_take(&s);
         return TILE_ERROR_IO;
     }

@@ -134,7 +134,7 @@ static bool imports_unchanged(LoadRecord *m) {
         if (stamp_fresh(m->import_path[i], &m->import_stamp[i])) continue;
         int64_t t = realtime_ns();
         size_t n;
-        char *text = read_file(m->import_path[i], &n);
+        char *text = read_source(m->import_path[i], &n);
         bool same = text && XXH128_isEqual(XXH3_128bits(text, n), m->import_hash[i]);
         free(text);
         if (!same) return false;
@@ -235,8 +235,8 @@ tile_status jit_load_file_locked(tile_context *ctx, const char *path, const tile
     }
     int64_t t = realtime_ns();
     size_t n;
-    char *text = read_file(path, &n);
-    if (!text) return rt_fail(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
+    char *text = read_source(path, &n);
+    if (!text) return rt_fail(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, source_error(errno));
     SrcFile src = {.name = path, .text = text, .len = n};
     st = load_source_locked(ctx, &src, &o, out, source, t);
     free(text);

@@ -33,7 +33,7 @@ int64_t tile_tune_bucket(int64_t v) {
 tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33]) {
     if (!path || !kernel || !id) return TILE_ERROR_INVALID_VALUE;
     size_t n;
-    char *text = read_file(path, &n);
+    char *text = read_source(path, &n);
     if (!text) return TILE_ERROR_IO;
     SrcFile src = {.name = path, .text = text, .len = n};
     Arena *a = arena_new();

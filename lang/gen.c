@@ -114,7 +114,7 @@ bool gen_check_shape(Gen *g, int rank, const int32_t *shape, Loc loc) {
 Inst *gen_emit_inst(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t) {
     if (g->f->nvalues > GEN_MAX_VALUES && !g->too_big) {
         g->too_big = true;
-        diag_error(g->d, loc, "kernel too large (more than %d values)", GEN_MAX_VALUES);
+        diag_error(g->d, loc, "kernel too large after inlining: %u ops (at most %d)", g->f->nvalues, GEN_MAX_VALUES);
     }
     g->b.loc = loc;
     return tir_emit(&g->b, op, ops, nops, t);

@@ -11,7 +11,17 @@
 
 #include "ast.h"
 
-enum { GEN_MAX_NUMEL = 1 << 20, GEN_MAX_INLINE = 64, GEN_MAX_EXPR_DEPTH = 1000, GEN_MAX_VALUES = 1 << 20 };
+/* Bounds that keep any input's compile time and memory finite: tensor size,
+ * call nesting, expression depth, and per kernel after inlining the values
+ * emitted and the calls inlined (a call's arguments may all be compile-time
+ * constants, so a chain of doubling calls emits nothing yet must stop). */
+enum {
+    GEN_MAX_NUMEL = 1 << 20,
+    GEN_MAX_INLINE = 64,
+    GEN_MAX_EXPR_DEPTH = 1000,
+    GEN_MAX_VALUES = 1 << 20,
+    GEN_MAX_CALLS = 1 << 18,
+};
 
 typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE } VKind;
 
@@ -70,7 +80,8 @@ typedef struct Gen {
     Node **define_vals;   /* parsed opt->defines[i].value, NULL if invalid */
     int inline_depth;
     int expr_depth;
-    bool too_big;
+    int ncalls;   /* fn calls inlined into the current kernel */
+    bool too_big; /* over GEN_MAX_VALUES or GEN_MAX_CALLS: generation of the kernel stops */
 } Gen;
 
 /* gen.c: values */

@@ -15,6 +15,7 @@
 #endif
 #include "ast.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,17 @@ static char *dir_of(Arena *a, const char *path) {
     return arena_strndup(a, path, (size_t)(slash - path));
 }
 
-/* Read `dir/name`; on success fill *path with its canonical path. */
-static char *try_read(Arena *a, const char *dir, const char *name, size_t *len, char **path) {
+/* Read `dir/name`; on success fill *path with its canonical path.  A file
+ * that exists but cannot be a source (not a regular file, over the size
+ * cap, unreadable) sets *err; a missing one leaves it 0. */
+static char *try_read(Arena *a, const char *dir, const char *name, size_t *len, char **path, int *err) {
+    if (*err) return NULL;
     char *p = name[0] == '/' ? arena_strdup(a, name) : arena_printf(a, "%s/%s", dir, name);
-    char *text = read_file(p, len);
-    if (!text) return NULL;
+    char *text = read_source(p, len);
+    if (!text) {
+        if (errno != ENOENT && errno != ENOTDIR) *err = errno;
+        return NULL;
+    }
     char buf[PATH_MAX];
     *path = realpath(p, buf) ? arena_strdup(a, buf) : p;
     return text;
@@ -60,14 +67,19 @@ static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag
             const Decl *dc = f->decls[i];
             if (dc->kind != D_IMPORT || !dc->name) continue;
             size_t len = 0;
-            char *path = NULL, *text = try_read(a, here, dc->name, &len, &path);
+            int err = 0;
+            char *path = NULL, *text = try_read(a, here, dc->name, &len, &path, &err);
             for (int k = 0; !text && opt->include_dirs && opt->include_dirs[k]; k++)
-                text = try_read(a, opt->include_dirs[k], dc->name, &len, &path);
+                text = try_read(a, opt->include_dirs[k], dc->name, &len, &path, &err);
             const char *sd = stdlib_dir();
-            if (!text && sd) text = try_read(a, sd, dc->name, &len, &path);
+            if (!text && sd) text = try_read(a, sd, dc->name, &len, &path, &err);
 #ifdef TILE_STDLIB_INSTALL_DIR
-            if (!text) text = try_read(a, TILE_STDLIB_INSTALL_DIR, dc->name, &len, &path);
+            if (!text) text = try_read(a, TILE_STDLIB_INSTALL_DIR, dc->name, &len, &path, &err);
 #endif
+            if (!text && err) {
+                diag_error(d, dc->loc, "cannot import '%s': %s", dc->name, source_error(err));
+                continue;
+            }
             if (!text) {
                 diag_error(d, dc->loc, "cannot find imported file '%s'", dc->name);
                 continue;

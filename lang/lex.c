@@ -8,6 +8,9 @@
  * literals) is reported and skipped; lexing always reaches the end. */
 #include "ast.h"
 
+#include <errno.h>
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +42,8 @@ static void lex_advance(Lexer *l, size_t k) {
         }
     }
 }
+
+enum { LEX_MAX_TOKENS = 1 << 20, LEX_MAX_ERRORS = 200 };
 
 static Token *lex_push(Lexer *l, TokKind k, Loc loc, const char *start) {
     if (l->n == l->cap) {
@@ -91,8 +96,11 @@ static void lex_number(Lexer *l) {
             if (*c != '_') buf[n++] = *c;
         buf[n] = 0;
         char *endp;
+        errno = 0;
         t->fval = strtod(buf, &endp);
         if (*endp || n + 1 >= sizeof buf) diag_error(l->d, loc, "invalid float literal '%.*s'", (int)(q - s) > 40 ? 40 : (int)(q - s), s);
+        else if (errno == ERANGE && isinf(t->fval))
+            diag_error(l->d, loc, "float literal '%.*s' is too large for f64", (int)(q - s) > 40 ? 40 : (int)(q - s), s);
         return;
     }
     uint64_t v = 0;
@@ -171,7 +179,14 @@ static bool lex_skip_space(Lexer *l) {
 Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
     Lexer l = {.a = a, .d = d, .src = src, .p = src->text, .end = src->text + src->len, .line = 1, .col = 1};
     int bad_run = 0;
+    /* bounded work and memory on any input: stop at LEX_MAX_TOKENS tokens or
+     * LEX_MAX_ERRORS errors (the parser could not make sense of more) */
     while (lex_skip_space(&l)) {
+        if (l.n >= LEX_MAX_TOKENS) {
+            diag_error(d, lex_loc(&l), "source too large: more than %d tokens", LEX_MAX_TOKENS);
+            break;
+        }
+        if (d->nerrors > LEX_MAX_ERRORS) break;
         const char *s = l.p;
         Loc loc = lex_loc(&l);
         char c = *s;

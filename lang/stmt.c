@@ -190,6 +190,12 @@ Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
             diag_error(g->d, call->loc, "recursive call to '%s'", fn->name);
             return val_err();
         }
+    if (g->too_big) return val_err(); /* reported once */
+    if (++g->ncalls > GEN_MAX_CALLS) {
+        g->too_big = true;
+        diag_error(g->d, call->loc, "kernel too large after inlining: more than %d function calls", GEN_MAX_CALLS);
+        return val_err();
+    }
     if (g->inline_depth >= GEN_MAX_INLINE) {
         diag_error(g->d, call->loc, "calls nested more than %d deep", GEN_MAX_INLINE);
         return val_err();
@@ -659,6 +665,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
     Func *f = tir_func_new(g->m, k->name);
     f->loc = k->loc;
     g->f = f;
+    g->ncalls = 0;
     g->b = (Builder){.f = f, .block = f->body, .loc = k->loc};
     Frame fr = {0};
     Scope sc = {0};

@@ -2,6 +2,9 @@
 #include "support.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +224,65 @@ char *read_file(const char *path, size_t *len) {
     }
     if (len) *len = s.len;
     return str_take(&s);
+}
+
+char *read_source(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : st.st_size > SOURCE_MAX_BYTES ? EFBIG : 0;
+    if (e) {
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    /* the file may grow while it is read: never more than the cap */
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        close(fd);
+        errno = ENOMEM;
+        return NULL;
+    }
+    for (;;) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf), close(fd);
+            errno = e;
+            return NULL;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+        if (n == cap) {
+            if (cap > SOURCE_MAX_BYTES) {
+                free(buf), close(fd);
+                errno = EFBIG;
+                return NULL;
+            }
+            size_t ncap = cap * 2 > (size_t)SOURCE_MAX_BYTES + 1 ? (size_t)SOURCE_MAX_BYTES + 1 : cap * 2;
+            char *nb = realloc(buf, ncap + 1);
+            if (!nb) {
+                free(buf), close(fd);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = nb, cap = ncap;
+        }
+    }
+    close(fd);
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+const char *source_error(int err) {
+    switch (err) {
+    case EINVAL: return "not a regular file";
+    case EFBIG: return "larger than 16 MiB";
+    default: return strerror(err);
+    }
 }
 
 double now_seconds(void) {

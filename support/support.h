@@ -90,5 +90,11 @@ double now_seconds(void);
 
 /* Read a whole file; returns malloc'd buffer or NULL (errno set). */
 char *read_file(const char *path, size_t *len);
+/* Read a .tile source: a regular file (never waits on a FIFO or device) of at
+ * most SOURCE_MAX_BYTES; NULL with errno ENOENT/EACCES/..., EINVAL when it is
+ * not a regular file, EFBIG when it is larger.  source_error() says it in words. */
+enum { SOURCE_MAX_BYTES = 16 << 20 };
+char *read_source(const char *path, size_t *len);
+const char *source_error(int err);
 
 #endif

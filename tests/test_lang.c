@@ -329,3 +329,117 @@ Test(lang_robust, truncations) {
         free(text);
     }
 }
+
+/* ---- bounded on any input (each fails with a located error, in bounded time and memory) ---- */
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Cap this test process's memory (Criterion runs each test in its own process);
+ * not under AddressSanitizer, which reserves far more address space itself. */
+static void cap_memory(void) {
+#if !defined(__SANITIZE_ADDRESS__)
+    struct rlimit rl = {(rlim_t)2 << 30, (rlim_t)2 << 30};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+#endif
+}
+
+static double mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void expect_bounded(const char *text, size_t len, const char *want) {
+    cap_memory();
+    double t0 = mono();
+    Result r = compile_src("t.tile", text, len, NULL, 0);
+    double dt = mono() - t0;
+    cr_expect_null(r.m, "compilation should fail");
+    cr_expect(strstr(r.diags, want), "expected '%s' in:\n%.2000s", want, r.diags);
+    cr_expect_lt(dt, 20.0, "took %.1f s", dt);
+    result_free(&r);
+}
+
+/* g_i calls g_{i-1} twice: 2^40 calls if nothing stops it, with run-time or compile-time arguments */
+static char *doubling_chain(bool runtime) {
+    Str s = {0};
+    str_puts(&s, "fn g_0(x) { return x; }\n");
+    for (int i = 1; i <= 40; i++) str_printf(&s, "fn g_%d(x) { return g_%d(x) + g_%d(x); }\n", i, i - 1, i - 1);
+    str_puts(&s, runtime ? "kernel k(p: *f32) { let v = load(p); store(p, g_40(v)); }\n"
+                         : "kernel k(p: *i32) { store(p, g_40(3)); }\n");
+    return str_take(&s);
+}
+
+Test(lang_bounds, exponential_inlining_runtime_values) {
+    char *t = doubling_chain(true);
+    expect_bounded(t, strlen(t), "error: kernel too large after inlining");
+    free(t);
+}
+
+Test(lang_bounds, exponential_inlining_constants) {
+    char *t = doubling_chain(false);
+    expect_bounded(t, strlen(t), "error: kernel too large after inlining");
+    free(t);
+}
+
+Test(lang_bounds, imports_of_devices_and_fifos) {
+    expect_bounded("import \"/dev/zero\";\nkernel k(p: *f32) { store(p, 1.0); }\n", 57,
+                   "t.tile:1:8: error: cannot import '/dev/zero': not a regular file");
+    char dir[] = "/tmp/tile-test-fifo-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char fifo[64], text[160];
+    snprintf(fifo, sizeof fifo, "%s/f.tile", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    snprintf(text, sizeof text, "import \"%s\";\nkernel k(p: *f32) { store(p, 1.0); }\n", fifo);
+    expect_bounded(text, strlen(text), "not a regular file"); /* no writer: a blocking open would hang */
+    unlink(fifo);
+    rmdir(dir);
+}
+
+Test(lang_bounds, import_over_the_size_cap) {
+    char dir[] = "/tmp/tile-test-big-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char path[64], text[160];
+    snprintf(path, sizeof path, "%s/big.tile", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    static char line[1 << 16];
+    memset(line, ' ', sizeof line);
+    for (int i = 0; i < 17 * 16; i++) fwrite(line, 1, sizeof line, f); /* 17 MiB of blanks */
+    fclose(f);
+    snprintf(text, sizeof text, "import \"%s\";\nkernel k(p: *f32) { store(p, 1.0); }\n", path);
+    expect_bounded(text, strlen(text), "larger than 16 MiB");
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(lang_bounds, random_bytes) {
+    size_t n = 16u << 20;
+    unsigned char *b = malloc(n);
+    cr_assert(b);
+    uint64_t x = 0x243F6A8885A308D3ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        b[i] = (unsigned char)x;
+    }
+    expect_bounded((const char *)b, n, "error:");
+    free(b);
+}
+
+Test(lang_bounds, too_many_tokens) {
+    size_t n = 4u << 20;
+    char *b = malloc(n);
+    cr_assert(b);
+    memset(b, ';', n);
+    expect_bounded(b, n, "error: source too large: more than 1048576 tokens");
+    free(b);
+}
+
+Test(lang_bounds, float_literal_overflow) {
+    expect_diag("kernel k(p: *f32) { store(p, 1e99999); }\n",
+                "t.tile:1:30: error: float literal '1e99999' is too large for f64\n"
+                "  kernel k(p: *f32) { store(p, 1e99999); }\n"
+                "                               ^\n");
+}
