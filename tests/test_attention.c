@@ -1,6 +1,7 @@
 /* test_attention.c - kernels/attention/attention.tile (FlashAttention-2 forward) and
  * kernels/attention/paged_attention.tile (paged-KV decode, split-KV and its merge) on
- * the PTX emulator against float64 C references.
+ * the PTX emulator against the float64 references of ref/ (ref_attention,
+ * ref_paged_decode).
  *
  * Fresh random inputs every run (TILE_TEST_SEED repeats one; the seed is
  * printed on failure), outputs poisoned with NaN before the launch and the

@@ -5,8 +5,8 @@
  * Fresh random inputs (TILE_TEST_SEED repeats one; printed on failure),
  * outputs poisoned with NaN and the gaps between strided rows checked
  * untouched, lengths that are not multiples of the tiles.  The references
- * are those of tests/test_attention.c (copied: each test file is its own
- * program), driven through the C API instead of the device layer.
+ * are ref/'s (ref_attention, ref_paged_decode), as in tests/test_attention.c,
+ * driven through the C API instead of the device layer.
  *
  * Tolerances (as test_attention.c): inputs are exact f16/bf16 values (f8e4m3
  * codes times their scale for the f8 cache, also exact in f16/bf16), so the

@@ -1,4 +1,4 @@
-/* test_gemm.c - kernels/gemm/gemm.tile on the emulator against a float64 reference:
+/* test_gemm.c - kernels/gemm/gemm.tile on the emulator against a float64 reference (ref_gemm_at):
  * every input type, both transposes, sizes that are not multiples of the
  * tile (1x1x1 up to 256x512x64), alpha/beta/bias/activations, split-K, and
  * num_stages 2-4; fresh random inputs, NaN-poisoned outputs. */

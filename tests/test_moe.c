@@ -1,4 +1,4 @@
-/* test_moe.c - kernels/moe/ on the emulator against float64 C references:
+/* test_moe.c - kernels/moe/ on the emulator against float64 references (ref/):
  * the router (softmax and sigmoid scoring, renormalization, grouped top-k
  * with a score bias, ties), the token alignment (compared exactly: it is
  * deterministic), and the expert GEMMs (gate_up with SiLU, down with the
