@@ -12,9 +12,10 @@
  * expert weights) are checked a row at a time: ref_attention_row and the MoE
  * functions read their operands through a callback that returns one row.
  *
- * Nothing here allocates except the MoE functions (one row of scratch); no
- * global state; the functions that can be handed inconsistent sizes return
- * false instead of reading out of bounds. */
+ * Nothing here allocates but the MoE functions (a little scratch, freed); no
+ * global state.  The whole-tensor functions check what they can see (sizes that
+ * fit together, sequence offsets, block-table entries, context lengths) and
+ * return false instead of reading past it; buffer lengths are the caller's. */
 #ifndef TILE_REF_H
 #define TILE_REF_H
 
