@@ -21,7 +21,8 @@
  *      the output poisoned with 0xff bytes (NaN);
  *   2. one call, synchronized, then the check: no NaN left anywhere in O,
  *      and --check-rows output rows spread over batch, heads and sequence
- *      against a float64 softmax(scale q k^T) v (max |error| within 2e-3
+ *      against a float64 softmax(scale q k^T) v (ref_attention_row, K and
+ *      V read row by row from the periodic tensors; max |error| within 2e-3
  *      for f16, 1.6e-2 for bf16: docs/attention.md's tolerances);
  *   3. timed calls (bench_time: median over samples of event-timed batches);
  *      prefill TFLOP/s = 4 B H S^2 D / t, halved when causal (the
@@ -44,6 +45,7 @@
 #include <string.h>
 
 #include "bench/gpu_common.h"
+#include "ref/ref.h"
 
 typedef struct PrefillShape {
     int64_t b, s, h, d;
@@ -71,30 +73,35 @@ static tile_status prefill_call(void *u) {
     return tile_attention_fwd(r->ctx, &r->a);
 }
 
-/* max |O - ref| over one row (b, i, h) of a contiguous [B, S, H, D] problem; p [S], row [3 D] scratch */
+/* K and V rows for ref_attention_row, read from the periodic tensors into one scratch row:
+ * a contiguous [B, S, H, D] problem's (b, h), or (table != NULL) a paged cache's sequence */
+typedef struct KvRows {
+    const BenchTensor *k, *v;
+    tile_dtype dt;
+    int64_t b, h, seq, heads, head_dim; /* prefill: [b, j, h]; decode: h is the KV head, seq the block size */
+    const int32_t *table;               /* decode: the sequence's block table */
+    double *row;
+} KvRows;
+static const double *kv_row(void *u, int64_t j, int value) {
+    const KvRows *r = u;
+    int64_t tok = r->table ? r->table[j / r->seq] * r->seq + j % r->seq : r->b * r->seq + j;
+    bench_tensor_row(value ? r->v : r->k, r->dt, (size_t)((tok * r->heads + r->h) * r->head_dim), (size_t)r->head_dim, r->row);
+    return r->row;
+}
+
+/* max |O - ref| over one row (b, i, h) of a contiguous [B, S, H, D] problem; row [3 D] scratch */
 static double prefill_row_error(const BenchTensor *q, const BenchTensor *k, const BenchTensor *v, const uint16_t *o, tile_dtype dt,
-                                const PrefillShape *s, int64_t b, int64_t i, int64_t h, double *p, double *row) {
-    int64_t S = s->s, H = s->h, D = s->d, nkeys = s->causal ? i + 1 : S;
-    double scale = 1.0 / sqrt((double)D), mx = -INFINITY, l = 0, *qr = row, *kv = row + D, *acc = row + 2 * D;
+                                const PrefillShape *s, int64_t b, int64_t i, int64_t h, double *row) {
+    int64_t S = s->s, H = s->h, D = s->d, begin, end;
+    double *qr = row, *want = row + 2 * D;
     size_t qoff = (size_t)(((b * S + i) * H + h) * D);
     bench_tensor_row(q, dt, qoff, (size_t)D, qr);
-    for (int64_t j = 0; j < nkeys; j++) {
-        bench_tensor_row(k, dt, (size_t)(((b * S + j) * H + h) * D), (size_t)D, kv);
-        double dot = 0;
-        for (int64_t d = 0; d < D; d++) dot += qr[d] * kv[d];
-        p[j] = dot * scale;
-        if (p[j] > mx) mx = p[j];
-    }
-    for (int64_t d = 0; d < D; d++) acc[d] = 0;
-    for (int64_t j = 0; j < nkeys; j++) {
-        double w = exp(p[j] - mx);
-        l += w;
-        bench_tensor_row(v, dt, (size_t)(((b * S + j) * H + h) * D), (size_t)D, kv);
-        for (int64_t d = 0; d < D; d++) acc[d] += w * kv[d];
-    }
+    KvRows kv = {k, v, dt, b, h, S, H, D, NULL, row + D};
+    ref_attention_keys(i, S, S, s->causal, -1, -1, &begin, &end);
+    ref_attention_row(D, qr, 1.0 / sqrt((double)D), begin, end, kv_row, &kv, want);
     double worst = 0;
     for (int64_t d = 0; d < D; d++) {
-        double e = fabs(bench_from_16(dt, o[qoff + (size_t)d]) - acc[d] / l);
+        double e = fabs(bench_from_16(dt, o[qoff + (size_t)d]) - want[d]);
         if (!(e <= worst)) worst = e;
     }
     return worst;
@@ -108,7 +115,7 @@ static int bench_prefill(tile_context *ctx, BenchCopy *cp, const Opts *op, const
     memset(&q, 0, sizeof q), memset(&k, 0, sizeof k), memset(&v, 0, sizeof v);
     tile_devptr o = 0;
     uint16_t *ho = NULL;
-    double *p = NULL, *acc = NULL;
+    double *acc = NULL;
     tile_status st = bench_tensor_make(ctx, cp, &q, dt, n, 1.0, &rng);
     if (st == TILE_OK) st = bench_tensor_make(ctx, cp, &k, dt, n, 1.0, &rng);
     if (st == TILE_OK) st = bench_tensor_make(ctx, cp, &v, dt, n, 1.0, &rng);
@@ -129,8 +136,8 @@ static int bench_prefill(tile_context *ctx, BenchCopy *cp, const Opts *op, const
         goto done;
     }
     /* 2. check */
-    ho = malloc(n * 2), p = malloc(sizeof(double) * (size_t)s->s), acc = malloc(sizeof(double) * 3 * (size_t)s->d);
-    if (!ho || !p || !acc || tile_memcpy_dtoh(ctx, ho, o, n * 2) != TILE_OK) {
+    ho = malloc(n * 2), acc = malloc(sizeof(double) * 3 * (size_t)s->d);
+    if (!ho || !acc || tile_memcpy_dtoh(ctx, ho, o, n * 2) != TILE_OK) {
         fprintf(stderr, "attention_gpu: cannot read O back\n");
         goto done;
     }
@@ -142,7 +149,7 @@ static int bench_prefill(tile_context *ctx, BenchCopy *cp, const Opts *op, const
         /* spread over the rows, the last row (all keys when causal) included */
         int64_t row = want > 1 ? c * (rows - 1) / (want - 1) : rows - 1;
         int64_t b = row / (s->h * s->s), h = row / s->s % s->h, i = row % s->s;
-        double e = prefill_row_error(&q, &k, &v, ho, dt, s, b, i, h, p, acc);
+        double e = prefill_row_error(&q, &k, &v, ho, dt, s, b, i, h, acc);
         if (!(e <= worst)) worst = e;
     }
     bool ok = unwritten == 0 && worst <= tol;
@@ -166,7 +173,7 @@ static int bench_prefill(tile_context *ctx, BenchCopy *cp, const Opts *op, const
 done:
     bench_tensor_free(ctx, &q), bench_tensor_free(ctx, &k), bench_tensor_free(ctx, &v);
     if (o) tile_free(ctx, o);
-    free(ho), free(p), free(acc);
+    free(ho), free(acc);
     return rc;
 }
 
@@ -200,8 +207,8 @@ static int bench_decode(tile_context *ctx, BenchCopy *cp, const Opts *op, const 
     tile_devptr o = 0, tables = 0, lens = 0, ws = 0;
     int32_t *ht = malloc(sizeof(int32_t) * ntab), *hl = malloc(sizeof(int32_t) * (size_t)B);
     uint16_t *ho = malloc(nq * 2);
-    double *p = malloc(sizeof(double) * (size_t)C), *acc = malloc(sizeof(double) * 3 * (size_t)D);
-    if (!ht || !hl || !ho || !p || !acc) {
+    double *acc = malloc(sizeof(double) * 3 * (size_t)D);
+    if (!ht || !hl || !ho || !acc) {
         fprintf(stderr, "attention_gpu: out of host memory\n");
         goto done;
     }
@@ -256,24 +263,12 @@ static int bench_decode(tile_context *ctx, BenchCopy *cp, const Opts *op, const 
     for (int64_t c = 0; c < want; c++, checked++) {
         int64_t row = want > 1 ? c * (rows - 1) / (want - 1) : rows - 1, sq = row / Hq, h = row % Hq, g = h / (Hq / Hk);
         size_t qoff = (size_t)((sq * Hq + h) * D);
-        double mx = -INFINITY, l = 0, *qr = acc + D, *kv = acc + 2 * D;
+        double *qr = acc + D;
         bench_tensor_row(&q, dt, qoff, (size_t)D, qr);
-        for (int64_t j = 0; j < C; j++) {
-            bench_tensor_row(&kc, dt, (size_t)(((ht[sq * nb + j / bs] * bs + j % bs) * Hk + g) * D), (size_t)D, kv);
-            double dot = 0;
-            for (int64_t d = 0; d < D; d++) dot += qr[d] * kv[d];
-            p[j] = dot * scale;
-            if (p[j] > mx) mx = p[j];
-        }
-        for (int64_t d = 0; d < D; d++) acc[d] = 0;
-        for (int64_t j = 0; j < C; j++) {
-            double w = exp(p[j] - mx);
-            l += w;
-            bench_tensor_row(&vc, dt, (size_t)(((ht[sq * nb + j / bs] * bs + j % bs) * Hk + g) * D), (size_t)D, kv);
-            for (int64_t d = 0; d < D; d++) acc[d] += w * kv[d];
-        }
+        KvRows kv = {&kc, &vc, dt, 0, g, bs, Hk, D, ht + sq * nb, acc + 2 * D};
+        ref_attention_row(D, qr, scale, 0, C, kv_row, &kv, acc);
         for (int64_t d = 0; d < D; d++) {
-            double e = fabs(bench_from_16(dt, ho[qoff + (size_t)d]) - acc[d] / l);
+            double e = fabs(bench_from_16(dt, ho[qoff + (size_t)d]) - acc[d]);
             if (!(e <= worst)) worst = e;
         }
     }
@@ -302,7 +297,7 @@ done:
     if (tables) tile_free(ctx, tables);
     if (lens) tile_free(ctx, lens);
     if (ws) tile_free(ctx, ws);
-    free(ht), free(hl), free(ho), free(p), free(acc);
+    free(ht), free(hl), free(ho), free(acc);
     return rc;
 }
 

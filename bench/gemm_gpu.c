@@ -19,7 +19,7 @@
  *   2. random bf16 A and B (never zeros: they run faster and hide bugs), C
  *      poisoned with NaN;
  *   3. one launch, then check: every element of C written (no NaN left),
- *      and 1024 sampled elements against a float64 host reference, error
+ *      and 1024 sampled elements against a float64 host reference (ref_dot), error
  *      ||out - ref|| / ||ref|| < 1e-2 (bf16 output);
  *   4. warm up, time, print; one line "@@ gemm N tile TFLOPS" per size for
  *      run.sh's table.
@@ -34,6 +34,7 @@
 
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
+#include "ref/ref.h"
 #include "runtime/device.h"
 
 static double now_s(void) {
@@ -70,7 +71,7 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
     uint64_t da = 0, db = 0, dc = 0;
     TileDevModule *mod = NULL;
     uint16_t *ha = NULL, *hb = NULL, *hc = NULL;
-    double *t = NULL;
+    double *t = NULL, *arow = NULL, *bcol = NULL;
     tile_compiled comp;
     memset(&comp, 0, sizeof comp);
 
@@ -126,10 +127,15 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
     size_t unwritten = 0;
     for (size_t i = 0; i < nn; i++) unwritten += isnan(bf16_to_d(hc[i]));
     double num = 0, den = 0;
+    arow = malloc(sizeof(double) * (size_t)n), bcol = malloc(sizeof(double) * (size_t)n);
+    if (!arow || !bcol) {
+        fprintf(stderr, "gemm_gpu: out of host memory\n");
+        goto fail;
+    }
     for (int s = 0; s < 1024; s++) {
         size_t i = (size_t)(next_u64() % (uint64_t)n), j = (size_t)(next_u64() % (uint64_t)n);
-        double ref = 0;
-        for (size_t p = 0; p < (size_t)n; p++) ref += bf16_to_d(ha[i * (size_t)n + p]) * bf16_to_d(hb[p * (size_t)n + j]);
+        for (size_t p = 0; p < (size_t)n; p++) arow[p] = bf16_to_d(ha[i * (size_t)n + p]), bcol[p] = bf16_to_d(hb[p * (size_t)n + j]);
+        double ref = ref_dot(n, arow, 1, bcol, 1, NULL);
         double got = bf16_to_d(hc[i * (size_t)n + j]);
         num += (got - ref) * (got - ref);
         den += ref * ref;
@@ -172,7 +178,7 @@ fail:
     if (db) dev_free(dev, db);
     if (dc) dev_free(dev, dc);
     if (mod) dev_module_unload(mod);
-    free(ha), free(hb), free(hc), free(t);
+    free(ha), free(hb), free(hc), free(t), free(arow), free(bcol);
     tile_compiled_free(&comp);
     return rc;
 }

@@ -20,7 +20,7 @@
  *   2. one call, synchronized, then the checks: the routing written back is
  *      a top-k of the logits with renormalized softmax weights, no NaN in
  *      the output, and --check-tokens tokens against a float64 forward
- *      (error within (2^-8 + 3e-5) * sum |terms| per output: h is rounded
+ *      (ref_moe_token, weights read row by row; error within (2^-8 + 3e-5) * sum |terms| per output: h is rounded
  *      to bf16 between the GEMMs);
  *   3. timed calls (bench_time); TFLOP/s = 2 T K 3 H I / t (the expert
  *      GEMMs; routing and alignment are in the time, not in the count);
@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "bench/gpu_common.h"
+#include "ref/ref.h"
 
 typedef struct Model {
     char name[32];
@@ -94,8 +95,7 @@ static int dense_gemm(tile_context *ctx, const Opts *op, const BenchTensor *A, c
         }
         bench_tensor_row(A, TILE_BF16, (size_t)(i * k), (size_t)k, ar);
         bench_tensor_row(B, TILE_BF16, b_off + (size_t)(j * k), (size_t)k, br);
-        double ref = 0;
-        for (int64_t p = 0; p < k; p++) ref += ar[p] * br[p];
+        double ref = ref_dot(k, ar, 1, br, 1, NULL);
         double g = bf16_to_d(got);
         num += (g - ref) * (g - ref), den += ref * ref;
     }
@@ -110,31 +110,31 @@ static int dense_gemm(tile_context *ctx, const Opts *op, const BenchTensor *A, c
     return 0;
 }
 
+/* W1 and W2 rows for ref_moe_token, read from the periodic tensors into one scratch row */
+typedef struct WeightRows {
+    const BenchTensor *w1, *w2;
+    int64_t h, i;
+    double *row;
+} WeightRows;
+static const double *weight_row(void *u, int which, int64_t e, int64_t r) {
+    const WeightRows *w = u;
+    if (which == 1) bench_tensor_row(w->w1, TILE_BF16, (size_t)((e * 2 * w->i + r) * w->h), (size_t)w->h, w->row);
+    else bench_tensor_row(w->w2, TILE_BF16, (size_t)((e * w->h + r) * w->i), (size_t)w->i, w->row);
+    return w->row;
+}
+
 /* float64 forward of token t; returns the worst error / tolerance over its outputs */
 static double check_token(const Model *md, const BenchTensor *x, const BenchTensor *w1, const BenchTensor *w2, const int32_t *ids,
                           const float *wts, const float *out, int64_t t, double *scratch) {
     int64_t H = md->h, I = md->i, K = md->k;
-    double *xr = scratch, *row = xr + H, *hv = row + (H > 2 * I ? H : 2 * I), *want = hv + I, *mag = want + H, worst = 0;
+    double *xr = scratch, *row = xr + H, *want = row + (H > I ? H : I), *mag = want + H, wd[8], worst = 0;
     bench_tensor_row(x, TILE_BF16, (size_t)(t * H), (size_t)H, xr);
     for (int64_t c = 0; c < H; c++) want[c] = mag[c] = 0;
-    for (int64_t j = 0; j < K; j++) {
-        int64_t e = ids[t * K + j];
-        double w = wts[t * K + j];
-        for (int64_t i = 0; i < I; i++) {
-            double g = 0, u = 0;
-            bench_tensor_row(w1, TILE_BF16, (size_t)((e * 2 * I + i) * H), (size_t)H, row);
-            for (int64_t c = 0; c < H; c++) g += xr[c] * row[c];
-            bench_tensor_row(w1, TILE_BF16, (size_t)((e * 2 * I + I + i) * H), (size_t)H, row);
-            for (int64_t c = 0; c < H; c++) u += xr[c] * row[c];
-            hv[i] = g / (1 + exp(-g)) * u;
-        }
-        for (int64_t c = 0; c < H; c++) {
-            double acc = 0, m = 0;
-            bench_tensor_row(w2, TILE_BF16, (size_t)((e * H + c) * I), (size_t)I, row);
-            for (int64_t i = 0; i < I; i++) acc += hv[i] * row[i], m += fabs(hv[i] * row[i]);
-            want[c] += w * acc, mag[c] += fabs(w) * m;
-        }
-    }
+    for (int64_t j = 0; j < K; j++) wd[j] = wts[t * K + j];
+    WeightRows wr = {w1, w2, H, I, row};
+    ref_moe_args a = {.tokens = 1, .hidden = H, .inter = I, .experts = md->e, .topk = K, .x = xr, .weight_row = weight_row, .user = &wr,
+                      .topk_ids = ids + t * K, .topk_weights = wd};
+    if (!ref_moe_token(&a, 0, want, mag)) return INFINITY;
     for (int64_t c = 0; c < H; c++) {
         double e = fabs(out[t * H + c] - want[c]) / ((1.0 / 256 + 3e-5) * mag[c] + 1e-6);
         if (!(e <= worst)) worst = e;

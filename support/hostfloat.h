@@ -1,6 +1,7 @@
-/* hostfloat.h - 16-bit floats on the host, for the CLI's `tile run`, the tests and the
- * benchmarks that make device data and check results: round to nearest even (with
- * subnormals, overflow to infinity and NaN kept), and exact widening to double. */
+/* hostfloat.h - 16-bit and 8-bit floats on the host, for the CLI's `tile run`, the tests
+ * and the benchmarks that make device data and check results: f16 and bf16 round to
+ * nearest even (with subnormals, overflow to infinity and NaN kept); every format widens
+ * exactly to double (f8 codes only widen: the tests draw codes, not values). */
 #ifndef TILE_HOSTFLOAT_H
 #define TILE_HOSTFLOAT_H
 
@@ -47,6 +48,20 @@ static inline double bf16_to_d(uint16_t h) {
     float f;
     memcpy(&f, &x, 4);
     return f;
+}
+
+/* E4M3FN: bias 7, 3 mantissa bits, no infinity; 0x7f and 0xff are NaN, 448 the largest */
+static inline double f8e4m3_to_d(uint8_t c) {
+    int e = (c >> 3) & 15, m = c & 7;
+    double v = e == 15 && m == 7 ? NAN : e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+    return (c & 0x80) ? -v : v;
+}
+
+/* E5M2: bias 15, 2 mantissa bits, IEEE-like (exponent 31: infinity or NaN) */
+static inline double f8e5m2_to_d(uint8_t c) {
+    int e = (c >> 2) & 31, m = c & 3;
+    double v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexp(4 + m, e - 17) : ldexp(m, -16);
+    return (c & 0x80) ? -v : v;
 }
 
 #endif

@@ -1,6 +1,7 @@
 /* test_attention.c - kernels/attention/attention.tile (FlashAttention-2 forward) and
  * kernels/attention/paged_attention.tile (paged-KV decode, split-KV and its merge) on
- * the PTX emulator against float64 C references.
+ * the PTX emulator against the float64 references of ref/ (ref_attention,
+ * ref_paged_decode).
  *
  * Fresh random inputs every run (TILE_TEST_SEED repeats one; the seed is
  * printed on failure), outputs poisoned with NaN before the launch and the
@@ -22,6 +23,7 @@
 #include <time.h>
 
 #include "tests/test_rng.h"
+#include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "runtime/device.h"
@@ -116,15 +118,6 @@ typedef struct AttnCase {
     const char *extra;             /* one more define, e.g. "BN=32" */
 } AttnCase;
 
-/* Does query i (of len_q) see key j (of len_k)? */
-static bool visible(const AttnCase *c, int i, int j, int len_q, int len_k) {
-    long diag = (long)len_k - len_q;
-    if (c->causal && j > i + diag) return false;
-    if (c->window_left >= 0 && j < i + diag - c->window_left) return false;
-    if (c->window_right >= 0 && j > i + diag + c->window_right) return false;
-    return true;
-}
-
 static void run_attention(const AttnCase *c) {
     bool varlen = c->lens_q != NULL, local = c->window_left >= 0 || c->window_right >= 0;
     int B = c->batch, Hq = c->heads_q, Hk = c->heads_kv, D = c->head_dim, BD = pow2_at_least(D);
@@ -186,42 +179,32 @@ static void run_attention(const AttnCase *c) {
     download(dev, ho, dout, no * 2);
     download(dev, hl, dl, nl * 4);
 
+    /* the float64 reference: O in the device's layout, LSE likewise */
+    double *ro = malloc(no * sizeof(double)), *rl = malloc(nl * sizeof(double));
+    ref_attention_args ra = {.batch = B, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .seq_q = seq_q, .seq_k = seq_k,
+                             .cu_seqlens_q = varlen ? q0 : NULL, .cu_seqlens_k = varlen ? k0 : NULL, .q = vq, .k = vk, .v = vv, .o = ro,
+                             .q_stride = {sqb, sqs, sqh}, .k_stride = {skb, sks, skh}, .v_stride = {svb, svs, svh},
+                             .o_stride = {sob, sos, soh}, .lse = rl, .scale = scale, .causal = c->causal,
+                             .window_left = c->window_left, .window_right = c->window_right};
+    cr_assert(ref_attention(&ra), "ref_attention rejected the case");
     double tol = c->dt == DT_F16_ ? 2e-3 : 1.6e-2;
     bool *written = calloc(no, 1), *lwritten = calloc(nl, 1);
-    double *p = malloc(sizeof(double) * (size_t)(max_k + 1));
     for (int b = 0; b < B; b++) {
         int lq = q0[b + 1] - q0[b], lk = k0[b + 1] - k0[b];
         for (int h = 0; h < Hq; h++) {
-            int g = h / group;
             for (int i = 0; i < lq; i++) {
-                const double *qi = vq + (size_t)(q0[b] + i) * sqs + (size_t)h * sqh;
-                double mx = -INFINITY;
-                for (int j = 0; j < lk; j++) {
-                    p[j] = -INFINITY;
-                    if (!visible(c, i, j, lq, lk)) continue;
-                    const double *kj = vk + (size_t)(k0[b] + j) * sks + (size_t)g * skh;
-                    double s = 0;
-                    for (int d = 0; d < D; d++) s += qi[d] * kj[d];
-                    p[j] = s * scale;
-                    mx = fmax(mx, p[j]);
-                }
-                double l = 0;
-                for (int j = 0; j < lk; j++) l += p[j] == -INFINITY ? 0 : (p[j] = exp(p[j] - mx));
                 size_t orow = (size_t)(q0[b] + i) * sos + (size_t)h * soh;
                 for (int d = 0; d < D; d++) {
-                    double want = 0;
-                    for (int j = 0; j < lk; j++)
-                        if (p[j] != -INFINITY) want += p[j] * vv[(size_t)(k0[b] + j) * svs + (size_t)g * svh + d];
-                    want = l > 0 ? want / l : 0;
+                    double want = ro[orow + d];
                     double got = from_dt(c->dt, ho[orow + d]);
                     written[orow + d] = true;
                     cr_assert(fabs(got - want) <= tol, "%s b=%d h=%d i=%d d=%d (lq %d lk %d): O = %.6g, want %.6g (seed %llu)", name, b, h,
                               i, d, lq, lk, got, want, (unsigned long long)seed);
                 }
                 size_t li = varlen ? (size_t)h * slh + (size_t)(q0[b] + i) : (size_t)b * slb + (size_t)h * slh + (size_t)i;
-                double want_lse = l > 0 ? mx + log(l) : -INFINITY, got_lse = hl[li];
+                double want_lse = rl[li], got_lse = hl[li];
                 lwritten[li] = true;
-                if (l > 0)
+                if (want_lse != -INFINITY)
                     cr_assert(fabs(got_lse - want_lse) <= 1e-4 + 1e-5 * fabs(want_lse), "%s b=%d h=%d i=%d: LSE = %.8g, want %.8g (seed %llu)",
                               name, b, h, i, got_lse, want_lse, (unsigned long long)seed);
                 else
@@ -236,7 +219,7 @@ static void run_attention(const AttnCase *c) {
 
     kern_close(&k);
     dev_close(dev);
-    free(written), free(lwritten), free(p), free(q0), free(k0);
+    free(written), free(lwritten), free(ro), free(rl), free(q0), free(k0);
     free(hq), free(hk), free(hv), free(ho), free(hl), free(vq), free(vk), free(vv);
 }
 
@@ -366,29 +349,20 @@ static void run_paged(const PagedCase *c) {
     }
     download(dev, ho, dout, no * 2);
 
+    double *ro = malloc(no * sizeof(double));
+    ref_paged_args ra = {.num_seqs = S, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .num_tokens = T, .block_size = bs,
+                         .num_blocks = num_blocks, .q = vq, .q_stride = {sqs, sqt, sqh}, .o = ro, .o_stride = {sos, sot, soh},
+                         .k_cache = vk, .v_cache = vv, .k_stride = {skb, sks, skh}, .v_stride = {svb, svs, svh},
+                         .block_tables = table, .block_table_stride = sbt, .context_lens = c->ctx, .scale = scale};
+    cr_assert(ref_paged_decode(&ra), "ref_paged_decode rejected the case");
     double tol = c->dt == DT_F16_ ? 2e-3 : 1.6e-2;
     bool *written = calloc(no, 1);
-    double *p = malloc(sizeof(double) * (size_t)(max_blocks * bs + 1));
     for (int s = 0; s < S; s++)
         for (int t = 0; t < T; t++)
             for (int h = 0; h < Hq; h++) {
-                int qpos = c->ctx[s] - T + t, g = h / G;
-                const double *qv = vq + (size_t)s * sqs + (size_t)t * sqt + (size_t)h * sqh;
-                double mx = -INFINITY, l = 0;
-                for (int j = 0; j <= qpos; j++) {
-                    const double *kj = vk + (size_t)table[s * sbt + j / bs] * skb + (size_t)(j % bs) * sks + (size_t)g * skh;
-                    double dotv = 0;
-                    for (int d = 0; d < D; d++) dotv += qv[d] * kj[d];
-                    p[j] = dotv * scale;
-                    mx = fmax(mx, p[j]);
-                }
-                for (int j = 0; j <= qpos; j++) l += (p[j] = exp(p[j] - mx));
                 size_t orow = (size_t)s * sos + (size_t)t * sot + (size_t)h * soh;
                 for (int d = 0; d < D; d++) {
-                    double want = 0;
-                    for (int j = 0; j <= qpos; j++)
-                        want += p[j] * vv[(size_t)table[s * sbt + j / bs] * svb + (size_t)(j % bs) * svs + (size_t)g * svh + d];
-                    want /= l;
+                    double want = ro[orow + d];
                     double got = from_dt(c->dt, ho[orow + d]);
                     written[orow + d] = true;
                     cr_assert(fabs(got - want) <= tol, "%s s=%d t=%d h=%d d=%d (ctx %d, T %d, splits %d): O = %.6g, want %.6g (seed %llu)",
@@ -400,7 +374,7 @@ static void run_paged(const PagedCase *c) {
 
     kern_close(&k);
     dev_close(dev);
-    free(written), free(p), free(perm), free(table);
+    free(written), free(ro), free(perm), free(table);
     free(hk), free(hv), free(hq), free(ho), free(hpart), free(hlse), free(vk), free(vv), free(vq);
 }
 

@@ -5,8 +5,8 @@
  * Fresh random inputs (TILE_TEST_SEED repeats one; printed on failure),
  * outputs poisoned with NaN and the gaps between strided rows checked
  * untouched, lengths that are not multiples of the tiles.  The references
- * are those of tests/test_attention.c (copied: each test file is its own
- * program), driven through the C API instead of the device layer.
+ * are ref/'s (ref_attention, ref_paged_decode), as in tests/test_attention.c,
+ * driven through the C API instead of the device layer.
  *
  * Tolerances (as test_attention.c): inputs are exact f16/bf16 values (f8e4m3
  * codes times their scale for the f8 cache, also exact in f16/bf16), so the
@@ -21,16 +21,10 @@
 #include <time.h>
 
 #include "tests/test_rng.h"
+#include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 
-
-/* E4M3FN: bias 7, no infinity, 0x7f / 0xff NaN */
-static double e4m3_to_d(uint8_t code) {
-    int e = (code >> 3) & 15, m = code & 7;
-    double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
-    return (code & 0x80) ? -v : v;
-}
 
 static uint16_t to_dt(tile_dtype t, double v) { return t == TILE_F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v); }
 static double from_dt(tile_dtype t, uint16_t h) { return t == TILE_F16 ? f16_to_d(h) : bf16_to_d(h); }
@@ -42,14 +36,14 @@ static void fill16(tile_dtype t, size_t n, uint16_t *h, double *v) {
         v[i] = from_dt(t, h[i]);
     }
 }
-/* random f8e4m3 codes of magnitude <= 2, values times scale */
-static void fill8(size_t n, uint8_t *h, double *v, double scale) {
+/* random f8e4m3 codes of magnitude <= 2 and their values (the scale is the reference's) */
+static void fill8(size_t n, uint8_t *h, double *v) {
     for (size_t i = 0; i < n; i++) {
         uint8_t c;
         do c = (uint8_t)rnext();
         while ((c & 0x7f) > 0x40); /* 0x40 is 2.0 */
         h[i] = c;
-        v[i] = e4m3_to_d(c) * scale;
+        v[i] = f8e4m3_to_d(c);
     }
 }
 
@@ -81,14 +75,6 @@ typedef struct AttnCase {
     bool no_lse;
     float scale;                   /* 0: the default */
 } AttnCase;
-
-static bool visible(const AttnCase *c, int i, int j, int len_q, int len_k) {
-    long diag = (long)len_k - len_q;
-    if (c->causal && j > i + diag) return false;
-    if (c->window_left >= 0 && j < i + diag - c->window_left) return false;
-    if (c->window_right >= 0 && j > i + diag + c->window_right) return false;
-    return true;
-}
 
 static void run_attention(tile_context *ctx, const AttnCase *c) {
     bool varlen = c->lens_q != NULL;
@@ -136,36 +122,24 @@ static void run_attention(tile_context *ctx, const AttnCase *c) {
     download(ctx, ho, dout, no * 2);
     if (dl) download(ctx, hl, dl, nl * 4);
 
-    double scale = c->scale != 0 ? c->scale : 1.0 / sqrt((double)D);
+    /* the float64 reference in the device's layouts (explicit strides: the gapped or the contiguous ones) */
+    double *ro = malloc(no * 8 + 8), *rl = malloc(nl * 8 + 8);
+    ref_attention_args ra = {.batch = B, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .seq_q = seq_q, .seq_k = seq_k,
+                             .cu_seqlens_q = varlen ? q0 : NULL, .cu_seqlens_k = varlen ? k0 : NULL, .q = vq, .k = vk, .v = vv, .o = ro,
+                             .q_stride = {(int64_t)seq_q * sqs, sqs, sqh}, .k_stride = {(int64_t)seq_k * sks, sks, skh},
+                             .v_stride = {(int64_t)seq_k * svs, svs, svh}, .o_stride = {(int64_t)seq_q * sos, sos, soh}, .lse = rl,
+                             .scale = c->scale, .causal = c->causal, .window_left = c->window_left, .window_right = c->window_right};
+    cr_assert(ref_attention(&ra), "ref_attention rejected the case");
     int slh = varlen ? tq : seq_q, slb = varlen ? 0 : Hq * seq_q;
     double tol = c->dt == TILE_F16 ? 2e-3 : 1.6e-2;
     bool *written = calloc(no + 1, 1), *lwritten = calloc(nl + 1, 1);
-    double *p = malloc(sizeof(double) * (size_t)(max_k + 1));
-    int group = Hq / Hk;
     for (int b = 0; b < B; b++) {
         int lq = q0[b + 1] - q0[b], lk = k0[b + 1] - k0[b];
         for (int h = 0; h < Hq; h++) {
-            int g = h / group;
             for (int i = 0; i < lq; i++) {
-                const double *qi = vq + (size_t)(q0[b] + i) * sqs + (size_t)h * sqh;
-                double mx = -INFINITY;
-                for (int j = 0; j < lk; j++) {
-                    p[j] = -INFINITY;
-                    if (!visible(c, i, j, lq, lk)) continue;
-                    const double *kj = vk + (size_t)(k0[b] + j) * sks + (size_t)g * skh;
-                    double s = 0;
-                    for (int d = 0; d < D; d++) s += qi[d] * kj[d];
-                    p[j] = s * scale;
-                    mx = fmax(mx, p[j]);
-                }
-                double l = 0;
-                for (int j = 0; j < lk; j++) l += p[j] == -INFINITY ? 0 : (p[j] = exp(p[j] - mx));
                 size_t orow = (size_t)(q0[b] + i) * sos + (size_t)h * soh;
                 for (int d = 0; d < D; d++) {
-                    double want = 0;
-                    for (int j = 0; j < lk; j++)
-                        if (p[j] != -INFINITY) want += p[j] * vv[(size_t)(k0[b] + j) * svs + (size_t)g * svh + d];
-                    want = l > 0 ? want / l : 0;
+                    double want = ro[orow + d];
                     double got = from_dt(c->dt, ho[orow + d]);
                     written[orow + d] = true;
                     cr_assert(fabs(got - want) <= tol, "b=%d h=%d i=%d d=%d (lq %d lk %d D %d): O = %.6g, want %.6g (seed %llu)", b, h, i, d,
@@ -173,9 +147,9 @@ static void run_attention(tile_context *ctx, const AttnCase *c) {
                 }
                 if (!dl) continue;
                 size_t li = varlen ? (size_t)h * slh + (size_t)(q0[b] + i) : (size_t)b * slb + (size_t)h * slh + (size_t)i;
-                double want_lse = l > 0 ? mx + log(l) : -INFINITY, got_lse = hl[li];
+                double want_lse = rl[li], got_lse = hl[li];
                 lwritten[li] = true;
-                if (l > 0)
+                if (want_lse != -INFINITY)
                     cr_assert(fabs(got_lse - want_lse) <= 1e-4 + 1e-5 * fabs(want_lse), "b=%d h=%d i=%d: LSE = %.8g, want %.8g (seed %llu)", b, h,
                               i, got_lse, want_lse, (unsigned long long)seed);
                 else
@@ -191,7 +165,7 @@ static void run_attention(tile_context *ctx, const AttnCase *c) {
     tile_devptr bufs[] = {dq, dk, dv, dout, dl, dcq, dck};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) tile_free(ctx, bufs[i]);
-    free(written), free(lwritten), free(p), free(q0), free(k0);
+    free(written), free(lwritten), free(ro), free(rl), free(q0), free(k0);
     free(hq), free(hk), free(hv), free(ho), free(hl), free(vq), free(vk), free(vv);
 }
 
@@ -243,7 +217,7 @@ typedef struct PagedCase {
 } PagedCase;
 
 static void run_paged(tile_context *ctx, const PagedCase *c) {
-    int S = c->num_seqs, Hq = c->heads_q, Hk = c->heads_kv, T = c->num_tokens, D = c->head_dim, bs = c->block_size, G = Hq / Hk;
+    int S = c->num_seqs, Hq = c->heads_q, Hk = c->heads_kv, T = c->num_tokens, D = c->head_dim, bs = c->block_size;
     int max_blocks = 0, used = 0, max_ctx = 0;
     for (int s = 0; s < S; s++) {
         int nb = (c->ctx[s] + bs - 1) / bs;
@@ -270,8 +244,8 @@ static void run_paged(tile_context *ctx, const PagedCase *c) {
     double *vk = malloc(nk * 8), *vv = malloc(nv * 8), *vq = malloc(nq * 8);
     float k_scale = c->f8 ? 0.375f : 0, v_scale = c->f8 ? 0.5f : 0;
     if (c->f8) {
-        fill8(nk, hk, vk, k_scale);
-        fill8(nv, hv, vv, v_scale);
+        fill8(nk, hk, vk);
+        fill8(nv, hv, vv);
     } else {
         fill16(c->dt, nk, hk, vk);
         fill16(c->dt, nv, hv, vv);
@@ -299,30 +273,21 @@ static void run_paged(tile_context *ctx, const PagedCase *c) {
     cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
     download(ctx, ho, dout, no * 2);
 
-    double scale = 1.0 / sqrt((double)D);
+    /* the float64 reference: the same caches, the f8 codes' values times the same scales, the default softmax scale */
+    double *ro = malloc(no * 8);
+    ref_paged_args ra = {.num_seqs = S, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .num_tokens = T, .block_size = bs,
+                         .num_blocks = num_blocks, .q = vq, .q_stride = {sqs, sqt, sqh}, .o = ro, .o_stride = {sos, sot, soh},
+                         .k_cache = vk, .v_cache = vv, .k_stride = {skb, sks, skh}, .v_stride = {svb, svs, svh}, .k_scale = k_scale,
+                         .v_scale = v_scale, .block_tables = table, .block_table_stride = sbt, .context_lens = c->ctx};
+    cr_assert(ref_paged_decode(&ra), "ref_paged_decode rejected the case");
     double tol = c->dt == TILE_F16 ? 2e-3 : 1.6e-2;
     bool *written = calloc(no, 1);
-    double *p = malloc(sizeof(double) * (size_t)(max_blocks * bs + 1));
     for (int s = 0; s < S; s++)
         for (int t = 0; t < T; t++)
             for (int h = 0; h < Hq; h++) {
-                int qpos = c->ctx[s] - T + t, g = h / G;
-                const double *qv = vq + (size_t)s * sqs + (size_t)t * sqt + (size_t)h * sqh;
-                double mx = -INFINITY, l = 0;
-                for (int j = 0; j <= qpos; j++) {
-                    const double *kj = vk + (size_t)table[s * sbt + j / bs] * skb + (size_t)(j % bs) * sks + (size_t)g * skh;
-                    double dotv = 0;
-                    for (int d = 0; d < D; d++) dotv += qv[d] * kj[d];
-                    p[j] = dotv * scale;
-                    mx = fmax(mx, p[j]);
-                }
-                for (int j = 0; j <= qpos; j++) l += (p[j] = exp(p[j] - mx));
                 size_t orow = (size_t)s * sos + (size_t)t * sot + (size_t)h * soh;
                 for (int d = 0; d < D; d++) {
-                    double want = 0;
-                    for (int j = 0; j <= qpos; j++)
-                        want += p[j] * vv[(size_t)table[s * sbt + j / bs] * svb + (size_t)(j % bs) * svs + (size_t)g * svh + d];
-                    want /= l;
+                    double want = ro[orow + d];
                     double got = from_dt(c->dt, ho[orow + d]);
                     written[orow + d] = true;
                     cr_assert(fabs(got - want) <= tol, "s=%d t=%d h=%d d=%d (ctx %d, T %d, splits %d%s): O = %.6g, want %.6g (seed %llu)", s, t,
@@ -334,7 +299,7 @@ static void run_paged(tile_context *ctx, const PagedCase *c) {
     tile_devptr bufs[] = {dk, dv, dq, dout, dtable, dctx, a.workspace};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) tile_free(ctx, bufs[i]);
-    free(written), free(p), free(perm), free(table);
+    free(written), free(ro), free(perm), free(table);
     free(hk), free(hv), free(hq), free(ho), free(vk), free(vv), free(vq);
 }
 

@@ -1,4 +1,4 @@
-/* test_gemm.c - kernels/gemm/gemm.tile on the emulator against a float64 reference:
+/* test_gemm.c - kernels/gemm/gemm.tile on the emulator against a float64 reference (ref_gemm_at):
  * every input type, both transposes, sizes that are not multiples of the
  * tile (1x1x1 up to 256x512x64), alpha/beta/bias/activations, split-K, and
  * num_stages 2-4; fresh random inputs, NaN-poisoned outputs. */
@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "tests/test_rng.h"
+#include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "runtime/device.h"
@@ -51,13 +52,6 @@ static const char *kernel_name(const Case *c) {
 
 static int in_bytes(InT t) { return t == IN_I8 || t == IN_E4M3 || t == IN_E5M2 ? 1 : t == IN_TF32 ? 4 : 2; }
 
-/* f8 code -> value: E4M3FN (bias 7, no inf) and E5M2 (bias 15) */
-static double f8_value(uint8_t code, bool e4m3) {
-    int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
-    int e = (code & 0x7f) >> mb, m = code & ((1 << mb) - 1);
-    double v = e ? ldexp((1 << mb) + m, e - bias - mb) : ldexp(m, 1 - bias - mb);
-    return code & 0x80 ? -v : v;
-}
 static int out_bytes(OutT t) { return t == OUT_F16 || t == OUT_BF16 ? 2 : 4; }
 
 /* Fill n inputs: stores device bytes in buf and the exact value in val. */
@@ -75,7 +69,7 @@ static void make_input(InT t, size_t n, void *buf, double *val) {
             uint8_t code = (uint8_t)((uint32_t)((r + 1) * 1e6) % (e4 ? 0x50 : 0x48));
             if (r < 0) code |= 0x80;
             ((uint8_t *)buf)[i] = code;
-            val[i] = f8_value(code, e4);
+            val[i] = e4 ? f8e4m3_to_d(code) : f8e5m2_to_d(code);
             break;
         }
         }
@@ -88,15 +82,6 @@ static double out_value(OutT t, const void *buf, size_t i) {
     case OUT_F16: return f16_to_d(((const uint16_t *)buf)[i]);
     case OUT_BF16: return bf16_to_d(((const uint16_t *)buf)[i]);
     default: return ((const int32_t *)buf)[i];
-    }
-}
-
-static double activation(int act, double x) {
-    switch (act) {
-    case 1: return x > 0 ? x : 0;
-    case 2: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
-    case 3: return x / (1 + exp(-x));
-    default: return x;
     }
 }
 
@@ -202,6 +187,9 @@ static void run_case(const Case *c) {
     cr_assert_eq(ls, DEV_OK, "%s %dx%dx%d: %s", kn, m, n, k, dev_last_error(dev));
     dev_memcpy_dtoh(dev, hc, dc, c_n * ob);
 
+    ref_gemm_args g = {.m = m, .n = n, .k = k, .a = va, .lda = lda, .trans_a = c->ta, .b = vb, .ldb = ldb, .trans_b = c->tb,
+                       .alpha = c->alpha, .beta = c->beta, .c = vc, .ldc = ldc, .bias = c->bias ? vbias : NULL,
+                       .activation = (tile_activation)c->act};
     double tol_rel = c->in == IN_TF32 ? 4e-3 : 1e-5;
     double out_rel = c->out == OUT_F16 ? 1.0 / 1024 : c->out == OUT_BF16 ? 1.0 / 128 : 0;
     for (int i = 0; i < m; i++)
@@ -213,17 +201,7 @@ static void run_case(const Case *c) {
                 cr_assert(untouched, "%s wrote column %d past n=%d", kn, j, n);
                 continue;
             }
-            double s = 0, mag = 0;
-            for (int p = 0; p < k; p++) {
-                double x = va[c->ta ? (size_t)p * lda + i : (size_t)i * lda + p];
-                double y = vb[c->tb ? (size_t)j * ldb + p : (size_t)p * ldb + j];
-                s += x * y;
-                mag += fabs(x * y);
-            }
-            double want = c->alpha * s, wmag = fabs(c->alpha) * mag;
-            if (c->beta != 0) want += c->beta * vc[(size_t)i * ldc + j], wmag += fabs(c->beta * vc[(size_t)i * ldc + j]);
-            if (c->bias) want += vbias[j], wmag += fabs(vbias[j]);
-            want = activation(c->act, want);
+            double wmag, want = ref_gemm_at(&g, i, j, &wmag);
             if (c->split_k > 1) want += vc[(size_t)i * ldc + j];
             if (c->out == OUT_I32) want = trunc(want);
             double tol = tol_rel * wmag + out_rel * fabs(want) + 1e-5 + (c->act >= 2 ? 1e-5 * (1 + wmag) : 0);
@@ -376,10 +354,11 @@ Test(gemm, pipelined_transposed_b, .timeout = 120) {
     cr_assert_eq(dev_launch(fn, 1, 1, 1, 128, 1, 1, smem, NULL, params), DEV_OK, "%s", dev_last_error(dev));
     float hc[64 * 64];
     dev_memcpy_dtoh(dev, hc, dc, sizeof hc);
+    double ref[64 * 64];
+    ref_gemm(&(ref_gemm_args){.m = 64, .n = 64, .k = k, .a = va, .lda = k, .b = vb, .ldb = k, .trans_b = true, .alpha = 1}, ref, 64, NULL);
     for (int i = 0; i < 64; i++)
         for (int j = 0; j < 64; j++) {
-            double want = 0;
-            for (int p = 0; p < k; p++) want += va[i * k + p] * vb[j * k + p];
+            double want = ref[i * 64 + j];
             cr_assert(fabs(hc[i * 64 + j] - want) <= 1e-4 * (1 + fabs(want)), "C[%d][%d] = %g, want %g (seed %llu)", i, j,
                       hc[i * 64 + j], want, (unsigned long long)seed);
         }

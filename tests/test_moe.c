@@ -1,4 +1,4 @@
-/* test_moe.c - kernels/moe/ on the emulator against float64 C references:
+/* test_moe.c - kernels/moe/ on the emulator against float64 references (ref/):
  * the router (softmax and sigmoid scoring, renormalization, grouped top-k
  * with a score bias, ties), the token alignment (compared exactly: it is
  * deterministic), and the expert GEMMs (gate_up with SiLU, down with the
@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "tests/test_rng.h"
+#include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "runtime/device.h"
@@ -104,74 +105,18 @@ typedef struct RouterCfg {
     int rows_kind;          /* 0 mixed, 1 every row all equal */
 } RouterCfg;
 
-/* float64 reference for one token: ids/weights in rank order.  A decision
- * between values closer than 1e-5 is only well defined when the values come
- * from identical inputs (then f32 computes them identically and the tie rule
- * applies); otherwise rounding may resolve it either way, so the function
- * returns false and the row is redrawn. */
-typedef struct Key {
-    double l, b;
-} Key;
-static bool same_key(Key x, Key y) { return x.l == y.l && x.b == y.b; }
-
+/* float64 reference for one token: ids/weights in rank order (ref_moe_route).  A
+ * decision between values closer than 1e-5 is only well defined when the values come
+ * from identical inputs (then f32 computes them identically and the tie rule applies);
+ * otherwise rounding may resolve it either way, so the function returns false and the
+ * row is redrawn. */
 static bool router_ref(const RouterCfg *c, const double *l, const double *bias, int *ids, double *w) {
-    int E = c->E;
-    double s[256], ch[256];
-    Key key[256];
-    double mx = -INFINITY, sum = 0;
-    for (int e = 0; e < E; e++) mx = fmax(mx, l[e]);
-    for (int e = 0; e < E; e++) sum += exp(l[e] - mx);
-    for (int e = 0; e < E; e++) {
-        s[e] = c->scoring == 0 ? exp(l[e] - mx) / sum : 1 / (1 + exp(-l[e]));
-        ch[e] = (c->scoring == 0 ? l[e] : s[e]) + (c->bias ? bias[e] : 0);
-        key[e] = (Key){l[e], c->bias ? bias[e] : 0};
-    }
-    const double eps = 1e-5;
-    bool keep[256];
-    for (int e = 0; e < E; e++) keep[e] = true;
-    if (c->grouped) {
-        int gs = E / c->n_group;
-        double gsc[256];
-        Key k1[256], k2[256];
-        bool gsel[256] = {0};
-        for (int g = 0; g < c->n_group; g++) {
-            int b1 = g * gs, b2 = -1;
-            for (int e = g * gs; e < (g + 1) * gs; e++)
-                if (ch[e] > ch[b1]) b1 = e;
-            gsc[g] = ch[b1], k1[g] = key[b1], k2[g] = (Key){0, 0};
-            if (c->top2) {
-                for (int e = g * gs; e < (g + 1) * gs; e++)
-                    if (e != b1 && (b2 < 0 || ch[e] > ch[b2])) b2 = e;
-                gsc[g] += ch[b2], k2[g] = key[b2];
-            }
-        }
-        for (int j = 0; j < c->topk_group; j++) {
-            int b = -1;
-            for (int g = 0; g < c->n_group; g++)
-                if (!gsel[g] && (b < 0 || gsc[g] > gsc[b])) b = g;
-            gsel[b] = true;
-        }
-        /* the boundary: every kept group against every dropped one */
-        for (int g = 0; g < c->n_group; g++)
-            for (int h = 0; h < c->n_group; h++)
-                if (gsel[g] && !gsel[h] && fabs(gsc[g] - gsc[h]) < eps && !(same_key(k1[g], k1[h]) && same_key(k2[g], k2[h])))
-                    return false;
-        for (int e = 0; e < E; e++) keep[e] = gsel[e / gs];
-    }
-    double wsum = 0;
-    for (int j = 0; j < c->K; j++) {
-        int b = -1;
-        for (int e = 0; e < E; e++)
-            if (keep[e] && (b < 0 || ch[e] > ch[b])) b = e;
-        for (int e = 0; e < E; e++)
-            if (keep[e] && e != b && fabs(ch[e] - ch[b]) < eps && !same_key(key[e], key[b])) return false;
-        ids[j] = b;
-        w[j] = s[b];
-        wsum += s[b];
-        keep[b] = false;
-    }
-    for (int j = 0; j < c->K; j++) w[j] = (c->renorm ? w[j] / wsum : w[j]) * c->scale;
-    return true;
+    ref_moe_router r = {.experts = c->E, .topk = c->K, .scoring = c->scoring ? TILE_MOE_SIGMOID : TILE_MOE_SOFTMAX,
+                        .renormalize = c->renorm, .n_group = c->grouped ? c->n_group : 0, .topk_group = c->topk_group,
+                        .group_top2 = c->top2, .score_bias = c->bias ? bias : NULL, .routed_scale = c->scale, .tie_eps = 1e-5};
+    bool near_tie;
+    cr_assert(ref_moe_route(&r, l, ids, w, &near_tie), "ref_moe_route rejected E=%d K=%d", c->E, c->K);
+    return !near_tie;
 }
 
 /* A row of logits: all equal, on a grid of 1/16 (many exact ties), or continuous. */
@@ -447,8 +392,6 @@ static void experts_unload(Experts *x) {
     dev_module_unload(x->gate_up.mod), dev_module_unload(x->down.mod);
 }
 
-static double silu(double v) { return v / (1 + exp(-v)); }
-
 static void experts_case(TileDevice *dev, const Experts *x, int T, int K, int H, int I, int routing) {
     int E = x->al.E, n = T * K, sx = H + 8, so = H + 5;
     bool bf = x->bf16;
@@ -492,19 +435,22 @@ static void experts_case(TileDevice *dev, const Experts *x, int T, int K, int H,
                 cr_assert_eq(gh[(size_t)s * I + i], 0xffff, "%s: h of dropped slot %d written", what, s);
                 continue;
             }
-            double g = 0, u = 0, mg = 0, mu = 0;
-            const double *wg = vw1 + ((size_t)e * 2 * I + i) * H, *wu = vw1 + ((size_t)e * 2 * I + I + i) * H;
-            for (int k = 0; k < H; k++) {
-                g += vx[(size_t)t * sx + k] * wg[k], mg += fabs(vx[(size_t)t * sx + k] * wg[k]);
-                u += vx[(size_t)t * sx + k] * wu[k], mu += fabs(vx[(size_t)t * sx + k] * wu[k]);
-            }
-            double want = silu(g) * u;
+            const double *xt = vx + (size_t)t * sx, *wg = vw1 + ((size_t)e * 2 * I + i) * H, *wu = vw1 + ((size_t)e * 2 * I + I + i) * H;
+            double mg, mu, g = ref_dot(H, xt, 1, wg, 1, &mg), u = ref_dot(H, xt, 1, wu, 1, &mu);
+            double want = ref_activation(TILE_ACT_SILU, g) * u;
             double tol = rnd * fabs(want) + 1e-5 * (mg * fabs(u) + mu * (fabs(g) + 1)) + 1e-6;
             cr_assert(fabs(got - want) <= tol, "%s: h[slot %d][%d] = %.7g, want %.7g (tol %.3g, seed %llu)", what, s, i, got, want, tol,
                       (unsigned long long)seed);
             hv[(size_t)s * I + i] = got;
         }
     }
+    /* out: the residual plus the down projection of the device's h */
+    double *want = malloc(sizeof(double) * (size_t)T * so), *mag = malloc(sizeof(double) * (size_t)T * so), *twd = malloc(sizeof(double) * (size_t)n);
+    for (size_t i = 0; i < (size_t)T * so; i++) want[i] = hout[i], mag[i] = fabs(hout[i]);
+    for (int s = 0; s < n; s++) twd[s] = tw[s];
+    ref_moe_args ma = {.tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .x = vx, .ldx = sx, .w1 = vw1, .w2 = vw2,
+                       .topk_ids = ids, .topk_weights = twd, .h = hv};
+    cr_assert(ref_moe_forward(&ma, want, so, mag), "ref_moe_forward rejected %s", what);
     for (int t = 0; t < T; t++)
         for (int c = 0; c < so; c++) {
             double got = gout[(size_t)t * so + c];
@@ -512,25 +458,15 @@ static void experts_case(TileDevice *dev, const Experts *x, int T, int K, int H,
                 cr_assert(isnan(got), "%s: out[%d][%d] written past hidden", what, t, c);
                 continue;
             }
-            double want = hout[(size_t)t * so + c], mag = fabs(want);
-            for (int j = 0; j < K; j++) {
-                int s = t * K + j, e = ids[s];
-                if (e < 0) continue;
-                double acc = 0;
-                for (int i = 0; i < I; i++) {
-                    double p = hv[(size_t)s * I + i] * vw2[((size_t)e * H + c) * I + i];
-                    acc += p, mag += fabs(p) * tw[s];
-                }
-                want += tw[s] * acc;
-            }
-            double tol = 2e-5 * mag + 1e-6;
-            cr_assert(fabs(got - want) <= tol, "%s: out[%d][%d] = %.7g, want %.7g (tol %.3g, seed %llu)", what, t, c, got, want, tol,
+            double w = want[(size_t)t * so + c], tol = 2e-5 * mag[(size_t)t * so + c] + 1e-6;
+            cr_assert(fabs(got - w) <= tol, "%s: out[%d][%d] = %.7g, want %.7g (tol %.3g, seed %llu)", what, t, c, got, w, tol,
                       (unsigned long long)seed);
         }
     align_free(dev, &o);
     uint64_t bufs[] = {dx, dw1, dw2, dids, dtw, dout, dh};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dev_free(dev, bufs[i]);
     free(hx), free(hw1), free(hw2), free(vx), free(vw1), free(vw2), free(ids), free(tw), free(hout), free(gh), free(gout), free(hv);
+    free(want), free(mag), free(twd);
 }
 
 static void experts_sweep(bool bf16) {
@@ -653,28 +589,12 @@ static void api_case(tile_context *ctx, ApiCase *c) {
         free(gids);
     }
 
-    /* float64 forward; h rounded to the weights' type as the device stores it */
+    /* float64 forward; h is rounded to the weights' type on the device (the tolerance's rnd) */
     double rnd = bf ? 1.0 / 256 : 1.0 / 2048;
-    double *hv = malloc(sizeof(double) * (size_t)I);
     double *want = calloc((size_t)T * H, sizeof(double)), *mag = calloc((size_t)T * H, sizeof(double));
-    for (int s = 0; s < n; s++) {
-        int e = ids[s], t = s / K;
-        if (e < 0) continue;
-        for (int i = 0; i < I; i++) {
-            double g = 0, u = 0;
-            for (int k = 0; k < H; k++) {
-                g += vx[(size_t)t * ldx + k] * vw1[((size_t)e * 2 * I + i) * H + k];
-                u += vx[(size_t)t * ldx + k] * vw1[((size_t)e * 2 * I + I + i) * H + k];
-            }
-            hv[i] = silu(g) * u;
-        }
-        for (int c2 = 0; c2 < H; c2++) {
-            double acc = 0, m = 0;
-            for (int i = 0; i < I; i++) acc += hv[i] * vw2[((size_t)e * H + c2) * I + i], m += fabs(hv[i] * vw2[((size_t)e * H + c2) * I + i]);
-            want[(size_t)t * H + c2] += tw[s] * acc;
-            mag[(size_t)t * H + c2] += fabs(tw[s]) * m;
-        }
-    }
+    ref_moe_args ma = {.tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .x = vx, .ldx = ldx, .w1 = vw1, .w2 = vw2,
+                       .topk_ids = ids, .topk_weights = tw};
+    cr_assert(ref_moe_forward(&ma, want, H, mag), "ref_moe_forward rejected %s", what);
     for (int t = 0; t < T; t++)
         for (int c2 = 0; c2 < ldo; c2++) {
             double got = gout[(size_t)t * ldo + c2];
@@ -691,7 +611,7 @@ static void api_case(tile_context *ctx, ApiCase *c) {
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) tile_free(ctx, bufs[i]);
     free(hx), free(hw1), free(hw2), free(vx), free(vw1), free(vw2), free(ids), free(tw), free(ftw), free(logits), free(l);
-    free(hout), free(gout), free(hv), free(want), free(mag);
+    free(hout), free(gout), free(want), free(mag);
 }
 
 Test(moe, api_forward) {

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "tests/test_rng.h"
+#include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 
@@ -27,52 +28,45 @@ static double put16(bool bf16, uint16_t *dst, double v) {
     return bf16 ? bf16_to_d(*dst) : f16_to_d(*dst);
 }
 
-/* E4M3FN: bias 7, no infinity, 0x7f NaN, largest 448; positive codes 0..0x7e increase with the value */
-static double e4m3_value(int code) {
-    int e = (code >> 3) & 15, m = code & 7;
-    double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
-    return (code & 0x80) ? -v : v;
-}
-/* nearest code (ties to the even code), saturating at 448 */
+/* the nearest E4M3FN code (ties to the even code), saturating at 448: positive codes
+ * 0..0x7e increase with the value */
 static uint8_t e4m3_encode(double x) {
     int sign = x < 0 ? 0x80 : 0;
     double a = fabs(x);
     int lo = 0, hi = 0x7e;
     if (a >= 448) return (uint8_t)(sign | 0x7e);
-    while (hi - lo > 1) { /* e4m3_value(lo) <= a < e4m3_value(hi) */
+    while (hi - lo > 1) { /* value(lo) <= a < value(hi) */
         int mid = (lo + hi) / 2;
-        if (e4m3_value(mid) <= a) lo = mid;
+        if (f8e4m3_to_d((uint8_t)mid) <= a) lo = mid;
         else hi = mid;
     }
-    double dl = a - e4m3_value(lo), dh = e4m3_value(hi) - a;
+    double dl = a - f8e4m3_to_d((uint8_t)lo), dh = f8e4m3_to_d((uint8_t)hi) - a;
     int c = dl < dh ? lo : dh < dl ? hi : (lo & 1 ? hi : lo);
     return (uint8_t)(sign | c);
 }
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static double silu(double v) { return v / (1 + exp(-v)); }
-
 /* Quantize a weight matrix W [E, R, C] to f8 with scales; `dq` gets the dequantized values.
  * channel: scales [E, R]; block: scales [E, rb, cdiv(C, 128)] where rows are blocked per
- * `seg` rows (W1: the gate's and the up's rows separately; seg = R for W2). */
+ * `seg` rows (W1: the gate's and the up's rows separately; seg = R for W2), as
+ * ref_moe_scale_index lays them out. */
 static void quantize(bool block, int E, int R, int C, int seg, const double *w, uint8_t *q, float *sc, double *dq) {
-    int cb = (int)cdiv(C, 128), rbs = (int)cdiv(seg, 128), rb = (R / seg) * rbs;
-    size_t ns = block ? (size_t)E * rb * cb : (size_t)E * R;
+    tile_moe_scales layout = block ? TILE_MOE_SCALES_BLOCK128 : TILE_MOE_SCALES_CHANNEL;
+    size_t ns = (size_t)ref_moe_scale_count(layout, E, R, C, seg);
     double *amax = calloc(ns, sizeof(double));
     for (int e = 0; e < E; e++)
         for (int r = 0; r < R; r++)
             for (int c = 0; c < C; c++) {
-                size_t si = block ? ((size_t)e * rb + (r / seg) * rbs + (r % seg) / 128) * cb + c / 128 : (size_t)e * R + r;
+                size_t si = (size_t)ref_moe_scale_index(layout, R, C, seg, e, r, c);
                 amax[si] = fmax(amax[si], fabs(w[((size_t)e * R + r) * C + c]));
             }
     for (size_t i = 0; i < ns; i++) sc[i] = amax[i] > 0 ? (float)(amax[i] / 448 * (1 + 0.25 * urand())) : 1.0f; /* not powers of two */
     for (int e = 0; e < E; e++)
         for (int r = 0; r < R; r++)
             for (int c = 0; c < C; c++) {
-                size_t si = block ? ((size_t)e * rb + (r / seg) * rbs + (r % seg) / 128) * cb + c / 128 : (size_t)e * R + r;
+                size_t si = (size_t)ref_moe_scale_index(layout, R, C, seg, e, r, c);
                 size_t i = ((size_t)e * R + r) * C + c;
                 q[i] = e4m3_encode(w[i] / sc[si]);
-                dq[i] = e4m3_value(q[i]) * (double)sc[si];
+                dq[i] = f8e4m3_to_d(q[i]) * (double)sc[si];
             }
     free(amax);
 }
@@ -112,8 +106,8 @@ static void run_case(tile_context *ctx, const Case *c) {
             for (int k = 0; k < I; k++) w2[((size_t)e * H + r) * I + k] = urand() * 2 / sqrt(I) * block_factor(fc, fr, r, k);
     uint8_t *q1 = malloc(n1), *q2 = malloc(n2);
     double *d1 = malloc(sizeof(double) * n1), *d2 = malloc(sizeof(double) * n2);
-    size_t ns1 = c->block ? (size_t)E * 2 * cdiv(I, 128) * cdiv(H, 128) : (size_t)E * 2 * I;
-    size_t ns2 = c->block ? (size_t)E * cdiv(H, 128) * cdiv(I, 128) : (size_t)E * H;
+    tile_moe_scales layout = c->block ? TILE_MOE_SCALES_BLOCK128 : TILE_MOE_SCALES_CHANNEL;
+    size_t ns1 = (size_t)ref_moe_scale_count(layout, E, 2 * I, H, I), ns2 = (size_t)ref_moe_scale_count(layout, E, H, I, H);
     float *s1 = malloc(sizeof(float) * ns1), *s2 = malloc(sizeof(float) * ns2);
     quantize(c->block, E, 2 * I, H, I, w1, q1, s1, d1);
     quantize(c->block, E, H, I, H, w2, q2, s2, d2);
@@ -152,28 +146,13 @@ static void run_case(tile_context *ctx, const Case *c) {
     float *gout = malloc(sizeof(float) * (size_t)T * ldo);
     cr_assert_eq(tile_memcpy_dtoh(ctx, gout, a.out, sizeof(float) * (size_t)T * ldo), TILE_OK);
 
-    /* float64 forward from the dequantized weights; h is stored in the activations' type */
+    /* float64 forward from the dequantized weights; h is stored in the activations' type (the tolerance's rnd) */
     double rnd = bf ? 1.0 / 256 : 1.0 / 2048;
-    double *hv = malloc(sizeof(double) * (size_t)I);
-    double *want = calloc((size_t)T * H, sizeof(double)), *mag = calloc((size_t)T * H, sizeof(double));
-    for (int s = 0; s < n; s++) {
-        int e = ids[s], t = s / K;
-        if (e < 0) continue;
-        for (int i = 0; i < I; i++) {
-            double g = 0, u = 0;
-            for (int k = 0; k < H; k++) {
-                g += vx[(size_t)t * H + k] * d1[((size_t)e * 2 * I + i) * H + k];
-                u += vx[(size_t)t * H + k] * d1[((size_t)e * 2 * I + I + i) * H + k];
-            }
-            hv[i] = silu(g) * u;
-        }
-        for (int o = 0; o < H; o++) {
-            double acc = 0, m = 0;
-            for (int i = 0; i < I; i++) acc += hv[i] * d2[((size_t)e * H + o) * I + i], m += fabs(hv[i] * d2[((size_t)e * H + o) * I + i]);
-            want[(size_t)t * H + o] += tw[s] * acc;
-            mag[(size_t)t * H + o] += tw[s] * m;
-        }
-    }
+    double *want = calloc((size_t)T * H, sizeof(double)), *mag = calloc((size_t)T * H, sizeof(double)), *twd = malloc(sizeof(double) * (size_t)n);
+    for (int s = 0; s < n; s++) twd[s] = tw[s];
+    ref_moe_args ma = {.tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .x = vx, .w1 = d1, .w2 = d2, .topk_ids = ids,
+                       .topk_weights = twd};
+    cr_assert(ref_moe_forward(&ma, want, H, mag), "ref_moe_forward rejected %s", what);
     for (int t = 0; t < T; t++)
         for (int o = 0; o < ldo; o++) {
             double got = gout[(size_t)t * ldo + o];
@@ -189,7 +168,7 @@ static void run_case(tile_context *ctx, const Case *c) {
     tile_devptr bufs[] = {a.x, a.w1, a.w2, a.w1_scale, a.w2_scale, a.out, a.topk_ids, a.topk_weights};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tile_free(ctx, bufs[i]);
     free(hx), free(vx), free(w1), free(w2), free(q1), free(q2), free(d1), free(d2), free(s1), free(s2), free(ids), free(tw);
-    free(hout), free(gout), free(hv), free(want), free(mag);
+    free(hout), free(gout), free(twd), free(want), free(mag);
 }
 
 static tile_context *open_ctx(void) {
