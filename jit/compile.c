@@ -2,7 +2,9 @@
  *
  * Steps:
  *   1. Parse options (defines, specializations) into the front end's form.
- *   2. lang_compile: source and imports to Tile IR, diagnostics located.
+ *   2. lang_compile: source and imports to Tile IR, diagnostics located; a
+ *      define that names no const parameter, const, num_warps or num_stages
+ *      is TILE_ERROR_INVALID_VALUE.
  *   3. Record argument specializations; tir_run_pipeline (verifier after
  *      each pass when TILE_VERIFY is compiled in or dumps are asked for).
  *   4. llvm_lower_module: LLVM IR, default<O3>, PTX in memory.
@@ -256,12 +258,14 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
     }
     const char *incs[16];
     include_path(o, incs);
-    LangOptions lo = {.include_dirs = incs, .defines = defs, .ndefines = nd, .kernel_name = o->kernel};
+    bool bad_define = false;
+    LangOptions lo = {.include_dirs = incs, .defines = defs, .ndefines = nd, .kernel_name = o->kernel, .bad_define = &bad_define};
 
-    /* 2. front end */
+    /* 2. front end (a define that names nothing is the caller's mistake, not the source's) */
     double t0 = now_seconds();
     Module *m = lang_compile(a, src, &lo, &d);
     double t1 = now_seconds();
+    if (bad_define) st = TILE_ERROR_INVALID_VALUE;
     if (!m || d.nerrors) goto done;
     m->arch = arch;
     if (m->nfuncs == 0) {

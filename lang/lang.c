@@ -7,7 +7,11 @@
  *      arena and parse it;
  *   3. if there was any error so far, stop: generation only sees complete
  *      syntax trees;
- *   4. gen_module() folds constants, inlines functions and emits one Func
+ *   4. check that every define names something it can set: a const
+ *      parameter of a kernel being compiled, a file-level const, num_warps
+ *      or num_stages (an unknown name is a usage error, reported with the
+ *      valid names, so a typo in -D is not silently ignored);
+ *   5. gen_module() folds constants, inlines functions and emits one Func
  *      per kernel of the main file (imported files contribute constants and
  *      functions only).  Returns NULL when any diagnostic is an error. */
 #ifndef _GNU_SOURCE
@@ -108,11 +112,76 @@ static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag
     return nfiles;
 }
 
+/* The launch metadata a define may set besides const parameters and consts. */
+static const char *const launch_defines[] = {"num_warps", "num_stages"};
+
+static bool define_settable(FileAst **files, int nfiles, const char *kernel, const char *name) {
+    for (size_t i = 0; i < sizeof launch_defines / sizeof launch_defines[0]; i++)
+        if (!strcmp(name, launch_defines[i])) return true;
+    for (int fi = 0; fi < nfiles; fi++)
+        for (int i = 0; i < files[fi]->ndecls; i++) {
+            const Decl *dc = files[fi]->decls[i];
+            if (dc->kind == D_CONST && dc->name && !strcmp(dc->name, name)) return true;
+            if (fi != 0 || dc->kind != D_KERNEL || (kernel && strcmp(kernel, dc->name))) continue;
+            for (int p = 0; p < dc->nparams; p++)
+                if (dc->params[p].is_const && !strcmp(dc->params[p].name, name)) return true;
+        }
+    return false;
+}
+
+/* Add name to the list unless it is there: kernels often share a const parameter (BLOCK). */
+static void add_name(const char **names, int *n, const char *name) {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(names[i], name)) return;
+    names[(*n)++] = name;
+}
+
+/* Step 4.  Valid names are listed in order: const parameters of the kernels
+ * compiled, the main file's consts, then the launch metadata (an import's
+ * consts are accepted but not listed: the standard library's would drown
+ * the list). */
+static void check_defines(Arena *a, FileAst **files, int nfiles, const LangOptions *opt, Diag *d) {
+    const FileAst *main = files[0];
+    const char *kernel = opt->kernel_name;
+    if (kernel) {
+        bool found = false;
+        for (int i = 0; i < main->ndecls && !found; i++) found = main->decls[i]->kind == D_KERNEL && !strcmp(main->decls[i]->name, kernel);
+        if (!found) return; /* generation reports the missing kernel */
+    }
+    const char *file = main->src->name ? main->src->name : "<input>";
+    const char *slash = strrchr(file, '/');
+    if (slash) file = slash + 1;
+    for (int k = 0; k < opt->ndefines; k++) {
+        const char *name = opt->defines[k].name;
+        if (!name || define_settable(files, nfiles, kernel, name)) continue;
+        int cap = 2, n = 0;
+        for (int i = 0; i < main->ndecls; i++) cap += 1 + main->decls[i]->nparams;
+        const char **names = ARENA_ARRAY(a, const char *, cap);
+        for (int i = 0; i < main->ndecls; i++) {
+            const Decl *dc = main->decls[i];
+            if (dc->kind != D_KERNEL || (kernel && strcmp(kernel, dc->name))) continue;
+            for (int p = 0; p < dc->nparams; p++)
+                if (dc->params[p].is_const) add_name(names, &n, dc->params[p].name);
+        }
+        for (int i = 0; i < main->ndecls; i++)
+            if (main->decls[i]->kind == D_CONST && main->decls[i]->name) add_name(names, &n, main->decls[i]->name);
+        for (size_t i = 0; i < sizeof launch_defines / sizeof launch_defines[0]; i++) add_name(names, &n, launch_defines[i]);
+        Str valid = {0};
+        for (int i = 0; i < n; i++) str_printf(&valid, "%s%s", i ? ", " : "", names[i]);
+        if (kernel) diag_error(d, (Loc){0}, "-D %s: kernel %s of %s has no const parameter %s (valid: %s)", name, kernel, file, name, valid.buf);
+        else diag_error(d, (Loc){0}, "-D %s: no kernel of %s has a const parameter %s (valid: %s)", name, file, name, valid.buf);
+        str_free(&valid);
+        if (opt->bad_define) *opt->bad_define = true;
+    }
+}
+
 Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d) {
     LangOptions none = {0};
     if (!opt) opt = &none;
     FileAst **files;
     int nfiles = load_files(a, src, opt, d, &files);
+    if (d->nerrors) return NULL;
+    check_defines(a, files, nfiles, opt, d);
     if (d->nerrors) return NULL;
     return gen_module(a, files, nfiles, opt, d);
 }

@@ -4,7 +4,12 @@
  * folds compile-time values, inlines device functions and emits one Func per
  * kernel (or only `kernel_name`).  All memory comes from the arena; every
  * problem becomes a located diagnostic in `d`, and the function returns NULL
- * when there was any error.  Never aborts on user input. */
+ * when there was any error.  Never aborts on user input.
+ *
+ * A define must name a const parameter of a kernel being compiled (every
+ * kernel of the main file, or only `kernel_name`), a file-level const (of
+ * the main file or an import), num_warps or num_stages; any other name is an
+ * error that lists the valid names and sets *opt->bad_define. */
 #ifndef TILE_LANG_H
 #define TILE_LANG_H
 
@@ -20,6 +25,8 @@ typedef struct LangOptions {
     const LangDefine *defines;
     int ndefines;
     const char *kernel_name; /* NULL: every kernel of the file */
+    bool *bad_define;        /* optional out: set when a define names nothing it could set (the caller's
+                                usage error, not an error in the source) */
 } LangOptions;
 
 /* `src` must outlive the module (the caller keeps it; imports are read into the arena). */

@@ -151,3 +151,24 @@ Test(kernels, launch_metadata) {
     cr_expect(strstr(c.ptx, ".maxntid 64"), "no .maxntid 64 in:\n%s", c.ptx);
     tile_compiled_free(&c);
 }
+
+/* An unknown -D name is the caller's error (TILE_ERROR_INVALID_VALUE, so the
+ * CLI exits 2), listing the names the kernels being compiled accept. */
+Test(kernels, unknown_define) {
+    const char *path = TILE_SOURCE_DIR "/kernels/add.tile";
+    const char *nope[] = {"BLOCK=256", "NOPE=3", NULL};
+    tile_compile_options o = {.defines = nope, .tir_only = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(path, &o, &c), TILE_ERROR_INVALID_VALUE, "%s", c.diagnostics);
+    cr_expect_str_eq(c.diagnostics, "error: -D NOPE: no kernel of add.tile has a const parameter NOPE (valid: BLOCK, num_warps, num_stages)\n");
+    tile_compiled_free(&c);
+    o.kernel = "add";
+    cr_assert_eq(tile_compile_file(path, &o, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(c.diagnostics, "-D NOPE: kernel add of add.tile has no const parameter NOPE (valid: BLOCK, num_warps, num_stages)"),
+              "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    const char *ok[] = {"BLOCK=256", "num_warps=8", "num_stages=2", NULL};
+    o.defines = ok;
+    cr_assert_eq(tile_compile_file(path, &o, &c), TILE_OK, "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}

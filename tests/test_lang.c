@@ -206,6 +206,53 @@ Test(lang_diag, misc) {
                 "                                     ^\n");
 }
 
+/* A define must name a const parameter of a kernel being compiled, a
+ * file-level const (of the file or an import), num_warps or num_stages. */
+static char *compile_defines(const char *kernel, const LangDefine *defs, int ndefs, bool *bad) {
+    const char *text = "import \"random.tile\";\nconst SCALE = 2;\n"
+                       "kernel a(p: *f32, const BLOCK: i32 = 64) {\n    store(p + arange(0, BLOCK), 1.0);\n}\n"
+                       "kernel b(p: *f32, const BLOCK: i32 = 64, const N: i32 = 1) {\n    store(p + arange(0, BLOCK), 1.0);\n}\n";
+    Arena *a = arena_new();
+    SrcFile src = {.name = "dir/t.tile", .text = text, .len = strlen(text)};
+    const char *incs[] = {TILE_SOURCE_DIR "/stdlib", NULL};
+    Diag d;
+    diag_init(&d);
+    *bad = false;
+    LangOptions opt = {.include_dirs = incs, .defines = defs, .ndefines = ndefs, .kernel_name = kernel, .bad_define = bad};
+    Module *m = lang_compile(a, &src, &opt, &d);
+    Str s = {0};
+    diag_render(&d, &s);
+    if (!m && !s.buf) str_puts(&s, "(failed without a diagnostic)");
+    diag_free(&d);
+    arena_free(a);
+    return s.buf ? str_take(&s) : NULL;
+}
+
+Test(lang_diag, unknown_define) {
+    bool bad;
+    LangDefine ok[] = {{"BLOCK", "128"}, {"N", "2"}, {"SCALE", "3"}, {"PHILOX_KEY_A", "1"}, {"num_warps", "8"}, {"num_stages", "2"}};
+    char *diags = compile_defines(NULL, ok, 6, &bad);
+    cr_expect_null(diags, "%s", diags);
+    cr_expect(!bad);
+    free(diags);
+    LangDefine nope[] = {{"BLOCK", "128"}, {"NOPE", "1"}};
+    diags = compile_defines(NULL, nope, 2, &bad);
+    cr_expect_str_eq(diags, "error: -D NOPE: no kernel of t.tile has a const parameter NOPE (valid: BLOCK, N, SCALE, num_warps, num_stages)\n");
+    cr_expect(bad);
+    free(diags);
+    /* with one kernel selected, another kernel's parameter is unknown */
+    LangDefine other[] = {{"N", "2"}};
+    diags = compile_defines("a", other, 1, &bad);
+    cr_expect_str_eq(diags, "error: -D N: kernel a of t.tile has no const parameter N (valid: BLOCK, SCALE, num_warps, num_stages)\n");
+    cr_expect(bad);
+    free(diags);
+    /* a missing kernel is reported as such, not as a define error */
+    diags = compile_defines("c", other, 1, &bad);
+    cr_expect_str_eq(diags, "error: no kernel named 'c'\n");
+    cr_expect(!bad);
+    free(diags);
+}
+
 /* ---- IR conventions ---- */
 Test(lang_ir, const_params_and_defines) {
     const char *src = "@num_warps(8)\nkernel k(p: *f32, n: i32, const B: i32 = 64) {\n"

@@ -1,0 +1,274 @@
+/* cli.c - the helpers every command shares (see cli.h).
+ *
+ * getopt_long keeps its scan in process-wide variables (optind, optarg,
+ * optopt); cli_getopt is the only reader of them, restarts the scan
+ * (optind = 0) on a command's first call and copies what the command needs
+ * into its CliGetopt, so no command touches getopt's state. */
+#include "tools/cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- commands ---- */
+const CliCommand *cli_find_command(const CliCommand *cmds, int n, const char *name) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(cmds[i].name, name)) return &cmds[i];
+    return NULL;
+}
+
+void cli_print_commands(FILE *f, const CliCommand *cmds, int n) {
+    int w = 0;
+    for (int i = 0; i < n; i++)
+        if ((int)strlen(cmds[i].name) > w) w = (int)strlen(cmds[i].name);
+    for (int i = 0; i < n; i++) fprintf(f, "  %-*s  %s\n", w, cmds[i].name, cmds[i].summary);
+}
+
+static void print_group_usage(FILE *f, const char *group, const CliCommand *cmds, int n) {
+    fprintf(f, "usage: tile %s <subcommand> [options]\n\nsubcommands:\n", group);
+    cli_print_commands(f, cmds, n);
+    fprintf(f, "\nRun 'tile %s <subcommand> --help' for its options.\n", group);
+}
+
+int cli_dispatch(const char *group, const CliCommand *cmds, int n, int argc, char **argv) {
+    if (argc < 2) {
+        print_group_usage(stderr, group, cmds, n);
+        return CLI_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        print_group_usage(stdout, group, cmds, n);
+        return CLI_EXIT_OK;
+    }
+    const CliCommand *c = cli_find_command(cmds, n, argv[1]);
+    if (!c) {
+        fprintf(stderr, "tile: unknown subcommand 'tile %s %s'\n", group, argv[1]);
+        print_group_usage(stderr, group, cmds, n);
+        return CLI_EXIT_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
+}
+
+int cli_help(const char *usage) {
+    fputs(usage, stdout);
+    return CLI_EXIT_OK;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tile: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nRun 'tile %s --help' for usage.\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_exit_status(tile_status st) {
+    switch (st) {
+    case TILE_OK: return CLI_EXIT_OK;
+    case TILE_ERROR_COMPILE: return CLI_EXIT_SOURCE;
+    case TILE_ERROR_INVALID_VALUE:
+    case TILE_ERROR_IO: return CLI_EXIT_USAGE;
+    default: return CLI_EXIT_FAIL;
+    }
+}
+
+/* ---- options ---- */
+/* The option as the user wrote it, for messages: "--name" (without "=value") or "-c". */
+static void spelled(CliGetopt *g, int optopt_value) {
+    const char *w = optind > 0 && optind <= g->argc ? g->argv[optind - 1] : "";
+    if (!strncmp(w, "--", 2)) {
+        size_t n = strcspn(w, "=");
+        snprintf(g->name, sizeof g->name, "%.*s", (int)n, w);
+    } else if (optopt_value > 0 && optopt_value < 128 && isprint(optopt_value))
+        snprintf(g->name, sizeof g->name, "-%c", optopt_value);
+    else snprintf(g->name, sizeof g->name, "%s", w);
+}
+
+int cli_getopt(CliGetopt *g) {
+    char shortopts[64];
+    snprintf(shortopts, sizeof shortopts, ":%s", g->shortopts ? g->shortopts : "");
+    if (!g->started) optind = 0, g->started = true; /* restart: another command may have scanned before */
+    opterr = 0;
+    int idx = -1;
+    int c = getopt_long(g->argc, g->argv, shortopts, g->longopts, &idx);
+    g->arg = optarg;
+    if (c == -1) {
+        g->first_operand = optind;
+        return -1;
+    }
+    if (idx >= 0) snprintf(g->name, sizeof g->name, "--%s", g->longopts[idx].name);
+    else if (c != '?' && c != ':') snprintf(g->name, sizeof g->name, "-%c", c);
+    if (c == '?') {
+        spelled(g, optopt);
+        cli_usage_error(g->cmd, "unknown option %s", g->name);
+        return '?';
+    }
+    if (c == ':') {
+        spelled(g, optopt);
+        cli_usage_error(g->cmd, "missing value for %s", g->name);
+        return '?';
+    }
+    return c;
+}
+
+bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    if (!s || !*s || isspace((unsigned char)*s)) return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end || errno == ERANGE || v < lo || v > hi) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+int cli_i64(const CliGetopt *g, int64_t lo, int64_t hi, int64_t *out) {
+    const char *s = g->arg ? g->arg : "";
+    if (cli_parse_i64(s, lo, hi, out)) return 0;
+    int64_t v;
+    if (!cli_parse_i64(s, INT64_MIN, INT64_MAX, &v)) return cli_usage_error(g->cmd, "%s expects an integer, got '%s'", g->name, s);
+    if (hi == INT64_MAX) return cli_usage_error(g->cmd, "%s must be at least %lld, got %s", g->name, (long long)lo, s);
+    return cli_usage_error(g->cmd, "%s must be between %lld and %lld, got %s", g->name, (long long)lo, (long long)hi, s);
+}
+
+int cli_int(const CliGetopt *g, int lo, int hi, int *out) {
+    int64_t v;
+    int rc = cli_i64(g, lo, hi, &v);
+    if (!rc) *out = (int)v;
+    return rc;
+}
+
+int cli_double(const CliGetopt *g, double lo, double hi, double *out) {
+    const char *s = g->arg ? g->arg : "";
+    char *end;
+    errno = 0;
+    double v = *s && !isspace((unsigned char)*s) ? strtod(s, &end) : 0;
+    if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || !isfinite(v))
+        return cli_usage_error(g->cmd, "%s expects a number, got '%s'", g->name, s);
+    if (v < lo || v > hi) return cli_usage_error(g->cmd, "%s must be between %g and %g, got %s", g->name, lo, hi, s);
+    *out = v;
+    return 0;
+}
+
+/* The grammar of a device string, as the runtime reads it:
+ *   device = "emu" | "cuda" [ ":" DIGITS ]      (ordinal at most 2^20) */
+static bool device_valid(const char *s) {
+    if (!strcmp(s, "emu") || !strcmp(s, "cuda")) return true;
+    if (strncmp(s, "cuda:", 5)) return false;
+    const char *p = s + 5;
+    long v = 0;
+    if (!isdigit((unsigned char)*p)) return false;
+    for (; isdigit((unsigned char)*p); p++)
+        if ((v = v * 10 + (*p - '0')) > 1 << 20) return false;
+    return !*p;
+}
+
+int cli_device(const CliGetopt *g, const char **out) {
+    if (!g->arg || !device_valid(g->arg))
+        return cli_usage_error(g->cmd, "unknown %s '%s' (expected emu, cuda or cuda:N)", g->name, g->arg ? g->arg : "");
+    *out = g->arg;
+    return 0;
+}
+
+int cli_arch(const CliGetopt *g, const char **out) {
+    for (int i = 0; tile_target_name(i); i++)
+        if (g->arg && !strcmp(tile_target_name(i), g->arg)) {
+            *out = tile_target_name(i);
+            return 0;
+        }
+    char names[256] = "";
+    for (int i = 0; tile_target_name(i); i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", tile_target_name(i));
+    return cli_usage_error(g->cmd, "unknown %s '%s' (targets: %s)", g->name, g->arg ? g->arg : "", names);
+}
+
+int cli_dtype(const CliGetopt *g, const tile_dtype *allowed, int n, const char *f32_alias, tile_dtype *out) {
+    const char *s = g->arg ? g->arg : "";
+    if (f32_alias && !strcmp(s, f32_alias)) {
+        *out = TILE_F32;
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (!strcmp(tile_dtype_name(allowed[i]), s)) {
+            *out = allowed[i];
+            return 0;
+        }
+    char names[256] = "";
+    for (int i = 0; i < n; i++) snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", tile_dtype_name(allowed[i]));
+    if (f32_alias) snprintf(names + strlen(names), sizeof names - strlen(names), ", %s", f32_alias);
+    return cli_usage_error(g->cmd, "unsupported %s '%s' (expected %s)", g->name, s, names);
+}
+
+int cli_choice(const CliGetopt *g, const char *const *names, int *out) {
+    const char *s = g->arg ? g->arg : "";
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(names[i], s)) {
+            *out = i;
+            return 0;
+        }
+    char list[256] = "";
+    for (int i = 0; names[i]; i++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    return cli_usage_error(g->cmd, "unknown %s '%s' (expected %s)", g->name, s, list);
+}
+
+/* ---- lists ---- */
+int cli_list_add(CliList *l, const char *s) {
+    if (l->n + 1 >= l->cap) {
+        int nc = l->cap ? l->cap * 2 : 8;
+        const char **v = realloc(l->v, sizeof *v * (size_t)nc);
+        if (!v) {
+            fprintf(stderr, "tile: out of host memory\n");
+            return CLI_EXIT_FAIL;
+        }
+        l->v = v, l->cap = nc;
+    }
+    l->v[l->n++] = s;
+    l->v[l->n] = NULL;
+    return 0;
+}
+
+const char *const *cli_list_items(const CliList *l) {
+    static const char *const empty[] = {NULL};
+    return l->n ? l->v : empty;
+}
+
+void cli_list_free(CliList *l) {
+    free(l->v);
+    *l = (CliList){0};
+}
+
+int cli_define(const CliGetopt *g, CliList *l) {
+    const char *s = g->arg ? g->arg : "";
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s) return cli_usage_error(g->cmd, "%s expects NAME=VALUE, got '%s'", g->name, s);
+    return cli_list_add(l, s);
+}
+
+/* ---- output and devices ---- */
+FILE *cli_output_open(const char *path) {
+    if (!path || !strcmp(path, "-")) return stdout;
+    FILE *f = fopen(path, "wb");
+    if (!f) fprintf(stderr, "tile: cannot open %s for writing: %s\n", path, strerror(errno));
+    return f;
+}
+
+bool cli_output_close(FILE *f) {
+    if (!f) return false;
+    bool ok = !ferror(f) && fflush(f) == 0;
+    if (f != stdout && fclose(f)) ok = false;
+    return ok;
+}
+
+int cli_context_open(const char *cmd, const char *device, tile_context **ctx) {
+    tile_status st = tile_context_create(device, ctx);
+    if (st == TILE_OK) return 0;
+    if (st == TILE_ERROR_INVALID_VALUE) {
+        if (device) return cli_usage_error(cmd, "unknown device '%s' (expected emu, cuda or cuda:N)", device);
+        return cli_usage_error(cmd, "TILE_DEVICE names an unknown device (expected emu, cuda or cuda:N)");
+    }
+    fprintf(stderr, "tile: cannot open device '%s': %s\n", device ? device : "default", tile_status_string(st));
+    return CLI_EXIT_FAIL;
+}

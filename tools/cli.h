@@ -1,0 +1,106 @@
+/* cli.h - what every `tile` command shares.
+ *
+ * The CLI links only the public API (include/tile/tile.h).  Each command is a
+ * file `cmd_<name>.c` with a handler `int cmd_<name>(int argc, char **argv)`
+ * (argv[0] is the command's own name) that parses its options with
+ * cli_getopt, a wrapper of getopt_long that reports an unknown option or a
+ * missing value itself, and returns an exit status:
+ *
+ *   0 success, 1 an error in the source, 2 a usage error (an unknown option,
+ *   a malformed number, an unknown device or target, an unreadable input),
+ *   3 an internal or tool failure (including a check that does not match).
+ *
+ * Option values are validated here, strictly: a number is the whole string
+ * and in range, a device is one the runtime accepts, a target one of
+ * tile_target_name(); each error names the option and the command. */
+#ifndef TILE_TOOLS_CLI_H
+#define TILE_TOOLS_CLI_H
+
+#include "include/tile/tile.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_SOURCE = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 3 };
+/* What an option parser returns to go on; any other value is the exit status
+ * (0 after --help). */
+enum { CLI_CONTINUE = -1 };
+
+/* ---- commands and subcommands ---- */
+typedef struct CliCommand {
+    const char *name;
+    const char *summary;               /* one line in the parent's help */
+    int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+} CliCommand;
+
+const CliCommand *cli_find_command(const CliCommand *cmds, int n, const char *name);
+void cli_print_commands(FILE *f, const CliCommand *cmds, int n);
+/* argv[0] is the group ("run", "cache"), argv[1] the subcommand: run it.  No
+ * subcommand: the group's usage on stderr (exit 2); --help or -h: on stdout. */
+int cli_dispatch(const char *group, const CliCommand *cmds, int n, int argc, char **argv);
+
+/* Usage on stdout; returns 0 (the answer to --help). */
+int cli_help(const char *usage);
+/* "tile: MESSAGE" and "Run 'tile CMD --help' for usage." on stderr; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The exit status of a library status: 1 compile error, 2 invalid value or I/O, else 3. */
+int cli_exit_status(tile_status st);
+
+/* ---- options ---- */
+typedef struct CliGetopt {
+    const char *cmd;               /* "run gemm": messages and the --help hint */
+    int argc;
+    char **argv;                   /* argv[0]: the command; getopt may permute the rest */
+    const char *shortopts;         /* getopt's, without the leading ':' */
+    const struct option *longopts; /* ends with {0} */
+    /* after each cli_getopt: */
+    const char *arg;   /* the option's value, or NULL */
+    char name[64];     /* the option as written: "--m", "-D" */
+    int first_operand; /* after the last option: the operands are argv[first_operand..argc) */
+    bool started;
+} CliGetopt;
+
+/* The next option's code, -1 after the last, or '?' after reporting an unknown
+ * option or a missing value on stderr (the caller returns CLI_EXIT_USAGE). */
+int cli_getopt(CliGetopt *g);
+
+/* The value of the current option, checked; each returns 0 or, after a
+ * message naming the option, CLI_EXIT_USAGE. */
+int cli_i64(const CliGetopt *g, int64_t lo, int64_t hi, int64_t *out);   /* decimal integer, whole string */
+int cli_int(const CliGetopt *g, int lo, int hi, int *out);
+int cli_double(const CliGetopt *g, double lo, double hi, double *out);   /* finite number, whole string */
+int cli_device(const CliGetopt *g, const char **out);                    /* "emu", "cuda", "cuda:N" */
+int cli_arch(const CliGetopt *g, const char **out);                      /* one of tile_target_name() */
+/* One of `allowed` by tile_dtype_name; `f32_alias` (e.g. "tf32", or NULL) also means TILE_F32. */
+int cli_dtype(const CliGetopt *g, const tile_dtype *allowed, int n, const char *f32_alias, tile_dtype *out);
+/* One of the NULL-terminated `names`: its index. */
+int cli_choice(const CliGetopt *g, const char *const *names, int *out);
+/* Strict decimal integer of a string (no option): false when malformed or out of range. */
+bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* ---- NULL-terminated string lists (-D, -I, --kernel, ...) ---- */
+typedef struct CliList {
+    const char **v; /* NULL-terminated once non-empty */
+    int n, cap;
+} CliList;
+
+int cli_list_add(CliList *l, const char *s); /* 0, or CLI_EXIT_FAIL when out of memory */
+/* The items, NULL-terminated; never NULL (an empty list gives an empty array). */
+const char *const *cli_list_items(const CliList *l);
+void cli_list_free(CliList *l);
+/* Add the current option's "NAME=VALUE" (checked: a name, then '='). */
+int cli_define(const CliGetopt *g, CliList *l);
+
+/* ---- output and devices ---- */
+/* The output file; NULL or "-" is standard output.  NULL with a message when it cannot be opened. */
+FILE *cli_output_open(const char *path);
+/* Flush and close (never standard output); false when anything failed to be written. */
+bool cli_output_close(FILE *f);
+
+/* Open a context on `device` (NULL: TILE_DEVICE, else cuda when present, else emu).
+ * 0; 2 when the device string (TILE_DEVICE) is invalid; 3 when it cannot be opened. */
+int cli_context_open(const char *cmd, const char *device, tile_context **ctx);
+
+#endif

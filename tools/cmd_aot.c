@@ -1,0 +1,80 @@
+/* cmd_aot.c - `tile aot FILE.tile --kernel NAME ... -o OUT`: kernels exported
+ * as C sources (OUT.h, OUT.c) with their PTX embedded, through
+ * tile_aot_export.  -o is a path stem, so '-' (standard output) is refused. */
+#include "tools/cli.h"
+#include "tools/cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: tile aot FILE.tile --kernel NAME [--kernel NAME]... [--arch TARGET] [-D NAME=VALUE]...\n"
+    "                [--variant \"ARG=1 ARG=16 ...\"]... -o OUT\n"
+    "Writes OUT.h and OUT.c: each kernel's PTX (and cubin when ptxas is found) embedded, and a typed\n"
+    "C launch function per kernel taking a tile_context; with --variant, a dispatcher picks the first\n"
+    "specialization the run-time values satisfy (ARG=1: equal to 1, ARG=16: divisible by 16), else\n"
+    "the generic build.  Build the output against libtile only.\n"
+    "\n"
+    "  --kernel NAME          a kernel to export (repeatable, at least one)\n"
+    "  --arch TARGET          target (default: tile --version lists them)\n"
+    "  -D NAME=VALUE          set a const parameter, file-level const, num_warps or num_stages\n"
+    "  --variant \"A=1 B=16\"   a specialized build (repeatable)\n"
+    "  -o OUT                 the path stem of OUT.h and OUT.c (required)\n"
+    "  -h, --help             this text\n"
+    "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n";
+
+enum { OPT_KERNEL = 256, OPT_ARCH, OPT_VARIANT };
+
+static const struct option options[] = {
+    {"kernel", required_argument, NULL, OPT_KERNEL},
+    {"arch", required_argument, NULL, OPT_ARCH},
+    {"variant", required_argument, NULL, OPT_VARIANT},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
+typedef struct AotArgs {
+    const char *file, *out;
+    CliList kernels, defines, variants;
+    tile_compile_options o;
+} AotArgs;
+
+static int aot_parse(int argc, char **argv, AotArgs *a) {
+    CliGetopt g = {.cmd = "aot", .argc = argc, .argv = argv, .shortopts = "hD:o:", .longopts = options};
+    int c, rc = 0;
+    while (!rc && (c = cli_getopt(&g)) != -1) {
+        switch (c) {
+        case 'h': return cli_help(usage);
+        case OPT_KERNEL: rc = cli_list_add(&a->kernels, g.arg); break;
+        case OPT_ARCH: rc = cli_arch(&g, &a->o.arch); break;
+        case 'D': rc = cli_define(&g, &a->defines); break;
+        case OPT_VARIANT: rc = cli_list_add(&a->variants, g.arg); break;
+        case 'o':
+            if (!strcmp(g.arg, "-")) rc = cli_usage_error(g.cmd, "-o is a path stem (OUT.h and OUT.c): '-' cannot be standard output");
+            a->out = g.arg;
+            break;
+        default: return CLI_EXIT_USAGE;
+        }
+    }
+    if (rc) return rc;
+    if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
+    if (g.first_operand < argc) a->file = argv[g.first_operand];
+    if (!a->file || !a->kernels.n || !a->out) return cli_usage_error(g.cmd, "tile aot needs FILE.tile, --kernel NAME and -o OUT");
+    a->o.defines = cli_list_items(&a->defines);
+    return CLI_CONTINUE;
+}
+
+int cmd_aot(int argc, char **argv) {
+    AotArgs a = {0};
+    int rc = aot_parse(argc, argv, &a);
+    if (rc == CLI_CONTINUE) {
+        char *msg = NULL;
+        tile_status st = tile_aot_export(a.file, &a.o, cli_list_items(&a.kernels), cli_list_items(&a.variants), a.out, &msg);
+        if (msg && *msg) fputs(msg, stderr);
+        free(msg);
+        if (st == TILE_OK) printf("wrote %s.h and %s.c\n", a.out, a.out);
+        rc = cli_exit_status(st);
+    }
+    cli_list_free(&a.kernels), cli_list_free(&a.defines), cli_list_free(&a.variants);
+    return rc;
+}

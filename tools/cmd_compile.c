@@ -1,0 +1,149 @@
+/* cmd_compile.c - `tile compile FILE.tile`: Tile IR, LLVM IR, PTX or cubin.
+ *
+ *   1. parse the options into tile_compile_options (defines, includes and
+ *      specializations as NULL-terminated lists);
+ *   2. compile through the compile cache (--no-cache: directly);
+ *   3. diagnostics, IR dumps and timings to stderr; the library's status
+ *      becomes the exit status (an unknown -D name is a usage error);
+ *   4. the chosen form to -o (standard output when absent or '-'), and with
+ *      -v each kernel's metadata and ptxas's report to stderr. */
+#include "tools/cli.h"
+#include "tools/cmd.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "usage: tile compile FILE.tile [options]\n"
+    "\n"
+    "  --kernel NAME          compile only this kernel (default: every kernel, one module)\n"
+    "  --arch TARGET          target (default: tile --version lists them)\n"
+    "  -D NAME=VALUE          set a const parameter, file-level const, num_warps or num_stages\n"
+    "  --specialize ARG=1|16  assume a run-time integer argument equals 1 or is divisible by 16\n"
+    "  --no-align-ptrs        do not assume 16-byte aligned pointer arguments\n"
+    "  -I DIR                 search DIR for imports\n"
+    "  --emit tir|llvm|ptx|cubin   what to write (default ptx)\n"
+    "  -o OUT                 output file (default or '-': standard output; cubin needs -o)\n"
+    "  --dump-after PASS|all  print the Tile IR after a pass (or 'frontend') to stderr\n"
+    "  --time-passes          print the time of each stage to stderr\n"
+    "  -v, --verbose          print kernel metadata (and ptxas -v with --emit cubin) to stderr\n"
+    "  --no-cache             compile even when the compile cache has the result\n"
+    "  -h, --help             this text\n"
+    "\n"
+    "passes: specialize canonicalize assign_layout remove_convert smem_alloc barrier\n"
+    "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n";
+
+/* What --emit can write, in the order of its usage line. */
+typedef enum Emit { EMIT_TIR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
+static const char *const emit_names[] = {"tir", "llvm", "ptx", "cubin", NULL};
+
+enum { OPT_KERNEL = 256, OPT_ARCH, OPT_SPECIALIZE, OPT_NO_ALIGN_PTRS, OPT_EMIT, OPT_DUMP_AFTER, OPT_TIME_PASSES, OPT_NO_CACHE };
+
+static const struct option options[] = {
+    {"kernel", required_argument, NULL, OPT_KERNEL},
+    {"arch", required_argument, NULL, OPT_ARCH},
+    {"specialize", required_argument, NULL, OPT_SPECIALIZE},
+    {"no-align-ptrs", no_argument, NULL, OPT_NO_ALIGN_PTRS},
+    {"emit", required_argument, NULL, OPT_EMIT},
+    {"dump-after", required_argument, NULL, OPT_DUMP_AFTER},
+    {"time-passes", no_argument, NULL, OPT_TIME_PASSES},
+    {"verbose", no_argument, NULL, 'v'},
+    {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
+typedef struct CompileArgs {
+    const char *file, *out;
+    int emit; /* Emit */
+    int verbose, no_cache;
+    CliList defines, specs, incs;
+    tile_compile_options o;
+} CompileArgs;
+
+static int compile_parse(int argc, char **argv, CompileArgs *a) {
+    CliGetopt g = {.cmd = "compile", .argc = argc, .argv = argv, .shortopts = "hvD:I:o:", .longopts = options};
+    int c, rc = 0;
+    while (!rc && (c = cli_getopt(&g)) != -1) {
+        switch (c) {
+        case 'h': return cli_help(usage);
+        case OPT_KERNEL: a->o.kernel = g.arg; break;
+        case OPT_ARCH: rc = cli_arch(&g, &a->o.arch); break;
+        case 'D': rc = cli_define(&g, &a->defines); break;
+        case 'I': rc = cli_list_add(&a->incs, g.arg); break;
+        case OPT_SPECIALIZE: rc = cli_list_add(&a->specs, g.arg); break;
+        case OPT_NO_ALIGN_PTRS: a->o.no_align_ptrs = 1; break;
+        case OPT_EMIT: rc = cli_choice(&g, emit_names, &a->emit); break;
+        case 'o': a->out = g.arg; break;
+        case OPT_DUMP_AFTER: a->o.dump_after = g.arg; break;
+        case OPT_TIME_PASSES: a->o.time_passes = 1; break;
+        case 'v': a->verbose = 1; break;
+        case OPT_NO_CACHE: a->no_cache = 1; break;
+        default: return CLI_EXIT_USAGE;
+        }
+    }
+    if (rc) return rc;
+    if (g.first_operand >= argc) return cli_usage_error(g.cmd, "no input file");
+    if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
+    a->file = argv[g.first_operand];
+    if (a->emit == EMIT_CUBIN && !a->out) return cli_usage_error(g.cmd, "--emit cubin needs -o FILE (or -o - for standard output)");
+    a->o.defines = cli_list_items(&a->defines);
+    a->o.specialize = cli_list_items(&a->specs);
+    a->o.include_dirs = cli_list_items(&a->incs);
+    a->o.want_llvm_ir = a->emit == EMIT_LLVM;
+    a->o.tir_only = a->emit == EMIT_TIR;
+    a->o.want_cubin = a->emit == EMIT_CUBIN;
+    return CLI_CONTINUE;
+}
+
+static void print_kernels(const tile_compiled *c) {
+    for (int k = 0; k < c->nkernels; k++) {
+        const tile_kernel_info *ki = &c->kernels[k];
+        fprintf(stderr, "kernel %s(%s) num_warps=%d num_stages=%d smem=%d", ki->name, ki->signature, ki->num_warps, ki->num_stages,
+                ki->smem_bytes);
+        if (ki->registers >= 0) fprintf(stderr, " registers=%d spill_bytes=%d", ki->registers, ki->spill_bytes);
+        fputc('\n', stderr);
+    }
+    if (c->ptxas_log) fputs(c->ptxas_log, stderr);
+}
+
+/* Step 4: the chosen form to the output; the exit status. */
+static int write_output(const CompileArgs *a, const tile_compiled *c) {
+    const char *text = a->emit == EMIT_TIR ? c->tir : a->emit == EMIT_LLVM ? c->llvm_ir : c->ptx;
+    const void *data = text;
+    size_t n = text ? strlen(text) : 0;
+    if (a->emit == EMIT_CUBIN) data = c->cubin, n = c->cubin_size;
+    FILE *f = cli_output_open(a->out);
+    bool ok = f && fwrite(data, 1, n, f) == n;
+    if (f && !cli_output_close(f)) ok = false;
+    if (!ok) {
+        if (f) fprintf(stderr, "tile: cannot write %s\n", a->out && strcmp(a->out, "-") ? a->out : "standard output");
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cmd_compile(int argc, char **argv) {
+    CompileArgs a = {.emit = EMIT_PTX};
+    int rc = compile_parse(argc, argv, &a);
+    if (rc != CLI_CONTINUE) goto out;
+    tile_compiled c;
+    int hit = 0;
+    tile_status st = a.no_cache ? tile_compile_file(a.file, &a.o, &c) : tile_cache_compile_file(NULL, a.file, &a.o, &c, &hit);
+    if (a.verbose && !a.no_cache) fprintf(stderr, "cache: %s\n", hit ? "hit" : "miss");
+    if (c.diagnostics && *c.diagnostics) fputs(c.diagnostics, stderr);
+    if (c.dump) fputs(c.dump, stderr);
+    if (c.timing) fputs(c.timing, stderr);
+    rc = cli_exit_status(st);
+    if (st == TILE_OK && a.o.want_cubin && c.ptxas_missing) {
+        fprintf(stderr, "tile: ptxas not found: cannot emit cubin (install the CUDA toolkit or pass its path)\n");
+        rc = CLI_EXIT_FAIL;
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = write_output(&a, &c);
+        if (a.verbose) print_kernels(&c);
+    }
+    tile_compiled_free(&c);
+out:
+    cli_list_free(&a.defines), cli_list_free(&a.specs), cli_list_free(&a.incs);
+    return rc;
+}

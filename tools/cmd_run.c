@@ -1,0 +1,90 @@
+/* cmd_run.c - `tile run`: run an entry point of the kernel library on random
+ * data, check the result against a float64 reference and time it.
+ *
+ * The subcommands are a table; each one:
+ *   1. parses its options (sizes, types, --device, --reps);
+ *   2. draws random inputs in the device's format, keeping their exact values;
+ *   3. opens a context, copies the inputs and makes the first call, timed
+ *      with the compile or cache load included;
+ *   4. checks the output against the float64 reference (run_check.c);
+ *   5. times --reps further calls and prints one summary.
+ * Exit status 3 when a call fails or the check does not match.
+ * `tile run gemm` is here; attention and decode in cmd_run_attention.c, moe
+ * in cmd_run_moe.c. */
+#include "tools/cli.h"
+#include "tools/cmd.h"
+#include "tools/gemm_problem.h"
+#include "tools/timer.h"
+
+#include <stdlib.h>
+
+static const CliCommand run_commands[] = {
+    {"gemm", "tile_gemm on random data, checked against float64 and timed", cmd_run_gemm},
+    {"attention", "tile_attention_fwd (prefill) on random data, checked and timed", cmd_run_attention},
+    {"decode", "tile_attention_decode_paged on a shuffled paged KV cache, checked and timed", cmd_run_decode},
+    {"paged-attention", "the same as decode", cmd_run_decode},
+    {"moe", "tile_moe_forward (routing and experts) on random data, checked and timed", cmd_run_moe},
+};
+
+int cmd_run(int argc, char **argv) {
+    return cli_dispatch("run", run_commands, (int)(sizeof run_commands / sizeof run_commands[0]), argc, argv);
+}
+
+static const char usage_gemm[] =
+    "usage: tile run gemm [--m M] [--n N] [--k K] [--dtype f16|bf16|tf32|i8] [--out-dtype f32|f16|bf16|i32]\n"
+    "                     [--device emu|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n"
+    "Runs tile_gemm on random A and B, checks C against a float64 reference and\n"
+    "prints the kernel, configuration, specialization, grid and times.\n"
+    "\n" GEMM_PROBLEM_OPTIONS "\n"
+    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
+
+static const char *source_name(int s) { return s == 0 ? "already loaded" : s == 1 ? "disk cache hit" : "compiled (cache miss)"; }
+
+int cmd_run_gemm(int argc, char **argv) {
+    GemmProblem p;
+    int rc = gemm_problem_parse("run gemm", usage_gemm, argc, argv, &p);
+    if (rc != CLI_CONTINUE) return rc;
+    tile_context *ctx;
+    if ((rc = cli_context_open("run gemm", p.device, &ctx))) return rc;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    CheckRng rng;
+    check_rng_init(&rng);
+    GemmData d;
+    if ((rc = gemm_data_setup(ctx, &p, &rng, &d))) return gemm_data_free(ctx, &d), tile_context_destroy(ctx), rc;
+    double t0 = timer_now();
+    tile_status st = tile_gemm(ctx, &d.g);
+    if (st == TILE_OK) st = tile_synchronize(ctx);
+    double first = timer_now() - t0;
+    if (st != TILE_OK) {
+        fprintf(stderr, "tile: tile_gemm failed: %s\n", tile_last_error(ctx));
+        return gemm_data_free(ctx, &d), tile_context_destroy(ctx), CLI_EXIT_FAIL;
+    }
+    tile_gemm_info gi;
+    tile_gemm_last_info(ctx, &gi);
+    int first_source = gi.source;
+    double worst = gemm_data_check(ctx, &p, &d);
+    double *ts = calloc((size_t)p.reps, sizeof(double));
+    if (!ts) return fprintf(stderr, "tile: out of host memory\n"), gemm_data_free(ctx, &d), tile_context_destroy(ctx), CLI_EXIT_FAIL;
+    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
+        double t1 = timer_now();
+        st = tile_gemm(ctx, &d.g);
+        if (st == TILE_OK) st = tile_synchronize(ctx);
+        ts[r] = timer_now() - t1;
+    }
+    double med = timer_median(ts, p.reps);
+    tile_gemm_last_info(ctx, &gi);
+    printf("gemm %lldx%lldx%lld %s%s%s on %s (%s): kernel %s\n", (long long)p.m, (long long)p.n, (long long)p.k, gi.kernel + 5,
+           p.ta ? " trans_a" : "", p.tb ? " trans_b" : "", props.name, props.arch, gi.kernel);
+    printf("  config      %s%s\n", gi.config, gi.tuned ? " (tuned)" : " (default: not tuned for this shape)");
+    printf("  specialize  %s\n", *gi.specialize ? gi.specialize : "(none)");
+    printf("  grid        (%u, %u) x %u threads\n", gi.grid.x, gi.grid.y, gi.block.x);
+    printf("  first call  %.3f ms: %s\n", first * 1e3, source_name(first_source));
+    printf("  next calls  %.3f ms median of %d: %s (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, source_name(gi.source),
+           2.0 * p.m * p.n * p.k / med * 1e-12, props.is_emulator ? "; the emulator's timings mean nothing" : "");
+    printf("  check       max error %.3g of tolerance against a float64 reference: %s\n", worst, worst <= 1 ? "ok" : "MISMATCH");
+    free(ts);
+    gemm_data_free(ctx, &d);
+    tile_context_destroy(ctx);
+    return st != TILE_OK ? CLI_EXIT_FAIL : worst <= 1 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}

@@ -1,0 +1,322 @@
+/* cmd_run_attention.c - `tile run attention` and `tile run decode` (alias
+ * `paged-attention`): the attention entry points on random data.
+ *
+ * attention: random Q, K, V [batch, seq, heads, head_dim]; tile_attention_fwd.
+ * decode: every sequence holds the full --context; its blocks of the paged
+ * KV cache are handed out in a shuffled order (so a wrong block table read
+ * shows); f8e4m3 caches hold codes of magnitude <= 2 times k_scale and
+ * v_scale; tile_attention_decode_paged with its workspace.
+ * Both then check up to 256 output rows against float64 (run_check.c) and
+ * time --reps further calls.  The options are one table with a flag saying
+ * which of the two commands takes each. */
+#include "tools/cli.h"
+#include "tools/cmd.h"
+#include "tools/run_check.h"
+#include "tools/timer.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct AttnCli {
+    int64_t batch, seq, seq_k, heads, heads_kv, head_dim, tokens, block_size, splits;
+    tile_dtype dt, kv_dt;
+    bool kv_set;
+    int causal, reps;
+    const char *device;
+} AttnCli;
+
+enum { OPT_BATCH = 256, OPT_SEQ, OPT_SEQ_K, OPT_HEADS, OPT_HEADS_KV, OPT_HEAD_DIM, OPT_TOKENS, OPT_BLOCK_SIZE, OPT_SPLITS,
+       OPT_CAUSAL, OPT_DTYPE, OPT_KV_DTYPE, OPT_DEVICE, OPT_REPS };
+
+/* name, has value, code, 1: attention, 2: decode, 3: both */
+#define ATTN_OPTIONS(X)                                        \
+    X("batch", required_argument, OPT_BATCH, 3)                \
+    X("seq", required_argument, OPT_SEQ, 3)                    \
+    X("context", required_argument, OPT_SEQ, 2)                \
+    X("seq-k", required_argument, OPT_SEQ_K, 1)                \
+    X("heads", required_argument, OPT_HEADS, 3)                \
+    X("heads-kv", required_argument, OPT_HEADS_KV, 3)          \
+    X("head-dim", required_argument, OPT_HEAD_DIM, 3)          \
+    X("causal", no_argument, OPT_CAUSAL, 1)                    \
+    X("tokens", required_argument, OPT_TOKENS, 2)              \
+    X("block-size", required_argument, OPT_BLOCK_SIZE, 2)      \
+    X("splits", required_argument, OPT_SPLITS, 2)              \
+    X("dtype", required_argument, OPT_DTYPE, 3)                \
+    X("kv-dtype", required_argument, OPT_KV_DTYPE, 2)          \
+    X("device", required_argument, OPT_DEVICE, 3)              \
+    X("reps", required_argument, OPT_REPS, 3)                  \
+    X("help", no_argument, 'h', 3)
+
+#define OPTION(name, has, code, which) {name, has, NULL, code},
+#define USERS(name, has, code, which) which,
+static const struct option all_options[] = {ATTN_OPTIONS(OPTION){0}};
+static const int option_users[] = {ATTN_OPTIONS(USERS)};
+#undef OPTION
+#undef USERS
+
+static const char usage_attention[] =
+    "usage: tile run attention [--batch B] [--seq S] [--seq-k N] [--heads H] [--heads-kv HK] [--head-dim D]\n"
+    "                          [--causal] [--dtype f16|bf16] [--device emu|cuda|cuda:N] [--reps R]\n"
+    "Runs tile_attention_fwd on random Q, K, V [batch, seq, heads, head_dim], checks up to 256\n"
+    "output rows against a float64 reference and times --reps further calls.\n"
+    "\n"
+    "  --batch B          sequences (default 1)\n"
+    "  --seq S            query length (default 512)\n"
+    "  --seq-k N          key length (default: --seq; causal aligns the ends)\n"
+    "  --heads H          query heads (default 8)\n"
+    "  --heads-kv HK      key/value heads, dividing H (default H)\n"
+    "  --head-dim D       (default 128)\n"
+    "  --causal           causal mask\n"
+    "  --dtype f16|bf16   (default bf16)\n"
+    "  --device D         emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
+    "  --reps R           timed calls (default 5)\n"
+    "  -h, --help         this text\n"
+    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
+
+static const char usage_decode[] =
+    "usage: tile run decode [--batch B] [--context C] [--heads H] [--heads-kv HK] [--head-dim D] [--tokens T]\n"
+    "                       [--block-size 16|32|64] [--kv-dtype f16|bf16|f8e4m3] [--splits N] [--dtype f16|bf16]\n"
+    "                       [--device emu|cuda|cuda:N] [--reps R]\n"
+    "Runs tile_attention_decode_paged: every sequence holds the full context in a paged KV cache\n"
+    "whose blocks are shuffled; checks up to 256 output rows against a float64 reference.\n"
+    "'tile run paged-attention' is the same command.\n"
+    "\n"
+    "  --batch B          sequences (default 8)\n"
+    "  --context C        context length, new tokens included (default 1000; --seq is the same)\n"
+    "  --heads H          query heads (default 8)\n"
+    "  --heads-kv HK      key/value heads, dividing H (default H)\n"
+    "  --head-dim D       (default 128)\n"
+    "  --tokens T         new tokens per sequence, 1..8 (default 1)\n"
+    "  --block-size N     tokens per KV block (default 16)\n"
+    "  --kv-dtype T       the cache's type (default: --dtype; f8e4m3 with k_scale 0.25, v_scale 0.5)\n"
+    "  --splits N         split the context in N parts (default 0: the library chooses)\n"
+    "  --dtype f16|bf16   queries and output (default bf16)\n"
+    "  --device D         emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
+    "  --reps R           timed calls (default 5)\n"
+    "  -h, --help         this text\n"
+    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
+
+static const tile_dtype act_types[] = {TILE_F16, TILE_BF16};
+static const tile_dtype kv_types[] = {TILE_F16, TILE_BF16, TILE_F8E4M3};
+
+static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bool decode) {
+    *p = (AttnCli){.batch = decode ? 8 : 1, .seq = decode ? 1000 : 512, .seq_k = -1, .heads = 8, .heads_kv = -1, .head_dim = 128,
+                   .tokens = 1, .block_size = 16, .dt = TILE_BF16, .reps = 5};
+    /* this command's rows of the table: getopt reports the other command's options as unknown */
+    enum { N = sizeof all_options / sizeof all_options[0] };
+    struct option opts[N];
+    int n = 0;
+    for (int i = 0; i < N - 1; i++)
+        if (option_users[i] & (decode ? 2 : 1)) opts[n++] = all_options[i];
+    opts[n] = (struct option){0};
+    CliGetopt g = {.cmd = cmd, .argc = argc, .argv = argv, .shortopts = "h", .longopts = opts};
+    int c, rc = 0;
+    while (!rc && (c = cli_getopt(&g)) != -1) {
+        switch (c) {
+        case 'h': return cli_help(decode ? usage_decode : usage_attention);
+        case OPT_BATCH: rc = cli_i64(&g, 1, INT32_MAX, &p->batch); break;
+        case OPT_SEQ: rc = cli_i64(&g, 1, INT32_MAX, &p->seq); break;
+        case OPT_SEQ_K: rc = cli_i64(&g, 1, INT32_MAX, &p->seq_k); break;
+        case OPT_HEADS: rc = cli_i64(&g, 1, INT32_MAX, &p->heads); break;
+        case OPT_HEADS_KV: rc = cli_i64(&g, 1, INT32_MAX, &p->heads_kv); break;
+        case OPT_HEAD_DIM: rc = cli_i64(&g, 1, INT32_MAX, &p->head_dim); break;
+        case OPT_TOKENS: rc = cli_i64(&g, 1, INT32_MAX, &p->tokens); break;
+        case OPT_BLOCK_SIZE: rc = cli_i64(&g, 1, INT32_MAX, &p->block_size); break;
+        case OPT_SPLITS: rc = cli_i64(&g, 0, INT32_MAX, &p->splits); break;
+        case OPT_CAUSAL: p->causal = 1; break;
+        case OPT_DTYPE: rc = cli_dtype(&g, act_types, 2, NULL, &p->dt); break;
+        case OPT_KV_DTYPE:
+            rc = cli_dtype(&g, kv_types, 3, NULL, &p->kv_dt);
+            p->kv_set = true;
+            break;
+        case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
+        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
+        default: return CLI_EXIT_USAGE;
+        }
+    }
+    if (rc) return rc;
+    if (g.first_operand < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (p->heads_kv < 0) p->heads_kv = p->heads;
+    if (p->seq_k < 0) p->seq_k = p->seq;
+    if (!p->kv_set) p->kv_dt = p->dt;
+    return CLI_CONTINUE;
+}
+
+int cmd_run_attention(int argc, char **argv) {
+    AttnCli p;
+    int rc = attn_cli_parse("run attention", argc, argv, &p, false);
+    if (rc != CLI_CONTINUE) return rc;
+    int64_t B = p.batch, Sq = p.seq, Sk = p.seq_k, H = p.heads, Hk = p.heads_kv, D = p.head_dim;
+    size_t nq = (size_t)(B * Sq * H * D), nk = (size_t)(B * Sk * Hk * D);
+    uint16_t *hq = malloc(nq * 2), *hk = malloc(nk * 2), *hv = malloc(nk * 2), *ho = malloc(nq * 2);
+    double *vq = malloc(nq * 8), *vk = malloc(nk * 8), *vv = malloc(nk * 8);
+    tile_context *ctx = NULL;
+    tile_status st = TILE_OK;
+    if (!hq || !hk || !hv || !ho || !vq || !vk || !vv) {
+        fprintf(stderr, "tile: out of host memory\n");
+        rc = CLI_EXIT_FAIL;
+        goto done;
+    }
+    CheckRng rng;
+    check_rng_init(&rng);
+    for (size_t i = 0; i < nq; i++) vq[i] = check_fill(p.dt, hq, i, check_urand(&rng));
+    for (size_t i = 0; i < nk; i++) vk[i] = check_fill(p.dt, hk, i, check_urand(&rng)), vv[i] = check_fill(p.dt, hv, i, check_urand(&rng));
+    if ((rc = cli_context_open("run attention", p.device, &ctx))) goto done;
+    rc = CLI_EXIT_FAIL;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    tile_devptr dq, dk, dv, dout;
+    if (tile_malloc(ctx, nq * 2, &dq) || tile_malloc(ctx, nk * 2, &dk) || tile_malloc(ctx, nk * 2, &dv) || tile_malloc(ctx, nq * 2, &dout) ||
+        tile_memcpy_htod(ctx, dq, hq, nq * 2) || tile_memcpy_htod(ctx, dk, hk, nk * 2) || tile_memcpy_htod(ctx, dv, hv, nk * 2)) {
+        fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
+        goto done;
+    }
+    tile_attention_args a = {.dtype = p.dt, .batch = B, .heads_q = H, .heads_kv = Hk, .head_dim = D, .seq_q = Sq, .seq_k = Sk,
+                             .q = dq, .k = dk, .v = dv, .o = dout, .causal = p.causal, .window_left = -1, .window_right = -1};
+    double t0 = timer_now();
+    st = tile_attention_fwd(ctx, &a);
+    if (st == TILE_OK) st = tile_synchronize(ctx);
+    double first = timer_now() - t0;
+    if (st != TILE_OK) {
+        fprintf(stderr, "tile: tile_attention_fwd failed: %s\n", tile_last_error(ctx));
+        goto done;
+    }
+    tile_memcpy_dtoh(ctx, ho, dout, nq * 2);
+    CheckAttention ca = {.batch = B, .seq_q = Sq, .seq_k = Sk, .heads = H, .heads_kv = Hk, .head_dim = D, .causal = p.causal,
+                         .dtype = p.dt, .q = vq, .k = vk, .v = vv};
+    int64_t checked;
+    double worst = check_attention(&ca, ho, &checked);
+    double *ts = calloc((size_t)p.reps, sizeof(double));
+    if (!ts) {
+        fprintf(stderr, "tile: out of host memory\n");
+        goto done;
+    }
+    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
+        double t1 = timer_now();
+        st = tile_attention_fwd(ctx, &a);
+        if (st == TILE_OK) st = tile_synchronize(ctx);
+        ts[r] = timer_now() - t1;
+    }
+    double med = timer_median(ts, p.reps), tol = check_attention_tolerance(p.dt);
+    double flops = 4.0 * (double)B * H * Sq * Sk * D * (p.causal ? 0.5 : 1.0);
+    printf("attention batch %lld seq %lld/%lld heads %lld/%lld head_dim %lld %s%s on %s (%s)\n", (long long)B, (long long)Sq, (long long)Sk,
+           (long long)H, (long long)Hk, (long long)D, tile_dtype_name(p.dt), p.causal ? " causal" : "", props.name, props.arch);
+    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+    printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
+           props.is_emulator ? "; the emulator's timings mean nothing" : "");
+    printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
+           worst <= tol ? "ok" : "MISMATCH");
+    free(ts);
+    rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+done:
+    free(hq), free(hk), free(hv), free(ho), free(vq), free(vk), free(vv);
+    if (ctx) tile_context_destroy(ctx);
+    return rc;
+}
+
+int cmd_run_decode(int argc, char **argv) {
+    AttnCli p;
+    int rc = attn_cli_parse("run decode", argc, argv, &p, true);
+    if (rc != CLI_CONTINUE) return rc;
+    int64_t S = p.batch, ctxlen = p.seq, H = p.heads, Hk = p.heads_kv, D = p.head_dim, T = p.tokens, bs = p.block_size;
+    tile_dtype kv = p.kv_dt;
+    if (ctxlen < T) return cli_usage_error("run decode", "--context must be at least --tokens");
+    /* every sequence has the full context; blocks handed out in a shuffled order */
+    int64_t nb = (ctxlen + bs - 1) / bs, num_blocks = S * nb;
+    size_t nq = (size_t)(S * T * H * D), nc = (size_t)(num_blocks * bs * Hk * D), kes = kv == TILE_F8E4M3 ? 1 : 2;
+    int32_t *table = malloc(sizeof(int32_t) * (size_t)num_blocks), *lens = malloc(sizeof(int32_t) * (size_t)S);
+    uint16_t *hq = malloc(nq * 2), *ho = malloc(nq * 2);
+    uint8_t *hk = malloc(nc * kes), *hv = malloc(nc * kes);
+    double *vq = malloc(nq * 8), *vk = malloc(nc * 8), *vv = malloc(nc * 8);
+    tile_context *ctx = NULL;
+    tile_status st = TILE_OK;
+    if (!table || !lens || !hq || !ho || !hk || !hv || !vq || !vk || !vv) {
+        fprintf(stderr, "tile: out of host memory\n");
+        rc = CLI_EXIT_FAIL;
+        goto done;
+    }
+    CheckRng rng;
+    check_rng_init(&rng);
+    for (int64_t i = 0; i < num_blocks; i++) table[i] = (int32_t)i;
+    for (int64_t i = num_blocks - 1; i > 0; i--) {
+        int64_t j = (int64_t)((check_urand(&rng) + 1) / 2 * (double)(i + 1)) % (i + 1);
+        int32_t x = table[i];
+        table[i] = table[j], table[j] = x;
+    }
+    for (int64_t s = 0; s < S; s++) lens[s] = (int32_t)ctxlen;
+    float k_scale = 0.25f, v_scale = 0.5f;
+    for (size_t i = 0; i < nq; i++) vq[i] = check_fill(p.dt, hq, i, check_urand(&rng));
+    for (size_t i = 0; i < nc; i++) {
+        if (kv == TILE_F8E4M3) { /* codes of magnitude <= 2 (0x40), times the scales */
+            uint8_t c, d;
+            do c = check_rng_byte(&rng);
+            while ((c & 0x7f) > 0x40);
+            do d = check_rng_byte(&rng);
+            while ((d & 0x7f) > 0x40);
+            hk[i] = c, hv[i] = d, vk[i] = check_e4m3_value(c) * k_scale, vv[i] = check_e4m3_value(d) * v_scale;
+        } else vk[i] = check_fill(kv, hk, i, check_urand(&rng)), vv[i] = check_fill(kv, hv, i, check_urand(&rng));
+    }
+    if ((rc = cli_context_open("run decode", p.device, &ctx))) goto done;
+    rc = CLI_EXIT_FAIL;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    tile_devptr dq, dout, dk, dv, dt, dl;
+    if (tile_malloc(ctx, nq * 2, &dq) || tile_malloc(ctx, nq * 2, &dout) || tile_malloc(ctx, nc * kes, &dk) || tile_malloc(ctx, nc * kes, &dv) ||
+        tile_malloc(ctx, 4 * (size_t)num_blocks, &dt) || tile_malloc(ctx, 4 * (size_t)S, &dl) || tile_memcpy_htod(ctx, dq, hq, nq * 2) ||
+        tile_memcpy_htod(ctx, dk, hk, nc * kes) || tile_memcpy_htod(ctx, dv, hv, nc * kes) ||
+        tile_memcpy_htod(ctx, dt, table, 4 * (size_t)num_blocks) || tile_memcpy_htod(ctx, dl, lens, 4 * (size_t)S)) {
+        fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
+        goto done;
+    }
+    tile_paged_attention_args a = {.dtype = p.dt, .kv_dtype = kv, .k_scale = k_scale, .v_scale = v_scale, .num_seqs = S, .heads_q = H,
+                                   .heads_kv = Hk, .head_dim = D, .num_tokens = T, .block_size = bs, .num_blocks = num_blocks, .q = dq,
+                                   .o = dout, .k_cache = dk, .v_cache = dv, .block_tables = dt, .block_table_stride = nb,
+                                   .context_lens = dl, .max_context_len = ctxlen, .num_splits = (int)p.splits};
+    size_t ws_bytes = 0;
+    int splits = 1;
+    if ((st = tile_paged_attention_workspace_size(ctx, &a, &ws_bytes, &splits)) == TILE_OK && ws_bytes &&
+        (st = tile_malloc(ctx, ws_bytes, &a.workspace)) == TILE_OK)
+        a.workspace_bytes = ws_bytes;
+    double t0 = timer_now();
+    if (st == TILE_OK) st = tile_attention_decode_paged(ctx, &a);
+    if (st == TILE_OK) st = tile_synchronize(ctx);
+    double first = timer_now() - t0;
+    if (st != TILE_OK) {
+        fprintf(stderr, "tile: tile_attention_decode_paged failed: %s\n", tile_last_error(ctx));
+        goto done;
+    }
+    tile_memcpy_dtoh(ctx, ho, dout, nq * 2);
+    CheckDecode cd = {.seqs = S, .tokens = T, .heads = H, .heads_kv = Hk, .head_dim = D, .context = ctxlen, .block_size = bs,
+                      .table_stride = nb, .dtype = p.dt, .q = vq, .k = vk, .v = vv, .table = table};
+    int64_t checked;
+    double worst = check_decode(&cd, ho, &checked);
+    double *ts = calloc((size_t)p.reps, sizeof(double));
+    if (!ts) {
+        fprintf(stderr, "tile: out of host memory\n");
+        goto done;
+    }
+    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
+        double t1 = timer_now();
+        st = tile_attention_decode_paged(ctx, &a);
+        if (st == TILE_OK) st = tile_synchronize(ctx);
+        ts[r] = timer_now() - t1;
+    }
+    double med = timer_median(ts, p.reps), tol = check_attention_tolerance(p.dt);
+    double bytes = 2.0 * (double)S * ctxlen * Hk * D * (double)kes;
+    printf("decode batch %lld context %lld tokens %lld heads %lld/%lld head_dim %lld block %lld %s, KV %s, %d split%s on %s (%s)\n",
+           (long long)S, (long long)ctxlen, (long long)T, (long long)H, (long long)Hk, (long long)D, (long long)bs, tile_dtype_name(p.dt),
+           tile_dtype_name(kv), splits, splits == 1 ? "" : "s", props.name, props.arch);
+    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+    printf("  next calls  %.3f ms median of %d (KV cache read at %.1f GB/s%s)\n", med * 1e3, p.reps, bytes / med * 1e-9,
+           props.is_emulator ? "; the emulator's timings mean nothing" : "");
+    printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
+           worst <= tol ? "ok" : "MISMATCH");
+    free(ts);
+    rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+done:
+    free(table), free(lens), free(hq), free(ho), free(hk), free(hv), free(vq), free(vk), free(vv);
+    if (ctx) tile_context_destroy(ctx);
+    return rc;
+}

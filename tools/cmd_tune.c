@@ -1,0 +1,424 @@
+/* cmd_tune.c - `tile tune`: time each @config of a kernel and store the fastest.
+ *
+ *   tile tune gemm ...           the shipped GEMM through tile_gemm_with_config
+ *   tile tune FILE.tile ...      any kernel through tile_launch
+ *
+ * For each configuration of the kernel's tuning space:
+ *   1. compile it (through the compile cache) to learn whether it builds and
+ *      fits the device's shared memory; skip it with the reason if not;
+ *   2. warm up (the first call compiles or loads; GEMM: the result is checked
+ *      against float64 and a wrong one is skipped; --timeout per config);
+ *   3. the median of --reps runs, each timed with device events (timer.c).
+ * Then the table sorted by time goes to stdout (progress to stderr) and the
+ * fastest is appended to the tuning database under the power-of-two bucket
+ * of the @tune_key arguments (GEMM: m, n, k).  FILE mode: --arg values fill
+ * the run-time scalar parameters in order and name values for --grid
+ * (grid_expr.c) and the key; pointers get zeroed buffers of --elems 8-byte
+ * elements. */
+#include "tools/cli.h"
+#include "tools/cmd.h"
+#include "tools/gemm_problem.h"
+#include "tools/grid_expr.h"
+#include "tools/timer.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_tune[] =
+    "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype T] [--device D]\n"
+    "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b]\n"
+    "       tile tune FILE.tile --kernel NAME [--device D] [--grid EXPR[,EXPR[,EXPR]]]\n"
+    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R]\n"
+    "Runs every @config of the kernel (warm-up, then the median of runs timed with device events),\n"
+    "skips those that fail to compile, exceed the device's shared memory or time out, prints a table\n"
+    "sorted by time and stores the fastest in the tuning database (cache folder/tune.db) under the\n"
+    "power-of-two bucket of the @tune_key arguments.  FILE mode: --arg values fill the run-time scalar\n"
+    "parameters in order (and name them for --grid and the key); pointers get zeroed buffers of\n"
+    "--elems 8-byte elements; --grid may use args and config values, e.g. 'cdiv(n, BLOCK)'.\n"
+    "Run 'tile tune gemm --help' or 'tile tune FILE.tile --help' for the options of each.\n";
+
+static const char usage_tune_gemm[] =
+    "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype T] [--device D]\n"
+    "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b]\n"
+    "Times every @config of the GEMM kernel for this type pair on random operands (each checked\n"
+    "against float64 once) and stores the fastest for the bucket of m, n, k.\n"
+    "\n" GEMM_PROBLEM_OPTIONS;
+
+static const char usage_tune_file[] =
+    "usage: tile tune FILE.tile --kernel NAME [--device D] [--grid EXPR[,EXPR[,EXPR]]]\n"
+    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R]\n"
+    "\n"
+    "  --kernel NAME          the kernel to tune (required)\n"
+    "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
+    "  --grid EXPR,...        launch grid: INT, NAME, + - * /, cdiv(a, b) over --arg names and config\n"
+    "                         values, e.g. 'cdiv(n, BLOCK)' (default 1)\n"
+    "  --arg NAME=VALUE       run-time scalar parameters in order (integers); repeatable\n"
+    "  --elems N              elements (8 bytes each) of the zeroed buffer of each pointer (default 65536)\n"
+    "  --warmup W             untimed runs per config (default 1)\n"
+    "  --reps R               timed runs per config (default 5)\n"
+    "  -h, --help             this text\n";
+
+/* ---- what both modes share ---- */
+typedef struct TuneRow {
+    char config[256];
+    double seconds; /* < 0: skipped */
+    char why[200];
+} TuneRow;
+
+static int row_cmp(const void *a, const void *b) {
+    const TuneRow *x = a, *y = b;
+    if ((x->seconds < 0) != (y->seconds < 0)) return x->seconds < 0 ? 1 : -1;
+    return x->seconds < y->seconds ? -1 : x->seconds > y->seconds;
+}
+
+static void join_config(char **cfg, char *out, size_t n) {
+    out[0] = 0;
+    for (int j = 0; cfg[j]; j++) snprintf(out + strlen(out), n - strlen(out), "%s%s", j ? " " : "", cfg[j]);
+}
+
+/* Compile one config to learn its shared memory; why = "" when it can run, else why not. */
+static void precheck(const char *file, const char *kernel, char **cfg, const tile_device_properties *props, char *why, size_t n) {
+    tile_compile_options o = {.kernel = kernel, .defines = (const char *const *)cfg, .arch = props->arch};
+    tile_compiled c;
+    tile_status st = tile_cache_compile_file(NULL, file, &o, &c, NULL);
+    why[0] = 0;
+    if (st != TILE_OK) {
+        const char *nl = c.diagnostics ? strchr(c.diagnostics, '\n') : NULL;
+        snprintf(why, n, "compile failed: %.*s", nl ? (int)(nl - c.diagnostics) : 150, c.diagnostics ? c.diagnostics : tile_status_string(st));
+    } else if (c.nkernels && c.kernels[0].smem_bytes > props->max_shared_per_block)
+        snprintf(why, n, "shared memory %d bytes > %d", c.kernels[0].smem_bytes, props->max_shared_per_block);
+    tile_compiled_free(&c);
+}
+
+static void print_table(TuneRow *rows, int n, int emu) {
+    qsort(rows, (size_t)n, sizeof *rows, row_cmp);
+    printf("%-4s %12s  %s\n", "rank", "median", "config");
+    for (int i = 0; i < n; i++) {
+        if (rows[i].seconds >= 0) printf("%-4d %9.3f ms  %s\n", i + 1, rows[i].seconds * 1e3, rows[i].config);
+        else printf("%-4s %12s  %s  (skipped: %s)\n", "-", "-", rows[i].config, rows[i].why);
+    }
+    if (emu) printf("note: on the emulator these timings mean nothing (it runs PTX on the CPU); this run checks the flow\n");
+}
+
+/* Append the fastest row to the tuning database; the exit status. */
+static int store_best(const char *file, const char *kernel, const char *bucket, const tile_device_properties *props, const TuneRow *best) {
+    if (best->seconds < 0) {
+        fprintf(stderr, "tile: no configuration ran\n");
+        return CLI_EXIT_FAIL;
+    }
+    char id[33], dev[160];
+    tile_kernel_id_file(file, kernel, id);
+    snprintf(dev, sizeof dev, "%s/%s", props->name, props->arch);
+    if (tile_tune_record(NULL, id, dev, bucket, best->config, best->seconds) != TILE_OK) return CLI_EXIT_FAIL;
+    printf("stored: %s %s on %s -> %s\n", kernel, bucket, dev, best->config);
+    return CLI_EXIT_OK;
+}
+
+/* ---- tile tune gemm ---- */
+/* The GEMM kernel of each type pair (kernels/gemm/gemm.tile). */
+static const struct {
+    tile_dtype in, out;
+    const char *kernel;
+} gemm_kernels[] = {
+    {TILE_F16, TILE_F32, "gemm_f16_f32"},    {TILE_F16, TILE_F16, "gemm_f16_f16"},   {TILE_BF16, TILE_F32, "gemm_bf16_f32"},
+    {TILE_BF16, TILE_BF16, "gemm_bf16_bf16"}, {TILE_F32, TILE_F32, "gemm_tf32_f32"}, {TILE_I8, TILE_I32, "gemm_i8_i32"},
+};
+
+static int tune_gemm(int argc, char **argv) {
+    GemmProblem p;
+    int rc = gemm_problem_parse("tune gemm", usage_tune_gemm, argc, argv, &p);
+    if (rc != CLI_CONTINUE) return rc;
+    const char *kernel = NULL;
+    for (size_t i = 0; i < sizeof gemm_kernels / sizeof gemm_kernels[0]; i++)
+        if (gemm_kernels[i].in == p.in && gemm_kernels[i].out == p.out) kernel = gemm_kernels[i].kernel;
+    if (!kernel) return cli_usage_error("tune gemm", "no gemm kernel for this --dtype/--out-dtype pair");
+    const char *file = tile_gemm_source_path();
+    tile_tune_space sp;
+    char *err = NULL;
+    if (tile_tune_space_file(file, kernel, &sp, &err) != TILE_OK) return fprintf(stderr, "%s", err ? err : ""), free(err), CLI_EXIT_SOURCE;
+    if (!sp.nconfigs) return fprintf(stderr, "tile: %s has no @config\n", kernel), tile_tune_space_free(&sp), CLI_EXIT_SOURCE;
+    tile_context *ctx;
+    if ((rc = cli_context_open("tune gemm", p.device, &ctx))) return tile_tune_space_free(&sp), rc;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    CheckRng rng;
+    check_rng_init(&rng);
+    GemmData d = {0};
+    TuneRow *rows = calloc((size_t)sp.nconfigs, sizeof *rows);
+    double *ts = calloc((size_t)p.reps, sizeof(double));
+    if (!rows || !ts) {
+        fprintf(stderr, "tile: out of host memory\n");
+        rc = CLI_EXIT_FAIL;
+    } else rc = gemm_data_setup(ctx, &p, &rng, &d);
+    if (rc) return free(rows), free(ts), gemm_data_free(ctx, &d), tile_context_destroy(ctx), tile_tune_space_free(&sp), rc;
+    printf("tuning %s for m=%lld n=%lld k=%lld on %s (%s): %d configs, %d warm-up + %d timed runs each\n", kernel, (long long)p.m,
+           (long long)p.n, (long long)p.k, props.name, props.arch, sp.nconfigs, p.warmup, p.reps);
+    Timer timer;
+    timer_init(&timer, ctx);
+    for (int i = 0; i < sp.nconfigs; i++) {
+        TuneRow *r = &rows[i];
+        join_config(sp.configs[i], r->config, sizeof r->config);
+        fprintf(stderr, "[%d/%d] %s ... ", i + 1, sp.nconfigs, r->config);
+        r->seconds = -1;
+        precheck(file, kernel, sp.configs[i], &props, r->why, sizeof r->why);
+        const char *const *cfg = (const char *const *)sp.configs[i];
+        double t0 = timer_now();
+        for (int w = 0; !r->why[0] && w <= p.warmup; w++) { /* the first call compiles */
+            if (tile_gemm_with_config(ctx, &d.g, cfg) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
+                snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+            else if (w == 0 && gemm_data_check(ctx, &p, &d) > 1) snprintf(r->why, sizeof r->why, "wrong results");
+            if (timer_now() - t0 > p.timeout_s) snprintf(r->why, sizeof r->why, "time-out (%.0f s)", p.timeout_s);
+        }
+        for (int k = 0; !r->why[0] && k < p.reps; k++) {
+            timer_start(&timer);
+            tile_gemm_with_config(ctx, &d.g, cfg);
+            ts[k] = timer_stop(&timer);
+        }
+        if (!r->why[0]) r->seconds = timer_median(ts, p.reps);
+        if (r->why[0]) fprintf(stderr, "skipped: %s\n", r->why);
+        else fprintf(stderr, "%.3f ms\n", r->seconds * 1e3);
+    }
+    print_table(rows, sp.nconfigs, props.is_emulator);
+    char bucket[96];
+    snprintf(bucket, sizeof bucket, "m=%lld,n=%lld,k=%lld", (long long)tile_tune_bucket(p.m), (long long)tile_tune_bucket(p.n),
+             (long long)tile_tune_bucket(p.k));
+    rc = store_best(file, kernel, bucket, &props, &rows[0]);
+    timer_free(&timer);
+    free(ts), free(rows);
+    gemm_data_free(ctx, &d);
+    tile_context_destroy(ctx);
+    tile_tune_space_free(&sp);
+    return rc;
+}
+
+/* ---- tile tune FILE.tile ---- */
+enum { MAX_PARAMS = 64 };
+
+typedef struct TuneFile {
+    const char *file, *kernel, *device, *grid;
+    int reps, warmup;
+    int64_t elems;
+    int nargs;
+    const char *arg_names[MAX_PARAMS]; /* --arg NAME=VALUE in order: malloc'd names */
+    int64_t arg_vals[MAX_PARAMS];
+} TuneFile;
+
+enum { OPT_KERNEL = 256, OPT_DEVICE, OPT_GRID, OPT_ARG, OPT_ELEMS, OPT_REPS, OPT_WARMUP };
+
+static const struct option file_options[] = {
+    {"kernel", required_argument, NULL, OPT_KERNEL},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"grid", required_argument, NULL, OPT_GRID},
+    {"arg", required_argument, NULL, OPT_ARG},
+    {"elems", required_argument, NULL, OPT_ELEMS},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
+/* --arg NAME=VALUE: a name and a whole integer */
+static int parse_arg(const CliGetopt *g, TuneFile *t) {
+    const char *eq = strchr(g->arg, '=');
+    int64_t v;
+    if (!eq || eq == g->arg) return cli_usage_error(g->cmd, "%s expects NAME=VALUE, got '%s'", g->name, g->arg);
+    if (!cli_parse_i64(eq + 1, INT64_MIN, INT64_MAX, &v))
+        return cli_usage_error(g->cmd, "%s %.*s expects an integer value, got '%s'", g->name, (int)(eq - g->arg), g->arg, eq + 1);
+    if (t->nargs == MAX_PARAMS) return cli_usage_error(g->cmd, "more than %d %s options", MAX_PARAMS, g->name);
+    char *name = strndup(g->arg, (size_t)(eq - g->arg));
+    if (!name) return fprintf(stderr, "tile: out of host memory\n"), CLI_EXIT_FAIL;
+    t->arg_names[t->nargs] = name;
+    t->arg_vals[t->nargs++] = v;
+    return 0;
+}
+
+static int tune_file_parse(int argc, char **argv, TuneFile *t) {
+    *t = (TuneFile){.grid = "1", .reps = 5, .warmup = 1, .elems = 1 << 16};
+    CliGetopt g = {.cmd = "tune", .argc = argc, .argv = argv, .shortopts = "h", .longopts = file_options};
+    int c, rc = 0;
+    while (!rc && (c = cli_getopt(&g)) != -1) {
+        switch (c) {
+        case 'h': return cli_help(usage_tune_file);
+        case OPT_KERNEL: t->kernel = g.arg; break;
+        case OPT_DEVICE: rc = cli_device(&g, &t->device); break;
+        case OPT_GRID: t->grid = g.arg; break;
+        case OPT_ARG: rc = parse_arg(&g, t); break;
+        case OPT_ELEMS: rc = cli_i64(&g, 1, INT64_MAX / 8, &t->elems); break;
+        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &t->reps); break;
+        case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &t->warmup); break;
+        default: return CLI_EXIT_USAGE;
+        }
+    }
+    if (rc) return rc;
+    if (g.first_operand >= argc) return cli_usage_error(g.cmd, "no input file");
+    if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
+    t->file = argv[g.first_operand];
+    if (!t->kernel) return cli_usage_error(g.cmd, "tile tune FILE needs --kernel NAME");
+    return CLI_CONTINUE;
+}
+
+/* Launch arguments from the signature: a zeroed buffer for each pointer, the
+ * --arg values in order for the scalars (0 past the last). */
+typedef struct LaunchArgs {
+    void *params[MAX_PARAMS];
+    union {
+        int64_t i;
+        double f;
+        float f32;
+        int32_t i32;
+        tile_devptr p;
+    } vals[MAX_PARAMS];
+    tile_devptr bufs[MAX_PARAMS];
+    int nbufs;
+} LaunchArgs;
+
+static bool launch_args_make(tile_context *ctx, const TuneFile *t, const tile_kernel_attributes *at, LaunchArgs *la, char *why, size_t n) {
+    const char *s = at->signature;
+    int scalar = 0;
+    for (int a = 0; a < at->num_params && a < MAX_PARAMS; a++) {
+        while (*s == ' ' || *s == ',') s++;
+        /* the parameter's name is not in the signature: --arg values go in order of run-time scalars */
+        la->params[a] = &la->vals[a];
+        memset(&la->vals[a], 0, sizeof la->vals[a]);
+        if (*s == '*') {
+            tile_devptr p;
+            if (tile_malloc(ctx, (size_t)t->elems * 8, &p) != TILE_OK || tile_memset(ctx, p, 0, (size_t)t->elems * 8) != TILE_OK) {
+                snprintf(why, n, "%.180s", tile_last_error(ctx));
+                return false;
+            }
+            la->bufs[la->nbufs++] = la->vals[a].p = p;
+        } else {
+            int64_t v = scalar < t->nargs ? t->arg_vals[scalar] : 0;
+            if (!strncmp(s, "f32", 3)) la->vals[a].f32 = (float)v;
+            else if (!strncmp(s, "f64", 3)) la->vals[a].f = (double)v;
+            else if (!strncmp(s, "i64", 3) || !strncmp(s, "u64", 3)) la->vals[a].i = v;
+            else la->vals[a].i32 = (int32_t)v;
+            scalar++;
+        }
+        while (*s && *s != ',') s++;
+    }
+    return true;
+}
+
+/* One configuration: rows[i] timed or skipped; CLI_EXIT_USAGE for a bad --grid. */
+static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, const tile_device_properties *props, double *ts, TuneRow *r) {
+    precheck(t->file, t->kernel, cfg, props, r->why, sizeof r->why);
+    if (r->why[0]) return 0;
+    tile_module *mod = NULL;
+    tile_kernel *k = NULL;
+    tile_kernel_attributes at;
+    LaunchArgs la = {.nbufs = 0};
+    int rc = 0;
+    if (tile_module_load_file(ctx, t->file, (const char *const *)cfg, &mod) != TILE_OK || tile_module_get_kernel(mod, t->kernel, &k) != TILE_OK ||
+        tile_kernel_get_attributes(k, &at) != TILE_OK)
+        snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+    else if (launch_args_make(ctx, t, &at, &la, r->why, sizeof r->why)) {
+        /* names for --grid: the --arg values, then the config's (true 1, false 0) */
+        const char *names[2 * MAX_PARAMS];
+        int64_t vals[2 * MAX_PARAMS];
+        int nn = 0;
+        for (int a = 0; a < t->nargs; a++) names[nn] = t->arg_names[a], vals[nn++] = t->arg_vals[a];
+        char *cfg_names[MAX_PARAMS];
+        int ncfg = 0;
+        for (int j = 0; cfg[j] && ncfg < MAX_PARAMS; j++) {
+            const char *eq = strchr(cfg[j], '=');
+            if (!eq || !(cfg_names[ncfg] = strndup(cfg[j], (size_t)(eq - cfg[j])))) continue;
+            names[nn] = cfg_names[ncfg++];
+            vals[nn++] = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : atoll(eq + 1);
+        }
+        unsigned g[3];
+        if (!grid_expr_dims(t->grid, names, vals, nn, g))
+            rc = cli_usage_error("tune", "bad --grid expression (INT, NAME, + - * /, cdiv(a, b); comma-separated dims): %s", t->grid);
+        for (int j = 0; j < ncfg; j++) free(cfg_names[j]);
+        tile_dim3 grid = {g[0], g[1], g[2]};
+        for (int w = 0; !rc && w <= t->warmup && !r->why[0]; w++)
+            if (tile_launch(k, grid, la.params, NULL) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
+                snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
+        Timer timer;
+        timer_init(&timer, ctx);
+        for (int q = 0; !rc && !r->why[0] && q < t->reps; q++) {
+            timer_start(&timer);
+            tile_launch(k, grid, la.params, NULL);
+            ts[q] = timer_stop(&timer);
+        }
+        timer_free(&timer);
+        if (!rc && !r->why[0]) r->seconds = timer_median(ts, t->reps);
+    }
+    for (int j = 0; j < la.nbufs; j++) tile_free(ctx, la.bufs[j]);
+    if (mod) tile_module_unload(mod);
+    return rc;
+}
+
+static int tune_file(int argc, char **argv) {
+    TuneFile t;
+    int rc = tune_file_parse(argc, argv, &t);
+    if (rc != CLI_CONTINUE) goto out;
+    tile_tune_space sp;
+    char *err = NULL;
+    tile_status st = tile_tune_space_file(t.file, t.kernel, &sp, &err);
+    if (st != TILE_OK) {
+        fprintf(stderr, "%s\n", err ? err : tile_status_string(st));
+        free(err);
+        rc = st == TILE_ERROR_IO ? CLI_EXIT_USAGE : CLI_EXIT_SOURCE;
+        goto out;
+    }
+    if (!sp.nconfigs) {
+        fprintf(stderr, "tile: kernel '%s' has no @config\n", t.kernel);
+        rc = CLI_EXIT_SOURCE;
+        goto free_space;
+    }
+    tile_context *ctx;
+    if ((rc = cli_context_open("tune", t.device, &ctx))) goto free_space;
+    tile_device_properties props;
+    tile_context_get_properties(ctx, &props);
+    TuneRow *rows = calloc((size_t)sp.nconfigs, sizeof *rows);
+    double *ts = calloc((size_t)t.reps, sizeof(double));
+    if (!rows || !ts) {
+        fprintf(stderr, "tile: out of host memory\n");
+        rc = CLI_EXIT_FAIL;
+        goto free_rows;
+    }
+    printf("tuning %s in %s on %s (%s): %d configs\n", t.kernel, t.file, props.name, props.arch, sp.nconfigs);
+    for (int i = 0; i < sp.nconfigs && !rc; i++) {
+        TuneRow *r = &rows[i];
+        r->seconds = -1;
+        join_config(sp.configs[i], r->config, sizeof r->config);
+        fprintf(stderr, "[%d/%d] %s ... ", i + 1, sp.nconfigs, r->config);
+        rc = tune_file_config(ctx, &t, sp.configs[i], &props, ts, r);
+        if (r->why[0]) fprintf(stderr, "skipped: %s\n", r->why);
+        else if (!rc) fprintf(stderr, "%.3f ms\n", r->seconds * 1e3);
+    }
+    if (!rc) {
+        /* the key: each @tune_key argument's --arg value (0 when not given), rounded up to a power of two */
+        char bucket[256] = "";
+        for (int kk = 0; kk < sp.nkeys; kk++) {
+            int64_t v = 0;
+            for (int a = 0; a < t.nargs; a++)
+                if (!strcmp(t.arg_names[a], sp.keys[kk])) v = t.arg_vals[a];
+            snprintf(bucket + strlen(bucket), sizeof bucket - strlen(bucket), "%s%s=%lld", kk ? "," : "", sp.keys[kk],
+                     (long long)tile_tune_bucket(v));
+        }
+        if (!bucket[0]) snprintf(bucket, sizeof bucket, "any");
+        print_table(rows, sp.nconfigs, props.is_emulator);
+        rc = store_best(t.file, t.kernel, bucket, &props, &rows[0]);
+    }
+free_rows:
+    free(ts), free(rows);
+    tile_context_destroy(ctx);
+free_space:
+    tile_tune_space_free(&sp);
+out:
+    for (int a = 0; a < t.nargs; a++) free((void *)t.arg_names[a]);
+    return rc;
+}
+
+int cmd_tune(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(usage_tune, stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) return cli_help(usage_tune);
+    if (!strcmp(argv[1], "gemm")) return tune_gemm(argc - 1, argv + 1);
+    return tune_file(argc, argv);
+}

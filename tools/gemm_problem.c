@@ -1,0 +1,104 @@
+/* gemm_problem.c - options, random operands and the check of a GEMM (see gemm_problem.h). */
+#include "tools/gemm_problem.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_M = 256, OPT_N, OPT_K, OPT_DTYPE, OPT_OUT_DTYPE, OPT_TRANS_A, OPT_TRANS_B, OPT_DEVICE, OPT_REPS, OPT_WARMUP, OPT_TIMEOUT };
+
+static const struct option options[] = {
+    {"m", required_argument, NULL, OPT_M},
+    {"n", required_argument, NULL, OPT_N},
+    {"k", required_argument, NULL, OPT_K},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"out-dtype", required_argument, NULL, OPT_OUT_DTYPE},
+    {"trans-a", no_argument, NULL, OPT_TRANS_A},
+    {"trans-b", no_argument, NULL, OPT_TRANS_B},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
+/* The types a GEMM operand may be given as; tile_gemm says which pairs it supports. */
+static const tile_dtype gemm_types[] = {TILE_F32, TILE_F16, TILE_BF16, TILE_F8E4M3, TILE_F8E5M2, TILE_I8, TILE_I32};
+#define NTYPES ((int)(sizeof gemm_types / sizeof gemm_types[0]))
+
+int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv, GemmProblem *p) {
+    *p = (GemmProblem){.m = 256, .n = 256, .k = 256, .in = TILE_F16, .out = TILE_F32, .reps = 5, .warmup = 1, .timeout_s = 60};
+    bool out_set = false;
+    CliGetopt g = {.cmd = cmd, .argc = argc, .argv = argv, .shortopts = "h", .longopts = options};
+    int c, rc = 0;
+    while (!rc && (c = cli_getopt(&g)) != -1) {
+        switch (c) {
+        case 'h': return cli_help(usage);
+        case OPT_M: rc = cli_i64(&g, 1, INT32_MAX, &p->m); break;
+        case OPT_N: rc = cli_i64(&g, 1, INT32_MAX, &p->n); break;
+        case OPT_K: rc = cli_i64(&g, 1, INT32_MAX, &p->k); break;
+        case OPT_DTYPE: rc = cli_dtype(&g, gemm_types, NTYPES, "tf32", &p->in); break;
+        case OPT_OUT_DTYPE:
+            rc = cli_dtype(&g, gemm_types, NTYPES, "tf32", &p->out);
+            out_set = true;
+            break;
+        case OPT_TRANS_A: p->ta = 1; break;
+        case OPT_TRANS_B: p->tb = 1; break;
+        case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
+        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
+        case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &p->warmup); break;
+        case OPT_TIMEOUT: rc = cli_double(&g, 1e-3, 1e9, &p->timeout_s); break;
+        default: return CLI_EXIT_USAGE;
+        }
+    }
+    if (rc) return rc;
+    if (g.first_operand < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (!out_set) p->out = p->in == TILE_I8 ? TILE_I32 : TILE_F32;
+    return CLI_CONTINUE;
+}
+
+int gemm_data_setup(tile_context *ctx, const GemmProblem *p, CheckRng *rng, GemmData *d) {
+    memset(d, 0, sizeof *d);
+    int64_t m = p->m, n = p->n, k = p->k;
+    int64_t lda = p->ta ? m : k, ldb = p->tb ? k : n;
+    size_t an = (size_t)(m * k), bn = (size_t)(k * n), is = (size_t)check_dtype_size(p->in), os = (size_t)check_dtype_size(p->out);
+    d->cn = (size_t)(m * n);
+    void *ha = malloc(an * is), *hb = malloc(bn * is);
+    d->hc = calloc(d->cn, os);
+    d->va = malloc(an * sizeof(double));
+    d->vb = malloc(bn * sizeof(double));
+    if (!ha || !hb || !d->hc || !d->va || !d->vb) {
+        free(ha), free(hb);
+        fprintf(stderr, "tile: out of host memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < an; i++) d->va[i] = check_fill(p->in, ha, i, check_urand(rng));
+    for (size_t i = 0; i < bn; i++) d->vb[i] = check_fill(p->in, hb, i, check_urand(rng));
+    tile_devptr da = 0, db = 0, dc = 0;
+    bool ok = !tile_malloc(ctx, an * is, &da) && !tile_malloc(ctx, bn * is, &db) && !tile_malloc(ctx, d->cn * os, &dc) &&
+              !tile_memcpy_htod(ctx, da, ha, an * is) && !tile_memcpy_htod(ctx, db, hb, bn * is);
+    free(ha), free(hb);
+    d->g = (tile_gemm_args){.m = m, .n = n, .k = k, .a = da, .lda = lda, .trans_a = p->ta, .b = db, .ldb = ldb, .trans_b = p->tb,
+                            .c = dc, .ldc = n, .in_dtype = p->in, .out_dtype = p->out, .alpha = 1, .beta = 0};
+    if (!ok) {
+        fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+double gemm_data_check(tile_context *ctx, const GemmProblem *p, GemmData *d) {
+    if (tile_memcpy_dtoh(ctx, d->hc, d->g.c, d->cn * (size_t)check_dtype_size(p->out)) != TILE_OK) return INFINITY;
+    CheckGemm cg = {.m = p->m, .n = p->n, .k = p->k, .trans_a = p->ta, .trans_b = p->tb, .in = p->in, .out = p->out, .a = d->va, .b = d->vb};
+    return check_gemm(&cg, d->hc);
+}
+
+void gemm_data_free(tile_context *ctx, GemmData *d) {
+    tile_devptr bufs[] = {d->g.a, d->g.b, d->g.c};
+    for (int i = 0; i < 3; i++)
+        if (bufs[i]) tile_free(ctx, bufs[i]);
+    free(d->va), free(d->vb), free(d->hc);
+    memset(d, 0, sizeof *d);
+}

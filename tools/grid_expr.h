@@ -1,0 +1,22 @@
+/* grid_expr.h - the launch grid of `tile tune FILE.tile --grid`.
+ *
+ * Up to three comma-separated integer expressions over named values (the
+ * kernel's --arg values and the configuration's constants):
+ *
+ *   expr = term {("+" | "-") term}
+ *   term = atom {("*" | "/") atom}
+ *   atom = INT | NAME | "cdiv" "(" expr "," expr ")" | "(" expr ")"
+ *
+ * A later binding of a name hides an earlier one. */
+#ifndef TILE_TOOLS_GRID_EXPR_H
+#define TILE_TOOLS_GRID_EXPR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Evaluate `grid` into dims (missing dimensions stay 1); false when an
+ * expression is malformed, names an unknown value, divides by zero or a
+ * dimension is outside 1..2^31-1. */
+bool grid_expr_dims(const char *grid, const char *const *names, const int64_t *vals, int n, unsigned dims[3]);
+
+#endif

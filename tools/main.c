@@ -1,0 +1,86 @@
+/* main.c - `tile`: the command table and the dispatch.
+ *
+ *   tile <command> [options]      run a command (one file each, cmd_*.c)
+ *   tile help <command> [sub]     its usage: the same as `tile <command> [sub] --help`
+ *   tile --help | -h              the commands
+ *   tile --version                the library's version and its targets
+ *
+ * Exit status (every command): 0 success, 1 an error in the source
+ * (diagnostics on stderr), 2 a usage error (including an unreadable input
+ * file), 3 an internal or tool failure. */
+#include "tools/cli.h"
+#include "tools/cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const CliCommand commands[] = {
+    {"compile", "FILE.tile: compile kernels to Tile IR, LLVM IR, PTX or cubin", cmd_compile},
+    {"run", "gemm|attention|decode|moe: run on random data, check against float64, time", cmd_run},
+    {"tune", "gemm|FILE.tile: time each @config and store the fastest in the tuning database", cmd_tune},
+    {"aot", "FILE.tile: export kernels as C sources with embedded PTX", cmd_aot},
+    {"cache", "stats|list|clear: the compile cache", cmd_cache},
+};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+static void print_usage(FILE *f) {
+    fputs("usage: tile <command> [options]\n\ncommands:\n", f);
+    cli_print_commands(f, commands, NCOMMANDS);
+    fputs("\n"
+          "  tile help COMMAND [SUBCOMMAND]   the options of a command (also: tile COMMAND --help)\n"
+          "  tile --version                   the version and the targets\n"
+          "\n"
+          "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n",
+          f);
+}
+
+static int print_version(void) {
+    printf("tile %s\ntargets:", tile_version());
+    for (int i = 0; tile_target_name(i); i++) printf(" %s", tile_target_name(i));
+    printf(" (default %s)\n", tile_target_default());
+    return CLI_EXIT_OK;
+}
+
+/* tile help CMD [SUB...]: run `tile CMD [SUB...] --help` */
+static int help(int argc, char **argv) {
+    if (argc < 2) {
+        print_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    const CliCommand *c = cli_find_command(commands, NCOMMANDS, argv[1]);
+    if (!c) {
+        fprintf(stderr, "tile: unknown command '%s'\n", argv[1]);
+        print_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    char **args = malloc(sizeof *args * (size_t)(argc + 1));
+    if (!args) return fprintf(stderr, "tile: out of host memory\n"), CLI_EXIT_FAIL;
+    int n = 0;
+    for (int i = 1; i < argc; i++) args[n++] = argv[i];
+    args[n++] = "--help";
+    args[n] = NULL;
+    int rc = c->run(n, args);
+    free(args);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *a = argv[1];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        print_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(a, "--version") || !strcmp(a, "-V")) return print_version();
+    if (!strcmp(a, "help")) return help(argc - 1, argv + 1);
+    const CliCommand *c = cli_find_command(commands, NCOMMANDS, a);
+    if (!c) {
+        fprintf(stderr, "tile: unknown command '%s'\n", a);
+        print_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
+}

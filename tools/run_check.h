@@ -1,0 +1,109 @@
+/* run_check.h - random inputs and float64 references for `tile run` and `tile tune gemm`.
+ *
+ * Everything the CLI needs to check a result lives here, apart from the
+ * commands (which allocate, launch, copy back and print): the random
+ * inputs in the device's format together with their exact values, and
+ * float64 references for GEMM, attention (prefill and paged decode) and the
+ * MoE layer, each returning its worst error.  It is meant to be replaced by
+ * the shared reference library ref/, so it depends on nothing of the CLI.
+ *
+ * The generator is a xorshift64 with a fixed seed: a command draws its
+ * inputs in a fixed order, so two runs see the same data. */
+#ifndef TILE_TOOLS_RUN_CHECK_H
+#define TILE_TOOLS_RUN_CHECK_H
+
+#include "include/tile/tile.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- random inputs ---- */
+typedef struct CheckRng {
+    uint64_t s;
+} CheckRng;
+
+void check_rng_init(CheckRng *r);
+double check_urand(CheckRng *r);     /* uniform in [-1, 1) */
+uint8_t check_rng_byte(CheckRng *r); /* the next draw's bits 24..31: a random f8 code */
+
+/* Bytes of one element as the CLI stores it (f8 and i32 inputs: see check_fill). */
+int check_dtype_size(tile_dtype t);
+/* Store v in buf[i] in type t and return the value stored (i8 and i32 hold floor(v * 100)). */
+double check_fill(tile_dtype t, void *buf, size_t i, double v);
+double check_get(tile_dtype t, const void *buf, size_t i);
+/* The value of an f8e4m3 code (E4M3FN; NaN codes are not drawn). */
+double check_e4m3_value(uint8_t c);
+
+/* ---- GEMM: C = op(A) op(B) ---- */
+typedef struct CheckGemm {
+    int64_t m, n, k;
+    int trans_a, trans_b;
+    tile_dtype in, out;
+    const double *a, *b; /* exact values of A [m,k] (trans_a: [k,m]) and B [k,n] (trans_b: [n,k]) */
+} CheckGemm;
+
+/* max over C (row-major [m,n] of type out) of |error| / tolerance: > 1 fails, NaN counts as worst. */
+double check_gemm(const CheckGemm *g, const void *c);
+
+/* ---- attention ---- */
+/* Tolerance on |error| of an attention output of this type. */
+double check_attention_tolerance(tile_dtype t);
+
+typedef struct CheckAttention {
+    int64_t batch, seq_q, seq_k, heads, heads_kv, head_dim;
+    int causal;
+    tile_dtype dtype;
+    const double *q, *k, *v; /* exact values: q [b, seq_q, heads, d], k and v [b, seq_k, heads_kv, d] */
+} CheckAttention;
+
+/* Max |error| over up to 256 rows spread over batch, heads and sequence of
+ * `o` (same layout as q, type dtype); *checked: the rows compared. */
+double check_attention(const CheckAttention *a, const void *o, int64_t *checked);
+
+typedef struct CheckDecode {
+    int64_t seqs, tokens, heads, heads_kv, head_dim;
+    int64_t context;          /* every sequence's length; the new tokens are its last `tokens` */
+    int64_t block_size, table_stride;
+    tile_dtype dtype;
+    const double *q;          /* [seqs, tokens, heads, d] */
+    const double *k, *v;      /* the paged cache: [block, slot, heads_kv, d], scales applied */
+    const int32_t *table;     /* [seqs, table_stride] block numbers */
+} CheckDecode;
+
+/* Max |error| over up to 256 rows of `o` (layout of q, type dtype). */
+double check_decode(const CheckDecode *a, const void *o, int64_t *checked);
+
+/* ---- mixture of experts ---- */
+/* One weight matrix [E, R, C] (R split into segments of `seg` rows for block
+ * scales): 16-bit values, or random f8e4m3 codes times random scales. */
+typedef struct CheckMoeWeights {
+    void *w;
+    float *s;
+    size_t n, ns; /* elements, scales */
+    int64_t R, C, seg, rbs, cb;
+    tile_dtype t;
+    tile_moe_scales sc;
+} CheckMoeWeights;
+
+/* 0, or 3 when out of host memory (maximum |w| about `amp`). */
+int check_moe_weights_make(CheckMoeWeights *m, CheckRng *r, tile_dtype t, tile_moe_scales sc, int64_t E, int64_t R, int64_t C,
+                           int64_t seg, double amp);
+double check_moe_weight(const CheckMoeWeights *m, int64_t e, int64_t r, int64_t c); /* dequantized [e, r, c] */
+void check_moe_weights_free(CheckMoeWeights *m);
+
+typedef struct CheckMoe {
+    int64_t tokens, experts, topk, hidden, inter;
+    tile_dtype act;
+    const double *x;      /* exact activations [tokens, hidden] */
+    const float *logits;  /* [tokens, experts] */
+    const CheckMoeWeights *w1, *w2; /* gate and up [E, 2 inter, hidden]; down [E, hidden, inter] */
+    int check_tokens;     /* at most this many tokens, spread over the batch */
+} CheckMoe;
+
+/* Softmax routing renormalized over the top-k, SiLU(gate) * up, down: the
+ * routing `ids` [tokens, topk] must be a top-k of the logits (else
+ * *routing_ok = 0 and INFINITY); returns the max over `out` [tokens, hidden]
+ * of |error| / tolerance (> 1 fails). */
+double check_moe(const CheckMoe *m, const int32_t *ids, const float *out, int *routing_ok, int64_t *checked);
+
+#endif
