@@ -1,6 +1,23 @@
 /* attention.c - tile_attention_fwd and tile_attention_decode_paged: the
- * kernels of kernels/attention/attention.tile and kernels/attention/paged_attention.tile behind
- * one call each.
+ * kernels of kernels/attention/attention.tile and
+ * kernels/attention/paged_attention.tile behind one call each.
+ *
+ * What they launch, and the variants:
+ *   tile_attention_fwd: attention_fwd_f16 or attention_fwd_bf16 (by dtype),
+ *     grid (cdiv(seq_q, 64), batch * heads_q).  Defines HEAD_DIM, BLOCK_D
+ *     (head_dim rounded up to a power of two), BM=64, BN (64, 32 when
+ *     BLOCK_D > 64), num_warps=8 when BLOCK_D > 128, CAUSAL, LOCAL (a
+ *     window), VARLEN (cu_seqlens), WRITE_LSE; specializations =16 of the
+ *     q/k/v/o strides and slb, slh (the LSE's).
+ *   tile_attention_decode_paged: paged_attention_{f16,bf16}[_kv8] (by dtype,
+ *     _kv8 for an f8e4m3 cache), grid (heads_kv, num_seqs, splits); with
+ *     more than one split then paged_attention_merge_{f16,bf16}, grid
+ *     (heads_q * num_tokens, num_seqs).  Defines HEAD_DIM, BLOCK_D,
+ *     BLOCK_SIZE, BM (query rows per KV head, a power of two >= 16), BN (32
+ *     or 64), SPLIT, num_warps=8 when BLOCK_D > 128; the merge HEAD_DIM,
+ *     BLOCK_D, BLOCK_S (splits rounded up to a power of two).
+ *     Specializations =16 of the strides and sbt (the block table's).
+ *   Every variant: no_align_ptrs when a pointer is not 16-byte aligned.
  *
  *   1. Check the arguments before anything reaches the device: dtypes,
  *      sizes (non-negative, head_dim a multiple of 16 up to 256, heads_q a
@@ -15,91 +32,24 @@
  *   3. Specialize run-time arguments from their values: strides and sizes
  *      divisible by 16 become "ARG=16" (only what is true); pointers not
  *      16-byte aligned turn off the alignment assumption.
- *   4. Load through the context's module cache (memory, disk, compiler): a
- *      variant compiles on first use; the module a call loads first stays
- *      loaded until the context is destroyed.
- *   5. Launch on the caller's stream, with dynamic shared memory when the
- *      kernel needs more than the static 48 KiB. */
-#include "jit/jit.h"
+ *   4. The kernel comes from the context's table of variants
+ *      (kernels/shipped.h); a variant compiles on first use through the
+ *      caches (memory, disk, compiler) and stays loaded with the context.
+ *   5. Launch on the caller's stream (tile_launch passes dynamic shared
+ *      memory past the target's static limit, support/target.h). */
+#include "kernels/shipped.h"
+#include "runtime/rt.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { MAX_SPLITS = 64, SPLIT_MIN_KEYS = 256 };
 /* The device layer reports no SM count yet: split-KV aims at 2 programs per
  * SM of an H100/H200 (132 SMs). */
 enum { TARGET_PROGRAMS = 2 * 132 };
 static const int64_t I32_LIMIT = INT32_MAX;
-
-static int64_t pow2_at_least(int64_t n) {
-    int64_t p = 1;
-    while (p < n) p *= 2;
-    return p;
-}
-static int64_t cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
-
-static void attn_source_path(const char *file, char *out, size_t n) {
-    snprintf(out, n, TILE_SOURCE_DIR "/kernels/%s", file);
-    if (access(out, R_OK) != 0) snprintf(out, n, TILE_KERNELS_INSTALL_DIR "/%s", file);
-}
-
-/* ---- variants: defines and specializations in one buffer ---- */
-typedef struct Variant {
-    char def_buf[12][48];
-    const char *defs[13];
-    int nd;
-    char spec_buf[24][48];
-    const char *specs[25];
-    int ns;
-    int no_align;
-} Variant;
-
-static void var_def(Variant *v, const char *name, long long value) {
-    snprintf(v->def_buf[v->nd], sizeof v->def_buf[0], "%s=%lld", name, value);
-    v->defs[v->nd] = v->def_buf[v->nd];
-    v->defs[++v->nd] = NULL;
-}
-static void var_flag(Variant *v, const char *name, bool on) {
-    snprintf(v->def_buf[v->nd], sizeof v->def_buf[0], "%s=%s", name, on ? "true" : "false");
-    v->defs[v->nd] = v->def_buf[v->nd];
-    v->defs[++v->nd] = NULL;
-}
-/* "ARG=16" when the value is a non-zero multiple of 16 (zero would also be
- * divisible, but is a degenerate stride worth keeping generic) */
-static void var_spec16(Variant *v, const char *arg, int64_t value) {
-    if (value == 0 || value % 16) return;
-    snprintf(v->spec_buf[v->ns], sizeof v->spec_buf[0], "%s=16", arg);
-    v->specs[v->ns] = v->spec_buf[v->ns];
-    v->specs[++v->ns] = NULL;
-}
-
-static tile_status attn_kernel(tile_context *ctx, const char *api, const char *file, const char *name, const Variant *v,
-                               tile_kernel **out) {
-    char path[1024];
-    attn_source_path(file, path, sizeof path);
-    tile_compile_options o = {.kernel = name, .defines = v->defs, .specialize = v->ns ? v->specs : NULL, .no_align_ptrs = v->no_align};
-    tile_module *m;
-    int source = 0;
-    rt_lock(ctx);
-    tile_status st = jit_load_file_locked(ctx, path, &o, &m, &source);
-    rt_unlock(ctx);
-    if (st != TILE_OK) return st;
-    if (rt_options()->debug_launch)
-        rt_debug("launch", "%s %s: %s", api, name, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
-    st = tile_module_get_kernel(m, name, out);
-    if (source == 0) tile_module_unload(m); /* already held by an earlier load, which keeps it */
-    return st;
-}
-
-static tile_status attn_launch(tile_kernel *k, unsigned gx, unsigned gy, unsigned gz, void **params, tile_stream stream) {
-    /* tile_launch passes the dynamic shared memory of a kernel past the static limit */
-    return tile_launch(k, (tile_dim3){gx, gy, gz}, params, stream);
-}
 
 /* The element offset of the last element of a [n0, n1, n2, d] tensor with
  * strides s (d contiguous) plus one: how many elements it spans. */
@@ -168,7 +118,7 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (one sequence of one tensor must span fewer than 2^31 elements)", api);
     if (B * H > 65535) FAIL("%s: batch * heads_q must be at most 65535 (the grid's y dimension)", api);
     int64_t slb = varlen ? 0 : H * a->seq_q, slh = varlen ? a->total_q : a->seq_q;
-    if (B * H * imax(1, a->seq_q) >= I32_LIMIT || H * imax(a->total_q, 1) >= I32_LIMIT) FAIL("%s: the LSE tensor must hold fewer than 2^31 rows", api);
+    if (B * H * shipped_max(1, a->seq_q) >= I32_LIMIT || H * shipped_max(a->total_q, 1) >= I32_LIMIT) FAIL("%s: the LSE tensor must hold fewer than 2^31 rows", api);
     if (B == 0 || a->seq_q == 0) return TILE_OK; /* nothing to compute; pointers unused */
     tile_status st;
     size_t es = 2;
@@ -191,32 +141,33 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
     }
 
     /* 2-3. variant */
-    int64_t bd = pow2_at_least(D);
+    int64_t bd = shipped_pow2_at_least(D);
     bool local = a->window_left >= 0 || a->window_right >= 0;
-    Variant v = {0};
-    var_def(&v, "HEAD_DIM", D);
-    var_def(&v, "BLOCK_D", bd);
-    var_def(&v, "BM", 64);
-    var_def(&v, "BN", bd <= 64 ? 64 : 32);
-    if (bd > 128) var_def(&v, "num_warps", 8); /* head_dim 256: 4 warps spill the 64 x 256 accumulator (ptxas -v) */
-    var_flag(&v, "CAUSAL", a->causal != 0);
-    var_flag(&v, "LOCAL", local);
-    var_flag(&v, "VARLEN", varlen);
-    var_flag(&v, "WRITE_LSE", a->lse != 0);
+    ShippedVariant v = shipped_variant(a->dtype == TILE_BF16 ? "attention_fwd_bf16" : "attention_fwd_f16");
+    shipped_define(&v, "HEAD_DIM", D);
+    shipped_define(&v, "BLOCK_D", bd);
+    shipped_define(&v, "BM", 64);
+    shipped_define(&v, "BN", bd <= 64 ? 64 : 32);
+    if (bd > 128) shipped_define(&v, "num_warps", 8); /* head_dim 256: 4 warps spill the 64 x 256 accumulator (ptxas -v) */
+    shipped_flag(&v, "CAUSAL", a->causal != 0);
+    shipped_flag(&v, "LOCAL", local);
+    shipped_flag(&v, "VARLEN", varlen);
+    shipped_flag(&v, "WRITE_LSE", a->lse != 0);
     static const char *const stride_names[4][3] = {{"sqb", "sqs", "sqh"}, {"skb", "sks", "skh"}, {"svb", "svs", "svh"}, {"sob", "sos", "soh"}};
     const int64_t *strides[4] = {sq, sk, sv, so};
     for (int t = 0; t < 4; t++)
-        for (int i = 0; i < 3; i++) var_spec16(&v, stride_names[t][i], strides[t][i]);
-    var_spec16(&v, "slb", slb);
-    var_spec16(&v, "slh", slh);
+        for (int i = 0; i < 3; i++) shipped_spec16(&v, stride_names[t][i], strides[t][i]);
+    shipped_spec16(&v, "slb", slb);
+    shipped_spec16(&v, "slh", slh);
     tile_devptr lse = a->lse ? a->lse : a->o, cu_q = varlen ? a->cu_seqlens_q : a->q, cu_k = varlen ? a->cu_seqlens_k : a->q;
     tile_devptr q = a->q, k = a->seq_k || varlen ? a->k : a->q, vv = a->seq_k || varlen ? a->v : a->q, o = a->o;
-    v.no_align = ((q | k | vv | o | lse | cu_q | cu_k) & 15) != 0;
+    v.no_align_ptrs = ((q | k | vv | o | lse | cu_q | cu_k) & 15) != 0;
 
     /* 4. kernel */
-    const char *name = a->dtype == TILE_BF16 ? "attention_fwd_bf16" : "attention_fwd_f16";
     tile_kernel *kern;
-    if ((st = attn_kernel(ctx, api, "attention/attention.tile", name, &v, &kern)) != TILE_OK) return st;
+    st = shipped_kernel(ctx, api, "attention/attention.tile", &v, &kern, NULL);
+    shipped_variant_free(&v);
+    if (st != TILE_OK) return st;
 
     /* 5. launch: grid (cdiv(seq_q, BM), batch * heads_q) */
     int32_t seq_q = (int32_t)a->seq_q, seq_k = (int32_t)a->seq_k, hq = (int32_t)H, group = (int32_t)(H / Hk);
@@ -225,12 +176,12 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
         for (int i = 0; i < 3; i++) s32[t][i] = (int32_t)strides[t][i];
     int32_t slb32 = (int32_t)slb, slh32 = (int32_t)slh;
     float scale = a->softmax_scale != 0 ? a->softmax_scale : (float)(1.0 / sqrt((double)D));
-    int32_t wl = a->window_left < 0 ? 1 << 30 : (int32_t)imin(a->window_left, 1 << 30);
-    int32_t wr = a->window_right < 0 ? 1 << 30 : (int32_t)imin(a->window_right, 1 << 30);
+    int32_t wl = a->window_left < 0 ? 1 << 30 : (int32_t)shipped_min(a->window_left, 1 << 30);
+    int32_t wr = a->window_right < 0 ? 1 << 30 : (int32_t)shipped_min(a->window_right, 1 << 30);
     void *params[] = {&q, &k, &vv, &o, &lse, &cu_q, &cu_k, &seq_q, &seq_k, &hq, &group,
                       &s32[0][0], &s32[0][1], &s32[0][2], &s32[1][0], &s32[1][1], &s32[1][2],
                       &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2], &slb32, &slh32, &scale, &wl, &wr};
-    return attn_launch(kern, (unsigned)cdiv64(a->seq_q, 64), (unsigned)(B * H), 1, params, a->stream);
+    return shipped_launch(kern, (tile_dim3){(unsigned)shipped_cdiv(a->seq_q, 64), (unsigned)(B * H), 1}, params, a->stream);
 }
 
 /* ==================== tile_attention_decode_paged ==================== */
@@ -240,12 +191,12 @@ typedef struct PagedPlan {
     int64_t group, bm, bn, bd, table_stride, warps;
     int64_t sq[3], so[3], sk[3], sv[3];
     int splits;
+    char msg[160]; /* a message paged_plan had to format */
     size_t ws_bytes, off_lse; /* workspace: o_part f32 [rows * splits * head_dim], then lse_part f32 [rows * splits] */
 } PagedPlan;
 
 /* Sizes only (no pointers): the checks and choices both entry points share. */
 static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, tile_status *status) {
-    static char msg[160];
     *status = TILE_ERROR_INVALID_VALUE;
     memset(p, 0, sizeof *p);
     if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) return "dtype must be TILE_F16 or TILE_BF16";
@@ -264,12 +215,12 @@ static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, 
     p->group = a->heads_q / a->heads_kv;
     if (p->group * a->num_tokens > 64) {
         *status = TILE_ERROR_UNSUPPORTED;
-        snprintf(msg, sizeof msg, "(heads_q / heads_kv) * num_tokens = %lld query rows per KV head: at most 64 are supported",
+        snprintf(p->msg, sizeof p->msg, "(heads_q / heads_kv) * num_tokens = %lld query rows per KV head: at most 64 are supported",
                  (long long)(p->group * a->num_tokens));
-        return msg;
+        return p->msg;
     }
     if (a->heads_kv > 65535 || a->num_seqs > 65535) return "heads_kv and num_seqs must be at most 65535 (the grid)";
-    int64_t need_blocks = cdiv64(a->max_context_len, a->block_size);
+    int64_t need_blocks = shipped_cdiv(a->max_context_len, a->block_size);
     p->table_stride = a->block_table_stride ? a->block_table_stride : need_blocks;
     if (p->table_stride < need_blocks) return "block_table_stride is shorter than cdiv(max_context_len, block_size)";
     const char *why;
@@ -283,8 +234,8 @@ static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, 
     if (span(1, T, H, D, p->sq) >= (uint64_t)I32_LIMIT || span(1, T, H, D, p->so) >= (uint64_t)I32_LIMIT ||
         span(1, bs, Hk, D, p->sk) >= (uint64_t)I32_LIMIT || span(1, bs, Hk, D, p->sv) >= (uint64_t)I32_LIMIT)
         return "sizes too large for the kernel's 32-bit offsets";
-    p->bd = pow2_at_least(D);
-    p->bm = pow2_at_least(imax(16, p->group * T));
+    p->bd = shipped_pow2_at_least(D);
+    p->bm = shipped_pow2_at_least(shipped_max(16, p->group * T));
     /* shared memory (both dots stage their operands) and registers: ptxas -v shows no spills with these */
     p->bn = p->bd > 128 || (p->bd == 128 && p->bm >= 32) ? 32 : 64;
     p->warps = p->bd > 128 ? 8 : 4;
@@ -294,9 +245,9 @@ static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, 
     if (splits == 0) {
         splits = 1;
         if (programs > 0 && programs < TARGET_PROGRAMS)
-            splits = (int)imax(1, imin(imin(cdiv64(TARGET_PROGRAMS, programs), cdiv64(a->max_context_len, SPLIT_MIN_KEYS)), MAX_SPLITS));
+            splits = (int)shipped_max(1, shipped_min(shipped_min(shipped_cdiv(TARGET_PROGRAMS, programs), shipped_cdiv(a->max_context_len, SPLIT_MIN_KEYS)), MAX_SPLITS));
     }
-    splits = (int)imin(splits, cdiv64(a->max_context_len, p->bn)); /* a split is whole BN chunks */
+    splits = (int)shipped_min(splits, shipped_cdiv(a->max_context_len, p->bn)); /* a split is whole BN chunks */
     p->splits = splits < 1 ? 1 : splits;
     if (p->splits > 1) {
         uint64_t rows = (uint64_t)(a->num_seqs * H * T) * (uint64_t)p->splits;
@@ -323,7 +274,7 @@ tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_pa
 /* check_tables: every context length and every block the kernels will read */
 static tile_status paged_check_tables(tile_context *ctx, const tile_paged_attention_args *a, const PagedPlan *p) {
     const char *api = "tile_attention_decode_paged";
-    size_t S = (size_t)a->num_seqs, nt = (size_t)cdiv64(a->max_context_len, a->block_size);
+    size_t S = (size_t)a->num_seqs, nt = (size_t)shipped_cdiv(a->max_context_len, a->block_size);
     int32_t *lens = malloc(S * 4), *table = malloc(nt * 4);
     if (!lens || !table) return free(lens), free(table), rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "%s: check_tables: out of host memory", api);
     tile_status st = tile_synchronize(ctx);
@@ -334,7 +285,7 @@ static tile_status paged_check_tables(tile_context *ctx, const tile_paged_attent
                          lens[s], (long long)a->num_tokens, (long long)a->max_context_len);
             break;
         }
-        int64_t nb = cdiv64(lens[s], a->block_size);
+        int64_t nb = shipped_cdiv(lens[s], a->block_size);
         if (nb && (st = tile_memcpy_dtoh(ctx, table, a->block_tables + 4 * s * (uint64_t)p->table_stride, (size_t)nb * 4)) != TILE_OK) break;
         for (int64_t i = 0; i < nb; i++)
             if (table[i] < 0 || table[i] >= a->num_blocks) {
@@ -366,44 +317,47 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
     RANGE(api, a->o, es * span(S, T, H, D, p.so), "o");
     RANGE(api, a->k_cache, kes * span(a->num_blocks, a->block_size, Hk, D, p.sk), "k_cache");
     RANGE(api, a->v_cache, kes * span(a->num_blocks, a->block_size, Hk, D, p.sv), "v_cache");
-    RANGE(api, a->block_tables, 4 * (uint64_t)((S - 1) * p.table_stride + cdiv64(a->max_context_len, a->block_size)), "block_tables");
+    RANGE(api, a->block_tables, 4 * (uint64_t)((S - 1) * p.table_stride + shipped_cdiv(a->max_context_len, a->block_size)), "block_tables");
     RANGE(api, a->context_lens, 4 * (uint64_t)S, "context_lens");
     if (a->workspace && p.splits > 1) RANGE(api, a->workspace, p.ws_bytes, "workspace");
     if (a->check_tables && (st = paged_check_tables(ctx, a, &p)) != TILE_OK) return st;
 
     /* 2-3. variants */
     bool bf = a->dtype == TILE_BF16, f8 = p.kv == TILE_F8E4M3;
-    Variant v = {0};
-    var_def(&v, "HEAD_DIM", D);
-    var_def(&v, "BLOCK_D", p.bd);
-    var_def(&v, "BLOCK_SIZE", a->block_size);
-    var_def(&v, "BM", p.bm);
-    var_def(&v, "BN", p.bn);
-    var_flag(&v, "SPLIT", p.splits > 1);
-    if (p.warps != 4) var_def(&v, "num_warps", p.warps);
+    static const char *const kn[2][2] = {{"paged_attention_f16", "paged_attention_f16_kv8"}, {"paged_attention_bf16", "paged_attention_bf16_kv8"}};
+    ShippedVariant v = shipped_variant(kn[bf][f8]);
+    shipped_define(&v, "HEAD_DIM", D);
+    shipped_define(&v, "BLOCK_D", p.bd);
+    shipped_define(&v, "BLOCK_SIZE", a->block_size);
+    shipped_define(&v, "BM", p.bm);
+    shipped_define(&v, "BN", p.bn);
+    shipped_flag(&v, "SPLIT", p.splits > 1);
+    if (p.warps != 4) shipped_define(&v, "num_warps", p.warps);
     static const char *const names[4][3] = {{"sqs", "sqt", "sqh"}, {"sos", "sot", "soh"}, {"skb", "sks", "skh"}, {"svb", "svs", "svh"}};
     const int64_t *strides[4] = {p.sq, p.so, p.sk, p.sv};
     for (int t = 0; t < 4; t++)
-        for (int i = 0; i < 3; i++) var_spec16(&v, names[t][i], strides[t][i]);
-    var_spec16(&v, "sbt", p.table_stride);
+        for (int i = 0; i < 3; i++) shipped_spec16(&v, names[t][i], strides[t][i]);
+    shipped_spec16(&v, "sbt", p.table_stride);
     tile_devptr ws = a->workspace;
     bool own_ws = p.splits > 1 && !ws;
     tile_devptr q = a->q, kc = a->k_cache, vc = a->v_cache, o = a->o, tables = a->block_tables, lens = a->context_lens;
-    v.no_align = ((q | kc | vc | o | tables | lens | ws) & 15) != 0;
-    static const char *const kn[2][2] = {{"paged_attention_f16", "paged_attention_f16_kv8"}, {"paged_attention_bf16", "paged_attention_bf16_kv8"}};
+    bool no_align = ((q | kc | vc | o | tables | lens | ws) & 15) != 0;
+    v.no_align_ptrs = no_align;
     tile_kernel *k_attn, *k_merge = NULL;
     /* 4. kernels */
-    if ((st = attn_kernel(ctx, api, "attention/paged_attention.tile", kn[bf][f8], &v, &k_attn)) != TILE_OK) return st;
+    st = shipped_kernel(ctx, api, "attention/paged_attention.tile", &v, &k_attn, NULL);
+    shipped_variant_free(&v);
+    if (st != TILE_OK) return st;
     if (p.splits > 1) {
-        Variant m = {0};
-        var_def(&m, "HEAD_DIM", D);
-        var_def(&m, "BLOCK_D", p.bd);
-        var_def(&m, "BLOCK_S", pow2_at_least(p.splits));
-        for (int i = 0; i < 3; i++) var_spec16(&m, names[1][i], p.so[i]);
-        m.no_align = v.no_align;
-        if ((st = attn_kernel(ctx, api, "attention/paged_attention.tile", bf ? "paged_attention_merge_bf16" : "paged_attention_merge_f16", &m, &k_merge)) !=
-            TILE_OK)
-            return st;
+        ShippedVariant m = shipped_variant(bf ? "paged_attention_merge_bf16" : "paged_attention_merge_f16");
+        shipped_define(&m, "HEAD_DIM", D);
+        shipped_define(&m, "BLOCK_D", p.bd);
+        shipped_define(&m, "BLOCK_S", shipped_pow2_at_least(p.splits));
+        for (int i = 0; i < 3; i++) shipped_spec16(&m, names[1][i], p.so[i]);
+        m.no_align_ptrs = no_align;
+        st = shipped_kernel(ctx, api, "attention/paged_attention.tile", &m, &k_merge, NULL);
+        shipped_variant_free(&m);
+        if (st != TILE_OK) return st;
     }
     if (own_ws && (st = tile_malloc(ctx, p.ws_bytes, &ws)) != TILE_OK) return st;
 
@@ -419,10 +373,10 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
     void *params[] = {&q, &kc, &vc, &o, &o_part, &lse_part, &tables, &lens, &t32, &g32, &h32,
                       &s32[0][0], &s32[0][1], &s32[0][2], &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2],
                       &s32[1][0], &s32[1][1], &s32[1][2], &sbt, &scale, &v_scale};
-    st = attn_launch(k_attn, (unsigned)Hk, (unsigned)S, (unsigned)p.splits, params, a->stream);
+    st = shipped_launch(k_attn, (tile_dim3){(unsigned)Hk, (unsigned)S, (unsigned)p.splits}, params, a->stream);
     if (st == TILE_OK && k_merge) {
         void *mp[] = {&o, &o_part, &lse_part, &t32, &h32, &ns32, &s32[1][0], &s32[1][1], &s32[1][2]};
-        st = attn_launch(k_merge, (unsigned)(H * T), (unsigned)S, 1, mp, a->stream);
+        st = shipped_launch(k_merge, (tile_dim3){(unsigned)(H * T), (unsigned)S, 1}, mp, a->stream);
     }
     if (own_ws) {
         tile_status fs = tile_free(ctx, ws); /* waits for the launches on cuda (as cuMemFree does) */

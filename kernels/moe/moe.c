@@ -1,5 +1,20 @@
 /* moe.c - tile_moe_forward: one mixture-of-experts layer from kernels/moe/.
  *
+ * What it launches, in order, on the caller's stream, and the variants:
+ *   moe_router_{f32,bf16,f16} (router.tile, by logits_dtype; only with
+ *     router_logits), grid cdiv(tokens, BT): defines K, KP (K rounded up to
+ *     a power of two), BE (experts rounded up), BT, SCORING, RENORM,
+ *     GROUPED, GROUP_TOP2, HAS_BIAS;
+ *   a memset of out (unless accumulating);
+ *   moe_align_count (align.tile), grid chunks: BN=64 (CHUNK), BE=64;
+ *   moe_align_scan, grid 1: BM, BE, BC, NB, PJ (from BM and BE);
+ *   moe_align_scatter, grid chunks: BN=64;
+ *   moe_gate_up_{f16,bf16}[_e4m3_channel|_e4m3_block] (experts.tile; the
+ *     suffix by weight_dtype and scales), grid (max_blocks, cdiv(inter, 64)),
+ *     and moe_down_* likewise, grid (max_blocks, cdiv(hidden, 64)): defines
+ *     BM, BN=64, BK=32; specializations hidden=16, inter=16 and sx=16
+ *     (gate_up) or so=16 (down) where those are multiples of 16.
+ *
  *   1. Check the arguments: dtypes (activations f16/bf16; weights the same,
  *      or f8e4m3 with per-channel or 128x128 block scales), sizes (the
  *      kernels' i32 offsets), the grouping, and that every pointer lies in
@@ -11,39 +26,23 @@
  *      weights when the router makes them and the caller gave no buffers,
  *      the alignment's per-chunk counts and bases, sorted slots, expert of
  *      each block, padded total, and the gate_up result h [slots, inter].
- *   4. Load the kernels through the context's module cache (compiled on
- *      first use; sizes divisible by 16 are specialized).  A module already
- *      loaded keeps the reference it has; the one a call loads first stays
+ *   4. The kernels come from the context's table of variants
+ *      (kernels/shipped.h): compiled on first use through the caches and
  *      loaded until the context is destroyed.
  *   5. Launch on the caller's stream: router, zeroing of out (unless
  *      accumulating), align count / scan / scatter, gate_up, down.
  * Nothing is synchronized or copied back: the padded total stays on the
  * device and the expert GEMMs launch max_blocks programs of which those
  * past the total return at once. */
-#include "jit/jit.h"
+#include "kernels/shipped.h"
+#include "runtime/rt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* BN and BK divide QBLOCK: a weight tile lies in one block of block scales */
 enum { CHUNK = 64, COUNT_BE = 64, BN = 64, BK = 32, MAX_EXPERTS = 1024, QBLOCK = 128 };
-
-static int pow2_at_least(int64_t n) {
-    int p = 1;
-    while (p < n) p *= 2;
-    return p;
-}
-static int64_t cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
-
-/* kernels/moe/<file> of the source tree, else the installed copy */
-static void moe_source_path(const char *file, char *out, size_t n) {
-    snprintf(out, n, TILE_SOURCE_DIR "/kernels/moe/%s", file);
-    if (access(out, R_OK) != 0) snprintf(out, n, TILE_KERNELS_INSTALL_DIR "/moe/%s", file);
-}
 
 typedef struct Plan {
     int64_t n_slots, chunks, max_blocks;
@@ -74,19 +73,19 @@ static const char *plan_make(const tile_moe_args *a, Plan *p) {
     p->n_slots = a->tokens * a->topk;
     int64_t avg = p->n_slots / a->experts;
     p->bm = avg <= 16 ? 16 : avg <= 32 ? 32 : 64;
-    p->be = pow2_at_least(a->experts);
-    p->chunks = imax(1, cdiv64(p->n_slots, CHUNK));
-    p->max_blocks = imax(1, cdiv64(p->n_slots + imin(a->experts, p->n_slots) * (p->bm - 1), p->bm));
+    p->be = (int)shipped_pow2_at_least(a->experts);
+    p->chunks = shipped_max(1, shipped_cdiv(p->n_slots, CHUNK));
+    p->max_blocks = shipped_max(1, shipped_cdiv(p->n_slots + shipped_min(a->experts, p->n_slots) * (p->bm - 1), p->bm));
     int64_t lim = INT32_MAX;
-    if (p->n_slots * imax(a->hidden, a->inter) >= lim || 2 * a->inter * a->hidden >= lim || p->chunks * a->experts >= lim ||
+    if (p->n_slots * shipped_max(a->hidden, a->inter) >= lim || 2 * a->inter * a->hidden >= lim || p->chunks * a->experts >= lim ||
         p->max_blocks * p->bm >= lim)
         return "sizes too large for the kernels' 32-bit offsets (tokens * topk * max(hidden, inter) and 2 * inter * hidden below 2^31)";
     if (p->f8 && a->scales == TILE_MOE_SCALES_CHANNEL) {
         p->w1_scales = (uint64_t)(a->experts * 2 * a->inter);
         p->w2_scales = (uint64_t)(a->experts * a->hidden);
     } else if (p->f8) {
-        p->w1_scales = (uint64_t)(a->experts * 2 * cdiv64(a->inter, QBLOCK) * cdiv64(a->hidden, QBLOCK));
-        p->w2_scales = (uint64_t)(a->experts * cdiv64(a->hidden, QBLOCK) * cdiv64(a->inter, QBLOCK));
+        p->w1_scales = (uint64_t)(a->experts * 2 * shipped_cdiv(a->inter, QBLOCK) * shipped_cdiv(a->hidden, QBLOCK));
+        p->w2_scales = (uint64_t)(a->experts * shipped_cdiv(a->hidden, QBLOCK) * shipped_cdiv(a->inter, QBLOCK));
     }
     p->router = a->router_logits != 0;
     p->own_ids = p->router && (!a->topk_ids || !a->topk_weights);
@@ -115,42 +114,6 @@ tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
     return TILE_OK;
 }
 
-/* A kernel of kernels/moe/<file>, compiled with defines and specializations. */
-static tile_status moe_kernel(tile_context *ctx, const char *file, const char *name, const char *const *defines,
-                              const char *const *specs, tile_kernel **out) {
-    char path[1024];
-    moe_source_path(file, path, sizeof path);
-    tile_compile_options o = {.kernel = name, .defines = defines, .specialize = specs};
-    tile_module *m;
-    int source = 0;
-    rt_lock(ctx);
-    tile_status st = jit_load_file_locked(ctx, path, &o, &m, &source);
-    rt_unlock(ctx);
-    if (st != TILE_OK) return st;
-    if (rt_options()->debug_launch)
-        rt_debug("launch", "tile_moe_forward %s: %s", name, source == 1 ? "from the disk cache" : source == 2 ? "compiled" : "loaded");
-    st = tile_module_get_kernel(m, name, out);
-    if (source == 0) tile_module_unload(m); /* already held by an earlier load, which keeps it */
-    return st;
-}
-
-static tile_status moe_launch(tile_kernel *k, unsigned gx, unsigned gy, void **params, tile_stream stream) {
-    /* tile_launch passes the dynamic shared memory of a kernel past the static limit */
-    return tile_launch(k, (tile_dim3){gx, gy, 1}, params, stream);
-}
-
-/* "NAME=VALUE" strings in one buffer */
-typedef struct Defs {
-    char buf[16][48];
-    const char *v[17];
-    int n;
-} Defs;
-static void def(Defs *d, const char *fmt, long long v) {
-    snprintf(d->buf[d->n], sizeof d->buf[0], fmt, v);
-    d->v[d->n] = d->buf[d->n];
-    d->v[++d->n] = NULL;
-}
-
 tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: args is NULL");
@@ -161,7 +124,7 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
     int64_t ldx = a->ldx ? a->ldx : a->hidden, ldo = a->ldo ? a->ldo : a->hidden, ldl = a->ldl ? a->ldl : a->experts;
     if (ldx < a->hidden || ldo < a->hidden || ldl < a->experts)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: a row stride is shorter than its row");
-    if (a->tokens * imax(ldx, imax(ldo, ldl)) >= INT32_MAX)
+    if (a->tokens * shipped_max(ldx, shipped_max(ldo, ldl)) >= INT32_MAX)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: tokens * row stride must stay below 2^31");
     int n_group = a->n_group > 1 ? a->n_group : 1, topk_group = a->n_group > 1 ? a->topk_group : 1;
     if (p.router && n_group > 1) {
@@ -205,53 +168,59 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
 #undef RANGE
 
     /* 2-4. kernels */
+    const char *api = "tile_moe_forward";
     bool bf = a->dtype == TILE_BF16;
     tile_kernel *k_router = NULL, *k_count, *k_scan, *k_scatter, *k_gate_up, *k_down;
-    Defs d = {0};
+    int64_t bt = shipped_max(1, shipped_min(16, 2048 / p.be));
     if (p.router) {
         static const char *const rn[] = {[TILE_F32] = "moe_router_f32", [TILE_BF16] = "moe_router_bf16", [TILE_F16] = "moe_router_f16"};
-        def(&d, "K=%lld", a->topk);
-        def(&d, "KP=%lld", pow2_at_least(a->topk));
-        def(&d, "BE=%lld", p.be);
-        def(&d, "BT=%lld", imax(1, imin(16, 2048 / p.be)));
-        def(&d, "SCORING=%lld", a->scoring == TILE_MOE_SIGMOID);
-        d.v[d.n] = a->renormalize ? "RENORM=true" : "RENORM=false", d.n++;
-        d.v[d.n] = n_group > 1 ? "GROUPED=true" : "GROUPED=false", d.n++;
-        d.v[d.n] = a->group_top2 ? "GROUP_TOP2=true" : "GROUP_TOP2=false", d.n++;
-        d.v[d.n] = a->score_bias ? "HAS_BIAS=true" : "HAS_BIAS=false", d.n++;
-        d.v[d.n] = NULL;
-        if ((st = moe_kernel(ctx, "router.tile", rn[a->logits_dtype], d.v, NULL, &k_router)) != TILE_OK) return st;
+        ShippedVariant v = shipped_variant(rn[a->logits_dtype]);
+        shipped_define(&v, "K", a->topk);
+        shipped_define(&v, "KP", shipped_pow2_at_least(a->topk));
+        shipped_define(&v, "BE", p.be);
+        shipped_define(&v, "BT", bt);
+        shipped_define(&v, "SCORING", a->scoring == TILE_MOE_SIGMOID);
+        shipped_flag(&v, "RENORM", a->renormalize);
+        shipped_flag(&v, "GROUPED", n_group > 1);
+        shipped_flag(&v, "GROUP_TOP2", a->group_top2);
+        shipped_flag(&v, "HAS_BIAS", a->score_bias != 0);
+        st = shipped_kernel(ctx, api, "moe/router.tile", &v, &k_router, NULL);
+        shipped_variant_free(&v);
+        if (st != TILE_OK) return st;
     }
-    d = (Defs){0};
-    def(&d, "BN=%lld", CHUNK);
-    def(&d, "BE=%lld", COUNT_BE);
-    if ((st = moe_kernel(ctx, "align.tile", "moe_align_count", d.v, NULL, &k_count)) != TILE_OK) return st;
-    d = (Defs){0};
-    def(&d, "BN=%lld", CHUNK);
-    if ((st = moe_kernel(ctx, "align.tile", "moe_align_scatter", d.v, NULL, &k_scatter)) != TILE_OK) return st;
-    d = (Defs){0};
-    def(&d, "BM=%lld", p.bm);
-    def(&d, "BE=%lld", p.be);
-    def(&d, "BC=%lld", imax(1, imin(16, 2048 / p.be)));
-    def(&d, "NB=%lld", imax(1, imin(64, 4096 / p.be)));
-    def(&d, "PJ=%lld", imax(1, imin(p.bm, 2048 / p.be)));
-    if ((st = moe_kernel(ctx, "align.tile", "moe_align_scan", d.v, NULL, &k_scan)) != TILE_OK) return st;
-    d = (Defs){0};
-    def(&d, "BM=%lld", p.bm);
-    def(&d, "BN=%lld", BN);
-    def(&d, "BK=%lld", BK);
-    const char *spec_gu[4] = {0}, *spec_dn[4] = {0};
-    int ng = 0, nd = 0;
-    if (a->hidden % 16 == 0) spec_gu[ng++] = "hidden=16", spec_dn[nd++] = "hidden=16";
-    if (a->inter % 16 == 0) spec_gu[ng++] = "inter=16", spec_dn[nd++] = "inter=16";
-    if (ldx % 16 == 0) spec_gu[ng++] = "sx=16";
-    if (ldo % 16 == 0) spec_dn[nd++] = "so=16";
+    ShippedVariant count = shipped_variant("moe_align_count"), scatter = shipped_variant("moe_align_scatter"),
+                   scan = shipped_variant("moe_align_scan");
+    shipped_define(&count, "BN", CHUNK);
+    shipped_define(&count, "BE", COUNT_BE);
+    shipped_define(&scatter, "BN", CHUNK);
+    shipped_define(&scan, "BM", p.bm);
+    shipped_define(&scan, "BE", p.be);
+    shipped_define(&scan, "BC", bt);
+    shipped_define(&scan, "NB", shipped_max(1, shipped_min(64, 4096 / p.be)));
+    shipped_define(&scan, "PJ", shipped_max(1, shipped_min(p.bm, 2048 / p.be)));
     char gu_name[64], dn_name[64];
     const char *wsuffix = !p.f8 ? "" : a->scales == TILE_MOE_SCALES_CHANNEL ? "_e4m3_channel" : "_e4m3_block";
     snprintf(gu_name, sizeof gu_name, "moe_gate_up_%s%s", bf ? "bf16" : "f16", wsuffix);
     snprintf(dn_name, sizeof dn_name, "moe_down_%s%s", bf ? "bf16" : "f16", wsuffix);
-    if ((st = moe_kernel(ctx, "experts.tile", gu_name, d.v, spec_gu, &k_gate_up)) != TILE_OK) return st;
-    if ((st = moe_kernel(ctx, "experts.tile", dn_name, d.v, spec_dn, &k_down)) != TILE_OK) return st;
+    ShippedVariant gate_up = shipped_variant(gu_name), down = shipped_variant(dn_name);
+    ShippedVariant *experts_v[] = {&gate_up, &down};
+    for (int i = 0; i < 2; i++) {
+        shipped_define(experts_v[i], "BM", p.bm);
+        shipped_define(experts_v[i], "BN", BN);
+        shipped_define(experts_v[i], "BK", BK);
+        shipped_spec16(experts_v[i], "hidden", a->hidden);
+        shipped_spec16(experts_v[i], "inter", a->inter);
+    }
+    shipped_spec16(&gate_up, "sx", ldx);
+    shipped_spec16(&down, "so", ldo);
+    if ((st = shipped_kernel(ctx, api, "moe/align.tile", &count, &k_count, NULL)) == TILE_OK &&
+        (st = shipped_kernel(ctx, api, "moe/align.tile", &scatter, &k_scatter, NULL)) == TILE_OK &&
+        (st = shipped_kernel(ctx, api, "moe/align.tile", &scan, &k_scan, NULL)) == TILE_OK &&
+        (st = shipped_kernel(ctx, api, "moe/experts.tile", &gate_up, &k_gate_up, NULL)) == TILE_OK)
+        st = shipped_kernel(ctx, api, "moe/experts.tile", &down, &k_down, NULL);
+    shipped_variant_free(&count), shipped_variant_free(&scatter), shipped_variant_free(&scan);
+    shipped_variant_free(&gate_up), shipped_variant_free(&down);
+    if (st != TILE_OK) return st;
 
     /* 3. workspace */
     tile_devptr ws = a->workspace;
@@ -270,8 +239,7 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
         int32_t g32 = n_group, tg32 = topk_group;
         float scale = a->routed_scale != 0 ? a->routed_scale : 1.0f;
         void *pr[] = {&logits, &bias, &ids, &wts, &t32, &e32, &sl, &g32, &tg32, &scale};
-        int bt = (int)imax(1, imin(16, 2048 / p.be));
-        if ((st = moe_launch(k_router, (unsigned)cdiv64(a->tokens, bt), 1, pr, a->stream)) != TILE_OK) goto done;
+        if ((st = shipped_launch(k_router, (tile_dim3){(unsigned)shipped_cdiv(a->tokens, bt), 1, 1}, pr, a->stream)) != TILE_OK) goto done;
     }
     if (!a->accumulate) {
         if (ldo == a->hidden) st = tile_memset_async(ctx, a->out, 0, 4 * T * H, a->stream);
@@ -280,20 +248,20 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
         if (st != TILE_OK) goto done;
     }
     void *pc[] = {&ids, &counts, &ns, &e32};
-    if ((st = moe_launch(k_count, (unsigned)p.chunks, 1, pc, a->stream)) != TILE_OK) goto done;
+    if ((st = shipped_launch(k_count, (tile_dim3){(unsigned)p.chunks, 1, 1}, pc, a->stream)) != TILE_OK) goto done;
     void *ps[] = {&counts, &base, &sorted, &experts, &total, &nc, &ns, &e32, &mb};
-    if ((st = moe_launch(k_scan, 1, 1, ps, a->stream)) != TILE_OK) goto done;
+    if ((st = shipped_launch(k_scan, (tile_dim3){1, 1, 1}, ps, a->stream)) != TILE_OK) goto done;
     void *pt[] = {&ids, &base, &sorted, &ns, &e32};
-    if ((st = moe_launch(k_scatter, (unsigned)p.chunks, 1, pt, a->stream)) != TILE_OK) goto done;
+    if ((st = shipped_launch(k_scatter, (tile_dim3){(unsigned)p.chunks, 1, 1}, pt, a->stream)) != TILE_OK) goto done;
     tile_devptr x = a->x, w1 = a->w1, w2 = a->w2, out = a->out, w1s = a->w1_scale, w2s = a->w2_scale;
     /* the f8 kernels take the weights' scales right after the weights */
     void *pg16[] = {&x, &w1, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
     void *pg8[] = {&x, &w1, &w1s, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
-    if ((st = moe_launch(k_gate_up, (unsigned)p.max_blocks, (unsigned)cdiv64(a->inter, BN), p.f8 ? pg8 : pg16, a->stream)) != TILE_OK)
+    if ((st = shipped_launch(k_gate_up, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->inter, BN), 1}, p.f8 ? pg8 : pg16, a->stream)) != TILE_OK)
         goto done;
     void *pd16[] = {&h, &w2, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
     void *pd8[] = {&h, &w2, &w2s, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
-    st = moe_launch(k_down, (unsigned)p.max_blocks, (unsigned)cdiv64(a->hidden, BN), p.f8 ? pd8 : pd16, a->stream);
+    st = shipped_launch(k_down, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->hidden, BN), 1}, p.f8 ? pd8 : pd16, a->stream);
 done:
     if (own_ws) {
         tile_status fs = tile_free(ctx, ws); /* waits for the launches on cuda (as cuMemFree does) */

@@ -1,0 +1,202 @@
+/* shipped.c - the plumbing the shipped kernel families share (shipped.h).
+ *
+ * The variant table: one per context, an rt attachment holding (key,
+ * kernel) pairs, the key being "<file>:<variant key>".  shipped_kernel:
+ *   1. looks the key up with the context's lock held: a hit is the kernel;
+ *   2. on a miss, loads kernels/<file> with the variant's options through
+ *      jit_load_file_locked (memory cache, disk cache, compiler) and takes
+ *      the kernel from the module (tile_module_get_kernel takes the lock
+ *      itself, so it is released in between);
+ *   3. takes the lock again and adds the pair, unless another thread added
+ *      the same key meanwhile: then that kernel is the answer and this
+ *      load's reference is given back.  The table's references are never
+ *      given back: the modules go with the context, so a kernel in the
+ *      table stays valid as long as the context.
+ * The table is a list searched linearly: a process uses a few dozen
+ * variants, and a string compare per entry costs less than the stat() of
+ * the source files that a load through the memory cache makes. */
+#include "kernels/shipped.h"
+#include "jit/jit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *shipped_source_path(const char *file, char *buf, size_t n) {
+    int k = snprintf(buf, n, "%s/kernels/%s", TILE_SOURCE_DIR, file);
+    if (k < 0 || (size_t)k >= n) return NULL;
+    if (access(buf, R_OK) == 0) return buf;
+    k = snprintf(buf, n, "%s/%s", TILE_KERNELS_INSTALL_DIR, file);
+    return k < 0 || (size_t)k >= n ? NULL : buf;
+}
+
+/* ---- variants ---- */
+ShippedVariant shipped_variant(const char *kernel) { return (ShippedVariant){.kernel = kernel}; }
+
+void shipped_variant_free(ShippedVariant *v) {
+    arena_free(v->arena);
+    *v = shipped_variant(v->kernel);
+}
+
+static Arena *arena_of(ShippedVariant *v) { return v->arena ? v->arena : (v->arena = arena_new()); }
+
+/* Append s (in v's arena) to a NULL-terminated list. */
+static void list_add(ShippedVariant *v, const char ***list, int *n, int *cap, const char *s) {
+    if (*n + 1 >= *cap) {
+        int ncap = *cap ? *cap * 2 : 16;
+        *list = arena_grow(arena_of(v), *list, sizeof **list * (size_t)*cap, sizeof **list * (size_t)ncap);
+        *cap = ncap;
+    }
+    (*list)[(*n)++] = s;
+    (*list)[*n] = NULL;
+    v->key = NULL;
+}
+
+static void add_define(ShippedVariant *v, const char *s) { list_add(v, &v->defines, &v->ndefines, &v->capdefines, s); }
+static void add_spec(ShippedVariant *v, const char *s) { list_add(v, &v->specialize, &v->nspecialize, &v->capspecialize, s); }
+
+void shipped_define(ShippedVariant *v, const char *name, long long value) {
+    add_define(v, arena_printf(arena_of(v), "%s=%lld", name, value));
+}
+
+void shipped_flag(ShippedVariant *v, const char *name, bool on) {
+    add_define(v, arena_printf(arena_of(v), "%s=%s", name, on ? "true" : "false"));
+}
+
+void shipped_define_text(ShippedVariant *v, const char *text, size_t n) { add_define(v, arena_strndup(arena_of(v), text, n)); }
+
+void shipped_spec16(ShippedVariant *v, const char *arg, int64_t value) {
+    if (value != 0 && value % 16 == 0) add_spec(v, arena_printf(arena_of(v), "%s=16", arg));
+}
+
+void shipped_spec_stride(ShippedVariant *v, const char *arg, int64_t value) {
+    if (value == 1) add_spec(v, arena_printf(arena_of(v), "%s=1", arg));
+    else shipped_spec16(v, arg, value);
+}
+
+const char *shipped_variant_key(ShippedVariant *v) {
+    if (v->key) return v->key;
+    Str s = {0};
+    str_printf(&s, "%s|", v->kernel);
+    for (int i = 0; i < v->ndefines; i++) str_printf(&s, "%s ", v->defines[i]);
+    str_puts(&s, "|");
+    for (int i = 0; i < v->nspecialize; i++) str_printf(&s, "%s ", v->specialize[i]);
+    str_printf(&s, "|%d", v->no_align_ptrs);
+    v->key = arena_strdup(arena_of(v), s.buf);
+    str_free(&s);
+    return v->key;
+}
+
+/* ---- the context's variant table ---- */
+typedef struct Entry {
+    char *key;
+    tile_kernel *kernel;
+} Entry;
+
+typedef struct Table {
+    Entry *e;
+    int n, cap;
+} Table;
+
+static const char table_tag; /* its address tags the attachment */
+
+static void table_free(void *p) {
+    Table *t = p;
+    if (!t) return;
+    for (int i = 0; i < t->n; i++) free(t->e[i].key); /* the modules go with the context */
+    free(t->e);
+    free(t);
+}
+
+/* The context's table (made the first time), NULL when out of memory.  Lock held. */
+static Table *table_locked(tile_context *ctx) {
+    void **slot = rt_attachment_locked(ctx, &table_tag, table_free);
+    if (slot && !*slot) *slot = calloc(1, sizeof(Table));
+    return slot ? *slot : NULL;
+}
+
+static tile_kernel *table_find(const Table *t, const char *key) {
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->e[i].key, key)) return t->e[i].kernel;
+    return NULL;
+}
+
+static bool table_add(Table *t, const char *key, tile_kernel *k) {
+    if (t->n == t->cap) {
+        int ncap = t->cap ? t->cap * 2 : 16;
+        Entry *e = realloc(t->e, sizeof *e * (size_t)ncap);
+        if (!e) return false;
+        t->e = e, t->cap = ncap;
+    }
+    char *copy = strdup(key);
+    if (!copy) return false;
+    t->e[t->n++] = (Entry){copy, k};
+    return true;
+}
+
+tile_status shipped_kernel(tile_context *ctx, const char *api, const char *file, ShippedVariant *v, tile_kernel **kernel,
+                           int *source) {
+    *kernel = NULL;
+    if (source) *source = 0;
+    Str key = {0};
+    str_printf(&key, "%s:%s", file, shipped_variant_key(v));
+    tile_status st = TILE_OK;
+    tile_kernel *k = NULL;
+
+    /* 1. the table */
+    rt_lock(ctx);
+    Table *t = table_locked(ctx);
+    if (t) k = table_find(t, key.buf);
+    rt_unlock(ctx);
+    if (!t) {
+        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "%s: out of host memory", api);
+        goto done;
+    }
+    if (k) goto done;
+
+    /* 2. load */
+    char path[1024];
+    if (!shipped_source_path(file, path, sizeof path)) {
+        st = rt_fail(ctx, TILE_ERROR_IO, "%s: the path of %s is longer than %zu bytes", api, file, sizeof path);
+        goto done;
+    }
+    tile_compile_options o = {.kernel = v->kernel, .defines = v->defines, .specialize = v->specialize, .no_align_ptrs = v->no_align_ptrs};
+    tile_module *m;
+    int src = 0;
+    rt_lock(ctx);
+    st = jit_load_file_locked(ctx, path, &o, &m, &src);
+    rt_unlock(ctx);
+    if (st != TILE_OK) {
+        rt_fail(ctx, st, "%s: %s: %s", api, v->kernel, tile_last_error(ctx));
+        goto done;
+    }
+    if ((st = tile_module_get_kernel(m, v->kernel, &k)) != TILE_OK) {
+        rt_fail(ctx, st, "%s: %s", api, tile_last_error(ctx));
+        tile_module_unload(m);
+        goto done;
+    }
+
+    /* 3. into the table */
+    rt_lock(ctx);
+    t = table_locked(ctx);
+    tile_kernel *earlier = t ? table_find(t, key.buf) : NULL;
+    bool added = t && !earlier && table_add(t, key.buf, k);
+    rt_unlock(ctx);
+    if (!added) {
+        tile_module_unload(m); /* the table holds the earlier one's module */
+        if (!(k = earlier)) st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "%s: out of host memory", api);
+        goto done;
+    }
+    if (source) *source = src;
+    if (rt_options()->debug_launch)
+        rt_debug("launch", "%s %s: %s", api, key.buf, src == 1 ? "from the disk cache" : src == 2 ? "compiled" : "loaded");
+done:
+    str_free(&key);
+    *kernel = k;
+    return st;
+}
+
+tile_status shipped_launch(tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream) {
+    return tile_launch(k, grid, params, stream);
+}

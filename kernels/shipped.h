@@ -1,0 +1,85 @@
+/* shipped.h - what the shipped kernel families share (internal): the
+ * plumbing between an entry point's argument checks and its launches.
+ *
+ * A family (kernels/gemm/gemm.c, kernels/attention/attention.c,
+ * kernels/moe/moe.c) checks its arguments, then for each kernel it launches:
+ *   1. builds a ShippedVariant: the kernel's name, its defines and the
+ *      run-time arguments to specialize, in the order the compile request
+ *      takes them (a later define wins), and whether every pointer is
+ *      16-byte aligned; shipped_variant_key names the variant;
+ *   2. asks shipped_kernel for it: the context's table of variants (an rt
+ *      attachment keyed by file and variant key) answers one it has seen
+ *      without going near the compiler; a new one loads kernels/<file>
+ *      through the caches (memory, disk, compiler: jit_load_file_locked),
+ *      is logged under TILE_DEBUG=launch and joins the table, its module
+ *      staying loaded until the context is destroyed;
+ *   3. launches it with shipped_launch.
+ * Nothing here is global: the table lives in the context, a variant's
+ * strings in the variant (freed by shipped_variant_free). */
+#ifndef TILE_KERNELS_SHIPPED_H
+#define TILE_KERNELS_SHIPPED_H
+
+#include "include/tile/tile.h"
+#include "support/support.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* kernels/<file> ("gemm/gemm.tile", "moe/experts.tile") of the source tree
+ * when it is readable, else the installed copy; written to buf.  NULL when
+ * the path does not fit in n bytes. */
+const char *shipped_source_path(const char *file, char *buf, size_t n);
+
+/* ---- variants ---- */
+typedef struct ShippedVariant {
+    const char *kernel;       /* not copied: a literal or the caller's */
+    const char **defines;     /* "NAME=VALUE", NULL-terminated (NULL: none yet) */
+    const char **specialize;  /* "ARG=1" / "ARG=16", NULL-terminated (NULL: none yet) */
+    bool no_align_ptrs;       /* some pointer argument is not 16-byte aligned */
+    int ndefines, nspecialize, capdefines, capspecialize;
+    const char *key;          /* made by shipped_variant_key */
+    Arena *arena;             /* the strings and lists above; NULL until the first */
+} ShippedVariant;
+
+/* A variant of kernel with no defines or specializations. */
+ShippedVariant shipped_variant(const char *kernel);
+void shipped_variant_free(ShippedVariant *v);
+/* "NAME=value" */
+void shipped_define(ShippedVariant *v, const char *name, long long value);
+/* "NAME=true" or "NAME=false" */
+void shipped_flag(ShippedVariant *v, const char *name, bool on);
+/* The first n bytes of text, a define as the caller wrote it ("BM=64") */
+void shipped_define_text(ShippedVariant *v, const char *text, size_t n);
+/* "ARG=16" when value is a non-zero multiple of 16 (zero is divisible too,
+ * but a degenerate size or stride worth keeping generic); else nothing. */
+void shipped_spec16(ShippedVariant *v, const char *arg, int64_t value);
+/* "ARG=1" when value is 1, else as shipped_spec16: for strides. */
+void shipped_spec_stride(ShippedVariant *v, const char *arg, int64_t value);
+/* "kernel|D1 D2 |S1 S2 |no_align": the same variant gives the same string.
+ * Owned by v; adding to v afterwards makes a new one. */
+const char *shipped_variant_key(ShippedVariant *v);
+
+/* ---- kernels and launches ---- */
+/* The kernel of variant v of kernels/<file> on ctx (steps 2 above).
+ * *source (may be NULL): 0 already loaded (the context's table or memory
+ * cache), 1 the disk cache, 2 compiled.  On failure the context's message
+ * starts with api ("tile_gemm: gemm_f16_f32: compiling ..."). */
+tile_status shipped_kernel(tile_context *ctx, const char *api, const char *file, ShippedVariant *v, tile_kernel **kernel,
+                           int *source);
+/* Launch k on stream (tile_launch passes the dynamic shared memory of a
+ * kernel past the target's static limit). */
+tile_status shipped_launch(tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream);
+
+/* ---- the arithmetic of grids and tile sizes ---- */
+static inline int64_t shipped_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t shipped_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t shipped_max(int64_t a, int64_t b) { return a > b ? a : b; }
+/* The smallest power of two >= n (1 for n <= 1). */
+static inline int64_t shipped_pow2_at_least(int64_t n) {
+    int64_t p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+
+#endif
