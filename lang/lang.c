@@ -115,14 +115,14 @@ static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag
 /* The launch metadata a define may set besides const parameters and consts. */
 static const char *const launch_defines[] = {"num_warps", "num_stages"};
 
-static bool define_settable(FileAst **files, int nfiles, const char *kernel, const char *name) {
+static bool define_settable(FileAst **files, int nfiles, const char *name) {
     for (size_t i = 0; i < sizeof launch_defines / sizeof launch_defines[0]; i++)
         if (!strcmp(name, launch_defines[i])) return true;
     for (int fi = 0; fi < nfiles; fi++)
         for (int i = 0; i < files[fi]->ndecls; i++) {
             const Decl *dc = files[fi]->decls[i];
             if (dc->kind == D_CONST && dc->name && !strcmp(dc->name, name)) return true;
-            if (fi != 0 || dc->kind != D_KERNEL || (kernel && strcmp(kernel, dc->name))) continue;
+            if (fi != 0 || dc->kind != D_KERNEL) continue;
             for (int p = 0; p < dc->nparams; p++)
                 if (dc->params[p].is_const && !strcmp(dc->params[p].name, name)) return true;
         }
@@ -136,30 +136,28 @@ static void add_name(const char **names, int *n, const char *name) {
     names[(*n)++] = name;
 }
 
-/* Step 4.  Valid names are listed in order: const parameters of the kernels
- * compiled, the main file's consts, then the launch metadata (an import's
- * consts are accepted but not listed: the standard library's would drown
- * the list). */
+/* Step 4.  A define names a const parameter of some kernel of the main file
+ * (the file is the defines' namespace: with a kernel selected, a define
+ * meant for another kernel of the file is allowed, so one set of defines
+ * serves every kernel compiled from it, as `tile aot` does), a const of the
+ * file or an import, or the launch metadata.  Valid names are listed in
+ * order: the kernels' const parameters, the main file's consts, then the
+ * launch metadata (an import's consts are accepted but not listed: the
+ * standard library's would drown the list). */
 static void check_defines(Arena *a, FileAst **files, int nfiles, const LangOptions *opt, Diag *d) {
     const FileAst *main = files[0];
-    const char *kernel = opt->kernel_name;
-    if (kernel) {
-        bool found = false;
-        for (int i = 0; i < main->ndecls && !found; i++) found = main->decls[i]->kind == D_KERNEL && !strcmp(main->decls[i]->name, kernel);
-        if (!found) return; /* generation reports the missing kernel */
-    }
     const char *file = main->src->name ? main->src->name : "<input>";
     const char *slash = strrchr(file, '/');
     if (slash) file = slash + 1;
     for (int k = 0; k < opt->ndefines; k++) {
         const char *name = opt->defines[k].name;
-        if (!name || define_settable(files, nfiles, kernel, name)) continue;
+        if (!name || define_settable(files, nfiles, name)) continue;
         int cap = 2, n = 0;
         for (int i = 0; i < main->ndecls; i++) cap += 1 + main->decls[i]->nparams;
         const char **names = ARENA_ARRAY(a, const char *, cap);
         for (int i = 0; i < main->ndecls; i++) {
             const Decl *dc = main->decls[i];
-            if (dc->kind != D_KERNEL || (kernel && strcmp(kernel, dc->name))) continue;
+            if (dc->kind != D_KERNEL) continue;
             for (int p = 0; p < dc->nparams; p++)
                 if (dc->params[p].is_const) add_name(names, &n, dc->params[p].name);
         }
@@ -168,8 +166,7 @@ static void check_defines(Arena *a, FileAst **files, int nfiles, const LangOptio
         for (size_t i = 0; i < sizeof launch_defines / sizeof launch_defines[0]; i++) add_name(names, &n, launch_defines[i]);
         Str valid = {0};
         for (int i = 0; i < n; i++) str_printf(&valid, "%s%s", i ? ", " : "", names[i]);
-        if (kernel) diag_error(d, (Loc){0}, "-D %s: kernel %s of %s has no const parameter %s (valid: %s)", name, kernel, file, name, valid.buf);
-        else diag_error(d, (Loc){0}, "-D %s: no kernel of %s has a const parameter %s (valid: %s)", name, file, name, valid.buf);
+        diag_error(d, (Loc){0}, "-D %s: no kernel of %s has a const parameter %s (valid: %s)", name, file, name, valid.buf);
         str_free(&valid);
         if (opt->bad_define) *opt->bad_define = true;
     }

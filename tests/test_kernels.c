@@ -164,7 +164,7 @@ Test(kernels, unknown_define) {
     tile_compiled_free(&c);
     o.kernel = "add";
     cr_assert_eq(tile_compile_file(path, &o, &c), TILE_ERROR_INVALID_VALUE);
-    cr_expect(strstr(c.diagnostics, "-D NOPE: kernel add of add.tile has no const parameter NOPE (valid: BLOCK, num_warps, num_stages)"),
+    cr_expect(strstr(c.diagnostics, "-D NOPE: no kernel of add.tile has a const parameter NOPE (valid: BLOCK, num_warps, num_stages)"),
               "%s", c.diagnostics);
     tile_compiled_free(&c);
     const char *ok[] = {"BLOCK=256", "num_warps=8", "num_stages=2", NULL};
