@@ -367,6 +367,10 @@ Test(attention_api, fwd_bad_arguments) {
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "q is a null device pointer");
     a = good, a.v = 0x1234;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "v (0x1234) was not allocated");
+    a = good, a.q = buf + 1;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "is not aligned to its 2-byte elements");
+    a = good, a.causal = 3;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "causal = 3: 0 or 1");
     a = good, a.o = small;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o: ");
     a = good, a.lse = small;
@@ -418,6 +422,10 @@ Test(attention_api, decode_bad_arguments) {
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "num_seqs");
     a = good, a.k_cache = 0;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "k_cache is a null device pointer");
+    a = good, a.context_lens = lens + 2;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "context_lens (0x");
+    a = good, a.check_tables = 2;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "check_tables = 2: 0 or 1");
     a = good, a.context_lens = 0xdead0000;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "context_lens (0xdead0000) was not allocated");
     a = good, a.v_cache = small;

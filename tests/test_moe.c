@@ -648,5 +648,14 @@ Test(moe, api_forward) {
     cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE);
     bad.topk = 2;
     cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE); /* no routing given */
+    tile_devptr buf;
+    cr_assert_eq(tile_malloc(ctx, 1 << 20, &buf), TILE_OK);
+    bad.x = buf + 1, bad.w1 = bad.w2 = bad.out = bad.topk_ids = bad.topk_weights = buf;
+    cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "tile_moe_forward: x (0x") && strstr(tile_last_error(ctx), "is not aligned to its 2-byte elements"),
+              "%s", tile_last_error(ctx));
+    bad.x = buf, bad.accumulate = 5;
+    cr_expect_eq(tile_moe_forward(ctx, &bad), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "accumulate = 5, renormalize = 0, group_top2 = 0: each is 0 or 1"), "%s", tile_last_error(ctx));
     tile_context_destroy(ctx);
 }

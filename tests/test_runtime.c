@@ -76,6 +76,16 @@ Test(runtime, misuse_errors) {
     ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "C is a null device pointer");
     g.c = p, g.m = 64;
     ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "run past the end");
+    g.m = 4, g.trans_a = 7;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "trans_a = 7, trans_b = 0: each is 0 or 1");
+    g.trans_a = 0, g.a = p + 1; /* f16 elements on an odd address */
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "A (0x");
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "is not aligned to its 2-byte elements");
+    g.a = p, g.c = p + 2; /* f32 output on a 2-byte boundary */
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "C (0x");
+    g.c = p, g.bias = p + 1;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "bias (0x");
+    g.bias = 0;
     g.m = 4, g.in_dtype = TILE_I8, g.out_dtype = TILE_F16;
     ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_UNSUPPORTED, "no kernel for i8 inputs with f16 output");
     g.in_dtype = TILE_F16, g.out_dtype = TILE_F32, g.bias = p + 250;

@@ -74,10 +74,14 @@ static const char *strides_resolve(const int64_t in[3], int64_t n1, int64_t n2, 
 static bool strides_fit(const int64_t s[3]) { return s[0] < I32_LIMIT && s[1] < I32_LIMIT && s[2] < I32_LIMIT; }
 
 #define FAIL(...) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, __VA_ARGS__)
-#define RANGE(api, ptr, bytes, what) \
-    if ((bytes) != 0 && (st = attn_check_range(ctx, api, ptr, bytes, what)) != TILE_OK) return st
+/* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation */
+#define RANGE(api, ptr, esize, bytes, what) \
+    if ((bytes) != 0 && (st = attn_check_range(ctx, api, ptr, esize, bytes, what)) != TILE_OK) return st
 
-static tile_status attn_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t bytes, const char *what) {
+static tile_status attn_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what) {
+    if (p % esize)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s (0x%llx) is not aligned to its %llu-byte elements", api, what,
+                       (unsigned long long)p, (unsigned long long)esize);
     char name[96];
     snprintf(name, sizeof name, "%s: %s", api, what);
     return rt_check_range(ctx, p, bytes, name);
@@ -89,6 +93,7 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
     const char *api = "tile_attention_fwd";
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) FAIL("%s: args is NULL", api);
+    if (a->causal != 0 && a->causal != 1) FAIL("%s: causal = %d: 0 or 1", api, a->causal);
     /* 1. arguments */
     if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) FAIL("%s: dtype must be TILE_F16 or TILE_BF16", api);
     if (a->batch < 0 || a->seq_q < 0 || a->seq_k < 0) FAIL("%s: batch, seq_q and seq_k must be >= 0", api);
@@ -123,21 +128,21 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
     tile_status st;
     size_t es = 2;
     if (varlen) {
-        RANGE(api, a->q, es * in_q, "q");
-        RANGE(api, a->k, es * in_k, "k");
-        RANGE(api, a->v, es * in_v, "v");
-        RANGE(api, a->o, es * in_o, "o");
-        RANGE(api, a->cu_seqlens_q, 4 * (uint64_t)(B + 1), "cu_seqlens_q");
-        RANGE(api, a->cu_seqlens_k, 4 * (uint64_t)(B + 1), "cu_seqlens_k");
-        if (a->lse) RANGE(api, a->lse, 4 * (uint64_t)(H * a->total_q), "lse");
+        RANGE(api, a->q, es, es * in_q, "q");
+        RANGE(api, a->k, es, es * in_k, "k");
+        RANGE(api, a->v, es, es * in_v, "v");
+        RANGE(api, a->o, es, es * in_o, "o");
+        RANGE(api, a->cu_seqlens_q, 4, 4 * (uint64_t)(B + 1), "cu_seqlens_q");
+        RANGE(api, a->cu_seqlens_k, 4, 4 * (uint64_t)(B + 1), "cu_seqlens_k");
+        if (a->lse) RANGE(api, a->lse, 4, 4 * (uint64_t)(H * a->total_q), "lse");
     } else {
-        RANGE(api, a->q, es * span(B, a->seq_q, H, D, sq), "q");
+        RANGE(api, a->q, es, es * span(B, a->seq_q, H, D, sq), "q");
         if (a->seq_k) {
-            RANGE(api, a->k, es * span(B, a->seq_k, Hk, D, sk), "k");
-            RANGE(api, a->v, es * span(B, a->seq_k, Hk, D, sv), "v");
+            RANGE(api, a->k, es, es * span(B, a->seq_k, Hk, D, sk), "k");
+            RANGE(api, a->v, es, es * span(B, a->seq_k, Hk, D, sv), "v");
         }
-        RANGE(api, a->o, es * span(B, a->seq_q, H, D, so), "o");
-        if (a->lse) RANGE(api, a->lse, 4 * (uint64_t)(B * H * a->seq_q), "lse");
+        RANGE(api, a->o, es, es * span(B, a->seq_q, H, D, so), "o");
+        if (a->lse) RANGE(api, a->lse, 4, 4 * (uint64_t)(B * H * a->seq_q), "lse");
     }
 
     /* 2-3. variant */
@@ -302,6 +307,7 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
     const char *api = "tile_attention_decode_paged";
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) FAIL("%s: args is NULL", api);
+    if (a->check_tables != 0 && a->check_tables != 1) FAIL("%s: check_tables = %d: 0 or 1", api, a->check_tables);
     /* 1. arguments */
     PagedPlan p;
     tile_status st;
@@ -313,13 +319,13 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
     if (a->num_seqs == 0) return TILE_OK;
     int64_t S = a->num_seqs, T = a->num_tokens, H = a->heads_q, Hk = a->heads_kv, D = a->head_dim;
     size_t es = 2, kes = p.kv == TILE_F8E4M3 ? 1 : 2;
-    RANGE(api, a->q, es * span(S, T, H, D, p.sq), "q");
-    RANGE(api, a->o, es * span(S, T, H, D, p.so), "o");
-    RANGE(api, a->k_cache, kes * span(a->num_blocks, a->block_size, Hk, D, p.sk), "k_cache");
-    RANGE(api, a->v_cache, kes * span(a->num_blocks, a->block_size, Hk, D, p.sv), "v_cache");
-    RANGE(api, a->block_tables, 4 * (uint64_t)((S - 1) * p.table_stride + shipped_cdiv(a->max_context_len, a->block_size)), "block_tables");
-    RANGE(api, a->context_lens, 4 * (uint64_t)S, "context_lens");
-    if (a->workspace && p.splits > 1) RANGE(api, a->workspace, p.ws_bytes, "workspace");
+    RANGE(api, a->q, es, es * span(S, T, H, D, p.sq), "q");
+    RANGE(api, a->o, es, es * span(S, T, H, D, p.so), "o");
+    RANGE(api, a->k_cache, kes, kes * span(a->num_blocks, a->block_size, Hk, D, p.sk), "k_cache");
+    RANGE(api, a->v_cache, kes, kes * span(a->num_blocks, a->block_size, Hk, D, p.sv), "v_cache");
+    RANGE(api, a->block_tables, 4, 4 * (uint64_t)((S - 1) * p.table_stride + shipped_cdiv(a->max_context_len, a->block_size)), "block_tables");
+    RANGE(api, a->context_lens, 4, 4 * (uint64_t)S, "context_lens");
+    if (a->workspace && p.splits > 1) RANGE(api, a->workspace, 16, p.ws_bytes, "workspace");
     if (a->check_tables && (st = paged_check_tables(ctx, a, &p)) != TILE_OK) return st;
 
     /* 2-3. variants */

@@ -106,6 +106,9 @@ static tile_status check_operand(tile_context *ctx, const char *name, tile_devpt
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: %s (%lld x %lld, ld %lld) has more than 2^31 elements", name,
                        (long long)rows, (long long)cols, (long long)ld);
     if (bytes == 0) return TILE_OK;
+    if (p % (tile_devptr)esize)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: %s (0x%llx) is not aligned to its %d-byte elements", name,
+                       (unsigned long long)p, esize);
     char what[32];
     snprintf(what, sizeof what, "tile_gemm: %s", name);
     return rt_check_range(ctx, p, (uint64_t)bytes, what);
@@ -177,6 +180,8 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
     if (a->m > INT32_MAX || a->n > INT32_MAX || a->k > INT32_MAX)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: m=%lld n=%lld k=%lld: sizes must fit in 32 bits", (long long)a->m,
                        (long long)a->n, (long long)a->k);
+    if ((a->trans_a != 0 && a->trans_a != 1) || (a->trans_b != 0 && a->trans_b != 1))
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: trans_a = %d, trans_b = %d: each is 0 or 1", a->trans_a, a->trans_b);
     if ((unsigned)a->activation > TILE_ACT_SILU)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: unknown activation %d", (int)a->activation);
     void *dstream;
@@ -192,6 +197,9 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
         (st = check_operand(ctx, "B", a->b, brows, bcols, a->ldb, in_bytes, a->trans_b ? "n x k, trans_b" : "k x n")) ||
         (st = check_operand(ctx, "C", a->c, a->m, a->n, a->ldc, out_bytes, "m x n")))
         return st;
+    if (a->bias && a->bias % (tile_devptr)out_bytes)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: bias (0x%llx) is not aligned to its %d-byte elements",
+                       (unsigned long long)a->bias, out_bytes);
     if (a->bias && (st = rt_check_range(ctx, a->bias, (uint64_t)a->n * (uint64_t)out_bytes, "tile_gemm: bias")) != TILE_OK)
         return st;
 

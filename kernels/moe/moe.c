@@ -117,6 +117,11 @@ tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
 tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: args is NULL");
+    if ((a->accumulate | a->renormalize | a->group_top2) & ~1)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: accumulate = %d, renormalize = %d, group_top2 = %d: each is 0 or 1",
+                       a->accumulate, a->renormalize, a->group_top2);
+    if (a->scoring != TILE_MOE_SOFTMAX && a->scoring != TILE_MOE_SIGMOID)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: unknown scoring %d", (int)a->scoring);
     /* 1. arguments */
     Plan p;
     const char *why = plan_make(a, &p);
@@ -145,26 +150,33 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
     if (a->tokens == 0) return TILE_OK;
     uint64_t T = (uint64_t)a->tokens, H = (uint64_t)a->hidden, I = (uint64_t)a->inter, E = (uint64_t)a->experts, K = (uint64_t)a->topk;
     tile_status st;
-#define RANGE(ptr, bytes, what) \
-    if ((st = rt_check_range(ctx, ptr, bytes, "tile_moe_forward: " what)) != TILE_OK) return st
-    RANGE(a->x, 2 * ((T - 1) * (uint64_t)ldx + H), "x");
+/* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation */
+#define RANGE(ptr, esize, bytes, what)                                                                                         \
+    do {                                                                                                                       \
+        if ((ptr) % (esize))                                                                                                   \
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: " what " (0x%llx) is not aligned to its %d-byte elements", \
+                           (unsigned long long)(ptr), (int)(esize));                                                          \
+        if ((st = rt_check_range(ctx, ptr, bytes, "tile_moe_forward: " what)) != TILE_OK) return st;                          \
+    } while (0)
+    RANGE(a->x, 2, 2 * ((T - 1) * (uint64_t)ldx + H), "x");
     uint64_t wb = p.f8 ? 1 : 2;
-    RANGE(a->w1, wb * E * 2 * I * H, "w1");
-    RANGE(a->w2, wb * E * H * I, "w2");
+    RANGE(a->w1, wb, wb * E * 2 * I * H, "w1");
+    RANGE(a->w2, wb, wb * E * H * I, "w2");
     if (p.f8) {
-        RANGE(a->w1_scale, 4 * p.w1_scales, "w1_scale");
-        RANGE(a->w2_scale, 4 * p.w2_scales, "w2_scale");
+        RANGE(a->w1_scale, 4, 4 * p.w1_scales, "w1_scale");
+        RANGE(a->w2_scale, 4, 4 * p.w2_scales, "w2_scale");
     }
-    RANGE(a->out, 4 * ((T - 1) * (uint64_t)ldo + H), "out");
+    RANGE(a->out, 4, 4 * ((T - 1) * (uint64_t)ldo + H), "out");
     if (p.router) {
-        RANGE(a->router_logits, (a->logits_dtype == TILE_F32 ? 4 : 2) * ((T - 1) * (uint64_t)ldl + E), "router_logits");
-        if (a->score_bias) RANGE(a->score_bias, 4 * E, "score_bias");
+        uint64_t lb = a->logits_dtype == TILE_F32 ? 4 : 2;
+        RANGE(a->router_logits, lb, lb * ((T - 1) * (uint64_t)ldl + E), "router_logits");
+        if (a->score_bias) RANGE(a->score_bias, 4, 4 * E, "score_bias");
     }
     if (!p.own_ids) {
-        RANGE(a->topk_ids, 4 * T * K, "topk_ids");
-        RANGE(a->topk_weights, 4 * T * K, "topk_weights");
+        RANGE(a->topk_ids, 4, 4 * T * K, "topk_ids");
+        RANGE(a->topk_weights, 4, 4 * T * K, "topk_weights");
     }
-    if (a->workspace) RANGE(a->workspace, p.bytes, "workspace");
+    if (a->workspace) RANGE(a->workspace, 16, p.bytes, "workspace");
 #undef RANGE
 
     /* 2-4. kernels */
