@@ -208,6 +208,40 @@ Test(cache_safety, write_follows_no_symlink, .init = setup, .fini = teardown, .t
     cr_assert_eq(entries_in(victim), 0, "an entry was written through the symlinked v1");
 }
 
+/* Nothing is read through a symlink: an entry or tune.db that is one is a miss. */
+Test(cache_safety, read_follows_no_symlink, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], victim[128], p[512], key[40], cmd[2048];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(tile_cache_list(cache, collect_key, key), TILE_OK);
+    snprintf(p, sizeof p, "%s/v1/%.2s/%s", cache, key, key + 2);
+    snprintf(cmd, sizeof cmd, "mv %s %s && ln -s %s %s", p, victim, victim, p);
+    cr_assert_eq(system(cmd), 0);
+    off_t size = file_size(victim);
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(hit, 0, "an entry was read through a symlink");
+    cr_assert_eq(file_size(victim), size, "the symlink's target was touched");
+    struct stat sb;
+    cr_assert_eq(lstat(p, &sb), 0);
+    cr_assert(S_ISREG(sb.st_mode), "the rebuilt entry replaces the symlink");
+
+    char id[33], cfg[256], db[256], tdb[256];
+    cr_assert_eq(tile_kernel_id_file(tile_gemm_source_path(), "gemm_f16_f32", id), TILE_OK);
+    snprintf(tdb, sizeof tdb, "%s/tune.db", dir);
+    snprintf(db, sizeof db, "%s/tune.db", cache);
+    FILE *f = fopen(tdb, "w");
+    fprintf(f, "%s\temu/sm_80\tm=32,n=32,k=32\tBM=64 BN=64 BK=32 num_warps=4 num_stages=4\t1e-3\n", id);
+    fclose(f);
+    cr_assert_eq(symlink(tdb, db), 0);
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "m=32,n=32,k=32", cfg, sizeof cfg), TILE_ERROR_NOT_FOUND,
+                 "tune.db was read through a symlink");
+    off_t before = file_size(tdb);
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "m=32,n=32,k=32", "BM=64", 1), TILE_ERROR_IO);
+    cr_assert_eq(file_size(tdb), before, "tune.db was appended through a symlink");
+}
+
 Test(cache_safety, stats_follows_no_symlink, .init = setup, .fini = teardown, .timeout = 60) {
     char cache[128], victim[128], p[512];
     snprintf(cache, sizeof cache, "%s/cache", dir);

@@ -217,7 +217,8 @@ static int cmd_cache(int argc, char **argv) {
               "  stats   hits and misses since the last clear, entries and bytes on disk, tuning records\n"
               "  list    every entry: key, size, source, kernels\n"
               "  clear   remove every entry (--tuning: the tuning database too)\n"
-              "The folder: --dir, else TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile.\n",
+              "The folder: --dir, else TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
+              "else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else.\n",
               sub ? stdout : stderr);
         return sub ? 0 : 2;
     }
