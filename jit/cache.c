@@ -339,7 +339,7 @@ static bool deserialize(Reader *r, tile_compiled *c, char **srcname, const char 
 }
 
 /* ---- warnings ---- */
-static _Atomic unsigned warned; /* bit c: warning c given (the one piece of process state besides the ids) */
+static _Atomic unsigned warned; /* bit c: warning c (JitWarn) was given by this process */
 
 void jit_cache_warn(JitWarn cause, const char *fmt, ...) {
     Str s = {0};
