@@ -7,19 +7,40 @@
  *      defines, specializations, options, arch.  The key is the hash of the
  *      parts; the identity (source name and kernel) names "the same kernel"
  *      across changes, so a miss can say which part changed.
- *   2. Look for DIR/v1/KK/KEY (KK: the key's first two hex digits).  An
- *      entry is: magic, checksum (XXH3-128 of the rest), format version,
- *      identity, parts, payload length, payload (TIR, PTX, cubin, ptxas log,
- *      diagnostics, kernel metadata).  A wrong magic, length or checksum is
- *      a corrupt entry: logged under TILE_DEBUG=cache, removed, recompiled.
+ *   2. Open the cache folder (jit_cache_open, the rules below) and look for
+ *      v1/KK/REST in it (KK: the key's first two hex digits, REST the other
+ *      30).  An entry is: magic, checksum (XXH3-128 of the rest), format
+ *      version, identity, parts, payload length, payload (TIR, PTX, cubin,
+ *      ptxas log, diagnostics, kernel metadata).  A wrong magic, length or
+ *      checksum is a corrupt entry, and parts other than the requested key's
+ *      an entry of another key (copied there): both are logged under
+ *      TILE_DEBUG=cache, removed and recompiled.
  *   3. On a miss compile, then write the entry to a temporary file in the
- *      same folder and rename() it into place: readers see a whole entry or
+ *      same folder and rename it into place: readers see a whole entry or
  *      none, and concurrent writers of one key all succeed (last rename wins,
  *      the contents are equal).
- *   4. Count the hit or miss by appending one byte to DIR/stats (O_APPEND
+ *   4. Count the hit or miss by appending one byte to stats (O_APPEND
  *      writes of one byte do not interleave).
  * Requests for dumps, pass timing or LLVM IR are not cached (those outputs
- * are not stored); they compile directly.  Folders are created mode 0700. */
+ * are not stored); they compile directly.
+ *
+ * Safety (docs/runtime.md, "Who the cache trusts"): the folder is made
+ * 0700 and used only when it is a directory owned by this user and not
+ * writable by its group or others, so no other user can plant, replace or
+ * link anything in it; otherwise one warning, and compiles go on without
+ * the disk cache.  The folder itself is opened with O_NOFOLLOW and
+ * everything inside it relative to its descriptor (openat, mkdirat,
+ * fstatat, renameat, unlinkat), each component with O_NOFOLLOW, so no
+ * symlink is followed to read, write or delete.  Clearing deletes only
+ * regular files named as the cache names them.  Writes block SIGXFSZ (past
+ * `ulimit -f` a write fails with EFBIG instead of killing the process), and
+ * a failed write (full or read-only disk, no permission) leaves the compile
+ * successful with one warning per cause.  The checksum only detects damage:
+ * the same user can write anything the process reads.
+ *
+ * Mutable state: `warned` (atomic bits: which warnings this process has
+ * given), the temporary-name counter (atomic) and the compiler id
+ * (pthread_once). */
 #include "jit/jit.h"
 #include "support/target.h"
 
@@ -30,6 +51,9 @@
 #include <link.h>
 #include <llvm/Config/llvm-config.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,7 +338,38 @@ static bool deserialize(Reader *r, tile_compiled *c, char **srcname, const char 
     return true;
 }
 
-bool jit_mkdirs(const char *path) {
+/* ---- warnings ---- */
+static _Atomic unsigned warned; /* bit c: warning c (JitWarn) was given by this process */
+
+void jit_cache_warn(JitWarn cause, const char *fmt, ...) {
+    Str s = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    str_vprintf(&s, fmt, ap);
+    va_end(ap);
+    if (rt_options()->debug_cache) rt_debug("cache", "%s", s.buf);
+    unsigned bit = 1u << cause;
+    if (!(atomic_fetch_or(&warned, bit) & bit)) fprintf(stderr, "tile: warning: %s\n", s.buf);
+    str_free(&s);
+}
+
+static const char *err_text(int err) {
+    return err == ELOOP ? "it is a symbolic link (not followed)" : err == EFBIG ? "the file-size limit (ulimit -f) is reached" : strerror(err);
+}
+
+void jit_cache_warn_write(const char *dir, const char *what, int err) {
+    JitWarn c = err == ENOSPC || err == EDQUOT ? JIT_WARN_NOSPC
+                : err == EROFS                 ? JIT_WARN_ROFS
+                : err == EFBIG                 ? JIT_WARN_FBIG
+                : err == EACCES || err == EPERM ? JIT_WARN_ACCES
+                : err == ELOOP                 ? JIT_WARN_SYMLINK
+                                               : JIT_WARN_WRITE;
+    jit_cache_warn(c, "cannot write %s in the compile cache %s: %s; going on without it", what, dir, err_text(err));
+}
+
+/* ---- the folder, and files inside it by descriptor ---- */
+/* mkdir -p: every missing folder of path made 0700; false with errno. */
+static bool make_dirs(const char *path) {
     char buf[4096];
     size_t n = strlen(path);
     if (n >= sizeof buf) return (errno = ENAMETOOLONG), false;
@@ -326,106 +381,273 @@ bool jit_mkdirs(const char *path) {
         if (mkdir(buf, 0700) != 0 && errno != EEXIST) return false;
         buf[i] = c;
     }
+    return true;
+}
+
+/* Open the folder name in dfd (AT_FDCWD: a path) without following a
+ * symlink; -1 with errno, ELOOP for a symlink (O_DIRECTORY reports one as
+ * ENOTDIR). */
+static int open_dir_nofollow(int dfd, const char *name) {
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    if (fd < 0 && errno == ENOTDIR && fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) errno = ELOOP;
+    return fd;
 }
 
-static void count_event(const char *dir, char what) {
+/* The folder name inside dfd (made 0700 first when create), never through a symlink; -1 with errno. */
+static int open_sub(int dfd, const char *name, bool create) {
+    if (create && mkdirat(dfd, name, 0700) != 0 && errno != EEXIST) return -1;
+    return open_dir_nofollow(dfd, name);
+}
+
+int jit_cache_open(const char *dir, bool create) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/stats", dir);
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return;
-    ssize_t w = write(fd, &what, 1);
-    (void)w;
-    close(fd);
+    size_t n = dir ? strlen(dir) : 0;
+    if (!n || n >= sizeof path) return (errno = n ? ENAMETOOLONG : ENOENT), -1;
+    memcpy(path, dir, n + 1);
+    while (n > 1 && path[n - 1] == '/') path[--n] = 0; /* "dir/" would follow a symlink */
+    if (create && !make_dirs(path)) {
+        int err = errno;
+        jit_cache_warn(JIT_WARN_FOLDER, "cannot create the compile cache %s: %s; compiling without the disk cache", path, strerror(err));
+        return (errno = err), -1;
+    }
+    int fd = open_dir_nofollow(AT_FDCWD, path);
+    if (fd < 0) {
+        int err = errno;
+        if (err == ENOENT && !create) return -1;
+        jit_cache_warn(JIT_WARN_FOLDER, "not using the compile cache %s: %s; compiling without the disk cache", path,
+                       err == ELOOP ? "it is a symbolic link" : strerror(err));
+        return (errno = err), -1;
+    }
+    struct stat sb;
+    char why[160] = "";
+    if (fstat(fd, &sb) != 0) snprintf(why, sizeof why, "%s", strerror(errno));
+    else if (sb.st_uid != geteuid())
+        snprintf(why, sizeof why, "it is owned by uid %u, not by this user (uid %u)", (unsigned)sb.st_uid, (unsigned)geteuid());
+    else if (sb.st_mode & (S_IWGRP | S_IWOTH))
+        snprintf(why, sizeof why, "it is writable by its group or others (mode %04o; chmod 700 it)", (unsigned)(sb.st_mode & 07777));
+    if (why[0]) {
+        close(fd);
+        jit_cache_warn(JIT_WARN_FOLDER, "not using the compile cache %s: %s; compiling without the disk cache", path, why);
+        return (errno = EPERM), -1;
+    }
+    return fd;
 }
 
-static void entry_path(const char *dir, const CacheKey *k, char *out, size_t n) {
-    snprintf(out, n, "%s/v1/%.2s/%s", dir, k->hex, k->hex + 2);
+/* A regular file in dfd opened for reading (O_NONBLOCK: a FIFO never blocks); -1 with errno. */
+static int open_regular(int dfd, const char *name) {
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+        close(fd);
+        return (errno = EINVAL), -1;
+    }
+    return fd;
 }
 
-/* Under TILE_DEBUG=cache: why did this key miss?  Compare with entries of the same identity. */
-static void explain_miss(const char *dir, const CacheKey *k, const char *srcname) {
-    char sub[4200];
-    bool found = false;
-    Str why = {0};
-    snprintf(sub, sizeof sub, "%s/v1", dir);
-    DIR *top = opendir(sub);
-    for (struct dirent *e; top && !found && (e = readdir(top));) {
-        if (e->d_name[0] == '.') continue;
-        char d2[4500];
-        snprintf(d2, sizeof d2, "%s/%s", sub, e->d_name);
-        DIR *dd = opendir(d2);
-        for (struct dirent *f; dd && !found && (f = readdir(dd));) {
-            if (f->d_name[0] == '.') continue;
-            char p[4800];
-            snprintf(p, sizeof p, "%s/%s", d2, f->d_name);
-            char hdr[HDR_SIZE];
-            int fd = open(p, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue;
-            ssize_t got = read(fd, hdr, sizeof hdr);
+char *jit_cache_read(int dfd, const char *name, size_t *n) {
+    int fd = open_regular(dfd, name);
+    if (fd < 0) return NULL;
+    Str s = {0};
+    char buf[65536];
+    for (ssize_t got; (got = read(fd, buf, sizeof buf)) != 0;) {
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            int err = errno;
             close(fd);
-            if (got != (ssize_t)sizeof hdr || memcmp(hdr, CACHE_MAGIC, 8)) continue;
-            XXH128_hash_t id, parts[KP_COUNT];
-            memcpy(&id, hdr + HDR_FIXED + 4, 16);
-            memcpy(parts, hdr + HDR_FIXED + 20, sizeof parts);
-            if (!XXH128_isEqual(id, k->identity)) continue;
-            found = true;
-            for (int i = 0; i < KP_COUNT; i++)
-                if (!XXH128_isEqual(parts[i], k->parts[i])) str_printf(&why, "%s%s", why.len ? "; " : "", part_reasons[i]);
+            str_free(&s);
+            return (errno = err), NULL;
+        }
+        str_putn(&s, buf, (size_t)got);
+    }
+    close(fd);
+    if (n) *n = s.len;
+    return s.buf ? s.buf : calloc(1, 1);
+}
+
+/* Write all of data with SIGXFSZ blocked: past RLIMIT_FSIZE the write then
+ * fails with EFBIG instead of killing the process, and the SIGXFSZ the
+ * kernel queued for this thread is taken back before unblocking. */
+static bool write_all(int fd, const void *data, size_t n) {
+    sigset_t xfsz, old, pend;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    bool pending_before = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ);
+    int err = 0;
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, (const char *)data + off, n - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            err = w < 0 ? errno : ENOSPC;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (!pending_before && sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ)) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = err;
+    return err == 0;
+}
+
+bool jit_cache_append(int dfd, const char *name, const void *data, size_t n) {
+    int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    struct stat sb;
+    bool ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (!ok) errno = EINVAL;
+    ok = ok && write_all(fd, data, n);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return ok;
+}
+
+/* ---- names ---- */
+static bool is_hex(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return s[n] == 0;
+}
+/* a writer's temporary file: ".tmp-PID-N-TIME" */
+static bool is_tmp_name(const char *s) {
+    if (strncmp(s, ".tmp-", 5) || !s[5]) return false;
+    for (s += 5; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || *s == '-')) return false;
+    return true;
+}
+
+/* Visit every regular file of the cache's naming in v1/KK of the folder dfd:
+ * fn(user, KK's descriptor, file name, KK + name, size); fn returns false to stop.
+ * Anything else (other names, symlinks, folders) is passed over. */
+typedef bool (*EntryFn)(void *user, int kkfd, const char *name, const char *key, uint64_t size);
+static void each_entry(int dfd, EntryFn fn, void *user) {
+    int v1 = open_sub(dfd, "v1", false);
+    DIR *top = v1 >= 0 ? fdopendir(v1) : NULL;
+    if (!top && v1 >= 0) close(v1);
+    bool more = true;
+    for (struct dirent *e; top && more && (e = readdir(top));) {
+        if (!is_hex(e->d_name, 2)) continue;
+        int kk = open_sub(dirfd(top), e->d_name, false);
+        DIR *dd = kk >= 0 ? fdopendir(kk) : NULL;
+        if (!dd && kk >= 0) close(kk);
+        for (struct dirent *f; dd && more && (f = readdir(dd));) {
+            if (!is_hex(f->d_name, 30) && !is_tmp_name(f->d_name)) continue;
+            struct stat sb;
+            if (fstatat(dirfd(dd), f->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode)) continue;
+            char key[300];
+            snprintf(key, sizeof key, "%.2s%.250s", e->d_name, f->d_name);
+            more = fn(user, dirfd(dd), f->d_name, key, (uint64_t)sb.st_size);
         }
         if (dd) closedir(dd);
     }
     if (top) closedir(top);
-    rt_debug("cache", "miss %s (%s): %s", k->hex, srcname ? srcname : "<source>",
-              found ? (why.len ? why.buf : "an entry with the same key parts is gone") : "first compile of this source and kernel");
-    str_free(&why);
 }
 
-/* Read and check the entry; NULL-safe.  Corrupt entries are removed. */
-static bool try_load(const char *path, tile_compiled *out, const char *arch) {
+static void count_event(const char *dir, int dfd, char what) {
+    if (!jit_cache_append(dfd, "stats", &what, 1)) jit_cache_warn_write(dir, "stats", errno);
+}
+
+/* Under TILE_DEBUG=cache: why did this key miss?  Compare with entries of the same identity. */
+typedef struct MissCtx {
+    const CacheKey *k;
+    bool found;
+    Str why;
+} MissCtx;
+
+static bool explain_entry(void *user, int kkfd, const char *name, const char *key, uint64_t size) {
+    MissCtx *mc = user;
+    (void)key, (void)size;
+    char hdr[HDR_SIZE];
+    int fd = open_regular(kkfd, name);
+    if (fd < 0) return true;
+    ssize_t got = read(fd, hdr, sizeof hdr);
+    close(fd);
+    if (got != (ssize_t)sizeof hdr || memcmp(hdr, CACHE_MAGIC, 8)) return true;
+    XXH128_hash_t id, parts[KP_COUNT];
+    memcpy(&id, hdr + HDR_FIXED + 4, 16);
+    memcpy(parts, hdr + HDR_FIXED + 20, sizeof parts);
+    if (!XXH128_isEqual(id, mc->k->identity)) return true;
+    mc->found = true;
+    for (int i = 0; i < KP_COUNT; i++)
+        if (!XXH128_isEqual(parts[i], mc->k->parts[i])) str_printf(&mc->why, "%s%s", mc->why.len ? "; " : "", part_reasons[i]);
+    return false;
+}
+
+static void explain_miss(int dfd, const CacheKey *k, const char *srcname) {
+    MissCtx mc = {k, false, {0}};
+    each_entry(dfd, explain_entry, &mc);
+    rt_debug("cache", "miss %s (%s): %s", k->hex, srcname ? srcname : "<source>",
+             mc.found ? (mc.why.len ? mc.why.buf : "an entry with the same key parts is gone") : "first compile of this source and kernel");
+    str_free(&mc.why);
+}
+
+/* Read and check the entry v1/KK/REST; a corrupt entry, or one written for another key, is removed. */
+static bool try_load(int dfd, const char *dir, const CacheKey *k, tile_compiled *out, const char *arch) {
+    char kkname[3] = {k->hex[0], k->hex[1], 0};
+    const char *name = k->hex + 2;
+    int v1 = open_sub(dfd, "v1", false);
+    int kk = v1 >= 0 ? open_sub(v1, kkname, false) : -1;
+    if (v1 >= 0) close(v1);
+    if (kk < 0) {
+        if (errno != ENOENT && rt_options()->debug_cache) rt_debug("cache", "cannot open %s/v1/%s: %s", dir, kkname, err_text(errno));
+        return false;
+    }
     size_t n;
-    char *data = read_file(path, &n);
-    if (!data) return false;
+    char *data = jit_cache_read(kk, name, &n);
+    if (!data) {
+        if (errno != ENOENT && rt_options()->debug_cache) rt_debug("cache", "cannot read %s/v1/%s/%s: %s", dir, kkname, name, err_text(errno));
+        close(kk);
+        return false;
+    }
     Reader r;
     const char *why = NULL;
     char *srcname = NULL;
     bool ok = entry_valid(data, n, &r, &why);
+    if (ok && memcmp(data + HDR_FIXED + 20, k->parts, sizeof k->parts))
+        ok = false, why = "it was written for another key (copied or planted there)";
     if (ok && !deserialize(&r, out, &srcname, arch)) ok = false, why = "malformed payload";
     if (!ok) {
-        if (rt_options()->debug_cache) rt_debug("cache", "corrupt entry %s: %s; recompiling", path, why);
-        unlink(path);
+        if (rt_options()->debug_cache) rt_debug("cache", "corrupt entry %s/v1/%s/%s: %s; recompiling", dir, kkname, name, why);
+        unlinkat(kk, name, 0);
     }
     free(srcname);
     free(data);
+    close(kk);
     return ok;
 }
 
-static void store(const char *dir, const char *path, const CacheKey *k, const char *srcname, const tile_compiled *c) {
-    char folder[4200];
-    snprintf(folder, sizeof folder, "%s/v1/%.2s", dir, k->hex);
-    if (!jit_mkdirs(folder)) {
-        if (rt_options()->debug_cache) rt_debug("cache", "cannot create %s: %s", folder, strerror(errno));
+static void store(int dfd, const char *dir, const CacheKey *k, const char *srcname, const tile_compiled *c) {
+    char kkname[3] = {k->hex[0], k->hex[1], 0}, what[64];
+    const char *name = k->hex + 2;
+    int v1 = open_sub(dfd, "v1", true);
+    int kk = v1 >= 0 ? open_sub(v1, kkname, true) : -1;
+    int err = errno;
+    if (v1 >= 0) close(v1);
+    if (kk < 0) {
+        snprintf(what, sizeof what, "v1%s%s", v1 >= 0 ? "/" : "", v1 >= 0 ? kkname : "");
+        jit_cache_warn_write(dir, what, err);
         return;
     }
     Str s = {0};
     serialize(k, srcname, c, &s);
     static _Atomic unsigned counter;
-    char tmp[4400];
-    snprintf(tmp, sizeof tmp, "%s/.tmp-%d-%u-%lx", folder, (int)getpid(), counter++, (unsigned long)time(NULL));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    bool ok = fd >= 0;
-    for (size_t off = 0; ok && off < s.len;) {
-        ssize_t w = write(fd, s.buf + off, s.len - off);
-        if (w <= 0 && errno != EINTR) ok = false;
-        else if (w > 0) off += (size_t)w;
-    }
-    if (fd >= 0 && close(fd) != 0) ok = false;
-    if (ok && rename(tmp, path) != 0) ok = false;
+    char tmp[96];
+    snprintf(tmp, sizeof tmp, ".tmp-%d-%u-%lx", (int)getpid(), atomic_fetch_add(&counter, 1), (unsigned long)time(NULL));
+    int fd = openat(kk, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    bool ok = fd >= 0 && write_all(fd, s.buf, s.len);
+    err = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) ok = false, err = errno;
+    if (ok && renameat(kk, tmp, kk, name) != 0) ok = false, err = errno;
     if (!ok) {
-        if (rt_options()->debug_cache) rt_debug("cache", "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
+        if (fd >= 0) unlinkat(kk, tmp, 0);
+        snprintf(what, sizeof what, "v1/%s/%s", kkname, name);
+        jit_cache_warn_write(dir, what, err);
     }
+    close(kk);
     str_free(&s);
 }
 
@@ -437,21 +659,21 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
     memset(out, 0, sizeof *out);
     CacheKey k;
     bool cacheable = dir && !o->dump_after && !o->time_passes && !o->want_llvm_ir && !o->tir_only && make_key(src, o, &k);
-    char path[4400];
-    if (cacheable) {
-        entry_path(dir, &k, path, sizeof path);
-        if (try_load(path, out, o->arch)) {
-            count_event(dir, 'h');
+    int dfd = cacheable ? jit_cache_open(dir, true) : -1;
+    if (dfd >= 0) {
+        if (try_load(dfd, dir, &k, out, o->arch)) {
+            count_event(dir, dfd, 'h');
             if (from_cache) *from_cache = 1;
+            close(dfd);
             return TILE_OK;
         }
-        if (rt_options()->debug_cache) explain_miss(dir, &k, src->name);
+        if (rt_options()->debug_cache) explain_miss(dfd, &k, src->name);
     }
     tile_status st = tile_compile_source(src->name, src->text, o, out);
-    if (cacheable) {
-        jit_mkdirs(dir);
-        count_event(dir, 'm');
-        if (st == TILE_OK && !(o->want_cubin && !out->cubin && !out->ptxas_missing)) store(dir, path, &k, src->name, out);
+    if (dfd >= 0) {
+        count_event(dir, dfd, 'm');
+        if (st == TILE_OK && !(o->want_cubin && !out->cubin && !out->ptxas_missing)) store(dfd, dir, &k, src->name, out);
+        close(dfd);
     }
     return st;
 }
@@ -488,56 +710,41 @@ tile_status tile_cache_compile_file(const char *cache_dir, const char *path, con
     return st;
 }
 
-/* Visit every entry file: fn(path, hex key, size). */
-static void each_entry(const char *dir, void (*fn)(void *, const char *, const char *, uint64_t), void *user) {
-    char sub[4200];
-    snprintf(sub, sizeof sub, "%s/v1", dir);
-    DIR *top = opendir(sub);
-    for (struct dirent *e; top && (e = readdir(top));) {
-        if (e->d_name[0] == '.' || strlen(e->d_name) != 2) continue;
-        char d2[4500];
-        snprintf(d2, sizeof d2, "%s/%s", sub, e->d_name);
-        DIR *dd = opendir(d2);
-        for (struct dirent *f; dd && (f = readdir(dd));) {
-            if (f->d_name[0] == '.' && strncmp(f->d_name, ".tmp-", 5)) continue;
-            char p[4800], key[300];
-            snprintf(p, sizeof p, "%s/%s", d2, f->d_name);
-            snprintf(key, sizeof key, "%s%s", e->d_name, f->d_name);
-            struct stat sb;
-            if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) fn(user, p, key, (uint64_t)sb.st_size);
-        }
-        if (dd) closedir(dd);
-    }
-    if (top) closedir(top);
+/* The folder for stats, list and clear: *dfd -1 and TILE_OK when it does not exist. */
+static tile_status open_existing(const char *dir, int *dfd) {
+    *dfd = jit_cache_open(dir, false);
+    return *dfd >= 0 || errno == ENOENT ? TILE_OK : TILE_ERROR_IO;
 }
 
-static void count_entry(void *user, const char *path, const char *key, uint64_t size) {
+static bool count_entry(void *user, int kkfd, const char *name, const char *key, uint64_t size) {
     tile_cache_stats *s = user;
-    (void)path;
-    if (key[2] == '.') return; /* a temporary file of a writer */
+    (void)kkfd, (void)name;
+    if (key[2] == '.') return true; /* a temporary file of a writer */
     s->entries++;
     s->bytes += size;
+    return true;
 }
 
-static uint64_t count_bytes(const char *path, char what) {
-    FILE *f = fopen(path, "rb");
-    uint64_t n = 0;
-    for (int c; f && (c = getc(f)) != EOF;) n += c == what;
-    if (f) fclose(f);
-    return n;
+static uint64_t count_bytes(int dfd, const char *name, char what) {
+    size_t n = 0;
+    char *text = jit_cache_read(dfd, name, &n);
+    uint64_t c = 0;
+    for (size_t i = 0; text && i < n; i++) c += text[i] == what;
+    free(text);
+    return c;
 }
 
 tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out) {
     if (!out) return TILE_ERROR_INVALID_VALUE;
     memset(out, 0, sizeof *out);
-    const char *dir = dir_or_default(cache_dir);
-    char p[4200];
-    snprintf(p, sizeof p, "%s/stats", dir);
-    out->hits = count_bytes(p, 'h');
-    out->misses = count_bytes(p, 'm');
-    snprintf(p, sizeof p, "%s/tune.db", dir);
-    out->tuning_records = count_bytes(p, '\n');
-    each_entry(dir, count_entry, out);
+    int dfd;
+    tile_status st = open_existing(dir_or_default(cache_dir), &dfd);
+    if (dfd < 0) return st;
+    out->hits = count_bytes(dfd, "stats", 'h');
+    out->misses = count_bytes(dfd, "stats", 'm');
+    out->tuning_records = count_bytes(dfd, "tune.db", '\n');
+    each_entry(dfd, count_entry, out);
+    close(dfd);
     return TILE_OK;
 }
 
@@ -546,11 +753,11 @@ typedef struct ListCtx {
     void *user;
 } ListCtx;
 
-static void list_entry(void *user, const char *path, const char *key, uint64_t size) {
+static bool list_entry(void *user, int kkfd, const char *name, const char *key, uint64_t size) {
     ListCtx *lc = user;
-    if (key[2] == '.') return;
+    if (key[2] == '.') return true;
     size_t n;
-    char *data = read_file(path, &n);
+    char *data = jit_cache_read(kkfd, name, &n);
     Reader r;
     const char *why;
     tile_compiled c;
@@ -564,6 +771,7 @@ static void list_entry(void *user, const char *path, const char *key, uint64_t s
     } else lc->fn(lc->user, key, "(corrupt)", "", size);
     free(srcname);
     free(data);
+    return true;
 }
 
 tile_status tile_cache_list(const char *cache_dir,
@@ -571,25 +779,34 @@ tile_status tile_cache_list(const char *cache_dir,
                             void *user) {
     if (!fn) return TILE_ERROR_INVALID_VALUE;
     ListCtx lc = {fn, user};
-    each_entry(dir_or_default(cache_dir), list_entry, &lc);
+    int dfd;
+    tile_status st = open_existing(dir_or_default(cache_dir), &dfd);
+    if (dfd < 0) return st;
+    each_entry(dfd, list_entry, &lc);
+    close(dfd);
     return TILE_OK;
 }
 
-static void remove_entry(void *user, const char *path, const char *key, uint64_t size) {
+static bool remove_entry(void *user, int kkfd, const char *name, const char *key, uint64_t size) {
     (void)key, (void)size;
-    if (unlink(path) != 0) *(int *)user = errno;
+    if (unlinkat(kkfd, name, 0) != 0 && errno != ENOENT) *(int *)user = errno;
+    return true;
+}
+
+/* Remove name from dfd when it is a regular file (a symlink of that name stays, and so does its target). */
+static void remove_regular(int dfd, const char *name, int *err) {
+    struct stat sb;
+    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) && unlinkat(dfd, name, 0) != 0 && errno != ENOENT)
+        *err = errno;
 }
 
 tile_status tile_cache_clear(const char *cache_dir, int tuning) {
-    const char *dir = dir_or_default(cache_dir);
-    int err = 0;
-    each_entry(dir, remove_entry, &err);
-    char p[4200];
-    snprintf(p, sizeof p, "%s/stats", dir);
-    unlink(p);
-    if (tuning) {
-        snprintf(p, sizeof p, "%s/tune.db", dir);
-        unlink(p);
-    }
+    int dfd, err = 0;
+    tile_status st = open_existing(dir_or_default(cache_dir), &dfd);
+    if (dfd < 0) return st;
+    each_entry(dfd, remove_entry, &err);
+    remove_regular(dfd, "stats", &err);
+    if (tuning) remove_regular(dfd, "tune.db", &err);
+    close(dfd);
     return err ? TILE_ERROR_IO : TILE_OK;
 }

@@ -26,8 +26,35 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
                               int *from_cache);
 /* The compiler's identity: version, build id, LLVM version (hex digest, static). */
 const char *jit_compiler_id(void);
-/* mkdir -p with mode 0700 for what it creates; false with errno. */
-bool jit_mkdirs(const char *path);
+/* The cache folder, opened safely (the rules are in cache.c's design
+ * comment): dir made 0700 with its missing parents when create, opened
+ * without following a symlink, and used only when it is a directory owned
+ * by this user and not writable by its group or others.  Returns its
+ * descriptor, or -1: silently when !create and it does not exist (errno
+ * ENOENT), else after one warning on stderr. */
+int jit_cache_open(const char *dir, bool create);
+/* NAME, a regular file directly inside the folder dfd, never through a
+ * symlink: malloc'd and NUL-terminated, NULL with errno. */
+char *jit_cache_read(int dfd, const char *name, size_t *n);
+/* Append data to NAME in dfd (created 0600, never through a symlink) in
+ * one write with SIGXFSZ blocked; false with errno. */
+bool jit_cache_append(int dfd, const char *name, const void *data, size_t n);
+/* Warnings on stderr, one per process and cause ("tile: warning: ..."); every
+ * occurrence is also logged under TILE_DEBUG=cache. */
+typedef enum JitWarn {
+    JIT_WARN_FOLDER,  /* the cache folder is refused or cannot be made */
+    JIT_WARN_NOSPC,   /* ENOSPC, EDQUOT: the disk is full */
+    JIT_WARN_ROFS,    /* EROFS: a read-only file system */
+    JIT_WARN_FBIG,    /* EFBIG: past the file-size limit (ulimit -f) */
+    JIT_WARN_ACCES,   /* EACCES, EPERM: no permission */
+    JIT_WARN_SYMLINK, /* ELOOP: a symlink inside the folder, not followed */
+    JIT_WARN_WRITE,   /* any other write failure */
+    JIT_WARN_TUNE,    /* a tune.db record was ignored */
+    JIT_WARN_COUNT
+} JitWarn;
+void jit_cache_warn(JitWarn cause, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Warn that writing `what` into the cache folder dir failed with err (the cause from err). */
+void jit_cache_warn_write(const char *dir, const char *what, int err);
 /* Hex of an XXH3-128 of data. */
 void jit_hash_hex(const void *data, size_t n, char out[33]);
 

@@ -11,16 +11,33 @@
  * (tile_kernel_id_file), DEVICE is "emu/sm_80" or "cuda:0/sm_80", BUCKET is
  * "m=4096,n=4096,k=4096" with each key value rounded up to a power of two,
  * CONFIG is "BM=64 BN=128 ... num_warps=4".  Records are appended with one
- * O_APPEND write each (concurrent tuners do not interleave lines); the
- * last record for a (kernel, device, bucket) wins. */
+ * O_APPEND write each (concurrent tuners do not interleave lines).  The file
+ * is opened inside the cache folder as cache.c opens its files (an owned,
+ * private folder; no symlink followed).
+ *
+ * A lookup is applied as defines, so a record is checked before it is
+ * returned:
+ *   1. Take the records for (kernel, device, bucket), the last one first.
+ *   2. Each must read NAME=VALUE NAME=VALUE ... (names identifiers, values
+ *      literals, no name twice).
+ *   3. When the id is a shipped kernel's (tile_gemm's and the other calls'
+ *      own, found by hashing the kernels folder's files as tile_kernel_id_file
+ *      does), every NAME must be a knob of its @config space and every VALUE
+ *      one that some @config gives it: ACT=1 or BM=96 is refused.  Other
+ *      kernels' records are applied by their callers, who hold the source and
+ *      check them with tile_tune_space_file.
+ *   4. The first record that passes is the answer; each refused one is
+ *      ignored with a warning (once per process). */
 #include "jit/jit.h"
 #include "../lang/lang.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -28,6 +45,18 @@ int64_t tile_tune_bucket(int64_t v) {
     int64_t b = 1;
     while (b < v && b < ((int64_t)1 << 62)) b <<= 1;
     return b;
+}
+
+/* The id of kernel in the file src whose files (src first, then its imports) are files[0..nf). */
+static void kernel_id(const SrcFile *src, const SrcFile **files, int nf, const char *kernel, char id[33]) {
+    XXH3_state_t *st = XXH3_createState();
+    XXH3_128bits_reset(st);
+    XXH3_128bits_update(st, kernel, strlen(kernel) + 1);
+    XXH3_128bits_update(st, src->text, src->len);
+    for (int i = 1; i < nf; i++) XXH3_128bits_update(st, files[i]->text, files[i]->len);
+    XXH128_hash_t h = XXH3_128bits_digest(st);
+    snprintf(id, 33, "%016llx%016llx", (unsigned long long)h.high64, (unsigned long long)h.low64);
+    XXH3_freeState(st);
 }
 
 tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33]) {
@@ -39,14 +68,7 @@ tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33
     Arena *a = arena_new();
     const SrcFile **files;
     int nf = jit_source_files(a, &src, NULL, &files);
-    XXH3_state_t *st = XXH3_createState();
-    XXH3_128bits_reset(st);
-    XXH3_128bits_update(st, kernel, strlen(kernel) + 1);
-    XXH3_128bits_update(st, text, n);
-    for (int i = 1; i < nf; i++) XXH3_128bits_update(st, files[i]->text, files[i]->len);
-    XXH128_hash_t h = XXH3_128bits_digest(st);
-    snprintf(id, 33, "%016llx%016llx", (unsigned long long)h.high64, (unsigned long long)h.low64);
-    XXH3_freeState(st);
+    kernel_id(&src, files, nf, kernel, id);
     arena_free(a);
     free(text);
     return TILE_OK;
@@ -58,16 +80,139 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
                              const char *config, double seconds) {
     const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
     if (!field_ok(kernel_id) || !field_ok(device) || !field_ok(key_bucket) || !field_ok(config)) return TILE_ERROR_INVALID_VALUE;
-    if (!jit_mkdirs(dir)) return TILE_ERROR_IO;
+    int dfd = jit_cache_open(dir, true);
+    if (dfd < 0) return TILE_ERROR_IO;
     Str line = {0};
     str_printf(&line, "%s\t%s\t%s\t%s\t%.9g\n", kernel_id, device, key_bucket, config, seconds);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tune.db", dir);
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    bool ok = fd >= 0 && write(fd, line.buf, line.len) == (ssize_t)line.len;
-    if (fd >= 0) close(fd);
+    bool ok = jit_cache_append(dfd, "tune.db", line.buf, line.len);
+    if (!ok) jit_cache_warn_write(dir, "tune.db", errno);
+    close(dfd);
     str_free(&line);
     return ok ? TILE_OK : TILE_ERROR_IO;
+}
+
+/* ---- checking a record ---- */
+static bool is_ident(const char *s, size_t n) {
+    if (!n || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z'))) return false;
+    for (size_t i = 1; i < n; i++)
+        if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9'))) return false;
+    return true;
+}
+static bool is_literal(const char *s, size_t n) {
+    size_t i = n && (s[0] == '-' || s[0] == '+');
+    if (i == n) return false;
+    for (; i < n; i++)
+        if (!(s[i] == '_' || s[i] == '.' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9')))
+            return false;
+    return true;
+}
+
+/* Does some @config of sp set name (n bytes)?  With value: to exactly "name=value"? */
+static bool space_has(const tile_tune_space *sp, const char *word, size_t name_len, bool whole) {
+    for (int i = 0; i < sp->nconfigs; i++)
+        for (char **w = sp->configs[i]; *w; w++)
+            if (whole ? !strcmp(*w, word) : !strncmp(*w, word, name_len) && (*w)[name_len] == '=') return true;
+    return false;
+}
+
+/* Steps 2 and (with sp) 3 of the header: true when config passes, else false and why not in *why. */
+static bool config_ok(const char *config, const tile_tune_space *sp, const char *kernel, Str *why) {
+    if (!*config) return str_puts(why, "the configuration is empty"), false;
+    for (const char *w = config; *w;) {
+        const char *end = strchr(w, ' ');
+        size_t len = end ? (size_t)(end - w) : strlen(w);
+        const char *eq = memchr(w, '=', len);
+        size_t nlen = eq ? (size_t)(eq - w) : len;
+        if (!eq || !is_ident(w, nlen) || !is_literal(eq + 1, len - nlen - 1))
+            return str_printf(why, "'%.*s' is not NAME=VALUE", (int)len, w), false;
+        for (const char *p = config; p < w;) {
+            const char *pe = strchr(p, '=');
+            if ((size_t)(pe - p) == nlen && !strncmp(p, w, nlen)) return str_printf(why, "%.*s is set twice", (int)nlen, w), false;
+            p = strchr(p, ' ') + 1;
+        }
+        char word[256];
+        if (len >= sizeof word) return str_printf(why, "'%.40s...' is too long", w), false;
+        memcpy(word, w, len);
+        word[len] = 0;
+        if (sp && !space_has(sp, word, nlen, false))
+            return str_printf(why, "%.*s is not a tuning knob of %s (no @config sets it)", (int)nlen, w, kernel), false;
+        if (sp && !space_has(sp, word, nlen, true))
+            return str_printf(why, "%s is not a value any @config of %s gives %.*s", word, kernel, (int)nlen, w), false;
+        if (!end) break;
+        w = end + 1;
+        if (!*w) return str_puts(why, "the configuration ends with a space"), false;
+    }
+    return true;
+}
+
+static void space_from_tuning(const LangTuning *t, tile_tune_space *out) {
+    out->nconfigs = t->nconfigs;
+    out->configs = calloc((size_t)t->nconfigs + 1, sizeof *out->configs);
+    for (int i = 0; i < t->nconfigs; i++) {
+        int c = 0;
+        while (t->configs[i][c]) c++;
+        out->configs[i] = calloc((size_t)c + 1, sizeof(char *));
+        for (int j = 0; j < c; j++) out->configs[i][j] = strdup(t->configs[i][j]);
+    }
+    out->nkeys = t->nkeys;
+    out->keys = calloc((size_t)t->nkeys + 1, sizeof *out->keys);
+    for (int i = 0; i < t->nkeys; i++) out->keys[i] = strdup(t->keys[i]);
+}
+
+/* Is id one of the kernels of the file at path?  Then its space and name. */
+static bool space_in_file(const char *path, const char *id, tile_tune_space *sp, char *kernel, size_t ksize) {
+    size_t n;
+    char *text = read_file(path, &n);
+    if (!text) return false;
+    SrcFile src = {.name = path, .text = text, .len = n};
+    Arena *a = arena_new();
+    Diag d;
+    diag_init(&d);
+    LangDecl *decls;
+    int nd = lang_list_decls(a, &src, &d, &decls), nf = -2;
+    const SrcFile **files = NULL;
+    bool found = false;
+    for (int i = 0; i < nd && !found; i++) {
+        if (decls[i].kind != LANG_DECL_KERNEL) continue;
+        if (nf == -2) nf = jit_source_files(a, &src, NULL, &files);
+        char kid[33];
+        kernel_id(&src, files, nf, decls[i].name, kid);
+        LangTuning t;
+        if (strcmp(kid, id) || !lang_kernel_tuning(a, &src, decls[i].name, &d, &t)) continue;
+        space_from_tuning(&t, sp);
+        snprintf(kernel, ksize, "%s", decls[i].name);
+        found = true;
+    }
+    diag_free(&d);
+    arena_free(a);
+    free(text);
+    return found;
+}
+
+/* Step 3's search: the shipped kernels' folder (the source tree's, else the
+ * installed one, as tile_gemm_source_path chooses), its .tile files and
+ * those one folder down. */
+static bool shipped_space(const char *id, tile_tune_space *sp, char *kernel, size_t ksize) {
+    const char *root = access(TILE_SOURCE_DIR "/kernels", R_OK) == 0 ? TILE_SOURCE_DIR "/kernels" : TILE_KERNELS_INSTALL_DIR;
+    char dirs[32][1024];
+    int ndirs = 1;
+    snprintf(dirs[0], sizeof dirs[0], "%.1000s", root);
+    for (int di = 0; di < ndirs; di++) {
+        DIR *d = opendir(dirs[di]);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            if (e->d_name[0] == '.') continue;
+            char path[1024];
+            snprintf(path, sizeof path, "%.700s/%.255s", dirs[di], e->d_name);
+            size_t len = strlen(e->d_name);
+            struct stat sb;
+            if (len > 5 && !strcmp(e->d_name + len - 5, ".tile")) {
+                if (space_in_file(path, id, sp, kernel, ksize)) return closedir(d), true;
+            } else if (di == 0 && ndirs < 32 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+                memcpy(dirs[ndirs++], path, sizeof path);
+        }
+        if (d) closedir(d);
+    }
+    return false;
 }
 
 tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
@@ -75,12 +220,15 @@ tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const
     const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
     if (!kernel_id || !device || !key_bucket || !config || !config_size) return TILE_ERROR_INVALID_VALUE;
     config[0] = 0;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tune.db", dir);
+    int dfd = jit_cache_open(dir, false);
+    if (dfd < 0) return TILE_ERROR_NOT_FOUND;
     size_t n;
-    char *text = read_file(path, &n);
+    char *text = jit_cache_read(dfd, "tune.db", &n);
+    close(dfd);
     if (!text) return TILE_ERROR_NOT_FOUND;
-    bool found = false;
+    /* 1. the matching records' configurations, in file order */
+    char **cfgs = NULL;
+    int ncfg = 0;
     for (char *line = text, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
@@ -92,9 +240,27 @@ tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const
             if (p) *p++ = 0;
         }
         if (nf < 4 || strcmp(f[0], kernel_id) || strcmp(f[1], device) || strcmp(f[2], key_bucket)) continue;
-        snprintf(config, config_size, "%s", f[3]);
-        found = true;
+        if (!(ncfg & (ncfg - 1)) && !(cfgs = realloc(cfgs, sizeof *cfgs * (size_t)(ncfg ? 2 * ncfg : 1)))) unreachable("out of memory");
+        cfgs[ncfg++] = f[3];
     }
+    /* 2-4. the last one that passes */
+    tile_tune_space sp = {0};
+    char kernel[128] = "";
+    bool known = ncfg > 0 && shipped_space(kernel_id, &sp, kernel, sizeof kernel), found = false;
+    for (int i = ncfg - 1; i >= 0 && !found; i--) {
+        Str why = {0};
+        if (strlen(cfgs[i]) >= config_size) str_printf(&why, "the configuration is longer than %zu bytes", config_size - 1);
+        else if (config_ok(cfgs[i], known ? &sp : NULL, kernel, &why)) {
+            snprintf(config, config_size, "%s", cfgs[i]);
+            found = true;
+        }
+        if (!found)
+            jit_cache_warn(JIT_WARN_TUNE, "%s/tune.db: ignoring the record \"%s\" for %s on %s, %s: %s", dir, cfgs[i], known ? kernel : kernel_id,
+                           device, key_bucket, why.buf);
+        str_free(&why);
+    }
+    tile_tune_space_free(&sp);
+    free(cfgs);
     free(text);
     return found ? TILE_OK : TILE_ERROR_NOT_FOUND;
 }
@@ -128,17 +294,7 @@ tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune
             *errmsg = str_take(&s);
         }
     } else {
-        out->nconfigs = t.nconfigs;
-        out->configs = calloc((size_t)t.nconfigs + 1, sizeof *out->configs);
-        for (int i = 0; i < t.nconfigs; i++) {
-            int c = 0;
-            while (t.configs[i][c]) c++;
-            out->configs[i] = calloc((size_t)c + 1, sizeof(char *));
-            for (int j = 0; j < c; j++) out->configs[i][j] = strdup(t.configs[i][j]);
-        }
-        out->nkeys = t.nkeys;
-        out->keys = calloc((size_t)t.nkeys + 1, sizeof *out->keys);
-        for (int i = 0; i < t.nkeys; i++) out->keys[i] = strdup(t.keys[i]);
+        space_from_tuning(&t, out);
     }
     diag_free(&d);
     arena_free(a);

@@ -1,9 +1,16 @@
 /* options.c - the process's knobs, read from the environment in one place.
  *
  * The library has no global mutable state except this: a RtOptions
- * filled once (pthread_once) from TILE_CACHE_DIR, XDG_CACHE_HOME, HOME and
- * TILE_DEBUG, then only read.  TILE_DEVICE is read by the device layer
- * (dev_parse_device), its one reader. */
+ * filled once (pthread_once) from TILE_CACHE_DIR, XDG_CACHE_HOME, HOME,
+ * TMPDIR and TILE_DEBUG, then only read.  TILE_DEVICE is read by the device
+ * layer (dev_parse_device), its one reader.
+ *
+ * The default cache folder is TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile
+ * (an absolute XDG_CACHE_HOME, as the XDG spec asks), else
+ * $HOME/.cache/tile, else a folder of this user's own in the temporary
+ * folder, ${TMPDIR:-/tmp}/tile-cache-UID: never a folder shared by users.
+ * Whichever it is, jit/cache.c uses it only if it is owned by this user and
+ * writable by no one else. */
 #include "runtime/rt.h"
 
 #include <pthread.h>
@@ -11,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static RtOptions opts;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -30,9 +38,12 @@ static void load(void) {
     const char *dir = getenv("TILE_CACHE_DIR");
     Str s = {0};
     if (dir && *dir) str_puts(&s, dir);
-    else if (getenv("XDG_CACHE_HOME") && *getenv("XDG_CACHE_HOME")) str_printf(&s, "%s/tile", getenv("XDG_CACHE_HOME"));
+    else if (getenv("XDG_CACHE_HOME") && getenv("XDG_CACHE_HOME")[0] == '/') str_printf(&s, "%s/tile", getenv("XDG_CACHE_HOME"));
     else if (getenv("HOME") && *getenv("HOME")) str_printf(&s, "%s/.cache/tile", getenv("HOME"));
-    else str_puts(&s, "/tmp/tile-cache");
+    else {
+        const char *tmp = getenv("TMPDIR");
+        str_printf(&s, "%s/tile-cache-%u", tmp && tmp[0] == '/' ? tmp : "/tmp", (unsigned)geteuid());
+    }
     opts.cache_dir = str_take(&s);
     const char *dbg = getenv("TILE_DEBUG");
     opts.debug_cache = has_category(dbg, "cache");

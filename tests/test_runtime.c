@@ -309,11 +309,11 @@ Test(runtime, tuning_database_read_by_gemm, .timeout = 120) {
     cr_assert_eq(tile_context_get_properties(ctx, &props), TILE_OK);
     char dev[160];
     snprintf(dev, sizeof dev, "%s/%s", props.name, props.arch);
-    cr_assert_eq(tile_tune_record(cache_dir, id, dev, "m=32,n=64,k=32", "BM=32 BN=64 BK=32 num_warps=4", 1e-3), TILE_OK);
-    cr_assert_eq(tile_tune_record(cache_dir, id, dev, "m=32,n=64,k=32", "BM=64 BN=64 BK=32 num_warps=2 num_stages=2", 1e-4), TILE_OK);
+    cr_assert_eq(tile_tune_record(cache_dir, id, dev, "m=32,n=64,k=32", "BM=128 BN=128 BK=32 num_warps=4 num_stages=3", 1e-3), TILE_OK);
+    cr_assert_eq(tile_tune_record(cache_dir, id, dev, "m=32,n=64,k=32", "BM=64 BN=64 BK=32 num_warps=4 num_stages=4", 1e-4), TILE_OK);
     char cfg[256];
     cr_assert_eq(tile_tune_lookup(cache_dir, id, dev, "m=32,n=64,k=32", cfg, sizeof cfg), TILE_OK);
-    cr_assert_str_eq(cfg, "BM=64 BN=64 BK=32 num_warps=2 num_stages=2", "the last record wins");
+    cr_assert_str_eq(cfg, "BM=64 BN=64 BK=32 num_warps=4 num_stages=4", "the last record wins");
     cr_assert_eq(tile_tune_lookup(cache_dir, id, dev, "m=64,n=64,k=32", cfg, sizeof cfg), TILE_ERROR_NOT_FOUND);
     cr_assert_eq(tile_tune_bucket(30), 32);
     cr_assert_eq(tile_tune_bucket(64), 64);
@@ -322,8 +322,8 @@ Test(runtime, tuning_database_read_by_gemm, .timeout = 120) {
     tile_gemm_info gi;
     tile_gemm_last_info(ctx, &gi);
     cr_assert(gi.tuned, "%s", gi.config);
-    cr_assert(strstr(gi.config, "BM=64") && strstr(gi.config, "num_warps=2"), "%s", gi.config);
-    cr_assert_eq(gi.block.x, 64);
+    cr_assert(strstr(gi.config, "BM=64") && strstr(gi.config, "num_stages=4"), "%s", gi.config);
+    cr_assert_eq(gi.block.x, 128);
 
     tile_tune_space sp;
     char *err = NULL;

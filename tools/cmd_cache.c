@@ -1,7 +1,8 @@
 /* cmd_cache.c - `tile cache stats|list|clear`: the compile cache and the tuning database.
  *
  * The folder: --dir, else what the library uses (TILE_CACHE_DIR, else
- * $XDG_CACHE_HOME/tile, else ~/.cache/tile; tile_cache_default_dir). */
+ * $XDG_CACHE_HOME/tile, else ~/.cache/tile, else ${TMPDIR:-/tmp}/tile-cache-UID;
+ * tile_cache_default_dir); the library refuses a folder another user owns or can write. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 
@@ -12,14 +13,16 @@ static const char usage_stats[] =
     "usage: tile cache stats [--dir DIR]\n"
     "Hits and misses since the last clear, entries and bytes on disk, tuning records.\n"
     "\n"
-    "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile)\n"
+    "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
+    "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
     "  -h, --help    this text\n";
 
 static const char usage_list[] =
     "usage: tile cache list [--dir DIR]\n"
     "Every entry: key, size in bytes, source file, kernels.\n"
     "\n"
-    "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile)\n"
+    "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
+    "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
     "  -h, --help    this text\n";
 
 static const char usage_clear[] =
@@ -27,7 +30,8 @@ static const char usage_clear[] =
     "Remove every entry of the compile cache.\n"
     "\n"
     "  --tuning      remove the tuning database (tune.db) too\n"
-    "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile)\n"
+    "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
+    "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
     "  -h, --help    this text\n";
 
 enum { OPT_DIR = 256, OPT_TUNING };

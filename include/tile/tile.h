@@ -100,7 +100,9 @@ TILE_API const char *tile_version(void);
  * compiler's build id, the source and every file it imports, defines,
  * specializations, options, arch and LLVM version.  On disk under
  * cache_dir (NULL: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else
- * ~/.cache/tile).  Requests for dumps, timing or LLVM IR bypass the cache.
+ * ~/.cache/tile, else ${TMPDIR:-/tmp}/tile-cache-UID), used only when it is
+ * owned by this user and writable by no one else (docs/runtime.md).
+ * Requests for dumps, timing or LLVM IR bypass the cache.
  * *from_cache (may be NULL) is set to 1 on a hit. */
 TILE_API tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
                                     tile_compiled *out, int *from_cache);
@@ -288,7 +290,9 @@ typedef struct tile_tune_space {
 TILE_API tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune_space *out, char **errmsg);
 TILE_API void tile_tune_space_free(tile_tune_space *s);
 /* The tuning database (cache_dir/tune.db): record and look up the best
- * configuration ("BM=64 BN=128 ...") for (kernel source hash, device, key). */
+ * configuration ("BM=64 BN=128 ...") for (kernel source hash, device, key).
+ * A lookup ignores, with a warning, records not of the form NAME=VALUE ...
+ * and, for the shipped kernels, records outside the kernel's @config space. */
 TILE_API tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              const char *config, double seconds);
 TILE_API tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,

@@ -1,0 +1,619 @@
+/* test_cache_safety.c - the compile cache against other users and careless
+ * callers (docs/runtime.md, "Who the cache trusts"): no symlink inside the
+ * folder is followed to delete, write or count; a folder owned by another
+ * user, writable by others or itself a symlink is not used; the default
+ * folder without HOME and XDG_CACHE_HOME is private; an entry copied to
+ * another key's path is a miss; tune.db records outside the kernel's @config
+ * space are ignored (and tile_gemm stays correct); a read-only folder, one
+ * where a folder is a file, no permission and the file-size limit each
+ * leave the compile successful with one warning.
+ *
+ * The tests run as root: another user's folder is made with chown (65534)
+ * and a read-only one with a read-only bind mount in a mount namespace
+ * (unshare -m); a test skips, saying why, where that is impossible.
+ * Criterion runs each test in its own process, so each sees the library's
+ * once-per-process warnings afresh. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "include/tile/tile.h"
+#include "support/hostfloat.h"
+
+#define ADD TILE_SOURCE_DIR "/kernels/add.tile"
+#define SOFTMAX TILE_SOURCE_DIR "/kernels/softmax.tile"
+#define NOBODY 65534
+
+static char dir[64];
+static void setup(void) {
+    snprintf(dir, sizeof dir, "/tmp/tile-test-safety-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+static void teardown(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    system(cmd);
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s: %s", path, strerror(errno));
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strdup(buf);
+}
+
+static off_t file_size(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? sb.st_size : -1;
+}
+
+static int count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* Number of names in a folder (no . and ..). */
+static int entries_in(const char *path) {
+    DIR *d = opendir(path);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return n;
+}
+
+/* stderr into a file while the library runs */
+static int saved_fd = -1;
+static char cap_path[128];
+static void capture_begin(void) {
+    snprintf(cap_path, sizeof cap_path, "%s/stderr", dir);
+    fflush(stderr);
+    saved_fd = dup(2);
+    int fd = open(cap_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0);
+    dup2(fd, 2);
+    close(fd);
+}
+static char *capture_end(void) {
+    fflush(stderr);
+    dup2(saved_fd, 2);
+    close(saved_fd);
+    return slurp(cap_path);
+}
+
+static tile_status compile_add(const char *cache, int *hit) {
+    tile_compile_options o = {.kernel = "add"};
+    tile_compiled c;
+    tile_status st = tile_cache_compile_file(cache, ADD, &o, &c, hit);
+    if (st == TILE_OK) cr_assert(c.nkernels == 1 && !strcmp(c.kernels[0].name, "add"), "the entry is add's");
+    tile_compiled_free(&c);
+    return st;
+}
+
+/* the key of add.tile's entry: KK (2 hex digits) and the file name (30) */
+static void collect_key(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes) {
+    (void)bytes;
+    if (strstr(source, "add.tile") && !strcmp(kernels, "add")) snprintf(user, 40, "%s", key);
+}
+static void add_key(char key[40]) {
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/keycache", dir);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    key[0] = 0;
+    cr_assert_eq(tile_cache_list(cache, collect_key, key), TILE_OK);
+    cr_assert_eq(strlen(key), 32, "add's key: '%s'", key);
+}
+
+/* tile cache clear through a symlinked v1/KK (and a symlinked entry, stats
+ * and tune.db) deletes nothing outside the folder, and nothing inside it
+ * that is not named as the cache names things. */
+Test(cache_safety, clear_follows_no_symlink, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], victim[128], p[512], q[512], key[40];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    cr_assert_eq(mkdir(victim, 0700), 0);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(tile_cache_list(cache, collect_key, key), TILE_OK);
+    /* the victim's files: one named like an entry, one like stats, one other */
+    const char *names[] = {"0123456789abcdef0123456789abcd", "stats", "tune.db", "precious"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", victim, names[i]);
+        write_file(p, "keep me\n");
+    }
+    const char *kk = key[0] == 'a' ? "b0" : "a0"; /* a KK the real entry does not use */
+    snprintf(p, sizeof p, "%s/v1/%s", cache, kk);
+    cr_assert_eq(symlink(victim, p), 0);
+    snprintf(p, sizeof p, "%s/v1/%.2s/fedcba9876543210fedcba98765432", cache, key);
+    snprintf(q, sizeof q, "%s/%s", victim, names[0]);
+    cr_assert_eq(symlink(q, p), 0);
+    snprintf(p, sizeof p, "%s/stats", cache);
+    cr_assert_eq(unlink(p), 0);
+    snprintf(q, sizeof q, "%s/stats", victim);
+    cr_assert_eq(symlink(q, p), 0);
+    snprintf(p, sizeof p, "%s/tune.db", cache);
+    snprintf(q, sizeof q, "%s/tune.db", victim);
+    cr_assert_eq(symlink(q, p), 0);
+    /* files of other names inside the folder */
+    snprintf(p, sizeof p, "%s/notes.txt", cache);
+    write_file(p, "mine\n");
+    snprintf(p, sizeof p, "%s/v1/%.2s/notes.txt", cache, key);
+    write_file(p, "mine\n");
+
+    cr_assert_eq(tile_cache_clear(cache, 1), TILE_OK);
+    cr_assert_eq(entries_in(victim), 4, "clear deleted files in the target of a symlink");
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", victim, names[i]);
+        cr_assert_eq(file_size(p), 8, "%s was touched", p);
+    }
+    snprintf(p, sizeof p, "%s/v1/%.2s/%s", cache, key, key + 2);
+    cr_assert_eq(file_size(p), -1, "the real entry is cleared");
+    snprintf(p, sizeof p, "%s/notes.txt", cache);
+    cr_assert_eq(file_size(p), 5, "a file of another name stays");
+    snprintf(p, sizeof p, "%s/v1/%.2s/notes.txt", cache, key);
+    cr_assert_eq(file_size(p), 5, "a file of another name stays");
+}
+
+/* A symlinked v1/KK, v1 or stats is not written through: the compile
+ * succeeds with one warning and the target stays untouched. */
+Test(cache_safety, write_follows_no_symlink, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], victim[128], p[512], key[40];
+    add_key(key);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    cr_assert_eq(mkdir(victim, 0700), 0);
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    snprintf(p, sizeof p, "%s/v1", cache);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/v1/%.2s", cache, key);
+    cr_assert_eq(symlink(victim, p), 0);
+    capture_begin();
+    int hit;
+    tile_status st1 = compile_add(cache, &hit), st2 = compile_add(cache, &hit);
+    char *err = capture_end();
+    cr_assert_eq(st1, TILE_OK);
+    cr_assert_eq(st2, TILE_OK);
+    cr_assert_eq(hit, 0);
+    cr_assert_eq(entries_in(victim), 0, "an entry was written through the symlinked v1/%.2s", key);
+    cr_assert_eq(count(err, "tile: warning:"), 1, "%s", err);
+    cr_assert(strstr(err, "symbolic link"), "%s", err);
+    free(err);
+
+    /* v1 itself a symlink */
+    snprintf(p, sizeof p, "%s/v1/%.2s", cache, key);
+    cr_assert_eq(unlink(p), 0);
+    snprintf(p, sizeof p, "%s/v1", cache);
+    cr_assert_eq(rmdir(p), 0);
+    cr_assert_eq(symlink(victim, p), 0);
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(entries_in(victim), 0, "an entry was written through the symlinked v1");
+}
+
+/* Nothing is read through a symlink: an entry or tune.db that is one is a miss. */
+Test(cache_safety, read_follows_no_symlink, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], victim[128], p[512], key[40], cmd[2048];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(tile_cache_list(cache, collect_key, key), TILE_OK);
+    snprintf(p, sizeof p, "%s/v1/%.2s/%s", cache, key, key + 2);
+    snprintf(cmd, sizeof cmd, "mv %s %s && ln -s %s %s", p, victim, victim, p);
+    cr_assert_eq(system(cmd), 0);
+    off_t size = file_size(victim);
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(hit, 0, "an entry was read through a symlink");
+    cr_assert_eq(file_size(victim), size, "the symlink's target was touched");
+    struct stat sb;
+    cr_assert_eq(lstat(p, &sb), 0);
+    cr_assert(S_ISREG(sb.st_mode), "the rebuilt entry replaces the symlink");
+
+    char id[33], cfg[256], db[256], tdb[256];
+    cr_assert_eq(tile_kernel_id_file(tile_gemm_source_path(), "gemm_f16_f32", id), TILE_OK);
+    snprintf(tdb, sizeof tdb, "%s/tune.db", dir);
+    snprintf(db, sizeof db, "%s/tune.db", cache);
+    FILE *f = fopen(tdb, "w");
+    fprintf(f, "%s\temu/sm_80\tm=32,n=32,k=32\tBM=64 BN=64 BK=32 num_warps=4 num_stages=4\t1e-3\n", id);
+    fclose(f);
+    cr_assert_eq(symlink(tdb, db), 0);
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "m=32,n=32,k=32", cfg, sizeof cfg), TILE_ERROR_NOT_FOUND,
+                 "tune.db was read through a symlink");
+    off_t before = file_size(tdb);
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "m=32,n=32,k=32", "BM=64", 1), TILE_ERROR_IO);
+    cr_assert_eq(file_size(tdb), before, "tune.db was appended through a symlink");
+}
+
+Test(cache_safety, stats_follows_no_symlink, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], victim[128], p[512];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    write_file(victim, "");
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    snprintf(p, sizeof p, "%s/stats", cache);
+    cr_assert_eq(symlink(victim, p), 0);
+    capture_begin();
+    int hit;
+    tile_status st1 = compile_add(cache, &hit), st2 = compile_add(cache, &hit);
+    char *err = capture_end();
+    cr_assert_eq(st1, TILE_OK);
+    cr_assert_eq(st2, TILE_OK);
+    cr_assert_eq(hit, 1, "entries still work");
+    cr_assert_eq(file_size(victim), 0, "compiles appended to the target of the stats symlink");
+    cr_assert_eq(count(err, "tile: warning:"), 1, "%s", err);
+    free(err);
+}
+
+/* A folder another user owns, or one others can write, holds entries the
+ * compile must not serve (a planted entry looks like any other): it is not
+ * used at all, with one warning, and nothing is written into it. */
+static void refused_folder(const char *cache, const char *needle) {
+    char stats[256];
+    snprintf(stats, sizeof stats, "%s/stats", cache);
+    off_t before = file_size(stats);
+    capture_begin();
+    int hit1 = -1, hit2 = -1;
+    tile_status st1 = compile_add(cache, &hit1), st2 = compile_add(cache, &hit2);
+    char *err = capture_end();
+    cr_assert_eq(st1, TILE_OK);
+    cr_assert_eq(st2, TILE_OK);
+    cr_assert_eq(hit1, 0, "an entry of a refused folder was served");
+    cr_assert_eq(hit2, 0, "an entry of a refused folder was served");
+    cr_assert_eq(file_size(stats), before, "a refused folder was written");
+    cr_assert_eq(count(err, "tile: warning:"), 1, "%s", err);
+    cr_assert(strstr(err, needle), "'%s' lacks '%s'", err, needle);
+    free(err);
+    tile_cache_stats s;
+    cr_assert_neq(tile_cache_get_stats(cache, &s), TILE_OK, "stats of a refused folder");
+    cr_assert_neq(tile_cache_clear(cache, 1), TILE_OK, "clear of a refused folder");
+}
+
+Test(cache_safety, foreign_owned_folder_refused, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK); /* a good entry: as good as a planted one */
+    if (chown(cache, NOBODY, NOBODY) != 0) cr_skip("chown to uid %d is impossible here (%s): run as root", NOBODY, strerror(errno));
+    if (geteuid() == NOBODY) cr_skip("the test runs as uid %d itself", NOBODY);
+    refused_folder(cache, "owned by uid 65534");
+}
+
+Test(cache_safety, writable_folder_refused, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(chmod(cache, 0777), 0);
+    refused_folder(cache, "mode 0777");
+}
+
+Test(cache_safety, group_writable_folder_refused, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(chmod(cache, 0770), 0);
+    refused_folder(cache, "mode 0770");
+}
+
+Test(cache_safety, symlinked_folder_refused, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], link[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(symlink(cache, link), 0);
+    refused_folder(link, "symbolic link");
+}
+
+/* Without TILE_CACHE_DIR, XDG_CACHE_HOME and HOME the folder is this user's
+ * own in TMPDIR (or /tmp), made 0700; pre-created by someone else or with
+ * the wrong mode it is refused and the compile goes on. */
+static int run_cli(const char *env, const char *args, char *out, size_t n) {
+    char cmd[1024], log[128];
+    snprintf(log, sizeof log, "%s/cli.log", dir);
+    snprintf(cmd, sizeof cmd, "env -i %s %s %s > %s 2>&1", env, TILE_CLI, args, log);
+    int rc = system(cmd);
+    char *s = slurp(log);
+    snprintf(out, n, "%s", s);
+    free(s);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+Test(cache_safety, default_folder_without_home, .init = setup, .fini = teardown, .timeout = 60) {
+    char tmp[128], env[256], mine[256], out[8192];
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    cr_assert_eq(mkdir(tmp, 0755), 0);
+    snprintf(env, sizeof env, "TMPDIR=%s", tmp);
+    snprintf(mine, sizeof mine, "%s/tile-cache-%u", tmp, (unsigned)geteuid());
+    cr_assert_eq(run_cli(env, "compile " ADD " -o /dev/null -v", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "cache: miss"), "%s", out);
+    struct stat sb;
+    cr_assert_eq(stat(mine, &sb), 0, "no per-user folder %s: %s", mine, out);
+    cr_assert_eq(sb.st_mode & 07777, 0700, "mode %o", sb.st_mode & 07777);
+    cr_assert_eq(sb.st_uid, geteuid());
+    cr_assert_eq(run_cli(env, "compile " ADD " -o /dev/null -v", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "cache: hit"), "%s", out);
+    cr_assert_eq(count(out, "warning"), 0, "%s", out);
+
+    /* no TMPDIR either: /tmp/tile-cache-UID, never the shared /tmp/tile-cache */
+    cr_assert_eq(run_cli("", "cache stats", out, sizeof out), 0, "%s", out);
+    char want[64];
+    snprintf(want, sizeof want, "cache /tmp/tile-cache-%u\n", (unsigned)geteuid());
+    cr_assert(strstr(out, want), "%s", out);
+
+    /* planted: the per-user folder made by another user with mode 0777 */
+    char planted[128];
+    snprintf(planted, sizeof planted, "%s/tmp2", dir);
+    cr_assert_eq(mkdir(planted, 0755), 0);
+    snprintf(env, sizeof env, "TMPDIR=%s", planted);
+    snprintf(mine, sizeof mine, "%s/tile-cache-%u", planted, (unsigned)geteuid());
+    cr_assert_eq(mkdir(mine, 0777), 0);
+    cr_assert_eq(chmod(mine, 0777), 0);
+    if (chown(mine, NOBODY, NOBODY) != 0) cr_log_warn("chown impossible (%s): checking the mode alone", strerror(errno));
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(run_cli(env, "compile " ADD " -o /dev/null -v", out, sizeof out), 0, "%s", out);
+        cr_assert(strstr(out, "cache: miss"), "%s", out);
+        cr_assert_eq(count(out, "tile: warning:"), 1, "%s", out);
+        cr_assert(strstr(out, "not using the compile cache"), "%s", out);
+    }
+    cr_assert_eq(entries_in(mine), 0, "the planted folder was written");
+}
+
+/* An entry copied over another key's path is a miss (logged under
+ * TILE_DEBUG=cache), then rebuilt. */
+static void collect_paths(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes) {
+    char(*paths)[40] = user;
+    (void)bytes;
+    if (strstr(source, "softmax.tile")) snprintf(paths[0], 40, "%s", key);
+    if (strstr(source, "add.tile") && !strcmp(kernels, "add")) snprintf(paths[1], 40, "%s", key);
+}
+
+Test(cache_safety, entry_of_another_key_is_a_miss, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], keys[2][40] = {"", ""}, from[256], to[256], cmd[1024];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    tile_compile_options o = {.kernel = "softmax"};
+    tile_compiled c;
+    int hit;
+    cr_assert_eq(tile_cache_compile_file(cache, SOFTMAX, &o, &c, &hit), TILE_OK);
+    tile_compiled_free(&c);
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(tile_cache_list(cache, collect_paths, keys), TILE_OK);
+    cr_assert(keys[0][0] && keys[1][0]);
+    snprintf(from, sizeof from, "%s/v1/%.2s/%s", cache, keys[0], keys[0] + 2);
+    snprintf(to, sizeof to, "%s/v1/%.2s/%s", cache, keys[1], keys[1] + 2);
+    snprintf(cmd, sizeof cmd, "cp %s %s", from, to);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK); /* asserts the result is add's */
+    cr_assert_eq(hit, 0, "softmax's entry was served for add");
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(hit, 1, "and add's entry is rebuilt");
+
+    /* the reason, under TILE_DEBUG=cache, with the CLI's own entries */
+    char env[256], out[8192];
+    snprintf(cache, sizeof cache, "%s/cache2", dir);
+    snprintf(env, sizeof env, "TILE_CACHE_DIR=%s", cache);
+    cr_assert_eq(run_cli(env, "compile " SOFTMAX " --kernel softmax -o /dev/null", out, sizeof out), 0, "%s", out);
+    cr_assert_eq(run_cli(env, "compile " ADD " --kernel add -o /dev/null", out, sizeof out), 0, "%s", out);
+    keys[0][0] = keys[1][0] = 0;
+    cr_assert_eq(tile_cache_list(cache, collect_paths, keys), TILE_OK);
+    cr_assert(keys[0][0] && keys[1][0]);
+    snprintf(cmd, sizeof cmd, "cp %s/v1/%.2s/%s %s/v1/%.2s/%s", cache, keys[0], keys[0] + 2, cache, keys[1], keys[1] + 2);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(env, sizeof env, "TILE_CACHE_DIR=%s TILE_DEBUG=cache", cache);
+    cr_assert_eq(run_cli(env, "compile " ADD " --kernel add -o /dev/null -v", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "written for another key"), "%s", out);
+    cr_assert(strstr(out, "cache: miss"), "%s", out);
+}
+
+/* tune.db records outside the kernel's @config space are ignored with a
+ * warning, and tile_gemm stays correct (ACT=1 would apply ReLU). */
+static const char *dev_key(tile_context *ctx, char *buf, size_t n) {
+    tile_device_properties props;
+    cr_assert_eq(tile_context_get_properties(ctx, &props), TILE_OK);
+    snprintf(buf, n, "%s/%s", props.name, props.arch);
+    return buf;
+}
+
+Test(cache_safety, forged_tune_records_ignored, .init = setup, .fini = teardown, .timeout = 120) {
+    char cache[128], db[256], id[33], dev[160], cfg[256];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    snprintf(db, sizeof db, "%s/tune.db", cache);
+    cr_assert_eq(tile_kernel_id_file(tile_gemm_source_path(), "gemm_f16_f32", id), TILE_OK);
+    tile_context_options co = {.device = "emu", .cache_dir = cache, .emu_host_threads = 2};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    dev_key(ctx, dev, sizeof dev);
+    const char *bucket = "m=32,n=32,k=32";
+    const char *good = "BM=64 BN=64 BK=32 num_warps=4 num_stages=4";
+    const char *forged[] = {"BM=64 BN=64 BK=32 num_warps=4 num_stages=4 ACT=1", "BM=96 BN=64 BK=32 num_warps=4 num_stages=4",
+                            "BM=64 BM=128 BN=64", "BM=64;rm BN=64"};
+    FILE *f = fopen(db, "w");
+    for (int i = 0; i < 4; i++) fprintf(f, "%s\t%s\t%s\t%s\t1e-3\n", id, dev, bucket, forged[i]);
+    fclose(f);
+    capture_begin();
+    tile_status st = tile_tune_lookup(cache, id, dev, bucket, cfg, sizeof cfg);
+    char *err = capture_end();
+    cr_assert_eq(st, TILE_ERROR_NOT_FOUND, "a forged record was returned: %s", cfg);
+    cr_assert_eq(count(err, "tile: warning:"), 1, "%s", err);
+    free(err);
+
+    /* a good record, then a forged one: the good one is the answer */
+    f = fopen(db, "a");
+    fprintf(f, "%s\t%s\t%s\t%s\t1e-3\n", id, dev, bucket, good);
+    fprintf(f, "%s\t%s\t%s\t%s\t1e-4\n", id, dev, bucket, forged[0]);
+    fclose(f);
+    cr_assert_eq(tile_tune_lookup(cache, id, dev, bucket, cfg, sizeof cfg), TILE_OK);
+    cr_assert_str_eq(cfg, good);
+
+    /* end to end: C = A B with negative entries, no activation asked */
+    enum { N = 32 };
+    uint16_t ha[N * N], hb[N * N];
+    float ref[N * N], out[N * N];
+    for (int i = 0; i < N * N; i++) {
+        ha[i] = f32_to_f16((i * 7 % 5) - 2.0f);
+        hb[i] = f32_to_f16((i * 3 % 4) - 1.5f);
+    }
+    int negatives = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < N; k++) s += f16_to_d(ha[i * N + k]) * f16_to_d(hb[k * N + j]);
+            ref[i * N + j] = (float)s;
+            negatives += s < 0;
+        }
+    cr_assert_gt(negatives, 0, "the test needs negative outputs");
+    tile_devptr a, b, c;
+    cr_assert_eq(tile_malloc(ctx, sizeof ha, &a), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof hb, &b), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &c), TILE_OK);
+    tile_memcpy_htod(ctx, a, ha, sizeof ha);
+    tile_memcpy_htod(ctx, b, hb, sizeof hb);
+    tile_gemm_args g = {.m = N, .n = N, .k = N, .a = a, .lda = N, .b = b, .ldb = N, .c = c, .ldc = N, .in_dtype = TILE_F16,
+                        .out_dtype = TILE_F32, .alpha = 1};
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK);
+    tile_memcpy_dtoh(ctx, out, c, sizeof out);
+    for (int i = 0; i < N * N; i++) cr_assert_float_eq(out[i], ref[i], 1e-3, "C[%d] = %g, want %g", i, out[i], ref[i]);
+    tile_gemm_info gi;
+    cr_assert_eq(tile_gemm_last_info(ctx, &gi), TILE_OK);
+    cr_assert(gi.tuned && strstr(gi.config, "BM=64") && !strstr(gi.config, "ACT"), "%s", gi.config);
+    tile_context_destroy(ctx);
+}
+
+/* Writes that fail leave the compile successful with one warning. */
+static void compile_warns_once(const char *cache, const char *needle) {
+    capture_begin();
+    int hit1 = -1, hit2 = -1;
+    tile_status st1 = compile_add(cache, &hit1), st2 = compile_add(cache, &hit2);
+    char *err = capture_end();
+    cr_assert_eq(st1, TILE_OK);
+    cr_assert_eq(st2, TILE_OK);
+    cr_assert_eq(hit1 + hit2, 0);
+    cr_assert_eq(count(err, "tile: warning:"), 1, "%s", err);
+    cr_assert(strstr(err, needle), "'%s' lacks '%s'", err, needle);
+    free(err);
+}
+
+Test(cache_safety, folder_that_is_a_file, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], p[256], key[40];
+    add_key(key);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    snprintf(p, sizeof p, "%s/v1", cache);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/v1/%.2s", cache, key);
+    write_file(p, "");
+    compile_warns_once(cache, "Not a directory");
+}
+
+Test(cache_safety, read_only_folder, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128], cmd[2048], out[8192], log[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(log, sizeof log, "%s/ro.log", dir);
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    /* in a mount namespace: the folder bound read-only over itself, then two compiles */
+    snprintf(cmd, sizeof cmd,
+             "unshare -m sh -c 'mount --bind %s %s && mount -o remount,bind,ro %s || exit 99; "
+             "for i in 1 2; do TILE_CACHE_DIR=%s %s compile %s -o /dev/null -v || exit 1; done' > %s 2>&1",
+             cache, cache, cache, cache, TILE_CLI, ADD, log);
+    int rc = system(cmd);
+    char *s = slurp(log);
+    snprintf(out, sizeof out, "%s", s);
+    free(s);
+    if (!WIFEXITED(rc) || WEXITSTATUS(rc) == 99 || (WEXITSTATUS(rc) != 0 && strstr(out, "unshare")))
+        cr_skip("no read-only bind mount here (unshare -m, mount): %s", out);
+    cr_assert_eq(WEXITSTATUS(rc), 0, "%s", out);
+    cr_assert_eq(count(out, "cache: miss"), 2, "%s", out);
+    cr_assert_eq(count(out, "tile: warning:"), 2, "one per process: %s", out);
+    cr_assert_eq(count(out, "Read-only file system"), 2, "%s", out);
+    cr_assert_eq(entries_in(cache), 0);
+}
+
+/* No permission: a forked child as another user whose own folder is 0500. */
+Test(cache_safety, folder_without_write_permission, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(mkdir(cache, 0500), 0);
+    if (geteuid() != 0 || chown(cache, NOBODY, NOBODY) != 0 || chmod(dir, 0755) != 0)
+        cr_skip("needs root to act as another user whose folder is read-only (root ignores modes)");
+    snprintf(cap_path, sizeof cap_path, "%s/stderr", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int fd = open(cap_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd < 0 || fchown(fd, NOBODY, NOBODY) != 0 || dup2(fd, 2) < 0) _exit(10);
+        if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0) _exit(11);
+        tile_compiled c;
+        int hit = -1, bad = 0;
+        const char *src = "kernel k(x: *f32) { store(x + arange(0, 32), 1.0); }\n";
+        for (int i = 0; i < 2; i++) {
+            bad |= tile_cache_compile_source(cache, "k.tile", src, NULL, &c, &hit) != TILE_OK || hit != 0;
+            tile_compiled_free(&c);
+        }
+        _exit(bad);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    char *err = slurp(cap_path);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %x: %s", status, err);
+    cr_assert_eq(count(err, "tile: warning:"), 1, "%s", err);
+    cr_assert(strstr(err, "Permission denied"), "%s", err);
+    free(err);
+}
+
+/* Past the file-size limit (ulimit -f) the write fails with EFBIG instead
+ * of SIGXFSZ killing the process: a forked child with RLIMIT_FSIZE 1 KiB. */
+Test(cache_safety, file_size_limit, .init = setup, .fini = teardown, .timeout = 60) {
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(cap_path, sizeof cap_path, "%s/stderr", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int fd = open(cap_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, 2) < 0) _exit(10);
+        struct rlimit rl = {1024, 1024};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(11);
+        int bad = 0;
+        for (int i = 0; i < 2; i++) {
+            int hit = -1;
+            bad |= compile_add(cache, &hit) != TILE_OK || hit != 0;
+        }
+        _exit(bad);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    char *err = slurp(cap_path);
+    cr_assert(!WIFSIGNALED(status), "the compile was killed by signal %d", WTERMSIG(status));
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exit %d: %s", WEXITSTATUS(status), err);
+    cr_assert_eq(count(err, "tile: warning:"), 1, "%s", err);
+    cr_assert(strstr(err, "file-size limit"), "%s", err);
+    free(err);
+    tile_cache_stats s;
+    cr_assert_eq(tile_cache_get_stats(cache, &s), TILE_OK);
+    cr_assert_eq(s.entries, 0);
+    cr_assert_eq(s.misses, 2, "stats still counted");
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "find %s -name '.tmp-*' | grep -q .", cache);
+    cr_assert_neq(system(cmd), 0, "a temporary file was left behind");
+}
