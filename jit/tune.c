@@ -20,18 +20,16 @@
  *   1. Take the records for (kernel, device, bucket), the last one first.
  *   2. Each must read NAME=VALUE NAME=VALUE ... (names identifiers, values
  *      literals, no name twice).
- *   3. When the id is a shipped kernel's (tile_gemm's and the other calls'
- *      own, found by hashing the kernels folder's files as tile_kernel_id_file
- *      does), every NAME must be a knob of its @config space and every VALUE
- *      one that some @config gives it: ACT=1 or BM=96 is refused.  Other
- *      kernels' records are applied by their callers, who hold the source and
- *      check them with tile_tune_space_file.
+ *   3. A lookup by source and kernel (tile_tune_lookup_file, what tile_gemm
+ *      uses) reads the kernel's @config space: every NAME must be one of its
+ *      knobs and every VALUE one that some @config gives it, so ACT=1 or
+ *      BM=96 is refused.  A lookup by id alone (tile_tune_lookup) has no
+ *      source to read and checks the form only.
  *   4. The first record that passes is the answer; each refused one is
  *      ignored with a warning (once per process). */
 #include "jit/jit.h"
 #include "../lang/lang.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -159,64 +157,9 @@ static void space_from_tuning(const LangTuning *t, tile_tune_space *out) {
     for (int i = 0; i < t->nkeys; i++) out->keys[i] = strdup(t->keys[i]);
 }
 
-/* Is id one of the kernels of the file at path?  Then its space and name. */
-static bool space_in_file(const char *path, const char *id, tile_tune_space *sp, char *kernel, size_t ksize) {
-    size_t n;
-    char *text = read_file(path, &n);
-    if (!text) return false;
-    SrcFile src = {.name = path, .text = text, .len = n};
-    Arena *a = arena_new();
-    Diag d;
-    diag_init(&d);
-    LangDecl *decls;
-    int nd = lang_list_decls(a, &src, &d, &decls), nf = -2;
-    const SrcFile **files = NULL;
-    bool found = false;
-    for (int i = 0; i < nd && !found; i++) {
-        if (decls[i].kind != LANG_DECL_KERNEL) continue;
-        if (nf == -2) nf = jit_source_files(a, &src, NULL, &files);
-        char kid[33];
-        kernel_id(&src, files, nf, decls[i].name, kid);
-        LangTuning t;
-        if (strcmp(kid, id) || !lang_kernel_tuning(a, &src, decls[i].name, &d, &t)) continue;
-        space_from_tuning(&t, sp);
-        snprintf(kernel, ksize, "%s", decls[i].name);
-        found = true;
-    }
-    diag_free(&d);
-    arena_free(a);
-    free(text);
-    return found;
-}
-
-/* Step 3's search: the shipped kernels' folder (the source tree's, else the
- * installed one, as tile_gemm_source_path chooses), its .tile files and
- * those one folder down. */
-static bool shipped_space(const char *id, tile_tune_space *sp, char *kernel, size_t ksize) {
-    const char *root = access(TILE_SOURCE_DIR "/kernels", R_OK) == 0 ? TILE_SOURCE_DIR "/kernels" : TILE_KERNELS_INSTALL_DIR;
-    char dirs[32][1024];
-    int ndirs = 1;
-    snprintf(dirs[0], sizeof dirs[0], "%.1000s", root);
-    for (int di = 0; di < ndirs; di++) {
-        DIR *d = opendir(dirs[di]);
-        for (struct dirent *e; d && (e = readdir(d));) {
-            if (e->d_name[0] == '.') continue;
-            char path[1024];
-            snprintf(path, sizeof path, "%.700s/%.255s", dirs[di], e->d_name);
-            size_t len = strlen(e->d_name);
-            struct stat sb;
-            if (len > 5 && !strcmp(e->d_name + len - 5, ".tile")) {
-                if (space_in_file(path, id, sp, kernel, ksize)) return closedir(d), true;
-            } else if (di == 0 && ndirs < 32 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-                memcpy(dirs[ndirs++], path, sizeof path);
-        }
-        if (d) closedir(d);
-    }
-    return false;
-}
-
-tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
-                             char *config, size_t config_size) {
+/* The lookup; sp (NULL: records are checked for form only) is the kernel's declared space. */
+static tile_status lookup(const char *cache_dir, const char *kernel_id, const tile_tune_space *sp, const char *kernel,
+                          const char *device, const char *key_bucket, char *config, size_t config_size) {
     const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
     if (!kernel_id || !device || !key_bucket || !config || !config_size) return TILE_ERROR_INVALID_VALUE;
     config[0] = 0;
@@ -244,25 +187,45 @@ tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const
         cfgs[ncfg++] = f[3];
     }
     /* 2-4. the last one that passes */
-    tile_tune_space sp = {0};
-    char kernel[128] = "";
-    bool known = ncfg > 0 && shipped_space(kernel_id, &sp, kernel, sizeof kernel), found = false;
+    bool found = false;
     for (int i = ncfg - 1; i >= 0 && !found; i--) {
         Str why = {0};
         if (strlen(cfgs[i]) >= config_size) str_printf(&why, "the configuration is longer than %zu bytes", config_size - 1);
-        else if (config_ok(cfgs[i], known ? &sp : NULL, kernel, &why)) {
+        else if (config_ok(cfgs[i], sp, kernel ? kernel : kernel_id, &why)) {
             snprintf(config, config_size, "%s", cfgs[i]);
             found = true;
         }
         if (!found)
-            jit_cache_warn(JIT_WARN_TUNE, "%s/tune.db: ignoring the record \"%s\" for %s on %s, %s: %s", dir, cfgs[i], known ? kernel : kernel_id,
+            jit_cache_warn(JIT_WARN_TUNE, "%s/tune.db: ignoring the record \"%s\" for %s on %s, %s: %s", dir, cfgs[i], kernel ? kernel : kernel_id,
                            device, key_bucket, why.buf);
         str_free(&why);
     }
-    tile_tune_space_free(&sp);
     free(cfgs);
     free(text);
     return found ? TILE_OK : TILE_ERROR_NOT_FOUND;
+}
+
+tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
+                             char *config, size_t config_size) {
+    return lookup(cache_dir, kernel_id, NULL, NULL, device, key_bucket, config, config_size);
+}
+
+tile_status tile_tune_lookup_file(const char *cache_dir, const char *path, const char *kernel, const char *device,
+                                  const char *key_bucket, char *config, size_t config_size) {
+    if (!path || !kernel || !config || !config_size) return TILE_ERROR_INVALID_VALUE;
+    config[0] = 0;
+    char id[33];
+    tile_status st = tile_kernel_id_file(path, kernel, id);
+    if (st != TILE_OK) return st;
+    tile_tune_space sp;
+    char *err = NULL;
+    if ((st = tile_tune_space_file(path, kernel, &sp, &err)) != TILE_OK) {
+        free(err);
+        return st;
+    }
+    st = lookup(cache_dir, id, &sp, kernel, device, key_bucket, config, config_size);
+    tile_tune_space_free(&sp);
+    return st;
 }
 
 tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune_space *out, char **errmsg) {

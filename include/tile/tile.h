@@ -295,6 +295,11 @@ TILE_API void tile_tune_space_free(tile_tune_space *s);
  * and, for the shipped kernels, records outside the kernel's @config space. */
 TILE_API tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              const char *config, double seconds);
+/* By source and kernel: the record must also lie in the kernel's @config space (a knob it declares, a value
+ * some @config gives it); anything else is ignored with a warning.  tile_gemm looks up this way. */
+TILE_API tile_status tile_tune_lookup_file(const char *cache_dir, const char *path, const char *kernel, const char *device,
+                                           const char *key_bucket, char *config, size_t config_size);
+/* By kernel id alone: records are checked for their form (NAME=VALUE words) only. */
 TILE_API tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              char *config, size_t config_size);
 /* Identity of a kernel for the tuning database: XXH3-128 hex of its file

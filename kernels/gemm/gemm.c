@@ -47,7 +47,6 @@ typedef struct TunedBucket {
 typedef struct GemmState {
     TunedBucket *tb;
     int ntb, captb;
-    char ids[6][33]; /* kernel ids for the tuning database, by type pair; "" until computed */
     tile_gemm_info last;
 } GemmState;
 
@@ -144,7 +143,6 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
     const char *kn = pairs[pair].kernel;
     for (int i = 0; i < g->ntb; i++)
         if (!strcmp(g->tb[i].kernel, kn) && !strcmp(g->tb[i].bucket, bucket)) return g->tb[i].config[0] ? g->tb[i].config : NULL;
-    if (!g->ids[pair][0] && tile_kernel_id_file(tile_gemm_source_path(), kn, g->ids[pair]) != TILE_OK) return NULL;
     if (g->ntb == g->captb) {
         g->captb = g->captb ? g->captb * 2 : 16;
         g->tb = realloc(g->tb, sizeof *g->tb * (size_t)g->captb);
@@ -153,7 +151,9 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
     TunedBucket *t = &g->tb[g->ntb++];
     snprintf(t->kernel, sizeof t->kernel, "%s", kn);
     snprintf(t->bucket, sizeof t->bucket, "%s", bucket);
-    if (tile_tune_lookup(dir, g->ids[pair], rt_device_key(ctx), bucket, t->config, sizeof t->config) != TILE_OK) t->config[0] = 0;
+    /* by source and kernel, so a record outside the kernel's @config space is refused */
+    if (tile_tune_lookup_file(dir, tile_gemm_source_path(), kn, rt_device_key(ctx), bucket, t->config, sizeof t->config) != TILE_OK)
+        t->config[0] = 0;
     if (rt_options()->debug_tune)
         rt_debug("tune", "%s %s on %s: %s", kn, bucket, rt_device_key(ctx), t->config[0] ? t->config : "not tuned, defaults");
     return t->config[0] ? t->config : NULL;
