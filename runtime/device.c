@@ -234,6 +234,8 @@ DevStatus dev_synchronize(TileDevice *dev) {
     return dev->ops->synchronize(dev);
 }
 
+bool dev_pointer_usable(TileDevice *dev, uint64_t p) { return dev && dev->ops->pointer_usable && dev->ops->pointer_usable(dev, p); }
+
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats) {
     if (!dev || !stats) return DEV_ERR_INVALID;
     *stats = dev->last;

@@ -119,6 +119,8 @@ DevStatus dev_event_elapsed_ms(TileDevice *dev, void *start, void *end, float *m
 DevStatus dev_memcpy_htod_async(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream);
 DevStatus dev_memcpy_dtoh_async(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream);
 DevStatus dev_memset_d8_async(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream);
+/* Is p memory of this device's context that dev_malloc did not hand out (cuda: asked of the driver)? */
+bool dev_pointer_usable(TileDevice *dev, uint64_t p);
 /* Statistics of the last launch on dev. */
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats);
 
@@ -150,6 +152,9 @@ typedef struct DevBackendOps {
     DevStatus (*htod_async)(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream);
     DevStatus (*dtoh_async)(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream);
     DevStatus (*memset8_async)(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream);
+    /* Is p device memory usable in this device's context though not allocated through it (the
+     * caller's own allocations)?  NULL: nothing is, beyond dev_malloc's. */
+    bool (*pointer_usable)(TileDevice *dev, uint64_t p);
 } DevBackendOps;
 
 struct TileDevice {

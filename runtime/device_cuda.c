@@ -30,6 +30,7 @@ enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 10
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
+enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1 };
 
 /* CUDA_FN(field, symbol, return, parameters) */
 #define CUDA_FNS(X) \
@@ -63,6 +64,7 @@ enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
     X(EventRecord, "cuEventRecord", (CUevent e, CUstream s)) \
     X(EventSynchronize, "cuEventSynchronize", (CUevent e)) \
     X(EventElapsedTime, "cuEventElapsedTime", (float *ms, CUevent start, CUevent end)) \
+    X(PointerGetAttribute, "cuPointerGetAttribute", (void *data, int attribute, CUdeviceptr p)) \
     X(GetErrorName, "cuGetErrorName", (CUresult r, const char **s)) \
     X(GetErrorString, "cuGetErrorString", (CUresult r, const char **s))
 
@@ -358,6 +360,13 @@ static DevStatus cuda_memset8_async(TileDevice *dev, uint64_t dst, uint8_t value
     return DEV_OK;
 }
 
+/* Memory of this context that another allocator made (the CUDA runtime, PyTorch, the engine's own). */
+static bool cuda_pointer_usable(TileDevice *dev, uint64_t p) {
+    CudaDev *c = dev->impl;
+    CUcontext owner = NULL;
+    return cuda()->PointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)p) == CUDA_SUCCESS && owner == c->ctx;
+}
+
 const DevBackendOps dev_cuda_ops = {
     .name = "cuda",
     .open = cuda_open,
@@ -384,4 +393,5 @@ const DevBackendOps dev_cuda_ops = {
     .htod_async = cuda_htod_async,
     .dtoh_async = cuda_dtoh_async,
     .memset8_async = cuda_memset8_async,
+    .pointer_usable = cuda_pointer_usable,
 };

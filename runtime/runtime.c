@@ -50,6 +50,8 @@ struct tile_kernel {
     uint8_t *param_spec; /* what the compiled code assumes of each value: 0 nothing, 16 divisible by 16
                           * (pointers: 16-byte aligned), 1 equal to 1; checked at every launch */
     bool any_spec;
+    bool *param_ptr;     /* a pointer parameter: its value is checked against the context's memory */
+    bool any_ptr;
     tile_kernel_attributes attrs;
     char *name;
     tile_kernel *next;
@@ -100,6 +102,7 @@ struct tile_context {
     const Target *target; /* what kernels are compiled for */
     bool emu;
     bool assume_files_unchanged; /* memory hits by path skip the stamps */
+    pthread_rwlock_t alloc_lock; /* guards allocs apart from the context lock, so launches check pointers without it */
     Alloc *allocs;
     int nallocs, cap;
     tile_module *modules;
@@ -200,6 +203,7 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
         return TILE_ERROR_OUT_OF_MEMORY;
     }
     pthread_mutex_init(&ctx->lock, NULL);
+    pthread_rwlock_init(&ctx->alloc_lock, NULL);
     pthread_mutex_init(&ctx->errlock, NULL);
     ctx->dev = dev;
     ctx->emu = !strcmp(dev_backend_name(dev), "emu");
@@ -225,6 +229,7 @@ static void module_free(tile_module *m) {
         handle_remove(k);
         free(k->param_size);
         free(k->param_spec);
+        free(k->param_ptr);
         free(k->name);
         free(k);
     }
@@ -265,6 +270,7 @@ void tile_context_destroy(tile_context *ctx) {
     free(ctx->err);
     free(ctx->cache_dir);
     pthread_mutex_destroy(&ctx->lock);
+    pthread_rwlock_destroy(&ctx->alloc_lock);
     pthread_mutex_destroy(&ctx->errlock);
     free(ctx);
 }
@@ -320,10 +326,21 @@ static tile_status check_range_locked(tile_context *ctx, tile_devptr p, uint64_t
 }
 
 tile_status rt_check_range(tile_context *ctx, tile_devptr p, uint64_t bytes, const char *what) {
-    rt_lock(ctx);
+    pthread_rwlock_rdlock(&ctx->alloc_lock);
     tile_status st = check_range_locked(ctx, p, bytes, what);
-    rt_unlock(ctx);
+    pthread_rwlock_unlock(&ctx->alloc_lock);
     return st;
+}
+
+/* A kernel's pointer argument: null (the kernel may not use it), inside an
+ * allocation of this context, or memory of the device's context that another
+ * allocator made (cuda only: the driver is asked). */
+static bool pointer_ok(tile_context *ctx, uint64_t p) {
+    if (!p) return true;
+    pthread_rwlock_rdlock(&ctx->alloc_lock);
+    bool found = find_alloc(ctx, p) >= 0;
+    pthread_rwlock_unlock(&ctx->alloc_lock);
+    return found || dev_pointer_usable(ctx->dev, p);
 }
 
 tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
@@ -332,7 +349,7 @@ tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
     *out = 0;
     if (bytes == 0) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_malloc: size is 0");
     if (bytes > ((size_t)1 << 46)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_malloc: %zu bytes is more than any device has", bytes);
-    rt_lock(ctx);
+    pthread_rwlock_wrlock(&ctx->alloc_lock);
     uint64_t p;
     DevStatus ds = dev_malloc(ctx->dev, bytes, &p);
     tile_status st = TILE_OK;
@@ -351,14 +368,14 @@ tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
         ctx->nallocs++;
         *out = p;
     }
-    rt_unlock(ctx);
+    pthread_rwlock_unlock(&ctx->alloc_lock);
     return st;
 }
 
 tile_status tile_free(tile_context *ctx, tile_devptr p) {
     CHECK_CTX(ctx);
     if (!p) return TILE_OK;
-    rt_lock(ctx);
+    pthread_rwlock_wrlock(&ctx->alloc_lock);
     int i = find_alloc(ctx, p);
     tile_status st = TILE_OK;
     if (i < 0 || ctx->allocs[i].addr != p)
@@ -370,7 +387,7 @@ tile_status tile_free(tile_context *ctx, tile_devptr p) {
         memmove(&ctx->allocs[i], &ctx->allocs[i + 1], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i - 1));
         ctx->nallocs--;
     }
-    rt_unlock(ctx);
+    pthread_rwlock_unlock(&ctx->alloc_lock);
     return st;
 }
 
@@ -702,11 +719,12 @@ void tile_module_unload(tile_module *m) {
 /* Parameter sizes from a signature "*f16:16, i32, f32": pointers 8, scalars their width. */
 /* Parameter sizes, and (spec) what the code assumes of each value: ":16" divisible by 16 or
  * 16-byte aligned, "=1" equal to one. */
-static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec) {
+static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool **ptr) {
     int n = 0;
     uint8_t *v = malloc(strlen(sig) / 2 + 2);
     uint8_t *sp = calloc(strlen(sig) / 2 + 2, 1);
-    if (!v || !sp) unreachable("out of memory");
+    bool *pp = calloc(strlen(sig) / 2 + 2, sizeof *pp);
+    if (!v || !sp || !pp) unreachable("out of memory");
     for (const char *p = sig; *p;) {
         while (*p == ' ' || *p == ',') p++;
         if (!*p) break;
@@ -722,11 +740,13 @@ static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec) {
         }
         if (t[len] == ':' && !strncmp(t + len, ":16", 3)) sp[n] = 16;
         if (t[len] == '=' && !strncmp(t + len, "=1", 2)) sp[n] = 1;
+        pp[n] = *t == '*';
         v[n++] = (uint8_t)bytes;
         p = e;
     }
     *out = v;
     *spec = sp;
+    *ptr = pp;
     return n;
 }
 
@@ -804,8 +824,8 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
         k->block = 32u * (unsigned)ki->num_warps;
         k->smem = (unsigned)ki->smem_bytes;
         k->dyn_smem = ki->smem_dynamic || k->smem > (unsigned)ctx->target->smem_static ? k->smem : 0;
-        k->nparams = signature_sizes(ki->signature, &k->param_size, &k->param_spec);
-        for (int i = 0; i < k->nparams; i++) k->any_spec |= k->param_spec[i] != 0;
+        k->nparams = signature_sizes(ki->signature, &k->param_size, &k->param_spec, &k->param_ptr);
+        for (int i = 0; i < k->nparams; i++) k->any_spec |= k->param_spec[i] != 0, k->any_ptr |= k->param_ptr[i];
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, ki->num_warps, ki->num_stages, k->block, k->smem, ki->signature,
                                             ki->registers};
     } else {
@@ -848,6 +868,12 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
         if (!args) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args is NULL but it takes %d parameters", k->name, k->nparams);
         for (int i = 0; i < k->nparams; i++)
             if (!args[i]) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': args[%d] is NULL", k->name, i);
+        /* a pointer the device would fault on (or, on another context's memory, silently corrupt) */
+        for (int i = 0; k->any_ptr && i < k->nparams; i++)
+            if (k->param_ptr[i] && !pointer_ok(ctx, *(const uint64_t *)args[i]))
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "launch of '%s': argument %d (0x%llx) is a pointer into no allocation of this context", k->name, i,
+                               (unsigned long long)*(const uint64_t *)args[i]);
         /* the code was specialized: a value breaking its assumption would fault or compute garbage */
         for (int i = 0; k->any_spec && i < k->nparams; i++) {
             if (!k->param_spec[i]) continue;

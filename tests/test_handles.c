@@ -130,3 +130,30 @@ Test(handles, stale_after_unload_and_destroy) {
     }
     tile_context_destroy(a);
 }
+
+/* tile_launch checks pointer arguments against the context's allocations (docs/runtime.md) */
+Test(handles, launch_pointer_arguments) {
+    tile_context *ctx = open_emu(), *other = open_emu();
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source(ctx, src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    tile_devptr x, y;
+    cr_assert_eq(tile_malloc(ctx, 1024, &x), TILE_OK);
+    cr_assert_eq(tile_malloc(other, 1024, &y), TILE_OK);
+    tile_devptr p = 0x1234;
+    void *args[] = {&p};
+    EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "launch of 'k': argument 0 (0x1234) is a pointer into no allocation of this context");
+    if (y < x || y >= x + 1024) {
+        p = y; /* another context's memory */
+        EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "is a pointer into no allocation of this context");
+    }
+    p = x + 512; /* inside an allocation: fine */
+    cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_free(ctx, x), TILE_OK);
+    p = x; /* freed */
+    EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "is a pointer into no allocation of this context");
+    tile_module_unload(m);
+    tile_context_destroy(other);
+    tile_context_destroy(ctx);
+}
