@@ -9,7 +9,8 @@
  *      bits), sums p = exp(score - max) and accumulates p V into the output row.
  *      Masks are a key range (ref_attention_keys), so a masked row and a row of
  *      fewer keys are the same computation.  The whole-tensor entry points only
- *      walk the (sequence, head, query) rows with a strided or paged row reader.
+ *      walk the (sequence, head, query) rows with a strided or paged row reader;
+ *      ref_paged_decode_row is one step of that walk, checked on its own.
  *   3. The router is the rule of docs/moe.md written as plainly as possible:
  *      best choice value first, lowest index on ties, groups before experts; it
  *      also notes when a decision was closer than tie_eps between values that
@@ -173,36 +174,54 @@ static const double *paged_row(void *user, int64_t j, int value) {
     return value ? p->v + blk * p->v_block + slot * p->v_slot : p->k + blk * p->k_block + slot * p->k_slot;
 }
 
-bool ref_paged_decode(const ref_paged_args *a) {
-    int64_t S = a->num_seqs, Hq = a->heads_q, Hk = a->heads_kv, D = a->head_dim, T = a->num_tokens, bs = a->block_size;
-    if (S < 0 || Hk < 1 || Hq < 1 || Hq % Hk || D < 1 || T < 1 || bs < 1 || a->num_blocks < 1) return false;
-    if (S > 0 && (!a->q || !a->o || !a->k_cache || !a->v_cache || !a->block_tables || !a->context_lens)) return false;
-    /* every length and every table entry the rows will read */
-    for (int64_t s = 0; s < S; s++) {
-        int64_t ctx = a->context_lens[s], nb = (ctx + bs - 1) / bs;
-        if (ctx < T || nb > a->block_table_stride) return false;
-        for (int64_t i = 0; i < nb; i++)
-            if (a->block_tables[s * a->block_table_stride + i] < 0 || a->block_tables[s * a->block_table_stride + i] >= a->num_blocks)
-                return false;
-    }
-    int64_t qs[3], os[3], ks[3], vs[3];
+/* what every row needs: sizes, pointers */
+static bool paged_shape_ok(const ref_paged_args *a) {
+    int64_t S = a->num_seqs, Hq = a->heads_q, Hk = a->heads_kv;
+    if (S < 0 || Hk < 1 || Hq < 1 || Hq % Hk || a->head_dim < 1 || a->num_tokens < 1 || a->block_size < 1 || a->num_blocks < 1) return false;
+    return S == 0 || (a->q && a->k_cache && a->v_cache && a->block_tables && a->context_lens);
+}
+
+/* what the rows of sequence s read: its length and every table entry of it */
+static bool paged_seq_ok(const ref_paged_args *a, int64_t s) {
+    int64_t ctx = a->context_lens[s], nb = (ctx + a->block_size - 1) / a->block_size;
+    if (ctx < a->num_tokens || nb > a->block_table_stride) return false;
+    for (int64_t i = 0; i < nb; i++)
+        if (a->block_tables[s * a->block_table_stride + i] < 0 || a->block_tables[s * a->block_table_stride + i] >= a->num_blocks) return false;
+    return true;
+}
+
+/* row (s, t, h) into o; the arguments checked */
+static void paged_row_compute(const ref_paged_args *a, int64_t s, int64_t t, int64_t h, double *o) {
+    int64_t Hq = a->heads_q, D = a->head_dim, T = a->num_tokens, bs = a->block_size;
+    int64_t qs[3], ks[3], vs[3];
     strides_or_contiguous(a->q_stride, T, Hq, D, qs);
-    strides_or_contiguous(a->o_stride, T, Hq, D, os);
-    strides_or_contiguous(a->k_stride, bs, Hk, D, ks);
-    strides_or_contiguous(a->v_stride, bs, Hk, D, vs);
+    strides_or_contiguous(a->k_stride, bs, a->heads_kv, D, ks);
+    strides_or_contiguous(a->v_stride, bs, a->heads_kv, D, vs);
     double scale = a->scale != 0 ? a->scale : 1.0 / sqrt((double)D);
     double k_scale = a->k_scale != 0 ? a->k_scale : 1, v_scale = a->v_scale != 0 ? a->v_scale : 1;
-    int64_t group = Hq / Hk;
-    for (int64_t s = 0; s < S; s++)
-        for (int64_t t = 0; t < T; t++)
-            for (int64_t h = 0; h < Hq; h++) {
-                int64_t g = h / group;
-                PagedKV kv = {a->k_cache + g * ks[2], a->v_cache + g * vs[2], a->block_tables + s * a->block_table_stride, bs,
-                              ks[0], ks[1], vs[0], vs[1]};
-                /* token t is at position context - T + t and sees every key up to it */
-                attention_row(D, a->q + s * qs[0] + t * qs[1] + h * qs[2], scale, 0, a->context_lens[s] - T + t + 1, paged_row, &kv, k_scale,
-                              v_scale, a->o + s * os[0] + t * os[1] + h * os[2]);
-            }
+    int64_t g = h / (Hq / a->heads_kv);
+    PagedKV kv = {a->k_cache + g * ks[2], a->v_cache + g * vs[2], a->block_tables + s * a->block_table_stride, bs, ks[0], ks[1], vs[0], vs[1]};
+    /* token t is at position context - T + t and sees every key up to it */
+    attention_row(D, a->q + s * qs[0] + t * qs[1] + h * qs[2], scale, 0, a->context_lens[s] - T + t + 1, paged_row, &kv, k_scale, v_scale, o);
+}
+
+bool ref_paged_decode(const ref_paged_args *a) {
+    if (!paged_shape_ok(a) || (a->num_seqs > 0 && !a->o)) return false;
+    for (int64_t s = 0; s < a->num_seqs; s++)
+        if (!paged_seq_ok(a, s)) return false;
+    int64_t os[3];
+    strides_or_contiguous(a->o_stride, a->num_tokens, a->heads_q, a->head_dim, os);
+    for (int64_t s = 0; s < a->num_seqs; s++)
+        for (int64_t t = 0; t < a->num_tokens; t++)
+            for (int64_t h = 0; h < a->heads_q; h++) paged_row_compute(a, s, t, h, a->o + s * os[0] + t * os[1] + h * os[2]);
+    return true;
+}
+
+bool ref_paged_decode_row(const ref_paged_args *a, int64_t seq, int64_t token, int64_t head, double *o) {
+    if (!paged_shape_ok(a) || !o || seq < 0 || seq >= a->num_seqs || token < 0 || token >= a->num_tokens || head < 0 || head >= a->heads_q ||
+        !paged_seq_ok(a, seq))
+        return false;
+    paged_row_compute(a, seq, token, head, o);
     return true;
 }
 

@@ -11,6 +11,9 @@
  * Problems too large to widen whole (a benchmark's 16k-token prefill, 22 GB of
  * expert weights) are checked a row at a time: ref_attention_row and the MoE
  * functions read their operands through a callback that returns one row.
+ * Checks that sample a few rows of a large output (`tile run`) compute just
+ * those: ref_attention_keys with ref_attention_row, ref_paged_decode_row,
+ * ref_gemm_at, ref_moe_token.
  *
  * Nothing here allocates but the MoE functions (a little scratch, freed); no
  * global state.  The whole-tensor functions check what they can see (sizes that
@@ -103,6 +106,10 @@ typedef struct ref_paged_args {
 } ref_paged_args;
 /* Every row of O; false (nothing written) when sizes, lengths or table entries are out of range. */
 bool ref_paged_decode(const ref_paged_args *a);
+/* One row of O, (seq, token, head), into o[head_dim] (a->o is not read), for checks that
+ * sample rows; the same bits as ref_paged_decode's.  False (nothing written) when the
+ * row is out of range or its sequence's length or table entries are. */
+bool ref_paged_decode_row(const ref_paged_args *a, int64_t seq, int64_t token, int64_t head, double *o);
 
 /* ================================= MoE ================================= */
 

@@ -1,8 +1,8 @@
 /* test_ref.c - ref/ (the float64 references) on its own, no device: the promises of
  * ref/ref.h that the kernel tests do not show (contiguous strides, empty rows, the
- * paged layout against the dense one, the router's tie rules and argument checks,
- * the weight-row callback and given h, the scale layouts) and the f8 decoders of
- * support/hostfloat.h.  Hand-computed values where they are short; otherwise two
+ * paged layout against the dense one and one paged row against the whole call, the
+ * router's tie rules and argument checks, the weight-row callback and given h, the
+ * scale layouts) and the f8 decoders of support/hostfloat.h.  Hand-computed values where they are short; otherwise two
  * entry points that must agree bit for bit. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -109,6 +109,39 @@ Test(ref, paged_matches_dense) {
     cr_expect(!ref_paged_decode(&p), "a table entry past num_blocks");
     table[3] = 2, ctx[0] = T - 1;
     cr_expect(!ref_paged_decode(&p), "a context shorter than num_tokens");
+}
+
+/* one row of paged decode (what `tile run decode` samples) is the whole call's row, bit
+ * for bit, with strided Q and caches; out-of-range rows and bad tables are refused */
+Test(ref, paged_row_matches_whole) {
+    seed_rng();
+    enum { S = 2, CTX = 29, T = 2, HQ = 4, HK = 2, D = 8, BS = 4, NBS = 8, NB = S * NBS, QST = HQ * D + 3 };
+    static double q[S * T * QST], kc[NB * BS * HK * D], vc[NB * BS * HK * D], o[S * T * HQ * D], row[D];
+    int32_t table[S * NBS], ctx[S] = {CTX, 21};
+    for (int i = 0; i < NB; i++) table[i] = (int32_t)((i * 5 + 3) % NB); /* a permutation: 5 and 16 are coprime */
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) q[i] = urand();
+    for (size_t i = 0; i < sizeof kc / sizeof kc[0]; i++) kc[i] = urand(), vc[i] = urand();
+    ref_paged_args p = {.num_seqs = S, .heads_q = HQ, .heads_kv = HK, .head_dim = D, .num_tokens = T, .block_size = BS, .num_blocks = NB,
+                        .q = q, .q_stride = {T * QST, QST, D}, .o = o, .k_cache = kc, .v_cache = vc, .k_scale = 0.25, .v_scale = 2,
+                        .block_tables = table, .block_table_stride = NBS, .context_lens = ctx};
+    cr_assert(ref_paged_decode(&p));
+    for (int s = 0; s < S; s++)
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < HQ; h++) {
+                for (int d = 0; d < D; d++) row[d] = NAN;
+                cr_assert(ref_paged_decode_row(&p, s, t, h, row), "row (%d, %d, %d)", s, t, h);
+                for (int d = 0; d < D; d++) {
+                    double w = o[((s * T + t) * HQ + h) * D + d];
+                    cr_expect(row[d] == w, "O[%d, %d, %d, %d] = %.17g by row, %.17g whole", s, t, h, d, row[d], w);
+                }
+            }
+    cr_expect(!ref_paged_decode_row(&p, S, 0, 0, row), "a sequence past num_seqs");
+    cr_expect(!ref_paged_decode_row(&p, 0, T, 0, row), "a token past num_tokens");
+    cr_expect(!ref_paged_decode_row(&p, 0, 0, -1, row), "a negative head");
+    cr_expect(!ref_paged_decode_row(&p, 0, 0, 0, NULL), "no output row");
+    table[NBS + 2] = NB; /* sequence 1's third block: it holds tokens 8..11 of 21 */
+    cr_expect(!ref_paged_decode_row(&p, 1, 0, 0, row), "a table entry past num_blocks");
+    cr_expect(ref_paged_decode_row(&p, 0, 0, 0, row), "sequence 0 does not read sequence 1's table");
 }
 
 Test(ref, router_rules) {

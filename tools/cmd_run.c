@@ -6,7 +6,7 @@
  *   2. draws random inputs in the device's format, keeping their exact values;
  *   3. opens a context, copies the inputs and makes the first call, timed
  *      with the compile or cache load included;
- *   4. checks the output against the float64 reference (run_check.c);
+ *   4. checks the output against the float64 reference of ref/ (run_check.c);
  *   5. times --reps further calls and prints one summary.
  * Exit status 3 when a call fails or the check does not match.
  * `tile run gemm` is here; attention and decode in cmd_run_attention.c, moe

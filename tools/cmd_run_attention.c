@@ -6,13 +6,14 @@
  * KV cache are handed out in a shuffled order (so a wrong block table read
  * shows); f8e4m3 caches hold codes of magnitude <= 2 times k_scale and
  * v_scale; tile_attention_decode_paged with its workspace.
- * Both then check up to 256 output rows against float64 (run_check.c) and
+ * Both then check up to 256 output rows against ref/'s float64 (run_check.c) and
  * time --reps further calls.  The options are one table with a flag saying
  * which of the two commands takes each. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 #include "tools/run_check.h"
 #include "tools/timer.h"
+#include "support/hostfloat.h"
 
 #include <limits.h>
 #include <math.h>
@@ -255,7 +256,7 @@ int cmd_run_decode(int argc, char **argv) {
             while ((c & 0x7f) > 0x40);
             do d = check_rng_byte(&rng);
             while ((d & 0x7f) > 0x40);
-            hk[i] = c, hv[i] = d, vk[i] = check_e4m3_value(c) * k_scale, vv[i] = check_e4m3_value(d) * v_scale;
+            hk[i] = c, hv[i] = d, vk[i] = f8e4m3_to_d(c), vv[i] = f8e4m3_to_d(d);
         } else vk[i] = check_fill(kv, hk, i, check_urand(&rng)), vv[i] = check_fill(kv, hv, i, check_urand(&rng));
     }
     if ((rc = cli_context_open("run decode", p.device, &ctx))) goto done;
@@ -288,8 +289,9 @@ int cmd_run_decode(int argc, char **argv) {
         goto done;
     }
     tile_memcpy_dtoh(ctx, ho, dout, nq * 2);
-    CheckDecode cd = {.seqs = S, .tokens = T, .heads = H, .heads_kv = Hk, .head_dim = D, .context = ctxlen, .block_size = bs,
-                      .table_stride = nb, .dtype = p.dt, .q = vq, .k = vk, .v = vv, .table = table};
+    CheckDecode cd = {.seqs = S, .tokens = T, .heads = H, .heads_kv = Hk, .head_dim = D, .block_size = bs, .num_blocks = num_blocks,
+                      .table_stride = nb, .dtype = p.dt, .q = vq, .k = vk, .v = vv, .k_scale = kv == TILE_F8E4M3 ? k_scale : 1,
+                      .v_scale = kv == TILE_F8E4M3 ? v_scale : 1, .table = table, .lens = lens};
     int64_t checked;
     double worst = check_decode(&cd, ho, &checked);
     double *ts = calloc((size_t)p.reps, sizeof(double));

@@ -7,7 +7,7 @@
  *      top-k, renormalized; one caller workspace;
  *   3. the routing written back must be a top-k of the logits, and up to
  *      --check-tokens tokens of the output match a float64 forward from the
- *      dequantized weights (run_check.c);
+ *      dequantized weights (ref/, through run_check.c);
  *   4. --reps further calls timed. */
 #include "tools/cli.h"
 #include "tools/cmd.h"

@@ -1,11 +1,13 @@
-/* run_check.h - random inputs and float64 references for `tile run` and `tile tune gemm`.
+/* run_check.h - random inputs and the checks of `tile run` and `tile tune gemm`.
  *
  * Everything the CLI needs to check a result lives here, apart from the
  * commands (which allocate, launch, copy back and print): the random
- * inputs in the device's format together with their exact values, and
- * float64 references for GEMM, attention (prefill and paged decode) and the
- * MoE layer, each returning its worst error.  It is meant to be replaced by
- * the shared reference library ref/, so it depends on nothing of the CLI.
+ * inputs in the device's format together with their exact values, and the
+ * comparison of an output with the float64 references of ref/ (GEMM,
+ * attention prefill and paged decode, the MoE router and layer) under the
+ * CLI's tolerances, each returning its worst error.  No reference math is
+ * written here: this file only widens the device's outputs, hands ref/ the
+ * exact inputs and compares.
  *
  * The generator is a xorshift64 with a fixed seed: a command draws its
  * inputs in a fixed order, so two runs see the same data. */
@@ -31,8 +33,6 @@ int check_dtype_size(tile_dtype t);
 /* Store v in buf[i] in type t and return the value stored (i8 and i32 hold floor(v * 100)). */
 double check_fill(tile_dtype t, void *buf, size_t i, double v);
 double check_get(tile_dtype t, const void *buf, size_t i);
-/* The value of an f8e4m3 code (E4M3FN; NaN codes are not drawn). */
-double check_e4m3_value(uint8_t c);
 
 /* ---- GEMM: C = op(A) op(B) ---- */
 typedef struct CheckGemm {
@@ -62,12 +62,13 @@ double check_attention(const CheckAttention *a, const void *o, int64_t *checked)
 
 typedef struct CheckDecode {
     int64_t seqs, tokens, heads, heads_kv, head_dim;
-    int64_t context;          /* every sequence's length; the new tokens are its last `tokens` */
-    int64_t block_size, table_stride;
+    int64_t block_size, num_blocks, table_stride;
     tile_dtype dtype;
     const double *q;          /* [seqs, tokens, heads, d] */
-    const double *k, *v;      /* the paged cache: [block, slot, heads_kv, d], scales applied */
+    const double *k, *v;      /* the paged cache: [block, slot, heads_kv, d]; an f8 cache's code values */
+    double k_scale, v_scale;  /* a key is k * k_scale, a value v * v_scale (1 without f8) */
     const int32_t *table;     /* [seqs, table_stride] block numbers */
+    const int32_t *lens;      /* [seqs] context lengths; the new tokens are each sequence's last `tokens` */
 } CheckDecode;
 
 /* Max |error| over up to 256 rows of `o` (layout of q, type dtype). */
@@ -78,9 +79,9 @@ double check_decode(const CheckDecode *a, const void *o, int64_t *checked);
  * scales): 16-bit values, or random f8e4m3 codes times random scales. */
 typedef struct CheckMoeWeights {
     void *w;
-    float *s;
+    float *s;     /* laid out as ref_moe_scale_index says */
     size_t n, ns; /* elements, scales */
-    int64_t R, C, seg, rbs, cb;
+    int64_t R, C, seg;
     tile_dtype t;
     tile_moe_scales sc;
 } CheckMoeWeights;
@@ -101,9 +102,9 @@ typedef struct CheckMoe {
 } CheckMoe;
 
 /* Softmax routing renormalized over the top-k, SiLU(gate) * up, down: the
- * routing `ids` [tokens, topk] must be a top-k of the logits (else
- * *routing_ok = 0 and INFINITY); returns the max over `out` [tokens, hidden]
- * of |error| / tolerance (> 1 fails). */
+ * routing `ids` [tokens, topk] must be a top-k of the logits, in any order,
+ * an exact tie going either way (else *routing_ok = 0 and INFINITY); returns
+ * the max over `out` [tokens, hidden] of |error| / tolerance (> 1 fails). */
 double check_moe(const CheckMoe *m, const int32_t *ids, const float *out, int *routing_ok, int64_t *checked);
 
 #endif
