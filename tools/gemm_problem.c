@@ -63,7 +63,7 @@ int gemm_data_setup(tile_context *ctx, const GemmProblem *p, CheckRng *rng, Gemm
     memset(d, 0, sizeof *d);
     int64_t m = p->m, n = p->n, k = p->k;
     int64_t lda = p->ta ? m : k, ldb = p->tb ? k : n;
-    size_t an = (size_t)(m * k), bn = (size_t)(k * n), is = (size_t)check_dtype_size(p->in), os = (size_t)check_dtype_size(p->out);
+    size_t an = (size_t)(m * k), bn = (size_t)(k * n), is = tile_dtype_size(p->in), os = tile_dtype_size(p->out);
     d->cn = (size_t)(m * n);
     void *ha = malloc(an * is), *hb = malloc(bn * is);
     d->hc = calloc(d->cn, os);
@@ -90,7 +90,7 @@ int gemm_data_setup(tile_context *ctx, const GemmProblem *p, CheckRng *rng, Gemm
 }
 
 double gemm_data_check(tile_context *ctx, const GemmProblem *p, GemmData *d) {
-    if (tile_memcpy_dtoh(ctx, d->hc, d->g.c, d->cn * (size_t)check_dtype_size(p->out)) != TILE_OK) return INFINITY;
+    if (tile_memcpy_dtoh(ctx, d->hc, d->g.c, d->cn * tile_dtype_size(p->out)) != TILE_OK) return INFINITY;
     CheckGemm cg = {.m = p->m, .n = p->n, .k = p->k, .trans_a = p->ta, .trans_b = p->tb, .in = p->in, .out = p->out, .a = d->va, .b = d->vb};
     return check_gemm(&cg, d->hc);
 }

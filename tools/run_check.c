@@ -31,7 +31,6 @@ uint8_t check_rng_byte(CheckRng *r) {
     return (uint8_t)(r->s >> 24);
 }
 
-int check_dtype_size(tile_dtype t) { return t == TILE_I8 ? 1 : t == TILE_F16 || t == TILE_BF16 ? 2 : 4; }
 
 double check_fill(tile_dtype t, void *buf, size_t i, double v) {
     switch (t) {
@@ -39,7 +38,8 @@ double check_fill(tile_dtype t, void *buf, size_t i, double v) {
     case TILE_BF16: return bf16_to_d(((uint16_t *)buf)[i] = f32_to_bf16((float)v));
     case TILE_I8: return ((int8_t *)buf)[i] = (int8_t)floor(v * 100);
     case TILE_I32: return ((int32_t *)buf)[i] = (int32_t)floor(v * 100);
-    default: return ((float *)buf)[i] = (float)v;
+    case TILE_F32: return ((float *)buf)[i] = (float)v;
+    default: return NAN; /* a type no `tile run` command fills: the check fails */
     }
 }
 
@@ -48,7 +48,8 @@ double check_get(tile_dtype t, const void *buf, size_t i) {
     case TILE_F16: return f16_to_d(((const uint16_t *)buf)[i]);
     case TILE_BF16: return bf16_to_d(((const uint16_t *)buf)[i]);
     case TILE_I32: return ((const int32_t *)buf)[i];
-    default: return ((const float *)buf)[i];
+    case TILE_F32: return ((const float *)buf)[i];
+    default: return NAN; /* a type no `tile run` command reads: the check fails */
     }
 }
 

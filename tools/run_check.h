@@ -29,7 +29,6 @@ double check_urand(CheckRng *r);     /* uniform in [-1, 1) */
 uint8_t check_rng_byte(CheckRng *r); /* the next draw's bits 24..31: a random f8 code */
 
 /* Bytes of one element as the CLI stores it (f8 and i32 inputs: see check_fill). */
-int check_dtype_size(tile_dtype t);
 /* Store v in buf[i] in type t and return the value stored (i8 and i32 hold floor(v * 100)). */
 double check_fill(tile_dtype t, void *buf, size_t i, double v);
 double check_get(tile_dtype t, const void *buf, size_t i);
