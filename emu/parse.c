@@ -141,7 +141,7 @@ typedef struct Parser {
         if ((n) >= (cap)) {                                                  \
             size_t nc_ = (cap) ? (size_t)(cap) * 2 : 16;                     \
             void *np_ = realloc((arr), nc_ * sizeof(*(arr)));                \
-            if (!np_) unreachable("out of memory");                          \
+            if (!np_) out_of_memory();                          \
             (arr) = np_;                                                     \
             (cap) = (uint32_t)nc_;                                           \
         }                                                                    \
@@ -512,7 +512,7 @@ static bool parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size,
     if (!parse_decl(ps, &d)) return false;
     uint32_t cap = *n;
     EmuParam *np = realloc(*arr, (cap + 1) * sizeof **arr);
-    if (!np) unreachable("out of memory");
+    if (!np) out_of_memory();
     *arr = np;
     EmuParam *p = &np[(*n)++];
     p->name = arena_strndup(ps->a, d.name, d.nlen);
@@ -1115,7 +1115,7 @@ static bool parse_function(Parser *ps, bool entry) {
         f->vec = ps->vec;
         f->nslots = ps->nslots;
         f->slot_init = calloc(f->nslots, sizeof(uint64_t));
-        if (!f->slot_init) unreachable("out of memory");
+        if (!f->slot_init) out_of_memory();
         f->slot_init[EMU_SLOT_TRUE] = 1;
         /* constant slots: values now, symbol addresses at module finalisation (consts kept in code->... ) */
         for (uint32_t i = 0; i < ps->nconsts; i++) f->slot_init[ps->consts[i].slot] = ps->consts[i].value;
@@ -1174,7 +1174,7 @@ static bool finalize(Parser *ps, EmuMem *mem) {
 EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     *err = NULL;
     EmuModule *m = calloc(1, sizeof *m);
-    if (!m) unreachable("out of memory");
+    if (!m) out_of_memory();
     m->arena = arena_new();
     m->mem = mem;
     size_t len = strlen(ptx);

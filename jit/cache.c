@@ -275,7 +275,7 @@ static char *get_blob(Reader *r, size_t *len) {
         return NULL;
     }
     char *s = malloc(n + 1);
-    if (!s) unreachable("out of memory");
+    if (!s) out_of_memory();
     memcpy(s, r->p, n);
     s[n] = 0;
     r->p += n;
@@ -316,7 +316,7 @@ static bool deserialize(Reader *r, tile_compiled *c, char **srcname, const char 
     int smem_static = (t ? t : target_default())->smem_static;
     if (!r->bad && nk <= 4096) {
         c->kernels = calloc(nk ? nk : 1, sizeof *c->kernels);
-        if (!c->kernels) unreachable("out of memory");
+        if (!c->kernels) out_of_memory();
         for (uint32_t i = 0; i < nk && !r->bad; i++) {
             tile_kernel_info *ki = &c->kernels[c->nkernels++];
             ki->name = get_blob(r, NULL);

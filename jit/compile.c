@@ -34,7 +34,7 @@ extern char **environ;
 
 static char *dupstr(const char *s) {
     char *p = strdup(s ? s : "");
-    if (!p) unreachable("out of memory");
+    if (!p) out_of_memory();
     return p;
 }
 
@@ -142,7 +142,7 @@ static void parse_ptxas_log(tile_compiled *out) {
 static void record_kernels(Module *m, tile_compiled *out) {
     out->nkernels = m->nfuncs;
     out->kernels = calloc((size_t)(m->nfuncs ? m->nfuncs : 1), sizeof *out->kernels);
-    if (!out->kernels) unreachable("out of memory");
+    if (!out->kernels) out_of_memory();
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
         tile_kernel_info *ki = &out->kernels[k];
@@ -222,19 +222,12 @@ int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *o
     return nerr ? -1 : n;
 }
 
-static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
-    tile_compile_options dflt = {0};
-    const tile_compile_options *o = opt ? opt : &dflt;
-    const Target *tgt = target_find(o->arch);
-    if (!tgt) {
-        Str s = {0};
-        char names[128];
-        str_printf(&s, "error: unknown arch '%s' (expected %s)\n", o->arch, target_names(names, sizeof names));
-        out->diagnostics = str_take(&s);
-        return TILE_ERROR_INVALID_VALUE;
-    }
+/* Steps 1-6 for one target; a is the compilation's arena (the caller frees
+ * it), oom the recovery point around the front end and the passes, popped
+ * before LLVM. */
+static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const SrcFile *src, const tile_compile_options *o,
+                              tile_compiled *out) {
     const char *arch = tgt->name;
-    Arena *a = arena_new();
     Diag d;
     diag_init(&d);
     tile_status st = TILE_ERROR_COMPILE;
@@ -294,6 +287,7 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
         goto done;
     }
     if (!tir_run_pipeline(m, &po, &d)) goto done;
+    oom_pop(oom); /* LLVM lowering runs on worker threads too: no jumping out of it */
     double t2 = now_seconds();
     Str tir = {0};
     tir_print_module(&tir, m);
@@ -343,6 +337,7 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
         if (o->want_cubin && !out->ptxas_missing) str_printf(&timing, "%-16s %9.3f ms\n", "ptxas", tpx * 1e3);
     }
 done:;
+    oom_pop(oom);
     Str ds = {0};
     diag_render(&d, &ds);
     out->diagnostics = str_take(&ds);
@@ -350,9 +345,42 @@ done:;
     out->dump = dump.buf ? str_take(&dump) : NULL;
     llvm_result_free(&lr);
     diag_free(&d);
+    return st;
+}
+
+/* Nothing here is modified between setjmp and a longjmp back to it, so every
+ * value is intact afterwards (C17 7.13.2.1); GCC cannot see that. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wclobbered"
+static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
+    tile_compile_options dflt = {0};
+    const tile_compile_options *o = opt ? opt : &dflt;
+    const Target *tgt = target_find(o->arch);
+    if (!tgt) {
+        Str s = {0};
+        char names[128];
+        str_printf(&s, "error: unknown arch '%s' (expected %s)\n", o->arch, target_names(names, sizeof names));
+        out->diagnostics = str_take(&s);
+        return TILE_ERROR_INVALID_VALUE;
+    }
+    Arena *a = arena_new();
+    /* Memory running out in the front end or the Tile IR passes (the parts whose
+     * size the source decides) is a status; in LLVM, as in any C++ library, it aborts. */
+    OomScope oom;
+    if (setjmp(oom.env)) {
+        oom_pop(&oom);
+        arena_free(a);
+        free(out->diagnostics);
+        out->diagnostics = strdup("error: out of memory compiling the kernel\n");
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    oom_push(&oom);
+    tile_status st = compile_in(a, &oom, tgt, src, o, out);
+    oom_pop(&oom);
     arena_free(a);
     return st;
 }
+#pragma GCC diagnostic pop
 
 tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out) {
     if (!out) return TILE_ERROR_INVALID_VALUE;

@@ -183,7 +183,7 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
             if (p) *p++ = 0;
         }
         if (nf < 4 || strcmp(f[0], kernel_id) || strcmp(f[1], device) || strcmp(f[2], key_bucket)) continue;
-        if (!(ncfg & (ncfg - 1)) && !(cfgs = realloc(cfgs, sizeof *cfgs * (size_t)(ncfg ? 2 * ncfg : 1)))) unreachable("out of memory");
+        if (!(ncfg & (ncfg - 1)) && !(cfgs = realloc(cfgs, sizeof *cfgs * (size_t)(ncfg ? 2 * ncfg : 1)))) out_of_memory();
         cfgs[ncfg++] = f[3];
     }
     /* 2-4. the last one that passes */

@@ -172,7 +172,7 @@ static void add_rows(Ctx *c, Inst *i) {
     if (c->nrows == c->caprows) {
         c->caprows = c->caprows ? 2 * c->caprows : 8;
         c->rows = realloc(c->rows, sizeof *c->rows * (size_t)c->caprows);
-        if (!c->rows) unreachable("out of memory");
+        if (!c->rows) out_of_memory();
     }
     c->rows[c->nrows++] = i;
 }
@@ -246,7 +246,7 @@ static const Layout *mem_layout(Ctx *c, Inst *i) {
         c->capmem = c->capmem ? 2 * c->capmem : 16;
         c->mem_inst = realloc(c->mem_inst, sizeof *c->mem_inst * (size_t)c->capmem);
         c->mem_layout = realloc(c->mem_layout, sizeof *c->mem_layout * (size_t)c->capmem);
-        if (!c->mem_inst || !c->mem_layout) unreachable("out of memory");
+        if (!c->mem_inst || !c->mem_layout) out_of_memory();
     }
     c->mem_inst[c->nmem] = i;
     c->mem_layout[c->nmem++] = l;
@@ -592,7 +592,7 @@ static void run_func(Module *m, Func *f) {
     c.ai = axisinfo_compute(f);
     c.nv = f->nvalues;
     c.want = calloc(c.nv, sizeof *c.want);
-    if (!c.want) unreachable("out of memory");
+    if (!c.want) out_of_memory();
     tir_walk(f->body, find_chains, &c);
     tir_walk(f->body, anchor_dots, &c);
     backward_block(&c, f->body);

@@ -282,7 +282,7 @@ static void walk(Ctx *c, Block *b) {
 AxisInfo *axisinfo_compute(Func *f) {
     Ctx c = {.f = f};
     c.info = calloc(f->nvalues, sizeof(AxisInfo));
-    if (!c.info) unreachable("out of memory");
+    if (!c.info) out_of_memory();
     for (uint32_t v = 0; v < f->nvalues; v++) c.info[v] = unknown(f->values[v].type);
     for (int k = 0; k < f->nargs; k++) {
         FuncArg *a = &f->args[k];

@@ -582,7 +582,7 @@ static bool canon_walk(Func *f) {
     c.ent_hash = calloc(c.cap_ent, sizeof *c.ent_hash);
     c.ent_next = calloc(c.cap_ent, sizeof *c.ent_next);
     c.buckets = calloc(c.nbuckets, sizeof *c.buckets);
-    if (!c.repl || !c.ent || !c.ent_hash || !c.ent_next || !c.buckets) unreachable("out of memory");
+    if (!c.repl || !c.ent || !c.ent_hash || !c.ent_next || !c.buckets) out_of_memory();
     canon_block(&c, f->body);
     free(c.repl);
     free(c.ent);
@@ -715,7 +715,7 @@ static bool drop_carried(Inst *loop, void *ud) {
 static bool dce_func(Func *f) {
     bool any = false, changed;
     uint8_t *mark = calloc(f->nvalues, 1);
-    if (!mark) unreachable("out of memory");
+    if (!mark) out_of_memory();
     do {
         int *uses = tir_use_counts(f);
         changed = dce_block(f->body, uses);

@@ -78,7 +78,7 @@ static int mma_regs(const Layout *b, const int32_t *rs, int32_t (**raw_out)[TIR_
     if (b->kind == LAYOUT_MMA) {
         int rm = at_least_1(rs[0] / (16 * wm)), rn = at_least_1(rs[1] / (8 * wn));
         raw = calloc((size_t)(rm * rn * 4), sizeof *raw);
-        if (!raw) unreachable("out of memory");
+        if (!raw) out_of_memory();
         for (int im = 0; im < rm; im++)
             for (int in = 0; in < rn; in++)
                 for (int h = 0; h < 2; h++)
@@ -89,7 +89,7 @@ static int mma_regs(const Layout *b, const int32_t *rs, int32_t (**raw_out)[TIR_
     } else if (b->kind == LAYOUT_DOT_A) {
         int rm = at_least_1(rs[0] / (16 * wm)), nk = at_least_1(rs[1] / b->kw), per = 4 * b->vpr;
         raw = calloc((size_t)(rm * nk * per), sizeof *raw);
-        if (!raw) unreachable("out of memory");
+        if (!raw) out_of_memory();
         for (int im = 0; im < rm; im++)
             for (int kk = 0; kk < nk; kk++)
                 for (int j = 0; j < per; j++, n++) {
@@ -100,7 +100,7 @@ static int mma_regs(const Layout *b, const int32_t *rs, int32_t (**raw_out)[TIR_
     } else {
         int nk = at_least_1(rs[0] / b->kw), rn = at_least_1(rs[1] / (8 * wn)), per = 2 * b->vpr;
         raw = calloc((size_t)(rn * nk * per), sizeof *raw);
-        if (!raw) unreachable("out of memory");
+        if (!raw) out_of_memory();
         for (int in = 0; in < rn; in++)
             for (int kk = 0; kk < nk; kk++)
                 for (int j = 0; j < per; j++, n++) {
@@ -125,7 +125,7 @@ static int blocked_regs(const Layout *b, const int32_t *rs, int32_t (**raw_out)[
         n *= li_count[d];
     }
     int32_t(*raw)[TIR_MAX_RANK] = calloc((size_t)n, sizeof *raw);
-    if (!raw) unreachable("out of memory");
+    if (!raw) out_of_memory();
     for (int r = 0; r < n; r++) {
         int rem = r;
         for (int i = 0; i < b->rank; i++) {
@@ -173,7 +173,7 @@ LayoutRegs layout_regs_of(const Layout *l, int rank, const int32_t *shape) {
     out.rank = rank;
     out.stat = calloc((size_t)nb, sizeof *out.stat);
     out.raw = calloc((size_t)nb, sizeof *out.raw);
-    if (!out.stat || !out.raw) unreachable("out of memory");
+    if (!out.stat || !out.raw) out_of_memory();
     for (int r = 0; r < nb; r++) {
         bool first = true;
         for (int d = 0; d < b->rank; d++)

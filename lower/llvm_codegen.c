@@ -176,7 +176,7 @@ static bool emit_func(LL *l, Func *f) {
     l->f = f;
     l->vals = calloc(f->nvalues, sizeof *l->vals);
     l->nvals = calloc(f->nvalues, sizeof *l->nvals);
-    if (!l->vals || !l->nvals) unreachable("out of memory");
+    if (!l->vals || !l->nvals) out_of_memory();
     LLVMTypeRef *pt = calloc((size_t)f->nargs + 1, sizeof *pt);
     for (int k = 0; k < f->nargs; k++) pt[k] = ll_type(l, tir_vtype(f, f->args[k].value)->dt);
     LLVMTypeRef fty = LLVMFunctionType(l->t_void, pt, (unsigned)f->nargs, 0);
@@ -339,7 +339,7 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
     {
         size_t n = LLVMGetBufferSize(buf);
         out->ptx = malloc(n + 1);
-        if (!out->ptx) unreachable("out of memory");
+        if (!out->ptx) out_of_memory();
         memcpy(out->ptx, LLVMGetBufferStart(buf), n);
         out->ptx[n] = 0;
     }
@@ -415,7 +415,7 @@ bool llvm_lower_module(Module *m, const LlvmOptions *o, LlvmResult *out, Diag *d
     Job *jobs = calloc((size_t)threads, sizeof *jobs);
     Func **order = calloc((size_t)m->nfuncs, sizeof *order);
     pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    if (!jobs || !order || !tids) unreachable("out of memory");
+    if (!jobs || !order || !tids) out_of_memory();
     int at = 0;
     for (int t = 0; t < threads; t++) {
         jobs[t].m = m;

@@ -73,7 +73,7 @@ const LayoutRegs *ll_regs_of(LL *l, const Type *t) {
     if (l->nrc == l->caprc) {
         l->caprc = l->caprc ? l->caprc * 2 : 32;
         l->rc = realloc(l->rc, sizeof(RegsCache) * (size_t)l->caprc);
-        if (!l->rc) unreachable("out of memory");
+        if (!l->rc) out_of_memory();
     }
     l->rc[l->nrc].type = t;
     l->rc[l->nrc].regs = layout_regs(t);
@@ -92,7 +92,7 @@ LLVMValueRef ll_thread_term(LL *l, const Layout *lay, int dim) {
     if (l->nterms == l->capterms) {
         l->capterms = l->capterms ? 2 * l->capterms : 16;
         l->terms = realloc(l->terms, sizeof *l->terms * (size_t)l->capterms);
-        if (!l->terms) unreachable("out of memory");
+        if (!l->terms) out_of_memory();
     }
     l->terms[l->nterms].lay = lay;
     l->terms[l->nterms].dim = dim;
@@ -156,7 +156,7 @@ LLVMValueRef *ll_get(LL *l, ValueId v, int *n) {
 
 LLVMValueRef *ll_new(LL *l, ValueId v, int n) {
     l->vals[v] = calloc((size_t)(n ? n : 1), sizeof(LLVMValueRef));
-    if (!l->vals[v]) unreachable("out of memory");
+    if (!l->vals[v]) out_of_memory();
     l->nvals[v] = n;
     return l->vals[v];
 }

@@ -68,7 +68,7 @@ bool ll_emit_dot_mma(LL *l, Inst *i) {
     for (int r = 0; r < nc; r++) res[r] = C[r];
     /* pack every A and B fragment once */
     LLVMValueRef *pa = calloc((size_t)(rm * nk * 4), sizeof *pa), *pb = calloc((size_t)(rn * nk * 2), sizeof *pb);
-    if (!pa || !pb) unreachable("out of memory");
+    if (!pa || !pb) out_of_memory();
     for (int g = 0; g < rm * nk * 4; g++) pa[g] = pack32(l, &A[g * vpr], vpr, at->dt);
     for (int g = 0; g < rn * nk * 2; g++) pb[g] = pack32(l, &B[g * vpr], vpr, bt->dt);
     for (int kk = 0; kk < nk; kk++)
@@ -300,7 +300,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     for (int s = 0; s < 2; s++) {
         fa[s] = calloc((size_t)rm * 4, sizeof *fa[s]);
         fb[s] = calloc((size_t)rn * 2, sizeof *fb[s]);
-        if (!fa[s] || !fb[s]) unreachable("out of memory");
+        if (!fa[s] || !fb[s]) out_of_memory();
     }
     LOAD_FRAGS(0, fa[0], fb[0]);
     for (int kk = 0; kk < nk; kk++) {

@@ -505,7 +505,7 @@ static bool emit_reduce(LL *l, Inst *i) {
     const LayoutRegs *lr = ll_regs_of(l, ot);
     int *grp = calloc((size_t)lr->n * 2 + 1, sizeof(int)), *rep = grp + lr->n;
     Acc *acc = calloc((size_t)lr->n + 1, sizeof(Acc));
-    if (!grp || !acc) unreachable("out of memory");
+    if (!grp || !acc) out_of_memory();
     int ng = group_regs(lr, ot, ax, grp, rep);
 
     /* 1. in-thread */
@@ -586,16 +586,16 @@ static bool emit_scan(LL *l, Inst *i) {
     const LayoutRegs *lr = ll_regs_of(l, t);
     int *grp = calloc((size_t)lr->n * 2 + 1, sizeof(int)), *rep = grp + lr->n;
     LLVMValueRef *out = calloc((size_t)lr->n + 1, sizeof *out);
-    if (!grp || !out) unreachable("out of memory");
+    if (!grp || !out) out_of_memory();
     int ng = group_regs(lr, t, ax, grp, rep);
     Acc *carry = calloc((size_t)ng + 1, sizeof(Acc)), *local = calloc((size_t)ng + 1, sizeof(Acc));
     Acc *lane_ex = calloc((size_t)ng + 1, sizeof(Acc)), *wtot = calloc((size_t)ng + 1, sizeof(Acc));
     LLVMValueRef *row = calloc((size_t)ng + 1, sizeof *row);
-    if (!carry || !local || !lane_ex || !wtot || !row) unreachable("out of memory");
+    if (!carry || !local || !lane_ex || !wtot || !row) out_of_memory();
 
     /* canonical registers in axis order (stable insertion sort) */
     int *ord = calloc((size_t)lr->n + 1, sizeof(int)), nord = 0;
-    if (!ord) unreachable("out of memory");
+    if (!ord) out_of_memory();
     for (int r = 0; r < lr->n; r++) {
         if (grp[r] < 0) continue;
         int q = nord++;
@@ -650,7 +650,7 @@ static bool emit_scan(LL *l, Inst *i) {
         }
         /* 3. across warps */
         Acc *warp_ex = calloc((size_t)ng + 1, sizeof(Acc)), *rep_tot = calloc((size_t)ng + 1, sizeof(Acc));
-        if (!warp_ex || !rep_tot) unreachable("out of memory");
+        if (!warp_ex || !rep_tot) out_of_memory();
         if (sl.W > 1) {
             if (j > 0) ll_barrier(l); /* the previous rep's reads are done */
             for (int g = 0; g < ng; g++) slot_store(l, &k, &sl, slot_writer(l, t, rep[g], ax, sl.W), row[g], wtot[g]);
@@ -780,7 +780,7 @@ static bool emit_dot(LL *l, Inst *i) {
     int *canon = calloc((size_t)n + 1, sizeof(int)), *ri = calloc((size_t)n * 2 + 2, sizeof(int)), *ci = ri + n;
     LLVMValueRef *acc = calloc((size_t)n + 1, sizeof *acc);
     Line *rows = calloc((size_t)n + 1, sizeof(Line)), *cols = calloc((size_t)n + 1, sizeof(Line));
-    if (!canon || !ri || !acc || !rows || !cols) unreachable("out of memory");
+    if (!canon || !ri || !acc || !rows || !cols) out_of_memory();
     int nr = 0, nc = 0;
     for (int r = 0; r < n; r++) {
         canon[r] = layout_regs_find(cr, cr->stat[r]);
@@ -823,7 +823,7 @@ static bool emit_dot(LL *l, Inst *i) {
 
     /* 3. k loop, unrolled */
     LLVMValueRef *avec = calloc((size_t)nr + 1, sizeof *avec);
-    if (!avec) unreachable("out of memory");
+    if (!avec) out_of_memory();
     for (int kk = 0; kk < K; kk++) {
         if (kk % kv == 0)
             for (int q = 0; q < nr; q++)

@@ -125,7 +125,7 @@ static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
             if (c->n == c->cap) {
                 c->cap = c->cap ? c->cap * 2 : 16;
                 c->bufs = realloc(c->bufs, sizeof(Buf) * (size_t)c->cap);
-                if (!c->bufs) unreachable("out of memory");
+                if (!c->bufs) out_of_memory();
             }
             Buf *bf = &c->bufs[c->n++];
             bf->inst = i;
@@ -156,7 +156,7 @@ bool lower_smem_alloc(Module *m, Diag *d) {
         Func *f = m->funcs[k];
         Ctx c = {.f = f};
         c.last_use = calloc(f->nvalues, sizeof(int));
-        if (!c.last_use) unreachable("out of memory");
+        if (!c.last_use) out_of_memory();
         uses(&c, f->body, -1);
         tir_walk(f->body, view_uses, &c);
         c.counter = 0;

@@ -309,7 +309,7 @@ static void walk(Ctx *c, Block *b) {
             c->nmap = c->f->nvalues;
             c->inside = calloc(c->nmap, sizeof(bool));
             c->map = calloc(c->nmap, sizeof(ValueId));
-            if (!c->inside || !c->map) unreachable("out of memory");
+            if (!c->inside || !c->map) out_of_memory();
             pipeline_loop(c, i);
             free(c->inside);
             free(c->map);

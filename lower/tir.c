@@ -271,7 +271,7 @@ static bool count_visit(Inst *i, void *ud) {
 
 int *tir_use_counts(Func *f) {
     int *c = calloc(f->nvalues, sizeof(int));
-    if (!c) unreachable("out of memory");
+    if (!c) out_of_memory();
     tir_walk(f->body, count_visit, c);
     return c;
 }

@@ -248,7 +248,7 @@ static void name_bind(Parser *P, Loc at, const char *s, size_t n, ValueId v) {
     if (P->nnames == P->cap_names) {
         int nc = P->cap_names ? P->cap_names * 2 : 256;
         Name *nn = realloc(P->names, sizeof(Name) * (size_t)nc);
-        if (!nn) unreachable("out of memory");
+        if (!nn) out_of_memory();
         P->names = nn;
         P->cap_names = nc;
     }
@@ -993,7 +993,7 @@ Module *tir_parse(Arena *a, const SrcFile *src, Diag *d) {
                 .d = d, .a = a};
     P.m = tir_module_new(a);
     P.buckets = malloc(sizeof(int) * NAME_BUCKETS);
-    if (!P.buckets) unreachable("out of memory");
+    if (!P.buckets) out_of_memory();
     for (int i = 0; i < NAME_BUCKETS; i++) P.buckets[i] = -1;
     skip_lines(&P);
     while (!P.err && peek(&P) >= 0) {

@@ -204,7 +204,7 @@ static void print_func(Printer *p, const Func *f) {
     Str *s = p->s;
     p->f = f;
     p->num = malloc(sizeof(int32_t) * f->nvalues);
-    if (!p->num) unreachable("out of memory");
+    if (!p->num) out_of_memory();
     for (uint32_t v = 0; v < f->nvalues; v++) p->num[v] = -2;
     p->next = 0;
     str_printf(s, "kernel @%s(", f->name);
@@ -252,7 +252,7 @@ static bool mark_inst(Inst *i, void *ud) {
  * end up not using), numbered in interning order.  Returns how many; alias malloc'd. */
 static int number_layouts(const Module *m, int **alias) {
     int *a = malloc(sizeof(int) * (size_t)(m->nlayouts + 1));
-    if (!a) unreachable("out of memory");
+    if (!a) out_of_memory();
     for (int i = 0; i < m->nlayouts; i++) a[i] = -1;
     UsedCtx u = {m, a, NULL};
     for (int k = 0; k < m->nfuncs; k++) {

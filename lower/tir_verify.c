@@ -727,7 +727,7 @@ static void verify_func(Verifier *V, Func *f) {
     V->layouts = false;
     V->state = calloc(f->nvalues ? f->nvalues : 1, 1);
     V->stack = malloc(sizeof(ValueId) * (f->nvalues ? f->nvalues : 1));
-    if (!V->state || !V->stack) unreachable("out of memory");
+    if (!V->state || !V->stack) out_of_memory();
     if (!f->body) {
         verr(V, NULL, "kernel has no body");
         goto out;

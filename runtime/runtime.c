@@ -358,7 +358,7 @@ tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
         if (ctx->nallocs == ctx->cap) {
             int nc = ctx->cap ? ctx->cap * 2 : 64;
             Alloc *na = realloc(ctx->allocs, sizeof *na * (size_t)nc);
-            if (!na) unreachable("out of memory");
+            if (!na) out_of_memory();
             ctx->allocs = na, ctx->cap = nc;
         }
         int i = ctx->nallocs;
@@ -724,7 +724,7 @@ static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool 
     uint8_t *v = malloc(strlen(sig) / 2 + 2);
     uint8_t *sp = calloc(strlen(sig) / 2 + 2, 1);
     bool *pp = calloc(strlen(sig) / 2 + 2, sizeof *pp);
-    if (!v || !sp || !pp) unreachable("out of memory");
+    if (!v || !sp || !pp) out_of_memory();
     for (const char *p = sig; *p;) {
         while (*p == ' ' || *p == ',') p++;
         if (!*p) break;

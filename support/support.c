@@ -15,6 +15,24 @@ _Noreturn void tile_unreachable_at(const char *file, int line, const char *msg) 
     abort();
 }
 
+/* ---- out of memory: the thread's innermost recovery point, else abort ---- */
+static _Thread_local OomScope *oom_top;
+
+void oom_push(OomScope *s) {
+    s->prev = oom_top;
+    oom_top = s;
+}
+
+void oom_pop(OomScope *s) {
+    if (oom_top == s) oom_top = s->prev;
+}
+
+_Noreturn void out_of_memory(void) {
+    OomScope *s = oom_top;
+    if (s) longjmp(s->env, 1);
+    tile_unreachable_at(__FILE__, __LINE__, "out of memory");
+}
+
 /* ---- arena: a list of chunks, bump allocation ---- */
 struct ArenaChunk {
     ArenaChunk *next;
@@ -24,7 +42,7 @@ struct ArenaChunk {
 
 Arena *arena_new(void) {
     Arena *a = calloc(1, sizeof *a);
-    if (!a) unreachable("out of memory");
+    if (!a) out_of_memory();
     return a;
 }
 
@@ -44,7 +62,7 @@ void *arena_alloc(Arena *a, size_t n) {
     if (!c || c->used + n > c->cap) {
         size_t cap = n > 64 * 1024 ? n : 64 * 1024;
         c = malloc(sizeof(ArenaChunk) + cap);
-        if (!c) unreachable("out of memory");
+        if (!c) out_of_memory();
         c->cap = cap;
         c->used = 0;
         c->next = a->head;
@@ -90,7 +108,7 @@ static void str_reserve(Str *s, size_t extra) {
     size_t cap = s->cap ? s->cap * 2 : 256;
     while (cap < s->len + extra + 1) cap *= 2;
     char *b = realloc(s->buf, cap);
-    if (!b) unreachable("out of memory");
+    if (!b) out_of_memory();
     s->buf = b;
     s->cap = cap;
 }
@@ -131,7 +149,7 @@ char *str_take(Str *s) {
     char *b = s->buf;
     if (!b) {
         b = malloc(1);
-        if (!b) unreachable("out of memory");
+        if (!b) out_of_memory();
         b[0] = 0;
     }
     s->buf = NULL;
@@ -155,7 +173,7 @@ void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap) {
     if (d->n == d->cap) {
         d->cap = d->cap ? d->cap * 2 : 8;
         DiagMsg *m = realloc(d->msgs, sizeof(DiagMsg) * (size_t)d->cap);
-        if (!m) unreachable("out of memory");
+        if (!m) out_of_memory();
         d->msgs = m;
     }
     Str s = {0};

@@ -17,6 +17,27 @@ _Noreturn void tile_unreachable_at(const char *file, int line, const char *msg);
 #define unreachable(msg) tile_unreachable_at(__FILE__, __LINE__, (msg))
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Out of memory.  A caller that can give up cleanly (the compile driver,
+ * around the front end and the Tile IR passes) sets a recovery point for
+ * its thread:
+ *     OomScope oom;
+ *     if (setjmp(oom.env)) { oom_pop(&oom); ...give up: TILE_ERROR_OUT_OF_MEMORY... }
+ *     oom_push(&oom);
+ *     ...work...
+ *     oom_pop(&oom);
+ * and out_of_memory() inside the work jumps back there.  Elsewhere it
+ * aborts, as an internal error would.  The work allocates from an arena the
+ * caller frees, so jumping out leaks at most what was in flight. */
+#include <setjmp.h>
+typedef struct OomScope {
+    jmp_buf env;
+    struct OomScope *prev;
+} OomScope;
+void oom_push(OomScope *s);
+void oom_pop(OomScope *s);
+_Noreturn void out_of_memory(void);
+
+
 /* ---- arena ---- */
 typedef struct ArenaChunk ArenaChunk;
 typedef struct Arena {

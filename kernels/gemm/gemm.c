@@ -146,7 +146,7 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
     if (g->ntb == g->captb) {
         g->captb = g->captb ? g->captb * 2 : 16;
         g->tb = realloc(g->tb, sizeof *g->tb * (size_t)g->captb);
-        if (!g->tb) unreachable("out of memory");
+        if (!g->tb) out_of_memory();
     }
     TunedBucket *t = &g->tb[g->ntb++];
     snprintf(t->kernel, sizeof t->kernel, "%s", kn);
