@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Install dependencies, build, and run every test: the whole suite, then the
-# front end, IR and fuzz tests again under AddressSanitizer + UBSan.
+# whole suite again under AddressSanitizer + UBSan + LeakSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh --asan
+jobs=$(nproc 2>/dev/null || echo 2)
 echo "== test suite"
-ctest --test-dir build --output-on-failure --timeout 900
-echo "== install: pkg-config and CMake package consumers"
+ctest --test-dir build --output-on-failure --timeout 900 -j"$jobs"
+echo "== install: exported symbols, libtile_rt without LLVM, pkg-config and CMake package consumers"
 scripts/check_install.sh
-echo "== front end, IR, passes, LLVM lowering (every shipped kernel), emulator end to end and fuzz under ASan+UBSan"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure --timeout 900 \
-  -R 'test_(lang|tir|canonicalize|fuzz|cli|kernels|e2e|stdlib|f8|treesitter|handles)$'
+echo "== the whole test suite under ASan+UBSan+LeakSanitizer"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure --timeout 1800 -j"$jobs"
 echo "== bench/gpu/run.sh --device emu: the GPU script's steps on the emulator (suite already run above)"
 bash bench/gpu/run.sh --device emu --skip-suite

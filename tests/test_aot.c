@@ -38,8 +38,8 @@ Test(aot, export_build_run, .timeout = 120) {
     fputs(prog, f);
     fclose(f);
     snprintf(cmd, sizeof cmd,
-             "cc -std=c17 -Wall -Werror -I%s/include -I%s %s/main.c %s/add_aot.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
-             TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir);
+             "cc -std=c17 -Wall -Werror %s -I%s/include -I%s %s/main.c %s/add_aot.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
+             TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     /* the exported program carries no compiler: libtile_rt only, no LLVM, no xxHash */
     snprintf(cmd, sizeof cmd, "ldd %s/prog | grep -E 'libLLVM|libxxhash|libtile\\.so' >> %s/log 2>&1", dir, dir);
