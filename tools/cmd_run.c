@@ -104,14 +104,14 @@ int cmd_run_gemm(int argc, char **argv) {
         json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && worst <= 1);
         json_end(&j);
     } else {
-    printf("  kernel      %s\n", gi.kernel);
-    printf("  config      %s%s\n", gi.config, gi.tuned ? " (tuned)" : " (default: not tuned for this shape)");
-    printf("  specialize  %s\n", *gi.specialize ? gi.specialize : "(none)");
-    printf("  grid        (%u, %u) x %u threads\n", gi.grid.x, gi.grid.y, gi.block.x);
-    printf("  first call  %.3f ms: %s\n", first * 1e3, source_name(first_source));
-    printf("  next calls  %.3f ms median of %d: %s (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, source_name(gi.source),
-           tflops, props.is_emulator ? "; the emulator's timings mean nothing" : "");
-    printf("  check       max error %.3g of tolerance against a float64 reference: %s\n", worst, worst <= 1 ? "ok" : "MISMATCH");
+        printf("  kernel      %s\n", gi.kernel);
+        printf("  config      %s%s\n", gi.config, gi.tuned ? " (tuned)" : " (default: not tuned for this shape)");
+        printf("  specialize  %s\n", *gi.specialize ? gi.specialize : "(none)");
+        printf("  grid        (%u, %u) x %u threads\n", gi.grid.x, gi.grid.y, gi.block.x);
+        printf("  first call  %.3f ms: %s\n", first * 1e3, source_name(first_source));
+        printf("  next calls  %.3f ms median of %d: %s (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, source_name(gi.source),
+               tflops, props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        printf("  check       max error %.3g of tolerance against a float64 reference: %s\n", worst, worst <= 1 ? "ok" : "MISMATCH");
     }
     free(ts);
     gemm_data_free(ctx, &d);

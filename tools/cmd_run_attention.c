@@ -234,11 +234,11 @@ int cmd_run_attention(int argc, char **argv) {
         json_int(&j, "head_dim", D), json_str(&j, "dtype", tile_dtype_name(p.dt)), json_bool(&j, "causal", p.causal);
         json_run_tail(&j, &props, first, med, p.reps, "tflops", flops / med * 1e-12, checked, worst, tol, st == TILE_OK && worst <= tol);
     } else {
-    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-    printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
-           props.is_emulator ? "; the emulator's timings mean nothing" : "");
-    printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
-           worst <= tol ? "ok" : "MISMATCH");
+        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+        printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
+               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
+               worst <= tol ? "ok" : "MISMATCH");
     }
     free(ts);
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
@@ -357,11 +357,11 @@ int cmd_run_decode(int argc, char **argv) {
         json_str(&j, "kv_dtype", tile_dtype_name(kv)), json_int(&j, "splits", splits);
         json_run_tail(&j, &props, first, med, p.reps, "kv_gbps", bytes / med * 1e-9, checked, worst, tol, st == TILE_OK && worst <= tol);
     } else {
-    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-    printf("  next calls  %.3f ms median of %d (KV cache read at %.1f GB/s%s)\n", med * 1e3, p.reps, bytes / med * 1e-9,
-           props.is_emulator ? "; the emulator's timings mean nothing" : "");
-    printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
-           worst <= tol ? "ok" : "MISMATCH");
+        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+        printf("  next calls  %.3f ms median of %d (KV cache read at %.1f GB/s%s)\n", med * 1e3, p.reps, bytes / med * 1e-9,
+               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
+               worst <= tol ? "ok" : "MISMATCH");
     }
     free(ts);
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;

@@ -214,13 +214,13 @@ int cmd_run_moe(int argc, char **argv) {
         json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && routing_ok && worst <= 1);
         json_end(&j);
     } else {
-    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-    printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s in the expert GEMMs%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
-           props.is_emulator ? "; the emulator's timings mean nothing" : "");
-    if (!routing_ok) printf("  check       routing is not a top-%lld of the logits: MISMATCH\n", (long long)K);
-    else
-        printf("  check       %lld tokens against a float64 reference: max error %.3g of tolerance: %s\n", (long long)checked, worst,
-               worst <= 1 ? "ok" : "MISMATCH");
+        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+        printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s in the expert GEMMs%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
+               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        if (!routing_ok) printf("  check       routing is not a top-%lld of the logits: MISMATCH\n", (long long)K);
+        else
+            printf("  check       %lld tokens against a float64 reference: max error %.3g of tolerance: %s\n", (long long)checked, worst,
+                   worst <= 1 ? "ok" : "MISMATCH");
     }
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= 1 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 done:
