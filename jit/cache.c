@@ -10,8 +10,10 @@
  *   2. Open the cache folder (jit_cache_open, the rules below) and look for
  *      v1/KK/REST in it (KK: the key's first two hex digits, REST the other
  *      30).  An entry is: magic, checksum (XXH3-128 of the rest), format
- *      version, identity, parts, payload length, payload (TIR, PTX, cubin,
- *      ptxas log, diagnostics, kernel metadata).  A wrong magic, length or
+ *      version, identity, parts, payload length, payload (source name, arch,
+ *      defines, specializations, TIR, PTX, cubin, ptxas log, diagnostics,
+ *      kernel metadata).  A hit sets the entry's modification time to now
+ *      (utimensat): the mtime is the entry's last use.  A wrong magic, length or
  *      checksum is a corrupt entry, and parts other than the requested key's
  *      an entry of another key (copied there): both are logged under
  *      TILE_DEBUG=cache, removed and recompiled.
@@ -21,6 +23,11 @@
  *      the contents are equal).
  *   4. Count the hit or miss by appending one byte to stats (O_APPEND
  *      writes of one byte do not interleave).
+ *   5. After a write, when the entries total more than the cap
+ *      (TILE_CACHE_MAX_BYTES, default 1 GiB), remove the least recently
+ *      used (oldest mtime) until they total under 90% of it; the entry just
+ *      written stays.  Concurrent evictors may both remove: an entry gone is
+ *      only a miss later.
  * Requests for dumps, pass timing or LLVM IR are not cached (those outputs
  * are not stored); they compile directly.
  *
@@ -63,7 +70,7 @@
 #include <xxhash.h>
 
 #define CACHE_MAGIC "TILECACH"
-#define CACHE_FORMAT 1u
+#define CACHE_FORMAT 2u /* 2: arch, defines and specializations in the payload */
 
 /* KEY_PARTS(enum, what a miss reports) */
 #define KEY_PARTS(X)                                           \
@@ -224,9 +231,30 @@ static void put_blob(Str *s, const void *p, size_t n, bool present) {
 }
 static void put_str(Str *s, const char *t) { put_blob(s, t, t ? strlen(t) : 0, t != NULL); }
 
-static void serialize(const CacheKey *k, const char *srcname, const tile_compiled *c, Str *out) {
+/* What an entry records about its request, for tile_cache_list_ex (the key has only hashes). */
+typedef struct EntryMeta {
+    char *srcname, *arch, *defines, *specialize; /* malloc'd */
+} EntryMeta;
+
+static void meta_free(EntryMeta *m) {
+    free(m->srcname), free(m->arch), free(m->defines), free(m->specialize);
+    memset(m, 0, sizeof *m);
+}
+
+static void put_list(Str *s, const char *const *l) {
+    Str t = {0};
+    for (int i = 0; l && l[i]; i++) str_printf(&t, "%s%s", i ? " " : "", l[i]);
+    put_str(s, t.buf ? t.buf : "");
+    str_free(&t);
+}
+
+static void serialize(const CacheKey *k, const char *srcname, const tile_compile_options *o, const tile_compiled *c, Str *out) {
     Str pl = {0};
     put_str(&pl, srcname);
+    const Target *t = target_find(o->arch);
+    put_str(&pl, t ? t->name : o->arch ? o->arch : target_default()->name);
+    put_list(&pl, o->defines);
+    put_list(&pl, o->specialize);
     put_str(&pl, c->tir);
     put_str(&pl, c->ptx);
     put_blob(&pl, c->cubin, c->cubin_size, c->cubin != NULL);
@@ -300,9 +328,12 @@ static bool entry_valid(const char *data, size_t n, Reader *payload, const char 
 }
 
 /* arch: the target the entry was compiled for (its key says so), NULL the default. */
-static bool deserialize(Reader *r, tile_compiled *c, char **srcname, const char *arch) {
+static bool deserialize(Reader *r, tile_compiled *c, EntryMeta *meta, const char *arch) {
     memset(c, 0, sizeof *c);
-    *srcname = get_blob(r, NULL);
+    meta->srcname = get_blob(r, NULL);
+    meta->arch = get_blob(r, NULL);
+    meta->defines = get_blob(r, NULL);
+    meta->specialize = get_blob(r, NULL);
     c->tir = get_blob(r, NULL);
     c->ptx = get_blob(r, NULL);
     c->cubin = get_blob(r, &c->cubin_size);
@@ -329,10 +360,9 @@ static bool deserialize(Reader *r, tile_compiled *c, char **srcname, const char 
         }
     } else r->bad = true;
     if (!c->diagnostics) c->diagnostics = strdup("");
-    if (r->bad || !c->ptx) {
+    if (r->bad || !c->ptx || !meta->arch || !meta->defines || !meta->specialize) {
         tile_compiled_free(c);
-        free(*srcname);
-        *srcname = NULL;
+        meta_free(meta);
         return false;
     }
     return true;
@@ -521,9 +551,9 @@ static bool is_tmp_name(const char *s) {
 }
 
 /* Visit every regular file of the cache's naming in v1/KK of the folder dfd:
- * fn(user, KK's descriptor, file name, KK + name, size); fn returns false to stop.
+ * fn(user, KK's descriptor, file name, KK + name, its stat); fn returns false to stop.
  * Anything else (other names, symlinks, folders) is passed over. */
-typedef bool (*EntryFn)(void *user, int kkfd, const char *name, const char *key, uint64_t size);
+typedef bool (*EntryFn)(void *user, int kkfd, const char *name, const char *key, const struct stat *sb);
 static void each_entry(int dfd, EntryFn fn, void *user) {
     int v1 = open_sub(dfd, "v1", false);
     DIR *top = v1 >= 0 ? fdopendir(v1) : NULL;
@@ -540,7 +570,7 @@ static void each_entry(int dfd, EntryFn fn, void *user) {
             if (fstatat(dirfd(dd), f->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode)) continue;
             char key[300];
             snprintf(key, sizeof key, "%.2s%.250s", e->d_name, f->d_name);
-            more = fn(user, dirfd(dd), f->d_name, key, (uint64_t)sb.st_size);
+            more = fn(user, dirfd(dd), f->d_name, key, &sb);
         }
         if (dd) closedir(dd);
     }
@@ -558,9 +588,9 @@ typedef struct MissCtx {
     Str why;
 } MissCtx;
 
-static bool explain_entry(void *user, int kkfd, const char *name, const char *key, uint64_t size) {
+static bool explain_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {
     MissCtx *mc = user;
-    (void)key, (void)size;
+    (void)key, (void)sb;
     char hdr[HDR_SIZE];
     int fd = open_regular(kkfd, name);
     if (fd < 0) return true;
@@ -605,22 +635,36 @@ static bool try_load(int dfd, const char *dir, const CacheKey *k, tile_compiled 
     }
     Reader r;
     const char *why = NULL;
-    char *srcname = NULL;
+    EntryMeta meta = {0};
     bool ok = entry_valid(data, n, &r, &why);
     if (ok && memcmp(data + HDR_FIXED + 20, k->parts, sizeof k->parts))
         ok = false, why = "it was written for another key (copied or planted there)";
-    if (ok && !deserialize(&r, out, &srcname, arch)) ok = false, why = "malformed payload";
+    if (ok && !deserialize(&r, out, &meta, arch)) ok = false, why = "malformed payload";
     if (!ok) {
         if (rt_options()->debug_cache) rt_debug("cache", "corrupt entry %s/v1/%s/%s: %s; recompiling", dir, kkname, name, why);
         unlinkat(kk, name, 0);
-    }
-    free(srcname);
+    } else utimensat(kk, name, NULL, AT_SYMLINK_NOFOLLOW); /* last use: now (a failure only ages the entry) */
+    meta_free(&meta);
     free(data);
     close(kk);
     return ok;
 }
 
-static void store(int dfd, const char *dir, const CacheKey *k, const char *srcname, const tile_compiled *c) {
+bool jit_cache_replace(int dfd, const char *name, const void *data, size_t n) {
+    static _Atomic unsigned counter;
+    char tmp[96];
+    snprintf(tmp, sizeof tmp, ".tmp-%d-%u-%lx", (int)getpid(), atomic_fetch_add(&counter, 1), (unsigned long)time(NULL));
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    bool ok = fd >= 0 && write_all(fd, data, n);
+    int err = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) ok = false, err = errno;
+    if (ok && renameat(dfd, tmp, dfd, name) != 0) ok = false, err = errno;
+    if (!ok && fd >= 0) unlinkat(dfd, tmp, 0);
+    errno = err;
+    return ok;
+}
+
+static void store(int dfd, const char *dir, const CacheKey *k, const char *srcname, const tile_compile_options *o, const tile_compiled *c) {
     char kkname[3] = {k->hex[0], k->hex[1], 0}, what[64];
     const char *name = k->hex + 2;
     int v1 = open_sub(dfd, "v1", true);
@@ -633,22 +677,73 @@ static void store(int dfd, const char *dir, const CacheKey *k, const char *srcna
         return;
     }
     Str s = {0};
-    serialize(k, srcname, c, &s);
-    static _Atomic unsigned counter;
-    char tmp[96];
-    snprintf(tmp, sizeof tmp, ".tmp-%d-%u-%lx", (int)getpid(), atomic_fetch_add(&counter, 1), (unsigned long)time(NULL));
-    int fd = openat(kk, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    bool ok = fd >= 0 && write_all(fd, s.buf, s.len);
-    err = errno;
-    if (fd >= 0 && close(fd) != 0 && ok) ok = false, err = errno;
-    if (ok && renameat(kk, tmp, kk, name) != 0) ok = false, err = errno;
-    if (!ok) {
-        if (fd >= 0) unlinkat(kk, tmp, 0);
+    serialize(k, srcname, o, c, &s);
+    if (!jit_cache_replace(kk, name, s.buf, s.len)) {
+        err = errno;
         snprintf(what, sizeof what, "v1/%s/%s", kkname, name);
         jit_cache_warn_write(dir, what, err);
     }
     close(kk);
     str_free(&s);
+}
+
+/* ---- the cap (step 5) ---- */
+typedef struct EvictEntry {
+    struct timespec used; /* mtime: written or last hit */
+    char key[33];
+    uint64_t bytes;
+} EvictEntry;
+
+typedef struct EvictCtx {
+    EvictEntry *v;
+    size_t n, cap;
+    uint64_t total;
+} EvictCtx;
+
+static bool collect_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {
+    EvictCtx *ec = user;
+    (void)kkfd, (void)name;
+    if (key[2] == '.') return true; /* a writer's temporary file */
+    if (ec->n == ec->cap) {
+        ec->cap = ec->cap ? 2 * ec->cap : 64;
+        if (!(ec->v = realloc(ec->v, ec->cap * sizeof *ec->v))) out_of_memory();
+    }
+    EvictEntry *e = &ec->v[ec->n++];
+    e->used = sb->st_mtim;
+    snprintf(e->key, sizeof e->key, "%.32s", key);
+    e->bytes = (uint64_t)sb->st_size;
+    ec->total += e->bytes;
+    return true;
+}
+
+static int older_first(const void *a, const void *b) {
+    const struct timespec *x = &((const EvictEntry *)a)->used, *y = &((const EvictEntry *)b)->used;
+    if (x->tv_sec != y->tv_sec) return x->tv_sec < y->tv_sec ? -1 : 1;
+    return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
+
+/* Remove least recently used entries, keeping `keep` (the key just written), until under 90% of the cap. */
+static void evict(int dfd, const char *dir, const char *keep) {
+    uint64_t cap = rt_options()->cache_max_bytes;
+    if (!cap) return;
+    EvictCtx ec = {0};
+    each_entry(dfd, collect_entry, &ec);
+    if (ec.total > cap) {
+        uint64_t goal = cap / 10 * 9 + cap % 10 * 9 / 10;
+        qsort(ec.v, ec.n, sizeof *ec.v, older_first);
+        int v1 = open_sub(dfd, "v1", false);
+        for (size_t i = 0; v1 >= 0 && i < ec.n && ec.total >= goal; i++) {
+            if (!strcmp(ec.v[i].key, keep)) continue;
+            char kkname[3] = {ec.v[i].key[0], ec.v[i].key[1], 0};
+            int kk = open_sub(v1, kkname, false);
+            if (kk < 0) continue;
+            if (unlinkat(kk, ec.v[i].key + 2, 0) == 0 || errno == ENOENT) ec.total -= ec.v[i].bytes;
+            close(kk);
+            if (rt_options()->debug_cache) rt_debug("cache", "evicted %s from %s (cap %llu bytes)", ec.v[i].key, dir, (unsigned long long)cap);
+        }
+        if (v1 >= 0) close(v1);
+    }
+    free(ec.v);
 }
 
 tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_compile_options *opt, tile_compiled *out,
@@ -672,7 +767,10 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
     tile_status st = tile_compile_source(src->name, src->text, o, out);
     if (dfd >= 0) {
         count_event(dir, dfd, 'm');
-        if (st == TILE_OK && !(o->want_cubin && !out->cubin && !out->ptxas_missing)) store(dfd, dir, &k, src->name, out);
+        if (st == TILE_OK && !(o->want_cubin && !out->cubin && !out->ptxas_missing)) {
+            store(dfd, dir, &k, src->name, o, out);
+            evict(dfd, dir, k.hex);
+        }
         close(dfd);
     }
     return st;
@@ -716,12 +814,12 @@ static tile_status open_existing(const char *dir, int *dfd) {
     return *dfd >= 0 || errno == ENOENT ? TILE_OK : TILE_ERROR_IO;
 }
 
-static bool count_entry(void *user, int kkfd, const char *name, const char *key, uint64_t size) {
+static bool count_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {
     tile_cache_stats *s = user;
     (void)kkfd, (void)name;
     if (key[2] == '.') return true; /* a temporary file of a writer */
     s->entries++;
-    s->bytes += size;
+    s->bytes += (uint64_t)sb->st_size;
     return true;
 }
 
@@ -749,11 +847,11 @@ tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out) {
 }
 
 typedef struct ListCtx {
-    void (*fn)(void *, const char *, const char *, const char *, uint64_t);
+    void (*fn)(void *user, const tile_cache_entry_info *entry);
     void *user;
 } ListCtx;
 
-static bool list_entry(void *user, int kkfd, const char *name, const char *key, uint64_t size) {
+static bool list_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {
     ListCtx *lc = user;
     if (key[2] == '.') return true;
     size_t n;
@@ -761,22 +859,27 @@ static bool list_entry(void *user, int kkfd, const char *name, const char *key, 
     Reader r;
     const char *why;
     tile_compiled c;
-    char *srcname = NULL;
-    if (data && entry_valid(data, n, &r, &why) && deserialize(&r, &c, &srcname, NULL)) {
+    EntryMeta meta = {0};
+    tile_cache_entry_info info = {.size = sizeof info, .key = key, .bytes = (uint64_t)sb->st_size, .last_use = (int64_t)sb->st_mtime};
+    if (data && entry_valid(data, n, &r, &why) && deserialize(&r, &c, &meta, NULL)) {
         Str ks = {0};
         for (int i = 0; i < c.nkernels; i++) str_printf(&ks, "%s%s", i ? "," : "", c.kernels[i].name);
-        lc->fn(lc->user, key, srcname ? srcname : "", ks.buf ? ks.buf : "", size);
+        info.source = meta.srcname ? meta.srcname : "";
+        info.kernels = ks.buf ? ks.buf : "";
+        info.arch = meta.arch, info.defines = meta.defines, info.specialize = meta.specialize;
+        lc->fn(lc->user, &info);
         str_free(&ks);
         tile_compiled_free(&c);
-    } else lc->fn(lc->user, key, "(corrupt)", "", size);
-    free(srcname);
+    } else {
+        info.source = "(corrupt)", info.kernels = info.arch = info.defines = info.specialize = "";
+        lc->fn(lc->user, &info);
+    }
+    meta_free(&meta);
     free(data);
     return true;
 }
 
-tile_status tile_cache_list(const char *cache_dir,
-                            void (*fn)(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes),
-                            void *user) {
+tile_status tile_cache_list_ex(const char *cache_dir, void (*fn)(void *user, const tile_cache_entry_info *entry), void *user) {
     if (!fn) return TILE_ERROR_INVALID_VALUE;
     ListCtx lc = {fn, user};
     int dfd;
@@ -787,8 +890,27 @@ tile_status tile_cache_list(const char *cache_dir,
     return TILE_OK;
 }
 
-static bool remove_entry(void *user, int kkfd, const char *name, const char *key, uint64_t size) {
-    (void)key, (void)size;
+/* The first API: the same walk, fewer fields. */
+typedef struct OldListCtx {
+    void (*fn)(void *, const char *, const char *, const char *, uint64_t);
+    void *user;
+} OldListCtx;
+
+static void old_list_entry(void *user, const tile_cache_entry_info *e) {
+    OldListCtx *o = user;
+    o->fn(o->user, e->key, e->source, e->kernels, e->bytes);
+}
+
+tile_status tile_cache_list(const char *cache_dir,
+                            void (*fn)(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes),
+                            void *user) {
+    if (!fn) return TILE_ERROR_INVALID_VALUE;
+    OldListCtx o = {fn, user};
+    return tile_cache_list_ex(cache_dir, old_list_entry, &o);
+}
+
+static bool remove_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {
+    (void)key, (void)sb;
     if (unlinkat(kkfd, name, 0) != 0 && errno != ENOENT) *(int *)user = errno;
     return true;
 }

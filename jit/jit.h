@@ -39,6 +39,9 @@ char *jit_cache_read(int dfd, const char *name, size_t *n);
 /* Append data to NAME in dfd (created 0600, never through a symlink) in
  * one write with SIGXFSZ blocked; false with errno. */
 bool jit_cache_append(int dfd, const char *name, const void *data, size_t n);
+/* Replace dfd/name by data whole: a temporary file in dfd renamed over it (readers see the old or the
+ * new contents, never part); false with errno. */
+bool jit_cache_replace(int dfd, const char *name, const void *data, size_t n);
 /* Warnings on stderr, one per process and cause ("tile: warning: ..."); every
  * occurrence is also logged under TILE_DEBUG=cache. */
 typedef enum JitWarn {

@@ -8,12 +8,25 @@
  * The database is one text file, DIR/tune.db, one record per line:
  *     KERNEL_ID \t DEVICE \t BUCKET \t CONFIG \t SECONDS \n
  * KERNEL_ID is XXH3-128 over the kernel's file, its imports and its name
- * (tile_kernel_id_file), DEVICE is "emu/sm_80" or "cuda:0/sm_80", BUCKET is
- * "m=4096,n=4096,k=4096" with each key value rounded up to a power of two,
- * CONFIG is "BM=64 BN=128 ... num_warps=4".  Records are appended with one
- * O_APPEND write each (concurrent tuners do not interleave lines).  The file
- * is opened inside the cache folder as cache.c opens its files (an owned,
- * private folder; no symlink followed).
+ * (tile_kernel_id_file), DEVICE is "emu/sm_80" or, on a GPU,
+ * "cuda/NVIDIA H100 80GB HBM3/driver 12040/sm_90a" (model and driver, not
+ * the device number: rt_device_key), BUCKET is "m=4096,n=4096,k=4096" with
+ * each key value rounded up to a power of two, CONFIG is "BM=64 BN=128 ...
+ * num_warps=4".  The file is opened inside the cache folder as cache.c opens
+ * its files (an owned, private folder; no symlink followed).
+ *
+ * Recording keeps one record per (KERNEL_ID, DEVICE, BUCKET):
+ *   1. Read the file and parse it into records; a line that is not five
+ *      fields with a well-formed CONFIG and a number of SECONDS is dropped.
+ *   2. When no key repeats (the new record's included) and nothing was
+ *      dropped, append the new line with one O_APPEND write (concurrent
+ *      tuners do not interleave lines).
+ *   3. Otherwise compact: one record per key, the fastest (a tie goes to the
+ *      newer), where the key's last record was, written to a temporary
+ *      file in the folder and renamed over tune.db (jit_cache_replace), so a
+ *      reader sees the old file or the new one.  Two tuners compacting at
+ *      once may lose one's record (the last rename wins); tuning is rerun,
+ *      never trusted blindly.
  *
  * A lookup is applied as defines, so a record is checked before it is
  * returned:
@@ -72,23 +85,6 @@ tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33
     return TILE_OK;
 }
 
-static bool field_ok(const char *s) { return s && *s && !strpbrk(s, "\t\n"); }
-
-tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
-                             const char *config, double seconds) {
-    const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
-    if (!field_ok(kernel_id) || !field_ok(device) || !field_ok(key_bucket) || !field_ok(config)) return TILE_ERROR_INVALID_VALUE;
-    int dfd = jit_cache_open(dir, true);
-    if (dfd < 0) return TILE_ERROR_IO;
-    Str line = {0};
-    str_printf(&line, "%s\t%s\t%s\t%s\t%.9g\n", kernel_id, device, key_bucket, config, seconds);
-    bool ok = jit_cache_append(dfd, "tune.db", line.buf, line.len);
-    if (!ok) jit_cache_warn_write(dir, "tune.db", errno);
-    close(dfd);
-    str_free(&line);
-    return ok ? TILE_OK : TILE_ERROR_IO;
-}
-
 /* ---- checking a record ---- */
 static bool is_ident(const char *s, size_t n) {
     if (!n || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z'))) return false;
@@ -141,6 +137,87 @@ static bool config_ok(const char *config, const tile_tune_space *sp, const char 
         if (!*w) return str_puts(why, "the configuration ends with a space"), false;
     }
     return true;
+}
+
+/* ---- recording ---- */
+static bool field_ok(const char *s) { return s && *s && !strpbrk(s, "\t\n"); }
+
+typedef struct TuneRec {
+    const char *f[4]; /* id, device, bucket, config: into the file's text */
+    double seconds;
+    bool dup;         /* a later record of the same key replaced it */
+} TuneRec;
+
+/* Step 1 of the header: the records of text (modified in place); *dropped counts the malformed lines. */
+static TuneRec *parse_records(char *text, int *nrec, int *dropped) {
+    TuneRec *v = NULL;
+    int n = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        char *f[6] = {0};
+        int nf = 0;
+        for (char *p = line; p && nf < 6; nf++) {
+            f[nf] = p;
+            p = strchr(p, '\t');
+            if (p) *p++ = 0;
+        }
+        char *end = NULL;
+        double sec = nf == 5 ? strtod(f[4], &end) : 0;
+        Str why = {0};
+        bool ok = nf == 5 && *f[0] && *f[1] && *f[2] && end != f[4] && !*end && sec >= 0 && config_ok(f[3], NULL, f[0], &why);
+        str_free(&why);
+        if (!ok) {
+            ++*dropped;
+            continue;
+        }
+        if (!(n & (n - 1)) && !(v = realloc(v, sizeof *v * (size_t)(n ? 2 * n : 1)))) out_of_memory();
+        v[n++] = (TuneRec){{f[0], f[1], f[2], f[3]}, sec, false};
+    }
+    *nrec = n;
+    return v;
+}
+
+static bool same_key(const TuneRec *a, const TuneRec *b) {
+    return !strcmp(a->f[0], b->f[0]) && !strcmp(a->f[1], b->f[1]) && !strcmp(a->f[2], b->f[2]);
+}
+
+tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
+                             const char *config, double seconds) {
+    const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
+    if (!field_ok(kernel_id) || !field_ok(device) || !field_ok(key_bucket) || !field_ok(config) || !(seconds >= 0)) return TILE_ERROR_INVALID_VALUE;
+    int dfd = jit_cache_open(dir, true);
+    if (dfd < 0) return TILE_ERROR_IO;
+    /* 1. the records so far, the new one last */
+    char *text = jit_cache_read(dfd, "tune.db", NULL);
+    int nrec = 0, dropped = 0;
+    TuneRec *recs = parse_records(text, &nrec, &dropped);
+    if (!(recs = realloc(recs, sizeof *recs * (size_t)(nrec + 1)))) out_of_memory();
+    recs[nrec++] = (TuneRec){{kernel_id, device, key_bucket, config}, seconds, false};
+    /* each key's fastest: an earlier record of a key gives way to a later one unless strictly faster */
+    bool repeats = false;
+    for (int i = 0; i < nrec; i++)
+        for (int j = i + 1; j < nrec && !recs[i].dup; j++)
+            if (same_key(&recs[i], &recs[j])) {
+                repeats = recs[i].dup = true;
+                if (recs[i].seconds < recs[j].seconds) recs[j].f[3] = recs[i].f[3], recs[j].seconds = recs[i].seconds;
+            }
+    Str out = {0};
+    bool ok;
+    if (!repeats && !dropped) { /* 2. a new key: append */
+        str_printf(&out, "%s\t%s\t%s\t%s\t%.9g\n", kernel_id, device, key_bucket, config, seconds);
+        ok = jit_cache_append(dfd, "tune.db", out.buf, out.len);
+    } else { /* 3. compact: each key once, where its last record was, with its fastest configuration */
+        for (int i = 0; i < nrec; i++)
+            if (!recs[i].dup) str_printf(&out, "%s\t%s\t%s\t%s\t%.9g\n", recs[i].f[0], recs[i].f[1], recs[i].f[2], recs[i].f[3], recs[i].seconds);
+        ok = jit_cache_replace(dfd, "tune.db", out.buf ? out.buf : "", out.len);
+    }
+    if (!ok) jit_cache_warn_write(dir, "tune.db", errno);
+    close(dfd);
+    str_free(&out);
+    free(recs);
+    free(text);
+    return ok ? TILE_OK : TILE_ERROR_IO;
 }
 
 static void space_from_tuning(const LangTuning *t, tile_tune_space *out) {

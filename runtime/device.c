@@ -132,6 +132,17 @@ void dev_close(TileDevice *dev) {
 const char *dev_last_error(const TileDevice *dev) { return dev && dev->err ? dev->err : ""; }
 const char *dev_backend_name(const TileDevice *dev) { return dev ? dev->ops->name : "none"; }
 
+DevStatus dev_model(TileDevice *dev, char *out, size_t n) {
+    if (!dev || !out || !n) return DEV_ERR_INVALID;
+    DevStatus st = DEV_OK;
+    if (dev->ops->model) st = dev->ops->model(dev, out, n);
+    else snprintf(out, n, "%s", dev->ops->name);
+    if (st != DEV_OK) snprintf(out, n, "%s", dev->ops->name);
+    for (char *p = out; *p; p++)
+        if (*p == '\t' || *p == '\n' || *p == '\r') *p = ' ';
+    return st;
+}
+
 DevStatus dev_malloc(TileDevice *dev, size_t bytes, uint64_t *dptr) {
     if (!dev || !dptr) return dev ? dev_fail(dev, DEV_ERR_INVALID, "dev_malloc: dptr is NULL") : DEV_ERR_INVALID;
     *dptr = 0;

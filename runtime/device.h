@@ -121,6 +121,9 @@ DevStatus dev_memcpy_dtoh_async(TileDevice *dev, void *dst, uint64_t src, size_t
 DevStatus dev_memset_d8_async(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream);
 /* Is p memory of this device's context that dev_malloc did not hand out (cuda: asked of the driver)? */
 bool dev_pointer_usable(TileDevice *dev, uint64_t p);
+/* The model and driver version (dev_cuda_ops.model), or the backend's name when the backend has none.
+ * Tabs and newlines become spaces (the string is a field of a line of tune.db). */
+DevStatus dev_model(TileDevice *dev, char *out, size_t n);
 /* Statistics of the last launch on dev. */
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats);
 
@@ -155,6 +158,9 @@ typedef struct DevBackendOps {
     /* Is p device memory usable in this device's context though not allocated through it (the
      * caller's own allocations)?  NULL: nothing is, beyond dev_malloc's. */
     bool (*pointer_usable)(TileDevice *dev, uint64_t p);
+    /* The device's model and driver version as one string (cuda: "NVIDIA H100 80GB HBM3/driver 12040");
+     * NULL: the backend's name is all there is to say (the emulator). */
+    DevStatus (*model)(TileDevice *dev, char *out, size_t n);
 } DevBackendOps;
 
 struct TileDevice {

@@ -37,6 +37,8 @@ enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1 };
     X(Init, "cuInit", (unsigned flags)) \
     X(DeviceGetCount, "cuDeviceGetCount", (int *count)) \
     X(DeviceGet, "cuDeviceGet", (CUdevice *dev, int ordinal)) \
+    X(DeviceGetName, "cuDeviceGetName", (char *name, int len, CUdevice dev)) \
+    X(DriverGetVersion, "cuDriverGetVersion", (int *version)) \
     X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *ctx, CUdevice dev)) \
     X(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice dev)) \
     X(CtxSetCurrent, "cuCtxSetCurrent", (CUcontext ctx)) \
@@ -164,6 +166,17 @@ static DevStatus cuda_open(TileDevice *dev, int ordinal) {
         return cuda_fail(dev, r, "cuDevicePrimaryCtxRetain");
     }
     dev->impl = c;
+    return DEV_OK;
+}
+
+/* "MODEL/driver VERSION", e.g. "NVIDIA H100 80GB HBM3/driver 12040": what the tuning database keys a GPU by. */
+static DevStatus cuda_model(TileDevice *dev, char *out, size_t n) {
+    CudaDev *c = dev->impl;
+    char name[256] = "";
+    int version = 0;
+    CALL(dev, cuda()->DeviceGetName(name, (int)sizeof name - 1, c->dev), "cuDeviceGetName");
+    CALL(dev, cuda()->DriverGetVersion(&version), "cuDriverGetVersion");
+    snprintf(out, n, "%s/driver %d", name, version);
     return DEV_OK;
 }
 
@@ -369,6 +382,7 @@ static bool cuda_pointer_usable(TileDevice *dev, uint64_t p) {
 
 const DevBackendOps dev_cuda_ops = {
     .name = "cuda",
+    .model = cuda_model,
     .open = cuda_open,
     .close = cuda_close,
     .malloc = cuda_malloc,

@@ -1,8 +1,8 @@
 /* options.c - the process's knobs, read from the environment in one place.
  *
  * The library has no global mutable state except this: a RtOptions
- * filled once (pthread_once) from TILE_CACHE_DIR, XDG_CACHE_HOME, HOME,
- * TMPDIR and TILE_DEBUG, then only read.  TILE_DEVICE is read by the device
+ * filled once (pthread_once) from TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES,
+ * XDG_CACHE_HOME, HOME, TMPDIR and TILE_DEBUG, then only read.  TILE_DEVICE is read by the device
  * layer (dev_parse_device), its one reader.
  *
  * The default cache folder is TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile
@@ -10,9 +10,14 @@
  * $HOME/.cache/tile, else a folder of this user's own in the temporary
  * folder, ${TMPDIR:-/tmp}/tile-cache-UID: never a folder shared by users.
  * Whichever it is, jit/cache.c uses it only if it is owned by this user and
- * writable by no one else. */
+ * writable by no one else.
+ *
+ * TILE_CACHE_MAX_BYTES caps the compile cache's entries: a decimal number of
+ * bytes, optionally followed by K, M or G (powers of 1024); 0 means no cap;
+ * unset or malformed means the default, 1 GiB. */
 #include "runtime/rt.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,6 +39,21 @@ static bool has_category(const char *list, const char *cat) {
     return false;
 }
 
+enum { CACHE_MAX_DEFAULT = 1 << 30 };
+
+/* size = DIGITS [ "K" | "M" | "G" ]: false when malformed or past 2^63 */
+static bool parse_size(const char *s, uint64_t *out) {
+    if (!s || *s < '0' || *s > '9') return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (shift) end++;
+    if (*end || errno == ERANGE || v > (UINT64_C(1) << (63 - shift))) return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
 static void load(void) {
     const char *dir = getenv("TILE_CACHE_DIR");
     Str s = {0};
@@ -45,6 +65,7 @@ static void load(void) {
         str_printf(&s, "%s/tile-cache-%u", tmp && tmp[0] == '/' ? tmp : "/tmp", (unsigned)geteuid());
     }
     opts.cache_dir = str_take(&s);
+    if (!parse_size(getenv("TILE_CACHE_MAX_BYTES"), &opts.cache_max_bytes)) opts.cache_max_bytes = CACHE_MAX_DEFAULT;
     const char *dbg = getenv("TILE_DEBUG");
     opts.debug_cache = has_category(dbg, "cache");
     opts.debug_launch = has_category(dbg, "launch");
@@ -69,3 +90,5 @@ void rt_debug(const char *cat, const char *fmt, ...) {
 }
 
 char *tile_cache_default_dir(void) { return strdup(rt_options()->cache_dir); }
+
+uint64_t tile_cache_max_bytes(void) { return rt_options()->cache_max_bytes; }

@@ -18,10 +18,11 @@
 
 #include <stdbool.h>
 
-/* ---- options.c: the only reader of TILE_CACHE_DIR, XDG_CACHE_HOME, HOME and TILE_DEBUG ----
+/* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME and TILE_DEBUG ----
  * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune (or all). */
 typedef struct RtOptions {
     const char *cache_dir; /* resolved default cache folder, never NULL */
+    uint64_t cache_max_bytes; /* TILE_CACHE_MAX_BYTES: the compile cache's cap (default 1 GiB; 0: no cap) */
     bool debug_cache;      /* log every cache miss with its reason, every corrupt entry */
     bool debug_launch;     /* log each compile/load done for a launch (shipped-kernel variants) */
     bool debug_tune;
@@ -42,7 +43,9 @@ tile_status rt_check_stream(tile_context *ctx, tile_stream s, const char *what, 
 void rt_lock(tile_context *ctx);
 void rt_unlock(tile_context *ctx);
 const char *rt_cache_dir(tile_context *ctx);  /* NULL when the disk cache is off */
-const char *rt_device_key(tile_context *ctx); /* "emu/sm_80": device name and arch, for the tuning database */
+/* The device as the tuning database keys it: "emu/sm_80" on the emulator, "cuda/MODEL/driver VERSION/sm_90a" on
+ * a GPU (the model and driver version, not the device number: two equal GPUs share their records). */
+const char *rt_device_key(tile_context *ctx);
 const char *rt_arch(tile_context *ctx);       /* the arch the context's kernels are compiled for */
 bool rt_assume_files_unchanged(tile_context *ctx);
 /* The context's statistics, to be updated with the lock held. */

@@ -98,7 +98,7 @@ struct tile_context {
     TileDevice *dev;
     char *err;
     char *cache_dir;
-    char arch[16], devname[128], devkey[160];
+    char arch[16], devname[128], devkey[320];
     const Target *target; /* what kernels are compiled for */
     bool emu;
     bool assume_files_unchanged; /* memory hits by path skip the stamps */
@@ -212,7 +212,11 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     ctx->target = tgt;
     if (ctx->emu) snprintf(ctx->devname, sizeof ctx->devname, "emu");
     else snprintf(ctx->devname, sizeof ctx->devname, "cuda:%d", dev->ordinal);
-    snprintf(ctx->devkey, sizeof ctx->devkey, "%s/%s", ctx->devname, ctx->arch);
+    /* the tuning database's key: the GPU's model and driver version (equal GPUs share records), "emu" on the emulator */
+    char model[sizeof ctx->devkey - 24];
+    dev_model(dev, model, sizeof model);
+    if (ctx->emu) snprintf(ctx->devkey, sizeof ctx->devkey, "emu/%s", ctx->arch);
+    else snprintf(ctx->devkey, sizeof ctx->devkey, "cuda/%s/%s", model, ctx->arch);
     if (!opt->no_disk_cache) ctx->cache_dir = strdup(opt->cache_dir ? opt->cache_dir : rt_options()->cache_dir);
     *out = ctx;
     return TILE_OK;
@@ -284,6 +288,16 @@ tile_status tile_context_get_properties(tile_context *ctx, tile_device_propertie
     out->is_emulator = ctx->emu;
     out->max_threads_per_block = 1024;
     out->max_shared_per_block = ctx->target->smem_static;
+    return TILE_OK;
+}
+
+tile_status tile_context_device_key(tile_context *ctx, char *out, size_t size) {
+    CHECK_CTX(ctx);
+    if (!out || !size) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_device_key: out is NULL or size 0");
+    if ((size_t)snprintf(out, size, "%s", ctx->devkey) >= size) {
+        out[0] = 0;
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_device_key: the key needs %zu bytes", strlen(ctx->devkey) + 1);
+    }
     return TILE_OK;
 }
 

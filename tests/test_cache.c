@@ -1,7 +1,8 @@
 /* test_cache.c - the compile cache in a temporary folder: miss then hit,
  * key parts (defines, imports) change the key, corrupt and truncated
  * entries are detected and rebuilt, concurrent writers (forked processes)
- * all succeed, stats/list/clear, TILE_DEBUG=cache reasons via the CLI. */
+ * all succeed, stats/list/clear, TILE_DEBUG=cache reasons via the CLI,
+ * the size cap's eviction, tune.db compaction. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -179,7 +180,8 @@ Test(cache, cli_debug_and_commands, .init = setup, .fini = teardown, .timeout = 
     cr_assert(strstr(buf, "cache: hit"), "%s", buf);
     cr_assert(strstr(buf, "hits 1  misses 2"), "%s", buf);
     cr_assert(strstr(buf, "entries 2"), "%s", buf);
-    cr_assert(strstr(buf, "kernels/add.tile  add"), "%s", buf);
+    cr_assert(strstr(buf, "LAST USE"), "cache list has a header: %s", buf);
+    cr_assert(strstr(buf, "BLOCK=256") && strstr(buf, "BLOCK=512") && strstr(buf, "kernels/add.tile"), "%s", buf);
     cr_assert(strstr(buf, "entries 0"), "%s", buf);
 }
 
@@ -273,4 +275,66 @@ Test(cache, memory_hits_see_file_changes, .init = setup, .fini = teardown, .time
     tile_module *all[] = {m1, m2, m3, m4, m5, m6, m7, m8};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) tile_module_unload(all[i]);
     tile_context_destroy(ctx);
+}
+
+static int count_entries(const char *cache) {
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    return (int)st.entries;
+}
+
+/* TILE_CACHE_MAX_BYTES: past the cap the least recently used entries go until under 90% of it. */
+Test(cache, cap_evicts_least_recently_used, .init = setup, .fini = teardown, .timeout = 120) {
+    char cmd[1024], cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    /* three entries without a cap (each about 2.5-4 KB), the first one used again last */
+    snprintf(cmd, sizeof cmd,
+             "export TILE_CACHE_DIR=%s TILE_CACHE_MAX_BYTES=0; K=%s/kernels/add.tile; for b in 128 256 512; do %s compile $K -D BLOCK=$b -o "
+             "/dev/null || exit 1; sleep 0.02; done; %s compile $K -D BLOCK=128 -o /dev/null",
+             cache, TILE_SOURCE_DIR, TILE_CLI, TILE_CLI);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(count_entries(cache), 3);
+    tile_cache_stats st;
+    tile_cache_get_stats(cache, &st);
+    /* a cap the three exceed with one more: 90% of it holds two small entries at most */
+    uint64_t cap = st.bytes;
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s TILE_CACHE_MAX_BYTES=%llu %s compile %s/kernels/add.tile -D BLOCK=64 -o /dev/null", cache,
+             (unsigned long long)cap, TILE_CLI, TILE_SOURCE_DIR);
+    cr_assert_eq(system(cmd), 0);
+    tile_cache_get_stats(cache, &st);
+    cr_assert_lt(st.bytes, cap / 10 * 9, "over 90%% of the cap: %llu of %llu", (unsigned long long)st.bytes, (unsigned long long)cap);
+    /* the entry just written and the one used last stay; BLOCK=256 (least recently used) went first */
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s %s cache list --json > %s/list", cache, TILE_CLI, dir);
+    cr_assert_eq(system(cmd), 0);
+    char path[160], text[8192] = {0};
+    snprintf(path, sizeof path, "%s/list", dir);
+    FILE *f = fopen(path, "r");
+    fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    cr_assert(strstr(text, "\"defines\":\"BLOCK=64\""), "%s", text);
+    cr_assert(!strstr(text, "\"defines\":\"BLOCK=256\""), "the least recently used entry stayed: %s", text);
+}
+
+/* tune.db keeps one record per (kernel, device, bucket): the fastest */
+Test(cache, tune_db_compaction, .init = setup, .fini = teardown) {
+    char cache[128], cfg[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    const char *id = "0123456789abcdef0123456789abcdef";
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=128", 2e-3), TILE_OK);
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=2048", "BLOCK=256", 1e-3), TILE_OK);
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=256", 1e-3), TILE_OK); /* faster: replaces */
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=512", 5e-3), TILE_OK); /* slower: dropped */
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_90a", "n=1024", "BLOCK=512", 5e-3), TILE_OK); /* another device */
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_assert_eq(st.tuning_records, 3);
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=1024", cfg, sizeof cfg), TILE_OK);
+    cr_assert_str_eq(cfg, "BLOCK=256");
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=2048", cfg, sizeof cfg), TILE_OK);
+    cr_assert_str_eq(cfg, "BLOCK=256");
+    /* no temporary file is left behind */
+    DIR *d = opendir(cache);
+    cr_assert(d);
+    for (struct dirent *e; (e = readdir(d));) cr_assert(strncmp(e->d_name, ".tmp-", 5), "left behind: %s", e->d_name);
+    closedir(d);
 }

@@ -156,3 +156,165 @@ Test(cli, unknown_device_and_arch) {
     for (int i = 0; tile_target_name(i); i++) cr_expect(strstr(buf, tile_target_name(i)), "the targets are listed: %s", buf);
     cr_expect_eq(run("aot " TILE_SOURCE_DIR "/kernels/add.tile --kernel add --arch sm_70 -o x", buf, sizeof buf), 2, "%s", buf);
 }
+
+/* ---- --json: every line of stdout is one valid JSON object ---- */
+/* value = object | array | string | number | "true" | "false" | "null" (RFC 8259), whitespace allowed around */
+static const char *js_value(const char *p, int depth);
+static const char *js_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+    return p;
+}
+static const char *js_string(const char *p) {
+    if (*p++ != '"') return NULL;
+    for (; *p != '"'; p++) {
+        if (!*p || (unsigned char)*p < 0x20) return NULL;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!strchr("0123456789abcdefABCDEF", p[i]) || !p[i]) return NULL;
+                p += 4;
+            } else if (!*p || !strchr("\"\\/bfnrt", *p)) return NULL;
+        }
+    }
+    return p + 1;
+}
+static const char *js_digits(const char *p) {
+    if (*p < '0' || *p > '9') return NULL;
+    while (*p >= '0' && *p <= '9') p++;
+    return p;
+}
+static const char *js_number(const char *p) {
+    if (*p == '-') p++;
+    if (*p == '0') p++;
+    else if (!(p = js_digits(p))) return NULL;
+    if (*p == '.' && !(p = js_digits(p + 1))) return NULL;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(p = js_digits(p))) return NULL;
+    }
+    return p;
+}
+/* members or elements between open and close */
+static const char *js_seq(const char *p, char close, bool members, int depth) {
+    p = js_ws(p + 1);
+    if (*p == close) return p + 1;
+    for (;;) {
+        if (members) {
+            if (!(p = js_string(js_ws(p)))) return NULL;
+            p = js_ws(p);
+            if (*p++ != ':') return NULL;
+        }
+        if (!(p = js_value(p, depth + 1))) return NULL;
+        p = js_ws(p);
+        if (*p == close) return p + 1;
+        if (*p++ != ',') return NULL;
+    }
+}
+static const char *js_value(const char *p, int depth) {
+    if (depth > 64) return NULL;
+    p = js_ws(p);
+    if (*p == '{') return js_seq(p, '}', true, depth);
+    if (*p == '[') return js_seq(p, ']', false, depth);
+    if (*p == '"') return js_string(p);
+    if (!strncmp(p, "true", 4)) return p + 4;
+    if (!strncmp(p, "false", 5)) return p + 5;
+    if (!strncmp(p, "null", 4)) return p + 4;
+    return js_number(p);
+}
+/* The number of lines of text, each one JSON object; -1 when a line is not. */
+static int json_lines(char *text) {
+    int n = 0;
+    for (char *line = text, *next; *line; line = next) {
+        next = strchr(line, '\n');
+        if (!next) return -1; /* every object ends its line */
+        *next++ = 0;
+        const char *end = *js_ws(line) == '{' ? js_value(line, 0) : NULL;
+        if (!end || *js_ws(end)) return -1;
+        next[-1] = '\n';
+        n++;
+    }
+    return n;
+}
+
+Test(cli, json_checker_itself) {
+    char good[] = "{\"a\":[1,-2.5e-3,true,null,{\"b\":\"x\\\"\\u00e9\"}],\"c\":{}}\n{}\n";
+    cr_expect_eq(json_lines(good), 2);
+    const char *bad[] = {"{\"a\":1,}\n", "{\"a\":01}\n", "{\"a\":\"\x01\"}\n", "{a:1}\n", "{\"a\":nan}\n", "{\"a\":1}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char b[64];
+        snprintf(b, sizeof b, "%s", bad[i]);
+        cr_expect_eq(json_lines(b), -1, "accepted: %s", bad[i]);
+    }
+}
+
+static char cache_env[160];
+static void json_setup(void) {
+    char dir[] = "/tmp/tile-test-json-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    snprintf(cache_env, sizeof cache_env, "TILE_CACHE_DIR=%s/cache", dir);
+}
+static void json_teardown(void) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%.*s'", (int)(strlen(cache_env) - strlen("TILE_CACHE_DIR=") - 6), cache_env + strlen("TILE_CACHE_DIR="));
+    system(cmd);
+}
+
+/* stdout alone of `tile ARGS` with the test's cache folder */
+static int run_env(const char *args, char *out, size_t outsz) {
+    char a[2048];
+    snprintf(a, sizeof a, "%s", args);
+    char cmd[2600];
+    snprintf(cmd, sizeof cmd, "%s '%s' %s 2>/dev/null", cache_env, TILE_CLI, a);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = fread(out, 1, outsz - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char tuned_kernel[] = "@config(BLOCK=128)\n@config(BLOCK=256)\n@tune_key(n)\n"
+                                   "kernel add(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 1024) {\n"
+                                   "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+                                   "    let mask = offs < n;\n"
+                                   "    store(out + offs, load(x + offs, mask, 0.0) + load(y + offs, mask, 0.0), mask);\n}\n";
+
+Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 240) {
+    cr_expect_eq(run_env("cache stats --json", buf, sizeof buf), 0);
+    cr_expect_eq(json_lines(buf), 1, "%s", buf);
+    cr_expect(strstr(buf, "\"entries\":0"), "%s", buf);
+
+    cr_expect_eq(run_env("run gemm --json --m 40 --n 33 --k 20 --device emu", buf, sizeof buf), 0, "%s", buf);
+    cr_expect_eq(json_lines(buf), 1, "not one JSON object: %s", buf);
+    cr_expect(strstr(buf, "\"command\":\"gemm\"") && strstr(buf, "\"ok\":true"), "%s", buf);
+
+    cr_expect_eq(run_env("cache list --json", buf, sizeof buf), 0);
+    cr_expect_geq(json_lines(buf), 1, "%s", buf);
+    cr_expect(strstr(buf, "\"kernels\":\"gemm_f16_f32\"") && strstr(buf, "\"arch\":\"sm_80\"") && strstr(buf, "\"specialize\":\"sak=1 sbn=1\""),
+              "%s", buf);
+    cr_expect_eq(run_env("cache list", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "KEY") && strstr(buf, "ARCH") && strstr(buf, "DEFINES | SPECIALIZE") && strstr(buf, "LAST USE"), "%s", buf);
+
+    char path[200];
+    snprintf(path, sizeof path, "%.*s/k.tile", (int)(strlen(cache_env) - strlen("TILE_CACHE_DIR=") - 6), cache_env + strlen("TILE_CACHE_DIR="));
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(tuned_kernel, f);
+    fclose(f);
+    char args[512];
+    /* without a grid: exit 2, nothing timed or stored */
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --reps 1 --warmup 0 --device emu --json", path);
+    cr_expect_eq(run_env(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(buf[0], 0, "stdout: %s", buf);
+    cr_expect_eq(run_env("cache stats --json", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "\"tuning_records\":0"), "%s", buf);
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 --device emu --json", path);
+    cr_expect_eq(run_env(args, buf, sizeof buf), 0, "%s", buf);
+    cr_expect_eq(json_lines(buf), 3, "two configurations and the record: %s", buf);
+    cr_expect(strstr(buf, "\"stored\":true") && strstr(buf, "\"pct_of_best\":100"), "%s", buf);
+    cr_expect_eq(run_env(args, buf, sizeof buf), 0, "%s", buf);
+    cr_expect_eq(run_env("cache stats --json", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "\"tuning_records\":1"), "tuning twice keeps one record per key: %s", buf);
+}

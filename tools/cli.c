@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- commands ---- */
 const CliCommand *cli_find_command(const CliCommand *cmds, int n, const char *name) {
@@ -271,4 +272,16 @@ int cli_context_open(const char *cmd, const char *device, tile_context **ctx) {
     }
     fprintf(stderr, "tile: cannot open device '%s': %s\n", device ? device : "default", tile_status_string(st));
     return CLI_EXIT_FAIL;
+}
+
+/* ---- progress ---- */
+bool cli_progress_wanted(bool json) { return !json && isatty(STDERR_FILENO); }
+
+void cli_progress(bool on, const char *fmt, ...) {
+    if (!on) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
 }

@@ -99,6 +99,13 @@ FILE *cli_output_open(const char *path);
 /* Flush and close (never standard output); false when anything failed to be written. */
 bool cli_output_close(FILE *f);
 
+/* ---- progress ----
+ * Long runs (the emulator, tuning) say what they are doing on stderr as they
+ * go, but only to a person: when stderr is a terminal and the output is not
+ * --json.  cli_progress_wanted decides once; cli_progress prints a line when on. */
+bool cli_progress_wanted(bool json);
+void cli_progress(bool on, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Open a context on `device` (NULL: TILE_DEVICE, else cuda when present, else emu).
  * 0; 2 when the device string (TILE_DEVICE) is invalid; 3 when it cannot be opened. */
 int cli_context_open(const char *cmd, const char *device, tile_context **ctx);

@@ -2,25 +2,36 @@
  *
  * The folder: --dir, else what the library uses (TILE_CACHE_DIR, else
  * $XDG_CACHE_HOME/tile, else ~/.cache/tile, else ${TMPDIR:-/tmp}/tile-cache-UID;
- * tile_cache_default_dir); the library refuses a folder another user owns or can write. */
+ * tile_cache_default_dir); the library refuses a folder another user owns or can write.
+ *
+ * --json (stats, list): JSON Lines, one object per result (json.h): stats
+ * one object, list one object per entry; nothing else on stdout. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
+#include "tools/json.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char usage_stats[] =
-    "usage: tile cache stats [--dir DIR]\n"
-    "Hits and misses since the last clear, entries and bytes on disk, tuning records.\n"
+    "usage: tile cache stats [--dir DIR] [--json]\n"
+    "Hits and misses since the last clear, entries and bytes on disk against the cap\n"
+    "(TILE_CACHE_MAX_BYTES, default 1 GiB), tuning records.\n"
     "\n"
+    "  --json        one JSON object on one line: dir, hits, misses, entries, bytes, max_bytes, tuning_records\n"
     "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
     "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
     "  -h, --help    this text\n";
 
 static const char usage_list[] =
-    "usage: tile cache list [--dir DIR]\n"
-    "Every entry: key, size in bytes, source file, kernels.\n"
+    "usage: tile cache list [--dir DIR] [--json]\n"
+    "Every entry, least recently used first: key, kernels, arch, defines and specializations,\n"
+    "size in bytes, last use (written or last hit; the entries evicted first when over the cap), source.\n"
     "\n"
+    "  --json        JSON Lines: one object per entry (key, source, kernels, arch, defines,\n"
+    "                specialize, bytes, last_use as seconds since the epoch)\n"
     "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
     "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
     "  -h, --help    this text\n";
@@ -34,12 +45,13 @@ static const char usage_clear[] =
     "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
     "  -h, --help    this text\n";
 
-enum { OPT_DIR = 256, OPT_TUNING };
+enum { OPT_DIR = 256, OPT_TUNING, OPT_JSON };
 
 /* --tuning is accepted by every subcommand (as it always was) and used by clear */
 static const struct option options[] = {
     {"dir", required_argument, NULL, OPT_DIR},
     {"tuning", no_argument, NULL, OPT_TUNING},
+    {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -47,6 +59,7 @@ static const struct option options[] = {
 typedef struct CacheArgs {
     char *dir; /* malloc'd */
     int tuning;
+    bool json;
 } CacheArgs;
 
 static int cache_parse(const char *cmd, const char *usage, int argc, char **argv, CacheArgs *a) {
@@ -59,6 +72,7 @@ static int cache_parse(const char *cmd, const char *usage, int argc, char **argv
         case 'h': return cli_help(usage);
         case OPT_DIR: dir = g.arg; break;
         case OPT_TUNING: a->tuning = 1; break;
+        case OPT_JSON: a->json = true; break;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -74,23 +88,117 @@ static int cache_stats(int argc, char **argv) {
     if (rc != CLI_CONTINUE) return rc;
     tile_cache_stats s;
     rc = tile_cache_get_stats(a.dir, &s) == TILE_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-    if (!rc)
-        printf("cache %s\n  hits %llu  misses %llu\n  entries %llu  bytes %llu\n  tuning records %llu\n", a.dir, (unsigned long long)s.hits,
-               (unsigned long long)s.misses, (unsigned long long)s.entries, (unsigned long long)s.bytes, (unsigned long long)s.tuning_records);
+    uint64_t cap = tile_cache_max_bytes();
+    if (!rc && a.json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "dir", a.dir);
+        json_uint(&j, "hits", s.hits);
+        json_uint(&j, "misses", s.misses);
+        json_uint(&j, "entries", s.entries);
+        json_uint(&j, "bytes", s.bytes);
+        json_uint(&j, "max_bytes", cap);
+        json_uint(&j, "tuning_records", s.tuning_records);
+        json_end(&j);
+    } else if (!rc) {
+        printf("cache %s\n  hits %llu  misses %llu\n  entries %llu  bytes %llu", a.dir, (unsigned long long)s.hits, (unsigned long long)s.misses,
+               (unsigned long long)s.entries, (unsigned long long)s.bytes);
+        if (cap) printf(" of %llu (%.1f%%)", (unsigned long long)cap, 100.0 * (double)s.bytes / (double)cap);
+        else printf(" (no cap)");
+        printf("\n  tuning records %llu\n", (unsigned long long)s.tuning_records);
+    }
     free(a.dir);
     return rc;
 }
 
-static void print_entry(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes) {
-    (void)user;
-    printf("%s %8llu  %s  %s\n", key, (unsigned long long)bytes, source, kernels);
+/* The entries, kept to be sorted by last use (the order eviction follows) */
+typedef struct ListRow {
+    char key[33], *source, *kernels, *arch, *setup;
+    uint64_t bytes;
+    int64_t last_use;
+} ListRow;
+
+typedef struct ListRows {
+    ListRow *v;
+    int n, cap;
+    bool json, oom;
+} ListRows;
+
+static void list_row_json(const tile_cache_entry_info *e) {
+    JsonOut j;
+    json_begin(&j, stdout);
+    json_str(&j, "key", e->key);
+    json_str(&j, "source", e->source);
+    json_str(&j, "kernels", e->kernels);
+    json_str(&j, "arch", e->arch);
+    json_str(&j, "defines", e->defines);
+    json_str(&j, "specialize", e->specialize);
+    json_uint(&j, "bytes", e->bytes);
+    json_int(&j, "last_use", e->last_use);
+    json_end(&j);
+}
+
+static void collect_entry(void *user, const tile_cache_entry_info *e) {
+    ListRows *l = user;
+    if (l->json) { /* streamed: one line per entry as it is read */
+        list_row_json(e);
+        return;
+    }
+    if (l->n == l->cap) {
+        ListRow *v = realloc(l->v, sizeof *v * (size_t)(l->cap = l->cap ? 2 * l->cap : 32));
+        if (!v) return (void)(l->oom = true);
+        l->v = v;
+    }
+    ListRow *r = &l->v[l->n++];
+    snprintf(r->key, sizeof r->key, "%s", e->key);
+    r->source = strdup(e->source), r->kernels = strdup(e->kernels), r->arch = strdup(*e->arch ? e->arch : "-");
+    size_t n = strlen(e->defines) + strlen(e->specialize) + 4;
+    if ((r->setup = malloc(n)))
+        snprintf(r->setup, n, "%s%s%s", e->defines, *e->defines && *e->specialize ? " | " : "", *e->specialize || *e->defines ? e->specialize : "-");
+    r->bytes = e->bytes, r->last_use = e->last_use;
+    if (!r->source || !r->kernels || !r->arch || !r->setup) l->oom = true;
+}
+
+static int by_last_use(const void *a, const void *b) {
+    const ListRow *x = a, *y = b;
+    return (x->last_use > y->last_use) - (x->last_use < y->last_use);
+}
+
+static int width(const ListRows *l, size_t off, const char *title) {
+    int w = (int)strlen(title);
+    for (int i = 0; i < l->n; i++) {
+        const char *s = *(char *const *)((const char *)&l->v[i] + off);
+        if ((int)strlen(s) > w) w = (int)strlen(s);
+    }
+    return w > 48 ? 48 : w;
 }
 
 static int cache_list(int argc, char **argv) {
     CacheArgs a;
     int rc = cache_parse("cache list", usage_list, argc, argv, &a);
     if (rc != CLI_CONTINUE) return rc;
-    rc = tile_cache_list(a.dir, print_entry, NULL) == TILE_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    ListRows l = {.json = a.json};
+    rc = tile_cache_list_ex(a.dir, collect_entry, &l) == TILE_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    if (l.oom) rc = CLI_EXIT_FAIL, fprintf(stderr, "tile: out of host memory\n");
+    if (!rc && !a.json) {
+        qsort(l.v, (size_t)l.n, sizeof *l.v, by_last_use);
+        int wk = width(&l, offsetof(ListRow, kernels), "KERNELS"), wa = width(&l, offsetof(ListRow, arch), "ARCH"),
+            ws = width(&l, offsetof(ListRow, setup), "DEFINES | SPECIALIZE");
+        printf("%-32s  %-*s  %-*s  %-*s  %10s  %-19s  %s\n", "KEY", wk, "KERNELS", wa, "ARCH", ws, "DEFINES | SPECIALIZE", "BYTES", "LAST USE",
+               "SOURCE");
+        for (int i = 0; i < l.n; i++) {
+            const ListRow *r = &l.v[i];
+            char when[32] = "-";
+            time_t t = (time_t)r->last_use;
+            struct tm tm;
+            if (localtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+            printf("%-32s  %-*s  %-*s  %-*s  %10llu  %-19s  %s\n", r->key, wk, r->kernels, wa, r->arch, ws, r->setup,
+                   (unsigned long long)r->bytes, when, r->source);
+        }
+        printf("%d entr%s\n", l.n, l.n == 1 ? "y" : "ies");
+    }
+    for (int i = 0; i < l.n; i++) free(l.v[i].source), free(l.v[i].kernels), free(l.v[i].arch), free(l.v[i].setup);
+    free(l.v);
     free(a.dir);
     return rc;
 }
@@ -107,7 +215,7 @@ static int cache_clear(int argc, char **argv) {
 
 static const CliCommand cache_commands[] = {
     {"stats", "hits and misses, entries and bytes on disk, tuning records", cache_stats},
-    {"list", "every entry: key, size, source, kernels", cache_list},
+    {"list", "every entry: key, kernels, arch, defines and specializations, size, last use, source", cache_list},
     {"clear", "remove every entry (--tuning: the tuning database too)", cache_clear},
 };
 

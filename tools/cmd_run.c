@@ -7,13 +7,16 @@
  *   3. opens a context, copies the inputs and makes the first call, timed
  *      with the compile or cache load included;
  *   4. checks the output against the float64 reference of ref/ (run_check.c);
- *   5. times --reps further calls and prints one summary.
+ *   5. times --reps further calls and prints one summary: text (the header
+ *      first, then, on a terminal, a progress line per phase on stderr) or,
+ *      with --json, one JSON object on one line and nothing else.
  * Exit status 3 when a call fails or the check does not match.
  * `tile run gemm` is here; attention and decode in cmd_run_attention.c, moe
  * in cmd_run_moe.c. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 #include "tools/gemm_problem.h"
+#include "tools/json.h"
 #include "tools/timer.h"
 
 #include <stdlib.h>
@@ -34,7 +37,7 @@ static const char usage_gemm[] =
     "usage: tile run gemm [--m M] [--n N] [--k K] [--dtype f16|bf16|tf32|i8] [--out-dtype f32|f16|bf16|i32]\n"
     "                     [--device emu|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n"
     "Runs tile_gemm on random A and B, checks C against a float64 reference and\n"
-    "prints the kernel, configuration, specialization, grid and times.\n"
+    "prints the kernel, configuration, specialization, grid and times (--json: one JSON object).\n"
     "\n" GEMM_PROBLEM_OPTIONS "\n"
     "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
 
@@ -52,6 +55,13 @@ int cmd_run_gemm(int argc, char **argv) {
     check_rng_init(&rng);
     GemmData d;
     if ((rc = gemm_data_setup(ctx, &p, &rng, &d))) return gemm_data_free(ctx, &d), tile_context_destroy(ctx), rc;
+    bool prog = cli_progress_wanted(p.json) && props.is_emulator;
+    if (!p.json) {
+        printf("gemm %lldx%lldx%lld %s->%s%s%s on %s (%s)\n", (long long)p.m, (long long)p.n, (long long)p.k, tile_dtype_name(p.in),
+               tile_dtype_name(p.out), p.ta ? " trans_a" : "", p.tb ? " trans_b" : "", props.name, props.arch);
+        fflush(stdout);
+    }
+    cli_progress(prog, "first call (compiles or loads the kernel) ...");
     double t0 = timer_now();
     tile_status st = tile_gemm(ctx, &d.g);
     if (st == TILE_OK) st = tile_synchronize(ctx);
@@ -63,7 +73,9 @@ int cmd_run_gemm(int argc, char **argv) {
     tile_gemm_info gi;
     tile_gemm_last_info(ctx, &gi);
     int first_source = gi.source;
+    cli_progress(prog, "checking against float64 ...");
     double worst = gemm_data_check(ctx, &p, &d);
+    cli_progress(prog, "timing %d calls ...", p.reps);
     double *ts = calloc((size_t)p.reps, sizeof(double));
     if (!ts) return fprintf(stderr, "tile: out of host memory\n"), gemm_data_free(ctx, &d), tile_context_destroy(ctx), CLI_EXIT_FAIL;
     for (int r = 0; r < p.reps && st == TILE_OK; r++) {
@@ -74,15 +86,33 @@ int cmd_run_gemm(int argc, char **argv) {
     }
     double med = timer_median(ts, p.reps);
     tile_gemm_last_info(ctx, &gi);
-    printf("gemm %lldx%lldx%lld %s%s%s on %s (%s): kernel %s\n", (long long)p.m, (long long)p.n, (long long)p.k, gi.kernel + 5,
-           p.ta ? " trans_a" : "", p.tb ? " trans_b" : "", props.name, props.arch, gi.kernel);
-    printf("  config      %s%s\n", gi.config, gi.tuned ? " (tuned)" : " (default: not tuned for this shape)");
-    printf("  specialize  %s\n", *gi.specialize ? gi.specialize : "(none)");
-    printf("  grid        (%u, %u) x %u threads\n", gi.grid.x, gi.grid.y, gi.block.x);
-    printf("  first call  %.3f ms: %s\n", first * 1e3, source_name(first_source));
-    printf("  next calls  %.3f ms median of %d: %s (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, source_name(gi.source),
-           2.0 * p.m * p.n * p.k / med * 1e-12, props.is_emulator ? "; the emulator's timings mean nothing" : "");
-    printf("  check       max error %.3g of tolerance against a float64 reference: %s\n", worst, worst <= 1 ? "ok" : "MISMATCH");
+    double tflops = 2.0 * p.m * p.n * p.k / med * 1e-12;
+    if (p.json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "command", "gemm");
+        json_int(&j, "m", p.m), json_int(&j, "n", p.n), json_int(&j, "k", p.k);
+        json_str(&j, "dtype", tile_dtype_name(p.in)), json_str(&j, "out_dtype", tile_dtype_name(p.out));
+        json_bool(&j, "trans_a", p.ta), json_bool(&j, "trans_b", p.tb);
+        json_str(&j, "device", props.name), json_str(&j, "arch", props.arch), json_bool(&j, "emulator", props.is_emulator);
+        json_str(&j, "kernel", gi.kernel), json_str(&j, "config", gi.config), json_bool(&j, "tuned", gi.tuned);
+        json_str(&j, "specialize", gi.specialize);
+        json_array(&j, "grid"), json_uint(&j, NULL, gi.grid.x), json_uint(&j, NULL, gi.grid.y), json_uint(&j, NULL, gi.grid.z), json_close(&j);
+        json_uint(&j, "block", gi.block.x);
+        json_num(&j, "first_seconds", first), json_str(&j, "first_source", source_name(first_source));
+        json_num(&j, "median_seconds", med), json_int(&j, "reps", p.reps), json_num(&j, "tflops", tflops);
+        json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && worst <= 1);
+        json_end(&j);
+    } else {
+        printf("  kernel      %s\n", gi.kernel);
+        printf("  config      %s%s\n", gi.config, gi.tuned ? " (tuned)" : " (default: not tuned for this shape)");
+        printf("  specialize  %s\n", *gi.specialize ? gi.specialize : "(none)");
+        printf("  grid        (%u, %u) x %u threads\n", gi.grid.x, gi.grid.y, gi.block.x);
+        printf("  first call  %.3f ms: %s\n", first * 1e3, source_name(first_source));
+        printf("  next calls  %.3f ms median of %d: %s (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, source_name(gi.source),
+               tflops, props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        printf("  check       max error %.3g of tolerance against a float64 reference: %s\n", worst, worst <= 1 ? "ok" : "MISMATCH");
+    }
     free(ts);
     gemm_data_free(ctx, &d);
     tile_context_destroy(ctx);

@@ -12,6 +12,7 @@
 #include "tools/cli.h"
 #include "tools/cmd.h"
 #include "tools/run_check.h"
+#include "tools/json.h"
 #include "tools/timer.h"
 #include "support/hostfloat.h"
 
@@ -25,11 +26,12 @@ typedef struct AttnCli {
     tile_dtype dt, kv_dt;
     bool kv_set;
     int causal, reps;
+    bool json;
     const char *device;
 } AttnCli;
 
 enum { OPT_BATCH = 256, OPT_SEQ, OPT_SEQ_K, OPT_HEADS, OPT_HEADS_KV, OPT_HEAD_DIM, OPT_TOKENS, OPT_BLOCK_SIZE, OPT_SPLITS,
-       OPT_CAUSAL, OPT_DTYPE, OPT_KV_DTYPE, OPT_DEVICE, OPT_REPS };
+       OPT_CAUSAL, OPT_DTYPE, OPT_KV_DTYPE, OPT_DEVICE, OPT_REPS, OPT_JSON };
 
 /* name, has value, code, 1: attention, 2: decode, 3: both */
 #define ATTN_OPTIONS(X)                                        \
@@ -48,6 +50,7 @@ enum { OPT_BATCH = 256, OPT_SEQ, OPT_SEQ_K, OPT_HEADS, OPT_HEADS_KV, OPT_HEAD_DI
     X("kv-dtype", required_argument, OPT_KV_DTYPE, 2)          \
     X("device", required_argument, OPT_DEVICE, 3)              \
     X("reps", required_argument, OPT_REPS, 3)                  \
+    X("json", no_argument, OPT_JSON, 3)                        \
     X("help", no_argument, 'h', 3)
 
 #define OPTION(name, has, code, which) {name, has, NULL, code},
@@ -73,6 +76,7 @@ static const char usage_attention[] =
     "  --dtype f16|bf16   (default bf16)\n"
     "  --device D         emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --reps R           timed calls (default 5)\n"
+    "  --json             one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help         this text\n"
     "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
 
@@ -96,8 +100,18 @@ static const char usage_decode[] =
     "  --dtype f16|bf16   queries and output (default bf16)\n"
     "  --device D         emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --reps R           timed calls (default 5)\n"
+    "  --json             one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help         this text\n"
     "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
+
+/* The JSON object of a run: what both commands report (the caller adds its sizes first). */
+static void json_run_tail(JsonOut *j, const tile_device_properties *props, double first, double med, int reps, const char *rate_name,
+                          double rate, int64_t checked, double worst, double tol, bool ok) {
+    json_str(j, "device", props->name), json_str(j, "arch", props->arch), json_bool(j, "emulator", props->is_emulator);
+    json_num(j, "first_seconds", first), json_num(j, "median_seconds", med), json_int(j, "reps", reps), json_num(j, rate_name, rate);
+    json_int(j, "checked_rows", checked), json_num(j, "max_error", worst), json_num(j, "tolerance", tol), json_bool(j, "ok", ok);
+    json_end(j);
+}
 
 static const tile_dtype act_types[] = {TILE_F16, TILE_BF16};
 static const tile_dtype kv_types[] = {TILE_F16, TILE_BF16, TILE_F8E4M3};
@@ -134,6 +148,7 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
             break;
         case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
         case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
+        case OPT_JSON: p->json = true; break;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -174,6 +189,13 @@ int cmd_run_attention(int argc, char **argv) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         goto done;
     }
+    bool prog = cli_progress_wanted(p.json) && props.is_emulator;
+    if (!p.json) {
+        printf("attention batch %lld seq %lld/%lld heads %lld/%lld head_dim %lld %s%s on %s (%s)\n", (long long)B, (long long)Sq, (long long)Sk,
+               (long long)H, (long long)Hk, (long long)D, tile_dtype_name(p.dt), p.causal ? " causal" : "", props.name, props.arch);
+        fflush(stdout);
+    }
+    cli_progress(prog, "first call (compiles or loads the kernels) ...");
     tile_attention_args a = {.dtype = p.dt, .batch = B, .heads_q = H, .heads_kv = Hk, .head_dim = D, .seq_q = Sq, .seq_k = Sk,
                              .q = dq, .k = dk, .v = dv, .o = dout, .causal = p.causal, .window_left = -1, .window_right = -1};
     double t0 = timer_now();
@@ -188,7 +210,9 @@ int cmd_run_attention(int argc, char **argv) {
     CheckAttention ca = {.batch = B, .seq_q = Sq, .seq_k = Sk, .heads = H, .heads_kv = Hk, .head_dim = D, .causal = p.causal,
                          .dtype = p.dt, .q = vq, .k = vk, .v = vv};
     int64_t checked;
+    cli_progress(prog, "checking against float64 ...");
     double worst = check_attention(&ca, ho, &checked);
+    cli_progress(prog, "timing %d calls ...", p.reps);
     double *ts = calloc((size_t)p.reps, sizeof(double));
     if (!ts) {
         fprintf(stderr, "tile: out of host memory\n");
@@ -202,13 +226,20 @@ int cmd_run_attention(int argc, char **argv) {
     }
     double med = timer_median(ts, p.reps), tol = check_attention_tolerance(p.dt);
     double flops = 4.0 * (double)B * H * Sq * Sk * D * (p.causal ? 0.5 : 1.0);
-    printf("attention batch %lld seq %lld/%lld heads %lld/%lld head_dim %lld %s%s on %s (%s)\n", (long long)B, (long long)Sq, (long long)Sk,
-           (long long)H, (long long)Hk, (long long)D, tile_dtype_name(p.dt), p.causal ? " causal" : "", props.name, props.arch);
-    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-    printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
-           props.is_emulator ? "; the emulator's timings mean nothing" : "");
-    printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
-           worst <= tol ? "ok" : "MISMATCH");
+    if (p.json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "command", "attention");
+        json_int(&j, "batch", B), json_int(&j, "seq_q", Sq), json_int(&j, "seq_k", Sk), json_int(&j, "heads", H), json_int(&j, "heads_kv", Hk);
+        json_int(&j, "head_dim", D), json_str(&j, "dtype", tile_dtype_name(p.dt)), json_bool(&j, "causal", p.causal);
+        json_run_tail(&j, &props, first, med, p.reps, "tflops", flops / med * 1e-12, checked, worst, tol, st == TILE_OK && worst <= tol);
+    } else {
+        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+        printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
+               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
+               worst <= tol ? "ok" : "MISMATCH");
+    }
     free(ts);
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 done:
@@ -280,6 +311,14 @@ int cmd_run_decode(int argc, char **argv) {
     if ((st = tile_paged_attention_workspace_size(ctx, &a, &ws_bytes, &splits)) == TILE_OK && ws_bytes &&
         (st = tile_malloc(ctx, ws_bytes, &a.workspace)) == TILE_OK)
         a.workspace_bytes = ws_bytes;
+    bool prog = cli_progress_wanted(p.json) && props.is_emulator;
+    if (!p.json) {
+        printf("decode batch %lld context %lld tokens %lld heads %lld/%lld head_dim %lld block %lld %s, KV %s, %d split%s on %s (%s)\n",
+               (long long)S, (long long)ctxlen, (long long)T, (long long)H, (long long)Hk, (long long)D, (long long)bs, tile_dtype_name(p.dt),
+               tile_dtype_name(kv), splits, splits == 1 ? "" : "s", props.name, props.arch);
+        fflush(stdout);
+    }
+    cli_progress(prog, "first call (compiles or loads the kernels) ...");
     double t0 = timer_now();
     if (st == TILE_OK) st = tile_attention_decode_paged(ctx, &a);
     if (st == TILE_OK) st = tile_synchronize(ctx);
@@ -293,7 +332,9 @@ int cmd_run_decode(int argc, char **argv) {
                       .table_stride = nb, .dtype = p.dt, .q = vq, .k = vk, .v = vv, .k_scale = kv == TILE_F8E4M3 ? k_scale : 1,
                       .v_scale = kv == TILE_F8E4M3 ? v_scale : 1, .table = table, .lens = lens};
     int64_t checked;
+    cli_progress(prog, "checking against float64 ...");
     double worst = check_decode(&cd, ho, &checked);
+    cli_progress(prog, "timing %d calls ...", p.reps);
     double *ts = calloc((size_t)p.reps, sizeof(double));
     if (!ts) {
         fprintf(stderr, "tile: out of host memory\n");
@@ -307,14 +348,21 @@ int cmd_run_decode(int argc, char **argv) {
     }
     double med = timer_median(ts, p.reps), tol = check_attention_tolerance(p.dt);
     double bytes = 2.0 * (double)S * ctxlen * Hk * D * (double)kes;
-    printf("decode batch %lld context %lld tokens %lld heads %lld/%lld head_dim %lld block %lld %s, KV %s, %d split%s on %s (%s)\n",
-           (long long)S, (long long)ctxlen, (long long)T, (long long)H, (long long)Hk, (long long)D, (long long)bs, tile_dtype_name(p.dt),
-           tile_dtype_name(kv), splits, splits == 1 ? "" : "s", props.name, props.arch);
-    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-    printf("  next calls  %.3f ms median of %d (KV cache read at %.1f GB/s%s)\n", med * 1e3, p.reps, bytes / med * 1e-9,
-           props.is_emulator ? "; the emulator's timings mean nothing" : "");
-    printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
-           worst <= tol ? "ok" : "MISMATCH");
+    if (p.json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "command", "decode");
+        json_int(&j, "batch", S), json_int(&j, "context", ctxlen), json_int(&j, "tokens", T), json_int(&j, "heads", H);
+        json_int(&j, "heads_kv", Hk), json_int(&j, "head_dim", D), json_int(&j, "block_size", bs), json_str(&j, "dtype", tile_dtype_name(p.dt));
+        json_str(&j, "kv_dtype", tile_dtype_name(kv)), json_int(&j, "splits", splits);
+        json_run_tail(&j, &props, first, med, p.reps, "kv_gbps", bytes / med * 1e-9, checked, worst, tol, st == TILE_OK && worst <= tol);
+    } else {
+        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+        printf("  next calls  %.3f ms median of %d (KV cache read at %.1f GB/s%s)\n", med * 1e3, p.reps, bytes / med * 1e-9,
+               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
+               worst <= tol ? "ok" : "MISMATCH");
+    }
     free(ts);
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 done:

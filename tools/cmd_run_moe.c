@@ -12,6 +12,7 @@
 #include "tools/cli.h"
 #include "tools/cmd.h"
 #include "tools/run_check.h"
+#include "tools/json.h"
 #include "tools/timer.h"
 
 #include <limits.h>
@@ -24,11 +25,12 @@ typedef struct MoeCli {
     tile_dtype act, w;
     tile_moe_scales scales;
     int reps, check_tokens;
+    bool json;
     const char *device;
 } MoeCli;
 
 enum { OPT_TOKENS = 256, OPT_EXPERTS, OPT_TOPK, OPT_HIDDEN, OPT_INTER, OPT_REPS, OPT_CHECK_TOKENS, OPT_DEVICE, OPT_SCALES, OPT_DTYPE,
-       OPT_ACT_DTYPE };
+       OPT_ACT_DTYPE, OPT_JSON };
 
 static const struct option options[] = {
     {"tokens", required_argument, NULL, OPT_TOKENS},
@@ -42,6 +44,7 @@ static const struct option options[] = {
     {"scales", required_argument, NULL, OPT_SCALES},
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"act-dtype", required_argument, NULL, OPT_ACT_DTYPE},
+    {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -64,6 +67,7 @@ static const char usage[] =
     "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --reps R               timed calls (default 5)\n"
     "  --check-tokens N       tokens checked against float64 (default 32)\n"
+    "  --json                 one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help             this text\n"
     "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
 
@@ -88,6 +92,7 @@ static int moe_cli_parse(int argc, char **argv, MoeCli *p) {
         case OPT_HIDDEN: rc = cli_i64(&g, 1, INT32_MAX, &p->hidden); break;
         case OPT_INTER: rc = cli_i64(&g, 1, INT32_MAX, &p->inter); break;
         case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
+        case OPT_JSON: p->json = true; break;
         case OPT_CHECK_TOKENS: rc = cli_int(&g, 1, INT_MAX, &p->check_tokens); break;
         case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
         case OPT_SCALES:
@@ -160,6 +165,16 @@ int cmd_run_moe(int argc, char **argv) {
         goto done;
     }
     a.workspace_bytes = ws;
+    static const char *const scale_text[] = {[TILE_MOE_SCALES_NONE] = "", [TILE_MOE_SCALES_CHANNEL] = ", per-channel scales",
+                                             [TILE_MOE_SCALES_BLOCK128] = ", 128x128 block scales"};
+    bool prog = cli_progress_wanted(p.json) && props.is_emulator;
+    if (!p.json) {
+        printf("moe tokens %lld experts %lld top-%lld hidden %lld inter %lld, x %s, weights %s%s on %s (%s)\n", (long long)T, (long long)E,
+               (long long)K, (long long)H, (long long)I, tile_dtype_name(p.act), tile_dtype_name(p.w), scale_text[p.scales], props.name,
+               props.arch);
+        fflush(stdout);
+    }
+    cli_progress(prog, "first call (compiles or loads the kernels) ...");
     double t0 = timer_now();
     st = tile_moe_forward(ctx, &a);
     if (st == TILE_OK) st = tile_synchronize(ctx);
@@ -174,7 +189,9 @@ int cmd_run_moe(int argc, char **argv) {
                    .w2 = &w2, .check_tokens = p.check_tokens};
     int routing_ok;
     int64_t checked;
+    cli_progress(prog, "checking against float64 ...");
     double worst = check_moe(&cm, ids, ho, &routing_ok, &checked);
+    cli_progress(prog, "timing %d calls ...", p.reps);
     for (int r = 0; r < p.reps && st == TILE_OK; r++) {
         double t1 = timer_now();
         st = tile_moe_forward(ctx, &a);
@@ -182,18 +199,29 @@ int cmd_run_moe(int argc, char **argv) {
         ts[r] = timer_now() - t1;
     }
     double med = timer_median(ts, p.reps), flops = 2.0 * (double)T * K * 3 * H * I;
-    static const char *const scale_text[] = {[TILE_MOE_SCALES_NONE] = "", [TILE_MOE_SCALES_CHANNEL] = ", per-channel scales",
-                                             [TILE_MOE_SCALES_BLOCK128] = ", 128x128 block scales"};
-    printf("moe tokens %lld experts %lld top-%lld hidden %lld inter %lld, x %s, weights %s%s on %s (%s)\n", (long long)T, (long long)E,
-           (long long)K, (long long)H, (long long)I, tile_dtype_name(p.act), tile_dtype_name(p.w), scale_text[p.scales], props.name,
-           props.arch);
-    printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-    printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s in the expert GEMMs%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
-           props.is_emulator ? "; the emulator's timings mean nothing" : "");
-    if (!routing_ok) printf("  check       routing is not a top-%lld of the logits: MISMATCH\n", (long long)K);
-    else
-        printf("  check       %lld tokens against a float64 reference: max error %.3g of tolerance: %s\n", (long long)checked, worst,
-               worst <= 1 ? "ok" : "MISMATCH");
+    if (p.json) {
+        static const char *const scale_names_json[] = {[TILE_MOE_SCALES_NONE] = "none", [TILE_MOE_SCALES_CHANNEL] = "channel",
+                                                       [TILE_MOE_SCALES_BLOCK128] = "block"};
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "command", "moe");
+        json_int(&j, "tokens", T), json_int(&j, "experts", E), json_int(&j, "topk", K), json_int(&j, "hidden", H), json_int(&j, "inter", I);
+        json_str(&j, "act_dtype", tile_dtype_name(p.act)), json_str(&j, "weight_dtype", tile_dtype_name(p.w));
+        json_str(&j, "scales", scale_names_json[p.scales]);
+        json_str(&j, "device", props.name), json_str(&j, "arch", props.arch), json_bool(&j, "emulator", props.is_emulator);
+        json_num(&j, "first_seconds", first), json_num(&j, "median_seconds", med), json_int(&j, "reps", p.reps);
+        json_num(&j, "tflops", flops / med * 1e-12), json_bool(&j, "routing_ok", routing_ok), json_int(&j, "checked_tokens", checked);
+        json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && routing_ok && worst <= 1);
+        json_end(&j);
+    } else {
+        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
+        printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s in the expert GEMMs%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
+               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        if (!routing_ok) printf("  check       routing is not a top-%lld of the logits: MISMATCH\n", (long long)K);
+        else
+            printf("  check       %lld tokens against a float64 reference: max error %.3g of tolerance: %s\n", (long long)checked, worst,
+                   worst <= 1 ? "ok" : "MISMATCH");
+    }
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= 1 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 done:
     if (ctx) {

@@ -1,62 +1,87 @@
 /* cmd_tune.c - `tile tune`: time each @config of a kernel and store the fastest.
  *
- *   tile tune gemm ...           the shipped GEMM through tile_gemm_with_config
- *   tile tune FILE.tile ...      any kernel through tile_launch
+ *   tile tune gemm ...                   the shipped GEMM through tile_gemm_with_config
+ *   tile tune FILE.tile --grid EXPR ...  any kernel through tile_launch
  *
- * For each configuration of the kernel's tuning space:
- *   1. compile it (through the compile cache) to learn whether it builds and
- *      fits the device's shared memory; skip it with the reason if not;
- *   2. warm up (the first call compiles or loads; GEMM: the result is checked
- *      against float64 and a wrong one is skipped; --timeout per config);
- *   3. the median of --reps runs, each timed with device events (timer.c).
- * Then the table sorted by time goes to stdout (progress to stderr) and the
- * fastest is appended to the tuning database under the power-of-two bucket
- * of the @tune_key arguments (GEMM: m, n, k).  FILE mode: --arg values fill
- * the run-time scalar parameters in order and name values for --grid
- * (grid_expr.c) and the key; pointers get zeroed buffers of --elems 8-byte
- * elements. */
+ * Steps:
+ *   1. FILE mode refuses to run without --grid (exit 2, nothing stored): a
+ *      default grid of one program times configurations that each do
+ *      different work (a BLOCK of 128 covers half what 256 does), so the
+ *      "fastest" would be meaningless.  (There is no @grid attribute in the
+ *      language yet; the grid comes from the command line only.)
+ *   2. Compile every configuration in parallel: worker threads each take the
+ *      next configuration and compile it through the public compile API
+ *      into the compile cache (tile_cache_compile_file), learning whether it
+ *      builds and fits the device's shared memory.  GEMM: one probe call
+ *      first learns the specializations tile_gemm adds for this problem, so
+ *      the workers compile exactly the variants it will load.
+ *   3. Time the configurations one after another (the device is shared):
+ *      warm up (the first call loads from the cache; GEMM: the result is
+ *      checked against float64 and a wrong one is skipped; --timeout per
+ *      config), then the median of --reps runs timed with device events.
+ *   4. Report: the table sorted by time with % of best (best time / time)
+ *      and, for GEMM, TFLOP/s; or with --json, JSON Lines: one object per
+ *      configuration, then one for what was stored.  Store the fastest in
+ *      the tuning database under the device's key (tile_context_device_key:
+ *      GPU model and driver) and the power-of-two bucket of the @tune_key
+ *      arguments (GEMM: m, n, k).
+ * The header goes to stdout first; on a terminal, without --json, a
+ * progress line per phase and per configuration goes to stderr.  FILE mode:
+ * --arg values fill the run-time scalar parameters in order and name values
+ * for --grid (grid_expr.c) and the key; pointers get zeroed buffers of
+ * --elems 8-byte elements. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 #include "tools/gemm_problem.h"
 #include "tools/grid_expr.h"
+#include "tools/json.h"
 #include "tools/timer.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage_tune[] =
     "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype T] [--device D]\n"
-    "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b]\n"
-    "       tile tune FILE.tile --kernel NAME [--device D] [--grid EXPR[,EXPR[,EXPR]]]\n"
-    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R]\n"
-    "Runs every @config of the kernel (warm-up, then the median of runs timed with device events),\n"
-    "skips those that fail to compile, exceed the device's shared memory or time out, prints a table\n"
-    "sorted by time and stores the fastest in the tuning database (cache folder/tune.db) under the\n"
-    "power-of-two bucket of the @tune_key arguments.  FILE mode: --arg values fill the run-time scalar\n"
-    "parameters in order (and name them for --grid and the key); pointers get zeroed buffers of\n"
-    "--elems 8-byte elements; --grid may use args and config values, e.g. 'cdiv(n, BLOCK)'.\n"
+    "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b] [--json]\n"
+    "       tile tune FILE.tile --kernel NAME --grid EXPR[,EXPR[,EXPR]] [--device D]\n"
+    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R] [--json]\n"
+    "Compiles every @config of the kernel in parallel, then runs each (warm-up, then the median of\n"
+    "runs timed with device events), skips those that fail to compile, exceed the device's shared\n"
+    "memory or time out, prints a table sorted by time (% of best; GEMM: TFLOP/s) and stores the\n"
+    "fastest in the tuning database (cache folder/tune.db) under the device's model and driver and\n"
+    "the power-of-two bucket of the @tune_key arguments.  FILE mode needs --grid (exit 2 without it:\n"
+    "configurations timed on an arbitrary grid do different work); --arg values fill the run-time\n"
+    "scalar parameters in order (and name them for --grid and the key); pointers get zeroed buffers\n"
+    "of --elems 8-byte elements; --grid may use args and config values, e.g. 'cdiv(n, BLOCK)'.\n"
+    "--json: JSON Lines on stdout, one object per configuration, then one for what was stored.\n"
     "Run 'tile tune gemm --help' or 'tile tune FILE.tile --help' for the options of each.\n";
 
 static const char usage_tune_gemm[] =
     "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype T] [--device D]\n"
-    "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b]\n"
+    "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b] [--json]\n"
     "Times every @config of the GEMM kernel for this type pair on random operands (each checked\n"
     "against float64 once) and stores the fastest for the bucket of m, n, k.\n"
+    "With --json: one object per configuration (kernel, config, status, rank, seconds, pct_of_best,\n"
+    "tflops, or why it was skipped), then one for what was stored.\n"
     "\n" GEMM_PROBLEM_OPTIONS;
 
 static const char usage_tune_file[] =
-    "usage: tile tune FILE.tile --kernel NAME [--device D] [--grid EXPR[,EXPR[,EXPR]]]\n"
-    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R]\n"
+    "usage: tile tune FILE.tile --kernel NAME --grid EXPR[,EXPR[,EXPR]] [--device D]\n"
+    "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R] [--json]\n"
     "\n"
     "  --kernel NAME          the kernel to tune (required)\n"
+    "  --grid EXPR,...        launch grid (required): INT, NAME, + - * /, cdiv(a, b) over --arg names and\n"
+    "                         config values, e.g. 'cdiv(n, BLOCK)'; without it nothing is timed or stored\n"
     "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
-    "  --grid EXPR,...        launch grid: INT, NAME, + - * /, cdiv(a, b) over --arg names and config\n"
-    "                         values, e.g. 'cdiv(n, BLOCK)' (default 1)\n"
     "  --arg NAME=VALUE       run-time scalar parameters in order (integers); repeatable\n"
     "  --elems N              elements (8 bytes each) of the zeroed buffer of each pointer (default 65536)\n"
     "  --warmup W             untimed runs per config (default 1)\n"
     "  --reps R               timed runs per config (default 5)\n"
+    "  --json                 JSON Lines: one object per configuration, then one for what was stored\n"
     "  -h, --help             this text\n";
 
 /* ---- what both modes share ---- */
@@ -78,8 +103,9 @@ static void join_config(char **cfg, char *out, size_t n) {
 }
 
 /* Compile one config to learn its shared memory; why = "" when it can run, else why not. */
-static void precheck(const char *file, const char *kernel, char **cfg, const tile_device_properties *props, char *why, size_t n) {
-    tile_compile_options o = {.kernel = kernel, .defines = (const char *const *)cfg, .arch = props->arch};
+static void precheck(const char *file, const char *kernel, char **cfg, const char *const *spec, const tile_device_properties *props, char *why,
+                     size_t n) {
+    tile_compile_options o = {.kernel = kernel, .defines = (const char *const *)cfg, .specialize = spec, .arch = props->arch};
     tile_compiled c;
     tile_status st = tile_cache_compile_file(NULL, file, &o, &c, NULL);
     why[0] = 0;
@@ -91,27 +117,108 @@ static void precheck(const char *file, const char *kernel, char **cfg, const til
     tile_compiled_free(&c);
 }
 
-static void print_table(TuneRow *rows, int n, int emu) {
-    qsort(rows, (size_t)n, sizeof *rows, row_cmp);
-    printf("%-4s %12s  %s\n", "rank", "median", "config");
-    for (int i = 0; i < n; i++) {
-        if (rows[i].seconds >= 0) printf("%-4d %9.3f ms  %s\n", i + 1, rows[i].seconds * 1e3, rows[i].config);
-        else printf("%-4s %12s  %s  (skipped: %s)\n", "-", "-", rows[i].config, rows[i].why);
+/* ---- step 2: the configurations compiled in parallel ---- */
+typedef struct CompilePool {
+    const char *file, *kernel;
+    char ***configs;         /* the space's */
+    const char *const *spec; /* specializations (GEMM), or NULL */
+    const tile_device_properties *props;
+    TuneRow *rows;
+    int n;
+    _Atomic int next, done;
+    bool progress;
+} CompilePool;
+
+static void *compile_worker(void *arg) {
+    CompilePool *p = arg;
+    for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+        if (!p->rows[i].why[0]) precheck(p->file, p->kernel, p->configs[i], p->spec, p->props, p->rows[i].why, sizeof p->rows[i].why);
+        int d = atomic_fetch_add(&p->done, 1) + 1;
+        cli_progress(p->progress, "  compiled %d/%d: %s%s%s", d, p->n, p->rows[i].config, p->rows[i].why[0] ? ": " : "", p->rows[i].why);
     }
-    if (emu) printf("note: on the emulator these timings mean nothing (it runs PTX on the CPU); this run checks the flow\n");
+    return NULL;
 }
 
-/* Append the fastest row to the tuning database; the exit status. */
-static int store_best(const char *file, const char *kernel, const char *bucket, const tile_device_properties *props, const TuneRow *best) {
+/* Each row's config compiled (rows[i].why set when it cannot run); threads: one per core, at most 8. */
+static void compile_all(CompilePool *p) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = (int)(cores < 1 ? 1 : cores > 8 ? 8 : cores);
+    if (nt > p->n) nt = p->n;
+    pthread_t th[8];
+    int started = 0;
+    cli_progress(p->progress, "compiling %d configurations on %d thread%s ...", p->n, nt, nt == 1 ? "" : "s");
+    double t0 = timer_now();
+    for (int i = 0; i < nt; i++)
+        if (pthread_create(&th[i], NULL, compile_worker, p) == 0) started++;
+    if (!started) compile_worker(p); /* no thread could start: compile here */
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    cli_progress(p->progress, "compiled in %.1f s", timer_now() - t0);
+}
+
+/* ---- step 4: the report and the record ---- */
+typedef struct TuneReport {
+    bool json, emu;
+    const char *kernel;
+    double flops; /* per run (GEMM: 2 m n k); 0: not reported */
+} TuneReport;
+
+static void print_table(const TuneReport *rep, TuneRow *rows, int n) {
+    qsort(rows, (size_t)n, sizeof *rows, row_cmp);
+    double best = rows[0].seconds;
+    if (rep->json) {
+        for (int i = 0; i < n; i++) {
+            JsonOut j;
+            json_begin(&j, stdout);
+            json_str(&j, "kernel", rep->kernel);
+            json_str(&j, "config", rows[i].config);
+            bool ok = rows[i].seconds >= 0;
+            json_str(&j, "status", ok ? "ok" : "skipped");
+            if (ok) {
+                json_int(&j, "rank", i + 1);
+                json_num(&j, "seconds", rows[i].seconds);
+                json_num(&j, "pct_of_best", 100 * best / rows[i].seconds);
+                if (rep->flops > 0) json_num(&j, "tflops", rep->flops / rows[i].seconds * 1e-12);
+            } else json_str(&j, "why", rows[i].why);
+            json_end(&j);
+        }
+        return;
+    }
+    if (rep->flops > 0) printf("%-4s %12s %8s %9s  %s\n", "rank", "median", "% best", "TFLOP/s", "config");
+    else printf("%-4s %12s %8s  %s\n", "rank", "median", "% best", "config");
+    for (int i = 0; i < n; i++) {
+        if (rows[i].seconds < 0) printf("%-4s %12s %8s %*s%s  (skipped: %s)\n", "-", "-", "-", rep->flops > 0 ? 10 : 0, "", rows[i].config, rows[i].why);
+        else if (rep->flops > 0)
+            printf("%-4d %9.3f ms %7.1f%% %9.3f  %s\n", i + 1, rows[i].seconds * 1e3, 100 * best / rows[i].seconds,
+                   rep->flops / rows[i].seconds * 1e-12, rows[i].config);
+        else printf("%-4d %9.3f ms %7.1f%%  %s\n", i + 1, rows[i].seconds * 1e3, 100 * best / rows[i].seconds, rows[i].config);
+    }
+    if (rep->emu) printf("note: on the emulator these timings mean nothing (it runs PTX on the CPU); this run checks the flow\n");
+}
+
+/* Record the fastest row in the tuning database; the exit status. */
+static int store_best(const TuneReport *rep, tile_context *ctx, const char *file, const char *bucket, const TuneRow *best) {
     if (best->seconds < 0) {
-        fprintf(stderr, "tile: no configuration ran\n");
+        fprintf(stderr, "tile: no configuration ran; nothing stored\n");
         return CLI_EXIT_FAIL;
     }
-    char id[33], dev[160];
-    tile_kernel_id_file(file, kernel, id);
-    snprintf(dev, sizeof dev, "%s/%s", props->name, props->arch);
+    char id[33], dev[320];
+    if (tile_kernel_id_file(file, rep->kernel, id) != TILE_OK || tile_context_device_key(ctx, dev, sizeof dev) != TILE_OK) {
+        fprintf(stderr, "tile: cannot key the record: %s\n", tile_last_error(ctx));
+        return CLI_EXIT_FAIL;
+    }
     if (tile_tune_record(NULL, id, dev, bucket, best->config, best->seconds) != TILE_OK) return CLI_EXIT_FAIL;
-    printf("stored: %s %s on %s -> %s\n", kernel, bucket, dev, best->config);
+    if (rep->json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_bool(&j, "stored", true);
+        json_str(&j, "kernel", rep->kernel);
+        json_str(&j, "kernel_id", id);
+        json_str(&j, "device", dev);
+        json_str(&j, "bucket", bucket);
+        json_str(&j, "config", best->config);
+        json_num(&j, "seconds", best->seconds);
+        json_end(&j);
+    } else printf("stored: %s %s on %s -> %s\n", rep->kernel, bucket, dev, best->config);
     return CLI_EXIT_OK;
 }
 
@@ -142,6 +249,7 @@ static int tune_gemm(int argc, char **argv) {
     if ((rc = cli_context_open("tune gemm", p.device, &ctx))) return tile_tune_space_free(&sp), rc;
     tile_device_properties props;
     tile_context_get_properties(ctx, &props);
+    bool prog = cli_progress_wanted(p.json);
     CheckRng rng;
     check_rng_init(&rng);
     GemmData d = {0};
@@ -152,19 +260,40 @@ static int tune_gemm(int argc, char **argv) {
         rc = CLI_EXIT_FAIL;
     } else rc = gemm_data_setup(ctx, &p, &rng, &d);
     if (rc) return free(rows), free(ts), gemm_data_free(ctx, &d), tile_context_destroy(ctx), tile_tune_space_free(&sp), rc;
-    printf("tuning %s for m=%lld n=%lld k=%lld on %s (%s): %d configs, %d warm-up + %d timed runs each\n", kernel, (long long)p.m,
-           (long long)p.n, (long long)p.k, props.name, props.arch, sp.nconfigs, p.warmup, p.reps);
+    if (!p.json) {
+        printf("tuning %s for m=%lld n=%lld k=%lld on %s (%s): %d configs, %d warm-up + %d timed runs each\n", kernel, (long long)p.m,
+               (long long)p.n, (long long)p.k, props.name, props.arch, sp.nconfigs, p.warmup, p.reps);
+        fflush(stdout);
+    }
+    for (int i = 0; i < sp.nconfigs; i++) join_config(sp.configs[i], rows[i].config, sizeof rows[i].config), rows[i].seconds = -1;
+    /* 2. the probe: config 0 through tile_gemm tells the specializations (sizes and strides, the same for every config) */
+    cli_progress(prog, "probing the specializations with %s ...", rows[0].config);
+    char spec_text[256] = "";
+    const char *spec[32] = {0};
+    tile_gemm_info gi;
+    if (tile_gemm_with_config(ctx, &d.g, (const char *const *)sp.configs[0]) == TILE_OK && tile_synchronize(ctx) == TILE_OK &&
+        tile_gemm_last_info(ctx, &gi) == TILE_OK) {
+        snprintf(spec_text, sizeof spec_text, "%s", gi.specialize);
+        int ns = 0;
+        for (char *w = spec_text; *w && ns < 31;) {
+            char *e = strchr(w, ' ');
+            if (e) *e = 0;
+            if (*w) spec[ns++] = w;
+            if (!e) break;
+            w = e + 1;
+        }
+    }
+    CompilePool pool = {.file = file, .kernel = kernel, .configs = sp.configs, .spec = spec, .props = &props, .rows = rows, .n = sp.nconfigs,
+                        .progress = prog};
+    compile_all(&pool);
+    /* 3. timing, one configuration after another */
     Timer timer;
     timer_init(&timer, ctx);
     for (int i = 0; i < sp.nconfigs; i++) {
         TuneRow *r = &rows[i];
-        join_config(sp.configs[i], r->config, sizeof r->config);
-        fprintf(stderr, "[%d/%d] %s ... ", i + 1, sp.nconfigs, r->config);
-        r->seconds = -1;
-        precheck(file, kernel, sp.configs[i], &props, r->why, sizeof r->why);
         const char *const *cfg = (const char *const *)sp.configs[i];
         double t0 = timer_now();
-        for (int w = 0; !r->why[0] && w <= p.warmup; w++) { /* the first call compiles */
+        for (int w = 0; !r->why[0] && w <= p.warmup; w++) { /* the first call loads what step 2 compiled */
             if (tile_gemm_with_config(ctx, &d.g, cfg) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
                 snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
             else if (w == 0 && gemm_data_check(ctx, &p, &d) > 1) snprintf(r->why, sizeof r->why, "wrong results");
@@ -176,14 +305,15 @@ static int tune_gemm(int argc, char **argv) {
             ts[k] = timer_stop(&timer);
         }
         if (!r->why[0]) r->seconds = timer_median(ts, p.reps);
-        if (r->why[0]) fprintf(stderr, "skipped: %s\n", r->why);
-        else fprintf(stderr, "%.3f ms\n", r->seconds * 1e3);
+        if (r->why[0]) cli_progress(prog, "[%d/%d] %s: skipped: %s", i + 1, sp.nconfigs, r->config, r->why);
+        else cli_progress(prog, "[%d/%d] %s: %.3f ms", i + 1, sp.nconfigs, r->config, r->seconds * 1e3);
     }
-    print_table(rows, sp.nconfigs, props.is_emulator);
+    TuneReport rep = {.json = p.json, .emu = props.is_emulator, .kernel = kernel, .flops = 2.0 * (double)p.m * (double)p.n * (double)p.k};
+    print_table(&rep, rows, sp.nconfigs);
     char bucket[96];
     snprintf(bucket, sizeof bucket, "m=%lld,n=%lld,k=%lld", (long long)tile_tune_bucket(p.m), (long long)tile_tune_bucket(p.n),
              (long long)tile_tune_bucket(p.k));
-    rc = store_best(file, kernel, bucket, &props, &rows[0]);
+    rc = store_best(&rep, ctx, file, bucket, &rows[0]);
     timer_free(&timer);
     free(ts), free(rows);
     gemm_data_free(ctx, &d);
@@ -198,13 +328,14 @@ enum { MAX_PARAMS = 64 };
 typedef struct TuneFile {
     const char *file, *kernel, *device, *grid;
     int reps, warmup;
+    bool json;
     int64_t elems;
     int nargs;
     const char *arg_names[MAX_PARAMS]; /* --arg NAME=VALUE in order: malloc'd names */
     int64_t arg_vals[MAX_PARAMS];
 } TuneFile;
 
-enum { OPT_KERNEL = 256, OPT_DEVICE, OPT_GRID, OPT_ARG, OPT_ELEMS, OPT_REPS, OPT_WARMUP };
+enum { OPT_KERNEL = 256, OPT_DEVICE, OPT_GRID, OPT_ARG, OPT_ELEMS, OPT_REPS, OPT_WARMUP, OPT_JSON };
 
 static const struct option file_options[] = {
     {"kernel", required_argument, NULL, OPT_KERNEL},
@@ -214,6 +345,7 @@ static const struct option file_options[] = {
     {"elems", required_argument, NULL, OPT_ELEMS},
     {"reps", required_argument, NULL, OPT_REPS},
     {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -234,7 +366,7 @@ static int parse_arg(const CliGetopt *g, TuneFile *t) {
 }
 
 static int tune_file_parse(int argc, char **argv, TuneFile *t) {
-    *t = (TuneFile){.grid = "1", .reps = 5, .warmup = 1, .elems = 1 << 16};
+    *t = (TuneFile){.reps = 5, .warmup = 1, .elems = 1 << 16};
     CliGetopt g = {.cmd = "tune", .argc = argc, .argv = argv, .shortopts = "h", .longopts = file_options};
     int c, rc = 0;
     while (!rc && (c = cli_getopt(&g)) != -1) {
@@ -247,6 +379,7 @@ static int tune_file_parse(int argc, char **argv, TuneFile *t) {
         case OPT_ELEMS: rc = cli_i64(&g, 1, INT64_MAX / 8, &t->elems); break;
         case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &t->reps); break;
         case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &t->warmup); break;
+        case OPT_JSON: t->json = true; break;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -255,6 +388,9 @@ static int tune_file_parse(int argc, char **argv, TuneFile *t) {
     if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
     t->file = argv[g.first_operand];
     if (!t->kernel) return cli_usage_error(g.cmd, "tile tune FILE needs --kernel NAME");
+    if (!t->grid)
+        return cli_usage_error(g.cmd, "tile tune FILE needs --grid EXPR: configurations timed on an arbitrary grid do different work, "
+                                      "so nothing is tuned or stored without one (e.g. --grid 'cdiv(n, BLOCK)')");
     return CLI_CONTINUE;
 }
 
@@ -302,15 +438,15 @@ static bool launch_args_make(tile_context *ctx, const TuneFile *t, const tile_ke
 }
 
 /* One configuration: rows[i] timed or skipped; CLI_EXIT_USAGE for a bad --grid. */
-static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, const tile_device_properties *props, double *ts, TuneRow *r) {
-    precheck(t->file, t->kernel, cfg, props, r->why, sizeof r->why);
-    if (r->why[0]) return 0;
+static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, double *ts, TuneRow *r) {
+    if (r->why[0]) return 0; /* step 2 found it cannot run */
     tile_module *mod = NULL;
     tile_kernel *k = NULL;
     tile_kernel_attributes at;
     LaunchArgs la = {.nbufs = 0};
     int rc = 0;
-    if (tile_module_load_file(ctx, t->file, (const char *const *)cfg, &mod) != TILE_OK || tile_module_get_kernel(mod, t->kernel, &k) != TILE_OK ||
+    tile_compile_options o = {.kernel = t->kernel, .defines = (const char *const *)cfg}; /* what step 2 compiled: a cache hit */
+    if (tile_module_load_file_ex(ctx, t->file, &o, &mod) != TILE_OK || tile_module_get_kernel(mod, t->kernel, &k) != TILE_OK ||
         tile_kernel_get_attributes(k, &at) != TILE_OK)
         snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
     else if (launch_args_make(ctx, t, &at, &la, r->why, sizeof r->why)) {
@@ -379,15 +515,21 @@ static int tune_file(int argc, char **argv) {
         rc = CLI_EXIT_FAIL;
         goto free_rows;
     }
-    printf("tuning %s in %s on %s (%s): %d configs\n", t.kernel, t.file, props.name, props.arch, sp.nconfigs);
+    bool prog = cli_progress_wanted(t.json);
+    if (!t.json) {
+        printf("tuning %s in %s on %s (%s), grid %s: %d configs, %d warm-up + %d timed runs each\n", t.kernel, t.file, props.name, props.arch,
+               t.grid, sp.nconfigs, t.warmup, t.reps);
+        fflush(stdout);
+    }
+    for (int i = 0; i < sp.nconfigs; i++) join_config(sp.configs[i], rows[i].config, sizeof rows[i].config), rows[i].seconds = -1;
+    CompilePool pool = {.file = t.file, .kernel = t.kernel, .configs = sp.configs, .props = &props, .rows = rows, .n = sp.nconfigs,
+                        .progress = prog};
+    compile_all(&pool);
     for (int i = 0; i < sp.nconfigs && !rc; i++) {
         TuneRow *r = &rows[i];
-        r->seconds = -1;
-        join_config(sp.configs[i], r->config, sizeof r->config);
-        fprintf(stderr, "[%d/%d] %s ... ", i + 1, sp.nconfigs, r->config);
-        rc = tune_file_config(ctx, &t, sp.configs[i], &props, ts, r);
-        if (r->why[0]) fprintf(stderr, "skipped: %s\n", r->why);
-        else if (!rc) fprintf(stderr, "%.3f ms\n", r->seconds * 1e3);
+        rc = tune_file_config(ctx, &t, sp.configs[i], ts, r);
+        if (r->why[0]) cli_progress(prog, "[%d/%d] %s: skipped: %s", i + 1, sp.nconfigs, r->config, r->why);
+        else if (!rc) cli_progress(prog, "[%d/%d] %s: %.3f ms", i + 1, sp.nconfigs, r->config, r->seconds * 1e3);
     }
     if (!rc) {
         /* the key: each @tune_key argument's --arg value (0 when not given), rounded up to a power of two */
@@ -400,8 +542,9 @@ static int tune_file(int argc, char **argv) {
                      (long long)tile_tune_bucket(v));
         }
         if (!bucket[0]) snprintf(bucket, sizeof bucket, "any");
-        print_table(rows, sp.nconfigs, props.is_emulator);
-        rc = store_best(t.file, t.kernel, bucket, &props, &rows[0]);
+        TuneReport rep = {.json = t.json, .emu = props.is_emulator, .kernel = t.kernel};
+        print_table(&rep, rows, sp.nconfigs);
+        rc = store_best(&rep, ctx, t.file, bucket, &rows[0]);
     }
 free_rows:
     free(ts), free(rows);

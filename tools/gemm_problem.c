@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_M = 256, OPT_N, OPT_K, OPT_DTYPE, OPT_OUT_DTYPE, OPT_TRANS_A, OPT_TRANS_B, OPT_DEVICE, OPT_REPS, OPT_WARMUP, OPT_TIMEOUT };
+enum { OPT_M = 256, OPT_N, OPT_K, OPT_DTYPE, OPT_OUT_DTYPE, OPT_TRANS_A, OPT_TRANS_B, OPT_DEVICE, OPT_REPS, OPT_WARMUP, OPT_TIMEOUT, OPT_JSON };
 
 static const struct option options[] = {
     {"m", required_argument, NULL, OPT_M},
@@ -20,6 +20,7 @@ static const struct option options[] = {
     {"reps", required_argument, NULL, OPT_REPS},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -50,6 +51,7 @@ int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv
         case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
         case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &p->warmup); break;
         case OPT_TIMEOUT: rc = cli_double(&g, 1e-3, 1e9, &p->timeout_s); break;
+        case OPT_JSON: p->json = true; break;
         default: return CLI_EXIT_USAGE;
         }
     }

@@ -16,6 +16,7 @@ typedef struct GemmProblem {
     const char *device;
     int reps, warmup;
     double timeout_s;
+    bool json; /* --json: JSON Lines on stdout, nothing else there */
 } GemmProblem;
 
 /* The options, one per line, for a command's usage text. */
@@ -28,6 +29,7 @@ typedef struct GemmProblem {
     "  --reps R                   timed runs (default 5)\n"                                      \
     "  --warmup W                 untimed runs before them, tune only (default 1)\n"             \
     "  --timeout S                seconds per configuration, tune only (default 60)\n"           \
+    "  --json                     JSON Lines on stdout (one object per result), nothing else there\n" \
     "  -h, --help                 this text\n"
 
 /* Parse argv (argv[0]: the command); CLI_CONTINUE, or the exit status (0 after --help). */

@@ -118,6 +118,27 @@ TILE_API tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stat
 TILE_API tile_status tile_cache_list(const char *cache_dir,
                             void (*fn)(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes),
                             void *user);
+/* One entry as tile_cache_list_ex reports it.  `size` comes first and is
+ * sizeof the struct the library filled: fields may be added at the end in
+ * later versions, so read a field only when size covers it.  The strings
+ * live until the callback returns. */
+typedef struct tile_cache_entry_info {
+    size_t size;
+    const char *key;        /* 32 hex digits */
+    const char *source;     /* the source's name ("(corrupt)" for an entry that does not read) */
+    const char *kernels;    /* comma-separated kernel names */
+    const char *arch;       /* "sm_80" */
+    const char *defines;    /* "BLOCK=256 num_warps=4", space-separated ("" when none) */
+    const char *specialize; /* "n=16 sak=1", space-separated ("" when none) */
+    uint64_t bytes;         /* the entry's size on disk */
+    int64_t last_use;       /* seconds since the epoch: written, or last read by a cache hit */
+} tile_cache_entry_info;
+/* Call fn once per entry, with everything the entry records. */
+TILE_API tile_status tile_cache_list_ex(const char *cache_dir, void (*fn)(void *user, const tile_cache_entry_info *entry), void *user);
+/* The compile cache's cap in bytes (TILE_CACHE_MAX_BYTES, default 1 GiB; 0: none).  After
+ * writing an entry past the cap, the least recently used entries are removed
+ * until the total is under 90% of it. */
+TILE_API uint64_t tile_cache_max_bytes(void);
 /* Remove every entry (and, with tuning != 0, the tuning database). */
 TILE_API tile_status tile_cache_clear(const char *cache_dir, int tuning);
 /* The folder a NULL cache_dir means (malloc'd; free it). */
@@ -170,6 +191,10 @@ typedef struct tile_device_properties {
     int max_shared_per_block; /* bytes usable by one block */
 } tile_device_properties;
 TILE_API tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out);
+/* The device as the tuning database keys it, into out[size]: "emu/sm_80" on the
+ * emulator, "cuda/MODEL/driver VERSION/ARCH" on a GPU (model and driver
+ * version, not the device number).  TILE_ERROR_INVALID_VALUE when it does not fit. */
+TILE_API tile_status tile_context_device_key(tile_context *ctx, char *out, size_t size);
 
 typedef struct tile_context_stats {
     uint64_t memory_hits;   /* loads answered by a module already loaded in this context */
@@ -291,6 +316,9 @@ TILE_API tile_status tile_tune_space_file(const char *path, const char *kernel, 
 TILE_API void tile_tune_space_free(tile_tune_space *s);
 /* The tuning database (cache_dir/tune.db): record and look up the best
  * configuration ("BM=64 BN=128 ...") for (kernel source hash, device, key).
+ * The file keeps one record per (kernel, device, key): recording for a key
+ * that has one keeps the faster of the two (the file is rewritten in place
+ * by rename; a new key is appended).
  * A lookup ignores, with a warning, records not of the form NAME=VALUE ...
  * and, for the shipped kernels, records outside the kernel's @config space. */
 TILE_API tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
