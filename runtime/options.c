@@ -2,7 +2,7 @@
  *
  * The library has no global mutable state except this: a RtOptions
  * filled once (pthread_once) from TILE_CACHE_DIR, XDG_CACHE_HOME, HOME,
- * TMPDIR and TILE_DEBUG, then only read.  TILE_DEVICE is read by the device
+ * TMPDIR, TILE_DEBUG and TILE_DATA_DIR, then only read.  TILE_DEVICE is read by the device
  * layer (dev_parse_device), its one reader.
  *
  * The default cache folder is TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile
@@ -45,6 +45,8 @@ static void load(void) {
         str_printf(&s, "%s/tile-cache-%u", tmp && tmp[0] == '/' ? tmp : "/tmp", (unsigned)geteuid());
     }
     opts.cache_dir = str_take(&s);
+    const char *data = getenv("TILE_DATA_DIR"); /* datadir.c decides what it means */
+    opts.data_dir = data && *data ? strdup(data) : NULL;
     const char *dbg = getenv("TILE_DEBUG");
     opts.debug_cache = has_category(dbg, "cache");
     opts.debug_launch = has_category(dbg, "launch");
