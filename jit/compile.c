@@ -200,20 +200,15 @@ static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
     return true;
 }
 
-/* The import search path: the caller's folders, then the standard library. */
-static void include_path(const tile_compile_options *o, const char *incs[16]) {
-    int ni = 0;
-    for (const char *const *p = o->include_dirs; p && *p && ni < 14; p++) incs[ni++] = *p;
-    incs[ni++] = TILE_SOURCE_DIR "/stdlib";
-    incs[ni++] = TILE_STDLIB_INSTALL_DIR;
-    incs[ni] = NULL;
+/* The import search path: the caller's folders, then the standard library
+ * wherever the runtime finds it (runtime/datadir.c: TILE_DATA_DIR, then the
+ * installed data folder or the source tree). */
+static LangOptions import_path(const tile_compile_options *o) {
+    return (LangOptions){.include_dirs = o ? o->include_dirs : NULL, .stdlib_dirs = rt_data_dirs()->stdlib};
 }
 
 int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *opt, const SrcFile ***out) {
-    tile_compile_options dflt = {0};
-    const char *incs[16];
-    include_path(opt ? opt : &dflt, incs);
-    LangOptions lo = {.include_dirs = incs};
+    LangOptions lo = import_path(opt);
     Diag d;
     diag_init(&d);
     int n = lang_source_files(a, src, &lo, &d, out);
@@ -249,10 +244,9 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
         defs[k].name = arena_strndup(a, o->defines[k], (size_t)(eq - o->defines[k]));
         defs[k].value = arena_strdup(a, eq + 1);
     }
-    const char *incs[16];
-    include_path(o, incs);
     bool bad_define = false;
-    LangOptions lo = {.include_dirs = incs, .defines = defs, .ndefines = nd, .kernel_name = o->kernel, .bad_define = &bad_define};
+    LangOptions lo = import_path(o);
+    lo.defines = defs, lo.ndefines = nd, lo.kernel_name = o->kernel, lo.bad_define = &bad_define;
 
     /* 2. front end (a define that names nothing is the caller's mistake, not the source's) */
     double t0 = now_seconds();

@@ -21,15 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-const char *shipped_source_path(const char *file, char *buf, size_t n) {
-    int k = snprintf(buf, n, "%s/kernels/%s", TILE_SOURCE_DIR, file);
-    if (k < 0 || (size_t)k >= n) return NULL;
-    if (access(buf, R_OK) == 0) return buf;
-    k = snprintf(buf, n, "%s/%s", TILE_KERNELS_INSTALL_DIR, file);
-    return k < 0 || (size_t)k >= n ? NULL : buf;
-}
+const char *shipped_source_path(const char *file, char *buf, size_t n) { return rt_data_path("kernels", file, buf, n); }
 
 /* ---- variants ---- */
 ShippedVariant shipped_variant(const char *kernel) { return (ShippedVariant){.kernel = kernel}; }

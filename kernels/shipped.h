@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* kernels/<file> ("gemm/gemm.tile", "moe/experts.tile") of the source tree
- * when it is readable, else the installed copy; written to buf.  NULL when
- * the path does not fit in n bytes. */
+/* kernels/<file> ("gemm/gemm.tile", "moe/experts.tile") in the data folders
+ * (runtime/datadir.c: TILE_DATA_DIR, then the installed copy or the source
+ * tree); written to buf.  NULL when the path does not fit in n bytes. */
 const char *shipped_source_path(const char *file, char *buf, size_t n);
 
 /* ---- variants ---- */

@@ -3,8 +3,9 @@
  *   1. parse the main file;
  *   2. for each `import "x.tile"` (breadth-first, each file once, by
  *      resolved path): look in the importing file's folder, then each of
- *      opt->include_dirs, then the standard library folder; read it into the
- *      arena and parse it;
+ *      opt->include_dirs, then each of opt->stdlib_dirs (the caller knows
+ *      where the standard library is: jit/compile.c asks the runtime); read
+ *      it into the arena and parse it;
  *   3. if there was any error so far, stop: generation only sees complete
  *      syntax trees;
  *   4. check that every define names something it can set: a const
@@ -48,14 +49,6 @@ static char *try_read(Arena *a, const char *dir, const char *name, size_t *len, 
     return text;
 }
 
-static const char *stdlib_dir(void) {
-#ifdef TILE_SOURCE_DIR
-    return TILE_SOURCE_DIR "/stdlib";
-#else
-    return NULL;
-#endif
-}
-
 /* Parse src and, breadth-first, every file it imports (steps 1 and 2). */
 static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d, FileAst ***out) {
     FileAst **files = ARENA_ARRAY(a, FileAst *, LANG_MAX_FILES);
@@ -75,11 +68,8 @@ static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag
             char *path = NULL, *text = try_read(a, here, dc->name, &len, &path, &err);
             for (int k = 0; !text && opt->include_dirs && opt->include_dirs[k]; k++)
                 text = try_read(a, opt->include_dirs[k], dc->name, &len, &path, &err);
-            const char *sd = stdlib_dir();
-            if (!text && sd) text = try_read(a, sd, dc->name, &len, &path, &err);
-#ifdef TILE_STDLIB_INSTALL_DIR
-            if (!text) text = try_read(a, TILE_STDLIB_INSTALL_DIR, dc->name, &len, &path, &err);
-#endif
+            for (int k = 0; !text && opt->stdlib_dirs && opt->stdlib_dirs[k]; k++)
+                text = try_read(a, opt->stdlib_dirs[k], dc->name, &len, &path, &err);
             if (!text && err) {
                 diag_error(d, dc->loc, "cannot import '%s': %s", dc->name, source_error(err));
                 continue;

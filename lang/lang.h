@@ -22,6 +22,7 @@ typedef struct LangDefine {
 
 typedef struct LangOptions {
     const char *const *include_dirs; /* searched after the importing file's folder; NULL-terminated, may be NULL */
+    const char *const *stdlib_dirs;  /* the standard library's folders, searched last; NULL-terminated, may be NULL */
     const LangDefine *defines;
     int ndefines;
     const char *kernel_name; /* NULL: every kernel of the file */

@@ -2,7 +2,7 @@
  *
  * The library has no global mutable state except this: a RtOptions
  * filled once (pthread_once) from TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES,
- * XDG_CACHE_HOME, HOME, TMPDIR and TILE_DEBUG, then only read.  TILE_DEVICE is read by the device
+ * XDG_CACHE_HOME, HOME, TMPDIR, TILE_DEBUG and TILE_DATA_DIR, then only read.  TILE_DEVICE is read by the device
  * layer (dev_parse_device), its one reader.
  *
  * The default cache folder is TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile
@@ -66,6 +66,8 @@ static void load(void) {
     }
     opts.cache_dir = str_take(&s);
     if (!parse_size(getenv("TILE_CACHE_MAX_BYTES"), &opts.cache_max_bytes)) opts.cache_max_bytes = CACHE_MAX_DEFAULT;
+    const char *data = getenv("TILE_DATA_DIR"); /* datadir.c decides what it means */
+    opts.data_dir = data && *data ? strdup(data) : NULL;
     const char *dbg = getenv("TILE_DEBUG");
     opts.debug_cache = has_category(dbg, "cache");
     opts.debug_launch = has_category(dbg, "launch");

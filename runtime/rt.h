@@ -6,7 +6,8 @@
  * above it (jit/ compiles sources into modules, kernels/ hold the shipped
  * kernels and their C entry points) use these calls:
  *
- *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG), read once
+ *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG, TILE_DATA_DIR), read once
+ *   datadir.c  where the standard library and the shipped kernels are
  *   runtime.c  rt_fail and the checks every entry point makes; modules made
  *              from compiled PTX and their metadata; per-context attachments
  *              (the shipped kernels' variant caches live there). */
@@ -18,11 +19,12 @@
 
 #include <stdbool.h>
 
-/* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME and TILE_DEBUG ----
+/* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME, TILE_DEBUG and TILE_DATA_DIR ----
  * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune (or all). */
 typedef struct RtOptions {
     const char *cache_dir; /* resolved default cache folder, never NULL */
     uint64_t cache_max_bytes; /* TILE_CACHE_MAX_BYTES: the compile cache's cap (default 1 GiB; 0: no cap) */
+    const char *data_dir;  /* TILE_DATA_DIR: searched first for stdlib/ and kernels/ (datadir.c); NULL when unset or empty */
     bool debug_cache;      /* log every cache miss with its reason, every corrupt entry */
     bool debug_launch;     /* log each compile/load done for a launch (shipped-kernel variants) */
     bool debug_tune;
@@ -30,6 +32,21 @@ typedef struct RtOptions {
 const RtOptions *rt_options(void);
 /* Debug log line to stderr: "tile[cat]: ..." */
 void rt_debug(const char *cat, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- datadir.c: the data folders, each holding stdlib/ and kernels/, in search order ----
+ * TILE_DATA_DIR when set; then, for an installed library (one with
+ * <its folder>/../share/tile), that folder, else the source tree it was built
+ * from.  Filled once; the layers above never decide this themselves. */
+typedef struct RtDataDirs {
+    int n;                 /* 1 or 2 */
+    const char *root[2];   /* ".../share/tile", TILE_DATA_DIR or the source tree */
+    const char *stdlib[3]; /* root[i]/stdlib, NULL-terminated: the tail of the import path */
+    bool installed;        /* the last root is the library-relative one (not the source tree) */
+} RtDataDirs;
+const RtDataDirs *rt_data_dirs(void);
+/* <root>/<sub>/<file> in the first root where it is readable, else in the
+ * last root (where a missing file is reported); NULL when it does not fit in n. */
+const char *rt_data_path(const char *sub, const char *file, char *buf, size_t n);
 
 /* ---- runtime.c ---- */
 /* Record a printf-style message as the context's last error and return status. */

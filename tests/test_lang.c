@@ -19,6 +19,9 @@ typedef struct Result {
     char *ir;    /* printed module, malloc'd ("" when NULL) */
 } Result;
 
+/* lang/ has no standard library folder of its own: its caller names it (jit/compile.c asks runtime/datadir.c). */
+static const char *const stdlib_dirs[] = {TILE_SOURCE_DIR "/stdlib", NULL};
+
 static Result compile_src(const char *name, const char *text, size_t len, const LangDefine *defs, int ndefs) {
     Result r = {.a = arena_new()};
     SrcFile *src = ARENA_NEW(r.a, SrcFile);
@@ -27,7 +30,7 @@ static Result compile_src(const char *name, const char *text, size_t len, const 
     src->len = len;
     Diag d;
     diag_init(&d);
-    LangOptions opt = {.defines = defs, .ndefines = ndefs};
+    LangOptions opt = {.stdlib_dirs = stdlib_dirs, .defines = defs, .ndefines = ndefs};
     r.m = lang_compile(r.a, src, &opt, &d);
     Str s = {0}, ir = {0};
     if (r.m && !tir_verify(r.m, &d)) r.m = NULL;

@@ -300,7 +300,9 @@ typedef struct tile_gemm_info {
     tile_dim3 grid, block;
 } tile_gemm_info;
 TILE_API tile_status tile_gemm_last_info(tile_context *ctx, tile_gemm_info *out);
-/* The .tile file tile_gemm compiles (the source tree's or the installed one). */
+/* The .tile file tile_gemm compiles: kernels/gemm/gemm.tile in the first data
+ * folder that has it (TILE_DATA_DIR, then the installed share/tile next to the
+ * library, or the source tree for a library in its build tree; docs/runtime.md). */
 TILE_API const char *tile_gemm_source_path(void);
 
 /* ==== tuning ========================================================= */

@@ -33,10 +33,10 @@
 #include "kernels/shipped.h"
 #include "runtime/rt.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef struct TunedBucket {
     char kernel[32];
@@ -66,10 +66,19 @@ static GemmState *gemm_state_locked(tile_context *ctx, bool make) {
     return gp ? *gp : NULL;
 }
 
-/* shipped_source_path's answer for gemm.tile, for callers that get no buffer */
+/* shipped_source_path's answer for gemm.tile, for callers that get no
+ * buffer.  Global state: the path, written once under pthread_once (the data
+ * folders do not change while the process runs), then only read. */
+static char gemm_path[4096];
+static pthread_once_t gemm_path_once = PTHREAD_ONCE_INIT;
+
+static void gemm_path_find(void) {
+    if (!shipped_source_path("gemm/gemm.tile", gemm_path, sizeof gemm_path)) gemm_path[0] = '\0';
+}
+
 const char *tile_gemm_source_path(void) {
-    const char *tree = TILE_SOURCE_DIR "/kernels/gemm/gemm.tile";
-    return access(tree, R_OK) == 0 ? tree : TILE_KERNELS_INSTALL_DIR "/gemm/gemm.tile";
+    pthread_once(&gemm_path_once, gemm_path_find);
+    return gemm_path;
 }
 
 typedef struct Pair {
