@@ -236,7 +236,9 @@ static bool emit_atomic(LL *l, Inst *i) {
     bool cas = i->op == OP_ATOMIC_CAS;
     LLVMValueRef *val = ll_get(l, i->ops[cas ? 2 : 1], NULL);
     LLVMValueRef *cmp = cas ? ll_get(l, i->ops[1], NULL) : NULL;
-    LLVMValueRef *mask = !cas && i->nops > 2 ? ll_get(l, i->ops[2], NULL) : NULL;
+    LLVMValueRef *mask = i->nops > (cas ? 3 : 2) ? ll_get(l, i->ops[cas ? 3 : 2], NULL) : NULL;
+    /* cmpxchg takes integers: a float compares bitwise through the same-width integer (as Triton) */
+    LLVMTypeRef it = LLVMIntTypeInContext(l->ctx, (unsigned)dtype_bits(dt));
     LLVMValueRef *res = ll_new(l, i->res[0], n);
     LLVMAtomicRMWBinOp op = LLVMAtomicRMWBinOpXchg;
     switch ((RedKind)i->a.ival2) {
@@ -262,9 +264,12 @@ static bool emit_atomic(LL *l, Inst *i) {
         }
         LLVMValueRef old;
         if (cas) {
-            LLVMValueRef x = LLVMBuildAtomicCmpXchg(l->b, ptr[r], cmp[r], val[r], LLVMAtomicOrderingMonotonic,
+            LLVMValueRef c = fl ? LLVMBuildBitCast(l->b, cmp[r], it, "") : cmp[r];
+            LLVMValueRef v = fl ? LLVMBuildBitCast(l->b, val[r], it, "") : val[r];
+            LLVMValueRef x = LLVMBuildAtomicCmpXchg(l->b, ptr[r], c, v, LLVMAtomicOrderingMonotonic,
                                                      LLVMAtomicOrderingMonotonic, 0);
             old = LLVMBuildExtractValue(l->b, x, 0, "");
+            if (fl) old = LLVMBuildBitCast(l->b, old, ll_type(l, dt), "");
         } else {
             old = LLVMBuildAtomicRMW(l->b, op, ptr[r], val[r], LLVMAtomicOrderingMonotonic, 0);
         }

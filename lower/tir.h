@@ -127,7 +127,7 @@ enum {
     X(LOAD, "load", -1, 1, OPF_MEMORY)  /* ptr [, mask [, other]] */                       \
     X(STORE, "store", -1, 0, OPF_MEMORY) /* ptr, value [, mask] */                         \
     X(ATOMIC_RMW, "atomic_rmw", -1, 1, OPF_MEMORY) /* attr kind add max min xchg; ptr, val [, mask] */\
-    X(ATOMIC_CAS, "atomic_cas", 3, 1, OPF_MEMORY) /* ptr, cmp, val */                      \
+    X(ATOMIC_CAS, "atomic_cas", -1, 1, OPF_MEMORY) /* ptr, cmp, val [, mask]; bitwise compare */ \
     /* control flow */                                                                     \
     X(FOR, "for", -1, -1, OPF_REGION)   /* lb, ub, step, inits... -> finals... */          \
     X(IF, "if", 1, -1, OPF_REGION)      /* cond -> yielded values */                       \

@@ -463,6 +463,7 @@ static void check_atomic_cas(Verifier *V, const Inst *i) {
     if (!check_ptr_operand(V, i)) return;
     check_stored(V, i, 1);
     check_stored(V, i, 2);
+    check_mask(V, i, 3, opt(V, i, 0));
     expect_result_sd(V, i, opt(V, i, 2));
 }
 
@@ -581,7 +582,7 @@ static const CheckFn op_checks[OP_COUNT] = {
 static const struct {
     int8_t min, max, regions;
 } arity[OP_COUNT] = {
-    [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0},
+    [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0}, [OP_ATOMIC_CAS] = {3, 4, 0},
     [OP_FOR] = {3, -1, 1},       [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
     [OP_ASYNC_COPY] = {3, 4, 0},
 };

@@ -110,3 +110,46 @@ Test(lang_run, atomic_old_value_replicated_tensor) {
     for (int t = 0; t < 128; t++) cr_expect_eq(out[t], want, "out[%d] = %d, want %d", t, out[t], want);
     unload(&k);
 }
+
+/* ---- atomic_cas on floats (bitwise compare) and under a mask ---- */
+
+Test(lang_run, atomic_cas_float_and_masked) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(p: *f32, pm: *f32, q: *i32, oldf: *f32, oldm: *f32, oldi: *i32) {\n"
+             "    let i = arange(0, 64);\n"
+             "    let m = i % 2 == 0;\n"
+             "    store(oldf + i, atomic_cas(p + i, 0.0, i as f32 + 0.5));\n"
+             "    store(oldm + i, atomic_cas(pm + i, 1.5, i as f32, m));\n"
+             "    store(oldi + i, atomic_cas(q + i, 7, i, mask=m));\n"
+             "}\n",
+             "k");
+    float p[64], pm[64], of[64], om[64];
+    int32_t q[64], oi[64];
+    for (int i = 0; i < 64; i++) {
+        p[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? -0.0f : 2.0f; /* -0.0 == 0.0 but not bitwise */
+        pm[i] = i % 4 < 2 ? 1.5f : 2.5f;
+        q[i] = i % 4 < 2 ? 7 : 9;
+    }
+    float p0[64], pm0[64];
+    int32_t q0[64];
+    memcpy(p0, p, sizeof p), memcpy(pm0, pm, sizeof pm), memcpy(q0, q, sizeof q);
+    uint64_t dp = upload(&k, p, sizeof p), dpm = upload(&k, pm, sizeof pm), dq = upload(&k, q, sizeof q);
+    uint64_t dof = upload(&k, of, sizeof of), dom = upload(&k, om, sizeof om), doi = upload(&k, oi, sizeof oi);
+    void *params[] = {&dp, &dpm, &dq, &dof, &dom, &doi};
+    launch(&k, 1, params);
+    download(&k, p, dp, sizeof p), download(&k, pm, dpm, sizeof pm), download(&k, q, dq, sizeof q);
+    download(&k, of, dof, sizeof of), download(&k, om, dom, sizeof om), download(&k, oi, doi, sizeof oi);
+    for (int i = 0; i < 64; i++) {
+        cr_expect(!memcmp(&of[i], &p0[i], 4), "old p[%d] = %g, want %g", i, of[i], p0[i]);
+        float wp = i % 3 == 0 ? (float)i + 0.5f : p0[i];
+        cr_expect(!memcmp(&p[i], &wp, 4), "p[%d] = %g, want %g", i, p[i], wp);
+        bool on = i % 2 == 0;
+        cr_expect_eq(om[i], on ? pm0[i] : 0.0f, "old pm[%d] = %g", i, om[i]);
+        cr_expect_eq(pm[i], on && pm0[i] == 1.5f ? (float)i : pm0[i], "pm[%d] = %g", i, pm[i]);
+        cr_expect_eq(oi[i], on ? q0[i] : 0, "old q[%d] = %d", i, oi[i]);
+        cr_expect_eq(q[i], on && q0[i] == 7 ? i : q0[i], "q[%d] = %d", i, q[i]);
+    }
+    unload(&k);
+}
