@@ -222,15 +222,6 @@ static bool emit_atomic(LL *l, Inst *i) {
         ll_error(l, i->loc, "atomics on %s are not supported; use 32- or 64-bit types", dtype_name(dt));
         return false;
     }
-    if (!pt->rank) {
-        int *uses = tir_use_counts(f);
-        bool used = uses[i->res[0]] > 0;
-        free(uses);
-        if (used) {
-            ll_error(l, i->loc, "the result of a scalar atomic is not available; use a one-element tensor");
-            return false;
-        }
-    }
     int n;
     LLVMValueRef *ptr = ll_get(l, i->ops[0], &n);
     bool cas = i->op == OP_ATOMIC_CAS;
@@ -294,9 +285,22 @@ static bool emit_atomic(LL *l, Inst *i) {
                      tir_op_info[i->op].name, need);
             return false;
         }
-        ll_smem_write_tensor(l, rt, res, i->a.smem_offset);
-        ll_barrier(l);
-        ll_smem_read_tensor(l, rt, res, i->a.smem_offset);
+        if (rt->rank) {
+            ll_smem_write_tensor(l, rt, res, i->a.smem_offset);
+            ll_barrier(l);
+            ll_smem_read_tensor(l, rt, res, i->a.smem_offset);
+        } else { /* thread 0 issued it */
+            LLVMValueRef slot = ll_smem_ptr(l, i->a.smem_offset, NULL);
+            LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom.bcast");
+            LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom.bcast.join");
+            LLVMBuildCondBr(l->b, ll_owner(l, rt, 0), st, join);
+            LLVMPositionBuilderAtEnd(l->b, st);
+            LLVMBuildStore(l->b, res[0], slot);
+            LLVMBuildBr(l->b, join);
+            LLVMPositionBuilderAtEnd(l->b, join);
+            ll_barrier(l);
+            res[0] = LLVMBuildLoad2(l->b, ll_type(l, dt), slot, "");
+        }
     }
     return true;
 }

@@ -44,7 +44,9 @@ static bool uses_value(const Block *b, ValueId v) {
 
 bool smem_atomic_broadcasts(const Func *f, const Inst *i) {
     const Type *t = f->values[i->res[0]].type;
-    if (!t || !t->rank || !t->layout || !uses_value(f->body, i->res[0])) return false;
+    if (!t || !uses_value(f->body, i->res[0])) return false;
+    if (!t->rank) return true; /* thread 0 issues a scalar atomic for the program */
+    if (!t->layout) return false;
     LayoutRegs lr = layout_regs(t);
     bool replicated = (int64_t)lr.n * 32 * (f->num_warps > 0 ? f->num_warps : 1) > tir_type_numel(t);
     layout_regs_free(&lr);

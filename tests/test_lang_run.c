@@ -153,3 +153,32 @@ Test(lang_run, atomic_cas_float_and_masked) {
     }
     unload(&k);
 }
+
+/* A scalar atomic is issued by thread 0 of each program; all 128 threads get its old value. */
+Test(lang_run, atomic_old_value_scalar) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(c: *i32, out: *i32) {\n"
+             "    let old = atomic_add(c, 5);\n"
+             "    store(out + program_id(0) * 128 + arange(0, 128), old + zeros([128], i32));\n"
+             "}\n",
+             "k");
+    enum { P = 6 };
+    int32_t c0 = 37, out[P * 128];
+    memset(out, 0xff, sizeof out);
+    uint64_t dc = upload(&k, &c0, 4), dout = upload(&k, out, sizeof out);
+    void *params[] = {&dc, &dout};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, &c0, dc, 4);
+    cr_expect_eq(c0, 37 + 5 * P, "c = %d", c0);
+    bool seen[P] = {0};
+    for (int p = 0; p < P; p++) {
+        int v = out[p * 128];
+        cr_assert(v >= 37 && v < 37 + 5 * P && (v - 37) % 5 == 0 && !seen[(v - 37) / 5], "program %d saw %d", p, v);
+        seen[(v - 37) / 5] = true;
+        for (int t = 1; t < 128; t++) cr_expect_eq(out[p * 128 + t], v, "program %d thread %d: %d, thread 0: %d", p, t, out[p * 128 + t], v);
+    }
+    unload(&k);
+}
