@@ -32,7 +32,8 @@
     X(SHLEQ, "<<=") X(SHREQ, ">>=")                                                     \
     /* keywords */                                                                      \
     X(KERNEL, "kernel") X(FN, "fn") X(CONST, "const") X(LET, "let") X(IF, "if")         \
-    X(ELSE, "else") X(FOR, "for") X(RANGE, "range") X(RETURN, "return")     \
+    X(ELSE, "else") X(FOR, "for") X(RANGE, "range") X(RETURN, "return")                \
+    X(WHILE, "while") X(BREAK, "break") X(CONTINUE, "continue")                         \
     X(IMPORT, "import") X(AS, "as") X(TRUE, "true") X(FALSE, "false") X(NONE, "None")
 
 typedef enum TokKind {
@@ -68,7 +69,7 @@ typedef enum NodeKind {
     N_ERR, N_INT, N_FLOAT, N_BOOL, N_NONE, N_NAME, N_DTYPE, N_LIST, N_SLICE,
     N_UNARY, N_BINARY, N_CAST, N_CALL, N_INDEX,
     /* statements */
-    N_LET, N_ASSIGN, N_FOR, N_IF, N_RETURN, N_EXPR, N_BLOCK,
+    N_LET, N_ASSIGN, N_FOR, N_WHILE, N_IF, N_RETURN, N_BREAK, N_CONTINUE, N_EXPR, N_BLOCK,
 } NodeKind;
 
 typedef struct Node Node;
@@ -85,7 +86,7 @@ struct Node {
     Node **kids;       /* N_LIST, N_CALL args, N_INDEX items, N_BLOCK stmts, N_FOR range args */
     int nkids;
     const char **kwnames; /* N_CALL: keyword of each arg, NULL when positional */
-    Node *cond, *then, *els; /* N_IF (els: N_BLOCK, N_IF or NULL); N_FOR: then is the body */
+    Node *cond, *then, *els; /* N_IF (els: N_BLOCK, N_IF or NULL); N_FOR, N_WHILE: then is the body */
 };
 
 typedef enum DeclKind { D_IMPORT, D_CONST, D_FN, D_KERNEL } DeclKind;

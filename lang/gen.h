@@ -53,9 +53,11 @@ typedef struct Frame {
     const Decl *fn;   /* NULL for the kernel */
     Scope *scope;     /* innermost */
     Scope *base;      /* names below this belong to callers */
-    int loops;        /* enclosing `for`s in this frame */
+    int loops;        /* enclosing `for`s and `while`s in this frame */
+    const struct Node *loop; /* the innermost of them (N_FOR or N_WHILE), NULL none */
     int rt_ifs;       /* enclosing run-time `if`s in this frame */
     bool returned;    /* a `return` ended the current statement sequence */
+    bool jumped;      /* a `break` or `continue` ended the current iteration's statements */
     Val ret;
 } Frame;
 

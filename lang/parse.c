@@ -347,8 +347,10 @@ static Node *ifstmt(Parser *p);
 /* stmt = "let" IDENT [ ":" type ] "=" expr ";"
  *      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
  *      | "for" IDENT "in" "range" "(" expr [ "," expr [ "," expr ] ] ")" block
+ *      | "while" expr block
  *      | ifstmt
  *      | "return" [ expr ] ";"
+ *      | "break" ";" | "continue" ";"
  *      | expr ";" */
 static Node *stmt(Parser *p) {
     Token *t = peek(p);
@@ -395,6 +397,23 @@ static Node *stmt(Parser *p) {
         return n;
     }
     if (t->kind == TK_IF) return ifstmt(p);
+    if (accept(p, TK_WHILE)) {
+        n = new_node(p, N_WHILE, t->loc);
+        if (!enter(p)) {
+            leave(p);
+            return n;
+        }
+        n->cond = expr(p);
+        if (!p->panic) n->then = block(p);
+        leave(p);
+        return n;
+    }
+    if (t->kind == TK_BREAK || t->kind == TK_CONTINUE) {
+        next(p);
+        n = new_node(p, t->kind == TK_BREAK ? N_BREAK : N_CONTINUE, t->loc);
+        expect(p, TK_SEMI, t->kind == TK_BREAK ? "after 'break'" : "after 'continue'");
+        return n;
+    }
     if (accept(p, TK_RETURN)) {
         n = new_node(p, N_RETURN, t->loc);
         if (!at(p, TK_SEMI)) n->rhs = expr(p);

@@ -120,7 +120,7 @@ static void uses(Ctx *c, Block *b, int loop_end) {
         int at = loop_end >= 0 ? loop_end : idx;
         for (int k = 0; k < i->nops; k++)
             if (c->last_use[i->ops[k]] < at) c->last_use[i->ops[k]] = at;
-        if (i->op == OP_FOR) {
+        if (tir_is_loop(i->op)) {
             int e = loop_end >= 0 ? loop_end : idx + count_insts(i->regions[0]);
             uses(c, i->regions[0], e);
         } else {
@@ -162,7 +162,7 @@ static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
             bf->start = bf->end = idx;
             if (i->op == OP_LOCAL_ALLOC && c->last_use[i->res[0]] > bf->end) bf->end = c->last_use[i->res[0]];
         }
-        if (i->op == OP_FOR) {
+        if (tir_is_loop(i->op)) {
             int s = loop_start >= 0 ? loop_start : idx;
             int e = loop_start >= 0 ? loop_end : idx + count_insts(i->regions[0]);
             collect(c, i->regions[0], s, e);

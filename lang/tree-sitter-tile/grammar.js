@@ -130,8 +130,11 @@ module.exports = grammar({
       $.let_statement,
       $.assignment_statement,
       $.for_statement,
+      $.while_statement,
       $.if_statement,
       $.return_statement,
+      $.break_statement,
+      $.continue_statement,
       $.expression_statement,
     ),
 
@@ -167,6 +170,13 @@ module.exports = grammar({
       field('body', $.block),
     ),
 
+    //      | "while" expr block
+    while_statement: ($) => seq(
+      'while',
+      field('condition', $._expression),
+      field('body', $.block),
+    ),
+
     // ifstmt = "if" expr block [ "else" ( block | ifstmt ) ]
     if_statement: ($) => seq(
       'if',
@@ -177,6 +187,10 @@ module.exports = grammar({
 
     //      | "return" [ expr ] ";"
     return_statement: ($) => seq('return', optional(field('value', $._expression)), ';'),
+
+    //      | "break" ";" | "continue" ";"
+    break_statement: ($) => seq('break', ';'),
+    continue_statement: ($) => seq('continue', ';'),
 
     //      | expr ";"
     expression_statement: ($) => seq($._expression, ';'),
