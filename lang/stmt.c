@@ -281,7 +281,10 @@ static void names_add(Gen *g, NameSet *s, const char *name) {
 static void collect_assigned_in(Gen *g, const Node *s, NameSet *out, bool nested) {
     if (!s) return;
     switch (s->kind) {
-    case N_ASSIGN: names_add(g, out, s->name); break;
+    case N_ASSIGN:
+        if (s->name) names_add(g, out, s->name);
+        for (int i = 0; !s->name && i < s->nkids; i++) names_add(g, out, s->kids[i]->name);
+        break;
     case N_BREAK:
         if (!nested) names_add(g, out, RUNNING);
         break;
@@ -380,12 +383,47 @@ static bool val_same(Val a, Val b) {
     case V_CT: return a.dt == b.dt && a.i == b.i && !memcmp(&a.f, &b.f, sizeof a.f);
     case V_DTYPE: return a.t == b.t;
     case V_SHAPE: return a.rank == b.rank && !memcmp(a.shape, b.shape, sizeof a.shape);
+    case V_TUPLE:
+        if (a.nelems != b.nelems) return false;
+        for (int i = 0; i < a.nelems; i++)
+            if (!val_same(a.elems[i], b.elems[i])) return false;
+        return true;
     default: return true;
     }
 }
 
 /* ---- statements ---- */
+
+/* The values of a tuple for the names of `let (a, b) = v` or `(a, b) = v` (s->kids). */
+static bool unpack(Gen *g, const Node *s, Loc names, Val v, Val *out) {
+    for (int i = 0; i < s->nkids; i++) {
+        out[i] = val_err();
+        for (int j = 0; j < i; j++)
+            if (!strcmp(s->kids[i]->name, s->kids[j]->name)) {
+                diag_error(g->d, s->kids[i]->loc, "'%s' appears twice in the names", s->kids[i]->name);
+                return false;
+            }
+    }
+    if (v.k == V_ERR) return false;
+    if (v.k != V_TUPLE) {
+        diag_error(g->d, s->rhs->loc, "cannot unpack '%s' into %d names: it is not a tuple", gen_val_type_name(g, v), s->nkids);
+        return false;
+    }
+    if (v.nelems != s->nkids) {
+        diag_error(g->d, names, "cannot unpack a tuple of %d values into %d names", v.nelems, s->nkids);
+        return false;
+    }
+    for (int i = 0; i < s->nkids; i++) out[i] = v.elems[i];
+    return true;
+}
+
 static void gen_let(Gen *g, const Node *s) {
+    if (!s->name) { /* let (a, b, ...) = tuple */
+        Val *vs = ARENA_ARRAY(g->a, Val, s->nkids);
+        unpack(g, s, s->oploc, gen_expr(g, s->rhs), vs);
+        for (int i = 0; i < s->nkids; i++) define_var(g, s->kids[i]->name, vs[i]);
+        return;
+    }
     Val v = gen_expr(g, s->rhs);
     if (v.k == V_VOID) {
         diag_error(g->d, s->rhs->loc, "expression has no value");
@@ -398,6 +436,24 @@ static void gen_let(Gen *g, const Node *s) {
 static void gen_assign(Gen *g, const Node *s) {
     static const TokKind binary_of[] = {TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT,
                                         TK_AMP, TK_PIPE, TK_CARET, TK_SHL, TK_SHR};
+    if (!s->name) { /* (a, b, ...) = tuple: existing variables */
+        Var **xs = ARENA_ARRAY(g->a, Var *, s->nkids);
+        Val *vs = ARENA_ARRAY(g->a, Val, s->nkids);
+        bool ok = true;
+        for (int i = 0; i < s->nkids; i++) {
+            xs[i] = gen_lookup_var(g, s->kids[i]->name);
+            if (xs[i]) continue;
+            if (gen_find_global(g, s->kids[i]->name))
+                diag_error(g->d, s->kids[i]->loc, "cannot assign to '%s': it is not a variable", s->kids[i]->name);
+            else diag_error(g->d, s->kids[i]->loc, "unknown name '%s'", s->kids[i]->name);
+            ok = false;
+        }
+        Val v = gen_expr(g, s->rhs);
+        if (!ok) return;
+        unpack(g, s, s->loc, v, vs);
+        for (int i = 0; i < s->nkids; i++) xs[i]->val = vs[i];
+        return;
+    }
     Var *x = gen_lookup_var(g, s->name);
     if (!x) {
         if (gen_find_global(g, s->name)) diag_error(g->d, s->loc, "cannot assign to '%s': it is not a variable", s->name);

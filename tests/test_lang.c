@@ -237,6 +237,34 @@ Test(lang_diag, loops_and_jumps) {
                 "      ^\n");
 }
 
+Test(lang_diag, tuples) {
+    expect_diag("fn f(x) {\n    return (x, x + 1, x * 2);\n}\nkernel k(p: *i32) {\n    let (a, b) = f(1);\n}\n",
+                "t.tile:5:9: error: cannot unpack a tuple of 3 values into 2 names\n"
+                "      let (a, b) = f(1);\n"
+                "          ^\n");
+    expect_diag("fn f(x) {\n    return (x, x + 1);\n}\nkernel k(p: *i32) {\n    let a = 0;\n    let b = 0;\n    let c = 0;\n"
+                "    (a, b, c) = f(1);\n}\n",
+                "t.tile:8:5: error: cannot unpack a tuple of 2 values into 3 names\n"
+                "      (a, b, c) = f(1);\n"
+                "      ^\n");
+    expect_diag("kernel k(p: *i32) {\n    let (a, b) = load(p);\n}\n",
+                "t.tile:2:18: error: cannot unpack 'i32' into 2 names: it is not a tuple\n"
+                "      let (a, b) = load(p);\n"
+                "                   ^\n");
+    expect_diag("fn f(x) {\n    return (x, x);\n}\nkernel k(p: *i32) {\n    store(p, f(1));\n}\n",
+                "t.tile:5:14: error: a tuple of 2 values cannot be used as a value; unpack it: let (a, b) = ...\n"
+                "      store(p, f(1));\n"
+                "               ^\n");
+    expect_diag("kernel k(p: *i32) {\n    let (a, a) = (1, 2);\n}\n",
+                "t.tile:2:13: error: 'a' appears twice in the names\n"
+                "      let (a, a) = (1, 2);\n"
+                "              ^\n");
+    expect_diag("kernel k(p: *i32) {\n    let a = 0;\n    (a, b) = (1, 2);\n}\n",
+                "t.tile:3:9: error: unknown name 'b'\n"
+                "      (a, b) = (1, 2);\n"
+                "          ^\n");
+}
+
 /* A define must name a const parameter of a kernel being compiled, a
  * file-level const (of the file or an import), num_warps or num_stages. */
 static char *compile_defines(const char *kernel, const LangDefine *defs, int ndefs, bool *bad) {

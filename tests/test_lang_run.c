@@ -331,3 +331,63 @@ Test(lang_run, while_spin_lock) {
     }
     unload(&k);
 }
+
+/* ---- tuples from functions ---- */
+
+/* Flash-attention's inner step written once as a `fn` returning (acc, m, l), called in a
+ * loop through a tuple assignment; a `let` unpacks a second function's tuple. */
+Test(lang_run, tuple_attention_step) {
+    K k;
+    load_src(&k,
+             "fn attn_step(acc, m, l, q, k, v) {\n"
+             "    let s = dot(q, trans(k));\n"
+             "    let m_new = maximum(m, max(s, axis=1));\n"
+             "    let p = exp(s - m_new[:, None]);\n"
+             "    let alpha = exp(m - m_new);\n"
+             "    return (acc * alpha[:, None] + dot(p, v), m_new, l * alpha + sum(p, axis=1));\n"
+             "}\n"
+             "fn tile_ptrs(base, row0) {\n"
+             "    let r = row0 + arange(0, 16);\n"
+             "    return (base + r[:, None] * 16 + arange(0, 16)[None, :], r);\n"
+             "}\n"
+             "@num_warps(4)\n"
+             "kernel attn(q: *f32, k: *f32, v: *f32, out: *f32, n: i32) {\n"
+             "    let (qp, rows) = tile_ptrs(q, 0);\n"
+             "    let qt = load(qp);\n"
+             "    let acc = zeros([16, 16], f32);\n"
+             "    let m = full([16], -1.0 / 0.0, f32);\n"
+             "    let l = zeros([16], f32);\n"
+             "    for j in range(0, n, 16) {\n"
+             "        let (kp, _r) = tile_ptrs(k, j);\n"
+             "        (acc, m, l) = attn_step(acc, m, l, qt, load(kp), load(v + (j + rows)[:, None] * 16 + arange(0, 16)[None, :]));\n"
+             "    }\n"
+             "    let (op, _rows) = tile_ptrs(out, 0);\n"
+             "    store(op, acc / l[:, None]);\n"
+             "}\n",
+             "attn");
+    enum { N = 64, D = 16 };
+    float q[16 * D], kk[N * D], v[N * D], out[16 * D];
+    for (int i = 0; i < 16 * D; i++) q[i] = (float)((i * 37 % 23) - 11) / 16.0f;
+    for (int i = 0; i < N * D; i++) kk[i] = (float)((i * 53 % 29) - 14) / 16.0f, v[i] = (float)((i * 17 % 31) - 15) / 8.0f;
+    uint64_t dq = upload(&k, q, sizeof q), dk = upload(&k, kk, sizeof kk), dv = upload(&k, v, sizeof v), dout = upload(&k, out, sizeof out);
+    int n = N;
+    void *params[] = {&dq, &dk, &dv, &dout, &n};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    for (int i = 0; i < 16; i++) {
+        double s[N], mx = -INFINITY, l = 0;
+        for (int j = 0; j < N; j++) {
+            s[j] = 0;
+            for (int d = 0; d < D; d++) s[j] += (double)q[i * D + d] * kk[j * D + d];
+            if (s[j] > mx) mx = s[j];
+        }
+        for (int j = 0; j < N; j++) l += exp(s[j] - mx);
+        for (int d = 0; d < D; d++) {
+            double o = 0;
+            for (int j = 0; j < N; j++) o += exp(s[j] - mx) * v[j * D + d];
+            o /= l;
+            cr_expect(fabs(out[i * D + d] - o) <= 1e-4 + 1e-4 * fabs(o), "out[%d][%d] = %.7g, want %.7g", i, d, out[i * D + d], o);
+        }
+    }
+    unload(&k);
+}
