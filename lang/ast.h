@@ -32,7 +32,8 @@
     X(SHLEQ, "<<=") X(SHREQ, ">>=")                                                     \
     /* keywords */                                                                      \
     X(KERNEL, "kernel") X(FN, "fn") X(CONST, "const") X(LET, "let") X(IF, "if")         \
-    X(ELSE, "else") X(FOR, "for") X(RANGE, "range") X(RETURN, "return")     \
+    X(ELSE, "else") X(FOR, "for") X(RANGE, "range") X(RETURN, "return")                \
+    X(WHILE, "while") X(BREAK, "break") X(CONTINUE, "continue")                         \
     X(IMPORT, "import") X(AS, "as") X(TRUE, "true") X(FALSE, "false") X(NONE, "None")
 
 typedef enum TokKind {
@@ -66,9 +67,9 @@ typedef struct TypeRef {
 typedef enum NodeKind {
     /* expressions */
     N_ERR, N_INT, N_FLOAT, N_BOOL, N_NONE, N_NAME, N_DTYPE, N_LIST, N_SLICE,
-    N_UNARY, N_BINARY, N_CAST, N_CALL, N_INDEX,
+    N_UNARY, N_BINARY, N_CAST, N_CALL, N_INDEX, N_TUPLE,
     /* statements */
-    N_LET, N_ASSIGN, N_FOR, N_IF, N_RETURN, N_EXPR, N_BLOCK,
+    N_LET, N_ASSIGN, N_FOR, N_WHILE, N_IF, N_RETURN, N_BREAK, N_CONTINUE, N_EXPR, N_BLOCK,
 } NodeKind;
 
 typedef struct Node Node;
@@ -79,13 +80,14 @@ struct Node {
     TokKind op;        /* N_UNARY, N_BINARY operator; N_ASSIGN: ASSIGN or compound */
     int64_t ival;      /* N_INT, N_BOOL */
     double fval;       /* N_FLOAT */
-    const char *name;  /* N_NAME, N_CALL callee, N_LET, N_ASSIGN, N_FOR variable */
+    const char *name;  /* N_NAME, N_CALL callee, N_LET, N_ASSIGN (NULL: a tuple of names in kids), N_FOR variable */
     TypeRef ty;        /* N_DTYPE, N_CAST, N_LET (dt == DT_VOID: none) */
     Node *lhs, *rhs;   /* operands; N_LET, N_ASSIGN, N_RETURN, N_EXPR: rhs is the value */
-    Node **kids;       /* N_LIST, N_CALL args, N_INDEX items, N_BLOCK stmts, N_FOR range args */
+    Node **kids;       /* N_LIST, N_TUPLE, N_CALL args, N_INDEX items, N_BLOCK stmts, N_FOR range args,
+                        * N_LET/N_ASSIGN of a tuple: the N_NAMEs */
     int nkids;
     const char **kwnames; /* N_CALL: keyword of each arg, NULL when positional */
-    Node *cond, *then, *els; /* N_IF (els: N_BLOCK, N_IF or NULL); N_FOR: then is the body */
+    Node *cond, *then, *els; /* N_IF (els: N_BLOCK, N_IF or NULL); N_FOR, N_WHILE: then is the body */
 };
 
 typedef enum DeclKind { D_IMPORT, D_CONST, D_FN, D_KERNEL } DeclKind;

@@ -55,7 +55,7 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(ATOMIC_MAX, "atomic_max", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_MAX)          \
     X(ATOMIC_MIN, "atomic_min", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_MIN)          \
     X(ATOMIC_XCHG, "atomic_xchg", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_XCHG)       \
-    X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value", ATOMIC_CAS, PLAIN, 0)
+    X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask", ATOMIC_CAS, PLAIN, 0)
 
 typedef enum BuiltinId {
 #define X(e, n, mn, ps, op, k, rk) BI_##e,
@@ -423,10 +423,11 @@ static Val bi_atomic(Call *c) {
         return val_err();
     }
     const Type *res = tir_type(g->m, pt->pointee->dt, pt->rank, pt->shape, NULL, NULL);
-    ValueId ops[3] = {c->v[0].v};
+    ValueId ops[4] = {c->v[0].v};
     if (c->bi->op == OP_ATOMIC_CAS) {
-        if (!stored_value(c, 1, pt, &ops[1]) || !stored_value(c, 2, pt, &ops[2])) return val_err();
-        return rt(g, gen_emit(g, c->node->loc, OP_ATOMIC_CAS, ops, 3, res));
+        if (!stored_value(c, 1, pt, &ops[1]) || !stored_value(c, 2, pt, &ops[2]) || !mask_arg(c, 3, pt, &ops[3]))
+            return val_err();
+        return rt(g, gen_emit(g, c->node->loc, OP_ATOMIC_CAS, ops, ops[3] ? 4 : 3, res));
     }
     if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2])) return val_err();
     Inst *in = gen_emit_inst(g, c->node->loc, OP_ATOMIC_RMW, ops, ops[2] ? 3 : 2, res);

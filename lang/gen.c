@@ -50,6 +50,7 @@ const char *gen_val_type_name(Gen *g, Val v) {
     case V_DTYPE: return "type";
     case V_SHAPE: return "list";
     case V_NONE: return "None";
+    case V_TUPLE: return arena_printf(g->a, "tuple of %d values", v.nelems);
     default: return "void";
     }
 }
@@ -73,6 +74,9 @@ bool val_is_value(Gen *g, Val v, Loc loc) {
     case V_SHAPE: diag_error(g->d, loc, "a list cannot be used as a value"); return false;
     case V_NONE: diag_error(g->d, loc, "'None' cannot be used as a value"); return false;
     case V_VOID: diag_error(g->d, loc, "expression has no value"); return false;
+    case V_TUPLE:
+        diag_error(g->d, loc, "a tuple of %d values cannot be used as a value; unpack it: let (a, b) = ...", v.nelems);
+        return false;
     }
     return false;
 }
@@ -521,6 +525,18 @@ static Val gen_index(Gen *g, const Node *n) {
     return v;
 }
 
+/* tuple = "(" expr "," expr { "," expr } ")": values only, no nesting */
+static Val gen_tuple(Gen *g, const Node *n) {
+    Val r = {.k = V_TUPLE, .nelems = n->nkids};
+    r.elems = ARENA_ARRAY(g->a, Val, n->nkids);
+    bool ok = true;
+    for (int i = 0; i < n->nkids; i++) {
+        r.elems[i] = gen_expr(g, n->kids[i]);
+        if (!val_is_value(g, r.elems[i], n->kids[i]->loc)) ok = false;
+    }
+    return ok ? r : val_err();
+}
+
 static Val gen_list(Gen *g, const Node *n) {
     Val r = {.k = V_SHAPE};
     if (n->nkids > TIR_MAX_RANK) {
@@ -585,6 +601,7 @@ static Val gen_expr1(Gen *g, const Node *n) {
     case N_NAME: return gen_name(g, n);
     case N_DTYPE: return (Val){.k = V_DTYPE, .t = gen_type_ref(g, n->ty)};
     case N_LIST: return gen_list(g, n);
+    case N_TUPLE: return gen_tuple(g, n);
     case N_UNARY: return gen_unary(g, n);
     case N_BINARY: {
         Val a = gen_expr(g, n->lhs);

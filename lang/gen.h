@@ -4,7 +4,9 @@
  * The generator evaluates the syntax tree directly into Vals: a compile-time
  * constant (V_CT: a tagged int/float/bool, folded here and materialized as
  * OP_CONST only where a run-time value is needed), a run-time SSA value
- * (V_RT), or a compile-time type, shape list or None.  V_ERR marks a value
+ * (V_RT), or a compile-time type, shape list or None, or a tuple of values
+ * (V_TUPLE: what a `fn` returns with `return (a, b);`, unpacked by
+ * `let (x, y) = ...` or `(x, y) = ...`).  V_ERR marks a value
  * whose error was already reported, so one mistake gives one message. */
 #ifndef TILE_LANG_GEN_H
 #define TILE_LANG_GEN_H
@@ -23,7 +25,7 @@ enum {
     GEN_MAX_CALLS = 1 << 18,
 };
 
-typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE } VKind;
+typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE, V_TUPLE } VKind;
 
 typedef struct Val {
     VKind k;
@@ -34,6 +36,8 @@ typedef struct Val {
     const Type *t;     /* V_RT: its type; V_DTYPE: the scalar (or pointer) type */
     int rank;          /* V_SHAPE */
     int32_t shape[TIR_MAX_RANK];
+    struct Val *elems; /* V_TUPLE: nelems values (V_CT or V_RT), arena */
+    int nelems;
 } Val;
 
 typedef struct Var {
@@ -53,9 +57,11 @@ typedef struct Frame {
     const Decl *fn;   /* NULL for the kernel */
     Scope *scope;     /* innermost */
     Scope *base;      /* names below this belong to callers */
-    int loops;        /* enclosing `for`s in this frame */
+    int loops;        /* enclosing `for`s and `while`s in this frame */
+    const struct Node *loop; /* the innermost of them (N_FOR or N_WHILE), NULL none */
     int rt_ifs;       /* enclosing run-time `if`s in this frame */
     bool returned;    /* a `return` ended the current statement sequence */
+    bool jumped;      /* a `break` or `continue` ended the current iteration's statements */
     Val ret;
 } Frame;
 

@@ -171,11 +171,22 @@ static Node *primary(Parser *p) {
         n = new_node(p, N_DTYPE, t->loc);
         n->ty = (TypeRef){t->dt, 0};
         return n;
-    case TK_LPAREN:
+    case TK_LPAREN: { /* "(" expr ")" | tuple = "(" expr "," expr { "," expr } ")" */
         next(p);
         n = expr(p);
-        expect(p, TK_RPAREN, "after parenthesized expression");
+        if (p->panic || !at(p, TK_COMMA)) {
+            expect(p, TK_RPAREN, "after parenthesized expression");
+            return n;
+        }
+        NodeList l = {0};
+        list_push(p, &l, n);
+        n = new_node(p, N_TUPLE, t->loc);
+        while (!p->panic && accept(p, TK_COMMA)) list_push(p, &l, expr(p));
+        expect(p, TK_RPAREN, "after tuple elements");
+        n->kids = l.v;
+        n->nkids = l.n;
         return n;
+    }
     case TK_LBRACK: {
         next(p);
         NodeList l = {0};
@@ -344,15 +355,66 @@ static void sync_stmt(Parser *p) {
 
 static Node *ifstmt(Parser *p);
 
+/* names = "(" IDENT "," IDENT { "," IDENT } ")"  (the targets of a tuple let or assignment) */
+static void tuple_names(Parser *p, Node *n) {
+    expect(p, TK_LPAREN, "to open the names");
+    NodeList l = {0};
+    do {
+        Node *x = new_node(p, N_NAME, peek(p)->loc);
+        x->name = expect_ident(p, "a name", NULL);
+        list_push(p, &l, x);
+    } while (!p->panic && accept(p, TK_COMMA));
+    expect(p, TK_RPAREN, "after the names");
+    if (!p->panic && l.n < 2) parse_error(p, n->loc, "a tuple of names needs at least two");
+    n->kids = l.v;
+    n->nkids = l.n;
+}
+
+/* "(" IDENT { "," IDENT } ")" "=" ahead: a tuple assignment, not an expression */
+static bool at_tuple_assign(Parser *p) {
+    int k = p->pos;
+    if (p->t[k].kind != TK_LPAREN) return false;
+    for (k++; k < p->n; k += 2) {
+        if (p->t[k].kind != TK_IDENT || k + 1 >= p->n) return false;
+        if (p->t[k + 1].kind == TK_RPAREN) return k + 2 < p->n && p->t[k + 2].kind == TK_ASSIGN;
+        if (p->t[k + 1].kind != TK_COMMA) return false;
+    }
+    return false;
+}
+
 /* stmt = "let" IDENT [ ":" type ] "=" expr ";"
+ *      | "let" names "=" expr ";"
  *      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
+ *      | names "=" expr ";"
  *      | "for" IDENT "in" "range" "(" expr [ "," expr [ "," expr ] ] ")" block
+ *      | "while" expr block
  *      | ifstmt
  *      | "return" [ expr ] ";"
+ *      | "break" ";" | "continue" ";"
  *      | expr ";" */
 static Node *stmt(Parser *p) {
     Token *t = peek(p);
     Node *n;
+    if (t->kind == TK_LET && peek2(p)->kind == TK_LPAREN) {
+        next(p);
+        n = new_node(p, N_LET, t->loc);
+        n->oploc = peek(p)->loc;
+        tuple_names(p, n);
+        expect(p, TK_ASSIGN, "after the names in 'let'");
+        n->rhs = expr(p);
+        expect(p, TK_SEMI, "after 'let' statement");
+        return n;
+    }
+    if (at_tuple_assign(p)) {
+        n = new_node(p, N_ASSIGN, t->loc);
+        tuple_names(p, n);
+        n->oploc = peek(p)->loc;
+        n->op = TK_ASSIGN;
+        next(p);
+        n->rhs = expr(p);
+        expect(p, TK_SEMI, "after assignment");
+        return n;
+    }
     if (accept(p, TK_LET)) {
         n = new_node(p, N_LET, t->loc);
         n->name = expect_ident(p, "a name after 'let'", &n->oploc);
@@ -395,6 +457,23 @@ static Node *stmt(Parser *p) {
         return n;
     }
     if (t->kind == TK_IF) return ifstmt(p);
+    if (accept(p, TK_WHILE)) {
+        n = new_node(p, N_WHILE, t->loc);
+        if (!enter(p)) {
+            leave(p);
+            return n;
+        }
+        n->cond = expr(p);
+        if (!p->panic) n->then = block(p);
+        leave(p);
+        return n;
+    }
+    if (t->kind == TK_BREAK || t->kind == TK_CONTINUE) {
+        next(p);
+        n = new_node(p, t->kind == TK_BREAK ? N_BREAK : N_CONTINUE, t->loc);
+        expect(p, TK_SEMI, t->kind == TK_BREAK ? "after 'break'" : "after 'continue'");
+        return n;
+    }
     if (accept(p, TK_RETURN)) {
         n = new_node(p, N_RETURN, t->loc);
         if (!at(p, TK_SEMI)) n->rhs = expr(p);

@@ -15,6 +15,19 @@
  *     outside the loop are loop-carried: OP_FOR operands [lb, ub, step,
  *     inits...], one region whose block args are the induction variable then
  *     the carried values, ending in `yield`; the FOR's results rebind them.
+ *   - `while cond`: the condition is generated before the loop and again at
+ *     the end of the body (with the body's scope closed); OP_WHILE carries it
+ *     as value 0 in front of the loop-carried variables.
+ *   - `break` and `continue` go through the loop-carried state, no jumps:
+ *     the statements after a `continue` or `break` are not generated on that
+ *     path.  A run-time `if` containing one of them takes the rest of the
+ *     iteration's statements as its continuation (as for `return` in
+ *     kernels, point 1), but its branches' variables are merged as usual, so
+ *     the body's yield sees the values at the jump.  `break` also clears a
+ *     hidden carried i1 "<running>" (true before the loop): a `for` runs its
+ *     whole body under `if <running>` (the remaining iterations do nothing),
+ *     a `while` computes its next condition as `if <running> { cond } else
+ *     { false }`, so the condition is not evaluated again after a break.
  *   - run-time `if`: both branches are generated into fresh blocks after a
  *     snapshot of every variable of the frame; variables whose value differs
  *     after either branch are yielded from both (constants materialized to
@@ -261,19 +274,47 @@ static void names_add(Gen *g, NameSet *s, const char *name) {
     s->v[s->n++] = name;
 }
 
-static void collect_assigned(Gen *g, const Node *s, NameSet *out) {
+#define RUNNING "<running>" /* hidden loop-carried flag of a loop with `break` */
+#define NEXT_COND "<cond>"  /* hidden: a `while` loop's next condition */
+
+/* Names assigned in s (a loop body), and RUNNING when s breaks its own loop (not a nested one). */
+static void collect_assigned_in(Gen *g, const Node *s, NameSet *out, bool nested) {
     if (!s) return;
     switch (s->kind) {
-    case N_ASSIGN: names_add(g, out, s->name); break;
+    case N_ASSIGN:
+        if (s->name) names_add(g, out, s->name);
+        for (int i = 0; !s->name && i < s->nkids; i++) names_add(g, out, s->kids[i]->name);
+        break;
+    case N_BREAK:
+        if (!nested) names_add(g, out, RUNNING);
+        break;
     case N_BLOCK:
-        for (int i = 0; i < s->nkids; i++) collect_assigned(g, s->kids[i], out);
+        for (int i = 0; i < s->nkids; i++) collect_assigned_in(g, s->kids[i], out, nested);
         break;
     case N_IF:
-        collect_assigned(g, s->then, out);
-        collect_assigned(g, s->els, out);
+        collect_assigned_in(g, s->then, out, nested);
+        collect_assigned_in(g, s->els, out, nested);
         break;
-    case N_FOR: collect_assigned(g, s->then, out); break;
+    case N_FOR:
+    case N_WHILE: collect_assigned_in(g, s->then, out, true); break;
     default: break;
+    }
+}
+
+static void collect_assigned(Gen *g, const Node *s, NameSet *out) { collect_assigned_in(g, s, out, false); }
+
+/* s contains a `break` (kind N_BREAK) or either jump (kind N_ERR) of the enclosing loop. */
+static bool contains_jump(const Node *s, NodeKind kind) {
+    if (!s) return false;
+    switch (s->kind) {
+    case N_BREAK:
+    case N_CONTINUE: return kind == N_ERR || s->kind == kind;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++)
+            if (contains_jump(s->kids[i], kind)) return true;
+        return false;
+    case N_IF: return contains_jump(s->then, kind) || contains_jump(s->els, kind);
+    default: return false; /* a nested loop's jumps are its own */
     }
 }
 
@@ -286,9 +327,17 @@ static bool contains_return(const Node *s) {
             if (contains_return(s->kids[i])) return true;
         return false;
     case N_IF: return contains_return(s->then) || contains_return(s->els);
-    case N_FOR: return contains_return(s->then);
+    case N_FOR:
+    case N_WHILE: return contains_return(s->then);
     default: return false;
     }
+}
+
+static Node *synth_node(Gen *g, NodeKind k, Loc loc) {
+    Node *n = ARENA_NEW(g->a, Node);
+    n->kind = k;
+    n->loc = n->oploc = loc;
+    return n;
 }
 
 /* ---- snapshots of a frame's variables (for run-time `if`) ---- */
@@ -334,12 +383,47 @@ static bool val_same(Val a, Val b) {
     case V_CT: return a.dt == b.dt && a.i == b.i && !memcmp(&a.f, &b.f, sizeof a.f);
     case V_DTYPE: return a.t == b.t;
     case V_SHAPE: return a.rank == b.rank && !memcmp(a.shape, b.shape, sizeof a.shape);
+    case V_TUPLE:
+        if (a.nelems != b.nelems) return false;
+        for (int i = 0; i < a.nelems; i++)
+            if (!val_same(a.elems[i], b.elems[i])) return false;
+        return true;
     default: return true;
     }
 }
 
 /* ---- statements ---- */
+
+/* The values of a tuple for the names of `let (a, b) = v` or `(a, b) = v` (s->kids). */
+static bool unpack(Gen *g, const Node *s, Loc names, Val v, Val *out) {
+    for (int i = 0; i < s->nkids; i++) {
+        out[i] = val_err();
+        for (int j = 0; j < i; j++)
+            if (!strcmp(s->kids[i]->name, s->kids[j]->name)) {
+                diag_error(g->d, s->kids[i]->loc, "'%s' appears twice in the names", s->kids[i]->name);
+                return false;
+            }
+    }
+    if (v.k == V_ERR) return false;
+    if (v.k != V_TUPLE) {
+        diag_error(g->d, s->rhs->loc, "cannot unpack '%s' into %d names: it is not a tuple", gen_val_type_name(g, v), s->nkids);
+        return false;
+    }
+    if (v.nelems != s->nkids) {
+        diag_error(g->d, names, "cannot unpack a tuple of %d values into %d names", v.nelems, s->nkids);
+        return false;
+    }
+    for (int i = 0; i < s->nkids; i++) out[i] = v.elems[i];
+    return true;
+}
+
 static void gen_let(Gen *g, const Node *s) {
+    if (!s->name) { /* let (a, b, ...) = tuple */
+        Val *vs = ARENA_ARRAY(g->a, Val, s->nkids);
+        unpack(g, s, s->oploc, gen_expr(g, s->rhs), vs);
+        for (int i = 0; i < s->nkids; i++) define_var(g, s->kids[i]->name, vs[i]);
+        return;
+    }
     Val v = gen_expr(g, s->rhs);
     if (v.k == V_VOID) {
         diag_error(g->d, s->rhs->loc, "expression has no value");
@@ -352,6 +436,24 @@ static void gen_let(Gen *g, const Node *s) {
 static void gen_assign(Gen *g, const Node *s) {
     static const TokKind binary_of[] = {TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT,
                                         TK_AMP, TK_PIPE, TK_CARET, TK_SHL, TK_SHR};
+    if (!s->name) { /* (a, b, ...) = tuple: existing variables */
+        Var **xs = ARENA_ARRAY(g->a, Var *, s->nkids);
+        Val *vs = ARENA_ARRAY(g->a, Val, s->nkids);
+        bool ok = true;
+        for (int i = 0; i < s->nkids; i++) {
+            xs[i] = gen_lookup_var(g, s->kids[i]->name);
+            if (xs[i]) continue;
+            if (gen_find_global(g, s->kids[i]->name))
+                diag_error(g->d, s->kids[i]->loc, "cannot assign to '%s': it is not a variable", s->kids[i]->name);
+            else diag_error(g->d, s->kids[i]->loc, "unknown name '%s'", s->kids[i]->name);
+            ok = false;
+        }
+        Val v = gen_expr(g, s->rhs);
+        if (!ok) return;
+        unpack(g, s, s->loc, v, vs);
+        for (int i = 0; i < s->nkids; i++) xs[i]->val = vs[i];
+        return;
+    }
     Var *x = gen_lookup_var(g, s->name);
     if (!x) {
         if (gen_find_global(g, s->name)) diag_error(g->d, s->loc, "cannot assign to '%s': it is not a variable", s->name);
@@ -370,7 +472,7 @@ static void gen_assign(Gen *g, const Node *s) {
 static void gen_return(Gen *g, const Node *s) {
     Frame *fr = g->fr;
     if (fr->loops) {
-        diag_error(g->d, s->loc, "'return' inside a 'for' loop is not supported");
+        diag_error(g->d, s->loc, "'return' inside a '%s' loop is not supported", fr->loop && fr->loop->kind == N_WHILE ? "while" : "for");
         return;
     }
     if (!fr->fn) {
@@ -384,6 +486,88 @@ static void gen_return(Gen *g, const Node *s) {
     }
     fr->ret = s->rhs ? gen_expr(g, s->rhs) : (Val){.k = V_VOID};
     fr->returned = true;
+}
+
+/* ---- loops ---- */
+
+/* The loop-carried variables of a loop body: assigned in it (or RUNNING), bound before it. */
+typedef struct Carry {
+    Var **cv;
+    ValueId *init;
+    const Type **types;
+    int n;
+} Carry;
+
+static void carry_collect(Gen *g, const Node *s, const char *skip, Carry *c) {
+    NameSet names = {0};
+    collect_assigned(g, s->then, &names);
+    c->cv = ARENA_ARRAY(g->a, Var *, names.n + 1);
+    c->init = ARENA_ARRAY(g->a, ValueId, names.n + 1);
+    c->types = ARENA_ARRAY(g->a, const Type *, names.n + 1);
+    c->n = 0;
+    for (int i = 0; i < names.n; i++) {
+        if (skip && !strcmp(names.v[i], skip)) continue;
+        Var *x = gen_lookup_var(g, names.v[i]);
+        if (!x || x->val.k == V_ERR) continue;
+        if (x->val.k != V_CT && x->val.k != V_RT) {
+            diag_error(g->d, s->loc, "'%s' holds a compile-time %s and cannot be reassigned in a loop", x->name,
+                       gen_val_type_name(g, x->val));
+            x->val = val_err();
+            continue;
+        }
+        ValueId iv = gen_materialize(g, x->val, s->loc);
+        c->cv[c->n] = x;
+        c->init[c->n] = iv;
+        c->types[c->n++] = tir_vtype(g->f, iv);
+    }
+}
+
+/* The carried variables' values at the end of the body, as the yield's operands. */
+static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *args, ValueId *ys) {
+    for (int k = 0; k < c->n; k++) {
+        Val nv = c->cv[k]->val;
+        const Type *t = c->types[k];
+        ys[k] = args[k];
+        if (nv.k == V_CT && t->dt != DT_PTR) ys[k] = gen_coerce(g, nv, t->dt, NULL, t->rank, t->shape, s->loc);
+        else if (nv.k == V_RT && nv.t == t) ys[k] = nv.v;
+        else if (nv.k != V_ERR)
+            diag_error(g->d, s->loc, "loop-carried variable '%s' changes type from '%s' to '%s' in the loop", c->cv[k]->name,
+                       gen_type_desc(g, t), nv.k == V_RT ? gen_type_desc(g, nv.t) : gen_val_type_name(g, nv));
+    }
+}
+
+/* The body's statements in their own scope (`pre`: a variable to define there first).  A `for`
+ * that breaks runs them under `if <running>`. */
+static void gen_loop_body(Gen *g, const Node *s, const char *pre, Val prev) {
+    Frame *fr = g->fr;
+    Scope *saved = fr->scope;
+    Scope sc = {.up = saved};
+    fr->scope = &sc;
+    if (pre) define_var(g, pre, prev);
+    const Node *outer_loop = fr->loop;
+    fr->loop = s;
+    fr->loops++;
+    if (s->kind == N_FOR && contains_jump(s->then, N_BREAK)) {
+        Node *guard = synth_node(g, N_IF, s->loc), *run = synth_node(g, N_NAME, s->loc);
+        run->name = RUNNING;
+        guard->cond = run;
+        guard->then = s->then;
+        Node *const one[1] = {guard};
+        gen_seq(g, one, 1, NULL);
+    } else {
+        gen_seq(g, s->then->kids, s->then->nkids, NULL);
+    }
+    fr->loops--;
+    fr->loop = outer_loop;
+    fr->returned = fr->jumped = false;
+    fr->scope = saved;
+}
+
+/* A scope around a loop that breaks, holding its RUNNING flag (true before the loop). */
+static void loop_scope_open(Gen *g, const Node *s, Scope *sc) {
+    sc->up = g->fr->scope;
+    g->fr->scope = sc;
+    if (contains_jump(s->then, N_BREAK)) define_var(g, RUNNING, val_ct_int(1, DT_I1));
 }
 
 static void gen_for(Gen *g, const Node *s) {
@@ -419,61 +603,123 @@ static void gen_for(Gen *g, const Node *s) {
         ok = false;
     }
     if (!ok) return;
+    Scope *outer_scope = g->fr->scope, wrap = {0};
+    loop_scope_open(g, s, &wrap);
     /* loop-carried variables: assigned in the body, bound before the loop */
-    NameSet names = {0};
-    collect_assigned(g, s->then, &names);
-    Var **cv = ARENA_ARRAY(g->a, Var *, names.n + 1);
-    ValueId *ops = ARENA_ARRAY(g->a, ValueId, names.n + 3);
-    const Type **types = ARENA_ARRAY(g->a, const Type *, names.n + 1);
-    int nc = 0;
+    Carry c;
+    carry_collect(g, s, s->name, &c);
+    ValueId *ops = ARENA_ARRAY(g->a, ValueId, c.n + 3);
     for (int i = 0; i < 3; i++) ops[i] = gen_coerce(g, b[i], it, NULL, 0, NULL, loc[i]);
-    for (int i = 0; i < names.n; i++) {
-        if (!strcmp(names.v[i], s->name)) continue;
-        Var *x = gen_lookup_var(g, names.v[i]);
-        if (!x || x->val.k == V_ERR) continue;
-        if (x->val.k != V_CT && x->val.k != V_RT) {
-            diag_error(g->d, s->loc, "'%s' holds a compile-time %s and cannot be reassigned in a loop", x->name,
-                       gen_val_type_name(g, x->val));
-            x->val = val_err();
-            continue;
-        }
-        ValueId iv = gen_materialize(g, x->val, s->loc);
-        cv[nc] = x;
-        ops[3 + nc] = iv;
-        types[nc++] = tir_vtype(g->f, iv);
-    }
+    memcpy(ops + 3, c.init, sizeof(ValueId) * (size_t)c.n);
     g->b.loc = s->loc;
-    Inst *fi = tir_inst_new(g->f, OP_FOR, ops, 3 + nc, types, nc, s->loc);
+    Inst *fi = tir_inst_new(g->f, OP_FOR, ops, 3 + c.n, c.types, c.n, s->loc);
     tir_block_append(g->b.block, fi);
     Block *body = tir_block_new(g->f, NULL);
     tir_inst_add_region(g->f, fi, body);
     ValueId ivar = tir_block_add_arg(g->f, body, tir_scalar(m, it));
-    for (int k = 0; k < nc; k++) cv[k]->val = val_rt(g, tir_block_add_arg(g->f, body, types[k]));
+    for (int k = 0; k < c.n; k++) c.cv[k]->val = val_rt(g, tir_block_add_arg(g->f, body, c.types[k]));
     Block *outer = g->b.block;
     g->b.block = body;
-    Scope *saved = g->fr->scope;
-    Scope sc = {.up = saved};
-    g->fr->scope = &sc;
-    define_var(g, s->name, val_rt(g, ivar));
-    g->fr->loops++;
-    gen_seq(g, s->then->kids, s->then->nkids, NULL);
-    g->fr->loops--;
-    g->fr->returned = false;
-    g->fr->scope = saved;
-    ValueId *ys = ARENA_ARRAY(g->a, ValueId, nc + 1);
-    for (int k = 0; k < nc; k++) {
-        Val nv = cv[k]->val;
-        const Type *t = types[k];
-        ys[k] = body->args[k + 1];
-        if (nv.k == V_CT && t->dt != DT_PTR) ys[k] = gen_coerce(g, nv, t->dt, NULL, t->rank, t->shape, s->loc);
-        else if (nv.k == V_RT && nv.t == t) ys[k] = nv.v;
-        else if (nv.k != V_ERR)
-            diag_error(g->d, s->loc, "loop-carried variable '%s' changes type from '%s' to '%s' in the loop", cv[k]->name,
-                       gen_type_desc(g, t), nv.k == V_RT ? gen_type_desc(g, nv.t) : gen_val_type_name(g, nv));
-    }
-    gen_emit_inst(g, s->loc, OP_YIELD, ys, nc, NULL);
+    gen_loop_body(g, s, s->name, val_rt(g, ivar));
+    ValueId *ys = ARENA_ARRAY(g->a, ValueId, c.n + 1);
+    carry_yield(g, s, &c, body->args + 1, ys);
+    gen_emit_inst(g, s->loc, OP_YIELD, ys, c.n, NULL);
     g->b.block = outer;
-    for (int k = 0; k < nc; k++) cv[k]->val = val_rt(g, fi->res[k]);
+    for (int k = 0; k < c.n; k++) c.cv[k]->val = val_rt(g, fi->res[k]);
+    g->fr->scope = outer_scope;
+}
+
+/* A `while` condition: a scalar i1, compile-time or not; val_err otherwise. */
+static Val while_cond(Gen *g, const Node *s) {
+    Val c = gen_expr(g, s->cond);
+    if (!val_is_value(g, c, s->cond->loc)) return val_err();
+    if (c.k == V_CT ? c.dt != DT_I1 : (c.t->rank || c.t->dt != DT_I1)) {
+        diag_error(g->d, s->cond->loc, "condition of 'while' must be a scalar 'i1', got '%s'",
+                   c.k == V_CT ? dtype_name(c.dt) : gen_type_desc(g, c.t));
+        return val_err();
+    }
+    return c;
+}
+
+static void gen_while(Gen *g, const Node *s) {
+    if (!s->cond || !s->then) return;
+    Scope *outer_scope = g->fr->scope, wrap = {0};
+    loop_scope_open(g, s, &wrap);
+    Val c0 = while_cond(g, s);
+    if (c0.k == V_ERR || (c0.k == V_CT && !c0.i)) { /* never runs */
+        g->fr->scope = outer_scope;
+        return;
+    }
+    Carry c;
+    carry_collect(g, s, NULL, &c);
+    const Type *i1 = tir_scalar(g->m, DT_I1);
+    ValueId *ops = ARENA_ARRAY(g->a, ValueId, c.n + 1);
+    const Type **types = ARENA_ARRAY(g->a, const Type *, c.n + 1);
+    ops[0] = gen_coerce(g, c0, DT_I1, NULL, 0, NULL, s->cond->loc);
+    types[0] = i1;
+    memcpy(ops + 1, c.init, sizeof(ValueId) * (size_t)c.n);
+    memcpy(types + 1, c.types, sizeof(const Type *) * (size_t)c.n);
+    g->b.loc = s->loc;
+    Inst *wi = tir_inst_new(g->f, OP_WHILE, ops, 1 + c.n, types, 1 + c.n, s->loc);
+    tir_block_append(g->b.block, wi);
+    Block *body = tir_block_new(g->f, NULL);
+    tir_inst_add_region(g->f, wi, body);
+    tir_block_add_arg(g->f, body, i1);
+    for (int k = 0; k < c.n; k++) c.cv[k]->val = val_rt(g, tir_block_add_arg(g->f, body, c.types[k]));
+    Block *outer = g->b.block;
+    g->b.block = body;
+    gen_loop_body(g, s, NULL, val_err());
+    /* the next condition, in the loop's scope; after a break, not evaluated: false */
+    Val next;
+    if (contains_jump(s->then, N_BREAK)) {
+        define_var(g, NEXT_COND, val_ct_int(0, DT_I1));
+        Node *guard = synth_node(g, N_IF, s->loc), *run = synth_node(g, N_NAME, s->loc);
+        Node *set = synth_node(g, N_ASSIGN, s->cond->loc), *blk = synth_node(g, N_BLOCK, s->loc);
+        run->name = RUNNING;
+        set->name = NEXT_COND;
+        set->op = TK_ASSIGN;
+        set->rhs = s->cond;
+        blk->kids = ARENA_ARRAY(g->a, Node *, 1);
+        blk->kids[0] = set;
+        blk->nkids = 1;
+        guard->cond = run;
+        guard->then = blk;
+        Node *const one[1] = {guard};
+        gen_seq(g, one, 1, NULL);
+        next = gen_lookup_var(g, NEXT_COND)->val;
+    } else {
+        next = gen_expr(g, s->cond);
+    }
+    ValueId *ys = ARENA_ARRAY(g->a, ValueId, c.n + 2);
+    if (next.k == V_CT && next.dt == DT_I1) ys[0] = gen_coerce(g, next, DT_I1, NULL, 0, NULL, s->cond->loc);
+    else if (next.k == V_RT && next.t == i1) ys[0] = next.v;
+    else {
+        if (next.k != V_ERR)
+            diag_error(g->d, s->cond->loc, "condition of 'while' must be a scalar 'i1', got '%s' in the loop",
+                       next.k == V_RT ? gen_type_desc(g, next.t) : gen_val_type_name(g, next));
+        ys[0] = body->args[0];
+    }
+    carry_yield(g, s, &c, body->args + 1, ys + 1);
+    gen_emit_inst(g, s->loc, OP_YIELD, ys, 1 + c.n, NULL);
+    g->b.block = outer;
+    for (int k = 0; k < c.n; k++) c.cv[k]->val = val_rt(g, wi->res[1 + k]);
+    g->fr->scope = outer_scope;
+}
+
+/* break = "break" ";"   continue = "continue" ";" */
+static void gen_jump(Gen *g, const Node *s) {
+    const char *what = s->kind == N_BREAK ? "break" : "continue";
+    if (!g->fr->loop) {
+        diag_error(g->d, s->loc, g->fr->fn ? "'%s' outside a loop (a function cannot leave its caller's loop)" : "'%s' outside a loop",
+                   what);
+        return;
+    }
+    if (s->kind == N_BREAK) {
+        Var *run = gen_lookup_var(g, RUNNING);
+        if (!run) unreachable("break without its loop's running flag");
+        run->val = val_ct_int(0, DT_I1);
+    }
+    g->fr->jumped = true;
 }
 
 /* A branch of an `if`: a block, or the `if` after `else`; its own scope.
@@ -506,7 +752,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             return false;
         }
         const Node *br = c.i ? s->then : s->els;
-        if (br && contains_return(br)) {
+        if (br && (contains_return(br) || (g->fr->loop && contains_jump(br, N_ERR)))) {
             gen_branch(g, br, rest);
             return true;
         }
@@ -519,7 +765,10 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     }
     Frame *fr = g->fr;
     bool early = !fr->fn && !fr->loops && contains_return(s);
-    const Cont *k = early ? rest : NULL;
+    /* a jump out of the iteration: the rest of the body runs in the branches, whose
+     * variables then merge as usual (the loop's yield follows the `if`) */
+    bool jumps = fr->loop && contains_jump(s, N_ERR);
+    const Cont *k = early || jumps ? rest : NULL;
     Snap snap;
     snap_take(g, &snap);
     Block *tb = tir_block_new(g->f, NULL), *eb = tir_block_new(g->f, NULL);
@@ -530,12 +779,12 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     gen_branch(g, s->then, k);
     for (int i = 0; i < snap.nvars; i++) tv[i] = snap.vars[i]->val;
     snap_restore(&snap);
-    fr->returned = false;
+    fr->returned = fr->jumped = false;
     g->b.block = eb;
     if (s->els || k) gen_branch(g, s->els, k);
     for (int i = 0; i < snap.nvars; i++) ev[i] = snap.vars[i]->val;
     snap_restore(&snap);
-    fr->returned = false;
+    fr->returned = fr->jumped = false;
     fr->rt_ifs--;
     /* merge: which variables changed, and to what type */
     const Type **types = ARENA_ARRAY(g->a, const Type *, snap.nvars + 1);
@@ -595,7 +844,7 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     tir_inst_add_region(g->f, ii, eb);
     for (int j = 0; j < ny; j++) snap.vars[which[j]]->val = val_rt(g, ii->res[j]);
     if (early) fr->returned = true; /* the rest ran inside the branches */
-    return early;
+    return early || jumps;
 }
 
 static void gen_stmt(Gen *g, const Node *s) {
@@ -603,6 +852,9 @@ static void gen_stmt(Gen *g, const Node *s) {
     case N_LET: gen_let(g, s); break;
     case N_ASSIGN: gen_assign(g, s); break;
     case N_FOR: gen_for(g, s); break;
+    case N_WHILE: gen_while(g, s); break;
+    case N_BREAK:
+    case N_CONTINUE: gen_jump(g, s); break;
     case N_RETURN: gen_return(g, s); break;
     case N_EXPR: gen_expr(g, s->rhs); break;
     case N_BLOCK: gen_branch(g, s, NULL); break;
@@ -612,16 +864,21 @@ static void gen_stmt(Gen *g, const Node *s) {
 
 static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
     for (int i = 0; i < n; i++) {
-        if (g->fr->returned || g->too_big || g->d->nerrors > 100) return;
+        if (g->fr->returned || g->fr->jumped || g->too_big || g->d->nerrors > 100) return;
         const Node *s = st[i];
         if (s->kind == N_IF) {
             Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k};
             if (gen_if(g, s, &rest)) return;
             continue;
         }
+        if (s->kind == N_BLOCK && g->fr->loop && contains_jump(s, N_ERR)) { /* the rest follows inside */
+            Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k};
+            gen_branch(g, s, &rest);
+            return;
+        }
         gen_stmt(g, s);
     }
-    if (k && !g->fr->returned) {
+    if (k && !g->fr->returned && !g->fr->jumped) {
         g->fr->scope = k->scope;
         gen_seq(g, k->st, k->n, k->next);
     }

@@ -208,7 +208,7 @@ static const Layout *infer(Ctx *c, ValueId v, int depth) {
     if (c->want[v]) return c->want[v];
     Inst *d = tir_val(c->f, v)->def;
     if (!d) return NULL;
-    if (d->op == OP_FOR) { /* a loop result is computed by what its body yields */
+    if (tir_is_loop(d->op)) { /* a loop result is computed by what its body yields */
         Inst *y = d->regions[0]->last;
         int k = tir_val(c->f, v)->index;
         return y && y->op == OP_YIELD && k < y->nops ? infer(c, y->ops[k], depth + 1) : NULL;
@@ -299,30 +299,32 @@ static void backward_inst(Ctx *c, Inst *i) {
     case OP_DOT:
         wish(c, i->ops[2], result_wish(c, i->res[0]));
         return;
-    case OP_FOR: {
+    case OP_FOR:
+    case OP_WHILE: {
         Block *body = i->regions[0];
         Inst *yl = body->last;
+        int a0 = tir_loop_arg(i), o0 = tir_loop_init(i);
         for (int k = 0; k < i->nres; k++) {
             /* an anchor computing the carried value (a dot's accumulator, or row statistics
              * reduced from it) beats later users: the loop then never moves it */
             if (yl && yl->op == OP_YIELD && k < yl->nops && yl->ops[k] < c->nv && c->want[yl->ops[k]])
-                wish(c, body->args[1 + k], c->want[yl->ops[k]]);
+                wish(c, body->args[a0 + k], c->want[yl->ops[k]]);
             if (yl && yl->op == OP_YIELD && k < yl->nops) {
                 const Layout *in = infer(c, yl->ops[k], 0);
-                if (mma_family(in)) wish(c, body->args[1 + k], in);
+                if (mma_family(in)) wish(c, body->args[a0 + k], in);
             }
-            if (c->want[i->res[k]]) wish(c, body->args[1 + k], c->want[i->res[k]]);
+            if (c->want[i->res[k]]) wish(c, body->args[a0 + k], c->want[i->res[k]]);
         }
         backward_block(c, body);
         /* a carried value nobody downstream cares about takes the layout its update
          * computes in (e.g. the load an accumulator adds), so the loop needs no conversion */
         Inst *y = body->last;
         for (int k = 0; k < i->nres; k++) {
-            ValueId a = body->args[1 + k];
+            ValueId a = body->args[a0 + k];
             if (!c->want[a] && y && y->op == OP_YIELD && k < y->nops) wish(c, a, infer(c, y->ops[k], 0));
             if (c->want[a]) {
                 wish(c, i->res[k], c->want[a]);
-                wish(c, i->ops[3 + k], c->want[a]);
+                wish(c, i->ops[o0 + k], c->want[a]);
                 if (y && y->op == OP_YIELD && k < y->nops) push_down(c, y->ops[k], c->want[a], 0);
             }
         }
@@ -335,7 +337,7 @@ static void backward_inst(Ctx *c, Inst *i) {
         Inst *p = i->parent->parent;
         if (!p) return;
         for (int k = 0; k < i->nops; k++) {
-            ValueId target = p->op == OP_FOR ? i->parent->args[1 + k] : p->res[k];
+            ValueId target = tir_is_loop(p->op) ? i->parent->args[tir_loop_arg(p) + k] : p->res[k];
             if (c->want[target]) wish(c, i->ops[k], c->want[target]);
         }
         return;
@@ -532,13 +534,15 @@ static void forward_inst(Ctx *c, Inst *i) {
         set_layout(c, i->res[0], r);
         return;
     }
-    case OP_FOR: {
+    case OP_FOR:
+    case OP_WHILE: {
         Block *body = i->regions[0];
+        int a0 = tir_loop_arg(i), o0 = tir_loop_init(i);
         for (int k = 0; k < i->nres; k++) {
-            const Layout *l = chosen(c, body->args[1 + k]);
-            set_layout(c, body->args[1 + k], l);
+            const Layout *l = chosen(c, body->args[a0 + k]);
+            set_layout(c, body->args[a0 + k], l);
             set_layout(c, i->res[k], l);
-            need(c, i, 3 + k, l);
+            need(c, i, o0 + k, l);
         }
         forward_block(c, body);
         return;
@@ -551,7 +555,7 @@ static void forward_inst(Ctx *c, Inst *i) {
         Inst *p = i->parent->parent;
         if (!p) return;
         for (int k = 0; k < i->nops; k++) {
-            ValueId target = p->op == OP_FOR ? i->parent->args[1 + k] : p->res[k];
+            ValueId target = tir_is_loop(p->op) ? i->parent->args[tir_loop_arg(p) + k] : p->res[k];
             need(c, i, k, layout_of(c, target));
         }
         return;

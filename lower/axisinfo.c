@@ -91,7 +91,7 @@ static void walk(Ctx *c, Block *b);
 
 static void visit(Ctx *c, Inst *i) {
     Func *f = c->f;
-    if (!i->nres && i->op != OP_FOR && i->op != OP_IF) return;
+    if (!i->nres && !tir_is_loop(i->op) && i->op != OP_IF) return;
     const Type *t = i->nres ? tir_vtype(f, i->res[0]) : NULL;
     AxisInfo *in = c->info;
     const AxisInfo *x = i->nops > 0 ? &in[i->ops[0]] : NULL;
@@ -236,26 +236,28 @@ static void visit(Ctx *c, Inst *i) {
             r.contig[d] = gcd32(x->constancy[d], gcd32(a->contig[d], b->contig[d]));
         }
         break;
-    case OP_FOR: {
+    case OP_FOR:
+    case OP_WHILE: {
         Block *body = i->regions[0];
-        int n = i->nops - 3;
-        /* induction variable: divisible by gcd of lb and step */
-        AxisInfo iv = unknown(tir_vtype(f, body->args[0]));
-        iv.div[0] = gcd32(in[i->ops[0]].div[0], in[i->ops[2]].div[0]);
-        set(c, body->args[0], iv);
-        for (int k = 0; k < n; k++) set(c, body->args[1 + k], in[i->ops[3 + k]]);
+        int a0 = tir_loop_arg(i), n = i->nops - tir_loop_init(i);
+        if (i->op == OP_FOR) { /* induction variable: divisible by gcd of lb and step */
+            AxisInfo iv = unknown(tir_vtype(f, body->args[0]));
+            iv.div[0] = gcd32(in[i->ops[0]].div[0], in[i->ops[2]].div[0]);
+            set(c, body->args[0], iv);
+        }
+        for (int k = 0; k < n; k++) set(c, body->args[a0 + k], in[i->ops[tir_loop_init(i) + k]]);
         for (int it = 0; it < 4; it++) {
             walk(c, body);
             Inst *y_ = body->last;
             bool moved = false;
             for (int k = 0; k < n && y_ && y_->op == OP_YIELD && k < y_->nops; k++) {
-                AxisInfo m = meet(in[body->args[1 + k]], in[y_->ops[k]]);
-                if (!same(&m, &in[body->args[1 + k]])) moved = true;
-                set(c, body->args[1 + k], m);
+                AxisInfo m = meet(in[body->args[a0 + k]], in[y_->ops[k]]);
+                if (!same(&m, &in[body->args[a0 + k]])) moved = true;
+                set(c, body->args[a0 + k], m);
             }
             if (!moved) break;
         }
-        for (int k = 0; k < i->nres; k++) set(c, i->res[k], in[body->args[1 + k]]);
+        for (int k = 0; k < i->nres; k++) set(c, i->res[k], in[body->args[a0 + k]]);
         return;
     }
     case OP_IF: {

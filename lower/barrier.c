@@ -6,7 +6,8 @@
  * Algorithm:
  *   1. Walk in program order keeping the byte ranges that ops touched since
  *      the last barrier ("dirty").  A loop body starts dirty with everything
- *      its own body touches, because the previous iteration ran it.
+ *      its own body touches, because the previous iteration ran it (`for`
+ *      and `while` alike: both have one body region and a back edge).
  *   2. Before an op whose range overlaps a dirty range, insert a barrier and
  *      clear the dirty set.  After the op, add its range.
  *   3. After an if, the dirty set is the union of both branches. */
@@ -60,7 +61,7 @@ static void walk(Ctx *c, Block *b, Dirty *dirty) {
             memset(dirty, 0, sizeof *dirty);
             continue;
         }
-        if (i->op == OP_FOR) {
+        if (tir_is_loop(i->op)) {
             Dirty body = *dirty;
             collect_ranges(i->regions[0], &body); /* previous iteration */
             walk(c, i->regions[0], &body);

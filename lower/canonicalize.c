@@ -24,9 +24,9 @@
  *      popped when the region ends, so only dominating values are reused.
  *   5. DCE.  With use counts, walk each block backwards and delete ops whose
  *      results are unused and that have no effect: pure ops, loads, and
- *      for/if whose regions hold no store, atomic, barrier or return.  A
+ *      for/while/if whose regions hold no store, atomic, barrier or return.  A
  *      deletion decrements its operands' counts, so chains go in one walk.
- *   6. Drop a `for`'s loop-carried value when its result is unused and its
+ *   6. Drop a `for`'s loop-carried value (`while` loops keep theirs) when its result is unused and its
  *      block argument reaches nothing but (through pure ops of the body)
  *      its own yield slot; step 5 then deletes the computation.
  *
@@ -597,7 +597,7 @@ static bool canon_walk(Func *f) {
 static bool block_has_effects(const Block *b) {
     for (const Inst *i = b->first; i; i = i->next) {
         if (i->op == OP_YIELD || i->op == OP_LOAD || (tir_op_info[i->op].flags & OPF_PURE)) continue;
-        if (i->op != OP_FOR && i->op != OP_IF) return true; /* store, atomic, barrier, return */
+        if (!tir_is_loop(i->op) && i->op != OP_IF) return true; /* store, atomic, barrier, return */
         for (int k = 0; k < i->nregions; k++)
             if (block_has_effects(i->regions[k])) return true;
     }
@@ -606,7 +606,7 @@ static bool block_has_effects(const Block *b) {
 
 static bool inst_removable(const Inst *i) {
     if (i->op == OP_LOAD) return true;
-    if (i->op == OP_FOR || i->op == OP_IF) {
+    if (tir_is_loop(i->op) || i->op == OP_IF) {
         for (int k = 0; k < i->nregions; k++)
             if (block_has_effects(i->regions[k])) return false;
         return true;

@@ -6,7 +6,7 @@
  *      arguments, `"nvvm.maxntid"` = 32 * num_warps; thread, lane and warp
  *      ids; the shared scratch global when smem_bytes > 0.
  *   3. Walk the Tile IR; every op family emits its registers
- *      (llvm_elementwise.c, llvm_memory.c, llvm_shared.c); `for` becomes a
+ *      (llvm_elementwise.c, llvm_memory.c, llvm_shared.c); `for` and `while` become a
  *      loop with one phi per register of each carried value, `if` a diamond.
  *   4. LLVMVerifyModule, default<O3>, PTX into memory.
  * Every LLVM message and buffer is disposed on the one cleanup path. */
@@ -37,24 +37,31 @@ static LLVMValueRef *flatten_yield(LL *l, Inst *y, int *total) {
     return out;
 }
 
-static bool emit_for(LL *l, Inst *i) {
+/* for and while: a header with one phi per carried register, the body, a back edge from
+ * the body's end.  `for` tests its induction variable in the header; `while` its carried
+ * value 0, the condition. */
+static bool emit_loop(LL *l, Inst *i) {
     Block *body = i->regions[0];
-    LLVMValueRef lb = ll_get(l, i->ops[0], NULL)[0], ub = ll_get(l, i->ops[1], NULL)[0],
-                 step = ll_get(l, i->ops[2], NULL)[0];
+    bool is_for = i->op == OP_FOR;
+    LLVMValueRef lb = is_for ? ll_get(l, i->ops[0], NULL)[0] : NULL, ub = is_for ? ll_get(l, i->ops[1], NULL)[0] : NULL,
+                 step = is_for ? ll_get(l, i->ops[2], NULL)[0] : NULL;
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(l->b);
-    LLVMBasicBlockRef hdr = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "for.hdr");
-    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "for.body");
-    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "for.exit");
+    LLVMBasicBlockRef hdr = LLVMAppendBasicBlockInContext(l->ctx, l->fn, is_for ? "for.hdr" : "while.hdr");
+    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(l->ctx, l->fn, is_for ? "for.body" : "while.body");
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(l->ctx, l->fn, is_for ? "for.exit" : "while.exit");
     LLVMBuildBr(l->b, hdr);
     LLVMPositionBuilderAtEnd(l->b, hdr);
-    LLVMValueRef iv = LLVMBuildPhi(l->b, LLVMTypeOf(lb), "iv");
-    LLVMAddIncoming(iv, &lb, &pre, 1);
-    int n = i->nres;
+    LLVMValueRef iv = NULL;
+    if (is_for) {
+        iv = LLVMBuildPhi(l->b, LLVMTypeOf(lb), "iv");
+        LLVMAddIncoming(iv, &lb, &pre, 1);
+    }
+    int n = i->nres, o0 = tir_loop_init(i), a0 = tir_loop_arg(i);
     LLVMValueRef **phis = calloc((size_t)n + 1, sizeof *phis);
     for (int k = 0; k < n; k++) {
         int nr;
-        LLVMValueRef *init = ll_get(l, i->ops[3 + k], &nr);
-        LLVMValueRef *ph = ll_new(l, body->args[1 + k], nr);
+        LLVMValueRef *init = ll_get(l, i->ops[o0 + k], &nr);
+        LLVMValueRef *ph = ll_new(l, body->args[a0 + k], nr);
         for (int r = 0; r < nr; r++) {
             ph[r] = LLVMBuildPhi(l->b, LLVMTypeOf(init[r]), "");
             LLVMAddIncoming(ph[r], &init[r], &pre, 1);
@@ -63,11 +70,12 @@ static bool emit_for(LL *l, Inst *i) {
         LLVMValueRef *res = ll_new(l, i->res[k], nr);
         memcpy(res, ph, sizeof(LLVMValueRef) * (size_t)nr);
     }
-    ll_new(l, body->args[0], 1)[0] = iv;
-    bool is_signed = dtype_is_signed(tir_vtype(l->f, i->ops[0])->dt);
-    LLVMValueRef up = LLVMBuildICmp(l->b, is_signed ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
-    LLVMValueRef cond = up;
+    LLVMValueRef cond = is_for ? NULL : phis[0][0];
+    if (is_for) ll_new(l, body->args[0], 1)[0] = iv;
+    bool is_signed = is_for && dtype_is_signed(tir_vtype(l->f, i->ops[0])->dt);
+    if (is_for) cond = LLVMBuildICmp(l->b, is_signed ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
     if (is_signed) {
+        LLVMValueRef up = cond;
         LLVMValueRef down = LLVMBuildICmp(l->b, LLVMIntSGT, iv, ub, "");
         LLVMValueRef pos = LLVMBuildICmp(l->b, LLVMIntSGT, step, LLVMConstInt(LLVMTypeOf(step), 0, 0), "");
         cond = LLVMBuildSelect(l->b, pos, up, down, "");
@@ -77,8 +85,10 @@ static bool emit_for(LL *l, Inst *i) {
     if (!emit_block(l, body)) return false;
     Inst *y = body->last;
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(l->b);
-    LLVMValueRef next = LLVMBuildAdd(l->b, iv, step, "");
-    LLVMAddIncoming(iv, &next, &latch, 1);
+    if (is_for) {
+        LLVMValueRef next = LLVMBuildAdd(l->b, iv, step, "");
+        LLVMAddIncoming(iv, &next, &latch, 1);
+    }
     for (int k = 0; k < n; k++) {
         int nr;
         LLVMValueRef *yv = ll_get(l, y->ops[k], &nr);
@@ -129,7 +139,8 @@ static bool emit_if(LL *l, Inst *i) {
 
 static bool emit_inst(LL *l, Inst *i) {
     switch (i->op) {
-    case OP_FOR: return emit_for(l, i);
+    case OP_FOR:
+    case OP_WHILE: return emit_loop(l, i);
     case OP_IF: return emit_if(l, i);
     case OP_YIELD: return true; /* consumed by the parent */
     case OP_RETURN: LLVMBuildRetVoid(l->b); return true;

@@ -67,6 +67,10 @@ LLVMValueRef ll_const_of(LL *l, DType dt, const Attrs *a);
 bool ll_emit_memory(LL *l, Inst *i);
 /* llvm_shared.c: convert_layout, reshape, reduce, scan, dot */
 bool ll_emit_shared(LL *l, Inst *i);
+/* Round trip through scratch at byte offset `off`, row-major in t's shape: the canonical
+ * registers write (replicas skip), and after a barrier every register reads. */
+void ll_smem_write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off);
+void ll_smem_read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off);
 /* llvm_mma.c: dot on tensor cores (operands in DOT_A/DOT_B, accumulator in MMA layouts) */
 bool ll_emit_dot_mma(LL *l, Inst *i);
 bool ll_emit_dot_mma_smem(LL *l, Inst *i); /* operands in any layout, staged in scratch, read with ldmatrix */

@@ -9,8 +9,11 @@
  *     destination registers are first set to `other`), or `@p st.global...`
  *     — a masked-off lane touches no memory.
  * Stores and atomics run only on the thread and register that own an element
- * (replicas in other threads or registers skip it), so atomics happen once. */
+ * (replicas in other threads or registers skip it), so atomics happen once;
+ * when an atomic's old values are used and its layout replicates elements,
+ * the issuing register broadcasts them through scratch (smem_atomic_broadcasts). */
 #include "llvm_ctx.h"
+#include "smem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,21 +222,14 @@ static bool emit_atomic(LL *l, Inst *i) {
         ll_error(l, i->loc, "atomics on %s are not supported; use 32- or 64-bit types", dtype_name(dt));
         return false;
     }
-    if (!pt->rank) {
-        int *uses = tir_use_counts(f);
-        bool used = uses[i->res[0]] > 0;
-        free(uses);
-        if (used) {
-            ll_error(l, i->loc, "the result of a scalar atomic is not available; use a one-element tensor");
-            return false;
-        }
-    }
     int n;
     LLVMValueRef *ptr = ll_get(l, i->ops[0], &n);
     bool cas = i->op == OP_ATOMIC_CAS;
     LLVMValueRef *val = ll_get(l, i->ops[cas ? 2 : 1], NULL);
     LLVMValueRef *cmp = cas ? ll_get(l, i->ops[1], NULL) : NULL;
-    LLVMValueRef *mask = !cas && i->nops > 2 ? ll_get(l, i->ops[2], NULL) : NULL;
+    LLVMValueRef *mask = i->nops > (cas ? 3 : 2) ? ll_get(l, i->ops[cas ? 3 : 2], NULL) : NULL;
+    /* cmpxchg takes integers: a float compares bitwise through the same-width integer (as Triton) */
+    LLVMTypeRef it = LLVMIntTypeInContext(l->ctx, (unsigned)dtype_bits(dt));
     LLVMValueRef *res = ll_new(l, i->res[0], n);
     LLVMAtomicRMWBinOp op = LLVMAtomicRMWBinOpXchg;
     switch ((RedKind)i->a.ival2) {
@@ -259,9 +255,12 @@ static bool emit_atomic(LL *l, Inst *i) {
         }
         LLVMValueRef old;
         if (cas) {
-            LLVMValueRef x = LLVMBuildAtomicCmpXchg(l->b, ptr[r], cmp[r], val[r], LLVMAtomicOrderingMonotonic,
+            LLVMValueRef c = fl ? LLVMBuildBitCast(l->b, cmp[r], it, "") : cmp[r];
+            LLVMValueRef v = fl ? LLVMBuildBitCast(l->b, val[r], it, "") : val[r];
+            LLVMValueRef x = LLVMBuildAtomicCmpXchg(l->b, ptr[r], c, v, LLVMAtomicOrderingMonotonic,
                                                      LLVMAtomicOrderingMonotonic, 0);
             old = LLVMBuildExtractValue(l->b, x, 0, "");
+            if (fl) old = LLVMBuildBitCast(l->b, old, ll_type(l, dt), "");
         } else {
             old = LLVMBuildAtomicRMW(l->b, op, ptr[r], val[r], LLVMAtomicOrderingMonotonic, 0);
         }
@@ -276,6 +275,32 @@ static bool emit_atomic(LL *l, Inst *i) {
             old = phi;
         }
         res[r] = old;
+    }
+    /* replicas (other threads, other registers) hold zeros so far: the issuing register
+     * broadcasts its old value through scratch */
+    if (smem_atomic_broadcasts(f, i)) {
+        int need = (int)(tir_type_numel(rt) * dtype_bytes(dt));
+        if (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < need) {
+            ll_error(l, i->loc, "internal error: %s needs %d bytes of shared-memory scratch (run smem_alloc first)",
+                     tir_op_info[i->op].name, need);
+            return false;
+        }
+        if (rt->rank) {
+            ll_smem_write_tensor(l, rt, res, i->a.smem_offset);
+            ll_barrier(l);
+            ll_smem_read_tensor(l, rt, res, i->a.smem_offset);
+        } else { /* thread 0 issued it */
+            LLVMValueRef slot = ll_smem_ptr(l, i->a.smem_offset, NULL);
+            LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom.bcast");
+            LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom.bcast.join");
+            LLVMBuildCondBr(l->b, ll_owner(l, rt, 0), st, join);
+            LLVMPositionBuilderAtEnd(l->b, st);
+            LLVMBuildStore(l->b, res[0], slot);
+            LLVMBuildBr(l->b, join);
+            LLVMPositionBuilderAtEnd(l->b, join);
+            ll_barrier(l);
+            res[0] = LLVMBuildLoad2(l->b, ll_type(l, dt), slot, "");
+        }
     }
     return true;
 }

@@ -173,7 +173,7 @@ static int vec_run(const LayoutRegs *lr, const Type *t, int r, int maxv) {
 
 /* Store every canonical register of `v` (type t) at scratch byte offset `off` +
  * linear index * element size.  Linear indices are row-major in t's shape. */
-static void write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) {
+void ll_smem_write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) {
     const LayoutRegs *lr = ll_regs_of(l, t);
     int eb = dtype_bytes(t->dt);
     LLVMTypeRef st = smem_type(l, t->dt);
@@ -201,7 +201,7 @@ static void write_tensor(LL *l, const Type *t, LLVMValueRef *vals, int off) {
 }
 
 /* Load every register of type t from scratch (row-major in t's shape). */
-static void read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off) {
+void ll_smem_read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off) {
     const LayoutRegs *lr = ll_regs_of(l, t);
     int eb = dtype_bytes(t->dt);
     LLVMTypeRef st = smem_type(l, t->dt);
@@ -240,10 +240,10 @@ static bool emit_through_smem(LL *l, Inst *i) {
         return true;
     }
     if (!have_scratch(l, i, (int)(tir_type_numel(ot) * dtype_bytes(ot->dt)))) return false;
-    write_tensor(l, ot, src, i->a.smem_offset);
+    ll_smem_write_tensor(l, ot, src, i->a.smem_offset);
     ll_barrier(l);
     LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
-    read_tensor(l, rt, res, i->a.smem_offset);
+    ll_smem_read_tensor(l, rt, res, i->a.smem_offset);
     return true;
 }
 
@@ -769,8 +769,8 @@ static bool emit_dot(LL *l, Inst *i) {
     bool sgn_in = dtype_is_signed(in);
 
     /* 1. stage a and b */
-    write_tensor(l, at, ll_get(l, i->ops[0], NULL), off_a);
-    write_tensor(l, bt, ll_get(l, i->ops[1], NULL), off_b);
+    ll_smem_write_tensor(l, at, ll_get(l, i->ops[0], NULL), off_a);
+    ll_smem_write_tensor(l, bt, ll_get(l, i->ops[1], NULL), off_b);
     ll_barrier(l);
 
     /* 2. the accumulator registers: compute each distinct stat once */

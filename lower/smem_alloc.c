@@ -32,8 +32,35 @@ int smem_warps_along(const Type *t, int d) {
     return distinct < tt.warp_count ? distinct : tt.warp_count;
 }
 
+static bool uses_value(const Block *b, ValueId v) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        for (int k = 0; k < i->nops; k++)
+            if (i->ops[k] == v) return true;
+        for (int r = 0; r < i->nregions; r++)
+            if (uses_value(i->regions[r], v)) return true;
+    }
+    return false;
+}
+
+bool smem_atomic_broadcasts(const Func *f, const Inst *i) {
+    const Type *t = f->values[i->res[0]].type;
+    if (!t || !uses_value(f->body, i->res[0])) return false;
+    if (!t->rank) return true; /* thread 0 issues a scalar atomic for the program */
+    if (!t->layout) return false;
+    LayoutRegs lr = layout_regs(t);
+    bool replicated = (int64_t)lr.n * 32 * (f->num_warps > 0 ? f->num_warps : 1) > tir_type_numel(t);
+    layout_regs_free(&lr);
+    return replicated;
+}
+
 int smem_scratch_bytes(const Func *f, const Inst *i) {
     switch (i->op) {
+    case OP_ATOMIC_RMW:
+    case OP_ATOMIC_CAS: {
+        if (!smem_atomic_broadcasts(f, i)) return 0;
+        const Type *t = f->values[i->res[0]].type;
+        return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
+    }
     case OP_CONVERT_LAYOUT:
     case OP_RESHAPE: {
         const Type *t = f->values[i->ops[0]].type;
@@ -93,7 +120,7 @@ static void uses(Ctx *c, Block *b, int loop_end) {
         int at = loop_end >= 0 ? loop_end : idx;
         for (int k = 0; k < i->nops; k++)
             if (c->last_use[i->ops[k]] < at) c->last_use[i->ops[k]] = at;
-        if (i->op == OP_FOR) {
+        if (tir_is_loop(i->op)) {
             int e = loop_end >= 0 ? loop_end : idx + count_insts(i->regions[0]);
             uses(c, i->regions[0], e);
         } else {
@@ -135,7 +162,7 @@ static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
             bf->start = bf->end = idx;
             if (i->op == OP_LOCAL_ALLOC && c->last_use[i->res[0]] > bf->end) bf->end = c->last_use[i->res[0]];
         }
-        if (i->op == OP_FOR) {
+        if (tir_is_loop(i->op)) {
             int s = loop_start >= 0 ? loop_start : idx;
             int e = loop_start >= 0 ? loop_end : idx + count_insts(i->regions[0]);
             collect(c, i->regions[0], s, e);

@@ -1,6 +1,7 @@
 /* software_pipeline.c - overlap the global loads of a dot's operands with the math.
  *
- * Algorithm, for each innermost `for` of a kernel with num_stages = S >= 2 and a
+ * Algorithm, for each innermost `for` (no `for` or `while` inside; `while` loops are left
+ * alone) of a kernel with num_stages = S >= 2 and a
  * positive constant step:
  *   1. Find the tensor-core dots of the body (result in an mma layout) whose operand
  *      is a `load` of the same body that only dots use (one buffer serves several),
@@ -298,7 +299,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
 
 static bool has_loop(Block *b) {
     for (Inst *i = b->first; i; i = i->next)
-        if (i->op == OP_FOR || (i->nregions && (has_loop(i->regions[0]) || (i->nregions > 1 && has_loop(i->regions[1])))))
+        if (tir_is_loop(i->op) || (i->nregions && (has_loop(i->regions[0]) || (i->nregions > 1 && has_loop(i->regions[1])))))
             return true;
     return false;
 }

@@ -127,9 +127,11 @@ enum {
     X(LOAD, "load", -1, 1, OPF_MEMORY)  /* ptr [, mask [, other]] */                       \
     X(STORE, "store", -1, 0, OPF_MEMORY) /* ptr, value [, mask] */                         \
     X(ATOMIC_RMW, "atomic_rmw", -1, 1, OPF_MEMORY) /* attr kind add max min xchg; ptr, val [, mask] */\
-    X(ATOMIC_CAS, "atomic_cas", 3, 1, OPF_MEMORY) /* ptr, cmp, val */                      \
+    X(ATOMIC_CAS, "atomic_cas", -1, 1, OPF_MEMORY) /* ptr, cmp, val [, mask]; bitwise compare */ \
     /* control flow */                                                                     \
     X(FOR, "for", -1, -1, OPF_REGION)   /* lb, ub, step, inits... -> finals... */          \
+    X(WHILE, "while", -1, -1, OPF_REGION) /* c0, inits... -> finals...: carried value 0 is an  \
+        i1; the body runs while it is true and yields the next condition and values */     \
     X(IF, "if", 1, -1, OPF_REGION)      /* cond -> yielded values */                       \
     X(YIELD, "yield", -1, 0, OPF_TERMINATOR)                                               \
     X(RETURN, "return", 0, 0, OPF_TERMINATOR)                                              \
@@ -203,7 +205,7 @@ struct Block {
  *   program_id, num_programs, expand_dims: ival = axis;  trans: perm
  *   reduce, scan: ival = axis, ival2 = RedKind;  cmp: ival2 = CmpPred
  *   atomic_rmw: ival2 = RedKind (sum is add);  dot: allow_tf32
- *   convert_layout, reduce, scan, dot, local_alloc: smem_offset/smem_bytes after smem_alloc
+ *   convert_layout, reduce, scan, dot, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
  *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy) */
 typedef struct Attrs {
     int64_t ival, ival2;
@@ -307,6 +309,14 @@ Inst *tir_emit(Builder *b, Op op, const ValueId *ops, int nops, const Type *res_
 ValueId tir_emit_v(Builder *b, Op op, const ValueId *ops, int nops, const Type *res_type);
 ValueId tir_const_int(Builder *b, const Type *t, int64_t v);
 ValueId tir_const_float(Builder *b, const Type *t, double v);
+
+/* Loops: `for` (operands lb, ub, step, inits...; body args iv, carried...) and `while`
+ * (operands c0, inits...; body args c, carried...: carried value 0 is the i1 condition, true
+ * in the body).  Carried value k is operand tir_loop_init(i) + k, body argument
+ * tir_loop_arg(i) + k, operand k of the body's yield and result k. */
+static inline bool tir_is_loop(Op op) { return op == OP_FOR || op == OP_WHILE; }
+static inline int tir_loop_init(const Inst *i) { return i->op == OP_FOR ? 3 : 0; }
+static inline int tir_loop_arg(const Inst *i) { return i->op == OP_FOR ? 1 : 0; }
 
 /* Replace every use of `from` with `to` in f. */
 void tir_replace_uses(Func *f, ValueId from, ValueId to);

@@ -463,6 +463,7 @@ static void check_atomic_cas(Verifier *V, const Inst *i) {
     if (!check_ptr_operand(V, i)) return;
     check_stored(V, i, 1);
     check_stored(V, i, 2);
+    check_mask(V, i, 3, opt(V, i, 0));
     expect_result_sd(V, i, opt(V, i, 2));
 }
 
@@ -504,6 +505,23 @@ static void check_for(Verifier *V, const Inst *i) {
             verr(V, i, "iter arg %d has type %s, init value has type %s", k, tstr(V, vt(V, b->args[1 + k])),
                  tstr(V, opt(V, i, 3 + k)));
     check_yield(V, i, b, b->args + 1, ninit, "iter arg");
+}
+
+static void check_while(Verifier *V, const Inst *i) {
+    const Type *c = opt(V, i, 0);
+    if (c->rank || c->dt != DT_I1) verr(V, i, "condition (operand 0) must be a scalar i1, found %s", tstr(V, c));
+    for (int k = 0; k < i->nops; k++)
+        if (vt(V, i->res[k]) != opt(V, i, k))
+            verr(V, i, "result %d has type %s, init value has type %s", k, tstr(V, vt(V, i->res[k])), tstr(V, opt(V, i, k)));
+    const Block *b = i->regions[0];
+    if (b->nargs != i->nops) {
+        verr(V, i, "body has %d arguments, expected %d (condition + %d carried values)", b->nargs, i->nops, i->nops - 1);
+        return;
+    }
+    for (int k = 0; k < i->nops; k++)
+        if (vt(V, b->args[k]) != opt(V, i, k))
+            verr(V, i, "body argument %d has type %s, init value has type %s", k, tstr(V, vt(V, b->args[k])), tstr(V, opt(V, i, k)));
+    check_yield(V, i, b, b->args, i->nops, "carried value");
 }
 
 static void check_if(Verifier *V, const Inst *i) {
@@ -573,16 +591,17 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_ATOMIC_RMW] = check_atomic_rmw,
     [OP_ATOMIC_CAS] = check_atomic_cas,
     [OP_FOR] = check_for,
+    [OP_WHILE] = check_while,
     [OP_IF] = check_if,
 };
 
 /* Operand ranges of the variadic ops (tir_op_info nops == -1); max -1: unbounded.
- * Regions: FOR one, IF two, every other op none. */
+ * Regions: FOR and WHILE one, IF two, every other op none. */
 static const struct {
     int8_t min, max, regions;
 } arity[OP_COUNT] = {
-    [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0},
-    [OP_FOR] = {3, -1, 1},       [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
+    [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0}, [OP_ATOMIC_CAS] = {3, 4, 0},
+    [OP_FOR] = {3, -1, 1},       [OP_WHILE] = {1, -1, 1}, [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
     [OP_ASYNC_COPY] = {3, 4, 0},
 };
 
@@ -602,6 +621,10 @@ static bool check_counts(Verifier *V, const Inst *i) {
     }
     if (i->op == OP_FOR && ok && i->nres != i->nops - 3) {
         verr(V, i, "has %d results for %d init values", i->nres, i->nops - 3);
+        ok = false;
+    }
+    if (i->op == OP_WHILE && ok && i->nres != i->nops) {
+        verr(V, i, "has %d results for %d init values", i->nres, i->nops);
         ok = false;
     }
     if (i->nregions != arity[i->op].regions || (i->nregions && !i->regions)) {

@@ -128,10 +128,15 @@ module.exports = grammar({
 
     _statement: ($) => choice(
       $.let_statement,
+      $.let_tuple_statement,
       $.assignment_statement,
+      $.tuple_assignment_statement,
       $.for_statement,
+      $.while_statement,
       $.if_statement,
       $.return_statement,
+      $.break_statement,
+      $.continue_statement,
       $.expression_statement,
     ),
 
@@ -144,6 +149,15 @@ module.exports = grammar({
       field('value', $._expression),
       ';',
     ),
+
+    //      | "let" names "=" expr ";"
+    let_tuple_statement: ($) => seq('let', field('names', $.names), '=', field('value', $._expression), ';'),
+
+    // names = "(" IDENT "," IDENT { "," IDENT } ")"
+    names: ($) => seq('(', $.identifier, repeat1(seq(',', $.identifier)), ')'),
+
+    //      | names "=" expr ";"
+    tuple_assignment_statement: ($) => seq(field('left', $.names), '=', field('right', $._expression), ';'),
 
     //      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
     assignment_statement: ($) => seq(
@@ -167,6 +181,13 @@ module.exports = grammar({
       field('body', $.block),
     ),
 
+    //      | "while" expr block
+    while_statement: ($) => seq(
+      'while',
+      field('condition', $._expression),
+      field('body', $.block),
+    ),
+
     // ifstmt = "if" expr block [ "else" ( block | ifstmt ) ]
     if_statement: ($) => seq(
       'if',
@@ -177,6 +198,10 @@ module.exports = grammar({
 
     //      | "return" [ expr ] ";"
     return_statement: ($) => seq('return', optional(field('value', $._expression)), ';'),
+
+    //      | "break" ";" | "continue" ";"
+    break_statement: ($) => seq('break', ';'),
+    continue_statement: ($) => seq('continue', ';'),
 
     //      | expr ";"
     expression_statement: ($) => seq($._expression, ';'),
@@ -250,7 +275,7 @@ module.exports = grammar({
     none: (_) => 'None',
 
     // primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE
-    //         | "(" expr ")" | "[" expr { "," expr } "]"
+    //         | "(" expr ")" | "(" expr "," expr { "," expr } ")" | "[" expr { "," expr } "]"
     _primary: ($) => choice(
       $.integer,
       $.float,
@@ -259,10 +284,13 @@ module.exports = grammar({
       $.identifier,
       $.primitive_type,
       $.parenthesized_expression,
+      $.tuple_expression,
       $.list_expression,
     ),
 
     parenthesized_expression: ($) => seq('(', $._expression, ')'),
+
+    tuple_expression: ($) => seq('(', $._expression, repeat1(seq(',', $._expression)), ')'),
 
     list_expression: ($) => seq('[', commaSep1($._expression), ']'),
 

@@ -1,0 +1,393 @@
+/* test_lang_run.c - language features compiled from inline sources and run on
+ * the PTX emulator with exact (integer) or tight references: atomics' old
+ * values in every thread, atomic_cas on floats and under a mask, while loops,
+ * break/continue, spin locks, tuples returned from functions. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+
+static const DevOptions racecheck = {.emu_racecheck = true};
+
+typedef struct K {
+    TileDevice *dev;
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    int threads;
+} K;
+
+static void load_src(K *k, const char *src, const char *name) {
+    tile_compile_options o = {0};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    char *err = NULL;
+    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
+    cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
+    k->threads = 32 * c.kernels[0].num_warps;
+    tile_compiled_free(&c);
+}
+
+static void unload(K *k) {
+    dev_module_unload(k->mod);
+    dev_close(k->dev);
+}
+
+static uint64_t upload(K *k, const void *h, size_t bytes) {
+    uint64_t d;
+    cr_assert_eq(dev_malloc(k->dev, bytes, &d), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(k->dev, d, h, bytes), DEV_OK);
+    return d;
+}
+
+static void download(K *k, void *h, uint64_t d, size_t bytes) {
+    cr_assert_eq(dev_memcpy_dtoh(k->dev, h, d, bytes), DEV_OK);
+}
+
+static void launch(K *k, unsigned gx, void **params) {
+    DevStatus st = dev_launch(k->fn, gx, 1, 1, (unsigned)k->threads, 1, 1, 0, NULL, params);
+    cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
+    cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
+}
+
+/* ---- atomics: the old value reaches every thread that holds the element ---- */
+
+/* One program of 4 warps adds 5 to c[0] through a one-element tensor (held by all 128
+ * threads) and every thread stores the sum of the old values. */
+Test(lang_run, atomic_old_value_one_element) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(c: *i32, out: *i32) {\n"
+             "    let s = sum(atomic_add(c + arange(0, 1), 5));\n"
+             "    store(out + arange(0, 128), s + zeros([128], i32));\n"
+             "}\n",
+             "k");
+    int32_t c0 = 37, out[128];
+    memset(out, 0xff, sizeof out);
+    uint64_t dc = upload(&k, &c0, 4), dout = upload(&k, out, sizeof out);
+    void *params[] = {&dc, &dout};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, &c0, dc, 4);
+    cr_expect_eq(c0, 42, "the atomic ran %d times", (c0 - 37) / 5);
+    for (int t = 0; t < 128; t++) cr_expect_eq(out[t], 37, "out[%d] = %d", t, out[t]);
+    unload(&k);
+}
+
+/* A [32] tensor over 4 warps is held by every warp: each thread sums the 32 old values. */
+Test(lang_run, atomic_old_value_replicated_tensor) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(c: *i32, out: *i32, elems: *i32) {\n"
+             "    let i = arange(0, 32);\n"
+             "    let old = atomic_add(c + i, 1);\n"
+             "    store(out + arange(0, 128), sum(old) + zeros([128], i32));\n"
+             "    store(elems + i, old);\n"
+             "}\n",
+             "k");
+    int32_t c[32], out[128], elems[32];
+    int want = 0;
+    for (int i = 0; i < 32; i++) c[i] = 3 * i + 1, want += c[i];
+    memset(out, 0xff, sizeof out);
+    uint64_t dc = upload(&k, c, sizeof c), dout = upload(&k, out, sizeof out), de = upload(&k, elems, sizeof elems);
+    void *params[] = {&dc, &dout, &de};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, elems, de, sizeof elems);
+    download(&k, c, dc, sizeof c);
+    for (int i = 0; i < 32; i++) {
+        cr_expect_eq(c[i], 3 * i + 2, "c[%d] = %d: the atomic ran more or less than once", i, c[i]);
+        cr_expect_eq(elems[i], 3 * i + 1, "elems[%d] = %d", i, elems[i]);
+    }
+    for (int t = 0; t < 128; t++) cr_expect_eq(out[t], want, "out[%d] = %d, want %d", t, out[t], want);
+    unload(&k);
+}
+
+/* ---- atomic_cas on floats (bitwise compare) and under a mask ---- */
+
+Test(lang_run, atomic_cas_float_and_masked) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(p: *f32, pm: *f32, q: *i32, oldf: *f32, oldm: *f32, oldi: *i32) {\n"
+             "    let i = arange(0, 64);\n"
+             "    let m = i % 2 == 0;\n"
+             "    store(oldf + i, atomic_cas(p + i, 0.0, i as f32 + 0.5));\n"
+             "    store(oldm + i, atomic_cas(pm + i, 1.5, i as f32, m));\n"
+             "    store(oldi + i, atomic_cas(q + i, 7, i, mask=m));\n"
+             "}\n",
+             "k");
+    float p[64], pm[64], of[64], om[64];
+    int32_t q[64], oi[64];
+    for (int i = 0; i < 64; i++) {
+        p[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? -0.0f : 2.0f; /* -0.0 == 0.0 but not bitwise */
+        pm[i] = i % 4 < 2 ? 1.5f : 2.5f;
+        q[i] = i % 4 < 2 ? 7 : 9;
+    }
+    float p0[64], pm0[64];
+    int32_t q0[64];
+    memcpy(p0, p, sizeof p), memcpy(pm0, pm, sizeof pm), memcpy(q0, q, sizeof q);
+    uint64_t dp = upload(&k, p, sizeof p), dpm = upload(&k, pm, sizeof pm), dq = upload(&k, q, sizeof q);
+    uint64_t dof = upload(&k, of, sizeof of), dom = upload(&k, om, sizeof om), doi = upload(&k, oi, sizeof oi);
+    void *params[] = {&dp, &dpm, &dq, &dof, &dom, &doi};
+    launch(&k, 1, params);
+    download(&k, p, dp, sizeof p), download(&k, pm, dpm, sizeof pm), download(&k, q, dq, sizeof q);
+    download(&k, of, dof, sizeof of), download(&k, om, dom, sizeof om), download(&k, oi, doi, sizeof oi);
+    for (int i = 0; i < 64; i++) {
+        cr_expect(!memcmp(&of[i], &p0[i], 4), "old p[%d] = %g, want %g", i, of[i], p0[i]);
+        float wp = i % 3 == 0 ? (float)i + 0.5f : p0[i];
+        cr_expect(!memcmp(&p[i], &wp, 4), "p[%d] = %g, want %g", i, p[i], wp);
+        bool on = i % 2 == 0;
+        cr_expect_eq(om[i], on ? pm0[i] : 0.0f, "old pm[%d] = %g", i, om[i]);
+        cr_expect_eq(pm[i], on && pm0[i] == 1.5f ? (float)i : pm0[i], "pm[%d] = %g", i, pm[i]);
+        cr_expect_eq(oi[i], on ? q0[i] : 0, "old q[%d] = %d", i, oi[i]);
+        cr_expect_eq(q[i], on && q0[i] == 7 ? i : q0[i], "q[%d] = %d", i, q[i]);
+    }
+    unload(&k);
+}
+
+/* A scalar atomic is issued by thread 0 of each program; all 128 threads get its old value. */
+Test(lang_run, atomic_old_value_scalar) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(c: *i32, out: *i32) {\n"
+             "    let old = atomic_add(c, 5);\n"
+             "    store(out + program_id(0) * 128 + arange(0, 128), old + zeros([128], i32));\n"
+             "}\n",
+             "k");
+    enum { P = 6 };
+    int32_t c0 = 37, out[P * 128];
+    memset(out, 0xff, sizeof out);
+    uint64_t dc = upload(&k, &c0, 4), dout = upload(&k, out, sizeof out);
+    void *params[] = {&dc, &dout};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out);
+    download(&k, &c0, dc, 4);
+    cr_expect_eq(c0, 37 + 5 * P, "c = %d", c0);
+    bool seen[P] = {0};
+    for (int p = 0; p < P; p++) {
+        int v = out[p * 128];
+        cr_assert(v >= 37 && v < 37 + 5 * P && (v - 37) % 5 == 0 && !seen[(v - 37) / 5], "program %d saw %d", p, v);
+        seen[(v - 37) / 5] = true;
+        for (int t = 1; t < 128; t++) cr_expect_eq(out[p * 128 + t], v, "program %d thread %d: %d, thread 0: %d", p, t, out[p * 128 + t], v);
+    }
+    unload(&k);
+}
+
+/* ---- while, break, continue ---- */
+
+static int collatz_steps(int n) {
+    int s = 0;
+    while (n != 1) n = n % 2 == 0 ? n / 2 : 3 * n + 1, s++;
+    return s;
+}
+
+/* One element per program, a scalar loop whose trip count differs per program. */
+Test(lang_run, while_collatz_scalar) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel collatz(x: *i32, out: *i32) {\n"
+             "    let pid = program_id(0);\n"
+             "    let n = load(x + pid);\n"
+             "    let steps = 0;\n"
+             "    while n != 1 {\n"
+             "        if n % 2 == 0 { n = n / 2; } else { n = 3 * n + 1; }\n"
+             "        steps += 1;\n"
+             "    }\n"
+             "    store(out + pid, steps);\n"
+             "}\n",
+             "collatz");
+    enum { P = 40 };
+    int32_t x[P], out[P];
+    for (int i = 0; i < P; i++) x[i] = 1 + i * 7;
+    uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out);
+    void *params[] = {&dx, &dout};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out);
+    for (int i = 0; i < P; i++) cr_expect_eq(out[i], collatz_steps(x[i]), "collatz(%d): %d, want %d", x[i], out[i], collatz_steps(x[i]));
+    unload(&k);
+}
+
+/* A tensor of sequences: loop while any is unfinished; `continue` skips the counting of
+ * finished ones' iterations (none are counted), `break` stops at a cap. */
+Test(lang_run, while_collatz_tensor_break_continue) {
+    K k;
+    load_src(&k,
+             "@num_warps(2)\n"
+             "kernel collatz(x: *i32, out: *i32, iters: *i32, cap: i32) {\n"
+             "    let i = arange(0, 64);\n"
+             "    let n = load(x + i);\n"
+             "    let steps = zeros([64], i32);\n"
+             "    let it = 0;\n"
+             "    while true {\n"
+             "        if it == cap { break; }\n"
+             "        it += 1;\n"
+             "        let live = n != 1;\n"
+             "        if sum(live) == 0 { break; }\n"
+             "        n = where(live, where(n % 2 == 0, n / 2, 3 * n + 1), n);\n"
+             "        steps += where(live, 1, 0);\n"
+             "        if it % 2 == 1 { continue; }\n"
+             "        steps += 0 * steps;\n"
+             "    }\n"
+             "    store(out + i, steps);\n"
+             "    store(iters + arange(0, 1), it + zeros([1], i32));\n"
+             "}\n",
+             "collatz");
+    int32_t x[64], out[64], iters = -1;
+    int maxs = 0;
+    for (int i = 0; i < 64; i++) {
+        x[i] = 1 + i * 3;
+        if (collatz_steps(x[i]) > maxs) maxs = collatz_steps(x[i]);
+    }
+    for (int cap = 1000; cap >= 10; cap = cap == 1000 ? 10 : 0) {
+        uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out), di = upload(&k, &iters, 4);
+        void *params[] = {&dx, &dout, &di, &cap};
+        launch(&k, 1, params);
+        download(&k, out, dout, sizeof out);
+        download(&k, &iters, di, 4);
+        int want_it = cap == 1000 ? maxs + 1 : cap;
+        cr_expect_eq(iters, want_it, "cap %d: %d iterations, want %d", cap, iters, want_it);
+        for (int i = 0; i < 64; i++) {
+            int s = collatz_steps(x[i]);
+            int w = s < cap ? s : cap;
+            cr_expect_eq(out[i], w, "cap %d: collatz(%d): %d, want %d", cap, x[i], out[i], w);
+        }
+    }
+    unload(&k);
+}
+
+/* `continue` and `break` in a `for`: sum the odd elements until the first negative one. */
+Test(lang_run, for_break_continue) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel k(x: *i32, n: i32, out: *i32) {\n"
+             "    let s = 0;\n"
+             "    let last = -1;\n"
+             "    for i in range(0, n) {\n"
+             "        let v = load(x + i);\n"
+             "        if v < 0 { break; }\n"
+             "        last = i;\n"
+             "        if v % 2 == 0 { continue; }\n"
+             "        s += v;\n"
+             "    }\n"
+             "    store(out, s);\n"
+             "    store(out + 1, last);\n"
+             "}\n",
+             "k");
+    int32_t x[50], out[2];
+    for (int i = 0; i < 50; i++) x[i] = i * 5 % 17;
+    x[37] = -3;
+    uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out);
+    int n = 50;
+    void *params[] = {&dx, &n, &dout};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    int s = 0;
+    for (int i = 0; i < 37; i++)
+        if (x[i] % 2) s += x[i];
+    cr_expect_eq(out[0], s, "sum %d, want %d", out[0], s);
+    cr_expect_eq(out[1], 36, "last %d, want 36", out[1]);
+    unload(&k);
+}
+
+/* A spin lock: the programs take turns in a critical section that increments a plain
+ * (non-atomic) counter. */
+Test(lang_run, while_spin_lock) {
+    K k;
+    load_src(&k,
+             "@num_warps(2)\n"
+             "kernel k(lock: *i32, counter: *i32, order: *i32) {\n"
+             "    while atomic_cas(lock, 0, 1) == 1 {}\n"
+             "    let c = load(counter);\n"
+             "    store(order + c, program_id(0));\n"
+             "    store(counter, c + 1);\n"
+             "    atomic_xchg(lock, 0);\n"
+             "}\n",
+             "k");
+    enum { P = 12 };
+    int32_t lock = 0, counter = 0, order[P];
+    memset(order, 0xff, sizeof order);
+    uint64_t dl = upload(&k, &lock, 4), dc = upload(&k, &counter, 4), dord = upload(&k, order, sizeof order);
+    void *params[] = {&dl, &dc, &dord};
+    launch(&k, P, params);
+    download(&k, &lock, dl, 4), download(&k, &counter, dc, 4), download(&k, order, dord, sizeof order);
+    cr_expect_eq(counter, P, "counter %d, want %d", counter, P);
+    cr_expect_eq(lock, 0, "the lock is still held");
+    bool seen[P] = {0};
+    for (int i = 0; i < P; i++) {
+        cr_assert(order[i] >= 0 && order[i] < P && !seen[order[i]], "order[%d] = %d", i, order[i]);
+        seen[order[i]] = true;
+    }
+    unload(&k);
+}
+
+/* ---- tuples from functions ---- */
+
+/* Flash-attention's inner step written once as a `fn` returning (acc, m, l), called in a
+ * loop through a tuple assignment; a `let` unpacks a second function's tuple. */
+Test(lang_run, tuple_attention_step) {
+    K k;
+    load_src(&k,
+             "fn attn_step(acc, m, l, q, k, v) {\n"
+             "    let s = dot(q, trans(k));\n"
+             "    let m_new = maximum(m, max(s, axis=1));\n"
+             "    let p = exp(s - m_new[:, None]);\n"
+             "    let alpha = exp(m - m_new);\n"
+             "    return (acc * alpha[:, None] + dot(p, v), m_new, l * alpha + sum(p, axis=1));\n"
+             "}\n"
+             "fn tile_ptrs(base, row0) {\n"
+             "    let r = row0 + arange(0, 16);\n"
+             "    return (base + r[:, None] * 16 + arange(0, 16)[None, :], r);\n"
+             "}\n"
+             "@num_warps(4)\n"
+             "kernel attn(q: *f32, k: *f32, v: *f32, out: *f32, n: i32) {\n"
+             "    let (qp, rows) = tile_ptrs(q, 0);\n"
+             "    let qt = load(qp);\n"
+             "    let acc = zeros([16, 16], f32);\n"
+             "    let m = full([16], -1.0 / 0.0, f32);\n"
+             "    let l = zeros([16], f32);\n"
+             "    for j in range(0, n, 16) {\n"
+             "        let (kp, _r) = tile_ptrs(k, j);\n"
+             "        (acc, m, l) = attn_step(acc, m, l, qt, load(kp), load(v + (j + rows)[:, None] * 16 + arange(0, 16)[None, :]));\n"
+             "    }\n"
+             "    let (op, _rows) = tile_ptrs(out, 0);\n"
+             "    store(op, acc / l[:, None]);\n"
+             "}\n",
+             "attn");
+    enum { N = 64, D = 16 };
+    float q[16 * D], kk[N * D], v[N * D], out[16 * D];
+    for (int i = 0; i < 16 * D; i++) q[i] = (float)((i * 37 % 23) - 11) / 16.0f;
+    for (int i = 0; i < N * D; i++) kk[i] = (float)((i * 53 % 29) - 14) / 16.0f, v[i] = (float)((i * 17 % 31) - 15) / 8.0f;
+    uint64_t dq = upload(&k, q, sizeof q), dk = upload(&k, kk, sizeof kk), dv = upload(&k, v, sizeof v), dout = upload(&k, out, sizeof out);
+    int n = N;
+    void *params[] = {&dq, &dk, &dv, &dout, &n};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    for (int i = 0; i < 16; i++) {
+        double s[N], mx = -INFINITY, l = 0;
+        for (int j = 0; j < N; j++) {
+            s[j] = 0;
+            for (int d = 0; d < D; d++) s[j] += (double)q[i * D + d] * kk[j * D + d];
+            if (s[j] > mx) mx = s[j];
+        }
+        for (int j = 0; j < N; j++) l += exp(s[j] - mx);
+        for (int d = 0; d < D; d++) {
+            double o = 0;
+            for (int j = 0; j < N; j++) o += exp(s[j] - mx) * v[j * D + d];
+            o /= l;
+            cr_expect(fabs(out[i * D + d] - o) <= 1e-4 + 1e-4 * fabs(o), "out[%d][%d] = %.7g, want %.7g", i, d, out[i * D + d], o);
+        }
+    }
+    unload(&k);
+}
