@@ -201,8 +201,10 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         for (int k = 0; k < 2 && n < 8; k++) {
             int contig;
             Inst *tr;
-            if (eligible(c, i, k, body, uses, &contig, &tr))
-                cs[n++] = (Cand){i, tir_val(f, tr ? tr->ops[0] : i->ops[k])->def, tr, k, contig, 0, n};
+            if (eligible(c, i, k, body, uses, &contig, &tr)) { /* primary: its own index, n before the increment */
+                cs[n] = (Cand){i, tir_val(f, tr ? tr->ops[0] : i->ops[k])->def, tr, k, contig, 0, n};
+                n++;
+            }
         }
     }
     /* a load feeding several dots: one buffer, when every use is an eligible dot operand of

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Run the libFuzzer targets of fuzz/ for a chosen time (not part of CI).
+#
+#   scripts/fuzz.sh [SECONDS] [tile|ptx|both]      (default: 60 seconds each, both)
+#
+# 1. installs clang when missing; configures build-fuzz/ with clang and
+#    TILE_FUZZ=ON (ASan + UBSan + libFuzzer) and builds fuzz_tile, fuzz_ptx;
+# 2. makes the seed corpora: build-fuzz/corpus-tile from kernels/, stdlib/,
+#    tests/lang/ and fuzz/regressions/tile-*; build-fuzz/corpus-ptx from
+#    tests/emu/*.ptx, fuzz/regressions/ptx-* and, when build/tile exists, the
+#    PTX of every shipped kernel for sm_80 and sm_90a.  Inputs the fuzzers
+#    find are added to these folders and kept for the next run.  Inputs of
+#    bugs reported and not fixed yet wait in fuzz/regressions/open/ (not
+#    seeded: each would stop every run at once); the fix moves them up;
+# 3. runs each fuzzer in one process with its dictionary for SECONDS; after a
+#    crash it starts again for the time left (at most 8 times), so one run can
+#    find several bugs.  Crashes, timeouts, leaks and OOMs are written under
+#    build-fuzz/crashes-*, each also minimized (min-*); leaks already reported
+#    and not yet fixed are listed in fuzz/lsan.supp;
+# 4. prints a summary: runs, execs/s, coverage, crash files and, for
+#    fuzz_tile, the share of inputs that compile.  Exits 1 when a crash was found.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+which=${2:-both}
+case "$which" in tile | ptx | both) ;; *) echo "usage: scripts/fuzz.sh [SECONDS] [tile|ptx|both]" >&2; exit 2 ;; esac
+case "$secs" in '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS] [tile|ptx|both]" >&2; exit 2 ;; esac
+
+# 1. clang and the build
+if ! command -v clang >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -o DPkg::Lock::Timeout=300
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -o DPkg::Lock::Timeout=300 clang
+fi
+CC=clang cmake -S . -B build-fuzz -DTILE_FUZZ=ON -DTILE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz -j"$(nproc 2>/dev/null || echo 2)" --target fuzz_tile fuzz_ptx >/dev/null
+
+# 2. seed corpora (regressions first: they are the bugs found before)
+B=build-fuzz
+mkdir -p $B/corpus-tile $B/corpus-ptx $B/crashes-tile $B/crashes-ptx
+for f in kernels/*.tile kernels/*/*.tile stdlib/*.tile tests/lang/*.tile; do
+  n=$(echo "$f" | tr / _)
+  cp "$f" "$B/corpus-tile/seed_$n"
+  # the variants fuzz_tile selects by a first byte: 0x01 BLOCK=64, 0x02 sm_90a
+  grep -q 'const BLOCK' "$f" && { printf '\001'; cat "$f"; } >"$B/corpus-tile/seed1_$n"
+  case "$f" in kernels/*) { printf '\002'; cat "$f"; } >"$B/corpus-tile/seed2_$n" ;; esac
+done
+for f in tests/emu/*.ptx; do cp "$f" "$B/corpus-ptx/seed_$(basename "$f")"; done
+for f in fuzz/regressions/tile-* fuzz/regressions/ptx-*; do
+  [ -f "$f" ] || continue
+  case "$(basename "$f")" in tile-*) cp "$f" $B/corpus-tile/ ;; ptx-*) cp "$f" $B/corpus-ptx/ ;; esac
+done
+if [ -x build/tile ] && [ "$which" != tile ]; then
+  for f in kernels/*.tile kernels/*/*.tile; do
+    for arch in sm_80 sm_90a; do
+      build/tile compile "$f" --arch "$arch" --emit ptx --no-cache -o "$B/corpus-ptx/seed_$(echo "$f" | tr / _)_$arch.ptx" 2>/dev/null ||
+        echo "note: build/tile compile $f --arch $arch failed; not a seed" >&2
+    done
+  done
+else
+  [ "$which" = tile ] || echo "note: no build/tile (scripts/build.sh): fuzz_ptx seeds are tests/emu/*.ptx only" >&2
+fi
+
+# 3. fuzz; 4. summarize
+found=0
+summary=()
+run_one() { # NAME DICT MAX_LEN
+  local name=$1 dict=$2 maxlen=$3 left=$secs tries=0 runs=0 cov="?" eps=() share=""
+  local crashes=$B/crashes-$name log before
+  before=$(find "$crashes" -maxdepth 1 -type f ! -name 'min-*' ! -name 'slow-unit-*' | wc -l)
+  while [ "$left" -gt 0 ] && [ $tries -lt 8 ]; do
+    tries=$((tries + 1))
+    log=$B/fuzz-$name-$tries.log
+    local t0=$SECONDS
+    echo "== fuzz_$name: ${left}s (log: $log)"
+    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=fuzz/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
+      $B/fuzz_$name $B/corpus-$name -dict="$dict" -max_len="$maxlen" -max_total_time="$left" -timeout=10 \
+      -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$crashes/" >"$log" 2>&1 || true
+    left=$((left - (SECONDS - t0)))
+    runs=$((runs + $(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 | grep . || echo 0)))
+    eps+=("$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)")
+    cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || echo "$cov")
+    if ! grep -q '^==[0-9]*==ERROR\|^SUMMARY: \|deadly signal\|ERROR: libFuzzer' "$log"; then break; fi
+    # what failed and the first frames that are not the fuzzing machinery
+    grep -m2 '^==[0-9]*==ERROR\|ERROR: libFuzzer\|runtime error:\|^fuzz_[a-z]*: .* failed\|^tile: internal' "$log" || true
+    grep '^ *#[0-9]* 0x' "$log" | grep -v 'fuzzer::\|__sanitizer\|__asan\|__ubsan\|libc\.so\|/nptl/\|raise\|abort\|in main ' | head -4 || true
+  done
+  if [ "$name" = tile ]; then # the counters of each process's last line, summed
+    share=$(for l in $B/fuzz-tile-*.log; do grep -a '^fuzz_tile: \(progress\|final\):' "$l" | tail -1; done |
+      awk '{n += $3; p += $5; f += $7; c += $12} END { if (n) printf "%d of %d inputs compiled (%.1f%%), %d parsed, %d through the front end", c, n, 100 * c / n, p, f }')
+  fi
+  local files=() f
+  for f in "$crashes"/*; do
+    [ -f "$f" ] || continue
+    case "$(basename "$f")" in min-* | slow-unit-*) continue ;; esac
+    files+=("$f")
+    [ -f "$crashes/min-$(basename "$f")" ] && continue
+    LSAN_OPTIONS=suppressions=fuzz/lsan.supp $B/fuzz_$name -minimize_crash=1 -runs=20000 -max_total_time=30 -timeout=10 -rss_limit_mb=4096 \
+      -exact_artifact_path="$crashes/min-$(basename "$f")" "$f" >"$crashes/min-$(basename "$f").log" 2>&1 || true
+  done
+  local new=$((${#files[@]} - before))
+  if [ $new -gt 0 ]; then found=1; fi
+  summary+=("fuzz_$name: $runs runs in $tries process(es), execs/s ${eps[*]}, $cov")
+  if [ -n "$share" ]; then summary+=("  $share"); fi
+  summary+=("  crashes: $new new, ${#files[@]} in $crashes/ (minimized: min-*)")
+  for f in "${files[@]}"; do summary+=("    $f"); done
+  return 0
+}
+rm -f $B/fuzz-*.log
+[ "$which" = ptx ] || run_one tile fuzz/tile.dict 65536
+[ "$which" = tile ] || run_one ptx fuzz/ptx.dict 262144
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+open=$(find fuzz/regressions/open -type f 2>/dev/null | wc -l)
+if [ "$open" -gt 0 ]; then echo "known open bugs, not seeded: $open input(s) in fuzz/regressions/open/"; fi
+exit $found
