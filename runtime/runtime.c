@@ -357,6 +357,15 @@ static bool pointer_ok(tile_context *ctx, uint64_t p) {
     return found || dev_pointer_usable(ctx->dev, p);
 }
 
+/* Room for one more allocation in the table (alloc_lock held for writing). */
+static bool grow_allocs(tile_context *ctx) {
+    int nc = ctx->cap ? ctx->cap * 2 : 64;
+    Alloc *na = realloc(ctx->allocs, sizeof *na * (size_t)nc);
+    if (!na) return false;
+    ctx->allocs = na, ctx->cap = nc;
+    return true;
+}
+
 tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_malloc: out is NULL");
@@ -368,13 +377,10 @@ tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
     DevStatus ds = dev_malloc(ctx->dev, bytes, &p);
     tile_status st = TILE_OK;
     if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_malloc");
-    else {
-        if (ctx->nallocs == ctx->cap) {
-            int nc = ctx->cap ? ctx->cap * 2 : 64;
-            Alloc *na = realloc(ctx->allocs, sizeof *na * (size_t)nc);
-            if (!na) out_of_memory();
-            ctx->allocs = na, ctx->cap = nc;
-        }
+    else if (ctx->nallocs == ctx->cap && !grow_allocs(ctx)) {
+        dev_free(ctx->dev, p);
+        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: out of host memory");
+    } else {
         int i = ctx->nallocs;
         while (i > 0 && ctx->allocs[i - 1].addr > p) i--;
         memmove(&ctx->allocs[i + 1], &ctx->allocs[i], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i));
@@ -738,7 +744,10 @@ static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool 
     uint8_t *v = malloc(strlen(sig) / 2 + 2);
     uint8_t *sp = calloc(strlen(sig) / 2 + 2, 1);
     bool *pp = calloc(strlen(sig) / 2 + 2, sizeof *pp);
-    if (!v || !sp || !pp) out_of_memory();
+    if (!v || !sp || !pp) {
+        free(v), free(sp), free(pp);
+        return -1;
+    }
     for (const char *p = sig; *p;) {
         while (*p == ' ' || *p == ',') p++;
         if (!*p) break;
@@ -839,6 +848,12 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
         k->smem = (unsigned)ki->smem_bytes;
         k->dyn_smem = ki->smem_dynamic || k->smem > (unsigned)ctx->target->smem_static ? k->smem : 0;
         k->nparams = signature_sizes(ki->signature, &k->param_size, &k->param_spec, &k->param_ptr);
+        if (k->nparams < 0) {
+            handle_remove(k);
+            free(k->name), free(k);
+            st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_module_get_kernel: out of host memory");
+            goto done;
+        }
         for (int i = 0; i < k->nparams; i++) k->any_spec |= k->param_spec[i] != 0, k->any_ptr |= k->param_ptr[i];
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, ki->num_warps, ki->num_stages, k->block, k->smem, ki->signature,
                                             ki->registers};

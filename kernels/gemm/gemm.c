@@ -153,9 +153,10 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
     for (int i = 0; i < g->ntb; i++)
         if (!strcmp(g->tb[i].kernel, kn) && !strcmp(g->tb[i].bucket, bucket)) return g->tb[i].config[0] ? g->tb[i].config : NULL;
     if (g->ntb == g->captb) {
-        g->captb = g->captb ? g->captb * 2 : 16;
-        g->tb = realloc(g->tb, sizeof *g->tb * (size_t)g->captb);
-        if (!g->tb) out_of_memory();
+        int cap = g->captb ? g->captb * 2 : 16;
+        TunedBucket *tb = realloc(g->tb, sizeof *g->tb * (size_t)cap);
+        if (!tb) return NULL; /* out of memory: the defaults, untuned */
+        g->tb = tb, g->captb = cap;
     }
     TunedBucket *t = &g->tb[g->ntb++];
     snprintf(t->kernel, sizeof t->kernel, "%s", kn);
