@@ -35,8 +35,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "support/support.h"
+#include "support/target.h"
 
 /* ---- instructions: EMU_OP(enum, ptx name, semantics) ----
  * The name is matched against the longest dot-separated prefix of the
@@ -115,6 +117,19 @@
     X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
     X(LDMATRIX, "ldmatrix", "warp-collective: lane l gets, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8; f32/f16/s32 accumulators)")
+
+/* ---- functions the emulator provides: EMU_BUILTIN(enum, name, semantics) ----
+ * A call to an `.extern .func` of one of these names, with no body in the
+ * module, runs the builtin (exec_call.c). */
+#define EMU_BUILTINS(X) \
+    X(VPRINTF, "vprintf", "printf(fmt, args): fmt a generic char*, args a buffer of naturally aligned values; returns the argument count") \
+    X(ASSERTFAIL, "__assertfail", "assert() failed: report message, file, line and function, and stop the launch")
+enum {
+    EMU_BUILTIN_NONE,
+#define X(e, n, s) EMU_BUILTIN_##e,
+    EMU_BUILTINS(X)
+#undef X
+};
 
 typedef enum EmuOp {
 #define X(e, n, s) EMU_OP_##e,
@@ -297,8 +312,12 @@ typedef struct EmuFunc {
     uint32_t local_size;     /* .local declarations, bytes */
     uint32_t reqntid[3], maxntid[3];
     bool uses_warp_sync;     /* has warp-collective instructions */
+    uint32_t shared_used;    /* entry: static shared bytes it and its callees use (the GPU's view) */
     EmuSymFix *symfix;       /* constant slots holding symbol addresses */
     uint32_t nsymfix;
+    uint32_t *local_slots;   /* the constant slots among them holding .local addresses */
+    uint32_t nlocal_slots;
+    int builtin;             /* EmuBuiltin of an undefined .extern .func the emulator provides (vprintf, ...) */
 } EmuFunc;
 
 /* A module-level or function-level variable with an address. */
@@ -329,6 +348,7 @@ typedef struct EmuModule {
     uint32_t shared_static; /* bytes of static shared memory (all .shared in the module) */
     uint32_t shared_dyn_align;
     uint32_t shared_dyn_offset; /* where `extern .shared` arrays start */
+    const Target *target;   /* from `.target`; NULL: not in the table (limits: the largest of any target) */
     EmuMem *mem;            /* where the globals live */
 } EmuModule;
 
@@ -337,6 +357,7 @@ typedef struct EmuAlloc {
     uint64_t addr, size;
     uint8_t *host;
     bool module_var;        /* a .global/.const of a loaded module */
+    bool readonly;          /* a .const variable: kernels may not write it */
 } EmuAlloc;
 
 struct EmuMem {
@@ -366,11 +387,32 @@ typedef struct EmuOptions {
     bool racecheck;             /* detect shared-memory hazards between barriers */
     unsigned host_threads;      /* worker threads for blocks; 0: one per core */
     uint64_t max_instructions;  /* per-thread watchdog; 0: unlimited */
+    double timeout_seconds;     /* a launch running longer fails; 0: no limit */
+    FILE *printf_out;           /* where device printf output goes; NULL: stdout */
 } EmuOptions;
 
 typedef struct EmuLaunchStats {
     uint64_t instructions;      /* executed thread-instructions */
 } EmuLaunchStats;
+
+/* Limits.  Shared memory: the PTX's target (support/target.h), or the
+ * largest of any target when it is not in the table.  Launch dimensions:
+ * CUDA's limits, the same for every target since sm_30. */
+uint64_t emu_smem_static_limit(const Target *t);
+uint64_t emu_smem_dynamic_limit(const Target *t);
+enum {
+    EMU_PTX_MAJOR_MAX = 9,            /* .version up to 9.x (what ptxas of CUDA 13 reads) */
+    EMU_MAX_LOCAL = 1u << 30,         /* bytes of .local per function: keeps sizes far from wrapping */
+    EMU_MAX_BAR_ID = 15,              /* bar.sync ids 0..15 */
+    EMU_MAX_CALL_DEPTH = 1024,        /* nested calls per thread (the GPU's limit is its stack size) */
+    EMU_DEFAULT_TIMEOUT_SECONDS = 600, /* a launch's time budget when none is given */
+    EMU_PRINTF_LIMIT = 1 << 20,       /* bytes of printf output kept per launch (CUDA's default FIFO); the rest is dropped */
+};
+#define EMU_MAX_GRID_X 2147483647u    /* gridDim.x <= 2^31 - 1 */
+#define EMU_MAX_GRID_YZ 65535u        /* gridDim.y, gridDim.z */
+#define EMU_MAX_BLOCK_THREADS 1024u   /* threads per block */
+#define EMU_MAX_BLOCK_XY 1024u        /* blockDim.x, blockDim.y */
+#define EMU_MAX_BLOCK_Z 64u           /* blockDim.z */
 
 /* Parse `ptx` into a module; globals are allocated in `mem`.  On failure
  * returns NULL and sets *err (malloc'd, "ptx:LINE: message"). */

@@ -86,18 +86,19 @@ static uint64_t bfe(uint64_t a, unsigned pos, unsigned len, unsigned width, bool
 }
 
 bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    const EmuFunc *f = b->L->f;
+    const EmuFunc *f = t->fn;
     unsigned sz = emu_type_size(in->ty), bits = sz * 8;
     bool sg = emu_type_kind(in->ty) == EMU_K_S;
     bool pred = in->ty == EMU_T_PRED;
-    uint64_t a = in->nops > 1 ? src(t, in, 1) : 0, c = in->nops > 2 ? src(t, in, 2) : 0;
+    if (in->op == EMU_OP_MOV) return exec_mov(t, in, f); /* its operands may be vectors {..} */
+    uint64_t a = in->nops > 1 && in->ok[1] == EMU_OK_REG ? src(t, in, 1) : 0;
+    uint64_t c = in->nops > 2 && in->ok[2] == EMU_OK_REG ? src(t, in, 2) : 0;
     uint64_t *d = &EMU_R(t, in, 0);
     uint64_t ua = emu_zext(a, sz), uc = emu_zext(c, sz);
     int64_t sa = emu_sext(a, sz), sc = emu_sext(c, sz);
     if (in->flags & EMU_F(CC))
         return emu_fault(b, t, in, "unsupported instruction", "carry-chain forms (.cc, addc, subc) are not supported");
     switch (in->op) {
-    case EMU_OP_MOV: return exec_mov(t, in, f);
     case EMU_OP_ADD: case EMU_OP_SUB: {
         if ((in->flags & EMU_F(SAT)) && in->ty == EMU_T_S32) {
             int64_t v = in->op == EMU_OP_ADD ? sa + sc : sa - sc;

@@ -61,7 +61,7 @@ bool emu_mem_alloc(EmuMem *m, uint64_t size, bool module_var, uint64_t *addr) {
     }
     uint64_t a = m->next;
     m->next = a + ((size + 255) & ~255ull) + 256;
-    m->a[m->n++] = (EmuAlloc){a, size, h, module_var}; /* addresses only grow: stays sorted */
+    m->a[m->n++] = (EmuAlloc){a, size, h, module_var, false}; /* addresses only grow: stays sorted */
     *addr = a;
     return true;
 }
@@ -205,6 +205,15 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     case EMU_SP_GLOBAL: case EMU_SP_CONST: {
         const EmuAlloc *a = emu_mem_find(b->L->mem, addr);
         if (!a || size > a->size - (addr - a->addr)) { global_oob(b, t, in, space, addr, size, write); return NULL; }
+        if (a->readonly) {
+            if (write) {
+                emu_fault(b, t, in, "memcheck: write to __constant__ memory",
+                          "address 0x%" PRIx64 " is in a .const variable of %" PRIu64 " bytes at 0x%" PRIx64 ", which is read-only",
+                          addr, a->size, a->addr);
+                return NULL;
+            }
+            return a->host + (addr - a->addr); /* not cached: the fast stores must not reach it */
+        }
         b->c_lo = a->addr;
         b->c_hi = a->addr + a->size;
         b->c_host = a->host;
@@ -221,24 +230,11 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
         if (b->shadow && !race_check(b, t, in, (uint32_t)addr, size, write)) return NULL;
         return b->shared + addr;
     case EMU_SP_LOCAL:
-        if (addr > b->local_size || size > b->local_size - addr) {
-            char what[96];
-            snprintf(what, sizeof what, "memcheck: invalid __local__ %s of size %u bytes", write ? "write" : "read", size);
-            emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: the thread has %u bytes of local memory", addr, b->local_size);
-            return NULL;
-        }
-        return t->local + addr;
+        if (addr < b->local_size && size <= b->local_size - addr) return b->local + (size_t)t->linear * b->local_size + addr;
+        return emu_local(b, t, in, addr, size, write);
     case EMU_SP_PARAM:
-        if (addr >= EMU_PARAM_FRAME) {
-            emu_fault(b, t, in, "unsupported instruction", "call-sequence and .func parameters are not supported by the emulator");
-            return NULL;
-        }
-        if (write || addr > b->L->param_size || size > b->L->param_size - addr) {
-            emu_fault(b, t, in, write ? "memcheck: write to kernel parameter space" : "memcheck: invalid param read",
-                      "offset %" PRIu64 ", size %u; the kernel has %u bytes of parameters", addr, size, b->L->param_size);
-            return NULL;
-        }
-        return b->L->params + addr;
+        if (!write && addr < b->L->param_size && size <= b->L->param_size - addr) return b->L->params + addr;
+        return emu_param(b, t, in, addr, size, write);
     }
     emu_fault(b, t, in, "unsupported state space", "'.%s' accesses are not supported", "?");
     return NULL;
@@ -311,7 +307,7 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
 static unsigned ld_space(const EmuIns *in) { return in->op == EMU_OP_LDU ? EMU_SP_GLOBAL : in->space; }
 
 bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    const EmuFunc *f = b->L->f;
+    const EmuFunc *f = t->fn;
     switch (in->op) {
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: {
         bool st = in->op == EMU_OP_ST;

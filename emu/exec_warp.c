@@ -20,16 +20,15 @@ uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in) {
 }
 
 static bool exec_shfl(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = b->L->f;
     uint32_t val[32] = {0}, have = 0;
     for (unsigned i = 0; i < n; i++) {
-        const EmuIns *in = &f->code[g[i]->pc];
+        const EmuIns *in = &g[i]->fn->code[g[i]->pc];
         val[g[i]->lane] = (uint32_t)EMU_R(g[i], in, 1);
         have |= 1u << g[i]->lane;
     }
     for (unsigned i = 0; i < n; i++) {
         EmuThread *t = g[i];
-        const EmuIns *in = &f->code[t->pc];
+        const EmuIns *in = &t->fn->code[t->pc];
         if (in->ty != EMU_T_B32)
             return emu_fault(b, t, in, "unsupported instruction", "shfl.sync needs .b32");
         uint32_t lane = t->lane, bv = (uint32_t)EMU_R(t, in, 2) & 31, c = (uint32_t)EMU_R(t, in, 3);
@@ -53,10 +52,9 @@ static bool exec_shfl(EmuBlock *b, EmuThread **g, unsigned n) {
 }
 
 static bool exec_vote(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = b->L->f;
     uint32_t ballot = 0, members = 0;
     for (unsigned i = 0; i < n; i++) {
-        const EmuIns *in = &f->code[g[i]->pc];
+        const EmuIns *in = &g[i]->fn->code[g[i]->pc];
         uint64_t v = EMU_R(g[i], in, 1) & 1;
         if (in->on[1]) v = !v;
         if (v) ballot |= 1u << g[i]->lane;
@@ -64,7 +62,7 @@ static bool exec_vote(EmuBlock *b, EmuThread **g, unsigned n) {
     }
     for (unsigned i = 0; i < n; i++) {
         EmuThread *t = g[i];
-        const EmuIns *in = &f->code[t->pc];
+        const EmuIns *in = &t->fn->code[t->pc];
         uint64_t d;
         switch (in->mode) {
         case EMU_MODE_ALL: d = ballot == members; break;
@@ -79,8 +77,7 @@ static bool exec_vote(EmuBlock *b, EmuThread **g, unsigned n) {
 }
 
 bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = b->L->f;
-    const EmuIns *in = &f->code[g[0]->pc];
+    const EmuIns *in = &g[0]->fn->code[g[0]->pc];
     bool ok;
     switch (in->op) {
     case EMU_OP_SHFL: ok = exec_shfl(b, g, n); break;

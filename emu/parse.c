@@ -28,6 +28,7 @@
  *      and the executor picks a fast path for each instruction. */
 #include "emu/emu.h"
 #include "emu/exec.h"
+#include "support/target.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -388,8 +389,9 @@ static bool parse_decl(Parser *ps, Decl *d) {
         if (is(t, ".align")) {
             next(ps);
             int64_t v;
-            if (!parse_int(&ps->tok, &v) || v <= 0 || (v & (v - 1))) return perr(ps, ps->tok.line, "bad .align");
-            d->align = (uint32_t)v;
+            if (!parse_int(&ps->tok, &v) || v <= 0 || v > (1 << 20) || (v & (v - 1))) return perr(ps, ps->tok.line, "bad .align");
+            /* `.ptr [.space] .align N` gives the pointee's alignment, not the parameter's */
+            if (!d->is_ptr) d->align = (uint32_t)v;
             next(ps);
             continue;
         }
@@ -397,6 +399,10 @@ static bool parse_decl(Parser *ps, Decl *d) {
         if (is(t, ".v4")) { d->vec = 4; next(ps); continue; }
         if (is(t, ".v8")) { d->vec = 8; next(ps); continue; }
         if (is(t, ".ptr")) { d->is_ptr = true; next(ps); continue; }
+        if (d->is_ptr && (is(t, ".global") || is(t, ".const") || is(t, ".local") || is(t, ".shared"))) {
+            next(ps); /* the pointee's state space */
+            continue;
+        }
         if (is(t, ".attribute")) {
             next(ps);
             if (!expect(ps, '(')) return false;
@@ -479,21 +485,32 @@ static bool parse_var(Parser *ps, unsigned space, bool is_extern) {
             s->is_extern_shared = true;
             if (d.align > ps->m->shared_dyn_align) ps->m->shared_dyn_align = d.align;
         } else {
-            ps->m->shared_static = align_up32(ps->m->shared_static, d.align);
-            s->addr = ps->m->shared_static;
-            ps->m->shared_static += (uint32_t)s->size;
+            uint64_t limit = emu_smem_static_limit(ps->m->target);
+            if (s->size > limit)
+                return perr(ps, ps->tok.line, ".shared variable '%s' of %" PRIu64 " bytes exceeds the %" PRIu64
+                            " bytes of static shared memory a block may declare on %s", s->name, s->size, limit,
+                            ps->m->target ? ps->m->target->name : "any target");
+            uint64_t at = align_up32(ps->m->shared_static, d.align);
+            if (at + s->size > UINT32_MAX / 2) return perr(ps, ps->tok.line, "too much .shared memory in the module");
+            s->addr = at;
+            ps->m->shared_static = (uint32_t)(at + s->size);
         }
     } else if (space == EMU_SP_LOCAL) {
         if (!ps->fn) return perr(ps, ps->tok.line, ".local variables are supported only inside functions");
-        ps->fn->local_size = align_up32(ps->fn->local_size, d.align);
-        s->addr = ps->fn->local_size;
-        ps->fn->local_size += (uint32_t)s->size;
+        uint64_t at = align_up32(ps->fn->local_size, d.align);
+        if (at + s->size > EMU_MAX_LOCAL)
+            return perr(ps, ps->tok.line, ".local variable '%s': %" PRIu64 " bytes of local memory per thread are too many",
+                        s->name, at + s->size);
+        s->addr = at;
+        ps->fn->local_size = (uint32_t)(at + s->size);
     } else if (space == EMU_SP_PARAM) {
         if (!ps->fn) return perr(ps, ps->tok.line, "module-level .param variables are not supported");
         /* call-sequence parameter inside a body: lives in the frame area */
-        ps->fn->frame_param_size = align_up32(ps->fn->frame_param_size, d.align);
-        s->addr = EMU_PARAM_FRAME + ps->fn->frame_param_size;
-        ps->fn->frame_param_size += (uint32_t)s->size;
+        uint64_t at = align_up32(ps->fn->frame_param_size, d.align);
+        if (at + s->size > EMU_PARAM_ARGS - EMU_PARAM_FRAME)
+            return perr(ps, ps->tok.line, ".param variable '%s' is too large", s->name);
+        s->addr = EMU_PARAM_FRAME + at;
+        ps->fn->frame_param_size = (uint32_t)(at + s->size);
     }
     if (accept(ps, '=')) {
         if (space != EMU_SP_GLOBAL && space != EMU_SP_CONST)
@@ -516,6 +533,8 @@ static bool parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size,
     *arr = np;
     EmuParam *p = &np[(*n)++];
     p->name = arena_strndup(ps->a, d.name, d.nlen);
+    if (decl_size(&d) > EMU_PARAM_FRAME / 2 || *size > EMU_PARAM_FRAME / 2)
+        return perr(ps, ps->tok.line, "parameter '%s' is too large", p->name);
     p->size = (uint32_t)decl_size(&d);
     p->align = d.align;
     *size = align_up32(*size, d.align);
@@ -752,6 +771,11 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         in->ok[i] = EMU_OK_REG;
         return true;
     case OPD_VEC:
+        if (o->nvec == 1) { /* `{%r2}`: braces around one register are that register */
+            in->o[i] = o->vec[0];
+            in->ok[i] = EMU_OK_REG;
+            return true;
+        }
         for (uint32_t k = 0; k < o->nvec; k++) {
             GROW(ps->vec, ps->nvec, ps->capvec);
             ps->vec[ps->nvec++] = o->vec[k];
@@ -782,6 +806,43 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         return true;
     }
     return false;
+}
+
+/* The constant a slot holds (an immediate, not a symbol address). */
+static bool const_value(const Parser *ps, uint32_t slot, uint64_t *v) {
+    for (uint32_t k = 0; k < ps->nconsts; k++)
+        if (ps->consts[k].slot == slot && ps->consts[k].sym < 0) { *v = ps->consts[k].value; return true; }
+    return false;
+}
+/* The symbol whose address a slot holds, or -1. */
+static int32_t const_sym(const Parser *ps, uint32_t slot) {
+    for (uint32_t k = 0; k < ps->nconsts; k++)
+        if (ps->consts[k].slot == slot) return ps->consts[k].sym;
+    return -1;
+}
+
+/* Checks that need no run time: barrier ids and counts given as
+ * immediates, writes to read-only state spaces. */
+static bool check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    uint64_t v;
+    if ((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && in->nops >= 1 && const_value(ps, in->o[0], &v) &&
+        v > EMU_MAX_BAR_ID)
+        return perr(ps, line, "barrier number %" PRIu64 " in '%.*s' is out of range: 0..%d", v, (int)len, s, EMU_MAX_BAR_ID);
+    if ((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && in->nops >= 2 && const_value(ps, in->o[1], &v) &&
+        (v == 0 || v % 32 || v > EMU_MAX_BLOCK_THREADS))
+        return perr(ps, line, "barrier thread count %" PRIu64 " in '%.*s' is not a multiple of 32 in 32..%u", v, (int)len, s,
+                    EMU_MAX_BLOCK_THREADS);
+    bool write = in->op == EMU_OP_ST || in->op == EMU_OP_ATOM || in->op == EMU_OP_RED;
+    if (write && in->space == EMU_SP_CONST)
+        return perr(ps, line, "'%.*s' writes to the .const state space, which is read-only", (int)len, s);
+    if (write && in->space == EMU_SP_PARAM) {
+        unsigned ai = in->op == EMU_OP_ATOM ? 1 : 0;
+        int32_t sym = in->ok[ai] == EMU_OK_ADDR ? const_sym(ps, in->o[ai]) : -1;
+        if (in->op != EMU_OP_ST || (ps->fn && ps->fn->is_entry && sym >= 0 && ps->m->syms[sym].space == EMU_SP_PARAM &&
+                                      ps->m->syms[sym].addr < EMU_PARAM_FRAME))
+            return perr(ps, line, "'%.*s' writes to a kernel parameter: the .param space of an entry is read-only", (int)len, s);
+    }
+    return true;
 }
 
 /* Checks operand count and destination kinds, per op. */
@@ -871,6 +932,37 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     return true;
 }
 
+/* call = "call" [".uni"] [ "(" ret ")" "," ] name [ "," "(" arg { "," arg } ")" ]
+ * Normalised to o[0] = return list, o[1] = the callee (resolved by name
+ * with the labels), o[2] = argument list; list elements are .param
+ * variables (symbol indices). */
+static bool normalize_call(Parser *ps, EmuIns *in, uint32_t line) {
+    int fi = -1;
+    for (unsigned i = 0; i < in->nops; i++)
+        if (in->ok[i] == EMU_OK_LABEL) { fi = (int)i; break; }
+    if (fi < 0 || fi > 1 || in->nops > (unsigned)fi + 2 || (fi == 1 && in->ok[0] != EMU_OK_FUNC) ||
+        (in->nops == (unsigned)fi + 2 && in->ok[fi + 1] != EMU_OK_FUNC))
+        return perr(ps, line, "unsupported call form (expected 'call [(rets),] name[, (args)]'; indirect calls through a register "
+                    "are not supported)");
+    EmuIns c = *in;
+    in->o[0] = fi == 1 ? c.o[0] : 0;
+    in->on[0] = fi == 1 ? c.on[0] : 0;
+    in->o[1] = EMU_SLOT_SINK;
+    in->on[1] = 0;
+    in->o[2] = in->nops == (unsigned)fi + 2 ? c.o[fi + 1] : 0;
+    in->on[2] = in->nops == (unsigned)fi + 2 ? c.on[fi + 1] : 0;
+    in->ok[0] = in->ok[2] = EMU_OK_FUNC;
+    in->ok[1] = EMU_OK_LABEL;
+    in->nops = 3;
+    for (unsigned k = 0; k < 3; k += 2)
+        for (unsigned j = 0; j < in->on[k]; j++) {
+            uint32_t sym = ps->vec[in->o[k] + j];
+            if (sym == UINT32_MAX || ps->m->syms[sym].space != EMU_SP_PARAM)
+                return perr(ps, line, "call %s must be .param variables", k ? "arguments" : "return values");
+        }
+    return true;
+}
+
 /* ins = [ "@" ["!"] pred ] opcode [ operand { ("," | "|") operand } ] ";" */
 static bool parse_ins(Parser *ps) {
     EmuIns in;
@@ -892,6 +984,7 @@ static bool parse_ins(Parser *ps) {
     next(ps);
     if (!decode_mods(ps, &in, opt.s, opt.len, line)) return false;
     unsigned naddr = 0;
+    uint32_t second = 0; /* `d|q`: the slot of q + 1 (0: none) */
     if (!is_punct(&ps->tok, ';')) {
         unsigned i = 0;
         for (;;) {
@@ -904,8 +997,8 @@ static bool parse_ins(Parser *ps) {
                 /* setp p|q: q goes to operand 4 after the sources; remember it in slot 5 for now */
                 Opd q;
                 if (!parse_operand(ps, &q)) return false;
-                if (q.kind != OPD_REG) return perr(ps, line, "bad second predicate destination");
-                in.off[1] = (int64_t)q.slot + 1; /* +1: 0 means none */
+                if (q.kind != OPD_REG || i != 1 || second) return perr(ps, line, "bad second predicate destination");
+                second = q.slot + 1;
             }
             if (!accept(ps, ',')) break;
         }
@@ -914,25 +1007,21 @@ static bool parse_ins(Parser *ps) {
     if (!expect(ps, ';')) return false;
     if (in.op == EMU_OP_SETP) {
         /* normalise: o[0]=p, o[1]=a, o[2]=b, o[3]=c (bool source, TRUE if none), o[4]=q (SINK if none) */
-        uint32_t q = in.off[1] ? (uint32_t)(in.off[1] - 1) : EMU_SLOT_SINK;
-        in.off[1] = 0;
+        uint32_t q = second ? second - 1 : EMU_SLOT_SINK;
         if (in.nops == 4 && !in.boolop) return perr(ps, line, "setp with a fourth operand needs .and/.or/.xor");
         if (in.nops == 3) { in.o[3] = EMU_SLOT_TRUE; in.ok[3] = EMU_OK_REG; }
         if (!in.boolop) in.boolop = EMU_MODE_AAND;
         in.o[4] = q;
         in.ok[4] = EMU_OK_REG;
         in.nops = in.nops == 3 ? 3 : 4;
-    } else if (in.off[1] && in.op != EMU_OP_SHFL) {
+    } else if (second && in.op != EMU_OP_SHFL) {
         return perr(ps, line, "'|' is only valid in setp and shfl destinations");
     } else if (in.op == EMU_OP_SHFL) {
         /* shfl d|p, a, b, c, mask: p stored as o[5] */
-        in.o[5] = in.off[1] ? (uint32_t)(in.off[1] - 1) : EMU_SLOT_SINK;
-        in.off[1] = 0;
+        in.o[5] = second ? second - 1 : EMU_SLOT_SINK;
     }
-    if (in.op == EMU_OP_CALL) {
-        /* call[.uni] (rets), fn, (args): store fn index later by name */
-    }
-    if (!check_ins(ps, &in, line, opt.s, opt.len)) return false;
+    if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
+    if (!check_ins(ps, &in, line, opt.s, opt.len) || !check_limits(ps, &in, line, opt.s, opt.len)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;
@@ -1039,27 +1128,27 @@ static bool parse_function(Parser *ps, bool entry) {
     uint32_t scope = m->nsyms;
     if (!entry && accept(ps, '(')) {
         do {
-            if (!parse_param(ps, &tmp.rets, &tmp.nrets, &tmp.ret_size, EMU_PARAM_ARGS)) return false;
+            if (!parse_param(ps, &tmp.rets, &tmp.nrets, &tmp.ret_size, EMU_PARAM_ARGS)) goto fail;
         } while (accept(ps, ','));
-        if (!expect(ps, ')')) return false;
+        if (!expect(ps, ')')) goto fail;
     }
-    if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a function name");
+    if (ps->tok.kind != TK_IDENT) { perr(ps, ps->tok.line, "expected a function name"); goto fail; }
     tmp.name = arena_strndup(ps->a, ps->tok.s, ps->tok.len);
     next(ps);
     tmp.param_size = tmp.ret_size;
     if (accept(ps, '(')) {
         if (!is_punct(&ps->tok, ')')) do {
             if (!parse_param(ps, &tmp.params, &tmp.nparams, &tmp.param_size, entry ? EMU_PARAM_KERNEL : EMU_PARAM_ARGS))
-                return false;
+                goto fail;
         } while (accept(ps, ','));
-        if (!expect(ps, ')')) return false;
+        if (!expect(ps, ')')) goto fail;
     }
-    if (!parse_perf(ps, &tmp)) return false;
+    if (!parse_perf(ps, &tmp)) goto fail;
     /* a prototype, or a redefinition of a declared function */
     int32_t idx = -1;
     for (uint32_t i = 0; i < m->nfuncs; i++)
         if (strcmp(m->funcs[i].name, tmp.name) == 0) idx = (int32_t)i;
-    if (idx >= 0 && m->funcs[idx].defined) return perr(ps, line, "function '%s' defined twice", tmp.name);
+    if (idx >= 0 && m->funcs[idx].defined) { perr(ps, line, "function '%s' defined twice", tmp.name); goto fail; }
     if (idx < 0) {
         GROW(m->funcs, m->nfuncs, ps->capfuncs);
         idx = (int32_t)m->nfuncs++;
@@ -1127,6 +1216,11 @@ static bool parse_function(Parser *ps, bool entry) {
         for (uint32_t i = 0; i < ps->nconsts; i++)
             if (ps->consts[i].sym >= 0)
                 f->symfix[f->nsymfix++] = (EmuSymFix){ps->consts[i].slot, (uint32_t)ps->consts[i].sym, ps->consts[i].addend};
+        /* slots holding .local addresses: relocated to the frame's locals at each call */
+        for (uint32_t i = 0; i < f->nsymfix; i++) f->nlocal_slots += m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL;
+        f->local_slots = f->nlocal_slots ? arena_alloc(ps->a, f->nlocal_slots * sizeof *f->local_slots) : NULL;
+        for (uint32_t i = 0, k = 0; i < f->nsymfix; i++)
+            if (m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL) f->local_slots[k++] = f->symfix[i].slot;
         for (uint32_t i = 0; i < f->ncode; i++)
             if (f->code[i].op == EMU_OP_BAR_WARP || f->code[i].op == EMU_OP_SHFL || f->code[i].op == EMU_OP_VOTE ||
                 f->code[i].op == EMU_OP_LDMATRIX || f->code[i].op == EMU_OP_MMA)
@@ -1145,10 +1239,147 @@ static bool parse_function(Parser *ps, bool entry) {
     for (uint32_t i = scope; i < m->nsyms; i++) m->syms[i].hidden = true;
     ps->sym_scope_start = m->nsyms;
     return ok;
+fail: /* the signature did not parse: nothing of it is in the module yet */
+    free(tmp.params);
+    free(tmp.rets);
+    return false;
+}
+
+/* header = ".version" MAJOR "." MINOR | ".target" name { "," name }
+ * The first .target name that is in the target table (support/target.h),
+ * or one with the same SM number (sm_90 -> sm_90a), sets the limits the
+ * module is checked against; other names (texmode_*, debug, ...) are
+ * modifiers.  No known target: the largest limits of any. */
+static bool parse_header(Parser *ps) {
+    uint32_t line = ps->tok.line;
+    if (is(&ps->tok, ".version")) {
+        next(ps);
+        Tok v = ps->tok;
+        unsigned major = 0, minor = 0;
+        char buf[16];
+        int n = 0;
+        if (v.kind == TK_NUM && v.line == line && v.len < sizeof buf) {
+            memcpy(buf, v.s, v.len);
+            buf[v.len] = 0;
+            if (sscanf(buf, "%u.%u%n", &major, &minor, &n) != 2 || n != (int)v.len) n = 0;
+        }
+        if (!n) return perr(ps, line, "bad .version '%.*s' (expected MAJOR.MINOR)", (int)v.len, v.s);
+        if (major < 1 || major > EMU_PTX_MAJOR_MAX)
+            return perr(ps, line, "unsupported .version %u.%u: the emulator reads PTX ISA 1.0 to %u.x", major, minor,
+                        EMU_PTX_MAJOR_MAX);
+        skip_line(ps);
+        return true;
+    }
+    next(ps);
+    while (ps->tok.kind == TK_IDENT && ps->tok.line == line) {
+        char name[32];
+        if (ps->tok.len < sizeof name && !ps->m->target) {
+            memcpy(name, ps->tok.s, ps->tok.len);
+            name[ps->tok.len] = 0;
+            const Target *t = target_find(name);
+            unsigned sm = 0;
+            if (!t && sscanf(name, "sm_%u", &sm) == 1)
+                for (int i = 0; i < TARGET_COUNT && !t; i++)
+                    if (target_get((TargetId)i)->sm == (int)sm) t = target_get((TargetId)i);
+            if (t) ps->m->target = t;
+        }
+        next(ps);
+        if (!(is_punct(&ps->tok, ',') && ps->tok.line == line)) break;
+        next(ps);
+    }
+    skip_line(ps);
+    return true;
+}
+
+uint64_t emu_smem_static_limit(const Target *t) {
+    if (t) return (uint64_t)t->smem_static;
+    int m = 0;
+    for (int i = 0; i < TARGET_COUNT; i++)
+        if (target_get((TargetId)i)->smem_static > m) m = target_get((TargetId)i)->smem_static;
+    return (uint64_t)m;
+}
+
+uint64_t emu_smem_dynamic_limit(const Target *t) {
+    return (uint64_t)(t ? t->smem_dynamic : target_max_smem_dynamic());
+}
+
+/* Marks in `seen` the shared symbols function fi uses, and those of the
+ * functions it calls (depth-first; `visiting` breaks recursion). */
+static void shared_uses(const EmuModule *m, uint32_t fi, uint8_t *seen, uint8_t *visiting) {
+    if (visiting[fi]) return;
+    visiting[fi] = 1;
+    const EmuFunc *f = &m->funcs[fi];
+    for (uint32_t i = 0; i < f->nsymfix; i++)
+        if (m->syms[f->symfix[i].sym].space == EMU_SP_SHARED) seen[f->symfix[i].sym] = 1;
+    for (uint32_t i = 0; i < f->ncode; i++)
+        if (f->code[i].op == EMU_OP_CALL && f->code[i].target < m->nfuncs) shared_uses(m, f->code[i].target, seen, visiting);
+}
+
+/* Static shared memory each entry uses (what the GPU gives its blocks),
+ * checked against the target's limit. */
+static bool entry_shared(Parser *ps) {
+    EmuModule *m = ps->m;
+    uint8_t *seen = calloc(m->nsyms + 1, 1), *visiting = calloc(m->nfuncs + 1, 1);
+    if (!seen || !visiting) unreachable("out of memory");
+    bool ok = true;
+    uint64_t limit = emu_smem_static_limit(m->target);
+    for (uint32_t k = 0; k < m->nfuncs && ok; k++) {
+        EmuFunc *f = &m->funcs[k];
+        if (!f->is_entry || !f->defined) continue;
+        memset(seen, 0, m->nsyms);
+        memset(visiting, 0, m->nfuncs);
+        shared_uses(m, k, seen, visiting);
+        uint64_t used = 0;
+        for (uint32_t i = 0; i < m->nsyms; i++)
+            if (seen[i] && !m->syms[i].is_extern_shared) used = (used + m->syms[i].align - 1) / m->syms[i].align * m->syms[i].align + m->syms[i].size;
+        f->shared_used = (uint32_t)used;
+        if (used > limit)
+            ok = perr(ps, f->line, "kernel '%s' uses %" PRIu64 " bytes of static shared memory, more than the %" PRIu64
+                      " a block may declare on %s (beyond it, use dynamic shared memory)", f->name, used, limit,
+                      m->target ? m->target->name : "any target");
+    }
+    free(seen);
+    free(visiting);
+    return ok;
+}
+
+static const char *const builtin_names[] = {"",
+#define X(e, n, s) n,
+    EMU_BUILTINS(X)
+#undef X
+};
+
+/* Every call reaches a function with a body or a builtin. */
+static bool check_calls(Parser *ps) {
+    EmuModule *m = ps->m;
+    for (uint32_t k = 0; k < m->nfuncs; k++) {
+        EmuFunc *f = &m->funcs[k];
+        if (!f->defined) {
+            int bi = find_name(builtin_names, ARRAY_LEN(builtin_names), f->name, strlen(f->name));
+            f->builtin = bi > 0 ? bi : EMU_BUILTIN_NONE;
+        }
+    }
+    for (uint32_t k = 0; k < m->nfuncs; k++) {
+        const EmuFunc *f = &m->funcs[k];
+        for (uint32_t i = 0; i < f->ncode; i++) {
+            const EmuIns *in = &f->code[i];
+            if (in->op != EMU_OP_CALL) continue;
+            const EmuFunc *c = &m->funcs[in->target];
+            if (c->is_entry) return perr(ps, in->line, "call of kernel entry '%s'", c->name);
+            if (!c->defined && !c->builtin)
+                return perr(ps, in->line, "call of '%s', which has no body in this module (the emulator provides vprintf and "
+                            "__assertfail)", c->name);
+            if (in->on[0] > c->nrets || in->on[2] != c->nparams)
+                return perr(ps, in->line, "call of '%s' with %u argument%s and %u return value%s; it takes %u and %u", c->name,
+                            in->on[2], in->on[2] == 1 ? "" : "s", in->on[0], in->on[0] == 1 ? "" : "s", c->nparams, c->nrets);
+        }
+    }
+    return true;
 }
 
 static bool finalize(Parser *ps, EmuMem *mem) {
     EmuModule *m = ps->m;
+    if (!check_calls(ps)) return false;
     uint32_t dyn_align = m->shared_dyn_align < 16 ? 16 : m->shared_dyn_align;
     uint32_t dyn_off = align_up32(m->shared_static, dyn_align);
     for (uint32_t i = 0; i < m->nsyms; i++) {
@@ -1159,6 +1390,7 @@ static bool finalize(Parser *ps, EmuMem *mem) {
                 return perr(ps, 1, "out of memory for global '%s'", s->name);
             uint8_t *h = emu_mem_host(mem, s->addr, s->size ? s->size : 1);
             if (s->init) memcpy(h, s->init, s->size);
+            if (s->space == EMU_SP_CONST) ((EmuAlloc *)emu_mem_find(mem, s->addr))->readonly = true;
         }
     }
     m->shared_dyn_offset = dyn_off;
@@ -1168,7 +1400,7 @@ static bool finalize(Parser *ps, EmuMem *mem) {
             f->slot_init[f->symfix[i].slot] = m->syms[f->symfix[i].sym].addr + (uint64_t)f->symfix[i].addend;
         for (uint32_t i = 0; i < f->ncode; i++) f->code[i].fast = emu_fast_select(&f->code[i]);
     }
-    return true;
+    return entry_shared(ps);
 }
 
 EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
@@ -1196,7 +1428,8 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     bool ok = true;
     while (ok && ps.tok.kind != TK_EOF) {
         Tok *t = &ps.tok;
-        if (is(t, ".version") || is(t, ".target") || is(t, ".address_size") || is(t, ".file")) { skip_line(&ps); continue; }
+        if (is(t, ".version") || is(t, ".target")) { ok = parse_header(&ps); continue; }
+        if (is(t, ".address_size") || is(t, ".file")) { skip_line(&ps); continue; }
         if (is(t, ".section")) {
             while (ps.tok.kind != TK_EOF && !is_punct(&ps.tok, '{')) next(&ps);
             int depth = 0;
