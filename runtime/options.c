@@ -1,8 +1,8 @@
 /* options.c - the process's knobs, read from the environment in one place.
  *
  * The library has no global mutable state except this: a RtOptions
- * filled once (pthread_once) from TILE_CACHE_DIR, XDG_CACHE_HOME, HOME and
- * TILE_DEBUG, then only read.  TILE_DEVICE is read by the device layer
+ * filled once (pthread_once) from TILE_CACHE_DIR, XDG_CACHE_HOME, HOME,
+ * TILE_DEBUG and TILE_EMU_TIMEOUT, then only read.  TILE_DEVICE is read by the device layer
  * (dev_parse_device), its one reader. */
 #include "runtime/rt.h"
 
@@ -38,6 +38,13 @@ static void load(void) {
     opts.debug_cache = has_category(dbg, "cache");
     opts.debug_launch = has_category(dbg, "launch");
     opts.debug_tune = has_category(dbg, "tune");
+    const char *to = getenv("TILE_EMU_TIMEOUT"); /* seconds, e.g. "30" or "0.5" */
+    if (to && *to) {
+        char *end;
+        double v = strtod(to, &end);
+        if (*end || !(v > 0)) opts.emu_timeout_bad = true;
+        else opts.emu_timeout_seconds = v;
+    }
 }
 
 const RtOptions *rt_options(void) {

@@ -6,7 +6,7 @@
  * above it (jit/ compiles sources into modules, kernels/ hold the shipped
  * kernels and their C entry points) use these calls:
  *
- *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG), read once
+ *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG, TILE_EMU_TIMEOUT), read once
  *   runtime.c  rt_fail and the checks every entry point makes; modules made
  *              from compiled PTX and their metadata; per-context attachments
  *              (the shipped kernels' variant caches live there). */
@@ -18,13 +18,15 @@
 
 #include <stdbool.h>
 
-/* ---- options.c: the only reader of TILE_CACHE_DIR, XDG_CACHE_HOME, HOME and TILE_DEBUG ----
+/* ---- options.c: the only reader of TILE_CACHE_DIR, XDG_CACHE_HOME, HOME, TILE_DEBUG and TILE_EMU_TIMEOUT ----
  * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune (or all). */
 typedef struct RtOptions {
     const char *cache_dir; /* resolved default cache folder, never NULL */
     bool debug_cache;      /* log every cache miss with its reason, every corrupt entry */
     bool debug_launch;     /* log each compile/load done for a launch (shipped-kernel variants) */
     bool debug_tune;
+    double emu_timeout_seconds; /* TILE_EMU_TIMEOUT: seconds a launch on emu may run (0: unset) */
+    bool emu_timeout_bad;       /* TILE_EMU_TIMEOUT is set but not a positive number: contexts refuse to open */
 } RtOptions;
 const RtOptions *rt_options(void);
 /* Debug log line to stderr: "tile[cat]: ..." */
