@@ -556,6 +556,8 @@ typedef struct Opd {
     int32_t sym;
     int64_t off;
     uint32_t vec[8], nvec;
+    Imm vimm[8];       /* VEC: immediate elements (velem[k] set) */
+    bool vimm_set[8];
     const char *name;
     uint32_t nlen;
 } Opd;
@@ -583,11 +585,21 @@ static bool parse_operand(Parser *ps, Opd *o) {
     if (accept(ps, '{')) {
         o->kind = OPD_VEC;
         do {
+            if (o->nvec == 8) return perr(ps, line, "vector operand with more than 8 elements");
+            bool neg = is_punct(&ps->tok, '-');
+            if (neg || ps->tok.kind == TK_NUM) { /* an immediate element: `{0, %rs9}` */
+                if (neg) next(ps);
+                if (!parse_imm(&ps->tok, neg, &o->vimm[o->nvec]))
+                    return perr(ps, line, "bad immediate '%.*s' in a vector operand", (int)ps->tok.len, ps->tok.s);
+                next(ps);
+                o->vimm_set[o->nvec] = true;
+                o->vec[o->nvec++] = 0;
+                continue;
+            }
             Opd e;
             memset(&e, 0, sizeof e);
             if (!parse_reg_or_name(ps, &e)) return false;
             if (e.kind != OPD_REG) return perr(ps, line, "vector operand element '%.*s' is not a register", (int)e.nlen, e.name);
-            if (o->nvec == 8) return perr(ps, line, "vector operand with more than 8 elements");
             o->vec[o->nvec++] = e.slot;
         } while (accept(ps, ','));
         return expect(ps, '}');
@@ -771,6 +783,16 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         in->ok[i] = EMU_OK_REG;
         return true;
     case OPD_VEC:
+        for (uint32_t k = 0; k < o->nvec; k++) {
+            if (!o->vimm_set[k]) continue;
+            /* mov packs: the element is a lane of the type; elsewhere, of the type */
+            unsigned ety = in->ty;
+            if (in->op == EMU_OP_MOV) {
+                unsigned es = emu_type_size(in->ty) / o->nvec;
+                ety = es == 1 ? EMU_T_B8 : es == 2 ? EMU_T_B16 : es == 4 ? EMU_T_B32 : EMU_T_B64;
+            }
+            o->vec[k] = const_slot(ps, imm_bits(&o->vimm[k], ety), -1, 0);
+        }
         if (o->nvec == 1) { /* `{%r2}`: braces around one register are that register */
             in->o[i] = o->vec[0];
             in->ok[i] = EMU_OK_REG;
@@ -898,6 +920,9 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
         /* a destination must be a declared register (constant slots are never destinations) */
         for (uint32_t k = 0; k < ps->nconsts && regdest && in->ok[0] == EMU_OK_REG; k++)
             if (ps->consts[k].slot == in->o[0]) regdest = false;
+        for (uint32_t e = 0; e < in->on[0] && regdest && in->ok[0] == EMU_OK_VEC; e++)
+            for (uint32_t k = 0; k < ps->nconsts && regdest; k++)
+                if (ps->consts[k].slot == ps->vec[in->o[0] + e]) regdest = false;
         if (!regdest) return perr(ps, line, "destination of '%.*s' is not a register", (int)len, s);
     }
     if (in->op == EMU_OP_MMA) {
