@@ -55,6 +55,9 @@
     X(SUB, "sub", "d = a - b") \
     X(MUL, "mul", "d = a * b; integers .lo/.hi/.wide, floats rounded") \
     X(MAD, "mad", "d = a * b + c; integers .lo/.hi/.wide, floats as fma") \
+    X(ADDC, "addc", "d = a + b + CF (the carry flag); .cc: CF = carry out (add.cc, sub.cc, mad.cc set CF too)") \
+    X(SUBC, "subc", "d = a - (b + CF); .cc: CF = borrow out (sub.cc: CF = a < b)") \
+    X(MADC, "madc", "d = lo/hi(a * b) + c + CF; .cc: CF = carry out") \
     X(MUL24, "mul24", "d = low 24 bits of a * low 24 bits of b (.lo/.hi)") \
     X(MAD24, "mad24", "d = mul24(a, b) + c") \
     X(SAD, "sad", "d = |a - b| + c") \

@@ -43,6 +43,7 @@ typedef struct EmuThread {
     uint32_t pc;
     uint8_t state;
     uint8_t bar_id;
+    uint8_t carry;        /* CC.CF of add.cc/addc/sub.cc/subc/mad.cc/madc */
     uint16_t lane;
     uint32_t linear;      /* linear thread index in the block */
     uint32_t bar_count;   /* thread count of the barrier waited on (0: all) */

@@ -327,21 +327,21 @@ static uint32_t const_slot(Parser *ps, uint64_t value, int32_t sym, int64_t adde
     return ps->nslots++;
 }
 
-/* Register slot for a name, or UINT32_MAX. */
+/* Register slot for a name, or UINT32_MAX.  The newest declaration wins:
+ * a nested block's `.reg .u32 %r1;` shadows the function's `%r<38>`. */
 static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
-    for (uint32_t i = 0; i < ps->nregs; i++) /* exact names first */
-        if (ps->regs[i].count < 0 && ps->regs[i].plen == len && memcmp(ps->regs[i].prefix, s, len) == 0)
-            return ps->regs[i].base;
     uint32_t d = len;
     while (d > 0 && isdigit((unsigned char)s[d - 1])) d--;
-    if (d < len && d > 0) {
-        int64_t num = 0;
-        for (uint32_t k = d; k < len; k++) num = num * 10 + (s[k] - '0');
-        if (len - d > 1 && s[d] == '0') num = -1; /* %r01 is not %r1 */
-        for (uint32_t i = 0; i < ps->nregs; i++)
-            if (ps->regs[i].count >= 0 && ps->regs[i].plen == d && memcmp(ps->regs[i].prefix, s, d) == 0 &&
-                num >= 0 && num < ps->regs[i].count)
-                return ps->regs[i].base + (uint32_t)num;
+    int64_t num = -1;
+    if (d < len && d > 0 && !(len - d > 1 && s[d] == '0')) { /* %r01 is not %r1 */
+        num = 0;
+        for (uint32_t k = d; k < len && num < (1 << 30); k++) num = num * 10 + (s[k] - '0');
+    }
+    for (uint32_t i = ps->nregs; i-- > 0;) {
+        const struct RegRange *r = &ps->regs[i];
+        if (r->count < 0 && r->plen == len && memcmp(r->prefix, s, len) == 0) return r->base;
+        if (r->count >= 0 && num >= 0 && num < r->count && r->plen == d && memcmp(r->prefix, s, d) == 0)
+            return r->base + (uint32_t)num;
     }
     int sr = find_name(sreg_names, ARRAY_LEN(sreg_names), s, len);
     if (sr >= 0) return EMU_SLOT_SREG + (uint32_t)sr;
@@ -873,10 +873,10 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     switch (in->op) {
     case EMU_OP_ADD: case EMU_OP_SUB: case EMU_OP_MUL: case EMU_OP_DIV: case EMU_OP_REM: case EMU_OP_MIN:
     case EMU_OP_MAX: case EMU_OP_AND: case EMU_OP_OR: case EMU_OP_XOR: case EMU_OP_SHL: case EMU_OP_SHR:
-    case EMU_OP_MUL24: case EMU_OP_COPYSIGN:
+    case EMU_OP_MUL24: case EMU_OP_COPYSIGN: case EMU_OP_ADDC: case EMU_OP_SUBC:
         want = 3; break;
     case EMU_OP_MAD: case EMU_OP_MAD24: case EMU_OP_FMA: case EMU_OP_SELP: case EMU_OP_SLCT: case EMU_OP_BFE:
-    case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF:
+    case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF: case EMU_OP_MADC:
         want = 4; break;
     case EMU_OP_BFI: want = 5; break;
     case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_RCP: case EMU_OP_SQRT:
@@ -1101,13 +1101,32 @@ static void reset_fn_state(Parser *ps) {
     ps->nslots = EMU_SLOT_SREG + EMU_SREG_COUNT;
 }
 
+/* body = { "{" body "}" | directive | label ":" | ins }
+ * A nested block is a scope: registers and variables declared in it are
+ * not visible after its "}" (their storage stays). */
 static bool parse_body(Parser *ps) {
+    enum { MAX_DEPTH = 64 };
+    uint32_t saved_regs[MAX_DEPTH], saved_syms[MAX_DEPTH];
     int depth = 1;
     while (depth > 0) {
         Tok *t = &ps->tok;
         if (t->kind == TK_EOF) return perr(ps, t->line, "unexpected end of PTX in function body");
-        if (accept(ps, '{')) { depth++; continue; }
-        if (accept(ps, '}')) { depth--; continue; }
+        if (is_punct(t, '{')) {
+            if (depth == MAX_DEPTH) return perr(ps, t->line, "blocks nested more than %d deep", MAX_DEPTH);
+            saved_regs[depth] = ps->nregs;
+            saved_syms[depth] = ps->m->nsyms;
+            depth++;
+            next(ps);
+            continue;
+        }
+        if (accept(ps, '}')) {
+            depth--;
+            if (depth > 0) {
+                ps->nregs = saved_regs[depth];
+                for (uint32_t i = saved_syms[depth]; i < ps->m->nsyms; i++) ps->m->syms[i].hidden = true;
+            }
+            continue;
+        }
         if (t->kind == TK_IDENT && t->s[0] == '.') {
             if (is(t, ".reg")) { if (!parse_reg(ps)) return false; continue; }
             if (is(t, ".loc") || is(t, ".file")) { skip_line(ps); continue; }

@@ -651,3 +651,160 @@ static void check_float(Conf *c) {
     check_cvt(c, &rng);
     check_half(c, &rng);
 }
+
+/* ==== math.cu ====
+ * Maximum ulp errors, CUDA C++ Programming Guide, "Mathematical Functions"
+ * (single and double precision, full range).  The reference is the host's
+ * libm in double (for f32) or long double (for f64) precision; the error of
+ * a result is |got - reference| in units of the last place of the
+ * reference, and a bound of N ulps (N ulps from the correctly rounded
+ * result; 0: correctly rounded) allows N + 0.5.  Fast intrinsics: __sinf 2^-21.41 absolute on [-pi, pi],
+ * __expf 2 + floor(|1.173 x|) ulp, __logf 2^-21.41 absolute on [0.5, 2],
+ * else 3 ulp. */
+enum { MF = 26, MD = 12 };
+#define FAST_ABS_ERR 3.5801e-7 /* 2^-21.41 */
+typedef struct MathFn { const char *name; double ulps; } MathFn;
+static const MathFn math_f32_fns[MF] = {
+    {"sinf", 2}, {"cosf", 2}, {"tanf", 4}, {"expf", 2}, {"exp2f", 2}, {"exp10f", 2}, {"logf", 1}, {"log2f", 1},
+    {"log10f", 2}, {"powf", 4}, {"erff", 2}, {"erfcf", 4}, {"sqrtf", 0}, {"rsqrtf", 2}, {"cbrtf", 1}, {"atanf", 2},
+    {"atan2f", 3}, {"sinhf", 3}, {"tanhf", 2}, {"asinf", 2}, {"acosf", 2}, {"expm1f", 1}, {"log1pf", 1},
+    {"__sinf", -1}, {"__expf", -1}, {"__logf", -1}, /* bounds computed per input */
+};
+static const MathFn math_f64_fns[MD] = {
+    {"sin", 2}, {"cos", 2}, {"tan", 2}, {"exp", 1}, {"log", 1}, {"pow", 2}, {"erf", 2}, {"sqrt", 0},
+    {"atan2", 2}, {"tanh", 1}, {"cbrt", 1}, {"log1p", 1},
+};
+
+static double ref_f32_fn(int k, double x, double y) {
+    switch (k) {
+    case 0: case 23: return sin(x);
+    case 1: return cos(x);
+    case 2: return tan(x);
+    case 3: case 24: return exp(x);
+    case 4: return exp2(x);
+    case 5: return pow(10.0, x);
+    case 6: case 25: return log(x);
+    case 7: return log2(x);
+    case 8: return log10(x);
+    case 9: return pow(x, y);
+    case 10: return erf(x);
+    case 11: return erfc(x);
+    case 12: return sqrt(x);
+    case 13: return 1.0 / sqrt(x);
+    case 14: return cbrt(x);
+    case 15: return atan(x);
+    case 16: return atan2(x, y);
+    case 17: return sinh(x);
+    case 18: return tanh(x);
+    case 19: return asin(x);
+    case 20: return acos(x);
+    case 21: return expm1(x);
+    default: return log1p(x);
+    }
+}
+static long double ref_f64_fn(int k, long double x, long double y) {
+    switch (k) {
+    case 0: return sinl(x);
+    case 1: return cosl(x);
+    case 2: return tanl(x);
+    case 3: return expl(x);
+    case 4: return logl(x);
+    case 5: return powl(x, y);
+    case 6: return erfl(x);
+    case 7: return sqrtl(x);
+    case 8: return atan2l(x, y);
+    case 9: return tanhl(x);
+    case 10: return cbrtl(x);
+    default: return log1pl(x);
+    }
+}
+
+/* |got - ref| in ulps of ref in a format with `man` fraction bits and minimum exponent emin. */
+static double ulp_error(long double got, long double ref, int man, int emin) {
+    if (isnan(ref) || isnan(got)) return isnan(ref) && isnan(got) ? 0 : INFINITY;
+    if (isinf(ref) || isinf(got)) return got == ref ? 0 : INFINITY;
+    int e;
+    frexpl(ref, &e);
+    e -= 1;
+    if (e < emin) e = emin;
+    return (double)(fabsl(got - ref) / ldexpl(1.0L, e - man));
+}
+
+static const float specialm[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 2.0f, 10.0f, -10.0f, 3.14159265f, 1e-8f, 1e-40f, 88.0f,
+                                 -87.0f, 100.0f, -104.0f, 1e5f, 123456.7f, -1e10f, 1e30f, 0.9999f, -0.9999f, 1.0001f, 4.0f,
+                                 INFINITY, -INFINITY, NAN, 0.7853982f, 1.5707964f, 38.5f, -38.5f};
+
+CONFORMANCE(math)
+static void check_math(Conf *c) {
+    Rng rng = rng_seed(33);
+    const size_t ns = ARRAY_LEN(specialm), n = ns * 4 + 1500;
+    float *a = malloc(n * 4), *b = malloc(n * 4), *o = malloc(n * MF * 4);
+    for (size_t i = 0; i < n; i++) {
+        if (i < ns * 4) {
+            a[i] = specialm[i / 4];
+            static const float ys[4] = {2.0f, -0.5f, 3.0f, 0.33f};
+            b[i] = ys[i % 4];
+            continue;
+        }
+        switch (i % 4) {
+        case 0: a[i] = (float)rng_uniform(&rng, -10, 10); break;
+        case 1: a[i] = (float)ldexp(rng_uniform(&rng, 0.5, 1), (int)(rng_next(&rng) % 60) - 30); break;
+        case 2: a[i] = (float)rng_uniform(&rng, -1.1, 1.1); break;
+        default: a[i] = (float)rng_uniform(&rng, -90, 90); break;
+        }
+        b[i] = i % 3 ? (float)rng_uniform(&rng, -8, 8) : (float)(int)rng_uniform(&rng, -6, 6);
+    }
+    tile_devptr da = dev_in(c, a, n * 4), db = dev_in(c, b, n * 4), dout = dev_in(c, NULL, n * MF * 4);
+    int nn = (int)n;
+    run(c, "math_f32", (unsigned)(n + 127) / 128, 128, 0, (void *[]){&da, &db, &dout, &nn});
+    dev_out(c, o, dout, n * MF * 4);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < MF; k++) {
+            double x = a[i], y = b[i], got = o[i * MF + k], ref = ref_f32_fn(k, x, y);
+            if (fabs(ref) >= 0x1.ffffffp127) ref = copysign(INFINITY, ref); /* overflows f32 */
+            double err = ulp_error(got, ref, 23, -126);
+            double bound = math_f32_fns[k].ulps + 0.5;
+            bool ok = err <= bound;
+            if (k == 23) /* __sinf */
+                ok = !isfinite(x) ? isnan(got) : fabs(x) <= 3.14159265 ? fabs(got - ref) <= FAST_ABS_ERR : isfinite(got);
+            if (k == 24) /* __expf */
+                ok = isnan(x) ? isnan(got) : err <= 2.5 + floor(fabs(1.173 * x)) || (ref < 0x1p-126 && got < 0x1p-125);
+            if (k == 25) /* __logf */
+                ok = isnan(x) || x < 0 ? isnan(got) : x >= 0.5 && x <= 2 ? fabs(got - ref) <= FAST_ABS_ERR : err <= 3.5;
+            cr_assert(ok, "[%s] %s(%a%s%a) = %a, reference %a: %.2f ulp (at most %g)", c->name, math_f32_fns[k].name, x,
+                      k == 9 || k == 16 ? ", " : " /", y, got, ref, err, bound);
+        }
+    free(a); free(b); free(o);
+
+    const size_t nd = ns * 4 + 1000;
+    double *ad = malloc(nd * 8), *bd = malloc(nd * 8), *od = malloc(nd * MD * 8);
+    for (size_t i = 0; i < nd; i++) {
+        if (i < ns * 4) {
+            ad[i] = (double)specialm[i / 4];
+            static const double ys[4] = {2.0, -0.5, 3.0, 0.33};
+            bd[i] = ys[i % 4];
+            continue;
+        }
+        switch (i % 4) {
+        case 0: ad[i] = rng_uniform(&rng, -10, 10); break;
+        case 1: ad[i] = ldexp(rng_uniform(&rng, 0.5, 1), (int)(rng_next(&rng) % 200) - 100); break;
+        case 2: ad[i] = rng_uniform(&rng, -1.1, 1.1); break;
+        default: ad[i] = rng_uniform(&rng, -700, 700); break;
+        }
+        bd[i] = i % 3 ? rng_uniform(&rng, -8, 8) : (double)(int)rng_uniform(&rng, -6, 6);
+    }
+    tile_devptr dad = dev_in(c, ad, nd * 8), dbd = dev_in(c, bd, nd * 8), doutd = dev_in(c, NULL, nd * MD * 8);
+    nn = (int)nd;
+    run(c, "math_f64", (unsigned)(nd + 127) / 128, 128, 0, (void *[]){&dad, &dbd, &doutd, &nn});
+    dev_out(c, od, doutd, nd * MD * 8);
+    for (size_t i = 0; i < nd; i++)
+        for (int k = 0; k < MD; k++) {
+            long double x = ad[i], y = bd[i], ref = ref_f64_fn(k, x, y);
+            if (fabsl(ref) >= 0x1.fffffffffffff8p1023L) ref = copysignl(INFINITY, ref); /* overflows f64 */
+            double got = od[i * MD + k], err = ulp_error(got, ref, 52, -1022);
+            cr_assert(err <= math_f64_fns[k].ulps + 0.5, "[%s] %s(%a%s%a) = %a, reference %La: %.2f ulp (at most %g + 0.5)",
+                      c->name, math_f64_fns[k].name, (double)x, k == 5 || k == 8 ? ", " : " /", (double)y, got, ref, err,
+                      math_f64_fns[k].ulps);
+        }
+    free(ad); free(bd); free(od);
+}
