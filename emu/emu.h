@@ -107,7 +107,9 @@
     X(BARRIER, "barrier", "barrier.sync[.aligned]: block barrier a (thread count b)") \
     X(SHFL, "shfl", "shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, mask: read a from another lane") \
     X(VOTE, "vote", "vote.sync.{all,any,uni}.pred / .ballot.b32 over the member mask") \
-    X(ACTIVEMASK, "activemask", "d = mask of the warp's lanes that have not exited") \
+    X(MATCH, "match", "match.any.sync.b32/b64 d, a, mask: d = lanes of the mask whose a equals this lane's; match.all: d = mask if all are equal, else 0 (p: whether)") \
+    X(REDUX, "redux", "redux.sync.{add,min,max}.{u32,s32} / {and,or,xor}.b32 d, a, mask: d = the operation over a of every lane of the mask") \
+    X(ACTIVEMASK, "activemask", "d = mask of the warp's lanes at this instruction together (when every lane waits or exited)") \
     X(ATOM, "atom", "d = mem[a]; mem[a] = op(mem[a], b [, c]) atomically") \
     X(RED, "red", "mem[a] = op(mem[a], b) atomically") \
     X(MEMBAR, "membar", "memory barrier (no effect: the emulator is sequentially consistent per block)") \

@@ -155,14 +155,6 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
     case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP:
         return true;
-    case EMU_OP_ACTIVEMASK: {
-        /* lanes run one after another: a lane that exited during this
-         * round was still active, on the GPU, when this lane got here */
-        uint32_t base = t->linear & ~31u, n = b->nthreads - base < 32 ? b->nthreads - base : 32;
-        uint32_t all = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
-        EMU_R(t, in, 0) = all & ~b->exited[t->linear / 32];
-        return true;
-    }
     case EMU_OP_RCP: case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN:
     case EMU_OP_COS: case EMU_OP_TANH: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: case EMU_OP_FMA:
         return emu_exec_float(b, t, in);
@@ -439,6 +431,7 @@ static bool run_thread(EmuBlock *b, EmuThread *t) {
             goto out;
         }
         case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_LDMATRIX: case EMU_OP_MMA:
+        case EMU_OP_MATCH: case EMU_OP_REDUX: case EMU_OP_ACTIVEMASK:
             t->state = EMU_TS_WARP;
             goto out;
         default:
@@ -596,7 +589,8 @@ bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n) {
     return true;
 }
 
-/* Fires one complete warp-collective group of warp w, if any. */
+/* Fires one complete warp-collective group of warp w, if any.  Called
+ * when no lane of the warp can run: every lane has exited or waits. */
 static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
     *fired = false;
     uint32_t base = w * 32, n = b->nthreads - base < 32 ? b->nthreads - base : 32;
@@ -604,6 +598,24 @@ static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
         EmuThread *tl = &b->t[base + lead];
         if (tl->state != EMU_TS_WARP) continue;
         const EmuIns *il = &tl->fn->code[tl->pc];
+        if (il->op == EMU_OP_ACTIVEMASK) {
+            /* the lanes that reached this activemask together (on the same path) are the active ones;
+             * the others went on to wait elsewhere, or exited */
+            uint32_t mask = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                const EmuThread *ti = &b->t[base + i];
+                if (ti->state == EMU_TS_WARP && ti->fn == tl->fn && ti->pc == tl->pc) mask |= 1u << i;
+            }
+            for (uint32_t i = 0; i < n; i++) {
+                EmuThread *ti = &b->t[base + i];
+                if (!(mask >> i & 1)) continue;
+                EMU_R(ti, il, 0) = mask;
+                ti->pc++;
+                ti->state = EMU_TS_RUN;
+            }
+            *fired = true;
+            return true;
+        }
         uint32_t mask = emu_warp_mask(tl, il);
         if (!(mask & (1u << lead)))
             return emu_fault(b, tl, il, "invalid warp-synchronous instruction",
@@ -616,13 +628,10 @@ static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
             EmuThread *ti = &b->t[base + i];
             if (ti->state == EMU_TS_DONE) continue;
             if (ti->state != EMU_TS_WARP) { ready = false; break; }
-            const EmuIns *ii = &ti->fn->code[ti->pc];
-            if (ii->op != il->op) {
-                char line[256];
-                emu_module_line(b->L->m, ii->line, line, sizeof line);
-                return emu_fault(b, tl, il, "divergent warp-synchronous instructions",
-                                 "lane %u of the member mask waits at PTX line %u: %s", i, ii->line, line);
-            }
+            /* a member waiting at another kind of collective may belong to a group that fires first
+             * (lanes 16-31 shuffle among themselves while 0-15 wait at __syncwarp); if none can, the
+             * block deadlocks and the report says where each lane waits */
+            if (ti->fn->code[ti->pc].op != il->op) { ready = false; break; }
             group[ng++] = ti;
         }
         if (!ready) continue;
@@ -683,9 +692,6 @@ static bool run_block(EmuBlock *b) {
         bool progress = false;
         for (uint32_t w = 0; w < nwarps; w++) {
             uint32_t end = (w + 1) * 32 < b->nthreads ? (w + 1) * 32 : b->nthreads;
-            b->exited[w] = 0;
-            for (uint32_t i = w * 32; i < end; i++)
-                if (b->t[i].state == EMU_TS_DONE) b->exited[w] |= 1u << (i - w * 32);
             for (;;) {
                 for (uint32_t i = w * 32; i < end; i++) {
                     EmuThread *t = &b->t[i];
@@ -758,7 +764,6 @@ static void *worker(void *arg) {
     b.nthreads = L->block[0] * L->block[1] * L->block[2];
     b.next_check = EMU_CHECK_EVERY;
     b.t = calloc(b.nthreads, sizeof *b.t);
-    b.exited = calloc((b.nthreads + 31) / 32, sizeof *b.exited);
     b.regs = calloc((size_t)b.nthreads * L->f->nslots, sizeof(uint64_t));
     b.shared_size = L->shared_size;
     b.shared = calloc(b.shared_size ? b.shared_size : 1, 1);
@@ -767,7 +772,7 @@ static void *worker(void *arg) {
     b.fparam_size = (L->f->frame_param_size + 15) & ~15u;
     b.fparams = calloc((size_t)b.nthreads * b.fparam_size + 1, 1);
     if (L->opt->racecheck) b.shadow = calloc((size_t)b.shared_size + 1, sizeof *b.shadow);
-    if (!b.t || !b.exited || !b.regs || !b.shared || !b.local || !b.fparams || (L->opt->racecheck && !b.shadow)) {
+    if (!b.t || !b.regs || !b.shared || !b.local || !b.fparams || (L->opt->racecheck && !b.shadow)) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
         for (uint64_t nb = 0;; nb++) {
@@ -794,7 +799,6 @@ static void *worker(void *arg) {
     emu_stacks_free(&b);
     str_free(&b.out);
     free(b.t);
-    free(b.exited);
     free(b.regs);
     free(b.shared);
     free(b.local);

@@ -112,7 +112,6 @@ typedef struct EmuBlock {
     bool faulted;
     uint64_t icount;
     uint64_t next_check;  /* icount at which run_block looks at the clock and the stop flag again */
-    uint32_t *exited;     /* per warp: lanes that had exited when its last round began */
     uint64_t block_index; /* linear index of the block running */
     Str out;              /* printf output of the block */
 } EmuBlock;

@@ -717,6 +717,9 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             switch (op) {
             case EMU_OP_SHFL: ok = f >= EMU_MODE_UP && f <= EMU_MODE_IDX; break;
             case EMU_OP_VOTE: ok = (f >= EMU_MODE_ALL && f <= EMU_MODE_BALLOT); break;
+            case EMU_OP_MATCH: ok = f == EMU_MODE_ALL || f == EMU_MODE_ANY; break;
+            case EMU_OP_REDUX: ok = f == EMU_MODE_AADD || f == EMU_MODE_AMIN || f == EMU_MODE_AMAX || f == EMU_MODE_AAND ||
+                                    f == EMU_MODE_AOR || f == EMU_MODE_AXOR; break;
             case EMU_OP_ATOM: case EMU_OP_RED: ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR; break;
             case EMU_OP_TESTP: ok = f >= EMU_MODE_FINITE && f <= EMU_MODE_SUBNORMAL; break;
             case EMU_OP_LDMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
@@ -754,7 +757,7 @@ static unsigned imm_type(const EmuIns *in, unsigned i) {
     case EMU_OP_SHL: case EMU_OP_SHR: return i == 2 ? EMU_T_U32 : in->ty;
     case EMU_OP_BFE: return i >= 2 ? EMU_T_U32 : in->ty;
     case EMU_OP_BFI: return i >= 3 ? EMU_T_U32 : in->ty;
-    case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER:
+    case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER: case EMU_OP_MATCH:
     case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_WAIT:
         return EMU_T_U32;
     case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
@@ -889,6 +892,7 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     case EMU_OP_SETP: want = 3; want_max = 5; break;
     case EMU_OP_SET: want = 3; want_max = 4; break;
     case EMU_OP_SHFL: want = 5; break;
+    case EMU_OP_MATCH: case EMU_OP_REDUX: want = 3; break;
     case EMU_OP_VOTE: want = 3; break;
     case EMU_OP_ACTIVEMASK: want = 1; break;
     case EMU_OP_ATOM: want = in->mode == EMU_MODE_ACAS ? 4 : 3; break;
@@ -1039,10 +1043,10 @@ static bool parse_ins(Parser *ps) {
         in.o[4] = q;
         in.ok[4] = EMU_OK_REG;
         in.nops = in.nops == 3 ? 3 : 4;
-    } else if (second && in.op != EMU_OP_SHFL) {
-        return perr(ps, line, "'|' is only valid in setp and shfl destinations");
-    } else if (in.op == EMU_OP_SHFL) {
-        /* shfl d|p, a, b, c, mask: p stored as o[5] */
+    } else if (second && in.op != EMU_OP_SHFL && !(in.op == EMU_OP_MATCH && in.mode == EMU_MODE_ALL)) {
+        return perr(ps, line, "'|' is only valid in setp, shfl and match.all destinations");
+    } else if (in.op == EMU_OP_SHFL || in.op == EMU_OP_MATCH) {
+        /* shfl d|p, a, b, c, mask and match.all d|p, a, mask: p stored as o[5] */
         in.o[5] = second ? second - 1 : EMU_SLOT_SINK;
     }
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
@@ -1267,7 +1271,8 @@ static bool parse_function(Parser *ps, bool entry) {
             if (m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL) f->local_slots[k++] = f->symfix[i].slot;
         for (uint32_t i = 0; i < f->ncode; i++)
             if (f->code[i].op == EMU_OP_BAR_WARP || f->code[i].op == EMU_OP_SHFL || f->code[i].op == EMU_OP_VOTE ||
-                f->code[i].op == EMU_OP_LDMATRIX || f->code[i].op == EMU_OP_MMA)
+                f->code[i].op == EMU_OP_LDMATRIX || f->code[i].op == EMU_OP_MMA || f->code[i].op == EMU_OP_MATCH ||
+                f->code[i].op == EMU_OP_REDUX)
                 f->uses_warp_sync = true;
         ps->code = NULL;
         ps->vec = NULL;

@@ -1,7 +1,7 @@
 /* test_conformance.c - the emulator runs what nvcc emits.
  *
- * The kernels of tests/conformance/*.cu are compiled by nvcc -ptx at test
- * time, each for sm_80 and sm_90a, optimised (-O3) and for debugging (-G:
+ * The kernels of tests/conformance/ (one .cu file per topic) are compiled
+ * by nvcc -ptx at test time, each for sm_80 and sm_90a, optimised (-O3) and for debugging (-G:
  * calls with the param-space ABI, local stack frames, .loc), loaded
  * unmodified through the public API (tile_module_load_ptx, tile_launch_raw)
  * and checked against references computed here on the host:
@@ -97,7 +97,7 @@ static void conf_open(Conf *c, const char *topic, const Variant *v) {
     snprintf(cmd, sizeof cmd, "'%s' -ptx -arch=%s %s '%s/tests/conformance/%s.cu' -o '%s' > '%s.log' 2>&1", nvcc, v->arch,
              v->debug ? "-G" : "-O3", TILE_SOURCE_DIR, topic, out, out);
     int rc = system(cmd);
-    char log[700];
+    char log[720];
     snprintf(log, sizeof log, "%s.log", out);
     size_t len;
     char *msg = rc ? read_file(log, &len) : NULL;
@@ -807,4 +807,99 @@ static void check_math(Conf *c) {
                       math_f64_fns[k].ulps);
         }
     free(ad); free(bd); free(od);
+}
+
+/* ==== warp.cu ==== */
+enum { NW = 32 };
+
+static void ref_warp(const int32_t *v, int32_t o[32][NW]) {
+    uint32_t ballot1 = 0, ballot7 = 0, ball2lo = 0;
+    int64_t sum = 0;
+    int32_t mn = v[0], mx = v[0];
+    uint32_t andv = ~0u, orv = 0, xorv = 0, umax = 0;
+    bool all1 = true, allbig = true, same8 = true;
+    for (int l = 0; l < 32; l++) {
+        ballot1 |= (uint32_t)(v[l] & 1) << l;
+        ballot7 |= (uint32_t)(v[l] == 7) << l;
+        if (l < 16) ball2lo |= (uint32_t)((v[l] & 2) != 0) << l;
+        sum += (uint32_t)v[l];
+        mn = v[l] < mn ? v[l] : mn;
+        mx = v[l] > mx ? v[l] : mx;
+        andv &= (uint32_t)v[l] | 0x100;
+        orv |= (uint32_t)v[l] & 0xF0F;
+        xorv ^= (uint32_t)v[l];
+        umax = (uint32_t)v[l] > umax ? (uint32_t)v[l] : umax;
+        all1 = all1 && (v[l] & 1);
+        allbig = allbig && v[l] > -1000;
+        same8 = same8 && (v[l] >> 8) == (v[0] >> 8);
+    }
+    for (int l = 0; l < 32; l++) {
+        int32_t *r = o[l];
+        r[0] = v[(l * 7 + 3) & 31];
+        r[1] = l >= 3 ? v[l - 3] : v[l];
+        r[2] = l + 5 <= 31 ? v[l + 5] : v[l];
+        r[3] = v[l ^ 9];
+        r[4] = v[(l & ~7) | 2];
+        r[5] = (l % 16) >= 1 ? v[l - 1] : v[l];
+        r[6] = (l % 4) + 3 < 4 ? v[l + 3] : v[l];
+        r[7] = v[l ^ 1];
+        r[8] = (int32_t)f2u((float)v[l ^ 31] * 0.5f);
+        int32_t dn = v[l < 31 ? l + 1 : l];
+        r[9] = (int32_t)((uint32_t)dn * 3u);
+        r[10] = dn;
+        r[11] = (int32_t)ref_f2i(((double)v[l ^ 16] + 0.25) * 4, RZ, -0x1p31, 0x1p31 - 1); /* cvt saturates */
+        r[12] = (int32_t)ballot1;
+        r[13] = allbig;
+        r[14] = ballot7 != 0;
+        r[15] = all1;
+        r[16] = l < 20 ? 0x000FFFFF : 0;
+        uint32_t m3 = 0, m1 = 0, m5 = 0;
+        for (int j = 0; j < 32; j++) {
+            m3 |= (uint32_t)((v[j] & 3) == (v[l] & 3)) << j;
+            m1 |= (uint32_t)((v[j] & 1) == (v[l] & 1)) << j;
+            m5 |= (uint32_t)((v[j] % 5) == (v[l] % 5)) << j;
+        }
+        r[17] = (int32_t)m3;
+        r[18] = same8 ? -1 : 0;
+        r[19] = same8;
+        r[20] = (int32_t)(uint32_t)sum;
+        r[21] = mn;
+        r[22] = mx;
+        r[23] = (int32_t)andv;
+        r[24] = (int32_t)orv;
+        r[25] = (int32_t)xorv;
+        r[26] = (int32_t)umax;
+        r[27] = l < 16 ? (int32_t)ball2lo : -1;
+        r[28] = l >= 16 ? v[31] : -1;
+        r[29] = (int32_t)m1;
+        r[30] = __builtin_popcount(m5);
+        r[31] = 32;
+    }
+}
+
+CONFORMANCE(warp)
+static void check_warp(Conf *c) {
+    enum { NT = 128 };
+    Rng rng = rng_seed(44);
+    int32_t in[NT], out[NT][NW];
+    for (int t = 0; t < NT; t++) {
+        int l = t & 31;
+        switch (t / 32) {
+        case 0: in[t] = (l * 37 + 11) % 200; break;
+        case 1: in[t] = l * 1000 - 15000; break;
+        case 2: in[t] = (int32_t)rng_next(&rng); break;
+        default: in[t] = l % 3 == 0 ? 7 : -l; break;
+        }
+    }
+    tile_devptr din = dev_in(c, in, sizeof in), dout = dev_in(c, NULL, sizeof out);
+    run(c, "warp_ops", NT / 64, 64, 0, (void *[]){&din, &dout});
+    dev_out(c, out, dout, sizeof out);
+    for (int w = 0; w < NT / 32; w++) {
+        int32_t want[32][NW];
+        ref_warp(in + 32 * w, want);
+        for (int l = 0; l < 32; l++)
+            for (int k = 0; k < NW; k++)
+                cr_assert_eq(out[32 * w + l][k], want[l][k], "[%s] warp %d lane %d result %d: got %#x, want %#x", c->name, w, l,
+                             k, (unsigned)out[32 * w + l][k], (unsigned)want[l][k]);
+    }
 }
