@@ -241,12 +241,25 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
 }
 
 /* ---- atomics ---- */
+/* One f16/bf16 lane of an atomic add, rounded to nearest (no flush: .noftz). */
+static uint64_t half_add(unsigned ety, uint64_t a, uint64_t b) {
+    bool bf = ety == EMU_T_BF16;
+    double x = bf ? emu_bf16_to_f64((uint16_t)a) : emu_f16_to_f64((uint16_t)a);
+    double y = bf ? emu_bf16_to_f64((uint16_t)b) : emu_f16_to_f64((uint16_t)b);
+    return emu_round_f64(x + y, bf ? EMU_FMT_BF16 : EMU_FMT_F16, EMU_RND_RN) & 0xFFFF;
+}
+
 static uint64_t atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad) {
     unsigned sz = emu_type_size(ty), k = emu_type_kind(ty);
     switch (mode) {
     case EMU_MODE_AADD:
         if (ty == EMU_T_F32) return emu_bits32(emu_f32(old) + emu_f32(v));
         if (ty == EMU_T_F64) return emu_bits64(emu_f64(old) + emu_f64(v));
+        if (ty == EMU_T_F16 || ty == EMU_T_BF16) return half_add(ty, old, v);
+        if (ty == EMU_T_F16X2 || ty == EMU_T_BF16X2) {
+            unsigned e = ty == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;
+            return half_add(e, old, v) | half_add(e, old >> 16, v >> 16) << 16;
+        }
         return emu_zext(old + v, sz);
     case EMU_MODE_AINC: return emu_zext(old, sz) >= emu_zext(v, sz) ? 0 : emu_zext(old + 1, sz);
     case EMU_MODE_ADEC: return (emu_zext(old, sz) == 0 || emu_zext(old, sz) > emu_zext(v, sz)) ? emu_zext(v, sz) : emu_zext(old - 1, sz);
@@ -273,7 +286,7 @@ static uint64_t atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v,
 static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest) {
     unsigned sz = emu_type_size(in->ty);
     unsigned ai = has_dest ? 1 : 0;
-    if (sz != 4 && sz != 8)
+    if (sz != 2 && sz != 4 && sz != 8)
         return emu_fault(b, t, in, "unsupported instruction", "atomics on .%s are not supported by the emulator", emu_type_name(in->ty));
     uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
     unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
@@ -282,7 +295,14 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     uint64_t v = EMU_R(t, in, ai + 1), c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;
     bool bad = false;
     uint64_t old;
-    if (sz == 4) {
+    if (sz == 2) {
+        uint16_t *q = (uint16_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
+        do {
+            n = (uint16_t)atom_apply(in->mode, in->ty, o, v, c, &bad);
+            if (bad) break;
+        } while (!__atomic_compare_exchange_n(q, &o, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        old = o;
+    } else if (sz == 4) {
         uint32_t *q = (uint32_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
         do {
             n = (uint32_t)atom_apply(in->mode, in->ty, o, v, c, &bad);

@@ -84,7 +84,7 @@ static const char *const sreg_names[] = {
 static const char *const ignored_mods[] = {
     "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc",
     "weak", "volatile", "mmio", "cta", "gpu", "sys", "cluster", "row", "col", "m8n8", "noinc",
-    "b16x2", "shared::cta", "shared::cluster", "global", "level", "ptr",
+    "b16x2", "shared::cta", "shared::cluster", "global", "level", "ptr", "noftz",
 };
 
 const char *emu_op_name(unsigned op) { return op < EMU_OP_COUNT ? op_names[op] : "?"; }

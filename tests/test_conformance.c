@@ -903,3 +903,101 @@ static void check_warp(Conf *c) {
                              k, (unsigned)out[32 * w + l][k], (unsigned)want[l][k]);
     }
 }
+
+/* ==== atomics.cu ==== */
+typedef struct Counters {
+    int32_t i32[8];
+    uint32_t u32[4];
+    uint64_t u64[4];
+    int64_t s64[2];
+    float f32[2];
+    double f64[2];
+    uint32_t h2;
+    uint16_t u16, pad;
+} Counters;
+
+CONFORMANCE(atomics)
+static void check_atomics(Conf *c) {
+    enum { BLOCKS = 6, BS = 96, NT = BLOCKS * BS };
+    Counters init = {.i32 = {0, INT32_MAX, INT32_MIN, -1, 0, 0, -1, 0}, .u32 = {0, 0, 0, 0},
+                     .u64 = {0, UINT64_MAX, 0, 0}, .s64 = {INT64_MAX, INT64_MIN}};
+    tile_devptr dc = dev_in(c, &init, sizeof init), dex = dev_in(c, NULL, NT * 4), dcas = dev_in(c, NULL, NT * 4),
+                dsh = dev_in(c, NULL, BLOCKS * 6 * 4);
+    run(c, "atomics", BLOCKS, BS, 0, (void *[]){&dc, &dex, &dcas, &dsh});
+    Counters got;
+    int32_t ex[NT], cas[NT], sh[BLOCKS][6];
+    dev_out(c, &got, dc, sizeof got);
+    dev_out(c, ex, dex, sizeof ex);
+    dev_out(c, cas, dcas, sizeof cas);
+    dev_out(c, sh, dsh, sizeof sh);
+    Counters w = init;
+    uint32_t inc = 0, dec = 0;
+    for (int t = 0; t < NT; t++) {
+        int32_t v = (int32_t)(((int64_t)t * 7919) % 1000) - 500;
+        w.i32[0] += v;
+        w.i32[1] = v < w.i32[1] ? v : w.i32[1];
+        w.i32[2] = v > w.i32[2] ? v : w.i32[2];
+        w.i32[3] &= ~(1 << (t % 31));
+        w.i32[4] |= 1 << (t % 29);
+        w.i32[5] ^= (int32_t)((uint32_t)t * 0x9E3779B1u);
+        inc = inc >= 99 ? 0 : inc + 1;
+        dec = (dec == 0 || dec > 1000) ? 1000 : dec - 1;
+        w.u32[2] += 3;
+        w.u32[3] += 5;
+        w.u64[0] += (uint64_t)t << 33;
+        uint64_t m = 0x100000000ull + (uint64_t)((t * 31) % 97);
+        w.u64[1] = m < w.u64[1] ? m : w.u64[1];
+        w.u64[2] = (uint64_t)t * 0x10000000000ull > w.u64[2] ? (uint64_t)t * 0x10000000000ull : w.u64[2];
+        w.u64[3] += 2;
+        int64_t sv = (int64_t)v * 1000000000ll;
+        w.s64[0] = sv < w.s64[0] ? sv : w.s64[0];
+        w.s64[1] = sv > w.s64[1] ? sv : w.s64[1];
+        w.f32[0] += 0.5f;
+        w.f32[1] += (float)(t % 4);
+        w.f64[0] += 0.25;
+        w.f64[1] += t;
+    }
+    w.u32[0] = inc;
+    w.u32[1] = dec;
+    for (int k = 0; k < 6; k++) cr_assert_eq(got.i32[k], w.i32[k], "[%s] i32 counter %d: got %d, want %d", c->name, k, got.i32[k], w.i32[k]);
+    cr_assert_eq(got.i32[7], NT, "[%s] CAS increments: %d", c->name, got.i32[7]);
+    for (int k = 0; k < 4; k++) cr_assert_eq(got.u32[k], w.u32[k], "[%s] u32 counter %d: got %u, want %u", c->name, k, got.u32[k], w.u32[k]);
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(got.u64[k], w.u64[k], "[%s] u64 counter %d: got %#llx, want %#llx", c->name, k, (unsigned long long)got.u64[k],
+                     (unsigned long long)w.u64[k]);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(got.s64[k], w.s64[k], "[%s] s64 counter %d", c->name, k);
+        cr_assert_eq(got.f32[k], w.f32[k], "[%s] f32 sum %d: got %g, want %g", c->name, k, got.f32[k], w.f32[k]);
+        cr_assert_eq(got.f64[k], w.f64[k], "[%s] f64 sum %d: got %g, want %g", c->name, k, got.f64[k], w.f64[k]);
+    }
+    /* f16x2: NT additions of (1, 0.5), exact while the sums are integers/halves below 2048 */
+    cr_assert_eq(got.h2, to_f16(NT * 1.0, RN) | to_f16(NT * 0.5, RN) << 16, "[%s] f16x2 sum %#x", c->name, got.h2);
+    cr_assert_eq(got.u16, NT, "[%s] 16-bit CAS increments: %u", c->name, got.u16);
+    /* exchange: the old values are -1 and every thread id but one (the last to exchange) */
+    bool seen[NT + 1] = {0};
+    int none = 0;
+    for (int t = 0; t < NT; t++) {
+        cr_assert(ex[t] >= -1 && ex[t] < NT && !seen[ex[t] + 1], "[%s] exchange handed out %d twice", c->name, ex[t]);
+        seen[ex[t] + 1] = true;
+    }
+    for (int t = 0; t < NT; t++) none += !seen[t + 1];
+    cr_assert(seen[0] && none == 1, "[%s] exchange chain broken", c->name);
+    bool seen_cas[NT] = {0};
+    for (int t = 0; t < NT; t++) {
+        cr_assert(cas[t] >= 0 && cas[t] < NT && !seen_cas[cas[t]], "[%s] CAS handed out %d twice", c->name, cas[t]);
+        seen_cas[cas[t]] = true;
+    }
+    for (int bl = 0; bl < BLOCKS; bl++) {
+        int32_t mn = INT32_MAX;
+        for (int t = bl * BS; t < (bl + 1) * BS; t++) {
+            int32_t v = (int32_t)(((int64_t)t * 7919) % 1000) - 500;
+            mn = v < mn ? v : mn;
+        }
+        cr_assert_eq(sh[bl][0], BS, "[%s] shared add", c->name);
+        cr_assert_eq(sh[bl][1], mn, "[%s] shared min", c->name);
+        cr_assert_eq(sh[bl][2], -1, "[%s] shared or", c->name);
+        cr_assert(sh[bl][3] > bl * BS && sh[bl][3] <= (bl + 1) * BS, "[%s] shared CAS winner %d", c->name, sh[bl][3]);
+        cr_assert_eq((uint32_t)sh[bl][4], (uint32_t)(BS * (BS - 1) / 2), "[%s] shared u64 add", c->name);
+        cr_assert_eq(sh[bl][5], 0, "[%s] shared u64 add (high)", c->name);
+    }
+}
