@@ -520,15 +520,17 @@ void emu_block_where(EmuBlock *b, Str *s) {
     enum { MAXG = 12 };
     WhereGroup g[MAXG];
     unsigned ng = 0, other = 0;
+    enum { NOT_STARTED = EMU_TS_DONE + 1 };
     for (uint32_t i = 0; i < b->nthreads; i++) {
         const EmuThread *t = &b->t[i];
-        uint32_t pc = t->state == EMU_TS_DONE ? 0 : t->pc;
-        const EmuFunc *fn = t->state == EMU_TS_DONE ? NULL : t->fn;
+        uint8_t state = t->state == EMU_TS_RUN && t->pc == 0 && t->depth == 0 && t->icount == 0 ? NOT_STARTED : t->state;
+        uint32_t pc = state >= EMU_TS_DONE ? 0 : t->pc;
+        const EmuFunc *fn = state >= EMU_TS_DONE ? NULL : t->fn;
         unsigned k = 0;
-        while (k < ng && !(g[k].fn == fn && g[k].pc == pc && g[k].state == t->state)) k++;
+        while (k < ng && !(g[k].fn == fn && g[k].pc == pc && g[k].state == state)) k++;
         if (k == ng) {
             if (ng == MAXG) { other++; continue; }
-            g[ng++] = (WhereGroup){fn, pc, 0, 0, t->state, -1, -1, {0}};
+            g[ng++] = (WhereGroup){fn, pc, 0, 0, state, -1, -1, {0}};
         }
         WhereGroup *w = &g[k];
         w->count++;
@@ -537,11 +539,12 @@ void emu_block_where(EmuBlock *b, Str *s) {
         w->lo = w->hi = i;
     }
     static const char *const state_text[] = {"running", "waiting at a barrier", "waiting at a warp-synchronous instruction",
-                                             "exited"};
+                                             "exited", "not started yet"};
     for (unsigned k = 0; k < ng; k++) {
         WhereGroup *w = &g[k];
         where_flush(w);
-        str_printf(s, "    %u thread%s (linear index %s) %s", w->count, w->count == 1 ? "" : "s", w->ranges.buf,
+        if (k) str_putc(s, '\n');
+        str_printf(s, "      %u thread%s (linear index %s) %s", w->count, w->count == 1 ? "" : "s", w->ranges.buf,
                    state_text[w->state]);
         if (w->fn) {
             const EmuIns *in = &w->fn->code[w->pc];
@@ -551,10 +554,9 @@ void emu_block_where(EmuBlock *b, Str *s) {
             if (w->fn != b->L->f) str_printf(s, " (in .func '%s')", w->fn->name);
             str_printf(s, ": %s", line);
         }
-        str_putc(s, '\n');
         str_free(&w->ranges);
     }
-    if (other) str_printf(s, "    %u more threads elsewhere\n", other);
+    if (other) str_printf(s, "\n      %u more threads elsewhere", other);
 }
 
 static uint64_t now_ns(void) {

@@ -156,7 +156,8 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
     __attribute__((format(printf, 5, 6)));
 
 /* Appends to s where the block's threads are: one line per distinct
- * location (function, PTX line, state) with the threads there. */
+ * location (function, PTX line, state) with the threads there (no final
+ * newline). */
 void emu_block_where(EmuBlock *b, Str *s);
 /* Slow-path check of the stop flag, the instruction limit of t (n more
  * instructions) and the launch's deadline; false after emu_fault. */
