@@ -527,7 +527,7 @@ static void check_cvt(Conf *c, Rng *rng) {
         b[i] = i % 3 == 0 ? (double)a[i] * (1 + 0x1p-30) : i % 3 == 1 ? (double)a[i] : u2d(rng_next(rng));
         if (i % 9 == 2) b[i] = ldexp(rng_uniform(rng, -1, 1), -(int)(rng_next(rng) % 150) - 120); /* tiny: f32/f16 subnormals */
         l[i] = i < ARRAY_LEN(speciall) ? speciall[i] : (int64_t)(rng_next(rng) >> (rng_next(rng) % 64));
-        if (i % 2) l[i] = -l[i];
+        if (i % 2) l[i] = (int64_t)(0 - (uint64_t)l[i]);
     }
     tile_devptr da = dev_in(c, a, n * 4), db = dev_in(c, b, n * 8), dl = dev_in(c, l, n * 8), dout = dev_in(c, NULL, n * NC * 8);
     int nn = (int)n;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "include/tile/tile.h"
 #include "runtime/device.h"
@@ -578,6 +579,17 @@ Test(stop, deadlocks_reported_at_once, .timeout = 60) {
                  (const char *[]){"barrier thread counts disagree", "barrier 3", NULL});
     dev_module_unload(m);
     cr_assert(seconds() - t0 < 30, "deadlocks took %.1f s to report", seconds() - t0);
+    /* lanes of a warp at different collectives, each needing the others */
+    static const char *warp = HEAD
+        ".visible .entry wdl()\n{\n .reg .pred %p<3>;\n .reg .b32 %r<4>;\n"
+        " mov.u32 %r1, %laneid;\n setp.lt.u32 %p1, %r1, 16;\n"
+        " @%p1 shfl.sync.idx.b32 %r2|%p2, %r1, 0, 31, -1;\n"     /* line 10 */
+        " @!%p1 bar.warp.sync -1;\n ret;\n}\n";               /* line 11 */
+    f = load(d, warp, "wdl", &m);
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){32, 1, 1}, 0, NULL, DEV_ERR_LAUNCH,
+                 (const char *[]){"deadlock", "16 threads (linear index 0-15) waiting at a warp-synchronous instruction at PTX line 10",
+                                  "16 threads (linear index 16-31) waiting at a warp-synchronous instruction at PTX line 11", NULL});
+    dev_module_unload(m);
     /* a barrier every live thread reaches, with others exited, completes */
     static const char *fine = HEAD
         ".visible .entry fine()\n{\n .reg .pred %p<2>;\n .reg .b32 %r<2>;\n"
@@ -655,4 +667,125 @@ Test(stop, env_timeout_bad_value) {
     cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
     tile_context_destroy(ctx);
     unsetenv("TILE_EMU_TIMEOUT");
+}
+
+/* ==== 5. calls and builtins ==== */
+
+/* Recursion through the param-space ABI, a pointer to the caller's local
+ * array used by the callee, and unbounded recursion stopped at the depth
+ * limit. */
+Test(calls, recursion_locals_and_overflow) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) fact(.param .b32 n)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<5>;\n"
+        " ld.param.b32 %r1, [n];\n setp.le.s32 %p1, %r1, 1;\n @%p1 bra $BASE;\n"
+        " add.s32 %r2, %r1, -1;\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], %r2;\n call.uni (q), fact, (a);\n ld.param.b32 %r3, [q];\n }\n"
+        " mul.lo.s32 %r4, %r3, %r1;\n st.param.b32 [r], %r4;\n ret;\n"
+        "$BASE:\n st.param.b32 [r], 1;\n ret;\n}\n"
+        ".func (.param .b32 r) sum3(.param .b64 p)\n{\n .reg .b32 %r<5>;\n .reg .b64 %rd<2>;\n"
+        " .local .align 4 .b8 mine[16];\n"
+        " ld.param.b64 %rd1, [p];\n ld.u32 %r1, [%rd1];\n ld.u32 %r2, [%rd1+4];\n ld.u32 %r3, [%rd1+8];\n"
+        " st.local.u32 [mine], %r1;\n ld.local.u32 %r1, [mine];\n"
+        " add.s32 %r4, %r1, %r2;\n add.s32 %r4, %r4, %r3;\n st.param.b32 [r], %r4;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out, .param .u32 depth)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<6>;\n"
+        " .local .align 8 .b8 arr[12];\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [depth];\n mov.u32 %r2, %tid.x;\n"
+        " add.s32 %r3, %r2, %r1;\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], %r3;\n call.uni (q), fact, (a);\n ld.param.b32 %r4, [q];\n }\n"
+        " st.local.u32 [arr], %r2;\n st.local.u32 [arr+4], 10;\n st.local.u32 [arr+8], 100;\n"
+        " mov.u64 %rd2, arr;\n cvta.local.u64 %rd3, %rd2;\n"
+        " { .param .b64 a; .param .b32 q;\n st.param.b64 [a], %rd3;\n call.uni (q), sum3, (a);\n ld.param.b32 %r5, [q];\n }\n"
+        " mul.wide.u32 %rd4, %r2, 8;\n add.s64 %rd5, %rd1, %rd4;\n st.global.u32 [%rd5], %r4;\n st.global.u32 [%rd5+4], %r5;\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 8 * 8);
+    uint32_t depth = 1;
+    void *params[] = {&out, &depth};
+    launch_ok(d, f, 1, 8, params);
+    uint32_t o[8][2];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    for (uint32_t i = 0; i < 8; i++) {
+        uint32_t fact = 1;
+        for (uint32_t k = 2; k <= i + 1; k++) fact *= k;
+        cr_assert_eq(o[i][0], fact, "thread %u: fact %u", i, o[i][0]);
+        cr_assert_eq(o[i][1], i + 110, "thread %u: sum3 %u", i, o[i][1]);
+    }
+    depth = 5000; /* fact(5000) recurses past the depth limit */
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"call stack overflow", "more than 1024 nested calls", "in .func 'fact'", NULL});
+    depth = 1;
+    launch_ok(d, f, 1, 8, params);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Runs f with stdout captured; returns the text (malloc'd). */
+static char *captured_launch(TileDevice *d, TileDevFunction *f, unsigned grid, unsigned block, void **params, DevStatus *st) {
+    char path[] = "/tmp/tile-emu-forms-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    fflush(stdout);
+    int saved = dup(1);
+    dup2(fd, 1);
+    *st = dev_launch(f, grid, 1, 1, block, 1, 1, 0, NULL, params);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    close(fd);
+    size_t len;
+    char *text = read_file(path, &len);
+    unlink(path);
+    cr_assert(text);
+    (void)d;
+    return text;
+}
+
+/* vprintf and __assertfail, as nvcc calls them; output past 1 MiB is dropped with a note. */
+Test(calls, printf_and_assert) {
+    static const char *ptx = HEAD
+        ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);\n"
+        ".extern .func __assertfail(.param .b64 m, .param .b64 f, .param .b32 l, .param .b64 fn, .param .b64 cs);\n"
+        ".global .align 1 .b8 fmt[20] = {116, 37, 100, 32, 37, 115, 32, 37, 46, 49, 102, 32, 37, 99, 10, 0};\n" /* "t%d %s %.1f %c\n" */
+        ".global .align 1 .b8 word[3] = {104, 105, 0};\n"                                                        /* "hi" */
+        ".global .align 1 .b8 msg[4] = {120, 62, 48, 0};\n"                                                      /* "x>0" */
+        ".visible .entry k(.param .u32 mode, .param .u64 ret)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<10>;\n"
+        " .local .align 8 .b8 buf[32];\n"
+        " mov.u32 %r1, %tid.x;\n ld.param.u32 %r2, [mode];\n setp.eq.u32 %p1, %r2, 1;\n @%p1 bra $ASSERT;\n"
+        " mov.u64 %rd1, buf;\n cvta.local.u64 %rd2, %rd1;\n"
+        " st.local.u32 [buf], %r1;\n mov.u64 %rd3, word;\n cvta.global.u64 %rd4, %rd3;\n st.local.u64 [buf+8], %rd4;\n"
+        " mov.u64 %rd5, 4612811918334230528;\n st.local.u64 [buf+16], %rd5;\n st.local.u32 [buf+24], 90;\n" /* 2.5, 'Z' */
+        " mov.u64 %rd6, fmt;\n cvta.global.u64 %rd7, %rd6;\n"
+        " { .param .b64 p0; st.param.b64 [p0], %rd7;\n .param .b64 p1; st.param.b64 [p1], %rd2;\n .param .b32 r;\n"
+        "   call.uni (r), vprintf, (p0, p1);\n ld.param.b32 %r3, [r];\n }\n"
+        " ld.param.u64 %rd8, [ret];\n st.global.u32 [%rd8], %r3;\n ret;\n"
+        "$ASSERT:\n mov.u64 %rd6, msg;\n cvta.global.u64 %rd7, %rd6;\n mov.u64 %rd3, word;\n cvta.global.u64 %rd4, %rd3;\n"
+        " { .param .b64 a0; st.param.b64 [a0], %rd7;\n .param .b64 a1; st.param.b64 [a1], %rd4;\n .param .b32 a2; st.param.b32 [a2], 42;\n"
+        "   .param .b64 a3; st.param.b64 [a3], %rd4;\n .param .b64 a4; st.param.b64 [a4], 1;\n"
+        "   call.uni __assertfail, (a0, a1, a2, a3, a4);\n }\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t ret = buffer(d, NULL, 4);
+    uint32_t mode = 0;
+    void *params[] = {&mode, &ret};
+    DevStatus st;
+    char *text = captured_launch(d, f, 2, 3, params, &st);
+    cr_assert_eq(st, DEV_OK, "%s", dev_last_error(d));
+    cr_assert_str_eq(text, "t0 hi 2.5 Z\nt1 hi 2.5 Z\nt2 hi 2.5 Z\nt0 hi 2.5 Z\nt1 hi 2.5 Z\nt2 hi 2.5 Z\n");
+    free(text);
+    uint32_t r;
+    cr_assert_eq(dev_memcpy_dtoh(d, &r, ret, 4), DEV_OK);
+    cr_assert_eq(r, 4u, "vprintf returns the number of arguments: %u", r);
+    /* 2 x 1024 threads x 12 bytes fit; 200 blocks do not: the rest is dropped, with a note */
+    text = captured_launch(d, f, 200, 1024, params, &st);
+    cr_assert_eq(st, DEV_OK, "%s", dev_last_error(d));
+    cr_assert(strlen(text) <= (1 << 20) + 200 && strstr(text, "beyond 1048576 bytes was dropped"), "%zu bytes", strlen(text));
+    free(text);
+    mode = 1;
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"assertion failed", "hi:42: hi: Assertion `x>0` failed.", NULL});
+    dev_module_unload(m);
+    dev_close(d);
 }
