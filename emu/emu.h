@@ -10,15 +10,19 @@
  *                registers also live in slots (constants are copied into each
  *                thread's register file from a template), so an operand read
  *                is always `r[slot]` with no kind test.
+ *      module.c  then checks the module as a whole and places its
+ *                variables (emu_module_finalize).
  *   2. exec.c    schedules a grid: blocks on host worker threads, threads of
  *                a block run one at a time until they block on a barrier or
  *                a warp-collective instruction, which fire once every
  *                participant has arrived.  Hot instruction forms have a
  *                pre-selected fast path (EmuIns.fast); everything else goes
  *                through the family executors below.
- *   3. exec_int.c / exec_float.c / exec_mem.c / exec_warp.c implement the
- *                instruction families; exec_mem.c also owns bounds checking
- *                (memcheck) and the shared-memory race detector.
+ *   3. exec_int.c / exec_float.c / exec_mem.c / exec_warp.c / exec_mma.c
+ *                implement the instruction families; exec_mem.c also owns
+ *                bounds checking (memcheck) and the shared-memory race
+ *                detector; exec_call.c calls, frames and the builtins
+ *                (vprintf, __assertfail).
  *   4. fpconv.c  exact IEEE conversions (f64/f32 -> f16/bf16/tf32/f32 with
  *                every rounding mode).
  *
@@ -422,6 +426,9 @@ enum {
 /* Parse `ptx` into a module; globals are allocated in `mem`.  On failure
  * returns NULL and sets *err (malloc'd, "ptx:LINE: message"). */
 EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err);
+/* The whole-module steps after parsing (module.c): checks, global
+ * variables, symbol addresses, fast paths.  On failure sets *err. */
+bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err);
 void emu_module_free(EmuModule *m);
 EmuFunc *emu_module_find(EmuModule *m, const char *name);
 

@@ -11,10 +11,18 @@
  *      fire as soon as every live lane of the member mask waits at one;
  *      when every live thread waits at a barrier it is released (named
  *      barriers with a thread count release at that count).  A round with
- *      no progress is a deadlock and is reported.
+ *      no progress is a deadlock, reported with where every thread waits.
  *   3. run_thread() is the interpreter: guard test, then a switch on the
- *      pre-selected fast form (common 32/64-bit integer, f32 and global
- *      memory forms), control flow, and the family executors for the rest.
+ *      pre-selected fast form (common 32/64-bit integer, f32, global and
+ *      shared memory, kernel-parameter forms), control flow (call and ret
+ *      switch frames, exec_call.c), and the family executors for the rest.
+ *   4. Every launch can be stopped: at backward branches (and between
+ *      block rounds, and between blocks) every EMU_CHECK_EVERY instructions
+ *      a thread looks at the stop flag, its instruction limit and the
+ *      launch's deadline; past the deadline the launch fails with a report
+ *      of where the block's threads are (emu_block_where).
+ *   5. printf output is kept per block and written in block order when the
+ *      launch ends.
  * Exited threads count as arrived at bar.sync (as on the hardware) and are
  * dropped from warp member masks. */
 #include "emu/exec.h"
