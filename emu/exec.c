@@ -470,6 +470,7 @@ static void init_threads(EmuBlock *b) {
         t->state = EMU_TS_RUN;
         t->bar_id = 0;
         t->bar_count = 0;
+        t->carry = 0;
         t->depth = 0;
         t->icount = 0;
         t->linear = i;
