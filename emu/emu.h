@@ -10,15 +10,19 @@
  *                registers also live in slots (constants are copied into each
  *                thread's register file from a template), so an operand read
  *                is always `r[slot]` with no kind test.
+ *      module.c  then checks the module as a whole and places its
+ *                variables (emu_module_finalize).
  *   2. exec.c    schedules a grid: blocks on host worker threads, threads of
  *                a block run one at a time until they block on a barrier or
  *                a warp-collective instruction, which fire once every
  *                participant has arrived.  Hot instruction forms have a
  *                pre-selected fast path (EmuIns.fast); everything else goes
  *                through the family executors below.
- *   3. exec_int.c / exec_float.c / exec_mem.c / exec_warp.c implement the
- *                instruction families; exec_mem.c also owns bounds checking
- *                (memcheck) and the shared-memory race detector.
+ *   3. exec_int.c / exec_float.c / exec_mem.c / exec_warp.c / exec_mma.c
+ *                implement the instruction families; exec_mem.c also owns
+ *                bounds checking (memcheck) and the shared-memory race
+ *                detector; exec_call.c calls, frames and the builtins
+ *                (vprintf, __assertfail).
  *   4. fpconv.c  exact IEEE conversions (f64/f32 -> f16/bf16/tf32/f32 with
  *                every rounding mode).
  *
@@ -35,8 +39,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "support/support.h"
+#include "support/target.h"
 
 /* ---- instructions: EMU_OP(enum, ptx name, semantics) ----
  * The name is matched against the longest dot-separated prefix of the
@@ -53,6 +59,9 @@
     X(SUB, "sub", "d = a - b") \
     X(MUL, "mul", "d = a * b; integers .lo/.hi/.wide, floats rounded") \
     X(MAD, "mad", "d = a * b + c; integers .lo/.hi/.wide, floats as fma") \
+    X(ADDC, "addc", "d = a + b + CF (the carry flag); .cc: CF = carry out (add.cc, sub.cc, mad.cc set CF too)") \
+    X(SUBC, "subc", "d = a - (b + CF); .cc: CF = borrow out (sub.cc: CF = a < b)") \
+    X(MADC, "madc", "d = lo/hi(a * b) + c + CF; .cc: CF = carry out") \
     X(MUL24, "mul24", "d = low 24 bits of a * low 24 bits of b (.lo/.hi)") \
     X(MAD24, "mad24", "d = mul24(a, b) + c") \
     X(SAD, "sad", "d = |a - b| + c") \
@@ -102,7 +111,9 @@
     X(BARRIER, "barrier", "barrier.sync[.aligned]: block barrier a (thread count b)") \
     X(SHFL, "shfl", "shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, mask: read a from another lane") \
     X(VOTE, "vote", "vote.sync.{all,any,uni}.pred / .ballot.b32 over the member mask") \
-    X(ACTIVEMASK, "activemask", "d = mask of the warp's lanes that have not exited") \
+    X(MATCH, "match", "match.any.sync.b32/b64 d, a, mask: d = lanes of the mask whose a equals this lane's; match.all: d = mask if all are equal, else 0 (p: whether)") \
+    X(REDUX, "redux", "redux.sync.{add,min,max}.{u32,s32} / {and,or,xor}.b32 d, a, mask: d = the operation over a of every lane of the mask") \
+    X(ACTIVEMASK, "activemask", "d = mask of the warp's lanes at this instruction together (when every lane waits or exited)") \
     X(ATOM, "atom", "d = mem[a]; mem[a] = op(mem[a], b [, c]) atomically") \
     X(RED, "red", "mem[a] = op(mem[a], b) atomically") \
     X(MEMBAR, "membar", "memory barrier (no effect: the emulator is sequentially consistent per block)") \
@@ -115,6 +126,19 @@
     X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
     X(LDMATRIX, "ldmatrix", "warp-collective: lane l gets, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8; f32/f16/s32 accumulators)")
+
+/* ---- functions the emulator provides: EMU_BUILTIN(enum, name, semantics) ----
+ * A call to an `.extern .func` of one of these names, with no body in the
+ * module, runs the builtin (exec_call.c). */
+#define EMU_BUILTINS(X) \
+    X(VPRINTF, "vprintf", "printf(fmt, args): fmt a generic char*, args a buffer of naturally aligned values; returns the argument count") \
+    X(ASSERTFAIL, "__assertfail", "assert() failed: report message, file, line and function, and stop the launch")
+enum {
+    EMU_BUILTIN_NONE,
+#define X(e, n, s) EMU_BUILTIN_##e,
+    EMU_BUILTINS(X)
+#undef X
+};
 
 typedef enum EmuOp {
 #define X(e, n, s) EMU_OP_##e,
@@ -297,8 +321,12 @@ typedef struct EmuFunc {
     uint32_t local_size;     /* .local declarations, bytes */
     uint32_t reqntid[3], maxntid[3];
     bool uses_warp_sync;     /* has warp-collective instructions */
+    uint32_t shared_used;    /* entry: static shared bytes it and its callees use (the GPU's view) */
     EmuSymFix *symfix;       /* constant slots holding symbol addresses */
     uint32_t nsymfix;
+    uint32_t *local_slots;   /* the constant slots among them holding .local addresses */
+    uint32_t nlocal_slots;
+    int builtin;             /* EmuBuiltin of an undefined .extern .func the emulator provides (vprintf, ...) */
 } EmuFunc;
 
 /* A module-level or function-level variable with an address. */
@@ -329,6 +357,7 @@ typedef struct EmuModule {
     uint32_t shared_static; /* bytes of static shared memory (all .shared in the module) */
     uint32_t shared_dyn_align;
     uint32_t shared_dyn_offset; /* where `extern .shared` arrays start */
+    const Target *target;   /* from `.target`; NULL: not in the table (limits: the largest of any target) */
     EmuMem *mem;            /* where the globals live */
 } EmuModule;
 
@@ -337,6 +366,7 @@ typedef struct EmuAlloc {
     uint64_t addr, size;
     uint8_t *host;
     bool module_var;        /* a .global/.const of a loaded module */
+    bool readonly;          /* a .const variable: kernels may not write it */
 } EmuAlloc;
 
 struct EmuMem {
@@ -366,15 +396,39 @@ typedef struct EmuOptions {
     bool racecheck;             /* detect shared-memory hazards between barriers */
     unsigned host_threads;      /* worker threads for blocks; 0: one per core */
     uint64_t max_instructions;  /* per-thread watchdog; 0: unlimited */
+    double timeout_seconds;     /* a launch running longer fails; 0: no limit */
+    FILE *printf_out;           /* where device printf output goes; NULL: stdout */
 } EmuOptions;
 
 typedef struct EmuLaunchStats {
     uint64_t instructions;      /* executed thread-instructions */
 } EmuLaunchStats;
 
+/* Limits.  Shared memory: the PTX's target (support/target.h), or the
+ * largest of any target when it is not in the table.  Launch dimensions:
+ * CUDA's limits, the same for every target since sm_30. */
+uint64_t emu_smem_static_limit(const Target *t);
+uint64_t emu_smem_dynamic_limit(const Target *t);
+enum {
+    EMU_PTX_MAJOR_MAX = 9,            /* .version up to 9.x (what ptxas of CUDA 13 reads) */
+    EMU_MAX_LOCAL = 1u << 30,         /* bytes of .local per function: keeps sizes far from wrapping */
+    EMU_MAX_BAR_ID = 15,              /* bar.sync ids 0..15 */
+    EMU_MAX_CALL_DEPTH = 1024,        /* nested calls per thread (the GPU's limit is its stack size) */
+    EMU_DEFAULT_TIMEOUT_SECONDS = 600, /* a launch's time budget when none is given */
+    EMU_PRINTF_LIMIT = 1 << 20,       /* bytes of printf output kept per launch (CUDA's default FIFO); the rest is dropped */
+};
+#define EMU_MAX_GRID_X 2147483647u    /* gridDim.x <= 2^31 - 1 */
+#define EMU_MAX_GRID_YZ 65535u        /* gridDim.y, gridDim.z */
+#define EMU_MAX_BLOCK_THREADS 1024u   /* threads per block */
+#define EMU_MAX_BLOCK_XY 1024u        /* blockDim.x, blockDim.y */
+#define EMU_MAX_BLOCK_Z 64u           /* blockDim.z */
+
 /* Parse `ptx` into a module; globals are allocated in `mem`.  On failure
  * returns NULL and sets *err (malloc'd, "ptx:LINE: message"). */
 EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err);
+/* The whole-module steps after parsing (module.c): checks, global
+ * variables, symbol addresses, fast paths.  On failure sets *err. */
+bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err);
 void emu_module_free(EmuModule *m);
 EmuFunc *emu_module_find(EmuModule *m, const char *name);
 

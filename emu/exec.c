@@ -11,10 +11,18 @@
  *      fire as soon as every live lane of the member mask waits at one;
  *      when every live thread waits at a barrier it is released (named
  *      barriers with a thread count release at that count).  A round with
- *      no progress is a deadlock and is reported.
+ *      no progress is a deadlock, reported with where every thread waits.
  *   3. run_thread() is the interpreter: guard test, then a switch on the
- *      pre-selected fast form (common 32/64-bit integer, f32 and global
- *      memory forms), control flow, and the family executors for the rest.
+ *      pre-selected fast form (common 32/64-bit integer, f32, global and
+ *      shared memory, kernel-parameter forms), control flow (call and ret
+ *      switch frames, exec_call.c), and the family executors for the rest.
+ *   4. Every launch can be stopped: at backward branches (and between
+ *      block rounds, and between blocks) every EMU_CHECK_EVERY instructions
+ *      a thread looks at the stop flag, its instruction limit and the
+ *      launch's deadline; past the deadline the launch fails with a report
+ *      of where the block's threads are (emu_block_where).
+ *   5. printf output is kept per block and written in block order when the
+ *      launch ends.
  * Exited threads count as arrived at bar.sync (as on the hardware) and are
  * dropped from warp member masks. */
 #include "emu/exec.h"
@@ -25,6 +33,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- fast forms ---- */
@@ -89,24 +98,22 @@ uint8_t emu_fast_select(const EmuIns *in) {
     case EMU_OP_MIN: case EMU_OP_MAX:
         if (in->ty == EMU_T_S32 && !in->flags) return in->op == EMU_OP_MIN ? FAST_MIN_S32 : FAST_MAX_S32;
         return FAST_NONE;
-    case EMU_OP_LD: case EMU_OP_LDU:
-        if (in->space == EMU_SP_GLOBAL) {
-            if (in->vec == 1 && sz == 4) return FAST_LDG32;
-            if (in->vec == 1 && sz == 8) return FAST_LDG64;
-            if (in->vec == 4 && sz == 4) return FAST_LDG128;
+    case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: {
+        /* the value operand: one register, or a vector of in->vec registers */
+        unsigned ai = in->op == EMU_OP_ST ? 0 : 1, vi = 1 - ai;
+        if (in->nops != 2 || in->ok[ai] != EMU_OK_ADDR) return FAST_NONE;
+        bool scalar = in->vec == 1 && in->ok[vi] == EMU_OK_REG;
+        bool vec4 = in->vec == 4 && in->ok[vi] == EMU_OK_VEC && in->on[vi] == 4;
+        bool ld = in->op != EMU_OP_ST;
+        if (in->space == EMU_SP_GLOBAL || in->op == EMU_OP_LDU) {
+            if (scalar && sz == 4) return ld ? FAST_LDG32 : FAST_STG32;
+            if (scalar && sz == 8) return ld ? FAST_LDG64 : FAST_STG64;
+            if (vec4 && sz == 4) return ld ? FAST_LDG128 : FAST_STG128;
         }
-        if (in->space == EMU_SP_SHARED && in->vec == 1 && sz == 4) return FAST_LDS32;
-        if (in->space == EMU_SP_PARAM && in->vec == 1 && (sz == 4 || sz == 8) && in->o[1] >= EMU_SLOT_SREG)
-            return FAST_NONE; /* param addresses go through the checked path */
-        return FAST_NONE;
-    case EMU_OP_ST:
-        if (in->space == EMU_SP_GLOBAL) {
-            if (in->vec == 1 && sz == 4) return FAST_STG32;
-            if (in->vec == 1 && sz == 8) return FAST_STG64;
-            if (in->vec == 4 && sz == 4) return FAST_STG128;
-        }
-        if (in->space == EMU_SP_SHARED && in->vec == 1 && sz == 4) return FAST_STS32;
-        return FAST_NONE;
+        if (in->space == EMU_SP_SHARED && scalar && sz == 4) return ld ? FAST_LDS32 : FAST_STS32;
+        if (in->space == EMU_SP_PARAM && ld && scalar && (sz == 4 || sz == 8)) return sz == 4 ? FAST_LDP32 : FAST_LDP64;
+        return FAST_NONE; /* param, local, const and generic addresses go through the checked path */
+    }
     case EMU_OP_CVTA:
         return in->space == EMU_SP_GLOBAL ? FAST_CVTA_ID : FAST_NONE;
     }
@@ -124,6 +131,7 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
         char line[256];
             emu_module_line(L->m, in->line, line, sizeof line);
         str_printf(&s, "    at kernel '%s', PTX line %u: %s\n", L->f->name, in->line, line);
+        if (t && t->fn != L->f) str_printf(&s, "    in .func '%s' (call depth %u)\n", t->fn->name, t->depth);
     } else {
         str_printf(&s, "    in kernel '%s'\n", L->f->name);
     }
@@ -155,14 +163,6 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
     case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP:
         return true;
-    case EMU_OP_ACTIVEMASK: {
-        /* lanes run one after another: a lane that exited during this
-         * round was still active, on the GPU, when this lane got here */
-        uint32_t base = t->linear & ~31u, n = b->nthreads - base < 32 ? b->nthreads - base : 32;
-        uint32_t all = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
-        EMU_R(t, in, 0) = all & ~b->exited[t->linear / 32];
-        return true;
-    }
     case EMU_OP_RCP: case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN:
     case EMU_OP_COS: case EMU_OP_TANH: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: case EMU_OP_FMA:
         return emu_exec_float(b, t, in);
@@ -209,12 +209,11 @@ static inline uint64_t canon32(float f) { return f != f ? 0x7FFFFFFFu : emu_bits
 
 /* Runs t until it blocks, exits or faults.  Returns false on a fault. */
 static bool run_thread(EmuBlock *b, EmuThread *t) {
-    const EmuFunc *f = b->L->f;
+    const EmuFunc *f = t->fn;
     const EmuIns *code = f->code;
     uint64_t *r = t->r;
     uint32_t pc = t->pc;
-    uint64_t n = 0;
-    const uint64_t maxi = b->L->opt->max_instructions;
+    uint64_t n = 0, check = EMU_CHECK_EVERY;
     bool ok = true;
     for (;;) {
         const EmuIns *in = &code[pc];
@@ -376,33 +375,71 @@ static bool run_thread(EmuBlock *b, EmuThread *t) {
             pc++;
             continue;
         }
+        case FAST_LDP32: case FAST_LDP64: { /* kernel parameters; anything else takes the checked path */
+            uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
+            unsigned sz = in->fast == FAST_LDP32 ? 4 : 8;
+            if (a + sz > b->L->param_size) break;
+            uint64_t v = 0;
+            memcpy(&v, b->L->params + a, sz);
+            r[in->o[0]] = v;
+            pc++;
+            continue;
+        }
         case FAST_CVTA_ID: r[in->o[0]] = r[in->o[1]]; pc++; continue;
         default: break;
         }
         /* control flow and blocking instructions */
         switch (in->op) {
         case EMU_OP_BRA:
-            if (in->target <= pc && maxi && t->icount + n > maxi) {
+            if (in->target <= pc && n >= check) { /* a loop: look at the clock now and then */
                 t->pc = pc;
-                ok = emu_fault(b, t, in, "watchdog: instruction limit reached",
-                               "the thread executed more than %" PRIu64 " instructions (EmuOptions.max_instructions)", maxi);
-                goto out;
+                if (!(ok = emu_check_budget(b, t, in, n))) goto out;
+                check = n + EMU_CHECK_EVERY;
             }
             pc = in->target;
             continue;
-        case EMU_OP_RET: case EMU_OP_EXIT:
+        case EMU_OP_CALL:
+            t->pc = pc;
+            if (!(ok = emu_call(b, t, in))) goto out;
+            f = t->fn;
+            code = f->code;
+            r = t->r;
+            pc = t->pc;
+            continue;
+        case EMU_OP_RET:
+            if (t->depth) {
+                t->pc = pc;
+                if (!(ok = emu_ret(b, t))) goto out;
+                f = t->fn;
+                code = f->code;
+                r = t->r;
+                pc = t->pc;
+                continue;
+            }
             t->state = EMU_TS_DONE;
             goto out;
-        case EMU_OP_BAR: case EMU_OP_BARRIER:
+        case EMU_OP_EXIT:
+            t->state = EMU_TS_DONE;
+            goto out;
+        case EMU_OP_BAR: case EMU_OP_BARRIER: {
             if (in->flags & (EMU_F(ARRIVE) | EMU_F(REDOP))) {
                 ok = emu_fault(b, t, in, "unsupported instruction", "bar.arrive and bar.red are not supported by the emulator");
                 goto out;
             }
+            uint64_t id = in->nops >= 1 ? (uint32_t)r[in->o[0]] : 0, cnt = in->nops >= 2 ? (uint32_t)r[in->o[1]] : 0;
+            if (id > EMU_MAX_BAR_ID || (in->nops >= 2 && (cnt == 0 || cnt % 32 || cnt > EMU_MAX_BLOCK_THREADS))) {
+                t->pc = pc;
+                if (id > EMU_MAX_BAR_ID) ok = emu_fault(b, t, in, "invalid barrier", "barrier number %" PRIu64 " (of 0..15)", id);
+                else ok = emu_fault(b, t, in, "invalid barrier", "thread count %" PRIu64 " is not a multiple of 32 in 32..1024", cnt);
+                goto out;
+            }
             t->state = EMU_TS_BAR;
-            t->bar_id = in->nops >= 1 ? (uint8_t)r[in->o[0]] : 0;
-            t->bar_count = in->nops >= 2 ? (uint32_t)r[in->o[1]] : 0;
+            t->bar_id = (uint8_t)id;
+            t->bar_count = (uint32_t)cnt;
             goto out;
+        }
         case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_LDMATRIX: case EMU_OP_MMA:
+        case EMU_OP_MATCH: case EMU_OP_REDUX: case EMU_OP_ACTIVEMASK:
             t->state = EMU_TS_WARP;
             goto out;
         default:
@@ -426,15 +463,22 @@ static void init_threads(EmuBlock *b) {
     uint32_t nwarps = (b->nthreads + 31) / 32;
     for (uint32_t i = 0; i < b->nthreads; i++) {
         EmuThread *t = &b->t[i];
-        memset(t, 0, sizeof *t);
+        t->fn = f;
         t->r = b->regs + (size_t)i * f->nslots;
         memcpy(t->r, f->slot_init, f->nslots * sizeof(uint64_t));
+        t->pc = 0;
+        t->state = EMU_TS_RUN;
+        t->bar_id = 0;
+        t->bar_count = 0;
+        t->carry = 0;
+        t->depth = 0;
+        t->icount = 0;
         t->linear = i;
         t->lane = (uint16_t)(i & 31);
         t->tid[0] = i % L->block[0];
         t->tid[1] = (i / L->block[0]) % L->block[1];
         t->tid[2] = i / (L->block[0] * L->block[1]);
-        t->local = b->local + (size_t)i * b->local_size;
+        if (t->frames) t->frames[0] = emu_frame0(b, t); /* call stacks are kept across blocks */
         uint64_t *s = t->r + EMU_SLOT_SREG;
         for (int k = 0; k < 3; k++) {
             s[EMU_SREG_TID_X + k] = t->tid[k];
@@ -456,17 +500,133 @@ static void init_threads(EmuBlock *b) {
         s[EMU_SREG_TOTAL_SMEM] = L->shared_size;
         s[EMU_SREG_WARPSZ] = 32;
     }
+    if (b->fparam_size) memset(b->fparams, 0, (size_t)b->nthreads * b->fparam_size);
 }
 
-/* Fires one complete warp-collective group of warp w, if any. */
+/* ---- where the threads are: timeout and deadlock reports ---- */
+typedef struct WhereGroup {
+    const EmuFunc *fn;
+    uint32_t pc, count, nranges;
+    uint8_t state;
+    int64_t lo, hi;   /* the open range of linear thread indices */
+    Str ranges;
+} WhereGroup;
+
+static void where_flush(WhereGroup *g) {
+    if (g->lo < 0) return;
+    if (g->nranges < 6) {
+        if (g->nranges) str_putc(&g->ranges, ',');
+        if (g->lo == g->hi) str_printf(&g->ranges, "%lld", (long long)g->lo);
+        else str_printf(&g->ranges, "%lld-%lld", (long long)g->lo, (long long)g->hi);
+    } else if (g->nranges == 6) {
+        str_puts(&g->ranges, ",...");
+    }
+    g->nranges++;
+    g->lo = g->hi = -1;
+}
+
+void emu_block_where(EmuBlock *b, Str *s) {
+    enum { MAXG = 12 };
+    WhereGroup g[MAXG];
+    unsigned ng = 0, other = 0;
+    enum { NOT_STARTED = EMU_TS_DONE + 1 };
+    for (uint32_t i = 0; i < b->nthreads; i++) {
+        const EmuThread *t = &b->t[i];
+        uint8_t state = t->state == EMU_TS_RUN && t->pc == 0 && t->depth == 0 && t->icount == 0 ? NOT_STARTED : t->state;
+        uint32_t pc = state >= EMU_TS_DONE ? 0 : t->pc;
+        const EmuFunc *fn = state >= EMU_TS_DONE ? NULL : t->fn;
+        unsigned k = 0;
+        while (k < ng && !(g[k].fn == fn && g[k].pc == pc && g[k].state == state)) k++;
+        if (k == ng) {
+            if (ng == MAXG) { other++; continue; }
+            g[ng++] = (WhereGroup){fn, pc, 0, 0, state, -1, -1, {0}};
+        }
+        WhereGroup *w = &g[k];
+        w->count++;
+        if (w->hi >= 0 && w->hi == (int64_t)i - 1) { w->hi = i; continue; }
+        where_flush(w);
+        w->lo = w->hi = i;
+    }
+    static const char *const state_text[] = {"running", "waiting at a barrier", "waiting at a warp-synchronous instruction",
+                                             "exited", "not started yet"};
+    for (unsigned k = 0; k < ng; k++) {
+        WhereGroup *w = &g[k];
+        where_flush(w);
+        if (k) str_putc(s, '\n');
+        str_printf(s, "      %u thread%s (linear index %s) %s", w->count, w->count == 1 ? "" : "s", w->ranges.buf,
+                   state_text[w->state]);
+        if (w->fn) {
+            const EmuIns *in = &w->fn->code[w->pc];
+            char line[256];
+            emu_module_line(b->L->m, in->line, line, sizeof line);
+            str_printf(s, " at PTX line %u", in->line);
+            if (w->fn != b->L->f) str_printf(s, " (in .func '%s')", w->fn->name);
+            str_printf(s, ": %s", line);
+        }
+        str_free(&w->ranges);
+    }
+    if (other) str_printf(s, "\n      %u more threads elsewhere", other);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The timeout report: fault text plus where the block's threads are. */
+static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    Str w = {0};
+    emu_block_where(b, &w);
+    bool r = emu_fault(b, t, in, "timeout: the launch did not finish in time",
+                       "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds); "
+                       "block (%u,%u,%u) has %u threads:\n%s",
+                       b->L->opt->timeout_seconds, b->ctaid[0], b->ctaid[1], b->ctaid[2], b->nthreads, w.buf ? w.buf : "");
+    str_free(&w);
+    return r;
+}
+
+bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n) {
+    EmuLaunch *L = b->L;
+    if (atomic_load_explicit(&L->stop, memory_order_relaxed)) {
+        b->faulted = true;
+        return false; /* another block failed: its report stands */
+    }
+    uint64_t maxi = L->opt->max_instructions;
+    if (t && maxi && t->icount + n > maxi)
+        return emu_fault(b, t, in, "watchdog: instruction limit reached",
+                         "the thread executed more than %" PRIu64 " instructions (EmuOptions.max_instructions)", maxi);
+    if (L->deadline_ns && now_ns() >= L->deadline_ns) return timeout_fault(b, t, in);
+    return true;
+}
+
+/* Fires one complete warp-collective group of warp w, if any.  Called
+ * when no lane of the warp can run: every lane has exited or waits. */
 static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
     *fired = false;
-    const EmuFunc *f = b->L->f;
     uint32_t base = w * 32, n = b->nthreads - base < 32 ? b->nthreads - base : 32;
     for (uint32_t lead = 0; lead < n; lead++) {
         EmuThread *tl = &b->t[base + lead];
         if (tl->state != EMU_TS_WARP) continue;
-        const EmuIns *il = &f->code[tl->pc];
+        const EmuIns *il = &tl->fn->code[tl->pc];
+        if (il->op == EMU_OP_ACTIVEMASK) {
+            /* the lanes that reached this activemask together (on the same path) are the active ones;
+             * the others went on to wait elsewhere, or exited */
+            uint32_t mask = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                const EmuThread *ti = &b->t[base + i];
+                if (ti->state == EMU_TS_WARP && ti->fn == tl->fn && ti->pc == tl->pc) mask |= 1u << i;
+            }
+            for (uint32_t i = 0; i < n; i++) {
+                EmuThread *ti = &b->t[base + i];
+                if (!(mask >> i & 1)) continue;
+                EMU_R(ti, il, 0) = mask;
+                ti->pc++;
+                ti->state = EMU_TS_RUN;
+            }
+            *fired = true;
+            return true;
+        }
         uint32_t mask = emu_warp_mask(tl, il);
         if (!(mask & (1u << lead)))
             return emu_fault(b, tl, il, "invalid warp-synchronous instruction",
@@ -479,13 +639,10 @@ static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
             EmuThread *ti = &b->t[base + i];
             if (ti->state == EMU_TS_DONE) continue;
             if (ti->state != EMU_TS_WARP) { ready = false; break; }
-            const EmuIns *ii = &f->code[ti->pc];
-            if (ii->op != il->op) {
-                char line[256];
-            emu_module_line(b->L->m, ii->line, line, sizeof line);
-                return emu_fault(b, tl, il, "divergent warp-synchronous instructions",
-                                 "lane %u of the member mask waits at PTX line %u: %s", i, ii->line, line);
-            }
+            /* a member waiting at another kind of collective may belong to a group that fires first
+             * (lanes 16-31 shuffle among themselves while 0-15 wait at __syncwarp); if none can, the
+             * block deadlocks and the report says where each lane waits */
+            if (ti->fn->code[ti->pc].op != il->op) { ready = false; break; }
             group[ng++] = ti;
         }
         if (!ready) continue;
@@ -496,9 +653,47 @@ static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
     return true;
 }
 
+/* Releases the barriers every participant has reached; *progress when one was. */
+static bool release_barriers(EmuBlock *b, uint32_t *live_out, bool *progress) {
+    uint32_t live = 0, waiting[EMU_MAX_BAR_ID + 1] = {0}, need[EMU_MAX_BAR_ID + 1] = {0};
+    const EmuThread *first[EMU_MAX_BAR_ID + 1] = {0};
+    for (uint32_t i = 0; i < b->nthreads; i++) {
+        EmuThread *t = &b->t[i];
+        if (t->state == EMU_TS_DONE) continue;
+        live++;
+        if (t->state != EMU_TS_BAR) continue;
+        unsigned id = t->bar_id;
+        waiting[id]++;
+        if (!first[id]) { first[id] = t; need[id] = t->bar_count; }
+        else if (need[id] != t->bar_count) {
+            const EmuThread *o = first[id];
+            char line[256];
+            emu_module_line(b->L->m, o->fn->code[o->pc].line, line, sizeof line);
+            return emu_fault(b, t, &t->fn->code[t->pc], "deadlock: barrier thread counts disagree",
+                             "barrier %u is waited on for %u threads here and for %u by thread (%u,%u,%u) at PTX line %u: %s", id,
+                             t->bar_count ? t->bar_count : b->nthreads, need[id] ? need[id] : b->nthreads, o->tid[0], o->tid[1],
+                             o->tid[2], o->fn->code[o->pc].line, line);
+        }
+    }
+    *live_out = live;
+    for (unsigned id = 0; id <= EMU_MAX_BAR_ID; id++) {
+        if (!waiting[id]) continue;
+        /* exited threads count as arrived at a whole-block barrier, as on the GPU */
+        uint32_t req = need[id] ? need[id] : live;
+        if (waiting[id] < req) continue;
+        uint32_t released = 0;
+        for (uint32_t i = 0; i < b->nthreads && released < req; i++) {
+            EmuThread *t = &b->t[i];
+            if (t->state == EMU_TS_BAR && t->bar_id == id) { t->state = EMU_TS_RUN; t->pc++; released++; }
+        }
+        b->epoch++;
+        *progress = true;
+    }
+    return true;
+}
+
 static bool run_block(EmuBlock *b) {
     EmuLaunch *L = b->L;
-    const EmuFunc *f = L->f;
     init_threads(b);
     memset(b->shared, 0, b->shared_size);
     if (b->shadow) memset(b->shadow, 0, (size_t)b->shared_size * sizeof *b->shadow);
@@ -508,9 +703,6 @@ static bool run_block(EmuBlock *b) {
         bool progress = false;
         for (uint32_t w = 0; w < nwarps; w++) {
             uint32_t end = (w + 1) * 32 < b->nthreads ? (w + 1) * 32 : b->nthreads;
-            b->exited[w] = 0;
-            for (uint32_t i = w * 32; i < end; i++)
-                if (b->t[i].state == EMU_TS_DONE) b->exited[w] |= 1u << (i - w * 32);
             for (;;) {
                 for (uint32_t i = w * 32; i < end; i++) {
                     EmuThread *t = &b->t[i];
@@ -525,49 +717,54 @@ static bool run_block(EmuBlock *b) {
             }
             if (atomic_load_explicit(&L->stop, memory_order_relaxed)) return false;
         }
-        /* barriers */
-        uint32_t live = 0, waiting[16] = {0}, need[16] = {0};
-        for (uint32_t i = 0; i < b->nthreads; i++) {
-            EmuThread *t = &b->t[i];
-            if (t->state == EMU_TS_DONE) continue;
-            live++;
-            if (t->state == EMU_TS_BAR) {
-                waiting[t->bar_id & 15]++;
-                if (t->bar_count) need[t->bar_id & 15] = t->bar_count;
-            }
+        /* rounds of short runs (loops around warp collectives) add up: the clock is looked at here too */
+        if (b->icount >= b->next_check) {
+            if (!emu_check_budget(b, NULL, NULL, 0)) return false;
+            b->next_check = b->icount + EMU_CHECK_EVERY;
         }
+        uint32_t live = 0;
+        if (!release_barriers(b, &live, &progress)) return false;
         if (live == 0) return true;
-        for (unsigned id = 0; id < 16; id++) {
-            if (!waiting[id]) continue;
-            uint32_t req = need[id] ? need[id] : live;
-            if (waiting[id] < req) continue;
-            for (uint32_t i = 0; i < b->nthreads; i++) {
-                EmuThread *t = &b->t[i];
-                if (t->state == EMU_TS_BAR && (t->bar_id & 15) == id) { t->state = EMU_TS_RUN; t->pc++; }
-            }
-            b->epoch++;
-            progress = true;
-        }
         if (!progress) {
-            const EmuThread *tb = NULL, *tw = NULL;
-            for (uint32_t i = 0; i < b->nthreads; i++) {
-                if (!tb && b->t[i].state == EMU_TS_BAR) tb = &b->t[i];
-                if (!tw && b->t[i].state == EMU_TS_WARP) tw = &b->t[i];
-            }
-            const EmuThread *t0 = tb ? tb : tw;
-            const EmuThread *t1 = tb && tw ? tw : NULL;
-            if (!t1) {
-                return emu_fault(b, t0, &f->code[t0->pc], "deadlock",
-                                 "%u live threads, none can proceed (barrier thread count %u never reached?)", live,
-                                 t0->bar_count);
-            }
-            char line[256];
-            emu_module_line(L->m, f->code[t1->pc].line, line, sizeof line);
-            return emu_fault(b, t0, &f->code[t0->pc], "deadlock: barrier and warp-synchronous instruction wait on each other",
-                             "while thread (%u,%u,%u) waits at PTX line %u: %s", t1->tid[0], t1->tid[1], t1->tid[2],
-                             f->code[t1->pc].line, line);
+            /* every live thread waits, at barriers or warp collectives, and none can be released */
+            const EmuThread *t0 = NULL;
+            for (uint32_t i = 0; i < b->nthreads && !t0; i++)
+                if (b->t[i].state == EMU_TS_BAR) t0 = &b->t[i];
+            for (uint32_t i = 0; i < b->nthreads && !t0; i++)
+                if (b->t[i].state == EMU_TS_WARP) t0 = &b->t[i];
+            Str w = {0};
+            emu_block_where(b, &w);
+            bool r = emu_fault(b, t0, &t0->fn->code[t0->pc], "deadlock: no thread of the block can proceed",
+                               "%u of %u threads are live and every one waits at a barrier or warp-synchronous instruction "
+                               "that cannot complete (divergent barriers, a thread count never reached, exited threads?):\n%s",
+                               live, b->nthreads, w.buf ? w.buf : "");
+            str_free(&w);
+            return r;
         }
     }
+}
+
+/* Hands the block's printf output to the launch (kept in block order). */
+static void flush_prints(EmuBlock *b) {
+    EmuLaunch *L = b->L;
+    if (!b->out.len) return;
+    size_t len = b->out.len;
+    pthread_mutex_lock(&L->lock);
+    if (L->print_bytes + len > EMU_PRINTF_LIMIT) {
+        L->print_dropped = true;
+    } else {
+        if (L->nprints == L->capprints) {
+            uint32_t nc = L->capprints ? L->capprints * 2 : 16;
+            EmuPrint *np = realloc(L->prints, nc * sizeof *np);
+            if (!np) unreachable("out of memory");
+            L->prints = np;
+            L->capprints = nc;
+        }
+        L->print_bytes += len;
+        L->prints[L->nprints++] = (EmuPrint){b->block_index, str_take(&b->out), len};
+    }
+    pthread_mutex_unlock(&L->lock);
+    str_free(&b->out);
 }
 
 static void *worker(void *arg) {
@@ -576,33 +773,47 @@ static void *worker(void *arg) {
     memset(&b, 0, sizeof b);
     b.L = L;
     b.nthreads = L->block[0] * L->block[1] * L->block[2];
+    b.next_check = EMU_CHECK_EVERY;
     b.t = calloc(b.nthreads, sizeof *b.t);
-    b.exited = calloc((b.nthreads + 31) / 32, sizeof *b.exited);
     b.regs = calloc((size_t)b.nthreads * L->f->nslots, sizeof(uint64_t));
     b.shared_size = L->shared_size;
     b.shared = calloc(b.shared_size ? b.shared_size : 1, 1);
     b.local_size = (L->f->local_size + 15) & ~15u;
     b.local = calloc((size_t)b.nthreads * b.local_size + 1, 1);
+    b.fparam_size = (L->f->frame_param_size + 15) & ~15u;
+    b.fparams = calloc((size_t)b.nthreads * b.fparam_size + 1, 1);
     if (L->opt->racecheck) b.shadow = calloc((size_t)b.shared_size + 1, sizeof *b.shadow);
-    if (!b.t || !b.exited || !b.regs || !b.shared || !b.local || (L->opt->racecheck && !b.shadow)) {
+    if (!b.t || !b.regs || !b.shared || !b.local || !b.fparams || (L->opt->racecheck && !b.shadow)) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
-        for (;;) {
+        for (uint64_t nb = 0;; nb++) {
             if (atomic_load(&L->stop)) break;
+            if (L->deadline_ns && !(nb & 15) && now_ns() >= L->deadline_ns) {
+                emu_fault(&b, NULL, NULL, "timeout: the launch did not finish in time",
+                          "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds) with %" PRIu64
+                          " of its %" PRIu64 " blocks started",
+                          L->opt->timeout_seconds, (uint64_t)atomic_load(&L->next_block), L->nblocks);
+                break;
+            }
             uint64_t idx = atomic_fetch_add(&L->next_block, 1);
             if (idx >= L->nblocks) break;
+            b.block_index = idx;
             b.ctaid[0] = (uint32_t)(idx % L->grid[0]);
             b.ctaid[1] = (uint32_t)((idx / L->grid[0]) % L->grid[1]);
             b.ctaid[2] = (uint32_t)(idx / ((uint64_t)L->grid[0] * L->grid[1]));
-            if (!run_block(&b)) break;
+            bool ok = run_block(&b);
+            flush_prints(&b);
+            if (!ok) break;
         }
     }
     atomic_fetch_add(&L->instructions, b.icount);
+    emu_stacks_free(&b);
+    str_free(&b.out);
     free(b.t);
-    free(b.exited);
     free(b.regs);
     free(b.shared);
     free(b.local);
+    free(b.fparams);
     free(b.shadow);
     return NULL;
 }
@@ -618,28 +829,61 @@ static bool launch_error(char **err, const char *fmt, ...) {
     return false;
 }
 
-bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned block[3], unsigned dyn_smem,
-                void **params, const EmuOptions *opt, EmuLaunchStats *stats, char **err) {
-    *err = NULL;
-    if (stats) stats->instructions = 0;
+static int by_block(const void *a, const void *b) {
+    uint64_t x = ((const EmuPrint *)a)->block, y = ((const EmuPrint *)b)->block;
+    return x < y ? -1 : x > y;
+}
+
+/* Writes the launch's printf output in block order. */
+static void print_output(EmuLaunch *L) {
+    if (!L->nprints && !L->print_dropped) return;
+    FILE *out = L->opt->printf_out ? L->opt->printf_out : stdout;
+    qsort(L->prints, L->nprints, sizeof *L->prints, by_block);
+    for (uint32_t i = 0; i < L->nprints; i++) {
+        fwrite(L->prints[i].text, 1, L->prints[i].len, out);
+        free(L->prints[i].text);
+    }
+    if (L->print_dropped)
+        fprintf(out, "emu: printf output of kernel '%s' beyond %d bytes was dropped\n", L->f->name, EMU_PRINTF_LIMIT);
+    fflush(out);
+    free(L->prints);
+}
+
+/* Launch dimensions and shared memory within the hardware's limits. */
+static bool check_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned block[3], unsigned dyn_smem,
+                         char **err) {
     if (!f->is_entry) return launch_error(err, "'%s' is a .func, not a kernel entry", f->name);
     for (int k = 0; k < 3; k++)
         if (grid[k] == 0 || block[k] == 0)
             return launch_error(err, "launch of '%s': grid (%u,%u,%u) and block (%u,%u,%u) must be non-zero", f->name,
                                 grid[0], grid[1], grid[2], block[0], block[1], block[2]);
+    if (grid[0] > EMU_MAX_GRID_X || grid[1] > EMU_MAX_GRID_YZ || grid[2] > EMU_MAX_GRID_YZ)
+        return launch_error(err, "launch of '%s': grid (%u,%u,%u) exceeds the limits (%u, %u, %u)", f->name, grid[0], grid[1],
+                            grid[2], EMU_MAX_GRID_X, EMU_MAX_GRID_YZ, EMU_MAX_GRID_YZ);
     uint64_t nthreads = (uint64_t)block[0] * block[1] * block[2];
-    if (nthreads > 1024 || block[2] > 64)
-        return launch_error(err, "launch of '%s': block (%u,%u,%u) exceeds 1024 threads or z > 64", f->name, block[0],
-                            block[1], block[2]);
+    if (block[0] > EMU_MAX_BLOCK_XY || block[1] > EMU_MAX_BLOCK_XY || block[2] > EMU_MAX_BLOCK_Z ||
+        nthreads > EMU_MAX_BLOCK_THREADS)
+        return launch_error(err, "launch of '%s': block (%u,%u,%u) exceeds the limits (x, y <= %u, z <= %u, %u threads in all)",
+                            f->name, block[0], block[1], block[2], EMU_MAX_BLOCK_XY, EMU_MAX_BLOCK_Z, EMU_MAX_BLOCK_THREADS);
     if (f->reqntid[0] && (f->reqntid[0] != block[0] || f->reqntid[1] != block[1] || f->reqntid[2] != block[2]))
         return launch_error(err, "launch of '%s': block (%u,%u,%u) differs from .reqntid %u, %u, %u", f->name, block[0],
                             block[1], block[2], f->reqntid[0], f->reqntid[1], f->reqntid[2]);
     if (f->maxntid[0] && nthreads > (uint64_t)f->maxntid[0] * f->maxntid[1] * f->maxntid[2])
         return launch_error(err, "launch of '%s': %" PRIu64 " threads exceed .maxntid %u, %u, %u", f->name, nthreads,
                             f->maxntid[0], f->maxntid[1], f->maxntid[2]);
-    uint64_t shared = dyn_smem ? (uint64_t)m->shared_dyn_offset + dyn_smem : m->shared_static;
-    if (shared > (uint64_t)target_max_smem_dynamic())
-        return launch_error(err, "launch of '%s': %" PRIu64 " bytes of shared memory exceed %d", f->name, shared, target_max_smem_dynamic());
+    uint64_t limit = emu_smem_dynamic_limit(m->target), used = (uint64_t)f->shared_used + dyn_smem;
+    if (used > limit)
+        return launch_error(err, "launch of '%s': %u bytes of static and %u of dynamic shared memory exceed the %" PRIu64
+                            " a block may use on %s", f->name, f->shared_used, dyn_smem, limit,
+                            m->target ? m->target->name : "any target");
+    return true;
+}
+
+bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned block[3], unsigned dyn_smem,
+                void **params, const EmuOptions *opt, EmuLaunchStats *stats, char **err) {
+    *err = NULL;
+    if (stats) stats->instructions = 0;
+    if (!check_launch(m, f, grid, block, dyn_smem, err)) return false;
     if (f->nparams && !params) return launch_error(err, "launch of '%s': %u parameters expected, params is NULL", f->name, f->nparams);
     EmuLaunch L;
     memset(&L, 0, sizeof L);
@@ -650,8 +894,9 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     L.dyn_smem = dyn_smem;
     L.opt = opt;
     L.mem = m->mem;
-    L.shared_size = (uint32_t)shared;
+    L.shared_size = dyn_smem ? m->shared_dyn_offset + dyn_smem : m->shared_static;
     L.nblocks = (uint64_t)grid[0] * grid[1] * grid[2];
+    if (opt->timeout_seconds > 0) L.deadline_ns = now_ns() + (uint64_t)(opt->timeout_seconds * 1e9);
     L.param_size = f->param_size;
     L.params = calloc(f->param_size + 8, 1);
     if (!L.params) return launch_error(err, "out of host memory");
@@ -680,6 +925,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
     pthread_mutex_destroy(&L.lock);
     free(L.params);
+    print_output(&L);
     if (stats) stats->instructions = atomic_load(&L.instructions);
     if (L.err) {
         *err = L.err;

@@ -15,21 +15,52 @@
 #include <stdatomic.h>
 #include <string.h>
 
+/* Instructions a thread or block runs between looks at the clock, the stop
+ * flag and the instruction limit (at backward branches and block rounds). */
+#define EMU_CHECK_EVERY (1u << 16)
+
 /* Thread states. */
 enum { EMU_TS_RUN, EMU_TS_BAR, EMU_TS_WARP, EMU_TS_DONE };
 
+/* One activation of a function on a thread's call stack (exec_call.c).
+ * Frame 0 is the entry; its registers and locals live in the EmuBlock,
+ * its parameters in the launch.  A callee's buffers are kept (and reused)
+ * when it returns. */
+typedef struct EmuFrame {
+    const EmuFunc *fn;
+    uint32_t ret_pc;        /* the caller's call instruction (frames >= 1) */
+    uint64_t *r;            /* registers (fn->nslots) */
+    uint8_t *local;         /* fn->local_size bytes at local address local_base */
+    uint32_t local_base;
+    uint8_t *args;          /* .func: return values then parameters (fn->param_size) */
+    uint8_t *fparams;       /* call-sequence .param variables of the body (fn->frame_param_size) */
+    uint32_t cap_r, cap_local, cap_args, cap_fparams; /* allocated sizes (frames >= 1) */
+} EmuFrame;
+
 typedef struct EmuThread {
-    uint64_t *r;          /* register file (EmuFunc.nslots slots) */
+    uint64_t *r;          /* register file of the current function */
+    const EmuFunc *fn;    /* the current function: the entry or a .func it called */
     uint32_t pc;
     uint8_t state;
     uint8_t bar_id;
+    uint8_t carry;        /* CC.CF of add.cc/addc/sub.cc/subc/mad.cc/madc */
     uint16_t lane;
     uint32_t linear;      /* linear thread index in the block */
     uint32_t bar_count;   /* thread count of the barrier waited on (0: all) */
     uint32_t tid[3];
-    uint8_t *local;       /* this thread's local memory */
+    uint32_t depth;       /* current frame: frames[depth] */
+    uint32_t nframes;     /* frames allocated */
+    EmuFrame *frames;     /* call stack, NULL until the first call (frame 0 then lives in the EmuBlock alone) */
     uint64_t icount;      /* executed instructions (watchdog) */
 } EmuThread;
+
+/* printf output of one block, kept until the launch ends (so output comes
+ * out in block order, whatever the host threads' timing). */
+typedef struct EmuPrint {
+    uint64_t block;
+    char *text;
+    size_t len;
+} EmuPrint;
 
 typedef struct EmuLaunch {
     EmuModule *m;
@@ -42,11 +73,16 @@ typedef struct EmuLaunch {
     EmuMem *mem;
     uint32_t shared_size; /* static + dynamic */
     uint64_t nblocks;
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: no timeout */
     atomic_uint_fast64_t next_block;
     atomic_bool stop;
     atomic_uint_fast64_t instructions;
     pthread_mutex_t lock;
     char *err;            /* first error report (malloc'd) */
+    EmuPrint *prints;     /* printf output by block (lock held) */
+    uint32_t nprints, capprints;
+    size_t print_bytes;
+    bool print_dropped;
 } EmuLaunch;
 
 /* Racecheck shadow of one shared-memory byte. */
@@ -64,8 +100,10 @@ typedef struct EmuBlock {
     uint64_t *regs;
     uint8_t *shared;
     uint32_t shared_size;
-    uint8_t *local;
+    uint8_t *local;       /* the entry's .local memory, local_size bytes per thread */
     uint32_t local_size;
+    uint8_t *fparams;     /* the entry's call-sequence .param variables, fparam_size bytes per thread */
+    uint32_t fparam_size;
     EmuShadow *shadow;    /* racecheck; NULL when off */
     uint32_t epoch;       /* barrier epoch, starts at 1 */
     /* last global allocation hit */
@@ -73,7 +111,9 @@ typedef struct EmuBlock {
     uint8_t *c_host;
     bool faulted;
     uint64_t icount;
-    uint32_t *exited;     /* per warp: lanes that had exited when its last round began */
+    uint64_t next_check;  /* icount at which run_block looks at the clock and the stop flag again */
+    uint64_t block_index; /* linear index of the block running */
+    Str out;              /* printf output of the block */
 } EmuBlock;
 
 /* ---- float formats and exact rounding (fpconv.c) ---- */
@@ -114,6 +154,29 @@ uint8_t emu_fast_select(const EmuIns *in);
  * and stops the launch.  Returns false for `return emu_fault(...)`. */
 bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *what, const char *detail_fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* Appends to s where the block's threads are: one line per distinct
+ * location (function, PTX line, state) with the threads there (no final
+ * newline). */
+void emu_block_where(EmuBlock *b, Str *s);
+/* Slow-path check of the stop flag, the instruction limit of t (n more
+ * instructions) and the launch's deadline; false after emu_fault. */
+bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n);
+
+/* Calls (exec_call.c): call pushes a frame (or runs a builtin such as
+ * vprintf) and leaves t->fn, t->r, t->pc at the callee's first
+ * instruction; ret pops one, copying the return values back, and leaves
+ * them at the instruction after the call.  Both return false after
+ * emu_fault. */
+bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in);
+bool emu_ret(EmuBlock *b, EmuThread *t);
+void emu_stacks_free(EmuBlock *b);
+/* Frame 0 of thread t (the entry's registers, locals and call-sequence params in the block). */
+EmuFrame emu_frame0(const EmuBlock *b, const EmuThread *t);
+/* Host pointer for a param-space access in t's current frame; NULL after emu_fault. */
+uint8_t *emu_param(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write);
+/* Host pointer for a local-space access (any frame of t's stack); NULL after emu_fault. */
+uint8_t *emu_local(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write);
 
 /* Family executors: return false after emu_fault. */
 bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_int.c */

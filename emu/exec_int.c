@@ -85,19 +85,47 @@ static uint64_t bfe(uint64_t a, unsigned pos, unsigned len, unsigned width, bool
     return d;
 }
 
+/* Extended-precision arithmetic: add.cc, addc[.cc], sub.cc, subc[.cc],
+ * mad{.lo,.hi}.cc, madc{.lo,.hi}[.cc] on 32/64-bit values (a, c zero-extended). */
+static bool exec_carry(EmuThread *t, const EmuIns *in, uint64_t *d, uint64_t a, uint64_t c, unsigned sz, bool cc) {
+    unsigned __int128 mask = sz == 8 ? (unsigned __int128)UINT64_MAX : 0xFFFFFFFFu, r;
+    unsigned __int128 cin = (in->op == EMU_OP_ADDC || in->op == EMU_OP_SUBC || in->op == EMU_OP_MADC) ? t->carry : 0;
+    bool sub = in->op == EMU_OP_SUB || in->op == EMU_OP_SUBC;
+    if (in->op == EMU_OP_MAD || in->op == EMU_OP_MADC) {
+        uint64_t e = emu_zext(src(t, in, 3), sz);
+        unsigned __int128 p = (unsigned __int128)a * c;
+        if (emu_type_kind(in->ty) == EMU_K_S) p = (unsigned __int128)((__int128)emu_sext(a, sz) * emu_sext(c, sz));
+        unsigned __int128 part = (in->flags & EMU_F(HI)) ? (p >> (sz * 8)) & mask : p & mask;
+        r = part + e + cin;
+    } else if (sub) {
+        r = (unsigned __int128)a - c - cin; /* wraps: bit sz*8 set means a borrow */
+    } else {
+        r = (unsigned __int128)a + c + cin;
+    }
+    *d = (uint64_t)(r & mask);
+    if (cc) t->carry = sub ? ((unsigned __int128)c + cin > a) : (r >> (sz * 8)) != 0;
+    return true;
+}
+
 bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    const EmuFunc *f = b->L->f;
+    const EmuFunc *f = t->fn;
     unsigned sz = emu_type_size(in->ty), bits = sz * 8;
     bool sg = emu_type_kind(in->ty) == EMU_K_S;
     bool pred = in->ty == EMU_T_PRED;
-    uint64_t a = in->nops > 1 ? src(t, in, 1) : 0, c = in->nops > 2 ? src(t, in, 2) : 0;
+    if (in->op == EMU_OP_MOV) return exec_mov(t, in, f); /* its operands may be vectors {..} */
+    uint64_t a = in->nops > 1 && in->ok[1] == EMU_OK_REG ? src(t, in, 1) : 0;
+    uint64_t c = in->nops > 2 && in->ok[2] == EMU_OK_REG ? src(t, in, 2) : 0;
     uint64_t *d = &EMU_R(t, in, 0);
     uint64_t ua = emu_zext(a, sz), uc = emu_zext(c, sz);
     int64_t sa = emu_sext(a, sz), sc = emu_sext(c, sz);
-    if (in->flags & EMU_F(CC))
-        return emu_fault(b, t, in, "unsupported instruction", "carry-chain forms (.cc, addc, subc) are not supported");
+    bool cc = in->flags & EMU_F(CC);
+    if (cc || in->op == EMU_OP_ADDC || in->op == EMU_OP_SUBC || in->op == EMU_OP_MADC) {
+        if (sz != 4 && sz != 8)
+            return emu_fault(b, t, in, "invalid instruction", "carry-chain arithmetic on .%s (it takes 32- and 64-bit integers)",
+                             emu_type_name(in->ty));
+        return exec_carry(t, in, d, ua, uc, sz, cc);
+    }
     switch (in->op) {
-    case EMU_OP_MOV: return exec_mov(t, in, f);
     case EMU_OP_ADD: case EMU_OP_SUB: {
         if ((in->flags & EMU_F(SAT)) && in->ty == EMU_T_S32) {
             int64_t v = in->op == EMU_OP_ADD ? sa + sc : sa - sc;

@@ -61,7 +61,7 @@ bool emu_mem_alloc(EmuMem *m, uint64_t size, bool module_var, uint64_t *addr) {
     }
     uint64_t a = m->next;
     m->next = a + ((size + 255) & ~255ull) + 256;
-    m->a[m->n++] = (EmuAlloc){a, size, h, module_var}; /* addresses only grow: stays sorted */
+    m->a[m->n++] = (EmuAlloc){a, size, h, module_var, false}; /* addresses only grow: stays sorted */
     *addr = a;
     return true;
 }
@@ -205,6 +205,15 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     case EMU_SP_GLOBAL: case EMU_SP_CONST: {
         const EmuAlloc *a = emu_mem_find(b->L->mem, addr);
         if (!a || size > a->size - (addr - a->addr)) { global_oob(b, t, in, space, addr, size, write); return NULL; }
+        if (a->readonly) {
+            if (write) {
+                emu_fault(b, t, in, "memcheck: write to __constant__ memory",
+                          "address 0x%" PRIx64 " is in a .const variable of %" PRIu64 " bytes at 0x%" PRIx64 ", which is read-only",
+                          addr, a->size, a->addr);
+                return NULL;
+            }
+            return a->host + (addr - a->addr); /* not cached: the fast stores must not reach it */
+        }
         b->c_lo = a->addr;
         b->c_hi = a->addr + a->size;
         b->c_host = a->host;
@@ -221,36 +230,36 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
         if (b->shadow && !race_check(b, t, in, (uint32_t)addr, size, write)) return NULL;
         return b->shared + addr;
     case EMU_SP_LOCAL:
-        if (addr > b->local_size || size > b->local_size - addr) {
-            char what[96];
-            snprintf(what, sizeof what, "memcheck: invalid __local__ %s of size %u bytes", write ? "write" : "read", size);
-            emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: the thread has %u bytes of local memory", addr, b->local_size);
-            return NULL;
-        }
-        return t->local + addr;
+        if (addr < b->local_size && size <= b->local_size - addr) return b->local + (size_t)t->linear * b->local_size + addr;
+        return emu_local(b, t, in, addr, size, write);
     case EMU_SP_PARAM:
-        if (addr >= EMU_PARAM_FRAME) {
-            emu_fault(b, t, in, "unsupported instruction", "call-sequence and .func parameters are not supported by the emulator");
-            return NULL;
-        }
-        if (write || addr > b->L->param_size || size > b->L->param_size - addr) {
-            emu_fault(b, t, in, write ? "memcheck: write to kernel parameter space" : "memcheck: invalid param read",
-                      "offset %" PRIu64 ", size %u; the kernel has %u bytes of parameters", addr, size, b->L->param_size);
-            return NULL;
-        }
-        return b->L->params + addr;
+        if (!write && addr < b->L->param_size && size <= b->L->param_size - addr) return b->L->params + addr;
+        return emu_param(b, t, in, addr, size, write);
     }
     emu_fault(b, t, in, "unsupported state space", "'.%s' accesses are not supported", "?");
     return NULL;
 }
 
 /* ---- atomics ---- */
+/* One f16/bf16 lane of an atomic add, rounded to nearest (no flush: .noftz). */
+static uint64_t half_add(unsigned ety, uint64_t a, uint64_t b) {
+    bool bf = ety == EMU_T_BF16;
+    double x = bf ? emu_bf16_to_f64((uint16_t)a) : emu_f16_to_f64((uint16_t)a);
+    double y = bf ? emu_bf16_to_f64((uint16_t)b) : emu_f16_to_f64((uint16_t)b);
+    return emu_round_f64(x + y, bf ? EMU_FMT_BF16 : EMU_FMT_F16, EMU_RND_RN) & 0xFFFF;
+}
+
 static uint64_t atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad) {
     unsigned sz = emu_type_size(ty), k = emu_type_kind(ty);
     switch (mode) {
     case EMU_MODE_AADD:
         if (ty == EMU_T_F32) return emu_bits32(emu_f32(old) + emu_f32(v));
         if (ty == EMU_T_F64) return emu_bits64(emu_f64(old) + emu_f64(v));
+        if (ty == EMU_T_F16 || ty == EMU_T_BF16) return half_add(ty, old, v);
+        if (ty == EMU_T_F16X2 || ty == EMU_T_BF16X2) {
+            unsigned e = ty == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;
+            return half_add(e, old, v) | half_add(e, old >> 16, v >> 16) << 16;
+        }
         return emu_zext(old + v, sz);
     case EMU_MODE_AINC: return emu_zext(old, sz) >= emu_zext(v, sz) ? 0 : emu_zext(old + 1, sz);
     case EMU_MODE_ADEC: return (emu_zext(old, sz) == 0 || emu_zext(old, sz) > emu_zext(v, sz)) ? emu_zext(v, sz) : emu_zext(old - 1, sz);
@@ -277,7 +286,7 @@ static uint64_t atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v,
 static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest) {
     unsigned sz = emu_type_size(in->ty);
     unsigned ai = has_dest ? 1 : 0;
-    if (sz != 4 && sz != 8)
+    if (sz != 2 && sz != 4 && sz != 8)
         return emu_fault(b, t, in, "unsupported instruction", "atomics on .%s are not supported by the emulator", emu_type_name(in->ty));
     uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
     unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
@@ -286,7 +295,14 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     uint64_t v = EMU_R(t, in, ai + 1), c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;
     bool bad = false;
     uint64_t old;
-    if (sz == 4) {
+    if (sz == 2) {
+        uint16_t *q = (uint16_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
+        do {
+            n = (uint16_t)atom_apply(in->mode, in->ty, o, v, c, &bad);
+            if (bad) break;
+        } while (!__atomic_compare_exchange_n(q, &o, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        old = o;
+    } else if (sz == 4) {
         uint32_t *q = (uint32_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
         do {
             n = (uint32_t)atom_apply(in->mode, in->ty, o, v, c, &bad);
@@ -311,7 +327,7 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
 static unsigned ld_space(const EmuIns *in) { return in->op == EMU_OP_LDU ? EMU_SP_GLOBAL : in->space; }
 
 bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    const EmuFunc *f = b->L->f;
+    const EmuFunc *f = t->fn;
     switch (in->op) {
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: {
         bool st = in->op == EMU_OP_ST;

@@ -103,15 +103,15 @@ static int32_t elem_i(unsigned ty, uint32_t reg, unsigned i) {
 
 /* Lanes by lane number; faults unless the whole warp takes part at one instruction. */
 static bool full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]) {
-    const EmuFunc *f = b->L->f;
+    const EmuFunc *f = g[0]->fn;
     const EmuIns *in = &f->code[g[0]->pc];
     if (n != 32)
         return emu_fault(b, g[0], in, "invalid warp-synchronous instruction",
                          "'%s' needs all 32 lanes of the warp; %u take part (partial warp or exited lanes)",
                          emu_op_name(in->op), n);
     for (unsigned i = 0; i < 32; i++) {
-        if (g[i]->pc != g[0]->pc) {
-            const EmuIns *other = &f->code[g[i]->pc];
+        if (g[i]->pc != g[0]->pc || g[i]->fn != f) {
+            const EmuIns *other = &g[i]->fn->code[g[i]->pc];
             return emu_fault(b, g[i], other, "divergent warp-synchronous instructions",
                              "'%s' is .aligned: lane %u is at PTX line %u, lane %u at PTX line %u", emu_op_name(in->op),
                              g[i]->lane, other->line, g[0]->lane, in->line);
@@ -129,7 +129,7 @@ static inline void vset(EmuThread *t, const EmuFunc *f, const EmuIns *in, unsign
 }
 
 bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = b->L->f;
+    const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
     if (!full_warp(b, g, n, lane)) return false;
     const EmuIns *in = &f->code[lane[0]->pc];
@@ -206,7 +206,7 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
 }
 
 bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = b->L->f;
+    const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
     if (!full_warp(b, g, n, lane)) return false;
     const EmuIns *in = &f->code[lane[0]->pc];

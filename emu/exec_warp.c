@@ -1,5 +1,6 @@
 /* exec_warp.c - warp-collective instructions: shfl.sync, vote.sync,
- * bar.warp.sync; ldmatrix and mma.sync are dispatched to exec_mma.c.
+ * match.sync, redux.sync, bar.warp.sync; ldmatrix and mma.sync are
+ * dispatched to exec_mma.c.
  *
  * The scheduler (exec.c) calls emu_exec_warp once every live lane of the
  * member mask waits at an instruction of the same op.  Each lane's
@@ -13,23 +14,22 @@
 uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in) {
     switch (in->op) {
     case EMU_OP_SHFL: return (uint32_t)EMU_R(t, in, 4);
-    case EMU_OP_VOTE: return (uint32_t)EMU_R(t, in, 2);
+    case EMU_OP_VOTE: case EMU_OP_MATCH: case EMU_OP_REDUX: return (uint32_t)EMU_R(t, in, 2);
     case EMU_OP_BAR_WARP: return (uint32_t)EMU_R(t, in, 0);
     default: return 0xFFFFFFFFu; /* .aligned collectives: the whole warp */
     }
 }
 
 static bool exec_shfl(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = b->L->f;
     uint32_t val[32] = {0}, have = 0;
     for (unsigned i = 0; i < n; i++) {
-        const EmuIns *in = &f->code[g[i]->pc];
+        const EmuIns *in = &g[i]->fn->code[g[i]->pc];
         val[g[i]->lane] = (uint32_t)EMU_R(g[i], in, 1);
         have |= 1u << g[i]->lane;
     }
     for (unsigned i = 0; i < n; i++) {
         EmuThread *t = g[i];
-        const EmuIns *in = &f->code[t->pc];
+        const EmuIns *in = &t->fn->code[t->pc];
         if (in->ty != EMU_T_B32)
             return emu_fault(b, t, in, "unsupported instruction", "shfl.sync needs .b32");
         uint32_t lane = t->lane, bv = (uint32_t)EMU_R(t, in, 2) & 31, c = (uint32_t)EMU_R(t, in, 3);
@@ -53,10 +53,9 @@ static bool exec_shfl(EmuBlock *b, EmuThread **g, unsigned n) {
 }
 
 static bool exec_vote(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = b->L->f;
     uint32_t ballot = 0, members = 0;
     for (unsigned i = 0; i < n; i++) {
-        const EmuIns *in = &f->code[g[i]->pc];
+        const EmuIns *in = &g[i]->fn->code[g[i]->pc];
         uint64_t v = EMU_R(g[i], in, 1) & 1;
         if (in->on[1]) v = !v;
         if (v) ballot |= 1u << g[i]->lane;
@@ -64,7 +63,7 @@ static bool exec_vote(EmuBlock *b, EmuThread **g, unsigned n) {
     }
     for (unsigned i = 0; i < n; i++) {
         EmuThread *t = g[i];
-        const EmuIns *in = &f->code[t->pc];
+        const EmuIns *in = &t->fn->code[t->pc];
         uint64_t d;
         switch (in->mode) {
         case EMU_MODE_ALL: d = ballot == members; break;
@@ -78,13 +77,65 @@ static bool exec_vote(EmuBlock *b, EmuThread **g, unsigned n) {
     return true;
 }
 
+static bool exec_match(EmuBlock *b, EmuThread **g, unsigned n) {
+    uint64_t val[32] = {0};
+    uint32_t have = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const EmuIns *in = &g[i]->fn->code[g[i]->pc];
+        val[g[i]->lane] = emu_zext(EMU_R(g[i], in, 1), emu_type_size(in->ty));
+        have |= 1u << g[i]->lane;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        EmuThread *t = g[i];
+        const EmuIns *in = &t->fn->code[t->pc];
+        if (in->ty != EMU_T_B32 && in->ty != EMU_T_B64)
+            return emu_fault(b, t, in, "unsupported instruction", "match.sync needs .b32 or .b64");
+        uint32_t mask = emu_warp_mask(t, in) & have, same = 0;
+        for (unsigned j = 0; j < 32; j++)
+            if ((mask >> j & 1) && val[j] == val[t->lane]) same |= 1u << j;
+        if (in->mode == EMU_MODE_ANY) {
+            EMU_R(t, in, 0) = same;
+        } else {
+            bool all = same == mask;
+            EMU_R(t, in, 0) = all ? emu_warp_mask(t, in) : 0;
+            t->r[in->o[5]] = all;
+        }
+    }
+    return true;
+}
+
+static bool exec_redux(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuIns *in0 = &g[0]->fn->code[g[0]->pc];
+    bool sg = in0->ty == EMU_T_S32;
+    if (emu_type_size(in0->ty) != 4)
+        return emu_fault(b, g[0], in0, "unsupported instruction", "redux.sync on .%s (it takes .u32, .s32 and .b32)",
+                         emu_type_name(in0->ty));
+    uint32_t acc = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const EmuIns *in = &g[i]->fn->code[g[i]->pc];
+        uint32_t v = (uint32_t)EMU_R(g[i], in, 1);
+        if (i == 0) { acc = v; continue; }
+        switch (in0->mode) {
+        case EMU_MODE_AADD: acc += v; break;
+        case EMU_MODE_AMIN: acc = sg ? ((int32_t)v < (int32_t)acc ? v : acc) : (v < acc ? v : acc); break;
+        case EMU_MODE_AMAX: acc = sg ? ((int32_t)v > (int32_t)acc ? v : acc) : (v > acc ? v : acc); break;
+        case EMU_MODE_AAND: acc &= v; break;
+        case EMU_MODE_AOR: acc |= v; break;
+        default: acc ^= v; break;
+        }
+    }
+    for (unsigned i = 0; i < n; i++) EMU_R(g[i], &g[i]->fn->code[g[i]->pc], 0) = acc;
+    return true;
+}
+
 bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
-    const EmuFunc *f = b->L->f;
-    const EmuIns *in = &f->code[g[0]->pc];
+    const EmuIns *in = &g[0]->fn->code[g[0]->pc];
     bool ok;
     switch (in->op) {
     case EMU_OP_SHFL: ok = exec_shfl(b, g, n); break;
     case EMU_OP_VOTE: ok = exec_vote(b, g, n); break;
+    case EMU_OP_MATCH: ok = exec_match(b, g, n); break;
+    case EMU_OP_REDUX: ok = exec_redux(b, g, n); break;
     case EMU_OP_BAR_WARP: ok = true; break;
     case EMU_OP_MMA: ok = emu_exec_mma(b, g, n); break;
     case EMU_OP_LDMATRIX: ok = emu_exec_ldmatrix(b, g, n); break;

@@ -22,12 +22,14 @@
  *   4. Operands become slots: registers have fixed slots, immediates and
  *      symbol addresses become constant slots (deduplicated), vectors go to
  *      the function's vector pool, addresses keep base slot + offset.
- *   5. Finalization: branch labels are resolved, .global/.const variables
- *      are allocated in device memory and initialised, the dynamic shared
- *      offset is fixed, constant slots holding symbol addresses are filled,
- *      and the executor picks a fast path for each instruction. */
+ *   5. Per function: branch labels and callees are resolved; nested { }
+ *      blocks scope their .reg and .param declarations.  Then the module as
+ *      a whole is finalised (module.c): calls checked, .global/.const
+ *      variables allocated, symbol addresses filled, fast paths chosen,
+ *      each kernel's shared memory checked against the .target's limit. */
 #include "emu/emu.h"
 #include "emu/exec.h"
+#include "support/target.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -83,7 +85,7 @@ static const char *const sreg_names[] = {
 static const char *const ignored_mods[] = {
     "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc",
     "weak", "volatile", "mmio", "cta", "gpu", "sys", "cluster", "row", "col", "m8n8", "noinc",
-    "b16x2", "shared::cta", "shared::cluster", "global", "level", "ptr",
+    "b16x2", "shared::cta", "shared::cluster", "global", "level", "ptr", "noftz",
 };
 
 const char *emu_op_name(unsigned op) { return op < EMU_OP_COUNT ? op_names[op] : "?"; }
@@ -326,21 +328,21 @@ static uint32_t const_slot(Parser *ps, uint64_t value, int32_t sym, int64_t adde
     return ps->nslots++;
 }
 
-/* Register slot for a name, or UINT32_MAX. */
+/* Register slot for a name, or UINT32_MAX.  The newest declaration wins:
+ * a nested block's `.reg .u32 %r1;` shadows the function's `%r<38>`. */
 static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
-    for (uint32_t i = 0; i < ps->nregs; i++) /* exact names first */
-        if (ps->regs[i].count < 0 && ps->regs[i].plen == len && memcmp(ps->regs[i].prefix, s, len) == 0)
-            return ps->regs[i].base;
     uint32_t d = len;
     while (d > 0 && isdigit((unsigned char)s[d - 1])) d--;
-    if (d < len && d > 0) {
-        int64_t num = 0;
-        for (uint32_t k = d; k < len; k++) num = num * 10 + (s[k] - '0');
-        if (len - d > 1 && s[d] == '0') num = -1; /* %r01 is not %r1 */
-        for (uint32_t i = 0; i < ps->nregs; i++)
-            if (ps->regs[i].count >= 0 && ps->regs[i].plen == d && memcmp(ps->regs[i].prefix, s, d) == 0 &&
-                num >= 0 && num < ps->regs[i].count)
-                return ps->regs[i].base + (uint32_t)num;
+    int64_t num = -1;
+    if (d < len && d > 0 && !(len - d > 1 && s[d] == '0')) { /* %r01 is not %r1 */
+        num = 0;
+        for (uint32_t k = d; k < len && num < (1 << 30); k++) num = num * 10 + (s[k] - '0');
+    }
+    for (uint32_t i = ps->nregs; i-- > 0;) {
+        const struct RegRange *r = &ps->regs[i];
+        if (r->count < 0 && r->plen == len && memcmp(r->prefix, s, len) == 0) return r->base;
+        if (r->count >= 0 && num >= 0 && num < r->count && r->plen == d && memcmp(r->prefix, s, d) == 0)
+            return r->base + (uint32_t)num;
     }
     int sr = find_name(sreg_names, ARRAY_LEN(sreg_names), s, len);
     if (sr >= 0) return EMU_SLOT_SREG + (uint32_t)sr;
@@ -388,8 +390,9 @@ static bool parse_decl(Parser *ps, Decl *d) {
         if (is(t, ".align")) {
             next(ps);
             int64_t v;
-            if (!parse_int(&ps->tok, &v) || v <= 0 || (v & (v - 1))) return perr(ps, ps->tok.line, "bad .align");
-            d->align = (uint32_t)v;
+            if (!parse_int(&ps->tok, &v) || v <= 0 || v > (1 << 20) || (v & (v - 1))) return perr(ps, ps->tok.line, "bad .align");
+            /* `.ptr [.space] .align N` gives the pointee's alignment, not the parameter's */
+            if (!d->is_ptr) d->align = (uint32_t)v;
             next(ps);
             continue;
         }
@@ -397,6 +400,10 @@ static bool parse_decl(Parser *ps, Decl *d) {
         if (is(t, ".v4")) { d->vec = 4; next(ps); continue; }
         if (is(t, ".v8")) { d->vec = 8; next(ps); continue; }
         if (is(t, ".ptr")) { d->is_ptr = true; next(ps); continue; }
+        if (d->is_ptr && (is(t, ".global") || is(t, ".const") || is(t, ".local") || is(t, ".shared"))) {
+            next(ps); /* the pointee's state space */
+            continue;
+        }
         if (is(t, ".attribute")) {
             next(ps);
             if (!expect(ps, '(')) return false;
@@ -479,21 +486,32 @@ static bool parse_var(Parser *ps, unsigned space, bool is_extern) {
             s->is_extern_shared = true;
             if (d.align > ps->m->shared_dyn_align) ps->m->shared_dyn_align = d.align;
         } else {
-            ps->m->shared_static = align_up32(ps->m->shared_static, d.align);
-            s->addr = ps->m->shared_static;
-            ps->m->shared_static += (uint32_t)s->size;
+            uint64_t limit = emu_smem_static_limit(ps->m->target);
+            if (s->size > limit)
+                return perr(ps, ps->tok.line, ".shared variable '%s' of %" PRIu64 " bytes exceeds the %" PRIu64
+                            " bytes of static shared memory a block may declare on %s", s->name, s->size, limit,
+                            ps->m->target ? ps->m->target->name : "any target");
+            uint64_t at = align_up32(ps->m->shared_static, d.align);
+            if (at + s->size > UINT32_MAX / 2) return perr(ps, ps->tok.line, "too much .shared memory in the module");
+            s->addr = at;
+            ps->m->shared_static = (uint32_t)(at + s->size);
         }
     } else if (space == EMU_SP_LOCAL) {
         if (!ps->fn) return perr(ps, ps->tok.line, ".local variables are supported only inside functions");
-        ps->fn->local_size = align_up32(ps->fn->local_size, d.align);
-        s->addr = ps->fn->local_size;
-        ps->fn->local_size += (uint32_t)s->size;
+        uint64_t at = align_up32(ps->fn->local_size, d.align);
+        if (at + s->size > EMU_MAX_LOCAL)
+            return perr(ps, ps->tok.line, ".local variable '%s': %" PRIu64 " bytes of local memory per thread are too many",
+                        s->name, at + s->size);
+        s->addr = at;
+        ps->fn->local_size = (uint32_t)(at + s->size);
     } else if (space == EMU_SP_PARAM) {
         if (!ps->fn) return perr(ps, ps->tok.line, "module-level .param variables are not supported");
         /* call-sequence parameter inside a body: lives in the frame area */
-        ps->fn->frame_param_size = align_up32(ps->fn->frame_param_size, d.align);
-        s->addr = EMU_PARAM_FRAME + ps->fn->frame_param_size;
-        ps->fn->frame_param_size += (uint32_t)s->size;
+        uint64_t at = align_up32(ps->fn->frame_param_size, d.align);
+        if (at + s->size > EMU_PARAM_ARGS - EMU_PARAM_FRAME)
+            return perr(ps, ps->tok.line, ".param variable '%s' is too large", s->name);
+        s->addr = EMU_PARAM_FRAME + at;
+        ps->fn->frame_param_size = (uint32_t)(at + s->size);
     }
     if (accept(ps, '=')) {
         if (space != EMU_SP_GLOBAL && space != EMU_SP_CONST)
@@ -516,6 +534,8 @@ static bool parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size,
     *arr = np;
     EmuParam *p = &np[(*n)++];
     p->name = arena_strndup(ps->a, d.name, d.nlen);
+    if (decl_size(&d) > EMU_PARAM_FRAME / 2 || *size > EMU_PARAM_FRAME / 2)
+        return perr(ps, ps->tok.line, "parameter '%s' is too large", p->name);
     p->size = (uint32_t)decl_size(&d);
     p->align = d.align;
     *size = align_up32(*size, d.align);
@@ -537,6 +557,8 @@ typedef struct Opd {
     int32_t sym;
     int64_t off;
     uint32_t vec[8], nvec;
+    Imm vimm[8];       /* VEC: immediate elements (velem[k] set) */
+    bool vimm_set[8];
     const char *name;
     uint32_t nlen;
 } Opd;
@@ -564,11 +586,21 @@ static bool parse_operand(Parser *ps, Opd *o) {
     if (accept(ps, '{')) {
         o->kind = OPD_VEC;
         do {
+            if (o->nvec == 8) return perr(ps, line, "vector operand with more than 8 elements");
+            bool neg = is_punct(&ps->tok, '-');
+            if (neg || ps->tok.kind == TK_NUM) { /* an immediate element: `{0, %rs9}` */
+                if (neg) next(ps);
+                if (!parse_imm(&ps->tok, neg, &o->vimm[o->nvec]))
+                    return perr(ps, line, "bad immediate '%.*s' in a vector operand", (int)ps->tok.len, ps->tok.s);
+                next(ps);
+                o->vimm_set[o->nvec] = true;
+                o->vec[o->nvec++] = 0;
+                continue;
+            }
             Opd e;
             memset(&e, 0, sizeof e);
             if (!parse_reg_or_name(ps, &e)) return false;
             if (e.kind != OPD_REG) return perr(ps, line, "vector operand element '%.*s' is not a register", (int)e.nlen, e.name);
-            if (o->nvec == 8) return perr(ps, line, "vector operand with more than 8 elements");
             o->vec[o->nvec++] = e.slot;
         } while (accept(ps, ','));
         return expect(ps, '}');
@@ -686,6 +718,9 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             switch (op) {
             case EMU_OP_SHFL: ok = f >= EMU_MODE_UP && f <= EMU_MODE_IDX; break;
             case EMU_OP_VOTE: ok = (f >= EMU_MODE_ALL && f <= EMU_MODE_BALLOT); break;
+            case EMU_OP_MATCH: ok = f == EMU_MODE_ALL || f == EMU_MODE_ANY; break;
+            case EMU_OP_REDUX: ok = f == EMU_MODE_AADD || f == EMU_MODE_AMIN || f == EMU_MODE_AMAX || f == EMU_MODE_AAND ||
+                                    f == EMU_MODE_AOR || f == EMU_MODE_AXOR; break;
             case EMU_OP_ATOM: case EMU_OP_RED: ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR; break;
             case EMU_OP_TESTP: ok = f >= EMU_MODE_FINITE && f <= EMU_MODE_SUBNORMAL; break;
             case EMU_OP_LDMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
@@ -723,7 +758,7 @@ static unsigned imm_type(const EmuIns *in, unsigned i) {
     case EMU_OP_SHL: case EMU_OP_SHR: return i == 2 ? EMU_T_U32 : in->ty;
     case EMU_OP_BFE: return i >= 2 ? EMU_T_U32 : in->ty;
     case EMU_OP_BFI: return i >= 3 ? EMU_T_U32 : in->ty;
-    case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER:
+    case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER: case EMU_OP_MATCH:
     case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_WAIT:
         return EMU_T_U32;
     case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
@@ -752,6 +787,21 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         in->ok[i] = EMU_OK_REG;
         return true;
     case OPD_VEC:
+        for (uint32_t k = 0; k < o->nvec; k++) {
+            if (!o->vimm_set[k]) continue;
+            /* mov packs: the element is a lane of the type; elsewhere, of the type */
+            unsigned ety = in->ty;
+            if (in->op == EMU_OP_MOV) {
+                unsigned es = emu_type_size(in->ty) / o->nvec;
+                ety = es == 1 ? EMU_T_B8 : es == 2 ? EMU_T_B16 : es == 4 ? EMU_T_B32 : EMU_T_B64;
+            }
+            o->vec[k] = const_slot(ps, imm_bits(&o->vimm[k], ety), -1, 0);
+        }
+        if (o->nvec == 1) { /* `{%r2}`: braces around one register are that register */
+            in->o[i] = o->vec[0];
+            in->ok[i] = EMU_OK_REG;
+            return true;
+        }
         for (uint32_t k = 0; k < o->nvec; k++) {
             GROW(ps->vec, ps->nvec, ps->capvec);
             ps->vec[ps->nvec++] = o->vec[k];
@@ -784,16 +834,53 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
     return false;
 }
 
+/* The constant a slot holds (an immediate, not a symbol address). */
+static bool const_value(const Parser *ps, uint32_t slot, uint64_t *v) {
+    for (uint32_t k = 0; k < ps->nconsts; k++)
+        if (ps->consts[k].slot == slot && ps->consts[k].sym < 0) { *v = ps->consts[k].value; return true; }
+    return false;
+}
+/* The symbol whose address a slot holds, or -1. */
+static int32_t const_sym(const Parser *ps, uint32_t slot) {
+    for (uint32_t k = 0; k < ps->nconsts; k++)
+        if (ps->consts[k].slot == slot) return ps->consts[k].sym;
+    return -1;
+}
+
+/* Checks that need no run time: barrier ids and counts given as
+ * immediates, writes to read-only state spaces. */
+static bool check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    uint64_t v;
+    if ((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && in->nops >= 1 && const_value(ps, in->o[0], &v) &&
+        v > EMU_MAX_BAR_ID)
+        return perr(ps, line, "barrier number %" PRIu64 " in '%.*s' is out of range: 0..%d", v, (int)len, s, EMU_MAX_BAR_ID);
+    if ((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && in->nops >= 2 && const_value(ps, in->o[1], &v) &&
+        (v == 0 || v % 32 || v > EMU_MAX_BLOCK_THREADS))
+        return perr(ps, line, "barrier thread count %" PRIu64 " in '%.*s' is not a multiple of 32 in 32..%u", v, (int)len, s,
+                    EMU_MAX_BLOCK_THREADS);
+    bool write = in->op == EMU_OP_ST || in->op == EMU_OP_ATOM || in->op == EMU_OP_RED;
+    if (write && in->space == EMU_SP_CONST)
+        return perr(ps, line, "'%.*s' writes to the .const state space, which is read-only", (int)len, s);
+    if (write && in->space == EMU_SP_PARAM) {
+        unsigned ai = in->op == EMU_OP_ATOM ? 1 : 0;
+        int32_t sym = in->ok[ai] == EMU_OK_ADDR ? const_sym(ps, in->o[ai]) : -1;
+        if (in->op != EMU_OP_ST || (ps->fn && ps->fn->is_entry && sym >= 0 && ps->m->syms[sym].space == EMU_SP_PARAM &&
+                                      ps->m->syms[sym].addr < EMU_PARAM_FRAME))
+            return perr(ps, line, "'%.*s' writes to a kernel parameter: the .param space of an entry is read-only", (int)len, s);
+    }
+    return true;
+}
+
 /* Checks operand count and destination kinds, per op. */
 static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     int want = -1, want_max = -1;
     switch (in->op) {
     case EMU_OP_ADD: case EMU_OP_SUB: case EMU_OP_MUL: case EMU_OP_DIV: case EMU_OP_REM: case EMU_OP_MIN:
     case EMU_OP_MAX: case EMU_OP_AND: case EMU_OP_OR: case EMU_OP_XOR: case EMU_OP_SHL: case EMU_OP_SHR:
-    case EMU_OP_MUL24: case EMU_OP_COPYSIGN:
+    case EMU_OP_MUL24: case EMU_OP_COPYSIGN: case EMU_OP_ADDC: case EMU_OP_SUBC:
         want = 3; break;
     case EMU_OP_MAD: case EMU_OP_MAD24: case EMU_OP_FMA: case EMU_OP_SELP: case EMU_OP_SLCT: case EMU_OP_BFE:
-    case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF:
+    case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF: case EMU_OP_MADC:
         want = 4; break;
     case EMU_OP_BFI: want = 5; break;
     case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_RCP: case EMU_OP_SQRT:
@@ -806,6 +893,7 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     case EMU_OP_SETP: want = 3; want_max = 5; break;
     case EMU_OP_SET: want = 3; want_max = 4; break;
     case EMU_OP_SHFL: want = 5; break;
+    case EMU_OP_MATCH: case EMU_OP_REDUX: want = 3; break;
     case EMU_OP_VOTE: want = 3; break;
     case EMU_OP_ACTIVEMASK: want = 1; break;
     case EMU_OP_ATOM: want = in->mode == EMU_MODE_ACAS ? 4 : 3; break;
@@ -837,6 +925,9 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
         /* a destination must be a declared register (constant slots are never destinations) */
         for (uint32_t k = 0; k < ps->nconsts && regdest && in->ok[0] == EMU_OK_REG; k++)
             if (ps->consts[k].slot == in->o[0]) regdest = false;
+        for (uint32_t e = 0; e < in->on[0] && regdest && in->ok[0] == EMU_OK_VEC; e++)
+            for (uint32_t k = 0; k < ps->nconsts && regdest; k++)
+                if (ps->consts[k].slot == ps->vec[in->o[0] + e]) regdest = false;
         if (!regdest) return perr(ps, line, "destination of '%.*s' is not a register", (int)len, s);
     }
     if (in->op == EMU_OP_MMA) {
@@ -871,6 +962,37 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     return true;
 }
 
+/* call = "call" [".uni"] [ "(" ret ")" "," ] name [ "," "(" arg { "," arg } ")" ]
+ * Normalised to o[0] = return list, o[1] = the callee (resolved by name
+ * with the labels), o[2] = argument list; list elements are .param
+ * variables (symbol indices). */
+static bool normalize_call(Parser *ps, EmuIns *in, uint32_t line) {
+    int fi = -1;
+    for (unsigned i = 0; i < in->nops; i++)
+        if (in->ok[i] == EMU_OK_LABEL) { fi = (int)i; break; }
+    if (fi < 0 || fi > 1 || in->nops > (unsigned)fi + 2 || (fi == 1 && in->ok[0] != EMU_OK_FUNC) ||
+        (in->nops == (unsigned)fi + 2 && in->ok[fi + 1] != EMU_OK_FUNC))
+        return perr(ps, line, "unsupported call form (expected 'call [(rets),] name[, (args)]'; indirect calls through a register "
+                    "are not supported)");
+    EmuIns c = *in;
+    in->o[0] = fi == 1 ? c.o[0] : 0;
+    in->on[0] = fi == 1 ? c.on[0] : 0;
+    in->o[1] = EMU_SLOT_SINK;
+    in->on[1] = 0;
+    in->o[2] = in->nops == (unsigned)fi + 2 ? c.o[fi + 1] : 0;
+    in->on[2] = in->nops == (unsigned)fi + 2 ? c.on[fi + 1] : 0;
+    in->ok[0] = in->ok[2] = EMU_OK_FUNC;
+    in->ok[1] = EMU_OK_LABEL;
+    in->nops = 3;
+    for (unsigned k = 0; k < 3; k += 2)
+        for (unsigned j = 0; j < in->on[k]; j++) {
+            uint32_t sym = ps->vec[in->o[k] + j];
+            if (sym == UINT32_MAX || ps->m->syms[sym].space != EMU_SP_PARAM)
+                return perr(ps, line, "call %s must be .param variables", k ? "arguments" : "return values");
+        }
+    return true;
+}
+
 /* ins = [ "@" ["!"] pred ] opcode [ operand { ("," | "|") operand } ] ";" */
 static bool parse_ins(Parser *ps) {
     EmuIns in;
@@ -892,6 +1014,7 @@ static bool parse_ins(Parser *ps) {
     next(ps);
     if (!decode_mods(ps, &in, opt.s, opt.len, line)) return false;
     unsigned naddr = 0;
+    uint32_t second = 0; /* `d|q`: the slot of q + 1 (0: none) */
     if (!is_punct(&ps->tok, ';')) {
         unsigned i = 0;
         for (;;) {
@@ -904,8 +1027,8 @@ static bool parse_ins(Parser *ps) {
                 /* setp p|q: q goes to operand 4 after the sources; remember it in slot 5 for now */
                 Opd q;
                 if (!parse_operand(ps, &q)) return false;
-                if (q.kind != OPD_REG) return perr(ps, line, "bad second predicate destination");
-                in.off[1] = (int64_t)q.slot + 1; /* +1: 0 means none */
+                if (q.kind != OPD_REG || i != 1 || second) return perr(ps, line, "bad second predicate destination");
+                second = q.slot + 1;
             }
             if (!accept(ps, ',')) break;
         }
@@ -914,25 +1037,21 @@ static bool parse_ins(Parser *ps) {
     if (!expect(ps, ';')) return false;
     if (in.op == EMU_OP_SETP) {
         /* normalise: o[0]=p, o[1]=a, o[2]=b, o[3]=c (bool source, TRUE if none), o[4]=q (SINK if none) */
-        uint32_t q = in.off[1] ? (uint32_t)(in.off[1] - 1) : EMU_SLOT_SINK;
-        in.off[1] = 0;
+        uint32_t q = second ? second - 1 : EMU_SLOT_SINK;
         if (in.nops == 4 && !in.boolop) return perr(ps, line, "setp with a fourth operand needs .and/.or/.xor");
         if (in.nops == 3) { in.o[3] = EMU_SLOT_TRUE; in.ok[3] = EMU_OK_REG; }
         if (!in.boolop) in.boolop = EMU_MODE_AAND;
         in.o[4] = q;
         in.ok[4] = EMU_OK_REG;
         in.nops = in.nops == 3 ? 3 : 4;
-    } else if (in.off[1] && in.op != EMU_OP_SHFL) {
-        return perr(ps, line, "'|' is only valid in setp and shfl destinations");
-    } else if (in.op == EMU_OP_SHFL) {
-        /* shfl d|p, a, b, c, mask: p stored as o[5] */
-        in.o[5] = in.off[1] ? (uint32_t)(in.off[1] - 1) : EMU_SLOT_SINK;
-        in.off[1] = 0;
+    } else if (second && in.op != EMU_OP_SHFL && !(in.op == EMU_OP_MATCH && in.mode == EMU_MODE_ALL)) {
+        return perr(ps, line, "'|' is only valid in setp, shfl and match.all destinations");
+    } else if (in.op == EMU_OP_SHFL || in.op == EMU_OP_MATCH) {
+        /* shfl d|p, a, b, c, mask and match.all d|p, a, mask: p stored as o[5] */
+        in.o[5] = second ? second - 1 : EMU_SLOT_SINK;
     }
-    if (in.op == EMU_OP_CALL) {
-        /* call[.uni] (rets), fn, (args): store fn index later by name */
-    }
-    if (!check_ins(ps, &in, line, opt.s, opt.len)) return false;
+    if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
+    if (!check_ins(ps, &in, line, opt.s, opt.len) || !check_limits(ps, &in, line, opt.s, opt.len)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;
@@ -987,13 +1106,32 @@ static void reset_fn_state(Parser *ps) {
     ps->nslots = EMU_SLOT_SREG + EMU_SREG_COUNT;
 }
 
+/* body = { "{" body "}" | directive | label ":" | ins }
+ * A nested block is a scope: registers and variables declared in it are
+ * not visible after its "}" (their storage stays). */
 static bool parse_body(Parser *ps) {
+    enum { MAX_DEPTH = 64 };
+    uint32_t saved_regs[MAX_DEPTH], saved_syms[MAX_DEPTH];
     int depth = 1;
     while (depth > 0) {
         Tok *t = &ps->tok;
         if (t->kind == TK_EOF) return perr(ps, t->line, "unexpected end of PTX in function body");
-        if (accept(ps, '{')) { depth++; continue; }
-        if (accept(ps, '}')) { depth--; continue; }
+        if (is_punct(t, '{')) {
+            if (depth == MAX_DEPTH) return perr(ps, t->line, "blocks nested more than %d deep", MAX_DEPTH);
+            saved_regs[depth] = ps->nregs;
+            saved_syms[depth] = ps->m->nsyms;
+            depth++;
+            next(ps);
+            continue;
+        }
+        if (accept(ps, '}')) {
+            depth--;
+            if (depth > 0) {
+                ps->nregs = saved_regs[depth];
+                for (uint32_t i = saved_syms[depth]; i < ps->m->nsyms; i++) ps->m->syms[i].hidden = true;
+            }
+            continue;
+        }
         if (t->kind == TK_IDENT && t->s[0] == '.') {
             if (is(t, ".reg")) { if (!parse_reg(ps)) return false; continue; }
             if (is(t, ".loc") || is(t, ".file")) { skip_line(ps); continue; }
@@ -1039,27 +1177,27 @@ static bool parse_function(Parser *ps, bool entry) {
     uint32_t scope = m->nsyms;
     if (!entry && accept(ps, '(')) {
         do {
-            if (!parse_param(ps, &tmp.rets, &tmp.nrets, &tmp.ret_size, EMU_PARAM_ARGS)) return false;
+            if (!parse_param(ps, &tmp.rets, &tmp.nrets, &tmp.ret_size, EMU_PARAM_ARGS)) goto fail;
         } while (accept(ps, ','));
-        if (!expect(ps, ')')) return false;
+        if (!expect(ps, ')')) goto fail;
     }
-    if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a function name");
+    if (ps->tok.kind != TK_IDENT) { perr(ps, ps->tok.line, "expected a function name"); goto fail; }
     tmp.name = arena_strndup(ps->a, ps->tok.s, ps->tok.len);
     next(ps);
     tmp.param_size = tmp.ret_size;
     if (accept(ps, '(')) {
         if (!is_punct(&ps->tok, ')')) do {
             if (!parse_param(ps, &tmp.params, &tmp.nparams, &tmp.param_size, entry ? EMU_PARAM_KERNEL : EMU_PARAM_ARGS))
-                return false;
+                goto fail;
         } while (accept(ps, ','));
-        if (!expect(ps, ')')) return false;
+        if (!expect(ps, ')')) goto fail;
     }
-    if (!parse_perf(ps, &tmp)) return false;
+    if (!parse_perf(ps, &tmp)) goto fail;
     /* a prototype, or a redefinition of a declared function */
     int32_t idx = -1;
     for (uint32_t i = 0; i < m->nfuncs; i++)
         if (strcmp(m->funcs[i].name, tmp.name) == 0) idx = (int32_t)i;
-    if (idx >= 0 && m->funcs[idx].defined) return perr(ps, line, "function '%s' defined twice", tmp.name);
+    if (idx >= 0 && m->funcs[idx].defined) { perr(ps, line, "function '%s' defined twice", tmp.name); goto fail; }
     if (idx < 0) {
         GROW(m->funcs, m->nfuncs, ps->capfuncs);
         idx = (int32_t)m->nfuncs++;
@@ -1127,9 +1265,15 @@ static bool parse_function(Parser *ps, bool entry) {
         for (uint32_t i = 0; i < ps->nconsts; i++)
             if (ps->consts[i].sym >= 0)
                 f->symfix[f->nsymfix++] = (EmuSymFix){ps->consts[i].slot, (uint32_t)ps->consts[i].sym, ps->consts[i].addend};
+        /* slots holding .local addresses: relocated to the frame's locals at each call */
+        for (uint32_t i = 0; i < f->nsymfix; i++) f->nlocal_slots += m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL;
+        f->local_slots = f->nlocal_slots ? arena_alloc(ps->a, f->nlocal_slots * sizeof *f->local_slots) : NULL;
+        for (uint32_t i = 0, k = 0; i < f->nsymfix; i++)
+            if (m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL) f->local_slots[k++] = f->symfix[i].slot;
         for (uint32_t i = 0; i < f->ncode; i++)
             if (f->code[i].op == EMU_OP_BAR_WARP || f->code[i].op == EMU_OP_SHFL || f->code[i].op == EMU_OP_VOTE ||
-                f->code[i].op == EMU_OP_LDMATRIX || f->code[i].op == EMU_OP_MMA)
+                f->code[i].op == EMU_OP_LDMATRIX || f->code[i].op == EMU_OP_MMA || f->code[i].op == EMU_OP_MATCH ||
+                f->code[i].op == EMU_OP_REDUX)
                 f->uses_warp_sync = true;
         ps->code = NULL;
         ps->vec = NULL;
@@ -1145,29 +1289,55 @@ static bool parse_function(Parser *ps, bool entry) {
     for (uint32_t i = scope; i < m->nsyms; i++) m->syms[i].hidden = true;
     ps->sym_scope_start = m->nsyms;
     return ok;
+fail: /* the signature did not parse: nothing of it is in the module yet */
+    free(tmp.params);
+    free(tmp.rets);
+    return false;
 }
 
-static bool finalize(Parser *ps, EmuMem *mem) {
-    EmuModule *m = ps->m;
-    uint32_t dyn_align = m->shared_dyn_align < 16 ? 16 : m->shared_dyn_align;
-    uint32_t dyn_off = align_up32(m->shared_static, dyn_align);
-    for (uint32_t i = 0; i < m->nsyms; i++) {
-        EmuSym *s = &m->syms[i];
-        if (s->is_extern_shared) s->addr = dyn_off;
-        if (s->space == EMU_SP_GLOBAL || s->space == EMU_SP_CONST) {
-            if (!emu_mem_alloc(mem, s->size ? s->size : 1, true, &s->addr))
-                return perr(ps, 1, "out of memory for global '%s'", s->name);
-            uint8_t *h = emu_mem_host(mem, s->addr, s->size ? s->size : 1);
-            if (s->init) memcpy(h, s->init, s->size);
+/* header = ".version" MAJOR "." MINOR | ".target" name { "," name }
+ * The first .target name that is in the target table (support/target.h),
+ * or one with the same SM number (sm_90 -> sm_90a), sets the limits the
+ * module is checked against; other names (texmode_*, debug, ...) are
+ * modifiers.  No known target: the largest limits of any. */
+static bool parse_header(Parser *ps) {
+    uint32_t line = ps->tok.line;
+    if (is(&ps->tok, ".version")) {
+        next(ps);
+        Tok v = ps->tok;
+        unsigned major = 0, minor = 0;
+        char buf[16];
+        int n = 0;
+        if (v.kind == TK_NUM && v.line == line && v.len < sizeof buf) {
+            memcpy(buf, v.s, v.len);
+            buf[v.len] = 0;
+            if (sscanf(buf, "%u.%u%n", &major, &minor, &n) != 2 || n != (int)v.len) n = 0;
         }
+        if (!n) return perr(ps, line, "bad .version '%.*s' (expected MAJOR.MINOR)", (int)v.len, v.s);
+        if (major < 1 || major > EMU_PTX_MAJOR_MAX)
+            return perr(ps, line, "unsupported .version %u.%u: the emulator reads PTX ISA 1.0 to %u.x", major, minor,
+                        EMU_PTX_MAJOR_MAX);
+        skip_line(ps);
+        return true;
     }
-    m->shared_dyn_offset = dyn_off;
-    for (uint32_t k = 0; k < m->nfuncs; k++) {
-        EmuFunc *f = &m->funcs[k];
-        for (uint32_t i = 0; i < f->nsymfix; i++)
-            f->slot_init[f->symfix[i].slot] = m->syms[f->symfix[i].sym].addr + (uint64_t)f->symfix[i].addend;
-        for (uint32_t i = 0; i < f->ncode; i++) f->code[i].fast = emu_fast_select(&f->code[i]);
+    next(ps);
+    while (ps->tok.kind == TK_IDENT && ps->tok.line == line) {
+        char name[32];
+        if (ps->tok.len < sizeof name && !ps->m->target) {
+            memcpy(name, ps->tok.s, ps->tok.len);
+            name[ps->tok.len] = 0;
+            const Target *t = target_find(name);
+            unsigned sm = 0;
+            if (!t && sscanf(name, "sm_%u", &sm) == 1)
+                for (int i = 0; i < TARGET_COUNT && !t; i++)
+                    if (target_get((TargetId)i)->sm == (int)sm) t = target_get((TargetId)i);
+            if (t) ps->m->target = t;
+        }
+        next(ps);
+        if (!(is_punct(&ps->tok, ',') && ps->tok.line == line)) break;
+        next(ps);
     }
+    skip_line(ps);
     return true;
 }
 
@@ -1196,7 +1366,8 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     bool ok = true;
     while (ok && ps.tok.kind != TK_EOF) {
         Tok *t = &ps.tok;
-        if (is(t, ".version") || is(t, ".target") || is(t, ".address_size") || is(t, ".file")) { skip_line(&ps); continue; }
+        if (is(t, ".version") || is(t, ".target")) { ok = parse_header(&ps); continue; }
+        if (is(t, ".address_size") || is(t, ".file")) { skip_line(&ps); continue; }
         if (is(t, ".section")) {
             while (ps.tok.kind != TK_EOF && !is_punct(&ps.tok, '{')) next(&ps);
             int depth = 0;
@@ -1219,7 +1390,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
         else if (is(t, ".shared")) { next(&ps); ok = parse_var(&ps, EMU_SP_SHARED, ext); }
         else ok = perr(&ps, t->line, "unsupported directive '%.*s'", (int)t->len, t->s);
     }
-    if (ok) ok = finalize(&ps, mem);
+    if (ok && !emu_module_finalize(m, mem, &ps.err)) ok = false;
     free(ps.regs);
     free(ps.consts);
     free(ps.labels);
@@ -1235,51 +1406,3 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     return m;
 }
 
-void emu_module_free(EmuModule *m) {
-    if (!m) return;
-    for (uint32_t i = 0; i < m->nfuncs; i++) {
-        EmuFunc *f = &m->funcs[i];
-        free(f->code);
-        free(f->vec);
-        free(f->slot_init);
-        free(f->params);
-        free(f->rets);
-    }
-    if (m->mem)
-        for (uint32_t i = 0; i < m->nsyms; i++)
-            if ((m->syms[i].space == EMU_SP_GLOBAL || m->syms[i].space == EMU_SP_CONST) && m->syms[i].addr)
-                emu_mem_free(m->mem, m->syms[i].addr);
-    free(m->funcs);
-    free(m->syms);
-    arena_free(m->arena);
-    free(m);
-}
-
-EmuFunc *emu_module_find(EmuModule *m, const char *name) {
-    for (uint32_t i = 0; i < m->nfuncs; i++)
-        if (m->funcs[i].defined && strcmp(m->funcs[i].name, name) == 0) return &m->funcs[i];
-    return NULL;
-}
-
-/* Text of a PTX line for reports: trimmed, comment dropped, runs of
- * blanks collapsed to one space. */
-void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
-    if (cap == 0) return;
-    buf[0] = 0;
-    if (line < 1 || line > m->nlines) return;
-    const char *p = m->text + m->line_start[line];
-    size_t n = 0;
-    bool blank = true; /* drop leading blanks */
-    for (; *p && *p != '\n' && n + 1 < cap; p++) {
-        if (p[0] == '/' && p[1] == '/') break;
-        if (*p == ' ' || *p == '\t' || *p == '\r') {
-            if (!blank) buf[n++] = ' ';
-            blank = true;
-            continue;
-        }
-        buf[n++] = *p;
-        blank = false;
-    }
-    while (n > 0 && buf[n - 1] == ' ') n--;
-    buf[n] = 0;
-}

@@ -67,6 +67,7 @@ typedef struct DevOptions {
     bool emu_racecheck;            /* report shared-memory hazards between barriers */
     unsigned emu_host_threads;     /* host threads running blocks; 0: one per core */
     uint64_t emu_max_instructions; /* per-thread watchdog; 0: unlimited */
+    double emu_timeout_seconds;    /* a launch running longer fails (DEV_ERR_LAUNCH); 0: 600 s; < 0: no limit */
 } DevOptions;
 
 typedef struct DevLaunchStats {

@@ -6,8 +6,11 @@
  * returning; errors come back as DevStatus plus the emulator's report:
  * memcheck and racecheck reports as DEV_ERR_MEMCHECK, anything else that
  * stops a kernel (unsupported instruction, deadlock, trap) as
- * DEV_ERR_LAUNCH.  Host-side calls are serialised with a mutex so the
- * device may be shared by host threads.
+ * DEV_ERR_LAUNCH.  Every launch has a time budget (DevOptions.
+ * emu_timeout_seconds, 600 s by default): past it the launch fails with a
+ * report of where the threads are, and the device stays usable.
+ * Host-side calls are serialised with a mutex so the device may be shared
+ * by host threads.
  *
  * Streams: the device is one in-order queue that runs each piece of work
  * (launch, copy, fill) to completion when it is submitted, under the same
@@ -50,6 +53,8 @@ static DevStatus emu_open(TileDevice *dev, int ordinal) {
     e->opt.racecheck = dev->opts.emu_racecheck;
     e->opt.host_threads = dev->opts.emu_host_threads;
     e->opt.max_instructions = dev->opts.emu_max_instructions;
+    double to = dev->opts.emu_timeout_seconds;
+    e->opt.timeout_seconds = to == 0 ? EMU_DEFAULT_TIMEOUT_SECONDS : to < 0 ? 0 : to;
     pthread_mutex_init(&e->lock, NULL);
     dev->impl = e;
     return DEV_OK;

@@ -2,7 +2,7 @@
  *
  * The library has no global mutable state except this: a RtOptions
  * filled once (pthread_once) from TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES,
- * XDG_CACHE_HOME, HOME, TMPDIR, TILE_DEBUG and TILE_DATA_DIR, then only read.  TILE_DEVICE is read by the device
+ * XDG_CACHE_HOME, HOME, TMPDIR, TILE_DEBUG, TILE_DATA_DIR and TILE_EMU_TIMEOUT, then only read.  TILE_DEVICE is read by the device
  * layer (dev_parse_device), its one reader.
  *
  * The default cache folder is TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile
@@ -72,6 +72,13 @@ static void load(void) {
     opts.debug_cache = has_category(dbg, "cache");
     opts.debug_launch = has_category(dbg, "launch");
     opts.debug_tune = has_category(dbg, "tune");
+    const char *to = getenv("TILE_EMU_TIMEOUT"); /* seconds, e.g. "30" or "0.5" */
+    if (to && *to) {
+        char *end;
+        double v = strtod(to, &end);
+        if (*end || !(v > 0)) opts.emu_timeout_bad = true;
+        else opts.emu_timeout_seconds = v;
+    }
 }
 
 const RtOptions *rt_options(void) {

@@ -6,7 +6,7 @@
  * above it (jit/ compiles sources into modules, kernels/ hold the shipped
  * kernels and their C entry points) use these calls:
  *
- *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG, TILE_DATA_DIR), read once
+ *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG, TILE_DATA_DIR, TILE_EMU_TIMEOUT), read once
  *   datadir.c  where the standard library and the shipped kernels are
  *   runtime.c  rt_fail and the checks every entry point makes; modules made
  *              from compiled PTX and their metadata; per-context attachments
@@ -19,7 +19,7 @@
 
 #include <stdbool.h>
 
-/* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME, TILE_DEBUG and TILE_DATA_DIR ----
+/* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME, TILE_DEBUG, TILE_DATA_DIR and TILE_EMU_TIMEOUT ----
  * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune (or all). */
 typedef struct RtOptions {
     const char *cache_dir; /* resolved default cache folder, never NULL */
@@ -28,6 +28,8 @@ typedef struct RtOptions {
     bool debug_cache;      /* log every cache miss with its reason, every corrupt entry */
     bool debug_launch;     /* log each compile/load done for a launch (shipped-kernel variants) */
     bool debug_tune;
+    double emu_timeout_seconds; /* TILE_EMU_TIMEOUT: seconds a launch on emu may run (0: unset) */
+    bool emu_timeout_bad;       /* TILE_EMU_TIMEOUT is set but not a positive number: contexts refuse to open */
 } RtOptions;
 const RtOptions *rt_options(void);
 /* Debug log line to stderr: "tile[cat]: ..." */

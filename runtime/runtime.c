@@ -189,6 +189,9 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     const Target *tgt = target_find(opt->arch);
     if (!tgt) return TILE_ERROR_INVALID_VALUE;
     DevOptions dopt = {.emu_racecheck = opt->emu_racecheck != 0, .emu_host_threads = opt->emu_host_threads};
+    /* emu launch budget: the option, else TILE_EMU_TIMEOUT, else the device's default */
+    if (!opt->emu_timeout_seconds && rt_options()->emu_timeout_bad) return TILE_ERROR_INVALID_VALUE;
+    dopt.emu_timeout_seconds = opt->emu_timeout_seconds ? opt->emu_timeout_seconds : rt_options()->emu_timeout_seconds;
     TileDevice *dev;
     char *err = NULL;
     DevStatus ds = dev_open(opt->device, &dopt, &dev, &err);

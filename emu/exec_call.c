@@ -1,0 +1,384 @@
+/* exec_call.c - calls to .func, their frames, param and local memory, and
+ * the builtins the emulator provides (vprintf, __assertfail).
+ *
+ * The PTX calling convention nvcc and LLVM use (the ABI of -G code and of
+ * non-inlined device functions) passes everything through the .param
+ * space:
+ *     { .param .b32 param0;  st.param.b32 [param0+0], %r1;
+ *       .param .b32 retval0;
+ *       call.uni (retval0), f, (param0);
+ *       ld.param.b32 %r2, [retval0+0]; }
+ * Algorithm:
+ *   1. Every thread has a call stack of EmuFrames.  Frame 0 is the entry
+ *      (registers and locals in the EmuBlock); a callee's frame owns its
+ *      register file, its .local memory, its arguments area (return values
+ *      then parameters, as laid out in its signature: EMU_PARAM_ARGS) and
+ *      the area of the call-sequence .param variables its body declares
+ *      (EMU_PARAM_FRAME).  Buffers are kept and reused by later calls.
+ *   2. call: push a frame, copy the callee's constant template into its
+ *      registers and the caller's special registers after it, relocate the
+ *      slots holding .local addresses by the frame's local base, copy each
+ *      argument's bytes from the caller's .param variable into the callee's
+ *      parameter, and continue at the callee's first instruction.
+ *   3. ret: copy each return value into the caller's .param variable, pop,
+ *      continue after the call.  ret in frame 0 ends the thread.
+ *   4. .local addresses of all frames form one per-thread address space:
+ *      frame d's locals start where frame d-1's end (16-byte aligned), so a
+ *      pointer to a caller's local array (a printf argument buffer, an
+ *      array passed by pointer) stays valid in its callees.
+ *   5. Builtins run at the call, in the caller's frame: vprintf formats on
+ *      the host into the block's output, which the launch prints in block
+ *      order when it ends; __assertfail stops the launch with the message. */
+#include "emu/exec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static uint32_t align16(uint32_t v) { return (v + 15) & ~15u; }
+
+/* Grows *p to at least `need` bytes (capacity in *cap); false when out of memory. */
+static bool reserve(void **p, uint32_t *cap, size_t need) {
+    if (need <= *cap) return true;
+    size_t nc = need < 64 ? 64 : need;
+    void *np = realloc(*p, nc);
+    if (!np) return false;
+    *p = np;
+    *cap = (uint32_t)nc;
+    return true;
+}
+
+EmuFrame emu_frame0(const EmuBlock *b, const EmuThread *t) {
+    EmuFrame f;
+    memset(&f, 0, sizeof f);
+    f.fn = b->L->f;
+    f.r = b->regs + (size_t)t->linear * b->L->f->nslots;
+    f.local = b->local + (size_t)t->linear * b->local_size;
+    f.fparams = b->fparams + (size_t)t->linear * b->fparam_size;
+    return f;
+}
+
+uint8_t *emu_param(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
+    EmuFrame f0, *fr = t->frames ? &t->frames[t->depth] : (f0 = emu_frame0(b, t), &f0);
+    const char *what = write ? "memcheck: invalid param write" : "memcheck: invalid param read";
+    if (addr < EMU_PARAM_FRAME) {
+        if (write) {
+            emu_fault(b, t, in, "memcheck: write to kernel parameter space",
+                      "offset %" PRIu64 ", size %u; kernel parameters are read-only", addr, size);
+            return NULL;
+        }
+        if (addr > b->L->param_size || size > b->L->param_size - addr) {
+            emu_fault(b, t, in, what, "offset %" PRIu64 ", size %u; the kernel has %u bytes of parameters", addr, size,
+                      b->L->param_size);
+            return NULL;
+        }
+        return b->L->params + addr;
+    }
+    if (addr < EMU_PARAM_ARGS) {
+        uint64_t off = addr - EMU_PARAM_FRAME, have = fr->fn->frame_param_size;
+        if (off > have || size > have - off) {
+            emu_fault(b, t, in, what, "offset %" PRIu64 ", size %u, outside the %" PRIu64 " bytes of call-sequence .param "
+                      "variables of '%s'", off, size, have, fr->fn->name);
+            return NULL;
+        }
+        return fr->fparams + off;
+    }
+    uint64_t off = addr - EMU_PARAM_ARGS, have = t->depth ? fr->fn->param_size : 0;
+    if (off > have || size > have - off) {
+        emu_fault(b, t, in, what, "offset %" PRIu64 ", size %u, outside the %" PRIu64 " bytes of parameters of '%s'", off, size,
+                  have, fr->fn->name);
+        return NULL;
+    }
+    return fr->args + off;
+}
+
+uint8_t *emu_local(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
+    EmuFrame f0;
+    const EmuFrame *fr = t->frames ? t->frames : (f0 = emu_frame0(b, t), &f0);
+    for (uint32_t d = 0; d <= t->depth; d++) {
+        uint64_t have = d ? fr[d].fn->local_size : b->local_size, off = addr - fr[d].local_base;
+        if (addr >= fr[d].local_base && off <= have && size <= have - off) return fr[d].local + off;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "memcheck: invalid __local__ %s of size %u bytes", write ? "write" : "read", size);
+    uint64_t total = fr[t->depth].local_base + (t->depth ? fr[t->depth].fn->local_size : b->local_size);
+    emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: the thread has %" PRIu64 " bytes of local memory in %u "
+              "frame%s", addr, total, t->depth + 1, t->depth ? "s" : "");
+    return NULL;
+}
+
+/* ---- call and return ---- */
+static bool push_frame(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuFunc *callee) {
+    if (t->depth + 1 >= EMU_MAX_CALL_DEPTH)
+        return emu_fault(b, t, in, "call stack overflow", "more than %u nested calls (unbounded recursion?)", EMU_MAX_CALL_DEPTH);
+    if (t->depth + 1 >= t->nframes) {
+        uint32_t nn = t->nframes ? t->nframes * 2 : 4;
+        EmuFrame *nf = realloc(t->frames, nn * sizeof *nf);
+        if (!nf) return emu_fault(b, t, in, "out of host memory", "for a call frame");
+        memset(nf + t->nframes, 0, (nn - t->nframes) * sizeof *nf);
+        if (!t->frames) nf[0] = emu_frame0(b, t);
+        t->frames = nf;
+        t->nframes = nn;
+    }
+    EmuFrame *cur = &t->frames[t->depth], *nf = &t->frames[t->depth + 1];
+    uint32_t cur_local = t->depth ? cur->fn->local_size : b->local_size;
+    uint64_t base = (uint64_t)cur->local_base + align16(cur_local);
+    if (base + callee->local_size > EMU_WINDOW_SIZE / 2)
+        return emu_fault(b, t, in, "call stack overflow", "the frames' local memory exceeds %llu bytes",
+                         (unsigned long long)(EMU_WINDOW_SIZE / 2));
+    if (!reserve((void **)&nf->r, &nf->cap_r, (size_t)callee->nslots * sizeof(uint64_t)) ||
+        !reserve((void **)&nf->local, &nf->cap_local, callee->local_size + 1) ||
+        !reserve((void **)&nf->args, &nf->cap_args, callee->param_size + 1) ||
+        !reserve((void **)&nf->fparams, &nf->cap_fparams, callee->frame_param_size + 1))
+        return emu_fault(b, t, in, "out of host memory", "for the frame of '%s'", callee->name);
+    nf->fn = callee;
+    nf->ret_pc = t->pc;
+    nf->local_base = (uint32_t)base;
+    memcpy(nf->r, callee->slot_init, (size_t)callee->nslots * sizeof(uint64_t));
+    memcpy(nf->r + EMU_SLOT_SREG, cur->r + EMU_SLOT_SREG, EMU_SREG_COUNT * sizeof(uint64_t));
+    for (uint32_t i = 0; i < callee->nlocal_slots; i++) nf->r[callee->local_slots[i]] += base;
+    memset(nf->local, 0, callee->local_size);
+    memset(nf->args, 0, callee->param_size);
+    memset(nf->fparams, 0, callee->frame_param_size);
+    return true;
+}
+
+/* Copies `n` bytes between the .param variable `sym` of the current frame and buf. */
+static bool param_copy(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t sym, uint8_t *buf, uint32_t n, bool to_sym) {
+    const EmuSym *s = &b->L->m->syms[sym];
+    if (n > s->size) n = (uint32_t)s->size;
+    if (!n) return true;
+    uint8_t *p = emu_param(b, t, in, s->addr, n, to_sym);
+    if (!p) return false;
+    if (to_sym) memcpy(p, buf, n);
+    else memcpy(buf, p, n);
+    return true;
+}
+
+static bool builtin_vprintf(EmuBlock *b, EmuThread *t, const EmuIns *in);
+static bool builtin_assertfail(EmuBlock *b, EmuThread *t, const EmuIns *in);
+
+bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    const EmuModule *m = b->L->m;
+    const EmuFunc *callee = &m->funcs[in->target];
+    const uint32_t *vec = t->fn->vec;
+    if (callee->builtin) {
+        bool ok = callee->builtin == EMU_BUILTIN_VPRINTF ? builtin_vprintf(b, t, in) : builtin_assertfail(b, t, in);
+        if (ok) t->pc++;
+        return ok;
+    }
+    if (!push_frame(b, t, in, callee)) return false;
+    EmuFrame *nf = &t->frames[t->depth + 1];
+    for (uint32_t k = 0; k < in->on[2]; k++) { /* arguments, read in the caller's frame */
+        const EmuParam *p = &callee->params[k];
+        if (!param_copy(b, t, in, vec[in->o[2] + k], nf->args + p->offset, p->size, false)) return false;
+    }
+    t->depth++;
+    t->fn = callee;
+    t->r = nf->r;
+    t->pc = 0;
+    return true;
+}
+
+bool emu_ret(EmuBlock *b, EmuThread *t) {
+    EmuFrame *fr = &t->frames[t->depth], *caller = &t->frames[t->depth - 1];
+    const EmuIns *call = &caller->fn->code[fr->ret_pc];
+    const EmuFunc *callee = fr->fn;
+    t->depth--;
+    t->fn = caller->fn;
+    t->r = caller->r;
+    t->pc = fr->ret_pc;
+    for (uint32_t k = 0; k < call->on[0]; k++) { /* return values, written in the caller's frame */
+        const EmuParam *p = &callee->rets[k];
+        if (!param_copy(b, t, call, caller->fn->vec[call->o[0] + k], fr->args + p->offset, p->size, true)) return false;
+    }
+    t->pc++;
+    return true;
+}
+
+void emu_stacks_free(EmuBlock *b) {
+    for (uint32_t i = 0; b->t && i < b->nthreads; i++) {
+        EmuThread *t = &b->t[i];
+        for (uint32_t d = 1; d < t->nframes; d++) {
+            free(t->frames[d].r);
+            free(t->frames[d].local);
+            free(t->frames[d].args);
+            free(t->frames[d].fparams);
+        }
+        free(t->frames);
+        t->frames = NULL;
+        t->nframes = 0;
+    }
+}
+
+/* ---- builtins ---- */
+/* The value of argument k of a builtin call (`size` bytes of its .param variable). */
+static bool arg_value(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t k, unsigned size, uint64_t *v) {
+    *v = 0;
+    if (k >= in->on[2]) return emu_fault(b, t, in, "invalid call", "argument %u is missing", k);
+    return param_copy(b, t, in, t->fn->vec[in->o[2] + k], (uint8_t *)v, size, false);
+}
+
+/* Device bytes at a generic address (checked like a load by t). */
+static bool dev_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, void *dst, unsigned size) {
+    const uint8_t *p = emu_access(b, t, in, EMU_SP_GENERIC, addr, size, 1, false);
+    if (!p) return false;
+    memcpy(dst, p, size);
+    return true;
+}
+
+/* A NUL-terminated device string into s (at most `max` bytes). */
+static bool dev_string(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, Str *s, size_t max) {
+    for (size_t i = 0; i < max; i++) {
+        char c;
+        if (!dev_read(b, t, in, addr + i, &c, 1)) return false;
+        if (!c) return true;
+        str_putc(s, c);
+    }
+    return true;
+}
+
+/* Formats a printf format (device string at fmt) with the argument buffer
+ * at args: each argument naturally aligned after the previous one, as C
+ * passes them to a variadic function (int for char/short, double for
+ * float, 8-byte pointers and long).  `*` widths and precisions are int
+ * arguments.  Returns the number of arguments read, or -1 after a fault. */
+static int format(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t fmt, uint64_t args, Str *out) {
+    Str f = {0};
+    if (!dev_string(b, t, in, fmt, &f, 1 << 16)) { str_free(&f); return -1; }
+    const char *p = f.buf ? f.buf : "";
+    uint64_t off = 0;
+    int nargs = 0;
+    bool ok = true;
+    /* the next argument of `sz` bytes into *v */
+#define NEXT_ARG(sz, v)                                                             \
+    do {                                                                            \
+        off = (off + (sz) - 1) / (sz) * (sz);                                       \
+        uint64_t raw_ = 0;                                                          \
+        ok = ok && dev_read(b, t, in, args + off, &raw_, (sz));                     \
+        *(v) = raw_;                                                                \
+        off += (sz);                                                                \
+        nargs++;                                                                    \
+    } while (0)
+    while (*p && ok) {
+        if (*p != '%') { str_putc(out, *p++); continue; }
+        if (p[1] == '%') { str_putc(out, '%'); p += 2; continue; }
+        /* spec = "%" flags* (width | "*")? ("." (prec | "*"))? length? conversion;
+         * rebuilt with the `*` values written in */
+        const char *start = p++;
+        Str spec = {0};
+        str_putc(&spec, '%');
+        while (*p && strchr("-+ #0", *p)) str_putc(&spec, *p++);
+        if (*p == '*') {
+            uint64_t v;
+            NEXT_ARG(4, &v);
+            int w = (int32_t)v;
+            str_printf(&spec, "%s%d", w < 0 ? "-" : "", w < 0 ? -w : w);
+            p++;
+        } else {
+            while (*p >= '0' && *p <= '9') str_putc(&spec, *p++);
+        }
+        if (*p == '.') {
+            p++;
+            if (*p == '*') {
+                uint64_t v;
+                NEXT_ARG(4, &v);
+                if ((int32_t)v >= 0) str_printf(&spec, ".%d", (int32_t)v);
+                p++;
+            } else {
+                str_putc(&spec, '.');
+                while (*p >= '0' && *p <= '9') str_putc(&spec, *p++);
+            }
+        }
+        bool wide = false; /* l, ll, j, z, t, q: an 8-byte integer */
+        int half = 0;      /* h: 1, hh: 2 */
+        while (*p && strchr("hlLqjzt", *p)) {
+            if (*p == 'h') half++;
+            else wide = true;
+            p++;
+        }
+        char conv = *p ? *p++ : 0;
+        uint64_t v = 0;
+        switch (conv) {
+        case 'd': case 'i': {
+            NEXT_ARG(wide ? 8u : 4u, &v);
+            long long x = wide ? (long long)(int64_t)v : half == 1 ? (short)v : half == 2 ? (signed char)v : (int32_t)v;
+            str_printf(&spec, "ll%c", conv);
+            if (ok) str_printf(out, spec.buf, x);
+            break;
+        }
+        case 'u': case 'o': case 'x': case 'X': {
+            NEXT_ARG(wide ? 8u : 4u, &v);
+            unsigned long long x = wide ? v : half == 1 ? (unsigned short)v : half == 2 ? (unsigned char)v : (uint32_t)v;
+            str_printf(&spec, "ll%c", conv);
+            if (ok) str_printf(out, spec.buf, x);
+            break;
+        }
+        case 'c':
+            NEXT_ARG(4, &v);
+            str_putc(&spec, 'c');
+            if (ok) str_printf(out, spec.buf, (int)(unsigned char)v);
+            break;
+        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+            NEXT_ARG(8, &v);
+            double d;
+            memcpy(&d, &v, 8);
+            str_putc(&spec, conv);
+            if (ok) str_printf(out, spec.buf, d);
+            break;
+        }
+        case 's': {
+            NEXT_ARG(8, &v);
+            Str str = {0};
+            if (ok && !v) str_puts(&str, "(null)");
+            else if (ok) ok = dev_string(b, t, in, v, &str, 1 << 16);
+            str_putc(&spec, 's');
+            if (ok) str_printf(out, spec.buf, str.buf ? str.buf : "");
+            str_free(&str);
+            break;
+        }
+        case 'p':
+            NEXT_ARG(8, &v);
+            if (ok) str_printf(out, "0x%" PRIx64, v);
+            break;
+        default: /* not a conversion: printed as written */
+            str_printf(out, "%.*s", (int)(p - start), start);
+            break;
+        }
+        str_free(&spec);
+    }
+#undef NEXT_ARG
+    str_free(&f);
+    return ok ? nargs : -1;
+}
+
+static bool builtin_vprintf(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    uint64_t fmt, args;
+    if (!arg_value(b, t, in, 0, 8, &fmt) || !arg_value(b, t, in, 1, 8, &args)) return false;
+    int32_t r;
+    if (!fmt) r = -1;
+    else if ((r = format(b, t, in, fmt, args, &b->out)) < 0) return false;
+    if (in->on[0]) {
+        uint8_t v[4];
+        memcpy(v, &r, 4);
+        if (!param_copy(b, t, in, t->fn->vec[in->o[0]], v, 4, true)) return false;
+    }
+    return true;
+}
+
+/* __assertfail(const char *message, const char *file, unsigned line, const char *function, size_t charSize) */
+static bool builtin_assertfail(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    uint64_t msg, file, line, fn;
+    if (!arg_value(b, t, in, 0, 8, &msg) || !arg_value(b, t, in, 1, 8, &file) || !arg_value(b, t, in, 2, 4, &line) ||
+        !arg_value(b, t, in, 3, 8, &fn))
+        return false;
+    Str m = {0}, f = {0}, fu = {0};
+    bool ok = dev_string(b, t, in, msg, &m, 4096) && dev_string(b, t, in, file, &f, 4096) && dev_string(b, t, in, fn, &fu, 4096);
+    if (ok)
+        emu_fault(b, t, in, "assertion failed", "%s:%u: %s: Assertion `%s` failed.", f.buf ? f.buf : "", (unsigned)line,
+                  fu.buf ? fu.buf : "", m.buf ? m.buf : "");
+    str_free(&m);
+    str_free(&f);
+    str_free(&fu);
+    return false;
+}

@@ -1,0 +1,196 @@
+/* module.c - what is done to a parsed module as a whole: the checks that
+ * need every function (calls reach a body or a builtin; each kernel's
+ * static shared memory within the target's limit), placing .global and
+ * .const variables in device memory, filling the constant slots that hold
+ * symbol addresses, choosing each instruction's fast path; and the module's
+ * lookups (functions, PTX lines for reports) and its release.
+ *
+ * emu_module_finalize, in order:
+ *   1. resolve builtins (undefined .extern functions the emulator provides)
+ *      and check every call: a body or a builtin, argument and return counts;
+ *   2. lay out dynamic shared memory after the static variables, allocate and
+ *      initialise .global/.const variables (.const read-only for kernels);
+ *   3. fill symbol-address constants, select fast paths;
+ *   4. per kernel, sum the static shared variables it and its callees use and
+ *      check the sum against the target's limit. */
+#include "emu/emu.h"
+#include "emu/exec.h"
+#include "support/target.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sets *err to "ptx:LINE: message" (if not set yet); returns false. */
+static bool merr(char **err, uint32_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool merr(char **err, uint32_t line, const char *fmt, ...) {
+    if (*err) return false;
+    Str s = {0};
+    str_printf(&s, "ptx:%u: ", line);
+    va_list ap;
+    va_start(ap, fmt);
+    str_vprintf(&s, fmt, ap);
+    va_end(ap);
+    *err = str_take(&s);
+    return false;
+}
+
+uint64_t emu_smem_static_limit(const Target *t) {
+    if (t) return (uint64_t)t->smem_static;
+    int m = 0;
+    for (int i = 0; i < TARGET_COUNT; i++)
+        if (target_get((TargetId)i)->smem_static > m) m = target_get((TargetId)i)->smem_static;
+    return (uint64_t)m;
+}
+
+uint64_t emu_smem_dynamic_limit(const Target *t) {
+    return (uint64_t)(t ? t->smem_dynamic : target_max_smem_dynamic());
+}
+
+/* Marks in `seen` the shared symbols function fi uses, and those of the
+ * functions it calls (depth-first; `visiting` breaks recursion). */
+static void shared_uses(const EmuModule *m, uint32_t fi, uint8_t *seen, uint8_t *visiting) {
+    if (visiting[fi]) return;
+    visiting[fi] = 1;
+    const EmuFunc *f = &m->funcs[fi];
+    for (uint32_t i = 0; i < f->nsymfix; i++)
+        if (m->syms[f->symfix[i].sym].space == EMU_SP_SHARED) seen[f->symfix[i].sym] = 1;
+    for (uint32_t i = 0; i < f->ncode; i++)
+        if (f->code[i].op == EMU_OP_CALL && f->code[i].target < m->nfuncs) shared_uses(m, f->code[i].target, seen, visiting);
+}
+
+/* Static shared memory each entry uses (what the GPU gives its blocks),
+ * checked against the target's limit. */
+static bool entry_shared(EmuModule *m, char **err) {
+    uint8_t *seen = calloc(m->nsyms + 1, 1), *visiting = calloc(m->nfuncs + 1, 1);
+    if (!seen || !visiting) unreachable("out of memory");
+    bool ok = true;
+    uint64_t limit = emu_smem_static_limit(m->target);
+    for (uint32_t k = 0; k < m->nfuncs && ok; k++) {
+        EmuFunc *f = &m->funcs[k];
+        if (!f->is_entry || !f->defined) continue;
+        memset(seen, 0, m->nsyms);
+        memset(visiting, 0, m->nfuncs);
+        shared_uses(m, k, seen, visiting);
+        uint64_t used = 0;
+        for (uint32_t i = 0; i < m->nsyms; i++)
+            if (seen[i] && !m->syms[i].is_extern_shared) used = (used + m->syms[i].align - 1) / m->syms[i].align * m->syms[i].align + m->syms[i].size;
+        f->shared_used = (uint32_t)used;
+        if (used > limit)
+            ok = merr(err, f->line, "kernel '%s' uses %" PRIu64 " bytes of static shared memory, more than the %" PRIu64
+                      " a block may declare on %s (beyond it, use dynamic shared memory)", f->name, used, limit,
+                      m->target ? m->target->name : "any target");
+    }
+    free(seen);
+    free(visiting);
+    return ok;
+}
+
+static const char *const builtin_names[] = {"",
+#define X(e, n, s) n,
+    EMU_BUILTINS(X)
+#undef X
+};
+
+/* Every call reaches a function with a body or a builtin. */
+static bool check_calls(EmuModule *m, char **err) {
+    for (uint32_t k = 0; k < m->nfuncs; k++) {
+        EmuFunc *f = &m->funcs[k];
+        if (!f->defined) {
+            f->builtin = EMU_BUILTIN_NONE;
+            for (unsigned bi = 1; bi < ARRAY_LEN(builtin_names); bi++)
+                if (!strcmp(builtin_names[bi], f->name)) f->builtin = (int)bi;
+        }
+    }
+    for (uint32_t k = 0; k < m->nfuncs; k++) {
+        const EmuFunc *f = &m->funcs[k];
+        for (uint32_t i = 0; i < f->ncode; i++) {
+            const EmuIns *in = &f->code[i];
+            if (in->op != EMU_OP_CALL) continue;
+            const EmuFunc *c = &m->funcs[in->target];
+            if (c->is_entry) return merr(err, in->line, "call of kernel entry '%s'", c->name);
+            if (!c->defined && !c->builtin)
+                return merr(err, in->line, "call of '%s', which has no body in this module (the emulator provides vprintf and "
+                            "__assertfail)", c->name);
+            if (in->on[0] > c->nrets || in->on[2] != c->nparams)
+                return merr(err, in->line, "call of '%s' with %u argument%s and %u return value%s; it takes %u and %u", c->name,
+                            in->on[2], in->on[2] == 1 ? "" : "s", in->on[0], in->on[0] == 1 ? "" : "s", c->nparams, c->nrets);
+        }
+    }
+    return true;
+}
+
+bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
+    if (!check_calls(m, err)) return false;
+    uint32_t dyn_align = m->shared_dyn_align < 16 ? 16 : m->shared_dyn_align;
+    uint32_t dyn_off = (m->shared_static + dyn_align - 1) / dyn_align * dyn_align;
+    for (uint32_t i = 0; i < m->nsyms; i++) {
+        EmuSym *s = &m->syms[i];
+        if (s->is_extern_shared) s->addr = dyn_off;
+        if (s->space == EMU_SP_GLOBAL || s->space == EMU_SP_CONST) {
+            if (!emu_mem_alloc(mem, s->size ? s->size : 1, true, &s->addr))
+                return merr(err, 1, "out of memory for global '%s'", s->name);
+            uint8_t *h = emu_mem_host(mem, s->addr, s->size ? s->size : 1);
+            if (s->init) memcpy(h, s->init, s->size);
+            if (s->space == EMU_SP_CONST) ((EmuAlloc *)emu_mem_find(mem, s->addr))->readonly = true;
+        }
+    }
+    m->shared_dyn_offset = dyn_off;
+    for (uint32_t k = 0; k < m->nfuncs; k++) {
+        EmuFunc *f = &m->funcs[k];
+        for (uint32_t i = 0; i < f->nsymfix; i++)
+            f->slot_init[f->symfix[i].slot] = m->syms[f->symfix[i].sym].addr + (uint64_t)f->symfix[i].addend;
+        for (uint32_t i = 0; i < f->ncode; i++) f->code[i].fast = emu_fast_select(&f->code[i]);
+    }
+    return entry_shared(m, err);
+}
+
+void emu_module_free(EmuModule *m) {
+    if (!m) return;
+    for (uint32_t i = 0; i < m->nfuncs; i++) {
+        EmuFunc *f = &m->funcs[i];
+        free(f->code);
+        free(f->vec);
+        free(f->slot_init);
+        free(f->params);
+        free(f->rets);
+    }
+    if (m->mem)
+        for (uint32_t i = 0; i < m->nsyms; i++)
+            if ((m->syms[i].space == EMU_SP_GLOBAL || m->syms[i].space == EMU_SP_CONST) && m->syms[i].addr)
+                emu_mem_free(m->mem, m->syms[i].addr);
+    free(m->funcs);
+    free(m->syms);
+    arena_free(m->arena);
+    free(m);
+}
+
+EmuFunc *emu_module_find(EmuModule *m, const char *name) {
+    for (uint32_t i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i].defined && strcmp(m->funcs[i].name, name) == 0) return &m->funcs[i];
+    return NULL;
+}
+
+/* Text of a PTX line for reports: trimmed, comment dropped, runs of
+ * blanks collapsed to one space. */
+void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
+    if (cap == 0) return;
+    buf[0] = 0;
+    if (line < 1 || line > m->nlines) return;
+    const char *p = m->text + m->line_start[line];
+    size_t n = 0;
+    bool blank = true; /* drop leading blanks */
+    for (; *p && *p != '\n' && n + 1 < cap; p++) {
+        if (p[0] == '/' && p[1] == '/') break;
+        if (*p == ' ' || *p == '\t' || *p == '\r') {
+            if (!blank) buf[n++] = ' ';
+            blank = true;
+            continue;
+        }
+        buf[n++] = *p;
+        blank = false;
+    }
+    while (n > 0 && buf[n - 1] == ' ') n--;
+    buf[n] = 0;
+}

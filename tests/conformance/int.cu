@@ -1,0 +1,81 @@
+// int.cu - integer arithmetic, bit operations and 64-bit integers.
+// Each thread i computes NI results from a[i], b[i] into out[i*NI + k];
+// tests/test_conformance.c computes the same on the host (exact).
+#define NI 40
+
+extern "C" __global__ void int_ops(const unsigned *a, const unsigned *b, unsigned *out, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        unsigned x = a[i], y = b[i];
+        int sx = (int)x, sy = (int)y;
+        unsigned *o = out + (long long)i * NI;
+        o[0] = x + y;
+        o[1] = x - y;
+        o[2] = x * y;
+        o[3] = __umulhi(x, y);
+        o[4] = (unsigned)__mulhi(sx, sy);
+        o[5] = y ? x / y : 0u;
+        o[6] = y ? x % y : 0u;
+        o[7] = (sy != 0 && !(sx == (int)0x80000000 && sy == -1)) ? (unsigned)(sx / sy) : 0u;
+        o[8] = (sy != 0 && !(sx == (int)0x80000000 && sy == -1)) ? (unsigned)(sx % sy) : 0u;
+        o[9] = x << (y & 31);
+        o[10] = x >> (y & 31);
+        o[11] = (unsigned)(sx >> (y & 31));
+        o[12] = x & y;
+        o[13] = x | y;
+        o[14] = x ^ ~y;
+        o[15] = __popc(x);
+        o[16] = __clz(x);
+        o[17] = __brev(x);
+        o[18] = __ffs(sx);
+        o[19] = __byte_perm(x, y, y & 0x7777);
+        o[20] = __funnelshift_l(x, y, y);
+        o[21] = __funnelshift_r(x, y, y);
+        o[22] = __funnelshift_lc(x, y, y);
+        o[23] = __funnelshift_rc(x, y, y);
+        o[24] = min(sx, sy);
+        o[25] = max(x, y);
+        o[26] = abs(sx);
+        o[27] = __sad(sx, sy, x);
+        o[28] = __usad(x, y, 7u);
+        o[29] = __hadd(sx, sy);
+        o[30] = __rhadd(sx, sy);
+        o[31] = __uhadd(x, y);
+        o[32] = (unsigned)(short)x * (unsigned)(short)y;
+        o[33] = (unsigned char)x + (unsigned char)y;
+        o[34] = __mul24(sx, sy);
+        o[35] = __umul24(x, y);
+        o[36] = x > y ? 1u : 0u;
+        o[37] = sx < sy ? 1u : 0u;
+        o[38] = (x & 1) ? x * 3 + 1 : x / 2;
+        o[39] = (unsigned)(signed char)x;
+    }
+}
+
+#define NL 20
+extern "C" __global__ void int64_ops(const unsigned long long *a, const unsigned long long *b, unsigned long long *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long x = a[i], y = b[i];
+    long long sx = (long long)x, sy = (long long)y;
+    unsigned long long *o = out + (long long)i * NL;
+    o[0] = x + y;
+    o[1] = x - y;
+    o[2] = x * y;
+    o[3] = __umul64hi(x, y);
+    o[4] = (unsigned long long)__mul64hi(sx, sy);
+    o[5] = y ? x / y : 0ull;
+    o[6] = y ? x % y : 0ull;
+    o[7] = (sy != 0 && !(sx == (long long)0x8000000000000000ull && sy == -1)) ? (unsigned long long)(sx / sy) : 0ull;
+    o[8] = (sy != 0 && !(sx == (long long)0x8000000000000000ull && sy == -1)) ? (unsigned long long)(sx % sy) : 0ull;
+    o[9] = x << (y & 63);
+    o[10] = x >> (y & 63);
+    o[11] = (unsigned long long)(sx >> (y & 63));
+    o[12] = __popcll(x);
+    o[13] = __clzll(sx);
+    o[14] = __brevll(x);
+    o[15] = __ffsll(sx);
+    o[16] = (unsigned long long)(unsigned)x * (unsigned)y;
+    o[17] = (unsigned long long)((long long)(int)x * (int)y);
+    o[18] = min(sx, sy);
+    o[19] = max(x, y);
+}

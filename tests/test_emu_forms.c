@@ -1,0 +1,791 @@
+/* test_emu_forms.c - PTX text forms, limits and stopping launches on the
+ * emulator (issue 15: "runs any compiler's PTX, exactly, and can always be
+ * stopped").
+ *
+ * Every test is hand-written PTX loaded through the device layer (or the
+ * public API for the context's timeout), one form or limit per test:
+ *   1. text forms: braces around one register, vector packs/unpacks,
+ *      address offsets on every operand, .ptr parameters with and without
+ *      .align, negated predicates where PTX allows them, .version;
+ *   2. regressions found with other compilers' PTX (Triton's sm_80 output)
+ *      and mutated PTX: each names what went wrong before the fix;
+ *   3. limits refused at load or launch time with a message, never wrapped;
+ *   4. launches that cannot finish are stopped: the time budget (the
+ *      report names the kernel, a block and the PTX lines its threads are
+ *      at) and deadlock detection; the next launch on the device works. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/support.h"
+
+#define HEAD ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+static TileDevice *open_dev(double timeout) {
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_host_threads = 2, .emu_timeout_seconds = timeout};
+    cr_assert_eq(dev_open("emu", &o, &d, &err), DEV_OK, "dev_open(emu): %s", err ? err : "");
+    return d;
+}
+
+static TileDevFunction *load(TileDevice *d, const char *ptx, const char *name, TileDevModule **mod) {
+    cr_assert_eq(dev_module_load_ptx(d, ptx, mod), DEV_OK, "load: %s\n%s", dev_last_error(d), ptx);
+    TileDevFunction *f = NULL;
+    cr_assert_eq(dev_module_get_function(*mod, name, &f), DEV_OK, "get_function: %s", dev_last_error(d));
+    return f;
+}
+
+/* The PTX does not load, and the message has `needle`. */
+static void load_fails(TileDevice *d, const char *ptx, const char *needle) {
+    TileDevModule *m = NULL;
+    cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded: %s", ptx);
+    cr_assert(strstr(dev_last_error(d), needle), "message '%s' lacks '%s'", dev_last_error(d), needle);
+}
+
+static uint64_t buffer(TileDevice *d, const void *init, size_t n) {
+    uint64_t a;
+    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
+    if (init) cr_assert_eq(dev_memcpy_htod(d, a, init, n), DEV_OK);
+    else cr_assert_eq(dev_memset_d8(d, a, 0xEE, n), DEV_OK);
+    return a;
+}
+
+static void launch_ok(TileDevice *d, TileDevFunction *f, unsigned grid, unsigned block, void **params) {
+    cr_assert_eq(dev_launch(f, grid, 1, 1, block, 1, 1, 0, NULL, params), DEV_OK, "launch: %s", dev_last_error(d));
+}
+
+/* The launch fails with `st`, and the report has every needle (NULL-terminated). */
+static void launch_fails(TileDevice *d, TileDevFunction *f, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                         void **params, DevStatus st, const char *const *needles) {
+    DevStatus got = dev_launch(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, params);
+    cr_assert_eq(got, st, "launch gave %s, not %s: %s", dev_status_string(got), dev_status_string(st), dev_last_error(d));
+    for (const char *const *n = needles; *n; n++)
+        cr_assert(strstr(dev_last_error(d), *n), "report lacks '%s':\n%s", *n, dev_last_error(d));
+}
+
+/* ==== 1. text forms ==== */
+
+/* Braces around a single register are that register, in every operand
+ * position (Triton writes `ld.global.b32 {%r2}, [%rd1];`).  Before: the
+ * fast paths of 32/64-bit global and 32-bit shared loads/stores took the
+ * vector-pool index for a register slot and read or wrote the wrong one. */
+Test(forms, braces_around_one_register) {
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 p)\n{\n"
+        " .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n .shared .align 8 .b8 s[64];\n"
+        " ld.param.u64 %rd1, [p];\n"
+        " ld.global.b32 {%r2}, [%rd1];\n"                      /* 7 */
+        " add.s32 %r3, %r2, 1;\n"
+        " st.global.b32 [%rd1+4], {%r3};\n"                    /* 4 + 7 = 8 */
+        " ld.global.b64 {%rd2}, [%rd1+8];\n"
+        " add.s64 %rd3, %rd2, 2;\n"
+        " st.global.b64 [%rd1+16], {%rd3};\n"
+        " mov.u32 %r4, s;\n"
+        " st.shared.b32 [%r4+12], {%r3};\n"
+        " ld.shared.b32 {%r5}, [%r4+12];\n"
+        " mul.lo.s32 %r6, %r5, 3;\n"
+        " st.global.u32 [%rd1+24], %r6;\n"
+        " mov.b32 {%r7}, %r6;\n"
+        " st.global.u32 [%rd1+28], %r7;\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint32_t init[8] = {7, 0, 40, 0, 0, 0, 0, 0};
+    uint64_t p = buffer(d, init, sizeof init);
+    void *params[] = {&p};
+    launch_ok(d, f, 1, 1, params);
+    uint32_t o[8];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, p, sizeof o), DEV_OK);
+    cr_assert_eq(o[1], 8u);
+    cr_assert_eq(o[4], 42u);
+    cr_assert_eq(o[6], 24u);
+    cr_assert_eq(o[7], 24u);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* mov packs and unpacks: {%h1,%h2} <-> b32, {%r1,%r2} <-> b64, 4 x b16 <-> b64.
+ * Before: the generic executor read the pack's source vector as a register,
+ * past the end of the register file (heap-buffer-overflow under ASan). */
+Test(forms, vector_pack_and_unpack) {
+    Str ptx = {0};
+    str_puts(&ptx, HEAD ".visible .entry k(.param .u64 p)\n{\n"
+                   " .reg .b16 %h<8>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+                   " ld.param.u64 %rd1, [p];\n ld.global.u32 %r1, [%rd1];\n ld.global.u64 %rd2, [%rd1+8];\n");
+    /* many vector operands: the pool index of the last is far past the register count */
+    for (int i = 0; i < 24; i++) str_puts(&ptx, " mov.b32 {%h1, %h2}, %r1;\n");
+    str_puts(&ptx, " mov.b32 %r2, {%h2, %h1};\n"           /* halves swapped */
+                   " mov.b64 {%r3, %r4}, %rd2;\n"
+                   " mov.b64 %rd3, {%r4, %r3};\n"          /* words swapped */
+                   " mov.b64 {%h3, %h4, %h5, %h6}, %rd2;\n"
+                   " mov.b64 %rd4, {%h6, %h5, %h4, %h3};\n" /* b16 lanes reversed */
+                   " st.global.u32 [%rd1+16], %r2;\n st.global.u64 [%rd1+24], %rd3;\n st.global.u64 [%rd1+32], %rd4;\n"
+                   " st.global.u32 [%rd1+40], %r3;\n"
+                   " ret;\n}\n");
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx.buf, "k", &m);
+    uint64_t init[6] = {0x11112222u, 0x0123456789ABCDEFull, 0, 0, 0, 0};
+    uint64_t p = buffer(d, init, sizeof init);
+    void *params[] = {&p};
+    launch_ok(d, f, 1, 1, params);
+    uint64_t o[6];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, p, sizeof o), DEV_OK);
+    cr_assert_eq((uint32_t)o[2], 0x22221111u);
+    cr_assert_eq(o[3], 0x89ABCDEF01234567ull);
+    cr_assert_eq(o[4], 0xCDEF89AB45670123ull);
+    cr_assert_eq((uint32_t)o[5], 0x89ABCDEFu);
+    dev_module_unload(m);
+    dev_close(d);
+    str_free(&ptx);
+}
+
+/* Offsets on every address operand: register + offset, register + negative
+ * offset (`+-4`, `-8`), symbol + offset for .param, .global, .shared and
+ * .local, and both addresses of cp.async.  Before: cp.async's second offset
+ * was taken for a `p|q` destination and the line was refused ("'|' is only
+ * valid in setp and shfl destinations"). */
+Test(forms, address_offsets_everywhere) {
+    static const char *ptx = HEAD
+        ".global .align 4 .u32 g[4] = {100, 200, 300, 400};\n"
+        ".visible .entry k(.param .u64 p, .param .align 8 .b8 pair[16])\n{\n"
+        " .reg .b32 %r<16>;\n .reg .b64 %rd<8>;\n"
+        " .shared .align 16 .b8 s[64];\n .local .align 8 .b8 loc[16];\n"
+        " ld.param.u64 %rd1, [p];\n"
+        " ld.param.u32 %r1, [pair+8];\n"                  /* 5 */
+        " ld.global.u32 %r2, [g+8];\n"                    /* 300 */
+        " mov.u32 %r3, s;\n"
+        " add.s32 %r4, %r3, 16;\n"
+        " cp.async.ca.shared.global [%r3], [%rd1+16], 16;\n"  /* the buffer's words 4..7 into s[0..15] */
+        " cp.async.commit_group;\n cp.async.wait_all;\n"
+        " ld.shared.u32 %r5, [%r4+-4];\n"                 /* s word 3: 13 */
+        " st.shared.u32 [%r4+-8], %r1;\n"                 /* s word 2 = 5 */
+        " ld.shared.u32 %r6, [s+8];\n"                    /* 5 */
+        " st.local.u32 [loc+4], %r2;\n"
+        " mov.u64 %rd2, loc;\n"
+        " ld.local.u32 %r7, [%rd2+4];\n"                  /* 300 */
+        " add.s64 %rd3, %rd1, 48;\n"
+        " ld.global.u32 %r8, [%rd3-8];\n"                 /* word 10: 20 */
+        " st.global.u32 [%rd1+0], %r1;\n st.global.u32 [%rd1+4], %r5;\n st.global.u32 [%rd1+8], %r6;\n"
+        " st.global.u32 [%rd3+-36], %r7;\n"               /* word 3 */
+        " st.global.u32 [%rd3+4], %r8;\n"                 /* word 13 */
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint32_t init[16] = {0, 0, 0, 0, 10, 11, 12, 13, 0, 0, 20, 0, 0, 0, 0, 0};
+    uint64_t p = buffer(d, init, sizeof init);
+    uint32_t pair[4] = {0, 0, 5, 0};
+    void *params[] = {&p, pair};
+    launch_ok(d, f, 1, 1, params);
+    uint32_t o[16];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, p, sizeof o), DEV_OK);
+    cr_assert_eq(o[0], 5u);
+    cr_assert_eq(o[1], 13u);
+    cr_assert_eq(o[2], 5u);
+    cr_assert_eq(o[3], 300u);
+    cr_assert_eq(o[13], 20u);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* .ptr parameters: `.ptr [.space] [.align N]` describe the pointee; the
+ * parameter itself is aligned to its type.  Before: `.ptr .global .align 1`
+ * (Triton) made the 8-byte parameter 1-aligned, so the next u64 parameter
+ * sat at offset 12 and its load failed ("misaligned param read of size 8"). */
+Test(forms, ptr_params_with_and_without_align) {
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 .ptr .global .align 1 a, .param .u32 n, .param .u64 .ptr .global .align 16 b,\n"
+        "  .param .u32 n2, .param .u64 .ptr .align 4 c, .param .u8 flag, .param .u64 .ptr .global e, .param .u64 .ptr f)\n{\n"
+        " .reg .b16 %h<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [a];\n ld.param.u32 %r1, [n];\n ld.param.u64 %rd2, [b];\n ld.param.u32 %r2, [n2];\n"
+        " ld.param.u64 %rd3, [c];\n ld.param.u8 %h1, [flag];\n ld.param.u64 %rd4, [e];\n ld.param.u64 %rd5, [f];\n"
+        " cvt.u32.u16 %r3, %h1;\n"
+        " st.global.u32 [%rd1], %r1;\n st.global.u32 [%rd2], %r2;\n st.global.u32 [%rd3], %r3;\n"
+        " st.global.u32 [%rd4], %r1;\n st.global.u32 [%rd5], %r2;\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t a = buffer(d, NULL, 4), b = buffer(d, NULL, 4), c = buffer(d, NULL, 4), e = buffer(d, NULL, 4),
+             ff = buffer(d, NULL, 4);
+    uint32_t n = 11, n2 = 22;
+    uint8_t flag = 3;
+    void *params[] = {&a, &n, &b, &n2, &c, &flag, &e, &ff};
+    launch_ok(d, f, 1, 1, params);
+    uint32_t v;
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, a, 4), DEV_OK);
+    cr_assert_eq(v, 11u);
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, b, 4), DEV_OK);
+    cr_assert_eq(v, 22u);
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, c, 4), DEV_OK);
+    cr_assert_eq(v, 3u);
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, e, 4), DEV_OK);
+    cr_assert_eq(v, 11u);
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, ff, 4), DEV_OK);
+    cr_assert_eq(v, 22u);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Predicates: `@p` and `@!p` guards on every kind of instruction (moves,
+ * arithmetic, loads, stores, atomics, branches, calls, barriers), negated
+ * predicate sources of setp, set and vote; per thread, odd threads take
+ * the @p side and even ones the @!p side. */
+Test(forms, guards_and_negated_predicates) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) twice(.param .b32 x)\n{\n .reg .b32 %r<3>;\n"
+        " ld.param.b32 %r1, [x];\n shl.b32 %r2, %r1, 1;\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out, .param .u64 cnt)\n{\n"
+        " .reg .pred %p<8>;\n .reg .b32 %r<20>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd2, [cnt];\n"
+        " mov.u32 %r1, %tid.x;\n and.b32 %r2, %r1, 1;\n setp.eq.u32 %p1, %r2, 1;\n"   /* p1: odd */
+        " mul.wide.u32 %rd3, %r1, 32;\n add.s64 %rd4, %rd1, %rd3;\n"
+        " mov.u32 %r3, 0;\n"
+        " @%p1 mov.u32 %r3, 1;\n @!%p1 mov.u32 %r3, 2;\n"                              /* odd 1, even 2 */
+        " mov.u32 %r4, 10;\n @!%p1 add.s32 %r4, %r4, 5;\n"                             /* even 15 */
+        " @%p1 st.global.u32 [%rd4+4], %r4;\n @!%p1 st.global.u32 [%rd4+4], %r3;\n"  /* odd 10, even 2 */
+        " @!%p1 atom.global.add.u32 %r5, [%rd2], 1;\n"                                 /* counts evens */
+        " @%p1 red.global.add.u32 [%rd2+4], 1;\n"                                      /* counts odds */
+        " setp.lt.and.u32 %p2, %r1, 4, !%p1;\n"                                        /* even and tid < 4 */
+        " selp.u32 %r6, 1, 0, %p2;\n"
+        " set.lt.and.u32.u32 %r7, %r1, 4, !%p1;\n"                                     /* ~0 for the same */
+        " vote.sync.ballot.b32 %r8, !%p1, 0xffffffff;\n"                               /* evens */
+        " vote.sync.any.pred %p3, !%p1, 0xffffffff;\n selp.u32 %r9, 1, 0, %p3;\n"
+        " mov.u32 %r10, 0;\n"
+        " @!%p1 bra $EVEN;\n mov.u32 %r10, 7;\n bra $JOIN;\n$EVEN:\n mov.u32 %r10, 8;\n$JOIN:\n"
+        " @%p1 bar.sync 0;\n @!%p1 bar.sync 0;\n"
+        " mov.u32 %r11, 0;\n"
+        " { .param .b32 a0; .param .b32 r0;\n"
+        "   st.param.b32 [a0], %r1;\n"
+        "   @!%p1 call.uni (r0), twice, (a0);\n"
+        "   @!%p1 ld.param.b32 %r11, [r0];\n }\n"
+        " st.global.u32 [%rd4], %r3;\n st.global.u32 [%rd4+8], %r6;\n st.global.u32 [%rd4+12], %r7;\n"
+        " st.global.u32 [%rd4+16], %r8;\n st.global.u32 [%rd4+20], %r9;\n st.global.u32 [%rd4+24], %r10;\n"
+        " st.global.u32 [%rd4+28], %r11;\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 32 * 32), cnt = buffer(d, (uint32_t[2]){0, 0}, 8);
+    void *params[] = {&out, &cnt};
+    launch_ok(d, f, 1, 32, params);
+    uint32_t o[32][8], c[2];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    cr_assert_eq(dev_memcpy_dtoh(d, c, cnt, sizeof c), DEV_OK);
+    cr_assert_eq(c[0], 16u);
+    cr_assert_eq(c[1], 16u);
+    for (uint32_t i = 0; i < 32; i++) {
+        bool odd = i & 1;
+        cr_assert_eq(o[i][0], odd ? 1u : 2u, "thread %u", i);
+        cr_assert_eq(o[i][1], odd ? 10u : 2u, "thread %u", i);
+        cr_assert_eq(o[i][2], !odd && i < 4 ? 1u : 0u, "thread %u", i);
+        cr_assert_eq(o[i][3], !odd && i < 4 ? 0xFFFFFFFFu : 0u, "thread %u", i);
+        cr_assert_eq(o[i][4], 0x55555555u, "thread %u", i);
+        cr_assert_eq(o[i][5], 1u, "thread %u", i);
+        cr_assert_eq(o[i][6], odd ? 7u : 8u, "thread %u", i);
+        cr_assert_eq(o[i][7], odd ? 0u : 2 * i, "thread %u", i);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* .version: every PTX ISA version up to what ptxas of CUDA 13 reads (9.0);
+ * a malformed or later version is refused. */
+Test(forms, version_directive) {
+    TileDevice *d = open_dev(0);
+    static const char *const ok[] = {"1.0", "6.4", "7.0", "7.8", "8.0", "8.3", "8.5", "8.7", "8.8", "9.0"};
+    for (size_t i = 0; i < ARRAY_LEN(ok); i++) {
+        char ptx[256];
+        snprintf(ptx, sizeof ptx, ".version %s\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n", ok[i]);
+        TileDevModule *m;
+        cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_OK, ".version %s: %s", ok[i], dev_last_error(d));
+        dev_module_unload(m);
+    }
+    load_fails(d, ".version 10.0\n.target sm_80\n.visible .entry k()\n{\n ret;\n}\n", "unsupported .version 10.0");
+    load_fails(d, ".version eight\n.target sm_80\n.visible .entry k()\n{\n ret;\n}\n", "bad .version");
+    dev_close(d);
+}
+
+/* ==== 2. regressions ==== */
+
+/* In an ASan build, whether LeakSanitizer finds leaks now (Criterion runs a
+ * test in a child process whose exit-time leak report would not fail it). */
+extern int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+static void assert_no_leaks(void) {
+    if (__lsan_do_recoverable_leak_check) cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "LeakSanitizer found leaks");
+}
+
+/* A signature that fails to parse frees its parameter list (before: leaked,
+ * seen by LeakSanitizer). */
+Test(regress, failed_signature_frees_params) {
+    TileDevice *d = open_dev(0);
+    load_fails(d, HEAD ".visible .entry k(.param .u64 a, .param .u64 b, .param .bogus c)\n{\n ret;\n}\n",
+               "unsupported declaration qualifier '.bogus'");
+    load_fails(d, HEAD ".func (.param .b32 r) f(.param .b32 x, .param .b32 x2\n{\n ret;\n}\n", "expected ')'");
+    load_fails(d, HEAD ".visible .entry k(.param .u64 a)\n{\n ret;\n}\n.visible .entry k(.param .u64 a)\n{\n ret;\n}\n",
+               "defined twice");
+    dev_close(d);
+    assert_no_leaks();
+}
+
+/* ==== 3. limits ==== */
+
+/* Shared memory over the target's limit is refused, never wrapped: before,
+ * `.shared .b8 s[4294967312]` became 16 bytes. */
+Test(limits, shared_memory) {
+    TileDevice *d = open_dev(0);
+    load_fails(d, HEAD ".visible .entry k()\n{\n .shared .align 4 .b8 s[4294967312];\n ret;\n}\n",
+               "of 4294967312 bytes exceeds the 49152 bytes of static shared memory a block may declare on sm_80");
+    /* two arrays each under the limit, together over it, in one kernel */
+    load_fails(d, HEAD ".shared .align 4 .b8 s1[40000];\n.shared .align 4 .b8 s2[40000];\n"
+                      ".visible .entry k()\n{\n .reg .b32 %r<3>;\n mov.u32 %r1, s1;\n mov.u32 %r2, s2;\n ret;\n}\n",
+               "kernel 'k' uses 80000 bytes of static shared memory");
+    /* in two kernels of one module, they fit: each kernel counts what it uses */
+    static const char *two = HEAD ".shared .align 4 .b8 s1[40000];\n.shared .align 4 .b8 s2[40000];\n"
+                                  ".visible .entry k1()\n{\n .reg .b32 %r<2>;\n mov.u32 %r1, s1;\n st.shared.u32 [%r1], 1;\n ret;\n}\n"
+                                  ".visible .entry k2()\n{\n .reg .b32 %r<2>;\n mov.u32 %r1, s2;\n st.shared.u32 [%r1], 1;\n ret;\n}\n";
+    TileDevModule *m;
+    TileDevFunction *f = load(d, two, "k2", &m);
+    launch_ok(d, f, 1, 1, NULL);
+    dev_module_unload(m);
+    /* dynamic shared memory: the target's limit for static + dynamic (sm_80: 163 KiB, sm_90a: 227 KiB) */
+    static const char *dyn80 = HEAD ".extern .shared .align 16 .b8 dsm[];\n"
+                                    ".visible .entry k()\n{\n .reg .b32 %r<2>;\n mov.u32 %r1, dsm;\n st.shared.u32 [%r1], 1;\n ret;\n}\n";
+    f = load(d, dyn80, "k", &m);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 163 * 1024, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){32, 1, 1}, 163 * 1024 + 4, NULL, DEV_ERR_LAUNCH,
+                 (const char *[]){"exceed the 166912 a block may use on sm_80", NULL});
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){32, 1, 1}, 0xFFFFFFF0u, NULL, DEV_ERR_LAUNCH,
+                 (const char *[]){"4294967280 of dynamic shared memory", NULL});
+    dev_module_unload(m);
+    char dyn90[512];
+    snprintf(dyn90, sizeof dyn90, "%s", dyn80);
+    memcpy(strstr(dyn90, "sm_80"), "sm_90", 5); /* sm_90: the table's sm_90a row */
+    f = load(d, dyn90, "k", &m);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 200 * 1024, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Barrier ids are 0..15 and thread counts multiples of 32: immediates at
+ * load time (before: `bar.sync 99` ran), registers at run time. */
+Test(limits, barrier_ids_and_counts) {
+    TileDevice *d = open_dev(0);
+    load_fails(d, HEAD ".visible .entry k()\n{\n bar.sync 99;\n ret;\n}\n", "barrier number 99 in 'bar.sync' is out of range: 0..15");
+    load_fails(d, HEAD ".visible .entry k()\n{\n barrier.sync 16, 64;\n ret;\n}\n", "out of range");
+    load_fails(d, HEAD ".visible .entry k()\n{\n bar.sync 1, 48;\n ret;\n}\n", "thread count 48");
+    static const char *ptx = HEAD ".visible .entry k(.param .u32 id)\n{\n .reg .b32 %r<2>;\n ld.param.u32 %r1, [id];\n"
+                                  " bar.sync %r1;\n ret;\n}\n";
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint32_t id = 15;
+    void *params[] = {&id};
+    launch_ok(d, f, 1, 64, params);
+    id = 99;
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){64, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"invalid barrier", "barrier number 99", "PTX line 8: bar.sync %r1;", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* .const and an entry's .param space are read-only: stores are refused at
+ * load time (before: a store to .const succeeded), generic stores into a
+ * .const variable at run time. */
+Test(limits, read_only_spaces) {
+    TileDevice *d = open_dev(0);
+    load_fails(d, HEAD ".const .align 4 .u32 c = 5;\n.visible .entry k()\n{\n st.const.u32 [c], 1;\n ret;\n}\n",
+               "writes to the .const state space, which is read-only");
+    load_fails(d, HEAD ".const .align 4 .u32 c;\n.visible .entry k()\n{\n .reg .b32 %r<2>;\n atom.const.add.u32 %r1, [c], 1;\n ret;\n}\n",
+               "read-only");
+    load_fails(d, HEAD ".visible .entry k(.param .u32 a)\n{\n st.param.u32 [a], 1;\n ret;\n}\n",
+               "writes to a kernel parameter");
+    static const char *ptx = HEAD ".const .align 4 .u32 c = 5;\n"
+                                  ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<4>;\n"
+                                  " mov.u64 %rd1, c;\n cvta.const.u64 %rd2, %rd1;\n ld.u32 %r1, [%rd2];\n"
+                                  " ld.param.u64 %rd3, [out];\n st.global.u32 [%rd3], %r1;\n"
+                                  " st.u32 [%rd2], %r1;\n ret;\n}\n";
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 4);
+    void *params[] = {&out};
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_MEMCHECK,
+                 (const char *[]){"write to __constant__ memory", "PTX line 14: st.u32 [%rd2], %r1;", NULL});
+    uint32_t v;
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, out, 4), DEV_OK);
+    cr_assert_eq(v, 5u); /* the load before it ran */
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Grid and block dimensions over the hardware limits are refused. */
+Test(limits, launch_dimensions) {
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, HEAD ".visible .entry k()\n{\n ret;\n}\n", "k", &m);
+    static const unsigned bad[][6] = {
+        {1, 1, 1, 1025, 1, 1}, {1, 1, 1, 1, 1025, 1}, {1, 1, 1, 1, 1, 65}, {1, 1, 1, 32, 33, 1}, {1, 1, 1, 16, 8, 16},
+        {2147483648u, 1, 1, 1, 1, 1}, {1, 65536, 1, 1, 1, 1}, {1, 1, 65536, 1, 1, 1}, {0, 1, 1, 1, 1, 1}, {1, 1, 1, 0, 1, 1},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        DevStatus st = dev_launch(f, bad[i][0], bad[i][1], bad[i][2], bad[i][3], bad[i][4], bad[i][5], 0, NULL, NULL);
+        bool zero = !bad[i][0] || !bad[i][3]; /* zero sizes: refused by the device layer before the backend */
+        cr_assert_eq(st, zero ? DEV_ERR_INVALID : DEV_ERR_LAUNCH, "case %zu gave %s", i, dev_status_string(st));
+        cr_assert(strstr(dev_last_error(d), "launch of 'k'"), "%s", dev_last_error(d));
+    }
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1024, 1, 1, 0, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 64, 0, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_launch(f, 2, 2, 2, 8, 8, 16, 0, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ==== 4. stopping launches ==== */
+
+static const char *spin_ptx = HEAD
+    ".visible .entry spin(.param .u64 flag)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n"
+    " ld.param.u64 %rd1, [flag];\n"
+    "$LOOP:\n"
+    " ld.volatile.global.u32 %r1, [%rd1];\n"     /* line 11 */
+    " setp.eq.u32 %p1, %r1, 0;\n"
+    " @%p1 bra $LOOP;\n"                          /* line 13 */
+    " ret;\n}\n";
+
+static const char *ok_ptx = HEAD
+    ".visible .entry inc(.param .u64 p)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n"
+    " ld.param.u64 %rd1, [p];\n atom.global.add.u32 %r1, [%rd1], 1;\n ret;\n}\n";
+
+static double seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* An infinite loop fails at the time budget with a report naming the
+ * kernel, a block and where its threads are; the device stays usable.
+ * Before: the launch never returned. */
+Test(stop, infinite_loop_times_out, .timeout = 60) {
+    TileDevice *d = open_dev(0.5);
+    TileDevModule *m, *m2;
+    TileDevFunction *f = load(d, spin_ptx, "spin", &m), *g = load(d, ok_ptx, "inc", &m2);
+    uint64_t flag = buffer(d, (uint32_t[]){0}, 4);
+    void *params[] = {&flag};
+    double t0 = seconds();
+    launch_fails(d, f, (unsigned[]){4, 1, 1}, (unsigned[]){64, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"timeout", "kernel 'spin'", "0.5 s", "in block (", "TILE_EMU_TIMEOUT",
+                                  "1 thread (linear index 0) running at PTX line 13: @%p1 bra $LOOP;",
+                                  "63 threads (linear index 1-63) not started yet", NULL});
+    double took = seconds() - t0;
+    cr_assert(took < 10, "the timeout took %.1f s", took);
+    /* the next launches on the same device work */
+    uint64_t cnt = buffer(d, (uint32_t[]){0}, 4);
+    void *p2[] = {&cnt};
+    launch_ok(d, g, 3, 32, p2);
+    uint32_t v;
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, cnt, 4), DEV_OK);
+    cr_assert_eq(v, 96u);
+    cr_assert_eq(dev_memcpy_htod(d, flag, (uint32_t[]){1}, 4), DEV_OK);
+    launch_ok(d, f, 4, 64, params); /* the flag is set: the loop ends */
+    dev_module_unload(m);
+    dev_module_unload(m2);
+    dev_close(d);
+}
+
+/* Half a block spins on a flag the other half sets only after a barrier
+ * that the spinners never reach: the report lists both groups of threads
+ * and their PTX lines. */
+Test(stop, divergent_barrier_with_spinners_times_out, .timeout = 60) {
+    static const char *ptx = HEAD
+        ".visible .entry half(.param .u64 flag)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [flag];\n mov.u32 %r1, %tid.x;\n setp.ge.u32 %p1, %r1, 32;\n"
+        " @%p1 bra $SPIN;\n"
+        " bar.sync 0;\n"                               /* line 13 */
+        " st.volatile.global.u32 [%rd1], 1;\n ret;\n"
+        "$SPIN:\n"
+        " ld.volatile.global.u32 %r2, [%rd1];\n"      /* line 17 */
+        " setp.eq.u32 %p2, %r2, 0;\n @%p2 bra $SPIN;\n ret;\n}\n";
+    TileDevice *d = open_dev(0.5);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "half", &m);
+    uint64_t flag = buffer(d, (uint32_t[]){0}, 4);
+    void *params[] = {&flag};
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){64, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"timeout", "block (0,0,0) has 64 threads",
+                                  "32 threads (linear index 0-31) waiting at a barrier at PTX line 13: bar.sync 0;",
+                                  "1 thread (linear index 32) running at PTX line 19: @%p2 bra $SPIN;", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* The largest legal grid of trivial blocks is stopped by the budget too. */
+Test(stop, maximum_grid_times_out, .timeout = 60) {
+    TileDevice *d = open_dev(0.5);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ok_ptx, "inc", &m);
+    uint64_t cnt = buffer(d, (uint32_t[]){0}, 4);
+    void *params[] = {&cnt};
+    double t0 = seconds();
+    DevStatus st = dev_launch(f, 2147483647u, 65535, 65535, 1, 1, 1, 0, NULL, params);
+    cr_assert_eq(st, DEV_ERR_LAUNCH, "%s", dev_last_error(d));
+    cr_assert(strstr(dev_last_error(d), "timeout") && strstr(dev_last_error(d), "blocks"), "%s", dev_last_error(d));
+    cr_assert(seconds() - t0 < 10);
+    launch_ok(d, f, 2, 2, params);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Deadlocks are reported at once (no waiting for the budget): every live
+ * thread waits at a barrier that cannot complete. */
+Test(stop, deadlocks_reported_at_once, .timeout = 60) {
+    TileDevice *d = open_dev(600);
+    TileDevModule *m;
+    /* divergent barriers: the halves wait at different named barriers */
+    static const char *div = HEAD
+        ".visible .entry div()\n{\n .reg .pred %p<2>;\n .reg .b32 %r<2>;\n"
+        " mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 32;\n"
+        " @%p1 bar.sync 1;\n"                      /* line 10 */
+        " @!%p1 bar.sync 2;\n"                     /* line 11 */
+        " ret;\n}\n";
+    double t0 = seconds();
+    TileDevFunction *f = load(d, div, "div", &m);
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){64, 1, 1}, 0, NULL, DEV_ERR_LAUNCH,
+                 (const char *[]){"deadlock", "kernel 'div'", "block (0,0,0)", "waiting at a barrier at PTX line 10: @%p1 bar.sync 1;",
+                                  "waiting at a barrier at PTX line 11: @!%p1 bar.sync 2;", NULL});
+    dev_module_unload(m);
+    /* a thread count that the live threads never reach (the others exited) */
+    static const char *exited = HEAD
+        ".visible .entry ex()\n{\n .reg .pred %p<2>;\n .reg .b32 %r<2>;\n"
+        " mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 32;\n @%p1 ret;\n"
+        " bar.sync 1, 96;\n ret;\n}\n";
+    f = load(d, exited, "ex", &m);
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){96, 1, 1}, 0, NULL, DEV_ERR_LAUNCH,
+                 (const char *[]){"deadlock", "32 threads (linear index 0-31) exited", "bar.sync 1, 96;", NULL});
+    dev_module_unload(m);
+    /* mismatched thread counts on one barrier */
+    static const char *counts = HEAD
+        ".visible .entry cnt()\n{\n .reg .pred %p<2>;\n .reg .b32 %r<2>;\n"
+        " mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 32;\n"
+        " @%p1 bar.sync 3, 64;\n @!%p1 bar.sync 3, 96;\n ret;\n}\n";
+    f = load(d, counts, "cnt", &m);
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){128, 1, 1}, 0, NULL, DEV_ERR_LAUNCH,
+                 (const char *[]){"barrier thread counts disagree", "barrier 3", NULL});
+    dev_module_unload(m);
+    cr_assert(seconds() - t0 < 30, "deadlocks took %.1f s to report", seconds() - t0);
+    /* lanes of a warp at different collectives, each needing the others */
+    static const char *warp = HEAD
+        ".visible .entry wdl()\n{\n .reg .pred %p<3>;\n .reg .b32 %r<4>;\n"
+        " mov.u32 %r1, %laneid;\n setp.lt.u32 %p1, %r1, 16;\n"
+        " @%p1 shfl.sync.idx.b32 %r2|%p2, %r1, 0, 31, -1;\n"     /* line 10 */
+        " @!%p1 bar.warp.sync -1;\n ret;\n}\n";               /* line 11 */
+    f = load(d, warp, "wdl", &m);
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){32, 1, 1}, 0, NULL, DEV_ERR_LAUNCH,
+                 (const char *[]){"deadlock", "16 threads (linear index 0-15) waiting at a warp-synchronous instruction at PTX line 10",
+                                  "16 threads (linear index 16-31) waiting at a warp-synchronous instruction at PTX line 11", NULL});
+    dev_module_unload(m);
+    /* a barrier every live thread reaches, with others exited, completes */
+    static const char *fine = HEAD
+        ".visible .entry fine()\n{\n .reg .pred %p<2>;\n .reg .b32 %r<2>;\n"
+        " mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 32;\n @%p1 ret;\n bar.sync 0;\n bar.sync 2, 64;\n ret;\n}\n";
+    f = load(d, fine, "fine", &m);
+    launch_ok(d, f, 2, 96, NULL);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Through the public API: the context's emu_timeout_seconds, TILE_ERROR_LAUNCH,
+ * and the next launch on the same context works. */
+Test(stop, public_api_timeout_and_next_launch, .timeout = 60) {
+    tile_context_options o = {.device = "emu", .no_disk_cache = 1, .emu_timeout_seconds = 0.5};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    tile_module *m, *m2;
+    tile_kernel *k, *k2;
+    cr_assert_eq(tile_module_load_ptx(ctx, spin_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "spin", &k), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_load_ptx(ctx, ok_ptx, &m2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m2, "inc", &k2), TILE_OK, "%s", tile_last_error(ctx));
+    tile_devptr flag, cnt;
+    cr_assert_eq(tile_malloc(ctx, 4, &flag), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4, &cnt), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, flag, 0, 4), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, cnt, 0, 4), TILE_OK);
+    void *args[] = {&flag};
+    tile_status st = tile_launch_raw(k, (tile_dim3){2, 1, 1}, (tile_dim3){32, 1, 1}, 0, args, NULL);
+    cr_assert_eq(st, TILE_ERROR_LAUNCH, "%s", tile_last_error(ctx));
+    const char *e = tile_last_error(ctx);
+    cr_assert(strstr(e, "timeout") && strstr(e, "kernel 'spin'") && strstr(e, "block (") && strstr(e, "PTX line 13"), "%s", e);
+    void *args2[] = {&cnt};
+    cr_assert_eq(tile_launch_raw(k2, (tile_dim3){4, 1, 1}, (tile_dim3){8, 1, 1}, 0, args2, NULL), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    uint32_t v;
+    cr_assert_eq(tile_memcpy_dtoh(ctx, &v, cnt, 4), TILE_OK);
+    cr_assert_eq(v, 32u);
+    tile_module_unload(m);
+    tile_module_unload(m2);
+    tile_context_destroy(ctx);
+}
+
+/* TILE_EMU_TIMEOUT sets the budget when the option is 0; a bad value makes
+ * context creation fail.  (Criterion runs each test in its own process, so
+ * the environment is read afresh.) */
+Test(stop, env_timeout, .timeout = 60) {
+    setenv("TILE_EMU_TIMEOUT", "0.25", 1);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
+    tile_module *m;
+    tile_kernel *k;
+    cr_assert_eq(tile_module_load_ptx(ctx, spin_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "spin", &k), TILE_OK);
+    tile_devptr flag;
+    cr_assert_eq(tile_malloc(ctx, 4, &flag), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, flag, 0, 4), TILE_OK);
+    void *args[] = {&flag};
+    double t0 = seconds();
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){1, 1, 1}, 0, args, NULL), TILE_ERROR_LAUNCH);
+    cr_assert(strstr(tile_last_error(ctx), "ran longer than 0.25 s"), "%s", tile_last_error(ctx));
+    cr_assert(seconds() - t0 < 10);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+    unsetenv("TILE_EMU_TIMEOUT");
+}
+
+Test(stop, env_timeout_bad_value) {
+    setenv("TILE_EMU_TIMEOUT", "soon", 1);
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_assert_null(ctx);
+    /* an explicit option does not need the variable */
+    tile_context_options o = {.device = "emu", .no_disk_cache = 1, .emu_timeout_seconds = 5};
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    tile_context_destroy(ctx);
+    unsetenv("TILE_EMU_TIMEOUT");
+}
+
+/* ==== 5. calls and builtins ==== */
+
+/* Recursion through the param-space ABI, a pointer to the caller's local
+ * array used by the callee, and unbounded recursion stopped at the depth
+ * limit. */
+Test(calls, recursion_locals_and_overflow) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) fact(.param .b32 n)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<5>;\n"
+        " ld.param.b32 %r1, [n];\n setp.le.s32 %p1, %r1, 1;\n @%p1 bra $BASE;\n"
+        " add.s32 %r2, %r1, -1;\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], %r2;\n call.uni (q), fact, (a);\n ld.param.b32 %r3, [q];\n }\n"
+        " mul.lo.s32 %r4, %r3, %r1;\n st.param.b32 [r], %r4;\n ret;\n"
+        "$BASE:\n st.param.b32 [r], 1;\n ret;\n}\n"
+        ".func (.param .b32 r) sum3(.param .b64 p)\n{\n .reg .b32 %r<5>;\n .reg .b64 %rd<2>;\n"
+        " .local .align 4 .b8 mine[16];\n"
+        " ld.param.b64 %rd1, [p];\n ld.u32 %r1, [%rd1];\n ld.u32 %r2, [%rd1+4];\n ld.u32 %r3, [%rd1+8];\n"
+        " st.local.u32 [mine], %r1;\n ld.local.u32 %r1, [mine];\n"
+        " add.s32 %r4, %r1, %r2;\n add.s32 %r4, %r4, %r3;\n st.param.b32 [r], %r4;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out, .param .u32 depth)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<6>;\n"
+        " .local .align 8 .b8 arr[12];\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [depth];\n mov.u32 %r2, %tid.x;\n"
+        " add.s32 %r3, %r2, %r1;\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], %r3;\n call.uni (q), fact, (a);\n ld.param.b32 %r4, [q];\n }\n"
+        " st.local.u32 [arr], %r2;\n st.local.u32 [arr+4], 10;\n st.local.u32 [arr+8], 100;\n"
+        " mov.u64 %rd2, arr;\n cvta.local.u64 %rd3, %rd2;\n"
+        " { .param .b64 a; .param .b32 q;\n st.param.b64 [a], %rd3;\n call.uni (q), sum3, (a);\n ld.param.b32 %r5, [q];\n }\n"
+        " mul.wide.u32 %rd4, %r2, 8;\n add.s64 %rd5, %rd1, %rd4;\n st.global.u32 [%rd5], %r4;\n st.global.u32 [%rd5+4], %r5;\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 8 * 8);
+    uint32_t depth = 1;
+    void *params[] = {&out, &depth};
+    launch_ok(d, f, 1, 8, params);
+    uint32_t o[8][2];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    for (uint32_t i = 0; i < 8; i++) {
+        uint32_t fact = 1;
+        for (uint32_t k = 2; k <= i + 1; k++) fact *= k;
+        cr_assert_eq(o[i][0], fact, "thread %u: fact %u", i, o[i][0]);
+        cr_assert_eq(o[i][1], i + 110, "thread %u: sum3 %u", i, o[i][1]);
+    }
+    depth = 5000; /* fact(5000) recurses past the depth limit */
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"call stack overflow", "more than 1024 nested calls", "in .func 'fact'", NULL});
+    depth = 1;
+    launch_ok(d, f, 1, 8, params);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Runs f with stdout captured; returns the text (malloc'd). */
+static char *captured_launch(TileDevice *d, TileDevFunction *f, unsigned grid, unsigned block, void **params, DevStatus *st) {
+    char path[] = "/tmp/tile-emu-forms-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    fflush(stdout);
+    int saved = dup(1);
+    dup2(fd, 1);
+    *st = dev_launch(f, grid, 1, 1, block, 1, 1, 0, NULL, params);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    close(fd);
+    size_t len;
+    char *text = read_file(path, &len);
+    unlink(path);
+    cr_assert(text);
+    (void)d;
+    return text;
+}
+
+/* vprintf and __assertfail, as nvcc calls them; output past 1 MiB is dropped with a note. */
+Test(calls, printf_and_assert) {
+    static const char *ptx = HEAD
+        ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);\n"
+        ".extern .func __assertfail(.param .b64 m, .param .b64 f, .param .b32 l, .param .b64 fn, .param .b64 cs);\n"
+        ".global .align 1 .b8 fmt[20] = {116, 37, 100, 32, 37, 115, 32, 37, 46, 49, 102, 32, 37, 99, 10, 0};\n" /* "t%d %s %.1f %c\n" */
+        ".global .align 1 .b8 word[3] = {104, 105, 0};\n"                                                        /* "hi" */
+        ".global .align 1 .b8 msg[4] = {120, 62, 48, 0};\n"                                                      /* "x>0" */
+        ".visible .entry k(.param .u32 mode, .param .u64 ret)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<10>;\n"
+        " .local .align 8 .b8 buf[32];\n"
+        " mov.u32 %r1, %tid.x;\n ld.param.u32 %r2, [mode];\n setp.eq.u32 %p1, %r2, 1;\n @%p1 bra $ASSERT;\n"
+        " mov.u64 %rd1, buf;\n cvta.local.u64 %rd2, %rd1;\n"
+        " st.local.u32 [buf], %r1;\n mov.u64 %rd3, word;\n cvta.global.u64 %rd4, %rd3;\n st.local.u64 [buf+8], %rd4;\n"
+        " mov.u64 %rd5, 4612811918334230528;\n st.local.u64 [buf+16], %rd5;\n st.local.u32 [buf+24], 90;\n" /* 2.5, 'Z' */
+        " mov.u64 %rd6, fmt;\n cvta.global.u64 %rd7, %rd6;\n"
+        " { .param .b64 p0; st.param.b64 [p0], %rd7;\n .param .b64 p1; st.param.b64 [p1], %rd2;\n .param .b32 r;\n"
+        "   call.uni (r), vprintf, (p0, p1);\n ld.param.b32 %r3, [r];\n }\n"
+        " ld.param.u64 %rd8, [ret];\n st.global.u32 [%rd8], %r3;\n ret;\n"
+        "$ASSERT:\n mov.u64 %rd6, msg;\n cvta.global.u64 %rd7, %rd6;\n mov.u64 %rd3, word;\n cvta.global.u64 %rd4, %rd3;\n"
+        " { .param .b64 a0; st.param.b64 [a0], %rd7;\n .param .b64 a1; st.param.b64 [a1], %rd4;\n .param .b32 a2; st.param.b32 [a2], 42;\n"
+        "   .param .b64 a3; st.param.b64 [a3], %rd4;\n .param .b64 a4; st.param.b64 [a4], 1;\n"
+        "   call.uni __assertfail, (a0, a1, a2, a3, a4);\n }\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t ret = buffer(d, NULL, 4);
+    uint32_t mode = 0;
+    void *params[] = {&mode, &ret};
+    DevStatus st;
+    char *text = captured_launch(d, f, 2, 3, params, &st);
+    cr_assert_eq(st, DEV_OK, "%s", dev_last_error(d));
+    cr_assert_str_eq(text, "t0 hi 2.5 Z\nt1 hi 2.5 Z\nt2 hi 2.5 Z\nt0 hi 2.5 Z\nt1 hi 2.5 Z\nt2 hi 2.5 Z\n");
+    free(text);
+    uint32_t r;
+    cr_assert_eq(dev_memcpy_dtoh(d, &r, ret, 4), DEV_OK);
+    cr_assert_eq(r, 4u, "vprintf returns the number of arguments: %u", r);
+    /* 2 x 1024 threads x 12 bytes fit; 200 blocks do not: the rest is dropped, with a note */
+    text = captured_launch(d, f, 200, 1024, params, &st);
+    cr_assert_eq(st, DEV_OK, "%s", dev_last_error(d));
+    cr_assert(strlen(text) <= (1 << 20) + 200 && strstr(text, "beyond 1048576 bytes was dropped"), "%zu bytes", strlen(text));
+    free(text);
+    mode = 1;
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"assertion failed", "hi:42: hi: Assertion `x>0` failed.", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
