@@ -157,3 +157,42 @@ Test(fuzz, mutated_kernels, .timeout = 540) {
                 errors);
     for (int k = 0; k < ns; k++) free(srcs[k]);
 }
+
+/* The minimized inputs of bugs the fuzzers found (fuzz/regressions/): each is
+ * an error with a message or a success, never a crash, a leak (under ASan)
+ * or a hang. */
+#include "include/tile/tile.h"
+Test(fuzz, regressions, .timeout = 120) {
+    DIR *d = opendir(TILE_SOURCE_DIR "/fuzz/regressions");
+    cr_assert(d);
+    tile_context *ctx;
+    tile_context_options co = {.device = "emu", .no_disk_cache = 1};
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        bool ptx = !strncmp(e->d_name, "ptx-", 4), tile = !strncmp(e->d_name, "tile-", 5);
+        if (!ptx && !tile) continue;
+        char path[512];
+        snprintf(path, sizeof path, TILE_SOURCE_DIR "/fuzz/regressions/%s", e->d_name);
+        size_t len;
+        char *text = slurp(path, &len);
+        cr_assert(text, "%s", path);
+        if (ptx) {
+            tile_module *m;
+            tile_status st = tile_module_load_ptx(ctx, text, &m);
+            if (st == TILE_OK) tile_module_unload(m);
+            else cr_expect(*tile_last_error(ctx), "%s: an error without a message", e->d_name);
+        } else {
+            tile_compile_options o = {.tir_only = 1};
+            tile_compiled c;
+            tile_status st = tile_compile_source(e->d_name, text, &o, &c);
+            cr_expect(st == TILE_OK || (c.diagnostics && *c.diagnostics), "%s: %s without diagnostics", e->d_name, tile_status_string(st));
+            tile_compiled_free(&c);
+        }
+        free(text);
+        n++;
+    }
+    closedir(d);
+    tile_context_destroy(ctx);
+    cr_expect_geq(n, 2, "expected the regression inputs in fuzz/regressions");
+}
