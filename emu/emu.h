@@ -367,6 +367,7 @@ typedef struct EmuAlloc {
     uint8_t *host;
     bool module_var;        /* a .global/.const of a loaded module */
     bool readonly;          /* a .const variable: kernels may not write it */
+    bool borrowed;          /* host is the caller's memory (emu_mem_map): never freed here */
 } EmuAlloc;
 
 struct EmuMem {
@@ -387,6 +388,11 @@ void emu_mem_init(EmuMem *m);
 void emu_mem_destroy(EmuMem *m);
 bool emu_mem_alloc(EmuMem *m, uint64_t size, bool module_var, uint64_t *addr);
 bool emu_mem_free(EmuMem *m, uint64_t addr);
+/* Map the caller's host memory [host, host + size) at a fresh device address, zero-copy:
+ * kernels and copies read and write it in place.  The address keeps host's offset modulo
+ * 256, so alignment checks see what the host pointer has.  emu_mem_free unmaps it without
+ * freeing the memory.  False when size is 0 or too large, or on out of memory. */
+bool emu_mem_map(EmuMem *m, void *host, uint64_t size, uint64_t *addr);
 /* Host pointer for [addr, addr+size) inside one live allocation, else NULL. */
 uint8_t *emu_mem_host(const EmuMem *m, uint64_t addr, uint64_t size);
 const EmuAlloc *emu_mem_find(const EmuMem *m, uint64_t addr);

@@ -5,7 +5,11 @@
  * (256-byte aligned, with a 256-byte gap after each, never reused), so an
  * access past the end of one allocation never lands in the next, and a use
  * after free is recognised.  Lookups binary-search the sorted table; each
- * block caches the last allocation it hit (emu_global in exec.h).
+ * block caches the last allocation it hit (emu_global in exec.h).  A mapped
+ * range (emu_mem_map: the caller's host memory, registered through
+ * tile_register_memory) is an allocation whose bytes the table borrows: it
+ * gets an address the same way, keeps the host pointer's offset modulo 256,
+ * and is never freed here.
  *
  * Generic addresses: [EMU_SHARED_WINDOW, +4 GiB) is the block's shared
  * memory, [EMU_LOCAL_WINDOW, +4 GiB) the thread's local memory, the rest
@@ -30,7 +34,8 @@ void emu_mem_init(EmuMem *m) {
 }
 
 void emu_mem_destroy(EmuMem *m) {
-    for (uint32_t i = 0; i < m->n; i++) free(m->a[i].host);
+    for (uint32_t i = 0; i < m->n; i++)
+        if (!m->a[i].borrowed) free(m->a[i].host);
     free(m->a);
     free(m->freed);
     memset(m, 0, sizeof *m);
@@ -61,7 +66,23 @@ bool emu_mem_alloc(EmuMem *m, uint64_t size, bool module_var, uint64_t *addr) {
     }
     uint64_t a = m->next;
     m->next = a + ((size + 255) & ~255ull) + 256;
-    m->a[m->n++] = (EmuAlloc){a, size, h, module_var, false}; /* addresses only grow: stays sorted */
+    m->a[m->n++] = (EmuAlloc){a, size, h, module_var, false, false}; /* addresses only grow: stays sorted */
+    *addr = a;
+    return true;
+}
+
+bool emu_mem_map(EmuMem *m, void *host, uint64_t size, uint64_t *addr) {
+    if (!host || size == 0 || size > (1ull << 40)) return false;
+    if (m->n == m->cap) {
+        uint32_t nc = m->cap ? m->cap * 2 : 64;
+        EmuAlloc *na = realloc(m->a, nc * sizeof *na);
+        if (!na) return false;
+        m->a = na;
+        m->cap = nc;
+    }
+    uint64_t a = m->next + ((uintptr_t)host & 255);
+    m->next = ((a + size + 255) & ~255ull) + 256;
+    m->a[m->n++] = (EmuAlloc){a, size, host, false, false, true}; /* addresses only grow: stays sorted */
     *addr = a;
     return true;
 }
@@ -70,7 +91,7 @@ bool emu_mem_free(EmuMem *m, uint64_t addr) {
     int64_t i = mem_floor(m, addr);
     if (i < 0 || m->a[i].addr != addr) return false;
     EmuAlloc dead = m->a[i];
-    free(dead.host);
+    if (!dead.borrowed) free(dead.host);
     memmove(&m->a[i], &m->a[i + 1], (m->n - (uint32_t)i - 1) * sizeof *m->a);
     m->n--;
     if (m->nfreed == m->capfreed) {

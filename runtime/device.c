@@ -122,6 +122,26 @@ DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out,
     return DEV_OK;
 }
 
+DevStatus dev_open_native(void *native_context, const DevOptions *opts, TileDevice **out, char **errmsg) {
+    if (errmsg) *errmsg = NULL;
+    if (!out) return parse_fail(errmsg, "dev_open_native: %s is NULL", "out");
+    *out = NULL;
+    if (!native_context) return parse_fail(errmsg, "dev_open_native: %s is NULL", "the native context");
+    TileDevice *dev = calloc(1, sizeof *dev);
+    if (!dev) return parse_fail(errmsg, "dev_open_native: %s", "out of host memory");
+    dev->ops = &dev_cuda_ops;
+    if (opts) dev->opts = *opts;
+    DevStatus st = dev->ops->open_native(dev, native_context);
+    if (st != DEV_OK) {
+        if (errmsg) *errmsg = dev->err ? dev->err : strdup(dev_status_string(st));
+        else free(dev->err);
+        free(dev);
+        return st;
+    }
+    *out = dev;
+    return DEV_OK;
+}
+
 void dev_close(TileDevice *dev) {
     if (!dev) return;
     dev->ops->close(dev);
@@ -245,7 +265,37 @@ DevStatus dev_synchronize(TileDevice *dev) {
     return dev->ops->synchronize(dev);
 }
 
-bool dev_pointer_usable(TileDevice *dev, uint64_t p) { return dev && dev->ops->pointer_usable && dev->ops->pointer_usable(dev, p); }
+bool dev_pointer_usable(TileDevice *dev, uint64_t p, DevRange *range) {
+    DevRange r = {0, 0};
+    bool ok = dev && dev->ops->pointer_usable && dev->ops->pointer_usable(dev, p, &r);
+    if (range) *range = ok ? r : (DevRange){0, 0};
+    return ok;
+}
+
+DevStatus dev_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!dptr || !host || !bytes) return dev_fail(dev, DEV_ERR_INVALID, "dev_register_host: host is NULL, bytes 0 or dptr NULL");
+    *dptr = 0;
+    if (!dev->ops->register_host)
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: registering host memory is not supported", dev->ops->name);
+    return dev->ops->register_host(dev, host, bytes, dptr);
+}
+
+DevStatus dev_unregister_host(TileDevice *dev, void *host, uint64_t dptr) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!dev->ops->unregister_host)
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: registering host memory is not supported", dev->ops->name);
+    return dev->ops->unregister_host(dev, host, dptr);
+}
+
+DevStatus dev_stream_check_native(TileDevice *dev, void *stream) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!stream) return DEV_OK;
+    if (!dev->ops->stream_check_native)
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: there are no native streams here: only NULL (the default stream) can be wrapped",
+                        dev->ops->name);
+    return dev->ops->stream_check_native(dev, stream);
+}
 
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats) {
     if (!dev || !stats) return DEV_ERR_INVALID;

@@ -120,8 +120,26 @@ DevStatus dev_event_elapsed_ms(TileDevice *dev, void *start, void *end, float *m
 DevStatus dev_memcpy_htod_async(TileDevice *dev, uint64_t dst, const void *src, size_t bytes, void *stream);
 DevStatus dev_memcpy_dtoh_async(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream);
 DevStatus dev_memset_d8_async(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream);
-/* Is p memory of this device's context that dev_malloc did not hand out (cuda: asked of the driver)? */
-bool dev_pointer_usable(TileDevice *dev, uint64_t p);
+/* The allocation a foreign pointer lies in, when the backend can tell: [base, base + size); size 0: unknown. */
+typedef struct DevRange {
+    uint64_t base, size;
+} DevRange;
+/* Is p memory of this device's context that dev_malloc did not hand out (cuda: asked of the driver)?
+ * range (may be NULL) receives the allocation holding p where the driver says (cuda: the range
+ * attributes), else size 0. */
+bool dev_pointer_usable(TileDevice *dev, uint64_t p, DevRange *range);
+/* Map the caller's host memory [host, host + bytes) into the device's address space without copying
+ * (emu: a range of the emulator's table over those bytes; cuda: cuMemHostRegister with DEVICEMAP and
+ * cuMemHostGetDevicePointer).  *dptr: its device address.  Overlaps are the caller's to refuse. */
+DevStatus dev_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr);
+/* Undo dev_register_host; the memory stays the caller's. */
+DevStatus dev_unregister_host(TileDevice *dev, void *host, uint64_t dptr);
+/* Open the cuda device of a context the caller made (a CUcontext), without owning it: dev_close does
+ * not destroy it.  The emulator has none: DEV_ERR_UNSUPPORTED. */
+DevStatus dev_open_native(void *native_context, const DevOptions *opts, TileDevice **out, char **errmsg);
+/* Is stream a stream of this device's context that the caller made (cuda: cuStreamGetCtx)?  NULL
+ * (the default stream) always is; the emulator knows no other. */
+DevStatus dev_stream_check_native(TileDevice *dev, void *stream);
 /* The model and driver version (dev_cuda_ops.model), or the backend's name when the backend has none.
  * Tabs and newlines become spaces (the string is a field of a line of tune.db). */
 DevStatus dev_model(TileDevice *dev, char *out, size_t n);
@@ -157,8 +175,16 @@ typedef struct DevBackendOps {
     DevStatus (*dtoh_async)(TileDevice *dev, void *dst, uint64_t src, size_t bytes, void *stream);
     DevStatus (*memset8_async)(TileDevice *dev, uint64_t dst, uint8_t value, size_t bytes, void *stream);
     /* Is p device memory usable in this device's context though not allocated through it (the
-     * caller's own allocations)?  NULL: nothing is, beyond dev_malloc's. */
-    bool (*pointer_usable)(TileDevice *dev, uint64_t p);
+     * caller's own allocations)?  range: its allocation when known (size 0 otherwise).  NULL: nothing
+     * is, beyond dev_malloc's. */
+    bool (*pointer_usable)(TileDevice *dev, uint64_t p, DevRange *range);
+    /* Zero-copy mapping of host memory (dev_register_host); NULL: unsupported. */
+    DevStatus (*register_host)(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr);
+    DevStatus (*unregister_host)(TileDevice *dev, void *host, uint64_t dptr);
+    /* Open on the caller's native context (dev_open_native); NULL: the backend has none. */
+    DevStatus (*open_native)(TileDevice *dev, void *native_context);
+    /* A native stream of this context (dev_stream_check_native); NULL: only the default stream. */
+    DevStatus (*stream_check_native)(TileDevice *dev, void *stream);
     /* The device's model and driver version as one string (cuda: "NVIDIA H100 80GB HBM3/driver 12040");
      * NULL: the backend's name is all there is to say (the emulator). */
     DevStatus (*model)(TileDevice *dev, char *out, size_t n);

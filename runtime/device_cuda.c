@@ -6,8 +6,18 @@
  * cuMemcpyHtoD_v2, ...).  The few driver types are declared here, so the
  * build needs no CUDA headers and nothing links -lcuda.  The library is
  * loaded once per process (guarded by pthread_once) and never unloaded.
- * Each device holds the primary context of its ordinal and makes it
- * current before every driver call, so any host thread may use it. */
+ * Each device holds the primary context of its ordinal (cuDevicePrimaryCtxRetain:
+ * the context the CUDA runtime and PyTorch use, so their memory and streams
+ * are valid here), or a context the caller made (dev_open_native: borrowed,
+ * never destroyed or released here), and makes it current before every
+ * driver call (it stays current on that thread), so any host thread may use it.
+ *
+ * Foreign memory: a pointer no dev_malloc made is usable when the driver
+ * says it belongs to this context (CU_POINTER_ATTRIBUTE_CONTEXT), and its
+ * allocation's extent comes from the range attributes, so copies and kernel
+ * arguments are still checked against its end.  Host memory is registered
+ * with cuMemHostRegister(DEVICEMAP) and used through the device pointer
+ * cuMemHostGetDevicePointer gives. */
 #include "runtime/device.h"
 #include "support/target.h"
 
@@ -30,7 +40,8 @@ enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 10
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
-enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1 };
+enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11, CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12 };
+enum { CU_MEMHOSTREGISTER_DEVICEMAP = 2 };
 
 /* CUDA_FN(field, symbol, return, parameters) */
 #define CUDA_FNS(X) \
@@ -43,6 +54,13 @@ enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1 };
     X(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice dev)) \
     X(CtxSetCurrent, "cuCtxSetCurrent", (CUcontext ctx)) \
     X(CtxSynchronize, "cuCtxSynchronize", (void)) \
+    X(CtxPushCurrent, "cuCtxPushCurrent_v2", (CUcontext ctx)) \
+    X(CtxPopCurrent, "cuCtxPopCurrent_v2", (CUcontext *ctx)) \
+    X(CtxGetDevice, "cuCtxGetDevice", (CUdevice *dev)) \
+    X(MemHostRegister, "cuMemHostRegister_v2", (void *p, size_t bytes, unsigned flags)) \
+    X(MemHostUnregister, "cuMemHostUnregister", (void *p)) \
+    X(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", (CUdeviceptr *d, void *p, unsigned flags)) \
+    X(StreamGetCtx, "cuStreamGetCtx", (CUstream s, CUcontext *ctx)) \
     X(MemAlloc, "cuMemAlloc_v2", (CUdeviceptr *p, size_t bytes)) \
     X(MemFree, "cuMemFree_v2", (CUdeviceptr p)) \
     X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr dst, const void *src, size_t bytes)) \
@@ -121,6 +139,7 @@ bool dev_cuda_available(void) {
 typedef struct CudaDev {
     CUdevice dev;
     CUcontext ctx;
+    bool borrowed; /* the caller's context (dev_open_native): not released */
 } CudaDev;
 
 static DevStatus cuda_fail(TileDevice *dev, CUresult r, const char *call) {
@@ -169,6 +188,31 @@ static DevStatus cuda_open(TileDevice *dev, int ordinal) {
     return DEV_OK;
 }
 
+/* The caller's context: its device is asked with the context pushed (and popped again). */
+static DevStatus cuda_open_native(TileDevice *dev, void *native_context) {
+    const CudaApi *a = cuda();
+    if (!a->loaded) return dev_fail(dev, DEV_ERR_NO_DEVICE, "%s", a->err);
+    CudaDev *c = calloc(1, sizeof *c);
+    if (!c) return dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "cuda: out of host memory");
+    CUcontext popped = NULL;
+    CUresult r = a->CtxPushCurrent(native_context);
+    if (r != CUDA_SUCCESS) {
+        free(c);
+        return cuda_fail(dev, r, "cuCtxPushCurrent_v2 (is it a CUcontext?)");
+    }
+    r = a->CtxGetDevice(&c->dev);
+    a->CtxPopCurrent(&popped);
+    if (r != CUDA_SUCCESS) {
+        free(c);
+        return cuda_fail(dev, r, "cuCtxGetDevice");
+    }
+    c->ctx = native_context;
+    c->borrowed = true;
+    dev->ordinal = (int)c->dev; /* a CUdevice is its ordinal */
+    dev->impl = c;
+    return DEV_OK;
+}
+
 /* "MODEL/driver VERSION", e.g. "NVIDIA H100 80GB HBM3/driver 12040": what the tuning database keys a GPU by. */
 static DevStatus cuda_model(TileDevice *dev, char *out, size_t n) {
     CudaDev *c = dev->impl;
@@ -183,7 +227,7 @@ static DevStatus cuda_model(TileDevice *dev, char *out, size_t n) {
 static void cuda_close(TileDevice *dev) {
     CudaDev *c = dev->impl;
     if (!c) return;
-    cuda()->PrimaryCtxRelease(c->dev);
+    if (!c->borrowed) cuda()->PrimaryCtxRelease(c->dev);
     free(c);
 }
 
@@ -373,11 +417,53 @@ static DevStatus cuda_memset8_async(TileDevice *dev, uint64_t dst, uint8_t value
     return DEV_OK;
 }
 
-/* Memory of this context that another allocator made (the CUDA runtime, PyTorch, the engine's own). */
-static bool cuda_pointer_usable(TileDevice *dev, uint64_t p) {
+/* Memory of this context that another allocator made (the CUDA runtime, PyTorch, the engine's own),
+ * and the allocation it lies in when the driver can say. */
+static bool cuda_pointer_usable(TileDevice *dev, uint64_t p, DevRange *range) {
     CudaDev *c = dev->impl;
     CUcontext owner = NULL;
-    return cuda()->PointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)p) == CUDA_SUCCESS && owner == c->ctx;
+    if (cuda()->PointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, (CUdeviceptr)p) != CUDA_SUCCESS || owner != c->ctx)
+        return false;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (cuda()->PointerGetAttribute(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, (CUdeviceptr)p) == CUDA_SUCCESS &&
+        cuda()->PointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, (CUdeviceptr)p) == CUDA_SUCCESS && base <= p &&
+        p - base < size)
+        *range = (DevRange){base, size};
+    return true;
+}
+
+static DevStatus cuda_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr) {
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->MemHostRegister(host, bytes, CU_MEMHOSTREGISTER_DEVICEMAP), "cuMemHostRegister_v2");
+    CUdeviceptr d = 0;
+    CUresult r = cuda()->MemHostGetDevicePointer(&d, host, 0);
+    if (r != CUDA_SUCCESS) {
+        cuda()->MemHostUnregister(host);
+        return cuda_fail(dev, r, "cuMemHostGetDevicePointer_v2");
+    }
+    *dptr = d;
+    return DEV_OK;
+}
+
+static DevStatus cuda_unregister_host(TileDevice *dev, void *host, uint64_t dptr) {
+    (void)dptr;
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CALL(dev, cuda()->MemHostUnregister(host), "cuMemHostUnregister");
+    return DEV_OK;
+}
+
+/* The caller's CUstream: usable when it belongs to this context. */
+static DevStatus cuda_stream_check_native(TileDevice *dev, void *stream) {
+    CudaDev *c = dev->impl;
+    DevStatus st = cur(dev);
+    if (st) return st;
+    CUcontext owner = NULL;
+    CALL(dev, cuda()->StreamGetCtx(stream, &owner), "cuStreamGetCtx");
+    if (owner != c->ctx) return dev_fail(dev, DEV_ERR_INVALID, "cuda: the stream belongs to another CUDA context");
+    return DEV_OK;
 }
 
 const DevBackendOps dev_cuda_ops = {
@@ -408,4 +494,8 @@ const DevBackendOps dev_cuda_ops = {
     .dtoh_async = cuda_dtoh_async,
     .memset8_async = cuda_memset8_async,
     .pointer_usable = cuda_pointer_usable,
+    .register_host = cuda_register_host,
+    .unregister_host = cuda_unregister_host,
+    .open_native = cuda_open_native,
+    .stream_check_native = cuda_stream_check_native,
 };

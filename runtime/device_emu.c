@@ -20,7 +20,14 @@
  * concurrently, they need not).  A stream handle exists only to be checked
  * and destroyed; an event records CLOCK_MONOTONIC when it is recorded,
  * which is after everything submitted before it has finished, so elapsed
- * times measure the host time the emulator spent between two records. */
+ * times measure the host time the emulator spent between two records.
+ *
+ * Registered host memory (dev_register_host, behind tile_register_memory):
+ * the caller's bytes enter the allocation table as a borrowed range
+ * (emu_mem_map), so kernels, copies and memcheck treat them as any
+ * allocation and write them in place; unregistering removes the range and
+ * leaves the memory to its owner.  There are no native contexts or
+ * streams: only NULL wraps as a stream. */
 #include "runtime/device.h"
 
 #include <pthread.h>
@@ -80,10 +87,27 @@ static DevStatus emu_free(TileDevice *dev, uint64_t dptr) {
     EmuDev *e = dev->impl;
     pthread_mutex_lock(&e->lock);
     const EmuAlloc *a = emu_mem_find(&e->mem, dptr);
-    bool ok = a && a->addr == dptr && !a->module_var && emu_mem_free(&e->mem, dptr);
+    bool ok = a && a->addr == dptr && !a->module_var && !a->borrowed && emu_mem_free(&e->mem, dptr);
     pthread_mutex_unlock(&e->lock);
     return ok ? DEV_OK : dev_fail(dev, DEV_ERR_INVALID, "emu: dev_free of 0x%llx: not the start of a live allocation",
                                   (unsigned long long)dptr);
+}
+
+static DevStatus emu_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr) {
+    EmuDev *e = dev->impl;
+    pthread_mutex_lock(&e->lock);
+    bool ok = emu_mem_map(&e->mem, host, bytes, dptr);
+    pthread_mutex_unlock(&e->lock);
+    return ok ? DEV_OK : dev_fail(dev, DEV_ERR_OUT_OF_MEMORY, "emu: mapping %zu bytes of host memory failed", bytes);
+}
+
+static DevStatus emu_unregister_host(TileDevice *dev, void *host, uint64_t dptr) {
+    EmuDev *e = dev->impl;
+    pthread_mutex_lock(&e->lock);
+    const EmuAlloc *a = emu_mem_find(&e->mem, dptr);
+    bool ok = a && a->addr == dptr && a->borrowed && a->host == host && emu_mem_free(&e->mem, dptr);
+    pthread_mutex_unlock(&e->lock);
+    return ok ? DEV_OK : dev_fail(dev, DEV_ERR_INVALID, "emu: 0x%llx is not a registered host range", (unsigned long long)dptr);
 }
 
 static uint8_t *range(TileDevice *dev, uint64_t addr, size_t bytes, const char *what) {
@@ -312,4 +336,6 @@ const DevBackendOps dev_emu_ops = {
     .htod_async = emu_htod_async,
     .dtoh_async = emu_dtoh_async,
     .memset8_async = emu_memset8_async,
+    .register_host = emu_register_host,
+    .unregister_host = emu_unregister_host,
 };

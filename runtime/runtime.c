@@ -1,10 +1,13 @@
 /* runtime.c - the launcher library: contexts, memory, modules, kernels, launches.
  *
  * A tile_context wraps one TileDevice (runtime/device.h) and owns:
- *   - a table of the allocations made through it (sorted by address), so
- *     every pointer an API call is given can be checked before it reaches
- *     the device: unknown pointers, ranges that run past an allocation, and
- *     pointers of another context are rejected with a message;
+ *   - a table of the allocations made through it and the host ranges
+ *     registered with it (sorted by device address), so every pointer an
+ *     API call is given can be checked before it reaches the device:
+ *     unknown pointers, ranges that run past an allocation, and pointers of
+ *     another context are rejected with a message.  A pointer not in the
+ *     table is asked of the device layer (cuda: memory the caller allocated
+ *     in the same CUDA context, with its extent when the driver gives it);
  *   - the loaded modules, from PTX or from the compiler (jit/load.c, which
  *     keeps its record of the request in the module's origin);
  *   - attachments: state the layers above keep per context (the shipped
@@ -37,6 +40,7 @@ enum { STREAM_MAGIC = 0x74317373, EVENT_MAGIC = 0x74316565, DEAD_STREAM_MAGIC = 
 
 typedef struct Alloc {
     uint64_t addr, size;
+    void *host; /* tile_register_memory: the caller's host memory (never freed here); NULL: tile_malloc's */
 } Alloc;
 
 struct tile_kernel {
@@ -81,7 +85,8 @@ typedef struct Attachment {
 struct tile_stream_s {
     uint32_t magic;
     tile_context *ctx;
-    void *impl; /* the device layer's stream */
+    void *impl;    /* the device layer's stream */
+    bool borrowed; /* tile_stream_from_native: the caller's stream, never destroyed here */
     tile_stream next;
 };
 
@@ -152,8 +157,18 @@ static tile_status dev_error(tile_context *ctx, DevStatus s, const char *what) {
         if (!handle_live((ctx), HANDLE_CONTEXT)) return TILE_ERROR_INVALID_VALUE; \
     } while (0)
 
+/* Why the last tile_context_create* on this thread failed: no context exists to hold it, so
+ * tile_last_error(NULL) answers it. */
+static _Thread_local char create_err[1024];
+
+static tile_status create_fail(tile_status st, const char *msg) {
+    snprintf(create_err, sizeof create_err, "%s", msg ? msg : "");
+    return st;
+}
+
 const char *tile_last_error(tile_context *ctx) {
     static _Thread_local char buf[2048];
+    if (!ctx && create_err[0]) return create_err;
     if (!handle_live(ctx, HANDLE_CONTEXT)) return "not a valid tile_context";
     pthread_mutex_lock(&ctx->errlock);
     snprintf(buf, sizeof buf, "%s", ctx->err ? ctx->err : "");
@@ -181,29 +196,22 @@ void **rt_attachment_locked(tile_context *ctx, const void *tag, void (*destroy)(
 }
 
 /* ---- contexts ---- */
-tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out) {
-    if (!out) return TILE_ERROR_INVALID_VALUE;
-    *out = NULL;
-    tile_context_options none = {0};
-    if (!opt) opt = &none;
-    const Target *tgt = target_find(opt->arch);
-    if (!tgt) return TILE_ERROR_INVALID_VALUE;
-    DevOptions dopt = {.emu_racecheck = opt->emu_racecheck != 0, .emu_host_threads = opt->emu_host_threads};
+/* The device options of opt (TILE_EMU_TIMEOUT when it gives none); false when that variable is bad. */
+static bool device_options(const tile_context_options *opt, DevOptions *dopt) {
+    *dopt = (DevOptions){.emu_racecheck = opt->emu_racecheck != 0, .emu_host_threads = opt->emu_host_threads};
     /* emu launch budget: the option, else TILE_EMU_TIMEOUT, else the device's default */
-    if (!opt->emu_timeout_seconds && rt_options()->emu_timeout_bad) return TILE_ERROR_INVALID_VALUE;
-    dopt.emu_timeout_seconds = opt->emu_timeout_seconds ? opt->emu_timeout_seconds : rt_options()->emu_timeout_seconds;
-    TileDevice *dev;
-    char *err = NULL;
-    DevStatus ds = dev_open(opt->device, &dopt, &dev, &err);
-    if (ds != DEV_OK) {
-        free(err); /* no context to hold the message: the status says what kind */
-        return ds == DEV_ERR_INVALID ? TILE_ERROR_INVALID_VALUE : from_dev(ds) == TILE_ERROR_DEVICE ? TILE_ERROR_NO_DEVICE : from_dev(ds);
-    }
+    if (!opt->emu_timeout_seconds && rt_options()->emu_timeout_bad) return false;
+    dopt->emu_timeout_seconds = opt->emu_timeout_seconds ? opt->emu_timeout_seconds : rt_options()->emu_timeout_seconds;
+    return true;
+}
+
+/* A context around an open device (which it then owns; closed on failure). */
+static tile_status context_new(const tile_context_options *opt, const Target *tgt, TileDevice *dev, tile_context **out) {
     tile_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx || !handle_add(ctx, HANDLE_CONTEXT)) {
         free(ctx);
         dev_close(dev);
-        return TILE_ERROR_OUT_OF_MEMORY;
+        return create_fail(TILE_ERROR_OUT_OF_MEMORY, "tile_context_create: out of host memory");
     }
     pthread_mutex_init(&ctx->lock, NULL);
     pthread_rwlock_init(&ctx->alloc_lock, NULL);
@@ -221,8 +229,58 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     if (ctx->emu) snprintf(ctx->devkey, sizeof ctx->devkey, "emu/%s", ctx->arch);
     else snprintf(ctx->devkey, sizeof ctx->devkey, "cuda/%s/%s", model, ctx->arch);
     if (!opt->no_disk_cache) ctx->cache_dir = strdup(opt->cache_dir ? opt->cache_dir : rt_options()->cache_dir);
+    create_err[0] = 0;
     *out = ctx;
     return TILE_OK;
+}
+
+/* A device failure to open: the status says what kind, tile_last_error(NULL) the message. */
+static tile_status open_fail(DevStatus ds, char *err) {
+    tile_status st = ds == DEV_ERR_INVALID ? TILE_ERROR_INVALID_VALUE : from_dev(ds) == TILE_ERROR_DEVICE ? TILE_ERROR_NO_DEVICE : from_dev(ds);
+    create_fail(st, err);
+    free(err);
+    return st;
+}
+
+tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out) {
+    if (!out) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: out is NULL");
+    *out = NULL;
+    tile_context_options none = {0};
+    if (!opt) opt = &none;
+    const Target *tgt = target_find(opt->arch);
+    if (!tgt) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: unknown arch");
+    DevOptions dopt;
+    if (!device_options(opt, &dopt)) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: TILE_EMU_TIMEOUT is not a positive number");
+    TileDevice *dev;
+    char *err = NULL;
+    DevStatus ds = dev_open(opt->device, &dopt, &dev, &err);
+    if (ds != DEV_OK) return open_fail(ds, err);
+    return context_new(opt, tgt, dev, out);
+}
+
+tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out) {
+    if (!out) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: out is NULL");
+    *out = NULL;
+    tile_context_options none = {0};
+    if (!opt) opt = &none;
+    if (!cu_context) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: cu_context is NULL");
+    const Target *tgt = target_find(opt->arch);
+    if (!tgt) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: unknown arch");
+    /* the device string, when given, must name cuda: the emulator has no native contexts */
+    DevBackend be = DEV_BACKEND_CUDA;
+    int ordinal = 0;
+    char *err = NULL;
+    if (opt->device && *opt->device && dev_parse_device(opt->device, &be, &ordinal, &err) != DEV_OK) return open_fail(DEV_ERR_INVALID, err);
+    if (be != DEV_BACKEND_CUDA)
+        return create_fail(TILE_ERROR_UNSUPPORTED,
+                           "tile_context_create_from_native: the emulator has no native contexts (use tile_context_create_ex, "
+                           "and tile_register_memory for memory you allocated)");
+    DevOptions dopt;
+    if (!device_options(opt, &dopt)) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: TILE_EMU_TIMEOUT is not a positive number");
+    TileDevice *dev;
+    DevStatus ds = dev_open_native(cu_context, &dopt, &dev, &err);
+    if (ds != DEV_OK) return open_fail(ds, err);
+    return context_new(opt, tgt, dev, out);
 }
 
 tile_status tile_context_create(const char *device, tile_context **out) {
@@ -259,10 +317,13 @@ void tile_context_destroy(tile_context *ctx) {
         n = m->next;
         module_free(m);
     }
-    for (int i = 0; i < ctx->nallocs; i++) dev_free(ctx->dev, ctx->allocs[i].addr);
+    for (int i = 0; i < ctx->nallocs; i++) {
+        if (ctx->allocs[i].host) dev_unregister_host(ctx->dev, ctx->allocs[i].host, ctx->allocs[i].addr);
+        else dev_free(ctx->dev, ctx->allocs[i].addr);
+    }
     for (tile_stream s = ctx->streams, n; s; s = n) {
         n = s->next;
-        if (s->magic == STREAM_MAGIC) dev_stream_destroy(ctx->dev, s->impl);
+        if (s->magic == STREAM_MAGIC && !s->borrowed) dev_stream_destroy(ctx->dev, s->impl);
         handle_remove(s);
         free(s);
     }
@@ -328,17 +389,27 @@ static int find_alloc(tile_context *ctx, uint64_t p) {
     return -1;
 }
 
+/* p in the table, else memory of the device's context the caller allocated (cuda: the driver is
+ * asked, and its extent checked when the driver gives one). */
 static tile_status check_range_locked(tile_context *ctx, tile_devptr p, uint64_t bytes, const char *what) {
     if (!p) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s is a null device pointer", what);
     int i = find_alloc(ctx, p);
-    if (i < 0)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s (0x%llx) was not allocated with tile_malloc on this context", what,
-                       (unsigned long long)p);
-    const Alloc *a = &ctx->allocs[i];
-    if (bytes > a->size - (p - a->addr))
+    Alloc a;
+    if (i >= 0) a = ctx->allocs[i];
+    else {
+        DevRange r;
+        if (!dev_pointer_usable(ctx->dev, p, &r))
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                           "%s (0x%llx) was not allocated with tile_malloc on this context, nor registered with "
+                           "tile_register_memory%s",
+                           what, (unsigned long long)p, ctx->emu ? "" : ", nor is it memory of its CUDA context");
+        if (!r.size) return TILE_OK; /* the driver knows it but not its extent */
+        a = (Alloc){r.base, r.size, NULL};
+    }
+    if (bytes > a.size - (p - a.addr))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                        "%s: %llu bytes at 0x%llx run past the end of its allocation (%llu bytes at 0x%llx)", what,
-                       (unsigned long long)bytes, (unsigned long long)p, (unsigned long long)a->size, (unsigned long long)a->addr);
+                       (unsigned long long)bytes, (unsigned long long)p, (unsigned long long)a.size, (unsigned long long)a.addr);
     return TILE_OK;
 }
 
@@ -357,7 +428,7 @@ static bool pointer_ok(tile_context *ctx, uint64_t p) {
     pthread_rwlock_rdlock(&ctx->alloc_lock);
     bool found = find_alloc(ctx, p) >= 0;
     pthread_rwlock_unlock(&ctx->alloc_lock);
-    return found || dev_pointer_usable(ctx->dev, p);
+    return found || dev_pointer_usable(ctx->dev, p, NULL);
 }
 
 /* Room for one more allocation in the table (alloc_lock held for writing). */
@@ -367,6 +438,15 @@ static bool grow_allocs(tile_context *ctx) {
     if (!na) return false;
     ctx->allocs = na, ctx->cap = nc;
     return true;
+}
+
+/* Enter [p, p + bytes) in the table (alloc_lock held for writing; room made by the caller). */
+static void insert_alloc_locked(tile_context *ctx, Alloc a) {
+    int i = ctx->nallocs;
+    while (i > 0 && ctx->allocs[i - 1].addr > a.addr) i--;
+    memmove(&ctx->allocs[i + 1], &ctx->allocs[i], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i));
+    ctx->allocs[i] = a;
+    ctx->nallocs++;
 }
 
 tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
@@ -384,11 +464,7 @@ tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
         dev_free(ctx->dev, p);
         st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: out of host memory");
     } else {
-        int i = ctx->nallocs;
-        while (i > 0 && ctx->allocs[i - 1].addr > p) i--;
-        memmove(&ctx->allocs[i + 1], &ctx->allocs[i], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i));
-        ctx->allocs[i] = (Alloc){p, bytes};
-        ctx->nallocs++;
+        insert_alloc_locked(ctx, (Alloc){p, bytes, NULL});
         *out = p;
     }
     pthread_rwlock_unlock(&ctx->alloc_lock);
@@ -404,9 +480,64 @@ tile_status tile_free(tile_context *ctx, tile_devptr p) {
     if (i < 0 || ctx->allocs[i].addr != p)
         st = rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_free: 0x%llx is not the start of an allocation of this context",
                      (unsigned long long)p);
+    else if (ctx->allocs[i].host)
+        st = rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_free: 0x%llx is registered host memory: tile_unregister_memory it",
+                     (unsigned long long)p);
     else {
         DevStatus ds = dev_free(ctx->dev, p);
         if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_free");
+        memmove(&ctx->allocs[i], &ctx->allocs[i + 1], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i - 1));
+        ctx->nallocs--;
+    }
+    pthread_rwlock_unlock(&ctx->alloc_lock);
+    return st;
+}
+
+tile_status tile_register_memory(tile_context *ctx, void *host_ptr, size_t bytes, tile_devptr *devptr) {
+    CHECK_CTX(ctx);
+    if (!devptr) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_register_memory: devptr is NULL");
+    *devptr = 0;
+    if (!host_ptr || !bytes) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_register_memory: host_ptr is NULL or bytes is 0");
+    uintptr_t h = (uintptr_t)host_ptr;
+    if (bytes > UINTPTR_MAX - h) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_register_memory: the range wraps around");
+    pthread_rwlock_wrlock(&ctx->alloc_lock);
+    tile_status st = TILE_OK;
+    for (int i = 0; i < ctx->nallocs && st == TILE_OK; i++) {
+        const Alloc *a = &ctx->allocs[i];
+        uintptr_t ah = (uintptr_t)a->host;
+        if (a->host && h < ah + a->size && ah < h + bytes)
+            st = rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                         "tile_register_memory: [%p, +%zu) overlaps host memory already registered on this context ([%p, +%llu) at 0x%llx)",
+                         host_ptr, bytes, a->host, (unsigned long long)a->size, (unsigned long long)a->addr);
+    }
+    if (st == TILE_OK && ctx->nallocs == ctx->cap && !grow_allocs(ctx))
+        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_register_memory: out of host memory");
+    uint64_t p = 0;
+    DevStatus ds = st == TILE_OK ? dev_register_host(ctx->dev, host_ptr, bytes, &p) : DEV_OK;
+    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_register_memory");
+    else if (st == TILE_OK && find_alloc(ctx, p) >= 0) { /* cannot happen: the device maps to fresh addresses */
+        dev_unregister_host(ctx->dev, host_ptr, p);
+        st = rt_fail(ctx, TILE_ERROR_INTERNAL, "tile_register_memory: the device mapped it over an allocation (0x%llx)", (unsigned long long)p);
+    } else if (st == TILE_OK) {
+        insert_alloc_locked(ctx, (Alloc){p, bytes, host_ptr});
+        *devptr = p;
+    }
+    pthread_rwlock_unlock(&ctx->alloc_lock);
+    return st;
+}
+
+tile_status tile_unregister_memory(tile_context *ctx, tile_devptr devptr) {
+    CHECK_CTX(ctx);
+    pthread_rwlock_wrlock(&ctx->alloc_lock);
+    int i = devptr ? find_alloc(ctx, devptr) : -1;
+    tile_status st = TILE_OK;
+    if (i < 0 || ctx->allocs[i].addr != devptr || !ctx->allocs[i].host)
+        st = rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                     "tile_unregister_memory: 0x%llx is not a device pointer tile_register_memory returned on this context",
+                     (unsigned long long)devptr);
+    else {
+        DevStatus ds = dev_unregister_host(ctx->dev, ctx->allocs[i].host, devptr);
+        if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_unregister_memory");
         memmove(&ctx->allocs[i], &ctx->allocs[i + 1], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i - 1));
         ctx->nallocs--;
     }
@@ -478,6 +609,22 @@ static tile_status check_event(tile_context *ctx, tile_event e, const char *what
     return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: not a tile_event", what);
 }
 
+/* A handle for the device stream impl: a destroyed one reused, else a new one (lock held).  NULL: out of memory. */
+static tile_stream stream_new_locked(tile_context *ctx, void *impl, bool borrowed) {
+    tile_stream s = ctx->streams;
+    while (s && s->magic != DEAD_STREAM_MAGIC) s = s->next;
+    if (!s && (!(s = calloc(1, sizeof *s)) || !handle_add(s, HANDLE_STREAM))) return free(s), NULL;
+    if (!s->ctx) { /* new, not a destroyed one reused */
+        s->next = ctx->streams;
+        ctx->streams = s;
+    }
+    s->ctx = ctx;
+    s->impl = impl;
+    s->borrowed = borrowed;
+    s->magic = STREAM_MAGIC;
+    return s;
+}
+
 tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_stream_create: out is NULL");
@@ -487,25 +634,24 @@ tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
     DevStatus ds = dev_stream_create(ctx->dev, &impl);
     tile_status st = TILE_OK;
     if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_stream_create");
-    else {
-        tile_stream s = ctx->streams;
-        while (s && s->magic != DEAD_STREAM_MAGIC) s = s->next;
-        if (!s && (!(s = calloc(1, sizeof *s)) || !handle_add(s, HANDLE_STREAM))) {
-            free(s);
-            s = NULL;
-            dev_stream_destroy(ctx->dev, impl);
-            st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_stream_create: out of host memory");
-        } else {
-            if (!s->ctx) { /* new, not a destroyed one reused */
-                s->next = ctx->streams;
-                ctx->streams = s;
-            }
-            s->ctx = ctx;
-            s->impl = impl;
-            s->magic = STREAM_MAGIC;
-            *out = s;
-        }
+    else if (!(*out = stream_new_locked(ctx, impl, false))) {
+        dev_stream_destroy(ctx->dev, impl);
+        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_stream_create: out of host memory");
     }
+    rt_unlock(ctx);
+    return st;
+}
+
+tile_status tile_stream_from_native(tile_context *ctx, void *cu_stream, tile_stream *out) {
+    CHECK_CTX(ctx);
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_stream_from_native: out is NULL");
+    *out = NULL;
+    rt_lock(ctx);
+    DevStatus ds = dev_stream_check_native(ctx->dev, cu_stream);
+    tile_status st = TILE_OK;
+    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_stream_from_native");
+    else if (!(*out = stream_new_locked(ctx, cu_stream, true)))
+        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_stream_from_native: out of host memory");
     rt_unlock(ctx);
     return st;
 }
@@ -519,7 +665,7 @@ tile_status tile_stream_destroy(tile_context *ctx, tile_stream s) {
     if (st == TILE_OK) {
         s->magic = DEAD_STREAM_MAGIC;
         s->impl = NULL;
-        DevStatus ds = dev_stream_destroy(ctx->dev, impl);
+        DevStatus ds = s->borrowed ? DEV_OK : dev_stream_destroy(ctx->dev, impl); /* the caller's stream stays its own */
         if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_stream_destroy");
     }
     rt_unlock(ctx);

@@ -182,8 +182,16 @@ typedef struct tile_context_options {
 
 TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", NULL = TILE_DEVICE or auto */
 TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
+/* A context on a CUcontext the caller already has (an inference engine's), passed as void *: tile
+ * uses it and never destroys it (tile_context_destroy synchronizes it and releases tile's own
+ * modules, memory and streams only).  Every call makes it current on the calling thread and leaves
+ * it current.  opt may be NULL; opt->device, when set, must name cuda (its N is ignored: the device
+ * is the context's).  The emulator has no native contexts: TILE_ERROR_UNSUPPORTED. */
+TILE_API tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out);
 TILE_API void tile_context_destroy(tile_context *ctx);
-TILE_API const char *tile_last_error(tile_context *ctx); /* message of the last failure on this context ("" when none) */
+/* The message of the last failure on this context ("" when none).  NULL: why the last
+ * tile_context_create* on this thread failed (there is no context to hold it). */
+TILE_API const char *tile_last_error(tile_context *ctx);
 
 typedef struct tile_device_properties {
     char name[128];     /* "emu" or "cuda:0" */
@@ -208,8 +216,27 @@ typedef struct tile_context_stats {
 } tile_context_stats;
 TILE_API tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out);
 
+/* Memory.  Every call that takes a device pointer (copies, fills, launches' pointer arguments, the
+ * shipped kernels) checks that [p, p + bytes) lies in one of:
+ *   - an allocation tile_malloc made on this context;
+ *   - a host range registered with tile_register_memory on this context;
+ *   - on cuda, memory of the context's CUDA context that the caller allocated (cuMemAlloc,
+ *     cudaMalloc, PyTorch: the default context is the device's primary context, the one the
+ *     CUDA runtime uses), checked against the end of its allocation as the driver reports it.
+ * Anything else is TILE_ERROR_INVALID_VALUE with a message, before the device sees it. */
 TILE_API tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out);
 TILE_API tile_status tile_free(tile_context *ctx, tile_devptr p);
+/* Make the caller's host memory [host_ptr, host_ptr + bytes) device memory of ctx without copying;
+ * *devptr is its device address (kernels and copies read and write host_ptr's bytes in place).
+ * emu: mapped into the emulator's address space (the address keeps host_ptr's offset modulo 256);
+ * cuda: cuMemHostRegister(DEVICEMAP) and cuMemHostGetDevicePointer (pinned, mapped host memory:
+ * kernels reach it over the bus).  The memory stays the caller's: it must outlive the registration
+ * and is never freed by tile.  A range overlapping one already registered on ctx is
+ * TILE_ERROR_INVALID_VALUE.  tile_free refuses it; tile_context_destroy unregisters what is left. */
+TILE_API tile_status tile_register_memory(tile_context *ctx, void *host_ptr, size_t bytes, tile_devptr *devptr);
+/* Undo tile_register_memory (devptr as it returned it); later use of devptr is an error.  Work that
+ * uses it must have completed (synchronize first). */
+TILE_API tile_status tile_unregister_memory(tile_context *ctx, tile_devptr devptr);
 TILE_API tile_status tile_memcpy_htod(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes);
 TILE_API tile_status tile_memcpy_dtoh(tile_context *ctx, void *dst, tile_devptr src, size_t bytes);
 TILE_API tile_status tile_memset(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes);
@@ -255,6 +282,11 @@ TILE_API tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 b
  * it, is an error with a message. */
 typedef struct tile_event_s *tile_event;
 TILE_API tile_status tile_stream_create(tile_context *ctx, tile_stream *out);
+/* A tile_stream for a CUstream the caller made (void *), without owning it: tile_stream_destroy and
+ * tile_context_destroy release the wrapper only.  cuda: the stream must belong to the context's
+ * CUDA context (cuStreamGetCtx), else TILE_ERROR_INVALID_VALUE.  NULL wraps the default stream,
+ * on every device; the emulator has no other native streams (TILE_ERROR_UNSUPPORTED). */
+TILE_API tile_status tile_stream_from_native(tile_context *ctx, void *cu_stream, tile_stream *out);
 TILE_API tile_status tile_stream_destroy(tile_context *ctx, tile_stream stream); /* pending work still completes */
 TILE_API tile_status tile_stream_synchronize(tile_context *ctx, tile_stream stream); /* wait for everything submitted to it */
 /* Work submitted to stream after this call waits until event has completed (no-op when it was never recorded). */
