@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +100,9 @@ struct tile_event_s {
 };
 
 struct tile_context {
-    pthread_mutex_t lock, errlock;
+    pthread_mutex_t lock;
+    uint64_t id; /* unique in the process (never reused): the key of the threads' error records */
     TileDevice *dev;
-    char *err;
     char *cache_dir;
     char arch[16], devname[128], devkey[320];
     const Target *target; /* what kernels are compiled for */
@@ -115,21 +116,93 @@ struct tile_context {
     tile_event events;
     tile_context_stats stats;
     _Atomic uint64_t launches;
+    _Atomic uint64_t allocations, frees, synchronizations; /* tile_context_stats' graph-safety counters */
     Attachment *attach;
     int nattach;
 };
 
-/* ---- errors ---- */
+/* ---- errors: the last message of each (thread, context) ----
+ * tile_last_error answers the calling thread's last failure on a context, so
+ * two threads failing on one context never read each other's message.  Each
+ * thread keeps a small table of (context address, context id, message),
+ * made on its first failure and freed by a pthread key destructor when the
+ * thread exits.  A record is never read through its address: a lookup
+ * compares the address and the id of the live context it was given, so a
+ * record of a destroyed context (or of an earlier context at the same
+ * address: ids are never reused) matches nothing.  Records of dead contexts
+ * are reused: one whose address is no longer a live context handle (asked
+ * of the registry, which never reads through it), or one with the same
+ * address and an older id; tile_context_destroy drops the destroying
+ * thread's own record at once. */
+typedef struct ErrRecord {
+    const tile_context *ctx; /* compared, never dereferenced */
+    uint64_t id;
+    char *msg;
+} ErrRecord;
+
+typedef struct ErrTable {
+    ErrRecord *r;
+    int n, cap;
+} ErrTable;
+
+static _Atomic uint64_t next_context_id = 1; /* the one process-wide counter: ids must differ across contexts */
+static pthread_key_t err_key;
+static pthread_once_t err_key_once = PTHREAD_ONCE_INIT;
+static _Thread_local ErrTable *err_table; /* this thread's; also the value of err_key, for its destructor */
+
+static void err_table_free(void *p) {
+    ErrTable *t = p;
+    for (int i = 0; i < t->n; i++) free(t->r[i].msg);
+    free(t->r);
+    free(t);
+    err_table = NULL;
+}
+
+static void err_key_make(void) { pthread_key_create(&err_key, err_table_free); }
+
+/* The calling thread's record for ctx (a live context), made when make is set; NULL when none (or out of memory). */
+static ErrRecord *err_record(const tile_context *ctx, bool make) {
+    ErrTable *t = err_table;
+    if (!t) {
+        if (!make) return NULL;
+        pthread_once(&err_key_once, err_key_make);
+        if (!(t = calloc(1, sizeof *t))) return NULL;
+        err_table = t;
+        pthread_setspecific(err_key, t);
+    }
+    ErrRecord *reuse = NULL;
+    for (int i = 0; i < t->n; i++) {
+        ErrRecord *r = &t->r[i];
+        if (r->ctx == ctx && r->id == ctx->id) return r;
+        if (make && !reuse && (r->ctx == ctx || !r->ctx || !handle_live(r->ctx, HANDLE_CONTEXT))) reuse = r;
+    }
+    if (!make) return NULL;
+    if (!reuse) {
+        if (t->n == t->cap) {
+            int nc = t->cap ? t->cap * 2 : 4;
+            ErrRecord *nr = realloc(t->r, sizeof *nr * (size_t)nc);
+            if (!nr) return NULL;
+            t->r = nr, t->cap = nc;
+        }
+        reuse = &t->r[t->n++];
+        reuse->msg = NULL;
+    }
+    free(reuse->msg);
+    *reuse = (ErrRecord){ctx, ctx->id, NULL};
+    return reuse;
+}
+
 tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...) {
     Str s = {0};
     va_list ap;
     va_start(ap, fmt);
-    str_vprintf(&s, fmt, ap);
+    str_vprintf(&s, fmt, ap); /* first: an argument may be this thread's current message (tile_last_error) */
     va_end(ap);
-    pthread_mutex_lock(&ctx->errlock);
-    free(ctx->err);
-    ctx->err = str_take(&s);
-    pthread_mutex_unlock(&ctx->errlock);
+    ErrRecord *r = err_record(ctx, true);
+    if (r) {
+        free(r->msg);
+        r->msg = str_take(&s);
+    } else str_free(&s); /* out of host memory: the status alone tells */
     return status;
 }
 
@@ -167,13 +240,10 @@ static tile_status create_fail(tile_status st, const char *msg) {
 }
 
 const char *tile_last_error(tile_context *ctx) {
-    static _Thread_local char buf[2048];
     if (!ctx && create_err[0]) return create_err;
     if (!handle_live(ctx, HANDLE_CONTEXT)) return "not a valid tile_context";
-    pthread_mutex_lock(&ctx->errlock);
-    snprintf(buf, sizeof buf, "%s", ctx->err ? ctx->err : "");
-    pthread_mutex_unlock(&ctx->errlock);
-    return buf;
+    ErrRecord *r = err_record(ctx, false);
+    return r && r->msg ? r->msg : "";
 }
 
 void rt_lock(tile_context *ctx) { pthread_mutex_lock(&ctx->lock); }
@@ -215,7 +285,7 @@ static tile_status context_new(const tile_context_options *opt, const Target *tg
     }
     pthread_mutex_init(&ctx->lock, NULL);
     pthread_rwlock_init(&ctx->alloc_lock, NULL);
-    pthread_mutex_init(&ctx->errlock, NULL);
+    ctx->id = atomic_fetch_add(&next_context_id, 1);
     ctx->dev = dev;
     ctx->emu = !strcmp(dev_backend_name(dev), "emu");
     ctx->assume_files_unchanged = opt->assume_files_unchanged != 0;
@@ -309,6 +379,8 @@ static void module_free(tile_module *m) {
 void tile_context_destroy(tile_context *ctx) {
     if (!handle_live(ctx, HANDLE_CONTEXT)) return; /* destroying twice is harmless */
     handle_remove(ctx);
+    ErrRecord *er = err_record(ctx, false); /* this thread's record goes now; other threads' are reused later */
+    if (er) free(er->msg), *er = (ErrRecord){0};
     dev_synchronize(ctx->dev); /* nothing may still run on what is freed below */
     for (int i = ctx->nattach - 1; i >= 0; i--)
         if (ctx->attach[i].destroy && ctx->attach[i].data) ctx->attach[i].destroy(ctx->attach[i].data);
@@ -335,11 +407,9 @@ void tile_context_destroy(tile_context *ctx) {
     }
     dev_close(ctx->dev);
     free(ctx->allocs);
-    free(ctx->err);
     free(ctx->cache_dir);
     pthread_mutex_destroy(&ctx->lock);
     pthread_rwlock_destroy(&ctx->alloc_lock);
-    pthread_mutex_destroy(&ctx->errlock);
     free(ctx);
 }
 
@@ -365,17 +435,34 @@ tile_status tile_context_device_key(tile_context *ctx, char *out, size_t size) {
     return TILE_OK;
 }
 
-tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out) {
+/* The first published tile_context_stats ended at load_seconds: tile_context_get_stats writes that
+ * much, so a program built against it keeps working; the fields after it come through _ex. */
+enum { STATS_V1_SIZE = offsetof(tile_context_stats, load_seconds) + sizeof(double) };
+
+tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_stats *out, size_t size) {
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_stats: out is NULL");
+    if (size < sizeof(uint64_t))
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_stats_ex: size %zu is smaller than the first field", size);
+    tile_context_stats s;
     rt_lock(ctx);
-    *out = ctx->stats;
+    s = ctx->stats;
     rt_unlock(ctx);
-    out->launches = atomic_load(&ctx->launches);
+    s.launches = atomic_load(&ctx->launches);
+    s.allocations = atomic_load(&ctx->allocations);
+    s.frees = atomic_load(&ctx->frees);
+    s.synchronizations = atomic_load(&ctx->synchronizations);
+    memcpy(out, &s, size < sizeof s ? size : sizeof s);
+    if (size > sizeof s) memset((char *)out + sizeof s, 0, size - sizeof s); /* a newer caller's fields this library lacks */
     return TILE_OK;
 }
 
+tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out) { return tile_context_get_stats_ex(ctx, out, STATS_V1_SIZE); }
+
 /* ---- memory ---- */
+/* A call that makes the host wait for the device (tile_context_stats.synchronizations). */
+static void rt_count_sync(tile_context *ctx) { atomic_fetch_add_explicit(&ctx->synchronizations, 1, memory_order_relaxed); }
+
 /* index of the allocation holding p, or -1 (lock held) */
 static int find_alloc(tile_context *ctx, uint64_t p) {
     int lo = 0, hi = ctx->nallocs - 1;
@@ -466,6 +553,7 @@ tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
     } else {
         insert_alloc_locked(ctx, (Alloc){p, bytes, NULL});
         *out = p;
+        atomic_fetch_add_explicit(&ctx->allocations, 1, memory_order_relaxed);
     }
     pthread_rwlock_unlock(&ctx->alloc_lock);
     return st;
@@ -485,6 +573,7 @@ tile_status tile_free(tile_context *ctx, tile_devptr p) {
                      (unsigned long long)p);
     else {
         DevStatus ds = dev_free(ctx->dev, p);
+        atomic_fetch_add_explicit(&ctx->frees, 1, memory_order_relaxed);
         if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_free");
         memmove(&ctx->allocs[i], &ctx->allocs[i + 1], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i - 1));
         ctx->nallocs--;
@@ -551,6 +640,7 @@ tile_status tile_memcpy_htod(tile_context *ctx, tile_devptr dst, const void *src
     if (!src) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_memcpy_htod: src is NULL");
     tile_status st = rt_check_range(ctx, dst, bytes, "tile_memcpy_htod: dst");
     if (st != TILE_OK) return st;
+    rt_count_sync(ctx);
     DevStatus ds = dev_memcpy_htod(ctx->dev, dst, src, bytes);
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_htod");
 }
@@ -561,6 +651,7 @@ tile_status tile_memcpy_dtoh(tile_context *ctx, void *dst, tile_devptr src, size
     if (!dst) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_memcpy_dtoh: dst is NULL");
     tile_status st = rt_check_range(ctx, src, bytes, "tile_memcpy_dtoh: src");
     if (st != TILE_OK) return st;
+    rt_count_sync(ctx);
     DevStatus ds = dev_memcpy_dtoh(ctx->dev, dst, src, bytes);
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_dtoh");
 }
@@ -570,12 +661,14 @@ tile_status tile_memset(tile_context *ctx, tile_devptr dst, unsigned char value,
     if (!bytes) return TILE_OK;
     tile_status st = rt_check_range(ctx, dst, bytes, "tile_memset: dst");
     if (st != TILE_OK) return st;
+    rt_count_sync(ctx);
     DevStatus ds = dev_memset_d8(ctx->dev, dst, value, bytes);
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memset");
 }
 
 tile_status tile_synchronize(tile_context *ctx) {
     CHECK_CTX(ctx);
+    rt_count_sync(ctx);
     DevStatus ds = dev_synchronize(ctx->dev);
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_synchronize");
 }
@@ -677,6 +770,7 @@ tile_status tile_stream_synchronize(tile_context *ctx, tile_stream s) {
     void *impl;
     tile_status st = rt_check_stream(ctx, s, "tile_stream_synchronize", &impl);
     if (st != TILE_OK) return st;
+    rt_count_sync(ctx);
     DevStatus ds = dev_stream_synchronize(ctx->dev, impl);
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_stream_synchronize");
 }
@@ -757,6 +851,7 @@ tile_status tile_event_synchronize(tile_context *ctx, tile_event e) {
     tile_status st = check_event(ctx, e, "tile_event_synchronize");
     if (st != TILE_OK) return st;
     if (!e->recorded) return TILE_OK; /* as in CUDA: nothing to wait for */
+    rt_count_sync(ctx);
     DevStatus ds = dev_event_synchronize(ctx->dev, e->impl);
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_event_synchronize");
 }
@@ -772,6 +867,7 @@ tile_status tile_event_elapsed_ms(tile_context *ctx, tile_event start, tile_even
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_elapsed_ms: the %s event was never recorded",
                        !start->recorded ? "start" : "end");
     /* wait for both, so the call answers rather than fails with "not ready" */
+    rt_count_sync(ctx);
     DevStatus ds = dev_event_synchronize(ctx->dev, start->impl);
     if (ds == DEV_OK) ds = dev_event_synchronize(ctx->dev, end->impl);
     if (ds == DEV_OK) ds = dev_event_elapsed_ms(ctx->dev, start->impl, end->impl, ms);

@@ -38,6 +38,14 @@ static void close_emu(tile_context *ctx) {
         cr_assert(strstr(tile_last_error(ctx), needle), "%s: message '%s' lacks '%s'", #call, tile_last_error(ctx), needle); \
     } while (0)
 
+/* tile.h's TILE_VERSION_* agree with CMake's project(VERSION) and with tile_version() */
+Test(runtime, version_macros) {
+    char want[64];
+    snprintf(want, sizeof want, "%d.%d.%d", TILE_VERSION_MAJOR, TILE_VERSION_MINOR, TILE_VERSION_PATCH);
+    cr_expect_str_eq(want, TILE_PROJECT_VERSION, "tile.h says %s, CMakeLists.txt project(VERSION) %s", want, TILE_PROJECT_VERSION);
+    cr_expect_str_eq(tile_version(), want);
+}
+
 Test(runtime, misuse_errors) {
     tile_context *ctx = open_emu();
     tile_context *bad = NULL;

@@ -7,9 +7,35 @@
  *     cached variants tile_cache_compile_file/source;
  *   - running: a tile_context on a device ("cuda", "cuda:N", "emu"), its
  *     memory, modules, kernels, launches, and tile_gemm.
- * Every call on one context may come from any thread.  See docs/runtime.md. */
+ * See docs/runtime.md.
+ *
+ * Thread safety, by group:
+ *   - compiling (tile_compile_*, tile_compiled_free), the compile cache
+ *     (tile_cache_*), tuning (tile_tune_*, tile_kernel_id_file) and
+ *     tile_aot_export: any thread, concurrently; they share no state but
+ *     the cache folder, which is written by rename (other processes too).
+ *   - tile_status_string, tile_target_*, tile_version, tile_dtype_*,
+ *     tile_gemm_source_path: any thread; they return constant strings.
+ *   - a context: every call on one context (memory, copies, modules,
+ *     kernels, launches, streams, events, tile_gemm*, tile_attention_*,
+ *     tile_moe_*, their _prepare calls, stats) may come from any thread
+ *     concurrently, except tile_context_destroy, which no other call on
+ *     that context (or its handles) may overlap or follow.  Work submitted
+ *     to one stream from two threads is ordered as the calls happened to be.
+ *   - tile_last_error(ctx): the calling thread's own last failure on ctx;
+ *     another thread's failures never change it.
+ *   - tile_module_unload, tile_stream_destroy, tile_event_destroy: any
+ *     thread, but not while another thread is still using that handle. */
 #ifndef TILE_TILE_H
 #define TILE_TILE_H
+
+/* The library's version; tile_version() gives the same as a string, and
+ * CMake's project(VERSION) must agree (tests/test_runtime.c checks).  ABI
+ * rules (docs/runtime.md, "ABI and versions"): public structs only grow at
+ * their end and zero is the default of every field. */
+#define TILE_VERSION_MAJOR 0
+#define TILE_VERSION_MINOR 1
+#define TILE_VERSION_PATCH 0
 
 #include <stddef.h>
 #include <stdint.h>
@@ -189,8 +215,10 @@ TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, til
  * is the context's).  The emulator has no native contexts: TILE_ERROR_UNSUPPORTED. */
 TILE_API tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out);
 TILE_API void tile_context_destroy(tile_context *ctx);
-/* The message of the last failure on this context ("" when none).  NULL: why the last
- * tile_context_create* on this thread failed (there is no context to hold it). */
+/* The message of the calling thread's last failure on this context ("" when none): each thread
+ * has its own.  The string stays valid until this thread's next failure on ctx, ctx is destroyed
+ * by this thread, or the thread exits.  NULL: why the last tile_context_create* on this thread
+ * failed (there is no context to hold it). */
 TILE_API const char *tile_last_error(tile_context *ctx);
 
 typedef struct tile_device_properties {
@@ -213,8 +241,18 @@ typedef struct tile_context_stats {
     uint64_t launches;
     double compile_seconds; /* spent compiling (misses) */
     double load_seconds;    /* spent loading PTX into the device */
+    /* Since 0.1.0 of tile_context_get_stats_ex (tile_context_get_stats does not write these): */
+    uint64_t allocations;      /* tile_malloc calls that allocated (the shipped calls' own workspaces included) */
+    uint64_t frees;            /* tile_free calls that freed */
+    uint64_t synchronizations; /* calls that made the host wait for the device: tile_synchronize, tile_stream_synchronize,
+                                  tile_event_synchronize, tile_event_elapsed_ms and the synchronous tile_memcpy_htod,
+                                  tile_memcpy_dtoh and tile_memset */
 } tile_context_stats;
+/* The fields up to load_seconds only (the struct as first published: a program built then keeps working). */
 TILE_API tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out);
+/* The first size bytes of the statistics (size = sizeof the caller's tile_context_stats, any
+ * version's); past what this library knows, zero. */
+TILE_API tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_stats *out, size_t size);
 
 /* Memory.  Every call that takes a device pointer (copies, fills, launches' pointer arguments, the
  * shipped kernels) checks that [p, p + bytes) lies in one of:
@@ -323,6 +361,25 @@ TILE_API tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args);
 /* The same with an explicit configuration: NULL-terminated "NAME=VALUE"
  * (BM, BN, BK, GROUP_M, SPLIT_K, num_warps, num_stages); the tuner uses it. */
 TILE_API tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *args, const char *const *config);
+
+/* ==== preparing calls (CUDA graph capture; docs/runtime.md) ===========
+ * tile_X_prepare(ctx, args) compiles (or finds in the caches) and loads
+ * every kernel variant that tile_X(ctx, args) will launch, and reads the
+ * tuning database for it, without launching anything.  Pass the args of the
+ * call: sizes, strides, dtypes and options pick the variants, and so do
+ * which pointers are zero (optional inputs such as lse, cu_seqlens,
+ * score_bias, router_logits) and whether each is 16-byte aligned (a zero
+ * pointer counts as aligned); pointers are never dereferenced nor checked
+ * against the context's allocations.  After it, the call with the same
+ * args and a caller-provided workspace (where the call takes one) does no
+ * device allocation, free, synchronization, compilation or module load:
+ * only checks and asynchronous work on args->stream (launches, and the
+ * memsets the call documents), so it can be captured in a CUDA graph.
+ * Not graph-safe however prepared: tile_attention_decode_paged with
+ * check_tables = 1 (synchronizes and copies to the host), and any call
+ * with workspace 0 that needs one (allocates and frees).
+ * tile_attention_fwd needs no workspace. */
+TILE_API tile_status tile_gemm_prepare(tile_context *ctx, const tile_gemm_args *args);
 /* What the last tile_gemm on this context did (for tools): the kernel, its
  * configuration and specializations, and whether it had to compile. */
 typedef struct tile_gemm_info {
@@ -423,6 +480,8 @@ typedef struct tile_moe_args {
 /* Bytes of workspace tile_moe_forward needs for these sizes (pointers are not read). */
 TILE_API tile_status tile_moe_workspace_size(const tile_moe_args *args, size_t *bytes);
 TILE_API tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *args);
+/* Compile and load what tile_moe_forward(ctx, args) launches (see "preparing calls" above). */
+TILE_API tile_status tile_moe_prepare(tile_context *ctx, const tile_moe_args *args);
 
 /* ==== attention (kernels/attention/attention.c; kernels/attention/attention.tile, kernels/attention/paged_attention.tile; docs/attention.md) ====
  * Sizes are int64_t and checked against what the kernels address with 32-bit
@@ -450,6 +509,8 @@ typedef struct tile_attention_args {
 /* O = softmax(scale Q K^T + mask) V, and the LSE of every row when lse != 0.
  * A row that sees no key gets O = 0 and LSE = -inf. */
 TILE_API tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *args);
+/* Compile and load what tile_attention_fwd(ctx, args) launches (see "preparing calls" above). */
+TILE_API tile_status tile_attention_fwd_prepare(tile_context *ctx, const tile_attention_args *args);
 
 typedef struct tile_paged_attention_args {
     tile_dtype dtype;                 /* TILE_F16 or TILE_BF16: q and o */
@@ -479,6 +540,9 @@ typedef struct tile_paged_attention_args {
 /* Decode over a vLLM-style paged KV cache, split over the context and merged
  * with the log-sum-exp when that fills the device better. */
 TILE_API tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_attention_args *args);
+/* Compile and load what tile_attention_decode_paged(ctx, args) launches, the merge kernel
+ * included when it splits (see "preparing calls" above). */
+TILE_API tile_status tile_attention_decode_paged_prepare(tile_context *ctx, const tile_paged_attention_args *args);
 /* Workspace the call needs (0 without splits) and the split count it will use. */
 TILE_API tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_paged_attention_args *args, size_t *bytes,
                                                 int *num_splits);

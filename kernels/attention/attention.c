@@ -36,7 +36,12 @@
  *      (kernels/shipped.h); a variant compiles on first use through the
  *      caches (memory, disk, compiler) and stays loaded with the context.
  *   5. Launch on the caller's stream (tile_launch passes dynamic shared
- *      memory past the target's static limit, support/target.h). */
+ *      memory past the target's static limit, support/target.h).
+ * The _prepare entry points run steps 1-4 with the size checks but without
+ * reading a pointer (only which are zero and their alignment, as the
+ * variants depend on them), the block tables or a workspace, and launch
+ * nothing: afterwards the call finds every variant in the context's table.
+ * With a caller workspace (or no splits) the call then allocates nothing. */
 #include "kernels/shipped.h"
 #include "runtime/rt.h"
 
@@ -89,8 +94,9 @@ static tile_status attn_check_range(tile_context *ctx, const char *api, tile_dev
 
 /* ======================= tile_attention_fwd ======================= */
 
-tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) {
-    const char *api = "tile_attention_fwd";
+/* The call, or with launch false its preparation (tile_attention_fwd_prepare): no pointer is checked, nothing launched. */
+static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_args *a, bool launch) {
+    const char *api = launch ? "tile_attention_fwd" : "tile_attention_fwd_prepare";
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) FAIL("%s: args is NULL", api);
     if (a->causal != 0 && a->causal != 1) FAIL("%s: causal = %d: 0 or 1", api, a->causal);
@@ -127,7 +133,9 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
     if (B == 0 || a->seq_q == 0) return TILE_OK; /* nothing to compute; pointers unused */
     tile_status st;
     size_t es = 2;
-    if (varlen) {
+    if (!launch) {
+        /* prepare: pointers are not read */
+    } else if (varlen) {
         RANGE(api, a->q, es, es * in_q, "q");
         RANGE(api, a->k, es, es * in_k, "k");
         RANGE(api, a->v, es, es * in_v, "v");
@@ -172,7 +180,7 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
     tile_kernel *kern;
     st = shipped_kernel(ctx, api, "attention/attention.tile", &v, &kern, NULL);
     shipped_variant_free(&v);
-    if (st != TILE_OK) return st;
+    if (st != TILE_OK || !launch) return st;
 
     /* 5. launch: grid (cdiv(seq_q, BM), batch * heads_q) */
     int32_t seq_q = (int32_t)a->seq_q, seq_k = (int32_t)a->seq_k, hq = (int32_t)H, group = (int32_t)(H / Hk);
@@ -188,6 +196,9 @@ tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) 
                       &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2], &slb32, &slh32, &scale, &wl, &wr};
     return shipped_launch(kern, (tile_dim3){(unsigned)shipped_cdiv(a->seq_q, 64), (unsigned)(B * H), 1}, params, a->stream);
 }
+
+tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) { return attention_fwd_run(ctx, a, true); }
+tile_status tile_attention_fwd_prepare(tile_context *ctx, const tile_attention_args *a) { return attention_fwd_run(ctx, a, false); }
 
 /* ==================== tile_attention_decode_paged ==================== */
 
@@ -303,8 +314,10 @@ static tile_status paged_check_tables(tile_context *ctx, const tile_paged_attent
     return st;
 }
 
-tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_attention_args *a) {
-    const char *api = "tile_attention_decode_paged";
+/* The call, or with launch false its preparation (tile_attention_decode_paged_prepare): no pointer checked,
+ * no table read, no workspace, nothing launched. */
+static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attention_args *a, bool launch) {
+    const char *api = launch ? "tile_attention_decode_paged" : "tile_attention_decode_paged_prepare";
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) FAIL("%s: args is NULL", api);
     if (a->check_tables != 0 && a->check_tables != 1) FAIL("%s: check_tables = %d: 0 or 1", api, a->check_tables);
@@ -319,6 +332,7 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
     if (a->num_seqs == 0) return TILE_OK;
     int64_t S = a->num_seqs, T = a->num_tokens, H = a->heads_q, Hk = a->heads_kv, D = a->head_dim;
     size_t es = 2, kes = p.kv == TILE_F8E4M3 ? 1 : 2;
+    if (!launch) goto variants; /* pointers are not read */
     RANGE(api, a->q, es, es * span(S, T, H, D, p.sq), "q");
     RANGE(api, a->o, es, es * span(S, T, H, D, p.so), "o");
     RANGE(api, a->k_cache, kes, kes * span(a->num_blocks, a->block_size, Hk, D, p.sk), "k_cache");
@@ -328,7 +342,7 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
     if (a->workspace && p.splits > 1) RANGE(api, a->workspace, 16, p.ws_bytes, "workspace");
     if (a->check_tables && (st = paged_check_tables(ctx, a, &p)) != TILE_OK) return st;
 
-    /* 2-3. variants */
+variants:; /* 2-3. */
     bool bf = a->dtype == TILE_BF16, f8 = p.kv == TILE_F8E4M3;
     static const char *const kn[2][2] = {{"paged_attention_f16", "paged_attention_f16_kv8"}, {"paged_attention_bf16", "paged_attention_bf16_kv8"}};
     ShippedVariant v = shipped_variant(kn[bf][f8]);
@@ -365,6 +379,7 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
         shipped_variant_free(&m);
         if (st != TILE_OK) return st;
     }
+    if (!launch) return TILE_OK;
     if (own_ws && (st = tile_malloc(ctx, p.ws_bytes, &ws)) != TILE_OK) return st;
 
     /* 5. launches: grid (heads_kv, num_seqs, splits), then the merge (heads_q * T, num_seqs) */
@@ -389,4 +404,9 @@ tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_atte
         if (st == TILE_OK) st = fs;
     }
     return st;
+}
+
+tile_status tile_attention_decode_paged(tile_context *ctx, const tile_paged_attention_args *a) { return decode_paged_run(ctx, a, true); }
+tile_status tile_attention_decode_paged_prepare(tile_context *ctx, const tile_paged_attention_args *a) {
+    return decode_paged_run(ctx, a, false);
 }

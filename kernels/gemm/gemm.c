@@ -28,6 +28,10 @@
  *   4. The variant comes from the context's table (kernels/shipped.h); a
  *      miss compiles it through the caches (memory, disk, compiler).
  *   5. Record what was chosen for tile_gemm_last_info, then launch.
+ * tile_gemm_prepare runs steps 1-4 without reading a pointer (only whether
+ * each is 16-byte aligned) and stops before step 5, so a later tile_gemm
+ * with the same args finds its variant and tuned configuration in the
+ * context's tables: no file, compiler or module load (graph capture).
  * The context keeps, in a GemmState attached to it, the tuning database's
  * answers per shape bucket and the last call's tile_gemm_info. */
 #include "kernels/shipped.h"
@@ -103,8 +107,9 @@ static int64_t span(int64_t rows, int64_t cols, int64_t ld, int esize) {
     return last > INT32_MAX ? -1 : last * esize;
 }
 
+/* sizes always; the pointer only with check_ptr (tile_gemm_prepare reads none) */
 static tile_status check_operand(tile_context *ctx, const char *name, tile_devptr p, int64_t rows, int64_t cols, int64_t ld,
-                                 int esize, const char *shape) {
+                                 int esize, const char *shape, bool check_ptr) {
     if (ld < (cols > 0 ? cols : 1))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: ld%s = %lld is less than the %lld columns of %s (%s)", name,
                        (long long)ld, (long long)cols, name, shape);
@@ -113,7 +118,7 @@ static tile_status check_operand(tile_context *ctx, const char *name, tile_devpt
     if (bytes < 0)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: %s (%lld x %lld, ld %lld) has more than 2^31 elements", name,
                        (long long)rows, (long long)cols, (long long)ld);
-    if (bytes == 0) return TILE_OK;
+    if (bytes == 0 || !check_ptr) return TILE_OK;
     if (p % (tile_devptr)esize)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: %s (0x%llx) is not aligned to its %d-byte elements", name,
                        (unsigned long long)p, esize);
@@ -169,7 +174,9 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
     return t->config[0] ? t->config : NULL;
 }
 
-tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, const char *const *config) {
+/* The call, or with launch false its preparation (tile_gemm_prepare): steps 2-4 without the pointer checks of
+ * step 1 or the launch. */
+static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const char *const *config, bool launch) {
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     tile_device_properties props;
     if (tile_context_get_properties(ctx, &props) != TILE_OK) return TILE_ERROR_INVALID_VALUE;
@@ -203,14 +210,14 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
     int64_t arows = a->trans_a ? a->k : a->m, acols = a->trans_a ? a->m : a->k;
     int64_t brows = a->trans_b ? a->n : a->k, bcols = a->trans_b ? a->k : a->n;
     tile_status st;
-    if ((st = check_operand(ctx, "A", a->a, arows, acols, a->lda, in_bytes, a->trans_a ? "k x m, trans_a" : "m x k")) ||
-        (st = check_operand(ctx, "B", a->b, brows, bcols, a->ldb, in_bytes, a->trans_b ? "n x k, trans_b" : "k x n")) ||
-        (st = check_operand(ctx, "C", a->c, a->m, a->n, a->ldc, out_bytes, "m x n")))
+    if ((st = check_operand(ctx, "A", a->a, arows, acols, a->lda, in_bytes, a->trans_a ? "k x m, trans_a" : "m x k", launch)) ||
+        (st = check_operand(ctx, "B", a->b, brows, bcols, a->ldb, in_bytes, a->trans_b ? "n x k, trans_b" : "k x n", launch)) ||
+        (st = check_operand(ctx, "C", a->c, a->m, a->n, a->ldc, out_bytes, "m x n", launch)))
         return st;
-    if (a->bias && a->bias % (tile_devptr)out_bytes)
+    if (launch && a->bias && a->bias % (tile_devptr)out_bytes)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: bias (0x%llx) is not aligned to its %d-byte elements",
                        (unsigned long long)a->bias, out_bytes);
-    if (a->bias && (st = rt_check_range(ctx, a->bias, (uint64_t)a->n * (uint64_t)out_bytes, "tile_gemm: bias")) != TILE_OK)
+    if (launch && a->bias && (st = rt_check_range(ctx, a->bias, (uint64_t)a->n * (uint64_t)out_bytes, "tile_gemm: bias")) != TILE_OK)
         return st;
 
     /* 2. configuration: the defines in the order the compiler takes them (a later one wins) */
@@ -261,6 +268,10 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
         shipped_variant_free(&v);
         return st;
     }
+    if (!launch) {
+        shipped_variant_free(&v);
+        return TILE_OK;
+    }
 
     /* 5. what was chosen, then the launch: grid (cdiv(m, BM) * cdiv(n, BN), SPLIT_K) */
     tile_kernel_attributes ka;
@@ -295,7 +306,11 @@ tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, co
     return shipped_launch(kern, info.grid, params, a->stream);
 }
 
-tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args) { return tile_gemm_with_config(ctx, args, NULL); }
+tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *a, const char *const *config) {
+    return gemm_run(ctx, a, config, true);
+}
+tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args) { return gemm_run(ctx, args, NULL, true); }
+tile_status tile_gemm_prepare(tile_context *ctx, const tile_gemm_args *args) { return gemm_run(ctx, args, NULL, false); }
 
 tile_status tile_gemm_last_info(tile_context *ctx, tile_gemm_info *out) {
     tile_device_properties props;

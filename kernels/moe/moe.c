@@ -33,7 +33,9 @@
  *      accumulating), align count / scan / scatter, gate_up, down.
  * Nothing is synchronized or copied back: the padded total stays on the
  * device and the expert GEMMs launch max_blocks programs of which those
- * past the total return at once. */
+ * past the total return at once.  tile_moe_prepare runs steps 1, 2 and 4
+ * without the pointer checks and launches nothing, so a later call with a
+ * caller workspace allocates, synchronizes and compiles nothing. */
 #include "kernels/shipped.h"
 #include "runtime/rt.h"
 
@@ -114,7 +116,9 @@ tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
     return TILE_OK;
 }
 
-tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
+/* The call, or with launch false its preparation (tile_moe_prepare): steps 1-4 without the pointer checks,
+ * no workspace, nothing launched. */
+static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launch) {
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: args is NULL");
     if ((a->accumulate | a->renormalize | a->group_top2) & ~1)
@@ -158,6 +162,7 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
                            (unsigned long long)(ptr), (int)(esize));                                                          \
         if ((st = rt_check_range(ctx, ptr, bytes, "tile_moe_forward: " what)) != TILE_OK) return st;                          \
     } while (0)
+    if (!launch) goto kernels; /* pointers are not read */
     RANGE(a->x, 2, 2 * ((T - 1) * (uint64_t)ldx + H), "x");
     uint64_t wb = p.f8 ? 1 : 2;
     RANGE(a->w1, wb, wb * E * 2 * I * H, "w1");
@@ -179,7 +184,7 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
     if (a->workspace) RANGE(a->workspace, 16, p.bytes, "workspace");
 #undef RANGE
 
-    /* 2-4. kernels */
+kernels:; /* 2-4. */
     const char *api = "tile_moe_forward";
     bool bf = a->dtype == TILE_BF16;
     tile_kernel *k_router = NULL, *k_count, *k_scan, *k_scatter, *k_gate_up, *k_down;
@@ -232,7 +237,7 @@ tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) {
         st = shipped_kernel(ctx, api, "moe/experts.tile", &down, &k_down, NULL);
     shipped_variant_free(&count), shipped_variant_free(&scatter), shipped_variant_free(&scan);
     shipped_variant_free(&gate_up), shipped_variant_free(&down);
-    if (st != TILE_OK) return st;
+    if (st != TILE_OK || !launch) return st;
 
     /* 3. workspace */
     tile_devptr ws = a->workspace;
@@ -281,3 +286,6 @@ done:
     }
     return st;
 }
+
+tile_status tile_moe_forward(tile_context *ctx, const tile_moe_args *a) { return moe_run(ctx, a, true); }
+tile_status tile_moe_prepare(tile_context *ctx, const tile_moe_args *a) { return moe_run(ctx, a, false); }
