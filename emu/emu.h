@@ -435,6 +435,8 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err);
 /* The whole-module steps after parsing (module.c): checks, global
  * variables, symbol addresses, fast paths.  On failure sets *err. */
 bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err);
+/* Set *err to "ptx:LINE: message" unless it already holds the first error; returns false. */
+bool emu_ptx_error(char **err, uint32_t line, const char *fmt, va_list ap);
 void emu_module_free(EmuModule *m);
 EmuFunc *emu_module_find(EmuModule *m, const char *name);
 

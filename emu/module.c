@@ -24,15 +24,20 @@
 
 /* Sets *err to "ptx:LINE: message" (if not set yet); returns false. */
 static bool merr(char **err, uint32_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool merr(char **err, uint32_t line, const char *fmt, ...) {
+bool emu_ptx_error(char **err, uint32_t line, const char *fmt, va_list ap) {
     if (*err) return false;
     Str s = {0};
     str_printf(&s, "ptx:%u: ", line);
+    str_vprintf(&s, fmt, ap);
+    *err = str_take(&s);
+    return false;
+}
+
+static bool merr(char **err, uint32_t line, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    str_vprintf(&s, fmt, ap);
+    emu_ptx_error(err, line, fmt, ap);
     va_end(ap);
-    *err = str_take(&s);
     return false;
 }
 

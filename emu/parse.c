@@ -151,14 +151,10 @@ typedef struct Parser {
 
 static bool perr(Parser *ps, uint32_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool perr(Parser *ps, uint32_t line, const char *fmt, ...) {
-    if (ps->err) return false;
-    Str s = {0};
-    str_printf(&s, "ptx:%u: ", line);
     va_list ap;
     va_start(ap, fmt);
-    str_vprintf(&s, fmt, ap);
+    emu_ptx_error(&ps->err, line, fmt, ap);
     va_end(ap);
-    ps->err = str_take(&s);
     return false;
 }
 
