@@ -248,16 +248,21 @@ DevStatus dev_module_get_function(TileDevModule *mod, const char *name, TileDevF
     return DEV_OK;
 }
 
-DevStatus dev_launch(TileDevFunction *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                     unsigned smem_bytes, void *stream, void **params) {
+DevStatus dev_launch_flags(TileDevFunction *fn, const unsigned grid[3], const unsigned block[3], unsigned smem_bytes, void *stream,
+                           void **params, unsigned flags) {
     if (!fn) return DEV_ERR_INVALID;
     TileDevice *dev = fn->mod->dev;
-    if (!gx || !gy || !gz || !bx || !by || !bz)
+    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
         return dev_fail(dev, DEV_ERR_INVALID, "launch of '%s': grid (%u,%u,%u) and block (%u,%u,%u) must be non-zero",
-                        fn->name, gx, gy, gz, bx, by, bz);
-    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+                        fn->name, grid[0], grid[1], grid[2], block[0], block[1], block[2]);
     dev->last.instructions = 0;
-    return dev->ops->launch(dev, fn->impl, grid, block, smem_bytes, stream, params);
+    return dev->ops->launch(dev, fn->impl, grid, block, smem_bytes, stream, params, flags);
+}
+
+DevStatus dev_launch(TileDevFunction *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                     unsigned smem_bytes, void *stream, void **params) {
+    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    return dev_launch_flags(fn, grid, block, smem_bytes, stream, params, 0);
 }
 
 DevStatus dev_synchronize(TileDevice *dev) {

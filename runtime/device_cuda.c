@@ -92,6 +92,7 @@ typedef struct CudaApi {
 #define X(f, s, p) CUresult (*f) p;
     CUDA_FNS(X)
 #undef X
+    void *launch_kernel_ex; /* cuLaunchKernelEx when the driver has it (CUDA 12+), else NULL: optional */
     bool loaded;
     char err[512];
 } CudaApi;
@@ -115,6 +116,7 @@ static void cuda_load(void) {
     }
     CUDA_FNS(X)
 #undef X
+    a->launch_kernel_ex = dlsym(h, "cuLaunchKernelEx");
     CUresult r = a->Init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL;
@@ -306,12 +308,40 @@ static DevStatus cuda_get_function(TileDevice *dev, void *mod, const char *name,
     return DEV_OK;
 }
 
+/* cuLaunchKernelEx's configuration (CUDA 12), as cuda.h lays it out. */
+enum { CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+typedef struct CuLaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        void *align; /* the union is 8-byte aligned in cuda.h */
+        int programmatic_stream_serialization_allowed;
+    } value;
+} CuLaunchAttribute;
+typedef struct CuLaunchConfig {
+    unsigned grid[3], block[3], shared_bytes;
+    CUstream stream;
+    CuLaunchAttribute *attrs;
+    unsigned nattrs;
+} CuLaunchConfig;
+typedef CUresult (*LaunchKernelExFn)(const CuLaunchConfig *config, CUfunction f, void **params, void **extra);
+
 static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                             void *stream, void **params) {
+                             void *stream, void **params, unsigned flags) {
     DevStatus st = cur(dev);
     if (st) return st;
     if (smem > (unsigned)target_default()->smem_static) /* every target: past it, opt in to dynamic shared memory */
         CALL(dev, cuda()->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem), "cuFuncSetAttribute");
+    if (flags & DEV_LAUNCH_PDL) {
+        LaunchKernelExFn ex = (LaunchKernelExFn)cuda()->launch_kernel_ex;
+        if (!ex) return dev_fail(dev, DEV_ERR_UNSUPPORTED, "cuda: programmatic dependent launch needs cuLaunchKernelEx (a CUDA 12 driver)");
+        CuLaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+        attr.value.programmatic_stream_serialization_allowed = 1;
+        CuLaunchConfig cfg = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, smem, stream, &attr, 1};
+        CALL(dev, ex(&cfg, fn, params, NULL), "cuLaunchKernelEx");
+        return DEV_OK;
+    }
     CALL(dev, cuda()->LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream, params, NULL),
          "cuLaunchKernel");
     return DEV_OK;

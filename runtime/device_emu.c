@@ -195,10 +195,11 @@ static DevStatus emu_get_function(TileDevice *dev, void *mod, const char *name, 
 }
 
 static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                               void *stream, void **params) {
+                               void *stream, void **params, unsigned flags) {
     EmuDev *e = dev->impl;
     EmuDevFunc *df = fn;
     (void)stream; /* one in-order queue for every stream: see the top of the file */
+    (void)flags;  /* a dependent launch starts after the previous one finished: allowed, and what in order gives */
     char *err = NULL;
     EmuLaunchStats stats = {0};
     pthread_mutex_lock(&e->lock);

@@ -1122,7 +1122,8 @@ tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *o
 }
 
 /* ---- launches ---- */
-tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream) {
+static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream,
+                          unsigned flags) {
     if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
     tile_context *ctx = k->ctx;
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
@@ -1174,7 +1175,8 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
         str_free(&what);
         if (st != TILE_OK) return st;
     }
-    DevStatus ds = dev_launch(k->fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes, dstream, args);
+    const unsigned g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
+    DevStatus ds = dev_launch_flags(k->fn, g, b, shared_bytes, dstream, args, flags);
     atomic_fetch_add_explicit(&ctx->launches, 1, memory_order_relaxed);
     if (ds != DEV_OK) {
         Str s = {0};
@@ -1186,11 +1188,32 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
     return TILE_OK;
 }
 
+tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream) {
+    return launch(k, grid, block, shared_bytes, args, stream, 0);
+}
+
 tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream) {
+    return tile_launch_ex(k, grid, args, stream, NULL);
+}
+
+tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream, const tile_launch_options *opt) {
     if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
+    /* the caller's struct may be older (shorter) than ours: what it lacks is zero, the default */
+    tile_launch_options o = {0};
+    if (opt) {
+        if (opt->size < sizeof opt->size || opt->size > ((size_t)1 << 16))
+            return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: opt->size = %zu is not the size of a tile_launch_options",
+                           opt->size);
+        memcpy(&o, opt, opt->size < sizeof o ? opt->size : sizeof o);
+    }
+    if (o.programmatic_dependent_launch & ~1)
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: programmatic_dependent_launch = %d: 0 or 1",
+                       o.programmatic_dependent_launch);
+    unsigned flags = o.programmatic_dependent_launch ? DEV_LAUNCH_PDL : 0;
+    if (o.block.x || o.block.y || o.block.z) return launch(k, grid, o.block, o.shared_bytes, args, stream, flags);
     if (!k->block)
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid): use tile_launch_raw",
                        k->name);
     /* static shared memory is declared in the PTX; beyond 48 KiB it is dynamic and passed here */
-    return tile_launch_raw(k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream);
+    return launch(k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream, flags);
 }

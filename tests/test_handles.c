@@ -3,6 +3,7 @@
  * ASan in CI, where such a read fails the test), and destroying or
  * unloading twice is harmless. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,5 +156,41 @@ Test(handles, launch_pointer_arguments) {
     EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "is a pointer into no allocation of this context");
     tile_module_unload(m);
     tile_context_destroy(other);
+    tile_context_destroy(ctx);
+}
+
+/* tile_launch_ex: options sized by the caller (an older, shorter struct still works), programmatic dependent
+ * launches on a stream (in order on the emulator), an explicit block, and bad options refused. */
+Test(handles, launch_ex_options) {
+    tile_context *ctx = open_emu();
+    tile_module *m;
+    const char *inc = "kernel inc(x: *f32) { let o = arange(0, 128); store(x + o, load(x + o) + 1.0); }";
+    cr_assert_eq(tile_module_load_source(ctx, inc, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "inc", &k), TILE_OK);
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 512, &x), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, x, 0, 512), TILE_OK);
+    tile_stream s;
+    cr_assert_eq(tile_stream_create(ctx, &s), TILE_OK);
+    void *args[] = {&x};
+    tile_launch_options pdl = {.size = sizeof pdl, .programmatic_dependent_launch = 1};
+    for (int i = 0; i < 3; i++) cr_assert_eq(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &pdl), TILE_OK, "%s", tile_last_error(ctx));
+    /* a caller compiled against a struct that ended before programmatic_dependent_launch */
+    tile_launch_options old = {.size = offsetof(tile_launch_options, programmatic_dependent_launch), .block = {128, 1, 1}};
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &old), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_stream_synchronize(ctx, s), TILE_OK);
+    float h[128];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, h, x, sizeof h), TILE_OK);
+    for (int i = 0; i < 128; i++) cr_assert_eq(h[i], 5.0f, "x[%d] = %g after 5 launches", i, h[i]);
+    tile_launch_options bad = {.size = 0};
+    EXPECT_ERR(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &bad), "opt->size = 0");
+    bad = (tile_launch_options){.size = sizeof bad, .programmatic_dependent_launch = 2};
+    EXPECT_ERR(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &bad), "programmatic_dependent_launch = 2: 0 or 1");
+    bad = (tile_launch_options){.size = sizeof bad, .block = {2048, 1, 1}};
+    EXPECT_ERR(tile_launch_ex(k, (tile_dim3){1, 1, 1}, args, s, &bad), "block of 2048 threads");
+    tile_stream_destroy(ctx, s);
+    tile_module_unload(m);
     tile_context_destroy(ctx);
 }

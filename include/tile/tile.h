@@ -306,6 +306,20 @@ TILE_API tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attr
 
 /* args[i] points at the value of parameter i, as in cuLaunchKernel. */
 TILE_API tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream); /* block and shared memory from the kernel */
+/* Launch options.  `size` is sizeof(tile_launch_options) as the caller compiled it: fields are only
+ * ever appended, and those past the caller's size count as zero (the default). */
+typedef struct tile_launch_options {
+    size_t size;
+    tile_dim3 block;        /* zero: the kernel's own block and dynamic shared memory */
+    unsigned shared_bytes;  /* with a block given: dynamic shared memory, as in cuLaunchKernel */
+    int programmatic_dependent_launch; /* 1: the kernel may begin before the previous kernel on its stream has
+                                          finished (cuLaunchKernelEx with programmatic stream serialization, sm_90
+                                          GPUs and CUDA 12 drivers; elsewhere an error from the driver).  The
+                                          kernels tile compiles do not call griddepcontrol yet, so what overlaps is
+                                          the launch itself.  The emulator runs launches in order: accepted. */
+} tile_launch_options;
+/* tile_launch with options (opt may be NULL). */
+TILE_API tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream, const tile_launch_options *opt);
 /* shared_bytes: dynamic shared memory, as in cuLaunchKernel (the kernel's static shared memory is in its PTX). */
 TILE_API tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream);
 
