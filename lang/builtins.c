@@ -20,6 +20,8 @@
 typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
 
 /* X(ENUM, "name", required args, "parameter names", IR op, kind, attr kind) */
+/* Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only. */
+#define ATOMIC_PARAMS "ptr value mask sem:str scope:str"
 #define LANG_BUILTINS(X)                                                                   \
     X(PROGRAM_ID, "program_id", 1, "axis", PROGRAM_ID, PLAIN, 0)                           \
     X(NUM_PROGRAMS, "num_programs", 1, "axis", NUM_PROGRAMS, PLAIN, 0)                     \
@@ -51,11 +53,15 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(DOT, "dot", 2, "a b acc allow_tf32", DOT, PLAIN, 0)                                  \
     X(LOAD, "load", 1, "ptr mask other", LOAD, PLAIN, 0)                                   \
     X(STORE, "store", 2, "ptr value mask", STORE, PLAIN, 0)                                \
-    X(ATOMIC_ADD, "atomic_add", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_SUM)          \
-    X(ATOMIC_MAX, "atomic_max", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_MAX)          \
-    X(ATOMIC_MIN, "atomic_min", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_MIN)          \
-    X(ATOMIC_XCHG, "atomic_xchg", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_XCHG)       \
-    X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask", ATOMIC_CAS, PLAIN, 0)
+    X(ATOMIC_ADD, "atomic_add", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_SUM)             \
+    X(ATOMIC_MAX, "atomic_max", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MAX)             \
+    X(ATOMIC_MIN, "atomic_min", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MIN)             \
+    X(ATOMIC_XCHG, "atomic_xchg", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_XCHG)          \
+    X(ATOMIC_AND, "atomic_and", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_AND)             \
+    X(ATOMIC_OR, "atomic_or", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_OR)                \
+    X(ATOMIC_XOR, "atomic_xor", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_XOR)             \
+    X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask sem:str scope:str", ATOMIC_CAS, PLAIN, 0) \
+    X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)
 
 typedef enum BuiltinId {
 #define X(e, n, mn, ps, op, k, rk) BI_##e,
@@ -79,7 +85,7 @@ static const Builtin builtins[BI_COUNT] = {
 #undef X
 };
 
-enum { MAX_BI_PARAMS = 4 };
+enum { MAX_BI_PARAMS = 6 };
 
 static int builtin_find(const char *name) {
     for (int i = 0; i < BI_COUNT; i++)
@@ -98,6 +104,7 @@ typedef struct Call {
     bool kw[MAX_BI_PARAMS];
     Val v[MAX_BI_PARAMS];
     Loc loc[MAX_BI_PARAMS];
+    const char *str[MAX_BI_PARAMS]; /* string parameters: the literal given, or NULL */
 } Call;
 
 static bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
@@ -414,24 +421,52 @@ static Val bi_store(Call *c) {
     return (Val){.k = V_VOID};
 }
 
+/* String argument i naming one of names[0..n) (names[0], the default, when absent). */
+static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out) {
+    *out = 0;
+    if (!c->str[i]) return true;
+    for (int k = 0; k < n; k++)
+        if (!strcmp(c->str[i], names[k])) {
+            *out = (uint8_t)k;
+            return true;
+        }
+    Str list = {0};
+    for (int k = 0; k < n; k++) str_printf(&list, "%s\"%s\"", k ? (k == n - 1 ? " or " : ", ") : "", names[k]);
+    diag_error(c->g->d, c->loc[i], "unknown %s \"%s\" of '%s': expected %s", what, c->str[i], c->bi->name, list.buf);
+    str_free(&list);
+    return false;
+}
+
+/* atomic_OP(ptr, value, mask, sem, scope) and atomic_cas(ptr, cmp, value, mask, sem, scope):
+ * the old values, shaped like ptr (a scalar for a scalar pointer). */
 static Val bi_atomic(Call *c) {
     Gen *g = c->g;
     if (!ptr_arg(c, 0)) return val_err();
     const Type *pt = c->v[0].t;
-    if (pt->pointee->dt == DT_PTR || dtype_is_storage(pt->pointee->dt) || pt->pointee->dt == DT_I1) {
-        diag_error(g->d, c->loc[0], "'%s' is not supported on '%s'", c->bi->name, gen_type_name(g, pt));
+    bool cas = c->bi->op == OP_ATOMIC_CAS;
+    DType dt = pt->pointee->dt;
+    int red = c->bi->red;
+    bool bitwise = !cas && (red == RED_AND || red == RED_OR || red == RED_XOR);
+    bool half = dt == DT_F16 || dt == DT_BF16;
+    if (dt == DT_PTR || dtype_is_storage(dt) || dt == DT_I1 || (bitwise && dtype_is_float(dt)) ||
+        (dtype_bits(dt) < 32 && !(half && !cas && red == RED_SUM))) {
+        diag_error(g->d, c->loc[0], "'%s' is not supported on '%s'%s", c->bi->name, gen_type_name(g, pt),
+                   half ? " (f16 and bf16 take atomic_add only)" : bitwise ? " (it needs integers)" : " (use 32- or 64-bit elements)");
         return val_err();
     }
-    const Type *res = tir_type(g->m, pt->pointee->dt, pt->rank, pt->shape, NULL, NULL);
+    const Type *res = tir_type(g->m, dt, pt->rank, pt->shape, NULL, NULL);
+    int mi = cas ? 3 : 2;
+    uint8_t sem, scope;
+    if (!enum_arg(c, mi + 1, "memory ordering", tir_sem_names, SEM_COUNT, &sem) ||
+        !enum_arg(c, mi + 2, "memory scope", tir_scope_names, SCOPE_COUNT, &scope))
+        return val_err();
     ValueId ops[4] = {c->v[0].v};
-    if (c->bi->op == OP_ATOMIC_CAS) {
-        if (!stored_value(c, 1, pt, &ops[1]) || !stored_value(c, 2, pt, &ops[2]) || !mask_arg(c, 3, pt, &ops[3]))
-            return val_err();
-        return rt(g, gen_emit(g, c->node->loc, OP_ATOMIC_CAS, ops, ops[3] ? 4 : 3, res));
-    }
-    if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2])) return val_err();
-    Inst *in = gen_emit_inst(g, c->node->loc, OP_ATOMIC_RMW, ops, ops[2] ? 3 : 2, res);
-    in->a.ival2 = c->bi->red;
+    if (!stored_value(c, 1, pt, &ops[1]) || (cas && !stored_value(c, 2, pt, &ops[2])) || !mask_arg(c, mi, pt, &ops[mi]))
+        return val_err();
+    Inst *in = gen_emit_inst(g, c->node->loc, c->bi->op, ops, ops[mi] ? mi + 1 : mi, res);
+    if (!cas) in->a.ival2 = red;
+    in->a.sem = sem;
+    in->a.scope = scope;
     return rt(g, in->res[0]);
 }
 
@@ -584,13 +619,16 @@ Val builtin_call(Gen *g, const Node *node) {
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};
     const char *pn[MAX_BI_PARAMS];
+    bool is_str[MAX_BI_PARAMS] = {0};
     int np = 0;
     char *ps = arena_strdup(g->a, bi->params);
     for (char *tok = ps; *tok && np < MAX_BI_PARAMS;) {
         pn[np++] = tok;
         char *sp = strchr(tok, ' ');
+        if (sp) *sp = 0;
+        char *colon = strchr(tok, ':');
+        if (colon) *colon = 0, is_str[np - 1] = true;
         if (!sp) break;
-        *sp = 0;
         tok = sp + 1;
     }
     if (!gen_bind_args(g, node, bi->name, pn, np, bi->min, c.arg, c.kw)) return val_err();
@@ -605,6 +643,16 @@ Val builtin_call(Gen *g, const Node *node) {
             continue;
         }
         c.loc[i] = c.arg[i]->loc;
+        if (is_str[i]) {
+            if (c.arg[i]->kind != N_STR) {
+                diag_error(g->d, c.loc[i], "argument '%s' of '%s' must be a string literal such as %s=\"%s\"", pn[i], bi->name, pn[i],
+                           !strcmp(pn[i], "sem") ? "relaxed" : "gpu");
+                ok = false;
+            }
+            c.str[i] = c.arg[i]->name;
+            c.v[i] = (Val){.k = V_NONE};
+            continue;
+        }
         c.v[i] = gen_expr(g, c.arg[i]);
         if (c.v[i].k == V_ERR) ok = false;
         if (c.v[i].k == V_VOID) {
@@ -700,7 +748,11 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_ATOMIC_MAX:
     case BI_ATOMIC_MIN:
     case BI_ATOMIC_XCHG:
+    case BI_ATOMIC_AND:
+    case BI_ATOMIC_OR:
+    case BI_ATOMIC_XOR:
     case BI_ATOMIC_CAS: return bi_atomic(&c);
+    case BI_DEBUG_BARRIER: gen_emit_inst(g, node->loc, OP_BARRIER, NULL, 0, NULL); return (Val){.k = V_VOID};
     default:
         if (bi->kind == BK_MATH) return bi_math(&c);
         unreachable("builtin");

@@ -562,3 +562,31 @@ Test(lang_bounds, float_literal_overflow) {
                 "  kernel k(p: *f32) { store(p, 1e99999); }\n"
                 "                               ^\n");
 }
+
+Test(lang_diag, atomic_sem_scope) {
+    expect_diag("kernel k(p: *f32) {\n    atomic_add(p, 1.0, sem=\"seq\");\n}\n",
+                "t.tile:2:28: error: unknown memory ordering \"seq\" of 'atomic_add': expected \"acq_rel\", \"relaxed\", \"acquire\" or \"release\"\n"
+                "      atomic_add(p, 1.0, sem=\"seq\");\n"
+                "                             ^\n");
+    expect_diag("kernel k(p: *i32) {\n    atomic_cas(p, 1, 2, scope=1);\n}\n",
+                "t.tile:2:31: error: argument 'scope' of 'atomic_cas' must be a string literal such as scope=\"gpu\"\n"
+                "      atomic_cas(p, 1, 2, scope=1);\n"
+                "                                ^\n");
+    expect_diag("kernel k(p: *i32) {\n    atomic_add(p, 1, \"relaxed\");\n}\n",
+                "t.tile:2:22: error: a string literal is only the value of a keyword argument, such as sem=\"relaxed\"\n"
+                "      atomic_add(p, 1, \"relaxed\");\n"
+                "                       ^\n");
+    expect_diag("kernel k(p: *f32) {\n    atomic_and(p, 1.0);\n}\n",
+                "t.tile:2:16: error: 'atomic_and' is not supported on 'ptr<f32>' (it needs integers)\n"
+                "      atomic_and(p, 1.0);\n"
+                "                 ^\n");
+    expect_diag("kernel k(p: *bf16) {\n    atomic_max(p, 1.0);\n}\n",
+                "t.tile:2:16: error: 'atomic_max' is not supported on 'ptr<bf16>' (f16 and bf16 take atomic_add only)\n"
+                "      atomic_max(p, 1.0);\n"
+                "                 ^\n");
+    expect_diag("fn f(x, y) { return x; }\nkernel k(p: *f32) {\n    store(p, f(1.0, y=\"a\"));\n}\n",
+                "t.tile:3:23: error: a string is not a value here: only keyword arguments such as sem= and scope= of the atomics take one\n"
+                "      store(p, f(1.0, y=\"a\"));\n"
+                "                        ^\n");
+    expect_ok("kernel k(p: *i32) {\n    let o = atomic_cas(p, 1, 2, sem=\"relaxed\", scope=\"cta\");\n    debug_barrier();\n}\n");
+}
