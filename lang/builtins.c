@@ -9,9 +9,10 @@
  *      bounds) and the types and shapes of the rest;
  *   3. makes promotion and broadcasting explicit (gen_coerce) and emits the
  *      op with its attributes.
- * Memory ops are strict where silent conversion would hide bugs: a mask must
- * have the pointer's shape (a scalar mask is splat) and a stored value the
- * pointee's dtype; constants are converted freely (literals are weak). */
+ * Memory ops are strict where silent conversion would hide bugs: a mask,
+ * `other` and a stored value broadcast to the pointers' shape but never grow
+ * it, and a stored value must have the pointee's dtype; constants are
+ * converted freely (literals are weak). */
 #include "gen.h"
 
 #include <math.h>
@@ -239,10 +240,11 @@ static Val bi_where(Call *c) {
     Gen *g = c->g;
     Val cond = c->v[0], a = c->v[1], b = c->v[2];
     if (!val_is_value(g, cond, c->loc[0]) || !val_is_value(g, a, c->loc[1]) || !val_is_value(g, b, c->loc[2])) return val_err();
-    if (val_dtype(cond) != DT_I1) {
-        diag_error(g->d, c->loc[0], "condition of 'where' must be i1, got '%s'", gen_val_type_name(g, cond));
+    if (val_dtype(cond) != DT_I1 && (!dtype_is_int(val_dtype(cond)) || val_dtype(cond) == DT_PTR)) {
+        diag_error(g->d, c->loc[0], "condition of 'where' must be i1 or an integer, got '%s'", gen_val_type_name(g, cond));
         return val_err();
     }
+    if (val_dtype(cond) != DT_I1) cond = gen_cast(g, cond, DT_I1, c->loc[0]); /* non-zero is true, as Triton */
     if (cond.k == V_CT) return cond.i ? a : b;
     bool ptrs = val_dtype(a) == DT_PTR || val_dtype(b) == DT_PTR;
     if (ptrs && (a.k != V_RT || b.k != V_RT || tir_elem(g->m, a.t) != tir_elem(g->m, b.t))) {
@@ -305,8 +307,15 @@ static Val bi_reduce(Call *c, int kind, Op op) {
     return x;
 }
 
-/* The mask argument i of a memory op on pointers of type pt: i1, the
- * pointers' shape (a scalar is splat).  0 when absent or constant true. */
+/* Whether shape (r, s) broadcasts to pt's shape without growing it. */
+static bool fits_ptr_shape(int r, const int32_t *s, const Type *pt) {
+    bool fits = r <= pt->rank;
+    for (int k = 0; fits && k < r; k++) fits = s[r - 1 - k] == 1 || s[r - 1 - k] == pt->shape[pt->rank - 1 - k];
+    return fits;
+}
+
+/* The mask argument i of a memory op on pointers of type pt: i1, broadcast
+ * to the pointers' shape.  0 when absent or constant true. */
 static bool mask_arg(Call *c, int i, const Type *pt, ValueId *out) {
     Gen *g = c->g;
     *out = 0;
@@ -318,8 +327,8 @@ static bool mask_arg(Call *c, int i, const Type *pt, ValueId *out) {
         return false;
     }
     if (m.k == V_CT && m.i) return true;
-    if (val_rank(m) != 0 && (m.t->rank != pt->rank || memcmp(m.t->shape, pt->shape, sizeof pt->shape))) {
-        diag_error(g->d, c->loc[i], "mask shape %s does not match pointer shape %s", gen_shape_str(g, m.t->rank, m.t->shape),
+    if (!fits_ptr_shape(val_rank(m), val_shape(m), pt)) {
+        diag_error(g->d, c->loc[i], "mask shape %s does not broadcast to pointer shape %s", gen_shape_str(g, m.t->rank, m.t->shape),
                    gen_shape_str(g, pt->rank, pt->shape));
         return false;
     }
@@ -360,19 +369,11 @@ static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
             diag_error(g->d, c->loc[i], "%s of '%s' value to '%s': cast it with 'as %s'", c->bi->name, have, ptr, dtype_name(elem->dt));
         return false;
     }
-    int r;
-    int32_t s[TIR_MAX_RANK];
-    bool fits = v.t->rank <= pt->rank;
-    for (int k = 0; fits && k < v.t->rank; k++) {
-        int32_t d = v.t->shape[v.t->rank - 1 - k];
-        fits = d == 1 || d == pt->shape[pt->rank - 1 - k];
-    }
-    if (!fits) {
+    if (!fits_ptr_shape(v.t->rank, v.t->shape, pt)) {
         diag_error(g->d, c->loc[i], "cannot %s a value of shape %s through pointers of shape %s", c->bi->name,
                    gen_shape_str(g, v.t->rank, v.t->shape), gen_shape_str(g, pt->rank, pt->shape));
         return false;
     }
-    (void)r, (void)s;
     *out = gen_coerce(g, v, elem->dt, elem->pointee, pt->rank, pt->shape, c->loc[i]);
     return true;
 }

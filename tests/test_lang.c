@@ -142,11 +142,15 @@ Test(lang_diag, needs_constant) {
 Test(lang_diag, mask_shape) {
     expect_diag("kernel k(p: *f32) {\n"
                 "    let o = arange(0, 64);\n"
-                "    let v = load(p + o[:, None] * 64 + o[None, :], o[:, None] < 10);\n"
+                "    let v = load(p + o[None, :], o[:, None] < 10);\n"
                 "}\n",
-                "t.tile:3:52: error: mask shape [64, 1] does not match pointer shape [64, 64]\n"
-                "      let v = load(p + o[:, None] * 64 + o[None, :], o[:, None] < 10);\n"
-                "                                                     ^\n");
+                "t.tile:3:34: error: mask shape [64, 1] does not broadcast to pointer shape [1, 64]\n"
+                "      let v = load(p + o[None, :], o[:, None] < 10);\n"
+                "                                   ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let v = where(1.5, 1, 2);\n}\n",
+                "t.tile:2:19: error: condition of 'where' must be i1 or an integer, got 'f32'\n"
+                "      let v = where(1.5, 1, 2);\n"
+                "                    ^\n");
 }
 
 Test(lang_diag, store_dtype) {

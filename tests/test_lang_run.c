@@ -578,3 +578,58 @@ Test(lang_run, debug_barrier) {
     for (int i = 0; i < 512; i++) cr_expect_eq(out[i], (511 - i) * 3, "out[%d] = %d", i, out[i]);
     unload(&k);
 }
+
+/* ---- masks and `other` broadcast to the pointers' shape; where on integer conditions ---- */
+
+/* A [64, 32] tile under a column mask [1, 32], a row mask [64, 1] and an `other` of [64, 1];
+ * an atomic under the column mask; where() choosing by i32 values (non-zero is true). */
+Test(lang_run, mask_other_broadcast_and_int_where) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(x: *f32, y: *f32, acc: *f32, colflag: *i32, sel: *i32, s: *i32, rows: i32) {\n"
+             "    let r = arange(0, 64);\n"
+             "    let c = arange(0, 32);\n"
+             "    let p = x + r[:, None] * 32 + c[None, :];\n"
+             "    let f = load(colflag + c);\n"
+             "    let cm = (f != 0)[None, :];\n"
+             "    let rm = r[:, None] < rows;\n"
+             "    let v = load(p, cm, -1.0);\n"
+             "    let w = load(p, mask=rm, other=(r as f32)[:, None]);\n"
+             "    store(y + r[:, None] * 32 + c[None, :], v + w, rm);\n"
+             "    atomic_add(acc + c[None, :] + zeros([64, 32], i32), v, cm, sem=\"relaxed\");\n"
+             "    store(sel + c, where(f, c, -c));\n"
+             "    store(s, where(rows - 50, 7, 9));\n"
+             "}\n",
+             "k");
+    enum { R = 64, C = 32 };
+    static float x[R * C], y[R * C], acc[C];
+    int32_t flag[C], sel[C], sv = 0;
+    for (int i = 0; i < R * C; i++) x[i] = (float)(i % 13) - 6.0f, y[i] = 1234.0f;
+    for (int j = 0; j < C; j++) flag[j] = (j * 7) % 3 - 1, acc[j] = 0.5f; /* -1, 1, 0, ... */
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dacc = upload(&k, acc, sizeof acc);
+    uint64_t dflag = upload(&k, flag, sizeof flag), dsel = upload(&k, sel, sizeof sel), ds = upload(&k, &sv, 4);
+    for (int rows = 37; rows <= 50; rows += 13) {
+        void *params[] = {&dx, &dy, &dacc, &dflag, &dsel, &ds, &rows};
+        launch(&k, 1, params);
+        download(&k, y, dy, sizeof y);
+        download(&k, sel, dsel, sizeof sel);
+        download(&k, &sv, ds, 4);
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < C; j++) {
+                float v = flag[j] ? x[i * C + j] : -1.0f, w = i < rows ? x[i * C + j] : (float)i;
+                if (i < rows) cr_expect_eq(y[i * C + j], v + w, "rows %d: y[%d][%d] = %g, want %g", rows, i, j, y[i * C + j], v + w);
+                else cr_expect_eq(y[i * C + j], 1234.0f, "rows %d: y[%d][%d] written", rows, i, j);
+            }
+        for (int j = 0; j < C; j++) cr_expect_eq(sel[j], flag[j] ? j : -j, "sel[%d]", j);
+        cr_expect_eq(sv, rows == 50 ? 9 : 7, "scalar where: %d", sv);
+    }
+    download(&k, acc, dacc, sizeof acc);
+    for (int j = 0; j < C; j++) {
+        float want = 0.5f;
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < R; i++) want += flag[j] ? x[i * C + j] : 0.0f;
+        cr_expect_eq(acc[j], want, "acc[%d] = %g, want %g", j, acc[j], want);
+    }
+    unload(&k);
+}
