@@ -594,3 +594,24 @@ Test(lang_diag, atomic_sem_scope) {
                 "                        ^\n");
     expect_ok("kernel k(p: *i32) {\n    let o = atomic_cas(p, 1, 2, sem=\"relaxed\", scope=\"cta\");\n    debug_barrier();\n}\n");
 }
+
+/* Triton's floor division: `//` after an operand, with the rest of the line ending in `;`,
+ * is reported where it stands (and read as `/`); other `//` stay comments. */
+Test(lang_diag, floor_division_trap) {
+    expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, n // 4);\n}\n",
+                "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero; Triton's '//' floors)\n"
+                "      store(x, n // 4);\n"
+                "                 ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let q = (n + 1)//(2);\n    store(x, q);\n}\n",
+                "t.tile:2:20: error: '//' starts a comment; for integer division write '/' (it truncates toward zero; Triton's '//' floors)\n"
+                "      let q = (n + 1)//(2);\n"
+                "                     ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) // the doc\n{\n"
+              "    let q = n; // 4 rows;\n"
+              "    // a comment line;\n"
+              "    if n > 2 // wide rows\n    { q = n / 4; }\n"
+              "    store(x, q); // store it;\n"
+              "    let r = [1, // first;\n"
+              "             2];\n"
+              "}\n");
+}
