@@ -42,6 +42,17 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(COS, "cos", 1, "x", COS, MATH, 0) X(TANH, "tanh", 1, "x", TANH, MATH, 0)             \
     X(SIGMOID, "sigmoid", 1, "x", SIGMOID, MATH, 0) X(ERF, "erf", 1, "x", ERF, MATH, 0)    \
     X(FLOOR, "floor", 1, "x", FLOOR, MATH, 0) X(CEIL, "ceil", 1, "x", CEIL, MATH, 0)       \
+    X(ROUND, "round", 1, "x", ROUND, MATH, 0) X(RINT, "rint", 1, "x", RINT, MATH, 0)       \
+    X(TRUNC, "trunc", 1, "x", TRUNC, MATH, 0) X(ASIN, "asin", 1, "x", ASIN, MATH, 0)       \
+    X(ACOS, "acos", 1, "x", ACOS, MATH, 0) X(ATAN, "atan", 1, "x", ATAN, MATH, 0)          \
+    X(SINH, "sinh", 1, "x", SINH, MATH, 0) X(COSH, "cosh", 1, "x", COSH, MATH, 0)          \
+    X(LOG1P, "log1p", 1, "x", LOG1P, MATH, 0) X(EXPM1, "expm1", 1, "x", EXPM1, MATH, 0)    \
+    X(ATAN2, "atan2", 2, "y x", ATAN2, PLAIN, 0)                                           \
+    X(FMOD, "fmod", 2, "x y", FMOD, PLAIN, 0)                                              \
+    X(COPYSIGN, "copysign", 2, "x y", COPYSIGN, PLAIN, 0)                                  \
+    X(ISNAN, "isnan", 1, "x", CMP, PLAIN, 0) X(ISINF, "isinf", 1, "x", CMP, PLAIN, 0)      \
+    X(SIGNBIT, "signbit", 1, "x", CMP, PLAIN, 0)                                           \
+    X(CLAMP, "clamp", 3, "x lo hi", MAX, PLAIN, 0)                                         \
     X(FMA, "fma", 3, "a b c", FMA, PLAIN, 0)                                               \
     X(MINIMUM, "minimum", 2, "a b", MIN, PLAIN, 0)                                         \
     X(MAXIMUM, "maximum", 2, "a b", MAX, PLAIN, 0)                                         \
@@ -273,6 +284,25 @@ static Val bi_math(Call *c) {
     if (c->bi->op == OP_ABS && dt == DT_I1) dt = DT_I32;
     ValueId v = gen_coerce(g, x, dt, NULL, val_rank(x), val_shape(x), c->loc[0]);
     return rt(g, gen_emit(g, c->node->loc, c->bi->op, &v, 1, tir_vtype(g->f, v)));
+}
+
+/* isnan, isinf, signbit: i1 of x's shape (integers: never NaN or infinite; signbit is x < 0) */
+static Val bi_classify(Call *c, BuiltinId id) {
+    Gen *g = c->g;
+    if (!numeric(c, 0)) return val_err();
+    Val x = c->v[0];
+    DType dt = val_dtype(x);
+    Loc loc = c->node->loc;
+    if (!dtype_is_float(dt)) return id == BI_SIGNBIT ? gen_binop(g, TK_LT, x, val_ct_int(0, dt), loc) : gen_binop(g, TK_NE, x, x, loc);
+    if (id == BI_ISNAN) return gen_binop(g, TK_NE, x, x, loc); /* only NaN differs from itself */
+    if (x.k == V_CT) return val_ct_int(id == BI_ISINF ? isinf(x.f) != 0 : signbit(x.f) != 0, DT_I1);
+    if (id == BI_ISINF) {
+        Val a = rt(g, gen_emit(g, loc, OP_ABS, &x.v, 1, x.t));
+        return gen_binop(g, TK_EQEQ, a, val_ct_float(INFINITY, dt), loc);
+    }
+    DType it = dtype_bits(dt) == 64 ? DT_I64 : dtype_bits(dt) == 32 ? DT_I32 : DT_I16;
+    Val bits = rt(g, gen_emit(g, loc, OP_BITCAST, &x.v, 1, tir_with_dtype(g->m, x.t, it)));
+    return gen_binop(g, TK_LT, bits, val_ct_int(0, it), loc);
 }
 
 static Val reduce_once(Call *c, Val x, int axis, int kind, Op op) {
@@ -732,6 +762,19 @@ Val builtin_call(Gen *g, const Node *node) {
         return gen_cast(g, x, t->dt, node->loc);
     }
     case BI_FMA: return elementwise(&c, 0, 3, OP_FMA, true);
+    case BI_ATAN2:
+    case BI_FMOD:
+    case BI_COPYSIGN: return elementwise(&c, 0, 2, bi->op, true);
+    case BI_ISNAN:
+    case BI_ISINF:
+    case BI_SIGNBIT: return bi_classify(&c, (BuiltinId)id);
+    case BI_CLAMP: { /* minimum(maximum(x, lo), hi): NaN in x stays NaN */
+        Val t = elementwise(&c, 0, 2, OP_MAX, false);
+        if (t.k == V_ERR) return t;
+        c.v[1] = t;
+        c.loc[1] = node->loc;
+        return elementwise(&c, 1, 2, OP_MIN, false);
+    }
     case BI_MINIMUM:
     case BI_MAXIMUM: return elementwise(&c, 0, 2, bi->op, false);
     case BI_MIN:

@@ -118,6 +118,19 @@ enum {
     X(ERF, "erf", 1, 1, EW)                                                                \
     X(FLOOR, "floor", 1, 1, EW)                                                            \
     X(CEIL, "ceil", 1, 1, EW)                                                              \
+    X(ROUND, "round", 1, 1, EW)         /* to nearest, halves away from zero */              \
+    X(RINT, "rint", 1, 1, EW)           /* to nearest, halves to even */                     \
+    X(TRUNC, "trunc", 1, 1, EW)         /* toward zero */                                    \
+    X(ASIN, "asin", 1, 1, EW)                                                              \
+    X(ACOS, "acos", 1, 1, EW)                                                              \
+    X(ATAN, "atan", 1, 1, EW)                                                              \
+    X(ATAN2, "atan2", 2, 1, EW)         /* atan2(y, x), the angle of (x, y) */               \
+    X(SINH, "sinh", 1, 1, EW)                                                              \
+    X(COSH, "cosh", 1, 1, EW)                                                              \
+    X(LOG1P, "log1p", 1, 1, EW)         /* log(1 + x), accurate near 0 */                    \
+    X(EXPM1, "expm1", 1, 1, EW)         /* e^x - 1, accurate near 0 */                       \
+    X(FMOD, "fmod", 2, 1, EW)           /* x - trunc(x/y)*y with the sign of x, as C */      \
+    X(COPYSIGN, "copysign", 2, 1, EW)   /* |x| with the sign bit of y */                     \
     X(FMA, "fma", 3, 1, EW)             /* a*b+c, one rounding */                          \
     /* reductions and scans along attr axis */                                             \
     X(REDUCE, "reduce", 1, 1, OPF_PURE) /* attr kind: sum max min argmax argmin */         \
