@@ -12,7 +12,8 @@
  * backend drops the ordering and scope of most atomicrmw), except where PTX
  * lacks the instruction: float min/max go through LLVM's atomicrmw, with its
  * ordering and sync scope, which expands to a CAS loop; bf16 add before sm_90
- * is our own 16-bit CAS loop.
+ * is our own 16-bit CAS loop; f16 (and bf16 on sm_90) adds on pairs of
+ * consecutive elements are one packed .f16x2/.bf16x2 atom.
  * Stores and atomics run only on the thread and register that own an element
  * (replicas in other threads or registers skip it), so atomics happen once;
  * when an atomic's old values are used and its layout replicates elements,
@@ -309,10 +310,17 @@ static bool emit_atomic(LL *l, Inst *i) {
     default: break;
     }
     LLVMValueRef zero = LLVMConstNull(ll_type(l, dt));
-    for (int r = 0; r < n; r++) {
+    /* f16/bf16 adds on two consecutive aligned elements under one mask value (assign_layout's
+     * vec): one packed atom.add.noftz.f16x2 / .bf16x2 */
+    int vec = i->a.vec == 2 && half_add && ptx && n % 2 == 0 ? 2 : 1;
+    char packed[128];
+    snprintf(packed, sizeof packed, "atom.%s.%s.global.add.noftz.%s $0, [$1], $2;", tir_sem_names[i->a.sem],
+             tir_scope_names[i->a.scope], dt == DT_F16 ? "f16x2" : "bf16x2");
+    LLVMTypeRef v2 = LLVMVectorType(ll_type(l, dt), 2);
+    for (int r = 0; r < n; r += vec) {
         LLVMValueRef own = ll_owner(l, pt, r);
         if (LLVMIsAConstantInt(own) && !LLVMConstIntGetZExtValue(own)) {
-            res[r] = zero;
+            for (int k = 0; k < vec; k++) res[r + k] = zero;
             continue;
         }
         LLVMValueRef p = and_pred(l, mask ? mask[r] : NULL, is_const_true(own) ? NULL : own);
@@ -324,7 +332,12 @@ static bool emit_atomic(LL *l, Inst *i) {
             LLVMPositionBuilderAtEnd(l->b, doit);
         }
         LLVMValueRef old;
-        if (ptx) {
+        if (vec == 2) {
+            LLVMValueRef pv = LLVMGetUndef(v2);
+            for (int k = 0; k < 2; k++) pv = LLVMBuildInsertElement(l->b, pv, val[r + k], ll_i32(l, k), "");
+            LLVMValueRef args[2] = {ptr[r], LLVMBuildBitCast(l->b, pv, l->t_i32, "")};
+            old = ll_asm(l, l->t_i32, packed, "=&r,l,r", args, 2, true);
+        } else if (ptx) {
             LLVMValueRef args[3] = {ptr[r], NULL, NULL};
             LLVMValueRef *src[2] = {cas ? cmp : val, val};
             for (int k = 0; k < (cas ? 2 : 1); k++)
@@ -340,13 +353,18 @@ static bool emit_atomic(LL *l, Inst *i) {
             LLVMBasicBlockRef end = LLVMGetInsertBlock(l->b);
             LLVMBuildBr(l->b, join);
             LLVMPositionBuilderAtEnd(l->b, join);
-            LLVMValueRef phi = LLVMBuildPhi(l->b, ll_type(l, dt), "");
-            LLVMValueRef in[2] = {old, zero};
+            LLVMValueRef phi = LLVMBuildPhi(l->b, LLVMTypeOf(old), "");
+            LLVMValueRef in[2] = {old, LLVMConstNull(LLVMTypeOf(old))};
             LLVMBasicBlockRef from[2] = {end, cur};
             LLVMAddIncoming(phi, in, from, 2);
             old = phi;
         }
-        res[r] = old;
+        if (vec == 2) {
+            LLVMValueRef ov = LLVMBuildBitCast(l->b, old, v2, "");
+            for (int k = 0; k < 2; k++) res[r + k] = LLVMBuildExtractElement(l->b, ov, ll_i32(l, k), "");
+        } else {
+            res[r] = old;
+        }
     }
     /* replicas (other threads, other registers) hold zeros so far: the issuing register
      * broadcasts its old value through scratch */

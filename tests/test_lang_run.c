@@ -481,9 +481,10 @@ Test(lang_run, atomic_sem_scope_ptx) {
 }
 
 /* f16 and bf16 atomic_add: a histogram of small integers (exact in both) and the old values
- * of uncontended adds; bf16 is a CAS loop before sm_90 and atom.add.noftz.bf16 on sm_90a. */
-static void half_add_case(const char *dt, const char *arch, uint16_t (*from_f)(float), float (*to_f)(uint16_t)) {
-    enum { N = 777, BINS = 8 };
+ * of uncontended adds; bf16 is a CAS loop before sm_90 and atom.add.noftz.bf16 on sm_90a;
+ * pairs under a uniform mask are packed f16x2/bf16x2 adds. */
+static void half_add_case(const char *dt, const char *arch, int N, uint16_t (*from_f)(float), float (*to_f)(uint16_t)) {
+    enum { BINS = 8, NMAX = 784 };
     char src[1024];
     snprintf(src, sizeof src,
              "@num_warps(2)\n"
@@ -494,10 +495,16 @@ static void half_add_case(const char *dt, const char *arch, uint16_t (*from_f)(f
              "    store(olds + offs, atomic_add(a + offs, load(v + offs, m), m), m);\n"
              "}\n",
              dt, dt, dt, dt, dt);
-    tile_compile_options o = {.arch = arch};
+    /* n a multiple of 16 (specialized): the mask is uniform over pairs, so adds are packed */
+    const char *spec[] = {"n=16", NULL};
+    bool pairs = N % 16 == 0;
+    tile_compile_options o = {.arch = arch, .specialize = pairs ? spec : NULL};
     tile_compiled c;
     tile_status st = tile_compile_source("t.tile", src, &o, &c);
     cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    bool packed_ok = !strcmp(dt, "f16") || (arch && !strcmp(arch, "sm_90a"));
+    bool packed = strstr(c.ptx, !strcmp(dt, "f16") ? "add.noftz.f16x2" : "add.noftz.bf16x2") != NULL;
+    cr_expect(packed == (pairs && packed_ok), "%s on %s, n=%d: packed %d", dt, arch ? arch : "default", N, packed);
     K k;
     char *err = NULL;
     cr_assert_eq(dev_open("emu", &racecheck, &k.dev, &err), DEV_OK, "%s", err ? err : "?");
@@ -505,19 +512,19 @@ static void half_add_case(const char *dt, const char *arch, uint16_t (*from_f)(f
     cr_assert_eq(dev_module_get_function(k.mod, "k", &k.fn), DEV_OK, "%s", dev_last_error(k.dev));
     k.threads = 64;
     bool native = strstr(c.ptx, !strcmp(dt, "f16") ? "global.add.noftz.f16" : "global.add.noftz.bf16") != NULL;
-    cr_expect(native == (!strcmp(dt, "f16") || (arch && !strcmp(arch, "sm_90a"))), "%s on %s: native add %d", dt, arch ? arch : "default", native);
+    cr_expect(native == packed_ok, "%s on %s: native add %d", dt, arch ? arch : "default", native);
     tile_compiled_free(&c);
-    static uint16_t h[BINS], a[N], v[N], olds[N];
+    static uint16_t h[BINS], a[NMAX], v[NMAX], olds[NMAX], a1[NMAX];
     for (int i = 0; i < BINS; i++) h[i] = from_f(0.0f);
     for (int i = 0; i < N; i++) a[i] = from_f((float)(i % 50) * 0.25f), v[i] = from_f((float)(i % 7) - 3.0f), olds[i] = 0;
-    uint64_t dh = upload(&k, h, sizeof h), da = upload(&k, a, sizeof a), dv = upload(&k, v, sizeof v), dolds = upload(&k, olds, sizeof olds);
+    size_t nb = sizeof(uint16_t) * (size_t)N;
+    uint64_t dh = upload(&k, h, sizeof h), da = upload(&k, a, nb), dv = upload(&k, v, nb), dolds = upload(&k, olds, nb);
     int32_t n = N;
     void *params[] = {&dh, &da, &dv, &dolds, &n};
     launch(&k, (N + 127) / 128, params);
-    static uint16_t a1[N];
     download(&k, h, dh, sizeof h);
-    download(&k, a1, da, sizeof a1);
-    download(&k, olds, dolds, sizeof olds);
+    download(&k, a1, da, nb);
+    download(&k, olds, dolds, nb);
     for (int b = 0; b < BINS; b++) cr_expect_eq(to_f(h[b]), (float)((N - b + BINS - 1) / BINS), "%s bin %d = %g", dt, b, to_f(h[b]));
     for (int i = 0; i < N; i++) {
         cr_expect_eq(olds[i], a[i], "%s old[%d]", dt, i);
@@ -553,9 +560,11 @@ static float f16_to(uint16_t h) {
 }
 
 Test(lang_run, atomic_add_f16_bf16) {
-    half_add_case("f16", NULL, f16_from, f16_to);
-    half_add_case("bf16", NULL, bf16_from, bf16_to);
-    half_add_case("bf16", "sm_90a", bf16_from, bf16_to);
+    for (int N = 777; N <= 784; N += 7) { /* odd: one element at a time; 784 = 49*16: packed pairs */
+        half_add_case("f16", NULL, N, f16_from, f16_to);
+        half_add_case("bf16", NULL, N, bf16_from, bf16_to);
+        half_add_case("bf16", "sm_90a", N, bf16_from, bf16_to);
+    }
 }
 
 /* debug_barrier orders global writes of one program before its reads of other threads'. */
