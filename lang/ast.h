@@ -66,7 +66,7 @@ typedef struct TypeRef {
 
 typedef enum NodeKind {
     /* expressions */
-    N_ERR, N_INT, N_FLOAT, N_BOOL, N_NONE, N_NAME, N_DTYPE, N_LIST, N_SLICE,
+    N_ERR, N_INT, N_FLOAT, N_BOOL, N_NONE, N_STR, N_NAME, N_DTYPE, N_LIST, N_SLICE,
     N_UNARY, N_BINARY, N_CAST, N_CALL, N_INDEX, N_TUPLE,
     /* statements */
     N_LET, N_ASSIGN, N_FOR, N_WHILE, N_IF, N_RETURN, N_BREAK, N_CONTINUE, N_EXPR, N_BLOCK,
@@ -80,7 +80,7 @@ struct Node {
     TokKind op;        /* N_UNARY, N_BINARY operator; N_ASSIGN: ASSIGN or compound */
     int64_t ival;      /* N_INT, N_BOOL */
     double fval;       /* N_FLOAT */
-    const char *name;  /* N_NAME, N_CALL callee, N_LET, N_ASSIGN (NULL: a tuple of names in kids), N_FOR variable */
+    const char *name;  /* N_NAME, N_STR (the decoded string), N_CALL callee, N_LET, N_ASSIGN (NULL: a tuple of names in kids), N_FOR variable */
     TypeRef ty;        /* N_DTYPE, N_CAST, N_LET (dt == DT_VOID: none) */
     Node *lhs, *rhs;   /* operands; N_LET, N_ASSIGN, N_RETURN, N_EXPR: rhs is the value */
     Node **kids;       /* N_LIST, N_TUPLE, N_CALL args, N_INDEX items, N_BLOCK stmts, N_FOR range args,

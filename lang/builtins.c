@@ -9,9 +9,10 @@
  *      bounds) and the types and shapes of the rest;
  *   3. makes promotion and broadcasting explicit (gen_coerce) and emits the
  *      op with its attributes.
- * Memory ops are strict where silent conversion would hide bugs: a mask must
- * have the pointer's shape (a scalar mask is splat) and a stored value the
- * pointee's dtype; constants are converted freely (literals are weak). */
+ * Memory ops are strict where silent conversion would hide bugs: a mask,
+ * `other` and a stored value broadcast to the pointers' shape but never grow
+ * it, and a stored value must have the pointee's dtype; constants are
+ * converted freely (literals are weak). */
 #include "gen.h"
 
 #include <math.h>
@@ -20,6 +21,8 @@
 typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
 
 /* X(ENUM, "name", required args, "parameter names", IR op, kind, attr kind) */
+/* Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only. */
+#define ATOMIC_PARAMS "ptr value mask sem:str scope:str"
 #define LANG_BUILTINS(X)                                                                   \
     X(PROGRAM_ID, "program_id", 1, "axis", PROGRAM_ID, PLAIN, 0)                           \
     X(NUM_PROGRAMS, "num_programs", 1, "axis", NUM_PROGRAMS, PLAIN, 0)                     \
@@ -39,6 +42,17 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(COS, "cos", 1, "x", COS, MATH, 0) X(TANH, "tanh", 1, "x", TANH, MATH, 0)             \
     X(SIGMOID, "sigmoid", 1, "x", SIGMOID, MATH, 0) X(ERF, "erf", 1, "x", ERF, MATH, 0)    \
     X(FLOOR, "floor", 1, "x", FLOOR, MATH, 0) X(CEIL, "ceil", 1, "x", CEIL, MATH, 0)       \
+    X(ROUND, "round", 1, "x", ROUND, MATH, 0) X(RINT, "rint", 1, "x", RINT, MATH, 0)       \
+    X(TRUNC, "trunc", 1, "x", TRUNC, MATH, 0) X(ASIN, "asin", 1, "x", ASIN, MATH, 0)       \
+    X(ACOS, "acos", 1, "x", ACOS, MATH, 0) X(ATAN, "atan", 1, "x", ATAN, MATH, 0)          \
+    X(SINH, "sinh", 1, "x", SINH, MATH, 0) X(COSH, "cosh", 1, "x", COSH, MATH, 0)          \
+    X(LOG1P, "log1p", 1, "x", LOG1P, MATH, 0) X(EXPM1, "expm1", 1, "x", EXPM1, MATH, 0)    \
+    X(ATAN2, "atan2", 2, "y x", ATAN2, PLAIN, 0)                                           \
+    X(FMOD, "fmod", 2, "x y", FMOD, PLAIN, 0)                                              \
+    X(COPYSIGN, "copysign", 2, "x y", COPYSIGN, PLAIN, 0)                                  \
+    X(ISNAN, "isnan", 1, "x", CMP, PLAIN, 0) X(ISINF, "isinf", 1, "x", CMP, PLAIN, 0)      \
+    X(SIGNBIT, "signbit", 1, "x", CMP, PLAIN, 0)                                           \
+    X(CLAMP, "clamp", 3, "x lo hi", MAX, PLAIN, 0)                                         \
     X(FMA, "fma", 3, "a b c", FMA, PLAIN, 0)                                               \
     X(MINIMUM, "minimum", 2, "a b", MIN, PLAIN, 0)                                         \
     X(MAXIMUM, "maximum", 2, "a b", MAX, PLAIN, 0)                                         \
@@ -51,11 +65,15 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(DOT, "dot", 2, "a b acc allow_tf32", DOT, PLAIN, 0)                                  \
     X(LOAD, "load", 1, "ptr mask other", LOAD, PLAIN, 0)                                   \
     X(STORE, "store", 2, "ptr value mask", STORE, PLAIN, 0)                                \
-    X(ATOMIC_ADD, "atomic_add", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_SUM)          \
-    X(ATOMIC_MAX, "atomic_max", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_MAX)          \
-    X(ATOMIC_MIN, "atomic_min", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_MIN)          \
-    X(ATOMIC_XCHG, "atomic_xchg", 2, "ptr value mask", ATOMIC_RMW, ATOMIC, RED_XCHG)       \
-    X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask", ATOMIC_CAS, PLAIN, 0)
+    X(ATOMIC_ADD, "atomic_add", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_SUM)             \
+    X(ATOMIC_MAX, "atomic_max", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MAX)             \
+    X(ATOMIC_MIN, "atomic_min", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MIN)             \
+    X(ATOMIC_XCHG, "atomic_xchg", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_XCHG)          \
+    X(ATOMIC_AND, "atomic_and", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_AND)             \
+    X(ATOMIC_OR, "atomic_or", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_OR)                \
+    X(ATOMIC_XOR, "atomic_xor", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_XOR)             \
+    X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask sem:str scope:str", ATOMIC_CAS, PLAIN, 0) \
+    X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)
 
 typedef enum BuiltinId {
 #define X(e, n, mn, ps, op, k, rk) BI_##e,
@@ -79,7 +97,7 @@ static const Builtin builtins[BI_COUNT] = {
 #undef X
 };
 
-enum { MAX_BI_PARAMS = 4 };
+enum { MAX_BI_PARAMS = 6 };
 
 static int builtin_find(const char *name) {
     for (int i = 0; i < BI_COUNT; i++)
@@ -98,6 +116,7 @@ typedef struct Call {
     bool kw[MAX_BI_PARAMS];
     Val v[MAX_BI_PARAMS];
     Loc loc[MAX_BI_PARAMS];
+    const char *str[MAX_BI_PARAMS]; /* string parameters: the literal given, or NULL */
 } Call;
 
 static bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
@@ -232,10 +251,11 @@ static Val bi_where(Call *c) {
     Gen *g = c->g;
     Val cond = c->v[0], a = c->v[1], b = c->v[2];
     if (!val_is_value(g, cond, c->loc[0]) || !val_is_value(g, a, c->loc[1]) || !val_is_value(g, b, c->loc[2])) return val_err();
-    if (val_dtype(cond) != DT_I1) {
-        diag_error(g->d, c->loc[0], "condition of 'where' must be i1, got '%s'", gen_val_type_name(g, cond));
+    if (val_dtype(cond) != DT_I1 && (!dtype_is_int(val_dtype(cond)) || val_dtype(cond) == DT_PTR)) {
+        diag_error(g->d, c->loc[0], "condition of 'where' must be i1 or an integer, got '%s'", gen_val_type_name(g, cond));
         return val_err();
     }
+    if (val_dtype(cond) != DT_I1) cond = gen_cast(g, cond, DT_I1, c->loc[0]); /* non-zero is true, as Triton */
     if (cond.k == V_CT) return cond.i ? a : b;
     bool ptrs = val_dtype(a) == DT_PTR || val_dtype(b) == DT_PTR;
     if (ptrs && (a.k != V_RT || b.k != V_RT || tir_elem(g->m, a.t) != tir_elem(g->m, b.t))) {
@@ -264,6 +284,25 @@ static Val bi_math(Call *c) {
     if (c->bi->op == OP_ABS && dt == DT_I1) dt = DT_I32;
     ValueId v = gen_coerce(g, x, dt, NULL, val_rank(x), val_shape(x), c->loc[0]);
     return rt(g, gen_emit(g, c->node->loc, c->bi->op, &v, 1, tir_vtype(g->f, v)));
+}
+
+/* isnan, isinf, signbit: i1 of x's shape (integers: never NaN or infinite; signbit is x < 0) */
+static Val bi_classify(Call *c, BuiltinId id) {
+    Gen *g = c->g;
+    if (!numeric(c, 0)) return val_err();
+    Val x = c->v[0];
+    DType dt = val_dtype(x);
+    Loc loc = c->node->loc;
+    if (!dtype_is_float(dt)) return id == BI_SIGNBIT ? gen_binop(g, TK_LT, x, val_ct_int(0, dt), loc) : gen_binop(g, TK_NE, x, x, loc);
+    if (id == BI_ISNAN) return gen_binop(g, TK_NE, x, x, loc); /* only NaN differs from itself */
+    if (x.k == V_CT) return val_ct_int(id == BI_ISINF ? isinf(x.f) != 0 : signbit(x.f) != 0, DT_I1);
+    if (id == BI_ISINF) {
+        Val a = rt(g, gen_emit(g, loc, OP_ABS, &x.v, 1, x.t));
+        return gen_binop(g, TK_EQEQ, a, val_ct_float(INFINITY, dt), loc);
+    }
+    DType it = dtype_bits(dt) == 64 ? DT_I64 : dtype_bits(dt) == 32 ? DT_I32 : DT_I16;
+    Val bits = rt(g, gen_emit(g, loc, OP_BITCAST, &x.v, 1, tir_with_dtype(g->m, x.t, it)));
+    return gen_binop(g, TK_LT, bits, val_ct_int(0, it), loc);
 }
 
 static Val reduce_once(Call *c, Val x, int axis, int kind, Op op) {
@@ -298,8 +337,15 @@ static Val bi_reduce(Call *c, int kind, Op op) {
     return x;
 }
 
-/* The mask argument i of a memory op on pointers of type pt: i1, the
- * pointers' shape (a scalar is splat).  0 when absent or constant true. */
+/* Whether shape (r, s) broadcasts to pt's shape without growing it. */
+static bool fits_ptr_shape(int r, const int32_t *s, const Type *pt) {
+    bool fits = r <= pt->rank;
+    for (int k = 0; fits && k < r; k++) fits = s[r - 1 - k] == 1 || s[r - 1 - k] == pt->shape[pt->rank - 1 - k];
+    return fits;
+}
+
+/* The mask argument i of a memory op on pointers of type pt: i1, broadcast
+ * to the pointers' shape.  0 when absent or constant true. */
 static bool mask_arg(Call *c, int i, const Type *pt, ValueId *out) {
     Gen *g = c->g;
     *out = 0;
@@ -311,8 +357,8 @@ static bool mask_arg(Call *c, int i, const Type *pt, ValueId *out) {
         return false;
     }
     if (m.k == V_CT && m.i) return true;
-    if (val_rank(m) != 0 && (m.t->rank != pt->rank || memcmp(m.t->shape, pt->shape, sizeof pt->shape))) {
-        diag_error(g->d, c->loc[i], "mask shape %s does not match pointer shape %s", gen_shape_str(g, m.t->rank, m.t->shape),
+    if (!fits_ptr_shape(val_rank(m), val_shape(m), pt)) {
+        diag_error(g->d, c->loc[i], "mask shape %s does not broadcast to pointer shape %s", gen_shape_str(g, m.t->rank, m.t->shape),
                    gen_shape_str(g, pt->rank, pt->shape));
         return false;
     }
@@ -353,19 +399,11 @@ static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
             diag_error(g->d, c->loc[i], "%s of '%s' value to '%s': cast it with 'as %s'", c->bi->name, have, ptr, dtype_name(elem->dt));
         return false;
     }
-    int r;
-    int32_t s[TIR_MAX_RANK];
-    bool fits = v.t->rank <= pt->rank;
-    for (int k = 0; fits && k < v.t->rank; k++) {
-        int32_t d = v.t->shape[v.t->rank - 1 - k];
-        fits = d == 1 || d == pt->shape[pt->rank - 1 - k];
-    }
-    if (!fits) {
+    if (!fits_ptr_shape(v.t->rank, v.t->shape, pt)) {
         diag_error(g->d, c->loc[i], "cannot %s a value of shape %s through pointers of shape %s", c->bi->name,
                    gen_shape_str(g, v.t->rank, v.t->shape), gen_shape_str(g, pt->rank, pt->shape));
         return false;
     }
-    (void)r, (void)s;
     *out = gen_coerce(g, v, elem->dt, elem->pointee, pt->rank, pt->shape, c->loc[i]);
     return true;
 }
@@ -414,24 +452,52 @@ static Val bi_store(Call *c) {
     return (Val){.k = V_VOID};
 }
 
+/* String argument i naming one of names[0..n) (names[0], the default, when absent). */
+static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out) {
+    *out = 0;
+    if (!c->str[i]) return true;
+    for (int k = 0; k < n; k++)
+        if (!strcmp(c->str[i], names[k])) {
+            *out = (uint8_t)k;
+            return true;
+        }
+    Str list = {0};
+    for (int k = 0; k < n; k++) str_printf(&list, "%s\"%s\"", k ? (k == n - 1 ? " or " : ", ") : "", names[k]);
+    diag_error(c->g->d, c->loc[i], "unknown %s \"%s\" of '%s': expected %s", what, c->str[i], c->bi->name, list.buf);
+    str_free(&list);
+    return false;
+}
+
+/* atomic_OP(ptr, value, mask, sem, scope) and atomic_cas(ptr, cmp, value, mask, sem, scope):
+ * the old values, shaped like ptr (a scalar for a scalar pointer). */
 static Val bi_atomic(Call *c) {
     Gen *g = c->g;
     if (!ptr_arg(c, 0)) return val_err();
     const Type *pt = c->v[0].t;
-    if (pt->pointee->dt == DT_PTR || dtype_is_storage(pt->pointee->dt) || pt->pointee->dt == DT_I1) {
-        diag_error(g->d, c->loc[0], "'%s' is not supported on '%s'", c->bi->name, gen_type_name(g, pt));
+    bool cas = c->bi->op == OP_ATOMIC_CAS;
+    DType dt = pt->pointee->dt;
+    int red = c->bi->red;
+    bool bitwise = !cas && (red == RED_AND || red == RED_OR || red == RED_XOR);
+    bool half = dt == DT_F16 || dt == DT_BF16;
+    if (dt == DT_PTR || dtype_is_storage(dt) || dt == DT_I1 || (bitwise && dtype_is_float(dt)) ||
+        (dtype_bits(dt) < 32 && !(half && !cas && red == RED_SUM))) {
+        diag_error(g->d, c->loc[0], "'%s' is not supported on '%s'%s", c->bi->name, gen_type_name(g, pt),
+                   half ? " (f16 and bf16 take atomic_add only)" : bitwise ? " (it needs integers)" : " (use 32- or 64-bit elements)");
         return val_err();
     }
-    const Type *res = tir_type(g->m, pt->pointee->dt, pt->rank, pt->shape, NULL, NULL);
+    const Type *res = tir_type(g->m, dt, pt->rank, pt->shape, NULL, NULL);
+    int mi = cas ? 3 : 2;
+    uint8_t sem, scope;
+    if (!enum_arg(c, mi + 1, "memory ordering", tir_sem_names, SEM_COUNT, &sem) ||
+        !enum_arg(c, mi + 2, "memory scope", tir_scope_names, SCOPE_COUNT, &scope))
+        return val_err();
     ValueId ops[4] = {c->v[0].v};
-    if (c->bi->op == OP_ATOMIC_CAS) {
-        if (!stored_value(c, 1, pt, &ops[1]) || !stored_value(c, 2, pt, &ops[2]) || !mask_arg(c, 3, pt, &ops[3]))
-            return val_err();
-        return rt(g, gen_emit(g, c->node->loc, OP_ATOMIC_CAS, ops, ops[3] ? 4 : 3, res));
-    }
-    if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2])) return val_err();
-    Inst *in = gen_emit_inst(g, c->node->loc, OP_ATOMIC_RMW, ops, ops[2] ? 3 : 2, res);
-    in->a.ival2 = c->bi->red;
+    if (!stored_value(c, 1, pt, &ops[1]) || (cas && !stored_value(c, 2, pt, &ops[2])) || !mask_arg(c, mi, pt, &ops[mi]))
+        return val_err();
+    Inst *in = gen_emit_inst(g, c->node->loc, c->bi->op, ops, ops[mi] ? mi + 1 : mi, res);
+    if (!cas) in->a.ival2 = red;
+    in->a.sem = sem;
+    in->a.scope = scope;
     return rt(g, in->res[0]);
 }
 
@@ -584,13 +650,16 @@ Val builtin_call(Gen *g, const Node *node) {
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};
     const char *pn[MAX_BI_PARAMS];
+    bool is_str[MAX_BI_PARAMS] = {0};
     int np = 0;
     char *ps = arena_strdup(g->a, bi->params);
     for (char *tok = ps; *tok && np < MAX_BI_PARAMS;) {
         pn[np++] = tok;
         char *sp = strchr(tok, ' ');
+        if (sp) *sp = 0;
+        char *colon = strchr(tok, ':');
+        if (colon) *colon = 0, is_str[np - 1] = true;
         if (!sp) break;
-        *sp = 0;
         tok = sp + 1;
     }
     if (!gen_bind_args(g, node, bi->name, pn, np, bi->min, c.arg, c.kw)) return val_err();
@@ -605,6 +674,16 @@ Val builtin_call(Gen *g, const Node *node) {
             continue;
         }
         c.loc[i] = c.arg[i]->loc;
+        if (is_str[i]) {
+            if (c.arg[i]->kind != N_STR) {
+                diag_error(g->d, c.loc[i], "argument '%s' of '%s' must be a string literal such as %s=\"%s\"", pn[i], bi->name, pn[i],
+                           !strcmp(pn[i], "sem") ? "relaxed" : "gpu");
+                ok = false;
+            }
+            c.str[i] = c.arg[i]->name;
+            c.v[i] = (Val){.k = V_NONE};
+            continue;
+        }
         c.v[i] = gen_expr(g, c.arg[i]);
         if (c.v[i].k == V_ERR) ok = false;
         if (c.v[i].k == V_VOID) {
@@ -683,6 +762,19 @@ Val builtin_call(Gen *g, const Node *node) {
         return gen_cast(g, x, t->dt, node->loc);
     }
     case BI_FMA: return elementwise(&c, 0, 3, OP_FMA, true);
+    case BI_ATAN2:
+    case BI_FMOD:
+    case BI_COPYSIGN: return elementwise(&c, 0, 2, bi->op, true);
+    case BI_ISNAN:
+    case BI_ISINF:
+    case BI_SIGNBIT: return bi_classify(&c, (BuiltinId)id);
+    case BI_CLAMP: { /* minimum(maximum(x, lo), hi): NaN in x stays NaN */
+        Val t = elementwise(&c, 0, 2, OP_MAX, false);
+        if (t.k == V_ERR) return t;
+        c.v[1] = t;
+        c.loc[1] = node->loc;
+        return elementwise(&c, 1, 2, OP_MIN, false);
+    }
     case BI_MINIMUM:
     case BI_MAXIMUM: return elementwise(&c, 0, 2, bi->op, false);
     case BI_MIN:
@@ -700,7 +792,11 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_ATOMIC_MAX:
     case BI_ATOMIC_MIN:
     case BI_ATOMIC_XCHG:
+    case BI_ATOMIC_AND:
+    case BI_ATOMIC_OR:
+    case BI_ATOMIC_XOR:
     case BI_ATOMIC_CAS: return bi_atomic(&c);
+    case BI_DEBUG_BARRIER: gen_emit_inst(g, node->loc, OP_BARRIER, NULL, 0, NULL); return (Val){.k = V_VOID};
     default:
         if (bi->kind == BK_MATH) return bi_math(&c);
         unreachable("builtin");

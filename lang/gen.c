@@ -598,6 +598,9 @@ static Val gen_expr1(Gen *g, const Node *n) {
     case N_FLOAT: return val_ct_float(round_float(n->fval, DT_F32), DT_F32);
     case N_BOOL: return val_ct_int(n->ival, DT_I1);
     case N_NONE: return (Val){.k = V_NONE};
+    case N_STR:
+        diag_error(g->d, n->loc, "a string is not a value here: only keyword arguments such as sem= and scope= of the atomics take one");
+        return val_err();
     case N_NAME: return gen_name(g, n);
     case N_DTYPE: return (Val){.k = V_DTYPE, .t = gen_type_ref(g, n->ty)};
     case N_LIST: return gen_list(g, n);

@@ -153,12 +153,38 @@ static void lex_string(Lexer *l) {
     str_free(&buf);
 }
 
+/* Triton's floor division `n // 4` is a comment here.  A `//` is taken for a
+ * misplaced operator (reported, then read as `/`) when
+ *   1. the token before it is on the same line and ends an operand (a name,
+ *      a literal, a type name, `)` or `]`), and
+ *   2. the rest of its line starts, after blanks, with a name, a digit or `(`
+ *      and ends, before trailing blanks, with `;`.
+ * So `let q = n // 4;` is an error, while `let q = n; // 4 rows`, a comment on
+ * its own line, `kernel k(x: *f32) // doc` and `if a > b // why` stay comments. */
+static bool lex_floor_div_trap(const Lexer *l) {
+    if (!l->n) return false;
+    const Token *prev = &l->toks[l->n - 1];
+    TokKind k = prev->kind;
+    if (prev->loc.line != l->line ||
+        !(k == TK_IDENT || k == TK_INT || k == TK_FLOAT || k == TK_TYPE || k == TK_RPAREN || k == TK_RBRACK || k == TK_TRUE ||
+          k == TK_FALSE || k == TK_NONE))
+        return false;
+    const char *q = l->p + 2, *eol = q;
+    while (eol < l->end && *eol != '\n') eol++;
+    while (q < eol && (*q == ' ' || *q == '\t')) q++;
+    if (q == eol || !(is_ident_char(*q) || *q == '(')) return false;
+    const char *e = eol;
+    while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
+    return e[-1] == ';';
+}
+
 static bool lex_skip_space(Lexer *l) {
     while (l->p < l->end) {
         char c = *l->p;
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
             lex_advance(l, 1);
         } else if (c == '/' && l->p + 1 < l->end && l->p[1] == '/') {
+            if (lex_floor_div_trap(l)) return true; /* lex_file reports it */
             while (l->p < l->end && *l->p != '\n') lex_advance(l, 1);
         } else if (c == '/' && l->p + 1 < l->end && l->p[1] == '*') {
             Loc loc = lex_loc(l);
@@ -210,6 +236,12 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
         }
         if (c == '"') {
             lex_string(&l);
+            continue;
+        }
+        if (c == '/' && s + 1 < l.end && s[1] == '/') { /* only a lex_floor_div_trap reaches here */
+            diag_error(d, loc, "'//' starts a comment; for integer division write '/' (it truncates toward zero; Triton's '//' floors)");
+            lex_advance(&l, 2);
+            lex_push(&l, TK_SLASH, loc, s);
             continue;
         }
         int best = -1;

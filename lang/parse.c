@@ -199,6 +199,9 @@ static Node *primary(Parser *p) {
         n->nkids = l.n;
         return n;
     }
+    case TK_STRING:
+        parse_error(p, t->loc, "a string literal is only the value of a keyword argument, such as sem=\"relaxed\"");
+        return new_node(p, N_ERR, t->loc);
     default:
         parse_error(p, t->loc, "expected an expression, found %s", tok_desc(p, t));
         return new_node(p, N_ERR, t->loc);
@@ -206,7 +209,8 @@ static Node *primary(Parser *p) {
 }
 
 /* postfix = primary { "(" [ arg { "," arg } ] ")" | "[" index { "," index } "]" }
- * arg     = [ IDENT "=" ] expr */
+ * arg     = [ IDENT "=" ] expr | IDENT "=" STRING
+ * (a string is a value only of keyword arguments, such as sem="relaxed" of the atomics) */
 static Node *postfix(Parser *p) {
     Node *n = primary(p);
     for (;;) {
@@ -228,7 +232,14 @@ static Node *postfix(Parser *p) {
                         next(p);
                         name = arena_strndup(p->a, id->text, id->len);
                     }
-                    list_push(p, &l, expr(p));
+                    if (name && at(p, TK_STRING)) {
+                        Token *st = next(p);
+                        Node *sn = new_node(p, N_STR, st->loc);
+                        sn->name = st->str;
+                        list_push(p, &l, sn);
+                    } else {
+                        list_push(p, &l, expr(p));
+                    }
                     if (kwcap < l.cap) {
                         kw = arena_grow(p->a, kw, sizeof(char *) * (size_t)kwcap, sizeof(char *) * (size_t)l.cap);
                         kwcap = l.cap;

@@ -31,6 +31,7 @@
  * them; its accumulator takes the layout of whatever consumes it. */
 #include "layout.h"
 #include "passes.h"
+#include "../support/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,10 +63,19 @@ static int floor_pow2(int64_t v) {
     return p;
 }
 
+/* f16 adds (bf16 from sm_90) may take two elements per thread: a pair is one packed
+ * f16x2 atom (llvm_memory.c); every other atomic goes one element at a time. */
+static bool packed_half_add(Ctx *c, const Inst *i) {
+    if (i->op != OP_ATOMIC_RMW || i->a.ival2 != RED_SUM) return false;
+    DType dt = tir_vtype(c->f, i->ops[0])->pointee->dt;
+    return dt == DT_F16 || (dt == DT_BF16 && target_find(c->f->module->arch)->sm >= 90);
+}
+
 /* Step 2: the coalesced layout of a memory op. */
 static const Layout *coalesced(Ctx *c, Inst *mi) {
     ValueId ptr = mi->ops[0];
-    bool atomic = mi->op == OP_ATOMIC_RMW || mi->op == OP_ATOMIC_CAS;
+    bool packed = packed_half_add(c, mi);
+    bool atomic = (mi->op == OP_ATOMIC_RMW || mi->op == OP_ATOMIC_CAS) && !packed;
     const Type *t = tir_vtype(c->f, ptr);
     const AxisInfo *a = &c->ai[ptr];
     int rank = t->rank, order[TIR_MAX_RANK];
@@ -87,6 +97,7 @@ static const Layout *coalesced(Ctx *c, Inst *mi) {
          * index space share one layout and need no conversion between them. */
         vec = floor_pow2(a->contig[fast]);
         if (16 / eb < vec) vec = 16 / eb;
+        if (packed && vec > 2) vec = 2;
         /* a mask that may change inside a run would split every access anyway: then one
          * element per thread keeps each instruction's accesses contiguous across lanes */
         int mask_idx = mi->op == OP_LOAD ? 1 : 2;
@@ -459,7 +470,9 @@ static int mem_vec(Ctx *c, Inst *i, const Layout *l) {
         Inst *od = tir_val(c->f, i->ops[2])->def;
         if (!od || (od->op != OP_CONST && od->op != OP_SPLAT)) vec = 1;
     }
-    if (i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) vec = 1;
+    bool packed = packed_half_add(c, i);
+    if (i->op == OP_ATOMIC_CAS || (i->op == OP_ATOMIC_RMW && !packed)) vec = 1;
+    if (packed && vec > 2) vec = 2;
     return vec < 1 ? 1 : vec;
 }
 

@@ -63,6 +63,8 @@ LLVMValueRef ll_smem_ptr(LL *l, int byte_offset_const, LLVMValueRef byte_offset_
 bool ll_emit_elementwise(LL *l, Inst *i);
 LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to);
 LLVMValueRef ll_const_of(LL *l, DType dt, const Attrs *a);
+/* llvm_math.c: f32 asin acos atan atan2 sinh cosh log1p expm1 fmod (y: atan2's x, fmod's y); NULL for other ops */
+LLVMValueRef ll_math_ext_f32(LL *l, Op op, LLVMValueRef x, LLVMValueRef y);
 /* llvm_memory.c: load, store, atomics */
 bool ll_emit_memory(LL *l, Inst *i);
 /* llvm_shared.c: convert_layout, reshape, reduce, scan, dot */

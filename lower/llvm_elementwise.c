@@ -5,7 +5,8 @@
  * trans find, for each result register, the operand register holding the
  * same element by looking up its static coordinate (layout.h).  Element-wise
  * ops apply per register.  f16/bf16 math runs in f32; transcendental
- * functions use the hardware approximations (ex2, lg2, sin, cos, tanh). */
+ * functions use the hardware approximations (ex2, lg2, sin, cos, tanh);
+ * asin acos atan atan2 sinh cosh log1p expm1 fmod are llvm_math.c's. */
 #include "llvm_ctx.h"
 
 #include <math.h>
@@ -162,6 +163,10 @@ static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x) {
     case OP_ABS: return ll_intr(l, "llvm.fabs", &ty, 1, x, 1);
     case OP_FLOOR: return ll_intr(l, "llvm.floor", &ty, 1, x, 1);
     case OP_CEIL: return ll_intr(l, "llvm.ceil", &ty, 1, x, 1);
+    case OP_ROUND: return ll_intr(l, "llvm.round", &ty, 1, x, 1);
+    case OP_RINT: return ll_intr(l, "llvm.rint", &ty, 1, x, 1);
+    case OP_TRUNC: return ll_intr(l, "llvm.trunc", &ty, 1, x, 1);
+    case OP_COPYSIGN: return ll_intr(l, "llvm.copysign", &ty, 1, x, 2);
     case OP_FMA: return ll_intr(l, "llvm.fma", &ty, 1, x, 3);
     default: break;
     }
@@ -172,7 +177,9 @@ static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x) {
         return NULL;
     }
     LLVMValueRef v = dt == DT_F32 ? x[0] : LLVMBuildFPExt(l->b, x[0], l->t_f32, "");
+    LLVMValueRef w = !x[1] || dt == DT_F32 ? x[1] : LLVMBuildFPExt(l->b, x[1], l->t_f32, "");
     LLVMValueRef r = math_f32(l, i->op, v);
+    if (!r) r = ll_math_ext_f32(l, i->op, v, w);
     if (!r) return NULL;
     return dt == DT_F32 ? r : LLVMBuildFPTrunc(l->b, r, ty, "");
 }
@@ -329,7 +336,9 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
             }
             /* fallthrough */
         case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_SQRT: case OP_RSQRT: case OP_SIN:
-        case OP_COS: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_FLOOR: case OP_CEIL: case OP_FMA: {
+        case OP_COS: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_FLOOR: case OP_CEIL: case OP_FMA:
+        case OP_ROUND: case OP_RINT: case OP_TRUNC: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_ATAN2:
+        case OP_SINH: case OP_COSH: case OP_LOG1P: case OP_EXPM1: case OP_FMOD: case OP_COPYSIGN: {
             if (!is_f(odt)) {
                 ll_error(l, i->loc, "'%s' needs a floating-point operand, got %s", tir_op_info[i->op].name, dtype_name(odt));
                 return false;

@@ -8,12 +8,19 @@
  *   - masked: inline PTX with a predicate, `@p ld.global.v4.b32` (the
  *     destination registers are first set to `other`), or `@p st.global...`
  *     — a masked-off lane touches no memory.
+ * Atomics are inline PTX, `atom.acq_rel.gpu.global.add.u32` (LLVM's NVPTX
+ * backend drops the ordering and scope of most atomicrmw), except where PTX
+ * lacks the instruction: float min/max go through LLVM's atomicrmw, with its
+ * ordering and sync scope, which expands to a CAS loop; bf16 add before sm_90
+ * is our own 16-bit CAS loop; f16 (and bf16 on sm_90) adds on pairs of
+ * consecutive elements are one packed .f16x2/.bf16x2 atom.
  * Stores and atomics run only on the thread and register that own an element
  * (replicas in other threads or registers skip it), so atomics happen once;
  * when an atomic's old values are used and its layout replicates elements,
  * the issuing register broadcasts them through scratch (smem_atomic_broadcasts). */
 #include "llvm_ctx.h"
 #include "smem.h"
+#include "../support/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,14 +219,74 @@ static bool emit_store(LL *l, Inst *i) {
     return true;
 }
 
+/* The PTX of one atomic on an element of dtype dt, `atom.SEM.SCOPE.global.OP.TYPE`, or NULL
+ * where PTX has no such instruction on the target (float min/max, bf16 add before sm_90):
+ * those go through LLVM's atomicrmw, which expands to a compare-and-swap loop.  Operands
+ * travel as the returned register class *cls: integers bitcast from floats except for add. */
+static const char *atomic_ptx_op(LL *l, const Inst *i, DType dt, char *buf, size_t n, char *cls) {
+    bool fl = dtype_is_float(dt), s = dtype_is_signed(dt);
+    int bits = dtype_bits(dt);
+    const char *op, *ty;
+    *cls = bits == 16 ? 'h' : bits == 64 ? 'l' : 'r';
+    if (i->op == OP_ATOMIC_CAS) op = "cas", ty = bits == 64 ? "b64" : "b32";
+    else switch ((RedKind)i->a.ival2) {
+    case RED_SUM:
+        op = "add";
+        if (dt == DT_F16) ty = "noftz.f16";
+        else if (dt == DT_BF16 && target_find(l->m->arch)->sm < 90) {
+            /* a 16-bit compare-and-swap loop: LLVM's would swap the whole aligned 32-bit word,
+             * reading past the end of an odd-sized array */
+            snprintf(buf, n,
+                     "{\n\t.reg .pred %%p;\n\t.reg .b16 %%cur, %%nxt, %%one;\n\tmov.b16 %%one, 0x3F80;\n"
+                     "\tld.relaxed.%s.global.b16 %%cur, [$1];\n$$Lbf16cas${:uid}:\n\tfma.rn.bf16 %%nxt, %%cur, %%one, $2;\n"
+                     "\tatom.%s.%s.global.cas.b16 $0, [$1], %%cur, %%nxt;\n\tsetp.ne.b16 %%p, $0, %%cur;\n\tmov.b16 %%cur, $0;\n"
+                     "\t@%%p bra $$Lbf16cas${:uid};\n}",
+                     tir_scope_names[i->a.scope], tir_sem_names[i->a.sem], tir_scope_names[i->a.scope]);
+            return buf;
+        } else if (dt == DT_BF16) ty = "noftz.bf16";
+        else if (fl) ty = bits == 64 ? "f64" : "f32", *cls = bits == 64 ? 'd' : 'f';
+        else ty = bits == 64 ? "u64" : s ? "s32" : "u32";
+        break;
+    case RED_MAX:
+    case RED_MIN:
+        if (fl) return NULL;
+        op = i->a.ival2 == RED_MAX ? "max" : "min";
+        ty = bits == 64 ? (s ? "s64" : "u64") : s ? "s32" : "u32";
+        break;
+    case RED_AND: op = "and", ty = bits == 64 ? "b64" : "b32"; break;
+    case RED_OR: op = "or", ty = bits == 64 ? "b64" : "b32"; break;
+    case RED_XOR: op = "xor", ty = bits == 64 ? "b64" : "b32"; break;
+    default: op = "exch", ty = bits == 64 ? "b64" : "b32"; break;
+    }
+    snprintf(buf, n, "atom.%s.%s.global.%s.%s $0, [$1], $2%s;", tir_sem_names[i->a.sem], tir_scope_names[i->a.scope], op, ty,
+             i->op == OP_ATOMIC_CAS ? ", $3" : "");
+    return buf;
+}
+
+/* LLVM's ordering and sync scope for the fallback path. */
+static LLVMAtomicOrdering atomic_ordering(MemSem s) {
+    switch (s) {
+    case SEM_RELAXED: return LLVMAtomicOrderingMonotonic;
+    case SEM_ACQUIRE: return LLVMAtomicOrderingAcquire;
+    case SEM_RELEASE: return LLVMAtomicOrderingRelease;
+    default: return LLVMAtomicOrderingAcquireRelease;
+    }
+}
+
+static unsigned atomic_sync_scope(LL *l, MemScope s) {
+    const char *name = s == SCOPE_CTA ? "block" : s == SCOPE_GPU ? "device" : "";
+    return LLVMGetSyncScopeID(l->ctx, name, strlen(name));
+}
+
 static bool emit_atomic(LL *l, Inst *i) {
     Func *f = l->f;
     const Type *pt = tir_vtype(f, i->ops[0]);
     const Type *rt = tir_vtype(f, i->res[0]);
     DType dt = rt->dt;
     bool fl = dtype_is_float(dt), s = dtype_is_signed(dt);
-    if (dtype_is_storage(dt) || dt == DT_I1 || dtype_bits(dt) < 32) {
-        ll_error(l, i->loc, "atomics on %s are not supported; use 32- or 64-bit types", dtype_name(dt));
+    bool half_add = i->op == OP_ATOMIC_RMW && i->a.ival2 == RED_SUM && (dt == DT_F16 || dt == DT_BF16);
+    if (dtype_is_storage(dt) || dt == DT_I1 || (dtype_bits(dt) < 32 && !half_add)) {
+        ll_error(l, i->loc, "atomics on %s are not supported; use 32- or 64-bit types (or f16/bf16 atomic_add)", dtype_name(dt));
         return false;
     }
     int n;
@@ -228,21 +295,32 @@ static bool emit_atomic(LL *l, Inst *i) {
     LLVMValueRef *val = ll_get(l, i->ops[cas ? 2 : 1], NULL);
     LLVMValueRef *cmp = cas ? ll_get(l, i->ops[1], NULL) : NULL;
     LLVMValueRef *mask = i->nops > (cas ? 3 : 2) ? ll_get(l, i->ops[cas ? 3 : 2], NULL) : NULL;
-    /* cmpxchg takes integers: a float compares bitwise through the same-width integer (as Triton) */
-    LLVMTypeRef it = LLVMIntTypeInContext(l->ctx, (unsigned)dtype_bits(dt));
     LLVMValueRef *res = ll_new(l, i->res[0], n);
+    char text[512], cls;
+    const char *ptx = atomic_ptx_op(l, i, dt, text, sizeof text, &cls);
+    /* operands as the asm's register class: floats other than add's travel as bits */
+    LLVMTypeRef at = cls == 'f' || cls == 'd' ? ll_type(l, dt) : LLVMIntTypeInContext(l->ctx, (unsigned)dtype_bits(dt));
+    char cons[32];
+    snprintf(cons, sizeof cons, cas ? "=&%c,l,%c,%c" : "=&%c,l,%c", cls, cls, cls); /* early clobber: the bf16 loop writes $0 before its last read of $2 */
     LLVMAtomicRMWBinOp op = LLVMAtomicRMWBinOpXchg;
     switch ((RedKind)i->a.ival2) {
     case RED_SUM: op = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
     case RED_MAX: op = fl ? LLVMAtomicRMWBinOpFMax : s ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax; break;
     case RED_MIN: op = fl ? LLVMAtomicRMWBinOpFMin : s ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin; break;
-    default: op = LLVMAtomicRMWBinOpXchg; break;
+    default: break;
     }
     LLVMValueRef zero = LLVMConstNull(ll_type(l, dt));
-    for (int r = 0; r < n; r++) {
+    /* f16/bf16 adds on two consecutive aligned elements under one mask value (assign_layout's
+     * vec): one packed atom.add.noftz.f16x2 / .bf16x2 */
+    int vec = i->a.vec == 2 && half_add && ptx && n % 2 == 0 ? 2 : 1;
+    char packed[128];
+    snprintf(packed, sizeof packed, "atom.%s.%s.global.add.noftz.%s $0, [$1], $2;", tir_sem_names[i->a.sem],
+             tir_scope_names[i->a.scope], dt == DT_F16 ? "f16x2" : "bf16x2");
+    LLVMTypeRef v2 = LLVMVectorType(ll_type(l, dt), 2);
+    for (int r = 0; r < n; r += vec) {
         LLVMValueRef own = ll_owner(l, pt, r);
         if (LLVMIsAConstantInt(own) && !LLVMConstIntGetZExtValue(own)) {
-            res[r] = zero;
+            for (int k = 0; k < vec; k++) res[r + k] = zero;
             continue;
         }
         LLVMValueRef p = and_pred(l, mask ? mask[r] : NULL, is_const_true(own) ? NULL : own);
@@ -254,27 +332,39 @@ static bool emit_atomic(LL *l, Inst *i) {
             LLVMPositionBuilderAtEnd(l->b, doit);
         }
         LLVMValueRef old;
-        if (cas) {
-            LLVMValueRef c = fl ? LLVMBuildBitCast(l->b, cmp[r], it, "") : cmp[r];
-            LLVMValueRef v = fl ? LLVMBuildBitCast(l->b, val[r], it, "") : val[r];
-            LLVMValueRef x = LLVMBuildAtomicCmpXchg(l->b, ptr[r], c, v, LLVMAtomicOrderingMonotonic,
-                                                     LLVMAtomicOrderingMonotonic, 0);
-            old = LLVMBuildExtractValue(l->b, x, 0, "");
-            if (fl) old = LLVMBuildBitCast(l->b, old, ll_type(l, dt), "");
+        if (vec == 2) {
+            LLVMValueRef pv = LLVMGetUndef(v2);
+            for (int k = 0; k < 2; k++) pv = LLVMBuildInsertElement(l->b, pv, val[r + k], ll_i32(l, k), "");
+            LLVMValueRef args[2] = {ptr[r], LLVMBuildBitCast(l->b, pv, l->t_i32, "")};
+            old = ll_asm(l, l->t_i32, packed, "=&r,l,r", args, 2, true);
+        } else if (ptx) {
+            LLVMValueRef args[3] = {ptr[r], NULL, NULL};
+            LLVMValueRef *src[2] = {cas ? cmp : val, val};
+            for (int k = 0; k < (cas ? 2 : 1); k++)
+                args[1 + k] = at == ll_type(l, dt) ? src[k][r] : LLVMBuildBitCast(l->b, src[k][r], at, "");
+            old = ll_asm(l, at, ptx, cons, args, cas ? 3 : 2, true);
+            if (at != ll_type(l, dt)) old = LLVMBuildBitCast(l->b, old, ll_type(l, dt), "");
         } else {
-            old = LLVMBuildAtomicRMW(l->b, op, ptr[r], val[r], LLVMAtomicOrderingMonotonic, 0);
+            LLVMValueRef x = LLVMBuildAtomicRMWSyncScope(l->b, op, ptr[r], val[r], atomic_ordering((MemSem)i->a.sem),
+                                                        atomic_sync_scope(l, (MemScope)i->a.scope));
+            old = x;
         }
         if (p) {
             LLVMBasicBlockRef end = LLVMGetInsertBlock(l->b);
             LLVMBuildBr(l->b, join);
             LLVMPositionBuilderAtEnd(l->b, join);
-            LLVMValueRef phi = LLVMBuildPhi(l->b, ll_type(l, dt), "");
-            LLVMValueRef in[2] = {old, zero};
+            LLVMValueRef phi = LLVMBuildPhi(l->b, LLVMTypeOf(old), "");
+            LLVMValueRef in[2] = {old, LLVMConstNull(LLVMTypeOf(old))};
             LLVMBasicBlockRef from[2] = {end, cur};
             LLVMAddIncoming(phi, in, from, 2);
             old = phi;
         }
-        res[r] = old;
+        if (vec == 2) {
+            LLVMValueRef ov = LLVMBuildBitCast(l->b, old, v2, "");
+            for (int k = 0; k < 2; k++) res[r + k] = LLVMBuildExtractElement(l->b, ov, ll_i32(l, k), "");
+        } else {
+            res[r] = old;
+        }
     }
     /* replicas (other threads, other registers) hold zeros so far: the issuing register
      * broadcasts its old value through scratch */

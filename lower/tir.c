@@ -25,6 +25,17 @@ const char *const tir_red_names[] = {
 #undef X
 };
 
+const char *const tir_sem_names[] = {
+#define X(e, n) n,
+    TIR_MEM_SEMS(X)
+#undef X
+};
+const char *const tir_scope_names[] = {
+#define X(e, n) n,
+    TIR_MEM_SCOPES(X)
+#undef X
+};
+
 Op tir_op_from_name(const char *s, size_t n) {
     for (int i = 0; i < OP_COUNT; i++)
         if (strlen(tir_op_info[i].name) == n && !memcmp(tir_op_info[i].name, s, n)) return (Op)i;

@@ -118,6 +118,19 @@ enum {
     X(ERF, "erf", 1, 1, EW)                                                                \
     X(FLOOR, "floor", 1, 1, EW)                                                            \
     X(CEIL, "ceil", 1, 1, EW)                                                              \
+    X(ROUND, "round", 1, 1, EW)         /* to nearest, halves away from zero */              \
+    X(RINT, "rint", 1, 1, EW)           /* to nearest, halves to even */                     \
+    X(TRUNC, "trunc", 1, 1, EW)         /* toward zero */                                    \
+    X(ASIN, "asin", 1, 1, EW)                                                              \
+    X(ACOS, "acos", 1, 1, EW)                                                              \
+    X(ATAN, "atan", 1, 1, EW)                                                              \
+    X(ATAN2, "atan2", 2, 1, EW)         /* atan2(y, x), the angle of (x, y) */               \
+    X(SINH, "sinh", 1, 1, EW)                                                              \
+    X(COSH, "cosh", 1, 1, EW)                                                              \
+    X(LOG1P, "log1p", 1, 1, EW)         /* log(1 + x), accurate near 0 */                    \
+    X(EXPM1, "expm1", 1, 1, EW)         /* e^x - 1, accurate near 0 */                       \
+    X(FMOD, "fmod", 2, 1, EW)           /* x - trunc(x/y)*y with the sign of x, as C */      \
+    X(COPYSIGN, "copysign", 2, 1, EW)   /* |x| with the sign bit of y */                     \
     X(FMA, "fma", 3, 1, EW)             /* a*b+c, one rounding */                          \
     /* reductions and scans along attr axis */                                             \
     X(REDUCE, "reduce", 1, 1, OPF_PURE) /* attr kind: sum max min argmax argmin */         \
@@ -126,7 +139,7 @@ enum {
     /* memory */                                                                           \
     X(LOAD, "load", -1, 1, OPF_MEMORY)  /* ptr [, mask [, other]] */                       \
     X(STORE, "store", -1, 0, OPF_MEMORY) /* ptr, value [, mask] */                         \
-    X(ATOMIC_RMW, "atomic_rmw", -1, 1, OPF_MEMORY) /* attr kind add max min xchg; ptr, val [, mask] */\
+    X(ATOMIC_RMW, "atomic_rmw", -1, 1, OPF_MEMORY) /* attr kind add max min xchg and or xor; ptr, val [, mask] -> old */\
     X(ATOMIC_CAS, "atomic_cas", -1, 1, OPF_MEMORY) /* ptr, cmp, val [, mask]; bitwise compare */ \
     /* control flow */                                                                     \
     X(FOR, "for", -1, -1, OPF_REGION)   /* lb, ub, step, inits... -> finals... */          \
@@ -166,14 +179,32 @@ typedef enum CmpPred {
 #undef X
 } CmpPred;
 #define TIR_REDUCE_KINDS(X) X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(ARGMAX, "argmax") X(ARGMIN, "argmin") \
-    X(XCHG, "xchg")
+    X(XCHG, "xchg") X(AND, "and") X(OR, "or") X(XOR, "xor") /* the last four: atomic_rmw only */
 typedef enum RedKind {
 #define X(e, n) RED_##e,
     TIR_REDUCE_KINDS(X)
 #undef X
 } RedKind;
+/* Memory ordering and scope of atomics (attrs sem, scope); the first entry is the default,
+ * as Triton: acq_rel at gpu scope.  The names are PTX's qualifiers. */
+#define TIR_MEM_SEMS(X) X(ACQ_REL, "acq_rel") X(RELAXED, "relaxed") X(ACQUIRE, "acquire") X(RELEASE, "release")
+typedef enum MemSem {
+#define X(e, n) SEM_##e,
+    TIR_MEM_SEMS(X)
+#undef X
+    SEM_COUNT
+} MemSem;
+#define TIR_MEM_SCOPES(X) X(GPU, "gpu") X(CTA, "cta") X(SYS, "sys")
+typedef enum MemScope {
+#define X(e, n) SCOPE_##e,
+    TIR_MEM_SCOPES(X)
+#undef X
+    SCOPE_COUNT
+} MemScope;
 extern const char *const tir_cmp_names[];
 extern const char *const tir_red_names[];
+extern const char *const tir_sem_names[];
+extern const char *const tir_scope_names[];
 
 /* Shared memory: up to 48 KiB is a static array in the kernel; beyond that it is dynamic
  * (the launch passes the size) up to the architecture's limit. */
@@ -204,7 +235,7 @@ struct Block {
  *   const: ival (ints) or fval with is_float;  arange: ival = start, ival2 = end
  *   program_id, num_programs, expand_dims: ival = axis;  trans: perm
  *   reduce, scan: ival = axis, ival2 = RedKind;  cmp: ival2 = CmpPred
- *   atomic_rmw: ival2 = RedKind (sum is add);  dot: allow_tf32
+ *   atomic_rmw: ival2 = RedKind (sum is add);  atomics: sem, scope (printed when not the default);  dot: allow_tf32
  *   convert_layout, reduce, scan, dot, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
  *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy) */
 typedef struct Attrs {
@@ -217,6 +248,7 @@ typedef struct Attrs {
     uint8_t allow_tf32;    /* dot: input precision hint (tensor-core issue) */
     uint8_t cache;         /* load/store cache modifier (0 default) */
     uint8_t vec;           /* load/store: elements per vector access, set by lowering analysis */
+    uint8_t sem, scope;    /* atomics: MemSem, MemScope */
 } Attrs;
 
 struct Inst {

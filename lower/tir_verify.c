@@ -451,15 +451,20 @@ static void check_store(Verifier *V, const Inst *i) {
 
 static void check_atomic_rmw(Verifier *V, const Inst *i) {
     int64_t kind = i->a.ival2;
-    if (kind != RED_SUM && kind != RED_MAX && kind != RED_MIN && kind != RED_XCHG)
+    if (kind < RED_SUM || kind > RED_XOR || kind == RED_ARGMAX || kind == RED_ARGMIN)
         verr(V, i, "invalid kind %lld", (long long)kind);
+    if (i->a.sem >= SEM_COUNT || i->a.scope >= SCOPE_COUNT) verr(V, i, "invalid memory ordering or scope");
     if (!check_ptr_operand(V, i)) return;
+    const Type *v = opt(V, i, 1);
+    if ((kind == RED_AND || kind == RED_OR || kind == RED_XOR) && v && !dtype_is_int(v->dt))
+        verr(V, i, "kind %s needs integers, found %s", tir_red_names[kind], tstr(V, v));
     check_stored(V, i, 1);
     check_mask(V, i, 2, opt(V, i, 0));
     expect_result_sd(V, i, opt(V, i, 1));
 }
 
 static void check_atomic_cas(Verifier *V, const Inst *i) {
+    if (i->a.sem >= SEM_COUNT || i->a.scope >= SCOPE_COUNT) verr(V, i, "invalid memory ordering or scope");
     if (!check_ptr_operand(V, i)) return;
     check_stored(V, i, 1);
     check_stored(V, i, 2);

@@ -142,11 +142,15 @@ Test(lang_diag, needs_constant) {
 Test(lang_diag, mask_shape) {
     expect_diag("kernel k(p: *f32) {\n"
                 "    let o = arange(0, 64);\n"
-                "    let v = load(p + o[:, None] * 64 + o[None, :], o[:, None] < 10);\n"
+                "    let v = load(p + o[None, :], o[:, None] < 10);\n"
                 "}\n",
-                "t.tile:3:52: error: mask shape [64, 1] does not match pointer shape [64, 64]\n"
-                "      let v = load(p + o[:, None] * 64 + o[None, :], o[:, None] < 10);\n"
-                "                                                     ^\n");
+                "t.tile:3:34: error: mask shape [64, 1] does not broadcast to pointer shape [1, 64]\n"
+                "      let v = load(p + o[None, :], o[:, None] < 10);\n"
+                "                                   ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let v = where(1.5, 1, 2);\n}\n",
+                "t.tile:2:19: error: condition of 'where' must be i1 or an integer, got 'f32'\n"
+                "      let v = where(1.5, 1, 2);\n"
+                "                    ^\n");
 }
 
 Test(lang_diag, store_dtype) {
@@ -561,4 +565,53 @@ Test(lang_bounds, float_literal_overflow) {
                 "t.tile:1:30: error: float literal '1e99999' is too large for f64\n"
                 "  kernel k(p: *f32) { store(p, 1e99999); }\n"
                 "                               ^\n");
+}
+
+Test(lang_diag, atomic_sem_scope) {
+    expect_diag("kernel k(p: *f32) {\n    atomic_add(p, 1.0, sem=\"seq\");\n}\n",
+                "t.tile:2:28: error: unknown memory ordering \"seq\" of 'atomic_add': expected \"acq_rel\", \"relaxed\", \"acquire\" or \"release\"\n"
+                "      atomic_add(p, 1.0, sem=\"seq\");\n"
+                "                             ^\n");
+    expect_diag("kernel k(p: *i32) {\n    atomic_cas(p, 1, 2, scope=1);\n}\n",
+                "t.tile:2:31: error: argument 'scope' of 'atomic_cas' must be a string literal such as scope=\"gpu\"\n"
+                "      atomic_cas(p, 1, 2, scope=1);\n"
+                "                                ^\n");
+    expect_diag("kernel k(p: *i32) {\n    atomic_add(p, 1, \"relaxed\");\n}\n",
+                "t.tile:2:22: error: a string literal is only the value of a keyword argument, such as sem=\"relaxed\"\n"
+                "      atomic_add(p, 1, \"relaxed\");\n"
+                "                       ^\n");
+    expect_diag("kernel k(p: *f32) {\n    atomic_and(p, 1.0);\n}\n",
+                "t.tile:2:16: error: 'atomic_and' is not supported on 'ptr<f32>' (it needs integers)\n"
+                "      atomic_and(p, 1.0);\n"
+                "                 ^\n");
+    expect_diag("kernel k(p: *bf16) {\n    atomic_max(p, 1.0);\n}\n",
+                "t.tile:2:16: error: 'atomic_max' is not supported on 'ptr<bf16>' (f16 and bf16 take atomic_add only)\n"
+                "      atomic_max(p, 1.0);\n"
+                "                 ^\n");
+    expect_diag("fn f(x, y) { return x; }\nkernel k(p: *f32) {\n    store(p, f(1.0, y=\"a\"));\n}\n",
+                "t.tile:3:23: error: a string is not a value here: only keyword arguments such as sem= and scope= of the atomics take one\n"
+                "      store(p, f(1.0, y=\"a\"));\n"
+                "                        ^\n");
+    expect_ok("kernel k(p: *i32) {\n    let o = atomic_cas(p, 1, 2, sem=\"relaxed\", scope=\"cta\");\n    debug_barrier();\n}\n");
+}
+
+/* Triton's floor division: `//` after an operand, with the rest of the line ending in `;`,
+ * is reported where it stands (and read as `/`); other `//` stay comments. */
+Test(lang_diag, floor_division_trap) {
+    expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, n // 4);\n}\n",
+                "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero; Triton's '//' floors)\n"
+                "      store(x, n // 4);\n"
+                "                 ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let q = (n + 1)//(2);\n    store(x, q);\n}\n",
+                "t.tile:2:20: error: '//' starts a comment; for integer division write '/' (it truncates toward zero; Triton's '//' floors)\n"
+                "      let q = (n + 1)//(2);\n"
+                "                     ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) // the doc\n{\n"
+              "    let q = n; // 4 rows;\n"
+              "    // a comment line;\n"
+              "    if n > 2 // wide rows\n    { q = n / 4; }\n"
+              "    store(x, q); // store it;\n"
+              "    let r = [1, // first;\n"
+              "             2];\n"
+              "}\n");
 }

@@ -1,7 +1,8 @@
 /* test_lang_run.c - language features compiled from inline sources and run on
  * the PTX emulator with exact (integer) or tight references: atomics' old
  * values in every thread, atomic_cas on floats and under a mask, while loops,
- * break/continue, spin locks, tuples returned from functions. */
+ * break/continue, spin locks, tuples returned from functions; atomic and/or/xor,
+ * orderings and scopes (PTX text), f16/bf16 atomic_add, debug_barrier. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -388,6 +389,256 @@ Test(lang_run, tuple_attention_step) {
             o /= l;
             cr_expect(fabs(out[i * D + d] - o) <= 1e-4 + 1e-4 * fabs(o), "out[%d][%d] = %.7g, want %.7g", i, d, out[i * D + d], o);
         }
+    }
+    unload(&k);
+}
+
+/* ---- atomics: and/or/xor, orderings and scopes, f16/bf16 add, debug_barrier ---- */
+
+static char *compile_ptx(const char *src, const char *arch) {
+    tile_compile_options o = {.arch = arch};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    char *ptx = strdup(c.ptx);
+    tile_compiled_free(&c);
+    return ptx;
+}
+
+static const char *bitwise_src =
+    "@num_warps(4)\n"
+    "kernel k(a: *i32, b: *i32, c: *i64, v: *i32, olds: *i32, acc: *i32, n: i32) {\n"
+    "    let offs = program_id(0) * 256 + arange(0, 256);\n"
+    "    let m = offs < n;\n"
+    "    let x = load(v + offs, m, 0);\n"
+    "    let o1 = atomic_and(a + offs, x, m, sem=\"relaxed\", scope=\"cta\");\n"
+    "    let o2 = atomic_or(b + offs, x, mask=m, sem=\"acquire\");\n"
+    "    let o3 = atomic_xor(c + offs, x as i64, m, scope=\"sys\", sem=\"release\");\n"
+    "    store(olds + offs, o1 + o2 + (o3 as i32), m);\n"
+    "    atomic_xor(acc + zeros([256], i32), x, m);\n"
+    "    atomic_or(acc + 1 + zeros([256], i32), 1 << (offs % 31), m);\n"
+    "}\n";
+
+/* Odd size, several programs of 4 warps, a mask: per-element and/or/xor return the old
+ * values; every element xors into acc[0] (contended) and ors one bit into acc[1] (scalar). */
+Test(lang_run, atomic_and_or_xor) {
+    enum { N = 1001 };
+    K k;
+    load_src(&k, bitwise_src, "k");
+    static int32_t a[N], b[N], v[N], olds[N], a1[N], b1[N];
+    static int64_t c[N], c1[N];
+    int32_t acc[2] = {0x1234, 0};
+    uint32_t s = 12345;
+    for (int i = 0; i < N; i++) {
+        s = s * 1664525u + 1013904223u, a[i] = (int32_t)s;
+        s = s * 1664525u + 1013904223u, b[i] = (int32_t)s;
+        s = s * 1664525u + 1013904223u, c[i] = (int64_t)s << 17 | 5;
+        s = s * 1664525u + 1013904223u, v[i] = (int32_t)s;
+    }
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = upload(&k, c, sizeof c), dv = upload(&k, v, sizeof v);
+    uint64_t dolds = upload(&k, olds, sizeof olds), dacc = upload(&k, acc, sizeof acc);
+    int32_t n = N;
+    void *params[] = {&da, &db, &dc, &dv, &dolds, &dacc, &n};
+    launch(&k, (N + 255) / 256, params);
+    download(&k, a1, da, sizeof a1);
+    download(&k, b1, db, sizeof b1);
+    download(&k, c1, dc, sizeof c1);
+    download(&k, olds, dolds, sizeof olds);
+    download(&k, acc, dacc, sizeof acc);
+    int32_t x = 0x1234, bits = 0;
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(a1[i], a[i] & v[i], "a[%d]", i);
+        cr_expect_eq(b1[i], b[i] | v[i], "b[%d]", i);
+        cr_expect_eq(c1[i], c[i] ^ (int64_t)v[i], "c[%d]", i);
+        int32_t want = (int32_t)((uint32_t)a[i] + (uint32_t)b[i] + (uint32_t)(int32_t)c[i]);
+        cr_expect_eq(olds[i], want, "olds[%d] = %d, want %d", i, olds[i], want);
+        x ^= v[i];
+        bits |= 1 << (i % 31);
+    }
+    cr_expect_eq(acc[0], x, "contended xor: %#x, want %#x", acc[0], x);
+    cr_expect_eq(acc[1], bits, "scalar or: %#x, want %#x", acc[1], bits);
+    unload(&k);
+}
+
+/* The PTX names each ordering and scope (acq_rel at gpu scope by default, as Triton). */
+Test(lang_run, atomic_sem_scope_ptx) {
+    char *ptx = compile_ptx(bitwise_src, NULL);
+    const char *want[] = {"atom.relaxed.cta.global.and.b32", "atom.acquire.gpu.global.or.b32", "atom.release.sys.global.xor.b64",
+                          "atom.acq_rel.gpu.global.xor.b32", "atom.acq_rel.gpu.global.or.b32"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_expect_not_null(strstr(ptx, want[i]), "no %s in\n%s", want[i], ptx);
+    free(ptx);
+    ptx = compile_ptx("kernel k(p: *f32, q: *i64, r: *u32) {\n"
+                      "    atomic_add(p, 1.0);\n"
+                      "    atomic_max(q, 3 as i64, sem=\"relaxed\");\n"
+                      "    atomic_cas(r, 1 as u32, 2 as u32, sem=\"acquire\", scope=\"cta\");\n"
+                      "    atomic_xchg(p, 2.0, scope=\"sys\");\n"
+                      "}\n",
+                      NULL);
+    const char *want2[] = {"atom.acq_rel.gpu.global.add.f32", "atom.relaxed.gpu.global.max.s64", "atom.acquire.cta.global.cas.b32",
+                           "atom.acq_rel.sys.global.exch.b32"};
+    for (size_t i = 0; i < sizeof want2 / sizeof *want2; i++) cr_expect_not_null(strstr(ptx, want2[i]), "no %s in\n%s", want2[i], ptx);
+    free(ptx);
+}
+
+/* f16 and bf16 atomic_add: a histogram of small integers (exact in both) and the old values
+ * of uncontended adds; bf16 is a CAS loop before sm_90 and atom.add.noftz.bf16 on sm_90a;
+ * pairs under a uniform mask are packed f16x2/bf16x2 adds. */
+static void half_add_case(const char *dt, const char *arch, int N, uint16_t (*from_f)(float), float (*to_f)(uint16_t)) {
+    enum { BINS = 8, NMAX = 784 };
+    char src[1024];
+    snprintf(src, sizeof src,
+             "@num_warps(2)\n"
+             "kernel k(h: *%s, a: *%s, v: *%s, olds: *%s, n: i32) {\n"
+             "    let offs = program_id(0) * 128 + arange(0, 128);\n"
+             "    let m = offs < n;\n"
+             "    atomic_add(h + offs %% 8, 1.0 as %s, m);\n"
+             "    store(olds + offs, atomic_add(a + offs, load(v + offs, m), m), m);\n"
+             "}\n",
+             dt, dt, dt, dt, dt);
+    /* n a multiple of 16 (specialized): the mask is uniform over pairs, so adds are packed */
+    const char *spec[] = {"n=16", NULL};
+    bool pairs = N % 16 == 0;
+    tile_compile_options o = {.arch = arch, .specialize = pairs ? spec : NULL};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    bool packed_ok = !strcmp(dt, "f16") || (arch && !strcmp(arch, "sm_90a"));
+    bool packed = strstr(c.ptx, !strcmp(dt, "f16") ? "add.noftz.f16x2" : "add.noftz.bf16x2") != NULL;
+    cr_expect(packed == (pairs && packed_ok), "%s on %s, n=%d: packed %d", dt, arch ? arch : "default", N, packed);
+    K k;
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu", &racecheck, &k.dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_module_load_ptx(k.dev, c.ptx, &k.mod), DEV_OK, "%s", dev_last_error(k.dev));
+    cr_assert_eq(dev_module_get_function(k.mod, "k", &k.fn), DEV_OK, "%s", dev_last_error(k.dev));
+    k.threads = 64;
+    bool native = strstr(c.ptx, !strcmp(dt, "f16") ? "global.add.noftz.f16" : "global.add.noftz.bf16") != NULL;
+    cr_expect(native == packed_ok, "%s on %s: native add %d", dt, arch ? arch : "default", native);
+    tile_compiled_free(&c);
+    static uint16_t h[BINS], a[NMAX], v[NMAX], olds[NMAX], a1[NMAX];
+    for (int i = 0; i < BINS; i++) h[i] = from_f(0.0f);
+    for (int i = 0; i < N; i++) a[i] = from_f((float)(i % 50) * 0.25f), v[i] = from_f((float)(i % 7) - 3.0f), olds[i] = 0;
+    size_t nb = sizeof(uint16_t) * (size_t)N;
+    uint64_t dh = upload(&k, h, sizeof h), da = upload(&k, a, nb), dv = upload(&k, v, nb), dolds = upload(&k, olds, nb);
+    int32_t n = N;
+    void *params[] = {&dh, &da, &dv, &dolds, &n};
+    launch(&k, (N + 127) / 128, params);
+    download(&k, h, dh, sizeof h);
+    download(&k, a1, da, nb);
+    download(&k, olds, dolds, nb);
+    for (int b = 0; b < BINS; b++) cr_expect_eq(to_f(h[b]), (float)((N - b + BINS - 1) / BINS), "%s bin %d = %g", dt, b, to_f(h[b]));
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(olds[i], a[i], "%s old[%d]", dt, i);
+        cr_expect_eq(to_f(a1[i]), to_f(a[i]) + to_f(v[i]), "%s a[%d] = %g", dt, i, to_f(a1[i]));
+    }
+    unload(&k);
+}
+
+static uint16_t bf16_from(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+static float bf16_to(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+/* exact for the normal, short-mantissa values these tests use */
+static uint16_t f16_from(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (!(u & 0x7fffffff)) return (uint16_t)(u >> 16);
+    return (uint16_t)((u >> 16 & 0x8000) | (((u >> 23 & 0xff) - 112) << 10) | (u >> 13 & 0x3ff));
+}
+static float f16_to(uint16_t h) {
+    if (!(h & 0x7fff)) return h ? -0.0f : 0.0f;
+    uint32_t u = (uint32_t)(h & 0x8000) << 16 | (uint32_t)((h >> 10 & 0x1f) + 112) << 23 | (uint32_t)(h & 0x3ff) << 13;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+Test(lang_run, atomic_add_f16_bf16) {
+    for (int N = 777; N <= 784; N += 7) { /* odd: one element at a time; 784 = 49*16: packed pairs */
+        half_add_case("f16", NULL, N, f16_from, f16_to);
+        half_add_case("bf16", NULL, N, bf16_from, bf16_to);
+        half_add_case("bf16", "sm_90a", N, bf16_from, bf16_to);
+    }
+}
+
+/* debug_barrier orders global writes of one program before its reads of other threads'. */
+Test(lang_run, debug_barrier) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(x: *i32, out: *i32) {\n"
+             "    let i = arange(0, 512);\n"
+             "    store(x + i, i * 3);\n"
+             "    debug_barrier();\n"
+             "    store(out + i, load(x + 511 - i));\n"
+             "}\n",
+             "k");
+    static int32_t x[512], out[512];
+    uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out);
+    void *params[] = {&dx, &dout};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    for (int i = 0; i < 512; i++) cr_expect_eq(out[i], (511 - i) * 3, "out[%d] = %d", i, out[i]);
+    unload(&k);
+}
+
+/* ---- masks and `other` broadcast to the pointers' shape; where on integer conditions ---- */
+
+/* A [64, 32] tile under a column mask [1, 32], a row mask [64, 1] and an `other` of [64, 1];
+ * an atomic under the column mask; where() choosing by i32 values (non-zero is true). */
+Test(lang_run, mask_other_broadcast_and_int_where) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(x: *f32, y: *f32, acc: *f32, colflag: *i32, sel: *i32, s: *i32, rows: i32) {\n"
+             "    let r = arange(0, 64);\n"
+             "    let c = arange(0, 32);\n"
+             "    let p = x + r[:, None] * 32 + c[None, :];\n"
+             "    let f = load(colflag + c);\n"
+             "    let cm = (f != 0)[None, :];\n"
+             "    let rm = r[:, None] < rows;\n"
+             "    let v = load(p, cm, -1.0);\n"
+             "    let w = load(p, mask=rm, other=(r as f32)[:, None]);\n"
+             "    store(y + r[:, None] * 32 + c[None, :], v + w, rm);\n"
+             "    atomic_add(acc + c[None, :] + zeros([64, 32], i32), v, cm, sem=\"relaxed\");\n"
+             "    store(sel + c, where(f, c, -c));\n"
+             "    store(s, where(rows - 50, 7, 9));\n"
+             "}\n",
+             "k");
+    enum { R = 64, C = 32 };
+    static float x[R * C], y[R * C], acc[C];
+    int32_t flag[C], sel[C], sv = 0;
+    for (int i = 0; i < R * C; i++) x[i] = (float)(i % 13) - 6.0f, y[i] = 1234.0f;
+    for (int j = 0; j < C; j++) flag[j] = (j * 7) % 3 - 1, acc[j] = 0.5f; /* -1, 1, 0, ... */
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dacc = upload(&k, acc, sizeof acc);
+    uint64_t dflag = upload(&k, flag, sizeof flag), dsel = upload(&k, sel, sizeof sel), ds = upload(&k, &sv, 4);
+    for (int rows = 37; rows <= 50; rows += 13) {
+        void *params[] = {&dx, &dy, &dacc, &dflag, &dsel, &ds, &rows};
+        launch(&k, 1, params);
+        download(&k, y, dy, sizeof y);
+        download(&k, sel, dsel, sizeof sel);
+        download(&k, &sv, ds, 4);
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < C; j++) {
+                float v = flag[j] ? x[i * C + j] : -1.0f, w = i < rows ? x[i * C + j] : (float)i;
+                if (i < rows) cr_expect_eq(y[i * C + j], v + w, "rows %d: y[%d][%d] = %g, want %g", rows, i, j, y[i * C + j], v + w);
+                else cr_expect_eq(y[i * C + j], 1234.0f, "rows %d: y[%d][%d] written", rows, i, j);
+            }
+        for (int j = 0; j < C; j++) cr_expect_eq(sel[j], flag[j] ? j : -j, "sel[%d]", j);
+        cr_expect_eq(sv, rows == 50 ? 9 : 7, "scalar where: %d", sv);
+    }
+    download(&k, acc, dacc, sizeof acc);
+    for (int j = 0; j < C; j++) {
+        float want = 0.5f;
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < R; i++) want += flag[j] ? x[i * C + j] : 0.0f;
+        cr_expect_eq(acc[j], want, "acc[%d] = %g, want %g", j, acc[j], want);
     }
     unload(&k);
 }

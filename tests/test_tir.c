@@ -207,6 +207,22 @@ Test(tir_roundtrip, two_kernels_no_layouts) {
     check_round_trip(t, t);
 }
 
+/* Atomics print their ordering and scope when not the default (acq_rel, gpu). */
+Test(tir_roundtrip, atomic_sem_scope) {
+    const char *t = "kernel @k(%p: ptr<i32>, %q: ptr<f32>) num_warps=4 num_stages=3 {\n"
+                    "  %0 = const {value=3} : i32\n"
+                    "  %1 = atomic_rmw %p, %0 {kind=and, sem=relaxed, scope=cta} : i32\n"
+                    "  %2 = atomic_rmw %p, %0 {kind=xor, sem=release} : i32\n"
+                    "  %3 = atomic_rmw %p, %0 {kind=or, sem=acquire, scope=sys} : i32\n"
+                    "  %4 = const {value=1} : f32\n"
+                    "  %5 = atomic_cas %q, %4, %4 {scope=sys} : f32\n"
+                    "  %6 = atomic_rmw %q, %4 {kind=add} : f32\n"
+                    "  barrier\n"
+                    "  return\n"
+                    "}\n";
+    check_round_trip(t, t);
+}
+
 /* Hand-written input: names, comments, blank lines, inline layouts, `#k` result refs, any attr order. */
 Test(tir_roundtrip, hand_written_input_prints_canonically) {
     const char *in = "// a comment line\n"
@@ -346,6 +362,8 @@ typedef struct ErrCase {
 } ErrCase;
 
 static const ErrCase parse_errors[] = {
+    {"kernel @k(%p: ptr<i32>) {\n  %0 = atomic_rmw %p, %p {kind=add, sem=seq} : i32\n}\n",
+     "t.tir:2:41: error: unknown memory ordering 'seq'"},
     {"kernel @k() num_warps=4 {\n  %0 = frob : i32\n  return\n}\n", "t.tir:2:8: error: unknown op 'frob'"},
     {"kernel @k() {\n  %0 = add %1, %2 : i32\n}\n", "t.tir:2:12: error: use of undefined value %1"},
     {"kernel @k() {\n  %0 = const {value=1} : i33\n}\n", "t.tir:2:26: error: unknown type 'i33'"},

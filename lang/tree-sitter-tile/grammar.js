@@ -260,8 +260,8 @@ module.exports = grammar({
 
     argument_list: ($) => seq('(', commaSep(choice($._expression, $.keyword_argument)), ')'),
 
-    // arg = [ IDENT "=" ] expr
-    keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', $._expression)),
+    // arg = [ IDENT "=" ] expr | IDENT "=" STRING   (sem="relaxed"; not yet in the generated parser)
+    keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', choice($._expression, $.string))),
 
     index_expression: ($) => seq(
       field('value', $._postfix),

@@ -1,0 +1,184 @@
+/* test_math.c - the f32 math built-ins against libm on the PTX emulator: 131072
+ * points per function (uniform and log-uniform ranges, odd tails, special values),
+ * errors in ulps of the correctly rounded result; the bounds are the accuracy
+ * docs/language.md promises.  Also the exact ones: round rint trunc fmod copysign
+ * clamp isnan isinf signbit.  (The sign of a NaN result is not checked.) */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+
+enum { N = 131072, BLOCK = 1024 };
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static double urand(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+static float uni(double lo, double hi) { return (float)(lo + (hi - lo) * urand()); }
+/* sign * 2^e, e uniform in [elo, ehi] */
+static float logu(double elo, double ehi) { return (float)((urand() < 0.5 ? -1 : 1) * exp2(elo + (ehi - elo) * urand())); }
+
+/* Run `expr` (of x[o] and y[o]) over N points; out receives the results. */
+static void run(const char *expr, const float *x, const float *y, float *out) {
+    char src[1024];
+    snprintf(src, sizeof src,
+             "@num_warps(4)\n"
+             "kernel k(xp: *f32, yp: *f32, out: *f32, n: i32) {\n"
+             "    let o = program_id(0) * %d + arange(0, %d);\n"
+             "    let m = o < n;\n"
+             "    let x = load(xp + o, m);\n"
+             "    let y = load(yp + o, m);\n"
+             "    store(out + o, %s, m);\n"
+             "}\n",
+             BLOCK, BLOCK, expr);
+    tile_compile_options opt = {0};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &opt, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    TileDevice *dev;
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_module_load_ptx(dev, c.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_module_get_function(mod, "k", &fn), DEV_OK, "%s", dev_last_error(dev));
+    tile_compiled_free(&c);
+    uint64_t dx, dy, dout;
+    size_t bytes = sizeof(float) * N;
+    cr_assert_eq(dev_malloc(dev, bytes, &dx), DEV_OK);
+    cr_assert_eq(dev_malloc(dev, bytes, &dy), DEV_OK);
+    cr_assert_eq(dev_malloc(dev, bytes, &dout), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(dev, dx, x, bytes), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(dev, dy, y, bytes), DEV_OK);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &dout, &n};
+    cr_assert_eq(dev_launch(fn, N / BLOCK, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_synchronize(dev), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_memcpy_dtoh(dev, out, dout, bytes), DEV_OK);
+    dev_module_unload(mod);
+    dev_close(dev);
+}
+
+/* ulps between got and the double reference, in units of the float nearest ref */
+static double ulps(float got, double ref) {
+    if (isnan(ref)) return isnan(got) ? 0 : INFINITY;
+    float rf = (float)ref;
+    if (isinf(rf) || isinf(got)) return got == rf ? 0 : INFINITY;
+    double a = fabs((double)rf);
+    double u = a < FLT_MIN ? ldexp(1.0, -149) : (double)nextafterf((float)a, INFINITY) - a;
+    return fabs((double)got - ref) / u;
+}
+
+typedef struct Case {
+    const char *name, *expr;
+    double (*ref1)(double);
+    double (*ref2)(double, double);
+    double bound; /* max ulps promised */
+    void (*gen)(float *x, float *y, int i);
+} Case;
+
+static void g_unit(float *x, float *y, int i) { *x = i % 64 == 0 ? uni(-1.0005, 1.0005) : i % 3 ? uni(-1, 1) : logu(-30, 0), *y = 0; }
+static void g_atan(float *x, float *y, int i) { *x = i % 2 ? uni(-10, 10) : logu(-40, 40), *y = 0; }
+static void g_atan2(float *x, float *y, int i) {
+    *x = i % 2 ? uni(-10, 10) : logu(-30, 30);
+    *y = i % 3 ? uni(-10, 10) : logu(-30, 30);
+    if (i % 1000 == 7) *x = 0;
+    if (i % 1000 == 9) *y = -0.0f;
+}
+static void g_hyp(float *x, float *y, int i) { *x = i % 2 ? uni(-20, 20) : i % 4 ? uni(-89.5, 89.5) : logu(-30, 0), *y = 0; }
+static void g_log1p(float *x, float *y, int i) {
+    *x = i % 4 == 0 ? uni(-1, 1) : i % 4 == 1 ? logu(-40, 0) : i % 4 == 2 ? (float)exp2(60 * urand()) : uni(-0.999f, 4);
+    *y = 0;
+}
+static void g_expm1(float *x, float *y, int i) { *x = i % 2 ? uni(-20, 88.7) : i % 4 ? logu(-40, 0) : uni(-100, 0), *y = 0; }
+static void g_round(float *x, float *y, int i) { *x = i % 2 ? uni(-1000, 1000) : (float)((int)uni(-2000, 2000)) * 0.5f, *y = 0; }
+static void g_fmod(float *x, float *y, int i) {
+    *x = i % 2 ? uni(-1000, 1000) : logu(-10, 20);
+    *y = i % 3 ? uni(-10, 10) : logu(-5, 5);
+    if (i % 997 == 0) *x = *y * (float)(int)uni(-100, 100); /* exact multiples: a zero result */
+}
+
+static double d_rint(double x) { return nearbyint(x); }
+
+static const Case cases[] = {
+    {"asin", "asin(x)", asin, NULL, 4, g_unit},
+    {"acos", "acos(x)", acos, NULL, 4, g_unit},
+    {"atan", "atan(x)", atan, NULL, 4, g_atan},
+    {"atan2", "atan2(y, x)", NULL, atan2, 4, g_atan2},
+    {"sinh", "sinh(x)", sinh, NULL, 4, g_hyp},
+    {"cosh", "cosh(x)", cosh, NULL, 4, g_hyp},
+    {"log1p", "log1p(x)", log1p, NULL, 4, g_log1p},
+    {"expm1", "expm1(x)", expm1, NULL, 4, g_expm1},
+    {"round", "round(x)", round, NULL, 0, g_round},
+    {"rint", "rint(x)", d_rint, NULL, 0, g_round},
+    {"trunc", "trunc(x)", trunc, NULL, 0, g_round},
+    {"fmod", "fmod(x, y)", NULL, fmod, 0, g_fmod},
+};
+
+Test(math, accuracy_against_libm, .timeout = 600) {
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N), *out = malloc(sizeof(float) * N);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const Case *c = &cases[k];
+        for (int i = 0; i < N; i++) c->gen(&x[i], &y[i], i);
+        run(c->expr, x, y, out);
+        double worst = 0;
+        int at = 0;
+        for (int i = 0; i < N; i++) {
+            double ref = c->ref1 ? c->ref1(x[i]) : c->ref2(c->ref2 == atan2 ? y[i] : x[i], c->ref2 == atan2 ? x[i] : y[i]);
+            double e = ulps(out[i], ref);
+            if (!(e <= worst)) worst = e, at = i;
+        }
+        printf("%-6s max %.2f ulp over %d points (at x=%a y=%a: got %a, libm %a)\n", c->name, worst, N, x[at], y[at], out[at],
+               c->ref1 ? c->ref1(x[at]) : c->ref2(c->ref2 == atan2 ? y[at] : x[at], c->ref2 == atan2 ? x[at] : y[at]));
+        cr_expect(worst <= c->bound, "%s: %.2f ulp (bound %.0f) at x=%a y=%a: got %a", c->name, worst, c->bound, x[at], y[at], out[at]);
+    }
+    free(x), free(y), free(out);
+}
+
+/* Special values, and the classification functions (their i1 results stored as 0/1). */
+Test(math, special_values_and_classification) {
+    static float x[N], y[N], out[N];
+    const float sv[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-45f, -3.5f, 2.5f, 1e30f};
+    enum { S = sizeof sv / sizeof *sv };
+    for (int i = 0; i < N; i++) x[i] = sv[i % S], y[i] = sv[(i / S) % S];
+    struct {
+        const char *expr;
+        double (*f)(double, double);
+    } ex[] = {{"atan2(y, x)", NULL}, {"fmod(x, y)", fmod}, {"copysign(x, y)", copysign}};
+    for (int k = 0; k < 3; k++) {
+        run(ex[k].expr, x, y, out);
+        for (int i = 0; i < S * S; i++) {
+            double ref = k == 0 ? atan2(y[i], x[i]) : ex[k].f(x[i], y[i]);
+            bool ok = isnan(ref) ? isnan(out[i]) : (out[i] == (float)ref && !signbit(out[i]) == !signbit(ref)) || (k == 0 && ulps(out[i], ref) <= 4);
+            cr_expect(ok, "%s at x=%a y=%a: got %a, libm %a", ex[k].expr, x[i], y[i], out[i], ref);
+        }
+    }
+    const char *unary[] = {"asin(x)", "acos(x)", "atan(x)", "sinh(x)", "cosh(x)", "log1p(x)", "expm1(x)", "round(x)", "rint(x)", "trunc(x)"};
+    double (*uref[])(double) = {asin, acos, atan, sinh, cosh, log1p, expm1, round, d_rint, trunc};
+    for (int k = 0; k < 10; k++) {
+        run(unary[k], x, y, out);
+        for (int i = 0; i < S; i++) {
+            double ref = uref[k](x[i]);
+            cr_expect(ulps(out[i], ref) <= 4 && (ref != 0 || !signbit(out[i]) == !signbit(ref)), "%s at %a: got %a, libm %a", unary[k], x[i], out[i], ref);
+        }
+    }
+    run("where(isnan(x), 1.0, 0.0) + where(isinf(x), 2.0, 0.0) + where(signbit(x), 4.0, 0.0) + where(isnan(7), 8.0, 0.0)", x, y, out);
+    for (int i = 0; i < S; i++) {
+        float want = (isnan(x[i]) ? 1.0f : 0.0f) + (isinf(x[i]) ? 2.0f : 0.0f) + (signbit(x[i]) ? 4.0f : 0.0f);
+        cr_expect_eq(out[i], want, "classify %a: %g, want %g", x[i], out[i], want);
+    }
+    run("clamp(x, -1.0, y)", x, y, out);
+    for (int i = 0; i < S * S; i++) {
+        float lo = fmaxf(x[i], -1.0f);
+        float want = isnan(x[i]) || isnan(y[i]) ? NAN : lo < y[i] ? lo : y[i];
+        if (isnan(want)) cr_expect(isnan(out[i]), "clamp(%a, -1, %a) = %a, want NaN", x[i], y[i], out[i]);
+        else cr_expect(out[i] == want, "clamp(%a, -1, %a) = %a, want %a", x[i], y[i], out[i], want);
+    }
+}
