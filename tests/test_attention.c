@@ -284,6 +284,7 @@ typedef struct PagedCase {
     int num_seqs, heads_q, heads_kv, num_tokens, head_dim, block_size;
     const int *ctx;  /* context length per sequence (>= num_tokens) */
     int num_splits;  /* 1: the non-split kernel alone */
+    bool neg_scale;  /* a negative softmax scale (the kernel moves its sign onto Q) */
 } PagedCase;
 
 static void run_paged(const PagedCase *c) {
@@ -341,7 +342,7 @@ static void run_paged(const PagedCase *c) {
     uint64_t dk = upload(dev, hk, nk * 2), dv = upload(dev, hv, nv * 2), dq = upload(dev, hq, nq * 2), dout = upload(dev, ho, no * 2);
     uint64_t dpart = upload(dev, hpart, npart * D * 4), dlse = upload(dev, hlse, npart * 4);
     uint64_t dtable = upload(dev, table, sizeof(int) * (size_t)S * sbt), dctx = upload(dev, c->ctx, sizeof(int) * (size_t)S);
-    float scale = (float)(1.0 / sqrt((double)D)) * 1.5f;
+    float scale = (float)(1.0 / sqrt((double)D)) * (c->neg_scale ? -1.5f : 1.5f);
     void *params[] = {&dq, &dk, &dv, &dout, &dpart, &dlse, &dtable, &dctx, &T, &G, &Hq, &sqs, &sqt, &sqh,
                       &skb, &sks, &skh, &svb, &svs, &svh, &sos, &sot, &soh, &sbt, &scale};
     kern_launch(&k, (unsigned)Hk, (unsigned)S, (unsigned)ns, params);
@@ -390,20 +391,27 @@ static void run_paged(const PagedCase *c) {
 Test(paged_attention, one_token, .timeout = 300) {
     seed_rng();
     static const int ctx[] = {1, 15, 100};
-    run_paged(&(PagedCase){DT_F16_, 3, 4, 1, 1, 64, 16, ctx, 1});
-    run_paged(&(PagedCase){DT_BF16_, 3, 4, 1, 1, 64, 16, ctx, 3});
+    run_paged(&(PagedCase){DT_F16_, 3, 4, 1, 1, 64, 16, ctx, 1, false});
+    run_paged(&(PagedCase){DT_BF16_, 3, 4, 1, 1, 64, 16, ctx, 3, false});
 }
 
 Test(paged_attention, eight_tokens, .timeout = 300) {
     seed_rng();
     static const int ctx[] = {8, 200};
-    run_paged(&(PagedCase){DT_BF16_, 2, 8, 2, 8, 128, 32, ctx, 1}); /* 4 heads x 8 tokens: a 32-row Q tile */
-    run_paged(&(PagedCase){DT_F16_, 2, 8, 2, 8, 128, 32, ctx, 4});
+    run_paged(&(PagedCase){DT_BF16_, 2, 8, 2, 8, 128, 32, ctx, 1, false}); /* 4 heads x 8 tokens: a 32-row Q tile */
+    run_paged(&(PagedCase){DT_F16_, 2, 8, 2, 8, 128, 32, ctx, 4, false});
+}
+
+Test(paged_attention, negative_scale, .timeout = 300) {
+    seed_rng();
+    static const int ctx[] = {8, 100};
+    run_paged(&(PagedCase){DT_F16_, 2, 8, 2, 4, 64, 16, ctx, 1, true});
+    run_paged(&(PagedCase){DT_BF16_, 2, 4, 1, 1, 64, 16, ctx, 3, true});
 }
 
 Test(paged_attention, long_context_split, .timeout = 300) {
     seed_rng();
     static const int ctx[] = {1000, 37};
-    run_paged(&(PagedCase){DT_F16_, 2, 2, 2, 2, 128, 16, ctx, 5});
-    run_paged(&(PagedCase){DT_F16_, 2, 4, 4, 1, 80, 64, ctx, 1}); /* head_dim padded to 128, block_size 64 */
+    run_paged(&(PagedCase){DT_F16_, 2, 2, 2, 2, 128, 16, ctx, 5, false});
+    run_paged(&(PagedCase){DT_F16_, 2, 4, 4, 1, 80, 64, ctx, 1, false}); /* head_dim padded to 128, block_size 64 */
 }
