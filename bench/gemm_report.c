@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/ptx_loop.h"
 #include "include/tile/tile.h"
 
 typedef struct Cfg {
@@ -72,13 +73,6 @@ typedef struct Mix {
     int first_line, last_line; /* the main loop, 1-based lines of the PTX; 0 when no loop */
 } Mix;
 
-typedef struct Line {
-    char label[64];  /* "name" when the line is "name:" */
-    char target[64]; /* the label a bra jumps to */
-    char op[64];     /* opcode with modifiers, guard removed; "" for non-instructions */
-    bool func;       /* a .entry or .func starts here */
-} Line;
-
 static void classify(const char *op, Mix *m, int sign) {
     if (!*op) return;
     m->total += sign;
@@ -94,69 +88,15 @@ static void classify(const char *op, Mix *m, int sign) {
     else if (!strncmp(op, "bar.sync", 8) || !strncmp(op, "barrier.sync", 12) || !strncmp(op, "bar.cta.sync", 12)) m->bar += sign;
 }
 
-static int parse_lines(const char *ptx, Line **out) {
-    int cap = 1024, n = 0;
-    Line *ls = malloc(sizeof(Line) * (size_t)cap);
-    for (const char *p = ptx; *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (n == cap) ls = realloc(ls, sizeof(Line) * (size_t)(cap *= 2));
-        Line *l = &ls[n++];
-        memset(l, 0, sizeof *l);
-        char buf[512];
-        snprintf(buf, sizeof buf, "%.*s", (int)(len < 511 ? len : 511), p);
-        char *s = buf;
-        while (*s == ' ' || *s == '\t') s++;
-        char *cm = strstr(s, "//");
-        if (cm) *cm = 0;
-        l->func = strstr(s, ".entry ") || strstr(s, ".func ");
-        size_t sl = strlen(s);
-        while (sl && (s[sl - 1] == ' ' || s[sl - 1] == '\t' || s[sl - 1] == '\r')) s[--sl] = 0;
-        if (sl && s[sl - 1] == ':' && !strchr(s, ' ')) {
-            snprintf(l->label, sizeof l->label, "%.*s", (int)(sl - 1), s);
-        } else if (*s && *s != '.' && *s != '{' && *s != '}' && *s != ')' && *s != '(') {
-            if (*s == '@') { /* guard */
-                while (*s && *s != ' ' && *s != '\t') s++;
-                while (*s == ' ' || *s == '\t') s++;
-            }
-            size_t ol = strcspn(s, " \t;");
-            snprintf(l->op, sizeof l->op, "%.*s", (int)(ol < 63 ? ol : 63), s);
-            if (!strncmp(l->op, "bra", 3)) {
-                char *t = s + ol;
-                while (*t == ' ' || *t == '\t') t++;
-                snprintf(l->target, sizeof l->target, "%.*s", (int)strcspn(t, " \t;"), t);
-            }
-        }
-        p = e ? e + 1 : p + len;
-    }
-    *out = ls;
-    return n;
-}
-
 /* Counts over the main loop (see the design comment, step 3). */
 static void analyze_ptx(const char *ptx, Mix *best) {
-    Line *ls;
-    int n = parse_lines(ptx, &ls);
+    PtxLine *ls;
+    int n = ptx_parse_lines(ptx, &ls), first, last;
     memset(best, 0, sizeof *best);
-    int best_span = 0;
-    int func_start = 0; /* labels are per function: a branch never leaves its .entry */
-    for (int j = 0; j < n; j++) {
-        if (ls[j].func) func_start = j;
-        if (!ls[j].target[0]) continue;
-        for (int i = j - 1; i >= func_start; i--) {
-            if (strcmp(ls[i].label, ls[j].target)) continue;
-            Mix m;
-            memset(&m, 0, sizeof m);
-            for (int k = i; k <= j; k++) classify(ls[k].op, &m, 1);
-            m.first_line = i + 1;
-            m.last_line = j + 1;
-            int span = j - i;
-            if (!best->first_line || m.mma > best->mma || (m.mma == best->mma && span < best_span)) {
-                *best = m;
-                best_span = span;
-            }
-            break;
-        }
+    if (ptx_main_loop(ls, n, &first, &last)) {
+        for (int k = first; k <= last; k++) classify(ls[k].op, best, 1);
+        best->first_line = first + 1;
+        best->last_line = last + 1;
     }
     free(ls);
 }

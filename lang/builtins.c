@@ -35,7 +35,7 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(BROADCAST_TO, "broadcast_to", 2, "x shape", BROADCAST, PLAIN, 0)                     \
     X(WHERE, "where", 3, "cond a b", SELECT, PLAIN, 0)                                     \
     X(CAST, "cast", 2, "x dtype", CAST, PLAIN, 0)                                          \
-    X(EXP, "exp", 1, "x", EXP, MATH, 0) X(EXP2, "exp2", 1, "x", EXP2, MATH, 0)             \
+    X(EXP, "exp", 1, "x exact", EXP, MATH, 0) X(EXP2, "exp2", 1, "x exact", EXP2, MATH, 0) \
     X(LOG, "log", 1, "x", LOG, MATH, 0) X(LOG2, "log2", 1, "x", LOG2, MATH, 0)             \
     X(SQRT, "sqrt", 1, "x", SQRT, MATH, 0) X(RSQRT, "rsqrt", 1, "x", RSQRT, MATH, 0)       \
     X(ABS, "abs", 1, "x", ABS, MATH, 0) X(SIN, "sin", 1, "x", SIN, MATH, 0)                \
@@ -282,8 +282,13 @@ static Val bi_math(Call *c) {
         return dtype_is_float(dt) ? val_ct_float(fabs(x.f), dt) : val_ct_int(x.i < 0 && x.i != INT64_MIN ? -x.i : x.i, dt);
     if (c->bi->op != OP_ABS && !dtype_is_float(dt)) dt = DT_F32;
     if (c->bi->op == OP_ABS && dt == DT_I1) dt = DT_I32;
+    /* exp/exp2: `exact=true` asks for the full-range form (no flush to zero) */
+    int64_t exact = 0;
+    if (has(c, 1) && !ct_int(c, 1, "exact", &exact)) return val_err();
     ValueId v = gen_coerce(g, x, dt, NULL, val_rank(x), val_shape(x), c->loc[0]);
-    return rt(g, gen_emit(g, c->node->loc, c->bi->op, &v, 1, tir_vtype(g->f, v)));
+    Inst *in = gen_emit_inst(g, c->node->loc, c->bi->op, &v, 1, tir_vtype(g->f, v));
+    in->a.ival = exact != 0;
+    return rt(g, in->res[0]);
 }
 
 /* isnan, isinf, signbit: i1 of x's shape (integers: never NaN or infinite; signbit is x < 0) */

@@ -5,8 +5,10 @@
  * trans find, for each result register, the operand register holding the
  * same element by looking up its static coordinate (layout.h).  Element-wise
  * ops apply per register.  f16/bf16 math runs in f32; transcendental
- * functions use the hardware approximations (ex2, lg2, sin, cos, tanh);
- * asin acos atan atan2 sinh cosh log1p expm1 fmod are llvm_math.c's. */
+ * functions use the hardware approximations (ex2, lg2, sin, cos, tanh); f32
+ * exp and exp2 flush subnormals (ex2.approx.ftz) unless marked exact
+ * (docs/language.md, "Precision of math functions"); asin acos atan atan2
+ * sinh cosh log1p expm1 fmod are llvm_math.c's. */
 #include "llvm_ctx.h"
 
 #include <math.h>
@@ -112,17 +114,41 @@ LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to) {
 
 static LLVMValueRef fconst(LL *l, LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
 
-/* f32 exp2 via the hardware approximation */
-static LLVMValueRef ex2(LL *l, LLVMValueRef x) {
+/* f32 2^x by the hardware approximation (MUFU.EX2, at most 2 ulp from the
+ * correctly rounded result).  The .ftz form flushes subnormal inputs and
+ * results to zero and is one MUFU; without .ftz ptxas wraps it in a
+ * compare, two multiplies and a select to scale subnormals.  Every f32 exp
+ * and exp2 takes .ftz, as Triton does, unless written `exact=true`. */
+static LLVMValueRef ex2(LL *l, LLVMValueRef x, bool ftz) {
     LLVMTypeRef ft = l->t_f32;
-    return ll_intr(l, "llvm.nvvm.ex2.approx.f32", &ft, 1, &x, 1);
+    return ll_intr(l, ftz ? "llvm.nvvm.ex2.approx.ftz" : "llvm.nvvm.ex2.approx", &ft, 1, &x, 1);
 }
 
-static LLVMValueRef math_f32(LL *l, Op op, LLVMValueRef x) {
+/* exp(x, exact=true): t = x*log2(e) rounded, plus the rounding error of that
+ * product (err = fma(x, L_hi, -t) + x*L_lo, exact to f32 precision), so the
+ * result 2^t * (1 + err*ln 2) stays within ~3 ulp over the whole range instead
+ * of losing |x*log2 e| ulps; infinite t (x = +-inf, overflow) skips the
+ * correction, whose fma would be inf - inf. */
+static LLVMValueRef exp_exact(LL *l, LLVMValueRef x) {
+    LLVMBuilderRef B = l->b;
+    LLVMTypeRef ft = l->t_f32;
+    const double log2e = 1.4426950408889634;
+    double hi = (double)(float)log2e, lo = log2e - hi;
+    LLVMValueRef t = LLVMBuildFMul(B, x, fconst(l, ft, hi), "");
+    LLVMValueRef a[3] = {x, fconst(l, ft, hi), LLVMBuildFNeg(B, t, "")};
+    LLVMValueRef err = LLVMBuildFAdd(B, ll_intr(l, "llvm.fma", &ft, 1, a, 3), LLVMBuildFMul(B, x, fconst(l, ft, lo), ""), "");
+    LLVMValueRef inf = LLVMBuildFCmp(B, LLVMRealOEQ, ll_intr(l, "llvm.fabs", &ft, 1, &t, 1), fconst(l, ft, INFINITY), "");
+    err = LLVMBuildSelect(B, inf, fconst(l, ft, 0.0), err, "");
+    LLVMValueRef r = ex2(l, t, false);
+    LLVMValueRef c[3] = {r, LLVMBuildFMul(B, err, fconst(l, ft, 0.6931471805599453), ""), r};
+    return ll_intr(l, "llvm.fma", &ft, 1, c, 3);
+}
+
+static LLVMValueRef math_f32(LL *l, Op op, bool exact, LLVMValueRef x) {
     LLVMTypeRef ft = l->t_f32;
     switch (op) {
-    case OP_EXP2: return ex2(l, x);
-    case OP_EXP: return ex2(l, LLVMBuildFMul(l->b, x, fconst(l, ft, 1.4426950408889634), ""));
+    case OP_EXP2: return ex2(l, x, !exact);
+    case OP_EXP: return exact ? exp_exact(l, x) : ex2(l, LLVMBuildFMul(l->b, x, fconst(l, ft, 1.4426950408889634), ""), true);
     case OP_LOG2: return ll_intr(l, "llvm.nvvm.lg2.approx.f", NULL, 0, &x, 1);
     case OP_LOG:
         return LLVMBuildFMul(l->b, ll_intr(l, "llvm.nvvm.lg2.approx.f", NULL, 0, &x, 1), fconst(l, ft, 0.6931471805599453), "");
@@ -131,7 +157,7 @@ static LLVMValueRef math_f32(LL *l, Op op, LLVMValueRef x) {
     case OP_RSQRT: return ll_intr(l, "llvm.nvvm.rsqrt.approx.f", NULL, 0, &x, 1);
     case OP_TANH: return ll_asm(l, ft, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false);
     case OP_SIGMOID: {
-        LLVMValueRef e = ex2(l, LLVMBuildFMul(l->b, x, fconst(l, ft, -1.4426950408889634), ""));
+        LLVMValueRef e = ex2(l, LLVMBuildFMul(l->b, x, fconst(l, ft, -1.4426950408889634), ""), true);
         return LLVMBuildFDiv(l->b, fconst(l, ft, 1.0), LLVMBuildFAdd(l->b, fconst(l, ft, 1.0), e, ""), "");
     }
     case OP_ERF: {
@@ -147,7 +173,7 @@ static LLVMValueRef math_f32(LL *l, Op op, LLVMValueRef x) {
         }
         p = LLVMBuildFMul(l->b, p, t, "");
         LLVMValueRef x2 = LLVMBuildFMul(l->b, ax, ax, "");
-        LLVMValueRef e = ex2(l, LLVMBuildFMul(l->b, x2, fconst(l, ft, -1.4426950408889634), ""));
+        LLVMValueRef e = ex2(l, LLVMBuildFMul(l->b, x2, fconst(l, ft, -1.4426950408889634), ""), true);
         LLVMValueRef y = LLVMBuildFSub(l->b, fconst(l, ft, 1.0), LLVMBuildFMul(l->b, p, e, ""), "");
         LLVMValueRef cs[2] = {y, x};
         return ll_intr(l, "llvm.copysign", &ft, 1, cs, 2);
@@ -178,7 +204,7 @@ static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x) {
     }
     LLVMValueRef v = dt == DT_F32 ? x[0] : LLVMBuildFPExt(l->b, x[0], l->t_f32, "");
     LLVMValueRef w = !x[1] || dt == DT_F32 ? x[1] : LLVMBuildFPExt(l->b, x[1], l->t_f32, "");
-    LLVMValueRef r = math_f32(l, i->op, v);
+    LLVMValueRef r = math_f32(l, i->op, (i->op == OP_EXP || i->op == OP_EXP2) && i->a.ival, v);
     if (!r) r = ll_math_ext_f32(l, i->op, v, w);
     if (!r) return NULL;
     return dt == DT_F32 ? r : LLVMBuildFPTrunc(l->b, r, ty, "");

@@ -104,8 +104,8 @@ enum {
     X(BITCAST, "bitcast", 1, 1, EW)     /* same bits, new dtype of equal width */          \
     X(PTR_ADD, "ptr_add", 2, 1, EW)     /* pointer + element offset */                     \
     /* math on floats (computed in f32 for f16/bf16) */                                    \
-    X(EXP, "exp", 1, 1, EW)                                                                \
-    X(EXP2, "exp2", 1, 1, EW)                                                              \
+    X(EXP, "exp", 1, 1, EW)             /* f32: ex2.approx.ftz; attr ival 1 (exact): no flush */ \
+    X(EXP2, "exp2", 1, 1, EW)           /* as exp */                                       \
     X(LOG, "log", 1, 1, EW)                                                                \
     X(LOG2, "log2", 1, 1, EW)                                                              \
     X(SQRT, "sqrt", 1, 1, EW)                                                              \
@@ -237,7 +237,8 @@ struct Block {
  *   reduce, scan: ival = axis, ival2 = RedKind;  cmp: ival2 = CmpPred
  *   atomic_rmw: ival2 = RedKind (sum is add);  atomics: sem, scope (printed when not the default);  dot: allow_tf32
  *   convert_layout, reduce, scan, dot, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
- *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy) */
+ *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy)
+ *   exp, exp2: ival = 1 for the exact (full-range, no flush-to-zero) form */
 typedef struct Attrs {
     int64_t ival, ival2;
     double fval;           /* float constant */

@@ -138,6 +138,10 @@ static void print_attrs(Printer *p, const Inst *i) {
         if (a->allow_tf32) str_puts(&t, "tf32=1");
         break;
     case OP_ASYNC_WAIT: str_printf(&t, "pending=%lld", (long long)a->ival); break;
+    case OP_EXP:
+    case OP_EXP2:
+        if (a->ival) str_puts(&t, "exact=1");
+        break;
     default: break;
     }
     if ((i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) && a->sem)

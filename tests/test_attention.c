@@ -116,6 +116,7 @@ typedef struct AttnCase {
     int window_left, window_right; /* -1: unbounded; either >= 0 turns on LOCAL */
     const int *lens_q, *lens_k;    /* varlen: batch lengths each (seq_q/seq_k ignored) */
     const char *extra;             /* one more define, e.g. "BN=32" */
+    bool neg_scale;                /* a negative softmax scale (the kernel moves its sign onto Q) */
 } AttnCase;
 
 static void run_attention(const AttnCase *c) {
@@ -172,7 +173,7 @@ static void run_attention(const AttnCase *c) {
     uint64_t dq = upload(dev, hq, nq * 2), dk = upload(dev, hk, nk * 2), dv = upload(dev, hv, nv * 2), dout = upload(dev, ho, no * 2);
     uint64_t dl = upload(dev, hl, nl * 4), dcq = upload(dev, q0, (size_t)(B + 1) * 4), dck = upload(dev, k0, (size_t)(B + 1) * 4);
     int group = Hq / Hk, wl = c->window_left < 0 ? 1 << 30 : c->window_left, wr = c->window_right < 0 ? 1 << 30 : c->window_right;
-    float scale = (float)(1.0 / sqrt((double)D)) * 1.25f;
+    float scale = (float)(1.0 / sqrt((double)D)) * (c->neg_scale ? -1.25f : 1.25f);
     void *params[] = {&dq, &dk, &dv, &dout, &dl, &dcq, &dck, &seq_q, &seq_k, &Hq, &group, &sqb, &sqs, &sqh, &skb, &sks, &skh,
                       &svb, &svs, &svh, &sob, &sos, &soh, &slb, &slh, &scale, &wl, &wr};
     if (seq_q > 0) kern_launch(&k, (unsigned)((seq_q + BM - 1) / BM), (unsigned)(B * Hq), 1, params);
@@ -226,46 +227,54 @@ static void run_attention(const AttnCase *c) {
 
 Test(attention, non_causal_odd_lengths, .timeout = 300) {
     seed_rng();
-    run_attention(&(AttnCase){DT_F16_, 2, 2, 2, 17, 17, 64, false, -1, -1, NULL, NULL, NULL});
-    run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 100, 100, 64, false, -1, -1, NULL, NULL, NULL});
-    run_attention(&(AttnCase){DT_F16_, 1, 2, 2, 1, 1, 64, false, -1, -1, NULL, NULL, NULL});
+    run_attention(&(AttnCase){DT_F16_, 2, 2, 2, 17, 17, 64, false, -1, -1, NULL, NULL, NULL, false});
+    run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 100, 100, 64, false, -1, -1, NULL, NULL, NULL, false});
+    run_attention(&(AttnCase){DT_F16_, 1, 2, 2, 1, 1, 64, false, -1, -1, NULL, NULL, NULL, false});
 }
 
 Test(attention, causal, .timeout = 300) {
     seed_rng();
-    run_attention(&(AttnCase){DT_F16_, 1, 2, 2, 100, 100, 64, true, -1, -1, NULL, NULL, NULL});
+    run_attention(&(AttnCase){DT_F16_, 1, 2, 2, 100, 100, 64, true, -1, -1, NULL, NULL, NULL, false});
     /* bottom-right alignment: one query sees every key; more queries than keys leave the first rows empty */
-    run_attention(&(AttnCase){DT_BF16_, 2, 1, 1, 1, 100, 64, true, -1, -1, NULL, NULL, NULL});
-    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 100, 17, 64, true, -1, -1, NULL, NULL, NULL});
-    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 17, 90, 64, true, -1, -1, NULL, NULL, "BM=16"});
-    run_attention(&(AttnCase){DT_BF16_, 1, 2, 1, 200, 200, 64, true, -1, -1, NULL, NULL, NULL});
+    run_attention(&(AttnCase){DT_BF16_, 2, 1, 1, 1, 100, 64, true, -1, -1, NULL, NULL, NULL, false});
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 100, 17, 64, true, -1, -1, NULL, NULL, NULL, false});
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 17, 90, 64, true, -1, -1, NULL, NULL, "BM=16", false});
+    run_attention(&(AttnCase){DT_BF16_, 1, 2, 1, 200, 200, 64, true, -1, -1, NULL, NULL, NULL, false});
+}
+
+/* The kernel takes the row max of unscaled scores and scales it (one fma per score): a
+ * negative scale must flip Q's sign first, or the max would be the minimum. */
+Test(attention, negative_scale, .timeout = 300) {
+    seed_rng();
+    run_attention(&(AttnCase){DT_F16_, 1, 2, 2, 70, 70, 64, true, -1, -1, NULL, NULL, NULL, true});
+    run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 33, 100, 64, false, -1, -1, NULL, NULL, NULL, true});
 }
 
 Test(attention, gqa_mqa, .timeout = 300) {
     seed_rng();
-    run_attention(&(AttnCase){DT_F16_, 1, 4, 1, 33, 40, 64, false, -1, -1, NULL, NULL, NULL});  /* MQA */
-    run_attention(&(AttnCase){DT_BF16_, 2, 8, 2, 17, 17, 64, true, -1, -1, NULL, NULL, NULL}); /* 4 query heads per KV head */
-    run_attention(&(AttnCase){DT_F16_, 1, 8, 1, 128, 128, 64, true, -1, -1, NULL, NULL, NULL}); /* 8 per KV head, whole blocks */
+    run_attention(&(AttnCase){DT_F16_, 1, 4, 1, 33, 40, 64, false, -1, -1, NULL, NULL, NULL, false});  /* MQA */
+    run_attention(&(AttnCase){DT_BF16_, 2, 8, 2, 17, 17, 64, true, -1, -1, NULL, NULL, NULL, false}); /* 4 query heads per KV head */
+    run_attention(&(AttnCase){DT_F16_, 1, 8, 1, 128, 128, 64, true, -1, -1, NULL, NULL, NULL, false}); /* 8 per KV head, whole blocks */
 }
 
 Test(attention, varlen, .timeout = 300) {
     seed_rng();
     static const int lq[] = {17, 0, 70, 1}, lk[] = {17, 5, 100, 1};
-    run_attention(&(AttnCase){DT_F16_, 4, 2, 1, 0, 0, 64, false, -1, -1, lq, lq, NULL});
-    run_attention(&(AttnCase){DT_BF16_, 4, 2, 2, 0, 0, 64, true, -1, -1, lq, lk, NULL});
+    run_attention(&(AttnCase){DT_F16_, 4, 2, 1, 0, 0, 64, false, -1, -1, lq, lq, NULL, false});
+    run_attention(&(AttnCase){DT_BF16_, 4, 2, 2, 0, 0, 64, true, -1, -1, lq, lk, NULL, false});
 }
 
 Test(attention, sliding_window, .timeout = 300) {
     seed_rng();
-    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 100, 100, 64, true, 20, -1, NULL, NULL, NULL});
-    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 70, 100, 64, false, 9, 5, NULL, NULL, "BN=32"});
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 100, 100, 64, true, 20, -1, NULL, NULL, NULL, false});
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 70, 100, 64, false, 9, 5, NULL, NULL, "BN=32", false});
 }
 
 Test(attention, head_dims, .timeout = 300) {
     seed_rng();
-    run_attention(&(AttnCase){DT_F16_, 1, 2, 1, 40, 33, 128, true, -1, -1, NULL, NULL, "BN=32"});
-    run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 17, 50, 80, false, -1, -1, NULL, NULL, "BN=32"}); /* padded to 128 */
-    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 20, 20, 32, false, -1, -1, NULL, NULL, NULL});
+    run_attention(&(AttnCase){DT_F16_, 1, 2, 1, 40, 33, 128, true, -1, -1, NULL, NULL, "BN=32", false});
+    run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 17, 50, 80, false, -1, -1, NULL, NULL, "BN=32", false}); /* padded to 128 */
+    run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 20, 20, 32, false, -1, -1, NULL, NULL, NULL, false});
 }
 
 /* ==================== decode: paged_attention.tile ==================== */
@@ -275,6 +284,7 @@ typedef struct PagedCase {
     int num_seqs, heads_q, heads_kv, num_tokens, head_dim, block_size;
     const int *ctx;  /* context length per sequence (>= num_tokens) */
     int num_splits;  /* 1: the non-split kernel alone */
+    bool neg_scale;  /* a negative softmax scale (the kernel moves its sign onto Q) */
 } PagedCase;
 
 static void run_paged(const PagedCase *c) {
@@ -332,7 +342,7 @@ static void run_paged(const PagedCase *c) {
     uint64_t dk = upload(dev, hk, nk * 2), dv = upload(dev, hv, nv * 2), dq = upload(dev, hq, nq * 2), dout = upload(dev, ho, no * 2);
     uint64_t dpart = upload(dev, hpart, npart * D * 4), dlse = upload(dev, hlse, npart * 4);
     uint64_t dtable = upload(dev, table, sizeof(int) * (size_t)S * sbt), dctx = upload(dev, c->ctx, sizeof(int) * (size_t)S);
-    float scale = (float)(1.0 / sqrt((double)D)) * 1.5f;
+    float scale = (float)(1.0 / sqrt((double)D)) * (c->neg_scale ? -1.5f : 1.5f);
     void *params[] = {&dq, &dk, &dv, &dout, &dpart, &dlse, &dtable, &dctx, &T, &G, &Hq, &sqs, &sqt, &sqh,
                       &skb, &sks, &skh, &svb, &svs, &svh, &sos, &sot, &soh, &sbt, &scale};
     kern_launch(&k, (unsigned)Hk, (unsigned)S, (unsigned)ns, params);
@@ -381,20 +391,27 @@ static void run_paged(const PagedCase *c) {
 Test(paged_attention, one_token, .timeout = 300) {
     seed_rng();
     static const int ctx[] = {1, 15, 100};
-    run_paged(&(PagedCase){DT_F16_, 3, 4, 1, 1, 64, 16, ctx, 1});
-    run_paged(&(PagedCase){DT_BF16_, 3, 4, 1, 1, 64, 16, ctx, 3});
+    run_paged(&(PagedCase){DT_F16_, 3, 4, 1, 1, 64, 16, ctx, 1, false});
+    run_paged(&(PagedCase){DT_BF16_, 3, 4, 1, 1, 64, 16, ctx, 3, false});
 }
 
 Test(paged_attention, eight_tokens, .timeout = 300) {
     seed_rng();
     static const int ctx[] = {8, 200};
-    run_paged(&(PagedCase){DT_BF16_, 2, 8, 2, 8, 128, 32, ctx, 1}); /* 4 heads x 8 tokens: a 32-row Q tile */
-    run_paged(&(PagedCase){DT_F16_, 2, 8, 2, 8, 128, 32, ctx, 4});
+    run_paged(&(PagedCase){DT_BF16_, 2, 8, 2, 8, 128, 32, ctx, 1, false}); /* 4 heads x 8 tokens: a 32-row Q tile */
+    run_paged(&(PagedCase){DT_F16_, 2, 8, 2, 8, 128, 32, ctx, 4, false});
+}
+
+Test(paged_attention, negative_scale, .timeout = 300) {
+    seed_rng();
+    static const int ctx[] = {8, 100};
+    run_paged(&(PagedCase){DT_F16_, 2, 8, 2, 4, 64, 16, ctx, 1, true});
+    run_paged(&(PagedCase){DT_BF16_, 2, 4, 1, 1, 64, 16, ctx, 3, true});
 }
 
 Test(paged_attention, long_context_split, .timeout = 300) {
     seed_rng();
     static const int ctx[] = {1000, 37};
-    run_paged(&(PagedCase){DT_F16_, 2, 2, 2, 2, 128, 16, ctx, 5});
-    run_paged(&(PagedCase){DT_F16_, 2, 4, 4, 1, 80, 64, ctx, 1}); /* head_dim padded to 128, block_size 64 */
+    run_paged(&(PagedCase){DT_F16_, 2, 2, 2, 2, 128, 16, ctx, 5, false});
+    run_paged(&(PagedCase){DT_F16_, 2, 4, 4, 1, 80, 64, ctx, 1, false}); /* head_dim padded to 128, block_size 64 */
 }

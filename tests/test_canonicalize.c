@@ -1,4 +1,4 @@
-/* test_canonicalize.c - the specialize and canonicalize passes.
+/* test_canonicalize.c - the specialize, canonicalize and contract passes.
  *
  * The cases are golden files in the shared format (docs/testing.md, run by
  * tests/test_tir.c as well): tests/lower/<pass>/<name>.tir is the input IR,
@@ -28,7 +28,8 @@ static char *print_text(Module *m) {
 }
 
 static bool run_pass(const char *pass, Module *m, Diag *d) {
-    return !strcmp(pass, "specialize") ? lower_specialize(m, d) : lower_canonicalize(m, d);
+    const PassInfo *p = pass_lookup(pass);
+    return p && p->run(m, d);
 }
 
 /* Parse and verify src, run `pass`, verify; the printed result or NULL
@@ -119,6 +120,7 @@ static void golden_dir(const char *pass) {
 
 Test(canonicalize, golden) { golden_dir("canonicalize"); }
 Test(specialize, golden) { golden_dir("specialize"); }
+Test(contract, golden) { golden_dir("contract"); }
 
 /* Folding keeps the folded op's value and loc; a long chain folds in one round. */
 Test(canonicalize, chain_keeps_loc) {

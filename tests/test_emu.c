@@ -511,6 +511,8 @@ static uint64_t r_setp_nan(uint64_t a, uint64_t b, uint64_t c) { (void)c; return
 static uint64_t r_setp_geu(uint64_t a, uint64_t b, uint64_t c) { (void)c; return isnan(F(a)) || isnan(F(b)) || F(a) >= F(b); }
 static uint64_t r_testp_sub(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return F(a) != 0 && fabsf(F(a)) < 0x1p-126f; }
 static uint64_t r_ex2(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)exp2((double)F(a))); }
+/* .ftz: a subnormal input is 0 (2^0 = 1), a subnormal result is 0 */
+static uint64_t r_ex2_ftz(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u(ftz((float)exp2((double)ftz(F(a))))); }
 static uint64_t r_lg2(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)log2((double)F(a))); }
 static uint64_t r_tanh(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)tanh((double)F(a))); }
 static uint64_t r_cos(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)cos((double)F(a))); }
@@ -580,6 +582,7 @@ static const Case cases[] = {
     {"setp.geu.f32 %p1, %r1, %r2;\n selp.u32 %r4, 1, 0, %p1;", false, r_setp_geu, CMP_EXACT, 0},
     {"testp.subnormal.f32 %p1, %r1;\n @%p1 mov.b32 %r4, 1;", false, r_testp_sub, CMP_EXACT, 0},
     {"ex2.approx.f32 %r4, %r1;", false, r_ex2, CMP_ULP32, 0x1p-22},
+    {"ex2.approx.ftz.f32 %r4, %r1;", false, r_ex2_ftz, CMP_FLOAT, 0}, /* exact compare: checks the flush */
     {"lg2.approx.f32 %r4, %r1;", false, r_lg2, CMP_ABS32, 0x1p-21},
     {"tanh.approx.f32 %r4, %r1;", false, r_tanh, CMP_ABS32, 0x1p-10},
     {"cos.approx.f32 %r4, %r1;", false, r_cos, CMP_ABS32, 0x1p-20},
@@ -597,6 +600,7 @@ static const Case cases[] = {
 
 static const uint32_t special32[] = {
     0, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000,
+    0xC3020000, /* -130.0: ex2 of it is subnormal */
     0x00000001, 0x80000001, 0x00800000, 0x007FFFFF, 0x7F7FFFFF, 0x3FC00000, 0x40490FDB, 0x4B000000, 0x3F000000,
     0x3F400000, 0xC0200000, 31, 32, 33, 255, 0x12345678, 0x477FE000, 0x477FF000, 0x33800000, 0x387FC000, 0x4F800000,
 };

@@ -642,3 +642,55 @@ Test(lang_run, mask_other_broadcast_and_int_where) {
     }
     unload(&k);
 }
+
+/* ---- precision of exp/exp2 (docs/language.md, "Precision of math functions") ---- */
+
+static double ulps32(float got, double want) {
+    if (got == want) return 0;
+    int e;
+    frexp(want, &e);
+    double ulp = ldexp(1.0, (e - 1 < -126 ? -126 : e - 1) - 23);
+    return fabs((double)got - want) / ulp;
+}
+
+/* f32 exp/exp2 flush subnormal results to zero (ex2.approx.ftz); `exact=true` keeps them
+ * and, for exp, corrects the rounding of x*log2(e), so large |x| stays within 3 ulp. */
+Test(lang_run, exp_ftz_and_exact) {
+    K k;
+    const char *src = "@num_warps(1)\n"
+                      "kernel k(x: *f32, o: *f32) {\n"
+                      "    let i = arange(0, 32);\n"
+                      "    let v = load(x + i);\n"
+                      "    store(o + i, exp2(v));\n"
+                      "    store(o + 32 + i, exp2(v, exact=true));\n"
+                      "    store(o + 64 + i, exp(v));\n"
+                      "    store(o + 96 + i, exp(v, exact=true));\n"
+                      "}\n";
+    tile_compile_options opt = {0};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", src, &opt, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(strstr(c.ptx, "ex2.approx.ftz.f32"), "default exp2 uses the .ftz form");
+    cr_expect(strstr(c.ptx, "ex2.approx.f32"), "exact=true uses the full-range form");
+    tile_compiled_free(&c);
+    load_src(&k, src, "k");
+    float x[32], o[128];
+    for (int i = 0; i < 32; i++) x[i] = i < 4 ? -130.0f - (float)i : (float)(i - 4) * 6.2f - 85.0f; /* -85 .. 82.4 */
+    uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, o, sizeof o);
+    void *params[] = {&dx, &dout};
+    launch(&k, 1, params);
+    download(&k, o, dout, sizeof o);
+    for (int i = 0; i < 32; i++) {
+        double w2 = exp2((double)x[i]), we = exp((double)x[i]);
+        if (i < 4) { /* 2^-130 .. 2^-133 and e^-130..: subnormal or zero in f32 */
+            cr_expect_eq(o[i], 0.0f, "exp2(%g) = %g, want 0 (flushed)", x[i], o[i]);
+            cr_expect(ulps32(o[32 + i], w2) <= 2, "exp2(%g, exact=true) = %g, want %g", x[i], o[32 + i], w2);
+            continue;
+        }
+        cr_expect(ulps32(o[i], w2) <= 2, "exp2(%g) = %.9g, want %.9g", x[i], o[i], w2);
+        cr_expect(ulps32(o[32 + i], w2) <= 2, "exp2(%g, exact=true) = %.9g", x[i], o[32 + i]);
+        if (we > 0x1p-126) cr_expect(fabs(o[64 + i] - we) <= 0x1p-16 * we, "exp(%g) = %.9g, want %.9g", x[i], o[64 + i], we);
+        cr_expect(ulps32(o[96 + i], we) <= 3, "exp(%g, exact=true) = %.9g, want %.9g (%.1f ulp)", x[i], o[96 + i], we,
+                  ulps32(o[96 + i], we));
+    }
+    unload(&k);
+}
