@@ -102,7 +102,16 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                             const char *const *variants, const char *out, char **msg) {
     if (msg) *msg = NULL;
     if (!path || !kernels || !kernels[0] || !out) return TILE_ERROR_INVALID_VALUE;
-    tile_compile_options base = opt ? *opt : (tile_compile_options){0};
+    tile_compile_options base;
+    char oerr[160];
+    if (!jit_options_in(opt, &base, oerr, sizeof oerr)) {
+        if (msg) {
+            Str m = {0};
+            str_printf(&m, "error: opt->%s\n", oerr);
+            *msg = str_take(&m);
+        }
+        return TILE_ERROR_INVALID_VALUE;
+    }
     const char *stem = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
     char guard[128];
     snprintf(guard, sizeof guard, "TILE_AOT_%s_H", stem);

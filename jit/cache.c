@@ -748,10 +748,17 @@ static void evict(int dfd, const char *dir, const char *keep) {
 
 tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_compile_options *opt, tile_compiled *out,
                               int *from_cache) {
-    tile_compile_options dflt = {0};
-    const tile_compile_options *o = opt ? opt : &dflt;
     if (from_cache) *from_cache = 0;
     memset(out, 0, sizeof *out);
+    tile_compile_options opts;
+    const tile_compile_options *o = &opts;
+    char err[160];
+    if (!jit_options_in(opt, &opts, err, sizeof err)) {
+        Str s = {0};
+        str_printf(&s, "error: opt->%s\n", err);
+        out->diagnostics = str_take(&s);
+        return TILE_ERROR_INVALID_VALUE;
+    }
     CacheKey k;
     bool cacheable = dir && !o->dump_after && !o->time_passes && !o->want_llvm_ir && !o->tir_only && make_key(src, o, &k);
     int dfd = cacheable ? jit_cache_open(dir, true) : -1;

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,13 +343,31 @@ done:;
     return st;
 }
 
+/* tile_compile_options as the first release with size fields laid it out: keep this value when fields are appended. */
+enum { COMPILE_OPTIONS_SIZE_0_1 = sizeof(tile_compile_options) };
+
+bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, char *err, size_t err_size) {
+    if (!opt) {
+        *o = (tile_compile_options){0};
+        return true;
+    }
+    return rt_struct_in(o, sizeof *o, opt, offsetof(tile_compile_options, arch), COMPILE_OPTIONS_SIZE_0_1, err, err_size);
+}
+
 /* Nothing here is modified between setjmp and a longjmp back to it, so every
  * value is intact afterwards (C17 7.13.2.1); GCC cannot see that. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wclobbered"
 static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
-    tile_compile_options dflt = {0};
-    const tile_compile_options *o = opt ? opt : &dflt;
+    tile_compile_options opts;
+    const tile_compile_options *o = &opts;
+    char err[160];
+    if (!jit_options_in(opt, &opts, err, sizeof err)) {
+        Str s = {0};
+        str_printf(&s, "error: opt->%s\n", err);
+        out->diagnostics = str_take(&s);
+        return TILE_ERROR_INVALID_VALUE;
+    }
     const Target *tgt = target_find(o->arch);
     if (!tgt) {
         Str s = {0};

@@ -18,6 +18,9 @@
 /* ---- compile.c ---- */
 /* The file and its imports as the compiler resolves them; -1 when they do not parse. */
 int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *opt, const SrcFile ***out);
+/* The caller's options (NULL: the defaults) as this release reads them (rt_struct_in: opt->size); false, with
+ * "opt->size = ..." in err, for a size that is no struct size.  Every entry point taking options calls it first. */
+bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, char *err, size_t err_size);
 
 /* ---- cache.c ---- */
 /* Compile src through the disk cache in dir (NULL: no disk cache, just

@@ -164,7 +164,8 @@ static bool record_imports(LoadRecord *m, const SrcFile *src, const tile_compile
 }
 
 static tile_status load_options(tile_context *ctx, const tile_compile_options *opt, tile_compile_options *o) {
-    *o = opt ? *opt : (tile_compile_options){0};
+    char err[160];
+    if (!jit_options_in(opt, o, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: opt->%s", err);
     if (!o->arch) o->arch = rt_arch(ctx);
     if (o->dump_after || o->time_passes || o->want_llvm_ir)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: dump_after, time_passes and want_llvm_ir are for tile_compile_*");

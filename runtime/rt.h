@@ -53,6 +53,14 @@ const char *rt_data_path(const char *sub, const char *file, char *buf, size_t n)
 /* ---- runtime.c ---- */
 /* Record a printf-style message as the context's last error and return status. */
 tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A public input struct as this release reads it.  Every such struct begins with `size_t size`: 0 means
+ * the layout of the first release with size fields (`baseline`, the struct's sizeof then, a constant
+ * kept at that value when later releases append fields), else the caller's sizeof.  Copies
+ * min(size, dst_size) bytes of src into dst (dst_size bytes, zeroed first: fields the caller's struct
+ * lacks read as zero, the default) and sets dst's size to dst_size.  A size below min_size (the offset
+ * of the first field after size) or over RT_STRUCT_MAX: false, with why in err. */
+enum { RT_STRUCT_MAX = 1 << 16 };
+bool rt_struct_in(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, char *err, size_t err_size);
 /* Is ctx a live context?  (No message: there is no context to hold one.) */
 bool rt_context_valid(const tile_context *ctx);
 /* Is [p, p + bytes) inside one allocation of this context?  Fails with a message naming `what`. */

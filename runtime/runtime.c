@@ -206,6 +206,20 @@ tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...)
     return status;
 }
 
+bool rt_struct_in(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, char *err, size_t err_size) {
+    size_t size;
+    memcpy(&size, src, sizeof size);
+    if (size && (size < min_size || size > RT_STRUCT_MAX)) {
+        snprintf(err, err_size, "size = %zu is not a struct size (0, or the caller's sizeof: %zu in this release)", size, dst_size);
+        return false;
+    }
+    if (!size) size = baseline;
+    memset(dst, 0, dst_size);
+    memcpy(dst, src, size < dst_size ? size : dst_size);
+    memcpy(dst, &dst_size, sizeof dst_size);
+    return true;
+}
+
 static tile_status from_dev(DevStatus s) {
     switch (s) {
     case DEV_OK: return TILE_OK;
@@ -312,11 +326,27 @@ static tile_status open_fail(DevStatus ds, char *err) {
     return st;
 }
 
+/* tile_context_options as the first release with size fields laid it out: keep this value when fields are appended. */
+enum { CONTEXT_OPTIONS_SIZE_0_1 = sizeof(tile_context_options) };
+
+/* The caller's options (NULL: the defaults) as this release reads them (rt_struct_in). */
+static tile_status context_options_in(const tile_context_options *opt, tile_context_options *o, const char *api) {
+    char err[160], msg[256];
+    if (!opt) *o = (tile_context_options){0};
+    else if (!rt_struct_in(o, sizeof *o, opt, offsetof(tile_context_options, device), CONTEXT_OPTIONS_SIZE_0_1, err, sizeof err)) {
+        snprintf(msg, sizeof msg, "%s: opt->%s", api, err);
+        return create_fail(TILE_ERROR_INVALID_VALUE, msg);
+    }
+    return TILE_OK;
+}
+
 tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out) {
     if (!out) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: out is NULL");
     *out = NULL;
-    tile_context_options none = {0};
-    if (!opt) opt = &none;
+    tile_context_options o;
+    tile_status st = context_options_in(opt, &o, "tile_context_create");
+    if (st != TILE_OK) return st;
+    opt = &o;
     const Target *tgt = target_find(opt->arch);
     if (!tgt) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: unknown arch");
     DevOptions dopt;
@@ -331,8 +361,10 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
 tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out) {
     if (!out) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: out is NULL");
     *out = NULL;
-    tile_context_options none = {0};
-    if (!opt) opt = &none;
+    tile_context_options o;
+    tile_status st = context_options_in(opt, &o, "tile_context_create_from_native");
+    if (st != TILE_OK) return st;
+    opt = &o;
     if (!cu_context) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: cu_context is NULL");
     const Target *tgt = target_find(opt->arch);
     if (!tgt) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: unknown arch");
@@ -1200,12 +1232,10 @@ tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_str
     if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
     /* the caller's struct may be older (shorter) than ours: what it lacks is zero, the default */
     tile_launch_options o = {0};
-    if (opt) {
-        if (opt->size < sizeof opt->size || opt->size > ((size_t)1 << 16))
-            return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: opt->size = %zu is not the size of a tile_launch_options",
-                           opt->size);
-        memcpy(&o, opt, opt->size < sizeof o ? opt->size : sizeof o);
-    }
+    char err[160];
+    if (opt && (!opt->size || !rt_struct_in(&o, sizeof o, opt, offsetof(tile_launch_options, block), sizeof o, err, sizeof err)))
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: opt->size = %zu is not the size of a tile_launch_options",
+                       opt->size); /* older than the rule that 0 is the first layout: a size is required */
     if (o.programmatic_dependent_launch & ~1)
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: programmatic_dependent_launch = %d: 0 or 1",
                        o.programmatic_dependent_launch);

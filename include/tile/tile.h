@@ -32,7 +32,12 @@
 /* The library's version; tile_version() gives the same as a string, and
  * CMake's project(VERSION) must agree (tests/test_runtime.c checks).  ABI
  * rules (docs/runtime.md, "ABI and versions"): public structs only grow at
- * their end and zero is the default of every field. */
+ * their end and zero is the default of every field.  Every struct a caller
+ * fills and passes in begins with `size_t size`: sizeof as the caller
+ * compiled it, or 0 for this release's layout (0.1; tile_launch_options
+ * requires a size); fields past a shorter size read as zero, and a size
+ * under sizeof(size_t) or over 64 KiB is TILE_ERROR_INVALID_VALUE.  Fill these structs with designated
+ * initializers ({.m = 64, ...}), never positionally. */
 #define TILE_VERSION_MAJOR 0
 #define TILE_VERSION_MINOR 1
 #define TILE_VERSION_PATCH 0
@@ -68,6 +73,7 @@ typedef enum tile_status {
 } tile_status;
 
 typedef struct tile_compile_options {
+    size_t size;                     /* 0 or sizeof(tile_compile_options): see "ABI" above */
     const char *arch;                /* a target (tile_target_name); NULL: tile_target_default() */
     const char *kernel;              /* NULL: every kernel of the file, in one module */
     const char *const *defines;      /* NULL-terminated "NAME=VALUE": const parameters (of the kernels compiled), file-level
@@ -194,6 +200,7 @@ TILE_API size_t tile_dtype_size(tile_dtype t);
 typedef enum tile_activation { TILE_ACT_NONE, TILE_ACT_RELU, TILE_ACT_GELU, TILE_ACT_SILU } tile_activation;
 
 typedef struct tile_context_options {
+    size_t size;                     /* 0 or sizeof(tile_context_options): see "ABI" above */
     const char *device;        /* "cuda", "cuda:N", "emu"; NULL: TILE_DEVICE, else cuda when present, else emu */
     const char *cache_dir;     /* NULL: see the compile cache above */
     int no_disk_cache;         /* keep compiled kernels in memory only */
@@ -358,6 +365,7 @@ TILE_API tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsig
 
 /* ==== GEMM ========================================================== */
 typedef struct tile_gemm_args {
+    size_t size;                     /* 0 or sizeof(tile_gemm_args): see "ABI" above */
     int64_t m, n, k;
     tile_devptr a; int64_t lda; int trans_a; /* A is m x k row-major (k x m when trans_a) */
     tile_devptr b; int64_t ldb; int trans_b; /* B is k x n row-major (n x k when trans_b) */
@@ -465,6 +473,7 @@ typedef enum tile_moe_scoring { TILE_MOE_SOFTMAX = 0, TILE_MOE_SIGMOID = 1 } til
  *             w2_scale [experts, cdiv(hidden, 128), cdiv(inter, 128)]. */
 typedef enum tile_moe_scales { TILE_MOE_SCALES_NONE = 0, TILE_MOE_SCALES_CHANNEL = 1, TILE_MOE_SCALES_BLOCK128 = 2 } tile_moe_scales;
 typedef struct tile_moe_args {
+    size_t size;                     /* 0 or sizeof(tile_moe_args): see "ABI" above */
     int64_t tokens, hidden, inter, experts, topk; /* topk 1..8, experts 1..1024 */
     tile_dtype dtype;                  /* TILE_F16 or TILE_BF16: x (and w1, w2 unless weight_dtype says otherwise) */
     tile_devptr x; int64_t ldx;        /* [tokens, hidden], row stride ldx (0: hidden) */
@@ -504,6 +513,7 @@ TILE_API tile_status tile_moe_prepare(tile_context *ctx, const tile_moe_args *ar
  * kernel touches.  Kernel variants compile on first use and stay cached in
  * the context.  Launched on `stream`; nothing is synchronized. */
 typedef struct tile_attention_args {
+    size_t size;                     /* 0 or sizeof(tile_attention_args): see "ABI" above */
     tile_dtype dtype;                 /* TILE_F16 or TILE_BF16: q, k, v, o */
     int64_t batch, heads_q, heads_kv; /* heads_q a multiple of heads_kv (GQA / MQA: K/V are not copied) */
     int64_t head_dim;                 /* a multiple of 16, at most 256 */
@@ -527,6 +537,7 @@ TILE_API tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_
 TILE_API tile_status tile_attention_fwd_prepare(tile_context *ctx, const tile_attention_args *args);
 
 typedef struct tile_paged_attention_args {
+    size_t size;                     /* 0 or sizeof(tile_paged_attention_args): see "ABI" above */
     tile_dtype dtype;                 /* TILE_F16 or TILE_BF16: q and o */
     tile_dtype kv_dtype;              /* the caches: dtype, or TILE_F8E4M3; TILE_F32 (0) means dtype */
     float k_scale, v_scale;           /* f8e4m3 caches: per-tensor scales (real value = code * scale); 0 means 1 */

@@ -46,6 +46,7 @@
 #include "runtime/rt.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,10 +96,26 @@ static tile_status attn_check_range(tile_context *ctx, const char *api, tile_dev
 /* ======================= tile_attention_fwd ======================= */
 
 /* The call, or with launch false its preparation (tile_attention_fwd_prepare): no pointer is checked, nothing launched. */
+/* The args structs as the first release with size fields laid them out: keep these values when fields are appended. */
+enum { ATTENTION_ARGS_SIZE_0_1 = sizeof(tile_attention_args), PAGED_ATTENTION_ARGS_SIZE_0_1 = sizeof(tile_paged_attention_args) };
+
+/* The caller's paged args as this release reads them (rt_struct_in); false with a message on ctx. */
+static bool paged_args_in(tile_context *ctx, const char *api, const tile_paged_attention_args *a, tile_paged_attention_args *o) {
+    char err[160];
+    if (rt_struct_in(o, sizeof *o, a, offsetof(tile_paged_attention_args, dtype), PAGED_ATTENTION_ARGS_SIZE_0_1, err, sizeof err)) return true;
+    rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: args->%s", api, err);
+    return false;
+}
+
 static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_args *a, bool launch) {
     const char *api = launch ? "tile_attention_fwd" : "tile_attention_fwd_prepare";
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) FAIL("%s: args is NULL", api);
+    tile_attention_args args;
+    char err[160];
+    if (!rt_struct_in(&args, sizeof args, a, offsetof(tile_attention_args, dtype), ATTENTION_ARGS_SIZE_0_1, err, sizeof err))
+        FAIL("%s: args->%s", api, err);
+    a = &args; /* read only this copy from here on */
     if (a->causal != 0 && a->causal != 1) FAIL("%s: causal = %d: 0 or 1", api, a->causal);
     /* 1. arguments */
     if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) FAIL("%s: dtype must be TILE_F16 or TILE_BF16", api);
@@ -278,6 +295,9 @@ tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_pa
     const char *api = "tile_paged_attention_workspace_size";
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a || !bytes) FAIL("%s: args or bytes is NULL", api);
+    tile_paged_attention_args args;
+    if (!paged_args_in(ctx, api, a, &args)) return TILE_ERROR_INVALID_VALUE;
+    a = &args; /* read only this copy from here on */
     PagedPlan p;
     tile_status st;
     const char *why = paged_plan(a, &p, &st);
@@ -320,6 +340,9 @@ static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attentio
     const char *api = launch ? "tile_attention_decode_paged" : "tile_attention_decode_paged_prepare";
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) FAIL("%s: args is NULL", api);
+    tile_paged_attention_args args;
+    if (!paged_args_in(ctx, api, a, &args)) return TILE_ERROR_INVALID_VALUE;
+    a = &args; /* read only this copy from here on */
     if (a->check_tables != 0 && a->check_tables != 1) FAIL("%s: check_tables = %d: 0 or 1", api, a->check_tables);
     /* 1. arguments */
     PagedPlan p;

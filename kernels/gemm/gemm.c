@@ -38,6 +38,7 @@
 #include "runtime/rt.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,11 +177,19 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
 
 /* The call, or with launch false its preparation (tile_gemm_prepare): steps 2-4 without the pointer checks of
  * step 1 or the launch. */
+/* tile_gemm_args as the first release with size fields laid it out: keep this value when fields are appended. */
+enum { GEMM_ARGS_SIZE_0_1 = sizeof(tile_gemm_args) };
+
 static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const char *const *config, bool launch) {
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     tile_device_properties props;
     if (tile_context_get_properties(ctx, &props) != TILE_OK) return TILE_ERROR_INVALID_VALUE;
     if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: args is NULL");
+    tile_gemm_args args;
+    char err[160];
+    if (!rt_struct_in(&args, sizeof args, a, offsetof(tile_gemm_args, m), GEMM_ARGS_SIZE_0_1, err, sizeof err))
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: args->%s", err);
+    a = &args; /* read only this copy from here on */
 
     /* 1. arguments */
     int pair = -1;

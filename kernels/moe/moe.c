@@ -39,6 +39,7 @@
 #include "kernels/shipped.h"
 #include "runtime/rt.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,8 +109,21 @@ static const char *plan_make(const tile_moe_args *a, Plan *p) {
     return NULL;
 }
 
+/* tile_moe_args as the first release with size fields laid it out: keep this value when fields are appended. */
+enum { MOE_ARGS_SIZE_0_1 = sizeof(tile_moe_args) };
+
+/* The caller's args as this release reads them (rt_struct_in). */
+static bool moe_args_in(const tile_moe_args *a, tile_moe_args *o, char *err, size_t err_size) {
+    return rt_struct_in(o, sizeof *o, a, offsetof(tile_moe_args, tokens), MOE_ARGS_SIZE_0_1, err, err_size);
+}
+
+/* No context to hold a message: a bad args->size is TILE_ERROR_INVALID_VALUE alone, as the other refusals here. */
 tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
     if (!a || !bytes) return TILE_ERROR_INVALID_VALUE;
+    tile_moe_args args;
+    char err[160];
+    if (!moe_args_in(a, &args, err, sizeof err)) return TILE_ERROR_INVALID_VALUE;
+    a = &args;
     Plan p;
     if (plan_make(a, &p)) return TILE_ERROR_INVALID_VALUE;
     *bytes = p.bytes;
@@ -121,6 +135,10 @@ tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
 static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launch) {
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: args is NULL");
+    tile_moe_args args;
+    char err[160];
+    if (!moe_args_in(a, &args, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: args->%s", err);
+    a = &args; /* read only this copy from here on */
     if ((a->accumulate | a->renormalize | a->group_top2) & ~1)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: accumulate = %d, renormalize = %d, group_top2 = %d: each is 0 or 1",
                        a->accumulate, a->renormalize, a->group_top2);

@@ -1,0 +1,283 @@
+/* test_abi.c - the size field that begins every public struct a caller fills
+ * (docs/runtime.md, "ABI and versions"), on the emulator.
+ *
+ * For each of tile_compile_options, tile_context_options, tile_gemm_args,
+ * tile_attention_args, tile_paged_attention_args and tile_moe_args:
+ *   1. size = sizeof works;
+ *   2. size = 0 (this release's layout) works the same;
+ *   3. an older, shorter size (offsetof a field, as a caller built before
+ *      that field existed would pass) works and reads that field and all
+ *      after it as zero: the test sets the field to a value the library
+ *      would act on or refuse, and sees that it does neither;
+ *   4. (moe) a newer, longer size has its unknown tail ignored;
+ *   5. a size smaller than the size field itself, or absurdly large, is
+ *      TILE_ERROR_INVALID_VALUE with a message naming the size. */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+
+static const char *KSRC = "kernel k(x: *f32) { store(x + arange(0, 32), 1.0); }\n";
+
+static tile_context *emu(void) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    return ctx;
+}
+
+/* A stream handle that was live once: any call that reads it fails. */
+static tile_stream dead_stream(tile_context *ctx) {
+    tile_stream s;
+    cr_assert_eq(tile_stream_create(ctx, &s), TILE_OK);
+    cr_assert_eq(tile_stream_destroy(ctx, s), TILE_OK);
+    return s;
+}
+
+static const size_t BAD_SIZES[] = {1, sizeof(size_t) - 1, (size_t)1 << 20};
+
+/* ---- tile_compile_options: tir_only is observable (no PTX) ---- */
+Test(abi, compile_options) {
+    tile_compiled c;
+    tile_compile_options o = {.size = sizeof o, .tir_only = 1};
+    cr_assert_eq(tile_compile_source("k.tile", KSRC, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(c.tir && !c.ptx, "size = sizeof: tir_only was not read");
+    tile_compiled_free(&c);
+    o.size = 0;
+    cr_assert_eq(tile_compile_source("k.tile", KSRC, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(c.tir && !c.ptx, "size = 0: tir_only was not read");
+    tile_compiled_free(&c);
+    /* a caller from before tir_only: it is zero, so the whole pipeline runs */
+    o.size = offsetof(tile_compile_options, tir_only);
+    cr_assert_eq(tile_compile_source("k.tile", KSRC, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(c.ptx && strstr(c.ptx, ".entry k"), "older size: tir_only past the caller's size was read");
+    tile_compiled_free(&c);
+    /* the fields inside the older size still count */
+    tile_compile_options bad_arch = {.size = offsetof(tile_compile_options, tir_only), .arch = "sm_1"};
+    cr_expect_eq(tile_compile_source("k.tile", KSRC, &bad_arch, &c), TILE_ERROR_INVALID_VALUE);
+    tile_compiled_free(&c);
+
+    tile_context *ctx = emu();
+    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof BAD_SIZES[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "opt->size = %zu ", BAD_SIZES[i]);
+        o.size = BAD_SIZES[i];
+        cr_expect_eq(tile_compile_source("k.tile", KSRC, &o, &c), TILE_ERROR_INVALID_VALUE);
+        cr_expect(c.diagnostics && strstr(c.diagnostics, want), "tile_compile_source: %s", c.diagnostics);
+        tile_compiled_free(&c);
+        cr_expect_eq(tile_cache_compile_source(NULL, "k.tile", KSRC, &o, &c, NULL), TILE_ERROR_INVALID_VALUE);
+        cr_expect(c.diagnostics && strstr(c.diagnostics, want), "tile_cache_compile_source: %s", c.diagnostics);
+        tile_compiled_free(&c);
+        tile_module *m;
+        cr_expect_eq(tile_module_load_source_ex(ctx, "k.tile", KSRC, &o, &m), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "tile_module_load_source_ex: %s", tile_last_error(ctx));
+        char *msg = NULL;
+        const char *kernels[] = {"k", NULL};
+        cr_expect_eq(tile_aot_export("k.tile", &o, kernels, NULL, "/nonexistent/k", &msg), TILE_ERROR_INVALID_VALUE);
+        cr_expect(msg && strstr(msg, want), "tile_aot_export: %s", msg ? msg : "(no message)");
+        free(msg);
+    }
+    /* loading a module with an older size works */
+    o = (tile_compile_options){.size = offsetof(tile_compile_options, tir_only), .tir_only = 1};
+    tile_module *m;
+    cr_expect_eq(tile_module_load_source_ex(ctx, "k.tile", KSRC, &o, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context_destroy(ctx);
+}
+
+/* ---- tile_context_options: a bad arch is refused when read ---- */
+Test(abi, context_options) {
+    tile_context *ctx;
+    tile_context_options o = {.size = sizeof o, .device = "emu"};
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_context_destroy(ctx);
+    o.size = 0;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_context_destroy(ctx);
+    o.arch = "sm_1";
+    o.size = sizeof o;
+    cr_expect_eq(tile_context_create_ex(&o, &ctx), TILE_ERROR_INVALID_VALUE);
+    /* a caller from before arch (and what follows it): the default arch */
+    o.size = offsetof(tile_context_options, arch);
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "older size: %s", tile_last_error(NULL));
+    tile_context_destroy(ctx);
+    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof BAD_SIZES[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "opt->size = %zu ", BAD_SIZES[i]);
+        o.size = BAD_SIZES[i];
+        cr_expect_eq(tile_context_create_ex(&o, &ctx), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(NULL), want), "%s", tile_last_error(NULL));
+        cr_expect_eq(tile_context_create_from_native((void *)1, &o, &ctx), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(NULL), want), "%s", tile_last_error(NULL));
+    }
+}
+
+/* ---- tile_gemm_args: the last field, stream, is a dead handle ---- */
+static float gemm_c00(tile_context *ctx, tile_devptr dc) {
+    float c[16 * 16];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, c, dc, sizeof c), TILE_OK);
+    for (int i = 1; i < 16 * 16; i++) cr_expect_eq(c[i], c[0]);
+    return c[0];
+}
+
+Test(abi, gemm_args) {
+    tile_context *ctx = emu();
+    float ab[16 * 16];
+    for (int i = 0; i < 16 * 16; i++) ab[i] = 0.5f;
+    tile_devptr da, db, dc;
+    cr_assert_eq(tile_malloc(ctx, sizeof ab, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof ab, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof ab, &dc), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, da, ab, sizeof ab), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, db, ab, sizeof ab), TILE_OK);
+    tile_gemm_args g = {.size = sizeof g, .m = 16, .n = 16, .k = 16, .a = da, .lda = 16, .b = db, .ldb = 16, .c = dc, .ldc = 16,
+                        .in_dtype = TILE_F32, .out_dtype = TILE_F32, .alpha = 1};
+    cr_assert_eq(tile_memset(ctx, dc, 0, sizeof ab), TILE_OK);
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(gemm_c00(ctx, dc), 4.0f);
+    g.size = 0;
+    g.alpha = 2;
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(gemm_c00(ctx, dc), 8.0f);
+    g.stream = dead_stream(ctx);
+    g.size = sizeof g;
+    cr_expect_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "the dead stream was not read");
+    cr_expect_eq(tile_gemm_prepare(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    /* a caller from before stream: the default stream */
+    g.size = offsetof(tile_gemm_args, stream);
+    g.alpha = 3;
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "older size: %s", tile_last_error(ctx));
+    cr_expect_eq(gemm_c00(ctx, dc), 12.0f);
+    cr_expect_eq(tile_gemm_prepare(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    const char *cfg[] = {NULL};
+    cr_expect_eq(tile_gemm_with_config(ctx, &g, cfg), TILE_OK, "%s", tile_last_error(ctx));
+    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof BAD_SIZES[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "args->size = %zu ", BAD_SIZES[i]);
+        g.size = BAD_SIZES[i];
+        cr_expect_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+        cr_expect_eq(tile_gemm_prepare(ctx, &g), TILE_ERROR_INVALID_VALUE);
+        cr_expect_eq(tile_gemm_with_config(ctx, &g, cfg), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+    }
+    tile_context_destroy(ctx);
+}
+
+/* ---- tile_attention_args: causal = 7 is refused when read ---- */
+Test(abi, attention_args) {
+    tile_context *ctx = emu();
+    tile_attention_args a = {.size = sizeof a, .dtype = TILE_F16, .batch = 1, .heads_q = 1, .heads_kv = 1, .head_dim = 16,
+                             .seq_q = 16, .seq_k = 16, .window_left = -1, .window_right = -1};
+    cr_assert_eq(tile_attention_fwd_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a.size = 0;
+    cr_assert_eq(tile_attention_fwd_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a.size = sizeof a;
+    a.causal = 7;
+    cr_expect_eq(tile_attention_fwd_prepare(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "causal = 7"), "%s", tile_last_error(ctx));
+    /* a caller from before causal: not causal, no window (the windows past it read as 0, a valid band) */
+    a.size = offsetof(tile_attention_args, causal);
+    cr_assert_eq(tile_attention_fwd_prepare(ctx, &a), TILE_OK, "older size: %s", tile_last_error(ctx));
+    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof BAD_SIZES[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "args->size = %zu ", BAD_SIZES[i]);
+        a.size = BAD_SIZES[i];
+        cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+        cr_expect_eq(tile_attention_fwd_prepare(ctx, &a), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+    }
+    tile_context_destroy(ctx);
+}
+
+/* ---- tile_paged_attention_args: check_tables = 5 is refused when read ---- */
+Test(abi, paged_attention_args) {
+    tile_context *ctx = emu();
+    tile_paged_attention_args a = {.size = sizeof a, .dtype = TILE_F16, .num_seqs = 1, .heads_q = 1, .heads_kv = 1, .head_dim = 16,
+                                   .num_tokens = 1, .block_size = 16, .num_blocks = 4, .max_context_len = 64, .num_splits = 1};
+    size_t bytes;
+    cr_assert_eq(tile_paged_attention_workspace_size(ctx, &a, &bytes, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_attention_decode_paged_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a.size = 0;
+    cr_assert_eq(tile_attention_decode_paged_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a.size = sizeof a;
+    a.check_tables = 5;
+    cr_expect_eq(tile_attention_decode_paged_prepare(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "check_tables = 5"), "%s", tile_last_error(ctx));
+    /* a caller from before check_tables: 0, no table check */
+    a.size = offsetof(tile_paged_attention_args, check_tables);
+    cr_assert_eq(tile_attention_decode_paged_prepare(ctx, &a), TILE_OK, "older size: %s", tile_last_error(ctx));
+    /* a caller from before num_splits: 0, the split count is chosen (and the workspace sized for it) */
+    a.num_splits = 64;
+    a.size = offsetof(tile_paged_attention_args, num_splits);
+    int splits = -1;
+    cr_assert_eq(tile_paged_attention_workspace_size(ctx, &a, &bytes, &splits), TILE_OK, "%s", tile_last_error(ctx));
+    int chosen = -1;
+    tile_paged_attention_args z = a;
+    z.size = 0;
+    z.num_splits = 0;
+    cr_assert_eq(tile_paged_attention_workspace_size(ctx, &z, &bytes, &chosen), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(splits, chosen);
+    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof BAD_SIZES[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "args->size = %zu ", BAD_SIZES[i]);
+        a.size = BAD_SIZES[i];
+        cr_expect_eq(tile_paged_attention_workspace_size(ctx, &a, &bytes, NULL), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+        cr_expect_eq(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+        cr_expect_eq(tile_attention_decode_paged_prepare(ctx, &a), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+    }
+    tile_context_destroy(ctx);
+}
+
+/* ---- tile_moe_args: f8 weights without scales are refused when read ---- */
+Test(abi, moe_args) {
+    /* precomputed routing (prepare never reads pointers, it only sees that they are given) */
+    tile_moe_args a = {.size = sizeof a, .tokens = 4, .hidden = 64, .inter = 64, .experts = 8, .topk = 2, .dtype = TILE_BF16,
+                       .topk_ids = 256, .topk_weights = 512};
+    size_t plain, bytes;
+    cr_assert_eq(tile_moe_workspace_size(&a, &plain), TILE_OK);
+    a.size = 0;
+    cr_assert_eq(tile_moe_workspace_size(&a, &bytes), TILE_OK);
+    cr_expect_eq(bytes, plain);
+    a.weight_dtype = TILE_F8E4M3; /* with no scales: refused */
+    a.size = sizeof a;
+    cr_expect_eq(tile_moe_workspace_size(&a, &bytes), TILE_ERROR_INVALID_VALUE);
+    /* a caller from before f8 weights: bf16 weights */
+    a.size = offsetof(tile_moe_args, weight_dtype);
+    cr_assert_eq(tile_moe_workspace_size(&a, &bytes), TILE_OK);
+    cr_expect_eq(bytes, plain);
+    /* a caller from a newer release: its unknown tail is ignored */
+    struct {
+        tile_moe_args a;
+        unsigned char tail[64];
+    } newer;
+    memset(&newer, 0xab, sizeof newer);
+    newer.a = a;
+    newer.a.weight_dtype = 0;
+    newer.a.scales = 0;
+    newer.a.w1_scale = newer.a.w2_scale = 0;
+    newer.a.size = sizeof newer;
+    cr_assert_eq(tile_moe_workspace_size(&newer.a, &bytes), TILE_OK);
+    cr_expect_eq(bytes, plain);
+    tile_context *ctx = emu();
+    cr_expect_eq(tile_moe_prepare(ctx, &a), TILE_OK, "older size: %s", tile_last_error(ctx));
+    a.size = sizeof a;
+    cr_expect_eq(tile_moe_prepare(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof BAD_SIZES[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "args->size = %zu ", BAD_SIZES[i]);
+        a.size = BAD_SIZES[i];
+        cr_expect_eq(tile_moe_workspace_size(&a, &bytes), TILE_ERROR_INVALID_VALUE); /* no context: the status alone */
+        cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+        cr_expect_eq(tile_moe_prepare(ctx, &a), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
+    }
+    tile_context_destroy(ctx);
+}
