@@ -376,6 +376,15 @@ void ref_rmsnorm(int64_t n, const double *z, const double *w, double eps, double
     for (int64_t i = 0; i < n; i++) y[i] = z[i] * r * w[i];
 }
 
+void ref_layernorm(int64_t n, const double *z, const double *w, const double *b, double eps, double *y) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < n; i++) mean += z[i];
+    mean /= (double)n;
+    for (int64_t i = 0; i < n; i++) var += (z[i] - mean) * (z[i] - mean);
+    double r = 1 / sqrt(var / (double)n + eps);
+    for (int64_t i = 0; i < n; i++) y[i] = (z[i] - mean) * r * w[i] + (b ? b[i] : 0);
+}
+
 double ref_gated(tile_gated_act act, double g, double u) {
     switch (act) {
     case TILE_GATED_SILU: return g / (1 + exp(-g)) * u;

@@ -1,5 +1,5 @@
 /* ref.h - float64 references for the shipped kernels (GEMM, attention, paged decode,
- * MoE router and expert MLP, RMSNorm, gated activations), for the tests, the benchmarks and `tile run`.
+ * MoE router and expert MLP, RMSNorm, LayerNorm, gated activations), for the tests, the benchmarks and `tile run`.
  *
  * Plain doubles in, doubles out: the caller widens its f16/bf16/f8 data exactly
  * (support/hostfloat.h) and compares the device's result with what comes back,
@@ -164,6 +164,9 @@ int64_t ref_moe_scale_index(tile_moe_scales layout, int64_t rows, int64_t cols, 
 /* RMSNorm of one row: y[i] = z[i] / sqrt(mean(z^2) + eps) * w[i], i < n.  (The fused
  * residual add is the caller's: z = x + residual rounded to the storage type.) */
 void ref_rmsnorm(int64_t n, const double *z, const double *w, double eps, double *y);
+/* LayerNorm of one row: y[i] = (z[i] - mean) / sqrt(var + eps) * w[i] + (b ? b[i] : 0), var the mean
+ * of squared deviations. */
+void ref_layernorm(int64_t n, const double *z, const double *w, const double *b, double eps, double *y);
 /* act(gate) * up as tile_gated_activation: silu, gelu (erf), gelu_tanh */
 double ref_gated(tile_gated_act act, double gate, double up);
 /* Per-token dynamic quantization scale of a row whose largest |y| is amax:

@@ -330,6 +330,7 @@ Test(cli, json_norm_and_act, .init = json_setup, .fini = json_teardown, .timeout
     static const char *const cmds[] = {
         "run norm --json --tokens 5 --hidden 1000 --dtype f16 --device emu --reps 1",
         "run norm --json --tokens 3 --hidden 300 --quant i8 --no-residual --device emu --reps 1",
+        "run norm --json --tokens 4 --hidden 700 --layernorm --quant f8e4m3 --device emu --reps 1",
         "run act --json --tokens 5 --d 500 --act gelu-tanh --quant f8e4m3 --device emu --reps 1",
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {

@@ -1,9 +1,10 @@
-/* cmd_run_norm.c - `tile run norm` (tile_fused_add_rmsnorm) and `tile run act`
+/* cmd_run_norm.c - `tile run norm` (tile_fused_add_rmsnorm, or with --layernorm
+ * tile_fused_add_layernorm with a bias) and `tile run act`
  * (tile_gated_activation) on random data (docs/kernels.md).
  *
  *   1. parse the options both share (tokens, row length, dtype, quantization,
- *      device, reps, json) and each one's own (--no-residual; --act);
- *   2. random inputs in [-1, 1) (weights in [0.5, 1.5)), kept exactly;
+ *      device, reps, json) and each one's own (--no-residual, --layernorm; --act);
+ *   2. random inputs in [-1, 1) (weights in [0.5, 1.5), a bias in [-0.5, 0.5)), kept exactly;
  *   3. the first call, timed with the compile or cache load; norm checks the
  *      updated residual bit for bit against round(f32(x + residual));
  *   4. every row of the output (and the scales) against ref/ through
@@ -25,19 +26,20 @@ typedef struct RowsCli {
     const char *cmd;         /* "norm" or "act" */
     int64_t tokens, n;
     tile_dtype dtype, quant; /* quant TILE_F32: none */
-    bool residual;           /* norm */
+    bool residual, layer;    /* norm */
     tile_gated_act act;      /* act */
     int reps;
     bool json;
     const char *device;
 } RowsCli;
 
-enum { OPT_TOKENS = 256, OPT_N, OPT_DTYPE, OPT_QUANT, OPT_NO_RESIDUAL, OPT_ACT, OPT_DEVICE, OPT_REPS, OPT_JSON };
+enum { OPT_TOKENS = 256, OPT_N, OPT_DTYPE, OPT_QUANT, OPT_NO_RESIDUAL, OPT_LAYERNORM, OPT_ACT, OPT_DEVICE, OPT_REPS, OPT_JSON };
 
 static const struct option norm_options[] = {
     {"tokens", required_argument, NULL, OPT_TOKENS}, {"hidden", required_argument, NULL, OPT_N},
     {"dtype", required_argument, NULL, OPT_DTYPE},   {"quant", required_argument, NULL, OPT_QUANT},
-    {"no-residual", no_argument, NULL, OPT_NO_RESIDUAL}, {"device", required_argument, NULL, OPT_DEVICE},
+    {"no-residual", no_argument, NULL, OPT_NO_RESIDUAL}, {"layernorm", no_argument, NULL, OPT_LAYERNORM},
+    {"device", required_argument, NULL, OPT_DEVICE},
     {"reps", required_argument, NULL, OPT_REPS},     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},                {0},
 };
@@ -61,12 +63,13 @@ static const struct option act_options[] = {
 
 static const char norm_usage[] =
     "usage: tile run norm [--tokens T] [--hidden H] [--dtype f16|bf16] [--quant none|f8e4m3|i8] [--no-residual]\n"
-    "                     [--device D] [--reps R] [--json]\n"
+    "                     [--layernorm] [--device D] [--reps R] [--json]\n"
     "Runs tile_fused_add_rmsnorm (residual += x, then RMSNorm of the residual) on random data and checks\n"
     "every row, the updated residual bit for bit, against float64.\n"
     "\n"
     "  --hidden H             row length, 1 .. 65536 (default 4096)\n"
-    "  --no-residual          plain RMSNorm of x\n" COMMON_OPTIONS;
+    "  --no-residual          normalize x itself\n"
+    "  --layernorm            tile_fused_add_layernorm, with a bias, instead\n" COMMON_OPTIONS;
 
 static const char act_usage[] =
     "usage: tile run act [--tokens T] [--d D] [--act silu|gelu|gelu-tanh] [--dtype f16|bf16] [--quant none|f8e4m3|i8]\n"
@@ -98,6 +101,7 @@ static int rows_cli_parse(const char *cmd, int argc, char **argv, RowsCli *p) {
             if (!(rc = cli_choice(&g, quant_names, &which))) p->quant = quant_values[which];
             break;
         case OPT_NO_RESIDUAL: p->residual = false; break;
+        case OPT_LAYERNORM: p->layer = true; break;
         case OPT_ACT:
             if (!(rc = cli_choice(&g, act_names, &which))) p->act = (tile_gated_act)which;
             break;
@@ -119,8 +123,14 @@ typedef struct RowsCall {
     tile_gated_args gated;
 } RowsCall;
 
+static const char *rows_api(const RowsCli *p) {
+    return strcmp(p->cmd, "norm") ? "tile_gated_activation" : p->layer ? "tile_fused_add_layernorm" : "tile_fused_add_rmsnorm";
+}
+
 static tile_status rows_call(tile_context *ctx, const RowsCall *c) {
-    tile_status st = strcmp(c->p->cmd, "norm") == 0 ? tile_fused_add_rmsnorm(ctx, &c->norm) : tile_gated_activation(ctx, &c->gated);
+    tile_status st = strcmp(c->p->cmd, "norm") ? tile_gated_activation(ctx, &c->gated)
+                     : c->p->layer            ? tile_fused_add_layernorm(ctx, &c->norm)
+                                              : tile_fused_add_rmsnorm(ctx, &c->norm);
     return st == TILE_OK ? tile_synchronize(ctx) : st;
 }
 
@@ -133,7 +143,8 @@ static int rows_run(tile_context *ctx, const RowsCall *call, double (*check)(til
     tile_context_get_properties(ctx, &props);
     bool prog = cli_progress_wanted(p->json) && props.is_emulator;
     static const char *const act_text[] = {"silu", "gelu", "gelu-tanh"};
-    const char *what = strcmp(p->cmd, "norm") == 0 ? (p->residual ? "fused add + rmsnorm" : "rmsnorm") : act_text[p->act];
+    const char *norm_text[2][2] = {{"rmsnorm", "fused add + rmsnorm"}, {"layernorm", "fused add + layernorm"}};
+    const char *what = strcmp(p->cmd, "norm") == 0 ? norm_text[p->layer][p->residual] : act_text[p->act];
     const char *quant = p->quant == TILE_F32 ? "none" : tile_dtype_name(p->quant);
     if (!p->json) {
         printf("%s %s tokens %lld %s %lld, %s, quantized %s on %s (%s)\n", p->cmd, what, (long long)p->tokens,
@@ -145,8 +156,7 @@ static int rows_run(tile_context *ctx, const RowsCall *call, double (*check)(til
     tile_status st = rows_call(ctx, call);
     double first = timer_now() - t0;
     if (st != TILE_OK) {
-        fprintf(stderr, "tile: %s failed: %s\n", strcmp(p->cmd, "norm") == 0 ? "tile_fused_add_rmsnorm" : "tile_gated_activation",
-                tile_last_error(ctx));
+        fprintf(stderr, "tile: %s failed: %s\n", rows_api(p), tile_last_error(ctx));
         return CLI_EXIT_FAIL;
     }
     cli_progress(prog, "checking against float64 ...");
@@ -185,11 +195,11 @@ static int rows_run(tile_context *ctx, const RowsCall *call, double (*check)(til
 
 /* Device buffers of both commands; 0 where unused. */
 typedef struct RowsBufs {
-    tile_devptr x, res, w, out, scales;
+    tile_devptr x, res, w, b, out, scales;
 } RowsBufs;
 
 static void rows_bufs_free(tile_context *ctx, RowsBufs *b) {
-    tile_devptr v[] = {b->x, b->res, b->w, b->out, b->scales};
+    tile_devptr v[] = {b->x, b->res, b->w, b->b, b->out, b->scales};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (v[i]) tile_free(ctx, v[i]);
 }
@@ -213,7 +223,7 @@ static void *rows_download(tile_context *ctx, const RowsCall *c, tile_devptr out
 typedef struct NormData {
     RowsBufs b;
     const uint16_t *hx, *hr;  /* the inputs as drawn */
-    const double *w;
+    const double *w, *bias;
 } NormData;
 
 static double norm_check(tile_context *ctx, const RowsCall *c, void *user) {
@@ -236,7 +246,7 @@ static double norm_check(tile_context *ctx, const RowsCall *c, void *user) {
         }
     }
     CheckRows cr = {.tokens = p->tokens, .n = p->n, .dtype = p->dtype, .quant = p->quant};
-    worst = check_rmsnorm(&cr, z, d->w, c->norm.eps, ho, hs);
+    worst = check_norm(&cr, p->layer, z, d->w, p->layer ? d->bias : NULL, c->norm.eps, ho, hs);
 done:
     free(z), free(hr), free(ho), free(hs);
     return worst;
@@ -247,12 +257,12 @@ int cmd_run_norm(int argc, char **argv) {
     int rc = rows_cli_parse("run norm", argc, argv, &p);
     if (rc != CLI_CONTINUE) return rc;
     size_t n = (size_t)(p.tokens * p.n), H = (size_t)p.n, oes = p.quant == TILE_F32 ? 2 : 1;
-    uint16_t *hx = malloc(2 * n), *hr = malloc(2 * n), *hw = malloc(2 * H);
-    double *w = malloc(sizeof(double) * H);
+    uint16_t *hx = malloc(2 * n), *hr = malloc(2 * n), *hw = malloc(2 * H), *hb = malloc(2 * H);
+    double *w = malloc(sizeof(double) * H), *b = malloc(sizeof(double) * H);
     tile_context *ctx = NULL;
-    NormData d = {.hx = hx, .hr = hr, .w = w};
+    NormData d = {.hx = hx, .hr = hr, .w = w, .bias = b};
     rc = CLI_EXIT_FAIL;
-    if (!hx || !hr || !hw || !w) {
+    if (!hx || !hr || !hw || !hb || !w || !b) {
         fprintf(stderr, "tile: out of host memory\n");
         goto done;
     }
@@ -261,10 +271,12 @@ int cmd_run_norm(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) check_fill(p.dtype, hx, i, check_urand(&rng));
     for (size_t i = 0; i < n; i++) check_fill(p.dtype, hr, i, check_urand(&rng));
     for (size_t i = 0; i < H; i++) w[i] = check_fill(p.dtype, hw, i, 1 + 0.5 * check_urand(&rng));
+    for (size_t i = 0; i < H; i++) b[i] = check_fill(p.dtype, hb, i, 0.5 * check_urand(&rng));
     if ((rc = cli_context_open("run norm", p.device, &ctx))) goto done;
     rc = CLI_EXIT_FAIL;
     if (tile_malloc(ctx, 2 * n, &d.b.x) || tile_malloc(ctx, 2 * H, &d.b.w) || tile_malloc(ctx, oes * n, &d.b.out) ||
-        (p.residual && tile_malloc(ctx, 2 * n, &d.b.res)) || (p.quant != TILE_F32 && tile_malloc(ctx, 4 * (size_t)p.tokens, &d.b.scales)) ||
+        (p.residual && tile_malloc(ctx, 2 * n, &d.b.res)) || (p.layer && tile_malloc(ctx, 2 * H, &d.b.b)) ||
+        (p.layer && tile_memcpy_htod(ctx, d.b.b, hb, 2 * H)) || (p.quant != TILE_F32 && tile_malloc(ctx, 4 * (size_t)p.tokens, &d.b.scales)) ||
         tile_memcpy_htod(ctx, d.b.x, hx, 2 * n) || tile_memcpy_htod(ctx, d.b.w, hw, 2 * H) ||
         (p.residual && tile_memcpy_htod(ctx, d.b.res, hr, 2 * n))) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
@@ -272,13 +284,13 @@ int cmd_run_norm(int argc, char **argv) {
     }
     RowsCall call = {.p = &p,
                      .norm = {.size = sizeof(tile_norm_args), .dtype = p.dtype, .tokens = p.tokens, .hidden = p.n, .x = d.b.x,
-                              .residual = d.b.res, .weight = d.b.w, .eps = 1e-6f, .out = d.b.out, .quant_dtype = p.quant,
+                              .residual = d.b.res, .weight = d.b.w, .bias = d.b.b, .eps = 1e-6f, .out = d.b.out, .quant_dtype = p.quant,
                               .scales = d.b.scales}};
-    double bytes = (double)n * (2 + (p.residual ? 4 : 0) + oes) + 2.0 * (double)H + (p.quant != TILE_F32 ? 4.0 * (double)p.tokens : 0);
+    double bytes = (double)n * (2 + (p.residual ? 4 : 0) + oes) + (p.layer ? 4.0 : 2.0) * (double)H + (p.quant != TILE_F32 ? 4.0 * (double)p.tokens : 0);
     rc = rows_run(ctx, &call, norm_check, &d, bytes);
 done:
     if (ctx) rows_bufs_free(ctx, &d.b), tile_context_destroy(ctx);
-    free(hx), free(hr), free(hw), free(w);
+    free(hx), free(hr), free(hw), free(hb), free(w), free(b);
     return rc;
 }
 

@@ -17,6 +17,7 @@
 
 #include "include/tile/tile.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -114,9 +115,11 @@ typedef struct CheckRows {
     tile_dtype quant;   /* TILE_F32 (none), TILE_F8E4M3 or TILE_I8: out's codes, with scales [tokens] */
 } CheckRows;
 
-/* RMSNorm of z [tokens, n] (exact; the residual sum already rounded) with weight w [n]:
- * max over out (and scales) of |error| / tolerance (> 1 fails, NaN counts as worst). */
-double check_rmsnorm(const CheckRows *c, const double *z, const double *w, double eps, const void *out, const float *scales);
+/* RMSNorm (layer: LayerNorm, bias b [n] or NULL) of z [tokens, n] (exact; the residual sum already
+ * rounded) with weight w [n]: max over out (and scales) of |error| / tolerance (> 1 fails, NaN counts
+ * as worst). */
+double check_norm(const CheckRows *c, bool layer, const double *z, const double *w, const double *b, double eps, const void *out,
+                  const float *scales);
 /* act(gate) * up of x [tokens, 2 n] (exact): as check_rmsnorm. */
 double check_gated(const CheckRows *c, tile_gated_act act, const double *x, const void *out, const float *scales);
 

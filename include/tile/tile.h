@@ -582,7 +582,8 @@ typedef struct tile_norm_args {
     tile_devptr residual; int64_t ldr;        /* [tokens, hidden] or 0: updated in place to x + residual
                                                  (rounded to dtype) and normalized instead of x */
     tile_devptr weight;                       /* [hidden] */
-    float eps;                                /* added to mean(z^2); must be finite and >= 0 */
+    tile_devptr bias;                         /* [hidden] or 0; LayerNorm only */
+    float eps;                                /* added to mean(z^2) (LayerNorm: the variance); finite, >= 0 */
     tile_devptr out; int64_t ldo;             /* [tokens, hidden] in dtype or quant_dtype */
     tile_dtype quant_dtype;                   /* 0 (TILE_F32) or dtype: no quantization; TILE_F8E4M3; TILE_I8 */
     tile_devptr scales;                       /* f32 [tokens] when quantized */
@@ -592,6 +593,9 @@ typedef struct tile_norm_args {
  * rounded to dtype or quantized (above).  vLLM's fused_add_rms_norm / rms_norm and their
  * dynamic-per-token-quant forms. */
 TILE_API tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args);
+/* As tile_fused_add_rmsnorm with LayerNorm: y = (z - mean(z)) / sqrt(var(z) + eps) * weight (+ bias),
+ * the variance the biased one (mean of squared deviations) taken in a second pass over the row. */
+TILE_API tile_status tile_fused_add_layernorm(tile_context *ctx, const tile_norm_args *args);
 
 typedef enum tile_gated_act {
     TILE_GATED_SILU = 0,      /* x / (1 + e^-x) */

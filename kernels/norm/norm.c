@@ -1,11 +1,12 @@
-/* norm.c - tile_fused_add_rmsnorm and tile_gated_activation: the kernels of
- * kernels/norm/norm.tile and kernels/norm/act.tile behind one call each.
+/* norm.c - tile_fused_add_rmsnorm, tile_fused_add_layernorm and
+ * tile_gated_activation: the kernels of kernels/norm/norm.tile and
+ * kernels/norm/act.tile behind one call each.
  *
  * What they launch, and the variants:
- *   tile_fused_add_rmsnorm: rmsnorm_{f16,bf16}[_f8|_i8] (by dtype and
- *     quant_dtype), grid (tokens).  Defines BLOCK (hidden rounded up to a
- *     power of two, 128 .. 1024) and RESIDUAL; specializations =1/=16 of the
- *     row strides and hidden.
+ *   tile_fused_add_rmsnorm, tile_fused_add_layernorm: norm_{f16,bf16}[_f8|_i8]
+ *     (by dtype and quant_dtype), grid (tokens).  Defines BLOCK (hidden
+ *     rounded up to a power of two, 128 .. 1024), RESIDUAL, LAYER and BIAS;
+ *     specializations =1/=16 of the row strides and hidden.
  *   tile_gated_activation: act_{f16,bf16}[_f8|_i8], grid (tokens).  Defines
  *     BLOCK (d rounded up as above) and ACT; specializations of the strides
  *     and d.
@@ -78,10 +79,10 @@ static int64_t block_for(int64_t n) { return shipped_min(shipped_max(shipped_pow
 
 static const char *const KERNEL_SUFFIX[3] = {"", "_f8", "_i8"};
 
-/* ======================= tile_fused_add_rmsnorm ======================= */
+/* ================ tile_fused_add_rmsnorm, tile_fused_add_layernorm ================ */
 
-tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args) {
-    const char *api = "tile_fused_add_rmsnorm";
+static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool layer) {
+    const char *api = layer ? "tile_fused_add_layernorm" : "tile_fused_add_rmsnorm";
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
@@ -95,6 +96,7 @@ tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args
     if (a.tokens < 0 || a.tokens > MAX_GRID_X) FAIL("%s: tokens = %lld: 0 .. 2^31 - 1", api, (long long)a.tokens);
     if (a.hidden < 1 || a.hidden > 65536) FAIL("%s: hidden = %lld: 1 .. 65536", api, (long long)a.hidden);
     if (!isfinite(a.eps) || a.eps < 0) FAIL("%s: eps must be finite and >= 0", api);
+    if (a.bias && !layer) FAIL("%s: bias must be 0 (a bias is for tile_fused_add_layernorm)", api);
     if ((why = stride_resolve(a.ldx, a.hidden, &sx)) || (why = stride_resolve(a.ldr, a.hidden, &sr)) ||
         (why = stride_resolve(a.ldo, a.hidden, &so)))
         FAIL("%s: %s (ldx, ldr, ldo: 0 or at least hidden)", api, why);
@@ -107,21 +109,25 @@ tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args
     RANGE(api, a.x, es, es * nx, "x");
     if (a.residual) RANGE(api, a.residual, es, es * nr, "residual");
     RANGE(api, a.weight, es, es * (uint64_t)a.hidden, "weight");
+    if (a.bias) RANGE(api, a.bias, es, es * (uint64_t)a.hidden, "bias");
     RANGE(api, a.out, oes, oes * no, "out");
     if (q) RANGE(api, a.scales, 4, 4 * (uint64_t)a.tokens, "scales");
 
     /* 2. variant */
     char name[32];
-    snprintf(name, sizeof name, "rmsnorm_%s%s", a.dtype == TILE_BF16 ? "bf16" : "f16", KERNEL_SUFFIX[q]);
+    snprintf(name, sizeof name, "norm_%s%s", a.dtype == TILE_BF16 ? "bf16" : "f16", KERNEL_SUFFIX[q]);
     ShippedVariant v = shipped_variant(name);
     shipped_define(&v, "BLOCK", block_for(a.hidden));
     shipped_flag(&v, "RESIDUAL", a.residual != 0);
+    shipped_flag(&v, "LAYER", layer);
+    shipped_flag(&v, "BIAS", a.bias != 0);
     shipped_spec16(&v, "hidden", a.hidden);
     shipped_spec_stride(&v, "sx", sx);
     shipped_spec_stride(&v, "sr", sr);
     shipped_spec_stride(&v, "so", so);
-    tile_devptr x = a.x, res = a.residual ? a.residual : a.x, w = a.weight, out = a.out, scales = q ? a.scales : a.out;
-    v.no_align_ptrs = ((x | res | w | out | scales) & 15) != 0;
+    tile_devptr x = a.x, res = a.residual ? a.residual : a.x, w = a.weight, b = a.bias ? a.bias : a.weight, out = a.out,
+                scales = q ? a.scales : a.out;
+    v.no_align_ptrs = ((x | res | w | b | out | scales) & 15) != 0;
 
     /* 3. kernel */
     tile_kernel *kern;
@@ -132,9 +138,12 @@ tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args
     /* 4. launch: one program per token */
     int32_t h32 = (int32_t)a.hidden, sx32 = (int32_t)sx, sr32 = (int32_t)sr, so32 = (int32_t)so;
     float eps = a.eps;
-    void *params[] = {&x, &res, &w, &out, &scales, &h32, &sx32, &sr32, &so32, &eps};
+    void *params[] = {&x, &res, &w, &b, &out, &scales, &h32, &sx32, &sr32, &so32, &eps};
     return shipped_launch(kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
 }
+
+tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, false); }
+tile_status tile_fused_add_layernorm(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, true); }
 
 /* ======================= tile_gated_activation ======================= */
 
