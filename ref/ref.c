@@ -366,3 +366,32 @@ int64_t ref_moe_scale_index(tile_moe_scales layout, int64_t rows, int64_t cols, 
         return ((e * (rows / seg) + r / seg) * ((seg + 127) / 128) + r % seg / 128) * ((cols + 127) / 128) + c / 128;
     return -1;
 }
+
+/* ====================== normalization, gated activations ====================== */
+
+void ref_rmsnorm(int64_t n, const double *z, const double *w, double eps, double *y) {
+    double ss = 0;
+    for (int64_t i = 0; i < n; i++) ss += z[i] * z[i];
+    double r = 1 / sqrt(ss / (double)n + eps);
+    for (int64_t i = 0; i < n; i++) y[i] = z[i] * r * w[i];
+}
+
+void ref_layernorm(int64_t n, const double *z, const double *w, const double *b, double eps, double *y) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < n; i++) mean += z[i];
+    mean /= (double)n;
+    for (int64_t i = 0; i < n; i++) var += (z[i] - mean) * (z[i] - mean);
+    double r = 1 / sqrt(var / (double)n + eps);
+    for (int64_t i = 0; i < n; i++) y[i] = (z[i] - mean) * r * w[i] + (b ? b[i] : 0);
+}
+
+double ref_gated(tile_gated_act act, double g, double u) {
+    switch (act) {
+    case TILE_GATED_SILU: return g / (1 + exp(-g)) * u;
+    case TILE_GATED_GELU: return 0.5 * g * (1 + erf(g / sqrt(2.0))) * u;
+    case TILE_GATED_GELU_TANH: return 0.5 * g * (1 + tanh(sqrt(2 / M_PI) * (g + 0.044715 * g * g * g))) * u;
+    }
+    return NAN;
+}
+
+double ref_quant_scale(double amax, double qmax) { return fmax(amax / qmax, 1 / (qmax * 512)); }

@@ -1,5 +1,5 @@
 /* ref.h - float64 references for the shipped kernels (GEMM, attention, paged decode,
- * MoE router and expert MLP), for the tests, the benchmarks and `tile run`.
+ * MoE router and expert MLP, RMSNorm, LayerNorm, gated activations), for the tests, the benchmarks and `tile run`.
  *
  * Plain doubles in, doubles out: the caller widens its f16/bf16/f8 data exactly
  * (support/hostfloat.h) and compares the device's result with what comes back,
@@ -158,5 +158,19 @@ bool ref_moe_forward(const ref_moe_args *a, double *out, int64_t ldo, double *ma
  * and which one weight [e, r, c] is multiplied by. */
 int64_t ref_moe_scale_count(tile_moe_scales layout, int64_t experts, int64_t rows, int64_t cols, int64_t seg);
 int64_t ref_moe_scale_index(tile_moe_scales layout, int64_t rows, int64_t cols, int64_t seg, int64_t e, int64_t r, int64_t c);
+
+/* ====================== normalization, gated activations ====================== */
+
+/* RMSNorm of one row: y[i] = z[i] / sqrt(mean(z^2) + eps) * w[i], i < n.  (The fused
+ * residual add is the caller's: z = x + residual rounded to the storage type.) */
+void ref_rmsnorm(int64_t n, const double *z, const double *w, double eps, double *y);
+/* LayerNorm of one row: y[i] = (z[i] - mean) / sqrt(var + eps) * w[i] + (b ? b[i] : 0), var the mean
+ * of squared deviations. */
+void ref_layernorm(int64_t n, const double *z, const double *w, const double *b, double eps, double *y);
+/* act(gate) * up as tile_gated_activation: silu, gelu (erf), gelu_tanh */
+double ref_gated(tile_gated_act act, double gate, double up);
+/* Per-token dynamic quantization scale of a row whose largest |y| is amax:
+ * max(amax / qmax, 1 / (qmax * 512)), qmax 448 (f8e4m3) or 127 (i8). */
+double ref_quant_scale(double amax, double qmax);
 
 #endif

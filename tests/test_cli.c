@@ -93,6 +93,7 @@ Test(cli, version) {
 /* every command and subcommand answers --help (and -h) on stdout with exit 0 */
 Test(cli, every_command_has_help) {
     static const char *const cmds[] = {"run gemm",    "run attention", "run decode", "run paged-attention", "run moe",
+                                       "run norm",    "run act",
                                        "tune gemm",   "tune",          "cache stats", "cache list",         "cache clear",
                                        "compile",     "aot",           "run",         "cache",              "tune k.tile"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
@@ -118,6 +119,11 @@ Test(cli, numbers_parse_strictly) {
     cr_expect(strstr(buf, "missing value for --m"), "%s", buf);
     cr_expect_eq(run("run attention --heads ''", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run moe --tokens ' 7'", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run norm --hidden 65537", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--hidden"), "%s", buf);
+    cr_expect_eq(run("run norm --quant f8e5m2", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run act --act relu", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run act --d 0", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("tune gemm --timeout 1s", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run gemm --bogus", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--bogus"), "%s", buf);
@@ -317,4 +323,19 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     cr_expect_eq(run_env(args, buf, sizeof buf), 0, "%s", buf);
     cr_expect_eq(run_env("cache stats --json", buf, sizeof buf), 0);
     cr_expect(strstr(buf, "\"tuning_records\":1"), "tuning twice keeps one record per key: %s", buf);
+}
+
+/* tile run norm / act: checked on the emulator, one JSON object each */
+Test(cli, json_norm_and_act, .init = json_setup, .fini = json_teardown, .timeout = 240) {
+    static const char *const cmds[] = {
+        "run norm --json --tokens 5 --hidden 1000 --dtype f16 --device emu --reps 1",
+        "run norm --json --tokens 3 --hidden 300 --quant i8 --no-residual --device emu --reps 1",
+        "run norm --json --tokens 4 --hidden 700 --layernorm --quant f8e4m3 --device emu --reps 1",
+        "run act --json --tokens 5 --d 500 --act gelu-tanh --quant f8e4m3 --device emu --reps 1",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        cr_expect_eq(run_env(cmds[i], buf, sizeof buf), 0, "%s: %s", cmds[i], buf);
+        cr_expect_eq(json_lines(buf), 1, "not one JSON object: %s", buf);
+        cr_expect(strstr(buf, "\"ok\":true"), "%s", buf);
+    }
 }

@@ -234,3 +234,21 @@ Test(ref, moe_scale_layouts) {
     cr_expect_eq(ref_moe_scale_index(TILE_MOE_SCALES_CHANNEL, 272, 320, 136, 1, 5, 300), 277);
     cr_expect_eq(ref_moe_scale_count(TILE_MOE_SCALES_NONE, 2, 272, 320, 136), 0);
 }
+
+Test(ref, norm_and_gated) {
+    /* rmsnorm of (3, 4) with eps 0: rms = sqrt(12.5), y = z / rms * w */
+    double z[2] = {3, 4}, w[2] = {1, 2}, y[2];
+    ref_rmsnorm(2, z, w, 0, y);
+    cr_assert(fabs(y[0] - 3 / sqrt(12.5)) < 1e-15 && fabs(y[1] - 8 / sqrt(12.5)) < 1e-15);
+    ref_rmsnorm(2, (double[]){0, 0}, w, 1e-6, y); /* a zero row stays zero */
+    cr_assert(y[0] == 0 && y[1] == 0);
+    /* layernorm of (3, 4): mean 3.5, var 0.25, (z - mean) / 0.5 = (-1, 1), times w, plus b */
+    ref_layernorm(2, z, w, (double[]){10, 20}, 0, y);
+    cr_assert(y[0] == 9 && y[1] == 22, "%g %g", y[0], y[1]);
+    ref_layernorm(2, z, w, NULL, 0, y);
+    cr_assert(y[0] == -1 && y[1] == 2);
+    cr_assert(fabs(ref_gated(TILE_GATED_SILU, 1, 2) - 2 / (1 + exp(-1.0))) < 1e-15);
+    cr_assert(fabs(ref_gated(TILE_GATED_GELU, 1, 2) - 0.8413447460685429 * 2) < 1e-14); /* Phi(1) */
+    cr_assert(fabs(ref_gated(TILE_GATED_GELU_TANH, 1, 2) - 0.8411919906082768 * 2) < 1e-14);
+    cr_assert(ref_quant_scale(127, 127) == 1 && ref_quant_scale(0, 448) == 1 / (448.0 * 512));
+}

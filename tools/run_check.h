@@ -4,7 +4,8 @@
  * commands (which allocate, launch, copy back and print): the random
  * inputs in the device's format together with their exact values, and the
  * comparison of an output with the float64 references of ref/ (GEMM,
- * attention prefill and paged decode, the MoE router and layer) under the
+ * attention prefill and paged decode, the MoE router and layer, RMSNorm and
+ * gated activations) under the
  * CLI's tolerances, each returning its worst error.  No reference math is
  * written here: this file only widens the device's outputs, hands ref/ the
  * exact inputs and compares.
@@ -16,6 +17,7 @@
 
 #include "include/tile/tile.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,5 +107,20 @@ typedef struct CheckMoe {
  * an exact tie going either way (else *routing_ok = 0 and INFINITY); returns
  * the max over `out` [tokens, hidden] of |error| / tolerance (> 1 fails). */
 double check_moe(const CheckMoe *m, const int32_t *ids, const float *out, int *routing_ok, int64_t *checked);
+
+/* ---- RMSNorm and gated activations (docs/kernels.md) ---- */
+typedef struct CheckRows {
+    int64_t tokens, n;  /* out is [tokens, n], contiguous */
+    tile_dtype dtype;   /* f16 or bf16: out's type when not quantized */
+    tile_dtype quant;   /* TILE_F32 (none), TILE_F8E4M3 or TILE_I8: out's codes, with scales [tokens] */
+} CheckRows;
+
+/* RMSNorm (layer: LayerNorm, bias b [n] or NULL) of z [tokens, n] (exact; the residual sum already
+ * rounded) with weight w [n]: max over out (and scales) of |error| / tolerance (> 1 fails, NaN counts
+ * as worst). */
+double check_norm(const CheckRows *c, bool layer, const double *z, const double *w, const double *b, double eps, const void *out,
+                  const float *scales);
+/* act(gate) * up of x [tokens, 2 n] (exact): as check_rmsnorm. */
+double check_gated(const CheckRows *c, tile_gated_act act, const double *x, const void *out, const float *scales);
 
 #endif

@@ -572,6 +572,62 @@ TILE_API tile_status tile_attention_decode_paged_prepare(tile_context *ctx, cons
 TILE_API tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_paged_attention_args *args, size_t *bytes,
                                                 int *num_splits);
 
+/* ==== normalization and gated activations (kernels/norm/norm.c; kernels/norm/norm.tile, kernels/norm/act.tile;
+ * docs/kernels.md) ====
+ * One program per token; rows are [tokens, n] with a row stride in elements (0: contiguous).  Sizes are
+ * int64_t and checked against the kernels' 32-bit offsets; every pointer must lie in an allocation of the
+ * context with room for what the kernel touches, aligned to its elements.  Launched on `stream`.
+ *
+ * Per-token dynamic quantization (quant_dtype TILE_F8E4M3 or TILE_I8; 0 (TILE_F32) or dtype: none): the
+ * row's result y (f32, before any rounding) gets scale = max(max|y| / QMAX, 1 / (QMAX * 512)), QMAX = 448
+ * (f8e4m3) or 127 (i8), written to scales[token] (f32); out holds y / scale, rounded to nearest even and
+ * saturated (f8e4m3) or clamped to [-127, 127] (i8), so y ~= out * scale.
+ *
+ * The argument structs begin with `size`: sizeof the struct as the caller compiled it, or 0 for this
+ * release's layout.  Fields are only ever appended; those past the caller's size count as zero. */
+typedef struct tile_norm_args {
+    size_t size;
+    tile_dtype dtype;          /* TILE_F16 or TILE_BF16: x, residual, weight (and out unless quantized) */
+    int64_t tokens, hidden;    /* hidden 1 .. 65536 */
+    tile_devptr x; int64_t ldx;               /* [tokens, hidden], row stride ldx (0: hidden) */
+    tile_devptr residual; int64_t ldr;        /* [tokens, hidden] or 0: updated in place to x + residual
+                                                 (rounded to dtype) and normalized instead of x */
+    tile_devptr weight;                       /* [hidden] */
+    tile_devptr bias;                         /* [hidden] or 0; LayerNorm only */
+    float eps;                                /* added to mean(z^2) (LayerNorm: the variance); finite, >= 0 */
+    tile_devptr out; int64_t ldo;             /* [tokens, hidden] in dtype or quant_dtype */
+    tile_dtype quant_dtype;                   /* 0 (TILE_F32) or dtype: no quantization; TILE_F8E4M3; TILE_I8 */
+    tile_devptr scales;                       /* f32 [tokens] when quantized */
+    tile_stream stream;
+} tile_norm_args;
+/* z = residual ? (residual = x + residual) : x;  y = z / sqrt(mean(z^2) + eps) * weight, in f32, then
+ * rounded to dtype or quantized (above).  vLLM's fused_add_rms_norm / rms_norm and their
+ * dynamic-per-token-quant forms. */
+TILE_API tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args);
+/* As tile_fused_add_rmsnorm with LayerNorm: y = (z - mean(z)) / sqrt(var(z) + eps) * weight (+ bias),
+ * the variance the biased one (mean of squared deviations) taken in a second pass over the row. */
+TILE_API tile_status tile_fused_add_layernorm(tile_context *ctx, const tile_norm_args *args);
+
+typedef enum tile_gated_act {
+    TILE_GATED_SILU = 0,      /* x / (1 + e^-x) */
+    TILE_GATED_GELU = 1,      /* 0.5 x (1 + erf(x / sqrt 2)) */
+    TILE_GATED_GELU_TANH = 2, /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+} tile_gated_act;
+typedef struct tile_gated_args {
+    size_t size;
+    tile_dtype dtype;          /* TILE_F16 or TILE_BF16: x (and out unless quantized) */
+    tile_gated_act act;
+    int64_t tokens, d;         /* d 1 .. 2^20 */
+    tile_devptr x; int64_t ldx; /* [tokens, 2 d]: gate (d), then up (d); row stride ldx (0: 2 d) */
+    tile_devptr out; int64_t ldo; /* [tokens, d] in dtype or quant_dtype, row stride ldo (0: d) */
+    tile_dtype quant_dtype;    /* as tile_norm_args */
+    tile_devptr scales;        /* f32 [tokens] when quantized */
+    tile_stream stream;
+} tile_gated_args;
+/* out[t, i] = act(gate[t, i]) * up[t, i] in f32, then rounded to dtype or quantized (above): vLLM's
+ * silu_and_mul, gelu_and_mul and gelu_tanh_and_mul. */
+TILE_API tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args);
+
 #ifdef __cplusplus
 }
 #endif

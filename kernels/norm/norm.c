@@ -1,0 +1,200 @@
+/* norm.c - tile_fused_add_rmsnorm, tile_fused_add_layernorm and
+ * tile_gated_activation: the kernels of kernels/norm/norm.tile and
+ * kernels/norm/act.tile behind one call each.
+ *
+ * What they launch, and the variants:
+ *   tile_fused_add_rmsnorm, tile_fused_add_layernorm: norm_{f16,bf16}[_f8|_i8]
+ *     (by dtype and quant_dtype), grid (tokens).  Defines BLOCK (hidden
+ *     rounded up to a power of two, 128 .. 1024), RESIDUAL, LAYER and BIAS;
+ *     specializations =1/=16 of the row strides and hidden.
+ *   tile_gated_activation: act_{f16,bf16}[_f8|_i8], grid (tokens).  Defines
+ *     BLOCK (d rounded up as above) and ACT; specializations of the strides
+ *     and d.
+ *   Every variant: no_align_ptrs when a pointer is not 16-byte aligned.
+ *
+ *   1. Check the arguments: struct size, dtypes, sizes, strides (a row
+ *      stride at least the row), that each tensor spans fewer than 2^31
+ *      elements (the kernels' offsets are 32-bit), and that every pointer
+ *      lies in an allocation of this context, aligned to its elements, with
+ *      room for what the kernel touches.
+ *   2. Choose the variant (kernel by dtypes, BLOCK, flags) and specialize
+ *      sizes and strides from their values.
+ *   3. The kernel comes from the context's table (kernels/shipped.h),
+ *      compiled on first use through the caches.
+ *   4. Launch on the caller's stream. */
+#include "kernels/shipped.h"
+#include "runtime/rt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const int64_t I32_LIMIT = INT32_MAX;
+enum { MAX_GRID_X = INT32_MAX, MIN_BLOCK = 128, MAX_BLOCK = 1024 };
+
+#define FAIL(...) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, __VA_ARGS__)
+/* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation (as attention.c) */
+#define RANGE(api, ptr, esize, bytes, what) \
+    if ((bytes) != 0 && (st = norm_check_range(ctx, api, ptr, esize, bytes, what)) != TILE_OK) return st
+
+static tile_status norm_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what) {
+    if (p % esize)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s (0x%llx) is not aligned to its %llu-byte elements", api, what,
+                       (unsigned long long)p, (unsigned long long)esize);
+    char name[96];
+    snprintf(name, sizeof name, "%s: %s", api, what);
+    return rt_check_range(ctx, p, bytes, name);
+}
+
+/* Copy a caller's struct of `size` bytes (0: this release's) into a zeroed one of `full` bytes. */
+static const char *args_copy(void *dst, const void *src, size_t size, size_t full) {
+    memset(dst, 0, full);
+    if (size == 0) size = full;
+    if (size < sizeof(size_t) || size > ((size_t)1 << 16)) return "size is not the size of the argument struct (0: this release's)";
+    memcpy(dst, src, size < full ? size : full);
+    return NULL;
+}
+
+/* Elements a [rows, n] tensor with row stride ld spans */
+static uint64_t rows_span(int64_t rows, int64_t n, int64_t ld) { return rows <= 0 || n <= 0 ? 0 : (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)n; }
+
+/* The row stride: 0 means n; else at least n */
+static const char *stride_resolve(int64_t in, int64_t n, int64_t *out) {
+    if (in == 0) in = n;
+    if (in < n) return "a row stride is shorter than its row";
+    *out = in;
+    return NULL;
+}
+
+/* quant_dtype: 0 (TILE_F32) or dtype means none; *q 0 none, 1 f8e4m3, 2 i8 */
+static const char *quant_resolve(tile_dtype dtype, tile_dtype quant, int *q) {
+    if (quant == TILE_F32 || quant == dtype) *q = 0;
+    else if (quant == TILE_F8E4M3) *q = 1;
+    else if (quant == TILE_I8) *q = 2;
+    else return "quant_dtype must be 0 (none), dtype, TILE_F8E4M3 or TILE_I8";
+    return NULL;
+}
+
+static int64_t block_for(int64_t n) { return shipped_min(shipped_max(shipped_pow2_at_least(n), MIN_BLOCK), MAX_BLOCK); }
+
+static const char *const KERNEL_SUFFIX[3] = {"", "_f8", "_i8"};
+
+/* ================ tile_fused_add_rmsnorm, tile_fused_add_layernorm ================ */
+
+static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool layer) {
+    const char *api = layer ? "tile_fused_add_layernorm" : "tile_fused_add_rmsnorm";
+    if (!ctx) return TILE_ERROR_INVALID_VALUE;
+    if (!args) FAIL("%s: args is NULL", api);
+    /* 1. arguments */
+    tile_norm_args a;
+    const char *why = args_copy(&a, args, args->size, sizeof a);
+    int q = 0;
+    int64_t sx = 0, sr = 0, so = 0;
+    if (why) FAIL("%s: %s", api, why);
+    if (a.dtype != TILE_F16 && a.dtype != TILE_BF16) FAIL("%s: dtype must be TILE_F16 or TILE_BF16", api);
+    if ((why = quant_resolve(a.dtype, a.quant_dtype, &q))) FAIL("%s: %s", api, why);
+    if (a.tokens < 0 || a.tokens > MAX_GRID_X) FAIL("%s: tokens = %lld: 0 .. 2^31 - 1", api, (long long)a.tokens);
+    if (a.hidden < 1 || a.hidden > 65536) FAIL("%s: hidden = %lld: 1 .. 65536", api, (long long)a.hidden);
+    if (!isfinite(a.eps) || a.eps < 0) FAIL("%s: eps must be finite and >= 0", api);
+    if (a.bias && !layer) FAIL("%s: bias must be 0 (a bias is for tile_fused_add_layernorm)", api);
+    if ((why = stride_resolve(a.ldx, a.hidden, &sx)) || (why = stride_resolve(a.ldr, a.hidden, &sr)) ||
+        (why = stride_resolve(a.ldo, a.hidden, &so)))
+        FAIL("%s: %s (ldx, ldr, ldo: 0 or at least hidden)", api, why);
+    uint64_t nx = rows_span(a.tokens, a.hidden, sx), nr = rows_span(a.tokens, a.hidden, sr), no = rows_span(a.tokens, a.hidden, so);
+    if (nx >= (uint64_t)I32_LIMIT || (a.residual && nr >= (uint64_t)I32_LIMIT) || no >= (uint64_t)I32_LIMIT)
+        FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
+    if (a.tokens == 0) return TILE_OK;
+    tile_status st;
+    uint64_t es = 2, oes = q ? 1 : 2;
+    RANGE(api, a.x, es, es * nx, "x");
+    if (a.residual) RANGE(api, a.residual, es, es * nr, "residual");
+    RANGE(api, a.weight, es, es * (uint64_t)a.hidden, "weight");
+    if (a.bias) RANGE(api, a.bias, es, es * (uint64_t)a.hidden, "bias");
+    RANGE(api, a.out, oes, oes * no, "out");
+    if (q) RANGE(api, a.scales, 4, 4 * (uint64_t)a.tokens, "scales");
+
+    /* 2. variant */
+    char name[32];
+    snprintf(name, sizeof name, "norm_%s%s", a.dtype == TILE_BF16 ? "bf16" : "f16", KERNEL_SUFFIX[q]);
+    ShippedVariant v = shipped_variant(name);
+    shipped_define(&v, "BLOCK", block_for(a.hidden));
+    shipped_flag(&v, "RESIDUAL", a.residual != 0);
+    shipped_flag(&v, "LAYER", layer);
+    shipped_flag(&v, "BIAS", a.bias != 0);
+    shipped_spec16(&v, "hidden", a.hidden);
+    shipped_spec_stride(&v, "sx", sx);
+    shipped_spec_stride(&v, "sr", sr);
+    shipped_spec_stride(&v, "so", so);
+    tile_devptr x = a.x, res = a.residual ? a.residual : a.x, w = a.weight, b = a.bias ? a.bias : a.weight, out = a.out,
+                scales = q ? a.scales : a.out;
+    v.no_align_ptrs = ((x | res | w | b | out | scales) & 15) != 0;
+
+    /* 3. kernel */
+    tile_kernel *kern;
+    st = shipped_kernel(ctx, api, "norm/norm.tile", &v, &kern, NULL);
+    shipped_variant_free(&v);
+    if (st != TILE_OK) return st;
+
+    /* 4. launch: one program per token */
+    int32_t h32 = (int32_t)a.hidden, sx32 = (int32_t)sx, sr32 = (int32_t)sr, so32 = (int32_t)so;
+    float eps = a.eps;
+    void *params[] = {&x, &res, &w, &b, &out, &scales, &h32, &sx32, &sr32, &so32, &eps};
+    return shipped_launch(kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
+}
+
+tile_status tile_fused_add_rmsnorm(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, false); }
+tile_status tile_fused_add_layernorm(tile_context *ctx, const tile_norm_args *args) { return norm_run(ctx, args, true); }
+
+/* ======================= tile_gated_activation ======================= */
+
+tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args) {
+    const char *api = "tile_gated_activation";
+    if (!ctx) return TILE_ERROR_INVALID_VALUE;
+    if (!args) FAIL("%s: args is NULL", api);
+    /* 1. arguments */
+    tile_gated_args a;
+    const char *why = args_copy(&a, args, args->size, sizeof a);
+    int q = 0;
+    int64_t sx = 0, so = 0;
+    if (why) FAIL("%s: %s", api, why);
+    if (a.dtype != TILE_F16 && a.dtype != TILE_BF16) FAIL("%s: dtype must be TILE_F16 or TILE_BF16", api);
+    if (a.act != TILE_GATED_SILU && a.act != TILE_GATED_GELU && a.act != TILE_GATED_GELU_TANH)
+        FAIL("%s: act = %d: TILE_GATED_SILU, TILE_GATED_GELU or TILE_GATED_GELU_TANH", api, (int)a.act);
+    if ((why = quant_resolve(a.dtype, a.quant_dtype, &q))) FAIL("%s: %s", api, why);
+    if (a.tokens < 0 || a.tokens > MAX_GRID_X) FAIL("%s: tokens = %lld: 0 .. 2^31 - 1", api, (long long)a.tokens);
+    if (a.d < 1 || a.d > (1 << 20)) FAIL("%s: d = %lld: 1 .. 2^20", api, (long long)a.d);
+    if ((why = stride_resolve(a.ldx, 2 * a.d, &sx)) || (why = stride_resolve(a.ldo, a.d, &so)))
+        FAIL("%s: %s (ldx: 0 or at least 2 d; ldo: 0 or at least d)", api, why);
+    uint64_t nx = rows_span(a.tokens, 2 * a.d, sx), no = rows_span(a.tokens, a.d, so);
+    if (nx >= (uint64_t)I32_LIMIT || no >= (uint64_t)I32_LIMIT)
+        FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
+    if (a.tokens == 0) return TILE_OK;
+    tile_status st;
+    uint64_t es = 2, oes = q ? 1 : 2;
+    RANGE(api, a.x, es, es * nx, "x");
+    RANGE(api, a.out, oes, oes * no, "out");
+    if (q) RANGE(api, a.scales, 4, 4 * (uint64_t)a.tokens, "scales");
+
+    /* 2. variant */
+    char name[32];
+    snprintf(name, sizeof name, "act_%s%s", a.dtype == TILE_BF16 ? "bf16" : "f16", KERNEL_SUFFIX[q]);
+    ShippedVariant v = shipped_variant(name);
+    shipped_define(&v, "BLOCK", block_for(a.d));
+    shipped_define(&v, "ACT", (long long)a.act);
+    shipped_spec16(&v, "d", a.d);
+    shipped_spec_stride(&v, "sx", sx);
+    shipped_spec_stride(&v, "so", so);
+    tile_devptr x = a.x, out = a.out, scales = q ? a.scales : a.out;
+    v.no_align_ptrs = ((x | out | scales) & 15) != 0;
+
+    /* 3. kernel */
+    tile_kernel *kern;
+    st = shipped_kernel(ctx, api, "norm/act.tile", &v, &kern, NULL);
+    shipped_variant_free(&v);
+    if (st != TILE_OK) return st;
+
+    /* 4. launch */
+    int32_t d32 = (int32_t)a.d, sx32 = (int32_t)sx, so32 = (int32_t)so;
+    void *params[] = {&x, &out, &scales, &d32, &sx32, &so32};
+    return shipped_launch(kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
+}

@@ -1,0 +1,356 @@
+/* test_norm.c - tile_fused_add_rmsnorm and tile_gated_activation
+ * (kernels/norm/norm.c) on the emulator against float64 references (ref/:
+ * ref_rmsnorm, ref_gated, ref_quant_scale), and their argument checks.
+ *
+ * tile_fused_add_layernorm likewise (ref_layernorm), on inputs whose mean
+ * is offset by 3.
+ *
+ * Fresh random inputs every run (TILE_TEST_SEED repeats one; printed on
+ * failure); f16 and bf16; tokens 1, 7, 33; hidden 64, 1000, 4097 (d 64,
+ * 1000, 4097 for the activations: one BLOCK, a masked tail, several
+ * BLOCKs); gapped row strides; outputs, scales and the residual's gaps
+ * poisoned first and checked untouched outside the rows.
+ *
+ * Tolerances: the kernels compute in f32 from exactly widened inputs, so the
+ * error is the output's rounding (half an ulp: 2^-11 |y| for f16, 2^-8 for
+ * bf16, plus 2^-25 below f16's normal range) and the f32 arithmetic
+ * (rsqrt, exp: 1e-5 |y| relative; erf's formula is 1.5e-7 absolute, which
+ * 0.5 g u (1 + erf) turns into up to 1.2e-6 absolute for |g|, |u| <= 4, a
+ * large relative error where 1 + erf(g / sqrt 2) is small: 2e-6 absolute,
+ * added before quantization too, where it can move y across a rounding
+ * boundary).
+ * The updated residual is compared bit for bit with round(f32(x + r)).
+ * Quantized: scales within 1e-5 relative of the reference's (amax from the
+ * f64 y); dequantized code * scale within the quantization step of y: half a
+ * step (scale / 2) for i8; for f8e4m3 half an ulp of the code, 2^-4 |y|, or
+ * scale * 2^-10 for the subnormal codes. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/test_rng.h"
+#include "ref/ref.h"
+#include "support/hostfloat.h"
+#include "include/tile/tile.h"
+
+static uint16_t to_dt(tile_dtype t, double v) { return t == TILE_F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v); }
+static double from_dt(tile_dtype t, uint16_t h) { return t == TILE_F16 ? f16_to_d(h) : bf16_to_d(h); }
+static const uint16_t POISON16 = 0x7e00; /* NaN in f16 and in bf16 */
+static const uint8_t POISON_F8 = 0x7f;   /* NaN in f8e4m3 (E4M3FN) */
+static const uint8_t POISON_I8 = 0x80;   /* -128: the kernels clamp to [-127, 127] */
+
+static tile_context *open_ctx(void) {
+    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .emu_racecheck = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    return ctx;
+}
+static tile_devptr upload(tile_context *ctx, const void *h, size_t bytes) {
+    tile_devptr d;
+    cr_assert_eq(tile_malloc(ctx, bytes ? bytes : 16, &d), TILE_OK, "%s", tile_last_error(ctx));
+    if (bytes) cr_assert_eq(tile_memcpy_htod(ctx, d, h, bytes), TILE_OK, "%s", tile_last_error(ctx));
+    return d;
+}
+static void download(tile_context *ctx, void *h, tile_devptr d, size_t bytes) {
+    cr_assert_eq(tile_memcpy_dtoh(ctx, h, d, bytes), TILE_OK, "%s", tile_last_error(ctx));
+}
+static void fill16(tile_dtype t, size_t n, uint16_t *h, double scale) {
+    for (size_t i = 0; i < n; i++) h[i] = to_dt(t, scale * urand());
+}
+
+/* The output of one launch: [tokens, n] with row stride so, in dt or quantized to q (TILE_F8E4M3, TILE_I8). */
+typedef struct Output {
+    tile_dtype dt, q;
+    int tokens, n, so;
+    size_t count, esize;
+    void *host;
+    float *scales;
+    tile_devptr d, ds;
+} Output;
+
+static bool quantized(const Output *o) { return o->q == TILE_F8E4M3 || o->q == TILE_I8; }
+
+static void output_alloc(tile_context *ctx, Output *o) {
+    o->esize = quantized(o) ? 1 : 2;
+    o->count = (size_t)o->tokens * (size_t)o->so + 8;
+    o->host = malloc(o->count * o->esize);
+    for (size_t i = 0; i < o->count; i++) {
+        if (o->esize == 2) ((uint16_t *)o->host)[i] = POISON16;
+        else ((uint8_t *)o->host)[i] = o->q == TILE_F8E4M3 ? POISON_F8 : POISON_I8;
+    }
+    o->d = upload(ctx, o->host, o->count * o->esize);
+    o->scales = malloc((size_t)o->tokens * 4 + 4);
+    for (int t = 0; t <= o->tokens; t++) o->scales[t] = NAN;
+    o->ds = quantized(o) ? upload(ctx, o->scales, (size_t)o->tokens * 4 + 4) : 0;
+}
+
+/* Compare with want [tokens][n] (the f64 reference); what = "out" and the case for messages. */
+static void output_check(tile_context *ctx, Output *o, const double *want, const char *what) {
+    download(ctx, o->host, o->d, o->count * o->esize);
+    if (o->ds) download(ctx, o->scales, o->ds, (size_t)o->tokens * 4 + 4);
+    double rel = o->dt == TILE_F16 ? 0x1p-11 : 0x1p-8;
+    for (int t = 0; t < o->tokens; t++) {
+        const double *y = want + (size_t)t * o->n;
+        double s = 0;
+        if (quantized(o)) {
+            double amax = 0;
+            for (int i = 0; i < o->n; i++) amax = fmax(amax, fabs(y[i]));
+            double ws = ref_quant_scale(amax, o->q == TILE_I8 ? 127 : 448);
+            s = o->scales[t];
+            cr_assert(fabs(s - ws) <= 1e-5 * ws, "%s token %d: scale %.8g, want %.8g (seed %llu)", what, t, s, ws,
+                      (unsigned long long)seed);
+        }
+        for (int i = 0; i < o->n; i++) {
+            size_t k = (size_t)t * o->so + (size_t)i;
+            double got, tol;
+            if (o->q == TILE_I8) {
+                int8_t c = ((int8_t *)o->host)[k];
+                cr_assert(c != -128, "%s token %d col %d: not written (seed %llu)", what, t, i, (unsigned long long)seed);
+                got = c * s;
+                tol = s * (0.5 + 1e-5) + 1e-5 * fabs(y[i]) + 2e-6;
+            } else if (o->q == TILE_F8E4M3) {
+                got = f8e4m3_to_d(((uint8_t *)o->host)[k]) * s;
+                tol = fmax(0x1p-4 * fabs(y[i]), s * 0x1p-10) + 1e-5 * fabs(y[i]) + 2e-6;
+            } else {
+                got = from_dt(o->dt, ((uint16_t *)o->host)[k]);
+                tol = (rel + 1e-5) * fabs(y[i]) + 0x1p-25 + 2e-6;
+            }
+            cr_assert(fabs(got - y[i]) <= tol, "%s token %d col %d: %.8g, want %.8g (tol %.3g) (seed %llu)", what, t, i, got, y[i], tol,
+                      (unsigned long long)seed);
+        }
+        for (int i = o->n; i < o->so && t + 1 < o->tokens; i++) { /* the gap after the row */
+            size_t k = (size_t)t * o->so + (size_t)i;
+            bool poisoned = o->esize == 2 ? ((uint16_t *)o->host)[k] == POISON16 : ((uint8_t *)o->host)[k] == (o->q == TILE_F8E4M3 ? POISON_F8 : POISON_I8);
+            cr_assert(poisoned, "%s: written in the gap of row %d at %d", what, t, i);
+        }
+    }
+    if (o->ds) cr_assert(isnan(o->scales[o->tokens]), "%s: scales written past tokens", what);
+}
+
+static void output_free(tile_context *ctx, Output *o) {
+    tile_free(ctx, o->d);
+    if (o->ds) tile_free(ctx, o->ds);
+    free(o->host), free(o->scales);
+}
+
+/* ======================= tile_fused_add_rmsnorm ======================= */
+
+/* layer: LayerNorm (with a bias when bias), else RMSNorm */
+static void run_norm_ex(tile_context *ctx, tile_dtype dt, int tokens, int hidden, bool residual, tile_dtype q, bool layer, bool bias) {
+    char what[128];
+    snprintf(what, sizeof what, "%s %s tokens %d hidden %d%s%s q %d", layer ? "layernorm" : "rmsnorm", dt == TILE_F16 ? "f16" : "bf16",
+             tokens, hidden, residual ? " +residual" : "", bias ? " +bias" : "", (int)q);
+    int sx = hidden + 8, sr = hidden + 3, so = hidden + 16;
+    size_t nx = (size_t)tokens * sx, nr = (size_t)tokens * sr;
+    uint16_t *hx = malloc(nx * 2), *hr = malloc(nr * 2), *hw = malloc((size_t)hidden * 2), *hb = malloc((size_t)hidden * 2),
+             *hr_after = malloc(nr * 2);
+    fill16(dt, nx, hx, 2.0);
+    fill16(dt, nr, hr, 2.0);
+    if (layer) /* an offset mean: LayerNorm must subtract it without cancellation */
+        for (size_t i = 0; i < nx; i++) hx[i] = to_dt(dt, from_dt(dt, hx[i]) + 3);
+    for (int i = 0; i < hidden; i++) hw[i] = to_dt(dt, 1 + 0.5 * urand());
+    fill16(dt, (size_t)hidden, hb, 0.5);
+    tile_devptr dx = upload(ctx, hx, nx * 2), dr = residual ? upload(ctx, hr, nr * 2) : 0, dw = upload(ctx, hw, (size_t)hidden * 2);
+    tile_devptr db = bias ? upload(ctx, hb, (size_t)hidden * 2) : 0;
+    Output o = {.dt = dt, .q = q, .tokens = tokens, .n = hidden, .so = so};
+    output_alloc(ctx, &o);
+    float eps = 1e-6f;
+    tile_norm_args a = {.dtype = dt, .tokens = tokens, .hidden = hidden, .x = dx, .ldx = sx, .residual = dr, .ldr = sr, .weight = dw,
+                        .bias = db, .eps = eps, .out = o.d, .ldo = so, .quant_dtype = q, .scales = o.ds};
+    tile_status st = layer ? tile_fused_add_layernorm(ctx, &a) : tile_fused_add_rmsnorm(ctx, &a);
+    cr_assert_eq(st, TILE_OK, "%s: %s: %s", what, tile_status_string(st), tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+
+    /* the reference: z = round(f32(x + r)) (checked bit for bit) or x */
+    double *z = malloc((size_t)hidden * 8), *w = malloc((size_t)hidden * 8), *b = malloc((size_t)hidden * 8),
+           *want = malloc((size_t)tokens * hidden * 8);
+    for (int i = 0; i < hidden; i++) w[i] = from_dt(dt, hw[i]), b[i] = from_dt(dt, hb[i]);
+    if (residual) download(ctx, hr_after, dr, nr * 2);
+    for (int t = 0; t < tokens; t++) {
+        for (int i = 0; i < hidden; i++) {
+            double xv = from_dt(dt, hx[(size_t)t * sx + i]);
+            if (residual) {
+                size_t k = (size_t)t * sr + i;
+                uint16_t zr = to_dt(dt, (float)(xv + from_dt(dt, hr[k])));
+                cr_assert_eq(hr_after[k], zr, "%s token %d col %d: residual 0x%04x, want 0x%04x (seed %llu)", what, t, i, hr_after[k], zr,
+                             (unsigned long long)seed);
+                xv = from_dt(dt, zr);
+            }
+            z[i] = xv;
+        }
+        if (layer) ref_layernorm(hidden, z, w, bias ? b : NULL, eps, want + (size_t)t * hidden);
+        else ref_rmsnorm(hidden, z, w, eps, want + (size_t)t * hidden);
+        if (residual)
+            for (int i = hidden; i < sr && t + 1 < tokens; i++)
+                cr_assert_eq(hr_after[(size_t)t * sr + i], hr[(size_t)t * sr + i], "%s: residual's gap written", what);
+    }
+    output_check(ctx, &o, want, what);
+    output_free(ctx, &o);
+    tile_free(ctx, dx), tile_free(ctx, dw);
+    if (dr) tile_free(ctx, dr);
+    if (db) tile_free(ctx, db);
+    free(hx), free(hr), free(hw), free(hb), free(hr_after), free(z), free(w), free(b), free(want);
+}
+
+static void run_norm(tile_context *ctx, tile_dtype dt, int tokens, int hidden, bool residual, tile_dtype q) {
+    run_norm_ex(ctx, dt, tokens, hidden, residual, q, false, false);
+}
+
+Test(norm, rmsnorm_f16, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_norm(ctx, TILE_F16, 1, 4097, true, TILE_F32);
+    run_norm(ctx, TILE_F16, 7, 1000, true, TILE_F32);
+    run_norm(ctx, TILE_F16, 33, 64, false, TILE_F32);
+    run_norm(ctx, TILE_F16, 7, 64, true, TILE_F16); /* quant_dtype = dtype: none */
+    tile_context_destroy(ctx);
+}
+
+Test(norm, rmsnorm_bf16, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_norm(ctx, TILE_BF16, 1, 4097, false, TILE_F32);
+    run_norm(ctx, TILE_BF16, 7, 1000, true, TILE_F32);
+    run_norm(ctx, TILE_BF16, 33, 64, true, TILE_F32);
+    tile_context_destroy(ctx);
+}
+
+Test(norm, rmsnorm_quant, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_norm(ctx, TILE_F16, 7, 1000, true, TILE_F8E4M3);
+    run_norm(ctx, TILE_BF16, 1, 4097, true, TILE_I8);
+    run_norm(ctx, TILE_BF16, 33, 64, false, TILE_F8E4M3);
+    run_norm(ctx, TILE_F16, 33, 64, true, TILE_I8);
+    tile_context_destroy(ctx);
+}
+
+Test(norm, layernorm, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_norm_ex(ctx, TILE_F16, 7, 1000, true, TILE_F32, true, true);
+    run_norm_ex(ctx, TILE_BF16, 1, 4097, false, TILE_F32, true, false);
+    run_norm_ex(ctx, TILE_BF16, 33, 64, true, TILE_F32, true, true);
+    run_norm_ex(ctx, TILE_F16, 33, 64, false, TILE_F32, true, false);
+    run_norm_ex(ctx, TILE_F16, 7, 1000, true, TILE_I8, true, true);
+    run_norm_ex(ctx, TILE_BF16, 1, 4097, true, TILE_F8E4M3, true, false);
+    tile_context_destroy(ctx);
+}
+
+/* ======================= tile_gated_activation ======================= */
+
+static void run_gated(tile_context *ctx, tile_dtype dt, tile_gated_act act, int tokens, int d, tile_dtype q) {
+    char what[128];
+    snprintf(what, sizeof what, "gated act %d %s tokens %d d %d q %d", (int)act, dt == TILE_F16 ? "f16" : "bf16", tokens, d, (int)q);
+    int sx = 2 * d + 8, so = d + 24;
+    size_t nx = (size_t)tokens * sx;
+    uint16_t *hx = malloc(nx * 2);
+    fill16(dt, nx, hx, 4.0); /* [-4, 4]: both tails of the activations */
+    tile_devptr dx = upload(ctx, hx, nx * 2);
+    Output o = {.dt = dt, .q = q, .tokens = tokens, .n = d, .so = so};
+    output_alloc(ctx, &o);
+    tile_gated_args a = {.dtype = dt, .act = act, .tokens = tokens, .d = d, .x = dx, .ldx = sx, .out = o.d, .ldo = so, .quant_dtype = q,
+                         .scales = o.ds};
+    tile_status st = tile_gated_activation(ctx, &a);
+    cr_assert_eq(st, TILE_OK, "%s: %s: %s", what, tile_status_string(st), tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    double *want = malloc((size_t)tokens * d * 8);
+    for (int t = 0; t < tokens; t++)
+        for (int i = 0; i < d; i++)
+            want[(size_t)t * d + i] = ref_gated(act, from_dt(dt, hx[(size_t)t * sx + i]), from_dt(dt, hx[(size_t)t * sx + d + i]));
+    output_check(ctx, &o, want, what);
+    output_free(ctx, &o);
+    tile_free(ctx, dx);
+    free(hx), free(want);
+}
+
+Test(norm, gated_f16, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_gated(ctx, TILE_F16, TILE_GATED_SILU, 7, 1000, TILE_F32);
+    run_gated(ctx, TILE_F16, TILE_GATED_GELU, 1, 4097, TILE_F32);
+    run_gated(ctx, TILE_F16, TILE_GATED_GELU_TANH, 33, 64, TILE_F32);
+    tile_context_destroy(ctx);
+}
+
+Test(norm, gated_bf16, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_gated(ctx, TILE_BF16, TILE_GATED_SILU, 33, 64, TILE_F32);
+    run_gated(ctx, TILE_BF16, TILE_GATED_GELU, 7, 1000, TILE_F32);
+    run_gated(ctx, TILE_BF16, TILE_GATED_GELU_TANH, 1, 4097, TILE_F32);
+    tile_context_destroy(ctx);
+}
+
+Test(norm, gated_quant, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_gated(ctx, TILE_F16, TILE_GATED_SILU, 7, 1000, TILE_F8E4M3);
+    run_gated(ctx, TILE_BF16, TILE_GATED_GELU_TANH, 33, 64, TILE_I8);
+    run_gated(ctx, TILE_BF16, TILE_GATED_GELU, 1, 4097, TILE_F8E4M3);
+    run_gated(ctx, TILE_F16, TILE_GATED_GELU_TANH, 7, 1000, TILE_I8);
+    tile_context_destroy(ctx);
+}
+
+/* ======================= argument checks ======================= */
+
+static void expect_fail(tile_context *ctx, tile_status st, const char *needle) {
+    cr_assert_neq(st, TILE_OK, "accepted; expected an error containing \"%s\"", needle);
+    cr_assert(strstr(tile_last_error(ctx), needle), "message \"%s\" lacks \"%s\"", tile_last_error(ctx), needle);
+}
+
+Test(norm, argument_checks) {
+    tile_context *ctx = open_ctx();
+    tile_devptr buf, sc;
+    cr_assert_eq(tile_malloc(ctx, 4096, &buf), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 64, &sc), TILE_OK);
+    tile_norm_args good = {.dtype = TILE_F16, .tokens = 4, .hidden = 64, .x = buf, .weight = buf, .eps = 1e-6f, .out = buf + 1024};
+    tile_norm_args a = good;
+    a.dtype = TILE_F32;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "dtype must be");
+    a = good, a.hidden = 0;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "hidden = 0");
+    a = good, a.ldx = 63;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "row stride is shorter");
+    a = good, a.eps = NAN;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "eps");
+    a = good, a.quant_dtype = TILE_F8E5M2;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "quant_dtype");
+    a = good, a.x = buf + 1;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "not aligned");
+    a = good, a.tokens = 40; /* x spans 5120 bytes of a 4096-byte allocation */
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "x");
+    a = good, a.quant_dtype = TILE_I8, a.scales = 0;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "scales");
+    a = good, a.residual = buf + 3800; /* 512 bytes from 3800 pass the end */
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "residual");
+    a = good, a.bias = buf;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "bias must be 0");
+    a = good, a.bias = buf + 4000;
+    expect_fail(ctx, tile_fused_add_layernorm(ctx, &a), "bias");
+    a = good, a.size = 3;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "size");
+    a = good, a.size = sizeof a, a.tokens = 0;
+    cr_assert_eq(tile_fused_add_rmsnorm(ctx, &a), TILE_OK, "no tokens: nothing to do: %s", tile_last_error(ctx));
+
+    tile_gated_args g = {.dtype = TILE_BF16, .act = TILE_GATED_SILU, .tokens = 4, .d = 32, .x = buf, .out = buf + 1024,
+                         .quant_dtype = TILE_F8E4M3, .scales = sc};
+    cr_assert_eq(tile_gated_activation(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    tile_gated_args b = g;
+    b.act = 3;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "act = 3");
+    b = g, b.d = 0;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "d = 0");
+    b = g, b.ldx = 40;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "row stride is shorter");
+    b = g, b.tokens = 40;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "x");
+    b = g, b.scales = sc + 2;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "scales");
+    b = g, b.scales = sc + 56; /* aligned, but 16 bytes do not fit in the last 8 */
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "scales");
+    tile_free(ctx, buf), tile_free(ctx, sc);
+    tile_context_destroy(ctx);
+}
