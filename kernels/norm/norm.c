@@ -46,14 +46,8 @@ static tile_status norm_check_range(tile_context *ctx, const char *api, tile_dev
     return rt_check_range(ctx, p, bytes, name);
 }
 
-/* Copy a caller's struct of `size` bytes (0: this release's) into a zeroed one of `full` bytes. */
-static const char *args_copy(void *dst, const void *src, size_t size, size_t full) {
-    memset(dst, 0, full);
-    if (size == 0) size = full;
-    if (size < sizeof(size_t) || size > ((size_t)1 << 16)) return "size is not the size of the argument struct (0: this release's)";
-    memcpy(dst, src, size < full ? size : full);
-    return NULL;
-}
+/* The baselines of rt_struct_in: these structs' sizes in the first release that had them. */
+enum { NORM_ARGS_SIZE_0_1 = sizeof(tile_norm_args), GATED_ARGS_SIZE_0_1 = sizeof(tile_gated_args) };
 
 /* Elements a [rows, n] tensor with row stride ld spans */
 static uint64_t rows_span(int64_t rows, int64_t n, int64_t ld) { return rows <= 0 || n <= 0 ? 0 : (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)n; }
@@ -87,7 +81,9 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
     tile_norm_args a;
-    const char *why = args_copy(&a, args, args->size, sizeof a);
+    char err[160];
+    if (!rt_struct_in(&a, sizeof a, args, sizeof(size_t), NORM_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: %s", api, err);
+    const char *why = NULL;
     int q = 0;
     int64_t sx = 0, sr = 0, so = 0;
     if (why) FAIL("%s: %s", api, why);
@@ -153,7 +149,9 @@ tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
     tile_gated_args a;
-    const char *why = args_copy(&a, args, args->size, sizeof a);
+    char err[160];
+    if (!rt_struct_in(&a, sizeof a, args, sizeof(size_t), GATED_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: %s", api, err);
+    const char *why = NULL;
     int q = 0;
     int64_t sx = 0, so = 0;
     if (why) FAIL("%s: %s", api, why);
