@@ -46,6 +46,27 @@
 
 #include "bench/gpu_common.h"
 #include "ref/ref.h"
+#include "tools/json.h"
+
+static int json; /* --json: one JSON object per result line, nothing else on stdout */
+
+/* the check and timing members every shape's object has */
+static void json_check(JsonOut *j, bool ok, double worst, double tol, long long checked, size_t unwritten, double first_s) {
+    json_str(j, "check", ok ? "ok" : "FAILED");
+    json_num(j, "max_abs_err", worst);
+    json_num(j, "tolerance", tol);
+    json_int(j, "rows_checked", checked);
+    json_uint(j, "unwritten", unwritten);
+    json_num(j, "first_call_ms", first_s * 1e3);
+}
+
+static void json_timing(JsonOut *j, const BenchTiming *tm) {
+    json_num(j, "median_ms", tm->median_s * 1e3);
+    json_num(j, "min_ms", tm->min_s * 1e3);
+    json_num(j, "max_ms", tm->max_s * 1e3);
+    json_int(j, "samples", tm->samples);
+    json_int(j, "batch", tm->batch);
+}
 
 typedef struct PrefillShape {
     int64_t b, s, h, d;
@@ -160,6 +181,18 @@ static int bench_prefill(tile_context *ctx, BenchCopy *cp, const Opts *op, const
         fprintf(stderr, "attention_gpu: timing: %s\n", tile_last_error(ctx));
     double flop = 4.0 * (double)s->b * (double)s->h * (double)s->s * (double)s->s * (double)s->d * (s->causal ? 0.5 : 1.0);
     double tf = tm.median_s > 0 ? flop / tm.median_s * 1e-12 : 0;
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "attention_gpu");
+        json_str(&j, "kind", "prefill");
+        json_str(&j, "dtype", dt == TILE_F16 ? "f16" : "bf16");
+        json_int(&j, "b", s->b), json_int(&j, "s", s->s), json_int(&j, "h", s->h), json_int(&j, "d", s->d);
+        json_bool(&j, "causal", s->causal);
+        json_check(&j, ok, worst, tol, (long long)checked, unwritten, first);
+        if (ok && st == TILE_OK) json_timing(&j, &tm), json_num(&j, "tflops", tf);
+        json_end(&j);
+    } else {
     printf("  prefill b%lld s%lld h%lld d%lld %s: check %s (max |err| %.2e, tolerance %.1e, %lld rows; %zu unwritten); first call %.1f ms",
            (long long)s->b, (long long)s->s, (long long)s->h, (long long)s->d, s->causal ? "causal " : "full   ", ok ? "ok" : "FAILED", worst,
            tol, (long long)checked, unwritten, first * 1e3);
@@ -168,6 +201,7 @@ static int bench_prefill(tile_context *ctx, BenchCopy *cp, const Opts *op, const
                tm.samples, tm.batch, tf);
     else printf("\n");
     if (ok && st == TILE_OK) printf("@@ prefill %lld %lld %d tile %.2f %.4f\n", (long long)s->d, (long long)s->s, s->causal, tf, tm.median_s * 1e3);
+    }
     fflush(stdout);
     rc = ok && st == TILE_OK ? 0 : 1;
 done:
@@ -279,6 +313,24 @@ static int bench_decode(tile_context *ctx, BenchCopy *cp, const Opts *op, const 
         fprintf(stderr, "attention_gpu: timing: %s\n", tile_last_error(ctx));
     double bytes = kv_bytes + 2.0 * 2 * (double)nq + 4.0 * (double)(B * nb);
     double gbs = tm.median_s > 0 ? bytes / tm.median_s * 1e-9 : 0;
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "attention_gpu");
+        json_str(&j, "kind", "decode");
+        json_str(&j, "dtype", dt == TILE_F16 ? "f16" : "bf16");
+        json_int(&j, "b", B), json_int(&j, "ctx", C), json_int(&j, "hq", Hq), json_int(&j, "hkv", Hk), json_int(&j, "d", D);
+        json_int(&j, "block", bs);
+        json_int(&j, "splits", splits);
+        json_int(&j, "table_sets", nsets);
+        json_check(&j, ok, worst, tol, (long long)checked, unwritten, first);
+        if (ok && st == TILE_OK) {
+            json_timing(&j, &tm);
+            json_num(&j, "gbps", gbs);
+            if (copy_gbs > 0) json_num(&j, "pct_of_copy", 100 * gbs / copy_gbs);
+        }
+        json_end(&j);
+    } else {
     printf("  decode b%lld ctx%lld h%lld/%lld d%lld block %lld, %d split%s, %lld table set%s: check %s (max |err| %.2e, tolerance %.1e, "
            "%lld rows; %zu unwritten); first call %.1f ms",
            (long long)B, (long long)C, (long long)Hq, (long long)Hk, (long long)D, (long long)bs, splits, splits == 1 ? "" : "s",
@@ -289,6 +341,7 @@ static int bench_decode(tile_context *ctx, BenchCopy *cp, const Opts *op, const 
         if (copy_gbs > 0) printf(" (%.0f%% of the copy kernel's)", 100 * gbs / copy_gbs);
         printf("\n@@ decode %lld %lld tile %.1f %.4f %d\n", (long long)B, (long long)C, gbs, tm.median_s * 1e3, splits);
     } else printf("\n");
+    }
     fflush(stdout);
     rc = ok && st == TILE_OK ? 0 : 1;
 done:
@@ -342,6 +395,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--tiny")) tiny = 1;
+        else if (!strcmp(a, "--json")) json = 1;
         else if (!v) goto usage;
         else if (!strcmp(a, "--device")) device = v, i++;
         else if (!strcmp(a, "--prefill")) prefill = v, i++;
@@ -379,11 +433,26 @@ int main(int argc, char **argv) {
         tile_context_destroy(ctx);
         return 1;
     }
-    printf("attention_gpu: %s on %s (%s)%s\n", op.dt == TILE_F16 ? "f16" : "bf16", props.name, props.arch,
+    fprintf(json ? stderr : stdout, "attention_gpu: %s on %s (%s)%s\n", op.dt == TILE_F16 ? "f16" : "bf16", props.name, props.arch,
            props.is_emulator ? "; the emulator's timings mean nothing: checks only" : "");
     BenchTiming ct;
     double copy_gbs = bench_copy_bandwidth(ctx, &cp, props.is_emulator ? ((size_t)1 << 20) : ((size_t)1 << 30), op.samples, &ct);
-    if (copy_gbs > 0) {
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "attention_gpu");
+        json_str(&j, "kind", "copy");
+        json_str(&j, "device", props.name);
+        json_str(&j, "arch", props.arch);
+        json_bool(&j, "emulator", props.is_emulator);
+        json_int(&j, "bytes", props.is_emulator ? (1 << 20) : (1 << 30));
+        if (copy_gbs > 0) {
+            json_num(&j, "gbps", copy_gbs);
+            json_str(&j, "timed_with", bench_timing_how(&ct));
+            json_int(&j, "samples", op.samples);
+        } else json_str(&j, "skipped", tile_last_error(ctx));
+        json_end(&j);
+    } else if (copy_gbs > 0) {
         printf("  copy kernel (tile, %s): %.1f GB/s (bytes read + written; timed with %s)\n", props.is_emulator ? "1 MiB" : "1 GiB", copy_gbs,
                bench_timing_how(&ct));
         printf("@@ copy tile %.1f\n", copy_gbs);
@@ -397,14 +466,23 @@ int main(int argc, char **argv) {
         }
         rc |= i < np ? bench_prefill(ctx, &cp, &op, &ps[i]) : bench_decode(ctx, &cp, &op, &ds[i - np], copy_gbs);
     }
-    if (skipped) printf("attention_gpu: %d shape%s skipped: --max-seconds %g reached\n", skipped, skipped == 1 ? "" : "s", op.max_seconds);
+    if (skipped && json) {
+        char why[128];
+        snprintf(why, sizeof why, "%d shape%s skipped: --max-seconds %g reached", skipped, skipped == 1 ? "" : "s", op.max_seconds);
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "attention_gpu");
+        json_str(&j, "skipped", why);
+        json_int(&j, "shapes_skipped", skipped);
+        json_end(&j);
+    } else if (skipped) printf("attention_gpu: %d shape%s skipped: --max-seconds %g reached\n", skipped, skipped == 1 ? "" : "s", op.max_seconds);
     bench_copy_unload(&cp);
     tile_context_destroy(ctx);
     return rc;
 usage:
     fprintf(stderr,
             "usage: %s [--device D] [--tiny] [--dtype bf16|f16] [--prefill B:S:H:D:CAUSAL,...] [--decode B:CTX:HQ:HKV:D:BLOCK,...]\n"
-            "       [--only prefill|decode] [--samples N] [--check-rows N] [--max-seconds S]\n",
+            "       [--only prefill|decode] [--samples N] [--check-rows N] [--max-seconds S] [--json]\n",
             argv[0]);
     return 2;
 }

@@ -20,6 +20,7 @@
 
 #include "bench/ptx_loop.h"
 #include "include/tile/tile.h"
+#include "tools/json.h"
 
 typedef struct Cfg {
     const char *file, *kernel;
@@ -54,15 +55,18 @@ static void count(const char *op, Counts *c) {
 
 int main(int argc, char **argv) {
     const char *arch = "sm_80";
+    int json = 0; /* --json: one JSON object per row, the header on stderr */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
+        else if (!strcmp(argv[i], "--json")) json = 1;
         else {
-            fprintf(stderr, "usage: %s [--arch TARGET]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--arch TARGET] [--json]\n", argv[0]);
             return 2;
         }
     }
-    printf("attention report (%s): main-loop PTX instructions; regs/spill from ptxas -v (-1: no ptxas)\n", arch);
-    printf("%-22s %4s %4s %4s %2s %6s %5s %5s %5s %5s %5s %5s %5s\n", "kernel", "hd", "BM", "BN", "w", "instr", "mma", "ex2", "fma",
+    FILE *hdr = json ? stderr : stdout;
+    fprintf(hdr, "attention report (%s): main-loop PTX instructions; regs/spill from ptxas -v (-1: no ptxas)\n", arch);
+    fprintf(hdr, "%-22s %4s %4s %4s %2s %6s %5s %5s %5s %5s %5s %5s %5s\n", "kernel", "hd", "BM", "BN", "w", "instr", "mma", "ex2", "fma",
            "mul", "add", "regs", "spill");
     int failures = 0;
     for (size_t ci = 0; ci < sizeof configs / sizeof configs[0]; ci++) {
@@ -82,6 +86,20 @@ int main(int argc, char **argv) {
         char path[512];
         snprintf(path, sizeof path, "%s/kernels/%s", TILE_SOURCE_DIR, c->file);
         tile_status st = tile_compile_file(path, &o, &comp);
+        if (st != TILE_OK && json) {
+            char why[512];
+            snprintf(why, sizeof why, "%s: %.*s", tile_status_string(st), (int)strcspn(comp.diagnostics, "\n"), comp.diagnostics);
+            JsonOut j;
+            json_begin(&j, stdout);
+            json_str(&j, "bench", "attention_report");
+            json_str(&j, "kernel", c->kernel);
+            json_int(&j, "head_dim", c->head_dim);
+            json_str(&j, "compile_failed", why);
+            json_end(&j);
+            tile_compiled_free(&comp);
+            failures++;
+            continue;
+        }
         if (st != TILE_OK) {
             printf("%-22s %4d compile failed: %s: %.*s\n", c->kernel, c->head_dim, tile_status_string(st),
                    (int)strcspn(comp.diagnostics, "\n"), comp.diagnostics);
@@ -95,6 +113,28 @@ int main(int argc, char **argv) {
         if (ptx_main_loop(ls, n, &first, &last))
             for (int i = first; i <= last; i++) count(ls[i].op, &k);
         free(ls);
+        if (json) {
+            JsonOut j;
+            json_begin(&j, stdout);
+            json_str(&j, "bench", "attention_report");
+            json_str(&j, "kernel", c->kernel);
+            json_str(&j, "arch", arch);
+            json_int(&j, "head_dim", c->head_dim);
+            if (c->bm) json_int(&j, "bm", c->bm);
+            else json_str(&j, "bm", "def");
+            if (c->bn) json_int(&j, "bn", c->bn);
+            else json_str(&j, "bn", "def");
+            json_int(&j, "warps", comp.kernels[0].num_warps);
+            json_int(&j, "instr", k.total);
+            json_int(&j, "mma", k.mma);
+            json_int(&j, "ex2", k.ex2);
+            json_int(&j, "fma_f32", k.fma);
+            json_int(&j, "mul_f32", k.mul);
+            json_int(&j, "add_f32", k.add);
+            json_int(&j, "regs", comp.kernels[0].registers);
+            json_int(&j, "spill_bytes", comp.kernels[0].spill_bytes);
+            json_end(&j);
+        } else
         printf("%-22s %4d %4s %4s %2d %6d %5d %5d %5d %5d %5d %5d %5d\n", c->kernel, c->head_dim, c->bm ? defs[2] + 3 : "def",
                c->bn ? defs[3] + 3 : "def", comp.kernels[0].num_warps, k.total, k.mma, k.ex2, k.fma, k.mul, k.add, comp.kernels[0].registers,
                comp.kernels[0].spill_bytes);

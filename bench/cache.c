@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "include/tile/tile.h"
+#include "tools/json.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -19,7 +20,15 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int main(void) {
+/* cache [--reps N] [--json]: N memory hits timed per row (default 200000); --json prints each row as one JSON object */
+int main(int argc, char **argv) {
+    int json = 0, hit_reps = 200000;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) hit_reps = atoi(argv[++i]);
+        else return fprintf(stderr, "usage: cache [--reps N] [--json]\n"), 2;
+    }
+    if (hit_reps < 1) hit_reps = 1;
     char dir[] = "/tmp/tile-bench-cache-XXXXXX";
     if (!mkdtemp(dir)) return 1;
     const char *gemm = TILE_SOURCE_DIR "/kernels/gemm/gemm.tile";
@@ -38,8 +47,19 @@ int main(void) {
         tile_compiled_free(&c);
     }
     double disk = (now_s() - t0) / n;
-    printf("gemm_bf16_f32: cold compile %.2f ms, disk-cache load %.3f ms (%.2f%% of cold; goal < 1%%)\n", cold * 1e3, disk * 1e3,
-           100 * disk / cold);
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "cache");
+        json_str(&j, "kernel", "gemm_bf16_f32");
+        json_num(&j, "cold_compile_ms", cold * 1e3);
+        json_num(&j, "disk_load_ms", disk * 1e3);
+        json_num(&j, "disk_pct_of_cold", 100 * disk / cold);
+        json_num(&j, "goal_pct", 1);
+        json_end(&j);
+    } else
+        printf("gemm_bf16_f32: cold compile %.2f ms, disk-cache load %.3f ms (%.2f%% of cold; goal < 1%%)\n", cold * 1e3, disk * 1e3,
+               100 * disk / cold);
 
     /* memory hits: a module already loaded in the context */
     tile_context_options co = {.device = "emu", .cache_dir = dir};
@@ -48,7 +68,7 @@ int main(void) {
     const char *src = "kernel k(x: *f32, n: i32, const B: i32 = 128) { store(x + arange(0, B), 1.0, arange(0, B) < n); }";
     tile_module *m, *m2;
     tile_module_load_source(ctx, src, NULL, &m);
-    int reps = 200000;
+    int reps = hit_reps;
     t0 = now_s();
     for (int i = 0; i < reps; i++) {
         tile_module_load_source(ctx, src, NULL, &m2);
@@ -57,7 +77,6 @@ int main(void) {
     double mem = (now_s() - t0) / reps;
     tile_module *g, *g2;
     tile_module_load_file_ex(ctx, gemm, &o, &g);
-    reps = 200000;
     t0 = now_s();
     for (int i = 0; i < reps; i++) {
         tile_module_load_file_ex(ctx, gemm, &o, &g2);
@@ -81,6 +100,20 @@ int main(void) {
         tile_module_unload(h2);
     }
     double memu = (now_s() - t0) / reps;
+    if (json) {
+        static const char *what[] = {"source without imports", "gemm.tile by path", "gemm.tile by path with assume_files_unchanged"};
+        double us[] = {mem * 1e6, memg * 1e6, memu * 1e6};
+        for (int i = 0; i < 3; i++) {
+            JsonOut j;
+            json_begin(&j, stdout);
+            json_str(&j, "bench", "cache");
+            json_str(&j, "memory_hit", what[i]);
+            json_num(&j, "us", us[i]);
+            if (i == 0) json_num(&j, "goal_us", 1);
+            if (i == 1) json_num(&j, "stat_us", stat_s * 1e6);
+            json_end(&j);
+        }
+    } else
     printf("memory hit (already loaded): %.3f us for a source without imports (goal < 1 us)\n"
            "  gemm.tile by path: %.3f us (stat()s it and its import math.tile; one stat() costs %.3f us here)\n"
            "  gemm.tile by path with assume_files_unchanged: %.3f us\n",

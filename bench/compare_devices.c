@@ -39,6 +39,9 @@
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "runtime/device.h"
+#include "tools/json.h"
+
+static bool json; /* --json: one JSON object per kernel (the final table) and one for the summary */
 
 typedef enum Dt { F32, F16, BF16, I8, I32 } Dt;
 typedef enum Init { RAND, ZERO, POISON } Init;
@@ -292,6 +295,26 @@ static void print_row(const Result *r, const Case *c) {
             out = dt_name[c->bufs[i].dt];
             break;
         }
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "compare_devices");
+        json_str(&j, "kernel", r->label);
+        json_str(&j, "out", out);
+        json_uint(&j, "elements", r->elems);
+        json_str(&j, "compare", r->mode);
+        json_num(&j, "bitwise_pct", r->elems ? 100.0 * (double)r->equal_bits / (double)r->elems : 0.0);
+        json_num(&j, "max_abs_diff", r->max_abs);
+        json_num(&j, "max_rel_diff", r->max_rel);
+        json_uint(&j, "mismatches", r->mismatches);
+        json_num(&j, "a_ms", r->ms_a);
+        json_num(&j, "b_ms", r->ms_b);
+        json_num(&j, "b_m_thread_instr_per_s", r->b_mips);
+        json_str(&j, "result", r->pass ? "ok" : "FAIL");
+        if (r->status[0]) json_str(&j, "status", r->status);
+        json_end(&j);
+        return;
+    }
     printf("%-22s %-8s %8zu %-18s %7.2f%% %10.3g %10.3g %9zu %10.3f %10.3f %9.1f  %s%s%s\n", r->label, out, r->elems, r->mode,
            r->elems ? 100.0 * (double)r->equal_bits / (double)r->elems : 0.0, r->max_abs, r->max_rel, r->mismatches, r->ms_a,
            r->ms_b, r->b_mips, r->pass ? "ok" : "FAIL", status[0] ? ": " : "", status);
@@ -307,8 +330,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--quiet")) quiet = true;
+        else if (!strcmp(argv[i], "--json")) json = true;
         else {
-            fprintf(stderr, "usage: %s [--device cuda|emu] [--arch TARGET] [--seed N] [--quiet]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--device cuda|emu] [--arch TARGET] [--seed N] [--quiet] [--json]\n", argv[0]);
             return 2;
         }
     }
@@ -331,7 +355,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "compare_devices: device B: %s\n", err);
         return 1;
     }
-    printf("compare_devices: A = %s, B = emu (%s), PTX for %s, seed %llu\n",
+    if (json) quiet = true; /* each kernel's object comes once, with the final table */
+    fprintf(json ? stderr : stdout, "compare_devices: A = %s, B = emu (%s), PTX for %s, seed %llu\n",
            on_gpu ? "cuda" : "emu (1 host thread, racecheck)", on_gpu ? "racecheck" : "4 host threads", arch,
            (unsigned long long)seed);
     if (!quiet) print_header();
@@ -388,6 +413,22 @@ int main(int argc, char **argv) {
     dev_close(da);
     dev_close(db);
 
+    if (json) {
+        for (int ci = 0; ci < NCASES; ci++) print_row(&results[ci], &cases[ci]);
+        char note[160];
+        snprintf(note, sizeof note, "%d of %d kernels agree%s", NCASES - failed, NCASES, failed ? " (FAILURES above)" : "");
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "compare_devices");
+        json_str(&j, "note", note);
+        json_str(&j, "a", on_gpu ? "cuda" : "emu, 1 host thread");
+        json_str(&j, "arch", arch);
+        json_uint(&j, "seed", seed);
+        json_int(&j, "agree", NCASES - failed);
+        json_int(&j, "kernels", NCASES);
+        json_end(&j);
+        return failed ? 1 : 0;
+    }
     printf("\n== device comparison (A = %s, B = emu), %s, seed %llu\n", on_gpu ? "cuda" : "emu, 1 host thread", arch,
            (unsigned long long)seed);
     print_header();

@@ -1,7 +1,10 @@
 /* compile_time.c - how long each shipped kernel takes to compile, by stage,
  * next to how long ptxas takes to assemble the PTX we produce.
  *
- *   build/bench/compile_time [--arch sm_80|sm_90a] [--reps N] [FILE.tile ...]
+ *   build/bench/compile_time [--arch sm_80|sm_90a] [--reps N] [--json] [FILE.tile ...]
+ *
+ * --json: one JSON object per kernel (times in ms, null where ptxas is
+ * missing) and one for the closing note; the header goes to stderr.
  *
  * Each measurement is a cold compile in a fresh arena (the process keeps
  * only LLVM's one-time target registration, done before timing).  The
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "include/tile/tile.h"
+#include "tools/json.h"
 
 typedef struct Stage {
     const char *name;
@@ -44,9 +48,10 @@ int main(int argc, char **argv) {
     const char *arch = tile_target_default();
     int reps = 5;
     const char *files[64];
-    int nf = 0;
+    int nf = 0, json = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (nf < 64) files[nf++] = argv[i];
     }
@@ -75,8 +80,9 @@ int main(int argc, char **argv) {
     }
     static const char *stage_names[] = {"frontend", "passes total", "llvm codegen", "llvm O3", "ptx emission", "source to ptx", "ptxas"};
     enum { NS = 7 };
-    printf("compile time per kernel (%s, median of %d cold compiles, ms)\n", arch, reps);
-    printf("%-22s %9s %9s %9s %9s %9s %11s %9s %8s\n", "kernel", "frontend", "passes", "llvm-ir", "O3", "ptx-emit", "src->ptx",
+    FILE *hdr = json ? stderr : stdout;
+    fprintf(hdr, "compile time per kernel (%s, median of %d cold compiles, ms)\n", arch, reps);
+    fprintf(hdr, "%-22s %9s %9s %9s %9s %9s %11s %9s %8s\n", "kernel", "frontend", "passes", "llvm-ir", "O3", "ptx-emit", "src->ptx",
            "ptxas", "ratio");
     int wins = 0, measured = 0;
     for (int f = 0; f < nf; f++) {
@@ -99,16 +105,48 @@ int main(int argc, char **argv) {
         base = base ? base + 1 : files[f];
         double m[NS];
         for (int k = 0; k < NS; k++) m[k] = median(st[k].ms, reps);
+        if (json) {
+            static const char *keys[] = {"frontend_ms", "passes_ms", "llvm_ir_ms", "o3_ms", "ptx_emit_ms", "src_to_ptx_ms"};
+            JsonOut j;
+            json_begin(&j, stdout);
+            json_str(&j, "bench", "compile_time");
+            json_str(&j, "kernel", base);
+            json_str(&j, "arch", arch);
+            json_int(&j, "reps", reps);
+            for (int k = 0; k < 6; k++) json_num(&j, keys[k], m[k]);
+            if (have_ptxas) {
+                json_num(&j, "ptxas_ms", m[6]);
+                json_num(&j, "ratio", m[6] / (m[5] > 0 ? m[5] : 1e-9));
+            } else {
+                json_null(&j, "ptxas_ms");
+                json_null(&j, "ratio");
+            }
+            json_end(&j);
+        }
+        if (have_ptxas) {
+            measured++;
+            wins += m[5] < m[6];
+        }
+        if (json) continue;
         if (have_ptxas) {
             printf("%-22s %9.2f %9.2f %9.2f %9.2f %9.2f %11.2f %9.2f %7.2fx\n", base, m[0], m[1], m[2], m[3], m[4], m[5], m[6],
                    m[6] / (m[5] > 0 ? m[5] : 1e-9));
-            measured++;
-            wins += m[5] < m[6];
         } else {
             printf("%-22s %9.2f %9.2f %9.2f %9.2f %9.2f %11.2f %9s %8s\n", base, m[0], m[1], m[2], m[3], m[4], m[5], "n/a", "n/a");
         }
     }
-    if (measured) printf("source->PTX faster than ptxas for %d of %d kernels (ratio = ptxas / source->PTX)\n", wins, measured);
+    if (json) {
+        char note[160];
+        if (measured) snprintf(note, sizeof note, "source->PTX faster than ptxas for %d of %d kernels (ratio = ptxas / source->PTX)", wins, measured);
+        else snprintf(note, sizeof note, "ptxas not found: the comparison with ptxas was not measured");
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "compile_time");
+        json_str(&j, "note", note);
+        json_int(&j, "faster_than_ptxas", wins);
+        json_int(&j, "measured", measured);
+        json_end(&j);
+    } else if (measured) printf("source->PTX faster than ptxas for %d of %d kernels (ratio = ptxas / source->PTX)\n", wins, measured);
     else printf("ptxas not found: the comparison with ptxas was not measured\n");
     return 0;
 }

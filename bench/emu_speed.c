@@ -17,6 +17,9 @@
 
 #include "runtime/device.h"
 #include "support/support.h"
+#include "tools/json.h"
+
+static int json; /* --json: one JSON object per row */
 
 static double now(void) {
     struct timespec ts;
@@ -56,16 +59,38 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
         double t = now() - t0;
         DevLaunchStats s;
         dev_last_launch_stats(d, &s);
-        printf("%-10s %-10s %u threads, host threads %-4s: %10llu instr in %.3f s = %6.1f M instr/s\n", file, kernel,
-               threads, ht == 1 ? "1" : "all", (unsigned long long)s.instructions, t, s.instructions / t / 1e6);
+        if (json) {
+            JsonOut j;
+            json_begin(&j, stdout);
+            json_str(&j, "bench", "emu_speed");
+            json_str(&j, "file", file);
+            json_str(&j, "kernel", kernel);
+            json_uint(&j, "threads", threads);
+            json_str(&j, "host_threads", ht == 1 ? "1" : "all");
+            json_uint(&j, "instr", s.instructions);
+            json_num(&j, "s", t);
+            json_num(&j, "m_thread_instr_per_s", s.instructions / t / 1e6);
+            json_end(&j);
+        } else
+            printf("%-10s %-10s %u threads, host threads %-4s: %10llu instr in %.3f s = %6.1f M instr/s\n", file, kernel,
+                   threads, ht == 1 ? "1" : "all", (unsigned long long)s.instructions, t, s.instructions / t / 1e6);
         dev_module_unload(m);
         dev_close(d);
     }
     free(ptx);
 }
 
-int main(void) {
-    bench("vadd.ptx", "vadd", 1 << 22, 0);
-    bench("reduce.ptx", "block_sum", 1 << 21, 1);
+/* emu_speed [--threads N] [--json]: --threads sets the vadd thread count (block_sum gets half; default 4M) */
+int main(int argc, char **argv) {
+    unsigned threads = 1u << 22;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (unsigned)strtoul(argv[++i], NULL, 0);
+        else return fprintf(stderr, "usage: emu_speed [--threads N] [--json]\n"), 2;
+    }
+    if (threads < 512) threads = 512;
+    if (threads > 1u << 22) threads = 1u << 22;
+    bench("vadd.ptx", "vadd", threads, 0);
+    bench("reduce.ptx", "block_sum", threads / 2, 1);
     return 0;
 }

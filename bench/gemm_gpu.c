@@ -36,6 +36,9 @@
 #include "include/tile/tile.h"
 #include "ref/ref.h"
 #include "runtime/device.h"
+#include "tools/json.h"
+
+static int json; /* --json: one JSON object per result line, nothing else on stdout */
 
 static double now_s(void) {
     struct timespec t;
@@ -142,7 +145,17 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
     }
     double rel = sqrt(num / (den > 0 ? den : 1));
     bool ok = unwritten == 0 && rel < 1e-2;
-    printf("  %dx%dx%d: check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, ok ? "ok" : "FAILED", unwritten, rel);
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "gemm_gpu");
+        json_int(&j, "m", n), json_int(&j, "n", n), json_int(&j, "k", n);
+        json_str(&j, "check", ok ? "ok" : "FAILED");
+        json_uint(&j, "unwritten", unwritten);
+        json_num(&j, "sampled_rel_err", rel);
+        json_end(&j);
+    } else
+        printf("  %dx%dx%d: check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, ok ? "ok" : "FAILED", unwritten, rel);
     if (!ok) goto fail;
 
     /* 4. warm up, size the batch, time */
@@ -167,11 +180,31 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
     }
     qsort(t, (size_t)samples, sizeof(double), cmp_d);
     double med = t[samples / 2], flop = 2.0 * n * (double)n * n;
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "gemm_gpu");
+        json_int(&j, "m", n), json_int(&j, "n", n), json_int(&j, "k", n);
+        json_str(&j, "kernel", kernel);
+        json_str(&j, "arch", arch);
+        json_uint(&j, "grid", grid);
+        json_uint(&j, "threads", threads);
+        json_int(&j, "smem_bytes", comp.kernels[0].smem_bytes);
+        json_bool(&j, "smem_dynamic", dyn_smem != 0);
+        json_num(&j, "median_ms", med * 1e3);
+        json_num(&j, "min_ms", t[0] * 1e3);
+        json_num(&j, "max_ms", t[samples - 1] * 1e3);
+        json_int(&j, "samples", samples);
+        json_int(&j, "batch", batch);
+        json_num(&j, "tflops", flop / med / 1e12);
+        json_end(&j);
+    } else {
     printf("  %dx%dx%d: %s %s grid %u x %u threads, smem %d B%s: median %.3f ms (min %.3f, max %.3f) over %d samples of %d "
            "launches = %.4g TFLOP/s\n",
            n, n, n, kernel, arch, grid, threads, comp.kernels[0].smem_bytes, dyn_smem ? " dynamic" : "", med * 1e3, t[0] * 1e3,
            t[samples - 1] * 1e3, samples, batch, flop / med / 1e12);
     printf("@@ gemm %d tile %.4g\n", n, flop / med / 1e12);
+    }
     rc = 0;
 fail:
     if (da) dev_free(dev, da);
@@ -194,8 +227,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
         else if (!strcmp(argv[i], "--samples") && i + 1 < argc) samples = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 31) defs[nd++] = argv[++i];
+        else if (!strcmp(argv[i], "--json")) json = 1;
         else {
-            fprintf(stderr, "usage: %s [--device D] [--arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]...\n",
+            fprintf(stderr, "usage: %s [--device D] [--arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]... [--json]\n",
                     argv[0]);
             return 2;
         }
@@ -207,7 +241,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "gemm_gpu: %s\n", err ? err : "cannot open the device");
         return 1;
     }
-    printf("gemm_gpu: %s on %s; launched through runtime/device.h (not tile_gemm); time per launch = median over samples of\n"
+    fprintf(json ? stderr : stdout, "gemm_gpu: %s on %s; launched through runtime/device.h (not tile_gemm); time per launch = median over samples of\n"
            "  (batch of back-to-back launches between two dev_synchronize calls, host clock) / batch size\n",
            kernel, dev_backend_name(dev));
     int rc = 0;

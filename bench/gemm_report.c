@@ -30,6 +30,17 @@
 
 #include "bench/ptx_loop.h"
 #include "include/tile/tile.h"
+#include "tools/json.h"
+
+static bool json; /* --json: one JSON object per row or note, nothing else on stdout */
+
+static void json_note(const char *key, const char *text) {
+    JsonOut j;
+    json_begin(&j, stdout);
+    json_str(&j, "bench", "gemm_report");
+    json_str(&j, key, text);
+    json_end(&j);
+}
 
 typedef struct Cfg {
     const char *kernel;
@@ -140,6 +151,7 @@ static bool ptxas_info(const char *ptxas, const char *ptx_path, const char *arch
 /* ---- rows ---- */
 
 static void print_header(void) {
+    if (json) return;
     printf("%-16s %-17s %-7s %-7s %5s %7s %8s  %-9s", "kernel", "tile", "arch", "who", "regs", "spill B", "smem B", "loop");
 #define X(f, s) printf(" %9s", s);
     MIX_CLASSES(X)
@@ -156,6 +168,28 @@ static void print_row(const Cfg *c, const char *arch, const char *who, const Res
     snprintf(regs, sizeof regs, r->regs >= 0 ? "%d" : "n/a", r->regs);
     snprintf(spill, sizeof spill, r->spill >= 0 ? "%d" : "n/a", r->spill);
     snprintf(smem, sizeof smem, r->smem >= 0 ? "%d" : "n/a", r->smem);
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "gemm_report");
+        json_str(&j, "kernel", c->kernel);
+        json_str(&j, "tile", tile);
+        json_str(&j, "arch", arch);
+        json_str(&j, "who", who);
+        if (r->regs >= 0) json_int(&j, "regs", r->regs);
+        else json_null(&j, "regs");
+        if (r->spill >= 0) json_int(&j, "spill_bytes", r->spill);
+        else json_null(&j, "spill_bytes");
+        if (r->smem >= 0) json_int(&j, "smem_bytes", r->smem);
+        else json_null(&j, "smem_bytes");
+        if (m->first_line) json_int(&j, "loop_first_line", m->first_line), json_int(&j, "loop_last_line", m->last_line);
+        else json_null(&j, "loop_first_line"), json_null(&j, "loop_last_line");
+#define X(f, s) json_int(&j, s, m->f);
+        MIX_CLASSES(X)
+#undef X
+        json_end(&j);
+        return;
+    }
     printf("%-16s %-17s %-7s %-7s %5s %7s %8s  %-9s", c->kernel, tile, arch, who, regs, spill, smem, loop);
 #define X(f, s) printf(" %9d", m->f);
     MIX_CLASSES(X)
@@ -245,8 +279,9 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--no-triton")) want_triton = false;
         else if (!strcmp(argv[i], "--python") && i + 1 < argc) python = argv[++i];
+        else if (!strcmp(argv[i], "--json")) json = true;
         else {
-            fprintf(stderr, "usage: %s [--quick] [--no-triton] [--python PY]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick] [--no-triton] [--python PY] [--json]\n", argv[0]);
             return 2;
         }
     }
@@ -259,9 +294,16 @@ int main(int argc, char **argv) {
         if (system(cmd) != 0) snprintf(triton_skip, sizeof triton_skip, "'%s -c \"import triton\"' failed: Triton is not installed", python);
     }
 
-    printf("gemm report: kernels/gemm/gemm.tile per configuration (registers, spills and shared memory from ptxas -v;\n"
+    fprintf(json ? stderr : stdout, "gemm report: kernels/gemm/gemm.tile per configuration (registers, spills and shared memory from ptxas -v;\n"
            "main-loop instruction mix from the PTX), Triton's tutorial matmul at the same configuration for the default target\n");
-    if (triton_skip[0]) printf("triton: skipped: %s\n", triton_skip);
+    if (triton_skip[0] && json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "gemm_report");
+        json_str(&j, "who", "triton");
+        json_str(&j, "skipped", triton_skip);
+        json_end(&j);
+    } else if (triton_skip[0]) printf("triton: skipped: %s\n", triton_skip);
     print_header();
     int n = quick ? 1 : NCFG, failures = 0, spills_default = -1;
     bool default_failed = false;
@@ -284,7 +326,20 @@ int main(int argc, char **argv) {
             tile_compile_options o = {.arch = archs[a], .kernel = c->kernel, .defines = defines, .specialize = spec, .want_cubin = 1};
             tile_compiled comp;
             tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &comp);
-            if (st != TILE_OK) {
+            if (st != TILE_OK && json) {
+                char tile[32], why[600];
+                snprintf(tile, sizeof tile, "%dx%dx%d w%d s%d", c->bm, c->bn, c->bk, c->warps, c->stages);
+                snprintf(why, sizeof why, "%s: %.*s", tile_status_string(st), (int)strcspn(comp.diagnostics, "\n"), comp.diagnostics);
+                JsonOut j;
+                json_begin(&j, stdout);
+                json_str(&j, "bench", "gemm_report");
+                json_str(&j, "kernel", c->kernel);
+                json_str(&j, "tile", tile);
+                json_str(&j, "arch", archs[a]);
+                json_str(&j, "who", "tile");
+                json_str(&j, "compile_failed", why);
+                json_end(&j);
+            } else if (st != TILE_OK) {
                 printf("%-16s %3dx%dx%d w%d s%d %-7s tile    compile failed: %s: %.*s\n", c->kernel, c->bm, c->bn, c->bk, c->warps,
                        c->stages, archs[a], tile_status_string(st), (int)strcspn(comp.diagnostics, "\n"), comp.diagnostics);
                 failures++;
@@ -307,7 +362,32 @@ int main(int argc, char **argv) {
         char why[600] = "";
         if (triton_skip[0]) snprintf(why, sizeof why, "%s", triton_skip);
         if (!triton_skip[0] && triton_row(python, c, &r, &m, why, sizeof why)) print_row(c, tile_target_default(), "triton", &r, &m);
-        else printf("%-16s %3dx%dx%d w%d s%d  %-7s triton  skipped: %s\n", c->kernel, c->bm, c->bn, c->bk, c->warps, c->stages, tile_target_default(), why);
+        else if (json) {
+            char tile[32];
+            snprintf(tile, sizeof tile, "%dx%dx%d w%d s%d", c->bm, c->bn, c->bk, c->warps, c->stages);
+            JsonOut j;
+            json_begin(&j, stdout);
+            json_str(&j, "bench", "gemm_report");
+            json_str(&j, "kernel", c->kernel);
+            json_str(&j, "tile", tile);
+            json_str(&j, "arch", tile_target_default());
+            json_str(&j, "who", "triton");
+            json_str(&j, "skipped", why);
+            json_end(&j);
+        } else printf("%-16s %3dx%dx%d w%d s%d  %-7s triton  skipped: %s\n", c->kernel, c->bm, c->bn, c->bk, c->warps, c->stages, tile_target_default(), why);
+    }
+    if (json) {
+        char note[200];
+        if (no_ptxas) json_note("note", "ptxas not found: registers, spills (null) were not measured");
+        if (spills_default > 0) {
+            snprintf(note, sizeof note, "the default configuration (bf16 128x128x32, 4 warps, 3 stages, default target) spills %d bytes", spills_default);
+            json_note("note", note);
+        }
+        if (failures) {
+            snprintf(note, sizeof note, "%d compilations failed%s", failures, default_failed ? ", the default configuration's among them" : "");
+            json_note("note", note);
+        }
+        return default_failed ? 1 : 0;
     }
     if (no_ptxas) printf("ptxas not found: registers, spills (n/a above) were not measured\n");
     printf("columns: regs/spill B from ptxas -v (spill = stores + loads); smem B: tile's static shared memory, Triton's\n"

@@ -4,9 +4,12 @@
  * library's path (checks, dispatch) plus the emulator's fixed launch cost
  * for one block of one warp; bench/gpu/run.sh measures cuda. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "include/tile/tile.h"
+#include "tools/json.h"
 
 static double cpu_s(void) {
     struct timespec ts;
@@ -15,7 +18,15 @@ static double cpu_s(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *device = argc > 1 ? argv[1] : "emu";
+    /* launch_overhead [DEVICE] [--iters N] [--json]: --json prints each row as one JSON object */
+    const char *device = "emu";
+    int json = 0, n = 200000;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) n = atoi(argv[++i]);
+        else device = argv[i];
+    }
+    if (n < 1) n = 1;
     tile_context_options o = {.device = device, .emu_host_threads = 1, .no_disk_cache = 1};
     tile_context *ctx;
     if (tile_context_create_ex(&o, &ctx) != TILE_OK) return fprintf(stderr, "cannot open %s\n", device), 1;
@@ -34,19 +45,27 @@ int main(int argc, char **argv) {
     for (int i = 8; i < 16; i++) args[i] = &iv;
     for (int i = 16; i < 20; i++) args[i] = &fv;
     void *args4[] = {&p, &p, &iv, &fv};
-    printf("tile_launch CPU time on %s (empty kernel, grid 1, one warp):\n", device);
+    fprintf(json ? stderr : stdout, "tile_launch CPU time on %s (empty kernel, grid 1, one warp):\n", device);
     for (int which = 0; which < 2; which++) {
         tile_kernel *k;
         tile_module_get_kernel(m, which ? "empty20" : "empty4", &k);
         void **a = which ? args : args4;
         for (int i = 0; i < 1000; i++) tile_launch(k, (tile_dim3){1, 1, 1}, a, NULL);
-        int n = 200000;
         double t0 = cpu_s();
         for (int i = 0; i < n; i++)
             if (tile_launch(k, (tile_dim3){1, 1, 1}, a, NULL) != TILE_OK) return fprintf(stderr, "%s\n", tile_last_error(ctx)), 1;
         tile_synchronize(ctx);
         double us = (cpu_s() - t0) / n * 1e6;
-        printf("  %2d args: %.3f us per launch (goal < 2 us)\n", which ? 20 : 4, us);
+        if (json) {
+            JsonOut j;
+            json_begin(&j, stdout);
+            json_str(&j, "bench", "launch_overhead");
+            json_str(&j, "device", device);
+            json_int(&j, "args", which ? 20 : 4);
+            json_num(&j, "us_per_launch", us);
+            json_num(&j, "goal_us", 2);
+            json_end(&j);
+        } else printf("  %2d args: %.3f us per launch (goal < 2 us)\n", which ? 20 : 4, us);
     }
     tile_module_unload(m);
     tile_context_destroy(ctx);

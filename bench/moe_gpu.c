@@ -43,6 +43,9 @@
 
 #include "bench/gpu_common.h"
 #include "ref/ref.h"
+#include "tools/json.h"
+
+static int json; /* --json: one JSON object per result line, nothing else on stdout */
 
 typedef struct Model {
     char name[32];
@@ -239,6 +242,32 @@ static int bench_tokens(tile_context *ctx, BenchCopy *cp, const Opts *op, const 
         fprintf(stderr, "moe_gpu: timing: %s\n", tile_last_error(ctx));
     double flop = 2.0 * (double)T * (double)K * 3 * (double)H * (double)I, wbytes = (double)touched * 3 * (double)H * (double)I * 2;
     double tf = tm.median_s > 0 ? flop / tm.median_s * 1e-12 : 0, gbs = tm.median_s > 0 ? wbytes / tm.median_s * 1e-9 : 0;
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "moe_gpu");
+        json_str(&j, "kind", "moe");
+        json_str(&j, "model", md->name);
+        json_int(&j, "tokens", T);
+        json_int(&j, "experts_used", touched);
+        json_int(&j, "experts", E);
+        json_str(&j, "check", ok ? "ok" : "FAILED");
+        json_str(&j, "routing", routing_ok ? "ok" : "WRONG");
+        json_uint(&j, "nan", nan);
+        json_num(&j, "worst_err_of_tolerance", worst);
+        json_int(&j, "tokens_checked", (int64_t)checked);
+        json_num(&j, "first_call_ms", first * 1e3);
+        if (ok && st == TILE_OK) {
+            json_num(&j, "median_ms", tm.median_s * 1e3);
+            json_num(&j, "min_ms", tm.min_s * 1e3);
+            json_num(&j, "max_ms", tm.max_s * 1e3);
+            json_int(&j, "samples", tm.samples);
+            json_int(&j, "batch", tm.batch);
+            json_num(&j, "tflops", tf);
+            json_num(&j, "weight_gbps", gbs);
+        }
+        json_end(&j);
+    } else {
     printf("  %s T=%lld (%lld of %lld experts used): check %s (routing %s, %zu NaN, worst error %.2f of tolerance on %lld tokens); first call "
            "%.1f ms",
            md->name, (long long)T, (long long)touched, (long long)E, ok ? "ok" : "FAILED", routing_ok ? "ok" : "WRONG", nan, worst, (long long)checked,
@@ -248,6 +277,7 @@ static int bench_tokens(tile_context *ctx, BenchCopy *cp, const Opts *op, const 
                tm.min_s * 1e3, tm.max_s * 1e3, tm.samples, tm.batch, tf, gbs);
         printf("@@ moe %s %lld tile %.2f %.4f %.0f\n", md->name, (long long)T, tf, tm.median_s * 1e3, gbs);
     } else printf("\n");
+    }
     rc = ok && st == TILE_OK ? 0 : 1;
     if (op->dense && rc == 0) {
         BenchTiming g1, g2;
@@ -255,10 +285,27 @@ static int bench_tokens(tile_context *ctx, BenchCopy *cp, const Opts *op, const 
         if (dense_gemm(ctx, op, dA, w1, 0, dC, M, 2 * I, H, &g1) || dense_gemm(ctx, op, dA, w2, 0, dC, M, H, I, &g2)) rc = 1;
         else {
             double t = g1.median_s + g2.median_s;
+            if (json) {
+                JsonOut j;
+                json_begin(&j, stdout);
+                json_str(&j, "bench", "moe_gpu");
+                json_str(&j, "kind", "dense");
+                json_str(&j, "model", md->name);
+                json_int(&j, "tokens", T);
+                json_int(&j, "gemm1_m", M), json_int(&j, "gemm1_n", 2 * I), json_int(&j, "gemm1_k", H);
+                json_num(&j, "gemm1_ms", g1.median_s * 1e3);
+                json_int(&j, "gemm2_m", M), json_int(&j, "gemm2_n", H), json_int(&j, "gemm2_k", I);
+                json_num(&j, "gemm2_ms", g2.median_s * 1e3);
+                json_num(&j, "ms", t * 1e3);
+                json_num(&j, "tflops", flop / t * 1e-12);
+                json_num(&j, "moe_pct_of_dense", 100 * t / tm.median_s);
+                json_end(&j);
+            } else {
             printf("    dense tile_gemm of the same work: %lldx%lldx%lld %.3f ms + %lldx%lldx%lld %.3f ms = %.1f TFLOP/s; MoE at %.0f%% of it\n",
                    (long long)M, (long long)(2 * I), (long long)H, g1.median_s * 1e3, (long long)M, (long long)H, (long long)I, g2.median_s * 1e3,
                    flop / t * 1e-12, 100 * t / tm.median_s);
             printf("@@ moe %s %lld dense %.2f %.4f\n", md->name, (long long)T, flop / t * 1e-12, t * 1e3);
+            }
         }
     }
     fflush(stdout);
@@ -292,6 +339,20 @@ static int bench_model(tile_context *ctx, BenchCopy *cp, const Opts *op, const M
         rc = 1;
         goto done;
     }
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "moe_gpu");
+        json_str(&j, "kind", "model");
+        json_str(&j, "model", md->name);
+        json_int(&j, "experts", E);
+        json_int(&j, "topk", md->k);
+        json_int(&j, "hidden", H);
+        json_int(&j, "intermediate", I);
+        json_num(&j, "weights_gb", (double)(w1.n + w2.n) * 2e-9);
+        json_num(&j, "fill_s", bench_now_s() - t0);
+        json_end(&j);
+    } else
     printf("%s: %lld experts, top-%lld, hidden %lld, intermediate %lld: %.2f GB of bf16 weights (filled in %.1f s)\n", md->name, (long long)E,
            (long long)md->k, (long long)H, (long long)I, (double)(w1.n + w2.n) * 2e-9, bench_now_s() - t0);
     for (int i = 0; i < ntok; i++) {
@@ -318,6 +379,7 @@ int main(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--tiny")) tiny = 1;
         else if (!strcmp(a, "--no-dense")) op.dense = 0;
+        else if (!strcmp(a, "--json")) json = 1;
         else if (!v) goto usage;
         else if (!strcmp(a, "--device")) device = v, i++;
         else if (!strcmp(a, "--models")) models = v, i++;
@@ -375,7 +437,7 @@ int main(int argc, char **argv) {
     tile_event ev;
     int events = tile_event_create(ctx, &ev) == TILE_OK;
     if (events) tile_event_destroy(ctx, ev);
-    printf("moe_gpu: bf16 on %s (%s)%s; routing softmax top-k renormalized by the router; timing: median over %d samples, each a\n"
+    fprintf(json ? stderr : stdout, "moe_gpu: bf16 on %s (%s)%s; routing softmax top-k renormalized by the router; timing: median over %d samples, each a\n"
            "  batch of back-to-back calls timed with %s\n",
            props.name, props.arch, props.is_emulator ? "; the emulator's timings mean nothing: checks only" : "", op.samples,
            events ? "device events" : "the host clock around tile_synchronize (no events)");
@@ -387,14 +449,23 @@ int main(int argc, char **argv) {
         }
         rc |= bench_model(ctx, &cp, &op, &md[i], tokens, ntok, &skipped);
     }
-    if (skipped) printf("moe_gpu: %d shape%s skipped: --max-seconds %g reached\n", skipped, skipped == 1 ? "" : "s", op.max_seconds);
+    if (skipped && json) {
+        char why[128];
+        snprintf(why, sizeof why, "%d shape%s skipped: --max-seconds %g reached", skipped, skipped == 1 ? "" : "s", op.max_seconds);
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "moe_gpu");
+        json_str(&j, "skipped", why);
+        json_int(&j, "shapes_skipped", skipped);
+        json_end(&j);
+    } else if (skipped) printf("moe_gpu: %d shape%s skipped: --max-seconds %g reached\n", skipped, skipped == 1 ? "" : "s", op.max_seconds);
     bench_copy_unload(&cp);
     tile_context_destroy(ctx);
     return rc;
 usage:
     fprintf(stderr,
             "usage: %s [--device D] [--tiny] [--models NAME:E:K:H:I,...] [--tokens T,...] [--samples N] [--check-tokens N] [--no-dense]\n"
-            "       [--max-seconds S]\n",
+            "       [--max-seconds S] [--json]\n",
             argv[0]);
     return 2;
 }

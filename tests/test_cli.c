@@ -339,3 +339,49 @@ Test(cli, json_norm_and_act, .init = json_setup, .fini = json_teardown, .timeout
         cr_expect(strstr(buf, "\"ok\":true"), "%s", buf);
     }
 }
+
+/* ---- the benchmarks' --json (build/bench/<name>, smallest settings): every
+ * line of stdout is one JSON object naming its benchmark, and each prints its
+ * rows (headers go to stderr) ---- */
+static int run_bench(const char *name, const char *args, char *out, size_t outsz) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/bench/%s' %s 2>/dev/null", TILE_SOURCE_DIR, TILE_BINARY_DIR, name, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = fread(out, 1, outsz - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count_str(const char *s, const char *what) {
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)); p += strlen(what)) n++;
+    return n;
+}
+
+Test(cli, bench_json, .timeout = 120) {
+    static const struct {
+        const char *name, *args;
+        int rows; /* lines expected; 0: at least one */
+    } benches[] = {
+        {"launch_overhead", "--json --iters 2000", 2},
+        {"emu_speed", "--json --threads 4096", 4},
+        {"cache", "--json --reps 1000", 4},
+        {"compile_time", "--json --reps 1 kernels/add.tile", 2}, /* the kernel and the closing note */
+        {"gemm_report", "--json --quick --no-triton", 0},
+        {"gemm_gpu", "--json --device emu --sizes 64 --samples 1", 2},
+        {"attention_gpu", "--json --device emu --prefill 1:32:1:64:1 --decode 1:40:2:1:64:16 --samples 1 --check-rows 4", 3},
+        {"moe_gpu", "--json --device emu --models t:4:2:32:32 --tokens 2 --samples 1 --check-tokens 1", 3},
+    };
+    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++) {
+        cr_expect_eq(run_bench(benches[i].name, benches[i].args, buf, sizeof buf), 0, "%s %s: %s", benches[i].name, benches[i].args, buf);
+        char want[64];
+        snprintf(want, sizeof want, "{\"bench\":\"%s\"", benches[i].name);
+        int objects = count_str(buf, want); /* before json_lines, which cuts the text at each line */
+        int n = json_lines(buf);
+        cr_expect_gt(n, 0, "%s: not JSON Lines: %s", benches[i].name, buf);
+        cr_expect_eq(objects, n, "%s: every object begins with its bench: %s", benches[i].name, buf);
+        if (benches[i].rows) cr_expect_eq(n, benches[i].rows, "%s: %d rows, %d expected", benches[i].name, n, benches[i].rows);
+    }
+}
