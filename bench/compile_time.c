@@ -55,16 +55,21 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (nf < 64) files[nf++] = argv[i];
     }
+    int argn = nf; /* files named on the command line */
     if (reps < 1) reps = 1;
     if (reps > 64) reps = 64;
-    static char names[64][512];
-    if (!nf) {
-        DIR *d = opendir(TILE_SOURCE_DIR "/kernels");
+    static char names[64][1024];
+    /* by default every shipped kernel: the .tile files of kernels/ and of its family folders */
+    static const char *const dirs[] = {"", "gemm/", "attention/", "moe/", "norm/"};
+    for (size_t di = 0; !argn && di < sizeof dirs / sizeof dirs[0]; di++) {
+        char dpath[512];
+        snprintf(dpath, sizeof dpath, TILE_SOURCE_DIR "/kernels/%s", dirs[di]);
+        DIR *d = opendir(dpath);
         struct dirent *e;
         while (d && (e = readdir(d)) && nf < 64) {
             size_t l = strlen(e->d_name);
             if (l > 5 && !strcmp(e->d_name + l - 5, ".tile")) {
-                snprintf(names[nf], sizeof names[nf], TILE_SOURCE_DIR "/kernels/%s", e->d_name);
+                snprintf(names[nf], sizeof names[nf], "%s%s", dpath, e->d_name);
                 files[nf] = names[nf];
                 nf++;
             }
