@@ -193,3 +193,12 @@ done:
 tile_status shipped_launch(tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream) {
     return tile_launch(k, grid, params, stream);
 }
+
+tile_status shipped_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what) {
+    if (p % esize)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s (0x%llx) is not aligned to its %llu-byte elements", api, what,
+                       (unsigned long long)p, (unsigned long long)esize);
+    char name[96];
+    snprintf(name, sizeof name, "%s: %s", api, what);
+    return rt_check_range(ctx, p, bytes, name);
+}

@@ -70,6 +70,9 @@ tile_status shipped_kernel(tile_context *ctx, const char *api, const char *file,
 /* Launch k on stream (tile_launch passes the dynamic shared memory of a
  * kernel past the target's static limit). */
 tile_status shipped_launch(tile_kernel *k, tile_dim3 grid, void **params, tile_stream stream);
+/* A tensor argument of `api`: p holds `bytes` of esize-byte elements, so it must be aligned to them
+ * and lie inside one allocation of ctx (rt_check_range); fails with "API: WHAT ..." on ctx. */
+tile_status shipped_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what);
 
 /* ---- the arithmetic of grids and tile sizes ---- */
 static inline int64_t shipped_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -82,16 +82,8 @@ static bool strides_fit(const int64_t s[3]) { return s[0] < I32_LIMIT && s[1] < 
 #define FAIL(...) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, __VA_ARGS__)
 /* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation */
 #define RANGE(api, ptr, esize, bytes, what) \
-    if ((bytes) != 0 && (st = attn_check_range(ctx, api, ptr, esize, bytes, what)) != TILE_OK) return st
+    if ((bytes) != 0 && (st = shipped_check_range(ctx, api, ptr, esize, bytes, what)) != TILE_OK) return st
 
-static tile_status attn_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what) {
-    if (p % esize)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s (0x%llx) is not aligned to its %llu-byte elements", api, what,
-                       (unsigned long long)p, (unsigned long long)esize);
-    char name[96];
-    snprintf(name, sizeof name, "%s: %s", api, what);
-    return rt_check_range(ctx, p, bytes, name);
-}
 
 /* ======================= tile_attention_fwd ======================= */
 

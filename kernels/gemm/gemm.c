@@ -120,12 +120,7 @@ static tile_status check_operand(tile_context *ctx, const char *name, tile_devpt
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: %s (%lld x %lld, ld %lld) has more than 2^31 elements", name,
                        (long long)rows, (long long)cols, (long long)ld);
     if (bytes == 0 || !check_ptr) return TILE_OK;
-    if (p % (tile_devptr)esize)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: %s (0x%llx) is not aligned to its %d-byte elements", name,
-                       (unsigned long long)p, esize);
-    char what[32];
-    snprintf(what, sizeof what, "tile_gemm: %s", name);
-    return rt_check_range(ctx, p, (uint64_t)bytes, what);
+    return shipped_check_range(ctx, "tile_gemm", p, (uint64_t)esize, (uint64_t)bytes, name);
 }
 
 /* The value of the first "name=..." of a define list (may be NULL), else dflt. */
@@ -223,10 +218,8 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         (st = check_operand(ctx, "B", a->b, brows, bcols, a->ldb, in_bytes, a->trans_b ? "n x k, trans_b" : "k x n", launch)) ||
         (st = check_operand(ctx, "C", a->c, a->m, a->n, a->ldc, out_bytes, "m x n", launch)))
         return st;
-    if (launch && a->bias && a->bias % (tile_devptr)out_bytes)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: bias (0x%llx) is not aligned to its %d-byte elements",
-                       (unsigned long long)a->bias, out_bytes);
-    if (launch && a->bias && (st = rt_check_range(ctx, a->bias, (uint64_t)a->n * (uint64_t)out_bytes, "tile_gemm: bias")) != TILE_OK)
+    if (launch && a->bias &&
+        (st = shipped_check_range(ctx, "tile_gemm", a->bias, (uint64_t)out_bytes, (uint64_t)a->n * (uint64_t)out_bytes, "bias")) != TILE_OK)
         return st;
 
     /* 2. configuration: the defines in the order the compiler takes them (a later one wins) */

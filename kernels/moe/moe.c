@@ -173,12 +173,9 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
     uint64_t T = (uint64_t)a->tokens, H = (uint64_t)a->hidden, I = (uint64_t)a->inter, E = (uint64_t)a->experts, K = (uint64_t)a->topk;
     tile_status st;
 /* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation */
-#define RANGE(ptr, esize, bytes, what)                                                                                         \
-    do {                                                                                                                       \
-        if ((ptr) % (esize))                                                                                                   \
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: " what " (0x%llx) is not aligned to its %d-byte elements", \
-                           (unsigned long long)(ptr), (int)(esize));                                                          \
-        if ((st = rt_check_range(ctx, ptr, bytes, "tile_moe_forward: " what)) != TILE_OK) return st;                          \
+#define RANGE(ptr, esize, bytes, what)                                                                           \
+    do {                                                                                                         \
+        if ((st = shipped_check_range(ctx, "tile_moe_forward", ptr, esize, bytes, what)) != TILE_OK) return st; \
     } while (0)
     if (!launch) goto kernels; /* pointers are not read */
     RANGE(a->x, 2, 2 * ((T - 1) * (uint64_t)ldx + H), "x");

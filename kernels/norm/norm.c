@@ -33,18 +33,10 @@ static const int64_t I32_LIMIT = INT32_MAX;
 enum { MAX_GRID_X = INT32_MAX, MIN_BLOCK = 128, MAX_BLOCK = 1024 };
 
 #define FAIL(...) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, __VA_ARGS__)
-/* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation (as attention.c) */
+/* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation */
 #define RANGE(api, ptr, esize, bytes, what) \
-    if ((bytes) != 0 && (st = norm_check_range(ctx, api, ptr, esize, bytes, what)) != TILE_OK) return st
+    if ((bytes) != 0 && (st = shipped_check_range(ctx, api, ptr, esize, bytes, what)) != TILE_OK) return st
 
-static tile_status norm_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what) {
-    if (p % esize)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s (0x%llx) is not aligned to its %llu-byte elements", api, what,
-                       (unsigned long long)p, (unsigned long long)esize);
-    char name[96];
-    snprintf(name, sizeof name, "%s: %s", api, what);
-    return rt_check_range(ctx, p, bytes, name);
-}
 
 /* The baselines of rt_struct_in: these structs' sizes in the first release that had them. */
 enum { NORM_ARGS_SIZE_0_1 = sizeof(tile_norm_args), GATED_ARGS_SIZE_0_1 = sizeof(tile_gated_args) };
