@@ -47,6 +47,13 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(ACOS, "acos", 1, "x", ACOS, MATH, 0) X(ATAN, "atan", 1, "x", ATAN, MATH, 0)          \
     X(SINH, "sinh", 1, "x", SINH, MATH, 0) X(COSH, "cosh", 1, "x", COSH, MATH, 0)          \
     X(LOG1P, "log1p", 1, "x", LOG1P, MATH, 0) X(EXPM1, "expm1", 1, "x", EXPM1, MATH, 0)    \
+    X(ASINH, "asinh", 1, "x", ASINH, MATH, 0) X(ACOSH, "acosh", 1, "x", ACOSH, MATH, 0)    \
+    X(ATANH, "atanh", 1, "x", ATANH, MATH, 0) X(ERFC, "erfc", 1, "x", ERFC, MATH, 0)       \
+    X(CBRT, "cbrt", 1, "x", CBRT, MATH, 0)                                                 \
+    X(POW, "pow", 2, "x y", POW, PLAIN, 0)                                                 \
+    X(HYPOT, "hypot", 2, "x y", HYPOT, PLAIN, 0)                                           \
+    X(UMULHI, "umulhi", 2, "x y", UMULHI, PLAIN, 0)                                        \
+    X(POPC, "popc", 1, "x", POPC, PLAIN, 0) X(CLZ, "clz", 1, "x", CLZ, PLAIN, 0)           \
     X(ATAN2, "atan2", 2, "y x", ATAN2, PLAIN, 0)                                           \
     X(FMOD, "fmod", 2, "x y", FMOD, PLAIN, 0)                                              \
     X(COPYSIGN, "copysign", 2, "x y", COPYSIGN, PLAIN, 0)                                  \
@@ -289,6 +296,26 @@ static Val bi_math(Call *c) {
     Inst *in = gen_emit_inst(g, c->node->loc, c->bi->op, &v, 1, tir_vtype(g->f, v));
     in->a.ival = exact != 0;
     return rt(g, in->res[0]);
+}
+
+/* umulhi(x, y) (the operands' type), popc(x), clz(x) (i32): on 32- and 64-bit integers */
+static Val bi_bits(Call *c) {
+    Gen *g = c->g;
+    int n = c->bi->op == OP_UMULHI ? 2 : 1;
+    for (int i = 0; i < n; i++)
+        if (!numeric(c, i)) return val_err();
+    bool any_rt;
+    DType dt = args_dtype(c, 0, n, &any_rt);
+    if (!dtype_is_int(dt) || dt == DT_I1 || dtype_bits(dt) < 32) {
+        diag_error(g->d, c->node->loc, "'%s' expects 32- or 64-bit integers (i32 i64 u32 u64), got '%s'", c->bi->name, dtype_name(dt));
+        return val_err();
+    }
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    if (!args_shape(c, 0, n, &r, s)) return val_err();
+    ValueId ops[2];
+    for (int i = 0; i < n; i++) ops[i] = gen_coerce(g, c->v[i], dt, NULL, r, s, c->loc[i]);
+    return rt(g, gen_emit(g, c->node->loc, c->bi->op, ops, n, tensor_type(g, n == 2 ? dt : DT_I32, r, s)));
 }
 
 /* isnan, isinf, signbit: i1 of x's shape (integers: never NaN or infinite; signbit is x < 0) */
@@ -769,7 +796,12 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_FMA: return elementwise(&c, 0, 3, OP_FMA, true);
     case BI_ATAN2:
     case BI_FMOD:
+    case BI_POW:
+    case BI_HYPOT:
     case BI_COPYSIGN: return elementwise(&c, 0, 2, bi->op, true);
+    case BI_UMULHI:
+    case BI_POPC:
+    case BI_CLZ: return bi_bits(&c);
     case BI_ISNAN:
     case BI_ISINF:
     case BI_SIGNBIT: return bi_classify(&c, (BuiltinId)id);

@@ -65,6 +65,9 @@ LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to);
 LLVMValueRef ll_const_of(LL *l, DType dt, const Attrs *a);
 /* llvm_math.c: f32 asin acos atan atan2 sinh cosh log1p expm1 fmod (y: atan2's x, fmod's y); NULL for other ops */
 LLVMValueRef ll_math_ext_f32(LL *l, Op op, LLVMValueRef x, LLVMValueRef y);
+/* llvm_math64.c: f64 math (and the f32 forms of asinh acosh atanh pow erfc cbrt hypot, computed
+ * in f64 and rounded once); NULL for an op it does not know */
+LLVMValueRef ll_math_f64(LL *l, Op op, LLVMValueRef x, LLVMValueRef y);
 /* llvm_memory.c: load, store, atomics */
 bool ll_emit_memory(LL *l, Inst *i);
 /* llvm_shared.c: convert_layout, reshape, reduce, scan, dot */

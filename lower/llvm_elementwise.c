@@ -8,7 +8,8 @@
  * functions use the hardware approximations (ex2, lg2, sin, cos, tanh); f32
  * exp and exp2 flush subnormals (ex2.approx.ftz) unless marked exact
  * (docs/language.md, "Precision of math functions"); asin acos atan atan2
- * sinh cosh log1p expm1 fmod are llvm_math.c's. */
+ * sinh cosh log1p expm1 fmod are llvm_math.c's; f64 math and the f32 forms of
+ * asinh acosh atanh pow erfc cbrt hypot are llvm_math64.c's. */
 #include "llvm_ctx.h"
 
 #include <math.h>
@@ -197,10 +198,17 @@ static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x) {
     default: break;
     }
     if (dt == DT_F64) {
-        if (i->op == OP_RSQRT)
-            return LLVMBuildFDiv(l->b, fconst(l, ty, 1.0), ll_intr(l, "llvm.sqrt", &ty, 1, x, 1), "");
-        ll_error(l, i->loc, "'%s' is not supported on f64 yet; cast to f32", tir_op_info[i->op].name);
-        return NULL;
+        LLVMValueRef r = ll_math_f64(l, i->op, x[0], x[1]);
+        if (!r) ll_error(l, i->loc, "internal error: no f64 lowering for '%s'", tir_op_info[i->op].name);
+        return r;
+    }
+    switch (i->op) { /* f32, f16, bf16 computed in f64 and rounded once */
+    case OP_ASINH: case OP_ACOSH: case OP_ATANH: case OP_POW: case OP_ERFC: case OP_CBRT: case OP_HYPOT: {
+        LLVMValueRef a = LLVMBuildFPExt(l->b, x[0], l->t_f64, "");
+        LLVMValueRef b = x[1] ? LLVMBuildFPExt(l->b, x[1], l->t_f64, "") : NULL;
+        return LLVMBuildFPTrunc(l->b, ll_math_f64(l, i->op, a, b), ty, "");
+    }
+    default: break;
     }
     LLVMValueRef v = dt == DT_F32 ? x[0] : LLVMBuildFPExt(l->b, x[0], l->t_f32, "");
     LLVMValueRef w = !x[1] || dt == DT_F32 ? x[1] : LLVMBuildFPExt(l->b, x[1], l->t_f32, "");
@@ -346,6 +354,20 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
             }
             break;
         case OP_BITCAST: v = LLVMBuildBitCast(l->b, a, ll_type(l, rt->dt), ""); break;
+        case OP_UMULHI: { /* the high half of the 2N-bit unsigned product */
+            LLVMTypeRef ty = ll_type(l, odt), wide = LLVMIntTypeInContext(l->ctx, 2 * (unsigned)dtype_bits(odt));
+            LLVMValueRef p = LLVMBuildMul(l->b, LLVMBuildZExt(l->b, a, wide, ""), LLVMBuildZExt(l->b, b, wide, ""), "");
+            v = LLVMBuildTrunc(l->b, LLVMBuildLShr(l->b, p, LLVMConstInt(wide, (unsigned)dtype_bits(odt), 0), ""), ty, "");
+            break;
+        }
+        case OP_POPC:
+        case OP_CLZ: {
+            LLVMTypeRef ty = ll_type(l, odt);
+            LLVMValueRef args[2] = {a, LLVMConstInt(l->t_i1, 0, 0)};
+            v = i->op == OP_POPC ? ll_intr(l, "llvm.ctpop", &ty, 1, args, 1) : ll_intr(l, "llvm.ctlz", &ty, 1, args, 2);
+            v = dtype_bits(odt) == 32 ? v : LLVMBuildTrunc(l->b, v, l->t_i32, "");
+            break;
+        }
         case OP_PTR_ADD: {
             LLVMValueRef off = b;
             DType offt = tir_vtype(f, i->ops[1])->dt;
@@ -364,7 +386,8 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
         case OP_EXP: case OP_EXP2: case OP_LOG: case OP_LOG2: case OP_SQRT: case OP_RSQRT: case OP_SIN:
         case OP_COS: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_FLOOR: case OP_CEIL: case OP_FMA:
         case OP_ROUND: case OP_RINT: case OP_TRUNC: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_ATAN2:
-        case OP_SINH: case OP_COSH: case OP_LOG1P: case OP_EXPM1: case OP_FMOD: case OP_COPYSIGN: {
+        case OP_SINH: case OP_COSH: case OP_LOG1P: case OP_EXPM1: case OP_FMOD: case OP_COPYSIGN: case OP_ASINH:
+        case OP_ACOSH: case OP_ATANH: case OP_POW: case OP_ERFC: case OP_CBRT: case OP_HYPOT: {
             if (!is_f(odt)) {
                 ll_error(l, i->loc, "'%s' needs a floating-point operand, got %s", tir_op_info[i->op].name, dtype_name(odt));
                 return false;

@@ -17,40 +17,11 @@
  * Small arguments use Taylor series (sinh, expm1) or the log1p correction
  * term (x - (u-1))/u.  Measured accuracy against libm: docs/language.md and
  * tests/test_math.c. */
-#include "llvm_ctx.h"
+#include "llvm_math.h"
 
 #include <math.h>
 
-typedef struct M {
-    LL *l;
-    LLVMBuilderRef b;
-    LLVMTypeRef f;
-} M;
-
-static LLVMValueRef c(M *m, double v) { return LLVMConstReal(m->f, v); }
-static LLVMValueRef add(M *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(m->b, a, b, ""); }
-static LLVMValueRef sub(M *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(m->b, a, b, ""); }
-static LLVMValueRef mul(M *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(m->b, a, b, ""); }
-static LLVMValueRef mdiv(M *m, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFDiv(m->b, a, b, ""); }
-static LLVMValueRef mfma(M *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef d) {
-    LLVMValueRef args[3] = {a, b, d};
-    return ll_intr(m->l, "llvm.fma", &m->f, 1, args, 3);
-}
-static LLVMValueRef un(M *m, const char *intr, LLVMValueRef x) { return ll_intr(m->l, intr, &m->f, 1, &x, 1); }
-static LLVMValueRef sel(M *m, LLVMValueRef p, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildSelect(m->b, p, a, b, ""); }
-static LLVMValueRef fcmp(M *m, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFCmp(m->b, p, a, b, ""); }
-static LLVMValueRef copysign2(M *m, LLVMValueRef mag, LLVMValueRef sign) {
-    LLVMValueRef args[2] = {mag, sign};
-    return ll_intr(m->l, "llvm.copysign", &m->f, 1, args, 2);
-}
 static LLVMValueRef ex2(M *m, LLVMValueRef x) { return ll_intr(m->l, "llvm.nvvm.ex2.approx.f32", &m->f, 1, &x, 1); }
-
-/* p(x) = k[0] + k[1] x + ... + k[n-1] x^(n-1), Horner with fma */
-static LLVMValueRef poly(M *m, LLVMValueRef x, const double *k, int n) {
-    LLVMValueRef p = c(m, k[n - 1]);
-    for (int i = n - 2; i >= 0; i--) p = mfma(m, p, x, c(m, k[i]));
-    return p;
-}
 
 static const double LN2_HI = 0.693145751953125, LN2_LO = 1.4286068203094172321e-06, LOG2E = 1.4426950408889634;
 

@@ -131,6 +131,17 @@ enum {
     X(EXPM1, "expm1", 1, 1, EW)         /* e^x - 1, accurate near 0 */                       \
     X(FMOD, "fmod", 2, 1, EW)           /* x - trunc(x/y)*y with the sign of x, as C */      \
     X(COPYSIGN, "copysign", 2, 1, EW)   /* |x| with the sign bit of y */                     \
+    X(ASINH, "asinh", 1, 1, EW)                                                            \
+    X(ACOSH, "acosh", 1, 1, EW)         /* NaN below 1 */                                    \
+    X(ATANH, "atanh", 1, 1, EW)         /* +-inf at +-1, NaN beyond */                       \
+    X(POW, "pow", 2, 1, EW)             /* x^y with C99's special cases (pow(x, 0) = 1) */   \
+    X(ERFC, "erfc", 1, 1, EW)           /* 1 - erf(x), accurate where it is tiny */          \
+    X(CBRT, "cbrt", 1, 1, EW)           /* real cube root, odd */                            \
+    X(HYPOT, "hypot", 2, 1, EW)         /* sqrt(x^2 + y^2) without overflow; inf beats NaN */\
+    /* integer bit operations (i32 i64 u32 u64) */                                         \
+    X(UMULHI, "umulhi", 2, 1, EW)       /* high half of the unsigned 2N-bit product */       \
+    X(POPC, "popc", 1, 1, EW)           /* set bits; result i32 */                           \
+    X(CLZ, "clz", 1, 1, EW)             /* leading zeros; result i32 */                      \
     X(FMA, "fma", 3, 1, EW)             /* a*b+c, one rounding */                          \
     /* reductions and scans along attr axis */                                             \
     X(REDUCE, "reduce", 1, 1, OPF_PURE) /* attr kind: sum max min argmax argmin */         \
