@@ -34,7 +34,8 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(EXPAND_DIMS, "expand_dims", 2, "x axis", EXPAND_DIMS, PLAIN, 0)                      \
     X(BROADCAST_TO, "broadcast_to", 2, "x shape", BROADCAST, PLAIN, 0)                     \
     X(WHERE, "where", 3, "cond a b", SELECT, PLAIN, 0)                                     \
-    X(CAST, "cast", 2, "x dtype", CAST, PLAIN, 0)                                          \
+    X(CAST, "cast", 2, "x dtype bitcast", CAST, PLAIN, 0)                                  \
+    X(BITCAST, "bitcast", 2, "x dtype", BITCAST, PLAIN, 0)                                 \
     X(EXP, "exp", 1, "x exact", EXP, MATH, 0) X(EXP2, "exp2", 1, "x exact", EXP2, MATH, 0) \
     X(LOG, "log", 1, "x", LOG, MATH, 0) X(LOG2, "log2", 1, "x", LOG2, MATH, 0)             \
     X(SQRT, "sqrt", 1, "x", SQRT, MATH, 0) X(RSQRT, "rsqrt", 1, "x", RSQRT, MATH, 0)       \
@@ -781,17 +782,12 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_EXPAND_DIMS:
     case BI_BROADCAST_TO: return bi_shape_op(&c, (BuiltinId)id);
     case BI_WHERE: return bi_where(&c);
-    case BI_CAST: {
+    case BI_CAST:
+    case BI_BITCAST: { /* cast(x, T, bitcast=false), bitcast(x, T) */
         const Type *t;
-        if (!dtype_arg(&c, 1, &t)) return val_err();
-        Val x = c.v[0];
-        if (t->dt == DT_PTR) {
-            if (x.k == V_RT && tir_elem(g->m, x.t) == t) return x;
-            if (val_is_value(g, x, c.loc[0]))
-                diag_error(g->d, node->loc, "cannot cast '%s' to '%s'", gen_val_type_name(g, x), gen_type_name(g, t));
-            return val_err();
-        }
-        return gen_cast(g, x, t->dt, node->loc);
+        int64_t bc = id == BI_BITCAST;
+        if (!dtype_arg(&c, 1, &t) || (id == BI_CAST && has(&c, 2) && !ct_int(&c, 2, "bitcast", &bc))) return val_err();
+        return gen_convert(g, c.v[0], t, bc != 0, node->loc);
     }
     case BI_FMA: return elementwise(&c, 0, 3, OP_FMA, true);
     case BI_ATAN2:

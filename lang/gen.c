@@ -258,6 +258,52 @@ Val gen_cast(Gen *g, Val v, DType to, Loc loc) {
     return val_rt(g, gen_emit(g, loc, OP_CAST, &v.v, 1, tir_with_dtype(g->m, v.t, to)));
 }
 
+/* `x as T`, `cast(x, T, bitcast)`, `bitcast(x, T)`: T an element type (a pointer type too).
+ *   - pointers: to another pointer type (same address), to and from 64-bit integers (the
+ *     address; narrower integers convert through i64);
+ *   - bitcast: the same bits in a type of the same width (i1 only to i1);
+ *   - otherwise a numeric conversion (gen_cast). */
+Val gen_convert(Gen *g, Val v, const Type *t, bool bitcast, Loc loc) {
+    if (!val_is_value(g, v, loc)) return val_err();
+    DType from = val_dtype(v), to = t->dt;
+    bool ptrs = from == DT_PTR || to == DT_PTR;
+    if (!bitcast && !ptrs) return gen_cast(g, v, to, loc);
+    if (v.k == V_CT) { /* materialize: a null or computed address, bits of a constant */
+        if (to == DT_PTR && !dtype_is_int(from)) goto bad;
+        v = val_rt(g, gen_materialize(g, to == DT_PTR ? gen_cast(g, v, DT_I64, loc) : v, loc));
+        from = v.t->dt;
+    }
+    if (from == DT_PTR && to == DT_PTR) {
+        if (v.t->pointee == t->pointee) return v;
+        return val_rt(g, gen_emit(g, loc, OP_BITCAST, &v.v, 1, tir_type(g->m, DT_PTR, v.t->rank, v.t->shape, t->pointee, NULL)));
+    }
+    if (to == DT_PTR) { /* integer -> pointer */
+        if (!dtype_is_int(from) || from == DT_I1) goto bad;
+        if (dtype_bits(from) != 64) {
+            if (bitcast) goto width;
+            v = gen_cast(g, v, dtype_is_signed(from) ? DT_I64 : DT_U64, loc);
+        }
+        return val_rt(g, gen_emit(g, loc, OP_BITCAST, &v.v, 1, tir_type(g->m, DT_PTR, v.t->rank, v.t->shape, t->pointee, NULL)));
+    }
+    if (from == DT_PTR) { /* pointer -> integer */
+        if (!dtype_is_int(to) || to == DT_I1) goto bad;
+        if (bitcast && dtype_bits(to) != 64) goto width;
+        Val a = val_rt(g, gen_emit(g, loc, OP_BITCAST, &v.v, 1, tir_with_dtype(g->m, v.t, DT_I64)));
+        return gen_cast(g, a, to, loc);
+    }
+    if (from == to) return v;
+    if (dtype_bits(from) != dtype_bits(to) || from == DT_I1 || to == DT_I1) goto width;
+    return val_rt(g, gen_emit(g, loc, OP_BITCAST, &v.v, 1, tir_with_dtype(g->m, v.t, to)));
+width:
+    diag_error(g->d, loc, "bitcast from '%s' (%d bits) to '%s' (%d bits) changes the width", gen_val_type_name(g, v),
+               from == DT_PTR ? 64 : dtype_bits(from), gen_type_name(g, t), to == DT_PTR ? 64 : dtype_bits(to));
+    return val_err();
+bad:
+    diag_error(g->d, loc, "cannot cast '%s' to '%s'%s", gen_val_type_name(g, v), gen_type_name(g, t),
+               to == DT_PTR || from == DT_PTR ? " (pointers convert to and from integers and other pointer types)" : "");
+    return val_err();
+}
+
 /* ---- operators ---- */
 typedef enum BinKind { BK_ARITH, BK_BIT, BK_LOGIC, BK_CMP } BinKind;
 
@@ -613,14 +659,7 @@ static Val gen_expr1(Gen *g, const Node *n) {
     }
     case N_CAST: {
         Val v = gen_expr(g, n->lhs);
-        const Type *t = gen_type_ref(g, n->ty);
-        if (t->dt == DT_PTR) {
-            if (v.k == V_RT && v.t->dt == DT_PTR && v.t->pointee == t->pointee) return v;
-            if (val_is_value(g, v, n->lhs->loc))
-                diag_error(g->d, n->oploc, "cannot cast '%s' to '%s'", gen_val_type_name(g, v), gen_type_name(g, t));
-            return val_err();
-        }
-        return gen_cast(g, v, t->dt, n->oploc);
+        return gen_convert(g, v, gen_type_ref(g, n->ty), false, n->oploc);
     }
     case N_CALL: return gen_call(g, n);
     case N_INDEX: return gen_index(g, n);

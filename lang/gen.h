@@ -115,6 +115,7 @@ bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32
 ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const int32_t *shape, Loc loc);
 ValueId gen_materialize(Gen *g, Val v, Loc loc); /* CT -> scalar OP_CONST of its dtype; RT as is */
 Val gen_cast(Gen *g, Val v, DType to, Loc loc);
+Val gen_convert(Gen *g, Val v, const Type *t, bool bitcast, Loc loc); /* `as`, cast(), bitcast(): pointers too */
 ValueId gen_emit(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
 Inst *gen_emit_inst(Gen *g, Loc loc, Op op, const ValueId *ops, int nops, const Type *t);
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc);

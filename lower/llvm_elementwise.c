@@ -353,7 +353,12 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
                 return false;
             }
             break;
-        case OP_BITCAST: v = LLVMBuildBitCast(l->b, a, ll_type(l, rt->dt), ""); break;
+        case OP_BITCAST: /* pointers: the address as an integer and back */
+            if (odt == DT_PTR && rt->dt == DT_PTR) v = a;
+            else if (odt == DT_PTR) v = LLVMBuildPtrToInt(l->b, a, ll_type(l, rt->dt), "");
+            else if (rt->dt == DT_PTR) v = LLVMBuildIntToPtr(l->b, a, ll_type(l, DT_PTR), "");
+            else v = LLVMBuildBitCast(l->b, a, ll_type(l, rt->dt), "");
+            break;
         case OP_UMULHI: { /* the high half of the 2N-bit unsigned product */
             LLVMTypeRef ty = ll_type(l, odt), wide = LLVMIntTypeInContext(l->ctx, 2 * (unsigned)dtype_bits(odt));
             LLVMValueRef p = LLVMBuildMul(l->b, LLVMBuildZExt(l->b, a, wide, ""), LLVMBuildZExt(l->b, b, wide, ""), "");

@@ -414,6 +414,7 @@ Test(lang_golden, while_break_continue) { check_golden_src("while", ".tile.new")
 Test(lang_golden, loop) { check_golden("loop"); }
 Test(lang_golden, control) { check_golden("control"); }
 Test(lang_golden, dot) { check_golden("dot"); }
+Test(lang_golden, casts) { check_golden("casts"); }
 
 static void check_compiles(const char *rel) {
     char path[512];
@@ -614,4 +615,20 @@ Test(lang_diag, floor_division_trap) {
               "    let r = [1, // first;\n"
               "             2];\n"
               "}\n");
+}
+
+/* bitcast widths, pointer casts, located */
+Test(lang_diag, casts) {
+    expect_diag("kernel k(x: *f32) { let v = load(x); store(x, bitcast(v, f16) as f32); }\n",
+                "t.tile:1:47: error: bitcast from 'f32' (32 bits) to 'f16' (16 bits) changes the width\n"
+                "  kernel k(x: *f32) { let v = load(x); store(x, bitcast(v, f16) as f32); }\n"
+                "                                                ^\n");
+    expect_diag("kernel k(x: *f32) { let p = x as f32; }\n",
+                "t.tile:1:31: error: cannot cast 'ptr<f32>' to 'f32' (pointers convert to and from integers and other pointer types)\n"
+                "  kernel k(x: *f32) { let p = x as f32; }\n"
+                "                                ^\n");
+    expect_diag("kernel k(x: *f32) { let p = cast(x, i32, bitcast=true); }\n",
+                "t.tile:1:29: error: bitcast from 'ptr<f32>' (64 bits) to 'i32' (32 bits) changes the width\n"
+                "  kernel k(x: *f32) { let p = cast(x, i32, bitcast=true); }\n"
+                "                              ^\n");
 }

@@ -694,3 +694,52 @@ Test(lang_run, exp_ftz_and_exact) {
     }
     unload(&k);
 }
+
+/* ---- casts: bits and addresses ---- */
+/* The golden tests/lang/casts.tile run: addresses computed as integers and back, the bits of
+ * f32 and f16 values, a pointer cast to another element type; n = 13 of the 16-element tile,
+ * outputs poisoned first. */
+Test(lang_run, casts_bits_and_addresses) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/lang/casts.tile", TILE_SOURCE_DIR);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    static char src[4096];
+    size_t len = fread(src, 1, sizeof src - 1, f);
+    fclose(f);
+    src[len] = 0;
+    K k;
+    load_src(&k, src, "casts");
+    enum { N = 13, T = 32 };
+    float x[T], x0[T];
+    int32_t bits[T];
+    uint16_t h[T];
+    for (int i = 0; i < T; i++) x0[i] = x[i] = (float)sin(i * 1.7) * 1000.0f;
+    memset(bits, 0xff, sizeof bits);
+    memset(h, 0xff, sizeof h);
+    uint64_t dx = upload(&k, x, sizeof x), db = upload(&k, bits, sizeof bits), dh = upload(&k, h, sizeof h);
+    int32_t n = N;
+    void *params[] = {&dx, &db, &dh, &n};
+    launch(&k, 1, params);
+    download(&k, x, dx, sizeof x);
+    download(&k, bits, db, sizeof bits);
+    download(&k, h, dh, sizeof h);
+    for (int i = 0; i < 16; i++) {
+        float twice = x0[i] * 2.0f;
+        _Float16 hv = (_Float16)x0[i];
+        uint32_t want_x, got_x, want_b;
+        uint16_t want_h;
+        memcpy(&want_x, i < N ? &twice : &x0[i], 4);
+        memcpy(&got_x, &x[i], 4);
+        memcpy(&want_b, &x0[i], 4);
+        memcpy(&want_h, &hv, 2);
+        if (i >= N) want_b = ~0u, want_h = 0xffff;
+        cr_expect_eq(got_x, want_x, "x[%d] bits %#x, want %#x", i, got_x, want_x);
+        cr_expect_eq((uint32_t)bits[i], want_b, "bits[%d] = %#x, want %#x", i, bits[i], want_b);
+        cr_expect_eq(h[i], want_h, "h[%d] = %#x, want %#x", i, h[i], want_h);
+    }
+    /* (bits as u64 + 64) as *i32: bits[16] = n, the rest untouched */
+    cr_expect_eq(bits[16], N);
+    for (int i = 17; i < T; i++) cr_expect_eq(bits[i], -1, "bits[%d] = %d, untouched", i, bits[i]);
+    unload(&k);
+}
