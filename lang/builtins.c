@@ -71,8 +71,8 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(ARGMIN, "argmin", 1, "x axis", REDUCE, RED, RED_ARGMIN)                              \
     X(CUMSUM, "cumsum", 1, "x axis", SCAN, PLAIN, RED_SUM)                                 \
     X(DOT, "dot", 2, "a b acc allow_tf32", DOT, PLAIN, 0)                                  \
-    X(LOAD, "load", 1, "ptr mask other", LOAD, PLAIN, 0)                                   \
-    X(STORE, "store", 2, "ptr value mask", STORE, PLAIN, 0)                                \
+    X(LOAD, "load", 1, "ptr mask other cache_modifier:str eviction_policy:str volatile", LOAD, PLAIN, 0) \
+    X(STORE, "store", 2, "ptr value mask cache_modifier:str eviction_policy:str", STORE, PLAIN, 0) \
     X(ATOMIC_ADD, "atomic_add", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_SUM)             \
     X(ATOMIC_MAX, "atomic_max", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MAX)             \
     X(ATOMIC_MIN, "atomic_min", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MIN)             \
@@ -441,6 +441,47 @@ static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
     return true;
 }
 
+/* cache_modifier="..." (argument i), eviction_policy="..." (i + 1), volatile=true (i + 2, loads):
+ * the attr cache of the load or store (tir.h), or false with a located error.  PTX has
+ * `ld.global{.cop}`, `ld.global{.L1::evict_*}` and `ld.volatile.global`, not two of them. */
+static bool cache_args(Call *c, int i, bool store, uint8_t *out) {
+    static const char *const cops_ld[] = {".ca", ".cg", ".cs", ".lu", ".cv"}, *const cops_st[] = {".wb", ".cg", ".cs", ".wt"};
+    const char *const *ok = store ? cops_st : cops_ld;
+    int nok = store ? 4 : 5, cop = 0, ev = 0;
+    int64_t vol = 0;
+    *out = 0;
+    if (c->str[i]) {
+        for (int k = 0; k < nok && !cop; k++)
+            if (!strcmp(c->str[i], ok[k]))
+                for (int j = 1; j < COP_COUNT; j++)
+                    if (!strcmp(tir_cop_names[j], ok[k])) cop = j;
+        if (!cop) {
+            Str list = {0};
+            for (int k = 0; k < nok; k++) str_printf(&list, "%s\"%s\"", k ? (k == nok - 1 ? " or " : ", ") : "", ok[k]);
+            diag_error(c->g->d, c->loc[i], "unknown cache_modifier \"%s\" of '%s': expected %s", c->str[i], c->bi->name, list.buf);
+            str_free(&list);
+            return false;
+        }
+    }
+    if (c->str[i + 1]) {
+        for (int k = 1; k < EVICT_COUNT && !ev; k++)
+            if (!strcmp(c->str[i + 1], tir_evict_names[k])) ev = k;
+        if (!ev) {
+            diag_error(c->g->d, c->loc[i + 1], "unknown eviction_policy \"%s\" of '%s': expected \"evict_normal\", \"evict_first\", "
+                       "\"evict_last\", \"evict_unchanged\" or \"no_allocate\"", c->str[i + 1], c->bi->name);
+            return false;
+        }
+    }
+    if (!store && has(c, i + 2) && !ct_int(c, i + 2, "volatile", &vol)) return false;
+    if ((cop != 0) + (ev != 0) + (vol != 0) > 1) {
+        diag_error(c->g->d, c->node->loc, "'%s' takes one of cache_modifier, eviction_policy and volatile=true: PTX has no "
+                   "instruction with two of them", c->bi->name);
+        return false;
+    }
+    *out = (uint8_t)(cop | ev << 3 | (vol ? TIR_CACHE_VOLATILE : 0));
+    return true;
+}
+
 static Val bi_load(Call *c) {
     Gen *g = c->g;
     if (!ptr_arg(c, 0)) return val_err();
@@ -472,7 +513,11 @@ static Val bi_load(Call *c) {
         }
         if (n == 2) ops[n++] = gen_coerce(g, o, res->dt, res->pointee, res->rank, res->shape, c->loc[2]);
     }
-    return rt(g, gen_emit(g, c->node->loc, OP_LOAD, ops, n, res));
+    uint8_t cache;
+    if (!cache_args(c, 3, false, &cache)) return val_err();
+    Inst *in = gen_emit_inst(g, c->node->loc, OP_LOAD, ops, n, res);
+    in->a.cache = cache;
+    return rt(g, in->res[0]);
 }
 
 static Val bi_store(Call *c) {
@@ -480,8 +525,9 @@ static Val bi_store(Call *c) {
     if (!ptr_arg(c, 0)) return val_err();
     const Type *pt = c->v[0].t;
     ValueId ops[3] = {c->v[0].v};
-    if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2])) return val_err();
-    gen_emit_inst(g, c->node->loc, OP_STORE, ops, ops[2] ? 3 : 2, NULL);
+    uint8_t cache;
+    if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2]) || !cache_args(c, 3, true, &cache)) return val_err();
+    gen_emit_inst(g, c->node->loc, OP_STORE, ops, ops[2] ? 3 : 2, NULL)->a.cache = cache;
     return (Val){.k = V_VOID};
 }
 
@@ -695,6 +741,14 @@ Val builtin_call(Gen *g, const Node *node) {
         if (!sp) break;
         tok = sp + 1;
     }
+    /* parameters from the first string one on are keyword-only */
+    int npos = 0, given = 0;
+    while (npos < np && !is_str[npos]) npos++;
+    for (int i = 0; i < node->nkids; i++) given += !(node->kwnames && node->kwnames[i]);
+    if (npos < np && given > npos) {
+        diag_error(g->d, node->loc, "'%s' expects %d to %d arguments, got %d", bi->name, bi->min, npos, given);
+        return val_err();
+    }
     if (!gen_bind_args(g, node, bi->name, pn, np, bi->min, c.arg, c.kw)) return val_err();
     bool ok = true;
     for (int i = 0; i < np; i++) {
@@ -710,7 +764,7 @@ Val builtin_call(Gen *g, const Node *node) {
         if (is_str[i]) {
             if (c.arg[i]->kind != N_STR) {
                 diag_error(g->d, c.loc[i], "argument '%s' of '%s' must be a string literal such as %s=\"%s\"", pn[i], bi->name, pn[i],
-                           !strcmp(pn[i], "sem") ? "relaxed" : "gpu");
+                           !strcmp(pn[i], "sem") ? "relaxed" : !strcmp(pn[i], "scope") ? "gpu" : !strcmp(pn[i], "eviction_policy") ? "evict_last" : ".cg");
                 ok = false;
             }
             c.str[i] = c.arg[i]->name;

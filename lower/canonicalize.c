@@ -605,7 +605,7 @@ static bool block_has_effects(const Block *b) {
 }
 
 static bool inst_removable(const Inst *i) {
-    if (i->op == OP_LOAD) return true;
+    if (i->op == OP_LOAD) return !(i->a.cache & TIR_CACHE_VOLATILE);
     if (tir_is_loop(i->op) || i->op == OP_IF) {
         for (int k = 0; k < i->nregions; k++)
             if (block_has_effects(i->regions[k])) return false;

@@ -7,7 +7,9 @@
  *     can see and optimize it;
  *   - masked: inline PTX with a predicate, `@p ld.global.v4.b32` (the
  *     destination registers are first set to `other`), or `@p st.global...`
- *     — a masked-off lane touches no memory.
+ *     — a masked-off lane touches no memory; a load or store with cache hints
+ *     (attr cache: `.cg`, `.L1::evict_last`, `.volatile`) takes this form too,
+ *     under a true predicate when unmasked.
  * Atomics are inline PTX, `atom.acq_rel.gpu.global.add.u32` (LLVM's NVPTX
  * backend drops the ordering and scope of most atomicrmw), except where PTX
  * lacks the instruction: float min/max go through LLVM's atomicrmw, with its
@@ -87,6 +89,14 @@ static LLVMValueRef and_pred(LL *l, LLVMValueRef a, LLVMValueRef b) {
     return LLVMBuildAnd(l->b, a, b, "");
 }
 
+/* "ld.global", "ld.global.cg", "ld.global.L1::evict_last", "ld.volatile.global" ... (attr cache, tir.h) */
+static const char *cache_qual(const Inst *i, const char *verb, char *buf, size_t n) {
+    int cache = i->a.cache, cop = tir_cache_cop(cache), ev = tir_cache_evict(cache);
+    snprintf(buf, n, "%s%s.global%s%s%s", verb, cache & TIR_CACHE_VOLATILE ? ".volatile" : "", tir_cop_names[cop], ev ? ".L1::" : "",
+             tir_evict_names[ev]);
+    return buf;
+}
+
 static bool emit_load(LL *l, Inst *i) {
     Func *f = l->f;
     const Type *rt = tir_vtype(f, i->res[0]);
@@ -100,9 +110,12 @@ static bool emit_load(LL *l, Inst *i) {
     if (n % vec) vec = 1;
     int eb = bits_of(dt);
     LLVMTypeRef et = dt == DT_I1 ? l->t_i8 : ll_type(l, dt);
+    char qual[64];
+    cache_qual(i, "ld", qual, sizeof qual);
     for (int r0 = 0; r0 < n; r0 += vec) {
         LLVMValueRef p = mask ? mask[r0] : NULL;
         if (p && is_const_true(p)) p = NULL;
+        if (!p && i->a.cache) p = LLVMConstInt(l->t_i1, 1, 0); /* hints need the PTX form */
         if (!p) {
             LLVMTypeRef lt = vec > 1 ? LLVMVectorType(et, (unsigned)vec) : et;
             LLVMValueRef v = LLVMBuildLoad2(l->b, lt, ptr[r0], "");
@@ -130,9 +143,9 @@ static bool emit_load(LL *l, Inst *i) {
             cl += snprintf(cons + cl, sizeof cons - (size_t)cl, "%s=%s", k ? "," : "", rc);
         }
         const char *vs = nw == 1 ? "" : nw == 2 ? ".v2" : ".v4";
-        if (vec * eb < 16) tl += snprintf(text + tl, sizeof text - (size_t)tl, "@$%d ld.global.u8 $0, [$%d];", nw + 1, nw);
+        if (vec * eb < 16) tl += snprintf(text + tl, sizeof text - (size_t)tl, "@$%d %s.u8 $0, [$%d];", nw + 1, qual, nw);
         else {
-            tl += snprintf(text + tl, sizeof text - (size_t)tl, "@$%d ld.global%s.b%d %s", nw + 1, vs, ww, nw > 1 ? "{" : "");
+            tl += snprintf(text + tl, sizeof text - (size_t)tl, "@$%d %s%s.b%d %s", nw + 1, qual, vs, ww, nw > 1 ? "{" : "");
             for (int k = 0; k < nw; k++) tl += snprintf(text + tl, sizeof text - (size_t)tl, "%s$%d", k ? ", " : "", k);
             tl += snprintf(text + tl, sizeof text - (size_t)tl, "%s, [$%d];", nw > 1 ? "}" : "", nw);
         }
@@ -172,11 +185,14 @@ static bool emit_store(LL *l, Inst *i) {
     if (n % vec) vec = 1;
     int eb = bits_of(dt);
     LLVMTypeRef et = dt == DT_I1 ? l->t_i8 : ll_type(l, dt);
+    char qual[64];
+    cache_qual(i, "st", qual, sizeof qual);
     for (int r0 = 0; r0 < n; r0 += vec) {
         LLVMValueRef own = ll_owner(l, pt, r0);
         if (LLVMIsAConstantInt(own) && !LLVMConstIntGetZExtValue(own)) continue; /* in-thread replica */
         LLVMValueRef p = and_pred(l, mask ? mask[r0] : NULL, is_const_true(own) ? NULL : own);
         if (p && is_const_true(p)) p = NULL;
+        if (!p && i->a.cache) p = LLVMConstInt(l->t_i1, 1, 0); /* hints need the PTX form */
         if (!p) {
             LLVMValueRef v;
             if (vec > 1) {
@@ -204,9 +220,9 @@ static bool emit_store(LL *l, Inst *i) {
         int tl = 0, cl = 0;
         const char *rc = reg_constraint(ww);
         const char *vs = nw == 1 ? "" : nw == 2 ? ".v2" : ".v4";
-        if (vec * eb < 16) tl += snprintf(text, sizeof text, "@$1 st.global.u8 [$0], $2;");
+        if (vec * eb < 16) tl += snprintf(text, sizeof text, "@$1 %s.u8 [$0], $2;", qual);
         else {
-            tl += snprintf(text + tl, sizeof text - (size_t)tl, "@$1 st.global%s.b%d [$0], %s", vs, ww, nw > 1 ? "{" : "");
+            tl += snprintf(text + tl, sizeof text - (size_t)tl, "@$1 %s%s.b%d [$0], %s", qual, vs, ww, nw > 1 ? "{" : "");
             for (int k = 0; k < nw; k++) tl += snprintf(text + tl, sizeof text - (size_t)tl, "%s$%d", k ? ", " : "", 2 + k);
             tl += snprintf(text + tl, sizeof text - (size_t)tl, "%s;", nw > 1 ? "}" : "");
         }

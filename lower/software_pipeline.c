@@ -112,6 +112,7 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
         ld = tir_val(c->f, v)->def;
     }
     if (!ld || ld->op != OP_LOAD || ld->parent != body || (*trans && uses[v] != 1)) return false;
+    if (ld->a.cache) return false; /* a cache hint or volatile asks for this load as written */
     const Type *t = tir_vtype(c->f, v);
     if (t->rank != 2 || !t->layout || t->layout->kind != LAYOUT_BLOCKED) return false;
     int eb = dtype_bits(t->dt) / 8;

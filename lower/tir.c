@@ -36,6 +36,17 @@ const char *const tir_scope_names[] = {
 #undef X
 };
 
+const char *const tir_cop_names[COP_COUNT] = {
+#define X(e, n) n,
+    TIR_CACHE_COPS(X)
+#undef X
+};
+const char *const tir_evict_names[EVICT_COUNT] = {
+#define X(e, n) n,
+    TIR_EVICTIONS(X)
+#undef X
+};
+
 Op tir_op_from_name(const char *s, size_t n) {
     for (int i = 0; i < OP_COUNT; i++)
         if (strlen(tir_op_info[i].name) == n && !memcmp(tir_op_info[i].name, s, n)) return (Op)i;

@@ -250,6 +250,29 @@ struct Block {
  *   convert_layout, reduce, scan, dot, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
  *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy)
  *   exp, exp2: ival = 1 for the exact (full-range, no flush-to-zero) form */
+/* Cache hints of load/store (attr cache), PTX's qualifiers: a cache operator
+ * (`ld.global.cg`) or an L1 eviction priority (`ld.global.L1::evict_last`), or
+ * `volatile`; the first entry of each table is "none". */
+#define TIR_CACHE_COPS(X) X(NONE, "") X(CA, ".ca") X(CG, ".cg") X(CS, ".cs") X(LU, ".lu") X(CV, ".cv") X(WB, ".wb") X(WT, ".wt")
+typedef enum CacheCop {
+#define X(e, n) COP_##e,
+    TIR_CACHE_COPS(X)
+#undef X
+    COP_COUNT
+} CacheCop;
+#define TIR_EVICTIONS(X) X(NONE, "") X(NORMAL, "evict_normal") X(FIRST, "evict_first") X(LAST, "evict_last") \
+    X(UNCHANGED, "evict_unchanged") X(NO_ALLOCATE, "no_allocate")
+typedef enum Eviction {
+#define X(e, n) EVICT_##e,
+    TIR_EVICTIONS(X)
+#undef X
+    EVICT_COUNT
+} Eviction;
+enum { TIR_CACHE_VOLATILE = 64 };
+static inline int tir_cache_cop(int cache) { return cache & 7; }
+static inline int tir_cache_evict(int cache) { return (cache >> 3) & 7; }
+extern const char *const tir_cop_names[COP_COUNT], *const tir_evict_names[EVICT_COUNT];
+
 typedef struct Attrs {
     int64_t ival, ival2;
     double fval;           /* float constant */
@@ -258,7 +281,7 @@ typedef struct Attrs {
     int32_t smem_bytes;    /* scratch size needed */
     uint8_t is_float;      /* const: fval holds the value */
     uint8_t allow_tf32;    /* dot: input precision hint (tensor-core issue) */
-    uint8_t cache;         /* load/store cache modifier (0 default) */
+    uint8_t cache;         /* load/store cache hints: TIR_CACHE_COP | TIR_CACHE_EVICT << 3 | volatile << 6 (0 none) */
     uint8_t vec;           /* load/store: elements per vector access, set by lowering analysis */
     uint8_t sem, scope;    /* atomics: MemSem, MemScope */
 } Attrs;

@@ -632,3 +632,25 @@ Test(lang_diag, casts) {
                 "  kernel k(x: *f32) { let p = cast(x, i32, bitcast=true); }\n"
                 "                              ^\n");
 }
+
+/* cache hints: unknown values and PTX's exclusive forms, located */
+Test(lang_diag, cache_hints) {
+    expect_diag("kernel k(x: *f32) { let v = load(x, cache_modifier=\".wb\"); }\n",
+                "t.tile:1:52: error: unknown cache_modifier \".wb\" of 'load': expected \".ca\", \".cg\", \".cs\", \".lu\" or \".cv\"\n"
+                "  kernel k(x: *f32) { let v = load(x, cache_modifier=\".wb\"); }\n"
+                "                                                     ^\n");
+    expect_diag("kernel k(x: *f32) { store(x, 1.0, eviction_policy=\"evict_later\"); }\n",
+                "t.tile:1:51: error: unknown eviction_policy \"evict_later\" of 'store': expected \"evict_normal\", \"evict_first\", "
+                "\"evict_last\", \"evict_unchanged\" or \"no_allocate\"\n"
+                "  kernel k(x: *f32) { store(x, 1.0, eviction_policy=\"evict_later\"); }\n"
+                "                                                    ^\n");
+    expect_diag("kernel k(x: *f32) { let v = load(x, cache_modifier=\".cg\", volatile=true); }\n",
+                "t.tile:1:29: error: 'load' takes one of cache_modifier, eviction_policy and volatile=true: PTX has no instruction "
+                "with two of them\n"
+                "  kernel k(x: *f32) { let v = load(x, cache_modifier=\".cg\", volatile=true); }\n"
+                "                              ^\n");
+    expect_diag("kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n",
+                "t.tile:1:52: error: argument 'cache_modifier' of 'load' must be a string literal such as cache_modifier=\".cg\"\n"
+                "  kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n"
+                "                                                     ^\n");
+}

@@ -743,3 +743,46 @@ Test(lang_run, casts_bits_and_addresses) {
     for (int i = 17; i < T; i++) cr_expect_eq(bits[i], -1, "bits[%d] = %d, untouched", i, bits[i]);
     unload(&k);
 }
+
+/* ---- cache hints: the PTX qualifiers, and the same results on the emulator ---- */
+static const char *cache_src =
+    "kernel k(x: *f32, y: *f32, z: *f32, n: i32) {\n"
+    "    let o = program_id(0) * 256 + arange(0, 256);\n"
+    "    let a = load(x + o, o < n, cache_modifier=\".cg\");\n"
+    "    let b = load(y + o, o < n, 0.0, eviction_policy=\"evict_last\");\n"
+    "    let c = load(x + o, o < n, volatile=true);\n"
+    "    store(z + o, a * b + c, o < n, cache_modifier=\".cs\");\n"
+    "    store(y + o, a - b, o < n, eviction_policy=\"evict_first\");\n"
+    "    store(x + o, 2.0 * a, o < n, cache_modifier=\".wt\");\n"
+    "}\n";
+
+Test(lang_run, cache_hints) {
+    char *ptx = compile_ptx(cache_src, "sm_80");
+    const char *want[] = {"ld.global.cg.", "ld.global.L1::evict_last.", "ld.volatile.global.", "st.global.cs.",
+                          "st.global.L1::evict_first.", "st.global.wt."};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(ptx, want[k]), "PTX lacks %s", want[k]);
+    free(ptx);
+    K k;
+    load_src(&k, cache_src, "k");
+    enum { N = 300, T = 512 };
+    float x[T], y[T], z[T], x0[T], y0[T];
+    for (int i = 0; i < T; i++) x0[i] = x[i] = (float)(i % 17) - 3.5f, y0[i] = y[i] = (float)(i % 5) * 0.25f;
+    for (int i = 0; i < T; i++) memset(&z[i], 0xff, 4);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dz = upload(&k, z, sizeof z);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &dz, &n};
+    launch(&k, 2, params);
+    download(&k, x, dx, sizeof x);
+    download(&k, y, dy, sizeof y);
+    download(&k, z, dz, sizeof z);
+    for (int i = 0; i < T; i++) {
+        if (i < N) {
+            cr_expect_eq(z[i], x0[i] * y0[i] + x0[i], "z[%d] = %g", i, z[i]);
+            cr_expect_eq(y[i], x0[i] - y0[i], "y[%d] = %g", i, y[i]);
+            cr_expect_eq(x[i], 2 * x0[i], "x[%d] = %g", i, x[i]);
+        } else {
+            cr_expect(isnan(z[i]) && x[i] == x0[i] && y[i] == y0[i], "element %d past n was written", i);
+        }
+    }
+    unload(&k);
+}
