@@ -248,6 +248,7 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
     bool bad_define = false;
     LangOptions lo = import_path(o);
     lo.defines = defs, lo.ndefines = nd, lo.kernel_name = o->kernel, lo.bad_define = &bad_define;
+    lo.device_asserts = o->debug != 0, lo.num_sms = o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS;
 
     /* 2. front end (a define that names nothing is the caller's mistake, not the source's) */
     double t0 = now_seconds();
@@ -344,7 +345,7 @@ done:;
 }
 
 /* tile_compile_options as the first release with size fields laid it out: keep this value when fields are appended. */
-enum { COMPILE_OPTIONS_SIZE_0_1 = sizeof(tile_compile_options) };
+enum { COMPILE_OPTIONS_SIZE_0_1 = offsetof(tile_compile_options, debug) };
 
 bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, char *err, size_t err_size) {
     if (!opt) {

@@ -15,6 +15,9 @@
 
 #include <stdbool.h>
 
+/* num_sms() when neither the options nor a context give the count (an H100 SXM's) */
+enum { TILE_DEFAULT_NUM_SMS = 132 };
+
 /* ---- compile.c ---- */
 /* The file and its imports as the compiler resolves them; -1 when they do not parse. */
 int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *opt, const SrcFile ***out);

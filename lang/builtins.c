@@ -26,6 +26,7 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
 #define LANG_BUILTINS(X)                                                                   \
     X(PROGRAM_ID, "program_id", 1, "axis", PROGRAM_ID, PLAIN, 0)                           \
     X(NUM_PROGRAMS, "num_programs", 1, "axis", NUM_PROGRAMS, PLAIN, 0)                     \
+    X(NUM_SMS, "num_sms", 0, "", CONST, PLAIN, 0)                                          \
     X(ARANGE, "arange", 2, "start end", ARANGE, PLAIN, 0)                                  \
     X(ZEROS, "zeros", 1, "shape dtype", CONST, PLAIN, 0)                                   \
     X(FULL, "full", 2, "shape value dtype", CONST, PLAIN, 0)                               \
@@ -81,7 +82,10 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(ATOMIC_OR, "atomic_or", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_OR)                \
     X(ATOMIC_XOR, "atomic_xor", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_XOR)             \
     X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask sem:str scope:str", ATOMIC_CAS, PLAIN, 0) \
-    X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)
+    X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)                            \
+    X(STATIC_ASSERT, "static_assert", 1, "cond msg", CONST, PLAIN, 0)                      \
+    X(DEVICE_ASSERT, "device_assert", 1, "cond msg", ASSERT, PLAIN, 0)                     \
+    X(DEVICE_PRINT, "device_print", 1, "prefix", PRINT, PLAIN, 0)
 
 typedef enum BuiltinId {
 #define X(e, n, mn, ps, op, k, rk) BI_##e,
@@ -724,8 +728,77 @@ static Val bi_shape_op(Call *c, BuiltinId id) {
     }
 }
 
+/* static_assert(cond, "msg"), device_assert(cond, "msg"), device_print("prefix", values...):
+ * positional strings and a variable count, so not through gen_bind_args. */
+static Val bi_debug(Gen *g, const Node *node, BuiltinId id) {
+    const char *name = builtins[id].name;
+    int n = node->nkids;
+    for (int k = 0; k < n; k++)
+        if (node->kwnames && node->kwnames[k]) {
+            diag_error(g->d, node->kids[k]->loc, "'%s' takes no keyword arguments", name);
+            return val_err();
+        }
+    if (id == BI_DEVICE_PRINT) {
+        if (n < 1 || node->kids[0]->kind != N_STR) {
+            diag_error(g->d, node->loc, "'device_print' expects a string literal prefix first, such as device_print(\"x\", x)");
+            return val_err();
+        }
+        if (n - 1 > 64) {
+            diag_error(g->d, node->loc, "'device_print' takes at most 64 values, got %d", n - 1);
+            return val_err();
+        }
+        Val v[65];
+        int r = 0;
+        int32_t s[TIR_MAX_RANK] = {0};
+        bool ok = true;
+        for (int k = 1; k < n; k++) {
+            v[k] = gen_expr(g, node->kids[k]);
+            if (v[k].k == V_ERR || !val_is_value(g, v[k], node->kids[k]->loc)) ok = false;
+            else if (!gen_broadcast_shapes(g, r, s, val_rank(v[k]), val_shape(v[k]), &r, s, node->kids[k]->loc)) ok = false;
+        }
+        if (!ok) return val_err();
+        ValueId ops[64];
+        for (int k = 1; k < n; k++) {
+            DType dt = val_dtype(v[k]);
+            ops[k - 1] = gen_coerce(g, v[k], dt, v[k].k == V_RT ? v[k].t->pointee : NULL, r, s, node->kids[k]->loc);
+        }
+        Inst *in = gen_emit_inst(g, node->loc, OP_PRINT, ops, n - 1, NULL);
+        in->a.msg = node->kids[0]->name;
+        return (Val){.k = V_VOID};
+    }
+    if (n < 1 || n > 2 || (n == 2 && node->kids[1]->kind != N_STR)) {
+        diag_error(g->d, node->loc, "'%s' expects a condition and an optional string literal message, such as %s(n > 0, \"n must be positive\")",
+                   name, name);
+        return val_err();
+    }
+    const char *msg = n == 2 ? node->kids[1]->name : "";
+    Val c = gen_expr(g, node->kids[0]);
+    if (c.k == V_ERR || !val_is_value(g, c, node->kids[0]->loc)) return val_err();
+    DType dt = val_dtype(c);
+    if (dt != DT_I1 && (!dtype_is_int(dt) || dt == DT_PTR)) {
+        diag_error(g->d, node->kids[0]->loc, "condition of '%s' must be i1 or an integer, got '%s'", name, gen_val_type_name(g, c));
+        return val_err();
+    }
+    if (dt != DT_I1) c = gen_cast(g, c, DT_I1, node->kids[0]->loc);
+    if (id == BI_STATIC_ASSERT) {
+        if (c.k != V_CT) {
+            diag_error(g->d, node->kids[0]->loc, "condition of 'static_assert' must be a compile-time constant (device_assert checks at run time)");
+            return val_err();
+        }
+        if (!c.i) diag_error(g->d, node->loc, "static_assert failed%s%s", *msg ? ": " : "", msg);
+        return c.i ? (Val){.k = V_VOID} : val_err();
+    }
+    if (!g->opt->device_asserts) return (Val){.k = V_VOID}; /* compiled out, as NDEBUG */
+    if (c.k == V_CT && c.i) return (Val){.k = V_VOID};
+    ValueId cv = c.k == V_CT ? gen_materialize(g, c, node->loc) : c.v;
+    Inst *in = gen_emit_inst(g, node->loc, OP_ASSERT, &cv, 1, NULL);
+    in->a.msg = msg;
+    return (Val){.k = V_VOID};
+}
+
 Val builtin_call(Gen *g, const Node *node) {
     int id = builtin_find(node->name);
+    if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT) return bi_debug(g, node, (BuiltinId)id);
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};
     const char *pn[MAX_BI_PARAMS];
@@ -883,6 +956,7 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_ATOMIC_OR:
     case BI_ATOMIC_XOR:
     case BI_ATOMIC_CAS: return bi_atomic(&c);
+    case BI_NUM_SMS: return val_ct_int(g->opt->num_sms > 0 ? g->opt->num_sms : 132, DT_I32); /* jit: the context's count */
     case BI_DEBUG_BARRIER: gen_emit_inst(g, node->loc, OP_BARRIER, NULL, 0, NULL); return (Val){.k = V_VOID};
     default:
         if (bi->kind == BK_MATH) return bi_math(&c);

@@ -645,7 +645,8 @@ static Val gen_expr1(Gen *g, const Node *n) {
     case N_BOOL: return val_ct_int(n->ival, DT_I1);
     case N_NONE: return (Val){.k = V_NONE};
     case N_STR:
-        diag_error(g->d, n->loc, "a string is not a value here: only keyword arguments such as sem= and scope= of the atomics take one");
+        diag_error(g->d, n->loc, "a string literal is only the value of a keyword argument, such as sem=\"relaxed\", or the message of "
+                                 "static_assert, device_assert and device_print");
         return val_err();
     case N_NAME: return gen_name(g, n);
     case N_DTYPE: return (Val){.k = V_DTYPE, .t = gen_type_ref(g, n->ty)};

@@ -28,6 +28,8 @@ typedef struct LangOptions {
     const char *kernel_name; /* NULL: every kernel of the file */
     bool *bad_define;        /* optional out: set when a define names nothing it could set (the caller's
                                 usage error, not an error in the source) */
+    bool device_asserts;     /* compile device_assert (else it compiles to nothing, as C's NDEBUG) */
+    int num_sms;             /* num_sms(): the device's multiprocessor count */
 } LangOptions;
 
 /* `src` must outlive the module (the caller keeps it; imports are read into the arena). */

@@ -232,7 +232,7 @@ static Node *postfix(Parser *p) {
                         next(p);
                         name = arena_strndup(p->a, id->text, id->len);
                     }
-                    if (name && at(p, TK_STRING)) {
+                    if (at(p, TK_STRING)) { /* sem="relaxed", or device_print("x", ...) */
                         Token *st = next(p);
                         Node *sn = new_node(p, N_STR, st->loc);
                         sn->name = st->str;

@@ -145,6 +145,8 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_YIELD: return true; /* consumed by the parent */
     case OP_RETURN: LLVMBuildRetVoid(l->b); return true;
     case OP_BARRIER: ll_barrier(l); return true;
+    case OP_PRINT:
+    case OP_ASSERT: return ll_emit_debug(l, i);
     case OP_LOCAL_ALLOC:
     case OP_LOCAL_VIEW:
     case OP_ASYNC_COPY:

@@ -70,6 +70,8 @@ LLVMValueRef ll_math_ext_f32(LL *l, Op op, LLVMValueRef x, LLVMValueRef y);
 LLVMValueRef ll_math_f64(LL *l, Op op, LLVMValueRef x, LLVMValueRef y);
 /* llvm_memory.c: load, store, atomics */
 bool ll_emit_memory(LL *l, Inst *i);
+/* llvm_debug.c: device_print (vprintf), device_assert (__assertfail) */
+bool ll_emit_debug(LL *l, Inst *i);
 /* llvm_shared.c: convert_layout, reshape, reduce, scan, dot */
 bool ll_emit_shared(LL *l, Inst *i);
 /* Round trip through scratch at byte offset `off`, row-major in t's shape: the canonical

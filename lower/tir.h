@@ -160,6 +160,8 @@ enum {
     X(YIELD, "yield", -1, 0, OPF_TERMINATOR)                                               \
     X(RETURN, "return", 0, 0, OPF_TERMINATOR)                                              \
     /* inserted by the lowering passes */                                                  \
+    X(PRINT, "print", -1, 0, 0)         /* device_print: attr msg, then each element's values (vprintf) */ \
+    X(ASSERT, "assert", 1, 0, 0)        /* device_assert: a false element stops the launch with attr msg */ \
     X(BARRIER, "barrier", 0, 0, 0)      /* bar.sync across the program's threads */          \
     X(LOCAL_ALLOC, "local_alloc", 0, 1, 0) /* a [stages, rows, cols] buffer in shared memory */ \
     X(LOCAL_VIEW, "local_view", 2, 1, OPF_PURE) /* buf, stage -> that stage's [rows, cols] tile */ \
@@ -284,6 +286,7 @@ typedef struct Attrs {
     uint8_t cache;         /* load/store cache hints: TIR_CACHE_COP | TIR_CACHE_EVICT << 3 | volatile << 6 (0 none) */
     uint8_t vec;           /* load/store: elements per vector access, set by lowering analysis */
     uint8_t sem, scope;    /* atomics: MemSem, MemScope */
+    const char *msg;       /* print, assert: the message (arena) */
 } Attrs;
 
 struct Inst {

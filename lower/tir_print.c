@@ -148,6 +148,15 @@ static void print_attrs(Printer *p, const Inst *i) {
         str_printf(&t, "%ssem=%s", t.len ? ", " : "", tir_sem_names[a->sem]);
     if ((i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) && a->scope)
         str_printf(&t, "%sscope=%s", t.len ? ", " : "", tir_scope_names[a->scope]);
+    if (a->msg) {
+        str_printf(&t, "%smsg=\"", t.len ? ", " : "");
+        for (const char *c = a->msg; *c; c++) {
+            if (*c == '"' || *c == '\\') str_printf(&t, "\\%c", *c);
+            else if (*c == '\n') str_puts(&t, "\\n");
+            else str_printf(&t, "%c", *c);
+        }
+        str_puts(&t, "\"");
+    }
     if (a->cache) str_printf(&t, "%scache=%d", t.len ? ", " : "", a->cache);
     if (a->vec > 1) str_printf(&t, "%svec=%d", t.len ? ", " : "", a->vec);
     if (a->smem_offset >= 0) str_printf(&t, "%ssmem=%d:%d", t.len ? ", " : "", a->smem_offset, a->smem_bytes);

@@ -609,7 +609,7 @@ static const struct {
 } arity[OP_COUNT] = {
     [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0}, [OP_ATOMIC_CAS] = {3, 4, 0},
     [OP_FOR] = {3, -1, 1},       [OP_WHILE] = {1, -1, 1}, [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
-    [OP_ASYNC_COPY] = {3, 4, 0},
+    [OP_ASYNC_COPY] = {3, 4, 0}, [OP_PRINT] = {0, 64, 0},
 };
 
 static bool check_counts(Verifier *V, const Inst *i) {

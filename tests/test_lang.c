@@ -578,7 +578,8 @@ Test(lang_diag, atomic_sem_scope) {
                 "      atomic_cas(p, 1, 2, scope=1);\n"
                 "                                ^\n");
     expect_diag("kernel k(p: *i32) {\n    atomic_add(p, 1, \"relaxed\");\n}\n",
-                "t.tile:2:22: error: a string literal is only the value of a keyword argument, such as sem=\"relaxed\"\n"
+                "t.tile:2:22: error: a string literal is only the value of a keyword argument, such as sem=\"relaxed\", or the message of "
+                "static_assert, device_assert and device_print\n"
                 "      atomic_add(p, 1, \"relaxed\");\n"
                 "                       ^\n");
     expect_diag("kernel k(p: *f32) {\n    atomic_and(p, 1.0);\n}\n",
@@ -590,7 +591,8 @@ Test(lang_diag, atomic_sem_scope) {
                 "      atomic_max(p, 1.0);\n"
                 "                 ^\n");
     expect_diag("fn f(x, y) { return x; }\nkernel k(p: *f32) {\n    store(p, f(1.0, y=\"a\"));\n}\n",
-                "t.tile:3:23: error: a string is not a value here: only keyword arguments such as sem= and scope= of the atomics take one\n"
+                "t.tile:3:23: error: a string literal is only the value of a keyword argument, such as sem=\"relaxed\", or the message of "
+                "static_assert, device_assert and device_print\n"
                 "      store(p, f(1.0, y=\"a\"));\n"
                 "                        ^\n");
     expect_ok("kernel k(p: *i32) {\n    let o = atomic_cas(p, 1, 2, sem=\"relaxed\", scope=\"cta\");\n    debug_barrier();\n}\n");
@@ -653,4 +655,20 @@ Test(lang_diag, cache_hints) {
                 "t.tile:1:52: error: argument 'cache_modifier' of 'load' must be a string literal such as cache_modifier=\".cg\"\n"
                 "  kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n"
                 "                                                     ^\n");
+}
+
+/* static_assert: compile-time conditions, the message at the call */
+Test(lang_diag, static_assert) {
+    expect_diag("kernel k(x: *f32, const B: i32 = 48) { static_assert(B % 32 == 0, \"B must be a multiple of 32\"); }\n",
+                "t.tile:1:40: error: static_assert failed: B must be a multiple of 32\n"
+                "  kernel k(x: *f32, const B: i32 = 48) { static_assert(B % 32 == 0, \"B must be a multiple of 32\"); }\n"
+                "                                         ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) { static_assert(n > 0); }\n",
+                "t.tile:1:43: error: condition of 'static_assert' must be a compile-time constant (device_assert checks at run time)\n"
+                "  kernel k(x: *f32, n: i32) { static_assert(n > 0); }\n"
+                "                                            ^\n");
+    expect_diag("kernel k(x: *f32) { device_print(x); }\n",
+                "t.tile:1:21: error: 'device_print' expects a string literal prefix first, such as device_print(\"x\", x)\n"
+                "  kernel k(x: *f32) { device_print(x); }\n"
+                "                      ^\n");
 }

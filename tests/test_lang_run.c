@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "include/tile/tile.h"
 #include "runtime/device.h"
@@ -785,4 +786,96 @@ Test(lang_run, cache_hints) {
         }
     }
     unload(&k);
+}
+
+/* ---- device_print, device_assert, num_sms ---- */
+static const char *debug_src =
+    "kernel k(x: *f32, y: *f32, n: i32) {\n"
+    "    static_assert(num_sms() >= 1, \"at least one SM\");\n"
+    "    let o = program_id(0) * 8 + arange(0, 8);\n"
+    "    let v = load(x + o, o < n, 0.0);\n"
+    "    device_print(\"v=\", v, o, n);\n"
+    "    device_assert(v < 100.0, \"v is too big\");\n"
+    "    store(y + o, v + num_sms() as f32, o < n);\n"
+    "}\n";
+
+/* Compile debug_src with the given options and run it on 2 programs of x[i] = 10 i, n = 12 (y = x + num_sms());
+ * returns the launch's status, its message in *msg and what the kernel printed in *out. */
+static DevStatus run_debug(int debug, int num_sms, float *x, char **msg, char **out) {
+    tile_compile_options o = {.size = sizeof o, .debug = debug, .num_sms = num_sms};
+    tile_compiled c;
+    tile_status st = tile_compile_source("dbg.tile", debug_src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s", c.diagnostics);
+    TileDevice *dev;
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK);
+    cr_assert_eq(dev_module_load_ptx(dev, c.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_module_get_function(mod, "k", &fn), DEV_OK);
+    tile_compiled_free(&c);
+    for (int i = 0; i < 16; i++) x[i] = 10.0f * (float)i;
+    uint64_t dx, dy;
+    cr_assert_eq(dev_malloc(dev, 16 * sizeof(float), &dx), DEV_OK);
+    cr_assert_eq(dev_malloc(dev, 16 * sizeof(float), &dy), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(dev, dx, x, 16 * sizeof(float)), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(dev, dy, x, 16 * sizeof(float)), DEV_OK);
+    int32_t n = 12;
+    void *params[] = {&dx, &dy, &n};
+    /* the emulator prints on the process's standard output: catch it in a file */
+    fflush(stdout);
+    FILE *tmp = tmpfile();
+    cr_assert_not_null(tmp);
+    int saved = dup(1);
+    dup2(fileno(tmp), 1);
+    DevStatus ls = dev_launch(fn, 2, 1, 1, 128, 1, 1, 0, NULL, params);
+    DevStatus ss = dev_synchronize(dev);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    DevStatus s = ls != DEV_OK ? ls : ss;
+    *msg = strdup(s == DEV_OK ? "" : dev_last_error(dev));
+    long len = ftell(tmp);
+    rewind(tmp);
+    *out = calloc(1, (size_t)len + 1);
+    cr_assert_eq(fread(*out, 1, (size_t)len, tmp), (size_t)len);
+    fclose(tmp);
+    if (s == DEV_OK) cr_assert_eq(dev_memcpy_dtoh(dev, x, dy, 16 * sizeof(float)), DEV_OK);
+    dev_module_unload(mod);
+    dev_close(dev);
+    return s;
+}
+
+Test(lang_run, device_print_assert_num_sms) {
+    float x[16];
+    char *msg, *out;
+    /* without -g: no check; every element printed once, num_sms() = 7 added */
+    cr_assert_eq(run_debug(0, 7, x, &msg, &out), DEV_OK, "%s", msg);
+    for (int i = 0; i < 16; i++) cr_expect_eq(x[i], i < 12 ? 10.0f * (float)i + 7 : 10.0f * (float)i, "x[%d] = %g", i, x[i]);
+    for (int i = 0; i < 16; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) v= %g %d 12\n", i / 8, i % 8, i < 12 ? 10.0 * i : 0.0, i);
+        cr_expect(strstr(out, line), "missing line '%s' in:\n%s", line, out);
+    }
+    int lines = 0;
+    for (char *p = out; (p = strchr(p, '\n')); p++) lines++;
+    cr_expect_eq(lines, 16, "printed %d lines (replicas must stay silent):\n%s", lines, out);
+    free(msg), free(out);
+    /* with -g: element 10 (v = 100) fails in program 1; the message names the file, line, program, thread */
+    cr_assert_neq(run_debug(1, 0, x, &msg, &out), DEV_OK);
+    cr_expect(strstr(msg, "dbg.tile:6: k:") && strstr(msg, "v is too big") && strstr(msg, "block (1,0,0)") && strstr(msg, "thread ("),
+              "assert message: %s", msg);
+    free(msg), free(out);
+}
+
+Test(lang_run, num_sms_default_and_option) {
+    tile_compiled c;
+    tile_compile_options o = {.size = sizeof o};
+    cr_assert_eq(tile_compile_source("s.tile", "kernel k(x: *i32) { store(x, num_sms()); }\n", &o, &c), TILE_OK);
+    cr_expect(strstr(c.ptx, "132;"), "default num_sms 132:\n%s", c.ptx);
+    tile_compiled_free(&c);
+    o.num_sms = 114;
+    cr_assert_eq(tile_compile_source("s.tile", "kernel k(x: *i32) { store(x, num_sms()); }\n", &o, &c), TILE_OK);
+    cr_expect(strstr(c.ptx, "114;"), "num_sms 114:\n%s", c.ptx);
+    tile_compiled_free(&c);
 }

@@ -20,6 +20,8 @@ static const char usage[] =
     "  -D NAME=VALUE          set a const parameter, file-level const, num_warps or num_stages\n"
     "  --specialize ARG=1|16  assume a run-time integer argument equals 1 or is divisible by 16\n"
     "  --no-align-ptrs        do not assume 16-byte aligned pointer arguments\n"
+    "  -g                     compile device_assert checks (otherwise they compile to nothing)\n"
+    "  --num-sms N            num_sms() in kernels (default: 132)\n"
     "  -I DIR                 search DIR for imports\n"
     "  --emit tir|llvm|ptx|cubin   what to write (default ptx)\n"
     "  -o OUT                 output file (default or '-': standard output; cubin needs -o)\n"
@@ -36,7 +38,7 @@ static const char usage[] =
 typedef enum Emit { EMIT_TIR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
 static const char *const emit_names[] = {"tir", "llvm", "ptx", "cubin", NULL};
 
-enum { OPT_KERNEL = 256, OPT_ARCH, OPT_SPECIALIZE, OPT_NO_ALIGN_PTRS, OPT_EMIT, OPT_DUMP_AFTER, OPT_TIME_PASSES, OPT_NO_CACHE };
+enum { OPT_KERNEL = 256, OPT_ARCH, OPT_SPECIALIZE, OPT_NO_ALIGN_PTRS, OPT_EMIT, OPT_DUMP_AFTER, OPT_TIME_PASSES, OPT_NO_CACHE, OPT_NUM_SMS };
 
 static const struct option options[] = {
     {"kernel", required_argument, NULL, OPT_KERNEL},
@@ -48,6 +50,7 @@ static const struct option options[] = {
     {"time-passes", no_argument, NULL, OPT_TIME_PASSES},
     {"verbose", no_argument, NULL, 'v'},
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+    {"num-sms", required_argument, NULL, OPT_NUM_SMS},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -61,7 +64,7 @@ typedef struct CompileArgs {
 } CompileArgs;
 
 static int compile_parse(int argc, char **argv, CompileArgs *a) {
-    CliGetopt g = {.cmd = "compile", .argc = argc, .argv = argv, .shortopts = "hvD:I:o:", .longopts = options};
+    CliGetopt g = {.cmd = "compile", .argc = argc, .argv = argv, .shortopts = "hvgD:I:o:", .longopts = options};
     int c, rc = 0;
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
@@ -78,6 +81,8 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
         case OPT_TIME_PASSES: a->o.time_passes = 1; break;
         case 'v': a->verbose = 1; break;
         case OPT_NO_CACHE: a->no_cache = 1; break;
+        case 'g': a->o.debug = 1; break;
+        case OPT_NUM_SMS: rc = cli_int(&g, 1, 65536, &a->o.num_sms); break;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -86,6 +91,7 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
     if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
     a->file = argv[g.first_operand];
     if (a->emit == EMIT_CUBIN && !a->out) return cli_usage_error(g.cmd, "--emit cubin needs -o FILE (or -o - for standard output)");
+    a->o.size = sizeof a->o; /* the fields after ptxas (debug, num_sms) are read only with the size */
     a->o.defines = cli_list_items(&a->defines);
     a->o.specialize = cli_list_items(&a->specs);
     a->o.include_dirs = cli_list_items(&a->incs);

@@ -87,6 +87,11 @@ typedef struct tile_compile_options {
     int tir_only;                    /* stop after the Tile IR passes: result->tir, no LLVM, PTX or cubin */
     int want_cubin;                  /* assemble with ptxas (when present) into result->cubin */
     const char *ptxas;               /* ptxas path; NULL: /usr/local/cuda/bin/ptxas, then PATH */
+    /* Since 0.2 (appended; a smaller size leaves them 0): */
+    int debug;   /* 1: compile device_assert checks (0: they compile to nothing, as C's NDEBUG); loads through a
+                    context also take it from TILE_DEBUG=assert */
+    int num_sms; /* the value of num_sms() in kernels; 0: the context's multiprocessor count when a context
+                    compiles (tile_module_load_*), else 132 */
 } tile_compile_options;
 
 typedef struct tile_kernel_info {

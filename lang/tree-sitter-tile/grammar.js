@@ -258,9 +258,10 @@ module.exports = grammar({
       field('arguments', $.argument_list),
     ),
 
-    argument_list: ($) => seq('(', commaSep(choice($._expression, $.keyword_argument)), ')'),
+    // a positional STRING: device_print("x", x), static_assert(c, "msg") (not yet in the generated parser)
+    argument_list: ($) => seq('(', commaSep(choice($._expression, $.keyword_argument, $.string)), ')'),
 
-    // arg = [ IDENT "=" ] expr | IDENT "=" STRING   (sem="relaxed"; not yet in the generated parser)
+    // arg = [ IDENT "=" ] expr | [ IDENT "=" ] STRING   (sem="relaxed"; not yet in the generated parser)
     keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', choice($._expression, $.string))),
 
     index_expression: ($) => seq(
