@@ -57,7 +57,31 @@ static DevStatus parse_fail(char **errmsg, const char *fmt, const char *what) {
     return DEV_ERR_INVALID;
 }
 
-/* device = "emu" | "cuda" [":" N] */
+enum { EMU_DEFAULT_SMS = 132 };
+
+/* The emulator's options after "emu": { ":" option }, option = "sms=" N (the multiprocessor count
+ * num_sms() and tile_device_properties_ex report; 1..65536).  *sms: the count (default 132). */
+static bool parse_emu_options(const char *p, int *sms) {
+    *sms = EMU_DEFAULT_SMS;
+    while (*p == ':') {
+        p++;
+        if (!strncmp(p, "sms=", 4) && isdigit((unsigned char)p[4])) {
+            long v = 0;
+            for (p += 4; isdigit((unsigned char)*p); p++)
+                if ((v = v * 10 + (*p - '0')) > 65536) return false;
+            if (v < 1) return false;
+            *sms = (int)v;
+        } else {
+            return false;
+        }
+        if (*p && *p != ':') return false;
+    }
+    return *p == 0;
+}
+
+int dev_num_sms(const TileDevice *dev) { return dev && dev->num_sms > 0 ? dev->num_sms : EMU_DEFAULT_SMS; }
+
+/* device = "emu" { ":" option } | "cuda" [":" N] */
 DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal, char **errmsg) {
     if (errmsg) *errmsg = NULL;
     *ordinal = 0;
@@ -70,7 +94,9 @@ DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal
             return DEV_OK;
         }
     }
-    if (strcmp(device, "emu") == 0) {
+    int sms;
+    if (strncmp(device, "emu", 3) == 0 && (device[3] == 0 || device[3] == ':')) {
+        if (!parse_emu_options(device + 3, &sms)) goto bad;
         *backend = DEV_BACKEND_EMU;
         return DEV_OK;
     }
@@ -92,7 +118,7 @@ DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal
 bad:
     if (errmsg) {
         Str s = {0};
-        str_printf(&s, "bad %s '%s': expected \"emu\", \"cuda\" or \"cuda:N\"", src, device);
+        str_printf(&s, "bad %s '%s': expected \"emu\" (options \"emu:sms=N\"), \"cuda\" or \"cuda:N\"", src, device);
         *errmsg = str_take(&s);
     }
     return DEV_ERR_INVALID;
@@ -110,6 +136,10 @@ DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out,
     if (!dev) return parse_fail(errmsg, "dev_open: %s", "out of host memory");
     dev->ops = be == DEV_BACKEND_CUDA ? &dev_cuda_ops : &dev_emu_ops;
     dev->ordinal = ordinal;
+    if (be == DEV_BACKEND_EMU) {
+        const char *d = device && *device ? device : getenv("TILE_DEVICE");
+        parse_emu_options(d && !strncmp(d, "emu", 3) ? d + 3 : "", &dev->num_sms);
+    }
     if (opts) dev->opts = *opts;
     st = dev->ops->open(dev, ordinal);
     if (st != DEV_OK) {

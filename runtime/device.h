@@ -80,6 +80,8 @@ const char *dev_status_string(DevStatus s);
  * is unset too, picks cuda when a GPU is present, else emu.  On failure
  * returns DEV_ERR_INVALID and *errmsg (malloc'd) says why. */
 DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal, char **errmsg);
+/* The device's multiprocessor count (dev_open fills it). */
+int dev_num_sms(const TileDevice *dev);
 
 /* Open a device.  opts may be NULL.  On failure *out is NULL and *errmsg
  * (malloc'd, may be NULL if errmsg is NULL) names what failed. */
@@ -202,6 +204,7 @@ struct TileDevice {
     char *err;               /* last error message */
     void *impl;              /* backend state */
     DevLaunchStats last;     /* filled by the backend's launch */
+    int num_sms;             /* multiprocessors: the emulator's from "emu:sms=N" (default 132), the GPU's from the driver */
 };
 
 /* Record an error on dev and return status (printf-style message). */

@@ -39,6 +39,7 @@ enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 10
        CUDA_ERROR_NOT_FOUND = 500 };
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16 };
 enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
 enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11, CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12 };
 enum { CU_MEMHOSTREGISTER_DEVICEMAP = 2 };
@@ -49,6 +50,7 @@ enum { CU_MEMHOSTREGISTER_DEVICEMAP = 2 };
     X(DeviceGetCount, "cuDeviceGetCount", (int *count)) \
     X(DeviceGet, "cuDeviceGet", (CUdevice *dev, int ordinal)) \
     X(DeviceGetName, "cuDeviceGetName", (char *name, int len, CUdevice dev)) \
+    X(DeviceGetAttribute, "cuDeviceGetAttribute", (int *value, int attrib, CUdevice dev)) \
     X(DriverGetVersion, "cuDriverGetVersion", (int *version)) \
     X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *ctx, CUdevice dev)) \
     X(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice dev)) \
@@ -187,6 +189,8 @@ static DevStatus cuda_open(TileDevice *dev, int ordinal) {
         return cuda_fail(dev, r, "cuDevicePrimaryCtxRetain");
     }
     dev->impl = c;
+    int sms = 0;
+    if (a->DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->dev) == CUDA_SUCCESS && sms > 0) dev->num_sms = sms;
     return DEV_OK;
 }
 

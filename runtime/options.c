@@ -72,6 +72,7 @@ static void load(void) {
     opts.debug_cache = has_category(dbg, "cache");
     opts.debug_launch = has_category(dbg, "launch");
     opts.debug_tune = has_category(dbg, "tune");
+    opts.debug_assert = has_category(dbg, "assert");
     const char *to = getenv("TILE_EMU_TIMEOUT"); /* seconds, e.g. "30" or "0.5" */
     if (to && *to) {
         char *end;

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 
 /* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME, TILE_DEBUG, TILE_DATA_DIR and TILE_EMU_TIMEOUT ----
- * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune (or all). */
+ * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune, assert (or all). */
 typedef struct RtOptions {
     const char *cache_dir; /* resolved default cache folder, never NULL */
     uint64_t cache_max_bytes; /* TILE_CACHE_MAX_BYTES: the compile cache's cap (default 1 GiB; 0: no cap) */
@@ -28,6 +28,7 @@ typedef struct RtOptions {
     bool debug_cache;      /* log every cache miss with its reason, every corrupt entry */
     bool debug_launch;     /* log each compile/load done for a launch (shipped-kernel variants) */
     bool debug_tune;
+    bool debug_assert;     /* modules loaded through a context compile device_assert (tile_compile_options.debug) */
     double emu_timeout_seconds; /* TILE_EMU_TIMEOUT: seconds a launch on emu may run (0: unset) */
     bool emu_timeout_bad;       /* TILE_EMU_TIMEOUT is set but not a positive number: contexts refuse to open */
 } RtOptions;
@@ -74,6 +75,7 @@ const char *rt_cache_dir(tile_context *ctx);  /* NULL when the disk cache is off
  * a GPU (the model and driver version, not the device number: two equal GPUs share their records). */
 const char *rt_device_key(tile_context *ctx);
 const char *rt_arch(tile_context *ctx);       /* the arch the context's kernels are compiled for */
+int rt_num_sms(tile_context *ctx);            /* the device's multiprocessor count (num_sms() of the kernels it compiles) */
 bool rt_assume_files_unchanged(tile_context *ctx);
 /* The context's statistics, to be updated with the lock held. */
 tile_context_stats *rt_stats_locked(tile_context *ctx);

@@ -265,6 +265,7 @@ void rt_unlock(tile_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
 const char *rt_cache_dir(tile_context *ctx) { return ctx->cache_dir; }
 const char *rt_device_key(tile_context *ctx) { return ctx->devkey; }
 const char *rt_arch(tile_context *ctx) { return ctx->arch; }
+int rt_num_sms(tile_context *ctx) { return dev_num_sms(ctx->dev); }
 bool rt_assume_files_unchanged(tile_context *ctx) { return ctx->assume_files_unchanged; }
 tile_context_stats *rt_stats_locked(tile_context *ctx) { return &ctx->stats; }
 bool rt_context_valid(const tile_context *ctx) { return handle_live(ctx, HANDLE_CONTEXT); }
@@ -445,16 +446,30 @@ void tile_context_destroy(tile_context *ctx) {
     free(ctx);
 }
 
-tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out) {
+/* The first published tile_device_properties ended at max_shared_per_block: tile_context_get_properties
+ * writes that much, so a program built against it keeps working; the fields after it come through _ex. */
+enum { PROPS_V1_SIZE = offsetof(tile_device_properties, max_shared_per_block) + sizeof(int) };
+
+tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_properties *out, size_t size) {
     CHECK_CTX(ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties: out is NULL");
-    memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "%s", ctx->devname);
-    snprintf(out->arch, sizeof out->arch, "%s", ctx->arch);
-    out->is_emulator = ctx->emu;
-    out->max_threads_per_block = 1024;
-    out->max_shared_per_block = ctx->target->smem_static;
+    if (size < sizeof out->name)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: size %zu is smaller than the first field", size);
+    tile_device_properties p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.name, sizeof p.name, "%s", ctx->devname);
+    snprintf(p.arch, sizeof p.arch, "%s", ctx->arch);
+    p.is_emulator = ctx->emu;
+    p.max_threads_per_block = 1024;
+    p.max_shared_per_block = ctx->target->smem_static;
+    p.multiprocessor_count = dev_num_sms(ctx->dev);
+    memcpy(out, &p, size < sizeof p ? size : sizeof p);
+    if (size > sizeof p) memset((char *)out + sizeof p, 0, size - sizeof p); /* a newer caller's fields this library lacks */
     return TILE_OK;
+}
+
+tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out) {
+    return tile_context_get_properties_ex(ctx, out, PROPS_V1_SIZE);
 }
 
 tile_status tile_context_device_key(tile_context *ctx, char *out, size_t size) {

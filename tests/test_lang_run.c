@@ -879,3 +879,39 @@ Test(lang_run, num_sms_default_and_option) {
     cr_expect(strstr(c.ptx, "114;"), "num_sms 114:\n%s", c.ptx);
     tile_compiled_free(&c);
 }
+
+/* num_sms() of a module the runtime compiles: the context's count, "emu:sms=N" on the emulator;
+ * tile_context_get_properties_ex reports it, tile_context_get_properties (the first layout) does not */
+Test(lang_run, num_sms_from_the_context) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sms=7", &ctx), TILE_OK);
+    tile_device_properties p;
+    memset(&p, 0x5a, sizeof p);
+    cr_assert_eq(tile_context_get_properties(ctx, &p), TILE_OK);
+    cr_expect_eq(p.multiprocessor_count, 0x5a5a5a5a, "the first layout's call wrote past max_shared_per_block");
+    cr_assert_eq(tile_context_get_properties_ex(ctx, &p, sizeof p), TILE_OK);
+    cr_expect_eq(p.multiprocessor_count, 7);
+    cr_expect(p.is_emulator);
+    tile_module *m;
+    tile_compile_options o = {.size = sizeof o};
+    cr_assert_eq(tile_module_load_source_ex(ctx, "s.tile", "kernel k(x: *i32) { store(x + program_id(0), num_sms() * 10 + program_id(0)); }\n", &o,
+                                            &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    tile_devptr d;
+    cr_assert_eq(tile_malloc(ctx, 3 * sizeof(int32_t), &d), TILE_OK);
+    void *args[] = {&d};
+    cr_assert_eq(tile_launch(k, (tile_dim3){3, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    int32_t h[3] = {-1, -1, -1};
+    cr_assert_eq(tile_memcpy_dtoh(ctx, h, d, sizeof h), TILE_OK);
+    for (int i = 0; i < 3; i++) cr_expect_eq(h[i], 70 + i);
+    tile_context_destroy(ctx);
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
+    cr_assert_eq(tile_context_get_properties_ex(ctx, &p, sizeof p), TILE_OK);
+    cr_expect_eq(p.multiprocessor_count, 132);
+    tile_context_destroy(ctx);
+    const char *bad[] = {"emu:sms=0", "emu:sms=", "emu:sms=x", "emu:foo", "emu:sms=70000", "emu:sms=8:"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_expect_neq(tile_context_create(bad[i], &ctx), TILE_OK, "'%s' accepted", bad[i]);
+    }
+}

@@ -239,8 +239,14 @@ typedef struct tile_device_properties {
     int is_emulator;
     int max_threads_per_block;
     int max_shared_per_block; /* bytes usable by one block */
+    /* Since 0.2, through tile_context_get_properties_ex only: */
+    int multiprocessor_count; /* SMs: the GPU's, or the emulator's ("emu:sms=N", default 132); num_sms() in kernels */
 } tile_device_properties;
+/* The fields up to max_shared_per_block only (the struct as first published). */
 TILE_API tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out);
+/* The first size bytes of the properties (size = sizeof the caller's tile_device_properties, any
+ * release; fields this library lacks are zeroed). */
+TILE_API tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_properties *out, size_t size);
 /* The device as the tuning database keys it, into out[size]: "emu/sm_80" on the
  * emulator, "cuda/MODEL/driver VERSION/ARCH" on a GPU (model and driver
  * version, not the device number).  TILE_ERROR_INVALID_VALUE when it does not fit. */
