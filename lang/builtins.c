@@ -938,8 +938,13 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_MINIMUM:
     case BI_MAXIMUM: return elementwise(&c, 0, 2, bi->op, false);
     case BI_MIN:
-    case BI_MAX:
-        if (has(&c, 1) && !c.kw[1]) return elementwise(&c, 0, 2, bi->op, false);
+    case BI_MAX: /* as Triton's tl.max(x, axis): the second argument is the axis, never an operand */
+        if (has(&c, 1) && !c.kw[1] && (c.v[1].k != V_CT || !dtype_is_int(c.v[1].dt) || c.v[1].dt == DT_I1)) {
+            diag_error(g->d, c.loc[1], "the second argument of '%s' is the axis to reduce along (as Triton's tl.%s); for the "
+                       "element-wise %s of two values write '%s(a, b)'", bi->name, bi->name, id == BI_MAX ? "maximum" : "minimum",
+                       id == BI_MAX ? "maximum" : "minimum");
+            return val_err();
+        }
         return bi_reduce(&c, bi->red, OP_REDUCE);
     case BI_SUM:
     case BI_ARGMAX:

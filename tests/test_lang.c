@@ -373,7 +373,7 @@ Test(lang_ok, positives) {
               "    let i = arange(0, 32);\n"
               "    let m = (i < n)[:, None] && (i < n)[None, :];\n"
               "    let t = load(p + i[:, None] * 32 + i[None, :], m, 0.0);\n"
-              "    store(p + i, sum(t, axis=1) + max(t, axis=0) + sum(min(t, 1.0), 1));\n"
+              "    store(p + i, sum(t, axis=1) + max(t, axis=0) + sum(minimum(t, 1.0), 1) + min(t, 1) + max(t, 0));\n"
               "}\n");
     expect_ok("kernel k(p: *f32, n: i32) {\n"
               "    let x = 0.0;\n"
@@ -671,4 +671,23 @@ Test(lang_diag, static_assert) {
                 "t.tile:1:21: error: 'device_print' expects a string literal prefix first, such as device_print(\"x\", x)\n"
                 "  kernel k(x: *f32) { device_print(x); }\n"
                 "                      ^\n");
+}
+
+/* Triton's max/min: the second argument is the axis; two values want maximum/minimum */
+Test(lang_diag, max_min_axis) {
+    expect_diag("kernel k(p: *f32) { let a = load(p); store(p, max(a, load(p + 1))); }\n",
+                "t.tile:1:54: error: the second argument of 'max' is the axis to reduce along (as Triton's tl.max); for the element-wise "
+                "maximum of two values write 'maximum(a, b)'\n"
+                "  kernel k(p: *f32) { let a = load(p); store(p, max(a, load(p + 1))); }\n"
+                "                                                       ^\n");
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 8)); store(p + arange(0, 8), min(a, 0.5)); }\n",
+                "t.tile:1:84: error: the second argument of 'min' is the axis to reduce along (as Triton's tl.min); for the element-wise "
+                "minimum of two values write 'minimum(a, b)'\n"
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 8)); store(p + arange(0, 8), min(a, 0.5)); }\n"
+                "                                                                                     ^\n");
+    /* max(x, 0) reduces along axis 0, as tl.max(x, 0) */
+    Result r = compile("kernel k(p: *f32) { let a = load(p + arange(0, 8)); store(p, max(a, 0)); }\n");
+    cr_expect_not_null(r.m, "%s", r.diags);
+    cr_expect(r.ir && strstr(r.ir, "reduce") && strstr(r.ir, "kind=max, axis=0"), "%s", r.ir ? r.ir : "");
+    result_free(&r);
 }
