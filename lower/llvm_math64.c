@@ -369,7 +369,8 @@ static LLVMValueRef sincos64(M *m, LLVMValueRef x, bool is_cos) {
     LLVMValueRef negq = LLVMBuildICmp(B, LLVMIntUGE, q, i64c(m, 2), "");
     LLVMValueRef v = sel(m, odd, co, s);
     v = sel(m, negq, neg(m, v), v);
-    /* sin(-0) = -0: r keeps the sign of x when j = 0; inf and NaN give NaN through the fma steps */
+    /* sin(+-0) = +-0 (the fma steps give +0); inf and NaN give NaN through the fma steps */
+    if (!is_cos) v = sel(m, fcmp(m, LLVMRealOEQ, x, c(m, 0)), x, v);
     return v;
 }
 

@@ -355,3 +355,43 @@ Test(math64, bit_function_errors) {
     cr_expect(strstr(c.diagnostics, "'umulhi' expects 32- or 64-bit integers"), "%s", c.diagnostics);
     tile_compiled_free(&c);
 }
+
+/* f64 special values: every pair of 0, -0, +-1, +-inf, NaN, +-0.5, +-2, +-3, tiny and huge through
+ * pow, atan2, hypot, fmod (C99's special cases exactly, signs of zeros included), and the unary
+ * functions on them (signed zeros kept, within the bounds elsewhere) */
+Test(math64, f64_special_values) {
+    static const double sv[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 0x1p-1074, -0x1p-1074,
+                                DBL_MAX, -DBL_MAX, 1e-300, -1e300, 0.7};
+    enum { S = sizeof sv / sizeof *sv };
+    double *x = calloc(N, sizeof(double)), *y = calloc(N, sizeof(double)), *out = malloc(N * sizeof(double));
+    for (int i = 0; i < N; i++) x[i] = sv[i % S], y[i] = sv[(i / S) % S];
+    struct {
+        const char *expr;
+        long double (*f)(long double, long double);
+    } bin[] = {{"pow(x, y)", l_pow}, {"atan2(y, x)", l_atan2}, {"hypot(x, y)", l_hypot}, {"fmod(x, y)", l_fmod}};
+    for (int k = 0; k < 4; k++) {
+        run("f64", 8, bin[k].expr, x, y, out);
+        for (int i = 0; i < S * S; i++) {
+            long double ref = bin[k].f == l_atan2 ? l_atan2(y[i], x[i]) : bin[k].f(x[i], y[i]);
+            bool ok = isnan(ref) ? isnan(out[i])
+                                 : (ulps64(out[i], ref) <= 2 && (ref != 0 || !signbit(out[i]) == !signbit((double)ref)) &&
+                                    (!isinf(ref) || out[i] == (double)ref));
+            cr_expect(ok, "%s at x=%a y=%a: got %a, libm %La", bin[k].expr, x[i], y[i], out[i], ref);
+        }
+    }
+    const char *un[] = {"exp(x)", "exp2(x)", "expm1(x)", "log(x)", "log2(x)", "log1p(x)", "sin(x)", "cos(x)", "atan(x)", "asin(x)",
+                        "acos(x)", "sinh(x)", "cosh(x)", "tanh(x)", "erf(x)", "erfc(x)", "asinh(x)", "acosh(x)", "atanh(x)", "cbrt(x)",
+                        "sqrt(x)", "rsqrt(x)", "sigmoid(x)"};
+    long double (*uf[])(long double) = {expl, l_exp2, expm1l, logl, log2l, log1pl, sinl, cosl, atanl, asinl, acosl, sinhl, coshl,
+                                        tanhl, erfl, erfcl, asinhl, acoshl, atanhl, cbrtl, sqrtl, l_rsqrt, l_sigmoid};
+    for (size_t k = 0; k < sizeof un / sizeof *un; k++) {
+        run("f64", 8, un[k], x, y, out);
+        for (int i = 0; i < S; i++) {
+            long double ref = uf[k](x[i]);
+            bool ok = isnan(ref) ? isnan(out[i])
+                                 : ulps64(out[i], ref) <= 3 && (ref != 0 || !signbit(out[i]) == !signbit((double)ref));
+            cr_expect(ok, "%s at %a: got %a, libm %La", un[k], x[i], out[i], ref);
+        }
+    }
+    free(x), free(y), free(out);
+}
