@@ -83,6 +83,7 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(ATOMIC_XOR, "atomic_xor", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_XOR)             \
     X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask sem:str scope:str", ATOMIC_CAS, PLAIN, 0) \
     X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)                            \
+    X(INLINE_ASM_ELEMENTWISE, "inline_asm_elementwise", 4, "asm constraints args dtype is_pure pack", INLINE_ASM, PLAIN, 0) \
     X(STATIC_ASSERT, "static_assert", 1, "cond msg", CONST, PLAIN, 0)                      \
     X(DEVICE_ASSERT, "device_assert", 1, "cond msg", ASSERT, PLAIN, 0)                     \
     X(DEVICE_PRINT, "device_print", 1, "prefix", PRINT, PLAIN, 0)
@@ -789,6 +790,7 @@ static Val bi_debug(Gen *g, const Node *node, BuiltinId id) {
         return c.i ? (Val){.k = V_VOID} : val_err();
     }
     if (!g->opt->device_asserts) return (Val){.k = V_VOID}; /* compiled out, as NDEBUG */
+    /* (assert continues below) */
     if (c.k == V_CT && c.i) return (Val){.k = V_VOID};
     ValueId cv = c.k == V_CT ? gen_materialize(g, c, node->loc) : c.v;
     Inst *in = gen_emit_inst(g, node->loc, OP_ASSERT, &cv, 1, NULL);
@@ -796,8 +798,63 @@ static Val bi_debug(Gen *g, const Node *node, BuiltinId id) {
     return (Val){.k = V_VOID};
 }
 
+/* inline_asm_elementwise(asm, constraints, args, dtype, is_pure=true, pack=1), as Triton's: asm
+ * (PTX with $0 the result, $1... the arguments) runs once per element of the broadcast
+ * arguments, a list or tuple of values; only pack=1; always kept in order, never merged. */
+static Val bi_inline_asm(Gen *g, const Node *node) {
+    static const char *const pn[] = {"asm", "constraints", "args", "dtype", "is_pure", "pack"};
+    const Node *arg[6];
+    bool kw[6];
+    if (!gen_bind_args(g, node, "inline_asm_elementwise", pn, 6, 4, arg, kw)) return val_err();
+    for (int k = 0; k < 2; k++)
+        if (arg[k]->kind != N_STR) {
+            diag_error(g->d, arg[k]->loc, "argument '%s' of 'inline_asm_elementwise' must be a string literal", pn[k]);
+            return val_err();
+        }
+    if (strchr(arg[1]->name, '\n')) {
+        diag_error(g->d, arg[1]->loc, "constraints of 'inline_asm_elementwise' cannot contain a newline");
+        return val_err();
+    }
+    Val dt = gen_expr(g, arg[3]);
+    if (dt.k == V_ERR) return val_err();
+    if (dt.k != V_DTYPE || dt.t->dt == DT_PTR || dtype_is_storage(dt.t->dt)) {
+        diag_error(g->d, arg[3]->loc, "'inline_asm_elementwise' expects a result type such as f32 or i32");
+        return val_err();
+    }
+    for (int k = 4; k < 6; k++) {
+        if (!arg[k]) continue;
+        Val v = gen_expr(g, arg[k]);
+        if (v.k == V_ERR) return val_err();
+        if (v.k != V_CT || (k == 5 && v.i != 1)) {
+            diag_error(g->d, arg[k]->loc, k == 5 ? "'inline_asm_elementwise' supports pack=1 only" : "'is_pure' must be a compile-time i1");
+            return val_err();
+        }
+    }
+    const Node *list = arg[2];
+    int n = list->kind == N_LIST || list->kind == N_TUPLE ? list->nkids : 1;
+    const Node *const *kids = list->kind == N_LIST || list->kind == N_TUPLE ? (const Node *const *)list->kids : &list;
+    if (n > 16) {
+        diag_error(g->d, list->loc, "'inline_asm_elementwise' takes at most 16 arguments");
+        return val_err();
+    }
+    Val v[16];
+    int r = 0;
+    int32_t s[TIR_MAX_RANK] = {0};
+    for (int k = 0; k < n; k++) {
+        v[k] = gen_expr(g, kids[k]);
+        if (v[k].k == V_ERR || !val_is_value(g, v[k], kids[k]->loc)) return val_err();
+        if (!gen_broadcast_shapes(g, r, s, val_rank(v[k]), val_shape(v[k]), &r, s, kids[k]->loc)) return val_err();
+    }
+    ValueId ops[16];
+    for (int k = 0; k < n; k++) ops[k] = gen_coerce(g, v[k], val_dtype(v[k]), v[k].k == V_RT ? v[k].t->pointee : NULL, r, s, kids[k]->loc);
+    Inst *in = gen_emit_inst(g, node->loc, OP_INLINE_ASM, ops, n, tir_type(g->m, dt.t->dt, r, s, NULL, NULL));
+    in->a.msg = arena_printf(g->a, "%s\n%s", arg[1]->name, arg[0]->name);
+    return val_rt(g, in->res[0]);
+}
+
 Val builtin_call(Gen *g, const Node *node) {
     int id = builtin_find(node->name);
+    if (id == BI_INLINE_ASM_ELEMENTWISE) return bi_inline_asm(g, node);
     if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT) return bi_debug(g, node, (BuiltinId)id);
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int nregs(LL *l, ValueId v) {
@@ -330,6 +331,20 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
     case OP_EXPAND_DIMS:
     case OP_TRANS: return emit_lookup(l, i);
     default: break;
+    }
+    if (i->op == OP_INLINE_ASM) { /* msg = constraints "\n" asm; one asm statement per element */
+        const char *nl = strchr(i->a.msg, '\n');
+        char *cons = strndup(i->a.msg, (size_t)(nl - i->a.msg));
+        LLVMValueRef *ops[16];
+        for (int k = 0; k < i->nops; k++) ops[k] = ll_get(l, i->ops[k], NULL);
+        LLVMValueRef *res = ll_new(l, i->res[0], n);
+        for (int r = 0; r < n; r++) {
+            LLVMValueRef args[16];
+            for (int k = 0; k < i->nops; k++) args[k] = ops[k][tir_vtype(f, i->ops[k])->rank ? r : 0];
+            res[r] = ll_asm(l, ll_type(l, rt->dt), nl + 1, cons, args, i->nops, true);
+        }
+        free(cons);
+        return true;
     }
     if (!(tir_op_info[i->op].flags & OPF_ELEMENTWISE)) {
         ll_error(l, i->loc, "internal error: no lowering for '%s'", tir_op_info[i->op].name);

@@ -160,6 +160,7 @@ enum {
     X(YIELD, "yield", -1, 0, OPF_TERMINATOR)                                               \
     X(RETURN, "return", 0, 0, OPF_TERMINATOR)                                              \
     /* inserted by the lowering passes */                                                  \
+    X(INLINE_ASM, "inline_asm", -1, 1, OPF_ELEMENTWISE) /* per element: PTX attr msg = constraints "\n" asm; never merged or removed */ \
     X(PRINT, "print", -1, 0, 0)         /* device_print: attr msg, then each element's values (vprintf) */ \
     X(ASSERT, "assert", 1, 0, 0)        /* device_assert: a false element stops the launch with attr msg */ \
     X(BARRIER, "barrier", 0, 0, 0)      /* bar.sync across the program's threads */          \

@@ -540,7 +540,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_SEM:
     case AK_SCOPE: return op == OP_ATOMIC_RMW || op == OP_ATOMIC_CAS;
     case AK_EXACT: return op == OP_EXP || op == OP_EXP2;
-    case AK_MSG: return op == OP_PRINT || op == OP_ASSERT;
+    case AK_MSG: return op == OP_PRINT || op == OP_ASSERT || op == OP_INLINE_ASM;
     case AK_VEC:
     case AK_SMEM:
     case AK_CACHE: return true;

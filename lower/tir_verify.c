@@ -361,6 +361,13 @@ static void check_cast(Verifier *V, const Inst *i) {
         verr(V, i, "shape changes from %s to %s", tstr(V, opt(V, i, 0)), tstr(V, rest(V, i)));
 }
 
+static void check_inline_asm(Verifier *V, const Inst *i) {
+    for (int k = 0; k < i->nops; k++)
+        if (!same_shape(opt(V, i, k), rest(V, i)))
+            verr(V, i, "operand %d has shape %s, the result %s", k, tstr(V, opt(V, i, k)), tstr(V, rest(V, i)));
+    if (!i->a.msg || !strchr(i->a.msg, '\n')) verr(V, i, "msg must be the constraints, a newline, then the assembly");
+}
+
 static void check_bitcast(Verifier *V, const Inst *i) {
     const Type *a = opt(V, i, 0), *r = rest(V, i);
     check_cast(V, i);
@@ -588,6 +595,7 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_CAST] = check_cast,
     [OP_BITCAST] = check_bitcast,
     [OP_POPC] = check_cast, /* i32 of any integer */
+    [OP_INLINE_ASM] = check_inline_asm,
     [OP_CLZ] = check_cast,
     [OP_PTR_ADD] = check_ptr_add,
     [OP_REDUCE] = check_reduce,
@@ -609,7 +617,7 @@ static const struct {
 } arity[OP_COUNT] = {
     [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0}, [OP_ATOMIC_CAS] = {3, 4, 0},
     [OP_FOR] = {3, -1, 1},       [OP_WHILE] = {1, -1, 1}, [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
-    [OP_ASYNC_COPY] = {3, 4, 0}, [OP_PRINT] = {0, 64, 0},
+    [OP_ASYNC_COPY] = {3, 4, 0}, [OP_PRINT] = {0, 64, 0}, [OP_INLINE_ASM] = {0, 16, 0},
 };
 
 static bool check_counts(Verifier *V, const Inst *i) {

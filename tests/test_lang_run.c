@@ -915,3 +915,36 @@ Test(lang_run, num_sms_from_the_context) {
         cr_expect_neq(tile_context_create(bad[i], &ctx), TILE_OK, "'%s' accepted", bad[i]);
     }
 }
+
+/* inline_asm_elementwise: a funnel-shift rotate per element, on 100 elements of 2 programs (poisoned output) */
+Test(lang_run, inline_asm_elementwise) {
+    static const char *src =
+        "kernel k(x: *f32, y: *u32, n: i32) {\n"
+        "    let o = program_id(0) * 64 + arange(0, 64);\n"
+        "    let v = load(x + o, o < n);\n"
+        "    let b = inline_asm_elementwise(\"shf.l.wrap.b32 $0, $1, $1, $2;\", \"=r,r,r\", [bitcast(v, u32), 8 as u32], u32);\n"
+        "    store(y + o, b, o < n);\n"
+        "}\n";
+    char *ptx = compile_ptx(src, "sm_80");
+    cr_expect(strstr(ptx, "shf.l.wrap.b32"), "%s", ptx);
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    enum { N = 100 };
+    float x[128];
+    uint32_t y[128];
+    for (int i = 0; i < 128; i++) x[i] = (float)(i * 3.25 - 17);
+    memset(y, 0xee, sizeof y);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &n};
+    launch(&k, 2, params);
+    download(&k, y, dy, sizeof y);
+    for (int i = 0; i < 128; i++) {
+        uint32_t b;
+        memcpy(&b, &x[i], 4);
+        uint32_t want = i < N ? (b << 8 | b >> 24) : 0xeeeeeeeeu;
+        cr_expect_eq(y[i], want, "y[%d] = %#x, want %#x", i, y[i], want);
+    }
+    unload(&k);
+}
