@@ -349,7 +349,7 @@ enum { COMPILE_OPTIONS_SIZE_0_1 = offsetof(tile_compile_options, debug) };
 
 bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, char *err, size_t err_size) {
     if (!opt) {
-        *o = (tile_compile_options){0};
+        *o = (tile_compile_options){.size = sizeof *o}; /* read again later (jit_cache_compile): every field counts */
         return true;
     }
     return rt_struct_in(o, sizeof *o, opt, offsetof(tile_compile_options, arch), COMPILE_OPTIONS_SIZE_0_1, err, err_size);

@@ -905,6 +905,13 @@ Test(lang_run, num_sms_from_the_context) {
     int32_t h[3] = {-1, -1, -1};
     cr_assert_eq(tile_memcpy_dtoh(ctx, h, d, sizeof h), TILE_OK);
     for (int i = 0; i < 3; i++) cr_expect_eq(h[i], 70 + i);
+    /* without options too (a NULL tile_compile_options) */
+    cr_assert_eq(tile_module_load_source_ex(ctx, "s2.tile", "kernel k(x: *i32) { store(x, num_sms() + 1); }\n", NULL, &m), TILE_OK,
+                 "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, h, d, sizeof h), TILE_OK);
+    cr_expect_eq(h[0], 8);
     tile_context_destroy(ctx);
     cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
     cr_assert_eq(tile_context_get_properties_ex(ctx, &p, sizeof p), TILE_OK);
@@ -947,4 +954,61 @@ Test(lang_run, inline_asm_elementwise) {
         cr_expect_eq(y[i], want, "y[%d] = %#x, want %#x", i, y[i], want);
     }
     unload(&k);
+}
+
+/* TILE_DEBUG=assert: modules a context loads compile device_assert; a failing one makes the
+ * launch (or the synchronization after it) fail with TILE_ERROR_LAUNCH naming the file and line.
+ * (Criterion runs each test in its own process, so the variable is read here first.) */
+Test(lang_run, tile_debug_assert_through_the_runtime) {
+    setenv("TILE_DEBUG", "assert", 1);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
+    tile_module *m;
+    const char *src = "kernel k(x: *i32, n: i32) {\n"
+                      "    let o = arange(0, 32);\n"
+                      "    device_assert(load(x + o, o < n) < 30, \"too large\");\n"
+                      "}\n";
+    cr_assert_eq(tile_module_load_source_ex(ctx, "chk.tile", src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    int32_t h[32];
+    for (int i = 0; i < 32; i++) h[i] = i;
+    tile_devptr d;
+    cr_assert_eq(tile_malloc(ctx, sizeof h, &d), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, d, h, sizeof h), TILE_OK);
+    int32_t n = 20; /* every checked element is below 30: passes */
+    void *args[] = {&d, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    n = 31; /* element 30 fails */
+    tile_status st = tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL);
+    char *msg = strdup(tile_last_error(ctx));
+    if (st == TILE_OK) st = tile_synchronize(ctx), free(msg), msg = strdup(tile_last_error(ctx));
+    cr_expect_eq(st, TILE_ERROR_LAUNCH, "%s", tile_status_string(st));
+    cr_expect(msg && strstr(msg, "chk.tile:3") && strstr(msg, "too large") && strstr(msg, "block (0,0,0)"), "message: [%s]", msg ? msg : "");
+    free(msg);
+    tile_context_destroy(ctx);
+}
+
+/* the CLI's -g and --num-sms */
+Test(lang_run, cli_debug_and_num_sms) {
+    char path[256], cmd[1024];
+    snprintf(path, sizeof path, "/tmp/tile_lang_cli_%d.tile", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("kernel k(x: *i32) { device_assert(load(x) > 0, \"positive\"); store(x, num_sms()); }\n", f);
+    fclose(f);
+    const char *flags[] = {"", "-g --num-sms 77"};
+    for (int v = 0; v < 2; v++) {
+        snprintf(cmd, sizeof cmd, "%s/tile compile %s %s --no-cache --emit ptx -o -", TILE_BINARY_DIR, path, flags[v]);
+        FILE *p = popen(cmd, "r");
+        cr_assert_not_null(p);
+        static char out[1 << 16];
+        size_t len = fread(out, 1, sizeof out - 1, p);
+        out[len] = 0;
+        cr_assert_eq(pclose(p), 0, "%s", cmd);
+        cr_expect(!strstr(out, "__assertfail") == !v, "%s: __assertfail %s", cmd, v ? "missing" : "present");
+        cr_expect(strstr(out, v ? "77;" : "132;"), "%s: num_sms", cmd);
+    }
+    remove(path);
 }
