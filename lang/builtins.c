@@ -790,7 +790,6 @@ static Val bi_debug(Gen *g, const Node *node, BuiltinId id) {
         return c.i ? (Val){.k = V_VOID} : val_err();
     }
     if (!g->opt->device_asserts) return (Val){.k = V_VOID}; /* compiled out, as NDEBUG */
-    /* (assert continues below) */
     if (c.k == V_CT && c.i) return (Val){.k = V_VOID};
     ValueId cv = c.k == V_CT ? gen_materialize(g, c, node->loc) : c.v;
     Inst *in = gen_emit_inst(g, node->loc, OP_ASSERT, &cv, 1, NULL);
