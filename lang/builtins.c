@@ -18,10 +18,11 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
+typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
 
 /* X(ENUM, "name", required args, "parameter names", IR op, kind, attr kind) */
-/* Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only. */
+/* Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only;
+ * `name:fn` names a device function (a combine_fn). */
 #define ATOMIC_PARAMS "ptr value mask sem:str scope:str"
 #define LANG_BUILTINS(X)                                                                   \
     X(PROGRAM_ID, "program_id", 1, "axis", PROGRAM_ID, PLAIN, 0)                           \
@@ -61,7 +62,22 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(SUM, "sum", 1, "x axis", REDUCE, RED, RED_SUM)                                       \
     X(ARGMAX, "argmax", 1, "x axis", REDUCE, RED, RED_ARGMAX)                              \
     X(ARGMIN, "argmin", 1, "x axis", REDUCE, RED, RED_ARGMIN)                              \
-    X(CUMSUM, "cumsum", 1, "x axis", SCAN, PLAIN, RED_SUM)                                 \
+    X(CUMSUM, "cumsum", 1, "x axis reverse", SCAN, PLAIN, RED_SUM)                         \
+    /* shape ops, user-function reductions and scans, sorting: composed in compose.c */    \
+    X(JOIN, "join", 2, "a b", SELECT, COMPOSE, 0)                                          \
+    X(SPLIT, "split", 1, "x", GATHER, COMPOSE, 0)                                          \
+    X(INTERLEAVE, "interleave", 2, "a b", RESHAPE, COMPOSE, 0)                             \
+    X(CAT, "cat", 2, "a b can_reorder", RESHAPE, COMPOSE, 0)                               \
+    X(RAVEL, "ravel", 1, "x can_reorder", RESHAPE, COMPOSE, 0)                             \
+    X(PERMUTE, "permute", 2, "x dims", TRANS, PLAIN, 0)                                    \
+    X(FLIP, "flip", 1, "x dim", GATHER, COMPOSE, 0)                                        \
+    X(GATHER, "gather", 3, "src index axis", GATHER, COMPOSE, 0)                           \
+    X(REDUCE, "reduce", 3, "input axis combine_fn:fn keep_dims", GATHER, COMPOSE, 0)       \
+    X(ASSOCIATIVE_SCAN, "associative_scan", 3, "input axis combine_fn:fn reverse", GATHER, COMPOSE, 0) \
+    X(CUMPROD, "cumprod", 1, "x axis reverse", MUL, COMPOSE, 0)                            \
+    X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
+    X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
+    X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
     X(DOT, "dot", 2, "a b acc allow_tf32", DOT, PLAIN, 0)                                  \
     X(LOAD, "load", 1, "ptr mask other", LOAD, PLAIN, 0)                                   \
     X(STORE, "store", 2, "ptr value mask", STORE, PLAIN, 0)                                \
@@ -117,6 +133,7 @@ typedef struct Call {
     Val v[MAX_BI_PARAMS];
     Loc loc[MAX_BI_PARAMS];
     const char *str[MAX_BI_PARAMS]; /* string parameters: the literal given, or NULL */
+    const Decl *fn[MAX_BI_PARAMS];  /* function parameters: the fn named, or NULL */
 } Call;
 
 static bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
@@ -650,12 +667,84 @@ static Val bi_shape_op(Call *c, BuiltinId id) {
     }
 }
 
+/* The built-ins of compose.c: arguments checked here, the ops composed there. */
+static Val bi_compose(Call *c, BuiltinId id) {
+    Gen *g = c->g;
+    Loc loc = c->node->loc;
+    switch (id) {
+    case BI_JOIN: return compose_join(g, c->v[0], c->v[1], loc);
+    case BI_INTERLEAVE: return compose_interleave(g, c->v[0], c->v[1], loc);
+    case BI_CAT: {
+        int64_t reorder = 0; /* accepted, never used: the order is always a then b */
+        if (has(c, 2) && !ct_int(c, 2, "can_reorder", &reorder)) return val_err();
+        return compose_cat(g, c->v[0], c->v[1], loc);
+    }
+    case BI_SPLIT: return compose_split(g, c->v[0], loc);
+    case BI_RAVEL: return compose_ravel(g, c->v[0], loc);
+    case BI_FLIP:
+    case BI_GATHER: {
+        if (!tensor_arg(c, 0)) return val_err();
+        int axis = c->v[0].t->rank - 1;
+        int ai = id == BI_FLIP ? 1 : 2;
+        if (has(c, ai) && !axis_arg(c, ai, c->v[0].t->rank, false, &axis)) return val_err();
+        if (id == BI_FLIP) return compose_flip(g, c->v[0], axis, loc);
+        if (!val_is_value(g, c->v[1], c->loc[1])) return val_err();
+        return compose_gather(g, c->v[0], c->v[1], axis, loc);
+    }
+    case BI_REDUCE:
+    case BI_ASSOCIATIVE_SCAN:
+    case BI_CUMPROD: {
+        Val x = c->v[0];
+        Val first = x.k == V_TUPLE && x.nelems ? x.elems[0] : x;
+        if (x.k != V_TUPLE && !tensor_arg(c, 0)) return val_err();
+        if (!val_is_value(g, first, c->loc[0])) return val_err();
+        int rank = val_rank(first), axis = -1;
+        if (id == BI_CUMPROD && !has(c, 1)) axis = 0;
+        if (has(c, 1) && !axis_arg(c, 1, rank, false, &axis)) return val_err();
+        if (axis < 0 && id != BI_REDUCE) {
+            diag_error(g->d, loc, "'%s' needs an axis", c->bi->name);
+            return val_err();
+        }
+        int64_t flag = 0;
+        if (has(c, 3 - (id == BI_CUMPROD)) && !ct_int(c, 3 - (id == BI_CUMPROD), id == BI_REDUCE ? "keep_dims" : "reverse", &flag))
+            return val_err();
+        if (id == BI_REDUCE) return compose_reduce(g, x, axis, c->fn[2], flag != 0, loc);
+        if (id == BI_CUMPROD && !numeric(c, 0)) return val_err();
+        return compose_scan(g, x, axis, id == BI_CUMPROD ? NULL : c->fn[2], OP_MUL, flag != 0, loc);
+    }
+    case BI_SORT:
+    case BI_TOPK: {
+        if (!tensor_arg(c, 0)) return val_err();
+        int rank = c->v[0].t->rank, dim = rank - 1;
+        if (has(c, 2 - (id == BI_SORT)) && !axis_arg(c, 2 - (id == BI_SORT), rank, false, &dim)) return val_err();
+        if (dim != rank - 1) {
+            diag_error(g->d, c->loc[2 - (id == BI_SORT)], "'%s' works along the last dimension only (as Triton)", c->bi->name);
+            return val_err();
+        }
+        if (id == BI_TOPK) {
+            int64_t k;
+            if (!ct_int(c, 1, "k", &k)) return val_err();
+            return compose_topk(g, c->v[0], k, loc);
+        }
+        int64_t desc = 0;
+        if (has(c, 2) && !ct_int(c, 2, "descending", &desc)) return val_err();
+        return compose_sort(g, c->v[0], desc != 0, loc);
+    }
+    case BI_HISTOGRAM: {
+        int64_t bins;
+        if (!ct_int(c, 1, "num_bins", &bins)) return val_err();
+        return compose_histogram(g, c->v[0], bins, c->arg[2] ? c->v[2] : (Val){.k = V_NONE}, loc);
+    }
+    default: unreachable("bi_compose");
+    }
+}
+
 Val builtin_call(Gen *g, const Node *node) {
     int id = builtin_find(node->name);
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};
     const char *pn[MAX_BI_PARAMS];
-    bool is_str[MAX_BI_PARAMS] = {0};
+    bool is_str[MAX_BI_PARAMS] = {0}, is_fn[MAX_BI_PARAMS] = {0};
     int np = 0;
     char *ps = arena_strdup(g->a, bi->params);
     for (char *tok = ps; *tok && np < MAX_BI_PARAMS;) {
@@ -663,7 +752,11 @@ Val builtin_call(Gen *g, const Node *node) {
         char *sp = strchr(tok, ' ');
         if (sp) *sp = 0;
         char *colon = strchr(tok, ':');
-        if (colon) *colon = 0, is_str[np - 1] = true;
+        if (colon) {
+            if (!strcmp(colon + 1, "fn")) is_fn[np - 1] = true;
+            else is_str[np - 1] = true;
+            *colon = 0;
+        }
         if (!sp) break;
         tok = sp + 1;
     }
@@ -686,6 +779,15 @@ Val builtin_call(Gen *g, const Node *node) {
                 ok = false;
             }
             c.str[i] = c.arg[i]->name;
+            c.v[i] = (Val){.k = V_NONE};
+            continue;
+        }
+        if (is_fn[i]) {
+            Global *gl = c.arg[i]->kind == N_NAME && !gen_lookup_var(g, c.arg[i]->name) ? gen_find_global(g, c.arg[i]->name) : NULL;
+            if (!gl || gl->decl->kind != D_FN) {
+                diag_error(g->d, c.loc[i], "argument '%s' of '%s' must name a fn", pn[i], bi->name);
+                ok = false;
+            } else c.fn[i] = gl->decl;
             c.v[i] = (Val){.k = V_NONE};
             continue;
         }
@@ -789,7 +891,19 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_SUM:
     case BI_ARGMAX:
     case BI_ARGMIN: return bi_reduce(&c, bi->red, OP_REDUCE);
-    case BI_CUMSUM: return bi_reduce(&c, RED_SUM, OP_SCAN);
+    case BI_CUMSUM: {
+        int64_t rev = 0;
+        if (has(&c, 2) && !ct_int(&c, 2, "reverse", &rev)) return val_err();
+        if (!rev) return bi_reduce(&c, RED_SUM, OP_SCAN);
+        /* reverse: out[i] = x[n-1] + ... + x[i], the same order as a scan of flip(x) */
+        int axis = 0;
+        if (!numeric(&c, 0) || !tensor_arg(&c, 0) || (has(&c, 1) && !axis_arg(&c, 1, c.v[0].t->rank, false, &axis))) return val_err();
+        c.v[0] = compose_flip(g, c.v[0], axis, node->loc);
+        c.v[1] = val_ct_int(axis, DT_I32);
+        Val s = bi_reduce(&c, RED_SUM, OP_SCAN);
+        return s.k == V_ERR ? s : compose_flip(g, s, axis, node->loc);
+    }
+    case BI_PERMUTE: return bi_shape_op(&c, BI_TRANS);
     case BI_DOT: return bi_dot(&c);
     case BI_LOAD: return bi_load(&c);
     case BI_STORE: return bi_store(&c);
@@ -804,6 +918,7 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_DEBUG_BARRIER: gen_emit_inst(g, node->loc, OP_BARRIER, NULL, 0, NULL); return (Val){.k = V_VOID};
     default:
         if (bi->kind == BK_MATH) return bi_math(&c);
+        if (bi->kind == BK_COMPOSE) return bi_compose(&c, (BuiltinId)id);
         unreachable("builtin");
     }
 }

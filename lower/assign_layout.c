@@ -506,6 +506,14 @@ static void forward_inst(Ctx *c, Inst *i) {
         if (tir_vtype(f, i->res[0])->rank) set_layout(c, i->res[0], intern(c, layout_slice(ol, (int)i->a.ival)));
         return;
     }
+    case OP_GATHER: {
+        /* the source keeps its layout (it goes through shared memory); the index is read
+         * register by register with the result, so it takes the result's layout */
+        const Layout *r = chosen(c, i->res[0]);
+        set_layout(c, i->res[0], r);
+        need(c, i, 1, r);
+        return;
+    }
     case OP_TRANS: {
         const Layout *ol = layout_of(c, i->ops[0]);
         if (ol->kind != LAYOUT_BLOCKED) {

@@ -163,7 +163,8 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_CONVERT_LAYOUT:
     case OP_RESHAPE:
     case OP_REDUCE:
-    case OP_SCAN: return ll_emit_shared(l, i);
+    case OP_SCAN:
+    case OP_GATHER: return ll_emit_shared(l, i);
     default: return ll_emit_elementwise(l, i);
     }
 }

@@ -45,6 +45,9 @@
  *   4. Element = carry (earlier reps) (+) warp prefix (+) lane prefix (+)
  *      in-thread prefix; replicas copy their canonical register.
  *
+ * gather (axis a): the source through scratch as above, then every result register loads
+ * the source element at its coordinate with coordinate a taken from the index register.
+ *
  * dot (FMA): a and b are stored row-major in scratch (b 16-byte aligned
  * after a), barrier, then for k = 0..K-1, unrolled: each distinct row of the
  * thread's accumulator registers loads a[m][k] (vectors along k), each
@@ -244,6 +247,42 @@ static bool emit_through_smem(LL *l, Inst *i) {
     ll_barrier(l);
     LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
     ll_smem_read_tensor(l, rt, res, i->a.smem_offset);
+    return true;
+}
+
+/* gather: the source goes to scratch row-major (as convert_layout's step 1), barrier, then
+ * each result register loads src at its own coordinate with the axis coordinate replaced by
+ * the index register's value, wrapped modulo the axis size (a power of two) so no index
+ * reads outside the buffer. */
+static bool emit_gather(LL *l, Inst *i) {
+    const Type *st = tir_vtype(l->f, i->ops[0]), *xt = tir_vtype(l->f, i->ops[1]), *rt = tir_vtype(l->f, i->res[0]);
+    if (!has_layout(l, i, st) || !has_layout(l, i, rt)) return false;
+    if (xt->layout != rt->layout) {
+        ll_error(l, i->loc, "internal error: gather's index and result layouts differ");
+        return false;
+    }
+    int eb = dtype_bytes(st->dt);
+    if (!have_scratch(l, i, (int)(tir_type_numel(st) * eb))) return false;
+    int n;
+    LLVMValueRef *src = ll_get(l, i->ops[0], &n);
+    LLVMValueRef *idx = ll_get(l, i->ops[1], &n);
+    ll_smem_write_tensor(l, st, src, i->a.smem_offset);
+    ll_barrier(l);
+    const LayoutRegs *rr = ll_regs_of(l, rt);
+    LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
+    int ax = (int)i->a.ival;
+    LLVMTypeRef et = smem_type(l, st->dt);
+    for (int r = 0; r < rr->n; r++) {
+        LLVMValueRef lin = ll_i32(l, 0);
+        int64_t stride = 1;
+        for (int d = st->rank - 1; d >= 0; d--) {
+            LLVMValueRef c = d == ax ? LLVMBuildAnd(l->b, idx[r], ll_i32(l, st->shape[d] - 1), "") : ll_coord(l, rt, r, d);
+            lin = LLVMBuildAdd(l->b, lin, LLVMBuildMul(l->b, c, ll_i32(l, (int32_t)stride), ""), "");
+            stride *= st->shape[d];
+        }
+        LLVMValueRef byte = LLVMBuildMul(l->b, lin, ll_i32(l, eb), "");
+        res[r] = from_smem(l, ld_shared(l, et, i->a.smem_offset, byte, (unsigned)eb), st->dt);
+    }
     return true;
 }
 
@@ -878,6 +917,7 @@ bool ll_emit_shared(LL *l, Inst *i) {
     case OP_RESHAPE: return emit_through_smem(l, i);
     case OP_REDUCE: return emit_reduce(l, i);
     case OP_SCAN: return emit_scan(l, i);
+    case OP_GATHER: return emit_gather(l, i);
     case OP_DOT: return emit_dot(l, i);
     default: unreachable("ll_emit_shared: not a shared-memory op");
     }

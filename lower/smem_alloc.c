@@ -67,6 +67,10 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
         if (i->op == OP_CONVERT_LAYOUT && layout_convert_is_local(t, f->values[i->res[0]].type)) return 0;
         return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
     }
+    case OP_GATHER: {
+        const Type *t = f->values[i->ops[0]].type;
+        return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
+    }
     case OP_REDUCE:
     case OP_SCAN: {
         const Type *t = f->values[i->ops[0]].type;

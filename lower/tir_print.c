@@ -122,7 +122,8 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_ARANGE: str_printf(&t, "start=%lld, end=%lld", (long long)a->ival, (long long)a->ival2); break;
     case OP_PROGRAM_ID:
     case OP_NUM_PROGRAMS:
-    case OP_EXPAND_DIMS: str_printf(&t, "axis=%lld", (long long)a->ival); break;
+    case OP_EXPAND_DIMS:
+    case OP_GATHER: str_printf(&t, "axis=%lld", (long long)a->ival); break;
     case OP_TRANS: {
         const Type *rt = p->f->values[i->res[0]].type;
         str_puts(&t, "perm=[");

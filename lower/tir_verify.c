@@ -403,6 +403,20 @@ static void check_scan(Verifier *V, const Inst *i) {
     expect_result_sd(V, i, a);
 }
 
+static void check_gather(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *x = opt(V, i, 1), *r = rest(V, i);
+    int64_t ax = i->a.ival;
+    if (!same_elem(a, r)) verr(V, i, "element types differ: %s and %s", tstr(V, a), tstr(V, r));
+    if (x->dt != DT_I32 || !same_shape(x, r)) verr(V, i, "index must be i32 shaped like the result, found %s", tstr(V, x));
+    if (ax < 0 || ax >= a->rank || r->rank != a->rank) {
+        verr(V, i, "axis %lld out of range, or ranks differ: %s and %s", (long long)ax, tstr(V, a), tstr(V, r));
+        return;
+    }
+    for (int d = 0; d < a->rank; d++)
+        if (d != ax && a->shape[d] != r->shape[d])
+            verr(V, i, "dim %d: result has %d, source %d (only the axis may differ)", d, r->shape[d], a->shape[d]);
+}
+
 static void check_dot(Verifier *V, const Inst *i) {
     const Type *a = opt(V, i, 0), *b = opt(V, i, 1), *c = opt(V, i, 2);
     if (a->rank != 2 || b->rank != 2 || c->rank != 2) {
@@ -589,6 +603,7 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_BITCAST] = check_bitcast,
     [OP_PTR_ADD] = check_ptr_add,
     [OP_REDUCE] = check_reduce,
+    [OP_GATHER] = check_gather,
     [OP_SCAN] = check_scan,
     [OP_DOT] = check_dot,
     [OP_LOAD] = check_load,

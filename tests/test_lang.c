@@ -414,6 +414,7 @@ Test(lang_golden, while_break_continue) { check_golden_src("while", ".tile.new")
 Test(lang_golden, loop) { check_golden("loop"); }
 Test(lang_golden, control) { check_golden("control"); }
 Test(lang_golden, dot) { check_golden("dot"); }
+Test(lang_golden, shape) { check_golden("shape"); }
 
 static void check_compiles(const char *rel) {
     char path[512];
