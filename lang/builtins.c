@@ -78,7 +78,7 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
     X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
     X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
     X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
-    X(DOT, "dot", 2, "a b acc allow_tf32", DOT, PLAIN, 0)                                  \
+    X(DOT, "dot", 2, "a b acc allow_tf32 input_precision:str out_dtype", DOT, PLAIN, 0)    \
     X(LOAD, "load", 1, "ptr mask other", LOAD, PLAIN, 0)                                   \
     X(STORE, "store", 2, "ptr value mask", STORE, PLAIN, 0)                                \
     X(ATOMIC_ADD, "atomic_add", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_SUM)             \
@@ -523,6 +523,30 @@ static Val bi_atomic(Call *c) {
     return rt(g, in->res[0]);
 }
 
+/* tf32x3: x = big + small with big = x with the low 13 mantissa bits cleared (a tf32
+ * value) and small = x - big (exact); a.b ~ small_a.big_b + big_a.small_b + big_a.big_b,
+ * small terms first, each on tf32 tensor cores (dropping only small.small and the
+ * bits tf32 truncates from the small halves).  Infinite or NaN inputs give NaN
+ * (inf - inf in the split), as Triton's. */
+static Val dot_tf32x3(Call *c, Val a, Val b, ValueId acc) {
+    Gen *g = c->g;
+    Loc loc = c->node->loc;
+    ValueId big[2], small[2];
+    Val x[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        Val bits = rt(g, gen_emit(g, loc, OP_BITCAST, &x[k].v, 1, tir_with_dtype(g->m, x[k].t, DT_I32)));
+        Val hi = gen_binop(g, TK_AMP, bits, val_ct_int((int32_t)0xFFFFE000u, DT_I32), loc);
+        big[k] = gen_emit(g, loc, OP_BITCAST, &hi.v, 1, x[k].t);
+        small[k] = gen_binop(g, TK_MINUS, x[k], rt(g, big[k]), loc).v;
+    }
+    ValueId pairs[3][2] = {{small[0], big[1]}, {big[0], small[1]}, {big[0], big[1]}};
+    for (int p = 0; p < 3; p++) {
+        acc = gen_emit(g, loc, OP_DOT, (ValueId[]){pairs[p][0], pairs[p][1], acc}, 3, tir_vtype(g->f, acc));
+        tir_val(g->f, acc)->def->a.allow_tf32 = 1;
+    }
+    return rt(g, acc);
+}
+
 static Val bi_dot(Call *c) {
     Gen *g = c->g;
     /* f8 operands: f16 holds every f8e4m3 and f8e5m2 value exactly, so the product runs on
@@ -566,6 +590,20 @@ static Val bi_dot(Call *c) {
         return val_err();
     }
     DType acc_dt = dtype_is_float(in) ? (in == DT_F64 ? DT_F64 : DT_F32) : (dtype_bits(in) == 64 ? DT_I64 : DT_I32);
+    /* out_dtype: the accumulator's type (Triton's); f16 only for f16 inputs (f16 mma accumulate) */
+    const Type *out_t = NULL;
+    if (has(c, 5)) {
+        if (!dtype_arg(c, 5, &out_t)) return val_err();
+        DType o = out_t->dt;
+        bool okd = dtype_is_float(in) ? (o == DT_F32 || (o == DT_F16 && in == DT_F16) || (o == DT_F64 && in == DT_F64))
+                                      : (o == DT_I32 || o == DT_I64) && dtype_bits(o) >= dtype_bits(in);
+        if (!okd) {
+            diag_error(g->d, c->loc[5], "dot: out_dtype '%s' does not suit '%s' inputs (f32 for float inputs, f16 for f16, i32 or i64 for integers)",
+                       dtype_name(o), dtype_name(in));
+            return val_err();
+        }
+        acc_dt = o;
+    }
     const Type *acc_t = tensor_type(g, acc_dt, 2, s);
     ValueId acc;
     if (!has(c, 2)) {
@@ -589,12 +627,38 @@ static Val bi_dot(Call *c) {
             acc = cv.v;
         }
     }
+    if (out_t && tir_vtype(g->f, acc)->dt != out_t->dt) {
+        diag_error(g->d, c->loc[5], "dot: out_dtype '%s' differs from the accumulator's type '%s'", dtype_name(out_t->dt),
+                   dtype_name(tir_vtype(g->f, acc)->dt));
+        return val_err();
+    }
     int64_t tf32 = 0;
     if (has(c, 3) && !ct_int(c, 3, "allow_tf32", &tf32)) return val_err();
     if (tf32 && in != DT_F32) {
         diag_error(g->d, c->loc[3], "dot: allow_tf32 applies to f32 inputs, got '%s'", dtype_name(in));
         return val_err();
     }
+    /* input_precision (Triton's): "ieee" exact f32 FMA, "tf32" one tensor-core pass,
+     * "tf32x3" three passes on the big and small halves of each operand */
+    bool x3 = false;
+    if (c->str[4]) {
+        const char *p = c->str[4];
+        if (strcmp(p, "ieee") && strcmp(p, "tf32") && strcmp(p, "tf32x3")) {
+            diag_error(g->d, c->loc[4], "dot: input_precision must be \"ieee\", \"tf32\" or \"tf32x3\", got \"%s\"", p);
+            return val_err();
+        }
+        if (in != DT_F32 && strcmp(p, "ieee")) {
+            diag_error(g->d, c->loc[4], "dot: input_precision \"%s\" applies to f32 inputs, got '%s'", p, dtype_name(in));
+            return val_err();
+        }
+        if (has(c, 3)) {
+            diag_error(g->d, c->loc[3], "dot: give either allow_tf32 or input_precision, not both");
+            return val_err();
+        }
+        tf32 = strcmp(p, "ieee") != 0;
+        x3 = !strcmp(p, "tf32x3");
+    }
+    if (x3) return dot_tf32x3(c, a, b, acc);
     ValueId r = gen_emit(g, c->node->loc, OP_DOT, (ValueId[]){a.v, b.v, acc}, 3, tir_vtype(g->f, acc));
     tir_val(g->f, r)->def->a.allow_tf32 = tf32 != 0;
     return rt(g, r);

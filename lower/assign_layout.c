@@ -140,6 +140,7 @@ static const Layout *mma_for(Ctx *c, Inst *i, const Layout **la, const Layout **
     const Type *at = tir_vtype(c->f, i->ops[0]), *bt = tir_vtype(c->f, i->ops[1]), *rt = tir_vtype(c->f, i->res[0]);
     int kw = 0, vpr = 0;
     if ((at->dt == DT_F16 || at->dt == DT_BF16) && bt->dt == at->dt && rt->dt == DT_F32) kw = 16, vpr = 2;
+    else if (at->dt == DT_F16 && bt->dt == DT_F16 && rt->dt == DT_F16) kw = 16, vpr = 2; /* f16 accumulate */
     else if (at->dt == DT_F32 && bt->dt == DT_F32 && rt->dt == DT_F32 && i->a.allow_tf32) kw = 8, vpr = 1;
     else if (at->dt == DT_I8 && bt->dt == DT_I8 && rt->dt == DT_I32) kw = 32, vpr = 4;
     if (!kw) return NULL;

@@ -518,3 +518,164 @@ Test(lang_shape, errors) {
     E("let h = histogram(x, 16);", "'histogram' expects a tensor of integers");
 #undef E
 }
+
+/* ---- dot options: input_precision and out_dtype ---- */
+
+static int count(const char *s, const char *what) {
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)); p++) n++;
+    return n;
+}
+
+static char *ptx_of(const char *src) {
+    tile_compile_options o = {0};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s", c.diagnostics);
+    char *p = strdup(c.ptx);
+    tile_compiled_free(&c);
+    return p;
+}
+
+#define DOT_F32_SRC(PREC)                                                                          \
+    "@num_warps(4)\n"                                                                              \
+    "kernel k(a: *f32, b: *f32, c: *f32, m: i32, n: i32, kk: i32) {\n"                             \
+    "    let r = arange(0, 32);\n"                                                                 \
+    "    let q = arange(0, 64);\n"                                                                 \
+    "    let ta = load(a + r[:, None] * kk + q[None, :], r[:, None] < m && q[None, :] < kk, 0.0);\n" \
+    "    let tb = load(b + q[:, None] * n + r[None, :], q[:, None] < kk && r[None, :] < n, 0.0);\n"  \
+    "    store(c + r[:, None] * 32 + r[None, :], dot(ta, tb, input_precision=\"" PREC "\"));\n"   \
+    "}\n"
+
+Test(lang_shape, dot_input_precision) {
+    seed_rng();
+    const char *precs[3] = {"ieee", "tf32", "tf32x3"};
+    const char *srcs[3] = {DOT_F32_SRC("ieee"), DOT_F32_SRC("tf32"), DOT_F32_SRC("tf32x3")};
+    int m = 29, n = 23, kk = 57;
+    static float A[29 * 57], B[57 * 23];
+    for (int i = 0; i < m * kk; i++) A[i] = (float)urand();
+    for (int i = 0; i < kk * n; i++) B[i] = (float)urand();
+    double maxerr[3];
+    int mmas[3];
+    for (int p = 0; p < 3; p++) {
+        char *ptx = ptx_of(srcs[p]);
+        mmas[p] = count(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+        free(ptx);
+        K k;
+        load_src(&k, srcs[p], "k");
+        uint64_t da = upload(&k, A, sizeof A), db = upload(&k, B, sizeof B), dc = poisoned(&k, 4 * 1024);
+        void *params[] = {&da, &db, &dc, &m, &n, &kk};
+        launch(&k, 1, params);
+        static float got[1024];
+        download(&k, got, dc, sizeof got);
+        maxerr[p] = 0;
+        for (int i = 0; i < 32; i++)
+            for (int j = 0; j < 32; j++) {
+                double want = 0, mag = 0;
+                for (int q = 0; i < m && j < n && q < kk; q++) want += (double)A[i * kk + q] * B[q * n + j], mag += fabs((double)A[i * kk + q] * B[q * n + j]);
+                double err = fabs(got[i * 32 + j] - want) / (mag + 1e-30);
+                if (!(err <= maxerr[p])) maxerr[p] = isnan(err) ? INFINITY : err; /* NaN: poison left or a wrong value */
+                if (mag == 0) cr_expect(got[i * 32 + j] == 0, "%s: padding [%d][%d] = %g", precs[p], i, j, got[i * 32 + j]);
+            }
+        unload(&k);
+    }
+    cr_log_info("dot relative errors (to sum |a b|): ieee %.3g, tf32 %.3g, tf32x3 %.3g", maxerr[0], maxerr[1], maxerr[2]);
+    /* error relative to sum |a b|: f32 FMA ~ K 2^-24; tf32 ~ 2^-11 per product; tf32x3 ~ f32 */
+    cr_expect(maxerr[0] < 1e-6, "ieee: relative error %g (seed %llu)", maxerr[0], (unsigned long long)seed);
+    cr_expect(maxerr[1] < 2e-3 && maxerr[1] > 1e-5, "tf32: relative error %g (seed %llu)", maxerr[1], (unsigned long long)seed);
+    cr_expect(maxerr[2] < 1e-5 && maxerr[2] * 50 < maxerr[1], "tf32x3: relative error %g vs tf32 %g (seed %llu)", maxerr[2], maxerr[1],
+              (unsigned long long)seed);
+    cr_expect(mmas[0] == 0 && mmas[1] > 0 && mmas[2] == 3 * mmas[1], "tf32 mma counts %d %d %d", mmas[0], mmas[1], mmas[2]);
+}
+
+static uint16_t f2h(float f) { /* round to nearest even; inputs are small and normal */
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000, e = (x >> 23) & 0xff, mant = x & 0x7fffff;
+    if (e == 0) return (uint16_t)sign;
+    int he = (int)e - 127 + 15;
+    uint32_t h = sign | ((uint32_t)he << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+    return (uint16_t)h;
+}
+
+static double h2d(uint16_t h) {
+    int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    double v = e ? ldexp(1024 + mant, e - 25) : ldexp(mant, -24);
+    return h & 0x8000 ? -v : v;
+}
+
+Test(lang_shape, dot_out_dtype) {
+    seed_rng();
+    const char *src = "@num_warps(4)\n"
+                      "kernel k(a: *f16, b: *f16, c: *f16, d: *f32, x: *i8, y: *i8, z: *i32, m: i32, n: i32, kk: i32) {\n"
+                      "    let r = arange(0, 32);\n"
+                      "    let q = arange(0, 32);\n"
+                      "    let ma = r[:, None] < m && q[None, :] < kk;\n"
+                      "    let mb = q[:, None] < kk && r[None, :] < n;\n"
+                      "    let ta = load(a + r[:, None] * kk + q[None, :], ma, 0.0);\n"
+                      "    let tb = load(b + q[:, None] * n + r[None, :], mb, 0.0);\n"
+                      "    let o = r[:, None] * 32 + r[None, :];\n"
+                      "    store(c + o, dot(ta, tb, out_dtype=f16));\n"
+                      "    store(d + o, dot(ta, tb, zeros([32, 32], f32), out_dtype=f32));\n"
+                      "    let ia = load(x + r[:, None] * kk + q[None, :], ma, 0);\n"
+                      "    let ib = load(y + q[:, None] * n + r[None, :], mb, 0);\n"
+                      "    store(z + o, dot(ia, ib, out_dtype=i32));\n"
+                      "}\n";
+    char *ptx = ptx_of(src);
+    cr_expect(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16") > 0, "no f16-accumulating mma");
+    cr_expect(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") > 0, "no f32-accumulating mma");
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    int m = 27, n = 31, kk = 29;
+    static uint16_t A[27 * 29], B[29 * 31];
+    static int8_t X[27 * 29], Y[29 * 31];
+    for (int i = 0; i < m * kk; i++) A[i] = f2h((float)urand()), X[i] = (int8_t)(irand(256) - 128);
+    for (int i = 0; i < kk * n; i++) B[i] = f2h((float)urand()), Y[i] = (int8_t)(irand(256) - 128);
+    uint64_t da = upload(&k, A, sizeof A), db = upload(&k, B, sizeof B), dx = upload(&k, X, sizeof X), dy = upload(&k, Y, sizeof Y);
+    uint64_t dc = poisoned(&k, 2 * 1024), dd = poisoned(&k, 4 * 1024), dz = poisoned(&k, 4 * 1024);
+    void *params[] = {&da, &db, &dc, &dd, &dx, &dy, &dz, &m, &n, &kk};
+    launch(&k, 1, params);
+    static uint16_t gc[1024];
+    static float gd[1024];
+    static int32_t gz[1024];
+    download(&k, gc, dc, sizeof gc);
+    download(&k, gd, dd, sizeof gd);
+    download(&k, gz, dz, sizeof gz);
+    int bad = 0;
+    for (int i = 0; i < 32 && bad < 8; i++)
+        for (int j = 0; j < 32 && bad < 8; j++) {
+            double want = 0, mag = 0;
+            int64_t wz = 0;
+            for (int q = 0; i < m && j < n && q < kk; q++) {
+                want += h2d(A[i * kk + q]) * h2d(B[q * n + j]);
+                mag += fabs(h2d(A[i * kk + q]) * h2d(B[q * n + j]));
+                wz += (int64_t)X[i * kk + q] * Y[q * n + j];
+            }
+            double e16 = fabs(h2d(gc[i * 32 + j]) - want), e32 = fabs(gd[i * 32 + j] - want);
+            /* f16 accumulation: two roundings to f16 (one per K step of 16) of sums up to mag */
+            if (!(e16 <= 2 * 0x1p-11 * (mag + fabs(want)) + 1e-7) || !(e32 <= 1e-6 * mag + 1e-7) || gz[i * 32 + j] != (int32_t)wz) {
+                cr_expect(0, "[%d][%d]: f16 %g, f32 %g, want %g; i32 %d want %lld (seed %llu)", i, j, h2d(gc[i * 32 + j]), gd[i * 32 + j], want,
+                          gz[i * 32 + j], (long long)wz, (unsigned long long)seed);
+                bad++;
+            }
+        }
+    unload(&k);
+}
+
+Test(lang_shape, dot_option_errors) {
+    const char *pre = "kernel k(p: *f32, h: *f16) {\n    let x = load(p + arange(0, 16)[:, None] * 16 + arange(0, 16)[None, :]);\n"
+                      "    let y = load(h + arange(0, 16)[:, None] * 16 + arange(0, 16)[None, :]);\n";
+    char src[1024];
+#define E(body, msg)                                       \
+    snprintf(src, sizeof src, "%s    %s\n}\n", pre, body); \
+    expect_error(src, msg);
+    E("let d = dot(x, x, input_precision=\"tf64\");", "dot: input_precision must be \"ieee\", \"tf32\" or \"tf32x3\", got \"tf64\"");
+    E("let d = dot(y, y, input_precision=\"tf32\");", "input_precision \"tf32\" applies to f32 inputs, got 'f16'");
+    E("let d = dot(x, x, allow_tf32=true, input_precision=\"tf32\");", "give either allow_tf32 or input_precision, not both");
+    E("let d = dot(x, x, out_dtype=f16);", "dot: out_dtype 'f16' does not suit 'f32' inputs");
+    E("let d = dot(y, y, zeros([16, 16], f32), out_dtype=f16);", "out_dtype 'f16' differs from the accumulator's type 'f32'");
+#undef E
+}
