@@ -322,9 +322,23 @@ Val compose_scan(Gen *g, Val in, int axis, const Decl *fn, Op op, bool reverse, 
 
 /* ---- sorting ---- */
 
-/* Bitonic sort of x (and an optional payload p, moved with it) along the last dim.
- * The order: a before b when a < b (ascending) or a > b (descending); with a payload,
- * ties go to the smaller payload first.  NaN compares false: it stays where it is. */
+/* What sort compares: integers as they are; floats as the signed integer of their bits
+ * with the magnitude bits flipped for negative values, which orders them as IEEE 754's
+ * totalOrder (-NaN < -inf < .. < -0 < +0 < .. < +inf < +NaN).  Integer keys also keep
+ * LLVM from packing f16 comparisons into setp.f16x2 (which the emulator does not run). */
+static Val sort_key(Gen *g, Val x, Loc loc) {
+    if (!dtype_is_float(x.t->dt)) return x;
+    int w = dtype_bits(x.t->dt);
+    DType it = w == 64 ? DT_I64 : w == 32 ? DT_I32 : DT_I16;
+    Val b = rt(g, gen_emit(g, loc, OP_BITCAST, &x.v, 1, tir_with_dtype(g->m, x.t, it)));
+    Val neg = gen_binop(g, TK_SHR, b, val_ct_int(w - 1, it), loc); /* all ones for negative values */
+    Val mag = gen_binop(g, TK_AMP, neg, val_ct_int(w == 64 ? INT64_MAX : (int64_t)((1ull << (w - 1)) - 1), it), loc);
+    return gen_binop(g, TK_CARET, b, mag, loc);
+}
+
+/* Bitonic sort of x (and an optional payload p, moved with it) along the last dim, in
+ * sort_key's order, ascending or descending; with a payload, equal keys put the smaller
+ * payload first. */
 static void bitonic(Gen *g, Val *x, Val *p, bool descending, Loc loc) {
     const Type *t = x->t;
     int r = t->rank, last = r - 1;
@@ -340,7 +354,8 @@ static void bitonic(Gen *g, Val *x, Val *p, bool descending, Loc loc) {
             Val asc = k == n ? val_ct_int(!descending, DT_I1)
                              : gen_binop(g, TK_EQEQ, gen_binop(g, TK_EQEQ, gen_binop(g, TK_AMP, i, val_ct_int(k, DT_I32), loc), val_ct_int(0, DT_I32), loc),
                                          val_ct_int(!descending, DT_I1), loc);
-            Val lo = rt(g, select3(g, lower, x->v, ox.v, loc)), hi = rt(g, select3(g, lower, ox.v, x->v, loc));
+            Val kx = sort_key(g, *x, loc), ko = sort_key(g, ox, loc);
+            Val lo = rt(g, select3(g, lower, kx.v, ko.v, loc)), hi = rt(g, select3(g, lower, ko.v, kx.v, loc));
             /* swap when the pair is out of order: hi < lo in an ascending block, lo < hi in a descending one */
             Val hl = gen_binop(g, TK_LT, hi, lo, loc), lh = gen_binop(g, TK_LT, lo, hi, loc);
             if (p) { /* ties: the smaller payload comes first in either direction */

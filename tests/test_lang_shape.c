@@ -385,8 +385,15 @@ Test(lang_shape, associative_scan_cumprod_reverse_cumsum) {
 
 /* ---- sort, topk, histogram ---- */
 
+/* IEEE totalOrder on f32: -NaN < -inf < .. < -0 < +0 < .. < +inf < +NaN (what sort promises) */
+static int32_t total_key(float f) {
+    int32_t b;
+    memcpy(&b, &f, 4);
+    return b < 0 ? b ^ INT32_MAX : b;
+}
+
 static int cmp_f32(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
+    int32_t x = total_key(*(const float *)a), y = total_key(*(const float *)b);
     return x < y ? -1 : x > y;
 }
 
@@ -416,6 +423,7 @@ Test(lang_shape, sort_1d_2d) {
     float x[201];
     int32_t y[6 * 64];
     for (int i = 0; i < n; i++) x[i] = i % 9 == 0 ? 0.25f : (float)urand(); /* duplicates */
+    x[3] = NAN, x[5] = -NAN, x[7] = -0.0f, x[8] = 0.0f, x[10] = INFINITY, x[11] = -INFINITY, x[12] = -0.0f;
     for (int i = 0; i < m * 64; i++) y[i] = irand(100) - 50;
     uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dox = poisoned(&k, 4 * 512), doy = poisoned(&k, 4 * 1024);
     void *params[] = {&dx, &dy, &dox, &doy, &n, &m};
@@ -678,4 +686,64 @@ Test(lang_shape, dot_option_errors) {
     E("let d = dot(x, x, out_dtype=f16);", "dot: out_dtype 'f16' does not suit 'f32' inputs");
     E("let d = dot(y, y, zeros([16, 16], f32), out_dtype=f16);", "out_dtype 'f16' differs from the accumulator's type 'f32'");
 #undef E
+}
+
+/* ---- edge cases: 8 warps, a 1024-element f16 sort, i1/i8/i64 and pointer operands, scalars ---- */
+
+static int cmp_u16_as_f16(const void *a, const void *b) {
+    double x = h2d(*(const uint16_t *)a), y = h2d(*(const uint16_t *)b);
+    return x < y ? -1 : x > y;
+}
+
+Test(lang_shape, edge_cases) {
+    seed_rng();
+    K k;
+    load_src(&k,
+             "fn mx(a, b) { return maximum(a, b); }\n"
+             "fn band(a, b) { return a & b; }\n"
+             "@num_warps(8)\n"
+             "kernel k(x: *f16, y: *f16, z: *i8, oz: *i8, w: *i64, o: *i32) {\n"
+             "    let i = arange(0, 1024);\n"
+             "    let a = load(x + i);\n"
+             "    store(y + i, sort(a));\n"
+             "    store(o + arange(0, 1), reduce(a as f32 > -100.0, 0, band) as i32 + zeros([1], i32));\n"
+             "    store(o + 1 + arange(0, 1), reduce(a as f32 > 0.0, 0, band) as i32 + zeros([1], i32));\n"
+             "    let zz = load(z + arange(0, 32));\n"
+             "    store(oz + arange(0, 32), flip(zz) + reduce(zz, 0, mx));\n"
+             "    store(o + 16 + arange(0, 16), histogram(load(w + arange(0, 64)), 16));\n"
+             "    let pp = join(x + 1, x + 2);\n"
+             "    let (p0, p1) = split(pp);\n"
+             "    store(y + 1024 + arange(0, 2), join(load(p1), load(p0)));\n"
+             "}\n",
+             "k");
+    static uint16_t x[1024], y[1026], want[1026];
+    int8_t z[32], oz[32];
+    int64_t w[64];
+    int32_t o[32];
+    for (int i = 0; i < 1024; i++) x[i] = f2h((float)(urand() * 8));
+    for (int i = 0; i < 32; i++) z[i] = (int8_t)(irand(100) - 50);
+    for (int i = 0; i < 64; i++) w[i] = i % 5 == 0 ? ((int64_t)1 << 33) + 3 : irand(20) - 2; /* 2^33 + 3 is no bin */
+    uint64_t dx = upload(&k, x, sizeof x), dy = poisoned(&k, sizeof y), dz = upload(&k, z, sizeof z), doz = poisoned(&k, sizeof oz),
+             dw = upload(&k, w, sizeof w), dout = poisoned(&k, sizeof o);
+    void *params[] = {&dx, &dy, &dz, &doz, &dw, &dout};
+    launch(&k, 1, params);
+    download(&k, y, dy, sizeof y), download(&k, oz, doz, sizeof oz), download(&k, o, dout, sizeof o);
+    memcpy(want, x, sizeof x);
+    qsort(want, 1024, 2, cmp_u16_as_f16);
+    want[1024] = x[2], want[1025] = x[1];
+    int bad = 0;
+    for (int i = 0; i < 1026; i++)
+        if (h2d(y[i]) != h2d(want[i]) && bad++ < 8) cr_expect(0, "y[%d] = %g, want %g (seed %llu)", i, h2d(y[i]), h2d(want[i]), (unsigned long long)seed);
+    bool all_pos = true;
+    for (int i = 0; i < 1024; i++) all_pos &= h2d(x[i]) > 0;
+    cr_expect_eq(o[0], 1, "reduce of i1 with & over a true tensor: %d", o[0]);
+    cr_expect_eq(o[1], all_pos, "reduce of i1 with &: %d", o[1]);
+    int8_t zmax = -128;
+    for (int i = 0; i < 32; i++) zmax = z[i] > zmax ? z[i] : zmax;
+    for (int i = 0; i < 32; i++) cr_expect_eq(oz[i], (int8_t)(z[31 - i] + zmax), "oz[%d] = %d", i, oz[i]);
+    int32_t hist[16] = {0};
+    for (int i = 0; i < 64; i++)
+        if (w[i] >= 0 && w[i] < 16) hist[w[i]]++;
+    expect_i32(o + 16, hist, 16, "histogram of i64");
+    unload(&k);
 }
