@@ -2,19 +2,20 @@
  * split, interleave, cat, ravel, flip, gather), reductions and scans with a
  * user `fn` as the combine step, cumprod, sort, topk and histogram.
  *
- * Nothing here needs a new lowering beyond OP_GATHER (one round trip of the
- * source through shared memory, then each element reads the source at the
- * coordinate its index names).  Everything is exact: elements are only moved,
- * selected (OP_SELECT) or combined by the user's own function.
+ * The new lowerings are OP_GATHER (one round trip of the source through shared
+ * memory, then each element reads the source at the coordinate its index
+ * names) and OP_REDUCE_FN / OP_SCAN_FN (the combine is a region).  Everything
+ * is exact: elements are only moved, selected (OP_SELECT) or combined by the
+ * user's own function.
  *   join(a, b)        select(iota_last == 0, a[..., None], b[..., None]) -> [..., 2]
  *   split(x)          gather(x, 0) and gather(x, 1) along the last dim (of size 2)
  *   interleave(a, b)  reshape(join(a, b), [..., 2n])
  *   cat(a, b)         reshape(trans(join(a, b), [r, 0, ..]), [2 n0, ..]): a then b
  *   flip(x, d)        gather(x, n - 1 - iota_d, d)
- *   reduce(x, a, f)   log2(n) halvings: x' = f(gather(x, 2i, a), gather(x, 2i + 1, a)),
- *                     so f always sees neighbours in order (associative is enough)
- *   scan(x, a, f)     Hillis-Steele: for d = 1, 2, 4..: x' = i >= d ? f(x[i - d], x[i]) : x[i]
- *                     (reverse: x[i + d] is the earlier operand)
+ *   reduce(x, a, f)   reduce_fn: f inlined (on scalars) into its region, which the lowering
+ *                     applies in the reduction's steps (in-thread, lane shuffles, warps
+ *                     through shared memory), always to neighbouring runs in order
+ *   scan(x, a, f)     scan_fn likewise; reverse scans flip(x) and flips back
  *   sort(x)           bitonic network over the last dim: per stage, the partner
  *                     x[i ^ j] by gather, compare, select
  *   topk(x, k)        sort descending with the indices as payload (ties: lower index
@@ -268,36 +269,55 @@ static Val pack(Gen *g, Val in, const Val *xs, int n) {
     return t;
 }
 
+/* One reduce_fn or scan_fn on the n tensors xs along axis: its region has 2n scalar
+ * arguments (a0.., b0..) and yields fn(a.., b..) (or a * b for cumprod). */
+static bool combine_op(Gen *g, Op op, int axis, int n, Val *xs, const Decl *fn, Op bop, Val *out, Loc loc) {
+    const Type *rts[2 * TIR_MAX_RANK];
+    ValueId ops[2 * TIR_MAX_RANK];
+    for (int k = 0; k < n; k++) {
+        if (xs[k].t->dt == DT_PTR) {
+            diag_error(g->d, loc, "'%s' of pointers: combine their offsets instead", op == OP_SCAN_FN ? "associative_scan" : "reduce");
+            return false;
+        }
+        int32_t s[TIR_MAX_RANK];
+        int r = 0;
+        for (int d = 0; d < xs[k].t->rank; d++)
+            if (d != axis) s[r++] = xs[k].t->shape[d];
+        rts[k] = op == OP_SCAN_FN ? xs[k].t : tir_type(g->m, xs[k].t->dt, r, s, NULL, NULL);
+        ops[k] = xs[k].v;
+    }
+    Inst *in = tir_inst_new(g->f, op, ops, n, rts, n, loc);
+    in->a.ival = axis;
+    if (g->b.before) tir_insert_before(g->b.before, in);
+    else tir_block_append(g->b.block, in);
+    Block *body = tir_block_new(g->f, in);
+    tir_inst_add_region(g->f, in, body);
+    Val a[2 * TIR_MAX_RANK], b[2 * TIR_MAX_RANK], c[2 * TIR_MAX_RANK];
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < n; k++) (h ? b : a)[k] = rt(g, tir_block_add_arg(g->f, body, tir_scalar(g->m, xs[k].t->dt)));
+    Builder saved = g->b;
+    g->b.block = body;
+    g->b.before = NULL;
+    bool okc = combine(g, fn, bop, n, a, b, xs, tir_scalar(g->m, xs[0].t->dt), c, loc);
+    ValueId ys[2 * TIR_MAX_RANK];
+    for (int k = 0; k < n; k++) ys[k] = okc ? c[k].v : a[k].v;
+    gen_emit_inst(g, loc, OP_YIELD, ys, n, NULL);
+    g->b = saved;
+    for (int k = 0; k < n; k++) out[k] = rt(g, in->res[k]);
+    return okc;
+}
+
 Val compose_reduce(Gen *g, Val in, int axis, const Decl *fn, bool keep_dims, Loc loc) {
     Val xs[TIR_MAX_RANK * 2];
     int n = operands(g, in, xs, "reduce", loc);
     if (!n) return val_err();
     if (axis < 0) { /* no axis: every element, in row-major order */
         for (int k = 0; k < n; k++) xs[k] = compose_ravel(g, xs[k], loc);
-        Val r = compose_reduce(g, pack(g, in, xs, n), 0, fn, false, loc);
-        return r;
+        return compose_reduce(g, pack(g, in, xs, n), 0, fn, false, loc);
     }
-    int rank = xs[0].t->rank;
-    int32_t s[TIR_MAX_RANK];
-    memcpy(s, xs[0].t->shape, sizeof s);
-    while (s[axis] > 1) {
-        s[axis] /= 2;
-        Val i2 = gen_binop(g, TK_STAR, iota(g, rank, s, axis, loc), val_ct_int(2, DT_I32), loc);
-        Val i21 = gen_binop(g, TK_PLUS, i2, val_ct_int(1, DT_I32), loc);
-        Val a[TIR_MAX_RANK * 2], b[TIR_MAX_RANK * 2];
-        for (int k = 0; k < n; k++) {
-            a[k] = rt(g, gather(g, xs[k].v, i2.v, axis, loc));
-            b[k] = rt(g, gather(g, xs[k].v, i21.v, axis, loc));
-        }
-        if (!combine(g, fn, OP_COUNT, n, a, b, xs, a[0].t, xs, loc)) return val_err();
-    }
-    if (!keep_dims) {
-        int32_t s2[TIR_MAX_RANK];
-        int r = 0;
-        for (int d = 0; d < rank; d++)
-            if (d != axis) s2[r++] = s[d];
-        for (int k = 0; k < n; k++) xs[k] = rt(g, reshape_to(g, xs[k].v, r, s2, loc));
-    }
+    if (!combine_op(g, OP_REDUCE_FN, axis, n, xs, fn, OP_COUNT, xs, loc)) return val_err();
+    if (keep_dims)
+        for (int k = 0; k < n; k++) xs[k] = gen_expand_dims(g, xs[k], axis, loc);
     return pack(g, in, xs, n);
 }
 
@@ -305,18 +325,12 @@ Val compose_scan(Gen *g, Val in, int axis, const Decl *fn, Op op, bool reverse, 
     Val xs[TIR_MAX_RANK * 2];
     int n = operands(g, in, xs, fn ? "associative_scan" : "cumprod", loc);
     if (!n) return val_err();
-    const Type *t = xs[0].t;
-    int32_t len = t->shape[axis];
-    Val i = iota(g, t->rank, t->shape, axis, loc);
-    for (int32_t d = 1; d < len; d *= 2) {
-        /* the element d places earlier in scan order; gather wraps the index modulo len */
-        Val j = gen_binop(g, reverse ? TK_PLUS : TK_MINUS, i, val_ct_int(d, DT_I32), loc);
-        Val valid = reverse ? gen_binop(g, TK_LT, j, val_ct_int(len, DT_I32), loc) : gen_binop(g, TK_GE, i, val_ct_int(d, DT_I32), loc);
-        Val earlier[TIR_MAX_RANK * 2], c[TIR_MAX_RANK * 2];
-        for (int k = 0; k < n; k++) earlier[k] = rt(g, gather(g, xs[k].v, j.v, axis, loc));
-        if (!combine(g, fn, op, n, earlier, xs, xs, t, c, loc)) return val_err();
-        for (int k = 0; k < n; k++) xs[k] = rt(g, select3(g, valid, c[k].v, xs[k].v, loc));
-    }
+    /* reverse: out[i] = x[n-1] (+) .. (+) x[i], the scan of flip(x) flipped back */
+    if (reverse)
+        for (int k = 0; k < n; k++) xs[k] = compose_flip(g, xs[k], axis, loc);
+    if (!combine_op(g, OP_SCAN_FN, axis, n, xs, fn, op, xs, loc)) return val_err();
+    if (reverse)
+        for (int k = 0; k < n; k++) xs[k] = compose_flip(g, xs[k], axis, loc);
     return pack(g, in, xs, n);
 }
 

@@ -347,7 +347,7 @@ static void backward_inst(Ctx *c, Inst *i) {
         return;
     case OP_YIELD: {
         Inst *p = i->parent->parent;
-        if (!p) return;
+        if (!p || p->op == OP_REDUCE_FN || p->op == OP_SCAN_FN) return; /* a combine yields scalars */
         for (int k = 0; k < i->nops; k++) {
             ValueId target = tir_is_loop(p->op) ? i->parent->args[tir_loop_arg(p) + k] : p->res[k];
             if (c->want[target]) wish(c, i->ops[k], c->want[target]);
@@ -505,6 +505,19 @@ static void forward_inst(Ctx *c, Inst *i) {
     case OP_REDUCE: {
         const Layout *ol = layout_of(c, i->ops[0]);
         if (tir_vtype(f, i->res[0])->rank) set_layout(c, i->res[0], intern(c, layout_slice(ol, (int)i->a.ival)));
+        return;
+    }
+    case OP_REDUCE_FN:
+    case OP_SCAN_FN: {
+        /* every operand in one blocked layout, where each thread's elements along the axis
+         * are contiguous and come before the next lane's (the combine keeps that order) */
+        const Layout *ol = layout_of(c, i->ops[0]);
+        if (ol->kind != LAYOUT_BLOCKED) ol = default_layout(c, tir_vtype(f, i->ops[0]));
+        for (int k = 0; k < i->nops; k++) need(c, i, k, ol);
+        for (int k = 0; k < i->nres; k++)
+            if (i->op == OP_SCAN_FN) set_layout(c, i->res[k], ol);
+            else if (tir_vtype(f, i->res[k])->rank) set_layout(c, i->res[k], intern(c, layout_slice(ol, (int)i->a.ival)));
+        forward_block(c, i->regions[0]);
         return;
     }
     case OP_GATHER: {

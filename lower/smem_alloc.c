@@ -67,6 +67,13 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
         if (i->op == OP_CONVERT_LAYOUT && layout_convert_is_local(t, f->values[i->res[0]].type)) return 0;
         return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
     }
+    case OP_REDUCE_FN:
+    case OP_SCAN_FN: { /* the cross-warp step: one 8-byte slot per operand, row and warp position */
+        const Type *t = f->values[i->ops[0]].type;
+        int w = smem_warps_along(t, (int)i->a.ival);
+        if (w <= 1) return 0;
+        return (int)(tir_type_numel(t) / t->shape[i->a.ival] * w * 8 * i->nops);
+    }
     case OP_GATHER: {
         const Type *t = f->values[i->ops[0]].type;
         return (int)(tir_type_numel(t) * dtype_bytes(t->dt));

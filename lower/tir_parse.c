@@ -532,7 +532,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_END: return op == OP_ARANGE;
     case AK_AXIS:
         return op == OP_PROGRAM_ID || op == OP_NUM_PROGRAMS || op == OP_EXPAND_DIMS || op == OP_REDUCE || op == OP_SCAN ||
-               op == OP_GATHER;
+               op == OP_GATHER || op == OP_REDUCE_FN || op == OP_SCAN_FN;
     case AK_PERM: return op == OP_TRANS;
     case AK_KIND: return op == OP_REDUCE || op == OP_SCAN || op == OP_ATOMIC_RMW;
     case AK_PRED: return op == OP_CMP;

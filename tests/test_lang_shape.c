@@ -747,3 +747,38 @@ Test(lang_shape, edge_cases) {
     expect_i32(o + 16, hist, 16, "histogram of i64");
     unload(&k);
 }
+
+/* A 1-D tile loaded 16 bytes per thread: several registers per thread along the axis,
+ * lanes, warps and repetitions, all in one combine order. */
+Test(lang_shape, fn_on_vectorized_layout) {
+    seed_rng();
+    K k;
+    load_src(&k,
+             AFFINE_FN "@num_warps(4)\n"
+                       "kernel k(pa: *i32, pb: *i32, out: *i32, n: i32) {\n"
+                       "    let i = arange(0, 2048);\n"
+                       "    let a = where(i < n, load(pa + i), 1);\n"
+                       "    let b = where(i < n, load(pb + i), 0);\n"
+                       "    let (ra, rb) = reduce((a, b), 0, affine);\n"
+                       "    store(out + arange(0, 2), join(ra, rb));\n"
+                       "    let (sa, sb) = associative_scan((a, b), 0, affine);\n"
+                       "    store(out + 2 + i, sa);\n"
+                       "    store(out + 2050 + i, sb);\n"
+                       "}\n",
+             "k");
+    int n = 2001;
+    static int32_t A[2048], B[2048], got[4098], want[4098];
+    for (int i = 0; i < 2048; i++) A[i] = (int32_t)(rnext() >> 32), B[i] = (int32_t)(rnext() >> 32);
+    uint64_t da = upload(&k, A, sizeof A), db = upload(&k, B, sizeof B), dout = poisoned(&k, sizeof got);
+    void *params[] = {&da, &db, &dout, &n};
+    launch(&k, 1, params);
+    download(&k, got, dout, sizeof got);
+    uint32_t fa = 1, fb = 0;
+    for (int i = 0; i < 2048; i++) {
+        affine(&fa, &fb, i < n ? (uint32_t)A[i] : 1u, i < n ? (uint32_t)B[i] : 0u);
+        want[2 + i] = (int32_t)fa, want[2050 + i] = (int32_t)fb;
+    }
+    want[0] = (int32_t)fa, want[1] = (int32_t)fb;
+    expect_i32(got, want, 4098, "reduce/scan on a vectorized layout");
+    unload(&k);
+}
