@@ -782,3 +782,40 @@ Test(lang_shape, fn_on_vectorized_layout) {
     expect_i32(got, want, 4098, "reduce/scan on a vectorized layout");
     unload(&k);
 }
+
+/* A combine function with a run-time `if` and a loop: the region holds control flow. */
+Test(lang_shape, combine_with_control_flow) {
+    seed_rng();
+    K k;
+    load_src(&k,
+             "fn pick(a, b) {\n"
+             "    let r = a;\n"
+             "    if b > a { r = b; }\n"
+             "    for t in range(0, 3) { r = r + 0; }\n"
+             "    return r;\n"
+             "}\n"
+             "@num_warps(2)\n"
+             "kernel k(x: *i32, out: *i32, n: i32) {\n"
+             "    let i = arange(0, 256);\n"
+             "    let v = load(x + i, i < n, -1000);\n"
+             "    store(out + i, associative_scan(v, 0, pick));\n"
+             "    store(out + 256 + arange(0, 1), reduce(v, 0, pick) + zeros([1], i32));\n"
+             "}\n",
+             "k");
+    int n = 199;
+    int32_t x[199], got[257], want[257];
+    for (int i = 0; i < n; i++) x[i] = irand(1000000) - 500000;
+    uint64_t dx = upload(&k, x, sizeof x), dout = poisoned(&k, sizeof got);
+    void *params[] = {&dx, &dout, &n};
+    launch(&k, 1, params);
+    download(&k, got, dout, sizeof got);
+    int32_t m = INT32_MIN;
+    for (int i = 0; i < 256; i++) {
+        int32_t v = i < n ? x[i] : -1000;
+        m = v > m ? v : m;
+        want[i] = m;
+    }
+    want[256] = m;
+    expect_i32(got, want, 257, "max through a combine with control flow");
+    unload(&k);
+}
