@@ -216,7 +216,7 @@ static int operands(Gen *g, Val in, Val *xs, const char *what, Loc loc) {
             diag_error(g->d, loc, "'%s' expects tensors, got '%s'", what, gen_val_type_name(g, v));
             return 0;
         }
-        if (k && (v.t->rank != xs[0].t->rank || memcmp(v.t->shape, xs[0].t->shape, sizeof v.t->shape))) {
+        if (k && (v.t->rank != xs[0].t->rank || memcmp(v.t->shape, xs[0].t->shape, sizeof(int32_t) * v.t->rank))) {
             diag_error(g->d, loc, "'%s': the tensors differ in shape: %s and %s", what, gen_shape_str(g, xs[0].t->rank, xs[0].t->shape),
                        gen_shape_str(g, v.t->rank, v.t->shape));
             return 0;
@@ -246,7 +246,7 @@ static bool combine(Gen *g, const Decl *fn, Op op, int n, const Val *a, const Va
     }
     for (int k = 0; k < n; k++) {
         Val v = r.k == V_TUPLE ? r.elems[k] : r;
-        bool fits = v.k == V_CT || (v.k == V_RT && (v.t->rank == 0 || (v.t->rank == like->rank && !memcmp(v.t->shape, like->shape, sizeof v.t->shape))));
+        bool fits = v.k == V_CT || (v.k == V_RT && (v.t->rank == 0 || (v.t->rank == like->rank && !memcmp(v.t->shape, like->shape, sizeof(int32_t) * v.t->rank))));
         if (!fits || val_dtype(v) == DT_PTR) {
             diag_error(g->d, loc, "combine function '%s' returns '%s' where its operands are %s", fn->name, gen_val_type_name(g, v),
                        gen_type_desc(g, tir_with_shape(g->m, xs[k].t, like->rank, like->shape)));
@@ -442,7 +442,7 @@ Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc) {
         int r;
         int32_t s[TIR_MAX_RANK];
         if (!gen_broadcast_shapes(g, x.t->rank, x.t->shape, val_rank(mask), val_shape(mask), &r, s, loc)) return val_err();
-        if (r != x.t->rank || memcmp(s, x.t->shape, sizeof s)) {
+        if (r != x.t->rank || memcmp(s, x.t->shape, sizeof(int32_t) * (size_t)r)) {
             diag_error(g->d, loc, "mask shape %s does not broadcast to %s", gen_shape_str(g, val_rank(mask), val_shape(mask)),
                        gen_shape_str(g, x.t->rank, x.t->shape));
             return val_err();
