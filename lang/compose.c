@@ -362,7 +362,11 @@ static void bitonic(Gen *g, Val *x, Val *p, bool descending, Loc loc) {
         for (int32_t j = k / 2; j >= 1; j /= 2) {
             Val pj = gen_binop(g, TK_CARET, i, val_ct_int(j, DT_I32), loc);
             Val ox = rt(g, gather(g, x->v, pj.v, last, loc)), op = {0};
-            if (p) op = rt(g, gather(g, p->v, pj.v, last, loc));
+            tir_val(g->f, ox.v)->def->a.ival2 = j; /* the partner i ^ j: registers or shuffles when it can */
+            if (p) {
+                op = rt(g, gather(g, p->v, pj.v, last, loc));
+                tir_val(g->f, op.v)->def->a.ival2 = j;
+            }
             /* this element is the lower of its pair; the pair's block is ascending */
             Val lower = gen_binop(g, TK_EQEQ, gen_binop(g, TK_AMP, i, val_ct_int(j, DT_I32), loc), val_ct_int(0, DT_I32), loc);
             Val asc = k == n ? val_ct_int(!descending, DT_I1)

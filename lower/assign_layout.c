@@ -524,8 +524,10 @@ static void forward_inst(Ctx *c, Inst *i) {
         /* the source keeps its layout (it goes through shared memory); the index is read
          * register by register with the result, so it takes the result's layout */
         const Layout *r = chosen(c, i->res[0]);
+        if (i->a.ival2 && r->kind != LAYOUT_BLOCKED) r = default_layout(c, tir_vtype(f, i->res[0]));
         set_layout(c, i->res[0], r);
         need(c, i, 1, r);
+        if (i->a.ival2) need(c, i, 0, r); /* a butterfly partner: in the same registers, or a lane's */
         return;
     }
     case OP_TRANS: {

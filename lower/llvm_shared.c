@@ -48,7 +48,9 @@
  *      in-thread prefix; replicas copy their canonical register.
  *
  * gather (axis a): the source through scratch as above, then every result register loads
- * the source element at its coordinate with coordinate a taken from the index register.
+ * the source element at its coordinate with coordinate a taken from the index register;
+ * with xor=j (index i ^ j, sort's partners) another register of the thread or one
+ * butterfly shuffle when the layout keeps the partner in the warp (layout_xor_partner).
  *
  * dot (FMA): a and b are stored row-major in scratch (b 16-byte aligned
  * after a), barrier, then for k = 0..K-1, unrolled: each distinct row of the
@@ -252,6 +254,8 @@ static bool emit_through_smem(LL *l, Inst *i) {
     return true;
 }
 
+static LLVMValueRef shfl_elem(LL *l, const char *kind, LLVMValueRef v, LLVMValueRef arg);
+
 /* gather: the source goes to scratch row-major (as convert_layout's step 1), barrier, then
  * each result register loads src at its own coordinate with the axis coordinate replaced by
  * the index register's value, wrapped modulo the axis size (a power of two) so no index
@@ -264,15 +268,37 @@ static bool emit_gather(LL *l, Inst *i) {
         return false;
     }
     int eb = dtype_bytes(st->dt);
-    if (!have_scratch(l, i, (int)(tir_type_numel(st) * eb))) return false;
     int n;
     LLVMValueRef *src = ll_get(l, i->ops[0], &n);
+    int ax = (int)i->a.ival, j = (int)i->a.ival2;
+    int where = j && st->layout == rt->layout ? layout_xor_partner(st, ax, j) : 0;
+    if (where) { /* the butterfly partner: another register of this thread, or a lane's */
+        const LayoutRegs *lr = ll_regs_of(l, st);
+        ThreadTerm tt = layout_thread_term(st->layout, ax);
+        LLVMValueRef *res = ll_new(l, i->res[0], lr->n);
+        for (int r = 0; r < lr->n; r++) {
+            if (where == 2) {
+                res[r] = shfl_elem(l, "bfly", src[r], ll_i32(l, tt.lane_stride * (j / tt.lane_mul)));
+                continue;
+            }
+            int32_t c[TIR_MAX_RANK];
+            memcpy(c, lr->stat[r], sizeof c);
+            c[ax] ^= j;
+            int q = layout_regs_find(lr, c);
+            if (q < 0) {
+                ll_error(l, i->loc, "internal error: gather xor=%d finds no partner register", j);
+                return false;
+            }
+            res[r] = src[q];
+        }
+        return true;
+    }
+    if (!have_scratch(l, i, (int)(tir_type_numel(st) * eb))) return false;
     LLVMValueRef *idx = ll_get(l, i->ops[1], &n);
     ll_smem_write_tensor(l, st, src, i->a.smem_offset);
     ll_barrier(l);
     const LayoutRegs *rr = ll_regs_of(l, rt);
     LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
-    int ax = (int)i->a.ival;
     LLVMTypeRef et = smem_type(l, st->dt);
     for (int r = 0; r < rr->n; r++) {
         LLVMValueRef lin = ll_i32(l, 0);
@@ -799,6 +825,8 @@ static LLVMValueRef shfl_elem(LL *l, const char *kind, LLVMValueRef v, LLVMValue
     LLVMTypeRef ty = LLVMTypeOf(v);
     if (ty == l->t_i32 || ty == l->t_f32 || ty == l->t_i64 || ty == l->t_f64) return shfl(l, kind, v, arg);
     LLVMTypeKind tk = LLVMGetTypeKind(ty);
+    if (tk == LLVMPointerTypeKind)
+        return LLVMBuildIntToPtr(l->b, shfl(l, kind, LLVMBuildPtrToInt(l->b, v, l->t_i64, ""), arg), ty, "");
     if (tk == LLVMIntegerTypeKind) /* i1, i8, i16 */
         return LLVMBuildTrunc(l->b, shfl(l, kind, LLVMBuildZExt(l->b, v, l->t_i32, ""), arg), ty, "");
     /* f16, bf16: through their 16 bits */

@@ -76,6 +76,8 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
     }
     case OP_GATHER: {
         const Type *t = f->values[i->ops[0]].type;
+        if (i->a.ival2 && t->layout == f->values[i->res[0]].type->layout && layout_xor_partner(t, (int)i->a.ival, (int)i->a.ival2))
+            return 0;
         return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
     }
     case OP_REDUCE:

@@ -505,7 +505,7 @@ static const Type *type(Parser *P) {
 #define TIR_ATTR_KEYS(X)                                                                       \
     X(VALUE, "value") X(START, "start") X(END, "end") X(AXIS, "axis") X(PERM, "perm")          \
     X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
-    X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact")
+    X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(XOR, "xor")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -541,6 +541,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_SEM:
     case AK_SCOPE: return op == OP_ATOMIC_RMW || op == OP_ATOMIC_CAS;
     case AK_EXACT: return op == OP_EXP || op == OP_EXP2;
+    case AK_XOR: return op == OP_GATHER;
     case AK_VEC:
     case AK_SMEM:
     case AK_CACHE: return true;
@@ -629,6 +630,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
             break;
         }
         case AK_TF32: a->allow_tf32 = (uint8_t)int_lit(P, "tf32", 0, 1); break;
+        case AK_XOR: a->ival2 = int_lit(P, "xor", 1, 1 << 20); break;
         case AK_VEC: a->vec = (uint8_t)int_lit(P, "vec", 0, 255); break;
         case AK_CACHE: a->cache = (uint8_t)int_lit(P, "cache", 0, 255); break;
         case AK_PENDING: a->ival = int_lit(P, "pending", 0, 64); break;

@@ -123,9 +123,12 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_PROGRAM_ID:
     case OP_NUM_PROGRAMS:
     case OP_EXPAND_DIMS:
-    case OP_GATHER:
     case OP_REDUCE_FN:
     case OP_SCAN_FN: str_printf(&t, "axis=%lld", (long long)a->ival); break;
+    case OP_GATHER:
+        str_printf(&t, "axis=%lld", (long long)a->ival);
+        if (a->ival2) str_printf(&t, ", xor=%lld", (long long)a->ival2);
+        break;
     case OP_TRANS: {
         const Type *rt = p->f->values[i->res[0]].type;
         str_puts(&t, "perm=[");

@@ -415,6 +415,9 @@ static void check_gather(Verifier *V, const Inst *i) {
     for (int d = 0; d < a->rank; d++)
         if (d != ax && a->shape[d] != r->shape[d])
             verr(V, i, "dim %d: result has %d, source %d (only the axis may differ)", d, r->shape[d], a->shape[d]);
+    int64_t j = i->a.ival2;
+    if (j && (j < 0 || (j & (j - 1)) || j >= a->shape[ax] || !same_shape(a, r)))
+        verr(V, i, "xor=%lld needs a power of two below the axis size %d and equal source and result shapes", (long long)j, a->shape[ax]);
 }
 
 static void check_dot(Verifier *V, const Inst *i) {
