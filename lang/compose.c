@@ -17,7 +17,8 @@
  *                     through shared memory), always to neighbouring runs in order
  *   scan(x, a, f)     scan_fn likewise; reverse scans flip(x) and flips back
  *   sort(x)           bitonic network over the last dim: per stage, the partner
- *                     x[i ^ j] by gather, compare, select
+ *                     x[i ^ j] by gather xor=j (registers or a shuffle when the layout
+ *                     allows), compare integer keys, select
  *   topk(x, k)        sort descending with the indices as payload (ties: lower index
  *                     first), then gather the first k
  *   histogram(x, B)   sum over x of (x[:, None] == arange(0, B)[None, :]) */
