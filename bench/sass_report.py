@@ -43,6 +43,9 @@ import tempfile
 GEMM_SPECS = ["sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16"]
 GATE_SPECS = ["hidden=16", "inter=16", "sx=16"]
 DOWN_SPECS = ["hidden=16", "inter=16", "so=16"]
+# tile_attention_fwd specializes every stride divisible by 16 (contiguous [batch, seq, heads, 64k] tensors)
+ATTN_SPECS = [s + "=16" for s in ("sqb", "sqs", "sqh", "skb", "sks", "skh", "svb", "svs", "svh", "sob", "sos", "soh",
+                                  "slb", "slh")]
 
 # (file, kernel, defines, specializations, label)
 CONFIGS = [
@@ -59,11 +62,11 @@ for hd in (64, 128, 256):
         bd = hd
         bn = 64 if hd <= 64 else 32
         CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
-                        ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % bd, "BM=64", "BN=%d" % bn, "CAUSAL=%d" % causal], [],
+                        ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % bd, "BM=64", "BN=%d" % bn, "CAUSAL=%d" % causal], ATTN_SPECS,
                         "attention hd%d BM64 BN%d%s" % (hd, bn, " causal" if causal else "")))
 for hd in (64, 128):
     CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
-                    ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % hd, "BM=128", "BN=64"], [],
+                    ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % hd, "BM=128", "BN=64"], ATTN_SPECS,
                     "attention hd%d BM128 BN64 (Triton's tile)" % hd))
 CONFIGS += [
     ("attention/paged_attention.tile", "paged_attention_f16", [], [], "paged decode hd128"),
