@@ -61,9 +61,11 @@ for hd in (64, 128, 256):
     for causal in (0, 1):
         bd = hd
         bn = 64 if hd <= 64 else 32
+        warps = 8 if hd > 128 else 4  # as tile_attention_fwd launches it
         CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
-                        ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % bd, "BM=64", "BN=%d" % bn, "CAUSAL=%d" % causal], ATTN_SPECS,
-                        "attention hd%d BM64 BN%d%s" % (hd, bn, " causal" if causal else "")))
+                        ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % bd, "BM=64", "BN=%d" % bn, "CAUSAL=%d" % causal,
+                         "num_warps=%d" % warps], ATTN_SPECS,
+                        "attention hd%d BM64 BN%d w%d%s" % (hd, bn, warps, " causal" if causal else "")))
 for hd in (64, 128):
     CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
                     ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % hd, "BM=128", "BN=64"], ATTN_SPECS,
