@@ -581,7 +581,9 @@ TILE_API tile_status tile_paged_attention_workspace_size(tile_context *ctx, cons
  * Per-token dynamic quantization (quant_dtype TILE_F8E4M3 or TILE_I8; 0 (TILE_F32) or dtype: none): the
  * row's result y (f32, before any rounding) gets scale = max(max|y| / QMAX, 1 / (QMAX * 512)), QMAX = 448
  * (f8e4m3) or 127 (i8), written to scales[token] (f32); out holds y / scale, rounded to nearest even and
- * saturated (f8e4m3) or clamped to [-127, 127] (i8), so y ~= out * scale.
+ * saturated (f8e4m3) or clamped to [-127, 127] (i8), so y ~= out * scale.  Per-group quantization
+ * (quant_group, DeepSeek style, what a block-scaled f8 GEMM reads): the same rule over each group of
+ * quant_group consecutive columns, scales[token * lds + group] (f32, row-major).
  *
  * The argument structs begin with `size`: sizeof the struct as the caller compiled it, or 0 for this
  * release's layout.  Fields are only ever appended; those past the caller's size count as zero. */
@@ -597,8 +599,11 @@ typedef struct tile_norm_args {
     float eps;                                /* added to mean(z^2) (LayerNorm: the variance); finite, >= 0 */
     tile_devptr out; int64_t ldo;             /* [tokens, hidden] in dtype or quant_dtype */
     tile_dtype quant_dtype;                   /* 0 (TILE_F32) or dtype: no quantization; TILE_F8E4M3; TILE_I8 */
-    tile_devptr scales;                       /* f32 [tokens] when quantized */
+    tile_devptr scales;                       /* f32 [tokens] when quantized; with quant_group [tokens, groups] */
     tile_stream stream;
+    int64_t quant_group;                      /* 0: one scale per token; 16 .. 1024, a power of two: one per group of
+                                                 quant_group columns (DeepSeek's 128), groups = cdiv(hidden, quant_group) */
+    int64_t lds;                              /* with quant_group: the scales' row stride (0: groups) */
 } tile_norm_args;
 /* z = residual ? (residual = x + residual) : x;  y = z / sqrt(mean(z^2) + eps) * weight, in f32, then
  * rounded to dtype or quantized (above).  vLLM's fused_add_rms_norm / rms_norm and their
@@ -621,8 +626,10 @@ typedef struct tile_gated_args {
     tile_devptr x; int64_t ldx; /* [tokens, 2 d]: gate (d), then up (d); row stride ldx (0: 2 d) */
     tile_devptr out; int64_t ldo; /* [tokens, d] in dtype or quant_dtype, row stride ldo (0: d) */
     tile_dtype quant_dtype;    /* as tile_norm_args */
-    tile_devptr scales;        /* f32 [tokens] when quantized */
+    tile_devptr scales;        /* f32 [tokens] when quantized; with quant_group [tokens, groups] */
     tile_stream stream;
+    int64_t quant_group;       /* as tile_norm_args: groups = cdiv(d, quant_group) */
+    int64_t lds;               /* with quant_group: the scales' row stride (0: groups) */
 } tile_gated_args;
 /* out[t, i] = act(gate[t, i]) * up[t, i] in f32, then rounded to dtype or quantized (above): vLLM's
  * silu_and_mul, gelu_and_mul and gelu_tanh_and_mul. */
