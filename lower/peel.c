@@ -8,8 +8,10 @@
  * after peeling it computes none, and canonicalize drops the masks from
  * the loads, stores and selects that used them.
  *
- * Algorithm, for each `for` with no loop inside it, a positive constant
- * step, and not already a remainder:
+ * Algorithm, for each `for` with no loop inside it, a `dot` in it, a
+ * positive constant step, and not already a remainder (a loop without a dot
+ * is memory-bound: its mask arithmetic costs nothing there, and the second
+ * copy of its body would cost compile time):
  *   1. Ranges.  An integer value is described as  S + [lo, hi]:  every
  *      element lies in [S + lo, S + hi], where S is a sum of scalar terms
  *      with signs (the induction variable, or scalars defined before the
@@ -163,6 +165,11 @@ static bool mark_inside(Inst *i, void *ud) {
 static bool has_loop(Inst *i, void *ud) {
     (void)ud;
     return !tir_is_loop(i->op);
+}
+
+static bool has_no_dot(Inst *i, void *ud) {
+    (void)ud;
+    return i->op != OP_DOT;
 }
 
 typedef struct Found {
@@ -343,7 +350,7 @@ bool lower_peel(Module *m, Diag *d) {
         for (int l = 0; l < loops.n; l++) {
             Inst *loop = loops.v[l];
             if (loop->a.ival || loop->nregions != 1 || !loop->regions[0]->nargs || !const_positive(f, loop->ops[2]) ||
-                !tir_walk(loop->regions[0], has_loop, NULL))
+                !tir_walk(loop->regions[0], has_loop, NULL) || tir_walk(loop->regions[0], has_no_dot, NULL))
                 continue;
             Peel p = {.m = m, .f = f, .iv = loop->regions[0]->args[0], .ninside = f->nvalues};
             p.inside = calloc(p.ninside, sizeof *p.inside);
