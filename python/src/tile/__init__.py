@@ -1,0 +1,183 @@
+"""tile: compile and launch .tile kernels from Python, Triton-style.
+
+    import numpy as np, tile
+    mod = tile.compile("kernels/add.tile", BLOCK=256)
+    x = np.random.rand(1000).astype(np.float32); y = np.ones_like(x); out = np.empty_like(x)
+    mod.add[lambda meta: (tile.cdiv(x.size, meta["BLOCK"]),)](x, y, out, x.size)
+
+The work is done by the C extension tile._tile (stable ABI) over libtile,
+which ships inside this package (tile/lib, with its data in tile/share/tile).
+Arrays: NumPy (host memory, used in place on the emulator), anything with
+__cuda_array_interface__ or DLPack (torch, cupy).  See docs/python.md.
+"""
+import os as _os
+
+from . import _tile
+from ._tile import CompileError, Device, Error, Kernel
+
+__all__ = ["device", "compile", "Module", "Kernel", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
+           "version"]
+__version__ = _tile.version()
+
+_devices = {}
+_ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "silu": 3}
+
+
+def version():
+    """The library's version, e.g. '0.1.0'."""
+    return _tile.version()
+
+
+def cdiv(a, b):
+    """Ceiling division, for grids: cdiv(n, BLOCK)."""
+    return -(-a // b)
+
+
+def device(name=None):
+    """The Device for "emu", "cuda", "cuda:N" (or any name the library takes).
+
+    None: TILE_DEVICE, else cuda when present, else the emulator.  Devices are
+    cached: the same name gives the same Device (one tile context)."""
+    if isinstance(name, Device):
+        return name
+    if name is not None and not isinstance(name, str):
+        raise TypeError("device: expected a name such as 'emu' or 'cuda:0', got %r" % (name,))
+    d = _devices.get(name)
+    if d is None:
+        d = _devices[name] = Device(name)
+    return d
+
+
+class Module:
+    """The kernels of one compiled source: mod.NAME or mod["NAME"] is a Kernel,
+    launched with kernel[grid](*args, stream=None)."""
+
+    def __init__(self, kernels, source):
+        self._kernels = {k.name: k for k in kernels}
+        self.source = source
+        for k in kernels:
+            if not hasattr(Module, k.name) and not k.name.startswith("_"):
+                self.__dict__[k.name] = k
+
+    def __getitem__(self, name):
+        try:
+            return self._kernels[name]
+        except KeyError:
+            raise KeyError("no kernel named %r (kernels: %s)" % (name, ", ".join(self._kernels))) from None
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self.__dict__["_kernels"][name]
+        except KeyError:
+            raise AttributeError("no kernel named %r (kernels: %s)" % (name, ", ".join(self._kernels))) from None
+
+    def __iter__(self):
+        return iter(self._kernels.values())
+
+    def __len__(self):
+        return len(self._kernels)
+
+    def __repr__(self):
+        return "<tile module %s: %s>" % (self.source, ", ".join(self._kernels))
+
+
+def _define_value(name, v):
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return v
+    raise TypeError("constexpr %s: expected an int, float, bool or str, got %r" % (name, type(v).__name__))
+
+
+def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=None, device=None, specialize=True,
+            **constexprs):
+    """Compile a .tile file (a path that names an existing file) or source text.
+
+    kernel: one kernel (None: all); arch: a target such as "sm_90a" (None: the
+    device's); num_warps, num_stages and the constexprs (const parameters and
+    file-level consts, e.g. BLOCK=256) become defines.  Source errors raise
+    CompileError with .diagnostics ("file:line:col: error: ...").  Variants
+    specialized on the launch's values (integers equal to 1 or divisible by 16,
+    16-byte aligned pointers) compile on first use (specialize=False: integers
+    never are)."""
+    dev = globals()["device"](device)
+    if not isinstance(path_or_source, (str, _os.PathLike)):
+        raise TypeError("compile: expected a path or source text, got %r" % (type(path_or_source).__name__,))
+    src = _os.fspath(path_or_source)
+    is_file = isinstance(path_or_source, _os.PathLike) or ("\n" not in src and _os.path.isfile(src))
+    if is_file and not _os.path.isfile(src):
+        raise FileNotFoundError("compile: no such file: %r" % src)
+    defines = ["%s=%s" % (k, _define_value(k, v)) for k, v in constexprs.items()]
+    if num_warps is not None:
+        defines.append("num_warps=%d" % num_warps)
+    if num_stages is not None:
+        defines.append("num_stages=%d" % num_stages)
+    kernels = _tile.compile(dev, _os.path.abspath(src) if is_file else src, is_file, tuple(defines), kernel=kernel,
+                            arch=arch, meta=dict(constexprs), specialize=specialize)
+    return Module(kernels, src if is_file else "<source>")
+
+
+def _empty(like, shape, dtype=None):
+    """An uninitialized array of like's kind (NumPy or torch) and device."""
+    mod = type(like).__module__.split(".")[0]
+    if mod == "numpy":
+        import numpy as np
+        return np.empty(shape, dtype=like.dtype if dtype is None else dtype)
+    if mod == "torch":
+        import torch
+        if isinstance(dtype, str):
+            dtype = getattr(torch, dtype)
+        return like.new_empty(shape, dtype=like.dtype if dtype is None else dtype)
+    raise TypeError("out=: pass an output array (cannot allocate one like %s)" % type(like).__name__)
+
+
+def _dtype_name(x):
+    return str(getattr(x, "dtype", "")).replace("torch.", "")
+
+
+def gemm(a, b, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, dtype=None, out_dtype=None, stream=None,
+         device=None):
+    """out = activation(alpha * a @ b + beta * out + bias) with tile_gemm.
+
+    a [M, K], b [K, N] (row-major or transposed views), f16, bf16, f32 (tf32)
+    or i8; out [M, N] (default: a new array of a's type, i32 for i8 inputs;
+    f32 out with f16/bf16 inputs is allowed).  NumPy has no bf16: pass uint16
+    arrays with dtype="bf16".  activation: None, "relu", "gelu", "silu".
+    Returns out."""
+    if activation not in _ACTIVATIONS:
+        raise ValueError("activation: expected one of None, 'relu', 'gelu', 'silu', got %r" % (activation,))
+    dev = globals()["device"](device)
+    if out is None:
+        shape_a, shape_b = getattr(a, "shape", None), getattr(b, "shape", None)
+        if shape_a is None or shape_b is None or len(shape_a) != 2 or len(shape_b) != 2:
+            raise ValueError("gemm: a and b must be 2-D arrays")
+        odt = None
+        if _dtype_name(a) == "int8":
+            odt = "int32"
+        out = _empty(a, (shape_a[0], shape_b[1]), odt)
+        if beta != 0.0:
+            raise ValueError("beta: needs out= (it scales out's values)")
+    _tile.gemm(dev, a, b, out, bias=bias, activation=_ACTIVATIONS[activation], alpha=alpha, beta=beta, stream=stream,
+               dtype=dtype, out_dtype=out_dtype)
+    return out
+
+
+def attention(q, k, v, causal=False, softmax_scale=None, out=None, dtype=None, stream=None, device=None):
+    """out = softmax(softmax_scale * q k^T (+ causal mask)) v with tile_attention_fwd.
+
+    q [batch, seq_q, heads_q, head_dim], k and v [batch, seq_k, heads_kv,
+    head_dim] (heads_q a multiple of heads_kv), f16 or bf16 (NumPy: uint16
+    with dtype="bf16"); head_dim a multiple of 16, at most 256, contiguous.
+    causal masks bottom-right aligned (key j visible to query i when
+    j <= i + seq_k - seq_q).  softmax_scale None: 1/sqrt(head_dim).
+    Returns out (default: a new array like q)."""
+    dev = globals()["device"](device)
+    if out is None:
+        out = _empty(q, tuple(q.shape))
+    _tile.attention(dev, q, k, v, out, causal=bool(causal), softmax_scale=0.0 if softmax_scale is None else softmax_scale,
+                    stream=stream, dtype=dtype)
+    return out
