@@ -597,6 +597,25 @@ static PyObject *kernel_repr(PyObject *self) {
     return PyUnicode_FromFormat("<tile kernel %s(%s)>", k->name, k->signature);
 }
 
+static PyObject *kernel_set_meta(PyObject *self, PyObject *meta) {
+    TPyKernel *k = (TPyKernel *)self;
+    if (!PyDict_Check(meta)) {
+        PyErr_SetString(PyExc_TypeError, "meta must be a dict");
+        return NULL;
+    }
+    PyObject *m = PyDict_Copy(meta);
+    if (!m) return NULL;
+    PyObject *old = k->meta;
+    k->meta = m;
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"_set_meta", kernel_set_meta, METH_O, "replace the dict a callable grid is given (the package fills in defaults)"},
+    {NULL},
+};
+
 static PyGetSetDef kernel_getset[] = {
     {"name", kernel_get_name, NULL, "the kernel's name", NULL},
     {"signature", kernel_get_signature, NULL, "run-time parameters, e.g. '*f32:16, i32'", NULL},
@@ -612,6 +631,7 @@ static PyType_Slot kernel_slots[] = {
     {Py_tp_dealloc, kernel_dealloc},
     {Py_mp_subscript, kernel_subscript},
     {Py_tp_getset, kernel_getset},
+    {Py_tp_methods, kernel_methods},
     {Py_tp_repr, kernel_repr},
     {Py_tp_doc, "A compiled kernel: kernel[grid](*args, stream=None) launches it."},
     {0, NULL},

@@ -11,6 +11,7 @@ Arrays: NumPy (host memory, used in place on the emulator), anything with
 __cuda_array_interface__ or DLPack (torch, cupy).  See docs/python.md.
 """
 import os as _os
+import re as _re
 
 from . import _tile
 from ._tile import CompileError, Device, Error, Kernel
@@ -109,7 +110,7 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
         raise TypeError("compile: expected a path or source text, got %r" % (type(path_or_source).__name__,))
     src = _os.fspath(path_or_source)
     is_file = isinstance(path_or_source, _os.PathLike) or ("\n" not in src and _os.path.isfile(src))
-    if is_file and not _os.path.isfile(src):
+    if (is_file or ("\n" not in src and src.rstrip().endswith(".tile"))) and not _os.path.isfile(src):
         raise FileNotFoundError("compile: no such file: %r" % src)
     defines = ["%s=%s" % (k, _define_value(k, v)) for k, v in constexprs.items()]
     if num_warps is not None:
@@ -117,8 +118,56 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
     if num_stages is not None:
         defines.append("num_stages=%d" % num_stages)
     kernels = _tile.compile(dev, _os.path.abspath(src) if is_file else src, is_file, tuple(defines), kernel=kernel,
-                            arch=arch, meta=dict(constexprs), specialize=specialize)
+                            arch=arch, meta=constexprs, specialize=specialize)
+    text = None
+    for k in kernels:
+        if text is None:
+            if is_file:
+                with open(src, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            else:
+                text = src
+        defaults = _const_defaults(text, k.name)
+        if any(name not in constexprs for name in defaults):
+            k._set_meta(dict(defaults, **k.meta))
     return Module(kernels, src if is_file else "<source>")
+
+
+def _const_defaults(text, kernel):
+    """Literal defaults of a kernel's const parameters (`const BLOCK: i32 = 1024`),
+    read from its header so a callable grid's meta has them as Triton's has;
+    a default that is no literal is left out."""
+    text = _re.sub(r"//[^\n]*", "", text)
+    m = _re.search(r"\bkernel\s+%s\s*\(" % _re.escape(kernel), text)
+    if not m:
+        return {}
+    depth, i, params, start = 1, m.end(), [], m.end()
+    while i < len(text) and depth:
+        c = text[i]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        if (c == "," and depth == 1) or depth == 0:
+            params.append(text[start:i])
+            start = i + 1
+        i += 1
+    out = {}
+    for p in params:
+        pm = _re.match(r"\s*const\s+(\w+)\s*:\s*\w+\s*=\s*(\S+)\s*$", p)
+        if not pm:
+            continue
+        v = pm.group(2)
+        if v in ("true", "false"):
+            out[pm.group(1)] = v == "true"
+            continue
+        for conv in (lambda t: int(t, 0), float):
+            try:
+                out[pm.group(1)] = conv(v)
+                break
+            except ValueError:
+                pass
+    return out
 
 
 def _empty(like, shape, dtype=None):

@@ -1,0 +1,349 @@
+"""Tests of the tile package on the emulator with NumPy arrays.
+
+Every kernel result is checked against a float64 NumPy reference computed on
+fresh random inputs, with the output poisoned first (NaN) and sizes that are
+not multiples of the block.  scripts/test_python.sh runs these from a fresh
+venv with the package installed by pip."""
+import gc
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+import tile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+KERNELS = os.path.join(ROOT, "kernels")
+
+rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+
+DOT_F16 = """
+// C = A x B: f16 operands, f32 accumulator and output; one BM x BN tile per program.
+@num_warps(4)
+kernel dot_f16(a: *f16, b: *f16, c: *f32, m: i32, n: i32, k: i32,
+               const BM: i32 = 32, const BN: i32 = 32, const BK: i32 = 32) {
+    let rm = program_id(0) * BM + arange(0, BM);
+    let rn = program_id(1) * BN + arange(0, BN);
+    let rk = arange(0, BK);
+    let acc = zeros([BM, BN], f32);
+    for k0 in range(0, k, BK) {
+        let ka = k0 + rk;
+        let ta = load(a + rm[:, None] * k + ka[None, :], (rm[:, None] < m) && (ka[None, :] < k), 0.0);
+        let tb = load(b + ka[:, None] * n + rn[None, :], (ka[:, None] < k) && (rn[None, :] < n), 0.0);
+        acc = dot(ta, tb, acc);
+    }
+    store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));
+}
+"""
+
+
+def poisoned(shape, dtype):
+    return np.full(shape, np.nan, dtype=dtype)
+
+
+def close(test, got, want, rtol, atol):
+    got = np.asarray(got, dtype=np.float64)
+    test.assertFalse(np.isnan(got).any(), "NaN left in the output (some element was never written)")
+    err = np.abs(got - want)
+    bound = atol + rtol * np.abs(want)
+    worst = np.unravel_index(np.argmax(err - bound), err.shape)
+    test.assertTrue((err <= bound).all(), "max error %g at %s: got %g, want %g" % (err[worst], worst, got[worst], want[worst]))
+
+
+class Launch(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dev = tile.device("emu")
+        cls.add = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=256, device=cls.dev).add
+
+    def test_device(self):
+        self.assertIs(tile.device("emu"), self.dev)
+        self.assertEqual(self.dev.name, "emu")
+        self.assertTrue(self.dev.is_emulator)
+        self.assertTrue(self.dev.arch.startswith("sm_"))
+
+    def test_vector_add(self):
+        for n in (1, 1001, 4099):
+            x = rng.standard_normal(n).astype(np.float32)
+            y = rng.standard_normal(n).astype(np.float32)
+            out = poisoned(n, np.float32)
+            self.add[lambda meta: (tile.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
+            close(self, out, x.astype(np.float64) + y.astype(np.float64), 1e-6, 1e-6)
+
+    def test_grid_forms(self):
+        n = 700
+        x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        for grid in (3, (3,), [3, 1, 1], lambda meta: (tile.cdiv(n, meta["BLOCK"]),)):
+            out = poisoned(n, np.float32)
+            self.add[grid](x, y, out, n)
+            close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+        out = poisoned(n, np.float32)
+        self.add[1](x, y, out, n)  # one program of 256: the rest stays NaN
+        self.assertTrue(np.isnan(out[256:]).all() and not np.isnan(out[:256]).any())
+
+    def test_meta(self):
+        meta = self.add.meta
+        self.assertEqual(meta["BLOCK"], 256)
+        self.assertEqual(meta["num_warps"], 4)
+
+    def test_specialization_variants(self):
+        mod = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=128)
+        k = mod.add
+        self.assertEqual(k.variants, [])
+        base = np.zeros(2048 + 8, np.float32)
+        for n, spec in ((1024, "n=16"), (1, "n=1"), (1000, ""), (1008, "n=16")):
+            x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+            out = poisoned(n, np.float32)
+            k[tile.cdiv(n, 128),](x, y, out, n)
+            close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+            self.assertIn(spec, k.variants)
+        self.assertEqual(sorted(k.variants), sorted(["n=16", "n=1", ""]))
+        # a pointer one element (4 bytes) off 16-byte alignment: the variant without the assumption
+        n = 333
+        x = base[1:1 + n]
+        x[:] = rng.random(n, dtype=np.float32)
+        y = rng.random(n, dtype=np.float32)
+        out = poisoned(n, np.float32)
+        k[tile.cdiv(n, 128),](x, y, out, n)
+        close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+        self.assertIn("no_align_ptrs", k.variants)
+
+    def test_writes_numpy_memory_in_place(self):
+        n = 515
+        buf = poisoned(3 * n, np.float32)
+        x, y, out = buf[:n], buf[n:2 * n], buf[2 * n:]  # three views of one array: one registration
+        x[:] = rng.standard_normal(n)
+        y[:] = rng.standard_normal(n)
+        self.add[tile.cdiv(n, 256),](x, y, out, n)
+        close(self, buf[2 * n:], x.astype(np.float64) + y, 1e-6, 1e-6)
+        # strided views and the same array as input and output
+        z = poisoned(2 * n, np.float32)
+        z[::2] = rng.standard_normal(n)
+        want = z[::2].astype(np.float64) * 2
+        v = np.ascontiguousarray(z[::2])
+        self.add[tile.cdiv(n, 256),](v, v, v, n)
+        close(self, v, want, 1e-6, 1e-6)
+
+    def test_registration_cache(self):
+        before = self.dev.stats()["registered_arrays"]
+        n = 300
+        arrs = [rng.random(n, dtype=np.float32) for _ in range(3)]
+        for _ in range(3):
+            self.add[2,](*arrs, n)
+        self.assertEqual(self.dev.stats()["registered_arrays"], before + 3)
+        del arrs
+        gc.collect()
+        self.assertEqual(self.dev.stats()["registered_arrays"], before)
+
+    def test_memory_no_array_owns(self):
+        n = 100
+        raw = bytearray(n * 4 * 3)
+        x = np.frombuffer(raw, np.float32, n, 0)
+        y = np.frombuffer(raw, np.float32, n, n * 4)
+        out = np.frombuffer(raw, np.float32, n, 2 * n * 4)
+        x[:] = rng.random(n)
+        y[:] = rng.random(n)
+        out[:] = np.nan
+        self.add[1,](x, y, out, n)
+        close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+
+    def test_dlpack(self):
+        class OnlyDLPack:
+            def __init__(self, a):
+                self.a = a
+
+            def __dlpack__(self, stream=None):
+                return self.a.__dlpack__()
+
+            def __dlpack_device__(self):
+                return self.a.__dlpack_device__()
+
+        n = 257
+        x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        out = poisoned(n, np.float32)
+        self.add[2,](OnlyDLPack(x), OnlyDLPack(y), OnlyDLPack(out), n)
+        close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+
+    def test_softmax(self):
+        mod = tile.compile(os.path.join(KERNELS, "softmax.tile"), BLOCK=512)
+        rows, cols, stride = 37, 301, 320
+        inp = rng.standard_normal((rows, stride)).astype(np.float32) * 4
+        out = poisoned((rows, cols), np.float32)
+        mod.softmax[rows,](out, inp, stride, cols, cols)
+        x = inp[:, :cols].astype(np.float64)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        close(self, out, e / e.sum(axis=1, keepdims=True), 1e-5, 1e-7)
+
+    def test_dot_f16(self):
+        mod = tile.compile(DOT_F16)
+        m, n, k = 77, 53, 45
+        a = rng.standard_normal((m, k)).astype(np.float16)
+        b = rng.standard_normal((k, n)).astype(np.float16)
+        c = poisoned((m, n), np.float32)
+        mod.dot_f16[lambda meta: (tile.cdiv(m, meta["BM"]), tile.cdiv(n, meta["BN"]))](a, b, c, m, n, k)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        close(self, c, want, 1e-4, 1e-4 * np.sqrt(k))
+
+    def test_matmul_f32(self):
+        mod = tile.compile(os.path.join(KERNELS, "matmul.tile"), BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, num_stages=2)
+        m, n, k = 45, 67, 39
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        c = poisoned((m, n), np.float32)
+        mod["matmul"][tile.cdiv(m, 32), tile.cdiv(n, 32)](a, b, c, m, n, k, k, n, n)
+        close(self, c, a.astype(np.float64) @ b.astype(np.float64), 1e-5, 1e-5 * k)
+
+
+class Shipped(unittest.TestCase):
+    def test_gemm_f16(self):
+        for m, n, k in ((67, 45, 83), (1, 33, 17), (129, 7, 64)):
+            a = rng.standard_normal((m, k)).astype(np.float16)
+            b = rng.standard_normal((k, n)).astype(np.float16)
+            want = a.astype(np.float64) @ b.astype(np.float64)
+            out = tile.gemm(a, b)
+            self.assertEqual((out.shape, out.dtype), ((m, n), np.float16))
+            close(self, out, want, 2e-3, 2e-3 * np.sqrt(k))
+            out32 = poisoned((m, n), np.float32)
+            self.assertIs(tile.gemm(a, b, out=out32), out32)
+            close(self, out32, want, 1e-5, 1e-4 * np.sqrt(k))
+
+    def test_gemm_epilogue_and_transposes(self):
+        m, n, k = 45, 71, 39
+        a = rng.standard_normal((k, m)).astype(np.float16).T  # a transposed view
+        b = rng.standard_normal((n, k)).astype(np.float16).T
+        bias = rng.standard_normal(n).astype(np.float32)
+        c = rng.standard_normal((m, n)).astype(np.float32)
+        c0 = c.astype(np.float64)
+        tile.gemm(a, b, out=c, bias=bias, activation="relu", alpha=0.5, beta=2.0)
+        want = np.maximum(0.5 * (a.astype(np.float64) @ b.astype(np.float64)) + 2.0 * c0 + bias, 0)
+        close(self, c, want, 1e-4, 1e-3)
+
+    def test_attention_f16(self):
+        for causal in (False, True):
+            for (bsz, sq, sk, hq, hkv, d) in ((2, 37, 37, 2, 2, 64), (1, 19, 45, 4, 2, 32)):
+                q = rng.standard_normal((bsz, sq, hq, d)).astype(np.float16)
+                k = rng.standard_normal((bsz, sk, hkv, d)).astype(np.float16)
+                v = rng.standard_normal((bsz, sk, hkv, d)).astype(np.float16)
+                out = poisoned(q.shape, np.float16)
+                self.assertIs(tile.attention(q, k, v, causal=causal, out=out), out)
+                close(self, out, attention_ref(q, k, v, causal, 1 / np.sqrt(d)), 2e-3, 2e-3)
+        q = rng.standard_normal((1, 9, 2, 16)).astype(np.float16)
+        out = tile.attention(q, q, q, softmax_scale=0.3)
+        close(self, out, attention_ref(q, q, q, False, 0.3), 2e-3, 2e-3)
+
+
+def attention_ref(q, k, v, causal, scale):
+    q, k, v = (t.astype(np.float64) for t in (q, k, v))
+    bsz, sq, hq, d = q.shape
+    sk, hkv = k.shape[1], k.shape[2]
+    out = np.zeros(q.shape)
+    for b in range(bsz):
+        for h in range(hq):
+            kh = h // (hq // hkv)
+            s = q[b, :, h, :] @ k[b, :, kh, :].T * scale
+            if causal:
+                i = np.arange(sq)[:, None]
+                j = np.arange(sk)[None, :]
+                s = np.where(j <= i + sk - sq, s, -np.inf)
+            p = np.exp(s - s.max(axis=1, keepdims=True))
+            out[b, :, h, :] = (p / p.sum(axis=1, keepdims=True)) @ v[b, :, kh, :]
+    return out
+
+
+class Errors(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.add = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=256).add
+
+    def setUp(self):
+        self.x = rng.random(100, dtype=np.float32)
+
+    def test_bad_dtype(self):
+        with self.assertRaisesRegex(TypeError, r"argument 'y'.*\*f32.*f8"):
+            self.add[1](self.x, self.x.astype(np.float64), self.x, 100)
+
+    def test_misaligned(self):
+        raw = np.zeros(101 * 4, np.uint8)
+        view = raw[2:2 + 400].view(np.float32)  # 2 bytes off: not even element-aligned
+        with self.assertRaisesRegex(ValueError, r"argument 'out'.*aligned"):
+            self.add[1](self.x, self.x, view, 100)
+
+    def test_argument_count(self):
+        with self.assertRaisesRegex(TypeError, r"'add' takes 4 arguments"):
+            self.add[1](self.x, self.x, self.x)
+        with self.assertRaisesRegex(TypeError, r"stream="):
+            self.add[1](self.x, self.x, self.x, 100, strem=0)
+
+    def test_scalars(self):
+        with self.assertRaisesRegex(ValueError, r"argument 'n'.*i32"):
+            self.add[1](self.x, self.x, self.x, 2**31)
+        with self.assertRaisesRegex(TypeError, r"argument 'n'.*float"):
+            self.add[1](self.x, self.x, self.x, 100.0)
+        with self.assertRaisesRegex(TypeError, r"argument 'x'.*expected an array"):
+            self.add[1]([1.0] * 100, self.x, self.x, 100)
+
+    def test_grid(self):
+        with self.assertRaisesRegex(TypeError, "grid"):
+            self.add["x"]
+        with self.assertRaisesRegex(ValueError, "grid"):
+            self.add[(1, 2, 3, 4)]
+
+    def test_out_of_bounds_reported(self):
+        # n larger than the arrays: the runtime's checks or the emulator's memcheck refuse it
+        with self.assertRaises(tile.Error):
+            self.add[1](self.x, self.x, self.x[:10].copy(), 100)
+
+    def test_compile_error_located(self):
+        src = "kernel broken(x: *f32) {\n    let a = 1;\n    store(x, undefined_name);\n}\n"
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "broken.tile")
+            with open(path, "w") as f:
+                f.write(src)
+            with self.assertRaises(tile.CompileError) as cm:
+                tile.compile(path)
+            self.assertRegex(str(cm.exception), r"broken\.tile:3:\d+: error")
+            self.assertRegex(cm.exception.diagnostics, r"broken\.tile:3:\d+: error")
+            self.assertIsInstance(cm.exception, tile.Error)
+        with self.assertRaisesRegex(tile.CompileError, r":3:\d+: error"):
+            tile.compile(src)
+
+    def test_bad_define(self):
+        with self.assertRaisesRegex(tile.Error, "NOPE"):
+            tile.compile(os.path.join(KERNELS, "add.tile"), NOPE=3)
+
+    def test_missing_file(self):
+        with self.assertRaises(FileNotFoundError):
+            tile.compile(os.path.join(KERNELS, "nope.tile"))  # names a .tile file that does not exist
+        with self.assertRaises(KeyError):
+            tile.compile(os.path.join(KERNELS, "add.tile"))["nope"]
+
+    def test_stream_on_emu(self):
+        with self.assertRaisesRegex(tile.Error, "stream"):
+            self.add[1](self.x, self.x, self.x, 100, stream=12345)
+        out = poisoned(100, np.float32)
+        self.add[1](self.x, self.x, out, 100, stream=None)
+        self.add[1](self.x, self.x, out, 100, stream=0)
+        close(self, out, 2 * self.x.astype(np.float64), 1e-6, 1e-6)
+
+    def test_gemm_errors(self):
+        a = np.zeros((4, 5), np.float16)
+        with self.assertRaisesRegex(ValueError, r"argument 'b'"):
+            tile.gemm(a, np.zeros((4, 5), np.float16))
+        with self.assertRaisesRegex(TypeError, r"argument 'b'"):
+            tile.gemm(a, np.zeros((5, 3), np.float32))
+        with self.assertRaisesRegex(ValueError, "activation"):
+            tile.gemm(a, np.zeros((5, 3), np.float16), activation="tanh")
+
+    def test_attention_errors(self):
+        q = np.zeros((1, 4, 2, 16), np.float32)
+        with self.assertRaisesRegex(TypeError, r"argument 'q'.*f16 or bf16"):
+            tile.attention(q, q, q)
+        q = np.zeros((1, 4, 2, 24), np.float16)
+        with self.assertRaisesRegex(tile.Error, "head_dim"):
+            tile.attention(q, q, q)
+
+
+if __name__ == "__main__":
+    unittest.main()
