@@ -1,7 +1,8 @@
 /* arrays.c - array arguments: from a Python object to a device pointer the
  * kernel can use, zero-copy.
  *
- * 1. The protocols, in order: __array_interface__ (NumPy: host memory),
+ * 1. The protocols, in order: __array_struct__ or __array_interface__
+ *    (NumPy: host memory; the capsule is ten times faster to get),
  *    __cuda_array_interface__ (torch, cupy: device memory), __dlpack__ with
  *    __dlpack_device__ (kDLCPU host memory, kDLCUDA device memory; the
  *    capsule is taken as "used_dltensor" and its deleter called when the
@@ -25,6 +26,22 @@
 #include "dlpack.h"
 
 #include <string.h>
+
+/* NumPy's C-level array interface, the capsule __array_struct__ returns (a
+ * public ABI of the array interface protocol, version 3): the same facts as
+ * __array_interface__ without building a dict, about ten times faster. */
+typedef struct {
+    int two; /* 2 */
+    int nd;
+    char typekind;
+    int itemsize;
+    int flags;
+    Py_intptr_t *shape;
+    Py_intptr_t *strides; /* bytes; NULL: C-contiguous */
+    void *data;
+    PyObject *descr;
+} ArrayStruct;
+enum { ARRAY_STRUCT_NOTSWAPPED = 0x200 };
 
 /* ---- Pin: the weakref callback that ends a cached registration ---- */
 typedef struct TPyPin {
@@ -220,6 +237,69 @@ static bool parse_interface(PyObject *dict, const char *name, TPyArray *a, uintp
     return true;
 }
 
+/* The same from an __array_struct__ capsule. */
+static bool parse_struct(PyObject *cap, const char *name, TPyArray *a, uintptr_t *data) {
+    ArrayStruct *t = PyCapsule_CheckExact(cap) ? PyCapsule_GetPointer(cap, PyCapsule_GetName(cap)) : NULL;
+    if (!t || t->two != 2) {
+        PyErr_Clear();
+        return bad(name, "its __array_struct__ is not an array interface");
+    }
+    a->kind = t->typekind;
+    a->itemsize = t->itemsize > 0 ? (size_t)t->itemsize : 0;
+    snprintf(a->typestr, sizeof a->typestr, "%c%c%d", (t->flags & ARRAY_STRUCT_NOTSWAPPED) ? '<' : '>', t->typekind, t->itemsize);
+    if (!(t->flags & ARRAY_STRUCT_NOTSWAPPED) || !a->itemsize) {
+        PyErr_Format(PyExc_TypeError, "argument '%s': unsupported element type '%s'", name, a->typestr);
+        return false;
+    }
+    a->dtype = dtype_of(a->kind, a->itemsize);
+    if (t->nd > TPY_MAXDIM || t->nd < 0) {
+        PyErr_Format(PyExc_ValueError, "argument '%s': %d dimensions, at most %d", name, t->nd, TPY_MAXDIM);
+        return false;
+    }
+    a->ndim = t->nd;
+    int64_t st = 1;
+    for (int i = a->ndim - 1; i >= 0; i--) {
+        a->shape[i] = t->shape[i];
+        if (t->strides) {
+            if (t->strides[i] % (Py_intptr_t)a->itemsize) {
+                PyErr_Format(PyExc_ValueError, "argument '%s': stride %lld bytes is not a multiple of the element size %zu",
+                             name, (long long)t->strides[i], a->itemsize);
+                return false;
+            }
+            a->strides[i] = t->strides[i] / (Py_intptr_t)a->itemsize;
+        } else a->strides[i] = st;
+        st *= a->shape[i];
+    }
+    *data = (uintptr_t)t->data;
+    return true;
+}
+
+/* The array facts of a host array: __array_struct__, else __array_interface__.
+ * 1: found, 0: obj has neither (no exception), -1: error. */
+static int host_interface(PyObject *obj, const char *name, TPyArray *a, uintptr_t *data) {
+    static PyObject *s_as, *s_ai;
+    if (!s_as && (!(s_as = PyUnicode_InternFromString("__array_struct__")) ||
+                  !(s_ai = PyUnicode_InternFromString("__array_interface__"))))
+        return -1;
+    PyObject *as = PyObject_GetAttr(obj, s_as);
+    if (as) {
+        bool ok = parse_struct(as, name, a, data);
+        Py_DECREF(as);
+        return ok ? 1 : -1;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+    PyErr_Clear();
+    PyObject *ai = PyObject_GetAttr(obj, s_ai);
+    if (ai) {
+        bool ok = parse_interface(ai, name, a, data);
+        Py_DECREF(ai);
+        return ok ? 1 : -1;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+    PyErr_Clear();
+    return 0;
+}
+
 /* [lo, hi) of the bytes the array spans; false when it has no element. */
 static bool extent(const TPyArray *a, uintptr_t data, uintptr_t *lo, uintptr_t *hi) {
     int64_t mn = 0, mx = 0;
@@ -270,7 +350,7 @@ static PyObject *owning_array(PyObject *obj) {
             Py_DECREF(b);
             return obj;
         }
-        if (!PyObject_HasAttrString(b, "__array_interface__")) {
+        if (!PyObject_HasAttrString(b, "__array_struct__") && !PyObject_HasAttrString(b, "__array_interface__")) {
             Py_DECREF(b);
             break;
         }
@@ -299,12 +379,10 @@ static bool host_memory(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
     if (cacheable) {
         PyObject *root = owning_array(obj);
         if (root) {
-            PyObject *ai = PyObject_GetAttrString(root, "__array_interface__");
             TPyArray ra = {0};
             uintptr_t rdata, rlo, rhi;
-            bool ok = ai && parse_interface(ai, name, &ra, &rdata) && extent(&ra, rdata, &rlo, &rhi) && rlo <= lo && hi <= rhi &&
+            bool ok = host_interface(root, name, &ra, &rdata) == 1 && extent(&ra, rdata, &rlo, &rhi) && rlo <= lo && hi <= rhi &&
                       reg_add(d, root, rlo, rhi, &dev);
-            Py_XDECREF(ai);
             Py_DECREF(root);
             PyErr_Clear();
             if (ok) {
@@ -368,20 +446,13 @@ static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
 }
 
 bool tpy_array(TPyScope *sc, PyObject *obj, const char *name, TPyArray *a) {
-    static PyObject *s_ai, *s_cai, *s_dl;
-    if (!s_ai && (!(s_ai = PyUnicode_InternFromString("__array_interface__")) ||
-                  !(s_cai = PyUnicode_InternFromString("__cuda_array_interface__")) ||
+    static PyObject *s_cai, *s_dl;
+    if (!s_cai && (!(s_cai = PyUnicode_InternFromString("__cuda_array_interface__")) ||
                   !(s_dl = PyUnicode_InternFromString("__dlpack__")))) return false;
     memset(a, 0, sizeof *a);
     uintptr_t data;
-    PyObject *ai = PyObject_GetAttr(obj, s_ai);
-    if (ai) {
-        bool ok = parse_interface(ai, name, a, &data);
-        Py_DECREF(ai);
-        return ok && host_memory(sc, obj, name, a, data, true);
-    }
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return false;
-    PyErr_Clear();
+    int found = host_interface(obj, name, a, &data);
+    if (found) return found > 0 && host_memory(sc, obj, name, a, data, true);
     PyObject *cai = PyObject_GetAttr(obj, s_cai);
     if (cai) {
         bool ok = parse_interface(cai, name, a, &data);

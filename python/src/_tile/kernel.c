@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TPY_MAXPARAMS 64
 #define KEY_UNALIGNED (1ull << 63)
@@ -464,88 +465,147 @@ static void launcher_dealloc(PyObject *self) {
     Py_DECREF(tp);
 }
 
-static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs) {
-    TPyLauncher *l = (TPyLauncher *)self;
+/* A launch with its arguments converted (steps 1-4 of the header). */
+typedef struct Prepared {
+    TPyScope sc;
+    tile_stream stream;
+    tile_dim3 grid;
+    Variant *v;
+    uint64_t slots[TPY_MAXPARAMS];
+    void *argv[TPY_MAXPARAMS];
+} Prepared;
+
+static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj, Prepared *pr) {
     TPyKernel *k = l->k;
+    pr->sc = (TPyScope){.dev = k->dev};
+    pr->stream = NULL;
     Py_ssize_t n = PyTuple_Size(args);
     if (n != k->nparams) {
         PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature, (int)n);
-        return NULL;
+        return false;
     }
-    PyObject *stream_obj = NULL;
-    if (kwargs && PyDict_Size(kwargs)) {
-        stream_obj = PyDict_GetItemString(kwargs, "stream");
-        if (PyDict_Size(kwargs) != (stream_obj ? 1 : 0)) {
-            PyErr_Format(PyExc_TypeError, "kernel '%s': the only keyword argument of a launch is stream=", k->name);
-            return NULL;
-        }
-    }
-    tile_stream stream;
-    if (!tpy_stream(k->dev, stream_obj, &stream)) return NULL;
-    uint64_t slots[TPY_MAXPARAMS];
-    void *argv[TPY_MAXPARAMS];
-    TPyScope sc = {.dev = k->dev};
+    if (!tpy_stream(k->dev, stream_obj, &pr->stream)) return false;
     uint64_t key = 0;
     for (int i = 0, islot = 0; i < k->nparams; i++) {
         const Param *p = &k->params[i];
         PyObject *o = PyTuple_GetItem(args, i);
-        argv[i] = &slots[i];
+        pr->argv[i] = &pr->slots[i];
         if (p->kind == 'p') {
             TPyArray a;
-            if (!tpy_array(&sc, o, p->name, &a)) goto fail;
+            if (!tpy_array(&pr->sc, o, p->name, &a)) return false;
             if (!tpy_dtype_compatible(p->dtype, &a)) {
                 PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes *%s, got an array of '%s'", p->name, k->name,
                              tile_dtype_name(p->dtype), a.typestr);
-                goto fail;
+                return false;
             }
             size_t es = tile_dtype_size(p->dtype);
             if (es > 1 && a.ptr % es) {
                 PyErr_Format(PyExc_ValueError, "argument '%s': the array's address is not aligned to its %zu-byte elements",
                              p->name, es);
-                goto fail;
+                return false;
             }
             if (a.ptr & 15) key |= KEY_UNALIGNED;
-            slots[i] = a.ptr;
+            pr->slots[i] = a.ptr;
         } else {
             unsigned spec;
-            if (!scalar_arg(p, o, &slots[i], &spec)) goto fail;
+            if (!scalar_arg(p, o, &pr->slots[i], &spec)) return false;
             if (p->kind == 'i' || p->kind == 'u') {
                 if (islot < 31 && k->specialize) key |= (uint64_t)spec << (2 * islot);
                 islot++;
             }
         }
     }
-    tile_dim3 grid = l->grid;
+    pr->grid = l->grid;
     if (l->grid_fn) {
         PyObject *meta = PyDict_Copy(k->meta);
-        if (!meta) goto fail;
+        if (!meta) return false;
         PyObject *g = PyObject_CallFunctionObjArgs(l->grid_fn, meta, NULL);
         Py_DECREF(meta);
-        if (!g) goto fail;
-        bool ok = grid_from(g, &grid);
+        if (!g) return false;
+        bool ok = grid_from(g, &pr->grid);
         Py_DECREF(g);
-        if (!ok) goto fail;
+        if (!ok) return false;
     }
-    Variant *v = variant_find(k, key);
-    if (!v) goto fail;
-    tile_status st;
-    if (grid.x == 0 || grid.y == 0 || grid.z == 0) st = TILE_OK; /* an empty grid launches nothing, as in Triton */
-    else {
+    return (pr->v = variant_find(k, key)) != NULL;
+}
+
+static PyObject *stream_kwarg(TPyKernel *k, PyObject *kwargs, bool *ok) {
+    *ok = true;
+    if (!kwargs || !PyDict_Size(kwargs)) return NULL;
+    PyObject *s = PyDict_GetItemString(kwargs, "stream");
+    if (PyDict_Size(kwargs) != (s ? 1 : 0)) {
+        PyErr_Format(PyExc_TypeError, "kernel '%s': the only keyword argument of a launch is stream=", k->name);
+        *ok = false;
+    }
+    return s;
+}
+
+static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    TPyLauncher *l = (TPyLauncher *)self;
+    TPyKernel *k = l->k;
+    bool ok;
+    PyObject *stream_obj = stream_kwarg(k, kwargs, &ok);
+    if (!ok) return NULL;
+    Prepared pr;
+    if (!launch_prepare(l, args, stream_obj, &pr)) {
+        tpy_scope_end(&pr.sc, pr.stream);
+        return NULL;
+    }
+    tile_status st = TILE_OK;
+    if (pr.grid.x && pr.grid.y && pr.grid.z) { /* an empty grid launches nothing, as in Triton */
         Py_BEGIN_ALLOW_THREADS
-        st = tile_launch(v->k, grid, argv, stream);
+        st = tile_launch(pr.v->k, pr.grid, pr.argv, pr.stream);
         Py_END_ALLOW_THREADS
     }
-    tpy_scope_end(&sc, stream);
+    tpy_scope_end(&pr.sc, pr.stream);
     if (st != TILE_OK) {
         char what[160];
         snprintf(what, sizeof what, "launch of '%s'", k->name);
         return tpy_raise(k->dev, st, what);
     }
     Py_RETURN_NONE;
-fail:
-    tpy_scope_end(&sc, stream);
-    return NULL;
 }
+
+/* launcher._time_c(iters, *args): convert the arguments once, then time iters
+ * bare tile_launch calls in C; seconds per launch (bench/python_launch.py
+ * subtracts it from a Python loop's time to get the Python-side overhead). */
+static PyObject *launcher_time_c(PyObject *self, PyObject *args) {
+    TPyLauncher *l = (TPyLauncher *)self;
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n < 1) {
+        PyErr_SetString(PyExc_TypeError, "_time_c(iters, *args)");
+        return NULL;
+    }
+    long iters = PyLong_AsLong(PyTuple_GetItem(args, 0));
+    if (iters <= 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "iters must be positive");
+        return NULL;
+    }
+    PyObject *rest = PyTuple_GetSlice(args, 1, n);
+    if (!rest) return NULL;
+    Prepared pr;
+    bool ok = launch_prepare(l, rest, NULL, &pr);
+    Py_DECREF(rest);
+    if (!ok) {
+        tpy_scope_end(&pr.sc, pr.stream);
+        return NULL;
+    }
+    tile_status st = TILE_OK;
+    struct timespec t0, t1;
+    Py_BEGIN_ALLOW_THREADS
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 0; i < iters && st == TILE_OK; i++) st = tile_launch(pr.v->k, pr.grid, pr.argv, pr.stream);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    Py_END_ALLOW_THREADS
+    tpy_scope_end(&pr.sc, pr.stream);
+    if (st != TILE_OK) return tpy_raise(l->k->dev, st, "launch");
+    return PyFloat_FromDouble(((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)) / (double)iters);
+}
+
+static PyMethodDef launcher_methods[] = {
+    {"_time_c", launcher_time_c, METH_VARARGS, "seconds per bare tile_launch of these arguments (for benchmarks)"},
+    {NULL},
+};
 
 /* ---- Kernel's attributes ---- */
 
@@ -641,6 +701,7 @@ static PyType_Spec kernel_spec = {"tile._tile.Kernel", sizeof(TPyKernel), 0, Py_
 static PyType_Slot launcher_slots[] = {
     {Py_tp_dealloc, launcher_dealloc},
     {Py_tp_call, launcher_call},
+    {Py_tp_methods, launcher_methods},
     {Py_tp_doc, "kernel[grid]: call it with the kernel's arguments (and stream=) to launch"},
     {0, NULL},
 };
