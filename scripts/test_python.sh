@@ -10,10 +10,19 @@ root=$PWD
 venv=$root/build/pyvenv
 python=${PYTHON:-python3}
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
+inc=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+if [ ! -f "$inc/Python.h" ]; then
+  echo "test_python.sh: $python has no development headers ($inc/Python.h): install python3-dev" >&2
+  exit 1
+fi
 rm -rf "$venv"
-"$python" -m venv "$venv"
+"$python" -m venv "$venv" || { echo "test_python.sh: '$python -m venv' failed: install python3-venv" >&2; exit 1; }
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet numpy pytest
 "$venv/bin/python" -m pip install --quiet "$root/python"
-cd "$(mktemp -d)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
 TILE_DEVICE=emu "$venv/bin/python" -m pytest -q "$root/python/tests" "$@"
+# the launch benchmark, briefly, so it keeps running (its numbers: docs/python.md)
+"$venv/bin/python" "$root/bench/python_launch.py" --iters 200 --repeat 1 >/dev/null
