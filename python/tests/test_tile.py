@@ -234,6 +234,42 @@ class Shipped(unittest.TestCase):
         close(self, out, attention_ref(q, q, q, False, 0.3), 2e-3, 2e-3)
 
 
+def decode_ref(q, kc, vc, tables, lens, scale):
+    q, kc, vc = (t.astype(np.float64) for t in (q, kc, vc))
+    seqs, ntok, hq, d = q.shape
+    bs, hkv = kc.shape[1], kc.shape[2]
+    out = np.zeros(q.shape)
+    for s in range(seqs):
+        n = lens[s]
+        pos = np.arange(n)
+        blk = tables[s][pos // bs]
+        keys, vals = kc[blk, pos % bs], vc[blk, pos % bs]  # [n, hkv, d]
+        for t in range(ntok):
+            visible = pos <= n - ntok + t
+            for h in range(hq):
+                kh = h // (hq // hkv)
+                sc = keys[:, kh, :] @ q[s, t, h] * scale
+                sc = np.where(visible, sc, -np.inf)
+                p = np.exp(sc - sc.max())
+                out[s, t, h] = (p / p.sum()) @ vals[:, kh, :]
+    return out
+
+
+def moe_ref(x, w1, w2, ids, weights):
+    x, w1, w2 = (t.astype(np.float64) for t in (x, w1, w2))
+    inter = w2.shape[2]
+    out = np.zeros((x.shape[0], w2.shape[1]))
+    mag = np.zeros_like(out)
+    for t in range(x.shape[0]):
+        for e, w in zip(ids[t], weights[t]):
+            g = w1[e, :inter] @ x[t]
+            u = w1[e, inter:] @ x[t]
+            h = g / (1 + np.exp(-g)) * u
+            out[t] += w * (w2[e] @ h)
+            mag[t] += abs(w) * (np.abs(w2[e]) @ np.abs(h))
+    return out, mag
+
+
 def attention_ref(q, k, v, causal, scale):
     q, k, v = (t.astype(np.float64) for t in (q, k, v))
     bsz, sq, hq, d = q.shape
@@ -250,6 +286,55 @@ def attention_ref(q, k, v, causal, scale):
             p = np.exp(s - s.max(axis=1, keepdims=True))
             out[b, :, h, :] = (p / p.sum(axis=1, keepdims=True)) @ v[b, :, kh, :]
     return out
+
+
+class ShippedMore(unittest.TestCase):
+    def test_decode_paged_f16(self):
+        seqs, ntok, hq, hkv, d, bs = 3, 2, 4, 2, 64, 16
+        lens = np.array([37, 2, 70], np.int32)
+        nblk_seq = [int(-(-n // bs)) for n in lens]
+        width = max(nblk_seq) + 1
+        num_blocks = sum(nblk_seq) + 3
+        perm = rng.permutation(num_blocks).astype(np.int32)  # physical blocks in random order
+        tables = np.full((seqs, width), -1, np.int32)
+        at = 0
+        for s, nb in enumerate(nblk_seq):
+            tables[s, :nb] = perm[at:at + nb]
+            at += nb
+        kc = rng.standard_normal((num_blocks, bs, hkv, d)).astype(np.float16)
+        vc = rng.standard_normal((num_blocks, bs, hkv, d)).astype(np.float16)
+        q = rng.standard_normal((seqs, ntok, hq, d)).astype(np.float16)
+        for splits in (1, 0):
+            out = poisoned(q.shape, np.float16)
+            tile.decode_paged(q, kc, vc, tables, lens, out=out, num_splits=splits)
+            close(self, out, decode_ref(q, kc, vc, tables, lens, 1 / np.sqrt(d)), 2e-3, 2e-3)
+
+    def test_moe_f16(self):
+        tokens, hidden, inter, experts, topk = 13, 64, 48, 5, 2
+        x = (rng.standard_normal((tokens, hidden)) * 0.5).astype(np.float16)
+        w1 = (rng.standard_normal((experts, 2 * inter, hidden)) * 0.2).astype(np.float16)
+        w2 = (rng.standard_normal((experts, hidden, inter)) * 0.2).astype(np.float16)
+        # precomputed routing
+        ids = np.array([rng.choice(experts, topk, replace=False) for _ in range(tokens)], np.int32)
+        weights = rng.random((tokens, topk)).astype(np.float32)
+        out = poisoned((tokens, hidden), np.float32)
+        self.assertIs(tile.moe(x, w1, w2, topk, topk_ids=ids, topk_weights=weights, out=out), out)
+        want, mag = moe_ref(x, w1, w2, ids, weights)
+        self.assertTrue((np.abs(out - want) <= (2.0 ** -10 + 3e-5) * mag + 1e-5).all())
+        # the router: softmax, top-k, renormalized; the chosen ids and weights are written back
+        logits = rng.standard_normal((tokens, experts)).astype(np.float32)
+        ids2 = np.full((tokens, topk), -1, np.int32)
+        w2t = poisoned((tokens, topk), np.float32)
+        out = tile.moe(x, w1, w2, topk, router_logits=logits, topk_ids=ids2, topk_weights=w2t, renormalize=True)
+        p = np.exp(logits.astype(np.float64) - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        want_ids = np.argsort(-p, axis=1)[:, :topk]
+        self.assertTrue(np.array_equal(np.sort(ids2, axis=1), np.sort(want_ids, axis=1)), (ids2, want_ids))
+        want_w = np.take_along_axis(p, ids2.astype(np.int64), axis=1)
+        want_w /= want_w.sum(axis=1, keepdims=True)
+        close(self, w2t, want_w, 1e-5, 1e-6)
+        want, mag = moe_ref(x, w1, w2, ids2, want_w)
+        self.assertTrue((np.abs(out - want) <= (2.0 ** -10 + 3e-5) * mag + 1e-5).all())
 
 
 class Errors(unittest.TestCase):

@@ -188,6 +188,9 @@ static PyMethodDef module_methods[] = {
      "compile(device, source, is_file, defines, kernel=None, arch=None) -> list of Kernel"},
     {"gemm", (PyCFunction)(void (*)(void))tpy_gemm, METH_VARARGS | METH_KEYWORDS, "tile_gemm on arrays"},
     {"attention", (PyCFunction)(void (*)(void))tpy_attention, METH_VARARGS | METH_KEYWORDS, "tile_attention_fwd on arrays"},
+    {"decode_paged", (PyCFunction)(void (*)(void))tpy_decode_paged, METH_VARARGS | METH_KEYWORDS,
+     "tile_attention_decode_paged on arrays"},
+    {"moe", (PyCFunction)(void (*)(void))tpy_moe, METH_VARARGS | METH_KEYWORDS, "tile_moe_forward on arrays"},
     {"version", mod_version, METH_NOARGS, "the library's version"},
     {NULL},
 };

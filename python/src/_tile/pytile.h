@@ -6,7 +6,8 @@
  *              zero-copy with tile_register_memory, cached per owning array;
  *   kernel.c   Kernel (a kernel of a compiled source: signature, variants per
  *              specialization) and its launcher, the hot path;
- *   shipped.c  gemm and attention over tile_gemm / tile_attention_fwd.
+ *   shipped.c  gemm, attention, decode_paged, moe over tile_gemm,
+ *              tile_attention_fwd, tile_attention_decode_paged, tile_moe_forward.
  * Compiled against the stable ABI (Py_LIMITED_API = 3.9): no Py_buffer, no
  * struct access to Python objects, heap types only. */
 #ifndef TILE_PY_H
@@ -94,5 +95,7 @@ PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs);
 /* ---- shipped.c ---- */
 PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *tpy_attention(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *tpy_decode_paged(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *tpy_moe(PyObject *self, PyObject *args, PyObject *kwargs);
 
 #endif

@@ -17,6 +17,7 @@ from . import _tile
 from ._tile import CompileError, Device, Error, Kernel
 
 __all__ = ["device", "compile", "Module", "Kernel", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
+           "decode_paged", "moe",
            "version"]
 __version__ = _tile.version()
 
@@ -229,4 +230,64 @@ def attention(q, k, v, causal=False, softmax_scale=None, out=None, dtype=None, s
         out = _empty(q, tuple(q.shape))
     _tile.attention(dev, q, k, v, out, causal=bool(causal), softmax_scale=0.0 if softmax_scale is None else softmax_scale,
                     stream=stream, dtype=dtype)
+    return out
+
+
+def decode_paged(q, k_cache, v_cache, block_tables, context_lens, max_context_len=None, softmax_scale=None, out=None,
+                 kv_dtype=None, k_scale=None, v_scale=None, num_splits=0, dtype=None, stream=None, device=None):
+    """Decode attention over a vLLM-style paged KV cache (tile_attention_decode_paged).
+
+    q [num_seqs, num_tokens, heads_q, head_dim] f16/bf16 (the newest num_tokens
+    of each sequence, 1..8, causal among themselves); k_cache, v_cache
+    [num_blocks, block_size, heads_kv, head_dim] (block_size 16, 32 or 64) in
+    q's type, or f8e4m3 codes as uint8 with kv_dtype="f8e4m3" and k_scale,
+    v_scale; block_tables i32 [num_seqs, n]; context_lens i32 [num_seqs].
+    max_context_len None: read from context_lens (host arrays only).
+    num_splits 0: chosen by the library.  Returns out (default: like q)."""
+    dev = globals()["device"](device)
+    if max_context_len is None:
+        if type(context_lens).__module__.split(".")[0] != "numpy":
+            raise ValueError("max_context_len: required unless context_lens is a NumPy array")
+        max_context_len = int(context_lens.max()) if context_lens.size else 0
+    if out is None:
+        out = _empty(q, tuple(q.shape))
+    _tile.decode_paged(dev, q, k_cache, v_cache, block_tables, context_lens, out, int(max_context_len),
+                       softmax_scale=0.0 if softmax_scale is None else softmax_scale, kv_dtype=kv_dtype,
+                       k_scale=0.0 if k_scale is None else k_scale, v_scale=0.0 if v_scale is None else v_scale,
+                       num_splits=num_splits, stream=stream, dtype=dtype)
+    return out
+
+
+_SCORING = {"softmax": 0, "sigmoid": 1}
+
+
+def moe(x, w1, w2, topk, router_logits=None, topk_ids=None, topk_weights=None, out=None, scoring="softmax",
+        renormalize=False, n_group=0, topk_group=0, group_top2=False, score_bias=None, routed_scale=None,
+        accumulate=False, dtype=None, stream=None, device=None):
+    """One mixture-of-experts layer (tile_moe_forward):
+    out[t] (+)= sum_j w[t,j] * w2[e_j] (silu(w1_gate[e_j] x[t]) * w1_up[e_j] x[t]).
+
+    x [tokens, hidden] f16/bf16; w1 [experts, 2 * inter, hidden] (gate rows,
+    then up rows) and w2 [experts, hidden, inter] in x's type; out f32
+    [tokens, hidden] (default: a new NumPy/torch array; zeroed first unless
+    accumulate).  Routing: router_logits [tokens, experts] (f32, f16, bf16)
+    with scoring "softmax" or "sigmoid", renormalize, grouped top-k
+    (n_group, topk_group, group_top2), score_bias f32 [experts],
+    routed_scale; or precomputed topk_ids i32 and topk_weights f32
+    [tokens, topk] (with a router they are written when given).
+    Returns out."""
+    if scoring not in _SCORING:
+        raise ValueError("scoring: expected 'softmax' or 'sigmoid', got %r" % (scoring,))
+    if router_logits is None and (topk_ids is None or topk_weights is None):
+        raise ValueError("moe: pass router_logits, or topk_ids and topk_weights")
+    dev = globals()["device"](device)
+    if out is None:
+        if accumulate:
+            raise ValueError("accumulate: needs out= (it adds to out's values)")
+        out = _empty(x, tuple(x.shape), "float32")
+    _tile.moe(dev, x, w1, w2, out, int(topk), router_logits=router_logits, topk_ids=topk_ids, topk_weights=topk_weights,
+              scoring=_SCORING[scoring], renormalize=bool(renormalize), n_group=n_group, topk_group=topk_group,
+              group_top2=bool(group_top2), score_bias=score_bias,
+              routed_scale=0.0 if routed_scale is None else routed_scale, accumulate=bool(accumulate),
+              stream=stream, dtype=dtype)
     return out
