@@ -166,6 +166,31 @@ class Launch(unittest.TestCase):
         self.add[2,](OnlyDLPack(x), OnlyDLPack(y), OnlyDLPack(out), n)
         close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
 
+    def test_threads(self):
+        # launches from several threads (the GIL is released while a kernel runs), new variants among them
+        import threading
+        mod = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=64)
+        errors = []
+
+        def work(seed):
+            r = np.random.default_rng(seed)
+            try:
+                for n in (1, 16 * (seed + 1), 100 + seed, 333):
+                    x, y = r.random(n, dtype=np.float32), r.random(n, dtype=np.float32)
+                    out = poisoned(n, np.float32)
+                    mod.add[tile.cdiv(n, 64),](x, y, out, n)
+                    if not np.allclose(out, x.astype(np.float64) + y, rtol=1e-6, atol=1e-6):
+                        errors.append("thread %d, n=%d: wrong sums" % (seed, n))
+            except Exception as e:  # reported below
+                errors.append("thread %d: %r" % (seed, e))
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
     def test_softmax(self):
         mod = tile.compile(os.path.join(KERNELS, "softmax.tile"), BLOCK=512)
         rows, cols, stride = 37, 301, 320

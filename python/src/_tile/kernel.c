@@ -470,7 +470,7 @@ typedef struct Prepared {
     TPyScope sc;
     tile_stream stream;
     tile_dim3 grid;
-    Variant *v;
+    tile_kernel *kernel; /* copied out of the variant table, which another thread may grow while the GIL is released */
     uint64_t slots[TPY_MAXPARAMS];
     void *argv[TPY_MAXPARAMS];
 } Prepared;
@@ -526,7 +526,9 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
         Py_DECREF(g);
         if (!ok) return false;
     }
-    return (pr->v = variant_find(k, key)) != NULL;
+    Variant *v = variant_find(k, key);
+    pr->kernel = v ? v->k : NULL;
+    return v != NULL;
 }
 
 static PyObject *stream_kwarg(TPyKernel *k, PyObject *kwargs, bool *ok) {
@@ -554,7 +556,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs)
     tile_status st = TILE_OK;
     if (pr.grid.x && pr.grid.y && pr.grid.z) { /* an empty grid launches nothing, as in Triton */
         Py_BEGIN_ALLOW_THREADS
-        st = tile_launch(pr.v->k, pr.grid, pr.argv, pr.stream);
+        st = tile_launch(pr.kernel, pr.grid, pr.argv, pr.stream);
         Py_END_ALLOW_THREADS
     }
     tpy_scope_end(&pr.sc, pr.stream);
@@ -594,7 +596,7 @@ static PyObject *launcher_time_c(PyObject *self, PyObject *args) {
     struct timespec t0, t1;
     Py_BEGIN_ALLOW_THREADS
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long i = 0; i < iters && st == TILE_OK; i++) st = tile_launch(pr.v->k, pr.grid, pr.argv, pr.stream);
+    for (long i = 0; i < iters && st == TILE_OK; i++) st = tile_launch(pr.kernel, pr.grid, pr.argv, pr.stream);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     Py_END_ALLOW_THREADS
     tpy_scope_end(&pr.sc, pr.stream);

@@ -38,7 +38,11 @@ PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what) {
         }
         return NULL;
     }
-    PyErr_Format(TPy_Error, "%s: %s (%s)", what, msg, tile_status_string(st));
+    /* the runtime's messages often name the call already ("launch of 'add': ..."), and may end in a newline */
+    size_t n = strlen(msg), w = strlen(what);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) n--;
+    if (n >= w && !strncmp(msg, what, w)) PyErr_Format(TPy_Error, "%.*s (%s)", (int)n, msg, tile_status_string(st));
+    else PyErr_Format(TPy_Error, "%s: %.*s (%s)", what, (int)n, msg, tile_status_string(st));
     return NULL;
 }
 
