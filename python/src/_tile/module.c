@@ -41,8 +41,11 @@ PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what) {
     /* the runtime's messages often name the call already ("launch of 'add': ..."), and may end in a newline */
     size_t n = strlen(msg), w = strlen(what);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) n--;
-    if (n >= w && !strncmp(msg, what, w)) PyErr_Format(TPy_Error, "%.*s (%s)", (int)n, msg, tile_status_string(st));
-    else PyErr_Format(TPy_Error, "%s: %.*s (%s)", what, (int)n, msg, tile_status_string(st));
+    char *text = strndup(msg, n); /* PyErr_Format has no %.*s */
+    if (!text) return PyErr_NoMemory();
+    if (n >= w && !strncmp(text, what, w)) PyErr_Format(TPy_Error, "%s (%s)", text, tile_status_string(st));
+    else PyErr_Format(TPy_Error, "%s: %s (%s)", what, text, tile_status_string(st));
+    free(text);
     return NULL;
 }
 
