@@ -221,7 +221,62 @@ class Launch(unittest.TestCase):
         close(self, c, a.astype(np.float64) @ b.astype(np.float64), 1e-5, 1e-5 * k)
 
 
+SCALARS = """
+// out[i] = x[i] * s + t (f32 scalars), for i < n (an i64)
+@num_warps(1)
+kernel axpb(x: *f32, out: *f32, s: f32, t: f32, n: i64, const BLOCK: i32 = 128) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    store(out + offs, load(x + offs, m, 0.0) * s + t, m);
+}
+"""
+
+
+def to_bf16_bits(a):
+    """float32 -> bf16 bits (uint16), rounded to nearest even."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(b):
+    return (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+class Scalars(unittest.TestCase):
+    def test_float_and_i64_scalars(self):
+        k = tile.compile(SCALARS).axpb
+        self.assertEqual(k.params, [("x", "*f32"), ("out", "*f32"), ("s", "f32"), ("t", "f32"), ("n", "i64")])
+        n = 301
+        x = rng.standard_normal(n).astype(np.float32)
+        out = poisoned(n, np.float32)
+        k[lambda meta: (tile.cdiv(n, meta["BLOCK"]),)](x, out, 1.5, -2, n)  # an int for an f32 is fine
+        close(self, out, x.astype(np.float64) * 1.5 - 2, 1e-6, 1e-6)
+        with self.assertRaisesRegex(TypeError, r"argument 's'"):
+            k[1](x, out, "1.5", 0.0, n)
+        with self.assertRaisesRegex(ValueError, r"argument 'n'.*i64"):
+            k[1](x, out, 1.0, 0.0, 2**63)
+
+
 class Shipped(unittest.TestCase):
+    def test_gemm_bf16_as_uint16(self):
+        m, n, k = 37, 29, 51
+        a = to_bf16_bits(rng.standard_normal((m, k)))
+        b = to_bf16_bits(rng.standard_normal((k, n)))
+        out = poisoned((m, n), np.float32)
+        tile.gemm(a, b, out=out, dtype="bf16")
+        close(self, out, from_bf16_bits(a) @ from_bf16_bits(b), 1e-5, 1e-4 * np.sqrt(k))
+        c = tile.gemm(a, b, dtype="bf16")  # bf16 out, as uint16
+        self.assertEqual(c.dtype, np.uint16)
+        close(self, from_bf16_bits(c), from_bf16_bits(a) @ from_bf16_bits(b), 1e-2, 1e-2 * np.sqrt(k))
+
+    def test_attention_bf16_as_uint16(self):
+        q = to_bf16_bits(rng.standard_normal((1, 21, 2, 32)))
+        k = to_bf16_bits(rng.standard_normal((1, 21, 2, 32)))
+        v = to_bf16_bits(rng.standard_normal((1, 21, 2, 32)))
+        out = tile.attention(q, k, v, causal=True, dtype="bf16")
+        want = attention_ref(from_bf16_bits(q), from_bf16_bits(k), from_bf16_bits(v), True, 1 / np.sqrt(32))
+        close(self, from_bf16_bits(out), want, 1.6e-2, 1.6e-2)
+
     def test_gemm_f16(self):
         for m, n, k in ((67, 45, 83), (1, 33, 17), (129, 7, 64)):
             a = rng.standard_normal((m, k)).astype(np.float16)
@@ -393,6 +448,13 @@ class Errors(unittest.TestCase):
             self.add[1](self.x, self.x, self.x, 100.0)
         with self.assertRaisesRegex(TypeError, r"argument 'x'.*expected an array"):
             self.add[1]([1.0] * 100, self.x, self.x, 100)
+
+    def test_device_memory_on_emu(self):
+        class FakeCuda:
+            __cuda_array_interface__ = {"data": (1 << 40, False), "typestr": "<f4", "shape": (100,), "strides": None,
+                                        "version": 3}
+        with self.assertRaisesRegex(TypeError, r"argument 'x'.*emulator"):
+            self.add[1](FakeCuda(), self.x, self.x, 100)
 
     def test_grid(self):
         with self.assertRaisesRegex(TypeError, "grid"):
