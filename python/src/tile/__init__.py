@@ -56,10 +56,20 @@ class Module:
 
     def __init__(self, kernels, source):
         self._kernels = {k.name: k for k in kernels}
-        self.source = source
+        self._source = source
         for k in kernels:
             if not hasattr(Module, k.name) and not k.name.startswith("_"):
                 self.__dict__[k.name] = k
+
+    @property
+    def source(self):
+        """The path compiled, or "<source>" for source text."""
+        return self._source
+
+    @property
+    def kernels(self):
+        """The kernels by name."""
+        return dict(self._kernels)
 
     def __getitem__(self, name):
         try:
