@@ -72,6 +72,14 @@ class Launch(unittest.TestCase):
             self.add[lambda meta: (tile.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
             close(self, out, x.astype(np.float64) + y.astype(np.float64), 1e-6, 1e-6)
 
+    def test_installed_data(self):
+        # installed by pip, the library reads the kernels and stdlib shipped in the package, not a source tree
+        pkg = os.path.dirname(os.path.abspath(tile.__file__))
+        if os.environ.get("TILE_DATA_DIR") or not os.path.isfile(os.path.join(pkg, "lib", "libtile.so")):
+            self.skipTest("not an installed package, or TILE_DATA_DIR set")
+        self.assertEqual(os.path.realpath(tile.data_dir()), os.path.realpath(os.path.join(pkg, "share", "tile")))
+        self.assertTrue(os.path.isfile(os.path.join(tile.data_dir(), "stdlib", "math.tile")))
+
     def test_grid_forms(self):
         n = 700
         x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)

@@ -190,6 +190,12 @@ static PyType_Spec device_spec = {"tile._tile.Device", sizeof(TPyDevice), 0, Py_
 
 static PyObject *mod_version(PyObject *self, PyObject *unused) { return PyUnicode_FromString(tile_version()); }
 
+static PyObject *mod_gemm_source_path(PyObject *self, PyObject *unused) {
+    const char *p = tile_gemm_source_path();
+    if (!p) return PyErr_Format(TPy_Error, "the shipped kernels' folder is not found");
+    return PyUnicode_FromString(p);
+}
+
 static PyMethodDef module_methods[] = {
     {"compile", (PyCFunction)(void (*)(void))tpy_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(device, source, is_file, defines, kernel=None, arch=None) -> list of Kernel"},
@@ -199,6 +205,8 @@ static PyMethodDef module_methods[] = {
      "tile_attention_decode_paged on arrays"},
     {"moe", (PyCFunction)(void (*)(void))tpy_moe, METH_VARARGS | METH_KEYWORDS, "tile_moe_forward on arrays"},
     {"version", mod_version, METH_NOARGS, "the library's version"},
+    {"gemm_source_path", mod_gemm_source_path, METH_NOARGS,
+     "the gemm.tile the library compiles (tile_gemm_source_path): shows which data folder it uses"},
     {NULL},
 };
 

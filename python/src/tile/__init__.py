@@ -17,7 +17,7 @@ from . import _tile
 from ._tile import CompileError, Device, Error, Kernel
 
 __all__ = ["device", "compile", "Module", "Kernel", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
-           "decode_paged", "moe",
+           "decode_paged", "moe", "data_dir",
            "version"]
 __version__ = _tile.version()
 
@@ -28,6 +28,13 @@ _ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "silu": 3}
 def version():
     """The library's version, e.g. '0.1.0'."""
     return _tile.version()
+
+
+def data_dir():
+    """The data folder the library reads stdlib/ and kernels/ from: the
+    package's own share/tile when installed from a wheel (TILE_DATA_DIR
+    overrides)."""
+    return _os.path.dirname(_os.path.dirname(_os.path.dirname(_tile.gemm_source_path())))
 
 
 def cdiv(a, b):
