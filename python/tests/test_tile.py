@@ -343,6 +343,14 @@ def decode_ref(q, kc, vc, tables, lens, scale):
     return out
 
 
+def f8e4m3_decode(codes):
+    """float64 values of f8e4m3 (e4m3fn) codes: bias 7, subnormals, no infinities."""
+    c = codes.astype(np.int64)
+    sign = np.where(c & 0x80, -1.0, 1.0)
+    e, m = (c >> 3) & 0xF, c & 7
+    return sign * np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e - 7))
+
+
 def moe_ref(x, w1, w2, ids, weights):
     x, w1, w2 = (t.astype(np.float64) for t in (x, w1, w2))
     inter = w2.shape[2]
@@ -396,6 +404,21 @@ class ShippedMore(unittest.TestCase):
             out = poisoned(q.shape, np.float16)
             tile.decode_paged(q, kc, vc, tables, lens, out=out, num_splits=splits)
             close(self, out, decode_ref(q, kc, vc, tables, lens, 1 / np.sqrt(d)), 2e-3, 2e-3)
+
+    def test_decode_paged_f8_cache(self):
+        # an f8e4m3 KV cache as uint8 codes with per-tensor scales
+        seqs, ntok, hq, hkv, d, bs = 2, 1, 2, 1, 32, 16
+        lens = np.array([29, 40], np.int32)
+        tables = np.array([[0, 1, -1], [2, 3, 4]], np.int32)
+        codes_k = rng.integers(0, 256, (5, bs, hkv, d), dtype=np.uint8)
+        codes_v = rng.integers(0, 256, (5, bs, hkv, d), dtype=np.uint8)
+        for c in (codes_k, codes_v):
+            c[(c & 0x7F) == 0x7F] = 0x38  # no NaN codes: 1.0 instead
+        q = rng.standard_normal((seqs, ntok, hq, d)).astype(np.float16)
+        out = poisoned(q.shape, np.float16)
+        tile.decode_paged(q, codes_k, codes_v, tables, lens, out=out, kv_dtype="f8e4m3", k_scale=0.05, v_scale=0.5)
+        want = decode_ref(q, f8e4m3_decode(codes_k) * 0.05, f8e4m3_decode(codes_v) * 0.5, tables, lens, 1 / np.sqrt(d))
+        close(self, out, want, 4e-3, 4e-3 * np.abs(want).max())
 
     def test_moe_f16(self):
         tokens, hidden, inter, experts, topk = 13, 64, 48, 5, 2
