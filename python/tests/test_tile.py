@@ -469,8 +469,17 @@ class Errors(unittest.TestCase):
     def test_argument_count(self):
         with self.assertRaisesRegex(TypeError, r"'add' takes 4 arguments"):
             self.add[1](self.x, self.x, self.x)
-        with self.assertRaisesRegex(TypeError, r"stream="):
+        with self.assertRaisesRegex(TypeError, r"unknown keyword.*stream="):
             self.add[1](self.x, self.x, self.x, 100, strem=0)
+        with self.assertRaisesRegex(TypeError, r"missing argument 'n'"):
+            self.add[1](self.x, self.x, out=self.x)
+        with self.assertRaisesRegex(TypeError, r"'x' given by position and by name"):
+            self.add[1](self.x, self.x, self.x, x=self.x, n=100)
+
+    def test_arguments_by_name(self):
+        out = poisoned(100, np.float32)
+        self.add[1](self.x, n=100, out=out, y=self.x, stream=None)
+        close(self, out, 2 * self.x.astype(np.float64), 1e-6, 1e-6)
 
     def test_scalars(self):
         with self.assertRaisesRegex(ValueError, r"argument 'n'.*i32"):

@@ -7,7 +7,8 @@
  *   2. reads each kernel's parameters: names from the Tile IR's header
  *      ("kernel @add(%x: ptr<f32> #div16, %n: i32)"), types from its
  *      signature ("*f32:16, i32"), once, into a table the launches index.
- * kernel[grid](*args, stream=None), the hot path (Launcher.__call__):
+ * kernel[grid](*args, stream=None), the hot path (Launcher.__call__;
+ * arguments may also be given by parameter name):
  *   1. each argument is converted by its parameter's kind: arrays through
  *      arrays.c (checked: element type, element alignment), integers range
  *      checked, floats converted to the parameter's width;
@@ -531,25 +532,63 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
     return v != NULL;
 }
 
-static PyObject *stream_kwarg(TPyKernel *k, PyObject *kwargs, bool *ok) {
-    *ok = true;
-    if (!kwargs || !PyDict_Size(kwargs)) return NULL;
-    PyObject *s = PyDict_GetItemString(kwargs, "stream");
-    if (PyDict_Size(kwargs) != (s ? 1 : 0)) {
-        PyErr_Format(PyExc_TypeError, "kernel '%s': the only keyword argument of a launch is stream=", k->name);
-        *ok = false;
+/* Arguments by name (k[grid](x=a, n=5)): the positional tuple they make, a
+ * new reference; stream= is taken out into *stream.  NULL with TypeError. */
+static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObject **stream) {
+    *stream = NULL;
+    if (!kwargs || !PyDict_Size(kwargs)) {
+        Py_INCREF(args);
+        return args;
     }
-    return s;
+    *stream = PyDict_GetItemString(kwargs, "stream");
+    Py_ssize_t npos = PyTuple_Size(args), nkw = PyDict_Size(kwargs) - (*stream ? 1 : 0);
+    if (!nkw) {
+        Py_INCREF(args);
+        return args;
+    }
+    if (npos > k->nparams) {
+        PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature, (int)npos);
+        return NULL;
+    }
+    PyObject *full = PyTuple_New(k->nparams);
+    if (!full) return NULL;
+    Py_ssize_t used = 0;
+    for (int i = 0; i < k->nparams; i++) {
+        PyObject *v = PyDict_GetItemString(kwargs, k->params[i].name);
+        if (i < npos) {
+            if (v) {
+                PyErr_Format(PyExc_TypeError, "kernel '%s': argument '%s' given by position and by name", k->name,
+                             k->params[i].name);
+                goto fail;
+            }
+            v = PyTuple_GetItem(args, i);
+        } else if (!v) {
+            PyErr_Format(PyExc_TypeError, "kernel '%s': missing argument '%s' (%s)", k->name, k->params[i].name, k->signature);
+            goto fail;
+        } else used++;
+        Py_INCREF(v);
+        PyTuple_SetItem(full, i, v);
+    }
+    if (used != nkw) {
+        PyErr_Format(PyExc_TypeError, "kernel '%s': unknown keyword argument (parameters: %s; and stream=)", k->name, k->signature);
+        goto fail;
+    }
+    return full;
+fail:
+    Py_DECREF(full);
+    return NULL;
 }
 
 static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyLauncher *l = (TPyLauncher *)self;
     TPyKernel *k = l->k;
-    bool ok;
-    PyObject *stream_obj = stream_kwarg(k, kwargs, &ok);
-    if (!ok) return NULL;
+    PyObject *stream_obj;
+    PyObject *full = bind_args(k, args, kwargs, &stream_obj);
+    if (!full) return NULL;
     Prepared pr;
-    if (!launch_prepare(l, args, stream_obj, &pr)) {
+    bool ok = launch_prepare(l, full, stream_obj, &pr);
+    Py_DECREF(full);
+    if (!ok) {
         tpy_scope_end(&pr.sc, pr.stream);
         return NULL;
     }
