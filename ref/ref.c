@@ -395,3 +395,18 @@ double ref_gated(tile_gated_act act, double g, double u) {
 }
 
 double ref_quant_scale(double amax, double qmax) { return fmax(amax / qmax, 1 / (qmax * 512)); }
+
+void ref_rope(tile_rope_style style, int64_t head_dim, int64_t rot_dim, const double *x, const double *cos, const double *sin, double *y,
+              double *mag) {
+    int64_t half = rot_dim / 2;
+    for (int64_t i = 0; i < half; i++) {
+        int64_t c1 = style == TILE_ROPE_GPTJ ? 2 * i : i, c2 = style == TILE_ROPE_GPTJ ? 2 * i + 1 : i + half;
+        y[c1] = x[c1] * cos[i] - x[c2] * sin[i];
+        y[c2] = x[c2] * cos[i] + x[c1] * sin[i];
+        if (mag) mag[c1] = fabs(x[c1] * cos[i]) + fabs(x[c2] * sin[i]), mag[c2] = fabs(x[c2] * cos[i]) + fabs(x[c1] * sin[i]);
+    }
+    for (int64_t d = rot_dim; d < head_dim; d++) {
+        y[d] = x[d];
+        if (mag) mag[d] = fabs(x[d]);
+    }
+}
