@@ -8,7 +8,8 @@
  * and bf16, cos_sin in f32 or the input type, i32 and i64 positions and
  * slots (an i64 slot that does not fit in 32 bits counts as out of range),
  * in place and into separate outputs, gapped token strides and cache
- * strides, block sizes 16 and 5, padding tokens (slot -1), an f8e4m3 cache
+ * strides, block sizes 16 and 5, padding tokens (slot -1), heads spread over
+ * several programs of a token, an f8e4m3 cache
  * with per-tensor (some values saturating) and per-head scales.  The caches
  * and outputs are poisoned first: every element the call must not write is
  * checked to be untouched (the gaps of the inputs too, when in place).
@@ -268,6 +269,9 @@ Test(rope, neox_f16, .timeout = 300) {
     run_rope(ctx, &(RopeCase){TILE_F16, TILE_ROPE_NEOX, 37, 4, 2, 64, 0, true, true, true, 0, false, 16, 0});
     run_rope(ctx, &(RopeCase){TILE_F16, TILE_ROPE_NEOX, 9, 7, 3, 128, 0, false, false, false, 0, true, 16, 4});
     run_rope(ctx, &(RopeCase){TILE_F16, TILE_ROPE_NEOX, 5, 3, 1, 256, 0, true, false, true, 0, false, 5, 0});
+    /* more heads than one program takes: 2 query and 1 KV programs per token (16 heads of 64), 3 + 2 (4 of 256) */
+    run_rope(ctx, &(RopeCase){TILE_F16, TILE_ROPE_NEOX, 6, 20, 5, 64, 0, false, true, true, 0, false, 16, 0});
+    run_rope(ctx, &(RopeCase){TILE_BF16, TILE_ROPE_GPTJ, 4, 9, 5, 256, 192, true, false, false, 2, true, 16, 0});
     tile_context_destroy(ctx);
 }
 
