@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "tests/test_rng.h"
 #include "ref/ref.h"
@@ -542,4 +543,56 @@ Test(rope, argument_checks) {
     }
     tile_free(ctx, buf), tile_free(ctx, idx), tile_free(ctx, cache);
     tile_context_destroy(ctx);
+}
+
+/* ======================= CLI: tile run rope, tile run layer ======================= */
+
+/* The command's stdout; its exit status in *status */
+static char *run_cli(const char *args, int *status) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", TILE_CLI, args);
+    FILE *f = popen(cmd, "r");
+    cr_assert(f, "popen %s", cmd);
+    size_t cap = 1 << 16, n = 0;
+    char *out = malloc(cap);
+    size_t got;
+    while ((got = fread(out + n, 1, cap - 1 - n, f)) > 0) n += got;
+    out[n] = 0;
+    *status = pclose(f);
+    return out;
+}
+
+Test(rope, cli_run_rope, .timeout = 300) {
+    static const char *const args[] = {
+        "run rope --device emu --tokens 19 --heads-q 6 --heads-kv 2 --head-dim 64 --reps 1",
+        "run rope --device emu --tokens 9 --heads-q 3 --heads-kv 1 --head-dim 80 --rot-dim 40 --style gptj --dtype f16 --kv-dtype f8e4m3 "
+        "--block-size 5 --reps 1 --json",
+    };
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        int status;
+        char *out = run_cli(args[i], &status);
+        cr_expect_eq(status, 0, "tile %s: status %d:\n%s", args[i], status, out);
+        cr_expect(strstr(out, i ? "\"ok\":true" : ": ok"), "tile %s:\n%s", args[i], out);
+        free(out);
+    }
+    int status;
+    free(run_cli("run rope --device emu --rot-dim 3", &status));
+    cr_expect_eq(WEXITSTATUS(status), 2, "an odd --rot-dim is a usage error");
+}
+
+/* The whole decoder layer from the C API (tools/cmd_run_layer.c): the dense MLP with one decode token
+ * per step, the MoE block with three (speculative decoding), every step checked by the command */
+Test(rope, cli_run_layer, .timeout = 600) {
+    static const char *const args[] = {
+        "run layer --device emu --hidden 128 --heads 4 --heads-kv 2 --head-dim 32 --inter 192 --prompts 3 --steps 2",
+        "run layer --device emu --hidden 128 --heads 4 --heads-kv 1 --head-dim 64 --inter 64 --prompts 2 --steps 2 --moe --experts 6 "
+        "--topk 2 --spec-tokens 3 --dtype f16 --json",
+    };
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        int status;
+        char *out = run_cli(args[i], &status);
+        cr_expect_eq(status, 0, "tile %s: status %d:\n%s", args[i], status, out);
+        cr_expect(strstr(out, i ? "\"ok\":true" : "against a float64 reference: ok"), "tile %s:\n%s", args[i], out);
+        free(out);
+    }
 }
