@@ -453,6 +453,44 @@ Test(rope, end_to_end_decode, .timeout = 300) {
     tile_context_destroy(ctx);
 }
 
+/* ======================= graph safety ======================= */
+
+/* After tile_rope_kv_append_prepare the call allocates, frees, synchronizes and loads nothing (docs/runtime.md,
+ * "Capturing in a CUDA graph"); prepare reads no pointer; check_indices synchronizes. */
+Test(rope, prepared_call_is_graph_safe, .timeout = 300) {
+    tile_context *ctx = open_ctx();
+    tile_devptr buf, idx, cache;
+    cr_assert_eq(tile_malloc(ctx, 8192, &buf), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 64, &idx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 16384, &cache), TILE_OK);
+    int32_t h_idx[8] = {3, 1, 4, 1, 0, 2, -1, 9}; /* positions, then slots (i32) */
+    cr_assert_eq(tile_memcpy_htod(ctx, idx, h_idx, sizeof h_idx), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, buf, 0, 8192), TILE_OK);
+    tile_rope_args a = {.dtype = TILE_BF16, .tokens = 4, .heads_q = 2, .heads_kv = 1, .head_dim = 64, .q = buf, .k = buf + 1024,
+                        .v = buf + 1536, .positions = idx, .positions_dtype = TILE_I32, .cos_sin = buf + 2048, .max_position = 8,
+                        .k_cache = cache, .v_cache = cache + 8192, .num_blocks = 2, .block_size = 16, .slot_mapping = idx + 16,
+                        .slot_dtype = TILE_I32};
+    tile_rope_args garbage = a;
+    garbage.q = 0xdead0000, garbage.k = 0xbeef0000, garbage.v_cache = 0, garbage.positions = 0x10; /* not read by prepare */
+    cr_assert_eq(tile_rope_kv_append_prepare(ctx, &garbage), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context_stats s0, s1;
+    cr_assert_eq(tile_context_get_stats_ex(ctx, &s0, sizeof s0), TILE_OK);
+    cr_assert_eq(s0.launches, 0, "preparing launched something");
+    for (int rep = 0; rep < 3; rep++) cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_context_get_stats_ex(ctx, &s1, sizeof s1), TILE_OK);
+    cr_expect_eq(s1.launches - s0.launches, 3);
+    cr_expect(s1.allocations == s0.allocations && s1.frees == s0.frees && s1.synchronizations == s0.synchronizations,
+              "allocations %llu, frees %llu, synchronizations %llu", (unsigned long long)(s1.allocations - s0.allocations),
+              (unsigned long long)(s1.frees - s0.frees), (unsigned long long)(s1.synchronizations - s0.synchronizations));
+    cr_expect(s1.compiles == s0.compiles && s1.disk_hits == s0.disk_hits && s1.memory_hits == s0.memory_hits, "the prepared call loaded a module");
+    a.check_indices = 1;
+    cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_context_get_stats_ex(ctx, &s0, sizeof s0), TILE_OK);
+    cr_expect_gt(s0.synchronizations, s1.synchronizations, "check_indices must synchronize (it reads the indices back)");
+    tile_free(ctx, buf), tile_free(ctx, idx), tile_free(ctx, cache);
+    tile_context_destroy(ctx);
+}
+
 /* ======================= argument checks ======================= */
 
 static void expect_fail(tile_context *ctx, tile_status st, const char *needle) {
@@ -592,7 +630,8 @@ Test(rope, cli_run_layer, .timeout = 600) {
         int status;
         char *out = run_cli(args[i], &status);
         cr_expect_eq(status, 0, "tile %s: status %d:\n%s", args[i], status, out);
-        cr_expect(strstr(out, i ? "\"ok\":true" : "against a float64 reference: ok"), "tile %s:\n%s", args[i], out);
+        cr_expect(strstr(out, i ? "\"ok\":true" : "every decode step graph-safe: ok"), "tile %s:\n%s", args[i], out);
+        cr_expect(strstr(out, i ? "\"graph_safe\":true" : "; graph-safe"), "tile %s:\n%s", args[i], out);
         free(out);
     }
 }

@@ -30,7 +30,14 @@
  * step's largest |h|: the roundings above, each of half an ulp of a value of
  * that size, are compounded by at most a few O(1) gains; a wrong position,
  * slot, head or scale moves outputs by O(1).
- * Exit status 3 when a call fails or a step does not match. */
+ * Decode steps run as an engine captures them in a CUDA graph: before the
+ * first, the workspaces of paged attention and MoE are allocated and every
+ * call of the step is prepared (tile_*_prepare; norm and act have no
+ * _prepare, but the prefill loaded their variants); each decode step is then
+ * checked to allocate, free, synchronize and load nothing
+ * (tile_context_get_stats_ex around its calls).
+ * Exit status 3 when a call fails, a step does not match or a decode step is
+ * not graph-safe. */
 #include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "tools/cli.h"
@@ -173,6 +180,9 @@ typedef struct Layer {
 typedef struct LayerDev {
     tile_devptr wn1, wn2, wqkv, wo, wgu, wd, wr, w1, w2, cs;
     tile_devptr h, a, qkv, o, proj, gu, act, moe_out, logits, ids, topw, pos, slots, cu, table, lens, kc, vc;
+    tile_devptr pa_ws, moe_ws; /* the decode steps' workspaces (0: none needed) */
+    size_t pa_ws_bytes, moe_ws_bytes;
+    tile_module *glue;
     tile_kernel *residual_add;
 } LayerDev;
 
@@ -195,37 +205,63 @@ typedef struct Step {
     const int64_t *seq, *pos; /* each token's sequence and position */
 } Step;
 
-#define CALL(x)                                                                                \
-    do {                                                                                       \
-        if ((st = (x)) != TILE_OK) {                                                           \
-            fprintf(stderr, "tile: run layer: %s failed: %s\n", #x, tile_last_error(ctx));     \
-            return st;                                                                         \
-        }                                                                                      \
+/* The decode steps' attention: max_context_len is each sequence's capacity (its block table's), not the
+ * longest context yet, so the split count, the variants and the workspace stay the same every step */
+static tile_paged_attention_args paged_args(const Layer *L, const LayerDev *d) {
+    int64_t q_row = L->row, D = L->D;
+    return (tile_paged_attention_args){.size = sizeof(tile_paged_attention_args), .dtype = L->p->dtype, .num_seqs = L->S,
+                                       .heads_q = L->Hq, .heads_kv = L->Hk, .head_dim = D, .num_tokens = L->T,
+                                       .block_size = L->p->block_size, .num_blocks = L->num_blocks, .q = d->qkv,
+                                       .q_stride = {L->T * q_row, q_row, D}, .o = d->o, .k_cache = d->kc, .v_cache = d->vc,
+                                       .block_tables = d->table, .block_table_stride = L->sbt, .context_lens = d->lens,
+                                       .max_context_len = L->sbt * L->p->block_size, .workspace = d->pa_ws, .workspace_bytes = d->pa_ws_bytes};
+}
+
+/* The MLP of --moe: routed by tile_moe_forward itself from f32 logits (softmax, top-k, renormalized);
+ * decode steps use the caller's workspace */
+static tile_moe_args moe_args(const Layer *L, const LayerDev *d, int64_t n, bool with_workspace) {
+    return (tile_moe_args){.size = sizeof(tile_moe_args), .tokens = n, .hidden = L->H, .inter = L->I, .experts = L->E, .topk = L->K,
+                           .dtype = L->p->dtype, .x = d->a, .w1 = d->w1, .w2 = d->w2, .out = d->moe_out, .router_logits = d->logits,
+                           .logits_dtype = TILE_F32, .topk_ids = d->ids, .topk_weights = d->topw, .scoring = TILE_MOE_SOFTMAX,
+                           .renormalize = 1, .workspace = with_workspace ? d->moe_ws : 0, .workspace_bytes = with_workspace ? d->moe_ws_bytes : 0};
+}
+
+/* prepare: call the _prepare of every call that has one (compile and load, launch nothing) */
+#define CALL(run, prep, args)                                                                                       \
+    do {                                                                                                            \
+        if ((st = prepare ? prep(ctx, args) : run(ctx, args)) != TILE_OK) {                                         \
+            fprintf(stderr, "tile: run layer: %s failed: %s\n", prepare ? #prep : #run, tile_last_error(ctx));      \
+            return st;                                                                                              \
+        }                                                                                                           \
     } while (0)
+/* tile_fused_add_rmsnorm and tile_gated_activation have no _prepare yet: their variants do not depend on
+ * the number of tokens, so the prefill has loaded them when the decode steps are prepared */
+static tile_status no_prepare(tile_context *ctx, const void *args) { return (void)ctx, (void)args, TILE_OK; }
 
 static tile_gemm_args gemm_args(tile_dtype dt, int64_t m, int64_t n, int64_t k, tile_devptr a, tile_devptr w, tile_devptr c, tile_dtype out) {
     return (tile_gemm_args){.size = sizeof(tile_gemm_args), .m = m, .n = n, .k = k, .a = a, .lda = k, .b = w, .ldb = k, .trans_b = 1, .c = c,
                             .ldc = n, .in_dtype = dt, .out_dtype = out, .alpha = 1};
 }
 
-static tile_status layer_step_device(tile_context *ctx, const Layer *L, const LayerDev *d, const Step *s) {
+/* The step's calls (launched on the default stream, nothing synchronized), or with prepare their _prepare */
+static tile_status layer_step_device(tile_context *ctx, const Layer *L, const LayerDev *d, const Step *s, bool prepare) {
     const LayerCli *p = L->p;
     tile_dtype dt = p->dtype;
     int64_t n = s->n, H = L->H, Hq = L->Hq, Hk = L->Hk, D = L->D, I = L->I;
     tile_status st;
     /* 1. a = RMSNorm(h) */
     tile_norm_args n1 = {.size = sizeof n1, .dtype = dt, .tokens = n, .hidden = H, .x = d->h, .weight = d->wn1, .eps = 1e-5f, .out = d->a};
-    CALL(tile_fused_add_rmsnorm(ctx, &n1));
+    CALL(tile_fused_add_rmsnorm, no_prepare, &n1);
     /* 2. qkv = a Wqkv^T */
     tile_gemm_args g = gemm_args(dt, n, L->row, H, d->a, d->wqkv, d->qkv, dt);
-    CALL(tile_gemm(ctx, &g));
+    CALL(tile_gemm, tile_gemm_prepare, &g);
     /* 3. RoPE on q and k in place, k and v appended to the cache */
     tile_devptr q = d->qkv, k = q + 2 * (uint64_t)(Hq * D), v = k + 2 * (uint64_t)(Hk * D);
     tile_rope_args r = {.size = sizeof r, .dtype = dt, .tokens = n, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .q = q, .ldq = L->row,
                         .k = k, .ldk = L->row, .v = v, .ldv = L->row, .positions = d->pos, .cos_sin = d->cs, .max_position = L->max_pos,
                         .k_cache = d->kc, .v_cache = d->vc, .num_blocks = L->num_blocks, .block_size = p->block_size,
                         .slot_mapping = d->slots};
-    CALL(tile_rope_kv_append(ctx, &r));
+    CALL(tile_rope_kv_append, tile_rope_kv_append_prepare, &r);
     /* 4. attention */
     if (s->prefill) {
         tile_attention_args at = {.size = sizeof at, .dtype = dt, .batch = L->S, .heads_q = Hq, .heads_kv = Hk, .head_dim = D,
@@ -233,44 +269,43 @@ static tile_status layer_step_device(tile_context *ctx, const Layer *L, const La
                                   .q_stride = {0, L->row, D}, .k_stride = {0, L->row, D}, .v_stride = {0, L->row, D},
                                   .o_stride = {0, Hq * D, D}, .cu_seqlens_q = d->cu, .cu_seqlens_k = d->cu, .total_q = n, .total_k = n,
                                   .causal = 1, .window_left = -1, .window_right = -1}; /* -1: no window (0 would be one) */
-        CALL(tile_attention_fwd(ctx, &at));
+        CALL(tile_attention_fwd, tile_attention_fwd_prepare, &at);
     } else {
-        tile_paged_attention_args pa = {.size = sizeof pa, .dtype = dt, .num_seqs = L->S, .heads_q = Hq, .heads_kv = Hk, .head_dim = D,
-                                        .num_tokens = L->T, .block_size = p->block_size, .num_blocks = L->num_blocks, .q = q,
-                                        .q_stride = {L->T * L->row, L->row, D}, .o = d->o, .k_cache = d->kc, .v_cache = d->vc,
-                                        .block_tables = d->table, .block_table_stride = L->sbt, .context_lens = d->lens,
-                                        .max_context_len = s->max_len};
-        CALL(tile_attention_decode_paged(ctx, &pa));
+        tile_paged_attention_args pa = paged_args(L, d);
+        CALL(tile_attention_decode_paged, tile_attention_decode_paged_prepare, &pa);
     }
     /* 5. proj = o Wo^T */
     g = gemm_args(dt, n, H, Hq * D, d->o, d->wo, d->proj, dt);
-    CALL(tile_gemm(ctx, &g));
+    CALL(tile_gemm, tile_gemm_prepare, &g);
     /* 6. h = h + proj, a = RMSNorm(h) */
     tile_norm_args n2 = {.size = sizeof n2, .dtype = dt, .tokens = n, .hidden = H, .x = d->proj, .residual = d->h, .weight = d->wn2,
                          .eps = 1e-5f, .out = d->a};
-    CALL(tile_fused_add_rmsnorm(ctx, &n2));
+    CALL(tile_fused_add_rmsnorm, no_prepare, &n2);
     /* 7. the MLP, added to h */
     if (!p->moe) {
         g = gemm_args(dt, n, 2 * I, H, d->a, d->wgu, d->gu, dt);
-        CALL(tile_gemm(ctx, &g));
+        CALL(tile_gemm, tile_gemm_prepare, &g);
         tile_gated_args ga = {.size = sizeof ga, .dtype = dt, .act = TILE_GATED_SILU, .tokens = n, .d = I, .x = d->gu, .out = d->act};
-        CALL(tile_gated_activation(ctx, &ga));
+        CALL(tile_gated_activation, no_prepare, &ga);
         g = gemm_args(dt, n, H, I, d->act, d->wd, d->h, dt);
         g.beta = 1; /* h = down + h */
-        CALL(tile_gemm(ctx, &g));
+        CALL(tile_gemm, tile_gemm_prepare, &g);
     } else {
         g = gemm_args(dt, n, L->E, H, d->a, d->wr, d->logits, TILE_F32);
-        CALL(tile_gemm(ctx, &g));
-        tile_moe_args m = {.size = sizeof m, .tokens = n, .hidden = H, .inter = I, .experts = L->E, .topk = L->K, .dtype = dt, .x = d->a,
-                           .w1 = d->w1, .w2 = d->w2, .out = d->moe_out, .router_logits = d->logits, .logits_dtype = TILE_F32,
-                           .topk_ids = d->ids, .topk_weights = d->topw, .scoring = TILE_MOE_SOFTMAX, .renormalize = 1};
-        CALL(tile_moe_forward(ctx, &m));
-        int32_t n32 = (int32_t)(n * H);
-        tile_devptr hp = d->h, yp = d->moe_out;
-        void *params[] = {&hp, &yp, &n32};
-        CALL(tile_launch(d->residual_add, (tile_dim3){(unsigned)((n * H + 1023) / 1024), 1, 1}, params, NULL));
+        CALL(tile_gemm, tile_gemm_prepare, &g);
+        tile_moe_args m = moe_args(L, d, n, !s->prefill);
+        CALL(tile_moe_forward, tile_moe_prepare, &m);
+        if (!prepare) { /* the glue kernel was loaded with the layer */
+            int32_t n32 = (int32_t)(n * H);
+            tile_devptr hp = d->h, yp = d->moe_out;
+            void *params[] = {&hp, &yp, &n32};
+            if ((st = tile_launch(d->residual_add, (tile_dim3){(unsigned)((n * H + 1023) / 1024), 1, 1}, params, NULL)) != TILE_OK) {
+                fprintf(stderr, "tile: run layer: the residual add failed: %s\n", tile_last_error(ctx));
+                return st;
+            }
+        }
     }
-    return tile_synchronize(ctx);
+    return TILE_OK;
 }
 
 /* ---- the float64 reference of one step ---- */
@@ -400,7 +435,33 @@ typedef struct StepResult {
     const char *name;
     int64_t tokens;
     double seconds, worst;
+    bool graph_safe; /* decode: the step's calls allocated, freed, synchronized and loaded nothing */
 } StepResult;
+
+/* Before the first decode step: the decode steps' workspaces, then every call of a decode step prepared
+ * (compiled and loaded), as an engine does before capturing the step in a CUDA graph (docs/engine.md) */
+static tile_status layer_prepare_decode(tile_context *ctx, const Layer *L, LayerDev *d, const Step *s) {
+    tile_paged_attention_args pa = paged_args(L, d);
+    int splits;
+    tile_status st = tile_paged_attention_workspace_size(ctx, &pa, &d->pa_ws_bytes, &splits);
+    if (st == TILE_OK && d->pa_ws_bytes) st = tile_malloc(ctx, d->pa_ws_bytes, &d->pa_ws);
+    if (st == TILE_OK && L->p->moe) {
+        tile_moe_args m = moe_args(L, d, s->n, false);
+        st = tile_moe_workspace_size(&m, &d->moe_ws_bytes);
+        if (st == TILE_OK) st = tile_malloc(ctx, d->moe_ws_bytes, &d->moe_ws);
+    }
+    if (st != TILE_OK) {
+        fprintf(stderr, "tile: run layer: the decode workspaces: %s\n", tile_last_error(ctx));
+        return st;
+    }
+    return layer_step_device(ctx, L, d, s, true);
+}
+
+/* Nothing that a CUDA graph cannot capture happened between a and b */
+static bool stats_graph_safe(const tile_context_stats *a, const tile_context_stats *b) {
+    return a->allocations == b->allocations && a->frees == b->frees && a->synchronizations == b->synchronizations &&
+           a->compiles == b->compiles && a->disk_hits == b->disk_hits && a->memory_hits == b->memory_hits;
+}
 
 /* Prompt i's length: 7, 22, 37, 21, 36, ... */
 static int64_t prompt_len(int64_t i) { return 7 + (i * 15) % 31; }
@@ -471,16 +532,17 @@ static tile_status layer_device_setup(tile_context *ctx, const Layer *L, int64_t
         (st = upload_new(ctx, NULL, 4 * (size_t)(max_n * H), &d->moe_out)))
         return st;
     /* the glue kernel: compiled from source through the caches, like any .tile file */
-    tile_module *m;
-    if ((st = tile_module_load_source(ctx, glue_source, NULL, &m))) return st;
-    return tile_module_get_kernel(m, p->dtype == TILE_BF16 ? "residual_add_bf16" : "residual_add_f16", &d->residual_add);
+    if ((st = tile_module_load_source(ctx, glue_source, NULL, &d->glue))) return st;
+    return tile_module_get_kernel(d->glue, p->dtype == TILE_BF16 ? "residual_add_bf16" : "residual_add_f16", &d->residual_add);
 }
 
 static void layer_device_free(tile_context *ctx, LayerDev *d) {
     tile_devptr v[] = {d->wn1, d->wn2, d->wqkv, d->wo, d->wgu, d->wd, d->wr, d->w1, d->w2, d->cs, d->h, d->a, d->qkv, d->o, d->proj,
-                       d->gu, d->act, d->moe_out, d->logits, d->ids, d->topw, d->pos, d->slots, d->cu, d->table, d->lens, d->kc, d->vc};
+                       d->gu, d->act, d->moe_out, d->logits, d->ids, d->topw, d->pos, d->slots, d->cu, d->table, d->lens, d->kc, d->vc,
+                       d->pa_ws, d->moe_ws};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (v[i]) tile_free(ctx, v[i]);
+    if (d->glue) tile_module_unload(d->glue);
 }
 
 static void layer_free(Layer *L) {
@@ -605,9 +667,16 @@ int cmd_run_layer(int argc, char **argv) {
         r->name = step == 0 ? "prefill" : "decode";
         r->tokens = s.n;
         cli_progress(prog, "%s %lld (%lld tokens) ...", r->name, (long long)step, (long long)s.n);
+        if (step == 1 && layer_prepare_decode(ctx, &L, &d, &s) != TILE_OK) goto steps_done;
+        tile_context_stats s0, s1;
         double t0 = timer_now();
-        if (layer_step_device(ctx, &L, &d, &s) != TILE_OK) goto steps_done;
+        if (tile_context_get_stats_ex(ctx, &s0, sizeof s0) || layer_step_device(ctx, &L, &d, &s, false) ||
+            tile_context_get_stats_ex(ctx, &s1, sizeof s1) || tile_synchronize(ctx)) {
+            fprintf(stderr, "tile: run layer: %s\n", tile_last_error(ctx));
+            goto steps_done;
+        }
         r->seconds = timer_now() - t0;
+        r->graph_safe = stats_graph_safe(&s0, &s1);
         if (tile_memcpy_dtoh(ctx, got, d.h, 2 * h.n) || (p.moe && tile_memcpy_dtoh(ctx, ids, d.ids, 4 * (size_t)(s.n * L.K)))) {
             fprintf(stderr, "tile: run layer: %s\n", tile_last_error(ctx));
             goto steps_done;
@@ -619,10 +688,11 @@ int cmd_run_layer(int argc, char **argv) {
         } else {
             r->worst = layer_compare(dt, s.n, L.H, got, want);
         }
-        all_ok &= r->worst <= 1;
+        all_ok &= r->worst <= 1 && (step == 0 || r->graph_safe);
         if (!p.json)
-            printf("  %-8s %2lld  %4lld tokens  %9.3f ms  max error %.3g of tolerance: %s\n", r->name, (long long)step, (long long)s.n,
-                   r->seconds * 1e3, r->worst, r->worst <= 1 ? "ok" : "MISMATCH");
+            printf("  %-8s %2lld  %4lld tokens  %9.3f ms  max error %.3g of tolerance: %s%s\n", r->name, (long long)step, (long long)s.n,
+                   r->seconds * 1e3, r->worst, r->worst <= 1 ? "ok" : "MISMATCH",
+                   step == 0 ? "" : r->graph_safe ? "; graph-safe" : "; NOT graph-safe (allocated, freed, synchronized or loaded)");
     }
     rc = all_ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 steps_done:
@@ -640,13 +710,15 @@ steps_done:
             json_object(&j, NULL);
             json_str(&j, "phase", res[i].name), json_int(&j, "tokens", res[i].tokens), json_num(&j, "seconds", res[i].seconds);
             json_num(&j, "max_error", res[i].worst);
+            if (i > 0) json_bool(&j, "graph_safe", res[i].graph_safe);
             json_close(&j);
         }
         json_close(&j);
         json_bool(&j, "ok", rc == CLI_EXIT_OK);
         json_end(&j);
     } else {
-        printf("  check       every step's final hidden states against a float64 reference: %s\n", rc == CLI_EXIT_OK ? "ok" : "MISMATCH");
+        printf("  check       every step's final hidden states against a float64 reference, every decode step graph-safe: %s\n",
+               rc == CLI_EXIT_OK ? "ok" : "FAILED");
     }
     free(seq), free(pos), free(slot), free(cu), free(lens), free(got), free(want), free(ids), host_free(&h);
     goto done;
