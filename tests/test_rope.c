@@ -31,6 +31,7 @@
  * (checked against ref_rope first) with the same encoder. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -567,6 +568,10 @@ Test(rope, argument_checks) {
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "positions");
     a = good, a.size = 3;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "size");
+    a = good, a.size = (size_t)1 << 20;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "size");
+    a = good, a.size = offsetof(tile_rope_args, check_indices), a.check_indices = 2; /* an older caller's struct: the field reads as 0 */
+    cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "older size: %s", tile_last_error(ctx));
     a = good, a.tokens = 0, a.q = 0;
     cr_assert_eq(tile_rope_kv_append(ctx, &a), TILE_OK, "no tokens: nothing to do: %s", tile_last_error(ctx));
 

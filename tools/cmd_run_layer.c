@@ -372,10 +372,8 @@ static bool layer_step_ref(Layer *L, const Step *s, const double *h, const int32
     ref_linear(dt, n, L->row, H, a, L->wqkv.d, qkv, true);
     /* 3. rotate q and k (rounded), store k and v in the reference cache */
     for (int64_t t = 0; t < n; t++) {
-        const double *cs = NULL;
-        double csd[512];
-        for (int64_t i = 0; i < D; i++) csd[i] = L->cs[s->pos[t] * D + i];
-        cs = csd;
+        double cs[256]; /* the position's row of cos_sin, as the device reads it (f32) */
+        for (int64_t i = 0; i < D; i++) cs[i] = L->cs[s->pos[t] * D + i];
         for (int64_t hh = 0; hh < Hq + Hk; hh++) {
             double *row = qkv + t * L->row + hh * D;
             ref_rope(TILE_ROPE_NEOX, D, D, row, cs, cs + D / 2, x, NULL);
