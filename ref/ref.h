@@ -172,6 +172,9 @@ double ref_gated(tile_gated_act act, double gate, double up);
 /* Per-token dynamic quantization scale of a row whose largest |y| is amax:
  * max(amax / qmax, 1 / (qmax * 512)), qmax 448 (f8e4m3) or 127 (i8). */
 double ref_quant_scale(double amax, double qmax);
+/* x rounded to f8e4m3 as the kernels' casts round: the nearest finite value, ties to the even code,
+ * saturating at +-448 (NaN stays NaN).  The value, not the code. */
+double ref_round_f8e4m3(double x);
 
 /* ================================ RoPE ================================ */
 

@@ -454,6 +454,25 @@ Test(rope, end_to_end_decode, .timeout = 300) {
     tile_context_destroy(ctx);
 }
 
+/* ref_round_f8e4m3 (what tile run layer's reference stores for an f8 cache) against the encoder above */
+Test(rope, ref_round_f8e4m3) {
+    seed_rng();
+    for (int c = 0; c < 256; c++) { /* every code, the midpoints to its neighbour and just off them */
+        double v = f8e4m3_to_d((uint8_t)c), w = f8e4m3_to_d((uint8_t)(c + 1));
+        if (isnan(v)) continue;
+        double xs[4] = {v, (v + w) / 2, nextafter((v + w) / 2, INFINITY), nextafter((v + w) / 2, -INFINITY)};
+        for (int i = 0; i < (isnan(w) || (c & 0x7f) == 0x7f ? 1 : 4); i++)
+            cr_assert_eq(ref_round_f8e4m3(xs[i]), f8e4m3_to_d(f8_encode(xs[i])), "x = %a", xs[i]);
+    }
+    for (int i = 0; i < 4096; i++) {
+        double x = urand() * ldexp(1, irand(30) - 15);
+        cr_assert_eq(ref_round_f8e4m3(x), f8e4m3_to_d(f8_encode(x)), "x = %a (seed %llu)", x, (unsigned long long)seed);
+    }
+    cr_assert_eq(ref_round_f8e4m3(1e6), 448);
+    cr_assert_eq(ref_round_f8e4m3(-500), -448);
+    cr_assert(isnan(ref_round_f8e4m3(NAN)));
+}
+
 /* ======================= graph safety ======================= */
 
 /* After tile_rope_kv_append_prepare the call allocates, frees, synchronizes and loads nothing (docs/runtime.md,
@@ -624,10 +643,13 @@ Test(rope, cli_run_rope, .timeout = 300) {
 }
 
 /* The whole decoder layer from the C API (tools/cmd_run_layer.c): the dense MLP with one decode token
- * per step, the MoE block with three (speculative decoding), every step checked by the command */
+ * per step (bf16; f16 with an f8 KV cache, odd sizes), the MoE block with three (speculative decoding),
+ * every step checked by the command against float64 and every decode step for graph safety */
 Test(rope, cli_run_layer, .timeout = 600) {
     static const char *const args[] = {
         "run layer --device emu --hidden 128 --heads 4 --heads-kv 2 --head-dim 32 --inter 192 --prompts 3 --steps 2",
+        "run layer --device emu --hidden 96 --heads 3 --heads-kv 1 --head-dim 48 --inter 160 --prompts 2 --steps 2 --dtype f16 "
+        "--kv-dtype f8e4m3 --block-size 32",
         "run layer --device emu --hidden 128 --heads 4 --heads-kv 1 --head-dim 64 --inter 64 --prompts 2 --steps 2 --moe --experts 6 "
         "--topk 2 --spec-tokens 3 --dtype f16 --json",
     };
@@ -635,8 +657,9 @@ Test(rope, cli_run_layer, .timeout = 600) {
         int status;
         char *out = run_cli(args[i], &status);
         cr_expect_eq(status, 0, "tile %s: status %d:\n%s", args[i], status, out);
-        cr_expect(strstr(out, i ? "\"ok\":true" : "every decode step graph-safe: ok"), "tile %s:\n%s", args[i], out);
-        cr_expect(strstr(out, i ? "\"graph_safe\":true" : "; graph-safe"), "tile %s:\n%s", args[i], out);
+        bool json = strstr(args[i], "--json") != NULL;
+        cr_expect(strstr(out, json ? "\"ok\":true" : "every decode step graph-safe: ok"), "tile %s:\n%s", args[i], out);
+        cr_expect(strstr(out, json ? "\"graph_safe\":true" : "; graph-safe"), "tile %s:\n%s", args[i], out);
         free(out);
     }
 }

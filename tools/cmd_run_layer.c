@@ -18,9 +18,12 @@
  *      --moe: logits = a Wr^T (f32); y = tile_moe_forward (softmax top-k,
  *             renormalized); h = h + y               tile_gemm, tile_moe_forward, a glue kernel
  *             compiled from source here (tile_module_load_source)
+ * --kv-dtype f8e4m3: the cache holds f8e4m3 codes with per-tensor scales 1/64
+ * (tile_rope_kv_append writes them, tile_attention_decode_paged reads them);
+ * the prefill's attention reads K and V as computed, as engines do.
  * The reference runs the same steps in float64, rounding to the device type
  * where the kernels store a result in it (a, qkv, rotated q and k, o, p, the
- * residual sums, the activations; not inside a GEMM or attention), so the
+ * residual sums, the activations; f8 for the cache's values; not inside a GEMM or attention), so the
  * two stay within a few roundings of each other; the MoE routing is compared
  * with the device's (an exact near-tie may go either way: then the
  * device's choice is used).  Weights are uniform with variance 1 / fan_in
@@ -54,13 +57,14 @@
 typedef struct LayerCli {
     int64_t hidden, heads, heads_kv, head_dim, inter, prompts, steps, experts, topk, spec, block_size;
     tile_dtype dtype;
+    bool kv_f8; /* an f8e4m3 KV cache with per-tensor scales */
     bool moe, json;
     const char *device;
 } LayerCli;
 
 enum {
     OPT_HIDDEN = 256, OPT_HEADS, OPT_HEADS_KV, OPT_HEAD_DIM, OPT_INTER, OPT_PROMPTS, OPT_STEPS, OPT_EXPERTS, OPT_TOPK, OPT_SPEC,
-    OPT_BS, OPT_DTYPE, OPT_MOE, OPT_DEVICE, OPT_JSON
+    OPT_BS, OPT_DTYPE, OPT_KV, OPT_MOE, OPT_DEVICE, OPT_JSON
 };
 
 static const struct option layer_options[] = {
@@ -70,6 +74,7 @@ static const struct option layer_options[] = {
     {"steps", required_argument, NULL, OPT_STEPS},     {"experts", required_argument, NULL, OPT_EXPERTS},
     {"topk", required_argument, NULL, OPT_TOPK},       {"spec-tokens", required_argument, NULL, OPT_SPEC},
     {"block-size", required_argument, NULL, OPT_BS},   {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"kv-dtype", required_argument, NULL, OPT_KV},
     {"moe", no_argument, NULL, OPT_MOE},               {"device", required_argument, NULL, OPT_DEVICE},
     {"json", no_argument, NULL, OPT_JSON},             {"help", no_argument, NULL, 'h'},
     {0},
@@ -78,7 +83,7 @@ static const struct option layer_options[] = {
 static const char layer_usage[] =
     "usage: tile run layer [--hidden H] [--heads HQ] [--heads-kv HK] [--head-dim D] [--inter I] [--prompts P]\n"
     "                      [--steps S] [--spec-tokens T] [--moe] [--experts E] [--topk K] [--block-size B]\n"
-    "                      [--dtype f16|bf16] [--device D] [--json]\n"
+    "                      [--dtype f16|bf16] [--kv-dtype auto|f8e4m3] [--device D] [--json]\n"
     "Runs one Llama-style decoder layer from the C API with random weights: RMSNorm, QKV GEMM, RoPE + paged\n"
     "KV append, attention (varlen prefill, then paged decode), O GEMM, residual add + RMSNorm, SiLU-gated MLP\n"
     "(or --moe: routed experts), residual; a prefill of P prompts of different lengths, then S decode steps\n"
@@ -97,18 +102,22 @@ static const char layer_usage[] =
     "  --topk K               experts per token, 1..8 (default 2)\n"
     "  --block-size B         KV cache block size: 16, 32 or 64 (default 16)\n"
     "  --dtype f16|bf16       activations and weights (default bf16)\n"
+    "  --kv-dtype auto|f8e4m3 the KV cache: dtype, or f8e4m3 with per-tensor scales 1/64 (default auto)\n"
     "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --json                 one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help             this text\n"
     "exit status: 0 ok, 2 usage error, 3 a call failed or a step does not match\n";
 
 static const tile_dtype in_types[] = {TILE_F16, TILE_BF16};
+static const char *const kv_names[] = {"auto", "f8e4m3", NULL};
+/* The f8 cache's scales: a power of two (x / scale is exact), so that |k|, |v| up to 448 / 64 = 7 fit */
+static const float KV_SCALE = 1.0f / 64;
 
 static int layer_cli_parse(int argc, char **argv, LayerCli *p) {
     *p = (LayerCli){.hidden = 256, .heads = 4, .heads_kv = 2, .head_dim = 64, .inter = -1, .prompts = 3, .steps = 3, .experts = 8,
                     .topk = 2, .spec = 1, .block_size = 16, .dtype = TILE_BF16};
     CliGetopt g = {.cmd = "run layer", .argc = argc, .argv = argv, .shortopts = "h", .longopts = layer_options};
-    int c, rc = 0;
+    int c, rc = 0, which;
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(layer_usage);
@@ -124,6 +133,9 @@ static int layer_cli_parse(int argc, char **argv, LayerCli *p) {
         case OPT_SPEC: rc = cli_i64(&g, 1, 8, &p->spec); break;
         case OPT_BS: rc = cli_i64(&g, 16, 64, &p->block_size); break;
         case OPT_DTYPE: rc = cli_dtype(&g, in_types, 2, NULL, &p->dtype); break;
+        case OPT_KV:
+            if (!(rc = cli_choice(&g, kv_names, &which))) p->kv_f8 = which == 1;
+            break;
         case OPT_MOE: p->moe = true; break;
         case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
         case OPT_JSON: p->json = true; break;
@@ -173,7 +185,8 @@ typedef struct Layer {
     /* sequences and the cache */
     int64_t S, T, sbt, num_blocks, *len; /* len: each prompt's length */
     int32_t *table;                       /* [S, sbt] */
-    double *kref, *vref;                  /* the reference's K (rotated) and V: [S, max_pos, Hk, D] */
+    double *kref, *vref;                  /* the reference's cache: K (rotated) and V [S, max_pos, Hk, D], f8 values with --kv-dtype f8e4m3 */
+    double *kx, *vx;                      /* the same before the cache's quantization (what the prefill's attention reads) */
 } Layer;
 
 /* Device buffers (sized for the largest step) */
@@ -214,7 +227,9 @@ static tile_paged_attention_args paged_args(const Layer *L, const LayerDev *d) {
                                        .block_size = L->p->block_size, .num_blocks = L->num_blocks, .q = d->qkv,
                                        .q_stride = {L->T * q_row, q_row, D}, .o = d->o, .k_cache = d->kc, .v_cache = d->vc,
                                        .block_tables = d->table, .block_table_stride = L->sbt, .context_lens = d->lens,
-                                       .max_context_len = L->sbt * L->p->block_size, .workspace = d->pa_ws, .workspace_bytes = d->pa_ws_bytes};
+                                       .max_context_len = L->sbt * L->p->block_size, .workspace = d->pa_ws, .workspace_bytes = d->pa_ws_bytes,
+                                       .kv_dtype = L->p->kv_f8 ? TILE_F8E4M3 : L->p->dtype, .k_scale = L->p->kv_f8 ? KV_SCALE : 0,
+                                       .v_scale = L->p->kv_f8 ? KV_SCALE : 0};
 }
 
 /* The MLP of --moe: routed by tile_moe_forward itself from f32 logits (softmax, top-k, renormalized);
@@ -260,7 +275,8 @@ static tile_status layer_step_device(tile_context *ctx, const Layer *L, const La
     tile_rope_args r = {.size = sizeof r, .dtype = dt, .tokens = n, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .q = q, .ldq = L->row,
                         .k = k, .ldk = L->row, .v = v, .ldv = L->row, .positions = d->pos, .cos_sin = d->cs, .max_position = L->max_pos,
                         .k_cache = d->kc, .v_cache = d->vc, .num_blocks = L->num_blocks, .block_size = p->block_size,
-                        .slot_mapping = d->slots};
+                        .slot_mapping = d->slots, .kv_dtype = p->kv_f8 ? TILE_F8E4M3 : dt, .k_scale = p->kv_f8 ? KV_SCALE : 0,
+                        .v_scale = p->kv_f8 ? KV_SCALE : 0};
     CALL(tile_rope_kv_append, tile_rope_kv_append_prepare, &r);
     /* 4. attention */
     if (s->prefill) {
@@ -322,12 +338,13 @@ static void ref_linear(tile_dtype dt, int64_t n, int64_t N, int64_t K, const dou
 typedef struct KvRows {
     const Layer *L;
     int64_t seq, head;
+    bool cache; /* read the cache's values (decode), else K and V as computed (prefill) */
 } KvRows;
 
 static const double *kv_row(void *user, int64_t j, int value) {
     const KvRows *u = user;
     const Layer *L = u->L;
-    const double *base = value ? L->vref : L->kref;
+    const double *base = u->cache ? (value ? L->vref : L->kref) : (value ? L->vx : L->kx);
     return base + ((u->seq * L->max_pos + j) * L->Hk + u->head) * L->D;
 }
 
@@ -382,14 +399,18 @@ static bool layer_step_ref(Layer *L, const Step *s, const double *h, const int32
         for (int64_t hh = 0; hh < Hk; hh++)
             for (int64_t i = 0; i < D; i++) {
                 size_t c = (size_t)(((s->seq[t] * L->max_pos + s->pos[t]) * Hk + hh) * D + i);
-                L->kref[c] = qkv[t * L->row + (Hq + hh) * D + i];
-                L->vref[c] = qkv[t * L->row + (Hq + Hk + hh) * D + i];
+                L->kx[c] = qkv[t * L->row + (Hq + hh) * D + i];
+                L->vx[c] = qkv[t * L->row + (Hq + Hk + hh) * D + i];
+                /* an f8 cache holds f8e4m3(x / scale), read back times scale (x / scale is exact: a power of two) */
+                L->kref[c] = p->kv_f8 ? ref_round_f8e4m3(L->kx[c] / KV_SCALE) * KV_SCALE : L->kx[c];
+                L->vref[c] = p->kv_f8 ? ref_round_f8e4m3(L->vx[c] / KV_SCALE) * KV_SCALE : L->vx[c];
             }
     }
-    /* 4. attention: token t sees its sequence's positions 0 .. pos (the step's own keys included, causal) */
+    /* 4. attention: token t sees its sequence's positions 0 .. pos (the step's own keys included, causal):
+     * the prefill over K and V as computed, a decode step over the cache */
     for (int64_t t = 0; t < n; t++)
         for (int64_t hh = 0; hh < Hq; hh++) {
-            KvRows u = {L, s->seq[t], hh / G};
+            KvRows u = {L, s->seq[t], hh / G, !s->prefill};
             ref_attention_row(D, qkv + t * L->row + hh * D, 1 / sqrt((double)D), 0, s->pos[t] + 1, kv_row, &u, o + (t * Hq + hh) * D);
             for (int64_t i = 0; i < D; i++) o[(t * Hq + hh) * D + i] = rd(dt, o[(t * Hq + hh) * D + i]);
         }
@@ -504,7 +525,7 @@ static tile_status upload_new(tile_context *ctx, const void *h, size_t bytes, ti
 static tile_status layer_device_setup(tile_context *ctx, const Layer *L, int64_t max_n, LayerDev *d) {
     const LayerCli *p = L->p;
     int64_t H = L->H, I = L->I, E = L->E, K = L->K;
-    size_t cache = (size_t)(L->num_blocks * p->block_size * L->Hk * L->D) * 2;
+    size_t cache = (size_t)(L->num_blocks * p->block_size * L->Hk * L->D) * (p->kv_f8 ? 1 : 2);
     tile_status st;
     if ((st = upload_new(ctx, L->wn1.h, 2 * L->wn1.n, &d->wn1)) || (st = upload_new(ctx, L->wn2.h, 2 * L->wn2.n, &d->wn2)) ||
         (st = upload_new(ctx, L->wqkv.h, 2 * L->wqkv.n, &d->wqkv)) || (st = upload_new(ctx, L->wo.h, 2 * L->wo.n, &d->wo)) ||
@@ -546,7 +567,7 @@ static void layer_device_free(tile_context *ctx, LayerDev *d) {
 static void layer_free(Layer *L) {
     HostT *t[] = {&L->wn1, &L->wn2, &L->wqkv, &L->wo, &L->wgu, &L->wd, &L->wr, &L->w1, &L->w2};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) host_free(t[i]);
-    free(L->cs), free(L->len), free(L->table), free(L->kref), free(L->vref);
+    free(L->cs), free(L->len), free(L->table), free(L->kref), free(L->vref), free(L->kx), free(L->vx);
 }
 
 /* Max over got [n, H] (dt) of |got - want| / (4 ulp |want| + 4 ulp max|want|) */
@@ -589,7 +610,9 @@ int cmd_run_layer(int argc, char **argv) {
     int32_t *perm = malloc(sizeof(int32_t) * (size_t)L.num_blocks);
     L.kref = calloc((size_t)(L.S * L.max_pos * L.Hk * L.D), sizeof(double));
     L.vref = calloc((size_t)(L.S * L.max_pos * L.Hk * L.D), sizeof(double));
-    if (!L.table || !perm || !L.kref || !L.vref) {
+    L.kx = calloc((size_t)(L.S * L.max_pos * L.Hk * L.D), sizeof(double));
+    L.vx = calloc((size_t)(L.S * L.max_pos * L.Hk * L.D), sizeof(double));
+    if (!L.table || !perm || !L.kref || !L.vref || !L.kx || !L.vx) {
         free(perm);
         goto oom;
     }
@@ -619,7 +642,7 @@ int cmd_run_layer(int argc, char **argv) {
         printf("layer %s hidden %lld heads %lld/%lld head_dim %lld inter %lld", p.moe ? "moe" : "dense", (long long)L.H, (long long)L.Hq,
                (long long)L.Hk, (long long)L.D, (long long)L.I);
         if (p.moe) printf(" experts %lld top-%lld", (long long)L.E, (long long)L.K);
-        printf(", %s, prompts of", tile_dtype_name(dt));
+        printf(", %s%s, prompts of", tile_dtype_name(dt), p.kv_f8 ? " with an f8e4m3 KV cache" : "");
         for (int64_t s = 0; s < L.S; s++) printf(" %lld", (long long)L.len[s]);
         printf(" tokens, %lld decode steps of %lld token%s, on %s (%s)\n", (long long)p.steps, (long long)L.T, L.T > 1 ? "s" : "",
                props.name, props.arch);
@@ -701,7 +724,8 @@ steps_done:
         json_int(&j, "hidden", L.H), json_int(&j, "heads_q", L.Hq), json_int(&j, "heads_kv", L.Hk), json_int(&j, "head_dim", L.D);
         json_int(&j, "inter", L.I);
         if (p.moe) json_int(&j, "experts", L.E), json_int(&j, "topk", L.K);
-        json_str(&j, "dtype", tile_dtype_name(dt)), json_int(&j, "block_size", p.block_size), json_int(&j, "spec_tokens", L.T);
+        json_str(&j, "dtype", tile_dtype_name(dt)), json_str(&j, "kv_dtype", tile_dtype_name(p.kv_f8 ? TILE_F8E4M3 : dt));
+        json_int(&j, "block_size", p.block_size), json_int(&j, "spec_tokens", L.T);
         json_str(&j, "device", props.name), json_str(&j, "arch", props.arch), json_bool(&j, "emulator", props.is_emulator);
         json_array(&j, "steps");
         for (int64_t i = 0; i <= p.steps; i++) {

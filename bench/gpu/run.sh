@@ -348,10 +348,10 @@ if [ "$rope_ok" = "$rope_n" ]; then rope_status=ok; else rope_status=FAIL; fi
 row "rope + kv append$([ "$on_gpu" = 1 ] && echo ' GB/s' || echo ' on emu (checks only)')" "$rope_status" "$rope_ok of $rope_n shapes checked${rope_det:+: $rope_det} (see $logdir/rope.log)"
 
 # ---- 8c. a whole decoder layer from the C API (tile run layer, docs/engine.md) ----
-# Prefill of 8 prompts, then decode steps, dense and MoE, every step checked against float64 and every
-# decode step checked graph-safe; on a GPU also with 3 speculative tokens per step.  emu: small.
+# Prefill of 8 prompts, then decode steps, dense (f8 KV cache; f16 with 3 speculative tokens per step)
+# and MoE, every step checked against float64 and every decode step checked graph-safe.  emu: small.
 if [ "$on_gpu" = 1 ]; then
-  layer_runs=("--hidden 1024 --heads 16 --heads-kv 4 --head-dim 128 --inter 2816 --prompts 8 --steps 16"
+  layer_runs=("--hidden 1024 --heads 16 --heads-kv 4 --head-dim 128 --inter 2816 --prompts 8 --steps 16 --kv-dtype f8e4m3"
               "--hidden 1024 --heads 16 --heads-kv 4 --head-dim 128 --inter 2816 --prompts 8 --steps 8 --spec-tokens 3 --dtype f16"
               "--hidden 1024 --heads 16 --heads-kv 4 --head-dim 128 --inter 512 --prompts 8 --steps 8 --moe --experts 16 --topk 4")
 else
