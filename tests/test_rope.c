@@ -3,15 +3,15 @@
  * and the cache it writes read back by tile_attention_decode_paged.
  *
  * Fresh random inputs every run (TILE_TEST_SEED repeats one; printed on
- * failure): NeoX and GPT-J, full and partial rotary (head_dim 64 to 256, odd
- * head counts, head_dim 80 with rot_dim 40, head_dim 6 with rot_dim 2), f16
- * and bf16, cos_sin in f32 or the input type, i32 and i64 positions and
+ * failure): NeoX and GPT-J, full and partial rotary (head_dim 2 to 256, odd
+ * head counts, head_dim 80 with rot_dim 40, 6 with 2, an odd head_dim 7),
+ * f16 and bf16, cos_sin in f32 or the input type, i32 and i64 positions and
  * slots (an i64 slot that does not fit in 32 bits counts as out of range),
  * in place and into separate outputs, gapped token strides and cache
  * strides, block sizes 16 and 5, padding tokens (slot -1), heads spread over
- * several programs of a token, an f8e4m3 cache
- * with per-tensor (some values saturating) and per-head scales.  The caches
- * and outputs are poisoned first: every element the call must not write is
+ * several programs of a token, an f8e4m3 cache with per-tensor (some values
+ * saturating) and per-head scales.  The caches and outputs are poisoned
+ * first: every element the call must not write is
  * checked to be untouched (the gaps of the inputs too, when in place).
  *
  * Tolerances: the kernel computes x1 cos - x2 sin in f32 from exactly widened
@@ -294,6 +294,8 @@ Test(rope, partial_rotary, .timeout = 300) {
     run_rope(ctx, &(RopeCase){TILE_BF16, TILE_ROPE_GPTJ, 7, 3, 1, 128, 32, true, false, true, 0, true, 16, 0});
     run_rope(ctx, &(RopeCase){TILE_F16, TILE_ROPE_GPTJ, 7, 1, 1, 6, 2, false, false, false, 0, false, 5, 2}); /* tiny heads */
     run_rope(ctx, &(RopeCase){TILE_F16, TILE_ROPE_NEOX, 7, 2, 2, 10, 6, true, true, true, 0, true, 5, 0});
+    run_rope(ctx, &(RopeCase){TILE_BF16, TILE_ROPE_NEOX, 5, 3, 2, 7, 4, false, true, true, 2, true, 5, 0}); /* an odd head_dim */
+    run_rope(ctx, &(RopeCase){TILE_F16, TILE_ROPE_GPTJ, 5, 2, 1, 2, 0, true, false, false, 1, false, 16, 0}); /* one pair */
     tile_context_destroy(ctx);
 }
 
