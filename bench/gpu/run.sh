@@ -29,6 +29,8 @@
 #      DeepSeek-V3-like, 1, 64 and 4096 tokens, next to tile_gemm on the dense
 #      GEMMs of the same work) next to PyTorch's per-expert loop,
 #      torch._grouped_mm and torch.matmul (bench/gpu/moe_ref.py);
+#   8b. sampling and speculative decoding (issue 19): `tile run sample` and
+#      `tile run spec` at a Llama-3 vocabulary (128256), every row checked;
 #   9. bench/emu_speed and bench/compile_time;
 # then prints one summary table.  Full logs go to --log-dir (default
 # BUILD/gpu-run; set it to $OUT on a lent device machine to get them back).
@@ -318,6 +320,30 @@ if [ "$on_gpu" = 1 ]; then
 else
   row "moe on emu (checks only)" "$moe_status" "$(grep -c 'check ok' "$logdir/moe_gpu.log") of $(grep -cE '^  [a-z-]+ T=' "$logdir/moe_gpu.log") shapes checked, $(grep -c '^@@ moe .* dense ' "$logdir/moe_gpu.log") dense tile_gemm rows, ${moe_secs}s${moe_why:+; $moe_why}${ref_note:+; $ref_note}"
 fi
+
+# ---- 8b. sampling and speculative decoding (issue 19): tile run sample / spec, each row checked ----
+if [ "$on_gpu" = 1 ]; then
+  samp_runs=("sample --batch 64 --vocab 128256 --top-k 0 --top-p 1" "sample --batch 64 --vocab 128256 --top-k 50 --top-p 0.9"
+             "sample --batch 256 --vocab 128256 --top-k 0 --top-p 0.95 --min-p 0.05 --dtype bf16"
+             "spec --batch 64 --drafts 4 --vocab 128256" "spec --batch 64 --drafts 4 --vocab 128256 --greedy")
+  samp_reps=20
+else
+  samp_runs=("sample --batch 4 --vocab 1000 --top-k 0 --top-p 1" "sample --batch 4 --vocab 1000 --top-k 50 --top-p 0.9"
+             "sample --batch 4 --vocab 1000 --top-k 0 --top-p 0.95 --min-p 0.05 --dtype bf16"
+             "spec --batch 4 --drafts 4 --vocab 1000" "spec --batch 4 --drafts 4 --vocab 1000 --greedy")
+  samp_reps=1
+fi
+: >"$logdir/sampling.log"
+for r in "${samp_runs[@]}"; do
+  # shellcheck disable=SC2086
+  step "tile run $r" sampling_one.log 60 "${cenv[@]}" "$build/tile" run $r --device "$device" --reps "$samp_reps" --json
+  cat "$logdir/sampling_one.log" >>"$logdir/sampling.log"
+  j=$(grep -m1 '^{' "$logdir/sampling_one.log")
+  ms=$(printf '%s' "$j" | sed -n 's/.*"median_seconds":\([0-9.e+-]*\).*/\1/p' | awk '{printf "%.3f", $1 * 1e3}')
+  bad=$(printf '%s' "$j" | sed -n 's/.*"mismatches":\([0-9]*\).*/\1/p')
+  if [ "$rc" = 0 ] && printf '%s' "$j" | grep -q '"ok":true'; then st=ok; else st=FAIL; fi
+  row "${r%% *} ${r#* }" "$st" "${ms:-n/a} ms per call, ${bad:-?} mismatches against float64 (rc $rc)"
+done
 
 # ---- 9. emulator speed, compile time ----
 step "emu_speed" emu_speed.log 60 "${cenv[@]}" "$build/bench/emu_speed"
