@@ -452,6 +452,30 @@ Test(sample, reproducible, .timeout = 300) {
     tile_context_destroy(ctx);
 }
 
+/* Rows the filters do not define well still give a valid index: all -inf, a NaN, +inf; a tiny temperature is the argmax */
+Test(sample, edge_rows, .timeout = 120) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    enum { B = 8, V = 300 };
+    Problem p = {.dt = TILE_F32, .out_dt = TILE_I64, .batch = B, .vocab = V, .ld = V, .arrays = true};
+    problem_alloc(&p);
+    fill_logits(&p, 2.0);
+    random_params(&p);
+    for (int i = 0; i < V; i++) p.x[i] = -INFINITY;            /* row 0: all -inf */
+    p.x[1 * V + 17] = NAN;                                      /* row 1: a NaN */
+    p.x[2 * V + 40] = INFINITY;                                 /* row 2: +inf */
+    p.x[3 * V + 99] = 9.0, p.x[3 * V + 200] = 8.999, p.temp[3] = 1e-30f; /* row 3: tiny T */
+    p.temp[0] = p.temp[1] = p.temp[2] = 1.0f;
+    p.x[4 * V + 5] = 9.0, p.temp[4] = 1.0f, p.topk[4] = 1, p.topp[4] = 1, p.minp[4] = 0; /* row 4: top_k 1 */
+    int64_t tok[B];
+    run_sample(ctx, &p, tok, NULL);
+    for (int r = 0; r < B; r++) cr_assert(tok[r] >= 0 && tok[r] < V, "row %d: token %lld", r, (long long)tok[r]);
+    cr_assert_eq(tok[3], 99, "tiny temperature: %lld, want the maximum 99", (long long)tok[3]);
+    cr_assert_eq(tok[4], 5, "top_k 1: %lld, want the maximum 5", (long long)tok[4]);
+    problem_free(&p);
+    tile_context_destroy(ctx);
+}
+
 Test(sample, argument_checks) {
     tile_context *ctx = open_ctx();
     tile_devptr x, out;
@@ -486,6 +510,11 @@ Test(sample, argument_checks) {
     bad[9].a.ld = 50;
     bad[10].a.out = 0;
     cr_assert_eq(tile_sample(ctx, &bad[0].a), TILE_OK, "%s", tile_last_error(ctx));
+    bad[0].a.size = 0; /* this release's layout */
+    cr_assert_eq(tile_sample(ctx, &bad[0].a), TILE_OK, "%s", tile_last_error(ctx));
+    bad[0].a.size = 3;
+    cr_assert_eq(tile_sample(ctx, &bad[0].a), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "size"), "%s", tile_last_error(ctx));
     for (size_t i = 1; i < sizeof bad / sizeof bad[0]; i++) {
         cr_assert_eq(tile_sample(ctx, &bad[i].a), TILE_ERROR_INVALID_VALUE, "case %zu accepted", i);
         cr_assert(strstr(tile_last_error(ctx), "tile_sample") && strstr(tile_last_error(ctx), bad[i].msg), "case %zu: %s", i,
