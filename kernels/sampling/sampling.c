@@ -5,7 +5,8 @@
  * What they launch, and the variants:
  *   tile_sample: sample_{f32,f16,bf16}_{i32,i64} (logits dtype, token dtype),
  *     grid (batch).  Defines BLOCK (vocab rounded up to a power of two,
- *     128 .. 1024) and PROBS (the probabilities are written); specializations
+ *     128 .. 1024; 8 warps at 1024, else 4) and PROBS (the probabilities are
+ *     written); specializations
  *     =1/=16 of vocab and the row strides.  The logits pointer is passed twice,
  *     as floats and as same-width integers (the order keys).
  *   tile_spec_verify: spec_verify, grid (batch), BLOCK as above.
@@ -100,7 +101,9 @@ tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
     char name[32];
     snprintf(name, sizeof name, "sample_%s_%s", tile_dtype_name(a.dtype), a.out_dtype == TILE_I64 ? "i64" : "i32");
     ShippedVariant v = shipped_variant(name);
-    shipped_define(&v, "BLOCK", block_for(a.vocab));
+    int64_t block = block_for(a.vocab);
+    shipped_define(&v, "BLOCK", block);
+    if (block < MAX_BLOCK) shipped_define(&v, "num_warps", 4); /* 8 (the default) for the widest tile */
     shipped_flag(&v, "PROBS", a.probs != 0);
     shipped_spec16(&v, "vocab", a.vocab);
     shipped_spec_stride(&v, "sx", ld);
