@@ -89,7 +89,8 @@ bool ref_attention(const ref_attention_args *a);
 
 /* tile_paged_attention_args with host tensors: the num_tokens newest tokens of each
  * sequence attend to its context through the block table, causal among themselves
- * (token t of T sees the keys 0 .. context_lens[s] - T + t). */
+ * (token t of T sees the keys 0 .. context_lens[s] - T + t), or with a tree mask: every key
+ * before the new tokens, and the new tokens its mask bits name. */
 typedef struct ref_paged_args {
     int64_t num_seqs, heads_q, heads_kv, head_dim, num_tokens, block_size;
     int64_t num_blocks;                         /* blocks in each cache: every table entry read is checked against it */
@@ -103,6 +104,8 @@ typedef struct ref_paged_args {
     int64_t block_table_stride;
     const int32_t *context_lens;                /* [num_seqs], each at least num_tokens */
     double scale;                               /* 0: 1 / sqrt(head_dim) */
+    const int32_t *tree_mask;                   /* NULL: causal among the new tokens; else [num_seqs, num_tokens]:
+                                                   token t sees new token j when bit j of its entry is set */
 } ref_paged_args;
 /* Every row of O; false (nothing written) when sizes, lengths or table entries are out of range. */
 bool ref_paged_decode(const ref_paged_args *a);

@@ -561,6 +561,10 @@ typedef struct tile_paged_attention_args {
     int check_tables;                 /* 1: copy block_tables and context_lens to the host and check every entry
                                          (synchronizes; for debugging) */
     tile_stream stream;
+    tile_devptr tree_mask;            /* 0: the new tokens are causal among themselves; else i32 [num_seqs, num_tokens],
+                                         a token tree (speculative decoding): token t sees the context before the new
+                                         tokens and new token j when bit j of entry (s, t) is set (set bit t for itself).
+                                         Read only when `size` covers it (size = sizeof; size 0 is the 0.1 layout) */
 } tile_paged_attention_args;
 /* Decode over a vLLM-style paged KV cache, split over the context and merged
  * with the log-sum-exp when that fills the device better. */
