@@ -13,7 +13,8 @@
  * tests/test_attention_api.c: 2e-3 (f16), 1.6e-2 (bf16) absolute with |V| <= 1.
  * Also: a causal mask gives the bits of the call without a mask; a row that
  * sees no key (context == num_tokens, no bit set) is 0; a caller's size that
- * stops before tree_mask means no mask. */
+ * stops before tree_mask means no mask; the mask pointer is checked like the
+ * other tensors. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stddef.h>
@@ -245,6 +246,37 @@ Test(tree_decode, older_size_ignores_the_mask, .timeout = 300) {
     run_call(ctx, &c, &r, true, sizeof(tile_paged_attention_args), a);
     cr_assert(memcmp(a, b, r.no * 2) != 0, "the mask (no new token visible) changed nothing");
     free(a), free(b);
+    run_free(ctx, &r);
+    tile_context_destroy(ctx);
+}
+
+/* tree_mask is checked like the other tensors: inside an allocation, aligned, room for [num_seqs, num_tokens] */
+Test(tree_decode, mask_checked, .timeout = 120) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    static const int c2[] = {6, 50};
+    TreeCase c = {TILE_F16, false, 2, 4, 2, 6, 64, 16, c2, 1, MASK_TREE};
+    Run r;
+    run_setup(ctx, &c, &r);
+    tile_devptr small, out;
+    cr_assert_eq(tile_malloc(ctx, 4 * 6, &small), TILE_OK); /* one sequence's mask, two needed */
+    cr_assert_eq(tile_malloc(ctx, r.no * 2, &out), TILE_OK);
+    tile_paged_attention_args a = {.size = sizeof a, .dtype = c.dt, .num_seqs = r.S, .heads_q = r.Hq, .heads_kv = r.Hk, .head_dim = r.D,
+                                   .num_tokens = r.T, .block_size = r.bs, .num_blocks = r.num_blocks, .q = r.dq, .o = out,
+                                   .q_stride = {r.sqs, r.sqt, r.sqh}, .o_stride = {r.sos, r.sot, r.soh}, .k_cache = r.dk, .v_cache = r.dv,
+                                   .k_stride = {r.skb, r.sks, r.skh}, .v_stride = {r.svb, r.svs, r.svh}, .block_tables = r.dtable,
+                                   .block_table_stride = r.sbt, .context_lens = r.dctx, .max_context_len = r.max_ctx, .num_splits = 1,
+                                   .tree_mask = small};
+    cr_assert_eq(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "tree_mask"), "%s", tile_last_error(ctx));
+    a.tree_mask = r.dmask + 2; /* not aligned to its i32 elements */
+    cr_assert_eq(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "tree_mask"), "%s", tile_last_error(ctx));
+    a.tree_mask = r.dmask;
+    cr_assert_eq(tile_attention_decode_paged_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_attention_decode_paged(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK);
+    tile_free(ctx, small), tile_free(ctx, out);
     run_free(ctx, &r);
     tile_context_destroy(ctx);
 }
