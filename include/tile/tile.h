@@ -637,7 +637,8 @@ TILE_API tile_status tile_gated_activation(tile_context *ctx, const tile_gated_a
  * One program per row, no sort: the filters are thresholds found by bisection over the row, the draw a
  * chunked prefix sum.  Random numbers are Philox-4x32-10 with key (seed lo, seed hi) and counter
  * (offset lo, offset hi, row when `seed` is 0 (one scalar seed for every row) else 0, draw): the same
- * seed and offset give the same token on every device and launch.  Per-row parameters are device
+ * seed and offset give the same uniform in any batch position, launch and device (the token too, but
+ * for draws within f32 rounding of a boundary; docs/kernels.md).  Per-row parameters are device
  * arrays of length batch, or, where the array is 0, the `_value` scalar for every row.  Launched on
  * `stream`; the argument structs begin with `size` as tile_norm_args. */
 typedef struct tile_sample_args {
