@@ -505,7 +505,7 @@ static const Type *type(Parser *P) {
 #define TIR_ATTR_KEYS(X)                                                                       \
     X(VALUE, "value") X(START, "start") X(END, "end") X(AXIS, "axis") X(PERM, "perm")          \
     X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
-    X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact")
+    X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -540,6 +540,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_SEM:
     case AK_SCOPE: return op == OP_ATOMIC_RMW || op == OP_ATOMIC_CAS;
     case AK_EXACT: return op == OP_EXP || op == OP_EXP2;
+    case AK_REMAINDER: return op == OP_FOR;
     case AK_VEC:
     case AK_SMEM:
     case AK_CACHE: return true;
@@ -648,6 +649,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
             break;
         }
         case AK_EXACT: a->ival = int_lit(P, "exact", 0, 1); break;
+        case AK_REMAINDER: a->ival = int_lit(P, "remainder", 0, 1); break;
         case AK_SMEM:
             a->smem_offset = (int32_t)int_lit(P, "smem offset", 0, INT32_MAX);
             expect(P, ":");

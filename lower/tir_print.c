@@ -138,6 +138,9 @@ static void print_attrs(Printer *p, const Inst *i) {
         if (a->allow_tf32) str_puts(&t, "tf32=1");
         break;
     case OP_ASYNC_WAIT: str_printf(&t, "pending=%lld", (long long)a->ival); break;
+    case OP_FOR:
+        if (a->ival) str_puts(&t, "remainder=1");
+        break;
     case OP_EXP:
     case OP_EXP2:
         if (a->ival) str_puts(&t, "exact=1");

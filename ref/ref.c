@@ -417,3 +417,34 @@ double ref_gated(tile_gated_act act, double g, double u) {
 }
 
 double ref_quant_scale(double amax, double qmax) { return fmax(amax / qmax, 1 / (qmax * 512)); }
+
+double ref_round_f8e4m3(double x) {
+    if (isnan(x)) return x;
+    double a = fabs(x), best = 0;
+    if (a >= 448) return copysign(448, x);
+    /* the codes' values in increasing order: m * 2^-9 below 2^-6 (subnormal), then (8 + m) * 2^(e - 10);
+     * an even code has an even mantissa */
+    int best_m = 0;
+    for (int c = 0; c < 0x7f; c++) {
+        int e = c >> 3, m = c & 7;
+        double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+        double d = fabs(a - v), bd = fabs(a - best);
+        if (d < bd || (d == bd && (m & 1) == 0 && (best_m & 1))) best = v, best_m = m;
+    }
+    return copysign(best, x);
+}
+
+void ref_rope(tile_rope_style style, int64_t head_dim, int64_t rot_dim, const double *x, const double *cos, const double *sin, double *y,
+              double *mag) {
+    int64_t half = rot_dim / 2;
+    for (int64_t i = 0; i < half; i++) {
+        int64_t c1 = style == TILE_ROPE_GPTJ ? 2 * i : i, c2 = style == TILE_ROPE_GPTJ ? 2 * i + 1 : i + half;
+        y[c1] = x[c1] * cos[i] - x[c2] * sin[i];
+        y[c2] = x[c2] * cos[i] + x[c1] * sin[i];
+        if (mag) mag[c1] = fabs(x[c1] * cos[i]) + fabs(x[c2] * sin[i]), mag[c2] = fabs(x[c2] * cos[i]) + fabs(x[c1] * sin[i]);
+    }
+    for (int64_t d = rot_dim; d < head_dim; d++) {
+        y[d] = x[d];
+        if (mag) mag[d] = fabs(x[d]);
+    }
+}

@@ -1,5 +1,5 @@
 /* ref.h - float64 references for the shipped kernels (GEMM, attention, paged decode,
- * MoE router and expert MLP, RMSNorm, LayerNorm, gated activations), for the tests, the benchmarks and `tile run`.
+ * MoE router and expert MLP, RMSNorm, LayerNorm, gated activations, RoPE), for the tests, the benchmarks and `tile run`.
  *
  * Plain doubles in, doubles out: the caller widens its f16/bf16/f8 data exactly
  * (support/hostfloat.h) and compares the device's result with what comes back,
@@ -175,6 +175,18 @@ double ref_gated(tile_gated_act act, double gate, double up);
 /* Per-token dynamic quantization scale of a row whose largest |y| is amax:
  * max(amax / qmax, 1 / (qmax * 512)), qmax 448 (f8e4m3) or 127 (i8). */
 double ref_quant_scale(double amax, double qmax);
+/* x rounded to f8e4m3 as the kernels' casts round: the nearest finite value, ties to the even code,
+ * saturating at +-448 (NaN stays NaN).  The value, not the code. */
+double ref_round_f8e4m3(double x);
+
+/* ================================ RoPE ================================ */
+
+/* Rotary embedding of one head as tile_rope_kv_append computes it: pair i < rot_dim / 2 is the
+ * columns (i, i + rot_dim / 2) (TILE_ROPE_NEOX) or (2 i, 2 i + 1) (TILE_ROPE_GPTJ), rotated to
+ * x1 cos[i] - x2 sin[i] and x2 cos[i] + x1 sin[i]; columns rot_dim .. head_dim are copied.  y may
+ * not be x.  mag[d] (if mag) = |x1 cos| + |x2 sin| of column d's sum (|x[d]| for a copied one). */
+void ref_rope(tile_rope_style style, int64_t head_dim, int64_t rot_dim, const double *x, const double *cos, const double *sin, double *y,
+              double *mag);
 
 /* ================= sampling, speculative decoding (ref/sample.c) ================= */
 

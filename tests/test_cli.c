@@ -124,6 +124,8 @@ Test(cli, numbers_parse_strictly) {
     cr_expect_eq(run("run norm --quant f8e5m2", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run act --act relu", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run act --d 0", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run act --quant i8 --group 48", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run norm --group 128", buf, sizeof buf), 2, "--group without --quant: %s", buf);
     cr_expect_eq(run("tune gemm --timeout 1s", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run gemm --bogus", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--bogus"), "%s", buf);
@@ -332,6 +334,8 @@ Test(cli, json_norm_and_act, .init = json_setup, .fini = json_teardown, .timeout
         "run norm --json --tokens 3 --hidden 300 --quant i8 --no-residual --device emu --reps 1",
         "run norm --json --tokens 4 --hidden 700 --layernorm --quant f8e4m3 --device emu --reps 1",
         "run act --json --tokens 5 --d 500 --act gelu-tanh --quant f8e4m3 --device emu --reps 1",
+        "run norm --json --tokens 3 --hidden 1000 --quant f8e4m3 --group 128 --device emu --reps 1",
+        "run act --json --tokens 2 --d 300 --quant i8 --group 64 --device emu --reps 1",
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         cr_expect_eq(run_env(cmds[i], buf, sizeof buf), 0, "%s: %s", cmds[i], buf);

@@ -585,7 +585,9 @@ TILE_API tile_status tile_paged_attention_workspace_size(tile_context *ctx, cons
  * Per-token dynamic quantization (quant_dtype TILE_F8E4M3 or TILE_I8; 0 (TILE_F32) or dtype: none): the
  * row's result y (f32, before any rounding) gets scale = max(max|y| / QMAX, 1 / (QMAX * 512)), QMAX = 448
  * (f8e4m3) or 127 (i8), written to scales[token] (f32); out holds y / scale, rounded to nearest even and
- * saturated (f8e4m3) or clamped to [-127, 127] (i8), so y ~= out * scale.
+ * saturated (f8e4m3) or clamped to [-127, 127] (i8), so y ~= out * scale.  Per-group quantization
+ * (quant_group, DeepSeek style, what a block-scaled f8 GEMM reads): the same rule over each group of
+ * quant_group consecutive columns, scales[token * lds + group] (f32, row-major).
  *
  * The argument structs begin with `size`: sizeof the struct as the caller compiled it, or 0 for this
  * release's layout.  Fields are only ever appended; those past the caller's size count as zero. */
@@ -601,8 +603,11 @@ typedef struct tile_norm_args {
     float eps;                                /* added to mean(z^2) (LayerNorm: the variance); finite, >= 0 */
     tile_devptr out; int64_t ldo;             /* [tokens, hidden] in dtype or quant_dtype */
     tile_dtype quant_dtype;                   /* 0 (TILE_F32) or dtype: no quantization; TILE_F8E4M3; TILE_I8 */
-    tile_devptr scales;                       /* f32 [tokens] when quantized */
+    tile_devptr scales;                       /* f32 [tokens] when quantized; with quant_group [tokens, groups] */
     tile_stream stream;
+    int64_t quant_group;                      /* 0: one scale per token; 16 .. 1024, a power of two: one per group of
+                                                 quant_group columns (DeepSeek's 128), groups = cdiv(hidden, quant_group) */
+    int64_t lds;                              /* with quant_group: the scales' row stride (0: groups) */
 } tile_norm_args;
 /* z = residual ? (residual = x + residual) : x;  y = z / sqrt(mean(z^2) + eps) * weight, in f32, then
  * rounded to dtype or quantized (above).  vLLM's fused_add_rms_norm / rms_norm and their
@@ -625,8 +630,10 @@ typedef struct tile_gated_args {
     tile_devptr x; int64_t ldx; /* [tokens, 2 d]: gate (d), then up (d); row stride ldx (0: 2 d) */
     tile_devptr out; int64_t ldo; /* [tokens, d] in dtype or quant_dtype, row stride ldo (0: d) */
     tile_dtype quant_dtype;    /* as tile_norm_args */
-    tile_devptr scales;        /* f32 [tokens] when quantized */
+    tile_devptr scales;        /* f32 [tokens] when quantized; with quant_group [tokens, groups] */
     tile_stream stream;
+    int64_t quant_group;       /* as tile_norm_args: groups = cdiv(d, quant_group) */
+    int64_t lds;               /* with quant_group: the scales' row stride (0: groups) */
 } tile_gated_args;
 /* out[t, i] = act(gate[t, i]) * up[t, i] in f32, then rounded to dtype or quantized (above): vLLM's
  * silu_and_mul, gelu_and_mul and gelu_tanh_and_mul. */
@@ -685,6 +692,59 @@ typedef struct tile_spec_verify_args {
  * while the draft is argmax p_i and then emit the argmax.  Draw i uses Philox counter word 3 = i (word 0
  * of the output for the acceptance test, word 1 for the replacement or bonus). */
 TILE_API tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *args);
+
+/* ==== rotary embedding + paged KV-cache append (kernels/rope/rope.c; kernels/rope/rope.tile; docs/kernels.md) ====
+ * For a batch of new tokens: rotate Q and K by their positions (RoPE) and write the rotated K and V
+ * into a vLLM-style paged KV cache, in one launch (vLLM's rotary_embedding followed by
+ * reshape_and_cache).  The cache is what tile_attention_decode_paged reads:
+ * [num_blocks, block_size, heads_kv, head_dim] through block, slot and head strides.
+ * Sizes are int64_t and checked against the kernel's 32-bit offsets; every pointer must lie in an
+ * allocation of the context with room for what the kernel touches, aligned to its elements.
+ * Launched on `stream`; nothing is synchronized (unless check_indices). */
+typedef enum tile_rope_style {
+    TILE_ROPE_NEOX = 0, /* NeoX / Llama: pairs (i, i + rot_dim / 2) ("rotate half") */
+    TILE_ROPE_GPTJ = 1, /* GPT-J: interleaved pairs (2 i, 2 i + 1) */
+} tile_rope_style;
+typedef struct tile_rope_args {
+    size_t size;                      /* 0 or sizeof(tile_rope_args): see "ABI" above */
+    tile_dtype dtype;                 /* TILE_F16 or TILE_BF16: q, k, v (and the caches unless kv_dtype is f8) */
+    tile_rope_style style;
+    int64_t tokens, heads_q, heads_kv; /* tokens >= 0; heads >= 1 */
+    int64_t head_dim;                 /* 2 .. 256 */
+    int64_t rot_dim;                  /* 0: head_dim; else even, 2 .. head_dim: the first rot_dim dims of each head
+                                         rotate, the rest pass unchanged (partial rotary) */
+    tile_devptr q; int64_t ldq;       /* [tokens, heads_q, head_dim], token stride ldq (0: heads_q * head_dim) */
+    tile_devptr k; int64_t ldk;       /* [tokens, heads_kv, head_dim], token stride ldk (0: heads_kv * head_dim) */
+    tile_devptr v; int64_t ldv;       /* likewise */
+    tile_devptr q_out; int64_t ldq_out; /* the rotated Q; 0 (or q): q in place.  ldq_out 0: heads_q * head_dim */
+    tile_devptr k_out; int64_t ldk_out; /* the rotated K; 0 (or k): k in place */
+    tile_devptr positions;            /* [tokens]: each token's position, 0 <= p < max_position */
+    tile_dtype positions_dtype;       /* TILE_I64 (or 0) or TILE_I32 */
+    tile_devptr cos_sin;              /* [max_position, rot_dim]: rot_dim / 2 cosines, then rot_dim / 2 sines
+                                         (vLLM's cos_sin_cache) */
+    tile_dtype cos_sin_dtype;         /* TILE_F32 (0) or dtype */
+    int64_t max_position;
+    tile_devptr k_cache, v_cache;     /* [num_blocks, block_size, heads_kv, head_dim] in kv_dtype */
+    int64_t k_stride[3], v_stride[3]; /* block, slot, head; all three 0: contiguous */
+    int64_t num_blocks, block_size;   /* num_blocks * block_size < 2^31 */
+    tile_devptr slot_mapping;         /* [tokens]: slot = block * block_size + offset of each token; negative:
+                                         the token is not written (padding) */
+    tile_dtype slot_dtype;            /* TILE_I64 (or 0) or TILE_I32 */
+    tile_dtype kv_dtype;              /* dtype (or 0), or TILE_F8E4M3: codes f8e4m3(x / scale), rounded to nearest
+                                         even and saturated, x the rotated K (rounded to dtype) or V */
+    float k_scale, v_scale;           /* f8 caches: per-tensor scales (as tile_paged_attention_args); 0 means 1 */
+    tile_devptr k_scales, v_scales;   /* f8 caches: f32 [heads_kv] per-head scales instead, both or neither */
+    int check_indices;                /* 1: copy positions and slot_mapping to the host and check every entry
+                                         (synchronizes; for debugging) */
+    tile_stream stream;
+} tile_rope_args;
+/* With a position outside [0, max_position) the kernel reads no cos/sin and leaves that token's heads
+ * unrotated; a slot outside [0, num_blocks * block_size) writes nothing to the caches (check_indices = 1
+ * reports either).  Two tokens with the same slot race.  Graph-safe (no allocation, synchronization
+ * or compilation once prepared) unless check_indices. */
+TILE_API tile_status tile_rope_kv_append(tile_context *ctx, const tile_rope_args *args);
+/* Compile and load what tile_rope_kv_append(ctx, args) launches (see "preparing calls" above). */
+TILE_API tile_status tile_rope_kv_append_prepare(tile_context *ctx, const tile_rope_args *args);
 
 #ifdef __cplusplus
 }
