@@ -174,6 +174,18 @@ static const double *paged_row(void *user, int64_t j, int value) {
     return value ? p->v + blk * p->v_block + slot * p->v_slot : p->k + blk * p->k_block + slot * p->k_slot;
 }
 
+/* A tree-masked row's visible keys, renumbered 0 .. n: the context before the new tokens, then the new
+ * tokens its mask names, in position order */
+typedef struct TreeKV {
+    PagedKV kv;
+    int64_t base;    /* positions before the new tokens */
+    int64_t pick[32]; /* the visible new tokens' positions */
+} TreeKV;
+static const double *tree_row(void *user, int64_t j, int value) {
+    const TreeKV *t = user;
+    return paged_row((void *)&t->kv, j < t->base ? j : t->pick[j - t->base], value);
+}
+
 /* what every row needs: sizes, pointers */
 static bool paged_shape_ok(const ref_paged_args *a) {
     int64_t S = a->num_seqs, Hq = a->heads_q, Hk = a->heads_kv;
@@ -201,8 +213,18 @@ static void paged_row_compute(const ref_paged_args *a, int64_t s, int64_t t, int
     double k_scale = a->k_scale != 0 ? a->k_scale : 1, v_scale = a->v_scale != 0 ? a->v_scale : 1;
     int64_t g = h / (Hq / a->heads_kv);
     PagedKV kv = {a->k_cache + g * ks[2], a->v_cache + g * vs[2], a->block_tables + s * a->block_table_stride, bs, ks[0], ks[1], vs[0], vs[1]};
+    const double *q = a->q + s * qs[0] + t * qs[1] + h * qs[2];
+    if (a->tree_mask) { /* the context before the new tokens, and the new tokens the mask names */
+        TreeKV tk = {.kv = kv, .base = a->context_lens[s] - T};
+        int64_t n = 0;
+        uint32_t bits = (uint32_t)a->tree_mask[s * T + t];
+        for (int64_t j = 0; j < T && j < 32; j++)
+            if (bits >> j & 1) tk.pick[n++] = tk.base + j;
+        attention_row(D, q, scale, 0, tk.base + n, tree_row, &tk, k_scale, v_scale, o);
+        return;
+    }
     /* token t is at position context - T + t and sees every key up to it */
-    attention_row(D, a->q + s * qs[0] + t * qs[1] + h * qs[2], scale, 0, a->context_lens[s] - T + t + 1, paged_row, &kv, k_scale, v_scale, o);
+    attention_row(D, q, scale, 0, a->context_lens[s] - T + t + 1, paged_row, &kv, k_scale, v_scale, o);
 }
 
 bool ref_paged_decode(const ref_paged_args *a) {

@@ -33,6 +33,8 @@
 #      1, 256 and 4096 tokens (bf16, and an f8 cache), GB/s; on emu small checks;
 #   8c. tile run layer (a decoder layer from the C API: prefill, paged decode
 #      steps, dense and MoE, checked against float64 and for graph safety);
+#   8d. sampling and speculative decoding (issue 19): `tile run sample` and
+#      `tile run spec` at a Llama-3 vocabulary (128256), every row checked;
 #   9. bench/emu_speed and bench/compile_time;
 # then prints one summary table.  Full logs go to --log-dir (default
 # BUILD/gpu-run; set it to $OUT on a lent device machine to get them back).
@@ -370,6 +372,29 @@ done
 if [ "$layer_ok" = "$layer_n" ]; then layer_status=ok; else layer_status=FAIL; fi
 row "decoder layer (tile run layer)" "$layer_status" "$layer_ok of $layer_n runs: every step within tolerance of float64, decode steps graph-safe (see $logdir/layer.log)"
 
+# ---- 8d. sampling and speculative decoding (issue 19): tile run sample / spec, each row checked ----
+if [ "$on_gpu" = 1 ]; then
+  samp_runs=("sample --batch 64 --vocab 128256 --top-k 0 --top-p 1" "sample --batch 64 --vocab 128256 --top-k 50 --top-p 0.9"
+             "sample --batch 256 --vocab 128256 --top-k 0 --top-p 0.95 --min-p 0.05 --dtype bf16"
+             "spec --batch 64 --drafts 4 --vocab 128256" "spec --batch 64 --drafts 4 --vocab 128256 --greedy")
+  samp_reps=20
+else
+  samp_runs=("sample --batch 4 --vocab 1000 --top-k 0 --top-p 1" "sample --batch 4 --vocab 1000 --top-k 50 --top-p 0.9"
+             "sample --batch 4 --vocab 1000 --top-k 0 --top-p 0.95 --min-p 0.05 --dtype bf16"
+             "spec --batch 4 --drafts 4 --vocab 1000" "spec --batch 4 --drafts 4 --vocab 1000 --greedy")
+  samp_reps=1
+fi
+: >"$logdir/sampling.log"
+for r in "${samp_runs[@]}"; do
+  # shellcheck disable=SC2086
+  step "tile run $r" sampling_one.log 60 "${cenv[@]}" "$build/tile" run $r --device "$device" --reps "$samp_reps" --json
+  cat "$logdir/sampling_one.log" >>"$logdir/sampling.log"
+  j=$(grep -m1 '^{' "$logdir/sampling_one.log")
+  ms=$(printf '%s' "$j" | sed -n 's/.*"median_seconds":\([0-9.e+-]*\).*/\1/p' | awk '{printf "%.3f", $1 * 1e3}')
+  bad=$(printf '%s' "$j" | sed -n 's/.*"mismatches":\([0-9]*\).*/\1/p')
+  if [ "$rc" = 0 ] && printf '%s' "$j" | grep -q '"ok":true'; then st=ok; else st=FAIL; fi
+  row "${r%% *} ${r#* }" "$st" "${ms:-n/a} ms per call, ${bad:-?} mismatches against float64 (rc $rc)"
+done
 # ---- 9. emulator speed, compile time ----
 step "emu_speed" emu_speed.log 60 "${cenv[@]}" "$build/bench/emu_speed"
 if [ "$rc" = 0 ]; then

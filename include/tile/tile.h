@@ -561,6 +561,10 @@ typedef struct tile_paged_attention_args {
     int check_tables;                 /* 1: copy block_tables and context_lens to the host and check every entry
                                          (synchronizes; for debugging) */
     tile_stream stream;
+    tile_devptr tree_mask;            /* 0: the new tokens are causal among themselves; else i32 [num_seqs, num_tokens],
+                                         a token tree (speculative decoding): token t sees the context before the new
+                                         tokens and new token j when bit j of entry (s, t) is set (set bit t for itself).
+                                         Read only when `size` covers it (size = sizeof; size 0 is the 0.1 layout) */
 } tile_paged_attention_args;
 /* Decode over a vLLM-style paged KV cache, split over the context and merged
  * with the log-sum-exp when that fills the device better. */
@@ -635,6 +639,59 @@ typedef struct tile_gated_args {
  * silu_and_mul, gelu_and_mul and gelu_tanh_and_mul. */
 TILE_API tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args);
 
+/* ==== sampling and speculative decoding (kernels/sampling/sampling.c; kernels/sampling/sampling.tile;
+ * docs/kernels.md) ====
+ * One program per row, no sort: the filters are thresholds found by bisection over the row, the draw a
+ * chunked prefix sum.  Random numbers are Philox-4x32-10 with key (seed lo, seed hi) and counter
+ * (offset lo, offset hi, row when `seed` is 0 (one scalar seed for every row) else 0, draw): the same
+ * seed and offset give the same uniform in any batch position, launch and device (the token too, but
+ * for draws within f32 rounding of a boundary; docs/kernels.md).  Per-row parameters are device
+ * arrays of length batch, or, where the array is 0, the `_value` scalar for every row.  Launched on
+ * `stream`; the argument structs begin with `size` as tile_norm_args. */
+typedef struct tile_sample_args {
+    size_t size;
+    tile_dtype dtype;                 /* logits: TILE_F32, TILE_F16 or TILE_BF16 */
+    int64_t batch, vocab;             /* vocab 1 .. 2^20 */
+    tile_devptr logits; int64_t ld;   /* [batch, vocab], row stride ld (0: vocab) */
+    tile_devptr temperature; float temperature_value; /* f32 [batch]; <= 0: greedy (argmax, ties to the
+                                                         lowest index); else softmax(logits / T) */
+    tile_devptr top_k; int32_t top_k_value;           /* i32 [batch]; 0 (or >= vocab): off */
+    tile_devptr top_p; float top_p_value;             /* f32 [batch]; 1: off; scalar in (0, 1] */
+    tile_devptr min_p; float min_p_value;             /* f32 [batch]; 0: off; scalar in [0, 1] */
+    tile_devptr seed; uint64_t seed_value;            /* u64 [batch] */
+    tile_devptr offset; uint64_t offset_value;        /* u64 [batch]: the Philox counter's first 64 bits */
+    tile_dtype out_dtype;             /* TILE_I32 (or 0 for it) or TILE_I64 */
+    tile_devptr out;                  /* [batch] token ids */
+    tile_devptr probs; int64_t ldp;   /* f32 [batch, vocab] or 0: the filtered, renormalized probabilities
+                                         the token was drawn from (greedy rows one-hot); row stride ldp */
+    tile_stream stream;
+} tile_sample_args;
+/* One token per row: probs = softmax(logits / T); min_p keeps p >= min_p * max p; top_k the k largest
+ * logits (every logit equal to the k-th largest too); top_p the smallest set of largest probabilities
+ * (of those kept so far, renormalized) holding top_p of their mass (ties at its boundary kept); then a
+ * draw from the kept probabilities, renormalized.  vLLM / FlashInfer semantics. */
+TILE_API tile_status tile_sample(tile_context *ctx, const tile_sample_args *args);
+
+typedef struct tile_spec_verify_args {
+    size_t size;
+    int64_t batch, num_draft, vocab;  /* num_draft 1 .. 64, vocab 1 .. 2^20 */
+    tile_devptr draft_tokens;         /* i32 [batch, num_draft] */
+    tile_devptr draft_probs;          /* f32 [batch, num_draft, vocab] q (may be 0 when every row is greedy) */
+    tile_devptr target_probs;         /* f32 [batch, num_draft + 1, vocab] p: probabilities, not logits */
+    tile_devptr greedy; int32_t greedy_value;  /* i32 [batch]: non-zero for greedy verification */
+    tile_devptr seed; uint64_t seed_value;     /* as tile_sample_args */
+    tile_devptr offset; uint64_t offset_value;
+    tile_devptr accepted;             /* i32 [batch]: accepted drafts, 0 .. num_draft */
+    tile_devptr out_tokens;           /* i32 [batch, num_draft + 1]: the accepted drafts, then the replacement
+                                         (or the bonus token when all were accepted), then -1 */
+    tile_stream stream;
+} tile_spec_verify_args;
+/* Rejection sampling of speculative decoding (Leviathan et al.; vLLM's rejection sampler): draft i is
+ * accepted with probability min(1, p_i(x_i) / q_i(x_i)); at the first rejection the replacement is drawn
+ * from norm(max(0, p_i - q_i)); when all are accepted the bonus token from p_num_draft.  Greedy rows accept
+ * while the draft is argmax p_i and then emit the argmax.  Draw i uses Philox counter word 3 = i (word 0
+ * of the output for the acceptance test, word 1 for the replacement or bonus). */
+TILE_API tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *args);
 
 /* ==== rotary embedding + paged KV-cache append (kernels/rope/rope.c; kernels/rope/rope.tile; docs/kernels.md) ====
  * For a batch of new tokens: rotate Q and K by their positions (RoPE) and write the rotated K and V
