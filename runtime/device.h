@@ -8,8 +8,9 @@
  *         the compiler emits on the CPU, with bounds checking (memcheck)
  *         and an optional shared-memory race detector.
  *
- * The backend is chosen by a device string: "cuda", "cuda:N", "emu", or
- * NULL/"" for the default (the TILE_DEVICE environment variable if set, else
+ * The backend is chosen by a device string: "cuda", "cuda:N", "emu",
+ * "emu:<target>" (the emulator reporting a target of support/target.h, e.g.
+ * "emu:sm_90a"; plain "emu" is the default target), or NULL/"" for the default (the TILE_DEVICE environment variable if set, else
  * cuda when a GPU is present, else emu).  dev_parse_device() is the only
  * reader of TILE_DEVICE.
  *
@@ -75,6 +76,15 @@ typedef struct DevLaunchStats {
 } DevLaunchStats;
 
 const char *dev_status_string(DevStatus s);
+
+typedef struct Target Target;
+/* What a device string names (dev_parse_spec, the one parser of the grammar). */
+typedef struct DevSpec {
+    DevBackend backend;
+    int ordinal;              /* cuda:N */
+    const Target *target;     /* emu:<target>; NULL: not named (the context's arch decides) */
+} DevSpec;
+DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg);
 
 /* Parse a device string (see above).  NULL or "" reads TILE_DEVICE; if that
  * is unset too, picks cuda when a GPU is present, else emu.  On failure
@@ -148,6 +158,8 @@ DevStatus dev_stream_check_native(TileDevice *dev, void *stream);
 /* The model and driver version (dev_cuda_ops.model), or the backend's name when the backend has none.
  * Tabs and newlines become spaces (the string is a field of a line of tune.db). */
 DevStatus dev_model(TileDevice *dev, char *out, size_t n);
+/* The target the device string named (emu:<target>), else NULL. */
+const Target *dev_target(const TileDevice *dev);
 /* Statistics of the last launch on dev. */
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats);
 
@@ -199,6 +211,7 @@ struct TileDevice {
     const DevBackendOps *ops;
     DevOptions opts;
     int ordinal;
+    const Target *target;    /* emu:<target>; NULL: none named */
     char *err;               /* last error message */
     void *impl;              /* backend state */
     DevLaunchStats last;     /* filled by the backend's launch */

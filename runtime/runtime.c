@@ -355,7 +355,15 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     char *err = NULL;
     DevStatus ds = dev_open(opt->device, &dopt, &dev, &err);
     if (ds != DEV_OK) return open_fail(ds, err);
-    return context_new(opt, tgt, dev, out);
+    /* emu:<target> names the arch the emulated device reports; opt->arch may only agree with it */
+    const Target *dt = dev_target(dev);
+    if (dt && opt->arch && *opt->arch && dt != tgt) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "tile_context_create: opt->arch %s differs from the device's %s", tgt->name, dt->name);
+        dev_close(dev);
+        return create_fail(TILE_ERROR_INVALID_VALUE, msg);
+    }
+    return context_new(opt, dt ? dt : tgt, dev, out);
 }
 
 tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out) {

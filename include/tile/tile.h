@@ -5,7 +5,7 @@
  * library never exits or aborts on user input.  Two halves:
  *   - compiling: tile_compile_file/source (no device needed) and the
  *     cached variants tile_cache_compile_file/source;
- *   - running: a tile_context on a device ("cuda", "cuda:N", "emu"), its
+ *   - running: a tile_context on a device ("cuda", "cuda:N", "emu", "emu:sm_90a"), its
  *     memory, modules, kernels, launches, and tile_gemm.
  * See docs/runtime.md.
  *
@@ -201,7 +201,9 @@ typedef enum tile_activation { TILE_ACT_NONE, TILE_ACT_RELU, TILE_ACT_GELU, TILE
 
 typedef struct tile_context_options {
     size_t size;                     /* 0 or sizeof(tile_context_options): see "ABI" above */
-    const char *device;        /* "cuda", "cuda:N", "emu"; NULL: TILE_DEVICE, else cuda when present, else emu */
+    const char *device;        /* "cuda", "cuda:N", "emu", "emu:<target>" (the emulator as that target, e.g. "emu:sm_90a":
+                                  kernels compile for it; arch must then be NULL or the same); NULL: TILE_DEVICE, else cuda
+                                  when present, else emu */
     const char *cache_dir;     /* NULL: see the compile cache above */
     int no_disk_cache;         /* keep compiled kernels in memory only */
     const char *arch;          /* a target (tile_target_name); NULL: tile_target_default() (cuda JIT-compiles its PTX for newer GPUs) */
@@ -213,7 +215,7 @@ typedef struct tile_context_options {
                                    threads are; 0: TILE_EMU_TIMEOUT, else 600 s; < 0: no limit */
 } tile_context_options;
 
-TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", NULL = TILE_DEVICE or auto */
+TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", "emu:<target>", NULL = TILE_DEVICE or auto */
 TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
 /* A context on a CUcontext the caller already has (an inference engine's), passed as void *: tile
  * uses it and never destroys it (tile_context_destroy synchronizes it and releases tile's own
