@@ -1069,7 +1069,7 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT: want = 1; break;
     case EMU_OP_CP_BULK: want = 3; want_max = 5; break;          /* [d], [s], size [, [mbar]] [, cache-policy] */
     case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 5; break;   /* [d], [tmap], {c}, [mbar] | [tmap], {c}, [s] [, cache-policy] */
-    case EMU_OP_WGMMA: want = 5; want_max = 8; break;
+    case EMU_OP_WGMMA: want = 4; want_max = 8; break;
     case EMU_OP_MBARRIER:
         switch (in->mode) {
         case EMU_MODE_MB_INIT: case EMU_MODE_MB_EXPECT_TX: case EMU_MODE_MB_COMPLETE_TX: want = 2; break;

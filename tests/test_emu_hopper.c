@@ -21,6 +21,7 @@
 #include "include/tile/tile.h"
 #include "runtime/device.h"
 #include "support/support.h"
+#include "support/hostfloat.h"
 #include "support/target.h"
 #include "test_rng.h"
 
@@ -83,6 +84,7 @@ static void expect_launch_error(TileDevice *d, TileDevFunction *f, unsigned thre
     DevStatus st = dev_launch(f, 1, 1, 1, threads, 1, 1, 0, NULL, args);
     cr_assert_neq(st, DEV_OK, "the launch succeeded");
     const char *msg = dev_last_error(d);
+    if (getenv("HOPPER_TEST_VERBOSE")) fprintf(stderr, "[%s]\n", msg);
     va_list ap;
     va_start(ap, args);
     for (const char *s; (s = va_arg(ap, const char *));) cr_assert(strstr(msg, s), "'%s' not in:\n%s", s, msg);
@@ -514,4 +516,322 @@ Test(device, cli_device_option) {
     cr_assert(strstr(buf, "\"arch\":\"sm_90a\"") && strstr(buf, "\"ok\":true"), "%s", buf);
     cr_assert_eq(run_cli("run norm --tokens 3 --hidden 300 --device emu:sm_99", buf, sizeof buf), 2, "%s", buf);
     cr_assert(strstr(buf, "emu:sm_99") && strstr(buf, "emu:sm_90a"), "%s", buf);
+}
+
+/* ==== 3. wgmma ==== */
+enum { SW_NONE, SW_128, SW_64, SW_32 }; /* the descriptor's swizzle field */
+static const unsigned sw_width[4] = {0, 128, 64, 32};
+
+typedef struct WgCase {
+    const char *atype, *dtype; /* "f16", "bf16", "tf32", "e4m3", "s8", "u8"; "f32", "f16", "s32" */
+    unsigned n, swz;
+    bool areg, trans_a, trans_b, neg_a, chain; /* chain: two k-steps in one group (K-major, swizzled) */
+} WgCase;
+
+#define WG(a, d, n_, s, ...) {.atype = a, .dtype = d, .n = n_, .swz = s, __VA_ARGS__}
+
+static unsigned esize_of(const char *t) { return !strcmp(t, "tf32") ? 4 : (!strcmp(t, "f16") || !strcmp(t, "bf16")) ? 2 : 1; }
+
+/* A random element: its bits and its exact value.  Values are chosen so every product and every sum of
+ * a few dozen of them is exact in f32 (k/8 with |k| <= 16; e4m3 codes of exponents 2^-2..2^2). */
+static uint32_t rand_elem(const char *t, double *v) {
+    if (!strcmp(t, "s8")) { int x = irand(256) - 128; *v = x; return (uint8_t)x; }
+    if (!strcmp(t, "u8")) { int x = irand(256); *v = x; return (uint32_t)x; }
+    if (!strcmp(t, "e4m3")) {
+        uint8_t c = (uint8_t)((irand(2) << 7) | ((5 + irand(5)) << 3) | irand(8));
+        *v = f8e4m3_to_d(c);
+        return c;
+    }
+    float f = (float)(irand(33) - 16) / 8;
+    *v = f;
+    if (!strcmp(t, "f16")) return f32_to_f16(f);
+    if (!strcmp(t, "bf16")) return f32_to_bf16(f);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* Byte offset of element (mn, k) of an R x K operand in the layouts this test builds, from the ISA's
+ * pictures of the swizzle atoms: 8 rows of W bytes, the 16-byte chunk c of row r stored at chunk
+ * c ^ (r >> s) with s = 0 (128B), 1 (64B), 2 (32B), rows (K-major: mn; MN-major: k) within an atom;
+ * atoms along MN LBO apart (MN-major) or SBO apart (K-major); interleaved: 8x16-byte core matrices.
+ * *lbo and *sbo receive what the descriptor must say. */
+static uint32_t place(unsigned swz, bool mn_major, unsigned R, unsigned K, unsigned es, unsigned mn, unsigned k, uint32_t *lbo,
+                      uint32_t *sbo, uint32_t *size) {
+    unsigned T = 16 / es;
+    if (swz == SW_NONE) {
+        if (!mn_major) {
+            *sbo = 128, *lbo = (R / 8) * 128, *size = R * K * es;
+            return (mn / 8) * 128 + (k / T) * *lbo + (mn % 8) * 16 + (k % T) * es;
+        }
+        *sbo = 128, *lbo = ((R + T - 1) / T) * 128, *size = *lbo * (K / 8);
+        return (mn / T) * 128 + (k / 8) * *lbo + (k % 8) * 16 + (mn % T) * es;
+    }
+    unsigned W = sw_width[swz], s = swz == SW_128 ? 0 : swz == SW_64 ? 1 : 2;
+    unsigned row, byte;
+    uint32_t atom;
+    if (!mn_major) {
+        *sbo = 8 * W, *lbo = 16, *size = ((R + 7) / 8) * 8 * W;
+        row = mn % 8, byte = k * es, atom = (mn / 8) * *sbo;
+    } else {
+        unsigned per = W / es, natoms = (R + per - 1) / per;
+        *lbo = 8 * W, *sbo = natoms * 8 * W, *size = *sbo * (K / 8);
+        row = k % 8, byte = (mn % per) * es, atom = (mn / per) * *lbo + (k / 8) * *sbo;
+    }
+    unsigned chunk = (byte / 16) ^ (row >> s);
+    return atom + row * W + chunk * 16 + byte % 16;
+}
+
+static uint64_t make_desc(uint32_t start, uint32_t lbo, uint32_t sbo, unsigned swz) {
+    return (uint64_t)((start >> 4) & 0x3FFF) | (uint64_t)((lbo >> 4) & 0x3FFF) << 16 | (uint64_t)((sbo >> 4) & 0x3FFF) << 32 |
+           (uint64_t)swz << 62;
+}
+
+static void put_elem(uint8_t *p, uint32_t bits, unsigned es) { memcpy(p, &bits, es); }
+
+static char *wg_ptx(const WgCase *c, unsigned nd, unsigned smem) {
+    bool f32 = !strcmp(c->dtype, "f32");
+    bool notrans = !strcmp(c->atype, "tf32") || !strcmp(c->atype, "e4m3") || esize_of(c->atype) == 1;
+    bool integer = !strcmp(c->dtype, "s32");
+    unsigned k = esize_of(c->atype) == 2 ? 16 : esize_of(c->atype) == 4 ? 8 : 32;
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry wg(.param .u64 img, .param .u32 nbytes, .param .u64 descA, .param .u64 descB,"
+                            " .param .u64 areg, .param .u64 cmat, .param .u64 dout, .param .u32 scaled)\n{\n"
+                            "  .reg .pred %%p<4>;\n  .reg .b32 %%r<16>;\n  .reg .b64 %%rd<16>;\n  .reg .%s %%d<%u>;\n  .reg .b32 %%a<8>;\n"
+                            "  .shared .align 1024 .b8 smem[%u];\n",
+               f32 ? "f32" : "b32", nd, smem);
+    str_printf(&s, "  ld.param.u64 %%rd0, [img];\n  ld.param.u32 %%r0, [nbytes];\n  mov.u32 %%r1, %%tid.x;\n  mov.u32 %%r2, smem;\n"
+                   "  shl.b32 %%r3, %%r1, 4;\n$CP:\n  setp.ge.u32 %%p0, %%r3, %%r0;\n  @%%p0 bra $CPD;\n  cvt.u64.u32 %%rd1, %%r3;\n"
+                   "  add.u64 %%rd2, %%rd0, %%rd1;\n  ld.global.v4.b32 {%%r4, %%r5, %%r6, %%r7}, [%%rd2];\n  add.u32 %%r8, %%r2, %%r3;\n"
+                   "  st.shared.v4.b32 [%%r8], {%%r4, %%r5, %%r6, %%r7};\n  add.u32 %%r3, %%r3, 2048;\n  bra $CP;\n$CPD:\n  bar.sync 0;\n"
+                   "  fence.proxy.async.shared::cta;\n"
+                   "  ld.param.u64 %%rd3, [descA];\n  ld.param.u64 %%rd4, [descB];\n  shr.u32 %%r9, %%r2, 4;\n  cvt.u64.u32 %%rd5, %%r9;\n"
+                   "  add.u64 %%rd3, %%rd3, %%rd5;\n  add.u64 %%rd4, %%rd4, %%rd5;\n"
+                   "  ld.param.u64 %%rd6, [areg];\n  mul.wide.u32 %%rd7, %%r1, 32;\n  add.u64 %%rd6, %%rd6, %%rd7;\n"
+                   "  ld.global.v4.b32 {%%a0, %%a1, %%a2, %%a3}, [%%rd6];\n  ld.global.v4.b32 {%%a4, %%a5, %%a6, %%a7}, [%%rd6+16];\n"
+                   "  ld.param.u64 %%rd8, [cmat];\n  mul.wide.u32 %%rd9, %%r1, %u;\n  add.u64 %%rd8, %%rd8, %%rd9;\n", nd * 4);
+    for (unsigned r = 0; r < nd; r++) str_printf(&s, "  ld.global.%s %%d%u, [%%rd8+%u];\n", f32 ? "f32" : "b32", r, 4 * r);
+    str_printf(&s, "  ld.param.u32 %%r10, [scaled];\n  setp.ne.u32 %%p1, %%r10, 0;\n  wgmma.fence.sync.aligned;\n");
+    Str dv = {0};
+    str_putc(&dv, '{');
+    for (unsigned r = 0; r < nd; r++) str_printf(&dv, "%s%%d%u", r ? ", " : "", r);
+    str_putc(&dv, '}');
+    for (unsigned step = 0; step < (c->chain ? 2u : 1u); step++) {
+        char a[64], tail[64];
+        if (c->areg) snprintf(a, sizeof a, "{%%a%u, %%a%u, %%a%u, %%a%u}", 4 * step, 4 * step + 1, 4 * step + 2, 4 * step + 3);
+        else snprintf(a, sizeof a, "%%rd3");
+        const char *sa = c->neg_a ? "-1" : "1";
+        if (integer) snprintf(tail, sizeof tail, "%s", step ? "1" : "%p1");
+        else if (notrans) snprintf(tail, sizeof tail, "%s, %s, 1", step ? "1" : "%p1", sa);
+        else if (c->areg) snprintf(tail, sizeof tail, "%s, %s, 1, %d", step ? "1" : "%p1", sa, c->trans_b);
+        else snprintf(tail, sizeof tail, "%s, %s, 1, %d, %d", step ? "1" : "%p1", sa, c->trans_a, c->trans_b);
+        if (step) str_printf(&s, "  add.u64 %%rd3, %%rd3, 2;\n  add.u64 %%rd4, %%rd4, 2;\n"); /* 32 bytes further along K */
+        str_printf(&s, "  wgmma.mma_async.sync.aligned.m64n%uk%u.%s.%s.%s %s, %s, %%rd4, %s;\n", c->n, k, c->dtype, c->atype,
+                   c->atype, dv.buf, a, tail);
+    }
+    str_free(&dv);
+    str_printf(&s, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n"
+                   "  ld.param.u64 %%rd10, [dout];\n  add.u64 %%rd10, %%rd10, %%rd9;\n");
+    for (unsigned r = 0; r < nd; r++) str_printf(&s, "  st.global.%s [%%rd10+%u], %%d%u;\n", f32 ? "f32" : "b32", 4 * r, r);
+    str_printf(&s, "  ret;\n}\n");
+    return str_take(&s);
+}
+
+/* The D element (row, col) that thread i's register r holds (the ISA's wgmma D fragment): warp w = i/32 has
+ * rows 16w..16w+15; lane l has rows l/4 and l/4 + 8, columns 2(l%4), 2(l%4)+1 of every 8-column block. */
+static void d_coord(unsigned i, unsigned e, unsigned *row, unsigned *col) {
+    unsigned w = i / 32, l = i % 32;
+    *row = 16 * w + l / 4 + ((e / 2) % 2) * 8;
+    *col = (e / 4) * 8 + (l % 4) * 2 + e % 2;
+}
+
+static void run_wgmma_case(TileDevice *d, const WgCase *c) {
+    unsigned es = esize_of(c->atype), K1 = es == 2 ? 16 : es == 4 ? 8 : 32, K = c->chain ? 2 * K1 : K1, M = 64, N = c->n;
+    bool f16acc = !strcmp(c->dtype, "f16"), integer = !strcmp(c->dtype, "s32");
+    unsigned nd = f16acc ? N / 4 : N / 2;
+    double *A = calloc(M * K, sizeof *A), *B = calloc(N * K, sizeof *B), *C = calloc(M * N, sizeof *C);
+    uint32_t *abits = calloc(M * K, 4), *bbits = calloc(N * K, 4);
+    for (unsigned i = 0; i < M * K; i++) abits[i] = rand_elem(c->atype, &A[i]);
+    for (unsigned i = 0; i < N * K; i++) bbits[i] = rand_elem(c->atype, &B[i]); /* B[n][k] */
+    /* shared memory image: A at 0 (unless in registers), B at the next 1024-byte boundary */
+    uint32_t alb = 0, asb = 0, asz = 0, blb = 0, bsb = 0, bsz = 0;
+    place(c->swz, c->trans_a, M, K, es, 0, 0, &alb, &asb, &asz);
+    place(c->swz, c->trans_b, N, K, es, 0, 0, &blb, &bsb, &bsz);
+    uint32_t boff = c->areg ? 0 : (asz + 1023) / 1024 * 1024, total = (boff + bsz + 15) / 16 * 16;
+    uint8_t *img = calloc(total, 1);
+    for (unsigned m = 0; m < M && !c->areg; m++)
+        for (unsigned k = 0; k < K; k++) put_elem(img + place(c->swz, c->trans_a, M, K, es, m, k, &alb, &asb, &asz), abits[m * K + k], es);
+    for (unsigned n = 0; n < N; n++)
+        for (unsigned k = 0; k < K; k++) put_elem(img + boff + place(c->swz, c->trans_b, N, K, es, n, k, &blb, &bsb, &bsz), bbits[n * K + k], es);
+    uint64_t da = make_desc(0, alb, asb, c->swz), db = make_desc(boff, blb, bsb, c->swz);
+    /* A in registers (the mma.m16n8kK A fragment per warp): register j of lane l holds row l/4 + 8(j%2), columns
+     * (l%4)*E + (j/2)*4E .. + E-1, E = 4 / es elements per register; a second k-step in registers 4..7 */
+    uint32_t *afrag = calloc(128 * 8, 4);
+    unsigned E = 4 / es;
+    for (unsigned i = 0; i < 128 && c->areg; i++)
+        for (unsigned j = 0; j < 8; j++) {
+            unsigned row = 16 * (i / 32) + (i % 32) / 4 + 8 * (j % 2), step = j / 4;
+            for (unsigned e = 0; e < E; e++) {
+                unsigned col = step * K1 + (i % 4) * E + ((j % 4) / 2) * 4 * E + e;
+                afrag[i * 8 + j] |= abits[row * K + col] << (8 * es * e) >> 0;
+            }
+        }
+    /* C, as registers per thread, and the reference */
+    uint32_t *cregs = calloc(128 * nd, 4);
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned e = 0; e < (f16acc ? 2 * nd : nd); e++) {
+            unsigned row, col;
+            d_coord(i, e, &row, &col);
+            double v;
+            if (integer) { int x = irand(2001) - 1000; v = x; cregs[i * nd + e] = (uint32_t)x; }
+            else {
+                float f = (float)(irand(33) - 16) / 4;
+                v = f;
+                if (f16acc) cregs[i * nd + e / 2] |= (uint32_t)f32_to_f16(f) << (16 * (e % 2));
+                else memcpy(&cregs[i * nd + e], &f, 4);
+            }
+            C[row * N + col] = v;
+        }
+    char *ptx = wg_ptx(c, nd, total < 16 ? 16 : total);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "wg", &m);
+    uint64_t dimg = upload(d, img, total), dareg = upload(d, afrag, 128 * 8 * 4), dc = upload(d, cregs, 128 * nd * 4);
+    uint64_t dout = poisoned(d, 128 * nd * 4);
+    for (unsigned scaled = 0; scaled < 2; scaled++) {
+        void *args[] = {&dimg, &total, &da, &db, &dareg, &dc, &dout, &scaled};
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+        uint32_t *out = calloc(128 * nd, 4);
+        dev_memcpy_dtoh(d, out, dout, 128 * nd * 4);
+        for (unsigned i = 0; i < 128; i++)
+            for (unsigned e = 0; e < (f16acc ? 2 * nd : nd); e++) {
+                unsigned row, col;
+                d_coord(i, e, &row, &col);
+                double ref = scaled || (c->chain) ? C[row * N + col] : 0;
+                if (c->chain && !scaled) ref = 0; /* the first step's scale-d is the parameter; the second accumulates */
+                for (unsigned k = 0; k < K; k++) ref += (c->neg_a ? -1 : 1) * A[row * K + k] * B[col * K + k];
+                if (integer) {
+                    cr_assert_eq((int32_t)out[i * nd + e], (int32_t)(int64_t)ref, "%s.%s n%u swz%u: D[%u][%u] = %d, want %.0f", c->dtype,
+                                 c->atype, N, c->swz, row, col, (int32_t)out[i * nd + e], ref);
+                } else if (f16acc) {
+                    uint16_t got = (uint16_t)(out[i * nd + e / 2] >> (16 * (e % 2)));
+                    cr_assert_eq(got, f32_to_f16((float)ref), "%s.%s n%u swz%u: D[%u][%u] = %g, want %g", c->dtype, c->atype, N, c->swz,
+                                 row, col, f16_to_d(got), ref);
+                } else {
+                    float got;
+                    memcpy(&got, &out[i * nd + e], 4);
+                    cr_assert_eq(got, (float)ref, "%s.%s n%u swz%u areg%d trans%d%d: D[%u][%u] = %g, want %g", c->dtype, c->atype, N, c->swz,
+                                 c->areg, c->trans_a, c->trans_b, row, col, got, ref);
+                }
+            }
+        free(out);
+    }
+    dev_module_unload(m);
+    free(ptx), free(A), free(B), free(C), free(abits), free(bbits), free(img), free(afrag), free(cregs);
+}
+
+static void run_cases(const WgCase *cases, size_t n) {
+    seed_rng();
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < n; i++) run_wgmma_case(d, &cases[i]);
+    dev_close(d);
+}
+
+Test(wgmma, f16_bf16_every_swizzle, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("f16", "f32", 64, SW_128), WG("f16", "f32", 8, SW_64), WG("f16", "f32", 256, SW_32), WG("f16", "f32", 64, SW_NONE),
+        WG("bf16", "f32", 64, SW_128, .trans_a = true, .trans_b = true), WG("bf16", "f32", 8, SW_64, .trans_a = true, .trans_b = true),
+        WG("bf16", "f32", 256, SW_32, .trans_b = true), WG("f16", "f32", 64, SW_NONE, .trans_a = true, .trans_b = true),
+        WG("f16", "f16", 64, SW_64), WG("f16", "f32", 64, SW_128, .neg_a = true), WG("bf16", "f32", 128, SW_128, .chain = true),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
+Test(wgmma, a_from_registers, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("bf16", "f32", 256, SW_128, .areg = true), WG("f16", "f32", 8, SW_NONE, .areg = true, .trans_b = true),
+        WG("tf32", "f32", 64, SW_32, .areg = true), WG("e4m3", "f32", 8, SW_64, .areg = true), WG("s8", "s32", 64, SW_128, .areg = true),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
+Test(wgmma, tf32_e4m3_s8, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("tf32", "f32", 64, SW_128), WG("tf32", "f32", 8, SW_NONE), WG("e4m3", "f32", 256, SW_128), WG("e4m3", "f16", 64, SW_NONE),
+        WG("s8", "s32", 64, SW_64), WG("s8", "s32", 256, SW_32), WG("u8", "s32", 8, SW_128),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
+/* In-flight accumulators: reading one before the wait_group that retires its wgmma is an error naming
+ * the register and the wgmma; wait_group 1 retires all but the newest group. */
+static const char *wg_async_ptx = PTX_HEAD
+    ".visible .entry k(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %x<4>;\n"
+    "  .reg .f32 %y<4>;\n"
+    "  .shared .align 1024 .b8 smem[4096];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  ld.param.u32 %r0, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, smem;\n"
+    "  shr.u32 %r3, %r2, 4;\n"
+    "  cvt.u64.u32 %rd1, %r3;\n"
+    "  or.b64 %rd2, %rd1, 0x0000000800010000;\n" /* LBO 16 (unused), SBO 128, no swizzle: A at 0 */
+    "  add.u64 %rd3, %rd2, 64;\n"                /* B 1024 bytes further */
+    "  mov.f32 %x0, 0f00000000;\n  mov.f32 %x1, 0f00000000;\n  mov.f32 %x2, 0f00000000;\n  mov.f32 %x3, 0f00000000;\n"
+    "  mov.f32 %y0, 0f00000000;\n  mov.f32 %y1, 0f00000000;\n  mov.f32 %y2, 0f00000000;\n  mov.f32 %y3, 0f00000000;\n"
+    "  bar.sync 0;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, %rd2, %rd3, 0, 1, 1, 0, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%y0, %y1, %y2, %y3}, %rd2, %rd3, 0, 1, 1, 0, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  setp.eq.u32 %p1, %r0, 0;\n"
+    "  @%p1 bra $EARLY;\n"
+    "  wgmma.wait_group.sync.aligned 1;\n"
+    "  setp.eq.u32 %p2, %r0, 1;\n"
+    "  @%p2 bra $X;\n"
+    "  mov.f32 %y0, 0f3F800000;\n"   /* mode 2: writes an accumulator of the newer group, still in flight */
+    "$X:\n"
+    "  mul.wide.u32 %rd4, %r1, 4;\n"
+    "  add.u64 %rd5, %rd0, %rd4;\n"
+    "  st.global.f32 [%rd5], %x1;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  st.global.f32 [%rd5+512], %y1;\n"
+    "  ret;\n"
+    "$EARLY:\n"
+    "  add.f32 %x2, %x2, %x3;\n"      /* mode 0: reads an accumulator before any wait */
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, async_accumulator_checks) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wg_async_ptx, "k", &m);
+    uint64_t out = poisoned(d, 2 * 128 * 4);
+    unsigned mode = 1;
+    void *args[] = {&out, &mode};
+    /* shared memory starts zeroed: every D is 0; what matters is that wait_group 1 retired the first group */
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    float h[256];
+    dev_memcpy_dtoh(d, h, out, sizeof h);
+    for (unsigned i = 0; i < 256; i++) cr_assert_eq(h[i], 0.0f, "%u", i);
+    mode = 0;
+    expect_launch_error(d, f, 128, args, "wgmma accumulator accessed while in flight", "register %x2", "PTX line 48", "wgmma.mma_async at PTX line 30", NULL);
+    mode = 2;
+    expect_launch_error(d, f, 128, args, "register %y0", "wgmma.mma_async at PTX line 32", NULL);
+    mode = 1;
+    expect_launch_error(d, f, 64, args, "warpgroup", "the block has 64 threads", NULL);
+    dev_module_unload(m);
+    /* parse-time form checks */
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .f32 %f<4>;\n  .reg .b64 %rd<2>;\n"
+                         "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1}, %rd0, %rd1, 1, 1, 1, 0, 0;\n  ret;\n}\n",
+                      "needs 4 D registers");
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .f32 %f<4>;\n  .reg .b64 %rd<2>;\n"
+                         "  wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd0, %rd1, 1, 1, 1, 0, 0;\n  ret;\n}\n",
+                      "unsupported wgmma shape");
+    dev_close(d);
 }
