@@ -325,6 +325,15 @@ DevStatus dev_stream_check_native(TileDevice *dev, void *stream) {
     return dev->ops->stream_check_native(dev, stream);
 }
 
+DevStatus dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!tm || !out) return dev_fail(dev, DEV_ERR_INVALID, "dev_tensor_map_encode: %s is NULL", tm ? "out" : "tm");
+    if ((uintptr_t)out % 64) return dev_fail(dev, DEV_ERR_INVALID, "dev_tensor_map_encode: out is not 64-byte aligned");
+    if (!dev->ops->tensor_map_encode)
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: tensor maps are not supported", dev->ops->name);
+    return dev->ops->tensor_map_encode(dev, tm, out);
+}
+
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats) {
     if (!dev || !stats) return DEV_ERR_INVALID;
     *stats = dev->last;

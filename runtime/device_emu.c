@@ -213,6 +213,19 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
     return st;
 }
 
+static DevStatus emu_dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out) {
+    EmuTensorMap e = {.esize = tm->esize, .rank = tm->rank, .addr = tm->addr, .swizzle = tm->swizzle};
+    for (unsigned d = 0; d < tm->rank && d < EMU_TMAP_MAX_RANK; d++) {
+        e.dims[d] = tm->dims[d];
+        e.box[d] = tm->box[d];
+        e.elem_strides[d] = tm->elem_strides[d];
+        if (d) e.strides[d - 1] = tm->strides[d - 1];
+    }
+    const char *why = NULL;
+    if (!emu_tensor_map_encode(&e, out, &why)) return dev_fail(dev, DEV_ERR_INVALID, "emu: tensor map: %s", why);
+    return DEV_OK;
+}
+
 static DevStatus emu_synchronize(TileDevice *dev) {
     (void)dev;
     return DEV_OK;
@@ -339,4 +352,5 @@ const DevBackendOps dev_emu_ops = {
     .memset8_async = emu_memset8_async,
     .register_host = emu_register_host,
     .unregister_host = emu_unregister_host,
+    .tensor_map_encode = emu_dev_tensor_map_encode,
 };

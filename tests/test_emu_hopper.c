@@ -835,3 +835,218 @@ Test(wgmma, async_accumulator_checks) {
                       "unsupported wgmma shape");
     dev_close(d);
 }
+
+/* ==== 4. tensor copies (TMA) through tile_tensor_map_encode ==== */
+typedef struct TmaCase {
+    tile_dtype dtype;
+    int rank;
+    uint64_t dims[3];
+    unsigned pitch_elems;    /* elements per row in memory (>= dims[0]) */
+    uint32_t box[3], estr[3];
+    tile_tensor_swizzle swz;
+    int32_t c[3];
+} TmaCase;
+
+static char *tma_ptx(int rank, bool store) {
+    Str s = {0};
+    const char *co = rank == 1 ? "{%r1}" : rank == 2 ? "{%r1, %r2}" : "{%r1, %r2, %r4}";
+    str_printf(&s, PTX_HEAD ".visible .entry t(.param .align 64 .b8 tmap[128], .param .u32 c0, .param .u32 c1, .param .u32 c2,"
+                            " .param .u32 nbytes, .param .u32 txbytes, .param .u64 io)\n{\n"
+                            "  .reg .pred %%p<4>;\n  .reg .b32 %%r<16>;\n  .reg .b64 %%rd<8>;\n"
+                            "  .shared .align 1024 .b8 smem[8192];\n  .shared .align 8 .b64 bar;\n"
+                            "  mov.u32 %%r0, %%tid.x;\n  ld.param.u32 %%r1, [c0];\n  ld.param.u32 %%r2, [c1];\n  ld.param.u32 %%r4, [c2];\n"
+                            "  ld.param.u32 %%r3, [nbytes];\n  ld.param.u32 %%r12, [txbytes];\n  ld.param.u64 %%rd0, [io];\n"
+                            "  mov.u32 %%r10, smem;\n  mov.u32 %%r11, bar;\n  mov.u64 %%rd1, tmap;\n  setp.ne.u32 %%p0, %%r0, 0;\n");
+    if (!store) {
+        str_printf(&s, "  @%%p0 bra $S;\n  mbarrier.init.shared::cta.b64 [%%r11], 1;\n  fence.mbarrier_init.release.cluster;\n$S:\n"
+                       "  bar.sync 0;\n  @%%p0 bra $W;\n  mbarrier.arrive.expect_tx.shared::cta.b64 %%rd2, [%%r11], %%r12;\n"
+                       "  cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%%r10], [%%rd1, %s], [%%r11];\n"
+                       "$W:\n  mbarrier.try_wait.parity.shared::cta.b64 %%p1, [%%r11], 0;\n  @!%%p1 bra $W;\n", rank, co);
+    }
+    /* move the box's raw bytes between shared memory and io (load: out; store: in) */
+    str_printf(&s, "  shl.b32 %%r5, %%r0, 2;\n$C:\n  setp.ge.u32 %%p2, %%r5, %%r3;\n  @%%p2 bra $D;\n  add.u32 %%r6, %%r10, %%r5;\n"
+                   "  cvt.u64.u32 %%rd3, %%r5;\n  add.u64 %%rd4, %%rd0, %%rd3;\n");
+    if (!store) str_printf(&s, "  ld.shared.u32 %%r7, [%%r6];\n  st.global.u32 [%%rd4], %%r7;\n");
+    else str_printf(&s, "  ld.global.u32 %%r7, [%%rd4];\n  st.shared.u32 [%%r6], %%r7;\n");
+    str_printf(&s, "  add.u32 %%r5, %%r5, 512;\n  bra $C;\n$D:\n");
+    if (store)
+        str_printf(&s, "  bar.sync 0;\n  fence.proxy.async.shared::cta;\n  @%%p0 bra $E;\n"
+                       "  cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [%%rd1, %s], [%%r10];\n"
+                       "  cp.async.bulk.commit_group;\n  cp.async.bulk.wait_group 0;\n$E:\n", rank, co);
+    str_printf(&s, "  ret;\n}\n");
+    return str_take(&s);
+}
+
+/* Where box element (i0, i1, i2) lies in shared memory: densely, innermost first, then the 16-byte chunk c of
+ * each W-byte row r moved to c ^ ((r % 8) >> s) (the swizzle atoms of the wgmma test). */
+static size_t tma_smem_offset(const TmaCase *c, const uint32_t n[3], unsigned es, unsigned i0, unsigned i1, unsigned i2) {
+    size_t byte = (((size_t)i2 * n[1] + i1) * n[0] + i0) * es;
+    if (c->swz == TILE_SWIZZLE_NONE) return byte;
+    unsigned W = c->swz == TILE_SWIZZLE_128B ? 128 : c->swz == TILE_SWIZZLE_64B ? 64 : 32, s = c->swz == TILE_SWIZZLE_128B ? 0 : c->swz == TILE_SWIZZLE_64B ? 1 : 2;
+    size_t row = byte / W, chunk = (byte % W) / 16;
+    return row * W + ((chunk ^ ((row % 8) >> s)) * 16) + byte % 16;
+}
+
+static void run_tma_case(tile_context *ctx, const TmaCase *c, bool store) {
+    unsigned es = (unsigned)tile_dtype_size(c->dtype);
+    uint64_t dims[3] = {c->dims[0], c->rank > 1 ? c->dims[1] : 1, c->rank > 2 ? c->dims[2] : 1};
+    uint64_t strides[2] = {(uint64_t)c->pitch_elems * es, (uint64_t)c->pitch_elems * es * dims[1]};
+    size_t gbytes = strides[1] * dims[2];
+    uint8_t *g = malloc(gbytes);
+    for (size_t i = 0; i < gbytes; i++) g[i] = (uint8_t)irand(256);
+    tile_devptr dg, dio;
+    cr_assert_eq(tile_malloc(ctx, gbytes, &dg), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dg, g, gbytes), TILE_OK);
+    _Alignas(64) uint8_t map[128];
+    uint32_t estr[3] = {c->estr[0] ? c->estr[0] : 1, c->estr[1] ? c->estr[1] : 1, c->estr[2] ? c->estr[2] : 1};
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, c->dtype, c->rank, dg, c->dims, strides, c->box, estr, c->swz), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    uint32_t n[3] = {1, 1, 1};
+    for (int d = 0; d < c->rank; d++) n[d] = (c->box[d] + estr[d] - 1) / estr[d];
+    unsigned nbytes = n[0] * n[1] * n[2] * es;
+    uint8_t *io = malloc(nbytes), *back = malloc(gbytes);
+    for (unsigned i = 0; i < nbytes; i++) io[i] = (uint8_t)irand(256);
+    cr_assert_eq(tile_malloc(ctx, nbytes, &dio), TILE_OK);
+    if (store) cr_assert_eq(tile_memcpy_htod(ctx, dio, io, nbytes), TILE_OK);
+    else cr_assert_eq(tile_memset(ctx, dio, 0xFF, nbytes), TILE_OK);
+    char *ptx = tma_ptx(c->rank, store);
+    check_ptxas(ptx);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "t", &k), TILE_OK);
+    void *args[] = {map, (void *)&c->c[0], (void *)&c->c[1], (void *)&c->c[2], &nbytes, &nbytes, &dio};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    uint8_t *got = malloc(store ? gbytes : nbytes);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got, store ? dg : dio, store ? gbytes : nbytes), TILE_OK);
+    if (store) memcpy(back, g, gbytes); /* what global memory must hold: untouched outside the box */
+    for (unsigned i2 = 0; i2 < n[2]; i2++)
+        for (unsigned i1 = 0; i1 < n[1]; i1++)
+            for (unsigned i0 = 0; i0 < n[0]; i0++) {
+                int64_t x[3] = {c->c[0] + (int64_t)i0 * estr[0], c->c[1] + (int64_t)i1 * estr[1], c->c[2] + (int64_t)i2 * estr[2]};
+                bool inside = true;
+                for (int d = 0; d < 3; d++) inside = inside && x[d] >= 0 && (uint64_t)x[d] < dims[d] && (d < c->rank || x[d] == 0);
+                size_t so = tma_smem_offset(c, n, es, i0, i1, i2);
+                size_t go = inside ? (size_t)x[0] * es + (size_t)x[1] * strides[0] + (size_t)x[2] * strides[1] : 0;
+                if (store) {
+                    if (inside) memcpy(back + go, io + so, es);
+                } else {
+                    for (unsigned b = 0; b < es; b++)
+                        cr_assert_eq(got[so + b], inside ? g[go + b] : 0, "load box (%u,%u,%u) at (%lld,%lld,%lld) byte %u", i0, i1, i2,
+                                     (long long)x[0], (long long)x[1], (long long)x[2], b);
+                }
+            }
+    if (store)
+        for (size_t i = 0; i < gbytes; i++) cr_assert_eq(got[i], back[i], "store: global byte %zu", i);
+    /* a wrong expect_tx byte count never completes the phase: a deadlock, reported */
+    if (!store) {
+        unsigned fewer = nbytes + 16;
+        void *args2[] = {map, (void *)&c->c[0], (void *)&c->c[1], (void *)&c->c[2], &nbytes, &fewer, &dio};
+        cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args2, NULL), TILE_ERROR_LAUNCH);
+        cr_assert(strstr(tile_last_error(ctx), "deadlock"), "%s", tile_last_error(ctx));
+    }
+    tile_module_unload(m);
+    tile_free(ctx, dg);
+    tile_free(ctx, dio);
+    free(g), free(io), free(back), free(got), free(ptx);
+}
+
+Test(tma, boxes_at_edges_every_swizzle, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    static const TmaCase cases[] = {
+        {TILE_F32, 2, {37, 23}, 40, {8, 5}, {0}, TILE_SWIZZLE_NONE, {32, 20}},
+        {TILE_F32, 2, {37, 23}, 40, {8, 5}, {0}, TILE_SWIZZLE_32B, {-3, -2}},
+        {TILE_F32, 2, {37, 23}, 40, {8, 6}, {1, 2}, TILE_SWIZZLE_NONE, {4, 19}},
+        {TILE_F16, 2, {70, 19}, 72, {32, 6}, {0}, TILE_SWIZZLE_64B, {48, 16}},
+        {TILE_F16, 2, {70, 19}, 72, {32, 6}, {0}, TILE_SWIZZLE_64B, {-8, 0}},
+        {TILE_BF16, 2, {100, 9}, 104, {64, 4}, {0}, TILE_SWIZZLE_128B, {64, 6}},
+        {TILE_F32, 3, {20, 7, 5}, 20, {4, 3, 2}, {0}, TILE_SWIZZLE_NONE, {17, 5, 4}},
+        {TILE_U8, 3, {50, 9, 4}, 64, {128, 3, 3}, {0}, TILE_SWIZZLE_128B, {-40, 7, -1}},
+        {TILE_F32, 1, {45}, 48, {16}, {0}, TILE_SWIZZLE_NONE, {36}},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_tma_case(ctx, &cases[i], false);
+    /* stores skip what is out of bounds */
+    run_tma_case(ctx, &cases[0], true);
+    run_tma_case(ctx, &cases[3], true);
+    run_tma_case(ctx, &cases[6], true);
+    tile_context_destroy(ctx);
+}
+
+Test(tma, encode_errors) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    tile_devptr p;
+    cr_assert_eq(tile_malloc(ctx, 4096, &p), TILE_OK);
+    _Alignas(64) uint8_t map[129];
+    uint64_t dims[2] = {64, 16}, strides[1] = {256};
+    uint32_t box[2] = {64, 8};
+    struct { int rank; tile_devptr g; uint64_t stride; uint32_t box0; tile_tensor_swizzle swz; void *out; const char *want; } cases[] = {
+        {2, p, 256, 64, TILE_SWIZZLE_128B, map, "wider than the 128-byte swizzle"},
+        {2, p, 250, 32, TILE_SWIZZLE_NONE, map, "strides[0] = 250"},
+        {2, p + 8, 256, 32, TILE_SWIZZLE_NONE, map, "16-byte aligned"},
+        {6, p, 256, 32, TILE_SWIZZLE_NONE, map, "rank 6"},
+        {2, p, 256, 300, TILE_SWIZZLE_NONE, map, "box[0] = 300"},
+        {2, p, 256, 3, TILE_SWIZZLE_NONE, map, "not a multiple of 16"},
+        {2, p, 256, 32, TILE_SWIZZLE_NONE, map + 1, "64-byte aligned"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        strides[0] = cases[i].stride;
+        box[0] = cases[i].box0;
+        cr_assert_eq(tile_tensor_map_encode(ctx, cases[i].out, TILE_F32, cases[i].rank, cases[i].g, dims, strides, box, NULL, cases[i].swz),
+                     TILE_ERROR_INVALID_VALUE, "case %zu", i);
+        cr_assert(strstr(tile_last_error(ctx), cases[i].want), "case %zu: %s", i, tile_last_error(ctx));
+    }
+    tile_context_destroy(ctx);
+}
+
+/* ==== 5. stmatrix ==== */
+static char *stmatrix_ptx(unsigned nmat, bool trans) {
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry st(.param .u64 in, .param .u64 out)\n{\n"
+                            "  .reg .pred %%p<2>;\n  .reg .b32 %%r<16>;\n  .reg .b64 %%rd<8>;\n  .shared .align 16 .b8 smem[512];\n"
+                            "  ld.param.u64 %%rd0, [in];\n  ld.param.u64 %%rd1, [out];\n  mov.u32 %%r0, %%laneid;\n"
+                            "  mul.wide.u32 %%rd2, %%r0, 16;\n  add.u64 %%rd3, %%rd0, %%rd2;\n"
+                            "  ld.global.v4.b32 {%%r1, %%r2, %%r3, %%r4}, [%%rd3];\n"
+                            /* lane 8i + r gives row r of matrix i, stored as row 8i + (3r mod 8); lanes past the matrices an
+                             * address far outside shared memory, which must be ignored */
+                            "  shr.u32 %%r5, %%r0, 3;\n  and.b32 %%r6, %%r0, 7;\n  mul.lo.u32 %%r6, %%r6, 3;\n  and.b32 %%r6, %%r6, 7;\n"
+                            "  mad.lo.u32 %%r7, %%r5, 8, %%r6;\n  mov.u32 %%r8, smem;\n  mad.lo.u32 %%r9, %%r7, 16, %%r8;\n"
+                            "  setp.ge.u32 %%p0, %%r5, %u;\n  @%%p0 mov.u32 %%r9, 0x7ffff0;\n", nmat);
+    const char *regs = nmat == 1 ? "{%r1}" : nmat == 2 ? "{%r1, %r2}" : "{%r1, %r2, %r3, %r4}";
+    str_printf(&s, "  stmatrix.sync.aligned.m8n8.x%u%s.shared.b16 [%%r9], %s;\n  bar.sync 0;\n"
+                   "  mul.wide.u32 %%rd4, %%r0, 16;\n  add.u64 %%rd5, %%rd1, %%rd4;\n  mad.lo.u32 %%r10, %%r0, 16, %%r8;\n"
+                   "  ld.shared.v4.b32 {%%r1, %%r2, %%r3, %%r4}, [%%r10];\n  st.global.v4.b32 [%%rd5], {%%r1, %%r2, %%r3, %%r4};\n"
+                   "  ret;\n}\n", nmat, trans ? ".trans" : "", regs);
+    return str_take(&s);
+}
+
+Test(stmatrix, x1_x2_x4_trans) {
+    seed_rng();
+    TileDevice *d = open_emu(true);
+    for (unsigned nmat = 1; nmat <= 4; nmat *= 2)
+        for (int trans = 0; trans < 2; trans++) {
+            char *ptx = stmatrix_ptx(nmat, trans);
+            TileDevModule *m;
+            TileDevFunction *f = load(d, ptx, "st", &m);
+            uint16_t in[32][8], out[32][8]; /* in[lane]: 4 registers of 2 halves */
+            for (unsigned l = 0; l < 32; l++)
+                for (unsigned k = 0; k < 8; k++) in[l][k] = (uint16_t)rnext();
+            uint64_t din = upload(d, in, sizeof in), dout = poisoned(d, sizeof out);
+            void *args[] = {&din, &dout};
+            cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+            dev_memcpy_dtoh(d, out, dout, sizeof out);
+            /* element (r, c) of matrix i: register i of lane 4r + c/2, half c%2; .trans: of lane 4c + r/2, half r%2 */
+            for (unsigned i = 0; i < nmat; i++)
+                for (unsigned r = 0; r < 8; r++)
+                    for (unsigned c = 0; c < 8; c++) {
+                        unsigned lane = trans ? 4 * c + r / 2 : 4 * r + c / 2, half = trans ? r % 2 : c % 2;
+                        unsigned slot = 8 * i + (3 * r) % 8;
+                        cr_assert_eq(out[slot][c], in[lane][2 * i + half], "x%u%s matrix %u (%u,%u)", nmat, trans ? ".trans" : "", i, r, c);
+                    }
+            dev_module_unload(m);
+            free(ptx);
+        }
+    dev_close(d);
+}

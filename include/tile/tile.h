@@ -238,6 +238,21 @@ typedef struct tile_device_properties {
     int max_shared_per_block; /* bytes usable by one block */
 } tile_device_properties;
 TILE_API tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out);
+/* ==== tensor maps (TMA) =============================================
+ * A tiled tensor map for cp.async.bulk.tensor, passed to a kernel as a `.param .align 64 .b8 tmap[128]`
+ * argument (or copied to global memory).  dims: elements per dimension, innermost first; strides: bytes
+ * between consecutive indices of dimensions 1..rank-1 (multiples of 16); box: the elements one copy moves
+ * per dimension (1..256; box[0] * element size a multiple of 16 bytes, and at most the swizzle's width);
+ * elem_strides: NULL for all 1 (1..8); out: 128 bytes, 64-byte aligned.  Out-of-bounds elements read as
+ * zero.  cuda: cuTensorMapEncodeTiled (CUDA 12 drivers; else TILE_ERROR_UNSUPPORTED); emu: the emulator's
+ * own encoding, which only the emulator reads. */
+typedef enum tile_tensor_swizzle {
+    TILE_SWIZZLE_NONE = 0, TILE_SWIZZLE_32B = 1, TILE_SWIZZLE_64B = 2, TILE_SWIZZLE_128B = 3
+} tile_tensor_swizzle;
+TILE_API tile_status tile_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global,
+                                            const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
+                                            const uint32_t *elem_strides, tile_tensor_swizzle swizzle);
+
 /* The device as the tuning database keys it, into out[size]: "emu/sm_80" on the
  * emulator, "cuda/MODEL/driver VERSION/ARCH" on a GPU (model and driver
  * version, not the device number).  TILE_ERROR_INVALID_VALUE when it does not fit. */
