@@ -126,8 +126,6 @@ bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr,
 }
 
 int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    const EmuFunc *f = t->fn;
-    (void)f;
     unsigned ai = (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX || in->mode == EMU_MODE_MB_COMPLETE_TX ||
                    in->mode == EMU_MODE_MB_INVAL) ? 0 : 1;
     if (in->mode == EMU_MODE_MB_PENDING) { /* count = the pending arrivals a state recorded */

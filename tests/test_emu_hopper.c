@@ -25,7 +25,7 @@
 #include "support/target.h"
 #include "test_rng.h"
 
-#define PTX_HEAD ".version 8.0\n.target sm_90a\n.address_size 64\n"
+#define PTX_HEAD ".version 8.4\n.target sm_90a\n.address_size 64\n"
 
 static TileDevice *open_emu(bool racecheck) {
     TileDevice *d = NULL;
@@ -523,7 +523,8 @@ enum { SW_NONE, SW_128, SW_64, SW_32 }; /* the descriptor's swizzle field */
 static const unsigned sw_width[4] = {0, 128, 64, 32};
 
 typedef struct WgCase {
-    const char *atype, *dtype; /* "f16", "bf16", "tf32", "e4m3", "s8", "u8"; "f32", "f16", "s32" */
+    const char *atype, *dtype; /* "f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8"; "f32", "f16", "s32" */
+    const char *btype;         /* NULL: atype */
     unsigned n, swz;
     bool areg, trans_a, trans_b, neg_a, chain; /* chain: two k-steps in one group (K-major, swizzled) */
 } WgCase;
@@ -540,6 +541,11 @@ static uint32_t rand_elem(const char *t, double *v) {
     if (!strcmp(t, "e4m3")) {
         uint8_t c = (uint8_t)((irand(2) << 7) | ((5 + irand(5)) << 3) | irand(8));
         *v = f8e4m3_to_d(c);
+        return c;
+    }
+    if (!strcmp(t, "e5m2")) { /* exponents 2^-2..2^2, as e4m3's */
+        uint8_t c = (uint8_t)((irand(2) << 7) | ((13 + irand(5)) << 2) | irand(4));
+        *v = f8e5m2_to_d(c);
         return c;
     }
     float f = (float)(irand(33) - 16) / 8;
@@ -627,7 +633,7 @@ static char *wg_ptx(const WgCase *c, unsigned nd, unsigned smem) {
         else snprintf(tail, sizeof tail, "%s, %s, 1, %d, %d", step ? "1" : "%p1", sa, c->trans_a, c->trans_b);
         if (step) str_printf(&s, "  add.u64 %%rd3, %%rd3, 2;\n  add.u64 %%rd4, %%rd4, 2;\n"); /* 32 bytes further along K */
         str_printf(&s, "  wgmma.mma_async.sync.aligned.m64n%uk%u.%s.%s.%s %s, %s, %%rd4, %s;\n", c->n, k, c->dtype, c->atype,
-                   c->atype, dv.buf, a, tail);
+                   c->btype ? c->btype : c->atype, dv.buf, a, tail);
     }
     str_free(&dv);
     str_printf(&s, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n"
@@ -652,7 +658,7 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
     double *A = calloc(M * K, sizeof *A), *B = calloc(N * K, sizeof *B), *C = calloc(M * N, sizeof *C);
     uint32_t *abits = calloc(M * K, 4), *bbits = calloc(N * K, 4);
     for (unsigned i = 0; i < M * K; i++) abits[i] = rand_elem(c->atype, &A[i]);
-    for (unsigned i = 0; i < N * K; i++) bbits[i] = rand_elem(c->atype, &B[i]); /* B[n][k] */
+    for (unsigned i = 0; i < N * K; i++) bbits[i] = rand_elem(c->btype ? c->btype : c->atype, &B[i]); /* B[n][k] */
     /* shared memory image: A at 0 (unless in registers), B at the next 1024-byte boundary */
     uint32_t alb = 0, asb = 0, asz = 0, blb = 0, bsb = 0, bsz = 0;
     place(c->swz, c->trans_a, M, K, es, 0, 0, &alb, &asb, &asz);
@@ -758,6 +764,7 @@ Test(wgmma, tf32_e4m3_s8, .timeout = 300) {
     static const WgCase cases[] = {
         WG("tf32", "f32", 64, SW_128), WG("tf32", "f32", 8, SW_NONE), WG("e4m3", "f32", 256, SW_128), WG("e4m3", "f16", 64, SW_NONE),
         WG("s8", "s32", 64, SW_64), WG("s8", "s32", 256, SW_32), WG("u8", "s32", 8, SW_128),
+        WG("e4m3", "f32", 64, SW_64, .btype = "e5m2"), WG("e5m2", "f16", 8, SW_32), WG("u8", "s32", 64, SW_NONE, .btype = "s8"),
     };
     run_cases(cases, ARRAY_LEN(cases));
 }
@@ -851,12 +858,14 @@ static char *tma_ptx(int rank, bool store) {
     Str s = {0};
     const char *co = rank == 1 ? "{%r1}" : rank == 2 ? "{%r1, %r2}" : "{%r1, %r2, %r4}";
     str_printf(&s, PTX_HEAD ".visible .entry t(.param .align 64 .b8 tmap[128], .param .u32 c0, .param .u32 c1, .param .u32 c2,"
-                            " .param .u32 nbytes, .param .u32 txbytes, .param .u64 io)\n{\n"
+                            " .param .u32 nbytes, .param .u32 txbytes, .param .u64 io, .param .u64 gmap)\n{\n"
                             "  .reg .pred %%p<4>;\n  .reg .b32 %%r<16>;\n  .reg .b64 %%rd<8>;\n"
                             "  .shared .align 1024 .b8 smem[8192];\n  .shared .align 8 .b64 bar;\n"
                             "  mov.u32 %%r0, %%tid.x;\n  ld.param.u32 %%r1, [c0];\n  ld.param.u32 %%r2, [c1];\n  ld.param.u32 %%r4, [c2];\n"
                             "  ld.param.u32 %%r3, [nbytes];\n  ld.param.u32 %%r12, [txbytes];\n  ld.param.u64 %%rd0, [io];\n"
-                            "  mov.u32 %%r10, smem;\n  mov.u32 %%r11, bar;\n  mov.u64 %%rd1, tmap;\n  setp.ne.u32 %%p0, %%r0, 0;\n");
+                            "  mov.u32 %%r10, smem;\n  mov.u32 %%r11, bar;\n  mov.u64 %%rd1, tmap;\n  setp.ne.u32 %%p0, %%r0, 0;\n"
+                            /* a tensor map in global memory when gmap is not 0 */
+                            "  ld.param.u64 %%rd6, [gmap];\n  setp.ne.u64 %%p3, %%rd6, 0;\n  @%%p3 mov.u64 %%rd1, %%rd6;\n");
     if (!store) {
         str_printf(&s, "  @%%p0 bra $S;\n  mbarrier.init.shared::cta.b64 [%%r11], 1;\n  fence.mbarrier_init.release.cluster;\n$S:\n"
                        "  bar.sync 0;\n  @%%p0 bra $W;\n  mbarrier.arrive.expect_tx.shared::cta.b64 %%rd2, [%%r11], %%r12;\n"
@@ -887,7 +896,7 @@ static size_t tma_smem_offset(const TmaCase *c, const uint32_t n[3], unsigned es
     return row * W + ((chunk ^ ((row % 8) >> s)) * 16) + byte % 16;
 }
 
-static void run_tma_case(tile_context *ctx, const TmaCase *c, bool store) {
+static void run_tma_case(tile_context *ctx, const TmaCase *c, bool store, bool global_map) {
     unsigned es = (unsigned)tile_dtype_size(c->dtype);
     uint64_t dims[3] = {c->dims[0], c->rank > 1 ? c->dims[1] : 1, c->rank > 2 ? c->dims[2] : 1};
     uint64_t strides[2] = {(uint64_t)c->pitch_elems * es, (uint64_t)c->pitch_elems * es * dims[1]};
@@ -901,6 +910,11 @@ static void run_tma_case(tile_context *ctx, const TmaCase *c, bool store) {
     uint32_t estr[3] = {c->estr[0] ? c->estr[0] : 1, c->estr[1] ? c->estr[1] : 1, c->estr[2] ? c->estr[2] : 1};
     cr_assert_eq(tile_tensor_map_encode(ctx, map, c->dtype, c->rank, dg, c->dims, strides, c->box, estr, c->swz), TILE_OK, "%s",
                  tile_last_error(ctx));
+    tile_devptr gmap = 0;
+    if (global_map) {
+        cr_assert_eq(tile_malloc(ctx, sizeof map, &gmap), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, gmap, map, sizeof map), TILE_OK);
+    }
     uint32_t n[3] = {1, 1, 1};
     for (int d = 0; d < c->rank; d++) n[d] = (c->box[d] + estr[d] - 1) / estr[d];
     unsigned nbytes = n[0] * n[1] * n[2] * es;
@@ -915,7 +929,7 @@ static void run_tma_case(tile_context *ctx, const TmaCase *c, bool store) {
     cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
     tile_kernel *k;
     cr_assert_eq(tile_module_get_kernel(m, "t", &k), TILE_OK);
-    void *args[] = {map, (void *)&c->c[0], (void *)&c->c[1], (void *)&c->c[2], &nbytes, &nbytes, &dio};
+    void *args[] = {map, (void *)&c->c[0], (void *)&c->c[1], (void *)&c->c[2], &nbytes, &nbytes, &dio, &gmap};
     cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
     uint8_t *got = malloc(store ? gbytes : nbytes);
     cr_assert_eq(tile_memcpy_dtoh(ctx, got, store ? dg : dio, store ? gbytes : nbytes), TILE_OK);
@@ -941,13 +955,14 @@ static void run_tma_case(tile_context *ctx, const TmaCase *c, bool store) {
     /* a wrong expect_tx byte count never completes the phase: a deadlock, reported */
     if (!store) {
         unsigned fewer = nbytes + 16;
-        void *args2[] = {map, (void *)&c->c[0], (void *)&c->c[1], (void *)&c->c[2], &nbytes, &fewer, &dio};
+        void *args2[] = {map, (void *)&c->c[0], (void *)&c->c[1], (void *)&c->c[2], &nbytes, &fewer, &dio, &gmap};
         cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args2, NULL), TILE_ERROR_LAUNCH);
         cr_assert(strstr(tile_last_error(ctx), "deadlock"), "%s", tile_last_error(ctx));
     }
     tile_module_unload(m);
     tile_free(ctx, dg);
     tile_free(ctx, dio);
+    if (gmap) tile_free(ctx, gmap);
     free(g), free(io), free(back), free(got), free(ptx);
 }
 
@@ -966,11 +981,13 @@ Test(tma, boxes_at_edges_every_swizzle, .timeout = 300) {
         {TILE_U8, 3, {50, 9, 4}, 64, {128, 3, 3}, {0}, TILE_SWIZZLE_128B, {-40, 7, -1}},
         {TILE_F32, 1, {45}, 48, {16}, {0}, TILE_SWIZZLE_NONE, {36}},
     };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_tma_case(ctx, &cases[i], false);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_tma_case(ctx, &cases[i], false, false);
+    /* the tensor map in global memory instead of a parameter */
+    run_tma_case(ctx, &cases[5], false, true);
     /* stores skip what is out of bounds */
-    run_tma_case(ctx, &cases[0], true);
-    run_tma_case(ctx, &cases[3], true);
-    run_tma_case(ctx, &cases[6], true);
+    run_tma_case(ctx, &cases[0], true, false);
+    run_tma_case(ctx, &cases[3], true, true);
+    run_tma_case(ctx, &cases[6], true, false);
     tile_context_destroy(ctx);
 }
 
