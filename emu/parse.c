@@ -977,6 +977,8 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR || (load && (in->nops < 4 || in->ok[3] != EMU_OK_ADDR)))
             return perr(ps, line, "'%.*s' needs [dst], [src], size%s", (int)len, s, load ? ", [mbar]" : "");
         if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
+        if (const_value(ps, in->o[2], &v) && (v == 0 || v % 16))
+            return perr(ps, line, "'%.*s': size %" PRIu64 " is not a positive multiple of 16", (int)len, s, v);
         return true;
     }
     case EMU_OP_CP_BULK_TENSOR: {

@@ -1067,3 +1067,42 @@ Test(stmatrix, x1_x2_x4_trans) {
         }
     dev_close(d);
 }
+
+/* Bulk and tensor copies that cannot be done stop the launch with a message. */
+Test(tma, copy_errors) {
+    TileDevice *d = open_emu(false);
+    uint64_t src = poisoned(d, 4096), zeros;
+    cr_assert_eq(dev_malloc(d, 256, &zeros), DEV_OK); /* 128 zero bytes: no tensor map */
+    struct { const char *body, *want; } cases[] = {
+        {"  mov.u32 %r5, 24;\n  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd0], %r5, [%r2];\n",
+         "not a positive multiple of 16"},
+        {"  add.u32 %r3, %r1, 4080;\n  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd0], 64, [%r2];\n",
+         "outside the block's"},
+        {"  add.u64 %rd2, %rd0, 3072;\n  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2], 2048, [%r2];\n",
+         "runs 1024 bytes past its end"},
+        {"  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r4, %r4}], [%r2];\n",
+         "not a tensor map"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char ptx[2048];
+        snprintf(ptx, sizeof ptx,
+                 PTX_HEAD ".visible .entry k(.param .u64 src, .param .u64 map)\n{\n  .reg .b32 %%r<8>;\n  .reg .b64 %%rd<4>;\n"
+                          "  .shared .align 1024 .b8 smem[4096];\n  .shared .align 8 .b64 bar;\n"
+                          "  ld.param.u64 %%rd0, [src];\n  ld.param.u64 %%rd1, [map];\n  mov.u32 %%r1, smem;\n  mov.u32 %%r2, bar;\n"
+                          "  mov.u32 %%r4, 0;\n  mbarrier.init.shared::cta.b64 [%%r2], 1;\n%s  ret;\n}\n",
+                 cases[i].body);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, ptx, "k", &m);
+        void *args[] = {&src, &zeros};
+        expect_launch_error(d, f, 1, args, cases[i].want, NULL);
+        dev_module_unload(m);
+    }
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<2>;\n"
+                         "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2}], [%r3];\n"
+                         "  ret;\n}\n",
+                      "with 2 coordinates");
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<2>;\n"
+                         "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 24, [%r3];\n  ret;\n}\n",
+                      "size 24 is not a positive multiple of 16");
+    dev_close(d);
+}
