@@ -675,11 +675,11 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
     uint32_t *afrag = calloc(128 * 8, 4);
     unsigned E = 4 / es;
     for (unsigned i = 0; i < 128 && c->areg; i++)
-        for (unsigned j = 0; j < 8; j++) {
+        for (unsigned j = 0; j < (c->chain ? 8u : 4u); j++) {
             unsigned row = 16 * (i / 32) + (i % 32) / 4 + 8 * (j % 2), step = j / 4;
             for (unsigned e = 0; e < E; e++) {
                 unsigned col = step * K1 + (i % 4) * E + ((j % 4) / 2) * 4 * E + e;
-                afrag[i * 8 + j] |= abits[row * K + col] << (8 * es * e) >> 0;
+                afrag[i * 8 + j] |= abits[row * K + col] << (8 * es * e);
             }
         }
     /* C, as registers per thread, and the reference */
