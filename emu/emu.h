@@ -13,16 +13,19 @@
  *      module.c  then checks the module as a whole and places its
  *                variables (emu_module_finalize).
  *   2. exec.c    schedules a grid: blocks on host worker threads, threads of
- *                a block run one at a time until they block on a barrier or
- *                a warp-collective instruction, which fire once every
- *                participant has arrived.  Hot instruction forms have a
+ *                a block run one at a time until they block on a barrier,
+ *                a warp- or warpgroup-collective instruction or an mbarrier
+ *                wait, which fire once every participant has arrived.  Hot instruction forms have a
  *                pre-selected fast path (EmuIns.fast); everything else goes
  *                through the family executors below.
  *   3. exec_int.c / exec_float.c / exec_mem.c / exec_warp.c / exec_mma.c
  *                implement the instruction families; exec_mem.c also owns
  *                bounds checking (memcheck) and the shared-memory race
  *                detector; exec_call.c calls, frames and the builtins
- *                (vprintf, __assertfail).
+ *                (vprintf, __assertfail); exec_async.c the sm_90 mbarrier,
+ *                bulk and tensor copies (tensormap.c: tensor maps);
+ *                exec_wgmma.c warpgroup instructions (wgmma, setmaxnreg)
+ *                and stmatrix.
  *   4. fpconv.c  exact IEEE conversions (f64/f32 -> f16/bf16/tf32/f32 with
  *                every rounding mode).
  *
