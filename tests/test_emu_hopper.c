@@ -1106,3 +1106,62 @@ Test(tma, copy_errors) {
                       "size 24 is not a positive multiple of 16");
     dev_close(d);
 }
+
+/* Transaction counts, arrive_drop, noComplete, the cluster form: one thread records test_wait answers
+ * (then a noComplete arrival that would complete a phase is an error). */
+static const char *mbar_tx_ptx = PTX_HEAD
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<12>;\n"
+    "  .reg .b32 %r<16>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .shared .align 8 .b64 bar[2];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  mov.u32 %r0, bar;\n"
+    "  mbarrier.init.shared::cta.b64 [%r0], 1;\n"
+    "  mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r0], 64;\n"
+    "  mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r0], 32;\n"
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r0], 0;\n"
+    "  mbarrier.arrive.shared::cta.b64 %rd1, [%r0];\n"
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p2, [%r0], 0;\n"
+    "  mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r0], 32;\n"
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p3, [%r0], 0;\n"
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p4, [%r0], 1;\n"
+    "  mbarrier.test_wait.shared::cta.b64 %p5, [%r0], %rd1;\n"
+    "  add.u32 %r1, %r0, 8;\n"
+    "  mbarrier.init.shared::cta.b64 [%r1], 3;\n"
+    "  mbarrier.arrive_drop.shared::cta.b64 %rd2, [%r1];\n"
+    "  mbarrier.arrive.noComplete.shared::cta.b64 %rd3, [%r1], 1;\n"      /* 2 of 3: not complete yet */
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p6, [%r1], 0;\n"
+    "  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r1];\n"     /* 3 of 3 */
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p7, [%r1], 0;\n"
+    "  mbarrier.arrive.shared::cta.b64 %rd4, [%r1], 2;\n"                 /* the next phase expects 2 (one dropped) */
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p8, [%r1], 1;\n"
+    "  mbarrier.pending_count.b64 %r2, %rd3;\n"
+    "  selp.u32 %r3, 1, 0, %p1;\n  st.global.u32 [%rd0], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p2;\n  st.global.u32 [%rd0+4], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p3;\n  st.global.u32 [%rd0+8], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p4;\n  st.global.u32 [%rd0+12], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p5;\n  st.global.u32 [%rd0+16], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p6;\n  st.global.u32 [%rd0+20], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p7;\n  st.global.u32 [%rd0+24], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p8;\n  st.global.u32 [%rd0+28], %r3;\n"
+    "  st.global.u32 [%rd0+32], %r2;\n"
+    "  mbarrier.arrive.noComplete.shared::cta.b64 %rd5, [%r1], 2;\n"      /* completes phase 2: an error */
+    "  ret;\n"
+    "}\n";
+
+Test(mbarrier, tx_counts_drop_nocomplete) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, mbar_tx_ptx, "k", &m);
+    uint64_t out = poisoned(d, 9 * 4);
+    void *args[] = {&out};
+    expect_launch_error(d, f, 1, args, "noComplete completes the phase", "PTX line 49", NULL);
+    uint32_t h[9];
+    dev_memcpy_dtoh(d, h, out, sizeof h);
+    const uint32_t want[9] = {0, 0, 1, 0, 1, 0, 1, 1, 1};
+    for (unsigned i = 0; i < 9; i++) cr_assert_eq(h[i], want[i], "answer %u is %u", i, h[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
