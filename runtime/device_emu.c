@@ -27,7 +27,10 @@
  * (emu_mem_map), so kernels, copies and memcheck treat them as any
  * allocation and write them in place; unregistering removes the range and
  * leaves the memory to its owner.  There are no native contexts or
- * streams: only NULL wraps as a stream. */
+ * streams: only NULL wraps as a stream.
+ *
+ * An emu:<target> device (dev->target) refuses PTX whose .target is a newer
+ * SM than its own, as a GPU of that target would. */
 #include "runtime/device.h"
 
 #include <pthread.h>
@@ -155,6 +158,15 @@ static DevStatus emu_module_load(TileDevice *dev, const char *ptx, void **mod) {
         DevStatus st = dev_fail(dev, DEV_ERR_PTX, "emu: %s", err ? err : "PTX parse error");
         free(err);
         return st;
+    }
+    /* an emu:<target> device runs what a GPU of that target runs: PTX for the same or an older SM */
+    const Target *dt = dev->target;
+    if (dt && m->target && m->target->sm > dt->sm) {
+        const char *mt = m->target->name;
+        pthread_mutex_lock(&e->lock);
+        emu_module_free(m);
+        pthread_mutex_unlock(&e->lock);
+        return dev_fail(dev, DEV_ERR_PTX, "emu:%s cannot load PTX for .target %s (a newer GPU's)", dt->name, mt);
     }
     EmuDevModule *dm = calloc(1, sizeof *dm);
     if (!dm) {

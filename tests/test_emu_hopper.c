@@ -116,6 +116,13 @@ Test(device, emu_target_strings) {
     TileDevice *d = NULL;
     cr_assert_eq(dev_open("emu:sm_89", NULL, &d, &err), DEV_OK);
     cr_assert_eq(dev_target(d), target_find("sm_89"));
+    /* PTX for a newer GPU does not load; for an older one it does */
+    TileDevModule *m = NULL;
+    cr_assert_eq(dev_module_load_ptx(d, PTX_HEAD ".visible .entry k()\n{\n  ret;\n}\n", &m), DEV_ERR_PTX);
+    cr_assert(strstr(dev_last_error(d), "emu:sm_89 cannot load PTX for .target sm_90a"), "%s", dev_last_error(d));
+    cr_assert_eq(dev_module_load_ptx(d, ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n", &m), DEV_OK,
+                 "%s", dev_last_error(d));
+    dev_module_unload(m);
     dev_close(d);
 }
 
@@ -493,6 +500,24 @@ Test(mbarrier, setmaxnreg_warpgroup) {
     dev_memcpy_dtoh(d, h, out, sizeof h);
     for (unsigned i = 0; i < 256; i++) cr_assert_eq(h[i], i);
     expect_launch_error(d, f, 96, args, "warpgroup", "the block has 96 threads", NULL);
+    dev_module_unload(m);
+    /* warps of one warpgroup at different setmaxnreg instructions */
+    static const char *div_ptx = PTX_HEAD
+        ".visible .entry k()\n"
+        "{\n"
+        "  .reg .pred %p<2>;\n"
+        "  .reg .b32 %r<4>;\n"
+        "  mov.u32 %r0, %tid.x;\n"
+        "  setp.lt.u32 %p0, %r0, 64;\n"
+        "  @%p0 bra $A;\n"
+        "  setmaxnreg.dec.sync.aligned.u32 40;\n"
+        "  ret;\n"
+        "$A:\n"
+        "  setmaxnreg.dec.sync.aligned.u32 40;\n"
+        "  ret;\n"
+        "}\n";
+    f = load(d, div_ptx, "k", &m);
+    expect_launch_error(d, f, 128, NULL, "divergent warpgroup instructions", NULL);
     dev_module_unload(m);
     dev_close(d);
 }
