@@ -1190,3 +1190,110 @@ Test(mbarrier, tx_counts_drop_nocomplete) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* ==== 6. everything together: a pipelined GEMM as the compiler will emit it for sm_90a ====
+ * D (M x N, f32) = A (M x K, bf16, row-major) * B^T (B: N x K, bf16, row-major), M = 50, N = 40, K = 200 in
+ * one 64 x 64 tile: warpgroup 1 (its first thread) loads 64 x 64 k-tiles of A and B with TMA (128B swizzle,
+ * out-of-bounds rows and columns zero) into a 2-stage ring, completing tx bytes on full[s]; warpgroup 0 waits
+ * on full[s], runs 4 chained wgmma k-steps on the stage (descriptors 32 bytes apart), retires them, arrives on
+ * empty[s]; the producer waits on empty[s] before it reuses a stage. */
+static char *pipelined_gemm_ptx(void) {
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry gemm(.param .align 64 .b8 tmA[128], .param .align 64 .b8 tmB[128], .param .u64 D,"
+                            " .param .u32 M, .param .u32 N, .param .u32 ktiles)\n{\n"
+                            "  .reg .pred %%p<8>;\n  .reg .b32 %%r<40>;\n  .reg .b64 %%rd<20>;\n  .reg .f32 %%d<32>;\n"
+                            "  .shared .align 1024 .b8 sA[16384];\n  .shared .align 1024 .b8 sB[16384];\n"
+                            "  .shared .align 8 .b64 full[2];\n  .shared .align 8 .b64 empty[2];\n"
+                            "  mov.u32 %%r0, %%tid.x;\n  ld.param.u32 %%r30, [ktiles];\n  ld.param.u32 %%r31, [M];\n  ld.param.u32 %%r32, [N];\n"
+                            "  ld.param.u64 %%rd10, [D];\n"
+                            "  mov.u32 %%r1, full;\n  mov.u32 %%r2, empty;\n  mov.u32 %%r3, sA;\n  mov.u32 %%r4, sB;\n"
+                            "  setp.ne.u32 %%p0, %%r0, 0;\n  @%%p0 bra $I;\n"
+                            "  mbarrier.init.shared::cta.b64 [%%r1], 1;\n  mbarrier.init.shared::cta.b64 [%%r1+8], 1;\n"
+                            "  mbarrier.init.shared::cta.b64 [%%r2], 128;\n  mbarrier.init.shared::cta.b64 [%%r2+8], 128;\n"
+                            "  fence.mbarrier_init.release.cluster;\n$I:\n  bar.sync 0;\n  mov.u32 %%r10, 0;\n"
+                            "  setp.lt.u32 %%p1, %%r0, 128;\n  @%%p1 bra $CONS;\n"
+                            /* producer */
+                            "  setp.ne.u32 %%p2, %%r0, 128;\n  @%%p2 bra $END;\n  mov.u64 %%rd1, tmA;\n  mov.u64 %%rd2, tmB;\n"
+                            "$PL:\n  setp.ge.u32 %%p3, %%r10, %%r30;\n  @%%p3 bra $END;\n  and.b32 %%r11, %%r10, 1;\n  shr.u32 %%r12, %%r10, 1;\n"
+                            "  setp.eq.u32 %%p4, %%r12, 0;\n  @%%p4 bra $PI;\n  add.u32 %%r13, %%r12, 1;\n  and.b32 %%r13, %%r13, 1;\n"
+                            "  mad.lo.u32 %%r14, %%r11, 8, %%r2;\n"
+                            "$PW:\n  mbarrier.try_wait.parity.shared::cta.b64 %%p5, [%%r14], %%r13;\n  @!%%p5 bra $PW;\n"
+                            "$PI:\n  mad.lo.u32 %%r15, %%r11, 8, %%r1;\n  mbarrier.arrive.expect_tx.shared::cta.b64 %%rd3, [%%r15], 16384;\n"
+                            "  mad.lo.u32 %%r16, %%r11, 8192, %%r3;\n  mad.lo.u32 %%r17, %%r11, 8192, %%r4;\n  shl.b32 %%r18, %%r10, 6;\n"
+                            "  mov.u32 %%r19, 0;\n"
+                            "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%%r16], [%%rd1, {%%r18, %%r19}], [%%r15];\n"
+                            "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%%r17], [%%rd2, {%%r18, %%r19}], [%%r15];\n"
+                            "  add.u32 %%r10, %%r10, 1;\n  bra $PL;\n"
+                            /* consumer */
+                            "$CONS:\n  setp.ne.u32 %%p6, %%r0, %%r0;\n"
+                            "$CL:\n  setp.ge.u32 %%p3, %%r10, %%r30;\n  @%%p3 bra $STORE;\n  and.b32 %%r11, %%r10, 1;\n  shr.u32 %%r12, %%r10, 1;\n"
+                            "  and.b32 %%r13, %%r12, 1;\n  mad.lo.u32 %%r15, %%r11, 8, %%r1;\n"
+                            "$CW:\n  mbarrier.try_wait.parity.shared::cta.b64 %%p5, [%%r15], %%r13;\n  @!%%p5 bra $CW;\n"
+                            "  mad.lo.u32 %%r16, %%r11, 8192, %%r3;\n  shr.u32 %%r16, %%r16, 4;\n  cvt.u64.u32 %%rd4, %%r16;\n"
+                            "  or.b64 %%rd4, %%rd4, 0x4000004000010000;\n"
+                            "  mad.lo.u32 %%r17, %%r11, 8192, %%r4;\n  shr.u32 %%r17, %%r17, 4;\n  cvt.u64.u32 %%rd5, %%r17;\n"
+                            "  or.b64 %%rd5, %%rd5, 0x4000004000010000;\n  wgmma.fence.sync.aligned;\n");
+    Str dv = {0};
+    str_putc(&dv, '{');
+    for (unsigned r = 0; r < 32; r++) str_printf(&dv, "%s%%d%u", r ? ", " : "", r);
+    str_putc(&dv, '}');
+    for (unsigned j = 0; j < 4; j++)
+        str_printf(&s, "  wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 %s, %%rd4, %%rd5, %%p6, 1, 1, 0, 0;\n"
+                       "  setp.eq.u32 %%p6, %%r0, %%r0;\n  add.u64 %%rd4, %%rd4, 2;\n  add.u64 %%rd5, %%rd5, 2;\n", dv.buf);
+    str_free(&dv);
+    str_printf(&s, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n  mad.lo.u32 %%r14, %%r11, 8, %%r2;\n"
+                   "  mbarrier.arrive.shared::cta.b64 %%rd6, [%%r14];\n  add.u32 %%r10, %%r10, 1;\n  bra $CL;\n"
+                   "$STORE:\n  shr.u32 %%r20, %%r0, 5;\n  shl.b32 %%r20, %%r20, 4;\n  and.b32 %%r21, %%r0, 31;\n  shr.u32 %%r22, %%r21, 2;\n"
+                   "  add.u32 %%r20, %%r20, %%r22;\n  and.b32 %%r21, %%r21, 3;\n  shl.b32 %%r21, %%r21, 1;\n");
+    for (unsigned r = 0; r < 32; r++)
+        str_printf(&s, "  add.u32 %%r23, %%r20, %u;\n  add.u32 %%r24, %%r21, %u;\n  setp.lt.u32 %%p7, %%r23, %%r31;\n"
+                       "  setp.lt.and.u32 %%p7, %%r24, %%r32, %%p7;\n  mad.lo.u32 %%r25, %%r23, %%r32, %%r24;\n  mul.wide.u32 %%rd7, %%r25, 4;\n"
+                       "  add.u64 %%rd8, %%rd10, %%rd7;\n  @%%p7 st.global.f32 [%%rd8], %%d%u;\n",
+                   8 * ((r >> 1) & 1), 8 * (r >> 2) + (r & 1), r);
+    str_printf(&s, "$END:\n  ret;\n}\n");
+    return str_take(&s);
+}
+
+Test(together, tma_mbarrier_wgmma_pipeline, .timeout = 300) {
+    seed_rng();
+    enum { M = 50, N = 40, K = 200 };
+    tile_context *ctx;
+    tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a", .emu_racecheck = 1};
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    static uint16_t a[M * K], b[N * K];
+    static double av[M * K], bv[N * K];
+    for (unsigned i = 0; i < M * K; i++) { float f = (float)(irand(33) - 16) / 8; a[i] = f32_to_bf16(f); av[i] = f; }
+    for (unsigned i = 0; i < N * K; i++) { float f = (float)(irand(33) - 16) / 8; b[i] = f32_to_bf16(f); bv[i] = f; }
+    tile_devptr da, db, dd;
+    cr_assert_eq(tile_malloc(ctx, sizeof a, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof b, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, M * N * 4, &dd), TILE_OK);
+    tile_memcpy_htod(ctx, da, a, sizeof a);
+    tile_memcpy_htod(ctx, db, b, sizeof b);
+    tile_memset(ctx, dd, 0xFF, M * N * 4);
+    _Alignas(64) uint8_t ma[128], mb[128];
+    uint64_t dimsA[2] = {K, M}, dimsB[2] = {K, N}, stride[1] = {K * 2};
+    uint32_t box[2] = {64, 64};
+    cr_assert_eq(tile_tensor_map_encode(ctx, ma, TILE_BF16, 2, da, dimsA, stride, box, NULL, TILE_SWIZZLE_128B), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_tensor_map_encode(ctx, mb, TILE_BF16, 2, db, dimsB, stride, box, NULL, TILE_SWIZZLE_128B), TILE_OK, "%s", tile_last_error(ctx));
+    char *ptx = pipelined_gemm_ptx();
+    check_ptxas(ptx);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "gemm", &k), TILE_OK);
+    unsigned mm = M, nn = N, kt = (K + 63) / 64;
+    void *args[] = {ma, mb, &dd, &mm, &nn, &kt};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){256, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    static float d[M * N];
+    tile_memcpy_dtoh(ctx, d, dd, sizeof d);
+    for (unsigned i = 0; i < M; i++)
+        for (unsigned j = 0; j < N; j++) {
+            double ref = 0;
+            for (unsigned q = 0; q < K; q++) ref += av[i * K + q] * bv[j * K + q];
+            cr_assert_eq(d[i * N + j], (float)ref, "D[%u][%u] = %g, want %g", i, j, d[i * N + j], ref);
+        }
+    tile_module_unload(m);
+    free(ptx);
+    tile_context_destroy(ctx);
+}
