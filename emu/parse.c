@@ -564,6 +564,21 @@ typedef struct Opd {
     uint32_t coords[5], ncoords; /* ADDR `[tmap, {c0, ..}]`: the tensor coordinates (cp.async.bulk.tensor) */
 } Opd;
 
+/* An empty operand.  Only the scalar fields are cleared (an Opd holds room for 128 vector elements):
+ * the element arrays are written before they are read. */
+static void opd_init(Opd *o) {
+    o->kind = 0;
+    o->neg = false;
+    o->slot = 0;
+    memset(&o->imm, 0, sizeof o->imm);
+    o->sym = -1;
+    o->off = 0;
+    o->nvec = 0;
+    o->name = NULL;
+    o->nlen = 0;
+    o->ncoords = 0;
+}
+
 static bool parse_reg_or_name(Parser *ps, Opd *o) {
     Tok t = ps->tok;
     if (t.kind != TK_IDENT) return perr(ps, t.line, "expected an operand, found '%.*s'", (int)t.len, t.s);
@@ -581,8 +596,7 @@ static bool parse_reg_or_name(Parser *ps, Opd *o) {
 
 /* operand = "{" reg {"," reg} "}" | "[" base ["+" ["-"] int] "]" | ["!"|"-"] reg | imm | sym ["+" int] | label | "(" names ")" */
 static bool parse_operand(Parser *ps, Opd *o) {
-    memset(o, 0, sizeof *o);
-    o->sym = -1;
+    opd_init(o);
     uint32_t line = ps->tok.line;
     if (accept(ps, '{')) {
         o->kind = OPD_VEC;
@@ -599,9 +613,10 @@ static bool parse_operand(Parser *ps, Opd *o) {
                 continue;
             }
             Opd e;
-            memset(&e, 0, sizeof e);
+            opd_init(&e);
             if (!parse_reg_or_name(ps, &e)) return false;
             if (e.kind != OPD_REG) return perr(ps, line, "vector operand element '%.*s' is not a register", (int)e.nlen, e.name);
+            o->vimm_set[o->nvec] = false;
             o->vec[o->nvec++] = e.slot;
         } while (accept(ps, ','));
         return expect(ps, '}');
@@ -616,7 +631,7 @@ static bool parse_operand(Parser *ps, Opd *o) {
             next(ps);
         } else {
             Opd b;
-            memset(&b, 0, sizeof b);
+            opd_init(&b);
             if (!parse_reg_or_name(ps, &b)) return false;
             if (b.kind == OPD_REG) o->slot = b.slot;
             else if (b.kind == OPD_SYM) { o->slot = UINT32_MAX; o->sym = b.sym; }
@@ -635,7 +650,7 @@ static bool parse_operand(Parser *ps, Opd *o) {
             if (!expect(ps, '{')) return false;
             do {
                 Opd e;
-                memset(&e, 0, sizeof e);
+                opd_init(&e);
                 if (!parse_reg_or_name(ps, &e)) return false;
                 if (e.kind != OPD_REG) return perr(ps, line, "tensor coordinate '%.*s' is not a register", (int)e.nlen, e.name);
                 if (o->ncoords == 5) return perr(ps, line, "more than 5 tensor coordinates");
@@ -650,7 +665,7 @@ static bool parse_operand(Parser *ps, Opd *o) {
         if (accept(ps, ')')) return true;
         do {
             Opd e;
-            memset(&e, 0, sizeof e);
+            opd_init(&e);
             if (!parse_reg_or_name(ps, &e)) return false;
             if (e.kind != OPD_SYM && e.kind != OPD_REG) return perr(ps, line, "unknown call argument '%.*s'", (int)e.nlen, e.name);
             if (o->nvec == 8) return perr(ps, line, "more than 8 call arguments");
@@ -1205,10 +1220,11 @@ static bool parse_ins(Parser *ps) {
                 if (in.op != EMU_OP_CP_BULK_TENSOR) return perr(ps, line, "only cp.async.bulk.tensor takes [tensorMap, {coordinates}]");
                 if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
                 Opd c;
-                memset(&c, 0, sizeof c);
+                opd_init(&c);
                 c.kind = OPD_VEC;
                 c.nvec = o.ncoords;
                 memcpy(c.vec, o.coords, o.ncoords * sizeof *o.coords);
+                memset(c.vimm_set, 0, c.nvec * sizeof *c.vimm_set);
                 if (c.nvec == 1) { /* one coordinate stays a vector of one (put_operand would unwrap it) */
                     GROW(ps->vec, ps->nvec, ps->capvec);
                     ps->vec[ps->nvec++] = c.vec[0];
