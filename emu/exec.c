@@ -209,8 +209,10 @@ static inline bool cmp_u(unsigned c, uint64_t a, uint64_t b) {
 
 static inline uint64_t canon32(float f) { return f != f ? 0x7FFFFFFFu : emu_bits32(f); }
 
-/* Runs t until it blocks, exits or faults.  Returns false on a fault. */
-static bool run_thread(EmuBlock *b, EmuThread *t) {
+/* Runs t until it blocks, exits or faults.  Returns false on a fault.  wgcheck: t has wgmma results in
+ * flight, so every instruction's registers are checked against them (a constant in each of the two
+ * specialisations run_thread picks from, so the plain interpreter loop pays nothing for it). */
+static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, EmuThread *t, const bool wgcheck) {
     const EmuFunc *f = t->fn;
     const EmuIns *code = f->code;
     uint64_t *r = t->r;
@@ -219,7 +221,6 @@ static bool run_thread(EmuBlock *b, EmuThread *t) {
     bool ok = true;
     /* accumulators of in-flight wgmmas may not be touched: every instruction is checked while there are any
      * (the set only changes at warpgroup collectives, which end this run) */
-    const bool wgcheck = t->wg && t->wg->n;
     for (;;) {
         const EmuIns *in = &code[pc];
         n++;
@@ -456,8 +457,8 @@ static bool run_thread(EmuBlock *b, EmuThread *t) {
             t->pc = pc;
             switch (emu_exec_mbarrier(b, t, in)) {
             case EMU_MBAR_EXEC_DONE: pc++; continue;
-            case EMU_MBAR_EXEC_BLOCK: t->state = EMU_TS_MBAR; goto out;
-            case EMU_MBAR_EXEC_YIELD: pc++; t->state = EMU_TS_YIELD; goto out;
+            case EMU_MBAR_EXEC_BLOCK: t->state = EMU_TS_MBAR; b->mbar_waits = true; goto out;
+            case EMU_MBAR_EXEC_YIELD: pc++; t->state = EMU_TS_YIELD; b->mbar_waits = true; goto out;
             default: ok = false; goto out;
             }
         default:
@@ -472,6 +473,10 @@ out:
     t->icount += n;
     b->icount += n;
     return ok;
+}
+
+static bool run_thread(EmuBlock *b, EmuThread *t) {
+    return t->wg && t->wg->n ? run_thread_impl(b, t, true) : run_thread_impl(b, t, false);
 }
 
 /* ---- block scheduling ---- */
@@ -743,13 +748,14 @@ static bool run_block(EmuBlock *b) {
     if (b->shadow) memset(b->shadow, 0, (size_t)b->shared_size * sizeof *b->shadow);
     b->epoch = 1;
     b->mbar_events = 0;
+    b->mbar_waits = false;
     uint32_t nwarps = (b->nthreads + 31) / 32;
     uint32_t spin_rounds = 0; /* rounds in which threads only spun on mbarrier.test_wait */
     for (;;) {
         bool progress = false, spun = false;
         uint64_t events = b->mbar_events;
         /* threads that spun run again; those waiting for an mbarrier phase run when it has completed */
-        for (uint32_t i = 0; i < b->nthreads; i++) {
+        for (uint32_t i = 0; b->mbar_waits && i < b->nthreads; i++) {
             EmuThread *t = &b->t[i];
             if (t->state == EMU_TS_YIELD) t->state = EMU_TS_RUN;
             else if (t->state == EMU_TS_MBAR && emu_mbarrier_phase_done(b, t->mbar_addr, t->mbar_parity)) {

@@ -138,6 +138,7 @@ typedef struct EmuBlock {
     uint64_t next_check;  /* icount at which run_block looks at the clock and the stop flag again */
     uint64_t block_index; /* linear index of the block running */
     uint64_t mbar_events; /* mbarrier state changes (arrivals, tx counts, phases): progress for the deadlock check */
+    bool mbar_waits;      /* a thread of the block has waited on an mbarrier (rounds then look for threads to wake) */
     Str out;              /* printf output of the block */
 } EmuBlock;
 
