@@ -517,6 +517,12 @@ tile_status rt_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype,
     if (swizzle && (uint64_t)box[0] * tm.esize > span[swizzle])
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the inner box (%llu bytes) is wider than the %u-byte swizzle", api,
                        (unsigned long long)box[0] * tm.esize, span[swizzle]);
+    /* the tensor lies in memory of this context: its last element is (dims - 1) strides from the first */
+    unsigned __int128 extent = tm.esize;
+    for (int d = 0; d < rank; d++) extent += (unsigned __int128)(dims[d] - 1) * (d ? strides[d - 1] : tm.esize);
+    if (extent > UINT64_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the tensor spans more than 2^64 bytes", api);
+    tile_status st = rt_check_range(ctx, global, (uint64_t)extent, "tile_tensor_map_encode: global");
+    if (st != TILE_OK) return st;
     DevStatus ds = dev_tensor_map_encode(ctx->dev, &tm, out);
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, api);
 }

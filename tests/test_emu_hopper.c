@@ -1022,9 +1022,13 @@ Test(tma, encode_errors) {
     tile_devptr p;
     cr_assert_eq(tile_malloc(ctx, 4096, &p), TILE_OK);
     _Alignas(64) uint8_t map[129];
-    uint64_t dims[2] = {64, 16}, strides[1] = {256};
+    uint64_t dims[2] = {64, 16}, strides[1] = {256}; /* 4096 bytes: the allocation exactly */
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_F32, 2, p, dims, strides, (uint32_t[]){32, 8}, NULL, TILE_SWIZZLE_NONE), TILE_OK,
+                 "%s", tile_last_error(ctx));
     uint32_t box[2] = {64, 8};
     struct { int rank; tile_devptr g; uint64_t stride; uint32_t box0; tile_tensor_swizzle swz; void *out; const char *want; } cases[] = {
+        {2, p, 272, 32, TILE_SWIZZLE_NONE, map, "run past the end of its allocation"},
+        {2, 0x1000, 256, 32, TILE_SWIZZLE_NONE, map, "was not allocated with tile_malloc"},
         {2, p, 256, 64, TILE_SWIZZLE_128B, map, "wider than the 128-byte swizzle"},
         {2, p, 250, 32, TILE_SWIZZLE_NONE, map, "strides[0] = 250"},
         {2, p + 8, 256, 32, TILE_SWIZZLE_NONE, map, "16-byte aligned"},

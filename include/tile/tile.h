@@ -243,7 +243,8 @@ TILE_API tile_status tile_context_get_properties(tile_context *ctx, tile_device_
  * argument (or copied to global memory).  dims: elements per dimension, innermost first; strides: bytes
  * between consecutive indices of dimensions 1..rank-1 (multiples of 16); box: the elements one copy moves
  * per dimension (1..256; box[0] * element size a multiple of 16 bytes, and at most the swizzle's width);
- * elem_strides: NULL for all 1 (1..8); out: 128 bytes, 64-byte aligned.  Out-of-bounds elements read as
+ * elem_strides: NULL for all 1 (1..8); out: 128 bytes, 64-byte aligned.  The whole tensor lies in memory of
+ * ctx (as for every call that takes a device pointer).  Out-of-bounds elements read as
  * zero.  cuda: cuTensorMapEncodeTiled (CUDA 12 drivers; else TILE_ERROR_UNSUPPORTED); emu: the emulator's
  * own encoding, which only the emulator reads. */
 typedef enum tile_tensor_swizzle {
