@@ -161,7 +161,7 @@ bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     EmuWgState *w = t->wg;
     if (t->depth) return true; /* a .func's registers are not the entry's */
     const EmuFunc *f = t->fn;
-    uint32_t slots[EMU_MAX_OPS * EMU_MAX_VEC + 1], ns = 0;
+    uint32_t slots[EMU_MAX_OPS * EMU_MAX_VEC + 3], ns = 0; /* the guard, every operand register, setp/shfl/match/elect extras */
     slots[ns++] = in->guard;
     for (unsigned i = 0; i < in->nops; i++) {
         if (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) slots[ns++] = in->o[i];
