@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "support/support.h"
+#include "support/target.h"
 
 struct TileDevFunction {
     TileDevModule *mod;
@@ -57,25 +58,36 @@ static DevStatus parse_fail(char **errmsg, const char *fmt, const char *what) {
     return DEV_ERR_INVALID;
 }
 
-/* device = "emu" | "cuda" [":" N] */
-DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal, char **errmsg) {
+/* The one grammar of device strings (extend it here, e.g. with more emu options):
+ *   device = "emu" [ ":" target ] | "cuda" [ ":" N ]
+ *   target = a name of the target table (support/target.h), e.g. "sm_90a" */
+DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
     if (errmsg) *errmsg = NULL;
-    *ordinal = 0;
+    *spec = (DevSpec){DEV_BACKEND_EMU, 0, NULL};
     const char *src = "device string";
     if (!device || !*device) {
         device = getenv("TILE_DEVICE");
         src = "TILE_DEVICE";
         if (!device || !*device) {
-            *backend = dev_cuda_available() ? DEV_BACKEND_CUDA : DEV_BACKEND_EMU;
+            spec->backend = dev_cuda_available() ? DEV_BACKEND_CUDA : DEV_BACKEND_EMU;
             return DEV_OK;
         }
     }
-    if (strcmp(device, "emu") == 0) {
-        *backend = DEV_BACKEND_EMU;
-        return DEV_OK;
+    if (strcmp(device, "emu") == 0) return DEV_OK;
+    if (strncmp(device, "emu:", 4) == 0) {
+        spec->target = target_find(device + 4);
+        if (spec->target && device[4]) return DEV_OK;
+        if (errmsg) {
+            char names[128];
+            Str s = {0};
+            str_printf(&s, "bad %s '%s': unknown emulator target '%s' (expected emu:%s with one of %s)", src, device,
+                       device + 4, "<target>", target_names(names, sizeof names));
+            *errmsg = str_take(&s);
+        }
+        return DEV_ERR_INVALID;
     }
     if (strncmp(device, "cuda", 4) == 0 && (device[4] == 0 || device[4] == ':')) {
-        *backend = DEV_BACKEND_CUDA;
+        spec->backend = DEV_BACKEND_CUDA;
         if (device[4] == ':') {
             const char *p = device + 5;
             if (!isdigit((unsigned char)*p)) goto bad;
@@ -85,31 +97,42 @@ DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal
                 if (v > 1 << 20) goto bad;
             }
             if (*p) goto bad;
-            *ordinal = (int)v;
+            spec->ordinal = (int)v;
         }
         return DEV_OK;
     }
 bad:
     if (errmsg) {
         Str s = {0};
-        str_printf(&s, "bad %s '%s': expected \"emu\", \"cuda\" or \"cuda:N\"", src, device);
+        str_printf(&s, "bad %s '%s': expected \"emu\", \"emu:<target>\", \"cuda\" or \"cuda:N\"", src, device);
         *errmsg = str_take(&s);
     }
     return DEV_ERR_INVALID;
 }
 
+DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal, char **errmsg) {
+    DevSpec spec;
+    DevStatus st = dev_parse_spec(device, &spec, errmsg);
+    *backend = spec.backend;
+    *ordinal = spec.ordinal;
+    return st;
+}
+
+const Target *dev_target(const TileDevice *dev) { return dev ? dev->target : NULL; }
+
 DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out, char **errmsg) {
     if (errmsg) *errmsg = NULL;
     if (!out) return parse_fail(errmsg, "dev_open: %s is NULL", "out");
     *out = NULL;
-    DevBackend be;
-    int ordinal;
-    DevStatus st = dev_parse_device(device, &be, &ordinal, errmsg);
+    DevSpec spec;
+    DevStatus st = dev_parse_spec(device, &spec, errmsg);
     if (st != DEV_OK) return st;
+    int ordinal = spec.ordinal;
     TileDevice *dev = calloc(1, sizeof *dev);
     if (!dev) return parse_fail(errmsg, "dev_open: %s", "out of host memory");
-    dev->ops = be == DEV_BACKEND_CUDA ? &dev_cuda_ops : &dev_emu_ops;
+    dev->ops = spec.backend == DEV_BACKEND_CUDA ? &dev_cuda_ops : &dev_emu_ops;
     dev->ordinal = ordinal;
+    dev->target = spec.target;
     if (opts) dev->opts = *opts;
     st = dev->ops->open(dev, ordinal);
     if (st != DEV_OK) {
@@ -300,6 +323,15 @@ DevStatus dev_stream_check_native(TileDevice *dev, void *stream) {
         return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: there are no native streams here: only NULL (the default stream) can be wrapped",
                         dev->ops->name);
     return dev->ops->stream_check_native(dev, stream);
+}
+
+DevStatus dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!tm || !out) return dev_fail(dev, DEV_ERR_INVALID, "dev_tensor_map_encode: %s is NULL", tm ? "out" : "tm");
+    if ((uintptr_t)out % 64) return dev_fail(dev, DEV_ERR_INVALID, "dev_tensor_map_encode: out is not 64-byte aligned");
+    if (!dev->ops->tensor_map_encode)
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: tensor maps are not supported", dev->ops->name);
+    return dev->ops->tensor_map_encode(dev, tm, out);
 }
 
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats) {

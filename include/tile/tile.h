@@ -5,7 +5,7 @@
  * library never exits or aborts on user input.  Two halves:
  *   - compiling: tile_compile_file/source (no device needed) and the
  *     cached variants tile_cache_compile_file/source;
- *   - running: a tile_context on a device ("cuda", "cuda:N", "emu"), its
+ *   - running: a tile_context on a device ("cuda", "cuda:N", "emu", "emu:sm_90a"), its
  *     memory, modules, kernels, launches, and tile_gemm.
  * See docs/runtime.md.
  *
@@ -201,7 +201,9 @@ typedef enum tile_activation { TILE_ACT_NONE, TILE_ACT_RELU, TILE_ACT_GELU, TILE
 
 typedef struct tile_context_options {
     size_t size;                     /* 0 or sizeof(tile_context_options): see "ABI" above */
-    const char *device;        /* "cuda", "cuda:N", "emu"; NULL: TILE_DEVICE, else cuda when present, else emu */
+    const char *device;        /* "cuda", "cuda:N", "emu", "emu:<target>" (the emulator as that target, e.g. "emu:sm_90a":
+                                  kernels compile for it; arch must then be NULL or the same); NULL: TILE_DEVICE, else cuda
+                                  when present, else emu */
     const char *cache_dir;     /* NULL: see the compile cache above */
     int no_disk_cache;         /* keep compiled kernels in memory only */
     const char *arch;          /* a target (tile_target_name); NULL: tile_target_default() (cuda JIT-compiles its PTX for newer GPUs) */
@@ -213,7 +215,7 @@ typedef struct tile_context_options {
                                    threads are; 0: TILE_EMU_TIMEOUT, else 600 s; < 0: no limit */
 } tile_context_options;
 
-TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", NULL = TILE_DEVICE or auto */
+TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", "emu:<target>", NULL = TILE_DEVICE or auto */
 TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
 /* A context on a CUcontext the caller already has (an inference engine's), passed as void *: tile
  * uses it and never destroys it (tile_context_destroy synchronizes it and releases tile's own
@@ -236,6 +238,22 @@ typedef struct tile_device_properties {
     int max_shared_per_block; /* bytes usable by one block */
 } tile_device_properties;
 TILE_API tile_status tile_context_get_properties(tile_context *ctx, tile_device_properties *out);
+/* ==== tensor maps (TMA) =============================================
+ * A tiled tensor map for cp.async.bulk.tensor, passed to a kernel as a `.param .align 64 .b8 tmap[128]`
+ * argument (or copied to global memory).  dims: elements per dimension, innermost first; strides: bytes
+ * between consecutive indices of dimensions 1..rank-1 (multiples of 16); box: the elements one copy moves
+ * per dimension (1..256; box[0] * element size a multiple of 16 bytes, and at most the swizzle's width);
+ * elem_strides: NULL for all 1 (1..8); out: 128 bytes, 64-byte aligned.  The whole tensor lies in memory of
+ * ctx (as for every call that takes a device pointer).  Out-of-bounds elements read as
+ * zero.  cuda: cuTensorMapEncodeTiled (CUDA 12 drivers; else TILE_ERROR_UNSUPPORTED); emu: the emulator's
+ * own encoding, which only the emulator reads. */
+typedef enum tile_tensor_swizzle {
+    TILE_SWIZZLE_NONE = 0, TILE_SWIZZLE_32B = 1, TILE_SWIZZLE_64B = 2, TILE_SWIZZLE_128B = 3
+} tile_tensor_swizzle;
+TILE_API tile_status tile_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global,
+                                            const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
+                                            const uint32_t *elem_strides, tile_tensor_swizzle swizzle);
+
 /* The device as the tuning database keys it, into out[size]: "emu/sm_80" on the
  * emulator, "cuda/MODEL/driver VERSION/ARCH" on a GPU (model and driver
  * version, not the device number).  TILE_ERROR_INVALID_VALUE when it does not fit. */
