@@ -42,7 +42,7 @@ int cmd_run(int argc, char **argv) {
 
 static const char usage_gemm[] =
     "usage: tile run gemm [--m M] [--n N] [--k K] [--dtype f16|bf16|tf32|i8] [--out-dtype f32|f16|bf16|i32]\n"
-    "                     [--device emu|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n"
+    "                     [--device emu[:TARGET]|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n"
     "Runs tile_gemm on random A and B, checks C against a float64 reference and\n"
     "prints the kernel, configuration, specialization, grid and times (--json: one JSON object).\n"
     "\n" GEMM_PROBLEM_OPTIONS "\n"

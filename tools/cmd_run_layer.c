@@ -103,7 +103,7 @@ static const char layer_usage[] =
     "  --block-size B         KV cache block size: 16, 32 or 64 (default 16)\n"
     "  --dtype f16|bf16       activations and weights (default bf16)\n"
     "  --kv-dtype auto|f8e4m3 the KV cache: dtype, or f8e4m3 with per-tensor scales 1/64 (default auto)\n"
-    "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
+    "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --json                 one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help             this text\n"
     "exit status: 0 ok, 2 usage error, 3 a call failed or a step does not match\n";

@@ -59,7 +59,7 @@ static const struct option act_options[] = {
     "  --dtype f16|bf16       inputs, and the output unless quantized (default bf16)\n" \
     "  --quant none|f8e4m3|i8 per-token dynamic quantization of the output, scales f32 [tokens] (default none)\n" \
     "  --group G              with --quant: a scale per group of G columns (16..1024, a power of two; 128 as DeepSeek)\n" \
-    "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n" \
+    "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n" \
     "  --reps R               timed calls (default 5)\n" \
     "  --json                 one JSON object on one line on stdout, nothing else there\n" \
     "  -h, --help             this text\n" \

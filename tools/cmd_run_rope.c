@@ -67,7 +67,7 @@ static const char rope_usage[] =
     "  --dtype f16|bf16       q, k, v (default bf16)\n"
     "  --kv-dtype auto|f8e4m3 the caches: dtype, or f8e4m3 with per-tensor scales (default auto)\n"
     "  --block-size B         cache block size (default 16)\n"
-    "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
+    "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --reps R               timed calls (default 5)\n"
     "  --json                 one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help             this text\n"

@@ -67,7 +67,7 @@ static const struct option spec_options[] = {
 
 #define COMMON_OPTIONS \
     "  --seed S               the first request's Philox seed; request r uses S + r (default 1)\n" \
-    "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n" \
+    "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n" \
     "  --reps R               timed calls (default 5)\n" \
     "  --json                 one JSON object on one line on stdout, nothing else there\n" \
     "  -h, --help             this text\n" \
