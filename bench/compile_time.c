@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
     if (reps > 64) reps = 64;
     static char names[64][1024];
     /* by default every shipped kernel: the .tile files of kernels/ and of its family folders */
-    static const char *const dirs[] = {"", "gemm/", "attention/", "moe/", "norm/"};
+    static const char *const dirs[] = {"", "gemm/", "attention/", "moe/", "norm/", "rope/"};
     for (size_t di = 0; !argn && di < sizeof dirs / sizeof dirs[0]; di++) {
         char dpath[512];
         snprintf(dpath, sizeof dpath, TILE_SOURCE_DIR "/kernels/%s", dirs[di]);

@@ -13,16 +13,19 @@
  *      module.c  then checks the module as a whole and places its
  *                variables (emu_module_finalize).
  *   2. exec.c    schedules a grid: blocks on host worker threads, threads of
- *                a block run one at a time until they block on a barrier or
- *                a warp-collective instruction, which fire once every
- *                participant has arrived.  Hot instruction forms have a
+ *                a block run one at a time until they block on a barrier,
+ *                a warp- or warpgroup-collective instruction or an mbarrier
+ *                wait, which fire once every participant has arrived.  Hot instruction forms have a
  *                pre-selected fast path (EmuIns.fast); everything else goes
  *                through the family executors below.
  *   3. exec_int.c / exec_float.c / exec_mem.c / exec_warp.c / exec_mma.c
  *                implement the instruction families; exec_mem.c also owns
  *                bounds checking (memcheck) and the shared-memory race
  *                detector; exec_call.c calls, frames and the builtins
- *                (vprintf, __assertfail).
+ *                (vprintf, __assertfail); exec_async.c the sm_90 mbarrier,
+ *                bulk and tensor copies (tensormap.c: tensor maps);
+ *                exec_wgmma.c warpgroup instructions (wgmma, setmaxnreg)
+ *                and stmatrix.
  *   4. fpconv.c  exact IEEE conversions (f64/f32 -> f16/bf16/tf32/f32 with
  *                every rounding mode).
  *
@@ -125,7 +128,20 @@
     X(CP_ASYNC_WAIT_ALL, "cp.async.wait_all", "wait for every cp.async (no effect)") \
     X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
     X(LDMATRIX, "ldmatrix", "warp-collective: lane l gets, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
-    X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8; f32/f16/s32 accumulators)")
+    X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8; f32/f16/s32 accumulators)") \
+    X(STMATRIX, "stmatrix", "warp-collective: the inverse of ldmatrix: lane l gives, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
+    /* ---- Hopper (sm_90): exec_async.c, exec_wgmma.c ---- */ \
+    X(MBARRIER, "mbarrier", "64-bit barrier object in shared memory: .init count, .arrive [count] / .arrive_drop, .expect_tx / .complete_tx bytes, .arrive.expect_tx, .test_wait / .try_wait [.parity] (p = the phase completed; try_wait blocks the thread until it has), .inval, .pending_count") \
+    X(ELECT, "elect.sync", "warp-collective: d = the lowest lane of the member mask that is present, p = (this lane is it)") \
+    X(SETMAXNREG, "setmaxnreg", "warpgroup-collective register budget hint (.inc/.dec .u32 imm, a multiple of 8 in 24..256, the same in all 4 warps); no other effect") \
+    X(CP_BULK, "cp.async.bulk", "async copy of c bytes (a multiple of 16): global->shared completing tx bytes on mbarrier d, or shared->global in the bulk group") \
+    X(CP_BULK_TENSOR, "cp.async.bulk.tensor", "async copy of one box of a tensor map (.1d-.5d .tile): global->shared completing tx bytes on an mbarrier, or shared->global in the bulk group; OOB: zero / skipped") \
+    X(CP_BULK_COMMIT, "cp.async.bulk.commit_group", "close the current bulk group (copies are done at issue: no effect)") \
+    X(CP_BULK_WAIT, "cp.async.bulk.wait_group", "wait until at most a bulk groups are pending (.read: their reads); copies are done at issue: no effect") \
+    X(WGMMA_FENCE, "wgmma.fence", "warpgroup-collective: order register accesses before the following wgmma.mma_async") \
+    X(WGMMA_COMMIT, "wgmma.commit_group", "warpgroup-collective: the uncommitted wgmma.mma_async ops become a group") \
+    X(WGMMA_WAIT, "wgmma.wait_group", "warpgroup-collective: retire all but the newest a groups: their results are written to the accumulator registers") \
+    X(WGMMA, "wgmma.mma_async", "warpgroup-collective D = A*B (+ D) on m64nNk{8,16,32}: A from a descriptor or registers, B from a descriptor; result at the wait_group that retires it")
 
 /* ---- functions the emulator provides: EMU_BUILTIN(enum, name, semantics) ----
  * A call to an `.extern .func` of one of these names, with no body in the
@@ -157,7 +173,8 @@ enum { EMU_K_NONE, EMU_K_PRED, EMU_K_B, EMU_K_U, EMU_K_S, EMU_K_F };
     X(U8, "u8", 1, EMU_K_U) X(U16, "u16", 2, EMU_K_U) X(U32, "u32", 4, EMU_K_U) X(U64, "u64", 8, EMU_K_U) \
     X(S8, "s8", 1, EMU_K_S) X(S16, "s16", 2, EMU_K_S) X(S32, "s32", 4, EMU_K_S) X(S64, "s64", 8, EMU_K_S) \
     X(F16, "f16", 2, EMU_K_F) X(F16X2, "f16x2", 4, EMU_K_F) X(BF16, "bf16", 2, EMU_K_F) \
-    X(BF16X2, "bf16x2", 4, EMU_K_F) X(TF32, "tf32", 4, EMU_K_F) X(F32, "f32", 4, EMU_K_F) X(F64, "f64", 8, EMU_K_F)
+    X(BF16X2, "bf16x2", 4, EMU_K_F) X(TF32, "tf32", 4, EMU_K_F) X(F32, "f32", 4, EMU_K_F) X(F64, "f64", 8, EMU_K_F) \
+    X(E4M3, "e4m3", 1, EMU_K_F) X(E5M2, "e5m2", 1, EMU_K_F)
 
 typedef enum EmuType {
 #define X(e, n, b, k) EMU_T_##e,
@@ -207,7 +224,7 @@ typedef enum EmuSpace {
     X(WIDE, "wide") X(LO, "lo") X(HI, "hi") X(TRANS, "trans") X(SHIFTAMT, "shiftamt") \
     X(CLAMP, "clamp") X(WRAP, "wrap") X(L, "l") X(R, "r") X(XORSIGN, "xorsign") \
     X(ABSF, "abs") X(RELU, "relu") X(ARRIVE, "arrive") X(REDOP, "red") X(CC, "cc") \
-    X(SATFINITE, "satfinite")
+    X(SATFINITE, "satfinite") X(PARITY, "parity") X(NOCOMPLETE, "noComplete") X(READ, "read") X(BULK_GROUP, "bulk_group")
 enum {
 #define X(e, n) EMU_FB_##e,
     EMU_FLAGS(X)
@@ -224,7 +241,12 @@ enum {
     X(FINITE, "finite") X(INFINITE, "infinite") X(NUMBER, "number") X(NOTANUMBER, "notanumber") \
     X(NORMAL, "normal") X(SUBNORMAL, "subnormal") \
     X(X1, "x1") X(X2, "x2") X(X4, "x4") \
-    X(M16N8K16, "m16n8k16") X(M16N8K8, "m16n8k8") X(M16N8K32, "m16n8k32") X(M16N8K4, "m16n8k4") X(M8N8K4, "m8n8k4")
+    X(M16N8K16, "m16n8k16") X(M16N8K8, "m16n8k8") X(M16N8K32, "m16n8k32") X(M16N8K4, "m16n8k4") X(M8N8K4, "m8n8k4") \
+    X(MB_INIT, "init") X(MB_ARRIVE, "arrive") X(MB_ARRIVE_DROP, "arrive_drop") X(MB_EXPECT_TX, "expect_tx") \
+    X(MB_COMPLETE_TX, "complete_tx") X(MB_TEST_WAIT, "test_wait") X(MB_TRY_WAIT, "try_wait") X(MB_INVAL, "inval") \
+    X(MB_PENDING, "pending_count") X(MB_ARRIVE_EXPECT_TX, "arrive.expect_tx") \
+    X(NREG_INC, "inc") X(NREG_DEC, "dec") \
+    X(D1, "1d") X(D2, "2d") X(D3, "3d") X(D4, "4d") X(D5, "5d")
 typedef enum EmuMode {
     EMU_MODE_NONE,
 #define X(e, n) EMU_MODE_##e,
@@ -259,7 +281,7 @@ enum {
     EMU_SREG_COUNT
 };
 
-enum { EMU_MAX_OPS = 6 };
+enum { EMU_MAX_OPS = 8, EMU_MAX_VEC = 128 }; /* operands of an instruction (wgmma has 8); elements of a {..} operand (wgmma's D: 128) */
 /* Operand kinds, for validation and the few executors that care. */
 enum { EMU_OK_NONE, EMU_OK_REG, EMU_OK_VEC, EMU_OK_ADDR, EMU_OK_LABEL, EMU_OK_FUNC };
 
@@ -274,6 +296,7 @@ typedef struct EmuIns {
     union { uint8_t cmp, ty3; };  /* EmuCmp (setp, set); mma: the B type */
     uint8_t space, vec;  /* EmuSpace; vector width 1/2/4/8 */
     uint8_t mode;        /* EmuMode */
+    uint8_t space2;      /* the second state space (source of cp.async.bulk copies); wgmma: the N of m64nNkK / 8 */
     union { uint8_t boolop, ty4; }; /* setp/set combining op (EMU_MODE_AAND/AOR/AXOR); mma: the C type */
     uint8_t gneg, nops;  /* guard negated; operand count */
     uint32_t flags;      /* EMU_F() bits */
@@ -281,7 +304,7 @@ typedef struct EmuIns {
     uint32_t o[EMU_MAX_OPS];
     uint8_t ok[EMU_MAX_OPS];
     uint8_t on[EMU_MAX_OPS];
-    int64_t off[2];
+    int64_t off[3];      /* offsets of the address operands, in order */
     uint32_t target;     /* branch target (instruction index) or callee function index */
     uint32_t line;       /* 1-based PTX line */
 } EmuIns;
@@ -327,7 +350,13 @@ typedef struct EmuFunc {
     uint32_t *local_slots;   /* the constant slots among them holding .local addresses */
     uint32_t nlocal_slots;
     int builtin;             /* EmuBuiltin of an undefined .extern .func the emulator provides (vprintf, ...) */
+    bool uses_wgmma;         /* has wgmma.mma_async: register accesses are checked against in-flight accumulators */
+    struct EmuRegName { const char *prefix; uint32_t plen; int64_t count; uint32_t base; } *regnames; /* .reg declarations, for reports */
+    uint32_t nregnames;
 } EmuFunc;
+
+/* The name of register slot `slot` of f ("%f12") into buf; "?" when it is not a declared register. */
+const char *emu_slot_name(const EmuFunc *f, uint32_t slot, char *buf, size_t cap);
 
 /* A module-level or function-level variable with an address. */
 typedef struct EmuSym {
@@ -448,6 +477,23 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
 
 /* Text of PTX line `line` (trimmed, without comment, blanks collapsed) for reports. */
 void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap);
+
+/* ---- tensor maps (tensormap.c): the emulator's 128-byte encoding of what cuTensorMapEncodeTiled
+ * takes, read by cp.async.bulk.tensor ---- */
+enum { EMU_TMAP_BYTES = 128, EMU_TMAP_MAX_RANK = 5 };
+typedef struct EmuTensorMap {
+    unsigned esize;                  /* bytes per element: 1, 2, 4 or 8 */
+    unsigned rank;                   /* 1..5 */
+    uint64_t addr;                   /* global address of element 0 (16-byte aligned) */
+    uint64_t dims[EMU_TMAP_MAX_RANK];    /* elements per dimension, innermost first (1..2^32) */
+    uint64_t strides[EMU_TMAP_MAX_RANK - 1]; /* bytes between consecutive indices of dimensions 1..rank-1 (multiples of 16) */
+    uint32_t box[EMU_TMAP_MAX_RANK];     /* box extent per dimension, in elements (1..256) */
+    uint32_t elem_strides[EMU_TMAP_MAX_RANK]; /* traversal strides (1..8) */
+    unsigned swizzle;                /* 0 none, 1 32B, 2 64B, 3 128B */
+} EmuTensorMap;
+/* Checks tm as cuTensorMapEncodeTiled does and writes its encoding; false with *why set. */
+bool emu_tensor_map_encode(const EmuTensorMap *tm, uint8_t out[EMU_TMAP_BYTES], const char **why);
+bool emu_tensor_map_decode(const uint8_t in[EMU_TMAP_BYTES], EmuTensorMap *tm, const char **why);
 
 /* Names from the tables. */
 const char *emu_op_name(unsigned op);

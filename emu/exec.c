@@ -161,8 +161,10 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_CP_ASYNC:
         return emu_exec_mem(b, t, in);
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
-    case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP:
+    case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP: case EMU_OP_CP_BULK_COMMIT: case EMU_OP_CP_BULK_WAIT:
         return true;
+    case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_TENSOR:
+        return emu_exec_bulk(b, t, in);
     case EMU_OP_RCP: case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN:
     case EMU_OP_COS: case EMU_OP_TANH: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: case EMU_OP_FMA:
         return emu_exec_float(b, t, in);
@@ -207,17 +209,25 @@ static inline bool cmp_u(unsigned c, uint64_t a, uint64_t b) {
 
 static inline uint64_t canon32(float f) { return f != f ? 0x7FFFFFFFu : emu_bits32(f); }
 
-/* Runs t until it blocks, exits or faults.  Returns false on a fault. */
-static bool run_thread(EmuBlock *b, EmuThread *t) {
+/* Runs t until it blocks, exits or faults.  Returns false on a fault.  wgcheck: t has wgmma results in
+ * flight, so every instruction's registers are checked against them (a constant in each of the two
+ * specialisations run_thread picks from, so the plain interpreter loop pays nothing for it). */
+static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, EmuThread *t, const bool wgcheck) {
     const EmuFunc *f = t->fn;
     const EmuIns *code = f->code;
     uint64_t *r = t->r;
     uint32_t pc = t->pc;
     uint64_t n = 0, check = EMU_CHECK_EVERY;
     bool ok = true;
+    /* accumulators of in-flight wgmmas may not be touched: every instruction is checked while there are any
+     * (the set only changes at warpgroup collectives, which end this run) */
     for (;;) {
         const EmuIns *in = &code[pc];
         n++;
+        if (wgcheck && in->op != EMU_OP_WGMMA) {
+            t->pc = pc;
+            if (!(ok = emu_wgmma_check_access(b, t, in))) goto out;
+        }
         if (!((uint32_t)r[in->guard] ^ in->gneg)) { pc++; continue; }
         switch (in->fast) {
         case FAST_MOV32: r[in->o[0]] = (uint32_t)r[in->o[1]]; pc++; continue;
@@ -439,9 +449,18 @@ static bool run_thread(EmuBlock *b, EmuThread *t) {
             goto out;
         }
         case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_LDMATRIX: case EMU_OP_MMA:
-        case EMU_OP_MATCH: case EMU_OP_REDUX: case EMU_OP_ACTIVEMASK:
+        case EMU_OP_MATCH: case EMU_OP_REDUX: case EMU_OP_ACTIVEMASK: case EMU_OP_STMATRIX: case EMU_OP_ELECT:
+        case EMU_OP_WGMMA: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: case EMU_OP_WGMMA_WAIT: case EMU_OP_SETMAXNREG:
             t->state = EMU_TS_WARP;
             goto out;
+        case EMU_OP_MBARRIER:
+            t->pc = pc;
+            switch (emu_exec_mbarrier(b, t, in)) {
+            case EMU_MBAR_EXEC_DONE: pc++; continue;
+            case EMU_MBAR_EXEC_BLOCK: t->state = EMU_TS_MBAR; b->mbar_waits = true; goto out;
+            case EMU_MBAR_EXEC_YIELD: pc++; t->state = EMU_TS_YIELD; b->mbar_waits = true; goto out;
+            default: ok = false; goto out;
+            }
         default:
             t->pc = pc;
             if (!exec_generic(b, t, in)) { ok = false; goto out; }
@@ -454,6 +473,10 @@ out:
     t->icount += n;
     b->icount += n;
     return ok;
+}
+
+static bool run_thread(EmuBlock *b, EmuThread *t) {
+    return t->wg && t->wg->n ? run_thread_impl(b, t, true) : run_thread_impl(b, t, false);
 }
 
 /* ---- block scheduling ---- */
@@ -473,6 +496,9 @@ static void init_threads(EmuBlock *b) {
         t->carry = 0;
         t->depth = 0;
         t->icount = 0;
+        t->mbar_addr = 0;
+        t->mbar_parity = 0;
+        if (t->wg) emu_wg_reset(t);
         t->linear = i;
         t->lane = (uint16_t)(i & 31);
         t->tid[0] = i % L->block[0];
@@ -548,7 +574,7 @@ void emu_block_where(EmuBlock *b, Str *s) {
         w->lo = w->hi = i;
     }
     static const char *const state_text[] = {"running", "waiting at a barrier", "waiting at a warp-synchronous instruction",
-                                             "exited", "not started yet"};
+                                             "waiting for an mbarrier phase", "spinning on an mbarrier", "exited", "not started yet"};
     for (unsigned k = 0; k < ng; k++) {
         WhereGroup *w = &g[k];
         where_flush(w);
@@ -609,6 +635,29 @@ static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
         EmuThread *tl = &b->t[base + lead];
         if (tl->state != EMU_TS_WARP) continue;
         const EmuIns *il = &tl->fn->code[tl->pc];
+        if (emu_is_warpgroup_op(il->op)) {
+            /* a warpgroup collective fires when all 128 threads of the warpgroup wait at one */
+            uint32_t wbase = (w / 4) * 128;
+            if (wbase + 128 > b->nthreads)
+                return emu_fault(b, tl, il, "invalid warpgroup instruction",
+                                 "'%s' needs the 4 warps of warpgroup %u (threads %u-%u); the block has %u threads",
+                                 emu_op_name(il->op), w / 4, wbase, wbase + 127, b->nthreads);
+            EmuThread *wg[128];
+            bool ready = true;
+            for (uint32_t i = 0; i < 128 && ready; i++) {
+                EmuThread *ti = &b->t[wbase + i];
+                if (ti->state == EMU_TS_DONE)
+                    return emu_fault(b, tl, il, "invalid warpgroup instruction",
+                                     "'%s' needs all 128 threads of warpgroup %u; thread (%u,%u,%u) has exited", emu_op_name(il->op),
+                                     w / 4, ti->tid[0], ti->tid[1], ti->tid[2]);
+                if (ti->state != EMU_TS_WARP || ti->fn->code[ti->pc].op != il->op) ready = false;
+                wg[i] = ti;
+            }
+            if (!ready) continue;
+            if (!emu_exec_warpgroup(b, wg)) return false;
+            *fired = true;
+            return true;
+        }
         if (il->op == EMU_OP_ACTIVEMASK) {
             /* the lanes that reached this activemask together (on the same path) are the active ones;
              * the others went on to wait elsewhere, or exited */
@@ -698,17 +747,34 @@ static bool run_block(EmuBlock *b) {
     memset(b->shared, 0, b->shared_size);
     if (b->shadow) memset(b->shadow, 0, (size_t)b->shared_size * sizeof *b->shadow);
     b->epoch = 1;
+    b->mbar_events = 0;
+    b->mbar_waits = false;
     uint32_t nwarps = (b->nthreads + 31) / 32;
+    uint32_t spin_rounds = 0; /* rounds in which threads only spun on mbarrier.test_wait */
     for (;;) {
-        bool progress = false;
+        bool progress = false, spun = false;
+        uint64_t events = b->mbar_events;
+        /* threads that spun run again; those waiting for an mbarrier phase run when it has completed */
+        for (uint32_t i = 0; b->mbar_waits && i < b->nthreads; i++) {
+            EmuThread *t = &b->t[i];
+            if (t->state == EMU_TS_YIELD) t->state = EMU_TS_RUN;
+            else if (t->state == EMU_TS_MBAR && emu_mbarrier_phase_done(b, t->mbar_addr, t->mbar_parity)) {
+                t->state = EMU_TS_RUN;
+                progress = true;
+            }
+        }
         for (uint32_t w = 0; w < nwarps; w++) {
             uint32_t end = (w + 1) * 32 < b->nthreads ? (w + 1) * 32 : b->nthreads;
             for (;;) {
                 for (uint32_t i = w * 32; i < end; i++) {
                     EmuThread *t = &b->t[i];
                     if (t->state != EMU_TS_RUN) continue;
-                    progress = true;
+                    uint32_t pc0 = t->pc;
+                    const EmuFunc *fn0 = t->fn;
                     if (!run_thread(b, t)) return false;
+                    /* a thread back at the same failed test_wait changed nothing others can see but its registers */
+                    if (t->state == EMU_TS_YIELD) spun = true;
+                    else if (t->state != EMU_TS_MBAR || t->pc != pc0 || t->fn != fn0) progress = true;
                 }
                 bool fired;
                 if (!fire_warp(b, w, &fired)) return false;
@@ -725,6 +791,11 @@ static bool run_block(EmuBlock *b) {
         uint32_t live = 0;
         if (!release_barriers(b, &live, &progress)) return false;
         if (live == 0) return true;
+        if (b->mbar_events != events) progress = true;
+        /* threads spinning on test_wait while nothing else moves: a deadlock once it has gone on long enough
+         * that a bounded spin loop would have given up */
+        if (!progress && spun && ++spin_rounds < EMU_SPIN_ROUNDS) continue;
+        if (progress) spin_rounds = 0;
         if (!progress) {
             /* every live thread waits, at barriers or warp collectives, and none can be released */
             const EmuThread *t0 = NULL;
@@ -732,11 +803,14 @@ static bool run_block(EmuBlock *b) {
                 if (b->t[i].state == EMU_TS_BAR) t0 = &b->t[i];
             for (uint32_t i = 0; i < b->nthreads && !t0; i++)
                 if (b->t[i].state == EMU_TS_WARP) t0 = &b->t[i];
+            for (uint32_t i = 0; i < b->nthreads && !t0; i++)
+                if (b->t[i].state == EMU_TS_MBAR || b->t[i].state == EMU_TS_YIELD) t0 = &b->t[i];
             Str w = {0};
             emu_block_where(b, &w);
             bool r = emu_fault(b, t0, &t0->fn->code[t0->pc], "deadlock: no thread of the block can proceed",
-                               "%u of %u threads are live and every one waits at a barrier or warp-synchronous instruction "
-                               "that cannot complete (divergent barriers, a thread count never reached, exited threads?):\n%s",
+                               "%u of %u threads are live and every one waits at a barrier, warp-synchronous instruction "
+                               "or mbarrier phase that cannot complete (divergent barriers, a thread count never reached, exited "
+                               "threads, an mbarrier phase nobody completes?):\n%s",
                                live, b->nthreads, w.buf ? w.buf : "");
             str_free(&w);
             return r;
@@ -807,6 +881,7 @@ static void *worker(void *arg) {
         }
     }
     atomic_fetch_add(&L->instructions, b.icount);
+    for (uint32_t i = 0; b.t && i < b.nthreads; i++) emu_wg_free(&b.t[i]);
     emu_stacks_free(&b);
     str_free(&b.out);
     free(b.t);

@@ -18,9 +18,30 @@
 /* Instructions a thread or block runs between looks at the clock, the stop
  * flag and the instruction limit (at backward branches and block rounds). */
 #define EMU_CHECK_EVERY (1u << 16)
+/* Rounds of a block in which threads only spin on a failed mbarrier.test_wait, nothing else
+ * moving, before the block is reported as deadlocked. */
+#define EMU_SPIN_ROUNDS 4096u
 
-/* Thread states. */
-enum { EMU_TS_RUN, EMU_TS_BAR, EMU_TS_WARP, EMU_TS_DONE };
+/* Thread states.  MBAR: blocked at mbarrier.try_wait until the phase it waits for completes
+ * (the scheduler wakes it, and the try_wait runs again); YIELD: a failed mbarrier.test_wait,
+ * runnable again in the next round (a spin loop lets the other warps run). */
+enum { EMU_TS_RUN, EMU_TS_BAR, EMU_TS_WARP, EMU_TS_MBAR, EMU_TS_YIELD, EMU_TS_DONE };
+
+/* wgmma.mma_async results not yet retired (exec_wgmma.c): one entry per accumulator register of
+ * a thread, written to the register at the wgmma.wait_group that retires its group. */
+typedef struct EmuWgPend {
+    uint32_t slot;        /* the accumulator register */
+    uint32_t group;       /* wgmma-group (EmuWgState.open: not committed yet) */
+    uint32_t line;        /* PTX line of the wgmma.mma_async */
+    uint64_t value;
+} EmuWgPend;
+typedef struct EmuWgState {
+    EmuWgPend *p;
+    uint32_t n, cap;
+    uint32_t open;        /* number of the group being filled (committed groups are below it) */
+    uint64_t *busy;       /* bit per register slot: an accumulator of an in-flight wgmma */
+    uint32_t nbusy_words;
+} EmuWgState;
 
 /* One activation of a function on a thread's call stack (exec_call.c).
  * Frame 0 is the entry; its registers and locals live in the EmuBlock,
@@ -52,6 +73,9 @@ typedef struct EmuThread {
     uint32_t nframes;     /* frames allocated */
     EmuFrame *frames;     /* call stack, NULL until the first call (frame 0 then lives in the EmuBlock alone) */
     uint64_t icount;      /* executed instructions (watchdog) */
+    uint32_t mbar_addr;   /* EMU_TS_MBAR: the shared address of the mbarrier waited on */
+    uint8_t mbar_parity;  /* and the parity of the phase whose completion it waits for */
+    EmuWgState *wg;       /* in-flight wgmma results (NULL: none ever) */
 } EmuThread;
 
 /* printf output of one block, kept until the launch ends (so output comes
@@ -113,6 +137,8 @@ typedef struct EmuBlock {
     uint64_t icount;
     uint64_t next_check;  /* icount at which run_block looks at the clock and the stop flag again */
     uint64_t block_index; /* linear index of the block running */
+    uint64_t mbar_events; /* mbarrier state changes (arrivals, tx counts, phases): progress for the deadlock check */
+    bool mbar_waits;      /* a thread of the block has waited on an mbarrier (rounds then look for threads to wake) */
     Str out;              /* printf output of the block */
 } EmuBlock;
 
@@ -198,6 +224,46 @@ typedef struct EmuMmaForm {
 bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why);
 bool emu_exec_mma(EmuBlock *b, EmuThread **lanes, unsigned n);
 bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
+/* stmatrix (exec_wgmma.c), called by emu_exec_warp with the whole warp. */
+bool emu_exec_stmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
+/* elect.sync (exec_async.c), called by emu_exec_warp with the lanes of the member mask. */
+bool emu_exec_elect(EmuBlock *b, EmuThread **lanes, unsigned n);
+
+/* ---- sm_90 asynchronous operations (exec_async.c) ---- */
+/* The 64-bit mbarrier object in shared memory, the emulator's own encoding:
+ *   bits  0..19 pending arrivals of the current phase     bits 20..39 expected arrivals (init count)
+ *   bits 40..60 tx-count, signed 21 bits (bytes)           bit  62     initialised (0 after .inval)
+ *   bit  63     parity of the current phase */
+enum { EMU_MBAR_EXEC_DONE, EMU_MBAR_EXEC_FAULT, EMU_MBAR_EXEC_BLOCK, EMU_MBAR_EXEC_YIELD };
+/* Runs an mbarrier instruction for thread t: DONE (pc advances), FAULT (after emu_fault),
+ * BLOCK (try_wait of a phase not complete: t waits in EMU_TS_MBAR, pc stays), YIELD
+ * (test_wait returned false: pc advances, t yields). */
+int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* Whether the phase of parity `parity` of the mbarrier at shared address addr has completed. */
+bool emu_mbarrier_phase_done(const EmuBlock *b, uint32_t addr, unsigned parity);
+/* Adds tx bytes completed (negative: expected) to the mbarrier at addr, completing its phase when
+ * its arrivals and tx-count reach zero; false after emu_fault. */
+bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr, int64_t bytes, bool arrive, uint32_t count);
+/* cp.async.bulk and cp.async.bulk.tensor: copies done at issue. */
+bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* Warpgroup collectives (wgmma.*, setmaxnreg): the 128 threads of one warpgroup, by rank in it. */
+bool emu_is_warpgroup_op(unsigned op);
+bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg);
+/* The wgmma form of in (parse-time check too; exec_wgmma.c). */
+typedef struct EmuWgmmaForm {
+    uint16_t n;          /* N of m64nNkK */
+    uint8_t k;           /* K */
+    uint8_t esize;       /* bytes per A/B element */
+    uint8_t nd;          /* D registers per thread */
+    bool integer, f16acc;
+} EmuWgmmaForm;
+bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why);
+/* A register access of t's instruction in that touches an accumulator of an in-flight wgmma:
+ * emu_fault naming the register and the wgmma; false then. */
+bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in);
+void emu_wg_reset(EmuThread *t);
+void emu_wg_free(EmuThread *t);
+
 /* Member mask operand of a warp-collective instruction. */
 uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in);
 

@@ -16,6 +16,7 @@ uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in) {
     case EMU_OP_SHFL: return (uint32_t)EMU_R(t, in, 4);
     case EMU_OP_VOTE: case EMU_OP_MATCH: case EMU_OP_REDUX: return (uint32_t)EMU_R(t, in, 2);
     case EMU_OP_BAR_WARP: return (uint32_t)EMU_R(t, in, 0);
+    case EMU_OP_ELECT: return (uint32_t)EMU_R(t, in, 1);
     default: return 0xFFFFFFFFu; /* .aligned collectives: the whole warp */
     }
 }
@@ -139,6 +140,8 @@ bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
     case EMU_OP_BAR_WARP: ok = true; break;
     case EMU_OP_MMA: ok = emu_exec_mma(b, g, n); break;
     case EMU_OP_LDMATRIX: ok = emu_exec_ldmatrix(b, g, n); break;
+    case EMU_OP_STMATRIX: ok = emu_exec_stmatrix(b, g, n); break;
+    case EMU_OP_ELECT: ok = emu_exec_elect(b, g, n); break;
     default:
         return emu_fault(b, g[0], in, "unsupported instruction",
                          "'%s' is not supported by the emulator yet", emu_op_name(in->op));

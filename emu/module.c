@@ -199,3 +199,19 @@ void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
     while (n > 0 && buf[n - 1] == ' ') n--;
     buf[n] = 0;
 }
+
+const char *emu_slot_name(const EmuFunc *f, uint32_t slot, char *buf, size_t cap) {
+    for (uint32_t i = f->nregnames; i-- > 0;) {
+        const struct EmuRegName *r = &f->regnames[i];
+        if (r->count < 0 && slot == r->base) {
+            snprintf(buf, cap, "%.*s", (int)r->plen, r->prefix);
+            return buf;
+        }
+        if (r->count >= 0 && slot >= r->base && slot < r->base + (uint64_t)r->count) {
+            snprintf(buf, cap, "%.*s%u", (int)r->plen, r->prefix, slot - r->base);
+            return buf;
+        }
+    }
+    snprintf(buf, cap, "?");
+    return buf;
+}

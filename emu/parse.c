@@ -122,6 +122,8 @@ typedef struct Parser {
     int32_t fn_index;
     struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; } *regs;
     uint32_t nregs, capregs;
+    struct EmuRegName *allregs; /* every .reg declaration of the function, scopes ignored (names for reports) */
+    uint32_t nallregs, capallregs;
     struct Const { uint64_t value; int32_t sym; int64_t addend; uint32_t slot; } *consts;
     uint32_t nconsts, capconsts;
     uint32_t nslots;
@@ -349,6 +351,8 @@ static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
 static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count) {
     GROW(ps->regs, ps->nregs, ps->capregs);
     ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots};
+    GROW(ps->allregs, ps->nallregs, ps->capallregs);
+    ps->allregs[ps->nallregs++] = (struct EmuRegName){s, len, count, ps->nslots};
     ps->nslots += count < 0 ? 1 : (uint32_t)count;
 }
 
@@ -552,12 +556,28 @@ typedef struct Opd {
     Imm imm;
     int32_t sym;
     int64_t off;
-    uint32_t vec[8], nvec;
-    Imm vimm[8];       /* VEC: immediate elements (velem[k] set) */
-    bool vimm_set[8];
+    uint32_t vec[EMU_MAX_VEC], nvec;
+    Imm vimm[EMU_MAX_VEC];       /* VEC: immediate elements (velem[k] set) */
+    bool vimm_set[EMU_MAX_VEC];
     const char *name;
     uint32_t nlen;
+    uint32_t coords[5], ncoords; /* ADDR `[tmap, {c0, ..}]`: the tensor coordinates (cp.async.bulk.tensor) */
 } Opd;
+
+/* An empty operand.  Only the scalar fields are cleared (an Opd holds room for 128 vector elements):
+ * the element arrays are written before they are read. */
+static void opd_init(Opd *o) {
+    o->kind = 0;
+    o->neg = false;
+    o->slot = 0;
+    memset(&o->imm, 0, sizeof o->imm);
+    o->sym = -1;
+    o->off = 0;
+    o->nvec = 0;
+    o->name = NULL;
+    o->nlen = 0;
+    o->ncoords = 0;
+}
 
 static bool parse_reg_or_name(Parser *ps, Opd *o) {
     Tok t = ps->tok;
@@ -576,13 +596,12 @@ static bool parse_reg_or_name(Parser *ps, Opd *o) {
 
 /* operand = "{" reg {"," reg} "}" | "[" base ["+" ["-"] int] "]" | ["!"|"-"] reg | imm | sym ["+" int] | label | "(" names ")" */
 static bool parse_operand(Parser *ps, Opd *o) {
-    memset(o, 0, sizeof *o);
-    o->sym = -1;
+    opd_init(o);
     uint32_t line = ps->tok.line;
     if (accept(ps, '{')) {
         o->kind = OPD_VEC;
         do {
-            if (o->nvec == 8) return perr(ps, line, "vector operand with more than 8 elements");
+            if (o->nvec == EMU_MAX_VEC) return perr(ps, line, "vector operand with more than %d elements", EMU_MAX_VEC);
             bool neg = is_punct(&ps->tok, '-');
             if (neg || ps->tok.kind == TK_NUM) { /* an immediate element: `{0, %rs9}` */
                 if (neg) next(ps);
@@ -594,9 +613,10 @@ static bool parse_operand(Parser *ps, Opd *o) {
                 continue;
             }
             Opd e;
-            memset(&e, 0, sizeof e);
+            opd_init(&e);
             if (!parse_reg_or_name(ps, &e)) return false;
             if (e.kind != OPD_REG) return perr(ps, line, "vector operand element '%.*s' is not a register", (int)e.nlen, e.name);
+            o->vimm_set[o->nvec] = false;
             o->vec[o->nvec++] = e.slot;
         } while (accept(ps, ','));
         return expect(ps, '}');
@@ -611,7 +631,7 @@ static bool parse_operand(Parser *ps, Opd *o) {
             next(ps);
         } else {
             Opd b;
-            memset(&b, 0, sizeof b);
+            opd_init(&b);
             if (!parse_reg_or_name(ps, &b)) return false;
             if (b.kind == OPD_REG) o->slot = b.slot;
             else if (b.kind == OPD_SYM) { o->slot = UINT32_MAX; o->sym = b.sym; }
@@ -626,6 +646,18 @@ static bool parse_operand(Parser *ps, Opd *o) {
             next(ps);
             o->off += neg ? -v : v;
         }
+        if (accept(ps, ',')) { /* [tensorMap, {c0, c1, ..}]: the coordinates of a tensor copy */
+            if (!expect(ps, '{')) return false;
+            do {
+                Opd e;
+                opd_init(&e);
+                if (!parse_reg_or_name(ps, &e)) return false;
+                if (e.kind != OPD_REG) return perr(ps, line, "tensor coordinate '%.*s' is not a register", (int)e.nlen, e.name);
+                if (o->ncoords == 5) return perr(ps, line, "more than 5 tensor coordinates");
+                o->coords[o->ncoords++] = e.slot;
+            } while (accept(ps, ','));
+            if (!expect(ps, '}')) return false;
+        }
         return expect(ps, ']');
     }
     if (accept(ps, '(')) {
@@ -633,7 +665,7 @@ static bool parse_operand(Parser *ps, Opd *o) {
         if (accept(ps, ')')) return true;
         do {
             Opd e;
-            memset(&e, 0, sizeof e);
+            opd_init(&e);
             if (!parse_reg_or_name(ps, &e)) return false;
             if (e.kind != OPD_SYM && e.kind != OPD_REG) return perr(ps, line, "unknown call argument '%.*s'", (int)e.nlen, e.name);
             if (o->nvec == 8) return perr(ps, line, "more than 8 call arguments");
@@ -698,7 +730,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
                 if (ntypes == 0) in->ty = (uint8_t)t;
                 else if (ntypes == 1) in->ty2 = (uint8_t)t;
-                else if (ntypes == 2 && op == EMU_OP_MMA) in->ty3 = (uint8_t)t;
+                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA)) in->ty3 = (uint8_t)t;
                 else if (ntypes == 3 && op == EMU_OP_MMA) in->ty4 = (uint8_t)t;
                 ntypes++;
                 found = true;
@@ -721,6 +753,14 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             case EMU_OP_TESTP: ok = f >= EMU_MODE_FINITE && f <= EMU_MODE_SUBNORMAL; break;
             case EMU_OP_LDMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
             case EMU_OP_MMA: ok = f >= EMU_MODE_M16N8K16 && f <= EMU_MODE_M8N8K4; break;
+            case EMU_OP_STMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
+            case EMU_OP_MBARRIER:
+                ok = f >= EMU_MODE_MB_INIT && f <= EMU_MODE_MB_PENDING;
+                if (ok && f == EMU_MODE_MB_EXPECT_TX && in->mode == EMU_MODE_MB_ARRIVE) f = EMU_MODE_MB_ARRIVE_EXPECT_TX;
+                else if (ok && in->mode) return perr(ps, line, "two mbarrier operations in '%.*s'", (int)len, s);
+                break;
+            case EMU_OP_SETMAXNREG: ok = f == EMU_MODE_AINC || f == EMU_MODE_ADEC; break;
+            case EMU_OP_CP_BULK_TENSOR: ok = f >= EMU_MODE_D1 && f <= EMU_MODE_D5; break;
             }
             if (op == EMU_OP_VOTE && l == 3 && memcmp(p, "uni", 3) == 0) { f = EMU_MODE_VUNI; ok = true; }
             if (ok) { in->mode = (uint8_t)f; continue; }
@@ -728,21 +768,55 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if ((f = FIND(rnd_names, p, l)) > 0) { in->rnd = (uint8_t)f; continue; }
         f = FIND(space_names, p, l);
         if (l == 11 && memcmp(p, "shared::cta", 11) == 0) f = EMU_SP_SHARED;
+        bool hopper = op >= EMU_OP_MBARRIER;
+        /* a cluster of one CTA: shared::cluster addresses of this CTA are its shared::cta addresses */
+        if (hopper && l == 15 && memcmp(p, "shared::cluster", 15) == 0) f = EMU_SP_SHARED;
         if (f >= 0) {
-            /* cp.async.ca.shared.global: destination space first */
-            if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
+            /* cp.async.ca.shared.global, cp.async.bulk.shared::cluster.global: destination space first */
+            if (in->space && (op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR)) in->space2 = (uint8_t)f;
+            else if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
             continue;
         }
+        if (op == EMU_OP_WGMMA) {
+            unsigned wm, wn, wk;
+            char tail;
+            char buf[24];
+            if (l < sizeof buf) {
+                memcpy(buf, p, l);
+                buf[l] = 0;
+                if (sscanf(buf, "m%un%uk%u%c", &wm, &wn, &wk, &tail) == 3) {
+                    if (wm != 64 || wn < 8 || wn > 256 || wn % 8 || (wk != 8 && wk != 16 && wk != 32))
+                        return perr(ps, line, "unsupported wgmma shape '%.*s' (m64nNk8/16/32, N a multiple of 8 in 8..256)", (int)l, p);
+                    in->space2 = (uint8_t)(wn / 8);
+                    in->vec = (uint8_t)wk;
+                    continue;
+                }
+            }
+            if (l == 2 && memcmp(p, "sp", 2) == 0) return perr(ps, line, "sparse wgmma ('%.*s') is not supported by the emulator", (int)len, s);
+        }
+        if (hopper && l == 18 && memcmp(p, "multicast::cluster", 18) == 0)
+            return perr(ps, line, "'%.*s': multicast to other CTAs of a cluster is not supported by the emulator (one CTA per cluster)",
+                        (int)len, s);
+        if (hopper && l == 4 && memcmp(p, "tile", 4) == 0) continue;
+        if (hopper && (op == EMU_OP_CP_BULK_TENSOR) && (l == 6 && memcmp(p, "im2col", 6) == 0))
+            return perr(ps, line, "'%.*s': im2col tensor copies are not supported by the emulator", (int)len, s);
         if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) { in->vec = (uint8_t)(p[1] - '0'); continue; }
         if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
         if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
         if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH) continue;
+        if (op == EMU_OP_MBARRIER && l == 6 && memcmp(p, "expect", 6) == 0) continue; /* never alone */
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
     if (op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
     if (op == EMU_OP_MMA && ntypes != 4)
         return perr(ps, line, "mma needs .dtype.atype.btype.ctype in '%.*s'", (int)len, s);
+    if (op == EMU_OP_WGMMA && (ntypes != 3 || !in->space2))
+        return perr(ps, line, "wgmma.mma_async needs .m64nNkK.dtype.atype.btype in '%.*s'", (int)len, s);
+    if (op == EMU_OP_MBARRIER && !in->mode)
+        return perr(ps, line, "'%.*s': which mbarrier operation (init, arrive, expect_tx, complete_tx, test_wait, try_wait, inval, ...)?", (int)len, s);
+    if (op == EMU_OP_CP_BULK_TENSOR && !in->mode) return perr(ps, line, "'%.*s' needs a dimension .1d to .5d", (int)len, s);
+    if (op == EMU_OP_SETMAXNREG && !in->mode) return perr(ps, line, "'%.*s' needs .inc or .dec", (int)len, s);
     return true;
 }
 
@@ -760,6 +834,10 @@ static unsigned imm_type(const EmuIns *in, unsigned i) {
     case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
     case EMU_OP_SLCT: return i == 3 ? in->ty2 : in->ty;
     case EMU_OP_MMA: return in->ty;
+    case EMU_OP_WGMMA: case EMU_OP_SETMAXNREG: case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT:
+    case EMU_OP_ELECT:
+        return EMU_T_U32;
+    case EMU_OP_MBARRIER: return in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT ? EMU_T_B64 : EMU_T_U32;
     default: return in->ty ? in->ty : EMU_T_B64;
     }
 }
@@ -807,7 +885,7 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         in->ok[i] = EMU_OK_VEC;
         return true;
     case OPD_ADDR:
-        if (*naddr == 2) return perr(ps, line, "more than two address operands");
+        if (*naddr == 3) return perr(ps, line, "more than three address operands");
         in->o[i] = o->slot == UINT32_MAX ? const_slot(ps, 0, o->sym, 0) : o->slot;
         in->off[(*naddr)++] = o->off;
         in->ok[i] = EMU_OK_ADDR;
@@ -867,6 +945,101 @@ static bool check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
     return true;
 }
 
+/* The operand shapes of the sm_90 instructions, and the .target they need. */
+static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    const Target *tg = ps->m->target;
+    bool basic_mbar = in->op == EMU_OP_MBARRIER && in->mode != EMU_MODE_MB_TRY_WAIT && in->mode != EMU_MODE_MB_EXPECT_TX &&
+                      in->mode != EMU_MODE_MB_COMPLETE_TX && in->mode != EMU_MODE_MB_ARRIVE_EXPECT_TX;
+    if (tg && (in->op == EMU_OP_WGMMA || in->op == EMU_OP_WGMMA_FENCE || in->op == EMU_OP_WGMMA_COMMIT ||
+               in->op == EMU_OP_WGMMA_WAIT || in->op == EMU_OP_SETMAXNREG) && tg->mma < WGMMA)
+        return perr(ps, line, "'%.*s' needs .target sm_90a (the module is for %s)", (int)len, s, tg->name);
+    if (tg && !basic_mbar && tg->sm < 90)
+        return perr(ps, line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)len, s, tg->name);
+    uint64_t v;
+    switch (in->op) {
+    case EMU_OP_STMATRIX: {
+        unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : in->mode == EMU_MODE_X1 ? 1 : 0;
+        if (!nmat || in->ty != EMU_T_B16 || (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC))
+            return perr(ps, line, "unsupported stmatrix form '%.*s' (m8n8 .x1/.x2/.x4 [.trans] .shared .b16)", (int)len, s);
+        if (in->ok[0] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..] first", (int)len, s);
+        if (!(in->ok[1] == EMU_OK_VEC && in->on[1] == nmat) && !(in->ok[1] == EMU_OK_REG && nmat == 1))
+            return perr(ps, line, "'%.*s' needs %u source register%s {..}", (int)len, s, nmat, nmat == 1 ? "" : "s");
+        return true;
+    }
+    case EMU_OP_SETMAXNREG:
+        if (!const_value(ps, in->o[0], &v) || v < 24 || v > 256 || v % 8)
+            return perr(ps, line, "'%.*s' needs an immediate register count, a multiple of 8 in 24..256", (int)len, s);
+        return true;
+    case EMU_OP_MBARRIER: {
+        unsigned ai = (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX || in->mode == EMU_MODE_MB_COMPLETE_TX ||
+                       in->mode == EMU_MODE_MB_INVAL) ? 0 : 1;
+        if (in->mode == EMU_MODE_MB_PENDING) return in->ok[1] == EMU_OK_REG || perr(ps, line, "'%.*s' takes a state register", (int)len, s);
+        if (in->ok[ai] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs the mbarrier's address [..] as operand %u", (int)len, s, ai + 1);
+        if (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC)
+            return perr(ps, line, "'%.*s': an mbarrier lives in shared memory (.shared::cta, .shared::cluster or generic)", (int)len, s);
+        if (in->ty != EMU_T_B64) return perr(ps, line, "'%.*s' needs .b64", (int)len, s);
+        if ((in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT) && in->nops == 4 && !(in->flags & EMU_F(PARITY)) &&
+            in->mode == EMU_MODE_MB_TEST_WAIT)
+            return perr(ps, line, "'%.*s': test_wait takes no time limit", (int)len, s);
+        return true;
+    }
+    case EMU_OP_CP_BULK: {
+        bool load = in->space == EMU_SP_SHARED && in->space2 == EMU_SP_GLOBAL;
+        bool store = in->space == EMU_SP_GLOBAL && in->space2 == EMU_SP_SHARED;
+        if (!load && !store)
+            return perr(ps, line, "unsupported cp.async.bulk form '%.*s' (.shared::cluster.global.mbarrier::complete_tx::bytes or "
+                        ".global.shared::cta.bulk_group)", (int)len, s);
+        if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR || (load && (in->nops < 4 || in->ok[3] != EMU_OK_ADDR)))
+            return perr(ps, line, "'%.*s' needs [dst], [src], size%s", (int)len, s, load ? ", [mbar]" : "");
+        if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
+        if (const_value(ps, in->o[2], &v) && (v == 0 || v % 16))
+            return perr(ps, line, "'%.*s': size %" PRIu64 " is not a positive multiple of 16", (int)len, s, v);
+        return true;
+    }
+    case EMU_OP_CP_BULK_TENSOR: {
+        unsigned dims = in->mode - EMU_MODE_D1 + 1;
+        bool load = in->space == EMU_SP_SHARED && in->space2 == EMU_SP_GLOBAL;
+        bool store = in->space == EMU_SP_GLOBAL && in->space2 == EMU_SP_SHARED;
+        if (!load && !store)
+            return perr(ps, line, "unsupported cp.async.bulk.tensor form '%.*s' (.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                        "or .global.shared::cta.tile.bulk_group)", (int)len, s);
+        unsigned ci = load ? 2 : 1;
+        bool shape = in->ok[ci - 1] == EMU_OK_ADDR && in->ok[ci] == EMU_OK_VEC && in->on[ci] == dims &&
+                     (load ? in->ok[0] == EMU_OK_ADDR && in->nops >= 4 && in->ok[3] == EMU_OK_ADDR : in->ok[2] == EMU_OK_ADDR);
+        if (!shape)
+            return perr(ps, line, "'%.*s' needs %s with %u coordinate%s", (int)len, s,
+                        load ? "[dst], [tensorMap, {c..}], [mbar]" : "[tensorMap, {c..}], [src]", dims, dims == 1 ? "" : "s");
+        if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
+        return true;
+    }
+    case EMU_OP_WGMMA: {
+        EmuWgmmaForm fm;
+        const char *why;
+        if (!emu_wgmma_form(in, &fm, &why)) return perr(ps, line, "unsupported wgmma form '%.*s': %s", (int)len, s, why);
+        if (!(in->ok[0] == EMU_OK_VEC && in->on[0] == fm.nd) && !(in->ok[0] == EMU_OK_REG && fm.nd == 1))
+            return perr(ps, line, "'%.*s' needs %u D registers {..}", (int)len, s, fm.nd);
+        bool areg = in->ok[1] == EMU_OK_VEC;
+        if (areg && in->on[1] != 4) return perr(ps, line, "'%.*s': A from registers needs 4 registers {..}", (int)len, s);
+        /* d, a, b-desc, scale-d, imm-scale-a, imm-scale-b [, imm-trans-a], imm-trans-b; integer: d, a, b, scale-d */
+        bool notrans = in->ty2 == EMU_T_TF32 || in->ty2 == EMU_T_E4M3 || in->ty2 == EMU_T_E5M2; /* K-major only */
+        unsigned want = fm.integer ? 4 : notrans ? 6 : areg ? 7 : 8;
+        if (in->nops != want)
+            return perr(ps, line, "'%.*s' takes %u operands here (d, a, b-desc, scale-d%s), found %u", (int)len, s, want,
+                        want == 4 ? "" : want == 6 ? ", imm-scale-a, imm-scale-b" : want == 7 ? ", imm-scale-a, imm-scale-b, imm-trans-b"
+                                                                                      : ", imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b",
+                        in->nops);
+        for (unsigned k = 4; k < in->nops; k++)
+            if (!const_value(ps, in->o[k], &v) || (k < 6 ? (v != 1 && v != (uint64_t)-1 && v != 0xFFFFFFFFull) : v > 1))
+                return perr(ps, line, "'%.*s': operand %u must be an immediate %s", (int)len, s, k + 1, k < 6 ? "1 or -1" : "0 or 1");
+        return true;
+    }
+    case EMU_OP_WGMMA_WAIT: case EMU_OP_CP_BULK_WAIT:
+        if (!const_value(ps, in->o[0], &v) || v > 7) return perr(ps, line, "'%.*s' needs an immediate group count 0..7", (int)len, s);
+        return true;
+    }
+    return true;
+}
+
 /* Checks operand count and destination kinds, per op. */
 static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     int want = -1, want_max = -1;
@@ -897,7 +1070,7 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     case EMU_OP_BRA: want = 1; break;
     case EMU_OP_BAR: case EMU_OP_BARRIER: want = 0; want_max = 2; break;
     case EMU_OP_BAR_WARP: want = 1; break;
-    case EMU_OP_RET: case EMU_OP_EXIT: case EMU_OP_TRAP: case EMU_OP_MEMBAR: case EMU_OP_FENCE:
+    case EMU_OP_RET: case EMU_OP_EXIT: case EMU_OP_TRAP: case EMU_OP_MEMBAR:
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT_ALL:
         want = 0; break;
     case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_NANOSLEEP: want = 1; break;
@@ -906,6 +1079,25 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     case EMU_OP_LDMATRIX: want = 2; break;
     case EMU_OP_MMA: want = 4; break;
     case EMU_OP_CALL: want = 1; want_max = 3; break;
+    case EMU_OP_STMATRIX: want = 2; break;
+    case EMU_OP_ELECT: want = 2; break;
+    case EMU_OP_SETMAXNREG: want = 1; break;
+    case EMU_OP_CP_BULK_COMMIT: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: want = 0; break;
+    case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT: want = 1; break;
+    case EMU_OP_CP_BULK: want = 3; want_max = 5; break;          /* [d], [s], size [, [mbar]] [, cache-policy] */
+    case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 5; break;   /* [d], [tmap], {c}, [mbar] | [tmap], {c}, [s] [, cache-policy] */
+    case EMU_OP_WGMMA: want = 4; want_max = 8; break;
+    case EMU_OP_MBARRIER:
+        switch (in->mode) {
+        case EMU_MODE_MB_INIT: case EMU_MODE_MB_EXPECT_TX: case EMU_MODE_MB_COMPLETE_TX: want = 2; break;
+        case EMU_MODE_MB_INVAL: want = 1; break;
+        case EMU_MODE_MB_ARRIVE: case EMU_MODE_MB_ARRIVE_DROP: want = 2; want_max = 3; break;
+        case EMU_MODE_MB_ARRIVE_EXPECT_TX: want = 3; break;
+        case EMU_MODE_MB_TEST_WAIT: case EMU_MODE_MB_TRY_WAIT: want = 3; want_max = 4; break;
+        case EMU_MODE_MB_PENDING: want = 2; break;
+        }
+        break;
+    case EMU_OP_FENCE: want = 0; want_max = 2; break; /* fence.proxy.tensormap::generic.acquire [a], 128 */
     }
     if (want_max < 0) want_max = want;
     if (want >= 0 && (in->nops < want || in->nops > want_max))
@@ -913,7 +1105,11 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     bool dest = in->nops > 0 && in->op != EMU_OP_ST && in->op != EMU_OP_RED && in->op != EMU_OP_BRA &&
                 in->op != EMU_OP_BAR && in->op != EMU_OP_BARRIER && in->op != EMU_OP_BAR_WARP &&
                 in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&
-                in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP;
+                in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
+                in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
+                in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
+                !(in->op == EMU_OP_MBARRIER && (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX ||
+                                                in->mode == EMU_MODE_MB_COMPLETE_TX || in->mode == EMU_MODE_MB_INVAL));
     if (dest) {
         bool regdest = in->ok[0] == EMU_OK_VEC ||
                        (in->ok[0] == EMU_OK_REG && (in->o[0] < EMU_SLOT_SREG || in->o[0] >= EMU_SLOT_SREG + EMU_SREG_COUNT) &&
@@ -945,6 +1141,7 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
             return perr(ps, line, "'%.*s' needs %u destination register%s {..}", (int)len, s, nmat, nmat == 1 ? "" : "s");
         if (in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
     }
+    if (in->op >= EMU_OP_STMATRIX && !check_hopper(ps, in, line, s, len)) return false;
     bool need_addr = in->op == EMU_OP_LD || in->op == EMU_OP_LDU || in->op == EMU_OP_ATOM;
     if (need_addr && in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
     if ((in->op == EMU_OP_ST || in->op == EMU_OP_RED) && in->ok[0] != EMU_OK_ADDR)
@@ -1019,6 +1216,24 @@ static bool parse_ins(Parser *ps) {
             if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
             if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
             i++;
+            if (o.kind == OPD_ADDR && o.ncoords) { /* [tmap, {c..}]: the coordinates are the next operand */
+                if (in.op != EMU_OP_CP_BULK_TENSOR) return perr(ps, line, "only cp.async.bulk.tensor takes [tensorMap, {coordinates}]");
+                if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
+                Opd c;
+                opd_init(&c);
+                c.kind = OPD_VEC;
+                c.nvec = o.ncoords;
+                memcpy(c.vec, o.coords, o.ncoords * sizeof *o.coords);
+                memset(c.vimm_set, 0, c.nvec * sizeof *c.vimm_set);
+                if (c.nvec == 1) { /* one coordinate stays a vector of one (put_operand would unwrap it) */
+                    GROW(ps->vec, ps->nvec, ps->capvec);
+                    ps->vec[ps->nvec++] = c.vec[0];
+                    in.o[i] = ps->nvec - 1;
+                    in.on[i] = 1;
+                    in.ok[i] = EMU_OK_VEC;
+                } else if (!put_operand(ps, &in, i, &c, &naddr, line)) return false;
+                i++;
+            }
             if (accept(ps, '|')) {
                 /* setp p|q: q goes to operand 4 after the sources; remember it in slot 5 for now */
                 Opd q;
@@ -1040,10 +1255,10 @@ static bool parse_ins(Parser *ps) {
         in.o[4] = q;
         in.ok[4] = EMU_OK_REG;
         in.nops = in.nops == 3 ? 3 : 4;
-    } else if (second && in.op != EMU_OP_SHFL && !(in.op == EMU_OP_MATCH && in.mode == EMU_MODE_ALL)) {
-        return perr(ps, line, "'|' is only valid in setp, shfl and match.all destinations");
-    } else if (in.op == EMU_OP_SHFL || in.op == EMU_OP_MATCH) {
-        /* shfl d|p, a, b, c, mask and match.all d|p, a, mask: p stored as o[5] */
+    } else if (second && in.op != EMU_OP_SHFL && in.op != EMU_OP_ELECT && !(in.op == EMU_OP_MATCH && in.mode == EMU_MODE_ALL)) {
+        return perr(ps, line, "'|' is only valid in setp, shfl, elect and match.all destinations");
+    } else if (in.op == EMU_OP_SHFL || in.op == EMU_OP_MATCH || in.op == EMU_OP_ELECT) {
+        /* shfl d|p, a, b, c, mask, match.all d|p, a, mask and elect.sync d|p, mask: p stored as o[5] */
         in.o[5] = second ? second - 1 : EMU_SLOT_SINK;
     }
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
@@ -1094,7 +1309,7 @@ static bool parse_perf(Parser *ps, EmuFunc *f) {
 }
 
 static void reset_fn_state(Parser *ps) {
-    ps->nregs = ps->nconsts = ps->ncode = ps->nvec = ps->nlabels = ps->nfixes = 0;
+    ps->nregs = ps->nconsts = ps->ncode = ps->nvec = ps->nlabels = ps->nfixes = ps->nallregs = 0;
     ps->code = NULL;
     ps->capcode = 0;
     ps->vec = NULL;
@@ -1271,6 +1486,10 @@ static bool parse_function(Parser *ps, bool entry) {
                 f->code[i].op == EMU_OP_LDMATRIX || f->code[i].op == EMU_OP_MMA || f->code[i].op == EMU_OP_MATCH ||
                 f->code[i].op == EMU_OP_REDUX)
                 f->uses_warp_sync = true;
+        for (uint32_t i = 0; i < f->ncode; i++) f->uses_wgmma |= f->code[i].op == EMU_OP_WGMMA;
+        f->nregnames = ps->nallregs;
+        f->regnames = ps->nallregs ? arena_alloc(ps->a, ps->nallregs * sizeof *f->regnames) : NULL;
+        if (ps->nallregs) memcpy(f->regnames, ps->allregs, ps->nallregs * sizeof *f->regnames);
         ps->code = NULL;
         ps->vec = NULL;
     } else {
@@ -1388,6 +1607,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     }
     if (ok && !emu_module_finalize(m, mem, &ps.err)) ok = false;
     free(ps.regs);
+    free(ps.allregs);
     free(ps.consts);
     free(ps.labels);
     free(ps.fixes);

@@ -18,10 +18,11 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
+typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
 
 /* X(ENUM, "name", required args, "parameter names", IR op, kind, attr kind) */
-/* Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only. */
+/* Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only;
+ * `name:fn` names a device function (a combine_fn). */
 #define ATOMIC_PARAMS "ptr value mask sem:str scope:str"
 #define LANG_BUILTINS(X)                                                                   \
     X(PROGRAM_ID, "program_id", 1, "axis", PROGRAM_ID, PLAIN, 0)                           \
@@ -70,8 +71,23 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC } BiKind;
     X(SUM, "sum", 1, "x axis", REDUCE, RED, RED_SUM)                                       \
     X(ARGMAX, "argmax", 1, "x axis", REDUCE, RED, RED_ARGMAX)                              \
     X(ARGMIN, "argmin", 1, "x axis", REDUCE, RED, RED_ARGMIN)                              \
-    X(CUMSUM, "cumsum", 1, "x axis", SCAN, PLAIN, RED_SUM)                                 \
-    X(DOT, "dot", 2, "a b acc allow_tf32", DOT, PLAIN, 0)                                  \
+    X(CUMSUM, "cumsum", 1, "x axis reverse", SCAN, PLAIN, RED_SUM)                         \
+    /* shape ops, user-function reductions and scans, sorting: composed in compose.c */    \
+    X(JOIN, "join", 2, "a b", SELECT, COMPOSE, 0)                                          \
+    X(SPLIT, "split", 1, "x", GATHER, COMPOSE, 0)                                          \
+    X(INTERLEAVE, "interleave", 2, "a b", RESHAPE, COMPOSE, 0)                             \
+    X(CAT, "cat", 2, "a b can_reorder", RESHAPE, COMPOSE, 0)                               \
+    X(RAVEL, "ravel", 1, "x can_reorder", RESHAPE, COMPOSE, 0)                             \
+    X(PERMUTE, "permute", 2, "x dims", TRANS, PLAIN, 0)                                    \
+    X(FLIP, "flip", 1, "x dim", GATHER, COMPOSE, 0)                                        \
+    X(GATHER, "gather", 3, "src index axis", GATHER, COMPOSE, 0)                           \
+    X(REDUCE, "reduce", 3, "input axis combine_fn:fn keep_dims", GATHER, COMPOSE, 0)       \
+    X(ASSOCIATIVE_SCAN, "associative_scan", 3, "input axis combine_fn:fn reverse", GATHER, COMPOSE, 0) \
+    X(CUMPROD, "cumprod", 1, "x axis reverse", MUL, COMPOSE, 0)                            \
+    X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
+    X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
+    X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
+    X(DOT, "dot", 2, "a b acc allow_tf32 input_precision:str out_dtype", DOT, PLAIN, 0)    \
     X(LOAD, "load", 1, "ptr mask other cache_modifier:str eviction_policy:str volatile", LOAD, PLAIN, 0) \
     X(STORE, "store", 2, "ptr value mask cache_modifier:str eviction_policy:str", STORE, PLAIN, 0) \
     X(ATOMIC_ADD, "atomic_add", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_SUM)             \
@@ -130,6 +146,7 @@ typedef struct Call {
     Val v[MAX_BI_PARAMS];
     Loc loc[MAX_BI_PARAMS];
     const char *str[MAX_BI_PARAMS]; /* string parameters: the literal given, or NULL */
+    const Decl *fn[MAX_BI_PARAMS];  /* function parameters: the fn named, or NULL */
 } Call;
 
 static bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
@@ -585,6 +602,30 @@ static Val bi_atomic(Call *c) {
     return rt(g, in->res[0]);
 }
 
+/* tf32x3: x = big + small with big = x with the low 13 mantissa bits cleared (a tf32
+ * value) and small = x - big (exact); a.b ~ small_a.big_b + big_a.small_b + big_a.big_b,
+ * small terms first, each on tf32 tensor cores (dropping only small.small and the
+ * bits tf32 truncates from the small halves).  Infinite or NaN inputs give NaN
+ * (inf - inf in the split), as Triton's. */
+static Val dot_tf32x3(Call *c, Val a, Val b, ValueId acc) {
+    Gen *g = c->g;
+    Loc loc = c->node->loc;
+    ValueId big[2], small[2];
+    Val x[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        Val bits = rt(g, gen_emit(g, loc, OP_BITCAST, &x[k].v, 1, tir_with_dtype(g->m, x[k].t, DT_I32)));
+        Val hi = gen_binop(g, TK_AMP, bits, val_ct_int((int32_t)0xFFFFE000u, DT_I32), loc);
+        big[k] = gen_emit(g, loc, OP_BITCAST, &hi.v, 1, x[k].t);
+        small[k] = gen_binop(g, TK_MINUS, x[k], rt(g, big[k]), loc).v;
+    }
+    ValueId pairs[3][2] = {{small[0], big[1]}, {big[0], small[1]}, {big[0], big[1]}};
+    for (int p = 0; p < 3; p++) {
+        acc = gen_emit(g, loc, OP_DOT, (ValueId[]){pairs[p][0], pairs[p][1], acc}, 3, tir_vtype(g->f, acc));
+        tir_val(g->f, acc)->def->a.allow_tf32 = 1;
+    }
+    return rt(g, acc);
+}
+
 static Val bi_dot(Call *c) {
     Gen *g = c->g;
     /* f8 operands: f16 holds every f8e4m3 and f8e5m2 value exactly, so the product runs on
@@ -628,6 +669,20 @@ static Val bi_dot(Call *c) {
         return val_err();
     }
     DType acc_dt = dtype_is_float(in) ? (in == DT_F64 ? DT_F64 : DT_F32) : (dtype_bits(in) == 64 ? DT_I64 : DT_I32);
+    /* out_dtype: the accumulator's type (Triton's); f16 only for f16 inputs (f16 mma accumulate) */
+    const Type *out_t = NULL;
+    if (has(c, 5)) {
+        if (!dtype_arg(c, 5, &out_t)) return val_err();
+        DType o = out_t->dt;
+        bool okd = dtype_is_float(in) ? (o == DT_F32 || (o == DT_F16 && in == DT_F16) || (o == DT_F64 && in == DT_F64))
+                                      : (o == DT_I32 || o == DT_I64) && dtype_bits(o) >= dtype_bits(in);
+        if (!okd) {
+            diag_error(g->d, c->loc[5], "dot: out_dtype '%s' does not suit '%s' inputs (f32 for float inputs, f16 for f16, i32 or i64 for integers)",
+                       dtype_name(o), dtype_name(in));
+            return val_err();
+        }
+        acc_dt = o;
+    }
     const Type *acc_t = tensor_type(g, acc_dt, 2, s);
     ValueId acc;
     if (!has(c, 2)) {
@@ -651,12 +706,38 @@ static Val bi_dot(Call *c) {
             acc = cv.v;
         }
     }
+    if (out_t && tir_vtype(g->f, acc)->dt != out_t->dt) {
+        diag_error(g->d, c->loc[5], "dot: out_dtype '%s' differs from the accumulator's type '%s'", dtype_name(out_t->dt),
+                   dtype_name(tir_vtype(g->f, acc)->dt));
+        return val_err();
+    }
     int64_t tf32 = 0;
     if (has(c, 3) && !ct_int(c, 3, "allow_tf32", &tf32)) return val_err();
     if (tf32 && in != DT_F32) {
         diag_error(g->d, c->loc[3], "dot: allow_tf32 applies to f32 inputs, got '%s'", dtype_name(in));
         return val_err();
     }
+    /* input_precision (Triton's): "ieee" exact f32 FMA, "tf32" one tensor-core pass,
+     * "tf32x3" three passes on the big and small halves of each operand */
+    bool x3 = false;
+    if (c->str[4]) {
+        const char *p = c->str[4];
+        if (strcmp(p, "ieee") && strcmp(p, "tf32") && strcmp(p, "tf32x3")) {
+            diag_error(g->d, c->loc[4], "dot: input_precision must be \"ieee\", \"tf32\" or \"tf32x3\", got \"%s\"", p);
+            return val_err();
+        }
+        if (in != DT_F32 && strcmp(p, "ieee")) {
+            diag_error(g->d, c->loc[4], "dot: input_precision \"%s\" applies to f32 inputs, got '%s'", p, dtype_name(in));
+            return val_err();
+        }
+        if (has(c, 3)) {
+            diag_error(g->d, c->loc[3], "dot: give either allow_tf32 or input_precision, not both");
+            return val_err();
+        }
+        tf32 = strcmp(p, "ieee") != 0;
+        x3 = !strcmp(p, "tf32x3");
+    }
+    if (x3) return dot_tf32x3(c, a, b, acc);
     ValueId r = gen_emit(g, c->node->loc, OP_DOT, (ValueId[]){a.v, b.v, acc}, 3, tir_vtype(g->f, acc));
     tir_val(g->f, r)->def->a.allow_tf32 = tf32 != 0;
     return rt(g, r);
@@ -851,6 +932,78 @@ static Val bi_inline_asm(Gen *g, const Node *node) {
     return val_rt(g, in->res[0]);
 }
 
+/* The built-ins of compose.c: arguments checked here, the ops composed there. */
+static Val bi_compose(Call *c, BuiltinId id) {
+    Gen *g = c->g;
+    Loc loc = c->node->loc;
+    switch (id) {
+    case BI_JOIN: return compose_join(g, c->v[0], c->v[1], loc);
+    case BI_INTERLEAVE: return compose_interleave(g, c->v[0], c->v[1], loc);
+    case BI_CAT: {
+        int64_t reorder = 0; /* accepted, never used: the order is always a then b */
+        if (has(c, 2) && !ct_int(c, 2, "can_reorder", &reorder)) return val_err();
+        return compose_cat(g, c->v[0], c->v[1], loc);
+    }
+    case BI_SPLIT: return compose_split(g, c->v[0], loc);
+    case BI_RAVEL: return compose_ravel(g, c->v[0], loc);
+    case BI_FLIP:
+    case BI_GATHER: {
+        if (!tensor_arg(c, 0)) return val_err();
+        int axis = c->v[0].t->rank - 1;
+        int ai = id == BI_FLIP ? 1 : 2;
+        if (has(c, ai) && !axis_arg(c, ai, c->v[0].t->rank, false, &axis)) return val_err();
+        if (id == BI_FLIP) return compose_flip(g, c->v[0], axis, loc);
+        if (!val_is_value(g, c->v[1], c->loc[1])) return val_err();
+        return compose_gather(g, c->v[0], c->v[1], axis, loc);
+    }
+    case BI_REDUCE:
+    case BI_ASSOCIATIVE_SCAN:
+    case BI_CUMPROD: {
+        Val x = c->v[0];
+        Val first = x.k == V_TUPLE && x.nelems ? x.elems[0] : x;
+        if (x.k != V_TUPLE && !tensor_arg(c, 0)) return val_err();
+        if (!val_is_value(g, first, c->loc[0])) return val_err();
+        int rank = val_rank(first), axis = -1;
+        if (id == BI_CUMPROD && !has(c, 1)) axis = 0;
+        if (has(c, 1) && !axis_arg(c, 1, rank, false, &axis)) return val_err();
+        if (axis < 0 && id != BI_REDUCE) {
+            diag_error(g->d, loc, "'%s' needs an axis", c->bi->name);
+            return val_err();
+        }
+        int64_t flag = 0;
+        if (has(c, 3 - (id == BI_CUMPROD)) && !ct_int(c, 3 - (id == BI_CUMPROD), id == BI_REDUCE ? "keep_dims" : "reverse", &flag))
+            return val_err();
+        if (id == BI_REDUCE) return compose_reduce(g, x, axis, c->fn[2], flag != 0, loc);
+        if (id == BI_CUMPROD && !numeric(c, 0)) return val_err();
+        return compose_scan(g, x, axis, id == BI_CUMPROD ? NULL : c->fn[2], OP_MUL, flag != 0, loc);
+    }
+    case BI_SORT:
+    case BI_TOPK: {
+        if (!tensor_arg(c, 0)) return val_err();
+        int rank = c->v[0].t->rank, dim = rank - 1;
+        if (has(c, 2 - (id == BI_SORT)) && !axis_arg(c, 2 - (id == BI_SORT), rank, false, &dim)) return val_err();
+        if (dim != rank - 1) {
+            diag_error(g->d, c->loc[2 - (id == BI_SORT)], "'%s' works along the last dimension only (as Triton)", c->bi->name);
+            return val_err();
+        }
+        if (id == BI_TOPK) {
+            int64_t k;
+            if (!ct_int(c, 1, "k", &k)) return val_err();
+            return compose_topk(g, c->v[0], k, loc);
+        }
+        int64_t desc = 0;
+        if (has(c, 2) && !ct_int(c, 2, "descending", &desc)) return val_err();
+        return compose_sort(g, c->v[0], desc != 0, loc);
+    }
+    case BI_HISTOGRAM: {
+        int64_t bins;
+        if (!ct_int(c, 1, "num_bins", &bins)) return val_err();
+        return compose_histogram(g, c->v[0], bins, c->arg[2] ? c->v[2] : (Val){.k = V_NONE}, loc);
+    }
+    default: unreachable("bi_compose");
+    }
+}
+
 Val builtin_call(Gen *g, const Node *node) {
     int id = builtin_find(node->name);
     if (id == BI_INLINE_ASM_ELEMENTWISE) return bi_inline_asm(g, node);
@@ -858,7 +1011,7 @@ Val builtin_call(Gen *g, const Node *node) {
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};
     const char *pn[MAX_BI_PARAMS];
-    bool is_str[MAX_BI_PARAMS] = {0};
+    bool is_str[MAX_BI_PARAMS] = {0}, is_fn[MAX_BI_PARAMS] = {0};
     int np = 0;
     char *ps = arena_strdup(g->a, bi->params);
     for (char *tok = ps; *tok && np < MAX_BI_PARAMS;) {
@@ -866,7 +1019,11 @@ Val builtin_call(Gen *g, const Node *node) {
         char *sp = strchr(tok, ' ');
         if (sp) *sp = 0;
         char *colon = strchr(tok, ':');
-        if (colon) *colon = 0, is_str[np - 1] = true;
+        if (colon) {
+            if (!strcmp(colon + 1, "fn")) is_fn[np - 1] = true;
+            else is_str[np - 1] = true;
+            *colon = 0;
+        }
         if (!sp) break;
         tok = sp + 1;
     }
@@ -897,6 +1054,15 @@ Val builtin_call(Gen *g, const Node *node) {
                 ok = false;
             }
             c.str[i] = c.arg[i]->name;
+            c.v[i] = (Val){.k = V_NONE};
+            continue;
+        }
+        if (is_fn[i]) {
+            Global *gl = c.arg[i]->kind == N_NAME && !gen_lookup_var(g, c.arg[i]->name) ? gen_find_global(g, c.arg[i]->name) : NULL;
+            if (!gl || gl->decl->kind != D_FN) {
+                diag_error(g->d, c.loc[i], "argument '%s' of '%s' must name a fn", pn[i], bi->name);
+                ok = false;
+            } else c.fn[i] = gl->decl;
             c.v[i] = (Val){.k = V_NONE};
             continue;
         }
@@ -1005,7 +1171,19 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_SUM:
     case BI_ARGMAX:
     case BI_ARGMIN: return bi_reduce(&c, bi->red, OP_REDUCE);
-    case BI_CUMSUM: return bi_reduce(&c, RED_SUM, OP_SCAN);
+    case BI_CUMSUM: {
+        int64_t rev = 0;
+        if (has(&c, 2) && !ct_int(&c, 2, "reverse", &rev)) return val_err();
+        if (!rev) return bi_reduce(&c, RED_SUM, OP_SCAN);
+        /* reverse: out[i] = x[n-1] + ... + x[i], the same order as a scan of flip(x) */
+        int axis = 0;
+        if (!numeric(&c, 0) || !tensor_arg(&c, 0) || (has(&c, 1) && !axis_arg(&c, 1, c.v[0].t->rank, false, &axis))) return val_err();
+        c.v[0] = compose_flip(g, c.v[0], axis, node->loc);
+        c.v[1] = val_ct_int(axis, DT_I32);
+        Val s = bi_reduce(&c, RED_SUM, OP_SCAN);
+        return s.k == V_ERR ? s : compose_flip(g, s, axis, node->loc);
+    }
+    case BI_PERMUTE: return bi_shape_op(&c, BI_TRANS);
     case BI_DOT: return bi_dot(&c);
     case BI_LOAD: return bi_load(&c);
     case BI_STORE: return bi_store(&c);
@@ -1021,6 +1199,7 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_DEBUG_BARRIER: gen_emit_inst(g, node->loc, OP_BARRIER, NULL, 0, NULL); return (Val){.k = V_VOID};
     default:
         if (bi->kind == BK_MATH) return bi_math(&c);
+        if (bi->kind == BK_COMPOSE) return bi_compose(&c, (BuiltinId)id);
         unreachable("builtin");
     }
 }

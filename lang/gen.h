@@ -129,6 +129,27 @@ const char *gen_type_desc(Gen *g, const Type *t); /* full type: "tensor<64x32xf3
 bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *const *pnames, int np, int min,
                    const Node **slots, bool *by_kw);
 
+/* Inline device function fn with n already evaluated arguments (the rest take their
+ * defaults), as a call at loc: what reduce/associative_scan do with their combine_fn. */
+Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *args, int n, Loc loc);
+/* The file-level constant or fn called name, or NULL. */
+Global *gen_find_global(Gen *g, const char *name);
+Var *gen_lookup_var(Gen *g, const char *name);
+
+/* compose.c: built-ins composed from other ops (arguments checked by builtins.c) */
+Val compose_join(Gen *g, Val a, Val b, Loc loc);
+Val compose_split(Gen *g, Val x, Loc loc);
+Val compose_interleave(Gen *g, Val a, Val b, Loc loc);
+Val compose_cat(Gen *g, Val a, Val b, Loc loc);
+Val compose_ravel(Gen *g, Val x, Loc loc);
+Val compose_flip(Gen *g, Val x, int dim, Loc loc);
+Val compose_gather(Gen *g, Val src, Val index, int axis, Loc loc);
+Val compose_reduce(Gen *g, Val in, int axis, const Decl *fn, bool keep_dims, Loc loc); /* axis -1: all */
+Val compose_scan(Gen *g, Val in, int axis, const Decl *fn, Op op, bool reverse, Loc loc); /* fn NULL: op (mul) */
+Val compose_sort(Gen *g, Val x, bool descending, Loc loc);
+Val compose_topk(Gen *g, Val x, int64_t k, Loc loc);
+Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc);
+
 /* builtins.c */
 bool builtin_exists(const char *name);
 Val builtin_call(Gen *g, const Node *call);

@@ -187,36 +187,74 @@ bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *cons
 }
 
 /* ---- device functions ---- */
+/* Whether fn may be inlined here: not recursive, within the size and depth bounds. */
+static bool fn_call_allowed(Gen *g, const Decl *fn, Loc loc) {
+    for (Frame *f = g->fr; f; f = f->up)
+        if (f->fn == fn) {
+            diag_error(g->d, loc, "recursive call to '%s'", fn->name);
+            return false;
+        }
+    if (g->too_big) return false; /* reported once */
+    if (++g->ncalls > GEN_MAX_CALLS) {
+        g->too_big = true;
+        diag_error(g->d, loc, "kernel too large after inlining: more than %d function calls", GEN_MAX_CALLS);
+        return false;
+    }
+    if (g->inline_depth >= GEN_MAX_INLINE) {
+        diag_error(g->d, loc, "calls nested more than %d deep", GEN_MAX_INLINE);
+        return false;
+    }
+    return true;
+}
+
+/* Check and convert the evaluated arguments (one per parameter, locations in aloc), then
+ * generate fn's body in a new frame. */
+static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc) {
+    int np = fn->nparams;
+    bool ok = true;
+    for (int i = 0; i < np; i++) {
+        const Param *pa = &fn->params[i];
+        if (pa->is_const && args[i].k == V_RT) {
+            diag_error(g->d, aloc[i], "'%s' must be a compile-time constant", pa->name);
+            ok = false;
+            continue;
+        }
+        if (pa->ty.dt != DT_VOID) {
+            args[i] = convert_to(g, args[i], pa->ty, aloc[i], pa->name);
+            if (args[i].k == V_ERR) ok = false;
+        }
+    }
+    if (!ok) return val_err();
+    Frame fr = {.up = g->fr, .fn = fn};
+    Scope sc = {0};
+    fr.scope = fr.base = &sc;
+    Frame *saved = g->fr;
+    g->fr = &fr;
+    g->inline_depth++;
+    for (int i = 0; i < np; i++) define_var(g, fn->params[i].name, args[i]);
+    gen_seq(g, fn->body->kids, fn->body->nkids, NULL);
+    g->inline_depth--;
+    g->fr = saved;
+    return fr.returned ? fr.ret : (Val){.k = V_VOID};
+}
+
 Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
     int np = fn->nparams, min = 0;
     const char **names = ARENA_ARRAY(g->a, const char *, np + 1);
     const Node **slots = ARENA_ARRAY(g->a, const Node *, np + 1);
     bool *kw = ARENA_ARRAY(g->a, bool, np + 1);
     Val *args = ARENA_ARRAY(g->a, Val, np + 1);
+    Loc *aloc = ARENA_ARRAY(g->a, Loc, np + 1);
     for (int i = 0; i < np; i++) {
         names[i] = fn->params[i].name;
         if (!fn->params[i].def) min++;
     }
     if (!gen_bind_args(g, call, fn->name, names, np, min, slots, kw)) return val_err();
-    for (Frame *f = g->fr; f; f = f->up)
-        if (f->fn == fn) {
-            diag_error(g->d, call->loc, "recursive call to '%s'", fn->name);
-            return val_err();
-        }
-    if (g->too_big) return val_err(); /* reported once */
-    if (++g->ncalls > GEN_MAX_CALLS) {
-        g->too_big = true;
-        diag_error(g->d, call->loc, "kernel too large after inlining: more than %d function calls", GEN_MAX_CALLS);
-        return val_err();
-    }
-    if (g->inline_depth >= GEN_MAX_INLINE) {
-        diag_error(g->d, call->loc, "calls nested more than %d deep", GEN_MAX_INLINE);
-        return val_err();
-    }
+    if (!fn_call_allowed(g, fn, call->loc)) return val_err();
     bool ok = true;
     for (int i = 0; i < np; i++) {
         const Param *pa = &fn->params[i];
-        Loc aloc = slots[i] ? slots[i]->loc : call->loc;
+        aloc[i] = slots[i] ? slots[i]->loc : call->loc;
         if (slots[i]) args[i] = gen_expr(g, slots[i]);
         else if (pa->def) args[i] = eval_global_expr(g, pa->def);
         else {
@@ -229,32 +267,35 @@ Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
             continue;
         }
         if (args[i].k == V_VOID) {
-            diag_error(g->d, aloc, "expression has no value");
+            diag_error(g->d, aloc[i], "expression has no value");
             ok = false;
             continue;
-        }
-        if (pa->is_const && args[i].k == V_RT) {
-            diag_error(g->d, aloc, "'%s' must be a compile-time constant", pa->name);
-            ok = false;
-            continue;
-        }
-        if (pa->ty.dt != DT_VOID) {
-            args[i] = convert_to(g, args[i], pa->ty, aloc, pa->name);
-            if (args[i].k == V_ERR) ok = false;
         }
     }
     if (!ok) return val_err();
-    Frame fr = {.up = g->fr, .fn = fn};
-    Scope sc = {0};
-    fr.scope = fr.base = &sc;
-    Frame *saved = g->fr;
-    g->fr = &fr;
-    g->inline_depth++;
-    for (int i = 0; i < np; i++) define_var(g, names[i], args[i]);
-    gen_seq(g, fn->body->kids, fn->body->nkids, NULL);
-    g->inline_depth--;
-    g->fr = saved;
-    return fr.returned ? fr.ret : (Val){.k = V_VOID};
+    return fn_inline(g, fn, args, aloc);
+}
+
+Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *vals, int n, Loc loc) {
+    int np = fn->nparams;
+    if (n > np) {
+        diag_error(g->d, loc, "'%s' takes %d parameter%s but is given %d values", fn->name, np, np == 1 ? "" : "s", n);
+        return val_err();
+    }
+    if (!fn_call_allowed(g, fn, loc)) return val_err();
+    Val *args = ARENA_ARRAY(g->a, Val, np + 1);
+    Loc *aloc = ARENA_ARRAY(g->a, Loc, np + 1);
+    for (int i = 0; i < np; i++) {
+        aloc[i] = loc;
+        if (i < n) args[i] = vals[i];
+        else if (fn->params[i].def) args[i] = eval_global_expr(g, fn->params[i].def);
+        else {
+            diag_error(g->d, loc, "'%s' takes %d parameter%s but is given %d values", fn->name, np, np == 1 ? "" : "s", n);
+            return val_err();
+        }
+        if (args[i].k == V_ERR) return val_err();
+    }
+    return fn_inline(g, fn, args, aloc);
 }
 
 /* ---- pre-scans ---- */

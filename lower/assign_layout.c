@@ -140,6 +140,7 @@ static const Layout *mma_for(Ctx *c, Inst *i, const Layout **la, const Layout **
     const Type *at = tir_vtype(c->f, i->ops[0]), *bt = tir_vtype(c->f, i->ops[1]), *rt = tir_vtype(c->f, i->res[0]);
     int kw = 0, vpr = 0;
     if ((at->dt == DT_F16 || at->dt == DT_BF16) && bt->dt == at->dt && rt->dt == DT_F32) kw = 16, vpr = 2;
+    else if (at->dt == DT_F16 && bt->dt == DT_F16 && rt->dt == DT_F16) kw = 16, vpr = 2; /* f16 accumulate */
     else if (at->dt == DT_F32 && bt->dt == DT_F32 && rt->dt == DT_F32 && i->a.allow_tf32) kw = 8, vpr = 1;
     else if (at->dt == DT_I8 && bt->dt == DT_I8 && rt->dt == DT_I32) kw = 32, vpr = 4;
     if (!kw) return NULL;
@@ -346,7 +347,7 @@ static void backward_inst(Ctx *c, Inst *i) {
         return;
     case OP_YIELD: {
         Inst *p = i->parent->parent;
-        if (!p) return;
+        if (!p || p->op == OP_REDUCE_FN || p->op == OP_SCAN_FN) return; /* a combine yields scalars */
         for (int k = 0; k < i->nops; k++) {
             ValueId target = tir_is_loop(p->op) ? i->parent->args[tir_loop_arg(p) + k] : p->res[k];
             if (c->want[target]) wish(c, i->ops[k], c->want[target]);
@@ -504,6 +505,29 @@ static void forward_inst(Ctx *c, Inst *i) {
     case OP_REDUCE: {
         const Layout *ol = layout_of(c, i->ops[0]);
         if (tir_vtype(f, i->res[0])->rank) set_layout(c, i->res[0], intern(c, layout_slice(ol, (int)i->a.ival)));
+        return;
+    }
+    case OP_REDUCE_FN:
+    case OP_SCAN_FN: {
+        /* every operand in one blocked layout, where each thread's elements along the axis
+         * are contiguous and come before the next lane's (the combine keeps that order) */
+        const Layout *ol = layout_of(c, i->ops[0]);
+        if (ol->kind != LAYOUT_BLOCKED) ol = default_layout(c, tir_vtype(f, i->ops[0]));
+        for (int k = 0; k < i->nops; k++) need(c, i, k, ol);
+        for (int k = 0; k < i->nres; k++)
+            if (i->op == OP_SCAN_FN) set_layout(c, i->res[k], ol);
+            else if (tir_vtype(f, i->res[k])->rank) set_layout(c, i->res[k], intern(c, layout_slice(ol, (int)i->a.ival)));
+        forward_block(c, i->regions[0]);
+        return;
+    }
+    case OP_GATHER: {
+        /* the source keeps its layout (it goes through shared memory); the index is read
+         * register by register with the result, so it takes the result's layout */
+        const Layout *r = chosen(c, i->res[0]);
+        if (i->a.ival2 && r->kind != LAYOUT_BLOCKED) r = default_layout(c, tir_vtype(f, i->res[0]));
+        set_layout(c, i->res[0], r);
+        need(c, i, 1, r);
+        if (i->a.ival2) need(c, i, 0, r); /* a butterfly partner: in the same registers, or a lane's */
         return;
     }
     case OP_TRANS: {

@@ -16,7 +16,8 @@
  *      not(not x), cast/broadcast/reshape/... to the operand's own type,
  *      trans(trans x) with inverse perms) map the result to an existing
  *      value of the same type in `repl` and delete the op; x*0, x&0, x-x and
- *      x^x on integers turn into a CONST in place.
+ *      x^x on integers turn into a CONST in place.  A load, store or atomic
+ *      whose mask is a constant true loses the mask (a load its `other`).
  *      An `if` on a constant condition is replaced by its taken region.
  *   4. CSE.  A pure op without regions is looked up in a scoped hash table
  *      keyed on (op, operands, attrs, result type); a hit maps its result
@@ -425,6 +426,22 @@ to_zero:
     return 0;
 }
 
+/* A memory op's mask that is a constant true goes, and a load's `other` with it. */
+static bool drop_true_mask(Func *f, Inst *i) {
+    int at;
+    switch (i->op) {
+    case OP_LOAD: at = 1; break;
+    case OP_STORE:
+    case OP_ATOMIC_RMW: at = 2; break;
+    case OP_ATOMIC_CAS:
+    case OP_ASYNC_COPY: at = 3; break;
+    default: return false;
+    }
+    if (i->nops <= at || !is_ones(f, i->ops[at]) || tir_vtype(f, i->ops[at])->dt != DT_I1) return false;
+    i->nops = at;
+    return true;
+}
+
 /* ---- step 4: scoped CSE ---- */
 
 static uint64_t mix(uint64_t h, uint64_t v) {
@@ -548,7 +565,7 @@ static void canon_block(Canon *c, Block *b) {
             c->changed = true;
             continue;
         }
-        bool mutated = fold(f, i);
+        bool mutated = fold(f, i) | drop_true_mask(f, i);
         ValueId r = simplify(f, i, &mutated);
         if (mutated) c->changed = true;
         if (!r && (tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1) {

@@ -237,6 +237,14 @@ bool layout_convert_is_local(const Type *from, const Type *to) {
     return ok;
 }
 
+int layout_xor_partner(const Type *t, int ax, int j) {
+    const Layout *l = t->layout;
+    if (!l || l->kind != LAYOUT_BLOCKED || t->shape[ax] < layout_coverage(l, ax)) return 0;
+    int spt = l->spt[ax], tpw = l->tpw[ax];
+    if (j < spt || j >= layout_coverage(l, ax)) return 1; /* the element or the repetition bits */
+    return j < spt * tpw ? 2 : 0;
+}
+
 Layout layout_blocked_for(int rank, const int32_t *shape, const int *order, int vec, int num_warps) {
     Layout l = {0};
     l.kind = LAYOUT_BLOCKED;

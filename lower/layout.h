@@ -62,6 +62,11 @@ int layout_root_dim(const Layout *l, int d);
  * element of `to` is held by the same thread in `from` (thread terms agree per dim). */
 bool layout_convert_is_local(const Type *from, const Type *to);
 
+/* Where the element at coordinate c ^ j along dim ax (j a power of two) is, for a tensor of
+ * type t in a blocked layout covering the dim without wrapping: 1 the same thread, 2 another
+ * lane of the same warp, 0 elsewhere (another warp, or a layout this does not handle). */
+int layout_xor_partner(const Type *t, int ax, int j);
+
 Layout layout_blocked_for(int rank, const int32_t *shape, const int *order, int vec, int num_warps);
 Layout layout_slice(const Layout *parent, int dim);
 /* trans: same registers, dims permuted (result dim i = operand dim perm[i]). */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 static bool emit_block(LL *l, Block *b);
+static bool emit_inst(LL *l, Inst *i);
 
 static LLVMValueRef *flatten_yield(LL *l, Inst *y, int *total) {
     int n = 0;
@@ -137,6 +138,25 @@ static bool emit_if(LL *l, Inst *i) {
     return true;
 }
 
+/* reduce_fn / scan_fn call this for each combine: bind the region's scalar arguments
+ * (a0.., b0..) to the given registers, emit its instructions again, return the yield's. */
+bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out) {
+    /* the previous combine's register arrays of these values go (nested regions are not
+     * walked: a combine with control flow leaks its inner arrays until the module is done) */
+    for (int j = 0; j < 2 * k; j++) free(l->vals[body->args[j]]), l->vals[body->args[j]] = NULL;
+    for (Inst *i = body->first; i; i = i->next)
+        for (int r = 0; r < i->nres; r++) free(l->vals[i->res[r]]), l->vals[i->res[r]] = NULL;
+    for (int j = 0; j < k; j++) {
+        ll_new(l, body->args[j], 1)[0] = a[j];
+        ll_new(l, body->args[k + j], 1)[0] = b[j];
+    }
+    Inst *y = body->last;
+    for (Inst *i = body->first; i && i != y; i = i->next)
+        if (!emit_inst(l, i) || l->failed) return false;
+    for (int j = 0; j < k; j++) out[j] = ll_get(l, y->ops[j], NULL)[0];
+    return true;
+}
+
 static bool emit_inst(LL *l, Inst *i) {
     switch (i->op) {
     case OP_FOR:
@@ -165,7 +185,10 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_CONVERT_LAYOUT:
     case OP_RESHAPE:
     case OP_REDUCE:
-    case OP_SCAN: return ll_emit_shared(l, i);
+    case OP_SCAN:
+    case OP_REDUCE_FN:
+    case OP_SCAN_FN:
+    case OP_GATHER: return ll_emit_shared(l, i);
     default: return ll_emit_elementwise(l, i);
     }
 }

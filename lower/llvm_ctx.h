@@ -59,6 +59,9 @@ void ll_error(LL *l, Loc loc, const char *fmt, ...) __attribute__((format(printf
 void ll_barrier(LL *l);
 LLVMValueRef ll_smem_ptr(LL *l, int byte_offset_const, LLVMValueRef byte_offset_dyn); /* into scratch */
 
+/* llvm_codegen.c: one combine of reduce_fn / scan_fn: the region on k scalar pairs (a earlier) */
+bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out);
+
 /* llvm_elementwise.c: constants, index sources, shape ops, arithmetic, math, casts */
 bool ll_emit_elementwise(LL *l, Inst *i);
 LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to);

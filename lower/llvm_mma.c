@@ -6,6 +6,7 @@
  * registers (in, kk) into two, and one mma.sync updates the four
  * accumulator registers of the tile in place:
  *   f16/bf16 -> f32: mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}...
+ *   f16      -> f16: mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 (out_dtype=f16)
  *   tf32     -> f32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
  *   s8       -> s32: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
  * Register numbering follows layout.c: A (im*nk + kk)*4*vpr + j,
@@ -26,22 +27,38 @@ static LLVMValueRef pack32(LL *l, LLVMValueRef *e, int vpr, DType dt) {
     return LLVMBuildBitCast(l->b, v, l->t_i32, "");
 }
 
-/* One mma.sync of a 16x8 tile: a (4 registers), b (2) and the accumulator (4, updated in place). */
-static void issue_mma(LL *l, DType dt, const LLVMValueRef *a, const LLVMValueRef *b, LLVMValueRef *acc) {
+/* One mma.sync of a 16x8 tile: a (4 registers), b (2) and the accumulator (4 elements,
+ * updated in place).  An f16 accumulator (f16 inputs, out_dtype=f16) travels as two f16x2
+ * registers, elements 2j and 2j+1 in register j, low half first. */
+static void issue_mma(LL *l, DType dt, DType acc_dt, const LLVMValueRef *a, const LLVMValueRef *b, LLVMValueRef *acc) {
     static const char *const shape[] = {
         [DT_F16] = "m16n8k16.row.col.f32.f16.f16.f32",
         [DT_BF16] = "m16n8k16.row.col.f32.bf16.bf16.f32",
         [DT_F32] = "m16n8k8.row.col.f32.tf32.tf32.f32",
         [DT_I8] = "m16n8k32.row.col.s32.s8.s8.s32",
     };
+    LLVMValueRef args[10];
+    for (int k = 0; k < 4; k++) args[k] = a[k];
+    for (int k = 0; k < 2; k++) args[4 + k] = b[k];
+    if (acc_dt == DT_F16) {
+        LLVMTypeRef fields[2] = {l->t_i32, l->t_i32};
+        for (int k = 0; k < 2; k++) args[6 + k] = pack32(l, &acc[2 * k], 2, DT_F16);
+        LLVMValueRef call = ll_asm(l, LLVMStructTypeInContext(l->ctx, fields, 2, 0),
+                                   "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {$0,$1}, {$2,$3,$4,$5}, {$6,$7}, {$8,$9};",
+                                   "=r,=r,r,r,r,r,r,r,0,1", args, 8, false);
+        LLVMTypeRef h2 = LLVMVectorType(ll_type(l, DT_F16), 2);
+        for (int k = 0; k < 2; k++) {
+            LLVMValueRef v = LLVMBuildBitCast(l->b, LLVMBuildExtractValue(l->b, call, (unsigned)k, ""), h2, "");
+            for (int e = 0; e < 2; e++) acc[2 * k + e] = LLVMBuildExtractElement(l->b, v, ll_i32(l, e), "");
+        }
+        return;
+    }
     bool integer = dt == DT_I8;
     char text[160];
     snprintf(text, sizeof text, "mma.sync.aligned.%s {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};", shape[dt]);
     LLVMTypeRef ct = integer ? l->t_i32 : l->t_f32;
     LLVMTypeRef fields[4] = {ct, ct, ct, ct};
-    LLVMValueRef args[10];
-    for (int k = 0; k < 4; k++) args[k] = a[k], args[6 + k] = acc[k];
-    for (int k = 0; k < 2; k++) args[4 + k] = b[k];
+    for (int k = 0; k < 4; k++) args[6 + k] = acc[k];
     LLVMValueRef call = ll_asm(l, LLVMStructTypeInContext(l->ctx, fields, 4, 0), text,
                                integer ? "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3" : "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, 10, false);
     for (int k = 0; k < 4; k++) acc[k] = LLVMBuildExtractValue(l->b, call, (unsigned)k, "");
@@ -74,7 +91,7 @@ bool ll_emit_dot_mma(LL *l, Inst *i) {
     for (int kk = 0; kk < nk; kk++)
         for (int im = 0; im < rm; im++)
             for (int in = 0; in < rn; in++) {
-                issue_mma(l, at->dt, &pa[(im * nk + kk) * 4], &pb[(in * nk + kk) * 2], &res[(im * rn + in) * 4]);
+                issue_mma(l, at->dt, rt->dt, &pa[(im * nk + kk) * 4], &pb[(in * nk + kk) * 2], &res[(im * rn + in) * 4]);
             }
     free(pa);
     free(pb);
@@ -308,7 +325,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
         if (kk + 1 < nk) LOAD_FRAGS(kk + 1, fa[cur ^ 1], fb[cur ^ 1]);
         for (int im = 0; im < rm; im++)
             for (int in = 0; in < rn; in++) {
-                issue_mma(l, dt, &fa[cur][im * 4], &fb[cur][in * 2], &res[(im * rn + in) * 4]);
+                issue_mma(l, dt, rt->dt, &fa[cur][im * 4], &fb[cur][in * 2], &res[(im * rn + in) * 4]);
             }
     }
 #undef LOAD_FRAGS

@@ -20,6 +20,8 @@
  *      linear index (reshape: in the result shape; row-major order is what
  *      reshape preserves), vectorized the same way.
  *
+ * reduce_fn / scan_fn (a user fn as the combine, see below): the same steps, in order.
+ *
  * reduce (axis a, kind sum/max/min/argmax/argmin):
  *   1. Group the operand's canonical registers by their stat without dim a;
  *      combine each group in register order in the accumulation type
@@ -44,6 +46,11 @@
  *      the totals of the warps before it; barrier before the next rep.
  *   4. Element = carry (earlier reps) (+) warp prefix (+) lane prefix (+)
  *      in-thread prefix; replicas copy their canonical register.
+ *
+ * gather (axis a): the source through scratch as above, then every result register loads
+ * the source element at its coordinate with coordinate a taken from the index register;
+ * with xor=j (index i ^ j, sort's partners) another register of the thread or one
+ * butterfly shuffle when the layout keeps the partner in the warp (layout_xor_partner).
  *
  * dot (FMA): a and b are stored row-major in scratch (b 16-byte aligned
  * after a), barrier, then for k = 0..K-1, unrolled: each distinct row of the
@@ -244,6 +251,66 @@ static bool emit_through_smem(LL *l, Inst *i) {
     ll_barrier(l);
     LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
     ll_smem_read_tensor(l, rt, res, i->a.smem_offset);
+    return true;
+}
+
+static LLVMValueRef shfl_elem(LL *l, const char *kind, LLVMValueRef v, LLVMValueRef arg);
+
+/* gather: the source goes to scratch row-major (as convert_layout's step 1), barrier, then
+ * each result register loads src at its own coordinate with the axis coordinate replaced by
+ * the index register's value, wrapped modulo the axis size (a power of two) so no index
+ * reads outside the buffer. */
+static bool emit_gather(LL *l, Inst *i) {
+    const Type *st = tir_vtype(l->f, i->ops[0]), *xt = tir_vtype(l->f, i->ops[1]), *rt = tir_vtype(l->f, i->res[0]);
+    if (!has_layout(l, i, st) || !has_layout(l, i, rt)) return false;
+    if (xt->layout != rt->layout) {
+        ll_error(l, i->loc, "internal error: gather's index and result layouts differ");
+        return false;
+    }
+    int eb = dtype_bytes(st->dt);
+    int n;
+    LLVMValueRef *src = ll_get(l, i->ops[0], &n);
+    int ax = (int)i->a.ival, j = (int)i->a.ival2;
+    int where = j && st->layout == rt->layout ? layout_xor_partner(st, ax, j) : 0;
+    if (where) { /* the butterfly partner: another register of this thread, or a lane's */
+        const LayoutRegs *lr = ll_regs_of(l, st);
+        ThreadTerm tt = layout_thread_term(st->layout, ax);
+        LLVMValueRef *res = ll_new(l, i->res[0], lr->n);
+        for (int r = 0; r < lr->n; r++) {
+            if (where == 2) {
+                res[r] = shfl_elem(l, "bfly", src[r], ll_i32(l, tt.lane_stride * (j / tt.lane_mul)));
+                continue;
+            }
+            int32_t c[TIR_MAX_RANK];
+            memcpy(c, lr->stat[r], sizeof c);
+            c[ax] ^= j;
+            int q = layout_regs_find(lr, c);
+            if (q < 0) {
+                ll_error(l, i->loc, "internal error: gather xor=%d finds no partner register", j);
+                return false;
+            }
+            res[r] = src[q];
+        }
+        return true;
+    }
+    if (!have_scratch(l, i, (int)(tir_type_numel(st) * eb))) return false;
+    LLVMValueRef *idx = ll_get(l, i->ops[1], &n);
+    ll_smem_write_tensor(l, st, src, i->a.smem_offset);
+    ll_barrier(l);
+    const LayoutRegs *rr = ll_regs_of(l, rt);
+    LLVMValueRef *res = ll_new(l, i->res[0], rr->n);
+    LLVMTypeRef et = smem_type(l, st->dt);
+    for (int r = 0; r < rr->n; r++) {
+        LLVMValueRef lin = ll_i32(l, 0);
+        int64_t stride = 1;
+        for (int d = st->rank - 1; d >= 0; d--) {
+            LLVMValueRef c = d == ax ? LLVMBuildAnd(l->b, idx[r], ll_i32(l, st->shape[d] - 1), "") : ll_coord(l, rt, r, d);
+            lin = LLVMBuildAdd(l->b, lin, LLVMBuildMul(l->b, c, ll_i32(l, (int32_t)stride), ""), "");
+            stride *= st->shape[d];
+        }
+        LLVMValueRef byte = LLVMBuildMul(l->b, lin, ll_i32(l, eb), "");
+        res[r] = from_smem(l, ld_shared(l, et, i->a.smem_offset, byte, (unsigned)eb), st->dt);
+    }
     return true;
 }
 
@@ -710,6 +777,321 @@ static bool emit_scan(LL *l, Inst *i) {
     return ok;
 }
 
+/* ---- reduce_fn and scan_fn: the combine is the op's region (a user fn) ----
+ *
+ * The same steps as reduce and scan, on k values at once, with two differences:
+ *   - no identity and no commutativity: the combine is only ever applied to
+ *     neighbouring runs of elements, the earlier run first.  The operands are in a
+ *     blocked layout (assign_layout), where along the axis a thread's registers of
+ *     one repetition are contiguous, lane positions follow, then warp positions, then
+ *     repetitions; so the reduction goes repetition by repetition (in-thread, lanes
+ *     by butterfly with the lower lane's value first, warps in order through scratch)
+ *     and folds the repetitions' totals in order;
+ *   - a value that may be missing (a scan's exclusive prefixes) carries an i1 saying
+ *     whether it is there; a combine with a missing side selects the other. */
+enum { FN_MAXK = 16 };
+
+typedef struct FnVal {
+    LLVMValueRef v[FN_MAXK];
+    LLVMValueRef ok; /* i1, NULL: present */
+    bool some;       /* false: nothing yet (compile-time) */
+} FnVal;
+
+typedef struct Fn {
+    Inst *i;
+    int k;
+    DType dt[FN_MAXK];
+} Fn;
+
+static LLVMValueRef sel(LL *l, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) { return c ? LLVMBuildSelect(l->b, c, a, b, "") : a; }
+
+/* a (+) b, a the earlier run */
+static FnVal fn_combine(LL *l, const Fn *F, FnVal a, FnVal b) {
+    if (!a.some) return b;
+    if (!b.some) return a;
+    FnVal r = {.some = true};
+    if (!ll_emit_combine(l, F->i->regions[0], F->k, a.v, b.v, r.v)) return a;
+    for (int j = 0; j < F->k; j++) {
+        /* missing a: b; missing b: a */
+        if (b.ok) r.v[j] = sel(l, b.ok, r.v[j], a.v[j]);
+        if (a.ok) r.v[j] = sel(l, a.ok, r.v[j], b.v[j]);
+    }
+    r.ok = a.ok && b.ok ? LLVMBuildOr(l->b, a.ok, b.ok, "") : NULL;
+    return r;
+}
+
+/* Shuffle of any scalar element type (narrow ones widened to 32 bits). */
+static LLVMValueRef shfl_elem(LL *l, const char *kind, LLVMValueRef v, LLVMValueRef arg) {
+    LLVMTypeRef ty = LLVMTypeOf(v);
+    if (ty == l->t_i32 || ty == l->t_f32 || ty == l->t_i64 || ty == l->t_f64) return shfl(l, kind, v, arg);
+    LLVMTypeKind tk = LLVMGetTypeKind(ty);
+    if (tk == LLVMPointerTypeKind)
+        return LLVMBuildIntToPtr(l->b, shfl(l, kind, LLVMBuildPtrToInt(l->b, v, l->t_i64, ""), arg), ty, "");
+    if (tk == LLVMIntegerTypeKind) /* i1, i8, i16 */
+        return LLVMBuildTrunc(l->b, shfl(l, kind, LLVMBuildZExt(l->b, v, l->t_i32, ""), arg), ty, "");
+    /* f16, bf16: through their 16 bits */
+    LLVMTypeRef i16 = LLVMInt16TypeInContext(l->ctx);
+    LLVMValueRef x = LLVMBuildZExt(l->b, LLVMBuildBitCast(l->b, v, i16, ""), l->t_i32, "");
+    return LLVMBuildBitCast(l->b, LLVMBuildTrunc(l->b, shfl(l, kind, x, arg), i16, ""), ty, "");
+}
+
+static FnVal fn_shfl(LL *l, const Fn *F, const char *kind, FnVal a, LLVMValueRef arg) {
+    FnVal r = a;
+    for (int j = 0; j < F->k; j++) r.v[j] = shfl_elem(l, kind, a.v[j], arg);
+    if (a.ok) r.ok = LLVMBuildTrunc(l->b, shfl(l, kind, LLVMBuildZExt(l->b, a.ok, l->t_i32, ""), arg), l->t_i1, "");
+    return r;
+}
+
+/* Cross-warp slots: operand j of (row, warp position w) at off + ((j * rows + row) * W + w) * 8. */
+static void fn_slot_store(LL *l, const Fn *F, int off, int rows, int W, LLVMValueRef pred, LLVMValueRef row, LLVMValueRef w, FnVal a) {
+    for (int j = 0; j < F->k; j++) {
+        LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, LLVMBuildAdd(l->b, row, ll_i32(l, j * rows), ""), ll_i32(l, W), ""), w, "");
+        st_shared_if(l, pred, to_smem(l, a.v[j], F->dt[j]), off, LLVMBuildMul(l->b, slot, ll_i32(l, 8), ""), (unsigned)dtype_bytes(F->dt[j]));
+    }
+}
+
+static FnVal fn_slot_load(LL *l, const Fn *F, int off, int rows, int W, LLVMValueRef row, int w) {
+    FnVal a = {.some = true};
+    for (int j = 0; j < F->k; j++) {
+        LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, LLVMBuildAdd(l->b, row, ll_i32(l, j * rows), ""), ll_i32(l, W), ""), ll_i32(l, w), "");
+        a.v[j] = from_smem(l, ld_shared(l, smem_type(l, F->dt[j]), off, LLVMBuildMul(l->b, slot, ll_i32(l, 8), ""), (unsigned)dtype_bytes(F->dt[j])), F->dt[j]);
+    }
+    return a;
+}
+
+/* Checks shared by both, and the canonical registers of each group in axis order. */
+typedef struct FnPlan {
+    Fn F;
+    const Type *t;
+    int ax, n, ng, nord, D, W, reps, cov, rows;
+    int *grp, *rep, *ord;
+    LLVMValueRef *src[FN_MAXK];
+    LLVMValueRef e, wpos, *row;
+} FnPlan;
+
+static bool fn_plan(LL *l, Inst *i, FnPlan *P) {
+    memset(P, 0, sizeof *P);
+    P->t = tir_vtype(l->f, i->ops[0]);
+    P->ax = (int)i->a.ival;
+    P->F.i = i;
+    P->F.k = i->nops;
+    if (i->nops > FN_MAXK) {
+        ll_error(l, i->loc, "%s of more than %d tensors", tir_op_info[i->op].name, FN_MAXK);
+        return false;
+    }
+    if (!has_layout(l, i, P->t)) return false;
+    for (int j = 0; j < i->nops; j++) {
+        const Type *tj = tir_vtype(l->f, i->ops[j]);
+        if (tj->layout != P->t->layout || tj->layout->kind != LAYOUT_BLOCKED) {
+            ll_error(l, i->loc, "internal error: %s operands must share one blocked layout", tir_op_info[i->op].name);
+            return false;
+        }
+        P->F.dt[j] = tj->dt;
+        P->src[j] = ll_get(l, i->ops[j], NULL);
+    }
+    const LayoutRegs *lr = ll_regs_of(l, P->t);
+    P->n = lr->n;
+    P->grp = calloc((size_t)lr->n * 3 + 1, sizeof(int));
+    if (!P->grp) out_of_memory();
+    P->rep = P->grp + lr->n;
+    P->ord = P->rep + lr->n;
+    P->ng = group_regs(lr, P->t, P->ax, P->grp, P->rep);
+    for (int r = 0; r < lr->n; r++) {
+        if (P->grp[r] < 0) continue;
+        int q = P->nord++;
+        for (; q > 0 && lr->raw[P->ord[q - 1]][P->ax] > lr->raw[r][P->ax]; q--) P->ord[q] = P->ord[q - 1];
+        P->ord[q] = r;
+    }
+    ThreadTerm tt = layout_thread_term(P->t->layout, P->ax);
+    P->D = lanes_along(P->t, P->ax);
+    P->cov = layout_coverage(P->t->layout, P->ax);
+    P->reps = P->t->shape[P->ax] / P->cov;
+    if (P->reps < 1) P->reps = 1;
+    P->e = pos_along(l, l->lane, tt.lane_stride, P->D);
+    P->W = smem_warps_along(P->t, P->ax);
+    P->rows = (int)(tir_type_numel(P->t) / P->t->shape[P->ax]);
+    P->row = calloc((size_t)P->ng + 1, sizeof *P->row);
+    if (!P->row) out_of_memory();
+    if (P->W > 1) {
+        if (!have_scratch(l, i, P->rows * P->W * 8 * P->F.k)) return false;
+        P->wpos = pos_along(l, l->warp, tt.warp_stride, P->W);
+        for (int g = 0; g < P->ng; g++) P->row[g] = linear_index(l, P->t, P->rep[g], P->ax);
+    }
+    return true;
+}
+
+static void fn_plan_free(FnPlan *P) {
+    free(P->grp);
+    free(P->row);
+}
+
+static FnVal reg_val(const FnPlan *P, int r) {
+    FnVal x = {.some = true};
+    for (int j = 0; j < P->F.k; j++) x.v[j] = P->src[j][r];
+    return x;
+}
+
+static bool emit_reduce_fn(LL *l, Inst *i) {
+    FnPlan P;
+    bool ok = fn_plan(l, i, &P);
+    const Fn *F = &P.F;
+    const LayoutRegs *lr = ok ? ll_regs_of(l, P.t) : NULL;
+    FnVal *total = calloc((size_t)P.ng + 1, sizeof(FnVal)), *acc = calloc((size_t)P.ng + 1, sizeof(FnVal));
+    if (!total || !acc) out_of_memory();
+    ThreadTerm tt = ok ? layout_thread_term(P.t->layout, P.ax) : (ThreadTerm){0};
+    for (int j = 0; ok && j < P.reps; j++) {
+        /* 1. in-thread, in axis order */
+        for (int g = 0; g < P.ng; g++) acc[g] = (FnVal){0};
+        for (int q = 0; q < P.nord; q++) {
+            int r = P.ord[q];
+            if (lr->raw[r][P.ax] / P.cov == j) acc[P.grp[r]] = fn_combine(l, F, acc[P.grp[r]], reg_val(&P, r));
+        }
+        /* 2. lanes: butterfly, the lane with bit s clear holds the earlier run */
+        for (int s = 1; s < P.D; s *= 2) {
+            LLVMValueRef upper = LLVMBuildICmp(l->b, LLVMIntNE, LLVMBuildAnd(l->b, P.e, ll_i32(l, s), ""), ll_i32(l, 0), "");
+            for (int g = 0; g < P.ng; g++) {
+                if (!acc[g].some) continue;
+                FnVal o = fn_shfl(l, F, "bfly", acc[g], ll_i32(l, tt.lane_stride * s)), a = acc[g], b = o;
+                for (int c = 0; c < F->k; c++) a.v[c] = sel(l, upper, o.v[c], acc[g].v[c]), b.v[c] = sel(l, upper, acc[g].v[c], o.v[c]);
+                acc[g] = fn_combine(l, F, a, b);
+            }
+        }
+        /* 3. warps, in order, through scratch */
+        if (P.W > 1) {
+            if (j > 0) ll_barrier(l);
+            for (int g = 0; g < P.ng; g++)
+                if (acc[g].some) fn_slot_store(l, F, i->a.smem_offset, P.rows, P.W, slot_writer(l, P.t, P.rep[g], P.ax, P.W), P.row[g], P.wpos, acc[g]);
+            ll_barrier(l);
+            for (int g = 0; g < P.ng; g++) {
+                FnVal a = {0};
+                for (int w = 0; w < P.W && acc[g].some; w++) a = fn_combine(l, F, a, fn_slot_load(l, F, i->a.smem_offset, P.rows, P.W, P.row[g], w));
+                acc[g] = a;
+            }
+        }
+        /* 4. after the earlier repetitions */
+        for (int g = 0; g < P.ng; g++) total[g] = fn_combine(l, F, total[g], acc[g]);
+    }
+    /* 5. result registers in the slice's order */
+    for (int k = 0; ok && k < i->nres; k++) {
+        const Type *rt = tir_vtype(l->f, i->res[k]);
+        const LayoutRegs *rr = ll_regs_of(l, rt);
+        LLVMValueRef *res = ll_new(l, i->res[k], rr->n);
+        for (int r = 0; r < rr->n; r++) {
+            int g = 0;
+            if (rt->rank)
+                for (g = 0; g < P.ng; g++) {
+                    bool eq = true;
+                    for (int d = 0, s = 0; d < P.t->rank && eq; d++)
+                        if (d != P.ax) eq = lr->stat[P.rep[g]][d] == rr->stat[r][s++];
+                    if (eq) break;
+                }
+            if (g == P.ng || !total[g].some) {
+                ll_error(l, i->loc, "internal error: reduce_fn result register %d has no source group", r);
+                ok = false;
+                break;
+            }
+            res[r] = total[g].v[k];
+        }
+    }
+    free(total);
+    free(acc);
+    fn_plan_free(&P);
+    return ok && !l->failed;
+}
+
+static bool emit_scan_fn(LL *l, Inst *i) {
+    FnPlan P;
+    bool ok = fn_plan(l, i, &P);
+    const Fn *F = &P.F;
+    const LayoutRegs *lr = ok ? ll_regs_of(l, P.t) : NULL;
+    int ng = P.ng;
+    FnVal *carry = calloc((size_t)ng + 1, sizeof(FnVal)), *local = calloc((size_t)ng + 1, sizeof(FnVal));
+    FnVal *lane_ex = calloc((size_t)ng + 1, sizeof(FnVal)), *wtot = calloc((size_t)ng + 1, sizeof(FnVal));
+    FnVal *warp_ex = calloc((size_t)ng + 1, sizeof(FnVal)), *rep_tot = calloc((size_t)ng + 1, sizeof(FnVal));
+    FnVal *out = calloc((size_t)P.n + 1, sizeof(FnVal));
+    if (!carry || !local || !lane_ex || !wtot || !warp_ex || !rep_tot || !out) out_of_memory();
+    ThreadTerm tt = ok ? layout_thread_term(P.t->layout, P.ax) : (ThreadTerm){0};
+    for (int j = 0; ok && j < P.reps; j++) {
+        /* 1. in-thread inclusive prefix of this repetition */
+        for (int g = 0; g < ng; g++) local[g] = (FnVal){0};
+        for (int q = 0; q < P.nord; q++) {
+            int r = P.ord[q];
+            if (lr->raw[r][P.ax] / P.cov != j) continue;
+            local[P.grp[r]] = fn_combine(l, F, local[P.grp[r]], reg_val(&P, r));
+            out[r] = local[P.grp[r]];
+        }
+        /* 2. lanes: Hillis-Steele with indexed shuffles; the exclusive prefix from the
+         * previous lane position (missing at position 0), the total from the last */
+        for (int g = 0; g < ng; g++) {
+            lane_ex[g] = (FnVal){0};
+            wtot[g] = local[g];
+            if (P.D <= 1 || !local[g].some) continue;
+            FnVal incl = local[g];
+            for (int s = 1; s < P.D; s *= 2) {
+                LLVMValueRef has = LLVMBuildICmp(l->b, LLVMIntUGE, P.e, ll_i32(l, s), "");
+                LLVMValueRef from = LLVMBuildSelect(l->b, has, LLVMBuildSub(l->b, l->lane, ll_i32(l, s * tt.lane_stride), ""), l->lane, "");
+                FnVal y = fn_shfl(l, F, "idx", incl, from);
+                y.ok = has;
+                incl = fn_combine(l, F, y, incl);
+            }
+            LLVMValueRef has = LLVMBuildICmp(l->b, LLVMIntUGE, P.e, ll_i32(l, 1), "");
+            LLVMValueRef prev = LLVMBuildSelect(l->b, has, LLVMBuildSub(l->b, l->lane, ll_i32(l, tt.lane_stride), ""), l->lane, "");
+            lane_ex[g] = fn_shfl(l, F, "idx", incl, prev);
+            lane_ex[g].ok = has;
+            LLVMValueRef last = LLVMBuildAdd(
+                l->b, l->lane, LLVMBuildMul(l->b, LLVMBuildSub(l->b, ll_i32(l, P.D - 1), P.e, ""), ll_i32(l, tt.lane_stride), ""), "");
+            wtot[g] = fn_shfl(l, F, "idx", incl, last);
+        }
+        /* 3. warps: totals through scratch; each thread folds those of the warps before it */
+        for (int g = 0; g < ng; g++) warp_ex[g] = (FnVal){0}, rep_tot[g] = wtot[g];
+        if (P.W > 1) {
+            if (j > 0) ll_barrier(l);
+            for (int g = 0; g < ng; g++)
+                if (wtot[g].some) fn_slot_store(l, F, i->a.smem_offset, P.rows, P.W, slot_writer(l, P.t, P.rep[g], P.ax, P.W), P.row[g], P.wpos, wtot[g]);
+            ll_barrier(l);
+            for (int g = 0; g < ng; g++) {
+                FnVal ex = {0}, all = {0};
+                for (int w = 0; w < P.W && wtot[g].some; w++) {
+                    FnVal v = fn_slot_load(l, F, i->a.smem_offset, P.rows, P.W, P.row[g], w);
+                    all = fn_combine(l, F, all, v);
+                    if (w < P.W - 1) {
+                        v.ok = LLVMBuildICmp(l->b, LLVMIntULT, ll_i32(l, w), P.wpos, "");
+                        ex = fn_combine(l, F, ex, v);
+                    }
+                }
+                warp_ex[g] = ex;
+                rep_tot[g] = all;
+            }
+        }
+        /* 4. prefix this repetition's elements; carry its total */
+        for (int g = 0; g < ng; g++) {
+            FnVal pre = fn_combine(l, F, fn_combine(l, F, carry[g], warp_ex[g]), lane_ex[g]);
+            for (int r = 0; r < P.n; r++)
+                if (P.grp[r] == g && lr->raw[r][P.ax] / P.cov == j && pre.some) out[r] = fn_combine(l, F, pre, out[r]);
+            if (j + 1 < P.reps) carry[g] = fn_combine(l, F, carry[g], rep_tot[g]);
+        }
+    }
+    for (int k = 0; ok && k < i->nres; k++) {
+        LLVMValueRef *res = ll_new(l, i->res[k], P.n);
+        for (int r = 0; r < P.n; r++) {
+            int c = r;
+            if (P.grp[r] < 0) /* in-thread replica: the canonical register with the same stat */
+                for (int q = 0; q < P.n; q++) {
+                    bool eq = P.grp[q] >= 0;
+                    for (int d = 0; d < P.t->rank && eq; d++) eq = lr->stat[q][d] == lr->stat[r][d];
+                    if (eq) {
+                        c = q;
+                        break;
+                    }
+                }
+            res[r] = out[c].v[k];
+        }
+    }
+    free(carry), free(local), free(lane_ex), free(wtot), free(warp_ex), free(rep_tot), free(out);
+    fn_plan_free(&P);
+    return ok && !l->failed;
+}
+
 /* ---- dot ---- */
 
 typedef struct Line {
@@ -878,6 +1260,9 @@ bool ll_emit_shared(LL *l, Inst *i) {
     case OP_RESHAPE: return emit_through_smem(l, i);
     case OP_REDUCE: return emit_reduce(l, i);
     case OP_SCAN: return emit_scan(l, i);
+    case OP_GATHER: return emit_gather(l, i);
+    case OP_REDUCE_FN: return emit_reduce_fn(l, i);
+    case OP_SCAN_FN: return emit_scan_fn(l, i);
     case OP_DOT: return emit_dot(l, i);
     default: unreachable("ll_emit_shared: not a shared-memory op");
     }

@@ -67,6 +67,19 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
         if (i->op == OP_CONVERT_LAYOUT && layout_convert_is_local(t, f->values[i->res[0]].type)) return 0;
         return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
     }
+    case OP_REDUCE_FN:
+    case OP_SCAN_FN: { /* the cross-warp step: one 8-byte slot per operand, row and warp position */
+        const Type *t = f->values[i->ops[0]].type;
+        int w = smem_warps_along(t, (int)i->a.ival);
+        if (w <= 1) return 0;
+        return (int)(tir_type_numel(t) / t->shape[i->a.ival] * w * 8 * i->nops);
+    }
+    case OP_GATHER: {
+        const Type *t = f->values[i->ops[0]].type;
+        if (i->a.ival2 && t->layout == f->values[i->res[0]].type->layout && layout_xor_partner(t, (int)i->a.ival, (int)i->a.ival2))
+            return 0;
+        return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
+    }
     case OP_REDUCE:
     case OP_SCAN: {
         const Type *t = f->values[i->ops[0]].type;

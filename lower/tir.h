@@ -146,7 +146,13 @@ enum {
     /* reductions and scans along attr axis */                                             \
     X(REDUCE, "reduce", 1, 1, OPF_PURE) /* attr kind: sum max min argmax argmin */         \
     X(SCAN, "scan", 1, 1, OPF_PURE)     /* attr kind: sum (inclusive cumsum) */            \
+    X(REDUCE_FN, "reduce_fn", -1, -1, OPF_REGION) /* x0..x(k-1) -> k results without dim attr axis, \
+        combined by the region: ^(a0.., b0..) yields k scalars a (+) b, a the earlier elements */ \
+    X(SCAN_FN, "scan_fn", -1, -1, OPF_REGION) /* inclusive scan along attr axis, region as reduce_fn */ \
     X(DOT, "dot", 3, 1, OPF_PURE)       /* a[M,K] x b[K,N] + acc[M,N] */                   \
+    X(GATHER, "gather", 2, 1, OPF_PURE) /* src, index -> r[..i..] = src[..index[..i..] mod S_a..] along attr axis; \
+        index (i32) and result share a shape that matches src except along axis; attr xor=j \
+        (ival2) promises index = i ^ j (a butterfly partner: registers or shuffles) */       \
     /* memory */                                                                           \
     X(LOAD, "load", -1, 1, OPF_MEMORY)  /* ptr [, mask [, other]] */                       \
     X(STORE, "store", -1, 0, OPF_MEMORY) /* ptr, value [, mask] */                         \
@@ -247,10 +253,10 @@ struct Block {
 
 /* Which Attrs fields an op uses (the printer, parser and verifier agree on this):
  *   const: ival (ints) or fval with is_float;  arange: ival = start, ival2 = end
- *   program_id, num_programs, expand_dims: ival = axis;  trans: perm
+ *   program_id, num_programs, expand_dims, gather, reduce_fn, scan_fn: ival = axis;  gather: ival2 = xor;  trans: perm
  *   reduce, scan: ival = axis, ival2 = RedKind;  cmp: ival2 = CmpPred
  *   atomic_rmw: ival2 = RedKind (sum is add);  atomics: sem, scope (printed when not the default);  dot: allow_tf32
- *   convert_layout, reduce, scan, dot, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
+ *   convert_layout, reduce, scan, reduce_fn, scan_fn, dot, gather, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
  *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy)
  *   exp, exp2: ival = 1 for the exact (full-range, no flush-to-zero) form */
 /* Cache hints of load/store (attr cache), PTX's qualifiers: a cache operator

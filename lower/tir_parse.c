@@ -505,7 +505,8 @@ static const Type *type(Parser *P) {
 #define TIR_ATTR_KEYS(X)                                                                       \
     X(VALUE, "value") X(START, "start") X(END, "end") X(AXIS, "axis") X(PERM, "perm")          \
     X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
-    X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(MSG, "msg")
+    X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder") \
+    X(XOR, "xor") X(MSG, "msg")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -531,7 +532,8 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_START:
     case AK_END: return op == OP_ARANGE;
     case AK_AXIS:
-        return op == OP_PROGRAM_ID || op == OP_NUM_PROGRAMS || op == OP_EXPAND_DIMS || op == OP_REDUCE || op == OP_SCAN;
+        return op == OP_PROGRAM_ID || op == OP_NUM_PROGRAMS || op == OP_EXPAND_DIMS || op == OP_REDUCE || op == OP_SCAN ||
+               op == OP_GATHER || op == OP_REDUCE_FN || op == OP_SCAN_FN;
     case AK_PERM: return op == OP_TRANS;
     case AK_KIND: return op == OP_REDUCE || op == OP_SCAN || op == OP_ATOMIC_RMW;
     case AK_PRED: return op == OP_CMP;
@@ -540,6 +542,8 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_SEM:
     case AK_SCOPE: return op == OP_ATOMIC_RMW || op == OP_ATOMIC_CAS;
     case AK_EXACT: return op == OP_EXP || op == OP_EXP2;
+    case AK_XOR: return op == OP_GATHER;
+    case AK_REMAINDER: return op == OP_FOR;
     case AK_MSG: return op == OP_PRINT || op == OP_ASSERT || op == OP_INLINE_ASM;
     case AK_VEC:
     case AK_SMEM:
@@ -629,6 +633,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
             break;
         }
         case AK_TF32: a->allow_tf32 = (uint8_t)int_lit(P, "tf32", 0, 1); break;
+        case AK_XOR: a->ival2 = int_lit(P, "xor", 1, 1 << 20); break;
         case AK_VEC: a->vec = (uint8_t)int_lit(P, "vec", 0, 255); break;
         case AK_CACHE: a->cache = (uint8_t)int_lit(P, "cache", 0, 255); break;
         case AK_PENDING: a->ival = int_lit(P, "pending", 0, 64); break;
@@ -649,6 +654,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
             break;
         }
         case AK_EXACT: a->ival = int_lit(P, "exact", 0, 1); break;
+        case AK_REMAINDER: a->ival = int_lit(P, "remainder", 0, 1); break;
         case AK_MSG: { /* "..." with \" \\ \n */
             if (*P->p != '"') {
                 expected(P, "a string");

@@ -122,7 +122,13 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_ARANGE: str_printf(&t, "start=%lld, end=%lld", (long long)a->ival, (long long)a->ival2); break;
     case OP_PROGRAM_ID:
     case OP_NUM_PROGRAMS:
-    case OP_EXPAND_DIMS: str_printf(&t, "axis=%lld", (long long)a->ival); break;
+    case OP_EXPAND_DIMS:
+    case OP_REDUCE_FN:
+    case OP_SCAN_FN: str_printf(&t, "axis=%lld", (long long)a->ival); break;
+    case OP_GATHER:
+        str_printf(&t, "axis=%lld", (long long)a->ival);
+        if (a->ival2) str_printf(&t, ", xor=%lld", (long long)a->ival2);
+        break;
     case OP_TRANS: {
         const Type *rt = p->f->values[i->res[0]].type;
         str_puts(&t, "perm=[");
@@ -138,6 +144,9 @@ static void print_attrs(Printer *p, const Inst *i) {
         if (a->allow_tf32) str_puts(&t, "tf32=1");
         break;
     case OP_ASYNC_WAIT: str_printf(&t, "pending=%lld", (long long)a->ival); break;
+    case OP_FOR:
+        if (a->ival) str_puts(&t, "remainder=1");
+        break;
     case OP_EXP:
     case OP_EXP2:
         if (a->ival) str_puts(&t, "exact=1");

@@ -410,6 +410,23 @@ static void check_scan(Verifier *V, const Inst *i) {
     expect_result_sd(V, i, a);
 }
 
+static void check_gather(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0), *x = opt(V, i, 1), *r = rest(V, i);
+    int64_t ax = i->a.ival;
+    if (!same_elem(a, r)) verr(V, i, "element types differ: %s and %s", tstr(V, a), tstr(V, r));
+    if (x->dt != DT_I32 || !same_shape(x, r)) verr(V, i, "index must be i32 shaped like the result, found %s", tstr(V, x));
+    if (ax < 0 || ax >= a->rank || r->rank != a->rank) {
+        verr(V, i, "axis %lld out of range, or ranks differ: %s and %s", (long long)ax, tstr(V, a), tstr(V, r));
+        return;
+    }
+    for (int d = 0; d < a->rank; d++)
+        if (d != ax && a->shape[d] != r->shape[d])
+            verr(V, i, "dim %d: result has %d, source %d (only the axis may differ)", d, r->shape[d], a->shape[d]);
+    int64_t j = i->a.ival2;
+    if (j && (j < 0 || (j & (j - 1)) || j >= a->shape[ax] || !same_shape(a, r)))
+        verr(V, i, "xor=%lld needs a power of two below the axis size %d and equal source and result shapes", (long long)j, a->shape[ax]);
+}
+
 static void check_dot(Verifier *V, const Inst *i) {
     const Type *a = opt(V, i, 0), *b = opt(V, i, 1), *c = opt(V, i, 2);
     if (a->rank != 2 || b->rank != 2 || c->rank != 2) {
@@ -536,6 +553,39 @@ static void check_while(Verifier *V, const Inst *i) {
     check_yield(V, i, b, b->args, i->nops, "carried value");
 }
 
+/* reduce_fn / scan_fn: k operands of one shape, k results, a region ^(a0.., b0..) of
+ * scalars of the operands' element types yielding k of them */
+static void check_combine_fn(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0);
+    int64_t ax = i->a.ival;
+    if (ax < 0 || ax >= a->rank) {
+        verr(V, i, "axis %lld out of range for %s", (long long)ax, tstr(V, a));
+        return;
+    }
+    if (i->nres != i->nops) verr(V, i, "has %d results for %d operands", i->nres, i->nops);
+    const Block *b = i->regions[0];
+    if (b->nargs != 2 * i->nops) {
+        verr(V, i, "region has %d arguments, expected %d", b->nargs, 2 * i->nops);
+        return;
+    }
+    for (int k = 0; k < i->nops && k < i->nres; k++) {
+        const Type *x = opt(V, i, k), *r = vt(V, i->res[k]);
+        if (x->rank != a->rank || memcmp(x->shape, a->shape, sizeof a->shape))
+            verr(V, i, "operand %d is %s, operand 0 %s", k, tstr(V, x), tstr(V, a));
+        if (x->dt == DT_PTR) verr(V, i, "operand %d is a pointer tensor", k);
+        for (int h = 0; h < 2; h++) {
+            const Type *ba = vt(V, b->args[h * i->nops + k]);
+            if (ba->rank || ba->dt != x->dt) verr(V, i, "region argument %d is %s, expected a scalar %s", h * i->nops + k, tstr(V, ba), dtype_name(x->dt));
+        }
+        bool shape_ok = i->op == OP_SCAN_FN ? r->rank == x->rank : r->rank == x->rank - 1;
+        for (int d = 0, s = 0; shape_ok && d < x->rank; d++)
+            if (i->op == OP_SCAN_FN || d != ax) shape_ok = r->shape[s++] == x->shape[d];
+        if (!shape_ok || r->dt != x->dt)
+            verr(V, i, "result %d is %s for operand %s", k, tstr(V, r), tstr(V, x));
+    }
+    check_yield(V, i, b, b->args, i->nops, "region argument");
+}
+
 static void check_if(Verifier *V, const Inst *i) {
     const Type *c = opt(V, i, 0);
     if (c->rank || c->dt != DT_I1) verr(V, i, "condition must be a scalar i1, found %s", tstr(V, c));
@@ -599,6 +649,9 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_CLZ] = check_cast,
     [OP_PTR_ADD] = check_ptr_add,
     [OP_REDUCE] = check_reduce,
+    [OP_GATHER] = check_gather,
+    [OP_REDUCE_FN] = check_combine_fn,
+    [OP_SCAN_FN] = check_combine_fn,
     [OP_SCAN] = check_scan,
     [OP_DOT] = check_dot,
     [OP_LOAD] = check_load,
@@ -611,13 +664,14 @@ static const CheckFn op_checks[OP_COUNT] = {
 };
 
 /* Operand ranges of the variadic ops (tir_op_info nops == -1); max -1: unbounded.
- * Regions: FOR and WHILE one, IF two, every other op none. */
+ * Regions: FOR, WHILE, REDUCE_FN and SCAN_FN one, IF two, every other op none. */
 static const struct {
     int8_t min, max, regions;
 } arity[OP_COUNT] = {
     [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0}, [OP_ATOMIC_CAS] = {3, 4, 0},
     [OP_FOR] = {3, -1, 1},       [OP_WHILE] = {1, -1, 1}, [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
-    [OP_ASYNC_COPY] = {3, 4, 0}, [OP_PRINT] = {0, 64, 0}, [OP_INLINE_ASM] = {0, 16, 0},
+    [OP_ASYNC_COPY] = {3, 4, 0},  [OP_REDUCE_FN] = {1, -1, 1}, [OP_SCAN_FN] = {1, -1, 1}, [OP_PRINT] = {0, 64, 0},
+    [OP_INLINE_ASM] = {0, 16, 0},
 };
 
 static bool check_counts(Verifier *V, const Inst *i) {

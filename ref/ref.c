@@ -174,6 +174,18 @@ static const double *paged_row(void *user, int64_t j, int value) {
     return value ? p->v + blk * p->v_block + slot * p->v_slot : p->k + blk * p->k_block + slot * p->k_slot;
 }
 
+/* A tree-masked row's visible keys, renumbered 0 .. n: the context before the new tokens, then the new
+ * tokens its mask names, in position order */
+typedef struct TreeKV {
+    PagedKV kv;
+    int64_t base;    /* positions before the new tokens */
+    int64_t pick[32]; /* the visible new tokens' positions */
+} TreeKV;
+static const double *tree_row(void *user, int64_t j, int value) {
+    const TreeKV *t = user;
+    return paged_row((void *)&t->kv, j < t->base ? j : t->pick[j - t->base], value);
+}
+
 /* what every row needs: sizes, pointers */
 static bool paged_shape_ok(const ref_paged_args *a) {
     int64_t S = a->num_seqs, Hq = a->heads_q, Hk = a->heads_kv;
@@ -201,8 +213,18 @@ static void paged_row_compute(const ref_paged_args *a, int64_t s, int64_t t, int
     double k_scale = a->k_scale != 0 ? a->k_scale : 1, v_scale = a->v_scale != 0 ? a->v_scale : 1;
     int64_t g = h / (Hq / a->heads_kv);
     PagedKV kv = {a->k_cache + g * ks[2], a->v_cache + g * vs[2], a->block_tables + s * a->block_table_stride, bs, ks[0], ks[1], vs[0], vs[1]};
+    const double *q = a->q + s * qs[0] + t * qs[1] + h * qs[2];
+    if (a->tree_mask) { /* the context before the new tokens, and the new tokens the mask names */
+        TreeKV tk = {.kv = kv, .base = a->context_lens[s] - T};
+        int64_t n = 0;
+        uint32_t bits = (uint32_t)a->tree_mask[s * T + t];
+        for (int64_t j = 0; j < T && j < 32; j++)
+            if (bits >> j & 1) tk.pick[n++] = tk.base + j;
+        attention_row(D, q, scale, 0, tk.base + n, tree_row, &tk, k_scale, v_scale, o);
+        return;
+    }
     /* token t is at position context - T + t and sees every key up to it */
-    attention_row(D, a->q + s * qs[0] + t * qs[1] + h * qs[2], scale, 0, a->context_lens[s] - T + t + 1, paged_row, &kv, k_scale, v_scale, o);
+    attention_row(D, q, scale, 0, a->context_lens[s] - T + t + 1, paged_row, &kv, k_scale, v_scale, o);
 }
 
 bool ref_paged_decode(const ref_paged_args *a) {
@@ -395,3 +417,34 @@ double ref_gated(tile_gated_act act, double g, double u) {
 }
 
 double ref_quant_scale(double amax, double qmax) { return fmax(amax / qmax, 1 / (qmax * 512)); }
+
+double ref_round_f8e4m3(double x) {
+    if (isnan(x)) return x;
+    double a = fabs(x), best = 0;
+    if (a >= 448) return copysign(448, x);
+    /* the codes' values in increasing order: m * 2^-9 below 2^-6 (subnormal), then (8 + m) * 2^(e - 10);
+     * an even code has an even mantissa */
+    int best_m = 0;
+    for (int c = 0; c < 0x7f; c++) {
+        int e = c >> 3, m = c & 7;
+        double v = e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+        double d = fabs(a - v), bd = fabs(a - best);
+        if (d < bd || (d == bd && (m & 1) == 0 && (best_m & 1))) best = v, best_m = m;
+    }
+    return copysign(best, x);
+}
+
+void ref_rope(tile_rope_style style, int64_t head_dim, int64_t rot_dim, const double *x, const double *cos, const double *sin, double *y,
+              double *mag) {
+    int64_t half = rot_dim / 2;
+    for (int64_t i = 0; i < half; i++) {
+        int64_t c1 = style == TILE_ROPE_GPTJ ? 2 * i : i, c2 = style == TILE_ROPE_GPTJ ? 2 * i + 1 : i + half;
+        y[c1] = x[c1] * cos[i] - x[c2] * sin[i];
+        y[c2] = x[c2] * cos[i] + x[c1] * sin[i];
+        if (mag) mag[c1] = fabs(x[c1] * cos[i]) + fabs(x[c2] * sin[i]), mag[c2] = fabs(x[c2] * cos[i]) + fabs(x[c1] * sin[i]);
+    }
+    for (int64_t d = rot_dim; d < head_dim; d++) {
+        y[d] = x[d];
+        if (mag) mag[d] = fabs(x[d]);
+    }
+}

@@ -1,5 +1,5 @@
 /* ref.h - float64 references for the shipped kernels (GEMM, attention, paged decode,
- * MoE router and expert MLP, RMSNorm, LayerNorm, gated activations), for the tests, the benchmarks and `tile run`.
+ * MoE router and expert MLP, RMSNorm, LayerNorm, gated activations, RoPE), for the tests, the benchmarks and `tile run`.
  *
  * Plain doubles in, doubles out: the caller widens its f16/bf16/f8 data exactly
  * (support/hostfloat.h) and compares the device's result with what comes back,
@@ -89,7 +89,8 @@ bool ref_attention(const ref_attention_args *a);
 
 /* tile_paged_attention_args with host tensors: the num_tokens newest tokens of each
  * sequence attend to its context through the block table, causal among themselves
- * (token t of T sees the keys 0 .. context_lens[s] - T + t). */
+ * (token t of T sees the keys 0 .. context_lens[s] - T + t), or with a tree mask: every key
+ * before the new tokens, and the new tokens its mask bits name. */
 typedef struct ref_paged_args {
     int64_t num_seqs, heads_q, heads_kv, head_dim, num_tokens, block_size;
     int64_t num_blocks;                         /* blocks in each cache: every table entry read is checked against it */
@@ -103,6 +104,8 @@ typedef struct ref_paged_args {
     int64_t block_table_stride;
     const int32_t *context_lens;                /* [num_seqs], each at least num_tokens */
     double scale;                               /* 0: 1 / sqrt(head_dim) */
+    const int32_t *tree_mask;                   /* NULL: causal among the new tokens; else [num_seqs, num_tokens]:
+                                                   token t sees new token j when bit j of its entry is set */
 } ref_paged_args;
 /* Every row of O; false (nothing written) when sizes, lengths or table entries are out of range. */
 bool ref_paged_decode(const ref_paged_args *a);
@@ -172,5 +175,54 @@ double ref_gated(tile_gated_act act, double gate, double up);
 /* Per-token dynamic quantization scale of a row whose largest |y| is amax:
  * max(amax / qmax, 1 / (qmax * 512)), qmax 448 (f8e4m3) or 127 (i8). */
 double ref_quant_scale(double amax, double qmax);
+/* x rounded to f8e4m3 as the kernels' casts round: the nearest finite value, ties to the even code,
+ * saturating at +-448 (NaN stays NaN).  The value, not the code. */
+double ref_round_f8e4m3(double x);
+
+/* ================================ RoPE ================================ */
+
+/* Rotary embedding of one head as tile_rope_kv_append computes it: pair i < rot_dim / 2 is the
+ * columns (i, i + rot_dim / 2) (TILE_ROPE_NEOX) or (2 i, 2 i + 1) (TILE_ROPE_GPTJ), rotated to
+ * x1 cos[i] - x2 sin[i] and x2 cos[i] + x1 sin[i]; columns rot_dim .. head_dim are copied.  y may
+ * not be x.  mag[d] (if mag) = |x1 cos| + |x2 sin| of column d's sum (|x[d]| for a copied one). */
+void ref_rope(tile_rope_style style, int64_t head_dim, int64_t rot_dim, const double *x, const double *cos, const double *sin, double *y,
+              double *mag);
+
+/* ================= sampling, speculative decoding (ref/sample.c) ================= */
+
+/* Philox-4x32-10 (Salmon et al.; Random123's philox4x32_10): out = the 4 words of counter ctr under key. */
+void ref_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+/* Words 0 and 1 of the draws of tile_sample / tile_spec_verify: key (seed lo, seed hi), counter
+ * (offset lo, offset hi, stream, draw). */
+void ref_sample_words(uint64_t seed, uint64_t offset, uint32_t stream, uint32_t draw, uint32_t w[2]);
+/* The uniform of a word: (w >> 8) * 2^-24, in [0, 1). */
+double ref_unit(uint32_t w);
+
+/* argmax of x[0 .. n), ties to the lowest index */
+int64_t ref_argmax(int64_t n, const double *x);
+
+typedef struct ref_sample_params {
+    double temperature; /* > 0 (greedy is ref_argmax) */
+    int64_t top_k;      /* 0 or >= vocab: off */
+    double top_p;       /* 1: off */
+    double min_p;       /* 0: off */
+    double eps;         /* min_p and top_p decisions closer than eps (relative to min_p, to the mass) are flagged */
+} ref_sample_params;
+/* tile_sample's distribution of one row: probs[i] = the filtered, renormalized probability of token i
+ * (0 outside the kept set): softmax(x / T); min_p keeps e_i = exp((x_i - max x) / T) >= min_p; top_k keeps
+ * x_i >= the k-th largest x; top_p the smallest set {x_i >= t} of those holding top_p of their mass.
+ * Returns the number kept; *near (if near) is set when a min_p or top_p decision was within eps (then the
+ * device, in f32, may keep a slightly different set).  Allocates an index array (false: out of memory). */
+bool ref_sample_probs(int64_t vocab, const double *x, const ref_sample_params *p, double *probs, int64_t *kept, bool *near);
+/* The token drawn by u in [0, 1): the first i whose running sum of probs exceeds u (the last token with
+ * probs > 0 when rounding leaves u above the total).  *lo, *hi: the tokens the draw would give for u - eps
+ * and u + eps (equal to the result unless u lies within eps of a boundary). */
+int64_t ref_sample_pick(int64_t vocab, const double *probs, double u, double eps, int64_t *lo, int64_t *hi);
+
+/* tile_spec_verify on one sequence: draft[nd], q [nd][vocab], p [nd + 1][vocab]; out[nd + 1] gets the
+ * accepted drafts, the replacement or bonus, then -1; returns the accepted count.  *near is set when an
+ * acceptance test or a draw was within eps of going the other way (u q vs p, or a CDF boundary). */
+int64_t ref_spec_verify(int64_t nd, int64_t vocab, const int32_t *draft, const double *q, const double *p, bool greedy,
+                        uint64_t seed, uint64_t offset, uint32_t stream, double eps, int32_t *out, bool *near);
 
 #endif

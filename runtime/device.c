@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "support/support.h"
+#include "support/target.h"
 
 struct TileDevFunction {
     TileDevModule *mod;
@@ -59,49 +60,64 @@ static DevStatus parse_fail(char **errmsg, const char *fmt, const char *what) {
 
 enum { EMU_DEFAULT_SMS = 132 };
 
-/* The emulator's options after "emu": { ":" option }, option = "sms=" N (the multiprocessor count
- * num_sms() and tile_device_properties_ex report; 1..65536).  *sms: the count (default 132). */
-static bool parse_emu_options(const char *p, int *sms) {
-    *sms = EMU_DEFAULT_SMS;
-    while (*p == ':') {
-        p++;
-        if (!strncmp(p, "sms=", 4) && isdigit((unsigned char)p[4])) {
-            long v = 0;
-            for (p += 4; isdigit((unsigned char)*p); p++)
-                if ((v = v * 10 + (*p - '0')) > 65536) return false;
-            if (v < 1) return false;
-            *sms = (int)v;
-        } else {
-            return false;
-        }
-        if (*p && *p != ':') return false;
-    }
-    return *p == 0;
-}
-
 int dev_num_sms(const TileDevice *dev) { return dev && dev->num_sms > 0 ? dev->num_sms : EMU_DEFAULT_SMS; }
 
-/* device = "emu" { ":" option } | "cuda" [":" N] */
-DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal, char **errmsg) {
+/* One emulator option or target of "emu:...": "sms=N" (1..65536) or a target name. */
+static bool emu_part(const char *p, size_t n, DevSpec *spec) {
+    if (n > 4 && !strncmp(p, "sms=", 4)) {
+        long v = 0;
+        for (size_t i = 4; i < n; i++) {
+            if (!isdigit((unsigned char)p[i]) || (v = v * 10 + (p[i] - '0')) > 65536) return false;
+        }
+        if (v < 1) return false;
+        spec->sms = (int)v;
+        return true;
+    }
+    char name[32];
+    if (n == 0 || n >= sizeof name || spec->target) return false;
+    memcpy(name, p, n);
+    name[n] = 0;
+    return (spec->target = target_find(name)) != NULL;
+}
+
+/* The one grammar of device strings (extend it here, e.g. with more emu options):
+ *   device = "emu" { ":" ( target | option ) } | "cuda" [ ":" N ]
+ *   target = a name of the target table (support/target.h), e.g. "sm_90a" (at most one)
+ *   option = "sms=" N: the multiprocessor count num_sms() and tile_device_properties_ex
+ *            report (default 132), so "emu:sm_90a:sms=132" */
+DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
     if (errmsg) *errmsg = NULL;
-    *ordinal = 0;
+    *spec = (DevSpec){DEV_BACKEND_EMU, 0, NULL, 0};
     const char *src = "device string";
     if (!device || !*device) {
         device = getenv("TILE_DEVICE");
         src = "TILE_DEVICE";
         if (!device || !*device) {
-            *backend = dev_cuda_available() ? DEV_BACKEND_CUDA : DEV_BACKEND_EMU;
+            spec->backend = dev_cuda_available() ? DEV_BACKEND_CUDA : DEV_BACKEND_EMU;
             return DEV_OK;
         }
     }
-    int sms;
-    if (strncmp(device, "emu", 3) == 0 && (device[3] == 0 || device[3] == ':')) {
-        if (!parse_emu_options(device + 3, &sms)) goto bad;
-        *backend = DEV_BACKEND_EMU;
-        return DEV_OK;
+    if (strcmp(device, "emu") == 0) return DEV_OK;
+    if (strncmp(device, "emu:", 4) == 0) {
+        for (const char *p = device + 4;;) {
+            const char *e = strchr(p, ':');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            if (!emu_part(p, n, spec)) {
+                if (errmsg) {
+                    char names[128];
+                    Str s = {0};
+                    str_printf(&s, "bad %s '%s': unknown emulator target or option '%.*s' (expected emu:%s with one of %s, "
+                               "and options such as sms=132)", src, device, (int)n, p, "<target>", target_names(names, sizeof names));
+                    *errmsg = str_take(&s);
+                }
+                return DEV_ERR_INVALID;
+            }
+            if (!e) return DEV_OK;
+            p = e + 1;
+        }
     }
     if (strncmp(device, "cuda", 4) == 0 && (device[4] == 0 || device[4] == ':')) {
-        *backend = DEV_BACKEND_CUDA;
+        spec->backend = DEV_BACKEND_CUDA;
         if (device[4] == ':') {
             const char *p = device + 5;
             if (!isdigit((unsigned char)*p)) goto bad;
@@ -111,35 +127,43 @@ DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal
                 if (v > 1 << 20) goto bad;
             }
             if (*p) goto bad;
-            *ordinal = (int)v;
+            spec->ordinal = (int)v;
         }
         return DEV_OK;
     }
 bad:
     if (errmsg) {
         Str s = {0};
-        str_printf(&s, "bad %s '%s': expected \"emu\" (options \"emu:sms=N\"), \"cuda\" or \"cuda:N\"", src, device);
+        str_printf(&s, "bad %s '%s': expected \"emu\", \"emu:<target>\", \"emu:sms=N\", \"cuda\" or \"cuda:N\"", src, device);
         *errmsg = str_take(&s);
     }
     return DEV_ERR_INVALID;
 }
 
+DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal, char **errmsg) {
+    DevSpec spec;
+    DevStatus st = dev_parse_spec(device, &spec, errmsg);
+    *backend = spec.backend;
+    *ordinal = spec.ordinal;
+    return st;
+}
+
+const Target *dev_target(const TileDevice *dev) { return dev ? dev->target : NULL; }
+
 DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out, char **errmsg) {
     if (errmsg) *errmsg = NULL;
     if (!out) return parse_fail(errmsg, "dev_open: %s is NULL", "out");
     *out = NULL;
-    DevBackend be;
-    int ordinal;
-    DevStatus st = dev_parse_device(device, &be, &ordinal, errmsg);
+    DevSpec spec;
+    DevStatus st = dev_parse_spec(device, &spec, errmsg);
     if (st != DEV_OK) return st;
+    int ordinal = spec.ordinal;
     TileDevice *dev = calloc(1, sizeof *dev);
     if (!dev) return parse_fail(errmsg, "dev_open: %s", "out of host memory");
-    dev->ops = be == DEV_BACKEND_CUDA ? &dev_cuda_ops : &dev_emu_ops;
+    dev->ops = spec.backend == DEV_BACKEND_CUDA ? &dev_cuda_ops : &dev_emu_ops;
     dev->ordinal = ordinal;
-    if (be == DEV_BACKEND_EMU) {
-        const char *d = device && *device ? device : getenv("TILE_DEVICE");
-        parse_emu_options(d && !strncmp(d, "emu", 3) ? d + 3 : "", &dev->num_sms);
-    }
+    dev->target = spec.target;
+    dev->num_sms = spec.sms; /* the emulator's; a GPU's backend asks its driver */
     if (opts) dev->opts = *opts;
     st = dev->ops->open(dev, ordinal);
     if (st != DEV_OK) {
@@ -330,6 +354,15 @@ DevStatus dev_stream_check_native(TileDevice *dev, void *stream) {
         return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: there are no native streams here: only NULL (the default stream) can be wrapped",
                         dev->ops->name);
     return dev->ops->stream_check_native(dev, stream);
+}
+
+DevStatus dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!tm || !out) return dev_fail(dev, DEV_ERR_INVALID, "dev_tensor_map_encode: %s is NULL", tm ? "out" : "tm");
+    if ((uintptr_t)out % 64) return dev_fail(dev, DEV_ERR_INVALID, "dev_tensor_map_encode: out is not 64-byte aligned");
+    if (!dev->ops->tensor_map_encode)
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: tensor maps are not supported", dev->ops->name);
+    return dev->ops->tensor_map_encode(dev, tm, out);
 }
 
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats) {

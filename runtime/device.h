@@ -8,8 +8,9 @@
  *         the compiler emits on the CPU, with bounds checking (memcheck)
  *         and an optional shared-memory race detector.
  *
- * The backend is chosen by a device string: "cuda", "cuda:N", "emu", or
- * NULL/"" for the default (the TILE_DEVICE environment variable if set, else
+ * The backend is chosen by a device string: "cuda", "cuda:N", "emu",
+ * "emu:<target>" (the emulator reporting a target of support/target.h, e.g.
+ * "emu:sm_90a"; plain "emu" is the default target), or NULL/"" for the default (the TILE_DEVICE environment variable if set, else
  * cuda when a GPU is present, else emu).  dev_parse_device() is the only
  * reader of TILE_DEVICE.
  *
@@ -75,6 +76,16 @@ typedef struct DevLaunchStats {
 } DevLaunchStats;
 
 const char *dev_status_string(DevStatus s);
+
+typedef struct Target Target;
+/* What a device string names (dev_parse_spec, the one parser of the grammar). */
+typedef struct DevSpec {
+    DevBackend backend;
+    int ordinal;              /* cuda:N */
+    const Target *target;     /* emu:<target>; NULL: not named (the context's arch decides) */
+    int sms;                  /* emu:sms=N; 0: the default (132) */
+} DevSpec;
+DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg);
 
 /* Parse a device string (see above).  NULL or "" reads TILE_DEVICE; if that
  * is unset too, picks cuda when a GPU is present, else emu.  On failure
@@ -150,6 +161,22 @@ DevStatus dev_stream_check_native(TileDevice *dev, void *stream);
 /* The model and driver version (dev_cuda_ops.model), or the backend's name when the backend has none.
  * Tabs and newlines become spaces (the string is a field of a line of tune.db). */
 DevStatus dev_model(TileDevice *dev, char *out, size_t n);
+/* A tiled tensor map (TMA), as cuTensorMapEncodeTiled takes it: dims innermost first, strides in bytes for
+ * dimensions 1..rank-1, box and element strides in elements.  dtype: CUtensorMapDataType's value (0 u8,
+ * 1 u16, 2 u32, 3 s32, 4 u64, 5 s64, 6 f16, 7 f32, 8 f64, 9 bf16); esize: its bytes.  swizzle: 0 none,
+ * 1 32B, 2 64B, 3 128B.  Out-of-bounds elements read as zero. */
+typedef struct DevTensorMap {
+    unsigned dtype, esize, rank, swizzle;
+    uint64_t addr;
+    uint64_t dims[5], strides[4];
+    uint32_t box[5], elem_strides[5];
+} DevTensorMap;
+enum { DEV_TENSOR_MAP_BYTES = 128 };
+/* Encode tm into out (DEV_TENSOR_MAP_BYTES, 64-byte aligned): cuda: cuTensorMapEncodeTiled (drivers
+ * without it: DEV_ERR_UNSUPPORTED); emu: the emulator's encoding, which its cp.async.bulk.tensor reads. */
+DevStatus dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out);
+/* The target the device string named (emu:<target>), else NULL. */
+const Target *dev_target(const TileDevice *dev);
 /* Statistics of the last launch on dev. */
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats);
 
@@ -195,12 +222,15 @@ typedef struct DevBackendOps {
     /* The device's model and driver version as one string (cuda: "NVIDIA H100 80GB HBM3/driver 12040");
      * NULL: the backend's name is all there is to say (the emulator). */
     DevStatus (*model)(TileDevice *dev, char *out, size_t n);
+    /* dev_tensor_map_encode; NULL: unsupported. */
+    DevStatus (*tensor_map_encode)(TileDevice *dev, const DevTensorMap *tm, void *out);
 } DevBackendOps;
 
 struct TileDevice {
     const DevBackendOps *ops;
     DevOptions opts;
     int ordinal;
+    const Target *target;    /* emu:<target>; NULL: none named */
     char *err;               /* last error message */
     void *impl;              /* backend state */
     DevLaunchStats last;     /* filled by the backend's launch */

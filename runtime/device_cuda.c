@@ -95,6 +95,10 @@ typedef struct CudaApi {
     CUDA_FNS(X)
 #undef X
     void *launch_kernel_ex; /* cuLaunchKernelEx when the driver has it (CUDA 12+), else NULL: optional */
+    /* cuTensorMapEncodeTiled (CUDA 12+), else NULL: optional */
+    CUresult (*tensor_map_encode_tiled)(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
+                                        const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides,
+                                        int interleave, int swizzle, int l2promotion, int oobfill);
     bool loaded;
     char err[512];
 } CudaApi;
@@ -119,6 +123,7 @@ static void cuda_load(void) {
     CUDA_FNS(X)
 #undef X
     a->launch_kernel_ex = dlsym(h, "cuLaunchKernelEx");
+    *(void **)&a->tensor_map_encode_tiled = dlsym(h, "cuTensorMapEncodeTiled");
     CUresult r = a->Init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL;
@@ -489,6 +494,19 @@ static DevStatus cuda_unregister_host(TileDevice *dev, void *host, uint64_t dptr
     return DEV_OK;
 }
 
+/* A tiled tensor map: no interleave, no L2 promotion, zero fill out of bounds. */
+static DevStatus cuda_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out) {
+    if (!cuda()->tensor_map_encode_tiled)
+        return dev_fail(dev, DEV_ERR_UNSUPPORTED, "cuda: the driver has no cuTensorMapEncodeTiled (CUDA 12 or later needed)");
+    unsigned long long dims[5], strides[4];
+    for (unsigned d = 0; d < 5; d++) dims[d] = tm->dims[d];
+    for (unsigned d = 0; d < 4; d++) strides[d] = tm->strides[d];
+    CALL(dev, cuda()->tensor_map_encode_tiled(out, (int)tm->dtype, tm->rank, (void *)(uintptr_t)tm->addr, dims, strides, tm->box,
+                                             tm->elem_strides, 0, (int)tm->swizzle, 0, 0),
+         "cuTensorMapEncodeTiled");
+    return DEV_OK;
+}
+
 /* The caller's CUstream: usable when it belongs to this context. */
 static DevStatus cuda_stream_check_native(TileDevice *dev, void *stream) {
     CudaDev *c = dev->impl;
@@ -532,4 +550,5 @@ const DevBackendOps dev_cuda_ops = {
     .unregister_host = cuda_unregister_host,
     .open_native = cuda_open_native,
     .stream_check_native = cuda_stream_check_native,
+    .tensor_map_encode = cuda_tensor_map_encode,
 };

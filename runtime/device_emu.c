@@ -27,7 +27,10 @@
  * (emu_mem_map), so kernels, copies and memcheck treat them as any
  * allocation and write them in place; unregistering removes the range and
  * leaves the memory to its owner.  There are no native contexts or
- * streams: only NULL wraps as a stream. */
+ * streams: only NULL wraps as a stream.
+ *
+ * An emu:<target> device (dev->target) refuses PTX whose .target is a newer
+ * SM than its own, as a GPU of that target would. */
 #include "runtime/device.h"
 
 #include <pthread.h>
@@ -156,6 +159,15 @@ static DevStatus emu_module_load(TileDevice *dev, const char *ptx, void **mod) {
         free(err);
         return st;
     }
+    /* an emu:<target> device runs what a GPU of that target runs: PTX for the same or an older SM */
+    const Target *dt = dev->target;
+    if (dt && m->target && m->target->sm > dt->sm) {
+        const char *mt = m->target->name;
+        pthread_mutex_lock(&e->lock);
+        emu_module_free(m);
+        pthread_mutex_unlock(&e->lock);
+        return dev_fail(dev, DEV_ERR_PTX, "emu:%s cannot load PTX for .target %s (a newer GPU's)", dt->name, mt);
+    }
     EmuDevModule *dm = calloc(1, sizeof *dm);
     if (!dm) {
         emu_module_free(m);
@@ -211,6 +223,19 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
     dev_fail(dev, st, "emu: %s", err);
     free(err);
     return st;
+}
+
+static DevStatus emu_dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out) {
+    EmuTensorMap e = {.esize = tm->esize, .rank = tm->rank, .addr = tm->addr, .swizzle = tm->swizzle};
+    for (unsigned d = 0; d < tm->rank && d < EMU_TMAP_MAX_RANK; d++) {
+        e.dims[d] = tm->dims[d];
+        e.box[d] = tm->box[d];
+        e.elem_strides[d] = tm->elem_strides[d];
+        if (d) e.strides[d - 1] = tm->strides[d - 1];
+    }
+    const char *why = NULL;
+    if (!emu_tensor_map_encode(&e, out, &why)) return dev_fail(dev, DEV_ERR_INVALID, "emu: tensor map: %s", why);
+    return DEV_OK;
 }
 
 static DevStatus emu_synchronize(TileDevice *dev) {
@@ -339,4 +364,5 @@ const DevBackendOps dev_emu_ops = {
     .memset8_async = emu_memset8_async,
     .register_host = emu_register_host,
     .unregister_host = emu_unregister_host,
+    .tensor_map_encode = emu_dev_tensor_map_encode,
 };

@@ -76,6 +76,12 @@ const char *rt_cache_dir(tile_context *ctx);  /* NULL when the disk cache is off
 const char *rt_device_key(tile_context *ctx);
 const char *rt_arch(tile_context *ctx);       /* the arch the context's kernels are compiled for */
 int rt_num_sms(tile_context *ctx);            /* the device's multiprocessor count (num_sms() of the kernels it compiles) */
+/* A tiled tensor map for TMA copies (cp.async.bulk.tensor) into out[128] (64-byte aligned), through the
+ * device: cuTensorMapEncodeTiled on cuda, the emulator's encoding on emu.  dims innermost first; strides:
+ * bytes between consecutive indices of dimensions 1..rank-1; elem_strides NULL: all 1; swizzle 0 none, 1 32B,
+ * 2 64B, 3 128B.  Checked first: a message names what is wrong. */
+tile_status rt_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
+                                 const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides, int swizzle);
 bool rt_assume_files_unchanged(tile_context *ctx);
 /* The context's statistics, to be updated with the lock held. */
 tile_context_stats *rt_stats_locked(tile_context *ctx);

@@ -3,7 +3,7 @@
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-pkgs=(llvm-22-dev libxxhash-dev libcriterion-dev libtree-sitter-dev cmake pkg-config build-essential)
+pkgs=(llvm-22-dev libxxhash-dev libcriterion-dev libtree-sitter-dev cmake pkg-config build-essential python3-dev python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

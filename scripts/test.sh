@@ -8,6 +8,8 @@ scripts/build.sh --asan
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "== test suite"
 ctest --test-dir build --output-on-failure --timeout 900 -j"$jobs"
+echo "== the Python package: a fresh venv, pip install ./python, python/tests on the emulator"
+scripts/test_python.sh
 echo "== install: exported symbols, libtile_rt without LLVM, pkg-config and CMake package consumers"
 scripts/check_install.sh
 echo "== the whole test suite under ASan+UBSan+LeakSanitizer"

@@ -124,6 +124,8 @@ Test(cli, numbers_parse_strictly) {
     cr_expect_eq(run("run norm --quant f8e5m2", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run act --act relu", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run act --d 0", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run act --quant i8 --group 48", buf, sizeof buf), 2, "%s", buf);
+    cr_expect_eq(run("run norm --group 128", buf, sizeof buf), 2, "--group without --quant: %s", buf);
     cr_expect_eq(run("tune gemm --timeout 1s", buf, sizeof buf), 2, "%s", buf);
     cr_expect_eq(run("run gemm --bogus", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--bogus"), "%s", buf);
@@ -332,11 +334,35 @@ Test(cli, json_norm_and_act, .init = json_setup, .fini = json_teardown, .timeout
         "run norm --json --tokens 3 --hidden 300 --quant i8 --no-residual --device emu --reps 1",
         "run norm --json --tokens 4 --hidden 700 --layernorm --quant f8e4m3 --device emu --reps 1",
         "run act --json --tokens 5 --d 500 --act gelu-tanh --quant f8e4m3 --device emu --reps 1",
+        "run norm --json --tokens 3 --hidden 1000 --quant f8e4m3 --group 128 --device emu --reps 1",
+        "run act --json --tokens 2 --d 300 --quant i8 --group 64 --device emu --reps 1",
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         cr_expect_eq(run_env(cmds[i], buf, sizeof buf), 0, "%s: %s", cmds[i], buf);
         cr_expect_eq(json_lines(buf), 1, "not one JSON object: %s", buf);
         cr_expect(strstr(buf, "\"ok\":true"), "%s", buf);
+    }
+}
+
+/* tile run sample / spec: --help, strict options, and checked on the emulator, one JSON object each */
+Test(cli, json_sample_and_spec, .init = json_setup, .fini = json_teardown, .timeout = 240) {
+    cr_expect_eq(run_stdout("run sample --help", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "usage: tile run sample") && strstr(buf, "--top-p"), "%s", buf);
+    cr_expect_eq(run_stdout("run spec -h", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "usage: tile run spec") && strstr(buf, "--drafts"), "%s", buf);
+    cr_expect_eq(run("run sample --top-p 1.5", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--top-p"), "%s", buf);
+    cr_expect_eq(run("run spec --drafts 0", buf, sizeof buf), 2, "%s", buf);
+    static const char *const cmds[] = {
+        "run sample --json --batch 5 --vocab 1000 --top-k 20 --top-p 0.8 --min-p 0.01 --probs --device emu --reps 1",
+        "run sample --json --batch 3 --vocab 300 --dtype bf16 --temperature 0 --device emu --reps 1",
+        "run spec --json --batch 6 --drafts 3 --vocab 500 --device emu --reps 1",
+        "run spec --json --batch 4 --drafts 2 --vocab 77 --greedy --device emu --reps 1",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        cr_expect_eq(run_env(cmds[i], buf, sizeof buf), 0, "%s: %s", cmds[i], buf);
+        cr_expect_eq(json_lines(buf), 1, "not one JSON object: %s", buf);
+        cr_expect(strstr(buf, "\"ok\":true") && strstr(buf, "\"mismatches\":0"), "%s", buf);
     }
 }
 

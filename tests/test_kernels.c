@@ -79,6 +79,40 @@ Test(kernels, ptxas_sm90a) {
     compile_all("sm_90a", true);
 }
 
+/* Attention as tile_attention_fwd launches it for contiguous [batch, seq, heads, head_dim]
+ * tensors (kernels/attention/attention.c: BLOCK_D the power of two >= head_dim, BM 64, BN 64
+ * or 32 above 64, 8 warps above 128, every stride divisible by 16): no spills for either
+ * target, causal or not, with a window or not. */
+Test(kernels, attention_launch_configs_no_spills, .timeout = 600) {
+    if (!have_ptxas()) cr_skip("ptxas not found: spills of the attention configurations NOT checked");
+    static const char *specs[] = {"sqb=16", "sqs=16", "sqh=16", "skb=16", "sks=16", "skh=16", "svb=16", "svs=16",
+                                  "svh=16", "sob=16", "sos=16", "soh=16", "slb=16", "slh=16", NULL};
+    static const int dims[] = {64, 96, 128, 256};
+    const char *archs[] = {"sm_80", "sm_90a"};
+    for (int a = 0; a < 2; a++)
+        for (int d = 0; d < 4; d++)
+            for (int mask = 0; mask < 3; mask++) { /* none, causal, causal + window */
+                int hd = dims[d], bd = 16;
+                while (bd < hd) bd *= 2;
+                char defs[8][32];
+                snprintf(defs[0], 32, "HEAD_DIM=%d", hd);
+                snprintf(defs[1], 32, "BLOCK_D=%d", bd);
+                snprintf(defs[2], 32, "BN=%d", bd <= 64 ? 64 : 32);
+                snprintf(defs[3], 32, "num_warps=%d", bd > 128 ? 8 : 4);
+                snprintf(defs[4], 32, "CAUSAL=%d", mask > 0);
+                snprintf(defs[5], 32, "LOCAL=%d", mask > 1);
+                const char *dp[] = {"BM=64", defs[0], defs[1], defs[2], defs[3], defs[4], defs[5], NULL};
+                tile_compile_options o = {.arch = archs[a], .kernel = "attention_fwd_bf16", .defines = dp,
+                                          .specialize = specs, .want_cubin = 1};
+                tile_compiled c;
+                tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/attention/attention.tile", &o, &c);
+                cr_assert_eq(st, TILE_OK, "%s hd %d: %s", archs[a], hd, c.diagnostics);
+                cr_expect_eq(c.kernels[0].spill_bytes, 0, "attention %s hd %d causal %d window %d spills %d bytes",
+                             archs[a], hd, mask > 0, mask > 1, c.kernels[0].spill_bytes);
+                tile_compiled_free(&c);
+            }
+}
+
 /* The Ampere-class targets between them: the same code as sm_80 with their own .target and .version */
 Test(kernels, ptxas_sm86) {
     if (!have_ptxas()) cr_skip("ptxas not found: assembly of the shipped kernels for sm_86 NOT checked");

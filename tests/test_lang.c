@@ -415,6 +415,7 @@ Test(lang_golden, loop) { check_golden("loop"); }
 Test(lang_golden, control) { check_golden("control"); }
 Test(lang_golden, dot) { check_golden("dot"); }
 Test(lang_golden, casts) { check_golden("casts"); }
+Test(lang_golden, shape) { check_golden("shape"); }
 
 static void check_compiles(const char *rel) {
     char path[512];

@@ -917,7 +917,12 @@ Test(lang_run, num_sms_from_the_context) {
     cr_assert_eq(tile_context_get_properties_ex(ctx, &p, sizeof p), TILE_OK);
     cr_expect_eq(p.multiprocessor_count, 132);
     tile_context_destroy(ctx);
-    const char *bad[] = {"emu:sms=0", "emu:sms=", "emu:sms=x", "emu:foo", "emu:sms=70000", "emu:sms=8:"};
+    /* a target and options compose: "emu:sm_90a:sms=9" */
+    cr_assert_eq(tile_context_create("emu:sm_90a:sms=9", &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    cr_assert_eq(tile_context_get_properties_ex(ctx, &p, sizeof p), TILE_OK);
+    cr_expect_eq(p.multiprocessor_count, 9);
+    tile_context_destroy(ctx);
+    const char *bad[] = {"emu:sms=0", "emu:sms=", "emu:sms=x", "emu:foo", "emu:sms=70000", "emu:sms=8:", "emu:sm_90a:sm_80"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cr_expect_neq(tile_context_create(bad[i], &ctx), TILE_OK, "'%s' accepted", bad[i]);
     }

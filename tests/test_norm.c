@@ -26,6 +26,7 @@
  * scale * 2^-10 for the subnormal codes. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ static void fill16(tile_dtype t, size_t n, uint16_t *h, double scale) {
 typedef struct Output {
     tile_dtype dt, q;
     int tokens, n, so;
+    int group, lds; /* group 0: a scale per token; else per group of columns, scales [tokens][lds] */
     size_t count, esize;
     void *host;
     float *scales;
@@ -71,6 +73,9 @@ typedef struct Output {
 } Output;
 
 static bool quantized(const Output *o) { return o->q == TILE_F8E4M3 || o->q == TILE_I8; }
+
+static int groups_of(const Output *o) { return o->group ? (o->n + o->group - 1) / o->group : 1; }
+static size_t scales_bytes(const Output *o) { return ((size_t)o->tokens * (size_t)o->lds + 1) * 4; }
 
 static void output_alloc(tile_context *ctx, Output *o) {
     o->esize = quantized(o) ? 1 : 2;
@@ -81,52 +86,59 @@ static void output_alloc(tile_context *ctx, Output *o) {
         else ((uint8_t *)o->host)[i] = o->q == TILE_F8E4M3 ? POISON_F8 : POISON_I8;
     }
     o->d = upload(ctx, o->host, o->count * o->esize);
-    o->scales = malloc((size_t)o->tokens * 4 + 4);
-    for (int t = 0; t <= o->tokens; t++) o->scales[t] = NAN;
-    o->ds = quantized(o) ? upload(ctx, o->scales, (size_t)o->tokens * 4 + 4) : 0;
+    if (!o->group) o->lds = 1;
+    o->scales = malloc(scales_bytes(o));
+    for (size_t t = 0; t < scales_bytes(o) / 4; t++) o->scales[t] = NAN;
+    o->ds = quantized(o) ? upload(ctx, o->scales, scales_bytes(o)) : 0;
 }
 
 /* Compare with want [tokens][n] (the f64 reference); what = "out" and the case for messages. */
 static void output_check(tile_context *ctx, Output *o, const double *want, const char *what) {
     download(ctx, o->host, o->d, o->count * o->esize);
-    if (o->ds) download(ctx, o->scales, o->ds, (size_t)o->tokens * 4 + 4);
+    if (o->ds) download(ctx, o->scales, o->ds, scales_bytes(o));
     double rel = o->dt == TILE_F16 ? 0x1p-11 : 0x1p-8;
+    int ng = groups_of(o), gw = o->group ? o->group : o->n;
     for (int t = 0; t < o->tokens; t++) {
         const double *y = want + (size_t)t * o->n;
-        double s = 0;
-        if (quantized(o)) {
-            double amax = 0;
-            for (int i = 0; i < o->n; i++) amax = fmax(amax, fabs(y[i]));
-            double ws = ref_quant_scale(amax, o->q == TILE_I8 ? 127 : 448);
-            s = o->scales[t];
-            cr_assert(fabs(s - ws) <= 1e-5 * ws, "%s token %d: scale %.8g, want %.8g (seed %llu)", what, t, s, ws,
-                      (unsigned long long)seed);
-        }
-        for (int i = 0; i < o->n; i++) {
-            size_t k = (size_t)t * o->so + (size_t)i;
-            double got, tol;
-            if (o->q == TILE_I8) {
-                int8_t c = ((int8_t *)o->host)[k];
-                cr_assert(c != -128, "%s token %d col %d: not written (seed %llu)", what, t, i, (unsigned long long)seed);
-                got = c * s;
-                tol = s * (0.5 + 1e-5) + 1e-5 * fabs(y[i]) + 2e-6;
-            } else if (o->q == TILE_F8E4M3) {
-                got = f8e4m3_to_d(((uint8_t *)o->host)[k]) * s;
-                tol = fmax(0x1p-4 * fabs(y[i]), s * 0x1p-10) + 1e-5 * fabs(y[i]) + 2e-6;
-            } else {
-                got = from_dt(o->dt, ((uint16_t *)o->host)[k]);
-                tol = (rel + 1e-5) * fabs(y[i]) + 0x1p-25 + 2e-6;
+        for (int gi = 0; gi < ng; gi++) {
+            int lo = gi * gw, hi = lo + gw < o->n ? lo + gw : o->n;
+            double s = 0;
+            if (quantized(o)) {
+                double amax = 0;
+                for (int i = lo; i < hi; i++) amax = fmax(amax, fabs(y[i]));
+                double ws = ref_quant_scale(amax, o->q == TILE_I8 ? 127 : 448);
+                s = o->scales[(size_t)t * o->lds + gi];
+                cr_assert(fabs(s - ws) <= 1e-5 * ws, "%s token %d group %d: scale %.8g, want %.8g (seed %llu)", what, t, gi, s, ws,
+                          (unsigned long long)seed);
             }
-            cr_assert(fabs(got - y[i]) <= tol, "%s token %d col %d: %.8g, want %.8g (tol %.3g) (seed %llu)", what, t, i, got, y[i], tol,
-                      (unsigned long long)seed);
+            for (int i = lo; i < hi; i++) {
+                size_t k = (size_t)t * o->so + (size_t)i;
+                double got, tol;
+                if (o->q == TILE_I8) {
+                    int8_t c = ((int8_t *)o->host)[k];
+                    cr_assert(c != -128, "%s token %d col %d: not written (seed %llu)", what, t, i, (unsigned long long)seed);
+                    got = c * s;
+                    tol = s * (0.5 + 1e-5) + 1e-5 * fabs(y[i]) + 2e-6;
+                } else if (o->q == TILE_F8E4M3) {
+                    got = f8e4m3_to_d(((uint8_t *)o->host)[k]) * s;
+                    tol = fmax(0x1p-4 * fabs(y[i]), s * 0x1p-10) + 1e-5 * fabs(y[i]) + 2e-6;
+                } else {
+                    got = from_dt(o->dt, ((uint16_t *)o->host)[k]);
+                    tol = (rel + 1e-5) * fabs(y[i]) + 0x1p-25 + 2e-6;
+                }
+                cr_assert(fabs(got - y[i]) <= tol, "%s token %d col %d: %.8g, want %.8g (tol %.3g) (seed %llu)", what, t, i, got, y[i],
+                          tol, (unsigned long long)seed);
+            }
         }
+        for (int gi = ng; quantized(o) && gi < o->lds && t + 1 < o->tokens; gi++)
+            cr_assert(isnan(o->scales[(size_t)t * o->lds + gi]), "%s: scale written in the gap of row %d at %d", what, t, gi);
         for (int i = o->n; i < o->so && t + 1 < o->tokens; i++) { /* the gap after the row */
             size_t k = (size_t)t * o->so + (size_t)i;
             bool poisoned = o->esize == 2 ? ((uint16_t *)o->host)[k] == POISON16 : ((uint8_t *)o->host)[k] == (o->q == TILE_F8E4M3 ? POISON_F8 : POISON_I8);
             cr_assert(poisoned, "%s: written in the gap of row %d at %d", what, t, i);
         }
     }
-    if (o->ds) cr_assert(isnan(o->scales[o->tokens]), "%s: scales written past tokens", what);
+    if (o->ds) cr_assert(isnan(o->scales[(size_t)o->tokens * o->lds]), "%s: scales written past tokens", what);
 }
 
 static void output_free(tile_context *ctx, Output *o) {
@@ -138,10 +150,11 @@ static void output_free(tile_context *ctx, Output *o) {
 /* ======================= tile_fused_add_rmsnorm ======================= */
 
 /* layer: LayerNorm (with a bias when bias), else RMSNorm */
-static void run_norm_ex(tile_context *ctx, tile_dtype dt, int tokens, int hidden, bool residual, tile_dtype q, bool layer, bool bias) {
-    char what[128];
-    snprintf(what, sizeof what, "%s %s tokens %d hidden %d%s%s q %d", layer ? "layernorm" : "rmsnorm", dt == TILE_F16 ? "f16" : "bf16",
-             tokens, hidden, residual ? " +residual" : "", bias ? " +bias" : "", (int)q);
+static void run_norm_g(tile_context *ctx, tile_dtype dt, int tokens, int hidden, bool residual, tile_dtype q, bool layer, bool bias,
+                      int group) {
+    char what[160];
+    snprintf(what, sizeof what, "%s %s tokens %d hidden %d%s%s q %d group %d", layer ? "layernorm" : "rmsnorm",
+             dt == TILE_F16 ? "f16" : "bf16", tokens, hidden, residual ? " +residual" : "", bias ? " +bias" : "", (int)q, group);
     int sx = hidden + 8, sr = hidden + 3, so = hidden + 16;
     size_t nx = (size_t)tokens * sx, nr = (size_t)tokens * sr;
     uint16_t *hx = malloc(nx * 2), *hr = malloc(nr * 2), *hw = malloc((size_t)hidden * 2), *hb = malloc((size_t)hidden * 2),
@@ -154,11 +167,13 @@ static void run_norm_ex(tile_context *ctx, tile_dtype dt, int tokens, int hidden
     fill16(dt, (size_t)hidden, hb, 0.5);
     tile_devptr dx = upload(ctx, hx, nx * 2), dr = residual ? upload(ctx, hr, nr * 2) : 0, dw = upload(ctx, hw, (size_t)hidden * 2);
     tile_devptr db = bias ? upload(ctx, hb, (size_t)hidden * 2) : 0;
-    Output o = {.dt = dt, .q = q, .tokens = tokens, .n = hidden, .so = so};
+    Output o = {.dt = dt, .q = q, .tokens = tokens, .n = hidden, .so = so, .group = group};
+    o.lds = group ? (hidden + group - 1) / group + 3 : 1; /* gapped */
     output_alloc(ctx, &o);
     float eps = 1e-6f;
-    tile_norm_args a = {.dtype = dt, .tokens = tokens, .hidden = hidden, .x = dx, .ldx = sx, .residual = dr, .ldr = sr, .weight = dw,
-                        .bias = db, .eps = eps, .out = o.d, .ldo = so, .quant_dtype = q, .scales = o.ds};
+    tile_norm_args a = {.size = sizeof a, .dtype = dt, .tokens = tokens, .hidden = hidden, .x = dx, .ldx = sx, .residual = dr, .ldr = sr, .weight = dw,
+                        .bias = db, .eps = eps, .out = o.d, .ldo = so, .quant_dtype = q, .scales = o.ds,
+                        .quant_group = group, .lds = group ? o.lds : 0};
     tile_status st = layer ? tile_fused_add_layernorm(ctx, &a) : tile_fused_add_rmsnorm(ctx, &a);
     cr_assert_eq(st, TILE_OK, "%s: %s: %s", what, tile_status_string(st), tile_last_error(ctx));
     cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
@@ -192,6 +207,10 @@ static void run_norm_ex(tile_context *ctx, tile_dtype dt, int tokens, int hidden
     if (dr) tile_free(ctx, dr);
     if (db) tile_free(ctx, db);
     free(hx), free(hr), free(hw), free(hb), free(hr_after), free(z), free(w), free(b), free(want);
+}
+
+static void run_norm_ex(tile_context *ctx, tile_dtype dt, int tokens, int hidden, bool residual, tile_dtype q, bool layer, bool bias) {
+    run_norm_g(ctx, dt, tokens, hidden, residual, q, layer, bias, 0);
 }
 
 static void run_norm(tile_context *ctx, tile_dtype dt, int tokens, int hidden, bool residual, tile_dtype q) {
@@ -241,18 +260,20 @@ Test(norm, layernorm, .timeout = 300) {
 
 /* ======================= tile_gated_activation ======================= */
 
-static void run_gated(tile_context *ctx, tile_dtype dt, tile_gated_act act, int tokens, int d, tile_dtype q) {
-    char what[128];
-    snprintf(what, sizeof what, "gated act %d %s tokens %d d %d q %d", (int)act, dt == TILE_F16 ? "f16" : "bf16", tokens, d, (int)q);
+static void run_gated_g(tile_context *ctx, tile_dtype dt, tile_gated_act act, int tokens, int d, tile_dtype q, int group) {
+    char what[160];
+    snprintf(what, sizeof what, "gated act %d %s tokens %d d %d q %d group %d", (int)act, dt == TILE_F16 ? "f16" : "bf16", tokens, d,
+             (int)q, group);
     int sx = 2 * d + 8, so = d + 24;
     size_t nx = (size_t)tokens * sx;
     uint16_t *hx = malloc(nx * 2);
     fill16(dt, nx, hx, 4.0); /* [-4, 4]: both tails of the activations */
     tile_devptr dx = upload(ctx, hx, nx * 2);
-    Output o = {.dt = dt, .q = q, .tokens = tokens, .n = d, .so = so};
+    Output o = {.dt = dt, .q = q, .tokens = tokens, .n = d, .so = so, .group = group};
+    o.lds = group ? (d + group - 1) / group + 1 : 1; /* gapped */
     output_alloc(ctx, &o);
-    tile_gated_args a = {.dtype = dt, .act = act, .tokens = tokens, .d = d, .x = dx, .ldx = sx, .out = o.d, .ldo = so, .quant_dtype = q,
-                         .scales = o.ds};
+    tile_gated_args a = {.size = sizeof a, .dtype = dt, .act = act, .tokens = tokens, .d = d, .x = dx, .ldx = sx, .out = o.d, .ldo = so, .quant_dtype = q,
+                         .scales = o.ds, .quant_group = group, .lds = group ? o.lds : 0};
     tile_status st = tile_gated_activation(ctx, &a);
     cr_assert_eq(st, TILE_OK, "%s: %s: %s", what, tile_status_string(st), tile_last_error(ctx));
     cr_assert_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
@@ -264,6 +285,24 @@ static void run_gated(tile_context *ctx, tile_dtype dt, tile_gated_act act, int 
     output_free(ctx, &o);
     tile_free(ctx, dx);
     free(hx), free(want);
+}
+
+static void run_gated(tile_context *ctx, tile_dtype dt, tile_gated_act act, int tokens, int d, tile_dtype q) {
+    run_gated_g(ctx, dt, act, tokens, d, q, 0);
+}
+
+/* Per-group quantization (quant_group, DeepSeek's 128 and others): a scale per group of columns, the
+ * last group partial at odd sizes, a group wider than the row, gapped scale rows. */
+Test(norm, group_quant, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_norm_g(ctx, TILE_F16, 7, 1000, true, TILE_F8E4M3, false, false, 128);
+    run_norm_g(ctx, TILE_BF16, 3, 4097, false, TILE_I8, false, false, 128);
+    run_norm_g(ctx, TILE_BF16, 5, 96, true, TILE_F8E4M3, true, true, 64);
+    run_norm_g(ctx, TILE_F16, 2, 100, false, TILE_I8, false, false, 1024);
+    run_gated_g(ctx, TILE_F16, TILE_GATED_SILU, 7, 1000, TILE_F8E4M3, 128);
+    run_gated_g(ctx, TILE_BF16, TILE_GATED_GELU, 3, 300, TILE_I8, 16);
+    tile_context_destroy(ctx);
 }
 
 Test(norm, gated_f16, .timeout = 300) {
@@ -351,6 +390,31 @@ Test(norm, argument_checks) {
     expect_fail(ctx, tile_gated_activation(ctx, &b), "scales");
     b = g, b.scales = sc + 56; /* aligned, but 16 bytes do not fit in the last 8 */
     expect_fail(ctx, tile_gated_activation(ctx, &b), "scales");
+    /* per-group quantization: a power of two 16 .. 1024, with a quant_dtype, lds covering the groups,
+     * the scales' extent checked; a struct of the first release's size (or size 0) reads quant_group as 0 */
+    g.size = sizeof g, good.size = sizeof good;
+    b = g, b.quant_group = 48;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "quant_group must be 0 or a power of two");
+    b = g, b.quant_group = 2048;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "quant_group must be 0 or a power of two");
+    b = g, b.quant_group = 16, b.quant_dtype = TILE_F32;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "quant_group needs a quant_dtype");
+    b = g, b.lds = 4;
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "lds is for quant_group");
+    b = g, b.quant_group = 16, b.lds = 1; /* d 32: two groups */
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "lds is shorter");
+    b = g, b.quant_group = 16, b.lds = 8; /* 4 tokens x 8: 32 floats = 128 bytes of a 64-byte allocation */
+    expect_fail(ctx, tile_gated_activation(ctx, &b), "scales");
+    b = g, b.quant_group = 16;
+    cr_assert_eq(tile_gated_activation(ctx, &b), TILE_OK, "%s", tile_last_error(ctx));
+    b = g, b.quant_group = 48, b.size = offsetof(tile_gated_args, quant_group);
+    cr_assert_eq(tile_gated_activation(ctx, &b), TILE_OK, "an older caller's struct: %s", tile_last_error(ctx));
+    b = g, b.quant_group = 48, b.size = 0;
+    cr_assert_eq(tile_gated_activation(ctx, &b), TILE_OK, "size 0, the first release's layout: %s", tile_last_error(ctx));
+    a = good, a.quant_dtype = TILE_F8E4M3, a.scales = sc, a.quant_group = 100;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "quant_group must be 0 or a power of two");
+    a = good, a.quant_dtype = TILE_F8E4M3, a.scales = sc, a.quant_group = 32, a.lds = 1;
+    expect_fail(ctx, tile_fused_add_rmsnorm(ctx, &a), "lds is shorter");
     tile_free(ctx, buf), tile_free(ctx, sc);
     tile_context_destroy(ctx);
 }

@@ -12,7 +12,8 @@
  *      with --json, one JSON object on one line and nothing else.
  * Exit status 3 when a call fails or the check does not match.
  * `tile run gemm` is here; attention and decode in cmd_run_attention.c, moe
- * in cmd_run_moe.c, norm and act in cmd_run_norm.c. */
+ * in cmd_run_moe.c, norm and act in cmd_run_norm.c, rope in cmd_run_rope.c, a
+ * whole decoder layer in cmd_run_layer.c, sample and spec in cmd_run_sample.c. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 #include "tools/gemm_problem.h"
@@ -29,6 +30,10 @@ static const CliCommand run_commands[] = {
     {"moe", "tile_moe_forward (routing and experts) on random data, checked and timed", cmd_run_moe},
     {"norm", "tile_fused_add_rmsnorm (optionally quantized) on random data, checked and timed", cmd_run_norm},
     {"act", "tile_gated_activation (silu/gelu and mul, optionally quantized) on random data, checked and timed", cmd_run_act},
+    {"sample", "tile_sample (temperature, top-k, top-p, min-p) on random logits, checked and timed", cmd_run_sample},
+    {"spec", "tile_spec_verify (speculative-decoding acceptance) on random data, checked and timed", cmd_run_spec},
+    {"rope", "tile_rope_kv_append (RoPE of Q and K, K and V appended to a paged cache) on random data, checked and timed", cmd_run_rope},
+    {"layer", "a Llama-style decoder layer (prefill, then decode steps) from the C API, checked against float64", cmd_run_layer},
 };
 
 int cmd_run(int argc, char **argv) {
@@ -37,7 +42,7 @@ int cmd_run(int argc, char **argv) {
 
 static const char usage_gemm[] =
     "usage: tile run gemm [--m M] [--n N] [--k K] [--dtype f16|bf16|tf32|i8] [--out-dtype f32|f16|bf16|i32]\n"
-    "                     [--device emu|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n"
+    "                     [--device emu[:TARGET]|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n"
     "Runs tile_gemm on random A and B, checks C against a float64 reference and\n"
     "prints the kernel, configuration, specialization, grid and times (--json: one JSON object).\n"
     "\n" GEMM_PROBLEM_OPTIONS "\n"

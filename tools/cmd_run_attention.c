@@ -62,7 +62,7 @@ static const int option_users[] = {ATTN_OPTIONS(USERS)};
 
 static const char usage_attention[] =
     "usage: tile run attention [--batch B] [--seq S] [--seq-k N] [--heads H] [--heads-kv HK] [--head-dim D]\n"
-    "                          [--causal] [--dtype f16|bf16] [--device emu|cuda|cuda:N] [--reps R]\n"
+    "                          [--causal] [--dtype f16|bf16] [--device emu[:TARGET]|cuda|cuda:N] [--reps R]\n"
     "Runs tile_attention_fwd on random Q, K, V [batch, seq, heads, head_dim], checks up to 256\n"
     "output rows against a float64 reference and times --reps further calls.\n"
     "\n"
@@ -74,7 +74,7 @@ static const char usage_attention[] =
     "  --head-dim D       (default 128)\n"
     "  --causal           causal mask\n"
     "  --dtype f16|bf16   (default bf16)\n"
-    "  --device D         emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
+    "  --device D         emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --reps R           timed calls (default 5)\n"
     "  --json             one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help         this text\n"
@@ -83,7 +83,7 @@ static const char usage_attention[] =
 static const char usage_decode[] =
     "usage: tile run decode [--batch B] [--context C] [--heads H] [--heads-kv HK] [--head-dim D] [--tokens T]\n"
     "                       [--block-size 16|32|64] [--kv-dtype f16|bf16|f8e4m3] [--splits N] [--dtype f16|bf16]\n"
-    "                       [--device emu|cuda|cuda:N] [--reps R]\n"
+    "                       [--device emu[:TARGET]|cuda|cuda:N] [--reps R]\n"
     "Runs tile_attention_decode_paged: every sequence holds the full context in a paged KV cache\n"
     "whose blocks are shuffled; checks up to 256 output rows against a float64 reference.\n"
     "'tile run paged-attention' is the same command.\n"
@@ -98,7 +98,7 @@ static const char usage_decode[] =
     "  --kv-dtype T       the cache's type (default: --dtype; f8e4m3 with k_scale 0.25, v_scale 0.5)\n"
     "  --splits N         split the context in N parts (default 0: the library chooses)\n"
     "  --dtype f16|bf16   queries and output (default bf16)\n"
-    "  --device D         emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
+    "  --device D         emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --reps R           timed calls (default 5)\n"
     "  --json             one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help         this text\n"

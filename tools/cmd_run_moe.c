@@ -64,7 +64,7 @@ static const char usage[] =
     "  --dtype f8e4m3         f8 weights with scales (activations: --act-dtype)\n"
     "  --act-dtype f16|bf16   activations with f8 weights (default bf16)\n"
     "  --scales channel|block f8 scales per output channel or per 128x128 block (default block)\n"
-    "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
+    "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --reps R               timed calls (default 5)\n"
     "  --check-tokens N       tokens checked against float64 (default 32)\n"
     "  --json                 one JSON object on one line on stdout, nothing else there\n"

@@ -26,6 +26,7 @@ typedef struct RowsCli {
     const char *cmd;         /* "norm" or "act" */
     int64_t tokens, n;
     tile_dtype dtype, quant; /* quant TILE_F32: none */
+    int64_t group;           /* quant_group: 0 per token */
     bool residual, layer;    /* norm */
     tile_gated_act act;      /* act */
     int reps;
@@ -33,11 +34,12 @@ typedef struct RowsCli {
     const char *device;
 } RowsCli;
 
-enum { OPT_TOKENS = 256, OPT_N, OPT_DTYPE, OPT_QUANT, OPT_NO_RESIDUAL, OPT_LAYERNORM, OPT_ACT, OPT_DEVICE, OPT_REPS, OPT_JSON };
+enum { OPT_TOKENS = 256, OPT_N, OPT_DTYPE, OPT_QUANT, OPT_GROUP, OPT_NO_RESIDUAL, OPT_LAYERNORM, OPT_ACT, OPT_DEVICE, OPT_REPS, OPT_JSON };
 
 static const struct option norm_options[] = {
     {"tokens", required_argument, NULL, OPT_TOKENS}, {"hidden", required_argument, NULL, OPT_N},
     {"dtype", required_argument, NULL, OPT_DTYPE},   {"quant", required_argument, NULL, OPT_QUANT},
+    {"group", required_argument, NULL, OPT_GROUP},
     {"no-residual", no_argument, NULL, OPT_NO_RESIDUAL}, {"layernorm", no_argument, NULL, OPT_LAYERNORM},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"reps", required_argument, NULL, OPT_REPS},     {"json", no_argument, NULL, OPT_JSON},
@@ -46,6 +48,7 @@ static const struct option norm_options[] = {
 static const struct option act_options[] = {
     {"tokens", required_argument, NULL, OPT_TOKENS}, {"d", required_argument, NULL, OPT_N},
     {"dtype", required_argument, NULL, OPT_DTYPE},   {"quant", required_argument, NULL, OPT_QUANT},
+    {"group", required_argument, NULL, OPT_GROUP},
     {"act", required_argument, NULL, OPT_ACT},       {"device", required_argument, NULL, OPT_DEVICE},
     {"reps", required_argument, NULL, OPT_REPS},     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},                {0},
@@ -55,15 +58,16 @@ static const struct option act_options[] = {
     "  --tokens T             rows, one program each (default 64)\n" \
     "  --dtype f16|bf16       inputs, and the output unless quantized (default bf16)\n" \
     "  --quant none|f8e4m3|i8 per-token dynamic quantization of the output, scales f32 [tokens] (default none)\n" \
-    "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n" \
+    "  --group G              with --quant: a scale per group of G columns (16..1024, a power of two; 128 as DeepSeek)\n" \
+    "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n" \
     "  --reps R               timed calls (default 5)\n" \
     "  --json                 one JSON object on one line on stdout, nothing else there\n" \
     "  -h, --help             this text\n" \
     "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n"
 
 static const char norm_usage[] =
-    "usage: tile run norm [--tokens T] [--hidden H] [--dtype f16|bf16] [--quant none|f8e4m3|i8] [--no-residual]\n"
-    "                     [--layernorm] [--device D] [--reps R] [--json]\n"
+    "usage: tile run norm [--tokens T] [--hidden H] [--dtype f16|bf16] [--quant none|f8e4m3|i8] [--group G]\n"
+    "                     [--no-residual] [--layernorm] [--device D] [--reps R] [--json]\n"
     "Runs tile_fused_add_rmsnorm (residual += x, then RMSNorm of the residual) on random data and checks\n"
     "every row, the updated residual bit for bit, against float64.\n"
     "\n"
@@ -73,7 +77,7 @@ static const char norm_usage[] =
 
 static const char act_usage[] =
     "usage: tile run act [--tokens T] [--d D] [--act silu|gelu|gelu-tanh] [--dtype f16|bf16] [--quant none|f8e4m3|i8]\n"
-    "                    [--device D] [--reps R] [--json]\n"
+    "                    [--group G] [--device D] [--reps R] [--json]\n"
     "Runs tile_gated_activation (out = act(gate) * up over rows [gate | up]) on random data and checks every\n"
     "row against float64.\n"
     "\n"
@@ -100,6 +104,7 @@ static int rows_cli_parse(const char *cmd, int argc, char **argv, RowsCli *p) {
         case OPT_QUANT:
             if (!(rc = cli_choice(&g, quant_names, &which))) p->quant = quant_values[which];
             break;
+        case OPT_GROUP: rc = cli_i64(&g, 16, 1024, &p->group); break;
         case OPT_NO_RESIDUAL: p->residual = false; break;
         case OPT_LAYERNORM: p->layer = true; break;
         case OPT_ACT:
@@ -113,6 +118,8 @@ static int rows_cli_parse(const char *cmd, int argc, char **argv, RowsCli *p) {
     }
     if (rc) return rc;
     if (g.first_operand < argc) return cli_usage_error(g.cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (p->group && (p->group & (p->group - 1))) return cli_usage_error(g.cmd, "--group %lld is not a power of two", (long long)p->group);
+    if (p->group && p->quant == TILE_F32) return cli_usage_error(g.cmd, "--group needs --quant f8e4m3 or i8");
     return CLI_CONTINUE;
 }
 
@@ -122,6 +129,11 @@ typedef struct RowsCall {
     tile_norm_args norm;
     tile_gated_args gated;
 } RowsCall;
+
+/* scale floats per launch: one per row, or per group of columns */
+static size_t scale_count(const RowsCli *p) {
+    return (size_t)p->tokens * (size_t)(p->group ? (p->n + p->group - 1) / p->group : 1);
+}
 
 static const char *rows_api(const RowsCli *p) {
     return strcmp(p->cmd, "norm") ? "tile_gated_activation" : p->layer ? "tile_fused_add_layernorm" : "tile_fused_add_rmsnorm";
@@ -209,9 +221,9 @@ static void *rows_download(tile_context *ctx, const RowsCall *c, tile_devptr out
     const RowsCli *p = c->p;
     size_t es = p->quant == TILE_F32 ? 2 : 1, n = (size_t)(p->tokens * p->n);
     void *ho = malloc(n * es);
-    *hs = malloc(sizeof(float) * (size_t)p->tokens);
+    *hs = malloc(sizeof(float) * scale_count(p));
     if (!ho || !*hs || tile_memcpy_dtoh(ctx, ho, out, n * es) ||
-        (scales && tile_memcpy_dtoh(ctx, *hs, scales, sizeof(float) * (size_t)p->tokens))) {
+        (scales && tile_memcpy_dtoh(ctx, *hs, scales, sizeof(float) * scale_count(p)))) {
         free(ho), free(*hs);
         *hs = NULL;
         return NULL;
@@ -245,7 +257,7 @@ static double norm_check(tile_context *ctx, const RowsCall *c, void *user) {
             goto done;
         }
     }
-    CheckRows cr = {.tokens = p->tokens, .n = p->n, .dtype = p->dtype, .quant = p->quant};
+    CheckRows cr = {.tokens = p->tokens, .n = p->n, .dtype = p->dtype, .quant = p->quant, .group = p->group};
     worst = check_norm(&cr, p->layer, z, d->w, p->layer ? d->bias : NULL, c->norm.eps, ho, hs);
 done:
     free(z), free(hr), free(ho), free(hs);
@@ -276,7 +288,7 @@ int cmd_run_norm(int argc, char **argv) {
     rc = CLI_EXIT_FAIL;
     if (tile_malloc(ctx, 2 * n, &d.b.x) || tile_malloc(ctx, 2 * H, &d.b.w) || tile_malloc(ctx, oes * n, &d.b.out) ||
         (p.residual && tile_malloc(ctx, 2 * n, &d.b.res)) || (p.layer && tile_malloc(ctx, 2 * H, &d.b.b)) ||
-        (p.layer && tile_memcpy_htod(ctx, d.b.b, hb, 2 * H)) || (p.quant != TILE_F32 && tile_malloc(ctx, 4 * (size_t)p.tokens, &d.b.scales)) ||
+        (p.layer && tile_memcpy_htod(ctx, d.b.b, hb, 2 * H)) || (p.quant != TILE_F32 && tile_malloc(ctx, 4 * scale_count(&p), &d.b.scales)) ||
         tile_memcpy_htod(ctx, d.b.x, hx, 2 * n) || tile_memcpy_htod(ctx, d.b.w, hw, 2 * H) ||
         (p.residual && tile_memcpy_htod(ctx, d.b.res, hr, 2 * n))) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
@@ -285,8 +297,8 @@ int cmd_run_norm(int argc, char **argv) {
     RowsCall call = {.p = &p,
                      .norm = {.size = sizeof(tile_norm_args), .dtype = p.dtype, .tokens = p.tokens, .hidden = p.n, .x = d.b.x,
                               .residual = d.b.res, .weight = d.b.w, .bias = d.b.b, .eps = 1e-6f, .out = d.b.out, .quant_dtype = p.quant,
-                              .scales = d.b.scales}};
-    double bytes = (double)n * (2 + (p.residual ? 4 : 0) + oes) + (p.layer ? 4.0 : 2.0) * (double)H + (p.quant != TILE_F32 ? 4.0 * (double)p.tokens : 0);
+                              .scales = d.b.scales, .quant_group = p.group}};
+    double bytes = (double)n * (2 + (p.residual ? 4 : 0) + oes) + (p.layer ? 4.0 : 2.0) * (double)H + (p.quant != TILE_F32 ? 4.0 * (double)scale_count(&p) : 0);
     rc = rows_run(ctx, &call, norm_check, &d, bytes);
 done:
     if (ctx) rows_bufs_free(ctx, &d.b), tile_context_destroy(ctx);
@@ -304,7 +316,7 @@ static double act_check(tile_context *ctx, const RowsCall *c, void *user) {
     ActData *d = user;
     float *hs = NULL;
     void *ho = rows_download(ctx, c, d->b.out, d->b.scales, &hs);
-    CheckRows cr = {.tokens = c->p->tokens, .n = c->p->n, .dtype = c->p->dtype, .quant = c->p->quant};
+    CheckRows cr = {.tokens = c->p->tokens, .n = c->p->n, .dtype = c->p->dtype, .quant = c->p->quant, .group = c->p->group};
     double worst = ho ? check_gated(&cr, c->p->act, d->x, ho, hs) : INFINITY;
     free(ho), free(hs);
     return worst;
@@ -330,14 +342,15 @@ int cmd_run_act(int argc, char **argv) {
     if ((rc = cli_context_open("run act", p.device, &ctx))) goto done;
     rc = CLI_EXIT_FAIL;
     if (tile_malloc(ctx, 2 * nx, &d.b.x) || tile_malloc(ctx, oes * no, &d.b.out) ||
-        (p.quant != TILE_F32 && tile_malloc(ctx, 4 * (size_t)p.tokens, &d.b.scales)) || tile_memcpy_htod(ctx, d.b.x, hx, 2 * nx)) {
+        (p.quant != TILE_F32 && tile_malloc(ctx, 4 * scale_count(&p), &d.b.scales)) || tile_memcpy_htod(ctx, d.b.x, hx, 2 * nx)) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         goto done;
     }
     RowsCall call = {.p = &p,
                      .gated = {.size = sizeof(tile_gated_args), .dtype = p.dtype, .act = p.act, .tokens = p.tokens, .d = p.n, .x = d.b.x,
-                               .out = d.b.out, .quant_dtype = p.quant, .scales = d.b.scales}};
-    double bytes = 2.0 * (double)nx + (double)(oes * no) + (p.quant != TILE_F32 ? 4.0 * (double)p.tokens : 0);
+                               .out = d.b.out, .quant_dtype = p.quant, .scales = d.b.scales,
+                               .quant_group = p.group}};
+    double bytes = 2.0 * (double)nx + (double)(oes * no) + (p.quant != TILE_F32 ? 4.0 * (double)scale_count(&p) : 0);
     rc = rows_run(ctx, &call, act_check, &d, bytes);
 done:
     if (ctx) rows_bufs_free(ctx, &d.b), tile_context_destroy(ctx);

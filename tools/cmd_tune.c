@@ -76,7 +76,7 @@ static const char usage_tune_file[] =
     "  --kernel NAME          the kernel to tune (required)\n"
     "  --grid EXPR,...        launch grid (required): INT, NAME, + - * /, cdiv(a, b) over --arg names and\n"
     "                         config values, e.g. 'cdiv(n, BLOCK)'; without it nothing is timed or stored\n"
-    "  --device D             emu, cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
+    "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --arg NAME=VALUE       run-time scalar parameters in order (integers); repeatable\n"
     "  --elems N              elements (8 bytes each) of the zeroed buffer of each pointer (default 65536)\n"
     "  --warmup W             untimed runs per config (default 1)\n"

@@ -241,25 +241,31 @@ double check_moe(const CheckMoe *m, const int32_t *ids, const float *out, int *r
  * half a step of the code times the row's scale, which must match ref_quant_scale) plus 1e-4 relative
  * for the f32 arithmetic and 2e-6 absolute (erf's formula, 1.5e-7, times 0.5 |gate up| <= 8). */
 static double rows_row_error(const CheckRows *c, const double *y, const void *out, const float *scales, int64_t t) {
-    double worst = 0, s = 0;
+    double worst = 0;
     bool q8 = c->quant == TILE_F8E4M3, qi = c->quant == TILE_I8;
-    if (q8 || qi) {
-        double amax = 0;
-        for (int64_t i = 0; i < c->n; i++) amax = fmax(amax, fabs(y[i]));
-        double ws = ref_quant_scale(amax, qi ? 127 : 448);
-        s = scales[t];
-        worst = fabs(s - ws) / (1e-4 * ws);
-        if (!(worst <= 1e300)) return INFINITY;
-    }
+    int64_t gw = c->group > 0 ? c->group : c->n, ng = (c->n + gw - 1) / gw;
     double rel = c->dtype == TILE_F16 ? 0x1p-11 : 0x1p-8;
-    for (int64_t i = 0; i < c->n; i++) {
-        size_t k = (size_t)(t * c->n + i);
-        double got, tol, a = fabs(y[i]);
-        if (qi) got = ((const int8_t *)out)[k] * s, tol = s * 0.5 + 1e-4 * a + 2e-6;
-        else if (q8) got = f8e4m3_to_d(((const uint8_t *)out)[k]) * s, tol = fmax(0x1p-4 * a, s * 0x1p-10) + 1e-4 * a + 2e-6;
-        else got = check_get(c->dtype, out, k), tol = (rel + 1e-4) * a + 2e-6;
-        double e = fabs(got - y[i]) / tol;
-        if (!(e <= worst)) worst = e; /* NaN counts as worst */
+    for (int64_t g = 0; g < ng; g++) {
+        int64_t lo = g * gw, hi = lo + gw < c->n ? lo + gw : c->n;
+        double s = 0;
+        if (q8 || qi) {
+            double amax = 0;
+            for (int64_t i = lo; i < hi; i++) amax = fmax(amax, fabs(y[i]));
+            double ws = ref_quant_scale(amax, qi ? 127 : 448);
+            s = scales[t * ng + g];
+            double e = fabs(s - ws) / (1e-4 * ws);
+            if (!(e <= 1e300)) return INFINITY;
+            if (e > worst) worst = e;
+        }
+        for (int64_t i = lo; i < hi; i++) {
+            size_t k = (size_t)(t * c->n + i);
+            double got, tol, a = fabs(y[i]);
+            if (qi) got = ((const int8_t *)out)[k] * s, tol = s * 0.5 + 1e-4 * a + 2e-6;
+            else if (q8) got = f8e4m3_to_d(((const uint8_t *)out)[k]) * s, tol = fmax(0x1p-4 * a, s * 0x1p-10) + 1e-4 * a + 2e-6;
+            else got = check_get(c->dtype, out, k), tol = (rel + 1e-4) * a + 2e-6;
+            double e = fabs(got - y[i]) / tol;
+            if (!(e <= worst)) worst = e; /* NaN counts as worst */
+        }
     }
     return worst;
 }

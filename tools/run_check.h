@@ -113,6 +113,7 @@ typedef struct CheckRows {
     int64_t tokens, n;  /* out is [tokens, n], contiguous */
     tile_dtype dtype;   /* f16 or bf16: out's type when not quantized */
     tile_dtype quant;   /* TILE_F32 (none), TILE_F8E4M3 or TILE_I8: out's codes, with scales [tokens] */
+    int64_t group;      /* 0, or quantized per group of columns: scales [tokens, cdiv(n, group)] */
 } CheckRows;
 
 /* RMSNorm (layer: LayerNorm, bias b [n] or NULL) of z [tokens, n] (exact; the residual sum already

@@ -29,6 +29,13 @@
 #      DeepSeek-V3-like, 1, 64 and 4096 tokens, next to tile_gemm on the dense
 #      GEMMs of the same work) next to PyTorch's per-expert loop,
 #      torch._grouped_mm and torch.matmul (bench/gpu/moe_ref.py);
+#   8b. tile run rope (tile_rope_kv_append, issue 19): Llama-3-8B heads at
+#      1, 256 and 4096 tokens (bf16, and an f8 cache), GB/s; on emu small checks;
+#   8c. tile run layer (a decoder layer from the C API: prefill, paged decode
+#      steps, dense and MoE, checked against float64 and for graph safety),
+#      small, then at Llama-3-8B and Mixtral-8x7B-like sizes (per-step seconds);
+#   8d. sampling and speculative decoding (issue 19): `tile run sample` and
+#      `tile run spec` at a Llama-3 vocabulary (128256), every row checked;
 #   9. bench/emu_speed and bench/compile_time;
 # then prints one summary table.  Full logs go to --log-dir (default
 # BUILD/gpu-run; set it to $OUT on a lent device machine to get them back).
@@ -61,7 +68,7 @@ while [ $# -gt 0 ]; do
     --prebuilt) force_prebuilt=1; shift ;;
     --build-dir) build="${2:-}"; shift 2 ;;
     --log-dir) logdir="${2:-}"; shift 2 ;;
-    -h|--help) sed -n "2,44p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,51p" "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -319,6 +326,80 @@ else
   row "moe on emu (checks only)" "$moe_status" "$(grep -c 'check ok' "$logdir/moe_gpu.log") of $(grep -cE '^  [a-z-]+ T=' "$logdir/moe_gpu.log") shapes checked, $(grep -c '^@@ moe .* dense ' "$logdir/moe_gpu.log") dense tile_gemm rows, ${moe_secs}s${moe_why:+; $moe_why}${ref_note:+; $ref_note}"
 fi
 
+# ---- 8b. RoPE + paged KV append (tile run rope, issue 19) ----
+# GPU: Llama-3-8B heads (32 query, 8 KV, head_dim 128) for a decode batch of 1 and 256 tokens and a
+# 4096-token prefill chunk, bf16 and an f8e4m3 cache; emu: small shapes, checks only.
+if [ "$on_gpu" = 1 ]; then
+  rope_shapes="1:auto 256:auto 4096:auto 256:f8e4m3"
+  rope_dims=(--heads-q 32 --heads-kv 8 --head-dim 128 --reps 20)
+else
+  rope_shapes="7:auto 37:f8e4m3"
+  rope_dims=(--heads-q 4 --heads-kv 2 --head-dim 64 --reps 1)
+fi
+: >"$logdir/rope.log"
+rope_ok=0 rope_n=0 rope_det=""
+for sh in $rope_shapes; do
+  t=${sh%%:*} kv=${sh##*:}
+  step "tile run rope --tokens $t --kv-dtype $kv" rope_one.log 40 "${cenv[@]}" "$build/tile" run rope --device "$device" --tokens "$t" --kv-dtype "$kv" "${rope_dims[@]}" --json
+  cat "$logdir/rope_one.log" >>"$logdir/rope.log"
+  rope_n=$((rope_n + 1))
+  [ "$rc" = 0 ] && rope_ok=$((rope_ok + 1))
+  gbs=$(sed -n 's/.*"gbytes_per_second":\([0-9.e+-]*\).*/\1/p' "$logdir/rope_one.log" | head -1)
+  [ "$on_gpu" = 1 ] && rope_det="$rope_det${rope_det:+; }T=$t $kv ${gbs:-n/a} GB/s"
+done
+if [ "$rope_ok" = "$rope_n" ]; then rope_status=ok; else rope_status=FAIL; fi
+row "rope + kv append$([ "$on_gpu" = 1 ] && echo ' GB/s' || echo ' on emu (checks only)')" "$rope_status" "$rope_ok of $rope_n shapes checked${rope_det:+: $rope_det} (see $logdir/rope.log)"
+
+# ---- 8c. a whole decoder layer from the C API (tile run layer, docs/engine.md) ----
+# Prefill of 8 prompts, then decode steps, dense (f8 KV cache; f16 with 3 speculative tokens per step)
+# and MoE, every step checked against float64 and every decode step checked graph-safe.  emu: small.
+if [ "$on_gpu" = 1 ]; then
+  layer_runs=("--hidden 1024 --heads 16 --heads-kv 4 --head-dim 128 --inter 2816 --prompts 8 --steps 16 --kv-dtype f8e4m3"
+              "--hidden 1024 --heads 16 --heads-kv 4 --head-dim 128 --inter 2816 --prompts 8 --steps 8 --spec-tokens 3 --dtype f16"
+              "--hidden 1024 --heads 16 --heads-kv 4 --head-dim 128 --inter 512 --prompts 8 --steps 8 --moe --experts 16 --topk 4"
+              # one layer of Llama-3-8B and of a Mixtral-8x7B-like MoE: one short prompt, then decode steps
+              # (the float64 reference on the host bounds the prompt; the decode step's time is the number)
+              "--hidden 4096 --heads 32 --heads-kv 8 --head-dim 128 --inter 14336 --prompts 1 --steps 3"
+              "--hidden 4096 --heads 32 --heads-kv 8 --head-dim 128 --inter 14336 --prompts 1 --steps 3 --moe --experts 8 --topk 2")
+else
+  layer_runs=("--hidden 128 --heads 4 --heads-kv 2 --head-dim 32 --inter 192 --prompts 3 --steps 2"
+              "--hidden 128 --heads 4 --heads-kv 1 --head-dim 64 --inter 64 --prompts 2 --steps 2 --moe --experts 6 --spec-tokens 3")
+fi
+: >"$logdir/layer.log"
+layer_ok=0 layer_n=0
+for la in "${layer_runs[@]}"; do
+  # shellcheck disable=SC2086
+  step "tile run layer $la" layer_one.log 120 "${cenv[@]}" "$build/tile" run layer --device "$device" $la --json
+  cat "$logdir/layer_one.log" >>"$logdir/layer.log"
+  layer_n=$((layer_n + 1))
+  [ "$rc" = 0 ] && layer_ok=$((layer_ok + 1))
+done
+if [ "$layer_ok" = "$layer_n" ]; then layer_status=ok; else layer_status=FAIL; fi
+row "decoder layer (tile run layer)" "$layer_status" "$layer_ok of $layer_n runs: every step within tolerance of float64, decode steps graph-safe (see $logdir/layer.log)"
+
+# ---- 8d. sampling and speculative decoding (issue 19): tile run sample / spec, each row checked ----
+if [ "$on_gpu" = 1 ]; then
+  samp_runs=("sample --batch 64 --vocab 128256 --top-k 0 --top-p 1" "sample --batch 64 --vocab 128256 --top-k 50 --top-p 0.9"
+             "sample --batch 256 --vocab 128256 --top-k 0 --top-p 0.95 --min-p 0.05 --dtype bf16"
+             "spec --batch 64 --drafts 4 --vocab 128256" "spec --batch 64 --drafts 4 --vocab 128256 --greedy")
+  samp_reps=20
+else
+  samp_runs=("sample --batch 4 --vocab 1000 --top-k 0 --top-p 1" "sample --batch 4 --vocab 1000 --top-k 50 --top-p 0.9"
+             "sample --batch 4 --vocab 1000 --top-k 0 --top-p 0.95 --min-p 0.05 --dtype bf16"
+             "spec --batch 4 --drafts 4 --vocab 1000" "spec --batch 4 --drafts 4 --vocab 1000 --greedy")
+  samp_reps=1
+fi
+: >"$logdir/sampling.log"
+for r in "${samp_runs[@]}"; do
+  # shellcheck disable=SC2086
+  step "tile run $r" sampling_one.log 60 "${cenv[@]}" "$build/tile" run $r --device "$device" --reps "$samp_reps" --json
+  cat "$logdir/sampling_one.log" >>"$logdir/sampling.log"
+  j=$(grep -m1 '^{' "$logdir/sampling_one.log")
+  ms=$(printf '%s' "$j" | sed -n 's/.*"median_seconds":\([0-9.e+-]*\).*/\1/p' | awk '{printf "%.3f", $1 * 1e3}')
+  bad=$(printf '%s' "$j" | sed -n 's/.*"mismatches":\([0-9]*\).*/\1/p')
+  if [ "$rc" = 0 ] && printf '%s' "$j" | grep -q '"ok":true'; then st=ok; else st=FAIL; fi
+  row "${r%% *} ${r#* }" "$st" "${ms:-n/a} ms per call, ${bad:-?} mismatches against float64 (rc $rc)"
+done
 # ---- 9. emulator speed, compile time ----
 step "emu_speed" emu_speed.log 60 "${cenv[@]}" "$build/bench/emu_speed"
 if [ "$rc" = 0 ]; then

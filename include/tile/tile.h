@@ -5,7 +5,7 @@
  * library never exits or aborts on user input.  Two halves:
  *   - compiling: tile_compile_file/source (no device needed) and the
  *     cached variants tile_cache_compile_file/source;
- *   - running: a tile_context on a device ("cuda", "cuda:N", "emu"), its
+ *   - running: a tile_context on a device ("cuda", "cuda:N", "emu", "emu:sm_90a"), its
  *     memory, modules, kernels, launches, and tile_gemm.
  * See docs/runtime.md.
  *
@@ -206,7 +206,9 @@ typedef enum tile_activation { TILE_ACT_NONE, TILE_ACT_RELU, TILE_ACT_GELU, TILE
 
 typedef struct tile_context_options {
     size_t size;                     /* 0 or sizeof(tile_context_options): see "ABI" above */
-    const char *device;        /* "cuda", "cuda:N", "emu"; NULL: TILE_DEVICE, else cuda when present, else emu */
+    const char *device;        /* "cuda", "cuda:N", "emu", "emu:<target>" (the emulator as that target, e.g. "emu:sm_90a":
+                                  kernels compile for it; arch must then be NULL or the same); NULL: TILE_DEVICE, else cuda
+                                  when present, else emu */
     const char *cache_dir;     /* NULL: see the compile cache above */
     int no_disk_cache;         /* keep compiled kernels in memory only */
     const char *arch;          /* a target (tile_target_name); NULL: tile_target_default() (cuda JIT-compiles its PTX for newer GPUs) */
@@ -218,7 +220,7 @@ typedef struct tile_context_options {
                                    threads are; 0: TILE_EMU_TIMEOUT, else 600 s; < 0: no limit */
 } tile_context_options;
 
-TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", NULL = TILE_DEVICE or auto */
+TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", "emu:<target>", NULL = TILE_DEVICE or auto */
 TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
 /* A context on a CUcontext the caller already has (an inference engine's), passed as void *: tile
  * uses it and never destroys it (tile_context_destroy synchronizes it and releases tile's own
@@ -247,6 +249,22 @@ TILE_API tile_status tile_context_get_properties(tile_context *ctx, tile_device_
 /* The first size bytes of the properties (size = sizeof the caller's tile_device_properties, any
  * release; fields this library lacks are zeroed). */
 TILE_API tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_properties *out, size_t size);
+/* ==== tensor maps (TMA) =============================================
+ * A tiled tensor map for cp.async.bulk.tensor, passed to a kernel as a `.param .align 64 .b8 tmap[128]`
+ * argument (or copied to global memory).  dims: elements per dimension, innermost first; strides: bytes
+ * between consecutive indices of dimensions 1..rank-1 (multiples of 16); box: the elements one copy moves
+ * per dimension (1..256; box[0] * element size a multiple of 16 bytes, and at most the swizzle's width);
+ * elem_strides: NULL for all 1 (1..8); out: 128 bytes, 64-byte aligned.  The whole tensor lies in memory of
+ * ctx (as for every call that takes a device pointer).  Out-of-bounds elements read as
+ * zero.  cuda: cuTensorMapEncodeTiled (CUDA 12 drivers; else TILE_ERROR_UNSUPPORTED); emu: the emulator's
+ * own encoding, which only the emulator reads. */
+typedef enum tile_tensor_swizzle {
+    TILE_SWIZZLE_NONE = 0, TILE_SWIZZLE_32B = 1, TILE_SWIZZLE_64B = 2, TILE_SWIZZLE_128B = 3
+} tile_tensor_swizzle;
+TILE_API tile_status tile_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global,
+                                            const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
+                                            const uint32_t *elem_strides, tile_tensor_swizzle swizzle);
+
 /* The device as the tuning database keys it, into out[size]: "emu/sm_80" on the
  * emulator, "cuda/MODEL/driver VERSION/ARCH" on a GPU (model and driver
  * version, not the device number).  TILE_ERROR_INVALID_VALUE when it does not fit. */
@@ -572,6 +590,10 @@ typedef struct tile_paged_attention_args {
     int check_tables;                 /* 1: copy block_tables and context_lens to the host and check every entry
                                          (synchronizes; for debugging) */
     tile_stream stream;
+    tile_devptr tree_mask;            /* 0: the new tokens are causal among themselves; else i32 [num_seqs, num_tokens],
+                                         a token tree (speculative decoding): token t sees the context before the new
+                                         tokens and new token j when bit j of entry (s, t) is set (set bit t for itself).
+                                         Read only when `size` covers it (size = sizeof; size 0 is the 0.1 layout) */
 } tile_paged_attention_args;
 /* Decode over a vLLM-style paged KV cache, split over the context and merged
  * with the log-sum-exp when that fills the device better. */
@@ -592,7 +614,9 @@ TILE_API tile_status tile_paged_attention_workspace_size(tile_context *ctx, cons
  * Per-token dynamic quantization (quant_dtype TILE_F8E4M3 or TILE_I8; 0 (TILE_F32) or dtype: none): the
  * row's result y (f32, before any rounding) gets scale = max(max|y| / QMAX, 1 / (QMAX * 512)), QMAX = 448
  * (f8e4m3) or 127 (i8), written to scales[token] (f32); out holds y / scale, rounded to nearest even and
- * saturated (f8e4m3) or clamped to [-127, 127] (i8), so y ~= out * scale.
+ * saturated (f8e4m3) or clamped to [-127, 127] (i8), so y ~= out * scale.  Per-group quantization
+ * (quant_group, DeepSeek style, what a block-scaled f8 GEMM reads): the same rule over each group of
+ * quant_group consecutive columns, scales[token * lds + group] (f32, row-major).
  *
  * The argument structs begin with `size`: sizeof the struct as the caller compiled it, or 0 for this
  * release's layout.  Fields are only ever appended; those past the caller's size count as zero. */
@@ -608,8 +632,11 @@ typedef struct tile_norm_args {
     float eps;                                /* added to mean(z^2) (LayerNorm: the variance); finite, >= 0 */
     tile_devptr out; int64_t ldo;             /* [tokens, hidden] in dtype or quant_dtype */
     tile_dtype quant_dtype;                   /* 0 (TILE_F32) or dtype: no quantization; TILE_F8E4M3; TILE_I8 */
-    tile_devptr scales;                       /* f32 [tokens] when quantized */
+    tile_devptr scales;                       /* f32 [tokens] when quantized; with quant_group [tokens, groups] */
     tile_stream stream;
+    int64_t quant_group;                      /* 0: one scale per token; 16 .. 1024, a power of two: one per group of
+                                                 quant_group columns (DeepSeek's 128), groups = cdiv(hidden, quant_group) */
+    int64_t lds;                              /* with quant_group: the scales' row stride (0: groups) */
 } tile_norm_args;
 /* z = residual ? (residual = x + residual) : x;  y = z / sqrt(mean(z^2) + eps) * weight, in f32, then
  * rounded to dtype or quantized (above).  vLLM's fused_add_rms_norm / rms_norm and their
@@ -632,12 +659,121 @@ typedef struct tile_gated_args {
     tile_devptr x; int64_t ldx; /* [tokens, 2 d]: gate (d), then up (d); row stride ldx (0: 2 d) */
     tile_devptr out; int64_t ldo; /* [tokens, d] in dtype or quant_dtype, row stride ldo (0: d) */
     tile_dtype quant_dtype;    /* as tile_norm_args */
-    tile_devptr scales;        /* f32 [tokens] when quantized */
+    tile_devptr scales;        /* f32 [tokens] when quantized; with quant_group [tokens, groups] */
     tile_stream stream;
+    int64_t quant_group;       /* as tile_norm_args: groups = cdiv(d, quant_group) */
+    int64_t lds;               /* with quant_group: the scales' row stride (0: groups) */
 } tile_gated_args;
 /* out[t, i] = act(gate[t, i]) * up[t, i] in f32, then rounded to dtype or quantized (above): vLLM's
  * silu_and_mul, gelu_and_mul and gelu_tanh_and_mul. */
 TILE_API tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args);
+
+/* ==== sampling and speculative decoding (kernels/sampling/sampling.c; kernels/sampling/sampling.tile;
+ * docs/kernels.md) ====
+ * One program per row, no sort: the filters are thresholds found by bisection over the row, the draw a
+ * chunked prefix sum.  Random numbers are Philox-4x32-10 with key (seed lo, seed hi) and counter
+ * (offset lo, offset hi, row when `seed` is 0 (one scalar seed for every row) else 0, draw): the same
+ * seed and offset give the same uniform in any batch position, launch and device (the token too, but
+ * for draws within f32 rounding of a boundary; docs/kernels.md).  Per-row parameters are device
+ * arrays of length batch, or, where the array is 0, the `_value` scalar for every row.  Launched on
+ * `stream`; the argument structs begin with `size` as tile_norm_args. */
+typedef struct tile_sample_args {
+    size_t size;
+    tile_dtype dtype;                 /* logits: TILE_F32, TILE_F16 or TILE_BF16 */
+    int64_t batch, vocab;             /* vocab 1 .. 2^20 */
+    tile_devptr logits; int64_t ld;   /* [batch, vocab], row stride ld (0: vocab) */
+    tile_devptr temperature; float temperature_value; /* f32 [batch]; <= 0: greedy (argmax, ties to the
+                                                         lowest index); else softmax(logits / T) */
+    tile_devptr top_k; int32_t top_k_value;           /* i32 [batch]; 0 (or >= vocab): off */
+    tile_devptr top_p; float top_p_value;             /* f32 [batch]; 1: off; scalar in (0, 1] */
+    tile_devptr min_p; float min_p_value;             /* f32 [batch]; 0: off; scalar in [0, 1] */
+    tile_devptr seed; uint64_t seed_value;            /* u64 [batch] */
+    tile_devptr offset; uint64_t offset_value;        /* u64 [batch]: the Philox counter's first 64 bits */
+    tile_dtype out_dtype;             /* TILE_I32 (or 0 for it) or TILE_I64 */
+    tile_devptr out;                  /* [batch] token ids */
+    tile_devptr probs; int64_t ldp;   /* f32 [batch, vocab] or 0: the filtered, renormalized probabilities
+                                         the token was drawn from (greedy rows one-hot); row stride ldp */
+    tile_stream stream;
+} tile_sample_args;
+/* One token per row: probs = softmax(logits / T); min_p keeps p >= min_p * max p; top_k the k largest
+ * logits (every logit equal to the k-th largest too); top_p the smallest set of largest probabilities
+ * (of those kept so far, renormalized) holding top_p of their mass (ties at its boundary kept); then a
+ * draw from the kept probabilities, renormalized.  vLLM / FlashInfer semantics. */
+TILE_API tile_status tile_sample(tile_context *ctx, const tile_sample_args *args);
+
+typedef struct tile_spec_verify_args {
+    size_t size;
+    int64_t batch, num_draft, vocab;  /* num_draft 1 .. 64, vocab 1 .. 2^20 */
+    tile_devptr draft_tokens;         /* i32 [batch, num_draft] */
+    tile_devptr draft_probs;          /* f32 [batch, num_draft, vocab] q (may be 0 when every row is greedy) */
+    tile_devptr target_probs;         /* f32 [batch, num_draft + 1, vocab] p: probabilities, not logits */
+    tile_devptr greedy; int32_t greedy_value;  /* i32 [batch]: non-zero for greedy verification */
+    tile_devptr seed; uint64_t seed_value;     /* as tile_sample_args */
+    tile_devptr offset; uint64_t offset_value;
+    tile_devptr accepted;             /* i32 [batch]: accepted drafts, 0 .. num_draft */
+    tile_devptr out_tokens;           /* i32 [batch, num_draft + 1]: the accepted drafts, then the replacement
+                                         (or the bonus token when all were accepted), then -1 */
+    tile_stream stream;
+} tile_spec_verify_args;
+/* Rejection sampling of speculative decoding (Leviathan et al.; vLLM's rejection sampler): draft i is
+ * accepted with probability min(1, p_i(x_i) / q_i(x_i)); at the first rejection the replacement is drawn
+ * from norm(max(0, p_i - q_i)); when all are accepted the bonus token from p_num_draft.  Greedy rows accept
+ * while the draft is argmax p_i and then emit the argmax.  Draw i uses Philox counter word 3 = i (word 0
+ * of the output for the acceptance test, word 1 for the replacement or bonus). */
+TILE_API tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *args);
+
+/* ==== rotary embedding + paged KV-cache append (kernels/rope/rope.c; kernels/rope/rope.tile; docs/kernels.md) ====
+ * For a batch of new tokens: rotate Q and K by their positions (RoPE) and write the rotated K and V
+ * into a vLLM-style paged KV cache, in one launch (vLLM's rotary_embedding followed by
+ * reshape_and_cache).  The cache is what tile_attention_decode_paged reads:
+ * [num_blocks, block_size, heads_kv, head_dim] through block, slot and head strides.
+ * Sizes are int64_t and checked against the kernel's 32-bit offsets; every pointer must lie in an
+ * allocation of the context with room for what the kernel touches, aligned to its elements.
+ * Launched on `stream`; nothing is synchronized (unless check_indices). */
+typedef enum tile_rope_style {
+    TILE_ROPE_NEOX = 0, /* NeoX / Llama: pairs (i, i + rot_dim / 2) ("rotate half") */
+    TILE_ROPE_GPTJ = 1, /* GPT-J: interleaved pairs (2 i, 2 i + 1) */
+} tile_rope_style;
+typedef struct tile_rope_args {
+    size_t size;                      /* 0 or sizeof(tile_rope_args): see "ABI" above */
+    tile_dtype dtype;                 /* TILE_F16 or TILE_BF16: q, k, v (and the caches unless kv_dtype is f8) */
+    tile_rope_style style;
+    int64_t tokens, heads_q, heads_kv; /* tokens >= 0; heads >= 1 */
+    int64_t head_dim;                 /* 2 .. 256 */
+    int64_t rot_dim;                  /* 0: head_dim; else even, 2 .. head_dim: the first rot_dim dims of each head
+                                         rotate, the rest pass unchanged (partial rotary) */
+    tile_devptr q; int64_t ldq;       /* [tokens, heads_q, head_dim], token stride ldq (0: heads_q * head_dim) */
+    tile_devptr k; int64_t ldk;       /* [tokens, heads_kv, head_dim], token stride ldk (0: heads_kv * head_dim) */
+    tile_devptr v; int64_t ldv;       /* likewise */
+    tile_devptr q_out; int64_t ldq_out; /* the rotated Q; 0 (or q): q in place.  ldq_out 0: heads_q * head_dim */
+    tile_devptr k_out; int64_t ldk_out; /* the rotated K; 0 (or k): k in place */
+    tile_devptr positions;            /* [tokens]: each token's position, 0 <= p < max_position */
+    tile_dtype positions_dtype;       /* TILE_I64 (or 0) or TILE_I32 */
+    tile_devptr cos_sin;              /* [max_position, rot_dim]: rot_dim / 2 cosines, then rot_dim / 2 sines
+                                         (vLLM's cos_sin_cache) */
+    tile_dtype cos_sin_dtype;         /* TILE_F32 (0) or dtype */
+    int64_t max_position;
+    tile_devptr k_cache, v_cache;     /* [num_blocks, block_size, heads_kv, head_dim] in kv_dtype */
+    int64_t k_stride[3], v_stride[3]; /* block, slot, head; all three 0: contiguous */
+    int64_t num_blocks, block_size;   /* num_blocks * block_size < 2^31 */
+    tile_devptr slot_mapping;         /* [tokens]: slot = block * block_size + offset of each token; negative:
+                                         the token is not written (padding) */
+    tile_dtype slot_dtype;            /* TILE_I64 (or 0) or TILE_I32 */
+    tile_dtype kv_dtype;              /* dtype (or 0), or TILE_F8E4M3: codes f8e4m3(x / scale), rounded to nearest
+                                         even and saturated, x the rotated K (rounded to dtype) or V */
+    float k_scale, v_scale;           /* f8 caches: per-tensor scales (as tile_paged_attention_args); 0 means 1 */
+    tile_devptr k_scales, v_scales;   /* f8 caches: f32 [heads_kv] per-head scales instead, both or neither */
+    int check_indices;                /* 1: copy positions and slot_mapping to the host and check every entry
+                                         (synchronizes; for debugging) */
+    tile_stream stream;
+} tile_rope_args;
+/* With a position outside [0, max_position) the kernel reads no cos/sin and leaves that token's heads
+ * unrotated; a slot outside [0, num_blocks * block_size) writes nothing to the caches (check_indices = 1
+ * reports either).  Two tokens with the same slot race.  Graph-safe (no allocation, synchronization
+ * or compilation once prepared) unless check_indices. */
+TILE_API tile_status tile_rope_kv_append(tile_context *ctx, const tile_rope_args *args);
+/* Compile and load what tile_rope_kv_append(ctx, args) launches (see "preparing calls" above). */
+TILE_API tile_status tile_rope_kv_append_prepare(tile_context *ctx, const tile_rope_args *args);
 
 #ifdef __cplusplus
 }

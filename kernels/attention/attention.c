@@ -9,8 +9,9 @@
  *     BLOCK_D > 64), num_warps=8 when BLOCK_D > 128, CAUSAL, LOCAL (a
  *     window), VARLEN (cu_seqlens), WRITE_LSE; specializations =16 of the
  *     q/k/v/o strides and slb, slh (the LSE's).
- *   tile_attention_decode_paged: paged_attention_{f16,bf16}[_kv8] (by dtype,
- *     _kv8 for an f8e4m3 cache), grid (heads_kv, num_seqs, splits); with
+ *   tile_attention_decode_paged: paged_attention[_tree]_{f16,bf16}[_kv8] (by
+ *     dtype, _kv8 for an f8e4m3 cache, _tree with a tree_mask), grid
+ *     (heads_kv, num_seqs, splits); with
  *     more than one split then paged_attention_merge_{f16,bf16}, grid
  *     (heads_q * num_tokens, num_seqs).  Defines HEAD_DIM, BLOCK_D,
  *     BLOCK_SIZE, BM (query rows per KV head, a power of two >= 16), BN (32
@@ -89,7 +90,10 @@ static bool strides_fit(const int64_t s[3]) { return s[0] < I32_LIMIT && s[1] < 
 
 /* The call, or with launch false its preparation (tile_attention_fwd_prepare): no pointer is checked, nothing launched. */
 /* The args structs as the first release with size fields laid them out: keep these values when fields are appended. */
-enum { ATTENTION_ARGS_SIZE_0_1 = sizeof(tile_attention_args), PAGED_ATTENTION_ARGS_SIZE_0_1 = sizeof(tile_paged_attention_args) };
+enum {
+    ATTENTION_ARGS_SIZE_0_1 = sizeof(tile_attention_args),
+    PAGED_ATTENTION_ARGS_SIZE_0_1 = offsetof(tile_paged_attention_args, tree_mask), /* tree_mask came later */
+};
 
 /* The caller's paged args as this release reads them (rt_struct_in); false with a message on ctx. */
 static bool paged_args_in(tile_context *ctx, const char *api, const tile_paged_attention_args *a, tile_paged_attention_args *o) {
@@ -354,13 +358,17 @@ static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attentio
     RANGE(api, a->v_cache, kes, kes * span(a->num_blocks, a->block_size, Hk, D, p.sv), "v_cache");
     RANGE(api, a->block_tables, 4, 4 * (uint64_t)((S - 1) * p.table_stride + shipped_cdiv(a->max_context_len, a->block_size)), "block_tables");
     RANGE(api, a->context_lens, 4, 4 * (uint64_t)S, "context_lens");
+    if (a->tree_mask) RANGE(api, a->tree_mask, 4, 4 * (uint64_t)(S * T), "tree_mask");
     if (a->workspace && p.splits > 1) RANGE(api, a->workspace, 16, p.ws_bytes, "workspace");
     if (a->check_tables && (st = paged_check_tables(ctx, a, &p)) != TILE_OK) return st;
 
 variants:; /* 2-3. */
     bool bf = a->dtype == TILE_BF16, f8 = p.kv == TILE_F8E4M3;
-    static const char *const kn[2][2] = {{"paged_attention_f16", "paged_attention_f16_kv8"}, {"paged_attention_bf16", "paged_attention_bf16_kv8"}};
-    ShippedVariant v = shipped_variant(kn[bf][f8]);
+    bool tree = a->tree_mask != 0;
+    static const char *const kn[2][2][2] = {
+        {{"paged_attention_f16", "paged_attention_f16_kv8"}, {"paged_attention_bf16", "paged_attention_bf16_kv8"}},
+        {{"paged_attention_tree_f16", "paged_attention_tree_f16_kv8"}, {"paged_attention_tree_bf16", "paged_attention_tree_bf16_kv8"}}};
+    ShippedVariant v = shipped_variant(kn[tree][bf][f8]);
     shipped_define(&v, "HEAD_DIM", D);
     shipped_define(&v, "BLOCK_D", p.bd);
     shipped_define(&v, "BLOCK_SIZE", a->block_size);
@@ -375,8 +383,9 @@ variants:; /* 2-3. */
     shipped_spec16(&v, "sbt", p.table_stride);
     tile_devptr ws = a->workspace;
     bool own_ws = p.splits > 1 && !ws;
-    tile_devptr q = a->q, kc = a->k_cache, vc = a->v_cache, o = a->o, tables = a->block_tables, lens = a->context_lens;
-    bool no_align = ((q | kc | vc | o | tables | lens | ws) & 15) != 0;
+    tile_devptr q = a->q, kc = a->k_cache, vc = a->v_cache, o = a->o, tables = a->block_tables, lens = a->context_lens,
+                tmask = a->tree_mask;
+    bool no_align = ((q | kc | vc | o | tables | lens | ws | tmask) & 15) != 0;
     v.no_align_ptrs = no_align;
     tile_kernel *k_attn, *k_merge = NULL;
     /* 4. kernels */
@@ -406,9 +415,10 @@ variants:; /* 2-3. */
     float scale = a->softmax_scale != 0 ? a->softmax_scale : (float)(1.0 / sqrt((double)D));
     float v_scale = 1;
     if (f8) scale *= a->k_scale != 0 ? a->k_scale : 1.0f, v_scale = a->v_scale != 0 ? a->v_scale : 1.0f;
+    /* the tree kernels take tree_mask last: after v_scale with an f8 cache, else after scale */
     void *params[] = {&q, &kc, &vc, &o, &o_part, &lse_part, &tables, &lens, &t32, &g32, &h32,
                       &s32[0][0], &s32[0][1], &s32[0][2], &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2],
-                      &s32[1][0], &s32[1][1], &s32[1][2], &sbt, &scale, &v_scale};
+                      &s32[1][0], &s32[1][1], &s32[1][2], &sbt, &scale, f8 ? (void *)&v_scale : (void *)&tmask, &tmask};
     st = shipped_launch(k_attn, (tile_dim3){(unsigned)Hk, (unsigned)S, (unsigned)p.splits}, params, a->stream);
     if (st == TILE_OK && k_merge) {
         void *mp[] = {&o, &o_part, &lse_part, &t32, &h32, &ns32, &s32[1][0], &s32[1][1], &s32[1][2]};

@@ -5,10 +5,11 @@
  * What they launch, and the variants:
  *   tile_fused_add_rmsnorm, tile_fused_add_layernorm: norm_{f16,bf16}[_f8|_i8]
  *     (by dtype and quant_dtype), grid (tokens).  Defines BLOCK (hidden
- *     rounded up to a power of two, 128 .. 1024), RESIDUAL, LAYER and BIAS;
+ *     rounded up to a power of two, 128 .. 1024, at least quant_group),
+ *     GROUP (quant_group, when set), RESIDUAL, LAYER and BIAS;
  *     specializations =1/=16 of the row strides and hidden.
  *   tile_gated_activation: act_{f16,bf16}[_f8|_i8], grid (tokens).  Defines
- *     BLOCK (d rounded up as above) and ACT; specializations of the strides
+ *     BLOCK (d rounded up as above), GROUP and ACT; specializations of the strides
  *     and d.
  *   Every variant: no_align_ptrs when a pointer is not 16-byte aligned.
  *
@@ -39,7 +40,7 @@ enum { MAX_GRID_X = INT32_MAX, MIN_BLOCK = 128, MAX_BLOCK = 1024 };
 
 
 /* The baselines of rt_struct_in: these structs' sizes in the first release that had them. */
-enum { NORM_ARGS_SIZE_0_1 = sizeof(tile_norm_args), GATED_ARGS_SIZE_0_1 = sizeof(tile_gated_args) };
+enum { NORM_ARGS_SIZE_0_1 = offsetof(tile_norm_args, quant_group), GATED_ARGS_SIZE_0_1 = offsetof(tile_gated_args, quant_group) };
 
 /* Elements a [rows, n] tensor with row stride ld spans */
 static uint64_t rows_span(int64_t rows, int64_t n, int64_t ld) { return rows <= 0 || n <= 0 ? 0 : (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)n; }
@@ -63,6 +64,18 @@ static const char *quant_resolve(tile_dtype dtype, tile_dtype quant, int *q) {
 
 static int64_t block_for(int64_t n) { return shipped_min(shipped_max(shipped_pow2_at_least(n), MIN_BLOCK), MAX_BLOCK); }
 
+/* quant_group and lds: *groups scales per row (1 without groups) at row stride *ss */
+static const char *group_resolve(int q, int64_t group, int64_t lds, int64_t n, int64_t *groups, int64_t *ss) {
+    *groups = 1, *ss = 1;
+    if (group == 0) return lds ? "lds is for quant_group; it must be 0" : NULL;
+    if (!q) return "quant_group needs a quant_dtype (TILE_F8E4M3 or TILE_I8)";
+    if (group < 16 || group > MAX_BLOCK || (group & (group - 1)))
+        return "quant_group must be 0 or a power of two from 16 to 1024";
+    *groups = (n + group - 1) / group;
+    *ss = lds ? lds : *groups;
+    return *ss < *groups ? "lds is shorter than a row of group scales" : NULL;
+}
+
 static const char *const KERNEL_SUFFIX[3] = {"", "_f8", "_i8"};
 
 /* ================ tile_fused_add_rmsnorm, tile_fused_add_layernorm ================ */
@@ -77,7 +90,7 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     if (!rt_struct_in(&a, sizeof a, args, sizeof(size_t), NORM_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: %s", api, err);
     const char *why = NULL;
     int q = 0;
-    int64_t sx = 0, sr = 0, so = 0;
+    int64_t sx = 0, sr = 0, so = 0, groups = 1, ss = 1;
     if (why) FAIL("%s: %s", api, why);
     if (a.dtype != TILE_F16 && a.dtype != TILE_BF16) FAIL("%s: dtype must be TILE_F16 or TILE_BF16", api);
     if ((why = quant_resolve(a.dtype, a.quant_dtype, &q))) FAIL("%s: %s", api, why);
@@ -88,8 +101,10 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     if ((why = stride_resolve(a.ldx, a.hidden, &sx)) || (why = stride_resolve(a.ldr, a.hidden, &sr)) ||
         (why = stride_resolve(a.ldo, a.hidden, &so)))
         FAIL("%s: %s (ldx, ldr, ldo: 0 or at least hidden)", api, why);
+    if ((why = group_resolve(q, a.quant_group, a.lds, a.hidden, &groups, &ss))) FAIL("%s: %s", api, why);
     uint64_t nx = rows_span(a.tokens, a.hidden, sx), nr = rows_span(a.tokens, a.hidden, sr), no = rows_span(a.tokens, a.hidden, so);
-    if (nx >= (uint64_t)I32_LIMIT || (a.residual && nr >= (uint64_t)I32_LIMIT) || no >= (uint64_t)I32_LIMIT)
+    uint64_t ns = rows_span(a.tokens, groups, ss);
+    if (nx >= (uint64_t)I32_LIMIT || (a.residual && nr >= (uint64_t)I32_LIMIT) || no >= (uint64_t)I32_LIMIT || ns >= (uint64_t)I32_LIMIT)
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
     if (a.tokens == 0) return TILE_OK;
     tile_status st;
@@ -99,13 +114,14 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     RANGE(api, a.weight, es, es * (uint64_t)a.hidden, "weight");
     if (a.bias) RANGE(api, a.bias, es, es * (uint64_t)a.hidden, "bias");
     RANGE(api, a.out, oes, oes * no, "out");
-    if (q) RANGE(api, a.scales, 4, 4 * (uint64_t)a.tokens, "scales");
+    if (q) RANGE(api, a.scales, 4, 4 * ns, "scales");
 
     /* 2. variant */
     char name[32];
     snprintf(name, sizeof name, "norm_%s%s", a.dtype == TILE_BF16 ? "bf16" : "f16", KERNEL_SUFFIX[q]);
     ShippedVariant v = shipped_variant(name);
-    shipped_define(&v, "BLOCK", block_for(a.hidden));
+    shipped_define(&v, "BLOCK", shipped_max(block_for(a.hidden), a.quant_group));
+    if (a.quant_group) shipped_define(&v, "GROUP", a.quant_group);
     shipped_flag(&v, "RESIDUAL", a.residual != 0);
     shipped_flag(&v, "LAYER", layer);
     shipped_flag(&v, "BIAS", a.bias != 0);
@@ -124,9 +140,9 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     if (st != TILE_OK) return st;
 
     /* 4. launch: one program per token */
-    int32_t h32 = (int32_t)a.hidden, sx32 = (int32_t)sx, sr32 = (int32_t)sr, so32 = (int32_t)so;
+    int32_t h32 = (int32_t)a.hidden, sx32 = (int32_t)sx, sr32 = (int32_t)sr, so32 = (int32_t)so, ss32 = (int32_t)ss;
     float eps = a.eps;
-    void *params[] = {&x, &res, &w, &b, &out, &scales, &h32, &sx32, &sr32, &so32, &eps};
+    void *params[] = {&x, &res, &w, &b, &out, &scales, &h32, &sx32, &sr32, &so32, &ss32, &eps};
     return shipped_launch(kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
 }
 
@@ -145,7 +161,7 @@ tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args
     if (!rt_struct_in(&a, sizeof a, args, sizeof(size_t), GATED_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: %s", api, err);
     const char *why = NULL;
     int q = 0;
-    int64_t sx = 0, so = 0;
+    int64_t sx = 0, so = 0, groups = 1, ss = 1;
     if (why) FAIL("%s: %s", api, why);
     if (a.dtype != TILE_F16 && a.dtype != TILE_BF16) FAIL("%s: dtype must be TILE_F16 or TILE_BF16", api);
     if (a.act != TILE_GATED_SILU && a.act != TILE_GATED_GELU && a.act != TILE_GATED_GELU_TANH)
@@ -155,21 +171,23 @@ tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args
     if (a.d < 1 || a.d > (1 << 20)) FAIL("%s: d = %lld: 1 .. 2^20", api, (long long)a.d);
     if ((why = stride_resolve(a.ldx, 2 * a.d, &sx)) || (why = stride_resolve(a.ldo, a.d, &so)))
         FAIL("%s: %s (ldx: 0 or at least 2 d; ldo: 0 or at least d)", api, why);
-    uint64_t nx = rows_span(a.tokens, 2 * a.d, sx), no = rows_span(a.tokens, a.d, so);
-    if (nx >= (uint64_t)I32_LIMIT || no >= (uint64_t)I32_LIMIT)
+    if ((why = group_resolve(q, a.quant_group, a.lds, a.d, &groups, &ss))) FAIL("%s: %s", api, why);
+    uint64_t nx = rows_span(a.tokens, 2 * a.d, sx), no = rows_span(a.tokens, a.d, so), ns = rows_span(a.tokens, groups, ss);
+    if (nx >= (uint64_t)I32_LIMIT || no >= (uint64_t)I32_LIMIT || ns >= (uint64_t)I32_LIMIT)
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
     if (a.tokens == 0) return TILE_OK;
     tile_status st;
     uint64_t es = 2, oes = q ? 1 : 2;
     RANGE(api, a.x, es, es * nx, "x");
     RANGE(api, a.out, oes, oes * no, "out");
-    if (q) RANGE(api, a.scales, 4, 4 * (uint64_t)a.tokens, "scales");
+    if (q) RANGE(api, a.scales, 4, 4 * ns, "scales");
 
     /* 2. variant */
     char name[32];
     snprintf(name, sizeof name, "act_%s%s", a.dtype == TILE_BF16 ? "bf16" : "f16", KERNEL_SUFFIX[q]);
     ShippedVariant v = shipped_variant(name);
-    shipped_define(&v, "BLOCK", block_for(a.d));
+    shipped_define(&v, "BLOCK", shipped_max(block_for(a.d), a.quant_group));
+    if (a.quant_group) shipped_define(&v, "GROUP", a.quant_group);
     shipped_define(&v, "ACT", (long long)a.act);
     shipped_spec16(&v, "d", a.d);
     shipped_spec_stride(&v, "sx", sx);
@@ -184,7 +202,7 @@ tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args
     if (st != TILE_OK) return st;
 
     /* 4. launch */
-    int32_t d32 = (int32_t)a.d, sx32 = (int32_t)sx, so32 = (int32_t)so;
-    void *params[] = {&x, &out, &scales, &d32, &sx32, &so32};
+    int32_t d32 = (int32_t)a.d, sx32 = (int32_t)sx, so32 = (int32_t)so, ss32 = (int32_t)ss;
+    void *params[] = {&x, &out, &scales, &d32, &sx32, &so32, &ss32};
     return shipped_launch(kern, (tile_dim3){(unsigned)a.tokens, 1, 1}, params, a.stream);
 }

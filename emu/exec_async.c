@@ -1,0 +1,357 @@
+/* exec_async.c - the sm_90 asynchronous machinery: mbarrier objects, bulk
+ * copies (cp.async.bulk), tensor copies through a tensor map
+ * (cp.async.bulk.tensor), elect.sync.
+ *
+ * mbarrier (the 64-bit object in shared memory, encoding in exec.h):
+ *   1. init sets the expected and pending arrivals to count (1..2^20-1), the
+ *      tx-count to 0 and the phase to 0.
+ *   2. arrive [count] takes count from the pending arrivals (more than are
+ *      pending is an error); expect_tx adds bytes to the tx-count, complete_tx
+ *      (and every bulk/tensor copy that names the mbarrier) takes them off;
+ *      arrive.expect_tx is expect_tx then arrive.  arrive_drop also lowers the
+ *      expected count of later phases.
+ *   3. When the pending arrivals and the tx-count are both zero the phase
+ *      completes: the parity flips, the pending arrivals are reset to the
+ *      expected count.  For racecheck a completed phase orders shared-memory
+ *      accesses like a barrier (b->epoch advances): every access before it is
+ *      taken to be ordered with every access after it, which hides races
+ *      between threads that never waited on it.
+ *   4. test_wait / try_wait answer whether the phase named by a state (from
+ *      arrive) or a parity has completed: true when the current parity differs.
+ *      try_wait that would answer false blocks the thread instead (it may
+ *      return false on the GPU after a time limit, and every use loops), and
+ *      the scheduler (exec.c) runs it again once that phase has completed; a
+ *      false test_wait makes the thread yield to the other warps.  A block in
+ *      which no thread can move any more is reported as a deadlock.
+ *   5. Misuse stops the launch: an mbarrier outside shared memory or not
+ *      8-byte aligned, used before init or after inval, a count out of range,
+ *      more arrivals than are pending, a tx-count out of range, an arrive
+ *      .noComplete that completes the phase.
+ *
+ * Bulk and tensor copies are done at issue (one legal schedule of the async
+ * proxy): the bytes are in place when the instruction returns, then the
+ * mbarrier's tx-count is completed; stores to global need nothing at
+ * commit_group / wait_group.  Their shared-memory writes are the async proxy's:
+ * racecheck forgets earlier accesses of those bytes (the mbarrier orders them).
+ *
+ * Tensor copies read the emulator's own 128-byte tensor map (tensormap.c),
+ * from the kernel's parameter space (a `.param .align 64 .b8 tmap[128]`
+ * parameter) or global memory: the box at the given coordinates, element
+ * strides applied, out-of-bounds elements zero on loads and skipped on
+ * stores, placed in shared memory densely (innermost dimension fastest) and
+ * swizzled like wgmma's layouts: the 16-byte chunk bits [4,7) of the shared
+ * address are XORed with bits [7,10) (128B), [7,9) (64B), [7,8) (32B); the
+ * box then starts at a multiple of the pattern's repeat (1024, 512, 256
+ * bytes; 128 unswizzled). */
+#include "emu/exec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* ---- the mbarrier object ---- */
+#define MB_PENDING(v) ((uint32_t)((v) & 0xFFFFF))
+#define MB_EXPECTED(v) ((uint32_t)(((v) >> 20) & 0xFFFFF))
+#define MB_INIT_BIT (1ull << 62)
+#define MB_PARITY(v) ((unsigned)((v) >> 63))
+enum { MB_MAX_COUNT = (1 << 20) - 1 };
+
+static int64_t mb_tx(uint64_t v) {
+    int64_t x = (int64_t)((v >> 40) & 0x1FFFFF);
+    return x & 0x100000 ? x - 0x200000 : x;
+}
+static uint64_t mb_pack(uint32_t pending, uint32_t expected, int64_t tx, unsigned parity) {
+    return (uint64_t)pending | (uint64_t)expected << 20 | ((uint64_t)tx & 0x1FFFFF) << 40 | MB_INIT_BIT | (uint64_t)parity << 63;
+}
+
+/* The shared-memory word of the mbarrier at addr (a shared or generic address); NULL after emu_fault. */
+static uint64_t *mb_word(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned space) {
+    if (space == EMU_SP_GENERIC) {
+        if (addr - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE) {
+            emu_fault(b, t, in, "invalid mbarrier", "address 0x%" PRIx64 " is not in shared memory", addr);
+            return NULL;
+        }
+        addr -= EMU_SHARED_WINDOW;
+    }
+    addr &= 0xFFFFFFFFu;
+    if (addr & 7) {
+        emu_fault(b, t, in, "invalid mbarrier", "shared address 0x%" PRIx64 " is not 8-byte aligned", addr);
+        return NULL;
+    }
+    if (addr + 8 > b->shared_size) {
+        emu_fault(b, t, in, "invalid mbarrier", "shared address 0x%" PRIx64 " is outside the block's %u bytes of shared memory",
+                  addr, b->shared_size);
+        return NULL;
+    }
+    return (uint64_t *)(void *)(b->shared + addr);
+}
+
+static bool mb_ready(EmuBlock *b, EmuThread *t, const EmuIns *in, const uint64_t *w, uint64_t addr) {
+    if (*w & MB_INIT_BIT) return true;
+    return emu_fault(b, t, in, "invalid mbarrier",
+                     "the mbarrier at shared address 0x%" PRIx64 " is not initialised (mbarrier.init; or it was invalidated)",
+                     addr & 0xFFFFFFFFu);
+}
+
+static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
+    uint64_t v = *w;
+    if (MB_PENDING(v) || mb_tx(v)) return;
+    *w = mb_pack(MB_EXPECTED(v), MB_EXPECTED(v), 0, MB_PARITY(v) ^ 1);
+    b->epoch++; /* racecheck: the phase orders what came before it with what comes after */
+}
+
+bool emu_mbarrier_phase_done(const EmuBlock *b, uint32_t addr, unsigned parity) {
+    if (addr + 8 > b->shared_size) return true; /* cannot happen: checked when the thread blocked */
+    uint64_t v;
+    memcpy(&v, b->shared + addr, 8);
+    return !(v & MB_INIT_BIT) || MB_PARITY(v) != parity; /* an invalidated mbarrier lets the waiter run into its error */
+}
+
+bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr, int64_t bytes, bool arrive, uint32_t count) {
+    uint64_t *w = mb_word(b, t, in, addr, EMU_SP_SHARED);
+    if (!w || !mb_ready(b, t, in, w, addr)) return false;
+    uint64_t v = *w;
+    int64_t tx = mb_tx(v) - bytes;
+    if (tx > MB_MAX_COUNT || tx < -MB_MAX_COUNT)
+        return emu_fault(b, t, in, "invalid mbarrier", "the tx-count of the mbarrier at shared address 0x%x would be %" PRId64
+                         " bytes (the range is +-%d)", addr, -tx, MB_MAX_COUNT);
+    uint32_t pending = MB_PENDING(v);
+    if (arrive) {
+        if (count > pending)
+            return emu_fault(b, t, in, "invalid mbarrier", "%u arrival%s on the mbarrier at shared address 0x%x, which has %u pending",
+                             count, count == 1 ? "" : "s", addr, pending);
+        pending -= count;
+    }
+    *w = mb_pack(pending, MB_EXPECTED(v), tx, MB_PARITY(v));
+    mb_complete_if_done(b, w);
+    b->mbar_events++;
+    return true;
+}
+
+int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    unsigned ai = (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX || in->mode == EMU_MODE_MB_COMPLETE_TX ||
+                   in->mode == EMU_MODE_MB_INVAL) ? 0 : 1;
+    if (in->mode == EMU_MODE_MB_PENDING) { /* count = the pending arrivals a state recorded */
+        EMU_R(t, in, 0) = MB_PENDING(EMU_R(t, in, 1));
+        return EMU_MBAR_EXEC_DONE;
+    }
+    uint64_t raw = EMU_R(t, in, ai) + (uint64_t)in->off[0];
+    uint64_t *w = mb_word(b, t, in, raw, in->space);
+    if (!w) return EMU_MBAR_EXEC_FAULT;
+    uint32_t addr = (uint32_t)((uint8_t *)w - b->shared);
+    uint64_t v = *w;
+    switch (in->mode) {
+    case EMU_MODE_MB_INIT: {
+        uint64_t count = (uint32_t)EMU_R(t, in, 1);
+        if (count < 1 || count > MB_MAX_COUNT) {
+            emu_fault(b, t, in, "invalid mbarrier", "mbarrier.init count %" PRIu64 " is not in 1..%d", count, MB_MAX_COUNT);
+            return EMU_MBAR_EXEC_FAULT;
+        }
+        *w = mb_pack((uint32_t)count, (uint32_t)count, 0, 0);
+        b->mbar_events++;
+        return EMU_MBAR_EXEC_DONE;
+    }
+    case EMU_MODE_MB_INVAL:
+        if (!mb_ready(b, t, in, w, addr)) return EMU_MBAR_EXEC_FAULT;
+        *w = 0;
+        b->mbar_events++;
+        return EMU_MBAR_EXEC_DONE;
+    case EMU_MODE_MB_EXPECT_TX: case EMU_MODE_MB_COMPLETE_TX: {
+        int64_t bytes = (uint32_t)EMU_R(t, in, 1);
+        return emu_mbarrier_tx(b, t, in, addr, in->mode == EMU_MODE_MB_EXPECT_TX ? -bytes : bytes, false, 0) ? EMU_MBAR_EXEC_DONE
+                                                                                                          : EMU_MBAR_EXEC_FAULT;
+    }
+    case EMU_MODE_MB_ARRIVE: case EMU_MODE_MB_ARRIVE_DROP: case EMU_MODE_MB_ARRIVE_EXPECT_TX: {
+        if (!mb_ready(b, t, in, w, addr)) return EMU_MBAR_EXEC_FAULT;
+        uint32_t count = 1;
+        int64_t tx = 0;
+        if (in->mode == EMU_MODE_MB_ARRIVE_EXPECT_TX) tx = -(int64_t)(uint32_t)EMU_R(t, in, 2);
+        else if (in->nops == 3) count = (uint32_t)EMU_R(t, in, 2);
+        if (count < 1 || count > MB_MAX_COUNT) {
+            emu_fault(b, t, in, "invalid mbarrier", "arrival count %u is not in 1..%d", count, MB_MAX_COUNT);
+            return EMU_MBAR_EXEC_FAULT;
+        }
+        unsigned parity = MB_PARITY(v);
+        uint32_t pending_after = MB_PENDING(v) >= count ? MB_PENDING(v) - count : 0;
+        if ((in->flags & EMU_F(NOCOMPLETE)) && pending_after == 0 && mb_tx(v) - tx == 0) {
+            emu_fault(b, t, in, "invalid mbarrier", "mbarrier.arrive.noComplete completes the phase of the mbarrier at shared address 0x%x",
+                      addr);
+            return EMU_MBAR_EXEC_FAULT;
+        }
+        if (in->mode == EMU_MODE_MB_ARRIVE_DROP) {
+            if (count > MB_EXPECTED(v)) {
+                emu_fault(b, t, in, "invalid mbarrier", "arrive_drop of %u from an mbarrier expecting %u", count, MB_EXPECTED(v));
+                return EMU_MBAR_EXEC_FAULT;
+            }
+            *w = mb_pack(MB_PENDING(v), MB_EXPECTED(v) - count, mb_tx(v), parity);
+        }
+        if (!emu_mbarrier_tx(b, t, in, addr, tx, true, count)) return EMU_MBAR_EXEC_FAULT;
+        /* the state: the phase arrived at and the arrivals it still waited for */
+        EMU_R(t, in, 0) = (uint64_t)parity << 63 | MB_INIT_BIT | pending_after;
+        return EMU_MBAR_EXEC_DONE;
+    }
+    case EMU_MODE_MB_TEST_WAIT: case EMU_MODE_MB_TRY_WAIT: {
+        if (!mb_ready(b, t, in, w, addr)) return EMU_MBAR_EXEC_FAULT;
+        uint64_t arg = EMU_R(t, in, 2);
+        unsigned parity;
+        if (in->flags & EMU_F(PARITY)) {
+            parity = (unsigned)(arg & 1);
+        } else {
+            if (!(arg & MB_INIT_BIT)) {
+                emu_fault(b, t, in, "invalid mbarrier", "the state operand 0x%" PRIx64 " was not returned by mbarrier.arrive", arg);
+                return EMU_MBAR_EXEC_FAULT;
+            }
+            parity = (unsigned)(arg >> 63);
+        }
+        bool done = MB_PARITY(v) != parity;
+        if (!done && in->mode == EMU_MODE_MB_TRY_WAIT) {
+            t->mbar_addr = addr;
+            t->mbar_parity = (uint8_t)parity;
+            return EMU_MBAR_EXEC_BLOCK;
+        }
+        EMU_R(t, in, 0) = done;
+        return done ? EMU_MBAR_EXEC_DONE : EMU_MBAR_EXEC_YIELD;
+    }
+    }
+    emu_fault(b, t, in, "unsupported instruction", "this mbarrier operation is not supported by the emulator");
+    return EMU_MBAR_EXEC_FAULT;
+}
+
+/* ---- elect.sync ---- */
+bool emu_exec_elect(EmuBlock *b, EmuThread **g, unsigned n) {
+    (void)b;
+    uint32_t present = 0;
+    for (unsigned i = 0; i < n; i++) present |= 1u << g[i]->lane;
+    for (unsigned i = 0; i < n; i++) {
+        EmuThread *t = g[i];
+        const EmuIns *in = &t->fn->code[t->pc];
+        uint32_t m = emu_warp_mask(t, in) & present;
+        uint32_t leader = m ? (uint32_t)__builtin_ctz(m) : 0;
+        EMU_R(t, in, 0) = leader;
+        t->r[in->o[5]] = m && t->lane == leader;
+    }
+    return true;
+}
+
+/* ---- bulk copies ---- */
+/* Host pointer of [addr, addr + size) in shared memory (a shared or generic address), for the async proxy: no racecheck,
+ * and racecheck forgets what it knew of the bytes when write. */
+static uint8_t *shared_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned space, uint64_t size,
+                             unsigned align, bool write) {
+    if (space == EMU_SP_GENERIC) {
+        if (addr - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE) {
+            emu_fault(b, t, in, "memcheck: invalid __shared__ access by a bulk copy", "address 0x%" PRIx64 " is not in shared memory", addr);
+            return NULL;
+        }
+        addr -= EMU_SHARED_WINDOW;
+    }
+    addr &= 0xFFFFFFFFu;
+    if (addr & (align - 1)) {
+        emu_fault(b, t, in, "memcheck: misaligned bulk copy", "shared address 0x%" PRIx64 " is not aligned to %u bytes", addr, align);
+        return NULL;
+    }
+    if (addr > b->shared_size || size > b->shared_size - addr) {
+        emu_fault(b, t, in, write ? "memcheck: invalid __shared__ write by a bulk copy" : "memcheck: invalid __shared__ read by a bulk copy",
+                  "[0x%" PRIx64 ", 0x%" PRIx64 ") is outside the block's %u bytes of shared memory", addr, addr + size, b->shared_size);
+        return NULL;
+    }
+    if (write && b->shadow) memset(b->shadow + addr, 0, (size_t)size * sizeof *b->shadow);
+    return b->shared + addr;
+}
+
+static uint32_t shared_offset(const EmuBlock *b, const uint8_t *p) { return (uint32_t)(p - b->shared); }
+
+/* ---- tensor copies ---- */
+/* The 16-byte chunk of shared address a after the swizzle of the tensor map (and of wgmma's layouts). */
+static uint32_t swizzle_addr(uint32_t a, unsigned swz) {
+    static const uint32_t mask[4] = {0, 1, 3, 7}; /* none, 32B, 64B, 128B */
+    return a ^ (((a >> 7) & mask[swz & 3]) << 4);
+}
+
+static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    bool load = in->space == EMU_SP_SHARED;
+    unsigned mi = load ? 1 : 0, ci = load ? 2 : 1, si = load ? 0 : 2;
+    uint64_t maddr = EMU_R(t, in, mi) + (uint64_t)in->off[load ? 1 : 0];
+    /* a kernel parameter (the grid-constant tensor map) or global memory */
+    bool param = maddr < EMU_PARAM_FRAME;
+    const uint8_t *mp = emu_access(b, t, in, param ? EMU_SP_PARAM : EMU_SP_GLOBAL, maddr, 128, 64, false);
+    if (!mp) return false;
+    EmuTensorMap tm;
+    const char *why = NULL;
+    if (!emu_tensor_map_decode(mp, &tm, &why))
+        return emu_fault(b, t, in, "invalid tensor map", "the 128 bytes at %s 0x%" PRIx64 " are not a tensor map: %s",
+                         param ? "parameter offset" : "address", maddr, why);
+    unsigned dims = in->mode - EMU_MODE_D1 + 1;
+    if (dims != tm.rank)
+        return emu_fault(b, t, in, "invalid tensor copy", "a .%ud copy through a tensor map of rank %u", dims, tm.rank);
+    int64_t c[5] = {0};
+    const EmuFunc *f = t->fn;
+    for (unsigned d = 0; d < dims; d++) c[d] = (int32_t)(uint32_t)t->r[f->vec[in->o[ci] + d]];
+    /* the box: n[d] elements along d, element strides applied */
+    uint64_t n[5] = {1, 1, 1, 1, 1}, total = 1;
+    for (unsigned d = 0; d < dims; d++) {
+        n[d] = (tm.box[d] + tm.elem_strides[d] - 1) / tm.elem_strides[d];
+        total *= n[d];
+    }
+    unsigned es = tm.esize;
+    uint64_t bytes = total * es;
+    /* a swizzle moves chunks within rows of its span: the last row is whole even when the box ends inside it */
+    static const uint64_t span[4] = {1, 32, 64, 128};
+    uint64_t covered = (bytes + span[tm.swizzle & 3] - 1) / span[tm.swizzle & 3] * span[tm.swizzle & 3];
+    uint8_t *smem = shared_bytes(b, t, in, EMU_R(t, in, si) + (uint64_t)in->off[load ? 0 : 2], load ? in->space : in->space2,
+                                 covered, tm.swizzle ? (unsigned)span[tm.swizzle & 3] * 8 : 128, load);
+    if (!smem) return false;
+    uint32_t sbase = shared_offset(b, smem);
+    uint64_t idx = 0;
+    for (uint64_t i4 = 0; i4 < n[4]; i4++)
+        for (uint64_t i3 = 0; i3 < n[3]; i3++)
+            for (uint64_t i2 = 0; i2 < n[2]; i2++)
+                for (uint64_t i1 = 0; i1 < n[1]; i1++)
+                    for (uint64_t i0 = 0; i0 < n[0]; i0++, idx++) {
+                        const uint64_t ii[5] = {i0, i1, i2, i3, i4};
+                        bool inside = true;
+                        uint64_t goff = 0;
+                        for (unsigned d = 0; d < dims; d++) {
+                            int64_t x = c[d] + (int64_t)(ii[d] * tm.elem_strides[d]);
+                            if (x < 0 || (uint64_t)x >= tm.dims[d]) inside = false;
+                            else goff += (uint64_t)x * (d ? tm.strides[d - 1] : es);
+                        }
+                        uint32_t sa = swizzle_addr(sbase + (uint32_t)(idx * es), tm.swizzle);
+                        uint8_t *sp = b->shared + sa;
+                        if (!inside) {
+                            if (load) memset(sp, 0, es);
+                            continue;
+                        }
+                        uint8_t *gp = emu_access(b, t, in, EMU_SP_GLOBAL, tm.addr + goff, es, es, !load);
+                        if (!gp) return false;
+                        if (load) memcpy(sp, gp, es);
+                        else memcpy(gp, sp, es);
+                    }
+    if (!load) return true;
+    uint64_t mb = EMU_R(t, in, 3) + (uint64_t)in->off[2];
+    uint64_t *w = mb_word(b, t, in, mb, in->space);
+    return w && emu_mbarrier_tx(b, t, in, shared_offset(b, (uint8_t *)w), (int64_t)bytes, false, 0);
+}
+
+bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    if (in->op == EMU_OP_CP_BULK_TENSOR) return exec_tensor(b, t, in);
+    uint64_t size = (uint32_t)EMU_R(t, in, 2);
+    if (size == 0 || size % 16)
+        return emu_fault(b, t, in, "invalid bulk copy", "cp.async.bulk size %" PRIu64 " is not a positive multiple of 16", size);
+    uint64_t dst = EMU_R(t, in, 0) + (uint64_t)in->off[0], src = EMU_R(t, in, 1) + (uint64_t)in->off[1];
+    if (in->space == EMU_SP_SHARED) { /* global -> shared, completing tx bytes on the mbarrier */
+        uint8_t *d = shared_bytes(b, t, in, dst, EMU_SP_SHARED, size, 16, true);
+        if (!d) return false;
+        const uint8_t *s = emu_access(b, t, in, EMU_SP_GLOBAL, src, (unsigned)size, 16, false);
+        if (!s) return false;
+        memcpy(d, s, size);
+        uint64_t mb = EMU_R(t, in, 3) + (uint64_t)in->off[2];
+        uint64_t *w = mb_word(b, t, in, mb, EMU_SP_SHARED);
+        return w && emu_mbarrier_tx(b, t, in, shared_offset(b, (uint8_t *)w), (int64_t)size, false, 0);
+    }
+    const uint8_t *s = shared_bytes(b, t, in, src, in->space2, size, 16, false);
+    if (!s) return false;
+    uint8_t *d = emu_access(b, t, in, EMU_SP_GLOBAL, dst, (unsigned)size, 16, true);
+    if (!d) return false;
+    memcpy(d, s, size);
+    return true;
+}

@@ -1,0 +1,453 @@
+/* exec_wgmma.c - warpgroup instructions (wgmma.*, setmaxnreg) and stmatrix.
+ *
+ * A warpgroup is 4 consecutive warps (threads 128w..128w+127 of the block).
+ * The scheduler (exec.c) calls emu_exec_warpgroup once all 128 threads of a
+ * warpgroup wait at an instruction of the same warpgroup op; they must be at
+ * the same instruction (.aligned).
+ *
+ * wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype d, a, b-desc, scale-d, ...:
+ *   1. Operands: A (64 x K) from a matrix descriptor or from 4 registers per
+ *      thread, B (K x N) from a descriptor.  A descriptor (64 bits) holds the
+ *      start address (bits 0-13, >> 4), the leading dimension byte offset LBO
+ *      (bits 16-29, >> 4), the stride dimension byte offset SBO (bits 32-45,
+ *      >> 4), the base offset (bits 49-51; only 0 is supported) and the
+ *      swizzle mode (bits 62-63: 0 none, 1 128B, 2 64B, 3 32B).
+ *   2. Element (mn, k) of an operand lives at start + off, with T = 16 bytes
+ *      / element size elements per 16-byte chunk and W the swizzle width:
+ *        K-major,  no swizzle: (mn%8)*16 + (mn/8)*SBO + (k/T)*LBO + (k%T)*es
+ *        K-major,  swizzle W:  (mn%8)*W  + (mn/8)*SBO + (k/T)*16  + (k%T)*es
+ *        MN-major, no swizzle: (mn%T)*es + (mn/T)*SBO + (k%8)*16  + (k/8)*LBO
+ *        MN-major, swizzle W:  (mn%T)*es + ((mn/T)%(W/16))*16 + (mn/T/(W/16))*LBO
+ *                              + (k%8)*W + (k/8)*SBO
+ *      then the swizzle XORs address bits [4,7) with bits [7,10) (128B),
+ *      [4,6) with [7,9) (64B), bit 4 with bit 7 (32B) of the shared address.
+ *      imm-trans-a/b = 1 selects MN-major (f16/bf16 only).  A from registers:
+ *      warp w of the warpgroup holds rows 16w..16w+15 as mma.m16n8kK's A
+ *      fragment: register j, element e of lane l is row 16w + l/4 + 8(j&1),
+ *      column (l%4)E + (j>>1)4E + e (E elements per register).
+ *   3. D: thread 32w + l holds, in register r (f32/s32; f16: element r of the
+ *      packed pairs), row 16w + l/4 + 8((r>>1)&1), column 8(r>>2) + 2(l%4) + (r&1).
+ *   4. Numerics as mma.sync (exec_mma.c): a float D element starts from C
+ *      (scale-d != 0) or 0 and takes one f32 fmaf per k ascending; an f16 D
+ *      is that result rounded once; integers are exact, wrapped (.satfinite:
+ *      clamped).  imm-scale-a/b = -1 negate A/B.
+ *   5. Asynchrony: the result is computed at issue (the shared memory read
+ *      then), kept per thread as pending register values of the open
+ *      wgmma-group; commit_group closes the group, wait_group N writes the
+ *      results of all but the newest N committed groups to the registers.  A
+ *      later wgmma that accumulates into registers still in flight reads the
+ *      pending values (chained wgmmas).  Any other instruction that reads or
+ *      writes an in-flight accumulator register is an error naming the
+ *      register and the wgmma (emu_wgmma_check_access, called by the
+ *      interpreter for every instruction while a thread has results in
+ *      flight).
+ *
+ * stmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 [a], {r..}: the inverse
+ * of ldmatrix: lanes 8i..8i+7 give the row addresses of matrix i; lane l
+ * holds in r[i] the elements (row l/4, cols 2(l%4), +1) of matrix i (.trans:
+ * of its transpose), low half first.  Each 16-byte row is checked (memcheck,
+ * racecheck) as a write by the lane that gave its address. */
+#include "emu/exec.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+bool emu_is_warpgroup_op(unsigned op) {
+    return op == EMU_OP_WGMMA || op == EMU_OP_WGMMA_FENCE || op == EMU_OP_WGMMA_COMMIT || op == EMU_OP_WGMMA_WAIT ||
+           op == EMU_OP_SETMAXNREG;
+}
+
+static bool is_f8(unsigned t) { return t == EMU_T_E4M3 || t == EMU_T_E5M2; }
+static bool is_i8(unsigned t) { return t == EMU_T_S8 || t == EMU_T_U8; }
+
+bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why) {
+    memset(f, 0, sizeof *f);
+    *why = NULL;
+    unsigned d = in->ty, a = in->ty2, bt = in->ty3, k = in->vec;
+    f->n = (uint16_t)(in->space2 * 8);
+    f->k = (uint8_t)k;
+    if (a == EMU_T_F16 || a == EMU_T_BF16) {
+        if (bt != a) { *why = "A and B must have the same type"; return false; }
+        if (k != 16) { *why = "f16/bf16 wgmma is m64nNk16"; return false; }
+        if (d != EMU_T_F32 && !(d == EMU_T_F16 && a == EMU_T_F16)) { *why = "D is .f32 (or .f16 with f16 inputs)"; return false; }
+        f->esize = 2;
+    } else if (a == EMU_T_TF32) {
+        if (bt != a) { *why = "A and B must have the same type"; return false; }
+        if (k != 8) { *why = "tf32 wgmma is m64nNk8"; return false; }
+        if (d != EMU_T_F32) { *why = "tf32 wgmma accumulates in .f32"; return false; }
+        f->esize = 4;
+    } else if (is_f8(a)) {
+        if (!is_f8(bt)) { *why = "an e4m3/e5m2 A needs an e4m3/e5m2 B"; return false; }
+        if (k != 32) { *why = "e4m3/e5m2 wgmma is m64nNk32"; return false; }
+        if (d != EMU_T_F32 && d != EMU_T_F16) { *why = "e4m3/e5m2 wgmma accumulates in .f32 or .f16"; return false; }
+        f->esize = 1;
+    } else if (is_i8(a)) {
+        if (!is_i8(bt)) { *why = "an s8/u8 A needs an s8/u8 B"; return false; }
+        if (k != 32) { *why = "s8/u8 wgmma is m64nNk32"; return false; }
+        if (d != EMU_T_S32) { *why = "s8/u8 wgmma accumulates in .s32"; return false; }
+        f->esize = 1;
+        f->integer = true;
+    } else {
+        *why = "A/B types are f16, bf16, tf32, e4m3, e5m2, s8 or u8";
+        return false;
+    }
+    if ((in->flags & EMU_F(SATFINITE)) && !f->integer) { *why = ".satfinite is for s32 accumulators"; return false; }
+    f->f16acc = d == EMU_T_F16;
+    f->nd = (uint8_t)(f->f16acc ? f->n / 4 : f->n / 2);
+    return true;
+}
+
+/* ---- pending results ---- */
+static EmuWgState *wg_state(EmuThread *t) {
+    if (!t->wg) {
+        t->wg = calloc(1, sizeof *t->wg);
+        if (!t->wg) out_of_memory();
+    }
+    uint32_t words = (t->fn->nslots + 63) / 64;
+    if (t->wg->nbusy_words < words) {
+        uint64_t *nb = realloc(t->wg->busy, words * sizeof *nb);
+        if (!nb) out_of_memory();
+        memset(nb + t->wg->nbusy_words, 0, (words - t->wg->nbusy_words) * sizeof *nb);
+        t->wg->busy = nb;
+        t->wg->nbusy_words = words;
+    }
+    return t->wg;
+}
+
+void emu_wg_reset(EmuThread *t) {
+    EmuWgState *w = t->wg;
+    if (!w) return;
+    w->n = 0;
+    w->open = 0;
+    if (w->busy) memset(w->busy, 0, w->nbusy_words * sizeof *w->busy);
+}
+
+void emu_wg_free(EmuThread *t) {
+    if (!t->wg) return;
+    free(t->wg->p);
+    free(t->wg->busy);
+    free(t->wg);
+    t->wg = NULL;
+}
+
+static bool busy(const EmuWgState *w, uint32_t slot) { return slot / 64 < w->nbusy_words && (w->busy[slot / 64] >> (slot % 64) & 1); }
+
+static EmuWgPend *pend_find(EmuWgState *w, uint32_t slot) {
+    if (!busy(w, slot)) return NULL;
+    for (uint32_t i = 0; i < w->n; i++)
+        if (w->p[i].slot == slot) return &w->p[i];
+    return NULL;
+}
+
+static void pend_set(EmuWgState *w, uint32_t slot, uint64_t value, uint32_t line) {
+    EmuWgPend *p = pend_find(w, slot);
+    if (!p) {
+        if (w->n == w->cap) {
+            uint32_t nc = w->cap ? w->cap * 2 : 64;
+            EmuWgPend *np = realloc(w->p, nc * sizeof *np);
+            if (!np) out_of_memory();
+            w->p = np;
+            w->cap = nc;
+        }
+        p = &w->p[w->n++];
+        w->busy[slot / 64] |= 1ull << (slot % 64);
+    }
+    *p = (EmuWgPend){slot, w->open, line, value};
+}
+
+bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    EmuWgState *w = t->wg;
+    if (t->depth) return true; /* a .func's registers are not the entry's */
+    const EmuFunc *f = t->fn;
+    uint32_t slots[EMU_MAX_OPS * EMU_MAX_VEC + 3], ns = 0; /* the guard, every operand register, setp/shfl/match/elect extras */
+    slots[ns++] = in->guard;
+    for (unsigned i = 0; i < in->nops; i++) {
+        if (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) slots[ns++] = in->o[i];
+        else if (in->ok[i] == EMU_OK_VEC)
+            for (unsigned k = 0; k < in->on[i]; k++) slots[ns++] = f->vec[in->o[i] + k];
+    }
+    if (in->op == EMU_OP_SETP || in->op == EMU_OP_SHFL || in->op == EMU_OP_MATCH || in->op == EMU_OP_ELECT) {
+        slots[ns++] = in->o[in->op == EMU_OP_SETP ? 4 : 5];
+        if (in->op == EMU_OP_SETP) slots[ns++] = in->o[3];
+    }
+    for (uint32_t i = 0; i < ns; i++) {
+        EmuWgPend *p = pend_find(w, slots[i]);
+        if (!p) continue;
+        char name[64], line[256];
+        emu_slot_name(f, p->slot, name, sizeof name);
+        emu_module_line(b->L->m, p->line, line, sizeof line);
+        return emu_fault(b, t, in, "wgmma accumulator accessed while in flight",
+                         "register %s is an accumulator of the wgmma.mma_async at PTX line %u (%s), which no wgmma.wait_group has "
+                         "retired yet", name, p->line, line);
+    }
+    return true;
+}
+
+/* ---- operands ---- */
+static double elem_value(unsigned ty, uint64_t bits) {
+    switch (ty) {
+    case EMU_T_F16: return emu_f16_to_f64((uint16_t)bits);
+    case EMU_T_BF16: return emu_bf16_to_f64((uint16_t)bits);
+    case EMU_T_TF32: return emu_f32((uint32_t)bits & 0xFFFFE000u);
+    case EMU_T_E4M3: {
+        unsigned s = bits >> 7 & 1, e = bits >> 3 & 15, m = bits & 7;
+        if (e == 15 && m == 7) return NAN;
+        double v = e ? ldexp(1.0 + m / 8.0, (int)e - 7) : ldexp(m / 8.0, -6);
+        return s ? -v : v;
+    }
+    case EMU_T_E5M2: {
+        unsigned s = bits >> 7 & 1, e = bits >> 2 & 31, m = bits & 3;
+        double v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexp(1.0 + m / 4.0, (int)e - 15) : ldexp(m / 4.0, -14);
+        return s ? -v : v;
+    }
+    case EMU_T_S8: return (int8_t)bits;
+    case EMU_T_U8: return (uint8_t)bits;
+    }
+    return 0;
+}
+
+typedef struct Desc {
+    uint32_t start, lbo, sbo, base, swz; /* swz: 0 none, 1 128B, 2 64B, 3 32B */
+} Desc;
+
+static Desc desc_decode(uint64_t d) {
+    return (Desc){(uint32_t)(d & 0x3FFF) << 4, (uint32_t)((d >> 16) & 0x3FFF) << 4, (uint32_t)((d >> 32) & 0x3FFF) << 4,
+                  (uint32_t)((d >> 49) & 7), (uint32_t)(d >> 62)};
+}
+
+/* The shared address of element (mn, k) of a descriptor's operand (the algorithm's step 2). */
+static uint32_t desc_addr(const Desc *d, bool mn_major, uint32_t mn, uint32_t k, unsigned es) {
+    static const uint32_t width[4] = {0, 128, 64, 32}, mask[4] = {0, 7, 3, 1};
+    uint32_t T = 16 / es, W = width[d->swz], off;
+    if (!mn_major) {
+        if (!d->swz) off = (mn % 8) * 16 + (mn / 8) * d->sbo + (k / T) * d->lbo + (k % T) * es;
+        else off = (mn % 8) * W + (mn / 8) * d->sbo + (k / T) * 16 + (k % T) * es;
+    } else {
+        if (!d->swz) off = (mn % T) * es + (mn / T) * d->sbo + (k % 8) * 16 + (k / 8) * d->lbo;
+        else {
+            uint32_t c = W / 16, chunk = mn / T;
+            off = (mn % T) * es + (chunk % c) * 16 + (chunk / c) * d->lbo + (k % 8) * W + (k / 8) * d->sbo;
+        }
+    }
+    uint32_t a = d->start + off;
+    return a ^ (((a >> 7) & mask[d->swz]) << 4);
+}
+
+/* Reads rows x K elements of a descriptor operand into v[row][k]; false after emu_fault. */
+static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc, bool mn_major, unsigned rows, unsigned K,
+                      unsigned ty, unsigned es, double *v, const char *what) {
+    Desc d = desc_decode(desc);
+    if (d.base)
+        return emu_fault(b, t, in, "unsupported wgmma descriptor",
+                         "the %s descriptor 0x%016" PRIx64 " has base offset %u: only 0 (swizzle patterns aligned to their repeat) is supported",
+                         what, desc, d.base);
+    for (unsigned r = 0; r < rows; r++)
+        for (unsigned k = 0; k < K; k++) {
+            uint32_t a = desc_addr(&d, mn_major, r, k, es);
+            if (a + es > b->shared_size)
+                return emu_fault(b, t, in, "memcheck: invalid __shared__ read by wgmma",
+                                 "element (%u, %u) of %s at shared address 0x%x is outside the block's %u bytes (descriptor 0x%016" PRIx64 ")",
+                                 r, k, what, a, b->shared_size, desc);
+            uint64_t bits = 0;
+            memcpy(&bits, b->shared + a, es);
+            v[r * K + k] = elem_value(ty, bits);
+        }
+    return true;
+}
+
+static inline uint64_t opreg(const EmuThread *t, const EmuIns *in, unsigned op, unsigned k) {
+    return t->r[in->ok[op] == EMU_OK_VEC ? t->fn->vec[in->o[op] + k] : in->o[op]];
+}
+static inline uint32_t opslot(const EmuThread *t, const EmuIns *in, unsigned op, unsigned k) {
+    return in->ok[op] == EMU_OK_VEC ? t->fn->vec[in->o[op] + k] : in->o[op];
+}
+
+/* A register's value as the wgmma sees it: its in-flight result if it has one. */
+static uint64_t acc_in(EmuThread *t, uint32_t slot) {
+    EmuWgPend *p = t->wg ? pend_find(t->wg, slot) : NULL;
+    return p ? p->value : t->r[slot];
+}
+
+static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
+    EmuThread *t0 = wg[0];
+    const EmuIns *in = &t0->fn->code[t0->pc];
+    EmuWgmmaForm fm;
+    const char *why;
+    if (!emu_wgmma_form(in, &fm, &why)) return emu_fault(b, t0, in, "unsupported instruction", "%s", why);
+    const unsigned M = 64, N = fm.n, K = fm.k, es = fm.esize;
+    bool areg = in->ok[1] == EMU_OK_VEC;
+    bool notrans = in->ty2 == EMU_T_TF32 || is_f8(in->ty2) || fm.integer;
+    bool trans_a = !notrans && !areg && (uint32_t)t0->r[in->o[6]] == 1;
+    bool trans_b = !notrans && (uint32_t)t0->r[in->o[areg ? 6 : 7]] == 1;
+    double neg_a = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[4]] == -1 ? -1 : 1;
+    double neg_b = !fm.integer && (int32_t)(uint32_t)t0->r[in->o[5]] == -1 ? -1 : 1;
+    double *A = malloc((size_t)M * K * sizeof *A), *B = malloc((size_t)N * K * sizeof *B); /* A[m][k], B[n][k] */
+    if (!A || !B) out_of_memory();
+    bool ok = true;
+    /* every thread must give the same descriptors (they are warpgroup-uniform) */
+    for (unsigned i = 1; i < 128 && ok; i++) {
+        for (unsigned op = areg ? 2 : 1; op <= 2 && ok; op++)
+            if (wg[i]->r[in->o[op]] != t0->r[in->o[op]])
+                ok = emu_fault(b, wg[i], in, "invalid wgmma", "the %s descriptor differs between threads of the warpgroup (0x%016" PRIx64
+                               " here, 0x%016" PRIx64 " in thread (%u,%u,%u))", op == 1 ? "A" : "B", wg[i]->r[in->o[op]],
+                               t0->r[in->o[op]], t0->tid[0], t0->tid[1], t0->tid[2]);
+    }
+    if (ok && !areg) ok = load_desc(b, t0, in, t0->r[in->o[1]], trans_a, M, K, in->ty2, es, A, "A");
+    if (ok && areg) {
+        unsigned E = 4 / es;
+        for (unsigned i = 0; i < 128; i++) {
+            unsigned w = i / 32, l = i % 32, g = l / 4, tq = l % 4;
+            for (unsigned j = 0; j < 4; j++) {
+                uint32_t r = (uint32_t)opreg(wg[i], in, 1, j);
+                for (unsigned e = 0; e < E; e++) {
+                    unsigned row = 16 * w + g + 8 * (j & 1), col = tq * E + (j >> 1) * 4 * E + e;
+                    A[row * K + col] = elem_value(in->ty2, es == 4 ? r : r >> (8 * es * e));
+                }
+            }
+        }
+    }
+    if (ok) ok = load_desc(b, t0, in, t0->r[in->o[2]], trans_b, N, K, in->ty3, es, B, "B");
+    if (!ok) {
+        free(A);
+        free(B);
+        return false;
+    }
+    for (unsigned i = 0; i < 128; i++) {
+        EmuThread *t = wg[i];
+        const EmuIns *ti = &t->fn->code[t->pc];
+        EmuWgState *w = wg_state(t);
+        bool scale_d = (uint32_t)t->r[ti->o[3]] != 0;
+        unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
+        uint64_t out[128];
+        for (unsigned r = 0; r < fm.nd; r++) out[r] = fm.f16acc ? 0 : 0;
+        unsigned nelem = fm.f16acc ? fm.nd * 2 : fm.nd;
+        for (unsigned e = 0; e < nelem; e++) {
+            unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
+            uint32_t slot = opslot(t, ti, 0, fm.f16acc ? e / 2 : e);
+            uint64_t c = acc_in(t, slot);
+            if (fm.integer) {
+                int64_t acc = scale_d ? (int32_t)(uint32_t)c : 0;
+                for (unsigned k = 0; k < K; k++) acc += (int64_t)A[row * K + k] * (int64_t)B[col * K + k];
+                if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+                out[e] = (uint32_t)(int32_t)acc;
+                continue;
+            }
+            float acc = 0;
+            if (scale_d) acc = fm.f16acc ? (float)emu_f16_to_f64((uint16_t)(c >> (16 * (e & 1)))) : emu_f32(c);
+            for (unsigned k = 0; k < K; k++) acc = fmaf((float)(neg_a * A[row * K + k]), (float)(neg_b * B[col * K + k]), acc);
+            if (fm.f16acc) {
+                uint64_t h = acc != acc ? 0x7FFF : emu_round_f64(acc, EMU_FMT_F16, EMU_RND_RN);
+                out[e / 2] = (e & 1) ? (out[e / 2] | h << 16) : h;
+            } else {
+                out[e] = acc != acc ? 0x7FFFFFFFu : emu_bits32(acc);
+            }
+        }
+        for (unsigned r = 0; r < fm.nd; r++) pend_set(w, opslot(t, ti, 0, r), out[r], ti->line);
+    }
+    free(A);
+    free(B);
+    return true;
+}
+
+static bool exec_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    (void)b;
+    EmuWgState *w = t->wg;
+    if (!w) return true;
+    uint32_t keep = (uint32_t)t->r[in->o[0]];
+    uint32_t limit = w->open >= keep ? w->open - keep : 0; /* groups below it retire */
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < w->n; i++) {
+        EmuWgPend p = w->p[i];
+        if (p.group < limit) {
+            t->r[p.slot] = p.value;
+            w->busy[p.slot / 64] &= ~(1ull << (p.slot % 64));
+        } else {
+            w->p[j++] = p;
+        }
+    }
+    w->n = j;
+    return true;
+}
+
+bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg) {
+    EmuThread *t0 = wg[0];
+    const EmuIns *in = &t0->fn->code[t0->pc];
+    for (unsigned i = 1; i < 128; i++) {
+        const EmuIns *o = &wg[i]->fn->code[wg[i]->pc];
+        if (wg[i]->fn != t0->fn || wg[i]->pc != t0->pc)
+            return emu_fault(b, wg[i], o, "divergent warpgroup instructions",
+                             "'%s' is .aligned: thread (%u,%u,%u) is at PTX line %u, thread (%u,%u,%u) at PTX line %u", emu_op_name(in->op),
+                             wg[i]->tid[0], wg[i]->tid[1], wg[i]->tid[2], o->line, t0->tid[0], t0->tid[1], t0->tid[2], in->line);
+    }
+    bool ok = true;
+    switch (in->op) {
+    case EMU_OP_WGMMA: ok = exec_wgmma(b, wg); break;
+    case EMU_OP_WGMMA_FENCE: case EMU_OP_SETMAXNREG: break; /* setmaxnreg: its value was checked when parsed */
+    case EMU_OP_WGMMA_COMMIT:
+        for (unsigned i = 0; i < 128; i++) wg_state(wg[i])->open++;
+        break;
+    case EMU_OP_WGMMA_WAIT:
+        for (unsigned i = 0; i < 128 && ok; i++) ok = exec_wait(b, wg[i], in);
+        break;
+    default: return emu_fault(b, t0, in, "unsupported instruction", "'%s' is not a warpgroup instruction", emu_op_name(in->op));
+    }
+    if (!ok) return false;
+    for (unsigned i = 0; i < 128; i++) {
+        wg[i]->pc++;
+        wg[i]->state = EMU_TS_RUN;
+    }
+    return true;
+}
+
+/* ---- stmatrix ---- */
+bool emu_exec_stmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuIns *in = &g[0]->fn->code[g[0]->pc];
+    if (n != 32)
+        return emu_fault(b, g[0], in, "invalid warp-synchronous instruction",
+                         "'stmatrix' needs all 32 lanes of the warp; %u take part (partial warp or exited lanes)", n);
+    EmuThread *lane[32];
+    for (unsigned i = 0; i < 32; i++) {
+        if (g[i]->pc != g[0]->pc || g[i]->fn != g[0]->fn) {
+            const EmuIns *other = &g[i]->fn->code[g[i]->pc];
+            return emu_fault(b, g[i], other, "divergent warp-synchronous instructions",
+                             "'stmatrix' is .aligned: lane %u is at PTX line %u, lane %u at PTX line %u", g[i]->lane, other->line,
+                             g[0]->lane, in->line);
+        }
+        lane[g[i]->lane] = g[i];
+    }
+    unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : 1;
+    bool trans = in->flags & EMU_F(TRANS);
+    uint16_t mat[4][8][8];
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned row = l >> 2, col = 2 * (l & 3);
+        for (unsigned i = 0; i < nmat; i++) {
+            uint32_t v = (uint32_t)opreg(lane[l], in, 1, i);
+            if (trans) {
+                mat[i][col][row] = (uint16_t)v;
+                mat[i][col + 1][row] = (uint16_t)(v >> 16);
+            } else {
+                mat[i][row][col] = (uint16_t)v;
+                mat[i][row][col + 1] = (uint16_t)(v >> 16);
+            }
+        }
+    }
+    for (unsigned i = 0; i < nmat; i++)
+        for (unsigned r = 0; r < 8; r++) {
+            EmuThread *t = lane[8 * i + r];
+            uint64_t a = EMU_R(t, in, 0) + (uint64_t)in->off[0];
+            if (in->space == EMU_SP_GENERIC) {
+                if (a - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE)
+                    return emu_fault(b, t, in, "memcheck: invalid stmatrix address",
+                                     "generic address 0x%" PRIx64 " (row %u of matrix %u) is not in shared memory", a, r, i);
+                a -= EMU_SHARED_WINDOW;
+            } else {
+                a &= 0xFFFFFFFFu;
+            }
+            uint8_t *p = emu_access(b, t, in, EMU_SP_SHARED, a, 16, 16, true);
+            if (!p) return false;
+            memcpy(p, mat[i][r], 16);
+        }
+    return true;
+}

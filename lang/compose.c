@@ -1,0 +1,472 @@
+/* compose.c - built-ins made of other Tile IR ops: Triton's shape ops (join,
+ * split, interleave, cat, ravel, flip, gather), reductions and scans with a
+ * user `fn` as the combine step, cumprod, sort, topk and histogram.
+ *
+ * The new lowerings are OP_GATHER (one round trip of the source through shared
+ * memory, then each element reads the source at the coordinate its index
+ * names) and OP_REDUCE_FN / OP_SCAN_FN (the combine is a region).  Everything
+ * is exact: elements are only moved, selected (OP_SELECT) or combined by the
+ * user's own function.
+ *   join(a, b)        select(iota_last == 0, a[..., None], b[..., None]) -> [..., 2]
+ *   split(x)          gather(x, 0) and gather(x, 1) along the last dim (of size 2)
+ *   interleave(a, b)  reshape(join(a, b), [..., 2n])
+ *   cat(a, b)         reshape(trans(join(a, b), [r, 0, ..]), [2 n0, ..]): a then b
+ *   flip(x, d)        gather(x, n - 1 - iota_d, d)
+ *   reduce(x, a, f)   reduce_fn: f inlined (on scalars) into its region, which the lowering
+ *                     applies in the reduction's steps (in-thread, lane shuffles, warps
+ *                     through shared memory), always to neighbouring runs in order
+ *   scan(x, a, f)     scan_fn likewise; reverse scans flip(x) and flips back
+ *   sort(x)           bitonic network over the last dim: per stage, the partner
+ *                     x[i ^ j] by gather xor=j (registers or a shuffle when the layout
+ *                     allows), compare integer keys, select
+ *   topk(x, k)        sort descending with the indices as payload (ties: lower index
+ *                     first), then gather the first k
+ *   histogram(x, B)   sum over x of (x[:, None] == arange(0, B)[None, :]) */
+#include "gen.h"
+
+#include <string.h>
+
+static Val rt(Gen *g, ValueId v) { return val_rt(g, v); }
+
+static const Type *vt(Gen *g, ValueId v) { return tir_vtype(g->f, v); }
+
+/* x with shape (r, s): RESHAPE (row-major order kept), SPLAT from a scalar, or x itself. */
+static ValueId reshape_to(Gen *g, ValueId x, int r, const int32_t *s, Loc loc) {
+    const Type *t = vt(g, x), *nt = tir_with_shape(g->m, t, r, s);
+    if (nt == t) return x;
+    if (!t->rank) return gen_emit(g, loc, OP_SPLAT, &x, 1, nt);
+    return gen_emit(g, loc, OP_RESHAPE, &x, 1, nt);
+}
+
+static ValueId permute_dims(Gen *g, ValueId x, const int *perm, Loc loc) {
+    const Type *t = vt(g, x);
+    int32_t s[TIR_MAX_RANK];
+    bool ident = true;
+    for (int d = 0; d < t->rank; d++) s[d] = t->shape[perm[d]], ident &= perm[d] == d;
+    if (ident) return x;
+    Inst *in = gen_emit_inst(g, loc, OP_TRANS, &x, 1, tir_with_shape(g->m, t, t->rank, s));
+    for (int d = 0; d < t->rank; d++) in->a.perm[d] = perm[d];
+    return in->res[0];
+}
+
+/* i32 tensor of shape (r, s) whose elements are their own coordinate along axis. */
+static Val iota(Gen *g, int r, const int32_t *s, int axis, Loc loc) {
+    int32_t n = s[axis];
+    Inst *in = gen_emit_inst(g, loc, OP_ARANGE, NULL, 0, tir_type(g->m, DT_I32, 1, &n, NULL, NULL));
+    in->a.ival = 0;
+    in->a.ival2 = n;
+    Val v = rt(g, in->res[0]);
+    for (int d = 0; d < axis; d++) v = gen_expand_dims(g, v, 0, loc);
+    for (int d = axis + 1; d < r; d++) v = gen_expand_dims(g, v, val_rank(v), loc);
+    return rt(g, gen_coerce(g, v, DT_I32, NULL, r, s, loc));
+}
+
+/* r[..i..] = x[..idx[..i..]..] along axis; idx is i32 shaped like x except along axis. */
+static ValueId gather(Gen *g, ValueId x, ValueId idx, int axis, Loc loc) {
+    const Type *it = vt(g, idx);
+    Inst *in = gen_emit_inst(g, loc, OP_GATHER, (ValueId[]){x, idx}, 2, tir_with_shape(g->m, vt(g, x), it->rank, it->shape));
+    in->a.ival = axis;
+    return in->res[0];
+}
+
+/* cond ? a : b, all run-time of one shape (cond i1). */
+static ValueId select3(Gen *g, Val cond, ValueId a, ValueId b, Loc loc) {
+    const Type *t = vt(g, a);
+    ValueId c = gen_coerce(g, cond, DT_I1, NULL, t->rank, t->shape, loc);
+    return gen_emit(g, loc, OP_SELECT, (ValueId[]){c, a, b}, 3, t);
+}
+
+static bool ok(Val v) { return v.k != V_ERR; }
+
+/* ---- shape ops ---- */
+
+Val compose_join(Gen *g, Val a, Val b, Loc loc) {
+    if (!val_is_value(g, a, loc) || !val_is_value(g, b, loc)) return val_err();
+    DType da = val_dtype(a), db = val_dtype(b), dt;
+    const Type *pointee = NULL;
+    if (da == DT_PTR || db == DT_PTR) {
+        if (a.k != V_RT || b.k != V_RT || tir_elem(g->m, a.t) != tir_elem(g->m, b.t)) {
+            diag_error(g->d, loc, "cannot join '%s' and '%s'", gen_val_type_name(g, a), gen_val_type_name(g, b));
+            return val_err();
+        }
+        dt = DT_PTR;
+        pointee = a.t->pointee;
+    } else if (a.k == V_RT && b.k == V_RT) dt = gen_promote(da, db);
+    else if (a.k == V_RT) dt = gen_weak_promote(da, db);
+    else if (b.k == V_RT) dt = gen_weak_promote(db, da);
+    else dt = gen_promote(da, db);
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    if (!gen_broadcast_shapes(g, val_rank(a), val_shape(a), val_rank(b), val_shape(b), &r, s, loc)) return val_err();
+    if (r + 1 > TIR_MAX_RANK) {
+        diag_error(g->d, loc, "join adds a dimension: tensors have at most %d", TIR_MAX_RANK);
+        return val_err();
+    }
+    int32_t s2[TIR_MAX_RANK];
+    memcpy(s2, s, sizeof s);
+    s2[r] = 2;
+    if (!gen_check_shape(g, r + 1, s2, loc)) return val_err();
+    Val va = rt(g, gen_coerce(g, a, dt, pointee, r, s, loc)), vb = rt(g, gen_coerce(g, b, dt, pointee, r, s, loc));
+    va = gen_expand_dims(g, va, r, loc);
+    vb = gen_expand_dims(g, vb, r, loc);
+    ValueId A = gen_coerce(g, va, dt, pointee, r + 1, s2, loc), B = gen_coerce(g, vb, dt, pointee, r + 1, s2, loc);
+    Val first = gen_binop(g, TK_EQEQ, iota(g, r + 1, s2, r, loc), val_ct_int(0, DT_I32), loc);
+    return rt(g, select3(g, first, A, B, loc));
+}
+
+Val compose_split(Gen *g, Val x, Loc loc) {
+    if (!val_is_value(g, x, loc)) return val_err();
+    if (x.k != V_RT || !x.t->rank || x.t->shape[x.t->rank - 1] != 2) {
+        diag_error(g->d, loc, "'split' expects a tensor whose last dimension is 2, got %s",
+                   x.k == V_RT ? gen_type_desc(g, x.t) : gen_val_type_name(g, x));
+        return val_err();
+    }
+    int r = x.t->rank;
+    int32_t s[TIR_MAX_RANK];
+    memcpy(s, x.t->shape, sizeof s);
+    s[r - 1] = 1;
+    Val parts[2];
+    for (int k = 0; k < 2; k++) {
+        ValueId idx = gen_coerce(g, val_ct_int(k, DT_I32), DT_I32, NULL, r, s, loc);
+        parts[k] = rt(g, reshape_to(g, gather(g, x.v, idx, r - 1, loc), r - 1, s, loc));
+    }
+    Val t = {.k = V_TUPLE, .nelems = 2, .elems = ARENA_ARRAY(g->a, Val, 2)};
+    t.elems[0] = parts[0];
+    t.elems[1] = parts[1];
+    return t;
+}
+
+Val compose_interleave(Gen *g, Val a, Val b, Loc loc) {
+    Val j = compose_join(g, a, b, loc);
+    if (!ok(j)) return j;
+    int r = j.t->rank - 1;
+    int32_t s[TIR_MAX_RANK];
+    memcpy(s, j.t->shape, sizeof s);
+    if (r == 0) s[0] = 2, r = 1;
+    else s[r - 1] *= 2;
+    return rt(g, reshape_to(g, j.v, r, s, loc));
+}
+
+Val compose_cat(Gen *g, Val a, Val b, Loc loc) {
+    if (!val_is_value(g, a, loc) || !val_is_value(g, b, loc)) return val_err();
+    int ra = val_rank(a), rb = val_rank(b);
+    bool same = ra == rb && ra > 0;
+    for (int d = 0; same && d < ra; d++) same = val_shape(a)[d] == val_shape(b)[d];
+    if (!same) {
+        diag_error(g->d, loc, "'cat' expects two tensors of one shape, got %s and %s", gen_shape_str(g, ra, val_shape(a)),
+                   gen_shape_str(g, rb, val_shape(b)));
+        return val_err();
+    }
+    Val j = compose_join(g, a, b, loc);
+    if (!ok(j)) return j;
+    int perm[TIR_MAX_RANK] = {ra};
+    for (int d = 0; d < ra; d++) perm[d + 1] = d;
+    ValueId t = permute_dims(g, j.v, perm, loc);
+    int32_t s[TIR_MAX_RANK];
+    memcpy(s, val_shape(a), sizeof s);
+    s[0] *= 2;
+    return rt(g, reshape_to(g, t, ra, s, loc));
+}
+
+Val compose_ravel(Gen *g, Val x, Loc loc) {
+    if (!val_is_value(g, x, loc)) return val_err();
+    if (x.k != V_RT) x = rt(g, gen_materialize(g, x, loc));
+    int32_t n = (int32_t)tir_type_numel(x.t);
+    if (x.t->rank == 1) return x;
+    return rt(g, reshape_to(g, x.v, 1, &n, loc));
+}
+
+Val compose_flip(Gen *g, Val x, int dim, Loc loc) {
+    int r = x.t->rank;
+    int32_t n = x.t->shape[dim];
+    if (n == 1) return x;
+    Val idx = gen_binop(g, TK_MINUS, val_ct_int(n - 1, DT_I32), iota(g, r, x.t->shape, dim, loc), loc);
+    return rt(g, gather(g, x.v, idx.v, dim, loc));
+}
+
+Val compose_gather(Gen *g, Val src, Val index, int axis, Loc loc) {
+    if (index.k != V_RT || !dtype_is_int(index.t->dt) || index.t->dt == DT_PTR || index.t->dt == DT_I1 ||
+        index.t->rank != src.t->rank) {
+        diag_error(g->d, loc, "'gather' expects an integer index tensor of the source's rank %d, got '%s'", src.t->rank,
+                   gen_val_type_name(g, index));
+        return val_err();
+    }
+    for (int d = 0; d < src.t->rank; d++)
+        if (d != axis && index.t->shape[d] != src.t->shape[d]) {
+            diag_error(g->d, loc, "'gather': index shape %s differs from source shape %s outside axis %d",
+                       gen_shape_str(g, index.t->rank, index.t->shape), gen_shape_str(g, src.t->rank, src.t->shape), axis);
+            return val_err();
+        }
+    Val i32 = gen_cast(g, index, DT_I32, loc);
+    return rt(g, gather(g, src.v, i32.v, axis, loc));
+}
+
+/* ---- reductions and scans with a user combine function ---- */
+
+/* The operands of reduce/associative_scan: one tensor or a tuple of tensors of one shape. */
+static int operands(Gen *g, Val in, Val *xs, const char *what, Loc loc) {
+    int n = in.k == V_TUPLE ? in.nelems : 1;
+    if (n > TIR_MAX_RANK * 2) {
+        diag_error(g->d, loc, "'%s' takes at most %d tensors", what, TIR_MAX_RANK * 2);
+        return 0;
+    }
+    for (int k = 0; k < n; k++) {
+        Val v = in.k == V_TUPLE ? in.elems[k] : in;
+        if (!val_is_value(g, v, loc)) return 0;
+        if (v.k != V_RT || !v.t->rank) {
+            diag_error(g->d, loc, "'%s' expects tensors, got '%s'", what, gen_val_type_name(g, v));
+            return 0;
+        }
+        if (k && (v.t->rank != xs[0].t->rank || memcmp(v.t->shape, xs[0].t->shape, sizeof(int32_t) * v.t->rank))) {
+            diag_error(g->d, loc, "'%s': the tensors differ in shape: %s and %s", what, gen_shape_str(g, xs[0].t->rank, xs[0].t->shape),
+                       gen_shape_str(g, v.t->rank, v.t->shape));
+            return 0;
+        }
+        xs[k] = v;
+    }
+    return n;
+}
+
+/* fn(a..., b...) -> n values shaped like `like` (the dtypes of xs): a tuple of n, or one value. */
+static bool combine(Gen *g, const Decl *fn, Op op, int n, const Val *a, const Val *b, const Val *xs, const Type *like,
+                    Val *out, Loc loc) {
+    if (!fn) { /* a built-in element-wise op (cumprod) */
+        out[0] = gen_binop(g, op == OP_MUL ? TK_STAR : TK_PLUS, a[0], b[0], loc);
+        if (!ok(out[0])) return false;
+        out[0] = rt(g, gen_coerce(g, out[0], xs[0].t->dt, NULL, like->rank, like->shape, loc));
+        return true;
+    }
+    Val args[2 * TIR_MAX_RANK * 2];
+    for (int k = 0; k < n; k++) args[k] = a[k], args[n + k] = b[k];
+    Val r = gen_call_fn_vals(g, fn, args, 2 * n, loc);
+    if (!ok(r)) return false;
+    int got = r.k == V_TUPLE ? r.nelems : r.k == V_VOID ? 0 : 1;
+    if (got != n) {
+        diag_error(g->d, loc, "combine function '%s' returns %d value%s, expected %d", fn->name, got, got == 1 ? "" : "s", n);
+        return false;
+    }
+    for (int k = 0; k < n; k++) {
+        Val v = r.k == V_TUPLE ? r.elems[k] : r;
+        bool fits = v.k == V_CT || (v.k == V_RT && (v.t->rank == 0 || (v.t->rank == like->rank && !memcmp(v.t->shape, like->shape, sizeof(int32_t) * v.t->rank))));
+        if (!fits || val_dtype(v) == DT_PTR) {
+            diag_error(g->d, loc, "combine function '%s' returns '%s' where its operands are %s", fn->name, gen_val_type_name(g, v),
+                       gen_type_desc(g, tir_with_shape(g->m, xs[k].t, like->rank, like->shape)));
+            return false;
+        }
+        if (v.k == V_RT && v.t->dt != xs[k].t->dt) {
+            diag_error(g->d, loc, "combine function '%s' returns %s for an operand of %s", fn->name, dtype_name(v.t->dt),
+                       dtype_name(xs[k].t->dt));
+            return false;
+        }
+        out[k] = rt(g, gen_coerce(g, v, xs[k].t->dt, NULL, like->rank, like->shape, loc));
+    }
+    return true;
+}
+
+static Val pack(Gen *g, Val in, const Val *xs, int n) {
+    if (in.k != V_TUPLE) return xs[0];
+    Val t = {.k = V_TUPLE, .nelems = n, .elems = ARENA_ARRAY(g->a, Val, n)};
+    memcpy(t.elems, xs, sizeof(Val) * (size_t)n);
+    return t;
+}
+
+/* One reduce_fn or scan_fn on the n tensors xs along axis: its region has 2n scalar
+ * arguments (a0.., b0..) and yields fn(a.., b..) (or a * b for cumprod). */
+static bool combine_op(Gen *g, Op op, int axis, int n, Val *xs, const Decl *fn, Op bop, Val *out, Loc loc) {
+    const Type *rts[2 * TIR_MAX_RANK];
+    ValueId ops[2 * TIR_MAX_RANK];
+    for (int k = 0; k < n; k++) {
+        if (xs[k].t->dt == DT_PTR) {
+            diag_error(g->d, loc, "'%s' of pointers: combine their offsets instead", op == OP_SCAN_FN ? "associative_scan" : "reduce");
+            return false;
+        }
+        int32_t s[TIR_MAX_RANK];
+        int r = 0;
+        for (int d = 0; d < xs[k].t->rank; d++)
+            if (d != axis) s[r++] = xs[k].t->shape[d];
+        rts[k] = op == OP_SCAN_FN ? xs[k].t : tir_type(g->m, xs[k].t->dt, r, s, NULL, NULL);
+        ops[k] = xs[k].v;
+    }
+    Inst *in = tir_inst_new(g->f, op, ops, n, rts, n, loc);
+    in->a.ival = axis;
+    if (g->b.before) tir_insert_before(g->b.before, in);
+    else tir_block_append(g->b.block, in);
+    Block *body = tir_block_new(g->f, in);
+    tir_inst_add_region(g->f, in, body);
+    Val a[2 * TIR_MAX_RANK], b[2 * TIR_MAX_RANK], c[2 * TIR_MAX_RANK];
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < n; k++) (h ? b : a)[k] = rt(g, tir_block_add_arg(g->f, body, tir_scalar(g->m, xs[k].t->dt)));
+    Builder saved = g->b;
+    g->b.block = body;
+    g->b.before = NULL;
+    bool okc = combine(g, fn, bop, n, a, b, xs, tir_scalar(g->m, xs[0].t->dt), c, loc);
+    ValueId ys[2 * TIR_MAX_RANK];
+    for (int k = 0; k < n; k++) ys[k] = okc ? c[k].v : a[k].v;
+    gen_emit_inst(g, loc, OP_YIELD, ys, n, NULL);
+    g->b = saved;
+    for (int k = 0; k < n; k++) out[k] = rt(g, in->res[k]);
+    return okc;
+}
+
+Val compose_reduce(Gen *g, Val in, int axis, const Decl *fn, bool keep_dims, Loc loc) {
+    Val xs[TIR_MAX_RANK * 2];
+    int n = operands(g, in, xs, "reduce", loc);
+    if (!n) return val_err();
+    if (axis < 0) { /* no axis: every element, in row-major order */
+        for (int k = 0; k < n; k++) xs[k] = compose_ravel(g, xs[k], loc);
+        return compose_reduce(g, pack(g, in, xs, n), 0, fn, false, loc);
+    }
+    if (!combine_op(g, OP_REDUCE_FN, axis, n, xs, fn, OP_COUNT, xs, loc)) return val_err();
+    if (keep_dims)
+        for (int k = 0; k < n; k++) xs[k] = gen_expand_dims(g, xs[k], axis, loc);
+    return pack(g, in, xs, n);
+}
+
+Val compose_scan(Gen *g, Val in, int axis, const Decl *fn, Op op, bool reverse, Loc loc) {
+    Val xs[TIR_MAX_RANK * 2];
+    int n = operands(g, in, xs, fn ? "associative_scan" : "cumprod", loc);
+    if (!n) return val_err();
+    /* reverse: out[i] = x[n-1] (+) .. (+) x[i], the scan of flip(x) flipped back */
+    if (reverse)
+        for (int k = 0; k < n; k++) xs[k] = compose_flip(g, xs[k], axis, loc);
+    if (!combine_op(g, OP_SCAN_FN, axis, n, xs, fn, op, xs, loc)) return val_err();
+    if (reverse)
+        for (int k = 0; k < n; k++) xs[k] = compose_flip(g, xs[k], axis, loc);
+    return pack(g, in, xs, n);
+}
+
+/* ---- sorting ---- */
+
+/* What sort compares: integers as they are; floats as the signed integer of their bits
+ * with the magnitude bits flipped for negative values, which orders them as IEEE 754's
+ * totalOrder (-NaN < -inf < .. < -0 < +0 < .. < +inf < +NaN).  Integer keys also keep
+ * LLVM from packing f16 comparisons into setp.f16x2 (which the emulator does not run). */
+static Val sort_key(Gen *g, Val x, Loc loc) {
+    if (!dtype_is_float(x.t->dt)) return x;
+    int w = dtype_bits(x.t->dt);
+    DType it = w == 64 ? DT_I64 : w == 32 ? DT_I32 : DT_I16;
+    Val b = rt(g, gen_emit(g, loc, OP_BITCAST, &x.v, 1, tir_with_dtype(g->m, x.t, it)));
+    Val neg = gen_binop(g, TK_SHR, b, val_ct_int(w - 1, it), loc); /* all ones for negative values */
+    Val mag = gen_binop(g, TK_AMP, neg, val_ct_int(w == 64 ? INT64_MAX : (int64_t)((1ull << (w - 1)) - 1), it), loc);
+    return gen_binop(g, TK_CARET, b, mag, loc);
+}
+
+/* Bitonic sort of x (and an optional payload p, moved with it) along the last dim, in
+ * sort_key's order, ascending or descending; with a payload, equal keys put the smaller
+ * payload first. */
+static void bitonic(Gen *g, Val *x, Val *p, bool descending, Loc loc) {
+    const Type *t = x->t;
+    int r = t->rank, last = r - 1;
+    int32_t n = t->shape[last];
+    Val i = iota(g, r, t->shape, last, loc);
+    for (int32_t k = 2; k <= n; k *= 2)
+        for (int32_t j = k / 2; j >= 1; j /= 2) {
+            Val pj = gen_binop(g, TK_CARET, i, val_ct_int(j, DT_I32), loc);
+            Val ox = rt(g, gather(g, x->v, pj.v, last, loc)), op = {0};
+            tir_val(g->f, ox.v)->def->a.ival2 = j; /* the partner i ^ j: registers or shuffles when it can */
+            if (p) {
+                op = rt(g, gather(g, p->v, pj.v, last, loc));
+                tir_val(g->f, op.v)->def->a.ival2 = j;
+            }
+            /* this element is the lower of its pair; the pair's block is ascending */
+            Val lower = gen_binop(g, TK_EQEQ, gen_binop(g, TK_AMP, i, val_ct_int(j, DT_I32), loc), val_ct_int(0, DT_I32), loc);
+            Val asc = k == n ? val_ct_int(!descending, DT_I1)
+                             : gen_binop(g, TK_EQEQ, gen_binop(g, TK_EQEQ, gen_binop(g, TK_AMP, i, val_ct_int(k, DT_I32), loc), val_ct_int(0, DT_I32), loc),
+                                         val_ct_int(!descending, DT_I1), loc);
+            Val kx = sort_key(g, *x, loc), ko = sort_key(g, ox, loc);
+            Val lo = rt(g, select3(g, lower, kx.v, ko.v, loc)), hi = rt(g, select3(g, lower, ko.v, kx.v, loc));
+            /* swap when the pair is out of order: hi < lo in an ascending block, lo < hi in a descending one */
+            Val hl = gen_binop(g, TK_LT, hi, lo, loc), lh = gen_binop(g, TK_LT, lo, hi, loc);
+            if (p) { /* ties: the smaller payload comes first in either direction */
+                Val plo = rt(g, select3(g, lower, p->v, op.v, loc)), phi = rt(g, select3(g, lower, op.v, p->v, loc));
+                /* the order is a strict total one on (value, payload): in a block of the final
+                 * direction a tie puts the smaller payload first, in the opposite one last */
+                Val eq = gen_binop(g, TK_EQEQ, lo, hi, loc);
+                bool final_asc = !descending;
+                Val hi_first = gen_binop(g, TK_LT, phi, plo, loc), lo_first = gen_binop(g, TK_LT, plo, phi, loc);
+                hl = gen_binop(g, TK_PIPE, hl, gen_binop(g, TK_AMP, eq, final_asc ? hi_first : lo_first, loc), loc);
+                lh = gen_binop(g, TK_PIPE, lh, gen_binop(g, TK_AMP, eq, final_asc ? lo_first : hi_first, loc), loc);
+            }
+            Val swap = asc.k == V_CT ? (asc.i ? hl : lh)
+                                     : gen_binop(g, TK_PIPE, gen_binop(g, TK_AMP, asc, hl, loc),
+                                                 gen_binop(g, TK_AMP, gen_binop(g, TK_EQEQ, asc, val_ct_int(0, DT_I1), loc), lh, loc), loc);
+            *x = rt(g, select3(g, swap, ox.v, x->v, loc));
+            if (p) *p = rt(g, select3(g, swap, op.v, p->v, loc));
+        }
+}
+
+static bool sortable(Gen *g, Val x, const char *what, Loc loc) {
+    if (!val_is_value(g, x, loc)) return false;
+    if (x.k != V_RT || !x.t->rank || x.t->dt == DT_PTR || dtype_is_storage(x.t->dt)) {
+        diag_error(g->d, loc, "'%s' expects a tensor of numbers, got '%s'", what, gen_val_type_name(g, x));
+        return false;
+    }
+    return true;
+}
+
+Val compose_sort(Gen *g, Val x, bool descending, Loc loc) {
+    if (!sortable(g, x, "sort", loc)) return val_err();
+    bitonic(g, &x, NULL, descending, loc);
+    return x;
+}
+
+Val compose_topk(Gen *g, Val x, int64_t k, Loc loc) {
+    if (!sortable(g, x, "topk", loc)) return val_err();
+    int r = x.t->rank;
+    int32_t n = x.t->shape[r - 1];
+    if (k < 1 || k > n || (k & (k - 1))) {
+        diag_error(g->d, loc, "'topk': k must be a power of two from 1 to %d, got %lld", n, (long long)k);
+        return val_err();
+    }
+    Val idx = iota(g, r, x.t->shape, r - 1, loc);
+    bitonic(g, &x, &idx, true, loc);
+    int32_t s[TIR_MAX_RANK];
+    memcpy(s, x.t->shape, sizeof s);
+    s[r - 1] = (int32_t)k;
+    Val first = iota(g, r, s, r - 1, loc);
+    Val t = {.k = V_TUPLE, .nelems = 2, .elems = ARENA_ARRAY(g->a, Val, 2)};
+    t.elems[0] = k == n ? x : rt(g, gather(g, x.v, first.v, r - 1, loc));
+    t.elems[1] = k == n ? idx : rt(g, gather(g, idx.v, first.v, r - 1, loc));
+    return t;
+}
+
+Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc) {
+    if (!val_is_value(g, x, loc)) return val_err();
+    if (x.k != V_RT || !x.t->rank || !dtype_is_int(x.t->dt) || x.t->dt == DT_PTR || x.t->dt == DT_I1) {
+        diag_error(g->d, loc, "'histogram' expects a tensor of integers, got '%s'", gen_val_type_name(g, x));
+        return val_err();
+    }
+    int32_t b = (int32_t)bins;
+    if (bins < 1 || bins > GEN_MAX_NUMEL || !gen_check_shape(g, 1, &b, loc)) return val_err();
+    if (mask.k != V_NONE) {
+        if (!val_is_value(g, mask, loc)) return val_err();
+        if (val_dtype(mask) != DT_I1) {
+            diag_error(g->d, loc, "mask of 'histogram' must be i1, got '%s'", gen_val_type_name(g, mask));
+            return val_err();
+        }
+        int r;
+        int32_t s[TIR_MAX_RANK];
+        if (!gen_broadcast_shapes(g, x.t->rank, x.t->shape, val_rank(mask), val_shape(mask), &r, s, loc)) return val_err();
+        if (r != x.t->rank || memcmp(s, x.t->shape, sizeof(int32_t) * (size_t)r)) {
+            diag_error(g->d, loc, "mask shape %s does not broadcast to %s", gen_shape_str(g, val_rank(mask), val_shape(mask)),
+                       gen_shape_str(g, x.t->rank, x.t->shape));
+            return val_err();
+        }
+        mask = compose_ravel(g, rt(g, gen_coerce(g, mask, DT_I1, NULL, r, s, loc)), loc);
+    }
+    x = compose_ravel(g, x, loc);
+    int32_t n = x.t->shape[0];
+    int32_t s2[2] = {n, b};
+    if (!gen_check_shape(g, 2, s2, loc)) return val_err();
+    /* values wider than i32 compare in their own type: out-of-range ones match no bin */
+    Val col = gen_expand_dims(g, x, 1, loc);
+    Val bin = gen_expand_dims(g, iota(g, 1, &b, 0, loc), 0, loc);
+    Val hit = gen_binop(g, TK_EQEQ, col, bin, loc);
+    if (mask.k != V_NONE) hit = gen_binop(g, TK_AMP, hit, gen_expand_dims(g, mask, 1, loc), loc);
+    if (!ok(hit)) return val_err();
+    Val cnt = gen_cast(g, hit, DT_I32, loc);
+    Inst *in = gen_emit_inst(g, loc, OP_REDUCE, &cnt.v, 1, tir_type(g->m, DT_I32, 1, &b, NULL, NULL));
+    in->a.ival = 0;
+    in->a.ival2 = RED_SUM;
+    return rt(g, in->res[0]);
+}

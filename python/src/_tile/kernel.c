@@ -1,0 +1,757 @@
+/* kernel.c - Kernel: one kernel of a compiled source, and its launcher.
+ *
+ * compile(device, source, is_file, defines, ...):
+ *   1. compiles the source once to Tile IR only (tile_compile_file/source
+ *      with tir_only), so a source error raises tile.CompileError at once
+ *      and no LLVM time is spent before the first launch;
+ *   2. reads each kernel's parameters: names from the Tile IR's header
+ *      ("kernel @add(%x: ptr<f32> #div16, %n: i32)"), types from its
+ *      signature ("*f32:16, i32"), once, into a table the launches index.
+ * kernel[grid](*args, stream=None), the hot path (Launcher.__call__;
+ * arguments may also be given by parameter name):
+ *   1. each argument is converted by its parameter's kind: arrays through
+ *      arrays.c (checked: element type, element alignment), integers range
+ *      checked, floats converted to the parameter's width;
+ *   2. the specialization key is computed from the values as Triton's JIT
+ *      does: an integer equal to 1 or divisible by 16, and whether every
+ *      pointer is 16-byte aligned (the C API assumes all or none:
+ *      no_align_ptrs);
+ *   3. the key finds the variant (a small array, the last hit tried first);
+ *      a new key loads one (tile_module_load_*_ex with specialize and the
+ *      defines, through the context's memory and disk caches);
+ *   4. the grid (a tuple, an int, or a callable given the meta dict) and
+ *      stream= become tile_launch's, which runs with the GIL released;
+ *   5. what arrays.c borrowed for the call is given back. */
+#include "pytile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TPY_MAXPARAMS 64
+#define KEY_UNALIGNED (1ull << 63)
+
+typedef struct Param {
+    char name[64];
+    char kind;  /* 'p' pointer, 'i' signed int, 'u' unsigned int, 'b' i1, 'f' float */
+    int dtype;  /* tile_dtype of the pointee or the scalar (-1 for i1) */
+    int bits;
+} Param;
+
+typedef struct Variant {
+    uint64_t key;
+    tile_module *mod;
+    tile_kernel *k;
+    char spec[256]; /* "n=16 no_align_ptrs" for tests and messages */
+} Variant;
+
+typedef struct TPyKernel {
+    PyObject_HEAD
+    TPyDevice *dev;
+    char *name, *source, *srcname, *arch;
+    int is_file;
+    char **defines; /* NULL-terminated */
+    int nparams;
+    Param params[TPY_MAXPARAMS];
+    int num_warps, num_stages;
+    char *signature;
+    int specialize;
+    Variant *variants;
+    int nvariants, capvariants, last;
+    PyObject *meta;
+} TPyKernel;
+
+typedef struct TPyLauncher {
+    PyObject_HEAD
+    TPyKernel *k;
+    PyObject *grid_fn; /* callable grid, or NULL */
+    tile_dim3 grid;
+} TPyLauncher;
+
+PyTypeObject *TPy_KernelType, *TPy_LauncherType;
+
+/* ---- parameters ---- */
+
+/* Names from the Tile IR header of kernel `name`, types from its signature. */
+static bool read_params(TPyKernel *k, const char *tir, const char *sig) {
+    char head[200];
+    snprintf(head, sizeof head, "kernel @%s(", k->name);
+    const char *p = tir ? strstr(tir, head) : NULL;
+    if (!p) {
+        PyErr_Format(TPy_Error, "kernel '%s': its parameters are missing from the Tile IR", k->name);
+        return false;
+    }
+    p += strlen(head);
+    k->nparams = 0;
+    while (*p && *p != ')') {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p != '%') break;
+        p++;
+        if (k->nparams == TPY_MAXPARAMS) {
+            PyErr_Format(PyExc_ValueError, "kernel '%s': more than %d parameters", k->name, TPY_MAXPARAMS);
+            return false;
+        }
+        Param *q = &k->params[k->nparams++];
+        size_t n = strcspn(p, ":");
+        snprintf(q->name, sizeof q->name, "%.*s", (int)n, p);
+        int depth = 0;
+        while (*p && !(depth == 0 && (*p == ',' || *p == ')'))) {
+            if (*p == '<' || *p == '(') depth++;
+            if (*p == '>' || *p == ')') depth--;
+            p++;
+        }
+    }
+    /* types, in the same order */
+    const char *s = sig;
+    for (int i = 0; i < k->nparams; i++) {
+        while (*s == ' ' || *s == ',') s++;
+        Param *q = &k->params[i];
+        bool ptr = *s == '*';
+        if (ptr) s++;
+        size_t n = strcspn(s, ":=, ");
+        char t[32];
+        snprintf(t, sizeof t, "%.*s", (int)n, s);
+        s += n;
+        while (*s && *s != ',') s++;
+        tile_dtype dt;
+        if (!strcmp(t, "i1")) q->dtype = -1, q->bits = 1, q->kind = 'b';
+        else if (tile_dtype_from_name(t, &dt) == TILE_OK) {
+            q->dtype = (int)dt;
+            q->bits = (int)tile_dtype_size(dt) * 8;
+            q->kind = t[0] == 'i' ? 'i' : t[0] == 'u' ? 'u' : 'f';
+        } else {
+            PyErr_Format(TPy_Error, "kernel '%s': unknown parameter type '%s' in signature '%s'", k->name, t, sig);
+            return false;
+        }
+        if (ptr) q->kind = 'p', q->bits = 64;
+    }
+    return true;
+}
+
+static char **copy_defines(PyObject *defs) {
+    Py_ssize_t n = PyTuple_Size(defs);
+    if (n < 0) return NULL;
+    char **d = calloc((size_t)n + 1, sizeof *d);
+    if (!d) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *s = PyTuple_GetItem(defs, i);
+        if (!s || !PyUnicode_Check(s) || !(d[i] = tpy_strdup(s))) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "defines must be strings");
+            for (Py_ssize_t j = 0; j < i; j++) free(d[j]);
+            free(d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
+static void kernel_dealloc(PyObject *self) {
+    TPyKernel *k = (TPyKernel *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    for (int i = 0; i < k->nvariants; i++) tile_module_unload(k->variants[i].mod);
+    free(k->variants);
+    if (k->defines)
+        for (char **d = k->defines; *d; d++) free(*d);
+    free(k->defines);
+    free(k->name), free(k->source), free(k->srcname), free(k->arch), free(k->signature);
+    Py_XDECREF(k->meta);
+    Py_XDECREF((PyObject *)k->dev);
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(self);
+    Py_DECREF(tp);
+}
+
+/* compile(device, source, is_file, defines, kernel=None, arch=None, name=None, meta=None, specialize=True) */
+PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"device", "source", "is_file", "defines", "kernel", "arch", "name", "meta", "specialize", NULL};
+    PyObject *devobj, *source, *defs, *meta = NULL;
+    int is_file, specialize = 1;
+    const char *kernel = NULL, *arch = NULL, *name = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!UpO!|zzzOp:compile", kw, TPy_DeviceType, &devobj, &source, &is_file,
+                                     &PyTuple_Type, &defs, &kernel, &arch, &name, &meta, &specialize))
+        return NULL;
+    TPyDevice *dev = (TPyDevice *)devobj;
+    char **defines = copy_defines(defs);
+    if (!defines) return NULL;
+    char *src = tpy_strdup(source);
+    PyObject *list = NULL;
+    tile_compiled c = {0};
+    if (!src) goto done;
+    tile_compile_options o = {.size = sizeof o, .arch = arch ? arch : dev->arch, .kernel = kernel,
+                              .defines = (const char *const *)defines, .tir_only = 1};
+    tile_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = is_file ? tile_compile_file(src, &o, &c) : tile_compile_source(name ? name : "<source>", src, &o, &c);
+    Py_END_ALLOW_THREADS
+    if (st != TILE_OK) {
+        const char *diag = c.diagnostics && *c.diagnostics ? c.diagnostics : tile_status_string(st);
+        PyObject *type = st == TILE_ERROR_COMPILE ? TPy_CompileError : TPy_Error;
+        PyObject *exc = PyObject_CallFunction(type, "s", diag);
+        if (exc) {
+            PyObject *d = PyUnicode_FromString(diag);
+            if (d) PyObject_SetAttrString(exc, "diagnostics", d);
+            Py_XDECREF(d);
+            PyErr_SetObject(type, exc);
+            Py_DECREF(exc);
+        }
+        goto done;
+    }
+    if (!(list = PyList_New(0))) goto done;
+    for (int i = 0; i < c.nkernels; i++) {
+        TPyKernel *k = PyObject_New(TPyKernel, TPy_KernelType);
+        if (!k) goto fail;
+        memset((char *)k + sizeof(PyObject), 0, sizeof *k - sizeof(PyObject));
+        Py_INCREF(devobj);
+        k->dev = dev;
+        k->name = strdup(c.kernels[i].name);
+        k->source = strdup(src);
+        k->srcname = strdup(name ? name : "<source>");
+        k->arch = arch ? strdup(arch) : NULL;
+        k->signature = strdup(c.kernels[i].signature);
+        k->is_file = is_file;
+        k->num_warps = c.kernels[i].num_warps;
+        k->num_stages = c.kernels[i].num_stages;
+        k->specialize = specialize;
+        k->defines = copy_defines(defs);
+        k->meta = meta && PyDict_Check(meta) ? PyDict_Copy(meta) : PyDict_New();
+        if (k->meta) { /* num_warps and num_stages as compiled, unless given */
+            PyObject *w = PyLong_FromLong(k->num_warps), *s = PyLong_FromLong(k->num_stages);
+            if (!w || !s || (!PyDict_GetItemString(k->meta, "num_warps") && PyDict_SetItemString(k->meta, "num_warps", w) < 0) ||
+                (!PyDict_GetItemString(k->meta, "num_stages") && PyDict_SetItemString(k->meta, "num_stages", s) < 0))
+                Py_CLEAR(k->meta);
+            Py_XDECREF(w);
+            Py_XDECREF(s);
+        }
+        int bad = PyList_Append(list, (PyObject *)k);
+        Py_DECREF(k);
+        if (bad || !k->name || !k->source || !k->srcname || !k->signature || !k->defines || !k->meta) goto fail;
+        if (!read_params(k, c.tir, c.kernels[i].signature)) goto fail;
+    }
+    goto done;
+fail:
+    if (!PyErr_Occurred()) PyErr_NoMemory();
+    Py_CLEAR(list);
+done:
+    tile_compiled_free(&c);
+    for (char **d = defines; *d; d++) free(*d);
+    free(defines);
+    free(src);
+    return list;
+}
+
+/* ---- variants ---- */
+
+static Variant *variant_load(TPyKernel *k, uint64_t key) {
+    const char *spec[TPY_MAXPARAMS + 1];
+    char buf[TPY_MAXPARAMS][80];
+    int ns = 0;
+    Variant v = {.key = key};
+    size_t used = 0;
+    for (int i = 0, slot = 0; i < k->nparams; i++) {
+        if (k->params[i].kind != 'i' && k->params[i].kind != 'u') continue;
+        unsigned bits = slot < 31 ? (unsigned)(key >> (2 * slot)) & 3u : 0;
+        slot++;
+        if (!bits) continue;
+        snprintf(buf[ns], sizeof buf[ns], "%s=%s", k->params[i].name, bits == 1 ? "1" : "16");
+        used += (size_t)snprintf(v.spec + used, used < sizeof v.spec ? sizeof v.spec - used : 0, "%s%s", used ? " " : "", buf[ns]);
+        spec[ns] = buf[ns];
+        ns++;
+    }
+    spec[ns] = NULL;
+    if (key & KEY_UNALIGNED)
+        snprintf(v.spec + used, used < sizeof v.spec ? sizeof v.spec - used : 0, "%sno_align_ptrs", used ? " " : "");
+    tile_compile_options o = {.size = sizeof o, .arch = k->arch, .kernel = k->name, .defines = (const char *const *)k->defines,
+                              .specialize = ns ? spec : NULL, .no_align_ptrs = (key & KEY_UNALIGNED) != 0};
+    tile_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = k->is_file ? tile_module_load_file_ex(k->dev->ctx, k->source, &o, &v.mod)
+                    : tile_module_load_source_ex(k->dev->ctx, k->srcname, k->source, &o, &v.mod);
+    if (st == TILE_OK && (st = tile_module_get_kernel(v.mod, k->name, &v.k)) != TILE_OK) tile_module_unload(v.mod);
+    Py_END_ALLOW_THREADS
+    if (st != TILE_OK) {
+        char what[300];
+        snprintf(what, sizeof what, "kernel '%s' (%s)", k->name, v.spec[0] ? v.spec : "generic");
+        tpy_raise(k->dev, st, what);
+        return NULL;
+    }
+    if (k->nvariants == k->capvariants) {
+        int cap = k->capvariants ? 2 * k->capvariants : 4;
+        Variant *n = realloc(k->variants, (size_t)cap * sizeof *n);
+        if (!n) {
+            tile_module_unload(v.mod);
+            PyErr_NoMemory();
+            return NULL;
+        }
+        k->variants = n, k->capvariants = cap;
+    }
+    k->variants[k->nvariants] = v;
+    k->last = k->nvariants;
+    return &k->variants[k->nvariants++];
+}
+
+static inline Variant *variant_find(TPyKernel *k, uint64_t key) {
+    if (k->nvariants && k->variants[k->last].key == key) return &k->variants[k->last];
+    for (int i = 0; i < k->nvariants; i++)
+        if (k->variants[i].key == key) {
+            k->last = i;
+            return &k->variants[i];
+        }
+    return variant_load(k, key);
+}
+
+/* ---- arguments ---- */
+
+static uint16_t f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
+    int e = (int)exp - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) { /* subnormal or zero */
+        if (e < -10) return (uint16_t)sign;
+        man |= 0x800000u;
+        int shift = 14 - e;
+        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* may carry into the exponent: still right */
+    return (uint16_t)(sign | h);
+}
+
+static uint16_t f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *spec) {
+    *slot = 0;
+    *spec = 0;
+    if (p->kind == 'f') {
+        if (!PyFloat_Check(o) && !PyLong_Check(o)) {
+            PyErr_Format(PyExc_TypeError, "argument '%s': expected a number for %s, got %R", p->name, tile_dtype_name(p->dtype),
+                         (PyObject *)Py_TYPE(o));
+            return false;
+        }
+        double v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred()) return false;
+        if (p->dtype == TILE_F64) memcpy(slot, &v, 8);
+        else if (p->dtype == TILE_F32) {
+            float f = (float)v;
+            memcpy(slot, &f, 4);
+        } else if (p->dtype == TILE_F16) {
+            uint16_t h = f32_to_f16((float)v);
+            memcpy(slot, &h, 2);
+        } else if (p->dtype == TILE_BF16) {
+            uint16_t h = f32_to_bf16((float)v);
+            memcpy(slot, &h, 2);
+        } else {
+            PyErr_Format(PyExc_TypeError, "argument '%s': %s scalars cannot be passed", p->name, tile_dtype_name(p->dtype));
+            return false;
+        }
+        return true;
+    }
+    if (PyFloat_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "argument '%s': expected an integer for %s, got a float", p->name,
+                     p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype));
+        return false;
+    }
+    if (p->kind == 'b') {
+        int t = PyObject_IsTrue(o);
+        if (t < 0) return false;
+        *slot = (uint64_t)t;
+        return true;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "argument '%s': expected an integer for %s, got %R", p->name,
+                         tile_dtype_name(p->dtype), (PyObject *)Py_TYPE(o));
+        }
+        return false;
+    }
+    unsigned long long uv = (unsigned long long)v;
+    bool ok;
+    if (p->kind == 'u') {
+        if (overflow > 0) {
+            uv = PyLong_AsUnsignedLongLong(o);
+            if (PyErr_Occurred()) {
+                PyErr_Clear();
+                ok = false;
+            } else ok = p->bits == 64;
+        } else ok = !overflow && v >= 0 && (p->bits == 64 || uv < (1ull << p->bits));
+    } else
+        ok = !overflow && (p->bits == 64 || (v >= -(1ll << (p->bits - 1)) && v < (1ll << (p->bits - 1))));
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "argument '%s': %R does not fit %s", p->name, o, tile_dtype_name(p->dtype));
+        return false;
+    }
+    memcpy(slot, &uv, 8); /* little-endian: the parameter's bytes come first */
+    *spec = uv == 1 ? 1u : uv % 16 == 0 ? 2u : 0u;
+    return true;
+}
+
+static bool grid_from(PyObject *g, tile_dim3 *out) {
+    unsigned d[3] = {1, 1, 1};
+    if (PyLong_Check(g)) {
+        long v = PyLong_AsLong(g);
+        if (v == -1 && PyErr_Occurred()) return false;
+        if (v < 0 || v > 0x7fffffffL) goto range;
+        d[0] = (unsigned)v;
+    } else if (PyTuple_Check(g) || PyList_Check(g)) {
+        Py_ssize_t n = PySequence_Size(g);
+        if (n < 1 || n > 3) {
+            PyErr_Format(PyExc_ValueError, "grid: expected 1 to 3 dimensions, got %d", (int)n);
+            return false;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *e = PySequence_GetItem(g, i);
+            if (!e) return false;
+            long v = PyLong_AsLong(e);
+            Py_DECREF(e);
+            if (v == -1 && PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "grid: dimensions must be integers");
+                return false;
+            }
+            if (v < 0 || v > 0x7fffffffL) goto range;
+            d[i] = (unsigned)v;
+        }
+    } else {
+        PyErr_Format(PyExc_TypeError, "grid: expected an int, a tuple of ints or a callable, got %R", (PyObject *)Py_TYPE(g));
+        return false;
+    }
+    *out = (tile_dim3){d[0], d[1], d[2]};
+    return true;
+range:
+    PyErr_SetString(PyExc_ValueError, "grid: a dimension is negative or too large");
+    return false;
+}
+
+/* ---- Kernel[grid] and the launch ---- */
+
+static PyObject *kernel_subscript(PyObject *self, PyObject *grid) {
+    TPyLauncher *l = PyObject_New(TPyLauncher, TPy_LauncherType);
+    if (!l) return NULL;
+    l->k = (TPyKernel *)self;
+    Py_INCREF(self);
+    l->grid_fn = NULL;
+    if (PyCallable_Check(grid)) {
+        Py_INCREF(grid);
+        l->grid_fn = grid;
+    } else if (!grid_from(grid, &l->grid)) {
+        Py_DECREF(l);
+        return NULL;
+    }
+    return (PyObject *)l;
+}
+
+static void launcher_dealloc(PyObject *self) {
+    TPyLauncher *l = (TPyLauncher *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_XDECREF(l->grid_fn);
+    Py_XDECREF((PyObject *)l->k);
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(self);
+    Py_DECREF(tp);
+}
+
+/* A launch with its arguments converted (steps 1-4 of the header). */
+typedef struct Prepared {
+    TPyScope sc;
+    tile_stream stream;
+    tile_dim3 grid;
+    tile_kernel *kernel; /* copied out of the variant table, which another thread may grow while the GIL is released */
+    uint64_t slots[TPY_MAXPARAMS];
+    void *argv[TPY_MAXPARAMS];
+} Prepared;
+
+static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj, Prepared *pr) {
+    TPyKernel *k = l->k;
+    pr->sc = (TPyScope){.dev = k->dev};
+    pr->stream = NULL;
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n != k->nparams) {
+        PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature, (int)n);
+        return false;
+    }
+    if (!tpy_stream(k->dev, stream_obj, &pr->stream)) return false;
+    uint64_t key = 0;
+    for (int i = 0, islot = 0; i < k->nparams; i++) {
+        const Param *p = &k->params[i];
+        PyObject *o = PyTuple_GetItem(args, i);
+        pr->argv[i] = &pr->slots[i];
+        if (p->kind == 'p') {
+            TPyArray a;
+            if (!tpy_array(&pr->sc, o, p->name, &a)) return false;
+            if (!tpy_dtype_compatible(p->dtype, &a)) {
+                PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes *%s, got an array of '%s'", p->name, k->name,
+                             tile_dtype_name(p->dtype), a.typestr);
+                return false;
+            }
+            size_t es = tile_dtype_size(p->dtype);
+            if (es > 1 && a.ptr % es) {
+                PyErr_Format(PyExc_ValueError, "argument '%s': the array's address is not aligned to its %zu-byte elements",
+                             p->name, es);
+                return false;
+            }
+            if (a.ptr & 15) key |= KEY_UNALIGNED;
+            pr->slots[i] = a.ptr;
+        } else {
+            unsigned spec;
+            if (!scalar_arg(p, o, &pr->slots[i], &spec)) return false;
+            if (p->kind == 'i' || p->kind == 'u') {
+                if (islot < 31 && k->specialize) key |= (uint64_t)spec << (2 * islot);
+                islot++;
+            }
+        }
+    }
+    pr->grid = l->grid;
+    if (l->grid_fn) {
+        PyObject *meta = PyDict_Copy(k->meta);
+        if (!meta) return false;
+        PyObject *g = PyObject_CallFunctionObjArgs(l->grid_fn, meta, NULL);
+        Py_DECREF(meta);
+        if (!g) return false;
+        bool ok = grid_from(g, &pr->grid);
+        Py_DECREF(g);
+        if (!ok) return false;
+    }
+    Variant *v = variant_find(k, key);
+    pr->kernel = v ? v->k : NULL;
+    return v != NULL;
+}
+
+/* Arguments by name (k[grid](x=a, n=5)): the positional tuple they make, a
+ * new reference; stream= is taken out into *stream.  NULL with TypeError. */
+static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObject **stream) {
+    *stream = NULL;
+    if (!kwargs || !PyDict_Size(kwargs)) {
+        Py_INCREF(args);
+        return args;
+    }
+    *stream = PyDict_GetItemString(kwargs, "stream");
+    Py_ssize_t npos = PyTuple_Size(args), nkw = PyDict_Size(kwargs) - (*stream ? 1 : 0);
+    if (!nkw) {
+        Py_INCREF(args);
+        return args;
+    }
+    if (npos > k->nparams) {
+        PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature, (int)npos);
+        return NULL;
+    }
+    PyObject *full = PyTuple_New(k->nparams);
+    if (!full) return NULL;
+    Py_ssize_t used = 0;
+    for (int i = 0; i < k->nparams; i++) {
+        PyObject *v = PyDict_GetItemString(kwargs, k->params[i].name);
+        if (i < npos) {
+            if (v) {
+                PyErr_Format(PyExc_TypeError, "kernel '%s': argument '%s' given by position and by name", k->name,
+                             k->params[i].name);
+                goto fail;
+            }
+            v = PyTuple_GetItem(args, i);
+        } else if (!v) {
+            PyErr_Format(PyExc_TypeError, "kernel '%s': missing argument '%s' (%s)", k->name, k->params[i].name, k->signature);
+            goto fail;
+        } else used++;
+        Py_INCREF(v);
+        PyTuple_SetItem(full, i, v);
+    }
+    if (used != nkw) {
+        PyErr_Format(PyExc_TypeError, "kernel '%s': unknown keyword argument (parameters: %s; and stream=)", k->name, k->signature);
+        goto fail;
+    }
+    return full;
+fail:
+    Py_DECREF(full);
+    return NULL;
+}
+
+static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    TPyLauncher *l = (TPyLauncher *)self;
+    TPyKernel *k = l->k;
+    PyObject *stream_obj;
+    PyObject *full = bind_args(k, args, kwargs, &stream_obj);
+    if (!full) return NULL;
+    Prepared pr;
+    bool ok = launch_prepare(l, full, stream_obj, &pr);
+    Py_DECREF(full);
+    if (!ok) {
+        tpy_scope_end(&pr.sc, pr.stream);
+        return NULL;
+    }
+    tile_status st = TILE_OK;
+    if (pr.grid.x && pr.grid.y && pr.grid.z) { /* an empty grid launches nothing, as in Triton */
+        Py_BEGIN_ALLOW_THREADS
+        st = tile_launch(pr.kernel, pr.grid, pr.argv, pr.stream);
+        Py_END_ALLOW_THREADS
+    }
+    tpy_scope_end(&pr.sc, pr.stream);
+    if (st != TILE_OK) {
+        char what[160];
+        snprintf(what, sizeof what, "launch of '%s'", k->name);
+        return tpy_raise(k->dev, st, what);
+    }
+    Py_RETURN_NONE;
+}
+
+/* launcher._time_c(iters, *args): convert the arguments once, then time iters
+ * bare tile_launch calls in C; seconds per launch (bench/python_launch.py
+ * subtracts it from a Python loop's time to get the Python-side overhead). */
+static PyObject *launcher_time_c(PyObject *self, PyObject *args) {
+    TPyLauncher *l = (TPyLauncher *)self;
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n < 1) {
+        PyErr_SetString(PyExc_TypeError, "_time_c(iters, *args)");
+        return NULL;
+    }
+    long iters = PyLong_AsLong(PyTuple_GetItem(args, 0));
+    if (iters <= 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "iters must be positive");
+        return NULL;
+    }
+    PyObject *rest = PyTuple_GetSlice(args, 1, n);
+    if (!rest) return NULL;
+    Prepared pr;
+    bool ok = launch_prepare(l, rest, NULL, &pr);
+    Py_DECREF(rest);
+    if (!ok) {
+        tpy_scope_end(&pr.sc, pr.stream);
+        return NULL;
+    }
+    tile_status st = TILE_OK;
+    struct timespec t0, t1;
+    Py_BEGIN_ALLOW_THREADS
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 0; i < iters && st == TILE_OK; i++) st = tile_launch(pr.kernel, pr.grid, pr.argv, pr.stream);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    Py_END_ALLOW_THREADS
+    tpy_scope_end(&pr.sc, pr.stream);
+    if (st != TILE_OK) return tpy_raise(l->k->dev, st, "launch");
+    return PyFloat_FromDouble(((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)) / (double)iters);
+}
+
+static PyMethodDef launcher_methods[] = {
+    {"_time_c", launcher_time_c, METH_VARARGS, "seconds per bare tile_launch of these arguments (for benchmarks)"},
+    {NULL},
+};
+
+/* ---- Kernel's attributes ---- */
+
+static PyObject *kernel_get_name(PyObject *self, void *c) { return PyUnicode_FromString(((TPyKernel *)self)->name); }
+static PyObject *kernel_get_signature(PyObject *self, void *c) { return PyUnicode_FromString(((TPyKernel *)self)->signature); }
+static PyObject *kernel_get_num_warps(PyObject *self, void *c) { return PyLong_FromLong(((TPyKernel *)self)->num_warps); }
+static PyObject *kernel_get_num_stages(PyObject *self, void *c) { return PyLong_FromLong(((TPyKernel *)self)->num_stages); }
+static PyObject *kernel_get_device(PyObject *self, void *c) {
+    PyObject *d = (PyObject *)((TPyKernel *)self)->dev;
+    Py_INCREF(d);
+    return d;
+}
+static PyObject *kernel_get_meta(PyObject *self, void *c) { return PyDict_Copy(((TPyKernel *)self)->meta); }
+
+static PyObject *kernel_get_params(PyObject *self, void *c) {
+    TPyKernel *k = (TPyKernel *)self;
+    PyObject *l = PyList_New(k->nparams);
+    for (int i = 0; l && i < k->nparams; i++) {
+        const Param *p = &k->params[i];
+        char t[32];
+        snprintf(t, sizeof t, "%s%s", p->kind == 'p' ? "*" : "", p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype));
+        PyObject *e = Py_BuildValue("(ss)", p->name, t);
+        if (!e) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SetItem(l, i, e);
+    }
+    return l;
+}
+
+/* The specializations compiled so far, e.g. ["n=16", "no_align_ptrs", ""] (generic is ""). */
+static PyObject *kernel_get_variants(PyObject *self, void *c) {
+    TPyKernel *k = (TPyKernel *)self;
+    PyObject *l = PyList_New(k->nvariants);
+    for (int i = 0; l && i < k->nvariants; i++) {
+        PyObject *s = PyUnicode_FromString(k->variants[i].spec);
+        if (!s) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SetItem(l, i, s);
+    }
+    return l;
+}
+
+static PyObject *kernel_repr(PyObject *self) {
+    TPyKernel *k = (TPyKernel *)self;
+    return PyUnicode_FromFormat("<tile kernel %s(%s)>", k->name, k->signature);
+}
+
+static PyObject *kernel_set_meta(PyObject *self, PyObject *meta) {
+    TPyKernel *k = (TPyKernel *)self;
+    if (!PyDict_Check(meta)) {
+        PyErr_SetString(PyExc_TypeError, "meta must be a dict");
+        return NULL;
+    }
+    PyObject *m = PyDict_Copy(meta);
+    if (!m) return NULL;
+    PyObject *old = k->meta;
+    k->meta = m;
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"_set_meta", kernel_set_meta, METH_O, "replace the dict a callable grid is given (the package fills in defaults)"},
+    {NULL},
+};
+
+static PyGetSetDef kernel_getset[] = {
+    {"name", kernel_get_name, NULL, "the kernel's name", NULL},
+    {"signature", kernel_get_signature, NULL, "run-time parameters, e.g. '*f32:16, i32'", NULL},
+    {"params", kernel_get_params, NULL, "[(name, type)] of the run-time parameters", NULL},
+    {"num_warps", kernel_get_num_warps, NULL, NULL, NULL},
+    {"num_stages", kernel_get_num_stages, NULL, NULL, NULL},
+    {"device", kernel_get_device, NULL, NULL, NULL},
+    {"meta", kernel_get_meta, NULL, "what a callable grid is given: the constexprs, num_warps, num_stages", NULL},
+    {"variants", kernel_get_variants, NULL, "the specializations compiled so far", NULL},
+    {NULL},
+};
+static PyType_Slot kernel_slots[] = {
+    {Py_tp_dealloc, kernel_dealloc},
+    {Py_mp_subscript, kernel_subscript},
+    {Py_tp_getset, kernel_getset},
+    {Py_tp_methods, kernel_methods},
+    {Py_tp_repr, kernel_repr},
+    {Py_tp_doc, "A compiled kernel: kernel[grid](*args, stream=None) launches it."},
+    {0, NULL},
+};
+static PyType_Spec kernel_spec = {"tile._tile.Kernel", sizeof(TPyKernel), 0, Py_TPFLAGS_DEFAULT, kernel_slots};
+
+static PyType_Slot launcher_slots[] = {
+    {Py_tp_dealloc, launcher_dealloc},
+    {Py_tp_call, launcher_call},
+    {Py_tp_methods, launcher_methods},
+    {Py_tp_doc, "kernel[grid]: call it with the kernel's arguments (and stream=) to launch"},
+    {0, NULL},
+};
+static PyType_Spec launcher_spec = {"tile._tile.Launcher", sizeof(TPyLauncher), 0, Py_TPFLAGS_DEFAULT, launcher_slots};
+
+int tpy_kernel_types_init(PyObject *module) {
+    TPy_KernelType = (PyTypeObject *)PyType_FromSpec(&kernel_spec);
+    TPy_LauncherType = (PyTypeObject *)PyType_FromSpec(&launcher_spec);
+    if (!TPy_KernelType || !TPy_LauncherType) return -1;
+    Py_INCREF(TPy_KernelType);
+    return PyModule_AddObject(module, "Kernel", (PyObject *)TPy_KernelType);
+}

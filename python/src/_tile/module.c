@@ -1,0 +1,236 @@
+/* module.c - the extension module tile._tile: its exceptions, the Device
+ * type (one tile_context) and the way library failures become exceptions.
+ *
+ * Every library call that fails raises tile.Error with tile_last_error's
+ * message (the calling thread's own, per context); a compile error raises
+ * tile.CompileError, whose .diagnostics is the located text
+ * ("k.tile:3:5: error: ...").  The Python layer (tile/__init__.py) builds the
+ * Triton-style API on these types. */
+#include "pytile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+PyObject *TPy_Error, *TPy_CompileError;
+PyTypeObject *TPy_DeviceType;
+
+char *tpy_strdup(PyObject *s) {
+    PyObject *b = PyUnicode_AsUTF8String(s);
+    if (!b) return NULL;
+    char *r = strdup(PyBytes_AsString(b));
+    Py_DECREF(b);
+    if (!r) PyErr_NoMemory();
+    return r;
+}
+
+PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what) {
+    const char *msg = tile_last_error(dev ? dev->ctx : NULL);
+    if (!msg || !*msg) msg = tile_status_string(st);
+    if (st == TILE_ERROR_COMPILE) {
+        PyObject *exc = PyObject_CallFunction(TPy_CompileError, "s", msg);
+        if (exc) {
+            PyObject *d = PyUnicode_FromString(msg);
+            if (d) PyObject_SetAttrString(exc, "diagnostics", d);
+            Py_XDECREF(d);
+            PyErr_SetObject(TPy_CompileError, exc);
+            Py_DECREF(exc);
+        }
+        return NULL;
+    }
+    /* the runtime's messages often name the call already ("launch of 'add': ..."), and may end in a newline */
+    size_t n = strlen(msg), w = strlen(what);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) n--;
+    char *text = strndup(msg, n); /* PyErr_Format has no %.*s */
+    if (!text) return PyErr_NoMemory();
+    if (n >= w && !strncmp(text, what, w)) PyErr_Format(TPy_Error, "%s (%s)", text, tile_status_string(st));
+    else PyErr_Format(TPy_Error, "%s: %s (%s)", what, text, tile_status_string(st));
+    free(text);
+    return NULL;
+}
+
+/* ---- Device ---- */
+
+static int device_init(PyObject *self, PyObject *args, PyObject *kwargs) {
+    TPyDevice *d = (TPyDevice *)self;
+    static char *kw[] = {"name", "cache_dir", "emu_threads", NULL};
+    const char *name = NULL, *cache_dir = NULL;
+    unsigned threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzI:Device", kw, &name, &cache_dir, &threads)) return -1;
+    if (d->ctx) {
+        PyErr_SetString(PyExc_RuntimeError, "Device is already initialized");
+        return -1;
+    }
+    tile_context_options o = {.size = sizeof o, .device = name, .cache_dir = cache_dir, .emu_host_threads = threads};
+    tile_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tile_context_create_ex(&o, &d->ctx);
+    Py_END_ALLOW_THREADS
+    if (st != TILE_OK) {
+        PyErr_Format(TPy_Error, "device '%s': %s", name ? name : "(default)", tile_last_error(NULL));
+        d->ctx = NULL;
+        return -1;
+    }
+    tile_device_properties p;
+    if ((st = tile_context_get_properties(d->ctx, &p)) != TILE_OK) {
+        tpy_raise(d, st, "device properties");
+        return -1;
+    }
+    snprintf(d->name, sizeof d->name, "%s", p.name);
+    snprintf(d->arch, sizeof d->arch, "%s", p.arch);
+    d->is_emulator = p.is_emulator;
+    d->streams = PyDict_New();
+    return d->streams ? 0 : -1;
+}
+
+static void stream_capsule_free(PyObject *cap) {
+    /* the wrapper is released with its context (tile_context_destroy) */
+}
+
+static void device_dealloc(PyObject *self) {
+    TPyDevice *d = (TPyDevice *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    tpy_device_drop_regs(d);
+    Py_CLEAR(d->streams);
+    if (d->ctx) tile_context_destroy(d->ctx);
+    d->ctx = NULL;
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(self);
+    Py_DECREF(tp);
+}
+
+bool tpy_stream(TPyDevice *dev, PyObject *obj, tile_stream *out) {
+    *out = NULL;
+    if (!obj || obj == Py_None) return true;
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "stream: expected None or an int (a CUstream handle), got %R", (PyObject *)Py_TYPE(obj));
+        return false;
+    }
+    PyObject *cap = PyDict_GetItem(dev->streams, obj);
+    if (cap) {
+        *out = PyCapsule_GetPointer(cap, "tile_stream");
+        return *out != NULL;
+    }
+    void *native = PyLong_AsVoidPtr(obj);
+    if (PyErr_Occurred()) return false;
+    if (!native) return true; /* 0: the default stream */
+    tile_stream s;
+    tile_status st = tile_stream_from_native(dev->ctx, native, &s);
+    if (st != TILE_OK) {
+        tpy_raise(dev, st, "stream");
+        return false;
+    }
+    cap = PyCapsule_New(s, "tile_stream", stream_capsule_free);
+    if (!cap || PyDict_SetItem(dev->streams, obj, cap) < 0) {
+        Py_XDECREF(cap);
+        return false;
+    }
+    Py_DECREF(cap);
+    *out = s;
+    return true;
+}
+
+static PyObject *device_synchronize(PyObject *self, PyObject *unused) {
+    TPyDevice *d = (TPyDevice *)self;
+    tile_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tile_synchronize(d->ctx);
+    Py_END_ALLOW_THREADS
+    if (st != TILE_OK) return tpy_raise(d, st, "synchronize");
+    Py_RETURN_NONE;
+}
+
+static PyObject *device_stats(PyObject *self, PyObject *unused) {
+    TPyDevice *d = (TPyDevice *)self;
+    tile_context_stats s;
+    tile_status st = tile_context_get_stats_ex(d->ctx, &s, sizeof s);
+    if (st != TILE_OK) return tpy_raise(d, st, "stats");
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K,s:K,s:i}", "memory_hits", (unsigned long long)s.memory_hits,
+                         "disk_hits", (unsigned long long)s.disk_hits, "compiles", (unsigned long long)s.compiles, "launches",
+                         (unsigned long long)s.launches, "compile_seconds", s.compile_seconds, "load_seconds",
+                         s.load_seconds, "allocations", (unsigned long long)s.allocations, "frees",
+                         (unsigned long long)s.frees, "synchronizations", (unsigned long long)s.synchronizations,
+                         "registered_arrays", d->nregs);
+}
+
+static PyObject *device_get_name(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->name); }
+static PyObject *device_get_arch(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->arch); }
+static PyObject *device_get_is_emulator(PyObject *self, void *c) { return PyBool_FromLong(((TPyDevice *)self)->is_emulator); }
+
+static PyObject *device_repr(PyObject *self) {
+    TPyDevice *d = (TPyDevice *)self;
+    return PyUnicode_FromFormat("tile.device('%s', arch='%s')", d->name, d->arch);
+}
+
+static PyMethodDef device_methods[] = {
+    {"synchronize", device_synchronize, METH_NOARGS, "Wait for all work on the device."},
+    {"stats", device_stats, METH_NOARGS, "The context's counters (tile_context_get_stats_ex) as a dict."},
+    {NULL},
+};
+static PyGetSetDef device_getset[] = {
+    {"name", device_get_name, NULL, "the device, e.g. 'emu' or 'cuda:0'", NULL},
+    {"arch", device_get_arch, NULL, "the target kernels are compiled for, e.g. 'sm_80'", NULL},
+    {"is_emulator", device_get_is_emulator, NULL, "True on the PTX emulator", NULL},
+    {NULL},
+};
+static PyType_Slot device_slots[] = {
+    {Py_tp_init, device_init},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, device_dealloc},
+    {Py_tp_methods, device_methods},
+    {Py_tp_getset, device_getset},
+    {Py_tp_repr, device_repr},
+    {Py_tp_doc, "Device(name=None, cache_dir=None, emu_threads=0): a tile context on 'emu', 'cuda' or 'cuda:N' "
+                "(None: TILE_DEVICE, else cuda when present, else emu)."},
+    {0, NULL},
+};
+static PyType_Spec device_spec = {"tile._tile.Device", sizeof(TPyDevice), 0, Py_TPFLAGS_DEFAULT, device_slots};
+
+/* ---- module ---- */
+
+static PyObject *mod_version(PyObject *self, PyObject *unused) { return PyUnicode_FromString(tile_version()); }
+
+static PyObject *mod_gemm_source_path(PyObject *self, PyObject *unused) {
+    const char *p = tile_gemm_source_path();
+    if (!p) return PyErr_Format(TPy_Error, "the shipped kernels' folder is not found");
+    return PyUnicode_FromString(p);
+}
+
+static PyMethodDef module_methods[] = {
+    {"compile", (PyCFunction)(void (*)(void))tpy_compile, METH_VARARGS | METH_KEYWORDS,
+     "compile(device, source, is_file, defines, kernel=None, arch=None) -> list of Kernel"},
+    {"gemm", (PyCFunction)(void (*)(void))tpy_gemm, METH_VARARGS | METH_KEYWORDS, "tile_gemm on arrays"},
+    {"attention", (PyCFunction)(void (*)(void))tpy_attention, METH_VARARGS | METH_KEYWORDS, "tile_attention_fwd on arrays"},
+    {"decode_paged", (PyCFunction)(void (*)(void))tpy_decode_paged, METH_VARARGS | METH_KEYWORDS,
+     "tile_attention_decode_paged on arrays"},
+    {"moe", (PyCFunction)(void (*)(void))tpy_moe, METH_VARARGS | METH_KEYWORDS, "tile_moe_forward on arrays"},
+    {"version", mod_version, METH_NOARGS, "the library's version"},
+    {"gemm_source_path", mod_gemm_source_path, METH_NOARGS,
+     "the gemm.tile the library compiles (tile_gemm_source_path): shows which data folder it uses"},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_tile", "tile's C extension (see the tile package)", -1,
+                                        module_methods};
+
+PyMODINIT_FUNC PyInit__tile(void) {
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    TPy_Error = PyErr_NewExceptionWithDoc("tile.Error", "A failure reported by the tile library.", NULL, NULL);
+    if (!TPy_Error) goto fail;
+    TPy_CompileError = PyErr_NewExceptionWithDoc("tile.CompileError",
+                                                 "The source has errors: .diagnostics holds the located text.", TPy_Error, NULL);
+    if (!TPy_CompileError) goto fail;
+    Py_INCREF(TPy_Error);
+    Py_INCREF(TPy_CompileError);
+    if (PyModule_AddObject(m, "Error", TPy_Error) < 0 || PyModule_AddObject(m, "CompileError", TPy_CompileError) < 0) goto fail;
+    TPy_DeviceType = (PyTypeObject *)PyType_FromSpec(&device_spec);
+    if (!TPy_DeviceType) goto fail;
+    Py_INCREF(TPy_DeviceType);
+    if (PyModule_AddObject(m, "Device", (PyObject *)TPy_DeviceType) < 0) goto fail;
+    if (tpy_pin_type_init(m) < 0 || tpy_kernel_types_init(m) < 0) goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

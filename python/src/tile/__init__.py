@@ -1,0 +1,310 @@
+"""tile: compile and launch .tile kernels from Python, Triton-style.
+
+    import numpy as np, tile
+    mod = tile.compile("kernels/add.tile", BLOCK=256)
+    x = np.random.rand(1000).astype(np.float32); y = np.ones_like(x); out = np.empty_like(x)
+    mod.add[lambda meta: (tile.cdiv(x.size, meta["BLOCK"]),)](x, y, out, x.size)
+
+The work is done by the C extension tile._tile (stable ABI) over libtile,
+which ships inside this package (tile/lib, with its data in tile/share/tile).
+Arrays: NumPy (host memory, used in place on the emulator), anything with
+__cuda_array_interface__ or DLPack (torch, cupy).  See docs/python.md.
+"""
+import os as _os
+import re as _re
+
+from . import _tile
+from ._tile import CompileError, Device, Error, Kernel
+
+__all__ = ["device", "compile", "Module", "Kernel", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
+           "decode_paged", "moe", "data_dir",
+           "version"]
+__version__ = _tile.version()
+
+_devices = {}
+_ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "silu": 3}
+
+
+def version():
+    """The library's version, e.g. '0.1.0'."""
+    return _tile.version()
+
+
+def data_dir():
+    """The data folder the library reads stdlib/ and kernels/ from: the
+    package's own share/tile when installed from a wheel (TILE_DATA_DIR
+    overrides)."""
+    return _os.path.dirname(_os.path.dirname(_os.path.dirname(_tile.gemm_source_path())))
+
+
+def cdiv(a, b):
+    """Ceiling division, for grids: cdiv(n, BLOCK)."""
+    return -(-a // b)
+
+
+def device(name=None):
+    """The Device for "emu", "cuda", "cuda:N" (or any name the library takes).
+
+    None: TILE_DEVICE, else cuda when present, else the emulator.  Devices are
+    cached: the same name gives the same Device (one tile context)."""
+    if isinstance(name, Device):
+        return name
+    if name is not None and not isinstance(name, str):
+        raise TypeError("device: expected a name such as 'emu' or 'cuda:0', got %r" % (name,))
+    d = _devices.get(name)
+    if d is None:
+        d = _devices[name] = Device(name)
+    return d
+
+
+class Module:
+    """The kernels of one compiled source: mod.NAME or mod["NAME"] is a Kernel,
+    launched with kernel[grid](*args, stream=None)."""
+
+    def __init__(self, kernels, source):
+        self._kernels = {k.name: k for k in kernels}
+        self._source = source
+        for k in kernels:
+            if not hasattr(Module, k.name) and not k.name.startswith("_"):
+                self.__dict__[k.name] = k
+
+    @property
+    def source(self):
+        """The path compiled, or "<source>" for source text."""
+        return self._source
+
+    @property
+    def kernels(self):
+        """The kernels by name."""
+        return dict(self._kernels)
+
+    def __getitem__(self, name):
+        try:
+            return self._kernels[name]
+        except KeyError:
+            raise KeyError("no kernel named %r (kernels: %s)" % (name, ", ".join(self._kernels))) from None
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self.__dict__["_kernels"][name]
+        except KeyError:
+            raise AttributeError("no kernel named %r (kernels: %s)" % (name, ", ".join(self._kernels))) from None
+
+    def __iter__(self):
+        return iter(self._kernels.values())
+
+    def __len__(self):
+        return len(self._kernels)
+
+    def __repr__(self):
+        return "<tile module %s: %s>" % (self.source, ", ".join(self._kernels))
+
+
+def _define_value(name, v):
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return v
+    raise TypeError("constexpr %s: expected an int, float, bool or str, got %r" % (name, type(v).__name__))
+
+
+def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=None, device=None, specialize=True,
+            **constexprs):
+    """Compile a .tile file (a path that names an existing file) or source text.
+
+    kernel: one kernel (None: all); arch: a target such as "sm_90a" (None: the
+    device's); num_warps, num_stages and the constexprs (const parameters and
+    file-level consts, e.g. BLOCK=256) become defines.  Source errors raise
+    CompileError with .diagnostics ("file:line:col: error: ...").  Variants
+    specialized on the launch's values (integers equal to 1 or divisible by 16,
+    16-byte aligned pointers) compile on first use (specialize=False: integers
+    never are)."""
+    dev = globals()["device"](device)
+    if not isinstance(path_or_source, (str, _os.PathLike)):
+        raise TypeError("compile: expected a path or source text, got %r" % (type(path_or_source).__name__,))
+    src = _os.fspath(path_or_source)
+    is_file = isinstance(path_or_source, _os.PathLike) or ("\n" not in src and _os.path.isfile(src))
+    if (is_file or ("\n" not in src and src.rstrip().endswith(".tile"))) and not _os.path.isfile(src):
+        raise FileNotFoundError("compile: no such file: %r" % src)
+    defines = ["%s=%s" % (k, _define_value(k, v)) for k, v in constexprs.items()]
+    if num_warps is not None:
+        defines.append("num_warps=%d" % num_warps)
+    if num_stages is not None:
+        defines.append("num_stages=%d" % num_stages)
+    kernels = _tile.compile(dev, _os.path.abspath(src) if is_file else src, is_file, tuple(defines), kernel=kernel,
+                            arch=arch, meta=constexprs, specialize=specialize)
+    text = None
+    for k in kernels:
+        if text is None:
+            if is_file:
+                with open(src, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            else:
+                text = src
+        defaults = _const_defaults(text, k.name)
+        if any(name not in constexprs for name in defaults):
+            k._set_meta(dict(defaults, **k.meta))
+    return Module(kernels, src if is_file else "<source>")
+
+
+def _const_defaults(text, kernel):
+    """Literal defaults of a kernel's const parameters (`const BLOCK: i32 = 1024`),
+    read from its header so a callable grid's meta has them as Triton's has;
+    a default that is no literal is left out."""
+    text = _re.sub(r"//[^\n]*", "", text)
+    m = _re.search(r"\bkernel\s+%s\s*\(" % _re.escape(kernel), text)
+    if not m:
+        return {}
+    depth, i, params, start = 1, m.end(), [], m.end()
+    while i < len(text) and depth:
+        c = text[i]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        if (c == "," and depth == 1) or depth == 0:
+            params.append(text[start:i])
+            start = i + 1
+        i += 1
+    out = {}
+    for p in params:
+        pm = _re.match(r"\s*const\s+(\w+)\s*:\s*\w+\s*=\s*(\S+)\s*$", p)
+        if not pm:
+            continue
+        v = pm.group(2)
+        if v in ("true", "false"):
+            out[pm.group(1)] = v == "true"
+            continue
+        for conv in (lambda t: int(t, 0), float):
+            try:
+                out[pm.group(1)] = conv(v)
+                break
+            except ValueError:
+                pass
+    return out
+
+
+def _empty(like, shape, dtype=None):
+    """An uninitialized array of like's kind (NumPy or torch) and device."""
+    mod = type(like).__module__.split(".")[0]
+    if mod == "numpy":
+        import numpy as np
+        return np.empty(shape, dtype=like.dtype if dtype is None else dtype)
+    if mod == "torch":
+        import torch
+        if isinstance(dtype, str):
+            dtype = getattr(torch, dtype)
+        return like.new_empty(shape, dtype=like.dtype if dtype is None else dtype)
+    raise TypeError("out=: pass an output array (cannot allocate one like %s)" % type(like).__name__)
+
+
+def _dtype_name(x):
+    return str(getattr(x, "dtype", "")).replace("torch.", "")
+
+
+def gemm(a, b, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, dtype=None, out_dtype=None, stream=None,
+         device=None):
+    """out = activation(alpha * a @ b + beta * out + bias) with tile_gemm.
+
+    a [M, K], b [K, N] (row-major or transposed views), f16, bf16, f32 (tf32)
+    or i8; out [M, N] (default: a new array of a's type, i32 for i8 inputs;
+    f32 out with f16/bf16 inputs is allowed).  NumPy has no bf16: pass uint16
+    arrays with dtype="bf16".  activation: None, "relu", "gelu", "silu".
+    Returns out."""
+    if activation not in _ACTIVATIONS:
+        raise ValueError("activation: expected one of None, 'relu', 'gelu', 'silu', got %r" % (activation,))
+    dev = globals()["device"](device)
+    if out is None:
+        shape_a, shape_b = getattr(a, "shape", None), getattr(b, "shape", None)
+        if shape_a is None or shape_b is None or len(shape_a) != 2 or len(shape_b) != 2:
+            raise ValueError("gemm: a and b must be 2-D arrays")
+        odt = None
+        if _dtype_name(a) == "int8":
+            odt = "int32"
+        out = _empty(a, (shape_a[0], shape_b[1]), odt)
+        if beta != 0.0:
+            raise ValueError("beta: needs out= (it scales out's values)")
+    _tile.gemm(dev, a, b, out, bias=bias, activation=_ACTIVATIONS[activation], alpha=alpha, beta=beta, stream=stream,
+               dtype=dtype, out_dtype=out_dtype)
+    return out
+
+
+def attention(q, k, v, causal=False, softmax_scale=None, out=None, dtype=None, stream=None, device=None):
+    """out = softmax(softmax_scale * q k^T (+ causal mask)) v with tile_attention_fwd.
+
+    q [batch, seq_q, heads_q, head_dim], k and v [batch, seq_k, heads_kv,
+    head_dim] (heads_q a multiple of heads_kv), f16 or bf16 (NumPy: uint16
+    with dtype="bf16"); head_dim a multiple of 16, at most 256, contiguous.
+    causal masks bottom-right aligned (key j visible to query i when
+    j <= i + seq_k - seq_q).  softmax_scale None: 1/sqrt(head_dim).
+    Returns out (default: a new array like q)."""
+    dev = globals()["device"](device)
+    if out is None:
+        out = _empty(q, tuple(q.shape))
+    _tile.attention(dev, q, k, v, out, causal=bool(causal), softmax_scale=0.0 if softmax_scale is None else softmax_scale,
+                    stream=stream, dtype=dtype)
+    return out
+
+
+def decode_paged(q, k_cache, v_cache, block_tables, context_lens, max_context_len=None, softmax_scale=None, out=None,
+                 kv_dtype=None, k_scale=None, v_scale=None, num_splits=0, dtype=None, stream=None, device=None):
+    """Decode attention over a vLLM-style paged KV cache (tile_attention_decode_paged).
+
+    q [num_seqs, num_tokens, heads_q, head_dim] f16/bf16 (the newest num_tokens
+    of each sequence, 1..8, causal among themselves); k_cache, v_cache
+    [num_blocks, block_size, heads_kv, head_dim] (block_size 16, 32 or 64) in
+    q's type, or f8e4m3 codes as uint8 with kv_dtype="f8e4m3" and k_scale,
+    v_scale; block_tables i32 [num_seqs, n]; context_lens i32 [num_seqs].
+    max_context_len None: read from context_lens (host arrays only).
+    num_splits 0: chosen by the library.  Returns out (default: like q)."""
+    dev = globals()["device"](device)
+    if max_context_len is None:
+        if type(context_lens).__module__.split(".")[0] != "numpy":
+            raise ValueError("max_context_len: required unless context_lens is a NumPy array")
+        max_context_len = int(context_lens.max()) if context_lens.size else 0
+    if out is None:
+        out = _empty(q, tuple(q.shape))
+    _tile.decode_paged(dev, q, k_cache, v_cache, block_tables, context_lens, out, int(max_context_len),
+                       softmax_scale=0.0 if softmax_scale is None else softmax_scale, kv_dtype=kv_dtype,
+                       k_scale=0.0 if k_scale is None else k_scale, v_scale=0.0 if v_scale is None else v_scale,
+                       num_splits=num_splits, stream=stream, dtype=dtype)
+    return out
+
+
+_SCORING = {"softmax": 0, "sigmoid": 1}
+
+
+def moe(x, w1, w2, topk, router_logits=None, topk_ids=None, topk_weights=None, out=None, scoring="softmax",
+        renormalize=False, n_group=0, topk_group=0, group_top2=False, score_bias=None, routed_scale=None,
+        accumulate=False, dtype=None, stream=None, device=None):
+    """One mixture-of-experts layer (tile_moe_forward):
+    out[t] (+)= sum_j w[t,j] * w2[e_j] (silu(w1_gate[e_j] x[t]) * w1_up[e_j] x[t]).
+
+    x [tokens, hidden] f16/bf16; w1 [experts, 2 * inter, hidden] (gate rows,
+    then up rows) and w2 [experts, hidden, inter] in x's type; out f32
+    [tokens, hidden] (default: a new NumPy/torch array; zeroed first unless
+    accumulate).  Routing: router_logits [tokens, experts] (f32, f16, bf16)
+    with scoring "softmax" or "sigmoid", renormalize, grouped top-k
+    (n_group, topk_group, group_top2), score_bias f32 [experts],
+    routed_scale; or precomputed topk_ids i32 and topk_weights f32
+    [tokens, topk] (with a router they are written when given).
+    Returns out."""
+    if scoring not in _SCORING:
+        raise ValueError("scoring: expected 'softmax' or 'sigmoid', got %r" % (scoring,))
+    if router_logits is None and (topk_ids is None or topk_weights is None):
+        raise ValueError("moe: pass router_logits, or topk_ids and topk_weights")
+    dev = globals()["device"](device)
+    if out is None:
+        if accumulate:
+            raise ValueError("accumulate: needs out= (it adds to out's values)")
+        out = _empty(x, tuple(x.shape), "float32")
+    _tile.moe(dev, x, w1, w2, out, int(topk), router_logits=router_logits, topk_ids=topk_ids, topk_weights=topk_weights,
+              scoring=_SCORING[scoring], renormalize=bool(renormalize), n_group=n_group, topk_group=topk_group,
+              group_top2=bool(group_top2), score_bias=score_bias,
+              routed_scale=0.0 if routed_scale is None else routed_scale, accumulate=bool(accumulate),
+              stream=stream, dtype=dtype)
+    return out

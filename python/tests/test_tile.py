@@ -1,0 +1,561 @@
+"""Tests of the tile package on the emulator with NumPy arrays.
+
+Every kernel result is checked against a float64 NumPy reference computed on
+fresh random inputs, with the output poisoned first (NaN) and sizes that are
+not multiples of the block.  scripts/test_python.sh runs these from a fresh
+venv with the package installed by pip."""
+import gc
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+import tile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+KERNELS = os.path.join(ROOT, "kernels")
+
+rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+
+DOT_F16 = """
+// C = A x B: f16 operands, f32 accumulator and output; one BM x BN tile per program.
+@num_warps(4)
+kernel dot_f16(a: *f16, b: *f16, c: *f32, m: i32, n: i32, k: i32,
+               const BM: i32 = 32, const BN: i32 = 32, const BK: i32 = 32) {
+    let rm = program_id(0) * BM + arange(0, BM);
+    let rn = program_id(1) * BN + arange(0, BN);
+    let rk = arange(0, BK);
+    let acc = zeros([BM, BN], f32);
+    for k0 in range(0, k, BK) {
+        let ka = k0 + rk;
+        let ta = load(a + rm[:, None] * k + ka[None, :], (rm[:, None] < m) && (ka[None, :] < k), 0.0);
+        let tb = load(b + ka[:, None] * n + rn[None, :], (ka[:, None] < k) && (rn[None, :] < n), 0.0);
+        acc = dot(ta, tb, acc);
+    }
+    store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));
+}
+"""
+
+
+def poisoned(shape, dtype):
+    return np.full(shape, np.nan, dtype=dtype)
+
+
+def close(test, got, want, rtol, atol):
+    got = np.asarray(got, dtype=np.float64)
+    test.assertFalse(np.isnan(got).any(), "NaN left in the output (some element was never written)")
+    err = np.abs(got - want)
+    bound = atol + rtol * np.abs(want)
+    worst = np.unravel_index(np.argmax(err - bound), err.shape)
+    test.assertTrue((err <= bound).all(), "max error %g at %s: got %g, want %g" % (err[worst], worst, got[worst], want[worst]))
+
+
+class Launch(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dev = tile.device("emu")
+        cls.add = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=256, device=cls.dev).add
+
+    def test_device(self):
+        self.assertIs(tile.device("emu"), self.dev)
+        self.assertEqual(self.dev.name, "emu")
+        self.assertTrue(self.dev.is_emulator)
+        self.assertTrue(self.dev.arch.startswith("sm_"))
+
+    def test_vector_add(self):
+        for n in (1, 1001, 4099):
+            x = rng.standard_normal(n).astype(np.float32)
+            y = rng.standard_normal(n).astype(np.float32)
+            out = poisoned(n, np.float32)
+            self.add[lambda meta: (tile.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
+            close(self, out, x.astype(np.float64) + y.astype(np.float64), 1e-6, 1e-6)
+
+    def test_installed_data(self):
+        # installed by pip, the library reads the kernels and stdlib shipped in the package, not a source tree
+        pkg = os.path.dirname(os.path.abspath(tile.__file__))
+        if os.environ.get("TILE_DATA_DIR") or not os.path.isfile(os.path.join(pkg, "lib", "libtile.so")):
+            self.skipTest("not an installed package, or TILE_DATA_DIR set")
+        self.assertEqual(os.path.realpath(tile.data_dir()), os.path.realpath(os.path.join(pkg, "share", "tile")))
+        self.assertTrue(os.path.isfile(os.path.join(tile.data_dir(), "stdlib", "math.tile")))
+
+    def test_grid_forms(self):
+        n = 700
+        x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        for grid in (3, (3,), [3, 1, 1], lambda meta: (tile.cdiv(n, meta["BLOCK"]),)):
+            out = poisoned(n, np.float32)
+            self.add[grid](x, y, out, n)
+            close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+        out = poisoned(n, np.float32)
+        self.add[1](x, y, out, n)  # one program of 256: the rest stays NaN
+        self.assertTrue(np.isnan(out[256:]).all() and not np.isnan(out[:256]).any())
+
+    def test_meta(self):
+        meta = self.add.meta
+        self.assertEqual(meta["BLOCK"], 256)
+        self.assertEqual(meta["num_warps"], 4)
+
+    def test_specialization_variants(self):
+        mod = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=128)
+        k = mod.add
+        self.assertEqual(k.variants, [])
+        base = np.zeros(2048 + 8, np.float32)
+        for n, spec in ((1024, "n=16"), (1, "n=1"), (1000, ""), (1008, "n=16")):
+            x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+            out = poisoned(n, np.float32)
+            k[tile.cdiv(n, 128),](x, y, out, n)
+            close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+            self.assertIn(spec, k.variants)
+        self.assertEqual(sorted(k.variants), sorted(["n=16", "n=1", ""]))
+        # a pointer one element (4 bytes) off 16-byte alignment: the variant without the assumption
+        n = 333
+        x = base[1:1 + n]
+        x[:] = rng.random(n, dtype=np.float32)
+        y = rng.random(n, dtype=np.float32)
+        out = poisoned(n, np.float32)
+        k[tile.cdiv(n, 128),](x, y, out, n)
+        close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+        self.assertIn("no_align_ptrs", k.variants)
+
+    def test_writes_numpy_memory_in_place(self):
+        n = 515
+        buf = poisoned(3 * n, np.float32)
+        x, y, out = buf[:n], buf[n:2 * n], buf[2 * n:]  # three views of one array: one registration
+        x[:] = rng.standard_normal(n)
+        y[:] = rng.standard_normal(n)
+        self.add[tile.cdiv(n, 256),](x, y, out, n)
+        close(self, buf[2 * n:], x.astype(np.float64) + y, 1e-6, 1e-6)
+        # strided views and the same array as input and output
+        z = poisoned(2 * n, np.float32)
+        z[::2] = rng.standard_normal(n)
+        want = z[::2].astype(np.float64) * 2
+        v = np.ascontiguousarray(z[::2])
+        self.add[tile.cdiv(n, 256),](v, v, v, n)
+        close(self, v, want, 1e-6, 1e-6)
+
+    def test_registration_cache(self):
+        before = self.dev.stats()["registered_arrays"]
+        n = 300
+        arrs = [rng.random(n, dtype=np.float32) for _ in range(3)]
+        for _ in range(3):
+            self.add[2,](*arrs, n)
+        self.assertEqual(self.dev.stats()["registered_arrays"], before + 3)
+        del arrs
+        gc.collect()
+        self.assertEqual(self.dev.stats()["registered_arrays"], before)
+
+    def test_memory_no_array_owns(self):
+        n = 100
+        raw = bytearray(n * 4 * 3)
+        x = np.frombuffer(raw, np.float32, n, 0)
+        y = np.frombuffer(raw, np.float32, n, n * 4)
+        out = np.frombuffer(raw, np.float32, n, 2 * n * 4)
+        x[:] = rng.random(n)
+        y[:] = rng.random(n)
+        out[:] = np.nan
+        self.add[1,](x, y, out, n)
+        close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+
+    def test_dlpack(self):
+        class OnlyDLPack:
+            def __init__(self, a):
+                self.a = a
+
+            def __dlpack__(self, stream=None):
+                return self.a.__dlpack__()
+
+            def __dlpack_device__(self):
+                return self.a.__dlpack_device__()
+
+        n = 257
+        x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        out = poisoned(n, np.float32)
+        self.add[2,](OnlyDLPack(x), OnlyDLPack(y), OnlyDLPack(out), n)
+        close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+
+    def test_threads(self):
+        # launches from several threads (the GIL is released while a kernel runs), new variants among them
+        import threading
+        mod = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=64)
+        errors = []
+
+        def work(seed):
+            r = np.random.default_rng(seed)
+            try:
+                for n in (1, 16 * (seed + 1), 100 + seed, 333):
+                    x, y = r.random(n, dtype=np.float32), r.random(n, dtype=np.float32)
+                    out = poisoned(n, np.float32)
+                    mod.add[tile.cdiv(n, 64),](x, y, out, n)
+                    if not np.allclose(out, x.astype(np.float64) + y, rtol=1e-6, atol=1e-6):
+                        errors.append("thread %d, n=%d: wrong sums" % (seed, n))
+            except Exception as e:  # reported below
+                errors.append("thread %d: %r" % (seed, e))
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+    def test_softmax(self):
+        mod = tile.compile(os.path.join(KERNELS, "softmax.tile"), BLOCK=512)
+        rows, cols, stride = 37, 301, 320
+        inp = rng.standard_normal((rows, stride)).astype(np.float32) * 4
+        out = poisoned((rows, cols), np.float32)
+        mod.softmax[rows,](out, inp, stride, cols, cols)
+        x = inp[:, :cols].astype(np.float64)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        close(self, out, e / e.sum(axis=1, keepdims=True), 1e-5, 1e-7)
+
+    def test_dot_f16(self):
+        mod = tile.compile(DOT_F16)
+        m, n, k = 77, 53, 45
+        a = rng.standard_normal((m, k)).astype(np.float16)
+        b = rng.standard_normal((k, n)).astype(np.float16)
+        c = poisoned((m, n), np.float32)
+        mod.dot_f16[lambda meta: (tile.cdiv(m, meta["BM"]), tile.cdiv(n, meta["BN"]))](a, b, c, m, n, k)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        close(self, c, want, 1e-4, 1e-4 * np.sqrt(k))
+
+    def test_matmul_f32(self):
+        mod = tile.compile(os.path.join(KERNELS, "matmul.tile"), BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, num_stages=2)
+        m, n, k = 45, 67, 39
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        c = poisoned((m, n), np.float32)
+        mod["matmul"][tile.cdiv(m, 32), tile.cdiv(n, 32)](a, b, c, m, n, k, k, n, n)
+        close(self, c, a.astype(np.float64) @ b.astype(np.float64), 1e-5, 1e-5 * k)
+
+
+SCALARS = """
+// out[i] = x[i] * s + t (f32 scalars), for i < n (an i64)
+@num_warps(1)
+kernel axpb(x: *f32, out: *f32, s: f32, t: f32, n: i64, const BLOCK: i32 = 128) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    store(out + offs, load(x + offs, m, 0.0) * s + t, m);
+}
+"""
+
+
+def to_bf16_bits(a):
+    """float32 -> bf16 bits (uint16), rounded to nearest even."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(b):
+    return (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+class Scalars(unittest.TestCase):
+    def test_float_and_i64_scalars(self):
+        k = tile.compile(SCALARS).axpb
+        self.assertEqual(k.params, [("x", "*f32"), ("out", "*f32"), ("s", "f32"), ("t", "f32"), ("n", "i64")])
+        n = 301
+        x = rng.standard_normal(n).astype(np.float32)
+        out = poisoned(n, np.float32)
+        k[lambda meta: (tile.cdiv(n, meta["BLOCK"]),)](x, out, 1.5, -2, n)  # an int for an f32 is fine
+        close(self, out, x.astype(np.float64) * 1.5 - 2, 1e-6, 1e-6)
+        with self.assertRaisesRegex(TypeError, r"argument 's'"):
+            k[1](x, out, "1.5", 0.0, n)
+        with self.assertRaisesRegex(ValueError, r"argument 'n'.*i64"):
+            k[1](x, out, 1.0, 0.0, 2**63)
+
+
+class Shipped(unittest.TestCase):
+    def test_gemm_bf16_as_uint16(self):
+        m, n, k = 37, 29, 51
+        a = to_bf16_bits(rng.standard_normal((m, k)))
+        b = to_bf16_bits(rng.standard_normal((k, n)))
+        out = poisoned((m, n), np.float32)
+        tile.gemm(a, b, out=out, dtype="bf16")
+        close(self, out, from_bf16_bits(a) @ from_bf16_bits(b), 1e-5, 1e-4 * np.sqrt(k))
+        c = tile.gemm(a, b, dtype="bf16")  # bf16 out, as uint16
+        self.assertEqual(c.dtype, np.uint16)
+        close(self, from_bf16_bits(c), from_bf16_bits(a) @ from_bf16_bits(b), 1e-2, 1e-2 * np.sqrt(k))
+
+    def test_attention_bf16_as_uint16(self):
+        q = to_bf16_bits(rng.standard_normal((1, 21, 2, 32)))
+        k = to_bf16_bits(rng.standard_normal((1, 21, 2, 32)))
+        v = to_bf16_bits(rng.standard_normal((1, 21, 2, 32)))
+        out = tile.attention(q, k, v, causal=True, dtype="bf16")
+        want = attention_ref(from_bf16_bits(q), from_bf16_bits(k), from_bf16_bits(v), True, 1 / np.sqrt(32))
+        close(self, from_bf16_bits(out), want, 1.6e-2, 1.6e-2)
+
+    def test_gemm_f16(self):
+        for m, n, k in ((67, 45, 83), (1, 33, 17), (129, 7, 64)):
+            a = rng.standard_normal((m, k)).astype(np.float16)
+            b = rng.standard_normal((k, n)).astype(np.float16)
+            want = a.astype(np.float64) @ b.astype(np.float64)
+            out = tile.gemm(a, b)
+            self.assertEqual((out.shape, out.dtype), ((m, n), np.float16))
+            close(self, out, want, 2e-3, 2e-3 * np.sqrt(k))
+            out32 = poisoned((m, n), np.float32)
+            self.assertIs(tile.gemm(a, b, out=out32), out32)
+            close(self, out32, want, 1e-5, 1e-4 * np.sqrt(k))
+
+    def test_gemm_epilogue_and_transposes(self):
+        m, n, k = 45, 71, 39
+        a = rng.standard_normal((k, m)).astype(np.float16).T  # a transposed view
+        b = rng.standard_normal((n, k)).astype(np.float16).T
+        bias = rng.standard_normal(n).astype(np.float32)
+        c = rng.standard_normal((m, n)).astype(np.float32)
+        c0 = c.astype(np.float64)
+        tile.gemm(a, b, out=c, bias=bias, activation="relu", alpha=0.5, beta=2.0)
+        want = np.maximum(0.5 * (a.astype(np.float64) @ b.astype(np.float64)) + 2.0 * c0 + bias, 0)
+        close(self, c, want, 1e-4, 1e-3)
+
+    def test_attention_f16(self):
+        for causal in (False, True):
+            for (bsz, sq, sk, hq, hkv, d) in ((2, 37, 37, 2, 2, 64), (1, 19, 45, 4, 2, 32)):
+                q = rng.standard_normal((bsz, sq, hq, d)).astype(np.float16)
+                k = rng.standard_normal((bsz, sk, hkv, d)).astype(np.float16)
+                v = rng.standard_normal((bsz, sk, hkv, d)).astype(np.float16)
+                out = poisoned(q.shape, np.float16)
+                self.assertIs(tile.attention(q, k, v, causal=causal, out=out), out)
+                close(self, out, attention_ref(q, k, v, causal, 1 / np.sqrt(d)), 2e-3, 2e-3)
+        q = rng.standard_normal((1, 9, 2, 16)).astype(np.float16)
+        out = tile.attention(q, q, q, softmax_scale=0.3)
+        close(self, out, attention_ref(q, q, q, False, 0.3), 2e-3, 2e-3)
+
+
+def decode_ref(q, kc, vc, tables, lens, scale):
+    q, kc, vc = (t.astype(np.float64) for t in (q, kc, vc))
+    seqs, ntok, hq, d = q.shape
+    bs, hkv = kc.shape[1], kc.shape[2]
+    out = np.zeros(q.shape)
+    for s in range(seqs):
+        n = lens[s]
+        pos = np.arange(n)
+        blk = tables[s][pos // bs]
+        keys, vals = kc[blk, pos % bs], vc[blk, pos % bs]  # [n, hkv, d]
+        for t in range(ntok):
+            visible = pos <= n - ntok + t
+            for h in range(hq):
+                kh = h // (hq // hkv)
+                sc = keys[:, kh, :] @ q[s, t, h] * scale
+                sc = np.where(visible, sc, -np.inf)
+                p = np.exp(sc - sc.max())
+                out[s, t, h] = (p / p.sum()) @ vals[:, kh, :]
+    return out
+
+
+def f8e4m3_decode(codes):
+    """float64 values of f8e4m3 (e4m3fn) codes: bias 7, subnormals, no infinities."""
+    c = codes.astype(np.int64)
+    sign = np.where(c & 0x80, -1.0, 1.0)
+    e, m = (c >> 3) & 0xF, c & 7
+    return sign * np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e - 7))
+
+
+def moe_ref(x, w1, w2, ids, weights):
+    x, w1, w2 = (t.astype(np.float64) for t in (x, w1, w2))
+    inter = w2.shape[2]
+    out = np.zeros((x.shape[0], w2.shape[1]))
+    mag = np.zeros_like(out)
+    for t in range(x.shape[0]):
+        for e, w in zip(ids[t], weights[t]):
+            g = w1[e, :inter] @ x[t]
+            u = w1[e, inter:] @ x[t]
+            h = g / (1 + np.exp(-g)) * u
+            out[t] += w * (w2[e] @ h)
+            mag[t] += abs(w) * (np.abs(w2[e]) @ np.abs(h))
+    return out, mag
+
+
+def attention_ref(q, k, v, causal, scale):
+    q, k, v = (t.astype(np.float64) for t in (q, k, v))
+    bsz, sq, hq, d = q.shape
+    sk, hkv = k.shape[1], k.shape[2]
+    out = np.zeros(q.shape)
+    for b in range(bsz):
+        for h in range(hq):
+            kh = h // (hq // hkv)
+            s = q[b, :, h, :] @ k[b, :, kh, :].T * scale
+            if causal:
+                i = np.arange(sq)[:, None]
+                j = np.arange(sk)[None, :]
+                s = np.where(j <= i + sk - sq, s, -np.inf)
+            p = np.exp(s - s.max(axis=1, keepdims=True))
+            out[b, :, h, :] = (p / p.sum(axis=1, keepdims=True)) @ v[b, :, kh, :]
+    return out
+
+
+class ShippedMore(unittest.TestCase):
+    def test_decode_paged_f16(self):
+        seqs, ntok, hq, hkv, d, bs = 3, 2, 4, 2, 64, 16
+        lens = np.array([37, 2, 70], np.int32)
+        nblk_seq = [int(-(-n // bs)) for n in lens]
+        width = max(nblk_seq) + 1
+        num_blocks = sum(nblk_seq) + 3
+        perm = rng.permutation(num_blocks).astype(np.int32)  # physical blocks in random order
+        tables = np.full((seqs, width), -1, np.int32)
+        at = 0
+        for s, nb in enumerate(nblk_seq):
+            tables[s, :nb] = perm[at:at + nb]
+            at += nb
+        kc = rng.standard_normal((num_blocks, bs, hkv, d)).astype(np.float16)
+        vc = rng.standard_normal((num_blocks, bs, hkv, d)).astype(np.float16)
+        q = rng.standard_normal((seqs, ntok, hq, d)).astype(np.float16)
+        for splits in (1, 0):
+            out = poisoned(q.shape, np.float16)
+            tile.decode_paged(q, kc, vc, tables, lens, out=out, num_splits=splits)
+            close(self, out, decode_ref(q, kc, vc, tables, lens, 1 / np.sqrt(d)), 2e-3, 2e-3)
+
+    def test_decode_paged_f8_cache(self):
+        # an f8e4m3 KV cache as uint8 codes with per-tensor scales
+        seqs, ntok, hq, hkv, d, bs = 2, 1, 2, 1, 32, 16
+        lens = np.array([29, 40], np.int32)
+        tables = np.array([[0, 1, -1], [2, 3, 4]], np.int32)
+        codes_k = rng.integers(0, 256, (5, bs, hkv, d), dtype=np.uint8)
+        codes_v = rng.integers(0, 256, (5, bs, hkv, d), dtype=np.uint8)
+        for c in (codes_k, codes_v):
+            c[(c & 0x7F) == 0x7F] = 0x38  # no NaN codes: 1.0 instead
+        q = rng.standard_normal((seqs, ntok, hq, d)).astype(np.float16)
+        out = poisoned(q.shape, np.float16)
+        tile.decode_paged(q, codes_k, codes_v, tables, lens, out=out, kv_dtype="f8e4m3", k_scale=0.05, v_scale=0.5)
+        want = decode_ref(q, f8e4m3_decode(codes_k) * 0.05, f8e4m3_decode(codes_v) * 0.5, tables, lens, 1 / np.sqrt(d))
+        close(self, out, want, 4e-3, 4e-3 * np.abs(want).max())
+
+    def test_moe_f16(self):
+        tokens, hidden, inter, experts, topk = 13, 64, 48, 5, 2
+        x = (rng.standard_normal((tokens, hidden)) * 0.5).astype(np.float16)
+        w1 = (rng.standard_normal((experts, 2 * inter, hidden)) * 0.2).astype(np.float16)
+        w2 = (rng.standard_normal((experts, hidden, inter)) * 0.2).astype(np.float16)
+        # precomputed routing
+        ids = np.array([rng.choice(experts, topk, replace=False) for _ in range(tokens)], np.int32)
+        weights = rng.random((tokens, topk)).astype(np.float32)
+        out = poisoned((tokens, hidden), np.float32)
+        self.assertIs(tile.moe(x, w1, w2, topk, topk_ids=ids, topk_weights=weights, out=out), out)
+        want, mag = moe_ref(x, w1, w2, ids, weights)
+        self.assertTrue((np.abs(out - want) <= (2.0 ** -10 + 3e-5) * mag + 1e-5).all())
+        # the router: softmax, top-k, renormalized; the chosen ids and weights are written back
+        logits = rng.standard_normal((tokens, experts)).astype(np.float32)
+        ids2 = np.full((tokens, topk), -1, np.int32)
+        w2t = poisoned((tokens, topk), np.float32)
+        out = tile.moe(x, w1, w2, topk, router_logits=logits, topk_ids=ids2, topk_weights=w2t, renormalize=True)
+        p = np.exp(logits.astype(np.float64) - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        want_ids = np.argsort(-p, axis=1)[:, :topk]
+        self.assertTrue(np.array_equal(np.sort(ids2, axis=1), np.sort(want_ids, axis=1)), (ids2, want_ids))
+        want_w = np.take_along_axis(p, ids2.astype(np.int64), axis=1)
+        want_w /= want_w.sum(axis=1, keepdims=True)
+        close(self, w2t, want_w, 1e-5, 1e-6)
+        want, mag = moe_ref(x, w1, w2, ids2, want_w)
+        self.assertTrue((np.abs(out - want) <= (2.0 ** -10 + 3e-5) * mag + 1e-5).all())
+
+
+class Errors(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.add = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=256).add
+
+    def setUp(self):
+        self.x = rng.random(100, dtype=np.float32)
+
+    def test_bad_dtype(self):
+        with self.assertRaisesRegex(TypeError, r"argument 'y'.*\*f32.*f8"):
+            self.add[1](self.x, self.x.astype(np.float64), self.x, 100)
+
+    def test_misaligned(self):
+        raw = np.zeros(101 * 4, np.uint8)
+        view = raw[2:2 + 400].view(np.float32)  # 2 bytes off: not even element-aligned
+        with self.assertRaisesRegex(ValueError, r"argument 'out'.*aligned"):
+            self.add[1](self.x, self.x, view, 100)
+
+    def test_argument_count(self):
+        with self.assertRaisesRegex(TypeError, r"'add' takes 4 arguments"):
+            self.add[1](self.x, self.x, self.x)
+        with self.assertRaisesRegex(TypeError, r"unknown keyword.*stream="):
+            self.add[1](self.x, self.x, self.x, 100, strem=0)
+        with self.assertRaisesRegex(TypeError, r"missing argument 'n'"):
+            self.add[1](self.x, self.x, out=self.x)
+        with self.assertRaisesRegex(TypeError, r"'x' given by position and by name"):
+            self.add[1](self.x, self.x, self.x, x=self.x, n=100)
+
+    def test_arguments_by_name(self):
+        out = poisoned(100, np.float32)
+        self.add[1](self.x, n=100, out=out, y=self.x, stream=None)
+        close(self, out, 2 * self.x.astype(np.float64), 1e-6, 1e-6)
+
+    def test_scalars(self):
+        with self.assertRaisesRegex(ValueError, r"argument 'n'.*i32"):
+            self.add[1](self.x, self.x, self.x, 2**31)
+        with self.assertRaisesRegex(TypeError, r"argument 'n'.*float"):
+            self.add[1](self.x, self.x, self.x, 100.0)
+        with self.assertRaisesRegex(TypeError, r"argument 'x'.*expected an array"):
+            self.add[1]([1.0] * 100, self.x, self.x, 100)
+
+    def test_device_memory_on_emu(self):
+        class FakeCuda:
+            __cuda_array_interface__ = {"data": (1 << 40, False), "typestr": "<f4", "shape": (100,), "strides": None,
+                                        "version": 3}
+        with self.assertRaisesRegex(TypeError, r"argument 'x'.*emulator"):
+            self.add[1](FakeCuda(), self.x, self.x, 100)
+
+    def test_grid(self):
+        with self.assertRaisesRegex(TypeError, "grid"):
+            self.add["x"]
+        with self.assertRaisesRegex(ValueError, "grid"):
+            self.add[(1, 2, 3, 4)]
+
+    def test_out_of_bounds_reported(self):
+        # n larger than the arrays: the runtime's checks or the emulator's memcheck refuse it
+        with self.assertRaises(tile.Error):
+            self.add[1](self.x, self.x, self.x[:10].copy(), 100)
+
+    def test_compile_error_located(self):
+        src = "kernel broken(x: *f32) {\n    let a = 1;\n    store(x, undefined_name);\n}\n"
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "broken.tile")
+            with open(path, "w") as f:
+                f.write(src)
+            with self.assertRaises(tile.CompileError) as cm:
+                tile.compile(path)
+            self.assertRegex(str(cm.exception), r"broken\.tile:3:\d+: error")
+            self.assertRegex(cm.exception.diagnostics, r"broken\.tile:3:\d+: error")
+            self.assertIsInstance(cm.exception, tile.Error)
+        with self.assertRaisesRegex(tile.CompileError, r":3:\d+: error"):
+            tile.compile(src)
+
+    def test_bad_define(self):
+        with self.assertRaisesRegex(tile.Error, "NOPE"):
+            tile.compile(os.path.join(KERNELS, "add.tile"), NOPE=3)
+
+    def test_missing_file(self):
+        with self.assertRaises(FileNotFoundError):
+            tile.compile(os.path.join(KERNELS, "nope.tile"))  # names a .tile file that does not exist
+        with self.assertRaises(KeyError):
+            tile.compile(os.path.join(KERNELS, "add.tile"))["nope"]
+
+    def test_stream_on_emu(self):
+        with self.assertRaisesRegex(tile.Error, "stream"):
+            self.add[1](self.x, self.x, self.x, 100, stream=12345)
+        out = poisoned(100, np.float32)
+        self.add[1](self.x, self.x, out, 100, stream=None)
+        self.add[1](self.x, self.x, out, 100, stream=0)
+        close(self, out, 2 * self.x.astype(np.float64), 1e-6, 1e-6)
+
+    def test_gemm_errors(self):
+        a = np.zeros((4, 5), np.float16)
+        with self.assertRaisesRegex(ValueError, r"argument 'b'"):
+            tile.gemm(a, np.zeros((4, 5), np.float16))
+        with self.assertRaisesRegex(TypeError, r"argument 'b'"):
+            tile.gemm(a, np.zeros((5, 3), np.float32))
+        with self.assertRaisesRegex(ValueError, "activation"):
+            tile.gemm(a, np.zeros((5, 3), np.float16), activation="tanh")
+
+    def test_attention_errors(self):
+        q = np.zeros((1, 4, 2, 16), np.float32)
+        with self.assertRaisesRegex(TypeError, r"argument 'q'.*f16 or bf16"):
+            tile.attention(q, q, q)
+        q = np.zeros((1, 4, 2, 24), np.float16)
+        with self.assertRaisesRegex(tile.Error, "head_dim"):
+            tile.attention(q, q, q)
+
+
+if __name__ == "__main__":
+    unittest.main()

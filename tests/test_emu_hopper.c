@@ -1,0 +1,1303 @@
+/* test_emu_hopper.c - the emulator as an sm_90a device: emu:<target> device
+ * strings, mbarrier, bulk copies, elect.sync, setmaxnreg, wgmma (every
+ * swizzle mode, A from shared memory and registers, f16/bf16/tf32/e4m3/s8),
+ * tensor copies through tensor maps, stmatrix.
+ *
+ * Every hand-written kernel is checked by ptxas -arch=sm_90a when it is
+ * installed.  Shared-memory placements in the wgmma and TMA tests are
+ * computed here from the PTX ISA's description of the swizzle atoms (a 16-byte
+ * chunk index XORed with the row within the 8-row repeat), written
+ * independently of the emulator's descriptor arithmetic; results are compared
+ * with matrix products computed here in double precision on random inputs,
+ * outputs poisoned first. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/support.h"
+#include "support/hostfloat.h"
+#include "support/target.h"
+#include "test_rng.h"
+
+#define PTX_HEAD ".version 8.4\n.target sm_90a\n.address_size 64\n"
+
+static TileDevice *open_emu(bool racecheck) {
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_racecheck = racecheck, .emu_host_threads = 2, .emu_timeout_seconds = 60};
+    cr_assert_eq(dev_open("emu:sm_90a", &o, &d, &err), DEV_OK, "dev_open(emu:sm_90a): %s", err ? err : "");
+    return d;
+}
+
+/* ptxas (when installed) must accept every kernel here. */
+static void check_ptxas(const char *ptx) {
+    static int have = -1;
+    if (have < 0) have = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? 1 : system("command -v ptxas >/dev/null 2>&1") == 0 ? 2 : 0;
+    if (!have) return;
+    char path[] = "/tmp/tile_emu_hopper_XXXXXX.ptx";
+    int fd = mkstemps(path, 4);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(ptx, f);
+    fclose(f);
+    char cmd[600], log[8192] = "";
+    snprintf(cmd, sizeof cmd, "%s -arch=sm_90a %s -o /dev/null 2>&1", have == 1 ? "/usr/local/cuda/bin/ptxas" : "ptxas", path);
+    FILE *pp = popen(cmd, "r");
+    cr_assert(pp);
+    size_t n = fread(log, 1, sizeof log - 1, pp);
+    log[n] = 0;
+    int rc = pclose(pp);
+    unlink(path);
+    cr_assert_eq(rc, 0, "ptxas rejects the PTX:\n%s\n%s", log, ptx);
+}
+
+static TileDevFunction *load(TileDevice *d, const char *ptx, const char *name, TileDevModule **mod) {
+    check_ptxas(ptx);
+    cr_assert_eq(dev_module_load_ptx(d, ptx, mod), DEV_OK, "load: %s\n%s", dev_last_error(d), ptx);
+    TileDevFunction *f = NULL;
+    cr_assert_eq(dev_module_get_function(*mod, name, &f), DEV_OK, "get_function: %s", dev_last_error(d));
+    return f;
+}
+
+static uint64_t upload(TileDevice *d, const void *p, size_t n) {
+    uint64_t a;
+    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(d, a, p, n), DEV_OK, "%s", dev_last_error(d));
+    return a;
+}
+
+static uint64_t poisoned(TileDevice *d, size_t n) {
+    uint64_t a;
+    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
+    cr_assert_eq(dev_memset_d8(d, a, 0xFF, n), DEV_OK);
+    return a;
+}
+
+/* A launch that must fail: its message must contain every one of the NULL-terminated strings. */
+static void expect_launch_error(TileDevice *d, TileDevFunction *f, unsigned threads, void **args, ...) {
+    DevStatus st = dev_launch(f, 1, 1, 1, threads, 1, 1, 0, NULL, args);
+    cr_assert_neq(st, DEV_OK, "the launch succeeded");
+    const char *msg = dev_last_error(d);
+    if (getenv("HOPPER_TEST_VERBOSE")) fprintf(stderr, "[%s]\n", msg);
+    va_list ap;
+    va_start(ap, args);
+    for (const char *s; (s = va_arg(ap, const char *));) cr_assert(strstr(msg, s), "'%s' not in:\n%s", s, msg);
+    va_end(ap);
+}
+
+static void expect_load_error(TileDevice *d, const char *ptx, const char *what) {
+    TileDevModule *m = NULL;
+    cr_assert_neq(dev_module_load_ptx(d, ptx, &m), DEV_OK, "loaded:\n%s", ptx);
+    cr_assert(strstr(dev_last_error(d), what), "'%s' not in: %s", what, dev_last_error(d));
+}
+
+/* ==== 1. emu:<target> ==== */
+Test(device, emu_target_strings) {
+    DevSpec s;
+    char *err = NULL;
+    cr_assert_eq(dev_parse_spec("emu:sm_90a", &s, &err), DEV_OK);
+    cr_assert(s.backend == DEV_BACKEND_EMU && s.target && !strcmp(s.target->name, "sm_90a"));
+    cr_assert_eq(dev_parse_spec("emu:sm_86", &s, &err), DEV_OK);
+    cr_assert(s.target == target_find("sm_86"));
+    cr_assert_eq(dev_parse_spec("emu", &s, &err), DEV_OK);
+    cr_assert_null(s.target);
+    const char *bad[] = {"emu:sm_99", "emu:", "emu:sm_90", "emu:SM_90A"};
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        cr_assert_eq(dev_parse_spec(bad[i], &s, &err), DEV_ERR_INVALID, "'%s' accepted", bad[i]);
+        cr_assert(err && strstr(err, bad[i]) && strstr(err, "sm_80, sm_86, sm_89 or sm_90a"), "%s", err);
+        free(err);
+    }
+    TileDevice *d = NULL;
+    cr_assert_eq(dev_open("emu:sm_89", NULL, &d, &err), DEV_OK);
+    cr_assert_eq(dev_target(d), target_find("sm_89"));
+    /* PTX for a newer GPU does not load; for an older one it does */
+    TileDevModule *m = NULL;
+    cr_assert_eq(dev_module_load_ptx(d, PTX_HEAD ".visible .entry k()\n{\n  ret;\n}\n", &m), DEV_ERR_PTX);
+    cr_assert(strstr(dev_last_error(d), "emu:sm_89 cannot load PTX for .target sm_90a"), "%s", dev_last_error(d));
+    cr_assert_eq(dev_module_load_ptx(d, ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n  ret;\n}\n", &m), DEV_OK,
+                 "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+static void check_arch(const char *device, const char *env, const char *want) {
+    if (env) setenv("TILE_DEVICE", env, 1);
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create(device, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_device_properties p;
+    cr_assert_eq(tile_context_get_properties(ctx, &p), TILE_OK);
+    cr_assert_str_eq(p.arch, want);
+    cr_assert(p.is_emulator);
+    char key[64];
+    cr_assert_eq(tile_context_device_key(ctx, key, sizeof key), TILE_OK);
+    char wantkey[64];
+    snprintf(wantkey, sizeof wantkey, "emu/%s", want);
+    cr_assert_str_eq(key, wantkey);
+    tile_context_destroy(ctx);
+    if (env) unsetenv("TILE_DEVICE");
+}
+
+Test(device, context_arch_from_device) {
+    check_arch("emu:sm_90a", NULL, "sm_90a");
+    check_arch("emu:sm_86", NULL, "sm_86");
+    check_arch("emu", NULL, tile_target_default());
+    check_arch(NULL, "emu:sm_90a", "sm_90a");
+    /* an explicit arch must agree with the device's */
+    tile_context *ctx = NULL;
+    tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a", .arch = "sm_80"};
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(NULL), "sm_80") && strstr(tile_last_error(NULL), "sm_90a"), "%s", tile_last_error(NULL));
+    o.arch = "sm_90a";
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_context_destroy(ctx);
+    cr_assert_eq(tile_context_create("emu:sm_77", &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(NULL), "sm_90a"), "%s", tile_last_error(NULL));
+}
+
+/* A kernel compiled by tile for the context's arch runs on the emulated sm_90a. */
+Test(device, compiled_kernel_runs_on_sm90a) {
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_module *m = NULL;
+    const char *src = "kernel axpy(x: *f32, y: *f32, n: i32, const BLOCK: i32 = 128) {\n"
+                      "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+                      "    let mask = offs < n;\n"
+                      "    store(y + offs, 3.0 * load(x + offs, mask, 0.0) + load(y + offs, mask, 0.0), mask);\n"
+                      "}\n";
+    cr_assert_eq(tile_module_load_source(ctx, src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k = NULL;
+    cr_assert_eq(tile_module_get_kernel(m, "axpy", &k), TILE_OK);
+    enum { N = 300 };
+    float x[N], y[N], out[N];
+    seed_rng();
+    for (int i = 0; i < N; i++) x[i] = (float)urand() * 2, y[i] = (float)urand() * 2;
+    tile_devptr dx, dy;
+    cr_assert_eq(tile_malloc(ctx, sizeof x, &dx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof y, &dy), TILE_OK);
+    tile_memcpy_htod(ctx, dx, x, sizeof x);
+    tile_memcpy_htod(ctx, dy, y, sizeof y);
+    int n = N;
+    void *args[] = {&dx, &dy, &n};
+    cr_assert_eq(tile_launch(k, (tile_dim3){(N + 127) / 128, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dy, sizeof out), TILE_OK);
+    for (int i = 0; i < N; i++) cr_assert_float_eq(out[i], 3.0f * x[i] + y[i], 1e-5, "%d", i);
+    tile_context_destroy(ctx);
+}
+
+/* ==== 2. mbarrier, elect.sync, bulk copies ==== */
+
+/* Each of 64 threads stores a value, arrives (returning a state) and waits on it; then reads
+ * its neighbour's value.  A second phase is waited on by parity with test_wait in a spin loop.
+ * elect.sync's leader stores the pending count it saw. */
+static const char *mbar_basic_ptx = PTX_HEAD
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<20>;\n"
+    "  .reg .b64 %rd<12>;\n"
+    "  .shared .align 8 .b64 bar;\n"
+    "  .shared .align 4 .b32 vals[64];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  mov.u32 %r0, %tid.x;\n"
+    "  setp.ne.u32 %p0, %r0, 0;\n"
+    "  @%p0 bra $SKIP;\n"
+    "  mbarrier.init.shared::cta.b64 [bar], 64;\n"
+    "  fence.mbarrier_init.release.cluster;\n"
+    "$SKIP:\n"
+    "  bar.sync 0;\n"
+    "  mov.u32 %r1, vals;\n"
+    "  mad.lo.u32 %r2, %r0, 4, %r1;\n"
+    "  mad.lo.u32 %r3, %r0, 3, 11;\n"
+    "  st.shared.u32 [%r2], %r3;\n"
+    "  mbarrier.arrive.shared::cta.b64 %rd1, [bar];\n"
+    "$W1:\n"
+    "  mbarrier.try_wait.shared::cta.b64 %p1, [bar], %rd1;\n"
+    "  @!%p1 bra $W1;\n"
+    "  add.u32 %r4, %r0, 1;\n"
+    "  and.b32 %r4, %r4, 63;\n"
+    "  mad.lo.u32 %r5, %r4, 4, %r1;\n"
+    "  ld.shared.u32 %r6, [%r5];\n"
+    "  mul.wide.u32 %rd2, %r0, 4;\n"
+    "  add.u64 %rd3, %rd0, %rd2;\n"
+    "  st.global.u32 [%rd3], %r6;\n"
+    /* phase 1: lanes arrive two at a time from the even threads (count 2) */
+    "  and.b32 %r7, %r0, 1;\n"
+    "  setp.eq.u32 %p2, %r7, 0;\n"
+    "  @%p2 mbarrier.arrive.shared::cta.b64 %rd4, [bar], 2;\n"
+    "$W2:\n"
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p3, [bar], 1;\n"
+    "  @!%p3 bra $W2;\n"
+    "  elect.sync %r8|%p4, 0xffffffff;\n"
+    "  @!%p4 bra $END;\n"
+    "  mbarrier.pending_count.b64 %r9, %rd1;\n"
+    "  shr.u32 %r10, %r0, 5;\n"
+    "  mad.lo.u32 %r11, %r10, 2, 64;\n"
+    "  mul.wide.u32 %rd5, %r11, 4;\n"
+    "  add.u64 %rd6, %rd0, %rd5;\n"
+    "  st.global.u32 [%rd6], %r8;\n"
+    "  st.global.u32 [%rd6+4], %r9;\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(mbarrier, arrive_wait_phases) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, mbar_basic_ptx, "k", &m);
+    uint64_t out = poisoned(d, 68 * 4);
+    void *args[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    uint32_t h[68];
+    dev_memcpy_dtoh(d, h, out, sizeof h);
+    for (unsigned i = 0; i < 64; i++) cr_assert_eq(h[i], ((i + 1) & 63) * 3 + 11, "thread %u read %u", i, h[i]);
+    /* the leader of each warp is lane 0; thread 0 arrived first (63 still pending), thread 32 arrived
+     * after the 32 threads of warp 0 (31 pending) */
+    cr_assert_eq(h[64], 0);
+    cr_assert_eq(h[65], 63);
+    cr_assert_eq(h[66], 0);
+    cr_assert_eq(h[67], 31);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* A 3-stage ring: warp 0 (its elected lane) copies chunk i of 32 floats into stage i % 3 with
+ * cp.async.bulk, completing tx bytes on full[s]; warp 1 waits for full[s], writes 2 x + i, arrives on
+ * empty[s] (32 arrivals); the producer waits on empty[s] before it reuses a stage.  Then the
+ * consumer's results go back to global memory with a bulk store. */
+static const char *ring_ptx = PTX_HEAD
+    ".visible .entry ring(.param .u64 src, .param .u64 dst, .param .u32 nchunks, .param .u64 back)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<40>;\n"
+    "  .reg .b64 %rd<20>;\n"
+    "  .reg .f32 %f<4>;\n"
+    "  .shared .align 128 .b8 stage[384];\n"
+    "  .shared .align 128 .b8 outbuf[128];\n"
+    "  .shared .align 8 .b64 full[3];\n"
+    "  .shared .align 8 .b64 empty[3];\n"
+    "  mov.u32 %r0, %tid.x;\n"
+    "  ld.param.u64 %rd0, [src];\n"
+    "  ld.param.u64 %rd1, [dst];\n"
+    "  ld.param.u32 %r1, [nchunks];\n"
+    "  ld.param.u64 %rd10, [back];\n"
+    "  setp.ne.u32 %p0, %r0, 0;\n"
+    "  @%p0 bra $INIT_DONE;\n"
+    "  mbarrier.init.shared::cta.b64 [full], 1;\n"
+    "  mbarrier.init.shared::cta.b64 [full+8], 1;\n"
+    "  mbarrier.init.shared::cta.b64 [full+16], 1;\n"
+    "  mbarrier.init.shared::cta.b64 [empty], 32;\n"
+    "  mbarrier.init.shared::cta.b64 [empty+8], 32;\n"
+    "  mbarrier.init.shared::cta.b64 [empty+16], 32;\n"
+    "  fence.mbarrier_init.release.cluster;\n"
+    "$INIT_DONE:\n"
+    "  bar.sync 0;\n"
+    "  shr.u32 %r2, %r0, 5;\n"
+    "  and.b32 %r3, %r0, 31;\n"
+    "  mov.u32 %r10, 0;\n"
+    "  setp.ne.u32 %p1, %r2, 0;\n"
+    "  @%p1 bra $CONSUMER;\n"
+    "  elect.sync %r4|%p2, 0xffffffff;\n"
+    "$PLOOP:\n"
+    "  setp.ge.u32 %p3, %r10, %r1;\n"
+    "  @%p3 bra $PDONE;\n"
+    "  rem.u32 %r5, %r10, 3;\n"
+    "  div.u32 %r6, %r10, 3;\n"
+    "  setp.eq.u32 %p4, %r6, 0;\n"
+    "  @%p4 bra $PISSUE;\n"
+    "  add.u32 %r7, %r6, 1;\n"
+    "  and.b32 %r7, %r7, 1;\n"
+    "  mov.u32 %r8, empty;\n"
+    "  mad.lo.u32 %r8, %r5, 8, %r8;\n"
+    "$PWAIT:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r8], %r7;\n"
+    "  @!%p5 bra $PWAIT;\n"
+    "$PISSUE:\n"
+    "  @!%p2 bra $PNEXT;\n"
+    "  mov.u32 %r9, full;\n"
+    "  mad.lo.u32 %r9, %r5, 8, %r9;\n"
+    "  mbarrier.arrive.expect_tx.shared::cta.b64 %rd9, [%r9], 128;\n"
+    "  mov.u32 %r11, stage;\n"
+    "  mad.lo.u32 %r11, %r5, 128, %r11;\n"
+    "  mul.wide.u32 %rd2, %r10, 128;\n"
+    "  add.u64 %rd3, %rd0, %rd2;\n"
+    "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r11], [%rd3], 128, [%r9];\n"
+    "$PNEXT:\n"
+    "  add.u32 %r10, %r10, 1;\n"
+    "  bra $PLOOP;\n"
+    "$PDONE:\n"
+    "  ret;\n"
+    "$CONSUMER:\n"
+    "  setp.ge.u32 %p3, %r10, %r1;\n"
+    "  @%p3 bra $CDONE;\n"
+    "  rem.u32 %r5, %r10, 3;\n"
+    "  div.u32 %r6, %r10, 3;\n"
+    "  and.b32 %r7, %r6, 1;\n"
+    "  mov.u32 %r9, full;\n"
+    "  mad.lo.u32 %r9, %r5, 8, %r9;\n"
+    "$CWAIT:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r9], %r7;\n"
+    "  @!%p5 bra $CWAIT;\n"
+    "  mov.u32 %r11, stage;\n"
+    "  mad.lo.u32 %r11, %r5, 128, %r11;\n"
+    "  mad.lo.u32 %r12, %r3, 4, %r11;\n"
+    "  ld.shared.f32 %f0, [%r12];\n"
+    "  cvt.rn.f32.u32 %f1, %r10;\n"
+    "  fma.rn.f32 %f2, %f0, 0f40000000, %f1;\n"
+    "  mad.lo.u32 %r13, %r10, 32, %r3;\n"
+    "  mul.wide.u32 %rd4, %r13, 4;\n"
+    "  add.u64 %rd5, %rd1, %rd4;\n"
+    "  st.global.f32 [%rd5], %f2;\n"
+    "  mov.u32 %r14, empty;\n"
+    "  mad.lo.u32 %r14, %r5, 8, %r14;\n"
+    "  mbarrier.arrive.shared::cta.b64 %rd6, [%r14];\n"
+    "  add.u32 %r10, %r10, 1;\n"
+    "  bra $CONSUMER;\n"
+    "$CDONE:\n"
+    /* the last chunk's results, through shared memory, back with one bulk store */
+    "  mov.u32 %r15, outbuf;\n"
+    "  mad.lo.u32 %r16, %r3, 4, %r15;\n"
+    "  st.shared.f32 [%r16], %f2;\n"
+    "  bar.warp.sync 0xffffffff;\n"
+    "  fence.proxy.async.shared::cta;\n"
+    "  setp.ne.u32 %p6, %r3, 0;\n"
+    "  @%p6 bra $END;\n"
+    "  cp.async.bulk.global.shared::cta.bulk_group [%rd10], [%r15], 128;\n"
+    "  cp.async.bulk.commit_group;\n"
+    "  cp.async.bulk.wait_group.read 0;\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(mbarrier, producer_consumer_ring) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ring_ptx, "ring", &m);
+    for (unsigned nch = 1; nch <= 8; nch += 7) {
+        float *src = malloc(nch * 32 * sizeof *src), *out = malloc(nch * 32 * sizeof *out), back[32];
+        seed_rng();
+        for (unsigned i = 0; i < nch * 32; i++) src[i] = (float)urand() * 4;
+        uint64_t ds = upload(d, src, nch * 32 * 4), dd = poisoned(d, nch * 32 * 4), db = poisoned(d, 128);
+        void *args[] = {&ds, &dd, &nch, &db};
+        cr_assert_eq(dev_launch(f, 2, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        dev_memcpy_dtoh(d, out, dd, nch * 32 * 4);
+        dev_memcpy_dtoh(d, back, db, 128);
+        for (unsigned i = 0; i < nch * 32; i++) cr_assert_eq(out[i], fmaf(src[i], 2.0f, (float)(i / 32)), "element %u", i);
+        for (unsigned l = 0; l < 32; l++) cr_assert_eq(back[l], out[(nch - 1) * 32 + l], "bulk store lane %u", l);
+        free(src);
+        free(out);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Deadlocks are reported, not hung on: a try_wait on a phase one of two arrivals never completes,
+ * and a test_wait spin loop that nothing ends. */
+Test(mbarrier, deadlocks_reported) {
+    TileDevice *d = open_emu(false);
+    static const char *wait_ptx = PTX_HEAD
+        ".visible .entry k()\n"
+        "{\n"
+        "  .reg .pred %p<4>;\n"
+        "  .reg .b64 %rd<4>;\n"
+        "  .shared .align 8 .b64 bar;\n"
+        "  mbarrier.init.shared::cta.b64 [bar], 2;\n"
+        "  mbarrier.arrive.shared::cta.b64 %rd1, [bar];\n"
+        "$W:\n"
+        "  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n"
+        "  @!%p1 bra $W;\n"
+        "  ret;\n"
+        "}\n";
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wait_ptx, "k", &m);
+    expect_launch_error(d, f, 1, NULL, "deadlock", "mbarrier", "waiting for an mbarrier phase", "PTX line 12", NULL);
+    dev_module_unload(m);
+    static const char *spin_ptx = PTX_HEAD
+        ".visible .entry k()\n"
+        "{\n"
+        "  .reg .pred %p<4>;\n"
+        "  .reg .b32 %r<4>;\n"
+        "  .shared .align 8 .b64 bar;\n"
+        "  mov.u32 %r1, 0;\n"
+        "  mbarrier.init.shared::cta.b64 [bar], 1;\n"
+        "$W:\n"
+        "  add.u32 %r1, %r1, 1;\n"
+        "  mbarrier.test_wait.parity.shared::cta.b64 %p1, [bar], 0;\n"
+        "  @!%p1 bra $W;\n"
+        "  ret;\n"
+        "}\n";
+    f = load(d, spin_ptx, "k", &m);
+    expect_launch_error(d, f, 32, NULL, "deadlock", "spinning on an mbarrier", NULL);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Misuse stops the launch with a message saying what is wrong. */
+Test(mbarrier, misuse_errors) {
+    TileDevice *d = open_emu(false);
+    struct { const char *body, *want; unsigned threads; } cases[] = {
+        {"  mbarrier.arrive.shared::cta.b64 %rd1, [bar];\n", "not initialised", 1},
+        {"  mbarrier.init.shared::cta.b64 [bar], 1;\n  mbarrier.arrive.shared::cta.b64 %rd1, [bar], 2;\n", "2 arrivals", 1},
+        {"  mov.u32 %r1, 0;\n  mbarrier.init.shared::cta.b64 [bar], %r1;\n", "count 0", 1},
+        {"  mov.u32 %r1, bar;\n  add.u32 %r1, %r1, 4;\n  mbarrier.init.shared::cta.b64 [%r1], 1;\n", "not 8-byte aligned", 1},
+        {"  mbarrier.init.shared::cta.b64 [bar], 1;\n  mbarrier.inval.shared::cta.b64 [bar];\n"
+         "  mbarrier.arrive.shared::cta.b64 %rd1, [bar];\n", "not initialised", 1},
+        {"  mbarrier.init.shared::cta.b64 [bar], 1;\n  mov.u64 %rd2, 12345;\n"
+         "  mbarrier.test_wait.shared::cta.b64 %p1, [bar], %rd2;\n", "was not returned by mbarrier.arrive", 1},
+        {"  mbarrier.init.shared::cta.b64 [bar], 1;\n  mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], 1048576;\n",
+         "tx-count", 1},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char ptx[2048];
+        snprintf(ptx, sizeof ptx,
+                 PTX_HEAD ".visible .entry k()\n{\n  .reg .pred %%p<4>;\n  .reg .b32 %%r<4>;\n  .reg .b64 %%rd<4>;\n"
+                          "  .shared .align 8 .b64 bar[2];\n%s  ret;\n}\n",
+                 cases[i].body);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, ptx, "k", &m);
+        expect_launch_error(d, f, cases[i].threads, NULL, "mbarrier", cases[i].want, NULL);
+        dev_module_unload(m);
+    }
+    /* instructions of a later target are refused at load time */
+    expect_load_error(d, ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n"
+                         "  .reg .pred %p<2>;\n  .shared .align 8 .b64 bar;\n"
+                         "  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n  ret;\n}\n",
+                      "needs .target sm_90");
+    expect_load_error(d, ".version 8.0\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n  wgmma.fence.sync.aligned;\n  ret;\n}\n",
+                      "needs .target sm_90a");
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  setmaxnreg.inc.sync.aligned.u32 20;\n  ret;\n}\n", "multiple of 8 in 24..256");
+    dev_close(d);
+}
+
+/* setmaxnreg is warpgroup-collective: all four warps, or the launch fails. */
+Test(mbarrier, setmaxnreg_warpgroup) {
+    TileDevice *d = open_emu(false);
+    static const char *ptx = PTX_HEAD
+        ".visible .entry k(.param .u64 out)\n"
+        "{\n"
+        "  .reg .b32 %r<4>;\n"
+        "  .reg .b64 %rd<4>;\n"
+        "  setmaxnreg.dec.sync.aligned.u32 40;\n"
+        "  setmaxnreg.inc.sync.aligned.u32 232;\n"
+        "  ld.param.u64 %rd0, [out];\n"
+        "  mov.u32 %r0, %tid.x;\n"
+        "  mul.wide.u32 %rd1, %r0, 4;\n"
+        "  add.u64 %rd2, %rd0, %rd1;\n"
+        "  st.global.u32 [%rd2], %r0;\n"
+        "  ret;\n"
+        "}\n";
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = poisoned(d, 256 * 4);
+    void *args[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 256, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    uint32_t h[256];
+    dev_memcpy_dtoh(d, h, out, sizeof h);
+    for (unsigned i = 0; i < 256; i++) cr_assert_eq(h[i], i);
+    expect_launch_error(d, f, 96, args, "warpgroup", "the block has 96 threads", NULL);
+    dev_module_unload(m);
+    /* warps of one warpgroup at different setmaxnreg instructions */
+    static const char *div_ptx = PTX_HEAD
+        ".visible .entry k()\n"
+        "{\n"
+        "  .reg .pred %p<2>;\n"
+        "  .reg .b32 %r<4>;\n"
+        "  mov.u32 %r0, %tid.x;\n"
+        "  setp.lt.u32 %p0, %r0, 64;\n"
+        "  @%p0 bra $A;\n"
+        "  setmaxnreg.dec.sync.aligned.u32 40;\n"
+        "  ret;\n"
+        "$A:\n"
+        "  setmaxnreg.dec.sync.aligned.u32 40;\n"
+        "  ret;\n"
+        "}\n";
+    f = load(d, div_ptx, "k", &m);
+    expect_launch_error(d, f, 128, NULL, "divergent warpgroup instructions", NULL);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* tile run --device emu:<target>: accepted (a shipped kernel compiled for sm_90a, checked against its
+ * reference), an unknown target refused with the valid device strings. */
+static int run_cli(const char *args, char *out, size_t cap) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", TILE_CLI, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    int rc = pclose(p);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+Test(device, cli_device_option) {
+    char buf[8192];
+    cr_assert_eq(run_cli("run norm --json --tokens 3 --hidden 300 --device emu:sm_90a --reps 1", buf, sizeof buf), 0, "%s", buf);
+    cr_assert(strstr(buf, "\"arch\":\"sm_90a\"") && strstr(buf, "\"ok\":true"), "%s", buf);
+    cr_assert_eq(run_cli("run norm --tokens 3 --hidden 300 --device emu:sm_99", buf, sizeof buf), 2, "%s", buf);
+    cr_assert(strstr(buf, "emu:sm_99") && strstr(buf, "emu:sm_90a"), "%s", buf);
+}
+
+/* ==== 3. wgmma ==== */
+enum { SW_NONE, SW_128, SW_64, SW_32 }; /* the descriptor's swizzle field */
+static const unsigned sw_width[4] = {0, 128, 64, 32};
+
+typedef struct WgCase {
+    const char *atype, *dtype; /* "f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8"; "f32", "f16", "s32" */
+    const char *btype;         /* NULL: atype */
+    unsigned n, swz;
+    bool areg, trans_a, trans_b, neg_a, chain; /* chain: two k-steps in one group (K-major, swizzled) */
+} WgCase;
+
+#define WG(a, d, n_, s, ...) {.atype = a, .dtype = d, .n = n_, .swz = s, __VA_ARGS__}
+
+static unsigned esize_of(const char *t) { return !strcmp(t, "tf32") ? 4 : (!strcmp(t, "f16") || !strcmp(t, "bf16")) ? 2 : 1; }
+
+/* A random element: its bits and its exact value.  Values are chosen so every product and every sum of
+ * a few dozen of them is exact in f32 (k/8 with |k| <= 16; e4m3 codes of exponents 2^-2..2^2). */
+static uint32_t rand_elem(const char *t, double *v) {
+    if (!strcmp(t, "s8")) { int x = irand(256) - 128; *v = x; return (uint8_t)x; }
+    if (!strcmp(t, "u8")) { int x = irand(256); *v = x; return (uint32_t)x; }
+    if (!strcmp(t, "e4m3")) {
+        uint8_t c = (uint8_t)((irand(2) << 7) | ((5 + irand(5)) << 3) | irand(8));
+        *v = f8e4m3_to_d(c);
+        return c;
+    }
+    if (!strcmp(t, "e5m2")) { /* exponents 2^-2..2^2, as e4m3's */
+        uint8_t c = (uint8_t)((irand(2) << 7) | ((13 + irand(5)) << 2) | irand(4));
+        *v = f8e5m2_to_d(c);
+        return c;
+    }
+    float f = (float)(irand(33) - 16) / 8;
+    *v = f;
+    if (!strcmp(t, "f16")) return f32_to_f16(f);
+    if (!strcmp(t, "bf16")) return f32_to_bf16(f);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* Byte offset of element (mn, k) of an R x K operand in the layouts this test builds, from the ISA's
+ * pictures of the swizzle atoms: 8 rows of W bytes, the 16-byte chunk c of row r stored at chunk
+ * c ^ (r >> s) with s = 0 (128B), 1 (64B), 2 (32B), rows (K-major: mn; MN-major: k) within an atom;
+ * atoms along MN LBO apart (MN-major) or SBO apart (K-major); interleaved: 8x16-byte core matrices.
+ * *lbo and *sbo receive what the descriptor must say. */
+static uint32_t place(unsigned swz, bool mn_major, unsigned R, unsigned K, unsigned es, unsigned mn, unsigned k, uint32_t *lbo,
+                      uint32_t *sbo, uint32_t *size) {
+    unsigned T = 16 / es;
+    if (swz == SW_NONE) {
+        if (!mn_major) {
+            *sbo = 128, *lbo = (R / 8) * 128, *size = R * K * es;
+            return (mn / 8) * 128 + (k / T) * *lbo + (mn % 8) * 16 + (k % T) * es;
+        }
+        *sbo = 128, *lbo = ((R + T - 1) / T) * 128, *size = *lbo * (K / 8);
+        return (mn / T) * 128 + (k / 8) * *lbo + (k % 8) * 16 + (mn % T) * es;
+    }
+    unsigned W = sw_width[swz], s = swz == SW_128 ? 0 : swz == SW_64 ? 1 : 2;
+    unsigned row, byte;
+    uint32_t atom;
+    if (!mn_major) {
+        *sbo = 8 * W, *lbo = 16, *size = ((R + 7) / 8) * 8 * W;
+        row = mn % 8, byte = k * es, atom = (mn / 8) * *sbo;
+    } else {
+        unsigned per = W / es, natoms = (R + per - 1) / per;
+        *lbo = 8 * W, *sbo = natoms * 8 * W, *size = *sbo * (K / 8);
+        row = k % 8, byte = (mn % per) * es, atom = (mn / per) * *lbo + (k / 8) * *sbo;
+    }
+    unsigned chunk = (byte / 16) ^ (row >> s);
+    return atom + row * W + chunk * 16 + byte % 16;
+}
+
+static uint64_t make_desc(uint32_t start, uint32_t lbo, uint32_t sbo, unsigned swz) {
+    return (uint64_t)((start >> 4) & 0x3FFF) | (uint64_t)((lbo >> 4) & 0x3FFF) << 16 | (uint64_t)((sbo >> 4) & 0x3FFF) << 32 |
+           (uint64_t)swz << 62;
+}
+
+static void put_elem(uint8_t *p, uint32_t bits, unsigned es) { memcpy(p, &bits, es); }
+
+static char *wg_ptx(const WgCase *c, unsigned nd, unsigned smem) {
+    bool f32 = !strcmp(c->dtype, "f32");
+    bool notrans = !strcmp(c->atype, "tf32") || !strcmp(c->atype, "e4m3") || esize_of(c->atype) == 1;
+    bool integer = !strcmp(c->dtype, "s32");
+    unsigned k = esize_of(c->atype) == 2 ? 16 : esize_of(c->atype) == 4 ? 8 : 32;
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry wg(.param .u64 img, .param .u32 nbytes, .param .u64 descA, .param .u64 descB,"
+                            " .param .u64 areg, .param .u64 cmat, .param .u64 dout, .param .u32 scaled)\n{\n"
+                            "  .reg .pred %%p<4>;\n  .reg .b32 %%r<16>;\n  .reg .b64 %%rd<16>;\n  .reg .%s %%d<%u>;\n  .reg .b32 %%a<8>;\n"
+                            "  .shared .align 1024 .b8 smem[%u];\n",
+               f32 ? "f32" : "b32", nd, smem);
+    str_printf(&s, "  ld.param.u64 %%rd0, [img];\n  ld.param.u32 %%r0, [nbytes];\n  mov.u32 %%r1, %%tid.x;\n  mov.u32 %%r2, smem;\n"
+                   "  shl.b32 %%r3, %%r1, 4;\n$CP:\n  setp.ge.u32 %%p0, %%r3, %%r0;\n  @%%p0 bra $CPD;\n  cvt.u64.u32 %%rd1, %%r3;\n"
+                   "  add.u64 %%rd2, %%rd0, %%rd1;\n  ld.global.v4.b32 {%%r4, %%r5, %%r6, %%r7}, [%%rd2];\n  add.u32 %%r8, %%r2, %%r3;\n"
+                   "  st.shared.v4.b32 [%%r8], {%%r4, %%r5, %%r6, %%r7};\n  add.u32 %%r3, %%r3, 2048;\n  bra $CP;\n$CPD:\n  bar.sync 0;\n"
+                   "  fence.proxy.async.shared::cta;\n"
+                   "  ld.param.u64 %%rd3, [descA];\n  ld.param.u64 %%rd4, [descB];\n  shr.u32 %%r9, %%r2, 4;\n  cvt.u64.u32 %%rd5, %%r9;\n"
+                   "  add.u64 %%rd3, %%rd3, %%rd5;\n  add.u64 %%rd4, %%rd4, %%rd5;\n"
+                   "  ld.param.u64 %%rd6, [areg];\n  mul.wide.u32 %%rd7, %%r1, 32;\n  add.u64 %%rd6, %%rd6, %%rd7;\n"
+                   "  ld.global.v4.b32 {%%a0, %%a1, %%a2, %%a3}, [%%rd6];\n  ld.global.v4.b32 {%%a4, %%a5, %%a6, %%a7}, [%%rd6+16];\n"
+                   "  ld.param.u64 %%rd8, [cmat];\n  mul.wide.u32 %%rd9, %%r1, %u;\n  add.u64 %%rd8, %%rd8, %%rd9;\n", nd * 4);
+    for (unsigned r = 0; r < nd; r++) str_printf(&s, "  ld.global.%s %%d%u, [%%rd8+%u];\n", f32 ? "f32" : "b32", r, 4 * r);
+    str_printf(&s, "  ld.param.u32 %%r10, [scaled];\n  setp.ne.u32 %%p1, %%r10, 0;\n  wgmma.fence.sync.aligned;\n");
+    Str dv = {0};
+    str_putc(&dv, '{');
+    for (unsigned r = 0; r < nd; r++) str_printf(&dv, "%s%%d%u", r ? ", " : "", r);
+    str_putc(&dv, '}');
+    for (unsigned step = 0; step < (c->chain ? 2u : 1u); step++) {
+        char a[64], tail[64];
+        if (c->areg) snprintf(a, sizeof a, "{%%a%u, %%a%u, %%a%u, %%a%u}", 4 * step, 4 * step + 1, 4 * step + 2, 4 * step + 3);
+        else snprintf(a, sizeof a, "%%rd3");
+        const char *sa = c->neg_a ? "-1" : "1";
+        if (integer) snprintf(tail, sizeof tail, "%s", step ? "1" : "%p1");
+        else if (notrans) snprintf(tail, sizeof tail, "%s, %s, 1", step ? "1" : "%p1", sa);
+        else if (c->areg) snprintf(tail, sizeof tail, "%s, %s, 1, %d", step ? "1" : "%p1", sa, c->trans_b);
+        else snprintf(tail, sizeof tail, "%s, %s, 1, %d, %d", step ? "1" : "%p1", sa, c->trans_a, c->trans_b);
+        if (step) str_printf(&s, "  add.u64 %%rd3, %%rd3, 2;\n  add.u64 %%rd4, %%rd4, 2;\n"); /* 32 bytes further along K */
+        str_printf(&s, "  wgmma.mma_async.sync.aligned.m64n%uk%u.%s.%s.%s %s, %s, %%rd4, %s;\n", c->n, k, c->dtype, c->atype,
+                   c->btype ? c->btype : c->atype, dv.buf, a, tail);
+    }
+    str_free(&dv);
+    str_printf(&s, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n"
+                   "  ld.param.u64 %%rd10, [dout];\n  add.u64 %%rd10, %%rd10, %%rd9;\n");
+    for (unsigned r = 0; r < nd; r++) str_printf(&s, "  st.global.%s [%%rd10+%u], %%d%u;\n", f32 ? "f32" : "b32", 4 * r, r);
+    str_printf(&s, "  ret;\n}\n");
+    return str_take(&s);
+}
+
+/* The D element (row, col) that thread i's register r holds (the ISA's wgmma D fragment): warp w = i/32 has
+ * rows 16w..16w+15; lane l has rows l/4 and l/4 + 8, columns 2(l%4), 2(l%4)+1 of every 8-column block. */
+static void d_coord(unsigned i, unsigned e, unsigned *row, unsigned *col) {
+    unsigned w = i / 32, l = i % 32;
+    *row = 16 * w + l / 4 + ((e / 2) % 2) * 8;
+    *col = (e / 4) * 8 + (l % 4) * 2 + e % 2;
+}
+
+static void run_wgmma_case(TileDevice *d, const WgCase *c) {
+    unsigned es = esize_of(c->atype), K1 = es == 2 ? 16 : es == 4 ? 8 : 32, K = c->chain ? 2 * K1 : K1, M = 64, N = c->n;
+    bool f16acc = !strcmp(c->dtype, "f16"), integer = !strcmp(c->dtype, "s32");
+    unsigned nd = f16acc ? N / 4 : N / 2;
+    double *A = calloc(M * K, sizeof *A), *B = calloc(N * K, sizeof *B), *C = calloc(M * N, sizeof *C);
+    uint32_t *abits = calloc(M * K, 4), *bbits = calloc(N * K, 4);
+    for (unsigned i = 0; i < M * K; i++) abits[i] = rand_elem(c->atype, &A[i]);
+    for (unsigned i = 0; i < N * K; i++) bbits[i] = rand_elem(c->btype ? c->btype : c->atype, &B[i]); /* B[n][k] */
+    /* shared memory image: A at 0 (unless in registers), B at the next 1024-byte boundary */
+    uint32_t alb = 0, asb = 0, asz = 0, blb = 0, bsb = 0, bsz = 0;
+    place(c->swz, c->trans_a, M, K, es, 0, 0, &alb, &asb, &asz);
+    place(c->swz, c->trans_b, N, K, es, 0, 0, &blb, &bsb, &bsz);
+    uint32_t boff = c->areg ? 0 : (asz + 1023) / 1024 * 1024, total = (boff + bsz + 15) / 16 * 16;
+    uint8_t *img = calloc(total, 1);
+    for (unsigned m = 0; m < M && !c->areg; m++)
+        for (unsigned k = 0; k < K; k++) put_elem(img + place(c->swz, c->trans_a, M, K, es, m, k, &alb, &asb, &asz), abits[m * K + k], es);
+    for (unsigned n = 0; n < N; n++)
+        for (unsigned k = 0; k < K; k++) put_elem(img + boff + place(c->swz, c->trans_b, N, K, es, n, k, &blb, &bsb, &bsz), bbits[n * K + k], es);
+    uint64_t da = make_desc(0, alb, asb, c->swz), db = make_desc(boff, blb, bsb, c->swz);
+    /* A in registers (the mma.m16n8kK A fragment per warp): register j of lane l holds row l/4 + 8(j%2), columns
+     * (l%4)*E + (j/2)*4E .. + E-1, E = 4 / es elements per register; a second k-step in registers 4..7 */
+    uint32_t *afrag = calloc(128 * 8, 4);
+    unsigned E = 4 / es;
+    for (unsigned i = 0; i < 128 && c->areg; i++)
+        for (unsigned j = 0; j < (c->chain ? 8u : 4u); j++) {
+            unsigned row = 16 * (i / 32) + (i % 32) / 4 + 8 * (j % 2), step = j / 4;
+            for (unsigned e = 0; e < E; e++) {
+                unsigned col = step * K1 + (i % 4) * E + ((j % 4) / 2) * 4 * E + e;
+                afrag[i * 8 + j] |= abits[row * K + col] << (8 * es * e);
+            }
+        }
+    /* C, as registers per thread, and the reference */
+    uint32_t *cregs = calloc(128 * nd, 4);
+    for (unsigned i = 0; i < 128; i++)
+        for (unsigned e = 0; e < (f16acc ? 2 * nd : nd); e++) {
+            unsigned row, col;
+            d_coord(i, e, &row, &col);
+            double v;
+            if (integer) { int x = irand(2001) - 1000; v = x; cregs[i * nd + e] = (uint32_t)x; }
+            else {
+                float f = (float)(irand(33) - 16) / 4;
+                v = f;
+                if (f16acc) cregs[i * nd + e / 2] |= (uint32_t)f32_to_f16(f) << (16 * (e % 2));
+                else memcpy(&cregs[i * nd + e], &f, 4);
+            }
+            C[row * N + col] = v;
+        }
+    char *ptx = wg_ptx(c, nd, total < 16 ? 16 : total);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "wg", &m);
+    uint64_t dimg = upload(d, img, total), dareg = upload(d, afrag, 128 * 8 * 4), dc = upload(d, cregs, 128 * nd * 4);
+    uint64_t dout = poisoned(d, 128 * nd * 4);
+    for (unsigned scaled = 0; scaled < 2; scaled++) {
+        void *args[] = {&dimg, &total, &da, &db, &dareg, &dc, &dout, &scaled};
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s\n%s", dev_last_error(d), ptx);
+        uint32_t *out = calloc(128 * nd, 4);
+        dev_memcpy_dtoh(d, out, dout, 128 * nd * 4);
+        for (unsigned i = 0; i < 128; i++)
+            for (unsigned e = 0; e < (f16acc ? 2 * nd : nd); e++) {
+                unsigned row, col;
+                d_coord(i, e, &row, &col);
+                double ref = scaled || (c->chain) ? C[row * N + col] : 0;
+                if (c->chain && !scaled) ref = 0; /* the first step's scale-d is the parameter; the second accumulates */
+                for (unsigned k = 0; k < K; k++) ref += (c->neg_a ? -1 : 1) * A[row * K + k] * B[col * K + k];
+                if (integer) {
+                    cr_assert_eq((int32_t)out[i * nd + e], (int32_t)(int64_t)ref, "%s.%s n%u swz%u: D[%u][%u] = %d, want %.0f", c->dtype,
+                                 c->atype, N, c->swz, row, col, (int32_t)out[i * nd + e], ref);
+                } else if (f16acc) {
+                    uint16_t got = (uint16_t)(out[i * nd + e / 2] >> (16 * (e % 2)));
+                    cr_assert_eq(got, f32_to_f16((float)ref), "%s.%s n%u swz%u: D[%u][%u] = %g, want %g", c->dtype, c->atype, N, c->swz,
+                                 row, col, f16_to_d(got), ref);
+                } else {
+                    float got;
+                    memcpy(&got, &out[i * nd + e], 4);
+                    cr_assert_eq(got, (float)ref, "%s.%s n%u swz%u areg%d trans%d%d: D[%u][%u] = %g, want %g", c->dtype, c->atype, N, c->swz,
+                                 c->areg, c->trans_a, c->trans_b, row, col, got, ref);
+                }
+            }
+        free(out);
+    }
+    dev_module_unload(m);
+    free(ptx), free(A), free(B), free(C), free(abits), free(bbits), free(img), free(afrag), free(cregs);
+}
+
+static void run_cases(const WgCase *cases, size_t n) {
+    seed_rng();
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < n; i++) run_wgmma_case(d, &cases[i]);
+    dev_close(d);
+}
+
+Test(wgmma, f16_bf16_every_swizzle, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("f16", "f32", 64, SW_128), WG("f16", "f32", 8, SW_64), WG("f16", "f32", 256, SW_32), WG("f16", "f32", 64, SW_NONE),
+        WG("bf16", "f32", 64, SW_128, .trans_a = true, .trans_b = true), WG("bf16", "f32", 8, SW_64, .trans_a = true, .trans_b = true),
+        WG("bf16", "f32", 256, SW_32, .trans_b = true), WG("f16", "f32", 64, SW_NONE, .trans_a = true, .trans_b = true),
+        WG("f16", "f16", 64, SW_64), WG("f16", "f32", 64, SW_128, .neg_a = true), WG("bf16", "f32", 128, SW_128, .chain = true),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
+Test(wgmma, a_from_registers, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("bf16", "f32", 256, SW_128, .areg = true), WG("f16", "f32", 8, SW_NONE, .areg = true, .trans_b = true),
+        WG("tf32", "f32", 64, SW_32, .areg = true), WG("e4m3", "f32", 8, SW_64, .areg = true), WG("s8", "s32", 64, SW_128, .areg = true),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
+Test(wgmma, tf32_e4m3_s8, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("tf32", "f32", 64, SW_128), WG("tf32", "f32", 8, SW_NONE), WG("e4m3", "f32", 256, SW_128), WG("e4m3", "f16", 64, SW_NONE),
+        WG("s8", "s32", 64, SW_64), WG("s8", "s32", 256, SW_32), WG("u8", "s32", 8, SW_128),
+        WG("e4m3", "f32", 64, SW_64, .btype = "e5m2"), WG("e5m2", "f16", 8, SW_32), WG("u8", "s32", 64, SW_NONE, .btype = "s8"),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
+/* In-flight accumulators: reading one before the wait_group that retires its wgmma is an error naming
+ * the register and the wgmma; wait_group 1 retires all but the newest group. */
+static const char *wg_async_ptx = PTX_HEAD
+    ".visible .entry k(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %x<4>;\n"
+    "  .reg .f32 %y<4>;\n"
+    "  .shared .align 1024 .b8 smem[4096];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  ld.param.u32 %r0, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, smem;\n"
+    "  shr.u32 %r3, %r2, 4;\n"
+    "  cvt.u64.u32 %rd1, %r3;\n"
+    "  or.b64 %rd2, %rd1, 0x0000000800010000;\n" /* LBO 16 (unused), SBO 128, no swizzle: A at 0 */
+    "  add.u64 %rd3, %rd2, 64;\n"                /* B 1024 bytes further */
+    "  mov.f32 %x0, 0f00000000;\n  mov.f32 %x1, 0f00000000;\n  mov.f32 %x2, 0f00000000;\n  mov.f32 %x3, 0f00000000;\n"
+    "  mov.f32 %y0, 0f00000000;\n  mov.f32 %y1, 0f00000000;\n  mov.f32 %y2, 0f00000000;\n  mov.f32 %y3, 0f00000000;\n"
+    "  bar.sync 0;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, %rd2, %rd3, 0, 1, 1, 0, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%y0, %y1, %y2, %y3}, %rd2, %rd3, 0, 1, 1, 0, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  setp.eq.u32 %p1, %r0, 0;\n"
+    "  @%p1 bra $EARLY;\n"
+    "  wgmma.wait_group.sync.aligned 1;\n"
+    "  setp.eq.u32 %p2, %r0, 1;\n"
+    "  @%p2 bra $X;\n"
+    "  mov.f32 %y0, 0f3F800000;\n"   /* mode 2: writes an accumulator of the newer group, still in flight */
+    "$X:\n"
+    "  mul.wide.u32 %rd4, %r1, 4;\n"
+    "  add.u64 %rd5, %rd0, %rd4;\n"
+    "  st.global.f32 [%rd5], %x1;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  st.global.f32 [%rd5+512], %y1;\n"
+    "  ret;\n"
+    "$EARLY:\n"
+    "  add.f32 %x2, %x2, %x3;\n"      /* mode 0: reads an accumulator before any wait */
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, async_accumulator_checks) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wg_async_ptx, "k", &m);
+    uint64_t out = poisoned(d, 2 * 128 * 4);
+    unsigned mode = 1;
+    void *args[] = {&out, &mode};
+    /* shared memory starts zeroed: every D is 0; what matters is that wait_group 1 retired the first group */
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    float h[256];
+    dev_memcpy_dtoh(d, h, out, sizeof h);
+    for (unsigned i = 0; i < 256; i++) cr_assert_eq(h[i], 0.0f, "%u", i);
+    mode = 0;
+    expect_launch_error(d, f, 128, args, "wgmma accumulator accessed while in flight", "register %x2", "PTX line 48", "wgmma.mma_async at PTX line 30", NULL);
+    mode = 2;
+    expect_launch_error(d, f, 128, args, "register %y0", "wgmma.mma_async at PTX line 32", NULL);
+    mode = 1;
+    expect_launch_error(d, f, 64, args, "warpgroup", "the block has 64 threads", NULL);
+    dev_module_unload(m);
+    /* parse-time form checks */
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .f32 %f<4>;\n  .reg .b64 %rd<2>;\n"
+                         "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1}, %rd0, %rd1, 1, 1, 1, 0, 0;\n  ret;\n}\n",
+                      "needs 4 D registers");
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .f32 %f<4>;\n  .reg .b64 %rd<2>;\n"
+                         "  wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd0, %rd1, 1, 1, 1, 0, 0;\n  ret;\n}\n",
+                      "unsupported wgmma shape");
+    dev_close(d);
+}
+
+/* ==== 4. tensor copies (TMA) through tile_tensor_map_encode ==== */
+typedef struct TmaCase {
+    tile_dtype dtype;
+    int rank;
+    uint64_t dims[3];
+    unsigned pitch_elems;    /* elements per row in memory (>= dims[0]) */
+    uint32_t box[3], estr[3];
+    tile_tensor_swizzle swz;
+    int32_t c[3];
+} TmaCase;
+
+static char *tma_ptx(int rank, bool store) {
+    Str s = {0};
+    const char *co = rank == 1 ? "{%r1}" : rank == 2 ? "{%r1, %r2}" : "{%r1, %r2, %r4}";
+    str_printf(&s, PTX_HEAD ".visible .entry t(.param .align 64 .b8 tmap[128], .param .u32 c0, .param .u32 c1, .param .u32 c2,"
+                            " .param .u32 nbytes, .param .u32 txbytes, .param .u64 io, .param .u64 gmap)\n{\n"
+                            "  .reg .pred %%p<4>;\n  .reg .b32 %%r<16>;\n  .reg .b64 %%rd<8>;\n"
+                            "  .shared .align 1024 .b8 smem[8192];\n  .shared .align 8 .b64 bar;\n"
+                            "  mov.u32 %%r0, %%tid.x;\n  ld.param.u32 %%r1, [c0];\n  ld.param.u32 %%r2, [c1];\n  ld.param.u32 %%r4, [c2];\n"
+                            "  ld.param.u32 %%r3, [nbytes];\n  ld.param.u32 %%r12, [txbytes];\n  ld.param.u64 %%rd0, [io];\n"
+                            "  mov.u32 %%r10, smem;\n  mov.u32 %%r11, bar;\n  mov.u64 %%rd1, tmap;\n  setp.ne.u32 %%p0, %%r0, 0;\n"
+                            /* a tensor map in global memory when gmap is not 0 */
+                            "  ld.param.u64 %%rd6, [gmap];\n  setp.ne.u64 %%p3, %%rd6, 0;\n  @%%p3 mov.u64 %%rd1, %%rd6;\n");
+    if (!store) {
+        str_printf(&s, "  @%%p0 bra $S;\n  mbarrier.init.shared::cta.b64 [%%r11], 1;\n  fence.mbarrier_init.release.cluster;\n$S:\n"
+                       "  bar.sync 0;\n  @%%p0 bra $W;\n  mbarrier.arrive.expect_tx.shared::cta.b64 %%rd2, [%%r11], %%r12;\n"
+                       "  cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%%r10], [%%rd1, %s], [%%r11];\n"
+                       "$W:\n  mbarrier.try_wait.parity.shared::cta.b64 %%p1, [%%r11], 0;\n  @!%%p1 bra $W;\n", rank, co);
+    }
+    /* move the box's raw bytes between shared memory and io (load: out; store: in) */
+    str_printf(&s, "  shl.b32 %%r5, %%r0, 2;\n$C:\n  setp.ge.u32 %%p2, %%r5, %%r3;\n  @%%p2 bra $D;\n  add.u32 %%r6, %%r10, %%r5;\n"
+                   "  cvt.u64.u32 %%rd3, %%r5;\n  add.u64 %%rd4, %%rd0, %%rd3;\n");
+    if (!store) str_printf(&s, "  ld.shared.u32 %%r7, [%%r6];\n  st.global.u32 [%%rd4], %%r7;\n");
+    else str_printf(&s, "  ld.global.u32 %%r7, [%%rd4];\n  st.shared.u32 [%%r6], %%r7;\n");
+    str_printf(&s, "  add.u32 %%r5, %%r5, 512;\n  bra $C;\n$D:\n");
+    if (store)
+        str_printf(&s, "  bar.sync 0;\n  fence.proxy.async.shared::cta;\n  @%%p0 bra $E;\n"
+                       "  cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [%%rd1, %s], [%%r10];\n"
+                       "  cp.async.bulk.commit_group;\n  cp.async.bulk.wait_group 0;\n$E:\n", rank, co);
+    str_printf(&s, "  ret;\n}\n");
+    return str_take(&s);
+}
+
+/* Where box element (i0, i1, i2) lies in shared memory: densely, innermost first, then the 16-byte chunk c of
+ * each W-byte row r moved to c ^ ((r % 8) >> s) (the swizzle atoms of the wgmma test). */
+static size_t tma_smem_offset(const TmaCase *c, const uint32_t n[3], unsigned es, unsigned i0, unsigned i1, unsigned i2) {
+    size_t byte = (((size_t)i2 * n[1] + i1) * n[0] + i0) * es;
+    if (c->swz == TILE_SWIZZLE_NONE) return byte;
+    unsigned W = c->swz == TILE_SWIZZLE_128B ? 128 : c->swz == TILE_SWIZZLE_64B ? 64 : 32, s = c->swz == TILE_SWIZZLE_128B ? 0 : c->swz == TILE_SWIZZLE_64B ? 1 : 2;
+    size_t row = byte / W, chunk = (byte % W) / 16;
+    return row * W + ((chunk ^ ((row % 8) >> s)) * 16) + byte % 16;
+}
+
+static void run_tma_case(tile_context *ctx, const TmaCase *c, bool store, bool global_map) {
+    unsigned es = (unsigned)tile_dtype_size(c->dtype);
+    uint64_t dims[3] = {c->dims[0], c->rank > 1 ? c->dims[1] : 1, c->rank > 2 ? c->dims[2] : 1};
+    uint64_t strides[2] = {(uint64_t)c->pitch_elems * es, (uint64_t)c->pitch_elems * es * dims[1]};
+    size_t gbytes = strides[1] * dims[2];
+    uint8_t *g = malloc(gbytes);
+    for (size_t i = 0; i < gbytes; i++) g[i] = (uint8_t)irand(256);
+    tile_devptr dg, dio;
+    cr_assert_eq(tile_malloc(ctx, gbytes, &dg), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dg, g, gbytes), TILE_OK);
+    _Alignas(64) uint8_t map[128];
+    uint32_t estr[3] = {c->estr[0] ? c->estr[0] : 1, c->estr[1] ? c->estr[1] : 1, c->estr[2] ? c->estr[2] : 1};
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, c->dtype, c->rank, dg, c->dims, strides, c->box, estr, c->swz), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    tile_devptr gmap = 0;
+    if (global_map) {
+        cr_assert_eq(tile_malloc(ctx, sizeof map, &gmap), TILE_OK);
+        cr_assert_eq(tile_memcpy_htod(ctx, gmap, map, sizeof map), TILE_OK);
+    }
+    uint32_t n[3] = {1, 1, 1};
+    for (int d = 0; d < c->rank; d++) n[d] = (c->box[d] + estr[d] - 1) / estr[d];
+    unsigned nbytes = n[0] * n[1] * n[2] * es;
+    uint8_t *io = malloc(nbytes), *back = malloc(gbytes);
+    for (unsigned i = 0; i < nbytes; i++) io[i] = (uint8_t)irand(256);
+    cr_assert_eq(tile_malloc(ctx, nbytes, &dio), TILE_OK);
+    if (store) cr_assert_eq(tile_memcpy_htod(ctx, dio, io, nbytes), TILE_OK);
+    else cr_assert_eq(tile_memset(ctx, dio, 0xFF, nbytes), TILE_OK);
+    char *ptx = tma_ptx(c->rank, store);
+    check_ptxas(ptx);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "t", &k), TILE_OK);
+    void *args[] = {map, (void *)&c->c[0], (void *)&c->c[1], (void *)&c->c[2], &nbytes, &nbytes, &dio, &gmap};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    uint8_t *got = malloc(store ? gbytes : nbytes);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got, store ? dg : dio, store ? gbytes : nbytes), TILE_OK);
+    if (store) memcpy(back, g, gbytes); /* what global memory must hold: untouched outside the box */
+    for (unsigned i2 = 0; i2 < n[2]; i2++)
+        for (unsigned i1 = 0; i1 < n[1]; i1++)
+            for (unsigned i0 = 0; i0 < n[0]; i0++) {
+                int64_t x[3] = {c->c[0] + (int64_t)i0 * estr[0], c->c[1] + (int64_t)i1 * estr[1], c->c[2] + (int64_t)i2 * estr[2]};
+                bool inside = true;
+                for (int d = 0; d < 3; d++) inside = inside && x[d] >= 0 && (uint64_t)x[d] < dims[d] && (d < c->rank || x[d] == 0);
+                size_t so = tma_smem_offset(c, n, es, i0, i1, i2);
+                size_t go = inside ? (size_t)x[0] * es + (size_t)x[1] * strides[0] + (size_t)x[2] * strides[1] : 0;
+                if (store) {
+                    if (inside) memcpy(back + go, io + so, es);
+                } else {
+                    for (unsigned b = 0; b < es; b++)
+                        cr_assert_eq(got[so + b], inside ? g[go + b] : 0, "load box (%u,%u,%u) at (%lld,%lld,%lld) byte %u", i0, i1, i2,
+                                     (long long)x[0], (long long)x[1], (long long)x[2], b);
+                }
+            }
+    if (store)
+        for (size_t i = 0; i < gbytes; i++) cr_assert_eq(got[i], back[i], "store: global byte %zu", i);
+    /* a wrong expect_tx byte count never completes the phase: a deadlock, reported */
+    if (!store) {
+        unsigned fewer = nbytes + 16;
+        void *args2[] = {map, (void *)&c->c[0], (void *)&c->c[1], (void *)&c->c[2], &nbytes, &fewer, &dio, &gmap};
+        cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args2, NULL), TILE_ERROR_LAUNCH);
+        cr_assert(strstr(tile_last_error(ctx), "deadlock"), "%s", tile_last_error(ctx));
+    }
+    tile_module_unload(m);
+    tile_free(ctx, dg);
+    tile_free(ctx, dio);
+    if (gmap) tile_free(ctx, gmap);
+    free(g), free(io), free(back), free(got), free(ptx);
+}
+
+Test(tma, boxes_at_edges_every_swizzle, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    static const TmaCase cases[] = {
+        {TILE_F32, 2, {37, 23}, 40, {8, 5}, {0}, TILE_SWIZZLE_NONE, {32, 20}},
+        {TILE_F32, 2, {37, 23}, 40, {8, 5}, {0}, TILE_SWIZZLE_32B, {-3, -2}},
+        {TILE_F32, 2, {37, 23}, 40, {8, 6}, {1, 2}, TILE_SWIZZLE_NONE, {4, 19}},
+        {TILE_F16, 2, {70, 19}, 72, {32, 6}, {0}, TILE_SWIZZLE_64B, {48, 16}},
+        {TILE_F16, 2, {70, 19}, 72, {32, 6}, {0}, TILE_SWIZZLE_64B, {-8, 0}},
+        {TILE_BF16, 2, {100, 9}, 104, {64, 4}, {0}, TILE_SWIZZLE_128B, {64, 6}},
+        {TILE_F32, 3, {20, 7, 5}, 20, {4, 3, 2}, {0}, TILE_SWIZZLE_NONE, {17, 5, 4}},
+        {TILE_U8, 3, {50, 9, 4}, 64, {128, 3, 3}, {0}, TILE_SWIZZLE_128B, {-40, 7, -1}},
+        {TILE_F32, 1, {45}, 48, {16}, {0}, TILE_SWIZZLE_NONE, {36}},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_tma_case(ctx, &cases[i], false, false);
+    /* the tensor map in global memory instead of a parameter */
+    run_tma_case(ctx, &cases[5], false, true);
+    /* stores skip what is out of bounds */
+    run_tma_case(ctx, &cases[0], true, false);
+    run_tma_case(ctx, &cases[3], true, true);
+    run_tma_case(ctx, &cases[6], true, false);
+    tile_context_destroy(ctx);
+}
+
+Test(tma, encode_errors) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    tile_devptr p;
+    cr_assert_eq(tile_malloc(ctx, 4096, &p), TILE_OK);
+    _Alignas(64) uint8_t map[129];
+    uint64_t dims[2] = {64, 16}, strides[1] = {256}; /* 4096 bytes: the allocation exactly */
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_F32, 2, p, dims, strides, (uint32_t[]){32, 8}, NULL, TILE_SWIZZLE_NONE), TILE_OK,
+                 "%s", tile_last_error(ctx));
+    uint32_t box[2] = {64, 8};
+    struct { int rank; tile_devptr g; uint64_t stride; uint32_t box0; tile_tensor_swizzle swz; void *out; const char *want; } cases[] = {
+        {2, p, 272, 32, TILE_SWIZZLE_NONE, map, "run past the end of its allocation"},
+        {2, 0x1000, 256, 32, TILE_SWIZZLE_NONE, map, "was not allocated with tile_malloc"},
+        {2, p, 256, 64, TILE_SWIZZLE_128B, map, "wider than the 128-byte swizzle"},
+        {2, p, 250, 32, TILE_SWIZZLE_NONE, map, "strides[0] = 250"},
+        {2, p + 8, 256, 32, TILE_SWIZZLE_NONE, map, "16-byte aligned"},
+        {6, p, 256, 32, TILE_SWIZZLE_NONE, map, "rank 6"},
+        {2, p, 256, 300, TILE_SWIZZLE_NONE, map, "box[0] = 300"},
+        {2, p, 256, 3, TILE_SWIZZLE_NONE, map, "not a multiple of 16"},
+        {2, p, 256, 32, TILE_SWIZZLE_NONE, map + 1, "64-byte aligned"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        strides[0] = cases[i].stride;
+        box[0] = cases[i].box0;
+        cr_assert_eq(tile_tensor_map_encode(ctx, cases[i].out, TILE_F32, cases[i].rank, cases[i].g, dims, strides, box, NULL, cases[i].swz),
+                     TILE_ERROR_INVALID_VALUE, "case %zu", i);
+        cr_assert(strstr(tile_last_error(ctx), cases[i].want), "case %zu: %s", i, tile_last_error(ctx));
+    }
+    tile_context_destroy(ctx);
+}
+
+/* ==== 5. stmatrix ==== */
+static char *stmatrix_ptx(unsigned nmat, bool trans) {
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry st(.param .u64 in, .param .u64 out)\n{\n"
+                            "  .reg .pred %%p<2>;\n  .reg .b32 %%r<16>;\n  .reg .b64 %%rd<8>;\n  .shared .align 16 .b8 smem[512];\n"
+                            "  ld.param.u64 %%rd0, [in];\n  ld.param.u64 %%rd1, [out];\n  mov.u32 %%r0, %%laneid;\n"
+                            "  mul.wide.u32 %%rd2, %%r0, 16;\n  add.u64 %%rd3, %%rd0, %%rd2;\n"
+                            "  ld.global.v4.b32 {%%r1, %%r2, %%r3, %%r4}, [%%rd3];\n"
+                            /* lane 8i + r gives row r of matrix i, stored as row 8i + (3r mod 8); lanes past the matrices an
+                             * address far outside shared memory, which must be ignored */
+                            "  shr.u32 %%r5, %%r0, 3;\n  and.b32 %%r6, %%r0, 7;\n  mul.lo.u32 %%r6, %%r6, 3;\n  and.b32 %%r6, %%r6, 7;\n"
+                            "  mad.lo.u32 %%r7, %%r5, 8, %%r6;\n  mov.u32 %%r8, smem;\n  mad.lo.u32 %%r9, %%r7, 16, %%r8;\n"
+                            "  setp.ge.u32 %%p0, %%r5, %u;\n  @%%p0 mov.u32 %%r9, 0x7ffff0;\n", nmat);
+    const char *regs = nmat == 1 ? "{%r1}" : nmat == 2 ? "{%r1, %r2}" : "{%r1, %r2, %r3, %r4}";
+    str_printf(&s, "  stmatrix.sync.aligned.m8n8.x%u%s.shared.b16 [%%r9], %s;\n  bar.sync 0;\n"
+                   "  mul.wide.u32 %%rd4, %%r0, 16;\n  add.u64 %%rd5, %%rd1, %%rd4;\n  mad.lo.u32 %%r10, %%r0, 16, %%r8;\n"
+                   "  ld.shared.v4.b32 {%%r1, %%r2, %%r3, %%r4}, [%%r10];\n  st.global.v4.b32 [%%rd5], {%%r1, %%r2, %%r3, %%r4};\n"
+                   "  ret;\n}\n", nmat, trans ? ".trans" : "", regs);
+    return str_take(&s);
+}
+
+Test(stmatrix, x1_x2_x4_trans) {
+    seed_rng();
+    TileDevice *d = open_emu(true);
+    for (unsigned nmat = 1; nmat <= 4; nmat *= 2)
+        for (int trans = 0; trans < 2; trans++) {
+            char *ptx = stmatrix_ptx(nmat, trans);
+            TileDevModule *m;
+            TileDevFunction *f = load(d, ptx, "st", &m);
+            uint16_t in[32][8], out[32][8]; /* in[lane]: 4 registers of 2 halves */
+            for (unsigned l = 0; l < 32; l++)
+                for (unsigned k = 0; k < 8; k++) in[l][k] = (uint16_t)rnext();
+            uint64_t din = upload(d, in, sizeof in), dout = poisoned(d, sizeof out);
+            void *args[] = {&din, &dout};
+            cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+            dev_memcpy_dtoh(d, out, dout, sizeof out);
+            /* element (r, c) of matrix i: register i of lane 4r + c/2, half c%2; .trans: of lane 4c + r/2, half r%2 */
+            for (unsigned i = 0; i < nmat; i++)
+                for (unsigned r = 0; r < 8; r++)
+                    for (unsigned c = 0; c < 8; c++) {
+                        unsigned lane = trans ? 4 * c + r / 2 : 4 * r + c / 2, half = trans ? r % 2 : c % 2;
+                        unsigned slot = 8 * i + (3 * r) % 8;
+                        cr_assert_eq(out[slot][c], in[lane][2 * i + half], "x%u%s matrix %u (%u,%u)", nmat, trans ? ".trans" : "", i, r, c);
+                    }
+            dev_module_unload(m);
+            free(ptx);
+        }
+    dev_close(d);
+}
+
+/* Bulk and tensor copies that cannot be done stop the launch with a message. */
+Test(tma, copy_errors) {
+    TileDevice *d = open_emu(false);
+    uint64_t src = poisoned(d, 4096), zeros;
+    cr_assert_eq(dev_malloc(d, 256, &zeros), DEV_OK); /* 128 zero bytes: no tensor map */
+    struct { const char *body, *want; } cases[] = {
+        {"  mov.u32 %r5, 24;\n  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd0], %r5, [%r2];\n",
+         "not a positive multiple of 16"},
+        {"  add.u32 %r3, %r1, 4080;\n  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd0], 64, [%r2];\n",
+         "outside the block's"},
+        {"  add.u64 %rd2, %rd0, 3072;\n  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2], 2048, [%r2];\n",
+         "runs 1024 bytes past its end"},
+        {"  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r4, %r4}], [%r2];\n",
+         "not a tensor map"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char ptx[2048];
+        snprintf(ptx, sizeof ptx,
+                 PTX_HEAD ".visible .entry k(.param .u64 src, .param .u64 map)\n{\n  .reg .b32 %%r<8>;\n  .reg .b64 %%rd<4>;\n"
+                          "  .shared .align 1024 .b8 smem[4096];\n  .shared .align 8 .b64 bar;\n"
+                          "  ld.param.u64 %%rd0, [src];\n  ld.param.u64 %%rd1, [map];\n  mov.u32 %%r1, smem;\n  mov.u32 %%r2, bar;\n"
+                          "  mov.u32 %%r4, 0;\n  mbarrier.init.shared::cta.b64 [%%r2], 1;\n%s  ret;\n}\n",
+                 cases[i].body);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, ptx, "k", &m);
+        void *args[] = {&src, &zeros};
+        expect_launch_error(d, f, 1, args, cases[i].want, NULL);
+        dev_module_unload(m);
+    }
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<2>;\n"
+                         "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2}], [%r3];\n"
+                         "  ret;\n}\n",
+                      "with 2 coordinates");
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<2>;\n"
+                         "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 24, [%r3];\n  ret;\n}\n",
+                      "size 24 is not a positive multiple of 16");
+    dev_close(d);
+}
+
+/* Transaction counts, arrive_drop, noComplete, the cluster form: one thread records test_wait answers
+ * (then a noComplete arrival that would complete a phase is an error). */
+static const char *mbar_tx_ptx = PTX_HEAD
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<12>;\n"
+    "  .reg .b32 %r<16>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .shared .align 8 .b64 bar[2];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  mov.u32 %r0, bar;\n"
+    "  mbarrier.init.shared::cta.b64 [%r0], 1;\n"
+    "  mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r0], 64;\n"
+    "  mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r0], 32;\n"
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r0], 0;\n"
+    "  mbarrier.arrive.shared::cta.b64 %rd1, [%r0];\n"
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p2, [%r0], 0;\n"
+    "  mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r0], 32;\n"
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p3, [%r0], 0;\n"
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p4, [%r0], 1;\n"
+    "  mbarrier.test_wait.shared::cta.b64 %p5, [%r0], %rd1;\n"
+    "  add.u32 %r1, %r0, 8;\n"
+    "  mbarrier.init.shared::cta.b64 [%r1], 3;\n"
+    "  mbarrier.arrive_drop.shared::cta.b64 %rd2, [%r1];\n"
+    "  mbarrier.arrive.noComplete.shared::cta.b64 %rd3, [%r1], 1;\n"      /* 2 of 3: not complete yet */
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p6, [%r1], 0;\n"
+    "  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r1];\n"     /* 3 of 3 */
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p7, [%r1], 0;\n"
+    "  mbarrier.arrive.shared::cta.b64 %rd4, [%r1], 2;\n"                 /* the next phase expects 2 (one dropped) */
+    "  mbarrier.test_wait.parity.shared::cta.b64 %p8, [%r1], 1;\n"
+    "  mbarrier.pending_count.b64 %r2, %rd3;\n"
+    "  selp.u32 %r3, 1, 0, %p1;\n  st.global.u32 [%rd0], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p2;\n  st.global.u32 [%rd0+4], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p3;\n  st.global.u32 [%rd0+8], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p4;\n  st.global.u32 [%rd0+12], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p5;\n  st.global.u32 [%rd0+16], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p6;\n  st.global.u32 [%rd0+20], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p7;\n  st.global.u32 [%rd0+24], %r3;\n"
+    "  selp.u32 %r3, 1, 0, %p8;\n  st.global.u32 [%rd0+28], %r3;\n"
+    "  st.global.u32 [%rd0+32], %r2;\n"
+    "  mbarrier.arrive.noComplete.shared::cta.b64 %rd5, [%r1], 2;\n"      /* completes phase 2: an error */
+    "  ret;\n"
+    "}\n";
+
+Test(mbarrier, tx_counts_drop_nocomplete) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, mbar_tx_ptx, "k", &m);
+    uint64_t out = poisoned(d, 9 * 4);
+    void *args[] = {&out};
+    expect_launch_error(d, f, 1, args, "noComplete completes the phase", "PTX line 49", NULL);
+    uint32_t h[9];
+    dev_memcpy_dtoh(d, h, out, sizeof h);
+    const uint32_t want[9] = {0, 0, 1, 0, 1, 0, 1, 1, 1};
+    for (unsigned i = 0; i < 9; i++) cr_assert_eq(h[i], want[i], "answer %u is %u", i, h[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ==== 6. everything together: a pipelined GEMM as the compiler will emit it for sm_90a ====
+ * D (M x N, f32) = A (M x K, bf16, row-major) * B^T (B: N x K, bf16, row-major), M = 50, N = 40, K = 200 in
+ * one 64 x 64 tile: warpgroup 1 (its first thread) loads 64 x 64 k-tiles of A and B with TMA (128B swizzle,
+ * out-of-bounds rows and columns zero) into a 2-stage ring, completing tx bytes on full[s]; warpgroup 0 waits
+ * on full[s], runs 4 chained wgmma k-steps on the stage (descriptors 32 bytes apart), retires them, arrives on
+ * empty[s]; the producer waits on empty[s] before it reuses a stage. */
+static char *pipelined_gemm_ptx(void) {
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry gemm(.param .align 64 .b8 tmA[128], .param .align 64 .b8 tmB[128], .param .u64 D,"
+                            " .param .u32 M, .param .u32 N, .param .u32 ktiles)\n{\n"
+                            "  .reg .pred %%p<8>;\n  .reg .b32 %%r<40>;\n  .reg .b64 %%rd<20>;\n  .reg .f32 %%d<32>;\n"
+                            "  .shared .align 1024 .b8 sA[16384];\n  .shared .align 1024 .b8 sB[16384];\n"
+                            "  .shared .align 8 .b64 full[2];\n  .shared .align 8 .b64 empty[2];\n"
+                            "  mov.u32 %%r0, %%tid.x;\n  ld.param.u32 %%r30, [ktiles];\n  ld.param.u32 %%r31, [M];\n  ld.param.u32 %%r32, [N];\n"
+                            "  ld.param.u64 %%rd10, [D];\n"
+                            "  mov.u32 %%r1, full;\n  mov.u32 %%r2, empty;\n  mov.u32 %%r3, sA;\n  mov.u32 %%r4, sB;\n"
+                            "  setp.ne.u32 %%p0, %%r0, 0;\n  @%%p0 bra $I;\n"
+                            "  mbarrier.init.shared::cta.b64 [%%r1], 1;\n  mbarrier.init.shared::cta.b64 [%%r1+8], 1;\n"
+                            "  mbarrier.init.shared::cta.b64 [%%r2], 128;\n  mbarrier.init.shared::cta.b64 [%%r2+8], 128;\n"
+                            "  fence.mbarrier_init.release.cluster;\n$I:\n  bar.sync 0;\n  mov.u32 %%r10, 0;\n"
+                            "  setp.lt.u32 %%p1, %%r0, 128;\n  @%%p1 bra $CONS;\n"
+                            /* producer */
+                            "  setp.ne.u32 %%p2, %%r0, 128;\n  @%%p2 bra $END;\n  mov.u64 %%rd1, tmA;\n  mov.u64 %%rd2, tmB;\n"
+                            "$PL:\n  setp.ge.u32 %%p3, %%r10, %%r30;\n  @%%p3 bra $END;\n  and.b32 %%r11, %%r10, 1;\n  shr.u32 %%r12, %%r10, 1;\n"
+                            "  setp.eq.u32 %%p4, %%r12, 0;\n  @%%p4 bra $PI;\n  add.u32 %%r13, %%r12, 1;\n  and.b32 %%r13, %%r13, 1;\n"
+                            "  mad.lo.u32 %%r14, %%r11, 8, %%r2;\n"
+                            "$PW:\n  mbarrier.try_wait.parity.shared::cta.b64 %%p5, [%%r14], %%r13;\n  @!%%p5 bra $PW;\n"
+                            "$PI:\n  mad.lo.u32 %%r15, %%r11, 8, %%r1;\n  mbarrier.arrive.expect_tx.shared::cta.b64 %%rd3, [%%r15], 16384;\n"
+                            "  mad.lo.u32 %%r16, %%r11, 8192, %%r3;\n  mad.lo.u32 %%r17, %%r11, 8192, %%r4;\n  shl.b32 %%r18, %%r10, 6;\n"
+                            "  mov.u32 %%r19, 0;\n"
+                            "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%%r16], [%%rd1, {%%r18, %%r19}], [%%r15];\n"
+                            "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%%r17], [%%rd2, {%%r18, %%r19}], [%%r15];\n"
+                            "  add.u32 %%r10, %%r10, 1;\n  bra $PL;\n"
+                            /* consumer */
+                            "$CONS:\n  setp.ne.u32 %%p6, %%r0, %%r0;\n"
+                            "$CL:\n  setp.ge.u32 %%p3, %%r10, %%r30;\n  @%%p3 bra $STORE;\n  and.b32 %%r11, %%r10, 1;\n  shr.u32 %%r12, %%r10, 1;\n"
+                            "  and.b32 %%r13, %%r12, 1;\n  mad.lo.u32 %%r15, %%r11, 8, %%r1;\n"
+                            "$CW:\n  mbarrier.try_wait.parity.shared::cta.b64 %%p5, [%%r15], %%r13;\n  @!%%p5 bra $CW;\n"
+                            "  mad.lo.u32 %%r16, %%r11, 8192, %%r3;\n  shr.u32 %%r16, %%r16, 4;\n  cvt.u64.u32 %%rd4, %%r16;\n"
+                            "  or.b64 %%rd4, %%rd4, 0x4000004000010000;\n"
+                            "  mad.lo.u32 %%r17, %%r11, 8192, %%r4;\n  shr.u32 %%r17, %%r17, 4;\n  cvt.u64.u32 %%rd5, %%r17;\n"
+                            "  or.b64 %%rd5, %%rd5, 0x4000004000010000;\n  wgmma.fence.sync.aligned;\n");
+    Str dv = {0};
+    str_putc(&dv, '{');
+    for (unsigned r = 0; r < 32; r++) str_printf(&dv, "%s%%d%u", r ? ", " : "", r);
+    str_putc(&dv, '}');
+    for (unsigned j = 0; j < 4; j++)
+        str_printf(&s, "  wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 %s, %%rd4, %%rd5, %%p6, 1, 1, 0, 0;\n"
+                       "  setp.eq.u32 %%p6, %%r0, %%r0;\n  add.u64 %%rd4, %%rd4, 2;\n  add.u64 %%rd5, %%rd5, 2;\n", dv.buf);
+    str_free(&dv);
+    str_printf(&s, "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n  mad.lo.u32 %%r14, %%r11, 8, %%r2;\n"
+                   "  mbarrier.arrive.shared::cta.b64 %%rd6, [%%r14];\n  add.u32 %%r10, %%r10, 1;\n  bra $CL;\n"
+                   "$STORE:\n  shr.u32 %%r20, %%r0, 5;\n  shl.b32 %%r20, %%r20, 4;\n  and.b32 %%r21, %%r0, 31;\n  shr.u32 %%r22, %%r21, 2;\n"
+                   "  add.u32 %%r20, %%r20, %%r22;\n  and.b32 %%r21, %%r21, 3;\n  shl.b32 %%r21, %%r21, 1;\n");
+    for (unsigned r = 0; r < 32; r++)
+        str_printf(&s, "  add.u32 %%r23, %%r20, %u;\n  add.u32 %%r24, %%r21, %u;\n  setp.lt.u32 %%p7, %%r23, %%r31;\n"
+                       "  setp.lt.and.u32 %%p7, %%r24, %%r32, %%p7;\n  mad.lo.u32 %%r25, %%r23, %%r32, %%r24;\n  mul.wide.u32 %%rd7, %%r25, 4;\n"
+                       "  add.u64 %%rd8, %%rd10, %%rd7;\n  @%%p7 st.global.f32 [%%rd8], %%d%u;\n",
+                   8 * ((r >> 1) & 1), 8 * (r >> 2) + (r & 1), r);
+    str_printf(&s, "$END:\n  ret;\n}\n");
+    return str_take(&s);
+}
+
+Test(together, tma_mbarrier_wgmma_pipeline, .timeout = 300) {
+    seed_rng();
+    enum { M = 50, N = 40, K = 200 };
+    tile_context *ctx;
+    tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a", .emu_racecheck = 1};
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    static uint16_t a[M * K], b[N * K];
+    static double av[M * K], bv[N * K];
+    for (unsigned i = 0; i < M * K; i++) { float f = (float)(irand(33) - 16) / 8; a[i] = f32_to_bf16(f); av[i] = f; }
+    for (unsigned i = 0; i < N * K; i++) { float f = (float)(irand(33) - 16) / 8; b[i] = f32_to_bf16(f); bv[i] = f; }
+    tile_devptr da, db, dd;
+    cr_assert_eq(tile_malloc(ctx, sizeof a, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof b, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, M * N * 4, &dd), TILE_OK);
+    tile_memcpy_htod(ctx, da, a, sizeof a);
+    tile_memcpy_htod(ctx, db, b, sizeof b);
+    tile_memset(ctx, dd, 0xFF, M * N * 4);
+    _Alignas(64) uint8_t ma[128], mb[128];
+    uint64_t dimsA[2] = {K, M}, dimsB[2] = {K, N}, stride[1] = {K * 2};
+    uint32_t box[2] = {64, 64};
+    cr_assert_eq(tile_tensor_map_encode(ctx, ma, TILE_BF16, 2, da, dimsA, stride, box, NULL, TILE_SWIZZLE_128B), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_tensor_map_encode(ctx, mb, TILE_BF16, 2, db, dimsB, stride, box, NULL, TILE_SWIZZLE_128B), TILE_OK, "%s", tile_last_error(ctx));
+    char *ptx = pipelined_gemm_ptx();
+    check_ptxas(ptx);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "gemm", &k), TILE_OK);
+    unsigned mm = M, nn = N, kt = (K + 63) / 64;
+    void *args[] = {ma, mb, &dd, &mm, &nn, &kt};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){256, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    static float d[M * N];
+    tile_memcpy_dtoh(ctx, d, dd, sizeof d);
+    for (unsigned i = 0; i < M; i++)
+        for (unsigned j = 0; j < N; j++) {
+            double ref = 0;
+            for (unsigned q = 0; q < K; q++) ref += av[i * K + q] * bv[j * K + q];
+            cr_assert_eq(d[i * N + j], (float)ref, "D[%u][%u] = %g, want %g", i, j, d[i * N + j], ref);
+        }
+    tile_module_unload(m);
+    free(ptx);
+    tile_context_destroy(ctx);
+}
