@@ -201,8 +201,19 @@ bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     switch (in->op) {
     case EMU_OP_SETP: case EMU_OP_SET: {
         unsigned sty = in->op == EMU_OP_SET ? in->ty2 : in->ty;
+        if ((sty == EMU_T_F16X2 || sty == EMU_T_BF16X2) && in->op == EMU_OP_SETP) {
+            /* setp.CmpOp[.BoolOp].{f16x2,bf16x2} p|q, a, b[, c]: the low halves decide p, the high halves q */
+            unsigned hty = sty == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;
+            bool lo = cmp_float(in->cmp, flush(dec(xa & 0xFFFF, hty), hty, ftz), flush(dec(xb & 0xFFFF, hty), hty, ftz));
+            bool hi = cmp_float(in->cmp, flush(dec((xa >> 16) & 0xFFFF, hty), hty, ftz), flush(dec((xb >> 16) & 0xFFFF, hty), hty, ftz));
+            uint64_t bsrc = EMU_R(t, in, 3);
+            bool bc = (in->on[3] ? !(bsrc & 1) : bsrc & 1);
+            EMU_R(t, in, 0) = emu_boolop(in->boolop, lo, bc);
+            t->r[in->o[4]] = emu_boolop(in->boolop, hi, bc);
+            return true;
+        }
         if (sty == EMU_T_F16X2 || sty == EMU_T_BF16X2)
-            return emu_fault(b, t, in, "unsupported instruction", "packed f16x2/bf16x2 comparisons are not supported");
+            return emu_fault(b, t, in, "unsupported instruction", "packed f16x2/bf16x2 set is not supported (setp is)");
         double a = flush(dec(xa, sty), sty, ftz), c = flush(dec(xb, sty), sty, ftz);
         bool r = cmp_float(in->cmp, a, c);
         if (in->op == EMU_OP_SETP) {

@@ -337,6 +337,52 @@ Test(regress, failed_signature_frees_params) {
     assert_no_leaks();
 }
 
+/* Packed half comparisons, which LLVM writes for any f16 compare (even after widening to f32):
+ * `setp.CmpOp[.BoolOp].f16x2 p|q, a, b[, c]` sets p from the low halves and q from the high
+ * halves.  Before: the emulator refused them, so a kernel comparing f16 tensors could not run.
+ * Each case: a, b as (low, high) f16 pairs; the four predicates of lt, ltu (unordered: NaN
+ * true), ge.and with a true c, and ne.or with a false c, stored as 0/1 words. */
+Test(regress, packed_half_setp) {
+    static const char ptx[] = HEAD
+        ".visible .entry k(.param .u64 pa, .param .u64 po)\n{\n"
+        " .reg .pred %p<12>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [pa];\n ld.param.u64 %rd2, [po];\n"
+        " ld.global.b32 %r1, [%rd1];\n ld.global.b32 %r2, [%rd1+4];\n"
+        " setp.eq.u32 %p9, %r1, %r1;\n setp.ne.u32 %p10, %r1, %r1;\n"
+        " setp.lt.f16x2 %p1|%p2, %r1, %r2;\n"
+        " setp.ltu.f16x2 %p3|%p4, %r1, %r2;\n"
+        " setp.ge.and.f16x2 %p5|%p6, %r1, %r2, %p9;\n"
+        " setp.ne.or.f16x2 %p7|%p8, %r1, %r2, %p10;\n"
+        " selp.u32 %r3, 1, 0, %p1;\n selp.u32 %r4, 1, 0, %p2;\n selp.u32 %r5, 1, 0, %p3;\n selp.u32 %r6, 1, 0, %p4;\n"
+        " selp.u32 %r7, 1, 0, %p5;\n selp.u32 %r8, 1, 0, %p6;\n selp.u32 %r9, 1, 0, %p7;\n selp.u32 %r10, 1, 0, %p8;\n"
+        " st.global.v4.u32 [%rd2], {%r3, %r4, %r5, %r6};\n st.global.v4.u32 [%rd2+16], {%r7, %r8, %r9, %r10};\n"
+        " ret;\n}\n";
+    /* f16 bits: 1.0 0x3C00, 2.0 0x4000, 3.0 0x4200, NaN 0x7E00 */
+    static const struct {
+        uint16_t a_lo, a_hi, b_lo, b_hi;
+        uint32_t want[8]; /* lt lo/hi, ltu lo/hi, ge lo/hi, ne lo/hi */
+    } cases[] = {
+        {0x3C00, 0x4200, 0x4000, 0x4000, {1, 0, 1, 0, 0, 1, 1, 1}},
+        {0x7E00, 0x4000, 0x3C00, 0x4000, {0, 0, 1, 0, 0, 1, 0, 0}}, /* ne is ordered: NaN != 1 is false */
+    };
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint16_t in[4] = {cases[c].a_lo, cases[c].a_hi, cases[c].b_lo, cases[c].b_hi};
+        uint64_t a = buffer(d, in, sizeof in), o = buffer(d, NULL, 32);
+        void *params[] = {&a, &o};
+        launch_ok(d, f, 1, 1, params);
+        uint32_t got[8];
+        cr_assert_eq(dev_memcpy_dtoh(d, got, o, sizeof got), DEV_OK);
+        for (int k = 0; k < 8; k++)
+            cr_expect_eq(got[k], cases[c].want[k], "case %zu predicate %d: %u, want %u", c, k, got[k], cases[c].want[k]);
+        dev_free(d, a), dev_free(d, o);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* ==== 3. limits ==== */
 
 /* Shared memory over the target's limit is refused, never wrapped: before,
