@@ -22,7 +22,8 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
 
 /* X(ENUM, "name", required args, "parameter names", IR op, kind, attr kind) */
 /* Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only;
- * `name:fn` names a device function (a combine_fn). */
+ * `name:fn` names a device function (a combine_fn); `name:list` a list of scalars that may be
+ * run-time values (`[m, n]`), evaluated into a tuple. */
 #define ATOMIC_PARAMS "ptr value mask sem:str scope:str"
 #define LANG_BUILTINS(X)                                                                   \
     X(PROGRAM_ID, "program_id", 1, "axis", PROGRAM_ID, PLAIN, 0)                           \
@@ -90,6 +91,9 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
     X(DOT, "dot", 2, "a b acc allow_tf32 input_precision:str out_dtype", DOT, PLAIN, 0)    \
     X(LOAD, "load", 1, "ptr mask other cache_modifier:str eviction_policy:str volatile", LOAD, PLAIN, 0) \
     X(STORE, "store", 2, "ptr value mask cache_modifier:str eviction_policy:str", STORE, PLAIN, 0) \
+    X(MAKE_TENSOR_DESCRIPTOR, "make_tensor_descriptor", 4, "base shape:list strides:list block_shape", LOAD, PLAIN, 0) \
+    X(LOAD_TENSOR_DESCRIPTOR, "load_tensor_descriptor", 2, "desc offsets:list", LOAD, PLAIN, 0) \
+    X(STORE_TENSOR_DESCRIPTOR, "store_tensor_descriptor", 3, "desc offsets:list value", STORE, PLAIN, 0) \
     X(ATOMIC_ADD, "atomic_add", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_SUM)             \
     X(ATOMIC_MAX, "atomic_max", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MAX)             \
     X(ATOMIC_MIN, "atomic_min", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MIN)             \
@@ -553,6 +557,94 @@ static Val bi_store(Call *c) {
     return (Val){.k = V_VOID};
 }
 
+/* ---- tensor descriptors (Triton's make_tensor_descriptor) ----
+ * A descriptor is a compile-time record: a tuple (block_shape, base, shape..., strides...)
+ * whose first element is a list, which no user tuple can hold.  A load or store at offsets
+ * addresses base + sum_d (offsets[d] + arange(0, B_d)) * strides[d] over the block, masked to
+ * 0 <= index < shape[d] in every dim: elements outside the tensor load as zero and are not
+ * stored.  On every target that is a masked load or store (TMA on sm_90a: issue 12). */
+static Val bi_make_desc(Call *c) {
+    Gen *g = c->g;
+    if (!ptr_arg(c, 0)) return val_err();
+    if (val_rank(c->v[0]) != 0) {
+        diag_error(g->d, c->loc[0], "'base' of 'make_tensor_descriptor' must be a scalar pointer, got '%s'", gen_val_type_name(g, c->v[0]));
+        return val_err();
+    }
+    int r;
+    int32_t bs[TIR_MAX_RANK];
+    if (!shape_arg(c, 3, &r, bs)) return val_err();
+    if (c->v[1].nelems != r || c->v[2].nelems != r) {
+        diag_error(g->d, c->node->loc, "'make_tensor_descriptor': shape has %d elements and strides %d, block_shape %d: one per dim",
+                   c->v[1].nelems, c->v[2].nelems, r);
+        return val_err();
+    }
+    Val d = {.k = V_TUPLE, .nelems = 2 + 2 * r};
+    d.elems = ARENA_ARRAY(g->a, Val, d.nelems);
+    d.elems[0] = (Val){.k = V_SHAPE, .rank = r};
+    memcpy(d.elems[0].shape, bs, sizeof bs);
+    d.elems[1] = c->v[0];
+    for (int k = 0; k < r; k++) d.elems[2 + k] = c->v[1].elems[k], d.elems[2 + r + k] = c->v[2].elems[k];
+    return d;
+}
+
+/* The pointers and the in-bounds mask of the block a descriptor (argument 0) has at the
+ * offsets (argument 1). */
+static bool desc_block(Call *c, Val *ptrs, Val *mask) {
+    Gen *g = c->g;
+    Loc loc = c->node->loc;
+    Val d = c->v[0];
+    if (d.k == V_ERR) return false;
+    if (d.k != V_TUPLE || d.nelems < 4 || d.elems[0].k != V_SHAPE || d.nelems != 2 + 2 * d.elems[0].rank) {
+        diag_error(g->d, c->loc[0], "'%s' expects a tensor descriptor (from make_tensor_descriptor), got '%s'", c->bi->name,
+                   gen_val_type_name(g, d));
+        return false;
+    }
+    int r = d.elems[0].rank;
+    if (c->v[1].nelems != r) {
+        diag_error(g->d, c->loc[1], "'%s': %d offsets for a descriptor of %d dims", c->bi->name, c->v[1].nelems, r);
+        return false;
+    }
+    Val off = {0}, m = {0};
+    for (int k = 0; k < r; k++) {
+        int32_t n = d.elems[0].shape[k];
+        Inst *ar = gen_emit_inst(g, loc, OP_ARANGE, NULL, 0, tensor_type(g, DT_I32, 1, &n));
+        ar->a.ival = 0;
+        ar->a.ival2 = n;
+        Val idx = gen_binop(g, TK_PLUS, c->v[1].elems[k], rt(g, ar->res[0]), loc);
+        for (int j = 0; j < k && idx.k != V_ERR; j++) idx = gen_expand_dims(g, idx, 0, loc);
+        for (int j = k + 1; j < r && idx.k != V_ERR; j++) idx = gen_expand_dims(g, idx, j, loc);
+        if (idx.k == V_ERR) return false;
+        Val term = gen_binop(g, TK_STAR, idx, d.elems[2 + r + k], loc);
+        Val in = gen_binop(g, TK_ANDAND, gen_binop(g, TK_GE, idx, val_ct_int(0, DT_I32), loc),
+                           gen_binop(g, TK_LT, idx, d.elems[2 + k], loc), loc);
+        off = k ? gen_binop(g, TK_PLUS, off, term, loc) : term;
+        m = k ? gen_binop(g, TK_ANDAND, m, in, loc) : in;
+        if (off.k == V_ERR || m.k == V_ERR) return false;
+    }
+    *ptrs = gen_binop(g, TK_PLUS, d.elems[1], off, loc);
+    *mask = m;
+    return ptrs->k != V_ERR;
+}
+
+/* load_tensor_descriptor(desc, offsets) and store_tensor_descriptor(desc, offsets, value):
+ * load and store of the block's pointers under its mask. */
+static Val bi_desc_access(Call *c, bool store) {
+    Val ptrs, mask;
+    if (!desc_block(c, &ptrs, &mask)) return val_err();
+    Call a = {.g = c->g, .bi = c->bi, .node = c->node};
+    for (int i = 0; i < 3; i++) a.arg[i] = c->node, a.loc[i] = c->node->loc;
+    a.loc[0] = c->loc[0];
+    a.v[0] = ptrs;
+    if (store) {
+        a.v[1] = c->v[2], a.loc[1] = c->loc[2];
+        a.v[2] = mask;
+        return bi_store(&a);
+    }
+    a.v[1] = mask;
+    a.v[2] = val_ct_int(0, DT_I32);
+    return bi_load(&a);
+}
+
 /* String argument i naming one of names[0..n) (names[0], the default, when absent). */
 static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out) {
     *out = 0;
@@ -1011,7 +1103,7 @@ Val builtin_call(Gen *g, const Node *node) {
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};
     const char *pn[MAX_BI_PARAMS];
-    bool is_str[MAX_BI_PARAMS] = {0}, is_fn[MAX_BI_PARAMS] = {0};
+    bool is_str[MAX_BI_PARAMS] = {0}, is_fn[MAX_BI_PARAMS] = {0}, is_list[MAX_BI_PARAMS] = {0};
     int np = 0;
     char *ps = arena_strdup(g->a, bi->params);
     for (char *tok = ps; *tok && np < MAX_BI_PARAMS;) {
@@ -1021,6 +1113,7 @@ Val builtin_call(Gen *g, const Node *node) {
         char *colon = strchr(tok, ':');
         if (colon) {
             if (!strcmp(colon + 1, "fn")) is_fn[np - 1] = true;
+            else if (!strcmp(colon + 1, "list")) is_list[np - 1] = true;
             else is_str[np - 1] = true;
             *colon = 0;
         }
@@ -1055,6 +1148,28 @@ Val builtin_call(Gen *g, const Node *node) {
             }
             c.str[i] = c.arg[i]->name;
             c.v[i] = (Val){.k = V_NONE};
+            continue;
+        }
+        if (is_list[i]) { /* [a, b, ...] of scalars, run-time or not: a tuple */
+            const Node *ln = c.arg[i];
+            if (ln->kind != N_LIST && ln->kind != N_TUPLE) {
+                diag_error(g->d, c.loc[i], "argument '%s' of '%s' must be a list such as [m, n]", pn[i], bi->name);
+                ok = false;
+                c.v[i] = (Val){.k = V_NONE};
+                continue;
+            }
+            Val t = {.k = V_TUPLE, .nelems = ln->nkids};
+            t.elems = ARENA_ARRAY(g->a, Val, ln->nkids ? ln->nkids : 1);
+            for (int k = 0; k < ln->nkids; k++) {
+                t.elems[k] = gen_expr(g, ln->kids[k]);
+                if (!val_is_value(g, t.elems[k], ln->kids[k]->loc)) ok = false;
+                else if (val_rank(t.elems[k]) != 0 || !dtype_is_int(val_dtype(t.elems[k])) || val_dtype(t.elems[k]) == DT_I1) {
+                    diag_error(g->d, ln->kids[k]->loc, "elements of '%s' of '%s' must be integer scalars, got '%s'", pn[i], bi->name,
+                               gen_val_type_name(g, t.elems[k]));
+                    ok = false;
+                }
+            }
+            c.v[i] = t;
             continue;
         }
         if (is_fn[i]) {
@@ -1187,6 +1302,9 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_DOT: return bi_dot(&c);
     case BI_LOAD: return bi_load(&c);
     case BI_STORE: return bi_store(&c);
+    case BI_MAKE_TENSOR_DESCRIPTOR: return bi_make_desc(&c);
+    case BI_LOAD_TENSOR_DESCRIPTOR: return bi_desc_access(&c, false);
+    case BI_STORE_TENSOR_DESCRIPTOR: return bi_desc_access(&c, true);
     case BI_ATOMIC_ADD:
     case BI_ATOMIC_MAX:
     case BI_ATOMIC_MIN:

@@ -1017,3 +1017,70 @@ Test(lang_run, cli_debug_and_num_sms) {
     }
     remove(path);
 }
+
+/* ---- tensor descriptors: blocks at offsets, out-of-bounds zero on loads and skipped on stores ---- */
+
+/* A 45 x 37 f32 matrix (row stride 40) read through a descriptor of 16 x 8 blocks at offsets
+ * shifted by (-3, +2) and written through another (row stride 39) at the block's own place:
+ * out[i][j] = 2 a[i-3][j+2] + 1 where that element exists, 1 where it does not (zero padding),
+ * and nothing written outside the 45 x 37 region (poisoned gaps stay). */
+Test(lang_run, tensor_descriptor_load_store) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\n"
+             "kernel k(a: *f32, out: *f32, m: i32, n: i32, sa: i32, so: i32, const BM: i32 = 16, const BN: i32 = 8) {\n"
+             "    let da = make_tensor_descriptor(a, [m, n], [sa, 1], [BM, BN]);\n"
+             "    let dout = make_tensor_descriptor(base=out, shape=[m, n], strides=[so, 1], block_shape=[BM, BN]);\n"
+             "    let tn = (n + BN - 1) / BN;\n"
+             "    let pm = program_id(0) / tn * BM;\n"
+             "    let pn = program_id(0) % tn * BN;\n"
+             "    let t = load_tensor_descriptor(da, [pm - 3, pn + 2]);\n"
+             "    store_tensor_descriptor(dout, [pm, pn], t * 2.0 + 1.0);\n"
+             "}\n",
+             "k");
+    enum { M = 45, N = 37, SA = 40, SO = 39, BM = 16, BN = 8 };
+    static float a[M * SA], out[(M + 2) * SO];
+    for (int i = 0; i < M * SA; i++) a[i] = (float)((i * 37) % 101) - 50.0f;
+    for (int i = 0; i < (M + 2) * SO; i++) out[i] = NAN;
+    uint64_t da = upload(&k, a, sizeof a), dout = upload(&k, out, sizeof out);
+    int32_t m = M, n = N, sa = SA, so = SO;
+    void *params[] = {&da, &dout, &m, &n, &sa, &so};
+    launch(&k, ((M + BM - 1) / BM) * ((N + BN - 1) / BN), params);
+    download(&k, out, dout, sizeof out);
+    for (int i = 0; i < M + 2; i++)
+        for (int j = 0; j < SO; j++) {
+            float got = out[i * SO + j];
+            if (i >= M || j >= N) {
+                cr_assert(isnan(got), "(%d, %d) outside the tensor was written: %g", i, j, got);
+                continue;
+            }
+            int si = i - 3, sj = j + 2;
+            float want = (si >= 0 && sj < N) ? 2.0f * a[si * SA + sj] + 1.0f : 1.0f;
+            cr_assert_eq(got, want, "(%d, %d): %g, want %g", i, j, got, want);
+        }
+    unload(&k);
+}
+
+/* Errors: a non-descriptor, the wrong number of offsets, lists of different lengths. */
+Test(lang_run, tensor_descriptor_errors) {
+    static const struct {
+        const char *body, *msg;
+    } cases[] = {
+        {"let t = load_tensor_descriptor(a, [0, 0]);", "expects a tensor descriptor"},
+        {"let d = make_tensor_descriptor(a, [n, n], [n, 1], [16, 16]);\n    let t = load_tensor_descriptor(d, [0]);",
+         "1 offsets for a descriptor of 2 dims"},
+        {"let d = make_tensor_descriptor(a, [n], [n, 1], [16, 16]);", "shape has 1 elements and strides 2"},
+        {"let d = make_tensor_descriptor(a, [n, 1.5], [n, 1], [16, 16]);", "must be integer scalars"},
+        {"let d = make_tensor_descriptor(a, n, [n, 1], [16, 16]);", "must be a list such as [m, n]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "kernel k(a: *f32, n: i32) {\n    %s\n}\n", cases[i].body);
+        tile_compile_options o = {0};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_ERROR_COMPILE, "case %zu compiled:\n%s", i, src);
+        cr_expect(strstr(c.diagnostics, cases[i].msg), "case %zu: diagnostics lack '%s':\n%s", i, cases[i].msg, c.diagnostics);
+        cr_expect(strstr(c.diagnostics, "t.tile:"), "case %zu: no location:\n%s", i, c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}
