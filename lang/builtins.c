@@ -89,6 +89,7 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
     X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
     X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
     X(DOT, "dot", 2, "a b acc allow_tf32 input_precision:str out_dtype", DOT, PLAIN, 0)    \
+    X(DOT_SCALED, "dot_scaled", 6, "", DOT, PLAIN, 0)                                      \
     X(LOAD, "load", 1, "ptr mask other cache_modifier:str eviction_policy:str volatile", LOAD, PLAIN, 0) \
     X(STORE, "store", 2, "ptr value mask cache_modifier:str eviction_policy:str", STORE, PLAIN, 0) \
     X(MAKE_TENSOR_DESCRIPTOR, "make_tensor_descriptor", 4, "base shape:list strides:list block_shape", LOAD, PLAIN, 0) \
@@ -1024,6 +1025,105 @@ static Val bi_inline_asm(Gen *g, const Node *node) {
     return val_rt(g, in->res[0]);
 }
 
+/* dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, out_dtype), as Triton's
+ * tl.dot_scaled for the OCP microscaling formats: lhs [M, K] and rhs [K, N] of "e4m3" or "e5m2"
+ * codes (the operands' own f8 types) with e8m0 scales (8-bit integers) lhs_scale [M, K/32] and
+ * rhs_scale [N, K/32], one per 32 elements along K: value = code * 2^(scale - 127), scale 255 a
+ * NaN; a None scale is 1.  "bf16" and "fp16" operands take no scale.  Composed: an f8 operand is
+ * widened exactly to bf16 (f8 codes have at most 3 mantissa bits) and multiplied by its block's
+ * power of two (exact in bf16, which has f32's exponent range), then a plain dot. */
+static Val scaled_operand(Gen *g, const Node *xn, const Node *sn, const Node *fn, bool rhs, Val *out) {
+    static const char *const fmts[] = {"e4m3", "e5m2", "bf16", "fp16"};
+    static const DType dts[] = {DT_F8E4M3, DT_F8E5M2, DT_BF16, DT_F16};
+    const char *side = rhs ? "rhs" : "lhs";
+    if (fn->kind != N_STR) {
+        diag_error(g->d, fn->loc, "%s_format of 'dot_scaled' must be a string literal: \"e4m3\", \"e5m2\", \"bf16\" or \"fp16\"", side);
+        return val_err();
+    }
+    int f = -1;
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(fn->name, fmts[k])) f = k;
+    if (f < 0) {
+        diag_error(g->d, fn->loc, "unknown %s_format \"%s\" of 'dot_scaled': expected \"e4m3\", \"e5m2\", \"bf16\" or \"fp16\" "
+                   "(packed e2m1 is not supported)", side, fn->name);
+        return val_err();
+    }
+    Val x = gen_expr(g, xn);
+    if (!val_is_value(g, x, xn->loc)) return val_err();
+    if (x.k != V_RT || x.t->rank != 2 || x.t->dt != dts[f]) {
+        diag_error(g->d, xn->loc, "%s of 'dot_scaled' must be a 2-D tensor of %s for format \"%s\", got '%s'", side,
+                   dtype_name(dts[f]), fmts[f], gen_val_type_name(g, x));
+        return val_err();
+    }
+    Val sc = gen_expr(g, sn);
+    if (sc.k == V_ERR) return val_err();
+    if (sc.k == V_NONE) return *out = x, (Val){.k = V_VOID};
+    if (f >= 2) {
+        diag_error(g->d, sn->loc, "%s_scale of 'dot_scaled' must be None for format \"%s\"", side, fmts[f]);
+        return val_err();
+    }
+    int32_t K = x.t->shape[rhs ? 0 : 1], R = x.t->shape[rhs ? 1 : 0];
+    if (!val_is_value(g, sc, sn->loc)) return val_err();
+    if (sc.k != V_RT || sc.t->rank != 2 || dtype_bits(sc.t->dt) != 8 || !dtype_is_int(sc.t->dt) || K % 32 ||
+        sc.t->shape[0] != R || sc.t->shape[1] != K / 32) {
+        diag_error(g->d, sn->loc, "%s_scale of 'dot_scaled' must be an [%d, %d] tensor of 8-bit integers (e8m0: one per 32 of K = %d), "
+                   "got '%s'", side, R, K / 32, K, gen_val_type_name(g, sc));
+        return val_err();
+    }
+    Loc loc = sn->loc;
+    /* 2^(s - 127) as f32 bits s << 23; s = 0 is the subnormal 2^-127, s = 255 a NaN */
+    Val si = gen_binop(g, TK_AMP, gen_cast(g, sc, DT_I32, loc), val_ct_int(255, DT_I32), loc);
+    Val pw = gen_convert(g, gen_binop(g, TK_SHL, si, val_ct_int(23, DT_I32), loc), tir_scalar(g->m, DT_F32), true, loc);
+    if (si.k == V_ERR || pw.k == V_ERR) return val_err();
+    const Type *pt = pw.t;
+    ValueId sel[3];
+    Val z = gen_binop(g, TK_EQEQ, si, val_ct_int(0, DT_I32), loc), nan = gen_binop(g, TK_EQEQ, si, val_ct_int(255, DT_I32), loc);
+    sel[0] = z.v, sel[1] = gen_coerce(g, val_ct_float(0x1p-127, DT_F32), DT_F32, NULL, 2, pt->shape, loc), sel[2] = pw.v;
+    pw = val_rt(g, gen_emit(g, loc, OP_SELECT, sel, 3, pt));
+    sel[0] = nan.v, sel[1] = gen_coerce(g, val_ct_float(NAN, DT_F32), DT_F32, NULL, 2, pt->shape, loc), sel[2] = pw.v;
+    pw = val_rt(g, gen_emit(g, loc, OP_SELECT, sel, 3, pt));
+    /* blocks of 32 along K: lhs [M, K/32, 32] * pw[:, :, None]; rhs [K/32, 32, N] * trans(pw)[:, None, :] */
+    if (rhs) {
+        int32_t ts[2] = {K / 32, R};
+        Inst *tr = gen_emit_inst(g, loc, OP_TRANS, &pw.v, 1, tir_type(g->m, DT_F32, 2, ts, NULL, NULL));
+        tr->a.perm[0] = 1, tr->a.perm[1] = 0;
+        pw = gen_expand_dims(g, val_rt(g, tr->res[0]), 1, loc);
+    } else {
+        pw = gen_expand_dims(g, pw, 2, loc);
+    }
+    int32_t bs[3] = {rhs ? K / 32 : R, 32, rhs ? R : K / 32};
+    if (!rhs) bs[1] = K / 32, bs[2] = 32;
+    Val w = gen_cast(g, x, DT_BF16, loc);
+    Val blocks = val_rt(g, gen_emit(g, loc, OP_RESHAPE, &w.v, 1, tir_type(g->m, DT_BF16, 3, bs, NULL, NULL)));
+    Val prod = gen_cast(g, gen_binop(g, TK_STAR, blocks, pw, loc), DT_BF16, loc);
+    if (pw.k == V_ERR || prod.k == V_ERR) return val_err();
+    *out = val_rt(g, gen_emit(g, loc, OP_RESHAPE, &prod.v, 1, tir_type(g->m, DT_BF16, 2, x.t->shape, NULL, NULL)));
+    return (Val){.k = V_VOID};
+}
+
+static Val bi_dot_scaled(Gen *g, const Node *node) {
+    static const char *const pn[] = {"lhs", "lhs_scale", "lhs_format", "rhs", "rhs_scale", "rhs_format", "acc", "out_dtype"};
+    const Node *arg[8];
+    bool kw[8];
+    if (!gen_bind_args(g, node, "dot_scaled", pn, 8, 6, arg, kw)) return val_err();
+    Val ops[2];
+    for (int s = 0; s < 2; s++)
+        if (scaled_operand(g, arg[3 * s], arg[3 * s + 1], arg[3 * s + 2], s == 1, &ops[s]).k == V_ERR) return val_err();
+    if (ops[0].t->dt != ops[1].t->dt) { /* a scaled f8 side is bf16 now: the other side too */
+        for (int s = 0; s < 2; s++)
+            if (ops[s].t->dt != DT_BF16) ops[s] = gen_cast(g, ops[s], DT_BF16, arg[3 * s]->loc);
+    }
+    Call c = {.g = g, .bi = &builtins[BI_DOT], .node = node};
+    c.arg[0] = arg[0], c.arg[1] = arg[3], c.arg[2] = arg[6], c.arg[5] = arg[7];
+    c.loc[0] = arg[0]->loc, c.loc[1] = arg[3]->loc;
+    c.v[0] = ops[0], c.v[1] = ops[1];
+    for (int k = 2; k < MAX_BI_PARAMS; k++) c.v[k] = (Val){.k = V_NONE};
+    if (arg[6]) c.loc[2] = arg[6]->loc, c.v[2] = gen_expr(g, arg[6]);
+    if (arg[7]) c.loc[5] = arg[7]->loc, c.v[5] = gen_expr(g, arg[7]);
+    if (c.v[2].k == V_ERR || c.v[5].k == V_ERR) return val_err();
+    return bi_dot(&c);
+}
+
 /* The built-ins of compose.c: arguments checked here, the ops composed there. */
 static Val bi_compose(Call *c, BuiltinId id) {
     Gen *g = c->g;
@@ -1099,6 +1199,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
 Val builtin_call(Gen *g, const Node *node) {
     int id = builtin_find(node->name);
     if (id == BI_INLINE_ASM_ELEMENTWISE) return bi_inline_asm(g, node);
+    if (id == BI_DOT_SCALED) return bi_dot_scaled(g, node);
     if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT) return bi_debug(g, node, (BuiltinId)id);
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};
