@@ -1091,8 +1091,8 @@ static Val scaled_operand(Gen *g, const Node *xn, const Node *sn, const Node *fn
     } else {
         pw = gen_expand_dims(g, pw, 2, loc);
     }
-    int32_t bs[3] = {rhs ? K / 32 : R, 32, rhs ? R : K / 32};
-    if (!rhs) bs[1] = K / 32, bs[2] = 32;
+    int32_t bs[3] = {R, K / 32, 32}; /* lhs [M, K/32, 32] */
+    if (rhs) bs[0] = K / 32, bs[1] = 32, bs[2] = R; /* rhs [K/32, 32, N] */
     Val w = gen_cast(g, x, DT_BF16, loc);
     Val blocks = val_rt(g, gen_emit(g, loc, OP_RESHAPE, &w.v, 1, tir_type(g->m, DT_BF16, 3, bs, NULL, NULL)));
     Val prod = gen_cast(g, gen_binop(g, TK_STAR, blocks, pw, loc), DT_BF16, loc);
