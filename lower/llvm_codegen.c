@@ -262,7 +262,8 @@ static bool emit_func(LL *l, Func *f) {
             LLVMSetInitializer(g, LLVMGetUndef(at));
             LLVMSetLinkage(g, LLVMInternalLinkage);
         }
-        LLVMSetAlignment(g, 16);
+        /* wgmma reads swizzled tiles whose pattern repeats every 1024 bytes from the window's base */
+        LLVMSetAlignment(g, target_find(l->m->arch)->mma == WGMMA ? 1024 : 16);
         l->smem = g;
     }
     bool ok = emit_block(l, f->body);

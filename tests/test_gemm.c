@@ -128,7 +128,8 @@ static void run_case(const Case *c) {
         if (n % 16 == 0) specs[ns++] = "n=16";
         if (k % 16 == 0) specs[ns++] = "k=16";
     }
-    tile_compile_options o = {.kernel = kn, .defines = defines, .specialize = specs};
+    /* TILE_TEST_ARCH=sm_90a with TILE_TEST_DEVICE=emu:sm_90a: the same checks on Hopper code (wgmma) */
+    tile_compile_options o = {.kernel = kn, .defines = defines, .specialize = specs, .arch = getenv("TILE_TEST_ARCH")};
     tile_compiled comp;
     tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &comp);
     cr_assert_eq(st, TILE_OK, "%s: %s\n%s", kn, tile_status_string(st), comp.diagnostics);
