@@ -602,6 +602,16 @@ bool ll_emit_async(LL *l, Inst *i) {
         return true;
     }
     case OP_ASYNC_COPY: return emit_async_copy(l, i);
+    case OP_LOCAL_STORE: { /* the stage as emit_async_copy lays it out, written from registers */
+        const Type *bt = tir_vtype(f, i->ops[0]);
+        int eb = dtype_bits(bt->dt) / 8, contig = bt->layout->order[0] - 1;
+        int rows = contig == 1 ? bt->shape[1] : bt->shape[2], cols = contig == 1 ? bt->shape[2] : bt->shape[1];
+        LLVMValueRef base = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0],
+                                         LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, rows * cols * eb), ""), "");
+        Tile t = tile_make(l, rows, cols, eb, 0, base);
+        stage(l, i->ops[2], &t, contig != 1);
+        return true;
+    }
     case OP_ASYNC_COMMIT: ll_asm(l, l->t_void, "cp.async.commit_group;", "", NULL, 0, true); return true;
     case OP_ASYNC_WAIT: {
         char text[48];
