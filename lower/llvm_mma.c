@@ -326,10 +326,26 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
     int eb = dtype_bits(dt) / 8, kw = 32 / eb, rm = M / (16 * wm), rn = N / 8, nk = K / kw;
     int nch = wg_chunk(N, dt), per = nch / 2; /* accumulator registers per wgmma: 64 x nch over 128 threads */
     bool integer = dt == DT_I8, f16 = dt == DT_F16 || dt == DT_BF16;
-    ll_asm(l, l->t_void, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0, true);
+    /* A in registers: every fragment packed before the first wgmma, so no instruction writes
+     * an A register between the wgmmas (ptxas would wait for each one) */
+    LLVMValueRef *pa = NULL;
+    if (A) {
+        pa = malloc(sizeof *pa * (size_t)(rm * nk * 4));
+        if (!pa) out_of_memory();
+        for (int g = 0; g < rm * nk * 4; g++) pa[g] = pack32(l, &A[g * 2], 2, dt);
+    }
     ll_asm(l, l->t_void, "wgmma.fence.sync.aligned;", "~{memory}", NULL, 0, true);
     /* descriptors at K step 0: A at this warpgroup's first row, B at its start */
-    LLVMValueRef wg = LLVMBuildUDiv(l->b, l->warp, ll_i32(l, 4), "");
+    /* this warpgroup's index along M: 0 with one warpgroup, else warp/4 broadcast from lane 0 so
+     * ptxas sees a warp-uniform value and keeps the descriptors in uniform registers */
+    LLVMValueRef wg = ll_i32(l, 0);
+    if (wm > 4) { /* computed once, in the entry block */
+        LLVMBasicBlockRef here = LLVMGetInsertBlock(l->b);
+        LLVMPositionBuilderBefore(l->b, LLVMGetBasicBlockTerminator(l->entry));
+        LLVMValueRef args[4] = {ll_i32(l, -1), LLVMBuildUDiv(l->b, l->warp, ll_i32(l, 4), ""), ll_i32(l, 0), ll_i32(l, 31)};
+        wg = ll_intr(l, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
+        LLVMPositionBuilderAtEnd(l->b, here);
+    }
     LLVMValueRef da = NULL, db = wg_desc(l, tb, !b_nk, ll_i32(l, 0));
     if (!A) {
         int rs = ta->panel ? 128 : ta->cols * ta->eb;
@@ -351,7 +367,7 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
                 /* operands: $0..per-1 D, then A (descriptor or 4 registers), B, scale-d, then D tied */
                 int n = 0, na;
                 if (A) {
-                    for (int j = 0; j < 4; j++) args[n++] = pack32(l, &A[((im * nk + kk) * 4 + j) * 2], 2, dt);
+                    for (int j = 0; j < 4; j++) args[n++] = pa[(im * nk + kk) * 4 + j];
                     na = 4;
                 } else {
                     args[n++] = desc_plus(l, da, wg_kmajor_off(ta, im * 16 * wm, kk * 32));
@@ -396,10 +412,19 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
     for (int r = 0; r < nc; r++) res[r] = LLVMBuildExtractValue(l->b, w, (unsigned)r, "");
     free(wf);
     free(wc);
+    free(pa);
     free(args);
     free(fields);
     free(text);
     free(cons);
+}
+
+/* wgmma reads shared memory through the async proxy: writes made through the generic one
+ * (st.shared, cp.async) are fenced by the writing thread before the barrier that publishes
+ * them (pipelined stages: after cp.async.wait_group; local_store and dot staging: after the
+ * stores). */
+static void proxy_fence(LL *l) {
+    if (wgmma_target(l)) ll_asm(l, l->t_void, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0, true);
 }
 
 bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
@@ -428,9 +453,13 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     Tile ta = tile_make(l, M, K, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL);
     Tile tb = tile_make(l, b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
                         b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL);
+    bool wg = wgmma_fits(l, i, &ta, &tb, b_nk, a_frag);
     if (!a_shared && !a_frag) stage(l, i->ops[0], &ta, false);
     if (!b_shared) stage(l, i->ops[1], &tb, b_nk);
-    if ((!a_shared && !a_frag) || !b_shared) ll_barrier(l);
+    if ((!a_shared && !a_frag) || !b_shared) {
+        if (wg) proxy_fence(l);
+        ll_barrier(l);
+    }
 
     int nc;
     LLVMValueRef *C = ll_get(l, i->ops[2], &nc);
@@ -440,7 +469,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     }
     LLVMValueRef *res = ll_new(l, i->res[0], nc);
     for (int r = 0; r < nc; r++) res[r] = C[r];
-    if (wgmma_fits(l, i, &ta, &tb, b_nk, a_frag)) {
+    if (wg) {
         emit_wgmma(l, i, &ta, &tb, b_nk, A, res);
         return true;
     }
@@ -610,6 +639,7 @@ bool ll_emit_async(LL *l, Inst *i) {
                                          LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, rows * cols * eb), ""), "");
         Tile t = tile_make(l, rows, cols, eb, 0, base);
         stage(l, i->ops[2], &t, contig != 1);
+        proxy_fence(l);
         return true;
     }
     case OP_ASYNC_COMMIT: ll_asm(l, l->t_void, "cp.async.commit_group;", "", NULL, 0, true); return true;
@@ -617,6 +647,7 @@ bool ll_emit_async(LL *l, Inst *i) {
         char text[48];
         snprintf(text, sizeof text, "cp.async.wait_group %d;", (int)i->a.ival);
         ll_asm(l, l->t_void, text, "~{memory}", NULL, 0, true);
+        proxy_fence(l);
         return true;
     }
     default: return false;
