@@ -257,14 +257,15 @@ static void ldmatrix(LL *l, int n, bool trans, LLVMValueRef addr, LLVMValueRef *
  *      so no read of D can move above the wait.  fence.proxy.async first: the tiles were
  *      written by st.shared / cp.async (the generic proxy) and wgmma reads through the async
  *      proxy. */
-static const char *wg_types(DType dt) {
-    switch (dt) {
-    case DT_F16: return "f32.f16.f16";
-    case DT_BF16: return "f32.bf16.bf16";
-    case DT_F32: return "f32.tf32.tf32";
-    case DT_I8: return "s32.s8.s8";
-    default: return NULL;
-    }
+/* ".dtype.atype.btype" of a wgmma on a and b, NULL when there is none. */
+static const char *wg_types(DType a, DType b) {
+    if (a == DT_F16 && b == a) return "f32.f16.f16";
+    if (a == DT_BF16 && b == a) return "f32.bf16.bf16";
+    if (a == DT_F32 && b == a) return "f32.tf32.tf32";
+    if (a == DT_I8 && b == a) return "s32.s8.s8";
+    static const char *const f8[2][2] = {{"f32.e4m3.e4m3", "f32.e4m3.e5m2"}, {"f32.e5m2.e4m3", "f32.e5m2.e5m2"}};
+    if ((a == DT_F8E4M3 || a == DT_F8E5M2) && (b == DT_F8E4M3 || b == DT_F8E5M2)) return f8[a == DT_F8E5M2][b == DT_F8E5M2];
+    return NULL;
 }
 
 /* Swizzle width of a tile: its row bytes, 128 for panels; 0 when wgmma cannot address it. */
@@ -277,7 +278,7 @@ static int wg_width(const Tile *t) {
 /* N per wgmma: all of N up to 256, else equal chunks of 256 or 128. */
 static int wg_chunk(int N, DType dt) {
     int c = N <= 256 ? N : N % 256 == 0 ? 256 : N % 128 == 0 ? 128 : 0;
-    if (dt == DT_I8 && c > 32 && c % 16) return 0; /* s8: n = 8, 16, 24, 32, then multiples of 16 */
+    if (dtype_bits(dt) == 8 && c > 32 && c % 16) return 0; /* s8, e4m3, e5m2: n = 8, 16, 24, 32, then multiples of 16 */
     return c;
 }
 
@@ -286,7 +287,8 @@ static bool wgmma_fits(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
     const Layout *mma = rt->layout;
     int wm = mma->wpc[0], M = rt->shape[0], N = rt->shape[1];
     DType dt = at->dt;
-    if (!wgmma_target(l) || mma->wpc[1] != 1 || wm % 4 || M % (16 * wm) || N % 8 || !wg_types(dt)) return false;
+    if (!wgmma_target(l) || mma->wpc[1] != 1 || wm % 4 || M % (16 * wm) || N % 8 || !wg_types(dt, tir_vtype(l->f, i->ops[1])->dt))
+        return false;
     if ((dt == DT_I8 && rt->dt != DT_I32) || (dt != DT_I8 && rt->dt != DT_F32)) return false;
     if (!wg_chunk(N, dt)) return false;
     if (a_frag ? (dt != DT_F16 && dt != DT_BF16) : !wg_width(ta)) return false;
@@ -380,7 +382,7 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
                 int r0 = (im * rn + c0 / 8) * 4;
                 for (int r = 0; r < per; r++) args[n++] = res[r0 + r];
                 int p = snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\nwgmma.mma_async.sync.aligned.m64n%dk%d.%s {",
-                                 per + na + 1, nch, kw, wg_types(dt));
+                                 per + na + 1, nch, kw, wg_types(dt, tir_vtype(l->f, i->ops[1])->dt));
                 for (int r = 0; r < per; r++) p += snprintf(text + p, cap - (size_t)p, "%s$%d", r ? "," : "", r);
                 if (A) p += snprintf(text + p, cap - (size_t)p, "}, {$%d,$%d,$%d,$%d}, $%d, p", per, per + 1, per + 2, per + 3, per + 4);
                 else p += snprintf(text + p, cap - (size_t)p, "}, $%d, $%d, p", per, per + 1);
@@ -449,11 +451,15 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     }
     /* B is kept [N][K] for i8 (fragments pair bytes along K), else [K][N]; a pipelined
      * tile says which in its shared layout (order[0] is its contiguous dim) */
-    bool b_nk = b_shared ? bt->layout->order[0] == 0 : dt == DT_I8;
+    bool b_nk = b_shared ? bt->layout->order[0] == 0 : dtype_bits(dt) == 8;
     Tile ta = tile_make(l, M, K, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL);
     Tile tb = tile_make(l, b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
                         b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL);
     bool wg = wgmma_fits(l, i, &ta, &tb, b_nk, a_frag);
+    if (!wg && dtype_is_storage(dt)) { /* assign_layout's native_f8 promised a wgmma form */
+        ll_error(l, i->loc, "internal error: f8 dot without a wgmma form");
+        return false;
+    }
     if (!a_shared && !a_frag) stage(l, i->ops[0], &ta, false);
     if (!b_shared) stage(l, i->ops[1], &tb, b_nk);
     if ((!a_shared && !a_frag) || !b_shared) {

@@ -126,7 +126,7 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
      * i8 fragments need K and tf32 ones N */
     *contig = *trans || k == 0 ? 1 : t->layout->order[0];
     if (t->layout->order[0] != *contig) return false;
-    if (k == 1 && !*trans && ((t->dt == DT_I8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1))) return false;
+    if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1))) return false;
     if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
     if (ld->nops > 2) {
         Inst *o = tir_val(c->f, ld->ops[2])->def;

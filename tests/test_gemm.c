@@ -250,6 +250,9 @@ Test(gemm, f8_inputs, .timeout = 300) {
         {IN_E4M3, OUT_F32, 70, 40, 96, false, false, 1, 0, false, 0, 1, 0, NULL, false, false},
         {IN_E5M2, OUT_F32, 33, 64, 64, false, true, 0.25f, 0, true, 0, 1, 0, NULL, false, false},
         {IN_E4M3, OUT_F32, 64, 64, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
+        /* wider K steps (native f8 wgmma reads 64- and 128-byte rows on sm_90a) */
+        {IN_E4M3, OUT_F32, 130, 72, 300, false, false, 1, 0, false, 0, 1, 0, "BK=64", true, false},
+        {IN_E5M2, OUT_F32, 70, 136, 260, false, true, 1, 0, false, 0, 1, 0, "BK=128", false, false},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
@@ -319,6 +322,9 @@ Test(gemm, pipelined_ptx_sm90a) {
         {"gemm_f16_f16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "mma.sync"},
         {"gemm_i8_i32", "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", "mma.sync"},
         {"gemm_tf32_f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "wgmma"},
+        /* f8 natively: no widening to f16 */
+        {"gemm_e4m3_f32", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "mma.sync"},
+        {"gemm_e5m2_f32", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2", "cvt.f16"},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         tile_compile_options o = {.kernel = cs[i].kernel, .specialize = specs, .arch = "sm_90a"};
