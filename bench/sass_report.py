@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """sass_report.py - what ptxas made of every shipped kernel: registers, spills,
-shared memory, and the main loop's SASS instructions per iteration by class.
+shared memory, and the main loop's SASS instructions per iteration by class,
+with Triton's numbers for the same problem and tiles beside them (issue 13).
 
     python3 bench/sass_report.py [--tile build/tile] [--arch sm_80 --arch sm_90a]
                                  [--nvdisasm PATH] [--filter TEXT] [--json]
+                                 [--triton PYTHON | --no-triton] [--triton-mma-sync]
 
 For each configuration below (the kernel, its consts and the run-time
 specializations the C API launches it with):
   1. `tile compile --emit cubin -v --no-cache` gives the cubin and ptxas's
-     registers, spill bytes and shared memory;
+     registers, spill bytes (stores + loads) and shared memory;
   2. nvdisasm (the `nvidia-cuda-nvdisasm` wheel, or PATH; optional: without
      it only step 1 is printed) disassembles it;
   3. loops are found as a label and a later backward branch to it; the main
@@ -20,16 +22,25 @@ specializations the C API launches it with):
      the conversions F2F F2FP), mufu (MUFU), int (IMAD IADD3 ISETP LOP3 SEL
      SHF LEA PRMT IMNMX), local (LDL STL), other; `sel` counts the select
      and compare instructions (FSEL SEL ISETP FSETP), the mask arithmetic;
-  5. a static ceiling of tensor-core use, from a per-warp issue model of
-     one SM sub-partition: an mma.sync m16n8k16 keeps the tensor pipe busy
-     8 cycles, every instruction takes an issue cycle, an FP32 instruction
-     2 cycles of the FP32 pipe, a MUFU 8 cycles of the MUFU pipe:
-        ceiling = 8 * mma / max(8 * mma, instructions, 2 * fp32, 8 * mufu).
-     It is an upper bound from the instruction mix alone (no latency, no
-     memory); compare kernels and versions with it, not GPUs.
-Triton's numbers for the same tiles (issue 13's table) are compiled with
-Triton's own tools when a venv has it; this script prints tile's side.
-Exit status 1 when a configuration does not compile."""
+  5. a static ceiling (MMA_RATE and PIPE_CYCLES below): the cycles one
+     iteration keeps each pipe of an SM sub-partition busy per warp,
+        cyc = max(mma FLOP / tensor FLOP per cycle, instructions (issue),
+                  fp32 * c_fp32, int * c_int, mufu * 8, shared/L1 bytes / 32)
+     with `bound` the pipe that gives the max and tc = tensor cycles / cyc,
+     the tensor cores' best possible use.  A bound from the instruction mix
+     alone (no latency, no dependencies, no DRAM): compare kernels and
+     versions with it, not GPUs;
+  6. Triton: bench/triton_ref/compile.py, run by a Python that imports
+     triton (--triton, $TILE_TRITON_PYTHON, /work/venv-triton/bin/python, or
+     this Python), compiles each configuration's Triton counterparts (the
+     last field of CONFIGS) for the same capability (sm_90a: Triton's
+     GPUTarget 90, which it assembles for sm_90a) with Triton's own ptxas;
+     their cubins go through steps 2-5 and print as `triton NAME` rows under
+     tile's.  A counterpart that Triton cannot compile prints its reason.
+     --triton-mma-sync adds, on sm_90a, `triton/mma.sync` rows compiled with
+     DISABLE_MMA_V3=1 (Triton without wgmma), like for like with tile's
+     mma.sync kernels there.
+Exit status 1 when a configuration does not compile, 2 without build/tile."""
 import argparse
 import glob
 import json
@@ -87,8 +98,8 @@ CONFIGS += [
      ["paged_hd128_kv_f8"]),
     ("moe/experts.tile", "moe_gate_up_f16", [], GATE_SPECS, "moe gate_up f16 64x64x32", ["moe_gate_up_f16"]),
     ("moe/experts.tile", "moe_down_f16", [], DOWN_SPECS, "moe down f16 64x64x32", ["moe_down_f16"]),
-    ("moe/experts.tile", "moe_gate_up_f16_e4m3_block", [], GATE_SPECS, "moe gate_up e4m3 block", []),
-    ("moe/router.tile", "moe_router_f32", [], [], "moe router", []),
+    ("moe/experts.tile", "moe_gate_up_f16_e4m3_block", [], GATE_SPECS, "moe gate_up e4m3 block", ["moe_gate_up_f16_e4m3_block"]),
+    ("moe/router.tile", "moe_router_f32", [], [], "moe router (softmax top-2)", ["router_f32"]),
     ("moe/align.tile", "moe_align_scan", [], [], "moe align scan", []),
     ("norm/norm.tile", "norm_f16", [], NORM_SPECS, "norm f16 (add + rmsnorm)", ["add_rmsnorm_f16"]),
     ("norm/act.tile", "act_f16", [], ACT_SPECS, "gated activation f16 (silu)", ["silu_mul_f16"]),
@@ -111,7 +122,7 @@ BRANCH = re.compile(r"\bBRA\b[^;]*?(\.L_x_\d+)")
 
 def find_nvdisasm(given):
     if given:
-        return given
+        return given if os.access(given, os.X_OK) else None
     hit = shutil.which("nvdisasm")
     if hit:
         return hit
@@ -284,14 +295,14 @@ def find_triton_python(given):
     return None
 
 
-def triton_compile(python, root, arch, names, out):
+def triton_compile(python, root, arch, names, out, mma_sync=False):
     """{name: record} from bench/triton_ref/compile.py for arch (sm_80 -> capability 80, sm_90a -> 90), and
     (versions, why): why is the reason nothing came back."""
     m = re.match(r"sm_(\d+)", arch)
     if not m:
         return {}, None, "no capability in %s" % arch
     cmd = [python, os.path.join(root, "bench", "triton_ref", "compile.py"), "--arch", m.group(1), "--out", out,
-           "--only", ",".join(names)]
+           "--only", ",".join(names)] + (["--mma-sync"] if mma_sync else [])
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -359,6 +370,8 @@ def main():
     ap.add_argument("--triton", metavar="PYTHON", help="a Python that imports triton (default: $TILE_TRITON_PYTHON, "
                     "/work/venv-triton/bin/python, or this Python if it imports triton)")
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--triton-mma-sync", action="store_true",
+                    help="on sm_90 and later also Triton without wgmma (DISABLE_MMA_V3=1): mma.sync, as tile")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -371,7 +384,8 @@ def main():
     configs = [cfg for cfg in CONFIGS if not a.filter or a.filter in cfg[4]]
     notes = []
     if not nvd:
-        notes.append("no nvdisasm (pip install nvidia-cuda-nvdisasm, or --nvdisasm PATH): ptxas numbers only")
+        notes.append("%s (pip install nvidia-cuda-nvdisasm, or --nvdisasm PATH): ptxas numbers only" %
+                     ("no nvdisasm at " + a.nvdisasm if a.nvdisasm else "no nvdisasm"))
     python = None
     if a.no_triton:
         notes.append("triton: skipped (--no-triton)")
@@ -393,17 +407,22 @@ def main():
     rc = 0
     with tempfile.TemporaryDirectory() as tmp:
         for arch in archs:
-            tri, why = {}, None
             names = [n for cfg in configs for n in cfg[5]]
-            if python and names:
-                tri, versions, why = triton_compile(python, root, arch, names, os.path.join(tmp, "triton"))
-                if versions:
+            variants = [("triton", False)]  # (row label, mma_sync)
+            if a.triton_mma_sync and arch_family(arch) == "sm_90":
+                variants.append(("triton/mma.sync", True))
+            tri = {}
+            for who, mma_sync in variants if python and names else []:
+                recs, versions, why = triton_compile(python, root, arch, names,
+                                                     os.path.join(tmp, who.replace("/", "_")), mma_sync)
+                tri[who] = (recs, why)
+                if versions and who == "triton":
                     v = "triton %s, its ptxas %s (%s)" % (versions.get("triton"), versions.get("ptxas_version"),
                                                           versions.get("ptxas"))
                     print(json.dumps(dict(note=v, arch=arch)) if a.json else "%s: %s" % (arch, v))
                 if why:
-                    print(json.dumps(dict(note="triton: " + why, arch=arch)) if a.json else
-                          "%s: triton: %s" % (arch, why))
+                    print(json.dumps(dict(note="%s: %s" % (who, why), arch=arch)) if a.json else
+                          "%s: %s: %s" % (arch, who, why))
             for cfg in configs:
                 out = os.path.join(tmp, "k.cubin")
                 code, meta, err = compile_cfg(tile, root, cfg, arch, out)
@@ -415,17 +434,18 @@ def main():
                 args = (cfg[4], arch, meta.get("registers", -1), meta.get("spill", -1), meta.get("smem", -1), c,
                         nloops)
                 print(json.dumps(record("tile", *args)) if a.json else row(*args))
-                for n in cfg[5] if python else []:
-                    t = tri.get(n)
-                    label = "  triton " + n
-                    if t is None or "error" in t:
-                        msg = t["error"] if t else (why or "no result")
-                        print(json.dumps(dict(who="triton", kernel=n, arch=arch, error=msg)) if a.json else
-                              "%-46s %-6s %s" % (label[:46], arch, msg[:160]))
-                        continue
-                    c, nloops = disassemble(nvd, t["cubin"])
-                    args = (label, arch, t["registers"], t["spill"], t["smem"], c, nloops)
-                    print(json.dumps(record("triton", n, *args[1:])) if a.json else row(*args))
+                for who, (recs, why) in tri.items():
+                    for n in cfg[5]:
+                        t = recs.get(n)
+                        label = "  %s %s" % (who, n)
+                        if t is None or "error" in t:
+                            msg = t["error"] if t else (why or "no result")
+                            print(json.dumps(dict(who=who, kernel=n, arch=arch, error=msg)) if a.json else
+                                  "%-46s %-6s %s" % (label[:46], arch, msg[:160]))
+                            continue
+                        c, nloops = disassemble(nvd, t["cubin"])
+                        args = (label, arch, t["registers"], t["spill"], t["smem"], c, nloops)
+                        print(json.dumps(record(who, n, *args[1:])) if a.json else row(*args))
     return rc
 
 

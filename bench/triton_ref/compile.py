@@ -23,6 +23,8 @@ PYTHON is a Python that imports triton (e.g. a venv: `python3 -m venv
   3. One JSON object per line on stdout: {"name", "arch", "registers",
      "spill", "smem", "cubin"} or {"name", "arch", "error"}; the first line
      is {"triton": version, "ptxas": path, "ptxas_version": ...}.
+--mma-sync sets DISABLE_MMA_V3=1: on sm_90a Triton's dots then use mma.sync
+like tile's instead of wgmma.
 Exit status 3 when triton cannot be imported."""
 import argparse
 import contextlib
@@ -38,6 +40,8 @@ import tempfile
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton's default (fusion on); set to silence its warning
 os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"
 os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+if "--mma-sync" in sys.argv:  # Triton's switch off of wgmma (MMAv3) on Hopper: dots stay mma.sync, as tile's
+    os.environ["DISABLE_MMA_V3"] = "1"
 
 try:
     import triton
@@ -86,13 +90,15 @@ def paged(name, kv):
     return cfg(name, K.paged, args, consts, [p for p, t in args if t.startswith("*") or p.startswith("s")])
 
 
-def moe(name, down):
-    ptrs = ["h", "w2", "out", "topk_w"] if down else ["x", "w1", "h"]
-    types = {"h": "*fp16", "w2": "*fp16", "out": "*fp32", "topk_w": "*fp32", "x": "*fp16", "w1": "*fp16"}
+def moe(name, down, f8_block=False):
+    ptrs = ["h", "w2", "out", "topk_w"] if down else ["x", "w1", "w1s", "h"]
+    types = {"h": "*fp16", "w2": "*fp16", "out": "*fp32", "topk_w": "*fp32", "x": "*fp16",
+             "w1": "*fp8e4nv" if f8_block else "*fp16", "w1s": "*fp32"}
     args = [(p, types[p]) for p in ptrs] + [("sorted_ids", "*i32"), ("expert_ids", "*i32"), ("total", "*i32")] + \
            [(p, "i32") for p in ("n_slots", "topk", "hidden", "inter", "so" if down else "sx")]
     # moe.c specializes hidden, inter and the row stride (divisible by 16); BM 64 BN 64 BK 32 w4 s3
-    return cfg(name, K.moe_down if down else K.moe_gate_up, args, dict(BM=64, BN=64, BK=32),
+    consts = dict(BM=64, BN=64, BK=32) if down else dict(BM=64, BN=64, BK=32, BLOCK_SCALES=int(f8_block))
+    return cfg(name, K.moe_down if down else K.moe_gate_up, args, consts,
                [p for p, t in args if t.startswith("*") or p in ("hidden", "inter", "so", "sx")])
 
 
@@ -121,6 +127,11 @@ CONFIGS += [
     paged("paged_hd128_kv_f8", "fp8e4nv"),
     moe("moe_gate_up_f16", False),
     moe("moe_down_f16", True),
+    moe("moe_gate_up_f16_e4m3_block", False, f8_block=True),
+    # moe_router_f32's defaults: K 2, BT 16, BE 64, 4 warps; not specialized (moe.c passes the strides as they are)
+    cfg("router_f32", K.router, [("logits", "*fp32"), ("topk_ids", "*i32"), ("topk_w", "*fp32"),
+                                 ("tokens", "i32"), ("experts", "i32"), ("sl", "i32"), ("scale", "fp32")],
+        dict(K=2, KP=2, BT=16, BE=64), ["logits", "topk_ids", "topk_w"]),
     cfg("add_rmsnorm_f16", K.add_rmsnorm,
         [("x", "*fp16"), ("res", "*fp16"), ("w", "*fp16"), ("out", "*fp16")] +
         [(p, "i32") for p in ("hidden", "sx", "sr", "so")] + [("eps", "fp32")],
@@ -192,6 +203,7 @@ def main():
     ap.add_argument("--out", help="folder for the cubins")
     ap.add_argument("--only", default="", help="comma-separated configuration names")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--mma-sync", action="store_true", help="no wgmma on sm_90a (DISABLE_MMA_V3=1)")
     a = ap.parse_args()
     if a.list:
         for c in CONFIGS:

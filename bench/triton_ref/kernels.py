@@ -19,10 +19,13 @@ per score, vLLM-style paged decode and fused-MoE gathers), in plain Triton:
                -inf guard): a different, easier problem, kept to compare
                with the tutorial's numbers;
   paged        kernels/attention/paged_attention.tile, SPLIT = false;
-  moe_gate_up  kernels/moe/experts.tile gate_up_program (no weight scales);
+  moe_gate_up  kernels/moe/experts.tile gate_up_program (no weight scales, or
+               f8e4m3 weights with 128 x 128 block scales);
   moe_down     kernels/moe/experts.tile down_program;
   add_rmsnorm  kernels/norm/norm.tile with RESIDUAL, RMSNorm, no quantization;
-  silu_mul     kernels/norm/act.tile with ACT = 0 (SiLU), no quantization.
+  silu_mul     kernels/norm/act.tile with ACT = 0 (SiLU), no quantization;
+  router       kernels/moe/router.tile with its defaults (softmax, top-2,
+               no groups, no bias, no renormalization).
 """
 import triton
 import triton.language as tl
@@ -180,8 +183,8 @@ def paged(q, kc, vc, o, block_tables, context_lens, num_tokens, group,
 
 
 @triton.jit
-def moe_gate_up(x, w1, h, sorted_ids, expert_ids, total, n_slots, topk, hidden, inter, sx,
-                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def moe_gate_up(x, w1, w1s, h, sorted_ids, expert_ids, total, n_slots, topk, hidden, inter, sx,
+                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, BLOCK_SCALES: tl.constexpr):
     pm = tl.program_id(0)
     if pm * BM >= tl.load(total):
         return
@@ -193,6 +196,11 @@ def moe_gate_up(x, w1, h, sorted_ids, expert_ids, total, n_slots, topk, hidden, 
     rk = tl.arange(0, BK)
     wg = w1 + e.to(tl.int64) * (2 * inter) * hidden
     wu = wg + inter.to(tl.int64) * hidden
+    # BLOCK_SCALES: f8e4m3 weights with one f32 scale per 128 x 128 block (experts.tile's SCALE_BLOCK)
+    nbh = tl.cdiv(hidden, 128)
+    nbi = tl.cdiv(inter, 128)
+    sg = w1s + (e.to(tl.int64) * (2 * nbi) + tl.program_id(1) * BN // 128) * nbh
+    su = sg + nbi.to(tl.int64) * nbh
     acc_g = tl.zeros((BM, BN), tl.float32)
     acc_u = tl.zeros((BM, BN), tl.float32)
     for k0 in range(0, hidden, BK):
@@ -201,8 +209,12 @@ def moe_gate_up(x, w1, h, sorted_ids, expert_ids, total, n_slots, topk, hidden, 
         bmask = (kk[:, None] < hidden) & (rn[None, :] < inter)
         tg = tl.load(wg + rn[None, :] * hidden + kk[:, None], mask=bmask, other=0.0)
         tu = tl.load(wu + rn[None, :] * hidden + kk[:, None], mask=bmask, other=0.0)
-        acc_g = tl.dot(ta, tg, acc_g)
-        acc_u = tl.dot(ta, tu, acc_u)
+        if BLOCK_SCALES:
+            acc_g += tl.dot(ta, tg.to(ta.dtype)) * tl.load(sg + k0 // 128)
+            acc_u += tl.dot(ta, tu.to(ta.dtype)) * tl.load(su + k0 // 128)
+        else:
+            acc_g = tl.dot(ta, tg, acc_g)
+            acc_u = tl.dot(ta, tu, acc_u)
     act = acc_g / (1.0 + tl.exp(-acc_g)) * acc_u
     hmask = valid[:, None] & (rn[None, :] < inter)
     tl.store(h + slot[:, None] * inter + rn[None, :], act.to(h.dtype.element_ty), mask=hmask)
@@ -271,3 +283,33 @@ def silu_mul(x, out, d, sx, so, BLOCK: tl.constexpr):
         g = tl.load(pg + c, mask=m, other=0.0).to(tl.float32)
         u = tl.load(pu + c, mask=m, other=0.0).to(tl.float32)
         tl.store(po + c, (g / (1.0 + tl.exp(-g)) * u).to(out.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def router(logits, topk_ids, topk_w, tokens, experts, sl, scale,
+           K: tl.constexpr, KP: tl.constexpr, BT: tl.constexpr, BE: tl.constexpr):
+    # softmax scores, top-K by logit (lowest expert index on ties), weights not renormalized
+    rows = tl.program_id(0) * BT + tl.arange(0, BT)
+    cols = tl.arange(0, BE)
+    rmask = rows < tokens
+    cmask = cols < experts
+    lg = tl.load(logits + rows[:, None] * sl + cols[None, :], mask=rmask[:, None] & cmask[None, :], other=0.0)
+    lg = tl.where(cmask[None, :], lg.to(tl.float32), float("-inf"))
+    ex = tl.exp(lg - tl.max(lg, 1)[:, None])
+    s = ex / tl.sum(ex, 1)[:, None]
+    choice = lg
+    kcol = tl.arange(0, KP)
+    ids = tl.zeros((BT, KP), tl.int32)
+    wts = tl.zeros((BT, KP), tl.float32)
+    for j in range(0, K):
+        best = tl.max(choice, 1)
+        idx = tl.min(tl.where(choice == best[:, None], cols[None, :], BE), 1)
+        hit = cols[None, :] == idx[:, None]
+        w = tl.sum(tl.where(hit, s, 0.0), 1)
+        ids = tl.where(kcol[None, :] == j, idx[:, None], ids)
+        wts = tl.where(kcol[None, :] == j, w[:, None], wts)
+        choice = tl.where(hit, float("-inf"), choice)
+    omask = rmask[:, None] & (kcol[None, :] < K)
+    optr = rows[:, None] * K + kcol[None, :]
+    tl.store(topk_ids + optr, ids, mask=omask)
+    tl.store(topk_w + optr, wts * scale, mask=omask)
