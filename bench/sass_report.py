@@ -324,7 +324,7 @@ def triton_compile(python, root, arch, names, out, mma_sync=False):
     return recs, versions, why
 
 
-HEADER = ("%-46s %-6s %4s %5s %6s %5s %4s %4s %5s %5s %4s %4s %5s %3s %6s %-5s %4s %3s" %
+HEADER = ("%-54s %-6s %4s %5s %6s %5s %4s %4s %5s %5s %4s %4s %5s %3s %6s %-5s %4s %3s" %
           ("kernel", "arch", "regs", "spill", "smem", "instr", "mma", "ldsm", "copy", "fp32", "mufu", "int",
            "local", "sel", "cyc", "bound", "tc", "lps"))
 
@@ -333,8 +333,8 @@ def row(label, arch, regs, spill, smem, c, nloops):
     cc = c or {}
     g = lambda k: str(cc[k]) if k in cc else "-"  # noqa: E731
     ce = ceiling(c, arch)
-    return ("%-46s %-6s %4d %5d %6d %5s %4s %4s %5s %5s %4s %4s %5s %3s %6s %-5s %4s %3d" %
-            (label[:46], arch, regs, spill, smem, g("total"), g("mma"), g("ldsm"), g("copy"), g("fp32"), g("mufu"),
+    return ("%-54s %-6s %4d %5d %6d %5s %4s %4s %5s %5s %4s %4s %5s %3s %6s %-5s %4s %3d" %
+            (label[:54], arch, regs, spill, smem, g("total"), g("mma"), g("ldsm"), g("copy"), g("fp32"), g("mufu"),
              g("int"), g("local"), g("sel"), "%.0f" % ce[0] if ce else "-", ce[1] if ce else "-",
              "%.0f%%" % (100 * ce[2]) if ce and ce[2] is not None else "-", nloops))
 
@@ -441,7 +441,7 @@ def main():
                         if t is None or "error" in t:
                             msg = t["error"] if t else (why or "no result")
                             print(json.dumps(dict(who=who, kernel=n, arch=arch, error=msg)) if a.json else
-                                  "%-46s %-6s %s" % (label[:46], arch, msg[:160]))
+                                  "%-54s %-6s %s" % (label[:54], arch, msg[:160]))
                             continue
                         c, nloops = disassemble(nvd, t["cubin"])
                         args = (label, arch, t["registers"], t["spill"], t["smem"], c, nloops)
