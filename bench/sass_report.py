@@ -339,12 +339,17 @@ def row(label, arch, regs, spill, smem, c, nloops):
              "%.0f%%" % (100 * ce[2]) if ce and ce[2] is not None else "-", nloops))
 
 
+def jline(**fields):
+    """One JSON Lines object, led by "bench" as every bench program's (docs/benchmarks.md)."""
+    return json.dumps(dict(bench="sass_report", **fields))
+
+
 def record(who, label, arch, regs, spill, smem, c, nloops, **extra):
     ce = ceiling(c, arch)
     loop = None
     if c:
         loop = {k: v for k, v in c.items() if k not in ("mma_flop", "lsu_bytes")}
-    rec = dict(who=who, kernel=label, arch=arch, registers=regs, spill=spill, smem=smem, loops=nloops,
+    rec = dict(bench="sass_report", who=who, kernel=label, arch=arch, registers=regs, spill=spill, smem=smem, loops=nloops,
                main_loop=loop, ceiling_cycles=round(ce[0], 1) if ce else None, bound=ce[1] if ce else None,
                tensor_fraction=round(ce[2], 3) if ce and ce[2] is not None else None,
                pipes={k: round(v, 1) for k, v in ce[3].items()} if ce else None)
@@ -397,7 +402,7 @@ def main():
                          "/work/venv-triton/bin/pip install triton)")
     if a.json:
         for n in notes:
-            print(json.dumps(dict(note=n)))
+            print(jline(note=n))
     else:
         print("SASS report: main loop per iteration (cyc: static ceiling in cycles per warp, bound: its pipe, "
               "tc: tensor-pipe share)")
@@ -419,9 +424,9 @@ def main():
                 if versions and who == "triton":
                     v = "triton %s, its ptxas %s (%s)" % (versions.get("triton"), versions.get("ptxas_version"),
                                                           versions.get("ptxas"))
-                    print(json.dumps(dict(note=v, arch=arch)) if a.json else "%s: %s" % (arch, v))
+                    print(jline(note=v, arch=arch) if a.json else "%s: %s" % (arch, v))
                 if why:
-                    print(json.dumps(dict(note="%s: %s" % (who, why), arch=arch)) if a.json else
+                    print(jline(note="%s: %s" % (who, why), arch=arch) if a.json else
                           "%s: %s: %s" % (arch, who, why))
             for cfg in configs:
                 out = os.path.join(tmp, "k.cubin")
@@ -440,7 +445,7 @@ def main():
                         label = "  %s %s" % (who, n)
                         if t is None or "error" in t:
                             msg = t["error"] if t else (why or "no result")
-                            print(json.dumps(dict(who=who, kernel=n, arch=arch, error=msg)) if a.json else
+                            print(jline(who=who, kernel=n, arch=arch, skipped=msg) if a.json else
                                   "%-54s %-6s %s" % (label[:54], arch, msg[:160]))
                             continue
                         c, nloops = disassemble(nvd, t["cubin"])

@@ -61,13 +61,14 @@ def cfg(name, fn, args, consts, div16=(), one=(), warps=4, stages=3):
                 stages=stages)
 
 
-def gemm(name, ab, cty, bm, bn, bk, warps, precision="tf32", spec=True, stages=3):
+def gemm(name, ab, cty, bm, bn, bk, warps, precision="tf32", spec="all", stages=3):
+    """spec: "all" as tile's GEMM_SPECS (sak = sbn = 1, the sizes and leading strides divisible by 16);
+    "unit": only the unit strides (matmul.tile has no inner strides); "none": run-time strides."""
     args = [("a", "*" + ab), ("b", "*" + ab), ("c", "*" + cty)] + \
            [(p, "i32") for p in ("M", "N", "K", "sam", "sak", "sbk", "sbn", "scm")]
     consts = dict(BM=bm, BN=bn, BK=bk, GROUP_M=8, PRECISION=precision)
-    # tile's GEMM_SPECS: sak = sbn = 1, the sizes and leading strides divisible by 16
-    div16 = ["a", "b", "c"] + (["M", "N", "K", "sam", "sbk", "scm"] if spec else [])
-    return cfg(name, K.matmul, args, consts, div16, ["sak", "sbn"] if spec else [], warps, stages)
+    div16 = ["a", "b", "c"] + (["M", "N", "K", "sam", "sbk", "scm"] if spec == "all" else [])
+    return cfg(name, K.matmul, args, consts, div16, ["sak", "sbn"] if spec != "none" else [], warps, stages)
 
 
 ATTN_STRIDES = ["sqb", "sqs", "sqh", "skb", "sks", "skh", "svb", "svs", "svh", "sob", "sos", "soh", "slb", "slh"]
@@ -108,8 +109,8 @@ CONFIGS = [
     gemm("gemm_tf32_f32", "fp32", "fp32", 128, 128, 16, 8),
     gemm("gemm_i8_i32", "i8", "i32", 128, 128, 64, 4),
     gemm("gemm_e4m3_f32", "fp8e4nv", "fp32", 128, 128, 32, 4),
-    gemm("gemm_f16_f32_unspecialized", "fp16", "fp32", 128, 128, 32, 4, spec=False),
-    gemm("matmul_f32_ieee", "fp32", "fp32", 64, 64, 32, 4, precision="ieee", spec=False),
+    gemm("gemm_f16_f32_unspecialized", "fp16", "fp32", 128, 128, 32, 4, spec="none"),
+    gemm("matmul_f32_ieee", "fp32", "fp32", 64, 64, 32, 4, precision="ieee", spec="unit"),
 ]
 for _hd in (64, 128, 256):
     for _causal in (0, 1):
