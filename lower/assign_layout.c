@@ -146,9 +146,13 @@ static const Layout *mma_for(Ctx *c, Inst *i, const Layout **la, const Layout **
     if (!kw) return NULL;
     int M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
     if (M < 16 || N < 8 || K < kw) return NULL;
-    int wm = 1, wn = 1;
-    if (rows_dot(c, i) && M >= 16 * c->f->num_warps) wm = c->f->num_warps; /* every warp owns whole rows */
-    while (wm * wn < c->f->num_warps) {
+    int wm = 1, wn = 1, nw = c->f->num_warps;
+    const Target *tg = target_find(c->m->arch);
+    /* wgmma (sm_90a): each warpgroup of 4 warps computes 64-row slabs of the whole N, so the
+     * warps all split M, 16 rows each, as the mma.sync layout with warps [nw, 1] does */
+    bool wgmma = tg && tg->mma == WGMMA && nw % 4 == 0 && M % (16 * nw) == 0 && N % 8 == 0 && rt->dt != DT_F16;
+    if ((wgmma || rows_dot(c, i)) && M >= 16 * nw) wm = nw; /* every warp owns whole rows */
+    while (wm * wn < nw) {
         if (M / (16 * wm) >= 2 && (M / wm >= N / wn || N / (8 * wn) < 2)) wm *= 2;
         else if (N / (8 * wn) >= 2) wn *= 2;
         else wm *= 2;

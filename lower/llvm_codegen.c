@@ -170,6 +170,7 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_LOCAL_ALLOC:
     case OP_LOCAL_VIEW:
     case OP_ASYNC_COPY:
+    case OP_LOCAL_STORE:
     case OP_ASYNC_COMMIT:
     case OP_ASYNC_WAIT: return ll_emit_async(l, i);
     case OP_LOAD:
@@ -262,7 +263,8 @@ static bool emit_func(LL *l, Func *f) {
             LLVMSetInitializer(g, LLVMGetUndef(at));
             LLVMSetLinkage(g, LLVMInternalLinkage);
         }
-        LLVMSetAlignment(g, 16);
+        /* wgmma reads swizzled tiles whose pattern repeats every 1024 bytes from the window's base */
+        LLVMSetAlignment(g, target_find(l->m->arch)->mma == WGMMA ? 1024 : 16);
         l->smem = g;
     }
     bool ok = emit_block(l, f->body);

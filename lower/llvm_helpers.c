@@ -52,12 +52,14 @@ LLVMValueRef ll_intr(LL *l, const char *name, LLVMTypeRef *ovl, int novl, LLVMVa
 
 LLVMValueRef ll_asm(LL *l, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args, int nargs,
                     bool side_effects) {
-    LLVMTypeRef pt[16];
+    LLVMTypeRef small[16], *pt = nargs <= 16 ? small : malloc(sizeof *pt * (size_t)nargs);
+    if (!pt) out_of_memory();
     for (int k = 0; k < nargs; k++) pt[k] = LLVMTypeOf(args[k]);
     LLVMTypeRef fty = LLVMFunctionType(ret, pt, (unsigned)nargs, 0);
     LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
                                       LLVMInlineAsmDialectATT, 0);
     LLVMValueRef call = LLVMBuildCall2(l->b, fty, a, args, (unsigned)nargs, "");
+    if (pt != small) free(pt);
     /* every snippet returns and never unwinds: saying so spares LLVM's passes from scanning
      * whole blocks around each call (hundreds of them in a GEMM) */
     static const char *const attrs[] = {"nounwind", "willreturn"};

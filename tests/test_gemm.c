@@ -128,7 +128,8 @@ static void run_case(const Case *c) {
         if (n % 16 == 0) specs[ns++] = "n=16";
         if (k % 16 == 0) specs[ns++] = "k=16";
     }
-    tile_compile_options o = {.kernel = kn, .defines = defines, .specialize = specs};
+    /* TILE_TEST_ARCH=sm_90a with TILE_TEST_DEVICE=emu:sm_90a: the same checks on Hopper code (wgmma) */
+    tile_compile_options o = {.kernel = kn, .defines = defines, .specialize = specs, .arch = getenv("TILE_TEST_ARCH")};
     tile_compiled comp;
     tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &comp);
     cr_assert_eq(st, TILE_OK, "%s: %s\n%s", kn, tile_status_string(st), comp.diagnostics);
@@ -306,6 +307,32 @@ Test(gemm, pipelined_ptx) {
     cr_expect(strstr(c.ptx, "cp.async.cg.shared.global"), "no 16-byte cp.async");
     cr_expect(strstr(c.ptx, "cp.async.wait_group 1"), "3 stages should leave one group in flight");
     tile_compiled_free(&c);
+}
+
+/* sm_90a: the same kernel's dots are wgmma.mma_async on descriptors of the pipelined tiles
+ * (m64n128k16, B MN-major with imm-trans-b), after fence.proxy.async, waited before the epilogue;
+ * i8 reads B K-major; tf32 with a [K][N] B has no wgmma form and stays on mma.sync. */
+Test(gemm, pipelined_ptx_sm90a) {
+    const char *specs[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
+    static const struct { const char *kernel, *want, *not_want; } cs[] = {
+        {"gemm_bf16_f32", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "mma.sync"},
+        {"gemm_f16_f16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "mma.sync"},
+        {"gemm_i8_i32", "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", "mma.sync"},
+        {"gemm_tf32_f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "wgmma"},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        tile_compile_options o = {.kernel = cs[i].kernel, .specialize = specs, .arch = "sm_90a"};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+        cr_expect(strstr(c.ptx, cs[i].want), "%s: no %s", cs[i].kernel, cs[i].want);
+        cr_expect(!strstr(c.ptx, cs[i].not_want), "%s: %s in the PTX", cs[i].kernel, cs[i].not_want);
+        if (strstr(cs[i].want, "wgmma")) {
+            cr_expect(strstr(c.ptx, "fence.proxy.async.shared::cta"), "%s: no proxy fence before wgmma", cs[i].kernel);
+            cr_expect(strstr(c.ptx, "wgmma.wait_group.sync.aligned 0"), "%s: no wgmma wait", cs[i].kernel);
+            cr_expect(strstr(c.ptx, ".align 1024"), "%s: shared tiles not 1024-byte aligned", cs[i].kernel);
+        }
+        tile_compiled_free(&c);
+    }
 }
 
 /* dot(a, trans(b)) with b an [N][K] tile: software pipelining copies b's tiles as loaded
