@@ -24,7 +24,7 @@ PYTHON is a Python that imports triton (e.g. a venv: `python3 -m venv
      "spill", "smem", "cubin"} or {"name", "arch", "error"}; the first line
      is {"triton": version, "ptxas": path, "ptxas_version": ...}.
 --mma-sync sets DISABLE_MMA_V3=1: on sm_90a Triton's dots then use mma.sync
-like tile's instead of wgmma.
+instead of wgmma.
 Exit status 3 when triton cannot be imported."""
 import argparse
 import contextlib
@@ -40,7 +40,7 @@ import tempfile
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton's default (fusion on); set to silence its warning
 os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"
 os.environ["TRITON_ALWAYS_COMPILE"] = "1"
-if "--mma-sync" in sys.argv:  # Triton's switch off of wgmma (MMAv3) on Hopper: dots stay mma.sync, as tile's
+if "--mma-sync" in sys.argv:  # Triton's switch off of wgmma (MMAv3) on Hopper: its dots stay mma.sync
     os.environ["DISABLE_MMA_V3"] = "1"
 
 try:
