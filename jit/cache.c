@@ -206,7 +206,8 @@ static bool make_key(const SrcFile *src, const tile_compile_options *o, CacheKey
     XXH3_128bits_reset(st);
     XXH3_128bits_update(st, o->kernel ? o->kernel : "", o->kernel ? strlen(o->kernel) + 1 : 0);
     hash_list(st, o->include_dirs);
-    int flags[4] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS};
+    int flags[5] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS,
+                    o->no_line_info != 0};
     XXH3_128bits_update(st, flags, sizeof flags);
     if (o->want_cubin && o->ptxas) XXH3_128bits_update(st, o->ptxas, strlen(o->ptxas));
     k->parts[KP_OPTIONS] = XXH3_128bits_digest(st);
