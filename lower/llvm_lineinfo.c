@@ -18,7 +18,8 @@
  *      end) is scoped by a lexical-block file of the kernel's subprogram,
  *      one per (kernel, file).  An instruction without a location (made by
  *      a pass) keeps the one before it.
- *   4. ll_lineinfo_end: DIBuilderFinalize, before the module is verified.
+ *   4. ll_lineinfo_end: DIBuilderFinalize, before the module is verified
+ *      (ll_lineinfo_free finalizes a lowering that failed before it).
  * LLVM's passes may move, merge or drop locations (O3 hoists, CSEs and
  * merges code): the PTX then has fewer `.loc` lines, and a merged
  * instruction the location of one of its statements.  Joining the PTX of
@@ -37,6 +38,7 @@ struct LineInfo {
         LLVMMetadataRef file, scope; /* scope: in the current kernel; NULL until used there */
     } *files;
     int nfiles, capfiles;
+    bool finalized;
 };
 
 /* LLVM's DICompileUnit::DebugDirectivesOnly, which the C enum does not name */
@@ -102,12 +104,14 @@ void ll_lineinfo_end(LL *l) {
     if (!li) return;
     LLVMSetCurrentDebugLocation2(l->b, NULL);
     LLVMDIBuilderFinalize(li->dib);
+    li->finalized = true;
 }
 
 void ll_lineinfo_free(LL *l) {
     LineInfo *li = l->li;
     if (!li) return;
-    if (li->dib) LLVMDisposeDIBuilder(li->dib);
+    if (!li->finalized) LLVMDIBuilderFinalize(li->dib); /* a lowering that failed half-way: DIBuilder wants it before disposal */
+    LLVMDisposeDIBuilder(li->dib);
     free(li->files);
     free(li);
     l->li = NULL;

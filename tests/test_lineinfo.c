@@ -705,3 +705,32 @@ Test(lineinfo, nvcc_lineinfo_ptx_runs_and_reports) {
     unlink(cu), unlink(ptx);
     rmdir(dir);
 }
+
+/* A lowering that fails half-way (an op LLVM lowering refuses) with line info on: a located error,
+ * and the debug-info builder is finalized and freed on the cleanup path (no leak, no crash). */
+Test(lineinfo, failed_lowering_cleans_up) {
+    const char *text = "kernel @k(%p: ptr<i16> #div16) num_warps=1 num_stages=1 {\n"
+                       "  %0 = const {value=1} : i16\n"
+                       "  %1 = atomic_rmw %p, %0 {kind=add} : i16\n"
+                       "  return\n"
+                       "}\n";
+    Arena *a = arena_new();
+    Diag d;
+    diag_init(&d);
+    SrcFile src = {"bad.tir", text, strlen(text)};
+    Module *m = tir_parse(a, &src, &d);
+    cr_assert_not_null(m);
+    m->arch = "sm_80";
+    for (int threads = 1; threads <= 2; threads++) {
+        LlvmOptions o = {.arch = "sm_80", .run_o3 = true, .line_info = true, .threads = threads};
+        LlvmResult r = {0};
+        cr_assert_not(llvm_lower_module(m, &o, &r, &d));
+        cr_assert_null(r.ptx);
+    }
+    Str e = {0};
+    diag_render(&d, &e);
+    cr_expect(strstr(e.buf, "bad.tir:3:") && strstr(e.buf, "atomics on i16 are not supported"), "%s", e.buf);
+    str_free(&e);
+    diag_free(&d);
+    arena_free(a);
+}
