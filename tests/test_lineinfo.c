@@ -10,9 +10,10 @@
  *      `.file` table: every kernel's locations, resolved to names, are those
  *      of a single-module lowering, an inlined `fn` of an imported file
  *      included.
- *   4. On the emulator, a .tile kernel's out-of-bounds store and load, a race
- *      (a barrier taken out of the Tile IR, as a compiler bug would) and a
- *      failing device_assert report the statement's file:line:col.
+ *   4. On the emulator, a .tile kernel's out-of-bounds store and load, a
+ *      misaligned vector load, a store to freed memory, a race (a barrier
+ *      taken out of the Tile IR, as a compiler bug would) and a failing
+ *      device_assert report the statement's file:line:col.
  *   5. Hand-written PTX with nvcc's forms (`.file N "name", time, size`,
  *      `.loc F L C, function_name ..., inlined_at F L C`, a .debug section)
  *      parses and runs; its faults and traps name the file:line:col; bad
@@ -733,4 +734,52 @@ Test(lineinfo, failed_lowering_cleans_up) {
     str_free(&e);
     diag_free(&d);
     arena_free(a);
+}
+
+/* Misaligned and use-after-free accesses name the statement too (through the device layer, which does
+ * not check the alignment the kernel was specialized for, as tile_launch does). */
+static const char *vec_src = "kernel v(x: *f32, y: *f32) {\n"
+                             "    let o = arange(0, 512);\n"
+                             "    let a = load(x + o);\n"          /* 3:13: 16-byte vector loads */
+                             "    store(y + o, a * 3.0 + 1.0);\n" /* 4:5 */
+                             "}\n";
+
+Test(lineinfo, misaligned_and_freed_name_the_statement) {
+    tile_compile_options o = {.size = sizeof o};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("vec.tile", vec_src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_assert(strstr(c.ptx, "ld.global.v4"), "expected vector loads:\n%s", c.ptx);
+    TileDevice *dev;
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "");
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    cr_assert_eq(dev_module_load_ptx(dev, c.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_module_get_function(mod, "v", &fn), DEV_OK);
+    tile_compiled_free(&c);
+    uint64_t dx, dy;
+    cr_assert_eq(dev_malloc(dev, 520 * 4, &dx), DEV_OK);
+    cr_assert_eq(dev_malloc(dev, 512 * 4, &dy), DEV_OK);
+    /* aligned: y = 3x + 1 */
+    float h[520], got[512];
+    for (int i = 0; i < 520; i++) h[i] = (float)(i % 37) - 18.0f;
+    cr_assert_eq(dev_memcpy_htod(dev, dx, h, sizeof h), DEV_OK);
+    void *params[] = {&dx, &dy};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_memcpy_dtoh(dev, got, dy, sizeof got), DEV_OK);
+    for (int i = 0; i < 512; i++) cr_expect_eq(got[i], 3.0f * h[i] + 1.0f, "y[%d] = %g", i, got[i]);
+    /* x + 1 element: the 16-byte loads are misaligned */
+    uint64_t xs = dx + 4;
+    void *p2[] = {&xs, &dy};
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 128, 1, 1, 0, NULL, p2), DEV_OK);
+    const char *e = dev_last_error(dev);
+    cr_expect(strstr(e, "memcheck: misaligned __global__ read of size 16 bytes") && strstr(e, "at vec.tile:3:13 in kernel 'v', PTX line "),
+              "%s", e);
+    /* y freed: the store is a use after free */
+    cr_assert_eq(dev_free(dev, dy), DEV_OK);
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK);
+    e = dev_last_error(dev);
+    cr_expect(strstr(e, "freed allocation") && strstr(e, "at vec.tile:4:5 in kernel 'v', PTX line "), "%s", e);
+    dev_module_unload(mod);
+    dev_close(dev);
 }
