@@ -516,7 +516,8 @@ static void join_part(Str *out, const char *ptx, FileTable *ft) {
         const char *a;
         char *end;
         if (directive(p, eol, ".file")) {
-        } else if (directive(p, eol, ".section") && strstr(p, ".debug_macinfo") && strstr(p, ".debug_macinfo") < eol) {
+            /* dropped: the joined table follows the last kernel */
+        } else if ((a = directive(p, eol, ".section")) != NULL && !strncmp(a, ".debug_macinfo", 14)) {
             ft->macinfo = true;
         } else if ((a = directive(p, eol, ".loc")) != NULL) {
             long num = strtol(a, &end, 10);
