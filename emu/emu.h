@@ -492,6 +492,9 @@ void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap);
 /* The source location (from .file/.loc) of the instruction on PTX line `line` as "file:line:col"
  * (":col" left out when 0) into buf; "" when it has none.  Returns buf. */
 const char *emu_module_srcloc(const EmuModule *m, uint32_t line, char *buf, size_t cap);
+/* "file:line:col, PTX line N" (or "PTX line N" without line info) into buf, for reports that name a
+ * second place.  Returns buf. */
+const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_t cap);
 
 /* ---- tensor maps (tensormap.c): the emulator's 128-byte encoding of what cuTensorMapEncodeTiled
  * takes, read by cp.async.bulk.tensor ---- */

@@ -584,10 +584,9 @@ void emu_block_where(EmuBlock *b, Str *s) {
                    state_text[w->state]);
         if (w->fn) {
             const EmuIns *in = &w->fn->code[w->pc];
-            char line[256], src[512];
+            char line[256], where[600];
             emu_module_line(b->L->m, in->line, line, sizeof line);
-            emu_module_srcloc(b->L->m, in->line, src, sizeof src);
-            str_printf(s, " at %s%sPTX line %u", src, *src ? ", " : "", in->line);
+            str_printf(s, " at %s", emu_module_where(b->L->m, in->line, where, sizeof where));
             if (w->fn != b->L->f) str_printf(s, " (in .func '%s')", w->fn->name);
             str_printf(s, ": %s", line);
         }
@@ -718,13 +717,13 @@ static bool release_barriers(EmuBlock *b, uint32_t *live_out, bool *progress) {
         if (!first[id]) { first[id] = t; need[id] = t->bar_count; }
         else if (need[id] != t->bar_count) {
             const EmuThread *o = first[id];
-            char line[256], src[512];
+            char line[256], where[600];
             emu_module_line(b->L->m, o->fn->code[o->pc].line, line, sizeof line);
-            emu_module_srcloc(b->L->m, o->fn->code[o->pc].line, src, sizeof src);
+            emu_module_where(b->L->m, o->fn->code[o->pc].line, where, sizeof where);
             return emu_fault(b, t, &t->fn->code[t->pc], "deadlock: barrier thread counts disagree",
-                             "barrier %u is waited on for %u threads here and for %u by thread (%u,%u,%u) at %s%sPTX line %u: %s", id,
+                             "barrier %u is waited on for %u threads here and for %u by thread (%u,%u,%u) at %s: %s", id,
                              t->bar_count ? t->bar_count : b->nthreads, need[id] ? need[id] : b->nthreads, o->tid[0], o->tid[1],
-                             o->tid[2], src, *src ? ", " : "", o->fn->code[o->pc].line, line);
+                             o->tid[2], where, line);
         }
     }
     *live_out = live;

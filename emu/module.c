@@ -221,6 +221,13 @@ const char *emu_module_srcloc(const EmuModule *m, uint32_t line, char *buf, size
     return buf;
 }
 
+const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
+    char src[512];
+    emu_module_srcloc(m, line, src, sizeof src);
+    snprintf(buf, cap, "%s%sPTX line %u", src, *src ? ", " : "", line);
+    return buf;
+}
+
 const char *emu_slot_name(const EmuFunc *f, uint32_t slot, char *buf, size_t cap) {
     for (uint32_t i = f->nregnames; i-- > 0;) {
         const struct EmuRegName *r = &f->regnames[i];
