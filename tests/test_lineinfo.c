@@ -16,7 +16,8 @@
  *      device_assert report the statement's file:line:col.
  *   5. Hand-written PTX with nvcc's forms (`.file N "name", time, size`,
  *      `.loc F L C, function_name ..., inlined_at F L C`, a .debug section)
- *      parses and runs; its faults and traps name the file:line:col; bad
+ *      parses and runs; its faults, traps and deadlocks name the
+ *      file:line:col; so does PTX nvcc writes (when nvcc is installed); bad
  *      directives are located errors. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -780,6 +781,34 @@ Test(lineinfo, misaligned_and_freed_name_the_statement) {
     cr_assert_neq(dev_launch(fn, 1, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK);
     e = dev_last_error(dev);
     cr_expect(strstr(e, "freed allocation") && strstr(e, "at vec.tile:4:5 in kernel 'v', PTX line "), "%s", e);
+    dev_module_unload(mod);
+    dev_close(dev);
+}
+
+/* A deadlock's list of where the threads wait names their source lines too. */
+Test(lineinfo, deadlock_lists_source_lines) {
+    static const char *div = ".version 8.0\n.target sm_80\n.address_size 64\n" /* 1-3 */
+                             ".file 1 \"div.cu\"\n"                                  /* 4 */
+                             ".visible .entry div()\n{\n .reg .pred %p<2>;\n .reg .b32 %r<2>;\n"
+                             " .loc 1 3 5\n"                                         /* 9 */
+                             " mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 32;\n"
+                             " .loc 1 5 9\n"                                         /* 12 */
+                             " @%p1 bar.sync 1;\n"                                   /* 13 */
+                             " .loc 1 7 9, function_name $L__info_string0\n"         /* 14 */
+                             " @!%p1 bar.sync 2;\n"                                  /* 15 */
+                             " ret;\n}\n";
+    TileDevice *dev;
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "");
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    cr_assert_eq(dev_module_load_ptx(dev, div, &mod), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_module_get_function(mod, "div", &fn), DEV_OK);
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 64, 1, 1, 0, NULL, NULL), DEV_OK);
+    const char *e = dev_last_error(dev);
+    cr_expect(strstr(e, "deadlock"), "%s", e);
+    cr_expect(strstr(e, "32 threads (linear index 0-31) waiting at a barrier at div.cu:5:9, PTX line 13: @%p1 bar.sync 1;"), "%s", e);
+    cr_expect(strstr(e, "32 threads (linear index 32-63) waiting at a barrier at div.cu:7:9, PTX line 15: @!%p1 bar.sync 2;"), "%s", e);
     dev_module_unload(mod);
     dev_close(dev);
 }
