@@ -92,6 +92,8 @@ typedef struct tile_compile_options {
                     context also take it from TILE_DEBUG=assert */
     int num_sms; /* the value of num_sms() in kernels; 0: the context's multiprocessor count when a context
                     compiles (tile_module_load_*), else 132 */
+    int no_line_info; /* 1: no .file/.loc directives in the PTX (0: each instruction names its .tile file, line and
+                         column, which ptxas keeps for profilers and the emulator's reports print) */
 } tile_compile_options;
 
 typedef struct tile_kernel_info {
