@@ -342,11 +342,10 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
      * ptxas sees a warp-uniform value and keeps the descriptors in uniform registers */
     LLVMValueRef wg = ll_i32(l, 0);
     if (wm > 4) { /* computed once, in the entry block */
-        LLVMBasicBlockRef here = LLVMGetInsertBlock(l->b);
-        LLVMPositionBuilderBefore(l->b, LLVMGetBasicBlockTerminator(l->entry));
+        LLInsertPoint ip = ll_enter_entry(l);
         LLVMValueRef args[4] = {ll_i32(l, -1), LLVMBuildUDiv(l->b, l->warp, ll_i32(l, 4), ""), ll_i32(l, 0), ll_i32(l, 31)};
         wg = ll_intr(l, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
-        LLVMPositionBuilderAtEnd(l->b, here);
+        ll_leave_entry(l, ip);
     }
     LLVMValueRef da = NULL, db = wg_desc(l, tb, !b_nk, ll_i32(l, 0));
     if (!A) {
