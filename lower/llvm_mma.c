@@ -321,6 +321,8 @@ static LLVMValueRef desc_plus(LL *l, LLVMValueRef d, int bytes) {
     return bytes ? LLVMBuildAdd(l->b, d, LLVMConstInt(l->t_i64, (uint64_t)(bytes >> 4), 0), "") : d;
 }
 
+static void wait_tied(LL *l, LLVMValueRef *v, int nc, bool integer, int pending);
+
 static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk, LLVMValueRef *A, LLVMValueRef *res) {
     const Type *at = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
     int wm = rt->layout->wpc[0], M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
@@ -398,8 +400,24 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
                 for (int r = 0; r < per; r++) res[r0 + r] = LLVMBuildExtractValue(l->b, call, (unsigned)r, "");
             }
     ll_asm(l, l->t_void, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
-    /* the wait hands every accumulator register back */
-    int nc = rm * rn * 4;
+    if (i->a.ival > 0) { /* pending groups allowed (a pipelined loop): the accumulators stay in flight */
+        char w[64];
+        snprintf(w, sizeof w, "wgmma.wait_group.sync.aligned %d;", (int)i->a.ival);
+        ll_asm(l, l->t_void, w, "~{memory}", NULL, 0, true);
+    } else {
+        wait_tied(l, res, rm * rn * 4, integer, 0);
+    }
+    free(pa);
+    free(args);
+    free(fields);
+    free(text);
+    free(cons);
+}
+
+/* wgmma.wait_group `pending` with the n accumulator registers v tied through it: reads of them
+ * cannot move above it. */
+static void wait_tied(LL *l, LLVMValueRef *v, int nc, bool integer, int pending) {
+    LLVMTypeRef ct = integer ? l->t_i32 : l->t_f32;
     LLVMTypeRef *wf = malloc(sizeof *wf * (size_t)nc);
     char *wc = malloc((size_t)nc * 8 + 16);
     if (!wf || !wc) out_of_memory();
@@ -409,15 +427,12 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
         q += sprintf(wc + q, "%s%s", r ? "," : "", integer ? "=r" : "=f");
     }
     for (int r = 0; r < nc; r++) q += sprintf(wc + q, ",%d", r);
-    LLVMValueRef w = ll_asm(l, LLVMStructTypeInContext(l->ctx, wf, (unsigned)nc, 0), "wgmma.wait_group.sync.aligned 0;", wc, res, nc, true);
-    for (int r = 0; r < nc; r++) res[r] = LLVMBuildExtractValue(l->b, w, (unsigned)r, "");
+    char text[48];
+    snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %d;", pending);
+    LLVMValueRef w = ll_asm(l, LLVMStructTypeInContext(l->ctx, wf, (unsigned)nc, 0), text, wc, v, nc, true);
+    for (int r = 0; r < nc; r++) v[r] = LLVMBuildExtractValue(l->b, w, (unsigned)r, "");
     free(wf);
     free(wc);
-    free(pa);
-    free(args);
-    free(fields);
-    free(text);
-    free(cons);
 }
 
 /* wgmma reads shared memory through the async proxy: writes made through the generic one
@@ -636,6 +651,14 @@ bool ll_emit_async(LL *l, Inst *i) {
         return true;
     }
     case OP_ASYNC_COPY: return emit_async_copy(l, i);
+    case OP_WGMMA_WAIT: { /* every register of the accumulator, tied through the wait */
+        int n;
+        LLVMValueRef *src = ll_get(l, i->ops[0], &n), *dst = ll_new(l, i->res[0], n);
+        for (int r = 0; r < n; r++) dst[r] = src[r];
+        DType dt = tir_vtype(f, i->ops[0])->dt;
+        if (wgmma_target(l) && (dt == DT_F32 || dt == DT_I32)) wait_tied(l, dst, n, dt == DT_I32, (int)i->a.ival);
+        return true;
+    }
     case OP_LOCAL_STORE: { /* the stage as emit_async_copy lays it out, written from registers */
         const Type *bt = tir_vtype(f, i->ops[0]);
         int eb = dtype_bits(bt->dt) / 8, contig = bt->layout->order[0] - 1;

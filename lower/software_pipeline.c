@@ -20,6 +20,11 @@
  *      a view that replaces the load.
  *   4. After the loop: wait for every group and a barrier, so later users of shared
  *      memory race neither the last copies nor the last reads.
+ *   2a. On wgmma targets, when every such dot is a wgmma accumulating into a loop-carried
+ *      value only it touches (acc = dot(a, b, acc)), each leaves its wgmma group in flight
+ *      (pending=1; the next iteration's wgmma accumulates on top), the ring gets S + 1 stages so
+ *      the copies of iteration j + S - 1 never overwrite the stage iteration j - 1's wgmma may
+ *      still read, and a wgmma_wait after the loop hands the accumulator back.
  *   5. On wgmma targets (sm_90a), a loop-invariant A operand of such a dot is written once
  *      to shared memory before the loop (local_store) and read from there (stage_invariant_a).
  * The replaced loads and their address computation die; canonicalize removes them. */
@@ -187,6 +192,40 @@ static ValueId carry_stage(Ctx *c, Inst *loop, ValueId init, int S) {
     return arg;
 }
 
+/* Step 2a: on wgmma targets, every candidate dot is a wgmma (warps [4k, 1]) whose accumulator
+ * only it touches in the loop: acc = dot(a, b, acc), the loop-carried argument used by the dot
+ * alone and the result by the yield alone.  Then each dot leaves its wgmma group in flight
+ * (pending=1) and the next iteration's dot accumulates on top of it. */
+static int carried_index(Block *body, ValueId v) {
+    for (int a = 1; a < body->nargs; a++)
+        if (body->args[a] == v) return a;
+    return -1;
+}
+
+static bool async_ok(Ctx *c, Block *body, const Cand *cs, int n, const int *uses) {
+    const Target *tg = target_find(c->m->arch);
+    if (!tg || tg->mma != WGMMA || !n) return false;
+    Inst *y = body->last;
+    for (int k = 0; k < n; k++) {
+        Inst *d = cs[k].dot;
+        const Layout *ml = tir_vtype(c->f, d->res[0])->layout;
+        if (ml->wpc[1] != 1 || ml->wpc[0] % 4) return false;
+        DType dt = tir_vtype(c->f, d->res[0])->dt, in = tir_vtype(c->f, d->ops[0])->dt;
+        if (dt != DT_F32 && dt != DT_I32) return false;
+        if (in != DT_F16 && in != DT_BF16) { /* tf32, i8, f8: wgmma reads B only K-major (kept [N][K]) */
+            bool kmajor = dtype_bits(in) == 8; /* staged by the dot itself */
+            for (int j = 0; j < n; j++)
+                if (cs[j].dot == d && cs[j].operand == 1) kmajor = (cs[j].trans ? 1 - cs[j].contig : cs[j].contig) == 0;
+            if (!kmajor) return false;
+        }
+        int a = carried_index(body, d->ops[2]);
+        if (a < 0 || uses[d->ops[2]] != 1 || uses[d->res[0]] != 1 || !y || y->op != OP_YIELD || a - 1 >= y->nops ||
+            y->ops[a - 1] != d->res[0])
+            return false;
+    }
+    return true;
+}
+
 static void pipeline_loop(Ctx *c, Inst *loop) {
     Func *f = c->f;
     Module *m = c->m;
@@ -240,6 +279,8 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
                 break;
             }
     }
+    bool async = async_ok(c, body, cs, n, uses);
+    int R = async ? S + 1 : S; /* stages in the ring: one more while a wgmma may still read the last */
     free(uses);
     if (!n) return;
     const Type *it = tir_vtype(f, loop->ops[0]);
@@ -255,7 +296,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         sl.order[0] = (uint8_t)(cs[k].contig + 1);
         sl.order[1] = (uint8_t)(2 - cs[k].contig);
         sl.order[2] = 0;
-        int32_t shape[3] = {S, t->shape[0], t->shape[1]};
+        int32_t shape[3] = {R, t->shape[0], t->shape[1]};
         const Type *bt = tir_type(m, t->dt, 3, shape, NULL, tir_layout_intern(m, &sl));
         cs[k].buf = emit(c, loop, OP_LOCAL_ALLOC, NULL, 0, bt);
     }
@@ -271,8 +312,8 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     /* 3. the body; the stages read and written are carried by the loop (0 and S-1 at the
      * start, each advancing by one modulo S) rather than divided out of the counter */
     Inst *top = body->first;
-    ValueId rstage = carry_stage(c, loop, cint(c, loop, it, 0), S);
-    ValueId wstage = carry_stage(c, loop, cint(c, loop, it, S - 1), S);
+    ValueId rstage = carry_stage(c, loop, cint(c, loop, it, 0), R);
+    ValueId wstage = carry_stage(c, loop, cint(c, loop, it, S - 1), R);
     emit_plain(c, top, OP_ASYNC_WAIT, S - 2);
     emit_plain(c, top, OP_BARRIER, 0);
     ValueId ahead = emit(c, top, OP_ADD, (ValueId[]){iv, cint(c, top, it, (int64_t)(S - 1) * stepd->a.ival)}, 2, it);
@@ -300,6 +341,20 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     if (after) {
         emit_plain(c, after, OP_ASYNC_WAIT, 0);
         emit_plain(c, after, OP_BARRIER, 0);
+    }
+    /* 2a. the in-flight accumulators: each dot leaves one wgmma group pending, and after the
+     * loop a wgmma_wait hands its result back before anything reads it */
+    for (int k = 0; async && after && k < n; k++) {
+        Inst *d = cs[k].dot;
+        if (d->a.ival) continue; /* a dot of several candidates */
+        d->a.ival = 1;
+        int a = carried_index(body, d->ops[2]);
+        ValueId r = loop->res[a - 1];
+        const Type *rt = tir_vtype(f, r);
+        Inst *w = tir_inst_new(f, OP_WGMMA_WAIT, &r, 1, &rt, 1, loop->loc);
+        tir_replace_uses(f, r, w->res[0]);
+        w->ops[0] = r;
+        tir_insert_before(after, w);
     }
 }
 

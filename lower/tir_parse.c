@@ -539,7 +539,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_KIND: return op == OP_REDUCE || op == OP_SCAN || op == OP_ATOMIC_RMW;
     case AK_PRED: return op == OP_CMP;
     case AK_TF32: return op == OP_DOT;
-    case AK_PENDING: return op == OP_ASYNC_WAIT;
+    case AK_PENDING: return op == OP_ASYNC_WAIT || op == OP_DOT || op == OP_WGMMA_WAIT;
     case AK_SEM:
     case AK_SCOPE: return op == OP_ATOMIC_RMW || op == OP_ATOMIC_CAS;
     case AK_EXACT: return op == OP_EXP || op == OP_EXP2;

@@ -143,8 +143,12 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_ATOMIC_RMW: str_printf(&t, "kind=%s", a->ival2 == RED_SUM ? "add" : tir_red_names[a->ival2]); break;
     case OP_DOT:
         if (a->allow_tf32) str_puts(&t, "tf32=1");
+        if (a->ival) str_printf(&t, "%spending=%lld", a->allow_tf32 ? ", " : "", (long long)a->ival);
         break;
     case OP_ASYNC_WAIT: str_printf(&t, "pending=%lld", (long long)a->ival); break;
+    case OP_WGMMA_WAIT:
+        if (a->ival) str_printf(&t, "pending=%lld", (long long)a->ival);
+        break;
     case OP_FOR:
         if (a->ival) str_puts(&t, "remainder=1");
         break;

@@ -637,7 +637,12 @@ static void check_local_store(Verifier *V, const Inst *i) {
         verr(V, i, "value %s is not a register tile of one stage of %s", tstr(V, v), tstr(V, b));
 }
 
+static void check_wgmma_wait(Verifier *V, const Inst *i) {
+    if (opt(V, i, 0) != rest(V, i)) verr(V, i, "result type %s differs from the operand's %s", tstr(V, rest(V, i)), tstr(V, opt(V, i, 0)));
+}
+
 static const CheckFn op_checks[OP_COUNT] = {
+    [OP_WGMMA_WAIT] = check_wgmma_wait,
     [OP_LOCAL_STORE] = check_local_store,
     [OP_LOCAL_ALLOC] = check_local_alloc,
     [OP_LOCAL_VIEW] = check_local_view,
