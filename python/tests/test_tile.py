@@ -297,6 +297,34 @@ class Shipped(unittest.TestCase):
             self.assertIs(tile.gemm(a, b, out=out32), out32)
             close(self, out32, want, 1e-5, 1e-4 * np.sqrt(k))
 
+    def test_gemm_f8_scales(self):
+        def e4m3(codes):  # the E4M3FN value of each byte (no NaN among the codes used)
+            c = codes.astype(np.int64)
+            s, e, m = np.where(c & 0x80, -1.0, 1.0), (c >> 3) & 15, c & 7
+            return s * np.where(e > 0, (1 + m / 8.0) * 2.0 ** (e - 7), m / 8.0 * 2.0 ** -6)
+
+        m, n, k = 45, 70, 96
+        a = (rng.integers(0, 0x70, (m, k)) | (rng.integers(0, 2, (m, k)) << 7)).astype(np.uint8)
+        b = (rng.integers(0, 0x70, (n, k)) | (rng.integers(0, 2, (n, k)) << 7)).astype(np.uint8).T  # [K, N], K contiguous
+        prod, mag = e4m3(a) @ e4m3(b), np.abs(e4m3(a)) @ np.abs(e4m3(b))  # f32 sums: error ~ eps * sum of |terms|
+
+        def check(got, scale):
+            err, bound = np.abs(got - prod * scale), 1e-6 * mag * np.abs(scale) + 1e-6
+            self.assertTrue((err <= bound).all(), "max error %g (bound %g)" % (err.max(), bound.flat[np.argmax(err - bound)]))
+
+        sa, sb = rng.uniform(0.5, 2, m).astype(np.float32), rng.uniform(0.01, 0.1, n).astype(np.float32)
+        out = tile.gemm(a, b, dtype="f8e4m3", a_scale=sa, b_scale=sb)
+        self.assertEqual(out.dtype, np.float32)
+        check(out, sa[:, None].astype(np.float64) * sb[None, :])
+        one_a, one_b = np.array([0.25], np.float32), np.array([3.0], np.float32)
+        out = poisoned((m, n), np.float32)
+        tile.gemm(a, b, out=out, dtype="f8e4m3", a_scale=one_a, b_scale=one_b)
+        check(out, 0.75)
+        with self.assertRaisesRegex(ValueError, r"give both or neither"):
+            tile.gemm(a, b, dtype="f8e4m3", a_scale=sa)
+        with self.assertRaisesRegex(ValueError, r"1 value each, or 45 and 70"):
+            tile.gemm(a, b, dtype="f8e4m3", a_scale=sa[:3], b_scale=sb)
+
     def test_gemm_epilogue_and_transposes(self):
         m, n, k = 45, 71, 39
         a = rng.standard_normal((k, m)).astype(np.float16).T  # a transposed view

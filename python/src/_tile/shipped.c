@@ -53,13 +53,14 @@ static bool matrix_layout(const TPyArray *a, const char *name, bool allow_trans,
 
 /* gemm(device, a, b, out, bias=None, activation=0, alpha=1.0, beta=0.0, stream=None, dtype=None, out_dtype=None) */
 PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"device", "a", "b", "out", "bias", "activation", "alpha", "beta", "stream", "dtype", "out_dtype", NULL};
-    PyObject *devobj, *ao, *bo, *oo, *biaso = Py_None, *streamo = Py_None;
+    static char *kw[] = {"device", "a", "b", "out", "bias", "activation", "alpha", "beta", "stream", "dtype", "out_dtype",
+                         "a_scale", "b_scale", NULL};
+    PyObject *devobj, *ao, *bo, *oo, *biaso = Py_None, *streamo = Py_None, *sao = Py_None, *sbo = Py_None;
     int act = 0;
     float alpha = 1.0f, beta = 0.0f;
     const char *dtype = NULL, *out_dtype = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OOO|OiffOzz:gemm", kw, TPy_DeviceType, &devobj, &ao, &bo, &oo, &biaso,
-                                     &act, &alpha, &beta, &streamo, &dtype, &out_dtype))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OOO|OiffOzzOO:gemm", kw, TPy_DeviceType, &devobj, &ao, &bo, &oo, &biaso,
+                                     &act, &alpha, &beta, &streamo, &dtype, &out_dtype, &sao, &sbo))
         return NULL;
     TPyDevice *dev = (TPyDevice *)devobj;
     tile_stream stream;
@@ -105,6 +106,27 @@ PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
             goto fail;
         }
         g.bias = bias.ptr;
+    }
+    if ((sao == Py_None) != (sbo == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "a_scale and b_scale: give both or neither");
+        goto fail;
+    }
+    if (sao != Py_None) { /* f8 dequantization: one f32 each, or m and n of them */
+        TPyArray sa, sb;
+        if (!tpy_array(&sc, sao, "a_scale", &sa) || !tpy_array(&sc, sbo, "b_scale", &sb)) goto fail;
+        if (elem_dtype(&sa, NULL, "a_scale") != TILE_F32 || elem_dtype(&sb, NULL, "b_scale") != TILE_F32 || sa.ndim != 1 || sb.ndim != 1 ||
+            (sa.shape[0] > 1 && sa.strides[0] != 1) || (sb.shape[0] > 1 && sb.strides[0] != 1)) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a_scale and b_scale: contiguous 1-D float32 arrays");
+            goto fail;
+        }
+        bool tensor = sa.shape[0] == 1 && sb.shape[0] == 1;
+        if (!tensor && (sa.shape[0] != g.m || sb.shape[0] != g.n)) {
+            PyErr_Format(PyExc_ValueError, "a_scale and b_scale: 1 value each, or %lld and %lld (rows of a, columns of b); got %lld and %lld",
+                         (long long)g.m, (long long)g.n, (long long)sa.shape[0], (long long)sb.shape[0]);
+            goto fail;
+        }
+        g.a_scale = sa.ptr, g.b_scale = sb.ptr;
+        g.scale_mode = tensor ? TILE_SCALE_TENSOR : TILE_SCALE_CHANNEL;
     }
     tile_status st;
     Py_BEGIN_ALLOW_THREADS

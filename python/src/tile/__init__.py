@@ -207,14 +207,16 @@ def _dtype_name(x):
 
 
 def gemm(a, b, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, dtype=None, out_dtype=None, stream=None,
-         device=None):
+         device=None, a_scale=None, b_scale=None):
     """out = activation(alpha * a @ b + beta * out + bias) with tile_gemm.
 
-    a [M, K], b [K, N] (row-major or transposed views), f16, bf16, f32 (tf32)
-    or i8; out [M, N] (default: a new array of a's type, i32 for i8 inputs;
-    f32 out with f16/bf16 inputs is allowed).  NumPy has no bf16: pass uint16
-    arrays with dtype="bf16".  activation: None, "relu", "gelu", "silu".
-    Returns out."""
+    a [M, K], b [K, N] (row-major or transposed views), f16, bf16, f32 (tf32),
+    i8, or f8 (uint8 arrays with dtype="f8e4m3" / "f8e5m2"); out [M, N]
+    (default: a new array of a's type, i32 for i8 inputs, f32 for f8; f32 out
+    with f16/bf16 inputs is allowed).  NumPy has no bf16: pass uint16 arrays
+    with dtype="bf16".  f8: a_scale and b_scale (float32, one value each or
+    M and N values) multiply the product.  activation: None, "relu", "gelu",
+    "silu".  Returns out."""
     if activation not in _ACTIVATIONS:
         raise ValueError("activation: expected one of None, 'relu', 'gelu', 'silu', got %r" % (activation,))
     dev = globals()["device"](device)
@@ -225,11 +227,13 @@ def gemm(a, b, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, dtype=
         odt = None
         if _dtype_name(a) == "int8":
             odt = "int32"
+        if dtype in ("f8e4m3", "f8e5m2"):
+            odt = "float32"
         out = _empty(a, (shape_a[0], shape_b[1]), odt)
         if beta != 0.0:
             raise ValueError("beta: needs out= (it scales out's values)")
     _tile.gemm(dev, a, b, out, bias=bias, activation=_ACTIVATIONS[activation], alpha=alpha, beta=beta, stream=stream,
-               dtype=dtype, out_dtype=out_dtype)
+               dtype=dtype, out_dtype=out_dtype, a_scale=a_scale, b_scale=b_scale)
     return out
 
 
