@@ -486,3 +486,56 @@ Test(gemm, api_f8_scales, .timeout = 300) {
     cr_assert(strstr(tile_last_error(ctx), "unknown scale_mode 7"), "%s", tile_last_error(ctx));
     tile_context_destroy(ctx);
 }
+
+/* tile_gemm f16/bf16 through the API at sizes where sm_90a takes its 128 x 256 x 64 two-warpgroup
+ * tiles (hopper_gemm), float64-checked, outputs poisoned, odd sizes and both B layouts. */
+static void api_16_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b) {
+    bool bf = dt == TILE_BF16;
+    int lda = k + 8, ldb = (trans_b ? k : n) + 16, ldc = n + 4;
+    size_t na = (size_t)m * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
+    uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
+    float *hc = malloc(nc * 4);
+    for (size_t i = 0; i < na; i++) ha[i] = bf ? f32_to_bf16((float)urand()) : f32_to_f16((float)urand());
+    for (size_t i = 0; i < nb; i++) hb[i] = bf ? f32_to_bf16((float)urand()) : f32_to_f16((float)urand());
+    tile_devptr da, db, dc;
+    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb * 2, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, na * 2);
+    tile_memcpy_htod(ctx, db, hb, nb * 2);
+    tile_memset(ctx, dc, 0xff, nc * 4);
+    tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .b = db, .ldb = ldb, .trans_b = trans_b,
+                        .c = dc, .ldc = ldc, .in_dtype = dt, .out_dtype = TILE_F32, .alpha = 1};
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK);
+    tile_memcpy_dtoh(ctx, hc, dc, nc * 4);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0, mag = 0;
+            for (int p = 0; p < k; p++) {
+                uint16_t ca = ha[(size_t)i * lda + p], cb = trans_b ? hb[(size_t)j * ldb + p] : hb[(size_t)p * ldb + j];
+                double x = bf ? bf16_to_d(ca) : f16_to_d(ca), y = bf ? bf16_to_d(cb) : f16_to_d(cb);
+                s += x * y, mag += fabs(x * y);
+            }
+            double got = hc[(size_t)i * ldc + j];
+            cr_assert(fabs(got - s) <= 1e-6 * mag + 1e-6, "tile_gemm %s %dx%dx%d trans_b=%d: C[%d][%d] = %.9g, want %.9g", bf ? "bf16" : "f16",
+                      m, n, k, trans_b, i, j, got, s);
+        }
+    tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc);
+    free(ha), free(hb), free(hc);
+}
+
+Test(gemm, api_wide_tiles, .timeout = 300) {
+    seed_rng();
+    tile_context_options o = {.size = sizeof o, .device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    api_16_case(ctx, TILE_F16, 136, 300, 200, 0);
+    api_16_case(ctx, TILE_BF16, 129, 264, 72, 1);
+    tile_gemm_info info;
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    tile_device_properties props;
+    cr_assert_eq(tile_context_get_properties(ctx, &props), TILE_OK);
+    if (!strcmp(props.arch, "sm_90a")) cr_assert(strstr(info.config, "BN=256"), "sm_90a config: %s", info.config);
+    tile_context_destroy(ctx);
+}
