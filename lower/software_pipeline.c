@@ -365,7 +365,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
 static void stage_invariant_a(Ctx *c, Inst *loop) {
     Func *f = c->f;
     const Target *tg = target_find(c->m->arch);
-    if (!tg || tg->mma != WGMMA) return;
+    bool wgmma = tg && tg->mma == WGMMA;
     Block *body = loop->regions[0];
     free(c->inside);
     c->nmap = f->nvalues;
@@ -384,6 +384,10 @@ static void stage_invariant_a(Ctx *c, Inst *loop) {
         if (v >= c->nmap || c->inside[v] || uses[v] != 1 || t->rank != 2 || !t->layout || t->layout->kind == LAYOUT_SHARED ||
             (t->dt != DT_F16 && t->dt != DT_BF16))
             continue;
+        /* mma.sync reads A from registers; there, only an A of 64 or more registers per thread
+         * (attention's Q at 128 rows x head_dim 128 over 4 warps) is read through ldmatrix each
+         * K step instead, or the loop spills */
+        if (!wgmma && tir_type_numel(t) / (32 * f->num_warps) < 128) continue;
         Layout sl = {.kind = LAYOUT_SHARED, .rank = 3};
         sl.order[0] = 2, sl.order[1] = 1, sl.order[2] = 0; /* K contiguous */
         int32_t shape[3] = {1, t->shape[0], t->shape[1]};

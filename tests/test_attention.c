@@ -278,6 +278,9 @@ Test(attention, head_dims, .timeout = 300) {
     run_attention(&(AttnCase){DT_F16_, 1, 2, 1, 40, 33, 128, true, -1, -1, NULL, NULL, "BN=32", false});
     run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 17, 50, 80, false, -1, -1, NULL, NULL, "BN=32", false}); /* padded to 128 */
     run_attention(&(AttnCase){DT_F16_, 1, 1, 1, 20, 20, 32, false, -1, -1, NULL, NULL, NULL, false});
+    /* 128 query rows at head_dim 128 over 4 warps: Q (64 registers a thread) is read from shared
+     * memory each K step on mma.sync targets, from a descriptor on sm_90a */
+    run_attention(&(AttnCase){DT_BF16_, 1, 1, 1, 150, 90, 128, true, -1, -1, NULL, NULL, "BM=128", false});
 }
 
 /* ==================== decode: paged_attention.tile ==================== */
