@@ -5,7 +5,7 @@
  * gemm_i8_i32, with grid (cdiv(m, BM) * cdiv(n, BN), SPLIT_K) and the
  * block its num_warps gives; before it, with SPLIT_K > 1, a memset of C.
  * Its variants: the configuration's defines (BM, BN, BK, GROUP_M, SPLIT_K,
- * num_warps, num_stages: the caller's, the tuning database's or none),
+ * num_warps, num_stages: the caller's, the tuning database's or a default),
  * then SPLIT_K=1 when split-K is not exact, HAS_BETA=true, HAS_BIAS=true,
  * ACT=<activation>; specializations sam, sak, sbk, sbn, scm (=1 or =16)
  * and m, n, k (=16); no_align_ptrs when A, B, C or bias is not 16-byte
@@ -15,9 +15,13 @@
  *      pair has a kernel; sizes are non-negative and fit the kernel's i32
  *      arithmetic; leading dimensions cover a row; every pointer lies in an
  *      allocation of this context with room for the whole operand.
- *   2. Choose the configuration: the caller's (tile_gemm_with_config), the
- *      tuning database's winner for (kernel, device, power-of-two bucket of
- *      m, n, k), or the kernel's defaults.  The epilogue becomes defines
+ *   2. Choose the configuration: the caller's (tile_gemm_with_config, used
+ *      as given), else when both operands are read in 16-byte vectors
+ *      (gemm_vectorized) the tuning database's winner for (kernel, device,
+ *      power-of-two bucket of m, n, k) or the vector default (the first
+ *      @config), else the scalar default (the kernel's const defaults: the
+ *      @config tiles spill when every element keeps its own address; the
+ *      reason is logged under TILE_DEBUG=launch).  The epilogue becomes defines
  *      (HAS_BETA, HAS_BIAS, ACT).  SPLIT_K > 1 adds partial tiles with
  *      atomics, so it is used only where that is exact: f32 output, no beta,
  *      bias or activation, C contiguous (zeroed first).
@@ -86,15 +90,53 @@ const char *tile_gemm_source_path(void) {
     return gemm_path;
 }
 
+/* The two default configurations of a kernel (when neither the caller nor the
+ * tuning database gives one; gemm_vectorized chooses):
+ *   vector: the first @config of the kernel in gemm.tile, for operands read
+ *     in 16-byte vectors (and cp.async copies);
+ *   scalar: the kernel's const defaults in gemm.tile, for operands read
+ *     element by element.  Then every element of the A and B tiles keeps its
+ *     own 64-bit address in registers beside the accumulator, and the vector
+ *     tiles spill (ptxas -v: 1.5-4 KB for BM=BN=128 on 4 warps); 8 warps
+ *     halve both per thread.
+ * Both are written out here so tile_gemm_last_info shows the whole tile;
+ * tests/test_kernels.c assembles each at the specializations it goes with
+ * and checks that ptxas reports no spills. */
 typedef struct Pair {
     tile_dtype in, out;
     const char *kernel;
+    const char *vector_config, *scalar_config;
 } Pair;
 
+#define VEC_16 "BM=128 BN=128 BK=32 num_warps=4 num_stages=3"
+#define SCALAR "BM=128 BN=128 BK=32 num_warps=8 num_stages=3"
 static const Pair pairs[] = {
-    {TILE_F16, TILE_F32, "gemm_f16_f32"},   {TILE_F16, TILE_F16, "gemm_f16_f16"}, {TILE_BF16, TILE_F32, "gemm_bf16_f32"},
-    {TILE_BF16, TILE_BF16, "gemm_bf16_bf16"}, {TILE_F32, TILE_F32, "gemm_tf32_f32"}, {TILE_I8, TILE_I32, "gemm_i8_i32"},
+    {TILE_F16, TILE_F32, "gemm_f16_f32", VEC_16, SCALAR},
+    {TILE_F16, TILE_F16, "gemm_f16_f16", VEC_16, SCALAR},
+    {TILE_BF16, TILE_F32, "gemm_bf16_f32", VEC_16, SCALAR},
+    {TILE_BF16, TILE_BF16, "gemm_bf16_bf16", VEC_16, SCALAR},
+    {TILE_F32, TILE_F32, "gemm_tf32_f32", "BM=128 BN=128 BK=16 num_warps=8 num_stages=3", "BM=128 BN=128 BK=16 num_warps=8 num_stages=3"},
+    {TILE_I8, TILE_I32, "gemm_i8_i32", "BM=128 BN=128 BK=64 num_warps=4 num_stages=3", SCALAR},
 };
+#undef VEC_16
+#undef SCALAR
+
+/* Are both operands read in 16-byte vectors?  What the compiler needs to
+ * prove it (lower/assign_layout.c), asked conservatively: every pointer
+ * 16-byte aligned and m, n, k and both leading dimensions multiples of 16 (a
+ * size that is not makes the K tail's or an edge's mask change inside a
+ * vector, and the whole loop is laid out for scalar accesses).  When false,
+ * *why (of n bytes) says which fact is missing. */
+static bool gemm_vectorized(const tile_gemm_args *a, bool no_align_ptrs, char *why, size_t n) {
+    const struct {
+        const char *name;
+        int64_t v;
+    } facts[] = {{"m", a->m}, {"n", a->n}, {"k", a->k}, {"lda", a->lda}, {"ldb", a->ldb}};
+    if (no_align_ptrs) return snprintf(why, n, "a pointer is not 16-byte aligned"), false;
+    for (int i = 0; i < (int)ARRAY_LEN(facts); i++)
+        if (facts[i].v % 16) return snprintf(why, n, "%s = %lld is not a multiple of 16", facts[i].name, (long long)facts[i].v), false;
+    return true;
+}
 
 static const char *dtype_str(tile_dtype t) {
     const char *n = tile_dtype_name(t);
@@ -231,10 +273,19 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     snprintf(tuned_cfg, sizeof tuned_cfg, "%s", t ? t : ""); /* the table may move once unlocked */
     rt_unlock(ctx);
     if (!g) return rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_gemm: out of host memory");
-    int tuned = t != NULL;
+    /* without vectors only the scalar configuration is known to fit: a tuned one is set aside */
+    bool no_align = ((a->a | a->b | a->c | a->bias) & 15) != 0;
+    char why[96];
+    bool vec = gemm_vectorized(a, no_align, why, sizeof why);
+    if (t && !vec && rt_options()->debug_tune)
+        rt_debug("tune", "%s: tuned %s set aside: %s (operands read element by element)", pr->kernel, tuned_cfg, why);
+    int tuned = t != NULL && vec;
     if (config)
         for (const char *const *p = config; *p; p++) shipped_define_text(&v, *p, strlen(*p));
-    else define_words(&v, tuned_cfg);
+    else define_words(&v, tuned ? tuned_cfg : vec ? pr->vector_config : pr->scalar_config);
+    if (!config && !vec && rt_options()->debug_launch)
+        rt_debug("launch", "tile_gemm: %s: %s, so A and B are read element by element: the scalar configuration %s, not %s",
+                 pr->kernel, why, pr->scalar_config, pr->vector_config);
     int split_k = config_int(v.defines, "SPLIT_K", 1);
     bool split_ok = a->out_dtype == TILE_F32 && a->beta == 0 && !a->bias && a->activation == TILE_ACT_NONE && a->ldc == a->n;
     if (split_k > 1 && !split_ok) {
@@ -261,7 +312,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     shipped_spec16(&v, "m", a->m);
     shipped_spec16(&v, "n", a->n);
     shipped_spec16(&v, "k", a->k);
-    v.no_align_ptrs = ((a->a | a->b | a->c | a->bias) & 15) != 0;
+    v.no_align_ptrs = no_align;
 
     /* 4. the variant */
     tile_kernel *kern;
