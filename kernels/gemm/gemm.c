@@ -20,8 +20,10 @@
  *      (gemm_vectorized) the tuning database's winner for (kernel, device,
  *      power-of-two bucket of m, n, k) or the vector default (the first
  *      @config), else the scalar default (the kernel's const defaults: the
- *      @config tiles spill when every element keeps its own address; the
- *      reason is logged under TILE_DEBUG=launch).  The epilogue becomes defines
+ *      @config tiles spill when every element keeps its own address), and
+ *      the scalar default too where the chosen tile's accumulator leaves no
+ *      registers for beta * C or an activation (epilogue_fits); each reason
+ *      is logged under TILE_DEBUG=launch.  The epilogue becomes defines
  *      (HAS_BETA, HAS_BIAS, ACT).  SPLIT_K > 1 adds partial tiles with
  *      atomics, so it is used only where that is exact: f32 output, no beta,
  *      bias or activation, C contiguous (zeroed first).
@@ -173,6 +175,26 @@ static int config_int(const char *const *cfg, const char *name, int dflt) {
     return dflt;
 }
 
+/* The value of "name=..." among the space-separated words of text, else dflt. */
+static int words_int(const char *text, const char *name, int dflt) {
+    size_t n = strlen(name);
+    for (const char *p = text; p && *p;) {
+        while (*p == ' ') p++;
+        if (!strncmp(p, name, n) && p[n] == '=') return atoi(p + n + 1);
+        p += strcspn(p, " ");
+    }
+    return dflt;
+}
+
+/* Does configuration text leave room for the epilogue?  A tile whose accumulator takes 128 registers a
+ * thread (BM * BN / (32 * num_warps): BM=BN=128 on 4 warps, 128 x 256 on 8) has none left for beta's C
+ * tile or an activation's temporaries: ptxas -v reports 48-336 bytes of spills there. */
+static bool epilogue_fits(const char *text, const tile_gemm_args *a) {
+    if (a->beta == 0 && a->activation == TILE_ACT_NONE) return true;
+    int64_t acc = (int64_t)words_int(text, "BM", 128) * words_int(text, "BN", 128) / (32 * words_int(text, "num_warps", 4));
+    return acc < 128;
+}
+
 /* Each space-separated word of text ("BM=64 BN=128 ...") as a define of v. */
 static void define_words(ShippedVariant *v, const char *text) {
     for (const char *p = text;;) {
@@ -280,12 +302,18 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (t && !vec && rt_options()->debug_tune)
         rt_debug("tune", "%s: tuned %s set aside: %s (operands read element by element)", pr->kernel, tuned_cfg, why);
     int tuned = t != NULL && vec;
-    if (config)
-        for (const char *const *p = config; *p; p++) shipped_define_text(&v, *p, strlen(*p));
-    else define_words(&v, tuned ? tuned_cfg : vec ? pr->vector_config : pr->scalar_config);
-    if (!config && !vec && rt_options()->debug_launch)
+    const char *chosen = tuned ? tuned_cfg : vec ? pr->vector_config : pr->scalar_config;
+    if (!config && !epilogue_fits(chosen, a)) {
+        if (rt_options()->debug_launch)
+            rt_debug("launch", "tile_gemm: %s: %s leaves no registers for the epilogue's %s: the scalar configuration %s", pr->kernel,
+                     chosen, a->beta != 0 ? "beta * C" : "activation", pr->scalar_config);
+        chosen = pr->scalar_config, tuned = 0;
+    } else if (!config && !vec && rt_options()->debug_launch)
         rt_debug("launch", "tile_gemm: %s: %s, so A and B are read element by element: the scalar configuration %s, not %s",
                  pr->kernel, why, pr->scalar_config, pr->vector_config);
+    if (config)
+        for (const char *const *p = config; *p; p++) shipped_define_text(&v, *p, strlen(*p));
+    else define_words(&v, chosen);
     int split_k = config_int(v.defines, "SPLIT_K", 1);
     bool split_ok = a->out_dtype == TILE_F32 && a->beta == 0 && !a->bias && a->activation == TILE_ACT_NONE && a->ldc == a->n;
     if (split_k > 1 && !split_ok) {

@@ -3,7 +3,8 @@
  * What it launches, in order, on the caller's stream, and the variants:
  *   moe_router_{f32,bf16,f16} (router.tile, by logits_dtype; only with
  *     router_logits), grid cdiv(tokens, BT): defines K, KP (K rounded up to
- *     a power of two), BE (experts rounded up), BT, SCORING, RENORM,
+ *     a power of two, at least 2; 8 from BE 512), BE (experts rounded up),
+ *     BT (16, fewer as BE grows, 1 from BE 512), SCORING, RENORM,
  *     GROUPED, GROUP_TOP2, HAS_BIAS;
  *   a memset of out (unless accumulating);
  *   moe_align_count (align.tile), grid chunks: BN=64 (CHUNK), BE=64;
@@ -221,12 +222,17 @@ kernels:; /* 2-4. */
                       a->topk_weights | a->workspace) & 15) != 0;
     bool bf = a->dtype == TILE_BF16;
     tile_kernel *k_router = NULL, *k_count, *k_scan, *k_scatter, *k_gate_up, *k_down;
-    int64_t bt = shipped_max(1, shipped_min(16, 2048 / p.be));
+    /* The router's [BT, BE] tiles: BT tokens a program.  ptxas -v showed spills (tests/test_kernels.c checks
+     * these): with KP = 1 the [BT, 1] outputs lay the whole tile out along tokens (11-50 KB at BE = 1024), so
+     * KP >= 2; from BE = 512 on, grouped selection keeps too many tiles live unless a program takes one token
+     * (the layout replicates a tile over warps when BT is below the warp count), and KP = 8 there. */
+    int64_t bt = p.be >= 512 ? 1 : shipped_max(1, shipped_min(16, 2048 / p.be));
+    int64_t kp = p.be >= 512 ? 8 : shipped_max(2, shipped_pow2_at_least(a->topk));
     if (p.router) {
         static const char *const rn[] = {[TILE_F32] = "moe_router_f32", [TILE_BF16] = "moe_router_bf16", [TILE_F16] = "moe_router_f16"};
         ShippedVariant v = shipped_variant(rn[a->logits_dtype]);
         shipped_define(&v, "K", a->topk);
-        shipped_define(&v, "KP", shipped_pow2_at_least(a->topk));
+        shipped_define(&v, "KP", kp);
         shipped_define(&v, "BE", p.be);
         shipped_define(&v, "BT", bt);
         shipped_define(&v, "SCORING", a->scoring == TILE_MOE_SIGMOID);
@@ -246,9 +252,10 @@ kernels:; /* 2-4. */
     shipped_define(&scatter, "BN", CHUNK);
     shipped_define(&scan, "BM", p.bm);
     shipped_define(&scan, "BE", p.be);
-    shipped_define(&scan, "BC", bt);
-    shipped_define(&scan, "NB", shipped_max(1, shipped_min(64, 4096 / p.be)));
-    shipped_define(&scan, "PJ", shipped_max(1, shipped_min(p.bm, 2048 / p.be)));
+    /* the scan's chunks of [*, BE] tiles: 1024 or 2048 elements (twice that spilled 48-168 bytes at BE 128-256, BM 64) */
+    shipped_define(&scan, "BC", shipped_max(1, shipped_min(16, 1024 / p.be)));
+    shipped_define(&scan, "NB", shipped_max(1, shipped_min(64, 2048 / p.be)));
+    shipped_define(&scan, "PJ", shipped_max(1, shipped_min(p.bm, 1024 / p.be)));
     char gu_name[64], dn_name[64];
     const char *wsuffix = !p.f8 ? "" : a->scales == TILE_MOE_SCALES_CHANNEL ? "_e4m3_channel" : "_e4m3_block";
     snprintf(gu_name, sizeof gu_name, "moe_gate_up_%s%s", bf ? "bf16" : "f16", wsuffix);
