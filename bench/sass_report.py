@@ -6,7 +6,9 @@ shared memory, and the main loop's SASS instructions per iteration by class.
                                  [--nvdisasm PATH] [--filter TEXT] [--json]
 
 For each configuration below (the kernel, its consts and the run-time
-specializations the C API launches it with):
+specializations the C API launches it with; the whole launched set, with
+ptxas's registers and spills only, is tests/test_kernels.c
+launched_configs_no_spills, which prints it as a table):
   1. `tile compile --emit cubin -v --no-cache` gives the cubin and ptxas's
      registers, spill bytes and shared memory;
   2. nvdisasm (the `nvidia-cuda-nvdisasm` wheel, or PATH; optional: without
@@ -47,14 +49,23 @@ DOWN_SPECS = ["hidden=16", "inter=16", "so=16"]
 ATTN_SPECS = [s + "=16" for s in ("sqb", "sqs", "sqh", "skb", "sks", "skh", "svb", "svs", "svh", "sob", "sos", "soh",
                                   "slb", "slh")]
 
-# (file, kernel, defines, specializations, label)
+# tile_gemm's two defaults (kernels/gemm/gemm.c): the vector one (the first @config) when m, n, k, lda, ldb
+# are multiples of 16 and the pointers aligned, the scalar one (the const defaults) otherwise
+GEMM_VEC = ["BM=128", "BN=128", "BK=32", "num_warps=4", "num_stages=3"]
+GEMM_ODD = ["sak=1", "sbn=1"]
+
+# (file, kernel, defines, specializations, label); "NOALIGN" among the specializations: --no-align-ptrs
 CONFIGS = [
-    ("gemm/gemm.tile", "gemm_f16_f32", [], GEMM_SPECS, "gemm f16->f32 128x128x32 w4 s3"),
-    ("gemm/gemm.tile", "gemm_bf16_bf16", [], GEMM_SPECS, "gemm bf16->bf16"),
+    ("gemm/gemm.tile", "gemm_f16_f32", GEMM_VEC, GEMM_SPECS, "gemm f16->f32 128x128x32 w4 s3"),
+    ("gemm/gemm.tile", "gemm_bf16_bf16", GEMM_VEC, GEMM_SPECS, "gemm bf16->bf16"),
     ("gemm/gemm.tile", "gemm_tf32_f32", [], GEMM_SPECS, "gemm tf32->f32"),
-    ("gemm/gemm.tile", "gemm_i8_i32", [], GEMM_SPECS, "gemm i8->i32"),
-    ("gemm/gemm.tile", "gemm_e4m3_f32", [], GEMM_SPECS, "gemm e4m3->f32"),
+    ("gemm/gemm.tile", "gemm_i8_i32", ["BK=64", "num_warps=4"], GEMM_SPECS, "gemm i8->i32"),
+    ("gemm/gemm.tile", "gemm_e4m3_f32", GEMM_VEC, GEMM_SPECS, "gemm e4m3->f32"),
+    ("gemm/gemm.tile", "gemm_f16_f32", ["HAS_BETA=true", "ACT=2"], GEMM_SPECS, "gemm f16 w8 beta gelu (scalar cfg)"),
+    ("gemm/gemm.tile", "gemm_f16_f32", [], GEMM_ODD + ["NOALIGN"], "gemm f16 odd lda, unaligned (scalar cfg)"),
+    ("gemm/gemm.tile", "gemm_i8_i32", [], GEMM_ODD + ["NOALIGN"], "gemm i8 odd lda, unaligned (scalar cfg)"),
     ("gemm/gemm.tile", "gemm_f16_f32", [], [], "gemm f16 unspecialized"),
+    ("gemm/gemm.tile", "gemm_i8_i32", [], [], "gemm i8 unspecialized"),
     ("matmul.tile", "matmul", [], [], "matmul (masked)"),
 ]
 for hd in (64, 128, 256):
@@ -73,11 +84,17 @@ for hd in (64, 128):
 CONFIGS += [
     ("attention/paged_attention.tile", "paged_attention_f16", [], [], "paged decode hd128"),
     ("attention/paged_attention.tile", "paged_attention_f16_kv8", [], [], "paged decode hd128 kv f8"),
-    ("moe/experts.tile", "moe_gate_up_f16", [], GATE_SPECS, "moe gate_up f16"),
+    ("moe/experts.tile", "moe_gate_up_f16", ["BN=64"], GATE_SPECS, "moe gate_up f16"),
+    ("moe/experts.tile", "moe_gate_up_f16", [], ["NOALIGN"], "moe gate_up f16 odd sizes BN32"),
     ("moe/experts.tile", "moe_down_f16", [], DOWN_SPECS, "moe down f16"),
-    ("moe/experts.tile", "moe_gate_up_f16_e4m3_block", [], GATE_SPECS, "moe gate_up e4m3 block"),
+    ("moe/experts.tile", "moe_gate_up_f16_e4m3_block", ["BN=64"], GATE_SPECS, "moe gate_up e4m3 block"),
     ("moe/router.tile", "moe_router_f32", [], [], "moe router"),
+    ("moe/router.tile", "moe_router_f32", ["K=8", "KP=8", "BE=256", "BT=8", "GROUPED=true", "GROUP_TOP2=true"], [],
+     "moe router 256 experts grouped"),
+    ("moe/router.tile", "moe_router_f32", ["K=1", "KP=8", "BE=1024", "BT=1", "GROUPED=true", "GROUP_TOP2=true"], [],
+     "moe router 1024 experts grouped top1"),
     ("moe/align.tile", "moe_align_scan", [], [], "moe align scan"),
+    ("moe/align.tile", "moe_align_scan", ["BE=256", "BC=4", "NB=8", "PJ=4"], [], "moe align scan 256 experts"),
     ("norm/norm.tile", None, [], [], "norm"),
     ("norm/act.tile", "act_f16", [], [], "gated activation"),
 ]
@@ -118,7 +135,7 @@ def compile_cfg(tile, root, cfg, arch, out):
     for d in defines:
         cmd += ["-D", d]
     for s in specs:
-        cmd += ["--specialize", s]
+        cmd += ["--no-align-ptrs"] if s == "NOALIGN" else ["--specialize", s]
     r = subprocess.run(cmd, capture_output=True, text=True)
     meta = {}
     for m in re.finditer(r"kernel (\S+)\(.*?registers=(-?\d+) spill_bytes=(-?\d+)", r.stderr):
