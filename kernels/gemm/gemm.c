@@ -303,14 +303,14 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         rt_debug("tune", "%s: tuned %s set aside: %s (operands read element by element)", pr->kernel, tuned_cfg, why);
     int tuned = t != NULL && vec;
     const char *chosen = tuned ? tuned_cfg : vec ? pr->vector_config : pr->scalar_config;
+    char reason[512] = ""; /* why the scalar configuration: logged when the variant is compiled or read from the disk cache */
     if (!config && !epilogue_fits(chosen, a)) {
-        if (rt_options()->debug_launch)
-            rt_debug("launch", "tile_gemm: %s: %s leaves no registers for the epilogue's %s: the scalar configuration %s", pr->kernel,
-                     chosen, a->beta != 0 ? "beta * C" : "activation", pr->scalar_config);
+        snprintf(reason, sizeof reason, "%s leaves no registers for the epilogue's %s: the scalar configuration %s", chosen,
+                 a->beta != 0 ? "beta * C" : "activation", pr->scalar_config);
         chosen = pr->scalar_config, tuned = 0;
-    } else if (!config && !vec && rt_options()->debug_launch)
-        rt_debug("launch", "tile_gemm: %s: %s, so A and B are read element by element: the scalar configuration %s, not %s",
-                 pr->kernel, why, pr->scalar_config, pr->vector_config);
+    } else if (!config && !vec)
+        snprintf(reason, sizeof reason, "%s, so A and B are read element by element: the scalar configuration %s, not %s", why,
+                 pr->scalar_config, pr->vector_config);
     if (config)
         for (const char *const *p = config; *p; p++) shipped_define_text(&v, *p, strlen(*p));
     else define_words(&v, chosen);
@@ -349,6 +349,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         shipped_variant_free(&v);
         return st;
     }
+    if (source && *reason && rt_options()->debug_launch) rt_debug("launch", "tile_gemm: %s: %s", pr->kernel, reason);
     if (!launch) {
         shipped_variant_free(&v);
         return TILE_OK;
