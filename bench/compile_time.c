@@ -1,7 +1,7 @@
 /* compile_time.c - how long each shipped kernel takes to compile, by stage,
  * next to how long ptxas takes to assemble the PTX we produce.
  *
- *   build/bench/compile_time [--arch sm_80|sm_90a] [--reps N] [--json] [FILE.tile ...]
+ *   build/bench/compile_time [--arch sm_80|sm_90a] [--reps N] [--no-line-info] [--json] [FILE.tile ...]
  *
  * --json: one JSON object per kernel (times in ms, null where ptxas is
  * missing) and one for the closing note; the header goes to stderr.
@@ -46,13 +46,14 @@ static double grab(const char *timing, const char *name) {
 
 int main(int argc, char **argv) {
     const char *arch = tile_target_default();
-    int reps = 5;
+    int reps = 5, no_line_info = 0; /* --no-line-info: PTX without .file/.loc, to see what line info costs */
     const char *files[64];
     int nf = 0, json = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--no-line-info")) no_line_info = 1;
         else if (nf < 64) files[nf++] = argv[i];
     }
     int argn = nf; /* files named on the command line */
@@ -78,7 +79,7 @@ int main(int argc, char **argv) {
     }
     /* warm-up: LLVM target registration happens once per process */
     {
-        tile_compile_options o = {.arch = arch};
+        tile_compile_options o = {.arch = arch, .no_line_info = no_line_info};
         tile_compiled c;
         tile_compile_source("warm.tile", "kernel k(x: *f32) { store(x + arange(0, 32), zeros([32], f32)); }", &o, &c);
         tile_compiled_free(&c);
@@ -94,7 +95,7 @@ int main(int argc, char **argv) {
         Stage st[NS];
         bool have_ptxas = true;
         for (int r = 0; r < reps; r++) {
-            tile_compile_options o = {.arch = arch, .time_passes = 1, .want_cubin = 1};
+            tile_compile_options o = {.arch = arch, .time_passes = 1, .want_cubin = 1, .no_line_info = no_line_info};
             tile_compiled c;
             tile_status s = tile_compile_file(files[f], &o, &c);
             if (s != TILE_OK) {

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """sass_report.py - what ptxas made of every shipped kernel: registers, spills,
-shared memory, and the main loop's SASS instructions per iteration by class.
+shared memory, and the main loop's SASS instructions per iteration by class,
+with Triton's numbers for the same problem and tiles beside them (issue 13).
 
     python3 bench/sass_report.py [--tile build/tile] [--arch sm_80 --arch sm_90a]
                                  [--nvdisasm PATH] [--filter TEXT] [--json]
+                                 [--triton PYTHON | --no-triton] [--triton-mma-sync]
 
 For each configuration below (the kernel, its consts and the run-time
-specializations the C API launches it with; the whole launched set, with
-ptxas's registers and spills only, is tests/test_kernels.c
-launched_configs_no_spills, which prints it as a table):
+specializations the C API launches it with):
   1. `tile compile --emit cubin -v --no-cache` gives the cubin and ptxas's
-     registers, spill bytes and shared memory;
+     registers, spill bytes (stores + loads) and shared memory;
   2. nvdisasm (the `nvidia-cuda-nvdisasm` wheel, or PATH; optional: without
      it only step 1 is printed) disassembles it;
   3. loops are found as a label and a later backward branch to it; the main
@@ -22,16 +22,25 @@ launched_configs_no_spills, which prints it as a table):
      the conversions F2F F2FP), mufu (MUFU), int (IMAD IADD3 ISETP LOP3 SEL
      SHF LEA PRMT IMNMX), local (LDL STL), other; `sel` counts the select
      and compare instructions (FSEL SEL ISETP FSETP), the mask arithmetic;
-  5. a static ceiling of tensor-core use, from a per-warp issue model of
-     one SM sub-partition: an mma.sync m16n8k16 keeps the tensor pipe busy
-     8 cycles, every instruction takes an issue cycle, an FP32 instruction
-     2 cycles of the FP32 pipe, a MUFU 8 cycles of the MUFU pipe:
-        ceiling = 8 * mma / max(8 * mma, instructions, 2 * fp32, 8 * mufu).
-     It is an upper bound from the instruction mix alone (no latency, no
-     memory); compare kernels and versions with it, not GPUs.
-Triton's numbers for the same tiles (issue 13's table) are compiled with
-Triton's own tools when a venv has it; this script prints tile's side.
-Exit status 1 when a configuration does not compile."""
+  5. a static ceiling (MMA_RATE and PIPE_CYCLES below): the cycles one
+     iteration keeps each pipe of an SM sub-partition busy per warp,
+        cyc = max(mma FLOP / tensor FLOP per cycle, instructions (issue),
+                  fp32 * c_fp32, int * c_int, mufu * 8, shared/L1 bytes / 32)
+     with `bound` the pipe that gives the max and tc = tensor cycles / cyc,
+     the tensor cores' best possible use.  A bound from the instruction mix
+     alone (no latency, no dependencies, no DRAM): compare kernels and
+     versions with it, not GPUs;
+  6. Triton: bench/triton_ref/compile.py, run by a Python that imports
+     triton (--triton, $TILE_TRITON_PYTHON, /work/venv-triton/bin/python, or
+     this Python), compiles each configuration's Triton counterparts (the
+     last field of CONFIGS) for the same capability (sm_90a: Triton's
+     GPUTarget 90, which it assembles for sm_90a) with Triton's own ptxas;
+     their cubins go through steps 2-5 and print as `triton NAME` rows under
+     tile's.  A counterpart that Triton cannot compile prints its reason.
+     --triton-mma-sync adds, on sm_90a, `triton/mma.sync` rows compiled with
+     DISABLE_MMA_V3=1 (Triton without wgmma): what mma.sync costs there,
+     beside tile's dots that are still mma.sync on sm_90a (tf32, 8 warps).
+Exit status 1 when a configuration does not compile, 2 without build/tile."""
 import argparse
 import glob
 import json
@@ -49,24 +58,22 @@ DOWN_SPECS = ["hidden=16", "inter=16", "so=16"]
 ATTN_SPECS = [s + "=16" for s in ("sqb", "sqs", "sqh", "skb", "sks", "skh", "svb", "svs", "svh", "sob", "sos", "soh",
                                   "slb", "slh")]
 
-# tile_gemm's two defaults (kernels/gemm/gemm.c): the vector one (the first @config) when m, n, k, lda, ldb
-# are multiples of 16 and the pointers aligned, the scalar one (the const defaults) otherwise
-GEMM_VEC = ["BM=128", "BN=128", "BK=32", "num_warps=4", "num_stages=3"]
-GEMM_ODD = ["sak=1", "sbn=1"]
+# tile_attention_decode_paged: every q/o/k/v stride and the block-table stride divisible by 16
+PAGED_SPECS = [s + "=16" for s in ("sqs", "sqt", "sqh", "sos", "sot", "soh", "skb", "sks", "skh", "svb", "svs", "svh",
+                                   "sbt")]
+NORM_SPECS = ["hidden=16", "sx=16", "sr=16", "so=16"]  # tile_fused_add_rmsnorm on contiguous [tokens, hidden]
+ACT_SPECS = ["d=16", "sx=16", "so=16"]  # tile_silu_and_mul and friends on contiguous rows
 
-# (file, kernel, defines, specializations, label); "NOALIGN" among the specializations: --no-align-ptrs
+# (file, kernel, defines, specializations, label, Triton counterparts: names in bench/triton_ref/compile.py)
 CONFIGS = [
-    ("gemm/gemm.tile", "gemm_f16_f32", GEMM_VEC, GEMM_SPECS, "gemm f16->f32 128x128x32 w4 s3"),
-    ("gemm/gemm.tile", "gemm_bf16_bf16", GEMM_VEC, GEMM_SPECS, "gemm bf16->bf16"),
-    ("gemm/gemm.tile", "gemm_tf32_f32", [], GEMM_SPECS, "gemm tf32->f32"),
-    ("gemm/gemm.tile", "gemm_i8_i32", ["BK=64", "num_warps=4"], GEMM_SPECS, "gemm i8->i32"),
-    ("gemm/gemm.tile", "gemm_e4m3_f32", GEMM_VEC, GEMM_SPECS, "gemm e4m3->f32"),
-    ("gemm/gemm.tile", "gemm_f16_f32", ["HAS_BETA=true", "ACT=2"], GEMM_SPECS, "gemm f16 w8 beta gelu (scalar cfg)"),
-    ("gemm/gemm.tile", "gemm_f16_f32", [], GEMM_ODD + ["NOALIGN"], "gemm f16 odd lda, unaligned (scalar cfg)"),
-    ("gemm/gemm.tile", "gemm_i8_i32", [], GEMM_ODD + ["NOALIGN"], "gemm i8 odd lda, unaligned (scalar cfg)"),
-    ("gemm/gemm.tile", "gemm_f16_f32", [], [], "gemm f16 unspecialized"),
-    ("gemm/gemm.tile", "gemm_i8_i32", [], [], "gemm i8 unspecialized"),
-    ("matmul.tile", "matmul", [], [], "matmul (masked)"),
+    ("gemm/gemm.tile", "gemm_f16_f32", [], GEMM_SPECS, "gemm f16->f32 128x128x32 w4 s3",
+     ["gemm_f16_f32", "tutorial_matmul_f16"]),
+    ("gemm/gemm.tile", "gemm_bf16_bf16", [], GEMM_SPECS, "gemm bf16->bf16", ["gemm_bf16_bf16"]),
+    ("gemm/gemm.tile", "gemm_tf32_f32", [], GEMM_SPECS, "gemm tf32->f32 128x128x16 w8", ["gemm_tf32_f32"]),
+    ("gemm/gemm.tile", "gemm_i8_i32", [], GEMM_SPECS, "gemm i8->i32 128x128x64", ["gemm_i8_i32"]),
+    ("gemm/gemm.tile", "gemm_e4m3_f32", [], GEMM_SPECS, "gemm e4m3->f32", ["gemm_e4m3_f32"]),
+    ("gemm/gemm.tile", "gemm_f16_f32", [], [], "gemm f16 unspecialized", ["gemm_f16_f32_unspecialized"]),
+    ("matmul.tile", "matmul", [], [], "matmul f32 64x64x32 (masked)", ["matmul_f32_ieee"]),
 ]
 for hd in (64, 128, 256):
     for causal in (0, 1):
@@ -76,27 +83,33 @@ for hd in (64, 128, 256):
         CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
                         ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % bd, "BM=64", "BN=%d" % bn, "CAUSAL=%d" % causal,
                          "num_warps=%d" % warps], ATTN_SPECS,
-                        "attention hd%d BM64 BN%d w%d%s" % (hd, bn, warps, " causal" if causal else "")))
+                        "attention hd%d BM64 BN%d w%d%s" % (hd, bn, warps, " causal" if causal else ""),
+                        ["attention_hd%d_bm64_bn%d_w%d%s" % (hd, bn, warps, "_causal" if causal else "")]))
 for hd in (64, 128):
-    CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
-                    ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % hd, "BM=128", "BN=64"], ATTN_SPECS,
-                    "attention hd%d BM128 BN64 (Triton's tile)" % hd))
+    for causal in (0, 1):
+        CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
+                        ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % hd, "BM=128", "BN=64", "CAUSAL=%d" % causal], ATTN_SPECS,
+                        "attention hd%d BM128 BN64 w4%s" % (hd, " causal" if causal else ""),
+                        ["attention_hd%d_bm128_bn64_w4%s" % (hd, "_causal" if causal else "")] +
+                        ([] if causal else ["attention_hd%d_bm128_bn64_w4_nomask" % hd])))
+for hd in (64, 128, 256):  # as tile_attention_fwd launches it on sm_90a: two warpgroups of 64 query rows
+    for causal in (0, 1):
+        bn, st = (128, 3) if hd <= 64 else (128, 2) if hd <= 128 else (64, 2)
+        CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
+                        ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % hd, "BM=128", "BN=%d" % bn, "num_warps=8", "num_stages=%d" % st,
+                         "CAUSAL=%d" % causal], ATTN_SPECS,
+                        "attention hd%d BM128 BN%d w8 s%d%s (sm_90a launch)" % (hd, bn, st, " causal" if causal else ""), []))
 CONFIGS += [
-    ("attention/paged_attention.tile", "paged_attention_f16", [], [], "paged decode hd128"),
-    ("attention/paged_attention.tile", "paged_attention_f16_kv8", [], [], "paged decode hd128 kv f8"),
-    ("moe/experts.tile", "moe_gate_up_f16", ["BN=64"], GATE_SPECS, "moe gate_up f16"),
-    ("moe/experts.tile", "moe_gate_up_f16", [], ["NOALIGN"], "moe gate_up f16 odd sizes BN32"),
-    ("moe/experts.tile", "moe_down_f16", [], DOWN_SPECS, "moe down f16"),
-    ("moe/experts.tile", "moe_gate_up_f16_e4m3_block", ["BN=64"], GATE_SPECS, "moe gate_up e4m3 block"),
-    ("moe/router.tile", "moe_router_f32", [], [], "moe router"),
-    ("moe/router.tile", "moe_router_f32", ["K=8", "KP=8", "BE=256", "BT=8", "GROUPED=true", "GROUP_TOP2=true"], [],
-     "moe router 256 experts grouped"),
-    ("moe/router.tile", "moe_router_f32", ["K=1", "KP=8", "BE=1024", "BT=1", "GROUPED=true", "GROUP_TOP2=true"], [],
-     "moe router 1024 experts grouped top1"),
-    ("moe/align.tile", "moe_align_scan", [], [], "moe align scan"),
-    ("moe/align.tile", "moe_align_scan", ["BE=256", "BC=4", "NB=8", "PJ=4"], [], "moe align scan 256 experts"),
-    ("norm/norm.tile", None, [], [], "norm"),
-    ("norm/act.tile", "act_f16", [], [], "gated activation"),
+    ("attention/paged_attention.tile", "paged_attention_f16", [], PAGED_SPECS, "paged decode hd128 BM16 BN64", ["paged_hd128"]),
+    ("attention/paged_attention.tile", "paged_attention_f16_kv8", [], PAGED_SPECS, "paged decode hd128 kv f8",
+     ["paged_hd128_kv_f8"]),
+    ("moe/experts.tile", "moe_gate_up_f16", [], GATE_SPECS, "moe gate_up f16 64x64x32", ["moe_gate_up_f16"]),
+    ("moe/experts.tile", "moe_down_f16", [], DOWN_SPECS, "moe down f16 64x64x32", ["moe_down_f16"]),
+    ("moe/experts.tile", "moe_gate_up_f16_e4m3_block", [], GATE_SPECS, "moe gate_up e4m3 block", ["moe_gate_up_f16_e4m3_block"]),
+    ("moe/router.tile", "moe_router_f32", [], [], "moe router (softmax top-2)", ["router_f32"]),
+    ("moe/align.tile", "moe_align_scan", [], [], "moe align scan", []),
+    ("norm/norm.tile", "norm_f16", [], NORM_SPECS, "norm f16 (add + rmsnorm)", ["add_rmsnorm_f16"]),
+    ("norm/act.tile", "act_f16", [], ACT_SPECS, "gated activation f16 (silu)", ["silu_mul_f16"]),
 ]
 
 CLASSES = [
@@ -109,14 +122,14 @@ CLASSES = [
     ("local", ("LDL", "STL")),
 ]
 SELECTS = ("FSEL", "SEL", "ISETP", "FSETP")
-INSTR = re.compile(r"/\*[0-9a-f]+\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)(\.[A-Z0-9_.]*)?\s*([^;]*);")
+INSTR = re.compile(r"/\*[0-9a-f]+\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)(\.[A-Za-z0-9_.]*)?\s*([^;]*);")
 LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 BRANCH = re.compile(r"\bBRA\b[^;]*?(\.L_x_\d+)")
 
 
 def find_nvdisasm(given):
     if given:
-        return given
+        return given if os.access(given, os.X_OK) else None
     hit = shutil.which("nvdisasm")
     if hit:
         return hit
@@ -127,7 +140,7 @@ def find_nvdisasm(given):
 
 
 def compile_cfg(tile, root, cfg, arch, out):
-    path, kernel, defines, specs, _ = cfg
+    path, kernel, defines, specs = cfg[:4]
     cmd = [tile, "compile", os.path.join(root, "kernels", path), "--arch", arch, "--emit", "cubin", "-o", out, "-v",
            "--no-cache"]
     if kernel:
@@ -135,7 +148,7 @@ def compile_cfg(tile, root, cfg, arch, out):
     for d in defines:
         cmd += ["-D", d]
     for s in specs:
-        cmd += ["--no-align-ptrs"] if s == "NOALIGN" else ["--specialize", s]
+        cmd += ["--specialize", s]
     r = subprocess.run(cmd, capture_output=True, text=True)
     meta = {}
     for m in re.finditer(r"kernel (\S+)\(.*?registers=(-?\d+) spill_bytes=(-?\d+)", r.stderr):
@@ -162,17 +175,79 @@ def loops(sass_lines):
     return found
 
 
+# The static ceiling's machine model: per SM sub-partition (one warp scheduler, a quarter of the SM), the
+# cycles one warp-instruction keeps each pipe busy, from the public peak rates (NVIDIA's A100 and H100
+# whitepapers, the CUDA guide's arithmetic-instruction throughput table):
+#   mma    dense tensor-core FLOP per cycle per sub-partition, by operand type: A100 312 TFLOP/s f16 at
+#          1.41 GHz on 108 SMs = 2048 per SM = 512 per sub-partition; H100 SXM 989 TFLOP/s at 1.83 GHz
+#          on 132 SMs = 1024.  An mma.sync m16n8k16 (2*16*8*16 = 4096 FLOP per warp) is 8 cycles on
+#          sm_80 and 4 on sm_90 (mma.sync is known to reach less than that on Hopper: not modelled);
+#          a warpgroup HGMMA 64xNxK is 2*64*N*K / 4 FLOP for each of its 4 warps.
+#   fp32   FFMA/FMUL/FADD and the rest of the fp32 class: 64 lanes per SM on sm_80 (16 per
+#          sub-partition: 2 cycles a warp-instruction), 128 on sm_90 (1 cycle)
+#   int    the int class (IMAD, IADD3, LOP3, ...): 64 lanes per SM on both (2 cycles)
+#   mufu   MUFU (ex2, rcp, rsqrt, ...): 16 lanes per SM (8 cycles)
+#   lsu    shared memory and L1 wavefronts: 128 bytes per cycle per SM, shared by the 4 sub-partitions
+#          running the same loop, so a warp-instruction moving B bytes costs B / 32 cycles (LDSM .x4
+#          512 B = 16, LDS/STS/LDGSTS/LDG/STG/LDL/STL .128 512 B, .64 256 B, narrower 128 B = 4)
+#   issue  one instruction per cycle
+# ceiling cycles = max over the pipes of the loop's busy cycles; tc = mma cycles / that (the tensor
+# pipe's best possible use).  No latency, no dependencies, no global memory bandwidth, no TMA.
+MMA_RATE = {  # dense FLOP (or int8 op) per cycle per sub-partition
+    "sm_80": {"f16": 512, "tf32": 256, "i8": 1024},
+    "sm_90": {"f16": 1024, "tf32": 512, "i8": 2048, "f8": 2048},
+}
+PIPE_CYCLES = {"sm_80": {"fp32": 2, "int": 2, "mufu": 8}, "sm_90": {"fp32": 1, "int": 2, "mufu": 8}}
+LSU_OPS = ("LDSM", "LDS", "STS", "LDGSTS", "LDG", "STG", "LDL", "STL")
+
+
+def arch_family(arch):
+    """sm_80, sm_86, sm_89 -> the sm_80 model; sm_90, sm_90a -> sm_90 (the two tables above)."""
+    m = re.match(r"sm_(\d+)", arch)
+    return "sm_90" if m and int(m.group(1)) >= 90 else "sm_80"
+
+
+def mma_work(op, mods):
+    """(operand kind, FLOP per warp) of one tensor-core instruction, from its SASS shape modifier."""
+    if op in ("HGMMA", "QGMMA", "IGMMA"):  # .64x128x16: a warpgroup instruction, a quarter per warp
+        m = re.search(r"\.(\d+)x(\d+)x(\d+)", mods)
+        mm, n, k = (int(x) for x in m.groups()) if m else (64, 64, 16)
+        kind = {"QGMMA": "f8", "IGMMA": "i8"}.get(op, "tf32" if "TF32" in mods else "f16")
+        return kind, 2 * mm * n * k / 4
+    m = re.match(r"\.(16)(8)(\d+)", mods)  # .16816 = m16 n8 k16, .1688 = m16 n8 k8, .16832 = m16 n8 k32
+    mm, n, k = (16, 8, int(m.group(3))) if m else (16, 8, 16)
+    kind = "i8" if op == "IMMA" else ("tf32" if "TF32" in mods else "f16")
+    return kind, 2 * mm * n * k
+
+
+def lsu_bytes(op, mods):
+    """Bytes one warp-instruction moves through shared memory / L1 (a 32-bit wavefront at least)."""
+    parts = mods.split(".")
+    if op == "LDSM":
+        return {"4": 512, "2": 256}.get(parts[-1], 128)
+    if "128" in parts:
+        return 512
+    if "64" in parts:
+        return 256
+    return 128
+
+
 def count(lines):
     c = {k: 0 for k, _ in CLASSES}
-    c.update(total=0, other=0, sel=0)
+    c.update(total=0, other=0, sel=0, mma_flop={}, lsu_bytes=0)
     for line in lines:
         m = INSTR.search(line)
         if not m:
             continue
-        op = m.group(1)
+        op, mods = m.group(1), m.group(2) or ""
         c["total"] += 1
         if op in SELECTS:
             c["sel"] += 1
+        if op in CLASSES[0][1]:
+            kind, flop = mma_work(op, mods)
+            c["mma_flop"][kind] = c["mma_flop"].get(kind, 0) + flop
+        if op in LSU_OPS:
+            c["lsu_bytes"] += lsu_bytes(op, mods)
         for name, ops in CLASSES:
             if op in ops:
                 c[name] += 1
@@ -185,67 +260,207 @@ def count(lines):
 def main_loop(sass):
     lines = sass.splitlines()
     best = None
-    for s, e in loops(lines):
+    found = loops(lines)
+    for s, e in found:
         c = count(lines[s:e + 1])
         if best is None or c["mma"] > best[0]["mma"]:
             best = (c, s)
-    nloops = len(loops(lines))
-    return (best[0] if best else None), nloops
+    return (best[0] if best else None), len(found)
 
 
-def ceiling(c):
-    if not c or not c["mma"]:
+def ceiling(c, arch):
+    """(cycles, bounding pipe, tensor-pipe fraction or None, every pipe's cycles) of one main-loop
+    iteration per warp on its sub-partition; None without a loop."""
+    if not c:
         return None
-    busy = 8 * c["mma"]
-    return busy / max(busy, c["total"], 2 * c["fp32"], 8 * c["mufu"])
+    fam = arch_family(arch)
+    rate, cyc = MMA_RATE[fam], PIPE_CYCLES[fam]
+    pipes = {
+        "mma": sum(flop / rate.get(kind, rate["f16"]) for kind, flop in c["mma_flop"].items()),
+        "issue": c["total"],
+        "fp32": cyc["fp32"] * c["fp32"],
+        "int": cyc["int"] * c["int"],
+        "mufu": cyc["mufu"] * c["mufu"],
+        "lsu": c["lsu_bytes"] / 32,
+    }
+    bound = max(pipes, key=lambda p: pipes[p])
+    total = pipes[bound]
+    tc = pipes["mma"] / total if c["mma"] and total else None
+    return total, bound, tc, pipes
+
+
+def find_triton_python(given):
+    """The Python that imports triton: --triton, $TILE_TRITON_PYTHON, /work/venv-triton, this Python."""
+    if given:
+        return given
+    env = os.environ.get("TILE_TRITON_PYTHON")
+    if env:
+        return env
+    for p in ("/work/venv-triton/bin/python", sys.executable):
+        if os.path.exists(p) and subprocess.run([p, "-c", "import triton"], capture_output=True).returncode == 0:
+            return p
+    return None
+
+
+def triton_compile(python, root, arch, names, out, mma_sync=False):
+    """{name: record} from bench/triton_ref/compile.py for arch (sm_80 -> capability 80, sm_90a -> 90), and
+    (versions, why): why is the reason nothing came back."""
+    m = re.match(r"sm_(\d+)", arch)
+    if not m:
+        return {}, None, "no capability in %s" % arch
+    cmd = [python, os.path.join(root, "bench", "triton_ref", "compile.py"), "--arch", m.group(1), "--out", out,
+           "--only", ",".join(names)] + (["--mma-sync"] if mma_sync else [])
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {}, None, "%s: %s" % (" ".join(cmd[:2]), e)
+    recs, versions = {}, None
+    for line in r.stdout.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if "triton" in rec:
+            versions = rec
+        elif "name" in rec:
+            recs[rec["name"]] = rec
+    why = None
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[-1]
+        why = "%s failed: %s" % (os.path.basename(cmd[1]), last)
+    return recs, versions, why
+
+
+HEADER = ("%-54s %-6s %4s %5s %6s %5s %4s %4s %5s %5s %4s %4s %5s %3s %6s %-5s %4s %3s" %
+          ("kernel", "arch", "regs", "spill", "smem", "instr", "mma", "ldsm", "copy", "fp32", "mufu", "int",
+           "local", "sel", "cyc", "bound", "tc", "lps"))
+
+
+def row(label, arch, regs, spill, smem, c, nloops):
+    cc = c or {}
+    g = lambda k: str(cc[k]) if k in cc else "-"  # noqa: E731
+    ce = ceiling(c, arch)
+    return ("%-54s %-6s %4d %5d %6d %5s %4s %4s %5s %5s %4s %4s %5s %3s %6s %-5s %4s %3d" %
+            (label[:54], arch, regs, spill, smem, g("total"), g("mma"), g("ldsm"), g("copy"), g("fp32"), g("mufu"),
+             g("int"), g("local"), g("sel"), "%.0f" % ce[0] if ce else "-", ce[1] if ce else "-",
+             "%.0f%%" % (100 * ce[2]) if ce and ce[2] is not None else "-", nloops))
+
+
+def jline(**fields):
+    """One JSON Lines object, led by "bench" as every bench program's (docs/benchmarks.md)."""
+    return json.dumps(dict(bench="sass_report", **fields))
+
+
+def record(who, label, arch, regs, spill, smem, c, nloops, **extra):
+    ce = ceiling(c, arch)
+    loop = None
+    if c:
+        loop = {k: v for k, v in c.items() if k not in ("mma_flop", "lsu_bytes")}
+    rec = dict(bench="sass_report", who=who, kernel=label, arch=arch, registers=regs, spill=spill, smem=smem, loops=nloops,
+               main_loop=loop, ceiling_cycles=round(ce[0], 1) if ce else None, bound=ce[1] if ce else None,
+               tensor_fraction=round(ce[2], 3) if ce and ce[2] is not None else None,
+               pipes={k: round(v, 1) for k, v in ce[3].items()} if ce else None)
+    rec.update(extra)
+    return rec
+
+
+def disassemble(nvd, cubin):
+    if not nvd:
+        return None, 0
+    d = subprocess.run([nvd, "-c", cubin], capture_output=True, text=True)
+    if d.returncode != 0:
+        return None, 0
+    return main_loop(d.stdout)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tile", default=None)
     ap.add_argument("--arch", action="append")
     ap.add_argument("--nvdisasm")
     ap.add_argument("--filter", default="")
+    ap.add_argument("--triton", metavar="PYTHON", help="a Python that imports triton (default: $TILE_TRITON_PYTHON, "
+                    "/work/venv-triton/bin/python, or this Python if it imports triton)")
+    ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--triton-mma-sync", action="store_true",
+                    help="on sm_90 and later also Triton without wgmma (DISABLE_MMA_V3=1): its mma.sync code")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tile = a.tile or os.path.join(root, "build", "tile")
+    if not os.path.exists(tile):
+        print("sass_report: %s not found: build first (cmake --build build) or give --tile" % tile, file=sys.stderr)
+        return 2
     archs = a.arch or ["sm_80", "sm_90a"]
     nvd = find_nvdisasm(a.nvdisasm)
-    if not a.json:
-        print("SASS report: main loop per iteration%s" % ("" if nvd else " (no nvdisasm: ptxas numbers only)"))
-        print("%-44s %-6s %4s %5s %6s %5s %4s %4s %5s %5s %4s %4s %5s %3s %5s %4s" %
-              ("kernel", "arch", "regs", "spill", "smem", "instr", "mma", "ldsm", "copy", "fp32", "mufu", "int",
-               "local", "sel", "ceil", "lps"))
+    configs = [cfg for cfg in CONFIGS if not a.filter or a.filter in cfg[4]]
+    notes = []
+    if not nvd:
+        notes.append("%s (pip install nvidia-cuda-nvdisasm, or --nvdisasm PATH): ptxas numbers only" %
+                     ("no nvdisasm at " + a.nvdisasm if a.nvdisasm else "no nvdisasm"))
+    python = None
+    if a.no_triton:
+        notes.append("triton: skipped (--no-triton)")
+    else:
+        python = find_triton_python(a.triton)
+        if not python:
+            notes.append("triton: skipped: no Python that imports triton (give --triton PYTHON or "
+                         "TILE_TRITON_PYTHON; python3 -m venv /work/venv-triton && "
+                         "/work/venv-triton/bin/pip install triton)")
+    if a.json:
+        for n in notes:
+            print(jline(note=n))
+    else:
+        print("SASS report: main loop per iteration (cyc: static ceiling in cycles per warp, bound: its pipe, "
+              "tc: tensor-pipe share)")
+        for n in notes:
+            print(n)
+        print(HEADER)
     rc = 0
     with tempfile.TemporaryDirectory() as tmp:
         for arch in archs:
-            for cfg in CONFIGS:
-                if a.filter and a.filter not in cfg[4]:
-                    continue
+            names = [n for cfg in configs for n in cfg[5]]
+            variants = [("triton", False)]  # (row label, mma_sync)
+            if a.triton_mma_sync and arch_family(arch) == "sm_90":
+                variants.append(("triton/mma.sync", True))
+            tri = {}
+            for who, mma_sync in variants if python and names else []:
+                recs, versions, why = triton_compile(python, root, arch, names,
+                                                     os.path.join(tmp, who.replace("/", "_")), mma_sync)
+                tri[who] = (recs, why)
+                if versions and who == "triton":
+                    v = "triton %s, its ptxas %s (%s)" % (versions.get("triton"), versions.get("ptxas_version"),
+                                                          versions.get("ptxas"))
+                    print(jline(note=v, arch=arch) if a.json else "%s: %s" % (arch, v))
+                if why:
+                    print(jline(note="%s: %s" % (who, why), arch=arch) if a.json else
+                          "%s: %s: %s" % (arch, who, why))
+            for cfg in configs:
                 out = os.path.join(tmp, "k.cubin")
                 code, meta, err = compile_cfg(tile, root, cfg, arch, out)
                 if code != 0:
                     print("%s %s: compile failed:\n%s" % (cfg[4], arch, err), file=sys.stderr)
                     rc = 1
                     continue
-                c, nloops = None, 0
-                if nvd:
-                    d = subprocess.run([nvd, "-c", out], capture_output=True, text=True)
-                    if d.returncode == 0:
-                        c, nloops = main_loop(d.stdout)
-                ceil = ceiling(c)
-                rec = dict(kernel=cfg[4], arch=arch, registers=meta.get("registers", -1), spill=meta.get("spill", -1),
-                           smem=meta.get("smem", -1), loops=nloops, main_loop=c, ceiling=ceil)
-                if a.json:
-                    print(json.dumps(rec))
-                    continue
-                cc = c or {}
-                g = lambda k: str(cc[k]) if k in cc else "-"
-                print("%-44s %-6s %4d %5d %6d %5s %4s %4s %5s %5s %4s %4s %5s %3s %5s %4d" %
-                      (cfg[4][:44], arch, rec["registers"], rec["spill"], rec["smem"], g("total"), g("mma"), g("ldsm"),
-                       g("copy"), g("fp32"), g("mufu"), g("int"), g("local"), g("sel"),
-                       "%.0f%%" % (100 * ceil) if ceil is not None else "-", nloops))
+                c, nloops = disassemble(nvd, out)
+                args = (cfg[4], arch, meta.get("registers", -1), meta.get("spill", -1), meta.get("smem", -1), c,
+                        nloops)
+                print(json.dumps(record("tile", *args)) if a.json else row(*args))
+                for who, (recs, why) in tri.items():
+                    if not recs and why:  # nothing compiled: the reason was printed once above
+                        continue
+                    for n in cfg[5]:
+                        t = recs.get(n)
+                        label = "  %s %s" % (who, n)
+                        if t is None or "error" in t:
+                            msg = t["error"] if t else (why or "no result")
+                            print(jline(who=who, kernel=n, arch=arch, skipped=msg) if a.json else
+                                  "%-54s %-6s %s" % (label[:54], arch, msg[:160]))
+                            continue
+                        c, nloops = disassemble(nvd, t["cubin"])
+                        args = (label, arch, t["registers"], t["spill"], t["smem"], c, nloops)
+                        print(json.dumps(record(who, n, *args[1:])) if a.json else row(*args))
     return rc
 
 

@@ -174,7 +174,7 @@ enum { EMU_K_NONE, EMU_K_PRED, EMU_K_B, EMU_K_U, EMU_K_S, EMU_K_F };
     X(S8, "s8", 1, EMU_K_S) X(S16, "s16", 2, EMU_K_S) X(S32, "s32", 4, EMU_K_S) X(S64, "s64", 8, EMU_K_S) \
     X(F16, "f16", 2, EMU_K_F) X(F16X2, "f16x2", 4, EMU_K_F) X(BF16, "bf16", 2, EMU_K_F) \
     X(BF16X2, "bf16x2", 4, EMU_K_F) X(TF32, "tf32", 4, EMU_K_F) X(F32, "f32", 4, EMU_K_F) X(F64, "f64", 8, EMU_K_F) \
-    X(E4M3, "e4m3", 1, EMU_K_F) X(E5M2, "e5m2", 1, EMU_K_F)
+    X(E4M3, "e4m3", 1, EMU_K_F) X(E5M2, "e5m2", 1, EMU_K_F) X(E4M3X2, "e4m3x2", 2, EMU_K_F) X(E5M2X2, "e5m2x2", 2, EMU_K_F)
 
 typedef enum EmuType {
 #define X(e, n, b, k) EMU_T_##e,
@@ -374,11 +374,23 @@ typedef struct EmuSym {
 /* Callbacks the parser uses to place .global/.const variables in device memory. */
 typedef struct EmuMem EmuMem;
 
+/* A source location from a `.loc` directive: `.file` number, line, column (0: none). */
+typedef struct EmuSrcLoc {
+    uint32_t file, line, col;
+    uint32_t ptx_line;      /* of the .loc, for errors */
+} EmuSrcLoc;
+
 typedef struct EmuModule {
     Arena *arena;
     char *text;             /* the PTX, for report lines */
     uint32_t *line_start;   /* offset of each line in text (1-based index) */
     uint32_t nlines;
+    /* line info: `.file N "name"` and `.loc N line col` */
+    struct EmuSrcFile { uint32_t num; const char *name; } *srcfiles;
+    uint32_t nsrcfiles;
+    EmuSrcLoc *srclocs;     /* [0] unused: index 0 is "no location" */
+    uint32_t nsrclocs;
+    uint32_t *line_srcloc;  /* by PTX line: the srclocs index of the instruction(s) on it; NULL: no .loc at all */
     EmuFunc *funcs;
     uint32_t nfuncs;
     EmuSym *syms;
@@ -477,6 +489,12 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
 
 /* Text of PTX line `line` (trimmed, without comment, blanks collapsed) for reports. */
 void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap);
+/* The source location (from .file/.loc) of the instruction on PTX line `line` as "file:line:col"
+ * (":col" left out when 0) into buf; "" when it has none.  Returns buf. */
+const char *emu_module_srcloc(const EmuModule *m, uint32_t line, char *buf, size_t cap);
+/* "file:line:col, PTX line N" (or "PTX line N" without line info) into buf, for reports that name a
+ * second place.  Returns buf. */
+const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_t cap);
 
 /* ---- tensor maps (tensormap.c): the emulator's 128-byte encoding of what cuTensorMapEncodeTiled
  * takes, read by cp.async.bulk.tensor ---- */

@@ -128,9 +128,10 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
     Str s = {0};
     str_printf(&s, "%s\n", what);
     if (in) {
-        char line[256];
-            emu_module_line(L->m, in->line, line, sizeof line);
-        str_printf(&s, "    at kernel '%s', PTX line %u: %s\n", L->f->name, in->line, line);
+        char line[256], src[512];
+        emu_module_line(L->m, in->line, line, sizeof line);
+        emu_module_srcloc(L->m, in->line, src, sizeof src);
+        str_printf(&s, "    at %s%skernel '%s', PTX line %u: %s\n", src, *src ? " in " : "", L->f->name, in->line, line);
         if (t && t->fn != L->f) str_printf(&s, "    in .func '%s' (call depth %u)\n", t->fn->name, t->depth);
     } else {
         str_printf(&s, "    in kernel '%s'\n", L->f->name);
@@ -583,9 +584,9 @@ void emu_block_where(EmuBlock *b, Str *s) {
                    state_text[w->state]);
         if (w->fn) {
             const EmuIns *in = &w->fn->code[w->pc];
-            char line[256];
+            char line[256], where[600];
             emu_module_line(b->L->m, in->line, line, sizeof line);
-            str_printf(s, " at PTX line %u", in->line);
+            str_printf(s, " at %s", emu_module_where(b->L->m, in->line, where, sizeof where));
             if (w->fn != b->L->f) str_printf(s, " (in .func '%s')", w->fn->name);
             str_printf(s, ": %s", line);
         }
@@ -716,12 +717,13 @@ static bool release_barriers(EmuBlock *b, uint32_t *live_out, bool *progress) {
         if (!first[id]) { first[id] = t; need[id] = t->bar_count; }
         else if (need[id] != t->bar_count) {
             const EmuThread *o = first[id];
-            char line[256];
+            char line[256], where[600];
             emu_module_line(b->L->m, o->fn->code[o->pc].line, line, sizeof line);
+            emu_module_where(b->L->m, o->fn->code[o->pc].line, where, sizeof where);
             return emu_fault(b, t, &t->fn->code[t->pc], "deadlock: barrier thread counts disagree",
-                             "barrier %u is waited on for %u threads here and for %u by thread (%u,%u,%u) at PTX line %u: %s", id,
+                             "barrier %u is waited on for %u threads here and for %u by thread (%u,%u,%u) at %s: %s", id,
                              t->bar_count ? t->bar_count : b->nthreads, need[id] ? need[id] : b->nthreads, o->tid[0], o->tid[1],
-                             o->tid[2], o->fn->code[o->pc].line, line);
+                             o->tid[2], where, line);
         }
     }
     *live_out = live;

@@ -153,6 +153,11 @@ uint64_t emu_round_f64_ftz(double x, int fmt, int rnd, bool ftz);
 uint64_t emu_round_int(int64_t v, bool is_signed, int fmt, int rnd);
 double emu_f16_to_f64(uint16_t h);
 double emu_bf16_to_f64(uint16_t h);
+/* f8: E4M3FN (bias 7, no infinity, S.1111.111 NaN, max 448) or E5M2 (bias 15, IEEE-like) */
+double emu_f8_to_f64(uint8_t b, bool e5m2);
+/* Round to nearest even into f8 with .satfinite: NaN -> 0x7f, beyond the largest finite value
+ * (infinities too) -> the largest finite value of that sign. */
+uint8_t emu_f64_to_f8_satfinite(double x, bool e5m2);
 
 /* ---- operand helpers ---- */
 static inline float emu_f32(uint64_t v) { uint32_t u = (uint32_t)v; float f; memcpy(&f, &u, 4); return f; }

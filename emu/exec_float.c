@@ -321,8 +321,40 @@ static uint64_t cvt_one(const EmuIns *in, uint64_t x, unsigned dty, unsigned sty
     return dk == EMU_K_S ? (uint64_t)emu_sext((uint64_t)iv, dsz) : emu_zext((uint64_t)iv, dsz);
 }
 
+/* f8 pairs (sm_89+): cvt.rn.f16x2.{e4m3x2,e5m2x2} d, a (each byte of a exactly into its half, low
+ * first); cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b (a to the upper byte, b to the lower) and
+ * .f16x2 d, a (each half to its byte). */
+static bool cvt_f8x2(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    unsigned dty = in->ty, sty = in->ty2;
+    if (sty == EMU_T_E4M3X2 || sty == EMU_T_E5M2X2) {
+        if (dty != EMU_T_F16X2 || in->nops != 2)
+            return emu_fault(b, t, in, "unsupported instruction", "cvt from .%s gives .f16x2 from one source", emu_type_name(sty));
+        bool e5 = sty == EMU_T_E5M2X2;
+        uint64_t a = EMU_R(t, in, 1);
+        uint64_t lo = emu_round_f64(emu_f8_to_f64((uint8_t)a, e5), EMU_FMT_F16, EMU_RND_RN);
+        uint64_t hi = emu_round_f64(emu_f8_to_f64((uint8_t)(a >> 8), e5), EMU_FMT_F16, EMU_RND_RN);
+        EMU_R(t, in, 0) = (hi & 0xFFFF) << 16 | (lo & 0xFFFF);
+        return true;
+    }
+    bool e5 = dty == EMU_T_E5M2X2;
+    if (in->rnd != EMU_RND_RN || !(in->flags & EMU_F(SATFINITE)))
+        return emu_fault(b, t, in, "invalid instruction", "cvt to .%s needs .rn.satfinite", emu_type_name(dty));
+    double hi, lo;
+    if (sty == EMU_T_F32 && in->nops == 3) {
+        hi = emu_f32(EMU_R(t, in, 1)), lo = emu_f32(EMU_R(t, in, 2));
+    } else if (sty == EMU_T_F16X2 && in->nops == 2) {
+        uint64_t a = EMU_R(t, in, 1);
+        hi = emu_f16_to_f64((uint16_t)(a >> 16)), lo = emu_f16_to_f64((uint16_t)a);
+    } else {
+        return emu_fault(b, t, in, "unsupported instruction", "cvt to .%s takes two .f32 or one .f16x2", emu_type_name(dty));
+    }
+    EMU_R(t, in, 0) = (uint64_t)emu_f64_to_f8_satfinite(hi, e5) << 8 | emu_f64_to_f8_satfinite(lo, e5);
+    return true;
+}
+
 bool emu_exec_cvt(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     unsigned dty = in->ty, sty = in->ty2;
+    if (dty == EMU_T_E4M3X2 || dty == EMU_T_E5M2X2 || sty == EMU_T_E4M3X2 || sty == EMU_T_E5M2X2) return cvt_f8x2(b, t, in);
     if (dty == EMU_T_F16X2 || dty == EMU_T_BF16X2) {
         /* cvt.rn.f16x2.f32 d, a, b: a goes to the upper half, b to the lower */
         if (in->nops != 3 || sty != EMU_T_F32)

@@ -186,15 +186,16 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t add
         if (kind) {
             char what[96];
             snprintf(what, sizeof what, "racecheck: shared-memory hazard (%s) at __shared__ address 0x%x", kind, addr + i);
-            char line[256];
+            char line[256], where[600];
             emu_module_line(b->L->m, oline, line, sizeof line);
+            emu_module_where(b->L->m, oline, where, sizeof where);
             if (other == UINT32_MAX)
-                return emu_fault(b, t, in, what, "conflicts with reads by several threads (the last at PTX line %u) "
-                                 "with no barrier in between: %s", oline, line);
+                return emu_fault(b, t, in, what, "conflicts with reads by several threads (the last at %s) "
+                                 "with no barrier in between: %s", where, line);
             uint32_t tid[3];
             thread_of(b, other, tid);
-            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u) at PTX line %u with no barrier in between: %s",
-                             other_write ? "write" : "read", tid[0], tid[1], tid[2], oline, line);
+            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u) at %s with no barrier in between: %s",
+                             other_write ? "write" : "read", tid[0], tid[1], tid[2], where, line);
         }
         if (write) {
             s->wepoch = ep;

@@ -112,9 +112,10 @@ static bool full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32
     for (unsigned i = 0; i < 32; i++) {
         if (g[i]->pc != g[0]->pc || g[i]->fn != f) {
             const EmuIns *other = &g[i]->fn->code[g[i]->pc];
-            return emu_fault(b, g[i], other, "divergent warp-synchronous instructions",
-                             "'%s' is .aligned: lane %u is at PTX line %u, lane %u at PTX line %u", emu_op_name(in->op),
-                             g[i]->lane, other->line, g[0]->lane, in->line);
+            char w1[600], w0[600];
+            return emu_fault(b, g[i], other, "divergent warp-synchronous instructions", "'%s' is .aligned: lane %u is at %s, lane %u at %s",
+                             emu_op_name(in->op), g[i]->lane, emu_module_where(b->L->m, other->line, w1, sizeof w1), g[0]->lane,
+                             emu_module_where(b->L->m, in->line, w0, sizeof w0));
         }
         lane[g[i]->lane] = g[i];
     }

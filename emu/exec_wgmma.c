@@ -175,12 +175,12 @@ bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     for (uint32_t i = 0; i < ns; i++) {
         EmuWgPend *p = pend_find(w, slots[i]);
         if (!p) continue;
-        char name[64], line[256];
+        char name[64], line[256], where[600];
         emu_slot_name(f, p->slot, name, sizeof name);
         emu_module_line(b->L->m, p->line, line, sizeof line);
         return emu_fault(b, t, in, "wgmma accumulator accessed while in flight",
-                         "register %s is an accumulator of the wgmma.mma_async at PTX line %u (%s), which no wgmma.wait_group has "
-                         "retired yet", name, p->line, line);
+                         "register %s is an accumulator of the wgmma.mma_async at %s (%s), which no wgmma.wait_group has "
+                         "retired yet", name, emu_module_where(b->L->m, p->line, where, sizeof where), line);
     }
     return true;
 }
@@ -376,10 +376,13 @@ bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg) {
     const EmuIns *in = &t0->fn->code[t0->pc];
     for (unsigned i = 1; i < 128; i++) {
         const EmuIns *o = &wg[i]->fn->code[wg[i]->pc];
-        if (wg[i]->fn != t0->fn || wg[i]->pc != t0->pc)
+        if (wg[i]->fn != t0->fn || wg[i]->pc != t0->pc) {
+            char w1[600], w0[600];
             return emu_fault(b, wg[i], o, "divergent warpgroup instructions",
-                             "'%s' is .aligned: thread (%u,%u,%u) is at PTX line %u, thread (%u,%u,%u) at PTX line %u", emu_op_name(in->op),
-                             wg[i]->tid[0], wg[i]->tid[1], wg[i]->tid[2], o->line, t0->tid[0], t0->tid[1], t0->tid[2], in->line);
+                             "'%s' is .aligned: thread (%u,%u,%u) is at %s, thread (%u,%u,%u) at %s", emu_op_name(in->op),
+                             wg[i]->tid[0], wg[i]->tid[1], wg[i]->tid[2], emu_module_where(b->L->m, o->line, w1, sizeof w1),
+                             t0->tid[0], t0->tid[1], t0->tid[2], emu_module_where(b->L->m, in->line, w0, sizeof w0));
+        }
     }
     bool ok = true;
     switch (in->op) {
@@ -411,9 +414,10 @@ bool emu_exec_stmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
     for (unsigned i = 0; i < 32; i++) {
         if (g[i]->pc != g[0]->pc || g[i]->fn != g[0]->fn) {
             const EmuIns *other = &g[i]->fn->code[g[i]->pc];
-            return emu_fault(b, g[i], other, "divergent warp-synchronous instructions",
-                             "'stmatrix' is .aligned: lane %u is at PTX line %u, lane %u at PTX line %u", g[i]->lane, other->line,
-                             g[0]->lane, in->line);
+            char w1[600], w0[600];
+            return emu_fault(b, g[i], other, "divergent warp-synchronous instructions", "'stmatrix' is .aligned: lane %u is at %s, lane %u at %s",
+                             g[i]->lane, emu_module_where(b->L->m, other->line, w1, sizeof w1), g[0]->lane,
+                             emu_module_where(b->L->m, in->line, w0, sizeof w0));
         }
         lane[g[i]->lane] = g[i];
     }

@@ -120,3 +120,40 @@ double emu_f16_to_f64(uint16_t h) {
 }
 
 double emu_bf16_to_f64(uint16_t h) { return emu_f32((uint64_t)h << 16); }
+
+double emu_f8_to_f64(uint8_t b, bool e5m2) {
+    unsigned s = b >> 7 & 1;
+    double v;
+    if (!e5m2) {
+        unsigned e = b >> 3 & 15, m = b & 7;
+        if (e == 15 && m == 7) return NAN;
+        v = e ? ldexp(1.0 + m / 8.0, (int)e - 7) : ldexp(m / 8.0, -6);
+    } else {
+        unsigned e = b >> 2 & 31, m = b & 3;
+        v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexp(1.0 + m / 4.0, (int)e - 15) : ldexp(m / 4.0, -14);
+    }
+    return s ? -v : v;
+}
+
+uint8_t emu_f64_to_f8_satfinite(double x, bool e5m2) {
+    int mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+    unsigned maxcode = e5m2 ? 0x7b : 0x7e;
+    if (isnan(x)) return 0x7f;
+    unsigned sign = signbit(x) ? 0x80 : 0;
+    double a = fabs(x);
+    unsigned code;
+    if (a < ldexp(1.0, 1 - bias)) { /* subnormal range: units of the smallest subnormal */
+        code = (unsigned)nearbyint(ldexp(a, bias - 1 + mbits));
+    } else if (isinf(a)) {
+        code = maxcode;
+    } else {
+        int ex;
+        double f = frexp(a, &ex); /* a = f 2^ex, f in [0.5, 1) */
+        int e = ex - 1;
+        double q = nearbyint((2 * f - 1) * (1 << mbits));
+        if (q == (1 << mbits)) q = 0, e++;
+        long c = ((long)(e + bias) << mbits) | (long)q;
+        code = c > (long)maxcode ? maxcode : (unsigned)c;
+    }
+    return (uint8_t)(sign | code);
+}

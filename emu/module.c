@@ -8,6 +8,7 @@
  * emu_module_finalize, in order:
  *   1. resolve builtins (undefined .extern functions the emulator provides)
  *      and check every call: a body or a builtin, argument and return counts;
+ *      every .loc names a declared .file;
  *   2. lay out dynamic shared memory after the static variables, allocate and
  *      initialise .global/.const variables (.const read-only for kernels);
  *   3. fill symbol-address constants, select fast paths;
@@ -128,6 +129,11 @@ static bool check_calls(EmuModule *m, char **err) {
 
 bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
     if (!check_calls(m, err)) return false;
+    for (uint32_t i = 1; i < m->nsrclocs; i++) { /* .file may come after the code (LLVM puts it at the end) */
+        bool found = false;
+        for (uint32_t k = 0; k < m->nsrcfiles && !found; k++) found = m->srcfiles[k].num == m->srclocs[i].file;
+        if (!found) return merr(err, m->srclocs[i].ptx_line, ".loc names file %u, which no .file declares", m->srclocs[i].file);
+    }
     uint32_t dyn_align = m->shared_dyn_align < 16 ? 16 : m->shared_dyn_align;
     uint32_t dyn_off = (m->shared_static + dyn_align - 1) / dyn_align * dyn_align;
     for (uint32_t i = 0; i < m->nsyms; i++) {
@@ -167,6 +173,8 @@ void emu_module_free(EmuModule *m) {
                 emu_mem_free(m->mem, m->syms[i].addr);
     free(m->funcs);
     free(m->syms);
+    free(m->srcfiles);
+    free(m->srclocs);
     arena_free(m->arena);
     free(m);
 }
@@ -198,6 +206,26 @@ void emu_module_line(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
     }
     while (n > 0 && buf[n - 1] == ' ') n--;
     buf[n] = 0;
+}
+
+const char *emu_module_srcloc(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
+    if (cap == 0) return buf;
+    buf[0] = 0;
+    if (!m->line_srcloc || line < 1 || line > m->nlines || !m->line_srcloc[line]) return buf;
+    const EmuSrcLoc *l = &m->srclocs[m->line_srcloc[line]];
+    const char *name = "?";
+    for (uint32_t i = 0; i < m->nsrcfiles; i++)
+        if (m->srcfiles[i].num == l->file) name = m->srcfiles[i].name;
+    if (l->col) snprintf(buf, cap, "%s:%u:%u", name, l->line, l->col);
+    else snprintf(buf, cap, "%s:%u", name, l->line);
+    return buf;
+}
+
+const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_t cap) {
+    char src[512];
+    emu_module_srcloc(m, line, src, sizeof src);
+    snprintf(buf, cap, "%s%sPTX line %u", src, *src ? ", " : "", line);
+    return buf;
 }
 
 const char *emu_slot_name(const EmuFunc *f, uint32_t slot, char *buf, size_t cap) {

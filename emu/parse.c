@@ -6,8 +6,11 @@
  *      kept inside, for cache hints), numbers (`0f`/`0d` hex floats, hex,
  *      decimal, decimal floats), strings and single-character punctuation.
  *      Every token carries its line; line-oriented directives (.version,
- *      .target, .address_size, .file, .loc) are skipped up to the end of
- *      their line.
+ *      .target, .address_size, .file, .loc) end at the end of their line.
+ *      `.file N "name"` enters the module's file table; `.loc N line col`
+ *      (nvcc's trailing `, function_name ..., inlined_at ...` ignored) gives
+ *      the instructions after it, up to the next .loc or the function's end,
+ *      their source location, recorded by PTX line for reports.
  *   2. Module level: variables (.global/.const/.shared with .align, arrays,
  *      initializers), entries and functions with their .param lists and
  *      performance directives (.maxntid, .reqntid, ...).
@@ -136,6 +139,8 @@ typedef struct Parser {
     struct Fix { uint32_t ins; const char *s; uint32_t len; uint32_t line; } *fixes;
     uint32_t nfixes, capfixes;
     uint32_t sym_scope_start; /* syms from here on belong to the current function */
+    uint32_t cur_srcloc;      /* the location the last .loc set (m->srclocs index, 0: none) */
+    uint32_t capsrclocs, capsrcfiles;
     /* module */
     uint32_t capsyms, capfuncs;
 } Parser;
@@ -1308,6 +1313,63 @@ static bool parse_perf(Parser *ps, EmuFunc *f) {
     return true;
 }
 
+/* file = ".file" NUMBER STRING { "," NUMBER }   (timestamp and size are ignored) */
+static bool parse_file(Parser *ps) {
+    EmuModule *m = ps->m;
+    uint32_t line = ps->tok.line;
+    next(ps);
+    int64_t num;
+    if (ps->tok.line != line || !parse_int(&ps->tok, &num) || num > UINT32_MAX)
+        return perr(ps, line, "bad .file directive: expected a file number");
+    next(ps);
+    const Tok *t = &ps->tok;
+    if (t->line != line || t->kind != TK_STR || t->len < 2 || t->s[t->len - 1] != '"')
+        return perr(ps, line, "bad .file directive: expected the file name in quotes");
+    const char *name = arena_strndup(ps->a, t->s + 1, t->len - 2);
+    for (uint32_t i = 0; i < m->nsrcfiles; i++)
+        if (m->srcfiles[i].num == (uint32_t)num && strcmp(m->srcfiles[i].name, name))
+            return perr(ps, line, ".file %u declared again with another name", (unsigned)num);
+    GROW(m->srcfiles, m->nsrcfiles, ps->capsrcfiles);
+    m->srcfiles[m->nsrcfiles++] = (struct EmuSrcFile){(uint32_t)num, name};
+    skip_line(ps);
+    return true;
+}
+
+/* loc = ".loc" FILE LINE [COLUMN] { "," ... }
+ * The instructions that follow, up to the next .loc or the function's end,
+ * come from FILE:LINE:COLUMN; line 0 means no location.  What follows a comma
+ * (nvcc's `function_name LABEL`, `inlined_at F L C`) is read and ignored. */
+static bool parse_loc(Parser *ps) {
+    EmuModule *m = ps->m;
+    uint32_t line = ps->tok.line;
+    next(ps);
+    int64_t v[3] = {0, 0, 0};
+    int n = 0;
+    for (; n < 3 && ps->tok.line == line && ps->tok.kind == TK_NUM; n++, next(ps))
+        if (!parse_int(&ps->tok, &v[n]) || v[n] > UINT32_MAX)
+            return perr(ps, line, "bad .loc directive: '%.*s' is not a number", (int)ps->tok.len, ps->tok.s);
+    if (n < 2) return perr(ps, line, "bad .loc directive: expected a file number and a line");
+    while (ps->tok.kind != TK_EOF && ps->tok.line == line) next(ps); /* the extras, if any */
+    if (!v[1]) {
+        ps->cur_srcloc = 0;
+        return true;
+    }
+    if (!m->line_srcloc) m->line_srcloc = ARENA_ARRAY(ps->a, uint32_t, m->nlines + 2);
+    if (m->nsrclocs == 0) {
+        GROW(m->srclocs, m->nsrclocs, ps->capsrclocs);
+        m->srclocs[m->nsrclocs++] = (EmuSrcLoc){0};
+    }
+    EmuSrcLoc *last = &m->srclocs[m->nsrclocs - 1];
+    if (m->nsrclocs > 1 && last->file == v[0] && last->line == v[1] && last->col == v[2]) {
+        ps->cur_srcloc = m->nsrclocs - 1;
+        return true;
+    }
+    GROW(m->srclocs, m->nsrclocs, ps->capsrclocs);
+    m->srclocs[m->nsrclocs] = (EmuSrcLoc){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], line};
+    ps->cur_srcloc = m->nsrclocs++;
+    return true;
+}
+
 static void reset_fn_state(Parser *ps) {
     ps->nregs = ps->nconsts = ps->ncode = ps->nvec = ps->nlabels = ps->nfixes = ps->nallregs = 0;
     ps->code = NULL;
@@ -1315,6 +1377,7 @@ static void reset_fn_state(Parser *ps) {
     ps->vec = NULL;
     ps->capvec = 0;
     ps->nslots = EMU_SLOT_SREG + EMU_SREG_COUNT;
+    ps->cur_srcloc = 0;
 }
 
 /* body = { "{" body "}" | directive | label ":" | ins }
@@ -1345,7 +1408,8 @@ static bool parse_body(Parser *ps) {
         }
         if (t->kind == TK_IDENT && t->s[0] == '.') {
             if (is(t, ".reg")) { if (!parse_reg(ps)) return false; continue; }
-            if (is(t, ".loc") || is(t, ".file")) { skip_line(ps); continue; }
+            if (is(t, ".loc")) { if (!parse_loc(ps)) return false; continue; }
+            if (is(t, ".file")) { if (!parse_file(ps)) return false; continue; }
             if (is(t, ".pragma")) {
                 while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, ';')) next(ps);
                 accept(ps, ';');
@@ -1371,7 +1435,10 @@ static bool parse_body(Parser *ps) {
             next(ps);
             continue;
         }
+        uint32_t first = ps->ncode;
         if (!parse_ins(ps)) return false;
+        if (ps->cur_srcloc)
+            for (uint32_t k = first; k < ps->ncode; k++) ps->m->line_srcloc[ps->code[k].line] = ps->cur_srcloc;
     }
     return true;
 }
@@ -1582,7 +1649,9 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     while (ok && ps.tok.kind != TK_EOF) {
         Tok *t = &ps.tok;
         if (is(t, ".version") || is(t, ".target")) { ok = parse_header(&ps); continue; }
-        if (is(t, ".address_size") || is(t, ".file")) { skip_line(&ps); continue; }
+        if (is(t, ".address_size")) { skip_line(&ps); continue; }
+        if (is(t, ".file")) { ok = parse_file(&ps); continue; }
+        if (is(t, ".loc")) { ok = parse_loc(&ps); continue; } /* between functions: applies to nothing */
         if (is(t, ".section")) {
             while (ps.tok.kind != TK_EOF && !is_punct(&ps.tok, '{')) next(&ps);
             int depth = 0;

@@ -73,13 +73,13 @@
 #define CACHE_FORMAT 2u /* 2: arch, defines and specializations in the payload */
 
 /* KEY_PARTS(enum, what a miss reports) */
-#define KEY_PARTS(X)                                           \
-    X(COMPILER, "the compiler (version, build or LLVM) changed") \
-    X(SOURCE, "the kernel's source changed")                   \
-    X(IMPORTS, "an imported file changed")                     \
-    X(DEFINES, "the defines changed")                          \
-    X(SPECIALIZE, "the specializations changed")               \
-    X(OPTIONS, "the options changed")                          \
+#define KEY_PARTS(X)                                                        \
+    X(COMPILER, "the compiler (version, build or LLVM) changed")            \
+    X(SOURCE, "the kernel's source (or, with line info, its name) changed") \
+    X(IMPORTS, "an imported file changed")                                  \
+    X(DEFINES, "the defines changed")                                       \
+    X(SPECIALIZE, "the specializations changed")                            \
+    X(OPTIONS, "the options changed")                                       \
     X(ARCH, "the arch changed")
 
 enum {
@@ -188,8 +188,12 @@ static bool make_key(const SrcFile *src, const tile_compile_options *o, CacheKey
         return false;
     }
     k->parts[KP_COMPILER] = hash_str(jit_compiler_id());
-    k->parts[KP_SOURCE] = XXH3_128bits(src->text, src->len);
     XXH3_state_t *st = XXH3_createState();
+    XXH3_128bits_reset(st);
+    XXH3_128bits_update(st, src->text, src->len);
+    /* line info writes the file's name into the PTX (.file): the same text under another name is another entry */
+    if (!o->no_line_info) XXH3_128bits_update(st, src->name ? src->name : "", src->name ? strlen(src->name) + 1 : 0);
+    k->parts[KP_SOURCE] = XXH3_128bits_digest(st);
     XXH3_128bits_reset(st);
     for (int i = 1; i < n; i++) {
         XXH3_128bits_update(st, files[i]->name, strlen(files[i]->name) + 1);
@@ -206,7 +210,8 @@ static bool make_key(const SrcFile *src, const tile_compile_options *o, CacheKey
     XXH3_128bits_reset(st);
     XXH3_128bits_update(st, o->kernel ? o->kernel : "", o->kernel ? strlen(o->kernel) + 1 : 0);
     hash_list(st, o->include_dirs);
-    int flags[4] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS};
+    int flags[5] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS,
+                    o->no_line_info != 0};
     XXH3_128bits_update(st, flags, sizeof flags);
     if (o->want_cubin && o->ptxas) XXH3_128bits_update(st, o->ptxas, strlen(o->ptxas));
     k->parts[KP_OPTIONS] = XXH3_128bits_digest(st);

@@ -296,7 +296,7 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
     }
 
     /* 4. LLVM */
-    LlvmOptions llo = {.arch = arch, .run_o3 = true, .want_llvm_text = o->want_llvm_ir != 0};
+    LlvmOptions llo = {.arch = arch, .run_o3 = true, .want_llvm_text = o->want_llvm_ir != 0, .line_info = !o->no_line_info};
     if (!llvm_lower_module(m, &llo, &lr, &d)) goto done;
     out->ptx = lr.ptx;
     out->llvm_ir = lr.llvm_ir;

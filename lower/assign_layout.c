@@ -143,12 +143,17 @@ static const Layout *mma_for(Ctx *c, Inst *i, const Layout **la, const Layout **
     else if (at->dt == DT_F16 && bt->dt == DT_F16 && rt->dt == DT_F16) kw = 16, vpr = 2; /* f16 accumulate */
     else if (at->dt == DT_F32 && bt->dt == DT_F32 && rt->dt == DT_F32 && i->a.allow_tf32) kw = 8, vpr = 1;
     else if (at->dt == DT_I8 && bt->dt == DT_I8 && rt->dt == DT_I32) kw = 32, vpr = 4;
+    else if (dtype_bits(at->dt) == 8 && dtype_bits(bt->dt) == 8 && dtype_is_float(at->dt) && rt->dt == DT_F32) kw = 32, vpr = 4; /* native_f8 */
     if (!kw) return NULL;
     int M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
     if (M < 16 || N < 8 || K < kw) return NULL;
-    int wm = 1, wn = 1;
-    if (rows_dot(c, i) && M >= 16 * c->f->num_warps) wm = c->f->num_warps; /* every warp owns whole rows */
-    while (wm * wn < c->f->num_warps) {
+    int wm = 1, wn = 1, nw = c->f->num_warps;
+    const Target *tg = target_find(c->m->arch);
+    /* wgmma (sm_90a): each warpgroup of 4 warps computes 64-row slabs of the whole N, so the
+     * warps all split M, 16 rows each, as the mma.sync layout with warps [nw, 1] does */
+    bool wgmma = tg && tg->mma == WGMMA && nw % 4 == 0 && M % (16 * nw) == 0 && N % 8 == 0 && rt->dt != DT_F16;
+    if ((wgmma || rows_dot(c, i)) && M >= 16 * nw) wm = nw; /* every warp owns whole rows */
+    while (wm * wn < nw) {
         if (M / (16 * wm) >= 2 && (M / wm >= N / wn || N / (8 * wn) < 2)) wm *= 2;
         else if (N / (8 * wn) >= 2) wn *= 2;
         else wm *= 2;
@@ -628,8 +633,35 @@ static void forward_block(Ctx *c, Block *b) {
     for (Inst *i = b->first; i; i = i->next) forward_inst(c, i);
 }
 
+/* Native f8 (sm_90a): the front end widens f8 dot operands to f16 (exact); where the dot will
+ * be a wgmma, whose e4m3/e5m2 forms take the bytes themselves (m64nNk32, f32 accumulator, both
+ * operands K-major from shared memory), the dot reads the f8 values instead.  The shapes must
+ * be ones wgmma_fits in llvm_mma.c accepts: warps a multiple of 4 splitting M in 16-row slabs,
+ * N a multiple of 8 (16 beyond 32), K of 32, 64, 128 bytes or a multiple of 128. */
+static DType f8_source(Func *f, ValueId v) {
+    Inst *d = tir_val(f, v)->def;
+    if (!d || d->op != OP_CAST || tir_vtype(f, v)->dt != DT_F16) return DT_COUNT;
+    DType s = tir_vtype(f, d->ops[0])->dt;
+    return s == DT_F8E4M3 || s == DT_F8E5M2 ? s : DT_COUNT;
+}
+
+static bool native_f8(Inst *i, void *ud) {
+    Ctx *c = ud;
+    if (i->op != OP_DOT) return true;
+    const Type *rt = tir_vtype(c->f, i->res[0]);
+    int nw = c->f->num_warps, M = rt->shape[0], N = rt->shape[1], K = tir_vtype(c->f, i->ops[0])->shape[1];
+    if (rt->dt != DT_F32 || nw % 4 || M % (16 * nw) || N % 8 || (N > 32 && N % 16) || N > 256 * 8 ||
+        !(K == 32 || K == 64 || K == 128 || K % 128 == 0))
+        return true;
+    if (f8_source(c->f, i->ops[0]) == DT_COUNT || f8_source(c->f, i->ops[1]) == DT_COUNT) return true;
+    for (int k = 0; k < 2; k++) i->ops[k] = tir_val(c->f, i->ops[k])->def->ops[0];
+    return true;
+}
+
 static void run_func(Module *m, Func *f) {
     Ctx c = {.m = m, .f = f};
+    const Target *tg = target_find(m->arch);
+    if (tg && tg->mma == WGMMA) tir_walk(f->body, native_f8, &c);
     c.ai = axisinfo_compute(f);
     c.nv = f->nvalues;
     c.want = calloc(c.nv, sizeof *c.want);

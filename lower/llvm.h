@@ -11,6 +11,7 @@ typedef struct LlvmOptions {
     bool run_o3;           /* default<O3> before emission */
     bool want_llvm_text;   /* fill out->llvm_ir */
     bool time_stages;
+    bool line_info;        /* .file/.loc directives: each instruction's .tile file, line and column */
     int threads;           /* workers for a module of several kernels; 0: one per CPU (at most 8) */
 } LlvmOptions;
 

@@ -84,6 +84,7 @@ static bool emit_loop(LL *l, Inst *i) {
     LLVMBuildCondBr(l->b, cond, bb, exit);
     LLVMPositionBuilderAtEnd(l->b, bb);
     if (!emit_block(l, body)) return false;
+    ll_lineinfo_at(l, i->loc); /* the increment and the back edge belong to the loop statement */
     Inst *y = body->last;
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(l->b);
     if (is_for) {
@@ -118,6 +119,7 @@ static bool emit_if(LL *l, Inst *i) {
             Inst *y = i->regions[r]->last;
             if (y && y->op == OP_YIELD) yv[r] = flatten_yield(l, y, &total);
         }
+        ll_lineinfo_at(l, i->loc);
         ends[r] = LLVMGetInsertBlock(l->b);
         LLVMBuildBr(l->b, join);
     }
@@ -158,6 +160,7 @@ bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b
 }
 
 static bool emit_inst(LL *l, Inst *i) {
+    ll_lineinfo_at(l, i->loc);
     switch (i->op) {
     case OP_FOR:
     case OP_WHILE: return emit_loop(l, i);
@@ -170,6 +173,7 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_LOCAL_ALLOC:
     case OP_LOCAL_VIEW:
     case OP_ASYNC_COPY:
+    case OP_LOCAL_STORE:
     case OP_ASYNC_COMMIT:
     case OP_ASYNC_WAIT: return ll_emit_async(l, i);
     case OP_LOAD:
@@ -223,6 +227,7 @@ static bool emit_func(LL *l, Func *f) {
     snprintf(buf, sizeof buf, "%d", 32 * f->num_warps);
     LLVMAddAttributeAtIndex(l->fn, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(l->ctx, "nvvm.maxntid", 12, buf, (unsigned)strlen(buf)));
+    ll_lineinfo_func(l, f);
     for (int k = 0; k < f->nargs; k++) {
         LLVMValueRef p = LLVMGetParam(l->fn, (unsigned)k);
         LLVMSetValueName2(p, f->args[k].name, strlen(f->args[k].name));
@@ -262,7 +267,8 @@ static bool emit_func(LL *l, Func *f) {
             LLVMSetInitializer(g, LLVMGetUndef(at));
             LLVMSetLinkage(g, LLVMInternalLinkage);
         }
-        LLVMSetAlignment(g, 16);
+        /* wgmma reads swizzled tiles whose pattern repeats every 1024 bytes from the window's base */
+        LLVMSetAlignment(g, target_find(l->m->arch)->mma == WGMMA ? 1024 : 16);
         l->smem = g;
     }
     bool ok = emit_block(l, f->body);
@@ -341,8 +347,10 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
     l.t_gptr = LLVMPointerTypeInContext(l.ctx, 1);
     l.t_sptr = LLVMPointerTypeInContext(l.ctx, 3);
 
+    if (o && o->line_info) ll_lineinfo_begin(&l, funcs[0]->loc.file);
     for (int k = 0; k < nfuncs; k++)
         if (!emit_func(&l, funcs[k])) goto cleanup;
+    ll_lineinfo_end(&l);
     if (LLVMVerifyModule(l.mod, LLVMReturnStatusAction, &err)) {
         diag_error(d, (Loc){0}, "internal error: generated LLVM IR is invalid: %s", err);
         goto cleanup;
@@ -388,6 +396,7 @@ cleanup:
     for (int i = 0; i < l.nrc; i++) layout_regs_free(&l.rc[i].regs);
     free(l.rc);
     free(l.terms);
+    ll_lineinfo_free(&l);
     if (l.b) LLVMDisposeBuilder(l.b);
     if (l.mod) LLVMDisposeModule(l.mod);
     if (l.tm) LLVMDisposeTargetMachine(l.tm);
@@ -442,6 +451,89 @@ static const char *after_header(const char *ptx) {
     return p ? p + 1 : ptx + strlen(ptx);
 }
 
+/* ---- one .file table for the joined text ----
+ * With line info each worker's PTX ends with its own `.file N "name"` table (numbered
+ * from 1 in the order its kernels first used a file) and NVPTX's empty
+ * `.section .debug_macinfo`.  The joined text has one of each: every part's `.loc N`
+ * is renumbered into the common table, its `.file` and section lines are dropped, and
+ * the table and section follow the last kernel, where a single module has them. */
+typedef struct FileTable {
+    Str files;  /* the joined `.file` lines */
+    char **keys; /* what follows the number in each: the quoted name (and any timestamp, size) */
+    int n, cap;
+    bool macinfo;
+} FileTable;
+
+/* The directive a line holds when its first token is `name` (".file", ".loc"): the text after it, else NULL. */
+static const char *directive(const char *line, const char *eol, const char *name) {
+    while (line < eol && (*line == ' ' || *line == '\t')) line++;
+    size_t n = strlen(name);
+    if ((size_t)(eol - line) <= n || strncmp(line, name, n) || (line[n] != ' ' && line[n] != '\t')) return NULL;
+    for (line += n; line < eol && (*line == ' ' || *line == '\t');) line++;
+    return line;
+}
+
+static int table_index(FileTable *ft, const char *key, size_t len) {
+    for (int k = 0; k < ft->n; k++)
+        if (strlen(ft->keys[k]) == len && !strncmp(ft->keys[k], key, len)) return k + 1;
+    if (ft->n == ft->cap) {
+        ft->cap = ft->cap ? 2 * ft->cap : 8;
+        ft->keys = realloc(ft->keys, sizeof *ft->keys * (size_t)ft->cap);
+        if (!ft->keys) out_of_memory();
+    }
+    ft->keys[ft->n] = strndup(key, len);
+    if (!ft->keys[ft->n]) out_of_memory();
+    ft->n++;
+    str_printf(&ft->files, "\t.file\t%d %.*s\n", ft->n, (int)len, key);
+    return ft->n;
+}
+
+static void join_part(Str *out, const char *ptx, FileTable *ft) {
+    /* 1. this part's numbers -> the table's */
+    int *map = NULL, nmap = 0;
+    for (const char *p = ptx; *p;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol) eol = p + strlen(p);
+        const char *a = directive(p, eol, ".file");
+        char *end;
+        long num = a ? strtol(a, &end, 10) : 0;
+        if (a && num > 0 && num < 1 << 20 && end < eol) {
+            while (end < eol && (*end == ' ' || *end == '\t')) end++;
+            if (num >= nmap) {
+                int nn = (int)num + 1;
+                map = realloc(map, sizeof *map * (size_t)nn);
+                if (!map) out_of_memory();
+                memset(map + nmap, 0, sizeof *map * (size_t)(nn - nmap));
+                nmap = nn;
+            }
+            map[num] = table_index(ft, end, (size_t)(eol - end));
+        }
+        p = *eol ? eol + 1 : eol;
+    }
+    /* 2. the text, renumbered, without the table and the section */
+    for (const char *p = ptx; *p;) {
+        const char *eol = strchr(p, '\n');
+        const char *next = eol ? eol + 1 : p + strlen(p);
+        if (!eol) eol = next;
+        const char *a;
+        char *end;
+        if (directive(p, eol, ".file")) {
+            /* dropped: the joined table follows the last kernel */
+        } else if ((a = directive(p, eol, ".section")) != NULL && !strncmp(a, ".debug_macinfo", 14)) {
+            ft->macinfo = true;
+        } else if ((a = directive(p, eol, ".loc")) != NULL) {
+            long num = strtol(a, &end, 10);
+            str_putn(out, p, (size_t)(a - p));
+            str_printf(out, "%d", num > 0 && num < nmap ? map[num] : (int)num);
+            str_putn(out, end, (size_t)(next - end));
+        } else {
+            str_putn(out, p, (size_t)(next - p));
+        }
+        p = next;
+    }
+    free(map);
+}
+
 bool llvm_lower_module(Module *m, const LlvmOptions *o, LlvmResult *out, Diag *d) {
     pthread_once(&init_once, init_targets);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -470,13 +562,14 @@ bool llvm_lower_module(Module *m, const LlvmOptions *o, LlvmResult *out, Diag *d
     }
     bool ok = true;
     Str ptx = {0};
+    FileTable ft = {0};
     memset(out, 0, sizeof *out);
     for (int t = 0; t < threads; t++) {
         Job *j = &jobs[t];
         for (int i = 0; i < j->d.n; i++) add_msg(d, j->d.msgs[i].level, j->d.msgs[i].loc, "%s", j->d.msgs[i].msg);
         ok &= j->ok;
         if (j->ok) {
-            str_puts(&ptx, t ? after_header(j->res.ptx) : j->res.ptx);
+            join_part(&ptx, t ? after_header(j->res.ptx) : j->res.ptx, &ft);
             /* stages ran side by side: the wall time of each is the slowest worker's */
             if (j->res.seconds_codegen > out->seconds_codegen) out->seconds_codegen = j->res.seconds_codegen;
             if (j->res.seconds_opt > out->seconds_opt) out->seconds_opt = j->res.seconds_opt;
@@ -488,6 +581,11 @@ bool llvm_lower_module(Module *m, const LlvmOptions *o, LlvmResult *out, Diag *d
     free(jobs);
     free(order);
     free(tids);
+    if (ft.macinfo) str_puts(&ptx, "\t.section\t.debug_macinfo\t{\t}\n");
+    if (ft.files.len) str_putn(&ptx, ft.files.buf, ft.files.len);
+    for (int k = 0; k < ft.n; k++) free(ft.keys[k]);
+    free(ft.keys);
+    str_free(&ft.files);
     if (!ok) {
         str_free(&ptx);
         return false;

@@ -17,6 +17,8 @@ typedef struct RegsCache {
     LayoutRegs regs;
 } RegsCache;
 
+typedef struct LineInfo LineInfo; /* llvm_lineinfo.c */
+
 typedef struct LL {
     Module *m;
     Func *f;
@@ -40,6 +42,7 @@ typedef struct LL {
     LLVMValueRef smem; /* ptr addrspace(3) scratch base, NULL when the kernel needs none */
     RegsCache *rc;
     int nrc, caprc;
+    LineInfo *li; /* .file/.loc line info; NULL: off */
     bool failed;
 } LL;
 
@@ -58,6 +61,21 @@ LLVMValueRef *ll_new(LL *l, ValueId v, int n);       /* allocate the register ar
 void ll_error(LL *l, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ll_barrier(LL *l);
 LLVMValueRef ll_smem_ptr(LL *l, int byte_offset_const, LLVMValueRef byte_offset_dyn); /* into scratch */
+/* Values computed once per kernel: the builder moves before the entry block's branch, and back to the
+ * end of the block it was in, keeping the debug location of the instruction being lowered. */
+typedef struct LLInsertPoint {
+    LLVMBasicBlockRef block;
+    LLVMMetadataRef dbg;
+} LLInsertPoint;
+LLInsertPoint ll_enter_entry(LL *l);
+void ll_leave_entry(LL *l, LLInsertPoint ip);
+
+/* llvm_lineinfo.c: .file/.loc line info from the Tile IR's locations (only when l->li is made by begin) */
+void ll_lineinfo_begin(LL *l, const SrcFile *main_file);
+void ll_lineinfo_func(LL *l, Func *f); /* after l->fn is created */
+void ll_lineinfo_at(LL *l, Loc loc);    /* the location of what the builder builds next */
+void ll_lineinfo_end(LL *l);            /* before LLVMVerifyModule */
+void ll_lineinfo_free(LL *l);
 
 /* llvm_codegen.c: one combine of reduce_fn / scan_fn: the region on k scalar pairs (a earlier) */
 bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out);

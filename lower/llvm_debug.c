@@ -130,11 +130,10 @@ static bool emit_print(LL *l, Inst *i) {
     }
     str_puts(&fmt, "\n");
     pc.buft = LLVMStructTypeInContext(l->ctx, fields, (unsigned)nfields, 0);
-    LLVMBasicBlockRef here = LLVMGetInsertBlock(l->b);
-    LLVMPositionBuilderBefore(l->b, LLVMGetBasicBlockTerminator(l->entry));
+    LLInsertPoint ip = ll_enter_entry(l);
     pc.buf = LLVMBuildAlloca(l->b, pc.buft, "printbuf");
     pc.fmt = cstring(l, fmt.buf);
-    LLVMPositionBuilderAtEnd(l->b, here);
+    ll_leave_entry(l, ip);
     str_free(&fmt);
     int n = pc.shape ? ll_regs_of(l, pc.shape)->n : 1;
     for (int r = 0; r < n; r++) guarded(l, pc.shape ? ll_owner(l, pc.shape, r) : NULL, print_one, r, &pc);
@@ -160,11 +159,10 @@ static bool emit_assert(LL *l, Inst *i) {
     const Type *t = tir_vtype(l->f, i->ops[0]);
     LLVMValueRef *cond = ll_get(l, i->ops[0], NULL);
     int n = t->rank ? ll_regs_of(l, t)->n : 1;
-    LLVMBasicBlockRef here = LLVMGetInsertBlock(l->b);
-    LLVMPositionBuilderBefore(l->b, LLVMGetBasicBlockTerminator(l->entry));
+    LLInsertPoint ip = ll_enter_entry(l);
     AssertCtx ac = {.msg = cstring(l, i->a.msg ? i->a.msg : ""), .file = cstring(l, i->loc.file ? i->loc.file->name : "?"),
                     .func = cstring(l, l->f->name), .line = i->loc.line};
-    LLVMPositionBuilderAtEnd(l->b, here);
+    ll_leave_entry(l, ip);
     for (int r = 0; r < n; r++) guarded(l, LLVMBuildNot(l->b, cond[r], ""), assert_one, r, &ac);
     return true;
 }

@@ -11,6 +11,7 @@
  * sinh cosh log1p expm1 fmod are llvm_math.c's; f64 math and the f32 forms of
  * asinh acosh atanh pow erfc cbrt hypot are llvm_math64.c's. */
 #include "llvm_ctx.h"
+#include "../support/target.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -85,9 +86,60 @@ static LLVMValueRef f32_to_f8(LL *l, LLVMValueRef x, DType to) {
     return LLVMBuildTrunc(B, LLVMBuildOr(B, sign, code, ""), l->t_i8, "");
 }
 
+/* ---- f8 in hardware (sm_89 and later: cvt with e4m3x2 / e5m2x2 pairs) ----
+ * f8 -> f16: the byte in the low half of a pair, cvt.rn.f16x2.e4m3x2, the low f16 (exact);
+ * f32 -> f8: cvt.rn.satfinite.e4m3x2.f32 with x in both halves, the low byte (round to
+ * nearest even, satfinite: the software path's contract). */
+static bool hw_f8(LL *l) {
+    const Target *t = target_find(l->m->arch);
+    return t && t->sm >= 89;
+}
+
+static LLVMValueRef f8_to_f16_hw(LL *l, LLVMValueRef b, DType from) {
+    LLVMValueRef h = LLVMBuildZExt(l->b, b, l->t_i16, "");
+    LLVMValueRef r = ll_asm(l, l->t_i32, from == DT_F8E5M2 ? "cvt.rn.f16x2.e5m2x2 $0, $1;" : "cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", &h, 1,
+                            false);
+    return LLVMBuildBitCast(l->b, LLVMBuildTrunc(l->b, r, l->t_i16, ""), l->t_f16, "");
+}
+
+static LLVMValueRef f32_to_f8_hw(LL *l, LLVMValueRef x, DType to) {
+    LLVMValueRef args[2] = {x, x};
+    LLVMValueRef r = ll_asm(l, l->t_i16, to == DT_F8E5M2 ? "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;",
+                            "=h,f,f", args, 2, false);
+    return LLVMBuildTrunc(l->b, r, l->t_i8, "");
+}
+
+/* A tensor's registers cast to or from f8 two at a time: one cvt per pair (registers 2j and
+ * 2j+1 share the instruction; an odd last one goes alone). */
+static void cast_f8_pairs(LL *l, LLVMValueRef *v, int n, DType from, DType to, LLVMValueRef *out) {
+    LLVMBuilderRef B = l->b;
+    for (int r = 0; r + 1 < n; r += 2) {
+        if (dtype_is_storage(from)) {
+            LLVMValueRef h = LLVMBuildOr(B, LLVMBuildZExt(B, v[r], l->t_i16, ""),
+                                         LLVMBuildShl(B, LLVMBuildZExt(B, v[r + 1], l->t_i16, ""), LLVMConstInt(l->t_i16, 8, 0), ""), "");
+            LLVMValueRef w = ll_asm(l, l->t_i32, from == DT_F8E5M2 ? "cvt.rn.f16x2.e5m2x2 $0, $1;" : "cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h",
+                                    &h, 1, false);
+            LLVMValueRef h2 = LLVMBuildBitCast(B, w, LLVMVectorType(l->t_f16, 2), "");
+            for (int k = 0; k < 2; k++) out[r + k] = ll_cast(l, LLVMBuildExtractElement(B, h2, ll_i32(l, k), ""), DT_F16, to);
+        } else {
+            LLVMValueRef args[2] = {ll_cast(l, v[r + 1], from, DT_F32), ll_cast(l, v[r], from, DT_F32)}; /* upper byte first */
+            LLVMValueRef w = ll_asm(l, l->t_i16, to == DT_F8E5M2 ? "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;",
+                                    "=h,f,f", args, 2, false);
+            out[r] = LLVMBuildTrunc(B, w, l->t_i8, "");
+            out[r + 1] = LLVMBuildTrunc(B, LLVMBuildLShr(B, w, LLVMConstInt(l->t_i16, 8, 0), ""), l->t_i8, "");
+        }
+    }
+    if (n % 2) out[n - 1] = ll_cast(l, v[n - 1], from, to);
+}
+
 LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to) {
     if (from == to) return v;
     LLVMTypeRef tt = ll_type(l, to);
+    if (hw_f8(l)) {
+        if (dtype_is_storage(from) && dtype_is_storage(to)) return f32_to_f8_hw(l, LLVMBuildFPExt(l->b, f8_to_f16_hw(l, v, from), l->t_f32, ""), to);
+        if (dtype_is_storage(from)) return ll_cast(l, f8_to_f16_hw(l, v, from), DT_F16, to);
+        if (dtype_is_storage(to)) return f32_to_f8_hw(l, ll_cast(l, v, from, DT_F32), to);
+    }
     if (dtype_is_storage(from) && dtype_is_storage(to)) return f32_to_f8(l, f8_to_f32(l, v, from), to);
     if (dtype_is_storage(from)) return ll_cast(l, f8_to_f32(l, v, from), DT_F32, to);
     if (dtype_is_storage(to)) return f32_to_f8(l, ll_cast(l, v, from, DT_F32), to);
@@ -353,6 +405,10 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
     LLVMValueRef *ops[3] = {0};
     for (int k = 0; k < i->nops && k < 3; k++) ops[k] = ll_get(l, i->ops[k], NULL);
     DType odt = tir_vtype(f, i->ops[0])->dt;
+    if (i->op == OP_CAST && hw_f8(l) && dtype_is_storage(odt) != dtype_is_storage(rt->dt) && n >= 2) {
+        cast_f8_pairs(l, ops[0], n, odt, rt->dt, ll_new(l, i->res[0], n));
+        return true;
+    }
     LLVMValueRef *res = ll_new(l, i->res[0], n);
     for (int r = 0; r < n; r++) {
         LLVMValueRef a = ops[0][r], b = ops[1] ? ops[1][r] : NULL, v = NULL;

@@ -39,6 +39,18 @@ LLVMTypeRef ll_type(LL *l, DType dt) {
     unreachable("ll_type: not a dtype");
 }
 
+/* Positioning before an instruction takes that instruction's debug location: keep ours. */
+LLInsertPoint ll_enter_entry(LL *l) {
+    LLInsertPoint ip = {LLVMGetInsertBlock(l->b), LLVMGetCurrentDebugLocation2(l->b)};
+    LLVMPositionBuilderBefore(l->b, LLVMGetBasicBlockTerminator(l->entry));
+    return ip;
+}
+
+void ll_leave_entry(LL *l, LLInsertPoint ip) {
+    LLVMPositionBuilderAtEnd(l->b, ip.block);
+    LLVMSetCurrentDebugLocation2(l->b, ip.dbg);
+}
+
 LLVMValueRef ll_i32(LL *l, int64_t v) { return LLVMConstInt(l->t_i32, (unsigned long long)v, 1); }
 
 LLVMValueRef ll_intr(LL *l, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs) {
@@ -52,12 +64,14 @@ LLVMValueRef ll_intr(LL *l, const char *name, LLVMTypeRef *ovl, int novl, LLVMVa
 
 LLVMValueRef ll_asm(LL *l, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args, int nargs,
                     bool side_effects) {
-    LLVMTypeRef pt[16];
+    LLVMTypeRef small[16], *pt = nargs <= 16 ? small : malloc(sizeof *pt * (size_t)nargs);
+    if (!pt) out_of_memory();
     for (int k = 0; k < nargs; k++) pt[k] = LLVMTypeOf(args[k]);
     LLVMTypeRef fty = LLVMFunctionType(ret, pt, (unsigned)nargs, 0);
     LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
                                       LLVMInlineAsmDialectATT, 0);
     LLVMValueRef call = LLVMBuildCall2(l->b, fty, a, args, (unsigned)nargs, "");
+    if (pt != small) free(pt);
     /* every snippet returns and never unwinds: saying so spares LLVM's passes from scanning
      * whole blocks around each call (hundreds of them in a GEMM) */
     static const char *const attrs[] = {"nounwind", "willreturn"};
@@ -85,10 +99,9 @@ static LLVMValueRef thread_term(LL *l, const Layout *lay, int dim);
 LLVMValueRef ll_thread_term(LL *l, const Layout *lay, int dim) {
     for (int i = 0; i < l->nterms; i++)
         if (l->terms[i].lay == lay && l->terms[i].dim == dim) return l->terms[i].v;
-    LLVMBasicBlockRef here = LLVMGetInsertBlock(l->b);
-    LLVMPositionBuilderBefore(l->b, LLVMGetBasicBlockTerminator(l->entry));
+    LLInsertPoint ip = ll_enter_entry(l);
     LLVMValueRef v = thread_term(l, lay, dim);
-    LLVMPositionBuilderAtEnd(l->b, here);
+    ll_leave_entry(l, ip);
     if (l->nterms == l->capterms) {
         l->capterms = l->capterms ? 2 * l->capterms : 16;
         l->terms = realloc(l->terms, sizeof *l->terms * (size_t)l->capterms);

@@ -12,6 +12,8 @@
  * Register numbering follows layout.c: A (im*nk + kk)*4*vpr + j,
  * B (in*nk + kk)*2*vpr + j, C ((im*rn + in)*2 + h)*2 + e. */
 #include "llvm_ctx.h"
+#include "smem.h"
+#include "../support/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +117,22 @@ typedef struct Tile {
     int rows, cols, eb; /* physical [rows][cols] of eb-byte elements */
     int off;            /* scratch byte offset */
     LLVMValueRef base;  /* plus this dynamic byte offset (a pipelining stage), or NULL */
+    bool panel;         /* rows wider than 128 bytes kept as 128-byte column panels (sm_90a) */
 } Tile;
+
+static bool wgmma_target(LL *l) {
+    const Target *t = target_find(l->m->arch);
+    return t && t->mma == WGMMA;
+}
+
+/* On sm_90a a tile whose rows are wider than 128 bytes is kept as [cols*eb/128][rows][128 B]:
+ * each panel is then exactly the hardware's 128-byte swizzle layout, which wgmma's matrix
+ * descriptors can address (the one-row XOR pattern below is not, for such rows). */
+static Tile tile_make(LL *l, int rows, int cols, int eb, int off, LLVMValueRef base) {
+    int rb = cols * eb;
+    Tile t = {rows, cols, eb, off, base, wgmma_target(l) && rb > 128 && rb % 128 == 0};
+    return t;
+}
 
 /* Shared pointer / 32-bit shared address of a byte offset inside a tile. */
 static LLVMValueRef tile_dyn(LL *l, const Tile *t, LLVMValueRef off) {
@@ -124,6 +141,18 @@ static LLVMValueRef tile_dyn(LL *l, const Tile *t, LLVMValueRef off) {
 
 static LLVMValueRef swz_offset(LL *l, const Tile *t, LLVMValueRef row, LLVMValueRef col) {
     int row_bytes = t->cols * t->eb, chunk_elems = 16 / t->eb, chunks = row_bytes / 16;
+    if (t->panel) { /* panel col/(128/eb), then a 128-byte row swizzled as below */
+        int pe = 128 / t->eb;
+        LLVMValueRef p = LLVMBuildUDiv(l->b, col, ll_i32(l, pe), "");
+        col = LLVMBuildURem(l->b, col, ll_i32(l, pe), "");
+        LLVMValueRef base = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, p, ll_i32(l, t->rows * 128), ""),
+                                         LLVMBuildMul(l->b, row, ll_i32(l, 128), ""), "");
+        LLVMValueRef chunk = LLVMBuildXor(l->b, LLVMBuildUDiv(l->b, col, ll_i32(l, chunk_elems), ""),
+                                          LLVMBuildURem(l->b, row, ll_i32(l, 8), ""), "");
+        LLVMValueRef within = LLVMBuildURem(l->b, col, ll_i32(l, chunk_elems), "");
+        LLVMValueRef off = LLVMBuildAdd(l->b, base, LLVMBuildMul(l->b, chunk, ll_i32(l, 16), ""), "");
+        return LLVMBuildAdd(l->b, off, LLVMBuildMul(l->b, within, ll_i32(l, t->eb), ""), "");
+    }
     LLVMValueRef base = LLVMBuildMul(l->b, row, ll_i32(l, row_bytes), "");
     if (chunks < 2) return LLVMBuildAdd(l->b, base, LLVMBuildMul(l->b, col, ll_i32(l, t->eb), ""), "");
     int per_phase = 128 / row_bytes < 1 ? 1 : 128 / row_bytes, max_phase = chunks < 8 ? chunks : 8;
@@ -212,6 +241,193 @@ static void ldmatrix(LL *l, int n, bool trans, LLVMValueRef addr, LLVMValueRef *
     for (int k = 0; k < n; k++) out[k] = n == 1 ? call : LLVMBuildExtractValue(l->b, call, (unsigned)k, "");
 }
 
+/* ---- wgmma (sm_90a) ----
+ * With warps [nw, 1] (assign_layout), warpgroup g = warp/4 owns rows 64g + 16*nw*im .. +63 of
+ * every M repetition im, and its mma.sync accumulator registers are, register for register,
+ * wgmma's m64nN D fragment (emu/exec_wgmma.c states it from the ISA).  So each (im, N chunk of
+ * at most 256) issues one wgmma.mma_async per K step:
+ *   1. operands from shared memory through 64-bit matrix descriptors: start address >> 4,
+ *      leading / stride byte offsets >> 4, swizzle mode.  A tile stored K-major (A [M][K], B
+ *      kept [N][K]) has rows of R = 32, 64 or 128 bytes (swizzle W = R; the XOR pattern of
+ *      swz_offset is the hardware's) or 128-byte panels (tile_make); SBO = 8 rows = 8W bytes, a
+ *      K step advances the start by its bytes.  B kept [K][N] is MN-major (f16/bf16 only,
+ *      imm-trans-b = 1): SBO = 8 K rows, LBO = one panel;
+ *   2. A already in registers (a chained dot's P) is passed as mma's A fragment;
+ *   3. wgmma.fence before, commit_group after, wait_group 0 tying every accumulator register,
+ *      so no read of D can move above the wait.  fence.proxy.async first: the tiles were
+ *      written by st.shared / cp.async (the generic proxy) and wgmma reads through the async
+ *      proxy. */
+/* ".dtype.atype.btype" of a wgmma on a and b, NULL when there is none. */
+static const char *wg_types(DType a, DType b) {
+    if (a == DT_F16 && b == a) return "f32.f16.f16";
+    if (a == DT_BF16 && b == a) return "f32.bf16.bf16";
+    if (a == DT_F32 && b == a) return "f32.tf32.tf32";
+    if (a == DT_I8 && b == a) return "s32.s8.s8";
+    static const char *const f8[2][2] = {{"f32.e4m3.e4m3", "f32.e4m3.e5m2"}, {"f32.e5m2.e4m3", "f32.e5m2.e5m2"}};
+    if ((a == DT_F8E4M3 || a == DT_F8E5M2) && (b == DT_F8E4M3 || b == DT_F8E5M2)) return f8[a == DT_F8E5M2][b == DT_F8E5M2];
+    return NULL;
+}
+
+/* Swizzle width of a tile: its row bytes, 128 for panels; 0 when wgmma cannot address it. */
+static int wg_width(const Tile *t) {
+    if (t->panel) return 128;
+    int rb = t->cols * t->eb;
+    return rb == 32 || rb == 64 || rb == 128 ? rb : 0;
+}
+
+/* N per wgmma: all of N up to 256, else equal chunks of 256 or 128. */
+static int wg_chunk(int N, DType dt) {
+    int c = N <= 256 ? N : N % 256 == 0 ? 256 : N % 128 == 0 ? 128 : 0;
+    if (dtype_bits(dt) == 8 && c > 32 && c % 16) return 0; /* s8, e4m3, e5m2: n = 8, 16, 24, 32, then multiples of 16 */
+    return c;
+}
+
+static bool wgmma_fits(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk, bool a_frag) {
+    const Type *at = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
+    const Layout *mma = rt->layout;
+    int wm = mma->wpc[0], M = rt->shape[0], N = rt->shape[1];
+    DType dt = at->dt;
+    if (!wgmma_target(l) || mma->wpc[1] != 1 || wm % 4 || M % (16 * wm) || N % 8 || !wg_types(dt, tir_vtype(l->f, i->ops[1])->dt))
+        return false;
+    if ((dt == DT_I8 && rt->dt != DT_I32) || (dt != DT_I8 && rt->dt != DT_F32)) return false;
+    if (!wg_chunk(N, dt)) return false;
+    if (a_frag ? (dt != DT_F16 && dt != DT_BF16) : !wg_width(ta)) return false;
+    if (!wg_width(tb)) return false;
+    if (!b_nk && dt != DT_F16 && dt != DT_BF16) return false; /* only 16-bit B may be MN-major */
+    if (!b_nk && wg_chunk(N, dt) < N && wg_chunk(N, dt) * tb->eb % 128) return false;
+    return true;
+}
+
+/* Descriptor of tile t at byte offset `off` (a dynamic i32, multiple of 16) from its start. */
+static LLVMValueRef wg_desc(LL *l, const Tile *t, bool mn_major, LLVMValueRef off) {
+    int W = wg_width(t);
+    uint64_t lbo = mn_major ? (uint64_t)(t->panel ? t->rows * 128 : 8 * W) : 16;
+    uint64_t sbo = (uint64_t)(8 * W);
+    uint64_t swz = W == 128 ? 1 : W == 64 ? 2 : 3;
+    uint64_t hi = ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | swz << 62;
+    LLVMValueRef addr = smem_addr32(l, t->off, tile_dyn(l, t, off));
+    LLVMValueRef lo = LLVMBuildLShr(l->b, LLVMBuildAnd(l->b, addr, ll_i32(l, 0x3FFFF), ""), ll_i32(l, 4), "");
+    lo = LLVMBuildZExt(l->b, lo, l->t_i64, "");
+    return LLVMBuildOr(l->b, lo, LLVMConstInt(l->t_i64, hi, 0), "");
+}
+
+/* Byte offset, inside tile t, of row r and the column byte cb of a K-major operand (rows M or N). */
+static int wg_kmajor_off(const Tile *t, int r, int cb) {
+    if (t->panel) return cb / 128 * t->rows * 128 + r * 128 + cb % 128;
+    return r * t->cols * t->eb + cb;
+}
+
+static LLVMValueRef desc_plus(LL *l, LLVMValueRef d, int bytes) {
+    return bytes ? LLVMBuildAdd(l->b, d, LLVMConstInt(l->t_i64, (uint64_t)(bytes >> 4), 0), "") : d;
+}
+
+static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk, LLVMValueRef *A, LLVMValueRef *res) {
+    const Type *at = tir_vtype(l->f, i->ops[0]), *rt = tir_vtype(l->f, i->res[0]);
+    int wm = rt->layout->wpc[0], M = rt->shape[0], N = rt->shape[1], K = at->shape[1];
+    DType dt = at->dt;
+    int eb = dtype_bits(dt) / 8, kw = 32 / eb, rm = M / (16 * wm), rn = N / 8, nk = K / kw;
+    int nch = wg_chunk(N, dt), per = nch / 2; /* accumulator registers per wgmma: 64 x nch over 128 threads */
+    bool integer = dt == DT_I8, f16 = dt == DT_F16 || dt == DT_BF16;
+    /* A in registers: every fragment packed before the first wgmma, so no instruction writes
+     * an A register between the wgmmas (ptxas would wait for each one) */
+    LLVMValueRef *pa = NULL;
+    if (A) {
+        pa = malloc(sizeof *pa * (size_t)(rm * nk * 4));
+        if (!pa) out_of_memory();
+        for (int g = 0; g < rm * nk * 4; g++) pa[g] = pack32(l, &A[g * 2], 2, dt);
+    }
+    ll_asm(l, l->t_void, "wgmma.fence.sync.aligned;", "~{memory}", NULL, 0, true);
+    /* descriptors at K step 0: A at this warpgroup's first row, B at its start */
+    /* this warpgroup's index along M: 0 with one warpgroup, else warp/4 broadcast from lane 0 so
+     * ptxas sees a warp-uniform value and keeps the descriptors in uniform registers */
+    LLVMValueRef wg = ll_i32(l, 0);
+    if (wm > 4) { /* computed once, in the entry block */
+        LLInsertPoint ip = ll_enter_entry(l);
+        LLVMValueRef args[4] = {ll_i32(l, -1), LLVMBuildUDiv(l->b, l->warp, ll_i32(l, 4), ""), ll_i32(l, 0), ll_i32(l, 31)};
+        wg = ll_intr(l, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
+        ll_leave_entry(l, ip);
+    }
+    LLVMValueRef da = NULL, db = wg_desc(l, tb, !b_nk, ll_i32(l, 0));
+    if (!A) {
+        int rs = ta->panel ? 128 : ta->cols * ta->eb;
+        da = wg_desc(l, ta, false, LLVMBuildMul(l->b, wg, ll_i32(l, 64 * rs), ""));
+    }
+    int nargs = per + 6 + per;
+    LLVMValueRef *args = malloc(sizeof *args * (size_t)nargs);
+    LLVMTypeRef *fields = malloc(sizeof *fields * (size_t)per);
+    size_t cap = (size_t)per * 8 + 256;
+    char *text = malloc(cap), *cons = malloc(cap);
+    if (!args || !fields || !text || !cons) out_of_memory();
+    LLVMTypeRef ct = integer ? l->t_i32 : l->t_f32;
+    for (int r = 0; r < per; r++) fields[r] = ct;
+    LLVMTypeRef sty = LLVMStructTypeInContext(l->ctx, fields, (unsigned)per, 0);
+    LLVMValueRef one = ll_i32(l, 1);
+    for (int kk = 0; kk < nk; kk++)
+        for (int im = 0; im < rm; im++)
+            for (int c0 = 0; c0 < N; c0 += nch) {
+                /* operands: $0..per-1 D, then A (descriptor or 4 registers), B, scale-d, then D tied */
+                int n = 0, na;
+                if (A) {
+                    for (int j = 0; j < 4; j++) args[n++] = pa[(im * nk + kk) * 4 + j];
+                    na = 4;
+                } else {
+                    args[n++] = desc_plus(l, da, wg_kmajor_off(ta, im * 16 * wm, kk * 32));
+                    na = 1;
+                }
+                int boff = b_nk ? wg_kmajor_off(tb, c0, kk * 32)
+                                : (tb->panel ? c0 * eb / 128 * tb->rows * 128 + kk * kw * 128 : kk * kw * tb->cols * eb + c0 * eb);
+                args[n++] = desc_plus(l, db, boff);
+                args[n++] = one;
+                int r0 = (im * rn + c0 / 8) * 4;
+                for (int r = 0; r < per; r++) args[n++] = res[r0 + r];
+                int p = snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\nwgmma.mma_async.sync.aligned.m64n%dk%d.%s {",
+                                 per + na + 1, nch, kw, wg_types(dt, tir_vtype(l->f, i->ops[1])->dt));
+                for (int r = 0; r < per; r++) p += snprintf(text + p, cap - (size_t)p, "%s$%d", r ? "," : "", r);
+                if (A) p += snprintf(text + p, cap - (size_t)p, "}, {$%d,$%d,$%d,$%d}, $%d, p", per, per + 1, per + 2, per + 3, per + 4);
+                else p += snprintf(text + p, cap - (size_t)p, "}, $%d, $%d, p", per, per + 1);
+                if (f16 && A) p += snprintf(text + p, cap - (size_t)p, ", 1, 1, %d", b_nk ? 0 : 1);
+                else if (f16) p += snprintf(text + p, cap - (size_t)p, ", 1, 1, 0, %d", b_nk ? 0 : 1);
+                else if (!integer) p += snprintf(text + p, cap - (size_t)p, ", 1, 1");
+                snprintf(text + p, cap - (size_t)p, ";\n}");
+                int q = 0;
+                for (int r = 0; r < per; r++) q += snprintf(cons + q, cap - (size_t)q, "%s", integer ? "=r," : "=f,");
+                for (int j = 0; j < na; j++) q += snprintf(cons + q, cap - (size_t)q, "%s,", A ? "r" : "l");
+                q += snprintf(cons + q, cap - (size_t)q, "l,r");
+                for (int r = 0; r < per; r++) q += snprintf(cons + q, cap - (size_t)q, ",%d", r);
+                LLVMValueRef call = ll_asm(l, sty, text, cons, args, n, true);
+                for (int r = 0; r < per; r++) res[r0 + r] = LLVMBuildExtractValue(l->b, call, (unsigned)r, "");
+            }
+    ll_asm(l, l->t_void, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
+    /* the wait hands every accumulator register back */
+    int nc = rm * rn * 4;
+    LLVMTypeRef *wf = malloc(sizeof *wf * (size_t)nc);
+    char *wc = malloc((size_t)nc * 8 + 16);
+    if (!wf || !wc) out_of_memory();
+    int q = 0;
+    for (int r = 0; r < nc; r++) {
+        wf[r] = ct;
+        q += sprintf(wc + q, "%s%s", r ? "," : "", integer ? "=r" : "=f");
+    }
+    for (int r = 0; r < nc; r++) q += sprintf(wc + q, ",%d", r);
+    LLVMValueRef w = ll_asm(l, LLVMStructTypeInContext(l->ctx, wf, (unsigned)nc, 0), "wgmma.wait_group.sync.aligned 0;", wc, res, nc, true);
+    for (int r = 0; r < nc; r++) res[r] = LLVMBuildExtractValue(l->b, w, (unsigned)r, "");
+    free(wf);
+    free(wc);
+    free(pa);
+    free(args);
+    free(fields);
+    free(text);
+    free(cons);
+}
+
+/* wgmma reads shared memory through the async proxy: writes made through the generic one
+ * (st.shared, cp.async) are fenced by the writing thread before the barrier that publishes
+ * them (pipelined stages: after cp.async.wait_group; local_store and dot staging: after the
+ * stores). */
+static void proxy_fence(LL *l) {
+    if (wgmma_target(l)) ll_asm(l, l->t_void, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0, true);
+}
+
 bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     Func *f = l->f;
     const Type *at = tir_vtype(f, i->ops[0]), *rt = tir_vtype(f, i->res[0]);
@@ -226,7 +442,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     bool a_shared = at->layout->kind == LAYOUT_SHARED, b_shared = bt->layout->kind == LAYOUT_SHARED;
     bool a_frag = at->layout->kind == LAYOUT_DOT_A; /* A already in fragment registers (a chained dot) */
     LLVMValueRef *A = a_frag ? ll_get(l, i->ops[0], NULL) : NULL;
-    int a_bytes = a_shared || a_frag ? 0 : (M * K * eb + 127) / 128 * 128; /* as smem_scratch_bytes lays them out */
+    int a_bytes = a_shared || a_frag ? 0 : smem_dot_a_bytes(M * K * eb, wgmma_target(l)); /* as smem_scratch_bytes lays them out */
     int need = a_bytes + (b_shared ? 0 : N * K * eb);
     if (need && (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < need)) {
         ll_error(l, i->loc, "internal error: tensor-core dot without its shared-memory staging buffer");
@@ -234,13 +450,21 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     }
     /* B is kept [N][K] for i8 (fragments pair bytes along K), else [K][N]; a pipelined
      * tile says which in its shared layout (order[0] is its contiguous dim) */
-    bool b_nk = b_shared ? bt->layout->order[0] == 0 : dt == DT_I8;
-    Tile ta = {M, K, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL};
-    Tile tb = {b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
-               b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL};
+    bool b_nk = b_shared ? bt->layout->order[0] == 0 : dtype_bits(dt) == 8;
+    Tile ta = tile_make(l, M, K, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL);
+    Tile tb = tile_make(l, b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
+                        b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL);
+    bool wg = wgmma_fits(l, i, &ta, &tb, b_nk, a_frag);
+    if (!wg && dtype_is_storage(dt)) { /* assign_layout's native_f8 promised a wgmma form */
+        ll_error(l, i->loc, "internal error: f8 dot without a wgmma form");
+        return false;
+    }
     if (!a_shared && !a_frag) stage(l, i->ops[0], &ta, false);
     if (!b_shared) stage(l, i->ops[1], &tb, b_nk);
-    if ((!a_shared && !a_frag) || !b_shared) ll_barrier(l);
+    if ((!a_shared && !a_frag) || !b_shared) {
+        if (wg) proxy_fence(l);
+        ll_barrier(l);
+    }
 
     int nc;
     LLVMValueRef *C = ll_get(l, i->ops[2], &nc);
@@ -250,6 +474,10 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     }
     LLVMValueRef *res = ll_new(l, i->res[0], nc);
     for (int r = 0; r < nc; r++) res[r] = C[r];
+    if (wg) {
+        emit_wgmma(l, i, &ta, &tb, b_nk, A, res);
+        return true;
+    }
     LLVMValueRef lane = l->lane;
     LLVMValueRef warp_m = LLVMBuildURem(l->b, l->warp, ll_i32(l, wm), "");
     LLVMValueRef warp_n = LLVMBuildUDiv(l->b, l->warp, ll_i32(l, wm), "");
@@ -351,7 +579,7 @@ static bool emit_async_copy(LL *l, Inst *i) {
     int stage_bytes = bt->shape[1] * bt->shape[2] * eb;
     LLVMValueRef base = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0],
                                      LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, stage_bytes), ""), "");
-    Tile t = {rows, cols, eb, 0, base};
+    Tile t = tile_make(l, rows, cols, eb, 0, base);
     int n;
     LLVMValueRef *ptr = ll_get(l, i->ops[2], &n);
     LLVMValueRef *mask = i->nops > 3 ? ll_get(l, i->ops[3], NULL) : NULL;
@@ -408,11 +636,23 @@ bool ll_emit_async(LL *l, Inst *i) {
         return true;
     }
     case OP_ASYNC_COPY: return emit_async_copy(l, i);
+    case OP_LOCAL_STORE: { /* the stage as emit_async_copy lays it out, written from registers */
+        const Type *bt = tir_vtype(f, i->ops[0]);
+        int eb = dtype_bits(bt->dt) / 8, contig = bt->layout->order[0] - 1;
+        int rows = contig == 1 ? bt->shape[1] : bt->shape[2], cols = contig == 1 ? bt->shape[2] : bt->shape[1];
+        LLVMValueRef base = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0],
+                                         LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, rows * cols * eb), ""), "");
+        Tile t = tile_make(l, rows, cols, eb, 0, base);
+        stage(l, i->ops[2], &t, contig != 1);
+        proxy_fence(l);
+        return true;
+    }
     case OP_ASYNC_COMMIT: ll_asm(l, l->t_void, "cp.async.commit_group;", "", NULL, 0, true); return true;
     case OP_ASYNC_WAIT: {
         char text[48];
         snprintf(text, sizeof text, "cp.async.wait_group %d;", (int)i->a.ival);
         ll_asm(l, l->t_void, text, "~{memory}", NULL, 0, true);
+        proxy_fence(l);
         return true;
     }
     default: return false;

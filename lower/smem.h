@@ -3,7 +3,13 @@
 #define TILE_SMEM_H
 #include "tir.h"
 /* Bytes of scratch an op needs (0: none). */
-int smem_scratch_bytes(const Func *f, const Inst *i);
+int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma);
+/* Bytes a tensor-core dot's staged A takes before its staged B: the next 128-byte boundary, or
+ * 1024 (a swizzle atom) when wgmma reads them (sm_90a). */
+static inline int smem_dot_a_bytes(int a_bytes, bool wgmma) {
+    int al = wgmma ? 1024 : 128;
+    return (a_bytes + al - 1) / al * al;
+}
 /* An atomic whose result is used and is a scalar (thread 0 issues it) or a tensor whose layout
  * holds some element in more than one (thread, register): the issuing register broadcasts the
  * old value through scratch. */

@@ -18,6 +18,7 @@
 #include "layout.h"
 #include "passes.h"
 #include "smem.h"
+#include "../support/target.h"
 
 #include <stdlib.h>
 
@@ -53,7 +54,7 @@ bool smem_atomic_broadcasts(const Func *f, const Inst *i) {
     return replicated;
 }
 
-int smem_scratch_bytes(const Func *f, const Inst *i) {
+int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma) {
     switch (i->op) {
     case OP_ATOMIC_RMW:
     case OP_ATOMIC_CAS: {
@@ -101,7 +102,8 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
         if (r->layout && r->layout->kind == LAYOUT_MMA) { /* tensor cores: tiles in neither shared memory nor fragments are staged */
             bool as = a->layout && (a->layout->kind == LAYOUT_SHARED || a->layout->kind == LAYOUT_DOT_A);
             bool bs = b->layout && (b->layout->kind == LAYOUT_SHARED || b->layout->kind == LAYOUT_DOT_B);
-            return (int)((as ? 0 : (tir_type_numel(a) * dtype_bytes(a->dt) + 127) / 128 * 128) + (bs ? 0 : tir_type_numel(b) * dtype_bytes(b->dt)));
+            return (int)((as ? 0 : smem_dot_a_bytes((int)(tir_type_numel(a) * dtype_bytes(a->dt)), wgmma)) +
+                         (bs ? 0 : tir_type_numel(b) * dtype_bytes(b->dt)));
         }
         int64_t sa = (tir_type_numel(a) * dtype_bytes(a->dt) + 15) & ~15;
         return (int)(sa + tir_type_numel(b) * dtype_bytes(b->dt));
@@ -112,7 +114,7 @@ int smem_scratch_bytes(const Func *f, const Inst *i) {
 
 typedef struct Buf {
     Inst *inst;
-    int start, end, size, offset;
+    int start, end, size, offset, align;
 } Buf;
 
 typedef struct Ctx {
@@ -121,6 +123,7 @@ typedef struct Ctx {
     int n, cap;
     int counter;
     int *last_use; /* by ValueId: last instruction index using it (a use in a loop: the loop's end) */
+    bool wgmma;    /* sm_90a: tiles that wgmma reads start at 1024-byte boundaries (swizzle atoms) */
 } Ctx;
 
 static int count_insts(Block *b);
@@ -160,7 +163,7 @@ static int count_insts(Block *b) {
 static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
     for (Inst *i = b->first; i; i = i->next) {
         int idx = c->counter++;
-        int bytes = smem_scratch_bytes(c->f, i);
+        int bytes = smem_scratch_bytes(c->f, i, c->wgmma);
         if (bytes > 0) {
             if (c->n == c->cap) {
                 c->cap = c->cap ? c->cap * 2 : 16;
@@ -170,6 +173,7 @@ static void collect(Ctx *c, Block *b, int loop_start, int loop_end) {
             Buf *bf = &c->bufs[c->n++];
             bf->inst = i;
             bf->size = (bytes + 15) & ~15;
+            bf->align = c->wgmma && (i->op == OP_LOCAL_ALLOC || i->op == OP_DOT) ? 1024 : 16;
             /* a scratch buffer lives only during its op, even in a loop: the barrier pass
              * orders reuse between ops and across the back edge */
             bf->start = bf->end = idx;
@@ -194,7 +198,8 @@ static int by_size(const void *a, const void *b) {
 bool lower_smem_alloc(Module *m, Diag *d) {
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
-        Ctx c = {.f = f};
+        const Target *tg = target_find(m->arch);
+        Ctx c = {.f = f, .wgmma = tg && tg->mma == WGMMA};
         c.last_use = calloc(f->nvalues, sizeof(int));
         if (!c.last_use) out_of_memory();
         uses(&c, f->body, -1);
@@ -205,7 +210,7 @@ bool lower_smem_alloc(Module *m, Diag *d) {
         if (c.n) qsort(c.bufs, (size_t)c.n, sizeof(Buf), by_size);
         int total = 0;
         for (int i = 0; i < c.n; i++) {
-            int off = 0;
+            int off = 0, al = c.bufs[i].align;
             for (bool moved = true; moved;) {
                 moved = false;
                 for (int j = 0; j < i; j++) {
@@ -213,7 +218,7 @@ bool lower_smem_alloc(Module *m, Diag *d) {
                     bool live = o->start <= c.bufs[i].end && c.bufs[i].start <= o->end;
                     bool overlap = off < o->offset + o->size && o->offset < off + c.bufs[i].size;
                     if (live && overlap) {
-                        off = o->offset + o->size;
+                        off = (o->offset + o->size + al - 1) / al * al;
                         moved = true;
                     }
                 }

@@ -20,9 +20,12 @@
  *      a view that replaces the load.
  *   4. After the loop: wait for every group and a barrier, so later users of shared
  *      memory race neither the last copies nor the last reads.
+ *   5. On wgmma targets (sm_90a), a loop-invariant A operand of such a dot is written once
+ *      to shared memory before the loop (local_store) and read from there (stage_invariant_a).
  * The replaced loads and their address computation die; canonicalize removes them. */
 #include "layout.h"
 #include "passes.h"
+#include "../support/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +126,7 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
      * i8 fragments need K and tf32 ones N */
     *contig = *trans || k == 0 ? 1 : t->layout->order[0];
     if (t->layout->order[0] != *contig) return false;
-    if (k == 1 && !*trans && ((t->dt == DT_I8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1))) return false;
+    if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1))) return false;
     if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
     if (ld->nops > 2) {
         Inst *o = tir_val(c->f, ld->ops[2])->def;
@@ -300,6 +303,50 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     }
 }
 
+/* 5. (wgmma targets) An A operand of a tensor-core dot in the loop that is defined before the
+ * loop and used only there (attention's Q) would hold its registers through every iteration;
+ * wgmma reads A from shared memory as well, so it is written once into a one-stage buffer
+ * before the loop (barriers on both sides) and the dot reads a view of it. */
+static void stage_invariant_a(Ctx *c, Inst *loop) {
+    Func *f = c->f;
+    const Target *tg = target_find(c->m->arch);
+    if (!tg || tg->mma != WGMMA) return;
+    Block *body = loop->regions[0];
+    free(c->inside);
+    c->nmap = f->nvalues;
+    c->inside = calloc(c->nmap, sizeof(bool));
+    if (!c->inside) out_of_memory();
+    for (int a = 0; a < body->nargs; a++) c->inside[body->args[a]] = true;
+    tir_walk(body, mark_inside, c);
+    int *uses = tir_use_counts(f);
+    for (Inst *i = body->first; i; i = i->next) {
+        if (i->op != OP_DOT) continue;
+        const Type *rt = tir_vtype(f, i->res[0]);
+        /* only where the dot becomes wgmma (warps [4k, 1]): mma.sync wants A in registers */
+        if (!rt->layout || rt->layout->kind != LAYOUT_MMA || rt->layout->wpc[1] != 1 || rt->layout->wpc[0] % 4) continue;
+        ValueId v = i->ops[0];
+        const Type *t = tir_vtype(f, v);
+        if (v >= c->nmap || c->inside[v] || uses[v] != 1 || t->rank != 2 || !t->layout || t->layout->kind == LAYOUT_SHARED ||
+            (t->dt != DT_F16 && t->dt != DT_BF16))
+            continue;
+        Layout sl = {.kind = LAYOUT_SHARED, .rank = 3};
+        sl.order[0] = 2, sl.order[1] = 1, sl.order[2] = 0; /* K contiguous */
+        int32_t shape[3] = {1, t->shape[0], t->shape[1]};
+        const Type *bt = tir_type(c->m, t->dt, 3, shape, NULL, tir_layout_intern(c->m, &sl));
+        Layout vl = {.kind = LAYOUT_SHARED, .rank = 2};
+        vl.order[0] = 1, vl.order[1] = 0;
+        const Type *vt = tir_type(c->m, t->dt, 2, t->shape, NULL, tir_layout_intern(c->m, &vl));
+        ValueId buf = emit(c, loop, OP_LOCAL_ALLOC, NULL, 0, bt);
+        ValueId zero = cint(c, loop, tir_scalar(c->m, DT_I32), 0);
+        emit_plain(c, loop, OP_BARRIER, 0); /* earlier users of this scratch are done with it */
+        Inst *st = tir_inst_new(f, OP_LOCAL_STORE, (ValueId[]){buf, zero, v}, 3, NULL, 0, i->loc);
+        tir_insert_before(loop, st);
+        emit_plain(c, loop, OP_BARRIER, 0);
+        i->ops[0] = emit(c, loop, OP_LOCAL_VIEW, (ValueId[]){buf, zero}, 2, vt);
+    }
+    free(uses);
+}
+
 static bool has_loop(Block *b) {
     for (Inst *i = b->first; i; i = i->next)
         if (tir_is_loop(i->op) || (i->nregions && (has_loop(i->regions[0]) || (i->nregions > 1 && has_loop(i->regions[1])))))
@@ -315,6 +362,7 @@ static void walk(Ctx *c, Block *b) {
             c->map = calloc(c->nmap, sizeof(ValueId));
             if (!c->inside || !c->map) out_of_memory();
             pipeline_loop(c, i);
+            stage_invariant_a(c, i);
             free(c->inside);
             free(c->map);
         } else {

@@ -32,6 +32,7 @@
  * nan) or its element type is a float and the integer is exact as a double
  * (|v| <= 2^53); this makes print(parse(print(m))) == print(m) for every m. */
 #include "tir.h"
+#include "../support/target.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -1034,7 +1035,29 @@ static void alias(Parser *P) {
     P->aliases[P->naliases++] = (Alias){s, n, l};
 }
 
-/* module = (alias | kernel)* EOF */
+/* target = "target" ident   (the module's arch, e.g. `target sm_90a`; default: the default target) */
+static void target_line(Parser *P) {
+    sp(P);
+    Loc at = here(P);
+    expect(P, "target");
+    sp(P);
+    const char *s;
+    size_t n = ident(P, &s);
+    if (!n) expected(P, "target name");
+    if (P->err) return;
+    char *name = arena_strndup(P->a, s, n);
+    if (!target_find(name)) {
+        char names[128];
+        diag_error(P->d, at, "unknown target '%s' (expected one of %s)", name, target_names(names, sizeof names));
+        P->err = true;
+        P->p = P->end;
+        return;
+    }
+    P->m->arch = name;
+    skip_lines(P);
+}
+
+/* module = [target] (alias | kernel)* EOF */
 Module *tir_parse(Arena *a, const SrcFile *src, Diag *d) {
     Parser P = {.src = src, .p = src->text, .end = src->text + src->len, .line_start = src->text, .line = 1,
                 .d = d, .a = a};
@@ -1043,6 +1066,7 @@ Module *tir_parse(Arena *a, const SrcFile *src, Diag *d) {
     if (!P.buckets) out_of_memory();
     for (int i = 0; i < NAME_BUCKETS; i++) P.buckets[i] = -1;
     skip_lines(&P);
+    if (P.end - P.p > 7 && !strncmp(P.p, "target ", 7)) target_line(&P);
     while (!P.err && peek(&P) >= 0) {
         if (peek(&P) == '#') alias(&P);
         else kernel(&P);

@@ -15,6 +15,7 @@
  * prints the same text however it was built; kernel arguments print by name.
  * tir_parse() reads exactly this form back. */
 #include "tir.h"
+#include "../support/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,8 @@ void tir_print_func(Str *s, const Func *f) {
 void tir_print_module(Str *s, const Module *m) {
     Printer p = {.s = s, .m = m};
     int n = number_layouts(m, &p.alias);
+    const Target *t = m->arch ? target_find(m->arch) : NULL;
+    if (t && t != target_default()) str_printf(s, "target %s\n", t->name);
     for (int i = 0; i < m->nlayouts; i++) {
         if (p.alias[i] < 0) continue;
         str_printf(s, "#L%d = ", p.alias[i]);

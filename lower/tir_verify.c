@@ -626,7 +626,19 @@ static void check_async_copy(Verifier *V, const Inst *i) {
         verr(V, i, "mask (operand 3) must be i1 shaped like %s, found %s", tstr(V, p), tstr(V, opt(V, i, 3)));
 }
 
+static void check_local_store(Verifier *V, const Inst *i) {
+    const Type *b = opt(V, i, 0), *s = opt(V, i, 1), *v = opt(V, i, 2);
+    if (b->rank != 3 || !is_shared(b)) {
+        verr(V, i, "operand 0 must be a shared buffer, found %s", tstr(V, b));
+        return;
+    }
+    if (s->rank || !dtype_is_int(s->dt)) verr(V, i, "stage must be an integer scalar, found %s", tstr(V, s));
+    if (v->rank != 2 || is_shared(v) || v->dt != b->dt || v->shape[0] != b->shape[1] || v->shape[1] != b->shape[2])
+        verr(V, i, "value %s is not a register tile of one stage of %s", tstr(V, v), tstr(V, b));
+}
+
 static const CheckFn op_checks[OP_COUNT] = {
+    [OP_LOCAL_STORE] = check_local_store,
     [OP_LOCAL_ALLOC] = check_local_alloc,
     [OP_LOCAL_VIEW] = check_local_view,
     [OP_ASYNC_COPY] = check_async_copy,

@@ -4,7 +4,8 @@
  *   sm            the SM version (80 = 8.0)
  *   ptx           the PTX ISA version the code is written in (70 = 7.0): LLVM's
  *                 minimum for that arch, so the .version line is what ptxas of
- *                 every CUDA release that knows the arch accepts
+ *                 every CUDA release that knows the arch accepts; sm_89 8.1,
+ *                 the first with its f8 conversions (cvt ... e4m3x2)
  *   mma           the tensor-core generation: MMA_SYNC (mma.sync, ldmatrix,
  *                 cp.async), WGMMA (adds wgmma, TMA, mbarrier, setmaxnreg;
  *                 sm_90a), TCGEN05 (tensor memory; sm_100a)
@@ -26,7 +27,7 @@ typedef enum MmaGen { MMA_SYNC, WGMMA, TCGEN05 } MmaGen;
 #define TARGETS(X)                                                       \
     X(SM80, "sm_80", 80, 70, MMA_SYNC, 48 * 1024, 163 * 1024, 65536, 1)  \
     X(SM86, "sm_86", 86, 71, MMA_SYNC, 48 * 1024, 99 * 1024, 65536, 0)   \
-    X(SM89, "sm_89", 89, 78, MMA_SYNC, 48 * 1024, 99 * 1024, 65536, 0)   \
+    X(SM89, "sm_89", 89, 81, MMA_SYNC, 48 * 1024, 99 * 1024, 65536, 0)   \
     X(SM90A, "sm_90a", 90, 80, WGMMA, 48 * 1024, 227 * 1024, 65536, 0)
 
 typedef enum TargetId {

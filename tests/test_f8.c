@@ -39,18 +39,23 @@ static int encode(double x, bool e4m3) {
     return sign | best;
 }
 
-Test(f8, conversions_match_reference) {
+/* The conversions on `device`, compiled for `arch`: software on sm_80, cvt with e4m3x2/e5m2x2
+ * pairs from sm_89 (run by the emulator as the hardware defines them). */
+static void conversions(const char *arch, const char *device) {
     const char *src = "kernel cvt(x: *f32, a: *f8e4m3, b: *f8e5m2, ra: *f32, rb: *f32, n: i32) {\n"
                       "  let o = program_id(0) * 256 + arange(0, 256);\n  let m = o < n;\n"
                       "  let v = load(x + o, m, 0.0);\n"
                       "  store(a + o, v as f8e4m3, m);\n  store(b + o, v as f8e5m2, m);\n"
                       "  store(ra + o, load(a + o, m) as f32, m);\n  store(rb + o, load(b + o, m) as f32, m);\n}\n";
-    tile_compile_options o = {0};
+    tile_compile_options o = {.arch = arch};
     tile_compiled c;
     cr_assert_eq(tile_compile_source("f8.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    bool hw = strcmp(arch, "sm_80") != 0;
+    cr_assert(!hw == !strstr(c.ptx, "cvt.rn.satfinite.e4m3x2.f32"), "%s: hardware f8 conversion %s", arch, hw ? "missing" : "on sm_80");
+    cr_assert(!hw == !strstr(c.ptx, "cvt.rn.f16x2.e5m2x2"), "%s: hardware f8 widening %s", arch, hw ? "missing" : "on sm_80");
     TileDevice *dev;
     char *err = NULL;
-    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK);
+    cr_assert_eq(dev_open(device, NULL, &dev, &err), DEV_OK);
     TileDevModule *mod;
     TileDevFunction *fn;
     cr_assert_eq(dev_module_load_ptx(dev, c.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
@@ -106,3 +111,7 @@ Test(f8, conversions_match_reference) {
     dev_close(dev);
     tile_compiled_free(&c);
 }
+
+Test(f8, conversions_match_reference) { conversions("sm_80", "emu"); }
+Test(f8, conversions_match_reference_sm89) { conversions("sm_89", "emu:sm_89"); }
+Test(f8, conversions_match_reference_sm90a) { conversions("sm_90a", "emu:sm_90a"); }

@@ -128,7 +128,8 @@ static void run_case(const Case *c) {
         if (n % 16 == 0) specs[ns++] = "n=16";
         if (k % 16 == 0) specs[ns++] = "k=16";
     }
-    tile_compile_options o = {.kernel = kn, .defines = defines, .specialize = specs};
+    /* TILE_TEST_ARCH=sm_90a with TILE_TEST_DEVICE=emu:sm_90a: the same checks on Hopper code (wgmma) */
+    tile_compile_options o = {.kernel = kn, .defines = defines, .specialize = specs, .arch = getenv("TILE_TEST_ARCH")};
     tile_compiled comp;
     tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &comp);
     cr_assert_eq(st, TILE_OK, "%s: %s\n%s", kn, tile_status_string(st), comp.diagnostics);
@@ -179,7 +180,7 @@ static void run_case(const Case *c) {
     dev_memcpy_htod(dev, dbias, hbias, (size_t)n * ob);
     int sam = c->ta ? 1 : lda, sak = c->ta ? lda : 1, sbk = c->tb ? 1 : ldb, sbn = c->tb ? ldb : 1;
     float alpha = c->alpha, beta = c->beta;
-    void *params[] = {&da, &db, &dc, &dbias, &m, &n, &k, &sam, &sak, &sbk, &sbn, &ldc, &alpha, &beta};
+    void *params[] = {&da, &db, &dc, &dbias, &m, &n, &k, &sam, &sak, &sbk, &sbn, &ldc, &alpha, &beta, &dc, &dc}; /* f8: scales unused */
     unsigned grid = (unsigned)(((m + BM - 1) / BM) * ((n + BN - 1) / BN));
     unsigned smem = comp.kernels[0].smem_bytes > 48 * 1024 ? (unsigned)comp.kernels[0].smem_bytes : 0; /* dynamic beyond 48 KiB */
     DevStatus ls = dev_launch(fn, grid, (unsigned)(c->split_k > 1 ? c->split_k : 1), 1, (unsigned)(32 * comp.kernels[0].num_warps), 1,
@@ -249,6 +250,9 @@ Test(gemm, f8_inputs, .timeout = 300) {
         {IN_E4M3, OUT_F32, 70, 40, 96, false, false, 1, 0, false, 0, 1, 0, NULL, false, false},
         {IN_E5M2, OUT_F32, 33, 64, 64, false, true, 0.25f, 0, true, 0, 1, 0, NULL, false, false},
         {IN_E4M3, OUT_F32, 64, 64, 128, false, false, 1, 0, false, 0, 1, 0, NULL, true, false},
+        /* wider K steps (native f8 wgmma reads 64- and 128-byte rows on sm_90a) */
+        {IN_E4M3, OUT_F32, 130, 72, 300, false, false, 1, 0, false, 0, 1, 0, "BK=64", true, false},
+        {IN_E5M2, OUT_F32, 70, 136, 260, false, true, 1, 0, false, 0, 1, 0, "BK=128", false, false},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
@@ -306,6 +310,35 @@ Test(gemm, pipelined_ptx) {
     cr_expect(strstr(c.ptx, "cp.async.cg.shared.global"), "no 16-byte cp.async");
     cr_expect(strstr(c.ptx, "cp.async.wait_group 1"), "3 stages should leave one group in flight");
     tile_compiled_free(&c);
+}
+
+/* sm_90a: the same kernel's dots are wgmma.mma_async on descriptors of the pipelined tiles
+ * (m64n128k16, B MN-major with imm-trans-b), after fence.proxy.async, waited before the epilogue;
+ * i8 reads B K-major; tf32 with a [K][N] B has no wgmma form and stays on mma.sync. */
+Test(gemm, pipelined_ptx_sm90a) {
+    const char *specs[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
+    static const struct { const char *kernel, *want, *not_want; } cs[] = {
+        {"gemm_bf16_f32", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "mma.sync"},
+        {"gemm_f16_f16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "mma.sync"},
+        {"gemm_i8_i32", "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", "mma.sync"},
+        {"gemm_tf32_f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "wgmma"},
+        /* f8 natively: no widening to f16 */
+        {"gemm_e4m3_f32", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "mma.sync"},
+        {"gemm_e5m2_f32", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2", "cvt.f16"},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        tile_compile_options o = {.kernel = cs[i].kernel, .specialize = specs, .arch = "sm_90a"};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+        cr_expect(strstr(c.ptx, cs[i].want), "%s: no %s", cs[i].kernel, cs[i].want);
+        cr_expect(!strstr(c.ptx, cs[i].not_want), "%s: %s in the PTX", cs[i].kernel, cs[i].not_want);
+        if (strstr(cs[i].want, "wgmma")) {
+            cr_expect(strstr(c.ptx, "fence.proxy.async.shared::cta"), "%s: no proxy fence before wgmma", cs[i].kernel);
+            cr_expect(strstr(c.ptx, "wgmma.wait_group.sync.aligned 0"), "%s: no wgmma wait", cs[i].kernel);
+            cr_expect(strstr(c.ptx, ".align 1024"), "%s: shared tiles not 1024-byte aligned", cs[i].kernel);
+        }
+        tile_compiled_free(&c);
+    }
 }
 
 /* dot(a, trans(b)) with b an [N][K] tile: software pipelining copies b's tiles as loaded
@@ -374,4 +407,82 @@ Test(gemm, unit_strides_odd_rows, .timeout = 120) {
     run_case(&c);
     Case d = {IN_BF16, OUT_F32, 64, 64, 64, false, false, 1, 0, false, 0, 1, 0, NULL, false, true};
     run_case(&d);
+}
+
+/* tile_gemm with f8 inputs and dequantization scales (per tensor and per channel), through the
+ * public API: D = alpha * (sa x sb) . (A x B) + beta C + bias against float64 at odd sizes, B
+ * k x n and n x k, outputs NaN-poisoned.  With TILE_TEST_DEVICE=emu:sm_90a (hopper_gemm) the
+ * context compiles sm_90a code: native f8 wgmma. */
+static void api_f8_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, int mode, float beta, bool bias) {
+    bool e4 = dt == TILE_F8E4M3;
+    int lda = k + 16, ldb = (trans_b ? k : n) + 32, ldc = n + 8;
+    size_t na = (size_t)m * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
+    uint8_t *ha = malloc(na), *hb = malloc(nb);
+    float *hc = malloc(nc * 4), *hc0 = malloc(nc * 4), *hsa = malloc((size_t)m * 4), *hsb = malloc((size_t)n * 4), *hbias = malloc((size_t)n * 4);
+    for (size_t i = 0; i < na; i++) ha[i] = (uint8_t)(irand(0x70) | (irand(2) << 7)); /* finite, below 8 (e4m3) */
+    for (size_t i = 0; i < nb; i++) hb[i] = (uint8_t)(irand(0x70) | (irand(2) << 7));
+    for (size_t i = 0; i < nc; i++) hc0[i] = (float)urand();
+    for (int i = 0; i < m; i++) hsa[i] = (float)(0.5 + (urand() + 1) * 2);
+    for (int i = 0; i < n; i++) hsb[i] = (float)(0.01 + (urand() + 1) * 0.05);
+    for (int i = 0; i < n; i++) hbias[i] = (float)urand();
+    tile_devptr da, db, dc, dsa, dsb, dbias;
+    cr_assert_eq(tile_malloc(ctx, na, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, (size_t)m * 4, &dsa), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, (size_t)n * 4, &dsb), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, (size_t)n * 4, &dbias), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, na);
+    tile_memcpy_htod(ctx, db, hb, nb);
+    tile_memcpy_htod(ctx, dsa, hsa, (size_t)m * 4);
+    tile_memcpy_htod(ctx, dsb, hsb, (size_t)n * 4);
+    tile_memcpy_htod(ctx, dbias, hbias, (size_t)n * 4);
+    if (beta != 0) tile_memcpy_htod(ctx, dc, hc0, nc * 4);
+    else tile_memset(ctx, dc, 0xff, nc * 4); /* NaN */
+    float alpha = 0.75f;
+    tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .b = db, .ldb = ldb, .trans_b = trans_b,
+                        .c = dc, .ldc = ldc, .in_dtype = dt, .out_dtype = TILE_F32, .alpha = alpha, .beta = beta,
+                        .bias = bias ? dbias : 0, .a_scale = dsa, .b_scale = dsb, .scale_mode = mode};
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK);
+    tile_memcpy_dtoh(ctx, hc, dc, nc * 4);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0, mag = 0;
+            for (int p = 0; p < k; p++) {
+                uint8_t ca = ha[(size_t)i * lda + p], cb = trans_b ? hb[(size_t)j * ldb + p] : hb[(size_t)p * ldb + j];
+                double x = e4 ? f8e4m3_to_d(ca) : f8e5m2_to_d(ca), y = e4 ? f8e4m3_to_d(cb) : f8e5m2_to_d(cb);
+                s += x * y, mag += fabs(x * y);
+            }
+            double sc = mode == TILE_SCALE_NONE ? 1 : mode == TILE_SCALE_TENSOR ? (double)hsa[0] * hsb[0] : (double)hsa[i] * hsb[j];
+            double want = alpha * sc * s + (beta != 0 ? beta * hc0[(size_t)i * ldc + j] : 0) + (bias ? hbias[j] : 0);
+            double got = hc[(size_t)i * ldc + j], tol = 1e-5 * (alpha * fabs(sc) * mag + 1);
+            cr_assert(fabs(got - want) <= tol, "tile_gemm %s %dx%dx%d trans_b=%d scale_mode=%d: C[%d][%d] = %.9g, want %.9g", e4 ? "e4m3" : "e5m2",
+                      m, n, k, trans_b, mode, i, j, got, want);
+        }
+    tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc), tile_free(ctx, dsa), tile_free(ctx, dsb), tile_free(ctx, dbias);
+    free(ha), free(hb), free(hc), free(hc0), free(hsa), free(hsb), free(hbias);
+}
+
+Test(gemm, api_f8_scales, .timeout = 300) {
+    seed_rng();
+    tile_context_options o = {.size = sizeof o, .device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    api_f8_case(ctx, TILE_F8E4M3, 131, 72, 200, 1, TILE_SCALE_TENSOR, 0, false);
+    api_f8_case(ctx, TILE_F8E4M3, 70, 136, 96, 0, TILE_SCALE_CHANNEL, 0.5f, true);
+    api_f8_case(ctx, TILE_F8E5M2, 64, 48, 130, 1, TILE_SCALE_CHANNEL, 0, false);
+    api_f8_case(ctx, TILE_F8E5M2, 33, 40, 64, 0, TILE_SCALE_NONE, 0, true);
+    /* errors: scales on non-f8 inputs, a mode without pointers, an unknown mode */
+    tile_gemm_args g = {.size = sizeof g, .m = 16, .n = 16, .k = 16, .lda = 16, .ldb = 16, .ldc = 16, .in_dtype = TILE_F16,
+                        .out_dtype = TILE_F32, .alpha = 1, .scale_mode = TILE_SCALE_TENSOR, .a_scale = 16, .b_scale = 16};
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "scale_mode applies to f8 inputs"), "%s", tile_last_error(ctx));
+    g.in_dtype = TILE_F8E4M3, g.a_scale = 0;
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "needs a_scale and b_scale"), "%s", tile_last_error(ctx));
+    g.scale_mode = 7;
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "unknown scale_mode 7"), "%s", tile_last_error(ctx));
+    tile_context_destroy(ctx);
 }

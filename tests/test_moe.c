@@ -55,7 +55,7 @@ static void kload(TileDevice *dev, Kern *k, const char *file, const char *name, 
     int nd = 0;
     snprintf(buf, sizeof buf, "%s", defs ? defs : "");
     for (char *t = strtok(buf, " "); t && nd < 15; t = strtok(NULL, " ")) defv[nd++] = t;
-    tile_compile_options o = {.kernel = name, .defines = (const char *const *)defv};
+    tile_compile_options o = {.kernel = name, .defines = (const char *const *)defv, .arch = getenv("TILE_TEST_ARCH")};
     tile_compiled c;
     char path[512];
     snprintf(path, sizeof path, TILE_SOURCE_DIR "/kernels/moe/%s", file);

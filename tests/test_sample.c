@@ -128,6 +128,7 @@ typedef struct Problem {
 
 typedef struct Tally {
     int rows, sampled, boundary, near_set, outside;
+    double expect; /* near-boundary rows expected by chance: u lands within EPS of one of `kept` CDF steps */
 } Tally;
 
 static void problem_alloc(Problem *p) {
@@ -261,6 +262,7 @@ static void check_sample(const Problem *p, const int64_t *tokens, const float *p
         uint32_t w[2];
         ref_sample_words(sd, of, stream, 0, w);
         int64_t lo, hi, ref_tok = ref_sample_pick(p->vocab, want, ref_unit(w[0]), EPS, &lo, &hi);
+        tally->expect += fmin(1.0, 2 * EPS * (double)kept);
         if (near) {
             tally->near_set++;
             continue;
@@ -290,10 +292,12 @@ static void check_sample(const Problem *p, const int64_t *tokens, const float *p
 }
 
 static void tally_check(const Tally *t, const char *what) {
-    fprintf(stderr, "%s: %d rows, %d sampled; %d with u within %g of a CDF boundary, %d near a min_p/top_p boundary\n", what, t->rows,
-            t->sampled, t->boundary, EPS, t->near_set);
-    cr_assert(t->boundary + t->near_set <= 2 + t->sampled / 20, "%s: too many near-boundary cases (%d + %d of %d)", what, t->boundary,
-              t->near_set, t->sampled);
+    fprintf(stderr, "%s: %d rows, %d sampled; %d with u within %g of a CDF boundary (%.2f expected by chance), %d near a min_p/top_p boundary\n",
+            what, t->rows, t->sampled, t->boundary, EPS, t->expect, t->near_set);
+    /* near-boundary rows are checked only loosely (any token of the ambiguous range): they must stay
+     * few beyond what chance gives at this vocabulary (about 2 EPS per kept token per row) */
+    cr_assert(t->boundary + t->near_set <= 2 + t->sampled / 20 + (int)ceil(2 * t->expect), "%s: too many near-boundary cases (%d + %d of %d, %.2f expected)",
+              what, t->boundary, t->near_set, t->sampled, t->expect);
 }
 
 static void sample_case(tile_context *ctx, tile_dtype dt, tile_dtype out_dt, int batch, int vocab, double scale, bool arrays,

@@ -22,6 +22,7 @@ static const char usage[] =
     "  --no-align-ptrs        do not assume 16-byte aligned pointer arguments\n"
     "  -g                     compile device_assert checks (otherwise they compile to nothing)\n"
     "  --num-sms N            num_sms() in kernels (default: 132)\n"
+    "  --no-line-info         no .file/.loc directives (the .tile file, line and column) in the PTX\n"
     "  -I DIR                 search DIR for imports\n"
     "  --emit tir|llvm|ptx|cubin   what to write (default ptx)\n"
     "  -o OUT                 output file (default or '-': standard output; cubin needs -o)\n"
@@ -39,7 +40,7 @@ static const char usage[] =
 typedef enum Emit { EMIT_TIR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
 static const char *const emit_names[] = {"tir", "llvm", "ptx", "cubin", NULL};
 
-enum { OPT_KERNEL = 256, OPT_ARCH, OPT_SPECIALIZE, OPT_NO_ALIGN_PTRS, OPT_EMIT, OPT_DUMP_AFTER, OPT_TIME_PASSES, OPT_NO_CACHE, OPT_NUM_SMS };
+enum { OPT_KERNEL = 256, OPT_ARCH, OPT_SPECIALIZE, OPT_NO_ALIGN_PTRS, OPT_EMIT, OPT_DUMP_AFTER, OPT_TIME_PASSES, OPT_NO_CACHE, OPT_NUM_SMS, OPT_NO_LINE_INFO };
 
 static const struct option options[] = {
     {"kernel", required_argument, NULL, OPT_KERNEL},
@@ -52,6 +53,7 @@ static const struct option options[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
     {"num-sms", required_argument, NULL, OPT_NUM_SMS},
+    {"no-line-info", no_argument, NULL, OPT_NO_LINE_INFO},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -84,6 +86,7 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
         case OPT_NO_CACHE: a->no_cache = 1; break;
         case 'g': a->o.debug = 1; break;
         case OPT_NUM_SMS: rc = cli_int(&g, 1, 65536, &a->o.num_sms); break;
+        case OPT_NO_LINE_INFO: a->o.no_line_info = 1; break;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -92,7 +95,7 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
     if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
     a->file = argv[g.first_operand];
     if (a->emit == EMIT_CUBIN && !a->out) return cli_usage_error(g.cmd, "--emit cubin needs -o FILE (or -o - for standard output)");
-    a->o.size = sizeof a->o; /* the fields after ptxas (debug, num_sms) are read only with the size */
+    a->o.size = sizeof a->o; /* the fields after ptxas (debug, num_sms, no_line_info) are read only with the size */
     a->o.defines = cli_list_items(&a->defines);
     a->o.specialize = cli_list_items(&a->specs);
     a->o.include_dirs = cli_list_items(&a->incs);

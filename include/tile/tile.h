@@ -92,6 +92,8 @@ typedef struct tile_compile_options {
                     context also take it from TILE_DEBUG=assert */
     int num_sms; /* the value of num_sms() in kernels; 0: the context's multiprocessor count when a context
                     compiles (tile_module_load_*), else 132 */
+    int no_line_info; /* 1: no .file/.loc directives in the PTX (0: each instruction names its .tile file, line and
+                         column, which ptxas keeps for profilers and the emulator's reports print) */
 } tile_compile_options;
 
 typedef struct tile_kernel_info {
@@ -404,8 +406,16 @@ typedef struct tile_gemm_args {
     tile_devptr bias;                        /* 0 = none; n elements of out_dtype */
     tile_activation activation;
     tile_stream stream;
+    /* appended in 0.2 (f8 inputs): dequantization scales, f32 device pointers, D =
+     * alpha * (a_scale x b_scale) . (A x B) + beta*C (+ bias).  scale_mode TILE_SCALE_NONE
+     * ignores them; TILE_SCALE_TENSOR reads one value from each; TILE_SCALE_CHANNEL reads m
+     * values from a_scale (one per row of A) and n from b_scale (one per column of B). */
+    tile_devptr a_scale, b_scale;
+    int scale_mode;
 } tile_gemm_args;
-/* Type pairs: f16->f32, f16->f16, bf16->f32, bf16->bf16, f32->f32 (tf32 tensor cores), i8->i32.
+enum { TILE_SCALE_NONE = 0, TILE_SCALE_TENSOR = 1, TILE_SCALE_CHANNEL = 2 };
+/* Type pairs: f16->f32, f16->f16, bf16->f32, bf16->bf16, f32->f32 (tf32 tensor cores), i8->i32,
+ * f8e4m3->f32 and f8e5m2->f32 (native f8 wgmma on sm_90a, exact widening to f16 elsewhere).
  * Compiles on first use, caches, and launches the tuned configuration for
  * the shape (the kernel's defaults when none is tuned). */
 TILE_API tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args);

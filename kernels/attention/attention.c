@@ -4,11 +4,14 @@
  *
  * What they launch, and the variants:
  *   tile_attention_fwd: attention_fwd_f16 or attention_fwd_bf16 (by dtype),
- *     grid (cdiv(seq_q, 64), batch * heads_q).  Defines HEAD_DIM, BLOCK_D
+ *     grid (cdiv(seq_q, BM), batch * heads_q).  Defines HEAD_DIM, BLOCK_D
  *     (head_dim rounded up to a power of two), BM=64, BN (64, 32 when
- *     BLOCK_D > 64), num_warps=8 when BLOCK_D > 128, CAUSAL, LOCAL (a
- *     window), VARLEN (cu_seqlens), WRITE_LSE; specializations =16 of the
- *     q/k/v/o strides and slb, slh (the LSE's).
+ *     BLOCK_D > 64), num_warps=8 when BLOCK_D > 128; on sm_90a (wgmma: each
+ *     warpgroup takes 64 query rows, Q read from shared memory) BM=128 with
+ *     8 warps, BN=128 and 3 stages up to BLOCK_D 64, BN=128 and 2 stages up to
+ *     128, BN=64 and 2 stages at 256 (0 spills, ptxas -v; bench/sass_report.py);
+ *     CAUSAL, LOCAL (a window), VARLEN (cu_seqlens), WRITE_LSE;
+ *     specializations =16 of the q/k/v/o strides and slb, slh (the LSE's).
  *   tile_attention_decode_paged: paged_attention[_tree]_{f16,bf16}[_kv8] (by
  *     dtype, _kv8 for an f8e4m3 cache, _tree with a tree_mask), grid
  *     (heads_kv, num_seqs, splits); with
@@ -45,6 +48,7 @@
  * With a caller workspace (or no splits) the call then allocates nothing. */
 #include "kernels/shipped.h"
 #include "runtime/rt.h"
+#include "support/target.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -172,9 +176,19 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     ShippedVariant v = shipped_variant(a->dtype == TILE_BF16 ? "attention_fwd_bf16" : "attention_fwd_f16");
     shipped_define(&v, "HEAD_DIM", D);
     shipped_define(&v, "BLOCK_D", bd);
-    shipped_define(&v, "BM", 64);
-    shipped_define(&v, "BN", bd <= 64 ? 64 : 32);
-    if (bd > 128) shipped_define(&v, "num_warps", 8); /* head_dim 256: 4 warps spill the 64 x 256 accumulator (ptxas -v) */
+    const Target *tg = target_find(rt_arch(ctx));
+    int64_t bm = 64;
+    if (tg && tg->mma == WGMMA) {
+        bm = 128;
+        shipped_define(&v, "BM", bm);
+        shipped_define(&v, "BN", bd <= 128 ? 128 : 64);
+        shipped_define(&v, "num_warps", 8);
+        shipped_define(&v, "num_stages", bd <= 64 ? 3 : 2);
+    } else {
+        shipped_define(&v, "BM", bm);
+        shipped_define(&v, "BN", bd <= 64 ? 64 : 32);
+        if (bd > 128) shipped_define(&v, "num_warps", 8); /* head_dim 256: 4 warps spill the 64 x 256 accumulator (ptxas -v) */
+    }
     shipped_flag(&v, "CAUSAL", a->causal != 0);
     shipped_flag(&v, "LOCAL", local);
     shipped_flag(&v, "VARLEN", varlen);
@@ -207,7 +221,7 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     void *params[] = {&q, &k, &vv, &o, &lse, &cu_q, &cu_k, &seq_q, &seq_k, &hq, &group,
                       &s32[0][0], &s32[0][1], &s32[0][2], &s32[1][0], &s32[1][1], &s32[1][2],
                       &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2], &slb32, &slh32, &scale, &wl, &wr};
-    return shipped_launch(kern, (tile_dim3){(unsigned)shipped_cdiv(a->seq_q, 64), (unsigned)(B * H), 1}, params, a->stream);
+    return shipped_launch(kern, (tile_dim3){(unsigned)shipped_cdiv(a->seq_q, bm), (unsigned)(B * H), 1}, params, a->stream);
 }
 
 tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *a) { return attention_fwd_run(ctx, a, true); }

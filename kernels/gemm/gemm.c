@@ -42,6 +42,7 @@
  * answers per shape bucket and the last call's tile_gemm_info. */
 #include "kernels/shipped.h"
 #include "runtime/rt.h"
+#include "support/target.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -119,6 +120,8 @@ static const Pair pairs[] = {
     {TILE_BF16, TILE_BF16, "gemm_bf16_bf16", VEC_16, SCALAR},
     {TILE_F32, TILE_F32, "gemm_tf32_f32", "BM=128 BN=128 BK=16 num_warps=8 num_stages=3", "BM=128 BN=128 BK=16 num_warps=8 num_stages=3"},
     {TILE_I8, TILE_I32, "gemm_i8_i32", "BM=128 BN=128 BK=64 num_warps=4 num_stages=3", SCALAR},
+    {TILE_F8E4M3, TILE_F32, "gemm_e4m3_f32", VEC_16, SCALAR},
+    {TILE_F8E5M2, TILE_F32, "gemm_e5m2_f32", VEC_16, SCALAR},
 };
 #undef VEC_16
 #undef SCALAR
@@ -237,7 +240,7 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
 /* The call, or with launch false its preparation (tile_gemm_prepare): steps 2-4 without the pointer checks of
  * step 1 or the launch. */
 /* tile_gemm_args as the first release with size fields laid it out: keep this value when fields are appended. */
-enum { GEMM_ARGS_SIZE_0_1 = sizeof(tile_gemm_args) };
+enum { GEMM_ARGS_SIZE_0_1 = offsetof(tile_gemm_args, a_scale) };
 
 static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const char *const *config, bool launch) {
     if (!ctx) return TILE_ERROR_INVALID_VALUE;
@@ -257,7 +260,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (pair < 0)
         return rt_fail(ctx, TILE_ERROR_UNSUPPORTED,
                        "tile_gemm: no kernel for %s inputs with %s output (supported: f16->f32, f16->f16, bf16->f32, bf16->bf16, "
-                       "f32->f32 (tf32), i8->i32)",
+                       "f32->f32 (tf32), i8->i32, f8e4m3->f32, f8e5m2->f32)",
                        dtype_str(a->in_dtype), dtype_str(a->out_dtype));
     if (a->m < 0 || a->n < 0 || a->k < 0)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: negative size m=%lld n=%lld k=%lld", (long long)a->m,
@@ -267,6 +270,13 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
                        (long long)a->n, (long long)a->k);
     if ((a->trans_a != 0 && a->trans_a != 1) || (a->trans_b != 0 && a->trans_b != 1))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: trans_a = %d, trans_b = %d: each is 0 or 1", a->trans_a, a->trans_b);
+    bool f8 = a->in_dtype == TILE_F8E4M3 || a->in_dtype == TILE_F8E5M2;
+    if (a->scale_mode < TILE_SCALE_NONE || a->scale_mode > TILE_SCALE_CHANNEL)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: unknown scale_mode %d", a->scale_mode);
+    if (a->scale_mode && !f8)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: scale_mode applies to f8 inputs, not %s", dtype_str(a->in_dtype));
+    if (a->scale_mode && (!a->a_scale || !a->b_scale))
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: scale_mode %d needs a_scale and b_scale", a->scale_mode);
     if ((unsigned)a->activation > TILE_ACT_SILU)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: unknown activation %d", (int)a->activation);
     void *dstream;
@@ -285,6 +295,12 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (launch && a->bias &&
         (st = shipped_check_range(ctx, "tile_gemm", a->bias, (uint64_t)out_bytes, (uint64_t)a->n * (uint64_t)out_bytes, "bias")) != TILE_OK)
         return st;
+    if (launch && a->scale_mode) {
+        uint64_t na = a->scale_mode == TILE_SCALE_CHANNEL ? (uint64_t)a->m : 1, nb = a->scale_mode == TILE_SCALE_CHANNEL ? (uint64_t)a->n : 1;
+        if ((st = shipped_check_range(ctx, "tile_gemm", a->a_scale, 4, 4 * na, "a_scale")) != TILE_OK ||
+            (st = shipped_check_range(ctx, "tile_gemm", a->b_scale, 4, 4 * nb, "b_scale")) != TILE_OK)
+            return st;
+    }
 
     /* 2. configuration: the defines in the order the compiler takes them (a later one wins) */
     ShippedVariant v = shipped_variant(pr->kernel);
@@ -296,7 +312,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     rt_unlock(ctx);
     if (!g) return rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_gemm: out of host memory");
     /* without vectors only the scalar configuration is known to fit: a tuned one is set aside */
-    bool no_align = ((a->a | a->b | a->c | a->bias) & 15) != 0;
+    bool no_align = ((a->a | a->b | a->c | a->bias | a->a_scale | a->b_scale) & 15) != 0;
     char why[96];
     bool vec = gemm_vectorized(a, no_align, why, sizeof why);
     if (t && !vec && rt_options()->debug_tune)
@@ -327,6 +343,10 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (a->beta != 0) shipped_flag(&v, "HAS_BETA", true);
     if (a->bias) shipped_flag(&v, "HAS_BIAS", true);
     if (a->activation) shipped_define(&v, "ACT", (long long)a->activation);
+    if (a->scale_mode) shipped_define(&v, "SCALE", a->scale_mode);
+    /* f8 on sm_90a: wgmma k32 steps; 64-byte K tiles halve the steps' overhead (the untuned vector default only) */
+    const Target *tg = target_find(rt_arch(ctx));
+    if (f8 && !config && !tuned && chosen == pr->vector_config && tg && tg->mma == WGMMA) shipped_define(&v, "BK", 64);
 
     /* 3. specialization */
     int64_t sam = a->trans_a ? 1 : a->lda, sak = a->trans_a ? a->lda : 1;
@@ -384,7 +404,8 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     int32_t s_am = (int32_t)sam, s_ak = (int32_t)sak, s_bk = (int32_t)sbk, s_bn = (int32_t)sbn, s_cm = (int32_t)a->ldc;
     float alpha = a->alpha, beta = a->beta;
     tile_devptr pa = a->a, pb = a->b, pc = a->c, pbias = a->bias ? a->bias : a->c;
-    void *params[] = {&pa, &pb, &pc, &pbias, &m, &n, &k, &s_am, &s_ak, &s_bk, &s_bn, &s_cm, &alpha, &beta};
+    tile_devptr psa = a->scale_mode ? a->a_scale : a->c, psb = a->scale_mode ? a->b_scale : a->c;
+    void *params[] = {&pa, &pb, &pc, &pbias, &m, &n, &k, &s_am, &s_ak, &s_bk, &s_bn, &s_cm, &alpha, &beta, &psa, &psb};
     return shipped_launch(kern, info.grid, params, a->stream);
 }
 
