@@ -411,3 +411,24 @@ Test(cli, bench_json, .timeout = 120) {
         if (benches[i].rows) cr_expect_eq(n, benches[i].rows, "%s: %d rows, %d expected", benches[i].name, n, benches[i].rows);
     }
 }
+
+/* tile_gemm says why it takes the scalar configuration (TILE_DEBUG=launch), and `tile run gemm` shows it:
+ * m = 40 is not a multiple of 16, so A and B are read element by element (kernels/gemm/gemm.c). */
+Test(cli, gemm_scalar_configuration_logged, .timeout = 240) {
+    char dir[] = "/tmp/tile-cli-gemm-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s TILE_DEBUG=launch '%s' run gemm --m 40 --n 32 --k 32 --reps 1 --device emu 2>&1", dir, TILE_CLI);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = 0;
+    int st = pclose(p);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", buf);
+    cr_expect(strstr(buf, "tile_gemm: gemm_f16_f32: m = 40 is not a multiple of 16, so A and B are read element by element: "
+                          "the scalar configuration BM=128 BN=128 BK=32 num_warps=8"),
+              "%s", buf);
+    cr_expect(strstr(buf, "config      BM=128 BN=128 BK=32 num_warps=8 num_stages=3"), "%s", buf);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}

@@ -326,12 +326,34 @@ Test(runtime, tuning_database_read_by_gemm, .timeout = 120) {
     cr_assert_eq(tile_tune_bucket(30), 32);
     cr_assert_eq(tile_tune_bucket(64), 64);
     cr_assert_eq(tile_tune_bucket(0), 1);
-    gemm_case(ctx, TILE_BF16, TILE_F32, 30, 50, 17, 0, 0, 1, 0, 0, TILE_ACT_NONE); /* bucket m=32,n=64,k=32 */
+    /* bucket m=32,n=64,k=32 with sizes and leading dimensions multiples of 16: the tuned configuration */
+    tile_devptr a, b, c;
+    cr_assert_eq(tile_malloc(ctx, 32 * 32 * 2, &a), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 32 * 64 * 2, &b), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 32 * 64 * 4, &c), TILE_OK);
+    tile_memset(ctx, a, 0x3f, 32 * 32 * 2); /* 0x3f3f: bf16 0.746 */
+    tile_memset(ctx, b, 0x3f, 32 * 64 * 2);
+    tile_memset(ctx, c, 0xff, 32 * 64 * 4); /* poisoned */
+    tile_gemm_args g = {.m = 32, .n = 64, .k = 32, .a = a, .lda = 32, .b = b, .ldb = 64, .c = c, .ldc = 64, .in_dtype = TILE_BF16,
+                        .out_dtype = TILE_F32, .alpha = 1};
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
     tile_gemm_info gi;
     tile_gemm_last_info(ctx, &gi);
     cr_assert(gi.tuned, "%s", gi.config);
     cr_assert(strstr(gi.config, "BM=64") && strstr(gi.config, "num_stages=4"), "%s", gi.config);
     cr_assert_eq(gi.block.x, 128);
+    float out[32 * 64];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, c, sizeof out), TILE_OK);
+    double h = 0.74609375; /* 0x3f3f */
+    for (int i = 0; i < 32 * 64; i++) cr_assert_float_eq(out[i], 32 * h * h, 1e-3, "out[%d] = %g", i, out[i]);
+    tile_free(ctx, a), tile_free(ctx, b), tile_free(ctx, c);
+    /* the same bucket with odd leading dimensions: read element by element, the tuned tile is set aside
+     * for the scalar configuration (kernels/gemm/gemm.c: 8 warps) */
+    gemm_case(ctx, TILE_BF16, TILE_F32, 30, 50, 17, 0, 0, 1, 0, 0, TILE_ACT_NONE);
+    tile_gemm_last_info(ctx, &gi);
+    cr_assert(!gi.tuned, "%s", gi.config);
+    cr_assert(strstr(gi.config, "BM=128 BN=128 BK=32 num_warps=8"), "%s", gi.config);
+    cr_assert_eq(gi.block.x, 256);
 
     tile_tune_space sp;
     char *err = NULL;
@@ -356,10 +378,25 @@ Test(runtime, tune_cli_then_gemm, .timeout = 120) {
     tile_cache_stats st;
     cr_assert_eq(tile_cache_get_stats(cache_dir, &st), TILE_OK);
     cr_assert_eq(st.tuning_records, 1);
-    gemm_case(ctx, TILE_F16, TILE_F32, 40, 40, 32, 0, 0, 1, 0, 0, TILE_ACT_NONE); /* same bucket m=64,n=64,k=32 */
+    /* same bucket m=64,n=64,k=32, with sizes and leading dimensions multiples of 16 (tuned configurations
+     * are taken only where A and B are read in 16-byte vectors, kernels/gemm/gemm.c) */
+    tile_devptr a, b, c;
+    cr_assert_eq(tile_malloc(ctx, 48 * 32 * 2, &a), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 32 * 48 * 2, &b), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 48 * 48 * 4, &c), TILE_OK);
+    tile_memset(ctx, a, 0x3c, 48 * 32 * 2); /* 0x3c3c: f16 1.05859375 */
+    tile_memset(ctx, b, 0x3c, 32 * 48 * 2);
+    tile_memset(ctx, c, 0xff, 48 * 48 * 4);
+    tile_gemm_args g = {.m = 48, .n = 48, .k = 32, .a = a, .lda = 32, .b = b, .ldb = 48, .c = c, .ldc = 48, .in_dtype = TILE_F16,
+                        .out_dtype = TILE_F32, .alpha = 1};
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
     tile_gemm_info gi;
     tile_gemm_last_info(ctx, &gi);
     cr_assert(gi.tuned, "tile_gemm reads what tile tune stored: %s", gi.config);
+    float out[48 * 48];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, c, sizeof out), TILE_OK);
+    for (int i = 0; i < 48 * 48; i++) cr_assert_float_eq(out[i], 32 * 1.05859375 * 1.05859375, 1e-3, "out[%d] = %g", i, out[i]);
+    tile_free(ctx, a), tile_free(ctx, b), tile_free(ctx, c);
     close_emu(ctx);
 }
 

@@ -17,8 +17,8 @@
  *     (heads_kv, num_seqs, splits); with
  *     more than one split then paged_attention_merge_{f16,bf16}, grid
  *     (heads_q * num_tokens, num_seqs).  Defines HEAD_DIM, BLOCK_D,
- *     BLOCK_SIZE, BM (query rows per KV head, a power of two >= 16), BN (32
- *     or 64), SPLIT, num_warps=8 when BLOCK_D > 128; the merge HEAD_DIM,
+ *     BLOCK_SIZE, BM (query rows per KV head, a power of two >= 16), BN (64
+ *     below BLOCK_D 128, else 32; 16 at BLOCK_D 256 with BM 64), SPLIT, num_warps=8 when BLOCK_D > 128; the merge HEAD_DIM,
  *     BLOCK_D, BLOCK_S (splits rounded up to a power of two).
  *     Specializations =16 of the strides and sbt (the block table's).
  *   Every variant: no_align_ptrs when a pointer is not 16-byte aligned.
@@ -279,8 +279,9 @@ static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, 
         return "sizes too large for the kernel's 32-bit offsets";
     p->bd = shipped_pow2_at_least(D);
     p->bm = shipped_pow2_at_least(shipped_max(16, p->group * T));
-    /* shared memory (both dots stage their operands) and registers: ptxas -v shows no spills with these */
-    p->bn = p->bd > 128 || (p->bd == 128 && p->bm >= 32) ? 32 : 64;
+    /* shared memory (both dots stage their operands) and registers: ptxas -v shows no spills with these
+     * (tests/test_kernels.c); BN = 64 spilled 12 bytes at BLOCK_D 128, BM 16 and 32 at BLOCK_D 256, BM 64 */
+    p->bn = p->bd < 128 ? 64 : p->bd > 128 && p->bm >= 64 ? 16 : 32;
     p->warps = p->bd > 128 ? 8 : 4;
     /* split-KV: enough programs to fill the device, each split at least SPLIT_MIN_KEYS keys */
     int64_t programs = a->num_seqs * Hk;

@@ -5,7 +5,7 @@
  * gemm_i8_i32, with grid (cdiv(m, BM) * cdiv(n, BN), SPLIT_K) and the
  * block its num_warps gives; before it, with SPLIT_K > 1, a memset of C.
  * Its variants: the configuration's defines (BM, BN, BK, GROUP_M, SPLIT_K,
- * num_warps, num_stages: the caller's, the tuning database's or none),
+ * num_warps, num_stages: the caller's, the tuning database's or a default),
  * then SPLIT_K=1 when split-K is not exact, HAS_BETA=true, HAS_BIAS=true,
  * ACT=<activation>; specializations sam, sak, sbk, sbn, scm (=1 or =16)
  * and m, n, k (=16); no_align_ptrs when A, B, C or bias is not 16-byte
@@ -15,9 +15,15 @@
  *      pair has a kernel; sizes are non-negative and fit the kernel's i32
  *      arithmetic; leading dimensions cover a row; every pointer lies in an
  *      allocation of this context with room for the whole operand.
- *   2. Choose the configuration: the caller's (tile_gemm_with_config), the
- *      tuning database's winner for (kernel, device, power-of-two bucket of
- *      m, n, k), or the kernel's defaults.  The epilogue becomes defines
+ *   2. Choose the configuration: the caller's (tile_gemm_with_config, used
+ *      as given), else when both operands are read in 16-byte vectors
+ *      (gemm_vectorized) the tuning database's winner for (kernel, device,
+ *      power-of-two bucket of m, n, k) or the vector default (the first
+ *      @config), else the scalar default (the kernel's const defaults: the
+ *      @config tiles spill when every element keeps its own address), and
+ *      the scalar default too where the chosen tile's accumulator leaves no
+ *      registers for beta * C or an activation (epilogue_fits); each reason
+ *      is logged under TILE_DEBUG=launch.  The epilogue becomes defines
  *      (HAS_BETA, HAS_BIAS, ACT).  SPLIT_K > 1 adds partial tiles with
  *      atomics, so it is used only where that is exact: f32 output, no beta,
  *      bias or activation, C contiguous (zeroed first).
@@ -87,16 +93,55 @@ const char *tile_gemm_source_path(void) {
     return gemm_path;
 }
 
+/* The two default configurations of a kernel (when neither the caller nor the
+ * tuning database gives one; gemm_vectorized chooses):
+ *   vector: the first @config of the kernel in gemm.tile, for operands read
+ *     in 16-byte vectors (and cp.async copies);
+ *   scalar: the kernel's const defaults in gemm.tile, for operands read
+ *     element by element.  Then every element of the A and B tiles keeps its
+ *     own 64-bit address in registers beside the accumulator, and the vector
+ *     tiles spill (ptxas -v: 1.5-4 KB for BM=BN=128 on 4 warps); 8 warps
+ *     halve both per thread.
+ * Both are written out here so tile_gemm_last_info shows the whole tile;
+ * tests/test_kernels.c assembles each at the specializations it goes with
+ * and checks that ptxas reports no spills. */
 typedef struct Pair {
     tile_dtype in, out;
     const char *kernel;
+    const char *vector_config, *scalar_config;
 } Pair;
 
+#define VEC_16 "BM=128 BN=128 BK=32 num_warps=4 num_stages=3"
+#define SCALAR "BM=128 BN=128 BK=32 num_warps=8 num_stages=3"
 static const Pair pairs[] = {
-    {TILE_F16, TILE_F32, "gemm_f16_f32"},   {TILE_F16, TILE_F16, "gemm_f16_f16"}, {TILE_BF16, TILE_F32, "gemm_bf16_f32"},
-    {TILE_BF16, TILE_BF16, "gemm_bf16_bf16"}, {TILE_F32, TILE_F32, "gemm_tf32_f32"}, {TILE_I8, TILE_I32, "gemm_i8_i32"},
-    {TILE_F8E4M3, TILE_F32, "gemm_e4m3_f32"}, {TILE_F8E5M2, TILE_F32, "gemm_e5m2_f32"},
+    {TILE_F16, TILE_F32, "gemm_f16_f32", VEC_16, SCALAR},
+    {TILE_F16, TILE_F16, "gemm_f16_f16", VEC_16, SCALAR},
+    {TILE_BF16, TILE_F32, "gemm_bf16_f32", VEC_16, SCALAR},
+    {TILE_BF16, TILE_BF16, "gemm_bf16_bf16", VEC_16, SCALAR},
+    {TILE_F32, TILE_F32, "gemm_tf32_f32", "BM=128 BN=128 BK=16 num_warps=8 num_stages=3", "BM=128 BN=128 BK=16 num_warps=8 num_stages=3"},
+    {TILE_I8, TILE_I32, "gemm_i8_i32", "BM=128 BN=128 BK=64 num_warps=4 num_stages=3", SCALAR},
+    {TILE_F8E4M3, TILE_F32, "gemm_e4m3_f32", VEC_16, SCALAR},
+    {TILE_F8E5M2, TILE_F32, "gemm_e5m2_f32", VEC_16, SCALAR},
 };
+#undef VEC_16
+#undef SCALAR
+
+/* Are both operands read in 16-byte vectors?  What the compiler needs to
+ * prove it (lower/assign_layout.c), asked conservatively: every pointer
+ * 16-byte aligned and m, n, k and both leading dimensions multiples of 16 (a
+ * size that is not makes the K tail's or an edge's mask change inside a
+ * vector, and the whole loop is laid out for scalar accesses).  When false,
+ * *why (of n bytes) says which fact is missing. */
+static bool gemm_vectorized(const tile_gemm_args *a, bool no_align_ptrs, char *why, size_t n) {
+    const struct {
+        const char *name;
+        int64_t v;
+    } facts[] = {{"m", a->m}, {"n", a->n}, {"k", a->k}, {"lda", a->lda}, {"ldb", a->ldb}};
+    if (no_align_ptrs) return snprintf(why, n, "a pointer is not 16-byte aligned"), false;
+    for (int i = 0; i < (int)ARRAY_LEN(facts); i++)
+        if (facts[i].v % 16) return snprintf(why, n, "%s = %lld is not a multiple of 16", facts[i].name, (long long)facts[i].v), false;
+    return true;
+}
 
 static const char *dtype_str(tile_dtype t) {
     const char *n = tile_dtype_name(t);
@@ -131,6 +176,26 @@ static int config_int(const char *const *cfg, const char *name, int dflt) {
     for (; cfg && *cfg; cfg++)
         if (!strncmp(*cfg, name, n) && (*cfg)[n] == '=') return atoi(*cfg + n + 1);
     return dflt;
+}
+
+/* The value of "name=..." among the space-separated words of text, else dflt. */
+static int words_int(const char *text, const char *name, int dflt) {
+    size_t n = strlen(name);
+    for (const char *p = text; p && *p;) {
+        while (*p == ' ') p++;
+        if (!strncmp(p, name, n) && p[n] == '=') return atoi(p + n + 1);
+        p += strcspn(p, " ");
+    }
+    return dflt;
+}
+
+/* Does configuration text leave room for the epilogue?  A tile whose accumulator takes 128 registers a
+ * thread (BM * BN / (32 * num_warps): BM=BN=128 on 4 warps, 128 x 256 on 8) has none left for beta's C
+ * tile or an activation's temporaries: ptxas -v reports 48-336 bytes of spills there. */
+static bool epilogue_fits(const char *text, const tile_gemm_args *a) {
+    if (a->beta == 0 && a->activation == TILE_ACT_NONE) return true;
+    int64_t acc = (int64_t)words_int(text, "BM", 128) * words_int(text, "BN", 128) / (32 * words_int(text, "num_warps", 4));
+    return acc < 128;
 }
 
 /* Each space-separated word of text ("BM=64 BN=128 ...") as a define of v. */
@@ -246,10 +311,25 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     snprintf(tuned_cfg, sizeof tuned_cfg, "%s", t ? t : ""); /* the table may move once unlocked */
     rt_unlock(ctx);
     if (!g) return rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_gemm: out of host memory");
-    int tuned = t != NULL;
+    /* without vectors only the scalar configuration is known to fit: a tuned one is set aside */
+    bool no_align = ((a->a | a->b | a->c | a->bias | a->a_scale | a->b_scale) & 15) != 0;
+    char why[96];
+    bool vec = gemm_vectorized(a, no_align, why, sizeof why);
+    if (t && !vec && rt_options()->debug_tune)
+        rt_debug("tune", "%s: tuned %s set aside: %s (operands read element by element)", pr->kernel, tuned_cfg, why);
+    int tuned = t != NULL && vec;
+    const char *chosen = tuned ? tuned_cfg : vec ? pr->vector_config : pr->scalar_config;
+    char reason[512] = ""; /* why the scalar configuration: logged when the variant is compiled or read from the disk cache */
+    if (!config && !epilogue_fits(chosen, a)) {
+        snprintf(reason, sizeof reason, "%s leaves no registers for the epilogue's %s: the scalar configuration %s", chosen,
+                 a->beta != 0 ? "beta * C" : "activation", pr->scalar_config);
+        chosen = pr->scalar_config, tuned = 0;
+    } else if (!config && !vec)
+        snprintf(reason, sizeof reason, "%s, so A and B are read element by element: the scalar configuration %s, not %s", why,
+                 pr->scalar_config, pr->vector_config);
     if (config)
         for (const char *const *p = config; *p; p++) shipped_define_text(&v, *p, strlen(*p));
-    else define_words(&v, tuned_cfg);
+    else define_words(&v, chosen);
     int split_k = config_int(v.defines, "SPLIT_K", 1);
     bool split_ok = a->out_dtype == TILE_F32 && a->beta == 0 && !a->bias && a->activation == TILE_ACT_NONE && a->ldc == a->n;
     if (split_k > 1 && !split_ok) {
@@ -264,13 +344,15 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (a->bias) shipped_flag(&v, "HAS_BIAS", true);
     if (a->activation) shipped_define(&v, "ACT", (long long)a->activation);
     if (a->scale_mode) shipped_define(&v, "SCALE", a->scale_mode);
-    /* untuned defaults on sm_90a: f8 with 64-byte K tiles (wgmma k32 steps); f16/bf16 products at
-     * least 128 x 256 as 128 x 256 x 64 tiles over two warpgroups (one m64n256 wgmma slab each),
-     * 3 stages (4 buffers with the wgmma in flight: 192 KiB), 191 registers, 0 spills */
+    /* untuned defaults on sm_90a, in place of the vector configuration: f8 with 64-byte K tiles
+     * (wgmma k32 steps); f16/bf16 products of at least 128 x 256 with a plain epilogue as
+     * 128 x 256 x 64 tiles over two warpgroups (one m64n256 wgmma slab each), 3 stages (4 buffers
+     * with the wgmma in flight: 192 KiB), 191 registers, 0 spills */
     const Target *tg = target_find(rt_arch(ctx));
-    bool wg = tg && tg->mma == WGMMA && !config && !tuned;
+    bool wg = tg && tg->mma == WGMMA && !config && !tuned && chosen == pr->vector_config;
     if (wg && f8) shipped_define(&v, "BK", 64);
-    if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && a->m >= 128 && a->n >= 256) {
+    if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && a->m >= 128 && a->n >= 256 && a->beta == 0 &&
+        a->activation == TILE_ACT_NONE) {
         static const char *const big[] = {"BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3"};
         for (size_t i = 0; i < ARRAY_LEN(big); i++) shipped_define_text(&v, big[i], strlen(big[i]));
     }
@@ -287,7 +369,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     shipped_spec16(&v, "m", a->m);
     shipped_spec16(&v, "n", a->n);
     shipped_spec16(&v, "k", a->k);
-    v.no_align_ptrs = ((a->a | a->b | a->c | a->bias | a->a_scale | a->b_scale) & 15) != 0;
+    v.no_align_ptrs = no_align;
 
     /* 4. the variant */
     tile_kernel *kern;
@@ -296,6 +378,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         shipped_variant_free(&v);
         return st;
     }
+    if (source && *reason && rt_options()->debug_launch) rt_debug("launch", "tile_gemm: %s: %s", pr->kernel, reason);
     if (!launch) {
         shipped_variant_free(&v);
         return TILE_OK;

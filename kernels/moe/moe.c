@@ -3,7 +3,8 @@
  * What it launches, in order, on the caller's stream, and the variants:
  *   moe_router_{f32,bf16,f16} (router.tile, by logits_dtype; only with
  *     router_logits), grid cdiv(tokens, BT): defines K, KP (K rounded up to
- *     a power of two), BE (experts rounded up), BT, SCORING, RENORM,
+ *     a power of two, at least 2; 8 from BE 512), BE (experts rounded up),
+ *     BT (16, fewer as BE grows, 1 from BE 512), SCORING, RENORM,
  *     GROUPED, GROUP_TOP2, HAS_BIAS;
  *   a memset of out (unless accumulating);
  *   moe_align_count (align.tile), grid chunks: BN=64 (CHUNK), BE=64;
@@ -12,16 +13,20 @@
  *   moe_gate_up_{f16,bf16}[_e4m3_channel|_e4m3_block] (experts.tile; the
  *     suffix by weight_dtype and scales), grid (max_blocks, cdiv(inter, 64)),
  *     and moe_down_* likewise, grid (max_blocks, cdiv(hidden, 64)): defines
- *     BM, BN=64, BK=32; specializations hidden=16, inter=16 and sx=16
- *     (gate_up) or so=16 (down) where those are multiples of 16.
+ *     BM, BN=64 (gate_up: 32 when its loads are not 16-byte vectors), BK=32;
+ *     specializations hidden=16, inter=16 and sx=16 (gate_up) or so=16
+ *     (down) where those are multiples of 16.  Every variant: no_align_ptrs
+ *     when a pointer is not 16-byte aligned.
  *
  *   1. Check the arguments: dtypes (activations f16/bf16; weights the same,
  *      or f8e4m3 with per-channel or 128x128 block scales), sizes (the
  *      kernels' i32 offsets), the grouping, and that every pointer lies in
  *      an allocation of this context with room for what the kernels touch.
  *   2. Choose the block shape: BM (rows per expert block) from the average
- *      number of slots per expert (16, 32 or 64), BN = 64, BK = 32; the
- *      router's and the alignment's tile sizes from the expert count.
+ *      number of slots per expert (16, 32 or 64), BN = 64 (gate_up: 32 when
+ *      hidden, inter or ldx is not a multiple of 16 or a pointer is not
+ *      16-byte aligned, moe_vectorized), BK = 32; the router's and the
+ *      alignment's tile sizes from the expert count.
  *   3. Lay out the workspace (tile_moe_workspace_size): top-k ids and
  *      weights when the router makes them and the caller gave no buffers,
  *      the alignment's per-chunk counts and bases, sorted slots, expert of
@@ -44,8 +49,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* BN and BK divide QBLOCK: a weight tile lies in one block of block scales */
-enum { CHUNK = 64, COUNT_BE = 64, BN = 64, BK = 32, MAX_EXPERTS = 1024, QBLOCK = 128 };
+/* BN and BK divide QBLOCK: a weight tile lies in one block of block scales.
+ * gate_up takes BN_SCALAR columns when its loads are not 16-byte vectors
+ * (moe_vectorized): element by element, every element of its three tiles
+ * keeps its own address in registers beside two accumulators, and BN = 64
+ * spills (ptxas -v; tests/test_kernels.c checks both with ptxas). */
+enum { CHUNK = 64, COUNT_BE = 64, BN = 64, BN_SCALAR = 32, BK = 32, MAX_EXPERTS = 1024, QBLOCK = 128 };
 
 typedef struct Plan {
     int64_t n_slots, chunks, max_blocks;
@@ -57,6 +66,13 @@ typedef struct Plan {
 } Plan;
 
 static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* Are gate_up's loads 16-byte vectors?  x's rows and both weights' rows must
+ * start on 16 bytes: hidden, inter and ldx multiples of 16, aligned pointers
+ * (conservatively, as the compiler's alignment analysis needs them). */
+static bool moe_vectorized(const tile_moe_args *a, int64_t ldx, bool no_align) {
+    return !no_align && a->hidden % 16 == 0 && a->inter % 16 == 0 && ldx % 16 == 0;
+}
 
 /* Sizes only: what plan() needs, checked. */
 static const char *plan_make(const tile_moe_args *a, Plan *p) {
@@ -201,14 +217,22 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
 
 kernels:; /* 2-4. */
     const char *api = "tile_moe_forward";
+    /* every pointer a kernel takes: the caller's, and the workspace's (256-byte offsets into it) */
+    bool no_align = ((a->x | a->w1 | a->w2 | a->out | a->w1_scale | a->w2_scale | a->router_logits | a->score_bias | a->topk_ids |
+                      a->topk_weights | a->workspace) & 15) != 0;
     bool bf = a->dtype == TILE_BF16;
     tile_kernel *k_router = NULL, *k_count, *k_scan, *k_scatter, *k_gate_up, *k_down;
-    int64_t bt = shipped_max(1, shipped_min(16, 2048 / p.be));
+    /* The router's [BT, BE] tiles: BT tokens a program.  ptxas -v showed spills (tests/test_kernels.c checks
+     * these): with KP = 1 the [BT, 1] outputs lay the whole tile out along tokens (11-50 KB at BE = 1024), so
+     * KP >= 2; from BE = 512 on, grouped selection keeps too many tiles live unless a program takes one token
+     * (the layout replicates a tile over warps when BT is below the warp count), and KP = 8 there. */
+    int64_t bt = p.be >= 512 ? 1 : shipped_max(1, shipped_min(16, 2048 / p.be));
+    int64_t kp = p.be >= 512 ? 8 : shipped_max(2, shipped_pow2_at_least(a->topk));
     if (p.router) {
         static const char *const rn[] = {[TILE_F32] = "moe_router_f32", [TILE_BF16] = "moe_router_bf16", [TILE_F16] = "moe_router_f16"};
         ShippedVariant v = shipped_variant(rn[a->logits_dtype]);
         shipped_define(&v, "K", a->topk);
-        shipped_define(&v, "KP", shipped_pow2_at_least(a->topk));
+        shipped_define(&v, "KP", kp);
         shipped_define(&v, "BE", p.be);
         shipped_define(&v, "BT", bt);
         shipped_define(&v, "SCORING", a->scoring == TILE_MOE_SIGMOID);
@@ -216,6 +240,7 @@ kernels:; /* 2-4. */
         shipped_flag(&v, "GROUPED", n_group > 1);
         shipped_flag(&v, "GROUP_TOP2", a->group_top2);
         shipped_flag(&v, "HAS_BIAS", a->score_bias != 0);
+        v.no_align_ptrs = no_align;
         st = shipped_kernel(ctx, api, "moe/router.tile", &v, &k_router, NULL);
         shipped_variant_free(&v);
         if (st != TILE_OK) return st;
@@ -227,18 +252,22 @@ kernels:; /* 2-4. */
     shipped_define(&scatter, "BN", CHUNK);
     shipped_define(&scan, "BM", p.bm);
     shipped_define(&scan, "BE", p.be);
-    shipped_define(&scan, "BC", bt);
-    shipped_define(&scan, "NB", shipped_max(1, shipped_min(64, 4096 / p.be)));
-    shipped_define(&scan, "PJ", shipped_max(1, shipped_min(p.bm, 2048 / p.be)));
+    /* the scan's chunks of [*, BE] tiles: 1024 or 2048 elements (twice that spilled 48-168 bytes at BE 128-256, BM 64) */
+    shipped_define(&scan, "BC", shipped_max(1, shipped_min(16, 1024 / p.be)));
+    shipped_define(&scan, "NB", shipped_max(1, shipped_min(64, 2048 / p.be)));
+    shipped_define(&scan, "PJ", shipped_max(1, shipped_min(p.bm, 1024 / p.be)));
     char gu_name[64], dn_name[64];
     const char *wsuffix = !p.f8 ? "" : a->scales == TILE_MOE_SCALES_CHANNEL ? "_e4m3_channel" : "_e4m3_block";
     snprintf(gu_name, sizeof gu_name, "moe_gate_up_%s%s", bf ? "bf16" : "f16", wsuffix);
     snprintf(dn_name, sizeof dn_name, "moe_down_%s%s", bf ? "bf16" : "f16", wsuffix);
     ShippedVariant gate_up = shipped_variant(gu_name), down = shipped_variant(dn_name);
     ShippedVariant *experts_v[] = {&gate_up, &down};
+    int64_t gate_bn = moe_vectorized(a, ldx, no_align) ? BN : BN_SCALAR;
+    ShippedVariant *all_v[] = {&count, &scatter, &scan, &gate_up, &down};
+    for (int i = 0; i < (int)ARRAY_LEN(all_v); i++) all_v[i]->no_align_ptrs = no_align;
     for (int i = 0; i < 2; i++) {
         shipped_define(experts_v[i], "BM", p.bm);
-        shipped_define(experts_v[i], "BN", BN);
+        shipped_define(experts_v[i], "BN", i == 0 ? gate_bn : BN);
         shipped_define(experts_v[i], "BK", BK);
         shipped_spec16(experts_v[i], "hidden", a->hidden);
         shipped_spec16(experts_v[i], "inter", a->inter);
@@ -289,7 +318,7 @@ kernels:; /* 2-4. */
     /* the f8 kernels take the weights' scales right after the weights */
     void *pg16[] = {&x, &w1, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
     void *pg8[] = {&x, &w1, &w1s, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
-    if ((st = shipped_launch(k_gate_up, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->inter, BN), 1}, p.f8 ? pg8 : pg16, a->stream)) != TILE_OK)
+    if ((st = shipped_launch(k_gate_up, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->inter, gate_bn), 1}, p.f8 ? pg8 : pg16, a->stream)) != TILE_OK)
         goto done;
     void *pd16[] = {&h, &w2, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
     void *pd8[] = {&h, &w2, &w2s, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
