@@ -9,7 +9,8 @@
  *     BLOCK_D > 64), num_warps=8 when BLOCK_D > 128; on sm_90a (wgmma: each
  *     warpgroup takes 64 query rows, Q read from shared memory) BM=128 with
  *     8 warps, BN=128 and 3 stages up to BLOCK_D 64, BN=128 and 2 stages up to
- *     128, BN=64 and 2 stages at 256 (0 spills, ptxas -v; bench/sass_report.py);
+ *     128 (64 unless every stride is a multiple of 16 and the pointers are
+ *     aligned), BN=64 and 2 stages at 256 (0 spills, ptxas -v; test_kernels);
  *     CAUSAL, LOCAL (a window), VARLEN (cu_seqlens), WRITE_LSE;
  *     specializations =16 of the q/k/v/o strides and slb, slh (the LSE's).
  *   tile_attention_decode_paged: paged_attention[_tree]_{f16,bf16}[_kv8] (by
@@ -179,9 +180,14 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     const Target *tg = target_find(rt_arch(ctx));
     int64_t bm = 64;
     if (tg && tg->mma == WGMMA) {
+        /* BN 128 above BLOCK_D 64 only where every row loads as 16-byte vectors (strides multiples of
+         * 16, pointers aligned): element-by-element loads keep an address per element and spill (216 B
+         * at head_dim 80 with every option) */
+        bool vec = ((a->q | a->k | a->v | a->o | a->lse) & 15) == 0;
+        for (int i = 0; i < 3; i++) vec = vec && sq[i] % 16 == 0 && sk[i] % 16 == 0 && sv[i] % 16 == 0 && so[i] % 16 == 0;
         bm = 128;
         shipped_define(&v, "BM", bm);
-        shipped_define(&v, "BN", bd <= 128 ? 128 : 64);
+        shipped_define(&v, "BN", bd <= 64 || (bd <= 128 && vec) ? 128 : 64);
         shipped_define(&v, "num_warps", 8);
         shipped_define(&v, "num_stages", bd <= 64 ? 3 : 2);
     } else {
