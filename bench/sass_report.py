@@ -64,14 +64,19 @@ PAGED_SPECS = [s + "=16" for s in ("sqs", "sqt", "sqh", "sos", "sot", "soh", "sk
 NORM_SPECS = ["hidden=16", "sx=16", "sr=16", "so=16"]  # tile_fused_add_rmsnorm on contiguous [tokens, hidden]
 ACT_SPECS = ["d=16", "sx=16", "so=16"]  # tile_silu_and_mul and friends on contiguous rows
 
+# tile_gemm's vector configuration (the first @config: m, n, k and leading dimensions multiples of 16)
+W4 = ["BM=128", "BN=128", "BK=32", "num_warps=4", "num_stages=3"]
+
 # (file, kernel, defines, specializations, label, Triton counterparts: names in bench/triton_ref/compile.py)
 CONFIGS = [
-    ("gemm/gemm.tile", "gemm_f16_f32", [], GEMM_SPECS, "gemm f16->f32 128x128x32 w4 s3",
+    ("gemm/gemm.tile", "gemm_f16_f32", W4, GEMM_SPECS, "gemm f16->f32 128x128x32 w4 s3",
      ["gemm_f16_f32", "tutorial_matmul_f16"]),
-    ("gemm/gemm.tile", "gemm_bf16_bf16", [], GEMM_SPECS, "gemm bf16->bf16", ["gemm_bf16_bf16"]),
-    ("gemm/gemm.tile", "gemm_tf32_f32", [], GEMM_SPECS, "gemm tf32->f32 128x128x16 w8", ["gemm_tf32_f32"]),
-    ("gemm/gemm.tile", "gemm_i8_i32", [], GEMM_SPECS, "gemm i8->i32 128x128x64", ["gemm_i8_i32"]),
-    ("gemm/gemm.tile", "gemm_e4m3_f32", [], GEMM_SPECS, "gemm e4m3->f32", ["gemm_e4m3_f32"]),
+    ("gemm/gemm.tile", "gemm_bf16_bf16", W4, GEMM_SPECS, "gemm bf16->bf16", ["gemm_bf16_bf16"]),
+    ("gemm/gemm.tile", "gemm_tf32_f32", ["BM=128", "BN=128", "BK=16", "num_warps=8", "num_stages=3"], GEMM_SPECS, "gemm tf32->f32 128x128x16 w8", ["gemm_tf32_f32"]),
+    ("gemm/gemm.tile", "gemm_i8_i32", ["BM=128", "BN=128", "BK=64", "num_warps=4", "num_stages=3"], GEMM_SPECS, "gemm i8->i32 128x128x64", ["gemm_i8_i32"]),
+    ("gemm/gemm.tile", "gemm_e4m3_f32", W4, GEMM_SPECS, "gemm e4m3->f32", ["gemm_e4m3_f32"]),
+    ("gemm/gemm.tile", "gemm_f16_f32", ["BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3"], GEMM_SPECS,
+     "gemm f16->f32 128x256x64 w8 (sm_90a launch)", []),
     ("gemm/gemm.tile", "gemm_f16_f32", [], [], "gemm f16 unspecialized", ["gemm_f16_f32_unspecialized"]),
     ("matmul.tile", "matmul", [], [], "matmul f32 64x64x32 (masked)", ["matmul_f32_ieee"]),
 ]
