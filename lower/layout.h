@@ -72,4 +72,10 @@ Layout layout_slice(const Layout *parent, int dim);
 /* trans: same registers, dims permuted (result dim i = operand dim perm[i]). */
 Layout layout_permute(const Layout *l, const int32_t *perm);
 
+/* An mma layout whose warps all split M in multiples of 4 (warps [4k, 1]): each warpgroup owns
+ * 64-row slabs of the whole N, the layout wgmma's accumulator has (sm_90a). */
+static inline bool layout_is_warpgroup_mma(const Layout *l) {
+    return l && l->kind == LAYOUT_MMA && l->wpc[1] == 1 && l->wpc[0] % 4 == 0;
+}
+
 #endif

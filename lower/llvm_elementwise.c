@@ -95,19 +95,24 @@ static bool hw_f8(LL *l) {
     return t && t->sm >= 89;
 }
 
+/* Two f8 codes (low byte first, an i16) to an f16x2 (an i32). */
+static LLVMValueRef cvt_f8x2_f16x2(LL *l, LLVMValueRef pair, DType from) {
+    return ll_asm(l, l->t_i32, from == DT_F8E5M2 ? "cvt.rn.f16x2.e5m2x2 $0, $1;" : "cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", &pair, 1, false);
+}
+
+/* Two f32 to two f8 codes: hi to the upper byte, lo to the lower (an i16). */
+static LLVMValueRef cvt_f32x2_f8x2(LL *l, LLVMValueRef hi, LLVMValueRef lo, DType to) {
+    LLVMValueRef args[2] = {hi, lo};
+    return ll_asm(l, l->t_i16, to == DT_F8E5M2 ? "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;",
+                  "=h,f,f", args, 2, false);
+}
+
 static LLVMValueRef f8_to_f16_hw(LL *l, LLVMValueRef b, DType from) {
-    LLVMValueRef h = LLVMBuildZExt(l->b, b, l->t_i16, "");
-    LLVMValueRef r = ll_asm(l, l->t_i32, from == DT_F8E5M2 ? "cvt.rn.f16x2.e5m2x2 $0, $1;" : "cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", &h, 1,
-                            false);
+    LLVMValueRef r = cvt_f8x2_f16x2(l, LLVMBuildZExt(l->b, b, l->t_i16, ""), from);
     return LLVMBuildBitCast(l->b, LLVMBuildTrunc(l->b, r, l->t_i16, ""), l->t_f16, "");
 }
 
-static LLVMValueRef f32_to_f8_hw(LL *l, LLVMValueRef x, DType to) {
-    LLVMValueRef args[2] = {x, x};
-    LLVMValueRef r = ll_asm(l, l->t_i16, to == DT_F8E5M2 ? "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;",
-                            "=h,f,f", args, 2, false);
-    return LLVMBuildTrunc(l->b, r, l->t_i8, "");
-}
+static LLVMValueRef f32_to_f8_hw(LL *l, LLVMValueRef x, DType to) { return LLVMBuildTrunc(l->b, cvt_f32x2_f8x2(l, x, x, to), l->t_i8, ""); }
 
 /* A tensor's registers cast to or from f8 two at a time: one cvt per pair (registers 2j and
  * 2j+1 share the instruction; an odd last one goes alone). */
@@ -117,14 +122,11 @@ static void cast_f8_pairs(LL *l, LLVMValueRef *v, int n, DType from, DType to, L
         if (dtype_is_storage(from)) {
             LLVMValueRef h = LLVMBuildOr(B, LLVMBuildZExt(B, v[r], l->t_i16, ""),
                                          LLVMBuildShl(B, LLVMBuildZExt(B, v[r + 1], l->t_i16, ""), LLVMConstInt(l->t_i16, 8, 0), ""), "");
-            LLVMValueRef w = ll_asm(l, l->t_i32, from == DT_F8E5M2 ? "cvt.rn.f16x2.e5m2x2 $0, $1;" : "cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h",
-                                    &h, 1, false);
+            LLVMValueRef w = cvt_f8x2_f16x2(l, h, from);
             LLVMValueRef h2 = LLVMBuildBitCast(B, w, LLVMVectorType(l->t_f16, 2), "");
             for (int k = 0; k < 2; k++) out[r + k] = ll_cast(l, LLVMBuildExtractElement(B, h2, ll_i32(l, k), ""), DT_F16, to);
         } else {
-            LLVMValueRef args[2] = {ll_cast(l, v[r + 1], from, DT_F32), ll_cast(l, v[r], from, DT_F32)}; /* upper byte first */
-            LLVMValueRef w = ll_asm(l, l->t_i16, to == DT_F8E5M2 ? "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;",
-                                    "=h,f,f", args, 2, false);
+            LLVMValueRef w = cvt_f32x2_f8x2(l, ll_cast(l, v[r + 1], from, DT_F32), ll_cast(l, v[r], from, DT_F32), to);
             out[r] = LLVMBuildTrunc(B, w, l->t_i8, "");
             out[r + 1] = LLVMBuildTrunc(B, LLVMBuildLShr(B, w, LLVMConstInt(l->t_i16, 8, 0), ""), l->t_i8, "");
         }

@@ -287,7 +287,7 @@ static bool wgmma_fits(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
     const Layout *mma = rt->layout;
     int wm = mma->wpc[0], M = rt->shape[0], N = rt->shape[1];
     DType dt = at->dt;
-    if (!wgmma_target(l) || mma->wpc[1] != 1 || wm % 4 || M % (16 * wm) || N % 8 || !wg_types(dt, tir_vtype(l->f, i->ops[1])->dt))
+    if (!wgmma_target(l) || !layout_is_warpgroup_mma(mma) || M % (16 * wm) || N % 8 || !wg_types(dt, tir_vtype(l->f, i->ops[1])->dt))
         return false;
     if ((dt == DT_I8 && rt->dt != DT_I32) || (dt != DT_I8 && rt->dt != DT_F32)) return false;
     if (!wg_chunk(N, dt)) return false;

@@ -208,8 +208,7 @@ static bool async_ok(Ctx *c, Block *body, const Cand *cs, int n, const int *uses
     Inst *y = body->last;
     for (int k = 0; k < n; k++) {
         Inst *d = cs[k].dot;
-        const Layout *ml = tir_vtype(c->f, d->res[0])->layout;
-        if (ml->wpc[1] != 1 || ml->wpc[0] % 4) return false;
+        if (!layout_is_warpgroup_mma(tir_vtype(c->f, d->res[0])->layout)) return false;
         DType dt = tir_vtype(c->f, d->res[0])->dt, in = tir_vtype(c->f, d->ops[0])->dt;
         if (dt != DT_F32 && dt != DT_I32) return false;
         if (in != DT_F16 && in != DT_BF16) { /* tf32, i8, f8: wgmma reads B only K-major (kept [N][K]) */
@@ -378,7 +377,7 @@ static void stage_invariant_a(Ctx *c, Inst *loop) {
         if (i->op != OP_DOT) continue;
         const Type *rt = tir_vtype(f, i->res[0]);
         /* only where the dot becomes wgmma (warps [4k, 1]): mma.sync wants A in registers */
-        if (!rt->layout || rt->layout->kind != LAYOUT_MMA || rt->layout->wpc[1] != 1 || rt->layout->wpc[0] % 4) continue;
+        if (!layout_is_warpgroup_mma(rt->layout)) continue;
         ValueId v = i->ops[0];
         const Type *t = tir_vtype(f, v);
         if (v >= c->nmap || c->inside[v] || uses[v] != 1 || t->rank != 2 || !t->layout || t->layout->kind == LAYOUT_SHARED ||
