@@ -409,33 +409,52 @@ Test(gemm, unit_strides_odd_rows, .timeout = 120) {
     run_case(&d);
 }
 
-/* tile_gemm with f8 inputs and dequantization scales (per tensor and per channel), through the
- * public API: D = alpha * (sa x sb) . (A x B) + beta C + bias against float64 at odd sizes, B
- * k x n and n x k, outputs NaN-poisoned.  With TILE_TEST_DEVICE=emu:sm_90a (hopper_gemm) the
- * context compiles sm_90a code: native f8 wgmma. */
-static void api_f8_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, int mode, float beta, bool bias) {
+/* The scale of product term (i, p, j) of an f8 GEMM with scales: one each, per row of A and
+ * column of B, or per block (TILE_SCALE_BLOCK: a_scale [m][cdiv(k, 128)]; b_scale per 128 x 128
+ * block of B as stored, [cdiv(k, 128)][cdiv(n, 128)] or, trans_b, [cdiv(n, 128)][cdiv(k, 128)]).
+ * mutate 1 reads b_scale in the other B layout, 2 the next K block's a_scale: a kernel that
+ * indexed the scales that way must fail the checks (scale_case asserts the tests would see it). */
+static double scale_at(int mode, const float *sa, const float *sb, int n, int k, int trans_b, int i, int p, int j, int mutate) {
+    if (mode == TILE_SCALE_NONE) return 1;
+    if (mode == TILE_SCALE_TENSOR) return (double)sa[0] * sb[0];
+    if (mode == TILE_SCALE_CHANNEL) return (double)sa[i] * sb[j];
+    int nkb = (k + 127) / 128, nnb = (n + 127) / 128, kb = p / 128, cb = j / 128;
+    int ka = mutate == 2 ? (kb + 1) % nkb : kb;
+    bool tb = mutate == 1 ? !trans_b : trans_b;
+    return (double)sa[(size_t)i * nkb + ka] * sb[tb ? (size_t)cb * nkb + kb : (size_t)kb * nnb + cb];
+}
+
+/* tile_gemm with f8 inputs and dequantization scales (per tensor, per channel, per 128 x 128
+ * block), through the public API: D = alpha * scaled (A x B) + beta C + bias against float64 at
+ * odd sizes, B k x n and n x k, outputs NaN-poisoned.  With TILE_TEST_DEVICE=emu:sm_90a
+ * (hopper_gemm) the context compiles sm_90a code: native f8 wgmma.  config: tile_gemm_with_config's, or NULL. */
+static void api_f8_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, int mode, float beta, bool bias,
+                        const char *const *config) {
     bool e4 = dt == TILE_F8E4M3;
-    int lda = k + 16, ldb = (trans_b ? k : n) + 32, ldc = n + 8;
+    bool aligned = m % 16 == 0 && n % 16 == 0 && k % 16 == 0; /* then the 16-byte vector configuration */
+    int lda = k + 16, ldb = (trans_b ? k : n) + 32, ldc = config ? n : n + (aligned ? 16 : 8); /* split-K wants C contiguous */
+    int nkb = (k + 127) / 128, nnb = (n + 127) / 128;
     size_t na = (size_t)m * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
+    size_t nsa = mode == TILE_SCALE_BLOCK ? (size_t)m * nkb : (size_t)m, nsb = mode == TILE_SCALE_BLOCK ? (size_t)nkb * nnb : (size_t)n;
     uint8_t *ha = malloc(na), *hb = malloc(nb);
-    float *hc = malloc(nc * 4), *hc0 = malloc(nc * 4), *hsa = malloc((size_t)m * 4), *hsb = malloc((size_t)n * 4), *hbias = malloc((size_t)n * 4);
+    float *hc = malloc(nc * 4), *hc0 = malloc(nc * 4), *hsa = malloc(nsa * 4), *hsb = malloc(nsb * 4), *hbias = malloc((size_t)n * 4);
     for (size_t i = 0; i < na; i++) ha[i] = (uint8_t)(irand(0x70) | (irand(2) << 7)); /* finite, below 8 (e4m3) */
     for (size_t i = 0; i < nb; i++) hb[i] = (uint8_t)(irand(0x70) | (irand(2) << 7));
     for (size_t i = 0; i < nc; i++) hc0[i] = (float)urand();
-    for (int i = 0; i < m; i++) hsa[i] = (float)(0.5 + (urand() + 1) * 2);
-    for (int i = 0; i < n; i++) hsb[i] = (float)(0.01 + (urand() + 1) * 0.05);
+    for (size_t i = 0; i < nsa; i++) hsa[i] = (float)(0.5 + (urand() + 1) * 2);
+    for (size_t i = 0; i < nsb; i++) hsb[i] = (float)(0.01 + (urand() + 1) * 0.05);
     for (int i = 0; i < n; i++) hbias[i] = (float)urand();
     tile_devptr da, db, dc, dsa, dsb, dbias;
     cr_assert_eq(tile_malloc(ctx, na, &da), TILE_OK);
     cr_assert_eq(tile_malloc(ctx, nb, &db), TILE_OK);
     cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, (size_t)m * 4, &dsa), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, (size_t)n * 4, &dsb), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nsa * 4, &dsa), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nsb * 4, &dsb), TILE_OK);
     cr_assert_eq(tile_malloc(ctx, (size_t)n * 4, &dbias), TILE_OK);
     tile_memcpy_htod(ctx, da, ha, na);
     tile_memcpy_htod(ctx, db, hb, nb);
-    tile_memcpy_htod(ctx, dsa, hsa, (size_t)m * 4);
-    tile_memcpy_htod(ctx, dsb, hsb, (size_t)n * 4);
+    tile_memcpy_htod(ctx, dsa, hsa, nsa * 4);
+    tile_memcpy_htod(ctx, dsb, hsb, nsb * 4);
     tile_memcpy_htod(ctx, dbias, hbias, (size_t)n * 4);
     if (beta != 0) tile_memcpy_htod(ctx, dc, hc0, nc * 4);
     else tile_memset(ctx, dc, 0xff, nc * 4); /* NaN */
@@ -443,23 +462,33 @@ static void api_f8_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, i
     tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .b = db, .ldb = ldb, .trans_b = trans_b,
                         .c = dc, .ldc = ldc, .in_dtype = dt, .out_dtype = TILE_F32, .alpha = alpha, .beta = beta,
                         .bias = bias ? dbias : 0, .a_scale = dsa, .b_scale = dsb, .scale_mode = mode};
-    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_gemm_with_config(ctx, &g, config), TILE_OK, "%s", tile_last_error(ctx));
     cr_assert_eq(tile_synchronize(ctx), TILE_OK);
     tile_memcpy_dtoh(ctx, hc, dc, nc * 4);
+    int caught[3] = {0, 0, 0}; /* elements each mutated reference would fail */
     for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0, mag = 0;
+        for (int j = 0; j < ldc; j++) {
+            double got = hc[(size_t)i * ldc + j];
+            if (j >= n) {
+                if (beta == 0) cr_assert(isnan(got), "tile_gemm wrote C[%d][%d] past n=%d", i, j, n);
+                continue;
+            }
+            double s[3] = {0, 0, 0}, mag = 0;
             for (int p = 0; p < k; p++) {
                 uint8_t ca = ha[(size_t)i * lda + p], cb = trans_b ? hb[(size_t)j * ldb + p] : hb[(size_t)p * ldb + j];
                 double x = e4 ? f8e4m3_to_d(ca) : f8e5m2_to_d(ca), y = e4 ? f8e4m3_to_d(cb) : f8e5m2_to_d(cb);
-                s += x * y, mag += fabs(x * y);
+                for (int mu = 0; mu < 3; mu++) s[mu] += x * y * scale_at(mode, hsa, hsb, n, k, trans_b, i, p, j, mu);
+                mag += fabs(x * y * scale_at(mode, hsa, hsb, n, k, trans_b, i, p, j, 0));
             }
-            double sc = mode == TILE_SCALE_NONE ? 1 : mode == TILE_SCALE_TENSOR ? (double)hsa[0] * hsb[0] : (double)hsa[i] * hsb[j];
-            double want = alpha * sc * s + (beta != 0 ? beta * hc0[(size_t)i * ldc + j] : 0) + (bias ? hbias[j] : 0);
-            double got = hc[(size_t)i * ldc + j], tol = 1e-5 * (alpha * fabs(sc) * mag + 1);
-            cr_assert(fabs(got - want) <= tol, "tile_gemm %s %dx%dx%d trans_b=%d scale_mode=%d: C[%d][%d] = %.9g, want %.9g", e4 ? "e4m3" : "e5m2",
-                      m, n, k, trans_b, mode, i, j, got, want);
+            double rest = (beta != 0 ? beta * hc0[(size_t)i * ldc + j] : 0) + (bias ? hbias[j] : 0);
+            double want = alpha * s[0] + rest, tol = 1e-5 * (alpha * mag + 1);
+            cr_assert(fabs(got - want) <= tol, "tile_gemm %s %dx%dx%d trans_b=%d scale_mode=%d: C[%d][%d] = %.9g, want %.9g (seed %llu)",
+                      e4 ? "e4m3" : "e5m2", m, n, k, trans_b, mode, i, j, got, want, (unsigned long long)seed);
+            for (int mu = 1; mu < 3; mu++) caught[mu] += fabs(got - (alpha * s[mu] + rest)) > tol;
         }
+    /* the checks tell a misplaced scale apart: b_scale in the other layout (n > 128), the wrong K block (k > 128) */
+    if (mode == TILE_SCALE_BLOCK && nnb > 1) cr_assert(caught[1] > 0, "a b_scale read in the other layout would pass");
+    if (mode == TILE_SCALE_BLOCK && nkb > 1) cr_assert(caught[2] > 0, "a_scale of the wrong K block would pass");
     tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc), tile_free(ctx, dsa), tile_free(ctx, dsb), tile_free(ctx, dbias);
     free(ha), free(hb), free(hc), free(hc0), free(hsa), free(hsb), free(hbias);
 }
@@ -469,10 +498,10 @@ Test(gemm, api_f8_scales, .timeout = 300) {
     tile_context_options o = {.size = sizeof o, .device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"};
     tile_context *ctx;
     cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
-    api_f8_case(ctx, TILE_F8E4M3, 131, 72, 200, 1, TILE_SCALE_TENSOR, 0, false);
-    api_f8_case(ctx, TILE_F8E4M3, 70, 136, 96, 0, TILE_SCALE_CHANNEL, 0.5f, true);
-    api_f8_case(ctx, TILE_F8E5M2, 64, 48, 130, 1, TILE_SCALE_CHANNEL, 0, false);
-    api_f8_case(ctx, TILE_F8E5M2, 33, 40, 64, 0, TILE_SCALE_NONE, 0, true);
+    api_f8_case(ctx, TILE_F8E4M3, 131, 72, 200, 1, TILE_SCALE_TENSOR, 0, false, NULL);
+    api_f8_case(ctx, TILE_F8E4M3, 70, 136, 96, 0, TILE_SCALE_CHANNEL, 0.5f, true, NULL);
+    api_f8_case(ctx, TILE_F8E5M2, 64, 48, 130, 1, TILE_SCALE_CHANNEL, 0, false, NULL);
+    api_f8_case(ctx, TILE_F8E5M2, 33, 40, 64, 0, TILE_SCALE_NONE, 0, true, NULL);
     /* errors: scales on non-f8 inputs, a mode without pointers, an unknown mode */
     tile_gemm_args g = {.size = sizeof g, .m = 16, .n = 16, .k = 16, .lda = 16, .ldb = 16, .ldc = 16, .in_dtype = TILE_F16,
                         .out_dtype = TILE_F32, .alpha = 1, .scale_mode = TILE_SCALE_TENSOR, .a_scale = 16, .b_scale = 16};
@@ -484,6 +513,55 @@ Test(gemm, api_f8_scales, .timeout = 300) {
     g.scale_mode = 7;
     cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
     cr_assert(strstr(tile_last_error(ctx), "unknown scale_mode 7"), "%s", tile_last_error(ctx));
+    tile_context_destroy(ctx);
+}
+
+/* TILE_SCALE_BLOCK through the API: odd sizes (element-by-element reads, the 128 x 64 x 32 block
+ * configuration), multiples of 16 (the vector one: on sm_90a 128 x 128 x 128, one wgmma K block a
+ * step; elsewhere BK 32, four steps a block), both B layouts, k not a multiple of 128, beta and
+ * bias, split-K and smaller tiles through tile_gemm_with_config; then the argument errors. */
+Test(gemm, api_f8_block_scales, .timeout = 600) {
+    seed_rng();
+    tile_context_options o = {.size = sizeof o, .device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_device_properties props;
+    cr_assert_eq(tile_context_get_properties(ctx, &props), TILE_OK);
+    bool hopper = !strcmp(props.arch, "sm_90a");
+    tile_gemm_info info;
+    api_f8_case(ctx, TILE_F8E4M3, 131, 200, 300, 1, TILE_SCALE_BLOCK, 0, false, NULL);
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    cr_assert(strstr(info.config, "BM=128 BN=64 BK=32 num_warps=8"), "element-by-element block config: %s", info.config);
+    api_f8_case(ctx, TILE_F8E5M2, 70, 136, 300, 0, TILE_SCALE_BLOCK, 0.5f, true, NULL);
+    api_f8_case(ctx, TILE_F8E4M3, 144, 272, 304, 1, TILE_SCALE_BLOCK, 0, false, NULL);
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    cr_assert(strstr(info.config, hopper ? "BM=128 BN=128 BK=128 num_warps=8" : "BM=128 BN=128 BK=32 num_warps=8"), "%s block config: %s",
+              props.arch, info.config);
+    api_f8_case(ctx, TILE_F8E4M3, 96, 160, 272, 0, TILE_SCALE_BLOCK, 0, true, NULL);
+    static const char *const split[] = {"BM=64", "BN=64", "BK=64", "num_warps=4", "SPLIT_K=2", NULL};
+    api_f8_case(ctx, TILE_F8E4M3, 80, 144, 400, 1, TILE_SCALE_BLOCK, 0, false, split);
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    cr_assert_eq(info.grid.y, 2, "split-K: grid %u x %u", info.grid.x, info.grid.y);
+    static const char *const small[] = {"BM=64", "BN=32", "BK=128", "num_warps=4", NULL};
+    api_f8_case(ctx, TILE_F8E5M2, 64, 200, 160, 1, TILE_SCALE_BLOCK, 0, false, small);
+    /* errors: tiles that straddle blocks, scales too short for the blocks */
+    tile_devptr buf;
+    cr_assert_eq(tile_malloc(ctx, 1 << 16, &buf), TILE_OK);
+    tile_gemm_args g = {.size = sizeof g, .m = 16, .n = 16, .k = 16, .a = buf, .lda = 16, .b = buf, .ldb = 16, .c = buf, .ldc = 16,
+                        .in_dtype = TILE_F8E4M3, .out_dtype = TILE_F32, .alpha = 1, .scale_mode = TILE_SCALE_BLOCK, .a_scale = buf,
+                        .b_scale = buf};
+    static const char *const wide[] = {"BN=256", NULL}, *const odd_k[] = {"BK=48", NULL};
+    cr_assert_eq(tile_gemm_with_config(ctx, &g, wide), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "block scales need BN and BK dividing 128 (BN=256 BK=32)"), "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_gemm_with_config(ctx, &g, odd_k), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "BK=48"), "%s", tile_last_error(ctx));
+    g.m = 16, g.k = 300, g.lda = 300, g.b_scale = buf + (1 << 16) - 8; /* 3 K blocks x 1 column block: 12 bytes */
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "b_scale"), "%s", tile_last_error(ctx));
+    g.b_scale = buf, g.a_scale = buf + (1 << 16) - 4 * 47; /* 16 rows x 3 K blocks: 48 floats */
+    cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "a_scale"), "%s", tile_last_error(ctx));
+    tile_free(ctx, buf);
     tile_context_destroy(ctx);
 }
 

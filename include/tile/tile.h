@@ -413,7 +413,14 @@ typedef struct tile_gemm_args {
     tile_devptr a_scale, b_scale;
     int scale_mode;
 } tile_gemm_args;
-enum { TILE_SCALE_NONE = 0, TILE_SCALE_TENSOR = 1, TILE_SCALE_CHANNEL = 2 };
+enum { TILE_SCALE_NONE = 0, TILE_SCALE_TENSOR = 1, TILE_SCALE_CHANNEL = 2,
+       /* 128 x 128 block scales (DeepSeek-V3), applied per 128-wide K block inside the K loop:
+        * D = alpha * sum over K blocks kb of (A_kb x B_kb) . a_scale[:, kb] . b_scale[kb, n / 128]
+        * (+ beta*C + bias).  a_scale: f32 [m][cdiv(k, 128)] row-major, one per row of A and K block;
+        * b_scale: one f32 per 128 x 128 block of B as it is stored, row-major:
+        * [cdiv(k, 128)][cdiv(n, 128)] for a k x n B, [cdiv(n, 128)][cdiv(k, 128)] with trans_b
+        * (a weight W[n][k] and its scales). */
+       TILE_SCALE_BLOCK = 3 };
 /* Type pairs: f16->f32, f16->f16, bf16->f32, bf16->bf16, f32->f32 (tf32 tensor cores), i8->i32,
  * f8e4m3->f32 and f8e5m2->f32 (native f8 wgmma on sm_90a, exact widening to f16 elsewhere).
  * Compiles on first use, caches, and launches the tuned configuration for

@@ -23,7 +23,9 @@
  *      @config tiles spill when every element keeps its own address), and
  *      the scalar default too where the chosen tile's accumulator leaves no
  *      registers for beta * C or an activation (epilogue_fits); each reason
- *      is logged under TILE_DEBUG=launch.  The epilogue becomes defines
+ *      is logged under TILE_DEBUG=launch.  Block scales (TILE_SCALE_BLOCK)
+ *      take their own defaults (block_*_config) and need BN and BK dividing
+ *      128 in the caller's.  The epilogue becomes defines
  *      (HAS_BETA, HAS_BIAS, ACT).  SPLIT_K > 1 adds partial tiles with
  *      atomics, so it is used only where that is exact: f32 output, no beta,
  *      bias or activation, C contiguous (zeroed first).
@@ -125,6 +127,15 @@ static const Pair pairs[] = {
 };
 #undef VEC_16
 #undef SCALAR
+
+/* TILE_SCALE_BLOCK's configurations (gemm.tile's block_scaled_k_loop: BN and BK divide 128), in place
+ * of the kernel's: two f32 accumulators (the block's partial product, or a step's fresh dot, beside
+ * the scaled sum) want 8 warps at 128 x 128.  ptxas -v, e4m3, both B layouts: sm_90a 128 x 128 x 128
+ * (one wgmma K block a step) 198-224 registers; sm_80 128 x 128 x 32, 233-237; element by element
+ * 128 x 64 x 32, 211-230 (at 128 x 128 it spills 40-560 B); no spills. */
+static const char *const block_wgmma_config = "BM=128 BN=128 BK=128 num_warps=8 num_stages=3";
+static const char *const block_vector_config = "BM=128 BN=128 BK=32 num_warps=8 num_stages=3";
+static const char *const block_scalar_config = "BM=128 BN=64 BK=32 num_warps=8 num_stages=3";
 
 /* Are both operands read in 16-byte vectors?  What the compiler needs to
  * prove it (lower/assign_layout.c), asked conservatively: every pointer
@@ -271,7 +282,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if ((a->trans_a != 0 && a->trans_a != 1) || (a->trans_b != 0 && a->trans_b != 1))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: trans_a = %d, trans_b = %d: each is 0 or 1", a->trans_a, a->trans_b);
     bool f8 = a->in_dtype == TILE_F8E4M3 || a->in_dtype == TILE_F8E5M2;
-    if (a->scale_mode < TILE_SCALE_NONE || a->scale_mode > TILE_SCALE_CHANNEL)
+    if (a->scale_mode < TILE_SCALE_NONE || a->scale_mode > TILE_SCALE_BLOCK)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: unknown scale_mode %d", a->scale_mode);
     if (a->scale_mode && !f8)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: scale_mode applies to f8 inputs, not %s", dtype_str(a->in_dtype));
@@ -295,10 +306,16 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (launch && a->bias &&
         (st = shipped_check_range(ctx, "tile_gemm", a->bias, (uint64_t)out_bytes, (uint64_t)a->n * (uint64_t)out_bytes, "bias")) != TILE_OK)
         return st;
+    if (a->scale_mode == TILE_SCALE_BLOCK && a->m * shipped_cdiv(a->k, 128) > INT32_MAX)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: a_scale (%lld x %lld block scales) has more than 2^31 elements",
+                       (long long)a->m, (long long)shipped_cdiv(a->k, 128));
     if (launch && a->scale_mode) {
-        uint64_t na = a->scale_mode == TILE_SCALE_CHANNEL ? (uint64_t)a->m : 1, nb = a->scale_mode == TILE_SCALE_CHANNEL ? (uint64_t)a->n : 1;
-        if ((st = shipped_check_range(ctx, "tile_gemm", a->a_scale, 4, 4 * na, "a_scale")) != TILE_OK ||
-            (st = shipped_check_range(ctx, "tile_gemm", a->b_scale, 4, 4 * nb, "b_scale")) != TILE_OK)
+        uint64_t na = 1, nb = 1;
+        if (a->scale_mode == TILE_SCALE_CHANNEL) na = (uint64_t)a->m, nb = (uint64_t)a->n;
+        if (a->scale_mode == TILE_SCALE_BLOCK) /* k = 0 reads none */
+            na = (uint64_t)(a->m * shipped_cdiv(a->k, 128)), nb = (uint64_t)(shipped_cdiv(a->k, 128) * shipped_cdiv(a->n, 128));
+        if (na && ((st = shipped_check_range(ctx, "tile_gemm", a->a_scale, 4, 4 * na, "a_scale")) != TILE_OK ||
+                   (st = shipped_check_range(ctx, "tile_gemm", a->b_scale, 4, 4 * nb, "b_scale")) != TILE_OK))
             return st;
     }
 
@@ -320,7 +337,14 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     int tuned = t != NULL && vec;
     const char *chosen = tuned ? tuned_cfg : vec ? pr->vector_config : pr->scalar_config;
     char reason[512] = ""; /* why the scalar configuration: logged when the variant is compiled or read from the disk cache */
-    if (!config && !epilogue_fits(chosen, a)) {
+    const Target *tg = target_find(rt_arch(ctx));
+    bool block = a->scale_mode == TILE_SCALE_BLOCK;
+    if (block && !config) { /* the tuning database's winners are for the unscaled loop */
+        if (t && rt_options()->debug_tune) rt_debug("tune", "%s: tuned %s set aside: block scales", pr->kernel, tuned_cfg);
+        tuned = 0;
+        chosen = !vec ? block_scalar_config : tg && tg->mma == WGMMA ? block_wgmma_config : block_vector_config;
+        if (!vec) snprintf(reason, sizeof reason, "%s, so A and B are read element by element: block scales' %s", why, chosen);
+    } else if (!config && !epilogue_fits(chosen, a)) {
         snprintf(reason, sizeof reason, "%s leaves no registers for the epilogue's %s: the scalar configuration %s", chosen,
                  a->beta != 0 ? "beta * C" : "activation", pr->scalar_config);
         chosen = pr->scalar_config, tuned = 0;
@@ -330,6 +354,13 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (config)
         for (const char *const *p = config; *p; p++) shipped_define_text(&v, *p, strlen(*p));
     else define_words(&v, chosen);
+    if (block) { /* a K tile within one K block, a program's columns within one column block */
+        int bn = config_int(v.defines, "BN", 128), bk = config_int(v.defines, "BK", 32);
+        if (bn <= 0 || bk <= 0 || 128 % bn || 128 % bk) {
+            shipped_variant_free(&v);
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: block scales need BN and BK dividing 128 (BN=%d BK=%d)", bn, bk);
+        }
+    }
     int split_k = config_int(v.defines, "SPLIT_K", 1);
     bool split_ok = a->out_dtype == TILE_F32 && a->beta == 0 && !a->bias && a->activation == TILE_ACT_NONE && a->ldc == a->n;
     if (split_k > 1 && !split_ok) {
@@ -348,7 +379,6 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
      * (wgmma k32 steps); f16/bf16 products of at least 128 x 256 with no beta, bias or activation as
      * 128 x 256 x 64 tiles over two warpgroups (one m64n256 wgmma slab each), 3 stages (4 buffers
      * with the wgmma in flight: 192 KiB), 191 registers, 0 spills */
-    const Target *tg = target_find(rt_arch(ctx));
     bool wg = tg && tg->mma == WGMMA && !config && !tuned && chosen == pr->vector_config;
     if (wg && f8) shipped_define(&v, "BK", 64);
     if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && a->m >= 128 && a->n >= 256 && a->beta == 0 &&
