@@ -341,6 +341,31 @@ Test(gemm, pipelined_ptx_sm90a) {
     }
 }
 
+/* Block scales (SCALE=3) at tile_gemm's configurations: sm_90a reads e4m3 natively (a wgmma K block a
+ * step), sm_80 widens to f16 for mma.sync; a tile straddling scale blocks is a compile error. */
+Test(gemm, block_scales_ptx) {
+    const char *specs[] = {"sak=1", "sbk=1", "m=16", "n=16", "k=16", "sam=16", "sbn=16", "scm=16", NULL};
+    static const struct { const char *arch, *bk, *want, *not_want; } cs[] = {
+        {"sm_90a", "BK=128", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "mma.sync"},
+        {"sm_80", "BK=32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "wgmma"},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const char *defs[] = {"SCALE=3", "BM=128", "BN=128", cs[i].bk, "num_warps=8", NULL};
+        tile_compile_options o = {.kernel = "gemm_e4m3_f32", .defines = defs, .specialize = specs, .arch = cs[i].arch};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+        cr_expect(strstr(c.ptx, cs[i].want), "%s: no %s", cs[i].arch, cs[i].want);
+        cr_expect(!strstr(c.ptx, cs[i].not_want), "%s: %s in the PTX", cs[i].arch, cs[i].not_want);
+        tile_compiled_free(&c);
+    }
+    const char *wide[] = {"SCALE=3", "BN=256", NULL};
+    tile_compile_options o = {.kernel = "gemm_e4m3_f32", .defines = wide};
+    tile_compiled c;
+    cr_assert_neq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK);
+    cr_expect(strstr(c.diagnostics, "BN and BK must divide 128"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
 /* dot(a, trans(b)) with b an [N][K] tile: software pipelining copies b's tiles as loaded
  * and the dot reads them K-contiguous (the attention Q.K^T pattern). */
 Test(gemm, pipelined_transposed_b, .timeout = 120) {

@@ -399,6 +399,17 @@ static void spill_gemm(SpillList *l) {
         spill_add(l, "gemm/gemm.tile", k[i].kernel, d, row16, false);
         spill_add(l, "gemm/gemm.tile", k[i].kernel, d, row_odd, true);
         spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans_odd, true);
+        if (i >= 6) { /* block scales (gemm.c block_*_config): vector on sm_80 and sm_90a, element by element */
+            static const char *const block_vec[2] = {"BM=128 BN=128 BK=32", "BM=128 BN=128 BK=128"};
+            for (int a = 0; a < 2; a++) {
+                snprintf(d, sizeof d, "%s num_warps=8 num_stages=3 HAS_BETA=true HAS_BIAS=true ACT=2 SCALE=3", block_vec[a]);
+                spill_add(l, "gemm/gemm.tile", k[i].kernel, d, row16, false)->only_arch = a;
+                spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans16[1], false)->only_arch = a;
+            }
+            snprintf(d, sizeof d, "BM=128 BN=64 BK=32 num_warps=8 num_stages=3 HAS_BETA=true HAS_BIAS=true ACT=2 SCALE=3");
+            spill_add(l, "gemm/gemm.tile", k[i].kernel, d, row_odd, true);
+            spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans_odd, true);
+        }
     }
 }
 

@@ -325,6 +325,48 @@ class Shipped(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"1 value each, or 45 and 70"):
             tile.gemm(a, b, dtype="f8e4m3", a_scale=sa[:3], b_scale=sb)
 
+    def test_gemm_f8_block_scales(self):
+        def e4m3(codes):  # the E4M3FN value of each byte (no NaN among the codes used)
+            c = codes.astype(np.int64)
+            s, e, m = np.where(c & 0x80, -1.0, 1.0), (c >> 3) & 15, c & 7
+            return s * np.where(e > 0, (1 + m / 8.0) * 2.0 ** (e - 7), m / 8.0 * 2.0 ** -6)
+
+        def codes(shape):
+            return (rng.integers(0, 0x70, shape) | (rng.integers(0, 2, shape) << 7)).astype(np.uint8)
+
+        m, n, k = 45, 200, 300  # 3 K blocks (the last 44 wide), 2 column blocks
+        kb, nb = 3, 2
+        a, w, bk = codes((m, k)), codes((n, k)), codes((k, n))
+        sa = rng.uniform(0.5, 2, (m, kb)).astype(np.float32)
+        sw = rng.uniform(0.01, 0.1, (nb, kb)).astype(np.float32)  # a weight W [N, K]'s scales
+        sbk = rng.uniform(0.01, 0.1, (kb, nb)).astype(np.float32)  # a [K, N] b's
+
+        def want(b, sb):  # float64, block by block: sum_kb (A_kb B_kb) * sa[:, kb] * sb[kb, column block]
+            va, vb = e4m3(a), e4m3(b)
+            out, mag = np.zeros((m, n)), np.zeros((m, n))
+            for q in range(kb):
+                ks = slice(128 * q, min(128 * q + 128, k))
+                s = sa[:, q, None].astype(np.float64) * np.repeat(sb[q].astype(np.float64), 128)[None, :n]
+                out += (va[:, ks] @ vb[ks]) * s
+                mag += (np.abs(va[:, ks]) @ np.abs(vb[ks])) * s
+            return out, mag
+
+        for b, sb in ((w.T, sw.T), (bk, sbk)):  # b a transposed view with its scales' transposed view; b row-major
+            ref, mag = want(b, sb)
+            out = poisoned((m, n), np.float32)
+            tile.gemm(a, b, out=out, dtype="f8e4m3", a_scale=sa, b_scale=sb)
+            err, bound = np.abs(out - ref), 1e-5 * mag + 1e-6
+            self.assertTrue((err <= bound).all(), "max error %g (bound %g)" % (err.max(), bound.flat[np.argmax(err - bound)]))
+            # a misplaced scale would show: b_scale of another K block
+            bad, _ = want(b, np.roll(sb, 1, axis=0))
+            self.assertTrue((np.abs(out - bad) > bound).any())
+        with self.assertRaisesRegex(ValueError, r"a_scale \[45, 3\] .* b_scale \[3, 2\]"):
+            tile.gemm(a, w.T, dtype="f8e4m3", a_scale=sa, b_scale=sw)
+        with self.assertRaisesRegex(ValueError, r"transposed view"):
+            tile.gemm(a, w.T, dtype="f8e4m3", a_scale=sa, b_scale=np.ascontiguousarray(sw.T))
+        with self.assertRaisesRegex(ValueError, r"C-contiguous, as b is"):
+            tile.gemm(a, bk, dtype="f8e4m3", a_scale=sa, b_scale=np.asfortranarray(sbk))
+
     def test_gemm_epilogue_and_transposes(self):
         m, n, k = 45, 71, 39
         a = rng.standard_normal((k, m)).astype(np.float16).T  # a transposed view

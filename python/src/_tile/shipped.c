@@ -111,22 +111,49 @@ PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyErr_SetString(PyExc_ValueError, "a_scale and b_scale: give both or neither");
         goto fail;
     }
-    if (sao != Py_None) { /* f8 dequantization: one f32 each, or m and n of them */
+    if (sao != Py_None) { /* f8 dequantization: one f32 each, m and n of them, or 2-D block scales */
         TPyArray sa, sb;
         if (!tpy_array(&sc, sao, "a_scale", &sa) || !tpy_array(&sc, sbo, "b_scale", &sb)) goto fail;
-        if (elem_dtype(&sa, NULL, "a_scale") != TILE_F32 || elem_dtype(&sb, NULL, "b_scale") != TILE_F32 || sa.ndim != 1 || sb.ndim != 1 ||
-            (sa.shape[0] > 1 && sa.strides[0] != 1) || (sb.shape[0] > 1 && sb.strides[0] != 1)) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a_scale and b_scale: contiguous 1-D float32 arrays");
+        if (elem_dtype(&sa, NULL, "a_scale") != TILE_F32 || elem_dtype(&sb, NULL, "b_scale") != TILE_F32) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a_scale and b_scale: float32 arrays");
             goto fail;
         }
-        bool tensor = sa.shape[0] == 1 && sb.shape[0] == 1;
-        if (!tensor && (sa.shape[0] != g.m || sb.shape[0] != g.n)) {
-            PyErr_Format(PyExc_ValueError, "a_scale and b_scale: 1 value each, or %lld and %lld (rows of a, columns of b); got %lld and %lld",
-                         (long long)g.m, (long long)g.n, (long long)sa.shape[0], (long long)sb.shape[0]);
-            goto fail;
+        if (sa.ndim == 2 || sb.ndim == 2) { /* TILE_SCALE_BLOCK: a_scale [M, cdiv(K, 128)], b_scale [cdiv(K, 128), cdiv(N, 128)] */
+            int64_t kb = (g.k + 127) / 128, nb = (g.n + 127) / 128;
+            if (sa.ndim != 2 || sb.ndim != 2 || sa.shape[0] != g.m || sa.shape[1] != kb || sb.shape[0] != kb || sb.shape[1] != nb) {
+                PyErr_Format(PyExc_ValueError,
+                             "block scales: a_scale [%lld, %lld] (rows of a, 128-wide K blocks) and b_scale [%lld, %lld] "
+                             "(128 x 128 blocks of b), both 2-D float32",
+                             (long long)g.m, (long long)kb, (long long)kb, (long long)nb);
+                goto fail;
+            }
+            /* a_scale row-major; b_scale laid out as b is: row-major, or with b a transposed view the
+             * transposed view of a row-major [cdiv(N, 128), cdiv(K, 128)] (w.T with w_scale.T) */
+            bool a_ok = sa.shape[1] == 1 || sa.strides[1] == 1, a_rows = sa.shape[0] == 1 || sa.strides[0] == sa.shape[1];
+            bool b_ok = g.trans_b ? (sb.shape[0] == 1 || sb.strides[0] == 1) && (sb.shape[1] == 1 || sb.strides[1] == kb)
+                                  : (sb.shape[1] == 1 || sb.strides[1] == 1) && (sb.shape[0] == 1 || sb.strides[0] == nb);
+            if (!a_ok || !a_rows || !b_ok) {
+                PyErr_Format(PyExc_ValueError, "block scales: a_scale must be C-contiguous and b_scale %s", g.trans_b
+                             ? "the transposed view of a C-contiguous [cdiv(N, 128), cdiv(K, 128)] array, as b is a transposed view"
+                             : "C-contiguous, as b is");
+                goto fail;
+            }
+            g.scale_mode = TILE_SCALE_BLOCK;
+        } else {
+            if (sa.ndim != 1 || sb.ndim != 1 || (sa.shape[0] > 1 && sa.strides[0] != 1) || (sb.shape[0] > 1 && sb.strides[0] != 1)) {
+                PyErr_SetString(PyExc_ValueError, "a_scale and b_scale: contiguous 1-D float32 arrays (2-D: block scales)");
+                goto fail;
+            }
+            bool tensor = sa.shape[0] == 1 && sb.shape[0] == 1;
+            if (!tensor && (sa.shape[0] != g.m || sb.shape[0] != g.n)) {
+                PyErr_Format(PyExc_ValueError,
+                             "a_scale and b_scale: 1 value each, or %lld and %lld (rows of a, columns of b); got %lld and %lld",
+                             (long long)g.m, (long long)g.n, (long long)sa.shape[0], (long long)sb.shape[0]);
+                goto fail;
+            }
+            g.scale_mode = tensor ? TILE_SCALE_TENSOR : TILE_SCALE_CHANNEL;
         }
         g.a_scale = sa.ptr, g.b_scale = sb.ptr;
-        g.scale_mode = tensor ? TILE_SCALE_TENSOR : TILE_SCALE_CHANNEL;
     }
     tile_status st;
     Py_BEGIN_ALLOW_THREADS

@@ -215,8 +215,11 @@ def gemm(a, b, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, dtype=
     (default: a new array of a's type, i32 for i8 inputs, f32 for f8; f32 out
     with f16/bf16 inputs is allowed).  NumPy has no bf16: pass uint16 arrays
     with dtype="bf16".  f8: a_scale and b_scale (float32, one value each or
-    M and N values) multiply the product.  activation: None, "relu", "gelu",
-    "silu".  Returns out."""
+    M and N values) multiply the product; 2-D ones are 128 x 128 block scales
+    (DeepSeek-V3), applied per 128-wide K block: a_scale [M, cdiv(K, 128)]
+    C-contiguous, b_scale [cdiv(K, 128), cdiv(N, 128)] laid out as b is
+    (for b = w.T, a weight w [N, K], pass w_scale.T).  activation: None,
+    "relu", "gelu", "silu".  Returns out."""
     if activation not in _ACTIVATIONS:
         raise ValueError("activation: expected one of None, 'relu', 'gelu', 'silu', got %r" % (activation,))
     dev = globals()["device"](device)
