@@ -451,15 +451,16 @@ static double scale_at(int mode, const float *sa, const float *sb, int n, int k,
 
 /* tile_gemm with f8 inputs and dequantization scales (per tensor, per channel, per 128 x 128
  * block), through the public API: D = alpha * scaled (A x B) + beta C + bias against float64 at
- * odd sizes, B k x n and n x k, outputs NaN-poisoned.  With TILE_TEST_DEVICE=emu:sm_90a
+ * odd sizes, A m x k and k x m, B k x n and n x k, outputs NaN-poisoned.  With TILE_TEST_DEVICE=emu:sm_90a
  * (hopper_gemm) the context compiles sm_90a code: native f8 wgmma.  config: tile_gemm_with_config's, or NULL. */
-static void api_f8_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, int mode, float beta, bool bias,
+static void api_f8_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans, int mode, float beta, bool bias,
                         const char *const *config) {
+    int trans_b = trans & 1, trans_a = trans >> 1; /* trans: bit 0 B stored n x k, bit 1 A stored k x m */
     bool e4 = dt == TILE_F8E4M3;
     bool aligned = m % 16 == 0 && n % 16 == 0 && k % 16 == 0; /* then the 16-byte vector configuration */
-    int lda = k + 16, ldb = (trans_b ? k : n) + 32, ldc = config ? n : n + (aligned ? 16 : 8); /* split-K wants C contiguous */
+    int lda = (trans_a ? m : k) + 16, ldb = (trans_b ? k : n) + 32, ldc = config ? n : n + (aligned ? 16 : 8); /* split-K wants C contiguous */
     int nkb = (k + 127) / 128, nnb = (n + 127) / 128;
-    size_t na = (size_t)m * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
+    size_t na = (size_t)(trans_a ? k : m) * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
     size_t nsa = mode == TILE_SCALE_BLOCK ? (size_t)m * nkb : (size_t)m, nsb = mode == TILE_SCALE_BLOCK ? (size_t)nkb * nnb : (size_t)n;
     uint8_t *ha = malloc(na), *hb = malloc(nb);
     float *hc = malloc(nc * 4), *hc0 = malloc(nc * 4), *hsa = malloc(nsa * 4), *hsb = malloc(nsb * 4), *hbias = malloc((size_t)n * 4);
@@ -484,7 +485,7 @@ static void api_f8_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, i
     if (beta != 0) tile_memcpy_htod(ctx, dc, hc0, nc * 4);
     else tile_memset(ctx, dc, 0xff, nc * 4); /* NaN */
     float alpha = 0.75f;
-    tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .b = db, .ldb = ldb, .trans_b = trans_b,
+    tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .trans_a = trans_a, .b = db, .ldb = ldb, .trans_b = trans_b,
                         .c = dc, .ldc = ldc, .in_dtype = dt, .out_dtype = TILE_F32, .alpha = alpha, .beta = beta,
                         .bias = bias ? dbias : 0, .a_scale = dsa, .b_scale = dsb, .scale_mode = mode};
     cr_assert_eq(tile_gemm_with_config(ctx, &g, config), TILE_OK, "%s", tile_last_error(ctx));
@@ -500,15 +501,15 @@ static void api_f8_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, i
             }
             double s[3] = {0, 0, 0}, mag = 0;
             for (int p = 0; p < k; p++) {
-                uint8_t ca = ha[(size_t)i * lda + p], cb = trans_b ? hb[(size_t)j * ldb + p] : hb[(size_t)p * ldb + j];
+                uint8_t ca = trans_a ? ha[(size_t)p * lda + i] : ha[(size_t)i * lda + p], cb = trans_b ? hb[(size_t)j * ldb + p] : hb[(size_t)p * ldb + j];
                 double x = e4 ? f8e4m3_to_d(ca) : f8e5m2_to_d(ca), y = e4 ? f8e4m3_to_d(cb) : f8e5m2_to_d(cb);
                 for (int mu = 0; mu < 3; mu++) s[mu] += x * y * scale_at(mode, hsa, hsb, n, k, trans_b, i, p, j, mu);
                 mag += fabs(x * y * scale_at(mode, hsa, hsb, n, k, trans_b, i, p, j, 0));
             }
             double rest = (beta != 0 ? beta * hc0[(size_t)i * ldc + j] : 0) + (bias ? hbias[j] : 0);
             double want = alpha * s[0] + rest, tol = 1e-5 * (alpha * mag + 1);
-            cr_assert(fabs(got - want) <= tol, "tile_gemm %s %dx%dx%d trans_b=%d scale_mode=%d: C[%d][%d] = %.9g, want %.9g (seed %llu)",
-                      e4 ? "e4m3" : "e5m2", m, n, k, trans_b, mode, i, j, got, want, (unsigned long long)seed);
+            cr_assert(fabs(got - want) <= tol, "tile_gemm %s %dx%dx%d trans_a=%d trans_b=%d scale_mode=%d: C[%d][%d] = %.9g, want %.9g (seed %llu)",
+                      e4 ? "e4m3" : "e5m2", m, n, k, trans_a, trans_b, mode, i, j, got, want, (unsigned long long)seed);
             for (int mu = 1; mu < 3; mu++) caught[mu] += fabs(got - (alpha * s[mu] + rest)) > tol;
         }
     /* the checks tell a misplaced scale apart: b_scale in the other layout (n > 128), the wrong K block (k > 128) */
@@ -543,7 +544,7 @@ Test(gemm, api_f8_scales, .timeout = 300) {
 
 /* TILE_SCALE_BLOCK through the API: odd sizes (element-by-element reads, the 128 x 64 x 32 block
  * configuration), multiples of 16 (the vector one: on sm_90a 128 x 128 x 128, one wgmma K block a
- * step; elsewhere BK 32, four steps a block), both B layouts, k not a multiple of 128, beta and
+ * step; elsewhere BK 32, four steps a block), both B layouts and a transposed A, k not a multiple of 128, beta and
  * bias, split-K and smaller tiles through tile_gemm_with_config; then the argument errors. */
 Test(gemm, api_f8_block_scales, .timeout = 600) {
     seed_rng();
@@ -563,6 +564,7 @@ Test(gemm, api_f8_block_scales, .timeout = 600) {
     cr_assert(strstr(info.config, hopper ? "BM=128 BN=128 BK=128 num_warps=8" : "BM=128 BN=128 BK=32 num_warps=8"), "%s block config: %s",
               props.arch, info.config);
     api_f8_case(ctx, TILE_F8E4M3, 96, 160, 272, 0, TILE_SCALE_BLOCK, 0, true, NULL);
+    api_f8_case(ctx, TILE_F8E5M2, 50, 130, 260, 2 | 1, TILE_SCALE_BLOCK, 0, false, NULL); /* A stored k x m too */
     static const char *const split[] = {"BM=64", "BN=64", "BK=64", "num_warps=4", "SPLIT_K=2", NULL};
     api_f8_case(ctx, TILE_F8E4M3, 80, 144, 400, 1, TILE_SCALE_BLOCK, 0, false, split);
     cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
