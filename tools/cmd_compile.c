@@ -23,6 +23,7 @@ static const char usage[] =
     "  -g                     compile device_assert checks (otherwise they compile to nothing)\n"
     "  --num-sms N            num_sms() in kernels (default: 132)\n"
     "  --no-line-info         no .file/.loc directives (the .tile file, line and column) in the PTX\n"
+    "  --no-tma               sm_90a: keep pipelined tiles on per-thread cp.async (no tensor maps)\n"
     "  -I DIR                 search DIR for imports\n"
     "  --emit tir|llvm|ptx|cubin   what to write (default ptx)\n"
     "  -o OUT                 output file (default or '-': standard output; cubin needs -o)\n"
@@ -40,7 +41,7 @@ static const char usage[] =
 typedef enum Emit { EMIT_TIR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
 static const char *const emit_names[] = {"tir", "llvm", "ptx", "cubin", NULL};
 
-enum { OPT_KERNEL = 256, OPT_ARCH, OPT_SPECIALIZE, OPT_NO_ALIGN_PTRS, OPT_EMIT, OPT_DUMP_AFTER, OPT_TIME_PASSES, OPT_NO_CACHE, OPT_NUM_SMS, OPT_NO_LINE_INFO };
+enum { OPT_KERNEL = 256, OPT_ARCH, OPT_SPECIALIZE, OPT_NO_ALIGN_PTRS, OPT_EMIT, OPT_DUMP_AFTER, OPT_TIME_PASSES, OPT_NO_CACHE, OPT_NUM_SMS, OPT_NO_LINE_INFO, OPT_NO_TMA };
 
 static const struct option options[] = {
     {"kernel", required_argument, NULL, OPT_KERNEL},
@@ -54,6 +55,7 @@ static const struct option options[] = {
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
     {"num-sms", required_argument, NULL, OPT_NUM_SMS},
     {"no-line-info", no_argument, NULL, OPT_NO_LINE_INFO},
+    {"no-tma", no_argument, NULL, OPT_NO_TMA},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -87,6 +89,7 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
         case 'g': a->o.debug = 1; break;
         case OPT_NUM_SMS: rc = cli_int(&g, 1, 65536, &a->o.num_sms); break;
         case OPT_NO_LINE_INFO: a->o.no_line_info = 1; break;
+        case OPT_NO_TMA: a->o.no_tma = 1; break;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -112,6 +115,7 @@ static void print_kernels(const tile_compiled *c) {
                 ki->smem_bytes);
         if (ki->registers >= 0) fprintf(stderr, " registers=%d spill_bytes=%d", ki->registers, ki->spill_bytes);
         fputc('\n', stderr);
+        if (ki->tensor_maps && *ki->tensor_maps) fprintf(stderr, "  tensor maps (built by tile_launch): %s\n", ki->tensor_maps);
     }
     if (c->ptxas_log) fputs(c->ptxas_log, stderr);
 }
