@@ -6,10 +6,9 @@
  *   3. diagnostics, IR dumps and timings to stderr; the library's status
  *      becomes the exit status (an unknown -D name is a usage error);
  *   4. the chosen form to -o (standard output when absent or '-'), and with
- *      -v each kernel's metadata and ptxas's report to stderr (-v assembles
- *      with ptxas when it is found, for the registers and spill bytes); for
- *      a kernel that spills, which configurations its C API launches instead
- *      (launchers[]). */
+ *      -v each kernel's metadata and ptxas's report to stderr (with --emit
+ *      cubin: registers, spill bytes and, for a kernel that spills, what its
+ *      C API launches instead, launchers[]). */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 
@@ -31,8 +30,8 @@ static const char usage[] =
     "  -o OUT                 output file (default or '-': standard output; cubin needs -o)\n"
     "  --dump-after PASS|all  print the Tile IR after a pass (or 'frontend') to stderr\n"
     "  --time-passes          print the time of each stage to stderr\n"
-    "  -v, --verbose          print kernel metadata, and ptxas -v's registers and spill bytes (when ptxas is\n"
-    "                         found) with what the C APIs launch instead of a configuration that spills\n"
+    "  -v, --verbose          print kernel metadata to stderr; with --emit cubin also ptxas -v's registers and\n"
+    "                         spill bytes, and what the C APIs launch instead of a configuration that spills\n"
     "  --no-cache             compile even when the compile cache has the result\n"
     "  -h, --help             this text\n"
     "\n"
@@ -105,7 +104,7 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
     a->o.include_dirs = cli_list_items(&a->incs);
     a->o.want_llvm_ir = a->emit == EMIT_LLVM;
     a->o.tir_only = a->emit == EMIT_TIR;
-    a->o.want_cubin = a->emit == EMIT_CUBIN || a->verbose; /* -v: ptxas -v's registers and spills */
+    a->o.want_cubin = a->emit == EMIT_CUBIN;
     return CLI_CONTINUE;
 }
 
@@ -152,8 +151,9 @@ static void print_spill_note(const CompileArgs *a, const tile_kernel_info *ki) {
     bool unspecialized = !a->defines.n && !a->specs.n;
     int l = launcher_of(a->file);
     if (l < 0) {
+        const char *at = unspecialized ? "the const defaults, nothing specialized" : "this configuration";
         fprintf(stderr, "  %s: spills %d B (ptxas -v) at %s: more registers than a thread has; a smaller tile, more warps or "
-                        "fewer stages may fit\n", ki->name, ki->spill_bytes, unspecialized ? "the const defaults, nothing specialized" : "this configuration");
+                        "fewer stages may fit\n", ki->name, ki->spill_bytes, at);
         return;
     }
     fprintf(stderr, "  %s: spills %d B (ptxas -v): %s does not launch %s; it takes %s\n", ki->name, ki->spill_bytes,
@@ -169,7 +169,6 @@ static void print_kernels(const CompileArgs *a, const tile_compiled *c) {
         fputc('\n', stderr);
         if (ki->registers >= 0 && ki->spill_bytes > 0) print_spill_note(a, ki);
     }
-    if (c->ptxas_missing) fputs("ptxas not found: no registers or spill bytes\n", stderr);
     if (c->ptxas_log) fputs(c->ptxas_log, stderr);
 }
 
@@ -201,7 +200,7 @@ int cmd_compile(int argc, char **argv) {
     if (c.dump) fputs(c.dump, stderr);
     if (c.timing) fputs(c.timing, stderr);
     rc = cli_exit_status(st);
-    if (st == TILE_OK && a.emit == EMIT_CUBIN && c.ptxas_missing) {
+    if (st == TILE_OK && a.o.want_cubin && c.ptxas_missing) {
         fprintf(stderr, "tile: ptxas not found: cannot emit cubin (install the CUDA toolkit or pass its path)\n");
         rc = CLI_EXIT_FAIL;
     }
