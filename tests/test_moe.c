@@ -215,7 +215,8 @@ Test(moe, router_sigmoid_grouped) {
         {.E = 8, .K = 8, .scoring = 1, .scale = 1, .logit_type = 2},
         {.E = 64, .K = 2, .scoring = 0, .renorm = true, .scale = 1, .logit_type = 1},
         /* 513-1024 experts: one token a program, [1, 128] output tiles (grouped top-1 spilled at KP 8 on sm_90a) */
-        {.E = 1000, .K = 1, .scoring = 1, .renorm = true, .grouped = true, .top2 = true, .bias = true, .n_group = 8, .topk_group = 3, .scale = 1},
+        {.E = 1000, .K = 1, .scoring = 1, .renorm = true, .grouped = true, .top2 = true, .bias = true, .n_group = 8, .topk_group = 3,
+         .scale = 1},
         {.E = 600, .K = 8, .scoring = 0, .renorm = true, .grouped = true, .n_group = 4, .topk_group = 2, .scale = 1.5f, .logit_type = 1},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
