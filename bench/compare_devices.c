@@ -378,7 +378,7 @@ int main(int argc, char **argv) {
 
         char path[1024];
         snprintf(path, sizeof path, TILE_SOURCE_DIR "/kernels/%s", c->file);
-        tile_compile_options o = {.arch = arch, .kernel = c->kernel, .defines = c->defines};
+        tile_compile_options o = {.size = sizeof o, .arch = arch, .kernel = c->kernel, .defines = c->defines, .no_tma = 1};
         tile_compiled comp;
         tile_status st = tile_compile_file(path, &o, &comp);
         int nbufs = 0;

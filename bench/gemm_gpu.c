@@ -84,7 +84,9 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
     for (int i = 0; i < nuser && nd < 31; i++) defines[nd++] = user_defs[i];
     defines[nd] = NULL;
     const char *spec[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
-    tile_compile_options o = {.arch = arch, .kernel = kernel, .defines = defines, .specialize = n % 16 == 0 ? spec : NULL};
+    /* no_tma: launched through the device layer, which passes no tensor maps (tile_gemm's launches do) */
+    tile_compile_options o = {.size = sizeof o, .arch = arch, .kernel = kernel, .defines = defines,
+                              .specialize = n % 16 == 0 ? spec : NULL, .no_tma = 1};
     tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &comp);
     if (st != TILE_OK) {
         fprintf(stderr, "gemm_gpu: compile %s: %s\n%s", kernel, tile_status_string(st), comp.diagnostics);

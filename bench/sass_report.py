@@ -105,8 +105,8 @@ for hd in (64, 128, 256):  # as tile_attention_fwd launches it on sm_90a: two wa
                          "CAUSAL=%d" % causal], ATTN_SPECS,
                         "attention hd%d BM128 BN%d w8 s%d%s (sm_90a launch)" % (hd, bn, st, " causal" if causal else ""), []))
 CONFIGS += [
-    ("attention/paged_attention.tile", "paged_attention_f16", [], PAGED_SPECS, "paged decode hd128 BM16 BN64", ["paged_hd128"]),
-    ("attention/paged_attention.tile", "paged_attention_f16_kv8", [], PAGED_SPECS, "paged decode hd128 kv f8",
+    ("attention/paged_attention.tile", "paged_attention_f16", ["BN=64"], PAGED_SPECS, "paged decode hd128 BM16 BN64", ["paged_hd128"]),
+    ("attention/paged_attention.tile", "paged_attention_f16_kv8", ["BN=64"], PAGED_SPECS, "paged decode hd128 kv f8",
      ["paged_hd128_kv_f8"]),
     ("moe/experts.tile", "moe_gate_up_f16", [], GATE_SPECS, "moe gate_up f16 64x64x32", ["moe_gate_up_f16"]),
     ("moe/experts.tile", "moe_down_f16", [], DOWN_SPECS, "moe down f16 64x64x32", ["moe_down_f16"]),

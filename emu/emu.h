@@ -422,6 +422,7 @@ struct EmuMem {
 /* Generic-address windows of the state spaces (the rest is global). */
 #define EMU_SHARED_WINDOW 0x0000100000000000ull
 #define EMU_LOCAL_WINDOW 0x0000200000000000ull
+#define EMU_PARAM_WINDOW 0x0000300000000000ull /* cvta.param: the kernel's parameters (read-only) */
 #define EMU_WINDOW_SIZE 0x0000000100000000ull
 #define EMU_GLOBAL_BASE 0x0000500000000000ull
 

@@ -271,7 +271,9 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     bool load = in->space == EMU_SP_SHARED;
     unsigned mi = load ? 1 : 0, ci = load ? 2 : 1, si = load ? 0 : 2;
     uint64_t maddr = EMU_R(t, in, mi) + (uint64_t)in->off[load ? 1 : 0];
-    /* a kernel parameter (the grid-constant tensor map) or global memory */
+    /* a kernel parameter (the grid-constant tensor map, by its parameter-space or cvta.param
+     * generic address) or global memory */
+    if (maddr - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE) maddr -= EMU_PARAM_WINDOW;
     bool param = maddr < EMU_PARAM_FRAME;
     const uint8_t *mp = emu_access(b, t, in, param ? EMU_SP_PARAM : EMU_SP_GLOBAL, maddr, 128, 64, false);
     if (!mp) return false;

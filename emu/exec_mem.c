@@ -12,8 +12,9 @@
  * and is never freed here.
  *
  * Generic addresses: [EMU_SHARED_WINDOW, +4 GiB) is the block's shared
- * memory, [EMU_LOCAL_WINDOW, +4 GiB) the thread's local memory, the rest
- * is global.  State-space addresses of shared and local memory are offsets
+ * memory, [EMU_LOCAL_WINDOW, +4 GiB) the thread's local memory,
+ * [EMU_PARAM_WINDOW, +4 GiB) the kernel's parameters (cvta.param: a
+ * grid-constant parameter's address, read-only), the rest is global.  State-space addresses of shared and local memory are offsets
  * from 0 (what `mov.u64 %rd, smem_var` yields).
  *
  * Racecheck: each shared byte remembers the barrier epoch, thread and PTX
@@ -215,6 +216,7 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     if (space == EMU_SP_GENERIC) {
         if (addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE) { space = EMU_SP_SHARED; addr -= EMU_SHARED_WINDOW; }
         else if (addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE) { space = EMU_SP_LOCAL; addr -= EMU_LOCAL_WINDOW; }
+        else if (addr - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE) { space = EMU_SP_PARAM; addr -= EMU_PARAM_WINDOW; }
         else space = EMU_SP_GLOBAL;
     }
     if (align > 1 && (addr & (align - 1))) {
@@ -383,7 +385,11 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         case EMU_SP_GLOBAL: case EMU_SP_CONST: base = 0; break;
         case EMU_SP_SHARED: base = EMU_SHARED_WINDOW; break;
         case EMU_SP_LOCAL: base = EMU_LOCAL_WINDOW; break;
-        default: return emu_fault(b, t, in, "unsupported instruction", "cvta for .%s is not supported", "param");
+        case EMU_SP_PARAM:
+            if (in->flags & EMU_F(TO)) return emu_fault(b, t, in, "unsupported instruction", "cvta.to.param is not supported");
+            base = EMU_PARAM_WINDOW;
+            break;
+        default: return emu_fault(b, t, in, "unsupported instruction", "cvta for this state space is not supported");
         }
         uint64_t r = (in->flags & EMU_F(TO)) ? a - base : a + base;
         EMU_R(t, in, 0) = emu_zext(r, emu_type_size(in->ty));

@@ -13,7 +13,8 @@
  *      specializations the values satisfy, loads that PTX into the context
  *      on first use (tile_module_load_ptx; a small per-kernel table of
  *      contexts under a mutex) and calls tile_launch.  OUT_unload(ctx)
- *      releases what was loaded into a context.
+ *      releases what was loaded into a context.  The kernels are compiled
+ *      without tensor maps (no_tma): the launcher passes the arguments only.
  * The output needs only <tile/tile.h> and libtile. */
 #include "jit/jit.h"
 #include "support/target.h"
@@ -160,6 +161,8 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             o.kernel = kn;
             o.specialize = v < nvar ? specs : base.specialize;
             o.want_cubin = 1;
+            /* the generated launcher loads raw PTX and passes the arguments only: no tensor maps */
+            o.no_tma = 1;
             tile_compiled cc;
             st = tile_cache_compile_file(NULL, path, &o, &cc, NULL);
             if (st != TILE_OK || !cc.nkernels) {

@@ -70,7 +70,7 @@
 #include <xxhash.h>
 
 #define CACHE_MAGIC "TILECACH"
-#define CACHE_FORMAT 2u /* 2: arch, defines and specializations in the payload */
+#define CACHE_FORMAT 3u /* 2: arch, defines and specializations in the payload; 3: kernels' tensor maps */
 
 /* KEY_PARTS(enum, what a miss reports) */
 #define KEY_PARTS(X)                                                        \
@@ -210,8 +210,8 @@ static bool make_key(const SrcFile *src, const tile_compile_options *o, CacheKey
     XXH3_128bits_reset(st);
     XXH3_128bits_update(st, o->kernel ? o->kernel : "", o->kernel ? strlen(o->kernel) + 1 : 0);
     hash_list(st, o->include_dirs);
-    int flags[5] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS,
-                    o->no_line_info != 0};
+    int flags[6] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS,
+                    o->no_line_info != 0, o->no_tma != 0};
     XXH3_128bits_update(st, flags, sizeof flags);
     if (o->want_cubin && o->ptxas) XXH3_128bits_update(st, o->ptxas, strlen(o->ptxas));
     k->parts[KP_OPTIONS] = XXH3_128bits_digest(st);
@@ -271,6 +271,7 @@ static void serialize(const CacheKey *k, const char *srcname, const tile_compile
         const tile_kernel_info *ki = &c->kernels[i];
         put_str(&pl, ki->name);
         put_str(&pl, ki->signature);
+        put_str(&pl, ki->tensor_maps ? ki->tensor_maps : "");
         int32_t v[5] = {ki->num_warps, ki->num_stages, ki->smem_bytes, ki->registers, ki->spill_bytes};
         str_putn(&pl, (const char *)v, sizeof v);
     }
@@ -357,11 +358,12 @@ static bool deserialize(Reader *r, tile_compiled *c, EntryMeta *meta, const char
             tile_kernel_info *ki = &c->kernels[c->nkernels++];
             ki->name = get_blob(r, NULL);
             ki->signature = get_blob(r, NULL);
+            ki->tensor_maps = get_blob(r, NULL);
             int32_t v[5] = {0};
             get(r, v, sizeof v);
             ki->num_warps = v[0], ki->num_stages = v[1], ki->smem_bytes = v[2], ki->registers = v[3], ki->spill_bytes = v[4];
             ki->smem_dynamic = ki->smem_bytes > smem_static; /* derived, as the compiler decides it */
-            if (!ki->name || !ki->signature) r->bad = true;
+            if (!ki->name || !ki->signature || !ki->tensor_maps) r->bad = true;
         }
     } else r->bad = true;
     if (!c->diagnostics) c->diagnostics = strdup("");

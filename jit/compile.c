@@ -163,6 +163,13 @@ static void record_kernels(Module *m, tile_compiled *out) {
             if (f->args[a].spec == SPEC_ONE) str_puts(&s, "=1");
         }
         ki->signature = str_take(&s);
+        Str tm = {0};
+        str_puts(&tm, "");
+        for (int t = 0; t < f->ntmaps; t++) {
+            if (t) str_puts(&tm, "; ");
+            tir_print_tmap(&tm, f, &f->tmaps[t], true);
+        }
+        ki->tensor_maps = str_take(&tm);
     }
 }
 
@@ -257,6 +264,7 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
     if (bad_define) st = TILE_ERROR_INVALID_VALUE;
     if (!m || d.nerrors) goto done;
     m->arch = arch;
+    m->no_tma = o->no_tma != 0;
     if (m->nfuncs == 0) {
         diag_error(&d, (Loc){src, 1, 1}, o->kernel ? "no kernel named '%s'" : "%s contains no kernel", o->kernel ? o->kernel : src->name);
         goto done;

@@ -61,7 +61,7 @@ static XXH128_hash_t request_key(tile_context *ctx, const char *kind, const char
         for (const char *const *p = lists[i]; p && *p; p++) XXH3_128bits_update(&st, *p, strlen(*p) + 1);
         XXH3_128bits_update(&st, "\x01", 1);
     }
-    int flags[5] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms, o->no_line_info != 0};
+    int flags[6] = {o->no_align_ptrs, o->want_cubin, o->debug != 0, o->num_sms, o->no_line_info != 0, o->no_tma != 0};
     XXH3_128bits_update(&st, flags, sizeof flags);
     return XXH3_128bits_digest(&st);
 }

@@ -177,6 +177,11 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_WGMMA_WAIT:
     case OP_ASYNC_COMMIT:
     case OP_ASYNC_WAIT: return ll_emit_async(l, i);
+    case OP_MBAR_INIT:
+    case OP_MBAR_INVAL:
+    case OP_MBAR_EXPECT:
+    case OP_MBAR_WAIT:
+    case OP_TMA_LOAD: return ll_emit_tma(l, i);
     case OP_LOAD:
     case OP_STORE:
     case OP_ATOMIC_RMW:
@@ -218,12 +223,15 @@ static bool emit_func(LL *l, Func *f) {
     l->vals = calloc(f->nvalues, sizeof *l->vals);
     l->nvals = calloc(f->nvalues, sizeof *l->nvals);
     if (!l->vals || !l->nvals) out_of_memory();
-    LLVMTypeRef *pt = calloc((size_t)f->nargs + 1, sizeof *pt);
+    LLVMTypeRef *pt = calloc((size_t)(f->nargs + f->ntmaps) + 1, sizeof *pt);
+    if (!pt) out_of_memory();
     for (int k = 0; k < f->nargs; k++) pt[k] = ll_type(l, tir_vtype(f, f->args[k].value)->dt);
-    LLVMTypeRef fty = LLVMFunctionType(l->t_void, pt, (unsigned)f->nargs, 0);
+    ll_tma_params(l, pt, f->nargs, f->ntmaps);
+    LLVMTypeRef fty = LLVMFunctionType(l->t_void, pt, (unsigned)(f->nargs + f->ntmaps), 0);
     free(pt);
     l->fn = LLVMAddFunction(l->mod, f->name, fty);
     LLVMSetFunctionCallConv(l->fn, LLVMPTXKernelCallConv);
+    ll_tma_param_attrs(l, f->nargs, f->ntmaps);
     char buf[32];
     snprintf(buf, sizeof buf, "%d", 32 * f->num_warps);
     LLVMAddAttributeAtIndex(l->fn, LLVMAttributeFunctionIndex,

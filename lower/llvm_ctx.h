@@ -103,5 +103,10 @@ void ll_smem_read_tensor(LL *l, const Type *t, LLVMValueRef *out, int off);
 bool ll_emit_dot_mma(LL *l, Inst *i);
 bool ll_emit_dot_mma_smem(LL *l, Inst *i); /* operands in any layout, staged in scratch, read with ldmatrix */
 bool ll_emit_async(LL *l, Inst *i);        /* local_alloc, local_view, async_copy / commit / wait */
+/* llvm_tma.c: the tensor-map parameters (types, then their attributes once l->fn exists) and
+ * mbar_* / tma_load */
+void ll_tma_params(LL *l, LLVMTypeRef *pt, int from, int n);
+void ll_tma_param_attrs(LL *l, int from, int n);
+bool ll_emit_tma(LL *l, Inst *i);
 
 #endif

@@ -35,12 +35,13 @@ static bool run_one(Module *m, const PipelineOptions *o, Diag *d, int idx) {
 
 /* The pipeline, in order.  Specialization first so constants fold; contraction
  * on the folded IR, before layouts are chosen for the ops it makes; layout after
- * the IR is small; peeling after software pipelining, so the remainder loop
+ * the IR is small; tensor maps right after software pipelining, while its copies'
+ * masks still say where the tensor's edges are; peeling after both, so the remainder loop
  * continues the steady state's pipeline instead of starting its own; the
  * scratch-memory passes last, once every op that needs shared memory exists. */
 bool tir_run_pipeline(Module *m, const PipelineOptions *o, Diag *d) {
     static const char *const order[] = {"specialize", "canonicalize", "contract", "assign_layout", "remove_convert",
-                                        "software_pipeline", "peel", "canonicalize", "smem_alloc", "barrier"};
+                                        "software_pipeline", "tma", "peel", "canonicalize", "smem_alloc", "barrier"};
     for (size_t i = 0; i < ARRAY_LEN(order); i++) {
         const PassInfo *p = pass_lookup(order[i]);
         if (!p) unreachable("pass missing from table");

@@ -236,6 +236,15 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     for (int a = 0; a < body->nargs; a++) c->inside[body->args[a]] = true;
     tir_walk(body, mark_inside, c);
     int *uses = tir_use_counts(f);
+    /* dead pure ops go first, so their uses do not count (assign_layout's native_f8 leaves the
+     * f8 operands' widening casts to canonicalize) */
+    for (Inst *i = body->last, *prev; i; i = prev) {
+        prev = i->prev;
+        if ((tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1 && !uses[i->res[0]]) {
+            for (int k = 0; k < i->nops; k++) uses[i->ops[k]]--;
+            tir_inst_remove(i);
+        }
+    }
     Cand cs[8];
     int n = 0;
     for (Inst *i = body->first; i; i = i->next) {

@@ -176,7 +176,13 @@ enum {
     X(LOCAL_STORE, "local_store", 3, 0, OPF_MEMORY) /* buf, stage, value: write a register tile into that stage */ \
     X(WGMMA_WAIT, "wgmma_wait", 1, 1, 0) /* acc -> acc once the wgmma groups still writing it have completed */ \
     X(ASYNC_COMMIT, "async_commit", 0, 0, 0) /* close the group of copies issued so far */      \
-    X(ASYNC_WAIT, "async_wait", 0, 0, 0) /* wait until at most attr ival groups are pending */
+    X(ASYNC_WAIT, "async_wait", 0, 0, 0) /* wait until at most attr ival groups are pending */ \
+    X(MBAR_INIT, "mbar_init", 1, 0, 0) /* bars ([stages, 1, 1] i64 buffer): thread 0 initializes each stage's mbarrier (one arrival) */ \
+    X(MBAR_INVAL, "mbar_inval", 1, 0, 0) /* bars: thread 0 invalidates them, after which the memory may serve another use */ \
+    X(MBAR_EXPECT, "mbar_expect", 3, 0, 0) /* bars, stage, run: when run, thread 0 arrives on the stage's mbarrier expecting attr ival bytes */ \
+    X(MBAR_WAIT, "mbar_wait", 3, 0, 0) /* bars, stage, phase: every thread waits until the phase of parity `phase` has completed */ \
+    X(TMA_LOAD, "tma_load", -1, 0, OPF_MEMORY) /* buf, stage, bars, run, coords (i32, innermost first): when run, thread 0  \
+        copies the box of the kernel's tensor map attr ival at coords into the stage (cp.async.bulk.tensor), completing its bytes on the stage's mbarrier */
 
 typedef enum Op {
 #define X(e, n, no, nr, f) OP_##e,
@@ -260,6 +266,7 @@ struct Block {
  *   atomic_rmw: ival2 = RedKind (sum is add);  atomics: sem, scope (printed when not the default);  dot: allow_tf32
  *   convert_layout, reduce, scan, reduce_fn, scan_fn, dot, gather, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
  *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy)
+ *   tma_load: ival = tensor map;  mbar_expect: ival = bytes
  *   exp, exp2: ival = 1 for the exact (full-range, no flush-to-zero) form */
 /* Cache hints of load/store (attr cache), PTX's qualifiers: a cache operator
  * (`ld.global.cg`) or an L1 eviction priority (`ld.global.L1::evict_last`), or
@@ -321,6 +328,30 @@ typedef struct FuncArg {
     ArgSpec spec;  /* ints: ==1 or %16==0; pointers: 16-byte aligned when DIV16 */
 } FuncArg;
 
+/* A tensor map (CUtensorMap) the launcher encodes before each launch from the run-time arguments
+ * and passes after them, as a 128-byte grid-constant parameter (the tma pass makes them).  Sizes
+ * and strides are host expressions over the kernel's arguments: sum of c * arg[a0] * arg[a1]
+ * (a = -1: none); a dim with no terms (n == 0) is unbounded. */
+enum { TMA_MAX_RANK = 5, TMA_MAX_TERMS = 4 };
+typedef struct HostTerm {
+    int64_t c;
+    int16_t a[2];
+} HostTerm;
+typedef struct HostExpr {
+    int n;
+    HostTerm t[TMA_MAX_TERMS];
+} HostExpr;
+typedef struct TensorMap {
+    int base;                      /* the pointer argument */
+    int rank;
+    int esize;                     /* bytes per element */
+    int swizzle;                   /* 0, 32, 64 or 128 bytes */
+    int32_t box[TMA_MAX_RANK];     /* elements per dim, innermost first */
+    HostExpr dim[TMA_MAX_RANK];    /* elements per dim; n == 0: unbounded */
+    HostExpr stride[TMA_MAX_RANK]; /* in elements, dims 1.. (stride[0] unused: 1) */
+} TensorMap;
+enum { TMA_UNBOUNDED = 0x7FFFFFFF, TIR_MAX_TMAPS = 16 };
+
 struct Func {
     struct Module *module;
     const char *name;
@@ -331,6 +362,8 @@ struct Func {
     uint32_t nvalues, cap_values;
     int num_warps, num_stages;
     int smem_bytes; /* total shared memory needed, set by smem_alloc */
+    TensorMap *tmaps; /* hidden parameters after the arguments, set by tma */
+    int ntmaps;
     Loc loc;
 };
 
@@ -339,6 +372,7 @@ typedef struct Module {
     Func **funcs;
     int nfuncs, cap_funcs;
     const char *arch; /* a target of support/target.h (checked by the driver) */
+    bool no_tma;      /* the driver's no_tma option: loads stay cp.async on sm_90a */
     /* interning tables */
     const Type **types;
     int ntypes, cap_types;
@@ -411,6 +445,9 @@ void tir_print_type(Str *s, const Type *t);
 void tir_print_layout(Str *s, const Layout *l);
 void tir_print_module(Str *s, const Module *m);
 void tir_print_func(Str *s, const Func *f);
+/* "base %a, esize 2, swizzle 128, box [64, 128], dims [%k, ?], strides [%lda]" (arguments by name),
+ * or with "$N" for argument N when by_index (the kernel metadata's form, read by the launcher). */
+void tir_print_tmap(Str *s, const Func *f, const TensorMap *tm, bool by_index);
 /* Parse the text form back (for pass tests).  Returns NULL on error (diagnostics in d). */
 Module *tir_parse(Arena *a, const SrcFile *src, Diag *d);
 

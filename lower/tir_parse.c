@@ -507,7 +507,7 @@ static const Type *type(Parser *P) {
     X(VALUE, "value") X(START, "start") X(END, "end") X(AXIS, "axis") X(PERM, "perm")          \
     X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
     X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder") \
-    X(XOR, "xor") X(MSG, "msg")
+    X(XOR, "xor") X(MSG, "msg") X(MAP, "map") X(BYTES, "bytes")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -545,6 +545,8 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_EXACT: return op == OP_EXP || op == OP_EXP2;
     case AK_XOR: return op == OP_GATHER;
     case AK_REMAINDER: return op == OP_FOR;
+    case AK_MAP: return op == OP_TMA_LOAD;
+    case AK_BYTES: return op == OP_MBAR_EXPECT;
     case AK_MSG: return op == OP_PRINT || op == OP_ASSERT || op == OP_INLINE_ASM;
     case AK_VEC:
     case AK_SMEM:
@@ -656,6 +658,8 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
         }
         case AK_EXACT: a->ival = int_lit(P, "exact", 0, 1); break;
         case AK_REMAINDER: a->ival = int_lit(P, "remainder", 0, 1); break;
+        case AK_MAP: a->ival = int_lit(P, "map", 0, TIR_MAX_TMAPS - 1); break;
+        case AK_BYTES: a->ival = int_lit(P, "bytes", 0, 1 << 20); break;
         case AK_MSG: { /* "..." with \" \\ \n */
             if (*P->p != '"') {
                 expected(P, "a string");
@@ -948,7 +952,85 @@ static void block_body(Parser *P, Block *b) {
     }
 }
 
-/* kernel = "kernel" "@" IDENT "(" (arg ("," arg)*)? ")" kopt* "{" NL inst* "}" NL
+/* harg = "%" IDENT  (a kernel argument) */
+static int16_t host_arg(Parser *P, Func *f) {
+    expect(P, "%");
+    const char *s;
+    size_t n = ident(P, &s);
+    for (int k = 0; k < f->nargs && !P->err; k++)
+        if (strlen(f->args[k].name) == n && !memcmp(f->args[k].name, s, n)) return (int16_t)k;
+    if (!P->err) perr(P, "'%%%.*s' is not an argument of the kernel", (int)n, s);
+    return 0;
+}
+
+/* hexpr = "?" | hterm ("+" hterm)*   hterm = INT | (INT "*")? harg ("*" harg)? */
+static void host_expr(Parser *P, Func *f, HostExpr *e) {
+    memset(e, 0, sizeof *e);
+    if (eat(P, "?")) return;
+    do {
+        if (e->n == TMA_MAX_TERMS) {
+            perr(P, "more than %d terms", TMA_MAX_TERMS);
+            return;
+        }
+        HostTerm *t = &e->t[e->n++];
+        t->c = 1;
+        t->a[0] = t->a[1] = -1;
+        sp(P);
+        if (peek(P) != '%') {
+            t->c = int_lit(P, "coefficient", -((int64_t)1 << 40), (int64_t)1 << 40);
+            if (!eat(P, "*")) continue;
+        }
+        t->a[0] = host_arg(P, f);
+        if (eat(P, "*")) t->a[1] = host_arg(P, f);
+    } while (!P->err && eat(P, "+"));
+}
+
+/* tmap = "tensor_map" INT "=" "base" harg "," "esize" INT "," "swizzle" INT "," "box" "[" INT,* "]" ","
+ *        "dims" "[" hexpr,* "]" "," "strides" "[" hexpr,* "]" NL  (one stride per dim after the first) */
+static void tensor_map(Parser *P, Func *f) {
+    int k = (int)int_lit(P, "tensor map", 0, TIR_MAX_TMAPS - 1);
+    if (!P->err && k != f->ntmaps) perr(P, "tensor map %d out of order (expected %d)", k, f->ntmaps);
+    expect(P, "=");
+    expect(P, "base");
+    if (P->err) return;
+    f->tmaps = arena_grow(P->a, f->tmaps, sizeof *f->tmaps * (size_t)f->ntmaps, sizeof *f->tmaps * (size_t)(f->ntmaps + 1));
+    TensorMap *tm = &f->tmaps[f->ntmaps++];
+    memset(tm, 0, sizeof *tm);
+    tm->base = host_arg(P, f);
+    expect(P, ",");
+    expect(P, "esize");
+    tm->esize = (int)int_lit(P, "element size", 1, 8);
+    expect(P, ",");
+    expect(P, "swizzle");
+    tm->swizzle = (int)int_lit(P, "swizzle", 0, 128);
+    expect(P, ",");
+    expect(P, "box");
+    expect(P, "[");
+    do {
+        if (tm->rank == TMA_MAX_RANK) perr(P, "rank over %d", TMA_MAX_RANK);
+        else tm->box[tm->rank++] = (int32_t)int_lit(P, "box size", 1, 256);
+    } while (!P->err && eat(P, ","));
+    expect(P, "]");
+    expect(P, ",");
+    expect(P, "dims");
+    expect(P, "[");
+    for (int d = 0; d < tm->rank && !P->err; d++) {
+        if (d) expect(P, ",");
+        host_expr(P, f, &tm->dim[d]);
+    }
+    expect(P, "]");
+    expect(P, ",");
+    expect(P, "strides");
+    expect(P, "[");
+    for (int d = 1; d < tm->rank && !P->err; d++) {
+        if (d > 1) expect(P, ",");
+        host_expr(P, f, &tm->stride[d]);
+    }
+    expect(P, "]");
+    end_line(P);
+}
+
+/* kernel = "kernel" "@" IDENT "(" (arg ("," arg)*)? ")" kopt* "{" NL tmap* inst* "}" NL
  * arg = "%" IDENT ":" type ("#div16" | "#one")?   kopt = ("num_warps"|"num_stages"|"smem") "=" INT */
 static void kernel(Parser *P) {
     sp(P);
@@ -1004,6 +1086,7 @@ static void kernel(Parser *P) {
     }
     expect(P, "{");
     end_line(P);
+    while (!P->err && eat(P, "tensor_map")) tensor_map(P, f);
     block_body(P, f->body);
     end_line(P);
 }

@@ -146,6 +146,8 @@ static void print_attrs(Printer *p, const Inst *i) {
         if (a->ival) str_printf(&t, "%spending=%lld", a->allow_tf32 ? ", " : "", (long long)a->ival);
         break;
     case OP_ASYNC_WAIT: str_printf(&t, "pending=%lld", (long long)a->ival); break;
+    case OP_TMA_LOAD: str_printf(&t, "map=%lld", (long long)a->ival); break;
+    case OP_MBAR_EXPECT: str_printf(&t, "bytes=%lld", (long long)a->ival); break;
     case OP_WGMMA_WAIT:
         if (a->ival) str_printf(&t, "pending=%lld", (long long)a->ival);
         break;
@@ -251,6 +253,11 @@ static void print_func(Printer *p, const Func *f) {
     str_printf(s, ") num_warps=%d num_stages=%d", f->num_warps, f->num_stages);
     if (f->smem_bytes) str_printf(s, " smem=%d", f->smem_bytes);
     str_puts(s, " {\n");
+    for (int k = 0; k < f->ntmaps; k++) {
+        str_printf(s, "  tensor_map %d = ", k);
+        tir_print_tmap(s, f, &f->tmaps[k], false);
+        str_puts(s, "\n");
+    }
     /* the body's args are the kernel arguments: print only the instructions */
     for (const Inst *i = f->body->first; i; i = i->next) print_inst(p, i, 1);
     str_puts(s, "}\n");
@@ -322,4 +329,44 @@ void tir_print_module(Str *s, const Module *m) {
         print_func(&p, m->funcs[i]);
     }
     free(p.alias);
+}
+
+static void print_host_arg(Str *s, const Func *f, int a, bool by_index) {
+    if (by_index) str_printf(s, "$%d", a);
+    else str_printf(s, "%%%s", f->args[a].name);
+}
+
+static void print_host_expr(Str *s, const Func *f, const HostExpr *e, bool by_index) {
+    if (!e->n) {
+        str_puts(s, "?");
+        return;
+    }
+    for (int k = 0; k < e->n; k++) {
+        const HostTerm *t = &e->t[k];
+        if (k) str_puts(s, " + ");
+        bool args = t->a[0] >= 0;
+        if (!args || t->c != 1) str_printf(s, "%lld%s", (long long)t->c, args ? "*" : "");
+        for (int j = 0; j < 2 && t->a[j] >= 0; j++) {
+            if (j) str_puts(s, "*");
+            print_host_arg(s, f, t->a[j], by_index);
+        }
+    }
+}
+
+void tir_print_tmap(Str *s, const Func *f, const TensorMap *tm, bool by_index) {
+    str_puts(s, "base ");
+    print_host_arg(s, f, tm->base, by_index);
+    str_printf(s, ", esize %d, swizzle %d, box [", tm->esize, tm->swizzle);
+    for (int d = 0; d < tm->rank; d++) str_printf(s, "%s%d", d ? ", " : "", tm->box[d]);
+    str_puts(s, "], dims [");
+    for (int d = 0; d < tm->rank; d++) {
+        if (d) str_puts(s, ", ");
+        print_host_expr(s, f, &tm->dim[d], by_index);
+    }
+    str_puts(s, "], strides [");
+    for (int d = 1; d < tm->rank; d++) {
+        if (d > 1) str_puts(s, ", ");
+        print_host_expr(s, f, &tm->stride[d], by_index);
+    }
+    str_puts(s, "]");
 }

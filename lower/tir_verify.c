@@ -641,7 +641,44 @@ static void check_wgmma_wait(Verifier *V, const Inst *i) {
     if (opt(V, i, 0) != rest(V, i)) verr(V, i, "result type %s differs from the operand's %s", tstr(V, rest(V, i)), tstr(V, opt(V, i, 0)));
 }
 
+/* mbar_*: a [stages, 1, 1] i64 shared buffer of mbarriers, then scalars */
+static bool check_bars(Verifier *V, const Inst *i, int k) {
+    const Type *b = opt(V, i, k);
+    if (b->rank != 3 || !is_shared(b) || b->dt != DT_I64 || b->shape[1] != 1 || b->shape[2] != 1) {
+        verr(V, i, "operand %d must be a [stages, 1, 1] i64 shared buffer of mbarriers, found %s", k, tstr(V, b));
+        return false;
+    }
+    return true;
+}
+
+static void check_scalars(Verifier *V, const Inst *i, int from, int to) {
+    for (int k = from; k < to && k < i->nops; k++) {
+        const Type *t = opt(V, i, k);
+        if (t->rank || !dtype_is_int(t->dt)) verr(V, i, "operand %d must be an integer scalar, found %s", k, tstr(V, t));
+    }
+}
+
+static void check_mbar(Verifier *V, const Inst *i) {
+    if (check_bars(V, i, 0)) check_scalars(V, i, 1, i->nops);
+}
+
+static void check_tma_load(Verifier *V, const Inst *i) {
+    const Type *b = opt(V, i, 0);
+    if (b->rank != 3 || !is_shared(b)) verr(V, i, "operand 0 must be a shared buffer, found %s", tstr(V, b));
+    if (!check_bars(V, i, 2)) return;
+    check_scalars(V, i, 1, 2);
+    check_scalars(V, i, 3, i->nops);
+    const TensorMap *tm = i->a.ival >= 0 && i->a.ival < V->f->ntmaps ? &V->f->tmaps[i->a.ival] : NULL;
+    if (!tm) verr(V, i, "tensor map %lld is not declared (the kernel has %d)", (long long)i->a.ival, V->f->ntmaps);
+    else if (i->nops - 4 != tm->rank) verr(V, i, "%d coordinates for tensor map %lld of rank %d", i->nops - 4, (long long)i->a.ival, tm->rank);
+}
+
 static const CheckFn op_checks[OP_COUNT] = {
+    [OP_MBAR_INIT] = check_mbar,
+    [OP_MBAR_INVAL] = check_mbar,
+    [OP_MBAR_EXPECT] = check_mbar,
+    [OP_MBAR_WAIT] = check_mbar,
+    [OP_TMA_LOAD] = check_tma_load,
     [OP_WGMMA_WAIT] = check_wgmma_wait,
     [OP_LOCAL_STORE] = check_local_store,
     [OP_LOCAL_ALLOC] = check_local_alloc,
@@ -688,7 +725,7 @@ static const struct {
     [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0}, [OP_ATOMIC_CAS] = {3, 4, 0},
     [OP_FOR] = {3, -1, 1},       [OP_WHILE] = {1, -1, 1}, [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
     [OP_ASYNC_COPY] = {3, 4, 0},  [OP_REDUCE_FN] = {1, -1, 1}, [OP_SCAN_FN] = {1, -1, 1}, [OP_PRINT] = {0, 64, 0},
-    [OP_INLINE_ASM] = {0, 16, 0},
+    [OP_INLINE_ASM] = {0, 16, 0}, [OP_TMA_LOAD] = {5, 4 + TMA_MAX_RANK, 0},
 };
 
 static bool check_counts(Verifier *V, const Inst *i) {

@@ -38,6 +38,7 @@ void tile_compiled_free(tile_compiled *c) {
     for (int k = 0; k < c->nkernels; k++) {
         free(c->kernels[k].name);
         free(c->kernels[k].signature);
+        free(c->kernels[k].tensor_maps);
     }
     free(c->kernels);
     memset(c, 0, sizeof *c);

@@ -432,3 +432,45 @@ Test(cli, gemm_scalar_configuration_logged, .timeout = 240) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
 }
+
+static bool have_ptxas(void) {
+    if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return true;
+    return system("command -v ptxas >/dev/null 2>&1") == 0;
+}
+
+/* `tile compile --emit cubin -v` reports ptxas's registers and, for a kernel that spills, says so and what its C API
+ * launches instead (tools/cmd_compile.c launchers[]); for a kernel no launcher takes, what might fit.
+ * The shipped kernels' const defaults spill nowhere (test_kernels ptxas_sm*): gemm on 4 warps does
+ * (128 x 128 with every element's address live); a 32768-element tile held across a reduction does. */
+Test(cli, compile_verbose_says_why_a_configuration_spills, .timeout = 120) {
+    if (!have_ptxas()) cr_skip("ptxas not found: tile compile -v's registers and spill notes NOT checked");
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/gemm/gemm.tile --kernel gemm_f16_f32 --emit cubin -o /dev/null -v --no-cache",
+                     buf, sizeof buf), 0, "%s", buf);
+    cr_expect(strstr(buf, "registers=") && strstr(buf, "spill_bytes=0"), "the const defaults: %s", buf);
+    cr_expect(!strstr(buf, "spills "), "the const defaults do not spill: %s", buf);
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/gemm/gemm.tile --kernel gemm_f16_f32 -D num_warps=4 --emit cubin -o /dev/null -v "
+                     "--no-cache", buf, sizeof buf), 0, "%s", buf);
+    const char *line = strstr(buf, "  gemm_f16_f32: spills ");
+    cr_assert(line, "no spill note: %s", buf);
+    int bytes = atoi(line + strlen("  gemm_f16_f32: spills "));
+    char want[64];
+    snprintf(want, sizeof want, "spill_bytes=%d\n", bytes);
+    cr_expect(bytes > 0 && strstr(buf, want), "the note's %d B is ptxas's: %s", bytes, buf);
+    cr_expect(strstr(line, "tile_gemm does not launch this configuration; it takes the kernel's first @config"), "%s", buf);
+
+    char dir[] = "/tmp/tile-cli-spill-XXXXXX", path[64], args[256];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/spilly.tile", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("kernel spilly(x: *f32, y: *f32) {\n    let r = arange(0, 32768);\n    let v = load(x + r);\n"
+          "    store(y + r, v * v + sum(v, axis=0));\n}\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "compile %s --emit cubin -o /dev/null -v --no-cache", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 0, "%s", buf);
+    cr_expect(strstr(buf, "  spilly: spills ") &&
+                  strstr(buf, "at the const defaults, nothing specialized: more registers than a thread has"), "%s", buf);
+    cr_expect(!strstr(buf, "does not launch"), "no C API launches this file: %s", buf);
+    remove(path);
+    rmdir(dir);
+}

@@ -129,7 +129,10 @@ static void run_case(const Case *c) {
         if (k % 16 == 0) specs[ns++] = "k=16";
     }
     /* TILE_TEST_ARCH=sm_90a with TILE_TEST_DEVICE=emu:sm_90a: the same checks on Hopper code (wgmma) */
-    tile_compile_options o = {.kernel = kn, .defines = defines, .specialize = specs, .arch = getenv("TILE_TEST_ARCH")};
+    /* launched through the device layer, which passes no tensor maps (tile_launch builds them; the
+     * tile_gemm tests run the sm_90a tensor-map loads): per-thread cp.async here */
+    tile_compile_options o = {.size = sizeof o, .kernel = kn, .defines = defines, .specialize = specs, .arch = getenv("TILE_TEST_ARCH"),
+                              .no_tma = 1};
     tile_compiled comp;
     tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &comp);
     cr_assert_eq(st, TILE_OK, "%s: %s\n%s", kn, tile_status_string(st), comp.diagnostics);
@@ -327,17 +330,36 @@ Test(gemm, pipelined_ptx_sm90a) {
         {"gemm_e5m2_f32", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2", "cvt.f16"},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        tile_compile_options o = {.kernel = cs[i].kernel, .specialize = specs, .arch = "sm_90a"};
+        tile_compile_options o = {.size = sizeof o, .kernel = cs[i].kernel, .specialize = specs, .arch = "sm_90a"};
         tile_compiled c;
         cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
         cr_expect(strstr(c.ptx, cs[i].want), "%s: no %s", cs[i].kernel, cs[i].want);
         cr_expect(!strstr(c.ptx, cs[i].not_want), "%s: %s in the PTX", cs[i].kernel, cs[i].not_want);
         if (strstr(cs[i].want, "wgmma")) {
-            cr_expect(strstr(c.ptx, "fence.proxy.async.shared::cta"), "%s: no proxy fence before wgmma", cs[i].kernel);
+            /* A through a tensor map (an mbarrier says it has landed), B too unless the dot re-stages it
+             * K-major (i8 and f8 with a [K][N] B: a generic-proxy write, fenced) */
+            cr_expect(strstr(c.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"),
+                      "%s: no tensor-map copy", cs[i].kernel);
+            cr_expect(strstr(c.ptx, "mbarrier.try_wait.parity.shared::cta.b64"), "%s: no mbarrier wait", cs[i].kernel);
+            cr_expect(strstr(c.ptx, ".param .align 64 .b8 gemm_"), "%s: no tensor-map parameter", cs[i].kernel);
+            cr_expect(!strstr(c.ptx, "cp.async.cg.shared.global"), "%s: per-thread cp.async left", cs[i].kernel);
+            bool b_restaged = strstr(cs[i].kernel, "i8") || strstr(cs[i].kernel, "e4m3") || strstr(cs[i].kernel, "e5m2"); /* one byte */
+            cr_expect(strstr(c.kernels[0].tensor_maps, "base $0, esize") &&
+                          (b_restaged || strstr(c.kernels[0].tensor_maps, "; base $1, esize")),
+                      "%s: tensor maps '%s'", cs[i].kernel, c.kernels[0].tensor_maps);
             cr_expect(strstr(c.ptx, "wgmma.wait_group.sync.aligned 0"), "%s: no wgmma wait", cs[i].kernel);
             cr_expect(strstr(c.ptx, ".align 1024"), "%s: shared tiles not 1024-byte aligned", cs[i].kernel);
         }
         tile_compiled_free(&c);
+        /* no_tma: per-thread cp.async, published to wgmma with a proxy fence */
+        if (strstr(cs[i].want, "wgmma")) {
+            o.no_tma = 1;
+            cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+            cr_expect(strstr(c.ptx, "cp.async.cg.shared.global") && !strstr(c.ptx, "cp.async.bulk.tensor") && !*c.kernels[0].tensor_maps,
+                      "%s: no_tma", cs[i].kernel);
+            cr_expect(strstr(c.ptx, "fence.proxy.async.shared::cta"), "%s: no proxy fence before wgmma", cs[i].kernel);
+            tile_compiled_free(&c);
+        }
     }
 }
 

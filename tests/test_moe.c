@@ -136,18 +136,19 @@ static void draw_row(const RouterCfg *c, double *l, void *dst) {
 
 static void router_case(TileDevice *dev, const RouterCfg *c, int T) {
     static const char *kn[] = {"moe_router_f32", "moe_router_bf16", "moe_router_f16"};
-    int E = c->E, K = c->K, BE = pow2_at_least(E), BT = BE >= 128 ? 8 : 16;
+    /* from 512 experts as tile_moe_forward takes them (kernels/moe/moe.c): one token a program, KP 128 */
+    int E = c->E, K = c->K, BE = pow2_at_least(E), BT = BE >= 512 ? 1 : BE >= 128 ? 8 : 16;
     char defs[256];
     snprintf(defs, sizeof defs, "K=%d KP=%d BT=%d BE=%d SCORING=%d RENORM=%s GROUPED=%s GROUP_TOP2=%s HAS_BIAS=%s", K,
-             pow2_at_least(K), BT, BE, c->scoring, c->renorm ? "true" : "false", c->grouped ? "true" : "false",
+             BE >= 512 ? 128 : pow2_at_least(K), BT, BE, c->scoring, c->renorm ? "true" : "false", c->grouped ? "true" : "false",
              c->top2 ? "true" : "false", c->bias ? "true" : "false");
     Kern k;
     kload(dev, &k, "router.tile", kn[c->logit_type], defs);
     int sl = E + 3; /* row stride past the experts */
     size_t eb = c->logit_type == 0 ? 4 : 2;
     char *hl = calloc((size_t)T * sl, eb);
-    double *l = calloc((size_t)T * sl, sizeof(double)), bias[256];
-    float fbias[256];
+    double *l = calloc((size_t)T * sl, sizeof(double)), bias[1024];
+    float fbias[1024];
     for (int e = 0; e < E; e++) fbias[e] = (float)(irand(9) - 4) / 8.0f, bias[e] = fbias[e];
     int *want_ids = malloc(sizeof(int) * (size_t)T * K);
     double *want_w = malloc(sizeof(double) * (size_t)T * K);
@@ -213,6 +214,10 @@ Test(moe, router_sigmoid_grouped) {
         {.E = 128, .K = 2, .scoring = 1, .renorm = true, .scale = 1, .logit_type = 1},
         {.E = 8, .K = 8, .scoring = 1, .scale = 1, .logit_type = 2},
         {.E = 64, .K = 2, .scoring = 0, .renorm = true, .scale = 1, .logit_type = 1},
+        /* 513-1024 experts: one token a program, [1, 128] output tiles (grouped top-1 spilled at KP 8 on sm_90a) */
+        {.E = 1000, .K = 1, .scoring = 1, .renorm = true, .grouped = true, .top2 = true, .bias = true, .n_group = 8, .topk_group = 3,
+         .scale = 1},
+        {.E = 600, .K = 8, .scoring = 0, .renorm = true, .grouped = true, .n_group = 4, .topk_group = 2, .scale = 1.5f, .logit_type = 1},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
         for (int ti = 0; ti < 3; ti++) router_case(dev, &cs[i], TOKENS[ti]);

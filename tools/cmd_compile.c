@@ -6,7 +6,9 @@
  *   3. diagnostics, IR dumps and timings to stderr; the library's status
  *      becomes the exit status (an unknown -D name is a usage error);
  *   4. the chosen form to -o (standard output when absent or '-'), and with
- *      -v each kernel's metadata and ptxas's report to stderr. */
+ *      -v each kernel's metadata and ptxas's report to stderr (with --emit
+ *      cubin: registers, spill bytes and, for a kernel that spills, what its
+ *      C API launches instead, launchers[]). */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 
@@ -23,12 +25,14 @@ static const char usage[] =
     "  -g                     compile device_assert checks (otherwise they compile to nothing)\n"
     "  --num-sms N            num_sms() in kernels (default: 132)\n"
     "  --no-line-info         no .file/.loc directives (the .tile file, line and column) in the PTX\n"
+    "  --no-tma               sm_90a: keep pipelined tiles on per-thread cp.async (no tensor maps)\n"
     "  -I DIR                 search DIR for imports\n"
     "  --emit tir|llvm|ptx|cubin   what to write (default ptx)\n"
     "  -o OUT                 output file (default or '-': standard output; cubin needs -o)\n"
     "  --dump-after PASS|all  print the Tile IR after a pass (or 'frontend') to stderr\n"
     "  --time-passes          print the time of each stage to stderr\n"
-    "  -v, --verbose          print kernel metadata (and ptxas -v with --emit cubin) to stderr\n"
+    "  -v, --verbose          print kernel metadata to stderr; with --emit cubin also ptxas -v's registers and\n"
+    "                         spill bytes, and what the C APIs launch instead of a configuration that spills\n"
     "  --no-cache             compile even when the compile cache has the result\n"
     "  -h, --help             this text\n"
     "\n"
@@ -40,7 +44,7 @@ static const char usage[] =
 typedef enum Emit { EMIT_TIR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
 static const char *const emit_names[] = {"tir", "llvm", "ptx", "cubin", NULL};
 
-enum { OPT_KERNEL = 256, OPT_ARCH, OPT_SPECIALIZE, OPT_NO_ALIGN_PTRS, OPT_EMIT, OPT_DUMP_AFTER, OPT_TIME_PASSES, OPT_NO_CACHE, OPT_NUM_SMS, OPT_NO_LINE_INFO };
+enum { OPT_KERNEL = 256, OPT_ARCH, OPT_SPECIALIZE, OPT_NO_ALIGN_PTRS, OPT_EMIT, OPT_DUMP_AFTER, OPT_TIME_PASSES, OPT_NO_CACHE, OPT_NUM_SMS, OPT_NO_LINE_INFO, OPT_NO_TMA };
 
 static const struct option options[] = {
     {"kernel", required_argument, NULL, OPT_KERNEL},
@@ -54,6 +58,7 @@ static const struct option options[] = {
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
     {"num-sms", required_argument, NULL, OPT_NUM_SMS},
     {"no-line-info", no_argument, NULL, OPT_NO_LINE_INFO},
+    {"no-tma", no_argument, NULL, OPT_NO_TMA},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -87,6 +92,7 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
         case 'g': a->o.debug = 1; break;
         case OPT_NUM_SMS: rc = cli_int(&g, 1, 65536, &a->o.num_sms); break;
         case OPT_NO_LINE_INFO: a->o.no_line_info = 1; break;
+        case OPT_NO_TMA: a->o.no_tma = 1; break;
         default: return CLI_EXIT_USAGE;
         }
     }
@@ -105,13 +111,67 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
     return CLI_CONTINUE;
 }
 
-static void print_kernels(const tile_compiled *c) {
+/* The shipped kernel files (under kernels/) and the C API that launches their
+ * kernels, with how it chooses a configuration: what -v says of a kernel that
+ * spills.  tests/test_kernels.c assembles every configuration a launcher can
+ * choose (launched_configs_no_spills) and the const defaults (ptxas_sm*) and
+ * finds no spills, so a configuration that spills is one no launcher takes;
+ * the rules are the launchers' own (kernels/<family>/<family>.c, docs/kernels.md). */
+static const struct {
+    const char *file, *api, *rule;
+} launchers[] = {
+    {"gemm/gemm.tile", "tile_gemm",
+     "the kernel's first @config (or a tuned one) where m, n, k, lda, ldb are multiples of 16 and the pointers "
+     "16-byte aligned, else the const defaults; beta or an activation only below 128 accumulator registers a "
+     "thread, and with wgmma a bias only below BN 256 (tile_gemm_with_config launches the caller's as given)"},
+    {"attention/attention.tile", "tile_attention_fwd",
+     "BLOCK_D the power of two >= head_dim, BM 64 and BN 64 (32 above BLOCK_D 64) on 4 warps, 8 above 128; on "
+     "sm_90a BM 128 on 8 warps"},
+    {"attention/paged_attention.tile", "tile_attention_decode_paged",
+     "BLOCK_D the power of two >= head_dim, BM the power of two >= max(16, group * tokens), BN 64 below BLOCK_D "
+     "128, 32 at 128, 16 above it from BM 64, 8 warps above BLOCK_D 128"},
+    {"moe/experts.tile", "tile_moe_forward",
+     "BM 16, 32 or 64 by the slots per expert, BN 64 (gate_up: 32 without 16-byte vector loads), BK 32 (16 for "
+     "gate_up with block scales at BM 16 without vectors)"},
+    {"moe/router.tile", "tile_moe_forward",
+     "BE the power of two >= experts, BT 16 tokens a program (fewer from BE 256, 1 from BE 512), KP the power of "
+     "two >= topk, at least 2 (128 from BE 512)"},
+    {"moe/align.tile", "tile_moe_forward", "BE the power of two >= experts, scan chunks of 1024-2048 elements"},
+};
+
+/* The launcher of a compiled file: its path ends in "/<file>" or is <file>; NULL for any other source. */
+static int launcher_of(const char *path) {
+    size_t n = strlen(path);
+    for (int i = 0; i < (int)(sizeof launchers / sizeof launchers[0]); i++) {
+        size_t m = strlen(launchers[i].file);
+        if (n >= m && !strcmp(path + n - m, launchers[i].file) && (n == m || path[n - m - 1] == '/')) return i;
+    }
+    return -1;
+}
+
+/* For a kernel ptxas reports spilling: a line saying so, and what its launcher takes instead. */
+static void print_spill_note(const CompileArgs *a, const tile_kernel_info *ki) {
+    bool unspecialized = !a->defines.n && !a->specs.n;
+    int l = launcher_of(a->file);
+    if (l < 0) {
+        const char *at = unspecialized ? "the const defaults, nothing specialized" : "this configuration";
+        fprintf(stderr, "  %s: spills %d B (ptxas -v) at %s: more registers than a thread has; a smaller tile, more warps or "
+                        "fewer stages may fit\n", ki->name, ki->spill_bytes, at);
+        return;
+    }
+    fprintf(stderr, "  %s: spills %d B (ptxas -v): %s does not launch %s; it takes %s\n", ki->name, ki->spill_bytes,
+            launchers[l].api, unspecialized ? "the unspecialized kernel" : "this configuration", launchers[l].rule);
+}
+
+static void print_kernels(const CompileArgs *a, const tile_compiled *c) {
     for (int k = 0; k < c->nkernels; k++) {
         const tile_kernel_info *ki = &c->kernels[k];
         fprintf(stderr, "kernel %s(%s) num_warps=%d num_stages=%d smem=%d", ki->name, ki->signature, ki->num_warps, ki->num_stages,
                 ki->smem_bytes);
         if (ki->registers >= 0) fprintf(stderr, " registers=%d spill_bytes=%d", ki->registers, ki->spill_bytes);
         fputc('\n', stderr);
+        if (ki->registers >= 0 && ki->spill_bytes > 0) print_spill_note(a, ki);
+        if (ki->tensor_maps && *ki->tensor_maps) fprintf(stderr, "  tensor maps (built by tile_launch): %s\n", ki->tensor_maps);
     }
     if (c->ptxas_log) fputs(c->ptxas_log, stderr);
 }
@@ -150,7 +210,7 @@ int cmd_compile(int argc, char **argv) {
     }
     if (rc == CLI_EXIT_OK) {
         rc = write_output(&a, &c);
-        if (a.verbose) print_kernels(&c);
+        if (a.verbose) print_kernels(&a, &c);
     }
     tile_compiled_free(&c);
 out:

@@ -94,6 +94,8 @@ typedef struct tile_compile_options {
                     compiles (tile_module_load_*), else 132 */
     int no_line_info; /* 1: no .file/.loc directives in the PTX (0: each instruction names its .tile file, line and
                          column, which ptxas keeps for profilers and the emulator's reports print) */
+    int no_tma;       /* 1: on sm_90a, software-pipelined tiles stay per-thread cp.async (0: where the pointers are a
+                         rectangular tile of an argument, they stream through tensor maps, which the launcher builds) */
 } tile_compile_options;
 
 typedef struct tile_kernel_info {
@@ -104,6 +106,11 @@ typedef struct tile_kernel_info {
     char *signature;    /* run-time parameters, e.g. "*f32:16, *f32:16, i32" (:16 divisible/aligned, =1 equal to one) */
     int registers;      /* from ptxas -v, -1 when not assembled */
     int spill_bytes;    /* spill stores + loads bytes from ptxas -v, -1 when not assembled */
+    /* Since 0.2: the tensor maps the kernel takes after its arguments (sm_90a, "" when none), built by
+     * tile_launch from the arguments before each launch: "base $0, esize 2, swizzle 128, box [64, 128],
+     * dims [$6, $4], strides [$7]; ..." ($N: argument N; dims innermost first, "?" unbounded; strides in
+     * elements, one per dim after the first).  Launching such a kernel another way must pass them. */
+    char *tensor_maps;
 } tile_kernel_info;
 
 typedef struct tile_compiled {

@@ -203,9 +203,11 @@ static int words_int(const char *text, const char *name, int dflt) {
 
 /* Does configuration text leave room for the epilogue?  A tile whose accumulator takes 128 registers a
  * thread (BM * BN / (32 * num_warps): BM=BN=128 on 4 warps, 128 x 256 on 8) has none left for beta's C
- * tile or an activation's temporaries: ptxas -v reports 48-336 bytes of spills there. */
-static bool epilogue_fits(const char *text, const tile_gemm_args *a) {
-    if (a->beta == 0 && a->activation == TILE_ACT_NONE) return true;
+ * tile or an activation's temporaries: ptxas -v reports 48-336 bytes of spills there.  With wgmma a bias
+ * too at BN 256: a thread adds 64 columns of it (72 bytes of spills at 128 x 256 x 32 on 8 warps). */
+static bool epilogue_fits(const char *text, const tile_gemm_args *a, bool wgmma) {
+    bool heavy = a->beta != 0 || a->activation != TILE_ACT_NONE || (wgmma && a->bias && words_int(text, "BN", 128) > 128);
+    if (!heavy) return true;
     int64_t acc = (int64_t)words_int(text, "BM", 128) * words_int(text, "BN", 128) / (32 * words_int(text, "num_warps", 4));
     return acc < 128;
 }
@@ -337,18 +339,21 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         rt_debug("tune", "%s: tuned %s set aside: %s (operands read element by element)", pr->kernel, tuned_cfg, why);
     int tuned = t != NULL && vec;
     const char *chosen = tuned ? tuned_cfg : vec ? pr->vector_config : pr->scalar_config;
-    char reason[512] = ""; /* why the scalar configuration: logged when the variant is compiled or read from the disk cache */
+    char reason[512] = ""; /* why not the first choice: logged when the variant is compiled or read from the disk cache */
     const Target *tg = target_find(rt_arch(ctx));
+    bool wgmma = tg && tg->mma == WGMMA;
     bool block = a->scale_mode == TILE_SCALE_BLOCK;
     if (block && !config) { /* the tuning database's winners are for the unscaled loop */
         if (t && rt_options()->debug_tune) rt_debug("tune", "%s: tuned %s set aside: block scales", pr->kernel, tuned_cfg);
         tuned = 0;
-        chosen = !vec ? block_scalar_config : tg && tg->mma == WGMMA ? block_wgmma_config : block_vector_config;
+        chosen = !vec ? block_scalar_config : wgmma ? block_wgmma_config : block_vector_config;
         if (!vec) snprintf(reason, sizeof reason, "%s, so A and B are read element by element: block scales' %s", why, chosen);
-    } else if (!config && !epilogue_fits(chosen, a)) {
-        snprintf(reason, sizeof reason, "%s leaves no registers for the epilogue's %s: the scalar configuration %s", chosen,
-                 a->beta != 0 ? "beta * C" : "activation", pr->scalar_config);
-        chosen = pr->scalar_config, tuned = 0;
+    } else if (!config && !epilogue_fits(chosen, a, wgmma)) {
+        const char *other = vec && epilogue_fits(pr->vector_config, a, wgmma) ? pr->vector_config : pr->scalar_config;
+        snprintf(reason, sizeof reason, "%s leaves no registers for the epilogue's %s: the %s configuration %s", chosen,
+                 a->beta != 0 ? "beta * C" : a->activation != TILE_ACT_NONE ? "activation" : "bias",
+                 other == pr->vector_config ? "vector" : "scalar", other);
+        chosen = other, tuned = 0;
     } else if (!config && !vec)
         snprintf(reason, sizeof reason, "%s, so A and B are read element by element: the scalar configuration %s, not %s", why,
                  pr->scalar_config, pr->vector_config);
@@ -380,7 +385,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
      * (wgmma k32 steps); f16/bf16 products of at least 128 x 256 with no beta, bias or activation as
      * 128 x 256 x 64 tiles over two warpgroups (one m64n256 wgmma slab each), 3 stages (4 buffers
      * with the wgmma in flight: 192 KiB), 191 registers, 0 spills */
-    bool wg = tg && tg->mma == WGMMA && !config && !tuned && chosen == pr->vector_config;
+    bool wg = wgmma && !config && !tuned && chosen == pr->vector_config;
     if (wg && f8) shipped_define(&v, "BK", 64);
     if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && a->m >= 128 && a->n >= 256 && a->beta == 0 &&
         a->activation == TILE_ACT_NONE && !a->bias) { /* a bias's loads in the epilogue spill 72 B at this tile */

@@ -3,7 +3,7 @@
  * What it launches, in order, on the caller's stream, and the variants:
  *   moe_router_{f32,bf16,f16} (router.tile, by logits_dtype; only with
  *     router_logits), grid cdiv(tokens, BT): defines K, KP (K rounded up to
- *     a power of two, at least 2; 8 from BE 512), BE (experts rounded up),
+ *     a power of two, at least 2; 128 from BE 512), BE (experts rounded up),
  *     BT (16, fewer as BE grows, 1 from BE 512), SCORING, RENORM,
  *     GROUPED, GROUP_TOP2, HAS_BIAS;
  *   a memset of out (unless accumulating);
@@ -13,7 +13,8 @@
  *   moe_gate_up_{f16,bf16}[_e4m3_channel|_e4m3_block] (experts.tile; the
  *     suffix by weight_dtype and scales), grid (max_blocks, cdiv(inter, 64)),
  *     and moe_down_* likewise, grid (max_blocks, cdiv(hidden, 64)): defines
- *     BM, BN=64 (gate_up: 32 when its loads are not 16-byte vectors), BK=32;
+ *     BM, BN=64 (gate_up: 32 when its loads are not 16-byte vectors), BK=32
+ *     (gate_up with block scales at BM 16 and no vectors: 16);
  *     specializations hidden=16, inter=16 and sx=16 (gate_up) or so=16
  *     (down) where those are multiples of 16.  Every variant: no_align_ptrs
  *     when a pointer is not 16-byte aligned.
@@ -25,7 +26,8 @@
  *   2. Choose the block shape: BM (rows per expert block) from the average
  *      number of slots per expert (16, 32 or 64), BN = 64 (gate_up: 32 when
  *      hidden, inter or ldx is not a multiple of 16 or a pointer is not
- *      16-byte aligned, moe_vectorized), BK = 32; the router's and the
+ *      16-byte aligned, moe_vectorized), BK = 32 (16 for that gate_up with
+ *      block scales at BM 16); the router's and the
  *      alignment's tile sizes from the expert count.
  *   3. Lay out the workspace (tile_moe_workspace_size): top-k ids and
  *      weights when the router makes them and the caller gave no buffers,
@@ -53,8 +55,11 @@
  * gate_up takes BN_SCALAR columns when its loads are not 16-byte vectors
  * (moe_vectorized): element by element, every element of its three tiles
  * keeps its own address in registers beside two accumulators, and BN = 64
- * spills (ptxas -v; tests/test_kernels.c checks both with ptxas). */
-enum { CHUNK = 64, COUNT_BE = 64, BN = 64, BN_SCALAR = 32, BK = 32, MAX_EXPERTS = 1024, QBLOCK = 128 };
+ * spills (ptxas -v; tests/test_kernels.c checks both with ptxas).  With
+ * block-scaled weights at BM 16 it takes BK_SCALAR_BLOCK too: ptxas holds
+ * that kernel to 128 registers and spilled 8 bytes on sm_90a at BK 32 (64
+ * registers at 16). */
+enum { CHUNK = 64, COUNT_BE = 64, BN = 64, BN_SCALAR = 32, BK = 32, BK_SCALAR_BLOCK = 16, MAX_EXPERTS = 1024, QBLOCK = 128 };
 
 typedef struct Plan {
     int64_t n_slots, chunks, max_blocks;
@@ -224,10 +229,13 @@ kernels:; /* 2-4. */
     tile_kernel *k_router = NULL, *k_count, *k_scan, *k_scatter, *k_gate_up, *k_down;
     /* The router's [BT, BE] tiles: BT tokens a program.  ptxas -v showed spills (tests/test_kernels.c checks
      * these): with KP = 1 the [BT, 1] outputs lay the whole tile out along tokens (11-50 KB at BE = 1024), so
-     * KP >= 2; from BE = 512 on, grouped selection keeps too many tiles live unless a program takes one token
-     * (the layout replicates a tile over warps when BT is below the warp count), and KP = 8 there. */
+     * KP >= 2; from BE = 512 on, grouped selection keeps too many tiles live unless a program takes one token,
+     * and KP = 128 there: the [1, KP] outputs' layout reaches the [1, BE] tiles through the reductions, and
+     * one narrower than 32 lanes x 4 warps puts the warps over the one token (each warp a copy of the tile,
+     * BE / 32 elements a thread: 255 registers and 80 bytes of spills on sm_90a at BE 1024, topk 1); at 128
+     * they spread over the experts (72-80 registers, no spills). */
     int64_t bt = p.be >= 512 ? 1 : shipped_max(1, shipped_min(16, 2048 / p.be));
-    int64_t kp = p.be >= 512 ? 8 : shipped_max(2, shipped_pow2_at_least(a->topk));
+    int64_t kp = p.be >= 512 ? 128 : shipped_max(2, shipped_pow2_at_least(a->topk));
     if (p.router) {
         static const char *const rn[] = {[TILE_F32] = "moe_router_f32", [TILE_BF16] = "moe_router_bf16", [TILE_F16] = "moe_router_f16"};
         ShippedVariant v = shipped_variant(rn[a->logits_dtype]);
@@ -262,13 +270,15 @@ kernels:; /* 2-4. */
     snprintf(dn_name, sizeof dn_name, "moe_down_%s%s", bf ? "bf16" : "f16", wsuffix);
     ShippedVariant gate_up = shipped_variant(gu_name), down = shipped_variant(dn_name);
     ShippedVariant *experts_v[] = {&gate_up, &down};
-    int64_t gate_bn = moe_vectorized(a, ldx, no_align) ? BN : BN_SCALAR;
+    bool vec = moe_vectorized(a, ldx, no_align);
+    int64_t gate_bn = vec ? BN : BN_SCALAR;
+    int64_t gate_bk = !vec && p.bm == 16 && a->scales == TILE_MOE_SCALES_BLOCK128 ? BK_SCALAR_BLOCK : BK;
     ShippedVariant *all_v[] = {&count, &scatter, &scan, &gate_up, &down};
     for (int i = 0; i < (int)ARRAY_LEN(all_v); i++) all_v[i]->no_align_ptrs = no_align;
     for (int i = 0; i < 2; i++) {
         shipped_define(experts_v[i], "BM", p.bm);
         shipped_define(experts_v[i], "BN", i == 0 ? gate_bn : BN);
-        shipped_define(experts_v[i], "BK", BK);
+        shipped_define(experts_v[i], "BK", i == 0 ? gate_bk : BK);
         shipped_spec16(experts_v[i], "hidden", a->hidden);
         shipped_spec16(experts_v[i], "inter", a->inter);
     }

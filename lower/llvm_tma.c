@@ -1,0 +1,150 @@
+/* llvm_tma.c - tensor-map copies and mbarriers (sm_90a), the ops the tma pass makes.
+ *
+ *   - The kernel's tensor maps are parameters after its arguments: `ptr byval([128 x i8])
+ *     align 64 "nvvm.grid_constant"`, which NVPTX emits as `.param .align 64 .b8 x[128]`;
+ *     the copies name them by their generic address (cvta.param).
+ *   - mbar_init / mbar_inval / mbar_expect and tma_load are one thread's work (thread 0, and
+ *     `run`): a branch around the instructions.  mbar_init ends with
+ *     fence.mbarrier_init, so the tensor copies' completions see the initialized objects.
+ *   - mbar_wait is every thread's: a loop around mbarrier.try_wait.parity (which itself
+ *     waits a while before it fails), its predicate returned through selp.
+ *   - A stage of rows wider than 128 bytes is 128-byte panels (llvm_mma.c's tile_make on
+ *     sm_90a): one box per panel, the panel's columns added to the innermost coordinate.
+ *   The stage's layout is the hardware swizzle of the tensor map (tma.c chose it to match
+ *   llvm_mma.c's swz_offset), so the readers are unchanged. */
+#include "llvm_ctx.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void ll_tma_params(LL *l, LLVMTypeRef *pt, int from, int n) {
+    for (int k = 0; k < n; k++) pt[from + k] = LLVMPointerTypeInContext(l->ctx, 0);
+}
+
+void ll_tma_param_attrs(LL *l, int from, int n) {
+    LLVMTypeRef map = LLVMArrayType2(l->t_i8, 128);
+    unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5), align = LLVMGetEnumAttributeKindForName("align", 5);
+    for (int k = 0; k < n; k++) {
+        unsigned idx = (unsigned)(from + k) + 1;
+        LLVMAddAttributeAtIndex(l->fn, idx, LLVMCreateTypeAttribute(l->ctx, byval, map));
+        LLVMAddAttributeAtIndex(l->fn, idx, LLVMCreateEnumAttribute(l->ctx, align, 64));
+        LLVMAddAttributeAtIndex(l->fn, idx, LLVMCreateStringAttribute(l->ctx, "nvvm.grid_constant", 18, "", 0));
+        char name[32];
+        snprintf(name, sizeof name, "tensor_map_%d", k);
+        LLVMSetValueName2(LLVMGetParam(l->fn, idx - 1), name, strlen(name));
+    }
+}
+
+/* Thread 0 (and cond, when not NULL) runs what follows until one_end. */
+static LLVMBasicBlockRef one_begin(LL *l, LLVMValueRef cond) {
+    LLVMValueRef me = LLVMBuildICmp(l->b, LLVMIntEQ, l->tid, ll_i32(l, 0), "");
+    if (cond) me = LLVMBuildAnd(l->b, me, cond, "");
+    LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "one");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "one.join");
+    LLVMBuildCondBr(l->b, me, then, join);
+    LLVMPositionBuilderAtEnd(l->b, then);
+    return join;
+}
+
+static void one_end(LL *l, LLVMBasicBlockRef join) {
+    LLVMBuildBr(l->b, join);
+    LLVMPositionBuilderAtEnd(l->b, join);
+}
+
+static LLVMValueRef i1_of(LL *l, LLVMValueRef v) {
+    LLVMTypeRef t = LLVMTypeOf(v);
+    return LLVMGetIntTypeWidth(t) == 1 ? v : LLVMBuildICmp(l->b, LLVMIntNE, v, LLVMConstInt(t, 0, 0), "");
+}
+
+static LLVMValueRef as_i32(LL *l, LLVMValueRef v) {
+    unsigned w = LLVMGetIntTypeWidth(LLVMTypeOf(v));
+    return w == 32 ? v : w > 32 ? LLVMBuildTrunc(l->b, v, l->t_i32, "") : LLVMBuildSExt(l->b, v, l->t_i32, "");
+}
+
+/* The 32-bit shared address of byte `off` of the buffer value v (its scratch offset). */
+static LLVMValueRef saddr(LL *l, ValueId buf, LLVMValueRef off) {
+    LLVMValueRef o = LLVMBuildAdd(l->b, ll_get(l, buf, NULL)[0], off, "");
+    return LLVMBuildPtrToInt(l->b, ll_smem_ptr(l, 0, o), l->t_i32, "");
+}
+
+static LLVMValueRef bar_addr(LL *l, ValueId bars, LLVMValueRef stage) {
+    return saddr(l, bars, LLVMBuildMul(l->b, as_i32(l, stage), ll_i32(l, 8), ""));
+}
+
+static void emit_tma_load(LL *l, Inst *i) {
+    Func *f = l->f;
+    const TensorMap *tm = &f->tmaps[i->a.ival];
+    const Type *bt = tir_vtype(f, i->ops[0]);
+    int eb = dtype_bits(bt->dt) / 8, contig = bt->layout->order[0] - 1;
+    int rows = contig == 1 ? bt->shape[1] : bt->shape[2], cols = contig == 1 ? bt->shape[2] : bt->shape[1];
+    int rb = cols * eb, panels = rb > 128 ? rb / 128 : 1;
+    LLVMValueRef stage_off = LLVMBuildMul(l->b, as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, rows * rb), "");
+    LLVMValueRef bar = bar_addr(l, i->ops[2], ll_get(l, i->ops[1], NULL)[0]);
+    LLVMValueRef coord[TMA_MAX_RANK];
+    for (int d = 0; d < tm->rank; d++) coord[d] = as_i32(l, ll_get(l, i->ops[4 + d], NULL)[0]);
+    LLVMValueRef map = LLVMGetParam(l->fn, (unsigned)(f->nargs + i->a.ival));
+    LLVMBasicBlockRef join = one_begin(l, i1_of(l, ll_get(l, i->ops[3], NULL)[0]));
+    char text[256], cons[64];
+    int q = snprintf(text, sizeof text,
+                     "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {", tm->rank);
+    int cq = snprintf(cons, sizeof cons, "r,l");
+    for (int d = 0; d < tm->rank; d++) {
+        q += snprintf(text + q, sizeof text - (size_t)q, "%s$%d", d ? ", " : "", 2 + d);
+        cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
+    }
+    snprintf(text + q, sizeof text - (size_t)q, "}], [$%d];", 2 + tm->rank);
+    snprintf(cons + cq, sizeof cons - (size_t)cq, ",r,~{memory}");
+    for (int p = 0; p < panels; p++) {
+        LLVMValueRef args[3 + TMA_MAX_RANK];
+        args[0] = saddr(l, i->ops[0], LLVMBuildAdd(l->b, stage_off, ll_i32(l, p * rows * 128), ""));
+        args[1] = map;
+        for (int d = 0; d < tm->rank; d++) args[2 + d] = coord[d];
+        if (p) args[2] = LLVMBuildAdd(l->b, coord[0], ll_i32(l, p * (128 / eb)), "");
+        args[2 + tm->rank] = bar;
+        ll_asm(l, l->t_void, text, cons, args, 3 + tm->rank, true);
+    }
+    one_end(l, join);
+}
+
+bool ll_emit_tma(LL *l, Inst *i) {
+    Func *f = l->f;
+    switch (i->op) {
+    case OP_MBAR_INIT:
+    case OP_MBAR_INVAL: {
+        int n = tir_vtype(f, i->ops[0])->shape[0];
+        LLVMBasicBlockRef join = one_begin(l, NULL);
+        for (int s = 0; s < n; s++) {
+            LLVMValueRef a = saddr(l, i->ops[0], ll_i32(l, 8 * s));
+            if (i->op == OP_MBAR_INIT) ll_asm(l, l->t_void, "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}", &a, 1, true);
+            else ll_asm(l, l->t_void, "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", &a, 1, true);
+        }
+        if (i->op == OP_MBAR_INIT) ll_asm(l, l->t_void, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0, true);
+        one_end(l, join);
+        return true;
+    }
+    case OP_MBAR_EXPECT: {
+        LLVMValueRef bar = bar_addr(l, i->ops[0], ll_get(l, i->ops[1], NULL)[0]);
+        LLVMBasicBlockRef join = one_begin(l, i1_of(l, ll_get(l, i->ops[2], NULL)[0]));
+        LLVMValueRef args[2] = {bar, ll_i32(l, i->a.ival)};
+        ll_asm(l, LLVMInt64TypeInContext(l->ctx), "mbarrier.arrive.expect_tx.shared::cta.b64 $0, [$1], $2;", "=l,r,r,~{memory}",
+               args, 2, true);
+        one_end(l, join);
+        return true;
+    }
+    case OP_MBAR_WAIT: {
+        LLVMValueRef args[2] = {bar_addr(l, i->ops[0], ll_get(l, i->ops[1], NULL)[0]), as_i32(l, ll_get(l, i->ops[2], NULL)[0])};
+        LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "mbar.wait");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "mbar.done");
+        LLVMBuildBr(l->b, loop);
+        LLVMPositionBuilderAtEnd(l->b, loop);
+        LLVMValueRef ok = ll_asm(l, l->t_i32,
+                                 "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n\tselp.u32 $0, 1, 0, p;\n\t}",
+                                 "=r,r,r,~{memory}", args, 2, true);
+        LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntNE, ok, ll_i32(l, 0), ""), done, loop);
+        LLVMPositionBuilderAtEnd(l->b, done);
+        return true;
+    }
+    case OP_TMA_LOAD: emit_tma_load(l, i); return true;
+    default: return false;
+    }
+}
