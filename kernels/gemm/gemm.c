@@ -130,10 +130,10 @@ static const Pair pairs[] = {
 
 /* TILE_SCALE_BLOCK's configurations (gemm.tile's block_scaled_k_loop: BN and BK divide 128), in place
  * of the kernel's: two f32 accumulators (the block's partial product, or a step's fresh dot, beside
- * the scaled sum) want 8 warps at 128 x 128.  ptxas -v, e4m3/e5m2, both B layouts, beta, bias and
- * GELU: sm_90a 128 x 128 x 128 (one wgmma K block a step) 200-225 registers; sm_80 128 x 128 x 32,
- * 227-243; element by element 128 x 64 x 32, 194-217 (at 128 x 128 it spills 40-560 B); no spills
- * (tests/test_kernels.c). */
+ * the scaled sum) want 8 warps at 128 x 128.  ptxas -v, e4m3, both B layouts, beta, bias and GELU:
+ * sm_90a 128 x 128 x 128 (one wgmma K block a step, tiles through tensor maps) 174-217 registers;
+ * sm_80 128 x 128 x 32, 233-237; element by element 128 x 64 x 32, 194-217 (at 128 x 128 it spills
+ * 40-560 B); no spills (tests/test_kernels.c). */
 static const char *const block_wgmma_config = "BM=128 BN=128 BK=128 num_warps=8 num_stages=3";
 static const char *const block_vector_config = "BM=128 BN=128 BK=32 num_warps=8 num_stages=3";
 static const char *const block_scalar_config = "BM=128 BN=64 BK=32 num_warps=8 num_stages=3";
