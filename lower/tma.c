@@ -30,7 +30,7 @@
  *      with the stage's bytes, and each copy a tma_load at its coordinates; the wait at the
  *      top of the body becomes mbar_wait(bars, read stage, phase), the phase a new loop-carried
  *      i32 flipping each time the read stage wraps; the wait after the loop goes (every copy
- *      issued is waited for in the loop).  The barrier after the wait stays: thread 0 issues
+ *      issued is waited for in the loop).  The barrier after the wait stays: one thread issues
  *      the next copies into the stage every warp has just finished reading.
  * The kernel's tensor maps (Func.tmaps) are hidden parameters after its arguments; the
  * launcher encodes them from the arguments (runtime.c) before each launch. */
