@@ -215,8 +215,9 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         for (int i = 0; i < 3; i++) vec = vec && sq[i] % 16 == 0 && sk[i] % 16 == 0 && sv[i] % 16 == 0 && so[i] % 16 == 0;
         bm = 128;
         shipped_define(&v, "BM", bm);
-        /* f8: V is staged K-major (transposed) from registers and only K is pipelined, so narrower
-         * tiles: BN 128 only at BLOCK_D 64 with vectors (32 B of spills without), 64 at 128, 32 at 256 */
+        /* f8: K and V are loaded into registers (not pipelined; V is staged K-major, transposed, by the
+         * dot), so narrower tiles: BN 128 only at BLOCK_D 64 with vectors (32 B of spills without), 64 at
+         * 128 (128 spilled 828 B), 32 at 256 */
         int64_t bn = f8 ? (bd <= 64 && vec ? 128 : bd <= 128 ? 64 : 32) : bd <= 64 || (bd <= 128 && vec) ? 128 : 64;
         shipped_define(&v, "BN", bn);
         shipped_define(&v, "num_warps", 8);
