@@ -325,13 +325,13 @@ Test(attention_api, fwd_f8_wrong_scale_fails, .timeout = 300) {
 /* The f8 kernels as tile_attention_fwd launches them on sm_90a (kernels/attention/attention.c: BM 128 on 8
  * warps; BN 128 at BLOCK_D 64 with aligned 16-byte rows, 64 at 128, 32 at 256): both dots native e4m3
  * wgmma (QK^T m64n<BN>k32, PV m64n<BLOCK_D>k32), no f16 wgmma left; and with ptxas, spills held to what
- * was measured (0, and at head_dim 256 the 1100 B of the register-staged V: docs/attention.md) */
+ * was measured (0, and at head_dim 256 the 1240 B of the register-staged V with K pipelined: docs/attention.md) */
 Test(attention_api, fwd_f8_sm90a_native_wgmma, .timeout = 600) {
     static const struct {
         int d, bn;
         const char *extra;
         int spill;
-    } cfg[] = {{64, 128, "CAUSAL=true", 0}, {128, 64, "VARLEN=true", 0}, {256, 32, "CAUSAL=false", 1100}};
+    } cfg[] = {{64, 128, "CAUSAL=true", 0}, {128, 64, "VARLEN=true", 0}, {256, 32, "CAUSAL=false", 1240}};
     bool ptxas = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 || system("command -v ptxas >/dev/null 2>&1") == 0;
     if (!ptxas) cr_log_warn("ptxas not found: spills of the sm_90a f8 attention NOT checked (the PTX is)");
     for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
