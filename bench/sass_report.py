@@ -267,6 +267,9 @@ def main_loop(sass):
     best = None
     found = loops(lines)
     for s, e in found:
+        # a branch back from past the EXIT is an out-of-line retry (the mbarrier wait's), not a loop
+        if any("EXIT" in l for l in lines[s:e + 1]):
+            continue
         c = count(lines[s:e + 1])
         if best is None or c["mma"] > best[0]["mma"]:
             best = (c, s)

@@ -3,7 +3,7 @@
  *   - The kernel's tensor maps are parameters after its arguments: `ptr byval([128 x i8])
  *     align 64 "nvvm.grid_constant"`, which NVPTX emits as `.param .align 64 .b8 x[128]`;
  *     the copies name them by their generic address (cvta.param).
- *   - mbar_init / mbar_inval / mbar_expect and tma_load are one thread's work (thread 0, and
+ *   - mbar_init / mbar_inval / mbar_expect and tma_load are one thread's work (one lane of warp 0, and
  *     `run`): a branch around the instructions.  mbar_init ends with
  *     fence.mbarrier_init, so the tensor copies' completions see the initialized objects.
  *   - mbar_wait is every thread's: a loop around mbarrier.try_wait.parity (which itself
@@ -35,15 +35,23 @@ void ll_tma_param_attrs(LL *l, int from, int n) {
     }
 }
 
-/* Thread 0 (and cond, when not NULL) runs what follows until one_end. */
+/* One thread (and cond, when not NULL) runs what follows until one_end: a lane elect.sync picks
+ * in warp 0, so ptxas sees warp-uniform operands (a plain tid == 0 branch makes it loop over
+ * the lanes' values around each UTMALDG) */
 static LLVMBasicBlockRef one_begin(LL *l, LLVMValueRef cond) {
-    LLVMValueRef me = LLVMBuildICmp(l->b, LLVMIntEQ, l->tid, ll_i32(l, 0), "");
+    LLVMValueRef w0 = LLVMBuildICmp(l->b, LLVMIntEQ, l->warp, ll_i32(l, 0), "");
+    LLVMBasicBlockRef warp0 = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "warp0");
+    LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "one.join");
+    LLVMBuildCondBr(l->b, w0, warp0, skip);
+    LLVMPositionBuilderAtEnd(l->b, warp0);
+    LLVMValueRef e = ll_asm(l, l->t_i32, "{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 $0, 1, 0, p;\n\t}", "=r", NULL, 0,
+                            true);
+    LLVMValueRef me = LLVMBuildICmp(l->b, LLVMIntNE, e, ll_i32(l, 0), "");
     if (cond) me = LLVMBuildAnd(l->b, me, cond, "");
     LLVMBasicBlockRef then = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "one");
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "one.join");
-    LLVMBuildCondBr(l->b, me, then, join);
+    LLVMBuildCondBr(l->b, me, then, skip);
     LLVMPositionBuilderAtEnd(l->b, then);
-    return join;
+    return skip;
 }
 
 static void one_end(LL *l, LLVMBasicBlockRef join) {

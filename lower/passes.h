@@ -61,5 +61,9 @@ typedef struct AxisInfo {
 } AxisInfo;
 /* Returns an array indexed by ValueId (f->nvalues entries), malloc'd. */
 AxisInfo *axisinfo_compute(Func *f);
+/* tma.c: whether the tma pass can read the rank-2 tile at pointers ptr under mask (0: none),
+ * memory-contiguous along tile dim contig, through a tensor map (sm_90a, no_tma unset):
+ * software_pipeline then pipelines it even where per-thread copies could not (under 4 bytes). */
+bool tma_can_load(Module *m, Func *f, ValueId ptr, ValueId mask, int contig);
 
 #endif

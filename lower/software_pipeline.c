@@ -125,7 +125,12 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
     if (t->rank != 2 || !t->layout || t->layout->kind != LAYOUT_BLOCKED) return false;
     int eb = dtype_bits(t->dt) / 8;
     int bytes = (ld->a.vec ? ld->a.vec : 1) * eb;
-    if (bytes != 4 && bytes != 8 && bytes != 16) return false;
+    bool tensor_map = false; /* a tile the tma pass reads whole: the accesses' width does not matter */
+    if (bytes != 4 && bytes != 8 && bytes != 16) {
+        int c0 = *trans || k == 0 ? 1 : t->layout->order[0];
+        tensor_map = (bytes < 4 || bytes % 4) && t->layout->order[0] == c0 && tma_can_load(c->m, c->f, ld->ops[0], ld->nops > 1 ? ld->ops[1] : 0, c0);
+        if (!tensor_map) return false;
+    }
     /* contig: the loaded tile's dim kept contiguous in the stage: K for A; for B either N
      * ([K][N], read with ldmatrix.trans) or K ([N][K], plain ldmatrix) as loaded, except that
      * i8 fragments need K and tf32 ones N */

@@ -177,11 +177,11 @@ enum {
     X(WGMMA_WAIT, "wgmma_wait", 1, 1, 0) /* acc -> acc once the wgmma groups still writing it have completed */ \
     X(ASYNC_COMMIT, "async_commit", 0, 0, 0) /* close the group of copies issued so far */      \
     X(ASYNC_WAIT, "async_wait", 0, 0, 0) /* wait until at most attr ival groups are pending */ \
-    X(MBAR_INIT, "mbar_init", 1, 0, 0) /* bars ([stages, 1, 1] i64 buffer): thread 0 initializes each stage's mbarrier (one arrival) */ \
-    X(MBAR_INVAL, "mbar_inval", 1, 0, 0) /* bars: thread 0 invalidates them, after which the memory may serve another use */ \
-    X(MBAR_EXPECT, "mbar_expect", 3, 0, 0) /* bars, stage, run: when run, thread 0 arrives on the stage's mbarrier expecting attr ival bytes */ \
+    X(MBAR_INIT, "mbar_init", 1, 0, 0) /* bars ([stages, 1, 1] i64 buffer): one thread initializes each stage's mbarrier (one arrival) */ \
+    X(MBAR_INVAL, "mbar_inval", 1, 0, 0) /* bars: one thread invalidates them, after which the memory may serve another use */ \
+    X(MBAR_EXPECT, "mbar_expect", 3, 0, 0) /* bars, stage, run: when run, one thread arrives on the stage's mbarrier expecting attr ival bytes */ \
     X(MBAR_WAIT, "mbar_wait", 3, 0, 0) /* bars, stage, phase: every thread waits until the phase of parity `phase` has completed */ \
-    X(TMA_LOAD, "tma_load", -1, 0, OPF_MEMORY) /* buf, stage, bars, run, coords (i32, innermost first): when run, thread 0  \
+    X(TMA_LOAD, "tma_load", -1, 0, OPF_MEMORY) /* buf, stage, bars, run, coords (i32, innermost first): when run, one thread \
         copies the box of the kernel's tensor map attr ival at coords into the stage (cp.async.bulk.tensor), completing its bytes on the stage's mbarrier */
 
 typedef enum Op {

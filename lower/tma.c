@@ -30,7 +30,7 @@
  *      with the stage's bytes, and each copy a tma_load at its coordinates; the wait at the
  *      top of the body becomes mbar_wait(bars, read stage, phase), the phase a new loop-carried
  *      i32 flipping each time the read stage wraps; the wait after the loop goes (every copy
- *      issued is waited for in the loop).  The barrier after the wait stays: thread 0 issues
+ *      issued is waited for in the loop).  The barrier after the wait stays: one thread issues
  *      the next copies into the stage every warp has just finished reading.
  * The kernel's tensor maps (Func.tmaps) are hidden parameters after its arguments; the
  * launcher encodes them from the arguments (runtime.c) before each launch. */
@@ -370,14 +370,14 @@ static bool mask_leaves(Ctx *c, ValueId v, Mask *mk, int depth) {
     }
 }
 
-static bool analyze(Ctx *c, Inst *cp, Copy *out) {
+/* A [rows, cols] tile of dt (tile dims; `contig` the one contiguous in memory) at pointers ptr
+ * under mask (0: none). */
+static bool analyze_tile(Ctx *c, DType dt, int contig, int rows, int cols, ValueId ptr, ValueId mask, Copy *out) {
     Func *f = c->f;
-    const Type *bt = tir_vtype(f, cp->ops[0]);
-    int eb = dtype_bits(bt->dt) / 8, contig = bt->layout->order[0] - 1, other = 1 - contig;
-    int rows = bt->shape[1 + other], cols = bt->shape[1 + contig], rb = cols * eb;
+    int eb = dtype_bits(dt) / 8, other = 1 - contig, rb = cols * eb;
     if (eb != 1 && eb != 2 && eb != 4) return false;
     if (rows > 256 || rows % 8 || (rb > 128 && rb % 128) || rb < 16) return false;
-    Form p = form_of(c, cp->ops[2], 0);
+    Form p = form_of(c, ptr, 0);
     if (c->fail || !p.ok || !p.base || !lin_is_one(&p.c[contig])) return false;
     int base = argno(c, p.base) - 1;
     if (f->args[base].spec != SPEC_DIV16) return false;
@@ -386,7 +386,7 @@ static bool analyze(Ctx *c, Inst *cp, Copy *out) {
     for (int i = 0; i < s->n; i++)
         if (!host_only(c, &s->t[i])) return false;
     Mask mk = {0};
-    if (cp->nops > 3 && !mask_leaves(c, cp->ops[3], &mk, 0)) return false;
+    if (mask && !mask_leaves(c, mask, &mk, 0)) return false;
     /* the mask's dims are the tile's: contig/other as above */
     Lin x[2] = {mk.x[contig], mk.x[other]}; /* [0] contiguous dim, [1] the other */
     bool known[2] = {mk.has_x[contig], mk.has_x[other]};
@@ -469,6 +469,33 @@ static bool analyze(Ctx *c, Inst *cp, Copy *out) {
     }
     out->run = mk.run;
     return !c->fail;
+}
+
+static bool analyze(Ctx *c, Inst *cp, Copy *out) {
+    const Type *bt = tir_vtype(c->f, cp->ops[0]);
+    int contig = bt->layout->order[0] - 1;
+    return analyze_tile(c, bt->dt, contig, bt->shape[2 - contig], bt->shape[1 + contig], cp->ops[2], cp->nops > 3 ? cp->ops[3] : 0,
+                        out);
+}
+
+static void ctx_init(Ctx *c, Module *m, Func *f) {
+    *c = (Ctx){.m = m, .f = f, .nargs_map = f->nvalues};
+    c->args = calloc(f->nvalues + 1, sizeof *c->args);
+    if (!c->args) out_of_memory();
+    for (int a = 0; a < f->nargs; a++) c->args[f->args[a].value] = a + 1;
+}
+
+bool tma_can_load(Module *m, Func *f, ValueId ptr, ValueId mask, int contig) {
+    const Target *tg = target_find(m->arch);
+    if (!tg || tg->mma != WGMMA || m->no_tma) return false;
+    const Type *t = tir_vtype(f, ptr);
+    if (t->rank != 2) return false;
+    Ctx c;
+    ctx_init(&c, m, f);
+    Copy cp;
+    bool ok = analyze_tile(&c, t->pointee->dt, contig, t->shape[1 - contig], t->shape[contig], ptr, mask, &cp) && !c.fail;
+    free(c.args);
+    return ok;
 }
 
 /* ---- step 4: rewriting ---- */
@@ -683,11 +710,8 @@ bool lower_tma(Module *m, Diag *d) {
     if (!tg || tg->mma != WGMMA || m->no_tma) return true;
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
-        Ctx c = {.m = m, .f = f};
-        c.nargs_map = f->nvalues;
-        c.args = calloc(f->nvalues + 1, sizeof *c.args);
-        if (!c.args) out_of_memory();
-        for (int a = 0; a < f->nargs; a++) c.args[f->args[a].value] = a + 1;
+        Ctx c;
+        ctx_init(&c, m, f);
         walk(&c, f->body);
         free(c.args);
     }

@@ -15,10 +15,12 @@
  * within 1e-4 + 1e-5 |LSE|. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/test_rng.h"
 #include "ref/ref.h"
@@ -34,6 +36,21 @@ static void fill16(tile_dtype t, size_t n, uint16_t *h, double *v) {
     for (size_t i = 0; i < n; i++) {
         h[i] = to_dt(t, urand());
         v[i] = from_dt(t, h[i]);
+    }
+}
+/* e4m3 codes of x * 448 for x uniform in [-1, 1) (as a per-tensor quantizer with scale amax / 448
+ * makes them: every binade down to the subnormals) and their values times `scale` (the dequantized
+ * input the reference sees) */
+static void fill8_quantized(size_t n, uint8_t *h, double *v, double scale) {
+    for (size_t i = 0; i < n; i++) {
+        double x = urand() * 448, best = INFINITY;
+        uint8_t code = 0;
+        for (unsigned c = 0; c < 0x7f; c++) { /* nearest magnitude (0x7f is NaN) */
+            double d = fabs(fabs(x) - f8e4m3_to_d((uint8_t)c));
+            if (d < best) best = d, code = (uint8_t)c;
+        }
+        h[i] = (uint8_t)(code | (x < 0 ? 0x80 : 0));
+        v[i] = f8e4m3_to_d(h[i]) * scale;
     }
 }
 /* random f8e4m3 codes of magnitude <= 2 and their values (the scale is the reference's) */
@@ -76,7 +93,31 @@ typedef struct AttnCase {
     float scale;                   /* 0: the default */
 } AttnCase;
 
-static void run_attention(tile_context *ctx, const AttnCase *c) {
+/* dt TILE_F8E4M3: the dequantization scales, o's type (0: the default, bf16), and a factor the
+ * call's v_scale is wrong by (0: none; else the check must fail) */
+typedef struct F8Case {
+    float q_scale, k_scale, v_scale;
+    tile_dtype odt;
+    float wrong_v;
+} F8Case;
+
+/* f8e4m3 inputs (FlashAttention-3's fp8 forward): the kernel rounds 256 p (p in [0, 1]) to e4m3
+ * before P V; with the reference's exact p, |dp| <= 2^-4 p (3 mantissa bits, round to nearest)
+ * above e4m3's normals (256 p >= 2^-6) and <= 2^-10 / 256 below.  So for O = sum_j p_j V_j / l:
+ *   |dO_d| <= 2^-4 sum_j p_j |V_jd| / l + 2^-18 sum_j |V_jd| / l
+ * (the first term is attention over |V|: a second reference run), plus half an ulp of O's type
+ * for the store and 2^-16 max |V| for the f32 arithmetic (scores, exp2, sums; relative 2^-20 or
+ * so on the emulator, wgmma's accumulation on a GPU is coarser).  Q and K reach the products
+ * exactly (e4m3 codes, f32 accumulation), so S carries no quantization error of its own. */
+static double f8_tolerance(tile_dtype odt, double want, double abs_attn, double abs_sum_over_l, double vmax) {
+    double half_ulp = odt == TILE_F16 ? ldexp(1, -11) : ldexp(1, -8);
+    return ldexp(abs_attn, -4) + ldexp(abs_sum_over_l, -18) + half_ulp * fabs(want) + ldexp(vmax, -16);
+}
+
+static void run_attention_f8(tile_context *ctx, const AttnCase *c, const F8Case *f);
+static void run_attention(tile_context *ctx, const AttnCase *c) { run_attention_f8(ctx, c, &(F8Case){.odt = 0}); }
+
+static void run_attention_f8(tile_context *ctx, const AttnCase *c, const F8Case *f) {
     bool varlen = c->lens_q != NULL;
     int B = c->batch, Hq = c->heads_q, Hk = c->heads_kv, D = c->head_dim;
     int *q0 = calloc((size_t)B + 1, sizeof(int)), *k0 = calloc((size_t)B + 1, sizeof(int));
@@ -96,21 +137,35 @@ static void run_attention(tile_context *ctx, const AttnCase *c) {
         svs = Hk * svh + 40 * gap, soh = D + 8 * gap, sos = Hq * soh + 16 * gap;
     size_t nq = (size_t)tq * sqs + 16 * gap, nk = (size_t)tk * sks + 16 * gap, nv = (size_t)tk * svs + 16 * gap,
            no = (size_t)tq * sos + 16 * gap, nl = (size_t)Hq * tq + 4 * gap;
-    uint16_t *hq = malloc(nq * 2 + 2), *hk = malloc(nk * 2 + 2), *hv = malloc(nv * 2 + 2), *ho = malloc(no * 2 + 2);
+    bool f8 = c->dt == TILE_F8E4M3;
+    size_t es = f8 ? 1 : 2; /* q, k, v */
+    tile_dtype odt = f8 ? (f->odt ? f->odt : TILE_BF16) : c->dt;
+    void *hq = malloc(nq * es + 2), *hk = malloc(nk * es + 2), *hv = malloc(nv * es + 2);
+    uint16_t *ho = malloc(no * 2 + 2);
     double *vq = malloc(nq * 8 + 8), *vk = malloc(nk * 8 + 8), *vv = malloc(nv * 8 + 8);
     float *hl = malloc(nl * 4 + 4);
-    fill16(c->dt, nq, hq, vq);
-    fill16(c->dt, nk, hk, vk);
-    fill16(c->dt, nv, hv, vv);
+    if (f8) {
+        fill8_quantized(nq, hq, vq, f->q_scale ? f->q_scale : 1);
+        fill8_quantized(nk, hk, vk, f->k_scale ? f->k_scale : 1);
+        fill8_quantized(nv, hv, vv, f->v_scale ? f->v_scale : 1);
+    } else {
+        fill16(c->dt, nq, hq, vq);
+        fill16(c->dt, nk, hk, vk);
+        fill16(c->dt, nv, hv, vv);
+    }
     for (size_t i = 0; i < no; i++) ho[i] = POISON16;
     for (size_t i = 0; i < nl; i++) hl[i] = NAN;
-    tile_devptr dq = upload(ctx, hq, nq * 2), dk = upload(ctx, hk, nk * 2), dv = upload(ctx, hv, nv * 2), dout = upload(ctx, ho, no * 2);
+    tile_devptr dq = upload(ctx, hq, nq * es), dk = upload(ctx, hk, nk * es), dv = upload(ctx, hv, nv * es), dout = upload(ctx, ho, no * 2);
     tile_devptr dl = c->no_lse ? 0 : upload(ctx, hl, nl * 4);
     tile_devptr dcq = varlen ? upload(ctx, q0, (size_t)(B + 1) * 4) : 0, dck = varlen ? upload(ctx, k0, (size_t)(B + 1) * 4) : 0;
     tile_attention_args a = {.dtype = c->dt, .batch = B, .heads_q = Hq, .heads_kv = Hk, .head_dim = D, .seq_q = seq_q, .seq_k = seq_k,
                              .q = dq, .k = dk, .v = dv, .o = dout, .lse = dl, .cu_seqlens_q = dcq, .cu_seqlens_k = dck,
                              .total_q = varlen ? tq : 0, .total_k = varlen ? tk : 0, .softmax_scale = c->scale, .causal = c->causal,
                              .window_left = c->window_left, .window_right = c->window_right};
+    if (f8) { /* the f8 fields are read only when size covers them */
+        a.size = sizeof a, a.q_scale = f->q_scale, a.k_scale = f->k_scale, a.o_dtype = f->odt;
+        a.v_scale = f->wrong_v ? (f->v_scale ? f->v_scale : 1) * f->wrong_v : f->v_scale;
+    }
     if (!c->contiguous) {
         int64_t qs[3] = {(int64_t)seq_q * sqs, sqs, sqh}, ks[3] = {(int64_t)seq_k * sks, sks, skh}, vs[3] = {(int64_t)seq_k * svs, svs, svh},
                 os[3] = {(int64_t)seq_q * sos, sos, soh};
@@ -130,8 +185,20 @@ static void run_attention(tile_context *ctx, const AttnCase *c) {
                              .v_stride = {(int64_t)seq_k * svs, svs, svh}, .o_stride = {(int64_t)seq_q * sos, sos, soh}, .lse = rl,
                              .scale = c->scale, .causal = c->causal, .window_left = c->window_left, .window_right = c->window_right};
     cr_assert(ref_attention(&ra), "ref_attention rejected the case");
+    /* f8: attention over |V| for the tolerance (f8_tolerance), and the largest |V| */
+    double *rabs = NULL, vmax = 0;
+    if (f8) {
+        double *av = malloc(nv * 8 + 8);
+        for (size_t i = 0; i < nv; i++) av[i] = fabs(vv[i]), vmax = av[i] > vmax ? av[i] : vmax;
+        rabs = malloc(no * 8 + 8);
+        ref_attention_args rb = ra;
+        rb.v = av, rb.o = rabs, rb.lse = NULL;
+        cr_assert(ref_attention(&rb), "ref_attention rejected the case");
+        free(av);
+    }
     int slh = varlen ? tq : seq_q, slb = varlen ? 0 : Hq * seq_q;
-    double tol = c->dt == TILE_F16 ? 2e-3 : 1.6e-2;
+    double tol = c->dt == TILE_F16 ? 2e-3 : 1.6e-2, worst = 0; /* worst: the largest |error| / tolerance */
+    size_t over = 0;                                           /* elements past the tolerance (wrong_v) */
     bool *written = calloc(no + 1, 1), *lwritten = calloc(nl + 1, 1);
     for (int b = 0; b < B; b++) {
         int lq = q0[b + 1] - q0[b], lk = k0[b + 1] - k0[b];
@@ -140,10 +207,17 @@ static void run_attention(tile_context *ctx, const AttnCase *c) {
                 size_t orow = (size_t)(q0[b] + i) * sos + (size_t)h * soh;
                 for (int d = 0; d < D; d++) {
                     double want = ro[orow + d];
-                    double got = from_dt(c->dt, ho[orow + d]);
+                    double got = from_dt(odt, ho[orow + d]);
                     written[orow + d] = true;
-                    cr_assert(fabs(got - want) <= tol, "b=%d h=%d i=%d d=%d (lq %d lk %d D %d): O = %.6g, want %.6g (seed %llu)", b, h, i, d,
-                              lq, lk, D, got, want, (unsigned long long)seed);
+                    if (f8) tol = f8_tolerance(odt, want, rabs[orow + d], lk * vmax, vmax);
+                    double r = fabs(got - want) / tol;
+                    worst = r > worst || r != r ? r : worst;
+                    if (f->wrong_v) {
+                        over += !(r <= 1);
+                        continue;
+                    }
+                    cr_assert(fabs(got - want) <= tol, "b=%d h=%d i=%d d=%d (lq %d lk %d D %d): O = %.6g, want %.6g +- %.3g (seed %llu)", b,
+                              h, i, d, lq, lk, D, got, want, tol, (unsigned long long)seed);
                 }
                 if (!dl) continue;
                 size_t li = varlen ? (size_t)h * slh + (size_t)(q0[b] + i) : (size_t)b * slb + (size_t)h * slh + (size_t)i;
@@ -159,13 +233,17 @@ static void run_attention(tile_context *ctx, const AttnCase *c) {
     }
     for (size_t i = 0; i < no; i++)
         if (!written[i]) cr_assert(ho[i] == POISON16, "O written outside the tensor at element %zu", i);
+    if (f->wrong_v) /* the same check on a call given v_scale x wrong_v must see it */
+        cr_assert(over > 0, "v_scale off by %g and every element within the tolerance (seed %llu)", f->wrong_v, (unsigned long long)seed);
+    cr_log_info("attention %s D %d seq %d x %d causal %d: largest |error| / tolerance %.3g%s", tile_dtype_name(c->dt), D, seq_q, seq_k,
+                c->causal, worst, f->wrong_v ? " (wrong v_scale)" : "");
     if (dl)
         for (size_t i = 0; i < nl; i++)
             if (!lwritten[i]) cr_assert(isnan(hl[i]), "LSE written outside the rows at %zu", i);
     tile_devptr bufs[] = {dq, dk, dv, dout, dl, dcq, dck};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) tile_free(ctx, bufs[i]);
-    free(written), free(lwritten), free(ro), free(rl), free(q0), free(k0);
+    free(written), free(lwritten), free(ro), free(rl), free(rabs), free(q0), free(k0);
     free(hq), free(hk), free(hv), free(ho), free(hl), free(vq), free(vk), free(vv);
 }
 
@@ -202,6 +280,83 @@ Test(attention_api, fwd_varlen, .timeout = 300) {
     run_attention(ctx, &(AttnCase){TILE_F16, 4, 2, 1, 0, 0, 64, false, -1, -1, lq, lq, false, false, 0});
     run_attention(ctx, &(AttnCase){TILE_BF16, 4, 2, 2, 0, 0, 64, true, -1, -1, lq, lk, true, false, 0});
     tile_context_destroy(ctx);
+}
+
+/* f8e4m3 Q, K, V (quantized as x * 448 of x in [-1, 1)) with scales making Q in [-2, 2], K in
+ * [-1.5, 1.5], V in [-3, 3]: odd lengths, gapped and contiguous strides, causal with empty rows,
+ * GQA / MQA, a negative softmax scale, head dims 32 to 256, f16 and bf16 O */
+#define F8(out) (&(F8Case){.q_scale = 2.0f / 448, .k_scale = 1.5f / 448, .v_scale = 3.0f / 448, .odt = out})
+Test(attention_api, fwd_f8, .timeout = 600) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 2, 4, 2, 17, 90, 64, false, -1, -1, NULL, NULL, false, false, 0}, F8(TILE_F16));
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 2, 2, 100, 77, 128, true, -1, -1, NULL, NULL, true, false, 0}, F8(0));
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 4, 1, 200, 200, 64, true, -1, -1, NULL, NULL, true, false, 0}, F8(TILE_F16));
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 2, 1, 33, 40, 64, false, -1, -1, NULL, NULL, false, false, -0.2f}, F8(TILE_BF16));
+    /* v_scale 0 (means 1), no LSE, a larger softmax scale (peakier rows) */
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 2, 2, 50, 70, 32, false, -1, -1, NULL, NULL, true, true, 0.6f},
+                     &(F8Case){.q_scale = 2.0f / 448, .k_scale = 1.5f / 448, .odt = TILE_F16});
+    tile_context_destroy(ctx);
+}
+
+Test(attention_api, fwd_f8_varlen_window_head_dims, .timeout = 600) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    static const int lq[] = {17, 0, 70, 1}, lk[] = {17, 5, 100, 1};
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 4, 2, 1, 0, 0, 64, true, -1, -1, lq, lk, false, false, 0}, F8(TILE_F16));
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 1, 1, 70, 100, 64, false, 9, 5, NULL, NULL, false, false, 0}, F8(TILE_F16));
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 1, 1, 17, 50, 80, false, -1, -1, NULL, NULL, false, false, 0}, F8(TILE_BF16));
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 1, 1, 20, 36, 256, true, -1, -1, NULL, NULL, true, false, 0}, F8(TILE_F16));
+    tile_context_destroy(ctx);
+}
+
+/* The tolerance sees a wrong scale: the call's v_scale off by +-25% (an error of |O| / 4 against a bound of
+ * 2^-4 sum p |V| / l; a 1/16 error would hide under the bound where one key dominates a row) */
+Test(attention_api, fwd_f8_wrong_scale_fails, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    F8Case over = *F8(TILE_F16), under = *F8(TILE_BF16);
+    over.wrong_v = 1.25f, under.wrong_v = 0.75f;
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 2, 1, 40, 70, 64, true, -1, -1, NULL, NULL, false, false, 0}, &over);
+    run_attention_f8(ctx, &(AttnCase){TILE_F8E4M3, 1, 2, 1, 40, 70, 64, false, -1, -1, NULL, NULL, true, false, 0}, &under);
+    tile_context_destroy(ctx);
+}
+
+/* The f8 kernels as tile_attention_fwd launches them on sm_90a (kernels/attention/attention.c: BM 128 on 8
+ * warps; BN 128 at BLOCK_D 64 with aligned 16-byte rows, 64 at 128, 32 at 256): both dots native e4m3
+ * wgmma (QK^T m64n<BN>k32, PV m64n<BLOCK_D>k32), no f16 wgmma left; and with ptxas, spills held to what
+ * was measured (0, and at head_dim 256 the 1240 B of the register-staged V with K pipelined: docs/attention.md) */
+Test(attention_api, fwd_f8_sm90a_native_wgmma, .timeout = 600) {
+    static const struct {
+        int d, bn;
+        const char *extra;
+        int spill;
+    } cfg[] = {{64, 128, "CAUSAL=true", 0}, {128, 64, "VARLEN=true", 0}, {256, 32, "CAUSAL=false", 1240}};
+    bool ptxas = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 || system("command -v ptxas >/dev/null 2>&1") == 0;
+    if (!ptxas) cr_log_warn("ptxas not found: spills of the sm_90a f8 attention NOT checked (the PTX is)");
+    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+        char d[32], bd[32], bn[32], stages[32];
+        snprintf(d, sizeof d, "HEAD_DIM=%d", cfg[i].d), snprintf(bd, sizeof bd, "BLOCK_D=%d", cfg[i].d);
+        snprintf(bn, sizeof bn, "BN=%d", cfg[i].bn), snprintf(stages, sizeof stages, "num_stages=%d", cfg[i].d <= 64 ? 3 : 2);
+        const char *defines[] = {d, bd, "BM=128", bn, "num_warps=8", stages, cfg[i].extra, NULL};
+        const char *spec[] = {"sqb=16", "sqs=16", "sqh=16", "skb=16", "sks=16", "skh=16",
+                              "svb=16", "svs=16", "svh=16", "sob=16", "sos=16", "soh=16", NULL};
+        tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .kernel = "attention_fwd_e4m3_bf16", .defines = defines,
+                                  .specialize = spec, .want_cubin = ptxas, .no_line_info = 1};
+        tile_compiled c;
+        tile_status st = tile_compile_file(TILE_SOURCE_DIR "/kernels/attention/attention.tile", &o, &c);
+        cr_assert_eq(st, TILE_OK, "head_dim %d: %s\n%s", cfg[i].d, tile_status_string(st), c.diagnostics);
+        char qk[96], pv[96];
+        snprintf(qk, sizeof qk, "wgmma.mma_async.sync.aligned.m64n%dk32.f32.e4m3.e4m3", cfg[i].bn);
+        snprintf(pv, sizeof pv, "wgmma.mma_async.sync.aligned.m64n%dk32.f32.e4m3.e4m3", cfg[i].d);
+        cr_expect(strstr(c.ptx, qk), "head_dim %d: no %s (Q K^T) in the PTX", cfg[i].d, qk);
+        cr_expect(strstr(c.ptx, pv), "head_dim %d: no %s (P V) in the PTX", cfg[i].d, pv);
+        cr_expect(!strstr(c.ptx, ".f32.f16.f16") && !strstr(c.ptx, "mma.sync"), "head_dim %d: a 16-bit product is left", cfg[i].d);
+        if (ptxas)
+            cr_expect(c.kernels[0].spill_bytes >= 0 && c.kernels[0].spill_bytes <= cfg[i].spill,
+                      "head_dim %d: %d bytes of spills, %d known", cfg[i].d, c.kernels[0].spill_bytes, cfg[i].spill);
+        tile_compiled_free(&c);
+    }
 }
 
 /* ==================== tile_attention_decode_paged ==================== */
@@ -382,6 +537,28 @@ Test(attention_api, fwd_bad_arguments) {
     /* nothing to do is fine, and no launch */
     a = good, a.batch = 0;
     cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    /* f8e4m3 inputs: the appended fields need size = sizeof; scales and o_dtype checked */
+    tile_attention_args f8 = good;
+    f8.size = sizeof f8, f8.dtype = TILE_F8E4M3, f8.q_scale = 0.5f;
+    cr_expect_eq(tile_attention_fwd_prepare(ctx, &f8), TILE_OK, "%s", tile_last_error(ctx));
+    a = f8, a.size = 0;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "set args->size = sizeof(tile_attention_args)");
+    a = f8, a.size = offsetof(tile_attention_args, q_scale);
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "does not cover them");
+    a = f8, a.o_dtype = TILE_F8E4M3;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o_dtype 3: TILE_F16 or TILE_BF16");
+    a = good, a.size = sizeof a, a.o_dtype = TILE_BF16;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o_dtype 2: 0 or dtype");
+    a = good, a.size = sizeof a, a.v_scale = 2;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "apply to TILE_F8E4M3 inputs only");
+    a = f8, a.k_scale = INFINITY;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "must be finite");
+    a = f8, a.softmax_scale = 1e-30f, a.q_scale = 1e-20f;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "softmax_scale * q_scale * k_scale = 0");
+    a = f8, a.o = buf + 1; /* o is 2-byte f16/bf16 even with f8 inputs */
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "is not aligned to its 2-byte elements");
+    a = f8, a.o = small;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o: ");
     tile_context_destroy(ctx);
 }
 

@@ -582,9 +582,18 @@ typedef struct tile_attention_args {
     int causal;                       /* key j visible to query i when j <= i + seq_k - seq_q (bottom-right) */
     int64_t window_left, window_right; /* sliding window around i + seq_k - seq_q; -1 unbounded */
     tile_stream stream;
+    /* appended in 0.2 (f8 inputs), read only when `size` covers them: dtype TILE_F8E4M3 requires
+     * size = sizeof(tile_attention_args) (a size 0 call with it is refused rather than lose the scales) */
+    float q_scale, k_scale, v_scale;  /* dtype TILE_F8E4M3: q, k, v hold e4m3 codes, real value = code * scale
+                                         (per tensor); 0 means 1; 0 with f16/bf16 */
+    tile_dtype o_dtype;               /* o's type: TILE_F32 (0) means dtype for f16/bf16, TILE_BF16 for
+                                         f8e4m3; f8e4m3 inputs also take TILE_F16 */
 } tile_attention_args;
 /* O = softmax(scale Q K^T + mask) V, and the LSE of every row when lse != 0.
- * A row that sees no key gets O = 0 and LSE = -inf. */
+ * A row that sees no key gets O = 0 and LSE = -inf.  With f8e4m3 inputs (FlashAttention-3's fp8
+ * forward): S = (Q_codes K_codes^T) q_scale k_scale softmax_scale, P (in [0, 1], times 256) rounded
+ * to e4m3 for the second product, O = (P V_codes) v_scale / l in o_dtype; native f8 wgmma for both
+ * products on sm_90a, exact widening to f16 elsewhere. */
 TILE_API tile_status tile_attention_fwd(tile_context *ctx, const tile_attention_args *args);
 /* Compile and load what tile_attention_fwd(ctx, args) launches (see "preparing calls" above). */
 TILE_API tile_status tile_attention_fwd_prepare(tile_context *ctx, const tile_attention_args *args);

@@ -4,13 +4,16 @@
  *
  * What they launch, and the variants:
  *   tile_attention_fwd: attention_fwd_f16 or attention_fwd_bf16 (by dtype),
- *     grid (cdiv(seq_q, BM), batch * heads_q).  Defines HEAD_DIM, BLOCK_D
+ *     attention_fwd_e4m3_f16 or attention_fwd_e4m3_bf16 (f8e4m3 inputs, by
+ *     o_dtype; q_scale * k_scale folded into the scale argument, v_scale
+ *     last), grid (cdiv(seq_q, BM), batch * heads_q).  Defines HEAD_DIM, BLOCK_D
  *     (head_dim rounded up to a power of two), BM=64, BN (64, 32 when
- *     BLOCK_D > 64), num_warps=8 when BLOCK_D > 128; on sm_90a (wgmma: each
+ *     BLOCK_D > 64), num_warps=8 when BLOCK_D > 128 (f8: always); on sm_90a (wgmma: each
  *     warpgroup takes 64 query rows, Q read from shared memory) BM=128 with
  *     8 warps, BN=128 and 3 stages up to BLOCK_D 64, BN=128 and 2 stages up to
  *     128 (64 unless every stride is a multiple of 16 and the pointers are
  *     aligned), BN=64 and 2 stages at 256 (0 spills, ptxas -v; test_kernels);
+ *     f8 on sm_90a: BN=128 at BLOCK_D 64 with vectors, else 64, 32 at 256;
  *     CAUSAL, LOCAL (a window), VARLEN (cu_seqlens), WRITE_LSE;
  *     specializations =16 of the q/k/v/o strides and slb, slh (the LSE's).
  *   tile_attention_decode_paged: paged_attention[_tree]_{f16,bf16}[_kv8] (by
@@ -96,7 +99,7 @@ static bool strides_fit(const int64_t s[3]) { return s[0] < I32_LIMIT && s[1] < 
 /* The call, or with launch false its preparation (tile_attention_fwd_prepare): no pointer is checked, nothing launched. */
 /* The args structs as the first release with size fields laid them out: keep these values when fields are appended. */
 enum {
-    ATTENTION_ARGS_SIZE_0_1 = sizeof(tile_attention_args),
+    ATTENTION_ARGS_SIZE_0_1 = offsetof(tile_attention_args, q_scale), /* the f8 fields came later */
     PAGED_ATTENTION_ARGS_SIZE_0_1 = offsetof(tile_paged_attention_args, tree_mask), /* tree_mask came later */
 };
 
@@ -114,12 +117,28 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     if (!a) FAIL("%s: args is NULL", api);
     tile_attention_args args;
     char err[160];
+    size_t caller_size;
+    memcpy(&caller_size, a, sizeof caller_size);
     if (!rt_struct_in(&args, sizeof args, a, offsetof(tile_attention_args, dtype), ATTENTION_ARGS_SIZE_0_1, err, sizeof err))
         FAIL("%s: args->%s", api, err);
     a = &args; /* read only this copy from here on */
     if (a->causal != 0 && a->causal != 1) FAIL("%s: causal = %d: 0 or 1", api, a->causal);
     /* 1. arguments */
-    if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) FAIL("%s: dtype must be TILE_F16 or TILE_BF16", api);
+    if (a->dtype != TILE_F16 && a->dtype != TILE_BF16 && a->dtype != TILE_F8E4M3)
+        FAIL("%s: dtype must be TILE_F16, TILE_BF16 or TILE_F8E4M3", api);
+    bool f8 = a->dtype == TILE_F8E4M3;
+    /* f8: the scales and o_dtype follow stream; a caller whose size stops before them would lose them silently */
+    if (f8 && caller_size < offsetof(tile_attention_args, o_dtype) + sizeof a->o_dtype)
+        FAIL("%s: dtype TILE_F8E4M3 reads q_scale, k_scale, v_scale and o_dtype: set args->size = sizeof(tile_attention_args) "
+             "(size %zu does not cover them)", api, caller_size);
+    tile_dtype odt = a->o_dtype == TILE_F32 ? (f8 ? TILE_BF16 : a->dtype) : a->o_dtype;
+    if (f8 ? odt != TILE_F16 && odt != TILE_BF16 : odt != a->dtype)
+        FAIL("%s: o_dtype %d: %s", api, (int)a->o_dtype,
+             f8 ? "TILE_F16 or TILE_BF16 (0: TILE_BF16) with f8e4m3 inputs" : "0 or dtype with f16/bf16 inputs");
+    if (!f8 && (a->q_scale != 0 || a->k_scale != 0 || a->v_scale != 0))
+        FAIL("%s: q_scale, k_scale and v_scale apply to TILE_F8E4M3 inputs only (0 with f16/bf16)", api);
+    if (!isfinite(a->q_scale) || !isfinite(a->k_scale) || !isfinite(a->v_scale))
+        FAIL("%s: q_scale, k_scale and v_scale must be finite", api);
     if (a->batch < 0 || a->seq_q < 0 || a->seq_k < 0) FAIL("%s: batch, seq_q and seq_k must be >= 0", api);
     if (a->heads_q < 1 || a->heads_kv < 1) FAIL("%s: heads_q and heads_kv must be >= 1", api);
     if (a->heads_q % a->heads_kv) FAIL("%s: heads_q (%lld) must be a multiple of heads_kv (%lld)", api, (long long)a->heads_q, (long long)a->heads_kv);
@@ -127,6 +146,13 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         FAIL("%s: head_dim %lld is not supported (a multiple of 16, at most 256)", api, (long long)a->head_dim);
     if (a->window_left < -1 || a->window_right < -1) FAIL("%s: window_left and window_right must be >= 0, or -1 for unbounded", api);
     if (!isfinite(a->softmax_scale)) FAIL("%s: softmax_scale must be finite", api);
+    float scale = a->softmax_scale != 0 ? a->softmax_scale : (float)(1.0 / sqrt((double)a->head_dim)), v_scale = 1;
+    if (f8) { /* the dequantization scales of Q and K fold into the softmax scale (the kernel's one factor) */
+        scale *= (a->q_scale != 0 ? a->q_scale : 1.0f) * (a->k_scale != 0 ? a->k_scale : 1.0f);
+        v_scale = a->v_scale != 0 ? a->v_scale : 1.0f;
+        if (!isfinite(scale) || scale == 0)
+            FAIL("%s: softmax_scale * q_scale * k_scale = %g: the product must be finite and nonzero in f32", api, (double)scale);
+    }
     bool varlen = a->cu_seqlens_q || a->cu_seqlens_k;
     if (varlen && (!a->cu_seqlens_q || !a->cu_seqlens_k)) FAIL("%s: cu_seqlens_q and cu_seqlens_k go together", api);
     if (varlen && (a->total_q < 0 || a->total_k < 0)) FAIL("%s: total_q and total_k must be >= 0", api);
@@ -150,14 +176,14 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     if (B * H * shipped_max(1, a->seq_q) >= I32_LIMIT || H * shipped_max(a->total_q, 1) >= I32_LIMIT) FAIL("%s: the LSE tensor must hold fewer than 2^31 rows", api);
     if (B == 0 || a->seq_q == 0) return TILE_OK; /* nothing to compute; pointers unused */
     tile_status st;
-    size_t es = 2;
+    size_t es = f8 ? 1 : 2, oes = 2; /* q, k, v; o (f16 or bf16) */
     if (!launch) {
         /* prepare: pointers are not read */
     } else if (varlen) {
         RANGE(api, a->q, es, es * in_q, "q");
         RANGE(api, a->k, es, es * in_k, "k");
         RANGE(api, a->v, es, es * in_v, "v");
-        RANGE(api, a->o, es, es * in_o, "o");
+        RANGE(api, a->o, oes, oes * in_o, "o");
         RANGE(api, a->cu_seqlens_q, 4, 4 * (uint64_t)(B + 1), "cu_seqlens_q");
         RANGE(api, a->cu_seqlens_k, 4, 4 * (uint64_t)(B + 1), "cu_seqlens_k");
         if (a->lse) RANGE(api, a->lse, 4, 4 * (uint64_t)(H * a->total_q), "lse");
@@ -167,14 +193,16 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
             RANGE(api, a->k, es, es * span(B, a->seq_k, Hk, D, sk), "k");
             RANGE(api, a->v, es, es * span(B, a->seq_k, Hk, D, sv), "v");
         }
-        RANGE(api, a->o, es, es * span(B, a->seq_q, H, D, so), "o");
+        RANGE(api, a->o, oes, oes * span(B, a->seq_q, H, D, so), "o");
         if (a->lse) RANGE(api, a->lse, 4, 4 * (uint64_t)(B * H * a->seq_q), "lse");
     }
 
     /* 2-3. variant */
     int64_t bd = shipped_pow2_at_least(D);
     bool local = a->window_left >= 0 || a->window_right >= 0;
-    ShippedVariant v = shipped_variant(a->dtype == TILE_BF16 ? "attention_fwd_bf16" : "attention_fwd_f16");
+    const char *kname = f8 ? (odt == TILE_BF16 ? "attention_fwd_e4m3_bf16" : "attention_fwd_e4m3_f16")
+                           : (a->dtype == TILE_BF16 ? "attention_fwd_bf16" : "attention_fwd_f16");
+    ShippedVariant v = shipped_variant(kname);
     shipped_define(&v, "HEAD_DIM", D);
     shipped_define(&v, "BLOCK_D", bd);
     const Target *tg = target_find(rt_arch(ctx));
@@ -187,13 +215,20 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         for (int i = 0; i < 3; i++) vec = vec && sq[i] % 16 == 0 && sk[i] % 16 == 0 && sv[i] % 16 == 0 && so[i] % 16 == 0;
         bm = 128;
         shipped_define(&v, "BM", bm);
-        shipped_define(&v, "BN", bd <= 64 || (bd <= 128 && vec) ? 128 : 64);
+        /* f8: K and V are loaded into registers (not pipelined; V is staged K-major, transposed, by the
+         * dot), so narrower tiles: BN 128 only at BLOCK_D 64 with vectors (32 B of spills without), 64 at
+         * 128 (128 spilled 828 B), 32 at 256 */
+        int64_t bn = f8 ? (bd <= 64 && vec ? 128 : bd <= 128 ? 64 : 32) : bd <= 64 || (bd <= 128 && vec) ? 128 : 64;
+        shipped_define(&v, "BN", bn);
         shipped_define(&v, "num_warps", 8);
         shipped_define(&v, "num_stages", bd <= 64 ? 3 : 2);
     } else {
         shipped_define(&v, "BM", bm);
         shipped_define(&v, "BN", bd <= 64 ? 64 : 32);
-        if (bd > 128) shipped_define(&v, "num_warps", 8); /* head_dim 256: 4 warps spill the 64 x 256 accumulator (ptxas -v) */
+        /* head_dim 256: 4 warps spill the 64 x 256 accumulator (ptxas -v); f8 always: its K and V
+         * tiles stay in registers to be widened, and P's conversions add more (4 warps spill 276 B at
+         * BLOCK_D 64) */
+        if (bd > 128 || f8) shipped_define(&v, "num_warps", 8);
     }
     shipped_flag(&v, "CAUSAL", a->causal != 0);
     shipped_flag(&v, "LOCAL", local);
@@ -221,12 +256,11 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     for (int t = 0; t < 4; t++)
         for (int i = 0; i < 3; i++) s32[t][i] = (int32_t)strides[t][i];
     int32_t slb32 = (int32_t)slb, slh32 = (int32_t)slh;
-    float scale = a->softmax_scale != 0 ? a->softmax_scale : (float)(1.0 / sqrt((double)D));
     int32_t wl = a->window_left < 0 ? 1 << 30 : (int32_t)shipped_min(a->window_left, 1 << 30);
     int32_t wr = a->window_right < 0 ? 1 << 30 : (int32_t)shipped_min(a->window_right, 1 << 30);
     void *params[] = {&q, &k, &vv, &o, &lse, &cu_q, &cu_k, &seq_q, &seq_k, &hq, &group,
                       &s32[0][0], &s32[0][1], &s32[0][2], &s32[1][0], &s32[1][1], &s32[1][2],
-                      &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2], &slb32, &slh32, &scale, &wl, &wr};
+                      &s32[2][0], &s32[2][1], &s32[2][2], &s32[3][0], &s32[3][1], &s32[3][2], &slb32, &slh32, &scale, &wl, &wr, &v_scale};
     return shipped_launch(kern, (tile_dim3){(unsigned)shipped_cdiv(a->seq_q, bm), (unsigned)(B * H), 1}, params, a->stream);
 }
 

@@ -391,6 +391,40 @@ class Shipped(unittest.TestCase):
         out = tile.attention(q, q, q, softmax_scale=0.3)
         close(self, out, attention_ref(q, q, q, False, 0.3), 2e-3, 2e-3)
 
+    def test_attention_f8(self):
+        # e4m3 codes (uint8, no NaN) with per-tensor scales against float64 on the dequantized values.  The
+        # kernel rounds P to e4m3 (3 mantissa bits): |dO| <= 2^-4 (attention over |V|) + O's rounding
+        def codes(shape):
+            return (rng.integers(0, 0x7F, shape) | (rng.integers(0, 2, shape) << 7)).astype(np.uint8)
+
+        for causal, (bsz, sq, sk, hq, hkv, d), out_dtype in ((False, (2, 19, 45, 4, 2, 64), "f16"),
+                                                             (True, (1, 37, 37, 2, 1, 128), "bf16")):
+            q, k, v = codes((bsz, sq, hq, d)), codes((bsz, sk, hkv, d)), codes((bsz, sk, hkv, d))
+            qs, ks, vs = 0.004, 0.003, 0.01
+            qd, kd, vd = f8e4m3_decode(q) * qs, f8e4m3_decode(k) * ks, f8e4m3_decode(v) * vs
+            out = tile.attention(q, k, v, causal=causal, dtype="f8e4m3", q_scale=qs, k_scale=ks, v_scale=vs, out_dtype=out_dtype)
+            got = out.astype(np.float64) if out_dtype == "f16" else from_bf16_bits(out)
+            self.assertEqual(out.dtype, np.float16 if out_dtype == "f16" else np.uint16)
+            want = attention_ref(qd, kd, vd, causal, 1 / np.sqrt(d))
+            half_ulp = 2.0 ** -11 if out_dtype == "f16" else 2.0 ** -8
+            bound = 2.0 ** -4 * attention_ref(qd, kd, np.abs(vd), causal, 1 / np.sqrt(d)) + half_ulp * np.abs(want) + 1e-6
+            self.assertFalse(np.isnan(got).any())
+            err = np.abs(got - want)
+            self.assertTrue((err <= bound).all(), "max error %g, bound there %g" % (err.max(), bound.flat[np.argmax(err - bound)]))
+            # a v_scale 25% off does not pass the same bound
+            wrong = tile.attention(q, k, v, causal=causal, dtype="f8e4m3", q_scale=qs, k_scale=ks, v_scale=vs * 1.25,
+                                   out_dtype=out_dtype)
+            wrong = wrong.astype(np.float64) if out_dtype == "f16" else from_bf16_bits(wrong)
+            self.assertFalse((np.abs(wrong - want) <= bound).all())
+        # into a given f16 array, scales None (1)
+        q = codes((1, 5, 1, 32))
+        out = np.full((1, 5, 1, 32), np.nan, np.float16)
+        self.assertIs(tile.attention(q, q, q, dtype="f8e4m3", out=out, v_scale=1 / 256), out)
+        qd = f8e4m3_decode(q)
+        want = attention_ref(qd, qd, qd / 256, False, 1 / np.sqrt(32))
+        bound = 2.0 ** -4 * attention_ref(qd, qd, np.abs(qd) / 256, False, 1 / np.sqrt(32)) + 2.0 ** -11 * np.abs(want) + 1e-6
+        self.assertTrue((np.abs(out.astype(np.float64) - want) <= bound).all())
+
 
 def decode_ref(q, kc, vc, tables, lens, scale):
     q, kc, vc = (t.astype(np.float64) for t in (q, kc, vc))
@@ -620,11 +654,18 @@ class Errors(unittest.TestCase):
 
     def test_attention_errors(self):
         q = np.zeros((1, 4, 2, 16), np.float32)
-        with self.assertRaisesRegex(TypeError, r"argument 'q'.*f16 or bf16"):
+        with self.assertRaisesRegex(TypeError, r"argument 'q'.*f16, bf16 or f8e4m3"):
             tile.attention(q, q, q)
         q = np.zeros((1, 4, 2, 24), np.float16)
         with self.assertRaisesRegex(tile.Error, "head_dim"):
             tile.attention(q, q, q)
+        with self.assertRaisesRegex(ValueError, "q_scale.*f8e4m3"):
+            tile.attention(q, q, q, q_scale=0.5)
+        c = np.zeros((1, 4, 2, 16), np.uint8)
+        with self.assertRaisesRegex(ValueError, "out_dtype"):
+            tile.attention(c, c, c, dtype="f8e4m3", out_dtype="f32")
+        with self.assertRaisesRegex(TypeError, r"argument 'out'.*f16 or bf16"):
+            tile.attention(c, c, c, dtype="f8e4m3", out=np.zeros((1, 4, 2, 16), np.float32))
 
 
 if __name__ == "__main__":

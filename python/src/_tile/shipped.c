@@ -167,11 +167,13 @@ fail:
     return NULL;
 }
 
-static bool attn_tensor(TPyScope *sc, PyObject *obj, const char *name, const char *dtype, TPyArray *a, int *dt) {
+/* f8: f8e4m3 accepted too (attention's q, k, v) */
+static bool attn_tensor_f8(TPyScope *sc, PyObject *obj, const char *name, const char *dtype, bool f8, TPyArray *a, int *dt) {
     if (!tpy_array(sc, obj, name, a) || !want_ndim(a, 4, name, "[batch, seq, heads, head_dim]")) return false;
     if ((*dt = elem_dtype(a, dtype, name)) < 0) return false;
-    if (*dt != TILE_F16 && *dt != TILE_BF16) {
-        PyErr_Format(PyExc_TypeError, "argument '%s': attention takes f16 or bf16, got %s", name, tile_dtype_name((tile_dtype)*dt));
+    if (*dt != TILE_F16 && *dt != TILE_BF16 && !(f8 && *dt == TILE_F8E4M3)) {
+        PyErr_Format(PyExc_TypeError, "argument '%s': attention takes %s, got %s", name, f8 ? "f16, bf16 or f8e4m3" : "f16 or bf16",
+                     tile_dtype_name((tile_dtype)*dt));
         return false;
     }
     if (a->strides[3] != 1 && a->shape[3] != 1) {
@@ -182,15 +184,22 @@ static bool attn_tensor(TPyScope *sc, PyObject *obj, const char *name, const cha
     return true;
 }
 
-/* attention(device, q, k, v, out, causal=False, softmax_scale=0.0, stream=None, dtype=None) */
+static bool attn_tensor(TPyScope *sc, PyObject *obj, const char *name, const char *dtype, TPyArray *a, int *dt) {
+    return attn_tensor_f8(sc, obj, name, dtype, false, a, dt);
+}
+
+/* attention(device, q, k, v, out, causal=False, softmax_scale=0.0, stream=None, dtype=None, q_scale=0.0, k_scale=0.0,
+ *           v_scale=0.0, out_dtype=None): dtype "f8e4m3" reads q, k, v (uint8 arrays) as e4m3 codes with their
+ *           scales; out is then f16 or bf16 (out_dtype, else out's own type) */
 PyObject *tpy_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"device", "q", "k", "v", "out", "causal", "softmax_scale", "stream", "dtype", NULL};
+    static char *kw[] = {"device", "q", "k", "v", "out", "causal", "softmax_scale", "stream", "dtype", "q_scale", "k_scale", "v_scale",
+                         "out_dtype", NULL};
     PyObject *devobj, *qo, *ko, *vo, *oo, *streamo = Py_None;
     int causal = 0;
-    float scale = 0.0f;
-    const char *dtype = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OOOO|pfOz:attention", kw, TPy_DeviceType, &devobj, &qo, &ko, &vo, &oo,
-                                     &causal, &scale, &streamo, &dtype))
+    float scale = 0.0f, q_scale = 0.0f, k_scale = 0.0f, v_scale = 0.0f;
+    const char *dtype = NULL, *out_dtype = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OOOO|pfOzfffz:attention", kw, TPy_DeviceType, &devobj, &qo, &ko, &vo, &oo,
+                                     &causal, &scale, &streamo, &dtype, &q_scale, &k_scale, &v_scale, &out_dtype))
         return NULL;
     TPyDevice *dev = (TPyDevice *)devobj;
     tile_stream stream;
@@ -198,11 +207,17 @@ PyObject *tpy_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyScope sc = {.dev = dev};
     TPyArray q, k, v, o;
     int dq, dk, dv, dout;
-    if (!attn_tensor(&sc, qo, "q", dtype, &q, &dq) || !attn_tensor(&sc, ko, "k", dtype, &k, &dk) ||
-        !attn_tensor(&sc, vo, "v", dtype, &v, &dv) || !attn_tensor(&sc, oo, "out", dtype, &o, &dout))
+    if (!attn_tensor_f8(&sc, qo, "q", dtype, true, &q, &dq) || !attn_tensor_f8(&sc, ko, "k", dtype, true, &k, &dk) ||
+        !attn_tensor_f8(&sc, vo, "v", dtype, true, &v, &dv))
         goto fail;
-    if (dk != dq || dv != dq || dout != dq) {
-        PyErr_SetString(PyExc_TypeError, "q, k, v and out must have one element type");
+    bool f8 = dq == TILE_F8E4M3;
+    if (!attn_tensor(&sc, oo, "out", out_dtype ? out_dtype : f8 ? NULL : dtype, &o, &dout)) goto fail;
+    if (dk != dq || dv != dq || (!f8 && dout != dq)) {
+        PyErr_SetString(PyExc_TypeError, f8 ? "q, k and v must have one element type" : "q, k, v and out must have one element type");
+        goto fail;
+    }
+    if (!f8 && (q_scale != 0 || k_scale != 0 || v_scale != 0)) {
+        PyErr_SetString(PyExc_ValueError, "q_scale, k_scale and v_scale: for f8e4m3 inputs (dtype='f8e4m3') only");
         goto fail;
     }
     if (k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] || k.shape[3] != q.shape[3] || v.shape[3] != q.shape[3] ||
@@ -217,7 +232,8 @@ PyObject *tpy_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
     tile_attention_args at = {.size = sizeof at, .dtype = (tile_dtype)dq, .batch = q.shape[0], .heads_q = q.shape[2],
                               .heads_kv = k.shape[2], .head_dim = q.shape[3], .seq_q = q.shape[1], .seq_k = k.shape[1],
                               .q = q.ptr, .k = k.ptr, .v = v.ptr, .o = o.ptr, .softmax_scale = scale, .causal = causal,
-                              .window_left = -1, .window_right = -1, .stream = stream};
+                              .window_left = -1, .window_right = -1, .stream = stream, .q_scale = q_scale, .k_scale = k_scale,
+                              .v_scale = v_scale, .o_dtype = f8 ? (tile_dtype)dout : TILE_F32};
     for (int i = 0; i < 3; i++) {
         at.q_stride[i] = q.strides[i], at.k_stride[i] = k.strides[i];
         at.v_stride[i] = v.strides[i], at.o_stride[i] = o.strides[i];

@@ -240,7 +240,8 @@ def gemm(a, b, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, dtype=
     return out
 
 
-def attention(q, k, v, causal=False, softmax_scale=None, out=None, dtype=None, stream=None, device=None):
+def attention(q, k, v, causal=False, softmax_scale=None, out=None, dtype=None, stream=None, device=None, q_scale=None,
+              k_scale=None, v_scale=None, out_dtype=None):
     """out = softmax(softmax_scale * q k^T (+ causal mask)) v with tile_attention_fwd.
 
     q [batch, seq_q, heads_q, head_dim], k and v [batch, seq_k, heads_kv,
@@ -248,12 +249,26 @@ def attention(q, k, v, causal=False, softmax_scale=None, out=None, dtype=None, s
     with dtype="bf16"); head_dim a multiple of 16, at most 256, contiguous.
     causal masks bottom-right aligned (key j visible to query i when
     j <= i + seq_k - seq_q).  softmax_scale None: 1/sqrt(head_dim).
+    f8: uint8 arrays of e4m3 codes with dtype="f8e4m3" and per-tensor
+    dequantization scales q_scale, k_scale, v_scale (None: 1); out is f16 or
+    bf16 (out_dtype "f16" or "bf16"; None: out's type, or f16 for a new one).
     Returns out (default: a new array like q)."""
     dev = globals()["device"](device)
+    f8 = dtype == "f8e4m3"
     if out is None:
-        out = _empty(q, tuple(q.shape))
+        if f8:
+            out_dtype = out_dtype or "f16"
+            numpy = type(q).__module__.split(".")[0] == "numpy"
+            names = {"f16": "float16", "bf16": "uint16" if numpy else "bfloat16"}
+            if out_dtype not in names:
+                raise ValueError("out_dtype: 'f16' or 'bf16' with f8e4m3 inputs, got %r" % (out_dtype,))
+            out = _empty(q, tuple(q.shape), names[out_dtype])
+        else:
+            out = _empty(q, tuple(q.shape))
+    scales = {"q_scale": q_scale, "k_scale": k_scale, "v_scale": v_scale}
     _tile.attention(dev, q, k, v, out, causal=bool(causal), softmax_scale=0.0 if softmax_scale is None else softmax_scale,
-                    stream=stream, dtype=dtype)
+                    stream=stream, dtype=dtype, out_dtype=out_dtype,
+                    **{name: 0.0 if value is None else value for name, value in scales.items()})
     return out
 
 
