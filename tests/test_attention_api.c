@@ -323,22 +323,22 @@ Test(attention_api, fwd_f8_wrong_scale_fails, .timeout = 300) {
 }
 
 /* The f8 kernels as tile_attention_fwd launches them on sm_90a (kernels/attention/attention.c: BM 128 on 8
- * warps; BN 128 at BLOCK_D 64 with aligned 16-byte rows, 64 at 128, 32 at 256): both dots native e4m3
- * wgmma (QK^T m64n<BN>k32, PV m64n<BLOCK_D>k32), no f16 wgmma left; and with ptxas, spills held to what
- * was measured (0, and at head_dim 256 the 1240 B of the register-staged V with K pipelined: docs/attention.md) */
+ * warps; BN 128 at BLOCK_D 64 with aligned 16-byte rows, 64 at 128): both dots native e4m3 wgmma (QK^T
+ * m64n<BN>k32, PV m64n<BLOCK_D>k32), no f16 wgmma left; at 256, BM 64 BN 32 (BM 128 spills 500 B): mma.sync
+ * on the widened values; with ptxas, no spills */
 Test(attention_api, fwd_f8_sm90a_native_wgmma, .timeout = 600) {
     static const struct {
         int d, bn;
         const char *extra;
         int spill;
-    } cfg[] = {{64, 128, "CAUSAL=true", 0}, {128, 64, "VARLEN=true", 0}, {256, 32, "CAUSAL=false", 1240}};
+    } cfg[] = {{64, 128, "CAUSAL=true", 0}, {128, 64, "VARLEN=true", 0}, {256, 32, "CAUSAL=false", 0}};
     bool ptxas = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 || system("command -v ptxas >/dev/null 2>&1") == 0;
     if (!ptxas) cr_log_warn("ptxas not found: spills of the sm_90a f8 attention NOT checked (the PTX is)");
     for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
         char d[32], bd[32], bn[32], stages[32];
         snprintf(d, sizeof d, "HEAD_DIM=%d", cfg[i].d), snprintf(bd, sizeof bd, "BLOCK_D=%d", cfg[i].d);
         snprintf(bn, sizeof bn, "BN=%d", cfg[i].bn), snprintf(stages, sizeof stages, "num_stages=%d", cfg[i].d <= 64 ? 3 : 2);
-        const char *defines[] = {d, bd, "BM=128", bn, "num_warps=8", stages, cfg[i].extra, NULL};
+        const char *defines[] = {d, bd, cfg[i].d > 128 ? "BM=64" : "BM=128", bn, "num_warps=8", stages, cfg[i].extra, NULL};
         const char *spec[] = {"sqb=16", "sqs=16", "sqh=16", "skb=16", "sks=16", "skh=16",
                               "svb=16", "svs=16", "svh=16", "sob=16", "sos=16", "soh=16", NULL};
         tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .kernel = "attention_fwd_e4m3_bf16", .defines = defines,
@@ -349,9 +349,11 @@ Test(attention_api, fwd_f8_sm90a_native_wgmma, .timeout = 600) {
         char qk[96], pv[96];
         snprintf(qk, sizeof qk, "wgmma.mma_async.sync.aligned.m64n%dk32.f32.e4m3.e4m3", cfg[i].bn);
         snprintf(pv, sizeof pv, "wgmma.mma_async.sync.aligned.m64n%dk32.f32.e4m3.e4m3", cfg[i].d);
-        cr_expect(strstr(c.ptx, qk), "head_dim %d: no %s (Q K^T) in the PTX", cfg[i].d, qk);
-        cr_expect(strstr(c.ptx, pv), "head_dim %d: no %s (P V) in the PTX", cfg[i].d, pv);
-        cr_expect(!strstr(c.ptx, ".f32.f16.f16") && !strstr(c.ptx, "mma.sync"), "head_dim %d: a 16-bit product is left", cfg[i].d);
+        if (cfg[i].d <= 128) {
+            cr_expect(strstr(c.ptx, qk), "head_dim %d: no %s (Q K^T) in the PTX", cfg[i].d, qk);
+            cr_expect(strstr(c.ptx, pv), "head_dim %d: no %s (P V) in the PTX", cfg[i].d, pv);
+            cr_expect(!strstr(c.ptx, ".f32.f16.f16") && !strstr(c.ptx, "mma.sync"), "head_dim %d: a 16-bit product is left", cfg[i].d);
+        }
         if (ptxas)
             cr_expect(c.kernels[0].spill_bytes >= 0 && c.kernels[0].spill_bytes <= cfg[i].spill,
                       "head_dim %d: %d bytes of spills, %d known", cfg[i].d, c.kernels[0].spill_bytes, cfg[i].spill);

@@ -213,7 +213,8 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
          * at head_dim 80 with every option) */
         bool vec = ((a->q | a->k | a->v | a->o | a->lse) & 15) == 0;
         for (int i = 0; i < 3; i++) vec = vec && sq[i] % 16 == 0 && sk[i] % 16 == 0 && sv[i] % 16 == 0 && so[i] % 16 == 0;
-        bm = 128;
+        /* f8 at head_dim 256: BM 64 (128 spills 500 B: V's transposing stage in registers) */
+        bm = f8 && bd > 128 ? 64 : 128;
         shipped_define(&v, "BM", bm);
         /* f8: K and V are loaded into registers (not pipelined; V is staged K-major, transposed, by the
          * dot), so narrower tiles: BN 128 only at BLOCK_D 64 with vectors (32 B of spills without), 64 at
