@@ -8,6 +8,7 @@
  *
  *   options.c  the process's knobs (TILE_CACHE_DIR, TILE_DEBUG, TILE_DATA_DIR, TILE_EMU_TIMEOUT), read once
  *   datadir.c  where the standard library and the shipped kernels are
+ *   tensor_maps.c  a kernel's tensor maps, made from a launch's arguments
  *   runtime.c  rt_fail and the checks every entry point makes; modules made
  *              from compiled PTX and their metadata; per-context attachments
  *              (the shipped kernels' variant caches live there). */
@@ -15,9 +16,22 @@
 #define TILE_RUNTIME_RT_H
 
 #include "include/tile/tile.h"
+#include "runtime/device.h"
 #include "support/support.h"
 
 #include <stdbool.h>
+
+/* ---- tensor_maps.c: the tensor maps a kernel takes after its arguments ---- */
+typedef struct RtTmap RtTmap;
+enum { RT_MAX_TMAPS = 16 };
+/* Read tile_kernel_info.tensor_maps: the number of maps (*out malloc'd, NULL for none), or -1 when the text
+ * does not parse. */
+int rt_tmaps_parse(const char *s, int nparams, RtTmap **out);
+/* Encode the n maps for args (parameter sizes param_size) into maps[]: TILE_OK; an error set with rt_fail
+ * for arguments no map can describe; or TILE_ERROR_LAUNCH with *ds the device's refusal of map *which
+ * (the caller reports it). */
+tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *kname, const RtTmap *tmaps, int n,
+                            const uint8_t *param_size, void **args, uint8_t (*maps)[DEV_TENSOR_MAP_BYTES], DevStatus *ds, int *which);
 
 /* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME, TILE_DEBUG, TILE_DATA_DIR and TILE_EMU_TIMEOUT ----
  * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune, assert (or all). */

@@ -57,7 +57,7 @@ struct tile_kernel {
     bool any_spec;
     bool *param_ptr;     /* a pointer parameter: its value is checked against the context's memory */
     bool any_ptr;
-    struct RtTmap *tmaps; /* tensor maps passed after the arguments (tile_kernel_info.tensor_maps) */
+    RtTmap *tmaps;       /* tensor maps passed after the arguments (tile_kernel_info.tensor_maps, tensor_maps.c) */
     int ntmaps;
     tile_kernel_attributes attrs;
     char *name;
@@ -1135,175 +1135,6 @@ static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool 
     return n;
 }
 
-/* ---- tensor maps ----
- * A kernel compiled for sm_90a may read tiles through tensor maps it takes after its arguments
- * (the compiler's tma pass); tile_kernel_info.tensor_maps says how each is made from the
- * arguments: "base $0, esize 2, swizzle 128, box [64, 128], dims [$6, ?], strides [$7]; ...".
- * tile_launch evaluates them for every launch and encodes them on the device (a few hundred
- * nanoseconds each); "?" is an unbounded dim (2^31 - 1). */
-enum { RT_MAX_TMAPS = 16, RT_TMAP_TERMS = 4 };
-typedef struct RtTerm {
-    int64_t c;
-    int a[2];
-} RtTerm;
-typedef struct RtExpr {
-    int n; /* 0: unbounded */
-    RtTerm t[RT_TMAP_TERMS];
-} RtExpr;
-typedef struct RtTmap {
-    int base, rank, esize, swizzle;
-    uint32_t box[5];
-    RtExpr dim[5], stride[5];
-} RtTmap;
-
-static bool tm_eat(const char **p, const char *w) {
-    while (**p == ' ') (*p)++;
-    size_t n = strlen(w);
-    if (strncmp(*p, w, n)) return false;
-    *p += n;
-    return true;
-}
-
-static bool tm_int(const char **p, int64_t *v) {
-    while (**p == ' ') (*p)++;
-    char *e;
-    errno = 0;
-    long long x = strtoll(*p, &e, 10);
-    if (e == *p || errno) return false;
-    *v = x;
-    *p = e;
-    return true;
-}
-
-static bool tm_arg(const char **p, int nparams, int *a) {
-    int64_t v;
-    if (!tm_eat(p, "$") || !tm_int(p, &v) || v < 0 || v >= nparams) return false;
-    *a = (int)v;
-    return true;
-}
-
-static bool tm_expr(const char **p, int nparams, RtExpr *e) {
-    memset(e, 0, sizeof *e);
-    if (tm_eat(p, "?")) return true;
-    do {
-        if (e->n == RT_TMAP_TERMS) return false;
-        RtTerm *t = &e->t[e->n++];
-        t->c = 1;
-        t->a[0] = t->a[1] = -1;
-        while (**p == ' ') (*p)++;
-        if (**p != '$') {
-            if (!tm_int(p, &t->c)) return false;
-            if (!tm_eat(p, "*")) continue;
-        }
-        if (!tm_arg(p, nparams, &t->a[0])) return false;
-        if (tm_eat(p, "*") && !tm_arg(p, nparams, &t->a[1])) return false;
-    } while (tm_eat(p, "+"));
-    return true;
-}
-
-/* Parse the metadata's tensor maps; -1 when they do not parse (a damaged cache entry). */
-static int tmaps_parse(const char *s, int nparams, RtTmap **out) {
-    *out = NULL;
-    if (!s || !*s) return 0;
-    RtTmap *v = calloc(RT_MAX_TMAPS, sizeof *v);
-    if (!v) return -1;
-    int n = 0;
-    const char *p = s;
-    for (;;) {
-        if (n == RT_MAX_TMAPS) goto bad;
-        RtTmap *t = &v[n++];
-        int64_t x;
-        if (!tm_eat(&p, "base") || !tm_arg(&p, nparams, &t->base) || !tm_eat(&p, ",")) goto bad;
-        if (!tm_eat(&p, "esize") || !tm_int(&p, &x) || (x != 1 && x != 2 && x != 4 && x != 8) || !tm_eat(&p, ",")) goto bad;
-        t->esize = (int)x;
-        if (!tm_eat(&p, "swizzle") || !tm_int(&p, &x) || (x && x != 32 && x != 64 && x != 128) || !tm_eat(&p, ",")) goto bad;
-        t->swizzle = x == 128 ? 3 : x == 64 ? 2 : x == 32 ? 1 : 0;
-        if (!tm_eat(&p, "box") || !tm_eat(&p, "[")) goto bad;
-        do {
-            if (t->rank == 5 || !tm_int(&p, &x) || x < 1 || x > 256) goto bad;
-            t->box[t->rank++] = (uint32_t)x;
-        } while (tm_eat(&p, ","));
-        if (!tm_eat(&p, "]") || !tm_eat(&p, ",") || !tm_eat(&p, "dims") || !tm_eat(&p, "[")) goto bad;
-        for (int d = 0; d < t->rank; d++)
-            if ((d && !tm_eat(&p, ",")) || !tm_expr(&p, nparams, &t->dim[d])) goto bad;
-        if (!tm_eat(&p, "]") || !tm_eat(&p, ",") || !tm_eat(&p, "strides") || !tm_eat(&p, "[")) goto bad;
-        for (int d = 1; d < t->rank; d++)
-            if ((d > 1 && !tm_eat(&p, ",")) || !tm_expr(&p, nparams, &t->stride[d]) || !t->stride[d].n) goto bad;
-        if (!tm_eat(&p, "]")) goto bad;
-        if (!tm_eat(&p, ";")) break;
-    }
-    while (*p == ' ') p++;
-    if (*p) goto bad;
-    *out = v;
-    return n;
-bad:
-    free(v);
-    return -1;
-}
-
-static int64_t arg_value(const tile_kernel *k, void **args, int a) {
-    const void *p = args[a];
-    switch (k->param_size[a]) {
-    case 1: return *(const int8_t *)p;
-    case 2: return *(const int16_t *)p;
-    case 4: return *(const int32_t *)p;
-    default: return *(const int64_t *)p;
-    }
-}
-
-static bool tm_eval(const tile_kernel *k, void **args, const RtExpr *e, int64_t *out) {
-    __int128 v = 0;
-    for (int i = 0; i < e->n; i++) {
-        __int128 t = e->t[i].c;
-        for (int j = 0; j < 2 && e->t[i].a[j] >= 0; j++) t *= arg_value(k, args, e->t[i].a[j]);
-        v += t;
-    }
-    if (v > INT64_MAX || v < INT64_MIN) return false;
-    *out = (int64_t)v;
-    return true;
-}
-
-/* Encode k's tensor maps for this launch's args into maps[]. */
-static tile_status tmaps_encode(tile_kernel *k, void **args, uint8_t (*maps)[DEV_TENSOR_MAP_BYTES]) {
-    tile_context *ctx = k->ctx;
-    for (int i = 0; i < k->ntmaps; i++) {
-        const RtTmap *t = &k->tmaps[i];
-        static const unsigned dtype[9] = {0, 0, 1, 0, 2, 0, 0, 0, 4}; /* CUtensorMapDataType: UINT8, UINT16, UINT32, UINT64 */
-        DevTensorMap tm = {.dtype = dtype[t->esize], .esize = (unsigned)t->esize, .rank = (unsigned)t->rank,
-                           .swizzle = (unsigned)t->swizzle, .addr = *(const uint64_t *)args[t->base]};
-        for (int d = 0; d < t->rank; d++) {
-            int64_t v = 0x7FFFFFFF;
-            if (t->dim[d].n && !tm_eval(k, args, &t->dim[d], &v))
-                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': tensor map %d: dim %d overflows", k->name, i, d);
-            /* a bound of 0 or less masks every element: the loop that reads it does not run */
-            tm.dims[d] = (uint64_t)(v < 1 ? 1 : v > 0x7FFFFFFF ? 0x7FFFFFFF : v);
-            tm.box[d] = t->box[d];
-            tm.elem_strides[d] = 1;
-            if (!d) continue;
-            int64_t s;
-            if (!tm_eval(k, args, &t->stride[d], &s) || s <= 0 || (s * t->esize) % 16 || s * t->esize >= ((int64_t)1 << 40))
-                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
-                               "launch of '%s': the arguments give tensor map %d (argument %d's tiles) a stride of %lld elements "
-                               "along dim %d; the kernel reads them through tensor maps, which need positive strides of a multiple "
-                               "of 16 bytes below 2^40 (compile with no_tma to read them without)",
-                               k->name, i, t->base, (long long)s, d);
-            tm.strides[d - 1] = (uint64_t)(s * t->esize);
-        }
-        if (!tm.addr || tm.addr % 16)
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': argument %d (0x%llx) is not a 16-byte aligned pointer", k->name,
-                           t->base, (unsigned long long)tm.addr);
-        DevStatus ds = dev_tensor_map_encode(ctx->dev, &tm, maps[i]);
-        if (ds != DEV_OK) {
-            Str w = {0};
-            str_printf(&w, "launch of '%s': tensor map %d", k->name, i);
-            tile_status st = dev_error(ctx, ds, w.buf);
-            str_free(&w);
-            return st;
-        }
-    }
-    return TILE_OK;
-}
-
 /* Raw PTX: ".entry NAME(.param .u64 a, ...) .maxntid 128, 1, 1" */
 static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) {
     Str key = {0};
@@ -1386,7 +1217,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
             goto done;
         }
         for (int i = 0; i < k->nparams; i++) k->any_spec |= k->param_spec[i] != 0, k->any_ptr |= k->param_ptr[i];
-        k->ntmaps = tmaps_parse(ki->tensor_maps, k->nparams, &k->tmaps);
+        k->ntmaps = rt_tmaps_parse(ki->tensor_maps, k->nparams, &k->tmaps);
         if (k->ntmaps < 0) {
             handle_remove(k);
             free(k->param_size), free(k->param_spec), free(k->param_ptr), free(k->name), free(k);
@@ -1474,7 +1305,15 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
     void *all[256 + RT_MAX_TMAPS];
     if (k->ntmaps > 0) { /* the kernel's tensor maps after its arguments */
         if (k->nparams > 256) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': over 256 parameters", k->name);
-        tile_status st = tmaps_encode(k, args, maps);
+        DevStatus ds = DEV_OK;
+        int which = 0;
+        tile_status st = rt_tmaps_encode(ctx, ctx->dev, k->name, k->tmaps, k->ntmaps, k->param_size, args, maps, &ds, &which);
+        if (ds != DEV_OK) {
+            Str w = {0};
+            str_printf(&w, "launch of '%s': tensor map %d", k->name, which);
+            st = dev_error(ctx, ds, w.buf);
+            str_free(&w);
+        }
         if (st != TILE_OK) return st;
         memcpy(all, args, sizeof *all * (size_t)k->nparams);
         for (int i = 0; i < k->ntmaps; i++) all[k->nparams + i] = maps[i];

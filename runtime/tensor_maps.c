@@ -1,0 +1,174 @@
+/* tensor_maps.c - the tensor maps a kernel takes after its arguments (sm_90a: the compiler's tma
+ * pass), made from the arguments before each launch.
+ *
+ * tile_kernel_info.tensor_maps says how each is made from the arguments: "base $0, esize 2,
+ * swizzle 128, box [64, 128], dims [$6, ?], strides [$7]; ..." ($N: argument N; dims innermost
+ * first, "?" unbounded: 2^31 - 1; strides in elements).  rt_tmaps_parse reads it once when the
+ * kernel is made; rt_tmaps_encode evaluates the sizes and strides for a launch's arguments and
+ * encodes each map on the device (cuTensorMapEncodeTiled, or the emulator's encoder): a few
+ * hundred nanoseconds a map. */
+#include "runtime/rt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { RT_TMAP_TERMS = 4 };
+typedef struct RtTerm {
+    int64_t c;
+    int a[2];
+} RtTerm;
+typedef struct RtExpr {
+    int n; /* 0: unbounded */
+    RtTerm t[RT_TMAP_TERMS];
+} RtExpr;
+struct RtTmap {
+    int base, rank, esize, swizzle;
+    uint32_t box[5];
+    RtExpr dim[5], stride[5];
+};
+
+static bool tm_eat(const char **p, const char *w) {
+    while (**p == ' ') (*p)++;
+    size_t n = strlen(w);
+    if (strncmp(*p, w, n)) return false;
+    *p += n;
+    return true;
+}
+
+static bool tm_int(const char **p, int64_t *v) {
+    while (**p == ' ') (*p)++;
+    char *e;
+    errno = 0;
+    long long x = strtoll(*p, &e, 10);
+    if (e == *p || errno) return false;
+    *v = x;
+    *p = e;
+    return true;
+}
+
+static bool tm_arg(const char **p, int nparams, int *a) {
+    int64_t v;
+    if (!tm_eat(p, "$") || !tm_int(p, &v) || v < 0 || v >= nparams) return false;
+    *a = (int)v;
+    return true;
+}
+
+static bool tm_expr(const char **p, int nparams, RtExpr *e) {
+    memset(e, 0, sizeof *e);
+    if (tm_eat(p, "?")) return true;
+    do {
+        if (e->n == RT_TMAP_TERMS) return false;
+        RtTerm *t = &e->t[e->n++];
+        t->c = 1;
+        t->a[0] = t->a[1] = -1;
+        while (**p == ' ') (*p)++;
+        if (**p != '$') {
+            if (!tm_int(p, &t->c)) return false;
+            if (!tm_eat(p, "*")) continue;
+        }
+        if (!tm_arg(p, nparams, &t->a[0])) return false;
+        if (tm_eat(p, "*") && !tm_arg(p, nparams, &t->a[1])) return false;
+    } while (tm_eat(p, "+"));
+    return true;
+}
+
+/* Parse the metadata's tensor maps; -1 when they do not parse (a damaged cache entry). */
+int rt_tmaps_parse(const char *s, int nparams, RtTmap **out) {
+    *out = NULL;
+    if (!s || !*s) return 0;
+    RtTmap *v = calloc(RT_MAX_TMAPS, sizeof *v);
+    if (!v) return -1;
+    int n = 0;
+    const char *p = s;
+    for (;;) {
+        if (n == RT_MAX_TMAPS) goto bad;
+        RtTmap *t = &v[n++];
+        int64_t x;
+        if (!tm_eat(&p, "base") || !tm_arg(&p, nparams, &t->base) || !tm_eat(&p, ",")) goto bad;
+        if (!tm_eat(&p, "esize") || !tm_int(&p, &x) || (x != 1 && x != 2 && x != 4 && x != 8) || !tm_eat(&p, ",")) goto bad;
+        t->esize = (int)x;
+        if (!tm_eat(&p, "swizzle") || !tm_int(&p, &x) || (x && x != 32 && x != 64 && x != 128) || !tm_eat(&p, ",")) goto bad;
+        t->swizzle = x == 128 ? 3 : x == 64 ? 2 : x == 32 ? 1 : 0;
+        if (!tm_eat(&p, "box") || !tm_eat(&p, "[")) goto bad;
+        do {
+            if (t->rank == 5 || !tm_int(&p, &x) || x < 1 || x > 256) goto bad;
+            t->box[t->rank++] = (uint32_t)x;
+        } while (tm_eat(&p, ","));
+        if (!tm_eat(&p, "]") || !tm_eat(&p, ",") || !tm_eat(&p, "dims") || !tm_eat(&p, "[")) goto bad;
+        for (int d = 0; d < t->rank; d++)
+            if ((d && !tm_eat(&p, ",")) || !tm_expr(&p, nparams, &t->dim[d])) goto bad;
+        if (!tm_eat(&p, "]") || !tm_eat(&p, ",") || !tm_eat(&p, "strides") || !tm_eat(&p, "[")) goto bad;
+        for (int d = 1; d < t->rank; d++)
+            if ((d > 1 && !tm_eat(&p, ",")) || !tm_expr(&p, nparams, &t->stride[d]) || !t->stride[d].n) goto bad;
+        if (!tm_eat(&p, "]")) goto bad;
+        if (!tm_eat(&p, ";")) break;
+    }
+    while (*p == ' ') p++;
+    if (*p) goto bad;
+    *out = v;
+    return n;
+bad:
+    free(v);
+    return -1;
+}
+
+static int64_t arg_value(const uint8_t *param_size, void **args, int a) {
+    const void *p = args[a];
+    switch (param_size[a]) {
+    case 1: return *(const int8_t *)p;
+    case 2: return *(const int16_t *)p;
+    case 4: return *(const int32_t *)p;
+    default: return *(const int64_t *)p;
+    }
+}
+
+static bool tm_eval(const uint8_t *param_size, void **args, const RtExpr *e, int64_t *out) {
+    __int128 v = 0;
+    for (int i = 0; i < e->n; i++) {
+        __int128 t = e->t[i].c;
+        for (int j = 0; j < 2 && e->t[i].a[j] >= 0; j++) t *= arg_value(param_size, args, e->t[i].a[j]);
+        v += t;
+    }
+    if (v > INT64_MAX || v < INT64_MIN) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *kname, const RtTmap *tmaps, int n, const uint8_t *param_size,
+                            void **args, uint8_t (*maps)[DEV_TENSOR_MAP_BYTES], DevStatus *ds, int *which) {
+    *ds = DEV_OK;
+    for (int i = 0; i < n; i++) {
+        const RtTmap *t = &tmaps[i];
+        static const unsigned dtype[9] = {0, 0, 1, 0, 2, 0, 0, 0, 4}; /* CUtensorMapDataType: UINT8, UINT16, UINT32, UINT64 */
+        DevTensorMap tm = {.dtype = dtype[t->esize], .esize = (unsigned)t->esize, .rank = (unsigned)t->rank,
+                           .swizzle = (unsigned)t->swizzle, .addr = *(const uint64_t *)args[t->base]};
+        for (int d = 0; d < t->rank; d++) {
+            int64_t v = 0x7FFFFFFF;
+            if (t->dim[d].n && !tm_eval(param_size, args, &t->dim[d], &v))
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': tensor map %d: dim %d overflows", kname, i, d);
+            /* a bound of 0 or less masks every element: the loop that reads it does not run */
+            tm.dims[d] = (uint64_t)(v < 1 ? 1 : v > 0x7FFFFFFF ? 0x7FFFFFFF : v);
+            tm.box[d] = t->box[d];
+            tm.elem_strides[d] = 1;
+            if (!d) continue;
+            int64_t s;
+            if (!tm_eval(param_size, args, &t->stride[d], &s) || s <= 0 || (s * t->esize) % 16 || s * t->esize >= ((int64_t)1 << 40))
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "launch of '%s': the arguments give tensor map %d (argument %d's tiles) a stride of %lld elements "
+                               "along dim %d; the kernel reads them through tensor maps, which need positive strides of a multiple "
+                               "of 16 bytes below 2^40 (compile with no_tma to read them without)",
+                               kname, i, t->base, (long long)s, d);
+            tm.strides[d - 1] = (uint64_t)(s * t->esize);
+        }
+        if (!tm.addr || tm.addr % 16)
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': argument %d (0x%llx) is not a 16-byte aligned pointer", kname,
+                           t->base, (unsigned long long)tm.addr);
+        *ds = dev_tensor_map_encode(dev, &tm, maps[i]);
+        if (*ds != DEV_OK) {
+            *which = i;
+            return TILE_ERROR_LAUNCH;
+        }
+    }
+    return TILE_OK;
+}
