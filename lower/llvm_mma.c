@@ -503,6 +503,10 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     LLVMValueRef q2 = LLVMBuildLShr(l->b, lane, ll_i32(l, 4), "");
     LLVMValueRef row_m = LLVMBuildMul(l->b, warp_m, ll_i32(l, 16), ""); /* warp's first row in each rep */
     LLVMValueRef col_n = LLVMBuildMul(l->b, warp_n, ll_i32(l, 8), "");
+    /* more warps than the tile has 16-row (8-column) blocks: the layout wraps, the extra warps
+     * compute copies of the rows (columns) modulo the tile's, and read them there */
+    if (16 * wm > M) row_m = LLVMBuildURem(l->b, row_m, ll_i32(l, M), "");
+    if (8 * wn > N) col_n = LLVMBuildURem(l->b, col_n, ll_i32(l, N), "");
     int chunk = 16 / eb;
     /* Fragments of K step kk into fa (A: 4 registers per im) and fb (B: 2 per in). */
 #define LOAD_FRAGS(kk, fa, fb)                                                                                   \

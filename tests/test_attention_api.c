@@ -359,6 +359,17 @@ Test(attention_api, fwd_f8_sm90a_native_wgmma, .timeout = 600) {
                       "head_dim %d: %d bytes of spills, %d known", cfg[i].d, c.kernels[0].spill_bytes, cfg[i].spill);
         tile_compiled_free(&c);
     }
+    /* sm_80 at head_dim 256: BM 32, BN 16 on 8 warps (more warps than the tile's 16-row blocks: the
+     * extra warps read their wrapped rows, inside the staged tile) */
+    if (ptxas) {
+        const char *defines[] = {"HEAD_DIM=256", "BLOCK_D=256", "BM=32", "BN=16", "num_warps=8", "num_stages=2", "CAUSAL=true", NULL};
+        tile_compile_options o = {.size = sizeof o, .arch = "sm_80", .kernel = "attention_fwd_e4m3_f16", .defines = defines,
+                                  .want_cubin = 1, .no_line_info = 1};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/attention/attention.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+        cr_expect(c.kernels[0].spill_bytes == 0, "sm_80 head_dim 256: %d bytes of spills", c.kernels[0].spill_bytes);
+        tile_compiled_free(&c);
+    }
 }
 
 /* ==================== tile_attention_decode_paged ==================== */
