@@ -25,6 +25,7 @@
  * types as printed.  They are located at the instruction; an instruction
  * built without a location gets the kernel name as a prefix instead. */
 #include "tir.h"
+#include "../support/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -641,8 +642,13 @@ static void check_wgmma_wait(Verifier *V, const Inst *i) {
     if (opt(V, i, 0) != rest(V, i)) verr(V, i, "result type %s differs from the operand's %s", tstr(V, rest(V, i)), tstr(V, opt(V, i, 0)));
 }
 
-/* mbar_*: a [stages, 1, 1] i64 shared buffer of mbarriers, then scalars */
+/* mbar_*: a [stages, 1, 1] i64 shared buffer of mbarriers, then scalars; sm_90a only */
 static bool check_bars(Verifier *V, const Inst *i, int k) {
+    const Target *tg = target_find(V->m->arch);
+    if (!tg || tg->mma < WGMMA) {
+        verr(V, i, "needs a target with tensor-map copies and mbarriers (sm_90a), not %s", V->m->arch ? V->m->arch : "the default");
+        return false;
+    }
     const Type *b = opt(V, i, k);
     if (b->rank != 3 || !is_shared(b) || b->dt != DT_I64 || b->shape[1] != 1 || b->shape[2] != 1) {
         verr(V, i, "operand %d must be a [stages, 1, 1] i64 shared buffer of mbarriers, found %s", k, tstr(V, b));

@@ -36,7 +36,7 @@ static const char usage[] =
     "  --no-cache             compile even when the compile cache has the result\n"
     "  -h, --help             this text\n"
     "\n"
-    "passes, in order: specialize canonicalize contract assign_layout remove_convert software_pipeline peel\n"
+    "passes, in order: specialize canonicalize contract assign_layout remove_convert software_pipeline tma peel\n"
     "                  canonicalize smem_alloc barrier\n"
     "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n";
 
