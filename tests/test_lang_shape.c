@@ -600,8 +600,8 @@ static uint16_t f2h(float f) { /* round to nearest even; inputs are small and no
     uint32_t x;
     memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000, e = (x >> 23) & 0xff, mant = x & 0x7fffff;
-    if (e == 0) return (uint16_t)sign;
     int he = (int)e - 127 + 15;
+    if (e == 0 || he <= 0) return (uint16_t)sign; /* below f16's normal range: zero (the reference reads the same bits) */
     uint32_t h = sign | ((uint32_t)he << 10) | (mant >> 13);
     uint32_t rest = mant & 0x1fff;
     if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
