@@ -25,7 +25,7 @@
  *      loop keeps cp.async.  Stages of rows wider than 128 bytes are 128-byte panels (the
  *      layout of llvm_mma.c's tile_make on sm_90a), one box each.
  *   4. Rewrite: an i64 buffer of one mbarrier per stage, initialized before the prologue
- *      (mbar_init, barrier) and invalidated after the loop's final barrier (mbar_inval);
+ *      (barrier, mbar_init, barrier) and invalidated after the loop's final barrier (mbar_inval);
  *      each copy group's commit becomes, before its first copy, mbar_expect(bars, stage, run)
  *      with the stage's bytes, and each copy a tma_load at its coordinates; the wait at the
  *      top of the body becomes mbar_wait(bars, read stage, phase), the phase a new loop-carried
@@ -624,6 +624,7 @@ static void convert_loop(Ctx *c, Inst *loop) {
     sl.order[0] = 2, sl.order[1] = 1, sl.order[2] = 0;
     const Type *bart = tir_type(m, DT_I64, 3, (int32_t[]){R, 1, 1}, NULL, tir_layout_intern(m, &sl));
     ValueId bars = emit(f, first_cp, OP_LOCAL_ALLOC, NULL, 0, bart);
+    emit(f, first_cp, OP_BARRIER, NULL, 0, NULL); /* earlier users of this scratch are done with it */
     emit(f, first_cp, OP_MBAR_INIT, &bars, 1, NULL);
     emit(f, first_cp, OP_BARRIER, NULL, 0, NULL);
     int bytes = 0;
