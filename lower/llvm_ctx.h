@@ -43,6 +43,8 @@ typedef struct LL {
     RegsCache *rc;
     int nrc, caprc;
     LineInfo *li; /* .file/.loc line info; NULL: off */
+    const Inst *tma_issued[16]; /* tma_loads an mbar_expect already issued in its elected block */
+    int ntma_issued;
     bool failed;
 } LL;
 

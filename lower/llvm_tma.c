@@ -79,7 +79,8 @@ static LLVMValueRef bar_addr(LL *l, ValueId bars, LLVMValueRef stage) {
     return saddr(l, bars, LLVMBuildMul(l->b, as_i32(l, stage), ll_i32(l, 8), ""));
 }
 
-static void emit_tma_load(LL *l, Inst *i) {
+/* The copies of tma_load i; the caller has elected the issuing thread. */
+static void tma_copies(LL *l, Inst *i) {
     Func *f = l->f;
     const TensorMap *tm = &f->tmaps[i->a.ival];
     const Type *bt = tir_vtype(f, i->ops[0]);
@@ -91,7 +92,6 @@ static void emit_tma_load(LL *l, Inst *i) {
     LLVMValueRef coord[TMA_MAX_RANK];
     for (int d = 0; d < tm->rank; d++) coord[d] = as_i32(l, ll_get(l, i->ops[4 + d], NULL)[0]);
     LLVMValueRef map = LLVMGetParam(l->fn, (unsigned)(f->nargs + i->a.ival));
-    LLVMBasicBlockRef join = one_begin(l, i1_of(l, ll_get(l, i->ops[3], NULL)[0]));
     char text[256], cons[64];
     int q = snprintf(text, sizeof text,
                      "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {", tm->rank);
@@ -111,7 +111,6 @@ static void emit_tma_load(LL *l, Inst *i) {
         args[2 + tm->rank] = bar;
         ll_asm(l, l->t_void, text, cons, args, 3 + tm->rank, true);
     }
-    one_end(l, join);
 }
 
 bool ll_emit_tma(LL *l, Inst *i) {
@@ -130,12 +129,19 @@ bool ll_emit_tma(LL *l, Inst *i) {
         one_end(l, join);
         return true;
     }
-    case OP_MBAR_EXPECT: {
+    case OP_MBAR_EXPECT: { /* with the tma_loads right after it on the same mbarriers and run: one elected issue */
         LLVMValueRef bar = bar_addr(l, i->ops[0], ll_get(l, i->ops[1], NULL)[0]);
         LLVMBasicBlockRef join = one_begin(l, i1_of(l, ll_get(l, i->ops[2], NULL)[0]));
         LLVMValueRef args[2] = {bar, ll_i32(l, i->a.ival)};
         ll_asm(l, LLVMInt64TypeInContext(l->ctx), "mbarrier.arrive.expect_tx.shared::cta.b64 $0, [$1], $2;", "=l,r,r,~{memory}",
                args, 2, true);
+        l->ntma_issued = 0;
+        for (Inst *n = i->next; n && n->op == OP_TMA_LOAD && n->ops[2] == i->ops[0] && n->ops[3] == i->ops[2] &&
+                                n->ops[1] == i->ops[1] && l->ntma_issued < (int)ARRAY_LEN(l->tma_issued);
+             n = n->next) {
+            tma_copies(l, n);
+            l->tma_issued[l->ntma_issued++] = n;
+        }
         one_end(l, join);
         return true;
     }
@@ -152,7 +158,14 @@ bool ll_emit_tma(LL *l, Inst *i) {
         LLVMPositionBuilderAtEnd(l->b, done);
         return true;
     }
-    case OP_TMA_LOAD: emit_tma_load(l, i); return true;
+    case OP_TMA_LOAD: {
+        for (int k = 0; k < l->ntma_issued; k++)
+            if (l->tma_issued[k] == i) return true; /* issued with its mbar_expect */
+        LLVMBasicBlockRef join = one_begin(l, i1_of(l, ll_get(l, i->ops[3], NULL)[0]));
+        tma_copies(l, i);
+        one_end(l, join);
+        return true;
+    }
     default: return false;
     }
 }

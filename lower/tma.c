@@ -26,8 +26,8 @@
  *      layout of llvm_mma.c's tile_make on sm_90a), one box each.
  *   4. Rewrite: an i64 buffer of one mbarrier per stage, initialized before the prologue
  *      (barrier, mbar_init, barrier) and invalidated after the loop's final barrier (mbar_inval);
- *      each copy group's commit becomes, before its first copy, mbar_expect(bars, stage, run)
- *      with the stage's bytes, and each copy a tma_load at its coordinates; the wait at the
+ *      each copy group ends, in place of its commit, in its coordinates, mbar_expect(bars,
+ *      stage, run) with the stage's bytes and a tma_load per copy, side by side (one issue); the wait at the
  *      top of the body becomes mbar_wait(bars, read stage, phase), the phase a new loop-carried
  *      i32 flipping each time the read stage wraps; the wait after the loop goes (every copy
  *      issued is waited for in the loop).  The barrier after the wait stays: one thread issues
@@ -630,36 +630,40 @@ static void convert_loop(Ctx *c, Inst *loop) {
     int bytes = 0;
     for (int b = 0; b < nb; b++) bytes += tma[b] ? stage_bytes(f, bufs[b]) : 0;
     const Type *i1 = tir_scalar(m, DT_I1), *i32 = tir_scalar(m, DT_I32);
-    /* copies: each group's expect before its first tensor-map copy, then the loads */
-    bool expected = false;
-    for (int k = 0; k < ncp; k++) {
-        Inst *cp = cps[k];
-        int b = 0;
-        while (bufs[b] != cp->ops[0]) b++;
-        Inst *next = cp->next;
-        if (tma[b]) {
-            ValueId run = info[k].run ? info[k].run : cint(f, cp, i1, 1);
-            if (!expected) {
-                Inst *e = tir_inst_new(f, OP_MBAR_EXPECT, (ValueId[]){bars, cp->ops[1], run}, 3, NULL, 0, cp->loc);
-                e->a.ival = bytes;
-                tir_insert_before(cp, e);
-                expected = true;
-            }
-            ValueId ops[4 + TMA_MAX_RANK] = {cp->ops[0], cp->ops[1], bars, run};
-            int rank = info[k].tm.rank;
-            for (int d = 0; d < rank; d++) ops[4 + d] = materialize(f, cp, &info[k].coord[d]);
-            Inst *t = tir_inst_new(f, OP_TMA_LOAD, ops, 4 + rank, NULL, 0, cp->loc);
-            t->a.ival = map_of[b];
-            tir_insert_before(cp, t);
-            tir_inst_remove(cp);
+    /* each group (the copies before a commit): at its end, the coordinates, one expect of the
+     * stage's bytes and the loads side by side (one elected issue for them all) */
+    for (int g0 = 0, g1; g0 < ncp; g0 = g1) {
+        Inst *end = NULL;
+        g1 = g0;
+        for (Inst *n = cps[g0]; n && !end; n = n->next) {
+            if (n->op == OP_ASYNC_COMMIT) end = n;
+            else if (g1 < ncp && n == cps[g1]) g1++;
         }
-        /* the group ends at the next commit */
-        for (Inst *n = next; n; n = n->next) {
-            if (n->op == OP_ASYNC_COPY || n->op == OP_TMA_LOAD) break;
-            if (n->op == OP_ASYNC_COMMIT) {
-                expected = false;
-                break;
-            }
+        Inst *ins = end ? end : cps[g1 - 1]->next;
+        ValueId ops[8][4 + TMA_MAX_RANK];
+        int nt_g = 0, rank[8], which[8];
+        for (int k = g0; k < g1 && nt_g < 8; k++) {
+            int b = 0;
+            while (bufs[b] != cps[k]->ops[0]) b++;
+            if (!tma[b]) continue;
+            ValueId run = info[k].run ? info[k].run : cint(f, ins, i1, 1);
+            ops[nt_g][0] = cps[k]->ops[0], ops[nt_g][1] = cps[k]->ops[1], ops[nt_g][2] = bars, ops[nt_g][3] = run;
+            rank[nt_g] = info[k].tm.rank;
+            for (int d = 0; d < rank[nt_g]; d++) ops[nt_g][4 + d] = materialize(f, ins, &info[k].coord[d]);
+            which[nt_g++] = k;
+        }
+        if (!nt_g) continue;
+        Inst *e = tir_inst_new(f, OP_MBAR_EXPECT, (ValueId[]){bars, ops[0][1], ops[0][3]}, 3, NULL, 0, cps[which[0]]->loc);
+        e->a.ival = bytes;
+        tir_insert_before(ins, e);
+        for (int t = 0; t < nt_g; t++) {
+            Inst *cp = cps[which[t]];
+            int b = 0;
+            while (bufs[b] != cp->ops[0]) b++;
+            Inst *tl = tir_inst_new(f, OP_TMA_LOAD, ops[t], 4 + rank[t], NULL, 0, cp->loc);
+            tl->a.ival = map_of[b];
+            tir_insert_before(ins, tl);
+            tir_inst_remove(cp);
         }
     }
     if (all)
