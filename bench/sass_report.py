@@ -75,8 +75,12 @@ CONFIGS = [
     ("gemm/gemm.tile", "gemm_tf32_f32", ["BM=128", "BN=128", "BK=16", "num_warps=8", "num_stages=3"], GEMM_SPECS, "gemm tf32->f32 128x128x16 w8", ["gemm_tf32_f32"]),
     ("gemm/gemm.tile", "gemm_i8_i32", ["BM=128", "BN=128", "BK=64", "num_warps=4", "num_stages=3"], GEMM_SPECS, "gemm i8->i32 128x128x64", ["gemm_i8_i32"]),
     ("gemm/gemm.tile", "gemm_e4m3_f32", W4, GEMM_SPECS, "gemm e4m3->f32", ["gemm_e4m3_f32"]),
+    ("gemm/gemm.tile", "gemm_f16_f32", W4 + ["warp_specialize=1"], GEMM_SPECS, "gemm f16->f32 128x128x32 w4 s3 ws (sm_90a launch)",
+     ["gemm_f16_f32", "tutorial_matmul_f16"]),
     ("gemm/gemm.tile", "gemm_f16_f32", ["BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3"], GEMM_SPECS,
-     "gemm f16->f32 128x256x64 w8 (sm_90a launch)", []),
+     "gemm f16->f32 128x256x64 w8", []),
+    ("gemm/gemm.tile", "gemm_f16_f32", ["BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3", "warp_specialize=1"], GEMM_SPECS,
+     "gemm f16->f32 128x256x64 w8 ws (sm_90a launch)", []),
     ("gemm/gemm.tile", "gemm_f16_f32", [], [], "gemm f16 unspecialized", ["gemm_f16_f32_unspecialized"]),
     ("matmul.tile", "matmul", [], [], "matmul f32 64x64x32 (masked)", ["matmul_f32_ieee"]),
 ]
@@ -97,13 +101,19 @@ for hd in (64, 128):
                         "attention hd%d BM128 BN64 w4%s" % (hd, " causal" if causal else ""),
                         ["attention_hd%d_bm128_bn64_w4%s" % (hd, "_causal" if causal else "")] +
                         ([] if causal else ["attention_hd%d_bm128_bn64_w4_nomask" % hd])))
-for hd in (64, 128, 256):  # as tile_attention_fwd launches it on sm_90a: two warpgroups of 64 query rows
+for hd in (64, 128):  # a producer warpgroup issuing the tensor-map loads (@warp_specialize), one computing warpgroup
+    for causal in (0, 1):
+        CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
+                        ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % hd, "BM=128", "BN=64", "CAUSAL=%d" % causal, "warp_specialize=1"], ATTN_SPECS,
+                        "attention hd%d BM128 BN64 w4 ws%s" % (hd, " causal" if causal else ""),
+                        ["attention_hd%d_bm128_bn64_w4%s" % (hd, "_causal" if causal else "")]))
+for hd in (64, 128, 256):  # as tile_attention_fwd launches it on sm_90a: two warpgroups of 64 query rows and a producer
     for causal in (0, 1):
         bn, st = (128, 3) if hd <= 64 else (128, 2) if hd <= 128 else (64, 2)
         CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
                         ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % hd, "BM=128", "BN=%d" % bn, "num_warps=8", "num_stages=%d" % st,
-                         "CAUSAL=%d" % causal], ATTN_SPECS,
-                        "attention hd%d BM128 BN%d w8 s%d%s (sm_90a launch)" % (hd, bn, st, " causal" if causal else ""), []))
+                         "CAUSAL=%d" % causal, "warp_specialize=1"], ATTN_SPECS,
+                        "attention hd%d BM128 BN%d w8 s%d ws%s (sm_90a launch)" % (hd, bn, st, " causal" if causal else ""), []))
 CONFIGS += [
     ("attention/paged_attention.tile", "paged_attention_f16", ["BN=64"], PAGED_SPECS, "paged decode hd128 BM16 BN64", ["paged_hd128"]),
     ("attention/paged_attention.tile", "paged_attention_f16_kv8", ["BN=64"], PAGED_SPECS, "paged decode hd128 kv f8",

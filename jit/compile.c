@@ -148,7 +148,7 @@ static void record_kernels(Module *m, tile_compiled *out) {
         Func *f = m->funcs[k];
         tile_kernel_info *ki = &out->kernels[k];
         ki->name = dupstr(f->name);
-        ki->num_warps = f->num_warps;
+        ki->num_warps = f->num_warps + f->producer_warps; /* launched: a producer warpgroup after the others */
         ki->num_stages = f->num_stages;
         ki->smem_bytes = f->smem_bytes;
         ki->smem_dynamic = f->smem_bytes > target_find(m->arch)->smem_static;

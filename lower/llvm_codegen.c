@@ -140,6 +140,57 @@ static bool emit_if(LL *l, Inst *i) {
     return true;
 }
 
+/* Registers a warp-specialized kernel's warpgroups run with (setmaxnreg) when it has two or more
+ * computing warpgroups: the kernel is compiled for an even share of the register file (.maxnreg),
+ * the producer gives most of its share back and the computing warpgroups take it.  With one
+ * computing warpgroup, ptxas's own count serves (it is that warpgroup's need). */
+static bool ws_registers(const Func *f, int *entry, int *producer, int *consumer) {
+    int groups = f->num_warps / 4;
+    if (!f->producer_warps || groups < 2) return false;
+    *entry = 65536 / (128 * (groups + 1)) / 8 * 8;
+    *producer = groups >= 3 ? 24 : 40;
+    *consumer = (65536 / 128 - *producer) / groups / 8 * 8;
+    if (*consumer > 256) *consumer = 256;
+    return true;
+}
+
+/* ws_producer: every warp reaches it (after the mbarriers' initialization); the producer
+ * warpgroup (warps num_warps..) branches into the region, only its first warp staying, and
+ * returns at its end; the computing warps go on, their barriers now counting them only. */
+static bool emit_ws_producer(LL *l, Inst *i) {
+    Func *f = l->f;
+    int entry, prod, cons;
+    bool regs = ws_registers(f, &entry, &prod, &cons);
+    char text[64];
+    LLVMBasicBlockRef pb = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "producer");
+    LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "producer.work");
+    LLVMBasicBlockRef idle = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "producer.idle");
+    LLVMBasicBlockRef cb = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "consumer");
+    LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntUGE, l->warp, ll_i32(l, f->num_warps), ""), pb, cb);
+    LLVMPositionBuilderAtEnd(l->b, pb);
+    if (regs) {
+        snprintf(text, sizeof text, "setmaxnreg.dec.sync.aligned.u32 %d;", prod);
+        ll_asm(l, l->t_void, text, "", NULL, 0, true);
+    }
+    LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, l->warp, ll_i32(l, f->num_warps), ""), work, idle);
+    LLVMPositionBuilderAtEnd(l->b, idle);
+    LLVMBuildRetVoid(l->b);
+    LLVMPositionBuilderAtEnd(l->b, work);
+    int saved = l->issue_warp;
+    l->issue_warp = f->num_warps;
+    bool ok = emit_block(l, i->regions[0]);
+    l->issue_warp = saved;
+    if (!ok) return false;
+    LLVMBuildRetVoid(l->b);
+    LLVMPositionBuilderAtEnd(l->b, cb);
+    if (regs) {
+        snprintf(text, sizeof text, "setmaxnreg.inc.sync.aligned.u32 %d;", cons);
+        ll_asm(l, l->t_void, text, "", NULL, 0, true);
+    }
+    l->barrier_count = 32 * f->num_warps;
+    return true;
+}
+
 /* reduce_fn / scan_fn call this for each combine: bind the region's scalar arguments
  * (a0.., b0..) to the given registers, emit its instructions again, return the yield's. */
 bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out) {
@@ -181,7 +232,9 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_MBAR_INVAL:
     case OP_MBAR_EXPECT:
     case OP_MBAR_WAIT:
+    case OP_MBAR_ARRIVE:
     case OP_TMA_LOAD: return ll_emit_tma(l, i);
+    case OP_WS_PRODUCER: return emit_ws_producer(l, i);
     case OP_LOAD:
     case OP_STORE:
     case OP_ATOMIC_RMW:
@@ -233,9 +286,17 @@ static bool emit_func(LL *l, Func *f) {
     LLVMSetFunctionCallConv(l->fn, LLVMPTXKernelCallConv);
     ll_tma_param_attrs(l, f->nargs, f->ntmaps);
     char buf[32];
-    snprintf(buf, sizeof buf, "%d", 32 * f->num_warps);
+    snprintf(buf, sizeof buf, "%d", 32 * (f->num_warps + f->producer_warps));
     LLVMAddAttributeAtIndex(l->fn, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(l->ctx, "nvvm.maxntid", 12, buf, (unsigned)strlen(buf)));
+    int entry_regs, prod_regs, cons_regs;
+    if (ws_registers(f, &entry_regs, &prod_regs, &cons_regs)) {
+        snprintf(buf, sizeof buf, "%d", entry_regs);
+        LLVMAddAttributeAtIndex(l->fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(l->ctx, "nvvm.maxnreg", 12, buf, (unsigned)strlen(buf)));
+    }
+    l->issue_warp = 0;
+    l->barrier_count = 0;
     ll_lineinfo_func(l, f);
     for (int k = 0; k < f->nargs; k++) {
         LLVMValueRef p = LLVMGetParam(l->fn, (unsigned)k);

@@ -45,6 +45,9 @@ typedef struct LL {
     LineInfo *li; /* .file/.loc line info; NULL: off */
     const Inst *tma_issued[16]; /* tma_loads an mbar_expect already issued in its elected block */
     int ntma_issued;
+    int issue_warp;     /* the warp whose elected lane issues one-thread work (mbar_*, tma_load) */
+    int barrier_count;  /* computing warps of a warp-specialized kernel: their barriers are named barrier 1 of
+                           this many threads (0: bar.sync 0 over the block) */
     bool failed;
 } LL;
 

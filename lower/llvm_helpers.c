@@ -175,6 +175,12 @@ LLVMValueRef *ll_new(LL *l, ValueId v, int n) {
 }
 
 void ll_barrier(LL *l) {
+    if (l->barrier_count) {
+        /* the producer warpgroup of a warp-specialized kernel never reaches these */
+        LLVMValueRef args[2] = {ll_i32(l, 1), ll_i32(l, l->barrier_count)};
+        ll_intr(l, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL, 0, args, 2);
+        return;
+    }
     LLVMValueRef zero = ll_i32(l, 0);
     ll_intr(l, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
 }

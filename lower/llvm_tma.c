@@ -39,7 +39,7 @@ void ll_tma_param_attrs(LL *l, int from, int n) {
  * in warp 0, so ptxas sees warp-uniform operands (a plain tid == 0 branch makes it loop over
  * the lanes' values around each UTMALDG) */
 static LLVMBasicBlockRef one_begin(LL *l, LLVMValueRef cond) {
-    LLVMValueRef w0 = LLVMBuildICmp(l->b, LLVMIntEQ, l->warp, ll_i32(l, 0), "");
+    LLVMValueRef w0 = LLVMBuildICmp(l->b, LLVMIntEQ, l->warp, ll_i32(l, l->issue_warp), "");
     LLVMBasicBlockRef warp0 = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "warp0");
     LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "one.join");
     LLVMBuildCondBr(l->b, w0, warp0, skip);
@@ -122,8 +122,11 @@ bool ll_emit_tma(LL *l, Inst *i) {
         LLVMBasicBlockRef join = one_begin(l, NULL);
         for (int s = 0; s < n; s++) {
             LLVMValueRef a = saddr(l, i->ops[0], ll_i32(l, 8 * s));
-            if (i->op == OP_MBAR_INIT) ll_asm(l, l->t_void, "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}", &a, 1, true);
-            else ll_asm(l, l->t_void, "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", &a, 1, true);
+            if (i->op == OP_MBAR_INIT) {
+                char text[64];
+                snprintf(text, sizeof text, "mbarrier.init.shared::cta.b64 [$0], %lld;", (long long)(i->a.ival > 1 ? i->a.ival : 1));
+                ll_asm(l, l->t_void, text, "r,~{memory}", &a, 1, true);
+            } else ll_asm(l, l->t_void, "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", &a, 1, true);
         }
         if (i->op == OP_MBAR_INIT) ll_asm(l, l->t_void, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0, true);
         one_end(l, join);
@@ -145,11 +148,23 @@ bool ll_emit_tma(LL *l, Inst *i) {
         one_end(l, join);
         return true;
     }
+    case OP_MBAR_ARRIVE: { /* every thread, when run */
+        LLVMValueRef bar = bar_addr(l, i->ops[0], ll_get(l, i->ops[1], NULL)[0]);
+        LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "mbar.arrive");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "mbar.arrived");
+        LLVMBuildCondBr(l->b, i1_of(l, ll_get(l, i->ops[2], NULL)[0]), go, done);
+        LLVMPositionBuilderAtEnd(l->b, go);
+        ll_asm(l, l->t_void, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", &bar, 1, true);
+        LLVMBuildBr(l->b, done);
+        LLVMPositionBuilderAtEnd(l->b, done);
+        return true;
+    }
     case OP_MBAR_WAIT: {
         LLVMValueRef args[2] = {bar_addr(l, i->ops[0], ll_get(l, i->ops[1], NULL)[0]), as_i32(l, ll_get(l, i->ops[2], NULL)[0])};
         LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "mbar.wait");
         LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "mbar.done");
-        LLVMBuildBr(l->b, loop);
+        if (i->nops > 3) LLVMBuildCondBr(l->b, i1_of(l, ll_get(l, i->ops[3], NULL)[0]), loop, done);
+        else LLVMBuildBr(l->b, loop);
         LLVMPositionBuilderAtEnd(l->b, loop);
         LLVMValueRef ok = ll_asm(l, l->t_i32,
                                  "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n\tselp.u32 $0, 1, 0, p;\n\t}",

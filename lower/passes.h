@@ -17,6 +17,7 @@
     X(remove_convert, "drop conversions to the layout a value already has, fold chains")   \
     X(software_pipeline, "stream a dot's operand tiles into shared memory num_stages iterations ahead with cp.async") \
     X(tma, "on sm_90a, stream the pipelined tiles through tensor maps (cp.async.bulk.tensor) and mbarriers") \
+    X(warp_specialize, "on sm_90a with @warp_specialize, issue the tensor-map loads from a producer warpgroup of their own") \
     X(peel, "split a loop whose masks are all true but in its last iterations into an unmasked loop and a masked remainder") \
     X(smem_alloc, "give each shared-memory scratch buffer an offset, reusing space by liveness") \
     X(barrier, "insert barriers between shared-memory accesses of different threads")

@@ -41,7 +41,7 @@ static bool run_one(Module *m, const PipelineOptions *o, Diag *d, int idx) {
  * scratch-memory passes last, once every op that needs shared memory exists. */
 bool tir_run_pipeline(Module *m, const PipelineOptions *o, Diag *d) {
     static const char *const order[] = {"specialize", "canonicalize", "contract", "assign_layout", "remove_convert",
-                                        "software_pipeline", "tma", "peel", "canonicalize", "smem_alloc", "barrier"};
+                                        "software_pipeline", "tma", "warp_specialize", "peel", "canonicalize", "smem_alloc", "barrier"};
     for (size_t i = 0; i < ARRAY_LEN(order); i++) {
         const PassInfo *p = pass_lookup(order[i]);
         if (!p) unreachable("pass missing from table");

@@ -177,10 +177,15 @@ enum {
     X(WGMMA_WAIT, "wgmma_wait", 1, 1, 0) /* acc -> acc once the wgmma groups still writing it have completed */ \
     X(ASYNC_COMMIT, "async_commit", 0, 0, 0) /* close the group of copies issued so far */      \
     X(ASYNC_WAIT, "async_wait", 0, 0, 0) /* wait until at most attr ival groups are pending */ \
-    X(MBAR_INIT, "mbar_init", 1, 0, 0) /* bars ([stages, 1, 1] i64 buffer): one thread initializes each stage's mbarrier (one arrival) */ \
+    X(MBAR_INIT, "mbar_init", 1, 0, 0) /* bars ([stages, 1, 1] i64 buffer): one thread initializes each stage's mbarrier \
+        for attr ival arrivals (0: one) */ \
     X(MBAR_INVAL, "mbar_inval", 1, 0, 0) /* bars: one thread invalidates them, after which the memory may serve another use */ \
     X(MBAR_EXPECT, "mbar_expect", 3, 0, 0) /* bars, stage, run: when run, one thread arrives on the stage's mbarrier expecting attr ival bytes */ \
-    X(MBAR_WAIT, "mbar_wait", 3, 0, 0) /* bars, stage, phase: every thread waits until the phase of parity `phase` has completed */ \
+    X(MBAR_WAIT, "mbar_wait", -1, 0, 0) /* bars, stage, phase [, run]: every thread (when run) waits until the phase of parity \
+        `phase` has completed */ \
+    X(MBAR_ARRIVE, "mbar_arrive", 3, 0, 0) /* bars, stage, run: when run, every thread arrives on the stage's mbarrier */ \
+    X(WS_PRODUCER, "ws_producer", 0, 0, OPF_REGION) /* the producer warpgroup (attr ival warps, after the num_warps \
+        others) runs the region and exits; the others skip it and run the rest of the kernel */ \
     X(TMA_LOAD, "tma_load", -1, 0, OPF_MEMORY) /* buf, stage, bars, run, coords (i32, innermost first): when run, one thread \
         copies the box of the kernel's tensor map attr ival at coords into the stage (cp.async.bulk.tensor), completing its bytes on the stage's mbarrier */
 
@@ -266,7 +271,7 @@ struct Block {
  *   atomic_rmw: ival2 = RedKind (sum is add);  atomics: sem, scope (printed when not the default);  dot: allow_tf32
  *   convert_layout, reduce, scan, reduce_fn, scan_fn, dot, gather, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
  *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy)
- *   tma_load: ival = tensor map;  mbar_expect: ival = bytes
+ *   tma_load: ival = tensor map;  mbar_expect: ival = bytes;  mbar_init: ival = arrivals;  ws_producer: ival = warps
  *   exp, exp2: ival = 1 for the exact (full-range, no flush-to-zero) form */
 /* Cache hints of load/store (attr cache), PTX's qualifiers: a cache operator
  * (`ld.global.cg`) or an L1 eviction priority (`ld.global.L1::evict_last`), or
@@ -361,6 +366,8 @@ struct Func {
     Value *values; /* values[0] unused */
     uint32_t nvalues, cap_values;
     int num_warps, num_stages;
+    bool warp_specialize; /* asked for (@warp_specialize): loads issued by a producer warpgroup */
+    int producer_warps;   /* warps launched after num_warps for a ws_producer region (warp_specialize pass) */
     int smem_bytes; /* total shared memory needed, set by smem_alloc */
     TensorMap *tmaps; /* hidden parameters after the arguments, set by tma */
     int ntmaps;

@@ -507,7 +507,8 @@ static const Type *type(Parser *P) {
     X(VALUE, "value") X(START, "start") X(END, "end") X(AXIS, "axis") X(PERM, "perm")          \
     X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
     X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder") \
-    X(XOR, "xor") X(MSG, "msg") X(MAP, "map") X(BYTES, "bytes")
+    X(XOR, "xor") X(MSG, "msg") X(MAP, "map") X(BYTES, "bytes") \
+    X(ARRIVALS, "count") X(WARPS, "warps")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -547,6 +548,8 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_REMAINDER: return op == OP_FOR;
     case AK_MAP: return op == OP_TMA_LOAD;
     case AK_BYTES: return op == OP_MBAR_EXPECT;
+    case AK_ARRIVALS: return op == OP_MBAR_INIT;
+    case AK_WARPS: return op == OP_WS_PRODUCER;
     case AK_MSG: return op == OP_PRINT || op == OP_ASSERT || op == OP_INLINE_ASM;
     case AK_VEC:
     case AK_SMEM:
@@ -660,6 +663,8 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
         case AK_REMAINDER: a->ival = int_lit(P, "remainder", 0, 1); break;
         case AK_MAP: a->ival = int_lit(P, "map", 0, TIR_MAX_TMAPS - 1); break;
         case AK_BYTES: a->ival = int_lit(P, "bytes", 0, 1 << 20); break;
+        case AK_ARRIVALS: a->ival = int_lit(P, "count", 1, 1024); break;
+        case AK_WARPS: a->ival = int_lit(P, "warps", 1, 32); break;
         case AK_MSG: { /* "..." with \" \\ \n */
             if (*P->p != '"') {
                 expected(P, "a string");
@@ -1031,7 +1036,7 @@ static void tensor_map(Parser *P, Func *f) {
 }
 
 /* kernel = "kernel" "@" IDENT "(" (arg ("," arg)*)? ")" kopt* "{" NL tmap* inst* "}" NL
- * arg = "%" IDENT ":" type ("#div16" | "#one")?   kopt = ("num_warps"|"num_stages"|"smem") "=" INT */
+ * arg = "%" IDENT ":" type ("#div16" | "#one")?   kopt = ("num_warps"|"num_stages"|"warp_specialize"|"producer_warps"|"smem") "=" INT */
 static void kernel(Parser *P) {
     sp(P);
     Loc at = here(P);
@@ -1077,6 +1082,12 @@ static void kernel(Parser *P) {
         } else if (eat(P, "num_stages")) {
             expect(P, "=");
             f->num_stages = (int)int_lit(P, "num_stages", 0, 1024);
+        } else if (eat(P, "warp_specialize")) {
+            expect(P, "=");
+            f->warp_specialize = int_lit(P, "warp_specialize", 0, 1) != 0;
+        } else if (eat(P, "producer_warps")) {
+            expect(P, "=");
+            f->producer_warps = (int)int_lit(P, "producer_warps", 0, 32);
         } else if (eat(P, "smem")) {
             expect(P, "=");
             f->smem_bytes = (int)int_lit(P, "smem", 0, INT32_MAX);

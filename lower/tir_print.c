@@ -148,6 +148,10 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_ASYNC_WAIT: str_printf(&t, "pending=%lld", (long long)a->ival); break;
     case OP_TMA_LOAD: str_printf(&t, "map=%lld", (long long)a->ival); break;
     case OP_MBAR_EXPECT: str_printf(&t, "bytes=%lld", (long long)a->ival); break;
+    case OP_MBAR_INIT:
+        if (a->ival > 1) str_printf(&t, "count=%lld", (long long)a->ival);
+        break;
+    case OP_WS_PRODUCER: str_printf(&t, "warps=%lld", (long long)a->ival); break;
     case OP_WGMMA_WAIT:
         if (a->ival) str_printf(&t, "pending=%lld", (long long)a->ival);
         break;
@@ -251,6 +255,8 @@ static void print_func(Printer *p, const Func *f) {
         else if (a->spec == SPEC_DIV16) str_puts(s, " #div16");
     }
     str_printf(s, ") num_warps=%d num_stages=%d", f->num_warps, f->num_stages);
+    if (f->warp_specialize) str_puts(s, " warp_specialize=1");
+    if (f->producer_warps) str_printf(s, " producer_warps=%d", f->producer_warps);
     if (f->smem_bytes) str_printf(s, " smem=%d", f->smem_bytes);
     str_puts(s, " {\n");
     for (int k = 0; k < f->ntmaps; k++) {

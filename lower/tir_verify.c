@@ -668,6 +668,21 @@ static void check_mbar(Verifier *V, const Inst *i) {
     if (check_bars(V, i, 0)) check_scalars(V, i, 1, i->nops);
 }
 
+/* ws_producer: once, in the kernel's body, its warps a warpgroup; its region holds no
+ * barrier (the other warps never reach it) and yields nothing */
+static void check_ws_producer(Verifier *V, const Inst *i) {
+    const Target *tg = target_find(V->m->arch);
+    if (!tg || tg->mma < WGMMA) verr(V, i, "needs a target with warpgroups and mbarriers (sm_90a), not %s", V->m->arch ? V->m->arch : "the default");
+    if (i->parent != V->f->body) verr(V, i, "must be in the kernel's body, not in a region");
+    if (i->a.ival != 4 || V->f->producer_warps != i->a.ival)
+        verr(V, i, "has %lld warps; the kernel says producer_warps=%d (a warpgroup: 4)", (long long)i->a.ival, V->f->producer_warps);
+    if (V->f->num_warps % 4) verr(V, i, "needs whole warpgroups before it: num_warps=%d is not a multiple of 4", V->f->num_warps);
+    if (!i->nregions || !i->regions[0]) return;
+    for (const Inst *n = i->regions[0]->first; n; n = n->next)
+        if (n->op == OP_BARRIER || n->op == OP_WS_PRODUCER) verr(V, n, "'%s' inside ws_producer: only the producer warps run it", tir_op_info[n->op].name);
+        else if (n->op == OP_YIELD && n->nops) verr(V, n, "ws_producer yields nothing");
+}
+
 static void check_tma_load(Verifier *V, const Inst *i) {
     const Type *b = opt(V, i, 0);
     if (b->rank != 3 || !is_shared(b)) verr(V, i, "operand 0 must be a shared buffer, found %s", tstr(V, b));
@@ -684,6 +699,8 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_MBAR_INVAL] = check_mbar,
     [OP_MBAR_EXPECT] = check_mbar,
     [OP_MBAR_WAIT] = check_mbar,
+    [OP_MBAR_ARRIVE] = check_mbar,
+    [OP_WS_PRODUCER] = check_ws_producer,
     [OP_TMA_LOAD] = check_tma_load,
     [OP_WGMMA_WAIT] = check_wgmma_wait,
     [OP_LOCAL_STORE] = check_local_store,
@@ -731,7 +748,8 @@ static const struct {
     [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0}, [OP_ATOMIC_CAS] = {3, 4, 0},
     [OP_FOR] = {3, -1, 1},       [OP_WHILE] = {1, -1, 1}, [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
     [OP_ASYNC_COPY] = {3, 4, 0},  [OP_REDUCE_FN] = {1, -1, 1}, [OP_SCAN_FN] = {1, -1, 1}, [OP_PRINT] = {0, 64, 0},
-    [OP_INLINE_ASM] = {0, 16, 0}, [OP_TMA_LOAD] = {5, 4 + TMA_MAX_RANK, 0},
+    [OP_INLINE_ASM] = {0, 16, 0}, [OP_TMA_LOAD] = {5, 4 + TMA_MAX_RANK, 0}, [OP_MBAR_WAIT] = {3, 4, 0},
+    [OP_WS_PRODUCER] = {0, 0, 1},
 };
 
 static bool check_counts(Verifier *V, const Inst *i) {

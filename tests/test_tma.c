@@ -8,6 +8,7 @@
  *   3. launch errors: a negative stride is refused with a message, nothing launched. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +67,19 @@ static uint16_t f16_of(int v) { /* small integers are exact in f16 */
 
 typedef struct Run {
     int m, n, k, batch, sa, sb;
+    int ws_warps; /* 0: as written; 4 or 8: @warp_specialize with that many computing warps (BM 128 at 8) */
 } Run;
+
+/* src with @warp_specialize and the run's computing warps (8: two warpgroups of 64 rows) */
+static char *ws_source(const char *src, int warps) {
+    size_t n = strlen(src) + 64;
+    char *out = malloc(n);
+    const char *w = strstr(src, "@num_warps(4)"), *bm = strstr(src, "BM: i32 = 64");
+    cr_assert(w && bm);
+    snprintf(out, n, "@warp_specialize(1)\n%.*s@num_warps(%d)%.*sBM: i32 = %d%s", (int)(w - src), src, warps,
+             (int)(bm - (w + 13)), w + 13, warps == 8 ? 128 : 64, bm + 12);
+    return out;
+}
 
 /* k a multiple of 16 (not of BK): with an unspecialized k the K mask allows only element-wise
  * loads, which software pipelining leaves alone on every target */
@@ -74,7 +87,9 @@ static const char *const specs[] = {"sa=16", "sab=16", "sb=16", "sbb=16", "k=16"
 
 /* Compile src for sm_90a (tensor maps unless no_tma), run it on emu:sm_90a, check against float64;
  * the output (m * n * batch floats) into out. */
-static void run(const char *src, const Run *r, bool no_tma, uint64_t seed, float *out) {
+static void run(const char *src0, const Run *r, bool no_tma, uint64_t seed, float *out) {
+    char *src = r->ws_warps && !no_tma ? ws_source(src0, r->ws_warps) : strdup(src0);
+    int bm = r->ws_warps == 8 && !no_tma ? 128 : 64;
     tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .specialize = specs, .no_tma = no_tma};
     tile_compiled c;
     cr_assert_eq(tile_compile_source("bmm.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
@@ -85,11 +100,23 @@ static void run(const char *src, const Run *r, bool no_tma, uint64_t seed, float
     cr_assert_eq(strstr(c.ptx, "cp.async.cg.shared.global") != NULL, no_tma, "per-thread cp.async");
     if (!no_tma) {
         /* A: [k, m, batch] with strides sa, sab; B: [n, k, batch] with sb, sbb; 64 x 32 and 32 x 64 boxes */
-        cr_expect(strstr(c.kernels[0].tensor_maps, "base $0, esize 2, swizzle 64, box [32, 64, 1], dims [$5, $3, ?], strides [$6, $7]"),
-                  "A's map: %s", c.kernels[0].tensor_maps);
+        char amap[96];
+        snprintf(amap, sizeof amap, "base $0, esize 2, swizzle 64, box [32, %d, 1], dims [$5, $3, ?], strides [$6, $7]", bm);
+        cr_expect(strstr(c.kernels[0].tensor_maps, amap), "A's map: %s", c.kernels[0].tensor_maps);
         cr_expect(strstr(c.kernels[0].tensor_maps, "base $1, esize 2, swizzle 128, box [64, 32, 1], dims [$4, $5, ?], strides [$8, $9]"),
                   "B's map: %s", c.kernels[0].tensor_maps);
         cr_expect(strstr(c.ptx, "mbarrier.try_wait.parity.shared::cta.b64") && strstr(c.ptx, "mbarrier.arrive.expect_tx"), "mbarriers");
+    }
+    if (r->ws_warps && !no_tma) {
+        /* a producer warpgroup after the computing warps; their barriers count them only; consumers
+         * release stages through mbarriers; two computing warpgroups take registers from the producer */
+        cr_expect_eq(c.kernels[0].num_warps, r->ws_warps + 4);
+        char bar[32];
+        snprintf(bar, sizeof bar, "bar.sync \t1, %d;", 32 * r->ws_warps);
+        cr_expect(strstr(c.ptx, bar), "named barrier '%s'", bar);
+        cr_expect(strstr(c.ptx, "mbarrier.arrive.shared::cta.b64 _"), "consumer release");
+        cr_expect_eq(strstr(c.ptx, "setmaxnreg.inc.sync.aligned.u32 232;") != NULL, r->ws_warps == 8);
+        cr_expect_eq(strstr(c.ptx, "setmaxnreg.dec.sync.aligned.u32 40;") != NULL, r->ws_warps == 8);
     }
     tile_compiled_free(&c);
 
@@ -118,7 +145,7 @@ static void run(const char *src, const Run *r, bool no_tma, uint64_t seed, float
     cr_assert_eq(tile_module_get_kernel(mod, "bmm", &kern), TILE_OK);
     int32_t m = r->m, n = r->n, k = r->k, sa = r->sa, sab = r->sa * r->m, sb = r->sb, sbb = r->sb * r->k;
     void *args[] = {&da, &db, &dc, &m, &n, &k, &sa, &sab, &sb, &sbb};
-    tile_dim3 grid = {(unsigned)(((m + 63) / 64) * ((n + 63) / 64)), (unsigned)r->batch, 1};
+    tile_dim3 grid = {(unsigned)(((m + bm - 1) / bm) * ((n + 63) / 64)), (unsigned)r->batch, 1};
     cr_assert_eq(tile_launch(kern, grid, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
     cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * 4), TILE_OK);
     for (int z = 0; z < r->batch; z++)
@@ -139,7 +166,7 @@ static void run(const char *src, const Run *r, bool no_tma, uint64_t seed, float
     }
     tile_module_unload(mod);
     tile_context_destroy(ctx);
-    free(ha), free(hb), free(va), free(vb);
+    free(ha), free(hb), free(va), free(vb), free(src);
 }
 
 static void both(const char *src, const Run *r) {
@@ -163,4 +190,14 @@ Test(tma, descriptor_bmm_odd_sizes, .timeout = 600) {
 Test(tma, pointer_bmm_odd_sizes, .timeout = 600) {
     seed_rng();
     both(ptr_src, &(Run){.m = 70, .n = 100, .k = 112, .batch = 2, .sa = 128, .sb = 112});
+}
+
+/* @warp_specialize: the same results from a producer warpgroup issuing the copies, with one and
+ * two computing warpgroups; more K tiles than stages, so the producer waits for released stages */
+Test(tma, warp_specialized_bmm, .timeout = 600) {
+    seed_rng();
+    both(desc_src, &(Run){.m = 100, .n = 72, .k = 208, .batch = 2, .sa = 224, .sb = 80, .ws_warps = 4});
+    both(ptr_src, &(Run){.m = 70, .n = 100, .k = 112, .batch = 1, .sa = 128, .sb = 112, .ws_warps = 4});
+    both(desc_src, &(Run){.m = 130, .n = 40, .k = 16, .batch = 2, .sa = 32, .sb = 48, .ws_warps = 8});
+    both(desc_src, &(Run){.m = 150, .n = 72, .k = 176, .batch = 1, .sa = 176, .sb = 80, .ws_warps = 8});
 }

@@ -12,7 +12,8 @@
  *     warpgroup takes 64 query rows, Q read from shared memory) BM=128 with
  *     8 warps, BN=128 and 3 stages up to BLOCK_D 64, BN=128 and 2 stages up to
  *     128 (64 unless every stride is a multiple of 16 and the pointers are
- *     aligned), BN=64 and 2 stages at 256 (0 spills, ptxas -v; test_kernels);
+ *     aligned), BN=64 and 2 stages at 256 (0 spills, ptxas -v; test_kernels), and
+ *     warp_specialize=1 (a producer warpgroup after the 8 warps issues K's and V's loads);
  *     f8 on sm_90a: BN=128 at BLOCK_D 64 with vectors, else 64, 32 at 256;
  *     CAUSAL, LOCAL (a window), VARLEN (cu_seqlens), WRITE_LSE;
  *     specializations =16 of the q/k/v/o strides and slb, slh (the LSE's).
@@ -223,6 +224,9 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         shipped_define(&v, "BN", bn);
         shipped_define(&v, "num_warps", 8);
         shipped_define(&v, "num_stages", bd <= 64 ? 3 : 2);
+        /* a producer warpgroup issues K's and V's tensor-map loads (lower/warp_specialize.c): the two
+         * computing warpgroups' loop loses the copies' code and its per-iteration barrier */
+        shipped_define(&v, "warp_specialize", 1);
     } else {
         /* f8 at head_dim 256: BM 32, BN 16 on 8 warps (BM 64 spills 360-450 B, 1,260 B as launched before) */
         if (f8 && bd > 128) bm = 32;

@@ -393,6 +393,10 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         for (size_t i = 0; i < ARRAY_LEN(big); i++) shipped_define_text(&v, big[i], strlen(big[i]));
     }
 
+    /* on sm_90a a producer warpgroup issues the tensor-map loads (lower/warp_specialize.c; a caller's
+     * configuration says for itself) */
+    if (wgmma && !config) shipped_define(&v, "warp_specialize", 1);
+
     /* 3. specialization */
     int64_t sam = a->trans_a ? 1 : a->lda, sak = a->trans_a ? a->lda : 1;
     int64_t sbk = a->trans_b ? 1 : a->ldb, sbn = a->trans_b ? a->ldb : 1;
