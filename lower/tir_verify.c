@@ -668,7 +668,15 @@ static void check_mbar(Verifier *V, const Inst *i) {
     if (check_bars(V, i, 0)) check_scalars(V, i, 1, i->nops);
 }
 
-/* ws_producer: once, in the kernel's body, its warps a warpgroup; its region holds no
+static void check_producer_block(Verifier *V, const Block *b) {
+    for (const Inst *n = b->first; n; n = n->next) {
+        if (n->op == OP_BARRIER) verr(V, n, "'barrier' inside ws_producer: only the producer warps run it");
+        for (int r = 0; r < n->nregions; r++)
+            if (n->regions[r]) check_producer_block(V, n->regions[r]);
+    }
+}
+
+/* ws_producer: in the kernel's body, its warps a warpgroup; its region holds no
  * barrier (the other warps never reach it) and yields nothing */
 static void check_ws_producer(Verifier *V, const Inst *i) {
     const Target *tg = target_find(V->m->arch);
@@ -679,8 +687,8 @@ static void check_ws_producer(Verifier *V, const Inst *i) {
     if (V->f->num_warps % 4) verr(V, i, "needs whole warpgroups before it: num_warps=%d is not a multiple of 4", V->f->num_warps);
     if (!i->nregions || !i->regions[0]) return;
     for (const Inst *n = i->regions[0]->first; n; n = n->next)
-        if (n->op == OP_BARRIER || n->op == OP_WS_PRODUCER) verr(V, n, "'%s' inside ws_producer: only the producer warps run it", tir_op_info[n->op].name);
-        else if (n->op == OP_YIELD && n->nops) verr(V, n, "ws_producer yields nothing");
+        if (n->op == OP_YIELD && n->nops) verr(V, n, "ws_producer yields nothing");
+    check_producer_block(V, i->regions[0]);
 }
 
 static void check_tma_load(Verifier *V, const Inst *i) {

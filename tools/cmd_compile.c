@@ -19,7 +19,7 @@ static const char usage[] =
     "\n"
     "  --kernel NAME          compile only this kernel (default: every kernel, one module)\n"
     "  --arch TARGET          target (default: tile --version lists them)\n"
-    "  -D NAME=VALUE          set a const parameter, file-level const, num_warps or num_stages\n"
+    "  -D NAME=VALUE          set a const parameter, file-level const, num_warps, num_stages or warp_specialize\n"
     "  --specialize ARG=1|16  assume a run-time integer argument equals 1 or is divisible by 16\n"
     "  --no-align-ptrs        do not assume 16-byte aligned pointer arguments\n"
     "  -g                     compile device_assert checks (otherwise they compile to nothing)\n"
