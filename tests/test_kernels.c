@@ -311,6 +311,8 @@ static void *spill_worker(void *arg) {
         const char *defs[13];
         int nd = 0;
         for (; nd < 12 && c->defs[nd][0]; nd++) defs[nd] = c->defs[nd];
+        /* on sm_90a tile_gemm and tile_attention_fwd launch a producer warpgroup (gemm.c, attention.c) */
+        if (a == 1 && nd < 12 && (!strcmp(c->file, "gemm/gemm.tile") || (c->kernel && !strncmp(c->kernel, "attention_fwd", 13)))) defs[nd++] = "warp_specialize=1";
         defs[nd] = NULL;
         char path[1024];
         snprintf(path, sizeof path, TILE_SOURCE_DIR "/kernels/%s", c->file);
@@ -499,6 +501,15 @@ static void spill_attention(SpillList *l) {
         snprintf(d, sizeof d, "HEAD_DIM=%d BLOCK_D=%d BM=128 BN=%d num_warps=8 num_stages=%d CAUSAL=true LOCAL=true VARLEN=true WRITE_LSE=true",
                  hd, bd, bd <= 64 ? 128 : 64, bd <= 64 ? 3 : 2);
         spill_add(l, "attention/attention.tile", "attention_fwd_f16", d, NULL, true)->only_arch = 1;
+    }
+    /* sm_90a with every stride a multiple of 16 (contiguous tensors): tensor maps, a producer warpgroup and
+     * setmaxnreg (168 registers at entry, 232 for the two computing warpgroups) */
+    static const char *const strides16[] = {"sqb=16", "sqs=16", "sqh=16", "skb=16", "sks=16", "skh=16", "svb=16", "svs=16",
+                                            "svh=16", "sob=16", "sos=16", "soh=16", "slb=16", "slh=16", NULL};
+    for (int bd = 64; bd <= 256; bd *= 2) {
+        snprintf(d, sizeof d, "HEAD_DIM=%d BLOCK_D=%d BM=128 BN=%d num_warps=8 num_stages=%d CAUSAL=true", bd, bd, bd <= 128 ? 128 : 64,
+                 bd <= 64 ? 3 : 2);
+        spill_add(l, "attention/attention.tile", "attention_fwd_f16", d, strides16, false)->only_arch = 1;
     }
 }
 
