@@ -28,8 +28,8 @@
  *      (barrier, mbar_init, barrier) and invalidated after the loop's final barrier (mbar_inval);
  *      each copy group ends, in place of its commit, in its coordinates, mbar_expect(bars,
  *      stage, run) with the stage's bytes and a tma_load per copy, side by side (one issue); the wait at the
- *      top of the body becomes mbar_wait(bars, read stage, phase), the phase a new loop-carried
- *      i32 flipping each time the read stage wraps; the wait after the loop goes (every copy
+ *      top of the body becomes mbar_wait(bars, read stage, parity), the parity bit `read stage` of
+ *      a new loop-carried i32 (one bit per stage, flipped after each wait); the wait after the loop goes (every copy
  *      issued is waited for in the loop).  The barrier after the wait stays: one thread issues
  *      the next copies into the stage every warp has just finished reading.
  * The kernel's tensor maps (Func.tmaps) are hidden parameters after its arguments; the
@@ -568,6 +568,11 @@ static void convert_loop(Ctx *c, Inst *loop) {
         }
     }
     if (!nb || !top_wait) return;
+    /* a pipelined loop reads its stages in its own body (a loop around one, e.g. a persistent
+     * kernel's loop over tiles, holds the inner loop's prologue and final wait but no view) */
+    bool reads = false;
+    for (Inst *i = body->first; i && !reads; i = i->next) reads = i->op == OP_LOCAL_VIEW && is_buf(bufs, nb, i->ops[0]);
+    if (!reads) return;
     /* the copies: the prologue's (before the loop in its block) and the body's */
     Inst *cps[MAXC], *commits[MAXC];
     int ncp = 0, ncm = 0;
@@ -677,17 +682,18 @@ static void convert_loop(Ctx *c, Inst *loop) {
     append(a, &loop->ops, &loop->nops, zero);
     ValueId phase = tir_block_add_arg(f, body, i32);
     append(a, &loop->res, &loop->nres, tir_new_value(f, i32, loop, loop->nres));
-    /* after the cp.async wait (which leaves its proxy fence) when some buffers keep it */
-    emit(f, all ? top_wait : top_wait->next, OP_MBAR_WAIT, (ValueId[]){bars, rstage, phase}, 3, NULL);
+    /* after the cp.async wait (which leaves its proxy fence) when some buffers keep it; the
+     * phases as one parity bit per stage (bit s: the parity of stage s's next phase), so they
+     * stay right whatever order the stages are used in (a loop around this one, carrying them
+     * from one run of it to the next: warp_specialize.c) */
+    Inst *at = all ? top_wait : top_wait->next;
+    ValueId rs = as_i32(f, at, rstage);
+    ValueId parity = emit(f, at, OP_AND, (ValueId[]){emit(f, at, OP_SHR, (ValueId[]){phase, rs}, 2, i32), cint(f, at, i32, 1)}, 2, i32);
+    emit(f, at, OP_MBAR_WAIT, (ValueId[]){bars, rstage, parity}, 3, NULL);
     if (all) tir_inst_remove(top_wait);
     Inst *y = body->last;
-    const Type *st = tir_vtype(f, rstage);
-    ValueId nx = emit(f, y, OP_ADD, (ValueId[]){rstage, cint(f, y, st, 1)}, 2, st);
-    Inst *wrap = tir_inst_new(f, OP_CMP, (ValueId[]){nx, cint(f, y, st, R)}, 2, &i1, 1, y->loc);
-    wrap->a.ival2 = CMP_EQ;
-    tir_insert_before(y, wrap);
-    ValueId flip = emit(f, y, OP_XOR, (ValueId[]){phase, cint(f, y, i32, 1)}, 2, i32);
-    ValueId np = emit(f, y, OP_SELECT, (ValueId[]){wrap->res[0], flip, phase}, 3, i32);
+    ValueId bit = emit(f, y, OP_SHL, (ValueId[]){cint(f, y, i32, 1), rs}, 2, i32);
+    ValueId np = emit(f, y, OP_XOR, (ValueId[]){phase, bit}, 2, i32);
     append(a, &y->ops, &y->nops, np);
     /* after the loop: no wait; the barriers go after the final barrier */
     Inst *after = loop->next;

@@ -2,32 +2,37 @@
  * tensor-map loads of its pipelined loop to a producer warpgroup of their own: 4 warps launched
  * after the num_warps that compute, one lane of which issues every copy while the others run
  * the loop's math without the address, expect and issue code, and with no block-wide barrier
- * per iteration (FlashAttention-3's and CUTLASS's producer/consumer split).
+ * per iteration (FlashAttention-3's and CUTLASS's producer/consumer split).  In a persistent
+ * kernel (the pipelined loop inside a loop over tiles) the producer runs ahead across tiles:
+ * it loads the next tile's first stages while the computing warps run this tile's epilogue.
  *
- * Algorithm, for the first loop of the kernel's body that the tma pass converted (mbar_wait
- * on its full mbarriers F, one mbar_expect and its tma_loads per iteration, no cp.async left),
- * with num_warps a multiple of 4:
+ * Algorithm, for the first loop L that the tma pass converted (mbar_wait on its full mbarriers
+ * F, one mbar_expect and its tma_loads per iteration, no cp.async left), in the kernel's body or
+ * in the body of a `for` O there, with num_warps a multiple of 4:
  *   1. Release point.  The stage an iteration reads may be overwritten once every wgmma that
  *      reads it has completed.  The body leaves p wgmma groups outstanding at its end (the
  *      pending count of its last dot or wgmma_wait).  p = 0: the stage read in this iteration
- *      is released at the end of the body; 0 < p <= the body's dots: the previous iteration's
- *      (from the second iteration on); else the kernel is left as it is.
+ *      is released at the end of the body; 0 < p <= the body's dots: the previous iteration's,
+ *      from the second iteration on, and the last one's after the wgmma_wait that follows L;
+ *      else the kernel is left as it is.
  *   2. Slices.  Every value the copies use (coordinates, stage, run predicate; the prologue's
- *      and the body's), and the loop's bounds, must be computable from the kernel's arguments
- *      by scalar ops: pure ops with scalar results, scalar loads, `if`s of them; in the body
- *      they may use the induction variable and carried values whose next values are scalar
- *      slices too.  Anything else (a tensor, a store) leaves the kernel as it is.
+ *      and the body's) and the loops' bounds must be computable from the kernel's arguments
+ *      by scalar ops: pure ops with scalar results, scalar loads, `if`s of them; in a loop's
+ *      body they may use its induction variable and carried values whose next values are
+ *      scalar slices too.  Anything else (a tensor, a store) leaves the kernel as it is.
  *   3. Rewrite.  The local_allocs of the staged buffers and of F move to the top of the kernel,
  *      followed by: barrier, mbar_init F, mbar_init E (a new buffer of "empty" mbarriers, one
  *      per stage, completed by one arrival of each computing thread), barrier, and
- *      ws_producer { the slices cloned, the prologue's expects and copies, then a `for` over
- *      the loop's bounds carrying the slices' carried values and E's parity q, from 1 (a fresh
- *      mbarrier's preceding phase counts as completed):  mbar_wait E[stage] q when the copy
- *      runs, the expect and copies, q flipped when the stage wraps }.
- *      The computing warps lose the copies and the barrier after their wait, arrive on E at
- *      the release point, and invalidate E next to F.  Every copy the producer issues is
- *      waited for by the loop, and the producer waits only before a copy it issues, so E and
- *      F are idle once the loop is done.
+ *      ws_producer { the slices cloned, [a `for` over O's bounds {] the prologue's expects and
+ *      copies, then a `for` over L's bounds {the expect and copies} [}] }.  Every issue, when it
+ *      runs, first waits for its stage to be empty: mbar_wait E[s] with parity bit s of a value
+ *      the loops carry, from all ones (a fresh mbarrier's preceding phase counts as completed),
+ *      bit s flipped after the issue.  The computing warps lose the copies and the barrier
+ *      after their wait, and arrive on E at the release points; with O, F's parity bits (tma.c)
+ *      are carried through O instead of starting again for every tile, and E and F are
+ *      invalidated after O.  Every copy the producer issues is waited for by the computing
+ *      warps, and the producer waits only before a copy it issues, so E and F are idle once
+ *      the computing warps are done.
  * llvm_codegen.c launches num_warps + 4 warps, branches the producer warpgroup into the region
  * (setmaxnreg moves registers to the computing warpgroups when there are two or more), and
  * makes the computing warps' barriers named barriers of their own thread count. */
@@ -39,24 +44,28 @@
 
 enum { PRODUCER_WARPS = 4, MAX_ISSUE = 16, MAX_CARRIED = 16 };
 
+/* One loop of the kernel and its producer clone. */
+typedef struct PLoop {
+    Inst *orig, *clone;
+    Inst *yield;              /* the clone's yield, filled last */
+    int carried[MAX_CARRIED]; /* the original's carried index of each of the clone's, -1: the producer's own */
+    ValueId next[MAX_CARRIED];
+    int ncarried;
+} PLoop;
+
 typedef struct WS {
     Module *m;
     Func *f;
-    Inst *loop;
     ValueId *map; /* original value -> the producer's, by ValueId below nmap */
     uint32_t nmap;
-    Inst *pfor;       /* the producer's loop */
-    Inst *pyield;     /* its yield, filled last */
-    int carried[MAX_CARRIED]; /* the consumer loop's carried index of each producer carried value after q */
-    int ncarried;
+    PLoop lp[2];  /* [0]: O (orig NULL without one), [1]: L */
+    Inst *top;    /* the producer's code for values of the kernel's body goes before this */
     bool fail;
 } WS;
 
-static bool is_scalar(const Type *t) { return t && t->rank == 0; }
-
 static bool scalar_results(Func *f, Inst *i) {
     for (int r = 0; r < i->nres; r++)
-        if (!is_scalar(tir_vtype(f, i->res[r]))) return false;
+        if (tir_vtype(f, i->res[r])->rank) return false;
     return true;
 }
 
@@ -76,33 +85,23 @@ static bool block_clonable(Func *f, Block *b) {
 
 static ValueId pval(WS *w, ValueId v);
 
-/* The clone of i (its operands already mapped by the caller's order) before pos, or at the
- * end of block `into` when pos is NULL; regions are cloned recursively. */
+/* The clone of i before pos (or at the end of `into`), its operands mapped; regions too. */
 static Inst *clone_inst(WS *w, Inst *i, Inst *pos, Block *into);
 
 static void clone_block(WS *w, Block *from, Block *to) {
     for (Inst *i = from->first; i && !w->fail; i = i->next) clone_inst(w, i, NULL, to);
 }
 
-static ValueId mapped(WS *w, ValueId v) {
-    if (v >= w->nmap) return v;
-    return w->map[v] ? w->map[v] : pval(w, v);
-}
-
 static Inst *clone_inst(WS *w, Inst *i, Inst *pos, Block *into) {
     Func *f = w->f;
     const Type *rt[16];
-    if (i->nres > 16) {
+    ValueId ops[32];
+    if (i->nres > 16 || i->nops > 32) {
         w->fail = true;
         return NULL;
     }
     for (int r = 0; r < i->nres; r++) rt[r] = tir_vtype(f, i->res[r]);
-    ValueId ops[32];
-    if (i->nops > 32) {
-        w->fail = true;
-        return NULL;
-    }
-    for (int k = 0; k < i->nops; k++) ops[k] = w->map[i->ops[k]] ? w->map[i->ops[k]] : i->ops[k];
+    for (int k = 0; k < i->nops; k++) ops[k] = i->ops[k] < w->nmap && w->map[i->ops[k]] ? w->map[i->ops[k]] : i->ops[k];
     Inst *c = tir_inst_new(f, i->op, ops, i->nops, rt, i->nres, i->loc);
     c->a = i->a;
     for (int r = 0; r < i->nres; r++) w->map[i->res[r]] = c->res[r];
@@ -126,66 +125,70 @@ static void map_free_values(WS *w, Block *b) {
             ValueId v = i->ops[k];
             if (v >= w->nmap || w->map[v]) continue;
             Value *val = tir_val(w->f, v);
-            Block *home = val->def ? val->def->parent : val->block;
             bool inside = false;
-            for (Block *p = home; p; p = p->parent ? p->parent->parent : NULL)
-                if (p == b) inside = true;
+            for (Block *p = val->def ? val->def->parent : val->block; p && !inside; p = p->parent ? p->parent->parent : NULL)
+                inside = p == b;
             if (!inside) pval(w, v);
         }
         for (int r = 0; r < i->nregions; r++) map_free_values(w, i->regions[r]);
     }
 }
 
-/* A producer carried value for the consumer loop's carried value k (body argument k + 1). */
-static ValueId carry(WS *w, int k) {
-    Func *f = w->f;
-    Inst *loop = w->loop;
-    if (w->ncarried == MAX_CARRIED) {
+static void grow(Arena *a, ValueId **arr, int *n, ValueId v) {
+    *arr = arena_grow(a, *arr, sizeof(ValueId) * (size_t)*n, sizeof(ValueId) * (size_t)(*n + 1));
+    (*arr)[(*n)++] = v;
+}
+
+/* Where the producer's code for values of block b goes: before this inst (NULL: not ours). */
+static Inst *insertion(WS *w, Block *b) {
+    if (b == w->f->body) return w->top;
+    if (w->lp[0].orig && b == w->lp[0].orig->regions[0]) return w->lp[1].clone;
+    if (b == w->lp[1].orig->regions[0]) return w->lp[1].yield;
+    return NULL;
+}
+
+/* A carried value of producer loop p: init (a producer value before the loop), type t; carried
+ * index k of the original (-1: the producer's own).  Returns the body argument. */
+static ValueId carry(WS *w, PLoop *p, ValueId init, const Type *t, int k) {
+    if (p->ncarried == MAX_CARRIED) {
         w->fail = true;
         return 0;
     }
-    ValueId init = mapped(w, loop->ops[3 + k]);
-    if (w->fail) return 0;
-    Block *pb = w->pfor->regions[0];
-    const Type *t = tir_vtype(f, loop->regions[0]->args[1 + k]);
-    ValueId a = tir_block_add_arg(f, pb, t);
-    w->pfor->ops = arena_grow(w->m->arena, w->pfor->ops, sizeof(ValueId) * (size_t)w->pfor->nops,
-                              sizeof(ValueId) * (size_t)(w->pfor->nops + 1));
-    w->pfor->ops[w->pfor->nops++] = init;
-    w->pfor->res = arena_grow(w->m->arena, w->pfor->res, sizeof(ValueId) * (size_t)w->pfor->nres,
-                              sizeof(ValueId) * (size_t)(w->pfor->nres + 1));
-    w->pfor->res[w->pfor->nres] = tir_new_value(f, t, w->pfor, w->pfor->nres);
-    w->pfor->nres++;
-    w->carried[w->ncarried++] = k;
-    return a;
+    Inst *c = p->clone;
+    grow(w->m->arena, &c->ops, &c->nops, init);
+    grow(w->m->arena, &c->res, &c->nres, 0);
+    c->res[c->nres - 1] = tir_new_value(w->f, t, c, c->nres - 1);
+    p->carried[p->ncarried] = k;
+    p->next[p->ncarried++] = 0;
+    return tir_block_add_arg(w->f, c->regions[0], t);
 }
 
 /* The producer's value for v: kernel arguments and the hoisted allocations are shared;
- * scalar ops before the loop are cloned before the producer's loop, those of the body into
- * its body; the induction variable and carried values map to the producer loop's. */
+ * scalar ops are cloned where their block's producer code goes; the loops' induction
+ * variables and carried values map to the producer loops'. */
 static ValueId pval(WS *w, ValueId v) {
     if (w->fail || !v) return 0;
     if (v >= w->nmap) return v;
     if (w->map[v]) return w->map[v];
     Func *f = w->f;
-    Block *body = w->loop->regions[0];
     Value val = *tir_val(f, v);
     if (!val.def) {
         if (val.block == f->body) return w->map[v] = v; /* a kernel argument */
-        if (val.block != body) {
-            w->fail = true;
-            return 0;
+        for (int l = 0; l < 2; l++) {
+            PLoop *p = &w->lp[l];
+            if (!p->orig || val.block != p->orig->regions[0]) continue;
+            if (val.index == 0) return w->map[v] = p->clone->regions[0]->args[0];
+            int k = val.index - 1;
+            ValueId init = pval(w, p->orig->ops[3 + k]);
+            ValueId a = w->fail ? 0 : carry(w, p, init, val.type, k);
+            return w->fail ? 0 : (w->map[v] = a);
         }
-        if (val.index == 0) return w->map[v] = w->pfor->regions[0]->args[0];
-        ValueId a = carry(w, val.index - 1);
-        return w->fail ? 0 : (w->map[v] = a);
-    }
-    Inst *d = val.def;
-    if (d->parent != f->body && d->parent != body) {
         w->fail = true;
         return 0;
     }
-    if (!scalar_results(f, d) || (d->nregions && d->op != OP_IF) ||
+    Inst *d = val.def;
+    Inst *pos = insertion(w, d->parent);
+    if (!pos || !scalar_results(f, d) || (d->nregions && d->op != OP_IF) ||
         (!d->nregions && !((tir_op_info[d->op].flags & OPF_PURE) || d->op == OP_LOAD))) {
         w->fail = true;
         return 0;
@@ -198,8 +201,7 @@ static ValueId pval(WS *w, ValueId v) {
     for (int k = 0; k < d->nops; k++) pval(w, d->ops[k]);
     for (int r = 0; r < d->nregions; r++) map_free_values(w, d->regions[r]);
     if (w->fail) return 0;
-    if (d->parent == f->body) clone_inst(w, d, w->pfor, NULL);
-    else clone_inst(w, d, w->pyield, NULL);
+    clone_inst(w, d, insertion(w, d->parent), NULL);
     return w->fail ? 0 : w->map[v];
 }
 
@@ -209,11 +211,10 @@ static int release_lag(Block *body) {
     for (Inst *i = body->first; i; i = i->next) {
         if (i->op == OP_DOT) ndots++, pending = (int)i->a.ival;
         else if (i->op == OP_WGMMA_WAIT) pending = (int)i->a.ival;
-        else if (i->nregions) {
+        else if (i->nregions)
             for (int r = 0; r < i->nregions; r++)
                 for (Inst *n = i->regions[r]->first; n; n = n->next)
                     if (n->op == OP_DOT || n->op == OP_WGMMA_WAIT) return -1; /* dots under control flow */
-        }
     }
     if (!pending) return 0;
     return pending <= ndots ? 1 : -1;
@@ -233,13 +234,48 @@ static ValueId emit(Func *f, Inst *pos, Op op, const ValueId *ops, int n, const 
     return t ? i->res[0] : 0;
 }
 
+static ValueId as_i32(Func *f, Inst *pos, ValueId v) {
+    const Type *i32 = tir_scalar(f->module, DT_I32);
+    return tir_vtype(f, v) == i32 ? v : emit(f, pos, OP_CAST, &v, 1, i32, 0);
+}
+
+/* The producer's issue of one group (an expect and its copies, originals g[0..n)) before pos:
+ * the operands, the wait for the stage to be empty, the issue, and the parity bits after it
+ * (returned: bits with the stage's bit flipped when the group runs). */
+static ValueId issue_group(WS *w, Inst **g, int n, Inst *pos, ValueId E, ValueId bits) {
+    Func *f = w->f;
+    const Type *i32 = tir_scalar(w->m, DT_I32);
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < g[k]->nops; j++) pval(w, g[k]->ops[j]);
+    if (w->fail) return 0;
+    ValueId stage = w->map[g[0]->ops[1]] ? w->map[g[0]->ops[1]] : g[0]->ops[1];
+    ValueId run = w->map[g[0]->ops[2]] ? w->map[g[0]->ops[2]] : g[0]->ops[2];
+    ValueId s = as_i32(f, pos, stage);
+    ValueId parity = emit(f, pos, OP_AND, (ValueId[]){emit(f, pos, OP_SHR, (ValueId[]){bits, s}, 2, i32, 0), cint(f, pos, i32, 1)}, 2, i32, 0);
+    Inst *wait = tir_inst_new(f, OP_MBAR_WAIT, (ValueId[]){E, stage, parity, run}, 4, NULL, 0, g[0]->loc);
+    tir_insert_before(pos, wait);
+    for (int k = 0; k < n && !w->fail; k++) clone_inst(w, g[k], pos, NULL);
+    ValueId flip = emit(f, pos, OP_XOR, (ValueId[]){bits, emit(f, pos, OP_SHL, (ValueId[]){cint(f, pos, i32, 1), s}, 2, i32, 0)}, 2, i32, 0);
+    return emit(f, pos, OP_SELECT, (ValueId[]){run, flip, bits}, 3, i32, 0);
+}
+
 static void move_to(Inst *i, Inst *pos) {
     tir_inst_remove(i);
     tir_insert_before(pos, i);
 }
 
-static void specialize_loop(Module *m, Func *f, Inst *loop) {
-    Block *body = loop->regions[0];
+static Inst *new_loop(WS *w, Inst *orig, Inst *pos, Block *into) {
+    Inst *c = tir_inst_new(w->f, OP_FOR, (ValueId[]){0, 0, 0}, 3, NULL, 0, orig->loc);
+    if (pos) tir_insert_before(pos, c);
+    else tir_block_append(into, c);
+    Block *b = tir_block_new(w->f, c);
+    tir_inst_add_region(w->f, c, b);
+    tir_block_add_arg(w->f, b, tir_vtype(w->f, orig->regions[0]->args[0]));
+    return c;
+}
+
+static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *loop) {
+    Block *body = loop->regions[0], *obody = outer ? outer->regions[0] : f->body;
     Inst *wait = NULL, *expect = NULL, *issue[MAX_ISSUE], *pro[MAX_ISSUE];
     int nissue = 0, npro = 0;
     for (Inst *i = body->first; i; i = i->next) {
@@ -251,103 +287,127 @@ static void specialize_loop(Module *m, Func *f, Inst *loop) {
         }
         if ((i->op == OP_MBAR_EXPECT || i->op == OP_TMA_LOAD) && nissue < MAX_ISSUE) issue[nissue++] = i;
     }
-    if (!wait || !expect || nissue == MAX_ISSUE || wait->nops != 3) return;
+    if (!wait || !expect || issue[0] != expect || nissue == MAX_ISSUE || wait->nops != 3) return;
     ValueId F = wait->ops[0];
     for (int k = 0; k < nissue; k++)
         if (issue[k]->op == OP_TMA_LOAD ? issue[k]->ops[2] != F : issue[k]->ops[0] != F) return;
     Inst *init = NULL, *inval = NULL;
-    for (Inst *i = f->body->first; i; i = i->next) {
+    for (Inst *i = obody->first; i; i = i->next) {
         if (i == loop) continue;
         if (i->op == OP_MBAR_INIT && i->ops[0] == F) init = i;
         else if (i->op == OP_MBAR_INVAL && i->ops[0] == F) inval = i;
-        else if (((i->op == OP_MBAR_EXPECT && i->ops[0] == F) || (i->op == OP_TMA_LOAD && i->ops[2] == F)) &&
-                 npro < MAX_ISSUE)
+        else if (((i->op == OP_MBAR_EXPECT && i->ops[0] == F) || (i->op == OP_TMA_LOAD && i->ops[2] == F)) && npro < MAX_ISSUE)
             pro[npro++] = i;
     }
     Inst *Fdef = tir_val(f, F)->def;
-    if (!init || npro == MAX_ISSUE || !Fdef || Fdef->op != OP_LOCAL_ALLOC || Fdef->parent != f->body) return;
-    /* the staged buffers: allocated in the kernel's body */
+    if (!init || npro == MAX_ISSUE || (npro && pro[0]->op != OP_MBAR_EXPECT) || !Fdef || Fdef->op != OP_LOCAL_ALLOC ||
+        Fdef->parent != obody)
+        return;
+    /* the staged buffers: allocated in the same block as F */
     Inst *bufs[MAX_ISSUE];
     int nbufs = 0;
     for (int k = 0; k < nissue; k++) {
         if (issue[k]->op != OP_TMA_LOAD) continue;
         Inst *d = tir_val(f, issue[k]->ops[0])->def;
-        if (!d || d->op != OP_LOCAL_ALLOC || d->parent != f->body) return;
+        if (!d || d->op != OP_LOCAL_ALLOC || d->parent != obody) return;
         bool seen = false;
         for (int j = 0; j < nbufs; j++) seen |= bufs[j] == d;
         if (!seen) bufs[nbufs++] = d;
     }
     int lag = release_lag(body);
     if (lag < 0) return;
+    /* with a lag, the loop's last stage is released after the wgmma_wait of its result */
+    Inst *last_wait = NULL;
+    if (lag)
+        for (Inst *i = loop->next; i && !last_wait; i = i->next)
+            for (int r = 0; r < loop->nres && i->op == OP_WGMMA_WAIT; r++)
+                if (i->ops[0] == loop->res[r]) last_wait = i;
+    if (lag && !last_wait) return;
+    /* F's parity bits: the carried value the wait's parity comes from (tma.c) */
+    int phase_k = -1;
+    {
+        Inst *and_ = tir_val(f, wait->ops[2])->def;
+        Inst *shr = and_ && and_->op == OP_AND ? tir_val(f, and_->ops[0])->def : NULL;
+        Value *bv = shr && shr->op == OP_SHR ? tir_val(f, shr->ops[0]) : NULL;
+        if (bv && !bv->def && bv->block == body && bv->index >= 1) phase_k = bv->index - 1;
+    }
+    if (phase_k < 0) return;
 
     /* step 2: the producer, built beside the kernel until it is known to work */
-    WS w = {.m = m, .f = f, .loop = loop, .nmap = f->nvalues};
+    const Type *i1 = tir_scalar(m, DT_I1), *i32 = tir_scalar(m, DT_I32);
+    WS w = {.m = m, .f = f, .nmap = f->nvalues};
     w.map = calloc(w.nmap, sizeof *w.map);
     if (!w.map) out_of_memory();
     w.map[F] = F;
     for (int j = 0; j < nbufs; j++) w.map[bufs[j]->res[0]] = bufs[j]->res[0];
-    const Type *i1 = tir_scalar(m, DT_I1), *i32 = tir_scalar(m, DT_I32);
     Inst *region_op = tir_inst_new(f, OP_WS_PRODUCER, NULL, 0, NULL, 0, loop->loc);
     region_op->a.ival = PRODUCER_WARPS;
     Block *rb = tir_block_new(f, region_op);
     tir_inst_add_region(f, region_op, rb);
     Inst *ry = tir_inst_new(f, OP_YIELD, NULL, 0, NULL, 0, loop->loc);
     tir_block_append(rb, ry);
-    w.pfor = tir_inst_new(f, OP_FOR, (ValueId[]){0, 0, 0}, 3, NULL, 0, loop->loc);
-    tir_insert_before(ry, w.pfor);
-    Block *pb = tir_block_new(f, w.pfor);
-    tir_inst_add_region(f, w.pfor, pb);
-    tir_block_add_arg(f, pb, tir_vtype(f, body->args[0]));
-    w.pyield = tir_inst_new(f, OP_YIELD, NULL, 0, NULL, 0, loop->loc);
-    tir_block_append(pb, w.pyield);
-    /* E's parity: the first carried value */
-    ValueId one = cint(f, w.pfor, i32, 1);
-    w.pfor->ops = arena_grow(m->arena, w.pfor->ops, sizeof(ValueId) * 3, sizeof(ValueId) * 4);
-    w.pfor->ops[w.pfor->nops++] = one;
-    w.pfor->res = ARENA_ARRAY(m->arena, ValueId, 1);
-    w.pfor->res[0] = tir_new_value(f, i32, w.pfor, 0);
-    w.pfor->nres = 1;
-    ValueId q = tir_block_add_arg(f, pb, i32);
-    for (int k = 0; k < 3; k++) w.pfor->ops[k] = pval(&w, loop->ops[k]);
-    /* the prologue's issues, in order */
-    /* (each group's operands first, then its expect and copies side by side: one elected issue) */
-    for (int k0 = 0, k1; k0 < npro && !w.fail; k0 = k1) {
-        for (k1 = k0 + 1; k1 < npro && pro[k1]->op == OP_TMA_LOAD; k1++) {}
-        for (int k = k0; k < k1; k++)
-            for (int j = 0; j < pro[k]->nops; j++) pval(&w, pro[k]->ops[j]);
-        for (int k = k0; k < k1 && !w.fail; k++) clone_inst(&w, pro[k], w.pfor, NULL);
-    }
-    /* the body's: wait for the stage to be empty, then expect and copy */
-    ValueId E = 0;
     const Type *bart = tir_vtype(f, F);
     Inst *Edef = tir_inst_new(f, OP_LOCAL_ALLOC, NULL, 0, &bart, 1, Fdef->loc);
-    E = Edef->res[0];
-    ValueId wstage = pval(&w, expect->ops[1]), wrun = pval(&w, expect->ops[2]);
-    for (int k = 0; k < nissue; k++)
-        for (int j = 0; j < issue[k]->nops; j++) pval(&w, issue[k]->ops[j]);
-    if (!w.fail) {
-        Inst *ew = tir_inst_new(f, OP_MBAR_WAIT, (ValueId[]){E, wstage, q, wrun}, 4, NULL, 0, expect->loc);
-        tir_insert_before(w.pyield, ew);
+    ValueId E = Edef->res[0];
+    PLoop *po = &w.lp[0], *pl = &w.lp[1];
+    po->orig = outer, pl->orig = loop;
+    if (outer) {
+        po->clone = new_loop(&w, outer, ry, NULL);
+        po->yield = tir_inst_new(f, OP_YIELD, NULL, 0, NULL, 0, outer->loc);
+        tir_block_append(po->clone->regions[0], po->yield);
+        w.top = po->clone;
+        pl->clone = new_loop(&w, loop, po->yield, NULL);
+    } else {
+        pl->clone = new_loop(&w, loop, ry, NULL);
+        w.top = pl->clone;
     }
-    for (int k = 0; k < nissue && !w.fail; k++) clone_inst(&w, issue[k], w.pyield, NULL);
+    pl->yield = tir_inst_new(f, OP_YIELD, NULL, 0, NULL, 0, loop->loc);
+    tir_block_append(pl->clone->regions[0], pl->yield);
+    /* E's parity bits, all ones: the producer's own first carried value of each loop */
+    ValueId bits = cint(f, w.top, i32, -1);
+    if (outer) {
+        for (int k = 0; k < 3; k++) po->clone->ops[k] = pval(&w, outer->ops[k]);
+        bits = carry(&w, po, bits, i32, -1);
+    }
+    /* the prologue's issues, group by group, before L's clone */
+    for (int k0 = 0, k1; k0 < npro && !w.fail; k0 = k1) {
+        for (k1 = k0 + 1; k1 < npro && pro[k1]->op == OP_TMA_LOAD; k1++) {}
+        bits = issue_group(&w, pro + k0, k1 - k0, pl->clone, E, bits);
+    }
+    for (int k = 0; k < 3 && !w.fail; k++) pl->clone->ops[k] = pval(&w, loop->ops[k]);
+    ValueId lbits = w.fail ? 0 : carry(&w, pl, bits, i32, -1);
+    ValueId lnext = w.fail ? 0 : issue_group(&w, issue, nissue, pl->yield, E, lbits);
+    if (!w.fail) pl->next[0] = lnext;
     /* the carried values' next values (more may join while they are mapped) */
-    ValueId ynext[1 + MAX_CARRIED];
-    for (int c = 0; c < w.ncarried && !w.fail; c++) ynext[1 + c] = pval(&w, body->last->ops[w.carried[c]]);
+    for (int l = 1; l >= 0 && !w.fail; l--) {
+        PLoop *p = &w.lp[l];
+        if (!p->orig) continue;
+        for (int c = 0; c < p->ncarried && !w.fail; c++)
+            if (p->carried[c] >= 0) p->next[c] = pval(&w, p->orig->regions[0]->last->ops[p->carried[c]]);
+    }
+    /* O's new carried values may have added carried values to L (and back): once more */
+    for (int l = 1; l >= 0 && !w.fail; l--) {
+        PLoop *p = &w.lp[l];
+        if (!p->orig) continue;
+        for (int c = 0; c < p->ncarried && !w.fail; c++)
+            if (p->carried[c] >= 0 && !p->next[c]) p->next[c] = pval(&w, p->orig->regions[0]->last->ops[p->carried[c]]);
+    }
+    if (outer && !w.fail) po->next[0] = pl->clone->res[0]; /* E's bits after this tile's loop */
+    for (int l = 0; l < 2 && !w.fail; l++) {
+        PLoop *p = &w.lp[l];
+        if (!p->orig) continue;
+        for (int c = 0; c < p->ncarried; c++)
+            if (!p->next[c]) w.fail = true;
+        if (w.fail) break;
+        p->yield->ops = ARENA_ARRAY(m->arena, ValueId, p->ncarried ? p->ncarried : 1);
+        memcpy(p->yield->ops, p->next, sizeof(ValueId) * (size_t)p->ncarried);
+        p->yield->nops = p->ncarried;
+    }
     if (w.fail) {
         /* nothing of the producer is in the kernel yet: its instructions are unreachable */
         free(w.map);
         return;
     }
-    /* q flips when the write stage wraps */
-    int R = bart->shape[0];
-    const Type *st = tir_vtype(f, wstage);
-    ValueId nx = emit(f, w.pyield, OP_ADD, (ValueId[]){wstage, cint(f, w.pyield, st, 1)}, 2, st, 0);
-    ValueId wrap = emit(f, w.pyield, OP_CMP, (ValueId[]){nx, cint(f, w.pyield, st, R)}, 2, i1, CMP_EQ);
-    ValueId flip = emit(f, w.pyield, OP_XOR, (ValueId[]){q, cint(f, w.pyield, i32, 1)}, 2, i32, 0);
-    ynext[0] = emit(f, w.pyield, OP_SELECT, (ValueId[]){wrap, flip, q}, 3, i32, 0);
-    w.pyield->ops = ARENA_ARRAY(m->arena, ValueId, 1 + w.ncarried);
-    memcpy(w.pyield->ops, ynext, sizeof(ValueId) * (size_t)(1 + w.ncarried));
-    w.pyield->nops = 1 + w.ncarried;
 
     /* step 3: the kernel's top: allocations, mbarriers, the producer */
     Inst *top = f->body->first;
@@ -367,23 +427,55 @@ static void specialize_loop(Module *m, Func *f, Inst *loop) {
     Inst *bar2 = tir_inst_new(f, OP_BARRIER, NULL, 0, NULL, 0, loop->loc);
     tir_insert_after(einit, bar2);
     tir_insert_after(bar2, region_op);
+    /* the invalidations after O (every computing warp past it first) */
+    if (inval && outer) {
+        Inst *b = tir_inst_new(f, OP_BARRIER, NULL, 0, NULL, 0, inval->loc);
+        tir_inst_remove(inval);
+        tir_insert_after(outer, b);
+        tir_insert_after(b, inval);
+    }
     if (inval) {
         Inst *ei = tir_inst_new(f, OP_MBAR_INVAL, &E, 1, NULL, 0, inval->loc);
         tir_insert_after(inval, ei);
     }
-    /* the consumer: no copies, no barrier for the stage's reuse; arrive on E when released */
+    /* F's parity bits carried through O from 0 */
+    if (outer) {
+        ValueId z = cint(f, outer, i32, 0);
+        grow(m->arena, &outer->ops, &outer->nops, z);
+        grow(m->arena, &outer->res, &outer->nres, 0);
+        outer->res[outer->nres - 1] = tir_new_value(f, i32, outer, outer->nres - 1);
+        ValueId ob = tir_block_add_arg(f, obody, i32);
+        tir_inst_set_operand(f, loop, 3 + phase_k, ob);
+        Inst *oy = obody->last;
+        grow(m->arena, &oy->ops, &oy->nops, loop->res[phase_k]);
+    }
+    /* the computing warps: no copies, no barrier for the stage's reuse; arrive on E when released */
     for (int k = 0; k < npro; k++) tir_inst_remove(pro[k]);
     for (int k = 0; k < nissue; k++) tir_inst_remove(issue[k]);
     if (wait->next && wait->next->op == OP_BARRIER) tir_inst_remove(wait->next);
     Inst *y = body->last;
     ValueId rstage = wait->ops[1], stage = rstage, run;
     const Type *rt = tir_vtype(f, rstage);
+    int R = bart->shape[0];
     if (lag) {
         /* the previous iteration's stage, from the second iteration on */
         ValueId is0 = emit(f, y, OP_CMP, (ValueId[]){rstage, cint(f, y, rt, 0)}, 2, i1, CMP_EQ);
         ValueId dec = emit(f, y, OP_SUB, (ValueId[]){rstage, cint(f, y, rt, 1)}, 2, rt, 0);
         stage = emit(f, y, OP_SELECT, (ValueId[]){is0, cint(f, y, rt, R - 1), dec}, 3, rt, 0);
         run = emit(f, y, OP_CMP, (ValueId[]){body->args[0], loop->ops[0]}, 2, i1, CMP_NE);
+        /* and, in a loop over tiles, the last iteration's after the loop when it ran (the next
+         * tile's copies wait for it; without O nothing does, and E is invalidated by then) */
+        Value *rv = tir_val(f, rstage);
+        Inst *pos = last_wait->next;
+        if (outer && !rv->def && rv->block == body && rv->index >= 1 && pos) {
+            ValueId fin = loop->res[rv->index - 1];
+            ValueId f0 = emit(f, pos, OP_CMP, (ValueId[]){fin, cint(f, pos, rt, 0)}, 2, i1, CMP_EQ);
+            ValueId fd = emit(f, pos, OP_SUB, (ValueId[]){fin, cint(f, pos, rt, 1)}, 2, rt, 0);
+            ValueId fs = emit(f, pos, OP_SELECT, (ValueId[]){f0, cint(f, pos, rt, R - 1), fd}, 3, rt, 0);
+            ValueId ran = emit(f, pos, OP_CMP, (ValueId[]){loop->ops[0], loop->ops[1]}, 2, i1, CMP_LT);
+            Inst *fa = tir_inst_new(f, OP_MBAR_ARRIVE, (ValueId[]){E, fs, ran}, 3, NULL, 0, last_wait->loc);
+            tir_insert_before(pos, fa);
+        }
     } else {
         run = cint(f, y, i1, 1);
     }
@@ -393,6 +485,27 @@ static void specialize_loop(Module *m, Func *f, Inst *loop) {
     free(w.map);
 }
 
+/* The first loop tma converted (its body waits on mbarriers): in the kernel's body, or in the
+ * body of a `for` there; *outer gets the latter. */
+static Inst *find_loop(Func *f, Inst **outer) {
+    for (Inst *i = f->body->first; i; i = i->next) {
+        if (i->op != OP_FOR) continue;
+        for (Inst *n = i->regions[0]->first; n; n = n->next) {
+            if (n->op == OP_MBAR_WAIT) {
+                *outer = NULL;
+                return i;
+            }
+            if (n->op == OP_FOR)
+                for (Inst *x = n->regions[0]->first; x; x = x->next)
+                    if (x->op == OP_MBAR_WAIT) {
+                        *outer = i;
+                        return n;
+                    }
+        }
+    }
+    return NULL;
+}
+
 bool lower_warp_specialize(Module *m, Diag *d) {
     (void)d;
     const Target *tg = target_find(m->arch);
@@ -400,15 +513,8 @@ bool lower_warp_specialize(Module *m, Diag *d) {
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
         if (!f->warp_specialize || f->producer_warps || f->num_warps % 4) continue;
-        for (Inst *i = f->body->first; i; i = i->next)
-            if (i->op == OP_FOR) {
-                bool tma = false;
-                for (Inst *n = i->regions[0]->first; n && !tma; n = n->next) tma = n->op == OP_MBAR_WAIT;
-                if (tma) {
-                    specialize_loop(m, f, i);
-                    break;
-                }
-            }
+        Inst *outer = NULL, *loop = find_loop(f, &outer);
+        if (loop) specialize_loop(m, f, outer, loop);
     }
     return true;
 }

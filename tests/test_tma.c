@@ -201,3 +201,91 @@ Test(tma, warp_specialized_bmm, .timeout = 600) {
     both(desc_src, &(Run){.m = 130, .n = 40, .k = 16, .batch = 2, .sa = 32, .sb = 48, .ws_warps = 8});
     both(desc_src, &(Run){.m = 150, .n = 72, .k = 176, .batch = 1, .sa = 176, .sb = 80, .ws_warps = 8});
 }
+
+/* A persistent matmul: each program loops over output tiles t = program_id, program_id + grid, ..
+ * with the K loop inside (C = A @ B, A m x k with row stride sa, B k x n with sb, C m x n). */
+static const char persistent_src[] =
+    "@num_stages(3)\n"
+    "kernel pmm(a: *f16, b: *f16, c: *f32, m: i32, n: i32, k: i32, sa: i32, sb: i32,\n"
+    "           const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"
+    "    let tm = (m + BM - 1) / BM;\n"
+    "    let tn = (n + BN - 1) / BN;\n"
+    "    let da = make_tensor_descriptor(a, [m, k], [sa, 1], [BM, BK]);\n"
+    "    let db = make_tensor_descriptor(b, [k, n], [sb, 1], [BK, BN]);\n"
+    "    for t in range(program_id(0), tm * tn, num_programs(0)) {\n"
+    "        let pm = t / tn * BM;\n"
+    "        let pn = t % tn * BN;\n"
+    "        let acc = zeros([BM, BN], f32);\n"
+    "        for k0 in range(0, k, BK) {\n"
+    "            acc = dot(load_tensor_descriptor(da, [pm, k0]), load_tensor_descriptor(db, [k0, pn]), acc);\n"
+    "        }\n"
+    "        let rm = pm + arange(0, BM);\n"
+    "        let rn = pn + arange(0, BN);\n"
+    "        store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));\n"
+    "    }\n"
+    "}\n";
+
+/* Runs the persistent matmul on emu:sm_90a with `programs` programs (fewer than the tiles), with
+ * @warp_specialize(ws) on `warps` computing warps (BM 128 at 8); exact against float64 (small
+ * integers), output NaN-poisoned. */
+static void persistent_case(int m, int n, int k, int programs, int ws, int warps) {
+    static const char *const pspecs[] = {"sa=16", "sb=16", "k=16", NULL};
+    char src[2048];
+    snprintf(src, sizeof src, "@warp_specialize(%d)\n@num_warps(%d)\n%s", ws, warps, persistent_src);
+    char bm_def[16];
+    snprintf(bm_def, sizeof bm_def, "BM=%d", warps == 8 ? 128 : 64);
+    const char *defs[] = {bm_def, NULL};
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .specialize = pspecs, .defines = defs};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("pmm.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_assert(strstr(c.ptx, "cp.async.bulk.tensor.2d"), "tensor copies");
+    cr_assert_eq(c.kernels[0].num_warps, warps + (ws ? 4 : 0));
+    if (ws) cr_expect(strstr(c.ptx, "mbarrier.arrive.shared::cta.b64 _"), "consumer release");
+    tile_compiled_free(&c);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    int sa = k + 16, sb = n + (16 - n % 16) % 16 + 16;
+    size_t na = (size_t)m * sa, nb = (size_t)k * sb, nc = (size_t)m * n;
+    uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
+    int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
+    float *out = malloc(nc * 4);
+    for (size_t i = 0; i < na; i++) va[i] = irand(9) - 4, ha[i] = f16_of(va[i]);
+    for (size_t i = 0; i < nb; i++) vb[i] = irand(9) - 4, hb[i] = f16_of(vb[i]);
+    tile_devptr da, db, dc;
+    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb * 2, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, na * 2);
+    tile_memcpy_htod(ctx, db, hb, nb * 2);
+    tile_memset(ctx, dc, 0xFF, nc * 4);
+    tile_module *mod;
+    o.arch = NULL;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "pmm.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "pmm", &kern), TILE_OK);
+    int32_t am = m, an = n, ak = k, asa = sa, asb = sb;
+    void *args[] = {&da, &db, &dc, &am, &an, &ak, &asa, &asb};
+    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * 4), TILE_OK);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double want = 0;
+            for (int kk = 0; kk < k; kk++) want += (double)va[(size_t)i * sa + kk] * vb[(size_t)kk * sb + j];
+            cr_assert(out[(size_t)i * n + j] == want, "(%d, %d): %g, want %g (ws %d, %d warps, %d programs)", i, j,
+                      out[(size_t)i * n + j], want, ws, warps, programs);
+        }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(ha), free(hb), free(va), free(vb), free(out);
+}
+
+/* Persistent: several tiles a program, with and without a producer warpgroup (which runs
+ * ahead into the next tile's stages while the computing warps store this one), K loops longer
+ * and shorter than the ring, a program count that does not divide the tiles. */
+Test(tma, persistent_matmul, .timeout = 600) {
+    seed_rng();
+    persistent_case(200, 136, 208, 3, 0, 4);
+    persistent_case(200, 136, 208, 3, 1, 4);
+    persistent_case(130, 72, 48, 2, 1, 4);
+    persistent_case(260, 100, 176, 2, 1, 8);
+}
