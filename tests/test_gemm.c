@@ -723,3 +723,34 @@ Test(gemm, api_wide_tiles, .timeout = 300) {
     if (!strcmp(props.arch, "sm_90a")) cr_assert(strstr(info.config, "BN=256"), "sm_90a config: %s", info.config);
     tile_context_destroy(ctx);
 }
+
+/* sm_90a's persistent, warp-specialized tile_gemm: on an emulated Hopper of 3 multiprocessors the
+ * grid is 3 programs and each walks several output tiles (grouped order), its producer warpgroup
+ * loading the next tile's stages while the computing warps store this one; float64-checked at odd
+ * tile counts, both B layouts, one and two computing warpgroups (128 x 128 on 4 warps; 128 x 256
+ * on 8). */
+Test(gemm, api_persistent_sm90a, .timeout = 600) {
+    seed_rng();
+    tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a:sms=3"};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    static const struct {
+        tile_dtype dt;
+        int m, n, k, trans_b, programs;
+        const char *tile;
+    } cs[] = {
+        {TILE_F16, 400, 144, 96, 0, 3, "BN=128"},  /* 4 x 2 tiles of 128 x 128 over 3 programs */
+        {TILE_BF16, 272, 528, 80, 1, 3, "BN=256"}, /* 3 x 3 tiles of 128 x 256 */
+        {TILE_F16, 144, 112, 48, 1, 2, "BN=128"},  /* 2 tiles: 2 programs */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        api_16_case(ctx, cs[i].dt, cs[i].m, cs[i].n, cs[i].k, cs[i].trans_b);
+        tile_gemm_info info;
+        cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+        cr_assert(strstr(info.config, "PERSISTENT=1") && strstr(info.config, "warp_specialize=1") && strstr(info.config, cs[i].tile),
+                  "config %s", info.config);
+        cr_assert_eq(info.grid.x, (unsigned)cs[i].programs, "grid %u", info.grid.x);
+        cr_assert_eq(info.block.x, strstr(info.config, "num_warps=8") ? 384u : 256u, "block %u: a producer warpgroup", info.block.x);
+    }
+    tile_context_destroy(ctx);
+}

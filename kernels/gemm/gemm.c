@@ -3,7 +3,10 @@
  * What it launches: one kernel per type pair, gemm_f16_f32, gemm_f16_f16,
  * gemm_bf16_f32, gemm_bf16_bf16, gemm_tf32_f32 (f32 in and out) or
  * gemm_i8_i32, with grid (cdiv(m, BM) * cdiv(n, BN), SPLIT_K) and the
- * block its num_warps gives; before it, with SPLIT_K > 1, a memset of C.
+ * block its num_warps gives (with PERSISTENT, the grid's first axis is at most
+ * the multiprocessor count: each program loops over tiles); before it, with
+ * SPLIT_K > 1, a memset of C.  On sm_90a, without a caller's configuration:
+ * warp_specialize=1 and, without split-K or block scales, PERSISTENT=1.
  * Its variants: the configuration's defines (BM, BN, BK, GROUP_M, SPLIT_K,
  * num_warps, num_stages: the caller's, the tuning database's or a default),
  * then SPLIT_K=1 when split-K is not exact, HAS_BETA=true, HAS_BIAS=true,
@@ -186,7 +189,7 @@ static tile_status check_operand(tile_context *ctx, const char *name, tile_devpt
 static int config_int(const char *const *cfg, const char *name, int dflt) {
     size_t n = strlen(name);
     for (; cfg && *cfg; cfg++)
-        if (!strncmp(*cfg, name, n) && (*cfg)[n] == '=') return atoi(*cfg + n + 1);
+        if (!strncmp(*cfg, name, n) && (*cfg)[n] == '=') return !strcmp(*cfg + n + 1, "true") ? 1 : atoi(*cfg + n + 1);
     return dflt;
 }
 
@@ -395,7 +398,13 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
 
     /* on sm_90a a producer warpgroup issues the tensor-map loads (lower/warp_specialize.c; a caller's
      * configuration says for itself) */
-    if (wgmma && !config) shipped_define(&v, "warp_specialize", 1);
+    if (wgmma && !config) {
+        shipped_define(&v, "warp_specialize", 1);
+        /* persistent: one program per multiprocessor walks the tiles, so the producer runs into
+         * the next tile while the computing warps store this one (not with split-K's second grid
+         * axis, nor block scales' nested K loop) */
+        if (split_k == 1 && !block) shipped_define(&v, "PERSISTENT", 1);
+    }
 
     /* 3. specialization */
     int64_t sam = a->trans_a ? 1 : a->lda, sak = a->trans_a ? a->lda : 1;
@@ -428,6 +437,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     tile_kernel_attributes ka;
     tile_kernel_get_attributes(kern, &ka);
     int64_t gx = shipped_cdiv(a->m, config_int(v.defines, "BM", 128)) * shipped_cdiv(a->n, config_int(v.defines, "BN", 128));
+    if (config_int(v.defines, "PERSISTENT", 0) && gx > rt_num_sms(ctx)) gx = rt_num_sms(ctx); /* each program loops over tiles */
     tile_gemm_info info = {.tuned = tuned, .source = source};
     snprintf(info.kernel, sizeof info.kernel, "%s", pr->kernel);
     Str cs = {0};
