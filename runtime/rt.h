@@ -29,9 +29,14 @@ enum { RT_MAX_TMAPS = 16 };
 int rt_tmaps_parse(const char *s, int nparams, RtTmap **out);
 /* Encode the n maps for args (parameter sizes param_size) into maps[]: TILE_OK; an error set with rt_fail
  * for arguments no map can describe; or TILE_ERROR_LAUNCH with *ds the device's refusal of map *which
- * (the caller reports it). */
+ * (the caller reports it).  A map made from the same base, sizes and strides as the kernel's previous
+ * launch (cache, NULL: none) is copied instead of encoded again. */
+typedef struct RtTmapCache RtTmapCache; /* a kernel's last encodings and what they were made from */
+RtTmapCache *rt_tmap_cache_new(void);
+void rt_tmap_cache_free(RtTmapCache *c);
 tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *kname, const RtTmap *tmaps, int n,
-                            const uint8_t *param_size, void **args, uint8_t (*maps)[DEV_TENSOR_MAP_BYTES], DevStatus *ds, int *which);
+                            const uint8_t *param_size, void **args, uint8_t (*maps)[DEV_TENSOR_MAP_BYTES], DevStatus *ds, int *which,
+                            RtTmapCache *cache);
 
 /* ---- options.c: the only reader of TILE_CACHE_DIR, TILE_CACHE_MAX_BYTES, XDG_CACHE_HOME, HOME, TILE_DEBUG, TILE_DATA_DIR and TILE_EMU_TIMEOUT ----
  * TILE_DEBUG is a comma-separated list of categories: cache, launch, tune, assert (or all). */

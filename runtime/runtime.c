@@ -59,6 +59,7 @@ struct tile_kernel {
     bool any_ptr;
     RtTmap *tmaps;       /* tensor maps passed after the arguments (tile_kernel_info.tensor_maps, tensor_maps.c) */
     int ntmaps;
+    RtTmapCache *tcache; /* their last encodings */
     tile_kernel_attributes attrs;
     char *name;
     tile_kernel *next;
@@ -409,6 +410,7 @@ static void module_free(tile_module *m) {
         free(k->param_spec);
         free(k->param_ptr);
         free(k->tmaps);
+        rt_tmap_cache_free(k->tcache);
         free(k->name);
         free(k);
     }
@@ -1225,6 +1227,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
                          ki->tensor_maps);
             goto done;
         }
+        if (k->ntmaps > 0) k->tcache = rt_tmap_cache_new();
         k->attrs = (tile_kernel_attributes){k->name, k->nparams, ki->num_warps, ki->num_stages, k->block, k->smem, ki->signature,
                                             ki->registers};
     } else {
@@ -1307,7 +1310,7 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
         if (k->nparams > 256) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': over 256 parameters", k->name);
         DevStatus ds = DEV_OK;
         int which = 0;
-        tile_status st = rt_tmaps_encode(ctx, ctx->dev, k->name, k->tmaps, k->ntmaps, k->param_size, args, maps, &ds, &which);
+        tile_status st = rt_tmaps_encode(ctx, ctx->dev, k->name, k->tmaps, k->ntmaps, k->param_size, args, maps, &ds, &which, k->tcache);
         if (ds != DEV_OK) {
             Str w = {0};
             str_printf(&w, "launch of '%s': tensor map %d", k->name, which);

@@ -265,15 +265,28 @@ static void persistent_case(int m, int n, int k, int programs, int ws, int warps
     cr_assert_eq(tile_module_get_kernel(mod, "pmm", &kern), TILE_OK);
     int32_t am = m, an = n, ak = k, asa = sa, asb = sb;
     void *args[] = {&da, &db, &dc, &am, &an, &ak, &asa, &asb};
-    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * 4), TILE_OK);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double want = 0;
-            for (int kk = 0; kk < k; kk++) want += (double)va[(size_t)i * sa + kk] * vb[(size_t)kk * sb + j];
-            cr_assert(out[(size_t)i * n + j] == want, "(%d, %d): %g, want %g (ws %d, %d warps, %d programs)", i, j,
-                      out[(size_t)i * n + j], want, ws, warps, programs);
+    /* twice: the second launch reads another A, of another shape (the launcher's tensor maps are
+     * encoded again, not taken from the first launch) */
+    for (int round = 0; round < 2; round++) {
+        if (round) {
+            tile_devptr da2;
+            am = m - 37, ak = k - 16;
+            cr_assert_eq(tile_malloc(ctx, na * 2, &da2), TILE_OK);
+            for (size_t i = 0; i < na; i++) va[i] = irand(9) - 4, ha[i] = f16_of(va[i]);
+            tile_memcpy_htod(ctx, da2, ha, na * 2);
+            tile_memset(ctx, dc, 0xFF, nc * 4);
+            da = da2;
         }
+        cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * 4), TILE_OK);
+        for (int i = 0; i < am; i++)
+            for (int j = 0; j < n; j++) {
+                double want = 0;
+                for (int kk = 0; kk < ak; kk++) want += (double)va[(size_t)i * sa + kk] * vb[(size_t)kk * sb + j];
+                cr_assert(out[(size_t)i * n + j] == want, "(%d, %d): %g, want %g (ws %d, %d warps, %d programs, launch %d)", i, j,
+                          out[(size_t)i * n + j], want, ws, warps, programs, round);
+            }
+    }
     tile_module_unload(mod);
     tile_context_destroy(ctx);
     free(ha), free(hb), free(va), free(vb), free(out);
