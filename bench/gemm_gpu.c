@@ -3,7 +3,10 @@
  *
  *   build/bench/gemm_gpu [--device cuda|emu] [--sizes 4096,8192] [--arch sm_80|sm_90a]
  *                        [--kernel gemm_bf16_bf16] [-D NAME=VALUE ...] [--samples N]
+ *   build/bench/gemm_gpu --api [--device D] [--sizes ..] [--samples N]
  *
+ * --api calls tile_gemm (what users run: on sm_90a tensor maps, a producer warpgroup and
+ * persistent programs); bench/gpu/run.sh measures that.  Without it:
  * Launched through the device layer (runtime/device.h: tile_compile_file,
  * dev_module_load_ptx, dev_launch), not the launcher library's tile_gemm,
  * which was not in the tree when this was written.  The device layer has no
@@ -218,10 +221,116 @@ fail:
     return rc;
 }
 
+/* --api: the same problem through the public tile_gemm, which chooses its own configuration (on sm_90a:
+ * tensor maps, a producer warpgroup and persistent programs); timed the same way with tile_synchronize. */
+static int bench_api(const char *device, int n, int samples) {
+    int rc = 1;
+    tile_context *ctx = NULL;
+    tile_devptr da = 0, db = 0, dc = 0;
+    uint16_t *ha = NULL, *hb = NULL, *hc = NULL;
+    double *t = NULL, *arow = NULL, *bcol = NULL;
+    if (tile_context_create(device, &ctx) != TILE_OK) {
+        fprintf(stderr, "gemm_gpu: %s\n", tile_last_error(NULL));
+        return 1;
+    }
+    size_t nn = (size_t)n * (size_t)n;
+    ha = malloc(nn * 2), hb = malloc(nn * 2), hc = malloc(nn * 2);
+    arow = malloc(sizeof(double) * (size_t)n), bcol = malloc(sizeof(double) * (size_t)n);
+    if (!ha || !hb || !hc || !arow || !bcol) goto fail;
+    for (size_t i = 0; i < nn; i++) {
+        ha[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
+        hb[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
+    }
+#define API(call, what)                                                                   \
+    do {                                                                                  \
+        if ((call) != TILE_OK) {                                                          \
+            fprintf(stderr, "gemm_gpu: %s: %s\n", what, tile_last_error(ctx));            \
+            goto fail;                                                                    \
+        }                                                                                 \
+    } while (0)
+    API(tile_malloc(ctx, nn * 2, &da), "malloc A");
+    API(tile_malloc(ctx, nn * 2, &db), "malloc B");
+    API(tile_malloc(ctx, nn * 2, &dc), "malloc C");
+    API(tile_memcpy_htod(ctx, da, ha, nn * 2), "upload A");
+    API(tile_memcpy_htod(ctx, db, hb, nn * 2), "upload B");
+    API(tile_memset(ctx, dc, 0xff, nn * 2), "poison C");
+    tile_gemm_args g = {.size = sizeof g, .m = n, .n = n, .k = n, .a = da, .lda = n, .b = db, .ldb = n, .c = dc, .ldc = n,
+                        .in_dtype = TILE_BF16, .out_dtype = TILE_BF16, .alpha = 1};
+    API(tile_gemm(ctx, &g), "tile_gemm");
+    API(tile_synchronize(ctx), "synchronize");
+    API(tile_memcpy_dtoh(ctx, hc, dc, nn * 2), "download C");
+    tile_gemm_info info;
+    API(tile_gemm_last_info(ctx, &info), "tile_gemm_last_info");
+    size_t unwritten = 0;
+    for (size_t i = 0; i < nn; i++) unwritten += isnan(bf16_to_d(hc[i]));
+    double num = 0, den = 0;
+    for (int s = 0; s < 1024; s++) {
+        size_t i = (size_t)(next_u64() % (uint64_t)n), j = (size_t)(next_u64() % (uint64_t)n);
+        for (size_t p = 0; p < (size_t)n; p++) arow[p] = bf16_to_d(ha[i * (size_t)n + p]), bcol[p] = bf16_to_d(hb[p * (size_t)n + j]);
+        double ref = ref_dot(n, arow, 1, bcol, 1, NULL), got = bf16_to_d(hc[i * (size_t)n + j]);
+        num += (got - ref) * (got - ref);
+        den += ref * ref;
+    }
+    double rel = sqrt(num / (den > 0 ? den : 1));
+    bool ok = unwritten == 0 && rel < 1e-2;
+    if (!json) printf("  %dx%dx%d: tile_gemm check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, ok ? "ok" : "FAILED",
+                      unwritten, rel);
+    if (!ok) goto fail;
+    double t0 = now_s();
+    int warm = 0;
+    do {
+        API(tile_gemm(ctx, &g), "tile_gemm");
+        if (++warm % 4 == 0) API(tile_synchronize(ctx), "synchronize");
+    } while (now_s() - t0 < 0.2 || warm < 3);
+    API(tile_synchronize(ctx), "synchronize");
+    double one = (now_s() - t0) / warm;
+    int batch = (int)ceil(0.005 / (one > 1e-7 ? one : 1e-7));
+    if (batch < 1) batch = 1;
+    if (batch > 1000) batch = 1000;
+    t = malloc(sizeof(double) * (size_t)samples);
+    if (!t) goto fail;
+    for (int s = 0; s < samples; s++) {
+        double a = now_s();
+        for (int b = 0; b < batch; b++) API(tile_gemm(ctx, &g), "tile_gemm");
+        API(tile_synchronize(ctx), "synchronize");
+        t[s] = (now_s() - a) / batch;
+    }
+#undef API
+    qsort(t, (size_t)samples, sizeof(double), cmp_d);
+    double med = t[samples / 2], flop = 2.0 * n * (double)n * n;
+    if (json) {
+        JsonOut j;
+        json_begin(&j, stdout);
+        json_str(&j, "bench", "gemm_gpu");
+        json_str(&j, "via", "tile_gemm");
+        json_int(&j, "m", n), json_int(&j, "n", n), json_int(&j, "k", n);
+        json_str(&j, "config", info.config);
+        json_uint(&j, "grid", info.grid.x);
+        json_uint(&j, "threads", info.block.x);
+        json_num(&j, "median_ms", med * 1e3);
+        json_num(&j, "tflops", flop / med / 1e12);
+        json_end(&j);
+    } else {
+        printf("  %dx%dx%d: tile_gemm %s %s, grid %u x %u threads: median %.3f ms (min %.3f, max %.3f) over %d samples of %d "
+               "launches = %.4g TFLOP/s\n",
+               n, n, n, info.kernel, info.config, info.grid.x, info.block.x, med * 1e3, t[0] * 1e3, t[samples - 1] * 1e3, samples,
+               batch, flop / med / 1e12);
+        printf("@@ gemm %d tile %.4g\n", n, flop / med / 1e12);
+    }
+    rc = 0;
+fail:
+    if (da) tile_free(ctx, da);
+    if (db) tile_free(ctx, db);
+    if (dc) tile_free(ctx, dc);
+    tile_context_destroy(ctx);
+    free(ha), free(hb), free(hc), free(t), free(arow), free(bcol);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     const char *device = NULL, *arch = tile_target_default(), *kernel = "gemm_bf16_bf16", *sizes = "4096,8192";
     const char *defs[32];
-    int nd = 0, samples = 30;
+    int nd = 0, samples = 30, api = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
@@ -230,13 +339,26 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--samples") && i + 1 < argc) samples = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 31) defs[nd++] = argv[++i];
         else if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--api")) api = 1;
         else {
-            fprintf(stderr, "usage: %s [--device D] [--arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]... [--json]\n",
+            fprintf(stderr, "usage: %s [--device D] [--api | --arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]... [--json]\n",
                     argv[0]);
             return 2;
         }
     }
     if (samples < 1) samples = 1;
+    if (api) {
+        fprintf(json ? stderr : stdout, "gemm_gpu: bf16 through tile_gemm on %s; time per call = median over samples of\n"
+                "  (batch of back-to-back calls between two tile_synchronize calls, host clock) / batch size\n", device ? device : "the default device");
+        int rc = 0;
+        for (const char *p = sizes; *p;) {
+            int n = atoi(p);
+            if (n > 0) rc |= bench_api(device, n, samples);
+            p += strcspn(p, ",");
+            if (*p == ',') p++;
+        }
+        return rc;
+    }
     TileDevice *dev;
     char *err = NULL;
     if (dev_open(device, NULL, &dev, &err)) {

@@ -16,7 +16,8 @@ specializations the C API launches it with):
   3. loops are found as a label and a later backward branch to it; the main
      loop is the one with the most tensor-core instructions (HMMA, IMMA,
      HGMMA), the first of them in code order when several tie: the steady
-     state that lower/peel.c puts before the masked remainder;
+     state that lower/peel.c puts before the masked remainder; a loop around
+     such loops (a persistent kernel's over tiles) is not a candidate;
   4. its instructions are counted by class: mma, ldsm (LDSM), copies
      (LDGSTS, UTMALDG, LDG, STS), fp32 (FFMA FMUL FADD FSEL FMNMX FSETP and
      the conversions F2F F2FP), mufu (MUFU), int (IMAD IADD3 ISETP LOP3 SEL
@@ -282,6 +283,10 @@ def main_loop(sass):
         if any("EXIT" in l for l in lines[s:e + 1]):
             continue
         c = count(lines[s:e + 1])
+        # a loop around loops with tensor-core instructions (a persistent kernel's loop over tiles)
+        # is not the main loop: its inner ones are
+        if any(s <= s2 and e2 <= e and (s2, e2) != (s, e) and count(lines[s2:e2 + 1])["mma"] for s2, e2 in found):
+            continue
         if best is None or c["mma"] > best[0]["mma"]:
             best = (c, s)
     return (best[0] if best else None), len(found)

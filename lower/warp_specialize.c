@@ -331,7 +331,7 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *loop) {
         Value *bv = shr && shr->op == OP_SHR ? tir_val(f, shr->ops[0]) : NULL;
         if (bv && !bv->def && bv->block == body && bv->index >= 1) phase_k = bv->index - 1;
     }
-    if (phase_k < 0) return;
+    if (outer && phase_k < 0) return;
 
     /* step 2: the producer, built beside the kernel until it is known to work */
     const Type *i1 = tir_scalar(m, DT_I1), *i32 = tir_scalar(m, DT_I32);

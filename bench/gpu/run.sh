@@ -18,7 +18,8 @@
 #   5. bench/gemm_report: registers, spills, shared memory and main-loop
 #      instruction mix per GEMM configuration, Triton's tutorial matmul
 #      beside it where Triton is installed;
-#   6. bf16 GEMM at 4096^3 and 8192^3: bench/gemm_gpu (kernels/gemm/gemm.tile)
+#   6. bf16 GEMM at 4096^3 and 8192^3: bench/gemm_gpu --api (tile_gemm: on an H100/H200 the
+#      warp-specialized, persistent, tensor-map kernel)
 #      next to torch.matmul (cuBLAS) and Triton's tutorial matmul
 #      (bench/gpu/triton_matmul.py), in the same run;
 #   7. attention (issue 7): bench/attention_gpu (tile_attention_fwd at
@@ -189,7 +190,7 @@ else row "gemm report" FAIL "rc $rc: see $logdir/gemm_report.log"; fi
 
 # ---- 6. GEMM speed ----
 if [ "$on_gpu" = 1 ]; then
-  step "gemm_gpu (tile, 4096^3 and 8192^3)" gemm_gpu.log 150 "${cenv[@]}" "$build/bench/gemm_gpu" --device "$device" --sizes 4096,8192
+  step "gemm_gpu (tile_gemm, 4096^3 and 8192^3)" gemm_gpu.log 150 "${cenv[@]}" "$build/bench/gemm_gpu" --api --device "$device" --sizes 4096,8192
   tile_rc=$rc
   if python3 -c 'import torch, triton' >/dev/null 2>&1; then
     step "torch.matmul and Triton tutorial matmul" gemm_torch.log 200 env PYTHONUNBUFFERED=1 python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192
@@ -211,7 +212,8 @@ if [ "$on_gpu" = 1 ]; then
   done
 else
   row "bf16 gemm 4096^3, 8192^3" skip "no GPU (--device emu): nothing to time"
-  step "gemm_gpu logic check on the emulator (not a measurement)" gemm_gpu.log 60 "${cenv[@]}" "$build/bench/gemm_gpu" --device emu --sizes 128,256 --samples 3
+  step "gemm_gpu logic check on the emulator (not a measurement)" gemm_gpu.log 90 "${cenv[@]}" bash -c '"$0" --device emu --sizes 128,256 --samples 3 &&
+    "$0" --api --device emu:sm_90a --sizes 256 --samples 1' "$build/bench/gemm_gpu"
   if [ "$rc" = 0 ]; then row "gemm_gpu on emu (checks only)" ok "$(grep -c 'check ok' "$logdir/gemm_gpu.log") sizes checked"
   else row "gemm_gpu on emu (checks only)" FAIL "rc $rc: see $logdir/gemm_gpu.log"; fi
 fi
