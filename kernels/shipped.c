@@ -46,7 +46,18 @@ static void list_add(ShippedVariant *v, const char ***list, int *n, int *cap, co
     v->key = NULL;
 }
 
-static void add_define(ShippedVariant *v, const char *s) { list_add(v, &v->defines, &v->ndefines, &v->capdefines, s); }
+/* A define of a name already defined replaces it: the last one given is the variant's (sm_90a's
+ * wide GEMM tiles over the vector configuration), and config lookups see one value. */
+static void add_define(ShippedVariant *v, const char *s) {
+    size_t nl = strcspn(s, "=");
+    for (int i = 0; i < v->ndefines; i++)
+        if (!strncmp(v->defines[i], s, nl + 1)) {
+            v->defines[i] = s;
+            v->key = NULL;
+            return;
+        }
+    list_add(v, &v->defines, &v->ndefines, &v->capdefines, s);
+}
 static void add_spec(ShippedVariant *v, const char *s) { list_add(v, &v->specialize, &v->nspecialize, &v->capspecialize, s); }
 
 void shipped_define(ShippedVariant *v, const char *name, long long value) {

@@ -720,7 +720,10 @@ Test(gemm, api_wide_tiles, .timeout = 300) {
     cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
     tile_device_properties props;
     cr_assert_eq(tile_context_get_properties(ctx, &props), TILE_OK);
-    if (!strcmp(props.arch, "sm_90a")) cr_assert(strstr(info.config, "BN=256"), "sm_90a config: %s", info.config);
+    if (!strcmp(props.arch, "sm_90a")) {
+        cr_assert(strstr(info.config, "BN=256") && !strstr(info.config, "BN=128"), "sm_90a config: %s", info.config);
+        cr_assert_eq(info.grid.x, 4u, "2 x 2 tiles of 128 x 256: grid %u", info.grid.x); /* (one program each: 132 SMs) */
+    }
     tile_context_destroy(ctx);
 }
 
