@@ -29,8 +29,7 @@
  *      each copy group ends, in place of its commit, in its coordinates, mbar_expect(bars,
  *      stage, run) with the stage's bytes and a tma_load per copy, side by side (one issue); the wait at the
  *      top of the body becomes mbar_wait(bars, read stage, phase), the phase a new loop-carried
- *      i32 flipping each time the read stage wraps (in a loop inside another: bit `read stage`
- *      of that i32, one parity bit per stage, flipped after each wait); the wait after the loop goes (every copy
+ *      i32 flipping each time the read stage wraps; the wait after the loop goes (every copy
  *      issued is waited for in the loop).  The barrier after the wait stays: one thread issues
  *      the next copies into the stage every warp has just finished reading.
  * The kernel's tensor maps (Func.tmaps) are hidden parameters after its arguments; the
@@ -683,31 +682,18 @@ static void convert_loop(Ctx *c, Inst *loop) {
     append(a, &loop->ops, &loop->nops, zero);
     ValueId phase = tir_block_add_arg(f, body, i32);
     append(a, &loop->res, &loop->nres, tir_new_value(f, i32, loop, loop->nres));
-    /* after the cp.async wait (which leaves its proxy fence) when some buffers keep it.  In a
-     * loop inside another (a loop over tiles) the phases are one parity bit per stage (bit s:
-     * the parity of stage s's next phase), right whatever order the stages are used in, so
-     * warp_specialize.c can carry them from one run of the loop to the next */
+    /* after the cp.async wait (which leaves its proxy fence) when some buffers keep it; the
+     * phase flips when the read stage wraps (the wrap's compare is the stage counter's own) */
     Inst *at = all ? top_wait : top_wait->next;
     Inst *y = body->last;
-    ValueId np;
-    if (loop->parent->parent) {
-        ValueId rs = as_i32(f, at, rstage);
-        ValueId parity = emit(f, at, OP_AND, (ValueId[]){emit(f, at, OP_SHR, (ValueId[]){phase, rs}, 2, i32), cint(f, at, i32, 1)}, 2, i32);
-        emit(f, at, OP_MBAR_WAIT, (ValueId[]){bars, rstage, parity}, 3, NULL);
-        ValueId bit = emit(f, y, OP_SHL, (ValueId[]){cint(f, y, i32, 1), rs}, 2, i32);
-        np = emit(f, y, OP_XOR, (ValueId[]){phase, bit}, 2, i32);
-    } else {
-        /* a loop of the kernel's body uses the stages in ring order: one parity for them all,
-         * flipped when the read stage wraps (the wrap's compare is the stage counter's own) */
-        emit(f, at, OP_MBAR_WAIT, (ValueId[]){bars, rstage, phase}, 3, NULL);
-        const Type *st = tir_vtype(f, rstage);
-        ValueId nx = emit(f, y, OP_ADD, (ValueId[]){rstage, cint(f, y, st, 1)}, 2, st);
-        Inst *wrap = tir_inst_new(f, OP_CMP, (ValueId[]){nx, cint(f, y, st, R)}, 2, &i1, 1, y->loc);
-        wrap->a.ival2 = CMP_EQ;
-        tir_insert_before(y, wrap);
-        ValueId flip = emit(f, y, OP_XOR, (ValueId[]){phase, cint(f, y, i32, 1)}, 2, i32);
-        np = emit(f, y, OP_SELECT, (ValueId[]){wrap->res[0], flip, phase}, 3, i32);
-    }
+    emit(f, at, OP_MBAR_WAIT, (ValueId[]){bars, rstage, phase}, 3, NULL);
+    const Type *st = tir_vtype(f, rstage);
+    ValueId nx = emit(f, y, OP_ADD, (ValueId[]){rstage, cint(f, y, st, 1)}, 2, st);
+    Inst *wrap = tir_inst_new(f, OP_CMP, (ValueId[]){nx, cint(f, y, st, R)}, 2, &i1, 1, y->loc);
+    wrap->a.ival2 = CMP_EQ;
+    tir_insert_before(y, wrap);
+    ValueId flip = emit(f, y, OP_XOR, (ValueId[]){phase, cint(f, y, i32, 1)}, 2, i32);
+    ValueId np = emit(f, y, OP_SELECT, (ValueId[]){wrap->res[0], flip, phase}, 3, i32);
     if (all) tir_inst_remove(top_wait);
     append(a, &y->ops, &y->nops, np);
     /* after the loop: no wait; the barriers go after the final barrier */

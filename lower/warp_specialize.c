@@ -28,9 +28,9 @@
  *      runs, first waits for its stage to be empty: mbar_wait E[s] with parity bit s of a value
  *      the loops carry, from all ones (a fresh mbarrier's preceding phase counts as completed),
  *      bit s flipped after the issue.  The computing warps lose the copies and the barrier
- *      after their wait, and arrive on E at the release points; with O, F's parity bits (tma.c)
- *      are carried through O instead of starting again for every tile, and E and F are
- *      invalidated after O.  Every copy the producer issues is waited for by the computing
+ *      after their wait, and arrive on E at the release points; with O, F's phase (tma.c) becomes
+ *      one parity bit per stage carried through O instead of starting again for every tile,
+ *      and E and F are invalidated after O.  Every copy the producer issues is waited for by the computing
  *      warps, and the producer waits only before a copy it issues, so E and F are idle once
  *      the computing warps are done.
  * llvm_codegen.c launches num_warps + 4 warps, branches the producer warpgroup into the region
@@ -323,13 +323,11 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *loop) {
             for (int r = 0; r < loop->nres && i->op == OP_WGMMA_WAIT; r++)
                 if (i->ops[0] == loop->res[r]) last_wait = i;
     if (lag && !last_wait) return;
-    /* F's parity bits: the carried value the wait's parity comes from (tma.c) */
+    /* F's phase: the carried value the wait reads (tma.c) */
     int phase_k = -1;
     {
-        Inst *and_ = tir_val(f, wait->ops[2])->def;
-        Inst *shr = and_ && and_->op == OP_AND ? tir_val(f, and_->ops[0])->def : NULL;
-        Value *bv = shr && shr->op == OP_SHR ? tir_val(f, shr->ops[0]) : NULL;
-        if (bv && !bv->def && bv->block == body && bv->index >= 1) phase_k = bv->index - 1;
+        Value *pv = tir_val(f, wait->ops[2]);
+        if (!pv->def && pv->block == body && pv->index >= 1) phase_k = pv->index - 1;
     }
     if (outer && phase_k < 0) return;
 
@@ -438,8 +436,15 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *loop) {
         Inst *ei = tir_inst_new(f, OP_MBAR_INVAL, &E, 1, NULL, 0, inval->loc);
         tir_insert_after(inval, ei);
     }
-    /* F's parity bits carried through O from 0 */
+    /* F's phases carried through O from 0, as one parity bit per stage: a tile's loop starts
+     * at stage 0 whatever stage the last one ended at, so the stages are not used in ring order */
     if (outer) {
+        ValueId bits = wait->ops[2], rs = as_i32(f, wait, wait->ops[1]);
+        ValueId par = emit(f, wait, OP_AND, (ValueId[]){emit(f, wait, OP_SHR, (ValueId[]){bits, rs}, 2, i32, 0), cint(f, wait, i32, 1)}, 2, i32, 0);
+        tir_inst_set_operand(f, wait, 2, par);
+        Inst *by = body->last;
+        ValueId flip = emit(f, by, OP_XOR, (ValueId[]){bits, emit(f, by, OP_SHL, (ValueId[]){cint(f, by, i32, 1), rs}, 2, i32, 0)}, 2, i32, 0);
+        tir_inst_set_operand(f, by, phase_k, flip);
         ValueId z = cint(f, outer, i32, 0);
         grow(m->arena, &outer->ops, &outer->nops, z);
         grow(m->arena, &outer->res, &outer->nres, 0);

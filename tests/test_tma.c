@@ -245,7 +245,7 @@ static void persistent_case(int m, int n, int k, int programs, int ws, int warps
     tile_context *ctx;
     cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
     int sa = k + 16, sb = n + (16 - n % 16) % 16 + 16;
-    size_t na = (size_t)m * sa, nb = (size_t)k * sb, nc = (size_t)m * n;
+    size_t na = (size_t)m * sa + 64, nb = (size_t)k * sb + 64, nc = (size_t)m * n; /* (+ 64: no zero-byte allocations at k = 0) */
     uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
     int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
     float *out = malloc(nc * 4);
@@ -266,9 +266,17 @@ static void persistent_case(int m, int n, int k, int programs, int ws, int warps
     int32_t am = m, an = n, ak = k, asa = sa, asb = sb;
     void *args[] = {&da, &db, &dc, &am, &an, &ak, &asa, &asb};
     /* twice: the second launch reads another A, of another shape (the launcher's tensor maps are
-     * encoded again, not taken from the first launch) */
-    for (int round = 0; round < 2; round++) {
-        if (round) {
+     * encoded again, not taken from the first launch); a third through tile_launch_raw, which
+     * passes the maps too */
+    tile_kernel_attributes ka;
+    cr_assert_eq(tile_kernel_get_attributes(kern, &ka), TILE_OK);
+    for (int round = 0; round < 3; round++) {
+        if (round == 2) {
+            tile_memset(ctx, dc, 0xFF, nc * 4);
+            cr_assert_eq(tile_launch_raw(kern, (tile_dim3){(unsigned)programs, 1, 1}, (tile_dim3){ka.block_threads, 1, 1}, ka.shared_bytes > 48 * 1024 ? ka.shared_bytes : 0,
+                                         args, NULL),
+                         TILE_OK, "%s", tile_last_error(ctx));
+        } else if (round) {
             tile_devptr da2;
             am = m - 37, ak = k - 16;
             cr_assert_eq(tile_malloc(ctx, na * 2, &da2), TILE_OK);
@@ -277,7 +285,8 @@ static void persistent_case(int m, int n, int k, int programs, int ws, int warps
             tile_memset(ctx, dc, 0xFF, nc * 4);
             da = da2;
         }
-        cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        if (round < 2)
+            cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
         cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * 4), TILE_OK);
         for (int i = 0; i < am; i++)
             for (int j = 0; j < n; j++) {
@@ -301,4 +310,9 @@ Test(tma, persistent_matmul, .timeout = 600) {
     persistent_case(200, 136, 208, 3, 1, 4);
     persistent_case(130, 72, 48, 2, 1, 4);
     persistent_case(260, 100, 176, 2, 1, 8);
+    /* one K step a tile (the release after the loop is its only one), more programs than tiles
+     * (a program with none: both loops run zero times), no K at all (nothing issued or waited for) */
+    persistent_case(150, 130, 16, 2, 1, 4);
+    persistent_case(100, 60, 64, 5, 1, 4);
+    persistent_case(70, 40, 0, 2, 1, 4);
 }

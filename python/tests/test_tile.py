@@ -219,6 +219,17 @@ class Launch(unittest.TestCase):
         want = a.astype(np.float64) @ b.astype(np.float64)
         close(self, c, want, 1e-4, 1e-4 * np.sqrt(k))
 
+    def test_dot_f16_warp_specialized(self):
+        # on an emulated Hopper: tensor-map loads issued by a producer warpgroup (4 warps after the 4)
+        dev = tile.device("emu:sm_90a")
+        mod = tile.compile(DOT_F16, device=dev, BM=64, BN=64, warp_specialize=1)
+        m, n, k = 77, 80, 112  # k and n multiples of 16: rows 16-byte aligned, so tensor maps can read them
+        a = rng.standard_normal((m, k)).astype(np.float16)
+        b = rng.standard_normal((k, n)).astype(np.float16)
+        c = poisoned((m, n), np.float32)
+        mod.dot_f16[tile.cdiv(m, 64), tile.cdiv(n, 64)](a, b, c, m, n, k)
+        close(self, c, a.astype(np.float64) @ b.astype(np.float64), 1e-4, 1e-4 * np.sqrt(k))
+
     def test_matmul_f32(self):
         mod = tile.compile(os.path.join(KERNELS, "matmul.tile"), BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, num_stages=2)
         m, n, k = 45, 67, 39
