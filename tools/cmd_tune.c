@@ -14,7 +14,10 @@
  *      into the compile cache (tile_cache_compile_file), learning whether it
  *      builds and fits the device's shared memory.  GEMM: one probe call
  *      first learns the specializations tile_gemm adds for this problem, so
- *      the workers compile exactly the variants it will load.
+ *      the workers compile exactly the variants it will load; where tile_gemm
+ *      itself launches warp-specialized and persistent (sm_90a), every
+ *      configuration is timed with those defines added, as tile_gemm will
+ *      launch the one stored.
  *   3. Time the configurations one after another (the device is shared):
  *      warm up (the first call loads from the cache; GEMM: the result is
  *      checked against float64 and a wrong one is skipped; --timeout per
@@ -232,6 +235,23 @@ static const struct {
     {TILE_BF16, TILE_BF16, "gemm_bf16_bf16"}, {TILE_F32, TILE_F32, "gemm_tf32_f32"}, {TILE_I8, TILE_I32, "gemm_i8_i32"},
 };
 
+/* Each configuration with warp_specialize=1 and, when persistent and without split-K,
+ * PERSISTENT=1 added: what tile_gemm adds to a tuned configuration on a wgmma target
+ * (kernels/gemm/gemm.c). */
+static void gemm_hopper_configs(tile_tune_space *sp, bool persistent) {
+    for (int i = 0; i < sp->nconfigs; i++) {
+        int n = 0;
+        bool split = false;
+        for (char **p = sp->configs[i]; *p; p++, n++) split |= !strncmp(*p, "SPLIT_K=", 8) && atoi(*p + 8) > 1;
+        char **c = realloc(sp->configs[i], sizeof *c * (size_t)(n + 3));
+        if (!c) continue; /* the configuration as written */
+        c[n++] = strdup("warp_specialize=1");
+        if (persistent && !split) c[n++] = strdup("PERSISTENT=1");
+        c[n] = NULL;
+        sp->configs[i] = c;
+    }
+}
+
 static int tune_gemm(int argc, char **argv) {
     GemmProblem p;
     int rc = gemm_problem_parse("tune gemm", usage_tune_gemm, argc, argv, &p);
@@ -266,6 +286,13 @@ static int tune_gemm(int argc, char **argv) {
         fflush(stdout);
     }
     for (int i = 0; i < sp.nconfigs; i++) join_config(sp.configs[i], rows[i].config, sizeof rows[i].config), rows[i].seconds = -1;
+    /* where tile_gemm launches its configurations warp-specialized and persistent (sm_90a: gemm.c
+     * adds them to a tuned one too), time them that way (the database keeps the @config's own
+     * text): its own choice for this problem says */
+    tile_gemm_info own;
+    if (tile_gemm(ctx, &d.g) == TILE_OK && tile_synchronize(ctx) == TILE_OK && tile_gemm_last_info(ctx, &own) == TILE_OK &&
+        strstr(own.config, "warp_specialize=1"))
+        gemm_hopper_configs(&sp, strstr(own.config, "PERSISTENT=1") != NULL);
     /* 2. the probe: config 0 through tile_gemm tells the specializations (sizes and strides, the same for every config) */
     cli_progress(prog, "probing the specializations with %s ...", rows[0].config);
     char spec_text[256] = "";
