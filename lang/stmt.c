@@ -969,8 +969,9 @@ static void gen_kernel(Gen *g, const Decl *k) {
     Scope sc = {0};
     fr.scope = fr.base = &sc;
     g->fr = &fr;
-    int64_t warps = 4, stages = 3, ws = 0;
-    Loc wloc = k->loc, sloc = k->loc, wsloc = k->loc;
+    int64_t warps = 4, stages = 3, ws = 0, groups = 0;
+    Loc wloc = k->loc, sloc = k->loc, wsloc = k->loc, gloc = k->loc;
+    bool warps_given = false, ws_given = false;
     for (int i = 0; i < k->nattrs; i++) {
         const Attr *at = &k->attrs[i];
         bool launch = !strcmp(at->name, "num_warps") || !strcmp(at->name, "num_stages");
@@ -978,14 +979,28 @@ static void gen_kernel(Gen *g, const Decl *k) {
             diag_error(g->d, at->loc, "'@%s' takes one value", at->name);
             continue;
         }
-        if (!strcmp(at->name, "num_warps")) attr_int(g, at->arg, "num_warps", &warps), wloc = at->arg->loc;
+        if (!strcmp(at->name, "num_warps")) attr_int(g, at->arg, "num_warps", &warps), wloc = at->arg->loc, warps_given = true;
         else if (!strcmp(at->name, "num_stages")) attr_int(g, at->arg, "num_stages", &stages), sloc = at->arg->loc;
         else if (!strcmp(at->name, "warp_specialize")) {
             if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@warp_specialize' takes one value (0 or 1)");
-            else attr_int(g, at->arg, "warp_specialize", &ws), wsloc = at->arg->loc;
+            else attr_int(g, at->arg, "warp_specialize", &ws), wsloc = at->arg->loc, ws_given = true;
+        } else if (!strcmp(at->name, "num_consumer_groups")) {
+            /* @num_consumer_groups(N): N computing warpgroups (num_warps 4N) and a producer warpgroup */
+            if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@num_consumer_groups' takes one value (1, 2, 4 or 8)");
+            else attr_int(g, at->arg, "num_consumer_groups", &groups), gloc = at->arg->loc;
         }
         else if (!strcmp(at->name, "config") || !strcmp(at->name, "tune_key")) check_tuning_attr(g, k, at);
         else diag_error(g->d, at->loc, "unknown attribute '@%s'", at->name);
+    }
+    if (groups) {
+        if (groups != 1 && groups != 2 && groups != 4 && groups != 8)
+            diag_error(g->d, gloc, "num_consumer_groups must be 1, 2, 4 or 8, got %lld", (long long)groups);
+        else if (warps_given && warps != 4 * groups)
+            diag_error(g->d, wloc, "num_warps=%lld, but @num_consumer_groups(%lld) means %lld computing warps", (long long)warps,
+                       (long long)groups, (long long)(4 * groups));
+        else if (ws_given && !ws)
+            diag_error(g->d, wsloc, "@warp_specialize(0) with @num_consumer_groups: consumer groups need a producer");
+        else warps = 4 * groups, ws = 1;
     }
     int di;
     if ((di = find_define(g, "num_warps")) >= 0) {

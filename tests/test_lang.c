@@ -196,6 +196,14 @@ Test(lang_diag, misc) {
                 "t.tile:1:18: error: warp_specialize must be 0 or 1, got 2\n"
                 "  @warp_specialize(2)\n"
                 "                   ^\n");
+    expect_diag("@num_consumer_groups(3)\nkernel k(p: *f32) {\n}\n",
+                "t.tile:1:22: error: num_consumer_groups must be 1, 2, 4 or 8, got 3\n"
+                "  @num_consumer_groups(3)\n"
+                "                       ^\n");
+    expect_diag("@num_warps(4)\n@num_consumer_groups(2)\nkernel k(p: *f32) {\n}\n",
+                "t.tile:1:12: error: num_warps=4, but @num_consumer_groups(2) means 8 computing warps\n"
+                "  @num_warps(4)\n"
+                "             ^\n");
     expect_diag("@warp_specialize(on=1)\nkernel k(p: *f32) {\n}\n",
                 "t.tile:1:2: error: '@warp_specialize' takes one value (0 or 1)\n"
                 "  @warp_specialize(on=1)\n"
