@@ -71,6 +71,76 @@ static int cmp_d(const void *a, const void *b) {
         }                                                                        \
     } while (0)
 
+/* Elements of the n x n bf16 C still NaN (never written), and the relative error of 1024 sampled
+ * elements against float64 (arow, bcol: n doubles of scratch). */
+static double sampled_error(int n, const uint16_t *ha, const uint16_t *hb, const uint16_t *hc, double *arow, double *bcol,
+                            size_t *unwritten) {
+    size_t nn = (size_t)n * (size_t)n;
+    *unwritten = 0;
+    for (size_t i = 0; i < nn; i++) *unwritten += isnan(bf16_to_d(hc[i]));
+    double num = 0, den = 0;
+    for (int s = 0; s < 1024; s++) {
+        size_t i = (size_t)(next_u64() % (uint64_t)n), j = (size_t)(next_u64() % (uint64_t)n);
+        for (size_t p = 0; p < (size_t)n; p++) arow[p] = bf16_to_d(ha[i * (size_t)n + p]), bcol[p] = bf16_to_d(hb[p * (size_t)n + j]);
+        double ref = ref_dot(n, arow, 1, bcol, 1, NULL), got = bf16_to_d(hc[i * (size_t)n + j]);
+        num += (got - ref) * (got - ref);
+        den += ref * ref;
+    }
+    return sqrt(num / (den > 0 ? den : 1));
+}
+
+/* One launch and one wait, for the timing loop: false on an error (the callee printed it). */
+typedef struct Launcher {
+    bool (*launch)(void *ud);
+    bool (*wait)(void *ud);
+    void *ud;
+} Launcher;
+
+/* Warm up for 0.2 s, size a batch to last 5 ms, then t[0..samples) = seconds per launch of each
+ * batch, sorted; *batch its size.  False on a launch error. */
+static bool time_launches(const Launcher *L, int samples, double *t, int *batch) {
+    double t0 = now_s();
+    int warm = 0;
+    do {
+        if (!L->launch(L->ud)) return false;
+        if (++warm % 4 == 0 && !L->wait(L->ud)) return false;
+    } while (now_s() - t0 < 0.2 || warm < 3);
+    if (!L->wait(L->ud)) return false;
+    double one = (now_s() - t0) / warm;
+    *batch = (int)ceil(0.005 / (one > 1e-7 ? one : 1e-7));
+    if (*batch < 1) *batch = 1;
+    if (*batch > 1000) *batch = 1000;
+    for (int s = 0; s < samples; s++) {
+        double a = now_s();
+        for (int b = 0; b < *batch; b++)
+            if (!L->launch(L->ud)) return false;
+        if (!L->wait(L->ud)) return false;
+        t[s] = (now_s() - a) / *batch;
+    }
+    qsort(t, (size_t)samples, sizeof(double), cmp_d);
+    return true;
+}
+
+/* The device-layer launch of bench_size. */
+typedef struct DevLaunch {
+    TileDevice *dev;
+    TileDevFunction *fn;
+    unsigned grid, threads, dyn_smem;
+    void **params;
+} DevLaunch;
+static bool dev_one(void *ud) {
+    DevLaunch *d = ud;
+    if (dev_launch(d->fn, d->grid, 1, 1, d->threads, 1, 1, d->dyn_smem, NULL, d->params) == DEV_OK) return true;
+    fprintf(stderr, "gemm_gpu: launch: %s\n", dev_last_error(d->dev));
+    return false;
+}
+static bool dev_wait(void *ud) {
+    DevLaunch *d = ud;
+    if (dev_synchronize(d->dev) == DEV_OK) return true;
+    fprintf(stderr, "gemm_gpu: synchronize: %s\n", dev_last_error(d->dev));
+    return false;
+}
+
 static int bench_size(TileDevice *dev, const char *arch, const char *kernel, const char **user_defs, int nuser, int n,
                       int samples) {
     int rc = 1;
@@ -132,23 +202,13 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
     CHECK(dev_launch(fn, grid, 1, 1, threads, 1, 1, dyn_smem, NULL, params), "launch");
     CHECK(dev_synchronize(dev), "synchronize");
     CHECK(dev_memcpy_dtoh(dev, hc, dc, nn * 2), "download C");
-    size_t unwritten = 0;
-    for (size_t i = 0; i < nn; i++) unwritten += isnan(bf16_to_d(hc[i]));
-    double num = 0, den = 0;
     arow = malloc(sizeof(double) * (size_t)n), bcol = malloc(sizeof(double) * (size_t)n);
     if (!arow || !bcol) {
         fprintf(stderr, "gemm_gpu: out of host memory\n");
         goto fail;
     }
-    for (int s = 0; s < 1024; s++) {
-        size_t i = (size_t)(next_u64() % (uint64_t)n), j = (size_t)(next_u64() % (uint64_t)n);
-        for (size_t p = 0; p < (size_t)n; p++) arow[p] = bf16_to_d(ha[i * (size_t)n + p]), bcol[p] = bf16_to_d(hb[p * (size_t)n + j]);
-        double ref = ref_dot(n, arow, 1, bcol, 1, NULL);
-        double got = bf16_to_d(hc[i * (size_t)n + j]);
-        num += (got - ref) * (got - ref);
-        den += ref * ref;
-    }
-    double rel = sqrt(num / (den > 0 ? den : 1));
+    size_t unwritten;
+    double rel = sampled_error(n, ha, hb, hc, arow, bcol, &unwritten);
     bool ok = unwritten == 0 && rel < 1e-2;
     if (json) {
         JsonOut j;
@@ -164,26 +224,10 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
     if (!ok) goto fail;
 
     /* 4. warm up, size the batch, time */
-    double t0 = now_s();
-    int warm = 0;
-    do {
-        CHECK(dev_launch(fn, grid, 1, 1, threads, 1, 1, dyn_smem, NULL, params), "launch");
-        warm++;
-        if (warm % 4 == 0) CHECK(dev_synchronize(dev), "synchronize");
-    } while (now_s() - t0 < 0.2 || warm < 3);
-    CHECK(dev_synchronize(dev), "synchronize");
-    double one = (now_s() - t0) / warm;
-    int batch = (int)ceil(0.005 / (one > 1e-7 ? one : 1e-7));
-    if (batch < 1) batch = 1;
-    if (batch > 1000) batch = 1000;
     t = malloc(sizeof(double) * (size_t)samples);
-    for (int s = 0; s < samples; s++) {
-        double a = now_s();
-        for (int b = 0; b < batch; b++) CHECK(dev_launch(fn, grid, 1, 1, threads, 1, 1, dyn_smem, NULL, params), "launch");
-        CHECK(dev_synchronize(dev), "synchronize");
-        t[s] = (now_s() - a) / batch;
-    }
-    qsort(t, (size_t)samples, sizeof(double), cmp_d);
+    int batch;
+    DevLaunch dl = {dev, fn, grid, threads, dyn_smem, params};
+    if (!t || !time_launches(&(Launcher){dev_one, dev_wait, &dl}, samples, t, &batch)) goto fail;
     double med = t[samples / 2], flop = 2.0 * n * (double)n * n;
     if (json) {
         JsonOut j;
@@ -219,6 +263,24 @@ fail:
     free(ha), free(hb), free(hc), free(t), free(arow), free(bcol);
     tile_compiled_free(&comp);
     return rc;
+}
+
+/* The tile_gemm call of bench_api. */
+typedef struct ApiLaunch {
+    tile_context *ctx;
+    const tile_gemm_args *g;
+} ApiLaunch;
+static bool api_one(void *ud) {
+    ApiLaunch *a = ud;
+    if (tile_gemm(a->ctx, a->g) == TILE_OK) return true;
+    fprintf(stderr, "gemm_gpu: tile_gemm: %s\n", tile_last_error(a->ctx));
+    return false;
+}
+static bool api_wait(void *ud) {
+    ApiLaunch *a = ud;
+    if (tile_synchronize(a->ctx) == TILE_OK) return true;
+    fprintf(stderr, "gemm_gpu: synchronize: %s\n", tile_last_error(a->ctx));
+    return false;
 }
 
 /* --api: the same problem through the public tile_gemm, which chooses its own configuration (on sm_90a:
@@ -261,42 +323,17 @@ static int bench_api(const char *device, int n, int samples) {
     API(tile_memcpy_dtoh(ctx, hc, dc, nn * 2), "download C");
     tile_gemm_info info;
     API(tile_gemm_last_info(ctx, &info), "tile_gemm_last_info");
-    size_t unwritten = 0;
-    for (size_t i = 0; i < nn; i++) unwritten += isnan(bf16_to_d(hc[i]));
-    double num = 0, den = 0;
-    for (int s = 0; s < 1024; s++) {
-        size_t i = (size_t)(next_u64() % (uint64_t)n), j = (size_t)(next_u64() % (uint64_t)n);
-        for (size_t p = 0; p < (size_t)n; p++) arow[p] = bf16_to_d(ha[i * (size_t)n + p]), bcol[p] = bf16_to_d(hb[p * (size_t)n + j]);
-        double ref = ref_dot(n, arow, 1, bcol, 1, NULL), got = bf16_to_d(hc[i * (size_t)n + j]);
-        num += (got - ref) * (got - ref);
-        den += ref * ref;
-    }
-    double rel = sqrt(num / (den > 0 ? den : 1));
+    size_t unwritten;
+    double rel = sampled_error(n, ha, hb, hc, arow, bcol, &unwritten);
     bool ok = unwritten == 0 && rel < 1e-2;
     if (!json) printf("  %dx%dx%d: tile_gemm check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, ok ? "ok" : "FAILED",
                       unwritten, rel);
     if (!ok) goto fail;
-    double t0 = now_s();
-    int warm = 0;
-    do {
-        API(tile_gemm(ctx, &g), "tile_gemm");
-        if (++warm % 4 == 0) API(tile_synchronize(ctx), "synchronize");
-    } while (now_s() - t0 < 0.2 || warm < 3);
-    API(tile_synchronize(ctx), "synchronize");
-    double one = (now_s() - t0) / warm;
-    int batch = (int)ceil(0.005 / (one > 1e-7 ? one : 1e-7));
-    if (batch < 1) batch = 1;
-    if (batch > 1000) batch = 1000;
     t = malloc(sizeof(double) * (size_t)samples);
-    if (!t) goto fail;
-    for (int s = 0; s < samples; s++) {
-        double a = now_s();
-        for (int b = 0; b < batch; b++) API(tile_gemm(ctx, &g), "tile_gemm");
-        API(tile_synchronize(ctx), "synchronize");
-        t[s] = (now_s() - a) / batch;
-    }
+    int batch;
+    ApiLaunch al = {ctx, &g};
+    if (!t || !time_launches(&(Launcher){api_one, api_wait, &al}, samples, t, &batch)) goto fail;
 #undef API
-    qsort(t, (size_t)samples, sizeof(double), cmp_d);
     double med = t[samples / 2], flop = 2.0 * n * (double)n * n;
     if (json) {
         JsonOut j;
