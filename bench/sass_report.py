@@ -122,6 +122,8 @@ CONFIGS += [
      ["paged_hd128_kv_f8"]),
     ("moe/experts.tile", "moe_gate_up_f16", [], GATE_SPECS, "moe gate_up f16 64x64x32", ["moe_gate_up_f16"]),
     ("moe/experts.tile", "moe_down_f16", [], DOWN_SPECS, "moe down f16 64x64x32", ["moe_down_f16"]),
+    ("moe/experts.tile", "moe_gate_up_f16", ["warp_specialize=1"], GATE_SPECS, "moe gate_up f16 ws (sm_90a launch)", ["moe_gate_up_f16"]),
+    ("moe/experts.tile", "moe_down_f16", ["warp_specialize=1"], DOWN_SPECS, "moe down f16 ws (sm_90a launch)", ["moe_down_f16"]),
     ("moe/experts.tile", "moe_gate_up_f16_e4m3_block", [], GATE_SPECS, "moe gate_up e4m3 block", ["moe_gate_up_f16_e4m3_block"]),
     ("moe/router.tile", "moe_router_f32", [], [], "moe router (softmax top-2)", ["router_f32"]),
     ("moe/align.tile", "moe_align_scan", [], [], "moe align scan", []),

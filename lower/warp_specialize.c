@@ -7,8 +7,10 @@
  * it loads the next tile's first stages while the computing warps run this tile's epilogue.
  *
  * Algorithm, for the first loop L that the tma pass converted (mbar_wait on its full mbarriers
- * F, one mbar_expect and its tma_loads per iteration, no cp.async left), in the kernel's body or
- * in the body of a `for` O there, with num_warps a multiple of 4:
+ * F, one mbar_expect and its tma_loads per iteration), in the kernel's body, in a branch of an
+ * `if` there (a guard: the producer gets the same `if`) or in the body of a `for` O there, with
+ * num_warps a multiple of 4.  Buffers without a tensor map (cp.async: MoE's gathered rows) stay
+ * the computing warps', with the barrier their reuse needs:
  *   1. Release point.  The stage an iteration reads may be overwritten once every wgmma that
  *      reads it has completed.  The body leaves p wgmma groups outstanding at its end (the
  *      pending count of its last dot or wgmma_wait).  p = 0: the stage read in this iteration
@@ -59,6 +61,7 @@ typedef struct WS {
     ValueId *map; /* original value -> the producer's, by ValueId below nmap */
     uint32_t nmap;
     PLoop lp[2];  /* [0]: O (orig NULL without one), [1]: L */
+    Block *mid;   /* the block holding L (the kernel's body, O's body or a branch of a guard `if`) */
     Inst *top;    /* the producer's code for values of the kernel's body goes before this */
     bool fail;
 } WS;
@@ -142,7 +145,7 @@ static void grow(Arena *a, ValueId **arr, int *n, ValueId v) {
 /* Where the producer's code for values of block b goes: before this inst (NULL: not ours). */
 static Inst *insertion(WS *w, Block *b) {
     if (b == w->f->body) return w->top;
-    if (w->lp[0].orig && b == w->lp[0].orig->regions[0]) return w->lp[1].clone;
+    if (b == w->mid) return w->lp[1].clone;
     if (b == w->lp[1].orig->regions[0]) return w->lp[1].yield;
     return NULL;
 }
@@ -274,12 +277,13 @@ static Inst *new_loop(WS *w, Inst *orig, Inst *pos, Block *into) {
     return c;
 }
 
-static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *loop) {
-    Block *body = loop->regions[0], *obody = outer ? outer->regions[0] : f->body;
+static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *guard, Inst *loop) {
+    Block *body = loop->regions[0], *obody = loop->parent;
     Inst *wait = NULL, *expect = NULL, *issue[MAX_ISSUE], *pro[MAX_ISSUE];
     int nissue = 0, npro = 0;
+    bool mixed = false; /* buffers no tensor map reads: the computing warps keep their cp.async and barrier */
     for (Inst *i = body->first; i; i = i->next) {
-        if (i->op == OP_ASYNC_COPY || i->op == OP_ASYNC_WAIT || i->op == OP_ASYNC_COMMIT) return; /* mixed: cp.async stays */
+        mixed |= i->op == OP_ASYNC_COPY;
         if (i->op == OP_MBAR_WAIT && !wait) wait = i;
         else if (i->op == OP_MBAR_EXPECT) {
             if (expect) return; /* one group an iteration */
@@ -333,7 +337,7 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *loop) {
 
     /* step 2: the producer, built beside the kernel until it is known to work */
     const Type *i1 = tir_scalar(m, DT_I1), *i32 = tir_scalar(m, DT_I32);
-    WS w = {.m = m, .f = f, .nmap = f->nvalues};
+    WS w = {.m = m, .f = f, .nmap = f->nvalues, .mid = obody};
     w.map = calloc(w.nmap, sizeof *w.map);
     if (!w.map) out_of_memory();
     w.map[F] = F;
@@ -355,6 +359,21 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *loop) {
         tir_block_append(po->clone->regions[0], po->yield);
         w.top = po->clone;
         pl->clone = new_loop(&w, loop, po->yield, NULL);
+    } else if (guard) {
+        /* the same `if` around the producer's loop: its branch holding L gets it, the other nothing */
+        Inst *gi = tir_inst_new(f, OP_IF, guard->ops, 1, NULL, 0, guard->loc);
+        tir_insert_before(ry, gi);
+        Block *side = NULL;
+        for (int r = 0; r < guard->nregions; r++) {
+            Block *nb = tir_block_new(f, gi);
+            tir_inst_add_region(f, gi, nb);
+            Inst *yy = tir_inst_new(f, OP_YIELD, NULL, 0, NULL, 0, guard->loc);
+            tir_block_append(nb, yy);
+            if (guard->regions[r] == obody) side = nb;
+        }
+        w.top = gi;
+        pl->clone = new_loop(&w, loop, side->last, NULL);
+        tir_inst_set_operand(f, gi, 0, pval(&w, guard->ops[0]));
     } else {
         pl->clone = new_loop(&w, loop, ry, NULL);
         w.top = pl->clone;
@@ -457,7 +476,7 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *loop) {
     /* the computing warps: no copies, no barrier for the stage's reuse; arrive on E when released */
     for (int k = 0; k < npro; k++) tir_inst_remove(pro[k]);
     for (int k = 0; k < nissue; k++) tir_inst_remove(issue[k]);
-    if (wait->next && wait->next->op == OP_BARRIER) tir_inst_remove(wait->next);
+    if (!mixed && wait->next && wait->next->op == OP_BARRIER) tir_inst_remove(wait->next); /* (mixed: the cp.async stages need it) */
     Inst *y = body->last;
     ValueId rstage = wait->ops[1], stage = rstage, run;
     const Type *rt = tir_vtype(f, rstage);
@@ -492,18 +511,27 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *loop) {
 
 /* The first loop tma converted (its body waits on mbarriers): in the kernel's body, or in the
  * body of a `for` there; *outer gets the latter. */
-static Inst *find_loop(Func *f, Inst **outer) {
+static Inst *find_loop(Func *f, Inst **outer, Inst **guard) {
     for (Inst *i = f->body->first; i; i = i->next) {
+        if (i->op == OP_IF) /* a guard: `if past the end { } else { ..the loop.. }` (MoE's expert blocks) */
+            for (int r = 0; r < i->nregions; r++)
+                for (Inst *n = i->regions[r]->first; n; n = n->next)
+                    if (n->op == OP_FOR)
+                        for (Inst *x = n->regions[0]->first; x; x = x->next)
+                            if (x->op == OP_MBAR_WAIT) {
+                                *outer = NULL, *guard = i;
+                                return n;
+                            }
         if (i->op != OP_FOR) continue;
         for (Inst *n = i->regions[0]->first; n; n = n->next) {
             if (n->op == OP_MBAR_WAIT) {
-                *outer = NULL;
+                *outer = *guard = NULL;
                 return i;
             }
             if (n->op == OP_FOR)
                 for (Inst *x = n->regions[0]->first; x; x = x->next)
                     if (x->op == OP_MBAR_WAIT) {
-                        *outer = i;
+                        *outer = i, *guard = NULL;
                         return n;
                     }
         }
@@ -518,8 +546,8 @@ bool lower_warp_specialize(Module *m, Diag *d) {
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
         if (!f->warp_specialize || f->producer_warps || f->num_warps % 4) continue;
-        Inst *outer = NULL, *loop = find_loop(f, &outer);
-        if (loop) specialize_loop(m, f, outer, loop);
+        Inst *outer = NULL, *guard = NULL, *loop = find_loop(f, &outer, &guard);
+        if (loop) specialize_loop(m, f, outer, guard, loop);
     }
     return true;
 }

@@ -45,6 +45,7 @@
  * caller workspace allocates, synchronizes and compiles nothing. */
 #include "kernels/shipped.h"
 #include "runtime/rt.h"
+#include "support/target.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -271,6 +272,8 @@ kernels:; /* 2-4. */
     ShippedVariant gate_up = shipped_variant(gu_name), down = shipped_variant(dn_name);
     ShippedVariant *experts_v[] = {&gate_up, &down};
     bool vec = moe_vectorized(a, ldx, no_align);
+    const Target *tg = target_find(rt_arch(ctx));
+    bool wgmma = tg && tg->mma == WGMMA;
     int64_t gate_bn = vec ? BN : BN_SCALAR;
     int64_t gate_bk = !vec && p.bm == 16 && a->scales == TILE_MOE_SCALES_BLOCK128 ? BK_SCALAR_BLOCK : BK;
     ShippedVariant *all_v[] = {&count, &scatter, &scan, &gate_up, &down};
@@ -281,6 +284,9 @@ kernels:; /* 2-4. */
         shipped_define(experts_v[i], "BK", i == 0 ? gate_bk : BK);
         shipped_spec16(experts_v[i], "hidden", a->hidden);
         shipped_spec16(experts_v[i], "inter", a->inter);
+        /* on sm_90a a producer warpgroup issues the weights' tensor-map loads (lower/warp_specialize.c;
+         * the gathered activation rows stay the computing warps' cp.async) */
+        if (wgmma) shipped_define(experts_v[i], "warp_specialize", 1);
     }
     shipped_spec16(&gate_up, "sx", ldx);
     shipped_spec16(&down, "so", ldo);
