@@ -29,8 +29,8 @@
  *      copies, then a `for` over L's bounds {the expect and copies} [}] }.  Every issue, when it
  *      runs, first waits for its stage to be empty: mbar_wait E[s] with parity bit s of a value
  *      the loops carry, from all ones (a fresh mbarrier's preceding phase counts as completed),
- *      bit s flipped after the issue.  The computing warps lose the copies and the barrier
- *      after their wait, and arrive on E at the release points; with O, F's phase (tma.c) becomes
+ *      bit s flipped after the issue.  The computing warps lose the copies and (without
+ *      cp.async buffers) the barrier after their wait, and arrive on E at the release points; with O, F's phase (tma.c) becomes
  *      one parity bit per stage carried through O instead of starting again for every tile,
  *      and E and F are invalidated after O.  Every copy the producer issues is waited for by the computing
  *      warps, and the producer waits only before a copy it issues, so E and F are idle once
