@@ -311,8 +311,11 @@ static void *spill_worker(void *arg) {
         const char *defs[13];
         int nd = 0;
         for (; nd < 12 && c->defs[nd][0]; nd++) defs[nd] = c->defs[nd];
-        /* on sm_90a tile_gemm and tile_attention_fwd launch a producer warpgroup (gemm.c, attention.c) */
-        if (a == 1 && nd < 12 && (!strcmp(c->file, "gemm/gemm.tile") || (c->kernel && !strncmp(c->kernel, "attention_fwd", 13)))) defs[nd++] = "warp_specialize=1";
+        /* on sm_90a tile_gemm, tile_attention_fwd and tile_moe_forward's expert kernels launch a producer
+         * warpgroup (gemm.c, attention.c, moe.c) */
+        if (a == 1 && nd < 12 &&
+            (!strcmp(c->file, "gemm/gemm.tile") || !strcmp(c->file, "moe/experts.tile") || (c->kernel && !strncmp(c->kernel, "attention_fwd", 13))))
+            defs[nd++] = "warp_specialize=1";
         /* and tile_gemm's are persistent there but with split-K or block scales */
         bool split = false;
         for (int q = 0; q < nd; q++) split |= !strcmp(defs[q], "SCALE=3") || (!strncmp(defs[q], "SPLIT_K=", 8) && atoi(defs[q] + 8) > 1);
