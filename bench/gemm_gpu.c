@@ -71,6 +71,14 @@ static int cmp_d(const void *a, const void *b) {
         }                                                                        \
     } while (0)
 
+/* A and B (nn elements each): uniform in [-1, 1) as bf16 (never zeros: they run faster and hide bugs) */
+static void random_inputs(uint16_t *ha, uint16_t *hb, size_t nn) {
+    for (size_t i = 0; i < nn; i++) {
+        ha[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
+        hb[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
+    }
+}
+
 /* Elements of the n x n bf16 C still NaN (never written), and the relative error of 1024 sampled
  * elements against float64 (arow, bcol: n doubles of scratch). */
 static double sampled_error(int n, const uint16_t *ha, const uint16_t *hb, const uint16_t *hc, double *arow, double *bcol,
@@ -181,10 +189,7 @@ static int bench_size(TileDevice *dev, const char *arch, const char *kernel, con
     /* 2. inputs */
     size_t nn = (size_t)n * (size_t)n;
     ha = malloc(nn * 2), hb = malloc(nn * 2), hc = malloc(nn * 2);
-    for (size_t i = 0; i < nn; i++) {
-        ha[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
-        hb[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
-    }
+    random_inputs(ha, hb, nn);
     CHECK(dev_malloc(dev, nn * 2, &da), "malloc A");
     CHECK(dev_malloc(dev, nn * 2, &db), "malloc B");
     CHECK(dev_malloc(dev, nn * 2, &dc), "malloc C");
@@ -299,10 +304,7 @@ static int bench_api(const char *device, int n, int samples) {
     ha = malloc(nn * 2), hb = malloc(nn * 2), hc = malloc(nn * 2);
     arow = malloc(sizeof(double) * (size_t)n), bcol = malloc(sizeof(double) * (size_t)n);
     if (!ha || !hb || !hc || !arow || !bcol) goto fail;
-    for (size_t i = 0; i < nn; i++) {
-        ha[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
-        hb[i] = f32_to_bf16((float)((double)(next_u64() >> 11) / 9007199254740992.0 * 2.0 - 1.0));
-    }
+    random_inputs(ha, hb, nn);
 #define API(call, what)                                                                   \
     do {                                                                                  \
         if ((call) != TILE_OK) {                                                          \

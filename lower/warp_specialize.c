@@ -395,19 +395,14 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *guard, Inst *
     ValueId lbits = w.fail ? 0 : carry(&w, pl, bits, i32, -1);
     ValueId lnext = w.fail ? 0 : issue_group(&w, issue, nissue, pl->yield, E, lbits);
     if (!w.fail) pl->next[0] = lnext;
-    /* the carried values' next values (more may join while they are mapped) */
+    /* the carried values' next values (more may join while they are mapped): L's first, whose
+     * may need O's carried values; O's never need L's (a value of O's body is cloned before
+     * L's clone, and one that reads L's results fails) */
     for (int l = 1; l >= 0 && !w.fail; l--) {
         PLoop *p = &w.lp[l];
         if (!p->orig) continue;
         for (int c = 0; c < p->ncarried && !w.fail; c++)
             if (p->carried[c] >= 0) p->next[c] = pval(&w, p->orig->regions[0]->last->ops[p->carried[c]]);
-    }
-    /* O's new carried values may have added carried values to L (and back): once more */
-    for (int l = 1; l >= 0 && !w.fail; l--) {
-        PLoop *p = &w.lp[l];
-        if (!p->orig) continue;
-        for (int c = 0; c < p->ncarried && !w.fail; c++)
-            if (p->carried[c] >= 0 && !p->next[c]) p->next[c] = pval(&w, p->orig->regions[0]->last->ops[p->carried[c]]);
     }
     if (outer && !w.fail) po->next[0] = pl->clone->res[0]; /* E's bits after this tile's loop */
     for (int l = 0; l < 2 && !w.fail; l++) {

@@ -14,14 +14,16 @@
 
 static char cache_dir[64];
 
-static tile_context *open_emu(void) {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/tile-test-rt-XXXXXX");
+static tile_context *open_emu_as(const char *device) {
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/tile-test-rt-XXXXXX"); /* (mkdtemp's template) */
     cr_assert(mkdtemp(cache_dir));
-    tile_context_options o = {.device = "emu", .cache_dir = cache_dir, .emu_host_threads = 2};
+    tile_context_options o = {.device = device, .cache_dir = cache_dir, .emu_host_threads = 2};
     tile_context *ctx;
     cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
     return ctx;
 }
+
+static tile_context *open_emu(void) { return open_emu_as("emu"); }
 
 static void close_emu(tile_context *ctx) {
     tile_context_destroy(ctx);
@@ -369,17 +371,10 @@ Test(runtime, tuning_database_read_by_gemm, .timeout = 120) {
     close_emu(ctx);
 }
 
-Test(runtime, tune_cli_then_gemm, .timeout = 120) {
-    tile_context *ctx = open_emu();
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s %s tune gemm --m 40 --n 40 --k 32 --dtype f16 --reps 1 --warmup 0 > %s/log 2>&1", cache_dir,
-             TILE_CLI, cache_dir);
-    cr_assert_eq(system(cmd), 0);
-    tile_cache_stats st;
-    cr_assert_eq(tile_cache_get_stats(cache_dir, &st), TILE_OK);
-    cr_assert_eq(st.tuning_records, 1);
-    /* same bucket m=64,n=64,k=32, with sizes and leading dimensions multiples of 16 (tuned configurations
-     * are taken only where A and B are read in 16-byte vectors, kernels/gemm/gemm.c) */
+/* tile_gemm 48 x 48 x 32 (the bucket m=64,n=64,k=32; sizes and leading dimensions multiples of 16:
+ * tuned configurations are taken only where A and B are read in 16-byte vectors, kernels/gemm/gemm.c)
+ * checked, and what it chose */
+static tile_gemm_info gemm_after_tune(tile_context *ctx) {
     tile_devptr a, b, c;
     cr_assert_eq(tile_malloc(ctx, 48 * 32 * 2, &a), TILE_OK);
     cr_assert_eq(tile_malloc(ctx, 32 * 48 * 2, &b), TILE_OK);
@@ -392,11 +387,24 @@ Test(runtime, tune_cli_then_gemm, .timeout = 120) {
     cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
     tile_gemm_info gi;
     tile_gemm_last_info(ctx, &gi);
-    cr_assert(gi.tuned, "tile_gemm reads what tile tune stored: %s", gi.config);
     float out[48 * 48];
     cr_assert_eq(tile_memcpy_dtoh(ctx, out, c, sizeof out), TILE_OK);
     for (int i = 0; i < 48 * 48; i++) cr_assert_float_eq(out[i], 32 * 1.05859375 * 1.05859375, 1e-3, "out[%d] = %g", i, out[i]);
     tile_free(ctx, a), tile_free(ctx, b), tile_free(ctx, c);
+    return gi;
+}
+
+Test(runtime, tune_cli_then_gemm, .timeout = 120) {
+    tile_context *ctx = open_emu();
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s %s tune gemm --m 40 --n 40 --k 32 --dtype f16 --reps 1 --warmup 0 > %s/log 2>&1", cache_dir,
+             TILE_CLI, cache_dir);
+    cr_assert_eq(system(cmd), 0);
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats(cache_dir, &st), TILE_OK);
+    cr_assert_eq(st.tuning_records, 1);
+    tile_gemm_info gi = gemm_after_tune(ctx);
+    cr_assert(gi.tuned, "tile_gemm reads what tile tune stored: %s", gi.config);
     close_emu(ctx);
 }
 
@@ -404,32 +412,13 @@ Test(runtime, tune_cli_then_gemm, .timeout = 120) {
  * (as tile_gemm launches the winner there), the database keeps the @config's text, and tile_gemm on
  * sm_90a then launches it with both added. */
 Test(runtime, tune_cli_then_gemm_sm90a, .timeout = 300) {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/tile-test-rt-XXXXXX");
-    cr_assert(mkdtemp(cache_dir));
-    tile_context_options o = {.device = "emu:sm_90a", .cache_dir = cache_dir, .emu_host_threads = 2};
-    tile_context *ctx;
-    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    tile_context *ctx = open_emu_as("emu:sm_90a");
     char cmd[512];
     snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s %s tune gemm --device emu:sm_90a --m 48 --n 48 --k 32 --dtype f16 --reps 1 --warmup 0 "
              "> %s/log 2>&1", cache_dir, TILE_CLI, cache_dir);
     cr_assert_eq(system(cmd), 0);
-    tile_devptr a, b, c;
-    cr_assert_eq(tile_malloc(ctx, 48 * 32 * 2, &a), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, 32 * 48 * 2, &b), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, 48 * 48 * 4, &c), TILE_OK);
-    tile_memset(ctx, a, 0x3c, 48 * 32 * 2);
-    tile_memset(ctx, b, 0x3c, 32 * 48 * 2);
-    tile_memset(ctx, c, 0xff, 48 * 48 * 4);
-    tile_gemm_args g = {.m = 48, .n = 48, .k = 32, .a = a, .lda = 32, .b = b, .ldb = 48, .c = c, .ldc = 48, .in_dtype = TILE_F16,
-                        .out_dtype = TILE_F32, .alpha = 1};
-    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
-    tile_gemm_info gi;
-    tile_gemm_last_info(ctx, &gi);
+    tile_gemm_info gi = gemm_after_tune(ctx);
     cr_assert(gi.tuned && strstr(gi.config, "warp_specialize=1") && strstr(gi.config, "PERSISTENT=1"), "%s", gi.config);
-    float out[48 * 48];
-    cr_assert_eq(tile_memcpy_dtoh(ctx, out, c, sizeof out), TILE_OK);
-    for (int i = 0; i < 48 * 48; i++) cr_assert_float_eq(out[i], 32 * 1.05859375 * 1.05859375, 1e-3, "out[%d] = %g", i, out[i]);
-    tile_free(ctx, a), tile_free(ctx, b), tile_free(ctx, c);
     close_emu(ctx);
 }
 
