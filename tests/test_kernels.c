@@ -1,7 +1,7 @@
 /* test_kernels.c - every shipped kernel compiles for sm_80 and sm_90a, ptxas
  * accepts the PTX, and ptxas -v reports no spills: unspecialized (the
  * ptxas_sm* tests) and at the configurations the C APIs launch
- * (attention_launch_configs_no_spills, launched_configs_no_spills).  Without
+ * (ptxas_attention_launch_configs, ptxas_launched_configs).  Without
  * ptxas the assembly checks are reported as skipped, never as passed. */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -46,7 +46,7 @@ static void compile_all(const char *arch, bool cubin) {
         char path[1024];
         snprintf(path, sizeof path, TILE_SOURCE_DIR "/kernels/%.255s", names[k]);
         /* unspecialized, as `tile compile kernels/...` shows it: the const defaults, nothing
-         * known of the sizes and strides (the launched configurations: launched_configs_no_spills) */
+         * known of the sizes and strides (the launched configurations: ptxas_launched_configs) */
         tile_compile_options o = {.arch = arch, .want_cubin = cubin};
         tile_compiled c;
         tile_status st = tile_compile_file(path, &o, &c);
@@ -80,7 +80,7 @@ Test(kernels, ptxas_sm90a) {
  * tensors (kernels/attention/attention.c: BLOCK_D the power of two >= head_dim, BM 64, BN 64
  * or 32 above 64, 8 warps above 128, every stride divisible by 16): no spills for either
  * target, causal or not, with a window or not. */
-Test(kernels, attention_launch_configs_no_spills, .timeout = 600) {
+Test(kernels, ptxas_attention_launch_configs, .timeout = 600) {
     if (!have_ptxas()) cr_skip("ptxas not found: spills of the attention configurations NOT checked");
     static const char *specs[] = {"sqb=16", "sqs=16", "sqh=16", "skb=16", "sks=16", "skh=16", "svb=16", "svs=16",
                                   "svh=16", "sob=16", "sos=16", "soh=16", "slb=16", "slh=16", NULL};
@@ -520,7 +520,7 @@ static void spill_attention(SpillList *l) {
     }
 }
 
-Test(kernels, launched_configs_no_spills, .timeout = 900) {
+Test(kernels, ptxas_launched_configs, .timeout = 900) {
     if (!have_ptxas()) cr_skip("ptxas not found: spills of the launched configurations NOT checked");
     SpillList l = {.lock = PTHREAD_MUTEX_INITIALIZER};
     spill_gemm(&l);
@@ -554,7 +554,7 @@ Test(kernels, launched_configs_no_spills, .timeout = 900) {
             bad += c->spill[a] != 0;
         }
     }
-    fprintf(stderr, "launched_configs_no_spills: %d configurations x 2 targets assembled, %d spill\n", l.n, bad);
+    fprintf(stderr, "ptxas_launched_configs: %d configurations x 2 targets assembled, %d spill\n", l.n, bad);
     free(l.c);
 }
 

@@ -114,7 +114,7 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
 /* The shipped kernel files (under kernels/) and the C API that launches their
  * kernels, with how it chooses a configuration: what -v says of a kernel that
  * spills.  tests/test_kernels.c assembles every configuration a launcher can
- * choose (launched_configs_no_spills) and the const defaults (ptxas_sm*) and
+ * choose (ptxas_launched_configs) and the const defaults (ptxas_sm*) and
  * finds no spills, so a configuration that spills is one no launcher takes;
  * the rules are the launchers' own (kernels/<family>/<family>.c, docs/kernels.md). */
 static const struct {
