@@ -110,8 +110,8 @@
     X(EXIT, "exit", "end the thread") \
     X(TRAP, "trap", "abort the launch with an error") \
     X(BAR_WARP, "bar.warp.sync", "wait until every lane of the member mask arrives") \
-    X(BAR, "bar", "bar.sync/bar.red: block barrier a (thread count b)") \
-    X(BARRIER, "barrier", "barrier.sync[.aligned]: block barrier a (thread count b)") \
+    X(BAR, "bar", "bar.sync / bar.arrive / bar.red.{popc,and,or}: block barrier a (thread count b); arrive does not wait; red reduces c over the participants into d") \
+    X(BARRIER, "barrier", "barrier[.cta].sync / .arrive / .red[.aligned]: as bar") \
     X(SHFL, "shfl", "shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, mask: read a from another lane") \
     X(VOTE, "vote", "vote.sync.{all,any,uni}.pred / .ballot.b32 over the member mask") \
     X(MATCH, "match", "match.any.sync.b32/b64 d, a, mask: d = lanes of the mask whose a equals this lane's; match.all: d = mask if all are equal, else 0 (p: whether)") \
@@ -246,7 +246,7 @@ enum {
     X(MB_COMPLETE_TX, "complete_tx") X(MB_TEST_WAIT, "test_wait") X(MB_TRY_WAIT, "try_wait") X(MB_INVAL, "inval") \
     X(MB_PENDING, "pending_count") X(MB_ARRIVE_EXPECT_TX, "arrive.expect_tx") \
     X(NREG_INC, "inc") X(NREG_DEC, "dec") \
-    X(D1, "1d") X(D2, "2d") X(D3, "3d") X(D4, "4d") X(D5, "5d")
+    X(D1, "1d") X(D2, "2d") X(D3, "3d") X(D4, "4d") X(D5, "5d") X(BPOPC, "popc")
 typedef enum EmuMode {
     EMU_MODE_NONE,
 #define X(e, n) EMU_MODE_##e,

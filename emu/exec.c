@@ -433,16 +433,27 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
             t->state = EMU_TS_DONE;
             goto out;
         case EMU_OP_BAR: case EMU_OP_BARRIER: {
-            if (in->flags & (EMU_F(ARRIVE) | EMU_F(REDOP))) {
-                ok = emu_fault(b, t, in, "unsupported instruction", "bar.arrive and bar.red are not supported by the emulator");
-                goto out;
-            }
-            uint64_t id = in->nops >= 1 ? (uint32_t)r[in->o[0]] : 0, cnt = in->nops >= 2 ? (uint32_t)r[in->o[1]] : 0;
-            if (id > EMU_MAX_BAR_ID || (in->nops >= 2 && (cnt == 0 || cnt % 32 || cnt > EMU_MAX_BLOCK_THREADS))) {
+            /* bar.red's operands are d, a [, b], c; the others' a [, b] */
+            unsigned b0 = in->flags & EMU_F(REDOP) ? 1 : 0, bn = in->nops - 2 * b0;
+            uint64_t id = bn >= 1 ? (uint32_t)r[in->o[b0]] : 0, cnt = bn >= 2 ? (uint32_t)r[in->o[b0 + 1]] : 0;
+            if (id > EMU_MAX_BAR_ID || (bn >= 2 && (cnt == 0 || cnt % 32 || cnt > EMU_MAX_BLOCK_THREADS))) {
                 t->pc = pc;
                 if (id > EMU_MAX_BAR_ID) ok = emu_fault(b, t, in, "invalid barrier", "barrier number %" PRIu64 " (of 0..15)", id);
                 else ok = emu_fault(b, t, in, "invalid barrier", "thread count %" PRIu64 " is not a multiple of 32 in 32..1024", cnt);
                 goto out;
+            }
+            if (in->flags & EMU_F(ARRIVE)) { /* counts towards the barrier's completion and goes on */
+                if (b->bar_arrived[id] && b->bar_arrive_count[id] != cnt) {
+                    t->pc = pc;
+                    ok = emu_fault(b, t, in, "deadlock: barrier thread counts disagree",
+                                   "bar.arrive at barrier %" PRIu64 " for %" PRIu64 " threads while %u arrivals pending there were for %u",
+                                   id, cnt, b->bar_arrived[id], b->bar_arrive_count[id]);
+                    goto out;
+                }
+                b->bar_arrived[id]++;
+                b->bar_arrive_count[id] = (uint32_t)cnt;
+                pc++;
+                continue;
             }
             t->state = EMU_TS_BAR;
             t->bar_id = (uint8_t)id;
@@ -703,6 +714,38 @@ static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
     return true;
 }
 
+/* Releases n threads waiting at barrier id; for bar.red, writes the reduction of their predicates
+ * (popc: how many are true; and, or) into each one's destination. */
+static bool release_waiters(EmuBlock *b, unsigned id, uint32_t n) {
+    uint32_t popc = 0, count = 0, nred = 0, released = 0;
+    const EmuIns *red = NULL;
+    for (uint32_t i = 0; i < b->nthreads && count < n; i++) {
+        EmuThread *t = &b->t[i];
+        if (t->state != EMU_TS_BAR || t->bar_id != id) continue;
+        const EmuIns *in = &t->fn->code[t->pc];
+        count++;
+        if (!(in->flags & EMU_F(REDOP))) continue;
+        if (red && red->mode != in->mode)
+            return emu_fault(b, t, in, "invalid barrier", "bar.red at barrier %u with another reduction than its other participants", id);
+        red = in;
+        nred++;
+        unsigned c = in->nops - 1;
+        bool v = EMU_R(t, in, c) & 1;
+        popc += in->on[c] ? !v : v;
+    }
+    for (uint32_t i = 0; i < b->nthreads && released < n; i++) {
+        EmuThread *t = &b->t[i];
+        if (t->state != EMU_TS_BAR || t->bar_id != id) continue;
+        const EmuIns *in = &t->fn->code[t->pc];
+        if (in->flags & EMU_F(REDOP))
+            EMU_R(t, in, 0) = in->mode == EMU_MODE_BPOPC ? popc : in->mode == EMU_MODE_AAND ? popc == nred : popc != 0;
+        t->state = EMU_TS_RUN;
+        t->pc++;
+        released++;
+    }
+    return true;
+}
+
 /* Releases the barriers every participant has reached; *progress when one was. */
 static bool release_barriers(EmuBlock *b, uint32_t *live_out, bool *progress) {
     uint32_t live = 0, waiting[EMU_MAX_BAR_ID + 1] = {0}, need[EMU_MAX_BAR_ID + 1] = {0};
@@ -728,15 +771,22 @@ static bool release_barriers(EmuBlock *b, uint32_t *live_out, bool *progress) {
     }
     *live_out = live;
     for (unsigned id = 0; id <= EMU_MAX_BAR_ID; id++) {
-        if (!waiting[id]) continue;
-        /* exited threads count as arrived at a whole-block barrier, as on the GPU */
-        uint32_t req = need[id] ? need[id] : live;
-        if (waiting[id] < req) continue;
-        uint32_t released = 0;
-        for (uint32_t i = 0; i < b->nthreads && released < req; i++) {
-            EmuThread *t = &b->t[i];
-            if (t->state == EMU_TS_BAR && t->bar_id == id) { t->state = EMU_TS_RUN; t->pc++; released++; }
+        uint32_t arrived = b->bar_arrived[id];
+        if (!waiting[id] && !arrived) continue;
+        if (arrived && waiting[id] && need[id] != b->bar_arrive_count[id]) {
+            const EmuThread *o = first[id];
+            return emu_fault(b, o, &o->fn->code[o->pc], "deadlock: barrier thread counts disagree",
+                             "barrier %u is waited on for %u threads here and %u bar.arrive arrivals pending were for %u", id,
+                             need[id] ? need[id] : b->nthreads, arrived, b->bar_arrive_count[id]);
         }
+        /* exited threads count as arrived at a whole-block barrier, as on the GPU */
+        uint32_t req = waiting[id] ? (need[id] ? need[id] : live) : b->bar_arrive_count[id];
+        if (waiting[id] + arrived < req) continue;
+        /* the waiters are released; the arrivals make up the rest (arrivals past the count stay for the next
+         * completion, which a program only sees when it arrives twice before the others come) */
+        uint32_t take = waiting[id] < req ? waiting[id] : req;
+        b->bar_arrived[id] = arrived - (req - take);
+        if (take && !release_waiters(b, id, take)) return false;
         b->epoch++;
         *progress = true;
     }
@@ -749,6 +799,7 @@ static bool run_block(EmuBlock *b) {
     memset(b->shared, 0, b->shared_size);
     if (b->shadow) memset(b->shadow, 0, (size_t)b->shared_size * sizeof *b->shadow);
     b->epoch = 1;
+    memset(b->bar_arrived, 0, sizeof b->bar_arrived);
     b->mbar_events = 0;
     b->mbar_waits = false;
     uint32_t nwarps = (b->nthreads + 31) / 32;

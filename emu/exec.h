@@ -130,6 +130,8 @@ typedef struct EmuBlock {
     uint32_t fparam_size;
     EmuShadow *shadow;    /* racecheck; NULL when off */
     uint32_t epoch;       /* barrier epoch, starts at 1 */
+    /* bar.arrive: arrivals at each barrier not yet counted into a completion, and their thread count */
+    uint32_t bar_arrived[EMU_MAX_BAR_ID + 1], bar_arrive_count[EMU_MAX_BAR_ID + 1];
     /* last global allocation hit */
     uint64_t c_lo, c_hi;
     uint8_t *c_host;

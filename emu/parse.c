@@ -766,6 +766,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
                 break;
             case EMU_OP_SETMAXNREG: ok = f == EMU_MODE_AINC || f == EMU_MODE_ADEC; break;
             case EMU_OP_CP_BULK_TENSOR: ok = f >= EMU_MODE_D1 && f <= EMU_MODE_D5; break;
+            case EMU_OP_BAR: case EMU_OP_BARRIER: ok = f == EMU_MODE_BPOPC || f == EMU_MODE_AAND || f == EMU_MODE_AOR; break;
             }
             if (op == EMU_OP_VOTE && l == 3 && memcmp(p, "uni", 3) == 0) { f = EMU_MODE_VUNI; ok = true; }
             if (ok) { in->mode = (uint8_t)f; continue; }
@@ -822,6 +823,13 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         return perr(ps, line, "'%.*s': which mbarrier operation (init, arrive, expect_tx, complete_tx, test_wait, try_wait, inval, ...)?", (int)len, s);
     if (op == EMU_OP_CP_BULK_TENSOR && !in->mode) return perr(ps, line, "'%.*s' needs a dimension .1d to .5d", (int)len, s);
     if (op == EMU_OP_SETMAXNREG && !in->mode) return perr(ps, line, "'%.*s' needs .inc or .dec", (int)len, s);
+    if (op == EMU_OP_BAR || op == EMU_OP_BARRIER) {
+        bool red = in->flags & EMU_F(REDOP), arrive = in->flags & EMU_F(ARRIVE);
+        if (red && arrive) return perr(ps, line, "'%.*s': arrive or red, not both", (int)len, s);
+        if (red != (in->mode != 0)) return perr(ps, line, red ? "'%.*s' needs .popc, .and or .or" : "'%.*s': a reduction without .red", (int)len, s);
+        if (red && (in->mode == EMU_MODE_BPOPC ? in->ty != EMU_T_U32 : in->ty != EMU_T_PRED))
+            return perr(ps, line, "'%.*s': .popc reduces into a .u32, .and and .or into a .pred", (int)len, s);
+    }
     return true;
 }
 
@@ -930,11 +938,12 @@ static int32_t const_sym(const Parser *ps, uint32_t slot) {
  * immediates, writes to read-only state spaces. */
 static bool check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     uint64_t v;
-    if ((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && in->nops >= 1 && const_value(ps, in->o[0], &v) &&
-        v > EMU_MAX_BAR_ID)
+    bool bar = in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER;
+    unsigned b0 = bar && (in->flags & EMU_F(REDOP)) ? 1 : 0; /* bar.red: d, a [, b], c */
+    unsigned bn = bar ? in->nops - b0 - b0 : 0;             /* a and b present */
+    if (bar && bn >= 1 && const_value(ps, in->o[b0], &v) && v > EMU_MAX_BAR_ID)
         return perr(ps, line, "barrier number %" PRIu64 " in '%.*s' is out of range: 0..%d", v, (int)len, s, EMU_MAX_BAR_ID);
-    if ((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && in->nops >= 2 && const_value(ps, in->o[1], &v) &&
-        (v == 0 || v % 32 || v > EMU_MAX_BLOCK_THREADS))
+    if (bar && bn >= 2 && const_value(ps, in->o[b0 + 1], &v) && (v == 0 || v % 32 || v > EMU_MAX_BLOCK_THREADS))
         return perr(ps, line, "barrier thread count %" PRIu64 " in '%.*s' is not a multiple of 32 in 32..%u", v, (int)len, s,
                     EMU_MAX_BLOCK_THREADS);
     bool write = in->op == EMU_OP_ST || in->op == EMU_OP_ATOM || in->op == EMU_OP_RED;
@@ -1073,7 +1082,11 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     case EMU_OP_ATOM: want = in->mode == EMU_MODE_ACAS ? 4 : 3; break;
     case EMU_OP_RED: want = 2; break;
     case EMU_OP_BRA: want = 1; break;
-    case EMU_OP_BAR: case EMU_OP_BARRIER: want = 0; want_max = 2; break;
+    case EMU_OP_BAR: case EMU_OP_BARRIER:
+        if (in->flags & EMU_F(REDOP)) want = 3, want_max = 4; /* d, a [, b], {!}c */
+        else if (in->flags & EMU_F(ARRIVE)) want = 2;         /* a, b: the count is required */
+        else want = 0, want_max = 2;
+        break;
     case EMU_OP_BAR_WARP: want = 1; break;
     case EMU_OP_RET: case EMU_OP_EXIT: case EMU_OP_TRAP: case EMU_OP_MEMBAR:
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT_ALL:
@@ -1108,7 +1121,7 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     if (want >= 0 && (in->nops < want || in->nops > want_max))
         return perr(ps, line, "'%.*s' takes %d operand%s, found %u", (int)len, s, want, want == 1 ? "" : "s", in->nops);
     bool dest = in->nops > 0 && in->op != EMU_OP_ST && in->op != EMU_OP_RED && in->op != EMU_OP_BRA &&
-                in->op != EMU_OP_BAR && in->op != EMU_OP_BARRIER && in->op != EMU_OP_BAR_WARP &&
+                !((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && !(in->flags & EMU_F(REDOP))) && in->op != EMU_OP_BAR_WARP &&
                 in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&
                 in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
                 in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&

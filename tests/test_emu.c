@@ -786,12 +786,129 @@ Test(report, unsupported) {
                       " ret;\n}\n";
     cr_assert_eq(dev_module_load_ptx(d, mma, &m), DEV_ERR_PTX);
     cr_assert(strstr(dev_last_error(d), "ptx:8:") && strstr(dev_last_error(d), "unsupported mma form"), "%s", dev_last_error(d));
-    const char *arrive = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<12>;\n .reg .f32 %f<9>;\n"
-                         " bar.arrive 1, 64;\n ret;\n}\n";
-    TileDevFunction *f = load(d, arrive, "k", &m);
-    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, NULL), DEV_ERR_LAUNCH);
-    cr_assert(strstr(dev_last_error(d), "bar.arrive and bar.red are not supported") && strstr(dev_last_error(d), "PTX line 8"),
+    /* barrier forms the emulator refuses at load time, with what is wrong */
+    static const struct { const char *ins, *want; } bars[] = {
+        {"bar.arrive 1;", "'bar.arrive' takes 2 operands, found 1"},
+        {"bar.red.u32 %r1, 0, %p1;", "'bar.red.u32' needs .popc, .and or .or"},
+        {"bar.red.popc.pred %p1, 0, %p1;", ".popc reduces into a .u32"},
+        {"bar.red.and.u32 %r1, 0, %p1;", ".and and .or into a .pred"},
+        {"bar.red.popc.u32 %r1, 0, 48, %p1;", "thread count 48"},
+        {"barrier.cta.arrive.aligned 16, 64;", "barrier number 16"},
+    };
+    /* an instruction that parses but cannot run stops the launch, with its line */
+    const char *packed = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n"
+                         " mov.b32 %r1, 0;\n set.eq.f16x2.f16x2 %r2, %r1, %r1;\n ret;\n}\n";
+    TileDevFunction *f = load(d, packed, "k", &m);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "unsupported instruction") && strstr(dev_last_error(d), "PTX line 8") &&
+                  strstr(dev_last_error(d), "packed f16x2/bf16x2 set is not supported"),
               "%s", dev_last_error(d));
+    dev_module_unload(m);
+    for (size_t i = 0; i < sizeof bars / sizeof bars[0]; i++) {
+        char src[512];
+        snprintf(src, sizeof src, PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %%r<4>;\n .reg .pred %%p<2>;\n %s\n ret;\n}\n",
+                 bars[i].ins);
+        cr_assert_eq(dev_module_load_ptx(d, src, &m), DEV_ERR_PTX, "%s", bars[i].ins);
+        cr_assert(strstr(dev_last_error(d), "ptx:8:") && strstr(dev_last_error(d), bars[i].want), "%s: %s", bars[i].ins,
+                  dev_last_error(d));
+    }
+    dev_close(d);
+}
+
+/* Named barriers between warps with different roles, as warp-specialized kernels use them: warp 0
+ * fills a shared buffer, warp 1 reads it; bar.arrive signals without waiting ("full" at barrier 1,
+ * "empty" at barrier 2, which the consumer arrives at once before its loop: the buffer starts empty). */
+static const char *named_bar_ptx = PTX_HEAD
+    ".visible .entry pc(.param .u64 out, .param .u32 n, .param .u32 prearrive)\n{\n"
+    " .reg .pred %p<4>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<4>;\n .shared .align 4 .b8 buf[128];\n"
+    " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [n];\n ld.param.u32 %r9, [prearrive];\n"
+    " mov.u32 %r2, %tid.x;\n and.b32 %r3, %r2, 31;\n shl.b32 %r4, %r3, 2;\n mov.u32 %r5, buf;\n add.u32 %r5, %r5, %r4;\n"
+    " mov.u32 %r6, 0;\n setp.ge.u32 %p1, %r2, 32;\n @%p1 bra $CONS;\n"
+    "$PROD:\n setp.ge.u32 %p2, %r6, %r1;\n @%p2 bra $END;\n bar.sync 2, 64;\n"
+    " mad.lo.u32 %r7, %r6, 1000, %r3;\n st.shared.u32 [%r5], %r7;\n barrier.cta.arrive.aligned 1, 64;\n"
+    " add.u32 %r6, %r6, 1;\n bra $PROD;\n"
+    "$CONS:\n setp.ne.u32 %p3, %r9, 0;\n @%p3 bar.arrive 2, 64;\n"
+    "$CLOOP:\n setp.ge.u32 %p2, %r6, %r1;\n @%p2 bra $END;\n barrier.sync 1, 64;\n ld.shared.u32 %r7, [%r5];\n"
+    " bar.arrive 2, 64;\n mul.lo.u32 %r7, %r7, 3;\n mad.lo.u32 %r8, %r6, 32, %r3;\n mul.wide.u32 %rd2, %r8, 4;\n"
+    " add.s64 %rd3, %rd1, %rd2;\n st.global.u32 [%rd3], %r7;\n add.u32 %r6, %r6, 1;\n bra $CLOOP;\n"
+    "$END:\n ret;\n}\n";
+
+Test(ptx, named_barrier_arrive) {
+    TileDevice *d = open_emu(true); /* racecheck: the barriers order the buffer's writes and reads */
+    TileDevModule *m;
+    TileDevFunction *f = load(d, named_bar_ptx, "pc", &m);
+    enum { N = 7 };
+    uint32_t host[N * 32];
+    for (int i = 0; i < N * 32; i++) host[i] = 0xdeadbeef;
+    uint64_t out = upload(d, host, sizeof host);
+    uint32_t n = N, pre = 1;
+    void *params[] = {&out, &n, &pre};
+    for (int blocks = 1; blocks <= 2; blocks++) { /* a second block starts with fresh barriers */
+        cr_assert_eq(dev_launch(f, blocks, 1, 1, 64, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        download(d, host, out, sizeof host);
+        for (uint32_t i = 0; i < N; i++)
+            for (uint32_t l = 0; l < 32; l++) cr_assert_eq(host[i * 32 + l], (i * 1000 + l) * 3, "round %u lane %u", i, l);
+    }
+    /* without the consumer's first arrival the producer waits for an empty buffer forever */
+    pre = 0;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "deadlock") && strstr(dev_last_error(d), "bar.sync 2, 64"), "%s", dev_last_error(d));
+    dev_free(d, out);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Arrivals for one count and a wait for another at the same barrier: reported, with both counts. */
+Test(ptx, named_barrier_count_mismatch) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry k()\n{\n .reg .pred %p<2>;\n .reg .b32 %r<4>;\n"
+        " mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 32;\n @%p1 bra $W;\n bar.arrive 3, 96;\n ret;\n"
+        "$W:\n bar.sync 3, 64;\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, NULL), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "thread counts disagree") && strstr(dev_last_error(d), "for 64 threads") &&
+                  strstr(dev_last_error(d), "were for 96"),
+              "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* bar.red: popc, and, or (with a negated source) over the whole block, and popc over a counted
+ * barrier that two of the three warps take; every participant gets the result. */
+Test(ptx, bar_red) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry red(.param .u64 out)\n{\n .reg .pred %p<8>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %tid.x;\n rem.u32 %r2, %r1, 3;\n setp.eq.u32 %p1, %r2, 0;\n"
+        " mul.wide.u32 %rd2, %r1, 24;\n add.s64 %rd1, %rd1, %rd2;\n"
+        " bar.red.popc.u32 %r3, 0, %p1;\n st.global.u32 [%rd1], %r3;\n"
+        " setp.lt.u32 %p2, %r1, 96;\n barrier.cta.red.and.aligned.pred %p3, 0, %p2;\n selp.u32 %r4, 1, 0, %p3;\n"
+        " st.global.u32 [%rd1+4], %r4;\n"
+        " bar.red.and.pred %p3, 0, !%p1;\n selp.u32 %r4, 1, 0, %p3;\n st.global.u32 [%rd1+8], %r4;\n"
+        " setp.eq.u32 %p4, %r1, 95;\n bar.red.or.pred %p5, 0, %p4;\n selp.u32 %r4, 1, 0, %p5;\n st.global.u32 [%rd1+12], %r4;\n"
+        " bar.red.or.pred %p5, 0, !%p2;\n selp.u32 %r4, 1, 0, %p5;\n st.global.u32 [%rd1+16], %r4;\n"
+        " setp.ge.u32 %p6, %r1, 64;\n @%p6 bra $END;\n bar.red.popc.u32 %r5, 1, 64, %p1;\n st.global.u32 [%rd1+20], %r5;\n"
+        "$END:\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "red", &m);
+    uint32_t host[96 * 6];
+    for (int i = 0; i < 96 * 6; i++) host[i] = 0xdeadbeef;
+    uint64_t out = upload(d, host, sizeof host);
+    void *params[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    download(d, host, out, sizeof host);
+    for (uint32_t t = 0; t < 96; t++) {
+        const uint32_t *o = host + t * 6;
+        cr_assert_eq(o[0], 32u, "thread %u: popc", t);
+        cr_assert_eq(o[1], 1u, "thread %u: and of all true", t);
+        cr_assert_eq(o[2], 0u, "thread %u: and of !p", t);
+        cr_assert_eq(o[3], 1u, "thread %u: or of one true", t);
+        cr_assert_eq(o[4], 0u, "thread %u: or of all false", t);
+        cr_assert_eq(o[5], t < 64 ? 22u : 0xdeadbeefu, "thread %u: popc over 64 threads", t);
+    }
+    dev_free(d, out);
     dev_module_unload(m);
     dev_close(d);
 }
