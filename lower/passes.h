@@ -45,6 +45,10 @@ typedef struct PipelineOptions {
     double *pass_seconds;   /* [tir_npasses], filled when time_passes */
 } PipelineOptions;
 
+/* The passes tir_run_pipeline runs, in order (a pass may run twice). */
+extern const char *const tir_pipeline_order[];
+extern const int tir_pipeline_len;
+
 /* Run every pass in order.  Returns false on the first failing pass or verifier error. */
 bool tir_run_pipeline(Module *m, const PipelineOptions *o, Diag *d);
 

@@ -39,11 +39,14 @@ static bool run_one(Module *m, const PipelineOptions *o, Diag *d, int idx) {
  * masks still say where the tensor's edges are; peeling after both, so the remainder loop
  * continues the steady state's pipeline instead of starting its own; the
  * scratch-memory passes last, once every op that needs shared memory exists. */
+const char *const tir_pipeline_order[] = {"specialize",        "canonicalize", "contract",        "assign_layout",
+                                          "remove_convert",    "software_pipeline", "tma",        "warp_specialize",
+                                          "peel",              "canonicalize", "smem_alloc",      "barrier"};
+const int tir_pipeline_len = (int)ARRAY_LEN(tir_pipeline_order);
+
 bool tir_run_pipeline(Module *m, const PipelineOptions *o, Diag *d) {
-    static const char *const order[] = {"specialize", "canonicalize", "contract", "assign_layout", "remove_convert",
-                                        "software_pipeline", "tma", "warp_specialize", "peel", "canonicalize", "smem_alloc", "barrier"};
-    for (size_t i = 0; i < ARRAY_LEN(order); i++) {
-        const PassInfo *p = pass_lookup(order[i]);
+    for (int i = 0; i < tir_pipeline_len; i++) {
+        const PassInfo *p = pass_lookup(tir_pipeline_order[i]);
         if (!p) unreachable("pass missing from table");
         if (!run_one(m, o, d, (int)(p - tir_passes))) return false;
     }

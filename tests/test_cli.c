@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "include/tile/tile.h"
+#include "lower/passes.h"
 
 static int run(const char *args, char *out, size_t outsz) {
     char cmd[2048];
@@ -27,6 +28,18 @@ Test(cli, help) {
     cr_expect(strstr(buf, "compile"));
     cr_expect_eq(run("compile --help", buf, sizeof buf), 0);
     cr_expect(strstr(buf, "--dump-after"));
+    /* the pass list it prints is the pipeline's */
+    const char *p = strstr(buf, "passes, in order:");
+    cr_assert(p, "%s", buf);
+    p += strlen("passes, in order:");
+    for (int i = 0; i < tir_pipeline_len; i++) {
+        while (*p == ' ' || *p == '\n') p++;
+        size_t n = strlen(tir_pipeline_order[i]);
+        cr_assert(strncmp(p, tir_pipeline_order[i], n) == 0 && (p[n] == ' ' || p[n] == '\n'), "pass %d: want %s at '%.40s'", i,
+                  tir_pipeline_order[i], p);
+        p += n;
+    }
+    cr_expect(strncmp(p, "\nexit status", 12) == 0, "after the passes: '%.40s'", p);
 }
 
 Test(cli, usage_errors_exit_2) {
