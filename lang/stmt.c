@@ -935,7 +935,7 @@ static bool attr_int(Gen *g, const Node *n, const char *name, int64_t *out) {
     return val_ct_int_of(g, v, n->loc, name, out);
 }
 
-/* @config(NAME=VALUE, ...): const parameters, num_warps, num_stages, warp_specialize.
+/* @config(NAME=VALUE, ...): const parameters, num_warps, num_stages, warp_specialize, pingpong.
  * @tune_key(ARG, ...): run-time integer parameters.  The tuner reads them
  * (lang_kernel_tuning); compiling only checks that they name real things. */
 static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
@@ -950,7 +950,8 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
         const Param *pa = NULL;
         for (int j = 0; j < k->nparams; j++)
             if (!strcmp(k->params[j].name, name)) pa = &k->params[j];
-        if (config && !pa && strcmp(name, "num_warps") && strcmp(name, "num_stages") && strcmp(name, "warp_specialize"))
+        if (config && !pa && strcmp(name, "num_warps") && strcmp(name, "num_stages") && strcmp(name, "warp_specialize") &&
+            strcmp(name, "pingpong"))
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', which is not a const parameter of '%s'", name, k->name);
         else if (config && pa && !pa->is_const)
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', a run-time parameter: only const parameters can be tuned", name);
@@ -969,8 +970,8 @@ static void gen_kernel(Gen *g, const Decl *k) {
     Scope sc = {0};
     fr.scope = fr.base = &sc;
     g->fr = &fr;
-    int64_t warps = 4, stages = 3, ws = 0, groups = 0;
-    Loc wloc = k->loc, sloc = k->loc, wsloc = k->loc, gloc = k->loc;
+    int64_t warps = 4, stages = 3, ws = 0, groups = 0, pp = 0;
+    Loc wloc = k->loc, sloc = k->loc, wsloc = k->loc, gloc = k->loc, pploc = k->loc;
     bool warps_given = false, ws_given = false;
     for (int i = 0; i < k->nattrs; i++) {
         const Attr *at = &k->attrs[i];
@@ -984,6 +985,9 @@ static void gen_kernel(Gen *g, const Decl *k) {
         else if (!strcmp(at->name, "warp_specialize")) {
             if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@warp_specialize' takes one value (0 or 1)");
             else attr_int(g, at->arg, "warp_specialize", &ws), wsloc = at->arg->loc, ws_given = true;
+        } else if (!strcmp(at->name, "pingpong")) {
+            if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@pingpong' takes one value (0 or 1)");
+            else attr_int(g, at->arg, "pingpong", &pp), pploc = at->arg->loc;
         } else if (!strcmp(at->name, "num_consumer_groups")) {
             /* @num_consumer_groups(N): N computing warpgroups (num_warps 4N) and a producer warpgroup */
             if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@num_consumer_groups' takes one value (1, 2, 4 or 8)");
@@ -1023,6 +1027,14 @@ static void gen_kernel(Gen *g, const Decl *k) {
         diag_error(g->d, wsloc, "warp_specialize must be 0 or 1, got %lld", (long long)ws);
         ws = 0;
     }
+    if ((di = find_define(g, "pingpong")) >= 0) {
+        Val v = eval_define(g, di);
+        val_ct_int_of(g, v, (Loc){0}, "pingpong", &pp);
+    }
+    if (pp != 0 && pp != 1) {
+        diag_error(g->d, pploc, "pingpong must be 0 or 1, got %lld", (long long)pp);
+        pp = 0;
+    }
     if (stages < 1 || stages > 8) {
         diag_error(g->d, sloc, "num_stages must be between 1 and 8, got %lld", (long long)stages);
         stages = 3;
@@ -1030,6 +1042,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
     f->num_warps = (int)warps;
     f->num_stages = (int)stages;
     f->warp_specialize = ws != 0;
+    f->pingpong = pp != 0;
     for (int i = 0; i < k->nparams; i++) {
         const Param *pa = &k->params[i];
         for (int j = 0; j < i; j++)

@@ -191,6 +191,35 @@ static bool emit_ws_producer(LL *l, Inst *i) {
     return true;
 }
 
+/* pingpong's turns (lower/pingpong.c): computing warpgroup g waits at named barrier 2 + g for
+ * its own 128 threads and the 128 arrivals of the warpgroup before it, and passes the turn by
+ * arriving at 2 + (g + 1) % G; the last warpgroup's first pass (turn_start) lets the first go. */
+static bool emit_turn(LL *l, Inst *i) {
+    int groups = l->f->num_warps / 4;
+    LLVMValueRef g = LLVMBuildUDiv(l->b, l->warp, ll_i32(l, 4), ""), n = ll_i32(l, 256);
+    if (i->op == OP_TURN_WAIT) {
+        LLVMValueRef args[2] = {LLVMBuildAdd(l->b, g, ll_i32(l, 2), ""), n};
+        ll_intr(l, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL, 0, args, 2);
+        return true;
+    }
+    LLVMBasicBlockRef join = NULL;
+    if (i->op == OP_TURN_START) {
+        LLVMBasicBlockRef last = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "turn.start");
+        join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "turn.started");
+        LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, g, ll_i32(l, groups - 1), ""), last, join);
+        LLVMPositionBuilderAtEnd(l->b, last);
+    }
+    LLVMValueRef next = LLVMBuildAdd(l->b, g, ll_i32(l, 1), "");
+    next = LLVMBuildSelect(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, next, ll_i32(l, groups), ""), ll_i32(l, 0), next, "");
+    LLVMValueRef args[2] = {LLVMBuildAdd(l->b, next, ll_i32(l, 2), ""), n};
+    ll_intr(l, "llvm.nvvm.barrier.cta.arrive.aligned.count", NULL, 0, args, 2);
+    if (join) {
+        LLVMBuildBr(l->b, join);
+        LLVMPositionBuilderAtEnd(l->b, join);
+    }
+    return true;
+}
+
 /* reduce_fn / scan_fn call this for each combine: bind the region's scalar arguments
  * (a0.., b0..) to the given registers, emit its instructions again, return the yield's. */
 bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out) {
@@ -235,6 +264,9 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_MBAR_ARRIVE:
     case OP_TMA_LOAD: return ll_emit_tma(l, i);
     case OP_WS_PRODUCER: return emit_ws_producer(l, i);
+    case OP_TURN_START:
+    case OP_TURN_WAIT:
+    case OP_TURN_PASS: return emit_turn(l, i);
     case OP_LOAD:
     case OP_STORE:
     case OP_ATOMIC_RMW:

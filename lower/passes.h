@@ -20,7 +20,8 @@
     X(warp_specialize, "on sm_90a with @warp_specialize, issue the tensor-map loads from a producer warpgroup of their own") \
     X(peel, "split a loop whose masks are all true but in its last iterations into an unmasked loop and a masked remainder") \
     X(smem_alloc, "give each shared-memory scratch buffer an offset, reusing space by liveness") \
-    X(barrier, "insert barriers between shared-memory accesses of different threads")
+    X(barrier, "insert barriers between shared-memory accesses of different threads")    \
+    X(pingpong, "with @pingpong, the computing warpgroups of a warp-specialized kernel take turns issuing a loop's first dot")
 
 #define X(n, s) bool lower_##n(Module *m, Diag *d);
 TIR_PASSES(X)

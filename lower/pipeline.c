@@ -41,7 +41,8 @@ static bool run_one(Module *m, const PipelineOptions *o, Diag *d, int idx) {
  * scratch-memory passes last, once every op that needs shared memory exists. */
 const char *const tir_pipeline_order[] = {"specialize",        "canonicalize", "contract",        "assign_layout",
                                           "remove_convert",    "software_pipeline", "tma",        "warp_specialize",
-                                          "peel",              "canonicalize", "smem_alloc",      "barrier"};
+                                          "peel",              "canonicalize", "smem_alloc",      "barrier",
+                                          "pingpong"};
 const int tir_pipeline_len = (int)ARRAY_LEN(tir_pipeline_order);
 
 bool tir_run_pipeline(Module *m, const PipelineOptions *o, Diag *d) {

@@ -186,6 +186,9 @@ enum {
     X(MBAR_ARRIVE, "mbar_arrive", 3, 0, 0) /* bars, stage, run: when run, every thread arrives on the stage's mbarrier */ \
     X(WS_PRODUCER, "ws_producer", 0, 0, OPF_REGION) /* the producer warpgroup (attr ival warps, after the num_warps \
         others) runs the region and exits; the others skip it and run the rest of the kernel */ \
+    X(TURN_START, "turn_start", 0, 0, 0) /* pingpong: the last computing warpgroup hands the first its first turn */ \
+    X(TURN_WAIT, "turn_wait", 0, 0, 0) /* pingpong: a computing warpgroup waits until the one before it has passed it the turn */ \
+    X(TURN_PASS, "turn_pass", 0, 0, 0) /* pingpong: it passes the turn to the next one (without waiting) */ \
     X(TMA_LOAD, "tma_load", -1, 0, OPF_MEMORY) /* buf, stage, bars, run, coords (i32, innermost first): when run, one thread \
         copies the box of the kernel's tensor map attr ival at coords into the stage (cp.async.bulk.tensor), completing its bytes on the stage's mbarrier */
 
@@ -368,6 +371,7 @@ struct Func {
     int num_warps, num_stages;
     bool warp_specialize; /* asked for (@warp_specialize): loads issued by a producer warpgroup */
     int producer_warps;   /* warps launched after num_warps for a ws_producer region (warp_specialize pass) */
+    bool pingpong;        /* asked for (@pingpong): the computing warpgroups take turns issuing a loop's first dot */
     int smem_bytes; /* total shared memory needed, set by smem_alloc */
     TensorMap *tmaps; /* hidden parameters after the arguments, set by tma */
     int ntmaps;

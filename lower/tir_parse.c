@@ -1036,7 +1036,7 @@ static void tensor_map(Parser *P, Func *f) {
 }
 
 /* kernel = "kernel" "@" IDENT "(" (arg ("," arg)*)? ")" kopt* "{" NL tmap* inst* "}" NL
- * arg = "%" IDENT ":" type ("#div16" | "#one")?   kopt = ("num_warps"|"num_stages"|"warp_specialize"|"producer_warps"|"smem") "=" INT */
+ * arg = "%" IDENT ":" type ("#div16" | "#one")?   kopt = ("num_warps"|"num_stages"|"warp_specialize"|"pingpong"|"producer_warps"|"smem") "=" INT */
 static void kernel(Parser *P) {
     sp(P);
     Loc at = here(P);
@@ -1085,6 +1085,9 @@ static void kernel(Parser *P) {
         } else if (eat(P, "warp_specialize")) {
             expect(P, "=");
             f->warp_specialize = int_lit(P, "warp_specialize", 0, 1) != 0;
+        } else if (eat(P, "pingpong")) {
+            expect(P, "=");
+            f->pingpong = int_lit(P, "pingpong", 0, 1) != 0;
         } else if (eat(P, "producer_warps")) {
             expect(P, "=");
             f->producer_warps = (int)int_lit(P, "producer_warps", 0, 32);

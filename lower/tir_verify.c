@@ -671,6 +671,8 @@ static void check_mbar(Verifier *V, const Inst *i) {
 static void check_producer_block(Verifier *V, const Block *b) {
     for (const Inst *n = b->first; n; n = n->next) {
         if (n->op == OP_BARRIER) verr(V, n, "'barrier' inside ws_producer: only the producer warps run it");
+        if (n->op == OP_TURN_START || n->op == OP_TURN_WAIT || n->op == OP_TURN_PASS)
+            verr(V, n, "'%s' inside ws_producer: only the computing warpgroups take turns", tir_op_info[n->op].name);
         for (int r = 0; r < n->nregions; r++)
             if (n->regions[r]) check_producer_block(V, n->regions[r]);
     }
@@ -691,6 +693,13 @@ static void check_ws_producer(Verifier *V, const Inst *i) {
     check_producer_block(V, i->regions[0]);
 }
 
+/* turn_start / turn_wait / turn_pass: the computing warpgroups of a warp-specialized kernel, two or more */
+static void check_turn(Verifier *V, const Inst *i) {
+    if (!V->f->producer_warps || V->f->num_warps < 8 || V->f->num_warps % 4)
+        verr(V, i, "needs two or more computing warpgroups beside a producer (num_warps=%d, producer_warps=%d)", V->f->num_warps,
+             V->f->producer_warps);
+}
+
 static void check_tma_load(Verifier *V, const Inst *i) {
     const Type *b = opt(V, i, 0);
     if (b->rank != 3 || !is_shared(b)) verr(V, i, "operand 0 must be a shared buffer, found %s", tstr(V, b));
@@ -709,6 +718,9 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_MBAR_WAIT] = check_mbar,
     [OP_MBAR_ARRIVE] = check_mbar,
     [OP_WS_PRODUCER] = check_ws_producer,
+    [OP_TURN_START] = check_turn,
+    [OP_TURN_WAIT] = check_turn,
+    [OP_TURN_PASS] = check_turn,
     [OP_TMA_LOAD] = check_tma_load,
     [OP_WGMMA_WAIT] = check_wgmma_wait,
     [OP_LOCAL_STORE] = check_local_store,

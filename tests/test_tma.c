@@ -317,3 +317,101 @@ Test(tma, persistent_matmul, .timeout = 600) {
     persistent_case(100, 60, 64, 5, 1, 4);
     persistent_case(70, 40, 0, 2, 1, 4);
 }
+
+/* An attention-shaped loop: S = Q K^T, then O += relu(S) V, with K and V streamed by a producer
+ * warpgroup (Q m x D, K and V n x D, row strides sq, sk, sv; O m x D dense). */
+static const char twodot_src[] =
+    "@warp_specialize(1)\n"
+    "@num_warps(8)\n"
+    "@num_stages(2)\n"
+    "kernel twodot(q: *f16, k: *f16, v: *f16, o: *f32, m: i32, n: i32, sq: i32, sk: i32, sv: i32,\n"
+    "              const BM: i32 = 128, const BN: i32 = 64, const D: i32 = 64) {\n"
+    "    let rm = program_id(0) * BM + arange(0, BM);\n"
+    "    let rd = arange(0, D);\n"
+    "    let tq = load(q + rm[:, None] * sq + rd[None, :], rm[:, None] < m, 0);\n"
+    "    let acc = zeros([BM, D], f32);\n"
+    "    for j in range(0, n, BN) {\n"
+    "        let rn = j + arange(0, BN);\n"
+    "        let tk = load(k + rn[:, None] * sk + rd[None, :], rn[:, None] < n, 0);\n"
+    "        let s = dot(tq, trans(tk));\n"
+    "        let tv = load(v + rn[:, None] * sv + rd[None, :], rn[:, None] < n, 0);\n"
+    "        acc = dot(maximum(s, 0.0) as f16, tv, acc);\n"
+    "    }\n"
+    "    store(o + rm[:, None] * D + rd[None, :], acc, rm[:, None] < m);\n"
+    "}\n";
+
+/* Runs twodot with pingpong=pp (and warp_specialize=ws) on emu:sm_90a; exact against float64 (small
+ * integers: every S, relu(S) in f16 and sum is exact), output NaN-poisoned. */
+static void twodot_case(int m, int n, int pp, int ws) {
+    static const char *const tspecs[] = {"sq=16", "sk=16", "sv=16", NULL};
+    char ppdef[16], wsdef[24];
+    snprintf(ppdef, sizeof ppdef, "pingpong=%d", pp);
+    snprintf(wsdef, sizeof wsdef, "warp_specialize=%d", ws);
+    const char *defs[] = {ppdef, wsdef, NULL};
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .specialize = tspecs, .defines = defs};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("twodot.tile", twodot_src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_assert(strstr(c.ptx, "cp.async.bulk.tensor.2d") && strstr(c.ptx, "wgmma.mma_async"), "tensor copies and wgmma");
+    /* the turns: warpgroup g waits at barrier 2 + g, passes at the next one's; the last starts */
+    bool turns = pp && ws;
+    cr_expect_eq(strstr(c.ptx, "bar.arrive") != NULL, turns, "turns passed (pingpong %d, warp_specialize %d)", pp, ws);
+    if (turns) cr_expect(strstr(c.ptx, "bar.sync \t%r") && strstr(c.ptx, ", 256;"), "turns waited for");
+    tile_compiled_free(&c);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    enum { D = 64 };
+    int sq = D + 16, sk = D + 32, sv = D;
+    size_t nq = (size_t)m * sq, nk = (size_t)n * sk + 64, nv = (size_t)n * sv + 64, no = (size_t)m * D;
+    uint16_t *hq = malloc(nq * 2), *hk = malloc(nk * 2), *hv = malloc(nv * 2);
+    int *vq = malloc(nq * sizeof *vq), *vk = malloc(nk * sizeof *vk), *vv = malloc(nv * sizeof *vv);
+    float *out = malloc(no * 4);
+    for (size_t i = 0; i < nq; i++) vq[i] = irand(5) - 2, hq[i] = f16_of(vq[i]);
+    for (size_t i = 0; i < nk; i++) vk[i] = irand(5) - 2, hk[i] = f16_of(vk[i]);
+    for (size_t i = 0; i < nv; i++) vv[i] = irand(5) - 2, hv[i] = f16_of(vv[i]);
+    tile_devptr dq, dk, dv, dout;
+    cr_assert_eq(tile_malloc(ctx, nq * 2, &dq), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nk * 2, &dk), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nv * 2, &dv), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, no * 4, &dout), TILE_OK);
+    tile_memcpy_htod(ctx, dq, hq, nq * 2);
+    tile_memcpy_htod(ctx, dk, hk, nk * 2);
+    tile_memcpy_htod(ctx, dv, hv, nv * 2);
+    tile_memset(ctx, dout, 0xFF, no * 4);
+    tile_module *mod;
+    o.arch = NULL;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "twodot.tile", twodot_src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "twodot", &kern), TILE_OK);
+    int32_t am = m, an = n, asq = sq, ask = sk, asv = sv;
+    void *args[] = {&dq, &dk, &dv, &dout, &am, &an, &asq, &ask, &asv};
+    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)((m + 127) / 128), 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, no * 4), TILE_OK);
+    double *p = malloc((size_t)n * sizeof *p);
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int d = 0; d < D; d++) s += (double)vq[(size_t)i * sq + d] * vk[(size_t)j * sk + d];
+            p[j] = s > 0 ? s : 0;
+        }
+        for (int d = 0; d < D; d++) {
+            double want = 0;
+            for (int j = 0; j < n; j++) want += p[j] * vv[(size_t)j * sv + d];
+            cr_assert(out[(size_t)i * D + d] == want, "(%d, %d): %g, want %g (pingpong %d, m %d, n %d)", i, d, out[(size_t)i * D + d],
+                      want, pp, m, n);
+        }
+    }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(hq), free(hk), free(hv), free(vq), free(vk), free(vv), free(out), free(p);
+}
+
+/* @pingpong: the two computing warpgroups take turns issuing S = Q K^T (named barriers, bar.arrive):
+ * the same results as without, over more K/V blocks than stages and with a partial last block;
+ * without a producer warpgroup the hint changes nothing. */
+Test(tma, pingpong_two_dots, .timeout = 600) {
+    seed_rng();
+    twodot_case(200, 300, 1, 1);
+    twodot_case(100, 40, 1, 1);
+    twodot_case(130, 200, 0, 1);
+    twodot_case(130, 72, 1, 0);
+}
