@@ -83,6 +83,8 @@ CONFIGS = [
      "gemm f16->f32 128x256x64 w8", []),
     ("gemm/gemm.tile", "gemm_f16_f32", ["BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3", "warp_specialize=1",
                                          "PERSISTENT=1"], GEMM_SPECS, "gemm f16->f32 128x256x64 w8 ws persistent (sm_90a launch)", []),
+    ("gemm/gemm.tile", "gemm_tf32_f32", ["BM=128", "BN=128", "BK=16", "num_warps=8", "num_stages=3", "warp_specialize=1",
+                                          "PERSISTENT=1"], GEMM_SPECS, "gemm tf32->f32 128x128x16 w8 ws persistent (sm_90a launch)", []),
     ("gemm/gemm.tile", "gemm_f16_f32", [], [], "gemm f16 unspecialized", ["gemm_f16_f32_unspecialized"]),
     ("matmul.tile", "matmul", [], [], "matmul f32 64x64x32 (masked)", ["matmul_f32_ieee"]),
 ]

@@ -9,6 +9,9 @@
  *      variable and values defined before the loop, a zero `other`, accesses of 4, 8
  *      or 16 bytes, and its fast dim one the operand's shared tile can keep contiguous
  *      (A: K; B: N or K as loaded, K for i8, N for tf32; trans(B) of a K-contiguous tile).
+ *      A tf32 B loaded N-contiguous for a wgmma dot is staged K-contiguous instead (wgmma
+ *      reads 32-bit B only K-major), copied element by element (4-byte cp.async) to its
+ *      transposed place, as Triton does.
  *   2. Before the loop: a [S, rows, cols] shared buffer per such operand; copies for
  *      iterations 0 .. S-2 (the address computation cloned with iv = lb + s*step,
  *      masked off when that iteration does not run), each iteration one group.
@@ -102,6 +105,7 @@ typedef struct Cand {
     Inst *trans; /* B given as trans(load) of an [N][K] tile, or NULL */
     int operand;
     int contig; /* tile dim kept contiguous in shared memory */
+    bool xpose; /* contig is not the loaded tile's contiguous dim: 4-byte copies */
     ValueId buf;
     int primary; /* index of the candidate that owns the buffer (a load feeding several dots) */
 } Cand;
@@ -109,10 +113,11 @@ typedef struct Cand {
 /* Step 1 for one operand.  B may also be trans(load) of an [N][K] tile with K contiguous
  * (attention's K, or a transposed B): the stage then keeps the loaded [N][K] tile, which is
  * the K-contiguous B the dot reads for i8 anyway. */
-static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *contig, Inst **trans) {
+static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *contig, Inst **trans, bool *xpose) {
     ValueId v = dot->ops[k];
     Inst *ld = tir_val(c->f, v)->def;
     *trans = NULL;
+    *xpose = false;
     if (ld && ld->op == OP_TRANS && k == 1 && ld->parent == body && uses[v] == 1 && ld->a.perm[0] == 1 &&
         tir_vtype(c->f, v)->dt != DT_F32) {
         *trans = ld;
@@ -135,8 +140,13 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
      * ([K][N], read with ldmatrix.trans) or K ([N][K], plain ldmatrix) as loaded, except that
      * i8 fragments need K and tf32 ones N */
     *contig = *trans || k == 0 ? 1 : t->layout->order[0];
-    if (t->layout->order[0] != *contig) return false;
-    if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1))) return false;
+    const Target *tg = target_find(c->m->arch);
+    if (k == 1 && !*trans && t->dt == DT_F32 && *contig == 1 && tg && tg->mma == WGMMA &&
+        layout_is_warpgroup_mma(tir_vtype(c->f, dot->res[0])->layout) && t->shape[0] * eb % 32 == 0)
+        *contig = 0, *xpose = true; /* tf32 wgmma: B K-major, K rows of 32, 64 or 128 bytes */
+    if (t->layout->order[0] != *contig && !*xpose) return false;
+    if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1 && !*xpose)))
+        return false;
     if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
     if (ld->nops > 2) {
         Inst *o = tir_val(c->f, ld->ops[2])->def;
@@ -165,7 +175,7 @@ static void issue(Ctx *c, Cand *cs, int n, ValueId iv, ValueId it, ValueId run, 
             mask = emit(c, pos, OP_AND, (ValueId[]){old, mask}, 2, mt);
         }
         Inst *cp = tir_inst_new(f, OP_ASYNC_COPY, (ValueId[]){cs[k].buf, stage, ptr, mask}, 4, NULL, 0, ld->loc);
-        cp->a.vec = ld->a.vec ? ld->a.vec : 1;
+        cp->a.vec = ld->a.vec && !cs[k].xpose ? ld->a.vec : 1;
         tir_insert_before(pos, cp);
     }
     emit_plain(c, pos, OP_ASYNC_COMMIT, 0);
@@ -257,8 +267,9 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         for (int k = 0; k < 2 && n < 8; k++) {
             int contig;
             Inst *tr;
-            if (eligible(c, i, k, body, uses, &contig, &tr)) { /* primary: its own index, n before the increment */
-                cs[n] = (Cand){i, tir_val(f, tr ? tr->ops[0] : i->ops[k])->def, tr, k, contig, 0, n};
+            bool xpose;
+            if (eligible(c, i, k, body, uses, &contig, &tr, &xpose)) { /* primary: its own index, n before the increment */
+                cs[n] = (Cand){i, tir_val(f, tr ? tr->ops[0] : i->ops[k])->def, tr, k, contig, xpose, 0, n};
                 n++;
             }
         }

@@ -317,14 +317,15 @@ Test(gemm, pipelined_ptx) {
 
 /* sm_90a: the same kernel's dots are wgmma.mma_async on descriptors of the pipelined tiles
  * (m64n128k16, B MN-major with imm-trans-b), after fence.proxy.async, waited before the epilogue;
- * i8 reads B K-major; tf32 with a [K][N] B has no wgmma form and stays on mma.sync. */
+ * i8 reads B K-major; tf32 too (wgmma's only 32-bit form): its [K][N] B is copied element by element
+ * (4-byte cp.async) into a K-major stage, A still through a tensor map. */
 Test(gemm, pipelined_ptx_sm90a) {
     const char *specs[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
     static const struct { const char *kernel, *want, *not_want; } cs[] = {
         {"gemm_bf16_f32", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "mma.sync"},
         {"gemm_f16_f16", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "mma.sync"},
         {"gemm_i8_i32", "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", "mma.sync"},
-        {"gemm_tf32_f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "wgmma"},
+        {"gemm_tf32_f32", "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "mma.sync"},
         /* f8 natively: no widening to f16 */
         {"gemm_e4m3_f32", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "mma.sync"},
         {"gemm_e5m2_f32", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2", "cvt.f16"},
@@ -343,7 +344,10 @@ Test(gemm, pipelined_ptx_sm90a) {
             cr_expect(strstr(c.ptx, "mbarrier.try_wait.parity.shared::cta.b64"), "%s: no mbarrier wait", cs[i].kernel);
             cr_expect(strstr(c.ptx, ".param .align 64 .b8 gemm_"), "%s: no tensor-map parameter", cs[i].kernel);
             cr_expect(!strstr(c.ptx, "cp.async.cg.shared.global"), "%s: per-thread cp.async left", cs[i].kernel);
-            bool b_restaged = strstr(cs[i].kernel, "i8") || strstr(cs[i].kernel, "e4m3") || strstr(cs[i].kernel, "e5m2"); /* one byte */
+            bool tf32 = strstr(cs[i].kernel, "tf32");
+            bool b_restaged = tf32 || strstr(cs[i].kernel, "i8") || strstr(cs[i].kernel, "e4m3") || strstr(cs[i].kernel, "e5m2");
+            cr_expect_eq(strstr(c.ptx, "cp.async.ca.shared.global") != NULL && strstr(c.ptx, "], 4, %r") != NULL, tf32,
+                         "%s: 4-byte copies of B to its K-major stage", cs[i].kernel);
             cr_expect(strstr(c.kernels[0].tensor_maps, "base $0, esize") &&
                           (b_restaged || strstr(c.kernels[0].tensor_maps, "; base $1, esize")),
                       "%s: tensor maps '%s'", cs[i].kernel, c.kernels[0].tensor_maps);
@@ -673,36 +677,49 @@ Test(gemm, api_f8_block_scales_after_group_quant, .timeout = 300) {
 /* tile_gemm f16/bf16 through the API at sizes where sm_90a takes its 128 x 256 x 64 two-warpgroup
  * tiles (hopper_gemm), float64-checked, outputs poisoned, odd sizes and both B layouts. */
 static void api_16_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b) {
-    bool bf = dt == TILE_BF16;
+    bool bf = dt == TILE_BF16, f32 = dt == TILE_F32; /* f32: tf32 products */
+    size_t es = f32 ? 4 : 2;
     int lda = k + 16, ldb = (trans_b ? k : n) + 16, ldc = n + 4;
     size_t na = (size_t)m * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
-    uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
-    float *hc = malloc(nc * 4);
-    for (size_t i = 0; i < na; i++) ha[i] = bf ? f32_to_bf16((float)urand()) : f32_to_f16((float)urand());
-    for (size_t i = 0; i < nb; i++) hb[i] = bf ? f32_to_bf16((float)urand()) : f32_to_f16((float)urand());
+    uint16_t *ha = malloc(na * es), *hb = malloc(nb * es);
+    float *hc = malloc(nc * 4), *fa = (float *)ha, *fb = (float *)hb;
+    for (size_t i = 0; i < na; i++) {
+        float x = (float)urand();
+        if (f32) fa[i] = x;
+        else ha[i] = bf ? f32_to_bf16(x) : f32_to_f16(x);
+    }
+    for (size_t i = 0; i < nb; i++) {
+        float x = (float)urand();
+        if (f32) fb[i] = x;
+        else hb[i] = bf ? f32_to_bf16(x) : f32_to_f16(x);
+    }
     tile_devptr da, db, dc;
-    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, nb * 2, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, na * es, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb * es, &db), TILE_OK);
     cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
-    tile_memcpy_htod(ctx, da, ha, na * 2);
-    tile_memcpy_htod(ctx, db, hb, nb * 2);
+    tile_memcpy_htod(ctx, da, ha, na * es);
+    tile_memcpy_htod(ctx, db, hb, nb * es);
     tile_memset(ctx, dc, 0xff, nc * 4);
     tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .b = db, .ldb = ldb, .trans_b = trans_b,
                         .c = dc, .ldc = ldc, .in_dtype = dt, .out_dtype = TILE_F32, .alpha = 1};
     cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
     cr_assert_eq(tile_synchronize(ctx), TILE_OK);
     tile_memcpy_dtoh(ctx, hc, dc, nc * 4);
+    /* tf32 keeps 10 of f32's 23 mantissa bits: each product within 2^-10 relative, so 4e-3 of the
+     * sum of magnitudes; f16/bf16 products are exact in f32 */
+    double tol = f32 ? 4e-3 : 1e-6;
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             double s = 0, mag = 0;
             for (int p = 0; p < k; p++) {
-                uint16_t ca = ha[(size_t)i * lda + p], cb = trans_b ? hb[(size_t)j * ldb + p] : hb[(size_t)p * ldb + j];
-                double x = bf ? bf16_to_d(ca) : f16_to_d(ca), y = bf ? bf16_to_d(cb) : f16_to_d(cb);
+                size_t ia = (size_t)i * lda + p, ib = trans_b ? (size_t)j * ldb + p : (size_t)p * ldb + j;
+                double x = f32 ? fa[ia] : bf ? bf16_to_d(ha[ia]) : f16_to_d(ha[ia]);
+                double y = f32 ? fb[ib] : bf ? bf16_to_d(hb[ib]) : f16_to_d(hb[ib]);
                 s += x * y, mag += fabs(x * y);
             }
             double got = hc[(size_t)i * ldc + j];
-            cr_assert(fabs(got - s) <= 1e-6 * mag + 1e-6, "tile_gemm %s %dx%dx%d trans_b=%d: C[%d][%d] = %.9g, want %.9g", bf ? "bf16" : "f16",
-                      m, n, k, trans_b, i, j, got, s);
+            cr_assert(fabs(got - s) <= tol * mag + 1e-6, "tile_gemm %s %dx%dx%d trans_b=%d: C[%d][%d] = %.9g, want %.9g",
+                      f32 ? "tf32" : bf ? "bf16" : "f16", m, n, k, trans_b, i, j, got, s);
         }
     tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc);
     free(ha), free(hb), free(hc);
@@ -731,7 +748,7 @@ Test(gemm, api_wide_tiles, .timeout = 300) {
  * grid is 3 programs and each walks several output tiles (grouped order), its producer warpgroup
  * loading the next tile's stages while the computing warps store this one; float64-checked at odd
  * tile counts, both B layouts, one and two computing warpgroups (128 x 128 on 4 warps; 128 x 256
- * on 8). */
+ * on 8), and tf32 (wgmma k8, 8 warps). */
 Test(gemm, api_persistent_sm90a, .timeout = 600) {
     seed_rng();
     tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a:sms=3"};
@@ -745,6 +762,10 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
         {TILE_F16, 400, 144, 96, 0, 3, "BN=128"},  /* 4 x 2 tiles of 128 x 128 over 3 programs */
         {TILE_BF16, 272, 528, 80, 1, 3, "BN=256"}, /* 3 x 3 tiles of 128 x 256 */
         {TILE_F16, 144, 112, 48, 1, 2, "BN=128"},  /* 2 tiles: 2 programs */
+        /* tf32: A through the producer's tensor map, B [K][N] copied by the computing warps element by
+         * element into a K-major stage (cp.async beside the producer), and B [N][K] through a map */
+        {TILE_F32, 300, 208, 80, 0, 3, "BK=16"},
+        {TILE_F32, 130, 144, 48, 1, 3, "BK=16"},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         api_16_case(ctx, cs[i].dt, cs[i].m, cs[i].n, cs[i].k, cs[i].trans_b);
@@ -753,7 +774,7 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
         cr_assert(strstr(info.config, "PERSISTENT=1") && strstr(info.config, "warp_specialize=1") && strstr(info.config, cs[i].tile),
                   "config %s", info.config);
         cr_assert_eq(info.grid.x, (unsigned)cs[i].programs, "grid %u", info.grid.x);
-        cr_assert_eq(info.block.x, strstr(info.config, "num_warps=8") ? 384u : 256u, "block %u: a producer warpgroup", info.block.x);
+        cr_assert_eq(info.block.x, strstr(info.config, "num_warps=8") ? 384u : 256u, "block %u: a producer warpgroup (%s)", info.block.x, info.config);
     }
     tile_context_destroy(ctx);
 }
