@@ -262,7 +262,9 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_MBAR_EXPECT:
     case OP_MBAR_WAIT:
     case OP_MBAR_ARRIVE:
-    case OP_TMA_LOAD: return ll_emit_tma(l, i);
+    case OP_TMA_LOAD:
+    case OP_TMA_STORE:
+    case OP_TMA_STORE_WAIT: return ll_emit_tma(l, i);
     case OP_WS_PRODUCER: return emit_ws_producer(l, i);
     case OP_TURN_START:
     case OP_TURN_WAIT:

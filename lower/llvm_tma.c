@@ -8,6 +8,8 @@
  *     fence.mbarrier_init, so the tensor copies' completions see the initialized objects.
  *   - mbar_wait is every thread's: a loop around mbarrier.try_wait.parity (which itself
  *     waits a while before it fails), its predicate returned through selp.
+ *   - tma_store: one thread's cp.async.bulk.tensor from the stage to the map's box and a bulk group;
+ *     tma_store_wait: that thread's cp.async.bulk.wait_group.read 0 (the stage may be written again).
  *   - A stage of rows wider than 128 bytes is 128-byte panels (llvm_mma.c's tile_make on
  *     sm_90a): one box per panel, the panel's columns added to the innermost coordinate.
  *   The stage's layout is the hardware swizzle of the tensor map (tma.c chose it to match
@@ -113,6 +115,37 @@ static void tma_copies(LL *l, Inst *i) {
     }
 }
 
+/* tma_store i: the stage to the map's box at the coordinates, one copy per 128-byte panel, then one
+ * bulk group; the caller has elected the issuing thread. */
+static void tma_store(LL *l, Inst *i) {
+    Func *f = l->f;
+    const TensorMap *tm = &f->tmaps[i->a.ival];
+    const Type *bt = tir_vtype(f, i->ops[0]);
+    int eb = dtype_bits(bt->dt) / 8, rows = bt->shape[1], rb = bt->shape[2] * eb, panels = rb > 128 ? rb / 128 : 1;
+    LLVMValueRef stage_off = LLVMBuildMul(l->b, as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, rows * rb), "");
+    LLVMValueRef coord[TMA_MAX_RANK];
+    for (int d = 0; d < tm->rank; d++) coord[d] = as_i32(l, ll_get(l, i->ops[2 + d], NULL)[0]);
+    LLVMValueRef map = LLVMGetParam(l->fn, (unsigned)(f->nargs + i->a.ival));
+    char text[256], cons[64];
+    int q = snprintf(text, sizeof text, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [$0, {", tm->rank);
+    int cq = snprintf(cons, sizeof cons, "l");
+    for (int d = 0; d < tm->rank; d++) {
+        q += snprintf(text + q, sizeof text - (size_t)q, "%s$%d", d ? ", " : "", 1 + d);
+        cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
+    }
+    snprintf(text + q, sizeof text - (size_t)q, "}], [$%d];", 1 + tm->rank);
+    snprintf(cons + cq, sizeof cons - (size_t)cq, ",r,~{memory}");
+    for (int p = 0; p < panels; p++) {
+        LLVMValueRef args[2 + TMA_MAX_RANK];
+        args[0] = map;
+        for (int d = 0; d < tm->rank; d++) args[1 + d] = coord[d];
+        if (p) args[1] = LLVMBuildAdd(l->b, coord[0], ll_i32(l, p * (128 / eb)), "");
+        args[1 + tm->rank] = saddr(l, i->ops[0], LLVMBuildAdd(l->b, stage_off, ll_i32(l, p * rows * 128), ""));
+        ll_asm(l, l->t_void, text, cons, args, 2 + tm->rank, true);
+    }
+    ll_asm(l, l->t_void, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0, true);
+}
+
 bool ll_emit_tma(LL *l, Inst *i) {
     Func *f = l->f;
     switch (i->op) {
@@ -171,6 +204,18 @@ bool ll_emit_tma(LL *l, Inst *i) {
                                  "=r,r,r,~{memory}", args, 2, true);
         LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntNE, ok, ll_i32(l, 0), ""), done, loop);
         LLVMPositionBuilderAtEnd(l->b, done);
+        return true;
+    }
+    case OP_TMA_STORE: {
+        LLVMBasicBlockRef join = one_begin(l, NULL);
+        tma_store(l, i);
+        one_end(l, join);
+        return true;
+    }
+    case OP_TMA_STORE_WAIT: { /* the issuing thread (the same elected lane) */
+        LLVMBasicBlockRef join = one_begin(l, NULL);
+        ll_asm(l, l->t_void, "cp.async.bulk.wait_group.read 0;", "~{memory}", NULL, 0, true);
+        one_end(l, join);
         return true;
     }
     case OP_TMA_LOAD: {

@@ -186,6 +186,11 @@ enum {
     X(MBAR_ARRIVE, "mbar_arrive", 3, 0, 0) /* bars, stage, run: when run, every thread arrives on the stage's mbarrier */ \
     X(WS_PRODUCER, "ws_producer", 0, 0, OPF_REGION) /* the producer warpgroup (attr ival warps, after the num_warps \
         others) runs the region and exits; the others skip it and run the rest of the kernel */ \
+    X(TMA_STORE, "tma_store", -1, 0, OPF_MEMORY) /* buf, stage, coords (i32, innermost first): one thread copies the stage to \
+        the box of tensor map attr ival at coords (cp.async.bulk.tensor; elements outside the map's bounds are not written) \
+        and commits a bulk group */ \
+    X(TMA_STORE_WAIT, "tma_store_wait", 1, 0, 0) /* buf: the thread that issues tma_stores waits until they have read their \
+        stages (buf: what they read, kept live until here) */ \
     X(TURN_START, "turn_start", 0, 0, 0) /* pingpong: the last computing warpgroup hands the first its first turn */ \
     X(TURN_WAIT, "turn_wait", 0, 0, 0) /* pingpong: a computing warpgroup waits until the one before it has passed it the turn */ \
     X(TURN_PASS, "turn_pass", 0, 0, 0) /* pingpong: it passes the turn to the next one (without waiting) */ \
@@ -274,7 +279,7 @@ struct Block {
  *   atomic_rmw: ival2 = RedKind (sum is add);  atomics: sem, scope (printed when not the default);  dot: allow_tf32
  *   convert_layout, reduce, scan, reduce_fn, scan_fn, dot, gather, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
  *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy)
- *   tma_load: ival = tensor map;  mbar_expect: ival = bytes;  mbar_init: ival = arrivals;  ws_producer: ival = warps
+ *   tma_load, tma_store: ival = tensor map;  mbar_expect: ival = bytes;  mbar_init: ival = arrivals;  ws_producer: ival = warps
  *   exp, exp2: ival = 1 for the exact (full-range, no flush-to-zero) form */
 /* Cache hints of load/store (attr cache), PTX's qualifiers: a cache operator
  * (`ld.global.cg`) or an L1 eviction priority (`ld.global.L1::evict_last`), or

@@ -546,7 +546,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_EXACT: return op == OP_EXP || op == OP_EXP2;
     case AK_XOR: return op == OP_GATHER;
     case AK_REMAINDER: return op == OP_FOR;
-    case AK_MAP: return op == OP_TMA_LOAD;
+    case AK_MAP: return op == OP_TMA_LOAD || op == OP_TMA_STORE;
     case AK_BYTES: return op == OP_MBAR_EXPECT;
     case AK_ARRIVALS: return op == OP_MBAR_INIT;
     case AK_WARPS: return op == OP_WS_PRODUCER;

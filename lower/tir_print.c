@@ -146,7 +146,8 @@ static void print_attrs(Printer *p, const Inst *i) {
         if (a->ival) str_printf(&t, "%spending=%lld", a->allow_tf32 ? ", " : "", (long long)a->ival);
         break;
     case OP_ASYNC_WAIT: str_printf(&t, "pending=%lld", (long long)a->ival); break;
-    case OP_TMA_LOAD: str_printf(&t, "map=%lld", (long long)a->ival); break;
+    case OP_TMA_LOAD:
+    case OP_TMA_STORE: str_printf(&t, "map=%lld", (long long)a->ival); break;
     case OP_MBAR_EXPECT: str_printf(&t, "bytes=%lld", (long long)a->ival); break;
     case OP_MBAR_INIT:
         if (a->ival > 1) str_printf(&t, "count=%lld", (long long)a->ival);

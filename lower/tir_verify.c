@@ -693,6 +693,20 @@ static void check_ws_producer(Verifier *V, const Inst *i) {
     check_producer_block(V, i->regions[0]);
 }
 
+static void check_tma_store(Verifier *V, const Inst *i) {
+    const Type *b = opt(V, i, 0);
+    if (b->rank != 3 || !is_shared(b)) verr(V, i, "operand 0 must be a shared buffer, found %s", tstr(V, b));
+    check_scalars(V, i, 1, i->nops);
+    const TensorMap *tm = i->a.ival >= 0 && i->a.ival < V->f->ntmaps ? &V->f->tmaps[i->a.ival] : NULL;
+    if (!tm) verr(V, i, "tensor map %lld is not declared (the kernel has %d)", (long long)i->a.ival, V->f->ntmaps);
+    else if (i->nops - 2 != tm->rank) verr(V, i, "%d coordinates for tensor map %lld of rank %d", i->nops - 2, (long long)i->a.ival, tm->rank);
+}
+
+static void check_tma_store_wait(Verifier *V, const Inst *i) {
+    const Type *b = opt(V, i, 0);
+    if (b->rank != 3 || !is_shared(b)) verr(V, i, "operand 0 must be a shared buffer, found %s", tstr(V, b));
+}
+
 /* turn_start / turn_wait / turn_pass: the computing warpgroups of a warp-specialized kernel, two or more */
 static void check_turn(Verifier *V, const Inst *i) {
     if (!V->f->producer_warps || V->f->num_warps < 8 || V->f->num_warps % 4)
@@ -722,6 +736,8 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_TURN_WAIT] = check_turn,
     [OP_TURN_PASS] = check_turn,
     [OP_TMA_LOAD] = check_tma_load,
+    [OP_TMA_STORE] = check_tma_store,
+    [OP_TMA_STORE_WAIT] = check_tma_store_wait,
     [OP_WGMMA_WAIT] = check_wgmma_wait,
     [OP_LOCAL_STORE] = check_local_store,
     [OP_LOCAL_ALLOC] = check_local_alloc,
@@ -769,6 +785,7 @@ static const struct {
     [OP_FOR] = {3, -1, 1},       [OP_WHILE] = {1, -1, 1}, [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
     [OP_ASYNC_COPY] = {3, 4, 0},  [OP_REDUCE_FN] = {1, -1, 1}, [OP_SCAN_FN] = {1, -1, 1}, [OP_PRINT] = {0, 64, 0},
     [OP_INLINE_ASM] = {0, 16, 0}, [OP_TMA_LOAD] = {5, 4 + TMA_MAX_RANK, 0}, [OP_MBAR_WAIT] = {3, 4, 0},
+    [OP_TMA_STORE] = {3, 2 + TMA_MAX_RANK, 0},
     [OP_WS_PRODUCER] = {0, 0, 1},
 };
 

@@ -35,6 +35,7 @@
  * The kernel's tensor maps (Func.tmaps) are hidden parameters after its arguments; the
  * launcher encodes them from the arguments (runtime.c) before each launch. */
 #include "passes.h"
+#include "smem.h"
 #include "../support/target.h"
 
 #include <stdlib.h>
@@ -716,6 +717,96 @@ static void walk(Ctx *c, Block *b) {
     }
 }
 
+/* ---- step 5: epilogue stores ---- */
+
+/* Shared memory the kernel already asks for, at most: its buffers (1024-aligned) and the
+ * largest scratch an op needs (smem_alloc places scratch by liveness, never beside itself). */
+static int smem_estimate(Func *f, Block *b, int *scratch) {
+    int n = 0;
+    for (Inst *i = b->first; i; i = i->next) {
+        int bytes = smem_scratch_bytes(f, i, true);
+        if (i->op == OP_LOCAL_ALLOC) n += (bytes + 1023) / 1024 * 1024;
+        else if (bytes > *scratch) *scratch = bytes;
+        for (int r = 0; r < i->nregions; r++) n += smem_estimate(f, i->regions[r], scratch);
+    }
+    return n;
+}
+
+static void wait_before_returns(Func *f, Block *b, ValueId buf) {
+    for (Inst *i = b->first; i; i = i->next) {
+        if (i->op == OP_RETURN) emit(f, i, OP_TMA_STORE_WAIT, &buf, 1, NULL);
+        for (int r = 0; r < i->nregions; r++) wait_before_returns(f, i->regions[r], buf);
+    }
+}
+
+/* A store of a register tile that a tensor map describes (the forms and masks of step 2, no run
+ * predicate) becomes: wait until this buffer's previous tensor store has read it, barrier, the
+ * tile written into a one-stage buffer of the map's layout (local_store), barrier, tma_store
+ * (one thread; the masked-off elements are the ones outside the map's bounds, which the copy
+ * does not write); every return waits for the stores to have read the buffer.  Only stores at
+ * the top of the kernel's body or of a `for` there (a persistent kernel's loop over tiles),
+ * of kernels whose loops already stream through tensor maps, and only while the buffer fits in
+ * shared memory beside what the kernel uses. */
+static void convert_store(Ctx *c, Inst *st) {
+    Func *f = c->f;
+    Module *m = c->m;
+    if (st->nops < 2) return;
+    ValueId val = st->ops[1];
+    const Type *vt = tir_vtype(f, val), *pt = tir_vtype(f, st->ops[0]);
+    if (vt->rank != 2 || pt->rank != 2 || !vt->layout || vt->layout->kind == LAYOUT_SHARED) return;
+    int eb = dtype_bits(vt->dt) / 8;
+    if (eb != 1 && eb != 2 && eb != 4) return;
+    Copy cp;
+    c->fail = false;
+    if (!analyze_tile(c, vt->dt, 1, vt->shape[0], vt->shape[1], st->ops[0], st->nops > 2 ? st->ops[2] : 0, &cp) || c->fail || cp.run)
+        return;
+    int scratch = 0, bytes = vt->shape[0] * vt->shape[1] * eb;
+    int need = smem_estimate(f, f->body, &scratch) + scratch + 2048 /* warp_specialize's mbarriers */ + (bytes + 1023) / 1024 * 1024;
+    if (need > tir_smem_limit(m->arch) || f->ntmaps >= TIR_MAX_TMAPS) return;
+    int map = 0;
+    while (map < f->ntmaps && memcmp(&f->tmaps[map], &cp.tm, sizeof cp.tm)) map++;
+    if (map == f->ntmaps) {
+        f->tmaps = arena_grow(m->arena, f->tmaps, sizeof *f->tmaps * (size_t)f->ntmaps, sizeof *f->tmaps * (size_t)(f->ntmaps + 1));
+        f->tmaps[f->ntmaps++] = cp.tm;
+    }
+    /* the buffer: one stage, rows of the value's contiguous columns, at the top of the kernel */
+    Layout sl = {.kind = LAYOUT_SHARED, .rank = 3};
+    sl.order[0] = 2, sl.order[1] = 1, sl.order[2] = 0;
+    const Type *bt = tir_type(m, vt->dt, 3, (int32_t[]){1, vt->shape[0], vt->shape[1]}, NULL, tir_layout_intern(m, &sl));
+    ValueId buf = emit(f, f->body->first, OP_LOCAL_ALLOC, NULL, 0, bt);
+    const Type *i32 = tir_scalar(m, DT_I32);
+    /* a layout conversion only for the store goes: the buffer takes any register layout */
+    Inst *cv = tir_val(f, val)->def;
+    if (cv && cv->op == OP_CONVERT_LAYOUT && tir_vtype(f, cv->ops[0])->layout &&
+        tir_vtype(f, cv->ops[0])->layout->kind != LAYOUT_SHARED)
+        val = cv->ops[0];
+    ValueId zero = cint(f, st, i32, 0);
+    emit(f, st, OP_TMA_STORE_WAIT, &buf, 1, NULL);
+    emit(f, st, OP_BARRIER, NULL, 0, NULL);
+    emit(f, st, OP_LOCAL_STORE, (ValueId[]){buf, zero, val}, 3, NULL);
+    emit(f, st, OP_BARRIER, NULL, 0, NULL);
+    ValueId ops[2 + TMA_MAX_RANK] = {buf, zero};
+    for (int d = 0; d < cp.tm.rank; d++) ops[2 + d] = materialize(f, st, &cp.coord[d]);
+    Inst *ts = tir_inst_new(f, OP_TMA_STORE, ops, 2 + cp.tm.rank, NULL, 0, st->loc);
+    ts->a.ival = map;
+    tir_insert_before(st, ts);
+    tir_inst_remove(st);
+    wait_before_returns(f, f->body, buf);
+}
+
+static void convert_stores(Ctx *c) {
+    Func *f = c->f;
+    Inst *sts[8];
+    int n = 0;
+    for (Inst *i = f->body->first; i; i = i->next) {
+        if (i->op == OP_STORE && n < 8) sts[n++] = i;
+        if (i->op == OP_FOR)
+            for (Inst *j = i->regions[0]->first; j; j = j->next)
+                if (j->op == OP_STORE && n < 8) sts[n++] = j;
+    }
+    for (int k = 0; k < n; k++) convert_store(c, sts[k]);
+}
+
 bool lower_tma(Module *m, Diag *d) {
     (void)d;
     const Target *tg = target_find(m->arch);
@@ -725,6 +816,7 @@ bool lower_tma(Module *m, Diag *d) {
         Ctx c;
         ctx_init(&c, m, f);
         walk(&c, f->body);
+        if (f->ntmaps) convert_stores(&c);
         free(c.args);
     }
     return true;

@@ -474,7 +474,7 @@ tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_proper
     snprintf(p.arch, sizeof p.arch, "%s", ctx->arch);
     p.is_emulator = ctx->emu;
     p.max_threads_per_block = 1024;
-    p.max_shared_per_block = ctx->target->smem_static;
+    p.max_shared_per_block = ctx->target->smem_dynamic; /* tile_launch opts in past the static 48 KiB */
     p.multiprocessor_count = dev_num_sms(ctx->dev);
     memcpy(out, &p, size < sizeof p ? size : sizeof p);
     if (size > sizeof p) memset((char *)out + sizeof p, 0, size - sizeof p); /* a newer caller's fields this library lacks */

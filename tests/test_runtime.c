@@ -417,6 +417,19 @@ Test(runtime, tune_cli_then_gemm_sm90a, .timeout = 300) {
     snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s %s tune gemm --device emu:sm_90a --m 48 --n 48 --k 32 --dtype f16 --reps 1 --warmup 0 "
              "> %s/log 2>&1", cache_dir, TILE_CLI, cache_dir);
     cr_assert_eq(system(cmd), 0);
+    /* every configuration ran: the ones past 48 KiB of shared memory too (tile_launch opts in; the
+     * properties say the dynamic limit) */
+    tile_device_properties props;
+    cr_assert_eq(tile_context_get_properties(ctx, &props), TILE_OK);
+    cr_assert_eq(props.max_shared_per_block, 227 * 1024);
+    char path[600], log[8192] = "";
+    snprintf(path, sizeof path, "%s/log", cache_dir);
+    FILE *lf = fopen(path, "r");
+    cr_assert(lf);
+    size_t nl = fread(log, 1, sizeof log - 1, lf);
+    log[nl] = 0;
+    fclose(lf);
+    cr_assert(!strstr(log, "skipped") && strstr(log, "BM=128 BN=128"), "%s", log);
     tile_gemm_info gi = gemm_after_tune(ctx);
     cr_assert(gi.tuned && strstr(gi.config, "warp_specialize=1") && strstr(gi.config, "PERSISTENT=1"), "%s", gi.config);
     close_emu(ctx);

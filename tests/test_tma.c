@@ -415,3 +415,115 @@ Test(tma, pingpong_two_dots, .timeout = 600) {
     twodot_case(130, 200, 0, 1);
     twodot_case(130, 72, 1, 0);
 }
+
+/* Epilogue stores through tensor maps: a persistent matmul (optionally warp-specialized) whose C
+ * (row stride sc, a multiple of 16) is stored as f32 or f16 by a tma_store of a shared tile. */
+#define EPI_SRC(NAME, CTY, CAST)                                                                     \
+    "@num_stages(3)\n"                                                                               \
+    "kernel " NAME "(a: *f16, b: *f16, c: *" CTY ", m: i32, n: i32, k: i32, sa: i32, sb: i32, sc: i32,\n" \
+    "           const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"                     \
+    "    let tm = (m + BM - 1) / BM;\n"                                                              \
+    "    let tn = (n + BN - 1) / BN;\n"                                                              \
+    "    let da = make_tensor_descriptor(a, [m, k], [sa, 1], [BM, BK]);\n"                           \
+    "    let db = make_tensor_descriptor(b, [k, n], [sb, 1], [BK, BN]);\n"                           \
+    "    for t in range(program_id(0), tm * tn, num_programs(0)) {\n"                                \
+    "        let pm = t / tn * BM;\n"                                                                \
+    "        let pn = t % tn * BN;\n"                                                                \
+    "        let acc = zeros([BM, BN], f32);\n"                                                      \
+    "        for k0 in range(0, k, BK) {\n"                                                          \
+    "            acc = dot(load_tensor_descriptor(da, [pm, k0]), load_tensor_descriptor(db, [k0, pn]), acc);\n" \
+    "        }\n"                                                                                    \
+    "        let rm = pm + arange(0, BM);\n"                                                         \
+    "        let rn = pn + arange(0, BN);\n"                                                         \
+    "        store(c + rm[:, None] * sc + rn[None, :], acc" CAST ", (rm[:, None] < m) && (rn[None, :] < n));\n" \
+    "    }\n"                                                                                        \
+    "}\n"
+
+static const char epi_src[] = EPI_SRC("epi32", "f32", "") EPI_SRC("epi16", "f16", " as f16");
+
+/* f16 bits of a small integer (exact) back to a double */
+static double f16_int(uint16_t h) {
+    int e = (h >> 10) & 31, mnt = h & 1023;
+    double v = e ? (1024 + mnt) * ldexp(1, e - 25) : mnt * ldexp(1, -24);
+    return h & 0x8000 ? -v : v;
+}
+
+static void epilogue_case(const char *kernel, int m, int n, int k, int programs, int ws, int warps) {
+    static const char *const especs[] = {"sa=16", "sb=16", "sc=16", "k=16", NULL};
+    bool half = !strcmp(kernel, "epi16");
+    char src[8192];
+    snprintf(src, sizeof src, "@warp_specialize(%d)\n@num_warps(%d)\n%s", ws, warps, epi_src);
+    /* the attributes apply to the first kernel: give the second its own */
+    char *second = strstr(src, "@num_stages(3)\nkernel epi16");
+    cr_assert(second);
+    char rest[4096];
+    snprintf(rest, sizeof rest, "@warp_specialize(%d)\n@num_warps(%d)\n%s", ws, warps, second);
+    strcpy(second, rest);
+    char bm_def[16];
+    snprintf(bm_def, sizeof bm_def, "BM=%d", warps == 8 ? 128 : 64);
+    const char *defs[] = {bm_def, NULL};
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .specialize = especs, .defines = defs, .kernel = kernel};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("epi.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    /* C through its own tensor map: stored from shared memory by one thread, waited for before the
+     * buffer is written again and before the kernel returns */
+    cr_expect(strstr(c.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") && strstr(c.ptx, "cp.async.bulk.commit_group") &&
+                  strstr(c.ptx, "cp.async.bulk.wait_group.read 0"),
+              "%s: tensor-map store", kernel);
+    cr_expect(strstr(c.kernels[0].tensor_maps, half ? "base $2, esize 2" : "base $2, esize 4"), "C's map: %s", c.kernels[0].tensor_maps);
+    cr_expect(!strstr(c.ptx, half ? "st.global.b16" : "st.global.f32") && !strstr(c.ptx, "st.global.v"), "%s: per-thread stores left", kernel);
+    tile_compiled_free(&c);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    int sa = k + 16, sb = n + (16 - n % 16) % 16, sc = n + (16 - n % 16) % 16 + 16, es = half ? 2 : 4;
+    size_t na = (size_t)m * sa + 64, nb = (size_t)k * sb + 64, nc = (size_t)(m + 8) * sc; /* rows past m: must stay untouched */
+    uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
+    int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
+    uint8_t *out = malloc(nc * (size_t)es);
+    for (size_t i = 0; i < na; i++) va[i] = irand(9) - 4, ha[i] = f16_of(va[i]);
+    for (size_t i = 0; i < nb; i++) vb[i] = irand(9) - 4, hb[i] = f16_of(vb[i]);
+    tile_devptr da, db, dc;
+    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb * 2, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nc * (size_t)es, &dc), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, na * 2);
+    tile_memcpy_htod(ctx, db, hb, nb * 2);
+    tile_memset(ctx, dc, 0xFF, nc * (size_t)es); /* NaN */
+    tile_module *mod;
+    o.arch = NULL;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "epi.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, kernel, &kern), TILE_OK);
+    int32_t am = m, an = n, ak = k, asa = sa, asb = sb, asc = sc;
+    void *args[] = {&da, &db, &dc, &am, &an, &ak, &asa, &asb, &asc};
+    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * (size_t)es), TILE_OK);
+    for (int i = 0; i < m + 8; i++)
+        for (int j = 0; j < sc; j++) {
+            size_t at = (size_t)i * sc + j;
+            bool in = i < m && j < n;
+            double got = half ? f16_int(((uint16_t *)out)[at]) : ((float *)out)[at];
+            bool poisoned = half ? ((uint16_t *)out)[at] == 0xFFFF : isnan(((float *)out)[at]);
+            if (!in) {
+                cr_assert(poisoned, "%s: C[%d][%d] outside %d x %d written (%g)", kernel, i, j, m, n, got);
+                continue;
+            }
+            double want = 0;
+            for (int kk = 0; kk < k; kk++) want += (double)va[(size_t)i * sa + kk] * vb[(size_t)kk * sb + j];
+            cr_assert(got == want, "%s (%d, %d): %g, want %g (ws %d, %d warps, %d programs)", kernel, i, j, got, want, ws, warps, programs);
+        }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(ha), free(hb), free(va), free(vb), free(out);
+}
+
+/* Tiles that straddle m and n (the map's bounds keep the copy inside C), several tiles a program
+ * (the buffer is reused once the previous store has read it), with and without a producer
+ * warpgroup, one and two computing warpgroups, f32 and f16 out. */
+Test(tma, epilogue_store, .timeout = 600) {
+    seed_rng();
+    epilogue_case("epi32", 150, 100, 64, 2, 0, 4);
+    epilogue_case("epi16", 150, 100, 64, 2, 1, 4);
+    epilogue_case("epi32", 260, 72, 48, 2, 1, 8);
+    epilogue_case("epi16", 70, 136, 32, 3, 1, 8);
+}

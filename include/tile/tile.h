@@ -249,7 +249,7 @@ typedef struct tile_device_properties {
     char arch[16];      /* the target kernels are compiled for, e.g. "sm_80" */
     int is_emulator;
     int max_threads_per_block;
-    int max_shared_per_block; /* bytes usable by one block */
+    int max_shared_per_block; /* bytes one block may use, static and dynamic (tile_launch opts in past 48 KiB) */
     /* Since 0.2, through tile_context_get_properties_ex only: */
     int multiprocessor_count; /* SMs: the GPU's, or the emulator's ("emu:sms=N", default 132); num_sms() in kernels */
 } tile_device_properties;
