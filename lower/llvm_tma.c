@@ -115,35 +115,58 @@ static void tma_copies(LL *l, Inst *i) {
     }
 }
 
+static LLVMValueRef issue_warp_flag(LL *l);
+
 /* tma_store i: the stage to the map's box at the coordinates, one copy per 128-byte panel, then one
- * bulk group; the caller has elected the issuing thread. */
+ * bulk group, by the elected lane of the issuing warp: every thread runs the asm, the lane and the
+ * warp are a predicate inside it, not a branch around it. */
 static void tma_store(LL *l, Inst *i) {
     Func *f = l->f;
     const TensorMap *tm = &f->tmaps[i->a.ival];
     const Type *bt = tir_vtype(f, i->ops[0]);
     int eb = dtype_bits(bt->dt) / 8, rows = bt->shape[1], rb = bt->shape[2] * eb, panels = rb > 128 ? rb / 128 : 1;
     LLVMValueRef stage_off = LLVMBuildMul(l->b, as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, rows * rb), "");
-    LLVMValueRef coord[TMA_MAX_RANK];
-    for (int d = 0; d < tm->rank; d++) coord[d] = as_i32(l, ll_get(l, i->ops[2 + d], NULL)[0]);
     LLVMValueRef map = LLVMGetParam(l->fn, (unsigned)(f->nargs + i->a.ival));
-    char text[256], cons[64];
-    int q = snprintf(text, sizeof text, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [$0, {", tm->rank);
-    int cq = snprintf(cons, sizeof cons, "l");
+    /* operands: $0 the map, $1.. the coordinates, then each panel's shared address and (past the
+     * first) its innermost coordinate */
+    LLVMValueRef args[1 + TMA_MAX_RANK + 2 * 8];
+    int n = 0;
+    args[n++] = map;
+    LLVMValueRef coord0 = NULL;
     for (int d = 0; d < tm->rank; d++) {
-        q += snprintf(text + q, sizeof text - (size_t)q, "%s$%d", d ? ", " : "", 1 + d);
+        LLVMValueRef c = as_i32(l, ll_get(l, i->ops[2 + d], NULL)[0]);
+        if (!d) coord0 = c;
+        args[n++] = c;
+    }
+    args[n++] = issue_warp_flag(l);
+    char text[2048], cons[256];
+    int q = snprintf(text, sizeof text, "{\n\t.reg .pred p, w;\n\telect.sync _|p, 0xffffffff;\n\tsetp.ne.u32 w, $%d, 0;\n\tand.pred p, p, w;\n",
+                     1 + tm->rank);
+    int cq = snprintf(cons, sizeof cons, "l");
+    for (int d = 0; d < tm->rank; d++) cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
+    cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
+    for (int p = 0; p < panels && p < 8; p++) {
+        int sa = n, c0 = 1;
+        args[n++] = saddr(l, i->ops[0], LLVMBuildAdd(l->b, stage_off, ll_i32(l, p * rows * 128), ""));
         cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
+        if (p) {
+            c0 = n;
+            args[n++] = LLVMBuildAdd(l->b, coord0, ll_i32(l, p * (128 / eb)), "");
+            cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
+        }
+        q += snprintf(text + q, sizeof text - (size_t)q, "\t@p cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [$0, {$%d", tm->rank, c0);
+        for (int d = 1; d < tm->rank; d++) q += snprintf(text + q, sizeof text - (size_t)q, ", $%d", 1 + d);
+        q += snprintf(text + q, sizeof text - (size_t)q, "}], [$%d];\n", sa);
     }
-    snprintf(text + q, sizeof text - (size_t)q, "}], [$%d];", 1 + tm->rank);
-    snprintf(cons + cq, sizeof cons - (size_t)cq, ",r,~{memory}");
-    for (int p = 0; p < panels; p++) {
-        LLVMValueRef args[2 + TMA_MAX_RANK];
-        args[0] = map;
-        for (int d = 0; d < tm->rank; d++) args[1 + d] = coord[d];
-        if (p) args[1] = LLVMBuildAdd(l->b, coord[0], ll_i32(l, p * (128 / eb)), "");
-        args[1 + tm->rank] = saddr(l, i->ops[0], LLVMBuildAdd(l->b, stage_off, ll_i32(l, p * rows * 128), ""));
-        ll_asm(l, l->t_void, text, cons, args, 2 + tm->rank, true);
-    }
-    ll_asm(l, l->t_void, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0, true);
+    snprintf(text + q, sizeof text - (size_t)q, "\t@p cp.async.bulk.commit_group;\n\t}");
+    snprintf(cons + cq, sizeof cons - (size_t)cq, ",~{memory}");
+    ll_asm(l, l->t_void, text, cons, args, n, true);
+}
+
+/* 1 in the issuing warp, else 0: with elect.sync, the predicate of one-thread work that stays
+ * inside the asm (no branch). */
+static LLVMValueRef issue_warp_flag(LL *l) {
+    return LLVMBuildZExt(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, l->warp, ll_i32(l, l->issue_warp), ""), l->t_i32, "");
 }
 
 bool ll_emit_tma(LL *l, Inst *i) {
@@ -206,16 +229,13 @@ bool ll_emit_tma(LL *l, Inst *i) {
         LLVMPositionBuilderAtEnd(l->b, done);
         return true;
     }
-    case OP_TMA_STORE: {
-        LLVMBasicBlockRef join = one_begin(l, NULL);
-        tma_store(l, i);
-        one_end(l, join);
-        return true;
-    }
+    case OP_TMA_STORE: tma_store(l, i); return true;
     case OP_TMA_STORE_WAIT: { /* the issuing thread (the same elected lane) */
-        LLVMBasicBlockRef join = one_begin(l, NULL);
-        ll_asm(l, l->t_void, "cp.async.bulk.wait_group.read 0;", "~{memory}", NULL, 0, true);
-        one_end(l, join);
+        LLVMValueRef w = issue_warp_flag(l);
+        ll_asm(l, l->t_void,
+               "{\n\t.reg .pred p, w;\n\telect.sync _|p, 0xffffffff;\n\tsetp.ne.u32 w, $0, 0;\n\tand.pred p, p, w;\n"
+               "\t@p cp.async.bulk.wait_group.read 0;\n\t}",
+               "r,~{memory}", &w, 1, true);
         return true;
     }
     case OP_TMA_LOAD: {
