@@ -229,6 +229,39 @@ static void stage(LL *l, ValueId v, const Tile *t, bool transposed) {
     }
 }
 
+/* stage() for a 16-bit tile in an mma accumulator layout on sm_90a: stmatrix.x4 writes four 8x8
+ * matrices a warp at once, whose fragments are the accumulator's own (register j of lane l: row l/4,
+ * columns 2(l%4), +1 of matrix j).  For each 16-row slab im and pair of 8-column groups in, in + 1 of
+ * a warp: matrices (rows 0-7, in), (8-15, in), (0-7, in + 1), (8-15, in + 1); lane l gives the
+ * address of row l%8 of matrix l/8, whose 16 bytes the swizzle keeps together.  False (nothing
+ * emitted) where the layout does not have that shape: stage() then writes element runs. */
+static bool stage_stmatrix(LL *l, ValueId v, const Tile *t) {
+    const Type *ty = tir_vtype(l->f, v);
+    const Layout *m = ty->layout;
+    if (!wgmma_target(l) || !m || m->kind != LAYOUT_MMA || ty->rank != 2 || dtype_bits(ty->dt) != 16 || t->eb != 2) return false;
+    int wm = m->wpc[0], wn = m->wpc[1], M = ty->shape[0], N = ty->shape[1];
+    if (M % (16 * wm) || N % (16 * wn) || t->rows != M || t->cols != N || t->cols * t->eb < 16) return false;
+    int rm = M / (16 * wm), rn = N / (8 * wn);
+    LLVMValueRef *vals = ll_get(l, v, NULL);
+    LLVMValueRef lane = l->lane;
+    LLVMValueRef g = LLVMBuildLShr(l->b, lane, ll_i32(l, 2), ""), t2 = LLVMBuildShl(l->b, LLVMBuildAnd(l->b, lane, ll_i32(l, 3), ""), ll_i32(l, 1), "");
+    LLVMValueRef mat = LLVMBuildLShr(l->b, lane, ll_i32(l, 3), "");
+    LLVMValueRef drow = LLVMBuildAdd(l->b, LLVMBuildAnd(l->b, lane, ll_i32(l, 7), ""),
+                                     LLVMBuildShl(l->b, LLVMBuildAnd(l->b, mat, ll_i32(l, 1), ""), ll_i32(l, 3), ""), "");
+    LLVMValueRef dcol = LLVMBuildMul(l->b, LLVMBuildLShr(l->b, mat, ll_i32(l, 1), ""), ll_i32(l, 8 * wn), "");
+    for (int im = 0; im < rm; im++)
+        for (int in = 0; in < rn; in += 2) {
+            int r0 = (im * rn + in) * 4; /* (h, e) = (0, 0) of group in; group in + 1 starts at r0 + 4 */
+            LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildSub(l->b, ll_coord(l, ty, r0, 0), g, ""), drow, "");
+            LLVMValueRef col = LLVMBuildAdd(l->b, LLVMBuildSub(l->b, ll_coord(l, ty, r0, 1), t2, ""), dcol, "");
+            LLVMValueRef args[5];
+            args[0] = smem_addr32(l, t->off, tile_dyn(l, t, swz_offset(l, t, row, col)));
+            for (int j = 0; j < 4; j++) args[1 + j] = pack32(l, &vals[r0 + (j >> 1) * 4 + (j & 1) * 2], 2, ty->dt);
+            ll_asm(l, l->t_void, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", args, 5, true);
+        }
+    return true;
+}
+
 /* ldmatrix.x{n}[.trans]: lane supplies the row address (row, col) of its matrix. */
 static void ldmatrix(LL *l, int n, bool trans, LLVMValueRef addr, LLVMValueRef *out) {
     char text[160], cons[64];
@@ -670,7 +703,7 @@ bool ll_emit_async(LL *l, Inst *i) {
         LLVMValueRef base = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0],
                                          LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, rows * cols * eb), ""), "");
         Tile t = tile_make(l, rows, cols, eb, 0, base);
-        stage(l, i->ops[2], &t, contig != 1);
+        if (contig != 1 || !stage_stmatrix(l, i->ops[2], &t)) stage(l, i->ops[2], &t, contig != 1);
         proxy_fence(l);
         return true;
     }

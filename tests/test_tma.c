@@ -471,6 +471,8 @@ static void epilogue_case(const char *kernel, int m, int n, int k, int programs,
                   strstr(c.ptx, "cp.async.bulk.wait_group.read 0"),
               "%s: tensor-map store", kernel);
     cr_expect(strstr(c.kernels[0].tensor_maps, half ? "base $2, esize 2" : "base $2, esize 4"), "C's map: %s", c.kernels[0].tensor_maps);
+    /* an f16 tile goes into the buffer by stmatrix (the accumulator's fragments are its matrices) */
+    cr_expect_eq(strstr(c.ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16") != NULL, half, "%s: stmatrix", kernel);
     cr_expect(!strstr(c.ptx, half ? "st.global.b16" : "st.global.f32") && !strstr(c.ptx, "st.global.v"), "%s: per-thread stores left", kernel);
     tile_compiled_free(&c);
     tile_context *ctx;
