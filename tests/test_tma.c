@@ -65,6 +65,20 @@ static uint16_t f16_of(int v) { /* small integers are exact in f16 */
     return (uint16_t)(s | ((e + 15) << 10) | (((a << 10) >> e) & 0x3ff));
 }
 
+/* n random integers in [-r, r], as f16 (exact) on the device; the values in *vals (the caller frees). */
+static tile_devptr upload_ints(tile_context *ctx, size_t n, int r, int **vals) {
+    uint16_t *h = malloc(n * 2);
+    int *v = malloc(n * sizeof *v);
+    cr_assert(h && v);
+    for (size_t i = 0; i < n; i++) v[i] = irand(2 * r + 1) - r, h[i] = f16_of(v[i]);
+    tile_devptr d;
+    cr_assert_eq(tile_malloc(ctx, n * 2, &d), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, d, h, n * 2), TILE_OK);
+    free(h);
+    *vals = v;
+    return d;
+}
+
 typedef struct Run {
     int m, n, k, batch, sa, sb;
     int ws_warps; /* 0: as written; 4 or 8: @warp_specialize with that many computing warps (BM 128 at 8) */
@@ -247,17 +261,10 @@ static void persistent_case(int m, int n, int k, int programs, int ws, int warps
     cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
     int sa = k + 16, sb = n + (16 - n % 16) % 16 + 16;
     size_t na = (size_t)m * sa + 64, nb = (size_t)k * sb + 64, nc = (size_t)m * n; /* (+ 64: no zero-byte allocations at k = 0) */
-    uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
-    int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
+    int *va, *vb;
     float *out = malloc(nc * 4);
-    for (size_t i = 0; i < na; i++) va[i] = irand(9) - 4, ha[i] = f16_of(va[i]);
-    for (size_t i = 0; i < nb; i++) vb[i] = irand(9) - 4, hb[i] = f16_of(vb[i]);
-    tile_devptr da, db, dc;
-    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, nb * 2, &db), TILE_OK);
+    tile_devptr da = upload_ints(ctx, na, 4, &va), db = upload_ints(ctx, nb, 4, &vb), dc;
     cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
-    tile_memcpy_htod(ctx, da, ha, na * 2);
-    tile_memcpy_htod(ctx, db, hb, nb * 2);
     tile_memset(ctx, dc, 0xFF, nc * 4);
     tile_module *mod;
     o.arch = NULL;
@@ -278,13 +285,10 @@ static void persistent_case(int m, int n, int k, int programs, int ws, int warps
                                          args, NULL),
                          TILE_OK, "%s", tile_last_error(ctx));
         } else if (round) {
-            tile_devptr da2;
             am = m - 37, ak = k - 16;
-            cr_assert_eq(tile_malloc(ctx, na * 2, &da2), TILE_OK);
-            for (size_t i = 0; i < na; i++) va[i] = irand(9) - 4, ha[i] = f16_of(va[i]);
-            tile_memcpy_htod(ctx, da2, ha, na * 2);
+            free(va);
+            da = upload_ints(ctx, na, 4, &va);
             tile_memset(ctx, dc, 0xFF, nc * 4);
-            da = da2;
         }
         if (round < 2)
             cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
@@ -299,7 +303,7 @@ static void persistent_case(int m, int n, int k, int programs, int ws, int warps
     }
     tile_module_unload(mod);
     tile_context_destroy(ctx);
-    free(ha), free(hb), free(va), free(vb), free(out);
+    free(va), free(vb), free(out);
 }
 
 /* Persistent: several tiles a program, with and without a producer warpgroup (which runs
@@ -362,20 +366,10 @@ static void twodot_case(int m, int n, int pp, int ws) {
     enum { D = 64 };
     int sq = D + 16, sk = D + 32, sv = D;
     size_t nq = (size_t)m * sq, nk = (size_t)n * sk + 64, nv = (size_t)n * sv + 64, no = (size_t)m * D;
-    uint16_t *hq = malloc(nq * 2), *hk = malloc(nk * 2), *hv = malloc(nv * 2);
-    int *vq = malloc(nq * sizeof *vq), *vk = malloc(nk * sizeof *vk), *vv = malloc(nv * sizeof *vv);
+    int *vq, *vk, *vv;
     float *out = malloc(no * 4);
-    for (size_t i = 0; i < nq; i++) vq[i] = irand(5) - 2, hq[i] = f16_of(vq[i]);
-    for (size_t i = 0; i < nk; i++) vk[i] = irand(5) - 2, hk[i] = f16_of(vk[i]);
-    for (size_t i = 0; i < nv; i++) vv[i] = irand(5) - 2, hv[i] = f16_of(vv[i]);
-    tile_devptr dq, dk, dv, dout;
-    cr_assert_eq(tile_malloc(ctx, nq * 2, &dq), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, nk * 2, &dk), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, nv * 2, &dv), TILE_OK);
+    tile_devptr dq = upload_ints(ctx, nq, 2, &vq), dk = upload_ints(ctx, nk, 2, &vk), dv = upload_ints(ctx, nv, 2, &vv), dout;
     cr_assert_eq(tile_malloc(ctx, no * 4, &dout), TILE_OK);
-    tile_memcpy_htod(ctx, dq, hq, nq * 2);
-    tile_memcpy_htod(ctx, dk, hk, nk * 2);
-    tile_memcpy_htod(ctx, dv, hv, nv * 2);
     tile_memset(ctx, dout, 0xFF, no * 4);
     tile_module *mod;
     o.arch = NULL;
@@ -402,7 +396,7 @@ static void twodot_case(int m, int n, int pp, int ws) {
     }
     tile_module_unload(mod);
     tile_context_destroy(ctx);
-    free(hq), free(hk), free(hv), free(vq), free(vk), free(vv), free(out), free(p);
+    free(vq), free(vk), free(vv), free(out), free(p);
 }
 
 /* @pingpong: the two computing warpgroups take turns issuing S = Q K^T (named barriers, bar.arrive):
@@ -479,17 +473,10 @@ static void epilogue_case(const char *kernel, int m, int n, int k, int programs,
     cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
     int sa = k + 16, sb = n + (16 - n % 16) % 16, sc = n + (16 - n % 16) % 16 + 16, es = half ? 2 : 4;
     size_t na = (size_t)m * sa + 64, nb = (size_t)k * sb + 64, nc = (size_t)(m + 8) * sc; /* rows past m: must stay untouched */
-    uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
-    int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
+    int *va, *vb;
     uint8_t *out = malloc(nc * (size_t)es);
-    for (size_t i = 0; i < na; i++) va[i] = irand(9) - 4, ha[i] = f16_of(va[i]);
-    for (size_t i = 0; i < nb; i++) vb[i] = irand(9) - 4, hb[i] = f16_of(vb[i]);
-    tile_devptr da, db, dc;
-    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, nb * 2, &db), TILE_OK);
+    tile_devptr da = upload_ints(ctx, na, 4, &va), db = upload_ints(ctx, nb, 4, &vb), dc;
     cr_assert_eq(tile_malloc(ctx, nc * (size_t)es, &dc), TILE_OK);
-    tile_memcpy_htod(ctx, da, ha, na * 2);
-    tile_memcpy_htod(ctx, db, hb, nb * 2);
     tile_memset(ctx, dc, 0xFF, nc * (size_t)es); /* NaN */
     tile_module *mod;
     o.arch = NULL;
@@ -516,7 +503,7 @@ static void epilogue_case(const char *kernel, int m, int n, int k, int programs,
         }
     tile_module_unload(mod);
     tile_context_destroy(ctx);
-    free(ha), free(hb), free(va), free(vb), free(out);
+    free(va), free(vb), free(out);
 }
 
 /* Tiles that straddle m and n (the map's bounds keep the copy inside C), several tiles a program
