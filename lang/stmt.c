@@ -960,6 +960,21 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
     }
 }
 
+/* A -D value of launch metadata (num_warps, ...) over *out, when given. */
+static void define_int(Gen *g, const char *name, int64_t *out) {
+    int di = find_define(g, name);
+    if (di >= 0) val_ct_int_of(g, eval_define(g, di), (Loc){0}, name, out);
+}
+
+/* The same for a 0-or-1 switch (warp_specialize, pingpong): any other value is an error at loc. */
+static void define_flag(Gen *g, const char *name, int64_t *out, Loc loc) {
+    define_int(g, name, out);
+    if (*out != 0 && *out != 1) {
+        diag_error(g->d, loc, "%s must be 0 or 1, got %lld", name, (long long)*out);
+        *out = 0;
+    }
+}
+
 static void gen_kernel(Gen *g, const Decl *k) {
     Func *f = tir_func_new(g->m, k->name);
     f->loc = k->loc;
@@ -1006,35 +1021,14 @@ static void gen_kernel(Gen *g, const Decl *k) {
             diag_error(g->d, wsloc, "@warp_specialize(0) with @num_consumer_groups: consumer groups need a producer");
         else warps = 4 * groups, ws = 1;
     }
-    int di;
-    if ((di = find_define(g, "num_warps")) >= 0) {
-        Val v = eval_define(g, di);
-        val_ct_int_of(g, v, (Loc){0}, "num_warps", &warps);
-    }
-    if ((di = find_define(g, "num_stages")) >= 0) {
-        Val v = eval_define(g, di);
-        val_ct_int_of(g, v, (Loc){0}, "num_stages", &stages);
-    }
+    define_int(g, "num_warps", &warps);
+    define_int(g, "num_stages", &stages);
     if (warps != 1 && warps != 2 && warps != 4 && warps != 8 && warps != 16 && warps != 32) {
         diag_error(g->d, wloc, "num_warps must be 1, 2, 4, 8, 16 or 32, got %lld", (long long)warps);
         warps = 4;
     }
-    if ((di = find_define(g, "warp_specialize")) >= 0) {
-        Val v = eval_define(g, di);
-        val_ct_int_of(g, v, (Loc){0}, "warp_specialize", &ws);
-    }
-    if (ws != 0 && ws != 1) {
-        diag_error(g->d, wsloc, "warp_specialize must be 0 or 1, got %lld", (long long)ws);
-        ws = 0;
-    }
-    if ((di = find_define(g, "pingpong")) >= 0) {
-        Val v = eval_define(g, di);
-        val_ct_int_of(g, v, (Loc){0}, "pingpong", &pp);
-    }
-    if (pp != 0 && pp != 1) {
-        diag_error(g->d, pploc, "pingpong must be 0 or 1, got %lld", (long long)pp);
-        pp = 0;
-    }
+    define_flag(g, "warp_specialize", &ws, wsloc);
+    define_flag(g, "pingpong", &pp, pploc);
     if (stages < 1 || stages > 8) {
         diag_error(g->d, sloc, "num_stages must be between 1 and 8, got %lld", (long long)stages);
         stages = 3;
@@ -1050,7 +1044,8 @@ static void gen_kernel(Gen *g, const Decl *k) {
         if (pa->is_const) {
             Val v;
             Loc vloc = pa->def ? pa->def->loc : pa->loc;
-            if ((di = find_define(g, pa->name)) >= 0) v = eval_define(g, di);
+            int di = find_define(g, pa->name);
+            if (di >= 0) v = eval_define(g, di);
             else if (pa->def) v = eval_global_expr(g, pa->def);
             else {
                 diag_error(g->d, pa->loc, "const parameter '%s' has no default and is not defined (-D %s=...)", pa->name, pa->name);
