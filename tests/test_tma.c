@@ -412,7 +412,7 @@ Test(tma, pingpong_two_dots, .timeout = 600) {
 
 /* Epilogue stores through tensor maps: a persistent matmul (optionally warp-specialized) whose C
  * (row stride sc, a multiple of 16) is stored as f32 or f16 by a tma_store of a shared tile. */
-#define EPI_SRC(NAME, CTY, CAST)                                                                     \
+#define EPI_SRC(NAME, CTY, STORE)                                                                    \
     "@num_stages(3)\n"                                                                               \
     "kernel " NAME "(a: *f16, b: *f16, c: *" CTY ", m: i32, n: i32, k: i32, sa: i32, sb: i32, sc: i32,\n" \
     "           const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"                     \
@@ -429,11 +429,15 @@ Test(tma, pingpong_two_dots, .timeout = 600) {
     "        }\n"                                                                                    \
     "        let rm = pm + arange(0, BM);\n"                                                         \
     "        let rn = pn + arange(0, BN);\n"                                                         \
-    "        store(c + rm[:, None] * sc + rn[None, :], acc" CAST ", (rm[:, None] < m) && (rn[None, :] < n));\n" \
+    STORE                                                                                            \
     "    }\n"                                                                                        \
     "}\n"
 
-static const char epi_src[] = EPI_SRC("epi32", "f32", "") EPI_SRC("epi16", "f16", " as f16");
+#define PTR_STORE(CAST) "        store(c + rm[:, None] * sc + rn[None, :], acc" CAST ", (rm[:, None] < m) && (rn[None, :] < n));\n"
+static const char epi_src[] =
+    EPI_SRC("epi32", "f32", PTR_STORE(""))
+    EPI_SRC("epi16", "f16", PTR_STORE(" as f16"))
+    EPI_SRC("epid", "f32", "        store_tensor_descriptor(make_tensor_descriptor(c, [m, n], [sc, 1], [BM, BN]), [pm, pn], acc);\n");
 
 /* f16 bits of a small integer (exact) back to a double */
 static double f16_int(uint16_t h) {
@@ -445,14 +449,15 @@ static double f16_int(uint16_t h) {
 static void epilogue_case(const char *kernel, int m, int n, int k, int programs, int ws, int warps) {
     static const char *const especs[] = {"sa=16", "sb=16", "sc=16", "k=16", NULL};
     bool half = !strcmp(kernel, "epi16");
-    char src[8192];
-    snprintf(src, sizeof src, "@warp_specialize(%d)\n@num_warps(%d)\n%s", ws, warps, epi_src);
-    /* the attributes apply to the first kernel: give the second its own */
-    char *second = strstr(src, "@num_stages(3)\nkernel epi16");
-    cr_assert(second);
-    char rest[4096];
-    snprintf(rest, sizeof rest, "@warp_specialize(%d)\n@num_warps(%d)\n%s", ws, warps, second);
-    strcpy(second, rest);
+    /* every kernel gets the attributes */
+    char src[12288], attrs[64];
+    snprintf(attrs, sizeof attrs, "@warp_specialize(%d)\n@num_warps(%d)\n@num_stages(3)\n", ws, warps);
+    src[0] = 0;
+    for (const char *p = epi_src, *q; *p; p = q) {
+        q = strstr(p + 1, "@num_stages(3)\n");
+        if (!q) q = p + strlen(p);
+        snprintf(src + strlen(src), sizeof src - strlen(src), "%s%.*s", attrs, (int)(q - p - 15), p + 15);
+    }
     char bm_def[16];
     snprintf(bm_def, sizeof bm_def, "BM=%d", warps == 8 ? 128 : 64);
     const char *defs[] = {bm_def, NULL};
@@ -515,4 +520,5 @@ Test(tma, epilogue_store, .timeout = 600) {
     epilogue_case("epi16", 150, 100, 64, 2, 1, 4);
     epilogue_case("epi32", 260, 72, 48, 2, 1, 8);
     epilogue_case("epi16", 70, 136, 32, 3, 1, 8);
+    epilogue_case("epid", 150, 100, 64, 2, 1, 4); /* store_tensor_descriptor */
 }
