@@ -1005,15 +1005,17 @@ static void gen_kernel(Gen *g, const Decl *k) {
             else attr_int(g, at->arg, "pingpong", &pp), pploc = at->arg->loc;
         } else if (!strcmp(at->name, "num_consumer_groups")) {
             /* @num_consumer_groups(N): N computing warpgroups (num_warps 4N) and a producer warpgroup */
-            if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@num_consumer_groups' takes one value (1, 2, 4 or 8)");
+            if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@num_consumer_groups' takes one value (1, 2 or 4)");
             else attr_int(g, at->arg, "num_consumer_groups", &groups), gloc = at->arg->loc;
         }
         else if (!strcmp(at->name, "config") || !strcmp(at->name, "tune_key")) check_tuning_attr(g, k, at);
         else diag_error(g->d, at->loc, "unknown attribute '@%s'", at->name);
     }
     if (groups) {
-        if (groups != 1 && groups != 2 && groups != 4 && groups != 8)
-            diag_error(g->d, gloc, "num_consumer_groups must be 1, 2, 4 or 8, got %lld", (long long)groups);
+        if (groups == 8)
+            diag_error(g->d, gloc, "num_consumer_groups=8: 32 computing warps and a producer warpgroup are more than a block's 1024 threads");
+        else if (groups != 1 && groups != 2 && groups != 4)
+            diag_error(g->d, gloc, "num_consumer_groups must be 1, 2 or 4, got %lld", (long long)groups);
         else if (warps_given && warps != 4 * groups)
             diag_error(g->d, wloc, "num_warps=%lld, but @num_consumer_groups(%lld) means %lld computing warps", (long long)warps,
                        (long long)groups, (long long)(4 * groups));

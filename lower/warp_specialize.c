@@ -540,7 +540,8 @@ bool lower_warp_specialize(Module *m, Diag *d) {
     if (!tg || tg->mma != WGMMA || m->no_tma) return true;
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
-        if (!f->warp_specialize || f->producer_warps || f->num_warps % 4) continue;
+        /* (a producer warpgroup beside 32 computing warps would pass a block's 1024 threads) */
+        if (!f->warp_specialize || f->producer_warps || f->num_warps % 4 || f->num_warps + PRODUCER_WARPS > 32) continue;
         Inst *outer = NULL, *guard = NULL, *loop = find_loop(f, &outer, &guard);
         if (loop) specialize_loop(m, f, outer, guard, loop);
     }

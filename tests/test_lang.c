@@ -197,8 +197,12 @@ Test(lang_diag, misc) {
                 "  @warp_specialize(2)\n"
                 "                   ^\n");
     expect_diag("@num_consumer_groups(3)\nkernel k(p: *f32) {\n}\n",
-                "t.tile:1:22: error: num_consumer_groups must be 1, 2, 4 or 8, got 3\n"
+                "t.tile:1:22: error: num_consumer_groups must be 1, 2 or 4, got 3\n"
                 "  @num_consumer_groups(3)\n"
+                "                       ^\n");
+    expect_diag("@num_consumer_groups(8)\nkernel k(p: *f32) {\n}\n",
+                "t.tile:1:22: error: num_consumer_groups=8: 32 computing warps and a producer warpgroup are more than a block's 1024 threads\n"
+                "  @num_consumer_groups(8)\n"
                 "                       ^\n");
     expect_diag("@num_warps(4)\n@num_consumer_groups(2)\nkernel k(p: *f32) {\n}\n",
                 "t.tile:1:12: error: num_warps=4, but @num_consumer_groups(2) means 8 computing warps\n"

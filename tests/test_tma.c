@@ -522,3 +522,18 @@ Test(tma, epilogue_store, .timeout = 600) {
     epilogue_case("epi16", 70, 136, 32, 3, 1, 8);
     epilogue_case("epid", 150, 100, 64, 2, 1, 4); /* store_tensor_descriptor */
 }
+
+/* @warp_specialize on 32 computing warps: a producer warpgroup would make 36 warps, past a block's
+ * 1024 threads, so the kernel stays as it is (and still streams through tensor maps). */
+Test(tma, no_producer_past_1024_threads) {
+    char src[4096];
+    snprintf(src, sizeof src, "@warp_specialize(1)\n@num_warps(32)\n%s", persistent_src);
+    static const char *const pspecs[] = {"sa=16", "sb=16", "k=16", NULL};
+    const char *defs[] = {"BM=512", "BN=64", NULL};
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .specialize = pspecs, .defines = defs};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("pmm.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect_eq(c.kernels[0].num_warps, 32);
+    cr_expect(strstr(c.ptx, "cp.async.bulk.tensor.2d") && !strstr(c.ptx, "mbarrier.arrive.shared::cta.b64 _"), "no producer");
+    tile_compiled_free(&c);
+}
