@@ -103,7 +103,7 @@
     X(BFIND, "bfind", "d = position of the most significant non-sign bit (.shiftamt: distance from msb), ~0 if none") \
     X(BFE, "bfe", "d = bits [b, b+c) of a, sign-extended for .s") \
     X(BFI, "bfi", "d = b with bits [c, c+d) replaced by the low bits of a") \
-    X(PRMT, "prmt", "d = bytes of {b,a} selected by nibbles of c (default mode)") \
+    X(PRMT, "prmt", "d = bytes of {b,a} selected by nibbles of c; .f4e .b4e .rc8 .ecl .ecr .rc16 by c[1:0]") \
     X(BRA, "bra", "pc = target") \
     X(CALL, "call", "call a .func: copy arguments, run it, copy results back") \
     X(RET, "ret", "return from a .func; in an entry, end the thread") \
@@ -246,7 +246,8 @@ enum {
     X(MB_COMPLETE_TX, "complete_tx") X(MB_TEST_WAIT, "test_wait") X(MB_TRY_WAIT, "try_wait") X(MB_INVAL, "inval") \
     X(MB_PENDING, "pending_count") X(MB_ARRIVE_EXPECT_TX, "arrive.expect_tx") \
     X(NREG_INC, "inc") X(NREG_DEC, "dec") \
-    X(D1, "1d") X(D2, "2d") X(D3, "3d") X(D4, "4d") X(D5, "5d") X(BPOPC, "popc")
+    X(D1, "1d") X(D2, "2d") X(D3, "3d") X(D4, "4d") X(D5, "5d") X(BPOPC, "popc") \
+    X(F4E, "f4e") X(B4E, "b4e") X(RC8, "rc8") X(ECL, "ecl") X(ECR, "ecr") X(RC16, "rc16")
 typedef enum EmuMode {
     EMU_MODE_NONE,
 #define X(e, n) EMU_MODE_##e,

@@ -275,6 +275,23 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_PRMT: {
         uint64_t tmp = ((uint64_t)(uint32_t)c << 32) | (uint32_t)a;
         uint32_t sel = (uint32_t)src(t, in, 3), v = 0;
+        if (in->mode) { /* the modes: c[1:0] picks one of four byte patterns (PTX ISA, prmt) */
+            unsigned s = sel & 3;
+            for (unsigned i = 0; i < 4; i++) {
+                unsigned k;
+                switch (in->mode) {
+                case EMU_MODE_F4E: k = (s + i) & 7; break;
+                case EMU_MODE_B4E: k = (s - i) & 7; break;
+                case EMU_MODE_RC8: k = s; break;
+                case EMU_MODE_ECL: k = i > s ? i : s; break;
+                case EMU_MODE_ECR: k = i < s ? i : s; break;
+                default: k = (s & 1) * 2 + (i & 1); break; /* rc16 */
+                }
+                v |= (uint32_t)((tmp >> (8 * k)) & 0xFF) << (8 * i);
+            }
+            *d = v;
+            return true;
+        }
         for (unsigned i = 0; i < 4; i++) {
             unsigned s = (sel >> (4 * i)) & 0xF;
             uint32_t byte = (uint32_t)(tmp >> ((s & 7) * 8)) & 0xFF;

@@ -767,6 +767,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             case EMU_OP_SETMAXNREG: ok = f == EMU_MODE_AINC || f == EMU_MODE_ADEC; break;
             case EMU_OP_CP_BULK_TENSOR: ok = f >= EMU_MODE_D1 && f <= EMU_MODE_D5; break;
             case EMU_OP_BAR: case EMU_OP_BARRIER: ok = f == EMU_MODE_BPOPC || f == EMU_MODE_AAND || f == EMU_MODE_AOR; break;
+            case EMU_OP_PRMT: ok = f >= EMU_MODE_F4E && f <= EMU_MODE_RC16; break;
             }
             if (op == EMU_OP_VOTE && l == 3 && memcmp(p, "uni", 3) == 0) { f = EMU_MODE_VUNI; ok = true; }
             if (ok) { in->mode = (uint8_t)f; continue; }

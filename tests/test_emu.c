@@ -448,6 +448,26 @@ static uint64_t r_prmt(uint64_t a, uint64_t b, uint64_t c) {
     }
     return v;
 }
+/* prmt's modes, from the PTX ISA's table: for c[1:0] = 0..3, the source bytes of d.b3 d.b2 d.b1 d.b0 */
+static uint64_t prmt_mode(const char *const tab[4], uint64_t a, uint64_t b, uint64_t c) {
+    uint8_t bytes[8];
+    for (int i = 0; i < 4; i++) { bytes[i] = (uint8_t)(U32(a) >> (8 * i)); bytes[4 + i] = (uint8_t)(U32(b) >> (8 * i)); }
+    const char *pat = tab[U32(c) & 3];
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)bytes[pat[3 - i] - '0'] << (8 * i);
+    return v;
+}
+#define PRMT_REF(NAME, T0, T1, T2, T3)                                              \
+    static uint64_t r_prmt_##NAME(uint64_t a, uint64_t b, uint64_t c) {             \
+        static const char *const tab[4] = {T0, T1, T2, T3};                         \
+        return prmt_mode(tab, a, b, c);                                             \
+    }
+PRMT_REF(f4e, "3210", "4321", "5432", "6543")
+PRMT_REF(b4e, "5670", "6701", "7012", "0123")
+PRMT_REF(rc8, "0000", "1111", "2222", "3333")
+PRMT_REF(ecl, "3210", "3211", "3222", "3333")
+PRMT_REF(ecr, "0000", "1110", "2210", "3210")
+PRMT_REF(rc16, "1010", "3232", "1010", "3232")
 static uint64_t r_setp_lt_s32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return S32(a) < S32(b) ? 7 : 9; }
 static uint64_t r_setp_hs_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return a >= b; }
 static uint64_t r_swap_halves(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32((U32(a) >> 16) | (U32(a) << 16)); }
@@ -554,6 +574,12 @@ static const Case cases[] = {
     {"bfe.u32 %r4, %r1, %r2, %r3;", false, r_bfe_u, CMP_EXACT, 0},
     {"bfe.s32 %r4, %r1, %r2, %r3;", false, r_bfe_s, CMP_EXACT, 0},
     {"prmt.b32 %r4, %r1, %r2, %r3;", false, r_prmt, CMP_EXACT, 0},
+    {"prmt.b32.f4e %r4, %r1, %r2, %r3;", false, r_prmt_f4e, CMP_EXACT, 0},
+    {"prmt.b32.b4e %r4, %r1, %r2, %r3;", false, r_prmt_b4e, CMP_EXACT, 0},
+    {"prmt.b32.rc8 %r4, %r1, %r2, %r3;", false, r_prmt_rc8, CMP_EXACT, 0},
+    {"prmt.b32.ecl %r4, %r1, %r2, %r3;", false, r_prmt_ecl, CMP_EXACT, 0},
+    {"prmt.b32.ecr %r4, %r1, %r2, %r3;", false, r_prmt_ecr, CMP_EXACT, 0},
+    {"prmt.b32.rc16 %r4, %r1, %r2, %r3;", false, r_prmt_rc16, CMP_EXACT, 0},
     {"setp.lt.s32 %p1, %r1, %r2;\n selp.b32 %r4, 7, 9, %p1;", false, r_setp_lt_s32, CMP_EXACT, 0},
     {"setp.lt.u64 %p1|%p2, %rd1, %rd2;\n selp.b32 %r4, 1, 0, %p2;", false, r_setp_hs_u64, CMP_EXACT, 0},
     {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 %r4, {%rs2, %rs1};", false, r_swap_halves, CMP_EXACT, 0},
@@ -775,9 +801,9 @@ Test(report, unsupported) {
     cr_assert_eq(dev_module_load_ptx(d, bad, &m), DEV_ERR_PTX);
     cr_assert(strstr(dev_last_error(d), "ptx:7:") && strstr(dev_last_error(d), "unsupported instruction 'foo.b32'"), "%s",
               dev_last_error(d));
-    const char *badmod = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n prmt.b32.f4e %r1, %r2, %r3, %r1;\n ret;\n}\n";
+    const char *badmod = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n prmt.b32.f5e %r1, %r2, %r3, %r1;\n ret;\n}\n";
     cr_assert_eq(dev_module_load_ptx(d, badmod, &m), DEV_ERR_PTX);
-    cr_assert(strstr(dev_last_error(d), "unsupported modifier '.f4e'"), "%s", dev_last_error(d));
+    cr_assert(strstr(dev_last_error(d), "unsupported modifier '.f5e'"), "%s", dev_last_error(d));
     const char *undecl = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n add.s32 %r1, %r9, 1;\n ret;\n}\n";
     cr_assert_eq(dev_module_load_ptx(d, undecl, &m), DEV_ERR_PTX);
     cr_assert(strstr(dev_last_error(d), "undeclared register '%r9'"), "%s", dev_last_error(d));
