@@ -184,8 +184,9 @@ typedef struct Run {
     char err[512];
 } Run;
 
-static bool run_case(TileDevice *dev, const Case *c, const char *ptx, unsigned threads, void *const host[8], int nbufs,
-                     Run *r) {
+/* dyn_smem: the kernel's shared memory when it is dynamic (past the static 48 KiB), else 0 */
+static bool run_case(TileDevice *dev, const Case *c, const char *ptx, unsigned threads, unsigned dyn_smem, void *const host[8],
+                     int nbufs, Run *r) {
     TileDevModule *mod = NULL;
     TileDevFunction *fn = NULL;
     uint64_t d[8] = {0};
@@ -209,7 +210,7 @@ static bool run_case(TileDevice *dev, const Case *c, const char *ptx, unsigned t
                      : c->args[np].kind == 'i' ? (void *)&c->args[np].i
                                                : (void *)&c->args[np].f;
     double t0 = now_s();
-    if (dev_launch(fn, c->grid[0], c->grid[1], c->grid[2], threads, 1, 1, 0, NULL, params) || dev_synchronize(dev)) {
+    if (dev_launch(fn, c->grid[0], c->grid[1], c->grid[2], threads, 1, 1, dyn_smem, NULL, params) || dev_synchronize(dev)) {
         snprintf(r->err, sizeof r->err, "launch: %s", dev_last_error(dev));
         goto done;
     }
@@ -391,14 +392,15 @@ int main(int argc, char **argv) {
             snprintf(res->status, sizeof res->status, "compile: %s %.400s", tile_status_string(st), comp.diagnostics);
         } else {
             unsigned threads = 32u * (unsigned)comp.kernels[0].num_warps;
+            unsigned dyn = comp.kernels[0].smem_dynamic ? (unsigned)comp.kernels[0].smem_bytes : 0;
             rng = (seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(ci + 1))) | 1;
             for (int i = 0; i < nbufs; i++) {
                 host[i] = malloc(c->bufs[i].n * (size_t)dt_size[c->bufs[i].dt]);
                 fill(&c->bufs[i], host[i]);
             }
-            if (!run_case(da, c, comp.ptx, threads, host, nbufs, &ra))
+            if (!run_case(da, c, comp.ptx, threads, dyn, host, nbufs, &ra))
                 snprintf(res->status, sizeof res->status, "A: %.500s", ra.err);
-            else if (!run_case(db, c, comp.ptx, threads, host, nbufs, &rb))
+            else if (!run_case(db, c, comp.ptx, threads, dyn, host, nbufs, &rb))
                 snprintf(res->status, sizeof res->status, "B: %.500s", rb.err);
             else compare(c, cmp, &ra, &rb, nbufs, res);
             res->ms_a = ra.ms;
