@@ -6,6 +6,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 if [ "${1:-}" = "--asan" ]; then
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTILE_SANITIZE=ON >/dev/null
+  # -O1: AddressSanitizer's recommended level; the emulator-bound tests run 2-3x faster than at -O0
+  # (asserts stay: a Debug build without NDEBUG)
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DTILE_SANITIZE=ON >/dev/null
   cmake --build build-asan -j"$jobs"
 fi
