@@ -115,58 +115,46 @@ static void tma_copies(LL *l, Inst *i) {
     }
 }
 
-static LLVMValueRef issue_warp_flag(LL *l);
+/* One-thread work without a branch: every thread runs the asm; p is set in the elected lane of the
+ * issuing warp, whose flag (1 there, else 0) is operand $N. */
+#define ONE_THREAD_PRED(N) "\t.reg .pred p, w;\n\telect.sync _|p, 0xffffffff;\n\tsetp.ne.u32 w, $" #N ", 0;\n\tand.pred p, p, w;\n"
+
+static LLVMValueRef issue_warp_flag(LL *l) {
+    return LLVMBuildZExt(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, l->warp, ll_i32(l, l->issue_warp), ""), l->t_i32, "");
+}
 
 /* tma_store i: the stage to the map's box at the coordinates, one copy per 128-byte panel, then one
- * bulk group, by the elected lane of the issuing warp: every thread runs the asm, the lane and the
- * warp are a predicate inside it, not a branch around it. */
+ * bulk group, by the elected lane of the issuing warp.  A predicate, not a branch: a divergent
+ * branch in a persistent kernel's loop over tiles costs ptxas the uniformity of the main loop's
+ * descriptors. */
 static void tma_store(LL *l, Inst *i) {
     Func *f = l->f;
     const TensorMap *tm = &f->tmaps[i->a.ival];
     const Type *bt = tir_vtype(f, i->ops[0]);
     int eb = dtype_bits(bt->dt) / 8, rows = bt->shape[1], rb = bt->shape[2] * eb, panels = rb > 128 ? rb / 128 : 1;
     LLVMValueRef stage_off = LLVMBuildMul(l->b, as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, rows * rb), "");
-    LLVMValueRef map = LLVMGetParam(l->fn, (unsigned)(f->nargs + i->a.ival));
-    /* operands: $0 the map, $1.. the coordinates, then each panel's shared address and (past the
-     * first) its innermost coordinate */
-    LLVMValueRef args[1 + TMA_MAX_RANK + 2 * 8];
-    int n = 0;
-    args[n++] = map;
-    LLVMValueRef coord0 = NULL;
+    /* operands: $0 the flag, $1 the map, $2.. the coordinates, then the panel's shared address */
+    LLVMValueRef args[3 + TMA_MAX_RANK];
+    args[0] = issue_warp_flag(l);
+    args[1] = LLVMGetParam(l->fn, (unsigned)(f->nargs + i->a.ival));
+    for (int d = 0; d < tm->rank; d++) args[2 + d] = as_i32(l, ll_get(l, i->ops[2 + d], NULL)[0]);
+    LLVMValueRef coord0 = args[2];
+    char text[512], cons[64];
+    int q = snprintf(text, sizeof text, "{\n" ONE_THREAD_PRED(0) "\t@p cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [$1, {",
+                     tm->rank);
+    int cq = snprintf(cons, sizeof cons, "r,l");
     for (int d = 0; d < tm->rank; d++) {
-        LLVMValueRef c = as_i32(l, ll_get(l, i->ops[2 + d], NULL)[0]);
-        if (!d) coord0 = c;
-        args[n++] = c;
-    }
-    args[n++] = issue_warp_flag(l);
-    char text[2048], cons[256];
-    int q = snprintf(text, sizeof text, "{\n\t.reg .pred p, w;\n\telect.sync _|p, 0xffffffff;\n\tsetp.ne.u32 w, $%d, 0;\n\tand.pred p, p, w;\n",
-                     1 + tm->rank);
-    int cq = snprintf(cons, sizeof cons, "l");
-    for (int d = 0; d < tm->rank; d++) cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
-    cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
-    for (int p = 0; p < panels && p < 8; p++) {
-        int sa = n, c0 = 1;
-        args[n++] = saddr(l, i->ops[0], LLVMBuildAdd(l->b, stage_off, ll_i32(l, p * rows * 128), ""));
+        q += snprintf(text + q, sizeof text - (size_t)q, "%s$%d", d ? ", " : "", 2 + d);
         cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
-        if (p) {
-            c0 = n;
-            args[n++] = LLVMBuildAdd(l->b, coord0, ll_i32(l, p * (128 / eb)), "");
-            cq += snprintf(cons + cq, sizeof cons - (size_t)cq, ",r");
-        }
-        q += snprintf(text + q, sizeof text - (size_t)q, "\t@p cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [$0, {$%d", tm->rank, c0);
-        for (int d = 1; d < tm->rank; d++) q += snprintf(text + q, sizeof text - (size_t)q, ", $%d", 1 + d);
-        q += snprintf(text + q, sizeof text - (size_t)q, "}], [$%d];\n", sa);
     }
-    snprintf(text + q, sizeof text - (size_t)q, "\t@p cp.async.bulk.commit_group;\n\t}");
-    snprintf(cons + cq, sizeof cons - (size_t)cq, ",~{memory}");
-    ll_asm(l, l->t_void, text, cons, args, n, true);
-}
-
-/* 1 in the issuing warp, else 0: with elect.sync, the predicate of one-thread work that stays
- * inside the asm (no branch). */
-static LLVMValueRef issue_warp_flag(LL *l) {
-    return LLVMBuildZExt(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, l->warp, ll_i32(l, l->issue_warp), ""), l->t_i32, "");
+    snprintf(text + q, sizeof text - (size_t)q, "}], [$%d];\n\t}", 2 + tm->rank);
+    snprintf(cons + cq, sizeof cons - (size_t)cq, ",r,~{memory}");
+    for (int p = 0; p < panels; p++) {
+        args[2] = p ? LLVMBuildAdd(l->b, coord0, ll_i32(l, p * (128 / eb)), "") : coord0;
+        args[2 + tm->rank] = saddr(l, i->ops[0], LLVMBuildAdd(l->b, stage_off, ll_i32(l, p * rows * 128), ""));
+        ll_asm(l, l->t_void, text, cons, args, 3 + tm->rank, true);
+    }
+    ll_asm(l, l->t_void, "{\n" ONE_THREAD_PRED(0) "\t@p cp.async.bulk.commit_group;\n\t}", "r,~{memory}", args, 1, true);
 }
 
 bool ll_emit_tma(LL *l, Inst *i) {
@@ -232,10 +220,7 @@ bool ll_emit_tma(LL *l, Inst *i) {
     case OP_TMA_STORE: tma_store(l, i); return true;
     case OP_TMA_STORE_WAIT: { /* the issuing thread (the same elected lane) */
         LLVMValueRef w = issue_warp_flag(l);
-        ll_asm(l, l->t_void,
-               "{\n\t.reg .pred p, w;\n\telect.sync _|p, 0xffffffff;\n\tsetp.ne.u32 w, $0, 0;\n\tand.pred p, p, w;\n"
-               "\t@p cp.async.bulk.wait_group.read 0;\n\t}",
-               "r,~{memory}", &w, 1, true);
+        ll_asm(l, l->t_void, "{\n" ONE_THREAD_PRED(0) "\t@p cp.async.bulk.wait_group.read 0;\n\t}", "r,~{memory}", &w, 1, true);
         return true;
     }
     case OP_TMA_LOAD: {

@@ -537,3 +537,59 @@ Test(tma, no_producer_past_1024_threads) {
     cr_expect(strstr(c.ptx, "cp.async.bulk.tensor.2d") && !strstr(c.ptx, "mbarrier.arrive.shared::cta.b64 _"), "no producer");
     tile_compiled_free(&c);
 }
+
+/* A store whose rows are 2 KiB (512 f32: 16 panels of 128 bytes, each its own box) beside a
+ * tensor-map loop: every panel is copied, the map's bounds clip rows and columns. */
+Test(tma, wide_store_every_panel) {
+    static const char src[] =
+        "@num_stages(2)\n"
+        "kernel wide(a: *f16, b: *f16, c: *f32, w: *f32, m: i32, n: i32, k: i32, sa: i32, sb: i32, sw: i32) {\n"
+        "    let da = make_tensor_descriptor(a, [64, k], [sa, 1], [64, 32]);\n"
+        "    let db = make_tensor_descriptor(b, [k, 64], [sb, 1], [32, 64]);\n"
+        "    let acc = zeros([64, 64], f32);\n"
+        "    for k0 in range(0, k, 32) {\n"
+        "        acc = dot(load_tensor_descriptor(da, [0, k0]), load_tensor_descriptor(db, [k0, 0]), acc);\n"
+        "    }\n"
+        "    let r = arange(0, 64);\n"
+        "    store(c + r[:, None] * 64 + r[None, :], acc);\n"
+        "    let rr = program_id(0) * 16 + arange(0, 16);\n"
+        "    let cc = arange(0, 512);\n"
+        "    store(w + rr[:, None] * sw + cc[None, :], (rr[:, None] * 1000 + cc[None, :]) as f32, (rr[:, None] < m) && (cc[None, :] < n));\n"
+        "}\n";
+    static const char *const wspecs[] = {"sa=16", "sb=16", "sw=16", "k=16", NULL};
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .specialize = wspecs};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("wide.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    int copies = 0;
+    for (const char *p = c.ptx; (p = strstr(p, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")); p++) copies++;
+    cr_expect_eq(copies, 16 + 2, "one copy per 128-byte panel: 16 for w, 2 for c");
+    tile_compiled_free(&c);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    int m = 20, n = 500, k = 32, sw = 512;
+    int *va, *vb;
+    tile_devptr da = upload_ints(ctx, 64 * 32, 1, &va), db = upload_ints(ctx, 32 * 64, 1, &vb), dc, dw;
+    size_t nw = (size_t)32 * sw;
+    cr_assert_eq(tile_malloc(ctx, 64 * 64 * 4, &dc), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nw * 4, &dw), TILE_OK);
+    tile_memset(ctx, dw, 0xFF, nw * 4);
+    tile_module *mod;
+    o.arch = NULL;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "wide.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "wide", &kern), TILE_OK);
+    int32_t sa = 32, sb = 64;
+    void *args[] = {&da, &db, &dc, &dw, &m, &n, &k, &sa, &sb, &sw};
+    cr_assert_eq(tile_launch(kern, (tile_dim3){2, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    float *hw = malloc(nw * 4);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, hw, dw, nw * 4), TILE_OK);
+    for (int i = 0; i < 32; i++)
+        for (int j = 0; j < sw; j++) {
+            float got = hw[(size_t)i * sw + j];
+            if (i < m && j < n) cr_assert(got == (float)(i * 1000 + j), "w[%d][%d] = %g", i, j, got);
+            else cr_assert(isnan(got), "w[%d][%d] outside %d x %d written (%g)", i, j, m, n, got);
+        }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(va), free(vb), free(hw);
+}
