@@ -6,7 +6,8 @@
  *   1. Find the tensor-core dots of the body (result in an mma layout) whose operand
  *      is a `load` of the same body that only dots use (one buffer serves several),
  *      with a pointer and mask computed inside the body only from the induction
- *      variable and values defined before the loop, a zero `other`, accesses of 4, 8
+ *      variable and values defined before the loop (or from index loads of such
+ *      addresses, in a body that writes no global memory: step 2b), a zero `other`, accesses of 4, 8
  *      or 16 bytes, and its fast dim one the operand's shared tile can keep contiguous
  *      (A: K; B: N or K as loaded, K for i8, N for tf32; trans(B) of a K-contiguous tile).
  *      A tf32 B loaded N-contiguous for a wgmma dot is staged K-contiguous instead (wgmma
@@ -28,6 +29,11 @@
  *      (pending=1; the next iteration's wgmma accumulates on top), the ring gets S + 1 stages so
  *      the copies of iteration j + S - 1 never overwrite the stage iteration j - 1's wgmma may
  *      still read, and a wgmma_wait after the loop hands the accumulator back.
+ *   2b. Index loads (paged decode's block table, a gather's row ids): cloned with the rest of
+ *      the prologue's addresses, masked off where that iteration does not run; for the body,
+ *      the index of iteration lb + (S-1)*step is loaded before the loop and, at the top of
+ *      iteration j after its copies, that of j + S*step, carried to the next iteration (its
+ *      latency hides behind the iteration's math instead of stalling the copies).
  *   5. On wgmma targets (sm_90a), a loop-invariant A operand of such a dot is written once
  *      to shared memory before the loop (local_store) and read from there (stage_invariant_a).
  * The replaced loads and their address computation die; canonicalize removes them. */
@@ -44,6 +50,8 @@ typedef struct Ctx {
     bool *inside;  /* by ValueId: defined in the loop body */
     ValueId *map;  /* clone map for one cloning session */
     uint32_t nmap;
+    bool readonly; /* the loop body writes no global memory: a load in an address may be issued early */
+    ValueId run;   /* while cloning an iteration's addresses: it runs (scalar i1), masking cloned loads */
 } Ctx;
 
 static bool mark_inside(Inst *i, void *ud) {
@@ -54,16 +62,37 @@ static bool mark_inside(Inst *i, void *ud) {
     return true;
 }
 
-/* v depends, inside the body, only on pure region-free ops of the induction variable. */
-static bool slice_ok(Ctx *c, ValueId v, ValueId iv, int depth) {
+/* v depends, inside the body, only on pure region-free ops of the induction variable and,
+ * where `indirect`, on loads whose pointer and mask do (an index loaded each iteration: a
+ * paged cache's block table, a gather's row ids), in a body that writes no global memory. */
+static bool slice_ok(Ctx *c, ValueId v, ValueId iv, int depth, bool indirect) {
     if (v == iv) return true;
     if (v >= c->nmap || !c->inside[v]) return true;
     Inst *d = tir_val(c->f, v)->def;
-    if (!d || depth > 64 || !(tir_op_info[d->op].flags & OPF_PURE) || d->nregions) return false;
+    if (!d || depth > 64 || d->nregions) return false;
+    if (d->op == OP_LOAD) {
+        if (!indirect || !c->readonly || (d->a.cache & TIR_CACHE_VOLATILE)) return false;
+        indirect = false; /* one level: the index load's own address is pure */
+    } else if (!(tir_op_info[d->op].flags & OPF_PURE)) {
+        return false;
+    }
     for (int k = 0; k < d->nops; k++)
-        if (!slice_ok(c, d->ops[k], iv, depth + 1)) return false;
+        if (!slice_ok(c, d->ops[k], iv, depth + 1, indirect)) return false;
     return true;
 }
+
+static bool writes_memory(const Block *b) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        if (i->op == OP_STORE || i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS || i->op == OP_TMA_STORE ||
+            i->op == OP_INLINE_ASM || i->op == OP_PRINT || i->op == OP_ASSERT)
+            return true;
+        for (int r = 0; r < i->nregions; r++)
+            if (writes_memory(i->regions[r])) return true;
+    }
+    return false;
+}
+
+static ValueId emit(Ctx *c, Inst *pos, Op op, const ValueId *ops, int n, const Type *t);
 
 /* Clone v's slice before `pos` with the induction variable replaced by iv2. */
 static ValueId clone(Ctx *c, ValueId v, ValueId iv, ValueId iv2, Inst *pos) {
@@ -74,6 +103,17 @@ static ValueId clone(Ctx *c, ValueId v, ValueId iv, ValueId iv2, Inst *pos) {
     ValueId ops[8];
     for (int k = 0; k < d->nops && k < 8; k++) ops[k] = clone(c, d->ops[k], iv, iv2, pos);
     const Type *rt = tir_vtype(c->f, v);
+    if (d->op == OP_LOAD) { /* an index load: masked off where the iteration does not run */
+        const Type *pt = tir_vtype(c->f, ops[0]);
+        const Type *mt = tir_type(c->m, DT_I1, pt->rank, pt->shape, NULL, pt->layout);
+        ValueId run = pt->rank ? emit(c, pos, OP_SPLAT, &c->run, 1, mt) : c->run;
+        ops[1] = d->nops > 1 ? emit(c, pos, OP_AND, (ValueId[]){ops[1], run}, 2, mt) : run;
+        Inst *n = tir_inst_new(c->f, OP_LOAD, ops, d->nops > 1 ? d->nops : 2, &rt, 1, d->loc);
+        n->a = d->a;
+        tir_insert_before(pos, n);
+        c->map[v] = n->res[0];
+        return n->res[0];
+    }
     Inst *n = tir_inst_new(c->f, d->op, ops, d->nops, &rt, 1, d->loc);
     n->a = d->a;
     tir_insert_before(pos, n);
@@ -154,15 +194,32 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
     }
     ValueId iv = body->args[0];
     for (int j = 0; j < ld->nops && j < 2; j++)
-        if (!slice_ok(c, ld->ops[j], iv, 0)) return false;
+        if (!slice_ok(c, ld->ops[j], iv, 0, true)) return false;
     return true;
 }
 
+/* The index loads in the addresses of the candidates' loads (slice_ok's `indirect`), at most max. */
+static void index_loads(Ctx *c, ValueId v, ValueId iv, Inst **out, int *n, int max) {
+    if (v == iv || v >= c->nmap || !c->inside[v]) return;
+    Inst *d = tir_val(c->f, v)->def;
+    if (d->op == OP_LOAD) {
+        for (int k = 0; k < *n; k++)
+            if (out[k] == d) return;
+        if (*n < max) out[(*n)++] = d;
+        return;
+    }
+    for (int k = 0; k < d->nops; k++) index_loads(c, d->ops[k], iv, out, n, max);
+}
+
 /* Copies of one iteration's tiles: operands cloned with the induction variable `it`,
- * masked off unless `run` (scalar i1) holds. */
-static void issue(Ctx *c, Cand *cs, int n, ValueId iv, ValueId it, ValueId run, ValueId stage, Inst *pos) {
+ * masked off unless `run` (scalar i1) holds; the index loads idx[0..nidx) are not cloned but
+ * read from the values pre[] (loaded an iteration earlier), where pre is given. */
+static void issue(Ctx *c, Cand *cs, int n, ValueId iv, ValueId it, ValueId run, ValueId stage, Inst *pos,
+                  Inst *const *idx, const ValueId *pre, int nidx) {
     Func *f = c->f;
     memset(c->map, 0, sizeof(ValueId) * c->nmap);
+    c->run = run;
+    for (int k = 0; pre && k < nidx; k++) c->map[idx[k]->res[0]] = pre[k];
     for (int k = 0; k < n; k++) {
         if (cs[k].primary != k) continue; /* its load is copied once, by its primary */
         Inst *ld = cs[k].load;
@@ -186,17 +243,26 @@ static void append(Arena *a, ValueId **arr, int *n, ValueId v) {
     (*arr)[(*n)++] = v;
 }
 
+/* A new loop-carried value of `loop` starting at `init`: its block argument (and a result);
+ * the caller appends the next value to the yield, in the order of the arguments. */
+static ValueId carry_arg(Ctx *c, Inst *loop, ValueId init) {
+    Func *f = c->f;
+    Arena *a = f->module->arena;
+    const Type *t = tir_vtype(f, init);
+    append(a, &loop->ops, &loop->nops, init);
+    ValueId arg = tir_block_add_arg(f, loop->regions[0], t);
+    append(a, &loop->res, &loop->nres, tir_new_value(f, t, loop, loop->nres));
+    return arg;
+}
+
 /* A new loop-carried stage index of `loop` starting at `init`: its block argument, advanced
  * modulo S just before the yield.  Returns the block argument. */
 static ValueId carry_stage(Ctx *c, Inst *loop, ValueId init, int S) {
     Func *f = c->f;
     Arena *a = f->module->arena;
-    Block *body = loop->regions[0];
     const Type *t = tir_vtype(f, init);
-    append(a, &loop->ops, &loop->nops, init);
-    ValueId arg = tir_block_add_arg(f, body, t);
-    append(a, &loop->res, &loop->nres, tir_new_value(f, t, loop, loop->nres));
-    Inst *y = body->last;
+    ValueId arg = carry_arg(c, loop, init);
+    Inst *y = loop->regions[0]->last;
     ValueId next = emit(c, y, OP_ADD, (ValueId[]){arg, cint(c, y, t, 1)}, 2, t);
     const Type *i1 = tir_scalar(c->m, DT_I1);
     Inst *wrap = tir_inst_new(f, OP_CMP, (ValueId[]){next, cint(c, y, t, S)}, 2, &i1, 1, y->loc);
@@ -250,6 +316,7 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     memset(c->inside, 0, sizeof(bool) * c->nmap);
     for (int a = 0; a < body->nargs; a++) c->inside[body->args[a]] = true;
     tir_walk(body, mark_inside, c);
+    c->readonly = !writes_memory(body);
     int *uses = tir_use_counts(f);
     /* dead pure ops go first, so their uses do not count (assign_layout's native_f8 leaves the
      * f8 operands' widening casts to canonicalize) */
@@ -331,20 +398,49 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         Inst *cmp = tir_inst_new(f, OP_CMP, (ValueId[]){its, loop->ops[1]}, 2, &i1, 1, loop->loc);
         cmp->a.ival2 = CMP_LT;
         tir_insert_before(loop, cmp);
-        issue(c, cs, n, iv, its, cmp->res[0], cint(c, loop, tir_scalar(m, DT_I32), s), loop);
+        issue(c, cs, n, iv, its, cmp->res[0], cint(c, loop, tir_scalar(m, DT_I32), s), loop, NULL, NULL, 0);
+    }
+    /* index loads (a block table) are loaded one iteration ahead of the copies they address:
+     * those for iteration lb + (S-1)*step before the loop, then at the top of iteration j (after
+     * its copies) those for j + S*step, carried to the next iteration, so that the latency of
+     * the index load hides behind a whole iteration's math instead of stalling the copies */
+    Inst *idx[8];
+    int nidx = 0;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < cs[k].load->nops && j < 2; j++) index_loads(c, cs[k].load->ops[j], iv, idx, &nidx, 8);
+    ValueId pre[8], carried[8];
+    if (nidx) {
+        ValueId its = emit(c, loop, OP_ADD, (ValueId[]){loop->ops[0], cint(c, loop, it, (int64_t)(S - 1) * stepd->a.ival)}, 2, it);
+        Inst *cmp = tir_inst_new(f, OP_CMP, (ValueId[]){its, loop->ops[1]}, 2, &i1, 1, loop->loc);
+        cmp->a.ival2 = CMP_LT;
+        tir_insert_before(loop, cmp);
+        memset(c->map, 0, sizeof(ValueId) * c->nmap);
+        c->run = cmp->res[0];
+        for (int k = 0; k < nidx; k++) pre[k] = clone(c, idx[k]->res[0], iv, its, loop);
     }
     /* 3. the body; the stages read and written are carried by the loop (0 and S-1 at the
      * start, each advancing by one modulo S) rather than divided out of the counter */
     Inst *top = body->first;
     ValueId rstage = carry_stage(c, loop, cint(c, loop, it, 0), R);
     ValueId wstage = carry_stage(c, loop, cint(c, loop, it, S - 1), R);
+    for (int k = 0; k < nidx; k++) carried[k] = carry_arg(c, loop, pre[k]); /* yielded below, after the stages */
     emit_plain(c, top, OP_ASYNC_WAIT, S - 2);
     emit_plain(c, top, OP_BARRIER, 0);
     ValueId ahead = emit(c, top, OP_ADD, (ValueId[]){iv, cint(c, top, it, (int64_t)(S - 1) * stepd->a.ival)}, 2, it);
     Inst *cmp = tir_inst_new(f, OP_CMP, (ValueId[]){ahead, loop->ops[1]}, 2, &i1, 1, loop->loc);
     cmp->a.ival2 = CMP_LT;
     tir_insert_before(top, cmp);
-    issue(c, cs, n, iv, ahead, cmp->res[0], wstage, top);
+    issue(c, cs, n, iv, ahead, cmp->res[0], wstage, top, idx, nidx ? carried : NULL, nidx);
+    if (nidx) {
+        ValueId next = emit(c, top, OP_ADD, (ValueId[]){iv, cint(c, top, it, (int64_t)S * stepd->a.ival)}, 2, it);
+        Inst *ncmp = tir_inst_new(f, OP_CMP, (ValueId[]){next, loop->ops[1]}, 2, &i1, 1, loop->loc);
+        ncmp->a.ival2 = CMP_LT;
+        tir_insert_before(top, ncmp);
+        memset(c->map, 0, sizeof(ValueId) * c->nmap);
+        c->run = ncmp->res[0];
+        Inst *y = body->last;
+        for (int k = 0; k < nidx; k++) append(f->module->arena, &y->ops, &y->nops, clone(c, idx[k]->res[0], iv, next, top));
+    }
     for (int k = 0; k < n; k++) {
         const Type *bt = tir_vtype(f, cs[k].buf);
         Layout vl = {.kind = LAYOUT_SHARED, .rank = 2};
