@@ -138,6 +138,8 @@
     X(CP_BULK_TENSOR, "cp.async.bulk.tensor", "async copy of one box of a tensor map (.1d-.5d .tile): global->shared completing tx bytes on an mbarrier, or shared->global in the bulk group; OOB: zero / skipped") \
     X(CP_BULK_COMMIT, "cp.async.bulk.commit_group", "close the current bulk group (copies are done at issue: no effect)") \
     X(CP_BULK_WAIT, "cp.async.bulk.wait_group", "wait until at most a bulk groups are pending (.read: their reads); copies are done at issue: no effect") \
+    X(TENSORMAP_REPLACE, "tensormap.replace", "write one field of a 128-byte tensor map in shared or global memory (.tile .global_address .rank .box_dim .global_dim .global_stride .element_stride .elemtype .interleave_layout .swizzle_mode .swizzle_atomicity .fill_mode; [a], [ord,] new_val)") \
+    X(TENSORMAP_CP, "tensormap.cp_fenceproxy", "warp-collective: copy a 128-byte tensor map from shared to global memory ([d], [s], 128); the proxy fence has no effect") \
     X(WGMMA_FENCE, "wgmma.fence", "warpgroup-collective: order register accesses before the following wgmma.mma_async") \
     X(WGMMA_COMMIT, "wgmma.commit_group", "warpgroup-collective: the uncommitted wgmma.mma_async ops become a group") \
     X(WGMMA_WAIT, "wgmma.wait_group", "warpgroup-collective: retire all but the newest a groups: their results are written to the accumulator registers") \
@@ -247,7 +249,10 @@ enum {
     X(MB_PENDING, "pending_count") X(MB_ARRIVE_EXPECT_TX, "arrive.expect_tx") \
     X(NREG_INC, "inc") X(NREG_DEC, "dec") \
     X(D1, "1d") X(D2, "2d") X(D3, "3d") X(D4, "4d") X(D5, "5d") X(BPOPC, "popc") \
-    X(F4E, "f4e") X(B4E, "b4e") X(RC8, "rc8") X(ECL, "ecl") X(ECR, "ecr") X(RC16, "rc16")
+    X(F4E, "f4e") X(B4E, "b4e") X(RC8, "rc8") X(ECL, "ecl") X(ECR, "ecr") X(RC16, "rc16") \
+    X(TM_ADDR, "global_address") X(TM_RANK, "rank") X(TM_BOX, "box_dim") X(TM_GDIM, "global_dim") \
+    X(TM_GSTRIDE, "global_stride") X(TM_ESTRIDE, "element_stride") X(TM_ELEMTYPE, "elemtype") \
+    X(TM_INTERLEAVE, "interleave_layout") X(TM_SWIZZLE, "swizzle_mode") X(TM_ATOMICITY, "swizzle_atomicity") X(TM_FILL, "fill_mode")
 typedef enum EmuMode {
     EMU_MODE_NONE,
 #define X(e, n) EMU_MODE_##e,
@@ -503,6 +508,8 @@ const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_
 enum { EMU_TMAP_BYTES = 128, EMU_TMAP_MAX_RANK = 5 };
 typedef struct EmuTensorMap {
     unsigned esize;                  /* bytes per element: 1, 2, 4 or 8 */
+    unsigned elemtype;               /* tensormap.replace's .elemtype code (0 u8 .. 12 tf32.ftz); encode derives it from esize */
+    unsigned fill;                   /* out-of-bounds elements of loads: 0 zero, 1 NaN (floating-point types) */
     unsigned rank;                   /* 1..5 */
     uint64_t addr;                   /* global address of element 0 (16-byte aligned) */
     uint64_t dims[EMU_TMAP_MAX_RANK];    /* elements per dimension, innermost first (1..2^32) */
@@ -514,9 +521,13 @@ typedef struct EmuTensorMap {
 /* Checks tm as cuTensorMapEncodeTiled does and writes its encoding; false with *why set. */
 bool emu_tensor_map_encode(const EmuTensorMap *tm, uint8_t out[EMU_TMAP_BYTES], const char **why);
 bool emu_tensor_map_decode(const uint8_t in[EMU_TMAP_BYTES], EmuTensorMap *tm, const char **why);
+/* tensormap.replace: field `mode` (EMU_MODE_TM_*), dimension ord, value v into the 128 bytes of a map (they
+ * become one: the encoding's tag is written too); false with *why set when the value is out of range. */
+bool emu_tensor_map_replace(uint8_t map[EMU_TMAP_BYTES], unsigned mode, unsigned ord, uint64_t v, const char **why);
 
 /* Names from the tables. */
 const char *emu_op_name(unsigned op);
+const char *emu_mode_name(unsigned mode);
 const char *emu_type_name(unsigned ty);
 unsigned emu_type_size(unsigned ty);
 unsigned emu_type_kind(unsigned ty);

@@ -166,6 +166,8 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return true;
     case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_TENSOR:
         return emu_exec_bulk(b, t, in);
+    case EMU_OP_TENSORMAP_REPLACE: case EMU_OP_TENSORMAP_CP:
+        return emu_exec_tensormap(b, t, in);
     case EMU_OP_RCP: case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN:
     case EMU_OP_COS: case EMU_OP_TANH: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: case EMU_OP_FMA:
         return emu_exec_float(b, t, in);

@@ -320,7 +320,12 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                         uint32_t sa = swizzle_addr(sbase + (uint32_t)(idx * es), tm.swizzle);
                         uint8_t *sp = b->shared + sa;
                         if (!inside) {
-                            if (load) memset(sp, 0, es);
+                            if (load && tm.fill) { /* NaN fill: a quiet NaN of the element's format */
+                                uint64_t nan = es == 2 ? 0x7FFFu : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull;
+                                memcpy(sp, &nan, es);
+                            } else if (load) {
+                                memset(sp, 0, es);
+                            }
                             continue;
                         }
                         uint8_t *gp = emu_access(b, t, in, EMU_SP_GLOBAL, tm.addr + goff, es, es, !load);
@@ -355,5 +360,39 @@ bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     uint8_t *d = emu_access(b, t, in, EMU_SP_GLOBAL, dst, (unsigned)size, 16, true);
     if (!d) return false;
     memcpy(d, s, size);
+    return true;
+}
+
+/* ---- tensor maps built by the kernel ---- */
+/* The 128 bytes of a tensor map at addr in space (shared, global or generic), for tensormap.replace and
+ * tensormap.cp_fenceproxy: the async proxy's view (no racecheck; a write makes racecheck forget the bytes). */
+static uint8_t *map_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned space, bool write) {
+    if (space == EMU_SP_SHARED || (space == EMU_SP_GENERIC && addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE))
+        return shared_bytes(b, t, in, addr, space, EMU_TMAP_BYTES, 64, write);
+    return emu_access(b, t, in, space == EMU_SP_GENERIC ? EMU_SP_GENERIC : EMU_SP_GLOBAL, addr, EMU_TMAP_BYTES, 64, write);
+}
+
+bool emu_exec_tensormap(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    if (in->op == EMU_OP_TENSORMAP_CP) { /* every lane of the warp copies the same bytes: once is what the GPU does */
+        const uint8_t *src = map_bytes(b, t, in, EMU_R(t, in, 1) + (uint64_t)in->off[1], in->space2, false);
+        if (!src) return false;
+        uint8_t tmp[EMU_TMAP_BYTES];
+        memcpy(tmp, src, sizeof tmp);
+        uint8_t *dst = map_bytes(b, t, in, EMU_R(t, in, 0) + (uint64_t)in->off[0], EMU_SP_GLOBAL, true);
+        if (!dst) return false;
+        memcpy(dst, tmp, sizeof tmp);
+        return true;
+    }
+    bool dim = in->nops == 3;
+    uint64_t addr = EMU_R(t, in, 0) + (uint64_t)in->off[0];
+    uint8_t *map = map_bytes(b, t, in, addr, in->space, true);
+    if (!map) return false;
+    unsigned ord = dim ? (unsigned)EMU_R(t, in, 1) : 0;
+    uint64_t v = EMU_R(t, in, dim ? 2 : 1);
+    if (in->ty == EMU_T_B32) v = (uint32_t)v;
+    const char *why;
+    if (!emu_tensor_map_replace(map, in->mode, ord, v, &why))
+        return emu_fault(b, t, in, "invalid tensormap.replace", "%s: %s %" PRIu64 " (dimension %u) for the map at 0x%" PRIx64, why,
+                         emu_mode_name(in->mode), v, ord, addr);
     return true;
 }

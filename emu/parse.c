@@ -92,6 +92,7 @@ static const char *const ignored_mods[] = {
 };
 
 const char *emu_op_name(unsigned op) { return op < EMU_OP_COUNT ? op_names[op] : "?"; }
+const char *emu_mode_name(unsigned mode) { return mode < ARRAY_LEN(mode_names) ? mode_names[mode] : "?"; }
 const char *emu_type_name(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].name : "?"; }
 unsigned emu_type_size(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].size : 0; }
 unsigned emu_type_kind(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].kind : 0; }
@@ -768,6 +769,10 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             case EMU_OP_CP_BULK_TENSOR: ok = f >= EMU_MODE_D1 && f <= EMU_MODE_D5; break;
             case EMU_OP_BAR: case EMU_OP_BARRIER: ok = f == EMU_MODE_BPOPC || f == EMU_MODE_AAND || f == EMU_MODE_AOR; break;
             case EMU_OP_PRMT: ok = f >= EMU_MODE_F4E && f <= EMU_MODE_RC16; break;
+            case EMU_OP_TENSORMAP_REPLACE:
+                ok = f >= EMU_MODE_TM_ADDR && f <= EMU_MODE_TM_FILL;
+                if (ok && in->mode) return perr(ps, line, "two tensor-map fields in '%.*s'", (int)len, s);
+                break;
             }
             if (op == EMU_OP_VOTE && l == 3 && memcmp(p, "uni", 3) == 0) { f = EMU_MODE_VUNI; ok = true; }
             if (ok) { in->mode = (uint8_t)f; continue; }
@@ -780,7 +785,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if (hopper && l == 15 && memcmp(p, "shared::cluster", 15) == 0) f = EMU_SP_SHARED;
         if (f >= 0) {
             /* cp.async.ca.shared.global, cp.async.bulk.shared::cluster.global: destination space first */
-            if (in->space && (op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR)) in->space2 = (uint8_t)f;
+            if (in->space && (op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR || op == EMU_OP_TENSORMAP_CP)) in->space2 = (uint8_t)f;
             else if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
             continue;
         }
@@ -805,6 +810,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             return perr(ps, line, "'%.*s': multicast to other CTAs of a cluster is not supported by the emulator (one CTA per cluster)",
                         (int)len, s);
         if (hopper && l == 4 && memcmp(p, "tile", 4) == 0) continue;
+        if ((op == EMU_OP_TENSORMAP_REPLACE || op == EMU_OP_TENSORMAP_CP) && l == 5 && memcmp(p, "b1024", 5) == 0) continue;
         if (hopper && (op == EMU_OP_CP_BULK_TENSOR) && (l == 6 && memcmp(p, "im2col", 6) == 0))
             return perr(ps, line, "'%.*s': im2col tensor copies are not supported by the emulator", (int)len, s);
         if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) { in->vec = (uint8_t)(p[1] - '0'); continue; }
@@ -824,6 +830,9 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         return perr(ps, line, "'%.*s': which mbarrier operation (init, arrive, expect_tx, complete_tx, test_wait, try_wait, inval, ...)?", (int)len, s);
     if (op == EMU_OP_CP_BULK_TENSOR && !in->mode) return perr(ps, line, "'%.*s' needs a dimension .1d to .5d", (int)len, s);
     if (op == EMU_OP_SETMAXNREG && !in->mode) return perr(ps, line, "'%.*s' needs .inc or .dec", (int)len, s);
+    if (op == EMU_OP_TENSORMAP_REPLACE && !in->mode)
+        return perr(ps, line, "'%.*s': which tensor-map field (global_address, rank, box_dim, global_dim, global_stride, element_stride, "
+                    "elemtype, interleave_layout, swizzle_mode, swizzle_atomicity, fill_mode)?", (int)len, s);
     if (op == EMU_OP_BAR || op == EMU_OP_BARRIER) {
         bool red = in->flags & EMU_F(REDOP), arrive = in->flags & EMU_F(ARRIVE);
         if (red && arrive) return perr(ps, line, "'%.*s': arrive or red, not both", (int)len, s);
@@ -849,6 +858,7 @@ static unsigned imm_type(const EmuIns *in, unsigned i) {
     case EMU_OP_SLCT: return i == 3 ? in->ty2 : in->ty;
     case EMU_OP_MMA: return in->ty;
     case EMU_OP_WGMMA: case EMU_OP_SETMAXNREG: case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT:
+    case EMU_OP_TENSORMAP_CP:
     case EMU_OP_ELECT:
         return EMU_T_U32;
     case EMU_OP_MBARRIER: return in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT ? EMU_T_B64 : EMU_T_U32;
@@ -1051,6 +1061,28 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
     case EMU_OP_WGMMA_WAIT: case EMU_OP_CP_BULK_WAIT:
         if (!const_value(ps, in->o[0], &v) || v > 7) return perr(ps, line, "'%.*s' needs an immediate group count 0..7", (int)len, s);
         return true;
+    case EMU_OP_TENSORMAP_REPLACE: {
+        bool wide = in->mode == EMU_MODE_TM_ADDR || in->mode == EMU_MODE_TM_GSTRIDE;
+        bool dim = in->mode == EMU_MODE_TM_BOX || in->mode == EMU_MODE_TM_GDIM || in->mode == EMU_MODE_TM_GSTRIDE ||
+                   in->mode == EMU_MODE_TM_ESTRIDE;
+        if (in->ok[0] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs the tensor map's address [..] first", (int)len, s);
+        if (in->space != EMU_SP_SHARED && in->space != EMU_SP_GLOBAL && in->space != EMU_SP_GENERIC)
+            return perr(ps, line, "'%.*s': a tensor map is replaced in .shared::cta or .global memory", (int)len, s);
+        if (in->ty != (wide ? EMU_T_B64 : EMU_T_B32)) return perr(ps, line, "'%.*s' needs .b1024.%s", (int)len, s, wide ? "b64" : "b32");
+        if (dim && (!const_value(ps, in->o[1], &v) || v >= (in->mode == EMU_MODE_TM_GSTRIDE ? 4u : 5u)))
+            return perr(ps, line, "'%.*s': the dimension (ord) must be an immediate 0..%u", (int)len, s,
+                        in->mode == EMU_MODE_TM_GSTRIDE ? 3 : 4);
+        if (in->mode == EMU_MODE_TM_ELEMTYPE && const_value(ps, in->o[1], &v) && v > 12) /* as ptxas for sm_90a */
+            return perr(ps, line, "'%.*s': element type %" PRIu64 " is not one of 0..12 (the packed 4- and 6-bit types are sm_100's)",
+                        (int)len, s, v);
+        return true;
+    }
+    case EMU_OP_TENSORMAP_CP:
+        if (in->space != EMU_SP_GLOBAL || in->space2 != EMU_SP_SHARED)
+            return perr(ps, line, "unsupported tensormap.cp_fenceproxy form '%.*s' (.global.shared::cta)", (int)len, s);
+        if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs [dst], [src], 128", (int)len, s);
+        if (!const_value(ps, in->o[2], &v) || v != 128) return perr(ps, line, "'%.*s': the size must be the immediate 128", (int)len, s);
+        return true;
     }
     return true;
 }
@@ -1117,6 +1149,11 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
         }
         break;
     case EMU_OP_FENCE: want = 0; want_max = 2; break; /* fence.proxy.tensormap::generic.acquire [a], 128 */
+    case EMU_OP_TENSORMAP_REPLACE:
+        want = in->mode == EMU_MODE_TM_BOX || in->mode == EMU_MODE_TM_GDIM || in->mode == EMU_MODE_TM_GSTRIDE ||
+                       in->mode == EMU_MODE_TM_ESTRIDE ? 3 : 2;
+        break;
+    case EMU_OP_TENSORMAP_CP: want = 3; break;
     }
     if (want_max < 0) want_max = want;
     if (want >= 0 && (in->nops < want || in->nops > want_max))
@@ -1127,6 +1164,7 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
                 in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
                 in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
                 in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
+                in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP &&
                 !(in->op == EMU_OP_MBARRIER && (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX ||
                                                 in->mode == EMU_MODE_MB_COMPLETE_TX || in->mode == EMU_MODE_MB_INVAL));
     if (dest) {

@@ -4,21 +4,33 @@
  * emulator's own (the GPU's is opaque); the checks are cuTensorMapEncodeTiled's
  * for tiled maps, so a map the emulator accepts is one the driver accepts.
  *
- * Layout (little-endian):
- *   0  u32 magic "TMAP"    4  u8 element bytes   5  u8 rank   6  u8 swizzle   7  u8 version (1)
+ * Layout (little-endian); every field holds what tensormap.replace writes into it, so that the map a
+ * kernel builds itself (Triton's device-side descriptors: 128 zero bytes in shared memory, fields
+ * replaced, tensormap.cp_fenceproxy to global memory) is decoded the same way:
+ *   0  u32 tag "TMAP"      4  u8 elemtype (PTX's code)   5  u8 rank - 1   6  u8 swizzle mode   7  u8 version (2)
  *   8  u64 global address  16 u64 dims[5]        56 u64 strides[4] (bytes, dimensions 1..4)
- *   88 u16 box[5]          98 u8 elem_strides[5] 103..127 zero */
+ *   88 u16 box[5]          98 u8 elem_strides[5] 103 u8 interleave layout   104 u8 fill mode   105 u8 swizzle atomicity
+ *   106..127 zero
+ * The tag and version are written by the host encoder and by every tensormap.replace: the GPU's
+ * fields of a zeroed map mean rank 1, elemtype u8, no swizzle, zero fill, as here. */
 #include "emu/emu.h"
 
 #include <string.h>
 
-enum { TMAP_MAGIC = 0x50414D54u, TMAP_VERSION = 1 };
+enum { TMAP_MAGIC = 0x50414D54u, TMAP_VERSION = 2 };
+
+/* bytes per element of tensormap.replace's .elemtype codes: u8 u16 u32 s32 u64 s64 f16 f32 f32.ftz f64 bf16 tf32
+ * tf32.ftz (13..15, packed 4- and 6-bit types, are not supported) */
+static const uint8_t elem_bytes[13] = {1, 2, 4, 4, 8, 8, 2, 4, 4, 8, 2, 4, 4};
+static bool elem_float(unsigned code) { return code >= 6 && code <= 12; }
 
 static bool check(const EmuTensorMap *tm, const char **why) {
     if (tm->esize != 1 && tm->esize != 2 && tm->esize != 4 && tm->esize != 8) { *why = "the element size is not 1, 2, 4 or 8 bytes"; return false; }
     if (tm->rank < 1 || tm->rank > EMU_TMAP_MAX_RANK) { *why = "the rank is not in 1..5"; return false; }
     if (!tm->addr || tm->addr % 16) { *why = "the global address is not 16-byte aligned"; return false; }
     if (tm->swizzle > 3) { *why = "unknown swizzle mode"; return false; }
+    if (tm->fill > 1) { *why = "unknown fill mode"; return false; }
+    if (tm->fill && !elem_float(tm->elemtype)) { *why = "NaN fill needs a floating-point element type"; return false; }
     for (unsigned d = 0; d < tm->rank; d++) {
         if (tm->dims[d] < 1 || tm->dims[d] > (1ull << 32)) { *why = "a dimension is not in 1..2^32"; return false; }
         if (tm->box[d] < 1 || tm->box[d] > 256) { *why = "a box extent is not in 1..256"; return false; }
@@ -46,11 +58,15 @@ static uint64_t get(const uint8_t *p, unsigned n) {
 
 bool emu_tensor_map_encode(const EmuTensorMap *tm, uint8_t out[EMU_TMAP_BYTES], const char **why) {
     *why = NULL;
+    EmuTensorMap t = *tm;
+    t.elemtype = tm->esize == 1 ? 0 : tm->esize == 2 ? 1 : tm->esize == 4 ? 2 : 4; /* u8 u16 u32 u64 */
+    t.fill = 0;
+    tm = &t;
     if (!check(tm, why)) return false;
     memset(out, 0, EMU_TMAP_BYTES);
     put(out, TMAP_MAGIC, 4);
-    out[4] = (uint8_t)tm->esize;
-    out[5] = (uint8_t)tm->rank;
+    out[4] = (uint8_t)tm->elemtype;
+    out[5] = (uint8_t)(tm->rank - 1);
     out[6] = (uint8_t)tm->swizzle;
     out[7] = TMAP_VERSION;
     put(out + 8, tm->addr, 8);
@@ -70,9 +86,19 @@ bool emu_tensor_map_decode(const uint8_t in[EMU_TMAP_BYTES], EmuTensorMap *tm, c
         *why = "no tensor map encoding (made by tile_tensor_map_encode on this device?)";
         return false;
     }
-    tm->esize = in[4];
-    tm->rank = in[5];
+    if (in[4] >= sizeof elem_bytes) {
+        *why = in[4] <= 15 ? "packed 4- and 6-bit element types are not supported by the emulator" : "unknown element type";
+        return false;
+    }
+    if (in[103]) {
+        *why = "interleaved tensor maps are not supported by the emulator";
+        return false;
+    }
+    tm->elemtype = in[4];
+    tm->esize = elem_bytes[in[4]];
+    tm->rank = in[5] + 1u;
     tm->swizzle = in[6];
+    tm->fill = in[104];
     tm->addr = get(in + 8, 8);
     for (unsigned d = 0; d < tm->rank && d < EMU_TMAP_MAX_RANK; d++) {
         tm->dims[d] = get(in + 16 + 8 * d, 8);
@@ -81,4 +107,49 @@ bool emu_tensor_map_decode(const uint8_t in[EMU_TMAP_BYTES], EmuTensorMap *tm, c
         tm->elem_strides[d] = in[98 + d];
     }
     return check(tm, why);
+}
+
+bool emu_tensor_map_replace(uint8_t map[EMU_TMAP_BYTES], unsigned mode, unsigned ord, uint64_t v, const char **why) {
+    *why = NULL;
+    switch (mode) {
+    case EMU_MODE_TM_ADDR: put(map + 8, v, 8); break;
+    case EMU_MODE_TM_RANK:
+        if (v >= EMU_TMAP_MAX_RANK) { *why = "the rank's new value (the rank minus one) is not in 0..4"; return false; }
+        map[5] = (uint8_t)v;
+        break;
+    case EMU_MODE_TM_BOX:
+        if (v < 1 || v > 256) { *why = "a box extent is not in 1..256"; return false; }
+        put(map + 88 + 2 * ord, v, 2);
+        break;
+    case EMU_MODE_TM_GDIM: put(map + 16 + 8 * ord, (uint32_t)v, 8); break;
+    case EMU_MODE_TM_GSTRIDE: put(map + 56 + 8 * ord, v, 8); break;
+    case EMU_MODE_TM_ESTRIDE:
+        if (v < 1 || v > 8) { *why = "an element stride is not in 1..8"; return false; }
+        map[98 + ord] = (uint8_t)v;
+        break;
+    case EMU_MODE_TM_ELEMTYPE:
+        if (v > 15) { *why = "unknown element type (0..15)"; return false; }
+        map[4] = (uint8_t)v;
+        break;
+    case EMU_MODE_TM_INTERLEAVE:
+        if (v > 2) { *why = "unknown interleave layout (0..2)"; return false; }
+        map[103] = (uint8_t)v;
+        break;
+    case EMU_MODE_TM_SWIZZLE:
+        if (v > 3) { *why = "swizzle mode not supported by the emulator (0 none, 1 32B, 2 64B, 3 128B)"; return false; }
+        map[6] = (uint8_t)v;
+        break;
+    case EMU_MODE_TM_ATOMICITY:
+        if (v > 3) { *why = "unknown swizzle atomicity (0..3)"; return false; }
+        map[105] = (uint8_t)v;
+        break;
+    case EMU_MODE_TM_FILL:
+        if (v > 1) { *why = "unknown fill mode (0 zero, 1 NaN)"; return false; }
+        map[104] = (uint8_t)v;
+        break;
+    default: *why = "unknown tensor-map field"; return false;
+    }
+    put(map, TMAP_MAGIC, 4);
+    map[7] = TMAP_VERSION;
+    return true;
 }

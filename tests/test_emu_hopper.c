@@ -1136,6 +1136,168 @@ Test(tma, copy_errors) {
     dev_close(d);
 }
 
+/* ==== 4b. tensor maps the kernel builds itself (Triton's device-side descriptors) ====
+ * The first warp zeroes 128 bytes of shared memory, thread 0 writes every field with tensormap.replace
+ * (64-byte swizzle, f16 or `elemtype`, the fill mode given), the warp copies the map to global memory with
+ * tensormap.cp_fenceproxy, and a tensor copy through it loads a box (moved to io as raw bytes).  With
+ * REDIRECT the map is instead the host's, in global memory, and only its address is replaced there. */
+static char *built_map_ptx(const char *fields, bool redirect) {
+    Str s = {0};
+    str_printf(&s, PTX_HEAD ".visible .entry tb(.param .u64 io, .param .u64 src, .param .u64 gmap, .param .u32 c0, .param .u32 c1,"
+                            " .param .u32 d0, .param .u32 d1, .param .u64 pitch, .param .u32 nbytes)\n{\n"
+                            "  .reg .pred %%p<4>;\n  .reg .b32 %%r<20>;\n  .reg .b64 %%rd<10>;\n"
+                            "  .shared .align 1024 .b8 smem[4096];\n  .shared .align 128 .b8 tmap[128];\n  .shared .align 8 .b64 bar;\n"
+                            "  mov.u32 %%r0, %%tid.x;\n  ld.param.u64 %%rd0, [io];\n  ld.param.u64 %%rd1, [src];\n  ld.param.u64 %%rd2, [gmap];\n"
+                            "  ld.param.u32 %%r1, [c0];\n  ld.param.u32 %%r2, [c1];\n  ld.param.u32 %%r4, [d0];\n  ld.param.u32 %%r5, [d1];\n"
+                            "  ld.param.u64 %%rd3, [pitch];\n  ld.param.u32 %%r6, [nbytes];\n"
+                            "  mov.u32 %%r10, tmap;\n  mov.u32 %%r11, smem;\n  mov.u32 %%r12, bar;\n  cvt.u64.u32 %%rd4, %%r10;\n"
+                            "  setp.lt.u32 %%p0, %%r0, 32;\n  setp.ne.u32 %%p1, %%r0, 0;\n");
+    if (redirect) {
+        str_printf(&s, "  @%%p1 bra $R;\n  tensormap.replace.tile.global_address.global.b1024.b64 [%%rd2], %%rd1;\n$R:\n");
+    } else {
+        str_printf(&s, "  shl.b32 %%r8, %%r0, 2;\n  add.u32 %%r9, %%r10, %%r8;\n  mov.b32 %%r13, 0;\n  @%%p0 st.shared.b32 [%%r9], %%r13;\n"
+                       "  bar.warp.sync -1;\n  @%%p1 bra $R;\n"
+                       "  tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%%rd4], %%rd1;\n"
+                       "  tensormap.replace.tile.rank.shared::cta.b1024.b32 [%%rd4], 1;\n"
+                       "  tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%%rd4], 0, 32;\n"
+                       "  tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%%rd4], 1, 6;\n"
+                       "  tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%%rd4], 0, %%r4;\n"
+                       "  tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%%rd4], 1, %%r5;\n"
+                       "  tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%%rd4], 0, %%rd3;\n"
+                       "  tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%%rd4], 0, 1;\n"
+                       "  tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%%rd4], 1, 1;\n"
+                       "  tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%%rd4], 2;\n%s"
+                       "$R:\n  bar.warp.sync -1;\n"
+                       "  @%%p0 tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%%rd2], [%%rd4], 128;\n",
+                   fields);
+    }
+    str_printf(&s, "  @%%p0 fence.proxy.tensormap::generic.acquire.gpu [%%rd2], 128;\n  bar.sync 0;\n"
+                   "  @%%p1 bra $S;\n  mbarrier.init.shared::cta.b64 [%%r12], 1;\n  fence.mbarrier_init.release.cluster;\n$S:\n"
+                   "  bar.sync 0;\n  @%%p1 bra $W;\n  mbarrier.arrive.expect_tx.shared::cta.b64 %%rd5, [%%r12], %%r6;\n"
+                   "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%%r11], [%%rd2, {%%r1, %%r2}], [%%r12];\n"
+                   "$W:\n  mbarrier.try_wait.parity.shared::cta.b64 %%p2, [%%r12], 0;\n  @!%%p2 bra $W;\n"
+                   "  shl.b32 %%r15, %%r0, 2;\n$C:\n  setp.ge.u32 %%p3, %%r15, %%r6;\n  @%%p3 bra $D;\n  add.u32 %%r16, %%r11, %%r15;\n"
+                   "  cvt.u64.u32 %%rd6, %%r15;\n  add.u64 %%rd7, %%rd0, %%rd6;\n  ld.shared.u32 %%r17, [%%r16];\n  st.global.u32 [%%rd7], %%r17;\n"
+                   "  add.u32 %%r15, %%r15, 512;\n  bra $C;\n$D:\n  ret;\n}\n");
+    return str_take(&s);
+}
+
+/* One load through a map built on the device (or redirected there): the box's bytes against the source's,
+ * out-of-bounds elements zero or, with nan_fill, f16 NaN. */
+static void built_map_case(tile_context *ctx, const TmaCase *c, const char *fields, bool nan_fill, bool redirect) {
+    unsigned es = 2, pitch = c->pitch_elems * es;
+    size_t gbytes = (size_t)pitch * c->dims[1];
+    uint8_t *g = malloc(gbytes);
+    for (size_t i = 0; i < gbytes; i++) g[i] = (uint8_t)irand(256);
+    tile_devptr dsrc, dother, dmap, dio;
+    cr_assert_eq(tile_malloc(ctx, gbytes, &dsrc), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dsrc, g, gbytes), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, gbytes, &dother), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, dother, 0x5A, gbytes), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 128, &dmap), TILE_OK);
+    if (redirect) { /* the host's map of another buffer, in global memory: the kernel points it at the source */
+        _Alignas(64) uint8_t map[128];
+        uint64_t strides[1] = {pitch};
+        uint32_t estr[2] = {1, 1};
+        cr_assert_eq(tile_tensor_map_encode(ctx, map, c->dtype, 2, dother, c->dims, strides, c->box, estr, c->swz), TILE_OK, "%s",
+                     tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_htod(ctx, dmap, map, sizeof map), TILE_OK);
+    } else {
+        cr_assert_eq(tile_memset(ctx, dmap, 0xA5, 128), TILE_OK); /* whatever was there is overwritten whole */
+    }
+    uint32_t n[3] = {c->box[0], c->box[1], 1};
+    unsigned nbytes = n[0] * n[1] * es;
+    cr_assert_eq(tile_malloc(ctx, nbytes, &dio), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, dio, 0xEE, nbytes), TILE_OK);
+    char *ptx = built_map_ptx(fields, redirect);
+    check_ptxas(ptx);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "tb", &k), TILE_OK);
+    uint32_t d0 = (uint32_t)c->dims[0], d1 = (uint32_t)c->dims[1];
+    uint64_t pitch64 = pitch;
+    void *args[] = {&dio, &dsrc, &dmap, (void *)&c->c[0], (void *)&c->c[1], &d0, &d1, &pitch64, &nbytes};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    uint8_t *got = malloc(nbytes);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got, dio, nbytes), TILE_OK);
+    for (unsigned i1 = 0; i1 < n[1]; i1++)
+        for (unsigned i0 = 0; i0 < n[0]; i0++) {
+            int64_t x0 = c->c[0] + (int64_t)i0, x1 = c->c[1] + (int64_t)i1;
+            bool inside = x0 >= 0 && (uint64_t)x0 < c->dims[0] && x1 >= 0 && (uint64_t)x1 < c->dims[1];
+            size_t so = tma_smem_offset(c, n, es, i0, i1, 0);
+            uint16_t want = inside ? (uint16_t)(g[(size_t)x1 * pitch + (size_t)x0 * es] | g[(size_t)x1 * pitch + (size_t)x0 * es + 1] << 8)
+                                   : nan_fill ? 0x7FFF : 0;
+            uint16_t v = (uint16_t)(got[so] | got[so + 1] << 8);
+            if (!inside && nan_fill) cr_assert((v & 0x7C00) == 0x7C00 && (v & 0x3FF), "(%u, %u) outside: %#x is not an f16 NaN", i0, i1, v);
+            else cr_assert_eq(v, want, "(%u, %u) at (%lld, %lld): %#x, want %#x", i0, i1, (long long)x0, (long long)x1, v, want);
+        }
+    tile_module_unload(m);
+    tile_free(ctx, dsrc), tile_free(ctx, dother), tile_free(ctx, dmap), tile_free(ctx, dio);
+    free(g), free(got), free(ptx);
+}
+
+Test(tma, map_built_on_the_device, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    /* 64-byte swizzle: boxes of 32 f16 x 6 rows, at the tensor's edges and inside */
+    TmaCase c = {TILE_F16, 2, {70, 19}, 72, {32, 6}, {0}, TILE_SWIZZLE_64B, {48, 16}};
+    const char *f16 = "  tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%rd4], 6;\n";
+    const char *f16_nan = "  tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%rd4], 6;\n"
+                          "  tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%rd4], 1;\n";
+    built_map_case(ctx, &c, f16, false, false);
+    built_map_case(ctx, &c, f16_nan, true, false);
+    c.c[0] = -8, c.c[1] = -2;
+    built_map_case(ctx, &c, f16_nan, true, false);
+    c.c[0] = 16, c.c[1] = 4;
+    built_map_case(ctx, &c, "  tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%rd4], 1;\n", false, false); /* u16 */
+    c.c[0] = 56, c.c[1] = 15;
+    built_map_case(ctx, &c, "", false, true); /* the host's map, redirected in global memory */
+    tile_context_destroy(ctx);
+}
+
+Test(tma, map_built_on_the_device_errors) {
+    TileDevice *d = open_emu(false);
+    uint64_t src = poisoned(d, 4096), gmap;
+    cr_assert_eq(dev_malloc(d, 256, &gmap), DEV_OK);
+    struct { const char *fields, *want; } cases[] = {
+        {"  tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%rd4], 1, 300;\n", "a box extent is not in 1..256"},
+        {"  tensormap.replace.tile.rank.shared::cta.b1024.b32 [%rd4], 5;\n", "the rank minus one"},
+        {"  tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%rd4], 1;\n"
+         "  tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%rd4], 1;\n", "NaN fill needs a floating-point element type"},
+        {"  tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%rd4], 1;\n", "interleaved tensor maps are not supported"},
+        {"  tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%rd4], 0, 0;\n", "an element stride is not in 1..8"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char *ptx = built_map_ptx(cases[i].fields, false);
+        check_ptxas(ptx);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, ptx, "tb", &m);
+        uint64_t io = src + 2048, pitch = 144;
+        uint32_t c0 = 0, c1 = 0, d0 = 70, d1 = 19, nbytes = 384;
+        void *args[] = {&io, &src, &gmap, &c0, &c1, &d0, &d1, &pitch, &nbytes};
+        expect_launch_error(d, f, 128, args, cases[i].want, NULL);
+        dev_module_unload(m);
+        free(ptx);
+    }
+#define TM_KERNEL(body) PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n" body "  ret;\n}\n"
+    expect_load_error(d, TM_KERNEL("  tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%rd1], %r1, 32;\n"),
+                      "the dimension (ord) must be an immediate 0..4");
+    expect_load_error(d, TM_KERNEL("  tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%rd1], 4, %rd2;\n"),
+                      "the dimension (ord) must be an immediate 0..3");
+    expect_load_error(d, TM_KERNEL("  tensormap.replace.tile.global_address.shared::cta.b1024.b32 [%rd1], %r1;\n"), "needs .b1024.b64");
+    expect_load_error(d, TM_KERNEL("  tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%rd1], 13;\n"), "is not one of 0..12");
+    expect_load_error(d, TM_KERNEL("  tensormap.replace.tile.shared::cta.b1024.b32 [%rd1], %r1;\n"), "which tensor-map field");
+    expect_load_error(d, TM_KERNEL("  tensormap.replace.tile.rank.box_dim.shared::cta.b1024.b32 [%rd1], 0, %r1;\n"), "two tensor-map fields");
+    expect_load_error(d, TM_KERNEL("  tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd1], [%rd2], 64;\n"),
+                      "the size must be the immediate 128");
+    expect_load_error(d, TM_KERNEL("  tensormap.cp_fenceproxy.shared::cta.global.tensormap::generic.release.gpu.sync.aligned [%rd1], [%rd2], 128;\n"),
+                      "(.global.shared::cta)");
+#undef TM_KERNEL
+    dev_close(d);
+}
+
 /* Transaction counts, arrive_drop, noComplete, the cluster form: one thread records test_wait answers
  * (then a noComplete arrival that would complete a phase is an error). */
 static const char *mbar_tx_ptx = PTX_HEAD
