@@ -254,6 +254,7 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_LOCAL_VIEW:
     case OP_ASYNC_COPY:
     case OP_LOCAL_STORE:
+    case OP_LOCAL_LOAD:
     case OP_WGMMA_WAIT:
     case OP_ASYNC_COMMIT:
     case OP_ASYNC_WAIT: return ll_emit_async(l, i);

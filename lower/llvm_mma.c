@@ -229,6 +229,32 @@ static void stage(LL *l, ValueId v, const Tile *t, bool transposed) {
     }
 }
 
+/* The inverse of stage() (not transposed): tensor `res` (rank 2, a register layout) read from tile t,
+ * runs along the last dim one vector load each; replicated registers read the element they copy. */
+static void unstage(LL *l, ValueId res, const Tile *t, bool transposed) {
+    const Type *ty = tir_vtype(l->f, res);
+    const LayoutRegs *lr = ll_regs_of(l, ty);
+    int n = lr->n;
+    LLVMValueRef *out = ll_new(l, res, n);
+    LLVMTypeRef et = ll_type(l, ty->dt);
+    for (int r = 0; r < n;) {
+        int run = transposed ? 1 : run_along_last(lr, ty, r, 16 / t->eb);
+        LLVMValueRef i0 = ll_coord(l, ty, r, 0), i1 = ll_coord(l, ty, r, 1); /* replicas: the element they copy */
+        LLVMValueRef off = transposed ? swz_offset(l, t, i1, i0) : swz_offset(l, t, i0, i1);
+        LLVMValueRef p = ll_smem_ptr(l, t->off, tile_dyn(l, t, off));
+        if (run > 1) {
+            LLVMValueRef v = LLVMBuildLoad2(l->b, LLVMVectorType(et, (unsigned)run), p, "");
+            LLVMSetAlignment(v, (unsigned)(t->eb * run));
+            for (int j = 0; j < run; j++) out[r + j] = LLVMBuildExtractElement(l->b, v, ll_i32(l, j), "");
+        } else {
+            LLVMValueRef v = LLVMBuildLoad2(l->b, et, p, "");
+            LLVMSetAlignment(v, (unsigned)t->eb);
+            out[r] = v;
+        }
+        r += run;
+    }
+}
+
 /* stage() for a 16-bit tile in an mma accumulator layout on sm_90a: stmatrix.x4 writes four 8x8
  * matrices a warp at once, whose fragments are the accumulator's own (register j of lane l: row l/4,
  * columns 2(l%4), +1 of matrix j).  For each 16-row slab im and pair of 8-column groups in, in + 1 of
@@ -710,6 +736,14 @@ bool ll_emit_async(LL *l, Inst *i) {
         Tile t = tile_make(l, rows, cols, eb, 0, base);
         if (contig != 1 || !stage_stmatrix(l, i->ops[2], &t)) stage(l, i->ops[2], &t, contig != 1);
         proxy_fence(l);
+        return true;
+    }
+    case OP_LOCAL_LOAD: { /* a stage as emit_async_copy lays it out (the view's contiguous dim), read into registers */
+        const Type *vt = tir_vtype(f, i->ops[0]);
+        int eb = dtype_bits(vt->dt) / 8, contig = vt->layout->order[0];
+        int rows = contig == 1 ? vt->shape[0] : vt->shape[1], cols = contig == 1 ? vt->shape[1] : vt->shape[0];
+        Tile t = tile_make(l, rows, cols, eb, 0, ll_get(l, i->ops[0], NULL)[0]);
+        unstage(l, i->res[0], &t, contig != 1);
         return true;
     }
     case OP_ASYNC_COMMIT: ll_asm(l, l->t_void, "cp.async.commit_group;", "", NULL, 0, true); return true;

@@ -148,6 +148,8 @@ typedef struct Cand {
     bool xpose; /* contig is not the loaded tile's contiguous dim: 4-byte copies */
     ValueId buf;
     int primary; /* index of the candidate that owns the buffer (a load feeding several dots) */
+    bool reg;    /* step 1b: the load reaches the dot through a cast; read back into registers (local_load) */
+    Inst *conv;  /* 1b: a convert_layout between the load and the cast, which the local_load replaces too */
 } Cand;
 
 /* Step 1 for one operand.  B may also be trans(load) of an [N][K] tile with K contiguous
@@ -196,6 +198,49 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
     for (int j = 0; j < ld->nops && j < 2; j++)
         if (!slice_ok(c, ld->ops[j], iv, 0, true)) return false;
     return true;
+}
+
+/* Step 1b: an operand that reaches its dot through a conversion of a load (a dequantizing cast, maybe
+ * transposed after it: paged decode's f8 K and V, a GEMM's int8 or f8 weights): the load's tile is
+ * staged as it was loaded and read back into registers (local_load) where the load was; the cast, the
+ * transpose and the dot stay as they were (the dot stages its operand itself).  A convert_layout
+ * between the load and the cast goes too where the local_load can read the stage in its layout by
+ * vectors (the same contiguous dim; *conv set): element by element, each with its own swizzled
+ * address, cost paged decode's K 40-70 registers more than the conversion through scratch, which
+ * then stays.  Returns the load. */
+static Inst *eligible_reg(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *contig, Inst **conv) {
+    ValueId v = dot->ops[k];
+    Inst *d = tir_val(c->f, v)->def;
+    if (d && d->op == OP_TRANS && d->parent == body && uses[v] == 1) {
+        v = d->ops[0];
+        d = tir_val(c->f, v)->def;
+    }
+    if (!d || d->op != OP_CAST || d->parent != body || uses[v] != 1) return NULL;
+    ValueId lv = d->ops[0];
+    Inst *ld = tir_val(c->f, lv)->def;
+    *conv = NULL;
+    Inst *cv = NULL;
+    if (ld && ld->op == OP_CONVERT_LAYOUT && ld->parent == body && uses[lv] == 1) {
+        cv = ld;
+        lv = ld->ops[0];
+        ld = tir_val(c->f, lv)->def;
+    }
+    if (!ld || ld->op != OP_LOAD || ld->parent != body || uses[lv] != 1 || ld->a.cache) return NULL;
+    const Type *t = tir_vtype(c->f, lv);
+    if (t->rank != 2 || !t->layout || t->layout->kind != LAYOUT_BLOCKED) return NULL;
+    const Layout *cl = cv ? tir_vtype(c->f, cv->res[0])->layout : NULL;
+    if (cl && cl->kind == LAYOUT_BLOCKED && cl->order[0] == t->layout->order[0]) *conv = cv;
+    int eb = dtype_bits(t->dt) / 8, bytes = (ld->a.vec ? ld->a.vec : 1) * eb;
+    if (eb < 1 || (bytes != 4 && bytes != 8 && bytes != 16)) return NULL;
+    *contig = t->layout->order[0];
+    if (t->shape[*contig] * eb < 16) return NULL;
+    if (ld->nops > 2) {
+        Inst *o = tir_val(c->f, ld->ops[2])->def;
+        if (!o || o->op != OP_CONST || (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0)) return NULL;
+    }
+    for (int j = 0; j < ld->nops && j < 2; j++)
+        if (!slice_ok(c, ld->ops[j], body->args[0], 0, true)) return NULL;
+    return ld;
 }
 
 /* The index loads in the addresses of the candidates' loads (slice_ok's `indirect`), at most max. */
@@ -286,6 +331,8 @@ static int carried_index(Block *body, ValueId v) {
 static bool async_ok(Ctx *c, Block *body, const Cand *cs, int n, const int *uses) {
     const Target *tg = target_find(c->m->arch);
     if (!tg || tg->mma != WGMMA || !n) return false;
+    for (int k = 0; k < n; k++)
+        if (cs[k].reg) return false; /* the dot stages a register operand itself: its wgmma waits */
     Inst *y = body->last;
     for (int k = 0; k < n; k++) {
         Inst *d = cs[k].dot;
@@ -335,8 +382,12 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
             int contig;
             Inst *tr;
             bool xpose;
+            Inst *ld, *conv;
             if (eligible(c, i, k, body, uses, &contig, &tr, &xpose)) { /* primary: its own index, n before the increment */
-                cs[n] = (Cand){i, tir_val(f, tr ? tr->ops[0] : i->ops[k])->def, tr, k, contig, xpose, 0, n};
+                cs[n] = (Cand){i, tir_val(f, tr ? tr->ops[0] : i->ops[k])->def, tr, k, contig, xpose, 0, n, false, NULL};
+                n++;
+            } else if ((ld = eligible_reg(c, i, k, body, uses, &contig, &conv))) {
+                cs[n] = (Cand){i, ld, NULL, k, contig, false, 0, n, true, conv};
                 n++;
             }
         }
@@ -443,6 +494,21 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     }
     for (int k = 0; k < n; k++) {
         const Type *bt = tir_vtype(f, cs[k].buf);
+        if (cs[k].reg) { /* 1b: the load becomes a read of the stage, in the load's own layout */
+            Inst *ld = cs[k].load;
+            Layout vl = {.kind = LAYOUT_SHARED, .rank = 2};
+            vl.order[0] = (uint8_t)cs[k].contig;
+            vl.order[1] = (uint8_t)(1 - cs[k].contig);
+            int32_t shape[2] = {bt->shape[1], bt->shape[2]};
+            const Type *vt = tir_type(m, bt->dt, 2, shape, NULL, tir_layout_intern(m, &vl));
+            Inst *last = cs[k].conv ? cs[k].conv : ld;
+            ValueId view = emit(c, ld, OP_LOCAL_VIEW, (ValueId[]){cs[k].buf, rstage}, 2, vt);
+            ValueId x = emit(c, ld, OP_LOCAL_LOAD, &view, 1, tir_vtype(f, last->res[0]));
+            tir_replace_uses(f, last->res[0], x);
+            if (cs[k].conv) tir_inst_remove(cs[k].conv);
+            tir_inst_remove(ld);
+            continue;
+        }
         Layout vl = {.kind = LAYOUT_SHARED, .rank = 2};
         /* the view is the dot's operand: a transposed one swaps the dims, and the stage's
          * contiguous dim becomes dim 0 */

@@ -174,6 +174,8 @@ enum {
     X(LOCAL_VIEW, "local_view", 2, 1, OPF_PURE) /* buf, stage -> that stage's [rows, cols] tile */ \
     X(ASYNC_COPY, "async_copy", -1, 0, OPF_MEMORY) /* buf, stage, ptr [, mask]: cp.async, zero-fill */ \
     X(LOCAL_STORE, "local_store", 3, 0, OPF_MEMORY) /* buf, stage, value: write a register tile into that stage */ \
+    X(LOCAL_LOAD, "local_load", 1, 1, 0) /* view -> its elements in registers, in the result's layout (a pipelined tile \
+        that reaches its dot through register math: a dequantizing cast) */ \
     X(WGMMA_WAIT, "wgmma_wait", 1, 1, 0) /* acc -> acc once the wgmma groups still writing it have completed */ \
     X(ASYNC_COMMIT, "async_commit", 0, 0, 0) /* close the group of copies issued so far */      \
     X(ASYNC_WAIT, "async_wait", 0, 0, 0) /* wait until at most attr ival groups are pending */ \

@@ -638,6 +638,13 @@ static void check_local_store(Verifier *V, const Inst *i) {
         verr(V, i, "value %s is not a register tile of one stage of %s", tstr(V, v), tstr(V, b));
 }
 
+static void check_local_load(Verifier *V, const Inst *i) {
+    const Type *v = opt(V, i, 0), *r = rest(V, i);
+    if (v->rank != 2 || !is_shared(v)) verr(V, i, "operand must be a shared view, found %s", tstr(V, v));
+    else if (r->rank != 2 || is_shared(r) || r->dt != v->dt || r->shape[0] != v->shape[0] || r->shape[1] != v->shape[1])
+        verr(V, i, "result %s is not the register tile of %s", tstr(V, r), tstr(V, v));
+}
+
 static void check_wgmma_wait(Verifier *V, const Inst *i) {
     if (opt(V, i, 0) != rest(V, i)) verr(V, i, "result type %s differs from the operand's %s", tstr(V, rest(V, i)), tstr(V, opt(V, i, 0)));
 }
@@ -740,6 +747,7 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_TMA_STORE_WAIT] = check_tma_store_wait,
     [OP_WGMMA_WAIT] = check_wgmma_wait,
     [OP_LOCAL_STORE] = check_local_store,
+    [OP_LOCAL_LOAD] = check_local_load,
     [OP_LOCAL_ALLOC] = check_local_alloc,
     [OP_LOCAL_VIEW] = check_local_view,
     [OP_ASYNC_COPY] = check_async_copy,

@@ -8,7 +8,9 @@
  *      exactly k): the copies and index loads issued ahead for iterations that do not run must
  *      be masked off, or the emulator's memcheck reports a read past the array;
  *   3. a loop that also stores to global memory: its index load might read what it wrote, so
- *      the gathered tile is not pipelined (plain loads), and the result is still right. */
+ *      the gathered tile is not pipelined (plain loads), and the result is still right;
+ *   4. a B that reaches its dot through a widening cast (f8e4m3 or i8 weights as f16): its bytes are
+ *      pipelined and read back into registers (local_load) to be widened. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,4 +138,93 @@ Test(pipeline, gather_unmasked_index, .timeout = 600) {
 Test(pipeline, loop_that_writes_keeps_its_loads, .timeout = 600) {
     seed_rng();
     for (int t = 0; t < 2; t++) gather_case(writing_src, targets[t].device, targets[t].arch, 70, 80, 208, 300, false);
+}
+
+/* C = A @ float(B): B of type T ([k][n], row stride sb), widened to f16 in registers before the dot */
+static char *dequant_src(const char *ty) {
+    char *out = malloc(2048);
+    cr_assert(out);
+    snprintf(out, 2048,
+             "@num_warps(4)\n@num_stages(3)\n"
+             "kernel dequant_mm(a: *f16, b: *%s, c: *f32, m: i32, n: i32, k: i32, sa: i32, sb: i32,\n"
+             "                  const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"
+             "    let tn = (n + BN - 1) / BN;\n"
+             "    let rm = program_id(0) / tn * BM + arange(0, BM);\n"
+             "    let rn = program_id(0) %% tn * BN + arange(0, BN);\n"
+             "    let acc = zeros([BM, BN], f32);\n"
+             "    for k0 in range(0, k, BK) {\n"
+             "        let kk = k0 + arange(0, BK);\n"
+             "        let ta = load(a + rm[:, None] * sa + kk[None, :], (rm[:, None] < m) && (kk[None, :] < k), 0);\n"
+             "        let tb = load(b + kk[:, None] * sb + rn[None, :], (kk[:, None] < k) && (rn[None, :] < n), 0);\n"
+             "        acc = dot(ta, tb as f16, acc);\n"
+             "    }\n"
+             "    store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));\n"
+             "}\n",
+             ty);
+    return out;
+}
+
+static uint8_t e4m3_of(int v) { /* small integers (|v| <= 15) are exact in e4m3 */
+    if (!v) return 0;
+    unsigned a = (unsigned)abs(v), e = 0;
+    while ((a >> e) > 1) e++;
+    return (uint8_t)((v < 0 ? 0x80 : 0) | ((e + 7) << 3) | (((a << 3) >> e) & 7));
+}
+
+static void dequant_case(bool f8, const char *device, const char *arch, int m, int n, int k) {
+    char *src = dequant_src(f8 ? "f8e4m3" : "i8");
+    tile_compile_options o = {.size = sizeof o, .arch = arch, .specialize = specs};
+    tile_compiled cc;
+    cr_assert_eq(tile_compile_source("dequant.tile", src, &o, &cc), TILE_OK, "%s", cc.diagnostics);
+    /* B's bytes go through stages (cp.async, or a tensor map on sm_90a): no 16-byte register loads left */
+    cr_expect(!strstr(cc.ptx, "ld.global.v4"), "%s: B is loaded into registers, not pipelined", arch);
+    cr_expect(strstr(cc.ptx, strcmp(arch, "sm_90a") ? "cp.async.cg.shared.global" : "cp.async.bulk.tensor"), "%s: no copies", arch);
+    tile_compiled_free(&cc);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create(device, &ctx), TILE_OK);
+    int sa = (k + 15) / 16 * 16 + 16, sb = (n + 15) / 16 * 16 + 16;
+    size_t na = (size_t)m * sa, nb = (size_t)k * sb, nc = (size_t)m * n;
+    uint16_t *ha = malloc(na * 2);
+    uint8_t *hb = malloc(nb);
+    int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
+    float *out = malloc(nc * 4);
+    cr_assert(ha && hb && va && vb && out);
+    for (size_t i = 0; i < na; i++) va[i] = irand(9) - 4, ha[i] = f16_of(va[i]);
+    for (size_t i = 0; i < nb; i++) vb[i] = f8 ? irand(31) - 15 : irand(255) - 127, hb[i] = f8 ? e4m3_of(vb[i]) : (uint8_t)(int8_t)vb[i];
+    tile_devptr da, db, dc;
+    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, na * 2);
+    tile_memcpy_htod(ctx, db, hb, nb);
+    tile_memset(ctx, dc, 0xFF, nc * 4); /* NaN */
+    tile_module *mod;
+    o.arch = NULL;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "dequant.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "dequant_mm", &kern), TILE_OK);
+    int32_t m32 = m, n32 = n, k32 = k, sa32 = sa, sb32 = sb;
+    void *args[] = {&da, &db, &dc, &m32, &n32, &k32, &sa32, &sb32};
+    tile_dim3 grid = {(unsigned)(((m + 63) / 64) * ((n + 63) / 64)), 1, 1};
+    cr_assert_eq(tile_launch(kern, grid, args, NULL), TILE_OK, "%s: %s", device, tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * 4), TILE_OK);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double want = 0;
+            for (int kk = 0; kk < k; kk++) want += (double)va[(size_t)i * sa + kk] * vb[(size_t)kk * sb + j];
+            float got = out[(size_t)i * n + j];
+            cr_assert(got == want, "%s %s m %d n %d k %d: (%d, %d) = %g, want %g (seed %llu)", device, f8 ? "f8e4m3" : "i8", m, n, k,
+                      i, j, got, want, (unsigned long long)seed);
+        }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(ha), free(hb), free(va), free(vb), free(out), free(src);
+}
+
+Test(pipeline, dequantizing_cast, .timeout = 600) {
+    seed_rng();
+    for (int t = 0; t < 2; t++) {
+        dequant_case(true, targets[t].device, targets[t].arch, 70, 80, 208);
+        dequant_case(false, targets[t].device, targets[t].arch, 33, 48, 80);
+    }
 }

@@ -218,10 +218,10 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         /* f8 at head_dim 256: BM 64 (128 spills 500 B: V's transposing stage in registers) */
         bm = f8 && bd > 128 ? 64 : 128;
         shipped_define(&v, "BM", bm);
-        /* f8: K and V are loaded into registers (not pipelined; V is staged K-major, transposed, by the
-         * dot), so narrower tiles: BN 128 only at BLOCK_D 64 with vectors (32 B of spills without), 64 at
-         * 128 (128 spilled 828 B), 32 at 256 */
-        int64_t bn = f8 ? (bd <= 64 && vec ? 128 : bd <= 128 ? 64 : 32) : bd <= 64 || (bd <= 128 && vec) ? 128 : 64;
+        /* f8: narrower tiles: BN 128 only at BLOCK_D 64 with vectors (32 B of spills without), 64 at 128
+         * (128 spilled 828 B); at 256 (mma.sync on widened values: K and V pipelined as bytes and read
+         * back into registers to be widened, lower/software_pipeline.c step 1b) 16 (32 spilled 56 B) */
+        int64_t bn = f8 ? (bd <= 64 && vec ? 128 : bd <= 128 ? 64 : 16) : bd <= 64 || (bd <= 128 && vec) ? 128 : 64;
         shipped_define(&v, "BN", bn);
         shipped_define(&v, "num_warps", 8);
         shipped_define(&v, "num_stages", bd <= 64 ? 3 : 2);
