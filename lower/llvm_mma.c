@@ -229,17 +229,38 @@ static void stage(LL *l, ValueId v, const Tile *t, bool transposed) {
     }
 }
 
-/* The inverse of stage() (not transposed): tensor `res` (rank 2, a register layout) read from tile t,
- * runs along the last dim one vector load each; replicated registers read the element they copy. */
+/* Registers consecutive along dim `d` of a blocked layout whose fastest dim it is, that one 16-byte-or-
+ * smaller access can take (run_along_last for any dim). */
+static int run_along(const LayoutRegs *lr, const Type *t, int r, int d, int max) {
+    const Layout *lay = t->layout;
+    if (lay->kind != LAYOUT_BLOCKED || lay->order[0] != d) return 1;
+    ThreadTerm tt = layout_thread_term(lay, d);
+    int v = 1;
+    while (v * 2 <= max && r + v * 2 <= lr->n) {
+        int w = v * 2;
+        bool ok = lr->stat[r][d] % w == 0 && (tt.lane_count <= 1 || tt.lane_mul % w == 0) && (tt.warp_count <= 1 || tt.warp_mul % w == 0);
+        for (int j = 1; ok && j < w; j++) {
+            ok = lr->stat[r + j][d] == lr->stat[r][d] + j && lr->raw[r + j][d] == lr->raw[r][d] + j;
+            for (int e = 0; ok && e < t->rank; e++) ok = e == d || lr->stat[r + j][e] == lr->stat[r][e];
+        }
+        if (!ok) break;
+        v = w;
+    }
+    return v;
+}
+
+/* The inverse of stage(): tensor `res` (rank 2, a register layout) read from tile t, whose rows run
+ * along dim 1 of the tensor (dim 0 when transposed); elements consecutive along the tile's rows in
+ * one vector load each; replicated registers read the element they copy. */
 static void unstage(LL *l, ValueId res, const Tile *t, bool transposed) {
     const Type *ty = tir_vtype(l->f, res);
     const LayoutRegs *lr = ll_regs_of(l, ty);
-    int n = lr->n;
+    int n = lr->n, cd = transposed ? 0 : 1;
     LLVMValueRef *out = ll_new(l, res, n);
     LLVMTypeRef et = ll_type(l, ty->dt);
     for (int r = 0; r < n;) {
-        int run = transposed ? 1 : run_along_last(lr, ty, r, 16 / t->eb);
-        LLVMValueRef i0 = ll_coord(l, ty, r, 0), i1 = ll_coord(l, ty, r, 1); /* replicas: the element they copy */
+        int run = run_along(lr, ty, r, cd, 16 / t->eb);
+        LLVMValueRef i0 = ll_coord(l, ty, r, 0), i1 = ll_coord(l, ty, r, 1);
         LLVMValueRef off = transposed ? swz_offset(l, t, i1, i0) : swz_offset(l, t, i0, i1);
         LLVMValueRef p = ll_smem_ptr(l, t->off, tile_dyn(l, t, off));
         if (run > 1) {

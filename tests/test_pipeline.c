@@ -140,8 +140,9 @@ Test(pipeline, loop_that_writes_keeps_its_loads, .timeout = 600) {
     for (int t = 0; t < 2; t++) gather_case(writing_src, targets[t].device, targets[t].arch, 70, 80, 208, 300, false);
 }
 
-/* C = A @ float(B): B of type T ([k][n], row stride sb), widened to f16 in registers before the dot */
-static char *dequant_src(const char *ty) {
+/* C = A @ float(B): B of type T ([k][n], row stride sb; with nk, [n][k] as weights are, loaded K-contiguous),
+ * widened to f16 in registers before the dot */
+static char *dequant_src(const char *ty, bool nk) {
     char *out = malloc(2048);
     cr_assert(out);
     snprintf(out, 2048,
@@ -155,12 +156,12 @@ static char *dequant_src(const char *ty) {
              "    for k0 in range(0, k, BK) {\n"
              "        let kk = k0 + arange(0, BK);\n"
              "        let ta = load(a + rm[:, None] * sa + kk[None, :], (rm[:, None] < m) && (kk[None, :] < k), 0);\n"
-             "        let tb = load(b + kk[:, None] * sb + rn[None, :], (kk[:, None] < k) && (rn[None, :] < n), 0);\n"
+             "        let tb = load(b + %s, (kk[:, None] < k) && (rn[None, :] < n), 0);\n"
              "        acc = dot(ta, tb as f16, acc);\n"
              "    }\n"
              "    store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));\n"
              "}\n",
-             ty);
+             ty, nk ? "rn[None, :] * sb + kk[:, None]" : "kk[:, None] * sb + rn[None, :]");
     return out;
 }
 
@@ -171,8 +172,8 @@ static uint8_t e4m3_of(int v) { /* small integers (|v| <= 15) are exact in e4m3 
     return (uint8_t)((v < 0 ? 0x80 : 0) | ((e + 7) << 3) | (((a << 3) >> e) & 7));
 }
 
-static void dequant_case(bool f8, const char *device, const char *arch, int m, int n, int k) {
-    char *src = dequant_src(f8 ? "f8e4m3" : "i8");
+static void dequant_case(bool f8, bool nk, const char *device, const char *arch, int m, int n, int k) {
+    char *src = dequant_src(f8 ? "f8e4m3" : "i8", nk);
     tile_compile_options o = {.size = sizeof o, .arch = arch, .specialize = specs};
     tile_compiled cc;
     cr_assert_eq(tile_compile_source("dequant.tile", src, &o, &cc), TILE_OK, "%s", cc.diagnostics);
@@ -182,8 +183,8 @@ static void dequant_case(bool f8, const char *device, const char *arch, int m, i
     tile_compiled_free(&cc);
     tile_context *ctx;
     cr_assert_eq(tile_context_create(device, &ctx), TILE_OK);
-    int sa = (k + 15) / 16 * 16 + 16, sb = (n + 15) / 16 * 16 + 16;
-    size_t na = (size_t)m * sa, nb = (size_t)k * sb, nc = (size_t)m * n;
+    int sa = (k + 15) / 16 * 16 + 16, sb = ((nk ? k : n) + 15) / 16 * 16 + 16;
+    size_t na = (size_t)m * sa, nb = (size_t)(nk ? n : k) * sb, nc = (size_t)m * n;
     uint16_t *ha = malloc(na * 2);
     uint8_t *hb = malloc(nb);
     int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
@@ -211,7 +212,7 @@ static void dequant_case(bool f8, const char *device, const char *arch, int m, i
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             double want = 0;
-            for (int kk = 0; kk < k; kk++) want += (double)va[(size_t)i * sa + kk] * vb[(size_t)kk * sb + j];
+            for (int kk = 0; kk < k; kk++) want += (double)va[(size_t)i * sa + kk] * vb[nk ? (size_t)j * sb + kk : (size_t)kk * sb + j];
             float got = out[(size_t)i * n + j];
             cr_assert(got == want, "%s %s m %d n %d k %d: (%d, %d) = %g, want %g (seed %llu)", device, f8 ? "f8e4m3" : "i8", m, n, k,
                       i, j, got, want, (unsigned long long)seed);
@@ -224,7 +225,9 @@ static void dequant_case(bool f8, const char *device, const char *arch, int m, i
 Test(pipeline, dequantizing_cast, .timeout = 600) {
     seed_rng();
     for (int t = 0; t < 2; t++) {
-        dequant_case(true, targets[t].device, targets[t].arch, 70, 80, 208);
-        dequant_case(false, targets[t].device, targets[t].arch, 33, 48, 80);
+        dequant_case(true, false, targets[t].device, targets[t].arch, 70, 80, 208);
+        dequant_case(false, false, targets[t].device, targets[t].arch, 33, 48, 80);
+        dequant_case(true, true, targets[t].device, targets[t].arch, 70, 80, 208); /* B [n][k]: read K-contiguous */
+        dequant_case(false, true, targets[t].device, targets[t].arch, 50, 16, 48);
     }
 }
