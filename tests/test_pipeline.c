@@ -10,7 +10,10 @@
  *   3. a loop that also stores to global memory: its index load might read what it wrote, so
  *      the gathered tile is not pipelined (plain loads), and the result is still right;
  *   4. a B that reaches its dot through a widening cast (f8e4m3 or i8 weights as f16): its bytes are
- *      pipelined and read back into registers (local_load) to be widened. */
+ *      pipelined and read back into registers (local_load) to be widened;
+ *   5. B's K blocks looked up in a block table by a scalar index load (a paged weight pool): the
+ *      index is loaded an iteration ahead; on sm_90a the blocks are tensor-map copies whose
+ *      coordinate is that index. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,4 +233,89 @@ Test(pipeline, dequantizing_cast, .timeout = 600) {
         dequant_case(true, true, targets[t].device, targets[t].arch, 70, 80, 208); /* B [n][k]: read K-contiguous */
         dequant_case(false, true, targets[t].device, targets[t].arch, 50, 16, 48);
     }
+}
+
+/* C = A @ B, K block kb of B being block table[kb] of a pool of BK-row blocks (row stride sb) */
+static const char paged_src[] =
+    "@num_warps(4)\n@num_stages(3)\n"
+    "kernel paged_mm(a: *f16, pool: *f16, table: *i32, c: *f32, m: i32, n: i32, nkb: i32, sa: i32, sb: i32,\n"
+    "                const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"
+    "    let tn = (n + BN - 1) / BN;\n"
+    "    let rm = program_id(0) / tn * BM + arange(0, BM);\n"
+    "    let rn = program_id(0) % tn * BN + arange(0, BN);\n"
+    "    let rk = arange(0, BK);\n"
+    "    let acc = zeros([BM, BN], f32);\n"
+    "    for kb in range(0, nkb) {\n"
+    "        let blk = load(table + kb);\n"
+    "        let kk = kb * BK + rk;\n"
+    "        let ta = load(a + rm[:, None] * sa + kk[None, :], rm[:, None] < m, 0);\n"
+    "        let tb = load(pool + (blk * BK + rk)[:, None] * sb + rn[None, :], rn[None, :] < n, 0);\n"
+    "        acc = dot(ta, tb, acc);\n"
+    "    }\n"
+    "    store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));\n"
+    "}\n";
+
+static void paged_case(const char *device, const char *arch, int m, int n, int nkb, int pool_blocks, bool ws) {
+    static const char *const pspecs[] = {"sa=16", "sb=16", "n=16", NULL};
+    tile_compile_options o = {.size = sizeof o, .arch = arch, .specialize = pspecs};
+    tile_compiled cc;
+    char src[2048];
+    snprintf(src, sizeof src, "%s%s", ws ? "@warp_specialize(1)\n" : "", paged_src); /* a producer warpgroup loads the table */
+    cr_assert_eq(tile_compile_source("paged.tile", src, &o, &cc), TILE_OK, "%s", cc.diagnostics);
+    if (ws) cr_expect_eq(cc.kernels[0].num_warps, 8, "a producer warpgroup beside the 4 computing warps");
+    cr_expect(!strstr(cc.ptx, "ld.global.v4"), "%s: the pool's blocks are loaded into registers, not pipelined", arch);
+    cr_expect(strstr(cc.ptx, strcmp(arch, "sm_90a") ? "cp.async.cg.shared.global" : "cp.async.bulk.tensor"), "%s: no copies", arch);
+    tile_compiled_free(&cc);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create(device, &ctx), TILE_OK);
+    int BK = 32, k = nkb * BK, sa = k + 16, sb = (n + 15) / 16 * 16 + 16;
+    size_t na = (size_t)m * sa, nb = (size_t)pool_blocks * BK * sb, nc = (size_t)m * n;
+    uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
+    int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb), *tab = malloc((size_t)nkb * 4);
+    float *out = malloc(nc * 4);
+    cr_assert(ha && hb && va && vb && tab && out);
+    for (size_t i = 0; i < na; i++) va[i] = irand(9) - 4, ha[i] = f16_of(va[i]);
+    for (size_t i = 0; i < nb; i++) vb[i] = irand(9) - 4, hb[i] = f16_of(vb[i]);
+    for (int i = 0; i < nkb; i++) tab[i] = irand(pool_blocks);
+    tile_devptr da, db, dt, dc;
+    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb * 2, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, (size_t)nkb * 4, &dt), TILE_OK); /* exactly nkb entries */
+    cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, na * 2);
+    tile_memcpy_htod(ctx, db, hb, nb * 2);
+    tile_memcpy_htod(ctx, dt, tab, (size_t)nkb * 4);
+    tile_memset(ctx, dc, 0xFF, nc * 4);
+    tile_module *mod;
+    o.arch = NULL;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "paged.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "paged_mm", &kern), TILE_OK);
+    int32_t m32 = m, n32 = n, nkb32 = nkb, sa32 = sa, sb32 = sb;
+    void *args[] = {&da, &db, &dt, &dc, &m32, &n32, &nkb32, &sa32, &sb32};
+    tile_dim3 grid = {(unsigned)(((m + 63) / 64) * ((n + 63) / 64)), 1, 1};
+    cr_assert_eq(tile_launch(kern, grid, args, NULL), TILE_OK, "%s: %s", device, tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * 4), TILE_OK);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double want = 0;
+            for (int kk = 0; kk < k; kk++)
+                want += (double)va[(size_t)i * sa + kk] * vb[((size_t)tab[kk / BK] * BK + kk % BK) * sb + j];
+            float got = out[(size_t)i * n + j];
+            cr_assert(got == want, "%s m %d n %d blocks %d: (%d, %d) = %g, want %g (seed %llu)", device, m, n, nkb, i, j, got, want,
+                      (unsigned long long)seed);
+        }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(ha), free(hb), free(va), free(vb), free(tab), free(out);
+}
+
+Test(pipeline, block_table_scalar_index, .timeout = 600) {
+    seed_rng();
+    for (int t = 0; t < 2; t++) {
+        paged_case(targets[t].device, targets[t].arch, 70, 80, 7, 11, false);
+        paged_case(targets[t].device, targets[t].arch, 20, 48, 1, 3, false); /* one block: fewer than the stages */
+    }
+    paged_case("emu:sm_90a", "sm_90a", 70, 80, 7, 11, true);
+    paged_case("emu:sm_90a", "sm_90a", 20, 48, 2, 3, true);
 }
