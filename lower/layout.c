@@ -200,6 +200,17 @@ LayoutRegs layout_regs(const Type *t) {
     return layout_regs_of(t->layout, t->rank, t->shape);
 }
 
+bool layout_cols_in_chunks(const Type *t, int w) {
+    if (t->rank != 2 || !t->layout || w < 1 || t->shape[1] % w || layout_coverage(t->layout, 1) > t->shape[1]) return false;
+    ThreadTerm tt = layout_thread_term(t->layout, 1);
+    int span = (tt.lane_count > 1 ? (tt.lane_count - 1) * tt.lane_mul : 0) + (tt.warp_count > 1 ? (tt.warp_count - 1) * tt.warp_mul : 0);
+    LayoutRegs r = layout_regs(t);
+    bool ok = true;
+    for (int k = 0; k < r.n && ok; k++) ok = r.raw[k][1] < t->shape[1] && r.stat[k][1] / w == (r.stat[k][1] + span) / w;
+    layout_regs_free(&r);
+    return ok;
+}
+
 void layout_regs_free(LayoutRegs *r) {
     free(r->stat);
     free(r->raw);

@@ -52,6 +52,9 @@ typedef struct ThreadTerm {
 ThreadTerm layout_thread_term(const Layout *l, int dim);
 /* Coverage of the root layout along a dim of the tensor (spt*tpw*wpc). */
 int layout_coverage(const Layout *l, int dim);
+/* Whether every register of rank-2 tensor type t holds columns of one w-wide chunk [c*w, (c+1)*w) in
+ * every thread (its static column decides the chunk): what a local_store of a column slice needs. */
+bool layout_cols_in_chunks(const Type *t, int w);
 /* Dim of the root layout that dim `d` of a tensor in layout l corresponds to. */
 int layout_root_dim(const Layout *l, int d);
 

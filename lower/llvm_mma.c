@@ -189,8 +189,10 @@ static int run_along_last(const LayoutRegs *lr, const Type *t, int r, int max) {
     return v;
 }
 
-/* Write tensor `v` (rank 2) into tile `t`; transposed: element (i, j) goes to row j, col i. */
-static void stage(LL *l, ValueId v, const Tile *t, bool transposed) {
+/* Write tensor `v` (rank 2) into tile `t`; transposed: element (i, j) goes to row j, col i.  With
+ * width > 0 only its columns [col0, col0 + width), to columns from 0 (registers decide their chunk by
+ * their static column: layout_cols_in_chunks). */
+static void stage_cols(LL *l, ValueId v, const Tile *t, bool transposed, int col0, int width) {
     const Type *ty = tir_vtype(l->f, v);
     const LayoutRegs *lr = ll_regs_of(l, ty);
     LLVMValueRef *vals = ll_get(l, v, NULL);
@@ -198,12 +200,14 @@ static void stage(LL *l, ValueId v, const Tile *t, bool transposed) {
     for (int r = 0; r < lr->n;) {
         bool replica = false;
         for (int d = 0; d < 2; d++) replica |= lr->raw[r][d] >= ty->shape[d];
+        if (width > 0 && lr->stat[r][1] / width != col0 / width) replica = true; /* another slice's */
         int run = transposed ? 1 : run_along_last(lr, ty, r, 16 / t->eb);
         if (replica) {
             r++;
             continue;
         }
         LLVMValueRef i0 = ll_coord(l, ty, r, 0), i1 = ll_coord(l, ty, r, 1);
+        if (width > 0) i1 = LLVMBuildSub(l->b, i1, ll_i32(l, col0), "");
         LLVMValueRef off = transposed ? swz_offset(l, t, i1, i0) : swz_offset(l, t, i0, i1);
         LLVMValueRef val = vals[r];
         if (run > 1) {
@@ -248,6 +252,8 @@ static int run_along(const LayoutRegs *lr, const Type *t, int r, int d, int max)
     }
     return v;
 }
+
+static void stage(LL *l, ValueId v, const Tile *t, bool transposed) { stage_cols(l, v, t, transposed, 0, 0); }
 
 /* The inverse of stage(): tensor `res` (rank 2, a register layout) read from tile t, whose rows run
  * along dim 1 of the tensor (dim 0 when transposed); elements consecutive along the tile's rows in
@@ -755,7 +761,9 @@ bool ll_emit_async(LL *l, Inst *i) {
         LLVMValueRef base = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0],
                                          LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, rows * cols * eb), ""), "");
         Tile t = tile_make(l, rows, cols, eb, 0, base);
-        if (contig != 1 || !stage_stmatrix(l, i->ops[2], &t)) stage(l, i->ops[2], &t, contig != 1);
+        int vcols = tir_vtype(f, i->ops[2])->shape[1];
+        if (vcols != bt->shape[2]) stage_cols(l, i->ops[2], &t, false, (int)i->a.ival, bt->shape[2]); /* a column slice */
+        else if (contig != 1 || !stage_stmatrix(l, i->ops[2], &t)) stage(l, i->ops[2], &t, contig != 1);
         proxy_fence(l);
         return true;
     }

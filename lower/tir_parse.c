@@ -508,7 +508,7 @@ static const Type *type(Parser *P) {
     X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
     X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder") \
     X(XOR, "xor") X(MSG, "msg") X(MAP, "map") X(BYTES, "bytes") \
-    X(ARRIVALS, "count") X(WARPS, "warps")
+    X(ARRIVALS, "count") X(WARPS, "warps") X(COL, "col")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -550,6 +550,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_BYTES: return op == OP_MBAR_EXPECT;
     case AK_ARRIVALS: return op == OP_MBAR_INIT;
     case AK_WARPS: return op == OP_WS_PRODUCER;
+    case AK_COL: return op == OP_LOCAL_STORE;
     case AK_MSG: return op == OP_PRINT || op == OP_ASSERT || op == OP_INLINE_ASM;
     case AK_VEC:
     case AK_SMEM:
@@ -665,6 +666,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
         case AK_BYTES: a->ival = int_lit(P, "bytes", 0, 1 << 20); break;
         case AK_ARRIVALS: a->ival = int_lit(P, "count", 1, 1024); break;
         case AK_WARPS: a->ival = int_lit(P, "warps", 1, 32); break;
+        case AK_COL: a->ival = int_lit(P, "col", 0, 1 << 20); break;
         case AK_MSG: { /* "..." with \" \\ \n */
             if (*P->p != '"') {
                 expected(P, "a string");

@@ -149,6 +149,9 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_TMA_LOAD:
     case OP_TMA_STORE: str_printf(&t, "map=%lld", (long long)a->ival); break;
     case OP_MBAR_EXPECT: str_printf(&t, "bytes=%lld", (long long)a->ival); break;
+    case OP_LOCAL_STORE:
+        if (a->ival) str_printf(&t, "col=%lld", (long long)a->ival);
+        break;
     case OP_MBAR_INIT:
         if (a->ival > 1) str_printf(&t, "count=%lld", (long long)a->ival);
         break;

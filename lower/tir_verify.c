@@ -24,6 +24,7 @@
  * Messages name the op first ("add: ..."), operands by index from 0, and
  * types as printed.  They are located at the instruction; an instruction
  * built without a location gets the kernel name as a prefix instead. */
+#include "layout.h"
 #include "tir.h"
 #include "../support/target.h"
 
@@ -634,8 +635,13 @@ static void check_local_store(Verifier *V, const Inst *i) {
         return;
     }
     if (s->rank || !dtype_is_int(s->dt)) verr(V, i, "stage must be an integer scalar, found %s", tstr(V, s));
-    if (v->rank != 2 || is_shared(v) || v->dt != b->dt || v->shape[0] != b->shape[1] || v->shape[1] != b->shape[2])
-        verr(V, i, "value %s is not a register tile of one stage of %s", tstr(V, v), tstr(V, b));
+    /* the value's columns [col, col + the stage's) (col from 0 by the stage's width; all of them when as wide) */
+    int64_t col = i->a.ival;
+    if (v->rank != 2 || is_shared(v) || v->dt != b->dt || v->shape[0] != b->shape[1] || v->shape[1] % b->shape[2] ||
+        col % b->shape[2] || col < 0 || col + b->shape[2] > v->shape[1])
+        verr(V, i, "value %s (from column %lld) is not a register tile of one stage of %s", tstr(V, v), (long long)col, tstr(V, b));
+    else if (v->shape[1] != b->shape[2] && (b->layout->order[0] != 2 || !layout_cols_in_chunks(v, b->shape[2])))
+        verr(V, i, "value %s: its registers do not fall into column slices as wide as a stage of %s", tstr(V, v), tstr(V, b));
 }
 
 static void check_local_load(Verifier *V, const Inst *i) {

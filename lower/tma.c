@@ -34,6 +34,7 @@
  *      the next copies into the stage every warp has just finished reading.
  * The kernel's tensor maps (Func.tmaps) are hidden parameters after its arguments; the
  * launcher encodes them from the arguments (runtime.c) before each launch. */
+#include "layout.h"
 #include "passes.h"
 #include "smem.h"
 #include "../support/target.h"
@@ -732,11 +733,39 @@ static int smem_estimate(Func *f, Block *b, int *scratch) {
     return n;
 }
 
-static void wait_before_returns(Func *f, Block *b, ValueId buf) {
+/* A wait before every return that follows the buffer's allocation in program order (before it, no
+ * store has been issued). */
+static void wait_before_returns(Func *f, Block *b, ValueId buf, Inst *alloc, bool *after) {
     for (Inst *i = b->first; i; i = i->next) {
-        if (i->op == OP_RETURN) emit(f, i, OP_TMA_STORE_WAIT, &buf, 1, NULL);
-        for (int r = 0; r < i->nregions; r++) wait_before_returns(f, i->regions[r], buf);
+        if (i == alloc) *after = true;
+        if (i->op == OP_RETURN && *after) emit(f, i, OP_TMA_STORE_WAIT, &buf, 1, NULL);
+        for (int r = 0; r < i->nregions; r++) wait_before_returns(f, i->regions[r], buf, alloc, after);
     }
+}
+
+static void mark_uses(Block *b, bool *used) {
+    for (Inst *i = b->first; i; i = i->next) {
+        for (int k = 0; k < i->nops; k++) used[i->ops[k]] = true;
+        for (int r = 0; r < i->nregions; r++) mark_uses(i->regions[r], used);
+    }
+}
+
+/* Shared memory still in use from `from` on, at the top level of the body: the buffers allocated before it
+ * that an instruction from there on names (smem_alloc gives the others' space to later buffers), and the
+ * largest scratch. */
+static int smem_live_from(Func *f, Inst *from, int *scratch) {
+    bool *used = calloc(f->nvalues, sizeof *used);
+    if (!used) out_of_memory();
+    for (Inst *i = from; i; i = i->next) {
+        for (int k = 0; k < i->nops; k++) used[i->ops[k]] = true;
+        for (int r = 0; r < i->nregions; r++) mark_uses(i->regions[r], used);
+    }
+    int n = 0;
+    smem_estimate(f, f->body, scratch);
+    for (Inst *i = f->body->first; i && i != from; i = i->next)
+        if (i->op == OP_LOCAL_ALLOC && used[i->res[0]]) n += (smem_scratch_bytes(f, i, true) + 1023) / 1024 * 1024;
+    free(used);
+    return n;
 }
 
 /* A store of a register tile that a tensor map describes (the forms and masks of step 2, no run
@@ -746,7 +775,10 @@ static void wait_before_returns(Func *f, Block *b, ValueId buf) {
  * does not write); every return waits for the stores to have read the buffer.  Only stores at
  * the top of the kernel's body or of a `for` there (a persistent kernel's loop over tiles),
  * of kernels whose loops already stream through tensor maps, and only while the buffer fits in
- * shared memory beside what the kernel uses. */
+ * shared memory beside what the kernel uses.  When the whole tile does not fit (a 128 x 256 GEMM
+ * tile beside its ring), a buffer of a column slice (a multiple of 128 bytes wide, the widest that
+ * fits) takes the tile slice by slice, each through the same sequence (local_store {col}); only
+ * where every register of the tile falls in one slice (layout_cols_in_chunks). */
 static void convert_store(Ctx *c, Inst *st) {
     Func *f = c->f;
     Module *m = c->m;
@@ -760,9 +792,21 @@ static void convert_store(Ctx *c, Inst *st) {
     c->fail = false;
     if (!analyze_tile(c, vt->dt, 1, vt->shape[0], vt->shape[1], st->ops[0], st->nops > 2 ? st->ops[2] : 0, &cp) || c->fail || cp.run)
         return;
-    int scratch = 0, bytes = vt->shape[0] * vt->shape[1] * eb;
-    int need = smem_estimate(f, f->body, &scratch) + scratch + 2048 /* warp_specialize's mbarriers */ + (bytes + 1023) / 1024 * 1024;
-    if (need > tir_smem_limit(m->arch) || f->ntmaps >= TIR_MAX_TMAPS) return;
+    /* a layout conversion only for the store goes: the buffer takes any register layout */
+    Inst *cv = tir_val(f, val)->def;
+    if (cv && cv->op == OP_CONVERT_LAYOUT && tir_vtype(f, cv->ops[0])->layout &&
+        tir_vtype(f, cv->ops[0])->layout->kind != LAYOUT_SHARED)
+        val = cv->ops[0];
+    /* a store at the top of the body (after the loops) allocates its buffer where it is: the loops' rings are
+     * dead by then, and their space serves it; one in a loop over tiles allocates it at the top */
+    bool top = st->parent == f->body;
+    int scratch = 0, have = (top ? smem_live_from(f, st, &scratch) : smem_estimate(f, f->body, &scratch)) + scratch + 2048;
+    int cols = vt->shape[1]; /* the slice the buffer holds */
+    while (have + (vt->shape[0] * cols * eb + 1023) / 1024 * 1024 > tir_smem_limit(m->arch)) {
+        cols /= 2;
+        if (cols * eb < 128 || vt->shape[1] % cols || !layout_cols_in_chunks(tir_vtype(f, val), cols)) return;
+    }
+    if (f->ntmaps >= TIR_MAX_TMAPS) return;
     int map = 0;
     while (map < f->ntmaps && memcmp(&f->tmaps[map], &cp.tm, sizeof cp.tm)) map++;
     if (map == f->ntmaps) {
@@ -772,26 +816,29 @@ static void convert_store(Ctx *c, Inst *st) {
     /* the buffer: one stage, rows of the value's contiguous columns, at the top of the kernel */
     Layout sl = {.kind = LAYOUT_SHARED, .rank = 3};
     sl.order[0] = 2, sl.order[1] = 1, sl.order[2] = 0;
-    const Type *bt = tir_type(m, vt->dt, 3, (int32_t[]){1, vt->shape[0], vt->shape[1]}, NULL, tir_layout_intern(m, &sl));
-    ValueId buf = emit(f, f->body->first, OP_LOCAL_ALLOC, NULL, 0, bt);
+    const Type *bt = tir_type(m, vt->dt, 3, (int32_t[]){1, vt->shape[0], cols}, NULL, tir_layout_intern(m, &sl));
+    ValueId buf = emit(f, top ? st : f->body->first, OP_LOCAL_ALLOC, NULL, 0, bt);
+    Inst *alloc = tir_val(f, buf)->def;
     const Type *i32 = tir_scalar(m, DT_I32);
-    /* a layout conversion only for the store goes: the buffer takes any register layout */
-    Inst *cv = tir_val(f, val)->def;
-    if (cv && cv->op == OP_CONVERT_LAYOUT && tir_vtype(f, cv->ops[0])->layout &&
-        tir_vtype(f, cv->ops[0])->layout->kind != LAYOUT_SHARED)
-        val = cv->ops[0];
     ValueId zero = cint(f, st, i32, 0);
-    emit(f, st, OP_TMA_STORE_WAIT, &buf, 1, NULL);
-    emit(f, st, OP_BARRIER, NULL, 0, NULL);
-    emit(f, st, OP_LOCAL_STORE, (ValueId[]){buf, zero, val}, 3, NULL);
-    emit(f, st, OP_BARRIER, NULL, 0, NULL);
     ValueId ops[2 + TMA_MAX_RANK] = {buf, zero};
     for (int d = 0; d < cp.tm.rank; d++) ops[2 + d] = materialize(f, st, &cp.coord[d]);
-    Inst *ts = tir_inst_new(f, OP_TMA_STORE, ops, 2 + cp.tm.rank, NULL, 0, st->loc);
-    ts->a.ival = map;
-    tir_insert_before(st, ts);
+    ValueId x0 = ops[2]; /* the innermost coordinate: the tile's first column */
+    for (int c0 = 0; c0 < vt->shape[1]; c0 += cols) {
+        emit(f, st, OP_TMA_STORE_WAIT, &buf, 1, NULL);
+        emit(f, st, OP_BARRIER, NULL, 0, NULL);
+        Inst *ls = tir_inst_new(f, OP_LOCAL_STORE, (ValueId[]){buf, zero, val}, 3, NULL, 0, st->loc);
+        ls->a.ival = c0;
+        tir_insert_before(st, ls);
+        emit(f, st, OP_BARRIER, NULL, 0, NULL);
+        ops[2] = c0 ? emit(f, st, OP_ADD, (ValueId[]){x0, cint(f, st, i32, c0)}, 2, i32) : x0;
+        Inst *ts = tir_inst_new(f, OP_TMA_STORE, ops, 2 + cp.tm.rank, NULL, 0, st->loc);
+        ts->a.ival = map;
+        tir_insert_before(st, ts);
+    }
     tir_inst_remove(st);
-    wait_before_returns(f, f->body, buf);
+    bool after = false;
+    wait_before_returns(f, f->body, buf, alloc, &after);
 }
 
 static void convert_stores(Ctx *c) {

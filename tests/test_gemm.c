@@ -367,6 +367,26 @@ Test(gemm, pipelined_ptx_sm90a) {
     }
 }
 
+/* sm_90a's 128 x 256 tiles as tile_gemm launches them (two computing warpgroups, a producer, persistent):
+ * the whole C tile does not fit in shared memory beside the ring, so the epilogue goes through tensor maps a
+ * column slice at a time (f32: four 64-column slices of two 128-byte panels; 16-bit: two 128-column
+ * ones), and no per-thread store of C is left; api_persistent_sm90a checks the numbers (hopper_gemm). */
+Test(gemm, wide_tile_sliced_epilogue_sm90a) {
+    const char *specs[] = {"sak=1", "sbn=1", "m=16", "n=16", "k=16", "sam=16", "sbk=16", "scm=16", NULL};
+    const char *defs[] = {"BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3", "warp_specialize=1", "PERSISTENT=1", NULL};
+    static const struct { const char *kernel; int copies; } cs[] = {{"gemm_f16_f32", 8}, {"gemm_bf16_bf16", 4}, {"gemm_f16_f16", 4}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        tile_compile_options o = {.size = sizeof o, .kernel = cs[i].kernel, .specialize = specs, .defines = defs, .arch = "sm_90a"};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+        int n = 0;
+        for (const char *p = c.ptx; (p = strstr(p, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")); p++) n++;
+        cr_expect_eq(n, cs[i].copies, "%s: %d tensor-map stores of C, want %d", cs[i].kernel, n, cs[i].copies);
+        cr_expect(!strstr(c.ptx, "st.global.v"), "%s: per-thread stores of C left", cs[i].kernel);
+        tile_compiled_free(&c);
+    }
+}
+
 /* Block scales (SCALE=3) at tile_gemm's configurations: sm_90a reads e4m3 natively (a wgmma K block a
  * step), sm_80 widens to f16 for mma.sync; a tile straddling scale blocks is a compile error. */
 Test(gemm, block_scales_ptx) {
