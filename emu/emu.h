@@ -139,6 +139,9 @@
     X(CP_BULK_COMMIT, "cp.async.bulk.commit_group", "close the current bulk group (copies are done at issue: no effect)") \
     X(CP_BULK_WAIT, "cp.async.bulk.wait_group", "wait until at most a bulk groups are pending (.read: their reads); copies are done at issue: no effect") \
     X(TENSORMAP_REPLACE, "tensormap.replace", "write one field of a 128-byte tensor map in shared or global memory (.tile .global_address .rank .box_dim .global_dim .global_stride .element_stride .elemtype .interleave_layout .swizzle_mode .swizzle_atomicity .fill_mode; [a], [ord,] new_val)") \
+    X(CLUSTER_BAR, "barrier.cluster", "barrier.cluster.arrive[.release|.relaxed][.aligned] / .wait[.acquire][.aligned]: every live thread of the cluster (this CTA) arrives; wait blocks until the phase it arrived in completes") \
+    X(MAPA, "mapa", "mapa[.shared::cluster].u32/.u64 d, a, rank: a's address in the shared memory of CTA rank (only rank 0, this CTA, exists)") \
+    X(GETCTARANK, "getctarank", "getctarank[.shared::cluster].u32/.u64 d, a: the rank of the CTA whose shared memory holds a (0)") \
     X(TENSORMAP_CP, "tensormap.cp_fenceproxy", "warp-collective: copy a 128-byte tensor map from shared to global memory ([d], [s], 128); the proxy fence has no effect") \
     X(WGMMA_FENCE, "wgmma.fence", "warpgroup-collective: order register accesses before the following wgmma.mma_async") \
     X(WGMMA_COMMIT, "wgmma.commit_group", "warpgroup-collective: the uncommitted wgmma.mma_async ops become a group") \
@@ -252,7 +255,7 @@ enum {
     X(F4E, "f4e") X(B4E, "b4e") X(RC8, "rc8") X(ECL, "ecl") X(ECR, "ecr") X(RC16, "rc16") \
     X(TM_ADDR, "global_address") X(TM_RANK, "rank") X(TM_BOX, "box_dim") X(TM_GDIM, "global_dim") \
     X(TM_GSTRIDE, "global_stride") X(TM_ESTRIDE, "element_stride") X(TM_ELEMTYPE, "elemtype") \
-    X(TM_INTERLEAVE, "interleave_layout") X(TM_SWIZZLE, "swizzle_mode") X(TM_ATOMICITY, "swizzle_atomicity") X(TM_FILL, "fill_mode")
+    X(CL_WAIT, "wait") X(TM_INTERLEAVE, "interleave_layout") X(TM_SWIZZLE, "swizzle_mode") X(TM_ATOMICITY, "swizzle_atomicity") X(TM_FILL, "fill_mode")
 typedef enum EmuMode {
     EMU_MODE_NONE,
 #define X(e, n) EMU_MODE_##e,
@@ -279,7 +282,13 @@ enum {
     X(LANEMASK_LT, "%lanemask_lt") X(LANEMASK_LE, "%lanemask_le") X(LANEMASK_GT, "%lanemask_gt") \
     X(LANEMASK_GE, "%lanemask_ge") X(CLOCK, "%clock") X(CLOCK64, "%clock64") \
     X(GLOBALTIMER, "%globaltimer") X(DYN_SMEM, "%dynamic_smem_size") X(TOTAL_SMEM, "%total_smem_size") \
-    X(WARPSZ, "WARP_SZ")
+    X(WARPSZ, "WARP_SZ") \
+    /* clusters of one CTA (no cluster launches): the CTA is rank 0 of a 1 x 1 x 1 cluster */ \
+    X(CLUSTER_CTAID_X, "%cluster_ctaid.x") X(CLUSTER_CTAID_Y, "%cluster_ctaid.y") X(CLUSTER_CTAID_Z, "%cluster_ctaid.z") \
+    X(CLUSTER_NCTAID_X, "%cluster_nctaid.x") X(CLUSTER_NCTAID_Y, "%cluster_nctaid.y") X(CLUSTER_NCTAID_Z, "%cluster_nctaid.z") \
+    X(CLUSTERID_X, "%clusterid.x") X(CLUSTERID_Y, "%clusterid.y") X(CLUSTERID_Z, "%clusterid.z") \
+    X(NCLUSTERID_X, "%nclusterid.x") X(NCLUSTERID_Y, "%nclusterid.y") X(NCLUSTERID_Z, "%nclusterid.z") \
+    X(CLUSTER_CTARANK, "%cluster_ctarank") X(CLUSTER_NCTARANK, "%cluster_nctarank") X(IS_EXPLICIT_CLUSTER, "%is_explicit_cluster")
 enum {
 #define X(e, n) EMU_SREG_##e,
     EMU_SREGS(X)

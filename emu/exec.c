@@ -168,6 +168,15 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return emu_exec_bulk(b, t, in);
     case EMU_OP_TENSORMAP_REPLACE: case EMU_OP_TENSORMAP_CP:
         return emu_exec_tensormap(b, t, in);
+    case EMU_OP_MAPA: { /* the cluster is this CTA alone: rank 0's address is the address */
+        uint32_t rank = (uint32_t)EMU_R(t, in, 2);
+        if (rank != 0)
+            return emu_fault(b, t, in, "invalid cluster rank", "mapa to CTA rank %u: the cluster has one CTA (rank 0; the emulator "
+                             "launches no clusters)", rank);
+        EMU_R(t, in, 0) = in->ty == EMU_T_U32 ? (uint32_t)EMU_R(t, in, 1) : EMU_R(t, in, 1);
+        return true;
+    }
+    case EMU_OP_GETCTARANK: EMU_R(t, in, 0) = 0; return true;
     case EMU_OP_RCP: case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN:
     case EMU_OP_COS: case EMU_OP_TANH: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: case EMU_OP_FMA:
         return emu_exec_float(b, t, in);
@@ -462,6 +471,31 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
             t->bar_count = (uint32_t)cnt;
             goto out;
         }
+        case EMU_OP_CLUSTER_BAR:
+            if (in->mode == EMU_MODE_MB_ARRIVE) { /* counted when every live thread has arrived (release_cluster) */
+                if (t->cl_arrived) {
+                    t->pc = pc;
+                    ok = emu_fault(b, t, in, "invalid cluster barrier", "barrier.cluster.arrive twice without a barrier.cluster.wait between");
+                    goto out;
+                }
+                t->cl_arrived = true;
+                t->cl_phase = b->cl_phase;
+                b->cl_arrived++;
+                pc++;
+                continue;
+            }
+            if (!t->cl_arrived) {
+                t->pc = pc;
+                ok = emu_fault(b, t, in, "invalid cluster barrier", "barrier.cluster.wait without a barrier.cluster.arrive before it");
+                goto out;
+            }
+            t->cl_arrived = false;
+            if (t->cl_phase != b->cl_phase) { /* its phase has completed */
+                pc++;
+                continue;
+            }
+            t->state = EMU_TS_CLUSTER;
+            goto out;
         case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_LDMATRIX: case EMU_OP_MMA:
         case EMU_OP_MATCH: case EMU_OP_REDUX: case EMU_OP_ACTIVEMASK: case EMU_OP_STMATRIX: case EMU_OP_ELECT:
         case EMU_OP_WGMMA: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: case EMU_OP_WGMMA_WAIT: case EMU_OP_SETMAXNREG:
@@ -512,6 +546,8 @@ static void init_threads(EmuBlock *b) {
         t->icount = 0;
         t->mbar_addr = 0;
         t->mbar_parity = 0;
+        t->cl_arrived = false;
+        t->cl_phase = 0;
         if (t->wg) emu_wg_reset(t);
         t->linear = i;
         t->lane = (uint16_t)(i & 31);
@@ -539,6 +575,15 @@ static void init_threads(EmuBlock *b) {
         s[EMU_SREG_DYN_SMEM] = L->dyn_smem;
         s[EMU_SREG_TOTAL_SMEM] = L->shared_size;
         s[EMU_SREG_WARPSZ] = 32;
+        for (int k = 0; k < 3; k++) {
+            s[EMU_SREG_CLUSTER_CTAID_X + k] = 0;
+            s[EMU_SREG_CLUSTER_NCTAID_X + k] = 1;
+            s[EMU_SREG_CLUSTERID_X + k] = b->ctaid[k];
+            s[EMU_SREG_NCLUSTERID_X + k] = L->grid[k];
+        }
+        s[EMU_SREG_CLUSTER_CTARANK] = 0;
+        s[EMU_SREG_CLUSTER_NCTARANK] = 1;
+        s[EMU_SREG_IS_EXPLICIT_CLUSTER] = 0;
     }
     if (b->fparam_size) memset(b->fparams, 0, (size_t)b->nthreads * b->fparam_size);
 }
@@ -588,7 +633,8 @@ void emu_block_where(EmuBlock *b, Str *s) {
         w->lo = w->hi = i;
     }
     static const char *const state_text[] = {"running", "waiting at a barrier", "waiting at a warp-synchronous instruction",
-                                             "waiting for an mbarrier phase", "spinning on an mbarrier", "exited", "not started yet"};
+                                             "waiting for an mbarrier phase", "spinning on an mbarrier", "waiting at the cluster barrier",
+                                             "exited", "not started yet"};
     for (unsigned k = 0; k < ng; k++) {
         WhereGroup *w = &g[k];
         where_flush(w);
@@ -795,6 +841,26 @@ static bool release_barriers(EmuBlock *b, uint32_t *live_out, bool *progress) {
     return true;
 }
 
+/* barrier.cluster: the phase completes once every live thread has arrived in it (exited threads count as
+ * arrived, as at a whole-block barrier); its waiters go on. */
+static void release_cluster(EmuBlock *b, bool *progress) {
+    if (!b->cl_arrived) return;
+    uint32_t live = 0, in = 0;
+    for (uint32_t i = 0; i < b->nthreads; i++) {
+        const EmuThread *t = &b->t[i];
+        if (t->state == EMU_TS_DONE) continue;
+        live++;
+        if (t->cl_phase == b->cl_phase && (t->cl_arrived || t->state == EMU_TS_CLUSTER)) in++;
+    }
+    if (in < live) return;
+    b->cl_phase++;
+    b->cl_arrived = 0;
+    b->epoch++; /* orders shared-memory accesses for racecheck, as a barrier */
+    for (uint32_t i = 0; i < b->nthreads; i++)
+        if (b->t[i].state == EMU_TS_CLUSTER) b->t[i].state = EMU_TS_RUN, b->t[i].pc++;
+    *progress = true;
+}
+
 static bool run_block(EmuBlock *b) {
     EmuLaunch *L = b->L;
     init_threads(b);
@@ -802,6 +868,7 @@ static bool run_block(EmuBlock *b) {
     if (b->shadow) memset(b->shadow, 0, (size_t)b->shared_size * sizeof *b->shadow);
     b->epoch = 1;
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
+    b->cl_arrived = b->cl_phase = 0;
     b->mbar_events = 0;
     b->mbar_waits = false;
     uint32_t nwarps = (b->nthreads + 31) / 32;
@@ -845,6 +912,7 @@ static bool run_block(EmuBlock *b) {
         }
         uint32_t live = 0;
         if (!release_barriers(b, &live, &progress)) return false;
+        release_cluster(b, &progress);
         if (live == 0) return true;
         if (b->mbar_events != events) progress = true;
         /* threads spinning on test_wait while nothing else moves: a deadlock once it has gone on long enough
@@ -859,7 +927,7 @@ static bool run_block(EmuBlock *b) {
             for (uint32_t i = 0; i < b->nthreads && !t0; i++)
                 if (b->t[i].state == EMU_TS_WARP) t0 = &b->t[i];
             for (uint32_t i = 0; i < b->nthreads && !t0; i++)
-                if (b->t[i].state == EMU_TS_MBAR || b->t[i].state == EMU_TS_YIELD) t0 = &b->t[i];
+                if (b->t[i].state == EMU_TS_MBAR || b->t[i].state == EMU_TS_YIELD || b->t[i].state == EMU_TS_CLUSTER) t0 = &b->t[i];
             Str w = {0};
             emu_block_where(b, &w);
             bool r = emu_fault(b, t0, &t0->fn->code[t0->pc], "deadlock: no thread of the block can proceed",

@@ -25,7 +25,7 @@
 /* Thread states.  MBAR: blocked at mbarrier.try_wait until the phase it waits for completes
  * (the scheduler wakes it, and the try_wait runs again); YIELD: a failed mbarrier.test_wait,
  * runnable again in the next round (a spin loop lets the other warps run). */
-enum { EMU_TS_RUN, EMU_TS_BAR, EMU_TS_WARP, EMU_TS_MBAR, EMU_TS_YIELD, EMU_TS_DONE };
+enum { EMU_TS_RUN, EMU_TS_BAR, EMU_TS_WARP, EMU_TS_MBAR, EMU_TS_YIELD, EMU_TS_CLUSTER, EMU_TS_DONE };
 
 /* wgmma.mma_async results not yet retired (exec_wgmma.c): one entry per accumulator register of
  * a thread, written to the register at the wgmma.wait_group that retires its group. */
@@ -75,6 +75,8 @@ typedef struct EmuThread {
     uint64_t icount;      /* executed instructions (watchdog) */
     uint32_t mbar_addr;   /* EMU_TS_MBAR: the shared address of the mbarrier waited on */
     uint8_t mbar_parity;  /* and the parity of the phase whose completion it waits for */
+    bool cl_arrived;      /* barrier.cluster.arrive done, its wait not yet */
+    uint32_t cl_phase;    /* the cluster barrier's phase it arrived in (EMU_TS_CLUSTER: waits for its completion) */
     EmuWgState *wg;       /* in-flight wgmma results (NULL: none ever) */
 } EmuThread;
 
@@ -132,6 +134,8 @@ typedef struct EmuBlock {
     uint32_t epoch;       /* barrier epoch, starts at 1 */
     /* bar.arrive: arrivals at each barrier not yet counted into a completion, and their thread count */
     uint32_t bar_arrived[EMU_MAX_BAR_ID + 1], bar_arrive_count[EMU_MAX_BAR_ID + 1];
+    /* barrier.cluster (a cluster of this one CTA): arrivals in the current phase, phases completed */
+    uint32_t cl_arrived, cl_phase;
     /* last global allocation hit */
     uint64_t c_lo, c_hi;
     uint8_t *c_host;

@@ -769,6 +769,10 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             case EMU_OP_CP_BULK_TENSOR: ok = f >= EMU_MODE_D1 && f <= EMU_MODE_D5; break;
             case EMU_OP_BAR: case EMU_OP_BARRIER: ok = f == EMU_MODE_BPOPC || f == EMU_MODE_AAND || f == EMU_MODE_AOR; break;
             case EMU_OP_PRMT: ok = f >= EMU_MODE_F4E && f <= EMU_MODE_RC16; break;
+            case EMU_OP_CLUSTER_BAR:
+                ok = f == EMU_MODE_MB_ARRIVE || f == EMU_MODE_CL_WAIT;
+                if (ok && in->mode) return perr(ps, line, "'%.*s': arrive or wait, not both", (int)len, s);
+                break;
             case EMU_OP_TENSORMAP_REPLACE:
                 ok = f >= EMU_MODE_TM_ADDR && f <= EMU_MODE_TM_FILL;
                 if (ok && in->mode) return perr(ps, line, "two tensor-map fields in '%.*s'", (int)len, s);
@@ -781,8 +785,9 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         f = FIND(space_names, p, l);
         if (l == 11 && memcmp(p, "shared::cta", 11) == 0) f = EMU_SP_SHARED;
         bool hopper = op >= EMU_OP_MBARRIER;
-        /* a cluster of one CTA: shared::cluster addresses of this CTA are its shared::cta addresses */
-        if (hopper && l == 15 && memcmp(p, "shared::cluster", 15) == 0) f = EMU_SP_SHARED;
+        /* a cluster of one CTA: shared::cluster addresses of this CTA are its shared::cta addresses (ld, st,
+         * atom and red on distributed shared memory too) */
+        if (l == 15 && memcmp(p, "shared::cluster", 15) == 0) f = EMU_SP_SHARED;
         if (f >= 0) {
             /* cp.async.ca.shared.global, cp.async.bulk.shared::cluster.global: destination space first */
             if (in->space && (op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR || op == EMU_OP_TENSORMAP_CP)) in->space2 = (uint8_t)f;
@@ -830,6 +835,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         return perr(ps, line, "'%.*s': which mbarrier operation (init, arrive, expect_tx, complete_tx, test_wait, try_wait, inval, ...)?", (int)len, s);
     if (op == EMU_OP_CP_BULK_TENSOR && !in->mode) return perr(ps, line, "'%.*s' needs a dimension .1d to .5d", (int)len, s);
     if (op == EMU_OP_SETMAXNREG && !in->mode) return perr(ps, line, "'%.*s' needs .inc or .dec", (int)len, s);
+    if (op == EMU_OP_CLUSTER_BAR && !in->mode) return perr(ps, line, "'%.*s' needs .arrive or .wait", (int)len, s);
     if (op == EMU_OP_TENSORMAP_REPLACE && !in->mode)
         return perr(ps, line, "'%.*s': which tensor-map field (global_address, rank, box_dim, global_dim, global_stride, element_stride, "
                     "elemtype, interleave_layout, swizzle_mode, swizzle_atomicity, fill_mode)?", (int)len, s);
@@ -1077,6 +1083,11 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
                         (int)len, s, v);
         return true;
     }
+    case EMU_OP_MAPA: case EMU_OP_GETCTARANK:
+        if (in->ty != EMU_T_U32 && in->ty != EMU_T_U64) return perr(ps, line, "'%.*s' needs .u32 or .u64", (int)len, s);
+        if (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC)
+            return perr(ps, line, "'%.*s': only shared-memory addresses (.shared::cluster or generic)", (int)len, s);
+        return true;
     case EMU_OP_TENSORMAP_CP:
         if (in->space != EMU_SP_GLOBAL || in->space2 != EMU_SP_SHARED)
             return perr(ps, line, "unsupported tensormap.cp_fenceproxy form '%.*s' (.global.shared::cta)", (int)len, s);
@@ -1154,6 +1165,9 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
                        in->mode == EMU_MODE_TM_ESTRIDE ? 3 : 2;
         break;
     case EMU_OP_TENSORMAP_CP: want = 3; break;
+    case EMU_OP_CLUSTER_BAR: want = 0; break;
+    case EMU_OP_MAPA: want = 3; break;
+    case EMU_OP_GETCTARANK: want = 2; break;
     }
     if (want_max < 0) want_max = want;
     if (want >= 0 && (in->nops < want || in->nops > want_max))
@@ -1164,7 +1178,7 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
                 in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
                 in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
                 in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
-                in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP &&
+                in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP && in->op != EMU_OP_CLUSTER_BAR &&
                 !(in->op == EMU_OP_MBARRIER && (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX ||
                                                 in->mode == EMU_MODE_MB_COMPLETE_TX || in->mode == EMU_MODE_MB_INVAL));
     if (dest) {

@@ -475,6 +475,92 @@ Test(mbarrier, misuse_errors) {
 }
 
 /* setmaxnreg is warpgroup-collective: all four warps, or the launch fails. */
+/* ==== clusters of one CTA: the special registers, barrier.cluster, mapa / getctarank and shared::cluster ==== */
+static const char *cluster_ptx = PTX_HEAD
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<32>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .shared .align 4 .b32 sm[64];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  mov.u32 %r0, %tid.x;\n"
+    /* block b writes 12 words: cluster ids and ranks, then what it read back through the cluster barrier */
+    "  mov.u32 %r1, %ctaid.x;\n  mov.u32 %r2, %ctaid.y;\n  mov.u32 %r3, %nctaid.x;\n"
+    "  mad.lo.u32 %r4, %r2, %r3, %r1;\n  mul.lo.u32 %r4, %r4, 12;\n  mul.wide.u32 %rd1, %r4, 4;\n  add.u64 %rd1, %rd0, %rd1;\n"
+    "  setp.ne.u32 %p0, %r0, 0;\n"
+    "  @%p0 bra $SKIP;\n"
+    "  mov.u32 %r5, %cluster_ctaid.x;\n  st.global.u32 [%rd1], %r5;\n"
+    "  mov.u32 %r5, %cluster_ctaid.y;\n  st.global.u32 [%rd1+4], %r5;\n"
+    "  mov.u32 %r5, %cluster_nctaid.x;\n  st.global.u32 [%rd1+8], %r5;\n"
+    "  mov.u32 %r5, %cluster_nctaid.z;\n  st.global.u32 [%rd1+12], %r5;\n"
+    "  mov.u32 %r5, %clusterid.x;\n  st.global.u32 [%rd1+16], %r5;\n"
+    "  mov.u32 %r5, %clusterid.y;\n  st.global.u32 [%rd1+20], %r5;\n"
+    "  mov.u32 %r5, %nclusterid.x;\n  st.global.u32 [%rd1+24], %r5;\n"
+    "  mov.u32 %r5, %cluster_ctarank;\n  st.global.u32 [%rd1+28], %r5;\n"
+    "  mov.u32 %r5, %cluster_nctarank;\n  st.global.u32 [%rd1+32], %r5;\n"
+    "  mov.pred %p1, %is_explicit_cluster;\n  selp.u32 %r5, 1, 0, %p1;\n  st.global.u32 [%rd1+36], %r5;\n"
+    "$SKIP:\n"
+    /* every thread writes its word of shared memory (through its shared::cluster address), arrives, works, waits,
+     * then reads its neighbour's: racecheck finds a race if the barrier did not order them */
+    "  mov.u32 %r6, sm;\n  shl.b32 %r7, %r0, 2;\n  add.u32 %r8, %r6, %r7;\n"
+    "  mapa.shared::cluster.u32 %r9, %r8, 0;\n"
+    "  getctarank.shared::cluster.u32 %r10, %r9;\n"
+    "  add.u32 %r11, %r0, 100;\n  add.u32 %r11, %r11, %r10;\n"
+    "  st.shared::cluster.u32 [%r9], %r11;\n"
+    "  barrier.cluster.arrive.release.aligned;\n"
+    "  mul.lo.u32 %r12, %r0, 3;\n"
+    "  barrier.cluster.wait.acquire.aligned;\n"
+    "  add.u32 %r13, %r0, 1;\n  and.b32 %r13, %r13, 63;\n  shl.b32 %r13, %r13, 2;\n  add.u32 %r13, %r6, %r13;\n"
+    "  ld.shared::cluster.u32 %r14, [%r13];\n"
+    "  @%p0 bra $END;\n"
+    "  st.global.u32 [%rd1+40], %r14;\n"
+    "  st.global.u32 [%rd1+44], %r10;\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(cluster, one_cta_clusters) {
+    check_ptxas(cluster_ptx);
+    TileDevice *d = open_emu(true); /* racecheck on */
+    TileDevModule *m;
+    TileDevFunction *f = load(d, cluster_ptx, "k", &m);
+    uint64_t out = poisoned(d, 6 * 12 * 4);
+    void *args[] = {&out};
+    cr_assert_eq(dev_launch(f, 3, 2, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    uint32_t got[6 * 12];
+    cr_assert_eq(dev_memcpy_dtoh(d, got, out, sizeof got), DEV_OK);
+    for (unsigned y = 0; y < 2; y++)
+        for (unsigned x = 0; x < 3; x++) {
+            const uint32_t *g = &got[(y * 3 + x) * 12];
+            const uint32_t want[12] = {0, 0, 1, 1, x, y, 3, 0, 1, 0, 101, 0}; /* thread 0 reads thread 1's 100 + 1 */
+            for (int k = 0; k < 12; k++) cr_expect_eq(g[k], want[k], "block (%u, %u) word %d: %u, want %u", x, y, k, g[k], want[k]);
+        }
+    dev_module_unload(m);
+    /* misuse: a wait with no arrive, two arrives, a rank other than 0, a warp that never arrives (it waits
+     * elsewhere: an exited thread would count as arrived) */
+    static const struct { const char *body, *want; } bad[] = {
+        {"  barrier.cluster.wait.aligned;\n", "barrier.cluster.wait without a barrier.cluster.arrive"},
+        {"  barrier.cluster.arrive.aligned;\n  barrier.cluster.arrive.aligned;\n", "arrive twice"},
+        {"  mov.u32 %r1, sm;\n  mapa.shared::cluster.u32 %r2, %r1, 1;\n", "mapa to CTA rank 1"},
+        {"  mov.u32 %r0, %tid.x;\n  setp.ge.u32 %p0, %r0, 32;\n  @%p0 bra $X;\n  barrier.cluster.arrive.aligned;\n"
+         "  barrier.cluster.wait.aligned;\n  ret;\n$X:\n  bar.sync 1, 64;\n", "waiting at the cluster barrier"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        char ptx[1024];
+        snprintf(ptx, sizeof ptx, PTX_HEAD ".visible .entry k()\n{\n  .reg .pred %%p<2>;\n  .reg .b32 %%r<4>;\n  .shared .align 4 .b32 sm[4];\n%s  ret;\n}\n",
+                 bad[i].body);
+        check_ptxas(ptx);
+        TileDevFunction *bf = load(d, ptx, "k", &m);
+        expect_launch_error(d, bf, 64, NULL, bad[i].want, NULL);
+        dev_module_unload(m);
+    }
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  barrier.cluster.aligned;\n  ret;\n}\n", "needs .arrive or .wait");
+    expect_load_error(d, ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n  barrier.cluster.arrive;\n  ret;\n}\n",
+                      "needs .target sm_90");
+    dev_close(d);
+}
+
 Test(mbarrier, setmaxnreg_warpgroup) {
     TileDevice *d = open_emu(false);
     static const char *ptx = PTX_HEAD
