@@ -139,6 +139,8 @@
     X(CP_BULK_COMMIT, "cp.async.bulk.commit_group", "close the current bulk group (copies are done at issue: no effect)") \
     X(CP_BULK_WAIT, "cp.async.bulk.wait_group", "wait until at most a bulk groups are pending (.read: their reads); copies are done at issue: no effect") \
     X(TENSORMAP_REPLACE, "tensormap.replace", "write one field of a 128-byte tensor map in shared or global memory (.tile .global_address .rank .box_dim .global_dim .global_stride .element_stride .elemtype .interleave_layout .swizzle_mode .swizzle_atomicity .fill_mode; [a], [ord,] new_val)") \
+    X(GRIDDEP, "griddepcontrol", "griddepcontrol.wait / .launch_dependents (programmatic dependent launch): no effect, launches run one after another") \
+    X(CP_BULK_PREFETCH, "cp.async.bulk.prefetch", "cp.async.bulk.prefetch[.tensor.Nd].L2.global [a], size | [tmap, {c..}]: an L2 prefetch hint, no effect") \
     X(CLUSTER_BAR, "barrier.cluster", "barrier.cluster.arrive[.release|.relaxed][.aligned] / .wait[.acquire][.aligned]: every live thread of the cluster (this CTA) arrives; wait blocks until the phase it arrived in completes") \
     X(MAPA, "mapa", "mapa[.shared::cluster].u32/.u64 d, a, rank: a's address in the shared memory of CTA rank (only rank 0, this CTA, exists)") \
     X(GETCTARANK, "getctarank", "getctarank[.shared::cluster].u32/.u64 d, a: the rank of the CTA whose shared memory holds a (0)") \

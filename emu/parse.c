@@ -816,6 +816,12 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
                         (int)len, s);
         if (hopper && l == 4 && memcmp(p, "tile", 4) == 0) continue;
         if ((op == EMU_OP_TENSORMAP_REPLACE || op == EMU_OP_TENSORMAP_CP) && l == 5 && memcmp(p, "b1024", 5) == 0) continue;
+        if (op == EMU_OP_GRIDDEP && ((l == 4 && memcmp(p, "wait", 4) == 0) || (l == 17 && memcmp(p, "launch_dependents", 17) == 0))) {
+            in->mode = 1; /* which one does not matter: neither has an effect here */
+            continue;
+        }
+        if (op == EMU_OP_CP_BULK_PREFETCH && ((l == 6 && memcmp(p, "tensor", 6) == 0) || (l == 2 && memcmp(p, "L2", 2) == 0) ||
+                                              (l == 2 && p[1] == 'd' && p[0] >= '1' && p[0] <= '5'))) continue;
         if (hopper && (op == EMU_OP_CP_BULK_TENSOR) && (l == 6 && memcmp(p, "im2col", 6) == 0))
             return perr(ps, line, "'%.*s': im2col tensor copies are not supported by the emulator", (int)len, s);
         if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) { in->vec = (uint8_t)(p[1] - '0'); continue; }
@@ -836,6 +842,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
     if (op == EMU_OP_CP_BULK_TENSOR && !in->mode) return perr(ps, line, "'%.*s' needs a dimension .1d to .5d", (int)len, s);
     if (op == EMU_OP_SETMAXNREG && !in->mode) return perr(ps, line, "'%.*s' needs .inc or .dec", (int)len, s);
     if (op == EMU_OP_CLUSTER_BAR && !in->mode) return perr(ps, line, "'%.*s' needs .arrive or .wait", (int)len, s);
+    if (op == EMU_OP_GRIDDEP && !in->mode) return perr(ps, line, "'%.*s' needs .wait or .launch_dependents", (int)len, s);
     if (op == EMU_OP_TENSORMAP_REPLACE && !in->mode)
         return perr(ps, line, "'%.*s': which tensor-map field (global_address, rank, box_dim, global_dim, global_stride, element_stride, "
                     "elemtype, interleave_layout, swizzle_mode, swizzle_atomicity, fill_mode)?", (int)len, s);
@@ -1083,6 +1090,9 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
                         (int)len, s, v);
         return true;
     }
+    case EMU_OP_CP_BULK_PREFETCH:
+        if (in->ok[0] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..] first", (int)len, s);
+        return true;
     case EMU_OP_MAPA: case EMU_OP_GETCTARANK:
         if (in->ty != EMU_T_U32 && in->ty != EMU_T_U64) return perr(ps, line, "'%.*s' needs .u32 or .u64", (int)len, s);
         if (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC)
@@ -1165,7 +1175,8 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
                        in->mode == EMU_MODE_TM_ESTRIDE ? 3 : 2;
         break;
     case EMU_OP_TENSORMAP_CP: want = 3; break;
-    case EMU_OP_CLUSTER_BAR: want = 0; break;
+    case EMU_OP_CLUSTER_BAR: case EMU_OP_GRIDDEP: want = 0; break;
+    case EMU_OP_CP_BULK_PREFETCH: want = 1; want_max = 3; break; /* [a], size | [tmap, {c}] [, cache-policy] */
     case EMU_OP_MAPA: want = 3; break;
     case EMU_OP_GETCTARANK: want = 2; break;
     }
@@ -1179,6 +1190,7 @@ static bool check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
                 in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
                 in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
                 in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP && in->op != EMU_OP_CLUSTER_BAR &&
+                in->op != EMU_OP_GRIDDEP && in->op != EMU_OP_CP_BULK_PREFETCH &&
                 !(in->op == EMU_OP_MBARRIER && (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX ||
                                                 in->mode == EMU_MODE_MB_COMPLETE_TX || in->mode == EMU_MODE_MB_INVAL));
     if (dest) {
@@ -1288,7 +1300,8 @@ static bool parse_ins(Parser *ps) {
             if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
             i++;
             if (o.kind == OPD_ADDR && o.ncoords) { /* [tmap, {c..}]: the coordinates are the next operand */
-                if (in.op != EMU_OP_CP_BULK_TENSOR) return perr(ps, line, "only cp.async.bulk.tensor takes [tensorMap, {coordinates}]");
+                if (in.op != EMU_OP_CP_BULK_TENSOR && in.op != EMU_OP_CP_BULK_PREFETCH)
+                    return perr(ps, line, "only cp.async.bulk.tensor takes [tensorMap, {coordinates}]");
                 if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
                 Opd c;
                 opd_init(&c);

@@ -561,6 +561,35 @@ Test(cluster, one_cta_clusters) {
     dev_close(d);
 }
 
+/* Hints other compilers emit around their pipelines (CUTLASS, Triton's programmatic dependent launch): accepted,
+ * no effect, the kernel runs to its end; ptxas takes every form. */
+Test(cluster, hints_without_effect) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry k(.param .u64 p, .param .align 64 .b8 tmap[128])\n{\n"
+        "  .reg .b64 %rd<4>;\n  .reg .b32 %r<4>;\n"
+        "  ld.param.u64 %rd0, [p];\n  mov.u64 %rd1, tmap;\n"
+        "  griddepcontrol.wait;\n  prefetch.tensormap [%rd1];\n  prefetch.param.tensormap [tmap];\n"
+        "  fence.proxy.async.global;\n  fence.acq_rel.cluster;\n  mov.u32 %r0, 0;\n"
+        "  cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd1, {%r0, %r0}];\n"
+        "  cp.async.bulk.prefetch.L2.global [%rd0], 16;\n"
+        "  griddepcontrol.launch_dependents;\n"
+        "  mov.u32 %r1, 7;\n  st.global.u32 [%rd0], %r1;\n  ret;\n}\n";
+    check_ptxas(ptx);
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = poisoned(d, 16);
+    uint8_t map[128] = {0};
+    void *args[] = {&out, map};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    uint32_t got = 0;
+    cr_assert_eq(dev_memcpy_dtoh(d, &got, out, 4), DEV_OK);
+    cr_assert_eq(got, 7u);
+    dev_module_unload(m);
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  griddepcontrol;\n  ret;\n}\n", "needs .wait or .launch_dependents");
+    dev_close(d);
+}
+
 Test(mbarrier, setmaxnreg_warpgroup) {
     TileDevice *d = open_emu(false);
     static const char *ptx = PTX_HEAD
