@@ -1,0 +1,291 @@
+/* parse_check.c - the checks of one decoded instruction that need no run time: operand counts and
+ * kinds, destinations that are registers, immediate limits (barrier ids and counts, group counts,
+ * register budgets), writes to read-only state spaces, the forms of the tensor-core and sm_90
+ * instructions and the .target they need.  Called by parse.c for every instruction. */
+#include "emu/exec.h"
+#include "emu/parse_int.h"
+#include "support/target.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Checks that need no run time: barrier ids and counts given as
+ * immediates, writes to read-only state spaces. */
+bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    uint64_t v;
+    bool bar = in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER;
+    unsigned b0 = bar && (in->flags & EMU_F(REDOP)) ? 1 : 0; /* bar.red: d, a [, b], c */
+    unsigned bn = bar ? in->nops - b0 - b0 : 0;             /* a and b present */
+    if (bar && bn >= 1 && const_value(ps, in->o[b0], &v) && v > EMU_MAX_BAR_ID)
+        return perr(ps, line, "barrier number %" PRIu64 " in '%.*s' is out of range: 0..%d", v, (int)len, s, EMU_MAX_BAR_ID);
+    if (bar && bn >= 2 && const_value(ps, in->o[b0 + 1], &v) && (v == 0 || v % 32 || v > EMU_MAX_BLOCK_THREADS))
+        return perr(ps, line, "barrier thread count %" PRIu64 " in '%.*s' is not a multiple of 32 in 32..%u", v, (int)len, s,
+                    EMU_MAX_BLOCK_THREADS);
+    bool write = in->op == EMU_OP_ST || in->op == EMU_OP_ATOM || in->op == EMU_OP_RED;
+    if (write && in->space == EMU_SP_CONST)
+        return perr(ps, line, "'%.*s' writes to the .const state space, which is read-only", (int)len, s);
+    if (write && in->space == EMU_SP_PARAM) {
+        unsigned ai = in->op == EMU_OP_ATOM ? 1 : 0;
+        int32_t sym = in->ok[ai] == EMU_OK_ADDR ? const_sym(ps, in->o[ai]) : -1;
+        if (in->op != EMU_OP_ST || (ps->fn && ps->fn->is_entry && sym >= 0 && ps->m->syms[sym].space == EMU_SP_PARAM &&
+                                      ps->m->syms[sym].addr < EMU_PARAM_FRAME))
+            return perr(ps, line, "'%.*s' writes to a kernel parameter: the .param space of an entry is read-only", (int)len, s);
+    }
+    return true;
+}
+
+/* The operand shapes of the sm_90 instructions, and the .target they need. */
+static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    const Target *tg = ps->m->target;
+    bool basic_mbar = in->op == EMU_OP_MBARRIER && in->mode != EMU_MODE_MB_TRY_WAIT && in->mode != EMU_MODE_MB_EXPECT_TX &&
+                      in->mode != EMU_MODE_MB_COMPLETE_TX && in->mode != EMU_MODE_MB_ARRIVE_EXPECT_TX;
+    if (tg && (in->op == EMU_OP_WGMMA || in->op == EMU_OP_WGMMA_FENCE || in->op == EMU_OP_WGMMA_COMMIT ||
+               in->op == EMU_OP_WGMMA_WAIT || in->op == EMU_OP_SETMAXNREG) && tg->mma < WGMMA)
+        return perr(ps, line, "'%.*s' needs .target sm_90a (the module is for %s)", (int)len, s, tg->name);
+    if (tg && !basic_mbar && tg->sm < 90)
+        return perr(ps, line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)len, s, tg->name);
+    uint64_t v;
+    switch (in->op) {
+    case EMU_OP_STMATRIX: {
+        unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : in->mode == EMU_MODE_X1 ? 1 : 0;
+        if (!nmat || in->ty != EMU_T_B16 || (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC))
+            return perr(ps, line, "unsupported stmatrix form '%.*s' (m8n8 .x1/.x2/.x4 [.trans] .shared .b16)", (int)len, s);
+        if (in->ok[0] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..] first", (int)len, s);
+        if (!(in->ok[1] == EMU_OK_VEC && in->on[1] == nmat) && !(in->ok[1] == EMU_OK_REG && nmat == 1))
+            return perr(ps, line, "'%.*s' needs %u source register%s {..}", (int)len, s, nmat, nmat == 1 ? "" : "s");
+        return true;
+    }
+    case EMU_OP_SETMAXNREG:
+        if (!const_value(ps, in->o[0], &v) || v < 24 || v > 256 || v % 8)
+            return perr(ps, line, "'%.*s' needs an immediate register count, a multiple of 8 in 24..256", (int)len, s);
+        return true;
+    case EMU_OP_MBARRIER: {
+        unsigned ai = (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX || in->mode == EMU_MODE_MB_COMPLETE_TX ||
+                       in->mode == EMU_MODE_MB_INVAL) ? 0 : 1;
+        if (in->mode == EMU_MODE_MB_PENDING) return in->ok[1] == EMU_OK_REG || perr(ps, line, "'%.*s' takes a state register", (int)len, s);
+        if (in->ok[ai] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs the mbarrier's address [..] as operand %u", (int)len, s, ai + 1);
+        if (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC)
+            return perr(ps, line, "'%.*s': an mbarrier lives in shared memory (.shared::cta, .shared::cluster or generic)", (int)len, s);
+        if (in->ty != EMU_T_B64) return perr(ps, line, "'%.*s' needs .b64", (int)len, s);
+        if ((in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT) && in->nops == 4 && !(in->flags & EMU_F(PARITY)) &&
+            in->mode == EMU_MODE_MB_TEST_WAIT)
+            return perr(ps, line, "'%.*s': test_wait takes no time limit", (int)len, s);
+        return true;
+    }
+    case EMU_OP_CP_BULK: {
+        bool load = in->space == EMU_SP_SHARED && in->space2 == EMU_SP_GLOBAL;
+        bool store = in->space == EMU_SP_GLOBAL && in->space2 == EMU_SP_SHARED;
+        if (!load && !store)
+            return perr(ps, line, "unsupported cp.async.bulk form '%.*s' (.shared::cluster.global.mbarrier::complete_tx::bytes or "
+                        ".global.shared::cta.bulk_group)", (int)len, s);
+        if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR || (load && (in->nops < 4 || in->ok[3] != EMU_OK_ADDR)))
+            return perr(ps, line, "'%.*s' needs [dst], [src], size%s", (int)len, s, load ? ", [mbar]" : "");
+        if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
+        if (const_value(ps, in->o[2], &v) && (v == 0 || v % 16))
+            return perr(ps, line, "'%.*s': size %" PRIu64 " is not a positive multiple of 16", (int)len, s, v);
+        return true;
+    }
+    case EMU_OP_CP_BULK_TENSOR: {
+        unsigned dims = in->mode - EMU_MODE_D1 + 1;
+        bool load = in->space == EMU_SP_SHARED && in->space2 == EMU_SP_GLOBAL;
+        bool store = in->space == EMU_SP_GLOBAL && in->space2 == EMU_SP_SHARED;
+        if (!load && !store)
+            return perr(ps, line, "unsupported cp.async.bulk.tensor form '%.*s' (.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                        "or .global.shared::cta.tile.bulk_group)", (int)len, s);
+        unsigned ci = load ? 2 : 1;
+        bool shape = in->ok[ci - 1] == EMU_OK_ADDR && in->ok[ci] == EMU_OK_VEC && in->on[ci] == dims &&
+                     (load ? in->ok[0] == EMU_OK_ADDR && in->nops >= 4 && in->ok[3] == EMU_OK_ADDR : in->ok[2] == EMU_OK_ADDR);
+        if (!shape)
+            return perr(ps, line, "'%.*s' needs %s with %u coordinate%s", (int)len, s,
+                        load ? "[dst], [tensorMap, {c..}], [mbar]" : "[tensorMap, {c..}], [src]", dims, dims == 1 ? "" : "s");
+        if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
+        return true;
+    }
+    case EMU_OP_WGMMA: {
+        EmuWgmmaForm fm;
+        const char *why;
+        if (!emu_wgmma_form(in, &fm, &why)) return perr(ps, line, "unsupported wgmma form '%.*s': %s", (int)len, s, why);
+        if (!(in->ok[0] == EMU_OK_VEC && in->on[0] == fm.nd) && !(in->ok[0] == EMU_OK_REG && fm.nd == 1))
+            return perr(ps, line, "'%.*s' needs %u D registers {..}", (int)len, s, fm.nd);
+        bool areg = in->ok[1] == EMU_OK_VEC;
+        if (areg && in->on[1] != 4) return perr(ps, line, "'%.*s': A from registers needs 4 registers {..}", (int)len, s);
+        /* d, a, b-desc, scale-d, imm-scale-a, imm-scale-b [, imm-trans-a], imm-trans-b; integer: d, a, b, scale-d */
+        bool notrans = in->ty2 == EMU_T_TF32 || in->ty2 == EMU_T_E4M3 || in->ty2 == EMU_T_E5M2; /* K-major only */
+        unsigned want = fm.integer ? 4 : notrans ? 6 : areg ? 7 : 8;
+        if (in->nops != want)
+            return perr(ps, line, "'%.*s' takes %u operands here (d, a, b-desc, scale-d%s), found %u", (int)len, s, want,
+                        want == 4 ? "" : want == 6 ? ", imm-scale-a, imm-scale-b" : want == 7 ? ", imm-scale-a, imm-scale-b, imm-trans-b"
+                                                                                      : ", imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b",
+                        in->nops);
+        for (unsigned k = 4; k < in->nops; k++)
+            if (!const_value(ps, in->o[k], &v) || (k < 6 ? (v != 1 && v != (uint64_t)-1 && v != 0xFFFFFFFFull) : v > 1))
+                return perr(ps, line, "'%.*s': operand %u must be an immediate %s", (int)len, s, k + 1, k < 6 ? "1 or -1" : "0 or 1");
+        return true;
+    }
+    case EMU_OP_WGMMA_WAIT: case EMU_OP_CP_BULK_WAIT:
+        if (!const_value(ps, in->o[0], &v) || v > 7) return perr(ps, line, "'%.*s' needs an immediate group count 0..7", (int)len, s);
+        return true;
+    case EMU_OP_TENSORMAP_REPLACE: {
+        bool wide = in->mode == EMU_MODE_TM_ADDR || in->mode == EMU_MODE_TM_GSTRIDE;
+        bool dim = in->mode == EMU_MODE_TM_BOX || in->mode == EMU_MODE_TM_GDIM || in->mode == EMU_MODE_TM_GSTRIDE ||
+                   in->mode == EMU_MODE_TM_ESTRIDE;
+        if (in->ok[0] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs the tensor map's address [..] first", (int)len, s);
+        if (in->space != EMU_SP_SHARED && in->space != EMU_SP_GLOBAL && in->space != EMU_SP_GENERIC)
+            return perr(ps, line, "'%.*s': a tensor map is replaced in .shared::cta or .global memory", (int)len, s);
+        if (in->ty != (wide ? EMU_T_B64 : EMU_T_B32)) return perr(ps, line, "'%.*s' needs .b1024.%s", (int)len, s, wide ? "b64" : "b32");
+        if (dim && (!const_value(ps, in->o[1], &v) || v >= (in->mode == EMU_MODE_TM_GSTRIDE ? 4u : 5u)))
+            return perr(ps, line, "'%.*s': the dimension (ord) must be an immediate 0..%u", (int)len, s,
+                        in->mode == EMU_MODE_TM_GSTRIDE ? 3 : 4);
+        if (in->mode == EMU_MODE_TM_ELEMTYPE && const_value(ps, in->o[1], &v) && v > 12) /* as ptxas for sm_90a */
+            return perr(ps, line, "'%.*s': element type %" PRIu64 " is not one of 0..12 (the packed 4- and 6-bit types are sm_100's)",
+                        (int)len, s, v);
+        return true;
+    }
+    case EMU_OP_CP_BULK_PREFETCH:
+        if (in->ok[0] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..] first", (int)len, s);
+        return true;
+    case EMU_OP_MAPA: case EMU_OP_GETCTARANK:
+        if (in->ty != EMU_T_U32 && in->ty != EMU_T_U64) return perr(ps, line, "'%.*s' needs .u32 or .u64", (int)len, s);
+        if (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC)
+            return perr(ps, line, "'%.*s': only shared-memory addresses (.shared::cluster or generic)", (int)len, s);
+        return true;
+    case EMU_OP_TENSORMAP_CP:
+        if (in->space != EMU_SP_GLOBAL || in->space2 != EMU_SP_SHARED)
+            return perr(ps, line, "unsupported tensormap.cp_fenceproxy form '%.*s' (.global.shared::cta)", (int)len, s);
+        if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs [dst], [src], 128", (int)len, s);
+        if (!const_value(ps, in->o[2], &v) || v != 128) return perr(ps, line, "'%.*s': the size must be the immediate 128", (int)len, s);
+        return true;
+    }
+    return true;
+}
+
+/* Checks operand count and destination kinds, per op. */
+bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    int want = -1, want_max = -1;
+    switch (in->op) {
+    case EMU_OP_ADD: case EMU_OP_SUB: case EMU_OP_MUL: case EMU_OP_DIV: case EMU_OP_REM: case EMU_OP_MIN:
+    case EMU_OP_MAX: case EMU_OP_AND: case EMU_OP_OR: case EMU_OP_XOR: case EMU_OP_SHL: case EMU_OP_SHR:
+    case EMU_OP_MUL24: case EMU_OP_COPYSIGN: case EMU_OP_ADDC: case EMU_OP_SUBC:
+        want = 3; break;
+    case EMU_OP_MAD: case EMU_OP_MAD24: case EMU_OP_FMA: case EMU_OP_SELP: case EMU_OP_SLCT: case EMU_OP_BFE:
+    case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF: case EMU_OP_MADC:
+        want = 4; break;
+    case EMU_OP_BFI: want = 5; break;
+    case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_RCP: case EMU_OP_SQRT:
+    case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH:
+    case EMU_OP_POPC: case EMU_OP_CLZ: case EMU_OP_BREV: case EMU_OP_BFIND: case EMU_OP_TESTP:
+    case EMU_OP_CVTA: case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST:
+        want = 2; break;
+    case EMU_OP_MOV: want = 2; break;
+    case EMU_OP_CVT: want = 2; want_max = 3; break;
+    case EMU_OP_SETP: want = 3; want_max = 5; break;
+    case EMU_OP_SET: want = 3; want_max = 4; break;
+    case EMU_OP_SHFL: want = 5; break;
+    case EMU_OP_MATCH: case EMU_OP_REDUX: want = 3; break;
+    case EMU_OP_VOTE: want = 3; break;
+    case EMU_OP_ACTIVEMASK: want = 1; break;
+    case EMU_OP_ATOM: want = in->mode == EMU_MODE_ACAS ? 4 : 3; break;
+    case EMU_OP_RED: want = 2; break;
+    case EMU_OP_BRA: want = 1; break;
+    case EMU_OP_BAR: case EMU_OP_BARRIER:
+        if (in->flags & EMU_F(REDOP)) want = 3, want_max = 4; /* d, a [, b], {!}c */
+        else if (in->flags & EMU_F(ARRIVE)) want = 2;         /* a, b: the count is required */
+        else want = 0, want_max = 2;
+        break;
+    case EMU_OP_BAR_WARP: want = 1; break;
+    case EMU_OP_RET: case EMU_OP_EXIT: case EMU_OP_TRAP: case EMU_OP_MEMBAR:
+    case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT_ALL:
+        want = 0; break;
+    case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_NANOSLEEP: want = 1; break;
+    case EMU_OP_PREFETCH: want = 1; break;
+    case EMU_OP_CP_ASYNC: want = 3; want_max = 5; break;
+    case EMU_OP_LDMATRIX: want = 2; break;
+    case EMU_OP_MMA: want = 4; break;
+    case EMU_OP_CALL: want = 1; want_max = 3; break;
+    case EMU_OP_STMATRIX: want = 2; break;
+    case EMU_OP_ELECT: want = 2; break;
+    case EMU_OP_SETMAXNREG: want = 1; break;
+    case EMU_OP_CP_BULK_COMMIT: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: want = 0; break;
+    case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT: want = 1; break;
+    case EMU_OP_CP_BULK: want = 3; want_max = 5; break;          /* [d], [s], size [, [mbar]] [, cache-policy] */
+    case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 5; break;   /* [d], [tmap], {c}, [mbar] | [tmap], {c}, [s] [, cache-policy] */
+    case EMU_OP_WGMMA: want = 4; want_max = 8; break;
+    case EMU_OP_MBARRIER:
+        switch (in->mode) {
+        case EMU_MODE_MB_INIT: case EMU_MODE_MB_EXPECT_TX: case EMU_MODE_MB_COMPLETE_TX: want = 2; break;
+        case EMU_MODE_MB_INVAL: want = 1; break;
+        case EMU_MODE_MB_ARRIVE: case EMU_MODE_MB_ARRIVE_DROP: want = 2; want_max = 3; break;
+        case EMU_MODE_MB_ARRIVE_EXPECT_TX: want = 3; break;
+        case EMU_MODE_MB_TEST_WAIT: case EMU_MODE_MB_TRY_WAIT: want = 3; want_max = 4; break;
+        case EMU_MODE_MB_PENDING: want = 2; break;
+        }
+        break;
+    case EMU_OP_FENCE: want = 0; want_max = 2; break; /* fence.proxy.tensormap::generic.acquire [a], 128 */
+    case EMU_OP_TENSORMAP_REPLACE:
+        want = in->mode == EMU_MODE_TM_BOX || in->mode == EMU_MODE_TM_GDIM || in->mode == EMU_MODE_TM_GSTRIDE ||
+                       in->mode == EMU_MODE_TM_ESTRIDE ? 3 : 2;
+        break;
+    case EMU_OP_TENSORMAP_CP: want = 3; break;
+    case EMU_OP_CLUSTER_BAR: case EMU_OP_GRIDDEP: want = 0; break;
+    case EMU_OP_CP_BULK_PREFETCH: want = 1; want_max = 3; break; /* [a], size | [tmap, {c}] [, cache-policy] */
+    case EMU_OP_MAPA: want = 3; break;
+    case EMU_OP_GETCTARANK: want = 2; break;
+    }
+    if (want_max < 0) want_max = want;
+    if (want >= 0 && (in->nops < want || in->nops > want_max))
+        return perr(ps, line, "'%.*s' takes %d operand%s, found %u", (int)len, s, want, want == 1 ? "" : "s", in->nops);
+    bool dest = in->nops > 0 && in->op != EMU_OP_ST && in->op != EMU_OP_RED && in->op != EMU_OP_BRA &&
+                !((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && !(in->flags & EMU_F(REDOP))) && in->op != EMU_OP_BAR_WARP &&
+                in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&
+                in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
+                in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
+                in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
+                in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP && in->op != EMU_OP_CLUSTER_BAR &&
+                in->op != EMU_OP_GRIDDEP && in->op != EMU_OP_CP_BULK_PREFETCH &&
+                !(in->op == EMU_OP_MBARRIER && (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX ||
+                                                in->mode == EMU_MODE_MB_COMPLETE_TX || in->mode == EMU_MODE_MB_INVAL));
+    if (dest) {
+        bool regdest = in->ok[0] == EMU_OK_VEC ||
+                       (in->ok[0] == EMU_OK_REG && (in->o[0] < EMU_SLOT_SREG || in->o[0] >= EMU_SLOT_SREG + EMU_SREG_COUNT) &&
+                        in->o[0] != EMU_SLOT_ZERO && in->o[0] != EMU_SLOT_TRUE);
+        /* a destination must be a declared register (constant slots are never destinations) */
+        for (uint32_t k = 0; k < ps->nconsts && regdest && in->ok[0] == EMU_OK_REG; k++)
+            if (ps->consts[k].slot == in->o[0]) regdest = false;
+        for (uint32_t e = 0; e < in->on[0] && regdest && in->ok[0] == EMU_OK_VEC; e++)
+            for (uint32_t k = 0; k < ps->nconsts && regdest; k++)
+                if (ps->consts[k].slot == ps->vec[in->o[0] + e]) regdest = false;
+        if (!regdest) return perr(ps, line, "destination of '%.*s' is not a register", (int)len, s);
+    }
+    if (in->op == EMU_OP_MMA) {
+        EmuMmaForm fm;
+        const char *why;
+        if (!emu_mma_form(in, &fm, &why)) return perr(ps, line, "unsupported mma form '%.*s': %s", (int)len, s, why);
+        const uint8_t want_regs[4] = {fm.nd, fm.na, fm.nb, fm.nc};
+        static const char *const what[4] = {"D", "A", "B", "C"};
+        for (unsigned k = 0; k < 4; k++)
+            if (!(in->ok[k] == EMU_OK_VEC && in->on[k] == want_regs[k]) && !(in->ok[k] == EMU_OK_REG && want_regs[k] == 1))
+                return perr(ps, line, "'%.*s' needs %u %s register%s {..}", (int)len, s, want_regs[k], what[k],
+                            want_regs[k] == 1 ? "" : "s");
+    }
+    if (in->op == EMU_OP_LDMATRIX) {
+        unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : in->mode == EMU_MODE_X1 ? 1 : 0;
+        if (!nmat || in->ty != EMU_T_B16 || (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC))
+            return perr(ps, line, "unsupported ldmatrix form '%.*s' (m8n8 .x1/.x2/.x4 [.trans] .shared .b16)", (int)len, s);
+        if (!(in->ok[0] == EMU_OK_VEC && in->on[0] == nmat) && !(in->ok[0] == EMU_OK_REG && nmat == 1))
+            return perr(ps, line, "'%.*s' needs %u destination register%s {..}", (int)len, s, nmat, nmat == 1 ? "" : "s");
+        if (in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
+    }
+    if (in->op >= EMU_OP_STMATRIX && !check_hopper(ps, in, line, s, len)) return false;
+    bool need_addr = in->op == EMU_OP_LD || in->op == EMU_OP_LDU || in->op == EMU_OP_ATOM;
+    if (need_addr && in->ok[1] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
+    if ((in->op == EMU_OP_ST || in->op == EMU_OP_RED) && in->ok[0] != EMU_OK_ADDR)
+        return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
+    if (in->op == EMU_OP_BRA && in->ok[0] != EMU_OK_LABEL) return perr(ps, line, "bra needs a label");
+    if ((in->op == EMU_OP_LD || in->op == EMU_OP_ST) && in->vec > 1) {
+        unsigned vi = in->op == EMU_OP_LD ? 0 : 1;
+        if (in->ok[vi] != EMU_OK_VEC || in->on[vi] != in->vec)
+            return perr(ps, line, "'%.*s' needs a vector operand of %u registers", (int)len, s, in->vec);
+    }
+    return true;
+}

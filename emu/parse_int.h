@@ -1,0 +1,93 @@
+/* parse_int.h - what parse.c and parse_check.c share: the lexer's token, the parser's state, its error
+ * report and its constant slots.  Private to the emulator's parser. */
+#ifndef TILE_EMU_PARSE_INT_H
+#define TILE_EMU_PARSE_INT_H
+
+#include "emu/emu.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* ---- lexer ---- */
+enum { TK_EOF, TK_IDENT, TK_NUM, TK_STR, TK_PUNCT };
+typedef struct Tok {
+    int kind;
+    const char *s;
+    uint32_t len, line;
+} Tok;
+
+typedef struct Parser {
+    const char *src, *p;
+    uint32_t line;
+    Tok tok;            /* current token */
+    Tok peek;           /* one token of lookahead, valid when has_peek */
+    bool has_peek;
+    EmuModule *m;
+    Arena *a;
+    char *err;          /* first error (malloc'd) */
+    /* current function */
+    EmuFunc *fn;
+    int32_t fn_index;
+    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; } *regs;
+    uint32_t nregs, capregs;
+    struct EmuRegName *allregs; /* every .reg declaration of the function, scopes ignored (names for reports) */
+    uint32_t nallregs, capallregs;
+    struct Const { uint64_t value; int32_t sym; int64_t addend; uint32_t slot; } *consts;
+    uint32_t nconsts, capconsts;
+    uint32_t nslots;
+    EmuIns *code;
+    uint32_t ncode, capcode;
+    uint32_t *vec;
+    uint32_t nvec, capvec;
+    struct Label { const char *s; uint32_t len, at; } *labels;
+    uint32_t nlabels, caplabels;
+    struct Fix { uint32_t ins; const char *s; uint32_t len; uint32_t line; } *fixes;
+    uint32_t nfixes, capfixes;
+    uint32_t sym_scope_start; /* syms from here on belong to the current function */
+    uint32_t cur_srcloc;      /* the location the last .loc set (m->srclocs index, 0: none) */
+    uint32_t capsrclocs, capsrcfiles;
+    /* module */
+    uint32_t capsyms, capfuncs;
+} Parser;
+
+#define GROW(arr, n, cap)                                                    \
+    do {                                                                     \
+        if ((n) >= (cap)) {                                                  \
+            size_t nc_ = (cap) ? (size_t)(cap) * 2 : 16;                     \
+            void *np_ = realloc((arr), nc_ * sizeof(*(arr)));                \
+            if (!np_) out_of_memory();                          \
+            (arr) = np_;                                                     \
+            (cap) = (uint32_t)nc_;                                           \
+        }                                                                    \
+    } while (0)
+
+static inline bool perr(Parser *ps, uint32_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline bool perr(Parser *ps, uint32_t line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    emu_ptx_error(&ps->err, line, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* The constant a slot holds (an immediate, not a symbol address). */
+static inline bool const_value(const Parser *ps, uint32_t slot, uint64_t *v) {
+    for (uint32_t k = 0; k < ps->nconsts; k++)
+        if (ps->consts[k].slot == slot && ps->consts[k].sym < 0) { *v = ps->consts[k].value; return true; }
+    return false;
+}
+/* The symbol whose address a slot holds, or -1. */
+static inline int32_t const_sym(const Parser *ps, uint32_t slot) {
+    for (uint32_t k = 0; k < ps->nconsts; k++)
+        if (ps->consts[k].slot == slot) return ps->consts[k].sym;
+    return -1;
+}
+
+/* The operand count and kinds, destinations, immediate limits and target of one decoded instruction (parse_check.c). */
+bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
+/* Barrier ids and counts given as immediates, writes to read-only state spaces (parse_check.c). */
+bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
+
+#endif
