@@ -751,8 +751,8 @@ static void mark_uses(Block *b, bool *used) {
 }
 
 /* Shared memory still in use from `from` on, at the top level of the body: the buffers allocated before it
- * that an instruction from there on names (smem_alloc gives the others' space to later buffers), and the
- * largest scratch. */
+ * that an instruction from there on names (smem_alloc gives the others' space to later buffers), those
+ * allocated from there on, and the largest scratch. */
 static int smem_live_from(Func *f, Inst *from, int *scratch) {
     bool *used = calloc(f->nvalues, sizeof *used);
     if (!used) out_of_memory();
@@ -764,6 +764,12 @@ static int smem_live_from(Func *f, Inst *from, int *scratch) {
     smem_estimate(f, f->body, scratch);
     for (Inst *i = f->body->first; i && i != from; i = i->next)
         if (i->op == OP_LOCAL_ALLOC && used[i->res[0]]) n += (smem_scratch_bytes(f, i, true) + 1023) / 1024 * 1024;
+    /* and every buffer allocated from there on (loops after the store live beside its buffer) */
+    for (Inst *i = from; i; i = i->next) {
+        int ignored = 0;
+        if (i->op == OP_LOCAL_ALLOC) n += (smem_scratch_bytes(f, i, true) + 1023) / 1024 * 1024;
+        for (int r = 0; r < i->nregions; r++) n += smem_estimate(f, i->regions[r], &ignored);
+    }
     free(used);
     return n;
 }
