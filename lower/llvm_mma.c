@@ -168,20 +168,19 @@ static LLVMValueRef smem_addr32(LL *l, int off, LLVMValueRef dyn) {
     return LLVMBuildPtrToInt(l->b, ll_smem_ptr(l, off, dyn), l->t_i32, "");
 }
 
-/* Registers consecutive along the last dim that one 16-byte-or-smaller store can take. */
-static int run_along_last(const LayoutRegs *lr, const Type *t, int r, int max) {
+/* Registers consecutive along dim `d` of a blocked layout whose fastest dim it is, that one 16-byte-or-
+ * smaller access can take. */
+static int run_along(const LayoutRegs *lr, const Type *t, int r, int d, int max) {
     const Layout *lay = t->layout;
-    int last = t->rank - 1;
-    if (lay->kind != LAYOUT_BLOCKED || lay->order[0] != last) return 1;
-    ThreadTerm tt = layout_thread_term(lay, last);
+    if (lay->kind != LAYOUT_BLOCKED || lay->order[0] != d) return 1;
+    ThreadTerm tt = layout_thread_term(lay, d);
     int v = 1;
     while (v * 2 <= max && r + v * 2 <= lr->n) {
         int w = v * 2;
-        bool ok = lr->stat[r][last] % w == 0 && (tt.lane_count <= 1 || tt.lane_mul % w == 0) &&
-                  (tt.warp_count <= 1 || tt.warp_mul % w == 0);
+        bool ok = lr->stat[r][d] % w == 0 && (tt.lane_count <= 1 || tt.lane_mul % w == 0) && (tt.warp_count <= 1 || tt.warp_mul % w == 0);
         for (int j = 1; ok && j < w; j++) {
-            ok = lr->stat[r + j][last] == lr->stat[r][last] + j && lr->raw[r + j][last] == lr->raw[r][last] + j;
-            for (int d = 0; ok && d < last; d++) ok = lr->stat[r + j][d] == lr->stat[r][d];
+            ok = lr->stat[r + j][d] == lr->stat[r][d] + j && lr->raw[r + j][d] == lr->raw[r][d] + j;
+            for (int e = 0; ok && e < t->rank; e++) ok = e == d || lr->stat[r + j][e] == lr->stat[r][e];
         }
         if (!ok) break;
         v = w;
@@ -201,7 +200,7 @@ static void stage_cols(LL *l, ValueId v, const Tile *t, bool transposed, int col
         bool replica = false;
         for (int d = 0; d < 2; d++) replica |= lr->raw[r][d] >= ty->shape[d];
         if (width > 0 && lr->stat[r][1] / width != col0 / width) replica = true; /* another slice's */
-        int run = transposed ? 1 : run_along_last(lr, ty, r, 16 / t->eb);
+        int run = transposed ? 1 : run_along(lr, ty, r, 1, 16 / t->eb);
         if (replica) {
             r++;
             continue;
@@ -233,25 +232,6 @@ static void stage_cols(LL *l, ValueId v, const Tile *t, bool transposed, int col
     }
 }
 
-/* Registers consecutive along dim `d` of a blocked layout whose fastest dim it is, that one 16-byte-or-
- * smaller access can take (run_along_last for any dim). */
-static int run_along(const LayoutRegs *lr, const Type *t, int r, int d, int max) {
-    const Layout *lay = t->layout;
-    if (lay->kind != LAYOUT_BLOCKED || lay->order[0] != d) return 1;
-    ThreadTerm tt = layout_thread_term(lay, d);
-    int v = 1;
-    while (v * 2 <= max && r + v * 2 <= lr->n) {
-        int w = v * 2;
-        bool ok = lr->stat[r][d] % w == 0 && (tt.lane_count <= 1 || tt.lane_mul % w == 0) && (tt.warp_count <= 1 || tt.warp_mul % w == 0);
-        for (int j = 1; ok && j < w; j++) {
-            ok = lr->stat[r + j][d] == lr->stat[r][d] + j && lr->raw[r + j][d] == lr->raw[r][d] + j;
-            for (int e = 0; ok && e < t->rank; e++) ok = e == d || lr->stat[r + j][e] == lr->stat[r][e];
-        }
-        if (!ok) break;
-        v = w;
-    }
-    return v;
-}
 
 static void stage(LL *l, ValueId v, const Tile *t, bool transposed) { stage_cols(l, v, t, transposed, 0, 0); }
 

@@ -103,18 +103,15 @@ static ValueId clone(Ctx *c, ValueId v, ValueId iv, ValueId iv2, Inst *pos) {
     ValueId ops[8];
     for (int k = 0; k < d->nops && k < 8; k++) ops[k] = clone(c, d->ops[k], iv, iv2, pos);
     const Type *rt = tir_vtype(c->f, v);
+    int nops = d->nops;
     if (d->op == OP_LOAD) { /* an index load: masked off where the iteration does not run */
         const Type *pt = tir_vtype(c->f, ops[0]);
         const Type *mt = tir_type(c->m, DT_I1, pt->rank, pt->shape, NULL, pt->layout);
         ValueId run = pt->rank ? emit(c, pos, OP_SPLAT, &c->run, 1, mt) : c->run;
-        ops[1] = d->nops > 1 ? emit(c, pos, OP_AND, (ValueId[]){ops[1], run}, 2, mt) : run;
-        Inst *n = tir_inst_new(c->f, OP_LOAD, ops, d->nops > 1 ? d->nops : 2, &rt, 1, d->loc);
-        n->a = d->a;
-        tir_insert_before(pos, n);
-        c->map[v] = n->res[0];
-        return n->res[0];
+        ops[1] = nops > 1 ? emit(c, pos, OP_AND, (ValueId[]){ops[1], run}, 2, mt) : run;
+        if (nops < 2) nops = 2;
     }
-    Inst *n = tir_inst_new(c->f, d->op, ops, d->nops, &rt, 1, d->loc);
+    Inst *n = tir_inst_new(c->f, d->op, ops, nops, &rt, 1, d->loc);
     n->a = d->a;
     tir_insert_before(pos, n);
     c->map[v] = n->res[0];
@@ -151,6 +148,18 @@ typedef struct Cand {
     bool reg;    /* step 1b: the load reaches the dot through a cast; read back into registers (local_load) */
     Inst *conv;  /* 1b: a convert_layout between the load and the cast, which the local_load replaces too */
 } Cand;
+
+/* A load the ring can take in its place: a zero `other`, its pointer and mask computed from the
+ * induction variable (and index loads of it). */
+static bool copyable(Ctx *c, const Inst *ld, ValueId iv) {
+    if (ld->nops > 2) {
+        Inst *o = tir_val(c->f, ld->ops[2])->def;
+        if (!o || o->op != OP_CONST || (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0)) return false;
+    }
+    for (int j = 0; j < ld->nops && j < 2; j++)
+        if (!slice_ok(c, ld->ops[j], iv, 0, true)) return false;
+    return true;
+}
 
 /* Step 1 for one operand.  B may also be trans(load) of an [N][K] tile with K contiguous
  * (attention's K, or a transposed B): the stage then keeps the loaded [N][K] tile, which is
@@ -190,14 +199,7 @@ static bool eligible(Ctx *c, Inst *dot, int k, Block *body, int *uses, int *cont
     if (k == 1 && !*trans && ((dtype_bits(t->dt) == 8 && *contig != 0) || (t->dt == DT_F32 && *contig != 1 && !*xpose)))
         return false;
     if (t->shape[1 - *contig] < 8 || t->shape[*contig] * eb < 16) return false;
-    if (ld->nops > 2) {
-        Inst *o = tir_val(c->f, ld->ops[2])->def;
-        if (!o || o->op != OP_CONST || (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0)) return false;
-    }
-    ValueId iv = body->args[0];
-    for (int j = 0; j < ld->nops && j < 2; j++)
-        if (!slice_ok(c, ld->ops[j], iv, 0, true)) return false;
-    return true;
+    return copyable(c, ld, body->args[0]);
 }
 
 /* Step 1b: an operand that reaches its dot through a conversion of a load (a dequantizing cast, maybe
@@ -234,13 +236,7 @@ static Inst *eligible_reg(Ctx *c, Inst *dot, int k, Block *body, int *uses, int 
     if (eb < 1 || (bytes != 4 && bytes != 8 && bytes != 16)) return NULL;
     *contig = t->layout->order[0];
     if (t->shape[*contig] * eb < 16) return NULL;
-    if (ld->nops > 2) {
-        Inst *o = tir_val(c->f, ld->ops[2])->def;
-        if (!o || o->op != OP_CONST || (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0)) return NULL;
-    }
-    for (int j = 0; j < ld->nops && j < 2; j++)
-        if (!slice_ok(c, ld->ops[j], body->args[0], 0, true)) return NULL;
-    return ld;
+    return copyable(c, ld, body->args[0]) ? ld : NULL;
 }
 
 /* The index loads in the addresses of the candidates' loads (slice_ok's `indirect`), at most max. */
@@ -353,6 +349,17 @@ static bool async_ok(Ctx *c, Block *body, const Cand *cs, int n, const int *uses
     return true;
 }
 
+/* Before pos: iteration base + off of loop, and whether it runs (< the loop's bound) into *run. */
+static ValueId iteration(Ctx *c, Inst *loop, ValueId base, int64_t off, Inst *pos, ValueId *run) {
+    const Type *it = tir_vtype(c->f, loop->ops[0]), *i1 = tir_scalar(c->m, DT_I1);
+    ValueId its = emit(c, pos, OP_ADD, (ValueId[]){base, cint(c, pos, it, off)}, 2, it);
+    Inst *cmp = tir_inst_new(c->f, OP_CMP, (ValueId[]){its, loop->ops[1]}, 2, &i1, 1, loop->loc);
+    cmp->a.ival2 = CMP_LT;
+    tir_insert_before(pos, cmp);
+    *run = cmp->res[0];
+    return its;
+}
+
 static void pipeline_loop(Ctx *c, Inst *loop) {
     Func *f = c->f;
     Module *m = c->m;
@@ -442,14 +449,10 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         const Type *bt = tir_type(m, t->dt, 3, shape, NULL, tir_layout_intern(m, &sl));
         cs[k].buf = emit(c, loop, OP_LOCAL_ALLOC, NULL, 0, bt);
     }
-    const Type *i1 = tir_scalar(m, DT_I1);
+    ValueId run;
     for (int s = 0; s < S - 1; s++) {
-        ValueId off = cint(c, loop, it, s * stepd->a.ival);
-        ValueId its = emit(c, loop, OP_ADD, (ValueId[]){loop->ops[0], off}, 2, it);
-        Inst *cmp = tir_inst_new(f, OP_CMP, (ValueId[]){its, loop->ops[1]}, 2, &i1, 1, loop->loc);
-        cmp->a.ival2 = CMP_LT;
-        tir_insert_before(loop, cmp);
-        issue(c, cs, n, iv, its, cmp->res[0], cint(c, loop, tir_scalar(m, DT_I32), s), loop, NULL, NULL, 0);
+        ValueId its = iteration(c, loop, loop->ops[0], s * stepd->a.ival, loop, &run);
+        issue(c, cs, n, iv, its, run, cint(c, loop, tir_scalar(m, DT_I32), s), loop, NULL, NULL, 0);
     }
     /* index loads (a block table) are loaded one iteration ahead of the copies they address:
      * those for iteration lb + (S-1)*step before the loop, then at the top of iteration j (after
@@ -461,12 +464,8 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
         for (int j = 0; j < cs[k].load->nops && j < 2; j++) index_loads(c, cs[k].load->ops[j], iv, idx, &nidx, 8);
     ValueId pre[8], carried[8];
     if (nidx) {
-        ValueId its = emit(c, loop, OP_ADD, (ValueId[]){loop->ops[0], cint(c, loop, it, (int64_t)(S - 1) * stepd->a.ival)}, 2, it);
-        Inst *cmp = tir_inst_new(f, OP_CMP, (ValueId[]){its, loop->ops[1]}, 2, &i1, 1, loop->loc);
-        cmp->a.ival2 = CMP_LT;
-        tir_insert_before(loop, cmp);
+        ValueId its = iteration(c, loop, loop->ops[0], (int64_t)(S - 1) * stepd->a.ival, loop, &c->run);
         memset(c->map, 0, sizeof(ValueId) * c->nmap);
-        c->run = cmp->res[0];
         for (int k = 0; k < nidx; k++) pre[k] = clone(c, idx[k]->res[0], iv, its, loop);
     }
     /* 3. the body; the stages read and written are carried by the loop (0 and S-1 at the
@@ -477,18 +476,11 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     for (int k = 0; k < nidx; k++) carried[k] = carry_arg(c, loop, pre[k]); /* yielded below, after the stages */
     emit_plain(c, top, OP_ASYNC_WAIT, S - 2);
     emit_plain(c, top, OP_BARRIER, 0);
-    ValueId ahead = emit(c, top, OP_ADD, (ValueId[]){iv, cint(c, top, it, (int64_t)(S - 1) * stepd->a.ival)}, 2, it);
-    Inst *cmp = tir_inst_new(f, OP_CMP, (ValueId[]){ahead, loop->ops[1]}, 2, &i1, 1, loop->loc);
-    cmp->a.ival2 = CMP_LT;
-    tir_insert_before(top, cmp);
-    issue(c, cs, n, iv, ahead, cmp->res[0], wstage, top, idx, nidx ? carried : NULL, nidx);
+    ValueId ahead = iteration(c, loop, iv, (int64_t)(S - 1) * stepd->a.ival, top, &run);
+    issue(c, cs, n, iv, ahead, run, wstage, top, idx, nidx ? carried : NULL, nidx);
     if (nidx) {
-        ValueId next = emit(c, top, OP_ADD, (ValueId[]){iv, cint(c, top, it, (int64_t)S * stepd->a.ival)}, 2, it);
-        Inst *ncmp = tir_inst_new(f, OP_CMP, (ValueId[]){next, loop->ops[1]}, 2, &i1, 1, loop->loc);
-        ncmp->a.ival2 = CMP_LT;
-        tir_insert_before(top, ncmp);
+        ValueId next = iteration(c, loop, iv, (int64_t)S * stepd->a.ival, top, &c->run);
         memset(c->map, 0, sizeof(ValueId) * c->nmap);
-        c->run = ncmp->res[0];
         Inst *y = body->last;
         for (int k = 0; k < nidx; k++) append(f->module->arena, &y->ops, &y->nops, clone(c, idx[k]->res[0], iv, next, top));
     }
