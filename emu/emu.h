@@ -57,6 +57,7 @@
     X(LDU, "ldu", "same as ld.global (uniform load)") \
     X(ST, "st", "mem[a+off] = b; .v2/.v4 store consecutive elements") \
     X(CVTA, "cvta", "convert an address between a state space and generic (.to: generic to space)") \
+    X(ISSPACEP, "isspacep", "p = whether the generic address a lies in the state space's window") \
     X(CVT, "cvt", "d = convert(a) from ty2 to ty with rounding (.rn .rz .rm .rp .rni .rzi .rmi .rpi .rna), .sat, .ftz") \
     X(ADD, "add", "d = a + b (.sat for s32, .rn/.rz/.rm/.rp/.ftz/.sat for floats, f16x2/bf16x2 lanewise)") \
     X(SUB, "sub", "d = a - b") \
@@ -126,6 +127,7 @@
     X(CP_ASYNC_COMMIT, "cp.async.commit_group", "close the current group of cp.async copies") \
     X(CP_ASYNC_WAIT, "cp.async.wait_group", "wait until at most a groups are pending (copies are eager: no effect)") \
     X(CP_ASYNC_WAIT_ALL, "cp.async.wait_all", "wait for every cp.async (no effect)") \
+    X(CP_ASYNC_MBAR, "cp.async.mbarrier.arrive", "[a]: an arrive-on of the mbarrier a when the thread's cp.async copies complete (at once: they are done at issue); .noinc: it counts as one of the phase's arrivals, else the pending count is raised by one first (no net change)") \
     X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
     X(LDMATRIX, "ldmatrix", "warp-collective: lane l gets, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8; f32/f16/s32 accumulators)") \
@@ -231,7 +233,8 @@ typedef enum EmuSpace {
     X(WIDE, "wide") X(LO, "lo") X(HI, "hi") X(TRANS, "trans") X(SHIFTAMT, "shiftamt") \
     X(CLAMP, "clamp") X(WRAP, "wrap") X(L, "l") X(R, "r") X(XORSIGN, "xorsign") \
     X(ABSF, "abs") X(RELU, "relu") X(ARRIVE, "arrive") X(REDOP, "red") X(CC, "cc") \
-    X(SATFINITE, "satfinite") X(PARITY, "parity") X(NOCOMPLETE, "noComplete") X(READ, "read") X(BULK_GROUP, "bulk_group")
+    X(SATFINITE, "satfinite") X(PARITY, "parity") X(NOCOMPLETE, "noComplete") X(READ, "read") X(BULK_GROUP, "bulk_group") \
+    X(NOINC, "noinc")
 enum {
 #define X(e, n) EMU_FB_##e,
     EMU_FLAGS(X)
@@ -359,15 +362,14 @@ typedef struct EmuFunc {
     uint32_t nrets, ret_size;
     uint32_t frame_param_size; /* .param declarations inside the body (call sequences) */
     uint32_t local_size;     /* .local declarations, bytes */
-    uint32_t reqntid[3], maxntid[3];
-    bool uses_warp_sync;     /* has warp-collective instructions */
+    uint32_t reqntid[3], maxntid[3], reqnctapercluster[3];
+    bool address_taken;      /* a mov takes its address: indirect calls may reach it */
     uint32_t shared_used;    /* entry: static shared bytes it and its callees use (the GPU's view) */
     EmuSymFix *symfix;       /* constant slots holding symbol addresses */
     uint32_t nsymfix;
     uint32_t *local_slots;   /* the constant slots among them holding .local addresses */
     uint32_t nlocal_slots;
     int builtin;             /* EmuBuiltin of an undefined .extern .func the emulator provides (vprintf, ...) */
-    bool uses_wgmma;         /* has wgmma.mma_async: register accesses are checked against in-flight accumulators */
     struct EmuRegName { const char *prefix; uint32_t plen; int64_t count; uint32_t base; } *regnames; /* .reg declarations, for reports */
     uint32_t nregnames;
 } EmuFunc;
@@ -442,6 +444,10 @@ struct EmuMem {
 #define EMU_PARAM_WINDOW 0x0000300000000000ull /* cvta.param: the kernel's parameters (read-only) */
 #define EMU_WINDOW_SIZE 0x0000000100000000ull
 #define EMU_GLOBAL_BASE 0x0000500000000000ull
+/* `mov.u64 %rd, func` gives EMU_FUNC_WINDOW + index * EMU_FUNC_STRIDE (index in EmuModule.funcs): what an
+ * indirect call (`call [(rets),] %rd, (args), prototype;`) reads back */
+#define EMU_FUNC_WINDOW 0x0000400000000000ull
+#define EMU_FUNC_STRIDE 16u
 
 void emu_mem_init(EmuMem *m);
 void emu_mem_destroy(EmuMem *m);

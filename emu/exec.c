@@ -159,7 +159,7 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     switch (in->op) {
     case EMU_OP_CVT: return emu_exec_cvt(b, t, in);
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: case EMU_OP_ATOM: case EMU_OP_RED: case EMU_OP_CVTA:
-    case EMU_OP_CP_ASYNC:
+    case EMU_OP_ISSPACEP: case EMU_OP_CP_ASYNC:
         return emu_exec_mem(b, t, in);
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
     case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP: case EMU_OP_CP_BULK_COMMIT: case EMU_OP_CP_BULK_WAIT:
@@ -167,6 +167,8 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return true;
     case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_TENSOR:
         return emu_exec_bulk(b, t, in);
+    case EMU_OP_CP_ASYNC_MBAR:
+        return emu_exec_cp_async_mbar(b, t, in);
     case EMU_OP_TENSORMAP_REPLACE: case EMU_OP_TENSORMAP_CP:
         return emu_exec_tensormap(b, t, in);
     case EMU_OP_MAPA: { /* the cluster is this CTA alone: rank 0's address is the address */
@@ -1070,6 +1072,11 @@ static bool check_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const
     if (f->maxntid[0] && nthreads > (uint64_t)f->maxntid[0] * f->maxntid[1] * f->maxntid[2])
         return launch_error(err, "launch of '%s': %" PRIu64 " threads exceed .maxntid %u, %u, %u", f->name, nthreads,
                             f->maxntid[0], f->maxntid[1], f->maxntid[2]);
+    const uint32_t *cl = f->reqnctapercluster;
+    if (cl[0] && (uint64_t)cl[0] * cl[1] * cl[2] > 1)
+        return launch_error(err, "launch of '%s': .reqnctapercluster %u, %u, %u asks for clusters of %" PRIu64
+                            " CTAs; the emulator runs one-CTA clusters only", f->name, cl[0], cl[1], cl[2],
+                            (uint64_t)cl[0] * cl[1] * cl[2]);
     uint64_t limit = emu_smem_dynamic_limit(m->target), used = (uint64_t)f->shared_used + dyn_smem;
     if (used > limit)
         return launch_error(err, "launch of '%s': %u bytes of static and %u of dynamic shared memory exceed the %" PRIu64

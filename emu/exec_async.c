@@ -127,6 +127,15 @@ bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr,
     return true;
 }
 
+bool emu_exec_cp_async_mbar(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    uint64_t *w = mb_word(b, t, in, EMU_R(t, in, 0) + (uint64_t)in->off[0], in->space);
+    if (!w) return false;
+    uint32_t addr = (uint32_t)((uint8_t *)w - b->shared);
+    if (!mb_ready(b, t, in, w, addr)) return false;
+    /* without .noinc the pending count goes up by one now and down by one as the copies complete: no net change */
+    return !(in->flags & EMU_F(NOINC)) || emu_mbarrier_tx(b, t, in, addr, 0, true, 1);
+}
+
 int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     unsigned ai = (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX || in->mode == EMU_MODE_MB_COMPLETE_TX ||
                    in->mode == EMU_MODE_MB_INVAL) ? 0 : 1;

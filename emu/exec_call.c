@@ -158,9 +158,32 @@ static bool param_copy(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t sym
 static bool builtin_vprintf(EmuBlock *b, EmuThread *t, const EmuIns *in);
 static bool builtin_assertfail(EmuBlock *b, EmuThread *t, const EmuIns *in);
 
+/* The function an indirect call's register holds (EMU_FUNC_WINDOW), checked as check_calls (module.c) checks
+ * direct calls; NULL after emu_fault. */
+static const EmuFunc *indirect_callee(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    const EmuModule *m = b->L->m;
+    uint64_t a = EMU_R(t, in, 1), k = (a - EMU_FUNC_WINDOW) / EMU_FUNC_STRIDE;
+    if (a < EMU_FUNC_WINDOW || (a - EMU_FUNC_WINDOW) % EMU_FUNC_STRIDE || k >= m->nfuncs) {
+        emu_fault(b, t, in, "invalid call", "indirect call to 0x%" PRIx64 ", which is not the address of a function", a);
+        return NULL;
+    }
+    const EmuFunc *c = &m->funcs[k];
+    if (!c->defined && !c->builtin) {
+        emu_fault(b, t, in, "invalid call", "indirect call of '%s', which has no body in this module", c->name);
+        return NULL;
+    }
+    if (in->on[0] > c->nrets || in->on[2] != c->nparams) {
+        emu_fault(b, t, in, "invalid call", "indirect call of '%s' with %u argument%s and %u return value%s; it takes %u and %u",
+                  c->name, in->on[2], in->on[2] == 1 ? "" : "s", in->on[0], in->on[0] == 1 ? "" : "s", c->nparams, c->nrets);
+        return NULL;
+    }
+    return c;
+}
+
 bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     const EmuModule *m = b->L->m;
-    const EmuFunc *callee = &m->funcs[in->target];
+    const EmuFunc *callee = in->target == UINT32_MAX ? indirect_callee(b, t, in) : &m->funcs[in->target];
+    if (!callee) return false;
     const uint32_t *vec = t->fn->vec;
     if (callee->builtin) {
         bool ok = callee->builtin == EMU_BUILTIN_VPRINTF ? builtin_vprintf(b, t, in) : builtin_assertfail(b, t, in);

@@ -395,6 +395,28 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         EMU_R(t, in, 0) = emu_zext(r, emu_type_size(in->ty));
         return true;
     }
+    case EMU_OP_ISSPACEP: {
+        /* the windows of generic addresses (emu.h); global and const share the rest, const being the
+         * read-only module variables */
+        uint64_t a = EMU_R(t, in, 1);
+        bool in_window = a - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE || a - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE ||
+                         a - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE;
+        bool r;
+        switch (in->space) {
+        case EMU_SP_SHARED: r = a - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE; break;
+        case EMU_SP_LOCAL: r = a - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE; break;
+        case EMU_SP_PARAM: r = a - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE; break;
+        case EMU_SP_GLOBAL: r = !in_window; break;
+        case EMU_SP_CONST: {
+            const EmuAlloc *al = in_window ? NULL : emu_mem_find(b->L->mem, a);
+            r = al && al->readonly;
+            break;
+        }
+        default: return emu_fault(b, t, in, "invalid instruction", "isspacep needs a state space");
+        }
+        EMU_R(t, in, 0) = r;
+        return true;
+    }
     case EMU_OP_CP_ASYNC: {
         uint32_t cp = (uint32_t)EMU_R(t, in, 2);
         uint32_t srcsz = in->nops >= 4 ? (uint32_t)EMU_R(t, in, 3) : cp;

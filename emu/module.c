@@ -62,8 +62,13 @@ static void shared_uses(const EmuModule *m, uint32_t fi, uint8_t *seen, uint8_t 
     const EmuFunc *f = &m->funcs[fi];
     for (uint32_t i = 0; i < f->nsymfix; i++)
         if (m->syms[f->symfix[i].sym].space == EMU_SP_SHARED) seen[f->symfix[i].sym] = 1;
-    for (uint32_t i = 0; i < f->ncode; i++)
-        if (f->code[i].op == EMU_OP_CALL && f->code[i].target < m->nfuncs) shared_uses(m, f->code[i].target, seen, visiting);
+    for (uint32_t i = 0; i < f->ncode; i++) {
+        if (f->code[i].op != EMU_OP_CALL) continue;
+        if (f->code[i].target < m->nfuncs) shared_uses(m, f->code[i].target, seen, visiting);
+        else /* indirect: any function whose address is taken */
+            for (uint32_t k = 0; k < m->nfuncs; k++)
+                if (m->funcs[k].address_taken) shared_uses(m, k, seen, visiting);
+    }
 }
 
 /* Static shared memory each entry uses (what the GPU gives its blocks),
@@ -113,7 +118,7 @@ static bool check_calls(EmuModule *m, char **err) {
         const EmuFunc *f = &m->funcs[k];
         for (uint32_t i = 0; i < f->ncode; i++) {
             const EmuIns *in = &f->code[i];
-            if (in->op != EMU_OP_CALL) continue;
+            if (in->op != EMU_OP_CALL || in->target == UINT32_MAX) continue; /* indirect calls: checked at the call */
             const EmuFunc *c = &m->funcs[in->target];
             if (c->is_entry) return merr(err, in->line, "call of kernel entry '%s'", c->name);
             if (!c->defined && !c->builtin)

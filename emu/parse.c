@@ -726,6 +726,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if ((f = FIND(rnd_names, p, l)) > 0) { in->rnd = (uint8_t)f; continue; }
         f = FIND(space_names, p, l);
         if (l == 11 && memcmp(p, "shared::cta", 11) == 0) f = EMU_SP_SHARED;
+        if ((l == 12 && memcmp(p, "param::entry", 12) == 0) || (l == 11 && memcmp(p, "param::func", 11) == 0)) f = EMU_SP_PARAM;
         bool hopper = op >= EMU_OP_MBARRIER;
         /* a cluster of one CTA: shared::cluster addresses of this CTA are its shared::cta addresses (ld, st,
          * atom and red on distributed shared memory too) */
@@ -871,7 +872,7 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         return true;
     case OPD_LABEL:
         GROW(ps->fixes, ps->nfixes, ps->capfixes);
-        ps->fixes[ps->nfixes++] = (struct Fix){ps->ncode, o->name, o->nlen, line};
+        ps->fixes[ps->nfixes++] = (struct Fix){ps->ncode, o->name, o->nlen, line, ps->cur_blk};
         in->ok[i] = EMU_OK_LABEL;
         return true;
     case OPD_LIST:
@@ -892,13 +893,42 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
  * with the labels), o[2] = argument list; list elements are .param
  * variables (symbol indices). */
 static bool normalize_call(Parser *ps, EmuIns *in, uint32_t line) {
+    /* call [(rets),] %reg, [(args),] prototype: an indirect call; the prototype (or .calltargets) label is
+     * not needed: the callee's own signature is checked at the call */
+    unsigned ri = in->nops > 0 && in->ok[0] == EMU_OK_FUNC ? 1 : 0;
+    if (in->nops >= ri + 2 && in->ok[ri] == EMU_OK_REG && in->ok[in->nops - 1] == EMU_OK_LABEL) {
+        unsigned ai = ri + 1;
+        bool has_args = in->nops == ri + 3 && in->ok[ai] == EMU_OK_FUNC;
+        if (in->nops != ri + 2 && !has_args)
+            return perr(ps, line, "unsupported call form (expected 'call [(rets),] %%reg, [(args),] prototype')");
+        if (ps->nfixes && ps->fixes[ps->nfixes - 1].ins == ps->ncode) ps->nfixes--; /* the prototype's label */
+        EmuIns c = *in;
+        in->o[0] = ri ? c.o[0] : 0;
+        in->on[0] = ri ? c.on[0] : 0;
+        in->ok[0] = EMU_OK_FUNC;
+        in->o[1] = c.o[ri];
+        in->on[1] = 0;
+        in->ok[1] = EMU_OK_REG;
+        in->o[2] = has_args ? c.o[ai] : 0;
+        in->on[2] = has_args ? c.on[ai] : 0;
+        in->ok[2] = EMU_OK_FUNC;
+        in->nops = 3;
+        in->target = UINT32_MAX;
+        for (unsigned k = 0; k < 3; k += 2)
+            for (unsigned j = 0; j < in->on[k]; j++) {
+                uint32_t sym = ps->vec[in->o[k] + j];
+                if (sym == UINT32_MAX || ps->m->syms[sym].space != EMU_SP_PARAM)
+                    return perr(ps, line, "call %s must be .param variables", k ? "arguments" : "return values");
+            }
+        return true;
+    }
     int fi = -1;
     for (unsigned i = 0; i < in->nops; i++)
         if (in->ok[i] == EMU_OK_LABEL) { fi = (int)i; break; }
     if (fi < 0 || fi > 1 || in->nops > (unsigned)fi + 2 || (fi == 1 && in->ok[0] != EMU_OK_FUNC) ||
         (in->nops == (unsigned)fi + 2 && in->ok[fi + 1] != EMU_OK_FUNC))
-        return perr(ps, line, "unsupported call form (expected 'call [(rets),] name[, (args)]'; indirect calls through a register "
-                    "are not supported)");
+        return perr(ps, line, "unsupported call form (expected 'call [(rets),] name[, (args)]' or "
+                    "'call [(rets),] %%reg, [(args),] prototype')");
     EmuIns c = *in;
     in->o[0] = fi == 1 ? c.o[0] : 0;
     in->on[0] = fi == 1 ? c.on[0] : 0;
@@ -1026,7 +1056,8 @@ static bool parse_perf(Parser *ps, EmuFunc *f) {
         uint32_t *dst = NULL;
         if (is(&ps->tok, ".maxntid")) dst = f->maxntid;
         else if (is(&ps->tok, ".reqntid")) dst = f->reqntid;
-        else if (is(&ps->tok, ".noreturn")) { next(ps); continue; }
+        else if (is(&ps->tok, ".reqnctapercluster")) dst = f->reqnctapercluster;
+        else if (is(&ps->tok, ".noreturn") || is(&ps->tok, ".explicitcluster")) { next(ps); continue; }
         next(ps);
         unsigned k = 0;
         do {
@@ -1100,6 +1131,10 @@ static bool parse_loc(Parser *ps) {
 
 static void reset_fn_state(Parser *ps) {
     ps->nregs = ps->nconsts = ps->ncode = ps->nvec = ps->nlabels = ps->nfixes = ps->nallregs = 0;
+    ps->nblk = 0;
+    GROW(ps->blk_parent, ps->nblk, ps->capblk);
+    ps->blk_parent[ps->nblk++] = -1; /* block 0: the body */
+    ps->cur_blk = 0;
     ps->code = NULL;
     ps->capcode = 0;
     ps->vec = NULL;
@@ -1123,12 +1158,16 @@ static bool parse_body(Parser *ps) {
             saved_regs[depth] = ps->nregs;
             saved_syms[depth] = ps->m->nsyms;
             depth++;
+            GROW(ps->blk_parent, ps->nblk, ps->capblk);
+            ps->blk_parent[ps->nblk] = ps->cur_blk;
+            ps->cur_blk = (int32_t)ps->nblk++;
             next(ps);
             continue;
         }
         if (accept(ps, '}')) {
             depth--;
             if (depth > 0) {
+                ps->cur_blk = ps->blk_parent[ps->cur_blk];
                 ps->nregs = saved_regs[depth];
                 for (uint32_t i = saved_syms[depth]; i < ps->m->nsyms; i++) ps->m->syms[i].hidden = true;
             }
@@ -1138,7 +1177,7 @@ static bool parse_body(Parser *ps) {
             if (is(t, ".reg")) { if (!parse_reg(ps)) return false; continue; }
             if (is(t, ".loc")) { if (!parse_loc(ps)) return false; continue; }
             if (is(t, ".file")) { if (!parse_file(ps)) return false; continue; }
-            if (is(t, ".pragma")) {
+            if (is(t, ".pragma") || is(t, ".callprototype") || is(t, ".calltargets")) { /* label: .callprototype (...) ...; */
                 while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, ';')) next(ps);
                 accept(ps, ';');
                 continue;
@@ -1157,8 +1196,11 @@ static bool parse_body(Parser *ps) {
             continue;
         }
         if (t->kind == TK_IDENT && is_punct(peek(ps), ':')) {
+            for (uint32_t k = 0; k < ps->nlabels; k++)
+                if (ps->labels[k].blk == ps->cur_blk && ps->labels[k].len == t->len && memcmp(ps->labels[k].s, t->s, t->len) == 0)
+                    return perr(ps, t->line, "label '%.*s' defined twice in one block", (int)t->len, t->s);
             GROW(ps->labels, ps->nlabels, ps->caplabels);
-            ps->labels[ps->nlabels++] = (struct Label){t->s, t->len, ps->ncode};
+            ps->labels[ps->nlabels++] = (struct Label){t->s, t->len, ps->ncode, ps->cur_blk};
             next(ps);
             next(ps);
             continue;
@@ -1228,19 +1270,32 @@ static bool parse_function(Parser *ps, bool entry) {
     if (ok) {
         for (uint32_t i = 0; i < ps->nfixes; i++) {
             struct Fix *x = &ps->fixes[i];
+            EmuIns *in = &ps->code[x->ins];
             bool found = false;
-            for (uint32_t k = 0; k < ps->nlabels; k++)
-                if (ps->labels[k].len == x->len && memcmp(ps->labels[k].s, x->s, x->len) == 0) {
-                    ps->code[x->ins].target = ps->labels[k].at;
-                    found = true;
-                }
-            if (!found) {
-                for (uint32_t k = 0; k < m->nfuncs; k++)
-                    if (strlen(m->funcs[k].name) == x->len && memcmp(m->funcs[k].name, x->s, x->len) == 0 &&
-                        ps->code[x->ins].op == EMU_OP_CALL) {
-                        ps->code[x->ins].target = k;
+            /* the label of the innermost block around the reference that has one */
+            for (int32_t blk = x->blk; blk >= 0 && !found; blk = ps->blk_parent[blk])
+                for (uint32_t k = 0; k < ps->nlabels && !found; k++)
+                    if (ps->labels[k].blk == blk && ps->labels[k].len == x->len && memcmp(ps->labels[k].s, x->s, x->len) == 0) {
+                        in->target = ps->labels[k].at;
                         found = true;
                     }
+            if (!found) {
+                for (uint32_t k = 0; k < m->nfuncs && !found; k++) {
+                    EmuFunc *fk = &m->funcs[k];
+                    if (strlen(fk->name) != x->len || memcmp(fk->name, x->s, x->len) != 0) continue;
+                    if (in->op == EMU_OP_CALL) {
+                        in->target = k;
+                        found = true;
+                    } else if (in->op == EMU_OP_MOV && in->ok[1] == EMU_OK_LABEL) {
+                        /* mov.u64 %rd, func: the function's address, for indirect calls */
+                        if (fk->is_entry) { ok = perr(ps, x->line, "the address of kernel entry '%s' is taken", fk->name); break; }
+                        in->o[1] = const_slot(ps, EMU_FUNC_WINDOW + (uint64_t)k * EMU_FUNC_STRIDE, -1, 0);
+                        in->ok[1] = EMU_OK_REG;
+                        fk->address_taken = true;
+                        found = true;
+                    }
+                }
+                if (!ok) break;
             }
             if (!found) { ok = perr(ps, x->line, "unknown label or symbol '%.*s'", (int)x->len, x->s); break; }
         }
@@ -1276,12 +1331,6 @@ static bool parse_function(Parser *ps, bool entry) {
         f->local_slots = f->nlocal_slots ? arena_alloc(ps->a, f->nlocal_slots * sizeof *f->local_slots) : NULL;
         for (uint32_t i = 0, k = 0; i < f->nsymfix; i++)
             if (m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL) f->local_slots[k++] = f->symfix[i].slot;
-        for (uint32_t i = 0; i < f->ncode; i++)
-            if (f->code[i].op == EMU_OP_BAR_WARP || f->code[i].op == EMU_OP_SHFL || f->code[i].op == EMU_OP_VOTE ||
-                f->code[i].op == EMU_OP_LDMATRIX || f->code[i].op == EMU_OP_MMA || f->code[i].op == EMU_OP_MATCH ||
-                f->code[i].op == EMU_OP_REDUX)
-                f->uses_warp_sync = true;
-        for (uint32_t i = 0; i < f->ncode; i++) f->uses_wgmma |= f->code[i].op == EMU_OP_WGMMA;
         f->nregnames = ps->nallregs;
         f->regnames = ps->nallregs ? arena_alloc(ps->a, ps->nallregs * sizeof *f->regnames) : NULL;
         if (ps->nallregs) memcpy(f->regnames, ps->allregs, ps->nallregs * sizeof *f->regnames);
@@ -1408,6 +1457,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     free(ps.consts);
     free(ps.labels);
     free(ps.fixes);
+    free(ps.blk_parent);
     free(ps.code);
     free(ps.vec);
     if (!ok) {

@@ -175,7 +175,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_RCP: case EMU_OP_SQRT:
     case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH:
     case EMU_OP_POPC: case EMU_OP_CLZ: case EMU_OP_BREV: case EMU_OP_BFIND: case EMU_OP_TESTP:
-    case EMU_OP_CVTA: case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST:
+    case EMU_OP_CVTA: case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: case EMU_OP_ISSPACEP:
         want = 2; break;
     case EMU_OP_MOV: want = 2; break;
     case EMU_OP_CVT: want = 2; want_max = 3; break;
@@ -197,7 +197,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_RET: case EMU_OP_EXIT: case EMU_OP_TRAP: case EMU_OP_MEMBAR:
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT_ALL:
         want = 0; break;
-    case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_NANOSLEEP: want = 1; break;
+    case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_NANOSLEEP: case EMU_OP_CP_ASYNC_MBAR: want = 1; break;
     case EMU_OP_PREFETCH: want = 1; break;
     case EMU_OP_CP_ASYNC: want = 3; want_max = 5; break;
     case EMU_OP_LDMATRIX: want = 2; break;
@@ -242,7 +242,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
                 in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
                 in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
                 in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP && in->op != EMU_OP_CLUSTER_BAR &&
-                in->op != EMU_OP_GRIDDEP && in->op != EMU_OP_CP_BULK_PREFETCH &&
+                in->op != EMU_OP_GRIDDEP && in->op != EMU_OP_CP_BULK_PREFETCH && in->op != EMU_OP_CP_ASYNC_MBAR &&
                 !(in->op == EMU_OP_MBARRIER && (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX ||
                                                 in->mode == EMU_MODE_MB_COMPLETE_TX || in->mode == EMU_MODE_MB_INVAL));
     if (dest) {

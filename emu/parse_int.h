@@ -41,10 +41,15 @@ typedef struct Parser {
     uint32_t ncode, capcode;
     uint32_t *vec;
     uint32_t nvec, capvec;
-    struct Label { const char *s; uint32_t len, at; } *labels;
+    /* labels are scoped by the { } blocks they are in (CUTLASS's inline PTX repeats `LAB_WAIT:` in each
+     * inlined block): blk is the block, blk_parent[b] the block around b (-1: none; 0 is the body) */
+    struct Label { const char *s; uint32_t len, at; int32_t blk; } *labels;
     uint32_t nlabels, caplabels;
-    struct Fix { uint32_t ins; const char *s; uint32_t len; uint32_t line; } *fixes;
+    struct Fix { uint32_t ins; const char *s; uint32_t len; uint32_t line; int32_t blk; } *fixes;
     uint32_t nfixes, capfixes;
+    int32_t *blk_parent;
+    uint32_t nblk, capblk;
+    int32_t cur_blk;
     uint32_t sym_scope_start; /* syms from here on belong to the current function */
     uint32_t cur_srcloc;      /* the location the last .loc set (m->srclocs index, 0: none) */
     uint32_t capsrclocs, capsrcfiles;

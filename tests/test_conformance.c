@@ -23,6 +23,12 @@
  *               printf through vprintf (the output is compared as text)
  *   mma.cu      inline PTX: cp.async, ldmatrix, mma.sync: exact (small
  *               integer values)
+ *   hopper.cu   sm_90a only: CUTLASS-style TMA + mbarrier ring + wgmma with a
+ *               producer and a consumer warpgroup (labels repeated in inlined
+ *               { } blocks), wgmma with A in registers, stmatrix, cuda::barrier
+ *               / cuda::memcpy_async and cuda::ptx bulk and tensor copies, a
+ *               one-CTA cluster through cooperative groups: exact; at -G the
+ *               accumulators nvcc reads before wgmma.wait_group are reported
  * Without nvcc ($TILE_NVCC, /usr/local/cuda/bin/nvcc, $CUDA_HOME/bin or
  * PATH) every test is skipped, and says so (ctest shows the program as
  * skipped, never passed).  TILE_TEST_DEVICE=cuda runs the same checks
@@ -1170,4 +1176,159 @@ static void check_mma(Conf *c) {
                 for (int k = 0; k < 16; k++) want += ai[s][m][k] * bi[s][k][n];
                 cr_assert_eq(D[s][m][n], (float)want, "[%s] tile %d D[%d][%d]: got %g, want %d", c->name, s, m, n, D[s][m][n], want);
             }
+}
+
+/* ==== hopper.cu (sm_90a only) ==== */
+static void hopper_run(const Variant *v);
+Test(hopper, sm_90a_O3) { hopper_run(&V90); }
+Test(hopper, sm_90a_G) { hopper_run(&V90G); }
+
+static tile_devptr dev_map(Conf *c, void *map, tile_dtype dt, tile_devptr g, uint64_t d0, uint64_t d1, uint64_t pitch,
+                           uint32_t b0, uint32_t b1, tile_tensor_swizzle swz) {
+    uint64_t dims[2] = {d0, d1}, strides[1] = {pitch};
+    uint32_t box[2] = {b0, b1};
+    cr_assert_eq(tile_tensor_map_encode(c->ctx, map, dt, 2, g, dims, strides, box, NULL, swz), TILE_OK, "[%s] %s", c->name,
+                 tile_last_error(c->ctx));
+    return g;
+}
+
+/* C = A B^T through TMA (128B swizzle) and wgmma in a producer/consumer pipeline, at sizes that are not
+ * multiples of the 64x64x64 tile (the tensor maps fill the edges with zeros) */
+static void hopper_gemm(Conf *c) {
+    enum { M = 100, N = 90, K = 200 };
+    Rng rng = rng_seed(90);
+    static uint16_t A[M * K], B[N * K];
+    static int ai[M * K], bi[N * K];
+    static float C[M * N];
+    for (int i = 0; i < M * K; i++) ai[i] = (int)(rng_next(&rng) % 9) - 4, A[i] = (uint16_t)to_f16(ai[i], RN);
+    for (int i = 0; i < N * K; i++) bi[i] = (int)(rng_next(&rng) % 9) - 4, B[i] = (uint16_t)to_f16(bi[i], RN);
+    tile_devptr dA = dev_in(c, A, sizeof A), dB = dev_in(c, B, sizeof B), dC = dev_in(c, NULL, sizeof C);
+    _Alignas(64) uint8_t ta[128], tb[128];
+    dev_map(c, ta, TILE_F16, dA, K, M, K * 2, 64, 64, TILE_SWIZZLE_128B);
+    dev_map(c, tb, TILE_F16, dB, K, N, K * 2, 64, 64, TILE_SWIZZLE_128B);
+    int m = M, n = N, k = K;
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(c->m, "tma_wgmma_gemm", &kern), TILE_OK, "[%s] %s", c->name, tile_last_error(c->ctx));
+    tile_status st = tile_launch_raw(kern, (tile_dim3){(M + 63) / 64, (N + 63) / 64, 1}, (tile_dim3){256, 1, 1},
+                                     2 * 2 * 64 * 64 * 2 + 1024, (void *[]){ta, tb, &dC, &m, &n, &k}, NULL);
+    cr_assert_eq(st, TILE_OK, "[%s] launch of tma_wgmma_gemm: %s", c->name, tile_last_error(c->ctx));
+    dev_out(c, C, dC, sizeof C);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            int want = 0;
+            for (int q = 0; q < K; q++) want += ai[i * K + q] * bi[j * K + q];
+            cr_assert_eq(C[i * N + j], (float)want, "[%s] C[%d][%d]: got %g, want %d", c->name, i, j, C[i * N + j], want);
+        }
+}
+
+/* C = A B (64x16 by 16x64, bf16; A from registers, B MN-major unswizzled), out through stmatrix as f16 */
+static void hopper_rs(Conf *c) {
+    Rng rng = rng_seed(91);
+    uint16_t A[64 * 16], B[16 * 64], C[64 * 64];
+    int ai[64 * 16], bi[16 * 64];
+    for (int i = 0; i < 64 * 16; i++) ai[i] = (int)(rng_next(&rng) % 9) - 4, A[i] = (uint16_t)(f2u((float)ai[i]) >> 16);
+    for (int i = 0; i < 16 * 64; i++) bi[i] = (int)(rng_next(&rng) % 9) - 4, B[i] = (uint16_t)(f2u((float)bi[i]) >> 16);
+    tile_devptr dA = dev_in(c, A, sizeof A), dB = dev_in(c, B, sizeof B), dC = dev_in(c, NULL, sizeof C);
+    run(c, "wgmma_rs_stmatrix", 1, 128, 0, (void *[]){&dA, &dB, &dC});
+    dev_out(c, C, dC, sizeof C);
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 64; j++) {
+            int want = 0;
+            for (int q = 0; q < 16; q++) want += ai[i * 16 + q] * bi[q * 64 + j];
+            cr_assert_eq(C[i * 64 + j], (uint16_t)to_f16(want, RN), "[%s] C[%d][%d]: got 0x%04x, want %d", c->name, i, j, C[i * 64 + j],
+                         want);
+        }
+}
+
+/* out = 2 in + 1 through cuda::memcpy_async (bulk copy, mbarrier) and a cuda::ptx bulk store */
+static void hopper_bulk(Conf *c) {
+    enum { BLOCKS = 3, NB = 1000 };
+    Rng rng = rng_seed(92);
+    static float in[BLOCKS * NB], out[BLOCKS * NB];
+    for (int i = 0; i < BLOCKS * NB; i++) in[i] = (float)rng_uniform(&rng, -100, 100);
+    tile_devptr di = dev_in(c, in, sizeof in), dout = dev_in(c, NULL, sizeof out);
+    int n = NB;
+    run(c, "bulk_scale", BLOCKS, 128, 0, (void *[]){&di, &dout, &n});
+    dev_out(c, out, dout, sizeof out);
+    for (int i = 0; i < BLOCKS * NB; i++)
+        cr_assert_eq(f2u(out[i]), f2u(2.f * in[i] + 1.f), "[%s] out[%d]: got %g, want %g", c->name, i, out[i], 2.f * in[i] + 1.f);
+}
+
+/* out = in + 1 through TMA loads and stores of 8x32 boxes over a 37x70 tensor (rows 72 floats apart):
+ * the edge boxes are clipped, the two padding floats of each row are never written */
+static void hopper_tma_store(Conf *c) {
+    enum { ROWS = 37, COLS = 70, PITCH = 72 };
+    Rng rng = rng_seed(93);
+    static float in[ROWS * PITCH], out[ROWS * PITCH];
+    for (int i = 0; i < ROWS * PITCH; i++) in[i] = (float)((int)(rng_next(&rng) % 2001) - 1000);
+    tile_devptr di = dev_in(c, in, sizeof in), dout = dev_in(c, NULL, sizeof out);
+    _Alignas(64) uint8_t tin[128], tout[128];
+    dev_map(c, tin, TILE_F32, di, COLS, ROWS, PITCH * 4, 32, 8, TILE_SWIZZLE_NONE);
+    dev_map(c, tout, TILE_F32, dout, COLS, ROWS, PITCH * 4, 32, 8, TILE_SWIZZLE_NONE);
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(c->m, "tma_add_one", &kern), TILE_OK, "[%s] %s", c->name, tile_last_error(c->ctx));
+    tile_status st = tile_launch_raw(kern, (tile_dim3){(COLS + 31) / 32, (ROWS + 7) / 8, 1}, (tile_dim3){64, 1, 1}, 0,
+                                     (void *[]){tin, tout}, NULL);
+    cr_assert_eq(st, TILE_OK, "[%s] launch of tma_add_one: %s", c->name, tile_last_error(c->ctx));
+    dev_out(c, out, dout, sizeof out);
+    for (int r = 0; r < ROWS; r++)
+        for (int q = 0; q < PITCH; q++) {
+            uint32_t got = f2u(out[r * PITCH + q]), want = q < COLS ? f2u(in[r * PITCH + q] + 1.f) : 0xCDCDCDCDu;
+            cr_assert_eq(got, want, "[%s] out[%d][%d]: got 0x%08x, want 0x%08x", c->name, r, q, got, want);
+        }
+}
+
+/* A one-CTA cluster: rank 0 of 1, map_shared_rank, cluster.sync() */
+static void hopper_cluster(Conf *c) {
+    enum { BLOCKS = 3 };
+    int out[BLOCKS * 256];
+    tile_devptr dout = dev_in(c, NULL, sizeof out);
+    run(c, "cluster_one", BLOCKS, 64, 0, (void *[]){&dout});
+    dev_out(c, out, dout, sizeof out);
+    for (int b = 0; b < BLOCKS; b++)
+        for (int t = 0; t < 64; t++) {
+            const int *o = out + b * 256;
+            cr_assert_eq(o[t], (63 - t) * 3 + b, "[%s] block %d: peer value %d: got %d", c->name, b, t, o[t]);
+            cr_assert_eq(o[64 + t], 0, "[%s] block %d thread %d: block_rank %d", c->name, b, t, o[64 + t]);
+            cr_assert_eq(o[128 + t], 1, "[%s] block %d thread %d: num_blocks %d", c->name, b, t, o[128 + t]);
+            cr_assert_eq(o[192 + t], 0, "[%s] block %d thread %d: block_index %d", c->name, b, t, o[192 + t]);
+        }
+}
+
+/* nvcc -G stores an asm statement's outputs as soon as it ends: the wgmma's accumulators are read before
+ * wgmma.wait_group retires them, which the ISA leaves undefined.  The emulator must say so (on a GPU the
+ * launch is not checked). */
+static void hopper_in_flight(Conf *c, const char *kernel, unsigned grid, unsigned block, unsigned smem, void **args) {
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(c->m, kernel, &k), TILE_OK, "[%s] %s", c->name, tile_last_error(c->ctx));
+    tile_status st = tile_launch_raw(k, (tile_dim3){grid, 1, 1}, (tile_dim3){block, 1, 1}, smem, args, NULL);
+    cr_assert_neq(st, TILE_OK, "[%s] %s: the accumulators read before wgmma.wait_group went unreported", c->name, kernel);
+    cr_assert(strstr(tile_last_error(c->ctx), "wgmma accumulator accessed while in flight"), "[%s] %s: %s", c->name, kernel,
+              tile_last_error(c->ctx));
+}
+
+static void hopper_debug_wgmma(Conf *c) {
+    const char *device = getenv("TILE_TEST_DEVICE");
+    if (device && strncmp(device, "emu", 3) != 0) return;
+    _Alignas(64) uint8_t map[128];
+    tile_devptr d = dev_in(c, NULL, 64 * 64 * 4);
+    dev_map(c, map, TILE_F16, d, 64, 64, 128, 64, 64, TILE_SWIZZLE_128B);
+    int m = 64, n = 64, k = 64;
+    hopper_in_flight(c, "tma_wgmma_gemm", 1, 256, 2 * 2 * 64 * 64 * 2 + 1024, (void *[]){map, map, &d, &m, &n, &k});
+    hopper_in_flight(c, "wgmma_rs_stmatrix", 1, 128, 0, (void *[]){&d, &d, &d});
+}
+
+static void hopper_run(const Variant *v) {
+    Conf c;
+    conf_open(&c, "hopper", v);
+    if (v->debug) {
+        hopper_debug_wgmma(&c);
+    } else {
+        hopper_gemm(&c);
+        hopper_rs(&c);
+    }
+    hopper_bulk(&c);
+    hopper_tma_store(&c);
+    hopper_cluster(&c);
+    conf_close(&c);
 }

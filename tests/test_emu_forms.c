@@ -835,3 +835,167 @@ Test(calls, printf_and_assert) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* Indirect calls, as nvcc -G writes them for libcu++'s atomics: a function's address taken with mov, a
+ * .callprototype label, `call [(rets),] %rd, (args), prototype;`.  Before: 'unknown label or symbol' at
+ * the mov.  An address that is no function's, or a call whose arguments do not match the callee, stops the
+ * launch. */
+Test(calls, indirect_through_a_register) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) twice(.param .b32 x)\n{\n .reg .b32 %r<3>;\n"
+        " ld.param.b32 %r1, [x];\n add.s32 %r2, %r1, %r1;\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".func (.param .b32 r) square(.param .b32 x)\n{\n .reg .b32 %r<3>;\n"
+        " ld.param.b32 %r1, [x];\n mul.lo.s32 %r2, %r1, %r1;\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".func store1(.param .b64 p, .param .b32 v)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.b64 %rd1, [p];\n ld.param.b32 %r1, [v];\n st.u32 [%rd1], %r1;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out, .param .u64 bad)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<6>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd6, [bad];\n mov.u32 %r1, %tid.x;\n"
+        " and.b32 %r2, %r1, 1;\n setp.eq.s32 %p1, %r2, 0;\n"
+        " mov.u64 %rd2, twice;\n mov.u64 %rd3, square;\n selp.b64 %rd4, %rd2, %rd3, %p1;\n add.s64 %rd4, %rd4, %rd6;\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], %r1;\n"
+        " proto_1 : .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+        " call (q), %rd4, (a), proto_1;\n ld.param.b32 %r3, [q];\n }\n"
+        " mul.wide.u32 %rd5, %r1, 4;\n add.s64 %rd5, %rd1, %rd5;\n mov.u64 %rd7, store1;\n"
+        " { .param .b64 a; .param .b32 b;\n st.param.b64 [a], %rd5;\n st.param.b32 [b], %r3;\n"
+        " proto_2 : .callprototype ()_ (.param .b64 _, .param .b32 _);\n"
+        " call %rd7, (a, b), proto_2;\n }\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 32 * 4), bad = 0;
+    void *params[] = {&out, &bad};
+    launch_ok(d, f, 1, 32, params);
+    uint32_t o[32];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    for (uint32_t i = 0; i < 32; i++) cr_assert_eq(o[i], i % 2 ? i * i : 2 * i, "thread %u: %u", i, o[i]);
+    bad = 8; /* between two functions' addresses */
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"invalid call", "not the address of a function", NULL});
+    bad = 32; /* twice + 32 is store1, which takes two arguments and returns nothing */
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"indirect call of 'store1' with 1 argument and 1 return value; it takes 2 and 0", NULL});
+    dev_module_unload(m);
+    load_fails(d, HEAD ".visible .entry k()\n{\n .reg .b64 %rd<2>;\n mov.u64 %rd1, k;\n ret;\n}\n",
+               "the address of kernel entry 'k' is taken");
+    dev_close(d);
+}
+
+/* Labels are scoped by { } blocks: CUTLASS's inline PTX repeats `LAB_WAIT:` / `DONE:` in every inlined
+ * block, and a branch goes to the label of its own block (or the nearest block around it that has one).
+ * Before: every branch went to the last label of that name in the function.  Two labels of one name in
+ * one block are refused. */
+Test(forms, labels_scoped_by_blocks) {
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<6>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, 0;\n mov.u32 %r2, 0;\n"
+        " {\n LOOP:\n add.s32 %r1, %r1, 1;\n setp.lt.s32 %p1, %r1, 3;\n @%p1 bra LOOP;\n bra DONE;\n DONE:\n }\n"
+        " {\n LOOP:\n add.s32 %r2, %r2, 10;\n setp.lt.s32 %p1, %r2, 50;\n @%p1 bra LOOP;\n"
+        "  { bra OUTER; }\n add.s32 %r2, %r2, 1000;\n OUTER:\n }\n"
+        " st.global.u32 [%rd1], %r1;\n st.global.u32 [%rd1+4], %r2;\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 8);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    uint32_t o[2];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    cr_assert_eq(o[0], 3u, "first loop: %u", o[0]);
+    cr_assert_eq(o[1], 50u, "second loop: %u", o[1]);
+    dev_module_unload(m);
+    load_fails(d, HEAD ".visible .entry k()\n{\n { L:\n bra L;\n L:\n }\n ret;\n}\n", "label 'L' defined twice in one block");
+    load_fails(d, HEAD ".visible .entry k()\n{\n { L:\n ret;\n }\n bra L;\n}\n", "unknown label or symbol 'L'");
+    dev_close(d);
+}
+
+/* isspacep for every state space on addresses of each (nvcc -G checks pointers with it). */
+Test(forms, isspacep) {
+    static const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".const .align 4 .u32 c0 = 7;\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<6>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<10>;\n"
+        " .shared .align 4 .b8 sh[16];\n .local .align 4 .b8 lo[16];\n"
+        " ld.param.u64 %rd1, [out];\n mov.u64 %rd2, sh;\n cvta.shared.u64 %rd2, %rd2;\n"
+        " mov.u64 %rd3, lo;\n cvta.local.u64 %rd3, %rd3;\n mov.u64 %rd4, out;\n cvta.param.u64 %rd4, %rd4;\n"
+        " mov.u64 %rd5, c0;\n cvta.const.u64 %rd5, %rd5;\n"
+        " mov.u32 %r7, 0;\n"
+        /* one row of five bits per address: global, shared::cta, local, param::entry, const */
+        "$ROW:\n"
+        " setp.eq.s32 %p5, %r7, 0;\n selp.b64 %rd6, %rd1, 0, %p5;\n setp.eq.s32 %p5, %r7, 1;\n @%p5 mov.u64 %rd6, %rd2;\n"
+        " setp.eq.s32 %p5, %r7, 2;\n @%p5 mov.u64 %rd6, %rd3;\n setp.eq.s32 %p5, %r7, 3;\n @%p5 mov.u64 %rd6, %rd4;\n"
+        " setp.eq.s32 %p5, %r7, 4;\n @%p5 mov.u64 %rd6, %rd5;\n"
+        " isspacep.global %p0, %rd6;\n isspacep.shared::cta %p1, %rd6;\n isspacep.local %p2, %rd6;\n"
+        " isspacep.param::entry %p3, %rd6;\n isspacep.const %p4, %rd6;\n"
+        " selp.u32 %r1, 1, 0, %p0;\n selp.u32 %r2, 2, 0, %p1;\n selp.u32 %r3, 4, 0, %p2;\n selp.u32 %r4, 8, 0, %p3;\n"
+        " selp.u32 %r5, 16, 0, %p4;\n or.b32 %r1, %r1, %r2;\n or.b32 %r1, %r1, %r3;\n or.b32 %r1, %r1, %r4;\n"
+        " or.b32 %r1, %r1, %r5;\n mul.wide.u32 %rd7, %r7, 4;\n add.s64 %rd8, %rd1, %rd7;\n st.global.u32 [%rd8], %r1;\n"
+        " add.s32 %r7, %r7, 1;\n setp.lt.s32 %p5, %r7, 5;\n @%p5 bra $ROW;\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 5 * 4);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    uint32_t o[5];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    /* a .const variable is in global memory's window too, as on the GPU */
+    static const uint32_t want[5] = {1, 2, 4, 8, 1 | 16};
+    for (int i = 0; i < 5; i++) cr_assert_eq(o[i], want[i], "address %d: spaces 0x%x, want 0x%x", i, o[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* cp.async.mbarrier.arrive: with .noinc an arrival of the phase (here the only one of the 32 expected that
+ * each thread makes), without it no net change of the count. */
+Test(forms, cp_async_mbarrier_arrive) {
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<6>;\n .reg .b64 %rd<8>;\n"
+        " .shared .align 16 .b8 buf[1024];\n .shared .align 8 .b64 bar;\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %tid.x;\n"
+        " setp.ne.s32 %p1, %r1, 0;\n @%p1 bra $SKIP;\n mbarrier.init.shared.b64 [bar], 32;\n$SKIP:\n bar.sync 0;\n"
+        " mul.wide.u32 %rd3, %r1, 16;\n add.s64 %rd4, %rd1, %rd3;\n mov.u32 %r2, buf;\n cvt.u32.u64 %r3, %rd3;\n"
+        " add.s32 %r2, %r2, %r3;\n cp.async.ca.shared.global [%r2], [%rd4], 16;\n"
+        " cp.async.mbarrier.arrive.shared.b64 [bar];\n cp.async.mbarrier.arrive.noinc.shared.b64 [bar];\n"
+        "$WAIT:\n mbarrier.test_wait.parity.shared.b64 %p1, [bar], 0;\n @!%p1 bra $WAIT;\n"
+        " xor.b32 %r4, %r1, 31;\n mul.lo.s32 %r4, %r4, 16;\n mov.u32 %r5, buf;\n add.s32 %r5, %r5, %r4;\n"
+        " ld.shared.v4.u32 {%r1, %r2, %r3, %r4}, [%r5];\n add.s64 %rd5, %rd2, %rd3;\n"
+        " st.global.v4.u32 [%rd5], {%r1, %r2, %r3, %r4};\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint32_t in[256];
+    for (int i = 0; i < 256; i++) in[i] = 0x1000u + (uint32_t)i * 7;
+    uint64_t din = buffer(d, in, sizeof in), dout = buffer(d, NULL, sizeof in);
+    launch_ok(d, f, 1, 32, (void *[]){&din, &dout});
+    uint32_t o[128];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, dout, sizeof o), DEV_OK);
+    for (int t = 0; t < 32; t++)
+        for (int j = 0; j < 4; j++) cr_assert_eq(o[t * 4 + j], in[(t ^ 31) * 4 + j], "thread %d word %d", t, j);
+    /* 16 threads: 16 arrivals (the arrives without .noinc count for nothing), the phase never completes */
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){16, 1, 1}, 0, (void *[]){&din, &dout}, DEV_ERR_LAUNCH,
+                 (const char *[]){"deadlock", "spinning on an mbarrier", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* .explicitcluster and .reqnctapercluster: a one-CTA cluster runs; a larger one is refused at launch. */
+Test(limits, cluster_directives) {
+    static const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry one(.param .u64 out)\n.explicitcluster\n.reqnctapercluster 1, 1, 1\n"
+        "{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n ld.param.u64 %rd1, [out];\n mov.u32 %r1, %cluster_nctarank;\n"
+        " st.global.u32 [%rd1], %r1;\n ret;\n}\n"
+        ".visible .entry two(.param .u64 out)\n.reqnctapercluster 2, 1, 1\n.maxclusterrank 2\n"
+        "{\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "one", &m);
+    uint64_t out = buffer(d, NULL, 4);
+    launch_ok(d, f, 2, 32, (void *[]){&out});
+    uint32_t o;
+    cr_assert_eq(dev_memcpy_dtoh(d, &o, out, 4), DEV_OK);
+    cr_assert_eq(o, 1u);
+    TileDevFunction *g = NULL;
+    cr_assert_eq(dev_module_get_function(m, "two", &g), DEV_OK);
+    launch_fails(d, g, (unsigned[]){2, 1, 1}, (unsigned[]){32, 1, 1}, 0, (void *[]){&out}, DEV_ERR_LAUNCH,
+                 (const char *[]){".reqnctapercluster 2, 1, 1", "one-CTA clusters only", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
