@@ -124,6 +124,9 @@
     X(FENCE, "fence", "memory fence (no effect)") \
     X(PREFETCH, "prefetch", "cache hint (no effect)") \
     X(NANOSLEEP, "nanosleep", "sleep hint (no effect)") \
+    X(CREATEPOLICY, "createpolicy", "d = a cache policy (.fractional/.range/.cvt; an opaque 64-bit value that the .L2::cache_hint operands ignore)") \
+    X(DISCARD, "discard", "discard.global.L2 [a], 128: the line's data becomes undefined (no effect: it keeps its value)") \
+    X(APPLYPRIORITY, "applypriority", "applypriority.global.L2::evict_normal [a], size: an eviction priority (no effect)") \
     X(CP_ASYNC_COMMIT, "cp.async.commit_group", "close the current group of cp.async copies") \
     X(CP_ASYNC_WAIT, "cp.async.wait_group", "wait until at most a groups are pending (copies are eager: no effect)") \
     X(CP_ASYNC_WAIT_ALL, "cp.async.wait_all", "wait for every cp.async (no effect)") \
@@ -146,6 +149,8 @@
     X(CLUSTER_BAR, "barrier.cluster", "barrier.cluster.arrive[.release|.relaxed][.aligned] / .wait[.acquire][.aligned]: every live thread of the cluster (this CTA) arrives; wait blocks until the phase it arrived in completes") \
     X(MAPA, "mapa", "mapa[.shared::cluster].u32/.u64 d, a, rank: a's address in the shared memory of CTA rank (only rank 0, this CTA, exists)") \
     X(GETCTARANK, "getctarank", "getctarank[.shared::cluster].u32/.u64 d, a: the rank of the CTA whose shared memory holds a (0)") \
+    X(CP_RED_BULK, "cp.reduce.async.bulk", "[d] op= [s] elementwise over c bytes (.add .min .max .inc .dec .and .or .xor, the type's elements): shared->global in the bulk group, or shared->shared::cluster completing tx bytes on mbarrier") \
+    X(CP_RED_BULK_TENSOR, "cp.reduce.async.bulk.tensor", "one box of a tensor map op= a shared tile (.1d-.5d .tile .bulk_group; the element type from the map; OOB skipped)") \
     X(TENSORMAP_CP, "tensormap.cp_fenceproxy", "warp-collective: copy a 128-byte tensor map from shared to global memory ([d], [s], 128); the proxy fence has no effect") \
     X(WGMMA_FENCE, "wgmma.fence", "warpgroup-collective: order register accesses before the following wgmma.mma_async") \
     X(WGMMA_COMMIT, "wgmma.commit_group", "warpgroup-collective: the uncommitted wgmma.mma_async ops become a group") \
@@ -234,7 +239,7 @@ typedef enum EmuSpace {
     X(CLAMP, "clamp") X(WRAP, "wrap") X(L, "l") X(R, "r") X(XORSIGN, "xorsign") \
     X(ABSF, "abs") X(RELU, "relu") X(ARRIVE, "arrive") X(REDOP, "red") X(CC, "cc") \
     X(SATFINITE, "satfinite") X(PARITY, "parity") X(NOCOMPLETE, "noComplete") X(READ, "read") X(BULK_GROUP, "bulk_group") \
-    X(NOINC, "noinc")
+    X(NOINC, "noinc") X(CACHE_HINT, "L2::cache_hint")
 enum {
 #define X(e, n) EMU_FB_##e,
     EMU_FLAGS(X)
@@ -525,7 +530,8 @@ const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_
 enum { EMU_TMAP_BYTES = 128, EMU_TMAP_MAX_RANK = 5 };
 typedef struct EmuTensorMap {
     unsigned esize;                  /* bytes per element: 1, 2, 4 or 8 */
-    unsigned elemtype;               /* tensormap.replace's .elemtype code (0 u8 .. 12 tf32.ftz); encode derives it from esize */
+    unsigned elemtype;               /* tensormap.replace's .elemtype code (0 u8 .. 12 tf32.ftz); encode keeps it when it has
+                                        esize bytes, else takes the unsigned type of esize */
     unsigned fill;                   /* out-of-bounds elements of loads: 0 zero, 1 NaN (floating-point types) */
     unsigned rank;                   /* 1..5 */
     uint64_t addr;                   /* global address of element 0 (16-byte aligned) */
@@ -541,6 +547,11 @@ bool emu_tensor_map_decode(const uint8_t in[EMU_TMAP_BYTES], EmuTensorMap *tm, c
 /* tensormap.replace: field `mode` (EMU_MODE_TM_*), dimension ord, value v into the 128 bytes of a map (they
  * become one: the encoding's tag is written too); false with *why set when the value is out of range. */
 bool emu_tensor_map_replace(uint8_t map[EMU_TMAP_BYTES], unsigned mode, unsigned ord, uint64_t v, const char **why);
+
+/* Whether cp.reduce.async.bulk[.tensor] has reduction `mode` (EMU_MODE_AADD..AXOR) on elements of type ty:
+ * .add on integers, f16, bf16, f32 and f64; .min/.max on integers, f16, bf16, f32 and f64; .inc/.dec on u32;
+ * .and/.or/.xor on 32- and 64-bit integer and bit types. */
+bool emu_reduce_type_ok(unsigned mode, unsigned ty);
 
 /* Names from the tables. */
 const char *emu_op_name(unsigned op);

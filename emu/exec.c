@@ -163,9 +163,12 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return emu_exec_mem(b, t, in);
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
     case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP: case EMU_OP_CP_BULK_COMMIT: case EMU_OP_CP_BULK_WAIT:
-    case EMU_OP_GRIDDEP: case EMU_OP_CP_BULK_PREFETCH:
+    case EMU_OP_GRIDDEP: case EMU_OP_CP_BULK_PREFETCH: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
         return true;
-    case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_TENSOR:
+    case EMU_OP_CREATEPOLICY: /* an opaque value: the emulator has no L2 to steer */
+        EMU_R(t, in, 0) = 0x10F0000000000000ull;
+        return true;
+    case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK: case EMU_OP_CP_RED_BULK_TENSOR:
         return emu_exec_bulk(b, t, in);
     case EMU_OP_CP_ASYNC_MBAR:
         return emu_exec_cp_async_mbar(b, t, in);

@@ -257,6 +257,9 @@ bool emu_mbarrier_phase_done(const EmuBlock *b, uint32_t addr, unsigned parity);
 bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr, int64_t bytes, bool arrive, uint32_t count);
 /* cp.async.bulk and cp.async.bulk.tensor: copies done at issue. */
 bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* old op= v (atom's arithmetic: .add .inc .dec .min .max .exch .cas (c: the new value) .and .or .xor on ty);
+ * *bad when the combination has no meaning (min/max of floats) */
+uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad); /* exec_mem.c */
 bool emu_exec_cp_async_mbar(EmuBlock *b, EmuThread *t, const EmuIns *in); /* cp.async.mbarrier.arrive */
 bool emu_exec_tensormap(EmuBlock *b, EmuThread *t, const EmuIns *in); /* tensormap.replace, tensormap.cp_fenceproxy */
 /* Warpgroup collectives (wgmma.*, setmaxnreg): the 128 threads of one warpgroup, by rank in it. */

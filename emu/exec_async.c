@@ -46,6 +46,7 @@
 #include "emu/exec.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 /* ---- the mbarrier object ---- */
@@ -269,6 +270,47 @@ static uint8_t *shared_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64
 
 static uint32_t shared_offset(const EmuBlock *b, const uint8_t *p) { return (uint32_t)(p - b->shared); }
 
+/* ---- reductions of bulk and tensor copies ---- */
+bool emu_reduce_type_ok(unsigned mode, unsigned ty) {
+    unsigned k = emu_type_kind(ty), sz = emu_type_size(ty);
+    bool fl = ty == EMU_T_F16 || ty == EMU_T_BF16 || ty == EMU_T_F32 || ty == EMU_T_F64;
+    bool in = (k == EMU_K_U || k == EMU_K_S || k == EMU_K_B) && (sz == 4 || sz == 8);
+    switch (mode) {
+    case EMU_MODE_AADD: case EMU_MODE_AMIN: case EMU_MODE_AMAX: return fl || (in && k != EMU_K_B);
+    case EMU_MODE_AINC: case EMU_MODE_ADEC: return ty == EMU_T_U32;
+    case EMU_MODE_AAND: case EMU_MODE_AOR: case EMU_MODE_AXOR: return in;
+    }
+    return false;
+}
+
+/* The element type of a tensor map's .elemtype code (u8 u16 u32 s32 u64 s64 f16 f32 f32.ftz f64 bf16 tf32 tf32.ftz). */
+static unsigned map_elem_type(unsigned code) {
+    static const uint8_t ty[13] = {EMU_T_U8, EMU_T_U16, EMU_T_U32, EMU_T_S32, EMU_T_U64, EMU_T_S64, EMU_T_F16, EMU_T_F32,
+                                   EMU_T_F32, EMU_T_F64, EMU_T_BF16, EMU_T_F32, EMU_T_F32};
+    return code < 13 ? ty[code] : EMU_T_U8;
+}
+
+/* *g op= *s for one element of type ty (checked by emu_reduce_type_ok).  Float min/max: a NaN loses to a number. */
+static void reduce_elem(unsigned mode, unsigned ty, uint8_t *g, const uint8_t *s) {
+    unsigned es = emu_type_size(ty);
+    uint64_t old = 0, v = 0, r;
+    memcpy(&old, g, es);
+    memcpy(&v, s, es);
+    if ((mode == EMU_MODE_AMIN || mode == EMU_MODE_AMAX) && emu_type_kind(ty) == EMU_K_F) {
+        double x = ty == EMU_T_F16 ? emu_f16_to_f64((uint16_t)old) : ty == EMU_T_BF16 ? emu_bf16_to_f64((uint16_t)old)
+                   : ty == EMU_T_F32 ? emu_f32(old) : emu_f64(old);
+        double y = ty == EMU_T_F16 ? emu_f16_to_f64((uint16_t)v) : ty == EMU_T_BF16 ? emu_bf16_to_f64((uint16_t)v)
+                   : ty == EMU_T_F32 ? emu_f32(v) : emu_f64(v);
+        bool take_v = isnan(x) || (!isnan(y) && (mode == EMU_MODE_AMIN ? y < x || (y == x && signbit(y)) : y > x || (y == x && !signbit(y))));
+        r = take_v ? v : old;
+        if (isnan(x) && isnan(y)) r = es == 2 ? 0x7FFFu : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull;
+    } else {
+        bool bad = false;
+        r = emu_atom_apply(mode, ty, old, v, 0, &bad);
+    }
+    memcpy(g, &r, es);
+}
+
 /* ---- tensor copies ---- */
 /* The 16-byte chunk of shared address a after the swizzle of the tensor map (and of wgmma's layouts). */
 static uint32_t swizzle_addr(uint32_t a, unsigned swz) {
@@ -291,7 +333,12 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (!emu_tensor_map_decode(mp, &tm, &why))
         return emu_fault(b, t, in, "invalid tensor map", "the 128 bytes at %s 0x%" PRIx64 " are not a tensor map: %s",
                          param ? "parameter offset" : "address", maddr, why);
-    unsigned dims = in->mode - EMU_MODE_D1 + 1;
+    bool red = in->op == EMU_OP_CP_RED_BULK_TENSOR;
+    unsigned dims = red ? in->vec : in->mode - EMU_MODE_D1 + 1;
+    unsigned rty = red ? map_elem_type(tm.elemtype) : 0;
+    if (red && !emu_reduce_type_ok(in->mode, rty))
+        return emu_fault(b, t, in, "invalid tensor copy", "no .%s reduction of the map's .%s elements", emu_mode_name(in->mode),
+                         emu_type_name(rty));
     if (dims != tm.rank)
         return emu_fault(b, t, in, "invalid tensor copy", "a .%ud copy through a tensor map of rank %u", dims, tm.rank);
     int64_t c[5] = {0};
@@ -340,6 +387,7 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                         uint8_t *gp = emu_access(b, t, in, EMU_SP_GLOBAL, tm.addr + goff, es, es, !load);
                         if (!gp) return false;
                         if (load) memcpy(sp, gp, es);
+                        else if (red) reduce_elem(in->mode, rty, gp, sp);
                         else memcpy(gp, sp, es);
                     }
     if (!load) return true;
@@ -348,18 +396,29 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     return w && emu_mbarrier_tx(b, t, in, shared_offset(b, (uint8_t *)w), (int64_t)bytes, false, 0);
 }
 
+/* d op= s over size bytes of elements of in->ty (cp.reduce.async.bulk), else a copy (s and d may overlap in shared memory) */
+static void bulk_move(const EmuIns *in, uint8_t *d, const uint8_t *s, uint64_t size) {
+    if (in->op != EMU_OP_CP_RED_BULK) {
+        memmove(d, s, size);
+        return;
+    }
+    unsigned es = emu_type_size(in->ty);
+    for (uint64_t i = 0; i + es <= size; i += es) reduce_elem(in->mode, in->ty, d + i, s + i);
+}
+
 bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    if (in->op == EMU_OP_CP_BULK_TENSOR) return exec_tensor(b, t, in);
+    if (in->op == EMU_OP_CP_BULK_TENSOR || in->op == EMU_OP_CP_RED_BULK_TENSOR) return exec_tensor(b, t, in);
     uint64_t size = (uint32_t)EMU_R(t, in, 2);
     if (size == 0 || size % 16)
-        return emu_fault(b, t, in, "invalid bulk copy", "cp.async.bulk size %" PRIu64 " is not a positive multiple of 16", size);
+        return emu_fault(b, t, in, "invalid bulk copy", "%s size %" PRIu64 " is not a positive multiple of 16", emu_op_name(in->op), size);
     uint64_t dst = EMU_R(t, in, 0) + (uint64_t)in->off[0], src = EMU_R(t, in, 1) + (uint64_t)in->off[1];
-    if (in->space == EMU_SP_SHARED) { /* global -> shared, completing tx bytes on the mbarrier */
+    if (in->space == EMU_SP_SHARED) { /* global or shared -> shared, completing tx bytes on the mbarrier */
         uint8_t *d = shared_bytes(b, t, in, dst, EMU_SP_SHARED, size, 16, true);
         if (!d) return false;
-        const uint8_t *s = emu_access(b, t, in, EMU_SP_GLOBAL, src, (unsigned)size, 16, false);
+        const uint8_t *s = in->space2 == EMU_SP_SHARED ? shared_bytes(b, t, in, src, EMU_SP_SHARED, size, 16, false)
+                                                       : emu_access(b, t, in, EMU_SP_GLOBAL, src, (unsigned)size, 16, false);
         if (!s) return false;
-        memcpy(d, s, size);
+        bulk_move(in, d, s, size);
         uint64_t mb = EMU_R(t, in, 3) + (uint64_t)in->off[2];
         uint64_t *w = mb_word(b, t, in, mb, EMU_SP_SHARED);
         return w && emu_mbarrier_tx(b, t, in, shared_offset(b, (uint8_t *)w), (int64_t)size, false, 0);
@@ -368,7 +427,7 @@ bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (!s) return false;
     uint8_t *d = emu_access(b, t, in, EMU_SP_GLOBAL, dst, (unsigned)size, 16, true);
     if (!d) return false;
-    memcpy(d, s, size);
+    bulk_move(in, d, s, size);
     return true;
 }
 

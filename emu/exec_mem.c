@@ -273,7 +273,7 @@ static uint64_t half_add(unsigned ety, uint64_t a, uint64_t b) {
     return emu_round_f64(x + y, bf ? EMU_FMT_BF16 : EMU_FMT_F16, EMU_RND_RN) & 0xFFFF;
 }
 
-static uint64_t atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad) {
+uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad) {
     unsigned sz = emu_type_size(ty), k = emu_type_kind(ty);
     switch (mode) {
     case EMU_MODE_AADD:
@@ -322,21 +322,21 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     if (sz == 2) {
         uint16_t *q = (uint16_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
         do {
-            n = (uint16_t)atom_apply(in->mode, in->ty, o, v, c, &bad);
+            n = (uint16_t)emu_atom_apply(in->mode, in->ty, o, v, c, &bad);
             if (bad) break;
         } while (!__atomic_compare_exchange_n(q, &o, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
         old = o;
     } else if (sz == 4) {
         uint32_t *q = (uint32_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
         do {
-            n = (uint32_t)atom_apply(in->mode, in->ty, o, v, c, &bad);
+            n = (uint32_t)emu_atom_apply(in->mode, in->ty, o, v, c, &bad);
             if (bad) break;
         } while (!__atomic_compare_exchange_n(q, &o, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
         old = o;
     } else {
         uint64_t *q = (uint64_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
         do {
-            n = atom_apply(in->mode, in->ty, o, v, c, &bad);
+            n = emu_atom_apply(in->mode, in->ty, o, v, c, &bad);
             if (bad) break;
         } while (!__atomic_compare_exchange_n(q, &o, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
         old = o;

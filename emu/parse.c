@@ -667,7 +667,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
     }
     if (op < 0) return perr(ps, line, "unsupported instruction '%.*s'", (int)len, s);
     in->op = (uint8_t)op;
-    in->vec = 1;
+    in->vec = op == EMU_OP_CP_RED_BULK_TENSOR ? 0 : 1; /* there: the dimensions */
     unsigned ntypes = 0;
     for (uint32_t k = used; k < np; k++) {
         const char *p = part[k];
@@ -689,9 +689,17 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             in->boolop = (uint8_t)f;
             continue;
         }
+        if (op == EMU_OP_CP_RED_BULK_TENSOR && l == 2 && p[1] == 'd' && p[0] >= '1' && p[0] <= '5') { /* its mode is the reduction */
+            in->vec = (uint8_t)(p[0] - '0');
+            continue;
+        }
         if ((f = FIND(mode_names, p, l)) > 0) {
             bool ok = false;
             switch (op) {
+            case EMU_OP_CP_RED_BULK: case EMU_OP_CP_RED_BULK_TENSOR:
+                ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
+                if (ok && in->mode) return perr(ps, line, "two reductions in '%.*s'", (int)len, s);
+                break;
             case EMU_OP_SHFL: ok = f >= EMU_MODE_UP && f <= EMU_MODE_IDX; break;
             case EMU_OP_VOTE: ok = (f >= EMU_MODE_ALL && f <= EMU_MODE_BALLOT); break;
             case EMU_OP_MATCH: ok = f == EMU_MODE_ALL || f == EMU_MODE_ANY; break;
@@ -733,7 +741,9 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if (l == 15 && memcmp(p, "shared::cluster", 15) == 0) f = EMU_SP_SHARED;
         if (f >= 0) {
             /* cp.async.ca.shared.global, cp.async.bulk.shared::cluster.global: destination space first */
-            if (in->space && (op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR || op == EMU_OP_TENSORMAP_CP)) in->space2 = (uint8_t)f;
+            if (in->space && (op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR || op == EMU_OP_TENSORMAP_CP ||
+                              op == EMU_OP_CP_RED_BULK || op == EMU_OP_CP_RED_BULK_TENSOR))
+                in->space2 = (uint8_t)f;
             else if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
             continue;
         }
@@ -770,7 +780,12 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) { in->vec = (uint8_t)(p[1] - '0'); continue; }
         if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
         if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
-        if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH) continue;
+        if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH || op == EMU_OP_DISCARD ||
+            op == EMU_OP_APPLYPRIORITY)
+            continue;
+        if (op == EMU_OP_CREATEPOLICY && ((l == 10 && memcmp(p, "fractional", 10) == 0) || (l == 5 && memcmp(p, "range", 5) == 0) ||
+                                          (l == 3 && memcmp(p, "cvt", 3) == 0) || (l == 2 && memcmp(p, "L2", 2) == 0)))
+            continue;
         if (op == EMU_OP_MBARRIER && l == 6 && memcmp(p, "expect", 6) == 0) continue; /* never alone */
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
@@ -783,6 +798,9 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
     if (op == EMU_OP_MBARRIER && !in->mode)
         return perr(ps, line, "'%.*s': which mbarrier operation (init, arrive, expect_tx, complete_tx, test_wait, try_wait, inval, ...)?", (int)len, s);
     if (op == EMU_OP_CP_BULK_TENSOR && !in->mode) return perr(ps, line, "'%.*s' needs a dimension .1d to .5d", (int)len, s);
+    if (op == EMU_OP_CP_RED_BULK_TENSOR && in->vec < 1) return perr(ps, line, "'%.*s' needs a dimension .1d to .5d", (int)len, s);
+    if ((op == EMU_OP_CP_RED_BULK || op == EMU_OP_CP_RED_BULK_TENSOR) && !in->mode)
+        return perr(ps, line, "'%.*s': which reduction (.add, .min, .max, .inc, .dec, .and, .or, .xor)?", (int)len, s);
     if (op == EMU_OP_SETMAXNREG && !in->mode) return perr(ps, line, "'%.*s' needs .inc or .dec", (int)len, s);
     if (op == EMU_OP_CLUSTER_BAR && !in->mode) return perr(ps, line, "'%.*s' needs .arrive or .wait", (int)len, s);
     if (op == EMU_OP_GRIDDEP && !in->mode) return perr(ps, line, "'%.*s' needs .wait or .launch_dependents", (int)len, s);
@@ -814,9 +832,10 @@ static unsigned imm_type(const EmuIns *in, unsigned i) {
     case EMU_OP_SLCT: return i == 3 ? in->ty2 : in->ty;
     case EMU_OP_MMA: return in->ty;
     case EMU_OP_WGMMA: case EMU_OP_SETMAXNREG: case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT:
-    case EMU_OP_TENSORMAP_CP:
+    case EMU_OP_TENSORMAP_CP: case EMU_OP_CP_RED_BULK: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
     case EMU_OP_ELECT:
         return EMU_T_U32;
+    case EMU_OP_CREATEPOLICY: return i == 0 ? EMU_T_B64 : EMU_T_F32; /* the fraction */
     case EMU_OP_MBARRIER: return in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT ? EMU_T_B64 : EMU_T_U32;
     default: return in->ty ? in->ty : EMU_T_B64;
     }
@@ -979,7 +998,7 @@ static bool parse_ins(Parser *ps) {
             if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
             i++;
             if (o.kind == OPD_ADDR && o.ncoords) { /* [tmap, {c..}]: the coordinates are the next operand */
-                if (in.op != EMU_OP_CP_BULK_TENSOR && in.op != EMU_OP_CP_BULK_PREFETCH)
+                if (in.op != EMU_OP_CP_BULK_TENSOR && in.op != EMU_OP_CP_BULK_PREFETCH && in.op != EMU_OP_CP_RED_BULK_TENSOR)
                     return perr(ps, line, "only cp.async.bulk.tensor takes [tensorMap, {coordinates}]");
                 if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
                 Opd c;
@@ -1009,6 +1028,14 @@ static bool parse_ins(Parser *ps) {
         in.nops = (uint8_t)i;
     }
     if (!expect(ps, ';')) return false;
+    if (in.flags & EMU_F(CACHE_HINT)) { /* .L2::cache_hint: the last operand is the 64-bit cache policy, a hint */
+        if (in.nops < 2 || in.ok[in.nops - 1] != EMU_OK_REG)
+            return perr(ps, line, "'%.*s' needs a cache-policy operand last", (int)opt.len, opt.s);
+        in.nops--;
+        in.o[in.nops] = EMU_SLOT_SINK;
+        in.ok[in.nops] = EMU_OK_NONE;
+        in.flags &= ~EMU_F(CACHE_HINT);
+    }
     if (in.op == EMU_OP_SETP) {
         /* normalise: o[0]=p, o[1]=a, o[2]=b, o[3]=c (bool source, TRUE if none), o[4]=q (SINK if none) */
         uint32_t q = second ? second - 1 : EMU_SLOT_SINK;

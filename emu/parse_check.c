@@ -73,12 +73,20 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
             return perr(ps, line, "'%.*s': test_wait takes no time limit", (int)len, s);
         return true;
     }
-    case EMU_OP_CP_BULK: {
-        bool load = in->space == EMU_SP_SHARED && in->space2 == EMU_SP_GLOBAL;
+    case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: {
+        bool red = in->op == EMU_OP_CP_RED_BULK;
+        /* into shared memory (of the cluster: this CTA's) with an mbarrier; from shared memory into global memory */
+        bool load = in->space == EMU_SP_SHARED && (red ? in->space2 == EMU_SP_SHARED
+                                                       : in->space2 == EMU_SP_GLOBAL || in->space2 == EMU_SP_SHARED);
         bool store = in->space == EMU_SP_GLOBAL && in->space2 == EMU_SP_SHARED;
         if (!load && !store)
-            return perr(ps, line, "unsupported cp.async.bulk form '%.*s' (.shared::cluster.global.mbarrier::complete_tx::bytes or "
-                        ".global.shared::cta.bulk_group)", (int)len, s);
+            return perr(ps, line, red ? "unsupported cp.reduce.async.bulk form '%.*s' (.global.shared::cta.bulk_group or "
+                                        ".shared::cluster.shared::cta.mbarrier::complete_tx::bytes)"
+                                      : "unsupported cp.async.bulk form '%.*s' (.shared::cluster.global.mbarrier::complete_tx::bytes, "
+                                        ".shared::cluster.shared::cta.mbarrier::complete_tx::bytes or .global.shared::cta.bulk_group)",
+                        (int)len, s);
+        if (red && !emu_reduce_type_ok(in->mode, in->ty))
+            return perr(ps, line, "'%.*s': no .%s reduction of .%s elements", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));
         if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR || (load && (in->nops < 4 || in->ok[3] != EMU_OK_ADDR)))
             return perr(ps, line, "'%.*s' needs [dst], [src], size%s", (int)len, s, load ? ", [mbar]" : "");
         if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
@@ -86,8 +94,10 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
             return perr(ps, line, "'%.*s': size %" PRIu64 " is not a positive multiple of 16", (int)len, s, v);
         return true;
     }
-    case EMU_OP_CP_BULK_TENSOR: {
-        unsigned dims = in->mode - EMU_MODE_D1 + 1;
+    case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK_TENSOR: {
+        unsigned dims = in->op == EMU_OP_CP_RED_BULK_TENSOR ? in->vec : in->mode - EMU_MODE_D1 + 1;
+        if (in->op == EMU_OP_CP_RED_BULK_TENSOR && !(in->space == EMU_SP_GLOBAL && in->space2 == EMU_SP_SHARED))
+            return perr(ps, line, "unsupported cp.reduce.async.bulk.tensor form '%.*s' (.global.shared::cta.tile.bulk_group)", (int)len, s);
         bool load = in->space == EMU_SP_SHARED && in->space2 == EMU_SP_GLOBAL;
         bool store = in->space == EMU_SP_GLOBAL && in->space2 == EMU_SP_SHARED;
         if (!load && !store)
@@ -199,6 +209,8 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         want = 0; break;
     case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_NANOSLEEP: case EMU_OP_CP_ASYNC_MBAR: want = 1; break;
     case EMU_OP_PREFETCH: want = 1; break;
+    case EMU_OP_CREATEPOLICY: want = 1; want_max = 4; break;
+    case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY: want = 2; break;
     case EMU_OP_CP_ASYNC: want = 3; want_max = 5; break;
     case EMU_OP_LDMATRIX: want = 2; break;
     case EMU_OP_MMA: want = 4; break;
@@ -208,8 +220,9 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_SETMAXNREG: want = 1; break;
     case EMU_OP_CP_BULK_COMMIT: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: want = 0; break;
     case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT: want = 1; break;
-    case EMU_OP_CP_BULK: want = 3; want_max = 5; break;          /* [d], [s], size [, [mbar]] [, cache-policy] */
-    case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 5; break;   /* [d], [tmap], {c}, [mbar] | [tmap], {c}, [s] [, cache-policy] */
+    case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: want = 3; want_max = 4; break; /* [d], [s], size [, [mbar]] */
+    case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 4; break;   /* [d], [tmap], {c}, [mbar] | [tmap], {c}, [s] */
+    case EMU_OP_CP_RED_BULK_TENSOR: want = 3; break;               /* [tmap], {c}, [s] */
     case EMU_OP_WGMMA: want = 4; want_max = 8; break;
     case EMU_OP_MBARRIER:
         switch (in->mode) {
@@ -240,9 +253,11 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
                 in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&
                 in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
                 in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
-                in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
+                in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_RED_BULK && in->op != EMU_OP_CP_RED_BULK_TENSOR &&
+                in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
                 in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP && in->op != EMU_OP_CLUSTER_BAR &&
                 in->op != EMU_OP_GRIDDEP && in->op != EMU_OP_CP_BULK_PREFETCH && in->op != EMU_OP_CP_ASYNC_MBAR &&
+                in->op != EMU_OP_DISCARD && in->op != EMU_OP_APPLYPRIORITY &&
                 !(in->op == EMU_OP_MBARRIER && (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX ||
                                                 in->mode == EMU_MODE_MB_COMPLETE_TX || in->mode == EMU_MODE_MB_INVAL));
     if (dest) {

@@ -59,7 +59,10 @@ static uint64_t get(const uint8_t *p, unsigned n) {
 bool emu_tensor_map_encode(const EmuTensorMap *tm, uint8_t out[EMU_TMAP_BYTES], const char **why) {
     *why = NULL;
     EmuTensorMap t = *tm;
-    t.elemtype = tm->esize == 1 ? 0 : tm->esize == 2 ? 1 : tm->esize == 4 ? 2 : 4; /* u8 u16 u32 u64 */
+    /* the caller's element type when it has the element size (a reduction's arithmetic needs it), else the
+     * unsigned type of that size */
+    if (tm->elemtype >= 13 || elem_bytes[tm->elemtype] != tm->esize)
+        t.elemtype = tm->esize == 1 ? 0 : tm->esize == 2 ? 1 : tm->esize == 4 ? 2 : 4; /* u8 u16 u32 u64 */
     t.fill = 0;
     tm = &t;
     if (!check(tm, why)) return false;

@@ -226,7 +226,10 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
 }
 
 static DevStatus emu_dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *out) {
-    EmuTensorMap e = {.esize = tm->esize, .rank = tm->rank, .addr = tm->addr, .swizzle = tm->swizzle};
+    /* CUtensorMapDataType (tm->dtype) to tensormap.replace's .elemtype: the same but for f64, bf16, f32.ftz */
+    static const uint8_t ptx_code[13] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 8, 11, 12};
+    EmuTensorMap e = {.esize = tm->esize, .elemtype = tm->dtype < 13 ? ptx_code[tm->dtype] : 13, .rank = tm->rank, .addr = tm->addr,
+                      .swizzle = tm->swizzle};
     for (unsigned d = 0; d < tm->rank && d < EMU_TMAP_MAX_RANK; d++) {
         e.dims[d] = tm->dims[d];
         e.box[d] = tm->box[d];

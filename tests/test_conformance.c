@@ -1318,6 +1318,44 @@ static void hopper_debug_wgmma(Conf *c) {
     hopper_in_flight(c, "wgmma_rs_stmatrix", 1, 128, 0, (void *[]){&d, &d, &d});
 }
 
+/* Reductions into global memory: three blocks add their tiles through a TMA reduce into a 5x20 f32
+ * tensor (rows 24 floats apart: the box of 8x32 is clipped, the padding untouched), add them into a flat
+ * vector and take the min of an i32 vector (blocks run one after another on the emulator; the sums are
+ * exact in any order) */
+static void hopper_reduce(Conf *c) {
+    enum { BLOCKS = 3, ROWS = 5, COLS = 20, PITCH = 24 };
+    Rng rng = rng_seed(94);
+    static float in[256], acc[ROWS * PITCH], flat[256];
+    static int imin[256];
+    for (int i = 0; i < 256; i++) in[i] = (float)((int)(rng_next(&rng) % 201) - 100);
+    for (int i = 0; i < ROWS * PITCH; i++) acc[i] = (float)((int)(rng_next(&rng) % 21) - 10);
+    for (int i = 0; i < 256; i++) flat[i] = (float)i, imin[i] = (int)(rng_next(&rng) % 201) - 100;
+    tile_devptr di = dev_in(c, in, sizeof in), dacc = dev_in(c, acc, sizeof acc), dflat = dev_in(c, flat, sizeof flat),
+                dmin = dev_in(c, imin, sizeof imin);
+    _Alignas(64) uint8_t tacc[128];
+    dev_map(c, tacc, TILE_F32, dacc, COLS, ROWS, PITCH * 4, 32, 8, TILE_SWIZZLE_NONE);
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(c->m, "bulk_reduce", &kern), TILE_OK, "[%s] %s", c->name, tile_last_error(c->ctx));
+    tile_status st = tile_launch_raw(kern, (tile_dim3){BLOCKS, 1, 1}, (tile_dim3){64, 1, 1}, 0, (void *[]){tacc, &di, &dflat, &dmin}, NULL);
+    cr_assert_eq(st, TILE_OK, "[%s] launch of bulk_reduce: %s", c->name, tile_last_error(c->ctx));
+    float acc2[ROWS * PITCH], flat2[256];
+    int imin2[256];
+    dev_out(c, acc2, dacc, sizeof acc2);
+    dev_out(c, flat2, dflat, sizeof flat2);
+    dev_out(c, imin2, dmin, sizeof imin2);
+    for (int r = 0; r < ROWS; r++)
+        for (int q = 0; q < PITCH; q++) {
+            float want = acc[r * PITCH + q];
+            if (q < COLS) want += BLOCKS * in[r * 32 + q] + (0 + 1 + 2);
+            cr_assert_eq(acc2[r * PITCH + q], want, "[%s] acc[%d][%d]: got %g, want %g", c->name, r, q, acc2[r * PITCH + q], want);
+        }
+    for (int i = 0; i < 256; i++) {
+        cr_assert_eq(flat2[i], flat[i] + BLOCKS * in[i] + 3, "[%s] flat[%d]: got %g", c->name, i, flat2[i]);
+        int want = imin[i] < (int)in[i] - (BLOCKS - 1) ? imin[i] : (int)in[i] - (BLOCKS - 1);
+        cr_assert_eq(imin2[i], want, "[%s] min[%d]: got %d, want %d", c->name, i, imin2[i], want);
+    }
+}
+
 static void hopper_run(const Variant *v) {
     Conf c;
     conf_open(&c, "hopper", v);
@@ -1330,5 +1368,6 @@ static void hopper_run(const Variant *v) {
     hopper_bulk(&c);
     hopper_tma_store(&c);
     hopper_cluster(&c);
+    hopper_reduce(&c);
     conf_close(&c);
 }

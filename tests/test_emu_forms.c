@@ -999,3 +999,101 @@ Test(limits, cluster_directives) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* Cache policies and hints (createpolicy, .L2::cache_hint's operand, discard, applypriority) are accepted
+ * with no effect; shared -> shared bulk copies; cp.reduce.async.bulk's arithmetic per type: .add.noftz.f16
+ * (rounded once), .min.f32 (a NaN loses), .inc.u32 (wraps to 0 past the bound), .xor.b64.  Before: each
+ * of these was refused at load. */
+Test(forms, cache_hints_and_bulk_reductions) {
+    static const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 g)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " .shared .align 16 .b8 s[256];\n .shared .align 8 .b64 bar;\n"
+        " ld.param.u64 %rd1, [g];\n"
+        " createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64 %rd2, 0f3F800000;\n"
+        " createpolicy.fractional.L2::evict_first.b64 %rd3;\n"
+        " ld.global.L2::cache_hint.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1], %rd2;\n"
+        " st.shared.v4.u32 [s], {%r1, %r2, %r3, %r4};\n"
+        " ld.global.L2::cache_hint.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+16], %rd3;\n"
+        " st.shared.v4.u32 [s+16], {%r1, %r2, %r3, %r4};\n"
+        " ld.global.L2::cache_hint.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+32], %rd3;\n"
+        " st.shared.v4.u32 [s+32], {%r1, %r2, %r3, %r4};\n"
+        " ld.global.L2::cache_hint.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+48], %rd3;\n"
+        " st.shared.v4.u32 [s+48], {%r1, %r2, %r3, %r4};\n"
+        " discard.global.L2 [%rd1+128], 128;\n applypriority.global.L2::evict_normal [%rd1+128], 128;\n"
+        " mbarrier.init.shared::cta.b64 [bar], 1;\n fence.proxy.async.shared::cta;\n"
+        " mov.u32 %r5, s;\n add.u32 %r6, %r5, 64;\n mov.u32 %r7, bar;\n"
+        " mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 64;\n"
+        " cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r6], [%r5], 64, [%r7];\n"
+        "$W:\n mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n @!%p1 bra $W;\n"
+        /* s[64..128) is the copy of s[0..64): f16 x 8, f32 x 4, u32 x 4, b64 x 2 */
+        " add.s64 %rd4, %rd1, 64;\n"
+        " cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%rd4], [s+64], 16;\n"
+        " cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.f32 [%rd4+16], [s+80], 16, %rd2;\n"
+        " cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.u32 [%rd4+32], [s+96], 16;\n"
+        " cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64 [%rd4+48], [s+112], 16;\n"
+        " cp.async.bulk.commit_group;\n cp.async.bulk.wait_group.read 0;\n ret;\n}\n";
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_host_threads = 2};
+    cr_assert_eq(dev_open("emu:sm_90a", &o, &d, &err), DEV_OK, "%s", err ? err : "");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    /* g[0..64): the sources; g[64..128): the destinations of the reductions */
+    uint8_t g[256];
+    uint16_t *h = (uint16_t *)g, *hd = (uint16_t *)(g + 64);
+    float *fs = (float *)(g + 16), *fd = (float *)(g + 80);
+    uint32_t *us = (uint32_t *)(g + 32), *ud = (uint32_t *)(g + 96);
+    uint64_t *bs = (uint64_t *)(g + 48), *bd = (uint64_t *)(g + 112);
+    static const uint16_t h_src[8] = {0x3C00, 0x3C01, 0xC000, 0x7BFF, 0x0001, 0x8000, 0x3555, 0x7E00};
+    static const uint16_t h_dst[8] = {0x3C00, 0x1000, 0x4000, 0x7BFF, 0x0001, 0x0000, 0x3555, 0x3C00};
+    /* 1 + 1, (1 + 2^-10) + 2^-11 (a tie: to even), -2 + 2, max + max (overflow: inf), two subnormals (no flush),
+     * -0 + 0, x + x, NaN + 1 */
+    static const uint16_t h_want[8] = {0x4000, 0x3C02, 0x0000, 0x7C00, 0x0002, 0x0000, 0x3955, 0x7FFF};
+    memcpy(h, h_src, 16);
+    memcpy(hd, h_dst, 16);
+    const float nan = __builtin_nanf("");
+    float f_src[4] = {1.0f, -3.0f, nan, 2.0f}, f_dst[4] = {2.0f, -1.0f, 5.0f, nan}, f_want[4] = {1.0f, -3.0f, 5.0f, 2.0f};
+    memcpy(fs, f_src, 16);
+    memcpy(fd, f_dst, 16);
+    uint32_t u_src[4] = {5, 5, 0, 7}, u_dst[4] = {3, 5, 0, 9}, u_want[4] = {4, 0, 0, 0};
+    memcpy(us, u_src, 16);
+    memcpy(ud, u_dst, 16);
+    uint64_t b_src[2] = {0xF0F0F0F0F0F0F0F0ull, 1}, b_dst[2] = {0xFFFF0000FFFF0000ull, 3};
+    memcpy(bs, b_src, 16);
+    memcpy(bd, b_dst, 16);
+    memset(g + 128, 0x5A, 128);
+    uint64_t dg = 0;
+    cr_assert_eq(dev_malloc(d, sizeof g, &dg), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(d, dg, g, sizeof g), DEV_OK);
+    launch_ok(d, f, 1, 1, (void *[]){&dg});
+    uint8_t r[256];
+    cr_assert_eq(dev_memcpy_dtoh(d, r, dg, sizeof r), DEV_OK);
+    for (int i = 0; i < 8; i++) {
+        uint16_t got;
+        memcpy(&got, r + 64 + 2 * i, 2);
+        cr_assert_eq(got, h_want[i], "f16 add %d: got 0x%04x, want 0x%04x", i, got, h_want[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        float got;
+        memcpy(&got, r + 80 + 4 * i, 4);
+        cr_assert_eq(got, f_want[i], "f32 min %d: got %g, want %g", i, got, f_want[i]);
+        uint32_t gu;
+        memcpy(&gu, r + 96 + 4 * i, 4);
+        cr_assert_eq(gu, u_want[i], "u32 inc %d: got %u, want %u", i, gu, u_want[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        uint64_t gb;
+        memcpy(&gb, r + 112 + 8 * i, 8);
+        cr_assert_eq(gb, b_src[i] ^ b_dst[i], "b64 xor %d", i);
+    }
+    for (int i = 128; i < 256; i++) cr_assert_eq(r[i], 0x5A, "discarded byte %d changed", i);
+    dev_module_unload(m);
+    load_fails(d, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 g)\n{\n .reg .b64 %rd<2>;\n"
+               " .shared .align 16 .b8 s[64];\n ld.param.u64 %rd1, [g];\n"
+               " cp.reduce.async.bulk.global.shared::cta.bulk_group.inc.f32 [%rd1], [s], 16;\n ret;\n}\n",
+               "no .inc reduction of .f32 elements");
+    load_fails(d, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 g)\n{\n .reg .b32 %r<2>;\n"
+               " .reg .b64 %rd<2>;\n ld.param.u64 %rd1, [g];\n ld.global.L2::cache_hint.u32 %r1, [%rd1];\n ret;\n}\n",
+               "needs a cache-policy operand last");
+    dev_close(d);
+}

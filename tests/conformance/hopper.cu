@@ -297,3 +297,50 @@ extern "C" __global__ void __cluster_dims__(1, 1, 1) cluster_one(int *out) {
     cluster.sync();
 #endif
 }
+
+// Split-K style reductions with cuda::ptx: block b adds its tile (in + b) into `acc` through a TMA reduce
+// (cp.reduce.async.bulk.tensor .add, f32 map, 8 rows x 32 columns, clipped at the tensor's edge), and
+// into a flat f32 vector with cp.reduce.async.bulk .add; the i32 vector takes .min of (in - b).  The
+// loads come in through cp.async.bulk with an L2 cache hint (CUTLASS's evict-normal policy), which the
+// emulator reads and ignores.
+extern "C" __global__ void bulk_reduce(const __grid_constant__ CUtensorMap tacc, const float *in, float *flat, int *imin) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ alignas(128) float tile[8][32];
+    __shared__ alignas(16) int itile[256];
+    __shared__ uint64_t bar;
+    float bias = (float)blockIdx.x;
+    if (threadIdx.x == 0) {
+        cuda::ptx::mbarrier_init(&bar, 1);
+        cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint64_t policy = 0x1000000000000000ull;
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::"r"(
+                         smem_u32(&tile[0][0])),
+                     "l"(in), "r"((uint32_t)sizeof tile), "r"(smem_u32(&bar)), "l"(policy)
+                     : "memory");
+        cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar,
+                                             sizeof tile);
+    }
+    while (!cuda::ptx::mbarrier_try_wait_parity(&bar, 0)) {
+    }
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) {
+        itile[i] = (int)tile[i / 32][i % 32] - (int)blockIdx.x;
+        tile[i / 32][i % 32] += bias;
+    }
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int32_t coords[2] = {0, 0};
+        cuda::ptx::cp_reduce_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, &tacc, coords,
+                                               &tile[0][0]);
+        cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, flat, &tile[0][0],
+                                        (uint32_t)sizeof tile);
+        cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_min, imin, itile,
+                                        (uint32_t)sizeof itile);
+        cuda::ptx::cp_async_bulk_commit_group();
+        cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>());
+    }
+#endif
+}
