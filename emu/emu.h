@@ -69,6 +69,8 @@
     X(MUL24, "mul24", "d = low 24 bits of a * low 24 bits of b (.lo/.hi)") \
     X(MAD24, "mad24", "d = mul24(a, b) + c") \
     X(SAD, "sad", "d = |a - b| + c") \
+    X(DP4A, "dp4a", "d = c + the dot product of a's and b's four bytes (.atype.btype: .u32/.s32 each, signed bytes for .s32)") \
+    X(DP2A, "dp2a", "d = c + a's two 16-bit halves times bytes 0-1 (.lo) or 2-3 (.hi) of b (.atype.btype as dp4a)") \
     X(DIV, "div", "d = a / b; integer division truncates, b == 0 gives all ones; floats .rn/.approx/.full") \
     X(REM, "rem", "d = a % b (C semantics for signed)") \
     X(ABS, "abs", "d = |a|") \

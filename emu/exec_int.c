@@ -173,6 +173,20 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         *d = emu_zext(v, 4);
         return true;
     }
+    case EMU_OP_DP4A: case EMU_OP_DP2A: {
+        bool as = in->ty == EMU_T_S32, bs = in->ty2 == EMU_T_S32, four = in->op == EMU_OP_DP4A;
+        unsigned b0 = four ? 0 : (in->flags & EMU_F(HI)) ? 2 : 0;
+        int64_t acc = 0;
+        for (unsigned i = 0; i < (four ? 4u : 2u); i++) {
+            uint32_t ra = four ? (uint32_t)(a >> (8 * i)) & 0xFF : (uint32_t)(a >> (16 * i)) & 0xFFFF;
+            uint32_t rb = (uint32_t)(c >> (8 * (b0 + i))) & 0xFF;
+            int64_t x = as ? (four ? (int64_t)(int8_t)ra : (int64_t)(int16_t)ra) : (int64_t)ra;
+            int64_t y = bs ? (int64_t)(int8_t)rb : (int64_t)rb;
+            acc += x * y;
+        }
+        *d = (uint32_t)((uint64_t)acc + src(t, in, 3));
+        return true;
+    }
     case EMU_OP_SAD: {
         uint64_t diff = sg ? (uint64_t)(sa > sc ? sa - sc : sc - sa) : (ua > uc ? ua - uc : uc - ua);
         *d = emu_zext(diff + src(t, in, 3), sz);

@@ -791,6 +791,10 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
     }
     if (op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
+    if ((op == EMU_OP_DP4A || op == EMU_OP_DP2A) &&
+        (ntypes != 2 || (in->ty != EMU_T_U32 && in->ty != EMU_T_S32) || (in->ty2 != EMU_T_U32 && in->ty2 != EMU_T_S32) ||
+         (op == EMU_OP_DP2A && !(in->flags & (EMU_F(LO) | EMU_F(HI))))))
+        return perr(ps, line, "'%.*s' needs %s.atype.btype, each .u32 or .s32", (int)len, s, op == EMU_OP_DP2A ? ".lo or .hi, then " : "");
     if (op == EMU_OP_MMA && ntypes != 4)
         return perr(ps, line, "mma needs .dtype.atype.btype.ctype in '%.*s'", (int)len, s);
     if (op == EMU_OP_WGMMA && (ntypes != 3 || !in->space2))

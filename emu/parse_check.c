@@ -179,7 +179,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_MUL24: case EMU_OP_COPYSIGN: case EMU_OP_ADDC: case EMU_OP_SUBC:
         want = 3; break;
     case EMU_OP_MAD: case EMU_OP_MAD24: case EMU_OP_FMA: case EMU_OP_SELP: case EMU_OP_SLCT: case EMU_OP_BFE:
-    case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF: case EMU_OP_MADC:
+    case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF: case EMU_OP_MADC: case EMU_OP_DP4A: case EMU_OP_DP2A:
         want = 4; break;
     case EMU_OP_BFI: want = 5; break;
     case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_RCP: case EMU_OP_SQRT:

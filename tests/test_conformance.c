@@ -185,7 +185,7 @@ static uint64_t d2u(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 static double u2d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
 
 /* ==== int.cu ==== */
-enum { NI = 40, NL = 20 };
+enum { NI = 44, NL = 20 };
 
 static void ref_int(uint32_t x, uint32_t y, uint32_t o[NI]) {
     int32_t sx = (int32_t)x, sy = (int32_t)y;
@@ -238,6 +238,19 @@ static void ref_int(uint32_t x, uint32_t y, uint32_t o[NI]) {
     o[37] = sx < sy;
     o[38] = (x & 1) ? x * 3 + 1 : x / 2;
     o[39] = (uint32_t)(int32_t)(int8_t)x;
+    int64_t s4 = sx, u4 = 7, s2 = 5, u2 = y; /* wrapped to 32 bits at the end */
+    for (int i = 0; i < 4; i++) {
+        s4 += (int8_t)(x >> (8 * i)) * (int8_t)(y >> (8 * i));
+        u4 += ((x >> (8 * i)) & 0xFF) * ((y >> (8 * i)) & 0xFF);
+    }
+    for (int i = 0; i < 2; i++) {
+        s2 += (int16_t)(x >> (16 * i)) * (int8_t)(y >> (8 * i));
+        u2 += ((x >> (16 * i)) & 0xFFFF) * ((y >> (8 * (2 + i))) & 0xFF);
+    }
+    o[40] = (uint32_t)s4;
+    o[41] = (uint32_t)u4;
+    o[42] = (uint32_t)s2;
+    o[43] = (uint32_t)u2;
 }
 
 static void ref_int64(uint64_t x, uint64_t y, uint64_t o[NL]) {

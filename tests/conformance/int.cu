@@ -1,7 +1,7 @@
 // int.cu - integer arithmetic, bit operations and 64-bit integers.
 // Each thread i computes NI results from a[i], b[i] into out[i*NI + k];
 // tests/test_conformance.c computes the same on the host (exact).
-#define NI 40
+#define NI 44
 
 extern "C" __global__ void int_ops(const unsigned *a, const unsigned *b, unsigned *out, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
@@ -48,6 +48,10 @@ extern "C" __global__ void int_ops(const unsigned *a, const unsigned *b, unsigne
         o[37] = sx < sy ? 1u : 0u;
         o[38] = (x & 1) ? x * 3 + 1 : x / 2;
         o[39] = (unsigned)(signed char)x;
+        o[40] = (unsigned)__dp4a((int)x, (int)y, (int)x);   // dp4a.s32.s32
+        o[41] = __dp4a(x, y, 7u);                           // dp4a.u32.u32
+        o[42] = (unsigned)__dp2a_lo((int)x, (int)y, 5);     // dp2a.lo.s32.s32
+        o[43] = __dp2a_hi(x, y, y);                         // dp2a.hi.u32.u32
     }
 }
 
