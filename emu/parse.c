@@ -915,6 +915,17 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
  * Normalised to o[0] = return list, o[1] = the callee (resolved by name
  * with the labels), o[2] = argument list; list elements are .param
  * variables (symbol indices). */
+/* The return and argument lists of a normalised call name .param variables. */
+static bool call_lists_ok(Parser *ps, const EmuIns *in, uint32_t line) {
+    for (unsigned k = 0; k < 3; k += 2)
+        for (unsigned j = 0; j < in->on[k]; j++) {
+            uint32_t sym = ps->vec[in->o[k] + j];
+            if (sym == UINT32_MAX || ps->m->syms[sym].space != EMU_SP_PARAM)
+                return perr(ps, line, "call %s must be .param variables", k ? "arguments" : "return values");
+        }
+    return true;
+}
+
 static bool normalize_call(Parser *ps, EmuIns *in, uint32_t line) {
     /* call [(rets),] %reg, [(args),] prototype: an indirect call; the prototype (or .calltargets) label is
      * not needed: the callee's own signature is checked at the call */
@@ -937,13 +948,7 @@ static bool normalize_call(Parser *ps, EmuIns *in, uint32_t line) {
         in->ok[2] = EMU_OK_FUNC;
         in->nops = 3;
         in->target = UINT32_MAX;
-        for (unsigned k = 0; k < 3; k += 2)
-            for (unsigned j = 0; j < in->on[k]; j++) {
-                uint32_t sym = ps->vec[in->o[k] + j];
-                if (sym == UINT32_MAX || ps->m->syms[sym].space != EMU_SP_PARAM)
-                    return perr(ps, line, "call %s must be .param variables", k ? "arguments" : "return values");
-            }
-        return true;
+        return call_lists_ok(ps, in, line);
     }
     int fi = -1;
     for (unsigned i = 0; i < in->nops; i++)
@@ -962,13 +967,7 @@ static bool normalize_call(Parser *ps, EmuIns *in, uint32_t line) {
     in->ok[0] = in->ok[2] = EMU_OK_FUNC;
     in->ok[1] = EMU_OK_LABEL;
     in->nops = 3;
-    for (unsigned k = 0; k < 3; k += 2)
-        for (unsigned j = 0; j < in->on[k]; j++) {
-            uint32_t sym = ps->vec[in->o[k] + j];
-            if (sym == UINT32_MAX || ps->m->syms[sym].space != EMU_SP_PARAM)
-                return perr(ps, line, "call %s must be .param variables", k ? "arguments" : "return values");
-        }
-    return true;
+    return call_lists_ok(ps, in, line);
 }
 
 /* ins = [ "@" ["!"] pred ] opcode [ operand { ("," | "|") operand } ] ";" */
