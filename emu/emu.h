@@ -139,6 +139,8 @@
     X(STMATRIX, "stmatrix", "warp-collective: the inverse of ldmatrix: lane l gives, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     /* ---- Hopper (sm_90): exec_async.c, exec_wgmma.c ---- */ \
     X(MBARRIER, "mbarrier", "64-bit barrier object in shared memory: .init count, .arrive [count] / .arrive_drop, .expect_tx / .complete_tx bytes, .arrive.expect_tx, .test_wait / .try_wait [.parity] (p = the phase completed; try_wait blocks the thread until it has), .inval, .pending_count") \
+    X(ST_ASYNC, "st.async", "[a] = b (.v2/.v4) in the cluster's shared memory (this CTA's), then b's bytes complete tx on mbarrier c") \
+    X(RED_ASYNC, "red.async", "[a] op= b (.add .min .max .inc .dec .and .or .xor) in the cluster's shared memory (this CTA's), then completes tx on mbarrier c") \
     X(ELECT, "elect.sync", "warp-collective: d = the lowest lane of the member mask that is present, p = (this lane is it)") \
     X(SETMAXNREG, "setmaxnreg", "warpgroup-collective register budget hint (.inc/.dec .u32 imm, a multiple of 8 in 24..256, the same in all 4 warps); no other effect") \
     X(CP_BULK, "cp.async.bulk", "async copy of c bytes (a multiple of 16): global->shared completing tx bytes on mbarrier d, or shared->global in the bulk group") \

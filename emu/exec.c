@@ -172,6 +172,8 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return emu_exec_bulk(b, t, in);
     case EMU_OP_CP_ASYNC_MBAR:
         return emu_exec_cp_async_mbar(b, t, in);
+    case EMU_OP_ST_ASYNC: case EMU_OP_RED_ASYNC:
+        return emu_exec_st_async(b, t, in);
     case EMU_OP_TENSORMAP_REPLACE: case EMU_OP_TENSORMAP_CP:
         return emu_exec_tensormap(b, t, in);
     case EMU_OP_MAPA: { /* the cluster is this CTA alone: rank 0's address is the address */

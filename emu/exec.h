@@ -261,6 +261,7 @@ bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in);
  * *bad when the combination has no meaning (min/max of floats) */
 uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad); /* exec_mem.c */
 bool emu_exec_cp_async_mbar(EmuBlock *b, EmuThread *t, const EmuIns *in); /* cp.async.mbarrier.arrive */
+bool emu_exec_st_async(EmuBlock *b, EmuThread *t, const EmuIns *in);      /* st.async, red.async (exec_async.c) */
 bool emu_exec_tensormap(EmuBlock *b, EmuThread *t, const EmuIns *in); /* tensormap.replace, tensormap.cp_fenceproxy */
 /* Warpgroup collectives (wgmma.*, setmaxnreg): the 128 threads of one warpgroup, by rank in it. */
 bool emu_is_warpgroup_op(unsigned op);

@@ -311,6 +311,33 @@ static void reduce_elem(unsigned mode, unsigned ty, uint8_t *g, const uint8_t *s
     memcpy(g, &r, es);
 }
 
+/* ---- st.async, red.async: a cluster's remote stores and reductions; the cluster is this CTA ---- */
+bool emu_exec_st_async(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    unsigned es = emu_type_size(in->ty), n = in->vec;
+    uint64_t a = EMU_R(t, in, 0) + (uint64_t)in->off[0];
+    unsigned space = in->space;
+    if (space == EMU_SP_GENERIC) {
+        if (a - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE)
+            return emu_fault(b, t, in, "invalid address", "%s to 0x%" PRIx64 ", which is not in shared memory", emu_op_name(in->op), a);
+        a -= EMU_SHARED_WINDOW;
+        space = EMU_SP_SHARED;
+    }
+    uint8_t *p = emu_access(b, t, in, EMU_SP_SHARED, a & 0xFFFFFFFFu, es * n, es * n, true);
+    if (!p) return false;
+    for (unsigned k = 0; k < n; k++) {
+        uint64_t v = n == 1 ? EMU_R(t, in, 1) : t->r[t->fn->vec[in->o[1] + k]];
+        if (in->op == EMU_OP_RED_ASYNC) {
+            uint64_t old = 0;
+            memcpy(&old, p, es);
+            bool bad = false;
+            v = emu_atom_apply(in->mode, in->ty, old, v, 0, &bad);
+        }
+        memcpy(p + k * es, &v, es);
+    }
+    uint64_t *w = mb_word(b, t, in, EMU_R(t, in, 2) + (uint64_t)in->off[1], space);
+    return w && emu_mbarrier_tx(b, t, in, shared_offset(b, (uint8_t *)w), (int64_t)(es * n), false, 0);
+}
+
 /* ---- tensor copies ---- */
 /* The 16-byte chunk of shared address a after the swizzle of the tensor map (and of wgmma's layouts). */
 static uint32_t swizzle_addr(uint32_t a, unsigned swz) {

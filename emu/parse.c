@@ -696,6 +696,9 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if ((f = FIND(mode_names, p, l)) > 0) {
             bool ok = false;
             switch (op) {
+            case EMU_OP_RED_ASYNC:
+                ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
+                break;
             case EMU_OP_CP_RED_BULK: case EMU_OP_CP_RED_BULK_TENSOR:
                 ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
                 if (ok && in->mode) return perr(ps, line, "two reductions in '%.*s'", (int)len, s);

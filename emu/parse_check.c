@@ -85,13 +85,26 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
                                       : "unsupported cp.async.bulk form '%.*s' (.shared::cluster.global.mbarrier::complete_tx::bytes, "
                                         ".shared::cluster.shared::cta.mbarrier::complete_tx::bytes or .global.shared::cta.bulk_group)",
                         (int)len, s);
-        if (red && !emu_reduce_type_ok(in->mode, in->ty))
+        if (red && (!emu_reduce_type_ok(in->mode, in->ty) || emu_type_kind(in->ty) == EMU_K_F))
             return perr(ps, line, "'%.*s': no .%s reduction of .%s elements", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));
         if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR || (load && (in->nops < 4 || in->ok[3] != EMU_OK_ADDR)))
             return perr(ps, line, "'%.*s' needs [dst], [src], size%s", (int)len, s, load ? ", [mbar]" : "");
         if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
         if (const_value(ps, in->o[2], &v) && (v == 0 || v % 16))
             return perr(ps, line, "'%.*s': size %" PRIu64 " is not a positive multiple of 16", (int)len, s, v);
+        return true;
+    }
+    case EMU_OP_ST_ASYNC: case EMU_OP_RED_ASYNC: {
+        bool red = in->op == EMU_OP_RED_ASYNC;
+        unsigned sz = emu_type_size(in->ty);
+        if ((in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC) || (sz != 4 && sz != 8) ||
+            (red && (in->vec != 1 || !in->mode)) || (!red && in->vec != 1 && in->vec != 2 && !(in->vec == 4 && sz == 4)))
+            return perr(ps, line, "unsupported %s form '%.*s'", red ? "red.async" : "st.async", (int)len, s);
+        bool vec_ok = in->vec == 1 ? in->ok[1] == EMU_OK_REG : in->ok[1] == EMU_OK_VEC && in->on[1] == in->vec;
+        if (in->ok[0] != EMU_OK_ADDR || !vec_ok || in->ok[2] != EMU_OK_ADDR)
+            return perr(ps, line, "'%.*s' needs [addr], value%s, [mbar]", (int)len, s, in->vec > 1 ? "s {..}" : "");
+        if (red && !emu_reduce_type_ok(in->mode, in->ty))
+            return perr(ps, line, "'%.*s': no .%s of .%s", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));
         return true;
     }
     case EMU_OP_CP_BULK_TENSOR: case EMU_OP_CP_RED_BULK_TENSOR: {
@@ -223,6 +236,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: want = 3; want_max = 4; break; /* [d], [s], size [, [mbar]] */
     case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 4; break;   /* [d], [tmap], {c}, [mbar] | [tmap], {c}, [s] */
     case EMU_OP_CP_RED_BULK_TENSOR: want = 3; break;               /* [tmap], {c}, [s] */
+    case EMU_OP_ST_ASYNC: case EMU_OP_RED_ASYNC: want = 3; break;  /* [a], b, [mbar] */
     case EMU_OP_WGMMA: want = 4; want_max = 8; break;
     case EMU_OP_MBARRIER:
         switch (in->mode) {
@@ -254,6 +268,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
                 in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
                 in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
                 in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_RED_BULK && in->op != EMU_OP_CP_RED_BULK_TENSOR &&
+                in->op != EMU_OP_ST_ASYNC && in->op != EMU_OP_RED_ASYNC &&
                 in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
                 in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP && in->op != EMU_OP_CLUSTER_BAR &&
                 in->op != EMU_OP_GRIDDEP && in->op != EMU_OP_CP_BULK_PREFETCH && in->op != EMU_OP_CP_ASYNC_MBAR &&

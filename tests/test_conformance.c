@@ -1291,16 +1291,19 @@ static void hopper_tma_store(Conf *c) {
         }
 }
 
-/* A one-CTA cluster: rank 0 of 1, map_shared_rank, cluster.sync() */
+/* A one-CTA cluster: rank 0 of 1, map_shared_rank, cluster.sync(), st.async / red.async on an mbarrier */
 static void hopper_cluster(Conf *c) {
     enum { BLOCKS = 3 };
-    int out[BLOCKS * 256];
+    int out[BLOCKS * 320];
     tile_devptr dout = dev_in(c, NULL, sizeof out);
     run(c, "cluster_one", BLOCKS, 64, 0, (void *[]){&dout});
     dev_out(c, out, dout, sizeof out);
     for (int b = 0; b < BLOCKS; b++)
         for (int t = 0; t < 64; t++) {
-            const int *o = out + b * 256;
+            const int *o = out + b * 320;
+            /* slot t: st.async of 63 - t; 1000 + b; max(t, 40) */
+            int w = (63 - t) + 100 * (1000 + b) + 1000000 * (t > 40 ? t : 40);
+            cr_assert_eq(o[256 + t], w, "[%s] block %d: st.async/red.async slot %d: got %d, want %d", c->name, b, t, o[256 + t], w);
             cr_assert_eq(o[t], (63 - t) * 3 + b, "[%s] block %d: peer value %d: got %d", c->name, b, t, o[t]);
             cr_assert_eq(o[64 + t], 0, "[%s] block %d thread %d: block_rank %d", c->name, b, t, o[64 + t]);
             cr_assert_eq(o[128 + t], 1, "[%s] block %d thread %d: num_blocks %d", c->name, b, t, o[128 + t]);

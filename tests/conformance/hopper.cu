@@ -281,20 +281,41 @@ extern "C" __global__ void tma_add_one(const __grid_constant__ CUtensorMap tin, 
 }
 
 // A one-CTA cluster through cooperative groups: its rank and size, the address of its own shared memory
-// through map_shared_rank (mapa) read with a generic load, and cluster.sync() (barrier.cluster).
+// through map_shared_rank (mapa) read with a generic load, and cluster.sync() (barrier.cluster); then
+// cuda::ptx's st.async and red.async (.add, .max) into the cluster's shared memory (rank 0: this CTA),
+// each completing its bytes on an mbarrier that expects them.
 extern "C" __global__ void __cluster_dims__(1, 1, 1) cluster_one(int *out) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     __shared__ int v[64];
+    __shared__ alignas(8) int w[64], x[64], y[64];
+    __shared__ uint64_t bar;
     cg::cluster_group cluster = cg::this_cluster();
     v[threadIdx.x] = (int)threadIdx.x * 3 + (int)blockIdx.x;
+    w[threadIdx.x] = 1000, x[threadIdx.x] = 1000, y[threadIdx.x] = (int)threadIdx.x;
+    if (threadIdx.x == 0) {
+        cuda::ptx::mbarrier_init(&bar, 1);
+        cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    }
     cluster.sync();
     int *peer = cluster.map_shared_rank(v, 0);
-    int *o = out + blockIdx.x * 64 * 4;
+    int *o = out + blockIdx.x * 64 * 5;
     o[threadIdx.x] = peer[63 - threadIdx.x];
     o[64 + threadIdx.x] = (int)cluster.block_rank();
     o[128 + threadIdx.x] = (int)cluster.num_blocks();
     o[192 + threadIdx.x] = (int)cluster.block_index().x;
     cluster.sync();
+    int *wr = cluster.map_shared_rank(w, 0), *xr = cluster.map_shared_rank(x, 0), *yr = cluster.map_shared_rank(y, 0);
+    uint64_t *br = cluster.map_shared_rank(&bar, 0);
+    if (threadIdx.x == 0)
+        cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_shared, &bar,
+                                             3 * 64 * 4);
+    cluster.sync();
+    cuda::ptx::st_async(wr + (63 - threadIdx.x), (int)threadIdx.x, br);
+    cuda::ptx::red_async(cuda::ptx::op_add, (uint32_t *)xr + threadIdx.x, (uint32_t)blockIdx.x, br);
+    cuda::ptx::red_async(cuda::ptx::op_max, yr + threadIdx.x, 40, br);
+    while (!cuda::ptx::mbarrier_try_wait_parity(&bar, 0)) {
+    }
+    o[256 + threadIdx.x] = w[threadIdx.x] + 100 * x[threadIdx.x] + 1000000 * y[threadIdx.x];
 #endif
 }
 
