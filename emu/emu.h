@@ -69,6 +69,10 @@
     X(MUL24, "mul24", "d = low 24 bits of a * low 24 bits of b (.lo/.hi)") \
     X(MAD24, "mad24", "d = mul24(a, b) + c") \
     X(SAD, "sad", "d = |a - b| + c") \
+    X(FNS, "fns", "d = the position of the c-th set bit of a from bit b upward (c > 0) or downward (c < 0); c = 0: b if that bit is set; else 0xffffffff") \
+    X(LOP3, "lop3", "d = the bitwise function of a, b, c whose truth table is the immediate (bit (a<<2 | b<<1 | c) of it)") \
+    X(VABSDIFF2, "vabsdiff2", "SIMD: |a - b| per 16-bit lane (.atype/.btype signedness); .add: d = c + the sum of the lanes") \
+    X(VABSDIFF4, "vabsdiff4", "SIMD: |a - b| per byte lane (.atype/.btype signedness); .add: d = c + the sum of the lanes") \
     X(DP4A, "dp4a", "d = c + the dot product of a's and b's four bytes (.atype.btype: .u32/.s32 each, signed bytes for .s32)") \
     X(DP2A, "dp2a", "d = c + a's two 16-bit halves times bytes 0-1 (.lo) or 2-3 (.hi) of b (.atype.btype as dp4a)") \
     X(DIV, "div", "d = a / b; integer division truncates, b == 0 gives all ones; floats .rn/.approx/.full") \
@@ -192,7 +196,8 @@ enum { EMU_K_NONE, EMU_K_PRED, EMU_K_B, EMU_K_U, EMU_K_S, EMU_K_F };
     X(S8, "s8", 1, EMU_K_S) X(S16, "s16", 2, EMU_K_S) X(S32, "s32", 4, EMU_K_S) X(S64, "s64", 8, EMU_K_S) \
     X(F16, "f16", 2, EMU_K_F) X(F16X2, "f16x2", 4, EMU_K_F) X(BF16, "bf16", 2, EMU_K_F) \
     X(BF16X2, "bf16x2", 4, EMU_K_F) X(TF32, "tf32", 4, EMU_K_F) X(F32, "f32", 4, EMU_K_F) X(F64, "f64", 8, EMU_K_F) \
-    X(E4M3, "e4m3", 1, EMU_K_F) X(E5M2, "e5m2", 1, EMU_K_F) X(E4M3X2, "e4m3x2", 2, EMU_K_F) X(E5M2X2, "e5m2x2", 2, EMU_K_F)
+    X(E4M3, "e4m3", 1, EMU_K_F) X(E5M2, "e5m2", 1, EMU_K_F) X(E4M3X2, "e4m3x2", 2, EMU_K_F) X(E5M2X2, "e5m2x2", 2, EMU_K_F) \
+    X(U16X2, "u16x2", 4, EMU_K_U) X(S16X2, "s16x2", 4, EMU_K_S)
 
 typedef enum EmuType {
 #define X(e, n, b, k) EMU_T_##e,

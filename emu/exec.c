@@ -52,7 +52,7 @@ enum {
 
 uint8_t emu_fast_select(const EmuIns *in) {
     unsigned sz = emu_type_size(in->ty), kind = emu_type_kind(in->ty);
-    bool isint = kind == EMU_K_B || kind == EMU_K_U || kind == EMU_K_S;
+    bool isint = (kind == EMU_K_B || kind == EMU_K_U || kind == EMU_K_S) && in->ty != EMU_T_U16X2 && in->ty != EMU_T_S16X2;
     bool plainf = in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) &&
                   !(in->flags & (EMU_F(FTZ) | EMU_F(SAT)));
     bool regs = true;

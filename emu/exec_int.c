@@ -119,6 +119,28 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     uint64_t ua = emu_zext(a, sz), uc = emu_zext(c, sz);
     int64_t sa = emu_sext(a, sz), sc = emu_sext(c, sz);
     bool cc = in->flags & EMU_F(CC);
+    if (in->ty == EMU_T_U16X2 || in->ty == EMU_T_S16X2) { /* add sub min max, per 16-bit lane */
+        bool s16 = in->ty == EMU_T_S16X2;
+        uint32_t r = 0;
+        for (unsigned h = 0; h < 2; h++) {
+            int64_t x = s16 ? (int16_t)(a >> 16 * h) : (int64_t)(uint16_t)(a >> 16 * h);
+            int64_t y = s16 ? (int16_t)(c >> 16 * h) : (int64_t)(uint16_t)(c >> 16 * h);
+            int64_t v;
+            switch (in->op) {
+            case EMU_OP_ADD: v = x + y; break;
+            case EMU_OP_SUB: v = x - y; break;
+            case EMU_OP_MIN: v = x < y ? x : y; break;
+            case EMU_OP_MAX: v = x > y ? x : y; break;
+            default:
+                return emu_fault(b, t, in, "unsupported instruction", "%s on .%s (add, sub, min and max take it)", emu_op_name(in->op),
+                                 emu_type_name(in->ty));
+            }
+            if ((in->flags & EMU_F(RELU)) && v < 0) v = 0;
+            r |= (uint32_t)(uint16_t)v << 16 * h;
+        }
+        *d = r;
+        return true;
+    }
     if (cc || in->op == EMU_OP_ADDC || in->op == EMU_OP_SUBC || in->op == EMU_OP_MADC) {
         if (sz != 4 && sz != 8)
             return emu_fault(b, t, in, "invalid instruction", "carry-chain arithmetic on .%s (it takes 32- and 64-bit integers)",
@@ -171,6 +193,48 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         uint64_t v = (in->flags & EMU_F(HI)) ? (uint64_t)(p >> 16) : (uint64_t)p;
         if (in->op == EMU_OP_MAD24) v += src(t, in, 3);
         *d = emu_zext(v, 4);
+        return true;
+    }
+    case EMU_OP_FNS: {
+        uint32_t mask = (uint32_t)a, base = (uint32_t)c;
+        int32_t off = (int32_t)src(t, in, 3);
+        if (base > 31) return emu_fault(b, t, in, "invalid instruction", "fns with base %u (the ISA leaves base > 31 undefined)", base);
+        uint32_t r = 0xFFFFFFFFu;
+        if (off == 0) {
+            if (mask >> base & 1) r = base;
+        } else {
+            int64_t count = (off > 0 ? (int64_t)off : -(int64_t)off) - 1;
+            for (int pos = (int)base; pos >= 0 && pos < 32; pos += off > 0 ? 1 : -1)
+                if (mask >> pos & 1) {
+                    if (count == 0) { r = (uint32_t)pos; break; }
+                    count--;
+                }
+        }
+        *d = r;
+        return true;
+    }
+    case EMU_OP_LOP3: {
+        uint32_t x = (uint32_t)a, y = (uint32_t)c, z = (uint32_t)src(t, in, 3), lut = (uint32_t)src(t, in, 4), r = 0;
+        for (unsigned i = 0; i < 8; i++)
+            if (lut >> i & 1) r |= (i & 4 ? x : ~x) & (i & 2 ? y : ~y) & (i & 1 ? z : ~z);
+        *d = r;
+        return true;
+    }
+    case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: {
+        bool four = in->op == EMU_OP_VABSDIFF4, as = in->ty2 == EMU_T_S32, bs = in->ty3 == EMU_T_S32;
+        unsigned lanes = four ? 4 : 2, w = four ? 8 : 16;
+        uint32_t lmask = four ? 0xFF : 0xFFFF, r = 0;
+        uint64_t sum = 0;
+        for (unsigned i = 0; i < lanes; i++) {
+            uint32_t ra = (uint32_t)(a >> (w * i)) & lmask, rb = (uint32_t)(c >> (w * i)) & lmask;
+            int64_t x = as ? (four ? (int64_t)(int8_t)ra : (int64_t)(int16_t)ra) : (int64_t)ra;
+            int64_t y = bs ? (four ? (int64_t)(int8_t)rb : (int64_t)(int16_t)rb) : (int64_t)rb;
+            uint64_t v = (uint64_t)(x > y ? x - y : y - x);
+            sum += v;
+            if ((in->flags & EMU_F(SAT)) && v > (in->ty == EMU_T_S32 ? lmask >> 1 : lmask)) v = in->ty == EMU_T_S32 ? lmask >> 1 : lmask;
+            r |= ((uint32_t)v & lmask) << (w * i);
+        }
+        *d = in->mode == EMU_MODE_AADD ? (uint32_t)(sum + src(t, in, 3)) : r;
         return true;
     }
     case EMU_OP_DP4A: case EMU_OP_DP2A: {

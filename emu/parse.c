@@ -678,7 +678,8 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
                 if (ntypes == 0) in->ty = (uint8_t)t;
                 else if (ntypes == 1) in->ty2 = (uint8_t)t;
-                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA)) in->ty3 = (uint8_t)t;
+                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || op == EMU_OP_VABSDIFF2 || op == EMU_OP_VABSDIFF4))
+                    in->ty3 = (uint8_t)t;
                 else if (ntypes == 3 && op == EMU_OP_MMA) in->ty4 = (uint8_t)t;
                 ntypes++;
                 found = true;
@@ -696,6 +697,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if ((f = FIND(mode_names, p, l)) > 0) {
             bool ok = false;
             switch (op) {
+            case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: ok = f == EMU_MODE_AADD; break; /* .add: the lanes summed into c */
             case EMU_OP_RED_ASYNC:
                 ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
                 break;
@@ -794,6 +796,12 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
     }
     if (op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
+    if ((op == EMU_OP_VABSDIFF2 || op == EMU_OP_VABSDIFF4) &&
+        (ntypes != 3 || (in->ty != EMU_T_U32 && in->ty != EMU_T_S32) || (in->ty2 != EMU_T_U32 && in->ty2 != EMU_T_S32) ||
+         (in->ty3 != EMU_T_U32 && in->ty3 != EMU_T_S32)))
+        return perr(ps, line, "'%.*s' needs .dtype.atype.btype, each .u32 or .s32 (operand selectors and masks are not supported)",
+                    (int)len, s);
+    if (op == EMU_OP_LOP3 && in->ty != EMU_T_B32) return perr(ps, line, "'%.*s' needs .b32", (int)len, s);
     if ((op == EMU_OP_DP4A || op == EMU_OP_DP2A) &&
         (ntypes != 2 || (in->ty != EMU_T_U32 && in->ty != EMU_T_S32) || (in->ty2 != EMU_T_U32 && in->ty2 != EMU_T_S32) ||
          (op == EMU_OP_DP2A && !(in->flags & (EMU_F(LO) | EMU_F(HI))))))

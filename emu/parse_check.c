@@ -193,8 +193,10 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         want = 3; break;
     case EMU_OP_MAD: case EMU_OP_MAD24: case EMU_OP_FMA: case EMU_OP_SELP: case EMU_OP_SLCT: case EMU_OP_BFE:
     case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF: case EMU_OP_MADC: case EMU_OP_DP4A: case EMU_OP_DP2A:
+    case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4:
         want = 4; break;
-    case EMU_OP_BFI: want = 5; break;
+    case EMU_OP_BFI: case EMU_OP_LOP3: want = 5; break;
+    case EMU_OP_FNS: want = 4; break;
     case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_RCP: case EMU_OP_SQRT:
     case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH:
     case EMU_OP_POPC: case EMU_OP_CLZ: case EMU_OP_BREV: case EMU_OP_BFIND: case EMU_OP_TESTP:
@@ -262,6 +264,9 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     if (want_max < 0) want_max = want;
     if (want >= 0 && (in->nops < want || in->nops > want_max))
         return perr(ps, line, "'%.*s' takes %d operand%s, found %u", (int)len, s, want, want == 1 ? "" : "s", in->nops);
+    uint64_t lut;
+    if (in->op == EMU_OP_LOP3 && (!const_value(ps, in->o[4], &lut) || lut > 255))
+        return perr(ps, line, "'%.*s': the truth table is an immediate in 0..255", (int)len, s);
     bool dest = in->nops > 0 && in->op != EMU_OP_ST && in->op != EMU_OP_RED && in->op != EMU_OP_BRA &&
                 !((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && !(in->flags & EMU_F(REDOP))) && in->op != EMU_OP_BAR_WARP &&
                 in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&

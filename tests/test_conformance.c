@@ -185,7 +185,17 @@ static uint64_t d2u(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 static double u2d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
 
 /* ==== int.cu ==== */
-enum { NI = 44, NL = 20 };
+enum { NI = 62, NL = 20 };
+
+/* __fns as the CUDA Math API describes it: the offset-th set bit of mask counting from base (inclusive),
+ * upward for offset > 0, downward for offset < 0; offset 0: base when that bit is set; else 0xffffffff */
+static uint32_t ref_fns(uint32_t mask, uint32_t base, int offset) {
+    if (offset == 0) return (mask >> base & 1) ? base : 0xFFFFFFFFu;
+    int seen = 0, want = offset > 0 ? offset : -offset;
+    for (int p = (int)base; p >= 0 && p < 32; p += offset > 0 ? 1 : -1)
+        if ((mask >> p & 1) && ++seen == want) return (uint32_t)p;
+    return 0xFFFFFFFFu;
+}
 
 static void ref_int(uint32_t x, uint32_t y, uint32_t o[NI]) {
     int32_t sx = (int32_t)x, sy = (int32_t)y;
@@ -251,6 +261,44 @@ static void ref_int(uint32_t x, uint32_t y, uint32_t o[NI]) {
     o[41] = (uint32_t)u4;
     o[42] = (uint32_t)s2;
     o[43] = (uint32_t)u2;
+    /* SIMD within a word: lane i of width w */
+#define LANE(v, w, i) (((v) >> ((w) * (i))) & ((1u << (w)) - 1))
+#define SLANE(v, w, i) ((int32_t)(LANE(v, w, i) << (32 - (w))) >> (32 - (w)))
+    uint32_t v44 = 0, v45 = 0, v46 = 0, v47 = 0, v48 = 0, v49 = 0, v50 = 0, v51 = 0, v52 = 0, v53 = 0, v54 = 0, v55 = 0, v59a = 0, v59b = 0;
+    uint32_t ym = y | 0x00FF00FFu;
+    for (int i = 0; i < 2; i++) {
+        uint32_t a = LANE(x, 16, i), bb = LANE(y, 16, i);
+        int32_t sa2 = SLANE(x, 16, i), sb2 = SLANE(y, 16, i);
+        v44 |= ((a + bb) & 0xFFFF) << 16 * i;
+        v46 |= ((uint32_t)(sa2 > sb2 ? sa2 : sb2) & 0xFFFF) << 16 * i;
+        v47 |= (a < bb ? a : bb) << 16 * i;
+        v51 += (uint32_t)(sa2 > sb2 ? sa2 - sb2 : sb2 - sa2);
+        v54 |= ((a + bb) >> 1) << 16 * i;
+        v55 |= (sa2 > sb2 ? 0xFFFFu : 0u) << 16 * i;
+        v59a |= (a > bb ? a - bb : bb - a) << 16 * i;
+        v59b |= (a > bb ? a : bb) << 16 * i;
+    }
+    for (int i = 0; i < 4; i++) {
+        uint32_t a = LANE(x, 8, i), bb = LANE(y, 8, i);
+        int32_t sa4 = SLANE(x, 8, i), sb4 = SLANE(y, 8, i);
+        v45 |= ((a - bb) & 0xFF) << 8 * i;
+        v48 |= (a > bb ? a - bb : bb - a) << 8 * i;
+        v49 |= ((uint32_t)(sa4 > sb4 ? sa4 - sb4 : sb4 - sa4) & 0xFF) << 8 * i;
+        v50 += a > bb ? a - bb : bb - a;
+        v52 |= (a == LANE(ym, 8, i) ? 0xFFu : 0u) << 8 * i;
+        v53 |= ((a + bb + 1) >> 1) << 8 * i;
+    }
+#undef LANE
+#undef SLANE
+    o[44] = v44, o[45] = v45, o[46] = v46, o[47] = v47, o[48] = v48, o[49] = v49, o[50] = v50, o[51] = v51;
+    o[52] = v52, o[53] = v53, o[54] = v54, o[55] = v55;
+    uint32_t z7 = x * 7u;
+    o[56] = x ^ y ^ z7;
+    o[57] = (x & y) | (x & z7) | (y & z7);
+    o[58] = x ^ (y | z7);
+    o[59] = v59a + v59b;
+    o[60] = ref_fns(x, y & 31, (int)(y >> 27) - 16);
+    o[61] = ref_fns(x | 1u, 0, 0) + ref_fns(x, 31, -(int)(y & 7) - 1);
 }
 
 static void ref_int64(uint64_t x, uint64_t y, uint64_t o[NL]) {

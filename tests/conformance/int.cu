@@ -1,7 +1,7 @@
 // int.cu - integer arithmetic, bit operations and 64-bit integers.
 // Each thread i computes NI results from a[i], b[i] into out[i*NI + k];
 // tests/test_conformance.c computes the same on the host (exact).
-#define NI 44
+#define NI 62
 
 extern "C" __global__ void int_ops(const unsigned *a, const unsigned *b, unsigned *out, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
@@ -52,6 +52,29 @@ extern "C" __global__ void int_ops(const unsigned *a, const unsigned *b, unsigne
         o[41] = __dp4a(x, y, 7u);                           // dp4a.u32.u32
         o[42] = (unsigned)__dp2a_lo((int)x, (int)y, 5);     // dp2a.lo.s32.s32
         o[43] = __dp2a_hi(x, y, y);                         // dp2a.hi.u32.u32
+        // SIMD within a word (on sm_90: add/min/max.{u,s}16x2, vabsdiff2/4, lop3 among the bit tricks)
+        o[44] = __vadd2(x, y);
+        o[45] = __vsub4(x, y);
+        o[46] = __vmaxs2(x, y);
+        o[47] = __vminu2(x, y);
+        o[48] = __vabsdiffu4(x, y);
+        o[49] = __vabsdiffs4(x, y);
+        o[50] = __vsadu4(x, y);
+        o[51] = __vsads2(x, y);
+        o[52] = __vcmpeq4(x, y | 0x00FF00FFu);
+        o[53] = __vavgu4(x, y);
+        o[54] = __vhaddu2(x, y);
+        o[55] = __vcmpgts2(x, y);
+        unsigned l0, l1, l2;
+        asm("lop3.b32 %0, %1, %2, %3, 0x96;" : "=r"(l0) : "r"(x), "r"(y), "r"(x * 7u));
+        asm("lop3.b32 %0, %1, %2, %3, 0xE8;" : "=r"(l1) : "r"(x), "r"(y), "r"(x * 7u));
+        asm("lop3.b32 %0, %1, %2, %3, 0x1E;" : "=r"(l2) : "r"(x), "r"(y), "r"(x * 7u));
+        o[56] = l0;
+        o[57] = l1;
+        o[58] = l2;
+        o[59] = __vabsdiffu2(x, y) + __vmaxu2(x, y);
+        o[60] = __fns(x, y & 31, (int)(y >> 27) - 16);   // fns.b32, offsets -16..15
+        o[61] = __fns(x | 1u, 0, 0) + __fns(x, 31, -(int)(y & 7) - 1);
     }
 }
 
