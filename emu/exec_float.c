@@ -212,8 +212,19 @@ bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             t->r[in->o[4]] = emu_boolop(in->boolop, hi, bc);
             return true;
         }
-        if (sty == EMU_T_F16X2 || sty == EMU_T_BF16X2)
-            return emu_fault(b, t, in, "unsupported instruction", "packed f16x2/bf16x2 set is not supported (setp is)");
+        if (sty == EMU_T_F16X2 || sty == EMU_T_BF16X2) {
+            /* set.CmpOp[.BoolOp].dtype.{f16x2,bf16x2} d, a, b[, c]: per half, 1.0 of the dtype (.f16x2, .bf16x2) or all
+             * ones (.u32, .s32) where the comparison holds */
+            unsigned hty = sty == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;
+            uint32_t one = in->ty == EMU_T_F16X2 ? 0x3C00u : in->ty == EMU_T_BF16X2 ? 0x3F80u : 0xFFFFu, r = 0;
+            for (unsigned h = 0; h < 2; h++) {
+                bool v = cmp_float(in->cmp, flush(dec((xa >> 16 * h) & 0xFFFF, hty), hty, ftz), flush(dec((xb >> 16 * h) & 0xFFFF, hty), hty, ftz));
+                if (in->nops > 3) v = emu_boolop(in->boolop, v, (in->on[3] ? !(xc & 1) : xc & 1));
+                if (v) r |= one << 16 * h;
+            }
+            EMU_R(t, in, 0) = r;
+            return true;
+        }
         double a = flush(dec(xa, sty), sty, ftz), c = flush(dec(xb, sty), sty, ftz);
         bool r = cmp_float(in->cmp, a, c);
         if (in->op == EMU_OP_SETP) {

@@ -1215,7 +1215,8 @@ static bool parse_body(Parser *ps) {
             continue;
         }
         if (t->kind == TK_IDENT && t->s[0] == '.') {
-            if (is(t, ".reg")) { if (!parse_reg(ps)) return false; continue; }
+            /* `.reg.b16 hl, hu;` (cuda_fp16.hpp's inline PTX): the type glued to the directive */
+            if (is(t, ".reg") || (t->len > 5 && memcmp(t->s, ".reg.", 5) == 0)) { if (!parse_reg(ps)) return false; continue; }
             if (is(t, ".loc")) { if (!parse_loc(ps)) return false; continue; }
             if (is(t, ".file")) { if (!parse_file(ps)) return false; continue; }
             if (is(t, ".pragma") || is(t, ".callprototype") || is(t, ".calltargets")) { /* label: .callprototype (...) ...; */

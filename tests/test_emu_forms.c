@@ -383,6 +383,33 @@ Test(regress, packed_half_setp) {
     dev_close(d);
 }
 
+/* Packed half `set` (cuda_fp16's h2exp writes `set.eq.f16x2.f16x2`): each half is 1.0 of an f16x2/bf16x2
+ * dtype, or 0xffff of a u32 one, where its comparison holds; .BoolOp combines both halves with c.
+ * Before: refused at run time. */
+Test(regress, packed_half_set) {
+    static const char ptx[] = HEAD
+        ".visible .entry k(.param .u64 po)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<10>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [po];\n"
+        " mov.b32 %r1, 0x7E003C00;\n mov.b32 %r2, 0x40003C00;\n" /* a = (1.0, NaN), b = (1.0, 2.0) */
+        " mov.b32 %r3, 0x3F804000;\n mov.b32 %r4, 0x40003F80;\n" /* bf16: a = (2.0, 1.0), b = (1.0, 2.0) */
+        " setp.eq.u32 %p1, %r1, %r1;\n setp.ne.u32 %p2, %r1, %r1;\n"
+        " set.eq.f16x2.f16x2 %r5, %r1, %r2;\n set.neu.u32.f16x2 %r6, %r1, %r2;\n"
+        " set.gt.bf16x2.bf16x2 %r7, %r3, %r4;\n set.lt.or.s32.bf16x2 %r8, %r3, %r4, %p2;\n"
+        " set.le.and.f16x2.f16x2 %r9, %r2, %r1, %p1;\n"
+        " st.global.v4.u32 [%rd1], {%r5, %r6, %r7, %r8};\n st.global.u32 [%rd1+16], %r9;\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t o = buffer(d, NULL, 20);
+    launch_ok(d, f, 1, 1, (void *[]){&o});
+    uint32_t got[5];
+    cr_assert_eq(dev_memcpy_dtoh(d, got, o, sizeof got), DEV_OK);
+    static const uint32_t want[5] = {0x00003C00u, 0xFFFF0000u, 0x00003F80u, 0xFFFF0000u, 0x00003C00u};
+    for (int k = 0; k < 5; k++) cr_expect_eq(got[k], want[k], "set %d: 0x%08x, want 0x%08x", k, got[k], want[k]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* ==== 3. limits ==== */
 
 /* Shared memory over the target's limit is refused, never wrapped: before,
