@@ -70,6 +70,8 @@
     X(MAD24, "mad24", "d = mul24(a, b) + c") \
     X(SAD, "sad", "d = |a - b| + c") \
     X(FNS, "fns", "d = the position of the c-th set bit of a from bit b upward (c > 0) or downward (c < 0); c = 0: b if that bit is set; else 0xffffffff") \
+    X(BMSK, "bmsk", "d = ones in bits [a, a + b) (.clamp: a and b clamped to 32; .wrap: taken mod 32)") \
+    X(SZEXT, "szext", "d = the low b bits of a, sign- (.s32) or zero- (.u32) extended (.clamp: b at most 32; .wrap: b mod 32); b = 0 gives 0") \
     X(LOP3, "lop3", "d = the bitwise function of a, b, c whose truth table is the immediate (bit (a<<2 | b<<1 | c) of it)") \
     X(VABSDIFF2, "vabsdiff2", "SIMD: |a - b| per 16-bit lane (.atype/.btype signedness); .add: d = c + the sum of the lanes") \
     X(VABSDIFF4, "vabsdiff4", "SIMD: |a - b| per byte lane (.atype/.btype signedness); .add: d = c + the sum of the lanes") \

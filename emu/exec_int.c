@@ -213,6 +213,20 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         *d = r;
         return true;
     }
+    case EMU_OP_BMSK: case EMU_OP_SZEXT: {
+        bool clamp = in->flags & EMU_F(CLAMP);
+        uint32_t x = (uint32_t)a, n = (uint32_t)c;
+        n = clamp ? (n > 32 ? 32 : n) : n & 31;
+        if (in->op == EMU_OP_SZEXT) {
+            if (n == 0) *d = 0;
+            else if (n == 32) *d = x;
+            else *d = sg ? (uint32_t)((int32_t)(x << (32 - n)) >> (32 - n)) : x & ((1u << n) - 1);
+            return true;
+        }
+        uint32_t pos = clamp ? (x > 32 ? 32 : x) : x & 31;
+        *d = pos >= 32 ? 0 : pos + n >= 32 ? ~0u << pos : ((1u << n) - 1) << pos;
+        return true;
+    }
     case EMU_OP_LOP3: {
         uint32_t x = (uint32_t)a, y = (uint32_t)c, z = (uint32_t)src(t, in, 3), lut = (uint32_t)src(t, in, 4), r = 0;
         for (unsigned i = 0; i < 8; i++)

@@ -802,6 +802,10 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         return perr(ps, line, "'%.*s' needs .dtype.atype.btype, each .u32 or .s32 (operand selectors and masks are not supported)",
                     (int)len, s);
     if (op == EMU_OP_LOP3 && in->ty != EMU_T_B32) return perr(ps, line, "'%.*s' needs .b32", (int)len, s);
+    if ((op == EMU_OP_BMSK || op == EMU_OP_SZEXT) &&
+        (!(in->flags & (EMU_F(CLAMP) | EMU_F(WRAP))) ||
+         (op == EMU_OP_BMSK ? in->ty != EMU_T_B32 : in->ty != EMU_T_U32 && in->ty != EMU_T_S32)))
+        return perr(ps, line, "'%.*s' needs .clamp or .wrap and %s", (int)len, s, op == EMU_OP_BMSK ? ".b32" : ".u32 or .s32");
     if ((op == EMU_OP_DP4A || op == EMU_OP_DP2A) &&
         (ntypes != 2 || (in->ty != EMU_T_U32 && in->ty != EMU_T_S32) || (in->ty2 != EMU_T_U32 && in->ty2 != EMU_T_S32) ||
          (op == EMU_OP_DP2A && !(in->flags & (EMU_F(LO) | EMU_F(HI))))))

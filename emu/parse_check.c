@@ -197,6 +197,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         want = 4; break;
     case EMU_OP_BFI: case EMU_OP_LOP3: want = 5; break;
     case EMU_OP_FNS: want = 4; break;
+    case EMU_OP_BMSK: case EMU_OP_SZEXT: want = 3; break;
     case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_RCP: case EMU_OP_SQRT:
     case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH:
     case EMU_OP_POPC: case EMU_OP_CLZ: case EMU_OP_BREV: case EMU_OP_BFIND: case EMU_OP_TESTP:

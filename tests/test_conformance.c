@@ -23,6 +23,8 @@
  *               printf through vprintf (the output is compared as text)
  *   mma.cu      inline PTX: cp.async, ldmatrix, mma.sync: exact (small
  *               integer values)
+ *   cub.cu      CUB's BlockLoad, BlockReduce, BlockScan, BlockRadixSort and
+ *               WarpReduce (bmsk, bfe, shuffles, shared-memory ranking): exact
  *   hopper.cu   sm_90a only: CUTLASS-style TMA + mbarrier ring + wgmma with a
  *               producer and a consumer warpgroup (labels repeated in inlined
  *               { } blocks), wgmma with A in registers, stmatrix, cuda::barrier
@@ -1237,6 +1239,44 @@ static void check_mma(Conf *c) {
                 for (int k = 0; k < 16; k++) want += ai[s][m][k] * bi[s][k][n];
                 cr_assert_eq(D[s][m][n], (float)want, "[%s] tile %d D[%d][%d]: got %g, want %d", c->name, s, m, n, D[s][m][n], want);
             }
+}
+
+/* ==== cub.cu ==== */
+CONFORMANCE(cub)
+static void check_cub(Conf *c) {
+    enum { BLOCKS = 2 };
+    Rng rng = rng_seed(77);
+    static int in[BLOCKS * 512], out[BLOCKS * 1024];
+    static float wmax[BLOCKS * 4];
+    for (int i = 0; i < BLOCKS * 512; i++) in[i] = (int)(rng_next(&rng) % 2000001) - 1000000;
+    in[5] = INT32_MIN, in[6] = INT32_MAX, in[600] = 0; /* radix sort's sign handling */
+    tile_devptr di = dev_in(c, in, sizeof in), dout = dev_in(c, NULL, sizeof out), dw = dev_in(c, NULL, sizeof wmax);
+    run(c, "cub_block", BLOCKS, 128, 0, (void *[]){&di, &dout, &dw});
+    dev_out(c, out, dout, sizeof out);
+    dev_out(c, wmax, dw, sizeof wmax);
+    for (int b = 0; b < BLOCKS; b++) {
+        const int *x = in + b * 512, *o = out + b * 1024;
+        int64_t run_sum = 0;
+        for (int t = 0; t < 128; t++) {
+            cr_assert_eq(o[t], (int32_t)run_sum, "[%s] block %d: exclusive sum %d: got %d, want %d", c->name, b, t, o[t], (int32_t)run_sum);
+            run_sum += x[t];
+        }
+        cr_assert_eq(o[1000], (int32_t)(uint32_t)run_sum, "[%s] block %d: sum", c->name, b);
+        int sorted[512];
+        memcpy(sorted, x, sizeof sorted);
+        for (int i = 1; i < 512; i++) /* insertion sort: 512 keys */
+            for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+                int tmp = sorted[j];
+                sorted[j] = sorted[j - 1], sorted[j - 1] = tmp;
+            }
+        for (int i = 0; i < 512; i++)
+            cr_assert_eq(o[128 + i], sorted[i], "[%s] block %d: sorted key %d: got %d, want %d", c->name, b, i, o[128 + i], sorted[i]);
+        for (int w = 0; w < 4; w++) {
+            float m = -INFINITY;
+            for (int t = 0; t < 32; t++) m = fmaxf(m, (float)x[32 * w + t]);
+            cr_assert_eq(wmax[b * 4 + w], m, "[%s] block %d: warp %d max %g, want %g", c->name, b, w, wmax[b * 4 + w], m);
+        }
+    }
 }
 
 /* ==== hopper.cu (sm_90a only) ==== */
