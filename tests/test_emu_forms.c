@@ -1124,3 +1124,35 @@ Test(forms, cache_hints_and_bulk_reductions) {
                "needs a cache-policy operand last");
     dev_close(d);
 }
+
+/* bmsk and szext, both modes, at the edges (positions and widths 0, 31, 32, 33). */
+Test(forms, bmsk_and_szext) {
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 out, .param .u32 a, .param .u32 b)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [a];\n ld.param.u32 %r2, [b];\n"
+        " bmsk.clamp.b32 %r3, %r1, %r2;\n bmsk.wrap.b32 %r4, %r1, %r2;\n"
+        " szext.clamp.s32 %r5, %r1, %r2;\n szext.wrap.u32 %r6, %r1, %r2;\n"
+        " st.global.v4.u32 [%rd1], {%r3, %r4, %r5, %r6};\n ret;\n}\n";
+    static const struct { uint32_t a, b, want[4]; } cases[] = {
+        {4, 8, {0x00000FF0u, 0x00000FF0u, 0x00000004u, 0x00000004u}},
+        {0x80, 8, {0x00000000u, 0x000000FFu, 0xFFFFFF80u, 0x00000080u}}, /* bmsk: position 128 clamps to 32 (none), wraps to 0 */
+        {31, 4, {0x80000000u, 0x80000000u, 0xFFFFFFFFu, 0x0000000Fu}},
+        {0, 33, {0xFFFFFFFFu, 0x00000001u, 0x00000000u, 0x00000000u}},  /* width 33: clamps to 32, wraps to 1 */
+        {0xFFFF8000u, 16, {0x00000000u, 0x0000FFFFu, 0xFFFF8000u, 0x00008000u}},  /* bmsk.wrap: position 0 */
+        {5, 0, {0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u}},
+    };
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 16);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint32_t a = cases[i].a, b = cases[i].b, got[4];
+        launch_ok(d, f, 1, 1, (void *[]){&out, &a, &b});
+        cr_assert_eq(dev_memcpy_dtoh(d, got, out, sizeof got), DEV_OK);
+        for (int k = 0; k < 4; k++)
+            cr_expect_eq(got[k], cases[i].want[k], "case %zu (a 0x%x, b %u) result %d: 0x%08x, want 0x%08x", i, a, b, k, got[k],
+                         cases[i].want[k]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
