@@ -309,7 +309,15 @@ enum {
     X(CLUSTER_NCTAID_X, "%cluster_nctaid.x") X(CLUSTER_NCTAID_Y, "%cluster_nctaid.y") X(CLUSTER_NCTAID_Z, "%cluster_nctaid.z") \
     X(CLUSTERID_X, "%clusterid.x") X(CLUSTERID_Y, "%clusterid.y") X(CLUSTERID_Z, "%clusterid.z") \
     X(NCLUSTERID_X, "%nclusterid.x") X(NCLUSTERID_Y, "%nclusterid.y") X(NCLUSTERID_Z, "%nclusterid.z") \
-    X(CLUSTER_CTARANK, "%cluster_ctarank") X(CLUSTER_NCTARANK, "%cluster_nctarank") X(IS_EXPLICIT_CLUSTER, "%is_explicit_cluster")
+    X(CLUSTER_CTARANK, "%cluster_ctarank") X(CLUSTER_NCTARANK, "%cluster_nctarank") X(IS_EXPLICIT_CLUSTER, "%is_explicit_cluster") \
+    /* reserved shared memory (cooperative groups' scratch on sm_80+): EMU_RESERVED_SMEM bytes after the block's own */ \
+    X(RSMEM_BEGIN, "%reserved_smem_offset_begin") X(RSMEM_END, "%reserved_smem_offset_end") \
+    X(RSMEM_CAP, "%reserved_smem_offset_cap") X(RSMEM_0, "%reserved_smem_offset_0") X(RSMEM_1, "%reserved_smem_offset_1") \
+    /* the driver's environment registers: 0 (no cooperative launch: cooperative groups' grid workspace is absent) */ \
+    X(ENVREG0, "%envreg0") X(ENVREG1, "%envreg1") X(ENVREG2, "%envreg2") X(ENVREG3, "%envreg3") X(ENVREG4, "%envreg4") X(ENVREG5, "%envreg5") X(ENVREG6, "%envreg6") X(ENVREG7, "%envreg7") \
+    X(ENVREG8, "%envreg8") X(ENVREG9, "%envreg9") X(ENVREG10, "%envreg10") X(ENVREG11, "%envreg11") X(ENVREG12, "%envreg12") X(ENVREG13, "%envreg13") X(ENVREG14, "%envreg14") X(ENVREG15, "%envreg15") \
+    X(ENVREG16, "%envreg16") X(ENVREG17, "%envreg17") X(ENVREG18, "%envreg18") X(ENVREG19, "%envreg19") X(ENVREG20, "%envreg20") X(ENVREG21, "%envreg21") X(ENVREG22, "%envreg22") X(ENVREG23, "%envreg23") \
+    X(ENVREG24, "%envreg24") X(ENVREG25, "%envreg25") X(ENVREG26, "%envreg26") X(ENVREG27, "%envreg27") X(ENVREG28, "%envreg28") X(ENVREG29, "%envreg29") X(ENVREG30, "%envreg30") X(ENVREG31, "%envreg31")
 enum {
 #define X(e, n) EMU_SREG_##e,
     EMU_SREGS(X)
@@ -433,6 +441,7 @@ typedef struct EmuModule {
     uint32_t shared_static; /* bytes of static shared memory (all .shared in the module) */
     uint32_t shared_dyn_align;
     uint32_t shared_dyn_offset; /* where `extern .shared` arrays start */
+    bool reserved_smem;     /* reads %reserved_smem_offset_*: blocks get EMU_RESERVED_SMEM bytes more, after their own */
     const Target *target;   /* from `.target`; NULL: not in the table (limits: the largest of any target) */
     EmuMem *mem;            /* where the globals live */
 } EmuModule;
@@ -460,6 +469,9 @@ struct EmuMem {
 #define EMU_PARAM_WINDOW 0x0000300000000000ull /* cvta.param: the kernel's parameters (read-only) */
 #define EMU_WINDOW_SIZE 0x0000000100000000ull
 #define EMU_GLOBAL_BASE 0x0000500000000000ull
+/* Reserved shared memory of a block (sm_80+: the GPU keeps 1 KiB per block for the system; cooperative
+ * groups keeps its multi-warp scratch there), two halves of 512 bytes (%reserved_smem_offset_0 and _1) */
+#define EMU_RESERVED_SMEM 1024u
 /* `mov.u64 %rd, func` gives EMU_FUNC_WINDOW + index * EMU_FUNC_STRIDE (index in EmuModule.funcs): what an
  * indirect call (`call [(rets),] %rd, (args), prototype;`) reads back */
 #define EMU_FUNC_WINDOW 0x0000400000000000ull

@@ -426,6 +426,15 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
                 if (!(ok = emu_check_budget(b, t, in, n))) goto out;
                 check = n + EMU_CHECK_EVERY;
             }
+            if (in->target <= pc && n >= EMU_QUANTUM && b->nthreads > 1) {
+                /* a loop that has run a while lets the other threads run (from this branch, when they have): one
+                 * may be spinning on memory that another thread of the block is to write (cooperative groups'
+                 * multi-warp barriers, flags).  The watchdog and the clock are looked at first: the runs are now
+                 * shorter than EMU_CHECK_EVERY. */
+                t->pc = pc;
+                ok = emu_check_budget(b, t, in, n);
+                goto out;
+            }
             pc = in->target;
             continue;
         case EMU_OP_CALL:
@@ -581,7 +590,11 @@ static void init_threads(EmuBlock *b) {
         s[EMU_SREG_LANEMASK_GT] = (uint32_t)(~((2ull << lane) - 1));
         s[EMU_SREG_LANEMASK_GE] = (uint32_t)(~((1u << lane) - 1));
         s[EMU_SREG_DYN_SMEM] = L->dyn_smem;
-        s[EMU_SREG_TOTAL_SMEM] = L->shared_size;
+        s[EMU_SREG_TOTAL_SMEM] = L->total_smem;
+        s[EMU_SREG_RSMEM_BEGIN] = s[EMU_SREG_RSMEM_0] = L->reserved_smem;
+        s[EMU_SREG_RSMEM_END] = L->reserved_smem + EMU_RESERVED_SMEM;
+        s[EMU_SREG_RSMEM_CAP] = EMU_RESERVED_SMEM;
+        s[EMU_SREG_RSMEM_1] = L->reserved_smem + EMU_RESERVED_SMEM / 2;
         s[EMU_SREG_WARPSZ] = 32;
         for (int k = 0; k < 3; k++) {
             s[EMU_SREG_CLUSTER_CTAID_X + k] = 0;
@@ -1106,6 +1119,11 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     L.opt = opt;
     L.mem = m->mem;
     L.shared_size = dyn_smem ? m->shared_dyn_offset + dyn_smem : m->shared_static;
+    L.total_smem = L.shared_size;
+    if (m->reserved_smem) { /* after the block's own shared memory, 16-byte aligned */
+        L.reserved_smem = (L.shared_size + 15) / 16 * 16;
+        L.shared_size = L.reserved_smem + EMU_RESERVED_SMEM;
+    }
     L.nblocks = (uint64_t)grid[0] * grid[1] * grid[2];
     if (opt->timeout_seconds > 0) L.deadline_ns = now_ns() + (uint64_t)(opt->timeout_seconds * 1e9);
     L.param_size = f->param_size;

@@ -18,6 +18,9 @@
 /* Instructions a thread or block runs between looks at the clock, the stop
  * flag and the instruction limit (at backward branches and block rounds). */
 #define EMU_CHECK_EVERY (1u << 16)
+/* A thread that has run this many instructions in one go gives way to the others at its next backward
+ * branch (it stays runnable): no thread waits forever on memory another is to write. */
+#define EMU_QUANTUM (1u << 14)
 /* Rounds of a block in which threads only spin on a failed mbarrier.test_wait, nothing else
  * moving, before the block is reported as deadlocked. */
 #define EMU_SPIN_ROUNDS 4096u
@@ -97,7 +100,9 @@ typedef struct EmuLaunch {
     uint32_t param_size;
     const EmuOptions *opt;
     EmuMem *mem;
-    uint32_t shared_size; /* static + dynamic */
+    uint32_t shared_size; /* static + dynamic (+ EMU_RESERVED_SMEM when the module reads the reserved offsets) */
+    uint32_t total_smem;    /* static + dynamic: %total_smem_size */
+    uint32_t reserved_smem; /* where the reserved shared memory starts (module->reserved_smem) */
     uint64_t nblocks;
     uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: no timeout */
     atomic_uint_fast64_t next_block;

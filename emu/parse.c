@@ -291,6 +291,7 @@ static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
             return r->base + (uint32_t)num;
     }
     int sr = find_name(sreg_names, ARRAY_LEN(sreg_names), s, len);
+    if (sr >= EMU_SREG_RSMEM_BEGIN && sr <= EMU_SREG_RSMEM_1) ps->m->reserved_smem = true;
     if (sr >= 0) return EMU_SLOT_SREG + (uint32_t)sr;
     if (len == 1 && s[0] == '_') return EMU_SLOT_SINK;
     return UINT32_MAX;

@@ -85,7 +85,7 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
                                       : "unsupported cp.async.bulk form '%.*s' (.shared::cluster.global.mbarrier::complete_tx::bytes, "
                                         ".shared::cluster.shared::cta.mbarrier::complete_tx::bytes or .global.shared::cta.bulk_group)",
                         (int)len, s);
-        if (red && (!emu_reduce_type_ok(in->mode, in->ty) || emu_type_kind(in->ty) == EMU_K_F))
+        if (red && !emu_reduce_type_ok(in->mode, in->ty))
             return perr(ps, line, "'%.*s': no .%s reduction of .%s elements", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));
         if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR || (load && (in->nops < 4 || in->ok[3] != EMU_OK_ADDR)))
             return perr(ps, line, "'%.*s' needs [dst], [src], size%s", (int)len, s, load ? ", [mbar]" : "");
@@ -103,7 +103,7 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         bool vec_ok = in->vec == 1 ? in->ok[1] == EMU_OK_REG : in->ok[1] == EMU_OK_VEC && in->on[1] == in->vec;
         if (in->ok[0] != EMU_OK_ADDR || !vec_ok || in->ok[2] != EMU_OK_ADDR)
             return perr(ps, line, "'%.*s' needs [addr], value%s, [mbar]", (int)len, s, in->vec > 1 ? "s {..}" : "");
-        if (red && !emu_reduce_type_ok(in->mode, in->ty))
+        if (red && (!emu_reduce_type_ok(in->mode, in->ty) || emu_type_kind(in->ty) == EMU_K_F))
             return perr(ps, line, "'%.*s': no .%s of .%s", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));
         return true;
     }

@@ -25,6 +25,9 @@
  *               integer values)
  *   cub.cu      CUB's BlockLoad, BlockReduce, BlockScan, BlockRadixSort and
  *               WarpReduce (bmsk, bfe, shuffles, shared-memory ranking): exact
+ *   coop.cu     cuda::pipeline + cuda::memcpy_async, __pipeline_* primitives,
+ *               cooperative groups' memcpy_async and reductions over 32- and
+ *               64-thread tiles (reserved shared memory, spinning warps): exact
  *   hopper.cu   sm_90a only: CUTLASS-style TMA + mbarrier ring + wgmma with a
  *               producer and a consumer warpgroup (labels repeated in inlined
  *               { } blocks), wgmma with A in registers, stmatrix, cuda::barrier
@@ -1275,6 +1278,40 @@ static void check_cub(Conf *c) {
             float m = -INFINITY;
             for (int t = 0; t < 32; t++) m = fmaxf(m, (float)x[32 * w + t]);
             cr_assert_eq(wmax[b * 4 + w], m, "[%s] block %d: warp %d max %g, want %g", c->name, b, w, wmax[b * 4 + w], m);
+        }
+    }
+}
+
+/* ==== coop.cu ==== */
+CONFORMANCE(coop)
+static void check_coop(Conf *c) {
+    enum { BLOCKS = 3, PER = 390 };
+    Rng rng = rng_seed(88);
+    static float in[BLOCKS * 1024], out[BLOCKS * PER];
+    for (int i = 0; i < BLOCKS * 1024; i++) in[i] = (float)((int)(rng_next(&rng) % 2001) - 1000); /* exact sums */
+    unsigned gsize = 0;
+    tile_devptr di = dev_in(c, in, sizeof in), dout = dev_in(c, NULL, sizeof out), dg = dev_in(c, NULL, sizeof gsize);
+    run(c, "coop", BLOCKS, 128, 0, (void *[]){&di, &dout, &dg});
+    dev_out(c, out, dout, sizeof out);
+    dev_out(c, &gsize, dg, sizeof gsize);
+    cr_assert_eq(gsize, BLOCKS * 128u, "[%s] this_grid().size(): %u", c->name, gsize);
+    for (int b = 0; b < BLOCKS; b++) {
+        const float *x = in + b * 1024, *o = out + b * PER;
+        for (int t = 0; t < 128; t++) {
+            float want = (x[t] + x[255 - t]) + (x[256 + t] * 2 + x[256 + 255 - t]);
+            cr_assert_eq(o[t], want, "[%s] block %d: pipeline %d: got %g, want %g", c->name, b, t, o[t], want);
+            cr_assert_eq(o[128 + t], x[512 + 127 - t], "[%s] block %d: __pipeline_memcpy_async %d", c->name, b, t);
+            cr_assert_eq(o[256 + t], x[768 + t] - x[768 + 255 - t], "[%s] block %d: cg::memcpy_async %d", c->name, b, t);
+        }
+        for (int w = 0; w < 4; w++) {
+            float sum = 0;
+            for (int t = 0; t < 32; t++) sum += x[768 + 32 * w + t];
+            cr_assert_eq(o[384 + w], sum, "[%s] block %d: warp %d sum %g, want %g", c->name, b, w, o[384 + w], sum);
+        }
+        for (int p = 0; p < 2; p++) {
+            float m = -INFINITY;
+            for (int t = 0; t < 64; t++) m = fmaxf(m, x[768 + 128 + 64 * p + t]);
+            cr_assert_eq(o[388 + p], m, "[%s] block %d: 64-thread tile %d max %g, want %g", c->name, b, p, o[388 + p], m);
         }
     }
 }

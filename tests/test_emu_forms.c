@@ -543,8 +543,9 @@ static double seconds(void) {
 }
 
 /* An infinite loop fails at the time budget with a report naming the
- * kernel, a block and where its threads are; the device stays usable.
- * Before: the launch never returned. */
+ * kernel, a block and where its threads are (every thread: a loop gives
+ * way to the others every EMU_QUANTUM instructions); the device stays
+ * usable.  Before: the launch never returned. */
 Test(stop, infinite_loop_times_out, .timeout = 60) {
     TileDevice *d = open_dev(0.5);
     TileDevModule *m, *m2;
@@ -554,8 +555,7 @@ Test(stop, infinite_loop_times_out, .timeout = 60) {
     double t0 = seconds();
     launch_fails(d, f, (unsigned[]){4, 1, 1}, (unsigned[]){64, 1, 1}, 0, params, DEV_ERR_LAUNCH,
                  (const char *[]){"timeout", "kernel 'spin'", "0.5 s", "in block (", "TILE_EMU_TIMEOUT",
-                                  "1 thread (linear index 0) running at PTX line 13: @%p1 bra $LOOP;",
-                                  "63 threads (linear index 1-63) not started yet", NULL});
+                                  "64 threads (linear index 0-63) running at PTX line 13: @%p1 bra $LOOP;", NULL});
     double took = seconds() - t0;
     cr_assert(took < 10, "the timeout took %.1f s", took);
     /* the next launches on the same device work */
@@ -593,7 +593,7 @@ Test(stop, divergent_barrier_with_spinners_times_out, .timeout = 60) {
     launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){64, 1, 1}, 0, params, DEV_ERR_LAUNCH,
                  (const char *[]){"timeout", "block (0,0,0) has 64 threads",
                                   "32 threads (linear index 0-31) waiting at a barrier at PTX line 13: bar.sync 0;",
-                                  "1 thread (linear index 32) running at PTX line 19: @%p2 bra $SPIN;", NULL});
+                                  "32 threads (linear index 32-63) running at PTX line 19: @%p2 bra $SPIN;", NULL});
     dev_module_unload(m);
     dev_close(d);
 }

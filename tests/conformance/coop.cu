@@ -1,0 +1,52 @@
+// coop.cu - CUDA's asynchronous-copy and cooperative-groups libraries, as application code uses them:
+// a two-stage cuda::pipeline fed by cuda::memcpy_async (cp.async on sm_80+), the __pipeline_* primitives,
+// cooperative_groups::memcpy_async / wait, reductions over 32-thread tiles (shuffles, redux) and over
+// 64-thread tiles (multi-warp tiles keep their scratch in the block's reserved shared memory on sm_80+:
+// %reserved_smem_offset_1), and this_grid() outside a cooperative launch (-G reads %envreg).
+#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
+#include <cooperative_groups/reduce.h>
+#include <cuda/pipeline>
+#include <cuda_pipeline.h>
+
+namespace cg = cooperative_groups;
+
+// 128 threads, 1024 floats in per block; out: 128 + 128 + 128 + 4 + 2 values per block
+extern "C" __global__ void coop(const float *in, float *out, unsigned *grid_size) {
+    __shared__ alignas(16) float stage[2][256];
+    __shared__ alignas(16) float prim[128];
+    __shared__ alignas(16) float whole[256];
+    __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, 2> state;
+    auto block = cg::this_thread_block();
+    const float *src = in + blockIdx.x * 1024;
+    float *o = out + blockIdx.x * 390;
+    auto pipe = cuda::make_pipeline(block, &state);
+    for (int s = 0; s < 2; s++) {
+        pipe.producer_acquire();
+        cuda::memcpy_async(block, stage[s], src + s * 256, sizeof(float) * 256, pipe);
+        pipe.producer_commit();
+    }
+    float acc = 0;
+    for (int s = 0; s < 2; s++) {
+        pipe.consumer_wait();
+        acc += stage[s][threadIdx.x] * (s + 1) + stage[s][255 - threadIdx.x];
+        pipe.consumer_release();
+    }
+    o[threadIdx.x] = acc;
+    __pipeline_memcpy_async(&prim[threadIdx.x], &src[512 + threadIdx.x], sizeof(float));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    o[128 + threadIdx.x] = prim[127 - threadIdx.x];
+    cg::memcpy_async(block, whole, src + 768, sizeof(float) * 256);
+    cg::wait(block);
+    o[256 + threadIdx.x] = whole[threadIdx.x] - whole[255 - threadIdx.x];
+    auto warp = cg::tiled_partition<32>(block);
+    float wsum = cg::reduce(warp, whole[threadIdx.x], cg::plus<float>());
+    if (warp.thread_rank() == 0) o[384 + warp.meta_group_rank()] = wsum;
+    auto pair = cg::tiled_partition<64>(block);
+    float pmax = cg::reduce(pair, whole[threadIdx.x + 128], cg::greater<float>());
+    pair.sync();
+    if (pair.thread_rank() == 0) o[388 + pair.meta_group_rank()] = pmax;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *grid_size = (unsigned)cg::this_grid().size();
+}
