@@ -795,46 +795,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if (op == EMU_OP_MBARRIER && l == 6 && memcmp(p, "expect", 6) == 0) continue; /* never alone */
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
-    if (op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
-    if (op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
-    if ((op == EMU_OP_VABSDIFF2 || op == EMU_OP_VABSDIFF4) &&
-        (ntypes != 3 || (in->ty != EMU_T_U32 && in->ty != EMU_T_S32) || (in->ty2 != EMU_T_U32 && in->ty2 != EMU_T_S32) ||
-         (in->ty3 != EMU_T_U32 && in->ty3 != EMU_T_S32)))
-        return perr(ps, line, "'%.*s' needs .dtype.atype.btype, each .u32 or .s32 (operand selectors and masks are not supported)",
-                    (int)len, s);
-    if (op == EMU_OP_LOP3 && in->ty != EMU_T_B32) return perr(ps, line, "'%.*s' needs .b32", (int)len, s);
-    if ((op == EMU_OP_BMSK || op == EMU_OP_SZEXT) &&
-        (!(in->flags & (EMU_F(CLAMP) | EMU_F(WRAP))) ||
-         (op == EMU_OP_BMSK ? in->ty != EMU_T_B32 : in->ty != EMU_T_U32 && in->ty != EMU_T_S32)))
-        return perr(ps, line, "'%.*s' needs .clamp or .wrap and %s", (int)len, s, op == EMU_OP_BMSK ? ".b32" : ".u32 or .s32");
-    if ((op == EMU_OP_DP4A || op == EMU_OP_DP2A) &&
-        (ntypes != 2 || (in->ty != EMU_T_U32 && in->ty != EMU_T_S32) || (in->ty2 != EMU_T_U32 && in->ty2 != EMU_T_S32) ||
-         (op == EMU_OP_DP2A && !(in->flags & (EMU_F(LO) | EMU_F(HI))))))
-        return perr(ps, line, "'%.*s' needs %s.atype.btype, each .u32 or .s32", (int)len, s, op == EMU_OP_DP2A ? ".lo or .hi, then " : "");
-    if (op == EMU_OP_MMA && ntypes != 4)
-        return perr(ps, line, "mma needs .dtype.atype.btype.ctype in '%.*s'", (int)len, s);
-    if (op == EMU_OP_WGMMA && (ntypes != 3 || !in->space2))
-        return perr(ps, line, "wgmma.mma_async needs .m64nNkK.dtype.atype.btype in '%.*s'", (int)len, s);
-    if (op == EMU_OP_MBARRIER && !in->mode)
-        return perr(ps, line, "'%.*s': which mbarrier operation (init, arrive, expect_tx, complete_tx, test_wait, try_wait, inval, ...)?", (int)len, s);
-    if (op == EMU_OP_CP_BULK_TENSOR && !in->mode) return perr(ps, line, "'%.*s' needs a dimension .1d to .5d", (int)len, s);
-    if (op == EMU_OP_CP_RED_BULK_TENSOR && in->vec < 1) return perr(ps, line, "'%.*s' needs a dimension .1d to .5d", (int)len, s);
-    if ((op == EMU_OP_CP_RED_BULK || op == EMU_OP_CP_RED_BULK_TENSOR) && !in->mode)
-        return perr(ps, line, "'%.*s': which reduction (.add, .min, .max, .inc, .dec, .and, .or, .xor)?", (int)len, s);
-    if (op == EMU_OP_SETMAXNREG && !in->mode) return perr(ps, line, "'%.*s' needs .inc or .dec", (int)len, s);
-    if (op == EMU_OP_CLUSTER_BAR && !in->mode) return perr(ps, line, "'%.*s' needs .arrive or .wait", (int)len, s);
-    if (op == EMU_OP_GRIDDEP && !in->mode) return perr(ps, line, "'%.*s' needs .wait or .launch_dependents", (int)len, s);
-    if (op == EMU_OP_TENSORMAP_REPLACE && !in->mode)
-        return perr(ps, line, "'%.*s': which tensor-map field (global_address, rank, box_dim, global_dim, global_stride, element_stride, "
-                    "elemtype, interleave_layout, swizzle_mode, swizzle_atomicity, fill_mode)?", (int)len, s);
-    if (op == EMU_OP_BAR || op == EMU_OP_BARRIER) {
-        bool red = in->flags & EMU_F(REDOP), arrive = in->flags & EMU_F(ARRIVE);
-        if (red && arrive) return perr(ps, line, "'%.*s': arrive or red, not both", (int)len, s);
-        if (red != (in->mode != 0)) return perr(ps, line, red ? "'%.*s' needs .popc, .and or .or" : "'%.*s': a reduction without .red", (int)len, s);
-        if (red && (in->mode == EMU_MODE_BPOPC ? in->ty != EMU_T_U32 : in->ty != EMU_T_PRED))
-            return perr(ps, line, "'%.*s': .popc reduces into a .u32, .and and .or into a .pred", (int)len, s);
-    }
-    return true;
+    return emu_check_mods(ps, in, ntypes, line, s, len);
 }
 
 /* Operand type for an immediate at position i. */

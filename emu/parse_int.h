@@ -91,6 +91,8 @@ static inline int32_t const_sym(const Parser *ps, uint32_t slot) {
 }
 
 /* The operand count and kinds, destinations, immediate limits and target of one decoded instruction (parse_check.c). */
+/* After decode_mods: the modifiers the opcode needs, and their combinations. */
+bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len);
 bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
 /* Barrier ids and counts given as immediates, writes to read-only state spaces (parse_check.c). */
 bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
