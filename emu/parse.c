@@ -90,7 +90,7 @@ static const char *const sreg_names[] = {
 /* Modifiers with no effect in the emulator: cache policy, memory order, scope, layout. */
 static const char *const ignored_mods[] = {
     "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc",
-    "weak", "volatile", "mmio", "cta", "gpu", "sys", "cluster", "row", "col", "m8n8", "noinc",
+    "weak", "volatile", "mmio", "cta", "gpu", "sys", "cluster", "row", "col", "m8n8",
     "b16x2", "shared::cta", "shared::cluster", "global", "level", "ptr", "noftz",
 };
 
@@ -699,10 +699,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             bool ok = false;
             switch (op) {
             case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: ok = f == EMU_MODE_AADD; break; /* .add: the lanes summed into c */
-            case EMU_OP_RED_ASYNC:
-                ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
-                break;
-            case EMU_OP_CP_RED_BULK: case EMU_OP_CP_RED_BULK_TENSOR:
+            case EMU_OP_RED_ASYNC: case EMU_OP_CP_RED_BULK: case EMU_OP_CP_RED_BULK_TENSOR:
                 ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
                 if (ok && in->mode) return perr(ps, line, "two reductions in '%.*s'", (int)len, s);
                 break;
