@@ -145,8 +145,8 @@
     X(STMATRIX, "stmatrix", "warp-collective: the inverse of ldmatrix: lane l gives, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     /* ---- Hopper (sm_90): exec_async.c, exec_wgmma.c ---- */ \
     X(MBARRIER, "mbarrier", "64-bit barrier object in shared memory: .init count, .arrive [count] / .arrive_drop, .expect_tx / .complete_tx bytes, .arrive.expect_tx, .test_wait / .try_wait [.parity] (p = the phase completed; try_wait blocks the thread until it has), .inval, .pending_count") \
-    X(ST_ASYNC, "st.async", "[a] = b (.v2/.v4) in the cluster's shared memory (this CTA's), then b's bytes complete tx on mbarrier c") \
-    X(RED_ASYNC, "red.async", "[a] op= b (.add .min .max .inc .dec .and .or .xor) in the cluster's shared memory (this CTA's), then completes tx on mbarrier c") \
+    X(ST_ASYNC, "st.async", "[a] = b (.v2/.v4) in the shared memory of a CTA of the cluster, then b's bytes complete tx on mbarrier c (of that CTA)") \
+    X(RED_ASYNC, "red.async", "[a] op= b (.add .min .max .inc .dec .and .or .xor) in the shared memory of a CTA of the cluster, then completes tx on mbarrier c (of that CTA)") \
     X(ELECT, "elect.sync", "warp-collective: d = the lowest lane of the member mask that is present, p = (this lane is it)") \
     X(SETMAXNREG, "setmaxnreg", "warpgroup-collective register budget hint (.inc/.dec .u32 imm, a multiple of 8 in 24..256, the same in all 4 warps); no other effect") \
     X(CP_BULK, "cp.async.bulk", "async copy of c bytes (a multiple of 16): global->shared completing tx bytes on mbarrier d, or shared->global in the bulk group") \
@@ -156,9 +156,9 @@
     X(TENSORMAP_REPLACE, "tensormap.replace", "write one field of a 128-byte tensor map in shared or global memory (.tile .global_address .rank .box_dim .global_dim .global_stride .element_stride .elemtype .interleave_layout .swizzle_mode .swizzle_atomicity .fill_mode; [a], [ord,] new_val)") \
     X(GRIDDEP, "griddepcontrol", "griddepcontrol.wait / .launch_dependents (programmatic dependent launch): no effect, launches run one after another") \
     X(CP_BULK_PREFETCH, "cp.async.bulk.prefetch", "cp.async.bulk.prefetch[.tensor.Nd].L2.global [a], size | [tmap, {c..}]: an L2 prefetch hint, no effect") \
-    X(CLUSTER_BAR, "barrier.cluster", "barrier.cluster.arrive[.release|.relaxed][.aligned] / .wait[.acquire][.aligned]: every live thread of the cluster (this CTA) arrives; wait blocks until the phase it arrived in completes") \
-    X(MAPA, "mapa", "mapa[.shared::cluster].u32/.u64 d, a, rank: a's address in the shared memory of CTA rank (only rank 0, this CTA, exists)") \
-    X(GETCTARANK, "getctarank", "getctarank[.shared::cluster].u32/.u64 d, a: the rank of the CTA whose shared memory holds a (0)") \
+    X(CLUSTER_BAR, "barrier.cluster", "barrier.cluster.arrive[.release|.relaxed][.aligned] / .wait[.acquire][.aligned]: every live thread of every CTA of the cluster arrives; wait blocks until the phase it arrived in completes") \
+    X(MAPA, "mapa", "mapa[.shared::cluster].u32/.u64 d, a, rank: a's address in the shared memory of the cluster's CTA rank (EMU_DSMEM_TAG)") \
+    X(GETCTARANK, "getctarank", "getctarank[.shared::cluster].u32/.u64 d, a: the rank of the CTA whose shared memory holds a") \
     X(CP_RED_BULK, "cp.reduce.async.bulk", "[d] op= [s] elementwise over c bytes (.add .min .max .inc .dec .and .or .xor, the type's elements): shared->global in the bulk group, or shared->shared::cluster completing tx bytes on mbarrier") \
     X(CP_RED_BULK_TENSOR, "cp.reduce.async.bulk.tensor", "one box of a tensor map op= a shared tile (.1d-.5d .tile .bulk_group; the element type from the map; OOB skipped)") \
     X(TENSORMAP_CP, "tensormap.cp_fenceproxy", "warp-collective: copy a 128-byte tensor map from shared to global memory ([d], [s], 128); the proxy fence has no effect") \
@@ -257,6 +257,9 @@ enum {
 #undef X
 };
 #define EMU_F(e) (1u << EMU_FB_##e)
+/* EmuIns.xflags: .multicast::cluster (cp.async.bulk[.tensor] into the shared memory of every CTA of a
+ * 16-bit mask, its last operand) */
+enum { EMU_XF_MULTICAST = 1 };
 
 /* ---- op-specific modes (shfl, vote, atom, testp, ldmatrix, mma) ---- */
 #define EMU_MODES(X) \
@@ -304,7 +307,7 @@ enum {
     X(LANEMASK_GE, "%lanemask_ge") X(CLOCK, "%clock") X(CLOCK64, "%clock64") \
     X(GLOBALTIMER, "%globaltimer") X(DYN_SMEM, "%dynamic_smem_size") X(TOTAL_SMEM, "%total_smem_size") \
     X(WARPSZ, "WARP_SZ") \
-    /* clusters of one CTA (no cluster launches): the CTA is rank 0 of a 1 x 1 x 1 cluster */ \
+    /* clusters (.reqnctapercluster, EmuOptions.cluster); without, every CTA is rank 0 of a 1 x 1 x 1 cluster */ \
     X(CLUSTER_CTAID_X, "%cluster_ctaid.x") X(CLUSTER_CTAID_Y, "%cluster_ctaid.y") X(CLUSTER_CTAID_Z, "%cluster_ctaid.z") \
     X(CLUSTER_NCTAID_X, "%cluster_nctaid.x") X(CLUSTER_NCTAID_Y, "%cluster_nctaid.y") X(CLUSTER_NCTAID_Z, "%cluster_nctaid.z") \
     X(CLUSTERID_X, "%clusterid.x") X(CLUSTERID_Y, "%clusterid.y") X(CLUSTERID_Z, "%clusterid.z") \
@@ -343,6 +346,7 @@ typedef struct EmuIns {
     uint8_t space2;      /* the second state space (source of cp.async.bulk copies); wgmma: the N of m64nNkK / 8 */
     union { uint8_t boolop, ty4; }; /* setp/set combining op (EMU_MODE_AAND/AOR/AXOR); mma: the C type */
     uint8_t gneg, nops;  /* guard negated; operand count */
+    uint8_t xflags;      /* EMU_XF_* bits: rare modifiers (EMU_F's 32 bits are taken) */
     uint32_t flags;      /* EMU_F() bits */
     uint32_t guard;      /* predicate slot; EMU_SLOT_TRUE when unguarded */
     uint32_t o[EMU_MAX_OPS];
@@ -387,6 +391,8 @@ typedef struct EmuFunc {
     uint32_t frame_param_size; /* .param declarations inside the body (call sequences) */
     uint32_t local_size;     /* .local declarations, bytes */
     uint32_t reqntid[3], maxntid[3], reqnctapercluster[3];
+    uint32_t maxclusterrank;  /* .maxclusterrank (0: none) */
+    bool explicit_cluster;    /* .explicitcluster: launched as a cluster */
     bool address_taken;      /* a mov takes its address: indirect calls may reach it */
     uint32_t shared_used;    /* entry: static shared bytes it and its callees use (the GPU's view) */
     EmuSymFix *symfix;       /* constant slots holding symbol addresses */
@@ -468,6 +474,10 @@ struct EmuMem {
 #define EMU_LOCAL_WINDOW 0x0000200000000000ull
 #define EMU_PARAM_WINDOW 0x0000300000000000ull /* cvta.param: the kernel's parameters (read-only) */
 #define EMU_WINDOW_SIZE 0x0000000100000000ull
+/* Shared memory of a cluster: an address below EMU_DSMEM_TAG is in the accessing thread's own CTA;
+ * (rank + 1) * EMU_DSMEM_TAG + offset (what mapa gives) is offset in the shared memory of the CTA of that
+ * rank in the cluster.  In the generic window too (EMU_SHARED_WINDOW + such an address). */
+#define EMU_DSMEM_TAG 0x01000000u
 #define EMU_GLOBAL_BASE 0x0000500000000000ull
 /* Reserved shared memory of a block (sm_80+: the GPU keeps 1 KiB per block for the system; cooperative
  * groups keeps its multi-warp scratch there), two halves of 512 bytes (%reserved_smem_offset_0 and _1) */
@@ -497,6 +507,8 @@ typedef struct EmuOptions {
     uint64_t max_instructions;  /* per-thread watchdog; 0: unlimited */
     double timeout_seconds;     /* a launch running longer fails; 0: no limit */
     FILE *printf_out;           /* where device printf output goes; NULL: stdout */
+    unsigned cluster[3];        /* CTAs per cluster (cuLaunchKernelEx's cluster dimension) for a kernel without
+                                 * .reqnctapercluster; zeros: one CTA per cluster */
 } EmuOptions;
 
 typedef struct EmuLaunchStats {
@@ -512,6 +524,7 @@ enum {
     EMU_PTX_MAJOR_MAX = 9,            /* .version up to 9.x (what ptxas of CUDA 13 reads) */
     EMU_MAX_LOCAL = 1u << 30,         /* bytes of .local per function: keeps sizes far from wrapping */
     EMU_MAX_BAR_ID = 15,              /* bar.sync ids 0..15 */
+    EMU_MAX_CLUSTER = 16,             /* CTAs per cluster (sm_90's non-portable limit; 8 is portable) */
     EMU_MAX_CALL_DEPTH = 1024,        /* nested calls per thread (the GPU's limit is its stack size) */
     EMU_DEFAULT_TIMEOUT_SECONDS = 600, /* a launch's time budget when none is given */
     EMU_PRINTF_LIMIT = 1 << 20,       /* bytes of printf output kept per launch (CUDA's default FIFO); the rest is dropped */

@@ -136,9 +136,11 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
     } else {
         str_printf(&s, "    in kernel '%s'\n", L->f->name);
     }
-    if (t) str_printf(&s, "    by thread (%u,%u,%u) in block (%u,%u,%u)\n", t->tid[0], t->tid[1], t->tid[2],
-                      b->ctaid[0], b->ctaid[1], b->ctaid[2]);
-    else str_printf(&s, "    in block (%u,%u,%u)\n", b->ctaid[0], b->ctaid[1], b->ctaid[2]);
+    const uint32_t *c = b->cta[t ? t->cta : 0].ctaid;
+    if (t) str_printf(&s, "    by thread (%u,%u,%u) in block (%u,%u,%u)", t->tid[0], t->tid[1], t->tid[2], c[0], c[1], c[2]);
+    else str_printf(&s, "    in block (%u,%u,%u)", c[0], c[1], c[2]);
+    if (b->ncta > 1) str_printf(&s, t ? " (rank %u of a cluster of %u)" : " (the first of a cluster of %u)", t ? t->cta : b->ncta, b->ncta);
+    str_putc(&s, '\n');
     if (fmt && *fmt) {
         str_puts(&s, "    ");
         va_list ap;
@@ -176,15 +178,28 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return emu_exec_st_async(b, t, in);
     case EMU_OP_TENSORMAP_REPLACE: case EMU_OP_TENSORMAP_CP:
         return emu_exec_tensormap(b, t, in);
-    case EMU_OP_MAPA: { /* the cluster is this CTA alone: rank 0's address is the address */
+    case EMU_OP_MAPA: case EMU_OP_GETCTARANK: { /* cluster shared addresses: EMU_DSMEM_TAG */
+        uint64_t a = EMU_R(t, in, 1);
+        bool generic = in->space != EMU_SP_SHARED;
+        if (generic) {
+            if (a - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE)
+                return emu_fault(b, t, in, "invalid address", "%s of 0x%" PRIx64 ", which is not in shared memory", emu_op_name(in->op), a);
+            a -= EMU_SHARED_WINDOW;
+        }
+        a &= 0xFFFFFFFFu;
+        uint32_t own = a >= EMU_DSMEM_TAG ? (uint32_t)(a / EMU_DSMEM_TAG - 1) : t->cta;
+        if (in->op == EMU_OP_GETCTARANK) {
+            EMU_R(t, in, 0) = own;
+            return true;
+        }
         uint32_t rank = (uint32_t)EMU_R(t, in, 2);
-        if (rank != 0)
-            return emu_fault(b, t, in, "invalid cluster rank", "mapa to CTA rank %u: the cluster has one CTA (rank 0; the emulator "
-                             "launches no clusters)", rank);
-        EMU_R(t, in, 0) = in->ty == EMU_T_U32 ? (uint32_t)EMU_R(t, in, 1) : EMU_R(t, in, 1);
+        if (rank >= b->ncta || own >= b->ncta)
+            return emu_fault(b, t, in, "invalid cluster rank", "mapa to CTA rank %u of 0x%" PRIx64 ": the cluster has %u CTA%s", rank,
+                             a, b->ncta, b->ncta == 1 ? "" : "s");
+        uint64_t d = (uint64_t)(rank + 1) * EMU_DSMEM_TAG + a % EMU_DSMEM_TAG;
+        EMU_R(t, in, 0) = generic ? EMU_SHARED_WINDOW + d : d;
         return true;
     }
-    case EMU_OP_GETCTARANK: EMU_R(t, in, 0) = 0; return true;
     case EMU_OP_RCP: case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN:
     case EMU_OP_COS: case EMU_OP_TANH: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: case EMU_OP_FMA:
         return emu_exec_float(b, t, in);
@@ -387,7 +402,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
         case FAST_LDS32: {
             uint64_t a = (r[in->o[1]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
             const uint8_t *p;
-            if (!b->shadow && a + 4 <= b->shared_size && !(a & 3)) p = b->shared + a;
+            if (!b->shadow && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
             else if (!(p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, false))) { ok = false; goto out; }
             uint32_t v;
             memcpy(&v, p, 4);
@@ -398,7 +413,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
         case FAST_STS32: {
             uint64_t a = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
             uint8_t *p;
-            if (!b->shadow && a + 4 <= b->shared_size && !(a & 3)) p = b->shared + a;
+            if (!b->shadow && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
             else if (!(p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, true))) { ok = false; goto out; }
             uint32_t v = (uint32_t)r[in->o[1]];
             memcpy(p, &v, 4);
@@ -471,15 +486,16 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
                 goto out;
             }
             if (in->flags & EMU_F(ARRIVE)) { /* counts towards the barrier's completion and goes on */
-                if (b->bar_arrived[id] && b->bar_arrive_count[id] != cnt) {
+                EmuCta *c = &b->cta[t->cta];
+                if (c->bar_arrived[id] && c->bar_arrive_count[id] != cnt) {
                     t->pc = pc;
                     ok = emu_fault(b, t, in, "deadlock: barrier thread counts disagree",
                                    "bar.arrive at barrier %" PRIu64 " for %" PRIu64 " threads while %u arrivals pending there were for %u",
-                                   id, cnt, b->bar_arrived[id], b->bar_arrive_count[id]);
+                                   id, cnt, c->bar_arrived[id], c->bar_arrive_count[id]);
                     goto out;
                 }
-                b->bar_arrived[id]++;
-                b->bar_arrive_count[id] = (uint32_t)cnt;
+                c->bar_arrived[id]++;
+                c->bar_arrive_count[id] = (uint32_t)cnt;
                 pc++;
                 continue;
             }
@@ -548,9 +564,11 @@ static bool run_thread(EmuBlock *b, EmuThread *t) {
 static void init_threads(EmuBlock *b) {
     EmuLaunch *L = b->L;
     const EmuFunc *f = L->f;
-    uint32_t nwarps = (b->nthreads + 31) / 32;
+    uint32_t cn = b->cta_threads, ncl = b->ncta;
     for (uint32_t i = 0; i < b->nthreads; i++) {
         EmuThread *t = &b->t[i];
+        uint32_t local = i % cn, rank = i / cn;
+        const uint32_t *ctaid = b->cta[rank].ctaid;
         t->fn = f;
         t->r = b->regs + (size_t)i * f->nslots;
         memcpy(t->r, f->slot_init, f->nslots * sizeof(uint64_t));
@@ -567,22 +585,23 @@ static void init_threads(EmuBlock *b) {
         t->cl_phase = 0;
         if (t->wg) emu_wg_reset(t);
         t->linear = i;
-        t->lane = (uint16_t)(i & 31);
-        t->tid[0] = i % L->block[0];
-        t->tid[1] = (i / L->block[0]) % L->block[1];
-        t->tid[2] = i / (L->block[0] * L->block[1]);
+        t->cta = (uint8_t)rank;
+        t->lane = (uint16_t)(local & 31);
+        t->tid[0] = local % L->block[0];
+        t->tid[1] = (local / L->block[0]) % L->block[1];
+        t->tid[2] = local / (L->block[0] * L->block[1]);
         if (t->frames) t->frames[0] = emu_frame0(b, t); /* call stacks are kept across blocks */
         uint64_t *s = t->r + EMU_SLOT_SREG;
         for (int k = 0; k < 3; k++) {
             s[EMU_SREG_TID_X + k] = t->tid[k];
             s[EMU_SREG_NTID_X + k] = L->block[k];
-            s[EMU_SREG_CTAID_X + k] = b->ctaid[k];
+            s[EMU_SREG_CTAID_X + k] = ctaid[k];
             s[EMU_SREG_NCTAID_X + k] = L->grid[k];
         }
         uint32_t lane = t->lane;
         s[EMU_SREG_LANEID] = lane;
-        s[EMU_SREG_WARPID] = i / 32;
-        s[EMU_SREG_NWARPID] = nwarps;
+        s[EMU_SREG_WARPID] = local / 32;
+        s[EMU_SREG_NWARPID] = b->cta_warps;
         s[EMU_SREG_NSMID] = 1;
         s[EMU_SREG_LANEMASK_EQ] = 1u << lane;
         s[EMU_SREG_LANEMASK_LT] = (1u << lane) - 1;
@@ -597,14 +616,14 @@ static void init_threads(EmuBlock *b) {
         s[EMU_SREG_RSMEM_1] = L->reserved_smem + EMU_RESERVED_SMEM / 2;
         s[EMU_SREG_WARPSZ] = 32;
         for (int k = 0; k < 3; k++) {
-            s[EMU_SREG_CLUSTER_CTAID_X + k] = 0;
-            s[EMU_SREG_CLUSTER_NCTAID_X + k] = 1;
-            s[EMU_SREG_CLUSTERID_X + k] = b->ctaid[k];
-            s[EMU_SREG_NCLUSTERID_X + k] = L->grid[k];
+            s[EMU_SREG_CLUSTER_CTAID_X + k] = ctaid[k] % L->cluster[k];
+            s[EMU_SREG_CLUSTER_NCTAID_X + k] = L->cluster[k];
+            s[EMU_SREG_CLUSTERID_X + k] = ctaid[k] / L->cluster[k];
+            s[EMU_SREG_NCLUSTERID_X + k] = L->grid[k] / L->cluster[k];
         }
-        s[EMU_SREG_CLUSTER_CTARANK] = 0;
-        s[EMU_SREG_CLUSTER_NCTARANK] = 1;
-        s[EMU_SREG_IS_EXPLICIT_CLUSTER] = 0;
+        s[EMU_SREG_CLUSTER_CTARANK] = rank;
+        s[EMU_SREG_CLUSTER_NCTARANK] = ncl;
+        s[EMU_SREG_IS_EXPLICIT_CLUSTER] = L->explicit_cluster;
     }
     if (b->fparam_size) memset(b->fparams, 0, (size_t)b->nthreads * b->fparam_size);
 }
@@ -613,7 +632,7 @@ static void init_threads(EmuBlock *b) {
 typedef struct WhereGroup {
     const EmuFunc *fn;
     uint32_t pc, count, nranges;
-    uint8_t state;
+    uint8_t state, cta;
     int64_t lo, hi;   /* the open range of linear thread indices */
     Str ranges;
 } WhereGroup;
@@ -641,17 +660,18 @@ void emu_block_where(EmuBlock *b, Str *s) {
         uint8_t state = t->state == EMU_TS_RUN && t->pc == 0 && t->depth == 0 && t->icount == 0 ? NOT_STARTED : t->state;
         uint32_t pc = state >= EMU_TS_DONE ? 0 : t->pc;
         const EmuFunc *fn = state >= EMU_TS_DONE ? NULL : t->fn;
+        uint32_t li = i % b->cta_threads; /* linear index in its CTA */
         unsigned k = 0;
-        while (k < ng && !(g[k].fn == fn && g[k].pc == pc && g[k].state == state)) k++;
+        while (k < ng && !(g[k].fn == fn && g[k].pc == pc && g[k].state == state && g[k].cta == t->cta)) k++;
         if (k == ng) {
             if (ng == MAXG) { other++; continue; }
-            g[ng++] = (WhereGroup){fn, pc, 0, 0, state, -1, -1, {0}};
+            g[ng++] = (WhereGroup){fn, pc, 0, 0, state, t->cta, -1, -1, {0}};
         }
         WhereGroup *w = &g[k];
         w->count++;
-        if (w->hi >= 0 && w->hi == (int64_t)i - 1) { w->hi = i; continue; }
+        if (w->hi >= 0 && w->hi == (int64_t)li - 1) { w->hi = li; continue; }
         where_flush(w);
-        w->lo = w->hi = i;
+        w->lo = w->hi = li;
     }
     static const char *const state_text[] = {"running", "waiting at a barrier", "waiting at a warp-synchronous instruction",
                                              "waiting for an mbarrier phase", "spinning on an mbarrier", "waiting at the cluster barrier",
@@ -660,8 +680,12 @@ void emu_block_where(EmuBlock *b, Str *s) {
         WhereGroup *w = &g[k];
         where_flush(w);
         if (k) str_putc(s, '\n');
-        str_printf(s, "      %u thread%s (linear index %s) %s", w->count, w->count == 1 ? "" : "s", w->ranges.buf,
-                   state_text[w->state]);
+        str_printf(s, "      %u thread%s (linear index %s", w->count, w->count == 1 ? "" : "s", w->ranges.buf);
+        if (b->ncta > 1) {
+            const uint32_t *c = b->cta[w->cta].ctaid;
+            str_printf(s, " in block (%u,%u,%u)", c[0], c[1], c[2]);
+        }
+        str_printf(s, ") %s", state_text[w->state]);
         if (w->fn) {
             const EmuIns *in = &w->fn->code[w->pc];
             char line[256], where[600];
@@ -687,8 +711,9 @@ static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     emu_block_where(b, &w);
     bool r = emu_fault(b, t, in, "timeout: the launch did not finish in time",
                        "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds); "
-                       "block (%u,%u,%u) has %u threads:\n%s",
-                       b->L->opt->timeout_seconds, b->ctaid[0], b->ctaid[1], b->ctaid[2], b->nthreads, w.buf ? w.buf : "");
+                       "%s (%u,%u,%u) has %u threads:\n%s",
+                       b->L->opt->timeout_seconds, b->ncta > 1 ? "the cluster of block" : "block", b->cta[0].ctaid[0],
+                       b->cta[0].ctaid[1], b->cta[0].ctaid[2], b->nthreads, w.buf ? w.buf : "");
     str_free(&w);
     return r;
 }
@@ -709,9 +734,10 @@ bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n) {
 
 /* Fires one complete warp-collective group of warp w, if any.  Called
  * when no lane of the warp can run: every lane has exited or waits. */
-static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
+static bool fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
     *fired = false;
-    uint32_t base = w * 32, n = b->nthreads - base < 32 ? b->nthreads - base : 32;
+    uint32_t w = gw % b->cta_warps, cbase = gw / b->cta_warps * b->cta_threads; /* warp w of the CTA whose threads start at cbase */
+    uint32_t base = cbase + w * 32, n = b->cta_threads - w * 32 < 32 ? b->cta_threads - w * 32 : 32;
     for (uint32_t lead = 0; lead < n; lead++) {
         EmuThread *tl = &b->t[base + lead];
         if (tl->state != EMU_TS_WARP) continue;
@@ -719,10 +745,11 @@ static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
         if (emu_is_warpgroup_op(il->op)) {
             /* a warpgroup collective fires when all 128 threads of the warpgroup wait at one */
             uint32_t wbase = (w / 4) * 128;
-            if (wbase + 128 > b->nthreads)
+            if (wbase + 128 > b->cta_threads)
                 return emu_fault(b, tl, il, "invalid warpgroup instruction",
                                  "'%s' needs the 4 warps of warpgroup %u (threads %u-%u); the block has %u threads",
-                                 emu_op_name(il->op), w / 4, wbase, wbase + 127, b->nthreads);
+                                 emu_op_name(il->op), w / 4, wbase, wbase + 127, b->cta_threads);
+            wbase += cbase;
             EmuThread *wg[128];
             bool ready = true;
             for (uint32_t i = 0; i < 128 && ready; i++) {
@@ -783,12 +810,12 @@ static bool fire_warp(EmuBlock *b, uint32_t w, bool *fired) {
     return true;
 }
 
-/* Releases n threads waiting at barrier id; for bar.red, writes the reduction of their predicates
- * (popc: how many are true; and, or) into each one's destination. */
-static bool release_waiters(EmuBlock *b, unsigned id, uint32_t n) {
+/* Releases n threads of the CTA whose threads are [lo, hi) waiting at barrier id; for bar.red, writes the
+ * reduction of their predicates (popc: how many are true; and, or) into each one's destination. */
+static bool release_waiters(EmuBlock *b, uint32_t lo, uint32_t hi, unsigned id, uint32_t n) {
     uint32_t popc = 0, count = 0, nred = 0, released = 0;
     const EmuIns *red = NULL;
-    for (uint32_t i = 0; i < b->nthreads && count < n; i++) {
+    for (uint32_t i = lo; i < hi && count < n; i++) {
         EmuThread *t = &b->t[i];
         if (t->state != EMU_TS_BAR || t->bar_id != id) continue;
         const EmuIns *in = &t->fn->code[t->pc];
@@ -802,7 +829,7 @@ static bool release_waiters(EmuBlock *b, unsigned id, uint32_t n) {
         bool v = EMU_R(t, in, c) & 1;
         popc += in->on[c] ? !v : v;
     }
-    for (uint32_t i = 0; i < b->nthreads && released < n; i++) {
+    for (uint32_t i = lo; i < hi && released < n; i++) {
         EmuThread *t = &b->t[i];
         if (t->state != EMU_TS_BAR || t->bar_id != id) continue;
         const EmuIns *in = &t->fn->code[t->pc];
@@ -815,11 +842,14 @@ static bool release_waiters(EmuBlock *b, unsigned id, uint32_t n) {
     return true;
 }
 
-/* Releases the barriers every participant has reached; *progress when one was. */
-static bool release_barriers(EmuBlock *b, uint32_t *live_out, bool *progress) {
+/* Releases the barriers of CTA c every participant has reached; adds its live threads to *live, *progress
+ * when a barrier was released. */
+static bool release_barriers(EmuBlock *b, uint32_t c, uint32_t *live_out, bool *progress) {
     uint32_t live = 0, waiting[EMU_MAX_BAR_ID + 1] = {0}, need[EMU_MAX_BAR_ID + 1] = {0};
     const EmuThread *first[EMU_MAX_BAR_ID + 1] = {0};
-    for (uint32_t i = 0; i < b->nthreads; i++) {
+    EmuCta *C = &b->cta[c];
+    uint32_t lo = c * b->cta_threads, hi = lo + b->cta_threads, all = b->cta_threads;
+    for (uint32_t i = lo; i < hi; i++) {
         EmuThread *t = &b->t[i];
         if (t->state == EMU_TS_DONE) continue;
         live++;
@@ -834,28 +864,28 @@ static bool release_barriers(EmuBlock *b, uint32_t *live_out, bool *progress) {
             emu_module_where(b->L->m, o->fn->code[o->pc].line, where, sizeof where);
             return emu_fault(b, t, &t->fn->code[t->pc], "deadlock: barrier thread counts disagree",
                              "barrier %u is waited on for %u threads here and for %u by thread (%u,%u,%u) at %s: %s", id,
-                             t->bar_count ? t->bar_count : b->nthreads, need[id] ? need[id] : b->nthreads, o->tid[0], o->tid[1],
+                             t->bar_count ? t->bar_count : all, need[id] ? need[id] : all, o->tid[0], o->tid[1],
                              o->tid[2], where, line);
         }
     }
-    *live_out = live;
+    *live_out += live;
     for (unsigned id = 0; id <= EMU_MAX_BAR_ID; id++) {
-        uint32_t arrived = b->bar_arrived[id];
+        uint32_t arrived = C->bar_arrived[id];
         if (!waiting[id] && !arrived) continue;
-        if (arrived && waiting[id] && need[id] != b->bar_arrive_count[id]) {
+        if (arrived && waiting[id] && need[id] != C->bar_arrive_count[id]) {
             const EmuThread *o = first[id];
             return emu_fault(b, o, &o->fn->code[o->pc], "deadlock: barrier thread counts disagree",
                              "barrier %u is waited on for %u threads here and %u bar.arrive arrivals pending were for %u", id,
-                             need[id] ? need[id] : b->nthreads, arrived, b->bar_arrive_count[id]);
+                             need[id] ? need[id] : all, arrived, C->bar_arrive_count[id]);
         }
         /* exited threads count as arrived at a whole-block barrier, as on the GPU */
-        uint32_t req = waiting[id] ? (need[id] ? need[id] : live) : b->bar_arrive_count[id];
+        uint32_t req = waiting[id] ? (need[id] ? need[id] : live) : C->bar_arrive_count[id];
         if (waiting[id] + arrived < req) continue;
         /* the waiters are released; the arrivals make up the rest (arrivals past the count stay for the next
          * completion, which a program only sees when it arrives twice before the others come) */
         uint32_t take = waiting[id] < req ? waiting[id] : req;
-        b->bar_arrived[id] = arrived - (req - take);
-        if (take && !release_waiters(b, id, take)) return false;
+        C->bar_arrived[id] = arrived - (req - take);
+        if (take && !release_waiters(b, lo, hi, id, take)) return false;
         b->epoch++;
         *progress = true;
     }
@@ -885,14 +915,15 @@ static void release_cluster(EmuBlock *b, bool *progress) {
 static bool run_block(EmuBlock *b) {
     EmuLaunch *L = b->L;
     init_threads(b);
-    memset(b->shared, 0, b->shared_size);
-    if (b->shadow) memset(b->shadow, 0, (size_t)b->shared_size * sizeof *b->shadow);
+    size_t smem = (size_t)b->ncta * b->shared_size;
+    memset(b->shared, 0, smem);
+    if (b->shadow) memset(b->shadow, 0, smem * sizeof *b->shadow);
     b->epoch = 1;
-    memset(b->bar_arrived, 0, sizeof b->bar_arrived);
+    for (uint32_t c = 0; c < b->ncta; c++) memset(b->cta[c].bar_arrived, 0, sizeof b->cta[c].bar_arrived);
     b->cl_arrived = b->cl_phase = 0;
     b->mbar_events = 0;
     b->mbar_waits = false;
-    uint32_t nwarps = (b->nthreads + 31) / 32;
+    uint32_t nwarps = b->ncta * b->cta_warps;
     uint32_t spin_rounds = 0; /* rounds in which threads only spun on mbarrier.test_wait */
     for (;;) {
         bool progress = false, spun = false;
@@ -907,9 +938,10 @@ static bool run_block(EmuBlock *b) {
             }
         }
         for (uint32_t w = 0; w < nwarps; w++) {
-            uint32_t end = (w + 1) * 32 < b->nthreads ? (w + 1) * 32 : b->nthreads;
+            uint32_t wl = w % b->cta_warps, cbase = w / b->cta_warps * b->cta_threads;
+            uint32_t start = cbase + wl * 32, end = cbase + ((wl + 1) * 32 < b->cta_threads ? (wl + 1) * 32 : b->cta_threads);
             for (;;) {
-                for (uint32_t i = w * 32; i < end; i++) {
+                for (uint32_t i = start; i < end; i++) {
                     EmuThread *t = &b->t[i];
                     if (t->state != EMU_TS_RUN) continue;
                     uint32_t pc0 = t->pc;
@@ -932,7 +964,8 @@ static bool run_block(EmuBlock *b) {
             b->next_check = b->icount + EMU_CHECK_EVERY;
         }
         uint32_t live = 0;
-        if (!release_barriers(b, &live, &progress)) return false;
+        for (uint32_t c = 0; c < b->ncta; c++)
+            if (!release_barriers(b, c, &live, &progress)) return false;
         release_cluster(b, &progress);
         if (live == 0) return true;
         if (b->mbar_events != events) progress = true;
@@ -951,7 +984,8 @@ static bool run_block(EmuBlock *b) {
                 if (b->t[i].state == EMU_TS_MBAR || b->t[i].state == EMU_TS_YIELD || b->t[i].state == EMU_TS_CLUSTER) t0 = &b->t[i];
             Str w = {0};
             emu_block_where(b, &w);
-            bool r = emu_fault(b, t0, &t0->fn->code[t0->pc], "deadlock: no thread of the block can proceed",
+            bool r = emu_fault(b, t0, &t0->fn->code[t0->pc], b->ncta > 1 ? "deadlock: no thread of the cluster can proceed"
+                                                                         : "deadlock: no thread of the block can proceed",
                                "%u of %u threads are live and every one waits at a barrier, warp-synchronous instruction "
                                "or mbarrier phase that cannot complete (divergent barriers, a thread count never reached, exited "
                                "threads, an mbarrier phase nobody completes?):\n%s",
@@ -990,17 +1024,20 @@ static void *worker(void *arg) {
     EmuBlock b;
     memset(&b, 0, sizeof b);
     b.L = L;
-    b.nthreads = L->block[0] * L->block[1] * L->block[2];
+    b.ncta = L->ncta;
+    b.cta_threads = L->block[0] * L->block[1] * L->block[2];
+    b.cta_warps = (b.cta_threads + 31) / 32;
+    b.nthreads = b.ncta * b.cta_threads;
     b.next_check = EMU_CHECK_EVERY;
     b.t = calloc(b.nthreads, sizeof *b.t);
     b.regs = calloc((size_t)b.nthreads * L->f->nslots, sizeof(uint64_t));
     b.shared_size = L->shared_size;
-    b.shared = calloc(b.shared_size ? b.shared_size : 1, 1);
+    b.shared = calloc((size_t)b.ncta * b.shared_size + 1, 1);
     b.local_size = (L->f->local_size + 15) & ~15u;
     b.local = calloc((size_t)b.nthreads * b.local_size + 1, 1);
     b.fparam_size = (L->f->frame_param_size + 15) & ~15u;
     b.fparams = calloc((size_t)b.nthreads * b.fparam_size + 1, 1);
-    if (L->opt->racecheck) b.shadow = calloc((size_t)b.shared_size + 1, sizeof *b.shadow);
+    if (L->opt->racecheck) b.shadow = calloc((size_t)b.ncta * b.shared_size + 1, sizeof *b.shadow);
     if (!b.t || !b.regs || !b.shared || !b.local || !b.fparams || (L->opt->racecheck && !b.shadow)) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
@@ -1010,15 +1047,20 @@ static void *worker(void *arg) {
                 emu_fault(&b, NULL, NULL, "timeout: the launch did not finish in time",
                           "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds) with %" PRIu64
                           " of its %" PRIu64 " blocks started",
-                          L->opt->timeout_seconds, (uint64_t)atomic_load(&L->next_block), L->nblocks);
+                          L->opt->timeout_seconds, (uint64_t)atomic_load(&L->next_block) * L->ncta, L->nblocks);
                 break;
             }
             uint64_t idx = atomic_fetch_add(&L->next_block, 1);
-            if (idx >= L->nblocks) break;
+            if (idx >= L->nunits) break;
             b.block_index = idx;
-            b.ctaid[0] = (uint32_t)(idx % L->grid[0]);
-            b.ctaid[1] = (uint32_t)((idx / L->grid[0]) % L->grid[1]);
-            b.ctaid[2] = (uint32_t)(idx / ((uint64_t)L->grid[0] * L->grid[1]));
+            /* cluster idx of the grid of clusters, its CTAs by rank (x fastest) */
+            const unsigned *cl = L->cluster;
+            uint64_t gx = L->grid[0] / cl[0], gy = L->grid[1] / cl[1];
+            uint32_t cid[3] = {(uint32_t)(idx % gx), (uint32_t)((idx / gx) % gy), (uint32_t)(idx / (gx * gy))};
+            for (uint32_t r = 0; r < b.ncta; r++) {
+                uint32_t in[3] = {r % cl[0], (r / cl[0]) % cl[1], r / (cl[0] * cl[1])};
+                for (int k = 0; k < 3; k++) b.cta[r].ctaid[k] = cid[k] * cl[k] + in[k];
+            }
             bool ok = run_block(&b);
             flush_prints(&b);
             if (!ok) break;
@@ -1069,8 +1111,32 @@ static void print_output(EmuLaunch *L) {
 }
 
 /* Launch dimensions and shared memory within the hardware's limits. */
+/* The launch's cluster dimensions: the kernel's .reqnctapercluster, else the options' (1, 1, 1 when neither). */
+static bool cluster_dims(EmuModule *m, EmuFunc *f, const unsigned grid[3], const EmuOptions *opt, unsigned cl[3], char **err) {
+    const uint32_t *req = f->reqnctapercluster;
+    bool have_req = req[0] != 0, have_opt = opt->cluster[0] || opt->cluster[1] || opt->cluster[2];
+    for (int k = 0; k < 3; k++) cl[k] = have_req ? req[k] : have_opt ? (opt->cluster[k] ? opt->cluster[k] : 1) : 1;
+    if (have_req && have_opt && (opt->cluster[0] != req[0] || opt->cluster[1] != req[1] || opt->cluster[2] != req[2]))
+        return launch_error(err, "launch of '%s': cluster (%u,%u,%u) differs from .reqnctapercluster %u, %u, %u", f->name,
+                            opt->cluster[0], opt->cluster[1], opt->cluster[2], req[0], req[1], req[2]);
+    uint64_t n = (uint64_t)cl[0] * cl[1] * cl[2];
+    if (n == 0 || n > EMU_MAX_CLUSTER)
+        return launch_error(err, "launch of '%s': clusters of %u x %u x %u CTAs; a cluster has 1..%d", f->name, cl[0], cl[1], cl[2],
+                            EMU_MAX_CLUSTER);
+    if (n > 1 && m->target && m->target->sm < 90)
+        return launch_error(err, "launch of '%s': clusters of %" PRIu64 " CTAs need sm_90 or later (the module targets %s)", f->name,
+                            n, m->target->name);
+    if (f->maxclusterrank && n > f->maxclusterrank)
+        return launch_error(err, "launch of '%s': clusters of %" PRIu64 " CTAs exceed .maxclusterrank %u", f->name, n, f->maxclusterrank);
+    for (int k = 0; k < 3; k++)
+        if (grid[k] % cl[k])
+            return launch_error(err, "launch of '%s': grid (%u,%u,%u) is not a whole number of (%u,%u,%u) clusters", f->name, grid[0],
+                                grid[1], grid[2], cl[0], cl[1], cl[2]);
+    return true;
+}
+
 static bool check_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned block[3], unsigned dyn_smem,
-                         char **err) {
+                         const EmuOptions *opt, unsigned cluster[3], char **err) {
     if (!f->is_entry) return launch_error(err, "'%s' is a .func, not a kernel entry", f->name);
     for (int k = 0; k < 3; k++)
         if (grid[k] == 0 || block[k] == 0)
@@ -1090,11 +1156,7 @@ static bool check_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const
     if (f->maxntid[0] && nthreads > (uint64_t)f->maxntid[0] * f->maxntid[1] * f->maxntid[2])
         return launch_error(err, "launch of '%s': %" PRIu64 " threads exceed .maxntid %u, %u, %u", f->name, nthreads,
                             f->maxntid[0], f->maxntid[1], f->maxntid[2]);
-    const uint32_t *cl = f->reqnctapercluster;
-    if (cl[0] && (uint64_t)cl[0] * cl[1] * cl[2] > 1)
-        return launch_error(err, "launch of '%s': .reqnctapercluster %u, %u, %u asks for clusters of %" PRIu64
-                            " CTAs; the emulator runs one-CTA clusters only", f->name, cl[0], cl[1], cl[2],
-                            (uint64_t)cl[0] * cl[1] * cl[2]);
+    if (!cluster_dims(m, f, grid, opt, cluster, err)) return false;
     uint64_t limit = emu_smem_dynamic_limit(m->target), used = (uint64_t)f->shared_used + dyn_smem;
     if (used > limit)
         return launch_error(err, "launch of '%s': %u bytes of static and %u of dynamic shared memory exceed the %" PRIu64
@@ -1107,7 +1169,8 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
                 void **params, const EmuOptions *opt, EmuLaunchStats *stats, char **err) {
     *err = NULL;
     if (stats) stats->instructions = 0;
-    if (!check_launch(m, f, grid, block, dyn_smem, err)) return false;
+    unsigned cluster[3];
+    if (!check_launch(m, f, grid, block, dyn_smem, opt, cluster, err)) return false;
     if (f->nparams && !params) return launch_error(err, "launch of '%s': %u parameters expected, params is NULL", f->name, f->nparams);
     EmuLaunch L;
     memset(&L, 0, sizeof L);
@@ -1125,6 +1188,10 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         L.shared_size = L.reserved_smem + EMU_RESERVED_SMEM;
     }
     L.nblocks = (uint64_t)grid[0] * grid[1] * grid[2];
+    memcpy(L.cluster, cluster, sizeof L.cluster);
+    L.ncta = cluster[0] * cluster[1] * cluster[2];
+    L.nunits = L.nblocks / L.ncta;
+    L.explicit_cluster = f->reqnctapercluster[0] || f->explicit_cluster || L.ncta > 1;
     if (opt->timeout_seconds > 0) L.deadline_ns = now_ns() + (uint64_t)(opt->timeout_seconds * 1e9);
     L.param_size = f->param_size;
     L.params = calloc(f->param_size + 8, 1);
@@ -1142,7 +1209,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         nw = c > 0 ? (unsigned)c : 1;
     }
-    if (nw > L.nblocks) nw = (unsigned)L.nblocks;
+    if (nw > L.nunits) nw = (unsigned)L.nunits;
     if (nw > 256) nw = 256;
     pthread_t th[256];
     unsigned started = 0;

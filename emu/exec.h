@@ -68,15 +68,16 @@ typedef struct EmuThread {
     uint8_t state;
     uint8_t bar_id;
     uint8_t carry;        /* CC.CF of add.cc/addc/sub.cc/subc/mad.cc/madc */
+    uint8_t cta;          /* rank of its CTA in the cluster (EmuBlock.cta) */
     uint16_t lane;
-    uint32_t linear;      /* linear thread index in the block */
+    uint32_t linear;      /* index in EmuBlock.t: rank * threads per CTA + linear thread index in the CTA */
     uint32_t bar_count;   /* thread count of the barrier waited on (0: all) */
     uint32_t tid[3];
     uint32_t depth;       /* current frame: frames[depth] */
     uint32_t nframes;     /* frames allocated */
     EmuFrame *frames;     /* call stack, NULL until the first call (frame 0 then lives in the EmuBlock alone) */
     uint64_t icount;      /* executed instructions (watchdog) */
-    uint32_t mbar_addr;   /* EMU_TS_MBAR: the shared address of the mbarrier waited on */
+    uint32_t mbar_addr;   /* EMU_TS_MBAR: the mbarrier waited on (index into EmuBlock.shared) */
     uint8_t mbar_parity;  /* and the parity of the phase whose completion it waits for */
     bool cl_arrived;      /* barrier.cluster.arrive done, its wait not yet */
     uint32_t cl_phase;    /* the cluster barrier's phase it arrived in (EMU_TS_CLUSTER: waits for its completion) */
@@ -104,6 +105,10 @@ typedef struct EmuLaunch {
     uint32_t total_smem;    /* static + dynamic: %total_smem_size */
     uint32_t reserved_smem; /* where the reserved shared memory starts (module->reserved_smem) */
     uint64_t nblocks;
+    unsigned cluster[3];  /* CTAs per cluster along x, y, z (1, 1, 1 without clusters) */
+    uint32_t ncta;        /* CTAs per cluster */
+    uint64_t nunits;      /* clusters: what the workers take one at a time */
+    bool explicit_cluster; /* launched as a cluster (%is_explicit_cluster) */
     uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: no timeout */
     atomic_uint_fast64_t next_block;
     atomic_bool stop;
@@ -119,27 +124,35 @@ typedef struct EmuLaunch {
 /* Racecheck shadow of one shared-memory byte. */
 typedef struct EmuShadow {
     uint32_t wepoch, repoch; /* barrier epoch of the last write / read (+1; 0: none) */
-    uint32_t wtid, rtid;     /* linear thread of the last write / read; UINT32_MAX: several readers */
+    uint32_t wtid, rtid;     /* EmuThread.linear of the last write / read; UINT32_MAX: several readers */
     uint32_t wline, rline;   /* PTX lines, for reports */
 } EmuShadow;
 
+/* One CTA of the cluster a worker runs. */
+typedef struct EmuCta {
+    uint32_t ctaid[3];
+    /* bar.arrive: arrivals at each barrier not yet counted into a completion, and their thread count */
+    uint32_t bar_arrived[EMU_MAX_BAR_ID + 1], bar_arrive_count[EMU_MAX_BAR_ID + 1];
+} EmuCta;
+
+/* A cluster of ncta CTAs run together (one CTA without clusters): their threads one after the other in t
+ * (cta_threads each), their shared memories one after the other in shared (shared_size bytes each). */
 typedef struct EmuBlock {
     EmuLaunch *L;
-    uint32_t ctaid[3];
+    EmuCta cta[EMU_MAX_CLUSTER];
+    uint32_t ncta, cta_threads, cta_warps;
     EmuThread *t;
-    uint32_t nthreads;
+    uint32_t nthreads;    /* ncta * cta_threads */
     uint64_t *regs;
     uint8_t *shared;
-    uint32_t shared_size;
+    uint32_t shared_size; /* of one CTA */
     uint8_t *local;       /* the entry's .local memory, local_size bytes per thread */
     uint32_t local_size;
     uint8_t *fparams;     /* the entry's call-sequence .param variables, fparam_size bytes per thread */
     uint32_t fparam_size;
-    EmuShadow *shadow;    /* racecheck; NULL when off */
+    EmuShadow *shadow;    /* racecheck (a shadow per byte of shared); NULL when off */
     uint32_t epoch;       /* barrier epoch, starts at 1 */
-    /* bar.arrive: arrivals at each barrier not yet counted into a completion, and their thread count */
-    uint32_t bar_arrived[EMU_MAX_BAR_ID + 1], bar_arrive_count[EMU_MAX_BAR_ID + 1];
-    /* barrier.cluster (a cluster of this one CTA): arrivals in the current phase, phases completed */
+    /* barrier.cluster: arrivals in the current phase, phases completed */
     uint32_t cl_arrived, cl_phase;
     /* last global allocation hit */
     uint64_t c_lo, c_hi;
@@ -147,7 +160,7 @@ typedef struct EmuBlock {
     bool faulted;
     uint64_t icount;
     uint64_t next_check;  /* icount at which run_block looks at the clock and the stop flag again */
-    uint64_t block_index; /* linear index of the block running */
+    uint64_t block_index; /* linear index of the cluster running (of the block without clusters) */
     uint64_t mbar_events; /* mbarrier state changes (arrivals, tx counts, phases): progress for the deadlock check */
     bool mbar_waits;      /* a thread of the block has waited on an mbarrier (rounds then look for threads to wake) */
     Str out;              /* printf output of the block */
@@ -288,6 +301,14 @@ void emu_wg_free(EmuThread *t);
 
 /* Member mask operand of a warp-collective instruction. */
 uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in);
+
+/* Shared memory of the cluster (exec_mem.c): the index into b->shared of the shared address addr (32 bits;
+ * EMU_DSMEM_TAG) of thread t, if [addr, addr + size) lies in the shared memory of one CTA; false if not. */
+bool emu_smem_index(const EmuBlock *b, const EmuThread *t, uint64_t addr, uint64_t size, uint64_t *idx);
+/* Text naming shared-memory index idx for reports: "shared address 0x..", with the CTA's rank in a cluster. */
+const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap);
+/* The thread's own CTA's shared memory. */
+static inline uint8_t *emu_cta_smem(const EmuBlock *b, const EmuThread *t) { return b->shared + (size_t)t->cta * b->shared_size; }
 
 /* Memory (exec_mem.c): host pointer for `size` bytes at `addr` in `space`,
  * checked (bounds, alignment `align`); NULL after emu_fault. */

@@ -64,7 +64,8 @@ static uint64_t mb_pack(uint32_t pending, uint32_t expected, int64_t tx, unsigne
     return (uint64_t)pending | (uint64_t)expected << 20 | ((uint64_t)tx & 0x1FFFFF) << 40 | MB_INIT_BIT | (uint64_t)parity << 63;
 }
 
-/* The shared-memory word of the mbarrier at addr (a shared or generic address); NULL after emu_fault. */
+/* The shared-memory word of the mbarrier at addr (a shared or generic address of thread t, in its CTA or another
+ * of the cluster); NULL after emu_fault. */
 static uint64_t *mb_word(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned space) {
     if (space == EMU_SP_GENERIC) {
         if (addr - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE) {
@@ -78,19 +79,23 @@ static uint64_t *mb_word(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t a
         emu_fault(b, t, in, "invalid mbarrier", "shared address 0x%" PRIx64 " is not 8-byte aligned", addr);
         return NULL;
     }
-    if (addr + 8 > b->shared_size) {
-        emu_fault(b, t, in, "invalid mbarrier", "shared address 0x%" PRIx64 " is outside the block's %u bytes of shared memory",
-                  addr, b->shared_size);
+    uint64_t idx;
+    if (!emu_smem_index(b, t, addr, 8, &idx)) {
+        emu_fault(b, t, in, "invalid mbarrier", "shared address 0x%" PRIx64 " is outside %s %u bytes of shared memory", addr,
+                  addr >= EMU_DSMEM_TAG ? "the cluster CTA's" : "the block's", b->shared_size);
         return NULL;
     }
-    return (uint64_t *)(void *)(b->shared + addr);
+    return (uint64_t *)(void *)(b->shared + idx);
 }
 
-static bool mb_ready(EmuBlock *b, EmuThread *t, const EmuIns *in, const uint64_t *w, uint64_t addr) {
+/* The mbarrier's index into b->shared, and its name for reports. */
+static uint64_t mb_index(const EmuBlock *b, const uint64_t *w) { return (uint64_t)((const uint8_t *)w - b->shared); }
+#define MB_NAME(b, idx) emu_smem_name(b, idx, (char[96]){0}, 96)
+
+static bool mb_ready(EmuBlock *b, EmuThread *t, const EmuIns *in, const uint64_t *w, uint64_t idx) {
     if (*w & MB_INIT_BIT) return true;
-    return emu_fault(b, t, in, "invalid mbarrier",
-                     "the mbarrier at shared address 0x%" PRIx64 " is not initialised (mbarrier.init; or it was invalidated)",
-                     addr & 0xFFFFFFFFu);
+    return emu_fault(b, t, in, "invalid mbarrier", "the mbarrier at %s is not initialised (mbarrier.init; or it was invalidated)",
+                     MB_NAME(b, idx));
 }
 
 static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
@@ -100,26 +105,28 @@ static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
     b->epoch++; /* racecheck: the phase orders what came before it with what comes after */
 }
 
-bool emu_mbarrier_phase_done(const EmuBlock *b, uint32_t addr, unsigned parity) {
-    if (addr + 8 > b->shared_size) return true; /* cannot happen: checked when the thread blocked */
+bool emu_mbarrier_phase_done(const EmuBlock *b, uint32_t idx, unsigned parity) {
+    if ((uint64_t)idx + 8 > (uint64_t)b->ncta * b->shared_size) return true; /* cannot happen: checked when the thread blocked */
     uint64_t v;
-    memcpy(&v, b->shared + addr, 8);
+    memcpy(&v, b->shared + idx, 8);
     return !(v & MB_INIT_BIT) || MB_PARITY(v) != parity; /* an invalidated mbarrier lets the waiter run into its error */
 }
 
-bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr, int64_t bytes, bool arrive, uint32_t count) {
-    uint64_t *w = mb_word(b, t, in, addr, EMU_SP_SHARED);
-    if (!w || !mb_ready(b, t, in, w, addr)) return false;
+bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t idx, int64_t bytes, bool arrive, uint32_t count) {
+    if ((uint64_t)idx + 8 > (uint64_t)b->ncta * b->shared_size || (idx & 7))
+        return emu_fault(b, t, in, "invalid mbarrier", "index 0x%x is not an mbarrier of the cluster's shared memory", idx);
+    uint64_t *w = (uint64_t *)(void *)(b->shared + idx);
+    if (!mb_ready(b, t, in, w, idx)) return false;
     uint64_t v = *w;
     int64_t tx = mb_tx(v) - bytes;
     if (tx > MB_MAX_COUNT || tx < -MB_MAX_COUNT)
-        return emu_fault(b, t, in, "invalid mbarrier", "the tx-count of the mbarrier at shared address 0x%x would be %" PRId64
-                         " bytes (the range is +-%d)", addr, -tx, MB_MAX_COUNT);
+        return emu_fault(b, t, in, "invalid mbarrier", "the tx-count of the mbarrier at %s would be %" PRId64
+                         " bytes (the range is +-%d)", MB_NAME(b, idx), -tx, MB_MAX_COUNT);
     uint32_t pending = MB_PENDING(v);
     if (arrive) {
         if (count > pending)
-            return emu_fault(b, t, in, "invalid mbarrier", "%u arrival%s on the mbarrier at shared address 0x%x, which has %u pending",
-                             count, count == 1 ? "" : "s", addr, pending);
+            return emu_fault(b, t, in, "invalid mbarrier", "%u arrival%s on the mbarrier at %s, which has %u pending",
+                             count, count == 1 ? "" : "s", MB_NAME(b, idx), pending);
         pending -= count;
     }
     *w = mb_pack(pending, MB_EXPECTED(v), tx, MB_PARITY(v));
@@ -131,7 +138,7 @@ bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr,
 bool emu_exec_cp_async_mbar(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     uint64_t *w = mb_word(b, t, in, EMU_R(t, in, 0) + (uint64_t)in->off[0], in->space);
     if (!w) return false;
-    uint32_t addr = (uint32_t)((uint8_t *)w - b->shared);
+    uint32_t addr = (uint32_t)mb_index(b, w);
     if (!mb_ready(b, t, in, w, addr)) return false;
     /* without .noinc the pending count goes up by one now and down by one as the copies complete: no net change */
     return !(in->flags & EMU_F(NOINC)) || emu_mbarrier_tx(b, t, in, addr, 0, true, 1);
@@ -147,7 +154,7 @@ int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     uint64_t raw = EMU_R(t, in, ai) + (uint64_t)in->off[0];
     uint64_t *w = mb_word(b, t, in, raw, in->space);
     if (!w) return EMU_MBAR_EXEC_FAULT;
-    uint32_t addr = (uint32_t)((uint8_t *)w - b->shared);
+    uint32_t addr = (uint32_t)mb_index(b, w); /* index into b->shared */
     uint64_t v = *w;
     switch (in->mode) {
     case EMU_MODE_MB_INIT: {
@@ -183,8 +190,8 @@ int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         unsigned parity = MB_PARITY(v);
         uint32_t pending_after = MB_PENDING(v) >= count ? MB_PENDING(v) - count : 0;
         if ((in->flags & EMU_F(NOCOMPLETE)) && pending_after == 0 && mb_tx(v) - tx == 0) {
-            emu_fault(b, t, in, "invalid mbarrier", "mbarrier.arrive.noComplete completes the phase of the mbarrier at shared address 0x%x",
-                      addr);
+            emu_fault(b, t, in, "invalid mbarrier", "mbarrier.arrive.noComplete completes the phase of the mbarrier at %s",
+                      MB_NAME(b, addr));
             return EMU_MBAR_EXEC_FAULT;
         }
         if (in->mode == EMU_MODE_MB_ARRIVE_DROP) {
@@ -259,16 +266,32 @@ static uint8_t *shared_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64
         emu_fault(b, t, in, "memcheck: misaligned bulk copy", "shared address 0x%" PRIx64 " is not aligned to %u bytes", addr, align);
         return NULL;
     }
-    if (addr > b->shared_size || size > b->shared_size - addr) {
+    uint64_t idx;
+    if (!emu_smem_index(b, t, addr, size, &idx)) {
         emu_fault(b, t, in, write ? "memcheck: invalid __shared__ write by a bulk copy" : "memcheck: invalid __shared__ read by a bulk copy",
-                  "[0x%" PRIx64 ", 0x%" PRIx64 ") is outside the block's %u bytes of shared memory", addr, addr + size, b->shared_size);
+                  "[0x%" PRIx64 ", 0x%" PRIx64 ") is outside %s %u bytes of shared memory", addr, addr + size,
+                  addr >= EMU_DSMEM_TAG ? "the cluster CTA's" : "the block's", b->shared_size);
         return NULL;
     }
-    if (write && b->shadow) memset(b->shadow + addr, 0, (size_t)size * sizeof *b->shadow);
-    return b->shared + addr;
+    if (write && b->shadow) memset(b->shadow + idx, 0, (size_t)size * sizeof *b->shadow);
+    return b->shared + idx;
 }
 
+/* Index into b->shared of a pointer shared_bytes or mb_word gave. */
 static uint32_t shared_offset(const EmuBlock *b, const uint8_t *p) { return (uint32_t)(p - b->shared); }
+
+/* .multicast::cluster: the CTA ranks of the 16-bit mask operand `op` (bit r: rank r) into *mask; false after
+ * emu_fault.  Without it, the rank whose shared memory holds index idx. */
+static bool copy_ranks(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned op, uint64_t idx, uint32_t *mask) {
+    if (!(in->xflags & EMU_XF_MULTICAST)) {
+        *mask = 1u << (idx / b->shared_size);
+        return true;
+    }
+    *mask = (uint16_t)EMU_R(t, in, op);
+    if (*mask >> b->ncta)
+        return emu_fault(b, t, in, "invalid multicast", "ctaMask 0x%04x names CTAs beyond the cluster's %u", *mask, b->ncta);
+    return true;
+}
 
 /* ---- reductions of bulk and tensor copies ---- */
 bool emu_reduce_type_ok(unsigned mode, unsigned ty) {
@@ -311,7 +334,7 @@ static void reduce_elem(unsigned mode, unsigned ty, uint8_t *g, const uint8_t *s
     memcpy(g, &r, es);
 }
 
-/* ---- st.async, red.async: a cluster's remote stores and reductions; the cluster is this CTA ---- */
+/* ---- st.async, red.async: stores and reductions into the shared memory of a CTA of the cluster ---- */
 bool emu_exec_st_async(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     unsigned es = emu_type_size(in->ty), n = in->vec;
     uint64_t a = EMU_R(t, in, 0) + (uint64_t)in->off[0];
@@ -344,6 +367,9 @@ static uint32_t swizzle_addr(uint32_t a, unsigned swz) {
     static const uint32_t mask[4] = {0, 1, 3, 7}; /* none, 32B, 64B, 128B */
     return a ^ (((a >> 7) & mask[swz & 3]) << 4);
 }
+
+static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTensorMap *tm, const int64_t c[5], const uint64_t n[5],
+                       uint8_t *cta, uint32_t soff, bool red, unsigned rty);
 
 static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     bool load = in->space == EMU_SP_SHARED;
@@ -385,7 +411,31 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     uint8_t *smem = shared_bytes(b, t, in, EMU_R(t, in, si) + (uint64_t)in->off[load ? 0 : 2], load ? in->space : in->space2,
                                  covered, tm.swizzle ? (unsigned)span[tm.swizzle & 3] * 8 : 128, load);
     if (!smem) return false;
-    uint32_t sbase = shared_offset(b, smem);
+    uint32_t sidx = shared_offset(b, smem), soff = sidx % b->shared_size; /* the box's offset in its CTA's shared memory */
+    uint32_t ranks;
+    if (!copy_ranks(b, t, in, 4, sidx, &ranks)) return false;
+    uint64_t *w = NULL;
+    if (load && !(w = mb_word(b, t, in, EMU_R(t, in, 3) + (uint64_t)in->off[2], in->space))) return false;
+    for (uint32_t rank = 0; rank < b->ncta; rank++) {
+        if (!(ranks >> rank & 1)) continue;
+        uint8_t *cta = b->shared + (size_t)rank * b->shared_size; /* multicast: the same offset in every CTA of the mask */
+        if (b->shadow && load) memset(b->shadow + (cta - b->shared) + soff, 0, (size_t)covered * sizeof *b->shadow);
+        if (!tensor_box(b, t, in, &tm, c, n, cta, soff, red, rty)) return false;
+        /* multicast: the mbarrier at the same offset in each destination CTA */
+        uint32_t mi = (in->xflags & EMU_XF_MULTICAST) ? rank * b->shared_size + (uint32_t)(mb_index(b, w) % b->shared_size)
+                                                       : (uint32_t)mb_index(b, w);
+        if (load && !emu_mbarrier_tx(b, t, in, mi, (int64_t)bytes, false, 0)) return false;
+    }
+    return true;
+}
+
+/* The box of a tensor copy between global memory and the shared memory of one CTA (cta; the box at offset soff):
+ * out-of-bounds elements filled on loads and skipped on stores; false after emu_fault. */
+static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTensorMap *tmp, const int64_t c[5], const uint64_t n[5],
+                       uint8_t *cta, uint32_t soff, bool red, unsigned rty) {
+    const EmuTensorMap tm = *tmp;
+    bool load = in->space == EMU_SP_SHARED;
+    unsigned dims = tm.rank, es = tm.esize;
     uint64_t idx = 0;
     for (uint64_t i4 = 0; i4 < n[4]; i4++)
         for (uint64_t i3 = 0; i3 < n[3]; i3++)
@@ -400,8 +450,7 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                             if (x < 0 || (uint64_t)x >= tm.dims[d]) inside = false;
                             else goff += (uint64_t)x * (d ? tm.strides[d - 1] : es);
                         }
-                        uint32_t sa = swizzle_addr(sbase + (uint32_t)(idx * es), tm.swizzle);
-                        uint8_t *sp = b->shared + sa;
+                        uint8_t *sp = cta + swizzle_addr(soff + (uint32_t)(idx * es), tm.swizzle);
                         if (!inside) {
                             if (load && tm.fill) { /* NaN fill: a quiet NaN of the element's format */
                                 uint64_t nan = es == 2 ? 0x7FFFu : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull;
@@ -417,10 +466,7 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                         else if (red) reduce_elem(in->mode, rty, gp, sp);
                         else memcpy(gp, sp, es);
                     }
-    if (!load) return true;
-    uint64_t mb = EMU_R(t, in, 3) + (uint64_t)in->off[2];
-    uint64_t *w = mb_word(b, t, in, mb, in->space);
-    return w && emu_mbarrier_tx(b, t, in, shared_offset(b, (uint8_t *)w), (int64_t)bytes, false, 0);
+    return true;
 }
 
 /* d op= s over size bytes of elements of in->ty (cp.reduce.async.bulk), else a copy (s and d may overlap in shared memory) */
@@ -439,16 +485,24 @@ bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (size == 0 || size % 16)
         return emu_fault(b, t, in, "invalid bulk copy", "%s size %" PRIu64 " is not a positive multiple of 16", emu_op_name(in->op), size);
     uint64_t dst = EMU_R(t, in, 0) + (uint64_t)in->off[0], src = EMU_R(t, in, 1) + (uint64_t)in->off[1];
-    if (in->space == EMU_SP_SHARED) { /* global or shared -> shared, completing tx bytes on the mbarrier */
+    if (in->space == EMU_SP_SHARED) { /* global or shared -> shared (multicast: of each CTA of the mask), completing tx bytes */
         uint8_t *d = shared_bytes(b, t, in, dst, EMU_SP_SHARED, size, 16, true);
         if (!d) return false;
         const uint8_t *s = in->space2 == EMU_SP_SHARED ? shared_bytes(b, t, in, src, EMU_SP_SHARED, size, 16, false)
                                                        : emu_access(b, t, in, EMU_SP_GLOBAL, src, (unsigned)size, 16, false);
         if (!s) return false;
-        bulk_move(in, d, s, size);
-        uint64_t mb = EMU_R(t, in, 3) + (uint64_t)in->off[2];
-        uint64_t *w = mb_word(b, t, in, mb, EMU_SP_SHARED);
-        return w && emu_mbarrier_tx(b, t, in, shared_offset(b, (uint8_t *)w), (int64_t)size, false, 0);
+        uint64_t *w = mb_word(b, t, in, EMU_R(t, in, 3) + (uint64_t)in->off[2], EMU_SP_SHARED);
+        uint32_t ranks, ss = b->shared_size, doff = shared_offset(b, d) % ss, moff;
+        if (!w || !copy_ranks(b, t, in, 4, shared_offset(b, d), &ranks)) return false;
+        moff = (uint32_t)(mb_index(b, w) % ss);
+        for (uint32_t rank = 0; rank < b->ncta; rank++) {
+            if (!(ranks >> rank & 1)) continue;
+            if (b->shadow) memset(b->shadow + (size_t)rank * ss + doff, 0, (size_t)size * sizeof *b->shadow);
+            bulk_move(in, b->shared + (size_t)rank * ss + doff, s, size);
+            uint32_t mi = (in->xflags & EMU_XF_MULTICAST) ? rank * ss + moff : (uint32_t)mb_index(b, w);
+            if (!emu_mbarrier_tx(b, t, in, mi, (int64_t)size, false, 0)) return false;
+        }
+        return true;
     }
     const uint8_t *s = shared_bytes(b, t, in, src, in->space2, size, 16, false);
     if (!s) return false;

@@ -160,15 +160,47 @@ static bool global_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned spa
     return emu_fault(b, t, in, what, "address 0x%" PRIx64 " is not in any device allocation", addr);
 }
 
-static void thread_of(const EmuBlock *b, uint32_t linear, uint32_t tid[3]) {
-    const unsigned *bd = b->L->block;
-    tid[0] = linear % bd[0];
-    tid[1] = (linear / bd[0]) % bd[1];
-    tid[2] = linear / (bd[0] * bd[1]);
+bool emu_smem_index(const EmuBlock *b, const EmuThread *t, uint64_t addr, uint64_t size, uint64_t *idx) {
+    uint64_t rank = t->cta;
+    if (addr >= EMU_DSMEM_TAG) {
+        rank = addr / EMU_DSMEM_TAG - 1;
+        addr %= EMU_DSMEM_TAG;
+        if (rank >= b->ncta) return false;
+    }
+    if (addr > b->shared_size || size > b->shared_size - addr) return false;
+    *idx = rank * b->shared_size + addr;
+    return true;
 }
 
-static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr, unsigned size, bool write) {
+const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap) {
+    uint64_t sz = b->shared_size ? b->shared_size : 1;
+    if (b->ncta > 1) snprintf(buf, cap, "shared address 0x%" PRIx64 " of the cluster's CTA rank %" PRIu64, idx % sz, idx / sz);
+    else snprintf(buf, cap, "shared address 0x%" PRIx64, idx);
+    return buf;
+}
+
+/* Where an out-of-bounds shared address points, for memcheck reports. */
+static void smem_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
+    char what[96];
+    snprintf(what, sizeof what, "memcheck: invalid __shared__ %s of size %u bytes", write ? "write" : "read", size);
+    unsigned st = b->L->dyn_smem ? b->L->m->shared_dyn_offset : b->shared_size;
+    if (addr >= EMU_DSMEM_TAG && addr / EMU_DSMEM_TAG - 1 >= b->ncta)
+        emu_fault(b, t, in, what, "address 0x%" PRIx64 " is in the shared memory of cluster CTA rank %" PRIu64
+                  "; the cluster has %u CTA%s", addr, addr / EMU_DSMEM_TAG - 1, b->ncta, b->ncta == 1 ? "" : "s");
+    else if (addr >= EMU_DSMEM_TAG)
+        emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: offset 0x%" PRIx64 " in the shared memory of cluster CTA rank %"
+                  PRIu64 ", which has %u bytes (%u static, %u dynamic)", addr, addr % EMU_DSMEM_TAG, addr / EMU_DSMEM_TAG - 1,
+                  b->shared_size, st, b->L->dyn_smem);
+    else
+        emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: the block has %u bytes of shared memory (%u static, %u dynamic)",
+                  addr, b->shared_size, st, b->L->dyn_smem);
+}
+
+/* Atomics (atom, red) conflict with other threads' plain reads and writes of the epoch, not with each other's
+ * atomics: they are checked as writes and leave no trace. */
+static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
     uint32_t ep = b->epoch, me = t->linear;
+    bool atomic = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED);
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
         const char *kind = NULL;
@@ -185,19 +217,25 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t add
             oline = s->rline;
         }
         if (kind) {
-            char what[96];
-            snprintf(what, sizeof what, "racecheck: shared-memory hazard (%s) at __shared__ address 0x%x", kind, addr + i);
+            char what[160], name[96];
+            snprintf(what, sizeof what, "racecheck: shared-memory hazard (%s) at __shared__ %s", kind,
+                     emu_smem_name(b, addr + i, name, sizeof name) + 7);
             char line[256], where[600];
             emu_module_line(b->L->m, oline, line, sizeof line);
             emu_module_where(b->L->m, oline, where, sizeof where);
             if (other == UINT32_MAX)
                 return emu_fault(b, t, in, what, "conflicts with reads by several threads (the last at %s) "
                                  "with no barrier in between: %s", where, line);
-            uint32_t tid[3];
-            thread_of(b, other, tid);
-            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u) at %s with no barrier in between: %s",
-                             other_write ? "write" : "read", tid[0], tid[1], tid[2], where, line);
+            const EmuThread *o = &b->t[other];
+            char cta[64] = "";
+            if (o->cta != t->cta) {
+                const uint32_t *c = b->cta[o->cta].ctaid;
+                snprintf(cta, sizeof cta, " of block (%u,%u,%u)", c[0], c[1], c[2]);
+            }
+            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u)%s at %s with no barrier in between: %s",
+                             other_write ? "write" : "read", o->tid[0], o->tid[1], o->tid[2], cta, where, line);
         }
+        if (atomic) continue;
         if (write) {
             s->wepoch = ep;
             s->wtid = me;
@@ -243,16 +281,15 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
         b->c_host = a->host;
         return a->host + (addr - a->addr);
     }
-    case EMU_SP_SHARED:
-        if (addr > b->shared_size || size > b->shared_size - addr) {
-            char what[96];
-            snprintf(what, sizeof what, "memcheck: invalid __shared__ %s of size %u bytes", write ? "write" : "read", size);
-            emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: the block has %u bytes of shared memory (%u static, %u dynamic)",
-                      addr, b->shared_size, b->L->dyn_smem ? b->L->m->shared_dyn_offset : b->shared_size, b->L->dyn_smem);
+    case EMU_SP_SHARED: {
+        uint64_t idx;
+        if (!emu_smem_index(b, t, addr, size, &idx)) {
+            smem_oob(b, t, in, addr, size, write);
             return NULL;
         }
-        if (b->shadow && !race_check(b, t, in, (uint32_t)addr, size, write)) return NULL;
-        return b->shared + addr;
+        if (b->shadow && !race_check(b, t, in, idx, size, write)) return NULL;
+        return b->shared + idx;
+    }
     case EMU_SP_LOCAL:
         if (addr < b->local_size && size <= b->local_size - addr) return b->local + (size_t)t->linear * b->local_size + addr;
         return emu_local(b, t, in, addr, size, write);

@@ -251,7 +251,7 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
                                  "element (%u, %u) of %s at shared address 0x%x is outside the block's %u bytes (descriptor 0x%016" PRIx64 ")",
                                  r, k, what, a, b->shared_size, desc);
             uint64_t bits = 0;
-            memcpy(&bits, b->shared + a, es);
+            memcpy(&bits, emu_cta_smem(b, t) + a, es);
             v[r * K + k] = elem_value(ty, bits);
         }
     return true;

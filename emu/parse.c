@@ -739,8 +739,8 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if (l == 11 && memcmp(p, "shared::cta", 11) == 0) f = EMU_SP_SHARED;
         if ((l == 12 && memcmp(p, "param::entry", 12) == 0) || (l == 11 && memcmp(p, "param::func", 11) == 0)) f = EMU_SP_PARAM;
         bool hopper = op >= EMU_OP_MBARRIER;
-        /* a cluster of one CTA: shared::cluster addresses of this CTA are its shared::cta addresses (ld, st,
-         * atom and red on distributed shared memory too) */
+        /* shared::cluster addresses are shared addresses (EMU_DSMEM_TAG picks the CTA): ld, st, atom and red
+         * on distributed shared memory too */
         if (l == 15 && memcmp(p, "shared::cluster", 15) == 0) f = EMU_SP_SHARED;
         if (f >= 0) {
             /* cp.async.ca.shared.global, cp.async.bulk.shared::cluster.global: destination space first */
@@ -767,9 +767,10 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             }
             if (l == 2 && memcmp(p, "sp", 2) == 0) return perr(ps, line, "sparse wgmma ('%.*s') is not supported by the emulator", (int)len, s);
         }
-        if (hopper && l == 18 && memcmp(p, "multicast::cluster", 18) == 0)
-            return perr(ps, line, "'%.*s': multicast to other CTAs of a cluster is not supported by the emulator (one CTA per cluster)",
-                        (int)len, s);
+        if ((op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR) && l == 18 && memcmp(p, "multicast::cluster", 18) == 0) {
+            in->xflags |= EMU_XF_MULTICAST;
+            continue;
+        }
         if (hopper && l == 4 && memcmp(p, "tile", 4) == 0) continue;
         if ((op == EMU_OP_TENSORMAP_REPLACE || op == EMU_OP_TENSORMAP_CP) && l == 5 && memcmp(p, "b1024", 5) == 0) continue;
         if (op == EMU_OP_GRIDDEP && ((l == 4 && memcmp(p, "wait", 4) == 0) || (l == 17 && memcmp(p, "launch_dependents", 17) == 0))) {
@@ -1061,13 +1062,16 @@ static bool parse_perf(Parser *ps, EmuFunc *f) {
         if (is(&ps->tok, ".maxntid")) dst = f->maxntid;
         else if (is(&ps->tok, ".reqntid")) dst = f->reqntid;
         else if (is(&ps->tok, ".reqnctapercluster")) dst = f->reqnctapercluster;
-        else if (is(&ps->tok, ".noreturn") || is(&ps->tok, ".explicitcluster")) { next(ps); continue; }
+        else if (is(&ps->tok, ".noreturn")) { next(ps); continue; }
+        else if (is(&ps->tok, ".explicitcluster")) { f->explicit_cluster = true; next(ps); continue; }
+        bool rank = is(&ps->tok, ".maxclusterrank");
         next(ps);
         unsigned k = 0;
         do {
             int64_t v;
             if (!parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad performance directive value");
             if (dst && k < 3) dst[k] = (uint32_t)v;
+            if (rank && k == 0) f->maxclusterrank = (uint32_t)v;
             k++;
             next(ps);
         } while (accept(ps, ','));

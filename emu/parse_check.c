@@ -132,8 +132,12 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
                         (int)len, s);
         if (red && !emu_reduce_type_ok(in->mode, in->ty))
             return perr(ps, line, "'%.*s': no .%s reduction of .%s elements", (int)len, s, emu_mode_name(in->mode), emu_type_name(in->ty));
-        if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR || (load && (in->nops < 4 || in->ok[3] != EMU_OK_ADDR)))
-            return perr(ps, line, "'%.*s' needs [dst], [src], size%s", (int)len, s, load ? ", [mbar]" : "");
+        bool mc = in->xflags & EMU_XF_MULTICAST;
+        if (mc && (red || !load || in->space2 != EMU_SP_GLOBAL))
+            return perr(ps, line, "'%.*s': .multicast::cluster is for copies from global memory into shared memory", (int)len, s);
+        if (in->ok[0] != EMU_OK_ADDR || in->ok[1] != EMU_OK_ADDR ||
+            (load && (in->nops != 4u + mc || in->ok[3] != EMU_OK_ADDR || (mc && in->ok[4] != EMU_OK_REG))) || (!load && in->nops != 3))
+            return perr(ps, line, "'%.*s' needs [dst], [src], size%s", (int)len, s, load ? mc ? ", [mbar], ctaMask" : ", [mbar]" : "");
         if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
         if (const_value(ps, in->o[2], &v) && (v == 0 || v % 16))
             return perr(ps, line, "'%.*s': size %" PRIu64 " is not a positive multiple of 16", (int)len, s, v);
@@ -162,11 +166,15 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
             return perr(ps, line, "unsupported cp.async.bulk.tensor form '%.*s' (.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
                         "or .global.shared::cta.tile.bulk_group)", (int)len, s);
         unsigned ci = load ? 2 : 1;
+        bool mc = in->xflags & EMU_XF_MULTICAST;
+        if (mc && !load) return perr(ps, line, "'%.*s': .multicast::cluster is for loads into shared memory", (int)len, s);
         bool shape = in->ok[ci - 1] == EMU_OK_ADDR && in->ok[ci] == EMU_OK_VEC && in->on[ci] == dims &&
-                     (load ? in->ok[0] == EMU_OK_ADDR && in->nops >= 4 && in->ok[3] == EMU_OK_ADDR : in->ok[2] == EMU_OK_ADDR);
+                     (load ? in->ok[0] == EMU_OK_ADDR && in->nops == 4u + mc && in->ok[3] == EMU_OK_ADDR && (!mc || in->ok[4] == EMU_OK_REG)
+                           : in->ok[2] == EMU_OK_ADDR && in->nops == 3);
         if (!shape)
             return perr(ps, line, "'%.*s' needs %s with %u coordinate%s", (int)len, s,
-                        load ? "[dst], [tensorMap, {c..}], [mbar]" : "[tensorMap, {c..}], [src]", dims, dims == 1 ? "" : "s");
+                        load ? mc ? "[dst], [tensorMap, {c..}], [mbar], ctaMask" : "[dst], [tensorMap, {c..}], [mbar]"
+                             : "[tensorMap, {c..}], [src]", dims, dims == 1 ? "" : "s");
         if (store && !(in->flags & EMU_F(BULK_GROUP))) return perr(ps, line, "'%.*s' needs .bulk_group", (int)len, s);
         return true;
     }
@@ -281,8 +289,10 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_SETMAXNREG: want = 1; break;
     case EMU_OP_CP_BULK_COMMIT: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: want = 0; break;
     case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT: want = 1; break;
-    case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: want = 3; want_max = 4; break; /* [d], [s], size [, [mbar]] */
-    case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 4; break;   /* [d], [tmap], {c}, [mbar] | [tmap], {c}, [s] */
+    /* [d], [s], size [, [mbar]] [, ctaMask] */
+    case EMU_OP_CP_BULK: case EMU_OP_CP_RED_BULK: want = 3; want_max = 4 + !!(in->xflags & EMU_XF_MULTICAST); break;
+    /* [d], [tmap], {c}, [mbar] [, ctaMask] | [tmap], {c}, [s] */
+    case EMU_OP_CP_BULK_TENSOR: want = 3; want_max = 4 + !!(in->xflags & EMU_XF_MULTICAST); break;
     case EMU_OP_CP_RED_BULK_TENSOR: want = 3; break;               /* [tmap], {c}, [s] */
     case EMU_OP_ST_ASYNC: case EMU_OP_RED_ASYNC: want = 3; break;  /* [a], b, [mbar] */
     case EMU_OP_WGMMA: want = 4; want_max = 8; break;

@@ -1003,7 +1003,8 @@ Test(forms, cp_async_mbarrier_arrive) {
     dev_close(d);
 }
 
-/* .explicitcluster and .reqnctapercluster: a one-CTA cluster runs; a larger one is refused at launch. */
+/* .explicitcluster, .reqnctapercluster and .maxclusterrank: a one-CTA cluster runs; a grid that is not a whole number
+ * of clusters is refused at launch. */
 Test(limits, cluster_directives) {
     static const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
         ".visible .entry one(.param .u64 out)\n.explicitcluster\n.reqnctapercluster 1, 1, 1\n"
@@ -1021,8 +1022,9 @@ Test(limits, cluster_directives) {
     cr_assert_eq(o, 1u);
     TileDevFunction *g = NULL;
     cr_assert_eq(dev_module_get_function(m, "two", &g), DEV_OK);
-    launch_fails(d, g, (unsigned[]){2, 1, 1}, (unsigned[]){32, 1, 1}, 0, (void *[]){&out}, DEV_ERR_LAUNCH,
-                 (const char *[]){".reqnctapercluster 2, 1, 1", "one-CTA clusters only", NULL});
+    launch_fails(d, g, (unsigned[]){3, 1, 1}, (unsigned[]){32, 1, 1}, 0, (void *[]){&out}, DEV_ERR_LAUNCH,
+                 (const char *[]){"grid (3,1,1) is not a whole number of (2,1,1) clusters", NULL});
+    launch_ok(d, g, 4, 32, (void *[]){&out}); /* two clusters of two (tests/test_emu_cluster.c runs real ones) */
     dev_module_unload(m);
     dev_close(d);
 }

@@ -1,0 +1,405 @@
+/* test_emu_cluster.c - thread-block clusters on emu:sm_90a: the cluster
+ * special registers, distributed shared memory (mapa, ld/st/atom on
+ * .shared::cluster and generic addresses, getctarank), barrier.cluster across
+ * CTAs, mbarriers signalled from another CTA (remote arrive, st.async), TMA
+ * and bulk copies multicast to the CTAs of a mask, and the errors: ranks
+ * outside the cluster, out-of-bounds remote accesses, cross-CTA races and
+ * deadlocks, grids that are not whole clusters.
+ *
+ * Every kernel is hand-written PTX from the PTX ISA's descriptions and is
+ * checked by ptxas -arch=sm_90a when it is installed; expected values are
+ * computed here from the kernel's arithmetic, outputs poisoned first. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emu/emu.h"
+#include "include/tile/tile.h"
+#include "support/target.h"
+#include "test_rng.h"
+
+#define PTX_HEAD ".version 8.4\n.target sm_90a\n.address_size 64\n"
+
+/* ptxas (when installed) must accept every kernel here. */
+static void check_ptxas(const char *ptx) {
+    static int have = -1;
+    if (have < 0) have = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? 1 : system("command -v ptxas >/dev/null 2>&1") == 0 ? 2 : 0;
+    if (!have) return;
+    char path[] = "/tmp/tile_emu_cluster_XXXXXX.ptx";
+    int fd = mkstemps(path, 4);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(ptx, f);
+    fclose(f);
+    char cmd[600], log[8192] = "";
+    snprintf(cmd, sizeof cmd, "%s -arch=sm_90a %s -o /dev/null 2>&1", have == 1 ? "/usr/local/cuda/bin/ptxas" : "ptxas", path);
+    FILE *pp = popen(cmd, "r");
+    cr_assert(pp);
+    size_t n = fread(log, 1, sizeof log - 1, pp);
+    log[n] = 0;
+    int rc = pclose(pp);
+    unlink(path);
+    cr_assert_eq(rc, 0, "ptxas rejects the PTX:\n%s\n%s", log, ptx);
+}
+
+static tile_context *open_ctx(bool racecheck) {
+    tile_context *ctx;
+    tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a", .emu_racecheck = racecheck, .emu_host_threads = 2};
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    return ctx;
+}
+
+static tile_kernel *load(tile_context *ctx, const char *ptx, const char *name, tile_module **m) {
+    check_ptxas(ptx);
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, m), TILE_OK, "%s\n%s", tile_last_error(ctx), ptx);
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(*m, name, &k), TILE_OK, "%s", tile_last_error(ctx));
+    return k;
+}
+
+static tile_devptr poisoned(tile_context *ctx, size_t n) {
+    tile_devptr p;
+    cr_assert_eq(tile_malloc(ctx, n, &p), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, p, 0xFF, n), TILE_OK);
+    return p;
+}
+
+static void launch(tile_context *ctx, tile_kernel *k, tile_dim3 grid, unsigned block, void **args) {
+    cr_assert_eq(tile_launch_raw(k, grid, (tile_dim3){block, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+}
+
+/* The launch fails and the report has every needle (NULL-terminated). */
+static void launch_fails(tile_context *ctx, tile_kernel *k, tile_dim3 grid, unsigned block, void **args, const char *const *needles) {
+    cr_assert_neq(tile_launch_raw(k, grid, (tile_dim3){block, 1, 1}, 0, args, NULL), TILE_OK, "the launch succeeded");
+    const char *e = tile_last_error(ctx);
+    for (const char *const *n = needles; *n; n++) cr_assert(strstr(e, *n), "report lacks '%s':\n%s", *n, e);
+}
+
+/* ==== special registers ==== */
+
+/* A 4 x 2 grid of 2 x 2 clusters, two warps per CTA: lane 0 of each warp writes the cluster registers. */
+Test(cluster, special_registers) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry sregs(.param .u64 out)\n.reqnctapercluster 2, 2, 1\n{\n"
+        " .reg .pred %p<3>;\n .reg .b32 %r<24>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %laneid;\n setp.ne.u32 %p1, %r1, 0;\n @%p1 bra DONE;\n"
+        " mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ctaid.y;\n"
+        " mov.u32 %r4, %cluster_ctaid.x;\n mov.u32 %r5, %cluster_ctaid.y;\n"
+        " mov.u32 %r6, %clusterid.x;\n mov.u32 %r7, %clusterid.y;\n"
+        " mov.u32 %r8, %nclusterid.x;\n mov.u32 %r9, %nclusterid.y;\n"
+        " mov.u32 %r10, %cluster_nctaid.x;\n mov.u32 %r11, %cluster_nctaid.y;\n"
+        " mov.u32 %r12, %cluster_ctarank;\n mov.u32 %r13, %cluster_nctarank;\n"
+        " mov.pred %p2, %is_explicit_cluster;\n selp.u32 %r14, 1, 0, %p2;\n"
+        " mov.u32 %r15, %warpid;\n mov.u32 %r16, %nwarpid;\n mov.u32 %r17, %tid.x;\n"
+        " mov.u32 %r18, %nctaid.x;\n mad.lo.u32 %r19, %r3, %r18, %r2;\n shr.u32 %r20, %r17, 5;\n"
+        " mad.lo.u32 %r19, %r19, 2, %r20;\n mul.wide.u32 %rd2, %r19, 64;\n add.u64 %rd2, %rd1, %rd2;\n"
+        " st.global.v4.u32 [%rd2], {%r2, %r3, %r4, %r5};\n st.global.v4.u32 [%rd2+16], {%r6, %r7, %r8, %r9};\n"
+        " st.global.v4.u32 [%rd2+32], {%r10, %r11, %r12, %r13};\n st.global.v4.u32 [%rd2+48], {%r14, %r15, %r16, %r17};\n"
+        "DONE:\n ret;\n}\n";
+    tile_context *ctx = open_ctx(false);
+    tile_module *m;
+    tile_kernel *k = load(ctx, ptx, "sregs", &m);
+    enum { GX = 4, GY = 2, W = 2 };
+    tile_devptr out = poisoned(ctx, GX * GY * W * 64);
+    launch(ctx, k, (tile_dim3){GX, GY, 1}, 32 * W, (void *[]){&out});
+    uint32_t o[GX * GY * W][16];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, o, out, sizeof o), TILE_OK);
+    for (unsigned y = 0; y < GY; y++)
+        for (unsigned x = 0; x < GX; x++)
+            for (unsigned w = 0; w < W; w++) {
+                const uint32_t *v = o[(y * GX + x) * W + w];
+                uint32_t want[16] = {x, y, x % 2, y % 2, x / 2, y / 2, GX / 2, GY / 2, 2, 2, (y % 2) * 2 + x % 2, 4, 1, w, W, 32 * w};
+                for (unsigned i = 0; i < 16; i++)
+                    cr_assert_eq(v[i], want[i], "block (%u,%u) warp %u: register %u is %u, want %u", x, y, w, i, v[i], want[i]);
+            }
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
+/* ==== distributed shared memory ==== */
+
+/* Clusters of 4 CTAs of 64 threads.  Each CTA fills arr[] with ctaid*1000+tid; after barrier.cluster each
+ * thread reads arr[63-tid] of rank+1 (mapa.shared::cluster + ld.shared::cluster) and arr[tid] of rank+2
+ * (a generic address from mapa.u64), asks getctarank where the first lives, stores ctaid*7+tid into
+ * inbox[tid] of rank+3 (st.shared::cluster) and adds ctaid+1 to rank 0's counter (atom.shared::cluster).
+ * After a second barrier.cluster it reads its own inbox. */
+static const char *dsmem_ptx = PTX_HEAD
+    ".visible .entry dsmem(.param .u64 out, .param .u64 sums)\n.reqnctapercluster 4, 1, 1\n{\n"
+    " .reg .pred %p<3>;\n .reg .b32 %r<32>;\n .reg .b64 %rd<10>;\n"
+    " .shared .align 4 .b32 arr[64];\n .shared .align 4 .b32 inbox[64];\n .shared .align 4 .b32 cnt;\n"
+    " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd2, [sums];\n"
+    " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %cluster_ctarank;\n"
+    " mad.lo.u32 %r4, %r2, 1000, %r1;\n mov.u32 %r5, arr;\n shl.b32 %r6, %r1, 2;\n add.u32 %r7, %r5, %r6;\n"
+    " st.shared.u32 [%r7], %r4;\n setp.eq.u32 %p1, %r1, 0;\n @%p1 st.shared.u32 [cnt], 0;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n"
+    /* rank+1: arr[63-tid] */
+    " add.u32 %r8, %r3, 1;\n and.b32 %r8, %r8, 3;\n sub.u32 %r9, 63, %r1;\n shl.b32 %r9, %r9, 2;\n add.u32 %r10, %r5, %r9;\n"
+    " mapa.shared::cluster.u32 %r11, %r10, %r8;\n ld.shared::cluster.u32 %r12, [%r11];\n"
+    /* rank+2 through a generic address */
+    " add.u32 %r13, %r3, 2;\n and.b32 %r13, %r13, 3;\n mov.u64 %rd3, arr;\n cvta.shared.u64 %rd3, %rd3;\n"
+    " cvt.u64.u32 %rd4, %r6;\n add.u64 %rd3, %rd3, %rd4;\n mapa.u64 %rd5, %rd3, %r13;\n ld.u32 %r14, [%rd5];\n"
+    " getctarank.shared::cluster.u32 %r15, %r11;\n"
+    /* rank+3's inbox */
+    " add.u32 %r16, %r3, 3;\n and.b32 %r16, %r16, 3;\n mov.u32 %r17, inbox;\n add.u32 %r17, %r17, %r6;\n"
+    " mapa.shared::cluster.u32 %r18, %r17, %r16;\n mad.lo.u32 %r19, %r2, 7, %r1;\n st.shared::cluster.u32 [%r18], %r19;\n"
+    /* rank 0's counter */
+    " mov.u32 %r20, cnt;\n mapa.shared::cluster.u32 %r21, %r20, 0;\n add.u32 %r22, %r2, 1;\n"
+    " atom.shared::cluster.add.u32 %r23, [%r21], %r22;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n"
+    " ld.shared.u32 %r24, [%r17];\n"
+    " mad.lo.u32 %r25, %r2, 64, %r1;\n mul.wide.u32 %rd6, %r25, 16;\n add.u64 %rd6, %rd1, %rd6;\n"
+    " st.global.v4.u32 [%rd6], {%r12, %r14, %r15, %r24};\n"
+    " setp.eq.u32 %p2, %r3, 0;\n and.pred %p2, %p2, %p1;\n @!%p2 bra DONE;\n"
+    " ld.shared.u32 %r26, [cnt];\n mov.u32 %r27, %clusterid.x;\n mul.wide.u32 %rd7, %r27, 4;\n add.u64 %rd7, %rd2, %rd7;\n"
+    " st.global.u32 [%rd7], %r26;\n"
+    "DONE:\n ret;\n}\n";
+
+static void run_dsmem(bool racecheck) {
+    tile_context *ctx = open_ctx(racecheck);
+    tile_module *m;
+    tile_kernel *k = load(ctx, dsmem_ptx, "dsmem", &m);
+    enum { G = 12, B = 64, C = 4 };
+    tile_devptr out = poisoned(ctx, G * B * 16), sums = poisoned(ctx, G / C * 4);
+    launch(ctx, k, (tile_dim3){G, 1, 1}, B, (void *[]){&out, &sums});
+    static uint32_t o[G * B][4];
+    uint32_t s[G / C];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, o, out, sizeof o), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, s, sums, sizeof s), TILE_OK);
+    for (unsigned c = 0; c < G; c++) {
+        unsigned base = c / C * C, r = c % C;
+        for (unsigned t = 0; t < B; t++) {
+            const uint32_t *v = o[c * B + t];
+            uint32_t want[4] = {(base + (r + 1) % C) * 1000 + (63 - t), (base + (r + 2) % C) * 1000 + t, (r + 1) % C,
+                                (base + (r + 1) % C) * 7 + t};
+            for (unsigned i = 0; i < 4; i++)
+                cr_assert_eq(v[i], want[i], "block %u thread %u: value %u is %u, want %u", c, t, i, v[i], want[i]);
+        }
+    }
+    for (unsigned q = 0; q < G / C; q++) {
+        uint32_t want = 0;
+        for (unsigned c = q * C; c < q * C + C; c++) want += B * (c + 1);
+        cr_assert_eq(s[q], want, "cluster %u: counter %u, want %u", q, s[q], want);
+    }
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
+Test(cluster, distributed_shared_memory) { run_dsmem(false); }
+/* the cluster barriers order every access: racecheck finds nothing */
+Test(cluster, distributed_shared_memory_racecheck) { run_dsmem(true); }
+
+/* ==== mbarriers across CTAs ==== */
+
+/* Clusters of 2.  Rank 1's threads st.async ctaid*100+tid into rank 0's data[], completing tx bytes on rank 0's
+ * mbarrier; rank 0 waits for it (arrive.expect_tx of 256 bytes), writes value+1 into rank 1's data[] and
+ * signals rank 1's mbarrier with a remote arrive (mbarrier.arrive.shared::cluster), which rank 1 waits on. */
+static const char *remote_mbar_ptx = PTX_HEAD
+    ".visible .entry xbar(.param .u64 out)\n.reqnctapercluster 2, 1, 1\n{\n"
+    " .reg .pred %p<5>;\n .reg .b32 %r<24>;\n .reg .b64 %rd<6>;\n"
+    " .shared .align 8 .b64 bar;\n .shared .align 4 .b32 data[64];\n"
+    " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %cluster_ctarank;\n"
+    " setp.eq.u32 %p1, %r1, 0;\n mov.u32 %r5, bar;\n"
+    " @%p1 mbarrier.init.shared::cta.b64 [%r5], 1;\n fence.mbarrier_init.release.cluster;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n"
+    " mov.u32 %r6, data;\n shl.b32 %r7, %r1, 2;\n add.u32 %r7, %r6, %r7;\n"
+    " setp.eq.u32 %p2, %r3, 0;\n @%p2 bra RANK0;\n"
+    " mapa.shared::cluster.u32 %r8, %r7, 0;\n mapa.shared::cluster.u32 %r9, %r5, 0;\n mad.lo.u32 %r10, %r2, 100, %r1;\n"
+    " st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r8], %r10, [%r9];\n"
+    "WAIT1:\n mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r5], 0;\n @!%p3 bra WAIT1;\n"
+    " ld.shared.u32 %r11, [%r7];\n bra OUT;\n"
+    "RANK0:\n @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r5], 256;\n"
+    "WAIT0:\n mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r5], 0;\n @!%p4 bra WAIT0;\n"
+    " ld.shared.u32 %r11, [%r7];\n mapa.shared::cluster.u32 %r8, %r7, 1;\n add.u32 %r12, %r11, 1;\n"
+    " st.shared::cluster.u32 [%r8], %r12;\n bar.sync 0;\n mapa.shared::cluster.u32 %r9, %r5, 1;\n"
+    " @%p1 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r9];\n"
+    "OUT:\n mad.lo.u32 %r13, %r2, 64, %r1;\n mul.wide.u32 %rd2, %r13, 4;\n add.u64 %rd2, %rd1, %rd2;\n"
+    " st.global.u32 [%rd2], %r11;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n ret;\n}\n";
+
+Test(cluster, remote_mbarrier_and_st_async) {
+    for (int rc = 0; rc < 2; rc++) {
+        tile_context *ctx = open_ctx(rc);
+        tile_module *m;
+        tile_kernel *k = load(ctx, remote_mbar_ptx, "xbar", &m);
+        enum { G = 6, B = 64 };
+        tile_devptr out = poisoned(ctx, G * B * 4);
+        launch(ctx, k, (tile_dim3){G, 1, 1}, B, (void *[]){&out});
+        uint32_t o[G * B];
+        cr_assert_eq(tile_memcpy_dtoh(ctx, o, out, sizeof o), TILE_OK);
+        for (unsigned c = 0; c < G; c++)
+            for (unsigned t = 0; t < B; t++) {
+                uint32_t want = (c | 1) * 100 + t + (c & 1);
+                cr_assert_eq(o[c * B + t], want, "racecheck %d, block %u thread %u: %u, want %u", rc, c, t, o[c * B + t], want);
+            }
+        tile_module_unload(m);
+        tile_context_destroy(ctx);
+    }
+}
+
+/* ==== multicast ==== */
+
+/* Clusters of 2 CTAs of 32 threads.  Rank 0 multicasts a 32 x 8 f32 box of a 40 x 20 matrix at (16, 8*cluster+6)
+ * (running off the right and, for cluster 1, the bottom edge) to both CTAs (ctaMask 3), and 256 bytes of src
+ * to rank 1 alone (ctaMask 2); each CTA expects the bytes meant for it on its own mbarrier.  Rank 0 filled its
+ * raw[] first: the bulk copy must leave it alone. */
+static const char *multicast_ptx = PTX_HEAD
+    ".visible .entry mc(.param .align 64 .b8 tmap[128], .param .u64 src, .param .u64 out)\n.reqnctapercluster 2, 1, 1\n{\n"
+    " .reg .pred %p<5>;\n .reg .b16 %rs<4>;\n .reg .b32 %r<32>;\n .reg .b64 %rd<12>;\n"
+    " .shared .align 128 .b8 tile[1024];\n .shared .align 16 .b8 raw[256];\n .shared .align 8 .b64 bar;\n"
+    " ld.param.u64 %rd1, [src];\n ld.param.u64 %rd2, [out];\n mov.u64 %rd3, tmap;\n"
+    " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %cluster_ctarank;\n mov.u32 %r4, %clusterid.x;\n"
+    " setp.eq.u32 %p1, %r1, 0;\n setp.eq.u32 %p2, %r3, 0;\n mov.u32 %r5, bar;\n mov.u32 %r6, tile;\n mov.u32 %r7, raw;\n"
+    " shl.b32 %r8, %r1, 3;\n add.u32 %r9, %r7, %r8;\n"
+    " @%p2 st.shared.v2.u32 [%r9], {%r2, %r1};\n"
+    " @%p1 mbarrier.init.shared::cta.b64 [%r5], 1;\n fence.mbarrier_init.release.cluster;\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n"
+    " selp.u32 %r10, 1024, 1280, %p2;\n @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r5], %r10;\n"
+    " and.pred %p3, %p1, %p2;\n @!%p3 bra WAIT;\n"
+    " mov.u32 %r11, 16;\n mad.lo.u32 %r12, %r4, 8, 6;\n mov.u16 %rs1, 3;\n"
+    " cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r6], [%rd3, {%r11, %r12}], [%r5], %rs1;\n"
+    " mul.wide.u32 %rd4, %r4, 256;\n add.u64 %rd4, %rd1, %rd4;\n mov.u16 %rs2, 2;\n"
+    " cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r7], [%rd4], 256, [%r5], %rs2;\n"
+    "WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r5], 0;\n @!%p4 bra WAIT;\n"
+    /* out[block] = tile (1024 bytes) then raw (256) */
+    " mul.wide.u32 %rd5, %r2, 1280;\n add.u64 %rd5, %rd2, %rd5;\n mov.u32 %r13, 0;\n"
+    "COPY:\n shl.b32 %r14, %r13, 5;\n add.u32 %r14, %r14, %r1;\n shl.b32 %r15, %r14, 2;\n add.u32 %r16, %r6, %r15;\n"
+    " ld.shared.u32 %r17, [%r16];\n cvt.u64.u32 %rd6, %r15;\n add.u64 %rd7, %rd5, %rd6;\n st.global.u32 [%rd7], %r17;\n"
+    " add.u32 %r13, %r13, 1;\n setp.lt.u32 %p4, %r13, 8;\n @%p4 bra COPY;\n"
+    " ld.shared.v2.u32 {%r18, %r19}, [%r9];\n cvt.u64.u32 %rd8, %r8;\n add.u64 %rd9, %rd5, %rd8;\n"
+    " st.global.v2.u32 [%rd9+1024], {%r18, %r19};\n"
+    " barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;\n ret;\n}\n";
+
+Test(cluster, tma_and_bulk_multicast) {
+    seed_rng();
+    enum { X = 40, Y = 20, G = 4 };
+    tile_context *ctx = open_ctx(true);
+    tile_module *m;
+    tile_kernel *k = load(ctx, multicast_ptx, "mc", &m);
+    float a[Y * X];
+    for (unsigned i = 0; i < Y * X; i++) a[i] = (float)(irand(2001) - 1000) / 8;
+    uint32_t src[G / 2 * 64];
+    for (unsigned i = 0; i < G / 2 * 64; i++) src[i] = (uint32_t)irand(1 << 30);
+    tile_devptr da, ds;
+    cr_assert_eq(tile_malloc(ctx, sizeof a, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof src, &ds), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, da, a, sizeof a), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, ds, src, sizeof src), TILE_OK);
+    tile_devptr out = poisoned(ctx, G * 1280);
+    _Alignas(64) uint8_t map[128];
+    uint64_t dims[2] = {X, Y}, strides[1] = {X * 4};
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_F32, 2, da, dims, strides, (uint32_t[]){32, 8}, NULL, TILE_SWIZZLE_NONE), TILE_OK,
+                 "%s", tile_last_error(ctx));
+    launch(ctx, k, (tile_dim3){G, 1, 1}, 32, (void *[]){map, &ds, &out});
+    static uint8_t o[G * 1280];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, o, out, sizeof o), TILE_OK);
+    for (unsigned c = 0; c < G; c++) {
+        unsigned cl = c / 2, y0 = cl * 8 + 6;
+        for (unsigned r = 0; r < 8; r++)
+            for (unsigned x = 0; x < 32; x++) {
+                float got, want = (16 + x < X && y0 + r < Y) ? a[(y0 + r) * X + 16 + x] : 0.0f;
+                memcpy(&got, o + c * 1280 + (r * 32 + x) * 4, 4);
+                cr_assert_eq(got, want, "block %u: tile[%u][%u] = %g, want %g", c, r, x, got, want);
+            }
+        for (unsigned t = 0; t < 32; t++) {
+            uint32_t v[2];
+            memcpy(v, o + c * 1280 + 1024 + t * 8, 8);
+            uint32_t w0 = c & 1 ? src[cl * 64 + 2 * t] : c, w1 = c & 1 ? src[cl * 64 + 2 * t + 1] : t;
+            cr_assert(v[0] == w0 && v[1] == w1, "block %u: raw[%u] = %u %u, want %u %u", c, t, v[0], v[1], w0, w1);
+        }
+    }
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
+/* ==== errors ==== */
+
+static const char *errors_ptx = PTX_HEAD
+    /* mapa to a rank the cluster does not have */
+    ".visible .entry bad_rank()\n.reqnctapercluster 2, 1, 1\n{\n .reg .b32 %r<4>;\n .shared .align 4 .b32 s[4];\n"
+    " mov.u32 %r1, s;\n mov.u32 %r2, 2;\n mapa.shared::cluster.u32 %r3, %r1, %r2;\n ld.shared::cluster.u32 %r3, [%r3];\n ret;\n}\n"
+    /* past the end of the other CTA's shared memory */
+    ".visible .entry remote_oob()\n.reqnctapercluster 2, 1, 1\n{\n .reg .b32 %r<4>;\n .shared .align 4 .b32 s[4];\n"
+    " mov.u32 %r1, s;\n add.u32 %r1, %r1, 64;\n mapa.shared::cluster.u32 %r2, %r1, 1;\n ld.shared::cluster.u32 %r3, [%r2];\n ret;\n}\n"
+    /* rank 1 writes rank 0's word while rank 0 reads it, nothing between */
+    ".visible .entry race()\n.reqnctapercluster 2, 1, 1\n{\n .reg .pred %p<2>;\n .reg .b32 %r<5>;\n .shared .align 4 .b32 s[4];\n"
+    " mov.u32 %r1, %cluster_ctarank;\n setp.eq.u32 %p1, %r1, 0;\n mov.u32 %r2, s;\n"
+    " @%p1 ld.shared.u32 %r3, [%r2];\n mapa.shared::cluster.u32 %r4, %r2, 0;\n @!%p1 st.shared::cluster.u32 [%r4], %r1;\n"
+    " barrier.cluster.arrive.aligned;\n barrier.cluster.wait.aligned;\n ret;\n}\n"
+    /* rank 0 waits at the cluster barrier, rank 1 on an mbarrier nobody completes */
+    ".visible .entry stuck()\n.reqnctapercluster 2, 1, 1\n{\n .reg .pred %p<3>;\n .reg .b32 %r<4>;\n .shared .align 8 .b64 bar;\n"
+    " mov.u32 %r1, %cluster_ctarank;\n setp.eq.u32 %p1, %r1, 0;\n mov.u32 %r2, bar;\n @%p1 bra R0;\n"
+    " mbarrier.init.shared::cta.b64 [%r2], 1;\nW:\n mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;\n @!%p2 bra W;\n"
+    "R0:\n barrier.cluster.arrive.aligned;\n barrier.cluster.wait.aligned;\n ret;\n}\n";
+
+Test(cluster, errors) {
+    tile_context *ctx = open_ctx(true);
+    tile_module *m;
+    tile_kernel *k = load(ctx, errors_ptx, "bad_rank", &m);
+    launch_fails(ctx, k, (tile_dim3){2, 1, 1}, 32, NULL, (const char *[]){"invalid cluster rank", "rank 2", "the cluster has 2 CTAs", NULL});
+    launch_fails(ctx, k, (tile_dim3){3, 1, 1}, 32, NULL, (const char *[]){"grid (3,1,1) is not a whole number of (2,1,1) clusters", NULL});
+    cr_assert_eq(tile_module_get_kernel(m, "remote_oob", &k), TILE_OK);
+    launch_fails(ctx, k, (tile_dim3){2, 1, 1}, 32, NULL,
+                 (const char *[]){"memcheck: invalid __shared__ read of size 4", "offset 0x50 in the shared memory of cluster CTA rank 1", NULL});
+    cr_assert_eq(tile_module_get_kernel(m, "race", &k), TILE_OK);
+    launch_fails(ctx, k, (tile_dim3){2, 1, 1}, 1, NULL,
+                 (const char *[]){"racecheck: shared-memory hazard (write after read)", "of the cluster's CTA rank 0",
+                                  "read by thread (0,0,0) of block (0,0,0)", "in block (1,0,0) (rank 1 of a cluster of 2)", NULL});
+    cr_assert_eq(tile_module_get_kernel(m, "stuck", &k), TILE_OK);
+    launch_fails(ctx, k, (tile_dim3){2, 1, 1}, 32, NULL,
+                 (const char *[]){"deadlock: no thread of the cluster can proceed", "in block (0,0,0)) waiting at the cluster barrier",
+                                  "in block (1,0,0)) waiting for an mbarrier phase", NULL});
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
+/* ==== the emulator's own launch: cluster dimensions given at launch ==== */
+
+/* A kernel without .reqnctapercluster launched as clusters of 2 (EmuOptions.cluster, what cuLaunchKernelEx's
+ * cluster attribute gives): each CTA reads its partner's rank through distributed shared memory. */
+Test(cluster, dimensions_at_launch) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n .shared .align 4 .b32 s;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %cluster_ctarank;\n mov.u32 %r2, %ctaid.x;\n st.shared.u32 [s], %r2;\n"
+        " barrier.cluster.arrive.aligned;\n barrier.cluster.wait.aligned;\n"
+        " xor.b32 %r3, %r1, 1;\n mov.u32 %r4, s;\n mapa.shared::cluster.u32 %r5, %r4, %r3;\n ld.shared::cluster.u32 %r6, [%r5];\n"
+        " mov.u32 %r7, %cluster_nctarank;\n mul.wide.u32 %rd2, %r2, 8;\n add.u64 %rd2, %rd1, %rd2;\n st.global.v2.u32 [%rd2], {%r6, %r7};\n"
+        " barrier.cluster.arrive.aligned;\n barrier.cluster.wait.aligned;\n ret;\n}\n"
+        ".visible .entry fixed()\n.reqnctapercluster 4, 1, 1\n{\n ret;\n}\n";
+    check_ptxas(ptx);
+    EmuMem mem;
+    emu_mem_init(&mem);
+    char *err = NULL;
+    EmuModule *m = emu_module_parse(ptx, &mem, &err);
+    cr_assert(m && emu_module_finalize(m, &mem, &err), "%s", err ? err : "");
+    uint64_t out;
+    cr_assert(emu_mem_alloc(&mem, 6 * 8, false, &out));
+    memset(emu_mem_host(&mem, out, 48), 0xFF, 48);
+    EmuOptions o = {.host_threads = 2, .timeout_seconds = 60, .cluster = {2, 1, 1}};
+    cr_assert(emu_launch(m, emu_module_find(m, "k"), (unsigned[]){6, 1, 1}, (unsigned[]){32, 1, 1}, 0, (void *[]){&out}, &o, NULL, &err),
+              "%s", err ? err : "");
+    const uint32_t *v = (const uint32_t *)emu_mem_host(&mem, out, 48);
+    for (unsigned c = 0; c < 6; c++) {
+        cr_assert_eq(v[2 * c], c ^ 1, "block %u read %u, want %u", c, v[2 * c], c ^ 1);
+        cr_assert_eq(v[2 * c + 1], 2u);
+    }
+    /* without cluster dimensions the same kernel runs one-CTA clusters, and mapa to rank 1 is an error */
+    o.cluster[0] = 0;
+    cr_assert(!emu_launch(m, emu_module_find(m, "k"), (unsigned[]){2, 1, 1}, (unsigned[]){32, 1, 1}, 0, (void *[]){&out}, &o, NULL, &err));
+    cr_assert(strstr(err, "invalid cluster rank") && strstr(err, "the cluster has 1 CTA"), "%s", err);
+    free(err);
+    err = NULL;
+    /* given dimensions must agree with .reqnctapercluster */
+    o.cluster[0] = 2;
+    cr_assert(!emu_launch(m, emu_module_find(m, "fixed"), (unsigned[]){4, 1, 1}, (unsigned[]){32, 1, 1}, 0, NULL, &o, NULL, &err));
+    cr_assert(strstr(err, "cluster (2,1,1) differs from .reqnctapercluster 4, 1, 1"), "%s", err);
+    free(err);
+    err = NULL;
+    o.cluster[0] = 32;
+    cr_assert(!emu_launch(m, emu_module_find(m, "k"), (unsigned[]){32, 1, 1}, (unsigned[]){32, 1, 1}, 0, (void *[]){&out}, &o, NULL, &err));
+    cr_assert(strstr(err, "clusters of 32 x 1 x 1 CTAs; a cluster has 1..16"), "%s", err);
+    free(err);
+    emu_module_free(m);
+    emu_mem_destroy(&mem);
+}
