@@ -196,11 +196,10 @@ static void smem_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr,
                   addr, b->shared_size, st, b->L->dyn_smem);
 }
 
-/* Atomics (atom, red) conflict with other threads' plain reads and writes of the epoch, not with each other's
- * atomics: they are checked as writes and leave no trace. */
+/* Atomics (atom, red) are never hazards (docs/emulator.md, Racecheck) and leave no trace. */
 static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
     uint32_t ep = b->epoch, me = t->linear;
-    bool atomic = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED);
+    if (in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED)) return true;
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
         const char *kind = NULL;
@@ -235,7 +234,6 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
             return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u)%s at %s with no barrier in between: %s",
                              other_write ? "write" : "read", o->tid[0], o->tid[1], o->tid[2], cta, where, line);
         }
-        if (atomic) continue;
         if (write) {
             s->wepoch = ep;
             s->wtid = me;

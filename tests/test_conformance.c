@@ -32,7 +32,9 @@
  *               producer and a consumer warpgroup (labels repeated in inlined
  *               { } blocks), wgmma with A in registers, stmatrix, cuda::barrier
  *               / cuda::memcpy_async and cuda::ptx bulk and tensor copies, a
- *               one-CTA cluster through cooperative groups: exact; at -G the
+ *               one-CTA cluster through cooperative groups, clusters of 4 (a
+ *               distributed-shared-memory histogram) and of 2 (TMA multicast,
+ *               remote mbarrier arrives): exact; at -G the
  *               accumulators nvcc reads before wgmma.wait_group are reported
  * Without nvcc ($TILE_NVCC, /usr/local/cuda/bin/nvcc, $CUDA_HOME/bin or
  * PATH) every test is skipped, and says so (ctest shows the program as
@@ -1436,6 +1438,46 @@ static void hopper_cluster(Conf *c) {
         }
 }
 
+/* Clusters of 4: the distributed-shared-memory histogram of 1000 values over 12 blocks of 64 threads (each
+ * cluster counts the values its blocks take), each thread's read of its right neighbour's array; clusters
+ * of 2: a 32x8 f32 tile of a 32x20 matrix multicast by TMA to both CTAs (cluster 2's tile runs off the
+ * bottom: zeros), each adding its rank. */
+static void hopper_clusters(Conf *c) {
+    enum { N = 1000, BLOCKS = 12, T = 64 };
+    Rng rng = rng_seed(95);
+    static int in[N], bins[BLOCKS / 4 * 64], peer[BLOCKS * T];
+    for (int i = 0; i < N; i++) in[i] = (int)(rng_next(&rng) % 100000);
+    tile_devptr din = dev_in(c, in, sizeof in), dbins = dev_in(c, NULL, sizeof bins), dpeer = dev_in(c, NULL, sizeof peer);
+    cr_assert_eq(tile_memset(c->ctx, dbins, 0, sizeof bins), TILE_OK);
+    int n = N;
+    run(c, "cluster_hist", BLOCKS, T, 0, (void *[]){&din, &n, &dbins, &dpeer});
+    dev_out(c, bins, dbins, sizeof bins);
+    dev_out(c, peer, dpeer, sizeof peer);
+    int want[BLOCKS / 4 * 64] = {0};
+    for (int i = 0; i < N; i++) want[(i / T) % BLOCKS / 4 * 64 + (in[i] & 63)]++;
+    for (int i = 0; i < BLOCKS / 4 * 64; i++)
+        cr_assert_eq(bins[i], want[i], "[%s] cluster %d bin %d: got %d, want %d", c->name, i / 64, i % 64, bins[i], want[i]);
+    for (int b = 0; b < BLOCKS; b++)
+        for (int t = 0; t < T; t++) {
+            int w = (b / 4 * 4 + (b % 4 + 1) % 4) * 100 + (63 - t);
+            cr_assert_eq(peer[b * T + t], w, "[%s] block %d thread %d read %d, want %d", c->name, b, t, peer[b * T + t], w);
+        }
+    enum { ROWS = 20, MB = 6 };
+    static float a[ROWS * 32], out[MB * 256];
+    for (int i = 0; i < ROWS * 32; i++) a[i] = (float)((int)(rng_next(&rng) % 2001) - 1000) / 4;
+    tile_devptr da = dev_in(c, a, sizeof a), dout = dev_in(c, NULL, sizeof out);
+    _Alignas(64) uint8_t map[128];
+    dev_map(c, map, TILE_F32, da, 32, ROWS, 128, 32, 8, TILE_SWIZZLE_NONE);
+    run(c, "tma_multicast", MB, 64, 0, (void *[]){map, &dout});
+    dev_out(c, out, dout, sizeof out);
+    for (int b = 0; b < MB; b++)
+        for (int i = 0; i < 256; i++) {
+            int row = b / 2 * 8 + i / 32;
+            float w = (row < ROWS ? a[row * 32 + i % 32] : 0.0f) + (float)(b % 2);
+            cr_assert_eq(out[b * 256 + i], w, "[%s] block %d element %d: got %g, want %g", c->name, b, i, out[b * 256 + i], w);
+        }
+}
+
 /* nvcc -G stores an asm statement's outputs as soon as it ends: the wgmma's accumulators are read before
  * wgmma.wait_group retires them, which the ISA leaves undefined.  The emulator must say so (on a GPU the
  * launch is not checked). */
@@ -1509,6 +1551,7 @@ static void hopper_run(const Variant *v) {
     hopper_bulk(&c);
     hopper_tma_store(&c);
     hopper_cluster(&c);
+    hopper_clusters(&c);
     hopper_reduce(&c);
     conf_close(&c);
 }

@@ -4,7 +4,8 @@
 // several times into one function), a producer warpgroup (elect.sync, setmaxnreg.dec) and a consumer
 // warpgroup (setmaxnreg.inc, wgmma.mma_async from 128B-swizzled shared memory through matrix descriptors),
 // a TMA store; wgmma with A from registers and B from unswizzled memory; stmatrix; bulk copies through
-// cuda::ptx and cuda::barrier / cuda::memcpy_async; a one-CTA cluster through cooperative groups.
+// cuda::ptx and cuda::barrier / cuda::memcpy_async; a one-CTA cluster through cooperative groups; clusters
+// of 4 (a histogram in distributed shared memory) and of 2 (a TMA load multicast to both CTAs).
 // Small integer values make every float result exact.
 #include <cooperative_groups.h>
 #include <cuda.h>
@@ -316,6 +317,68 @@ extern "C" __global__ void __cluster_dims__(1, 1, 1) cluster_one(int *out) {
     while (!cuda::ptx::mbarrier_try_wait_parity(&bar, 0)) {
     }
     o[256 + threadIdx.x] = w[threadIdx.x] + 100 * x[threadIdx.x] + 1000000 * y[threadIdx.x];
+#endif
+}
+
+// Clusters of 4 through cooperative groups, as the CUDA programming guide's distributed shared memory
+// histogram: each CTA owns 16 of the 64 bins, every thread adds its values' bins into whichever CTA owns
+// them (atomicAdd through map_shared_rank), cluster.sync() on both sides; each thread also reads its right
+// neighbour CTA's array.  Then each CTA adds its bins into the cluster's row of the global histogram.
+extern "C" __global__ void __cluster_dims__(4, 1, 1) cluster_hist(const int *in, int n, int *bins, int *peer) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ int h[16];
+    __shared__ int mine[64];
+    cg::cluster_group cluster = cg::this_cluster();
+    unsigned rank = cluster.block_rank();
+    for (int i = threadIdx.x; i < 16; i += blockDim.x) h[i] = 0;
+    mine[threadIdx.x] = (int)blockIdx.x * 100 + (int)threadIdx.x;
+    cluster.sync();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int v = in[i] & 63;
+        int *dst = cluster.map_shared_rank(h, v / 16);
+        atomicAdd(dst + v % 16, 1);
+    }
+    const int *right = cluster.map_shared_rank(mine, (rank + 1) % cluster.num_blocks());
+    peer[blockIdx.x * 64 + threadIdx.x] = right[63 - threadIdx.x];
+    cluster.sync();
+    for (int i = threadIdx.x; i < 16; i += blockDim.x) atomicAdd(&bins[blockIdx.x / 4 * 64 + rank * 16 + i], h[i]);
+#endif
+}
+
+// A CUTLASS-style multicast in clusters of 2: every CTA initialises its "full" mbarrier and expects the
+// tile's bytes on it; rank 0 issues one TMA load with .multicast::cluster (ctaMask 0b11) that lands in both
+// CTAs' shared memory and completes the bytes on both mbarriers.  Each CTA then releases the tile with a
+// remote arrive on rank 0's "empty" mbarrier (mapa + mbarrier.arrive.shared::cluster, as CUTLASS's
+// ClusterBarrier::arrive(cta_id) writes it), which rank 0 waits on before it exits.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) tma_multicast(const __grid_constant__ CUtensorMap tin, float *out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ alignas(128) float tile[8][32];
+    __shared__ uint64_t full, empty;
+    cg::cluster_group cluster = cg::this_cluster();
+    unsigned rank = cluster.block_rank();
+    if (threadIdx.x == 0) {
+        bar_init(&full, 1);
+        bar_init(&empty, 2);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    cluster.sync();
+    if (threadIdx.x == 0) bar_arrive_tx(&full, sizeof tile);
+    if (rank == 0 && threadIdx.x == 0) {
+        uint16_t mask = 3;
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                     " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_u32(&tile[0][0])),
+                     "l"((uint64_t)&tin), "r"(smem_u32(&full)), "r"(0), "r"((int)(blockIdx.x / 2 * 8)), "h"(mask)
+                     : "memory");
+    }
+    bar_wait(&full, 0);
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) out[blockIdx.x * 256 + i] = tile[i / 32][i % 32] + (float)rank;
+    __syncthreads();
+    if (threadIdx.x == 0)
+        asm volatile("{\n\t.reg .b32 remAddr32;\n\t"
+                     "mapa.shared::cluster.u32  remAddr32, %0, %1;\n\t"
+                     "mbarrier.arrive.shared::cluster.b64  _, [remAddr32];\n\t}" ::"r"(smem_u32(&empty)),
+                     "r"(0));
+    if (rank == 0) bar_wait(&empty, 0);
 #endif
 }
 
