@@ -303,20 +303,24 @@ DevStatus dev_module_get_function(TileDevModule *mod, const char *name, TileDevF
 }
 
 DevStatus dev_launch_flags(TileDevFunction *fn, const unsigned grid[3], const unsigned block[3], unsigned smem_bytes, void *stream,
-                           void **params, unsigned flags) {
+                           void **params, unsigned flags, const unsigned *cluster) {
     if (!fn) return DEV_ERR_INVALID;
     TileDevice *dev = fn->mod->dev;
     if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
         return dev_fail(dev, DEV_ERR_INVALID, "launch of '%s': grid (%u,%u,%u) and block (%u,%u,%u) must be non-zero",
                         fn->name, grid[0], grid[1], grid[2], block[0], block[1], block[2]);
     dev->last.instructions = 0;
-    return dev->ops->launch(dev, fn->impl, grid, block, smem_bytes, stream, params, flags);
+    if (cluster && !cluster[0] && !cluster[1] && !cluster[2]) cluster = NULL;
+    if (cluster && (!cluster[0] || !cluster[1] || !cluster[2]))
+        return dev_fail(dev, DEV_ERR_INVALID, "launch of '%s': cluster (%u,%u,%u) must be all zero (none) or all non-zero", fn->name,
+                        cluster[0], cluster[1], cluster[2]);
+    return dev->ops->launch(dev, fn->impl, grid, block, smem_bytes, stream, params, flags, cluster);
 }
 
 DevStatus dev_launch(TileDevFunction *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                      unsigned smem_bytes, void *stream, void **params) {
     const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-    return dev_launch_flags(fn, grid, block, smem_bytes, stream, params, 0);
+    return dev_launch_flags(fn, grid, block, smem_bytes, stream, params, 0, NULL);
 }
 
 DevStatus dev_synchronize(TileDevice *dev) {

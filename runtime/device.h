@@ -114,10 +114,12 @@ DevStatus dev_module_get_function(TileDevModule *mod, const char *name, TileDevF
 
 /* Launch as cuLaunchKernel does: params[i] points at argument i's value. */
 /* dev_launch_flags: DEV_LAUNCH_PDL lets the kernel start before the previous one on its stream has
- * finished (programmatic dependent launch, sm_90; the emulator runs launches in order anyway). */
+ * finished (programmatic dependent launch, sm_90; the emulator runs launches in order anyway).  cluster:
+ * CTAs per thread-block cluster (cuLaunchKernelEx's cluster dimension, sm_90); NULL: the kernel's own
+ * (.reqnctapercluster) or none. */
 enum { DEV_LAUNCH_PDL = 1 };
 DevStatus dev_launch_flags(TileDevFunction *fn, const unsigned grid[3], const unsigned block[3], unsigned smem_bytes, void *stream,
-                           void **params, unsigned flags);
+                           void **params, unsigned flags, const unsigned *cluster);
 DevStatus dev_launch(TileDevFunction *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                      unsigned smem_bytes, void *stream, void **params);
 DevStatus dev_synchronize(TileDevice *dev);
@@ -194,7 +196,7 @@ typedef struct DevBackendOps {
     void (*module_unload)(TileDevice *dev, void *mod);
     DevStatus (*get_function)(TileDevice *dev, void *mod, const char *name, void **fn);
     DevStatus (*launch)(TileDevice *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                        void *stream, void **params, unsigned flags);
+                        void *stream, void **params, unsigned flags, const unsigned *cluster);
     DevStatus (*synchronize)(TileDevice *dev);
     DevStatus (*stream_create)(TileDevice *dev, void **stream);
     DevStatus (*stream_destroy)(TileDevice *dev, void *stream);

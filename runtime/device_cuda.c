@@ -318,7 +318,7 @@ static DevStatus cuda_get_function(TileDevice *dev, void *mod, const char *name,
 }
 
 /* cuLaunchKernelEx's configuration (CUDA 12), as cuda.h lays it out. */
-enum { CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+enum { CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
 typedef struct CuLaunchAttribute {
     int id;
     char pad[4];
@@ -326,6 +326,7 @@ typedef struct CuLaunchAttribute {
         char bytes[64];
         void *align; /* the union is 8-byte aligned in cuda.h */
         int programmatic_stream_serialization_allowed;
+        struct { unsigned x, y, z; } cluster_dim;
     } value;
 } CuLaunchAttribute;
 typedef struct CuLaunchConfig {
@@ -337,17 +338,29 @@ typedef struct CuLaunchConfig {
 typedef CUresult (*LaunchKernelExFn)(const CuLaunchConfig *config, CUfunction f, void **params, void **extra);
 
 static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                             void *stream, void **params, unsigned flags) {
+                             void *stream, void **params, unsigned flags, const unsigned *cluster) {
     DevStatus st = cur(dev);
     if (st) return st;
     if (smem > (unsigned)target_default()->smem_static) /* every target: past it, opt in to dynamic shared memory */
         CALL(dev, cuda()->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem), "cuFuncSetAttribute");
-    if (flags & DEV_LAUNCH_PDL) {
+    if ((flags & DEV_LAUNCH_PDL) || cluster) {
         LaunchKernelExFn ex = (LaunchKernelExFn)cuda()->launch_kernel_ex;
-        if (!ex) return dev_fail(dev, DEV_ERR_UNSUPPORTED, "cuda: programmatic dependent launch needs cuLaunchKernelEx (a CUDA 12 driver)");
-        CuLaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
-        attr.value.programmatic_stream_serialization_allowed = 1;
-        CuLaunchConfig cfg = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, smem, stream, &attr, 1};
+        if (!ex)
+            return dev_fail(dev, DEV_ERR_UNSUPPORTED, "cuda: %s needs cuLaunchKernelEx (a CUDA 12 driver)",
+                            cluster ? "a cluster launch" : "programmatic dependent launch");
+        CuLaunchAttribute attrs[2];
+        unsigned n = 0;
+        memset(attrs, 0, sizeof attrs);
+        if (flags & DEV_LAUNCH_PDL) {
+            attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attrs[n++].value.programmatic_stream_serialization_allowed = 1;
+        }
+        if (cluster) {
+            attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attrs[n].value.cluster_dim.x = cluster[0], attrs[n].value.cluster_dim.y = cluster[1], attrs[n].value.cluster_dim.z = cluster[2];
+            n++;
+        }
+        CuLaunchConfig cfg = {{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, smem, stream, attrs, n};
         CALL(dev, ex(&cfg, fn, params, NULL), "cuLaunchKernelEx");
         return DEV_OK;
     }

@@ -207,7 +207,7 @@ static DevStatus emu_get_function(TileDevice *dev, void *mod, const char *name, 
 }
 
 static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                               void *stream, void **params, unsigned flags) {
+                               void *stream, void **params, unsigned flags, const unsigned *cluster) {
     EmuDev *e = dev->impl;
     EmuDevFunc *df = fn;
     (void)stream; /* one in-order queue for every stream: see the top of the file */
@@ -215,7 +215,9 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
     char *err = NULL;
     EmuLaunchStats stats = {0};
     pthread_mutex_lock(&e->lock);
-    bool ok = emu_launch(df->m, df->f, grid, block, smem, params, &e->opt, &stats, &err);
+    EmuOptions o = e->opt;
+    if (cluster) memcpy(o.cluster, cluster, sizeof o.cluster);
+    bool ok = emu_launch(df->m, df->f, grid, block, smem, params, &o, &stats, &err);
     pthread_mutex_unlock(&e->lock);
     dev->last.instructions = stats.instructions;
     if (ok) return DEV_OK;

@@ -1251,7 +1251,7 @@ tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *o
 
 /* ---- launches ---- */
 static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream,
-                          unsigned flags) {
+                          unsigned flags, const unsigned *cluster) {
     if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
     tile_context *ctx = k->ctx;
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
@@ -1322,7 +1322,7 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
         for (int i = 0; i < k->ntmaps; i++) all[k->nparams + i] = maps[i];
         args = all;
     }
-    DevStatus ds = dev_launch_flags(k->fn, g, b, shared_bytes, dstream, args, flags);
+    DevStatus ds = dev_launch_flags(k->fn, g, b, shared_bytes, dstream, args, flags, cluster);
     atomic_fetch_add_explicit(&ctx->launches, 1, memory_order_relaxed);
     if (ds != DEV_OK) {
         Str s = {0};
@@ -1335,7 +1335,7 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
 }
 
 tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream) {
-    return launch(k, grid, block, shared_bytes, args, stream, 0);
+    return launch(k, grid, block, shared_bytes, args, stream, 0, NULL);
 }
 
 tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream) {
@@ -1354,10 +1354,16 @@ tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_str
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: programmatic_dependent_launch = %d: 0 or 1",
                        o.programmatic_dependent_launch);
     unsigned flags = o.programmatic_dependent_launch ? DEV_LAUNCH_PDL : 0;
-    if (o.block.x || o.block.y || o.block.z) return launch(k, grid, o.block, o.shared_bytes, args, stream, flags);
+    const unsigned cl[3] = {o.cluster.x, o.cluster.y, o.cluster.z}, *cluster = cl[0] || cl[1] || cl[2] ? cl : NULL;
+    if (cluster && (!cl[0] || !cl[1] || !cl[2] || (uint64_t)cl[0] * cl[1] * cl[2] > 16 || grid.x % cl[0] || grid.y % cl[1] ||
+                    grid.z % cl[2]))
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE,
+                       "tile_launch_ex: cluster (%u,%u,%u): each dimension non-zero, at most 16 CTAs, dividing the grid (%u,%u,%u)",
+                       cl[0], cl[1], cl[2], grid.x, grid.y, grid.z);
+    if (o.block.x || o.block.y || o.block.z) return launch(k, grid, o.block, o.shared_bytes, args, stream, flags, cluster);
     if (!k->block)
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid): use tile_launch_raw",
                        k->name);
     /* static shared memory is declared in the PTX; beyond 48 KiB it is dynamic and passed here */
-    return launch(k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream, flags);
+    return launch(k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream, flags, cluster);
 }

@@ -10,6 +10,7 @@
  * checked by ptxas -arch=sm_90a when it is installed; expected values are
  * computed here from the kernel's arithmetic, outputs poisoned first. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,4 +403,41 @@ Test(cluster, dimensions_at_launch) {
     free(err);
     emu_module_free(m);
     emu_mem_destroy(&mem);
+}
+
+/* The same through the public API: tile_launch_ex's cluster option on a kernel loaded from PTX, and its checks. */
+Test(cluster, tile_launch_ex_cluster) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n .shared .align 4 .b32 s;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %cluster_ctarank;\n mov.u32 %r2, %ctaid.x;\n st.shared.u32 [s], %r2;\n"
+        " barrier.cluster.arrive.aligned;\n barrier.cluster.wait.aligned;\n"
+        " mov.u32 %r7, %cluster_nctarank;\n add.u32 %r3, %r1, 1;\n rem.u32 %r3, %r3, %r7;\n mov.u32 %r4, s;\n"
+        " mapa.shared::cluster.u32 %r5, %r4, %r3;\n ld.shared::cluster.u32 %r6, [%r5];\n"
+        " mul.wide.u32 %rd2, %r2, 8;\n add.u64 %rd2, %rd1, %rd2;\n st.global.v2.u32 [%rd2], {%r6, %r7};\n"
+        " barrier.cluster.arrive.aligned;\n barrier.cluster.wait.aligned;\n ret;\n}\n";
+    tile_context *ctx = open_ctx(false);
+    tile_module *m;
+    tile_kernel *k = load(ctx, ptx, "k", &m);
+    enum { G = 8 };
+    tile_devptr out = poisoned(ctx, G * 8);
+    tile_launch_options o = {.size = sizeof o, .block = {32, 1, 1}, .cluster = {4, 1, 1}};
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&out}, NULL, &o), TILE_OK, "%s", tile_last_error(ctx));
+    uint32_t v[G][2];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, v, out, sizeof v), TILE_OK);
+    for (unsigned c = 0; c < G; c++) {
+        unsigned want = c / 4 * 4 + (c % 4 + 1) % 4;
+        cr_assert(v[c][0] == want && v[c][1] == 4, "block %u: %u %u, want %u 4", c, v[c][0], v[c][1], want);
+    }
+    o.cluster = (tile_dim3){3, 1, 1};
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&out}, NULL, &o), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "dividing the grid (8,1,1)"), "%s", tile_last_error(ctx));
+    o.cluster = (tile_dim3){2, 0, 1};
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&out}, NULL, &o), TILE_ERROR_INVALID_VALUE);
+    /* an older caller's struct, without the field: one-CTA clusters, each block reads its own word */
+    tile_launch_options old = {.size = offsetof(tile_launch_options, cluster), .block = {32, 1, 1}, .cluster = {4, 1, 1}};
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&out}, NULL, &old), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, v, out, sizeof v), TILE_OK);
+    for (unsigned c = 0; c < G; c++) cr_assert(v[c][0] == c && v[c][1] == 1, "block %u: %u %u, want %u 1", c, v[c][0], v[c][1], c);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
 }

@@ -362,6 +362,9 @@ typedef struct tile_launch_options {
                                           GPUs and CUDA 12 drivers; elsewhere an error from the driver).  The
                                           kernels tile compiles do not call griddepcontrol yet, so what overlaps is
                                           the launch itself.  The emulator runs launches in order: accepted. */
+    tile_dim3 cluster;      /* CTAs per thread-block cluster (cuLaunchKernelEx's cluster dimension; sm_90, the grid a
+                               whole number of clusters; the emulator runs them, distributed shared memory and all).
+                               Zero: the kernel's own .reqnctapercluster, else no clusters. */
 } tile_launch_options;
 /* tile_launch with options (opt may be NULL). */
 TILE_API tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream, const tile_launch_options *opt);
