@@ -4,7 +4,7 @@
  * bench/triton_ref/emu_check.py feeds it Triton's sm_90 kernels.
  *
  *   foreign_ptx matmul FILE.ptx --kernel NAME [--args tutorial|desc] [--dtype f16|bf16] [--m M --n N --k K]
- *                      [--bm BM --bn BN] [--warps W] [--smem BYTES] [--grid N] [--device DEV]
+ *                      [--bm BM --bn BN] [--warps W] [--smem BYTES] [--grid N] [--ctas C] [--device DEV]
  *   foreign_ptx attention FILE.ptx --kernel NAME [--seq-q S --seq-k S --head-dim D --bm BM] [--causal]
  *                      [--warps W] [--smem BYTES] [--device DEV]
  *
@@ -16,7 +16,8 @@
  *   Inputs are small integers: the products are exact, the outputs rounded once.
  * attention: bench/triton_ref/kernels.py's `attention` (q, k, v, o, lse, seq_q, seq_k, heads_q, group, 14
  *   strides, scale, scratch pointers), batch 2, 4 query heads over 2 KV heads, f16, [b, s, h, d] tensors.
- * The grid is the kernel's tiles unless --grid (a persistent kernel's program count).  Exit status 0 when
+ * The grid is the kernel's tiles unless --grid (a persistent kernel's program count), times --ctas along x
+ * (Triton's num_ctas: the CTAs of a program's cluster; the PTX's .reqnctapercluster).  Exit status 0 when
  * every element agrees, 1 on a mismatch, 2 usage, 3 when the device refuses the PTX or the launch. */
 #include <math.h>
 #include <stdbool.h>
@@ -36,7 +37,7 @@ static int usage(void) {
 
 typedef struct Opts {
     const char *kind, *path, *kernel, *args, *dtype, *device;
-    int m, n, k, bm, bn, warps, smem, grid, seq_q, seq_k, head_dim, causal;
+    int m, n, k, bm, bn, warps, smem, grid, ctas, seq_q, seq_k, head_dim, causal;
 } Opts;
 
 static char *slurp(const char *path) {
@@ -73,7 +74,7 @@ static int run_matmul(tile_context *ctx, tile_kernel *k, const Opts *o) {
     tile_devptr da, db, dc, scratch = 0, zero = 0;
     int programs = o->grid ? o->grid : ((M + o->bm - 1) / o->bm) * ((N + o->bn - 1) / o->bn);
     if (tile_malloc(ctx, na * 2, &da) || tile_malloc(ctx, nb * 2, &db) || tile_malloc(ctx, nc * 2, &dc) ||
-        tile_malloc(ctx, (size_t)programs * 384 + 128, &scratch))
+        tile_malloc(ctx, (size_t)programs * o->ctas * 384 + 128, &scratch))
         return fail(ctx, "tile_malloc");
     tile_memcpy_htod(ctx, da, a, na * 2);
     tile_memcpy_htod(ctx, db, b, nb * 2);
@@ -82,8 +83,8 @@ static int run_matmul(tile_context *ctx, tile_kernel *k, const Opts *o) {
     void *tut[] = {&da, &db, &dc, &m32, &n32, &k32, &sam, &sbk, &scm, &zero, &zero};
     void *desc[] = {&da, &db, &dc, &m32, &n32, &k32, &scratch, &zero};
     void **args = strcmp(o->args, "desc") == 0 ? desc : tut;
-    if (tile_launch_raw(k, (tile_dim3){(unsigned)programs, 1, 1}, (tile_dim3){(unsigned)(32 * o->warps), 1, 1}, (unsigned)o->smem, args,
-                        NULL))
+    if (tile_launch_raw(k, (tile_dim3){(unsigned)(programs * o->ctas), 1, 1}, (tile_dim3){(unsigned)(32 * o->warps), 1, 1},
+                        (unsigned)o->smem, args, NULL))
         return fail(ctx, "launch");
     tile_memcpy_dtoh(ctx, c, dc, nc * 2);
     long bad = 0;
@@ -164,14 +165,14 @@ static int run_attention(tile_context *ctx, tile_kernel *k, const Opts *o) {
 
 int main(int argc, char **argv) {
     Opts o = {.args = "tutorial", .dtype = "f16", .device = "emu:sm_90a", .m = 208, .n = 144, .k = 112, .bm = 128, .bn = 128,
-              .warps = 4, .seq_q = 112, .seq_k = 150, .head_dim = 64};
+              .warps = 4, .ctas = 1, .seq_q = 112, .seq_k = 150, .head_dim = 64};
     if (argc < 3) return usage();
     o.kind = argv[1], o.path = argv[2];
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int *iv = !strcmp(a, "--m") ? &o.m : !strcmp(a, "--n") ? &o.n : !strcmp(a, "--k") ? &o.k : !strcmp(a, "--bm") ? &o.bm
                 : !strcmp(a, "--bn") ? &o.bn : !strcmp(a, "--warps") ? &o.warps : !strcmp(a, "--smem") ? &o.smem
-                : !strcmp(a, "--grid") ? &o.grid : !strcmp(a, "--seq-q") ? &o.seq_q : !strcmp(a, "--seq-k") ? &o.seq_k
+                : !strcmp(a, "--grid") ? &o.grid : !strcmp(a, "--ctas") ? &o.ctas : !strcmp(a, "--seq-q") ? &o.seq_q : !strcmp(a, "--seq-k") ? &o.seq_k
                 : !strcmp(a, "--head-dim") ? &o.head_dim : NULL;
         const char **sv = !strcmp(a, "--kernel") ? &o.kernel : !strcmp(a, "--args") ? &o.args : !strcmp(a, "--dtype") ? &o.dtype
                         : !strcmp(a, "--device") ? &o.device : NULL;
@@ -182,7 +183,7 @@ int main(int argc, char **argv) {
             i++;
         } else return usage();
     }
-    if (!o.kernel || (strcmp(o.kind, "matmul") && strcmp(o.kind, "attention")) || (strcmp(o.dtype, "f16") && strcmp(o.dtype, "bf16")) ||
+    if (!o.kernel || o.ctas < 1 || (strcmp(o.kind, "matmul") && strcmp(o.kind, "attention")) || (strcmp(o.dtype, "f16") && strcmp(o.dtype, "bf16")) ||
         (strcmp(o.args, "tutorial") && strcmp(o.args, "desc")) || o.m < 1 || o.n < 1 || o.k < 1 || o.bm < 1 || o.bn < 1 || o.warps < 1 ||
         o.seq_q < 1 || o.seq_k < 1 || o.head_dim < 1 || o.seq_k > 1 << 20)
         return usage();

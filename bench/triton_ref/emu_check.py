@@ -11,6 +11,8 @@ build/bench/foreign_ptx (bench/foreign_ptx.c), which runs it on the device and c
                                tensormap.cp_fenceproxy, TMA loads on mbarriers, wgmma, a TMA store
   desc_matmul_persistent       the same as a persistent loop over tiles (4 programs)
   attention hd64 causal/hd128  bench/triton_ref/kernels.py's attention: wgmma with P from registers
+  tutorial_matmul f16 ctas2 /  num_ctas=2: each program a cluster of two CTAs (.reqnctapercluster 2,
+  desc_matmul ctas2            %cluster_ctarank, barrier.cluster), launched as twice the programs along x
 
 Prints one line per kernel (its PTX's Hopper instructions and foreign_ptx's verdict) and exits 1 when
 one does not match or cannot run, 3 when triton cannot be imported.  What it shows is also a check
@@ -71,13 +73,13 @@ def desc_matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: t
         dc.store([pm * BM, pn * BN], acc.to(tl.float16))
 
 
-def compile90(fn, sig, consts, div16, warps, stages):
+def compile90(fn, sig, consts, div16, warps, stages, ctas=1):
     names = list(sig)
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in div16}
     for c in consts:
         sig[c] = "constexpr"
     k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs),
-                       target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages})
+                       target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages, "num_ctas": ctas})
     return k.asm["ptx"], k.metadata
 
 
@@ -93,8 +95,12 @@ def cases():
         out.append(("tutorial_matmul " + dt, TM.matmul_kernel, sig, consts,
                     ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"], 4, 3,
                     ["matmul", "--args", "tutorial", "--dtype", dt, "--m", "208", "--n", "144", "--k", "112"]))
+        if dt == "f16":
+            out.append(("tutorial_matmul f16 ctas2",) + out[-1][1:7] + (out[-1][7] + ["--ctas", "2"],))
     out.append(("desc_matmul", desc_matmul, dict(mm), {"BM": 128, "BN": 128, "BK": 64}, list(mm), 4, 3,
                 ["matmul", "--args", "desc", "--m", "208", "--n", "144", "--k", "112"]))
+    out.append(("desc_matmul ctas2", desc_matmul, dict(mm), {"BM": 128, "BN": 128, "BK": 64}, list(mm), 4, 3,
+                ["matmul", "--args", "desc", "--m", "208", "--n", "144", "--k", "112", "--ctas", "2"]))
     out.append(("desc_matmul_persistent", desc_matmul_persistent, dict(mm), {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4},
                 list(mm), 4, 3, ["matmul", "--args", "desc", "--grid", "4", "--m", "400", "--n", "272", "--k", "208"]))
     names = ["q", "k", "v", "o", "lse", "seq_q", "seq_k", "heads_q", "group", "sqb", "sqs", "sqh", "skb", "sks", "skh",
@@ -124,7 +130,8 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     for label, fn, sig, consts, div, warps, stages, args in cases():
         try:
-            ptx, md = compile90(fn, sig, consts, div, warps, stages)
+            ctas = int(args[args.index("--ctas") + 1]) if "--ctas" in args else 1
+            ptx, md = compile90(fn, dict(sig), consts, div, warps, stages, ctas)
         except Exception as e:  # noqa: BLE001 - report the one that Triton refused and go on
             print("%-28s triton failed: %s" % (label, str(e).splitlines()[0] if str(e) else type(e).__name__))
             bad += 1
@@ -132,7 +139,8 @@ def main():
         path = os.path.join(outdir, re.sub(r"\W+", "_", label) + ".ptx")
         with open(path, "w") as f:
             f.write(ptx)
-        feats = [w for w in ("wgmma.mma_async", "cp.async.bulk.tensor", "tensormap.replace", "mbarrier", "stmatrix", "cp.async.cg")
+        feats = [w for w in ("wgmma.mma_async", "cp.async.bulk.tensor", "tensormap.replace", "mbarrier", "stmatrix", "cp.async.cg",
+                             "barrier.cluster", "mapa", "multicast::cluster")
                  if w in ptx]
         cmd = [a.foreign, args[0], path, "--kernel", md.name, "--warps", str(md.num_warps), "--smem", str(md.shared),
                "--device", a.device] + args[1:]
