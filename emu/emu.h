@@ -509,6 +509,8 @@ typedef struct EmuOptions {
     FILE *printf_out;           /* where device printf output goes; NULL: stdout */
     unsigned cluster[3];        /* CTAs per cluster (cuLaunchKernelEx's cluster dimension) for a kernel without
                                  * .reqnctapercluster; zeros: one CTA per cluster */
+    bool cooperative;           /* a cooperative launch (cuLaunchCooperativeKernel): every CTA of the grid runs
+                                 * together, and cooperative groups' grid barrier has its workspace */
 } EmuOptions;
 
 typedef struct EmuLaunchStats {
@@ -525,6 +527,8 @@ enum {
     EMU_MAX_LOCAL = 1u << 30,         /* bytes of .local per function: keeps sizes far from wrapping */
     EMU_MAX_BAR_ID = 15,              /* bar.sync ids 0..15 */
     EMU_MAX_CLUSTER = 16,             /* CTAs per cluster (sm_90's non-portable limit; 8 is portable) */
+    EMU_MAX_COOP_THREADS = 1 << 18,   /* threads of a cooperative launch, all resident at once (an H100's 132 SMs
+                                         hold 270,336) */
     EMU_MAX_CALL_DEPTH = 1024,        /* nested calls per thread (the GPU's limit is its stack size) */
     EMU_DEFAULT_TIMEOUT_SECONDS = 600, /* a launch's time budget when none is given */
     EMU_PRINTF_LIMIT = 1 << 20,       /* bytes of printf output kept per launch (CUDA's default FIFO); the rest is dropped */

@@ -139,7 +139,9 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
     const uint32_t *c = b->cta[t ? t->cta : 0].ctaid;
     if (t) str_printf(&s, "    by thread (%u,%u,%u) in block (%u,%u,%u)", t->tid[0], t->tid[1], t->tid[2], c[0], c[1], c[2]);
     else str_printf(&s, "    in block (%u,%u,%u)", c[0], c[1], c[2]);
-    if (b->ncta > 1) str_printf(&s, t ? " (rank %u of a cluster of %u)" : " (the first of a cluster of %u)", t ? t->cta : b->ncta, b->ncta);
+    if (b->ncl > 1 && t) str_printf(&s, " (rank %u of a cluster of %u)", t->cta % b->ncl, b->ncl);
+    else if (b->ncl > 1) str_printf(&s, " (the first of a cluster of %u)", b->ncl);
+    else if (b->ncta > 1 && !t) str_printf(&s, " (the first of a cooperative launch of %u)", b->ncta);
     str_putc(&s, '\n');
     if (fmt && *fmt) {
         str_puts(&s, "    ");
@@ -187,15 +189,15 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             a -= EMU_SHARED_WINDOW;
         }
         a &= 0xFFFFFFFFu;
-        uint32_t own = a >= EMU_DSMEM_TAG ? (uint32_t)(a / EMU_DSMEM_TAG - 1) : t->cta;
+        uint32_t own = a >= EMU_DSMEM_TAG ? (uint32_t)(a / EMU_DSMEM_TAG - 1) : t->cta % b->ncl;
         if (in->op == EMU_OP_GETCTARANK) {
             EMU_R(t, in, 0) = own;
             return true;
         }
         uint32_t rank = (uint32_t)EMU_R(t, in, 2);
-        if (rank >= b->ncta || own >= b->ncta)
+        if (rank >= b->ncl || own >= b->ncl)
             return emu_fault(b, t, in, "invalid cluster rank", "mapa to CTA rank %u of 0x%" PRIx64 ": the cluster has %u CTA%s", rank,
-                             a, b->ncta, b->ncta == 1 ? "" : "s");
+                             a, b->ncl, b->ncl == 1 ? "" : "s");
         uint64_t d = (uint64_t)(rank + 1) * EMU_DSMEM_TAG + a % EMU_DSMEM_TAG;
         EMU_R(t, in, 0) = generic ? EMU_SHARED_WINDOW + d : d;
         return true;
@@ -511,9 +513,10 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
                     ok = emu_fault(b, t, in, "invalid cluster barrier", "barrier.cluster.arrive twice without a barrier.cluster.wait between");
                     goto out;
                 }
+                EmuCta *lead = &b->cta[emu_cl_base(b, t)];
                 t->cl_arrived = true;
-                t->cl_phase = b->cl_phase;
-                b->cl_arrived++;
+                t->cl_phase = lead->cl_phase;
+                lead->cl_arrived++;
                 pc++;
                 continue;
             }
@@ -523,7 +526,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
                 goto out;
             }
             t->cl_arrived = false;
-            if (t->cl_phase != b->cl_phase) { /* its phase has completed */
+            if (t->cl_phase != b->cta[emu_cl_base(b, t)].cl_phase) { /* its phase has completed */
                 pc++;
                 continue;
             }
@@ -564,7 +567,7 @@ static bool run_thread(EmuBlock *b, EmuThread *t) {
 static void init_threads(EmuBlock *b) {
     EmuLaunch *L = b->L;
     const EmuFunc *f = L->f;
-    uint32_t cn = b->cta_threads, ncl = b->ncta;
+    uint32_t cn = b->cta_threads, ncl = b->ncl;
     for (uint32_t i = 0; i < b->nthreads; i++) {
         EmuThread *t = &b->t[i];
         uint32_t local = i % cn, rank = i / cn;
@@ -585,7 +588,7 @@ static void init_threads(EmuBlock *b) {
         t->cl_phase = 0;
         if (t->wg) emu_wg_reset(t);
         t->linear = i;
-        t->cta = (uint8_t)rank;
+        t->cta = rank;
         t->lane = (uint16_t)(local & 31);
         t->tid[0] = local % L->block[0];
         t->tid[1] = (local / L->block[0]) % L->block[1];
@@ -621,7 +624,9 @@ static void init_threads(EmuBlock *b) {
             s[EMU_SREG_CLUSTERID_X + k] = ctaid[k] / L->cluster[k];
             s[EMU_SREG_NCLUSTERID_X + k] = L->grid[k] / L->cluster[k];
         }
-        s[EMU_SREG_CLUSTER_CTARANK] = rank;
+        s[EMU_SREG_CLUSTER_CTARANK] = rank % ncl;
+        s[EMU_SREG_ENVREG1] = L->workspace >> 32; /* cooperative groups' grid barrier: envreg1:envreg2 */
+        s[EMU_SREG_ENVREG2] = (uint32_t)L->workspace;
         s[EMU_SREG_CLUSTER_NCTARANK] = ncl;
         s[EMU_SREG_IS_EXPLICIT_CLUSTER] = L->explicit_cluster;
     }
@@ -631,8 +636,8 @@ static void init_threads(EmuBlock *b) {
 /* ---- where the threads are: timeout and deadlock reports ---- */
 typedef struct WhereGroup {
     const EmuFunc *fn;
-    uint32_t pc, count, nranges;
-    uint8_t state, cta;
+    uint32_t pc, count, nranges, cta;
+    uint8_t state;
     int64_t lo, hi;   /* the open range of linear thread indices */
     Str ranges;
 } WhereGroup;
@@ -665,7 +670,7 @@ void emu_block_where(EmuBlock *b, Str *s) {
         while (k < ng && !(g[k].fn == fn && g[k].pc == pc && g[k].state == state && g[k].cta == t->cta)) k++;
         if (k == ng) {
             if (ng == MAXG) { other++; continue; }
-            g[ng++] = (WhereGroup){fn, pc, 0, 0, state, t->cta, -1, -1, {0}};
+            g[ng++] = (WhereGroup){fn, pc, 0, 0, t->cta, state, -1, -1, {0}};
         }
         WhereGroup *w = &g[k];
         w->count++;
@@ -712,7 +717,8 @@ static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     bool r = emu_fault(b, t, in, "timeout: the launch did not finish in time",
                        "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds); "
                        "%s (%u,%u,%u) has %u threads:\n%s",
-                       b->L->opt->timeout_seconds, b->ncta > 1 ? "the cluster of block" : "block", b->cta[0].ctaid[0],
+                       b->L->opt->timeout_seconds, b->ncl > 1 ? "the cluster of block" : b->ncta > 1 ? "the cooperative grid from block" : "block",
+                       b->cta[0].ctaid[0],
                        b->cta[0].ctaid[1], b->cta[0].ctaid[2], b->nthreads, w.buf ? w.buf : "");
     str_free(&w);
     return r;
@@ -892,22 +898,23 @@ static bool release_barriers(EmuBlock *b, uint32_t c, uint32_t *live_out, bool *
     return true;
 }
 
-/* barrier.cluster: the phase completes once every live thread has arrived in it (exited threads count as
- * arrived, as at a whole-block barrier); its waiters go on. */
-static void release_cluster(EmuBlock *b, bool *progress) {
-    if (!b->cl_arrived) return;
-    uint32_t live = 0, in = 0;
-    for (uint32_t i = 0; i < b->nthreads; i++) {
+/* barrier.cluster of the cluster whose rank 0 is CTA c: the phase completes once every live thread of its
+ * CTAs has arrived in it (exited threads count as arrived, as at a whole-block barrier); its waiters go on. */
+static void release_cluster(EmuBlock *b, uint32_t c, bool *progress) {
+    EmuCta *lead = &b->cta[c];
+    if (!lead->cl_arrived) return;
+    uint32_t live = 0, in = 0, lo = c * b->cta_threads, hi = lo + b->ncl * b->cta_threads;
+    for (uint32_t i = lo; i < hi; i++) {
         const EmuThread *t = &b->t[i];
         if (t->state == EMU_TS_DONE) continue;
         live++;
-        if (t->cl_phase == b->cl_phase && (t->cl_arrived || t->state == EMU_TS_CLUSTER)) in++;
+        if (t->cl_phase == lead->cl_phase && (t->cl_arrived || t->state == EMU_TS_CLUSTER)) in++;
     }
     if (in < live) return;
-    b->cl_phase++;
-    b->cl_arrived = 0;
+    lead->cl_phase++;
+    lead->cl_arrived = 0;
     b->epoch++; /* orders shared-memory accesses for racecheck, as a barrier */
-    for (uint32_t i = 0; i < b->nthreads; i++)
+    for (uint32_t i = lo; i < hi; i++)
         if (b->t[i].state == EMU_TS_CLUSTER) b->t[i].state = EMU_TS_RUN, b->t[i].pc++;
     *progress = true;
 }
@@ -919,8 +926,10 @@ static bool run_block(EmuBlock *b) {
     memset(b->shared, 0, smem);
     if (b->shadow) memset(b->shadow, 0, smem * sizeof *b->shadow);
     b->epoch = 1;
-    for (uint32_t c = 0; c < b->ncta; c++) memset(b->cta[c].bar_arrived, 0, sizeof b->cta[c].bar_arrived);
-    b->cl_arrived = b->cl_phase = 0;
+    for (uint32_t c = 0; c < b->ncta; c++) {
+        memset(b->cta[c].bar_arrived, 0, sizeof b->cta[c].bar_arrived);
+        b->cta[c].cl_arrived = b->cta[c].cl_phase = 0;
+    }
     b->mbar_events = 0;
     b->mbar_waits = false;
     uint32_t nwarps = b->ncta * b->cta_warps;
@@ -966,7 +975,7 @@ static bool run_block(EmuBlock *b) {
         uint32_t live = 0;
         for (uint32_t c = 0; c < b->ncta; c++)
             if (!release_barriers(b, c, &live, &progress)) return false;
-        release_cluster(b, &progress);
+        for (uint32_t c = 0; c < b->ncta; c += b->ncl) release_cluster(b, c, &progress);
         if (live == 0) return true;
         if (b->mbar_events != events) progress = true;
         /* threads spinning on test_wait while nothing else moves: a deadlock once it has gone on long enough
@@ -984,8 +993,9 @@ static bool run_block(EmuBlock *b) {
                 if (b->t[i].state == EMU_TS_MBAR || b->t[i].state == EMU_TS_YIELD || b->t[i].state == EMU_TS_CLUSTER) t0 = &b->t[i];
             Str w = {0};
             emu_block_where(b, &w);
-            bool r = emu_fault(b, t0, &t0->fn->code[t0->pc], b->ncta > 1 ? "deadlock: no thread of the cluster can proceed"
-                                                                         : "deadlock: no thread of the block can proceed",
+            bool r = emu_fault(b, t0, &t0->fn->code[t0->pc], b->ncl > 1    ? "deadlock: no thread of the cluster can proceed"
+                                                             : b->ncta > 1 ? "deadlock: no thread of the cooperative grid can proceed"
+                                                                           : "deadlock: no thread of the block can proceed",
                                "%u of %u threads are live and every one waits at a barrier, warp-synchronous instruction "
                                "or mbarrier phase that cannot complete (divergent barriers, a thread count never reached, exited "
                                "threads, an mbarrier phase nobody completes?):\n%s",
@@ -1025,6 +1035,8 @@ static void *worker(void *arg) {
     memset(&b, 0, sizeof b);
     b.L = L;
     b.ncta = L->ncta;
+    b.ncl = L->ncl;
+    b.cta = calloc(b.ncta, sizeof *b.cta);
     b.cta_threads = L->block[0] * L->block[1] * L->block[2];
     b.cta_warps = (b.cta_threads + 31) / 32;
     b.nthreads = b.ncta * b.cta_threads;
@@ -1038,7 +1050,7 @@ static void *worker(void *arg) {
     b.fparam_size = (L->f->frame_param_size + 15) & ~15u;
     b.fparams = calloc((size_t)b.nthreads * b.fparam_size + 1, 1);
     if (L->opt->racecheck) b.shadow = calloc((size_t)b.ncta * b.shared_size + 1, sizeof *b.shadow);
-    if (!b.t || !b.regs || !b.shared || !b.local || !b.fparams || (L->opt->racecheck && !b.shadow)) {
+    if (!b.cta || !b.t || !b.regs || !b.shared || !b.local || !b.fparams || (L->opt->racecheck && !b.shadow)) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
         for (uint64_t nb = 0;; nb++) {
@@ -1053,12 +1065,13 @@ static void *worker(void *arg) {
             uint64_t idx = atomic_fetch_add(&L->next_block, 1);
             if (idx >= L->nunits) break;
             b.block_index = idx;
-            /* cluster idx of the grid of clusters, its CTAs by rank (x fastest) */
+            /* cluster idx of the grid of clusters, its CTAs by rank (x fastest); a cooperative launch: every block */
             const unsigned *cl = L->cluster;
             uint64_t gx = L->grid[0] / cl[0], gy = L->grid[1] / cl[1];
-            uint32_t cid[3] = {(uint32_t)(idx % gx), (uint32_t)((idx / gx) % gy), (uint32_t)(idx / (gx * gy))};
             for (uint32_t r = 0; r < b.ncta; r++) {
-                uint32_t in[3] = {r % cl[0], (r / cl[0]) % cl[1], r / (cl[0] * cl[1])};
+                uint64_t u = L->workspace ? r : idx;
+                uint32_t cid[3] = {(uint32_t)(u % gx), (uint32_t)((u / gx) % gy), (uint32_t)(u / (gx * gy))};
+                uint32_t q = L->workspace ? 0 : r, in[3] = {q % cl[0], (q / cl[0]) % cl[1], q / (cl[0] * cl[1])};
                 for (int k = 0; k < 3; k++) b.cta[r].ctaid[k] = cid[k] * cl[k] + in[k];
             }
             bool ok = run_block(&b);
@@ -1076,6 +1089,7 @@ static void *worker(void *arg) {
     free(b.local);
     free(b.fparams);
     free(b.shadow);
+    free(b.cta);
     return NULL;
 }
 
@@ -1189,9 +1203,21 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     }
     L.nblocks = (uint64_t)grid[0] * grid[1] * grid[2];
     memcpy(L.cluster, cluster, sizeof L.cluster);
-    L.ncta = cluster[0] * cluster[1] * cluster[2];
+    L.ncl = cluster[0] * cluster[1] * cluster[2];
+    L.ncta = L.ncl;
+    L.explicit_cluster = f->reqnctapercluster[0] || f->explicit_cluster || L.ncl > 1;
+    if (opt->cooperative) {
+        /* every block at once, and the grid barrier's workspace (cooperative groups reads it from %envreg1:2) */
+        uint64_t threads = L.nblocks * block[0] * block[1] * block[2];
+        if (L.ncl > 1)
+            return launch_error(err, "launch of '%s': a cooperative launch of clusters of %u CTAs is not supported by the emulator",
+                                f->name, L.ncl);
+        if (threads > EMU_MAX_COOP_THREADS)
+            return launch_error(err, "launch of '%s': a cooperative launch of %" PRIu64 " threads; all of them are resident at once, "
+                                "at most %d", f->name, threads, EMU_MAX_COOP_THREADS);
+        L.ncta = (uint32_t)L.nblocks;
+    }
     L.nunits = L.nblocks / L.ncta;
-    L.explicit_cluster = f->reqnctapercluster[0] || f->explicit_cluster || L.ncta > 1;
     if (opt->timeout_seconds > 0) L.deadline_ns = now_ns() + (uint64_t)(opt->timeout_seconds * 1e9);
     L.param_size = f->param_size;
     L.params = calloc(f->param_size + 8, 1);
@@ -1202,6 +1228,13 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
             return launch_error(err, "launch of '%s': params[%u] (%s) is NULL", f->name, i, f->params[i].name);
         }
         memcpy(L.params + f->params[i].offset, params[i], f->params[i].size);
+    }
+    if (opt->cooperative) {
+        if (!emu_mem_alloc(L.mem, 64, false, &L.workspace)) {
+            free(L.params);
+            return launch_error(err, "out of host memory");
+        }
+        memset(emu_mem_host(L.mem, L.workspace, 64), 0, 64);
     }
     pthread_mutex_init(&L.lock, NULL);
     unsigned nw = opt->host_threads;
@@ -1221,6 +1254,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
     pthread_mutex_destroy(&L.lock);
     free(L.params);
+    if (L.workspace) emu_mem_free(L.mem, L.workspace);
     print_output(&L);
     if (stats) stats->instructions = atomic_load(&L.instructions);
     if (L.err) {

@@ -68,7 +68,7 @@ typedef struct EmuThread {
     uint8_t state;
     uint8_t bar_id;
     uint8_t carry;        /* CC.CF of add.cc/addc/sub.cc/subc/mad.cc/madc */
-    uint8_t cta;          /* rank of its CTA in the cluster (EmuBlock.cta) */
+    uint32_t cta;         /* its CTA: index into EmuBlock.cta (rank in its cluster: cta % EmuBlock.ncl) */
     uint16_t lane;
     uint32_t linear;      /* index in EmuBlock.t: rank * threads per CTA + linear thread index in the CTA */
     uint32_t bar_count;   /* thread count of the barrier waited on (0: all) */
@@ -106,8 +106,10 @@ typedef struct EmuLaunch {
     uint32_t reserved_smem; /* where the reserved shared memory starts (module->reserved_smem) */
     uint64_t nblocks;
     unsigned cluster[3];  /* CTAs per cluster along x, y, z (1, 1, 1 without clusters) */
-    uint32_t ncta;        /* CTAs per cluster */
-    uint64_t nunits;      /* clusters: what the workers take one at a time */
+    uint32_t ncl;         /* CTAs per cluster */
+    uint32_t ncta;        /* CTAs run together: a cluster, or the whole grid of a cooperative launch */
+    uint64_t nunits;      /* units of ncta CTAs: what the workers take one at a time */
+    uint64_t workspace;   /* cooperative launch: the grid barrier's global memory (%envreg1:%envreg2); 0: none */
     bool explicit_cluster; /* launched as a cluster (%is_explicit_cluster) */
     uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: no timeout */
     atomic_uint_fast64_t next_block;
@@ -128,19 +130,22 @@ typedef struct EmuShadow {
     uint32_t wline, rline;   /* PTX lines, for reports */
 } EmuShadow;
 
-/* One CTA of the cluster a worker runs. */
+/* One CTA of the unit a worker runs. */
 typedef struct EmuCta {
     uint32_t ctaid[3];
     /* bar.arrive: arrivals at each barrier not yet counted into a completion, and their thread count */
     uint32_t bar_arrived[EMU_MAX_BAR_ID + 1], bar_arrive_count[EMU_MAX_BAR_ID + 1];
+    /* barrier.cluster, kept by the cluster's rank 0: arrivals in the current phase, phases completed */
+    uint32_t cl_arrived, cl_phase;
 } EmuCta;
 
-/* A cluster of ncta CTAs run together (one CTA without clusters): their threads one after the other in t
- * (cta_threads each), their shared memories one after the other in shared (shared_size bytes each). */
+/* A unit of ncta CTAs run together: a cluster (ncl = ncta; one CTA without clusters), or every CTA of a
+ * cooperative launch (clusters of ncl = 1).  Their threads one after the other in t (cta_threads each),
+ * their shared memories one after the other in shared (shared_size bytes each). */
 typedef struct EmuBlock {
     EmuLaunch *L;
-    EmuCta cta[EMU_MAX_CLUSTER];
-    uint32_t ncta, cta_threads, cta_warps;
+    EmuCta *cta;
+    uint32_t ncta, ncl, cta_threads, cta_warps;
     EmuThread *t;
     uint32_t nthreads;    /* ncta * cta_threads */
     uint64_t *regs;
@@ -152,8 +157,6 @@ typedef struct EmuBlock {
     uint32_t fparam_size;
     EmuShadow *shadow;    /* racecheck (a shadow per byte of shared); NULL when off */
     uint32_t epoch;       /* barrier epoch, starts at 1 */
-    /* barrier.cluster: arrivals in the current phase, phases completed */
-    uint32_t cl_arrived, cl_phase;
     /* last global allocation hit */
     uint64_t c_lo, c_hi;
     uint8_t *c_host;
@@ -307,6 +310,8 @@ uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in);
 bool emu_smem_index(const EmuBlock *b, const EmuThread *t, uint64_t addr, uint64_t size, uint64_t *idx);
 /* Text naming shared-memory index idx for reports: "shared address 0x..", with the CTA's rank in a cluster. */
 const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap);
+/* The unit index of rank 0 of t's cluster. */
+static inline uint32_t emu_cl_base(const EmuBlock *b, const EmuThread *t) { return t->cta - t->cta % b->ncl; }
 /* The thread's own CTA's shared memory. */
 static inline uint8_t *emu_cta_smem(const EmuBlock *b, const EmuThread *t) { return b->shared + (size_t)t->cta * b->shared_size; }
 

@@ -284,12 +284,12 @@ static uint32_t shared_offset(const EmuBlock *b, const uint8_t *p) { return (uin
  * emu_fault.  Without it, the rank whose shared memory holds index idx. */
 static bool copy_ranks(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned op, uint64_t idx, uint32_t *mask) {
     if (!(in->xflags & EMU_XF_MULTICAST)) {
-        *mask = 1u << (idx / b->shared_size);
+        *mask = 1u << (idx / b->shared_size - emu_cl_base(b, t));
         return true;
     }
     *mask = (uint16_t)EMU_R(t, in, op);
-    if (*mask >> b->ncta)
-        return emu_fault(b, t, in, "invalid multicast", "ctaMask 0x%04x names CTAs beyond the cluster's %u", *mask, b->ncta);
+    if (*mask >> b->ncl)
+        return emu_fault(b, t, in, "invalid multicast", "ctaMask 0x%04x names CTAs beyond the cluster's %u", *mask, b->ncl);
     return true;
 }
 
@@ -416,13 +416,13 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (!copy_ranks(b, t, in, 4, sidx, &ranks)) return false;
     uint64_t *w = NULL;
     if (load && !(w = mb_word(b, t, in, EMU_R(t, in, 3) + (uint64_t)in->off[2], in->space))) return false;
-    for (uint32_t rank = 0; rank < b->ncta; rank++) {
+    for (uint32_t rank = 0, base = emu_cl_base(b, t); rank < b->ncl; rank++) {
         if (!(ranks >> rank & 1)) continue;
-        uint8_t *cta = b->shared + (size_t)rank * b->shared_size; /* multicast: the same offset in every CTA of the mask */
+        uint8_t *cta = b->shared + (size_t)(base + rank) * b->shared_size; /* multicast: the same offset in every CTA of the mask */
         if (b->shadow && load) memset(b->shadow + (cta - b->shared) + soff, 0, (size_t)covered * sizeof *b->shadow);
         if (!tensor_box(b, t, in, &tm, c, n, cta, soff, red, rty)) return false;
         /* multicast: the mbarrier at the same offset in each destination CTA */
-        uint32_t mi = (in->xflags & EMU_XF_MULTICAST) ? rank * b->shared_size + (uint32_t)(mb_index(b, w) % b->shared_size)
+        uint32_t mi = (in->xflags & EMU_XF_MULTICAST) ? (base + rank) * b->shared_size + (uint32_t)(mb_index(b, w) % b->shared_size)
                                                        : (uint32_t)mb_index(b, w);
         if (load && !emu_mbarrier_tx(b, t, in, mi, (int64_t)bytes, false, 0)) return false;
     }
@@ -495,11 +495,12 @@ bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         uint32_t ranks, ss = b->shared_size, doff = shared_offset(b, d) % ss, moff;
         if (!w || !copy_ranks(b, t, in, 4, shared_offset(b, d), &ranks)) return false;
         moff = (uint32_t)(mb_index(b, w) % ss);
-        for (uint32_t rank = 0; rank < b->ncta; rank++) {
-            if (!(ranks >> rank & 1)) continue;
-            if (b->shadow) memset(b->shadow + (size_t)rank * ss + doff, 0, (size_t)size * sizeof *b->shadow);
-            bulk_move(in, b->shared + (size_t)rank * ss + doff, s, size);
-            uint32_t mi = (in->xflags & EMU_XF_MULTICAST) ? rank * ss + moff : (uint32_t)mb_index(b, w);
+        for (uint32_t r = 0, base = emu_cl_base(b, t); r < b->ncl; r++) {
+            if (!(ranks >> r & 1)) continue;
+            size_t at = (size_t)(base + r) * ss;
+            if (b->shadow) memset(b->shadow + at + doff, 0, (size_t)size * sizeof *b->shadow);
+            bulk_move(in, b->shared + at + doff, s, size);
+            uint32_t mi = (in->xflags & EMU_XF_MULTICAST) ? (uint32_t)(at + moff) : (uint32_t)mb_index(b, w);
             if (!emu_mbarrier_tx(b, t, in, mi, (int64_t)size, false, 0)) return false;
         }
         return true;

@@ -161,20 +161,22 @@ static bool global_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned spa
 }
 
 bool emu_smem_index(const EmuBlock *b, const EmuThread *t, uint64_t addr, uint64_t size, uint64_t *idx) {
-    uint64_t rank = t->cta;
+    uint64_t cta = t->cta;
     if (addr >= EMU_DSMEM_TAG) {
-        rank = addr / EMU_DSMEM_TAG - 1;
+        uint64_t rank = addr / EMU_DSMEM_TAG - 1;
         addr %= EMU_DSMEM_TAG;
-        if (rank >= b->ncta) return false;
+        if (rank >= b->ncl) return false;
+        cta = emu_cl_base(b, t) + rank;
     }
     if (addr > b->shared_size || size > b->shared_size - addr) return false;
-    *idx = rank * b->shared_size + addr;
+    *idx = cta * b->shared_size + addr;
     return true;
 }
 
 const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap) {
     uint64_t sz = b->shared_size ? b->shared_size : 1;
-    if (b->ncta > 1) snprintf(buf, cap, "shared address 0x%" PRIx64 " of the cluster's CTA rank %" PRIu64, idx % sz, idx / sz);
+    if (b->ncl > 1) snprintf(buf, cap, "shared address 0x%" PRIx64 " of the cluster's CTA rank %" PRIu64, idx % sz, idx / sz % b->ncl);
+    else if (b->ncta > 1) snprintf(buf, cap, "shared address 0x%" PRIx64, idx % sz);
     else snprintf(buf, cap, "shared address 0x%" PRIx64, idx);
     return buf;
 }
@@ -184,9 +186,9 @@ static void smem_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr,
     char what[96];
     snprintf(what, sizeof what, "memcheck: invalid __shared__ %s of size %u bytes", write ? "write" : "read", size);
     unsigned st = b->L->dyn_smem ? b->L->m->shared_dyn_offset : b->shared_size;
-    if (addr >= EMU_DSMEM_TAG && addr / EMU_DSMEM_TAG - 1 >= b->ncta)
+    if (addr >= EMU_DSMEM_TAG && addr / EMU_DSMEM_TAG - 1 >= b->ncl)
         emu_fault(b, t, in, what, "address 0x%" PRIx64 " is in the shared memory of cluster CTA rank %" PRIu64
-                  "; the cluster has %u CTA%s", addr, addr / EMU_DSMEM_TAG - 1, b->ncta, b->ncta == 1 ? "" : "s");
+                  "; the cluster has %u CTA%s", addr, addr / EMU_DSMEM_TAG - 1, b->ncl, b->ncl == 1 ? "" : "s");
     else if (addr >= EMU_DSMEM_TAG)
         emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: offset 0x%" PRIx64 " in the shared memory of cluster CTA rank %"
                   PRIu64 ", which has %u bytes (%u static, %u dynamic)", addr, addr % EMU_DSMEM_TAG, addr / EMU_DSMEM_TAG - 1,

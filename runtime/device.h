@@ -117,7 +117,7 @@ DevStatus dev_module_get_function(TileDevModule *mod, const char *name, TileDevF
  * finished (programmatic dependent launch, sm_90; the emulator runs launches in order anyway).  cluster:
  * CTAs per thread-block cluster (cuLaunchKernelEx's cluster dimension, sm_90); NULL: the kernel's own
  * (.reqnctapercluster) or none. */
-enum { DEV_LAUNCH_PDL = 1 };
+enum { DEV_LAUNCH_PDL = 1, DEV_LAUNCH_COOPERATIVE = 2 /* every block resident at once: grid-wide sync */ };
 DevStatus dev_launch_flags(TileDevFunction *fn, const unsigned grid[3], const unsigned block[3], unsigned smem_bytes, void *stream,
                            void **params, unsigned flags, const unsigned *cluster);
 DevStatus dev_launch(TileDevFunction *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,

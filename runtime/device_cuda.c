@@ -318,7 +318,8 @@ static DevStatus cuda_get_function(TileDevice *dev, void *mod, const char *name,
 }
 
 /* cuLaunchKernelEx's configuration (CUDA 12), as cuda.h lays it out. */
-enum { CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+enum { CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+       CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
 typedef struct CuLaunchAttribute {
     int id;
     char pad[4];
@@ -326,6 +327,7 @@ typedef struct CuLaunchAttribute {
         char bytes[64];
         void *align; /* the union is 8-byte aligned in cuda.h */
         int programmatic_stream_serialization_allowed;
+        int cooperative;
         struct { unsigned x, y, z; } cluster_dim;
     } value;
 } CuLaunchAttribute;
@@ -343,17 +345,21 @@ static DevStatus cuda_launch(TileDevice *dev, void *fn, const unsigned grid[3], 
     if (st) return st;
     if (smem > (unsigned)target_default()->smem_static) /* every target: past it, opt in to dynamic shared memory */
         CALL(dev, cuda()->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem), "cuFuncSetAttribute");
-    if ((flags & DEV_LAUNCH_PDL) || cluster) {
+    if ((flags & (DEV_LAUNCH_PDL | DEV_LAUNCH_COOPERATIVE)) || cluster) {
         LaunchKernelExFn ex = (LaunchKernelExFn)cuda()->launch_kernel_ex;
         if (!ex)
             return dev_fail(dev, DEV_ERR_UNSUPPORTED, "cuda: %s needs cuLaunchKernelEx (a CUDA 12 driver)",
-                            cluster ? "a cluster launch" : "programmatic dependent launch");
-        CuLaunchAttribute attrs[2];
+                            cluster ? "a cluster launch" : flags & DEV_LAUNCH_PDL ? "programmatic dependent launch" : "a cooperative launch");
+        CuLaunchAttribute attrs[3];
         unsigned n = 0;
         memset(attrs, 0, sizeof attrs);
         if (flags & DEV_LAUNCH_PDL) {
             attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
             attrs[n++].value.programmatic_stream_serialization_allowed = 1;
+        }
+        if (flags & DEV_LAUNCH_COOPERATIVE) {
+            attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            attrs[n++].value.cooperative = 1;
         }
         if (cluster) {
             attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;

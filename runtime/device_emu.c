@@ -217,6 +217,7 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
     pthread_mutex_lock(&e->lock);
     EmuOptions o = e->opt;
     if (cluster) memcpy(o.cluster, cluster, sizeof o.cluster);
+    o.cooperative = flags & DEV_LAUNCH_COOPERATIVE;
     bool ok = emu_launch(df->m, df->f, grid, block, smem, params, &o, &stats, &err);
     pthread_mutex_unlock(&e->lock);
     dev->last.instructions = stats.instructions;

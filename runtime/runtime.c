@@ -1353,7 +1353,9 @@ tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_str
     if (o.programmatic_dependent_launch & ~1)
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: programmatic_dependent_launch = %d: 0 or 1",
                        o.programmatic_dependent_launch);
-    unsigned flags = o.programmatic_dependent_launch ? DEV_LAUNCH_PDL : 0;
+    if (o.cooperative & ~1)
+        return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: cooperative = %d: 0 or 1", o.cooperative);
+    unsigned flags = (o.programmatic_dependent_launch ? DEV_LAUNCH_PDL : 0) | (o.cooperative ? DEV_LAUNCH_COOPERATIVE : 0);
     const unsigned cl[3] = {o.cluster.x, o.cluster.y, o.cluster.z}, *cluster = cl[0] || cl[1] || cl[2] ? cl : NULL;
     if (cluster && (!cl[0] || !cl[1] || !cl[2] || (uint64_t)cl[0] * cl[1] * cl[2] > 16 || grid.x % cl[0] || grid.y % cl[1] ||
                     grid.z % cl[2]))

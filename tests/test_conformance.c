@@ -1316,6 +1316,28 @@ static void check_coop(Conf *c) {
             cr_assert_eq(o[388 + p], m, "[%s] block %d: 64-thread tile %d max %g, want %g", c->name, b, p, o[388 + p], m);
         }
     }
+    /* grid.sync() in a cooperative launch: 5 blocks of 128 add 640 values; outside one, nvcc's code traps */
+    enum { GB = 5, GT = 128 };
+    static int gin[GB * GT], gout[GB * GT];
+    int total = 0;
+    for (int i = 0; i < GB * GT; i++) gin[i] = (int)(rng_next(&rng) % 2001) - 1000, total += gin[i];
+    tile_devptr dgi = dev_in(c, gin, sizeof gin), dpart = dev_in(c, NULL, (GB + 1) * sizeof(int)), dgo = dev_in(c, NULL, sizeof gout);
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(c->m, "grid_sum", &k), TILE_OK, "[%s] %s", c->name, tile_last_error(c->ctx));
+    void *gargs[] = {&dgi, &dpart, &dgo};
+    tile_launch_options lo = {.size = sizeof lo, .block = {GT, 1, 1}, .cooperative = 1};
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){GB, 1, 1}, gargs, NULL, &lo), TILE_OK, "[%s] cooperative grid_sum: %s", c->name,
+                 tile_last_error(c->ctx));
+    dev_out(c, gout, dgo, sizeof gout);
+    for (int i = 0; i < GB * GT; i++)
+        cr_assert_eq(gout[i], total + 1000000 + i / GT, "[%s] grid_sum out[%d] = %d, want %d", c->name, i, gout[i], total + 1000000 + i / GT);
+    const char *device = getenv("TILE_TEST_DEVICE");
+    if (!device || strncmp(device, "emu", 3) == 0) {
+        lo.cooperative = 0;
+        cr_assert_neq(tile_launch_ex(k, (tile_dim3){GB, 1, 1}, gargs, NULL, &lo), TILE_OK, "[%s] grid.sync() ran without a cooperative launch",
+                      c->name);
+        cr_assert(strstr(tile_last_error(c->ctx), "trap"), "[%s] %s", c->name, tile_last_error(c->ctx));
+    }
 }
 
 /* ==== hopper.cu (sm_90a only) ==== */

@@ -441,3 +441,45 @@ Test(cluster, tile_launch_ex_cluster) {
     tile_module_unload(m);
     tile_context_destroy(ctx);
 }
+
+/* ==== cooperative launches ==== */
+
+/* Every block resident at once: block b spins until block b+1 has written its flag (a chain no sequential
+ * order of blocks could finish), through a hand-written acquire/release exchange.  The limits: all threads
+ * resident (2^18), no clusters. */
+Test(cooperative, blocks_wait_for_later_blocks) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry chain(.param .u64 flags, .param .u64 out)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<10>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [flags];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %ctaid.x;\n mov.u32 %r2, %nctaid.x;\n"
+        " mov.u32 %r3, %tid.x;\n setp.ne.u32 %p1, %r3, 0;\n @%p1 bra DONE;\n"
+        " add.u32 %r4, %r1, 1;\n setp.ge.u32 %p2, %r4, %r2;\n mov.u32 %r6, 0;\n @%p2 bra LAST;\n"
+        " mul.wide.u32 %rd3, %r4, 4;\n add.u64 %rd4, %rd1, %rd3;\n"
+        "SPIN:\n ld.acquire.gpu.global.u32 %r5, [%rd4];\n setp.eq.u32 %p2, %r5, 0;\n @%p2 bra SPIN;\n mov.u32 %r6, %r5;\n"
+        "LAST:\n add.u32 %r7, %r6, 1;\n mul.wide.u32 %rd5, %r1, 4;\n add.u64 %rd6, %rd2, %rd5;\n st.global.u32 [%rd6], %r7;\n"
+        " add.u64 %rd7, %rd1, %rd5;\n st.release.gpu.global.u32 [%rd7], %r7;\n"
+        "DONE:\n ret;\n}\n";
+    tile_context *ctx = open_ctx(false);
+    tile_module *m;
+    tile_kernel *k = load(ctx, ptx, "chain", &m);
+    enum { G = 40 };
+    tile_devptr flags, out = poisoned(ctx, G * 4);
+    cr_assert_eq(tile_malloc(ctx, G * 4, &flags), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, flags, 0, G * 4), TILE_OK);
+    tile_launch_options o = {.size = sizeof o, .block = {64, 1, 1}, .cooperative = 1};
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&flags, &out}, NULL, &o), TILE_OK, "%s", tile_last_error(ctx));
+    uint32_t v[G];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, v, out, sizeof v), TILE_OK);
+    for (unsigned b = 0; b < G; b++) cr_assert_eq(v[b], G - b, "block %u: %u, want %u", b, v[b], G - b);
+    o.cooperative = 2;
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&flags, &out}, NULL, &o), TILE_ERROR_INVALID_VALUE);
+    o.cooperative = 1;
+    o.block = (tile_dim3){1024, 1, 1};
+    cr_assert_neq(tile_launch_ex(k, (tile_dim3){300, 1, 1}, (void *[]){&flags, &out}, NULL, &o), TILE_OK);
+    cr_assert(strstr(tile_last_error(ctx), "a cooperative launch of 307200 threads"), "%s", tile_last_error(ctx));
+    o.block = (tile_dim3){64, 1, 1};
+    o.cluster = (tile_dim3){2, 1, 1};
+    cr_assert_neq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&flags, &out}, NULL, &o), TILE_OK);
+    cr_assert(strstr(tile_last_error(ctx), "cooperative launch of clusters"), "%s", tile_last_error(ctx));
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}

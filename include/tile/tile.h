@@ -365,6 +365,9 @@ typedef struct tile_launch_options {
     tile_dim3 cluster;      /* CTAs per thread-block cluster (cuLaunchKernelEx's cluster dimension; sm_90, the grid a
                                whole number of clusters; the emulator runs them, distributed shared memory and all).
                                Zero: the kernel's own .reqnctapercluster, else no clusters. */
+    int cooperative;        /* 1: a cooperative launch (cuLaunchKernelEx's cooperative attribute): every block is
+                               resident at once, so cooperative groups' grid.sync() works.  The emulator runs the
+                               whole grid together (at most 2^18 threads, no clusters). */
 } tile_launch_options;
 /* tile_launch with options (opt may be NULL). */
 TILE_API tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream, const tile_launch_options *opt);

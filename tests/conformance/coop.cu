@@ -2,7 +2,8 @@
 // a two-stage cuda::pipeline fed by cuda::memcpy_async (cp.async on sm_80+), the __pipeline_* primitives,
 // cooperative_groups::memcpy_async / wait, reductions over 32-thread tiles (shuffles, redux) and over
 // 64-thread tiles (multi-warp tiles keep their scratch in the block's reserved shared memory on sm_80+:
-// %reserved_smem_offset_1), and this_grid() outside a cooperative launch (-G reads %envreg).
+// %reserved_smem_offset_1), and this_grid() outside a cooperative launch (-G reads %envreg); grid.sync() in a
+// cooperative launch.
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>
 #include <cooperative_groups/reduce.h>
@@ -49,4 +50,31 @@ extern "C" __global__ void coop(const float *in, float *out, unsigned *grid_size
     pair.sync();
     if (pair.thread_rank() == 0) o[388 + pair.meta_group_rank()] = pmax;
     if (blockIdx.x == 0 && threadIdx.x == 0) *grid_size = (unsigned)cg::this_grid().size();
+}
+
+// A cooperative launch: grid.sync() between phases (cooperative groups keeps its grid barrier in the
+// workspace the launch provides, read from %envreg1:%envreg2).  Each block writes its partial sum, the grid
+// syncs, block 0 adds the partials, the grid syncs again and every block reads the total.
+extern "C" __global__ void grid_sum(const int *in, int *partial, int *out) {
+    cg::grid_group grid = cg::this_grid();
+    auto block = cg::this_thread_block();
+    auto warp = cg::tiled_partition<32>(block);
+    __shared__ int wsum[32];
+    int v = in[grid.thread_rank()];
+    int s = cg::reduce(warp, v, cg::plus<int>());
+    if (warp.thread_rank() == 0) wsum[warp.meta_group_rank()] = s;
+    block.sync();
+    if (threadIdx.x == 0) {
+        int t = 0;
+        for (unsigned w = 0; w < warp.meta_group_size(); w++) t += wsum[w];
+        partial[blockIdx.x] = t;
+    }
+    grid.sync();
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        int t = 0;
+        for (unsigned b = 0; b < gridDim.x; b++) t += partial[b];
+        partial[gridDim.x] = t;
+    }
+    grid.sync();
+    out[grid.thread_rank()] = partial[gridDim.x] + (int)grid.is_valid() * 1000000 + (int)blockIdx.x;
 }
