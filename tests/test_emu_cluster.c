@@ -4,7 +4,8 @@
  * CTAs, mbarriers signalled from another CTA (remote arrive, st.async), TMA
  * and bulk copies multicast to the CTAs of a mask, and the errors: ranks
  * outside the cluster, out-of-bounds remote accesses, cross-CTA races and
- * deadlocks, grids that are not whole clusters.
+ * deadlocks, grids that are not whole clusters.  Cooperative launches: every
+ * block resident at once.
  *
  * Every kernel is hand-written PTX from the PTX ISA's descriptions and is
  * checked by ptxas -arch=sm_90a when it is installed; expected values are
