@@ -23,6 +23,7 @@
 #include "support/support.h"
 #include "support/hostfloat.h"
 #include "support/target.h"
+#include "test_ptxas.h"
 #include "test_rng.h"
 
 #define PTX_HEAD ".version 8.4\n.target sm_90a\n.address_size 64\n"
@@ -36,26 +37,7 @@ static TileDevice *open_emu(bool racecheck) {
 }
 
 /* ptxas (when installed) must accept every kernel here. */
-static void check_ptxas(const char *ptx) {
-    static int have = -1;
-    if (have < 0) have = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? 1 : system("command -v ptxas >/dev/null 2>&1") == 0 ? 2 : 0;
-    if (!have) return;
-    char path[] = "/tmp/tile_emu_hopper_XXXXXX.ptx";
-    int fd = mkstemps(path, 4);
-    cr_assert(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(ptx, f);
-    fclose(f);
-    char cmd[600], log[8192] = "";
-    snprintf(cmd, sizeof cmd, "%s -arch=sm_90a %s -o /dev/null 2>&1", have == 1 ? "/usr/local/cuda/bin/ptxas" : "ptxas", path);
-    FILE *pp = popen(cmd, "r");
-    cr_assert(pp);
-    size_t n = fread(log, 1, sizeof log - 1, pp);
-    log[n] = 0;
-    int rc = pclose(pp);
-    unlink(path);
-    cr_assert_eq(rc, 0, "ptxas rejects the PTX:\n%s\n%s", log, ptx);
-}
+static void check_ptxas(const char *ptx) { check_ptxas_arch(ptx, "sm_90a"); }
 
 static TileDevFunction *load(TileDevice *d, const char *ptx, const char *name, TileDevModule **mod) {
     check_ptxas(ptx);

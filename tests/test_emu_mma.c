@@ -23,6 +23,7 @@
 
 #include "runtime/device.h"
 #include "support/support.h"
+#include "test_ptxas.h"
 
 #ifndef TILE_SOURCE_DIR
 #define TILE_SOURCE_DIR "."
@@ -40,26 +41,7 @@ static TileDevice *open_emu(bool racecheck) {
 
 /* ptxas (when installed) must accept every kernel here, so the forms the
  * emulator is tested on are ones the real toolchain takes. */
-static void check_ptxas(const char *ptx) {
-    static int have = -1;
-    if (have < 0) have = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? 1 : system("command -v ptxas >/dev/null 2>&1") == 0 ? 2 : 0;
-    if (!have) return;
-    char path[] = "/tmp/tile_emu_mma_XXXXXX.ptx";
-    int fd = mkstemps(path, 4);
-    cr_assert(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(ptx, f);
-    fclose(f);
-    char cmd[600], log[4096] = "";
-    snprintf(cmd, sizeof cmd, "%s -arch=sm_80 %s -o /dev/null 2>&1", have == 1 ? "/usr/local/cuda/bin/ptxas" : "ptxas", path);
-    FILE *pp = popen(cmd, "r");
-    cr_assert(pp);
-    size_t n = fread(log, 1, sizeof log - 1, pp);
-    log[n] = 0;
-    int rc = pclose(pp);
-    unlink(path);
-    cr_assert_eq(rc, 0, "ptxas rejects the PTX:\n%s\n%s", log, ptx);
-}
+static void check_ptxas(const char *ptx) { check_ptxas_arch(ptx, "sm_80"); }
 
 static TileDevFunction *load(TileDevice *d, const char *ptx, const char *name, TileDevModule **mod) {
     check_ptxas(ptx);

@@ -1,0 +1,34 @@
+/* test_ptxas.h - hand-written PTX in the emulator's tests must also be PTX that ptxas accepts: when
+ * ptxas is installed (/usr/local/cuda/bin or PATH), check_ptxas_arch assembles it for the given
+ * target and fails the test with ptxas's log if it refuses.  Without ptxas it does nothing (the
+ * emulator's own checks still run). */
+#ifndef TILE_TEST_PTXAS_H
+#define TILE_TEST_PTXAS_H
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void check_ptxas_arch(const char *ptx, const char *arch) {
+    static int have = -1;
+    if (have < 0) have = access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? 1 : system("command -v ptxas >/dev/null 2>&1") == 0 ? 2 : 0;
+    if (!have) return;
+    char path[] = "/tmp/tile_test_ptxas_XXXXXX.ptx";
+    int fd = mkstemps(path, 4);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(ptx, f);
+    fclose(f);
+    char cmd[600], log[8192] = "";
+    snprintf(cmd, sizeof cmd, "%s -arch=%s %s -o /dev/null 2>&1", have == 1 ? "/usr/local/cuda/bin/ptxas" : "ptxas", arch, path);
+    FILE *pp = popen(cmd, "r");
+    cr_assert(pp);
+    size_t n = fread(log, 1, sizeof log - 1, pp);
+    log[n] = 0;
+    int rc = pclose(pp);
+    unlink(path);
+    cr_assert_eq(rc, 0, "ptxas -arch=%s rejects the PTX:\n%s\n%s", arch, log, ptx);
+}
+
+#endif
