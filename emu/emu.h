@@ -258,8 +258,8 @@ enum {
 };
 #define EMU_F(e) (1u << EMU_FB_##e)
 /* EmuIns.xflags: .multicast::cluster (cp.async.bulk[.tensor] into the shared memory of every CTA of a
- * 16-bit mask, its last operand) */
-enum { EMU_XF_MULTICAST = 1 };
+ * 16-bit mask, its last operand); .shared::cta on isspacep (the thread's own CTA only, not the cluster's) */
+enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2 };
 
 /* ---- op-specific modes (shfl, vote, atom, testp, ldmatrix, mma) ---- */
 #define EMU_MODES(X) \

@@ -440,7 +440,12 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                          a - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE;
         bool r;
         switch (in->space) {
-        case EMU_SP_SHARED: r = a - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE; break;
+        case EMU_SP_SHARED: { /* .shared::cta: not another CTA's part of the cluster's window (EMU_DSMEM_TAG) */
+            uint64_t o = a - EMU_SHARED_WINDOW;
+            r = o < EMU_WINDOW_SIZE;
+            if (r && (in->xflags & EMU_XF_CTA) && o >= EMU_DSMEM_TAG) r = o / EMU_DSMEM_TAG - 1 == t->cta % b->ncl;
+            break;
+        }
         case EMU_SP_LOCAL: r = a - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE; break;
         case EMU_SP_PARAM: r = a - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE; break;
         case EMU_SP_GLOBAL: r = !in_window; break;

@@ -736,7 +736,10 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         }
         if ((f = FIND(rnd_names, p, l)) > 0) { in->rnd = (uint8_t)f; continue; }
         f = FIND(space_names, p, l);
-        if (l == 11 && memcmp(p, "shared::cta", 11) == 0) f = EMU_SP_SHARED;
+        if (l == 11 && memcmp(p, "shared::cta", 11) == 0) {
+            f = EMU_SP_SHARED;
+            if (op == EMU_OP_ISSPACEP) in->xflags |= EMU_XF_CTA;
+        }
         if ((l == 12 && memcmp(p, "param::entry", 12) == 0) || (l == 11 && memcmp(p, "param::func", 11) == 0)) f = EMU_SP_PARAM;
         bool hopper = op >= EMU_OP_MBARRIER;
         /* shared::cluster addresses are shared addresses (EMU_DSMEM_TAG picks the CTA): ld, st, atom and red

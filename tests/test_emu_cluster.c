@@ -466,3 +466,31 @@ Test(cooperative, blocks_wait_for_later_blocks) {
     tile_module_unload(m);
     tile_context_destroy(ctx);
 }
+
+/* isspacep on distributed shared memory: another CTA's part of the cluster's window is .shared::cluster but
+ * not .shared::cta; the CTA's own part, through mapa or not, is both. */
+Test(cluster, isspacep_cta_and_cluster) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry k(.param .u64 out)\n.reqnctapercluster 2, 1, 1\n{\n .reg .pred %p<7>;\n .reg .b32 %r<10>;\n"
+        " .reg .b64 %rd<8>;\n .shared .align 4 .b32 s;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %cluster_ctarank;\n xor.b32 %r2, %r1, 1;\n mov.u64 %rd2, s;\n"
+        " cvta.shared.u64 %rd3, %rd2;\n mapa.u64 %rd4, %rd3, %r2;\n mapa.u64 %rd5, %rd3, %r1;\n"
+        " isspacep.shared::cta %p1, %rd4;\n isspacep.shared::cluster %p2, %rd4;\n isspacep.shared::cta %p3, %rd5;\n"
+        " isspacep.shared::cta %p4, %rd3;\n isspacep.shared %p5, %rd4;\n isspacep.global %p6, %rd4;\n"
+        " selp.u32 %r3, 1, 0, %p1;\n selp.u32 %r4, 2, 0, %p2;\n selp.u32 %r5, 4, 0, %p3;\n selp.u32 %r6, 8, 0, %p4;\n"
+        " selp.u32 %r7, 16, 0, %p5;\n selp.u32 %r8, 32, 0, %p6;\n"
+        " or.b32 %r3, %r3, %r4;\n or.b32 %r3, %r3, %r5;\n or.b32 %r3, %r3, %r6;\n or.b32 %r3, %r3, %r7;\n or.b32 %r3, %r3, %r8;\n"
+        " mov.u32 %r9, %ctaid.x;\n mul.wide.u32 %rd6, %r9, 4;\n add.u64 %rd7, %rd1, %rd6;\n st.global.u32 [%rd7], %r3;\n"
+        " barrier.cluster.arrive.aligned;\n barrier.cluster.wait.aligned;\n ret;\n}\n";
+    tile_context *ctx = open_ctx(false);
+    tile_module *m;
+    tile_kernel *k = load(ctx, ptx, "k", &m);
+    tile_devptr out = poisoned(ctx, 16);
+    launch(ctx, k, (tile_dim3){4, 1, 1}, 32, (void *[]){&out});
+    uint32_t v[4];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, v, out, sizeof v), TILE_OK);
+    /* the partner's address: ::cluster and generic shared, not ::cta; the own one through mapa and not: ::cta */
+    for (unsigned c = 0; c < 4; c++) cr_assert_eq(v[c], 2u | 4u | 8u | 16u, "block %u: 0x%x", c, v[c]);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
