@@ -308,7 +308,8 @@ uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in);
 /* Shared memory of the cluster (exec_mem.c): the index into b->shared of the shared address addr (32 bits;
  * EMU_DSMEM_TAG) of thread t, if [addr, addr + size) lies in the shared memory of one CTA; false if not. */
 bool emu_smem_index(const EmuBlock *b, const EmuThread *t, uint64_t addr, uint64_t size, uint64_t *idx);
-/* Text naming shared-memory index idx for reports: "shared address 0x..", with the CTA's rank in a cluster. */
+/* Text naming shared-memory index idx for reports: "address 0x.." (in its CTA's shared memory), with the CTA's
+ * rank in a cluster. */
 const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap);
 /* The unit index of rank 0 of t's cluster. */
 static inline uint32_t emu_cl_base(const EmuBlock *b, const EmuThread *t) { return t->cta - t->cta % b->ncl; }

@@ -94,7 +94,7 @@ static uint64_t mb_index(const EmuBlock *b, const uint64_t *w) { return (uint64_
 
 static bool mb_ready(EmuBlock *b, EmuThread *t, const EmuIns *in, const uint64_t *w, uint64_t idx) {
     if (*w & MB_INIT_BIT) return true;
-    return emu_fault(b, t, in, "invalid mbarrier", "the mbarrier at %s is not initialised (mbarrier.init; or it was invalidated)",
+    return emu_fault(b, t, in, "invalid mbarrier", "the mbarrier at shared %s is not initialised (mbarrier.init; or it was invalidated)",
                      MB_NAME(b, idx));
 }
 
@@ -120,12 +120,12 @@ bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t idx, 
     uint64_t v = *w;
     int64_t tx = mb_tx(v) - bytes;
     if (tx > MB_MAX_COUNT || tx < -MB_MAX_COUNT)
-        return emu_fault(b, t, in, "invalid mbarrier", "the tx-count of the mbarrier at %s would be %" PRId64
+        return emu_fault(b, t, in, "invalid mbarrier", "the tx-count of the mbarrier at shared %s would be %" PRId64
                          " bytes (the range is +-%d)", MB_NAME(b, idx), -tx, MB_MAX_COUNT);
     uint32_t pending = MB_PENDING(v);
     if (arrive) {
         if (count > pending)
-            return emu_fault(b, t, in, "invalid mbarrier", "%u arrival%s on the mbarrier at %s, which has %u pending",
+            return emu_fault(b, t, in, "invalid mbarrier", "%u arrival%s on the mbarrier at shared %s, which has %u pending",
                              count, count == 1 ? "" : "s", MB_NAME(b, idx), pending);
         pending -= count;
     }
@@ -190,7 +190,7 @@ int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         unsigned parity = MB_PARITY(v);
         uint32_t pending_after = MB_PENDING(v) >= count ? MB_PENDING(v) - count : 0;
         if ((in->flags & EMU_F(NOCOMPLETE)) && pending_after == 0 && mb_tx(v) - tx == 0) {
-            emu_fault(b, t, in, "invalid mbarrier", "mbarrier.arrive.noComplete completes the phase of the mbarrier at %s",
+            emu_fault(b, t, in, "invalid mbarrier", "mbarrier.arrive.noComplete completes the phase of the mbarrier at shared %s",
                       MB_NAME(b, addr));
             return EMU_MBAR_EXEC_FAULT;
         }
@@ -291,6 +291,13 @@ static bool copy_ranks(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned op,
     if (*mask >> b->ncl)
         return emu_fault(b, t, in, "invalid multicast", "ctaMask 0x%04x names CTAs beyond the cluster's %u", *mask, b->ncl);
     return true;
+}
+
+/* The mbarrier a copy into the CTA whose shared memory starts at index cta completes its bytes on: the operand's
+ * (w), or with .multicast::cluster the one at the same offset in that CTA. */
+static uint32_t dest_mbarrier(const EmuBlock *b, const EmuIns *in, const uint64_t *w, size_t cta) {
+    uint64_t idx = mb_index(b, w);
+    return (uint32_t)((in->xflags & EMU_XF_MULTICAST) ? cta + idx % b->shared_size : idx);
 }
 
 /* ---- reductions of bulk and tensor copies ---- */
@@ -421,10 +428,8 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         uint8_t *cta = b->shared + (size_t)(base + rank) * b->shared_size; /* multicast: the same offset in every CTA of the mask */
         if (b->shadow && load) memset(b->shadow + (cta - b->shared) + soff, 0, (size_t)covered * sizeof *b->shadow);
         if (!tensor_box(b, t, in, &tm, c, n, cta, soff, red, rty)) return false;
-        /* multicast: the mbarrier at the same offset in each destination CTA */
-        uint32_t mi = (in->xflags & EMU_XF_MULTICAST) ? (base + rank) * b->shared_size + (uint32_t)(mb_index(b, w) % b->shared_size)
-                                                       : (uint32_t)mb_index(b, w);
-        if (load && !emu_mbarrier_tx(b, t, in, mi, (int64_t)bytes, false, 0)) return false;
+        if (load && !emu_mbarrier_tx(b, t, in, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)), (int64_t)bytes, false, 0))
+            return false;
     }
     return true;
 }
@@ -492,16 +497,14 @@ bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                                                        : emu_access(b, t, in, EMU_SP_GLOBAL, src, (unsigned)size, 16, false);
         if (!s) return false;
         uint64_t *w = mb_word(b, t, in, EMU_R(t, in, 3) + (uint64_t)in->off[2], EMU_SP_SHARED);
-        uint32_t ranks, ss = b->shared_size, doff = shared_offset(b, d) % ss, moff;
+        uint32_t ranks, ss = b->shared_size, doff = shared_offset(b, d) % ss;
         if (!w || !copy_ranks(b, t, in, 4, shared_offset(b, d), &ranks)) return false;
-        moff = (uint32_t)(mb_index(b, w) % ss);
         for (uint32_t r = 0, base = emu_cl_base(b, t); r < b->ncl; r++) {
             if (!(ranks >> r & 1)) continue;
             size_t at = (size_t)(base + r) * ss;
             if (b->shadow) memset(b->shadow + at + doff, 0, (size_t)size * sizeof *b->shadow);
             bulk_move(in, b->shared + at + doff, s, size);
-            uint32_t mi = (in->xflags & EMU_XF_MULTICAST) ? (uint32_t)(at + moff) : (uint32_t)mb_index(b, w);
-            if (!emu_mbarrier_tx(b, t, in, mi, (int64_t)size, false, 0)) return false;
+            if (!emu_mbarrier_tx(b, t, in, dest_mbarrier(b, in, w, at), (int64_t)size, false, 0)) return false;
         }
         return true;
     }

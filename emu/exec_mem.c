@@ -175,9 +175,8 @@ bool emu_smem_index(const EmuBlock *b, const EmuThread *t, uint64_t addr, uint64
 
 const char *emu_smem_name(const EmuBlock *b, uint64_t idx, char *buf, size_t cap) {
     uint64_t sz = b->shared_size ? b->shared_size : 1;
-    if (b->ncl > 1) snprintf(buf, cap, "shared address 0x%" PRIx64 " of the cluster's CTA rank %" PRIu64, idx % sz, idx / sz % b->ncl);
-    else if (b->ncta > 1) snprintf(buf, cap, "shared address 0x%" PRIx64, idx % sz);
-    else snprintf(buf, cap, "shared address 0x%" PRIx64, idx);
+    if (b->ncl > 1) snprintf(buf, cap, "address 0x%" PRIx64 " of the cluster's CTA rank %" PRIu64, idx % sz, idx / sz % b->ncl);
+    else snprintf(buf, cap, "address 0x%" PRIx64, idx % sz);
     return buf;
 }
 
@@ -218,9 +217,9 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
             oline = s->rline;
         }
         if (kind) {
-            char what[160], name[96];
+            char what[200], name[96];
             snprintf(what, sizeof what, "racecheck: shared-memory hazard (%s) at __shared__ %s", kind,
-                     emu_smem_name(b, addr + i, name, sizeof name) + 7);
+                     emu_smem_name(b, addr + i, name, sizeof name));
             char line[256], where[600];
             emu_module_line(b->L->m, oline, line, sizeof line);
             emu_module_where(b->L->m, oline, where, sizeof where);
