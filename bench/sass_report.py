@@ -112,12 +112,12 @@ for hd in (64, 128):  # a producer warpgroup issuing the tensor-map loads (@warp
                         "attention hd%d BM128 BN64 w4 ws%s" % (hd, " causal" if causal else ""),
                         ["attention_hd%d_bm128_bn64_w4%s" % (hd, "_causal" if causal else "")]))
 for hd in (64, 128, 256):  # as tile_attention_fwd launches it on sm_90a: two warpgroups of 64 query rows and a producer
-    # (taking turns at Q K^T up to head_dim 128: pingpong)
+    # (taking turns at Q K^T up to head_dim 128: pingpong; each issuing P V of a block with Q K^T of the next: overlap)
     for causal in (0, 1):
-        bn, st = (128, 3) if hd <= 64 else (128, 2) if hd <= 128 else (64, 2)
+        bn, st = (128, 3) if hd <= 128 else (64, 2)
         CONFIGS.append(("attention/attention.tile", "attention_fwd_f16",
                         ["HEAD_DIM=%d" % hd, "BLOCK_D=%d" % hd, "BM=128", "BN=%d" % bn, "num_warps=8", "num_stages=%d" % st,
-                         "CAUSAL=%d" % causal, "warp_specialize=1"] + (["pingpong=1"] if hd <= 128 else []), ATTN_SPECS,
+                         "CAUSAL=%d" % causal, "warp_specialize=1", "overlap=1"] + (["pingpong=1"] if hd <= 128 else []), ATTN_SPECS,
                         "attention hd%d BM128 BN%d w8 s%d ws%s%s (sm_90a launch)" % (hd, bn, st, " pp" if hd <= 128 else "",
                                                                                   " causal" if causal else ""), []))
 CONFIGS += [

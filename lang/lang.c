@@ -103,7 +103,7 @@ static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag
 }
 
 /* The launch metadata a define may set besides const parameters and consts. */
-static const char *const launch_defines[] = {"num_warps", "num_stages", "warp_specialize", "pingpong"};
+static const char *const launch_defines[] = {"num_warps", "num_stages", "warp_specialize", "pingpong", "overlap"};
 
 static bool define_settable(FileAst **files, int nfiles, const char *name) {
     for (size_t i = 0; i < sizeof launch_defines / sizeof launch_defines[0]; i++)

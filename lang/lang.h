@@ -8,7 +8,7 @@
  *
  * A define must name a const parameter of a kernel being compiled (every
  * kernel of the main file, or only `kernel_name`), a file-level const (of
- * the main file or an import), num_warps, num_stages, warp_specialize or pingpong; any other name is an
+ * the main file or an import), num_warps, num_stages, warp_specialize, pingpong or overlap; any other name is an
  * error that lists the valid names and sets *opt->bad_define. */
 #ifndef TILE_LANG_H
 #define TILE_LANG_H
@@ -16,7 +16,7 @@
 #include "../lower/tir.h"
 
 typedef struct LangDefine {
-    const char *name;  /* const parameter, file-level const, num_warps, num_stages, warp_specialize or pingpong */
+    const char *name;  /* const parameter, file-level const, num_warps, num_stages, warp_specialize, pingpong or overlap */
     const char *value; /* literal text: "64", "1.5", "true" */
 } LangDefine;
 

@@ -935,7 +935,7 @@ static bool attr_int(Gen *g, const Node *n, const char *name, int64_t *out) {
     return val_ct_int_of(g, v, n->loc, name, out);
 }
 
-/* @config(NAME=VALUE, ...): const parameters, num_warps, num_stages, warp_specialize, pingpong.
+/* @config(NAME=VALUE, ...): const parameters, num_warps, num_stages, warp_specialize, pingpong, overlap.
  * @tune_key(ARG, ...): run-time integer parameters.  The tuner reads them
  * (lang_kernel_tuning); compiling only checks that they name real things. */
 static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
@@ -951,7 +951,7 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
         for (int j = 0; j < k->nparams; j++)
             if (!strcmp(k->params[j].name, name)) pa = &k->params[j];
         if (config && !pa && strcmp(name, "num_warps") && strcmp(name, "num_stages") && strcmp(name, "warp_specialize") &&
-            strcmp(name, "pingpong"))
+            strcmp(name, "pingpong") && strcmp(name, "overlap"))
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', which is not a const parameter of '%s'", name, k->name);
         else if (config && pa && !pa->is_const)
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', a run-time parameter: only const parameters can be tuned", name);
@@ -966,7 +966,7 @@ static void define_int(Gen *g, const char *name, int64_t *out) {
     if (di >= 0) val_ct_int_of(g, eval_define(g, di), (Loc){0}, name, out);
 }
 
-/* The same for a 0-or-1 switch (warp_specialize, pingpong): any other value is an error at loc. */
+/* The same for a 0-or-1 switch (warp_specialize, pingpong, overlap): any other value is an error at loc. */
 static void define_flag(Gen *g, const char *name, int64_t *out, Loc loc) {
     define_int(g, name, out);
     if (*out != 0 && *out != 1) {
@@ -985,8 +985,8 @@ static void gen_kernel(Gen *g, const Decl *k) {
     Scope sc = {0};
     fr.scope = fr.base = &sc;
     g->fr = &fr;
-    int64_t warps = 4, stages = 3, ws = 0, groups = 0, pp = 0;
-    Loc wloc = k->loc, sloc = k->loc, wsloc = k->loc, gloc = k->loc, pploc = k->loc;
+    int64_t warps = 4, stages = 3, ws = 0, groups = 0, pp = 0, ov = 0;
+    Loc wloc = k->loc, sloc = k->loc, wsloc = k->loc, gloc = k->loc, pploc = k->loc, ovloc = k->loc;
     bool warps_given = false, ws_given = false;
     for (int i = 0; i < k->nattrs; i++) {
         const Attr *at = &k->attrs[i];
@@ -1003,6 +1003,9 @@ static void gen_kernel(Gen *g, const Decl *k) {
         } else if (!strcmp(at->name, "pingpong")) {
             if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@pingpong' takes one value (0 or 1)");
             else attr_int(g, at->arg, "pingpong", &pp), pploc = at->arg->loc;
+        } else if (!strcmp(at->name, "overlap")) {
+            if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@overlap' takes one value (0 or 1)");
+            else attr_int(g, at->arg, "overlap", &ov), ovloc = at->arg->loc;
         } else if (!strcmp(at->name, "num_consumer_groups")) {
             /* @num_consumer_groups(N): N computing warpgroups (num_warps 4N) and a producer warpgroup */
             if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@num_consumer_groups' takes one value (1, 2 or 4)");
@@ -1031,6 +1034,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
     }
     define_flag(g, "warp_specialize", &ws, wsloc);
     define_flag(g, "pingpong", &pp, pploc);
+    define_flag(g, "overlap", &ov, ovloc);
     if (stages < 1 || stages > 8) {
         diag_error(g->d, sloc, "num_stages must be between 1 and 8, got %lld", (long long)stages);
         stages = 3;
@@ -1039,6 +1043,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
     f->num_stages = (int)stages;
     f->warp_specialize = ws != 0;
     f->pingpong = pp != 0;
+    f->overlap = ov != 0;
     for (int i = 0; i < k->nparams; i++) {
         const Param *pa = &k->params[i];
         for (int j = 0; j < i; j++)

@@ -466,11 +466,11 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
                 for (int r = 0; r < per; r++) res[r0 + r] = LLVMBuildExtractValue(l->b, call, (unsigned)r, "");
             }
     ll_asm(l, l->t_void, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
-    /* a wgmma_wait of this result that allows no more groups, right after it (pingpong passes the
-     * turn in between), waits instead */
-    const Inst *nx = i->next;
-    while (nx && nx->op == OP_TURN_PASS) nx = nx->next;
-    bool waited = nx && nx->op == OP_WGMMA_WAIT && nx->ops[0] == i->res[0] && nx->a.ival <= i->a.ival;
+    /* a wgmma_wait of this result later in the block waits instead (pingpong passes the turn in
+     * between; overlap issues the next dot before it) */
+    bool waited = false;
+    for (const Inst *nx = i->next; nx && !waited; nx = nx->next)
+        waited = nx->op == OP_WGMMA_WAIT && nx->ops[0] == i->res[0];
     if (i->a.ival > 0) { /* pending groups allowed (a pipelined loop): the accumulators stay in flight */
         char w[64];
         snprintf(w, sizeof w, "wgmma.wait_group.sync.aligned %d;", (int)i->a.ival);

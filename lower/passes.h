@@ -21,7 +21,8 @@
     X(peel, "split a loop whose masks are all true but in its last iterations into an unmasked loop and a masked remainder") \
     X(smem_alloc, "give each shared-memory scratch buffer an offset, reusing space by liveness") \
     X(barrier, "insert barriers between shared-memory accesses of different threads")    \
-    X(pingpong, "with @pingpong, the computing warpgroups of a warp-specialized kernel take turns issuing a loop's first dot")
+    X(pingpong, "with @pingpong, the computing warpgroups of a warp-specialized kernel take turns issuing a loop's first dot") \
+    X(overlap, "with @overlap, a warp-specialized loop of two chained dots issues the second with the next iteration's first")
 
 #define X(n, s) bool lower_##n(Module *m, Diag *d);
 TIR_PASSES(X)

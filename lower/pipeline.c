@@ -42,7 +42,7 @@ static bool run_one(Module *m, const PipelineOptions *o, Diag *d, int idx) {
 const char *const tir_pipeline_order[] = {"specialize",        "canonicalize", "contract",        "assign_layout",
                                           "remove_convert",    "software_pipeline", "tma",        "warp_specialize",
                                           "peel",              "canonicalize", "smem_alloc",      "barrier",
-                                          "pingpong"};
+                                          "pingpong",          "overlap"};
 const int tir_pipeline_len = (int)ARRAY_LEN(tir_pipeline_order);
 
 bool tir_run_pipeline(Module *m, const PipelineOptions *o, Diag *d) {

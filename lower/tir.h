@@ -379,6 +379,7 @@ struct Func {
     bool warp_specialize; /* asked for (@warp_specialize): loads issued by a producer warpgroup */
     int producer_warps;   /* warps launched after num_warps for a ws_producer region (warp_specialize pass) */
     bool pingpong;        /* asked for (@pingpong): the computing warpgroups take turns issuing a loop's first dot */
+    bool overlap;         /* asked for (@overlap): a loop's second dot is issued with the next iteration's first */
     int smem_bytes; /* total shared memory needed, set by smem_alloc */
     TensorMap *tmaps; /* hidden parameters after the arguments, set by tma */
     int ntmaps;

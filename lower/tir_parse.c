@@ -1038,7 +1038,7 @@ static void tensor_map(Parser *P, Func *f) {
 }
 
 /* kernel = "kernel" "@" IDENT "(" (arg ("," arg)*)? ")" kopt* "{" NL tmap* inst* "}" NL
- * arg = "%" IDENT ":" type ("#div16" | "#one")?   kopt = ("num_warps"|"num_stages"|"warp_specialize"|"pingpong"|"producer_warps"|"smem") "=" INT */
+ * arg = "%" IDENT ":" type ("#div16" | "#one")?   kopt = ("num_warps"|"num_stages"|"warp_specialize"|"pingpong"|"overlap"|"producer_warps"|"smem") "=" INT */
 static void kernel(Parser *P) {
     sp(P);
     Loc at = here(P);
@@ -1090,6 +1090,9 @@ static void kernel(Parser *P) {
         } else if (eat(P, "pingpong")) {
             expect(P, "=");
             f->pingpong = int_lit(P, "pingpong", 0, 1) != 0;
+        } else if (eat(P, "overlap")) {
+            expect(P, "=");
+            f->overlap = int_lit(P, "overlap", 0, 1) != 0;
         } else if (eat(P, "producer_warps")) {
             expect(P, "=");
             f->producer_warps = (int)int_lit(P, "producer_warps", 0, 32);

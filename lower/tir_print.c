@@ -261,6 +261,7 @@ static void print_func(Printer *p, const Func *f) {
     str_printf(s, ") num_warps=%d num_stages=%d", f->num_warps, f->num_stages);
     if (f->warp_specialize) str_puts(s, " warp_specialize=1");
     if (f->pingpong) str_puts(s, " pingpong=1");
+    if (f->overlap) str_puts(s, " overlap=1");
     if (f->producer_warps) str_printf(s, " producer_warps=%d", f->producer_warps);
     if (f->smem_bytes) str_printf(s, " smem=%d", f->smem_bytes);
     str_puts(s, " {\n");

@@ -273,6 +273,20 @@ Test(attention_api, fwd_gqa_window_head_dims, .timeout = 300) {
     tile_context_destroy(ctx);
 }
 
+/* Many key blocks: on sm_90a (BN 64 or 128) the steady-state loop runs several times, so P·V of one
+ * block is issued with Q·K^T of the next (lower/overlap.c) through prologue, loop and epilogue;
+ * a window starts the keys past 0, causal and odd lengths end them in a masked remainder. */
+Test(attention_api, fwd_long_keys, .timeout = 300) {
+    seed_rng();
+    tile_context *ctx = open_ctx();
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 2, 1, 130, 700, 64, false, -1, -1, NULL, NULL, true, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_BF16, 1, 1, 1, 200, 777, 128, true, -1, -1, NULL, NULL, true, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 1, 1, 90, 600, 128, false, -1, -1, NULL, NULL, false, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_F16, 1, 1, 1, 64, 530, 256, false, -1, -1, NULL, NULL, true, false, 0});
+    run_attention(ctx, &(AttnCase){TILE_BF16, 1, 1, 1, 260, 1000, 64, false, 300, -1, NULL, NULL, true, false, 0});
+    tile_context_destroy(ctx);
+}
+
 Test(attention_api, fwd_varlen, .timeout = 300) {
     seed_rng();
     tile_context *ctx = open_ctx();

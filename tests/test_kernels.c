@@ -191,11 +191,11 @@ Test(kernels, unknown_define) {
     tile_compile_options o = {.defines = nope, .tir_only = 1};
     tile_compiled c;
     cr_assert_eq(tile_compile_file(path, &o, &c), TILE_ERROR_INVALID_VALUE, "%s", c.diagnostics);
-    cr_expect_str_eq(c.diagnostics, "error: -D NOPE: no kernel of add.tile has a const parameter NOPE (valid: BLOCK, num_warps, num_stages, warp_specialize, pingpong)\n");
+    cr_expect_str_eq(c.diagnostics, "error: -D NOPE: no kernel of add.tile has a const parameter NOPE (valid: BLOCK, num_warps, num_stages, warp_specialize, pingpong, overlap)\n");
     tile_compiled_free(&c);
     o.kernel = "add";
     cr_assert_eq(tile_compile_file(path, &o, &c), TILE_ERROR_INVALID_VALUE);
-    cr_expect(strstr(c.diagnostics, "-D NOPE: no kernel of add.tile has a const parameter NOPE (valid: BLOCK, num_warps, num_stages, warp_specialize, pingpong)"),
+    cr_expect(strstr(c.diagnostics, "-D NOPE: no kernel of add.tile has a const parameter NOPE (valid: BLOCK, num_warps, num_stages, warp_specialize, pingpong, overlap)"),
               "%s", c.diagnostics);
     tile_compiled_free(&c);
     const char *ok[] = {"BLOCK=256", "num_warps=8", "num_stages=2", NULL};

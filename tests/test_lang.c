@@ -220,6 +220,14 @@ Test(lang_diag, misc) {
                 "t.tile:1:2: error: '@pingpong' takes one value (0 or 1)\n"
                 "  @pingpong(on=1)\n"
                 "   ^\n");
+    expect_diag("@overlap(2)\nkernel k(p: *f32) {\n}\n",
+                "t.tile:1:10: error: overlap must be 0 or 1, got 2\n"
+                "  @overlap(2)\n"
+                "           ^\n");
+    expect_diag("@overlap(1, 1)\nkernel k(p: *f32) {\n}\n",
+                "t.tile:1:2: error: '@overlap' takes one value (0 or 1)\n"
+                "  @overlap(1, 1)\n"
+                "   ^\n");
     expect_diag("kernel k(p: *f32) {\n    let x = 1 / 0;\n}\n",
                 "t.tile:2:15: error: division by zero in a constant expression\n"
                 "      let x = 1 / 0;\n"
@@ -331,7 +339,7 @@ Test(lang_diag, unknown_define) {
     free(diags);
     LangDefine nope[] = {{"BLOCK", "128"}, {"NOPE", "1"}};
     diags = compile_defines(NULL, nope, 2, &bad);
-    cr_expect_str_eq(diags, "error: -D NOPE: no kernel of t.tile has a const parameter NOPE (valid: BLOCK, N, SCALE, num_warps, num_stages, warp_specialize, pingpong)\n");
+    cr_expect_str_eq(diags, "error: -D NOPE: no kernel of t.tile has a const parameter NOPE (valid: BLOCK, N, SCALE, num_warps, num_stages, warp_specialize, pingpong, overlap)\n");
     cr_expect(bad);
     free(diags);
     /* with one kernel selected, another kernel's parameter is still a name of the file (one set of
@@ -342,7 +350,7 @@ Test(lang_diag, unknown_define) {
     cr_expect(!bad);
     free(diags);
     diags = compile_defines("a", nope, 2, &bad);
-    cr_expect_str_eq(diags, "error: -D NOPE: no kernel of t.tile has a const parameter NOPE (valid: BLOCK, N, SCALE, num_warps, num_stages, warp_specialize, pingpong)\n");
+    cr_expect_str_eq(diags, "error: -D NOPE: no kernel of t.tile has a const parameter NOPE (valid: BLOCK, N, SCALE, num_warps, num_stages, warp_specialize, pingpong, overlap)\n");
     cr_expect(bad);
     free(diags);
     /* a missing kernel is reported as such, not as a define error */

@@ -19,7 +19,7 @@ static const char usage[] =
     "\n"
     "  --kernel NAME          compile only this kernel (default: every kernel, one module)\n"
     "  --arch TARGET          target (default: tile --version lists them)\n"
-    "  -D NAME=VALUE          set a const parameter, file-level const, num_warps, num_stages, warp_specialize or pingpong\n"
+    "  -D NAME=VALUE          set a const parameter, file-level const, num_warps, num_stages, warp_specialize, pingpong or overlap\n"
     "  --specialize ARG=1|16  assume a run-time integer argument equals 1 or is divisible by 16\n"
     "  --no-align-ptrs        do not assume 16-byte aligned pointer arguments\n"
     "  -g                     compile device_assert checks (otherwise they compile to nothing)\n"
@@ -37,7 +37,7 @@ static const char usage[] =
     "  -h, --help             this text\n"
     "\n"
     "passes, in order: specialize canonicalize contract assign_layout remove_convert software_pipeline tma\n"
-    "                  warp_specialize peel canonicalize smem_alloc barrier pingpong\n"
+    "                  warp_specialize peel canonicalize smem_alloc barrier pingpong overlap\n"
     "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n";
 
 /* What --emit can write, in the order of its usage line. */

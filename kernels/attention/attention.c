@@ -10,11 +10,12 @@
  *     (head_dim rounded up to a power of two), BM=64, BN (64, 32 when
  *     BLOCK_D > 64), num_warps=8 when BLOCK_D > 128 (f8: always); on sm_90a (wgmma: each
  *     warpgroup takes 64 query rows, Q read from shared memory) BM=128 with
- *     8 warps, BN=128 and 3 stages up to BLOCK_D 64, BN=128 and 2 stages up to
+ *     8 warps, BN=128 and 3 stages up to BLOCK_D 64, BN=128 and 3 stages (f8: 2) up to
  *     128 (64 unless every stride is a multiple of 16 and the pointers are
  *     aligned), BN=64 and 2 stages at 256 (0 spills, ptxas -v; test_kernels), and
  *     warp_specialize=1 (a producer warpgroup after the 8 warps issues K's and V's loads),
- *     pingpong=1 up to BLOCK_D 128 but f8 (the two computing warpgroups take turns at Q·K^T);
+ *     pingpong=1 up to BLOCK_D 128 but f8 (the two computing warpgroups take turns at Q·K^T),
+ *     overlap=1 but f8 (each issues P·V of one key block with Q·K^T of the next);
  *     f8 on sm_90a: BN=128 at BLOCK_D 64 with vectors, else 64, 32 at 256;
  *     CAUSAL, LOCAL (a window), VARLEN (cu_seqlens), WRITE_LSE;
  *     specializations =16 of the q/k/v/o strides and slb, slh (the LSE's).
@@ -224,13 +225,18 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         int64_t bn = f8 ? (bd <= 64 && vec ? 128 : bd <= 128 ? 64 : 16) : bd <= 64 || (bd <= 128 && vec) ? 128 : 64;
         shipped_define(&v, "BN", bn);
         shipped_define(&v, "num_warps", 8);
-        shipped_define(&v, "num_stages", bd <= 64 ? 3 : 2);
+        /* 3 stages up to 128 but f8 (230,432 B of shared memory at BN 128 of the 232,448): with
+         * overlap a stage of K and V is released one iteration later, after its P·V */
+        shipped_define(&v, "num_stages", bd <= 64 || (!f8 && bd <= 128) ? 3 : 2);
         /* a producer warpgroup issues K's and V's tensor-map loads (lower/warp_specialize.c): the two
          * computing warpgroups' loop loses the copies' code and its per-iteration barrier */
         shipped_define(&v, "warp_specialize", 1);
         /* and the two take turns issuing Q·K^T, so one's softmax runs under the other's dots
          * (lower/pingpong.c; FlashAttention-3 does so up to head_dim 128 in f16/bf16) */
         if (!f8 && bd <= 128) shipped_define(&v, "pingpong", 1);
+        /* and each issues P·V of one block with Q·K^T of the next, so its own softmax runs under its
+         * P·V (lower/overlap.c; f8 would spill: 200-370 B more with the e4m3 P carried) */
+        if (!f8) shipped_define(&v, "overlap", 1);
     } else {
         /* f8 at head_dim 256: BM 32, BN 16 on 8 warps (BM 64 spills 360-450 B, 1,260 B as launched before) */
         if (f8 && bd > 128) bm = 32;
