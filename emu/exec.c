@@ -415,7 +415,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
         case FAST_STS32: {
             uint64_t a = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
             uint8_t *p;
-            if (!b->shadow && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
+            if (!b->shadow && !b->wg_reading && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
             else if (!(p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, true))) { ok = false; goto out; }
             uint32_t v = (uint32_t)r[in->o[1]];
             memcpy(p, &v, 4);
@@ -925,6 +925,8 @@ static bool run_block(EmuBlock *b) {
     size_t smem = (size_t)b->ncta * b->shared_size;
     memset(b->shared, 0, smem);
     if (b->shadow) memset(b->shadow, 0, smem * sizeof *b->shadow);
+    if (b->wg_reads) memset(b->wg_reads, 0, (smem + 15) / 16 * sizeof *b->wg_reads);
+    b->wg_reading = 0;
     b->epoch = 1;
     for (uint32_t c = 0; c < b->ncta; c++) {
         memset(b->cta[c].bar_arrived, 0, sizeof b->cta[c].bar_arrived);
@@ -934,9 +936,11 @@ static bool run_block(EmuBlock *b) {
     b->mbar_waits = false;
     uint32_t nwarps = b->ncta * b->cta_warps;
     uint32_t spin_rounds = 0; /* rounds in which threads only spun on mbarrier.test_wait */
+    b->round = 0;
     for (;;) {
         bool progress = false, spun = false;
         uint64_t events = b->mbar_events;
+        b->round++;
         /* threads that spun run again; those waiting for an mbarrier phase run when it has completed */
         for (uint32_t i = 0; b->mbar_waits && i < b->nthreads; i++) {
             EmuThread *t = &b->t[i];
@@ -952,6 +956,10 @@ static bool run_block(EmuBlock *b) {
             for (;;) {
                 for (uint32_t i = start; i < end; i++) {
                     EmuThread *t = &b->t[i];
+                    /* a wait for an mbarrier phase that completed earlier in this round ends now (a producer
+                     * refills a stage as soon as its consumers release it) */
+                    if (t->state == EMU_TS_MBAR && emu_mbarrier_phase_done(b, t->mbar_addr, t->mbar_parity))
+                        t->state = EMU_TS_RUN, progress = true;
                     if (t->state != EMU_TS_RUN) continue;
                     uint32_t pc0 = t->pc;
                     const EmuFunc *fn0 = t->fn;
@@ -1089,6 +1097,7 @@ static void *worker(void *arg) {
     free(b.local);
     free(b.fparams);
     free(b.shadow);
+    free(b.wg_reads);
     free(b.cta);
     return NULL;
 }

@@ -38,12 +38,20 @@ typedef struct EmuWgPend {
     uint32_t line;        /* PTX line of the wgmma.mma_async */
     uint64_t value;
 } EmuWgPend;
+/* A 16-byte chunk of shared memory (an index into EmuBlock.shared / 16) that a wgmma of the
+ * warpgroup reads through a descriptor, until the wait that retires its group. */
+typedef struct EmuWgRead {
+    uint32_t chunk, group, line;
+} EmuWgRead;
 typedef struct EmuWgState {
     EmuWgPend *p;
     uint32_t n, cap;
     uint32_t open;        /* number of the group being filled (committed groups are below it) */
     uint64_t *busy;       /* bit per register slot: an accumulator of an in-flight wgmma */
     uint32_t nbusy_words;
+    EmuWgRead *rd;        /* kept by the warpgroup's first thread: what its in-flight wgmmas read */
+    uint32_t nrd, caprd;
+    uint64_t wait_round;  /* the warpgroup's first thread: the round its held wgmma.wait_group arrived in (0: none) */
 } EmuWgState;
 
 /* One activation of a function on a thread's call stack (exec_call.c).
@@ -156,7 +164,10 @@ typedef struct EmuBlock {
     uint8_t *fparams;     /* the entry's call-sequence .param variables, fparam_size bytes per thread */
     uint32_t fparam_size;
     EmuShadow *shadow;    /* racecheck (a shadow per byte of shared); NULL when off */
+    uint32_t *wg_reads;   /* per 16-byte chunk of shared: reads by in-flight wgmmas (NULL until a wgmma) */
+    uint64_t wg_reading;  /* their sum: 0 when no wgmma reads shared memory */
     uint32_t epoch;       /* barrier epoch, starts at 1 */
+    uint64_t round;       /* scheduling rounds of this unit, from 1 */
     /* last global allocation hit */
     uint64_t c_lo, c_hi;
     uint8_t *c_host;
@@ -301,6 +312,9 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why);
 bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in);
 void emu_wg_reset(EmuThread *t);
 void emu_wg_free(EmuThread *t);
+/* A write by t's instruction in of shared bytes [idx, idx + size) (an index into b->shared): an
+ * emu_fault when a wgmma that no wait has retired reads one of them; false then. */
+bool emu_wgmma_smem_write(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size);
 
 /* Member mask operand of a warp-collective instruction. */
 uint32_t emu_warp_mask(const EmuThread *t, const EmuIns *in);

@@ -274,6 +274,7 @@ static uint8_t *shared_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64
         return NULL;
     }
     if (write && b->shadow) memset(b->shadow + idx, 0, (size_t)size * sizeof *b->shadow);
+    if (write && b->wg_reading && !emu_wgmma_smem_write(b, t, in, idx, size)) return NULL;
     return b->shared + idx;
 }
 
@@ -427,6 +428,7 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if (!(ranks >> rank & 1)) continue;
         uint8_t *cta = b->shared + (size_t)(base + rank) * b->shared_size; /* multicast: the same offset in every CTA of the mask */
         if (b->shadow && load) memset(b->shadow + (cta - b->shared) + soff, 0, (size_t)covered * sizeof *b->shadow);
+        if (load && b->wg_reading && !emu_wgmma_smem_write(b, t, in, (uint64_t)(cta - b->shared) + soff, covered)) return false;
         if (!tensor_box(b, t, in, &tm, c, n, cta, soff, red, rty)) return false;
         if (load && !emu_mbarrier_tx(b, t, in, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)), (int64_t)bytes, false, 0))
             return false;
@@ -503,6 +505,7 @@ bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             if (!(ranks >> r & 1)) continue;
             size_t at = (size_t)(base + r) * ss;
             if (b->shadow) memset(b->shadow + at + doff, 0, (size_t)size * sizeof *b->shadow);
+            if (b->wg_reading && !emu_wgmma_smem_write(b, t, in, at + doff, size)) return false;
             bulk_move(in, b->shared + at + doff, s, size);
             if (!emu_mbarrier_tx(b, t, in, dest_mbarrier(b, in, w, at), (int64_t)size, false, 0)) return false;
         }

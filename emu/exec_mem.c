@@ -287,6 +287,7 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
             return NULL;
         }
         if (b->shadow && !race_check(b, t, in, idx, size, write)) return NULL;
+        if (write && b->wg_reading && !emu_wgmma_smem_write(b, t, in, idx, size)) return NULL;
         return b->shared + idx;
     }
     case EMU_SP_LOCAL:

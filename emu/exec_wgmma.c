@@ -121,6 +121,8 @@ void emu_wg_reset(EmuThread *t) {
     if (!w) return;
     w->n = 0;
     w->open = 0;
+    w->nrd = 0;
+    w->wait_round = 0;
     if (w->busy) memset(w->busy, 0, w->nbusy_words * sizeof *w->busy);
 }
 
@@ -128,6 +130,7 @@ void emu_wg_free(EmuThread *t) {
     if (!t->wg) return;
     free(t->wg->p);
     free(t->wg->busy);
+    free(t->wg->rd);
     free(t->wg);
     t->wg = NULL;
 }
@@ -235,9 +238,66 @@ static uint32_t desc_addr(const Desc *d, bool mn_major, uint32_t mn, uint32_t k,
     return a ^ (((a >> 7) & mask[d->swz]) << 4);
 }
 
-/* Reads rows x K elements of a descriptor operand into v[row][k]; false after emu_fault. */
+/* ---- shared memory read by in-flight wgmmas ----
+ * A wgmma reads its descriptor operands at issue here, but on a GPU any time until the wait that
+ * retires its group: the 16-byte chunks it reads are counted in b->wg_reads (and listed with the
+ * warpgroup's first thread) until then, and a write to one of them by anyone is reported. */
+static void read_note(EmuBlock *b, EmuWgState *w, uint32_t chunk, uint32_t line) {
+    if (w->nrd && w->rd[w->nrd - 1].chunk == chunk && w->rd[w->nrd - 1].group == w->open) return;
+    if (w->nrd == w->caprd) {
+        uint32_t nc = w->caprd ? w->caprd * 2 : 256;
+        EmuWgRead *nr = realloc(w->rd, nc * sizeof *nr);
+        if (!nr) out_of_memory();
+        w->rd = nr;
+        w->caprd = nc;
+    }
+    w->rd[w->nrd++] = (EmuWgRead){chunk, w->open, line};
+    b->wg_reads[chunk]++;
+    b->wg_reading++;
+}
+
+/* The wait that leaves groups >= limit in flight: their reads stay, the others end. */
+static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit) {
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < w->nrd; i++) {
+        if (w->rd[i].group < limit) {
+            b->wg_reads[w->rd[i].chunk]--;
+            b->wg_reading--;
+        } else {
+            w->rd[j++] = w->rd[i];
+        }
+    }
+    w->nrd = j;
+}
+
+bool emu_wgmma_smem_write(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size) {
+    if (!b->wg_reading || !size) return true;
+    for (uint64_t c = idx / 16; c <= (idx + size - 1) / 16; c++) {
+        if (!b->wg_reads[c]) continue;
+        const EmuThread *r = NULL;
+        const EmuWgRead *rd = NULL;
+        for (uint32_t i = 0; i < b->nthreads && !rd; i++) {
+            const EmuWgState *w = b->t[i].wg;
+            for (uint32_t k = 0; w && k < w->nrd && !rd; k++)
+                if (w->rd[k].chunk == c) rd = &w->rd[k], r = &b->t[i];
+        }
+        if (!rd) unreachable("a shared chunk counted as read with no reader");
+        char line[256], where[600], cta[48] = "";
+        uint64_t ss = b->shared_size, at = c * 16 > idx ? c * 16 : idx;
+        if (b->ncta > 1) snprintf(cta, sizeof cta, " of block rank %u", (unsigned)(at / ss));
+        emu_module_line(b->L->m, rd->line, line, sizeof line);
+        return emu_fault(b, t, in, "shared memory written while a wgmma reads it",
+                         "shared address 0x%" PRIx64 "%s is an operand of the wgmma.mma_async at %s (%s) issued by the warpgroup of "
+                         "thread (%u,%u,%u), which no wgmma.wait_group has retired yet",
+                         at % ss, cta, emu_module_where(b->L->m, rd->line, where, sizeof where), line, r->tid[0], r->tid[1], r->tid[2]);
+    }
+    return true;
+}
+
+/* Reads rows x K elements of a descriptor operand into v[row][k], noting the chunks read in rw
+ * (the warpgroup's reads); false after emu_fault. */
 static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc, bool mn_major, unsigned rows, unsigned K,
-                      unsigned ty, unsigned es, double *v, const char *what) {
+                      unsigned ty, unsigned es, double *v, const char *what, EmuWgState *rw) {
     Desc d = desc_decode(desc);
     if (d.base)
         return emu_fault(b, t, in, "unsupported wgmma descriptor",
@@ -253,6 +313,7 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
             uint64_t bits = 0;
             memcpy(&bits, emu_cta_smem(b, t) + a, es);
             v[r * K + k] = elem_value(ty, bits);
+            read_note(b, rw, (uint32_t)(((size_t)t->cta * b->shared_size + a) / 16), in->line);
         }
     return true;
 }
@@ -294,7 +355,12 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
                                " here, 0x%016" PRIx64 " in thread (%u,%u,%u))", op == 1 ? "A" : "B", wg[i]->r[in->o[op]],
                                t0->r[in->o[op]], t0->tid[0], t0->tid[1], t0->tid[2]);
     }
-    if (ok && !areg) ok = load_desc(b, t0, in, t0->r[in->o[1]], trans_a, M, K, in->ty2, es, A, "A");
+    if (ok && !b->wg_reads) {
+        b->wg_reads = calloc(((size_t)b->ncta * b->shared_size + 15) / 16 + 1, sizeof *b->wg_reads);
+        if (!b->wg_reads) out_of_memory();
+    }
+    EmuWgState *rw = wg_state(t0);
+    if (ok && !areg) ok = load_desc(b, t0, in, t0->r[in->o[1]], trans_a, M, K, in->ty2, es, A, "A", rw);
     if (ok && areg) {
         unsigned E = 4 / es;
         for (unsigned i = 0; i < 128; i++) {
@@ -308,7 +374,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             }
         }
     }
-    if (ok) ok = load_desc(b, t0, in, t0->r[in->o[2]], trans_b, N, K, in->ty3, es, B, "B");
+    if (ok) ok = load_desc(b, t0, in, t0->r[in->o[2]], trans_b, N, K, in->ty3, es, B, "B", rw);
     if (!ok) {
         free(A);
         free(B);
@@ -391,16 +457,35 @@ bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg) {
     case EMU_OP_WGMMA_COMMIT:
         for (unsigned i = 0; i < 128; i++) wg_state(wg[i])->open++;
         break;
-    case EMU_OP_WGMMA_WAIT:
+    case EMU_OP_WGMMA_WAIT: {
+        /* while groups read shared memory, held back until every other warp has had a whole round after the
+         * one the wait came in (threads the warpgroup released before waiting run before it ends, as they
+         * may on a GPU: a write of theirs to what the groups read is seen) */
+        EmuWgState *w0 = wg_state(t0);
+        if (w0->nrd && (!w0->wait_round || b->round <= w0->wait_round + 1)) {
+            if (!w0->wait_round) w0->wait_round = b->round;
+            for (unsigned i = 0; i < 128; i++) wg[i]->state = EMU_TS_YIELD;
+            b->mbar_waits = true;
+            return true;
+        }
+        w0->wait_round = 0;
         for (unsigned i = 0; i < 128 && ok; i++) ok = exec_wait(b, wg[i], in);
+        if (wg[0]->wg) {
+            uint32_t keep = (uint32_t)wg[0]->r[in->o[0]], open = wg[0]->wg->open;
+            read_retire(b, wg[0]->wg, open >= keep ? open - keep : 0);
+        }
         break;
+    }
     default: return emu_fault(b, t0, in, "unsupported instruction", "'%s' is not a warpgroup instruction", emu_op_name(in->op));
     }
     if (!ok) return false;
+    /* the warpgroup goes on in the next round: the other warps (a producer) run while its groups are in
+     * flight, as they would on a GPU, so that a write to what a wgmma still reads is seen */
     for (unsigned i = 0; i < 128; i++) {
         wg[i]->pc++;
-        wg[i]->state = EMU_TS_RUN;
+        wg[i]->state = EMU_TS_YIELD;
     }
+    b->mbar_waits = true;
     return true;
 }
 

@@ -25,7 +25,10 @@
  *   4. After the loop: wait for every group and a barrier, so later users of shared
  *      memory race neither the last copies nor the last reads.
  *   2a. On wgmma targets, when every such dot is a wgmma accumulating into a loop-carried
- *      value only it touches (acc = dot(a, b, acc)), each leaves its wgmma group in flight
+ *      value only it touches (acc = dot(a, b, acc)) whose B is a stage of the ring and whose A is
+ *      one too, a chained dot's fragments or staged once before the loop (step 5) -- a dot that
+ *      writes an operand to its staging buffer every iteration would overwrite what the wgmma of
+ *      the iteration before may still read -- each leaves its wgmma group in flight
  *      (pending=1; the next iteration's wgmma accumulates on top), the ring gets S + 1 stages so
  *      the copies of iteration j + S - 1 never overwrite the stage iteration j - 1's wgmma may
  *      still read, and a wgmma_wait after the loop hands the accumulator back.
@@ -324,11 +327,36 @@ static int carried_index(Block *body, ValueId v) {
     return -1;
 }
 
+/* Step 5's test: dot i's A is a loop-invariant register tile of f16/bf16 used by it alone (c->inside
+ * marks the loop's values), which goes to shared memory once before the loop. */
+static bool invariant_a(Ctx *c, const Inst *i, const int *uses) {
+    ValueId v = i->ops[0];
+    const Type *t = tir_vtype(c->f, v);
+    return v < c->nmap && !c->inside[v] && uses[v] == 1 && t->rank == 2 && t->layout && t->layout->kind != LAYOUT_SHARED &&
+           (t->dt == DT_F16 || t->dt == DT_BF16);
+}
+
+/* Is operand `op` of dot d one of the ring's tiles (a view of a stage, not read back into registers)? */
+static bool piped(const Cand *cs, int n, const Inst *d, int op) {
+    for (int j = 0; j < n; j++)
+        if (cs[j].dot == d && cs[j].operand == op && !cs[j].reg) return true;
+    return false;
+}
+
 static bool async_ok(Ctx *c, Block *body, const Cand *cs, int n, const int *uses) {
     const Target *tg = target_find(c->m->arch);
     if (!tg || tg->mma != WGMMA || !n) return false;
     for (int k = 0; k < n; k++)
         if (cs[k].reg) return false; /* the dot stages a register operand itself: its wgmma waits */
+    /* so does a dot whose B, or whose A (unless it is a chained dot's fragments or staged once before the
+     * loop, step 5), is not a stage of the ring: its next iteration would overwrite the staging buffer
+     * this iteration's wgmma may still read */
+    for (int k = 0; k < n; k++) {
+        Inst *d = cs[k].dot;
+        const Type *at = tir_vtype(c->f, d->ops[0]);
+        if (!piped(cs, n, d, 1)) return false;
+        if (!piped(cs, n, d, 0) && !(at->layout && at->layout->kind == LAYOUT_DOT_A) && !invariant_a(c, d, uses)) return false;
+    }
     Inst *y = body->last;
     for (int k = 0; k < n; k++) {
         Inst *d = cs[k].dot;
@@ -559,9 +587,7 @@ static void stage_invariant_a(Ctx *c, Inst *loop) {
         if (!layout_is_warpgroup_mma(rt->layout)) continue;
         ValueId v = i->ops[0];
         const Type *t = tir_vtype(f, v);
-        if (v >= c->nmap || c->inside[v] || uses[v] != 1 || t->rank != 2 || !t->layout || t->layout->kind == LAYOUT_SHARED ||
-            (t->dt != DT_F16 && t->dt != DT_BF16))
-            continue;
+        if (!invariant_a(c, i, uses)) continue;
         /* mma.sync reads A from registers; there, only an A of 64 or more registers per thread
          * (attention's Q at 128 rows x head_dim 128 over 4 warps) is read through ldmatrix each
          * K step instead, or the loop spills */

@@ -913,6 +913,78 @@ Test(wgmma, async_accumulator_checks) {
     dev_close(d);
 }
 
+/* Shared memory a wgmma reads, until the wait that retires its group: writing it is an error naming the
+ * address and the wgmma (a store of the issuing warpgroup, a cp.async, a store of another warpgroup released
+ * by a barrier before the wait); writes elsewhere or after the wait are not. */
+static const char *wg_smem_ptx = PTX_HEAD
+    ".visible .entry w(.param .u64 src, .param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %x<4>;\n"
+    "  .shared .align 1024 .b8 smem[4096];\n"
+    "  ld.param.u64 %rd0, [src];\n"
+    "  ld.param.u64 %rd6, [out];\n"
+    "  ld.param.u32 %r0, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, smem;\n"
+    "  shr.u32 %r3, %r2, 4;\n"
+    "  cvt.u64.u32 %rd1, %r3;\n"
+    "  or.b64 %rd2, %rd1, 0x0000000800010000;\n" /* A: 64 rows of 16 bytes at [0, 1024) (SBO 128) */
+    "  add.u64 %rd3, %rd2, 64;\n"                /* B: 8 rows at [1024, 1152) */
+    "  mov.f32 %x0, 0f00000000;\n  mov.f32 %x1, 0f00000000;\n  mov.f32 %x2, 0f00000000;\n  mov.f32 %x3, 0f00000000;\n"
+    "  setp.ge.u32 %p0, %r1, 128;\n"
+    "  @%p0 bra $OTHER;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, %rd2, %rd3, 0, 1, 1, 0, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  setp.eq.u32 %p1, %r0, 1;\n"
+    "  @%p1 st.shared.u32 [%r2+1028], %r1;\n"   /* mode 1: into B, in flight */
+    "  setp.eq.u32 %p2, %r0, 2;\n"
+    "  @%p2 st.shared.u32 [%r2+2048], %r1;\n"   /* mode 2: past both: fine */
+    "  setp.eq.u32 %p3, %r0, 3;\n"
+    "  @%p3 cp.async.ca.shared.global [%r2+1040], [%rd0], 16;\n" /* mode 3: a copy into B, in flight */
+    "  setp.eq.u32 %p4, %r0, 4;\n"
+    "  @%p4 bar.arrive 1, 256;\n"               /* mode 4: lets the other warpgroup write A */
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  setp.eq.u32 %p5, %r0, 5;\n"
+    "  @%p5 st.shared.u32 [%r2+1028], %r1;\n"   /* mode 5: into B after the wait: fine */
+    "  mul.wide.u32 %rd4, %r1, 4;\n"
+    "  add.u64 %rd5, %rd6, %rd4;\n"
+    "  st.global.f32 [%rd5], %x1;\n"
+    "  ret;\n"
+    "$OTHER:\n"
+    "  bar.sync 1, 256;\n"
+    "  st.shared.u32 [%r2+16], %r1;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, shared_operands_in_flight) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wg_smem_ptx, "w", &m);
+    uint64_t src = poisoned(d, 64), out = poisoned(d, 128 * 4);
+    unsigned mode = 2;
+    void *args[] = {&src, &out, &mode};
+    for (mode = 2; mode <= 5; mode += 3) {
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        float h[128];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 128; i++) cr_assert_eq(h[i], 0.0f, "mode %u, thread %u", mode, i);
+    }
+    mode = 1;
+    expect_launch_error(d, f, 128, args, "shared memory written while a wgmma reads it", "st.shared.u32", "shared address 0x404",
+                        "wgmma.mma_async at PTX line 27", "no wgmma.wait_group has retired yet", NULL);
+    mode = 3;
+    expect_launch_error(d, f, 128, args, "shared memory written while a wgmma reads it", "cp.async.ca", "shared address 0x410", NULL);
+    mode = 4;
+    expect_launch_error(d, f, 256, args, "shared memory written while a wgmma reads it", "thread (128,0,0)", "shared address 0x10",
+                        "issued by the warpgroup of thread (0,0,0)", NULL);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* ==== 5. stmatrix ==== */
 static char *stmatrix_ptx(unsigned nmat, bool trans) {
     Str s = {0};

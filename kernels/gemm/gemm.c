@@ -387,10 +387,12 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     /* untuned defaults on sm_90a, in place of the vector configuration: f8 with 64-byte K tiles
      * (wgmma k32 steps); f16/bf16 products of at least 128 x 256 with no beta, bias or activation as
      * 128 x 256 x 64 tiles over two warpgroups (one m64n256 wgmma slab each), 3 stages (4 buffers
-     * with the wgmma in flight: 192 KiB), 191 registers, 0 spills */
+     * with the wgmma in flight: 192 KiB), 191 registers, 0 spills; not with A transposed (M contiguous:
+     * it reaches the dot through registers, the dot restages it every K step, so its wgmma waits at
+     * once, lower/software_pipeline.c 2a, and the tile spills 56 B) */
     bool wg = wgmma && !config && !tuned && chosen == pr->vector_config;
     if (wg && f8) shipped_define(&v, "BK", 64);
-    if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && a->m >= 128 && a->n >= 256 && a->beta == 0 &&
+    if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && !a->trans_a && a->m >= 128 && a->n >= 256 && a->beta == 0 &&
         a->activation == TILE_ACT_NONE && !a->bias) { /* a bias's loads in the epilogue spill 72 B at this tile */
         static const char *const big[] = {"BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3"};
         for (size_t i = 0; i < ARRAY_LEN(big); i++) shipped_define_text(&v, big[i], strlen(big[i]));
