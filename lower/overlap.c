@@ -22,8 +22,9 @@
  *   3. The loop runs from lb + step; its body becomes
  *          A up to D1 (issued, pending 1);  M's dot D2' from the carried operands (pending 1;
  *          pingpong's turn_pass moves after it);  wgmma_wait D1 {pending=1};  the rest of A, where
- *          the first read of carried value k reads W = wgmma_wait D2' {pending=0} and M's stage
- *          release follows W;  yield (slot k: D2's accumulator operand; the new carried values).
+ *          the first read of carried value k (or the yield) reads W = wgmma_wait D2' {pending=0}
+ *          and M's stage release follows W;  yield (slot k: D2's accumulator operand, or W where
+ *          D2 accumulated into carried value k itself; the new carried values).
  *      Groups complete in order, so waiting with one group pending after D2' waits for D1 alone.
  *   4. Epilogue: `if lb < ub` runs M once from the loop's results (D2 waited at once), else passes
  *      carried value k through; the loop's result k is replaced by it.
@@ -128,7 +129,7 @@ static bool qualifies(Rot *r) {
         if (!after_d1 && reads(i, acc)) return false;
     }
     if (reads(y, acc)) return false;
-    /* D2's accumulator is computed in the body (the rescaled accumulator), not carried as it is */
+    /* D2 accumulates into a value of the body (attention's rescaled accumulator) or into the carried one */
     if (!is_inside(r, r->d2->ops[2])) return false;
     r->nmoved = 0;
     r->moved[r->nmoved++] = r->d2;
@@ -206,6 +207,7 @@ static void rotate(Rot *r) {
     int nc = loop->nres, nt = nc + r->ncarried;
     int init0 = tir_loop_init(loop);
     ValueId acc_arg = body->args[r->k + 1];
+    ValueId accpre = r->d2->ops[2]; /* D2's accumulator operand: acc_arg itself, or made from it */
     Loc loc = loop->loc;
     const Type *i1 = tir_scalar(f->module, DT_I1);
     const Type *ivt = tir_vtype(f, loop->ops[0]);
@@ -232,7 +234,7 @@ static void rotate(Rot *r) {
         if (!in_m) tir_block_append(then, clone_inst(f, i, &m));
     }
     ValueId *yv = arena_alloc(ar, sizeof *yv * (size_t)nt);
-    for (int s = 0; s < nc; s++) yv[s] = mapped(&m, s == r->k ? r->d2->ops[2] : y->ops[s]);
+    for (int s = 0; s < nc; s++) yv[s] = mapped(&m, s == r->k ? accpre : y->ops[s]);
     for (int c = 0; c < r->ncarried; c++) yv[nc + c] = mapped(&m, r->carried[c]);
     new_yield(f, then, yv, nt, loc);
     for (int s = 0; s < nc; s++) yv[s] = loop->ops[init0 + s];
@@ -260,7 +262,7 @@ static void rotate(Rot *r) {
     }
     memset(m.v, 0, sizeof *m.v * m.n);
     for (int c = 0; c < r->ncarried; c++) m.v[r->carried[c]] = cargs[c];
-    m.v[r->d2->ops[2]] = acc_arg;
+    m.v[accpre] = acc_arg;
     /* M' right after D1 (and after pingpong's pass of the turn, which moves after M') */
     Inst *after_d1 = r->d1->next;
     Inst *turn = r->d1_wait ? r->d1->next : NULL;
@@ -282,7 +284,8 @@ static void rotate(Rot *r) {
     }
     r->d1->a.ival = 1;
     w1->a.ival = 1;
-    /* the accumulator: D2' waited before its first read, the stage released after that */
+    for (int j = 0; j < r->nmoved; j++) tir_inst_remove(r->moved[j]); /* the old M goes */
+    /* the accumulator: D2' waited before its first read (or at the end), the stage released after that */
     Inst *first = w1->next;
     while (first != y && !reads(first, acc_arg)) first = first->next;
     const Type *at = tir_vtype(f, acc_arg);
@@ -297,9 +300,9 @@ static void rotate(Rot *r) {
         if (i->op == OP_MBAR_ARRIVE) tir_inst_remove(i), tir_insert_after(rel, i), rel = i;
         i = nx;
     }
-    /* the old M goes; slot k yields D2's accumulator operand; the carried values are yielded */
-    for (int j = 0; j < r->nmoved; j++) tir_inst_remove(r->moved[j]);
-    tir_inst_set_operand(f, y, r->k, r->d2->ops[2]);
+    /* slot k yields D2's accumulator operand (D2' waited, when that is the carried value itself); the
+     * carried values are yielded */
+    tir_inst_set_operand(f, y, r->k, accpre == acc_arg ? w2->res[0] : accpre);
     for (int c = 0; c < r->ncarried; c++) {
         y->ops = arena_grow(ar, y->ops, sizeof(ValueId) * (size_t)y->nops, sizeof(ValueId) * (size_t)(y->nops + 1));
         y->ops[y->nops++] = r->carried[c];
@@ -314,7 +317,7 @@ static void rotate(Rot *r) {
     tir_inst_add_region(f, epi, ee);
     memset(m.v, 0, sizeof *m.v * m.n);
     for (int c = 0; c < r->ncarried; c++) m.v[r->carried[c]] = loop->res[nc + c];
-    m.v[r->d2->ops[2]] = acc_out;
+    m.v[accpre] = acc_out;
     Inst *ety = new_yield(f, et, &acc_out, 1, loc);
     tir_inst_set_operand(f, ety, 0, emit_moved(r, &m, ety, 0)->res[0]);
     new_yield(f, ee, &acc_out, 1, loc);

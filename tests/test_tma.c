@@ -344,14 +344,15 @@ static const char twodot_src[] =
     "    store(o + rm[:, None] * D + rd[None, :], acc, rm[:, None] < m);\n"
     "}\n";
 
-/* Runs twodot with pingpong=pp (and warp_specialize=ws) on emu:sm_90a; exact against float64 (small
- * integers: every S, relu(S) in f16 and sum is exact), output NaN-poisoned. */
-static void twodot_case(int m, int n, int pp, int ws) {
+/* Runs twodot with pingpong=pp, overlap=ov (and warp_specialize=ws) on emu:sm_90a; exact against
+ * float64 (small integers: every S, relu(S) in f16 and sum is exact), output NaN-poisoned. */
+static void twodot_case(int m, int n, int pp, int ws, int ov) {
     static const char *const tspecs[] = {"sq=16", "sk=16", "sv=16", NULL};
-    char ppdef[16], wsdef[24];
+    char ppdef[16], wsdef[24], ovdef[16];
     snprintf(ppdef, sizeof ppdef, "pingpong=%d", pp);
     snprintf(wsdef, sizeof wsdef, "warp_specialize=%d", ws);
-    const char *defs[] = {ppdef, wsdef, NULL};
+    snprintf(ovdef, sizeof ovdef, "overlap=%d", ov);
+    const char *defs[] = {ppdef, wsdef, ovdef, NULL};
     tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .specialize = tspecs, .defines = defs};
     tile_compiled c;
     cr_assert_eq(tile_compile_source("twodot.tile", twodot_src, &o, &c), TILE_OK, "%s", c.diagnostics);
@@ -360,6 +361,8 @@ static void twodot_case(int m, int n, int pp, int ws) {
     bool turns = pp && ws;
     cr_expect_eq(strstr(c.ptx, "bar.arrive") != NULL, turns, "turns passed (pingpong %d, warp_specialize %d)", pp, ws);
     if (turns) cr_expect(strstr(c.ptx, "bar.sync \t%r") && strstr(c.ptx, ", 256;"), "turns waited for");
+    /* overlap: relu(S) V of one block issued with S of the next, S waited for with that group pending */
+    cr_expect_eq(strstr(c.ptx, "wgmma.wait_group.sync.aligned 1;") != NULL, ov && ws, "overlap %d, warp_specialize %d", ov, ws);
     tile_compiled_free(&c);
     tile_context *ctx;
     cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
@@ -390,8 +393,8 @@ static void twodot_case(int m, int n, int pp, int ws) {
         for (int d = 0; d < D; d++) {
             double want = 0;
             for (int j = 0; j < n; j++) want += p[j] * vv[(size_t)j * sv + d];
-            cr_assert(out[(size_t)i * D + d] == want, "(%d, %d): %g, want %g (pingpong %d, m %d, n %d)", i, d, out[(size_t)i * D + d],
-                      want, pp, m, n);
+            cr_assert(out[(size_t)i * D + d] == want, "(%d, %d): %g, want %g (pingpong %d, overlap %d, m %d, n %d)", i, d,
+                      out[(size_t)i * D + d], want, pp, ov, m, n);
         }
     }
     tile_module_unload(mod);
@@ -404,10 +407,24 @@ static void twodot_case(int m, int n, int pp, int ws) {
  * without a producer warpgroup the hint changes nothing. */
 Test(tma, pingpong_two_dots, .timeout = 600) {
     seed_rng();
-    twodot_case(200, 300, 1, 1);
-    twodot_case(100, 40, 1, 1);
-    twodot_case(130, 200, 0, 1);
-    twodot_case(130, 72, 1, 0);
+    twodot_case(200, 300, 1, 1, 0);
+    twodot_case(100, 40, 1, 1, 0);
+    twodot_case(130, 200, 0, 1, 0);
+    twodot_case(130, 72, 1, 0, 0);
+}
+
+/* @overlap: each computing warpgroup issues relu(S) V of one block with S of the next (the accumulator
+ * carried as it is, not rescaled): the same results with and without pingpong, over many blocks, one
+ * whole block and a partial one (the steady loop runs once or not at all), no blocks at all; without a
+ * producer warpgroup the hint changes nothing. */
+Test(tma, overlap_two_dots, .timeout = 600) {
+    seed_rng();
+    twodot_case(200, 300, 1, 1, 1);
+    twodot_case(130, 456, 0, 1, 1);
+    twodot_case(100, 100, 1, 1, 1);
+    twodot_case(70, 64, 0, 1, 1);
+    twodot_case(60, 0, 1, 1, 1);
+    twodot_case(130, 72, 1, 0, 1);
 }
 
 /* Epilogue stores through tensor maps: a persistent matmul (optionally warp-specialized) whose C
