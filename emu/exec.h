@@ -49,6 +49,8 @@ typedef struct EmuWgState {
     uint32_t open;        /* number of the group being filled (committed groups are below it) */
     uint64_t *busy;       /* bit per register slot: an accumulator of an in-flight wgmma */
     uint32_t nbusy_words;
+    EmuWgPend *ap;        /* A-fragment registers of in-flight wgmmas and the values they were read with */
+    uint32_t nap, capap;
     EmuWgRead *rd;        /* kept by the warpgroup's first thread: what its in-flight wgmmas read */
     uint32_t nrd, caprd;
     uint64_t wait_round;  /* the warpgroup's first thread: the round its held wgmma.wait_group arrived in (0: none) */

@@ -40,7 +40,10 @@
  *      writes an in-flight accumulator register is an error naming the
  *      register and the wgmma (emu_wgmma_check_access, called by the
  *      interpreter for every instruction while a thread has results in
- *      flight).
+ *      flight).  The shared memory it read stays read (emu_wgmma_smem_write
+ *      reports a write to it) and an A given in registers must keep its
+ *      values (checked at the wait) until the wait that retires the group: on
+ *      a GPU the wgmma may read either any time until then.
  *
  * stmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 [a], {r..}: the inverse
  * of ldmatrix: lanes 8i..8i+7 give the row addresses of matrix i; lane l
@@ -121,6 +124,7 @@ void emu_wg_reset(EmuThread *t) {
     if (!w) return;
     w->n = 0;
     w->open = 0;
+    w->nap = 0;
     w->nrd = 0;
     w->wait_round = 0;
     if (w->busy) memset(w->busy, 0, w->nbusy_words * sizeof *w->busy);
@@ -130,6 +134,7 @@ void emu_wg_free(EmuThread *t) {
     if (!t->wg) return;
     free(t->wg->p);
     free(t->wg->busy);
+    free(t->wg->ap);
     free(t->wg->rd);
     free(t->wg);
     t->wg = NULL;
@@ -411,6 +416,16 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             }
         }
         for (unsigned r = 0; r < fm.nd; r++) pend_set(w, opslot(t, ti, 0, r), out[r], ti->line);
+        for (unsigned j = 0; areg && !t->depth && j < 4; j++) { /* A's registers must keep their values until the wait */
+            if (w->nap == w->capap) {
+                uint32_t nc = w->capap ? w->capap * 2 : 16;
+                EmuWgPend *na = realloc(w->ap, nc * sizeof *na);
+                if (!na) out_of_memory();
+                w->ap = na;
+                w->capap = nc;
+            }
+            w->ap[w->nap++] = (EmuWgPend){opslot(t, ti, 1, j), w->open, ti->line, opreg(t, ti, 1, j)};
+        }
     }
     free(A);
     free(B);
@@ -418,12 +433,29 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
 }
 
 static bool exec_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    (void)b;
     EmuWgState *w = t->wg;
     if (!w) return true;
     uint32_t keep = (uint32_t)t->r[in->o[0]];
     uint32_t limit = w->open >= keep ? w->open - keep : 0; /* groups below it retire */
     uint32_t j = 0;
+    /* the A fragments of the retiring wgmmas: a register that changed while they were in flight */
+    for (uint32_t i = 0; i < w->nap; i++) {
+        EmuWgPend a = w->ap[i];
+        if (a.group >= limit) {
+            w->ap[j++] = a;
+            continue;
+        }
+        if (t->depth || t->r[a.slot] == a.value) continue;
+        char name[64], line[256], where[600];
+        emu_slot_name(t->fn, a.slot, name, sizeof name);
+        emu_module_line(b->L->m, a.line, line, sizeof line);
+        return emu_fault(b, t, in, "wgmma A operand modified while in flight",
+                         "register %s holds A of the wgmma.mma_async at %s (%s) and was written before this wgmma.wait_group "
+                         "retired it (the wgmma may read it until then)",
+                         name, emu_module_where(b->L->m, a.line, where, sizeof where), line);
+    }
+    w->nap = j;
+    j = 0;
     for (uint32_t i = 0; i < w->n; i++) {
         EmuWgPend p = w->p[i];
         if (p.group < limit) {

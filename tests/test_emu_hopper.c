@@ -985,6 +985,61 @@ Test(wgmma, shared_operands_in_flight) {
     dev_close(d);
 }
 
+/* A from registers: its registers must keep their values until the wait that retires the wgmma; one
+ * written before is reported at that wait, naming the register and the wgmma; after it, it is free. */
+static const char *wg_areg_ptx = PTX_HEAD
+    ".visible .entry a(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b32 %a<4>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %x<4>;\n"
+    "  .shared .align 1024 .b8 smem[2048];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  ld.param.u32 %r0, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, smem;\n"
+    "  shr.u32 %r3, %r2, 4;\n"
+    "  cvt.u64.u32 %rd1, %r3;\n"
+    "  or.b64 %rd2, %rd1, 0x0000000800010000;\n" /* B: 8 rows at smem, zero */
+    "  mov.b32 %a0, 0x3C003C00;\n  mov.b32 %a1, 0x3C003C00;\n  mov.b32 %a2, 0x3C003C00;\n  mov.b32 %a3, 0x3C003C00;\n"
+    "  mov.f32 %x0, 0f00000000;\n  mov.f32 %x1, 0f00000000;\n  mov.f32 %x2, 0f00000000;\n  mov.f32 %x3, 0f00000000;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, {%a0, %a1, %a2, %a3}, %rd2, 0, 1, 1, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  setp.eq.u32 %p1, %r0, 1;\n"
+    "  @%p1 mov.b32 %a2, 0;\n"                    /* mode 1: A changed in flight */
+    "  setp.eq.u32 %p2, %r0, 2;\n"
+    "  @%p2 mov.b32 %a2, 0x3C003C00;\n"           /* mode 2: written with the value it has: unchanged */
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  mov.b32 %a2, 0;\n"                         /* after the wait: free */
+    "  mul.wide.u32 %rd4, %r1, 4;\n"
+    "  add.u64 %rd5, %rd0, %rd4;\n"
+    "  st.global.f32 [%rd5], %x1;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, a_registers_in_flight) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wg_areg_ptx, "a", &m);
+    uint64_t out = poisoned(d, 128 * 4);
+    unsigned mode = 0;
+    void *args[] = {&out, &mode};
+    for (mode = 0; mode <= 2; mode += 2) {
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        float h[128];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 128; i++) cr_assert_eq(h[i], 0.0f, "mode %u, thread %u", mode, i); /* B is zero */
+    }
+    mode = 1;
+    expect_launch_error(d, f, 128, args, "wgmma A operand modified while in flight", "register %a2", "wgmma.wait_group",
+                        "wgmma.mma_async at PTX line 28", NULL);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* ==== 5. stmatrix ==== */
 static char *stmatrix_ptx(unsigned nmat, bool trans) {
     Str s = {0};
