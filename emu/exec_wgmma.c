@@ -140,6 +140,19 @@ void emu_wg_free(EmuThread *t) {
     t->wg = NULL;
 }
 
+/* Room for one more element in the array *p of n elements (capacity *cap, first capacity `first`). */
+static void *room(void *p, uint32_t n, uint32_t *cap, size_t size, uint32_t first) {
+    if (n < *cap) return p;
+    uint32_t nc = *cap ? *cap * 2 : first;
+    void *np = realloc(p, nc * size);
+    if (!np) out_of_memory();
+    *cap = nc;
+    return np;
+}
+
+/* Groups below this retire at a wait_group that keeps `keep` pending. */
+static uint32_t retire_limit(const EmuWgState *w, uint32_t keep) { return w->open >= keep ? w->open - keep : 0; }
+
 static bool busy(const EmuWgState *w, uint32_t slot) { return slot / 64 < w->nbusy_words && (w->busy[slot / 64] >> (slot % 64) & 1); }
 
 static EmuWgPend *pend_find(EmuWgState *w, uint32_t slot) {
@@ -152,13 +165,7 @@ static EmuWgPend *pend_find(EmuWgState *w, uint32_t slot) {
 static void pend_set(EmuWgState *w, uint32_t slot, uint64_t value, uint32_t line) {
     EmuWgPend *p = pend_find(w, slot);
     if (!p) {
-        if (w->n == w->cap) {
-            uint32_t nc = w->cap ? w->cap * 2 : 64;
-            EmuWgPend *np = realloc(w->p, nc * sizeof *np);
-            if (!np) out_of_memory();
-            w->p = np;
-            w->cap = nc;
-        }
+        w->p = room(w->p, w->n, &w->cap, sizeof *w->p, 64);
         p = &w->p[w->n++];
         w->busy[slot / 64] |= 1ull << (slot % 64);
     }
@@ -249,13 +256,7 @@ static uint32_t desc_addr(const Desc *d, bool mn_major, uint32_t mn, uint32_t k,
  * warpgroup's first thread) until then, and a write to one of them by anyone is reported. */
 static void read_note(EmuBlock *b, EmuWgState *w, uint32_t chunk, uint32_t line) {
     if (w->nrd && w->rd[w->nrd - 1].chunk == chunk && w->rd[w->nrd - 1].group == w->open) return;
-    if (w->nrd == w->caprd) {
-        uint32_t nc = w->caprd ? w->caprd * 2 : 256;
-        EmuWgRead *nr = realloc(w->rd, nc * sizeof *nr);
-        if (!nr) out_of_memory();
-        w->rd = nr;
-        w->caprd = nc;
-    }
+    w->rd = room(w->rd, w->nrd, &w->caprd, sizeof *w->rd, 256);
     w->rd[w->nrd++] = (EmuWgRead){chunk, w->open, line};
     b->wg_reads[chunk]++;
     b->wg_reading++;
@@ -417,13 +418,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         }
         for (unsigned r = 0; r < fm.nd; r++) pend_set(w, opslot(t, ti, 0, r), out[r], ti->line);
         for (unsigned j = 0; areg && !t->depth && j < 4; j++) { /* A's registers must keep their values until the wait */
-            if (w->nap == w->capap) {
-                uint32_t nc = w->capap ? w->capap * 2 : 16;
-                EmuWgPend *na = realloc(w->ap, nc * sizeof *na);
-                if (!na) out_of_memory();
-                w->ap = na;
-                w->capap = nc;
-            }
+            w->ap = room(w->ap, w->nap, &w->capap, sizeof *w->ap, 16);
             w->ap[w->nap++] = (EmuWgPend){opslot(t, ti, 1, j), w->open, ti->line, opreg(t, ti, 1, j)};
         }
     }
@@ -435,8 +430,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
 static bool exec_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     EmuWgState *w = t->wg;
     if (!w) return true;
-    uint32_t keep = (uint32_t)t->r[in->o[0]];
-    uint32_t limit = w->open >= keep ? w->open - keep : 0; /* groups below it retire */
+    uint32_t limit = retire_limit(w, (uint32_t)t->r[in->o[0]]);
     uint32_t j = 0;
     /* the A fragments of the retiring wgmmas: a register that changed while they were in flight */
     for (uint32_t i = 0; i < w->nap; i++) {
@@ -502,22 +496,16 @@ bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg) {
         }
         w0->wait_round = 0;
         for (unsigned i = 0; i < 128 && ok; i++) ok = exec_wait(b, wg[i], in);
-        if (wg[0]->wg) {
-            uint32_t keep = (uint32_t)wg[0]->r[in->o[0]], open = wg[0]->wg->open;
-            read_retire(b, wg[0]->wg, open >= keep ? open - keep : 0);
-        }
+        if (wg[0]->wg) read_retire(b, wg[0]->wg, retire_limit(wg[0]->wg, (uint32_t)wg[0]->r[in->o[0]]));
         break;
     }
     default: return emu_fault(b, t0, in, "unsupported instruction", "'%s' is not a warpgroup instruction", emu_op_name(in->op));
     }
     if (!ok) return false;
-    /* the warpgroup goes on in the next round: the other warps (a producer) run while its groups are in
-     * flight, as they would on a GPU, so that a write to what a wgmma still reads is seen */
     for (unsigned i = 0; i < 128; i++) {
         wg[i]->pc++;
-        wg[i]->state = EMU_TS_YIELD;
+        wg[i]->state = EMU_TS_RUN;
     }
-    b->mbar_waits = true;
     return true;
 }
 
