@@ -6,7 +6,7 @@
  * mma.sync.aligned.m16n8kK.row.col.dtype.atype.btype.ctype d, a, b, c:
  *   1. emu_mma_form() checks the shape/type combination and derives the
  *      fragment geometry: E elements per 32-bit A/B register (tf32: 1,
- *      f16/bf16: 2, s8/u8: 4), K/(2E) A registers, K/(4E) B registers, four
+ *      f16/bf16: 2, s8/u8/e4m3/e5m2: 4; e4m3 and e5m2 mix), K/(2E) A registers, K/(4E) B registers, four
  *      accumulator elements per lane (4 f32/s32 registers, or 2 f16x2).
  *   2. Every lane's A, B and C registers are read into whole matrices
  *      (before any D is written: D often aliases C).  With
@@ -40,7 +40,7 @@ static unsigned elems_per_reg(unsigned ty) {
     switch (ty) {
     case EMU_T_TF32: return 1;
     case EMU_T_F16: case EMU_T_BF16: return 2;
-    case EMU_T_S8: case EMU_T_U8: return 4;
+    case EMU_T_S8: case EMU_T_U8: case EMU_T_E4M3: case EMU_T_E5M2: return 4;
     }
     return 0;
 }
@@ -63,19 +63,22 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
         if (d != EMU_T_S32 || c != EMU_T_S32) { *why = "integer mma accumulates in .s32"; return false; }
         if (f->k != 16 && f->k != 32) { *why = "s8/u8 mma needs m16n8k16 or m16n8k32"; return false; }
     } else {
-        if (a != bt) { *why = "A and B must have the same floating-point type"; return false; }
+        bool f8 = (a == EMU_T_E4M3 || a == EMU_T_E5M2) && (bt == EMU_T_E4M3 || bt == EMU_T_E5M2); /* mixed too */
+        if (a != bt && !f8) { *why = "A and B must have the same floating-point type (e4m3 and e5m2 mix)"; return false; }
         if (in->flags & EMU_F(SATFINITE)) { *why = ".satfinite is for integer mma"; return false; }
         if (a == EMU_T_TF32) {
             if (f->k != 4 && f->k != 8) { *why = "tf32 mma needs m16n8k4 or m16n8k8"; return false; }
         } else if (a == EMU_T_F16 || a == EMU_T_BF16) {
             if (f->k != 8 && f->k != 16) { *why = "f16/bf16 mma needs m16n8k8 or m16n8k16"; return false; }
+        } else if (f8) {
+            if (f->k != 16 && f->k != 32) { *why = "e4m3/e5m2 mma needs m16n8k16 or m16n8k32"; return false; }
         } else {
-            *why = "A/B types other than f16, bf16, tf32, s8, u8 are not supported";
+            *why = "A/B types other than f16, bf16, tf32, e4m3, e5m2, s8, u8 are not supported";
             return false;
         }
-        /* as ptxas: D and C agree (f16 accumulators only with f16 inputs) */
-        if (d != c || !(d == EMU_T_F32 || (a == EMU_T_F16 && d == EMU_T_F16))) {
-            *why = "D and C must both be .f32 (or both .f16 with f16 inputs)";
+        /* as ptxas: D and C agree (f16 accumulators only with f16 or f8 inputs) */
+        if (d != c || !(d == EMU_T_F32 || ((a == EMU_T_F16 || f8) && d == EMU_T_F16))) {
+            *why = "D and C must both be .f32 (or both .f16 with f16, e4m3 or e5m2 inputs)";
             return false;
         }
     }
@@ -92,6 +95,7 @@ static float elem_f(unsigned ty, uint32_t reg, unsigned i) {
     switch (ty) {
     case EMU_T_F16: return (float)emu_f16_to_f64((uint16_t)(reg >> (16 * i)));
     case EMU_T_BF16: return (float)emu_bf16_to_f64((uint16_t)(reg >> (16 * i)));
+    case EMU_T_E4M3: case EMU_T_E5M2: return (float)emu_f8_to_f64((uint8_t)(reg >> (8 * i)), ty == EMU_T_E5M2);
     default: return emu_f32(reg & 0xFFFFE000u);
     }
 }

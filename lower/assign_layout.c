@@ -633,11 +633,16 @@ static void forward_block(Ctx *c, Block *b) {
     for (Inst *i = b->first; i; i = i->next) forward_inst(c, i);
 }
 
-/* Native f8 (sm_90a): the front end widens f8 dot operands to f16 (exact); where the dot will
- * be a wgmma, whose e4m3/e5m2 forms take the bytes themselves (m64nNk32, f32 accumulator, both
- * operands K-major from shared memory), the dot reads the f8 values instead.  The shapes must
- * be ones wgmma_fits in llvm_mma.c accepts: warps a multiple of 4 splitting M in 16-row slabs,
- * N a multiple of 8 (16 beyond 32), K of 32, 64, 128 bytes or a multiple of 128. */
+/* Native f8 (sm_89 on): the front end widens f8 dot operands to f16 (exact); where the target's
+ * tensor cores take the bytes themselves the dot reads the f8 values instead:
+ *   - a dot that mma_for will give the warpgroup layout (sm_90a) must be one wgmma_fits in
+ *     llvm_mma.c accepts: m64nNk32, f32 accumulator, both operands K-major from shared memory;
+ *     warps a multiple of 4 splitting M in 16-row slabs, N a multiple of 8 (16 beyond 32), K of
+ *     32, 64, 128 bytes or a multiple of 128 (else it keeps f16, which wgmma takes at any K);
+ *   - on sm_89 a dot becomes mma.sync.m16n8k32 on e4m3/e5m2 (f32 accumulator, the s8
+ *     fragments: four bytes per register, B kept [N][K]): M of 16 or more, N of 8 or more, K a
+ *     multiple of 32.  On sm_90a a dot that is no wgmma keeps f16 mma.sync: the f8 form spilled
+ *     there (ptxas -v, attention.tile's f8 kernels at their defaults: 4 B) where f16 did not. */
 static DType f8_source(Func *f, ValueId v) {
     Inst *d = tir_val(f, v)->def;
     if (!d || d->op != OP_CAST || tir_vtype(f, v)->dt != DT_F16) return DT_COUNT;
@@ -649,10 +654,12 @@ static bool native_f8(Inst *i, void *ud) {
     Ctx *c = ud;
     if (i->op != OP_DOT) return true;
     const Type *rt = tir_vtype(c->f, i->res[0]);
+    const Target *tg = target_find(c->m->arch);
     int nw = c->f->num_warps, M = rt->shape[0], N = rt->shape[1], K = tir_vtype(c->f, i->ops[0])->shape[1];
-    if (rt->dt != DT_F32 || nw % 4 || M % (16 * nw) || N % 8 || (N > 32 && N % 16) || N > 256 * 8 ||
-        !(K == 32 || K == 64 || K == 128 || K % 128 == 0))
-        return true;
+    if (rt->dt != DT_F32 || !target_has_f8(tg)) return true;
+    bool warpgroup = tg->mma == WGMMA && nw % 4 == 0 && M % (16 * nw) == 0 && N % 8 == 0; /* as mma_for */
+    if (warpgroup && ((N > 32 && N % 16) || N > 256 * 8 || !(K == 32 || K == 64 || K == 128 || K % 128 == 0))) return true;
+    if (!warpgroup && (tg->mma != MMA_SYNC || M < 16 || N < 8 || K % 32)) return true;
     if (f8_source(c->f, i->ops[0]) == DT_COUNT || f8_source(c->f, i->ops[1]) == DT_COUNT) return true;
     for (int k = 0; k < 2; k++) i->ops[k] = tir_val(c->f, i->ops[k])->def->ops[0];
     return true;
@@ -660,8 +667,7 @@ static bool native_f8(Inst *i, void *ud) {
 
 static void run_func(Module *m, Func *f) {
     Ctx c = {.m = m, .f = f};
-    const Target *tg = target_find(m->arch);
-    if (tg && tg->mma == WGMMA) tir_walk(f->body, native_f8, &c);
+    tir_walk(f->body, native_f8, &c);
     c.ai = axisinfo_compute(f);
     c.nv = f->nvalues;
     c.want = calloc(c.nv, sizeof *c.want);

@@ -90,10 +90,7 @@ static LLVMValueRef f32_to_f8(LL *l, LLVMValueRef x, DType to) {
  * f8 -> f16: the byte in the low half of a pair, cvt.rn.f16x2.e4m3x2, the low f16 (exact);
  * f32 -> f8: cvt.rn.satfinite.e4m3x2.f32 with x in both halves, the low byte (round to
  * nearest even, satfinite: the software path's contract). */
-static bool hw_f8(LL *l) {
-    const Target *t = target_find(l->m->arch);
-    return t && t->sm >= 89;
-}
+static bool hw_f8(LL *l) { return target_has_f8(target_find(l->m->arch)); }
 
 /* Two f8 codes (low byte first, an i16) to an f16x2 (an i32). */
 static LLVMValueRef cvt_f8x2_f16x2(LL *l, LLVMValueRef pair, DType from) {

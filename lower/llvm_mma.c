@@ -9,6 +9,7 @@
  *   f16      -> f16: mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 (out_dtype=f16)
  *   tf32     -> f32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
  *   s8       -> s32: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
+ *   e4m3/e5m2 (each, sm_89) -> f32: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32
  * Register numbering follows layout.c: A (im*nk + kk)*4*vpr + j,
  * B (in*nk + kk)*2*vpr + j, C ((im*rn + in)*2 + h)*2 + e. */
 #include "llvm_ctx.h"
@@ -31,14 +32,22 @@ static LLVMValueRef pack32(LL *l, LLVMValueRef *e, int vpr, DType dt) {
 
 /* One mma.sync of a 16x8 tile: a (4 registers), b (2) and the accumulator (4 elements,
  * updated in place).  An f16 accumulator (f16 inputs, out_dtype=f16) travels as two f16x2
- * registers, elements 2j and 2j+1 in register j, low half first. */
-static void issue_mma(LL *l, DType dt, DType acc_dt, const LLVMValueRef *a, const LLVMValueRef *b, LLVMValueRef *acc) {
+ * registers, elements 2j and 2j+1 in register j, low half first.  A and B have one type but
+ * for f8, where e4m3 and e5m2 mix. */
+static void issue_mma(LL *l, DType dt, DType bdt, DType acc_dt, const LLVMValueRef *a, const LLVMValueRef *b, LLVMValueRef *acc) {
     static const char *const shape[] = {
         [DT_F16] = "m16n8k16.row.col.f32.f16.f16.f32",
         [DT_BF16] = "m16n8k16.row.col.f32.bf16.bf16.f32",
         [DT_F32] = "m16n8k8.row.col.f32.tf32.tf32.f32",
         [DT_I8] = "m16n8k32.row.col.s32.s8.s8.s32",
     };
+    char f8shape[48];
+    const char *form = shape[dt];
+    if (dtype_is_storage(dt)) {
+        snprintf(f8shape, sizeof f8shape, "m16n8k32.row.col.f32.%s.%s.f32", dt == DT_F8E5M2 ? "e5m2" : "e4m3",
+                 bdt == DT_F8E5M2 ? "e5m2" : "e4m3");
+        form = f8shape;
+    }
     LLVMValueRef args[10];
     for (int k = 0; k < 4; k++) args[k] = a[k];
     for (int k = 0; k < 2; k++) args[4 + k] = b[k];
@@ -57,7 +66,7 @@ static void issue_mma(LL *l, DType dt, DType acc_dt, const LLVMValueRef *a, cons
     }
     bool integer = dt == DT_I8;
     char text[160];
-    snprintf(text, sizeof text, "mma.sync.aligned.%s {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};", shape[dt]);
+    snprintf(text, sizeof text, "mma.sync.aligned.%s {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};", form);
     LLVMTypeRef ct = integer ? l->t_i32 : l->t_f32;
     LLVMTypeRef fields[4] = {ct, ct, ct, ct};
     for (int k = 0; k < 4; k++) args[6 + k] = acc[k];
@@ -93,7 +102,7 @@ bool ll_emit_dot_mma(LL *l, Inst *i) {
     for (int kk = 0; kk < nk; kk++)
         for (int im = 0; im < rm; im++)
             for (int in = 0; in < rn; in++) {
-                issue_mma(l, at->dt, rt->dt, &pa[(im * nk + kk) * 4], &pb[(in * nk + kk) * 2], &res[(im * rn + in) * 4]);
+                issue_mma(l, at->dt, bt->dt, rt->dt, &pa[(im * nk + kk) * 4], &pb[(in * nk + kk) * 2], &res[(im * rn + in) * 4]);
             }
     free(pa);
     free(pb);
@@ -522,27 +531,30 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
     int wm = mma->wpc[0], wn = mma->wpc[1];
     DType dt = at->dt;
     int eb = dtype_bits(dt) / 8;
-    int kw = dt == DT_F32 ? 8 : dt == DT_I8 ? 32 : 16;
+    int kw = dt == DT_F32 ? 8 : eb == 1 ? 32 : 16; /* s8, e4m3, e5m2: k32 */
     int rm = at_least_1(M / (16 * wm)), rn = at_least_1(N / (8 * wn)), nk = at_least_1(K / kw);
     const Type *bt = tir_vtype(f, i->ops[1]);
     bool a_shared = at->layout->kind == LAYOUT_SHARED, b_shared = bt->layout->kind == LAYOUT_SHARED;
     bool a_frag = at->layout->kind == LAYOUT_DOT_A; /* A already in fragment registers (a chained dot) */
     LLVMValueRef *A = a_frag ? ll_get(l, i->ops[0], NULL) : NULL;
+    int av = a_frag ? at->layout->vpr : 0; /* elements per A fragment register */
     int a_bytes = a_shared || a_frag ? 0 : smem_dot_a_bytes(M * K * eb, wgmma_target(l)); /* as smem_scratch_bytes lays them out */
     int need = a_bytes + (b_shared ? 0 : N * K * eb);
     if (need && (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < need)) {
         ll_error(l, i->loc, "internal error: tensor-core dot without its shared-memory staging buffer");
         return false;
     }
-    /* B is kept [N][K] for i8 (fragments pair bytes along K), else [K][N]; a pipelined
+    /* B is kept [N][K] for s8 and f8 (fragments pair bytes along K), else [K][N]; a pipelined
      * tile says which in its shared layout (order[0] is its contiguous dim) */
     bool b_nk = b_shared ? bt->layout->order[0] == 0 : dtype_bits(dt) == 8;
     Tile ta = tile_make(l, M, K, eb, a_shared ? 0 : i->a.smem_offset, a_shared ? ll_get(l, i->ops[0], NULL)[0] : NULL);
     Tile tb = tile_make(l, b_nk ? N : K, b_nk ? K : N, eb, b_shared ? 0 : i->a.smem_offset + a_bytes,
                         b_shared ? ll_get(l, i->ops[1], NULL)[0] : NULL);
     bool wg = wgmma_fits(l, i, &ta, &tb, b_nk, a_frag);
-    if (!wg && dtype_is_storage(dt)) { /* assign_layout's native_f8 promised a wgmma form */
-        ll_error(l, i->loc, "internal error: f8 dot without a wgmma form");
+    const Target *tg = target_find(l->m->arch);
+    if (!wg && dtype_is_storage(dt) && !(target_has_f8(tg) && tg->mma == MMA_SYNC)) {
+        /* assign_layout's native_f8 keeps f8 operands only for a wgmma or sm_89's mma.sync */
+        ll_error(l, i->loc, "internal error: f8 dot without a wgmma or mma.sync form");
         return false;
     }
     if (!a_shared && !a_frag) stage(l, i->ops[0], &ta, false);
@@ -586,7 +598,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
         for (int im = 0; im < rm; im++) {                                                                         \
             LLVMValueRef r0 = LLVMBuildAdd(l->b, row_m, ll_i32(l, im * 16 * wm), "");                               \
             if (a_frag) {                                                                                         \
-                for (int j = 0; j < 4; j++) (fa)[im * 4 + j] = pack32(l, &A[((im * nk + (kk)) * 4 + j) * 2], 2, dt);  \
+                for (int j = 0; j < 4; j++) (fa)[im * 4 + j] = pack32(l, &A[((im * nk + (kk)) * 4 + j) * av], av, dt); \
             } else if (dt == DT_F32) {                                                                            \
                 for (int j = 0; j < 4; j++) {                                                                     \
                     LLVMValueRef row = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, r0, g, ""), ll_i32(l, 8 * (j & 1)), ""); \
@@ -643,7 +655,7 @@ bool ll_emit_dot_mma_smem(LL *l, Inst *i) {
         if (kk + 1 < nk) LOAD_FRAGS(kk + 1, fa[cur ^ 1], fb[cur ^ 1]);
         for (int im = 0; im < rm; im++)
             for (int in = 0; in < rn; in++) {
-                issue_mma(l, dt, rt->dt, &fa[cur][im * 4], &fb[cur][in * 2], &res[(im * rn + in) * 4]);
+                issue_mma(l, dt, bt->dt, rt->dt, &fa[cur][im * 4], &fb[cur][in * 2], &res[(im * rn + in) * 4]);
             }
     }
 #undef LOAD_FRAGS

@@ -438,7 +438,8 @@ static void check_dot(Verifier *V, const Inst *i) {
     if (a->shape[1] != b->shape[0] || a->shape[0] != c->shape[0] || b->shape[1] != c->shape[1])
         verr(V, i, "shapes %dx%d * %dx%d + %dx%d do not fit [M,K]x[K,N]+[M,N]", a->shape[0], a->shape[1], b->shape[0],
              b->shape[1], c->shape[0], c->shape[1]);
-    if (a->dt != b->dt) verr(V, i, "operand element types differ: %s and %s", tstr(V, a), tstr(V, b));
+    if (a->dt != b->dt && !(dtype_is_storage(a->dt) && dtype_is_storage(b->dt))) /* e4m3 and e5m2 mix */
+        verr(V, i, "operand element types differ: %s and %s", tstr(V, a), tstr(V, b));
     expect_result_sd(V, i, c);
 }
 

@@ -4,8 +4,8 @@
  *   sm            the SM version (80 = 8.0)
  *   ptx           the PTX ISA version the code is written in (70 = 7.0): LLVM's
  *                 minimum for that arch, so the .version line is what ptxas of
- *                 every CUDA release that knows the arch accepts; sm_89 8.1,
- *                 the first with its f8 conversions (cvt ... e4m3x2)
+ *                 every CUDA release that knows the arch accepts; sm_89 8.4,
+ *                 the first with mma.sync on e4m3/e5m2 (CUDA 12.4)
  *   mma           the tensor-core generation: MMA_SYNC (mma.sync, ldmatrix,
  *                 cp.async), WGMMA (adds wgmma, TMA, mbarrier, setmaxnreg;
  *                 sm_90a), TCGEN05 (tensor memory; sm_100a)
@@ -27,7 +27,7 @@ typedef enum MmaGen { MMA_SYNC, WGMMA, TCGEN05 } MmaGen;
 #define TARGETS(X)                                                       \
     X(SM80, "sm_80", 80, 70, MMA_SYNC, 48 * 1024, 163 * 1024, 65536, 1)  \
     X(SM86, "sm_86", 86, 71, MMA_SYNC, 48 * 1024, 99 * 1024, 65536, 0)   \
-    X(SM89, "sm_89", 89, 81, MMA_SYNC, 48 * 1024, 99 * 1024, 65536, 0)   \
+    X(SM89, "sm_89", 89, 84, MMA_SYNC, 48 * 1024, 99 * 1024, 65536, 0)   \
     X(SM90A, "sm_90a", 90, 80, WGMMA, 48 * 1024, 227 * 1024, 65536, 0)
 
 typedef enum TargetId {
@@ -45,6 +45,10 @@ typedef struct Target {
     int smem_static, smem_dynamic;
     int regs;
 } Target;
+
+/* f8 in hardware (sm_89 on): cvt with e4m3x2/e5m2x2 pairs, and the tensor cores' f8 forms
+ * (sm_89: mma.sync; sm_90a: wgmma). */
+static inline bool target_has_f8(const Target *t) { return t && t->sm >= 89; }
 
 /* The target of a name ("sm_90a"), NULL when there is none.  NULL or "" is the default. */
 const Target *target_find(const char *name);

@@ -31,17 +31,19 @@
 
 #define PTX_HEAD ".version 7.8\n.target sm_80\n.address_size 64\n"
 
-static TileDevice *open_emu(bool racecheck) {
+static TileDevice *open_emu_as(const char *name, bool racecheck) {
     TileDevice *d = NULL;
     char *err = NULL;
     DevOptions o = {.emu_racecheck = racecheck, .emu_host_threads = 2};
-    cr_assert_eq(dev_open("emu", &o, &d, &err), DEV_OK, "dev_open(emu): %s", err ? err : "");
+    cr_assert_eq(dev_open(name, &o, &d, &err), DEV_OK, "dev_open(%s): %s", name, err ? err : "");
     return d;
 }
+static TileDevice *open_emu(bool racecheck) { return open_emu_as("emu", racecheck); }
 
 /* ptxas (when installed) must accept every kernel here, so the forms the
- * emulator is tested on are ones the real toolchain takes. */
-static void check_ptxas(const char *ptx) { check_ptxas_arch(ptx, "sm_80"); }
+ * emulator is tested on are ones the real toolchain takes (for the target the
+ * kernel names: the f8 forms are sm_89's). */
+static void check_ptxas(const char *ptx) { check_ptxas_arch(ptx, strstr(ptx, ".target sm_89") ? "sm_89" : "sm_80"); }
 
 static TileDevFunction *load(TileDevice *d, const char *ptx, const char *name, TileDevModule **mod) {
     check_ptxas(ptx);
@@ -84,8 +86,9 @@ static float f16_val(uint16_t u) { _Float16 h; memcpy(&h, &u, 2); return (float)
 static float bf16_val(uint16_t u) { return u2f((uint32_t)u << 16); }
 
 /* ---- 1. mma.sync ---- */
-enum { T_F16, T_BF16, T_TF32, T_S8, T_U8, T_F32, T_S32 };
-static const char *const tname[] = {"f16", "bf16", "tf32", "s8", "u8", "f32", "s32"};
+enum { T_F16, T_BF16, T_TF32, T_S8, T_U8, T_F32, T_S32, T_E4M3, T_E5M2 };
+static const char *const tname[] = {"f16", "bf16", "tf32", "s8", "u8", "f32", "s32", "e4m3", "e5m2"};
+static bool is_f8(unsigned ty) { return ty == T_E4M3 || ty == T_E5M2; }
 
 typedef struct MmaForm {
     unsigned k, d, a, b, c;
@@ -117,7 +120,7 @@ static void frag_a(const MmaForm *f, unsigned lane, unsigned i, unsigned *row, u
             *row = i == 0 ? g : g + 8;
             *col = t;
         }
-    } else { /* s8/u8 */
+    } else { /* s8/u8/e4m3/e5m2 (one table in the PTX ISA) */
         if (f->k == 32) {
             *row = (i < 4 || (i >= 8 && i < 12)) ? g : g + 8;
             *col = i < 8 ? t * 4 + (i & 3) : t * 4 + (i & 3) + 16;
@@ -149,14 +152,33 @@ static uint32_t rnd_elem(unsigned ty) {
     case T_BF16: return f2u(rndf(-4, 4)) >> 16;
     case T_TF32: return f2u(rndf(-4, 4)) ^ (uint32_t)(rnd64() & 0x1FFF);
     case T_F32: return f2u(rndf(-100, 100));
+    case T_E4M3: case T_E5M2: { /* any finite code; NaN and infinity where a test puts them */
+        uint32_t v;
+        do v = (uint32_t)(rnd64() & 0xFF);
+        while (ty == T_E4M3 ? (v & 0x7F) == 0x7F : (v & 0x7C) == 0x7C);
+        return v;
+    }
     default: return (uint32_t)rnd64(); /* s8/u8: low byte used; s32: all */
     }
+}
+
+/* f8 codes by the OCP FP8 definitions (E4M3FN: bias 7, S.1111.111 the only NaN; E5M2: bias 15, IEEE-like),
+ * written here from the format, not taken from the emulator */
+static float f8_val(unsigned ty, uint32_t v) {
+    unsigned s = v >> 7 & 1, e4 = ty == T_E4M3, ebits = e4 ? 4 : 5, mbits = 7 - ebits, bias = e4 ? 7 : 15;
+    unsigned e = (v & 0x7F) >> mbits, m = v & ((1u << mbits) - 1);
+    float x;
+    if (e4 && e == 15 && m == 7) x = NAN;
+    else if (!e4 && e == 31) x = m ? NAN : INFINITY;
+    else x = e ? ldexpf(1.0f + (float)m / (float)(1u << mbits), (int)e - (int)bias) : ldexpf((float)m / (float)(1u << mbits), 1 - (int)bias);
+    return s ? -x : x;
 }
 static float elem_float(unsigned ty, uint32_t v) {
     switch (ty) {
     case T_F16: return f16_val((uint16_t)v);
     case T_BF16: return bf16_val((uint16_t)v);
     case T_TF32: return u2f(v & 0xFFFFE000u);
+    case T_E4M3: case T_E5M2: return f8_val(ty, v);
     default: return u2f(v);
     }
 }
@@ -165,7 +187,11 @@ static int64_t elem_int(unsigned ty, uint32_t v) { return ty == T_S8 ? (int8_t)v
 static char *mma_ptx(const MmaForm *f) {
     Str s = {0};
     unsigned na = n_a(f), nb = n_b(f), nc = n_acc(f->c), nd = n_acc(f->d);
-    str_printf(&s, PTX_HEAD ".visible .entry mma(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+    /* f8 forms: sm_89; PTX 8.7 for m16n8k16 and the f16 accumulator, 8.4 for the rest */
+    bool f8 = is_f8(f->a), ptx87 = f8 && (f->k == 16 || f->d == T_F16);
+    str_printf(&s, "%s.visible .entry mma(", !f8 ? PTX_HEAD : ptx87 ? ".version 8.7\n.target sm_89\n.address_size 64\n"
+                                                                   : ".version 8.4\n.target sm_89\n.address_size 64\n");
+    str_printf(&s, ".param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
                    " .reg .b32 %%a<4>;\n .reg .b32 %%b<4>;\n .reg .b32 %%c<4>;\n .reg .b32 %%d<4>;\n"
                    " .reg .b32 %%r<4>;\n .reg .b64 %%rd<12>;\n"
                    " mov.u32 %%r1, %%tid.x;\n mov.u32 %%r2, %%ctaid.x;\n mov.u32 %%r3, %%ntid.x;\n mad.lo.s32 %%r1, %%r2, %%r3, %%r1;\n"
@@ -220,8 +246,11 @@ static void run_mma_form(TileDevice *d, const MmaForm *f) {
                 for (unsigned j = 0; j < 8; j++) p->c[i][j] = (i + j) % 2 ? 0x7FFFFF00u + (uint32_t)(rnd64() % 200) : 0x80000000u + (uint32_t)(rnd64() % 200);
         if (w == 2 && f->c != T_S32) { /* NaN and infinity propagate; NaN results are canonical */
             p->c[3][5] = f->c == T_F16 ? 0x7E01 : 0x7FC00001u;
-            p->a[7][1] = f->a == T_F16 ? 0x7C00 : f->a == T_BF16 ? 0x7F80 : 0x7F800000u;
+            p->a[7][1] = f->a == T_F16 ? 0x7C00 : f->a == T_BF16 ? 0x7F80 : is_f8(f->a) ? 0x7F : 0x7F800000u; /* e4m3: NaN */
+            if (f->b == T_E5M2) p->b[2][6] = 0xFC; /* -infinity */
         }
+        if (w == 3 && is_f8(f->a)) /* the extremes: 448 (e4m3) and 57344 (e5m2), subnormals */
+            for (unsigned k = 0; k < f->k; k++) p->a[k % 16][k] = f->a == T_E4M3 ? (k % 2 ? 0x7E : 0x01) : (k % 2 ? 0xFB : 0x81);
         for (unsigned l = 0; l < 32; l++) {
             uint32_t *ra = fa[w * 32 + l], *rb = fb[w * 32 + l], *rc = fc[w * 32 + l];
             for (unsigned j = 0; j < n_a(f); j++) ra[j] = 0;
@@ -315,9 +344,24 @@ static const MmaForm mma_forms[] = {
     {16, T_S32, T_S8, T_S8, T_S32, false, false},
 };
 
+/* sm_89's f8 forms (PTX 8.4: m16n8k32 into f32; 8.7: m16n8k16 and f16 accumulators); e4m3 and e5m2 mix */
+static const MmaForm mma_f8_forms[] = {
+    {32, T_F32, T_E4M3, T_E4M3, T_F32, false, false},
+    {32, T_F32, T_E4M3, T_E5M2, T_F32, false, true},
+    {32, T_F32, T_E5M2, T_E4M3, T_F32, false, false},
+    {32, T_F32, T_E5M2, T_E5M2, T_F32, false, false},
+    {16, T_F32, T_E4M3, T_E4M3, T_F32, false, false},
+    {16, T_F32, T_E5M2, T_E4M3, T_F32, false, true},
+    {32, T_F16, T_E4M3, T_E5M2, T_F16, false, true},
+    {16, T_F16, T_E5M2, T_E5M2, T_F16, false, false},
+};
+
 Test(mma, every_form_against_c_reference) {
     TileDevice *d = open_emu(false);
     for (size_t i = 0; i < ARRAY_LEN(mma_forms); i++) run_mma_form(d, &mma_forms[i]);
+    dev_close(d);
+    d = open_emu_as("emu:sm_89", false);
+    for (size_t i = 0; i < ARRAY_LEN(mma_f8_forms); i++) run_mma_form(d, &mma_f8_forms[i]);
     dev_close(d);
 }
 

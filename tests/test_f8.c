@@ -115,3 +115,90 @@ static void conversions(const char *arch, const char *device) {
 Test(f8, conversions_match_reference) { conversions("sm_80", "emu"); }
 Test(f8, conversions_match_reference_sm89) { conversions("sm_89", "emu:sm_89"); }
 Test(f8, conversions_match_reference_sm90a) { conversions("sm_90a", "emu:sm_90a"); }
+
+/* dot on f8 operands, e4m3 A times e5m2 B (and the other way round), against float64 at sizes that
+ * are no multiples of the tile, the output poisoned first: sm_80 widens both to f16 (exact) for
+ * mma.sync m16n8k16; sm_89 feeds the bytes to mma.sync m16n8k32 .e4m3.e5m2; sm_90a to wgmma k32.
+ * b_nk: B given as [N][K] (K contiguous, what both f8 tensor-core forms read) instead of [K][N]. */
+static void f8_dot(const char *arch, const char *device, bool a_e5, bool b_nk, const char *want, const char *not_want) {
+    char src[2048];
+    snprintf(src, sizeof src,
+             "@num_warps(4)\n@num_stages(2)\n"
+             "kernel mm(a: *%s, b: *%s, c: *f32, m: i32, n: i32, k: i32) {\n"
+             "  let rm = program_id(0) * 64 + arange(0, 64);\n  let rn = program_id(1) * 32 + arange(0, 32);\n"
+             "  let rk = arange(0, 32);\n  let acc = zeros([64, 32], f32);\n"
+             "  for k0 in range(0, k, 32) {\n    let ka = k0 + rk;\n"
+             "    let ta = load(a + rm[:, None] * k + ka[None, :], (rm[:, None] < m) && (ka[None, :] < k), 0.0);\n"
+             "    let tb = %s;\n    acc = dot(ta, tb, acc);\n  }\n"
+             "  store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));\n}\n",
+             a_e5 ? "f8e5m2" : "f8e4m3", a_e5 ? "f8e4m3" : "f8e5m2",
+             b_nk ? "trans(load(b + rn[:, None] * k + ka[None, :], (rn[:, None] < n) && (ka[None, :] < k), 0.0))"
+                  : "load(b + ka[:, None] * n + rn[None, :], (ka[:, None] < k) && (rn[None, :] < n), 0.0)");
+    tile_compile_options o = {.arch = arch};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("f8dot.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_assert(strstr(c.ptx, want), "%s: no %s in the PTX", arch, want);
+    cr_assert(!strstr(c.ptx, not_want), "%s: %s in the PTX", arch, not_want);
+    TileDevice *dev;
+    char *err = NULL;
+    cr_assert_eq(dev_open(device, NULL, &dev, &err), DEV_OK);
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    cr_assert_eq(dev_module_load_ptx(dev, c.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_module_get_function(mod, "mm", &fn), DEV_OK);
+    enum { M = 70, N = 45, K = 100 };
+    static uint8_t ha[M * K], hb[K * N];
+    static float hc[M * N];
+    uint64_t r = 0x9E3779B97F4A7C15ull ^ (uint64_t)(a_e5 * 2 + b_nk);
+    for (int i = 0; i < M * K + K * N; i++) {
+        uint8_t v;
+        bool e5 = (i < M * K) == a_e5;
+        do {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            v = (uint8_t)r;
+        } while (isnan(decode(v, !e5)) || isinf(decode(v, !e5)));
+        if (i < M * K) ha[i] = v;
+        else hb[i - M * K] = v;
+    }
+    static uint8_t hbt[N * K]; /* B as the kernel reads it */
+    for (int p = 0; p < K; p++)
+        for (int j = 0; j < N; j++) hbt[b_nk ? j * K + p : p * N + j] = hb[p * N + j];
+    uint64_t da, db, dc;
+    dev_malloc(dev, sizeof ha, &da);
+    dev_malloc(dev, sizeof hbt, &db);
+    dev_malloc(dev, sizeof hc, &dc);
+    dev_memcpy_htod(dev, da, ha, sizeof ha);
+    dev_memcpy_htod(dev, db, hbt, sizeof hbt);
+    dev_memset_d8(dev, dc, 0xFF, sizeof hc); /* NaN */
+    int m = M, n = N, k = K;
+    void *params[] = {&da, &db, &dc, &m, &n, &k};
+    cr_assert_eq(dev_launch(fn, (M + 63) / 64, (N + 31) / 32, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
+    dev_memcpy_dtoh(dev, hc, dc, sizeof hc);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0, mag = 0;
+            for (int p = 0; p < K; p++) {
+                double t = decode(ha[i * K + p], !a_e5) * decode(hb[p * N + j], a_e5);
+                s += t, mag += fabs(t);
+            }
+            cr_assert(fabs(hc[i * N + j] - s) <= mag * 0x1p-20, "%s %s x %s%s: C[%d][%d] = %a, want %a", arch, a_e5 ? "e5m2" : "e4m3",
+                      a_e5 ? "e4m3" : "e5m2", b_nk ? " ([N][K])" : "", i, j, hc[i * N + j], s);
+        }
+    dev_module_unload(mod);
+    dev_close(dev);
+    tile_compiled_free(&c);
+}
+
+Test(f8, dot_mixed_formats_sm80) {
+    f8_dot("sm_80", "emu", false, false, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "e4m3.e5m2");
+    f8_dot("sm_80", "emu", true, true, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "e5m2.e4m3");
+}
+Test(f8, dot_native_mma_sm89) {
+    f8_dot("sm_89", "emu:sm_89", false, false, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32", "f32.f16.f16.f32");
+    f8_dot("sm_89", "emu:sm_89", true, true, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32", "f32.f16.f16.f32");
+    f8_dot("sm_89", "emu:sm_89", false, true, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32", "cvt.rn.f16x2.e4m3x2");
+}
+Test(f8, dot_native_wgmma_sm90a) {
+    f8_dot("sm_90a", "emu:sm_90a", false, false, "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2", "mma.sync");
+    f8_dot("sm_90a", "emu:sm_90a", true, true, "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e4m3", "mma.sync");
+}

@@ -388,11 +388,13 @@ Test(gemm, wide_tile_sliced_epilogue_sm90a) {
 }
 
 /* Block scales (SCALE=3) at tile_gemm's configurations: sm_90a reads e4m3 natively (a wgmma K block a
- * step), sm_80 widens to f16 for mma.sync; a tile straddling scale blocks is a compile error. */
+ * step), sm_89 too (mma.sync m16n8k32 on the bytes, PTX 8.4), sm_80 widens to f16 for mma.sync; a tile
+ * straddling scale blocks is a compile error. */
 Test(gemm, block_scales_ptx) {
     const char *specs[] = {"sak=1", "sbk=1", "m=16", "n=16", "k=16", "sam=16", "sbn=16", "scm=16", NULL};
     static const struct { const char *arch, *bk, *want, *not_want; } cs[] = {
         {"sm_90a", "BK=128", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "mma.sync"},
+        {"sm_89", "BK=32", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "cvt.rn.f16x2.e4m3x2"},
         {"sm_80", "BK=32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "wgmma"},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
@@ -402,6 +404,7 @@ Test(gemm, block_scales_ptx) {
         cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/gemm/gemm.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
         cr_expect(strstr(c.ptx, cs[i].want), "%s: no %s", cs[i].arch, cs[i].want);
         cr_expect(!strstr(c.ptx, cs[i].not_want), "%s: %s in the PTX", cs[i].arch, cs[i].not_want);
+        if (!strcmp(cs[i].arch, "sm_89")) cr_expect(strstr(c.ptx, ".version 8.4"), "sm_89: f8 mma needs PTX 8.4");
         tile_compiled_free(&c);
     }
     const char *wide[] = {"SCALE=3", "BN=256", NULL};
