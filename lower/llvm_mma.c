@@ -454,9 +454,14 @@ static void emit_wgmma(LL *l, Inst *i, const Tile *ta, const Tile *tb, bool b_nk
                 int boff = b_nk ? wg_kmajor_off(tb, c0, kk * 32)
                                 : (tb->panel ? c0 * eb / 128 * tb->rows * 128 + kk * kw * 128 : kk * kw * tb->cols * eb + c0 * eb);
                 args[n++] = desc_plus(l, db, boff);
-                args[n++] = one;
                 int r0 = (im * rn + c0 / 8) * 4;
-                for (int r = 0; r < per; r++) args[n++] = res[r0 + r];
+                /* an accumulator that starts from zeros (a constant: +0.0, not -0.0) is not read:
+                 * scale-d 0, so no register is zeroed for it (LLVM would materialize the zeros
+                 * after the fence, and ptxas then injects a warpgroup.arrive: info C7519) */
+                bool zero = true;
+                for (int r = 0; r < per && zero; r++) zero = LLVMIsConstant(res[r0 + r]) && LLVMIsNull(res[r0 + r]);
+                args[n++] = zero ? ll_i32(l, 0) : one;
+                for (int r = 0; r < per; r++) args[n++] = zero ? LLVMGetUndef(ct) : res[r0 + r];
                 int p = snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\nwgmma.mma_async.sync.aligned.m64n%dk%d.%s {",
                                  per + na + 1, nch, kw, wg_types(dt, tir_vtype(l->f, i->ops[1])->dt));
                 for (int r = 0; r < per; r++) p += snprintf(text + p, cap - (size_t)p, "%s$%d", r ? "," : "", r);

@@ -120,18 +120,21 @@ Test(f8, conversions_match_reference_sm90a) { conversions("sm_90a", "emu:sm_90a"
  * are no multiples of the tile, the output poisoned first: sm_80 widens both to f16 (exact) for
  * mma.sync m16n8k16; sm_89 feeds the bytes to mma.sync m16n8k32 .e4m3.e5m2; sm_90a to wgmma k32.
  * b_nk: B given as [N][K] (K contiguous, what both f8 tensor-core forms read) instead of [K][N]. */
-static void f8_dot(const char *arch, const char *device, bool a_e5, bool b_nk, const char *want, const char *not_want) {
+typedef struct DotTile { int bm, bn, bk, warps; } DotTile;
+
+static void f8_dot_tile(const char *arch, const char *device, bool a_e5, bool b_nk, const char *want, const char *not_want,
+                        DotTile t) {
     char src[2048];
     snprintf(src, sizeof src,
-             "@num_warps(4)\n@num_stages(2)\n"
+             "@num_warps(%d)\n@num_stages(2)\n"
              "kernel mm(a: *%s, b: *%s, c: *f32, m: i32, n: i32, k: i32) {\n"
-             "  let rm = program_id(0) * 64 + arange(0, 64);\n  let rn = program_id(1) * 32 + arange(0, 32);\n"
-             "  let rk = arange(0, 32);\n  let acc = zeros([64, 32], f32);\n"
-             "  for k0 in range(0, k, 32) {\n    let ka = k0 + rk;\n"
+             "  let rm = program_id(0) * %d + arange(0, %d);\n  let rn = program_id(1) * %d + arange(0, %d);\n"
+             "  let rk = arange(0, %d);\n  let acc = zeros([%d, %d], f32);\n"
+             "  for k0 in range(0, k, %d) {\n    let ka = k0 + rk;\n"
              "    let ta = load(a + rm[:, None] * k + ka[None, :], (rm[:, None] < m) && (ka[None, :] < k), 0.0);\n"
              "    let tb = %s;\n    acc = dot(ta, tb, acc);\n  }\n"
              "  store(c + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));\n}\n",
-             a_e5 ? "f8e5m2" : "f8e4m3", a_e5 ? "f8e4m3" : "f8e5m2",
+             t.warps, a_e5 ? "f8e5m2" : "f8e4m3", a_e5 ? "f8e4m3" : "f8e5m2", t.bm, t.bm, t.bn, t.bn, t.bk, t.bm, t.bn, t.bk,
              b_nk ? "trans(load(b + rn[:, None] * k + ka[None, :], (rn[:, None] < n) && (ka[None, :] < k), 0.0))"
                   : "load(b + ka[:, None] * n + rn[None, :], (ka[:, None] < k) && (rn[None, :] < n), 0.0)");
     tile_compile_options o = {.arch = arch};
@@ -172,7 +175,8 @@ static void f8_dot(const char *arch, const char *device, bool a_e5, bool b_nk, c
     dev_memset_d8(dev, dc, 0xFF, sizeof hc); /* NaN */
     int m = M, n = N, k = K;
     void *params[] = {&da, &db, &dc, &m, &n, &k};
-    cr_assert_eq(dev_launch(fn, (M + 63) / 64, (N + 31) / 32, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_launch(fn, (M + t.bm - 1) / t.bm, (N + t.bn - 1) / t.bn, 1, 32 * t.warps, 1, 1, 0, NULL, params), DEV_OK, "%s",
+                 dev_last_error(dev));
     dev_memcpy_dtoh(dev, hc, dc, sizeof hc);
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
@@ -181,12 +185,17 @@ static void f8_dot(const char *arch, const char *device, bool a_e5, bool b_nk, c
                 double t = decode(ha[i * K + p], !a_e5) * decode(hb[p * N + j], a_e5);
                 s += t, mag += fabs(t);
             }
-            cr_assert(fabs(hc[i * N + j] - s) <= mag * 0x1p-20, "%s %s x %s%s: C[%d][%d] = %a, want %a", arch, a_e5 ? "e5m2" : "e4m3",
-                      a_e5 ? "e4m3" : "e5m2", b_nk ? " ([N][K])" : "", i, j, hc[i * N + j], s);
+            cr_assert(fabs(hc[i * N + j] - s) <= mag * 0x1p-20, "%s %s x %s%s, %dx%dx%d on %d warps: C[%d][%d] = %a, want %a", arch,
+                      a_e5 ? "e5m2" : "e4m3", a_e5 ? "e4m3" : "e5m2", b_nk ? " ([N][K])" : "", t.bm, t.bn, t.bk, t.warps, i, j,
+                      hc[i * N + j], s);
         }
     dev_module_unload(mod);
     dev_close(dev);
     tile_compiled_free(&c);
+}
+
+static void f8_dot(const char *arch, const char *device, bool a_e5, bool b_nk, const char *want, const char *not_want) {
+    f8_dot_tile(arch, device, a_e5, b_nk, want, not_want, (DotTile){64, 32, 32, 4});
 }
 
 Test(f8, dot_mixed_formats_sm80) {
@@ -197,6 +206,15 @@ Test(f8, dot_native_mma_sm89) {
     f8_dot("sm_89", "emu:sm_89", false, false, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32", "f32.f16.f16.f32");
     f8_dot("sm_89", "emu:sm_89", true, true, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32", "f32.f16.f16.f32");
     f8_dot("sm_89", "emu:sm_89", false, true, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32", "cvt.rn.f16x2.e4m3x2");
+    /* the smallest tile, warps splitting N, more K steps than one, eight warps */
+    static const char *const k32 = "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32";
+    f8_dot_tile("sm_89", "emu:sm_89", false, false, k32, "f32.f16.f16.f32", (DotTile){16, 16, 32, 1});
+    f8_dot_tile("sm_89", "emu:sm_89", false, true, k32, "f32.f16.f16.f32", (DotTile){32, 64, 64, 2});
+    f8_dot_tile("sm_89", "emu:sm_89", false, false, k32, "f32.f16.f16.f32", (DotTile){16, 128, 128, 4});
+    f8_dot_tile("sm_89", "emu:sm_89", false, true, k32, "f32.f16.f16.f32", (DotTile){128, 64, 32, 8});
+    /* K 16: no f8 form takes it, both sides widen to f16 */
+    f8_dot_tile("sm_89", "emu:sm_89", false, false, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "e4m3.e5m2",
+                (DotTile){64, 32, 16, 4});
 }
 Test(f8, dot_native_wgmma_sm90a) {
     f8_dot("sm_90a", "emu:sm_90a", false, false, "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2", "mma.sync");

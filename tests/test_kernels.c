@@ -261,6 +261,7 @@ typedef struct SpillCase {
     bool no_align;
     int only_arch; /* -1: both targets; else the index in spill_archs of the one it is launched for */
     int spill[2], regs[2]; /* per arch, filled by the workers */
+    int arrives[2];        /* warpgroup.arrive instructions ptxas injected (its info C7519) */
     tile_status st[2];
 } SpillCase;
 
@@ -305,7 +306,7 @@ static void *spill_worker(void *arg) {
         SpillCase *c = &l->c[j / 2];
         int a = j % 2;
         if (c->only_arch >= 0 && c->only_arch != a) {
-            c->st[a] = TILE_OK, c->spill[a] = c->regs[a] = 0;
+            c->st[a] = TILE_OK, c->spill[a] = c->regs[a] = c->arrives[a] = 0;
             continue;
         }
         const char *defs[13];
@@ -328,6 +329,8 @@ static void *spill_worker(void *arg) {
         tile_compiled r;
         c->st[a] = tile_compile_file(path, &o, &r);
         c->spill[a] = c->regs[a] = -1;
+        c->arrives[a] = 0;
+        for (const char *p = r.ptxas_log; p && (p = strstr(p, "(C7519)")); p++) c->arrives[a]++;
         if (c->st[a] == TILE_OK && !r.ptxas_missing)
             for (int k = 0; k < r.nkernels; k++) {
                 if (r.kernels[k].spill_bytes > c->spill[a]) c->spill[a] = r.kernels[k].spill_bytes;
@@ -553,6 +556,10 @@ Test(kernels, ptxas_launched_configs, .timeout = 900) {
             cr_expect(c->spill[a] == 0, "%s %s on %s spills %d bytes (%d registers):%s%s", c->file, c->kernel ? c->kernel : "(all)",
                       spill_archs[a], c->spill[a], c->regs[a], s, c->no_align ? " no_align_ptrs" : "");
             bad += c->spill[a] != 0;
+            /* a register the wgmma reads written after its wgmma.fence: ptxas makes it right by injecting a
+             * warpgroup.arrive, which waits for the wgmmas in flight */
+            cr_expect(c->arrives[a] == 0, "%s %s on %s: ptxas injected %d warpgroup.arrive (C7519):%s", c->file,
+                      c->kernel ? c->kernel : "(all)", spill_archs[a], c->arrives[a], s);
         }
     }
     fprintf(stderr, "ptxas_launched_configs: %d configurations x 2 targets assembled, %d spill\n", l.n, bad);
