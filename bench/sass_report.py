@@ -14,7 +14,7 @@ specializations the C API launches it with):
   2. nvdisasm (the `nvidia-cuda-nvdisasm` wheel, or PATH; optional: without
      it only step 1 is printed) disassembles it;
   3. loops are found as a label and a later backward branch to it; the main
-     loop is the one with the most tensor-core instructions (HMMA, IMMA,
+     loop is the one with the most tensor-core instructions (HMMA, IMMA, QMMA,
      HGMMA), the first of them in code order when several tie: the steady
      state that lower/peel.c puts before the masked remainder; a loop around
      such loops (a persistent kernel's over tiles) is not a candidate;
@@ -136,7 +136,7 @@ CONFIGS += [
 ]
 
 CLASSES = [
-    ("mma", ("HMMA", "IMMA", "HGMMA", "QGMMA", "IGMMA")),
+    ("mma", ("HMMA", "IMMA", "QMMA", "HGMMA", "QGMMA", "IGMMA")),
     ("ldsm", ("LDSM",)),
     ("copy", ("LDGSTS", "UTMALDG", "UBLKCP", "LDG", "STG", "STS", "LDS")),
     ("fp32", ("FFMA", "FMUL", "FADD", "FSEL", "FMNMX", "FSETP", "F2F", "F2FP", "FCHK")),
@@ -217,7 +217,7 @@ def loops(sass_lines):
 # ceiling cycles = max over the pipes of the loop's busy cycles; tc = mma cycles / that (the tensor
 # pipe's best possible use).  No latency, no dependencies, no global memory bandwidth, no TMA.
 MMA_RATE = {  # dense FLOP (or int8 op) per cycle per sub-partition
-    "sm_80": {"f16": 512, "tf32": 256, "i8": 1024},
+    "sm_80": {"f16": 512, "tf32": 256, "i8": 1024, "f8": 1024},  # f8: sm_89's QMMA, twice f16 as on Hopper
     "sm_90": {"f16": 1024, "tf32": 512, "i8": 2048, "f8": 2048},
 }
 PIPE_CYCLES = {"sm_80": {"fp32": 2, "int": 2, "mufu": 8}, "sm_90": {"fp32": 1, "int": 2, "mufu": 8}}
@@ -239,7 +239,7 @@ def mma_work(op, mods):
         return kind, 2 * mm * n * k / 4
     m = re.match(r"\.(16)(8)(\d+)", mods)  # .16816 = m16 n8 k16, .1688 = m16 n8 k8, .16832 = m16 n8 k32
     mm, n, k = (16, 8, int(m.group(3))) if m else (16, 8, 16)
-    kind = "i8" if op == "IMMA" else ("tf32" if "TF32" in mods else "f16")
+    kind = {"IMMA": "i8", "QMMA": "f8"}.get(op, "tf32" if "TF32" in mods else "f16")
     return kind, 2 * mm * n * k
 
 
