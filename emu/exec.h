@@ -36,6 +36,7 @@ typedef struct EmuWgPend {
     uint32_t slot;        /* the accumulator register */
     uint32_t group;       /* wgmma-group (EmuWgState.open: not committed yet) */
     uint32_t line;        /* PTX line of the wgmma.mma_async */
+    uint32_t wline;       /* A fragments: PTX line of the last instruction that wrote the register while in flight (0: none) */
     uint64_t value;
 } EmuWgPend;
 /* A 16-byte chunk of shared memory (an index into EmuBlock.shared / 16) that a wgmma of the
@@ -312,6 +313,8 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why);
 /* A register access of t's instruction in that touches an accumulator of an in-flight wgmma:
  * emu_fault naming the register and the wgmma; false then. */
 bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* Whether an instruction writes its first operand (a register or a vector of them; parse_check.c). */
+bool emu_writes_first(const EmuIns *in);
 void emu_wg_reset(EmuThread *t);
 void emu_wg_free(EmuThread *t);
 /* A write by t's instruction in of shared bytes [idx, idx + size) (an index into b->shared): an

@@ -42,7 +42,8 @@
  *      interpreter for every instruction while a thread has results in
  *      flight).  The shared memory it read stays read (emu_wgmma_smem_write
  *      reports a write to it) and an A given in registers must keep its
- *      values (checked at the wait) until the wait that retires the group: on
+ *      values (checked at the wait, which names the last instruction that
+ *      wrote the register meanwhile) until the wait that retires the group: on
  *      a GPU the wgmma may read either any time until then.
  *
  * stmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 [a], {r..}: the inverse
@@ -169,7 +170,7 @@ static void pend_set(EmuWgState *w, uint32_t slot, uint64_t value, uint32_t line
         p = &w->p[w->n++];
         w->busy[slot / 64] |= 1ull << (slot % 64);
     }
-    *p = (EmuWgPend){slot, w->open, line, value};
+    *p = (EmuWgPend){.slot = slot, .group = w->open, .line = line, .value = value};
 }
 
 bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
@@ -196,6 +197,15 @@ bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return emu_fault(b, t, in, "wgmma accumulator accessed while in flight",
                          "register %s is an accumulator of the wgmma.mma_async at %s (%s), which no wgmma.wait_group has "
                          "retired yet", name, emu_module_where(b->L->m, p->line, where, sizeof where), line);
+    }
+    /* a write to an in-flight wgmma's A register: remembered, so that the wait which finds it changed names it */
+    if (w->nap && (uint32_t)t->r[in->guard] ^ in->gneg && emu_writes_first(in)) {
+        unsigned nd = in->ok[0] == EMU_OK_VEC ? in->on[0] : in->ok[0] == EMU_OK_REG ? 1 : 0;
+        for (unsigned k = 0; k < nd; k++) {
+            uint32_t slot = in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + k] : in->o[0];
+            for (uint32_t i = 0; i < w->nap; i++)
+                if (w->ap[i].slot == slot) w->ap[i].wline = in->line;
+        }
     }
     return true;
 }
@@ -419,7 +429,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         for (unsigned r = 0; r < fm.nd; r++) pend_set(w, opslot(t, ti, 0, r), out[r], ti->line);
         for (unsigned j = 0; areg && !t->depth && j < 4; j++) { /* A's registers must keep their values until the wait */
             w->ap = room(w->ap, w->nap, &w->capap, sizeof *w->ap, 16);
-            w->ap[w->nap++] = (EmuWgPend){opslot(t, ti, 1, j), w->open, ti->line, opreg(t, ti, 1, j)};
+            w->ap[w->nap++] = (EmuWgPend){.slot = opslot(t, ti, 1, j), .group = w->open, .line = ti->line, .value = opreg(t, ti, 1, j)};
         }
     }
     free(A);
@@ -440,13 +450,17 @@ static bool exec_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             continue;
         }
         if (t->depth || t->r[a.slot] == a.value) continue;
-        char name[64], line[256], where[600];
+        char name[64], line[256], where[600], wrote[700] = "", wwhere[600], wtext[256];
         emu_slot_name(t->fn, a.slot, name, sizeof name);
         emu_module_line(b->L->m, a.line, line, sizeof line);
+        if (a.wline) {
+            emu_module_line(b->L->m, a.wline, wtext, sizeof wtext);
+            snprintf(wrote, sizeof wrote, " at %s (%s)", emu_module_where(b->L->m, a.wline, wwhere, sizeof wwhere), wtext);
+        }
         return emu_fault(b, t, in, "wgmma A operand modified while in flight",
-                         "register %s holds A of the wgmma.mma_async at %s (%s) and was written before this wgmma.wait_group "
+                         "register %s holds A of the wgmma.mma_async at %s (%s) and was written%s before this wgmma.wait_group "
                          "retired it (the wgmma may read it until then)",
-                         name, emu_module_where(b->L->m, a.line, where, sizeof where), line);
+                         name, emu_module_where(b->L->m, a.line, where, sizeof where), line, wrote);
     }
     w->nap = j;
     j = 0;

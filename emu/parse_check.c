@@ -12,6 +12,23 @@
 
 /* Checks that need no run time: barrier ids and counts given as
  * immediates, writes to read-only state spaces. */
+/* Whether an instruction writes its first operand (a register or a vector of them). */
+bool emu_writes_first(const EmuIns *in) {
+    return in->nops > 0 && in->op != EMU_OP_ST && in->op != EMU_OP_RED && in->op != EMU_OP_BRA &&
+           !((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && !(in->flags & EMU_F(REDOP))) && in->op != EMU_OP_BAR_WARP &&
+           in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&
+           in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
+           in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
+           in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_RED_BULK && in->op != EMU_OP_CP_RED_BULK_TENSOR &&
+           in->op != EMU_OP_ST_ASYNC && in->op != EMU_OP_RED_ASYNC &&
+           in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
+           in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP && in->op != EMU_OP_CLUSTER_BAR &&
+           in->op != EMU_OP_GRIDDEP && in->op != EMU_OP_CP_BULK_PREFETCH && in->op != EMU_OP_CP_ASYNC_MBAR &&
+           in->op != EMU_OP_DISCARD && in->op != EMU_OP_APPLYPRIORITY &&
+           !(in->op == EMU_OP_MBARRIER && (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX ||
+                                           in->mode == EMU_MODE_MB_COMPLETE_TX || in->mode == EMU_MODE_MB_INVAL));
+}
+
 bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     uint64_t v;
     bool bar = in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER;
@@ -323,19 +340,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     uint64_t lut;
     if (in->op == EMU_OP_LOP3 && (!const_value(ps, in->o[4], &lut) || lut > 255))
         return perr(ps, line, "'%.*s': the truth table is an immediate in 0..255", (int)len, s);
-    bool dest = in->nops > 0 && in->op != EMU_OP_ST && in->op != EMU_OP_RED && in->op != EMU_OP_BRA &&
-                !((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && !(in->flags & EMU_F(REDOP))) && in->op != EMU_OP_BAR_WARP &&
-                in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&
-                in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
-                in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
-                in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_RED_BULK && in->op != EMU_OP_CP_RED_BULK_TENSOR &&
-                in->op != EMU_OP_ST_ASYNC && in->op != EMU_OP_RED_ASYNC &&
-                in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
-                in->op != EMU_OP_TENSORMAP_REPLACE && in->op != EMU_OP_TENSORMAP_CP && in->op != EMU_OP_CLUSTER_BAR &&
-                in->op != EMU_OP_GRIDDEP && in->op != EMU_OP_CP_BULK_PREFETCH && in->op != EMU_OP_CP_ASYNC_MBAR &&
-                in->op != EMU_OP_DISCARD && in->op != EMU_OP_APPLYPRIORITY &&
-                !(in->op == EMU_OP_MBARRIER && (in->mode == EMU_MODE_MB_INIT || in->mode == EMU_MODE_MB_EXPECT_TX ||
-                                                in->mode == EMU_MODE_MB_COMPLETE_TX || in->mode == EMU_MODE_MB_INVAL));
+    bool dest = emu_writes_first(in);
     if (dest) {
         bool regdest = in->ok[0] == EMU_OK_VEC ||
                        (in->ok[0] == EMU_OK_REG && (in->o[0] < EMU_SLOT_SREG || in->o[0] >= EMU_SLOT_SREG + EMU_SREG_COUNT) &&

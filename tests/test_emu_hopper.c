@@ -1034,8 +1034,9 @@ Test(wgmma, a_registers_in_flight) {
         for (unsigned i = 0; i < 128; i++) cr_assert_eq(h[i], 0.0f, "mode %u, thread %u", mode, i); /* B is zero */
     }
     mode = 1;
+    /* the write is named too: the one at line 31, not the one after it whose predicate is off */
     expect_launch_error(d, f, 128, args, "wgmma A operand modified while in flight", "register %a2", "wgmma.wait_group",
-                        "wgmma.mma_async at PTX line 28", NULL);
+                        "wgmma.mma_async at PTX line 28", "written at PTX line 31 (@%p1 mov.b32 %a2, 0;)", NULL);
     dev_module_unload(m);
     dev_close(d);
 }
