@@ -717,7 +717,7 @@ static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     bool r = emu_fault(b, t, in, "timeout: the launch did not finish in time",
                        "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds); "
                        "%s (%u,%u,%u) has %u threads:\n%s",
-                       b->L->opt->timeout_seconds, b->ncl > 1 ? "the cluster of block" : b->ncta > 1 ? "the cooperative grid from block" : "block",
+                       b->L->opt->timeout_seconds, b->ncta > b->ncl ? "the cooperative grid from block" : b->ncl > 1 ? "the cluster of block" : "block",
                        b->cta[0].ctaid[0],
                        b->cta[0].ctaid[1], b->cta[0].ctaid[2], b->nthreads, w.buf ? w.buf : "");
     str_free(&w);
@@ -1001,8 +1001,8 @@ static bool run_block(EmuBlock *b) {
                 if (b->t[i].state == EMU_TS_MBAR || b->t[i].state == EMU_TS_YIELD || b->t[i].state == EMU_TS_CLUSTER) t0 = &b->t[i];
             Str w = {0};
             emu_block_where(b, &w);
-            bool r = emu_fault(b, t0, &t0->fn->code[t0->pc], b->ncl > 1    ? "deadlock: no thread of the cluster can proceed"
-                                                             : b->ncta > 1 ? "deadlock: no thread of the cooperative grid can proceed"
+            bool r = emu_fault(b, t0, &t0->fn->code[t0->pc], b->ncta > b->ncl ? "deadlock: no thread of the cooperative grid can proceed"
+                                                             : b->ncl > 1    ? "deadlock: no thread of the cluster can proceed"
                                                                            : "deadlock: no thread of the block can proceed",
                                "%u of %u threads are live and every one waits at a barrier, warp-synchronous instruction "
                                "or mbarrier phase that cannot complete (divergent barriers, a thread count never reached, exited "
@@ -1073,13 +1073,14 @@ static void *worker(void *arg) {
             uint64_t idx = atomic_fetch_add(&L->next_block, 1);
             if (idx >= L->nunits) break;
             b.block_index = idx;
-            /* cluster idx of the grid of clusters, its CTAs by rank (x fastest); a cooperative launch: every block */
+            /* cluster idx of the grid of clusters, its CTAs by rank (x fastest); a cooperative launch: every
+             * cluster, CTA r of the unit being rank r % ncl of cluster r / ncl */
             const unsigned *cl = L->cluster;
             uint64_t gx = L->grid[0] / cl[0], gy = L->grid[1] / cl[1];
             for (uint32_t r = 0; r < b.ncta; r++) {
-                uint64_t u = L->workspace ? r : idx;
+                uint64_t u = L->workspace ? r / b.ncl : idx;
                 uint32_t cid[3] = {(uint32_t)(u % gx), (uint32_t)((u / gx) % gy), (uint32_t)(u / (gx * gy))};
-                uint32_t q = L->workspace ? 0 : r, in[3] = {q % cl[0], (q / cl[0]) % cl[1], q / (cl[0] * cl[1])};
+                uint32_t q = L->workspace ? r % b.ncl : r, in[3] = {q % cl[0], (q / cl[0]) % cl[1], q / (cl[0] * cl[1])};
                 for (int k = 0; k < 3; k++) b.cta[r].ctaid[k] = cid[k] * cl[k] + in[k];
             }
             bool ok = run_block(&b);
@@ -1218,9 +1219,6 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     if (opt->cooperative) {
         /* every block at once, and the grid barrier's workspace (cooperative groups reads it from %envreg1:2) */
         uint64_t threads = L.nblocks * block[0] * block[1] * block[2];
-        if (L.ncl > 1)
-            return launch_error(err, "launch of '%s': a cooperative launch of clusters of %u CTAs is not supported by the emulator",
-                                f->name, L.ncl);
         if (threads > EMU_MAX_COOP_THREADS)
             return launch_error(err, "launch of '%s': a cooperative launch of %" PRIu64 " threads; all of them are resident at once, "
                                 "at most %d", f->name, threads, EMU_MAX_COOP_THREADS);

@@ -411,6 +411,16 @@ Test(cluster, tile_launch_ex_cluster) {
         unsigned want = c / 4 * 4 + (c % 4 + 1) % 4;
         cr_assert(v[c][0] == want && v[c][1] == 4, "block %u: %u %u, want %u 4", c, v[c][0], v[c][1], want);
     }
+    /* cooperatively: every cluster at once, each CTA reading its cluster's next one */
+    o.cooperative = 1;
+    cr_assert_eq(tile_memset(ctx, out, 0xFF, G * 8), TILE_OK);
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&out}, NULL, &o), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, v, out, sizeof v), TILE_OK);
+    for (unsigned c = 0; c < G; c++) {
+        unsigned want = c / 4 * 4 + (c % 4 + 1) % 4;
+        cr_assert(v[c][0] == want && v[c][1] == 4, "cooperative, block %u: %u %u, want %u 4", c, v[c][0], v[c][1], want);
+    }
+    o.cooperative = 0;
     o.cluster = (tile_dim3){3, 1, 1};
     cr_assert_eq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&out}, NULL, &o), TILE_ERROR_INVALID_VALUE);
     cr_assert(strstr(tile_last_error(ctx), "dividing the grid (8,1,1)"), "%s", tile_last_error(ctx));
@@ -428,8 +438,8 @@ Test(cluster, tile_launch_ex_cluster) {
 /* ==== cooperative launches ==== */
 
 /* Every block resident at once: block b spins until block b+1 has written its flag (a chain no sequential
- * order of blocks could finish), through a hand-written acquire/release exchange.  The limits: all threads
- * resident (2^18), no clusters. */
+ * order of blocks could finish), through a hand-written acquire/release exchange; so too in clusters of 2
+ * and 4 CTAs (every cluster resident).  The limit: all threads resident (2^18). */
 Test(cooperative, blocks_wait_for_later_blocks) {
     static const char *ptx = PTX_HEAD
         ".visible .entry chain(.param .u64 flags, .param .u64 out)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<10>;\n .reg .b64 %rd<8>;\n"
@@ -460,9 +470,15 @@ Test(cooperative, blocks_wait_for_later_blocks) {
     cr_assert_neq(tile_launch_ex(k, (tile_dim3){300, 1, 1}, (void *[]){&flags, &out}, NULL, &o), TILE_OK);
     cr_assert(strstr(tile_last_error(ctx), "a cooperative launch of 307200 threads"), "%s", tile_last_error(ctx));
     o.block = (tile_dim3){64, 1, 1};
-    o.cluster = (tile_dim3){2, 1, 1};
-    cr_assert_neq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&flags, &out}, NULL, &o), TILE_OK);
-    cr_assert(strstr(tile_last_error(ctx), "cooperative launch of clusters"), "%s", tile_last_error(ctx));
+    for (unsigned cl = 2; cl <= 4; cl += 2) {
+        o.cluster = (tile_dim3){cl, 1, 1};
+        cr_assert_eq(tile_memset(ctx, flags, 0, G * 4), TILE_OK);
+        cr_assert_eq(tile_memset(ctx, out, 0xFF, G * 4), TILE_OK);
+        cr_assert_eq(tile_launch_ex(k, (tile_dim3){G, 1, 1}, (void *[]){&flags, &out}, NULL, &o), TILE_OK, "cluster %u: %s", cl,
+                     tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, v, out, sizeof v), TILE_OK);
+        for (unsigned b = 0; b < G; b++) cr_assert_eq(v[b], G - b, "cluster %u, block %u: %u, want %u", cl, b, v[b], G - b);
+    }
     tile_module_unload(m);
     tile_context_destroy(ctx);
 }
