@@ -142,6 +142,9 @@
     X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
     X(LDMATRIX, "ldmatrix", "warp-collective: lane l gets, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8; f32/f16/s32 accumulators)") \
+    X(WMMA_LOAD, "wmma.load", "warp-collective: the fragment of matrix a, b or c (.row/.col in memory at [p], stride elements apart) into the registers d") \
+    X(WMMA_STORE, "wmma.store", "warp-collective: the fragment d into memory at [p] (.row/.col, stride elements apart)") \
+    X(WMMA_MMA, "wmma.mma", "warp-collective D = A*B + C on wmma fragments (m16n16k16, m32n8k16, m8n32k16: f16, bf16, s8, u8; m16n16k8: tf32; m8n8k4: f64)") \
     X(STMATRIX, "stmatrix", "warp-collective: the inverse of ldmatrix: lane l gives, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     /* ---- Hopper (sm_90): exec_async.c, exec_wgmma.c ---- */ \
     X(MBARRIER, "mbarrier", "64-bit barrier object in shared memory: .init count, .arrive [count] / .arrive_drop, .expect_tx / .complete_tx bytes, .arrive.expect_tx, .test_wait / .try_wait [.parity] (p = the phase completed; try_wait blocks the thread until it has), .inval, .pending_count") \
@@ -259,7 +262,7 @@ enum {
 #define EMU_F(e) (1u << EMU_FB_##e)
 /* EmuIns.xflags: .multicast::cluster (cp.async.bulk[.tensor] into the shared memory of every CTA of a
  * 16-bit mask, its last operand); .shared::cta on isspacep (the thread's own CTA only, not the cluster's) */
-enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2 };
+enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2, EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8 }; /* wmma: .col (load, store; mma: A), mma: B .col */
 
 /* ---- op-specific modes (shfl, vote, atom, testp, ldmatrix, mma) ---- */
 #define EMU_MODES(X) \
@@ -269,7 +272,7 @@ enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2 };
     X(AEXCH, "exch") X(ACAS, "cas") X(AAND, "and") X(AOR, "or") X(AXOR, "xor") \
     X(FINITE, "finite") X(INFINITE, "infinite") X(NUMBER, "number") X(NOTANUMBER, "notanumber") \
     X(NORMAL, "normal") X(SUBNORMAL, "subnormal") \
-    X(X1, "x1") X(X2, "x2") X(X4, "x4") \
+    X(X1, "x1") X(X2, "x2") X(X4, "x4") X(WM_A, "a") X(WM_B, "b") X(WM_C, "c") X(WM_D, "d") \
     X(M16N8K16, "m16n8k16") X(M16N8K8, "m16n8k8") X(M16N8K32, "m16n8k32") X(M16N8K4, "m16n8k4") X(M8N8K4, "m8n8k4") \
     X(MB_INIT, "init") X(MB_ARRIVE, "arrive") X(MB_ARRIVE_DROP, "arrive_drop") X(MB_EXPECT_TX, "expect_tx") \
     X(MB_COMPLETE_TX, "complete_tx") X(MB_TEST_WAIT, "test_wait") X(MB_TRY_WAIT, "try_wait") X(MB_INVAL, "inval") \

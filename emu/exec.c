@@ -534,6 +534,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
             goto out;
         case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_LDMATRIX: case EMU_OP_MMA:
         case EMU_OP_MATCH: case EMU_OP_REDUX: case EMU_OP_ACTIVEMASK: case EMU_OP_STMATRIX: case EMU_OP_ELECT:
+        case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA:
         case EMU_OP_WGMMA: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: case EMU_OP_WGMMA_WAIT: case EMU_OP_SETMAXNREG:
             t->state = EMU_TS_WARP;
             goto out;

@@ -270,6 +270,16 @@ typedef struct EmuMmaForm {
 bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why);
 bool emu_exec_mma(EmuBlock *b, EmuThread **lanes, unsigned n);
 bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
+/* wmma.load / wmma.store / wmma.mma (exec_wmma.c): the shape's index for a modifier ("m16n16k16"; 0: none),
+ * the registers of each operand (load: regs[0] the destination; store: regs[0] the source; mma: D, A, B, C)
+ * and mma's A, B, C types; emu_exec_wmma is called by emu_exec_warp with the whole warp. */
+typedef struct EmuWmmaForm {
+    uint8_t regs[4];
+    uint8_t a, b, c;
+} EmuWmmaForm;
+int emu_wmma_shape(const char *p, uint32_t l);
+bool emu_wmma_form(const EmuIns *in, EmuWmmaForm *f, const char **why);
+bool emu_exec_wmma(EmuBlock *b, EmuThread **lanes, unsigned n);
 /* stmatrix (exec_wgmma.c), called by emu_exec_warp with the whole warp. */
 bool emu_exec_stmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
 /* elect.sync (exec_async.c), called by emu_exec_warp with the lanes of the member mask. */

@@ -141,6 +141,7 @@ bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
     case EMU_OP_MMA: ok = emu_exec_mma(b, g, n); break;
     case EMU_OP_LDMATRIX: ok = emu_exec_ldmatrix(b, g, n); break;
     case EMU_OP_STMATRIX: ok = emu_exec_stmatrix(b, g, n); break;
+    case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA: ok = emu_exec_wmma(b, g, n); break;
     case EMU_OP_ELECT: ok = emu_exec_elect(b, g, n); break;
     default:
         return emu_fault(b, g[0], in, "unsupported instruction",

@@ -669,7 +669,7 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
     if (op < 0) return perr(ps, line, "unsupported instruction '%.*s'", (int)len, s);
     in->op = (uint8_t)op;
     in->vec = op == EMU_OP_CP_RED_BULK_TENSOR ? 0 : 1; /* there: the dimensions */
-    unsigned ntypes = 0;
+    unsigned ntypes = 0, wm_layouts = 0;
     for (uint32_t k = used; k < np; k++) {
         const char *p = part[k];
         uint32_t l = plen[k];
@@ -679,9 +679,10 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
                 if (ntypes == 0) in->ty = (uint8_t)t;
                 else if (ntypes == 1) in->ty2 = (uint8_t)t;
-                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || op == EMU_OP_VABSDIFF2 || op == EMU_OP_VABSDIFF4))
+                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || op == EMU_OP_VABSDIFF2 || op == EMU_OP_VABSDIFF4 ||
+                                         op == EMU_OP_WMMA_MMA))
                     in->ty3 = (uint8_t)t;
-                else if (ntypes == 3 && op == EMU_OP_MMA) in->ty4 = (uint8_t)t;
+                else if (ntypes == 3 && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA)) in->ty4 = (uint8_t)t;
                 ntypes++;
                 found = true;
             }
@@ -713,6 +714,8 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
             case EMU_OP_LDMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
             case EMU_OP_MMA: ok = f >= EMU_MODE_M16N8K16 && f <= EMU_MODE_M8N8K4; break;
             case EMU_OP_STMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
+            case EMU_OP_WMMA_LOAD: ok = f >= EMU_MODE_WM_A && f <= EMU_MODE_WM_C; break;
+            case EMU_OP_WMMA_STORE: ok = f == EMU_MODE_WM_D; break;
             case EMU_OP_MBARRIER:
                 ok = f >= EMU_MODE_MB_INIT && f <= EMU_MODE_MB_PENDING;
                 if (ok && f == EMU_MODE_MB_EXPECT_TX && in->mode == EMU_MODE_MB_ARRIVE) f = EMU_MODE_MB_ARRIVE_EXPECT_TX;
@@ -752,6 +755,21 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
                 in->space2 = (uint8_t)f;
             else if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
             continue;
+        }
+        if (op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) {
+            /* the layouts (load, store: one; mma: A's then B's) and the shape, an index into emu_wmma_shapes */
+            bool row = l == 3 && memcmp(p, "row", 3) == 0, col = l == 3 && memcmp(p, "col", 3) == 0;
+            if (row || col) {
+                if (wm_layouts == (op == EMU_OP_WMMA_MMA ? 2u : 1u)) return perr(ps, line, "too many layouts in '%.*s'", (int)len, s);
+                if (col) in->xflags |= wm_layouts ? EMU_XF_WM_COL_B : EMU_XF_WM_COL;
+                wm_layouts++;
+                continue;
+            }
+            int sh = emu_wmma_shape(p, l);
+            if (sh > 0) {
+                in->space2 = (uint8_t)sh;
+                continue;
+            }
         }
         if (op == EMU_OP_WGMMA) {
             unsigned wm, wn, wk;
@@ -796,6 +814,10 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
         if (op == EMU_OP_MBARRIER && l == 6 && memcmp(p, "expect", 6) == 0) continue; /* never alone */
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
+    if ((op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) &&
+        (wm_layouts != (op == EMU_OP_WMMA_MMA ? 2u : 1u) || !in->space2))
+        return perr(ps, line, "'%.*s' needs %s and a shape (.m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4)", (int)len, s,
+                    op == EMU_OP_WMMA_MMA ? "A's and B's layouts (.row/.col)" : "a layout (.row/.col)");
     return emu_check_mods(ps, in, ntypes, line, s, len);
 }
 
@@ -808,7 +830,7 @@ static unsigned imm_type(const EmuIns *in, unsigned i) {
     case EMU_OP_BFE: return i >= 2 ? EMU_T_U32 : in->ty;
     case EMU_OP_BFI: return i >= 3 ? EMU_T_U32 : in->ty;
     case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER: case EMU_OP_MATCH:
-    case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_WAIT:
+    case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE:
         return EMU_T_U32;
     case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
     case EMU_OP_SLCT: return i == 3 ? in->ty2 : in->ty;

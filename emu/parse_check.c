@@ -18,7 +18,7 @@ bool emu_writes_first(const EmuIns *in) {
            !((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && !(in->flags & EMU_F(REDOP))) && in->op != EMU_OP_BAR_WARP &&
            in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&
            in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
-           in->op != EMU_OP_STMATRIX && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
+           in->op != EMU_OP_STMATRIX && in->op != EMU_OP_WMMA_STORE && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
            in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_RED_BULK && in->op != EMU_OP_CP_RED_BULK_TENSOR &&
            in->op != EMU_OP_ST_ASYNC && in->op != EMU_OP_RED_ASYNC &&
            in->op != EMU_OP_CP_BULK_WAIT && in->op != EMU_OP_WGMMA_WAIT &&
@@ -299,7 +299,8 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY: want = 2; break;
     case EMU_OP_CP_ASYNC: want = 3; want_max = 5; break;
     case EMU_OP_LDMATRIX: want = 2; break;
-    case EMU_OP_MMA: want = 4; break;
+    case EMU_OP_MMA: case EMU_OP_WMMA_MMA: want = 4; break;
+    case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: want = 2; want_max = 3; break; /* d, [p] [, stride] / [p], d [, stride] */
     case EMU_OP_CALL: want = 1; want_max = 3; break;
     case EMU_OP_STMATRIX: want = 2; break;
     case EMU_OP_ELECT: want = 2; break;
@@ -366,6 +367,20 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
             if (!(in->ok[k] == EMU_OK_VEC && in->on[k] == want_regs[k]) && !(in->ok[k] == EMU_OK_REG && want_regs[k] == 1))
                 return perr(ps, line, "'%.*s' needs %u %s register%s {..}", (int)len, s, want_regs[k], what[k],
                             want_regs[k] == 1 ? "" : "s");
+    }
+    if (in->op == EMU_OP_WMMA_LOAD || in->op == EMU_OP_WMMA_STORE || in->op == EMU_OP_WMMA_MMA) {
+        EmuWmmaForm fm;
+        const char *why;
+        if (!emu_wmma_form(in, &fm, &why)) return perr(ps, line, "unsupported wmma form '%.*s': %s", (int)len, s, why);
+        unsigned aop = in->op == EMU_OP_WMMA_STORE ? 0 : in->op == EMU_OP_WMMA_LOAD ? 1 : 4;
+        if (aop < 4 && in->ok[aop] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
+        static const char *const what[4] = {"D", "A", "B", "C"};
+        for (unsigned k = 0; k < (in->op == EMU_OP_WMMA_MMA ? 4u : 1u); k++) {
+            unsigned op = in->op == EMU_OP_WMMA_STORE ? 1 : k, want_regs = fm.regs[k];
+            if (!(in->ok[op] == EMU_OK_VEC && in->on[op] == want_regs) && !(in->ok[op] == EMU_OK_REG && want_regs == 1))
+                return perr(ps, line, "'%.*s' needs %u %s register%s {..}", (int)len, s, want_regs,
+                            in->op == EMU_OP_WMMA_MMA ? what[k] : "fragment", want_regs == 1 ? "" : "s");
+        }
     }
     if (in->op == EMU_OP_LDMATRIX) {
         unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : in->mode == EMU_MODE_X1 ? 1 : 0;

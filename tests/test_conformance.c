@@ -23,6 +23,9 @@
  *               printf through vprintf (the output is compared as text)
  *   mma.cu      inline PTX: cp.async, ldmatrix, mma.sync: exact (small
  *               integer values)
+ *   wmma.cu     nvcuda::wmma (wmma.load/mma/store) in every shape and type
+ *               (f16 into f32 and f16, bf16, tf32, s8 saturating, f64), row
+ *               and column major, padded strides: exact
  *   cub.cu      CUB's BlockLoad, BlockReduce, BlockScan, BlockRadixSort and
  *               WarpReduce (bmsk, bfe, shuffles, shared-memory ranking): exact
  *   coop.cu     cuda::pipeline + cuda::memcpy_async, __pipeline_* primitives,
@@ -1088,6 +1091,146 @@ static void check_mma(Conf *c) {
                 for (int k = 0; k < 16; k++) want += ai[s][m][k] * bi[s][k][n];
                 cr_assert_eq(D[s][m][n], (float)want, "[%s] tile %d D[%d][%d]: got %g, want %d", c->name, s, m, n, D[s][m][n], want);
             }
+}
+
+/* ==== wmma.cu ==== */
+/* Small integers (exact in every input type and in every sum), two tiles a kernel; each output element
+ * against a reference computed here from the tiles as stored (strides, row or column major). */
+CONFORMANCE(wmma)
+static int small(Rng *r, int range) { return (int)(rng_next(r) % (uint64_t)(2 * range + 1)) - range; }
+static void check_wmma(Conf *c) {
+    enum { T = 2 };
+    Rng rng = rng_seed(99);
+    { /* m16n16k16 f16 -> f32: A row (lda 24), B col (ldb 24), C row (ldc 20), D col = 2 (A B + C) + 1 */
+        static uint16_t A[T][16 * 24], B[T][16 * 24];
+        static float C[T][16 * 20], D[T][256];
+        static int ai[T][16][16], bi[T][16][16];
+        for (int t = 0; t < T; t++) {
+            for (int i = 0; i < 16 * 24; i++) A[t][i] = B[t][i] = 0x7E00; /* NaN in the padding: never read */
+            for (int m = 0; m < 16; m++)
+                for (int k = 0; k < 16; k++) ai[t][m][k] = small(&rng, 6), A[t][m * 24 + k] = (uint16_t)to_f16(ai[t][m][k], RN);
+            for (int k = 0; k < 16; k++)
+                for (int n = 0; n < 16; n++) bi[t][k][n] = small(&rng, 6), B[t][n * 24 + k] = (uint16_t)to_f16(bi[t][k][n], RN);
+            for (int i = 0; i < 16 * 20; i++) C[t][i] = (float)small(&rng, 100);
+        }
+        tile_devptr dA = dev_in(c, A, sizeof A), dB = dev_in(c, B, sizeof B), dC = dev_in(c, C, sizeof C), dD = dev_in(c, NULL, sizeof D);
+        run(c, "wmma_f16_f32", T, 32, 0, (void *[]){&dA, &dB, &dC, &dD});
+        dev_out(c, D, dD, sizeof D);
+        for (int t = 0; t < T; t++)
+            for (int m = 0; m < 16; m++)
+                for (int n = 0; n < 16; n++) {
+                    int want = (int)C[t][m * 20 + n];
+                    for (int k = 0; k < 16; k++) want += ai[t][m][k] * bi[t][k][n];
+                    cr_assert_eq(D[t][n * 16 + m], (float)(2 * want + 1), "[%s] f16->f32 tile %d D[%d][%d]: got %g, want %d", c->name, t,
+                                 m, n, D[t][n * 16 + m], 2 * want + 1);
+                }
+    }
+    { /* m32n8k16 f16 -> f16: A col (lda 32), B row (ldb 8), D row = A B + 0.5 */
+        static uint16_t A[T][16 * 32], B[T][16 * 8], D[T][32 * 8];
+        static int ai[T][32][16], bi[T][16][8];
+        for (int t = 0; t < T; t++) {
+            for (int m = 0; m < 32; m++)
+                for (int k = 0; k < 16; k++) ai[t][m][k] = small(&rng, 3), A[t][k * 32 + m] = (uint16_t)to_f16(ai[t][m][k], RN);
+            for (int k = 0; k < 16; k++)
+                for (int n = 0; n < 8; n++) bi[t][k][n] = small(&rng, 3), B[t][k * 8 + n] = (uint16_t)to_f16(bi[t][k][n], RN);
+        }
+        tile_devptr dA = dev_in(c, A, sizeof A), dB = dev_in(c, B, sizeof B), dD = dev_in(c, NULL, sizeof D);
+        run(c, "wmma_f16_f16", T, 32, 0, (void *[]){&dA, &dB, &dD});
+        dev_out(c, D, dD, sizeof D);
+        for (int t = 0; t < T; t++)
+            for (int m = 0; m < 32; m++)
+                for (int n = 0; n < 8; n++) {
+                    int want = 0;
+                    for (int k = 0; k < 16; k++) want += ai[t][m][k] * bi[t][k][n];
+                    uint32_t w = to_f16(want + 0.5, RN);
+                    cr_assert_eq(D[t][m * 8 + n], w, "[%s] f16->f16 tile %d D[%d][%d]: got 0x%04x, want 0x%04x (%g)", c->name, t, m, n,
+                                 D[t][m * 8 + n], w, want + 0.5);
+                }
+    }
+    { /* m8n32k16 bf16, K 32 in two steps: A row (lda 40), B row (ldb 40), through shared memory */
+        static uint16_t A[T][8 * 40], B[T][32 * 40];
+        static float D[T][8 * 32];
+        static int ai[T][8][32], bi[T][32][32];
+        for (int t = 0; t < T; t++) {
+            for (int m = 0; m < 8; m++)
+                for (int k = 0; k < 32; k++) ai[t][m][k] = small(&rng, 5), A[t][m * 40 + k] = (uint16_t)to_bf16(ai[t][m][k], RN);
+            for (int k = 0; k < 32; k++)
+                for (int n = 0; n < 32; n++) bi[t][k][n] = small(&rng, 5), B[t][k * 40 + n] = (uint16_t)to_bf16(bi[t][k][n], RN);
+        }
+        tile_devptr dA = dev_in(c, A, sizeof A), dB = dev_in(c, B, sizeof B), dD = dev_in(c, NULL, sizeof D);
+        run(c, "wmma_bf16", T, 32, 0, (void *[]){&dA, &dB, &dD});
+        dev_out(c, D, dD, sizeof D);
+        for (int t = 0; t < T; t++)
+            for (int m = 0; m < 8; m++)
+                for (int n = 0; n < 32; n++) {
+                    int want = 0;
+                    for (int k = 0; k < 32; k++) want += ai[t][m][k] * bi[t][k][n];
+                    cr_assert_eq(D[t][m * 32 + n], (float)want, "[%s] bf16 tile %d D[%d][%d]: got %g, want %d", c->name, t, m, n,
+                                 D[t][m * 32 + n], want);
+                }
+    }
+    { /* m16n16k8 tf32: A row (lda 8), B col (ldb 12); inputs with low mantissa bits that tf32 drops */
+        static float A[T][16 * 8], B[T][16 * 12], D[T][256];
+        static int ai[T][16][8], bi[T][8][16];
+        for (int t = 0; t < T; t++) {
+            for (int m = 0; m < 16; m++)
+                for (int k = 0; k < 8; k++) ai[t][m][k] = small(&rng, 20), A[t][m * 8 + k] = u2f(f2u((float)ai[t][m][k]) | (ai[t][m][k] ? 0x3FF : 0));
+            for (int i = 0; i < 16 * 12; i++) B[t][i] = NAN;
+            for (int k = 0; k < 8; k++)
+                for (int n = 0; n < 16; n++) bi[t][k][n] = small(&rng, 20), B[t][n * 12 + k] = (float)bi[t][k][n];
+        }
+        tile_devptr dA = dev_in(c, A, sizeof A), dB = dev_in(c, B, sizeof B), dD = dev_in(c, NULL, sizeof D);
+        run(c, "wmma_tf32", T, 32, 0, (void *[]){&dA, &dB, &dD});
+        dev_out(c, D, dD, sizeof D);
+        for (int t = 0; t < T; t++)
+            for (int m = 0; m < 16; m++)
+                for (int n = 0; n < 16; n++) {
+                    int want = 0;
+                    for (int k = 0; k < 8; k++) want += ai[t][m][k] * bi[t][k][n];
+                    cr_assert_eq(D[t][m * 16 + n], (float)want, "[%s] tf32 tile %d D[%d][%d]: got %g, want %d", c->name, t, m, n,
+                                 D[t][m * 16 + n], want);
+                }
+    }
+    { /* m16n16k16 s8, saturating: A row (lda 16), B col (ldb 32), C col (ldc 16), D row */
+        static int8_t A[T][256], B[T][16 * 32];
+        static int32_t C[T][256], D[T][256];
+        for (int t = 0; t < T; t++) {
+            for (int i = 0; i < 256; i++) A[t][i] = (int8_t)(rng_next(&rng) & 0xFF);
+            for (int i = 0; i < 16 * 32; i++) B[t][i] = (int8_t)(rng_next(&rng) & 0xFF);
+            for (int i = 0; i < 256; i++) C[t][i] = (int32_t)(rng_next(&rng) % 2001) - 1000;
+            C[t][3] = INT32_MAX - 5, C[t][20] = INT32_MIN + 7; /* saturation both ways */
+        }
+        tile_devptr dA = dev_in(c, A, sizeof A), dB = dev_in(c, B, sizeof B), dC = dev_in(c, C, sizeof C), dD = dev_in(c, NULL, sizeof D);
+        run(c, "wmma_s8", T, 32, 0, (void *[]){&dA, &dB, &dC, &dD});
+        dev_out(c, D, dD, sizeof D);
+        for (int t = 0; t < T; t++)
+            for (int m = 0; m < 16; m++)
+                for (int n = 0; n < 16; n++) {
+                    int64_t want = C[t][n * 16 + m];
+                    for (int k = 0; k < 16; k++) want += A[t][m * 16 + k] * B[t][n * 32 + k];
+                    want = want > INT32_MAX ? INT32_MAX : want < INT32_MIN ? INT32_MIN : want;
+                    cr_assert_eq(D[t][m * 16 + n], (int32_t)want, "[%s] s8 tile %d D[%d][%d]: got %d, want %lld", c->name, t, m, n,
+                                 D[t][m * 16 + n], (long long)want);
+                }
+    }
+    { /* m8n8k4 f64: A row (lda 4), B row (ldb 8), C row (ldc 8) */
+        static double A[T][32], B[T][32], C[T][64], D[T][64];
+        for (int t = 0; t < T; t++) {
+            for (int i = 0; i < 32; i++) A[t][i] = small(&rng, 1000) / 8.0, B[t][i] = small(&rng, 1000) / 16.0;
+            for (int i = 0; i < 64; i++) C[t][i] = small(&rng, 100000) / 4.0;
+        }
+        tile_devptr dA = dev_in(c, A, sizeof A), dB = dev_in(c, B, sizeof B), dC = dev_in(c, C, sizeof C), dD = dev_in(c, NULL, sizeof D);
+        run(c, "wmma_f64", T, 32, 0, (void *[]){&dA, &dB, &dC, &dD});
+        dev_out(c, D, dD, sizeof D);
+        for (int t = 0; t < T; t++)
+            for (int m = 0; m < 8; m++)
+                for (int n = 0; n < 8; n++) {
+                    double want = C[t][m * 8 + n]; /* every product and sum exact in f64 */
+                    for (int k = 0; k < 4; k++) want += A[t][m * 4 + k] * B[t][k * 8 + n];
+                    cr_assert_eq(D[t][m * 8 + n], want, "[%s] f64 tile %d D[%d][%d]: got %.17g, want %.17g", c->name, t, m, n,
+                                 D[t][m * 8 + n], want);
+                }
+    }
 }
 
 /* ==== cub.cu ==== */

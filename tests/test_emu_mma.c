@@ -581,6 +581,59 @@ Test(cp_async, sizes_zero_fill_groups_and_racecheck) {
     dev_close(d);
 }
 
+/* wmma (the numbers: test_conformance's wmma.cu, as nvcc writes it): the address and stride every lane gives
+ * must agree, the matrix start at 32 bytes, the stride be whole 16-byte units; unknown forms and wrong
+ * register counts fail at load time. */
+Test(wmma, errors) {
+    TileDevice *d = open_emu(false);
+    static const char *ptx = PTX_HEAD ".visible .entry w(.param .u64 p, .param .u32 off, .param .u32 lanestep, .param .u32 ld)\n{\n"
+        " .reg .b32 %r<16>;\n .reg .b64 %rd<4>;\n ld.param.u64 %rd1, [p];\n ld.param.u32 %r1, [off];\n ld.param.u32 %r2, [lanestep];\n"
+        " ld.param.u32 %r10, [ld];\n mov.u32 %r3, %laneid;\n mad.lo.u32 %r1, %r3, %r2, %r1;\n cvt.u64.u32 %rd2, %r1;\n add.u64 %rd1, %rd1, %rd2;\n"
+        " wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r4, %r5, %r6, %r7, %r8, %r9, %r11, %r12}, [%rd1], %r10;\n ret;\n}\n";
+    TileDevModule *m;
+    TileDevFunction *fn = load(d, ptx, "w", &m);
+    uint64_t buf;
+    cr_assert_eq(dev_malloc(d, 4096, &buf), DEV_OK);
+    uint32_t off = 0, step = 0, ld = 16;
+    void *params[] = {&buf, &off, &step, &ld};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    off = 16;
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "misaligned wmma address") && strstr(dev_last_error(d), "not aligned to 32 bytes"), "%s",
+              dev_last_error(d));
+    off = 0, step = 32;
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK);
+    cr_assert(strstr(dev_last_error(d), "lane 1 gives address") && strstr(dev_last_error(d), "same in every lane"), "%s",
+              dev_last_error(d));
+    step = 0, ld = 12; /* 24 bytes */
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK);
+    cr_assert(strstr(dev_last_error(d), "stride of 12 elements of 2 bytes is not a multiple of 16 bytes"), "%s", dev_last_error(d));
+    ld = 8;
+    cr_assert_neq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK);
+    cr_assert(strstr(dev_last_error(d), "less than the matrix's 16 columns"), "%s", dev_last_error(d));
+    ld = 4096; /* rows past the allocation */
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 16, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "needs all 32 lanes"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    static const char *bad[][2] = {
+        {"wmma.load.a.sync.aligned.row.m16n16k16.global.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, [%rd1];", "no such fragment"},
+        {"wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r0,%r1,%r2,%r3}, [%rd1];", "needs 8 fragment registers"},
+        {"wmma.load.a.sync.aligned.m16n16k16.global.f16 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, [%rd1];", "needs a layout"},
+        {"wmma.mma.sync.aligned.row.col.m16n16k8.f32.f16.f16.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3}, "
+         "{%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7};", "unsupported wmma form"},
+        {"wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, "
+         "{%r0,%r1,%r2,%r3,%r4,%r5,%r6,%r7}, {%r0,%r1,%r2,%r3};", "needs 8 C registers"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        char text[1024];
+        snprintf(text, sizeof text, PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %%r<8>;\n .reg .b64 %%rd<2>;\n %s\n ret;\n}\n", bad[i][0]);
+        cr_assert_eq(dev_module_load_ptx(d, text, &m), DEV_ERR_PTX, "accepted: %s", bad[i][0]);
+        cr_assert(strstr(dev_last_error(d), "ptx:8:") && strstr(dev_last_error(d), bad[i][1]), "%s: %s", bad[i][0], dev_last_error(d));
+    }
+    dev_close(d);
+}
+
 Test(mma, errors) {
     TileDevice *d = open_emu(false);
     TileDevModule *m;

@@ -1,0 +1,293 @@
+/* exec_wmma.c - the warp-level matrix instructions nvcc writes for CUDA's nvcuda::wmma API:
+ * wmma.load, wmma.mma and wmma.store (warp-collective, .sync.aligned, all 32 lanes).
+ *
+ * Forms (shape: matrices A M x K, B K x N, C and D M x N):
+ *   m16n16k16, m32n8k16, m8n32k16: A, B f16 (C, D f16 or f32), bf16 (f32), s8/u8 (s32, .satfinite);
+ *   m16n16k8: tf32 (f32);  m8n8k4: f64.
+ * Registers per lane (the PTX ISA's fragment sizes): f16 A and B 8 (f16x2), f16 C/D 4 (f16x2), f32 and
+ * s32 C/D 8, bf16 and s8/u8 A and B the matrix's elements / 32 (2 and 4 to a register), tf32 4, f64 A
+ * and B 1, C/D 2.
+ *
+ * Which element a fragment slot holds is not specified by the ISA (code must not depend on it; element-
+ * wise arithmetic on a fragment is fine).  Here slot s of lane l (E slots a lane: registers x elements
+ * per register) holds element (l E + s) mod (rows x cols) of the matrix in row-major order, so every
+ * element is held by the same number of slots (two or four for f16 A and B, whose fragments have more
+ * slots than the matrix has elements; one elsewhere).  mma reads each element from its first holder and
+ * writes D to every holder; store writes each element once, from its first holder.
+ *
+ * Memory: element (r, c) of a .row matrix is at p + (r stride + c) x size, of a .col one at
+ * p + (c stride + r) x size; stride (elements) defaults to the matrix's width (row: cols, col: rows).  As
+ * CUDA's load_matrix_sync / store_matrix_sync demand, p must be 32-byte aligned and stride x size a
+ * multiple of 16 bytes, and p and stride the same in every lane.  Each element is checked (memcheck,
+ * racecheck) as an access of the lane that reads or writes it.
+ *
+ * Numerics as mma.sync (exec_mma.c): a float D element starts from C and takes one f32 fmaf per k
+ * ascending (f64: one fma in double); an f16 D is that result rounded once; NaN results are canonical;
+ * integers are exact, wrapped (.satfinite: clamped); tf32 inputs ignore the low 13 bits. */
+#include "emu/exec.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+static const struct { const char *name; uint8_t m, n, k; } shapes[] = {
+    {NULL, 0, 0, 0}, {"m16n16k16", 16, 16, 16}, {"m32n8k16", 32, 8, 16}, {"m8n32k16", 8, 32, 16},
+    {"m16n16k8", 16, 16, 8}, {"m8n8k4", 8, 8, 4},
+};
+
+int emu_wmma_shape(const char *p, uint32_t l) {
+    for (int i = 1; i < (int)(sizeof shapes / sizeof shapes[0]); i++)
+        if (strlen(shapes[i].name) == l && memcmp(shapes[i].name, p, l) == 0) return i;
+    return 0;
+}
+
+static unsigned per_reg(unsigned ty) {
+    switch (ty) {
+    case EMU_T_F16: case EMU_T_BF16: return 2;
+    case EMU_T_S8: case EMU_T_U8: return 4;
+    default: return 1;
+    }
+}
+
+static unsigned mem_size(unsigned ty) {
+    switch (ty) {
+    case EMU_T_F16: case EMU_T_BF16: return 2;
+    case EMU_T_S8: case EMU_T_U8: return 1;
+    case EMU_T_F64: return 8;
+    default: return 4;
+    }
+}
+
+/* Rows and columns of matrix `which` (EMU_MODE_WM_A..D) of a shape. */
+static void dims(unsigned shape, unsigned which, unsigned *rows, unsigned *cols) {
+    unsigned m = shapes[shape].m, n = shapes[shape].n, k = shapes[shape].k;
+    *rows = which == EMU_MODE_WM_B ? k : m;
+    *cols = which == EMU_MODE_WM_A ? k : n;
+}
+
+/* Registers a lane holds of matrix `which` in type ty, 0 when the shape has no such fragment. */
+static unsigned frag_regs(unsigned shape, unsigned which, unsigned ty) {
+    bool ab = which == EMU_MODE_WM_A || which == EMU_MODE_WM_B;
+    unsigned rows, cols;
+    dims(shape, which, &rows, &cols);
+    if (shape == 5) return ty != EMU_T_F64 ? 0 : ab ? 1 : 2;
+    if (shape == 4) return ab ? (ty == EMU_T_TF32 ? 4 : 0) : ty == EMU_T_F32 ? 8 : 0;
+    if (!ab) return ty == EMU_T_F16 ? 4 : ty == EMU_T_F32 || ty == EMU_T_S32 ? 8 : 0;
+    if (ty == EMU_T_F16) return 8;
+    if (ty == EMU_T_BF16 || ty == EMU_T_S8 || ty == EMU_T_U8) return rows * cols / 32 / per_reg(ty);
+    return 0;
+}
+
+bool emu_wmma_form(const EmuIns *in, EmuWmmaForm *f, const char **why) {
+    memset(f, 0, sizeof *f);
+    *why = NULL;
+    unsigned sh = in->space2;
+    if (!sh || sh >= sizeof shapes / sizeof shapes[0]) { *why = "no shape"; return false; }
+    if (in->op == EMU_OP_WMMA_LOAD || in->op == EMU_OP_WMMA_STORE) {
+        unsigned which = in->op == EMU_OP_WMMA_STORE ? EMU_MODE_WM_D : in->mode;
+        if (!which) { *why = "which matrix: .a, .b or .c"; return false; }
+        if (!in->ty || in->ty2) { *why = "one element type"; return false; }
+        f->regs[0] = (uint8_t)frag_regs(sh, which, in->ty);
+        if (!f->regs[0]) { *why = "no such fragment: that type of that matrix in that shape"; return false; }
+        return true;
+    }
+    /* wmma.mma: .dtype.ctype (f16 A and B) or .dtype.atype.btype.ctype */
+    unsigned d = in->ty, a, bt, c;
+    if (in->ty4) a = in->ty2, bt = in->ty3, c = in->ty4;
+    else if (in->ty2 && !in->ty3) a = bt = EMU_T_F16, c = in->ty2;
+    else { *why = "wmma.mma needs .dtype.ctype (f16 inputs) or .dtype.atype.btype.ctype"; return false; }
+    bool isint = a == EMU_T_S8 || a == EMU_T_U8;
+    bool ok;
+    if (a == EMU_T_F16) ok = !in->ty4 && (d == EMU_T_F16 || d == EMU_T_F32) && (c == EMU_T_F16 || c == EMU_T_F32);
+    else if (a == EMU_T_BF16 || a == EMU_T_TF32) ok = bt == a && d == EMU_T_F32 && c == EMU_T_F32;
+    else if (isint) ok = (bt == EMU_T_S8 || bt == EMU_T_U8) && d == EMU_T_S32 && c == EMU_T_S32;
+    else ok = a == EMU_T_F64 && bt == a && d == a && c == a;
+    if (!ok) { *why = "unsupported type combination"; return false; }
+    if ((in->flags & EMU_F(SATFINITE)) && !isint) { *why = ".satfinite is for integer wmma"; return false; }
+    f->regs[0] = (uint8_t)frag_regs(sh, EMU_MODE_WM_D, d);
+    f->regs[1] = (uint8_t)frag_regs(sh, EMU_MODE_WM_A, a);
+    f->regs[2] = (uint8_t)frag_regs(sh, EMU_MODE_WM_B, bt);
+    f->regs[3] = (uint8_t)frag_regs(sh, EMU_MODE_WM_C, c);
+    if (!f->regs[0] || !f->regs[1] || !f->regs[2] || !f->regs[3]) { *why = "these types do not come in that shape"; return false; }
+    f->a = (uint8_t)a, f->b = (uint8_t)bt, f->c = (uint8_t)c;
+    return true;
+}
+
+/* ---- fragments ---- */
+static inline uint32_t slot_of(const EmuThread *t, const EmuIns *in, unsigned op, unsigned k) {
+    return in->ok[op] == EMU_OK_VEC ? t->fn->vec[in->o[op] + k] : in->o[op];
+}
+
+/* Element i (0-based, low bits first) of a register holding elements of ty. */
+static uint64_t part(uint64_t reg, unsigned ty, unsigned i) {
+    unsigned bits = ty == EMU_T_F64 ? 64 : 32 / per_reg(ty);
+    return bits == 64 ? reg : (reg >> (bits * i)) & ((1ull << bits) - 1);
+}
+static uint64_t put_part(uint64_t reg, unsigned ty, unsigned i, uint64_t v) {
+    unsigned bits = ty == EMU_T_F64 ? 64 : 32 / per_reg(ty);
+    if (bits == 64) return v;
+    uint64_t mask = ((1ull << bits) - 1) << (bits * i);
+    return (reg & ~mask) | ((v << (bits * i)) & mask);
+}
+
+static double value(unsigned ty, uint64_t bits) {
+    switch (ty) {
+    case EMU_T_F16: return emu_f16_to_f64((uint16_t)bits);
+    case EMU_T_BF16: return emu_bf16_to_f64((uint16_t)bits);
+    case EMU_T_TF32: return emu_f32((uint32_t)bits & 0xFFFFE000u);
+    case EMU_T_F32: return emu_f32((uint32_t)bits);
+    case EMU_T_F64: return emu_f64(bits);
+    case EMU_T_S8: return (int8_t)bits;
+    case EMU_T_U8: return (uint8_t)bits;
+    default: return (int32_t)(uint32_t)bits;
+    }
+}
+
+/* The element (row-major index e) of a matrix held in operand op: its first holder's slot. */
+static uint64_t gather(EmuThread *lane[32], const EmuIns *in, unsigned op, unsigned ty, unsigned nregs, unsigned e) {
+    unsigned E = nregs * per_reg(ty), l = e / E, s = e % E;
+    return part(lane[l]->r[slot_of(lane[l], in, op, s / per_reg(ty))], ty, s % per_reg(ty));
+}
+
+/* ---- memory ---- */
+typedef struct Mem {
+    unsigned space, rows, cols, esize;
+    uint64_t p, stride;
+    bool col;
+} Mem;
+
+static bool mem_setup(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, unsigned which, unsigned ty, Mem *m) {
+    unsigned aop = in->op == EMU_OP_WMMA_STORE ? 0 : 1;
+    dims(in->space2, which, &m->rows, &m->cols);
+    m->col = in->xflags & EMU_XF_WM_COL;
+    m->esize = mem_size(ty);
+    m->space = in->space;
+    for (unsigned l = 0; l < 32; l++) {
+        uint64_t p = EMU_R(lane[l], in, aop) + (uint64_t)in->off[0];
+        if (m->space == EMU_SP_SHARED) p &= 0xFFFFFFFFu;
+        uint64_t stride = in->nops > 2 ? (uint32_t)EMU_R(lane[l], in, 2) : m->col ? m->rows : m->cols;
+        if (l == 0) m->p = p, m->stride = stride;
+        else if (p != m->p || stride != m->stride)
+            return emu_fault(b, lane[l], in, "invalid wmma", "lane %u gives address 0x%" PRIx64 " and stride %" PRIu64
+                             ", lane 0 0x%" PRIx64 " and %" PRIu64 ": both must be the same in every lane", l, p, stride, m->p, m->stride);
+    }
+    if (m->p % 32)
+        return emu_fault(b, lane[0], in, "memcheck: misaligned wmma address",
+                         "address 0x%" PRIx64 " is not aligned to 32 bytes (a wmma matrix starts at a 256-bit boundary)", m->p);
+    if (m->stride * m->esize % 16)
+        return emu_fault(b, lane[0], in, "invalid wmma", "a stride of %" PRIu64 " elements of %u bytes is not a multiple of 16 bytes",
+                         m->stride, m->esize);
+    if (m->stride < (m->col ? m->rows : m->cols))
+        return emu_fault(b, lane[0], in, "invalid wmma", "a stride of %" PRIu64 " elements is less than the matrix's %u %s", m->stride,
+                         m->col ? m->rows : m->cols, m->col ? "rows" : "columns");
+    return true;
+}
+
+static uint8_t *elem_at(EmuBlock *b, EmuThread *t, const EmuIns *in, const Mem *m, unsigned e, bool write) {
+    uint64_t r = e / m->cols, c = e % m->cols;
+    uint64_t off = m->col ? c * m->stride + r : r * m->stride + c;
+    return emu_access(b, t, in, m->space, m->p + off * m->esize, m->esize, m->esize, write);
+}
+
+static uint64_t load_bits(const uint8_t *p, unsigned size) {
+    uint64_t v = 0;
+    memcpy(&v, p, size); /* little-endian host */
+    return v;
+}
+
+static bool exec_load(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const EmuWmmaForm *fm) {
+    Mem m;
+    if (!mem_setup(b, lane, in, in->mode, in->ty, &m)) return false;
+    unsigned epr = per_reg(in->ty), E = fm->regs[0] * epr, T = m.rows * m.cols;
+    uint64_t regs[32][8];
+    for (unsigned l = 0; l < 32; l++)
+        for (unsigned j = 0; j < fm->regs[0]; j++) {
+            regs[l][j] = 0;
+            for (unsigned i = 0; i < epr; i++) {
+                const uint8_t *p = elem_at(b, lane[l], in, &m, (l * E + j * epr + i) % T, false);
+                if (!p) return false;
+                regs[l][j] = put_part(regs[l][j], in->ty, i, load_bits(p, m.esize));
+            }
+        }
+    for (unsigned l = 0; l < 32; l++)
+        for (unsigned j = 0; j < fm->regs[0]; j++) lane[l]->r[slot_of(lane[l], in, 0, j)] = regs[l][j];
+    return true;
+}
+
+static bool exec_store(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const EmuWmmaForm *fm) {
+    Mem m;
+    if (!mem_setup(b, lane, in, EMU_MODE_WM_D, in->ty, &m)) return false;
+    unsigned E = fm->regs[0] * per_reg(in->ty), T = m.rows * m.cols;
+    for (unsigned e = 0; e < T; e++) {
+        uint64_t v = gather(lane, in, 1, in->ty, fm->regs[0], e);
+        uint8_t *p = elem_at(b, lane[e / E], in, &m, e, true);
+        if (!p) return false;
+        memcpy(p, &v, m.esize);
+    }
+    return true;
+}
+
+static bool exec_mma(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const EmuWmmaForm *fm) {
+    (void)b;
+    unsigned M = shapes[in->space2].m, N = shapes[in->space2].n, K = shapes[in->space2].k, d = in->ty;
+    bool isint = d == EMU_T_S32, f64 = d == EMU_T_F64;
+    enum { MAXE = 32 * 16 };
+    double A[MAXE], B[MAXE], C[MAXE];
+    for (unsigned e = 0; e < M * K; e++) A[e] = value(fm->a, gather(lane, in, 1, fm->a, fm->regs[1], e));
+    for (unsigned e = 0; e < K * N; e++) B[e] = value(fm->b, gather(lane, in, 2, fm->b, fm->regs[2], e));
+    for (unsigned e = 0; e < M * N; e++) C[e] = value(fm->c, gather(lane, in, 3, fm->c, fm->regs[3], e));
+    uint64_t D[MAXE];
+    for (unsigned i = 0; i < M; i++)
+        for (unsigned j = 0; j < N; j++) {
+            uint64_t out;
+            if (isint) {
+                int64_t acc = (int64_t)C[i * N + j];
+                for (unsigned k = 0; k < K; k++) acc += (int64_t)A[i * K + k] * (int64_t)B[k * N + j];
+                if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+                out = (uint32_t)acc;
+            } else if (f64) {
+                double acc = C[i * N + j];
+                for (unsigned k = 0; k < K; k++) acc = fma(A[i * K + k], B[k * N + j], acc);
+                uint64_t bits;
+                memcpy(&bits, &acc, 8);
+                out = acc != acc ? 0x7FF8000000000000ull : bits;
+            } else {
+                float acc = (float)C[i * N + j];
+                for (unsigned k = 0; k < K; k++) acc = fmaf((float)A[i * K + k], (float)B[k * N + j], acc);
+                if (d == EMU_T_F16) out = acc != acc ? 0x7FFF : emu_round_f64(acc, EMU_FMT_F16, EMU_RND_RN);
+                else out = acc != acc ? 0x7FFFFFFFu : emu_bits32(acc);
+            }
+            D[i * N + j] = out;
+        }
+    /* D to every holder (after every read: D may be the registers of A, B or C) */
+    unsigned epr = per_reg(d), E = fm->regs[0] * epr, T = M * N;
+    for (unsigned l = 0; l < 32; l++)
+        for (unsigned j = 0; j < fm->regs[0]; j++) {
+            uint64_t reg = 0;
+            for (unsigned i = 0; i < epr; i++) reg = put_part(reg, d, i, D[(l * E + j * epr + i) % T]);
+            lane[l]->r[slot_of(lane[l], in, 0, j)] = reg;
+        }
+    return true;
+}
+
+bool emu_exec_wmma(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuIns *in = &g[0]->fn->code[g[0]->pc];
+    EmuThread *lane[32];
+    if (n != 32)
+        return emu_fault(b, g[0], in, "invalid warp-synchronous instruction",
+                         "'%s' needs all 32 lanes of the warp; %u take part (partial warp or exited lanes)", emu_op_name(in->op), n);
+    for (unsigned i = 0; i < 32; i++) {
+        if (g[i]->pc != g[0]->pc || g[i]->fn != g[0]->fn)
+            return emu_fault(b, g[i], &g[i]->fn->code[g[i]->pc], "divergent warp-synchronous instructions",
+                             "'%s' is .aligned: every lane must be at the same instruction", emu_op_name(in->op));
+        lane[g[i]->lane] = g[i];
+    }
+    EmuWmmaForm fm;
+    const char *why;
+    if (!emu_wmma_form(in, &fm, &why)) return emu_fault(b, g[0], in, "unsupported instruction", "%s", why);
+    switch (in->op) {
+    case EMU_OP_WMMA_LOAD: return exec_load(b, lane, in, &fm);
+    case EMU_OP_WMMA_STORE: return exec_store(b, lane, in, &fm);
+    default: return exec_mma(b, lane, in, &fm);
+    }
+}
