@@ -141,7 +141,7 @@
     X(CP_ASYNC_MBAR, "cp.async.mbarrier.arrive", "[a]: an arrive-on of the mbarrier a when the thread's cp.async copies complete (at once: they are done at issue); .noinc: it counts as one of the phase's arrivals, else the pending count is raised by one first (no net change)") \
     X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
     X(LDMATRIX, "ldmatrix", "warp-collective: lane l gets, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
-    X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8; f32/f16/s32 accumulators)") \
+    X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8, e4m3, e5m2; f32/f16/s32 accumulators) and m8n8k4 f64") \
     X(WMMA_LOAD, "wmma.load", "warp-collective: the fragment of matrix a, b or c (.row/.col in memory at [p], stride elements apart) into the registers d") \
     X(WMMA_STORE, "wmma.store", "warp-collective: the fragment d into memory at [p] (.row/.col, stride elements apart)") \
     X(WMMA_MMA, "wmma.mma", "warp-collective D = A*B + C on wmma fragments (m16n16k16, m32n8k16, m8n32k16: f16, bf16, s8, u8; m16n16k8: tf32; m8n8k4: f64)") \

@@ -25,6 +25,8 @@
  *      clamped).  The hardware's internal accumulation order is not
  *      documented, so float results may differ from a GPU in the last bits.
  *
+ * mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c: exec_dmma below.
+ *
  * ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 d, [a]:
  *   lane 8i + r (r = 0..7) supplies the address of row r of matrix i
  *   (N = 1, 2, 4 matrices; other lanes' addresses are ignored).  Each row is
@@ -54,9 +56,18 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
     case EMU_MODE_M16N8K8: f->k = 8; break;
     case EMU_MODE_M16N8K16: f->k = 16; break;
     case EMU_MODE_M16N8K32: f->k = 32; break;
-    default: *why = "only the m16n8k4, m16n8k8, m16n8k16 and m16n8k32 shapes are supported"; return false;
+    case EMU_MODE_M8N8K4: f->k = 4; break;
+    default: *why = "only the m16n8k4, m16n8k8, m16n8k16, m16n8k32 and (f64) m8n8k4 shapes are supported"; return false;
     }
     if (!d || !a || !bt || !c) { *why = "mma needs four types: .dtype.atype.btype.ctype"; return false; }
+    if (in->mode == EMU_MODE_M8N8K4 || a == EMU_T_F64) { /* DMMA: one A and one B register, two C/D, all f64 */
+        if (in->mode != EMU_MODE_M8N8K4 || d != EMU_T_F64 || a != d || bt != d || c != d) {
+            *why = "f64 mma is m8n8k4.row.col.f64.f64.f64.f64 (m8n8k4 on f16 is not supported)";
+            return false;
+        }
+        f->epr = 1, f->na = 1, f->nb = 1, f->nc = 2, f->nd = 2;
+        return true;
+    }
     bool isint = a == EMU_T_S8 || a == EMU_T_U8;
     if (isint) {
         if (bt != EMU_T_S8 && bt != EMU_T_U8) { *why = "an s8/u8 A needs an s8/u8 B"; return false; }
@@ -133,6 +144,29 @@ static inline void vset(EmuThread *t, const EmuFunc *f, const EmuIns *in, unsign
     t->r[in->ok[op] == EMU_OK_VEC ? f->vec[in->o[op] + k] : in->o[op]] = v;
 }
 
+/* mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 (the PTX ISA's "Matrix Fragments for mma.m8n8k4 with
+ * .f64"): with g = lane / 4, t = lane % 4, lane holds A[g][t], B[t][g] and C/D[g][2t + i] in register i;
+ * each D element starts from C and takes one fma per k ascending. */
+static void exec_dmma(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in) {
+    double A[8][4], B[4][8], C[8][8];
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned g = l >> 2, t = l & 3;
+        A[g][t] = emu_f64(vreg(lane[l], f, in, 1, 0));
+        B[t][g] = emu_f64(vreg(lane[l], f, in, 2, 0));
+        for (unsigned i = 0; i < 2; i++) C[g][2 * t + i] = emu_f64(vreg(lane[l], f, in, 3, i));
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned g = l >> 2, t = l & 3;
+        for (unsigned i = 0; i < 2; i++) {
+            double acc = C[g][2 * t + i];
+            for (unsigned k = 0; k < 4; k++) acc = fma(A[g][k], B[k][2 * t + i], acc);
+            uint64_t bits;
+            memcpy(&bits, &acc, 8);
+            vset(lane[l], f, in, 0, i, acc != acc ? 0x7FF8000000000000ull : bits);
+        }
+    }
+}
+
 bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
@@ -141,6 +175,10 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     EmuMmaForm fm;
     const char *why;
     if (!emu_mma_form(in, &fm, &why)) return emu_fault(b, lane[0], in, "unsupported instruction", "%s", why);
+    if (in->mode == EMU_MODE_M8N8K4) {
+        exec_dmma(lane, f, in);
+        return true;
+    }
     unsigned K = fm.k, E = fm.epr;
     bool isint = in->ty == EMU_T_S32;
     /* gather A (16 x K), B (K x 8), C (16 x 8) from the fragments */

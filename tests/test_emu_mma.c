@@ -365,6 +365,71 @@ Test(mma, every_form_against_c_reference) {
     dev_close(d);
 }
 
+/* f64 (DMMA): mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64, the fragments packed here by the PTX ISA's
+ * table for m8n8k4 .f64 (lane = 4 g + t holds A[g][t], B[t][g], C/D[g][2t], C/D[g][2t + 1]); the reference
+ * takes one fma per k ascending, on random reals (and a NaN and an infinity in the third warp). */
+Test(mma, f64_m8n8k4_against_c_reference) {
+    enum { WARPS = 3 };
+    static const char *ptx = PTX_HEAD ".visible .entry dmma(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+        " .reg .f64 %a, %b, %c<2>, %d<2>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<12>;\n"
+        " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.s32 %r1, %r2, %r3, %r1;\n"
+        " mul.wide.u32 %rd1, %r1, 8;\n mul.wide.u32 %rd6, %r1, 16;\n"
+        " ld.param.u64 %rd2, [pa];\n add.s64 %rd2, %rd2, %rd1;\n ld.param.u64 %rd3, [pb];\n add.s64 %rd3, %rd3, %rd1;\n"
+        " ld.param.u64 %rd4, [pc];\n add.s64 %rd4, %rd4, %rd6;\n ld.param.u64 %rd5, [pd];\n add.s64 %rd5, %rd5, %rd6;\n"
+        " ld.global.f64 %a, [%rd2];\n ld.global.f64 %b, [%rd3];\n ld.global.v2.f64 {%c0, %c1}, [%rd4];\n"
+        " mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%d0, %d1}, {%a}, {%b}, {%c0, %c1};\n"
+        " st.global.v2.f64 [%rd5], {%d0, %d1};\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *fn = load(d, ptx, "dmma", &m);
+    static double A[WARPS][8][4], B[WARPS][4][8], C[WARPS][8][8];
+    static double fa[WARPS * 32], fb[WARPS * 32], fc[WARPS * 32][2], fd[WARPS * 32][2];
+    for (unsigned w = 0; w < WARPS; w++) {
+        for (unsigned i = 0; i < 8; i++)
+            for (unsigned k = 0; k < 4; k++) A[w][i][k] = rndf(-10, 10) * (1 + (double)(rnd64() >> 40) / (1 << 24));
+        for (unsigned k = 0; k < 4; k++)
+            for (unsigned j = 0; j < 8; j++) B[w][k][j] = rndf(-10, 10) / 3.0;
+        for (unsigned i = 0; i < 8; i++)
+            for (unsigned j = 0; j < 8; j++) C[w][i][j] = rndf(-100, 100) / 7.0;
+    }
+    A[2][5][1] = NAN, C[2][3][6] = INFINITY;
+    for (unsigned w = 0; w < WARPS; w++)
+        for (unsigned l = 0; l < 32; l++) {
+            unsigned g = l / 4, t = l % 4;
+            fa[w * 32 + l] = A[w][g][t];
+            fb[w * 32 + l] = B[w][t][g];
+            fc[w * 32 + l][0] = C[w][g][2 * t], fc[w * 32 + l][1] = C[w][g][2 * t + 1];
+        }
+    uint64_t da = upload(d, fa, sizeof fa), db = upload(d, fb, sizeof fb), dc = upload(d, fc, sizeof fc), dd = poisoned(d, sizeof fd);
+    void *params[] = {&da, &db, &dc, &dd};
+    cr_assert_eq(dev_launch(fn, WARPS, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    download(d, fd, dd, sizeof fd);
+    for (unsigned w = 0; w < WARPS; w++)
+        for (unsigned l = 0; l < 32; l++)
+            for (unsigned i = 0; i < 2; i++) {
+                unsigned g = l / 4, col = 2 * (l % 4) + i;
+                double want = C[w][g][col];
+                for (unsigned k = 0; k < 4; k++) want = fma(A[w][g][k], B[w][k][col], want);
+                double got = fd[w * 32 + l][i];
+                cr_assert(isnan(want) ? isnan(got) : memcmp(&got, &want, 8) == 0, "warp %u D[%u][%u]: got %.17g, want %.17g", w, g, col, got,
+                          want);
+            }
+    cr_assert(isnan(fd[2 * 32 + 5 * 4][0]) && isinf(fd[2 * 32 + 3 * 4 + 3][0]), "NaN row 5 and infinity at (3, 6) propagate");
+    dev_module_unload(m);
+    /* f64 takes only m8n8k4, and m8n8k4 only f64 */
+    static const char *bad[] = {"mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%d0, %d1}, {%a}, {%b}, {%d0, %d1};",
+                                "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, {%r0, %r1}, "
+                                "{%r0, %r1}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};"};
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        char text[1024];
+        snprintf(text, sizeof text, PTX_HEAD ".visible .entry k()\n{\n .reg .f64 %%a, %%b, %%d<2>;\n .reg .b32 %%r<2>;\n .reg .f32 %%f<8>;\n %s\n"
+                 " ret;\n}\n", bad[i]);
+        cr_assert_eq(dev_module_load_ptx(d, text, &m), DEV_ERR_PTX, "accepted: %s", bad[i]);
+        cr_assert(strstr(dev_last_error(d), "f64 mma is m8n8k4"), "%s", dev_last_error(d));
+    }
+    dev_close(d);
+}
+
 /* ---- 2. ldmatrix ---- */
 /* 32 rows of 16 bytes at row slots perm[0..31] of a 33-slot shared buffer
  * (filled from global); lane l gives slot perm[l] (lanes past 8*N give a
