@@ -344,16 +344,35 @@ uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, ui
     return old;
 }
 
+/* One atomic read-modify-write of a sz-byte element at p; its old value. */
+static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, uint64_t c, bool *bad);
+
+/* atom / red; a vector form (.v2/.v4/.v8 of f32, f16, bf16, f16x2, bf16x2: sm_90) updates each element
+ * atomically, in order, the whole vector aligned to its size. */
 static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest) {
-    unsigned sz = emu_type_size(in->ty);
+    unsigned sz = emu_type_size(in->ty), n = in->vec ? in->vec : 1;
     unsigned ai = has_dest ? 1 : 0;
     if (sz != 2 && sz != 4 && sz != 8)
         return emu_fault(b, t, in, "unsupported instruction", "atomics on .%s are not supported by the emulator", emu_type_name(in->ty));
     uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
     unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
-    uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, sz, sz, true);
+    uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, sz * n, sz * n, true);
     if (!p) return false;
-    uint64_t v = EMU_R(t, in, ai + 1), c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;
+    const EmuFunc *f = t->fn;
+    bool bad = false;
+    for (unsigned k = 0; k < n && !bad; k++) {
+        uint32_t vs = in->ok[ai + 1] == EMU_OK_VEC ? f->vec[in->o[ai + 1] + k] : in->o[ai + 1];
+        uint64_t c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;
+        uint64_t old = atom_one(p + (size_t)k * sz, sz, in, t->r[vs], c, &bad);
+        if (has_dest && !bad) t->r[in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + k] : in->o[0]] = old;
+    }
+    if (bad)
+        return emu_fault(b, t, in, "unsupported instruction", "atom/red with this operation on .%s is not supported",
+                         emu_type_name(in->ty));
+    return true;
+}
+
+static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, uint64_t c, bool *bad_out) {
     bool bad = false;
     uint64_t old;
     if (sz == 2) {
@@ -378,11 +397,8 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
         } while (!__atomic_compare_exchange_n(q, &o, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
         old = o;
     }
-    if (bad)
-        return emu_fault(b, t, in, "unsupported instruction", "atom/red with this operation on .%s is not supported",
-                         emu_type_name(in->ty));
-    if (has_dest) EMU_R(t, in, 0) = old;
-    return true;
+    *bad_out = bad;
+    return old;
 }
 
 static unsigned ld_space(const EmuIns *in) { return in->op == EMU_OP_LDU ? EMU_SP_GLOBAL : in->space; }

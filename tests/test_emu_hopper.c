@@ -1041,6 +1041,72 @@ Test(wgmma, a_registers_in_flight) {
     dev_close(d);
 }
 
+/* Vector atomics (sm_90; nvcc writes them for atomicAdd on float2 / float4): each element is its own atomic
+ * add, the old values come back per element; 64 threads add (1, 2, 3, 4) + lane-dependent parts to one
+ * vector, so the sums check every element; f16x2 and bf16 vectors too; a vector not aligned to its size
+ * is a memcheck error. */
+static const char *vec_atom_ptx = PTX_HEAD
+    ".visible .entry va(.param .u64 buf, .param .u64 old, .param .u32 misalign)\n"
+    "{\n"
+    "  .reg .b32 %r<16>;\n"
+    "  .reg .f32 %f<16>;\n"
+    "  .reg .b16 %h<8>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd0, [buf];\n"
+    "  ld.param.u64 %rd1, [old];\n"
+    "  ld.param.u32 %r0, [misalign];\n"
+    "  cvt.u64.u32 %rd2, %r0;\n"
+    "  add.u64 %rd0, %rd0, %rd2;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  cvt.rn.f32.u32 %f0, %r1;\n"
+    "  mov.f32 %f1, 0f40000000;\n"
+    "  atom.global.add.v2.f32 {%f2, %f3}, [%rd0], {%f0, %f1};\n"       /* buf[0..1] += (tid, 2) */
+    "  mov.f32 %f4, 0f3F800000;\n  mov.f32 %f5, 0f40400000;\n  mov.f32 %f6, 0f40800000;\n"
+    "  red.global.add.v4.f32 [%rd0+16], {%f4, %f1, %f5, %f6};\n"      /* buf[4..7] += (1, 2, 3, 4) */
+    "  mov.b32 %r2, 0x3C003C00;\n"
+    "  atom.global.add.noftz.v2.f16x2 {%r3, %r4}, [%rd0+32], {%r2, %r2};\n" /* four f16 += 1 */
+    "  mov.b16 %h0, 0x3F80;\n"
+    "  red.global.add.noftz.v8.bf16 [%rd0+48], {%h0, %h0, %h0, %h0, %h0, %h0, %h0, %h0};\n" /* eight bf16 += 1 */
+    "  mul.wide.u32 %rd3, %r1, 8;\n"
+    "  add.u64 %rd4, %rd1, %rd3;\n"
+    "  st.global.v2.f32 [%rd4], {%f2, %f3};\n"
+    "  ret;\n"
+    "}\n";
+
+Test(atom, vector_atomics) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, vec_atom_ptx, "va", &m);
+    uint64_t buf, old = poisoned(d, 64 * 8);
+    cr_assert_eq(dev_malloc(d, 128, &buf), DEV_OK);
+    cr_assert_eq(dev_memset_d8(d, buf, 0, 128), DEV_OK);
+    unsigned mis = 0;
+    void *args[] = {&buf, &old, &mis};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    float h[16];
+    dev_memcpy_dtoh(d, h, buf, sizeof h);
+    cr_assert(h[0] == 2016 && h[1] == 128, "v2: %g %g, want 2016 128", h[0], h[1]); /* sum of 0..63, 64 x 2 */
+    cr_assert(h[4] == 64 && h[5] == 128 && h[6] == 192 && h[7] == 256, "v4: %g %g %g %g", h[4], h[5], h[6], h[7]);
+    uint16_t hh[16];
+    dev_memcpy_dtoh(d, hh, buf + 32, sizeof hh);
+    for (int i = 0; i < 4; i++) cr_assert_eq(hh[i], 0x5400, "f16x2 element %d: 0x%04x, want 64 (0x5400)", i, hh[i]);
+    for (int i = 8; i < 16; i++) cr_assert_eq(hh[i], 0x4280, "bf16 element %d: 0x%04x, want 64 (0x4280)", i - 8, hh[i]);
+    /* the old values: every thread saw a distinct prefix of the adds, so the second elements are distinct multiples of 2 */
+    float o[64][2];
+    dev_memcpy_dtoh(d, o, old, sizeof o);
+    bool seen[64] = {false};
+    for (int t = 0; t < 64; t++) {
+        int k = (int)o[t][1] / 2;
+        cr_assert(o[t][1] == 2.0f * k && k >= 0 && k < 64 && !seen[k], "thread %d: old second element %g", t, o[t][1]);
+        seen[k] = true;
+    }
+    mis = 8;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "misaligned") && strstr(dev_last_error(d), "not aligned to 16 bytes"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* ==== 5. stmatrix ==== */
 static char *stmatrix_ptx(unsigned nmat, bool trans) {
     Str s = {0};
