@@ -802,7 +802,14 @@ static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uin
                                               (l == 2 && p[1] == 'd' && p[0] >= '1' && p[0] <= '5'))) continue;
         if (hopper && (op == EMU_OP_CP_BULK_TENSOR) && (l == 6 && memcmp(p, "im2col", 6) == 0))
             return perr(ps, line, "'%.*s': im2col tensor copies are not supported by the emulator", (int)len, s);
-        if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) { in->vec = (uint8_t)(p[1] - '0'); continue; }
+        if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) {
+            /* the ops that take vector forms (any other would read its {..} operands as one register) */
+            if (op != EMU_OP_LD && op != EMU_OP_LDU && op != EMU_OP_ST && op != EMU_OP_ATOM && op != EMU_OP_RED &&
+                op != EMU_OP_ST_ASYNC && op != EMU_OP_RED_ASYNC)
+                return perr(ps, line, "vector form '.%.*s' of '%.*s' is not supported by the emulator", (int)l, p, (int)len, s);
+            in->vec = (uint8_t)(p[1] - '0');
+            continue;
+        }
         if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
         if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
         if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH || op == EMU_OP_DISCARD ||

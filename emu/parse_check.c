@@ -401,5 +401,15 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         if (in->ok[vi] != EMU_OK_VEC || in->on[vi] != in->vec)
             return perr(ps, line, "'%.*s' needs a vector operand of %u registers", (int)len, s, in->vec);
     }
+    if ((in->op == EMU_OP_ATOM || in->op == EMU_OP_RED) && in->vec > 1) { /* sm_90's vector atomics */
+        bool half = in->ty == EMU_T_F16 || in->ty == EMU_T_BF16;
+        bool word = in->ty == EMU_T_F32 || in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2;
+        if (!(half || (word && in->vec <= 4)) || in->mode == EMU_MODE_ACAS || in->mode == EMU_MODE_AEXCH)
+            return perr(ps, line, "unsupported vector atomic '%.*s' (.v2/.v4 of .f32, .f16x2, .bf16x2; .v2/.v4/.v8 of .f16, .bf16)",
+                        (int)len, s);
+        for (unsigned vi = in->op == EMU_OP_ATOM ? 0 : 1; vi <= (in->op == EMU_OP_ATOM ? 2u : 1u); vi += in->op == EMU_OP_ATOM ? 2 : 1)
+            if (in->ok[vi] != EMU_OK_VEC || in->on[vi] != in->vec)
+                return perr(ps, line, "'%.*s' needs vector operands of %u registers", (int)len, s, in->vec);
+    }
     return true;
 }
