@@ -17,10 +17,10 @@
  *   3. Bodies: .reg declarations (`%r<40>` declares %r0..%r39) allocate
  *      register-file slots; .local/.shared/.param declarations allocate
  *      addresses; labels record instruction indices; every instruction is
- *      decoded at once (decode_ins): the opcode token is split on dots, the
- *      longest prefix naming an EMU_OPS entry is the opcode, the remaining
- *      parts are types, comparisons, rounding modes, spaces, vector widths,
- *      flags and per-op modes (see the tables in emu.h).  Anything unknown
+ *      decoded at once (parse_mods.c, emu_decode_mods): the opcode token is
+ *      split on dots, the longest prefix naming an EMU_OPS entry is the
+ *      opcode, the remaining parts are types, comparisons, rounding modes,
+ *      spaces, vector widths, flags and per-op modes (see the tables in emu.h).  Anything unknown
  *      is an error naming the instruction and its line; then the checks of
  *      parse_check.c (operand counts and kinds, immediate limits, forms,
  *      the .target an instruction needs).
@@ -46,66 +46,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- tables ---- */
-static const char *const op_names[] = {
-#define X(e, n, s) n,
-    EMU_OPS(X)
-#undef X
-};
-static const struct { const char *name; unsigned size, kind; } type_info[] = {
-#define X(e, n, b, k) {n, b, k},
-    EMU_TYPES(X)
-#undef X
-};
-static const char *const cmp_names[] = {"",
-#define X(e, n) n,
-    EMU_CMPS(X)
-#undef X
-};
-static const char *const rnd_names[] = {"",
-#define X(e, n) n,
-    EMU_RNDS(X)
-#undef X
-};
-static const char *const space_names[] = {
-#define X(e, n) n,
-    EMU_SPACES(X)
-#undef X
-};
-static const char *const flag_names[] = {
-#define X(e, n) n,
-    EMU_FLAGS(X)
-#undef X
-};
-static const char *const mode_names[] = {"",
-#define X(e, n) n,
-    EMU_MODES(X)
-#undef X
-};
+/* ---- tables (the opcode, type, space and modifier tables: parse_mods.c) ---- */
 static const char *const sreg_names[] = {
 #define X(e, n) n,
     EMU_SREGS(X)
 #undef X
 };
-/* Modifiers with no effect in the emulator: cache policy, memory order, scope, layout. */
-static const char *const ignored_mods[] = {
-    "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc",
-    "weak", "volatile", "mmio", "cta", "gpu", "sys", "cluster", "row", "col", "m8n8",
-    "b16x2", "shared::cta", "shared::cluster", "global", "level", "ptr", "noftz",
-};
-
-const char *emu_op_name(unsigned op) { return op < EMU_OP_COUNT ? op_names[op] : "?"; }
-const char *emu_mode_name(unsigned mode) { return mode < ARRAY_LEN(mode_names) ? mode_names[mode] : "?"; }
-const char *emu_type_name(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].name : "?"; }
-unsigned emu_type_size(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].size : 0; }
-unsigned emu_type_kind(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].kind : 0; }
-
-static int find_name(const char *const *names, size_t n, const char *s, size_t len) {
-    for (size_t i = 0; i < n; i++)
-        if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0) return (int)i;
-    return -1;
-}
-#define FIND(tab, s, len) find_name((tab), ARRAY_LEN(tab), (s), (len))
 
 /* ---- lexer (token and parser state: parse_int.h) ---- */
 static bool is_ident_start(int c) { return isalpha(c) || c == '_' || c == '$' || c == '%' || c == '.'; }
@@ -290,7 +236,7 @@ static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
         if (r->count >= 0 && num >= 0 && num < r->count && r->plen == d && memcmp(r->prefix, s, d) == 0)
             return r->base + (uint32_t)num;
     }
-    int sr = find_name(sreg_names, ARRAY_LEN(sreg_names), s, len);
+    int sr = emu_find_name(sreg_names, ARRAY_LEN(sreg_names), s, len);
     if (sr >= EMU_SREG_RSMEM_BEGIN && sr <= EMU_SREG_RSMEM_1) ps->m->reserved_smem = true;
     if (sr >= 0) return EMU_SLOT_SREG + (uint32_t)sr;
     if (len == 1 && s[0] == '_') return EMU_SLOT_SINK;
@@ -360,13 +306,9 @@ static bool parse_decl(Parser *ps, Decl *d) {
             if (!expect(ps, ')')) return false;
             continue;
         }
-        bool found = false;
-        for (unsigned k = 1; k < EMU_T_COUNT; k++)
-            if (t->len == strlen(type_info[k].name) + 1 && memcmp(t->s + 1, type_info[k].name, t->len - 1) == 0) {
-                d->ty = k;
-                found = true;
-            }
-        if (!found && FIND(space_names, t->s + 1, t->len - 1) < 0)
+        unsigned ty = emu_type_find(t->s + 1, t->len - 1);
+        if (ty) d->ty = ty;
+        if (!ty && emu_space_find(t->s + 1, t->len - 1) < 0)
             return perr(ps, t->line, "unsupported declaration qualifier '%.*s'", (int)t->len, t->s);
         next(ps);
     }
@@ -464,7 +406,7 @@ static bool parse_var(Parser *ps, unsigned space, bool is_extern) {
     }
     if (accept(ps, '=')) {
         if (space != EMU_SP_GLOBAL && space != EMU_SP_CONST)
-            return perr(ps, ps->tok.line, "initializer on a %s variable", space_names[space]);
+            return perr(ps, ps->tok.line, "initializer on a %s variable", emu_space_name(space));
         if (!parse_init(ps, s, d.ty)) return false;
     }
     return expect(ps, ';');
@@ -645,213 +587,6 @@ static bool parse_operand(Parser *ps, Opd *o) {
     return true;
 }
 
-/* ---- instruction decoding ---- */
-static bool decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32_t line) {
-    /* split the opcode on dots, keeping "::" parts whole */
-    const char *part[24];
-    uint32_t plen[24], np = 0;
-    for (uint32_t i = 0; i <= len;) {
-        uint32_t j = i;
-        while (j < len && s[j] != '.') j++;
-        if (np == 24) return perr(ps, line, "opcode '%.*s' has too many parts", (int)len, s);
-        part[np] = s + i;
-        plen[np++] = j - i;
-        i = j + 1;
-    }
-    /* longest prefix naming an op */
-    int op = -1;
-    uint32_t used = 0;
-    for (uint32_t k = np; k > 0 && op < 0; k--) {
-        uint32_t l = (uint32_t)(part[k - 1] + plen[k - 1] - s);
-        int f = find_name(op_names, ARRAY_LEN(op_names), s, l);
-        if (f >= 0) { op = f; used = k; }
-    }
-    if (op < 0) return perr(ps, line, "unsupported instruction '%.*s'", (int)len, s);
-    in->op = (uint8_t)op;
-    in->vec = op == EMU_OP_CP_RED_BULK_TENSOR ? 0 : 1; /* there: the dimensions */
-    unsigned ntypes = 0, wm_layouts = 0;
-    for (uint32_t k = used; k < np; k++) {
-        const char *p = part[k];
-        uint32_t l = plen[k];
-        int f;
-        bool found = false;
-        for (unsigned t = 1; t < EMU_T_COUNT && !found; t++)
-            if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
-                if (ntypes == 0) in->ty = (uint8_t)t;
-                else if (ntypes == 1) in->ty2 = (uint8_t)t;
-                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || op == EMU_OP_VABSDIFF2 || op == EMU_OP_VABSDIFF4 ||
-                                         op == EMU_OP_WMMA_MMA))
-                    in->ty3 = (uint8_t)t;
-                else if (ntypes == 3 && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA)) in->ty4 = (uint8_t)t;
-                ntypes++;
-                found = true;
-            }
-        if (found) continue;
-        if ((op == EMU_OP_SETP || op == EMU_OP_SET) && (f = FIND(cmp_names, p, l)) > 0) { in->cmp = (uint8_t)f; continue; }
-        if ((op == EMU_OP_SETP || op == EMU_OP_SET) && (f = FIND(mode_names, p, l)) >= EMU_MODE_AAND && f <= EMU_MODE_AXOR) {
-            in->boolop = (uint8_t)f;
-            continue;
-        }
-        if (op == EMU_OP_CP_RED_BULK_TENSOR && l == 2 && p[1] == 'd' && p[0] >= '1' && p[0] <= '5') { /* its mode is the reduction */
-            in->vec = (uint8_t)(p[0] - '0');
-            continue;
-        }
-        if ((f = FIND(mode_names, p, l)) > 0) {
-            bool ok = false;
-            switch (op) {
-            case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: ok = f == EMU_MODE_AADD; break; /* .add: the lanes summed into c */
-            case EMU_OP_RED_ASYNC: case EMU_OP_CP_RED_BULK: case EMU_OP_CP_RED_BULK_TENSOR:
-                ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
-                if (ok && in->mode) return perr(ps, line, "two reductions in '%.*s'", (int)len, s);
-                break;
-            case EMU_OP_SHFL: ok = f >= EMU_MODE_UP && f <= EMU_MODE_IDX; break;
-            case EMU_OP_VOTE: ok = (f >= EMU_MODE_ALL && f <= EMU_MODE_BALLOT); break;
-            case EMU_OP_MATCH: ok = f == EMU_MODE_ALL || f == EMU_MODE_ANY; break;
-            case EMU_OP_REDUX: ok = f == EMU_MODE_AADD || f == EMU_MODE_AMIN || f == EMU_MODE_AMAX || f == EMU_MODE_AAND ||
-                                    f == EMU_MODE_AOR || f == EMU_MODE_AXOR; break;
-            case EMU_OP_ATOM: case EMU_OP_RED: ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR; break;
-            case EMU_OP_TESTP: ok = f >= EMU_MODE_FINITE && f <= EMU_MODE_SUBNORMAL; break;
-            case EMU_OP_LDMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
-            case EMU_OP_MMA: ok = f >= EMU_MODE_M16N8K16 && f <= EMU_MODE_M8N8K4; break;
-            case EMU_OP_STMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
-            case EMU_OP_WMMA_LOAD: ok = f >= EMU_MODE_WM_A && f <= EMU_MODE_WM_C; break;
-            case EMU_OP_WMMA_STORE: ok = f == EMU_MODE_WM_D; break;
-            case EMU_OP_MBARRIER:
-                ok = f >= EMU_MODE_MB_INIT && f <= EMU_MODE_MB_PENDING;
-                if (ok && f == EMU_MODE_MB_EXPECT_TX && in->mode == EMU_MODE_MB_ARRIVE) f = EMU_MODE_MB_ARRIVE_EXPECT_TX;
-                else if (ok && in->mode) return perr(ps, line, "two mbarrier operations in '%.*s'", (int)len, s);
-                break;
-            case EMU_OP_SETMAXNREG: ok = f == EMU_MODE_AINC || f == EMU_MODE_ADEC; break;
-            case EMU_OP_CP_BULK_TENSOR: ok = f >= EMU_MODE_D1 && f <= EMU_MODE_D5; break;
-            case EMU_OP_BAR: case EMU_OP_BARRIER: ok = f == EMU_MODE_BPOPC || f == EMU_MODE_AAND || f == EMU_MODE_AOR; break;
-            case EMU_OP_PRMT: ok = f >= EMU_MODE_F4E && f <= EMU_MODE_RC16; break;
-            case EMU_OP_CLUSTER_BAR:
-                ok = f == EMU_MODE_MB_ARRIVE || f == EMU_MODE_CL_WAIT;
-                if (ok && in->mode) return perr(ps, line, "'%.*s': arrive or wait, not both", (int)len, s);
-                break;
-            case EMU_OP_TENSORMAP_REPLACE:
-                ok = f >= EMU_MODE_TM_ADDR && f <= EMU_MODE_TM_FILL;
-                if (ok && in->mode) return perr(ps, line, "two tensor-map fields in '%.*s'", (int)len, s);
-                break;
-            }
-            if (op == EMU_OP_VOTE && l == 3 && memcmp(p, "uni", 3) == 0) { f = EMU_MODE_VUNI; ok = true; }
-            if (ok) { in->mode = (uint8_t)f; continue; }
-        }
-        if ((f = FIND(rnd_names, p, l)) > 0) { in->rnd = (uint8_t)f; continue; }
-        f = FIND(space_names, p, l);
-        if (l == 11 && memcmp(p, "shared::cta", 11) == 0) {
-            f = EMU_SP_SHARED;
-            if (op == EMU_OP_ISSPACEP) in->xflags |= EMU_XF_CTA;
-        }
-        if ((l == 12 && memcmp(p, "param::entry", 12) == 0) || (l == 11 && memcmp(p, "param::func", 11) == 0)) f = EMU_SP_PARAM;
-        bool hopper = op >= EMU_OP_MBARRIER;
-        /* shared::cluster addresses are shared addresses (EMU_DSMEM_TAG picks the CTA): ld, st, atom and red
-         * on distributed shared memory too */
-        if (l == 15 && memcmp(p, "shared::cluster", 15) == 0) f = EMU_SP_SHARED;
-        if (f >= 0) {
-            /* cp.async.ca.shared.global, cp.async.bulk.shared::cluster.global: destination space first */
-            if (in->space && (op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR || op == EMU_OP_TENSORMAP_CP ||
-                              op == EMU_OP_CP_RED_BULK || op == EMU_OP_CP_RED_BULK_TENSOR))
-                in->space2 = (uint8_t)f;
-            else if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
-            continue;
-        }
-        if (op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) {
-            /* the layouts (load, store: one; mma: A's then B's) and the shape, an index into emu_wmma_shapes */
-            bool row = l == 3 && memcmp(p, "row", 3) == 0, col = l == 3 && memcmp(p, "col", 3) == 0;
-            if (row || col) {
-                if (wm_layouts == (op == EMU_OP_WMMA_MMA ? 2u : 1u)) return perr(ps, line, "too many layouts in '%.*s'", (int)len, s);
-                if (col) in->xflags |= wm_layouts ? EMU_XF_WM_COL_B : EMU_XF_WM_COL;
-                wm_layouts++;
-                continue;
-            }
-            int sh = emu_wmma_shape(p, l);
-            if (sh > 0) {
-                in->space2 = (uint8_t)sh;
-                continue;
-            }
-        }
-        if (op == EMU_OP_WGMMA) {
-            unsigned wm, wn, wk;
-            char tail;
-            char buf[24];
-            if (l < sizeof buf) {
-                memcpy(buf, p, l);
-                buf[l] = 0;
-                if (sscanf(buf, "m%un%uk%u%c", &wm, &wn, &wk, &tail) == 3) {
-                    if (wm != 64 || wn < 8 || wn > 256 || wn % 8 || (wk != 8 && wk != 16 && wk != 32))
-                        return perr(ps, line, "unsupported wgmma shape '%.*s' (m64nNk8/16/32, N a multiple of 8 in 8..256)", (int)l, p);
-                    in->space2 = (uint8_t)(wn / 8);
-                    in->vec = (uint8_t)wk;
-                    continue;
-                }
-            }
-            if (l == 2 && memcmp(p, "sp", 2) == 0) return perr(ps, line, "sparse wgmma ('%.*s') is not supported by the emulator", (int)len, s);
-        }
-        if ((op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR) && l == 18 && memcmp(p, "multicast::cluster", 18) == 0) {
-            in->xflags |= EMU_XF_MULTICAST;
-            continue;
-        }
-        if (hopper && l == 4 && memcmp(p, "tile", 4) == 0) continue;
-        if ((op == EMU_OP_TENSORMAP_REPLACE || op == EMU_OP_TENSORMAP_CP) && l == 5 && memcmp(p, "b1024", 5) == 0) continue;
-        if (op == EMU_OP_GRIDDEP && ((l == 4 && memcmp(p, "wait", 4) == 0) || (l == 17 && memcmp(p, "launch_dependents", 17) == 0))) {
-            in->mode = 1; /* which one does not matter: neither has an effect here */
-            continue;
-        }
-        if (op == EMU_OP_CP_BULK_PREFETCH && ((l == 6 && memcmp(p, "tensor", 6) == 0) || (l == 2 && memcmp(p, "L2", 2) == 0) ||
-                                              (l == 2 && p[1] == 'd' && p[0] >= '1' && p[0] <= '5'))) continue;
-        if (hopper && (op == EMU_OP_CP_BULK_TENSOR) && (l == 6 && memcmp(p, "im2col", 6) == 0))
-            return perr(ps, line, "'%.*s': im2col tensor copies are not supported by the emulator", (int)len, s);
-        if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) {
-            /* the ops that take vector forms (any other would read its {..} operands as one register) */
-            if (op != EMU_OP_LD && op != EMU_OP_LDU && op != EMU_OP_ST && op != EMU_OP_ATOM && op != EMU_OP_RED &&
-                op != EMU_OP_ST_ASYNC && op != EMU_OP_RED_ASYNC)
-                return perr(ps, line, "vector form '.%.*s' of '%.*s' is not supported by the emulator", (int)l, p, (int)len, s);
-            in->vec = (uint8_t)(p[1] - '0');
-            continue;
-        }
-        if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
-        if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
-        if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH || op == EMU_OP_DISCARD ||
-            op == EMU_OP_APPLYPRIORITY)
-            continue;
-        if (op == EMU_OP_CREATEPOLICY && ((l == 10 && memcmp(p, "fractional", 10) == 0) || (l == 5 && memcmp(p, "range", 5) == 0) ||
-                                          (l == 3 && memcmp(p, "cvt", 3) == 0) || (l == 2 && memcmp(p, "L2", 2) == 0)))
-            continue;
-        if (op == EMU_OP_MBARRIER && l == 6 && memcmp(p, "expect", 6) == 0) continue; /* never alone */
-        return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
-    }
-    if ((op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) &&
-        (wm_layouts != (op == EMU_OP_WMMA_MMA ? 2u : 1u) || !in->space2))
-        return perr(ps, line, "'%.*s' needs %s and a shape (.m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4)", (int)len, s,
-                    op == EMU_OP_WMMA_MMA ? "A's and B's layouts (.row/.col)" : "a layout (.row/.col)");
-    return emu_check_mods(ps, in, ntypes, line, s, len);
-}
-
-/* Operand type for an immediate at position i. */
-static unsigned imm_type(const EmuIns *in, unsigned i) {
-    switch (in->op) {
-    case EMU_OP_CVT: return i == 0 ? in->ty : in->ty2;
-    case EMU_OP_SET: return i == 0 ? in->ty : in->ty2;
-    case EMU_OP_SHL: case EMU_OP_SHR: return i == 2 ? EMU_T_U32 : in->ty;
-    case EMU_OP_BFE: return i >= 2 ? EMU_T_U32 : in->ty;
-    case EMU_OP_BFI: return i >= 3 ? EMU_T_U32 : in->ty;
-    case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER: case EMU_OP_MATCH:
-    case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE:
-        return EMU_T_U32;
-    case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
-    case EMU_OP_SLCT: return i == 3 ? in->ty2 : in->ty;
-    case EMU_OP_MMA: return in->ty;
-    case EMU_OP_WGMMA: case EMU_OP_SETMAXNREG: case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT:
-    case EMU_OP_TENSORMAP_CP: case EMU_OP_CP_RED_BULK: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
-    case EMU_OP_ELECT:
-        return EMU_T_U32;
-    case EMU_OP_CREATEPOLICY: return i == 0 ? EMU_T_B64 : EMU_T_F32; /* the fraction */
-    case EMU_OP_MBARRIER: return in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT ? EMU_T_B64 : EMU_T_U32;
-    default: return in->ty ? in->ty : EMU_T_B64;
-    }
-}
-
 static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *naddr, uint32_t line) {
     switch (o->kind) {
     case OPD_REG:
@@ -863,7 +598,7 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         }
         return true;
     case OPD_IMM:
-        in->o[i] = const_slot(ps, imm_bits(&o->imm, imm_type(in, i)), -1, 0);
+        in->o[i] = const_slot(ps, imm_bits(&o->imm, emu_imm_type(in, i)), -1, 0);
         in->ok[i] = EMU_OK_REG;
         return true;
     case OPD_SYM:
@@ -996,7 +731,7 @@ static bool parse_ins(Parser *ps) {
     Tok opt = ps->tok;
     if (opt.kind != TK_IDENT) return perr(ps, line, "expected an instruction, found '%.*s'", (int)opt.len, opt.s);
     next(ps);
-    if (!decode_mods(ps, &in, opt.s, opt.len, line)) return false;
+    if (!emu_decode_mods(ps, &in, opt.s, opt.len, line)) return false;
     unsigned naddr = 0;
     uint32_t second = 0; /* `d|q`: the slot of q + 1 (0: none) */
     if (!is_punct(&ps->tok, ';')) {

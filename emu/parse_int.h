@@ -1,4 +1,4 @@
-/* parse_int.h - what parse.c and parse_check.c share: the lexer's token, the parser's state, its error
+/* parse_int.h - what parse.c, parse_mods.c and parse_check.c share: the lexer's token, the parser's state, its error
  * report and its constant slots.  Private to the emulator's parser. */
 #ifndef TILE_EMU_PARSE_INT_H
 #define TILE_EMU_PARSE_INT_H
@@ -76,6 +76,17 @@ static inline bool perr(Parser *ps, uint32_t line, const char *fmt, ...) {
     va_end(ap);
     return false;
 }
+
+/* ---- names and modifiers (parse_mods.c) ---- */
+/* The index of s in names (n entries), -1 when it is none of them. */
+int emu_find_name(const char *const *names, size_t n, const char *s, size_t len);
+unsigned emu_type_find(const char *s, size_t len); /* an EmuType by name ("f16"), 0 when none */
+int emu_space_find(const char *s, size_t len);     /* an EmuSpace by name ("shared"), -1 when none */
+const char *emu_space_name(unsigned space);
+/* The opcode and modifiers of the instruction token s (len bytes, at PTX line `line`) into in. */
+bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32_t line);
+/* The operand type an immediate at operand position i of in takes. */
+unsigned emu_imm_type(const EmuIns *in, unsigned i);
 
 /* The constant a slot holds (an immediate, not a symbol address). */
 static inline bool const_value(const Parser *ps, uint32_t slot, uint64_t *v) {

@@ -1,0 +1,283 @@
+/* parse_mods.c - an instruction's opcode and modifiers: the tables of names (ops, types, comparisons,
+ * rounding modes, state spaces, flags, per-op modes, modifiers without effect) and emu_decode_mods, which
+ * splits the opcode token on dots, takes the longest prefix naming an EMU_OPS entry as the opcode and
+ * reads the remaining parts as types, comparisons, rounding modes, spaces, vector widths, flags and
+ * per-op modes (parse.c calls it for every instruction; parse_check.c then checks the form). */
+#include "emu/emu.h"
+#include "emu/exec.h"
+#include "emu/parse_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- tables ---- */
+static const char *const op_names[] = {
+#define X(e, n, s) n,
+    EMU_OPS(X)
+#undef X
+};
+static const struct { const char *name; unsigned size, kind; } type_info[] = {
+#define X(e, n, b, k) {n, b, k},
+    EMU_TYPES(X)
+#undef X
+};
+static const char *const cmp_names[] = {"",
+#define X(e, n) n,
+    EMU_CMPS(X)
+#undef X
+};
+static const char *const rnd_names[] = {"",
+#define X(e, n) n,
+    EMU_RNDS(X)
+#undef X
+};
+static const char *const space_names[] = {
+#define X(e, n) n,
+    EMU_SPACES(X)
+#undef X
+};
+static const char *const flag_names[] = {
+#define X(e, n) n,
+    EMU_FLAGS(X)
+#undef X
+};
+static const char *const mode_names[] = {"",
+#define X(e, n) n,
+    EMU_MODES(X)
+#undef X
+};
+
+/* Modifiers with no effect in the emulator: cache policy, memory order, scope, layout. */
+static const char *const ignored_mods[] = {
+    "ca", "cg", "cs", "lu", "cv", "wb", "wt", "relaxed", "acquire", "release", "acq_rel", "sc",
+    "weak", "volatile", "mmio", "cta", "gpu", "sys", "cluster", "row", "col", "m8n8",
+    "b16x2", "shared::cta", "shared::cluster", "global", "level", "ptr", "noftz",
+};
+
+const char *emu_op_name(unsigned op) { return op < EMU_OP_COUNT ? op_names[op] : "?"; }
+const char *emu_mode_name(unsigned mode) { return mode < ARRAY_LEN(mode_names) ? mode_names[mode] : "?"; }
+const char *emu_type_name(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].name : "?"; }
+unsigned emu_type_size(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].size : 0; }
+unsigned emu_type_kind(unsigned ty) { return ty < EMU_T_COUNT ? type_info[ty].kind : 0; }
+
+int emu_find_name(const char *const *names, size_t n, const char *s, size_t len) {
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0) return (int)i;
+    return -1;
+}
+#define FIND(tab, s, len) emu_find_name((tab), ARRAY_LEN(tab), (s), (len))
+
+unsigned emu_type_find(const char *s, size_t len) {
+    for (unsigned k = 1; k < EMU_T_COUNT; k++)
+        if (len == strlen(type_info[k].name) && memcmp(s, type_info[k].name, len) == 0) return k;
+    return 0;
+}
+int emu_space_find(const char *s, size_t len) { return FIND(space_names, s, len); }
+const char *emu_space_name(unsigned space) { return space < ARRAY_LEN(space_names) ? space_names[space] : "?"; }
+
+/* ---- instruction decoding ---- */
+bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32_t line) {
+    /* split the opcode on dots, keeping "::" parts whole */
+    const char *part[24];
+    uint32_t plen[24], np = 0;
+    for (uint32_t i = 0; i <= len;) {
+        uint32_t j = i;
+        while (j < len && s[j] != '.') j++;
+        if (np == 24) return perr(ps, line, "opcode '%.*s' has too many parts", (int)len, s);
+        part[np] = s + i;
+        plen[np++] = j - i;
+        i = j + 1;
+    }
+    /* longest prefix naming an op */
+    int op = -1;
+    uint32_t used = 0;
+    for (uint32_t k = np; k > 0 && op < 0; k--) {
+        uint32_t l = (uint32_t)(part[k - 1] + plen[k - 1] - s);
+        int f = emu_find_name(op_names, ARRAY_LEN(op_names), s, l);
+        if (f >= 0) { op = f; used = k; }
+    }
+    if (op < 0) return perr(ps, line, "unsupported instruction '%.*s'", (int)len, s);
+    in->op = (uint8_t)op;
+    in->vec = op == EMU_OP_CP_RED_BULK_TENSOR ? 0 : 1; /* there: the dimensions */
+    unsigned ntypes = 0, wm_layouts = 0;
+    for (uint32_t k = used; k < np; k++) {
+        const char *p = part[k];
+        uint32_t l = plen[k];
+        int f;
+        bool found = false;
+        for (unsigned t = 1; t < EMU_T_COUNT && !found; t++)
+            if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
+                if (ntypes == 0) in->ty = (uint8_t)t;
+                else if (ntypes == 1) in->ty2 = (uint8_t)t;
+                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || op == EMU_OP_VABSDIFF2 || op == EMU_OP_VABSDIFF4 ||
+                                         op == EMU_OP_WMMA_MMA))
+                    in->ty3 = (uint8_t)t;
+                else if (ntypes == 3 && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA)) in->ty4 = (uint8_t)t;
+                ntypes++;
+                found = true;
+            }
+        if (found) continue;
+        if ((op == EMU_OP_SETP || op == EMU_OP_SET) && (f = FIND(cmp_names, p, l)) > 0) { in->cmp = (uint8_t)f; continue; }
+        if ((op == EMU_OP_SETP || op == EMU_OP_SET) && (f = FIND(mode_names, p, l)) >= EMU_MODE_AAND && f <= EMU_MODE_AXOR) {
+            in->boolop = (uint8_t)f;
+            continue;
+        }
+        if (op == EMU_OP_CP_RED_BULK_TENSOR && l == 2 && p[1] == 'd' && p[0] >= '1' && p[0] <= '5') { /* its mode is the reduction */
+            in->vec = (uint8_t)(p[0] - '0');
+            continue;
+        }
+        if ((f = FIND(mode_names, p, l)) > 0) {
+            bool ok = false;
+            switch (op) {
+            case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: ok = f == EMU_MODE_AADD; break; /* .add: the lanes summed into c */
+            case EMU_OP_RED_ASYNC: case EMU_OP_CP_RED_BULK: case EMU_OP_CP_RED_BULK_TENSOR:
+                ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
+                if (ok && in->mode) return perr(ps, line, "two reductions in '%.*s'", (int)len, s);
+                break;
+            case EMU_OP_SHFL: ok = f >= EMU_MODE_UP && f <= EMU_MODE_IDX; break;
+            case EMU_OP_VOTE: ok = (f >= EMU_MODE_ALL && f <= EMU_MODE_BALLOT); break;
+            case EMU_OP_MATCH: ok = f == EMU_MODE_ALL || f == EMU_MODE_ANY; break;
+            case EMU_OP_REDUX: ok = f == EMU_MODE_AADD || f == EMU_MODE_AMIN || f == EMU_MODE_AMAX || f == EMU_MODE_AAND ||
+                                    f == EMU_MODE_AOR || f == EMU_MODE_AXOR; break;
+            case EMU_OP_ATOM: case EMU_OP_RED: ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR; break;
+            case EMU_OP_TESTP: ok = f >= EMU_MODE_FINITE && f <= EMU_MODE_SUBNORMAL; break;
+            case EMU_OP_LDMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
+            case EMU_OP_MMA: ok = f >= EMU_MODE_M16N8K16 && f <= EMU_MODE_M8N8K4; break;
+            case EMU_OP_STMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
+            case EMU_OP_WMMA_LOAD: ok = f >= EMU_MODE_WM_A && f <= EMU_MODE_WM_C; break;
+            case EMU_OP_WMMA_STORE: ok = f == EMU_MODE_WM_D; break;
+            case EMU_OP_MBARRIER:
+                ok = f >= EMU_MODE_MB_INIT && f <= EMU_MODE_MB_PENDING;
+                if (ok && f == EMU_MODE_MB_EXPECT_TX && in->mode == EMU_MODE_MB_ARRIVE) f = EMU_MODE_MB_ARRIVE_EXPECT_TX;
+                else if (ok && in->mode) return perr(ps, line, "two mbarrier operations in '%.*s'", (int)len, s);
+                break;
+            case EMU_OP_SETMAXNREG: ok = f == EMU_MODE_AINC || f == EMU_MODE_ADEC; break;
+            case EMU_OP_CP_BULK_TENSOR: ok = f >= EMU_MODE_D1 && f <= EMU_MODE_D5; break;
+            case EMU_OP_BAR: case EMU_OP_BARRIER: ok = f == EMU_MODE_BPOPC || f == EMU_MODE_AAND || f == EMU_MODE_AOR; break;
+            case EMU_OP_PRMT: ok = f >= EMU_MODE_F4E && f <= EMU_MODE_RC16; break;
+            case EMU_OP_CLUSTER_BAR:
+                ok = f == EMU_MODE_MB_ARRIVE || f == EMU_MODE_CL_WAIT;
+                if (ok && in->mode) return perr(ps, line, "'%.*s': arrive or wait, not both", (int)len, s);
+                break;
+            case EMU_OP_TENSORMAP_REPLACE:
+                ok = f >= EMU_MODE_TM_ADDR && f <= EMU_MODE_TM_FILL;
+                if (ok && in->mode) return perr(ps, line, "two tensor-map fields in '%.*s'", (int)len, s);
+                break;
+            }
+            if (op == EMU_OP_VOTE && l == 3 && memcmp(p, "uni", 3) == 0) { f = EMU_MODE_VUNI; ok = true; }
+            if (ok) { in->mode = (uint8_t)f; continue; }
+        }
+        if ((f = FIND(rnd_names, p, l)) > 0) { in->rnd = (uint8_t)f; continue; }
+        f = FIND(space_names, p, l);
+        if (l == 11 && memcmp(p, "shared::cta", 11) == 0) {
+            f = EMU_SP_SHARED;
+            if (op == EMU_OP_ISSPACEP) in->xflags |= EMU_XF_CTA;
+        }
+        if ((l == 12 && memcmp(p, "param::entry", 12) == 0) || (l == 11 && memcmp(p, "param::func", 11) == 0)) f = EMU_SP_PARAM;
+        bool hopper = op >= EMU_OP_MBARRIER;
+        /* shared::cluster addresses are shared addresses (EMU_DSMEM_TAG picks the CTA): ld, st, atom and red
+         * on distributed shared memory too */
+        if (l == 15 && memcmp(p, "shared::cluster", 15) == 0) f = EMU_SP_SHARED;
+        if (f >= 0) {
+            /* cp.async.ca.shared.global, cp.async.bulk.shared::cluster.global: destination space first */
+            if (in->space && (op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR || op == EMU_OP_TENSORMAP_CP ||
+                              op == EMU_OP_CP_RED_BULK || op == EMU_OP_CP_RED_BULK_TENSOR))
+                in->space2 = (uint8_t)f;
+            else if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
+            continue;
+        }
+        if (op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) {
+            /* the layouts (load, store: one; mma: A's then B's) and the shape, an index into emu_wmma_shapes */
+            bool row = l == 3 && memcmp(p, "row", 3) == 0, col = l == 3 && memcmp(p, "col", 3) == 0;
+            if (row || col) {
+                if (wm_layouts == (op == EMU_OP_WMMA_MMA ? 2u : 1u)) return perr(ps, line, "too many layouts in '%.*s'", (int)len, s);
+                if (col) in->xflags |= wm_layouts ? EMU_XF_WM_COL_B : EMU_XF_WM_COL;
+                wm_layouts++;
+                continue;
+            }
+            int sh = emu_wmma_shape(p, l);
+            if (sh > 0) {
+                in->space2 = (uint8_t)sh;
+                continue;
+            }
+        }
+        if (op == EMU_OP_WGMMA) {
+            unsigned wm, wn, wk;
+            char tail;
+            char buf[24];
+            if (l < sizeof buf) {
+                memcpy(buf, p, l);
+                buf[l] = 0;
+                if (sscanf(buf, "m%un%uk%u%c", &wm, &wn, &wk, &tail) == 3) {
+                    if (wm != 64 || wn < 8 || wn > 256 || wn % 8 || (wk != 8 && wk != 16 && wk != 32))
+                        return perr(ps, line, "unsupported wgmma shape '%.*s' (m64nNk8/16/32, N a multiple of 8 in 8..256)", (int)l, p);
+                    in->space2 = (uint8_t)(wn / 8);
+                    in->vec = (uint8_t)wk;
+                    continue;
+                }
+            }
+            if (l == 2 && memcmp(p, "sp", 2) == 0) return perr(ps, line, "sparse wgmma ('%.*s') is not supported by the emulator", (int)len, s);
+        }
+        if ((op == EMU_OP_CP_BULK || op == EMU_OP_CP_BULK_TENSOR) && l == 18 && memcmp(p, "multicast::cluster", 18) == 0) {
+            in->xflags |= EMU_XF_MULTICAST;
+            continue;
+        }
+        if (hopper && l == 4 && memcmp(p, "tile", 4) == 0) continue;
+        if ((op == EMU_OP_TENSORMAP_REPLACE || op == EMU_OP_TENSORMAP_CP) && l == 5 && memcmp(p, "b1024", 5) == 0) continue;
+        if (op == EMU_OP_GRIDDEP && ((l == 4 && memcmp(p, "wait", 4) == 0) || (l == 17 && memcmp(p, "launch_dependents", 17) == 0))) {
+            in->mode = 1; /* which one does not matter: neither has an effect here */
+            continue;
+        }
+        if (op == EMU_OP_CP_BULK_PREFETCH && ((l == 6 && memcmp(p, "tensor", 6) == 0) || (l == 2 && memcmp(p, "L2", 2) == 0) ||
+                                              (l == 2 && p[1] == 'd' && p[0] >= '1' && p[0] <= '5'))) continue;
+        if (hopper && (op == EMU_OP_CP_BULK_TENSOR) && (l == 6 && memcmp(p, "im2col", 6) == 0))
+            return perr(ps, line, "'%.*s': im2col tensor copies are not supported by the emulator", (int)len, s);
+        if (l == 2 && p[0] == 'v' && (p[1] == '2' || p[1] == '4' || p[1] == '8')) {
+            /* the ops that take vector forms (any other would read its {..} operands as one register) */
+            if (op != EMU_OP_LD && op != EMU_OP_LDU && op != EMU_OP_ST && op != EMU_OP_ATOM && op != EMU_OP_RED &&
+                op != EMU_OP_ST_ASYNC && op != EMU_OP_RED_ASYNC)
+                return perr(ps, line, "vector form '.%.*s' of '%.*s' is not supported by the emulator", (int)l, p, (int)len, s);
+            in->vec = (uint8_t)(p[1] - '0');
+            continue;
+        }
+        if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
+        if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
+        if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH || op == EMU_OP_DISCARD ||
+            op == EMU_OP_APPLYPRIORITY)
+            continue;
+        if (op == EMU_OP_CREATEPOLICY && ((l == 10 && memcmp(p, "fractional", 10) == 0) || (l == 5 && memcmp(p, "range", 5) == 0) ||
+                                          (l == 3 && memcmp(p, "cvt", 3) == 0) || (l == 2 && memcmp(p, "L2", 2) == 0)))
+            continue;
+        if (op == EMU_OP_MBARRIER && l == 6 && memcmp(p, "expect", 6) == 0) continue; /* never alone */
+        return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
+    }
+    if ((op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) &&
+        (wm_layouts != (op == EMU_OP_WMMA_MMA ? 2u : 1u) || !in->space2))
+        return perr(ps, line, "'%.*s' needs %s and a shape (.m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4)", (int)len, s,
+                    op == EMU_OP_WMMA_MMA ? "A's and B's layouts (.row/.col)" : "a layout (.row/.col)");
+    return emu_check_mods(ps, in, ntypes, line, s, len);
+}
+
+/* Operand type for an immediate at position i. */
+unsigned emu_imm_type(const EmuIns *in, unsigned i) {
+    switch (in->op) {
+    case EMU_OP_CVT: return i == 0 ? in->ty : in->ty2;
+    case EMU_OP_SET: return i == 0 ? in->ty : in->ty2;
+    case EMU_OP_SHL: case EMU_OP_SHR: return i == 2 ? EMU_T_U32 : in->ty;
+    case EMU_OP_BFE: return i >= 2 ? EMU_T_U32 : in->ty;
+    case EMU_OP_BFI: return i >= 3 ? EMU_T_U32 : in->ty;
+    case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_BAR: case EMU_OP_BARRIER: case EMU_OP_MATCH:
+    case EMU_OP_CP_ASYNC: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE:
+        return EMU_T_U32;
+    case EMU_OP_SELP: return i == 3 ? EMU_T_PRED : in->ty;
+    case EMU_OP_SLCT: return i == 3 ? in->ty2 : in->ty;
+    case EMU_OP_MMA: return in->ty;
+    case EMU_OP_WGMMA: case EMU_OP_SETMAXNREG: case EMU_OP_CP_BULK: case EMU_OP_CP_BULK_WAIT: case EMU_OP_WGMMA_WAIT:
+    case EMU_OP_TENSORMAP_CP: case EMU_OP_CP_RED_BULK: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
+    case EMU_OP_ELECT:
+        return EMU_T_U32;
+    case EMU_OP_CREATEPOLICY: return i == 0 ? EMU_T_B64 : EMU_T_F32; /* the fraction */
+    case EMU_OP_MBARRIER: return in->mode == EMU_MODE_MB_TEST_WAIT || in->mode == EMU_MODE_MB_TRY_WAIT ? EMU_T_B64 : EMU_T_U32;
+    default: return in->ty ? in->ty : EMU_T_B64;
+    }
+}
