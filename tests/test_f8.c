@@ -39,6 +39,16 @@ static int encode(double x, bool e4m3) {
     return sign | best;
 }
 
+/* The kernel `name` of ptx, loaded on `device`. */
+static TileDevFunction *load_kernel(const char *device, const char *ptx, const char *name, TileDevice **dev, TileDevModule **mod) {
+    char *err = NULL;
+    cr_assert_eq(dev_open(device, NULL, dev, &err), DEV_OK, "%s", err ? err : "");
+    TileDevFunction *fn;
+    cr_assert_eq(dev_module_load_ptx(*dev, ptx, mod), DEV_OK, "%s", dev_last_error(*dev));
+    cr_assert_eq(dev_module_get_function(*mod, name, &fn), DEV_OK);
+    return fn;
+}
+
 /* The conversions on `device`, compiled for `arch`: software on sm_80, cvt with e4m3x2/e5m2x2
  * pairs from sm_89 (run by the emulator as the hardware defines them). */
 static void conversions(const char *arch, const char *device) {
@@ -54,12 +64,8 @@ static void conversions(const char *arch, const char *device) {
     cr_assert(!hw == !strstr(c.ptx, "cvt.rn.satfinite.e4m3x2.f32"), "%s: hardware f8 conversion %s", arch, hw ? "missing" : "on sm_80");
     cr_assert(!hw == !strstr(c.ptx, "cvt.rn.f16x2.e5m2x2"), "%s: hardware f8 widening %s", arch, hw ? "missing" : "on sm_80");
     TileDevice *dev;
-    char *err = NULL;
-    cr_assert_eq(dev_open(device, NULL, &dev, &err), DEV_OK);
     TileDevModule *mod;
-    TileDevFunction *fn;
-    cr_assert_eq(dev_module_load_ptx(dev, c.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
-    cr_assert_eq(dev_module_get_function(mod, "cvt", &fn), DEV_OK);
+    TileDevFunction *fn = load_kernel(device, c.ptx, "cvt", &dev, &mod);
     /* inputs: every code's value, midpoints between neighbours (ties), just off them,
      * beyond the largest finite, infinities, NaN, zeros, and random values */
     enum { N = 4096 };
@@ -143,12 +149,8 @@ static void f8_dot_tile(const char *arch, const char *device, bool a_e5, bool b_
     cr_assert(strstr(c.ptx, want), "%s: no %s in the PTX", arch, want);
     cr_assert(!strstr(c.ptx, not_want), "%s: %s in the PTX", arch, not_want);
     TileDevice *dev;
-    char *err = NULL;
-    cr_assert_eq(dev_open(device, NULL, &dev, &err), DEV_OK);
     TileDevModule *mod;
-    TileDevFunction *fn;
-    cr_assert_eq(dev_module_load_ptx(dev, c.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
-    cr_assert_eq(dev_module_get_function(mod, "mm", &fn), DEV_OK);
+    TileDevFunction *fn = load_kernel(device, c.ptx, "mm", &dev, &mod);
     enum { M = 70, N = 45, K = 100 };
     static uint8_t ha[M * K], hb[K * N];
     static float hc[M * N];
