@@ -42,12 +42,9 @@ static void issue_mma(LL *l, DType dt, DType bdt, DType acc_dt, const LLVMValueR
         [DT_I8] = "m16n8k32.row.col.s32.s8.s8.s32",
     };
     char f8shape[48];
-    const char *form = shape[dt];
-    if (dtype_is_storage(dt)) {
-        snprintf(f8shape, sizeof f8shape, "m16n8k32.row.col.f32.%s.%s.f32", dt == DT_F8E5M2 ? "e5m2" : "e4m3",
-                 bdt == DT_F8E5M2 ? "e5m2" : "e4m3");
-        form = f8shape;
-    }
+    snprintf(f8shape, sizeof f8shape, "m16n8k32.row.col.f32.%s.%s.f32", dt == DT_F8E5M2 ? "e5m2" : "e4m3",
+             bdt == DT_F8E5M2 ? "e5m2" : "e4m3");
+    const char *form = dtype_is_storage(dt) ? f8shape : shape[dt]; /* shape[] stops before the f8 types */
     LLVMValueRef args[10];
     for (int k = 0; k < 4; k++) args[k] = a[k];
     for (int k = 0; k < 2; k++) args[4 + k] = b[k];
