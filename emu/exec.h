@@ -268,6 +268,12 @@ typedef struct EmuMmaForm {
     uint8_t nc, nd; /* C and D registers per lane (4, or 2 for f16x2) */
 } EmuMmaForm;
 bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why);
+/* A warp-collective instruction's lanes by lane number (exec_mma.c); faults unless the whole warp takes
+ * part at one instruction. */
+bool emu_full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]);
+/* An element of a tensor-core operand as a double: f16, bf16, tf32 (low 13 bits ignored), f32, f64,
+ * e4m3, e5m2, s8, u8, s32 (exec_wgmma.c). */
+double emu_elem_value(unsigned ty, uint64_t bits);
 bool emu_exec_mma(EmuBlock *b, EmuThread **lanes, unsigned n);
 bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
 /* wmma.load / wmma.store / wmma.mma (exec_wmma.c): the shape's index for a modifier ("m16n16k16"; 0: none),

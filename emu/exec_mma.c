@@ -116,8 +116,7 @@ static int32_t elem_i(unsigned ty, uint32_t reg, unsigned i) {
     return ty == EMU_T_S8 ? (int32_t)(int8_t)v : (int32_t)v;
 }
 
-/* Lanes by lane number; faults unless the whole warp takes part at one instruction. */
-static bool full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]) {
+bool emu_full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]) {
     const EmuFunc *f = g[0]->fn;
     const EmuIns *in = &f->code[g[0]->pc];
     if (n != 32)
@@ -170,7 +169,7 @@ static void exec_dmma(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in) {
 bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
-    if (!full_warp(b, g, n, lane)) return false;
+    if (!emu_full_warp(b, g, n, lane)) return false;
     const EmuIns *in = &f->code[lane[0]->pc];
     EmuMmaForm fm;
     const char *why;
@@ -251,7 +250,7 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
 bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
-    if (!full_warp(b, g, n, lane)) return false;
+    if (!emu_full_warp(b, g, n, lane)) return false;
     const EmuIns *in = &f->code[lane[0]->pc];
     unsigned nmat = in->mode == EMU_MODE_X4 ? 4 : in->mode == EMU_MODE_X2 ? 2 : 1;
     uint16_t mat[4][8][8];

@@ -211,24 +211,17 @@ bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 }
 
 /* ---- operands ---- */
-static double elem_value(unsigned ty, uint64_t bits) {
+double emu_elem_value(unsigned ty, uint64_t bits) {
     switch (ty) {
     case EMU_T_F16: return emu_f16_to_f64((uint16_t)bits);
     case EMU_T_BF16: return emu_bf16_to_f64((uint16_t)bits);
     case EMU_T_TF32: return emu_f32((uint32_t)bits & 0xFFFFE000u);
-    case EMU_T_E4M3: {
-        unsigned s = bits >> 7 & 1, e = bits >> 3 & 15, m = bits & 7;
-        if (e == 15 && m == 7) return NAN;
-        double v = e ? ldexp(1.0 + m / 8.0, (int)e - 7) : ldexp(m / 8.0, -6);
-        return s ? -v : v;
-    }
-    case EMU_T_E5M2: {
-        unsigned s = bits >> 7 & 1, e = bits >> 2 & 31, m = bits & 3;
-        double v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexp(1.0 + m / 4.0, (int)e - 15) : ldexp(m / 4.0, -14);
-        return s ? -v : v;
-    }
+    case EMU_T_F32: return emu_f32((uint32_t)bits);
+    case EMU_T_F64: return emu_f64(bits);
+    case EMU_T_E4M3: case EMU_T_E5M2: return emu_f8_to_f64((uint8_t)bits, ty == EMU_T_E5M2);
     case EMU_T_S8: return (int8_t)bits;
     case EMU_T_U8: return (uint8_t)bits;
+    case EMU_T_S32: return (int32_t)(uint32_t)bits;
     }
     return 0;
 }
@@ -328,7 +321,7 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
                                  r, k, what, a, b->shared_size, desc);
             uint64_t bits = 0;
             memcpy(&bits, emu_cta_smem(b, t) + a, es);
-            v[r * K + k] = elem_value(ty, bits);
+            v[r * K + k] = emu_elem_value(ty, bits);
             read_note(b, rw, (uint32_t)(((size_t)t->cta * b->shared_size + a) / 16), in->line);
         }
     return true;
@@ -385,7 +378,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
                 uint32_t r = (uint32_t)opreg(wg[i], in, 1, j);
                 for (unsigned e = 0; e < E; e++) {
                     unsigned row = 16 * w + g + 8 * (j & 1), col = tq * E + (j >> 1) * 4 * E + e;
-                    A[row * K + col] = elem_value(in->ty2, es == 4 ? r : r >> (8 * es * e));
+                    A[row * K + col] = emu_elem_value(in->ty2, es == 4 ? r : r >> (8 * es * e));
                 }
             }
         }

@@ -130,19 +130,6 @@ static uint64_t put_part(uint64_t reg, unsigned ty, unsigned i, uint64_t v) {
     return (reg & ~mask) | ((v << (bits * i)) & mask);
 }
 
-static double value(unsigned ty, uint64_t bits) {
-    switch (ty) {
-    case EMU_T_F16: return emu_f16_to_f64((uint16_t)bits);
-    case EMU_T_BF16: return emu_bf16_to_f64((uint16_t)bits);
-    case EMU_T_TF32: return emu_f32((uint32_t)bits & 0xFFFFE000u);
-    case EMU_T_F32: return emu_f32((uint32_t)bits);
-    case EMU_T_F64: return emu_f64(bits);
-    case EMU_T_S8: return (int8_t)bits;
-    case EMU_T_U8: return (uint8_t)bits;
-    default: return (int32_t)(uint32_t)bits;
-    }
-}
-
 /* The element (row-major index e) of a matrix held in operand op: its first holder's slot. */
 static uint64_t gather(EmuThread *lane[32], const EmuIns *in, unsigned op, unsigned ty, unsigned nregs, unsigned e) {
     unsigned E = nregs * per_reg(ty), l = e / E, s = e % E;
@@ -233,9 +220,9 @@ static bool exec_mma(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const E
     bool isint = d == EMU_T_S32, f64 = d == EMU_T_F64;
     enum { MAXE = 32 * 16 };
     double A[MAXE], B[MAXE], C[MAXE];
-    for (unsigned e = 0; e < M * K; e++) A[e] = value(fm->a, gather(lane, in, 1, fm->a, fm->regs[1], e));
-    for (unsigned e = 0; e < K * N; e++) B[e] = value(fm->b, gather(lane, in, 2, fm->b, fm->regs[2], e));
-    for (unsigned e = 0; e < M * N; e++) C[e] = value(fm->c, gather(lane, in, 3, fm->c, fm->regs[3], e));
+    for (unsigned e = 0; e < M * K; e++) A[e] = emu_elem_value(fm->a, gather(lane, in, 1, fm->a, fm->regs[1], e));
+    for (unsigned e = 0; e < K * N; e++) B[e] = emu_elem_value(fm->b, gather(lane, in, 2, fm->b, fm->regs[2], e));
+    for (unsigned e = 0; e < M * N; e++) C[e] = emu_elem_value(fm->c, gather(lane, in, 3, fm->c, fm->regs[3], e));
     uint64_t D[MAXE];
     for (unsigned i = 0; i < M; i++)
         for (unsigned j = 0; j < N; j++) {
@@ -273,15 +260,7 @@ static bool exec_mma(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const E
 bool emu_exec_wmma(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuIns *in = &g[0]->fn->code[g[0]->pc];
     EmuThread *lane[32];
-    if (n != 32)
-        return emu_fault(b, g[0], in, "invalid warp-synchronous instruction",
-                         "'%s' needs all 32 lanes of the warp; %u take part (partial warp or exited lanes)", emu_op_name(in->op), n);
-    for (unsigned i = 0; i < 32; i++) {
-        if (g[i]->pc != g[0]->pc || g[i]->fn != g[0]->fn)
-            return emu_fault(b, g[i], &g[i]->fn->code[g[i]->pc], "divergent warp-synchronous instructions",
-                             "'%s' is .aligned: every lane must be at the same instruction", emu_op_name(in->op));
-        lane[g[i]->lane] = g[i];
-    }
+    if (!emu_full_warp(b, g, n, lane)) return false;
     EmuWmmaForm fm;
     const char *why;
     if (!emu_wmma_form(in, &fm, &why)) return emu_fault(b, g[0], in, "unsupported instruction", "%s", why);
