@@ -25,7 +25,8 @@
  *      clamped).  The hardware's internal accumulation order is not
  *      documented, so float results may differ from a GPU in the last bits.
  *
- * mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c: exec_dmma below.
+ * mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c: exec_dmma below; sm_90's m16n8k{4,8,16} on
+ * f64: exec_dmma16 (the formula above with E = 1 on 64-bit registers).
  *
  * ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 d, [a]:
  *   lane 8i + r (r = 0..7) supplies the address of row r of matrix i
@@ -60,12 +61,15 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
     default: *why = "only the m16n8k4, m16n8k8, m16n8k16, m16n8k32 and (f64) m8n8k4 shapes are supported"; return false;
     }
     if (!d || !a || !bt || !c) { *why = "mma needs four types: .dtype.atype.btype.ctype"; return false; }
-    if (in->mode == EMU_MODE_M8N8K4 || a == EMU_T_F64) { /* DMMA: one A and one B register, two C/D, all f64 */
-        if (in->mode != EMU_MODE_M8N8K4 || d != EMU_T_F64 || a != d || bt != d || c != d) {
-            *why = "f64 mma is m8n8k4.row.col.f64.f64.f64.f64 (m8n8k4 on f16 is not supported)";
+    if (in->mode == EMU_MODE_M8N8K4 || a == EMU_T_F64) { /* DMMA, all f64 */
+        if (d != EMU_T_F64 || a != d || bt != d || c != d || f->k == 32) {
+            *why = "f64 mma is m8n8k4, m16n8k4, m16n8k8 or m16n8k16 .row.col.f64.f64.f64.f64 (m8n8k4 on f16 is not supported)";
             return false;
         }
-        f->epr = 1, f->na = 1, f->nb = 1, f->nc = 2, f->nd = 2;
+        if (in->flags & EMU_F(SATFINITE)) { *why = ".satfinite is for integer mma"; return false; }
+        f->epr = 1;
+        if (in->mode == EMU_MODE_M8N8K4) f->na = 1, f->nb = 1, f->nc = 2, f->nd = 2; /* one A and one B register, two C/D */
+        else f->na = (uint8_t)(f->k / 2), f->nb = (uint8_t)(f->k / 4), f->nc = 4, f->nd = 4; /* sm_90's m16n8k4/8/16 */
         return true;
     }
     bool isint = a == EMU_T_S8 || a == EMU_T_U8;
@@ -166,6 +170,31 @@ static void exec_dmma(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in) {
     }
 }
 
+/* mma.sync.aligned.m16n8k{4,8,16}.row.col.f64.f64.f64.f64 (sm_90; the PTX ISA's fragments for these shapes with
+ * .f64): the general formula above with one element a register, each a 64-bit register: A register j holds
+ * A[g + 8 (j & 1)][t + 4 (j >> 1)], B register j holds B[t + 4j][g], C/D register e holds
+ * C[g + 8 (e >> 1)][2t + (e & 1)]; each D element starts from C and takes one fma per k ascending. */
+static void exec_dmma16(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, unsigned K) {
+    double A[16][16], B[16][8], C[16][8];
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned g = l >> 2, t = l & 3;
+        for (unsigned j = 0; j < K / 2; j++) A[g + 8 * (j & 1)][t + 4 * (j >> 1)] = emu_f64(vreg(lane[l], f, in, 1, j));
+        for (unsigned j = 0; j < K / 4; j++) B[t + 4 * j][g] = emu_f64(vreg(lane[l], f, in, 2, j));
+        for (unsigned e = 0; e < 4; e++) C[g + 8 * (e >> 1)][2 * t + (e & 1)] = emu_f64(vreg(lane[l], f, in, 3, e));
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned g = l >> 2, t = l & 3;
+        for (unsigned e = 0; e < 4; e++) {
+            unsigned m = g + 8 * (e >> 1), nn = 2 * t + (e & 1);
+            double acc = C[m][nn];
+            for (unsigned k = 0; k < K; k++) acc = fma(A[m][k], B[k][nn], acc);
+            uint64_t bits;
+            memcpy(&bits, &acc, 8);
+            vset(lane[l], f, in, 0, e, acc != acc ? 0x7FF8000000000000ull : bits);
+        }
+    }
+}
+
 bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
@@ -176,6 +205,10 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     if (!emu_mma_form(in, &fm, &why)) return emu_fault(b, lane[0], in, "unsupported instruction", "%s", why);
     if (in->mode == EMU_MODE_M8N8K4) {
         exec_dmma(lane, f, in);
+        return true;
+    }
+    if (in->ty2 == EMU_T_F64) {
+        exec_dmma16(lane, f, in, fm.k);
         return true;
     }
     unsigned K = fm.k, E = fm.epr;

@@ -361,6 +361,8 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         const Target *tg = ps->m->target;
         if (tg && tg->sm < 89 && (in->ty2 == EMU_T_E4M3 || in->ty2 == EMU_T_E5M2))
             return perr(ps, line, "'%.*s' needs .target sm_89 or later (the module is for %s)", (int)len, s, tg->name);
+        if (tg && tg->sm < 90 && in->ty2 == EMU_T_F64 && in->mode != EMU_MODE_M8N8K4)
+            return perr(ps, line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)len, s, tg->name);
         const uint8_t want_regs[4] = {fm.nd, fm.na, fm.nb, fm.nc};
         static const char *const what[4] = {"D", "A", "B", "C"};
         for (unsigned k = 0; k < 4; k++)

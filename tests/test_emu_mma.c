@@ -43,7 +43,9 @@ static TileDevice *open_emu(bool racecheck) { return open_emu_as("emu", racechec
 /* ptxas (when installed) must accept every kernel here, so the forms the
  * emulator is tested on are ones the real toolchain takes (for the target the
  * kernel names: the f8 forms are sm_89's). */
-static void check_ptxas(const char *ptx) { check_ptxas_arch(ptx, strstr(ptx, ".target sm_89") ? "sm_89" : "sm_80"); }
+static void check_ptxas(const char *ptx) {
+    check_ptxas_arch(ptx, strstr(ptx, ".target sm_89") ? "sm_89" : strstr(ptx, ".target sm_90") ? "sm_90" : "sm_80");
+}
 
 static TileDevFunction *load(TileDevice *d, const char *ptx, const char *name, TileDevModule **mod) {
     check_ptxas(ptx);
@@ -416,16 +418,103 @@ Test(mma, f64_m8n8k4_against_c_reference) {
             }
     cr_assert(isnan(fd[2 * 32 + 5 * 4][0]) && isinf(fd[2 * 32 + 3 * 4 + 3][0]), "NaN row 5 and infinity at (3, 6) propagate");
     dev_module_unload(m);
-    /* f64 takes only m8n8k4, and m8n8k4 only f64 */
-    static const char *bad[] = {"mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%d0, %d1}, {%a}, {%b}, {%d0, %d1};",
-                                "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, {%r0, %r1}, "
-                                "{%r0, %r1}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};"};
+    /* m8n8k4 takes only f64; f64 takes m8n8k4 and (sm_90) m16n8k4/8/16, with their register counts */
+    static const struct {
+        const char *ins, *err;
+    } bad[] = {
+        {"mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, {%r0, %r1}, "
+         "{%r0, %r1}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};", "f64 mma is m8n8k4, m16n8k4, m16n8k8 or m16n8k16"},
+        {"mma.sync.aligned.m16n8k32.row.col.f64.f64.f64.f64 {%d0, %d1, %d2, %d3}, {%a, %a}, {%b}, {%d0, %d1, %d2, %d3};",
+         "f64 mma is m8n8k4, m16n8k4, m16n8k8 or m16n8k16"},
+        {"mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%d0, %d1, %d2, %d3}, {%a, %a, %a, %a}, {%b, %b}, {%d0, %d1, %d2, %d3};",
+         "needs .target sm_90 or later"},
+        {"mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%d0, %d1}, {%a, %a, %a, %a}, {%b, %b}, {%d0, %d1};", "needs 4 D registers"},
+    };
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         char text[1024];
-        snprintf(text, sizeof text, PTX_HEAD ".visible .entry k()\n{\n .reg .f64 %%a, %%b, %%d<2>;\n .reg .b32 %%r<2>;\n .reg .f32 %%f<8>;\n %s\n"
-                 " ret;\n}\n", bad[i]);
-        cr_assert_eq(dev_module_load_ptx(d, text, &m), DEV_ERR_PTX, "accepted: %s", bad[i]);
-        cr_assert(strstr(dev_last_error(d), "f64 mma is m8n8k4"), "%s", dev_last_error(d));
+        snprintf(text, sizeof text, "%s.visible .entry k()\n{\n .reg .f64 %%a, %%b, %%d<4>;\n .reg .b32 %%r<2>;\n .reg .f32 %%f<8>;\n %s\n"
+                 " ret;\n}\n", i == 2 ? PTX_HEAD : ".version 7.8\n.target sm_90\n.address_size 64\n", bad[i].ins);
+        cr_assert_eq(dev_module_load_ptx(d, text, &m), DEV_ERR_PTX, "accepted: %s", bad[i].ins);
+        cr_assert(strstr(dev_last_error(d), bad[i].err), "%s: %s", bad[i].ins, dev_last_error(d));
+    }
+    dev_close(d);
+}
+
+/* sm_90's f64 shapes, mma.sync.aligned.m16n8k{4,8,16}.row.col.f64.f64.f64.f64, with the fragments packed
+ * here by the PTX ISA's tables for these shapes (lane = 4 g + t; A register j at the row and column offsets
+ * below from (g, t), B register j at (t + 4 j, g), C/D register e at (g + 8 (e >> 1), 2 t + (e & 1))),
+ * against one fma per k ascending on random reals (a NaN and an infinity in the second warp). */
+Test(mma, f64_m16n8k_sm90_against_c_reference) {
+    enum { WARPS = 2 };
+    static const unsigned a_off[3][8][2] = {
+        {{0, 0}, {8, 0}},                                                           /* k4: a0 a1 */
+        {{0, 0}, {8, 0}, {0, 4}, {8, 4}},                                           /* k8: a0..a3 */
+        {{0, 0}, {8, 0}, {0, 4}, {8, 4}, {0, 8}, {8, 8}, {0, 12}, {8, 12}}};        /* k16: a0..a7 */
+    TileDevice *d = open_emu_as("emu:sm_90a", false);
+    for (unsigned s = 0; s < 3; s++) {
+        unsigned K = 4u << s, na = K / 2, nb = K / 4;
+        /* each lane loads its na A, nb B and 4 C registers from consecutive f64s and stores its 4 D */
+        Str p = {0};
+        str_printf(&p, ".version 7.8\n.target sm_90\n.address_size 64\n"
+                       ".visible .entry dmma(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+                       " .reg .f64 %%a<8>, %%b<4>, %%c<4>, %%d<4>;\n .reg .b32 %%r<4>;\n .reg .b64 %%rd<12>;\n"
+                       " mov.u32 %%r1, %%tid.x;\n mov.u32 %%r2, %%ctaid.x;\n mov.u32 %%r3, %%ntid.x;\n mad.lo.s32 %%r1, %%r2, %%r3, %%r1;\n"
+                       " mul.wide.u32 %%rd1, %%r1, %u;\n mul.wide.u32 %%rd6, %%r1, %u;\n mul.wide.u32 %%rd7, %%r1, 32;\n"
+                       " ld.param.u64 %%rd2, [pa];\n add.s64 %%rd2, %%rd2, %%rd1;\n ld.param.u64 %%rd3, [pb];\n add.s64 %%rd3, %%rd3, %%rd6;\n"
+                       " ld.param.u64 %%rd4, [pc];\n add.s64 %%rd4, %%rd4, %%rd7;\n ld.param.u64 %%rd5, [pd];\n add.s64 %%rd5, %%rd5, %%rd7;\n",
+                   na * 8, nb * 8);
+        for (unsigned j = 0; j < na; j++) str_printf(&p, " ld.global.f64 %%a%u, [%%rd2+%u];\n", j, 8 * j);
+        for (unsigned j = 0; j < nb; j++) str_printf(&p, " ld.global.f64 %%b%u, [%%rd3+%u];\n", j, 8 * j);
+        str_puts(&p, " ld.global.v2.f64 {%c0, %c1}, [%rd4];\n ld.global.v2.f64 {%c2, %c3}, [%rd4+16];\n");
+        str_printf(&p, " mma.sync.aligned.m16n8k%u.row.col.f64.f64.f64.f64 {%%d0, %%d1, %%d2, %%d3}, {", K);
+        for (unsigned j = 0; j < na; j++) str_printf(&p, "%s%%a%u", j ? ", " : "", j);
+        str_puts(&p, "}, {");
+        for (unsigned j = 0; j < nb; j++) str_printf(&p, "%s%%b%u", j ? ", " : "", j);
+        str_puts(&p, "}, {%c0, %c1, %c2, %c3};\n st.global.v2.f64 [%rd5], {%d0, %d1};\n st.global.v2.f64 [%rd5+16], {%d2, %d3};\n"
+                     " ret;\n}\n");
+        TileDevModule *m;
+        TileDevFunction *fn = load(d, p.buf, "dmma", &m);
+        static double A[WARPS][16][16], B[WARPS][16][8], C[WARPS][16][8];
+        static double fa[WARPS * 32][8], fb[WARPS * 32][4], fc[WARPS * 32][4], fd[WARPS * 32][4];
+        for (unsigned w = 0; w < WARPS; w++) {
+            for (unsigned i = 0; i < 16; i++)
+                for (unsigned k = 0; k < K; k++) A[w][i][k] = rndf(-10, 10) * (1 + (double)(rnd64() >> 40) / (1 << 24));
+            for (unsigned k = 0; k < K; k++)
+                for (unsigned j = 0; j < 8; j++) B[w][k][j] = rndf(-10, 10) / 3.0;
+            for (unsigned i = 0; i < 16; i++)
+                for (unsigned j = 0; j < 8; j++) C[w][i][j] = rndf(-100, 100) / 7.0;
+        }
+        A[1][13][K - 1] = NAN, C[1][3][6] = INFINITY;
+        for (unsigned w = 0; w < WARPS; w++)
+            for (unsigned l = 0; l < 32; l++) {
+                unsigned g = l / 4, t = l % 4, x = w * 32 + l;
+                for (unsigned j = 0; j < na; j++) fa[x][j] = A[w][g + a_off[s][j][0]][t + a_off[s][j][1]];
+                for (unsigned j = 0; j < nb; j++) fb[x][j] = B[w][t + 4 * j][g];
+                for (unsigned e = 0; e < 4; e++) fc[x][e] = C[w][g + 8 * (e >> 1)][2 * t + (e & 1)];
+            }
+        /* packed densely: lane x's A registers at fa + x * na (the kernel's stride), likewise B */
+        static double pa[WARPS * 32 * 8], pb[WARPS * 32 * 4];
+        for (unsigned x = 0; x < WARPS * 32; x++) {
+            for (unsigned j = 0; j < na; j++) pa[x * na + j] = fa[x][j];
+            for (unsigned j = 0; j < nb; j++) pb[x * nb + j] = fb[x][j];
+        }
+        uint64_t da = upload(d, pa, sizeof pa), db = upload(d, pb, sizeof pb), dc = upload(d, fc, sizeof fc), dd = poisoned(d, sizeof fd);
+        void *params[] = {&da, &db, &dc, &dd};
+        cr_assert_eq(dev_launch(fn, WARPS, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        download(d, fd, dd, sizeof fd);
+        for (unsigned w = 0; w < WARPS; w++)
+            for (unsigned l = 0; l < 32; l++)
+                for (unsigned e = 0; e < 4; e++) {
+                    unsigned row = l / 4 + 8 * (e >> 1), col = 2 * (l % 4) + (e & 1);
+                    double want = C[w][row][col];
+                    for (unsigned k = 0; k < K; k++) want = fma(A[w][row][k], B[w][k][col], want);
+                    double got = fd[w * 32 + l][e];
+                    cr_assert(isnan(want) ? isnan(got) : memcmp(&got, &want, 8) == 0, "k%u warp %u D[%u][%u]: got %.17g, want %.17g", K, w,
+                              row, col, got, want);
+                }
+        cr_assert(isnan(fd[32 + 5 * 4][2]) && isinf(fd[32 + 3 * 4 + 3][0]), "k%u: NaN row 13 and infinity at (3, 6) propagate", K);
+        dev_module_unload(m);
+        str_free(&p);
     }
     dev_close(d);
 }
