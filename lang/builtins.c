@@ -95,6 +95,12 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
     X(MAKE_TENSOR_DESCRIPTOR, "make_tensor_descriptor", 4, "base shape:list strides:list block_shape", LOAD, PLAIN, 0) \
     X(LOAD_TENSOR_DESCRIPTOR, "load_tensor_descriptor", 2, "desc offsets:list", LOAD, PLAIN, 0) \
     X(STORE_TENSOR_DESCRIPTOR, "store_tensor_descriptor", 3, "desc offsets:list value", STORE, PLAIN, 0) \
+    X(ATOMIC_ADD_TENSOR_DESCRIPTOR, "atomic_add_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_SUM) \
+    X(ATOMIC_MAX_TENSOR_DESCRIPTOR, "atomic_max_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_MAX) \
+    X(ATOMIC_MIN_TENSOR_DESCRIPTOR, "atomic_min_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_MIN) \
+    X(ATOMIC_AND_TENSOR_DESCRIPTOR, "atomic_and_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_AND) \
+    X(ATOMIC_OR_TENSOR_DESCRIPTOR, "atomic_or_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_OR) \
+    X(ATOMIC_XOR_TENSOR_DESCRIPTOR, "atomic_xor_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_XOR) \
     X(ATOMIC_ADD, "atomic_add", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_SUM)             \
     X(ATOMIC_MAX, "atomic_max", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MAX)             \
     X(ATOMIC_MIN, "atomic_min", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MIN)             \
@@ -693,6 +699,25 @@ static Val bi_atomic(Call *c) {
     in->a.sem = sem;
     in->a.scope = scope;
     return rt(g, in->res[0]);
+}
+
+/* atomic_OP_tensor_descriptor(desc, offsets, value): the block's elements inside the tensor combined with
+ * value's, each atomically, relaxed at gpu scope (Triton's descriptor atomics: a tensor reduction on sm_90a,
+ * pass tma); nothing is returned. */
+static Val bi_desc_atomic(Call *c) {
+    Val ptrs, mask;
+    if (!desc_block(c, &ptrs, &mask)) return val_err();
+    Call a = {.g = c->g, .bi = c->bi, .node = c->node};
+    for (int i = 0; i < 5; i++) a.arg[i] = c->node, a.loc[i] = c->node->loc;
+    a.loc[0] = c->loc[0];
+    a.v[0] = ptrs;
+    a.v[1] = c->v[2], a.loc[1] = c->loc[2];
+    a.v[2] = mask;
+    a.v[3] = a.v[4] = (Val){.k = V_NONE};
+    a.arg[3] = a.arg[4] = NULL;
+    a.str[3] = "relaxed";
+    Val r = bi_atomic(&a);
+    return r.k == V_ERR ? r : (Val){.k = V_VOID};
 }
 
 /* tf32x3: x = big + small with big = x with the low 13 mantissa bits cleared (a tf32
@@ -1406,6 +1431,12 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_MAKE_TENSOR_DESCRIPTOR: return bi_make_desc(&c);
     case BI_LOAD_TENSOR_DESCRIPTOR: return bi_desc_access(&c, false);
     case BI_STORE_TENSOR_DESCRIPTOR: return bi_desc_access(&c, true);
+    case BI_ATOMIC_ADD_TENSOR_DESCRIPTOR:
+    case BI_ATOMIC_MAX_TENSOR_DESCRIPTOR:
+    case BI_ATOMIC_MIN_TENSOR_DESCRIPTOR:
+    case BI_ATOMIC_AND_TENSOR_DESCRIPTOR:
+    case BI_ATOMIC_OR_TENSOR_DESCRIPTOR:
+    case BI_ATOMIC_XOR_TENSOR_DESCRIPTOR: return bi_desc_atomic(&c);
     case BI_ATOMIC_ADD:
     case BI_ATOMIC_MAX:
     case BI_ATOMIC_MIN:

@@ -15,7 +15,9 @@
  * lacks the instruction: float min/max go through LLVM's atomicrmw, with its
  * ordering and sync scope, which expands to a CAS loop; bf16 add before sm_90
  * is our own 16-bit CAS loop; f16 (and bf16 on sm_90) adds on pairs of
- * consecutive elements are one packed .f16x2/.bf16x2 atom.
+ * consecutive elements are one packed .f16x2/.bf16x2 atom.  An atomic whose old
+ * values nothing reads, at an ordering `red` has (relaxed, release), is `red`
+ * instead (no result: split-K's and MoE's accumulations).
  * Stores and atomics run only on the thread and register that own an element
  * (replicas in other threads or registers skip it), so atomics happen once;
  * when an atomic's old values are used and its layout replicates elements,
@@ -235,11 +237,11 @@ static bool emit_store(LL *l, Inst *i) {
     return true;
 }
 
-/* The PTX of one atomic on an element of dtype dt, `atom.SEM.SCOPE.global.OP.TYPE`, or NULL
+/* The PTX of one atomic on an element of dtype dt, `atom.SEM.SCOPE.global.OP.TYPE` (`red`: `red.` without a result), or NULL
  * where PTX has no such instruction on the target (float min/max, bf16 add before sm_90):
  * those go through LLVM's atomicrmw, which expands to a compare-and-swap loop.  Operands
  * travel as the returned register class *cls: integers bitcast from floats except for add. */
-static const char *atomic_ptx_op(LL *l, const Inst *i, DType dt, char *buf, size_t n, char *cls) {
+static const char *atomic_ptx_op(LL *l, const Inst *i, DType dt, bool red, char *buf, size_t n, char *cls) {
     bool fl = dtype_is_float(dt), s = dtype_is_signed(dt);
     int bits = dtype_bits(dt);
     const char *op, *ty;
@@ -274,8 +276,10 @@ static const char *atomic_ptx_op(LL *l, const Inst *i, DType dt, char *buf, size
     case RED_XOR: op = "xor", ty = bits == 64 ? "b64" : "b32"; break;
     default: op = "exch", ty = bits == 64 ? "b64" : "b32"; break;
     }
-    snprintf(buf, n, "atom.%s.%s.global.%s.%s $0, [$1], $2%s;", tir_sem_names[i->a.sem], tir_scope_names[i->a.scope], op, ty,
-             i->op == OP_ATOMIC_CAS ? ", $3" : "");
+    if (red) snprintf(buf, n, "red.%s.%s.global.%s.%s [$0], $1;", tir_sem_names[i->a.sem], tir_scope_names[i->a.scope], op, ty);
+    else
+        snprintf(buf, n, "atom.%s.%s.global.%s.%s $0, [$1], $2%s;", tir_sem_names[i->a.sem], tir_scope_names[i->a.scope], op, ty,
+                 i->op == OP_ATOMIC_CAS ? ", $3" : "");
     return buf;
 }
 
@@ -313,7 +317,11 @@ static bool emit_atomic(LL *l, Inst *i) {
     LLVMValueRef *mask = i->nops > (cas ? 3 : 2) ? ll_get(l, i->ops[cas ? 3 : 2], NULL) : NULL;
     LLVMValueRef *res = ll_new(l, i->res[0], n);
     char text[512], cls;
-    const char *ptx = atomic_ptx_op(l, i, dt, text, sizeof text, &cls);
+    /* old values nothing reads, at an ordering `red` has (relaxed, release): red, which returns none */
+    bool red = !cas && i->a.ival2 != RED_XCHG && (i->a.sem == SEM_RELAXED || i->a.sem == SEM_RELEASE) &&
+               !tir_value_used(f->body, i->res[0]);
+    const char *ptx = atomic_ptx_op(l, i, dt, red, text, sizeof text, &cls);
+    if (ptx && red && strncmp(ptx, "red.", 4)) red = false; /* bf16 before sm_90: the compare-and-swap loop */
     /* operands as the asm's register class: floats other than add's travel as bits */
     LLVMTypeRef at = cls == 'f' || cls == 'd' ? ll_type(l, dt) : LLVMIntTypeInContext(l->ctx, (unsigned)dtype_bits(dt));
     char cons[32];
@@ -330,8 +338,12 @@ static bool emit_atomic(LL *l, Inst *i) {
      * vec): one packed atom.add.noftz.f16x2 / .bf16x2 */
     int vec = i->a.vec == 2 && half_add && ptx && n % 2 == 0 ? 2 : 1;
     char packed[128];
-    snprintf(packed, sizeof packed, "atom.%s.%s.global.add.noftz.%s $0, [$1], $2;", tir_sem_names[i->a.sem],
-             tir_scope_names[i->a.scope], dt == DT_F16 ? "f16x2" : "bf16x2");
+    if (red)
+        snprintf(packed, sizeof packed, "red.%s.%s.global.add.noftz.%s [$0], $1;", tir_sem_names[i->a.sem], tir_scope_names[i->a.scope],
+                 dt == DT_F16 ? "f16x2" : "bf16x2");
+    else
+        snprintf(packed, sizeof packed, "atom.%s.%s.global.add.noftz.%s $0, [$1], $2;", tir_sem_names[i->a.sem],
+                 tir_scope_names[i->a.scope], dt == DT_F16 ? "f16x2" : "bf16x2");
     LLVMTypeRef v2 = LLVMVectorType(ll_type(l, dt), 2);
     for (int r = 0; r < n; r += vec) {
         LLVMValueRef own = ll_owner(l, pt, r);
@@ -352,7 +364,18 @@ static bool emit_atomic(LL *l, Inst *i) {
             LLVMValueRef pv = LLVMGetUndef(v2);
             for (int k = 0; k < 2; k++) pv = LLVMBuildInsertElement(l->b, pv, val[r + k], ll_i32(l, k), "");
             LLVMValueRef args[2] = {ptr[r], LLVMBuildBitCast(l->b, pv, l->t_i32, "")};
-            old = ll_asm(l, l->t_i32, packed, "=&r,l,r", args, 2, true);
+            if (red) {
+                ll_asm(l, l->t_void, packed, "l,r,~{memory}", args, 2, true);
+                old = LLVMConstNull(l->t_i32);
+            } else {
+                old = ll_asm(l, l->t_i32, packed, "=&r,l,r", args, 2, true);
+            }
+        } else if (ptx && red) {
+            char rcons[16];
+            snprintf(rcons, sizeof rcons, "l,%c,~{memory}", cls);
+            LLVMValueRef args[2] = {ptr[r], at == ll_type(l, dt) ? val[r] : LLVMBuildBitCast(l->b, val[r], at, "")};
+            ll_asm(l, l->t_void, ptx, rcons, args, 2, true);
+            old = zero;
         } else if (ptx) {
             LLVMValueRef args[3] = {ptr[r], NULL, NULL};
             LLVMValueRef *src[2] = {cas ? cmp : val, val};

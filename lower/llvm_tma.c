@@ -8,7 +8,8 @@
  *     fence.mbarrier_init, so the tensor copies' completions see the initialized objects.
  *   - mbar_wait is every thread's: a loop around mbarrier.try_wait.parity (which itself
  *     waits a while before it fails), its predicate returned through selp.
- *   - tma_store: one thread's cp.async.bulk.tensor from the stage to the map's box and a bulk group;
+ *   - tma_store: one thread's cp.async.bulk.tensor from the stage to the map's box and a bulk group
+ *     (with a kind: cp.reduce.async.bulk.tensor.OP, the box's elements combined with the stage's);
  *     tma_store_wait: that thread's cp.async.bulk.wait_group.read 0 (the stage may be written again).
  *   - A stage of rows wider than 128 bytes is 128-byte panels (llvm_mma.c's tile_make on
  *     sm_90a): one box per panel, the panel's columns added to the innermost coordinate.
@@ -123,8 +124,8 @@ static LLVMValueRef issue_warp_flag(LL *l) {
     return LLVMBuildZExt(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, l->warp, ll_i32(l, l->issue_warp), ""), l->t_i32, "");
 }
 
-/* tma_store i: the stage to the map's box at the coordinates, one copy per 128-byte panel, then one
- * bulk group, by the elected lane of the issuing warp.  A predicate, not a branch: a divergent
+/* tma_store i: the stage to the map's box at the coordinates (or, with a kind, reduced into it), one copy
+ * per 128-byte panel, then one bulk group, by the elected lane of the issuing warp.  A predicate, not a branch: a divergent
  * branch in a persistent kernel's loop over tiles costs ptxas the uniformity of the main loop's
  * descriptors. */
 static void tma_store(LL *l, Inst *i) {
@@ -140,8 +141,11 @@ static void tma_store(LL *l, Inst *i) {
     for (int d = 0; d < tm->rank; d++) args[2 + d] = as_i32(l, ll_get(l, i->ops[2 + d], NULL)[0]);
     LLVMValueRef coord0 = args[2];
     char text[512], cons[64];
-    int q = snprintf(text, sizeof text, "{\n" ONE_THREAD_PRED(0) "\t@p cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [$1, {",
-                     tm->rank);
+    RedKind kind = (RedKind)(i->a.ival2 - 1); /* a reduction (verified: one the map's type has) */
+    int q = i->a.ival2 ? snprintf(text, sizeof text, "{\n" ONE_THREAD_PRED(0) "\t@p cp.reduce.async.bulk.tensor.%dd.global.shared::cta.%s.tile.bulk_group [$1, {",
+                                  tm->rank, kind == RED_SUM ? "add" : tir_red_names[kind])
+                       : snprintf(text, sizeof text, "{\n" ONE_THREAD_PRED(0) "\t@p cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [$1, {",
+                                  tm->rank);
     int cq = snprintf(cons, sizeof cons, "r,l");
     for (int d = 0; d < tm->rank; d++) {
         q += snprintf(text + q, sizeof text - (size_t)q, "%s$%d", d ? ", " : "", 2 + d);

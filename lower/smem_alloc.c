@@ -33,19 +33,9 @@ int smem_warps_along(const Type *t, int d) {
     return distinct < tt.warp_count ? distinct : tt.warp_count;
 }
 
-static bool uses_value(const Block *b, ValueId v) {
-    for (const Inst *i = b->first; i; i = i->next) {
-        for (int k = 0; k < i->nops; k++)
-            if (i->ops[k] == v) return true;
-        for (int r = 0; r < i->nregions; r++)
-            if (uses_value(i->regions[r], v)) return true;
-    }
-    return false;
-}
-
 bool smem_atomic_broadcasts(const Func *f, const Inst *i) {
     const Type *t = f->values[i->res[0]].type;
-    if (!t || !uses_value(f->body, i->res[0])) return false;
+    if (!t || !tir_value_used(f->body, i->res[0])) return false;
     if (!t->rank) return true; /* thread 0 issues a scalar atomic for the program */
     if (!t->layout) return false;
     LayoutRegs lr = layout_regs(t);

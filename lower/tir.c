@@ -25,6 +25,19 @@ const char *const tir_red_names[] = {
 #undef X
 };
 
+bool tir_tma_reduce_ok(RedKind kind, DType elem) {
+    bool half = elem == DT_F16 || elem == DT_BF16, int32 = elem == DT_U32 || elem == DT_I32;
+    switch (kind) {
+    case RED_SUM: return half || int32 || elem == DT_U64 || elem == DT_F32;
+    case RED_MAX:
+    case RED_MIN: return half || int32 || elem == DT_I64 || elem == DT_U64;
+    case RED_AND:
+    case RED_OR:
+    case RED_XOR: return int32 || elem == DT_U64 || elem == DT_I64;
+    default: return false;
+    }
+}
+
 const char *const tir_sem_names[] = {
 #define X(e, n) n,
     TIR_MEM_SEMS(X)
@@ -278,6 +291,16 @@ static bool replace_visit(Inst *i, void *ud) {
     for (int k = 0; k < i->nops; k++)
         if (i->ops[k] == ft[0]) i->ops[k] = ft[1];
     return true;
+}
+
+bool tir_value_used(const Block *b, ValueId v) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        for (int k = 0; k < i->nops; k++)
+            if (i->ops[k] == v) return true;
+        for (int r = 0; r < i->nregions; r++)
+            if (tir_value_used(i->regions[r], v)) return true;
+    }
+    return false;
 }
 
 void tir_replace_uses(Func *f, ValueId from, ValueId to) {

@@ -190,7 +190,8 @@ enum {
         others) runs the region and exits; the others skip it and run the rest of the kernel */ \
     X(TMA_STORE, "tma_store", -1, 0, OPF_MEMORY) /* buf, stage, coords (i32, innermost first): one thread copies the stage to \
         the box of tensor map attr ival at coords (cp.async.bulk.tensor; elements outside the map's bounds are not written) \
-        and commits a bulk group */ \
+        and commits a bulk group; with attr kind (ival2 = 1 + RedKind: add max min and or xor) it reduces the stage into \
+        the box instead, each element atomically (cp.reduce.async.bulk.tensor, the map's element type) */ \
     X(TMA_STORE_WAIT, "tma_store_wait", 1, 0, 0) /* buf: the thread that issues tma_stores waits until they have read their \
         stages (buf: what they read, kept live until here) */ \
     X(TURN_START, "turn_start", 0, 0, 0) /* pingpong: the last computing warpgroup hands the first its first turn */ \
@@ -246,6 +247,9 @@ typedef enum MemScope {
 } MemScope;
 extern const char *const tir_cmp_names[];
 extern const char *const tir_red_names[];
+/* Whether a tensor reduction (cp.reduce.async.bulk.tensor) does `kind` on elements a map declares `elem`:
+ * add on u32 i32 u64 f16 bf16 f32; max and min on u32 i32 u64 i64 f16 bf16; and, or, xor on 32- and 64-bit integers. */
+bool tir_tma_reduce_ok(RedKind kind, DType elem);
 extern const char *const tir_sem_names[];
 extern const char *const tir_scope_names[];
 
@@ -360,6 +364,8 @@ typedef struct TensorMap {
     int base;                      /* the pointer argument */
     int rank;
     int esize;                     /* bytes per element */
+    DType elem;                    /* what a reduction through the map reads its elements as (u32 u64 i32 f16 bf16 f32);
+                                      DT_VOID: unsigned integers of esize bytes (copies) */
     int swizzle;                   /* 0, 32, 64 or 128 bytes */
     int32_t box[TMA_MAX_RANK];     /* elements per dim, innermost first */
     HostExpr dim[TMA_MAX_RANK];    /* elements per dim; n == 0: unbounded */
@@ -452,6 +458,7 @@ static inline int tir_loop_arg(const Inst *i) { return i->op == OP_FOR ? 1 : 0; 
 
 /* Replace every use of `from` with `to` in f. */
 void tir_replace_uses(Func *f, ValueId from, ValueId to);
+bool tir_value_used(const Block *b, ValueId v); /* whether an instruction in b (or its regions) reads v */
 /* Use counts for all values (array of f->nvalues, malloc'd). */
 int *tir_use_counts(Func *f);
 

@@ -537,7 +537,7 @@ static bool attr_allowed(Op op, AttrKey k) {
         return op == OP_PROGRAM_ID || op == OP_NUM_PROGRAMS || op == OP_EXPAND_DIMS || op == OP_REDUCE || op == OP_SCAN ||
                op == OP_GATHER || op == OP_REDUCE_FN || op == OP_SCAN_FN;
     case AK_PERM: return op == OP_TRANS;
-    case AK_KIND: return op == OP_REDUCE || op == OP_SCAN || op == OP_ATOMIC_RMW;
+    case AK_KIND: return op == OP_REDUCE || op == OP_SCAN || op == OP_ATOMIC_RMW || op == OP_TMA_STORE;
     case AK_PRED: return op == OP_CMP;
     case AK_TF32: return op == OP_DOT;
     case AK_PENDING: return op == OP_ASYNC_WAIT || op == OP_DOT || op == OP_WGMMA_WAIT;
@@ -628,7 +628,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
             size_t vn = ident(P, &v);
             int i;
             if (k == AK_PRED) i = name_index(tir_cmp_names, N_CMP_PREDS, v, vn);
-            else if (op == OP_ATOMIC_RMW && vn == 3 && !memcmp(v, "add", 3)) i = RED_SUM;
+            else if ((op == OP_ATOMIC_RMW || op == OP_TMA_STORE) && vn == 3 && !memcmp(v, "add", 3)) i = RED_SUM;
             else i = name_index(tir_red_names, N_RED_KINDS, v, vn);
             if (i < 0 && !P->err) {
                 diag_error(P->d, vat, "unknown %s '%.*s'", k == AK_PRED ? "comparison predicate" : "reduction kind",
@@ -636,7 +636,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
                 P->err = true;
                 P->p = P->end;
             }
-            a->ival2 = i < 0 ? 0 : i;
+            a->ival2 = i < 0 ? 0 : i + (op == OP_TMA_STORE); /* tma_store: 0 is a copy */
             break;
         }
         case AK_TF32: a->allow_tf32 = (uint8_t)int_lit(P, "tf32", 0, 1); break;
@@ -992,7 +992,7 @@ static void host_expr(Parser *P, Func *f, HostExpr *e) {
     } while (!P->err && eat(P, "+"));
 }
 
-/* tmap = "tensor_map" INT "=" "base" harg "," "esize" INT "," "swizzle" INT "," "box" "[" INT,* "]" ","
+/* tmap = "tensor_map" INT "=" "base" harg "," "esize" INT "," ("elem" TYPE ",")? "swizzle" INT "," "box" "[" INT,* "]" ","
  *        "dims" "[" hexpr,* "]" "," "strides" "[" hexpr,* "]" NL  (one stride per dim after the first) */
 static void tensor_map(Parser *P, Func *f) {
     int k = (int)int_lit(P, "tensor map", 0, TIR_MAX_TMAPS - 1);
@@ -1008,6 +1008,19 @@ static void tensor_map(Parser *P, Func *f) {
     expect(P, "esize");
     tm->esize = (int)int_lit(P, "element size", 1, 8);
     expect(P, ",");
+    if (!P->err && eat(P, "elem")) {
+        sp(P);
+        Loc at = here(P);
+        const char *v;
+        size_t vn = ident(P, &v);
+        tm->elem = dtype_from_name(v, vn);
+        if (!P->err && (tm->elem == DT_VOID || dtype_bytes(tm->elem) != tm->esize)) {
+            diag_error(P->d, at, "tensor map element type '%.*s' is not a type of %d bytes", (int)vn, v, tm->esize);
+            P->err = true;
+            P->p = P->end;
+        }
+        expect(P, ",");
+    }
     expect(P, "swizzle");
     tm->swizzle = (int)int_lit(P, "swizzle", 0, 128);
     expect(P, ",");

@@ -146,8 +146,12 @@ static void print_attrs(Printer *p, const Inst *i) {
         if (a->ival) str_printf(&t, "%spending=%lld", a->allow_tf32 ? ", " : "", (long long)a->ival);
         break;
     case OP_ASYNC_WAIT: str_printf(&t, "pending=%lld", (long long)a->ival); break;
-    case OP_TMA_LOAD:
-    case OP_TMA_STORE: str_printf(&t, "map=%lld", (long long)a->ival); break;
+    case OP_TMA_LOAD: str_printf(&t, "map=%lld", (long long)a->ival); break;
+    case OP_TMA_STORE:
+        str_printf(&t, "map=%lld", (long long)a->ival);
+        if (a->ival2 > 0 && a->ival2 <= RED_XOR + 1)
+            str_printf(&t, ", kind=%s", a->ival2 - 1 == RED_SUM ? "add" : tir_red_names[a->ival2 - 1]);
+        break;
     case OP_MBAR_EXPECT: str_printf(&t, "bytes=%lld", (long long)a->ival); break;
     case OP_LOCAL_STORE:
         if (a->ival) str_printf(&t, "col=%lld", (long long)a->ival);
@@ -368,7 +372,9 @@ static void print_host_expr(Str *s, const Func *f, const HostExpr *e, bool by_in
 void tir_print_tmap(Str *s, const Func *f, const TensorMap *tm, bool by_index) {
     str_puts(s, "base ");
     print_host_arg(s, f, tm->base, by_index);
-    str_printf(s, ", esize %d, swizzle %d, box [", tm->esize, tm->swizzle);
+    str_printf(s, ", esize %d, ", tm->esize);
+    if (tm->elem != DT_VOID) str_printf(s, "elem %s, ", dtype_name(tm->elem));
+    str_printf(s, "swizzle %d, box [", tm->swizzle);
     for (int d = 0; d < tm->rank; d++) str_printf(s, "%s%d", d ? ", " : "", tm->box[d]);
     str_puts(s, "], dims [");
     for (int d = 0; d < tm->rank; d++) {

@@ -714,6 +714,15 @@ static void check_tma_store(Verifier *V, const Inst *i) {
     const TensorMap *tm = i->a.ival >= 0 && i->a.ival < V->f->ntmaps ? &V->f->tmaps[i->a.ival] : NULL;
     if (!tm) verr(V, i, "tensor map %lld is not declared (the kernel has %d)", (long long)i->a.ival, V->f->ntmaps);
     else if (i->nops - 2 != tm->rank) verr(V, i, "%d coordinates for tensor map %lld of rank %d", i->nops - 2, (long long)i->a.ival, tm->rank);
+    if (tm && i->a.ival2) {
+        RedKind k = (RedKind)(i->a.ival2 - 1);
+        if (tm->elem == DT_VOID) verr(V, i, "reduces through tensor map %lld, which declares no element type", (long long)i->a.ival);
+        else if (!tir_tma_reduce_ok(k, tm->elem))
+            verr(V, i, "a tensor reduction has no %s on %s elements", k == RED_SUM ? "add" : k <= RED_XOR ? tir_red_names[k] : "?",
+                 dtype_name(tm->elem));
+        if (b->rank == 3 && dtype_bytes(b->dt) != tm->esize)
+            verr(V, i, "reduces %s elements through tensor map %lld of %d-byte elements", dtype_name(b->dt), (long long)i->a.ival, tm->esize);
+    }
 }
 
 static void check_tma_store_wait(Verifier *V, const Inst *i) {

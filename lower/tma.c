@@ -784,11 +784,26 @@ static int smem_live_from(Func *f, Inst *from, int *scratch) {
  * shared memory beside what the kernel uses.  When the whole tile does not fit (a 128 x 256 GEMM
  * tile beside its ring), a buffer of a column slice (a multiple of 128 bytes wide, the widest that
  * fits) takes the tile slice by slice, each through the same sequence (local_store {col}); only
- * where every register of the tile falls in one slice (layout_cols_in_chunks). */
+ * where every register of the tile falls in one slice (layout_cols_in_chunks).  An atomic_rmw of such a tile
+ * (add, max, min, and, or, xor on a type the tensor reduction has; sem="relaxed" at cta or gpu scope; its old
+ * values unread: split-K's partial sums) goes the same way, as a tensor reduction (tma_store kind=..). */
+/* The element type a tensor reduction reads for atomic_rmw `at` (a relaxed one at cta or gpu scope whose old values
+ * nothing reads: the reduction is relaxed and gives none back), DT_VOID when none does this one.  Integer adds and
+ * bitwise ops are the same on unsigned elements. */
+static DType reduce_elem(Func *f, const Inst *at) {
+    if (at->a.sem != SEM_RELAXED || at->a.scope == SCOPE_SYS || tir_value_used(f->body, at->res[0])) return DT_VOID;
+    RedKind k = (RedKind)at->a.ival2;
+    DType dt = tir_vtype(f, at->ops[1])->dt, e = dt;
+    if (dt == DT_I32 && k != RED_MAX && k != RED_MIN) e = DT_U32;
+    return tir_tma_reduce_ok(k, e) ? e : DT_VOID;
+}
+
 static void convert_store(Ctx *c, Inst *st) {
     Func *f = c->f;
     Module *m = c->m;
     if (st->nops < 2) return;
+    DType elem = DT_VOID;
+    if (st->op == OP_ATOMIC_RMW && (elem = reduce_elem(f, st)) == DT_VOID) return;
     ValueId val = st->ops[1];
     const Type *vt = tir_vtype(f, val), *pt = tir_vtype(f, st->ops[0]);
     if (vt->rank != 2 || pt->rank != 2 || !vt->layout || vt->layout->kind == LAYOUT_SHARED) return;
@@ -798,6 +813,7 @@ static void convert_store(Ctx *c, Inst *st) {
     c->fail = false;
     if (!analyze_tile(c, vt->dt, 1, vt->shape[0], vt->shape[1], st->ops[0], st->nops > 2 ? st->ops[2] : 0, &cp) || c->fail || cp.run)
         return;
+    cp.tm.elem = elem;
     /* a layout conversion only for the store goes: the buffer takes any register layout */
     Inst *cv = tir_val(f, val)->def;
     if (cv && cv->op == OP_CONVERT_LAYOUT && tir_vtype(f, cv->ops[0])->layout &&
@@ -840,6 +856,7 @@ static void convert_store(Ctx *c, Inst *st) {
         ops[2] = c0 ? emit(f, st, OP_ADD, (ValueId[]){x0, cint(f, st, i32, c0)}, 2, i32) : x0;
         Inst *ts = tir_inst_new(f, OP_TMA_STORE, ops, 2 + cp.tm.rank, NULL, 0, st->loc);
         ts->a.ival = map;
+        if (st->op == OP_ATOMIC_RMW) ts->a.ival2 = 1 + st->a.ival2;
         tir_insert_before(st, ts);
     }
     tir_inst_remove(st);
@@ -852,10 +869,10 @@ static void convert_stores(Ctx *c) {
     Inst *sts[8];
     int n = 0;
     for (Inst *i = f->body->first; i; i = i->next) {
-        if (i->op == OP_STORE && n < 8) sts[n++] = i;
+        if ((i->op == OP_STORE || i->op == OP_ATOMIC_RMW) && n < 8) sts[n++] = i;
         if (i->op == OP_FOR)
             for (Inst *j = i->regions[0]->first; j; j = j->next)
-                if (j->op == OP_STORE && n < 8) sts[n++] = j;
+                if ((j->op == OP_STORE || j->op == OP_ATOMIC_RMW) && n < 8) sts[n++] = j;
     }
     for (int k = 0; k < n; k++) convert_store(c, sts[k]);
 }

@@ -3,7 +3,8 @@
  *
  * tile_kernel_info.tensor_maps says how each is made from the arguments: "base $0, esize 2,
  * swizzle 128, box [64, 128], dims [$6, ?], strides [$7]; ..." ($N: argument N; dims innermost
- * first, "?" unbounded: 2^31 - 1; strides in elements).  rt_tmaps_parse reads it once when the
+ * first, "?" unbounded: 2^31 - 1; strides in elements; a map that a reduction writes through names
+ * its element type after esize: "esize 4, elem f32, ").  rt_tmaps_parse reads it once when the
  * kernel is made; rt_tmaps_encode evaluates the sizes and strides for a launch's arguments and
  * encodes each map on the device (cuTensorMapEncodeTiled, or the emulator's encoder): a few
  * hundred nanoseconds a map.  Each kernel keeps its last encodings with their inputs (a launch
@@ -46,6 +47,7 @@ typedef struct RtExpr {
 } RtExpr;
 struct RtTmap {
     int base, rank, esize, swizzle;
+    int dtype; /* CUtensorMapDataType; -1: unsigned integers of esize bytes */
     uint32_t box[5];
     RtExpr dim[5], stride[5];
 };
@@ -110,6 +112,20 @@ int rt_tmaps_parse(const char *s, int nparams, RtTmap **out) {
         if (!tm_eat(&p, "base") || !tm_arg(&p, nparams, &t->base) || !tm_eat(&p, ",")) goto bad;
         if (!tm_eat(&p, "esize") || !tm_int(&p, &x) || (x != 1 && x != 2 && x != 4 && x != 8) || !tm_eat(&p, ",")) goto bad;
         t->esize = (int)x;
+        t->dtype = -1;
+        if (tm_eat(&p, "elem")) { /* a reduction's element type */
+            static const struct { const char *name; int size, cu; } elems[] = {
+                {"u32", 4, 2}, {"i32", 4, 3}, {"u64", 8, 4}, {"i64", 8, 5}, {"f16", 2, 6}, {"f32", 4, 7}, {"f64", 8, 8}, {"bf16", 2, 9}};
+            while (*p == ' ') p++;
+            for (size_t e = 0; e < sizeof elems / sizeof *elems && t->dtype < 0; e++) {
+                size_t len = strlen(elems[e].name);
+                if (!strncmp(p, elems[e].name, len) && (p[len] == ',' || p[len] == ' ') && elems[e].size == t->esize) {
+                    t->dtype = elems[e].cu;
+                    p += len;
+                }
+            }
+            if (t->dtype < 0 || !tm_eat(&p, ",")) goto bad;
+        }
         if (!tm_eat(&p, "swizzle") || !tm_int(&p, &x) || (x && x != 32 && x != 64 && x != 128) || !tm_eat(&p, ",")) goto bad;
         t->swizzle = x == 128 ? 3 : x == 64 ? 2 : x == 32 ? 1 : 0;
         if (!tm_eat(&p, "box") || !tm_eat(&p, "[")) goto bad;
@@ -163,7 +179,7 @@ tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *knam
     for (int i = 0; i < n; i++) {
         const RtTmap *t = &tmaps[i];
         static const unsigned dtype[9] = {0, 0, 1, 0, 2, 0, 0, 0, 4}; /* CUtensorMapDataType: UINT8, UINT16, UINT32, UINT64 */
-        DevTensorMap tm = {.dtype = dtype[t->esize], .esize = (unsigned)t->esize, .rank = (unsigned)t->rank,
+        DevTensorMap tm = {.dtype = t->dtype >= 0 ? (unsigned)t->dtype : dtype[t->esize], .esize = (unsigned)t->esize, .rank = (unsigned)t->rank,
                            .swizzle = (unsigned)t->swizzle, .addr = *(const uint64_t *)args[t->base]};
         for (int d = 0; d < t->rank; d++) {
             int64_t v = 0x7FFFFFFF;

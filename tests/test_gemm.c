@@ -699,10 +699,13 @@ Test(gemm, api_f8_block_scales_after_group_quant, .timeout = 300) {
 
 /* tile_gemm f16/bf16 through the API at sizes where sm_90a takes its 128 x 256 x 64 two-warpgroup
  * tiles (hopper_gemm), float64-checked, outputs poisoned, odd sizes and both B layouts. */
-static void api_16_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b) {
+static void api_16_case_cfg(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, const char *const *config) {
     bool bf = dt == TILE_BF16, f32 = dt == TILE_F32; /* f32: tf32 products */
+    bool split = false;
+    for (int i = 0; config && config[i]; i++) split |= !strncmp(config[i], "SPLIT_K=", 8) && atoi(config[i] + 8) > 1;
     size_t es = f32 ? 4 : 2;
-    int lda = k + 16, ldb = (trans_b ? k : n) + 16, ldc = n + 4;
+    /* leading dimensions multiples of 16 past the sizes (split-K wants C contiguous: ldc == n) */
+    int k16 = (k + 15) / 16 * 16, lda = k16 + 16, ldb = (trans_b ? k16 : n) + 16, ldc = split ? n : n + 4;
     size_t na = (size_t)m * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
     uint16_t *ha = malloc(na * es), *hb = malloc(nb * es);
     float *hc = malloc(nc * 4), *fa = (float *)ha, *fb = (float *)hb;
@@ -722,10 +725,10 @@ static void api_16_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, i
     cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
     tile_memcpy_htod(ctx, da, ha, na * es);
     tile_memcpy_htod(ctx, db, hb, nb * es);
-    tile_memset(ctx, dc, 0xff, nc * 4);
+    tile_memset(ctx, dc, 0xff, nc * 4); /* NaN (split-K zeroes C first) */
     tile_gemm_args g = {.size = sizeof g, .m = m, .n = n, .k = k, .a = da, .lda = lda, .b = db, .ldb = ldb, .trans_b = trans_b,
                         .c = dc, .ldc = ldc, .in_dtype = dt, .out_dtype = TILE_F32, .alpha = 1};
-    cr_assert_eq(tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(config ? tile_gemm_with_config(ctx, &g, config) : tile_gemm(ctx, &g), TILE_OK, "%s", tile_last_error(ctx));
     cr_assert_eq(tile_synchronize(ctx), TILE_OK);
     tile_memcpy_dtoh(ctx, hc, dc, nc * 4);
     /* tf32 keeps 10 of f32's 23 mantissa bits: each product within 2^-10 relative, so 4e-3 of the
@@ -746,6 +749,70 @@ static void api_16_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, i
         }
     tile_free(ctx, da), tile_free(ctx, db), tile_free(ctx, dc);
     free(ha), free(hb), free(hc);
+}
+
+static void api_16_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b) {
+    api_16_case_cfg(ctx, dt, m, n, k, trans_b, NULL);
+}
+
+/* The PTX of the variant tile_gemm last launched: its configuration and specialization compiled again. */
+static char *last_gemm_ptx(tile_context *ctx, const char *arch) {
+    tile_gemm_info info;
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    static char words[2][256];
+    const char *defs[24] = {0}, *specs[24] = {0};
+    const char *const from[2] = {info.config, info.specialize};
+    const char **to[2] = {defs, specs};
+    for (int w = 0; w < 2; w++) {
+        snprintf(words[w], sizeof words[w], "%s", from[w]);
+        int n = 0;
+        for (char *t = strtok(words[w], " "); t && n < 23; t = strtok(NULL, " ")) to[w][n++] = t;
+    }
+    tile_compile_options o = {.size = sizeof o, .arch = arch, .kernel = info.kernel, .defines = defs, .specialize = specs};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(tile_gemm_source_path(), &o, &c), TILE_OK, "%s", c.diagnostics);
+    char *ptx = strdup(c.ptx);
+    tile_compiled_free(&c);
+    return ptx;
+}
+
+/* Split-K through tile_gemm_with_config at odd m and K (K not a multiple of BK nor of the split),
+ * both B layouts, float64-checked; on sm_90a (hopper_gemm) the shares of K stream through tensor maps
+ * and the partial tiles are added into C by tensor reductions (cp.reduce.async.bulk.tensor .add). */
+Test(gemm, api_split_k, .timeout = 600) {
+    seed_rng();
+    tile_context_options o = {.size = sizeof o, .device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_device_properties props;
+    cr_assert_eq(tile_context_get_properties(ctx, &props), TILE_OK);
+    static const char *const split3[] = {"BM=64", "BN=64", "BK=32", "num_warps=4", "SPLIT_K=3", NULL};
+    static const char *const split2[] = {"BM=128", "BN=128", "BK=32", "num_warps=4", "num_stages=3", "SPLIT_K=2", NULL};
+    static const struct {
+        tile_dtype dt;
+        int m, n, k, trans_b;
+        const char *const *config;
+    } cs[] = {
+        {TILE_F16, 130, 144, 333, 0, split3},
+        {TILE_BF16, 70, 80, 200, 1, split3},
+        {TILE_F16, 150, 160, 290, 1, split2},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        api_16_case_cfg(ctx, cs[i].dt, cs[i].m, cs[i].n, cs[i].k, cs[i].trans_b, cs[i].config);
+        tile_gemm_info info;
+        cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+        cr_assert(strstr(info.config, "SPLIT_K=") && info.grid.y == (unsigned)atoi(strstr(info.config, "SPLIT_K=") + 8), "config %s, grid y %u",
+                  info.config, info.grid.y);
+        char *ptx = last_gemm_ptx(ctx, props.arch);
+        bool hopper = !strcmp(props.arch, "sm_90a");
+        cr_expect_eq(strstr(ptx, "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group") != NULL, hopper,
+                     "%s: tensor reductions of the partial tiles (%s)", props.arch, info.config);
+        cr_expect_eq(strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") != NULL, hopper, "%s: tensor-map loads", props.arch);
+        cr_expect(hopper || strstr(ptx, "red.relaxed.gpu.global.add.f32") || strstr(ptx, "atom.relaxed.gpu.global.add.f32"),
+                  "%s: relaxed atomics", props.arch);
+        free(ptx);
+    }
+    tile_context_destroy(ctx);
 }
 
 Test(gemm, api_wide_tiles, .timeout = 300) {

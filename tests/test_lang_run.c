@@ -462,7 +462,8 @@ Test(lang_run, atomic_and_or_xor) {
     unload(&k);
 }
 
-/* The PTX names each ordering and scope (acq_rel at gpu scope by default, as Triton). */
+/* The PTX names each ordering and scope (acq_rel at gpu scope by default, as Triton); an atomic whose old
+ * values nothing reads is `red` where PTX has that ordering. */
 Test(lang_run, atomic_sem_scope_ptx) {
     char *ptx = compile_ptx(bitwise_src, NULL);
     const char *want[] = {"atom.relaxed.cta.global.and.b32", "atom.acquire.gpu.global.or.b32", "atom.release.sys.global.xor.b64",
@@ -476,10 +477,67 @@ Test(lang_run, atomic_sem_scope_ptx) {
                       "    atomic_xchg(p, 2.0, scope=\"sys\");\n"
                       "}\n",
                       NULL);
-    const char *want2[] = {"atom.acq_rel.gpu.global.add.f32", "atom.relaxed.gpu.global.max.s64", "atom.acquire.cta.global.cas.b32",
+    /* old values unread: relaxed (and release) ones are `red`; acq_rel and acquire keep `atom`, as does an exchange */
+    const char *want2[] = {"atom.acq_rel.gpu.global.add.f32", "red.relaxed.gpu.global.max.s64", "atom.acquire.cta.global.cas.b32",
                            "atom.acq_rel.sys.global.exch.b32"};
     for (size_t i = 0; i < sizeof want2 / sizeof *want2; i++) cr_expect_not_null(strstr(ptx, want2[i]), "no %s in\n%s", want2[i], ptx);
     free(ptx);
+}
+
+/* Accumulations whose old values nothing reads (`red`): contended f32 adds, s32 max and u32 or into 8
+ * bins, relaxed and release, and per-element f16 adds, at an odd size over 3 programs; exact values
+ * (small integers). */
+Test(lang_run, red_without_old_values) {
+    enum { N = 700, B = 8 };
+    const char *src = "@num_warps(2)\n"
+                      "kernel k(f: *f32, mx: *i32, bits: *u32, h: *f16, v: *i32, n: i32) {\n"
+                      "    let offs = program_id(0) * 256 + arange(0, 256);\n"
+                      "    let m = offs < n;\n"
+                      "    let x = load(v + offs, m, 0);\n"
+                      "    atomic_add(f + offs % 8, x as f32, m, sem=\"relaxed\");\n"
+                      "    atomic_max(mx + offs % 8, x, m, sem=\"release\", scope=\"gpu\");\n"
+                      "    atomic_or(bits + offs % 8, (1 << (x & 31)) as u32, m, sem=\"relaxed\", scope=\"cta\");\n"
+                      "    atomic_add(h + offs, x as f16, m, sem=\"relaxed\");\n"
+                      "}\n";
+    char *ptx = compile_ptx(src, NULL);
+    const char *want[] = {"red.relaxed.gpu.global.add.f32", "red.release.gpu.global.max.s32", "red.relaxed.cta.global.or.b32",
+                          "red.relaxed.gpu.global.add.noftz.f16"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_expect_not_null(strstr(ptx, want[i]), "no %s in\n%s", want[i], ptx);
+    cr_expect_null(strstr(ptx, "\tatom."), "an atom left");
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    static int32_t v[N], mx[B], mx0[B];
+    static float f[B];
+    static uint32_t bits[B];
+    static uint16_t h[N];
+    uint32_t s = 777;
+    for (int i = 0; i < N; i++) s = s * 1664525u + 1013904223u, v[i] = (int32_t)(s >> 8) % 1000 - 500;
+    for (int b = 0; b < B; b++) f[b] = (float)b, mx[b] = mx0[b] = -400 + 100 * b, bits[b] = 1u << b;
+    for (int i = 0; i < N; i++) h[i] = 0x3c00; /* 1.0 */
+    uint64_t df = upload(&k, f, sizeof f), dm = upload(&k, mx, sizeof mx), db = upload(&k, bits, sizeof bits), dh = upload(&k, h, sizeof h),
+             dv = upload(&k, v, sizeof v);
+    int32_t n = N - 5; /* the last 5 elements are masked off */
+    void *params[] = {&df, &dm, &db, &dh, &dv, &n};
+    launch(&k, 3, params);
+    download(&k, f, df, sizeof f);
+    download(&k, mx, dm, sizeof mx);
+    download(&k, bits, db, sizeof bits);
+    download(&k, h, dh, sizeof h);
+    for (int b = 0; b < B; b++) {
+        double sum = b;
+        int32_t want_mx = mx0[b];
+        uint32_t want_bits = 1u << b;
+        for (int i = b; i < n; i += B) sum += v[i], want_mx = v[i] > want_mx ? v[i] : want_mx, want_bits |= 1u << (v[i] & 31);
+        cr_expect_eq(f[b], (float)sum, "f[%d] = %g, want %g", b, f[b], sum);
+        cr_expect_eq(mx[b], want_mx, "mx[%d] = %d, want %d", b, mx[b], want_mx);
+        cr_expect_eq(bits[b], want_bits, "bits[%d] = %#x, want %#x", b, bits[b], want_bits);
+    }
+    for (int i = 0; i < N; i++) {
+        double want = i < n ? 1.0 + v[i] : 1.0;
+        cr_expect_eq(f16_to_d(h[i]), want, "h[%d] = %g, want %g", i, f16_to_d(h[i]), want);
+    }
+    unload(&k);
 }
 
 /* f16 and bf16 atomic_add: a histogram of small integers (exact in both) and the old values
@@ -1062,7 +1120,55 @@ Test(lang_run, tensor_descriptor_load_store) {
     unload(&k);
 }
 
-/* Errors: a non-descriptor, the wrong number of offsets, lists of different lengths. */
+/* Descriptor atomics: blocks of 16 x 8 at offsets shifted by (-3, -6) over a 45 x 37 matrix (row stride
+ * 40) that holds values beforehand; add, max and xor of the block's values into the elements inside the
+ * tensor, each once (the blocks tile it exactly), nothing written outside it; relaxed `red` in the PTX. */
+Test(lang_run, tensor_descriptor_atomics) {
+    static const char *src = "@num_warps(4)\n"
+                             "kernel k(o1: *i32, o2: *i32, o3: *f32, m: i32, n: i32, so: i32, const BM: i32 = 16, const BN: i32 = 8) {\n"
+                             "    let tn = (n + 6 + BN - 1) / BN;\n"
+                             "    let pm = program_id(0) / tn * BM - 3;\n"
+                             "    let pn = program_id(0) % tn * BN - 6;\n"
+                             "    let v = (pm + arange(0, BM))[:, None] * 100 + (pn + arange(0, BN))[None, :];\n"
+                             "    atomic_add_tensor_descriptor(make_tensor_descriptor(o1, [m, n], [so, 1], [BM, BN]), [pm, pn], v);\n"
+                             "    atomic_max_tensor_descriptor(make_tensor_descriptor(o2, [m, n], [so, 1], [BM, BN]), [pm, pn], v);\n"
+                             "    atomic_add_tensor_descriptor(make_tensor_descriptor(o3, [m, n], [so, 1], [BM, BN]), [pm, pn], v as f32);\n"
+                             "}\n";
+    char *ptx = compile_ptx(src, NULL);
+    const char *want[] = {"red.relaxed.gpu.global.add.s32", "red.relaxed.gpu.global.max.s32", "red.relaxed.gpu.global.add.f32"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_expect_not_null(strstr(ptx, want[i]), "no %s", want[i]);
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    enum { M = 45, N = 37, SO = 40, BM = 16, BN = 8 };
+    static int32_t o1[(M + 2) * SO], o2[(M + 2) * SO];
+    static float o3[(M + 2) * SO];
+    for (int i = 0; i < (M + 2) * SO; i++) o1[i] = i % 7 - 3, o2[i] = (i * 31) % 5000 - 100, o3[i] = (float)(i % 11);
+    static int32_t i1[(M + 2) * SO], i2[(M + 2) * SO];
+    static float i3[(M + 2) * SO];
+    memcpy(i1, o1, sizeof o1), memcpy(i2, o2, sizeof o2), memcpy(i3, o3, sizeof o3);
+    uint64_t d1 = upload(&k, o1, sizeof o1), d2 = upload(&k, o2, sizeof o2), d3 = upload(&k, o3, sizeof o3);
+    int32_t m = M, n = N, so = SO;
+    void *params[] = {&d1, &d2, &d3, &m, &n, &so};
+    /* blocks from row -3 and column -6: cdiv(M + 3, BM) x cdiv(N + 6, BN) of them cover the tensor */
+    int tm = (M + 3 + BM - 1) / BM, tn = (N + 6 + BN - 1) / BN;
+    launch(&k, (unsigned)(tm * tn), params);
+    download(&k, o1, d1, sizeof o1);
+    download(&k, o2, d2, sizeof o2);
+    download(&k, o3, d3, sizeof o3);
+    for (int i = 0; i < M + 2; i++)
+        for (int j = 0; j < SO; j++) {
+            int at = i * SO + j;
+            bool in = i < M && j < N;
+            int32_t v = i * 100 + j;
+            cr_assert_eq(o1[at], in ? i1[at] + v : i1[at], "add (%d, %d): %d", i, j, o1[at]);
+            cr_assert_eq(o2[at], in && v > i2[at] ? v : i2[at], "max (%d, %d): %d", i, j, o2[at]);
+            cr_assert_eq(o3[at], in ? i3[at] + (float)v : i3[at], "f32 add (%d, %d): %g", i, j, o3[at]);
+        }
+    unload(&k);
+}
+
+/* Errors: a non-descriptor, the wrong number of offsets, lists of different lengths, an atomic the type lacks. */
 Test(lang_run, tensor_descriptor_errors) {
     static const struct {
         const char *body, *msg;
@@ -1073,6 +1179,9 @@ Test(lang_run, tensor_descriptor_errors) {
         {"let d = make_tensor_descriptor(a, [n], [n, 1], [16, 16]);", "shape has 1 elements and strides 2"},
         {"let d = make_tensor_descriptor(a, [n, 1.5], [n, 1], [16, 16]);", "must be integer scalars"},
         {"let d = make_tensor_descriptor(a, n, [n, 1], [16, 16]);", "must be a list such as [m, n]"},
+        {"let d = make_tensor_descriptor(a, [n, n], [n, 1], [16, 16]);\n    atomic_xor_tensor_descriptor(d, [0, 0], 1.0);",
+         "'atomic_xor_tensor_descriptor' is not supported on"},
+        {"atomic_add_tensor_descriptor(a, [0, 0], 1.0);", "expects a tensor descriptor"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char src[512];

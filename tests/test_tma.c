@@ -540,6 +540,99 @@ Test(tma, epilogue_store, .timeout = 600) {
     epilogue_case("epid", 150, 100, 64, 2, 1, 4); /* store_tensor_descriptor */
 }
 
+/* Epilogue reductions through tensor maps: the same persistent matmul adding (or taking the
+ * maximum of) its tile into C, which holds values beforehand.  A relaxed atomic whose old values
+ * nothing reads becomes a tensor reduction (cp.reduce.async.bulk.tensor) with C's element type in
+ * the map; one with the default acq_rel ordering stays per-thread atomics. */
+#define RED_STORE(F, CAST, SEM) \
+    "        " F "(c + rm[:, None] * sc + rn[None, :], acc" CAST ", (rm[:, None] < m) && (rn[None, :] < n)" SEM ");\n"
+static const char red_src[] =
+    EPI_SRC("red32", "f32", RED_STORE("atomic_add", "", ", sem=\"relaxed\""))
+    EPI_SRC("red16", "f16", RED_STORE("atomic_add", " as f16", ", sem=\"relaxed\""))
+    EPI_SRC("redmax", "i32", RED_STORE("atomic_max", " as i32", ", sem=\"relaxed\", scope=\"cta\""))
+    EPI_SRC("redxor", "i32", RED_STORE("atomic_xor", " as i32", ", sem=\"relaxed\""))
+    EPI_SRC("redrel", "f32", RED_STORE("atomic_add", "", ""))
+    EPI_SRC("reddesc", "f32", "        atomic_add_tensor_descriptor(make_tensor_descriptor(c, [m, n], [sc, 1], [BM, BN]), [pm, pn], acc);\n");
+
+static void reduce_case(const char *kernel, int m, int n, int k, int programs, int ws) {
+    static const char *const rspecs[] = {"sa=16", "sb=16", "sc=16", "k=16", NULL};
+    enum { F32, F16, I32 } ct = !strcmp(kernel, "red16") ? F16 : strstr(kernel, "max") || strstr(kernel, "xor") ? I32 : F32;
+    bool tensor = strcmp(kernel, "redrel") != 0, mx = strstr(kernel, "max") != NULL, xr = strstr(kernel, "xor") != NULL;
+    char src[16384];
+    src[0] = 0;
+    for (const char *p = red_src, *q; *p; p = q) {
+        q = strstr(p + 1, "@num_stages(3)\n");
+        if (!q) q = p + strlen(p);
+        snprintf(src + strlen(src), sizeof src - strlen(src), "@warp_specialize(%d)\n@num_warps(4)\n%.*s", ws, (int)(q - p), p);
+    }
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .specialize = rspecs, .kernel = kernel};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("red.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    const char *op = mx ? "cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group"
+                     : xr ? "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.bulk_group"
+                          : "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group";
+    cr_expect_eq(strstr(c.ptx, op) != NULL, tensor, "%s: tensor reduction", kernel);
+    cr_expect_eq(strstr(c.ptx, "\tatom.") != NULL || strstr(c.ptx, "\tred.") != NULL, !tensor, "%s: per-thread atomics", kernel);
+    const char *map = ct == F16 ? "base $2, esize 2, elem f16," : ct == F32 ? "base $2, esize 4, elem f32," : mx ? "base $2, esize 4, elem i32,"
+                                                                                                            : "base $2, esize 4, elem u32,";
+    cr_expect_eq(strstr(c.kernels[0].tensor_maps, map) != NULL, tensor, "%s: C's map: %s", kernel, c.kernels[0].tensor_maps);
+    tile_compiled_free(&c);
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    int sa = k + 16, sb = n + (16 - n % 16) % 16, sc = n + (16 - n % 16) % 16 + 16, es = ct == F16 ? 2 : 4;
+    size_t na = (size_t)m * sa + 64, nb = (size_t)k * sb + 64, nc = (size_t)(m + 8) * sc; /* rows past m: must stay as they were */
+    int *va, *vb;
+    uint8_t *init = malloc(nc * (size_t)es), *out = malloc(nc * (size_t)es);
+    int *cv = malloc(nc * sizeof *cv);
+    cr_assert(init && out && cv);
+    tile_devptr da = upload_ints(ctx, na, 4, &va), db = upload_ints(ctx, nb, 4, &vb), dc;
+    for (size_t i = 0; i < nc; i++) {
+        cv[i] = irand(201) - 100;
+        if (ct == F16) ((uint16_t *)init)[i] = f16_of(cv[i]);
+        else if (ct == F32) ((float *)init)[i] = (float)cv[i];
+        else ((int32_t *)init)[i] = cv[i];
+    }
+    cr_assert_eq(tile_malloc(ctx, nc * (size_t)es, &dc), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dc, init, nc * (size_t)es), TILE_OK);
+    tile_module *mod;
+    o.arch = NULL;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "red.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, kernel, &kern), TILE_OK);
+    int32_t am = m, an = n, ak = k, asa = sa, asb = sb, asc = sc;
+    void *args[] = {&da, &db, &dc, &am, &an, &ak, &asa, &asb, &asc};
+    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * (size_t)es), TILE_OK);
+    for (int i = 0; i < m + 8; i++)
+        for (int j = 0; j < sc; j++) {
+            size_t at = (size_t)i * sc + j;
+            double got = ct == F16 ? f16_int(((uint16_t *)out)[at]) : ct == F32 ? ((float *)out)[at] : ((int32_t *)out)[at];
+            double want = cv[at];
+            if (i < m && j < n) {
+                double d = 0;
+                for (int kk = 0; kk < k; kk++) d += (double)va[(size_t)i * sa + kk] * vb[(size_t)kk * sb + j];
+                want = mx ? fmax(want, d) : xr ? (double)(cv[at] ^ (int32_t)d) : want + d;
+            }
+            cr_assert(got == want, "%s (%d, %d): %g, want %g (%d x %d, ws %d, %d programs)", kernel, i, j, got, want, m, n, ws, programs);
+        }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(va), free(vb), free(init), free(out), free(cv);
+}
+
+/* Tiles that straddle m and n (elements outside C keep their values), several tiles a program, with
+ * and without a producer warpgroup; add on f32 and f16, max and xor on i32, the descriptor form; acq_rel stays
+ * atomics. */
+Test(tma, epilogue_reduction, .timeout = 600) {
+    seed_rng();
+    reduce_case("red32", 150, 100, 64, 2, 0);
+    reduce_case("red16", 70, 136, 32, 3, 1);
+    reduce_case("redmax", 130, 72, 48, 2, 1);
+    reduce_case("redxor", 66, 80, 32, 1, 0);
+    reduce_case("redrel", 70, 40, 32, 2, 0);
+    reduce_case("reddesc", 150, 100, 64, 2, 1); /* atomic_add_tensor_descriptor */
+}
+
 /* @warp_specialize on 32 computing warps: a producer warpgroup would make 36 warps, past a block's
  * 1024 threads, so the kernel stays as it is (and still streams through tensor maps). */
 Test(tma, no_producer_past_1024_threads) {

@@ -109,7 +109,9 @@ typedef struct tile_kernel_info {
     /* Since 0.2: the tensor maps the kernel takes after its arguments (sm_90a, "" when none), built by
      * tile_launch from the arguments before each launch: "base $0, esize 2, swizzle 128, box [64, 128],
      * dims [$6, $4], strides [$7]; ..." ($N: argument N; dims innermost first, "?" unbounded; strides in
-     * elements, one per dim after the first).  Launching such a kernel another way must pass them. */
+     * elements, one per dim after the first; a map a tensor reduction writes through names its element
+     * type after esize: "esize 4, elem f32, ..."; the others are unsigned integers of esize bytes).
+     * Launching such a kernel another way must pass them. */
     char *tensor_maps;
 } tile_kernel_info;
 
