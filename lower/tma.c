@@ -798,6 +798,48 @@ static DType reduce_elem(Func *f, const Inst *at) {
     return tir_tma_reduce_ok(k, e) ? e : DT_VOID;
 }
 
+/* The pointer argument a memory op's addresses derive from (its argument index), -1 when its form does not say. */
+static int access_base(Ctx *c, const Inst *i) {
+    if (i->op == OP_TMA_LOAD || i->op == OP_TMA_STORE) return c->f->tmaps[i->a.ival].base;
+    ValueId ptr = i->op == OP_ASYNC_COPY ? i->ops[2] : i->ops[0];
+    bool fail = c->fail;
+    c->fail = false;
+    Form p = form_of(c, ptr, 0);
+    int base = c->fail || !p.ok || !p.base ? -1 : argno(c, p.base) - 1;
+    c->fail = fail;
+    return base;
+}
+
+/* Whether an instruction of b (from `from` on, regions included) reads or writes global memory through
+ * argument `base`, or through pointers whose argument the forms do not tell. */
+static bool touches(Ctx *c, Block *b, Inst *from, int base, const Inst *skip) {
+    for (Inst *i = from ? from : b->first; i; i = i->next) {
+        if (i == skip) continue;
+        bool mem = i->op == OP_LOAD || i->op == OP_STORE || i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS ||
+                   i->op == OP_ASYNC_COPY || i->op == OP_TMA_LOAD || i->op == OP_TMA_STORE;
+        if (mem) {
+            int at = access_base(c, i);
+            if (at < 0 || at == base) return true;
+        }
+        for (int r = 0; r < i->nregions; r++)
+            if (touches(c, i->regions[r], NULL, base, skip)) return true;
+    }
+    return false;
+}
+
+/* A tensor store or reduction completes asynchronously (its thread waits only until it has read its buffer), so
+ * nothing after it may touch the memory it writes: no later access through the same pointer argument (or one
+ * whose argument is unknown) in its block, after its loop, or in the next iterations of the loop it is in. */
+static bool later_access(Ctx *c, Inst *st, int base) {
+    if (touches(c, st->parent, st->next, base, st)) return true;
+    for (Block *b = st->parent; b->parent; b = b->parent->parent) {
+        if (b->parent->op == OP_FOR || b->parent->op == OP_WHILE)
+            if (touches(c, b, NULL, base, st)) return true;
+        if (touches(c, b->parent->parent, b->parent->next, base, st)) return true;
+    }
+    return false;
+}
+
 static void convert_store(Ctx *c, Inst *st) {
     Func *f = c->f;
     Module *m = c->m;
@@ -813,6 +855,7 @@ static void convert_store(Ctx *c, Inst *st) {
     c->fail = false;
     if (!analyze_tile(c, vt->dt, 1, vt->shape[0], vt->shape[1], st->ops[0], st->nops > 2 ? st->ops[2] : 0, &cp) || c->fail || cp.run)
         return;
+    if (later_access(c, st, cp.tm.base)) return;
     cp.tm.elem = elem;
     /* a layout conversion only for the store goes: the buffer takes any register layout */
     Inst *cv = tir_val(f, val)->def;

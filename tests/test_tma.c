@@ -633,6 +633,77 @@ Test(tma, epilogue_reduction, .timeout = 600) {
     reduce_case("reddesc", 150, 100, 64, 2, 1); /* atomic_add_tensor_descriptor */
 }
 
+/* A tensor store or reduction completes asynchronously, so one is made only where nothing after it touches the
+ * memory it writes: a tile stored to C and read back from C (to store twice it into D) stays per-thread stores
+ * while the loads still stream through tensor maps; with the read from another argument the store is a tensor
+ * store.  Values checked on emu:sm_90a. */
+Test(tma, store_then_reload) {
+    static const char *const body[2] = {
+        "    let back = load(c + rm[:, None] * sc + rn[None, :], cm, 0.0);\n",
+        "    let back = load(e + rm[:, None] * sc + rn[None, :], cm, 0.0) + acc;\n"};
+    for (int v = 0; v < 2; v++) {
+        char src[2048];
+        snprintf(src, sizeof src,
+                 "@num_warps(4)\n@num_stages(3)\n"
+                 "kernel rb(a: *f16, b: *f16, c: *f32, d: *f32, e: *f32, m: i32, n: i32, k: i32, sa: i32, sb: i32, sc: i32) {\n"
+                 "    let rm = program_id(0) * 64 + arange(0, 64);\n"
+                 "    let rn = program_id(1) * 64 + arange(0, 64);\n"
+                 "    let cm = (rm[:, None] < m) && (rn[None, :] < n);\n"
+                 "    let acc = zeros([64, 64], f32);\n"
+                 "    for k0 in range(0, k, 32) {\n"
+                 "        let kk = k0 + arange(0, 32);\n"
+                 "        acc = dot(load(a + rm[:, None] * sa + kk[None, :], (rm[:, None] < m) && (kk[None, :] < k), 0),\n"
+                 "                  load(b + kk[:, None] * sb + rn[None, :], (kk[:, None] < k) && (rn[None, :] < n), 0), acc);\n"
+                 "    }\n"
+                 "    store(c + rm[:, None] * sc + rn[None, :], acc, cm);\n"
+                 "    debug_barrier();\n" /* the other threads' elements of C: stored before they are read back */
+                 "%s"
+                 "    store(d + rm[:, None] * sc + rn[None, :], back * 2.0, cm);\n"
+                 "}\n",
+                 body[v]);
+        static const char *const pspecs[] = {"sa=16", "sb=16", "sc=16", "k=16", NULL};
+        tile_compile_options o = {.size = sizeof o, .arch = "sm_90a", .specialize = pspecs};
+        tile_compiled cc;
+        cr_assert_eq(tile_compile_source("rb.tile", src, &o, &cc), TILE_OK, "%s", cc.diagnostics);
+        cr_expect(strstr(cc.ptx, "cp.async.bulk.tensor.2d.shared::cluster.global"), "variant %d: tensor-map loads", v);
+        /* C's store and D's: tensor stores of two 128-byte panels each where allowed (D's always: nothing follows it) */
+        int copies = 0;
+        for (const char *p = cc.ptx; (p = strstr(p, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")); p++) copies++;
+        cr_expect_eq(copies, v ? 4 : 2, "variant %d: %d tensor-store copies", v, copies);
+        tile_compiled_free(&cc);
+        if (v) continue;
+        seed_rng();
+        tile_context *ctx;
+        cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+        int M = 100, N = 72, K = 48, sa = 64, sb = 80, sc = 80;
+        int *va, *vb;
+        tile_devptr da = upload_ints(ctx, (size_t)M * sa, 4, &va), db = upload_ints(ctx, (size_t)K * sb, 4, &vb), dc, dd;
+        size_t nc = (size_t)(M + 4) * sc;
+        float *hd = malloc(nc * 4);
+        cr_assert_eq(tile_malloc(ctx, nc * 4, &dc), TILE_OK);
+        cr_assert_eq(tile_malloc(ctx, nc * 4, &dd), TILE_OK);
+        tile_memset(ctx, dc, 0xFF, nc * 4), tile_memset(ctx, dd, 0xFF, nc * 4);
+        tile_module *mod;
+        o.arch = NULL;
+        cr_assert_eq(tile_module_load_source_ex(ctx, "rb.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *kern;
+        cr_assert_eq(tile_module_get_kernel(mod, "rb", &kern), TILE_OK);
+        int32_t am = M, an = N, ak = K, asa = sa, asb = sb, asc = sc;
+        void *args[] = {&da, &db, &dc, &dd, &dd, &am, &an, &ak, &asa, &asb, &asc};
+        cr_assert_eq(tile_launch(kern, (tile_dim3){(M + 63) / 64, (N + 63) / 64, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, hd, dd, nc * 4), TILE_OK);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double want = 0;
+                for (int kk = 0; kk < K; kk++) want += (double)va[(size_t)i * sa + kk] * vb[(size_t)kk * sb + j];
+                cr_assert(hd[(size_t)i * sc + j] == 2 * want, "d[%d][%d] = %g, want %g", i, j, hd[(size_t)i * sc + j], 2 * want);
+            }
+        tile_module_unload(mod);
+        tile_context_destroy(ctx);
+        free(va), free(vb), free(hd);
+    }
+}
+
 /* @warp_specialize on 32 computing warps: a producer warpgroup would make 36 warps, past a block's
  * 1024 threads, so the kernel stays as it is (and still streams through tensor maps). */
 Test(tma, no_producer_past_1024_threads) {
