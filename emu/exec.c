@@ -166,7 +166,9 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_ISSPACEP: case EMU_OP_CP_ASYNC:
         return emu_exec_mem(b, t, in);
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
-    case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP: case EMU_OP_CP_BULK_COMMIT: case EMU_OP_CP_BULK_WAIT:
+    case EMU_OP_CP_BULK_COMMIT: emu_bulk_commit(t); return true;
+    case EMU_OP_CP_BULK_WAIT: emu_bulk_wait(b, t, in); return true;
+    case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP:
     case EMU_OP_GRIDDEP: case EMU_OP_CP_BULK_PREFETCH: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
         return true;
     case EMU_OP_CREATEPOLICY: /* an opaque value: the emulator has no L2 to steer */
@@ -587,6 +589,7 @@ static void init_threads(EmuBlock *b) {
         t->mbar_parity = 0;
         t->cl_arrived = false;
         t->cl_phase = 0;
+        t->bulk_commits = 0;
         if (t->wg) emu_wg_reset(t);
         t->linear = i;
         t->cta = rank;
@@ -935,6 +938,7 @@ static bool run_block(EmuBlock *b) {
     }
     b->mbar_events = 0;
     b->mbar_waits = false;
+    b->nbulk = 0; /* a launch's bulk writes have landed when it ends */
     uint32_t nwarps = b->ncta * b->cta_warps;
     uint32_t spin_rounds = 0; /* rounds in which threads only spun on mbarrier.test_wait */
     b->round = 0;
@@ -1100,6 +1104,7 @@ static void *worker(void *arg) {
     free(b.fparams);
     free(b.shadow);
     free(b.wg_reads);
+    free(b.bulk);
     free(b.cta);
     return NULL;
 }

@@ -93,7 +93,19 @@ typedef struct EmuThread {
     bool cl_arrived;      /* barrier.cluster.arrive done, its wait not yet */
     uint32_t cl_phase;    /* the cluster barrier's phase it arrived in (EMU_TS_CLUSTER: waits for its completion) */
     EmuWgState *wg;       /* in-flight wgmma results (NULL: none ever) */
+    uint32_t bulk_commits; /* cp.async.bulk.commit_groups so far: the number of its open bulk group */
 } EmuThread;
+
+/* Global bytes a bulk store or reduction (cp.async.bulk[.tensor] / cp.reduce.async.bulk[.tensor] to global
+ * memory) has written and whose issuing thread has not waited for with cp.async.bulk.wait_group (without
+ * .read): the copy is done at issue, but on a GPU those writes land later, so any other access to them is
+ * reported (exec_async.c). */
+typedef struct EmuBulkWrite {
+    uint64_t lo, hi;
+    uint32_t thread; /* linear index of the issuing thread */
+    uint32_t group;  /* its bulk group (the thread's bulk_commits at issue) */
+    uint32_t line;
+} EmuBulkWrite;
 
 /* printf output of one block, kept until the launch ends (so output comes
  * out in block order, whatever the host threads' timing). */
@@ -180,6 +192,9 @@ typedef struct EmuBlock {
     uint64_t block_index; /* linear index of the cluster running (of the block without clusters) */
     uint64_t mbar_events; /* mbarrier state changes (arrivals, tx counts, phases): progress for the deadlock check */
     bool mbar_waits;      /* a thread of the block has waited on an mbarrier (rounds then look for threads to wake) */
+    EmuBulkWrite *bulk;   /* pending bulk writes to global memory (while any, the global cache c_lo/c_hi stays empty) */
+    uint32_t nbulk, capbulk;
+    bool in_bulk;         /* a bulk copy's own accesses are under way (not checked against the pending writes) */
     Str out;              /* printf output of the block */
 } EmuBlock;
 
@@ -308,6 +323,12 @@ bool emu_mbarrier_phase_done(const EmuBlock *b, uint32_t addr, unsigned parity);
 bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t addr, int64_t bytes, bool arrive, uint32_t count);
 /* cp.async.bulk and cp.async.bulk.tensor: copies done at issue. */
 bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* cp.async.bulk.commit_group / wait_group[.read] N: a wait without .read retires the thread's pending bulk
+ * writes but those of its N most recent groups. */
+void emu_bulk_commit(EmuThread *t);
+void emu_bulk_wait(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* An access to global memory that a pending bulk write covers: false after emu_fault. */
+bool emu_bulk_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write);
 /* old op= v (atom's arithmetic: .add .inc .dec .min .max .exch .cas (c: the new value) .and .or .xor on ty);
  * *bad when the combination has no meaning (min/max of floats) */
 uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad); /* exec_mem.c */

@@ -30,8 +30,10 @@
  *
  * Bulk and tensor copies are done at issue (one legal schedule of the async
  * proxy): the bytes are in place when the instruction returns, then the
- * mbarrier's tx-count is completed; stores to global need nothing at
- * commit_group / wait_group.  Their shared-memory writes are the async proxy's:
+ * mbarrier's tx-count is completed.  Their writes to global memory are noted
+ * as pending until the issuing thread's cp.async.bulk.wait_group (without
+ * .read) retires their bulk group; any generic access to pending bytes is
+ * reported (on a GPU it could see them before or after the copy lands).  Their shared-memory writes are the async proxy's:
  * racecheck forgets earlier accesses of those bytes (the mbarrier orders them).
  *
  * Tensor copies read the emulator's own 128-byte tensor map (tensormap.c),
@@ -48,6 +50,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* ---- the mbarrier object ---- */
 #define MB_PENDING(v) ((uint32_t)((v) & 0xFFFFF))
@@ -369,6 +372,55 @@ bool emu_exec_st_async(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     return w && emu_mbarrier_tx(b, t, in, shared_offset(b, (uint8_t *)w), (int64_t)(es * n), false, 0);
 }
 
+/* ---- pending bulk writes to global memory ---- */
+/* Notes [lo, hi) as written by t's open bulk group (merged into the previous note when it continues it). */
+static void bulk_note(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t lo, uint64_t hi) {
+    EmuBulkWrite *p = b->nbulk ? &b->bulk[b->nbulk - 1] : NULL;
+    if (p && p->thread == t->linear && p->group == t->bulk_commits && p->line == in->line && p->hi == lo) {
+        p->hi = hi;
+        return;
+    }
+    if (b->nbulk == b->capbulk) {
+        b->capbulk = b->capbulk ? 2 * b->capbulk : 64;
+        b->bulk = realloc(b->bulk, b->capbulk * sizeof *b->bulk);
+        if (!b->bulk) out_of_memory();
+    }
+    b->bulk[b->nbulk++] = (EmuBulkWrite){lo, hi, t->linear, t->bulk_commits, in->line};
+    b->c_lo = b->c_hi = 0; /* global accesses leave the inline cache: emu_access checks them */
+}
+
+void emu_bulk_commit(EmuThread *t) { t->bulk_commits++; }
+
+void emu_bulk_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    if (!b->nbulk || (in->flags & EMU_F(READ))) return; /* .read: the sources are read, the writes may be in flight */
+    uint64_t keep = EMU_R(t, in, 0); /* groups that may stay pending: the most recent ones */
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < b->nbulk; i++) {
+        const EmuBulkWrite *w = &b->bulk[i];
+        bool done = w->thread == t->linear && w->group < t->bulk_commits && (uint64_t)(t->bulk_commits - w->group) > keep;
+        if (!done) b->bulk[n++] = *w;
+    }
+    b->nbulk = n;
+}
+
+bool emu_bulk_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
+    for (uint32_t i = 0; i < b->nbulk; i++) {
+        const EmuBulkWrite *w = &b->bulk[i];
+        if (addr >= w->hi || addr + size <= w->lo) continue;
+        const EmuThread *by = &b->t[w->thread];
+        char line[256], where[600];
+        emu_module_line(b->L->m, w->line, line, sizeof line);
+        return emu_fault(b, t, in, write ? "racecheck: global memory written before a bulk store to it completed"
+                                         : "racecheck: global memory read before a bulk store to it completed",
+                         "global address 0x%" PRIx64 " is written by the bulk copy at %s (%s), issued by thread (%u,%u,%u)%s, which "
+                         "has not waited for it: its writes land asynchronously until cp.async.bulk.wait_group (without .read, "
+                         "which waits only until the source has been read) retires its group",
+                         addr > w->lo ? addr : w->lo, emu_module_where(b->L->m, w->line, where, sizeof where), line, by->tid[0],
+                         by->tid[1], by->tid[2], by == t ? " (this thread)" : "");
+    }
+    return true;
+}
+
 /* ---- tensor copies ---- */
 /* The 16-byte chunk of shared address a after the swizzle of the tensor map (and of wgmma's layouts). */
 static uint32_t swizzle_addr(uint32_t a, unsigned swz) {
@@ -443,7 +495,7 @@ static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTen
     const EmuTensorMap tm = *tmp;
     bool load = in->space == EMU_SP_SHARED;
     unsigned dims = tm.rank, es = tm.esize;
-    uint64_t idx = 0;
+    uint64_t idx = 0, run_lo = 0, run_hi = 0; /* stores: the run of global bytes written so far */
     for (uint64_t i4 = 0; i4 < n[4]; i4++)
         for (uint64_t i3 = 0; i3 < n[3]; i3++)
             for (uint64_t i2 = 0; i2 < n[2]; i2++)
@@ -472,7 +524,13 @@ static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTen
                         if (load) memcpy(sp, gp, es);
                         else if (red) reduce_elem(in->mode, rty, gp, sp);
                         else memcpy(gp, sp, es);
+                        if (!load && tm.addr + goff != run_hi) {
+                            if (run_hi > run_lo) bulk_note(b, t, in, run_lo, run_hi);
+                            run_lo = tm.addr + goff;
+                        }
+                        if (!load) run_hi = tm.addr + goff + es;
                     }
+    if (run_hi > run_lo) bulk_note(b, t, in, run_lo, run_hi);
     return true;
 }
 
@@ -486,7 +544,16 @@ static void bulk_move(const EmuIns *in, uint8_t *d, const uint8_t *s, uint64_t s
     for (uint64_t i = 0; i + es <= size; i += es) reduce_elem(in->mode, in->ty, d + i, s + i);
 }
 
+static bool exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in);
+
 bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    b->in_bulk = true; /* the copy's own global accesses are the async proxy's */
+    bool ok = exec_bulk(b, t, in);
+    b->in_bulk = false;
+    return ok;
+}
+
+static bool exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (in->op == EMU_OP_CP_BULK_TENSOR || in->op == EMU_OP_CP_RED_BULK_TENSOR) return exec_tensor(b, t, in);
     uint64_t size = (uint32_t)EMU_R(t, in, 2);
     if (size == 0 || size % 16)
@@ -516,6 +583,7 @@ bool emu_exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     uint8_t *d = emu_access(b, t, in, EMU_SP_GLOBAL, dst, (unsigned)size, 16, true);
     if (!d) return false;
     bulk_move(in, d, s, size);
+    bulk_note(b, t, in, dst, dst + size);
     return true;
 }
 

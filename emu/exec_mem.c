@@ -275,6 +275,10 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
             }
             return a->host + (addr - a->addr); /* not cached: the fast stores must not reach it */
         }
+        if (b->nbulk) { /* not cached either while bulk writes are pending: every access is checked against them */
+            if (!b->in_bulk && !emu_bulk_check(b, t, in, addr, size, write)) return NULL;
+            return a->host + (addr - a->addr);
+        }
         b->c_lo = a->addr;
         b->c_hi = a->addr + a->size;
         b->c_host = a->host;

@@ -326,6 +326,94 @@ Test(mbarrier, producer_consumer_ring) {
     dev_close(d);
 }
 
+/* Bulk stores to global memory land asynchronously: until the issuing thread's cp.async.bulk.wait_group
+ * (without .read) retires their group, any access to those bytes is reported.  Thread 0 stores two
+ * 128-byte groups; then (mode) waits for both, waits .read (not enough), waits for all but the newest group,
+ * or does not wait; after a barrier every thread reads (or writes) the float at byte rd + 4 tid. */
+static const char *bulk_pending_ptx = PTX_HEAD
+    ".visible .entry bs(.param .u64 out, .param .u32 mode, .param .u32 rd, .param .u32 wr)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<16>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %f<4>;\n"
+    "  .shared .align 128 .b8 buf[256];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  ld.param.u32 %r6, [rd];\n"
+    "  ld.param.u32 %r7, [wr];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  mov.u32 %r3, buf;\n"
+    "  mad.lo.u32 %r4, %r2, 8, %r3;\n"
+    "  cvt.rn.f32.u32 %f1, %r2;\n"
+    "  st.shared.v2.f32 [%r4], {%f1, %f1};\n"
+    "  fence.proxy.async.shared::cta;\n"
+    "  bar.sync 0;\n"
+    "  setp.ne.u32 %p1, %r2, 0;\n"
+    "  @%p1 bra $AFTER;\n"
+    "  cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r3], 128;\n"
+    "  cp.async.bulk.commit_group;\n"
+    "  add.u64 %rd2, %rd1, 128;\n"
+    "  add.u32 %r5, %r3, 128;\n"
+    "  cp.async.bulk.global.shared::cta.bulk_group [%rd2], [%r5], 128;\n"
+    "  cp.async.bulk.commit_group;\n"
+    "  setp.eq.u32 %p2, %r1, 0;\n"
+    "  @%p2 cp.async.bulk.wait_group 0;\n"
+    "  setp.eq.u32 %p3, %r1, 1;\n"
+    "  @%p3 cp.async.bulk.wait_group.read 0;\n"
+    "  setp.eq.u32 %p4, %r1, 2;\n"
+    "  @%p4 cp.async.bulk.wait_group 1;\n"
+    "$AFTER:\n"
+    "  bar.sync 0;\n"
+    "  mad.lo.u32 %r8, %r2, 4, %r6;\n"
+    "  cvt.u64.u32 %rd3, %r8;\n"
+    "  add.u64 %rd4, %rd1, %rd3;\n"
+    "  setp.ne.u32 %p5, %r7, 0;\n"
+    "  @%p5 st.global.f32 [%rd4], %f1;\n"
+    "  @!%p5 ld.global.f32 %f2, [%rd4];\n"
+    "  @!%p5 add.f32 %f2, %f2, 0f3F800000;\n"
+    "  @!%p5 st.global.f32 [%rd4+256], %f2;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(bulk, stores_pending_until_waited) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, bulk_pending_ptx, "bs", &m);
+    static const struct {
+        uint32_t mode, rd, wr;
+        bool ok;
+    } cs[] = {
+        {0, 0, 0, true}, {0, 128, 0, true}, {0, 64, 1, true}, /* both groups waited for */
+        {1, 0, 0, false},                                    /* .read: the writes may still land */
+        {2, 0, 0, true}, {2, 128, 0, false},                 /* the older group retired, the newer pending */
+        {3, 64, 0, false}, {3, 192, 1, false},               /* no wait: reads and writes both reported */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        uint64_t out = poisoned(d, 512);
+        uint32_t mode = cs[i].mode, rd = cs[i].rd, wr = cs[i].wr;
+        void *args[] = {&out, &mode, &rd, &wr};
+        if (!cs[i].ok) {
+            expect_launch_error(d, f, 32, args, wr ? "racecheck: global memory written before a bulk store to it completed"
+                                                   : "racecheck: global memory read before a bulk store to it completed",
+                                "issued by thread (0,0,0)", "cp.async.bulk.wait_group (without .read", "PTX line", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, args), DEV_OK, "case %zu: %s", i, dev_last_error(d));
+        float h[128];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned k = 0; k < 64; k++) {
+            bool over = wr && k >= rd / 4 && k < rd / 4 + 32; /* the threads' own stores */
+            float want = over ? (float)(k - rd / 4) : (float)(k / 2);
+            cr_assert_eq(h[k], want, "case %zu: out[%u] = %g, want %g", i, k, h[k], want);
+        }
+        for (unsigned t = 0; t < 32 && !wr; t++)
+            cr_assert_eq(h[64 + rd / 4 + t], (float)((rd / 4 + t) / 2) + 1, "case %zu: thread %u read %g", i, t, h[64 + rd / 4 + t] - 1);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Deadlocks are reported, not hung on: a try_wait on a phase one of two arrivals never completes,
  * and a test_wait spin loop that nothing ends. */
 Test(mbarrier, deadlocks_reported) {
