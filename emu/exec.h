@@ -194,7 +194,7 @@ typedef struct EmuBlock {
     bool mbar_waits;      /* a thread of the block has waited on an mbarrier (rounds then look for threads to wake) */
     EmuBulkWrite *bulk;   /* pending bulk writes to global memory (while any, the global cache c_lo/c_hi stays empty) */
     uint32_t nbulk, capbulk;
-    bool in_bulk;         /* a bulk copy's own accesses are under way (not checked against the pending writes) */
+    bool in_bulk;         /* a bulk copy's own accesses are under way (its writes not checked against the pending ones) */
     Str out;              /* printf output of the block */
 } EmuBlock;
 

@@ -276,7 +276,8 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
             return a->host + (addr - a->addr); /* not cached: the fast stores must not reach it */
         }
         if (b->nbulk) { /* not cached either while bulk writes are pending: every access is checked against them */
-            if (!b->in_bulk && !emu_bulk_check(b, t, in, addr, size, write)) return NULL;
+            /* a bulk copy's reads of global memory too (its writes are its own) */
+            if ((!b->in_bulk || !write) && !emu_bulk_check(b, t, in, addr, size, write)) return NULL;
             return a->host + (addr - a->addr);
         }
         b->c_lo = a->addr;

@@ -411,6 +411,41 @@ Test(bulk, stores_pending_until_waited) {
             cr_assert_eq(h[64 + rd / 4 + t], (float)((rd / 4 + t) / 2) + 1, "case %zu: thread %u read %g", i, t, h[64 + rd / 4 + t] - 1);
     }
     dev_module_unload(m);
+    /* a bulk load (the async proxy) of bytes a bulk store has not finished writing: reported as well */
+    static const char *reload_ptx = PTX_HEAD
+        ".visible .entry bl(.param .u64 out, .param .u32 wait)\n"
+        "{\n"
+        "  .reg .pred %p<4>;\n"
+        "  .reg .b32 %r<8>;\n"
+        "  .reg .b64 %rd<8>;\n"
+        "  .shared .align 128 .b8 buf[256];\n"
+        "  .shared .align 8 .b64 bar;\n"
+        "  ld.param.u64 %rd1, [out];\n"
+        "  ld.param.u32 %r1, [wait];\n"
+        "  mov.u32 %r2, buf;\n"
+        "  mbarrier.init.shared::cta.b64 [bar], 1;\n"
+        "  fence.mbarrier_init.release.cluster;\n"
+        "  fence.proxy.async.shared::cta;\n"
+        "  cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r2], 128;\n"
+        "  cp.async.bulk.commit_group;\n"
+        "  setp.ne.u32 %p1, %r1, 0;\n"
+        "  @%p1 cp.async.bulk.wait_group 0;\n"
+        "  add.u32 %r3, %r2, 128;\n"
+        "  mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], 128;\n"
+        "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1], 128, [bar];\n"
+        "$W:\n"
+        "  mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;\n"
+        "  @!%p2 bra $W;\n"
+        "  ret;\n"
+        "}\n";
+    f = load(d, reload_ptx, "bl", &m);
+    for (uint32_t wait = 0; wait < 2; wait++) {
+        uint64_t out = poisoned(d, 128);
+        void *args[] = {&out, &wait};
+        if (wait) cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        else expect_launch_error(d, f, 1, args, "racecheck: global memory read before a bulk store to it completed", "PTX line 23", "PTX line 17", NULL);
+    }
+    dev_module_unload(m);
     dev_close(d);
 }
 
