@@ -4,7 +4,7 @@
  * bench/triton_ref/emu_check.py feeds it Triton's sm_90 kernels.
  *
  *   foreign_ptx matmul FILE.ptx --kernel NAME [--args tutorial|desc] [--dtype f16|bf16] [--m M --n N --k K]
- *                      [--bm BM --bn BN] [--warps W] [--smem BYTES] [--grid N] [--ctas C] [--device DEV]
+ *                      [--bm BM --bn BN] [--warps W] [--smem BYTES] [--grid N] [--ctas C] [--split S] [--device DEV]
  *   foreign_ptx attention FILE.ptx --kernel NAME [--seq-q S --seq-k S --head-dim D --bm BM] [--causal]
  *                      [--warps W] [--smem BYTES] [--device DEV]
  *
@@ -13,7 +13,9 @@
  *             global and profile scratch pointers;
  *   desc      a, b, c, M, N, K, global scratch (384 bytes a program, for the tensor maps the kernel
  *             builds), profile scratch.
- *   Inputs are small integers: the products are exact, the outputs rounded once.
+ *   Inputs are small integers: the products are exact, the outputs rounded once.  --split S: split-K, a
+ *   grid of S programs along y each adding its share of K into an f32 C (zeroed first; desc arguments):
+ *   the sums are exact, so any order of the adds gives the same C.
  * attention: bench/triton_ref/kernels.py's `attention` (q, k, v, o, lse, seq_q, seq_k, heads_q, group, 14
  *   strides, scale, scratch pointers), batch 2, 4 query heads over 2 KV heads, f16, [b, s, h, d] tensors.
  * The grid is the kernel's tiles unless --grid (a persistent kernel's program count), times --ctas along x
@@ -37,7 +39,7 @@ static int usage(void) {
 
 typedef struct Opts {
     const char *kind, *path, *kernel, *args, *dtype, *device;
-    int m, n, k, bm, bn, warps, smem, grid, ctas, seq_q, seq_k, head_dim, causal;
+    int m, n, k, bm, bn, warps, smem, grid, ctas, split, seq_q, seq_k, head_dim, causal;
 } Opts;
 
 static char *slurp(const char *path) {
@@ -64,8 +66,8 @@ static int fail(tile_context *ctx, const char *what) {
 
 static int run_matmul(tile_context *ctx, tile_kernel *k, const Opts *o) {
     int M = o->m, N = o->n, K = o->k;
-    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
-    uint16_t *a = malloc(na * 2), *b = malloc(nb * 2), *c = malloc(nc * 2);
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N, cs = o->split ? 4 : 2; /* C's element size */
+    uint16_t *a = malloc(na * 2), *b = malloc(nb * 2), *c = malloc(nc * cs);
     int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
     if (!a || !b || !c || !va || !vb) return fail(NULL, "out of memory");
     srand(12345);
@@ -73,30 +75,32 @@ static int run_matmul(tile_context *ctx, tile_kernel *k, const Opts *o) {
     for (size_t i = 0; i < nb; i++) vb[i] = rand() % 9 - 4, b[i] = to16(vb[i]);
     tile_devptr da, db, dc, scratch = 0, zero = 0;
     int programs = o->grid ? o->grid : ((M + o->bm - 1) / o->bm) * ((N + o->bn - 1) / o->bn);
-    if (tile_malloc(ctx, na * 2, &da) || tile_malloc(ctx, nb * 2, &db) || tile_malloc(ctx, nc * 2, &dc) ||
-        tile_malloc(ctx, (size_t)programs * o->ctas * 384 + 128, &scratch))
+    int ys = o->split ? o->split : 1;
+    if (tile_malloc(ctx, na * 2, &da) || tile_malloc(ctx, nb * 2, &db) || tile_malloc(ctx, nc * cs, &dc) ||
+        tile_malloc(ctx, (size_t)programs * o->ctas * ys * 384 + 128, &scratch))
         return fail(ctx, "tile_malloc");
     tile_memcpy_htod(ctx, da, a, na * 2);
     tile_memcpy_htod(ctx, db, b, nb * 2);
-    tile_memset(ctx, dc, 0xFF, nc * 2); /* NaN: an element never written shows */
+    tile_memset(ctx, dc, o->split ? 0 : 0xFF, nc * cs); /* NaN: an element never written shows (split-K adds into zeros) */
     int32_t m32 = M, n32 = N, k32 = K, sam = K, sbk = N, scm = N;
     void *tut[] = {&da, &db, &dc, &m32, &n32, &k32, &sam, &sbk, &scm, &zero, &zero};
     void *desc[] = {&da, &db, &dc, &m32, &n32, &k32, &scratch, &zero};
     void **args = strcmp(o->args, "desc") == 0 ? desc : tut;
-    if (tile_launch_raw(k, (tile_dim3){(unsigned)(programs * o->ctas), 1, 1}, (tile_dim3){(unsigned)(32 * o->warps), 1, 1},
+    if (tile_launch_raw(k, (tile_dim3){(unsigned)(programs * o->ctas), (unsigned)ys, 1}, (tile_dim3){(unsigned)(32 * o->warps), 1, 1},
                         (unsigned)o->smem, args, NULL))
         return fail(ctx, "launch");
-    tile_memcpy_dtoh(ctx, c, dc, nc * 2);
+    tile_memcpy_dtoh(ctx, c, dc, nc * cs);
     long bad = 0;
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             double want = 0;
             for (int q = 0; q < K; q++) want += (double)va[(size_t)i * K + q] * vb[(size_t)q * N + j];
-            double got = from16(c[(size_t)i * N + j]), w = from16(to16(want)); /* rounded once to the output type */
+            double got = o->split ? ((const float *)c)[(size_t)i * N + j] : from16(c[(size_t)i * N + j]);
+            double w = o->split ? want : from16(to16(want)); /* rounded once to the output type */
             if (got != w && bad++ < 5) printf("  C[%d, %d] = %g, want %g\n", i, j, got, w);
         }
-    printf("%s matmul %s %dx%dx%d (%s arguments, %d programs): %s (%ld of %zu elements differ)\n", o->kernel, o->dtype, M, N, K, o->args,
-           programs, bad ? "MISMATCH" : "ok", bad, nc);
+    printf("%s matmul %s %dx%dx%d (%s arguments, %d programs%s): %s (%ld of %zu elements differ)\n", o->kernel, o->dtype, M, N, K, o->args,
+           programs, o->split ? ", split-K along y, f32 C" : "", bad ? "MISMATCH" : "ok", bad, nc);
     free(a), free(b), free(c), free(va), free(vb);
     return bad ? 1 : 0;
 }
@@ -172,7 +176,7 @@ int main(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int *iv = !strcmp(a, "--m") ? &o.m : !strcmp(a, "--n") ? &o.n : !strcmp(a, "--k") ? &o.k : !strcmp(a, "--bm") ? &o.bm
                 : !strcmp(a, "--bn") ? &o.bn : !strcmp(a, "--warps") ? &o.warps : !strcmp(a, "--smem") ? &o.smem
-                : !strcmp(a, "--grid") ? &o.grid : !strcmp(a, "--ctas") ? &o.ctas : !strcmp(a, "--seq-q") ? &o.seq_q : !strcmp(a, "--seq-k") ? &o.seq_k
+                : !strcmp(a, "--grid") ? &o.grid : !strcmp(a, "--ctas") ? &o.ctas : !strcmp(a, "--split") ? &o.split : !strcmp(a, "--seq-q") ? &o.seq_q : !strcmp(a, "--seq-k") ? &o.seq_k
                 : !strcmp(a, "--head-dim") ? &o.head_dim : NULL;
         const char **sv = !strcmp(a, "--kernel") ? &o.kernel : !strcmp(a, "--args") ? &o.args : !strcmp(a, "--dtype") ? &o.dtype
                         : !strcmp(a, "--device") ? &o.device : NULL;
@@ -183,7 +187,7 @@ int main(int argc, char **argv) {
             i++;
         } else return usage();
     }
-    if (!o.kernel || o.ctas < 1 || (strcmp(o.kind, "matmul") && strcmp(o.kind, "attention")) || (strcmp(o.dtype, "f16") && strcmp(o.dtype, "bf16")) ||
+    if (!o.kernel || o.ctas < 1 || o.split < 0 || (o.split && strcmp(o.args, "desc")) || (strcmp(o.kind, "matmul") && strcmp(o.kind, "attention")) || (strcmp(o.dtype, "f16") && strcmp(o.dtype, "bf16")) ||
         (strcmp(o.args, "tutorial") && strcmp(o.args, "desc")) || o.m < 1 || o.n < 1 || o.k < 1 || o.bm < 1 || o.bn < 1 || o.warps < 1 ||
         o.seq_q < 1 || o.seq_k < 1 || o.head_dim < 1 || o.seq_k > 1 << 20)
         return usage();

@@ -10,6 +10,8 @@ build/bench/foreign_ptx (bench/foreign_ptx.c), which runs it on the device and c
   desc_matmul                  tensor descriptors made in the kernel: tensormap.replace and
                                tensormap.cp_fenceproxy, TMA loads on mbarriers, wgmma, a TMA store
   desc_matmul_persistent       the same as a persistent loop over tiles (4 programs)
+  desc_matmul_splitk           split-K over 3 programs along y, the partial tiles added into an f32 C by
+                               the descriptor's atomic_add: cp.reduce.async.bulk.tensor
   attention hd64 causal/hd128  bench/triton_ref/kernels.py's attention: wgmma with P from registers
   tutorial_matmul f16 ctas2 /  num_ctas=2: each program a cluster of two CTAs (.reqnctapercluster 2,
   desc_matmul ctas2            %cluster_ctarank, barrier.cluster), launched as twice the programs along x
@@ -73,6 +75,25 @@ def desc_matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: t
         dc.store([pm * BM, pn * BN], acc.to(tl.float16))
 
 
+@triton.jit
+def desc_matmul_splitk(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                       SPLIT: tl.constexpr):
+    pid = tl.program_id(0)
+    ks = tl.program_id(1)
+    npn = tl.cdiv(N, BN)
+    pm = pid // npn
+    pn = pid % npn
+    da = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    db = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    dc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    nk = tl.cdiv(K, BK)
+    per = tl.cdiv(nk, SPLIT)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(ks * per, tl.minimum(nk, (ks + 1) * per)):
+        acc = tl.dot(da.load([pm * BM, k * BK]), db.load([k * BK, pn * BN]), acc)
+    dc.atomic_add([pm * BM, pn * BN], acc)
+
+
 def compile90(fn, sig, consts, div16, warps, stages, ctas=1):
     names = list(sig)
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in div16}
@@ -101,6 +122,8 @@ def cases():
                 ["matmul", "--args", "desc", "--m", "208", "--n", "144", "--k", "112"]))
     out.append(("desc_matmul ctas2", desc_matmul, dict(mm), {"BM": 128, "BN": 128, "BK": 64}, list(mm), 4, 3,
                 ["matmul", "--args", "desc", "--m", "208", "--n", "144", "--k", "112", "--ctas", "2"]))
+    out.append(("desc_matmul_splitk", desc_matmul_splitk, dict(mm, c_ptr="*fp32"), {"BM": 128, "BN": 128, "BK": 64, "SPLIT": 3},
+                list(mm), 4, 3, ["matmul", "--args", "desc", "--split", "3", "--m", "208", "--n", "144", "--k", "400"]))
     out.append(("desc_matmul_persistent", desc_matmul_persistent, dict(mm), {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4},
                 list(mm), 4, 3, ["matmul", "--args", "desc", "--grid", "4", "--m", "400", "--n", "272", "--k", "208"]))
     names = ["q", "k", "v", "o", "lse", "seq_q", "seq_k", "heads_q", "group", "sqb", "sqs", "sqh", "skb", "sks", "skh",
@@ -139,7 +162,8 @@ def main():
         path = os.path.join(outdir, re.sub(r"\W+", "_", label) + ".ptx")
         with open(path, "w") as f:
             f.write(ptx)
-        feats = [w for w in ("wgmma.mma_async", "cp.async.bulk.tensor", "tensormap.replace", "mbarrier", "stmatrix", "cp.async.cg",
+        feats = [w for w in ("wgmma.mma_async", "cp.async.bulk.tensor", "cp.reduce.async.bulk.tensor", "tensormap.replace",
+                             "mbarrier", "stmatrix", "cp.async.cg",
                              "barrier.cluster", "mapa", "multicast::cluster")
                  if w in ptx]
         cmd = [a.foreign, args[0], path, "--kernel", md.name, "--warps", str(md.num_warps), "--smem", str(md.shared),
