@@ -3,12 +3,12 @@
  * compilers' PTX (docs/emulator.md), for Hopper's wgmma, TMA and device-built tensor maps too.
  * bench/triton_ref/emu_check.py feeds it Triton's sm_90 kernels.
  *
- *   foreign_ptx matmul FILE.ptx --kernel NAME [--args tutorial|desc] [--dtype f16|bf16] [--m M --n N --k K]
+ *   foreign_ptx matmul FILE.ptx --kernel NAME [--args tutorial|desc] [--dtype f16|bf16|e4m3] [--m M --n N --k K]
  *                      [--bm BM --bn BN] [--warps W] [--smem BYTES] [--grid N] [--ctas C] [--split S] [--device DEV]
  *   foreign_ptx attention FILE.ptx --kernel NAME [--seq-q S --seq-k S --head-dim D --bm BM] [--causal]
  *                      [--warps W] [--smem BYTES] [--device DEV]
  *
- * matmul: C[m, n] = A[m, k] B[k, n], row-major, in the dtype.  Arguments as Triton 3.9 passes them:
+ * matmul: C[m, n] = A[m, k] B[k, n], row-major, in the dtype (e4m3: A and B, C in f16).  Arguments as Triton 3.9 passes them:
  *   tutorial  a, b, c, M, N, K, stride_am, stride_bk, stride_cm (the unit strides constant), then the
  *             global and profile scratch pointers;
  *   desc      a, b, c, M, N, K, global scratch (384 bytes a program, for the tensor maps the kernel
@@ -55,8 +55,13 @@ static char *slurp(const char *path) {
     return s;
 }
 
-static bool bf16_dt;
+static bool bf16_dt, e4m3_dt;
 static uint16_t to16(double v) { return bf16_dt ? f32_to_bf16((float)v) : f32_to_f16((float)v); }
+/* an integer in [-4, 4] as e4m3 (exact) */
+static uint8_t to_e4m3(int v) {
+    static const uint8_t code[5] = {0x00, 0x38, 0x40, 0x44, 0x48};
+    return (uint8_t)(code[v < 0 ? -v : v] | (v < 0 ? 0x80 : 0));
+}
 static double from16(uint16_t h) { return bf16_dt ? bf16_to_d(h) : f16_to_d(h); }
 
 static int fail(tile_context *ctx, const char *what) {
@@ -67,20 +72,25 @@ static int fail(tile_context *ctx, const char *what) {
 static int run_matmul(tile_context *ctx, tile_kernel *k, const Opts *o) {
     int M = o->m, N = o->n, K = o->k;
     size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N, cs = o->split ? 4 : 2; /* C's element size */
+    size_t es = e4m3_dt ? 1 : 2; /* the inputs' element size (C is f16 either way, f32 with --split) */
     uint16_t *a = malloc(na * 2), *b = malloc(nb * 2), *c = malloc(nc * cs);
     int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
     if (!a || !b || !c || !va || !vb) return fail(NULL, "out of memory");
     srand(12345);
     for (size_t i = 0; i < na; i++) va[i] = rand() % 9 - 4, a[i] = to16(va[i]);
     for (size_t i = 0; i < nb; i++) vb[i] = rand() % 9 - 4, b[i] = to16(vb[i]);
+    if (e4m3_dt) { /* the same values as bytes */
+        for (size_t i = 0; i < na; i++) ((uint8_t *)a)[i] = to_e4m3(va[i]);
+        for (size_t i = 0; i < nb; i++) ((uint8_t *)b)[i] = to_e4m3(vb[i]);
+    }
     tile_devptr da, db, dc, scratch = 0, zero = 0;
     int programs = o->grid ? o->grid : ((M + o->bm - 1) / o->bm) * ((N + o->bn - 1) / o->bn);
     int ys = o->split ? o->split : 1;
-    if (tile_malloc(ctx, na * 2, &da) || tile_malloc(ctx, nb * 2, &db) || tile_malloc(ctx, nc * cs, &dc) ||
+    if (tile_malloc(ctx, na * es, &da) || tile_malloc(ctx, nb * es, &db) || tile_malloc(ctx, nc * cs, &dc) ||
         tile_malloc(ctx, (size_t)programs * o->ctas * ys * 384 + 128, &scratch))
         return fail(ctx, "tile_malloc");
-    tile_memcpy_htod(ctx, da, a, na * 2);
-    tile_memcpy_htod(ctx, db, b, nb * 2);
+    tile_memcpy_htod(ctx, da, a, na * es);
+    tile_memcpy_htod(ctx, db, b, nb * es);
     tile_memset(ctx, dc, o->split ? 0 : 0xFF, nc * cs); /* NaN: an element never written shows (split-K adds into zeros) */
     int32_t m32 = M, n32 = N, k32 = K, sam = K, sbk = N, scm = N;
     void *tut[] = {&da, &db, &dc, &m32, &n32, &k32, &sam, &sbk, &scm, &zero, &zero};
@@ -95,8 +105,8 @@ static int run_matmul(tile_context *ctx, tile_kernel *k, const Opts *o) {
         for (int j = 0; j < N; j++) {
             double want = 0;
             for (int q = 0; q < K; q++) want += (double)va[(size_t)i * K + q] * vb[(size_t)q * N + j];
-            double got = o->split ? ((const float *)c)[(size_t)i * N + j] : from16(c[(size_t)i * N + j]);
-            double w = o->split ? want : from16(to16(want)); /* rounded once to the output type */
+            double got = o->split ? ((const float *)c)[(size_t)i * N + j] : e4m3_dt ? f16_to_d(c[(size_t)i * N + j]) : from16(c[(size_t)i * N + j]);
+            double w = o->split ? want : e4m3_dt ? f16_to_d(f32_to_f16((float)want)) : from16(to16(want)); /* rounded once to the output type */
             if (got != w && bad++ < 5) printf("  C[%d, %d] = %g, want %g\n", i, j, got, w);
         }
     printf("%s matmul %s %dx%dx%d (%s arguments, %d programs%s): %s (%ld of %zu elements differ)\n", o->kernel, o->dtype, M, N, K, o->args,
@@ -187,11 +197,11 @@ int main(int argc, char **argv) {
             i++;
         } else return usage();
     }
-    if (!o.kernel || o.ctas < 1 || o.split < 0 || (o.split && strcmp(o.args, "desc")) || (strcmp(o.kind, "matmul") && strcmp(o.kind, "attention")) || (strcmp(o.dtype, "f16") && strcmp(o.dtype, "bf16")) ||
+    if (!o.kernel || o.ctas < 1 || o.split < 0 || (o.split && strcmp(o.args, "desc")) || (strcmp(o.kind, "matmul") && strcmp(o.kind, "attention")) || (strcmp(o.dtype, "f16") && strcmp(o.dtype, "bf16") && strcmp(o.dtype, "e4m3")) ||
         (strcmp(o.args, "tutorial") && strcmp(o.args, "desc")) || o.m < 1 || o.n < 1 || o.k < 1 || o.bm < 1 || o.bn < 1 || o.warps < 1 ||
         o.seq_q < 1 || o.seq_k < 1 || o.head_dim < 1 || o.seq_k > 1 << 20)
         return usage();
-    bf16_dt = !strcmp(o.dtype, "bf16");
+    bf16_dt = !strcmp(o.dtype, "bf16"), e4m3_dt = !strcmp(o.dtype, "e4m3");
     char *ptx = slurp(o.path);
     if (!ptx) {
         fprintf(stderr, "foreign_ptx: cannot read %s\n", o.path);

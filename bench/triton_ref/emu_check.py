@@ -12,6 +12,8 @@ build/bench/foreign_ptx (bench/foreign_ptx.c), which runs it on the device and c
   desc_matmul_persistent       the same as a persistent loop over tiles (4 programs)
   desc_matmul_splitk           split-K over 3 programs along y, the partial tiles added into an f32 C by
                                the descriptor's atomic_add: cp.reduce.async.bulk.tensor
+  desc_matmul_ws               the persistent loop with tl.range(..., warp_specialize=True)
+  desc_matmul_persistent e4m3  the persistent one on e4m3 inputs: wgmma m64n128k32 e4m3
   attention hd64 causal/hd128  bench/triton_ref/kernels.py's attention: wgmma with P from registers
   tutorial_matmul f16 ctas2 /  num_ctas=2: each program a cluster of two CTAs (.reqnctapercluster 2,
   desc_matmul ctas2            %cluster_ctarank, barrier.cluster), launched as twice the programs along x
@@ -76,6 +78,22 @@ def desc_matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: t
 
 
 @triton.jit
+def desc_matmul_ws(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PROGRAMS: tl.constexpr):
+    npm = tl.cdiv(M, BM)
+    npn = tl.cdiv(N, BN)
+    da = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    db = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    dc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    for tile in tl.range(tl.program_id(0), npm * npn, PROGRAMS, flatten=True, warp_specialize=True):
+        pm = tile // npn
+        pn = tile % npn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(tl.cdiv(K, BK)):
+            acc = tl.dot(da.load([pm * BM, k * BK]), db.load([k * BK, pn * BN]), acc)
+        dc.store([pm * BM, pn * BN], acc.to(tl.float16))
+
+
+@triton.jit
 def desc_matmul_splitk(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                        SPLIT: tl.constexpr):
     pid = tl.program_id(0)
@@ -126,6 +144,11 @@ def cases():
                 list(mm), 4, 3, ["matmul", "--args", "desc", "--split", "3", "--m", "208", "--n", "144", "--k", "400"]))
     out.append(("desc_matmul_persistent", desc_matmul_persistent, dict(mm), {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4},
                 list(mm), 4, 3, ["matmul", "--args", "desc", "--grid", "4", "--m", "400", "--n", "272", "--k", "208"]))
+    out.append(("desc_matmul_ws", desc_matmul_ws, dict(mm), {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4},
+                list(mm), 4, 3, ["matmul", "--args", "desc", "--grid", "4", "--m", "400", "--n", "272", "--k", "208"]))
+    out.append(("desc_matmul_persistent e4m3", desc_matmul_persistent, dict(mm, a_ptr="*fp8e4nv", b_ptr="*fp8e4nv"),
+                {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4}, list(mm), 4, 3,
+                ["matmul", "--args", "desc", "--dtype", "e4m3", "--grid", "4", "--m", "400", "--n", "272", "--k", "208"]))
     names = ["q", "k", "v", "o", "lse", "seq_q", "seq_k", "heads_q", "group", "sqb", "sqs", "sqh", "skb", "sks", "skh",
              "svb", "svs", "svh", "sob", "sos", "soh", "slb", "slh", "scale"]
     for hd, causal, warps in ((64, 1, 4), (128, 0, 8)):
