@@ -31,6 +31,9 @@
  *   coop.cu     cuda::pipeline + cuda::memcpy_async, __pipeline_* primitives,
  *               cooperative groups' memcpy_async and reductions over 32- and
  *               64-thread tiles (reserved shared memory, spinning warps): exact
+ *   fp8.cu      cuda_fp8.h's conversions (float, float2, half2, bfloat162 to
+ *               E4M3/E5M2, saturating or not, FP8 pairs to half2, the
+ *               __nv_fp8_* types): exact, NaNs as NaNs
  *   hopper.cu   sm_90a only: in test_conformance_hopper.c
  * Without nvcc ($TILE_NVCC, /usr/local/cuda/bin/nvcc, $CUDA_HOME/bin or
  * PATH) every test is skipped, and says so (ctest shows the program as
@@ -582,6 +585,100 @@ static void check_float(Conf *c) {
     check_f64(c, &rng);
     check_cvt(c, &rng);
     check_half(c, &rng);
+}
+
+/* ==== fp8.cu ====
+ * The conversions as CUDA documents them: round to nearest even into E4M3 (bias 7, no infinities,
+ * 0x7F/0xFF NaN, largest 448) or E5M2 (bias 15, IEEE-like, largest 57344); a magnitude that rounds
+ * past the largest finite value (ties to even: 464 stays 448, 61440 goes up) is the largest finite
+ * value with __NV_SATFINITE (infinities too), else NaN for E4M3 and infinity for E5M2. */
+static double f8_value(uint32_t code, bool e5) {
+    int e = e5 ? (code >> 2) & 31 : (code >> 3) & 15, m = e5 ? code & 3 : code & 7, mb = e5 ? 2 : 3, bias = e5 ? 15 : 7;
+    double v = e == 0 ? ldexp(m, 1 - bias - mb) : ldexp(m + (1 << mb), e - bias - mb);
+    if (e5 && e == 31) v = m ? NAN : INFINITY;
+    if (!e5 && e == 15 && m == 7) v = NAN;
+    return (code & 0x80) ? -v : v;
+}
+static bool f8_nan(uint32_t code, bool e5) { return isnan(f8_value(code & 0xFF, e5)); }
+static uint32_t ref_f8(double x, bool e5, bool sat) {
+    uint32_t sign = signbit(x) ? 0x80 : 0, top = e5 ? 0x7B : 0x7E; /* the largest finite code */
+    if (isnan(x)) return 0x7F;
+    double a = fabs(x), maxv = f8_value(top, e5), ulp = maxv - f8_value(top - 1, e5);
+    bool over = isinf(a) || a > maxv + ulp / 2 || (a == maxv + ulp / 2 && (top & 1));
+    if (over) return sign | (sat ? top : e5 ? 0x7C : 0x7F);
+    uint32_t best = 0;
+    for (uint32_t c = 1; c <= top; c++) { /* values grow with the code: the nearest, ties to the even code */
+        double d = fabs(f8_value(c, e5) - a), db = fabs(f8_value(best, e5) - a);
+        if (d < db || (d == db && !(c & 1))) best = c;
+    }
+    return sign | best;
+}
+enum { NO8 = 14, N8 = 2048 };
+CONFORMANCE(fp8)
+static void check_fp8(Conf *c) {
+    Rng rng = rng_seed(88);
+    static float x[N8], y[N8];
+    static uint32_t h2[N8], b2[N8], o[N8 * NO8];
+    static uint16_t q[N8];
+    /* specials, values at and between the formats' steps (ties), near the largest values, subnormals, then
+     * log-uniform magnitudes of both signs */
+    static const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 448.0f, 464.0f, 464.0001f, 465.0f, 480.0f, 57344.0f,
+                                    61439.9f, 61440.0f, 65536.0f, 1.0625f, 1.1875f, 0x1p-9f, 0x1p-10f, 0x1.8p-10f, 0x1p-16f, 0x1p-17f,
+                                    0x1.8p-17f, 1e-30f, 3.0e38f};
+    int ns = (int)(sizeof special / sizeof *special);
+    for (int i = 0; i < N8; i++) {
+        double mag = ldexp(1.0, (int)(rng_next(&rng) % 44) - 22) * rng_uniform(&rng, 1, 2);
+        x[i] = i < ns ? special[i] : i < 2 * ns ? -special[i - ns] : (float)((rng_next(&rng) & 1) ? -mag : mag);
+        if (i >= 2 * ns && i % 5 == 0) { /* exactly between two E4M3 or E5M2 neighbours: a tie */
+            bool e5 = i % 10 == 0;
+            uint32_t cd = (uint32_t)(rng_next(&rng) % (e5 ? 0x7B : 0x7E));
+            x[i] = (float)((f8_value(cd, e5) + f8_value(cd + 1, e5)) / 2);
+        }
+        y[i] = i < ns ? special[(i + 7) % ns] : (float)(rng_uniform(&rng, -70000, 70000) * ldexp(1.0, -(int)(rng_next(&rng) % 24)));
+        h2[i] = (uint32_t)rng_next(&rng);
+        b2[i] = (uint32_t)rng_next(&rng);
+        q[i] = (uint16_t)rng_next(&rng);
+    }
+    tile_devptr dx = dev_in(c, x, sizeof x), dy = dev_in(c, y, sizeof y), dh = dev_in(c, h2, sizeof h2), db = dev_in(c, b2, sizeof b2);
+    tile_devptr dq = dev_in(c, q, sizeof q), dout = dev_in(c, NULL, sizeof o);
+    int n = N8;
+    run(c, "fp8_cvt", N8 / 128, 128, 0, (void *[]){&dx, &dy, &dh, &db, &dq, &dout, &n});
+    dev_out(c, o, dout, sizeof o);
+    for (int i = 0; i < N8; i++) {
+        const uint32_t *g = o + (size_t)i * NO8;
+        double hx = from_f16(h2[i] & 0xFFFF), hy = from_f16(h2[i] >> 16), bx = from_bf16(b2[i] & 0xFFFF), by = from_bf16(b2[i] >> 16);
+        /* (result, low input, high input or NAN for one byte, E5M2, saturating) */
+        const struct { double lo, hi; bool pair, e5, sat; } want[10] = {
+            {x[i], 0, false, false, true}, {x[i], 0, false, false, false}, {x[i], 0, false, true, true}, {x[i], 0, false, true, false},
+            {x[i], y[i], true, false, true}, {x[i], y[i], true, true, true}, {hx, hy, true, false, true}, {hx, hy, true, true, true},
+            {bx, by, true, false, true}, {bx, by, true, true, true}};
+        for (int k = 0; k < 10; k++) {
+            uint32_t w = ref_f8(want[k].lo, want[k].e5, want[k].sat) | (want[k].pair ? ref_f8(want[k].hi, want[k].e5, want[k].sat) << 8 : 0);
+            uint32_t got = g[k];
+            bool ok = (got >> (want[k].pair ? 16 : 8)) == 0;
+            for (int byte = 0; byte < (want[k].pair ? 2 : 1) && ok; byte++) {
+                uint32_t gb = got >> (8 * byte) & 0xFF, wb = w >> (8 * byte) & 0xFF;
+                ok = f8_nan(wb, want[k].e5) ? f8_nan(gb, want[k].e5) : gb == wb;
+            }
+            cr_assert(ok, "[%s] fp8 result %d for %a, %a: got %#x, want %#x", c->name, k, want[k].lo, want[k].hi, got, w);
+        }
+        for (int k = 0; k < 2; k++) { /* FP8 pairs to half2: exact */
+            bool e5 = k == 1;
+            for (int h = 0; h < 2; h++) {
+                uint32_t code = q[i] >> (8 * h) & 0xFF, got = g[10 + k] >> (16 * h) & 0xFFFF;
+                double v = f8_value(code, e5);
+                bool ok = isnan(v) ? isnan(from_f16(got)) : got == to_f16(v, RN);
+                cr_assert(ok, "[%s] fp8x2 %s %#x half %d: got %#x, want %g", c->name, e5 ? "e5m2" : "e4m3", q[i], h, got, v);
+            }
+        }
+        for (int k = 0; k < 2; k++) { /* the types: saturating conversions, back to float exactly */
+            bool e5 = k == 1;
+            double in = e5 ? y[i] : x[i], v = f8_value(ref_f8(in, e5, true), e5);
+            float got = u2f(g[12 + k]);
+            cr_assert(isnan(v) ? isnan(got) : got == (float)v, "[%s] __nv_fp8_%s(%a): got %a, want %a", c->name, e5 ? "e5m2" : "e4m3", in,
+                      got, v);
+        }
+    }
 }
 
 /* ==== math.cu ====
