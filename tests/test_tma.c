@@ -463,6 +463,22 @@ static double f16_int(uint16_t h) {
     return h & 0x8000 ? -v : v;
 }
 
+/* Loads src's kernel on ctx and launches it with (a, b, c, m, n, k, sa, sb, sc) on `programs` programs; the
+ * module, for the caller to unload. */
+static tile_module *launch_epi(tile_context *ctx, const char *src, const tile_compile_options *o, const char *kernel,
+                               const tile_devptr abc[3], const int sizes[6], int programs) {
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "epi.tile", src, o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, kernel, &kern), TILE_OK);
+    tile_devptr p[3] = {abc[0], abc[1], abc[2]};
+    int32_t v[6];
+    for (int i = 0; i < 6; i++) v[i] = sizes[i];
+    void *args[] = {&p[0], &p[1], &p[2], &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]};
+    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    return mod;
+}
+
 static void epilogue_case(const char *kernel, int m, int n, int k, int programs, int ws, int warps) {
     static const char *const especs[] = {"sa=16", "sb=16", "sc=16", "k=16", NULL};
     bool half = !strcmp(kernel, "epi16");
@@ -500,14 +516,8 @@ static void epilogue_case(const char *kernel, int m, int n, int k, int programs,
     tile_devptr da = upload_ints(ctx, na, 4, &va), db = upload_ints(ctx, nb, 4, &vb), dc;
     cr_assert_eq(tile_malloc(ctx, nc * (size_t)es, &dc), TILE_OK);
     tile_memset(ctx, dc, 0xFF, nc * (size_t)es); /* NaN */
-    tile_module *mod;
     o.arch = NULL;
-    cr_assert_eq(tile_module_load_source_ex(ctx, "epi.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
-    tile_kernel *kern;
-    cr_assert_eq(tile_module_get_kernel(mod, kernel, &kern), TILE_OK);
-    int32_t am = m, an = n, ak = k, asa = sa, asb = sb, asc = sc;
-    void *args[] = {&da, &db, &dc, &am, &an, &ak, &asa, &asb, &asc};
-    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module *mod = launch_epi(ctx, src, &o, kernel, (tile_devptr[]){da, db, dc}, (int[]){m, n, k, sa, sb, sc}, programs);
     cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * (size_t)es), TILE_OK);
     for (int i = 0; i < m + 8; i++)
         for (int j = 0; j < sc; j++) {
@@ -594,14 +604,8 @@ static void reduce_case(const char *kernel, int m, int n, int k, int programs, i
     }
     cr_assert_eq(tile_malloc(ctx, nc * (size_t)es, &dc), TILE_OK);
     cr_assert_eq(tile_memcpy_htod(ctx, dc, init, nc * (size_t)es), TILE_OK);
-    tile_module *mod;
     o.arch = NULL;
-    cr_assert_eq(tile_module_load_source_ex(ctx, "red.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
-    tile_kernel *kern;
-    cr_assert_eq(tile_module_get_kernel(mod, kernel, &kern), TILE_OK);
-    int32_t am = m, an = n, ak = k, asa = sa, asb = sb, asc = sc;
-    void *args[] = {&da, &db, &dc, &am, &an, &ak, &asa, &asb, &asc};
-    cr_assert_eq(tile_launch(kern, (tile_dim3){(unsigned)programs, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module *mod = launch_epi(ctx, src, &o, kernel, (tile_devptr[]){da, db, dc}, (int[]){m, n, k, sa, sb, sc}, programs);
     cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * (size_t)es), TILE_OK);
     for (int i = 0; i < m + 8; i++)
         for (int j = 0; j < sc; j++) {
