@@ -17,7 +17,7 @@
  * is our own 16-bit CAS loop; f16 (and bf16 on sm_90) adds on pairs of
  * consecutive elements are one packed .f16x2/.bf16x2 atom.  An atomic whose old
  * values nothing reads, at an ordering `red` has (relaxed, release), is `red`
- * instead (no result: split-K's and MoE's accumulations).
+ * instead (no result: split-K's partial sums, histograms).
  * Stores and atomics run only on the thread and register that own an element
  * (replicas in other threads or registers skip it), so atomics happen once;
  * when an atomic's old values are used and its layout replicates elements,
@@ -237,9 +237,10 @@ static bool emit_store(LL *l, Inst *i) {
     return true;
 }
 
-/* The PTX of one atomic on an element of dtype dt, `atom.SEM.SCOPE.global.OP.TYPE` (`red`: `red.` without a result), or NULL
- * where PTX has no such instruction on the target (float min/max, bf16 add before sm_90):
- * those go through LLVM's atomicrmw, which expands to a compare-and-swap loop.  Operands
+/* The PTX of one atomic on an element of dtype dt, `atom.SEM.SCOPE.global.OP.TYPE` (with `red`:
+ * `red.SEM.SCOPE.global.OP.TYPE`, no result), or NULL where PTX has no such instruction on the
+ * target (float min/max, bf16 add before sm_90): those go through LLVM's atomicrmw, which
+ * expands to a compare-and-swap loop.  Operands
  * travel as the returned register class *cls: integers bitcast from floats except for add. */
 static const char *atomic_ptx_op(LL *l, const Inst *i, DType dt, bool red, char *buf, size_t n, char *cls) {
     bool fl = dtype_is_float(dt), s = dtype_is_signed(dt);
@@ -321,7 +322,7 @@ static bool emit_atomic(LL *l, Inst *i) {
     bool red = !cas && i->a.ival2 != RED_XCHG && (i->a.sem == SEM_RELAXED || i->a.sem == SEM_RELEASE) &&
                !tir_value_used(f->body, i->res[0]);
     const char *ptx = atomic_ptx_op(l, i, dt, red, text, sizeof text, &cls);
-    if (ptx && red && strncmp(ptx, "red.", 4)) red = false; /* bf16 before sm_90: the compare-and-swap loop */
+    if (red && (!ptx || strncmp(ptx, "red.", 4))) red = false; /* float min/max, bf16 before sm_90: compare-and-swap loops */
     /* operands as the asm's register class: floats other than add's travel as bits */
     LLVMTypeRef at = cls == 'f' || cls == 'd' ? ll_type(l, dt) : LLVMIntTypeInContext(l->ctx, (unsigned)dtype_bits(dt));
     char cons[32];

@@ -774,19 +774,6 @@ static int smem_live_from(Func *f, Inst *from, int *scratch) {
     return n;
 }
 
-/* A store of a register tile that a tensor map describes (the forms and masks of step 2, no run
- * predicate) becomes: wait until this buffer's previous tensor store has read it, barrier, the
- * tile written into a one-stage buffer of the map's layout (local_store), barrier, tma_store
- * (one thread; the masked-off elements are the ones outside the map's bounds, which the copy
- * does not write); every return waits for the stores to have read the buffer.  Only stores at
- * the top of the kernel's body or of a `for` there (a persistent kernel's loop over tiles),
- * of kernels whose loops already stream through tensor maps, and only while the buffer fits in
- * shared memory beside what the kernel uses.  When the whole tile does not fit (a 128 x 256 GEMM
- * tile beside its ring), a buffer of a column slice (a multiple of 128 bytes wide, the widest that
- * fits) takes the tile slice by slice, each through the same sequence (local_store {col}); only
- * where every register of the tile falls in one slice (layout_cols_in_chunks).  An atomic_rmw of such a tile
- * (add, max, min, and, or, xor on a type the tensor reduction has; sem="relaxed" at cta or gpu scope; its old
- * values unread: split-K's partial sums) goes the same way, as a tensor reduction (tma_store kind=..). */
 /* The element type a tensor reduction reads for atomic_rmw `at` (a relaxed one at cta or gpu scope whose old values
  * nothing reads: the reduction is relaxed and gives none back), DT_VOID when none does this one.  Integer adds and
  * bitwise ops are the same on unsigned elements. */
@@ -840,6 +827,20 @@ static bool later_access(Ctx *c, Inst *st, int base) {
     return false;
 }
 
+/* A store of a register tile that a tensor map describes (the forms and masks of step 2, no run
+ * predicate) becomes: wait until this buffer's previous tensor store has read it, barrier, the
+ * tile written into a one-stage buffer of the map's layout (local_store), barrier, tma_store
+ * (one thread; the masked-off elements are the ones outside the map's bounds, which the copy
+ * does not write); every return waits for the stores to have read the buffer.  Only stores at
+ * the top of the kernel's body or of a `for` there (a persistent kernel's loop over tiles),
+ * of kernels whose loops already stream through tensor maps, and only while the buffer fits in
+ * shared memory beside what the kernel uses.  When the whole tile does not fit (a 128 x 256 GEMM
+ * tile beside its ring), a buffer of a column slice (a multiple of 128 bytes wide, the widest that
+ * fits) takes the tile slice by slice, each through the same sequence (local_store {col}); only
+ * where every register of the tile falls in one slice (layout_cols_in_chunks).  An atomic_rmw of such a tile
+ * (add, max, min, and, or, xor on a type the tensor reduction has; sem="relaxed" at cta or gpu scope; its old
+ * values unread: split-K's partial sums) goes the same way, as a tensor reduction (tma_store kind=..).  Either
+ * only where nothing after it touches the tensor it writes (later_access). */
 static void convert_store(Ctx *c, Inst *st) {
     Func *f = c->f;
     Module *m = c->m;
