@@ -939,6 +939,7 @@ static bool run_block(EmuBlock *b) {
     b->mbar_events = 0;
     b->mbar_waits = false;
     b->nbulk = 0; /* a launch's bulk writes have landed when it ends */
+    b->bulk_lo = b->bulk_hi = 0;
     uint32_t nwarps = b->ncta * b->cta_warps;
     uint32_t spin_rounds = 0; /* rounds in which threads only spun on mbarrier.test_wait */
     b->round = 0;

@@ -192,8 +192,9 @@ typedef struct EmuBlock {
     uint64_t block_index; /* linear index of the cluster running (of the block without clusters) */
     uint64_t mbar_events; /* mbarrier state changes (arrivals, tx counts, phases): progress for the deadlock check */
     bool mbar_waits;      /* a thread of the block has waited on an mbarrier (rounds then look for threads to wake) */
-    EmuBulkWrite *bulk;   /* pending bulk writes to global memory (while any, the global cache c_lo/c_hi stays empty) */
+    EmuBulkWrite *bulk;   /* pending bulk writes to global memory */
     uint32_t nbulk, capbulk;
+    uint64_t bulk_lo, bulk_hi; /* the bytes they span: an allocation that meets them stays out of the cache c_lo/c_hi */
     bool in_bulk;         /* a bulk copy's own accesses are under way (its writes not checked against the pending ones) */
     Str out;              /* printf output of the block */
 } EmuBlock;

@@ -373,11 +373,21 @@ bool emu_exec_st_async(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 }
 
 /* ---- pending bulk writes to global memory ---- */
+/* Widens the pending bytes' span by [lo, hi); a cached allocation it meets leaves the inline cache (emu_access
+ * then checks its accesses). */
+static void bulk_span(EmuBlock *b, uint64_t lo, uint64_t hi) {
+    if (b->bulk_lo == b->bulk_hi) b->bulk_lo = lo, b->bulk_hi = hi;
+    if (lo < b->bulk_lo) b->bulk_lo = lo;
+    if (hi > b->bulk_hi) b->bulk_hi = hi;
+    if (b->c_lo < hi && lo < b->c_hi) b->c_lo = b->c_hi = 0;
+}
+
 /* Notes [lo, hi) as written by t's open bulk group (merged into the previous note when it continues it). */
 static void bulk_note(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t lo, uint64_t hi) {
     EmuBulkWrite *p = b->nbulk ? &b->bulk[b->nbulk - 1] : NULL;
     if (p && p->thread == t->linear && p->group == t->bulk_commits && p->line == in->line && p->hi == lo) {
         p->hi = hi;
+        bulk_span(b, lo, hi);
         return;
     }
     if (b->nbulk == b->capbulk) {
@@ -386,7 +396,7 @@ static void bulk_note(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t lo, 
         if (!b->bulk) out_of_memory();
     }
     b->bulk[b->nbulk++] = (EmuBulkWrite){lo, hi, t->linear, t->bulk_commits, in->line};
-    b->c_lo = b->c_hi = 0; /* global accesses leave the inline cache: emu_access checks them */
+    bulk_span(b, lo, hi);
 }
 
 void emu_bulk_commit(EmuThread *t) { t->bulk_commits++; }
@@ -401,6 +411,8 @@ void emu_bulk_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if (!done) b->bulk[n++] = *w;
     }
     b->nbulk = n;
+    b->bulk_lo = b->bulk_hi = 0;
+    for (uint32_t i = 0; i < n; i++) bulk_span(b, b->bulk[i].lo, b->bulk[i].hi);
 }
 
 bool emu_bulk_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {

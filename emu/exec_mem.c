@@ -275,9 +275,11 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
             }
             return a->host + (addr - a->addr); /* not cached: the fast stores must not reach it */
         }
-        if (b->nbulk) { /* not cached either while bulk writes are pending: every access is checked against them */
-            /* a bulk copy's reads of global memory too (its writes are its own) */
-            if ((!b->in_bulk || !write) && !emu_bulk_check(b, t, in, addr, size, write)) return NULL;
+        if (b->nbulk && a->addr < b->bulk_hi && b->bulk_lo < a->addr + a->size) {
+            /* an allocation pending bulk writes meet is not cached either: each access is checked against them (a
+             * bulk copy's reads too; its writes are its own) */
+            if ((!b->in_bulk || !write) && addr < b->bulk_hi && b->bulk_lo < addr + size && !emu_bulk_check(b, t, in, addr, size, write))
+                return NULL;
             return a->host + (addr - a->addr);
         }
         b->c_lo = a->addr;
