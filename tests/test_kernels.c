@@ -419,6 +419,19 @@ static void spill_gemm(SpillList *l) {
             spill_add(l, "gemm/gemm.tile", k[i].kernel, d, trans_odd, true);
         }
     }
+    /* C's row stride a multiple of 16 too (scm=16, as tile_gemm specializes ldc): on sm_90a the epilogue then goes
+     * through a tensor map; and split-K (a caller's configuration, f32 output and nothing else in the epilogue), whose
+     * partial tiles on sm_90a go into C by tensor reductions */
+    static const char *const row16c[] = {"sak=1", "sbn=1", "sam=16", "sbk=16", "scm=16", "m=16", "n=16", "k=16", NULL};
+    static const char *const splits[] = {"BM=128 BN=128 BK=32 num_warps=4 num_stages=3 SPLIT_K=2",
+                                         "BM=64 BN=64 BK=32 num_warps=4 num_stages=4 SPLIT_K=4",
+                                         "BM=128 BN=256 BK=32 num_warps=8 num_stages=2 SPLIT_K=2"};
+    spill_add(l, "gemm/gemm.tile", "gemm_f16_f32", "BM=128 BN=128 BK=32 num_warps=4 num_stages=3 HAS_BIAS=true", row16c, false);
+    spill_add(l, "gemm/gemm.tile", "gemm_bf16_bf16", "BM=128 BN=256 BK=64 num_warps=8 num_stages=3", row16c, false)->only_arch = 1;
+    for (int sk = 0; sk < 3; sk++) {
+        spill_add(l, "gemm/gemm.tile", "gemm_f16_f32", splits[sk], row16c, false);
+        if (sk == 0) spill_add(l, "gemm/gemm.tile", "gemm_bf16_f32", splits[sk], trans16[1], false);
+    }
 }
 
 /* tile_attention_decode_paged (kernels/attention/attention.c, paged_plan): BLOCK_D 64/128/256 (80 pads to
