@@ -1,7 +1,7 @@
 /* hostfloat.h - 16-bit and 8-bit floats on the host, for the CLI's `tile run`, the tests
  * and the benchmarks that make device data and check results: f16 and bf16 round to
  * nearest even (with subnormals, overflow to infinity and NaN kept); every format widens
- * exactly to double (f8 codes only widen: the tests draw codes, not values). */
+ * exactly to double; doubles round to f8 (d_to_f8) for `tile run`'s f8 operands. */
 #ifndef TILE_HOSTFLOAT_H
 #define TILE_HOSTFLOAT_H
 
@@ -62,6 +62,26 @@ static inline double f8e5m2_to_d(uint8_t c) {
     int e = (c >> 2) & 31, m = c & 3;
     double v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexp(4 + m, e - 17) : ldexp(m, -16);
     return (c & 0x80) ? -v : v;
+}
+
+/* A finite double to E4M3 (e5 false) or E5M2, rounded to nearest even, magnitudes past the largest
+ * finite value (448, 57344) clamped to it (as a saturating conversion); NaN to NaN. */
+static inline uint8_t d_to_f8(double v, int e5) {
+    int mb = e5 ? 2 : 3, bias = e5 ? 15 : 7;
+    uint8_t sign = signbit(v) ? 0x80 : 0, top = e5 ? 0x7B : 0x7E;
+    double a = fabs(v), maxv = e5 ? 57344.0 : 448.0;
+    if (isnan(v)) return 0x7F;
+    if (a >= maxv) return (uint8_t)(sign | top);
+    int e;
+    frexp(a, &e); /* a = f 2^e, f in [0.5, 1) */
+    e -= 1;       /* a in [2^e, 2^(e+1)) */
+    if (e < 1 - bias) e = 1 - bias; /* subnormal: the smallest normal exponent's step */
+    double q = rint(ldexp(a, mb - e)); /* in units of 2^(e - mb), ties to even */
+    if (q == 0) return sign;
+    if (q >= (double)(2 << mb)) q /= 2, e++; /* rounded up to the next binade */
+    if (ldexp(q, e - mb) > maxv) return (uint8_t)(sign | top);
+    if (q < (double)(1 << mb)) return (uint8_t)(sign | (uint8_t)q); /* subnormal */
+    return (uint8_t)(sign | (uint8_t)((e + bias) << mb) | (uint8_t)(q - (1 << mb)));
 }
 
 #endif

@@ -446,6 +446,26 @@ Test(cli, gemm_scalar_configuration_logged, .timeout = 240) {
     cr_expect_eq(system(cmd), 0);
 }
 
+/* `tile run gemm` on f8 operands (values rounded to e4m3/e5m2 on the host, checked against float64) and with
+ * --config (split-K through tile_gemm_with_config, on the emulated Hopper), and --config's usage errors. */
+Test(cli, gemm_f8_and_config, .init = json_setup, .fini = json_teardown, .timeout = 240) {
+    cr_expect_eq(run_env("run gemm --json --dtype f8e4m3 --m 40 --n 48 --k 70 --reps 1 --device emu", buf, sizeof buf), 0, "%s", buf);
+    cr_expect(strstr(buf, "\"kernel\":\"gemm_e4m3_f32\"") && strstr(buf, "\"ok\":true"), "%s", buf);
+    cr_expect_eq(run_env("run gemm --json --dtype f8e5m2 --m 33 --n 32 --k 64 --reps 1 --device emu:sm_89", buf, sizeof buf), 0, "%s", buf);
+    cr_expect(strstr(buf, "\"kernel\":\"gemm_e5m2_f32\"") && strstr(buf, "\"ok\":true"), "%s", buf);
+    cr_expect_eq(run_env("run gemm --json --m 70 --n 64 --k 200 --reps 1 --device emu:sm_90a --config 'BM=64,BN=64 BK=32 num_warps=4 SPLIT_K=3'",
+                         buf, sizeof buf), 0, "%s", buf);
+    cr_expect(strstr(buf, "SPLIT_K=3") && strstr(buf, "\"grid\":[2,3,1]") && strstr(buf, "\"ok\":true"), "%s", buf);
+    static const char *const bad[][2] = {{"run gemm --config 'BM'", "'BM' is not NAME=VALUE"},
+                                         {"run gemm --config ' , '", "no NAME=VALUE given"},
+                                         {"run gemm --config '1x=2'", "'1x=2' is not NAME=VALUE"},
+                                         {"tune gemm --m 16 --n 16 --k 16 --dtype f16 --config BM=64", "--config is for 'tile run gemm'"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_expect_eq(run(bad[i][0], buf, sizeof buf), 2, "%s: %s", bad[i][0], buf);
+        cr_expect(strstr(buf, bad[i][1]), "%s: %s", bad[i][0], buf);
+    }
+}
+
 static bool have_ptxas(void) {
     if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return true;
     return system("command -v ptxas >/dev/null 2>&1") == 0;

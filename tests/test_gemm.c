@@ -815,6 +815,24 @@ Test(gemm, api_split_k, .timeout = 600) {
     tile_context_destroy(ctx);
 }
 
+/* The kernel of each type pair, and none for a pair tile_gemm does not take. */
+Test(gemm, kernel_names) {
+    static const struct {
+        tile_dtype in, out;
+        const char *name;
+    } cs[] = {{TILE_F16, TILE_F32, "gemm_f16_f32"},       {TILE_F16, TILE_F16, "gemm_f16_f16"},   {TILE_BF16, TILE_F32, "gemm_bf16_f32"},
+              {TILE_BF16, TILE_BF16, "gemm_bf16_bf16"},   {TILE_F32, TILE_F32, "gemm_tf32_f32"},  {TILE_I8, TILE_I32, "gemm_i8_i32"},
+              {TILE_F8E4M3, TILE_F32, "gemm_e4m3_f32"},   {TILE_F8E5M2, TILE_F32, "gemm_e5m2_f32"}, {TILE_F16, TILE_BF16, NULL},
+              {TILE_F8E4M3, TILE_F16, NULL},              {TILE_I8, TILE_F32, NULL}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const char *got = tile_gemm_kernel_name(cs[i].in, cs[i].out);
+        if (!cs[i].name) cr_expect_null(got, "%s -> %s: %s", tile_dtype_name(cs[i].in), tile_dtype_name(cs[i].out), got);
+        else cr_expect(got && !strcmp(got, cs[i].name), "%s -> %s: %s", tile_dtype_name(cs[i].in), tile_dtype_name(cs[i].out), got ? got : "NULL");
+    }
+    char id[33]; /* a name the tuning database takes */
+    cr_expect_eq(tile_kernel_id_file(tile_gemm_source_path(), tile_gemm_kernel_name(TILE_F8E5M2, TILE_F32), id), TILE_OK);
+}
+
 Test(gemm, api_wide_tiles, .timeout = 300) {
     seed_rng();
     tile_context_options o = {.size = sizeof o, .device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"};

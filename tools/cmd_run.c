@@ -41,11 +41,14 @@ int cmd_run(int argc, char **argv) {
 }
 
 static const char usage_gemm[] =
-    "usage: tile run gemm [--m M] [--n N] [--k K] [--dtype f16|bf16|tf32|i8] [--out-dtype f32|f16|bf16|i32]\n"
-    "                     [--device emu[:TARGET]|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R]\n"
+    "usage: tile run gemm [--m M] [--n N] [--k K] [--dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2] [--out-dtype f32|f16|bf16|i32]\n"
+    "                     [--device emu[:TARGET]|cuda|cuda:N] [--trans-a] [--trans-b] [--reps R] [--config DEFINES]\n"
     "Runs tile_gemm on random A and B, checks C against a float64 reference and\n"
     "prints the kernel, configuration, specialization, grid and times (--json: one JSON object).\n"
-    "\n" GEMM_PROBLEM_OPTIONS "\n"
+    "\n" GEMM_PROBLEM_OPTIONS
+    "  --config DEFINES           this configuration through tile_gemm_with_config, e.g. \"BM=64 BN=64 BK=32 num_warps=4\n"
+    "                             SPLIT_K=4\" (split-K: f32 output; the defines tile_gemm_last_info shows)\n"
+    "\n"
     "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
 
 static const char *source_name(int s) { return s == 0 ? "already loaded" : s == 1 ? "disk cache hit" : "compiled (cache miss)"; }
@@ -70,7 +73,8 @@ int cmd_run_gemm(int argc, char **argv) {
     }
     cli_progress(prog, "first call (compiles or loads the kernel) ...");
     double t0 = timer_now();
-    tile_status st = tile_gemm(ctx, &d.g);
+    const char *const *config = p.config[0] ? (const char *const *)p.config : NULL;
+    tile_status st = config ? tile_gemm_with_config(ctx, &d.g, config) : tile_gemm(ctx, &d.g);
     if (st == TILE_OK) st = tile_synchronize(ctx);
     double first = timer_now() - t0;
     if (st != TILE_OK) {
@@ -87,7 +91,7 @@ int cmd_run_gemm(int argc, char **argv) {
     if (!ts) return fprintf(stderr, "tile: out of host memory\n"), gemm_data_free(ctx, &d), tile_context_destroy(ctx), CLI_EXIT_FAIL;
     for (int r = 0; r < p.reps && st == TILE_OK; r++) {
         double t1 = timer_now();
-        st = tile_gemm(ctx, &d.g);
+        st = config ? tile_gemm_with_config(ctx, &d.g, config) : tile_gemm(ctx, &d.g);
         if (st == TILE_OK) st = tile_synchronize(ctx);
         ts[r] = timer_now() - t1;
     }
@@ -112,7 +116,7 @@ int cmd_run_gemm(int argc, char **argv) {
         json_end(&j);
     } else {
         printf("  kernel      %s\n", gi.kernel);
-        printf("  config      %s%s\n", gi.config, gi.tuned ? " (tuned)" : " (default: not tuned for this shape)");
+        printf("  config      %s%s\n", gi.config, config ? " (--config)" : gi.tuned ? " (tuned)" : " (default: not tuned for this shape)");
         printf("  specialize  %s\n", *gi.specialize ? gi.specialize : "(none)");
         printf("  grid        (%u, %u) x %u threads\n", gi.grid.x, gi.grid.y, gi.block.x);
         printf("  first call  %.3f ms: %s\n", first * 1e3, source_name(first_source));

@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 static const char usage_tune[] =
-    "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype T] [--device D]\n"
+    "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2 [--out-dtype T] [--device D]\n"
     "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b] [--json]\n"
     "       tile tune FILE.tile --kernel NAME --grid EXPR[,EXPR[,EXPR]] [--device D]\n"
     "                      [--arg NAME=VALUE]... [--elems N] [--warmup W] [--reps R] [--json]\n"
@@ -64,7 +64,7 @@ static const char usage_tune[] =
     "Run 'tile tune gemm --help' or 'tile tune FILE.tile --help' for the options of each.\n";
 
 static const char usage_tune_gemm[] =
-    "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8 [--out-dtype T] [--device D]\n"
+    "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2 [--out-dtype T] [--device D]\n"
     "                      [--warmup W] [--reps R] [--timeout S] [--trans-a] [--trans-b] [--json]\n"
     "Times every @config of the GEMM kernel for this type pair on random operands (each checked\n"
     "against float64 once) and stores the fastest for the bucket of m, n, k.\n"
@@ -226,14 +226,6 @@ static int store_best(const TuneReport *rep, tile_context *ctx, const char *file
 }
 
 /* ---- tile tune gemm ---- */
-/* The GEMM kernel of each type pair (kernels/gemm/gemm.tile). */
-static const struct {
-    tile_dtype in, out;
-    const char *kernel;
-} gemm_kernels[] = {
-    {TILE_F16, TILE_F32, "gemm_f16_f32"},    {TILE_F16, TILE_F16, "gemm_f16_f16"},   {TILE_BF16, TILE_F32, "gemm_bf16_f32"},
-    {TILE_BF16, TILE_BF16, "gemm_bf16_bf16"}, {TILE_F32, TILE_F32, "gemm_tf32_f32"}, {TILE_I8, TILE_I32, "gemm_i8_i32"},
-};
 
 /* Each configuration with warp_specialize=1 and, when persistent and without split-K,
  * PERSISTENT=1 added: what tile_gemm adds to a tuned configuration on a wgmma target
@@ -256,9 +248,7 @@ static int tune_gemm(int argc, char **argv) {
     GemmProblem p;
     int rc = gemm_problem_parse("tune gemm", usage_tune_gemm, argc, argv, &p);
     if (rc != CLI_CONTINUE) return rc;
-    const char *kernel = NULL;
-    for (size_t i = 0; i < sizeof gemm_kernels / sizeof gemm_kernels[0]; i++)
-        if (gemm_kernels[i].in == p.in && gemm_kernels[i].out == p.out) kernel = gemm_kernels[i].kernel;
+    const char *kernel = tile_gemm_kernel_name(p.in, p.out);
     if (!kernel) return cli_usage_error("tune gemm", "no gemm kernel for this --dtype/--out-dtype pair");
     const char *file = tile_gemm_source_path();
     tile_tune_space sp;

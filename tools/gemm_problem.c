@@ -1,12 +1,15 @@
 /* gemm_problem.c - options, random operands and the check of a GEMM (see gemm_problem.h). */
 #include "tools/gemm_problem.h"
 
+#include <ctype.h>
 #include <limits.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_M = 256, OPT_N, OPT_K, OPT_DTYPE, OPT_OUT_DTYPE, OPT_TRANS_A, OPT_TRANS_B, OPT_DEVICE, OPT_REPS, OPT_WARMUP, OPT_TIMEOUT, OPT_JSON };
+enum { OPT_M = 256, OPT_N, OPT_K, OPT_DTYPE, OPT_OUT_DTYPE, OPT_TRANS_A, OPT_TRANS_B, OPT_DEVICE, OPT_REPS, OPT_WARMUP, OPT_TIMEOUT, OPT_JSON,
+       OPT_CONFIG };
 
 static const struct option options[] = {
     {"m", required_argument, NULL, OPT_M},
@@ -21,6 +24,7 @@ static const struct option options[] = {
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"json", no_argument, NULL, OPT_JSON},
+    {"config", required_argument, NULL, OPT_CONFIG},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -28,6 +32,25 @@ static const struct option options[] = {
 /* The types a GEMM operand may be given as; tile_gemm says which pairs it supports. */
 static const tile_dtype gemm_types[] = {TILE_F32, TILE_F16, TILE_BF16, TILE_F8E4M3, TILE_F8E5M2, TILE_I8, TILE_I32};
 #define NTYPES ((int)(sizeof gemm_types / sizeof gemm_types[0]))
+
+/* --config "BM=64 BN=64 SPLIT_K=2" (spaces or commas between the defines): each NAME=VALUE, NAME an identifier */
+static int parse_config(const CliGetopt *g, GemmProblem *p) {
+    if (strcmp(g->cmd, "run gemm")) return cli_usage_error(g->cmd, "--config is for 'tile run gemm' (tune tries the kernel's @config list)");
+    if (!g->arg || strlen(g->arg) >= sizeof p->config_text) return cli_usage_error(g->cmd, "--config: too long");
+    snprintf(p->config_text, sizeof p->config_text, "%s", g->arg);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(p->config_text, " ,", &save); t; t = strtok_r(NULL, " ,", &save)) {
+        const char *eq = strchr(t, '=');
+        bool ident = eq && eq > t && (isalpha((unsigned char)t[0]) || t[0] == '_') && eq[1];
+        for (const char *c = t; ident && c < eq; c++) ident = isalnum((unsigned char)*c) || *c == '_';
+        if (!ident) return cli_usage_error(g->cmd, "--config: '%s' is not NAME=VALUE", t);
+        if (n == 16) return cli_usage_error(g->cmd, "--config: more than 16 defines");
+        p->config[n++] = t;
+    }
+    if (!n) return cli_usage_error(g->cmd, "--config: no NAME=VALUE given");
+    p->config[n] = NULL;
+    return 0;
+}
 
 int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv, GemmProblem *p) {
     *p = (GemmProblem){.m = 256, .n = 256, .k = 256, .in = TILE_F16, .out = TILE_F32, .reps = 5, .warmup = 1, .timeout_s = 60};
@@ -52,6 +75,7 @@ int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv
         case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &p->warmup); break;
         case OPT_TIMEOUT: rc = cli_double(&g, 1e-3, 1e9, &p->timeout_s); break;
         case OPT_JSON: p->json = true; break;
+        case OPT_CONFIG: rc = parse_config(&g, p); break;
         default: return CLI_EXIT_USAGE;
         }
     }

@@ -17,12 +17,14 @@ typedef struct GemmProblem {
     int reps, warmup;
     double timeout_s;
     bool json; /* --json: JSON Lines on stdout, nothing else there */
+    char *config[17]; /* --config (run gemm): the configuration's NAME=VALUE defines, NULL-terminated (tile_gemm_with_config) */
+    char config_text[512];
 } GemmProblem;
 
 /* The options, one per line, for a command's usage text. */
 #define GEMM_PROBLEM_OPTIONS                                                                      \
     "  --m M --n N --k K          sizes (default 256 each)\n"                                     \
-    "  --dtype f16|bf16|tf32|i8   input type (default f16; tf32: f32 inputs on tf32 tensor cores)\n" \
+    "  --dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2   input type (default f16; tf32: f32 inputs on tf32 tensor cores)\n" \
     "  --out-dtype f32|f16|bf16|i32   output type (default f32, i32 for i8 inputs)\n"             \
     "  --trans-a, --trans-b       A is [k, m], B is [n, k] (column-major operands)\n"            \
     "  --device emu|cuda|cuda:N   device (default: TILE_DEVICE, else cuda when present, else emu)\n" \

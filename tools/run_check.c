@@ -39,6 +39,8 @@ double check_fill(tile_dtype t, void *buf, size_t i, double v) {
     case TILE_I8: return ((int8_t *)buf)[i] = (int8_t)floor(v * 100);
     case TILE_I32: return ((int32_t *)buf)[i] = (int32_t)floor(v * 100);
     case TILE_F32: return ((float *)buf)[i] = (float)v;
+    case TILE_F8E4M3: return f8e4m3_to_d(((uint8_t *)buf)[i] = d_to_f8(v, 0));
+    case TILE_F8E5M2: return f8e5m2_to_d(((uint8_t *)buf)[i] = d_to_f8(v, 1));
     default: return NAN; /* a type no `tile run` command fills: the check fails */
     }
 }

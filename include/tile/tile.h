@@ -478,6 +478,10 @@ TILE_API tile_status tile_gemm_last_info(tile_context *ctx, tile_gemm_info *out)
  * folder that has it (TILE_DATA_DIR, then the installed share/tile next to the
  * library, or the source tree for a library in its build tree; docs/runtime.md). */
 TILE_API const char *tile_gemm_source_path(void);
+/* Since 0.2: the kernel of that file tile_gemm runs for an input/output type pair ("gemm_f16_f32";
+ * "gemm_tf32_f32" for f32 inputs), NULL for a pair it has none for: the name tile_tune_space_file
+ * and the tuning database (tile_kernel_id_file) take. */
+TILE_API const char *tile_gemm_kernel_name(tile_dtype in_dtype, tile_dtype out_dtype);
 
 /* ==== tuning ========================================================= */
 /* A kernel's tuning space from its @config / @tune_key attributes.

@@ -131,6 +131,18 @@ static const Pair pairs[] = {
 #undef VEC_16
 #undef SCALAR
 
+/* The pair's index in pairs[], -1 when tile_gemm has no kernel for it. */
+static int find_pair(tile_dtype in, tile_dtype out) {
+    for (int i = 0; i < (int)ARRAY_LEN(pairs); i++)
+        if (pairs[i].in == in && pairs[i].out == out) return i;
+    return -1;
+}
+
+const char *tile_gemm_kernel_name(tile_dtype in_dtype, tile_dtype out_dtype) {
+    int i = find_pair(in_dtype, out_dtype);
+    return i < 0 ? NULL : pairs[i].kernel;
+}
+
 /* TILE_SCALE_BLOCK's configurations (gemm.tile's block_scaled_k_loop: BN and BK divide 128), in place
  * of the kernel's: two f32 accumulators (the block's partial product, or a step's fresh dot, beside
  * the scaled sum) want 8 warps at 128 x 128.  ptxas -v, e4m3, both B layouts, beta, bias and GELU:
@@ -271,9 +283,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     a = &args; /* read only this copy from here on */
 
     /* 1. arguments */
-    int pair = -1;
-    for (int i = 0; i < (int)ARRAY_LEN(pairs); i++)
-        if (pairs[i].in == a->in_dtype && pairs[i].out == a->out_dtype) pair = i;
+    int pair = find_pair(a->in_dtype, a->out_dtype);
     if (pair < 0)
         return rt_fail(ctx, TILE_ERROR_UNSUPPORTED,
                        "tile_gemm: no kernel for %s inputs with %s output (supported: f16->f32, f16->f16, bf16->f32, bf16->bf16, "
