@@ -62,29 +62,13 @@ def desc_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr
 
 @triton.jit
 def desc_matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                           PROGRAMS: tl.constexpr):
+                           PROGRAMS: tl.constexpr, WS: tl.constexpr):
     npm = tl.cdiv(M, BM)
     npn = tl.cdiv(N, BN)
     da = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
     db = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
     dc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
-    for tile in tl.range(tl.program_id(0), npm * npn, PROGRAMS, flatten=True):
-        pm = tile // npn
-        pn = tile % npn
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(tl.cdiv(K, BK)):
-            acc = tl.dot(da.load([pm * BM, k * BK]), db.load([k * BK, pn * BN]), acc)
-        dc.store([pm * BM, pn * BN], acc.to(tl.float16))
-
-
-@triton.jit
-def desc_matmul_ws(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PROGRAMS: tl.constexpr):
-    npm = tl.cdiv(M, BM)
-    npn = tl.cdiv(N, BN)
-    da = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
-    db = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
-    dc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
-    for tile in tl.range(tl.program_id(0), npm * npn, PROGRAMS, flatten=True, warp_specialize=True):
+    for tile in tl.range(tl.program_id(0), npm * npn, PROGRAMS, flatten=True, warp_specialize=WS):
         pm = tile // npn
         pn = tile % npn
         acc = tl.zeros((BM, BN), dtype=tl.float32)
@@ -142,12 +126,12 @@ def cases():
                 ["matmul", "--args", "desc", "--m", "208", "--n", "144", "--k", "112", "--ctas", "2"]))
     out.append(("desc_matmul_splitk", desc_matmul_splitk, dict(mm, c_ptr="*fp32"), {"BM": 128, "BN": 128, "BK": 64, "SPLIT": 3},
                 list(mm), 4, 3, ["matmul", "--args", "desc", "--split", "3", "--m", "208", "--n", "144", "--k", "400"]))
-    out.append(("desc_matmul_persistent", desc_matmul_persistent, dict(mm), {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4},
+    out.append(("desc_matmul_persistent", desc_matmul_persistent, dict(mm), {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4, "WS": False},
                 list(mm), 4, 3, ["matmul", "--args", "desc", "--grid", "4", "--m", "400", "--n", "272", "--k", "208"]))
-    out.append(("desc_matmul_ws", desc_matmul_ws, dict(mm), {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4},
+    out.append(("desc_matmul_ws", desc_matmul_persistent, dict(mm), {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4, "WS": True},
                 list(mm), 4, 3, ["matmul", "--args", "desc", "--grid", "4", "--m", "400", "--n", "272", "--k", "208"]))
     out.append(("desc_matmul_persistent e4m3", desc_matmul_persistent, dict(mm, a_ptr="*fp8e4nv", b_ptr="*fp8e4nv"),
-                {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4}, list(mm), 4, 3,
+                {"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 4, "WS": False}, list(mm), 4, 3,
                 ["matmul", "--args", "desc", "--dtype", "e4m3", "--grid", "4", "--m", "400", "--n", "272", "--k", "208"]))
     names = ["q", "k", "v", "o", "lse", "seq_q", "seq_k", "heads_q", "group", "sqb", "sqs", "sqh", "skb", "sks", "skh",
              "svb", "svs", "svh", "sob", "sos", "soh", "slb", "slh", "scale"]
