@@ -25,8 +25,8 @@
  *      clamped).  The hardware's internal accumulation order is not
  *      documented, so float results may differ from a GPU in the last bits.
  *
- * mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c: exec_dmma below; sm_90's m16n8k{4,8,16} on
- * f64: exec_dmma16 (the formula above with E = 1 on 64-bit registers).
+ * mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c and sm_90's m16n8k{4,8,16} on f64: exec_dmma
+ * below (the formula above with E = 1 on 64-bit registers).
  *
  * ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 d, [a]:
  *   lane 8i + r (r = 0..7) supplies the address of row r of matrix i
@@ -147,47 +147,25 @@ static inline void vset(EmuThread *t, const EmuFunc *f, const EmuIns *in, unsign
     t->r[in->ok[op] == EMU_OK_VEC ? f->vec[in->o[op] + k] : in->o[op]] = v;
 }
 
-/* mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 (the PTX ISA's "Matrix Fragments for mma.m8n8k4 with
- * .f64"): with g = lane / 4, t = lane % 4, lane holds A[g][t], B[t][g] and C/D[g][2t + i] in register i;
- * each D element starts from C and takes one fma per k ascending. */
-static void exec_dmma(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in) {
-    double A[8][4], B[4][8], C[8][8];
-    for (unsigned l = 0; l < 32; l++) {
-        unsigned g = l >> 2, t = l & 3;
-        A[g][t] = emu_f64(vreg(lane[l], f, in, 1, 0));
-        B[t][g] = emu_f64(vreg(lane[l], f, in, 2, 0));
-        for (unsigned i = 0; i < 2; i++) C[g][2 * t + i] = emu_f64(vreg(lane[l], f, in, 3, i));
-    }
-    for (unsigned l = 0; l < 32; l++) {
-        unsigned g = l >> 2, t = l & 3;
-        for (unsigned i = 0; i < 2; i++) {
-            double acc = C[g][2 * t + i];
-            for (unsigned k = 0; k < 4; k++) acc = fma(A[g][k], B[k][2 * t + i], acc);
-            uint64_t bits;
-            memcpy(&bits, &acc, 8);
-            vset(lane[l], f, in, 0, i, acc != acc ? 0x7FF8000000000000ull : bits);
-        }
-    }
-}
-
-/* mma.sync.aligned.m16n8k{4,8,16}.row.col.f64.f64.f64.f64 (sm_90; the PTX ISA's fragments for these shapes with
- * .f64): the general formula above with one element a register, each a 64-bit register: A register j holds
- * A[g + 8 (j & 1)][t + 4 (j >> 1)], B register j holds B[t + 4j][g], C/D register e holds
- * C[g + 8 (e >> 1)][2t + (e & 1)]; each D element starts from C and takes one fma per k ascending. */
-static void exec_dmma16(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, unsigned K) {
+/* f64 mma (DMMA): mma.sync.aligned.m8n8k4 and sm_90's m16n8k{4,8,16} .row.col.f64.f64.f64.f64, the PTX ISA's
+ * fragments for them: the general formula above with one element a register, each a 64-bit register: with
+ * g = lane / 4, t = lane % 4, A register j holds A[g + 8 (j & 1)][t + 4 (j >> 1)], B register j holds
+ * B[t + 4j][g], C/D register e holds C[g + 8 (e >> 1)][2t + (e & 1)] (m8n8k4: one A and one B register, two
+ * C/D: rows g only); each D element starts from C and takes one fma per k ascending. */
+static void exec_dmma(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm) {
     double A[16][16], B[16][8], C[16][8];
     for (unsigned l = 0; l < 32; l++) {
         unsigned g = l >> 2, t = l & 3;
-        for (unsigned j = 0; j < K / 2; j++) A[g + 8 * (j & 1)][t + 4 * (j >> 1)] = emu_f64(vreg(lane[l], f, in, 1, j));
-        for (unsigned j = 0; j < K / 4; j++) B[t + 4 * j][g] = emu_f64(vreg(lane[l], f, in, 2, j));
-        for (unsigned e = 0; e < 4; e++) C[g + 8 * (e >> 1)][2 * t + (e & 1)] = emu_f64(vreg(lane[l], f, in, 3, e));
+        for (unsigned j = 0; j < fm->na; j++) A[g + 8 * (j & 1)][t + 4 * (j >> 1)] = emu_f64(vreg(lane[l], f, in, 1, j));
+        for (unsigned j = 0; j < fm->nb; j++) B[t + 4 * j][g] = emu_f64(vreg(lane[l], f, in, 2, j));
+        for (unsigned e = 0; e < fm->nc; e++) C[g + 8 * (e >> 1)][2 * t + (e & 1)] = emu_f64(vreg(lane[l], f, in, 3, e));
     }
     for (unsigned l = 0; l < 32; l++) {
         unsigned g = l >> 2, t = l & 3;
-        for (unsigned e = 0; e < 4; e++) {
+        for (unsigned e = 0; e < fm->nd; e++) {
             unsigned m = g + 8 * (e >> 1), nn = 2 * t + (e & 1);
             double acc = C[m][nn];
-            for (unsigned k = 0; k < K; k++) acc = fma(A[m][k], B[k][nn], acc);
+            for (unsigned k = 0; k < fm->k; k++) acc = fma(A[m][k], B[k][nn], acc);
             uint64_t bits;
             memcpy(&bits, &acc, 8);
             vset(lane[l], f, in, 0, e, acc != acc ? 0x7FF8000000000000ull : bits);
@@ -203,12 +181,8 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     EmuMmaForm fm;
     const char *why;
     if (!emu_mma_form(in, &fm, &why)) return emu_fault(b, lane[0], in, "unsupported instruction", "%s", why);
-    if (in->mode == EMU_MODE_M8N8K4) {
-        exec_dmma(lane, f, in);
-        return true;
-    }
     if (in->ty2 == EMU_T_F64) {
-        exec_dmma16(lane, f, in, fm.k);
+        exec_dmma(lane, f, in, &fm);
         return true;
     }
     unsigned K = fm.k, E = fm.epr;
