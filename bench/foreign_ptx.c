@@ -7,6 +7,7 @@
  *                      [--bm BM --bn BN] [--warps W] [--smem BYTES] [--grid N] [--ctas C] [--split S] [--device DEV]
  *   foreign_ptx attention FILE.ptx --kernel NAME [--seq-q S --seq-k S --head-dim D --bm BM] [--causal]
  *                      [--warps W] [--smem BYTES] [--device DEV]
+ *   (either: --racecheck runs the emulator's race checks, docs/emulator.md)
  *
  * matmul: C[m, n] = A[m, k] B[k, n], row-major, in the dtype (e4m3: A and B, C in f16).  Arguments as Triton 3.9 passes them:
  *   tutorial  a, b, c, M, N, K, stride_am, stride_bk, stride_cm (the unit strides constant), then the
@@ -39,7 +40,7 @@ static int usage(void) {
 
 typedef struct Opts {
     const char *kind, *path, *kernel, *args, *dtype, *device;
-    int m, n, k, bm, bn, warps, smem, grid, ctas, split, seq_q, seq_k, head_dim, causal;
+    int m, n, k, bm, bn, warps, smem, grid, ctas, split, seq_q, seq_k, head_dim, causal, racecheck;
 } Opts;
 
 static char *slurp(const char *path) {
@@ -191,6 +192,7 @@ int main(int argc, char **argv) {
         const char **sv = !strcmp(a, "--kernel") ? &o.kernel : !strcmp(a, "--args") ? &o.args : !strcmp(a, "--dtype") ? &o.dtype
                         : !strcmp(a, "--device") ? &o.device : NULL;
         if (!strcmp(a, "--causal")) o.causal = 1;
+        else if (!strcmp(a, "--racecheck")) o.racecheck = 1;
         else if ((iv || sv) && v) {
             if (iv) *iv = atoi(v);
             else *sv = v;
@@ -208,7 +210,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     tile_context *ctx;
-    if (tile_context_create(o.device, &ctx) != TILE_OK) return fail(NULL, "tile_context_create");
+    tile_context_options co = {.device = o.device, .emu_racecheck = o.racecheck};
+    if (tile_context_create_ex(&co, &ctx) != TILE_OK) return fail(NULL, "tile_context_create");
     tile_module *mod;
     tile_kernel *k;
     if (tile_module_load_ptx(ctx, ptx, &mod) != TILE_OK) return fail(ctx, "load");

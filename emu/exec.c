@@ -165,10 +165,13 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: case EMU_OP_ATOM: case EMU_OP_RED: case EMU_OP_CVTA:
     case EMU_OP_ISSPACEP: case EMU_OP_CP_ASYNC:
         return emu_exec_mem(b, t, in);
-    case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
     case EMU_OP_CP_BULK_COMMIT: emu_bulk_commit(t); return true;
     case EMU_OP_CP_BULK_WAIT: emu_bulk_wait(b, t, in); return true;
-    case EMU_OP_FENCE: case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP:
+    case EMU_OP_FENCE:
+        if (in->xflags & EMU_XF_PROXY_ASYNC) t->pfence++;
+        return true;
+    case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
+    case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP:
     case EMU_OP_GRIDDEP: case EMU_OP_CP_BULK_PREFETCH: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
         return true;
     case EMU_OP_CREATEPOLICY: /* an opaque value: the emulator has no L2 to steer */
@@ -417,7 +420,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
         case FAST_STS32: {
             uint64_t a = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
             uint8_t *p;
-            if (!b->shadow && !b->wg_reading && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
+            if (!b->shadow && !b->wg_reading && !b->nbulkrd && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
             else if (!(p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, true))) { ok = false; goto out; }
             uint32_t v = (uint32_t)r[in->o[1]];
             memcpy(p, &v, 4);
@@ -590,6 +593,7 @@ static void init_threads(EmuBlock *b) {
         t->cl_arrived = false;
         t->cl_phase = 0;
         t->bulk_commits = 0;
+        t->pfence = 0;
         if (t->wg) emu_wg_reset(t);
         t->linear = i;
         t->cta = rank;
@@ -895,6 +899,7 @@ static bool release_barriers(EmuBlock *b, uint32_t c, uint32_t *live_out, bool *
          * completion, which a program only sees when it arrives twice before the others come) */
         uint32_t take = waiting[id] < req ? waiting[id] : req;
         C->bar_arrived[id] = arrived - (req - take);
+        emu_async_barrier(b, lo, hi, (int)id);
         if (take && !release_waiters(b, lo, hi, id, take)) return false;
         b->epoch++;
         *progress = true;
@@ -918,6 +923,7 @@ static void release_cluster(EmuBlock *b, uint32_t c, bool *progress) {
     lead->cl_phase++;
     lead->cl_arrived = 0;
     b->epoch++; /* orders shared-memory accesses for racecheck, as a barrier */
+    emu_async_barrier(b, lo, hi, -1);
     for (uint32_t i = lo; i < hi; i++)
         if (b->t[i].state == EMU_TS_CLUSTER) b->t[i].state = EMU_TS_RUN, b->t[i].pc++;
     *progress = true;
@@ -940,6 +946,7 @@ static bool run_block(EmuBlock *b) {
     b->mbar_waits = false;
     b->nbulk = 0; /* a launch's bulk writes have landed when it ends */
     b->bulk_lo = b->bulk_hi = 0;
+    emu_async_reset(b);
     uint32_t nwarps = b->ncta * b->cta_warps;
     uint32_t spin_rounds = 0; /* rounds in which threads only spun on mbarrier.test_wait */
     b->round = 0;
@@ -1063,8 +1070,12 @@ static void *worker(void *arg) {
     b.local = calloc((size_t)b.nthreads * b.local_size + 1, 1);
     b.fparam_size = (L->f->frame_param_size + 15) & ~15u;
     b.fparams = calloc((size_t)b.nthreads * b.fparam_size + 1, 1);
-    if (L->opt->racecheck) b.shadow = calloc((size_t)b.ncta * b.shared_size + 1, sizeof *b.shadow);
-    if (!b.cta || !b.t || !b.regs || !b.shared || !b.local || !b.fparams || (L->opt->racecheck && !b.shadow)) {
+    if (L->opt->racecheck) {
+        b.shadow = calloc((size_t)b.ncta * b.shared_size + 1, sizeof *b.shadow);
+        b.mbs = calloc(EMU_MB_SLOTS, sizeof *b.mbs);
+        b.seen = calloc((size_t)b.nthreads * EMU_MB_SLOTS, sizeof *b.seen);
+    }
+    if (!b.cta || !b.t || !b.regs || !b.shared || !b.local || !b.fparams || (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen))) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
         for (uint64_t nb = 0;; nb++) {
@@ -1104,8 +1115,12 @@ static void *worker(void *arg) {
     free(b.local);
     free(b.fparams);
     free(b.shadow);
+    free(b.mbs);
+    free(b.seen);
+    free(b.acp);
     free(b.wg_reads);
     free(b.bulk);
+    free(b.bulkrd);
     free(b.cta);
     return NULL;
 }

@@ -94,12 +94,14 @@ typedef struct EmuThread {
     uint32_t cl_phase;    /* the cluster barrier's phase it arrived in (EMU_TS_CLUSTER: waits for its completion) */
     EmuWgState *wg;       /* in-flight wgmma results (NULL: none ever) */
     uint32_t bulk_commits; /* cp.async.bulk.commit_groups so far: the number of its open bulk group */
+    uint32_t pfence;      /* fence.proxy.async (covering shared memory) executed so far (racecheck) */
 } EmuThread;
 
 /* Global bytes a bulk store or reduction (cp.async.bulk[.tensor] / cp.reduce.async.bulk[.tensor] to global
  * memory) has written and whose issuing thread has not waited for with cp.async.bulk.wait_group (without
  * .read): the copy is done at issue, but on a GPU those writes land later, so any other access to them is
- * reported (exec_async.c). */
+ * reported (exec_async.c).  The same for the shared bytes such a copy reads (EmuBlock.bulkrd, indices into
+ * shared) until wait_group[.read]: a write to them is reported. */
 typedef struct EmuBulkWrite {
     uint64_t lo, hi;
     uint32_t thread; /* linear index of the issuing thread */
@@ -151,7 +153,26 @@ typedef struct EmuShadow {
     uint32_t wepoch, repoch; /* barrier epoch of the last write / read (+1; 0: none) */
     uint32_t wtid, rtid;     /* EmuThread.linear of the last write / read; UINT32_MAX: several readers */
     uint32_t wline, rline;   /* PTX lines, for reports */
+    uint32_t wfence;         /* the writer's EmuThread.pfence at the write: the write is fenced once that has moved on */
+    uint32_t acopy;          /* written by a bulk or tensor copy: its EmuAsyncCopy + 1 (0: not, or no longer checked) */
 } EmuShadow;
+
+/* Racecheck of the async proxy's shared-memory writes (exec_async.c): the unit's mbarriers get slots (the first
+ * EMU_MB_SLOTS; later ones are not tracked) that count their completed phases; every thread knows which phases
+ * of each it has observed (EmuBlock.seen), by its own test_wait / try_wait or through a barrier or mbarrier
+ * from a thread that had; the bytes a bulk or tensor copy writes into shared memory name the copy, whose phase
+ * a thread must have observed before it touches them. */
+enum { EMU_MB_SLOTS = 32 };
+typedef struct EmuMbSlot {
+    uint32_t idx;                 /* the mbarrier: its index into EmuBlock.shared */
+    uint32_t done;                /* phases completed */
+    uint32_t rel[EMU_MB_SLOTS];   /* what the arrivals of the current phase had observed (done of every slot) */
+    uint32_t acq[EMU_MB_SLOTS];   /* the same of the last completed phase: what its waiters learn */
+} EmuMbSlot;
+typedef struct EmuAsyncCopy {
+    uint32_t slot, phase;         /* completes in that phase (its done count at issue) of that mbarrier slot */
+    uint32_t thread, line;        /* issued by, for reports */
+} EmuAsyncCopy;
 
 /* One CTA of the unit a worker runs. */
 typedef struct EmuCta {
@@ -196,6 +217,14 @@ typedef struct EmuBlock {
     uint32_t nbulk, capbulk;
     uint64_t bulk_lo, bulk_hi; /* the bytes they span: an allocation that meets them stays out of the cache c_lo/c_hi */
     bool in_bulk;         /* a bulk copy's own accesses are under way (its writes not checked against the pending ones) */
+    const uint8_t *wval;  /* racecheck: the bytes an st is writing (NULL: unknown), during its emu_access */
+    EmuBulkWrite *bulkrd; /* shared bytes (indices into shared) that bulk stores to global memory still read */
+    uint32_t nbulkrd, capbulkrd;
+    EmuMbSlot *mbs;       /* racecheck of the async proxy (NULL when racecheck is off): mbarrier slots, */
+    uint32_t nmbs;
+    uint32_t *seen;       /* nthreads x EMU_MB_SLOTS phases observed, */
+    EmuAsyncCopy *acp;    /* and the copies into shared memory */
+    uint32_t nacp, capacp;
     Str out;              /* printf output of the block */
 } EmuBlock;
 
@@ -330,6 +359,20 @@ void emu_bulk_commit(EmuThread *t);
 void emu_bulk_wait(EmuBlock *b, EmuThread *t, const EmuIns *in);
 /* An access to global memory that a pending bulk write covers: false after emu_fault. */
 bool emu_bulk_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write);
+/* A write to shared bytes [idx, idx + size) (indices into shared) that a bulk store still reads: false after
+ * emu_fault (called while b->nbulkrd). */
+bool emu_bulk_src_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size);
+/* Racecheck of the async proxy (b->mbs set): reset for a new unit (also clears the bulk sources); a barrier
+ * completing among threads [lo, hi) (those waiting at bar id; id < 0: all of them), which then know what each
+ * knew; a generic access by t to shared byte idx, which a bulk or tensor copy wrote (s->acopy); the async proxy
+ * reading [idx, idx + size) for t's instruction `who` (wgmma: for the warpgroup [lo, hi)), which needs the
+ * generic writes before it ordered and fenced (fence.proxy.async) and the copies' phases observed.  False
+ * after emu_fault. */
+void emu_async_reset(EmuBlock *b);
+void emu_async_barrier(EmuBlock *b, uint32_t lo, uint32_t hi, int id);
+bool emu_async_access(EmuBlock *b, EmuThread *t, const EmuIns *in, EmuShadow *s, uint64_t idx, bool write);
+bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size, uint32_t lo, uint32_t hi,
+                    const char *who);
 /* old op= v (atom's arithmetic: .add .inc .dec .min .max .exch .cas (c: the new value) .and .or .xor on ty);
  * *bad when the combination has no meaning (min/max of floats) */
 uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad); /* exec_mem.c */

@@ -33,8 +33,22 @@
  * mbarrier's tx-count is completed.  Their writes to global memory are noted
  * as pending until the issuing thread's cp.async.bulk.wait_group (without
  * .read) retires their bulk group; any generic access to pending bytes is
- * reported (on a GPU it could see them before or after the copy lands).  Their shared-memory writes are the async proxy's:
- * racecheck forgets earlier accesses of those bytes (the mbarrier orders them).
+ * reported (on a GPU it could see them before or after the copy lands); so
+ * are writes to the shared bytes a bulk store reads until its thread's
+ * wait_group[.read] retires its group.
+ *
+ * Racecheck of the async proxy (docs/emulator.md, Racecheck):
+ *   - a copy's shared-memory writes make racecheck forget earlier accesses of
+ *     those bytes and name the copy (EmuShadow.acopy) and the mbarrier phase
+ *     it completes in; a thread touching them must have observed that phase
+ *     (EmuBlock.seen: its own successful test_wait / try_wait, merged at
+ *     barriers among their participants, released by mbarrier arrivals to
+ *     that mbarrier's waiters);
+ *   - the async proxy reading shared memory (wgmma operands, bulk and tensor
+ *     store sources) needs each generic write there fenced by its writer
+ *     (fence.proxy.async after it: EmuThread.pfence moved past
+ *     EmuShadow.wfence) and ordered before the read (another epoch, or a
+ *     writer of the issuing warp / the wgmma's warpgroup).
  *
  * Tensor copies read the emulator's own 128-byte tensor map (tensormap.c),
  * from the kernel's parameter space (a `.param .align 64 .b8 tmap[128]`
@@ -101,11 +115,157 @@ static bool mb_ready(EmuBlock *b, EmuThread *t, const EmuIns *in, const uint64_t
                      MB_NAME(b, idx));
 }
 
+/* ---- racecheck of the async proxy: what each thread has observed of the mbarriers' phases ---- */
+/* The slot of the mbarrier at index idx (added when add and one is free); -1 when it has none. */
+static int mb_slot(EmuBlock *b, uint32_t idx, bool add) {
+    for (uint32_t i = 0; i < b->nmbs; i++)
+        if (b->mbs[i].idx == idx) return (int)i;
+    if (!add || b->nmbs == EMU_MB_SLOTS) return -1;
+    memset(&b->mbs[b->nmbs], 0, sizeof *b->mbs);
+    b->mbs[b->nmbs].idx = idx;
+    return (int)b->nmbs++;
+}
+
+static uint32_t *seen_of(const EmuBlock *b, uint32_t thread) { return b->seen + (size_t)thread * EMU_MB_SLOTS; }
+
+/* t arrives on slot s: the phase's waiters will know what t knows. */
+static void mb_release(EmuBlock *b, const EmuThread *t, int s) {
+    if (s < 0) return;
+    const uint32_t *me = seen_of(b, t->linear);
+    uint32_t *rel = b->mbs[s].rel;
+    for (uint32_t j = 0; j < b->nmbs; j++)
+        if (me[j] > rel[j]) rel[j] = me[j];
+}
+
+/* t saw slot s's last completed phase complete (a test_wait / try_wait that answered true). */
+static void mb_observe(EmuBlock *b, const EmuThread *t, int s) {
+    if (s < 0) return;
+    uint32_t *me = seen_of(b, t->linear);
+    const EmuMbSlot *m = &b->mbs[s];
+    for (uint32_t j = 0; j < b->nmbs; j++)
+        if (m->acq[j] > me[j]) me[j] = m->acq[j];
+    if (m->done > me[s]) me[s] = m->done;
+}
+
+void emu_async_reset(EmuBlock *b) {
+    b->nbulkrd = 0;
+    if (!b->mbs) return;
+    b->nmbs = 0;
+    b->nacp = 0;
+    memset(b->seen, 0, (size_t)b->nthreads * EMU_MB_SLOTS * sizeof *b->seen);
+}
+
+void emu_async_barrier(EmuBlock *b, uint32_t lo, uint32_t hi, int id) {
+    if (!b->mbs || !b->nmbs) return;
+    uint32_t all[EMU_MB_SLOTS] = {0};
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = lo; i < hi; i++) {
+            const EmuThread *t = &b->t[i];
+            if (id >= 0 && (t->state != EMU_TS_BAR || t->bar_id != id)) continue;
+            uint32_t *me = seen_of(b, i);
+            for (uint32_t j = 0; j < b->nmbs; j++) {
+                if (pass == 0 && me[j] > all[j]) all[j] = me[j];
+                if (pass == 1) me[j] = all[j];
+            }
+        }
+}
+
+static bool async_fault(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuAsyncCopy *c, uint64_t idx, const char *access,
+                        const char *who) {
+    const EmuThread *by = &b->t[c->thread];
+    char what[160], name[96], line[256], where[600];
+    emu_module_line(b->L->m, c->line, line, sizeof line);
+    snprintf(what, sizeof what, "racecheck: shared memory %s before the bulk copy that writes it was waited for", access);
+    return emu_fault(b, t, in, what,
+                     "shared %s is written by the copy at %s (%s), issued by thread (%u,%u,%u)%s, which completes on the mbarrier "
+                     "at shared %s in its phase %u (parity %u); %s that phase (mbarrier.try_wait / test_wait, "
+                     "or a barrier or mbarrier after a thread that did), and on a GPU the copy may land at any time until then",
+                     emu_smem_name(b, idx, name, sizeof name), emu_module_where(b->L->m, c->line, where, sizeof where), line,
+                     by->tid[0], by->tid[1], by->tid[2], by == t ? " (this thread)" : "", MB_NAME(b, b->mbs[c->slot].idx), c->phase,
+                     c->phase & 1, who);
+}
+
+bool emu_async_access(EmuBlock *b, EmuThread *t, const EmuIns *in, EmuShadow *s, uint64_t idx, bool write) {
+    const EmuAsyncCopy *c = &b->acp[s->acopy - 1];
+    if (seen_of(b, t->linear)[c->slot] <= c->phase)
+        return async_fault(b, t, in, c, idx, write ? "written" : "read", "this thread has not observed");
+    if (write) s->acopy = 0; /* the write orders it: the generic rules take over */
+    return true;
+}
+
+/* The threads of t's warp: [*lo, *hi) in EmuBlock.t. */
+static void warp_of(const EmuBlock *b, const EmuThread *t, uint32_t *lo, uint32_t *hi) {
+    uint32_t base = t->cta * b->cta_threads, local = t->linear - base;
+    *lo = base + (local & ~31u);
+    *hi = *lo + 32 < base + b->cta_threads ? *lo + 32 : base + b->cta_threads;
+}
+
+bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size, uint32_t lo, uint32_t hi,
+                    const char *who) {
+    if (!b->shadow) return true;
+    uint32_t wlo, whi; /* a bulk copy's issuing lane: writers of its warp are ordered by the warp's synchronisation */
+    if (hi - lo == 1) warp_of(b, t, &wlo, &whi);
+    else wlo = lo, whi = hi;
+    for (uint64_t i = 0; i < size; i++) {
+        EmuShadow *s = &b->shadow[idx + i];
+        if (s->acopy) { /* a copy's bytes: the issuing thread (or one of the warpgroup) observed its phase */
+            const EmuAsyncCopy *c = &b->acp[s->acopy - 1];
+            bool ok = seen_of(b, t->linear)[c->slot] > c->phase;
+            for (uint32_t k = lo; k < hi && !ok; k++) ok = seen_of(b, k)[c->slot] > c->phase;
+            if (!ok)
+                return async_fault(b, t, in, c, idx + i, "read by the async proxy",
+                                   hi - lo > 1 ? "no thread of the warpgroup has observed" : "the issuing thread has not observed");
+            continue;
+        }
+        if (!s->wepoch) continue;
+        const EmuThread *o = &b->t[s->wtid];
+        bool self = s->wtid >= wlo && s->wtid < whi;
+        const char *kind = NULL;
+        if (s->wepoch == b->epoch && !self) kind = "with no barrier in between";
+        else if (o->pfence == s->wfence) kind = "and not fenced: the writer has executed no fence.proxy.async since";
+        if (!kind) continue;
+        char what[160], name[96], line[256], where[600];
+        emu_module_line(b->L->m, s->wline, line, sizeof line);
+        snprintf(what, sizeof what, "racecheck: %s reads shared memory written through the generic proxy %s",
+                 who, s->wepoch == b->epoch && !self ? "with no barrier in between" : "without fence.proxy.async");
+        return emu_fault(b, t, in, what, "shared %s was written by thread (%u,%u,%u)%s at %s %s: %s",
+                         emu_smem_name(b, idx + i, name, sizeof name), o->tid[0], o->tid[1], o->tid[2], o == t ? " (this thread)" : "",
+                         emu_module_where(b->L->m, s->wline, where, sizeof where), kind, line);
+    }
+    return true;
+}
+
+/* The bytes [idx, idx + size) of shared memory written by a bulk or tensor copy of thread t completing on the
+ * mbarrier at index mb: racecheck forgets what it knew of them and remembers the copy. */
+static void async_written(EmuBlock *b, const EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size, uint32_t mb) {
+    if (!b->shadow) return;
+    memset(b->shadow + idx, 0, (size_t)size * sizeof *b->shadow);
+    int s = b->mbs ? mb_slot(b, mb, false) : -1;
+    if (s < 0) return;
+    const EmuAsyncCopy *last = b->nacp ? &b->acp[b->nacp - 1] : NULL;
+    if (!last || last->slot != (uint32_t)s || last->phase != b->mbs[s].done || last->thread != t->linear || last->line != in->line) {
+        if (b->nacp == b->capacp) {
+            b->capacp = b->capacp ? 2 * b->capacp : 64;
+            b->acp = realloc(b->acp, b->capacp * sizeof *b->acp);
+            if (!b->acp) out_of_memory();
+        }
+        b->acp[b->nacp++] = (EmuAsyncCopy){(uint32_t)s, b->mbs[s].done, t->linear, in->line};
+    }
+    for (uint64_t i = 0; i < size; i++) b->shadow[idx + i].acopy = b->nacp;
+}
+
 static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
     uint64_t v = *w;
     if (MB_PENDING(v) || mb_tx(v)) return;
     *w = mb_pack(MB_EXPECTED(v), MB_EXPECTED(v), 0, MB_PARITY(v) ^ 1);
     b->epoch++; /* racecheck: the phase orders what came before it with what comes after */
+    int s = b->mbs ? mb_slot(b, (uint32_t)mb_index(b, w), false) : -1;
+    if (s >= 0) {
+        EmuMbSlot *m = &b->mbs[s];
+        m->done++;
+        memcpy(m->acq, m->rel, sizeof m->acq);
+        memset(m->rel, 0, sizeof m->rel);
+    }
 }
 
 bool emu_mbarrier_phase_done(const EmuBlock *b, uint32_t idx, unsigned parity) {
@@ -131,6 +291,7 @@ bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t idx, 
             return emu_fault(b, t, in, "invalid mbarrier", "%u arrival%s on the mbarrier at shared %s, which has %u pending",
                              count, count == 1 ? "" : "s", MB_NAME(b, idx), pending);
         pending -= count;
+        if (b->mbs && t) mb_release(b, t, mb_slot(b, idx, false));
     }
     *w = mb_pack(pending, MB_EXPECTED(v), tx, MB_PARITY(v));
     mb_complete_if_done(b, w);
@@ -167,6 +328,7 @@ int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             return EMU_MBAR_EXEC_FAULT;
         }
         *w = mb_pack((uint32_t)count, (uint32_t)count, 0, 0);
+        if (b->mbs) mb_slot(b, addr, true);
         b->mbar_events++;
         return EMU_MBAR_EXEC_DONE;
     }
@@ -229,6 +391,7 @@ int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             return EMU_MBAR_EXEC_BLOCK;
         }
         EMU_R(t, in, 0) = done;
+        if (done && b->mbs) mb_observe(b, t, mb_slot(b, addr, false));
         return done ? EMU_MBAR_EXEC_DONE : EMU_MBAR_EXEC_YIELD;
     }
     }
@@ -401,18 +564,52 @@ static void bulk_note(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t lo, 
 
 void emu_bulk_commit(EmuThread *t) { t->bulk_commits++; }
 
+/* Whether t's wait keeping its `keep` most recent bulk groups retires group g. */
+static bool bulk_retired(const EmuThread *t, uint32_t thread, uint32_t g, uint64_t keep) {
+    return thread == t->linear && g < t->bulk_commits && (uint64_t)(t->bulk_commits - g) > keep;
+}
+
 void emu_bulk_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    if (!b->nbulk || (in->flags & EMU_F(READ))) return; /* .read: the sources are read, the writes may be in flight */
     uint64_t keep = EMU_R(t, in, 0); /* groups that may stay pending: the most recent ones */
     uint32_t n = 0;
-    for (uint32_t i = 0; i < b->nbulk; i++) {
-        const EmuBulkWrite *w = &b->bulk[i];
-        bool done = w->thread == t->linear && w->group < t->bulk_commits && (uint64_t)(t->bulk_commits - w->group) > keep;
-        if (!done) b->bulk[n++] = *w;
-    }
+    for (uint32_t i = 0; i < b->nbulkrd; i++) /* with or without .read, the sources of the retired groups are read */
+        if (!bulk_retired(t, b->bulkrd[i].thread, b->bulkrd[i].group, keep)) b->bulkrd[n++] = b->bulkrd[i];
+    b->nbulkrd = n;
+    if (!b->nbulk || (in->flags & EMU_F(READ))) return; /* .read: the sources are read, the writes may be in flight */
+    n = 0;
+    for (uint32_t i = 0; i < b->nbulk; i++)
+        if (!bulk_retired(t, b->bulk[i].thread, b->bulk[i].group, keep)) b->bulk[n++] = b->bulk[i];
     b->nbulk = n;
     b->bulk_lo = b->bulk_hi = 0;
     for (uint32_t i = 0; i < n; i++) bulk_span(b, b->bulk[i].lo, b->bulk[i].hi);
+}
+
+/* Notes the shared bytes [lo, hi) (indices into shared) as read by t's open bulk group: a bulk store to global
+ * memory reads its source until cp.async.bulk.wait_group[.read] retires the group. */
+static void bulkrd_note(EmuBlock *b, const EmuThread *t, const EmuIns *in, uint64_t lo, uint64_t hi) {
+    if (b->nbulkrd == b->capbulkrd) {
+        b->capbulkrd = b->capbulkrd ? 2 * b->capbulkrd : 64;
+        b->bulkrd = realloc(b->bulkrd, b->capbulkrd * sizeof *b->bulkrd);
+        if (!b->bulkrd) out_of_memory();
+    }
+    b->bulkrd[b->nbulkrd++] = (EmuBulkWrite){lo, hi, t->linear, t->bulk_commits, in->line};
+}
+
+bool emu_bulk_src_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size) {
+    for (uint32_t i = 0; i < b->nbulkrd; i++) {
+        const EmuBulkWrite *r = &b->bulkrd[i];
+        if (idx >= r->hi || idx + size <= r->lo) continue;
+        const EmuThread *by = &b->t[r->thread];
+        char name[96], line[256], where[600];
+        emu_module_line(b->L->m, r->line, line, sizeof line);
+        return emu_fault(b, t, in, "racecheck: shared memory written while a bulk store still reads it",
+                         "shared %s is a source of the bulk copy at %s (%s), issued by thread (%u,%u,%u)%s, which has not waited "
+                         "for it: the copy reads its source until cp.async.bulk.wait_group.read (or wait_group) retires its group",
+                         emu_smem_name(b, idx > r->lo ? idx : r->lo, name, sizeof name),
+                         emu_module_where(b->L->m, r->line, where, sizeof where), line, by->tid[0], by->tid[1], by->tid[2],
+                         by == t ? " (this thread)" : "");
+    }
+    return true;
 }
 
 bool emu_bulk_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
@@ -491,12 +688,15 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     for (uint32_t rank = 0, base = emu_cl_base(b, t); rank < b->ncl; rank++) {
         if (!(ranks >> rank & 1)) continue;
         uint8_t *cta = b->shared + (size_t)(base + rank) * b->shared_size; /* multicast: the same offset in every CTA of the mask */
-        if (b->shadow && load) memset(b->shadow + (cta - b->shared) + soff, 0, (size_t)covered * sizeof *b->shadow);
-        if (load && b->wg_reading && !emu_wgmma_smem_write(b, t, in, (uint64_t)(cta - b->shared) + soff, covered)) return false;
+        uint64_t at = (uint64_t)(cta - b->shared) + soff;
+        if (load && b->nbulkrd && !emu_bulk_src_check(b, t, in, at, covered)) return false;
+        if (load) async_written(b, t, in, at, covered, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)));
+        if (load && b->wg_reading && !emu_wgmma_smem_write(b, t, in, at, covered)) return false;
         if (!tensor_box(b, t, in, &tm, c, n, cta, soff, red, rty)) return false;
         if (load && !emu_mbarrier_tx(b, t, in, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)), (int64_t)bytes, false, 0))
             return false;
     }
+    if (!load) bulkrd_note(b, t, in, sidx, sidx + covered);
     return true;
 }
 
@@ -531,6 +731,9 @@ static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTen
                             }
                             continue;
                         }
+                        if (!load && b->shadow && !emu_async_read(b, t, in, (uint64_t)(sp - b->shared), es, t->linear, t->linear + 1,
+                                                                  emu_op_name(in->op)))
+                            return false;
                         uint8_t *gp = emu_access(b, t, in, EMU_SP_GLOBAL, tm.addr + goff, es, es, !load);
                         if (!gp) return false;
                         if (load) memcpy(sp, gp, es);
@@ -577,13 +780,17 @@ static bool exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         const uint8_t *s = in->space2 == EMU_SP_SHARED ? shared_bytes(b, t, in, src, EMU_SP_SHARED, size, 16, false)
                                                        : emu_access(b, t, in, EMU_SP_GLOBAL, src, (unsigned)size, 16, false);
         if (!s) return false;
+        if (in->space2 == EMU_SP_SHARED &&
+            !emu_async_read(b, t, in, shared_offset(b, s), size, t->linear, t->linear + 1, emu_op_name(in->op)))
+            return false;
         uint64_t *w = mb_word(b, t, in, EMU_R(t, in, 3) + (uint64_t)in->off[2], EMU_SP_SHARED);
         uint32_t ranks, ss = b->shared_size, doff = shared_offset(b, d) % ss;
         if (!w || !copy_ranks(b, t, in, 4, shared_offset(b, d), &ranks)) return false;
         for (uint32_t r = 0, base = emu_cl_base(b, t); r < b->ncl; r++) {
             if (!(ranks >> r & 1)) continue;
             size_t at = (size_t)(base + r) * ss;
-            if (b->shadow) memset(b->shadow + at + doff, 0, (size_t)size * sizeof *b->shadow);
+            if (b->nbulkrd && !emu_bulk_src_check(b, t, in, at + doff, size)) return false;
+            async_written(b, t, in, at + doff, size, dest_mbarrier(b, in, w, at));
             if (b->wg_reading && !emu_wgmma_smem_write(b, t, in, at + doff, size)) return false;
             bulk_move(in, b->shared + at + doff, s, size);
             if (!emu_mbarrier_tx(b, t, in, dest_mbarrier(b, in, w, at), (int64_t)size, false, 0)) return false;
@@ -591,11 +798,12 @@ static bool exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return true;
     }
     const uint8_t *s = shared_bytes(b, t, in, src, in->space2, size, 16, false);
-    if (!s) return false;
+    if (!s || !emu_async_read(b, t, in, shared_offset(b, s), size, t->linear, t->linear + 1, emu_op_name(in->op))) return false;
     uint8_t *d = emu_access(b, t, in, EMU_SP_GLOBAL, dst, (unsigned)size, 16, true);
     if (!d) return false;
     bulk_move(in, d, s, size);
     bulk_note(b, t, in, dst, dst + size);
+    bulkrd_note(b, t, in, shared_offset(b, s), shared_offset(b, s) + size);
     return true;
 }
 

@@ -203,10 +203,11 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
     if (in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED)) return true;
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
+        if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
         const char *kind = NULL;
         uint32_t other = 0, oline = 0;
         bool other_write = false;
-        if (s->wepoch == ep && s->wtid != me) {
+        if (s->wepoch == ep && s->wtid != me && !(write && b->wval && b->shared[addr + i] == b->wval[i])) {
             kind = write ? "write after write" : "read after write";
             other = s->wtid;
             oline = s->wline;
@@ -239,6 +240,7 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
             s->wepoch = ep;
             s->wtid = me;
             s->wline = in->line;
+            s->wfence = t->pfence;
         } else {
             s->rtid = (s->repoch == ep && s->rtid != me) ? UINT32_MAX : me;
             s->repoch = ep;
@@ -294,6 +296,7 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
             return NULL;
         }
         if (b->shadow && !race_check(b, t, in, idx, size, write)) return NULL;
+        if (write && b->nbulkrd && !emu_bulk_src_check(b, t, in, idx, size)) return NULL;
         if (write && b->wg_reading && !emu_wgmma_smem_write(b, t, in, idx, size)) return NULL;
         return b->shared + idx;
     }
@@ -420,7 +423,17 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         unsigned ai = st ? 0 : 1, vi = st ? 1 : 0, space = ld_space(in);
         uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
         if (space == EMU_SP_SHARED || space == EMU_SP_LOCAL || space == EMU_SP_PARAM) addr &= 0xFFFFFFFFu;
+        uint8_t val[64]; /* a store's bytes, for racecheck: writing what another thread wrote there is no hazard */
+        if (st && b->shadow) {
+            for (unsigned k = 0; k < n; k++) {
+                uint64_t v = t->r[in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi]];
+                if (in->ty == EMU_T_PRED) v &= 1;
+                memcpy(val + k * sz, &v, sz);
+            }
+            b->wval = val;
+        }
         uint8_t *p = emu_access(b, t, in, space, addr, total, total, st);
+        b->wval = NULL;
         if (!p) return false;
         bool sg = emu_type_kind(in->ty) == EMU_K_S;
         for (unsigned k = 0; k < n; k++) {

@@ -312,6 +312,7 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
         return emu_fault(b, t, in, "unsupported wgmma descriptor",
                          "the %s descriptor 0x%016" PRIx64 " has base offset %u: only 0 (swizzle patterns aligned to their repeat) is supported",
                          what, desc, d.base);
+    uint32_t cta_end = (t->cta + 1) * b->cta_threads, wg_end = t->linear + 128 < cta_end ? t->linear + 128 : cta_end;
     for (unsigned r = 0; r < rows; r++)
         for (unsigned k = 0; k < K; k++) {
             uint32_t a = desc_addr(&d, mn_major, r, k, es);
@@ -319,6 +320,8 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
                 return emu_fault(b, t, in, "memcheck: invalid __shared__ read by wgmma",
                                  "element (%u, %u) of %s at shared address 0x%x is outside the block's %u bytes (descriptor 0x%016" PRIx64 ")",
                                  r, k, what, a, b->shared_size, desc);
+            uint64_t at = (uint64_t)t->cta * b->shared_size + a;
+            if (b->shadow && !emu_async_read(b, t, in, at, es, t->linear, wg_end, "wgmma.mma_async")) return false;
             uint64_t bits = 0;
             memcpy(&bits, emu_cta_smem(b, t) + a, es);
             v[r * K + k] = emu_elem_value(ty, bits);

@@ -240,6 +240,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             in->vec = (uint8_t)(p[1] - '0');
             continue;
         }
+        if (op == EMU_OP_FENCE && l == 5 && memcmp(p, "async", 5) == 0) { in->xflags |= EMU_XF_PROXY_ASYNC; continue; }
         if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
         if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
         if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH || op == EMU_OP_DISCARD ||
@@ -251,6 +252,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         if (op == EMU_OP_MBARRIER && l == 6 && memcmp(p, "expect", 6) == 0) continue; /* never alone */
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
+    if (op == EMU_OP_FENCE && in->space == EMU_SP_GLOBAL) in->xflags &= (uint8_t)~EMU_XF_PROXY_ASYNC; /* fence.proxy.async.global */
     if ((op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) &&
         (wm_layouts != (op == EMU_OP_WMMA_MMA ? 2u : 1u) || !in->space2))
         return perr(ps, line, "'%.*s' needs %s and a shape (.m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4)", (int)len, s,

@@ -4,7 +4,8 @@
 
 PYTHON imports triton (e.g. /work/venv-triton/bin/python); no GPU is needed.  Each kernel below is
 compiled with triton.compile(..., target=GPUTarget("cuda", 90, 32)) and its PTX handed to
-build/bench/foreign_ptx (bench/foreign_ptx.c), which runs it on the device and checks it:
+build/bench/foreign_ptx (bench/foreign_ptx.c), which runs it on the device with the emulator's race
+checks on (--racecheck: Triton's barriers, mbarrier waits and proxy fences must satisfy them) and checks it:
 
   tutorial_matmul f16 / bf16   the tutorial matmul (bench/gpu/triton_matmul.py): cp.async, wgmma
   desc_matmul                  tensor descriptors made in the kernel: tensormap.replace and
@@ -174,7 +175,7 @@ def main():
                              "barrier.cluster", "mapa", "multicast::cluster")
                  if w in ptx]
         cmd = [a.foreign, args[0], path, "--kernel", md.name, "--warps", str(md.num_warps), "--smem", str(md.shared),
-               "--device", a.device] + args[1:]
+               "--device", a.device, "--racecheck"] + args[1:]
         r = subprocess.run(cmd, capture_output=True, text=True)
         verdict = (r.stdout.strip().splitlines() or [""])[-1] if r.returncode in (0, 1) else r.stderr.strip()
         print("%-28s [%s] %s" % (label, ", ".join(feats), verdict))
