@@ -420,9 +420,14 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
         case FAST_STS32: {
             uint64_t a = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
             uint8_t *p;
-            if (!b->shadow && !b->wg_reading && !b->nbulkrd && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
-            else if (!(p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, true))) { ok = false; goto out; }
             uint32_t v = (uint32_t)r[in->o[1]];
+            if (!b->shadow && !b->wg_reading && !b->nbulkrd && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
+            else {
+                b->wval = (const uint8_t *)&v; /* racecheck: the bytes stored */
+                p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, true);
+                b->wval = NULL;
+                if (!p) { ok = false; goto out; }
+            }
             memcpy(p, &v, 4);
             pc++;
             continue;
@@ -594,6 +599,7 @@ static void init_threads(EmuBlock *b) {
         t->cl_phase = 0;
         t->bulk_commits = 0;
         t->pfence = 0;
+        t->wsync = 0;
         if (t->wg) emu_wg_reset(t);
         t->linear = i;
         t->cta = rank;
@@ -935,6 +941,7 @@ static bool run_block(EmuBlock *b) {
     size_t smem = (size_t)b->ncta * b->shared_size;
     memset(b->shared, 0, smem);
     if (b->shadow) memset(b->shadow, 0, smem * sizeof *b->shadow);
+    if (b->warp_gen) memset(b->warp_gen, 0, (size_t)b->ncta * b->cta_warps * sizeof *b->warp_gen);
     if (b->wg_reads) memset(b->wg_reads, 0, (smem + 15) / 16 * sizeof *b->wg_reads);
     b->wg_reading = 0;
     b->epoch = 1;
@@ -1074,8 +1081,10 @@ static void *worker(void *arg) {
         b.shadow = calloc((size_t)b.ncta * b.shared_size + 1, sizeof *b.shadow);
         b.mbs = calloc(EMU_MB_SLOTS, sizeof *b.mbs);
         b.seen = calloc((size_t)b.nthreads * EMU_MB_SLOTS, sizeof *b.seen);
+        b.warp_gen = calloc((size_t)b.ncta * b.cta_warps, sizeof *b.warp_gen);
     }
-    if (!b.cta || !b.t || !b.regs || !b.shared || !b.local || !b.fparams || (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen))) {
+    if (!b.cta || !b.t || !b.regs || !b.shared || !b.local || !b.fparams ||
+        (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen || !b.warp_gen))) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
         for (uint64_t nb = 0;; nb++) {
@@ -1117,6 +1126,7 @@ static void *worker(void *arg) {
     free(b.shadow);
     free(b.mbs);
     free(b.seen);
+    free(b.warp_gen);
     free(b.acp);
     free(b.wg_reads);
     free(b.bulk);

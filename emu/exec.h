@@ -95,6 +95,7 @@ typedef struct EmuThread {
     EmuWgState *wg;       /* in-flight wgmma results (NULL: none ever) */
     uint32_t bulk_commits; /* cp.async.bulk.commit_groups so far: the number of its open bulk group */
     uint32_t pfence;      /* fence.proxy.async (covering shared memory) executed so far (racecheck) */
+    uint32_t wsync;       /* the generation of the last bar.warp.sync it took part in (racecheck) */
 } EmuThread;
 
 /* Global bytes a bulk store or reduction (cp.async.bulk[.tensor] / cp.reduce.async.bulk[.tensor] to global
@@ -155,6 +156,8 @@ typedef struct EmuShadow {
     uint32_t wline, rline;   /* PTX lines, for reports */
     uint32_t wfence;         /* the writer's EmuThread.pfence at the write: the write is fenced once that has moved on */
     uint32_t acopy;          /* written by a bulk or tensor copy: its EmuAsyncCopy + 1 (0: not, or no longer checked) */
+    uint32_t wgen, rgen;     /* the accessing warp's bar.warp.sync generation (EmuBlock.warp_gen) at the write / last read */
+    uint32_t rwarp;          /* the warp of the readers (UINT32_MAX: readers of several warps) */
 } EmuShadow;
 
 /* Racecheck of the async proxy's shared-memory writes (exec_async.c): the unit's mbarriers get slots (the first
@@ -218,6 +221,7 @@ typedef struct EmuBlock {
     uint64_t bulk_lo, bulk_hi; /* the bytes they span: an allocation that meets them stays out of the cache c_lo/c_hi */
     bool in_bulk;         /* a bulk copy's own accesses are under way (its writes not checked against the pending ones) */
     const uint8_t *wval;  /* racecheck: the bytes an st is writing (NULL: unknown), during its emu_access */
+    uint32_t *warp_gen;   /* racecheck: bar.warp.syncs completed by each warp (ncta * cta_warps) */
     EmuBulkWrite *bulkrd; /* shared bytes (indices into shared) that bulk stores to global memory still read */
     uint32_t nbulkrd, capbulkrd;
     EmuMbSlot *mbs;       /* racecheck of the async proxy (NULL when racecheck is off): mbarrier slots, */

@@ -197,9 +197,17 @@ static void smem_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr,
                   addr, b->shared_size, st, b->L->dyn_smem);
 }
 
+/* bar.warp.sync orders the accesses of the lanes that take part in it: an access of another thread of the
+ * same warp at warp-sync generation gen is ordered with t's when both have since taken part in a later one. */
+static uint32_t warp_of(const EmuBlock *b, const EmuThread *t) { return t->cta * b->cta_warps + (t->linear % b->cta_threads) / 32; }
+static bool warp_ordered(const EmuBlock *b, const EmuThread *t, uint32_t other, uint32_t gen) {
+    const EmuThread *o = &b->t[other];
+    return warp_of(b, o) == warp_of(b, t) && t->wsync > gen && o->wsync > gen;
+}
+
 /* Atomics (atom, red) are never hazards (docs/emulator.md, Racecheck) and leave no trace. */
 static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
-    uint32_t ep = b->epoch, me = t->linear;
+    uint32_t ep = b->epoch, me = t->linear, warp = warp_of(b, t), gen = b->warp_gen[warp];
     if (in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED)) return true;
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
@@ -207,12 +215,14 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
         const char *kind = NULL;
         uint32_t other = 0, oline = 0;
         bool other_write = false;
-        if (s->wepoch == ep && s->wtid != me && !(write && b->wval && b->shared[addr + i] == b->wval[i])) {
+        if (s->wepoch == ep && s->wtid != me && !(write && b->wval && b->shared[addr + i] == b->wval[i]) &&
+            !warp_ordered(b, t, s->wtid, s->wgen)) {
             kind = write ? "write after write" : "read after write";
             other = s->wtid;
             oline = s->wline;
             other_write = true;
-        } else if (write && s->repoch == ep && s->rtid != me) {
+        } else if (write && s->repoch == ep && s->rtid != me &&
+                   !(s->rtid == UINT32_MAX ? s->rwarp == warp && t->wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))) {
             kind = "write after read";
             other = s->rtid;
             oline = s->rline;
@@ -241,10 +251,14 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
             s->wtid = me;
             s->wline = in->line;
             s->wfence = t->pfence;
+            s->wgen = gen;
         } else {
-            s->rtid = (s->repoch == ep && s->rtid != me) ? UINT32_MAX : me;
+            bool again = s->repoch == ep;
+            s->rwarp = again && s->rwarp != warp ? UINT32_MAX : warp;
+            s->rtid = again && s->rtid != me ? UINT32_MAX : me;
             s->repoch = ep;
             s->rline = in->line;
+            s->rgen = gen;
         }
     }
     return true;

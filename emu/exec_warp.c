@@ -137,7 +137,13 @@ bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
     case EMU_OP_VOTE: ok = exec_vote(b, g, n); break;
     case EMU_OP_MATCH: ok = exec_match(b, g, n); break;
     case EMU_OP_REDUX: ok = exec_redux(b, g, n); break;
-    case EMU_OP_BAR_WARP: ok = true; break;
+    case EMU_OP_BAR_WARP: /* racecheck: the lanes' accesses before it are ordered with those after */
+        if (b->warp_gen) {
+            uint32_t w = g[0]->cta * b->cta_warps + (g[0]->linear % b->cta_threads) / 32, gen = ++b->warp_gen[w];
+            for (unsigned i = 0; i < n; i++) g[i]->wsync = gen;
+        }
+        ok = true;
+        break;
     case EMU_OP_MMA: ok = emu_exec_mma(b, g, n); break;
     case EMU_OP_LDMATRIX: ok = emu_exec_ldmatrix(b, g, n); break;
     case EMU_OP_STMATRIX: ok = emu_exec_stmatrix(b, g, n); break;

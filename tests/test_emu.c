@@ -739,6 +739,56 @@ Test(report, racecheck) {
     dev_close(d);
 }
 
+/* What racecheck takes as ordering besides bar.sync.  warp_race: each thread writes its slot, then
+ * (sync 1) bar.warp.sync, and reads its neighbour's: ordered within a warp, not across two.  same: every
+ * thread stores one value (same 1) or its own (same 0) into one word before a barrier: writing the value
+ * already there is no hazard, another value is. */
+static const char *warp_race_ptx = PTX_HEAD
+    ".visible .entry wr(.param .u64 out, .param .u32 sync, .param .u32 same)\n{\n"
+    " .reg .pred %p<3>;\n .reg .b32 %r<10>;\n .reg .b64 %rd<4>;\n"
+    " .shared .align 4 .b8 buf[260];\n .shared .align 4 .b32 word;\n"
+    " mov.u32 %r1, %tid.x;\n shl.b32 %r2, %r1, 2;\n mov.u32 %r3, buf;\n add.s32 %r4, %r3, %r2;\n"
+    " ld.param.u32 %r5, [sync];\n ld.param.u32 %r6, [same];\n setp.ne.u32 %p1, %r5, 0;\n setp.ne.u32 %p2, %r6, 0;\n"
+    " selp.b32 %r7, 7, %r1, %p2;\n st.shared.u32 [word], %r7;\n"
+    " st.shared.u32 [%r4], %r1;\n"
+    " @%p1 bar.warp.sync -1;\n"
+    " ld.shared.u32 %r8, [%r4+4];\n"
+    " bar.sync 0;\n ld.shared.u32 %r9, [word];\n add.u32 %r8, %r8, %r9;\n"
+    " ld.param.u64 %rd1, [out];\n mul.wide.u32 %rd2, %r1, 4;\n add.s64 %rd3, %rd1, %rd2;\n"
+    " st.global.u32 [%rd3], %r8;\n ret;\n}\n";
+
+Test(report, racecheck_warp_sync_and_same_value) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, warp_race_ptx, "wr", &m);
+    uint64_t out = poisoned(d, 64 * 4);
+    for (uint32_t sync = 0; sync < 2; sync++)
+        for (uint32_t same = 0; same < 2; same++)
+            for (uint32_t threads = 32; threads <= 64; threads += 32) {
+                void *params[] = {&out, &sync, &same};
+                DevStatus st = dev_launch(f, 1, 1, 1, threads, 1, 1, 0, NULL, params);
+                const char *e = dev_last_error(d);
+                if (!same) { /* 32 threads store different values into word */
+                    cr_assert_eq(st, DEV_ERR_MEMCHECK, "sync %u threads %u", sync, threads);
+                    cr_assert(strstr(e, "racecheck: shared-memory hazard (write after write)") &&
+                              strstr(e, "st.shared.u32 [word], %r7"), "%s", e);
+                    continue;
+                }
+                if (!sync || threads == 64) { /* no warp sync, or thread 31 reads the slot of warp 1's thread 32 */
+                    cr_assert_eq(st, DEV_ERR_MEMCHECK, "sync %u threads %u", sync, threads);
+                    cr_assert(strstr(e, "racecheck: shared-memory hazard (write after read)"), "%s", e);
+                    cr_assert(strstr(e, sync ? "by thread (32,0,0)" : "by thread (1,0,0)"), "sync %u: %s", sync, e);
+                    continue;
+                }
+                cr_assert_eq(st, DEV_OK, "%s", e);
+                uint32_t o[32];
+                download(d, o, out, sizeof o);
+                for (uint32_t i = 0; i < 32; i++) cr_assert_eq(o[i], (i < 31 ? i + 1 : 0) + 7, "out[%u] = %u", i, o[i]);
+            }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 static const char *mem_ptx = PTX_HEAD
     ".visible .entry rd(.param .u64 p, .param .u64 off)\n{\n"
     " .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
