@@ -262,7 +262,8 @@ enum {
 #define EMU_F(e) (1u << EMU_FB_##e)
 /* EmuIns.xflags: .multicast::cluster (cp.async.bulk[.tensor] into the shared memory of every CTA of a
  * 16-bit mask, its last operand); .shared::cta on isspacep (the thread's own CTA only, not the cluster's) */
-enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2, EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8, /* wmma: .col (load, store; mma: A), mma: B .col */
+enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
+       EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8, /* wmma: .col (load, store; mma: A), mma: B .col; mma: A .col, B .col */
        EMU_XF_PROXY_ASYNC = 16 /* fence.proxy.async covering shared memory (not .global) */ };
 
 /* ---- op-specific modes (shfl, vote, atom, testp, ldmatrix, mma) ---- */

@@ -26,7 +26,8 @@
  *      documented, so float results may differ from a GPU in the last bits.
  *
  * mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c and sm_90's m16n8k{4,8,16} on f64: exec_dmma
- * below (the formula above with E = 1 on 64-bit registers).
+ * below (the formula above with E = 1 on 64-bit registers).  m8n8k4 on f16 (every layout): exec_hmma884.
+ * The other shapes are .row.col only, as ptxas has them.
  *
  * ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 d, [a]:
  *   lane 8i + r (r = 0..7) supplies the address of row r of matrix i
@@ -61,9 +62,24 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
     default: *why = "only the m16n8k4, m16n8k8, m16n8k16, m16n8k32 and (f64) m8n8k4 shapes are supported"; return false;
     }
     if (!d || !a || !bt || !c) { *why = "mma needs four types: .dtype.atype.btype.ctype"; return false; }
+    if (in->mode == EMU_MODE_M8N8K4 && a == EMU_T_F16) { /* Volta's quad-pair form: every layout, f16 or f32 D and C */
+        if (bt != EMU_T_F16 || (d != EMU_T_F16 && d != EMU_T_F32) || (c != EMU_T_F16 && c != EMU_T_F32) || (c == EMU_T_F32 && d != c)) {
+            *why = "m8n8k4 on f16 is .f16.f16 inputs with D and C .f16.f16, .f32.f16 or .f32.f32";
+            return false;
+        }
+        if (in->flags & EMU_F(SATFINITE)) { *why = ".satfinite is for integer mma"; return false; }
+        f->epr = 2, f->na = 2, f->nb = 2;
+        f->nc = c == EMU_T_F16 ? 4 : 8;
+        f->nd = d == EMU_T_F16 ? 4 : 8;
+        return true;
+    }
+    if ((in->xflags & EMU_XF_WM_COL) || !(in->xflags & EMU_XF_WM_COL_B)) {
+        *why = "this shape is .row.col only (A row-major, B column-major)";
+        return false;
+    }
     if (in->mode == EMU_MODE_M8N8K4 || a == EMU_T_F64) { /* DMMA, all f64 */
         if (d != EMU_T_F64 || a != d || bt != d || c != d || f->k == 32) {
-            *why = "f64 mma is m8n8k4, m16n8k4, m16n8k8 or m16n8k16 .row.col.f64.f64.f64.f64 (m8n8k4 on f16 is not supported)";
+            *why = "f64 mma is m8n8k4, m16n8k4, m16n8k8 or m16n8k16 .row.col.f64.f64.f64.f64";
             return false;
         }
         if (in->flags & EMU_F(SATFINITE)) { *why = ".satfinite is for integer mma"; return false; }
@@ -173,6 +189,47 @@ static void exec_dmma(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, c
     }
 }
 
+/* mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype (sm_70's HMMA.884; D.C f16.f16, f32.f16 or
+ * f32.f32): four independent 8x8x4
+ * products, one per quad pair q (lanes 4q..4q+3, the low half, and 16+4q..16+4q+3, the high half).  The PTX
+ * ISA's fragments, with h = 1 for the high half and p = lane % 4 + 4h the lane's place in its pair: A (two
+ * f16x2 registers, elements a0..a3) row-major A[p][i], column-major A[i + 4h][lane % 4]; B (two registers)
+ * column-major B[i][p], row-major B[lane % 4][i + 4h]; an f16 C/D (four registers, c0..c7) C[p][i]; an f32
+ * C/D (eight) C[(lane & 1) + (i & 2) + 4h][(i & 1) + (lane & 2) + (i & 4)].  Each D element as the other float
+ * forms: from C as f32, one fmaf per k ascending, an f16 D rounded once. */
+static void exec_hmma884(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm) {
+    float A[4][8][4], B[4][4][8], C[4][8][8];
+    bool acol = in->xflags & EMU_XF_WM_COL, bcol = in->xflags & EMU_XF_WM_COL_B;
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned q = (l & 15) >> 2, h = l >> 4, p = (l & 3) + 4 * h;
+        for (unsigned i = 0; i < 4; i++) {
+            float a = (float)emu_f16_to_f64((uint16_t)(vreg(lane[l], f, in, 1, i >> 1) >> (16 * (i & 1))));
+            float bv = (float)emu_f16_to_f64((uint16_t)(vreg(lane[l], f, in, 2, i >> 1) >> (16 * (i & 1))));
+            if (acol) A[q][i + 4 * h][l & 3] = a;
+            else A[q][p][i] = a;
+            if (bcol) B[q][i][p] = bv;
+            else B[q][l & 3][i + 4 * h] = bv;
+        }
+        for (unsigned i = 0; i < 8; i++) {
+            if (in->ty4 == EMU_T_F16) C[q][p][i] = (float)emu_f16_to_f64((uint16_t)(vreg(lane[l], f, in, 3, i >> 1) >> (16 * (i & 1))));
+            else C[q][(l & 1) + (i & 2) + 4 * h][(i & 1) + (l & 2) + (i & 4)] = emu_f32((uint32_t)vreg(lane[l], f, in, 3, i));
+        }
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned q = (l & 15) >> 2, h = l >> 4, p = (l & 3) + 4 * h;
+        uint32_t half[8];
+        for (unsigned i = 0; i < 8; i++) {
+            bool f16 = in->ty == EMU_T_F16;
+            unsigned m = f16 ? p : (l & 1) + (i & 2) + 4 * h, nn = f16 ? i : (i & 1) + (l & 2) + (i & 4);
+            float acc = C[q][m][nn];
+            for (unsigned k = 0; k < 4; k++) acc = fmaf(A[q][m][k], B[q][k][nn], acc);
+            if (f16) half[i] = (uint32_t)emu_round_f64((double)acc, EMU_FMT_F16, EMU_RND_RN);
+            else vset(lane[l], f, in, 0, i, acc != acc ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc));
+        }
+        for (unsigned j = 0; in->ty == EMU_T_F16 && j < fm->nd; j++) vset(lane[l], f, in, 0, j, (half[2 * j] & 0xFFFFu) | half[2 * j + 1] << 16);
+    }
+}
+
 bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
@@ -183,6 +240,10 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     if (!emu_mma_form(in, &fm, &why)) return emu_fault(b, lane[0], in, "unsupported instruction", "%s", why);
     if (in->ty2 == EMU_T_F64) {
         exec_dmma(lane, f, in, &fm);
+        return true;
+    }
+    if (in->mode == EMU_MODE_M8N8K4) {
+        exec_hmma884(lane, f, in, &fm);
         return true;
     }
     unsigned K = fm.k, E = fm.epr;

@@ -201,6 +201,15 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
                 continue;
             }
         }
+        if (op == EMU_OP_MMA) { /* A's then B's layout: EMU_XF_WM_COL / EMU_XF_WM_COL_B for .col */
+            bool row = l == 3 && memcmp(p, "row", 3) == 0, col = l == 3 && memcmp(p, "col", 3) == 0;
+            if (row || col) {
+                if (wm_layouts == 2) return perr(ps, line, "too many layouts in '%.*s'", (int)len, s);
+                if (col) in->xflags |= wm_layouts ? EMU_XF_WM_COL_B : EMU_XF_WM_COL;
+                wm_layouts++;
+                continue;
+            }
+        }
         if (op == EMU_OP_WGMMA) {
             unsigned wm, wn, wk;
             char tail;
@@ -253,6 +262,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
     if (op == EMU_OP_FENCE && in->space == EMU_SP_GLOBAL) in->xflags &= (uint8_t)~EMU_XF_PROXY_ASYNC; /* fence.proxy.async.global */
+    if (op == EMU_OP_MMA && wm_layouts != 2) return perr(ps, line, "'%.*s' needs A's and B's layouts (.row.col)", (int)len, s);
     if ((op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) &&
         (wm_layouts != (op == EMU_OP_WMMA_MMA ? 2u : 1u) || !in->space2))
         return perr(ps, line, "'%.*s' needs %s and a shape (.m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4)", (int)len, s,

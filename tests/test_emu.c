@@ -858,7 +858,7 @@ Test(report, unsupported) {
     cr_assert_eq(dev_module_load_ptx(d, undecl, &m), DEV_ERR_PTX);
     cr_assert(strstr(dev_last_error(d), "undeclared register '%r9'"), "%s", dev_last_error(d));
     const char *mma = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<12>;\n .reg .f32 %f<9>;\n"
-                      " mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8}, {%r1,%r2}, {%r5,%r6}, {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8};\n"
+                      " mma.sync.aligned.m16n8k8.col.row.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2}, {%r5}, {%f1,%f2,%f3,%f4};\n"
                       " ret;\n}\n";
     cr_assert_eq(dev_module_load_ptx(d, mma, &m), DEV_ERR_PTX);
     cr_assert(strstr(dev_last_error(d), "ptx:8:") && strstr(dev_last_error(d), "unsupported mma form"), "%s", dev_last_error(d));

@@ -418,12 +418,17 @@ Test(mma, f64_m8n8k4_against_c_reference) {
             }
     cr_assert(isnan(fd[2 * 32 + 5 * 4][0]) && isinf(fd[2 * 32 + 3 * 4 + 3][0]), "NaN row 5 and infinity at (3, 6) propagate");
     dev_module_unload(m);
-    /* m8n8k4 takes only f64; f64 takes m8n8k4 and (sm_90) m16n8k4/8/16, with their register counts */
+    /* m8n8k4 on f16 takes f16/f32 accumulators in any layouts; f64 takes .row.col m8n8k4 and (sm_90) m16n8k4/8/16,
+     * with their register counts */
     static const struct {
         const char *ins, *err;
     } bad[] = {
-        {"mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, {%r0, %r1}, "
-         "{%r0, %r1}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};", "f64 mma is m8n8k4, m16n8k4, m16n8k8 or m16n8k16"},
+        {"mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f64 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, {%r0, %r1}, "
+         "{%r0, %r1}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};", "m8n8k4 on f16 is .f16.f16 inputs with D and C .f16.f16, .f32.f16"},
+        {"mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f32 {%r0, %r1, %r0, %r1}, {%r0, %r1}, "
+         "{%r0, %r1}, {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};", "m8n8k4 on f16 is .f16.f16 inputs with D and C .f16.f16, .f32.f16"},
+        {"mma.sync.aligned.m8n8k4.col.col.f64.f64.f64.f64 {%d0, %d1}, {%a}, {%b}, {%d0, %d1};", "this shape is .row.col only"},
+        {"mma.sync.aligned.m8n8k4.row.f64.f64.f64.f64 {%d0, %d1}, {%a}, {%b}, {%d0, %d1};", "needs A's and B's layouts (.row.col)"},
         {"mma.sync.aligned.m16n8k32.row.col.f64.f64.f64.f64 {%d0, %d1, %d2, %d3}, {%a, %a}, {%b}, {%d0, %d1, %d2, %d3};",
          "f64 mma is m8n8k4, m16n8k4, m16n8k8 or m16n8k16"},
         {"mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%d0, %d1, %d2, %d3}, {%a, %a, %a, %a}, {%b, %b}, {%d0, %d1, %d2, %d3};",
@@ -433,9 +438,104 @@ Test(mma, f64_m8n8k4_against_c_reference) {
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         char text[1024];
         snprintf(text, sizeof text, "%s.visible .entry k()\n{\n .reg .f64 %%a, %%b, %%d<4>;\n .reg .b32 %%r<2>;\n .reg .f32 %%f<8>;\n %s\n"
-                 " ret;\n}\n", i == 2 ? PTX_HEAD : ".version 7.8\n.target sm_90\n.address_size 64\n", bad[i].ins);
+                 " ret;\n}\n", i == 5 ? PTX_HEAD : ".version 7.8\n.target sm_90\n.address_size 64\n", bad[i].ins);
         cr_assert_eq(dev_module_load_ptx(d, text, &m), DEV_ERR_PTX, "accepted: %s", bad[i].ins);
         cr_assert(strstr(dev_last_error(d), bad[i].err), "%s: %s", bad[i].ins, dev_last_error(d));
+    }
+    dev_close(d);
+}
+
+/* Volta's mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype: four 8x8x4 products per warp, one per
+ * quad pair (lanes 4q..4q+3 and 16+4q..16+4q+3), packed here by the PTX ISA's fragment tables (h = 1 for lanes
+ * 16..31, p = lane % 4 + 4h): A row-major (p, i), column-major (i + 4h, lane % 4); B row-major
+ * (lane % 4, i + 4h), column-major (i, p); f16 C/D (p, i); f32 C/D ((lane % 2) + (i & 2) + 4h,
+ * (i & 1) + (lane & 2) + (i & 4)) (CuTe's SM70 traits give the same).  Every layout pair with D.C f16.f16,
+ * f32.f16 and f32.f32, small integers (exact in f16 and f32), two warps. */
+static void m884_coord(char op, bool col, bool f32, unsigned lane, unsigned i, unsigned *r, unsigned *c) {
+    unsigned h = lane >> 4, p = (lane & 3) + 4 * h;
+    switch (op) {
+    case 'A': *r = col ? i + 4 * h : p, *c = col ? lane & 3 : i; break;
+    case 'B': *r = col ? i : lane & 3, *c = col ? p : i + 4 * h; break;
+    default:
+        if (f32) *r = (lane & 1) + (i & 2) + 4 * h, *c = (i & 1) + (lane & 2) + (i & 4);
+        else *r = p, *c = i;
+    }
+}
+
+Test(mma, f16_m8n8k4_every_layout) {
+    enum { WARPS = 2 };
+    TileDevice *d = open_emu(false);
+    for (unsigned form = 0; form < 16; form++) {
+        bool acol = form & 1, bcol = form & 2, d32 = form & 4, c32 = form & 8;
+        if (c32 && !d32) continue; /* an f32 C needs an f32 D (ptxas) */
+        unsigned nc = c32 ? 8 : 4, nd = d32 ? 8 : 4;
+        Str p = {0};
+        str_printf(&p, PTX_HEAD ".visible .entry h884(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+                       " .reg .b32 %%a<2>, %%b<2>, %%c<8>, %%d<8>, %%r<4>;\n .reg .f32 %%fc<8>, %%fd<8>;\n .reg .b64 %%rd<12>;\n"
+                       " mov.u32 %%r1, %%tid.x;\n mov.u32 %%r2, %%ctaid.x;\n mad.lo.s32 %%r1, %%r2, 32, %%r1;\n"
+                       " mul.wide.u32 %%rd1, %%r1, 8;\n mul.wide.u32 %%rd7, %%r1, 32;\n"
+                       " ld.param.u64 %%rd2, [pa];\n add.s64 %%rd2, %%rd2, %%rd1;\n ld.param.u64 %%rd3, [pb];\n add.s64 %%rd3, %%rd3, %%rd1;\n"
+                       " ld.param.u64 %%rd4, [pc];\n add.s64 %%rd4, %%rd4, %%rd7;\n ld.param.u64 %%rd5, [pd];\n add.s64 %%rd5, %%rd5, %%rd7;\n"
+                       " ld.global.v2.b32 {%%a0, %%a1}, [%%rd2];\n ld.global.v2.b32 {%%b0, %%b1}, [%%rd3];\n");
+        const char *cr = c32 ? "%fc" : "%c", *dr = d32 ? "%fd" : "%d", *ct = c32 ? "f32" : "b32", *dt = d32 ? "f32" : "b32";
+        for (unsigned j = 0; j < nc; j += 4)
+            str_printf(&p, " ld.global.v4.%s {%s%u, %s%u, %s%u, %s%u}, [%%rd4+%u];\n", ct, cr, j, cr, j + 1, cr, j + 2, cr, j + 3, 4 * j);
+        str_printf(&p, " mma.sync.aligned.m8n8k4.%s.%s.%s.f16.f16.%s {", acol ? "col" : "row", bcol ? "col" : "row", d32 ? "f32" : "f16",
+                   c32 ? "f32" : "f16");
+        for (unsigned j = 0; j < nd; j++) str_printf(&p, "%s%s%u", j ? ", " : "", dr, j);
+        str_puts(&p, "}, {%a0, %a1}, {%b0, %b1}, {");
+        for (unsigned j = 0; j < nc; j++) str_printf(&p, "%s%s%u", j ? ", " : "", cr, j);
+        str_puts(&p, "};\n");
+        for (unsigned j = 0; j < nd; j += 4)
+            str_printf(&p, " st.global.v4.%s [%%rd5+%u], {%s%u, %s%u, %s%u, %s%u};\n", dt, 4 * j, dr, j, dr, j + 1, dr, j + 2, dr, j + 3);
+        str_puts(&p, " ret;\n}\n");
+        TileDevModule *m;
+        TileDevFunction *fn = load(d, p.buf, "h884", &m);
+        static float A[WARPS][4][8][4], B[WARPS][4][4][8], C[WARPS][4][8][8];
+        static uint16_t fa[WARPS * 32][4], fb[WARPS * 32][4];
+        static uint32_t fc[WARPS * 32][8], fd[WARPS * 32][8];
+        for (unsigned w = 0; w < WARPS; w++)
+            for (unsigned q = 0; q < 4; q++)
+                for (unsigned r = 0; r < 8; r++)
+                    for (unsigned c = 0; c < 8; c++) {
+                        if (c < 4) A[w][q][r][c] = (float)((int)(rnd64() % 17) - 8);
+                        if (r < 4) B[w][q][r][c] = (float)((int)(rnd64() % 17) - 8);
+                        C[w][q][r][c] = (float)((int)(rnd64() % 65) - 32) / 2;
+                    }
+        memset(fc, 0, sizeof fc);
+        for (unsigned w = 0; w < WARPS; w++)
+            for (unsigned l = 0; l < 32; l++) {
+                unsigned x = w * 32 + l, q = (l & 15) >> 2, r, c;
+                for (unsigned i = 0; i < 4; i++) {
+                    m884_coord('A', acol, false, l, i, &r, &c);
+                    fa[x][i] = f16_bits(A[w][q][r][c]);
+                    m884_coord('B', bcol, false, l, i, &r, &c);
+                    fb[x][i] = f16_bits(B[w][q][r][c]);
+                }
+                for (unsigned i = 0; i < 8; i++) {
+                    m884_coord('C', false, c32, l, i, &r, &c);
+                    if (c32) fc[x][i] = f2u(C[w][q][r][c]);
+                    else fc[x][i / 2] |= (uint32_t)f16_bits(C[w][q][r][c]) << (16 * (i & 1));
+                }
+            }
+        uint64_t da = upload(d, fa, sizeof fa), db = upload(d, fb, sizeof fb), dc = upload(d, fc, sizeof fc), dd = poisoned(d, sizeof fd);
+        void *params[] = {&da, &db, &dc, &dd};
+        cr_assert_eq(dev_launch(fn, WARPS, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        download(d, fd, dd, sizeof fd);
+        for (unsigned w = 0; w < WARPS; w++)
+            for (unsigned l = 0; l < 32; l++)
+                for (unsigned i = 0; i < 8; i++) {
+                    unsigned q = (l & 15) >> 2, r, c;
+                    m884_coord('D', false, d32, l, i, &r, &c);
+                    float want = C[w][q][r][c];
+                    for (unsigned k = 0; k < 4; k++) want += A[w][q][r][k] * B[w][q][k][c];
+                    uint32_t bits = fd[w * 32 + l][d32 ? i : i / 2];
+                    float got = d32 ? u2f(bits) : f16_val((uint16_t)(bits >> (16 * (i & 1))));
+                    cr_assert_eq(got, want, "%s.%s d %s c %s: warp %u pair %u D[%u][%u] = %g, want %g", acol ? "col" : "row",
+                                 bcol ? "col" : "row", d32 ? "f32" : "f16", c32 ? "f32" : "f16", w, q, r, c, got, want);
+                }
+        dev_module_unload(m);
+        str_free(&p);
     }
     dev_close(d);
 }
