@@ -96,6 +96,7 @@ typedef struct EmuThread {
     uint32_t bulk_commits; /* cp.async.bulk.commit_groups so far: the number of its open bulk group */
     uint32_t pfence;      /* fence.proxy.async (covering shared memory) executed so far (racecheck) */
     uint32_t wsync;       /* the generation of the last bar.warp.sync it took part in (racecheck) */
+    uint32_t obs_ev;      /* the latest EmuBlock.ev event it has waited for (racecheck) */
 } EmuThread;
 
 /* Global bytes a bulk store or reduction (cp.async.bulk[.tensor] / cp.reduce.async.bulk[.tensor] to global
@@ -158,6 +159,9 @@ typedef struct EmuShadow {
     uint32_t acopy;          /* written by a bulk or tensor copy: its EmuAsyncCopy + 1 (0: not, or no longer checked) */
     uint32_t wgen, rgen;     /* the accessing warp's bar.warp.sync generation (EmuBlock.warp_gen) at the write / last read */
     uint32_t rwarp;          /* the warp of the readers (UINT32_MAX: readers of several warps) */
+    uint32_t xrev, xrtid;    /* the last read (a wgmma's: at the wait that retires it) in EmuBlock.ev time (0: none),
+                              * its thread (UINT32_MAX: several) and PTX line, for a bulk or tensor load that */
+    uint32_t xrline;         /* overwrites the byte */
 } EmuShadow;
 
 /* Racecheck of the async proxy's shared-memory writes (exec_async.c): the unit's mbarriers get slots (the first
@@ -169,6 +173,7 @@ enum { EMU_MB_SLOTS = 32 };
 typedef struct EmuMbSlot {
     uint32_t idx;                 /* the mbarrier: its index into EmuBlock.shared */
     uint32_t done;                /* phases completed */
+    uint32_t done_ev;             /* the EmuBlock.ev event of the last completion */
     uint32_t rel[EMU_MB_SLOTS];   /* what the arrivals of the current phase had observed (done of every slot) */
     uint32_t acq[EMU_MB_SLOTS];   /* the same of the last completed phase: what its waiters learn */
 } EmuMbSlot;
@@ -222,6 +227,7 @@ typedef struct EmuBlock {
     bool in_bulk;         /* a bulk copy's own accesses are under way (its writes not checked against the pending ones) */
     const uint8_t *wval;  /* racecheck: the bytes an st is writing (NULL: unknown), during its emu_access */
     uint32_t *warp_gen;   /* racecheck: bar.warp.syncs completed by each warp (ncta * cta_warps) */
+    uint32_t ev;          /* racecheck: synchronisation events (mbarrier phases, barriers) completed so far */
     EmuBulkWrite *bulkrd; /* shared bytes (indices into shared) that bulk stores to global memory still read */
     uint32_t nbulkrd, capbulkrd;
     EmuMbSlot *mbs;       /* racecheck of the async proxy (NULL when racecheck is off): mbarrier slots, */

@@ -43,7 +43,10 @@
  *     it completes in; a thread touching them must have observed that phase
  *     (EmuBlock.seen: its own successful test_wait / try_wait, merged at
  *     barriers among their participants, released by mbarrier arrivals to
- *     that mbarrier's waiters);
+ *     that mbarrier's waiters); so must the issuer of a later copy into them,
+ *     which must also have waited for a barrier or mbarrier phase completed
+ *     (EmuBlock.ev, EmuThread.obs_ev) after the bytes' last read
+ *     (EmuShadow.xrev; a wgmma's reads at its retiring wait);
  *   - the async proxy reading shared memory (wgmma operands, bulk and tensor
  *     store sources) needs each generic write there fenced by its writer
  *     (fence.proxy.async after it: EmuThread.pfence moved past
@@ -137,9 +140,14 @@ static void mb_release(EmuBlock *b, const EmuThread *t, int s) {
         if (me[j] > rel[j]) rel[j] = me[j];
 }
 
-/* t saw slot s's last completed phase complete (a test_wait / try_wait that answered true). */
-static void mb_observe(EmuBlock *b, const EmuThread *t, int s) {
-    if (s < 0) return;
+/* t saw slot s's last completed phase complete (a test_wait / try_wait that answered true; s < 0: an
+ * mbarrier without a slot, taken to have completed just now). */
+static void mb_observe(EmuBlock *b, EmuThread *t, int s) {
+    if (s < 0) {
+        t->obs_ev = b->ev;
+        return;
+    }
+    if (b->mbs[s].done_ev > t->obs_ev) t->obs_ev = b->mbs[s].done_ev;
     uint32_t *me = seen_of(b, t->linear);
     const EmuMbSlot *m = &b->mbs[s];
     for (uint32_t j = 0; j < b->nmbs; j++)
@@ -152,16 +160,18 @@ void emu_async_reset(EmuBlock *b) {
     if (!b->mbs) return;
     b->nmbs = 0;
     b->nacp = 0;
+    b->ev = 1; /* EmuShadow.xrev 0: not read */
     memset(b->seen, 0, (size_t)b->nthreads * EMU_MB_SLOTS * sizeof *b->seen);
 }
 
 void emu_async_barrier(EmuBlock *b, uint32_t lo, uint32_t hi, int id) {
-    if (!b->mbs || !b->nmbs) return;
-    uint32_t all[EMU_MB_SLOTS] = {0};
+    if (!b->mbs) return;
+    uint32_t all[EMU_MB_SLOTS] = {0}, now = ++b->ev;
     for (int pass = 0; pass < 2; pass++)
         for (uint32_t i = lo; i < hi; i++) {
-            const EmuThread *t = &b->t[i];
+            EmuThread *t = &b->t[i];
             if (id >= 0 && (t->state != EMU_TS_BAR || t->bar_id != id)) continue;
+            if (pass == 1) t->obs_ev = now;
             uint32_t *me = seen_of(b, i);
             for (uint32_t j = 0; j < b->nmbs; j++) {
                 if (pass == 0 && me[j] > all[j]) all[j] = me[j];
@@ -236,12 +246,44 @@ bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
 }
 
 /* The bytes [idx, idx + size) of shared memory written by a bulk or tensor copy of thread t completing on the
- * mbarrier at index mb: racecheck forgets what it knew of them and remembers the copy. */
-static void async_written(EmuBlock *b, const EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size, uint32_t mb) {
-    if (!b->shadow) return;
+ * mbarrier at index mb: their reads by other threads must be ordered before the copy (a barrier or an mbarrier
+ * phase completed after the last one, which t has waited for: a pipeline's producer waits on its consumers'
+ * release before it refills a stage); then racecheck forgets what it knew of them and remembers the copy.
+ * False after emu_fault. */
+static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size, uint32_t mb) {
+    if (!b->shadow) return true;
+    for (uint64_t i = 0; b->mbs && i < size; i++) {
+        const EmuShadow *x = &b->shadow[idx + i];
+        const EmuAsyncCopy *c = x->acopy ? &b->acp[x->acopy - 1] : NULL;
+        if (c && seen_of(b, t->linear)[c->slot] <= c->phase) { /* an earlier copy's bytes: t must know it has landed */
+            char name[96], line[256], where[600];
+            const EmuThread *by = &b->t[c->thread];
+            emu_module_line(b->L->m, c->line, line, sizeof line);
+            return emu_fault(b, t, in, "racecheck: two bulk copies write the same shared memory with nothing ordering them",
+                             "shared %s is written by the copy at %s (%s), issued by thread (%u,%u,%u)%s, which completes on the "
+                             "mbarrier at shared %s in its phase %u; this thread has not observed that phase (by its own wait, or "
+                             "through a barrier or an mbarrier the readers of the bytes arrived on), so on a GPU the copies may land "
+                             "in either order",
+                             emu_smem_name(b, idx + i, name, sizeof name), emu_module_where(b->L->m, c->line, where, sizeof where), line,
+                             by->tid[0], by->tid[1], by->tid[2], by == t ? " (this thread)" : "", MB_NAME(b, b->mbs[c->slot].idx),
+                             c->phase);
+        }
+        if (!x->xrev || x->xrtid == t->linear || t->obs_ev > x->xrev) continue;
+        char name[96], line[256], where[600], who[96];
+        emu_module_line(b->L->m, x->xrline, line, sizeof line);
+        if (x->xrtid == UINT32_MAX) snprintf(who, sizeof who, "several threads (the last at %s)",
+                                             emu_module_where(b->L->m, x->xrline, where, sizeof where));
+        else snprintf(who, sizeof who, "thread (%u,%u,%u)", b->t[x->xrtid].tid[0], b->t[x->xrtid].tid[1], b->t[x->xrtid].tid[2]);
+        return emu_fault(b, t, in, "racecheck: a bulk copy overwrites shared memory whose reads it is not ordered after",
+                         "shared %s was read by %s%s%s (%s), and no barrier or mbarrier phase completed after that read which "
+                         "this thread has waited for: on a GPU the copy may land before the read (a producer waits on its "
+                         "consumers' release, the pipeline's \"empty\" mbarrier, before it refills a stage)",
+                         emu_smem_name(b, idx + i, name, sizeof name), who, x->xrtid == UINT32_MAX ? "" : " at ",
+                         x->xrtid == UINT32_MAX ? "" : emu_module_where(b->L->m, x->xrline, where, sizeof where), line);
+    }
     memset(b->shadow + idx, 0, (size_t)size * sizeof *b->shadow);
     int s = b->mbs ? mb_slot(b, mb, false) : -1;
-    if (s < 0) return;
+    if (s < 0) return true;
     const EmuAsyncCopy *last = b->nacp ? &b->acp[b->nacp - 1] : NULL;
     if (!last || last->slot != (uint32_t)s || last->phase != b->mbs[s].done || last->thread != t->linear || last->line != in->line) {
         if (b->nacp == b->capacp) {
@@ -252,6 +294,7 @@ static void async_written(EmuBlock *b, const EmuThread *t, const EmuIns *in, uin
         b->acp[b->nacp++] = (EmuAsyncCopy){(uint32_t)s, b->mbs[s].done, t->linear, in->line};
     }
     for (uint64_t i = 0; i < size; i++) b->shadow[idx + i].acopy = b->nacp;
+    return true;
 }
 
 static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
@@ -259,10 +302,13 @@ static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
     if (MB_PENDING(v) || mb_tx(v)) return;
     *w = mb_pack(MB_EXPECTED(v), MB_EXPECTED(v), 0, MB_PARITY(v) ^ 1);
     b->epoch++; /* racecheck: the phase orders what came before it with what comes after */
-    int s = b->mbs ? mb_slot(b, (uint32_t)mb_index(b, w), false) : -1;
+    if (!b->mbs) return;
+    b->ev++;
+    int s = mb_slot(b, (uint32_t)mb_index(b, w), false);
     if (s >= 0) {
         EmuMbSlot *m = &b->mbs[s];
         m->done++;
+        m->done_ev = b->ev;
         memcpy(m->acq, m->rel, sizeof m->acq);
         memset(m->rel, 0, sizeof m->rel);
     }
@@ -416,8 +462,8 @@ bool emu_exec_elect(EmuBlock *b, EmuThread **g, unsigned n) {
 }
 
 /* ---- bulk copies ---- */
-/* Host pointer of [addr, addr + size) in shared memory (a shared or generic address), for the async proxy: no racecheck,
- * and racecheck forgets what it knew of the bytes when write. */
+/* Host pointer of [addr, addr + size) in shared memory (a shared or generic address), for the async proxy: no racecheck
+ * here (a copy's writes: async_written; tensormap.replace: map_bytes). */
 static uint8_t *shared_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned space, uint64_t size,
                              unsigned align, bool write) {
     if (space == EMU_SP_GENERIC) {
@@ -439,7 +485,6 @@ static uint8_t *shared_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64
                   addr >= EMU_DSMEM_TAG ? "the cluster CTA's" : "the block's", b->shared_size);
         return NULL;
     }
-    if (write && b->shadow) memset(b->shadow + idx, 0, (size_t)size * sizeof *b->shadow);
     if (write && b->wg_reading && !emu_wgmma_smem_write(b, t, in, idx, size)) return NULL;
     return b->shared + idx;
 }
@@ -690,7 +735,7 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         uint8_t *cta = b->shared + (size_t)(base + rank) * b->shared_size; /* multicast: the same offset in every CTA of the mask */
         uint64_t at = (uint64_t)(cta - b->shared) + soff;
         if (load && b->nbulkrd && !emu_bulk_src_check(b, t, in, at, covered)) return false;
-        if (load) async_written(b, t, in, at, covered, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)));
+        if (load && !async_written(b, t, in, at, covered, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)))) return false;
         if (load && b->wg_reading && !emu_wgmma_smem_write(b, t, in, at, covered)) return false;
         if (!tensor_box(b, t, in, &tm, c, n, cta, soff, red, rty)) return false;
         if (load && !emu_mbarrier_tx(b, t, in, dest_mbarrier(b, in, w, (size_t)(cta - b->shared)), (int64_t)bytes, false, 0))
@@ -790,7 +835,7 @@ static bool exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             if (!(ranks >> r & 1)) continue;
             size_t at = (size_t)(base + r) * ss;
             if (b->nbulkrd && !emu_bulk_src_check(b, t, in, at + doff, size)) return false;
-            async_written(b, t, in, at + doff, size, dest_mbarrier(b, in, w, at));
+            if (!async_written(b, t, in, at + doff, size, dest_mbarrier(b, in, w, at))) return false;
             if (b->wg_reading && !emu_wgmma_smem_write(b, t, in, at + doff, size)) return false;
             bulk_move(in, b->shared + at + doff, s, size);
             if (!emu_mbarrier_tx(b, t, in, dest_mbarrier(b, in, w, at), (int64_t)size, false, 0)) return false;
@@ -811,8 +856,11 @@ static bool exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 /* The 128 bytes of a tensor map at addr in space (shared, global or generic), for tensormap.replace and
  * tensormap.cp_fenceproxy: the async proxy's view (no racecheck; a write makes racecheck forget the bytes). */
 static uint8_t *map_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned space, bool write) {
-    if (space == EMU_SP_SHARED || (space == EMU_SP_GENERIC && addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE))
-        return shared_bytes(b, t, in, addr, space, EMU_TMAP_BYTES, 64, write);
+    if (space == EMU_SP_SHARED || (space == EMU_SP_GENERIC && addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE)) {
+        uint8_t *p = shared_bytes(b, t, in, addr, space, EMU_TMAP_BYTES, 64, write);
+        if (p && write && b->shadow) memset(b->shadow + (p - b->shared), 0, EMU_TMAP_BYTES * sizeof *b->shadow);
+        return p;
+    }
     return emu_access(b, t, in, space == EMU_SP_GENERIC ? EMU_SP_GENERIC : EMU_SP_GLOBAL, addr, EMU_TMAP_BYTES, 64, write);
 }
 

@@ -254,6 +254,9 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
             s->wgen = gen;
         } else {
             bool again = s->repoch == ep;
+            s->xrtid = s->xrev && s->xrtid != me ? UINT32_MAX : me; /* since the bytes were last written by a copy */
+            s->xrev = b->ev;
+            s->xrline = in->line;
             s->rwarp = again && s->rwarp != warp ? UINT32_MAX : warp;
             s->rtid = again && s->rtid != me ? UINT32_MAX : me;
             s->repoch = ep;

@@ -265,13 +265,20 @@ static void read_note(EmuBlock *b, EmuWgState *w, uint32_t chunk, uint32_t line)
     b->wg_reading++;
 }
 
-/* The wait that leaves groups >= limit in flight: their reads stay, the others end. */
-static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit) {
+/* The wait that leaves groups >= limit in flight: their reads stay, the others end (racecheck: as reads by
+ * the warpgroup's first thread, `reader`, now, which a bulk or tensor load refilling them must be ordered after). */
+static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t reader) {
     uint32_t j = 0;
     for (uint32_t i = 0; i < w->nrd; i++) {
         if (w->rd[i].group < limit) {
             b->wg_reads[w->rd[i].chunk]--;
             b->wg_reading--;
+            for (uint32_t k = 0; b->shadow && b->mbs && k < 16; k++) {
+                EmuShadow *s = &b->shadow[(size_t)w->rd[i].chunk * 16 + k];
+                s->xrtid = s->xrev && s->xrtid != reader ? UINT32_MAX : reader;
+                s->xrev = b->ev;
+                s->xrline = w->rd[i].line;
+            }
         } else {
             w->rd[j++] = w->rd[i];
         }
@@ -506,7 +513,7 @@ bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg) {
         }
         w0->wait_round = 0;
         for (unsigned i = 0; i < 128 && ok; i++) ok = exec_wait(b, wg[i], in);
-        if (wg[0]->wg) read_retire(b, wg[0]->wg, retire_limit(wg[0]->wg, (uint32_t)wg[0]->r[in->o[0]]));
+        if (wg[0]->wg) read_retire(b, wg[0]->wg, retire_limit(wg[0]->wg, (uint32_t)wg[0]->r[in->o[0]]), wg[0]->linear);
         break;
     }
     default: return emu_fault(b, t0, in, "unsupported instruction", "'%s' is not a warpgroup instruction", emu_op_name(in->op));

@@ -323,6 +323,22 @@ Test(mbarrier, producer_consumer_ring) {
         free(out);
     }
     dev_module_unload(m);
+    /* the producer refilling a stage without waiting on its "empty" mbarrier: its copy is not ordered after the
+     * copy before it (the consumers' release of the stage would have told it that one had landed) */
+    const char *wait = "  mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r8], %r7;\n", *at = strstr(ring_ptx, wait);
+    cr_assert(at, "the producer's wait is in the ring");
+    Str bs = {0};
+    str_printf(&bs, "%.*s  mov.pred %%p5, 1;\n%s", (int)(at - ring_ptx), ring_ptx, at + strlen(wait));
+    char *broken = bs.buf;
+    f = load(d, broken, "ring", &m);
+    unsigned nch = 8;
+    uint64_t ds = poisoned(d, nch * 32 * 4), dd = poisoned(d, nch * 32 * 4), db = poisoned(d, 128);
+    void *args[] = {&ds, &dd, &nch, &db};
+    expect_launch_error(d, f, 64, args, "racecheck: two bulk copies write the same shared memory with nothing ordering them",
+                        "by thread (0,0,0)", "issued by thread (0,0,0) (this thread)", "in its phase 0",
+                        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", NULL);
+    dev_module_unload(m);
+    free(broken);
     dev_close(d);
 }
 
@@ -564,6 +580,92 @@ Test(racecheck, async_proxy) {
         dev_memcpy_dtoh(d, b, back, sizeof b);
         for (unsigned i = 0; i < 64; i++) cr_assert_eq(h[i], src[i % 32], "mode %u: out[%u] = %g, want %g", mode, i, h[i], src[i % 32]);
         for (unsigned i = 0; i < 32; i++) cr_assert_eq(b[i], src[i] + 1, "mode %u: back[%u] = %g, want %g", mode, i, b[i], src[i] + 1);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* A bulk load refilling a buffer must come after its readers' reads: thread 0 loads chunk 0 into buf, waits
+ * for it and for `ready` (warp 1's 32 arrivals), then loads chunk 1 into buf.  Warp 1 waits for chunk 0,
+ * reads it (out = chunk 0) and arrives on ready: after its reads (mode 0) or before them (mode 1, reported:
+ * the refill may land before the reads; for the last lane, whose arrival completes the phase before its read:
+ * the others read before the phase completed, which the check takes as ordered). */
+static const char *refill_ptx = PTX_HEAD
+    ".visible .entry refill(.param .u64 src, .param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %f<2>;\n"
+    "  .shared .align 128 .b8 buf[128];\n"
+    "  .shared .align 8 .b64 full;\n"
+    "  .shared .align 8 .b64 ready;\n"
+    "  ld.param.u64 %rd1, [src];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  mov.u32 %r3, buf;\n"
+    "  setp.eq.u32 %p1, %r2, 0;\n"
+    "  @%p1 mbarrier.init.shared::cta.b64 [full], 1;\n"
+    "  @%p1 mbarrier.init.shared::cta.b64 [ready], 32;\n"
+    "  fence.mbarrier_init.release.cluster;\n"
+    "  bar.sync 0;\n"
+    "  setp.ge.u32 %p2, %r2, 32;\n"
+    "  @%p2 bra $CONSUMER;\n"
+    "  @!%p1 bra $END;\n"
+    "  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [full], 128;\n"
+    "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1], 128, [full];\n"
+    "$W0:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p3, [full], 0;\n"
+    "  @!%p3 bra $W0;\n"
+    "$WR:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p3, [ready], 0;\n"
+    "  @!%p3 bra $WR;\n"
+    "  add.u64 %rd4, %rd1, 128;\n"
+    "  mbarrier.arrive.expect_tx.shared::cta.b64 %rd3, [full], 128;\n"
+    "  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd4], 128, [full];\n"
+    "$W1:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p3, [full], 1;\n"
+    "  @!%p3 bra $W1;\n"
+    "  bra $END;\n"
+    "$CONSUMER:\n"
+    "  and.b32 %r4, %r2, 31;\n"
+    "$WC:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p4, [full], 0;\n"
+    "  @!%p4 bra $WC;\n"
+    "  setp.ne.u32 %p5, %r1, 0;\n"
+    "  @%p5 mbarrier.arrive.shared::cta.b64 %rd5, [ready];\n"
+    "  mad.lo.u32 %r5, %r4, 4, %r3;\n"
+    "  ld.shared.f32 %f1, [%r5];\n"
+    "  mul.wide.u32 %rd6, %r4, 4;\n"
+    "  add.u64 %rd7, %rd2, %rd6;\n"
+    "  st.global.f32 [%rd7], %f1;\n"
+    "  @!%p5 mbarrier.arrive.shared::cta.b64 %rd5, [ready];\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, refill_after_reads) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, refill_ptx, "refill", &m);
+    seed_rng();
+    float src[64];
+    for (unsigned i = 0; i < 64; i++) src[i] = (float)urand() * 8 - 4;
+    uint64_t ds = upload(d, src, sizeof src);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint64_t out = poisoned(d, 32 * 4);
+        void *args[] = {&ds, &out, &mode};
+        if (mode) {
+            expect_launch_error(d, f, 64, args, "racecheck: a bulk copy overwrites shared memory whose reads it is not ordered after",
+                                "by thread (0,0,0)", "was read by thread (63,0,0) at PTX line 49", "ld.shared.f32",
+                                "no barrier or mbarrier phase completed after that read", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        float h[32];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 32; i++) cr_assert_eq(h[i], src[i], "out[%u] = %g, want %g", i, h[i], src[i]);
     }
     dev_module_unload(m);
     dev_close(d);
