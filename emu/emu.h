@@ -264,7 +264,9 @@ enum {
  * 16-bit mask, its last operand); .shared::cta on isspacep (the thread's own CTA only, not the cluster's) */
 enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
        EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8, /* wmma: .col (load, store; mma: A), mma: B .col; mma: A .col, B .col */
-       EMU_XF_PROXY_ASYNC = 16 /* fence.proxy.async covering shared memory (not .global) */ };
+       EMU_XF_PROXY_ASYNC = 16, /* fence.proxy.async covering shared memory (not .global) */
+       EMU_XF_ACQUIRE = 32, EMU_XF_RELEASE = 64, /* ld/st/atom/red .acquire, .release (.acq_rel: both) */
+       EMU_XF_STRONG = 128 /* ld/st .relaxed, .acquire, .release, .volatile, .mmio: no data race (racecheck) */ };
 
 /* ---- op-specific modes (shfl, vote, atom, testp, ldmatrix, mma) ---- */
 #define EMU_MODES(X) \

@@ -177,6 +177,11 @@ typedef struct EmuMbSlot {
     uint32_t rel[EMU_MB_SLOTS];   /* what the arrivals of the current phase had observed (done of every slot) */
     uint32_t acq[EMU_MB_SLOTS];   /* the same of the last completed phase: what its waiters learn */
 } EmuMbSlot;
+/* A release write (racecheck of synchronisation through atomics, exec_mem.c): its location's host address. */
+typedef struct EmuRelWrite {
+    const uint8_t *at;
+    uint32_t thread;
+} EmuRelWrite;
 typedef struct EmuAsyncCopy {
     uint32_t slot, phase;         /* completes in that phase (its done count at issue) of that mbarrier slot */
     uint32_t thread, line;        /* issued by, for reports */
@@ -228,6 +233,8 @@ typedef struct EmuBlock {
     const uint8_t *wval;  /* racecheck: the bytes an st is writing (NULL: unknown), during its emu_access */
     uint32_t *warp_gen;   /* racecheck: bar.warp.syncs completed by each warp (ncta * cta_warps) */
     uint32_t ev;          /* racecheck: synchronisation events (mbarrier phases, barriers) completed so far */
+    EmuRelWrite relw[16]; /* racecheck: the last release writes, by location (a ring) */
+    uint32_t nrelw;
     EmuBulkWrite *bulkrd; /* shared bytes (indices into shared) that bulk stores to global memory still read */
     uint32_t nbulkrd, capbulkrd;
     EmuMbSlot *mbs;       /* racecheck of the async proxy (NULL when racecheck is off): mbarrier slots, */

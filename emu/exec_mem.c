@@ -205,10 +205,11 @@ static bool warp_ordered(const EmuBlock *b, const EmuThread *t, uint32_t other, 
     return warp_of(b, o) == warp_of(b, t) && t->wsync > gen && o->wsync > gen;
 }
 
-/* Atomics (atom, red) are never hazards (docs/emulator.md, Racecheck) and leave no trace. */
+/* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) are never hazards
+ * (docs/emulator.md, Racecheck) and leave no trace. */
 static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
     uint32_t ep = b->epoch, me = t->linear, warp = warp_of(b, t), gen = b->warp_gen[warp];
-    if (in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED)) return true;
+    if (in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || (in->xflags & EMU_XF_STRONG))) return true;
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
         if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
@@ -376,6 +377,28 @@ static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, 
 
 /* atom / red; a vector form (.v2/.v4/.v8 of f32, f16, bf16, f16x2, bf16x2: sm_90) updates each element
  * atomically, in order, the whole vector aligned to its size. */
+/* Racecheck of synchronisation built from atomics: a release write (st/atom/red .release or .acq_rel) is
+ * remembered by location; an acquire read (ld/atom .acquire or .acq_rel) of a location another thread last
+ * release-wrote orders accesses like an mbarrier phase does (a new epoch: everything before it counts as
+ * ordered with everything after it), as cooperative groups' tile barriers and semaphores use them. */
+static void sync_release(EmuBlock *b, const EmuThread *t, const uint8_t *at) {
+    for (uint32_t i = 0; i < ARRAY_LEN(b->relw); i++)
+        if (b->relw[i].at == at) {
+            b->relw[i].thread = t->linear;
+            return;
+        }
+    b->relw[b->nrelw++ % ARRAY_LEN(b->relw)] = (EmuRelWrite){at, t->linear};
+}
+
+static void sync_acquire(EmuBlock *b, EmuThread *t, const uint8_t *at) {
+    for (uint32_t i = 0; i < ARRAY_LEN(b->relw); i++)
+        if (b->relw[i].at == at && b->relw[i].thread != t->linear) {
+            b->epoch++;
+            if (b->mbs) t->obs_ev = ++b->ev;
+            return;
+        }
+}
+
 static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest) {
     unsigned sz = emu_type_size(in->ty), n = in->vec ? in->vec : 1;
     unsigned ai = has_dest ? 1 : 0;
@@ -385,6 +408,8 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
     uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, sz * n, sz * n, true);
     if (!p) return false;
+    if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) sync_acquire(b, t, p);
+    if (b->shadow && (in->xflags & EMU_XF_RELEASE)) sync_release(b, t, p);
     const EmuFunc *f = t->fn;
     bool bad = false;
     for (unsigned k = 0; k < n && !bad; k++) {
@@ -452,6 +477,8 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         uint8_t *p = emu_access(b, t, in, space, addr, total, total, st);
         b->wval = NULL;
         if (!p) return false;
+        if (b->shadow && (in->xflags & EMU_XF_ACQUIRE) && !st) sync_acquire(b, t, p);
+        if (b->shadow && (in->xflags & EMU_XF_RELEASE) && st) sync_release(b, t, p);
         bool sg = emu_type_kind(in->ty) == EMU_K_S;
         for (unsigned k = 0; k < n; k++) {
             uint32_t slot = in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi];

@@ -250,6 +250,16 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             continue;
         }
         if (op == EMU_OP_FENCE && l == 5 && memcmp(p, "async", 5) == 0) { in->xflags |= EMU_XF_PROXY_ASYNC; continue; }
+        if (op == EMU_OP_LD || op == EMU_OP_ST || op == EMU_OP_ATOM || op == EMU_OP_RED) { /* memory order, for racecheck */
+            bool acq = (l == 7 && memcmp(p, "acquire", 7) == 0) || (l == 7 && memcmp(p, "acq_rel", 7) == 0);
+            bool rel = (l == 7 && memcmp(p, "release", 7) == 0) || (l == 7 && memcmp(p, "acq_rel", 7) == 0);
+            bool strong = acq || rel || (l == 7 && memcmp(p, "relaxed", 7) == 0) || (l == 8 && memcmp(p, "volatile", 8) == 0) ||
+                          (l == 4 && memcmp(p, "mmio", 4) == 0);
+            if (acq) in->xflags |= EMU_XF_ACQUIRE;
+            if (rel) in->xflags |= EMU_XF_RELEASE;
+            if (strong) in->xflags |= EMU_XF_STRONG;
+            if (strong) continue;
+        }
         if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
         if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
         if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH || op == EMU_OP_DISCARD ||

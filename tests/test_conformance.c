@@ -35,7 +35,7 @@
  *               E4M3/E5M2, saturating or not, FP8 pairs to half2, the
  *               __nv_fp8_* types): exact, NaNs as NaNs
  *   hopper.cu   sm_90a only: in test_conformance_hopper.c
- * Every topic but coop runs with the emulator's racecheck (conf_racecheck).
+ * Every topic runs with the emulator's racecheck.
  * Without nvcc ($TILE_NVCC, /usr/local/cuda/bin/nvcc, $CUDA_HOME/bin or
  * PATH) every test is skipped, and says so (ctest shows the program as
  * skipped, never passed).  TILE_TEST_DEVICE=cuda runs the same checks

@@ -68,10 +68,6 @@ static inline const char *find_nvcc(char *buf, size_t cap) {
     return NULL;
 }
 
-/* Every topic runs with the emulator's race checks but coop: cooperative groups' tiles of more than 32
- * threads synchronise through acquire/release atomics on shared memory, which racecheck does not take
- * as ordering (docs/emulator.md, Racecheck). */
-static inline bool conf_racecheck(const char *topic) { return strcmp(topic, "coop") != 0; }
 
 /* Compiles tests/conformance/<topic>.cu for the variant and loads its PTX. */
 static inline void conf_open(Conf *c, const char *topic, const Variant *v) {
@@ -100,10 +96,12 @@ static inline void conf_open(Conf *c, const char *topic, const Variant *v) {
     cr_assert_eq(rc, 0, "[%s] %s failed:\n%s", c->name, cmd, msg ? msg : "");
     char *ptx = read_file(out, &len);
     cr_assert(ptx, "[%s] cannot read %s", c->name, out);
-    /* TILE_TEST_DEVICE=cuda runs the same PTX and checks on a GPU (the references are the hardware's contract) */
+    /* TILE_TEST_DEVICE=cuda runs the same PTX and checks on a GPU (the references are the hardware's contract);
+     * on the emulator with racecheck: nvcc's barriers, __syncwarp, mbarrier waits, proxy fences and acquire/release
+     * atomics must order every shared-memory exchange */
     const char *device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu";
     tile_context_options o = {.device = device, .no_disk_cache = 1, .emu_host_threads = 2, .emu_timeout_seconds = 300,
-                             .emu_racecheck = conf_racecheck(topic)};
+                             .emu_racecheck = 1};
     cr_assert_eq(tile_context_create_ex(&o, &c->ctx), TILE_OK);
     tile_status st = tile_module_load_ptx(c->ctx, ptx, &c->m);
     cr_assert_eq(st, TILE_OK, "[%s] load %s: %s", c->name, out, tile_last_error(c->ctx));

@@ -5,7 +5,7 @@
  * cuda::ptx bulk and tensor copies, a one-CTA cluster through cooperative groups, clusters of 4 (a
  * distributed-shared-memory histogram) and of 2 (TMA multicast, remote mbarrier arrives), split-K style
  * bulk and tensor reductions: exact; at -G the accumulators nvcc reads before wgmma.wait_group are
- * reported.  Racecheck is on (conf_racecheck): nvcc's and CUTLASS's mbarrier waits, barriers and proxy fences satisfy the
+ * reported.  Racecheck is on: nvcc's and CUTLASS's mbarrier waits, barriers and proxy fences satisfy the
  * emulator's async-proxy rules (docs/emulator.md).  Without nvcc every test is skipped, and says so. */
 #include "test_conformance.h"
 #include "support/hostfloat.h"

@@ -789,6 +789,53 @@ Test(report, racecheck_warp_sync_and_same_value) {
     dev_close(d);
 }
 
+/* Synchronisation through atomics: thread 32 writes data into shared memory, then sets a flag (st.release,
+ * red.release, or plain st.relaxed); thread 0 spins on the flag (ld.acquire, atom.acquire, or ld.relaxed)
+ * and reads the data.  A release write read by an acquire orders them; relaxed accesses do not (reported). */
+static const char *flag_ptx = PTX_HEAD
+    ".visible .entry fl(.param .u64 out, .param .u32 order)\n{\n"
+    " .reg .pred %p<4>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
+    " .shared .align 4 .b32 data;\n .shared .align 4 .b32 flag;\n"
+    " mov.u32 %r1, %tid.x;\n ld.param.u32 %r2, [order];\n setp.eq.u32 %p1, %r1, 32;\n setp.eq.u32 %p2, %r1, 0;\n"
+    " @%p2 bra $CONSUME;\n @!%p1 bra $END;\n"
+    " st.shared.u32 [data], 42;\n"
+    " setp.eq.u32 %p3, %r2, 0;\n @%p3 st.release.cta.shared.u32 [flag], 1;\n"
+    " setp.eq.u32 %p3, %r2, 1;\n @%p3 red.release.cta.shared.add.u32 [flag], 1;\n"
+    " setp.eq.u32 %p3, %r2, 2;\n @%p3 st.relaxed.cta.shared.u32 [flag], 1;\n"
+    " bra $END;\n"
+    "$CONSUME:\n"
+    " setp.eq.u32 %p3, %r2, 1;\n"
+    " @%p3 atom.acquire.cta.shared.or.b32 %r3, [flag], 0;\n"
+    " @!%p3 ld.acquire.cta.shared.u32 %r3, [flag];\n"
+    " setp.eq.u32 %p3, %r2, 2;\n @%p3 ld.relaxed.cta.shared.u32 %r3, [flag];\n"
+    " setp.eq.u32 %p3, %r3, 0;\n @%p3 bra $CONSUME;\n"
+    " ld.shared.u32 %r4, [data];\n ld.param.u64 %rd1, [out];\n st.global.u32 [%rd1], %r4;\n"
+    "$END:\n ret;\n}\n";
+
+Test(report, racecheck_acquire_release) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, flag_ptx, "fl", &m);
+    for (uint32_t order = 0; order < 3; order++) {
+        uint64_t out = poisoned(d, 4);
+        void *params[] = {&out, &order};
+        DevStatus st = dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, params);
+        const char *e = dev_last_error(d);
+        if (order == 2) {
+            cr_assert_eq(st, DEV_ERR_MEMCHECK, "relaxed flag: %s", e);
+            cr_assert(strstr(e, "racecheck: shared-memory hazard (read after write)") && strstr(e, "ld.shared.u32 %r4, [data]") &&
+                      strstr(e, "write by thread (32,0,0)"), "%s", e);
+            continue;
+        }
+        cr_assert_eq(st, DEV_OK, "order %u: %s", order, e);
+        uint32_t v;
+        download(d, &v, out, 4);
+        cr_assert_eq(v, 42u, "order %u: read %u", order, v);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 static const char *mem_ptx = PTX_HEAD
     ".visible .entry rd(.param .u64 p, .param .u64 off)\n{\n"
     " .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
