@@ -160,7 +160,8 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
 }
 
 /* ---- generic dispatch ---- */
-static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+/* The instructions without a fast path (out of line: the interpreter loop stays small). */
+static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     switch (in->op) {
     case EMU_OP_CVT: return emu_exec_cvt(b, t, in);
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: case EMU_OP_ATOM: case EMU_OP_RED: case EMU_OP_CVTA:
@@ -169,7 +170,7 @@ static bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_CP_BULK_COMMIT: emu_bulk_commit(t); return true;
     case EMU_OP_CP_BULK_WAIT: emu_bulk_wait(b, t, in); return true;
     case EMU_OP_FENCE:
-        if (in->xflags & EMU_XF_PROXY_ASYNC) t->pfence++;
+        if (b->rt && (in->xflags & EMU_XF_PROXY_ASYNC)) b->rt[t->linear].pfence++;
         return true;
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
     case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP:
@@ -251,6 +252,15 @@ static inline bool cmp_u(unsigned c, uint64_t a, uint64_t b) {
 }
 
 static inline uint64_t canon32(float f) { return f != f ? 0x7FFFFFFFu : emu_bits32(f); }
+
+/* A 4-byte shared store's checked path (racecheck knows the value stored); out of line, away from the
+ * interpreter loop's registers. */
+static __attribute__((noinline)) uint8_t *sts32_checked(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t a, uint32_t v) {
+    b->wval = (const uint8_t *)&v;
+    uint8_t *p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, true);
+    b->wval = NULL;
+    return p;
+}
 
 /* Runs t until it blocks, exits or faults.  Returns false on a fault.  wgcheck: t has wgmma results in
  * flight, so every instruction's registers are checked against them (a constant in each of the two
@@ -421,14 +431,9 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
         case FAST_STS32: {
             uint64_t a = (r[in->o[0]] + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
             uint8_t *p;
-            uint32_t v = (uint32_t)r[in->o[1]];
             if (!b->shadow && !b->wg_reading && !b->nbulkrd && a + 4 <= b->shared_size && !(a & 3)) p = emu_cta_smem(b, t) + a;
-            else {
-                b->wval = (const uint8_t *)&v; /* racecheck: the bytes stored */
-                p = emu_access(b, t, in, EMU_SP_SHARED, a, 4, 4, true);
-                b->wval = NULL;
-                if (!p) { ok = false; goto out; }
-            }
+            else if (!(p = sts32_checked(b, t, in, a, (uint32_t)r[in->o[1]]))) { ok = false; goto out; }
+            uint32_t v = (uint32_t)r[in->o[1]];
             memcpy(p, &v, 4);
             pc++;
             continue;
@@ -571,8 +576,13 @@ out:
     return ok;
 }
 
+/* The two specialisations, each out of line and cache-line aligned: the interpreter loop's speed depends on
+ * its code layout, which then does not move with the code around it. */
+static __attribute__((noinline, aligned(64))) bool run_thread_plain(EmuBlock *b, EmuThread *t) { return run_thread_impl(b, t, false); }
+static __attribute__((noinline, aligned(64))) bool run_thread_wgcheck(EmuBlock *b, EmuThread *t) { return run_thread_impl(b, t, true); }
+
 static bool run_thread(EmuBlock *b, EmuThread *t) {
-    return t->wg && t->wg->n ? run_thread_impl(b, t, true) : run_thread_impl(b, t, false);
+    return t->wg && t->wg->n ? run_thread_wgcheck(b, t) : run_thread_plain(b, t);
 }
 
 /* ---- block scheduling ---- */
@@ -599,8 +609,6 @@ static void init_threads(EmuBlock *b) {
         t->cl_arrived = false;
         t->cl_phase = 0;
         t->bulk_commits = 0;
-        t->pfence = 0;
-        t->wsync = 0;
         if (t->wg) emu_wg_reset(t);
         t->linear = i;
         t->cta = rank;
@@ -906,7 +914,7 @@ static bool release_barriers(EmuBlock *b, uint32_t c, uint32_t *live_out, bool *
          * completion, which a program only sees when it arrives twice before the others come) */
         uint32_t take = waiting[id] < req ? waiting[id] : req;
         C->bar_arrived[id] = arrived - (req - take);
-        emu_async_barrier(b, lo, hi, (int)id);
+        if (__builtin_expect(b->mbs != NULL, 0)) emu_async_barrier(b, lo, hi, (int)id);
         if (take && !release_waiters(b, lo, hi, id, take)) return false;
         b->epoch++;
         *progress = true;
@@ -1083,9 +1091,10 @@ static void *worker(void *arg) {
         b.mbs = calloc(EMU_MB_SLOTS, sizeof *b.mbs);
         b.seen = calloc((size_t)b.nthreads * EMU_MB_SLOTS, sizeof *b.seen);
         b.warp_gen = calloc((size_t)b.ncta * b.cta_warps, sizeof *b.warp_gen);
+        b.rt = calloc(b.nthreads, sizeof *b.rt);
     }
     if (!b.cta || !b.t || !b.regs || !b.shared || !b.local || !b.fparams ||
-        (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen || !b.warp_gen))) {
+        (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen || !b.warp_gen || !b.rt))) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
         for (uint64_t nb = 0;; nb++) {
@@ -1128,6 +1137,7 @@ static void *worker(void *arg) {
     free(b.mbs);
     free(b.seen);
     free(b.warp_gen);
+    free(b.rt);
     free(b.acp);
     free(b.wg_reads);
     free(b.bulk);

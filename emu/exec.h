@@ -5,7 +5,7 @@
  * counter, the stop flag and the first error, which are atomic / locked.
  * Each host worker owns one EmuBlock that it reuses for every block it
  * takes: threads, register files, shared and local memory, the racecheck
- * shadow and a one-entry cache of the last global allocation touched. */
+ * shadow and a four-entry cache of the last global allocations touched. */
 #ifndef TILE_JIT_EMU_EXEC_H
 #define TILE_JIT_EMU_EXEC_H
 
@@ -94,10 +94,15 @@ typedef struct EmuThread {
     uint32_t cl_phase;    /* the cluster barrier's phase it arrived in (EMU_TS_CLUSTER: waits for its completion) */
     EmuWgState *wg;       /* in-flight wgmma results (NULL: none ever) */
     uint32_t bulk_commits; /* cp.async.bulk.commit_groups so far: the number of its open bulk group */
-    uint32_t pfence;      /* fence.proxy.async (covering shared memory) executed so far (racecheck) */
-    uint32_t wsync;       /* the generation of the last bar.warp.sync it took part in (racecheck) */
-    uint32_t obs_ev;      /* the latest EmuBlock.ev event it has waited for (racecheck) */
 } EmuThread;
+
+/* What racecheck knows of a thread (EmuBlock.rt, by EmuThread.linear; kept out of EmuThread, whose size and
+ * layout the interpreter's speed is sensitive to). */
+typedef struct EmuRaceThread {
+    uint32_t pfence;      /* fence.proxy.async (covering shared memory) executed so far */
+    uint32_t wsync;       /* the generation of the last bar.warp.sync it took part in */
+    uint32_t obs_ev;      /* the latest EmuBlock.ev event it has waited for */
+} EmuRaceThread;
 
 /* Global bytes a bulk store or reduction (cp.async.bulk[.tensor] / cp.reduce.async.bulk[.tensor] to global
  * memory) has written and whose issuing thread has not waited for with cp.async.bulk.wait_group (without
@@ -155,7 +160,7 @@ typedef struct EmuShadow {
     uint32_t wepoch, repoch; /* barrier epoch of the last write / read (+1; 0: none) */
     uint32_t wtid, rtid;     /* EmuThread.linear of the last write / read; UINT32_MAX: several readers */
     uint32_t wline, rline;   /* PTX lines, for reports */
-    uint32_t wfence;         /* the writer's EmuThread.pfence at the write: the write is fenced once that has moved on */
+    uint32_t wfence;         /* the writer's EmuRaceThread.pfence at the write: the write is fenced once that has moved on */
     uint32_t acopy;          /* written by a bulk or tensor copy: its EmuAsyncCopy + 1 (0: not, or no longer checked) */
     uint32_t wgen, rgen;     /* the accessing warp's bar.warp.sync generation (EmuBlock.warp_gen) at the write / last read */
     uint32_t rwarp;          /* the warp of the readers (UINT32_MAX: readers of several warps) */
@@ -187,6 +192,14 @@ typedef struct EmuAsyncCopy {
     uint32_t thread, line;        /* issued by, for reports */
 } EmuAsyncCopy;
 
+/* An entry of the global-memory cache (EmuBlock.gc): an allocation's device range and host bytes (lo = hi = 0:
+ * empty). */
+enum { EMU_GCACHE = 4 };
+typedef struct EmuGlobalCache {
+    uint64_t lo, hi;
+    uint8_t *host;
+} EmuGlobalCache;
+
 /* One CTA of the unit a worker runs. */
 typedef struct EmuCta {
     uint32_t ctaid[3];
@@ -217,9 +230,9 @@ typedef struct EmuBlock {
     uint64_t wg_reading;  /* their sum: 0 when no wgmma reads shared memory */
     uint32_t epoch;       /* barrier epoch, starts at 1 */
     uint64_t round;       /* scheduling rounds of this unit, from 1 */
-    /* last global allocation hit */
-    uint64_t c_lo, c_hi;
-    uint8_t *c_host;
+    /* the last global allocations hit (a kernel streams through several: a, b and c of c = a + b) */
+    EmuGlobalCache gc[EMU_GCACHE];
+    uint32_t gc_next;     /* the entry the next miss fills */
     bool faulted;
     uint64_t icount;
     uint64_t next_check;  /* icount at which run_block looks at the clock and the stop flag again */
@@ -228,10 +241,11 @@ typedef struct EmuBlock {
     bool mbar_waits;      /* a thread of the block has waited on an mbarrier (rounds then look for threads to wake) */
     EmuBulkWrite *bulk;   /* pending bulk writes to global memory */
     uint32_t nbulk, capbulk;
-    uint64_t bulk_lo, bulk_hi; /* the bytes they span: an allocation that meets them stays out of the cache c_lo/c_hi */
+    uint64_t bulk_lo, bulk_hi; /* the bytes they span: an allocation that meets them stays out of the cache gc */
     bool in_bulk;         /* a bulk copy's own accesses are under way (its writes not checked against the pending ones) */
     const uint8_t *wval;  /* racecheck: the bytes an st is writing (NULL: unknown), during its emu_access */
     uint32_t *warp_gen;   /* racecheck: bar.warp.syncs completed by each warp (ncta * cta_warps) */
+    EmuRaceThread *rt;    /* racecheck: per thread (nthreads) */
     uint32_t ev;          /* racecheck: synchronisation events (mbarrier phases, barriers) completed so far */
     EmuRelWrite relw[16]; /* racecheck: the last release writes, by location (a ring) */
     uint32_t nrelw;
@@ -440,7 +454,9 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
 
 /* Fast global access: inline cache hit, else the checked path. */
 static inline uint8_t *emu_global(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
-    if (addr >= b->c_lo && addr + size <= b->c_hi && !(addr & (size - 1))) return b->c_host + (addr - b->c_lo);
+    if (!(addr & (size - 1)))
+        for (unsigned k = 0; k < EMU_GCACHE; k++)
+            if (addr >= b->gc[k].lo && addr + size <= b->gc[k].hi) return b->gc[k].host + (addr - b->gc[k].lo);
     return emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
 }
 

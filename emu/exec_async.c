@@ -45,11 +45,11 @@
  *     barriers among their participants, released by mbarrier arrivals to
  *     that mbarrier's waiters); so must the issuer of a later copy into them,
  *     which must also have waited for a barrier or mbarrier phase completed
- *     (EmuBlock.ev, EmuThread.obs_ev) after the bytes' last read
+ *     (EmuBlock.ev, EmuRaceThread.obs_ev) after the bytes' last read
  *     (EmuShadow.xrev; a wgmma's reads at its retiring wait);
  *   - the async proxy reading shared memory (wgmma operands, bulk and tensor
  *     store sources) needs each generic write there fenced by its writer
- *     (fence.proxy.async after it: EmuThread.pfence moved past
+ *     (fence.proxy.async after it: EmuRaceThread.pfence moved past
  *     EmuShadow.wfence) and ordered before the read (another epoch, or a
  *     writer of the issuing warp / the wgmma's warpgroup).
  *
@@ -144,10 +144,11 @@ static void mb_release(EmuBlock *b, const EmuThread *t, int s) {
  * mbarrier without a slot, taken to have completed just now). */
 static void mb_observe(EmuBlock *b, EmuThread *t, int s) {
     if (s < 0) {
-        t->obs_ev = b->ev;
+        b->rt[t->linear].obs_ev = b->ev;
         return;
     }
-    if (b->mbs[s].done_ev > t->obs_ev) t->obs_ev = b->mbs[s].done_ev;
+    EmuRaceThread *rt = &b->rt[t->linear];
+    if (b->mbs[s].done_ev > rt->obs_ev) rt->obs_ev = b->mbs[s].done_ev;
     uint32_t *me = seen_of(b, t->linear);
     const EmuMbSlot *m = &b->mbs[s];
     for (uint32_t j = 0; j < b->nmbs; j++)
@@ -164,6 +165,7 @@ void emu_async_reset(EmuBlock *b) {
     b->nacp = 0;
     b->ev = 1; /* EmuShadow.xrev 0: not read */
     memset(b->seen, 0, (size_t)b->nthreads * EMU_MB_SLOTS * sizeof *b->seen);
+    memset(b->rt, 0, (size_t)b->nthreads * sizeof *b->rt);
 }
 
 void emu_async_barrier(EmuBlock *b, uint32_t lo, uint32_t hi, int id) {
@@ -173,7 +175,7 @@ void emu_async_barrier(EmuBlock *b, uint32_t lo, uint32_t hi, int id) {
         for (uint32_t i = lo; i < hi; i++) {
             EmuThread *t = &b->t[i];
             if (id >= 0 && (t->state != EMU_TS_BAR || t->bar_id != id)) continue;
-            if (pass == 1) t->obs_ev = now;
+            if (pass == 1) b->rt[i].obs_ev = now;
             uint32_t *me = seen_of(b, i);
             for (uint32_t j = 0; j < b->nmbs; j++) {
                 if (pass == 0 && me[j] > all[j]) all[j] = me[j];
@@ -206,7 +208,7 @@ bool emu_async_access(EmuBlock *b, EmuThread *t, const EmuIns *in, EmuShadow *s,
 }
 
 /* The threads of t's warp: [*lo, *hi) in EmuBlock.t. */
-static void warp_of(const EmuBlock *b, const EmuThread *t, uint32_t *lo, uint32_t *hi) {
+static void warp_range(const EmuBlock *b, const EmuThread *t, uint32_t *lo, uint32_t *hi) {
     uint32_t base = t->cta * b->cta_threads, local = t->linear - base;
     *lo = base + (local & ~31u);
     *hi = *lo + 32 < base + b->cta_threads ? *lo + 32 : base + b->cta_threads;
@@ -216,7 +218,7 @@ bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
                     const char *who) {
     if (!b->shadow) return true;
     uint32_t wlo, whi; /* a bulk copy's issuing lane: writers of its warp are ordered by the warp's synchronisation */
-    if (hi - lo == 1) warp_of(b, t, &wlo, &whi);
+    if (hi - lo == 1) warp_range(b, t, &wlo, &whi);
     else wlo = lo, whi = hi;
     for (uint64_t i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[idx + i];
@@ -232,14 +234,13 @@ bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
         if (!s->wepoch) continue;
         const EmuThread *o = &b->t[s->wtid];
         bool self = s->wtid >= wlo && s->wtid < whi;
-        const char *kind = NULL;
-        if (s->wepoch == b->epoch && !self) kind = "with no barrier in between";
-        else if (o->pfence == s->wfence) kind = "and not fenced: the writer has executed no fence.proxy.async since";
-        if (!kind) continue;
+        bool unordered = s->wepoch == b->epoch && !self;
+        if (!unordered && b->rt[s->wtid].pfence != s->wfence) continue; /* ordered, and fenced since */
+        const char *kind = unordered ? "with no barrier in between" : "and not fenced: the writer has executed no fence.proxy.async since";
         char what[160], name[96], line[256], where[600];
         emu_module_line(b->L->m, s->wline, line, sizeof line);
-        snprintf(what, sizeof what, "racecheck: %s reads shared memory written through the generic proxy %s",
-                 who, s->wepoch == b->epoch && !self ? "with no barrier in between" : "without fence.proxy.async");
+        snprintf(what, sizeof what, "racecheck: %s reads shared memory written through the generic proxy %s", who,
+                 unordered ? "with no barrier in between" : "without fence.proxy.async");
         return emu_fault(b, t, in, what, "shared %s was written by thread (%u,%u,%u)%s at %s %s: %s",
                          emu_smem_name(b, idx + i, name, sizeof name), o->tid[0], o->tid[1], o->tid[2], o == t ? " (this thread)" : "",
                          emu_module_where(b->L->m, s->wline, where, sizeof where), kind, line);
@@ -270,7 +271,7 @@ static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
                              by->tid[0], by->tid[1], by->tid[2], by == t ? " (this thread)" : "", MB_NAME(b, b->mbs[c->slot].idx),
                              c->phase);
         }
-        if (!x->xrev || x->xrtid == t->linear || t->obs_ev > x->xrev) continue;
+        if (!x->xrev || x->xrtid == t->linear || b->rt[t->linear].obs_ev > x->xrev) continue;
         char name[96], line[256], where[600], who[96];
         emu_module_line(b->L->m, x->xrline, line, sizeof line);
         if (x->xrtid == UINT32_MAX) snprintf(who, sizeof who, "several threads (the last at %s)",
@@ -589,7 +590,8 @@ static void bulk_span(EmuBlock *b, uint64_t lo, uint64_t hi) {
     if (b->bulk_lo == b->bulk_hi) b->bulk_lo = lo, b->bulk_hi = hi;
     if (lo < b->bulk_lo) b->bulk_lo = lo;
     if (hi > b->bulk_hi) b->bulk_hi = hi;
-    if (b->c_lo < hi && lo < b->c_hi) b->c_lo = b->c_hi = 0;
+    for (unsigned k = 0; k < EMU_GCACHE; k++)
+        if (b->gc[k].lo < hi && lo < b->gc[k].hi) b->gc[k] = (EmuGlobalCache){0, 0, NULL};
 }
 
 /* Notes [lo, hi) as written by t's open bulk group (merged into the previous note when it continues it). */

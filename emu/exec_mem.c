@@ -202,7 +202,7 @@ static void smem_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr,
 static uint32_t warp_of(const EmuBlock *b, const EmuThread *t) { return t->cta * b->cta_warps + (t->linear % b->cta_threads) / 32; }
 static bool warp_ordered(const EmuBlock *b, const EmuThread *t, uint32_t other, uint32_t gen) {
     const EmuThread *o = &b->t[other];
-    return warp_of(b, o) == warp_of(b, t) && t->wsync > gen && o->wsync > gen;
+    return warp_of(b, o) == warp_of(b, t) && b->rt[t->linear].wsync > gen && b->rt[other].wsync > gen;
 }
 
 /* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) are never hazards
@@ -223,7 +223,7 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
             oline = s->wline;
             other_write = true;
         } else if (write && s->repoch == ep && s->rtid != me &&
-                   !(s->rtid == UINT32_MAX ? s->rwarp == warp && t->wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))) {
+                   !(s->rtid == UINT32_MAX ? s->rwarp == warp && b->rt[me].wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))) {
             kind = "write after read";
             other = s->rtid;
             oline = s->rline;
@@ -251,7 +251,7 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
             s->wepoch = ep;
             s->wtid = me;
             s->wline = in->line;
-            s->wfence = t->pfence;
+            s->wfence = b->rt[me].pfence;
             s->wgen = gen;
         } else {
             bool again = s->repoch == ep;
@@ -302,9 +302,7 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
                 return NULL;
             return a->host + (addr - a->addr);
         }
-        b->c_lo = a->addr;
-        b->c_hi = a->addr + a->size;
-        b->c_host = a->host;
+        b->gc[b->gc_next++ % EMU_GCACHE] = (EmuGlobalCache){a->addr, a->addr + a->size, a->host};
         return a->host + (addr - a->addr);
     }
     case EMU_SP_SHARED: {
@@ -394,7 +392,7 @@ static void sync_acquire(EmuBlock *b, EmuThread *t, const uint8_t *at) {
     for (uint32_t i = 0; i < ARRAY_LEN(b->relw); i++)
         if (b->relw[i].at == at && b->relw[i].thread != t->linear) {
             b->epoch++;
-            if (b->mbs) t->obs_ev = ++b->ev;
+            if (b->rt) b->rt[t->linear].obs_ev = ++b->ev;
             return;
         }
 }

@@ -129,6 +129,13 @@ static bool exec_redux(EmuBlock *b, EmuThread **g, unsigned n) {
     return true;
 }
 
+/* racecheck: bar.warp.sync orders the accesses of its lanes before it with those after (a new generation of
+ * the warp; out of line, as the collectives' dispatch is hot). */
+static __attribute__((noinline)) void warp_synced(EmuBlock *b, EmuThread **g, unsigned n) {
+    uint32_t w = g[0]->cta * b->cta_warps + (g[0]->linear % b->cta_threads) / 32, gen = ++b->warp_gen[w];
+    for (unsigned i = 0; i < n; i++) b->rt[g[i]->linear].wsync = gen;
+}
+
 bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuIns *in = &g[0]->fn->code[g[0]->pc];
     bool ok;
@@ -137,11 +144,8 @@ bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
     case EMU_OP_VOTE: ok = exec_vote(b, g, n); break;
     case EMU_OP_MATCH: ok = exec_match(b, g, n); break;
     case EMU_OP_REDUX: ok = exec_redux(b, g, n); break;
-    case EMU_OP_BAR_WARP: /* racecheck: the lanes' accesses before it are ordered with those after */
-        if (b->warp_gen) {
-            uint32_t w = g[0]->cta * b->cta_warps + (g[0]->linear % b->cta_threads) / 32, gen = ++b->warp_gen[w];
-            for (unsigned i = 0; i < n; i++) g[i]->wsync = gen;
-        }
+    case EMU_OP_BAR_WARP:
+        if (b->warp_gen) warp_synced(b, g, n);
         ok = true;
         break;
     case EMU_OP_MMA: ok = emu_exec_mma(b, g, n); break;
