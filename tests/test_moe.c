@@ -38,7 +38,8 @@ static int cdiv(int a, int b) { return (a + b - 1) / b; }
 static TileDevice *open_dev(void) {
     TileDevice *dev;
     char *err = NULL;
-    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", NULL, &dev, &err), DEV_OK, "%s",
+    static const DevOptions racecheck = {.emu_racecheck = true}; /* the emulator checks every shared-memory exchange */
+    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", &racecheck, &dev, &err), DEV_OK, "%s",
                  err ? err : "?");
     return dev;
 }
@@ -621,7 +622,8 @@ static void api_case(tile_context *ctx, ApiCase *c) {
 
 Test(moe, api_forward) {
     seed_rng();
-    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .no_disk_cache = 1};
+    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .no_disk_cache = 1,
+                              .emu_racecheck = 1};
     tile_context *ctx;
     cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
     ApiCase cs[] = {

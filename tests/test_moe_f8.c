@@ -172,7 +172,8 @@ static void run_case(tile_context *ctx, const Case *c) {
 }
 
 static tile_context *open_ctx(void) {
-    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .no_disk_cache = 1};
+    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .no_disk_cache = 1,
+                              .emu_racecheck = 1};
     tile_context *ctx;
     cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
     return ctx;

@@ -46,7 +46,7 @@ static const double EPS = 2e-5;
 static const double EPS_SET = 5e-6;
 
 static tile_context *open_ctx(void) {
-    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"};
+    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .emu_racecheck = 1};
     tile_context *ctx;
     cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
     return ctx;

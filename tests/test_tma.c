@@ -56,6 +56,14 @@ static const char ptr_src[] =
     "    store(c + z * m * n + rm[:, None] * n + rn[None, :], acc, (rm[:, None] < m) && (rn[None, :] < n));\n"
     "}\n";
 
+/* emu:sm_90a with racecheck: the kernels' mbarrier waits, proxy fences and stage refills are checked too */
+static tile_context *open_ctx(void) {
+    tile_context_options o = {.device = "emu:sm_90a", .emu_racecheck = 1};
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    return ctx;
+}
+
 static uint16_t f16_of(int v) { /* small integers are exact in f16 */
     if (!v) return 0;
     uint16_t s = v < 0 ? 0x8000 : 0;
@@ -135,7 +143,7 @@ static void run(const char *src0, const Run *r, bool no_tma, uint64_t seed, floa
     tile_compiled_free(&c);
 
     tile_context *ctx;
-    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    ctx = open_ctx();
     size_t na = (size_t)r->sa * r->m * r->batch + 64, nb = (size_t)r->sb * r->k * r->batch + 64, nc = (size_t)r->m * r->n * r->batch;
     uint16_t *ha = calloc(na, 2), *hb = calloc(nb, 2);
     int *va = calloc(na, sizeof *va), *vb = calloc(nb, sizeof *vb);
@@ -258,7 +266,7 @@ static void persistent_case(int m, int n, int k, int programs, int ws, int warps
     if (ws) cr_expect(strstr(c.ptx, "mbarrier.arrive.shared::cta.b64 _"), "consumer release");
     tile_compiled_free(&c);
     tile_context *ctx;
-    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    ctx = open_ctx();
     int sa = k + 16, sb = n + (16 - n % 16) % 16 + 16;
     size_t na = (size_t)m * sa + 64, nb = (size_t)k * sb + 64, nc = (size_t)m * n; /* (+ 64: no zero-byte allocations at k = 0) */
     int *va, *vb;
@@ -365,7 +373,7 @@ static void twodot_case(int m, int n, int pp, int ws, int ov) {
     cr_expect_eq(strstr(c.ptx, "wgmma.wait_group.sync.aligned 1;") != NULL, ov && ws, "overlap %d, warp_specialize %d", ov, ws);
     tile_compiled_free(&c);
     tile_context *ctx;
-    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    ctx = open_ctx();
     enum { D = 64 };
     int sq = D + 16, sk = D + 32, sv = D;
     size_t nq = (size_t)m * sq, nk = (size_t)n * sk + 64, nv = (size_t)n * sv + 64, no = (size_t)m * D;
@@ -508,7 +516,7 @@ static void epilogue_case(const char *kernel, int m, int n, int k, int programs,
     cr_expect(!strstr(c.ptx, half ? "st.global.b16" : "st.global.f32") && !strstr(c.ptx, "st.global.v"), "%s: per-thread stores left", kernel);
     tile_compiled_free(&c);
     tile_context *ctx;
-    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    ctx = open_ctx();
     int sa = k + 16, sb = n + (16 - n % 16) % 16, sc = n + (16 - n % 16) % 16 + 16, es = half ? 2 : 4;
     size_t na = (size_t)m * sa + 64, nb = (size_t)k * sb + 64, nc = (size_t)(m + 8) * sc; /* rows past m: must stay untouched */
     int *va, *vb;
@@ -588,7 +596,7 @@ static void reduce_case(const char *kernel, int m, int n, int k, int programs, i
     cr_expect_eq(strstr(c.kernels[0].tensor_maps, map) != NULL, tensor, "%s: C's map: %s", kernel, c.kernels[0].tensor_maps);
     tile_compiled_free(&c);
     tile_context *ctx;
-    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    ctx = open_ctx();
     int sa = k + 16, sb = n + (16 - n % 16) % 16, sc = n + (16 - n % 16) % 16 + 16, es = ct == F16 ? 2 : 4;
     size_t na = (size_t)m * sa + 64, nb = (size_t)k * sb + 64, nc = (size_t)(m + 8) * sc; /* rows past m: must stay as they were */
     int *va, *vb;
@@ -678,7 +686,7 @@ Test(tma, store_then_reload) {
         if (v) continue;
         seed_rng();
         tile_context *ctx;
-        cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+        ctx = open_ctx();
         int M = 100, N = 72, K = 48, sa = 64, sb = 80, sc = 80;
         int *va, *vb;
         tile_devptr da = upload_ints(ctx, (size_t)M * sa, 4, &va), db = upload_ints(ctx, (size_t)K * sb, 4, &vb), dc, dd;
@@ -750,7 +758,7 @@ Test(tma, wide_store_every_panel) {
     cr_expect_eq(copies, 16 + 2, "one copy per 128-byte panel: 16 for w, 2 for c");
     tile_compiled_free(&c);
     tile_context *ctx;
-    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    ctx = open_ctx();
     int m = 20, n = 500, k = 32, sw = 512;
     int *va, *vb;
     tile_devptr da = upload_ints(ctx, 64 * 32, 1, &va), db = upload_ints(ctx, 32 * 64, 1, &vb), dc, dw;
@@ -808,7 +816,7 @@ Test(tma, stores_before_and_after_the_loop) {
     tile_compiled_free(&cc);
     seed_rng();
     tile_context *ctx;
-    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    ctx = open_ctx();
     int M = 100, N = 72, K = 48, sa = 64, sb = 80, sc = 80;
     int *va, *vb;
     tile_devptr da = upload_ints(ctx, (size_t)M * sa, 4, &va), db = upload_ints(ctx, (size_t)K * sb, 4, &vb), dc, dd;
