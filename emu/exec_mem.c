@@ -373,8 +373,6 @@ uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, ui
 /* One atomic read-modify-write of a sz-byte element at p; its old value. */
 static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, uint64_t c, bool *bad);
 
-/* atom / red; a vector form (.v2/.v4/.v8 of f32, f16, bf16, f16x2, bf16x2: sm_90) updates each element
- * atomically, in order, the whole vector aligned to its size. */
 /* Racecheck of synchronisation built from atomics: a release write (st/atom/red .release or .acq_rel) is
  * remembered by location; an acquire read (ld/atom .acquire or .acq_rel) of a location another thread last
  * release-wrote orders accesses like an mbarrier phase does (a new epoch: everything before it counts as
@@ -397,6 +395,8 @@ static void sync_acquire(EmuBlock *b, EmuThread *t, const uint8_t *at) {
         }
 }
 
+/* atom / red; a vector form (.v2/.v4/.v8 of f32, f16, bf16, f16x2, bf16x2: sm_90) updates each element
+ * atomically, in order, the whole vector aligned to its size. */
 static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest) {
     unsigned sz = emu_type_size(in->ty), n = in->vec ? in->vec : 1;
     unsigned ai = has_dest ? 1 : 0;
