@@ -62,8 +62,12 @@ enum { EMU_DEFAULT_SMS = 132 };
 
 int dev_num_sms(const TileDevice *dev) { return dev && dev->num_sms > 0 ? dev->num_sms : EMU_DEFAULT_SMS; }
 
-/* One emulator option or target of "emu:...": "sms=N" (1..65536) or a target name. */
+/* One emulator option or target of "emu:...": "sms=N" (1..65536), "racecheck" or a target name. */
 static bool emu_part(const char *p, size_t n, DevSpec *spec) {
+    if (n == 9 && !strncmp(p, "racecheck", 9)) {
+        spec->racecheck = true;
+        return true;
+    }
     if (n > 4 && !strncmp(p, "sms=", 4)) {
         long v = 0;
         for (size_t i = 4; i < n; i++) {
@@ -84,10 +88,12 @@ static bool emu_part(const char *p, size_t n, DevSpec *spec) {
  *   device = "emu" { ":" ( target | option ) } | "cuda" [ ":" N ]
  *   target = a name of the target table (support/target.h), e.g. "sm_90a" (at most one)
  *   option = "sms=" N: the multiprocessor count num_sms() and tile_device_properties_ex
- *            report (default 132), so "emu:sm_90a:sms=132" */
+ *            report (default 132), so "emu:sm_90a:sms=132"
+ *          | "racecheck": the emulator's race checks on (DevOptions.emu_racecheck), so that a device
+ *            string alone (TILE_DEVICE, tile run --device) turns them on: "emu:sm_90a:racecheck" */
 DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
     if (errmsg) *errmsg = NULL;
-    *spec = (DevSpec){DEV_BACKEND_EMU, 0, NULL, 0};
+    *spec = (DevSpec){DEV_BACKEND_EMU, 0, NULL, 0, false};
     const char *src = "device string";
     if (!device || !*device) {
         device = getenv("TILE_DEVICE");
@@ -107,7 +113,7 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
                     char names[128];
                     Str s = {0};
                     str_printf(&s, "bad %s '%s': unknown emulator target or option '%.*s' (expected emu:%s with one of %s, "
-                               "and options such as sms=132)", src, device, (int)n, p, "<target>", target_names(names, sizeof names));
+                               "and options such as sms=132 and racecheck)", src, device, (int)n, p, "<target>", target_names(names, sizeof names));
                     *errmsg = str_take(&s);
                 }
                 return DEV_ERR_INVALID;
@@ -165,6 +171,7 @@ DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out,
     dev->target = spec.target;
     dev->num_sms = spec.sms; /* the emulator's; a GPU's backend asks its driver */
     if (opts) dev->opts = *opts;
+    if (spec.racecheck) dev->opts.emu_racecheck = true;
     st = dev->ops->open(dev, ordinal);
     if (st != DEV_OK) {
         if (errmsg) *errmsg = dev->err ? dev->err : strdup(dev_status_string(st));

@@ -84,6 +84,7 @@ typedef struct DevSpec {
     int ordinal;              /* cuda:N */
     const Target *target;     /* emu:<target>; NULL: not named (the context's arch decides) */
     int sms;                  /* emu:sms=N; 0: the default (132) */
+    bool racecheck;           /* emu:racecheck: DevOptions.emu_racecheck on whatever the options say */
 } DevSpec;
 DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg);
 

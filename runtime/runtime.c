@@ -485,6 +485,14 @@ tile_status tile_context_get_properties(tile_context *ctx, tile_device_propertie
     return tile_context_get_properties_ex(ctx, out, PROPS_V1_SIZE);
 }
 
+tile_status tile_device_check(const char *device) {
+    if (!device || !*device) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_device_check: no device string");
+    DevSpec spec;
+    char *err = NULL;
+    if (dev_parse_spec(device, &spec, &err) != DEV_OK) return open_fail(DEV_ERR_INVALID, err);
+    return TILE_OK;
+}
+
 tile_status tile_context_device_key(tile_context *ctx, char *out, size_t size) {
     CHECK_CTX(ctx);
     if (!out || !size) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_device_key: out is NULL or size 0");

@@ -725,7 +725,12 @@ Test(device, cli_device_option) {
     cr_assert_eq(run_cli("run norm --json --tokens 3 --hidden 300 --device emu:sm_90a --reps 1", buf, sizeof buf), 0, "%s", buf);
     cr_assert(strstr(buf, "\"arch\":\"sm_90a\"") && strstr(buf, "\"ok\":true"), "%s", buf);
     cr_assert_eq(run_cli("run norm --tokens 3 --hidden 300 --device emu:sm_99", buf, sizeof buf), 2, "%s", buf);
-    cr_assert(strstr(buf, "emu:sm_99") && strstr(buf, "emu:sm_90a"), "%s", buf);
+    cr_assert(strstr(buf, "emu:sm_99") && strstr(buf, "sm_90a"), "%s", buf);
+    /* the runtime's grammar: options after the target, racecheck among them; its message for a bad one */
+    cr_assert_eq(run_cli("run norm --json --tokens 3 --hidden 300 --device emu:sm_90a:sms=8:racecheck --reps 1", buf, sizeof buf), 0, "%s", buf);
+    cr_assert(strstr(buf, "\"ok\":true"), "%s", buf);
+    cr_assert_eq(run_cli("run norm --tokens 3 --hidden 300 --device emu:racecheck=1", buf, sizeof buf), 2, "%s", buf);
+    cr_assert(strstr(buf, "unknown emulator target or option 'racecheck=1'") && strstr(buf, "sms=132 and racecheck"), "%s", buf);
 }
 
 /* ==== 3. wgmma ==== */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "runtime/device.h"
+#include "support/target.h"
 #include "test_emu_sm90.h"
 #include "test_rng.h"
 
@@ -289,4 +290,34 @@ Test(racecheck, wgmma_operands_fenced) {
     }
     dev_module_unload(m);
     dev_close(d);
+}
+
+/* "racecheck" in the device string turns the checks on without DevOptions (TILE_DEVICE, tile run
+ * --device): the async_proxy kernel's missing wait is reported with it and runs without it. */
+Test(racecheck, device_string_option) {
+    DevSpec s;
+    char *err = NULL;
+    cr_assert_eq(dev_parse_spec("emu:sm_90a:racecheck", &s, &err), DEV_OK, "%s", err ? err : "");
+    cr_assert(s.racecheck && s.target && !strcmp(s.target->name, "sm_90a"));
+    cr_assert_eq(dev_parse_spec("emu:racecheck:sms=8", &s, &err), DEV_OK, "%s", err ? err : "");
+    cr_assert(s.racecheck && s.sms == 8 && !s.target);
+    cr_assert_eq(dev_parse_spec("emu:sm_90a", &s, &err), DEV_OK);
+    cr_assert(!s.racecheck);
+    cr_assert_eq(dev_parse_spec("emu:racecheck=1", &s, &err), DEV_ERR_INVALID);
+    cr_assert(err && strstr(err, "racecheck=1") && strstr(err, "options such as sms=132 and racecheck"), "%s", err);
+    free(err);
+    float src[32] = {0};
+    for (int rc = 0; rc < 2; rc++) {
+        TileDevice *d = NULL;
+        cr_assert_eq(dev_open(rc ? "emu:sm_90a:racecheck" : "emu:sm_90a", NULL, &d, &err), DEV_OK, "%s", err ? err : "");
+        TileDevModule *m;
+        TileDevFunction *f = load(d, async_proxy_ptx, "ap", &m);
+        uint64_t ds = upload(d, src, sizeof src), out = poisoned(d, 64 * 4), back = poisoned(d, 128);
+        uint32_t mode = 1;
+        void *args[] = {&ds, &out, &back, &mode};
+        if (rc) expect_launch_error(d, f, 64, args, "racecheck: shared memory read before the bulk copy that writes it was waited for", NULL);
+        else cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        dev_module_unload(m);
+        dev_close(d);
+    }
 }

@@ -154,35 +154,10 @@ int cli_double(const CliGetopt *g, double lo, double hi, double *out) {
     return 0;
 }
 
-/* The grammar of a device string, as the runtime reads it:
- *   device = "emu" [ ":" target ] | "cuda" [ ":" DIGITS ]      (ordinal at most 2^20; target: tile_target_name) */
-static bool device_valid(const char *s) {
-    if (!strcmp(s, "emu") || !strcmp(s, "cuda")) return true;
-    if (!strncmp(s, "emu:", 4)) {
-        for (int i = 0; tile_target_name(i); i++)
-            if (!strcmp(tile_target_name(i), s + 4)) return true;
-        return false;
-    }
-    if (strncmp(s, "cuda:", 5)) return false;
-    const char *p = s + 5;
-    long v = 0;
-    if (!isdigit((unsigned char)*p)) return false;
-    for (; isdigit((unsigned char)*p); p++)
-        if ((v = v * 10 + (*p - '0')) > 1 << 20) return false;
-    return !*p;
-}
-
-/* "emu:sm_80, emu:sm_86, ..." for messages. */
-static const char *device_names(char *buf, size_t n) {
-    size_t len = (size_t)snprintf(buf, n, "emu, cuda, cuda:N");
-    for (int i = 0; tile_target_name(i) && len < n; i++) len += (size_t)snprintf(buf + len, n - len, ", emu:%s", tile_target_name(i));
-    return buf;
-}
-
+/* The runtime's grammar (tile_device_check) decides; its message says what is wrong. */
 int cli_device(const CliGetopt *g, const char **out) {
-    char names[256];
-    if (!g->arg || !device_valid(g->arg))
-        return cli_usage_error(g->cmd, "unknown %s '%s' (expected %s)", g->name, g->arg ? g->arg : "", device_names(names, sizeof names));
+    if (!g->arg || tile_device_check(g->arg) != TILE_OK)
+        return cli_usage_error(g->cmd, "%s: %s", g->name, g->arg ? tile_last_error(NULL) : "needs a device string");
     *out = g->arg;
     return 0;
 }
@@ -279,11 +254,7 @@ bool cli_output_close(FILE *f) {
 int cli_context_open(const char *cmd, const char *device, tile_context **ctx) {
     tile_status st = tile_context_create(device, ctx);
     if (st == TILE_OK) return 0;
-    if (st == TILE_ERROR_INVALID_VALUE) {
-        char names[256];
-        if (device) return cli_usage_error(cmd, "unknown device '%s' (expected %s)", device, device_names(names, sizeof names));
-        return cli_usage_error(cmd, "TILE_DEVICE names an unknown device (expected %s)", device_names(names, sizeof names));
-    }
+    if (st == TILE_ERROR_INVALID_VALUE) return cli_usage_error(cmd, "%s", tile_last_error(NULL)); /* the device string's grammar */
     fprintf(stderr, "tile: cannot open device '%s': %s\n", device ? device : "default", tile_status_string(st));
     return CLI_EXIT_FAIL;
 }

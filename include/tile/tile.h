@@ -224,7 +224,7 @@ typedef struct tile_context_options {
     int no_disk_cache;         /* keep compiled kernels in memory only */
     const char *arch;          /* a target (tile_target_name); NULL: tile_target_default() (cuda JIT-compiles its PTX for newer GPUs) */
     unsigned emu_host_threads; /* emu: host threads running blocks; 0: one per core */
-    int emu_racecheck;         /* emu: report shared-memory races */
+    int emu_racecheck;         /* emu: report shared-memory races (also: "racecheck" in the device string, "emu:sm_90a:racecheck") */
     int assume_files_unchanged; /* loading a file again answers from memory without checking that it and
                                    its imports are unchanged (saves a stat() per file; see docs/runtime.md) */
     double emu_timeout_seconds; /* emu: a launch running longer fails with TILE_ERROR_LAUNCH and a report of where its
@@ -232,6 +232,10 @@ typedef struct tile_context_options {
 } tile_context_options;
 
 TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", "emu:<target>", NULL = TILE_DEVICE or auto */
+/* Whether a device string is well formed ("cuda", "cuda:N", "emu" with ":"-separated targets and options
+ * "sms=N", "racecheck"), without opening anything: TILE_OK, or TILE_ERROR_INVALID_VALUE with
+ * tile_last_error(NULL) saying what is wrong (since 0.2).  Whether the device exists is tile_context_create's. */
+TILE_API tile_status tile_device_check(const char *device);
 TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
 /* A context on a CUcontext the caller already has (an inference engine's), passed as void *: tile
  * uses it and never destroys it (tile_context_destroy synchronizes it and releases tile's own
