@@ -202,7 +202,8 @@ enum { EMU_K_NONE, EMU_K_PRED, EMU_K_B, EMU_K_U, EMU_K_S, EMU_K_F };
     X(F16, "f16", 2, EMU_K_F) X(F16X2, "f16x2", 4, EMU_K_F) X(BF16, "bf16", 2, EMU_K_F) \
     X(BF16X2, "bf16x2", 4, EMU_K_F) X(TF32, "tf32", 4, EMU_K_F) X(F32, "f32", 4, EMU_K_F) X(F64, "f64", 8, EMU_K_F) \
     X(E4M3, "e4m3", 1, EMU_K_F) X(E5M2, "e5m2", 1, EMU_K_F) X(E4M3X2, "e4m3x2", 2, EMU_K_F) X(E5M2X2, "e5m2x2", 2, EMU_K_F) \
-    X(U16X2, "u16x2", 4, EMU_K_U) X(S16X2, "s16x2", 4, EMU_K_S)
+    X(U16X2, "u16x2", 4, EMU_K_U) X(S16X2, "s16x2", 4, EMU_K_S) \
+    X(U4, "u4", 0, EMU_K_U) X(S4, "s4", 0, EMU_K_S) /* mma operands only (eight to a .b32 register) */
 
 typedef enum EmuType {
 #define X(e, n, b, k) EMU_T_##e,
@@ -210,6 +211,7 @@ typedef enum EmuType {
 #undef X
     EMU_T_COUNT
 } EmuType;
+static inline bool emu_is_sub_byte(unsigned ty) { return ty == EMU_T_S4 || ty == EMU_T_U4; }
 
 /* ---- comparisons for setp/set: EMU_CMP(enum, name) ---- */
 #define EMU_CMPS(X) \
@@ -278,6 +280,7 @@ enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
     X(NORMAL, "normal") X(SUBNORMAL, "subnormal") \
     X(X1, "x1") X(X2, "x2") X(X4, "x4") X(WM_A, "a") X(WM_B, "b") X(WM_C, "c") X(WM_D, "d") \
     X(M16N8K16, "m16n8k16") X(M16N8K8, "m16n8k8") X(M16N8K32, "m16n8k32") X(M16N8K4, "m16n8k4") X(M8N8K4, "m8n8k4") \
+    X(M8N8K16, "m8n8k16") X(M8N8K32, "m8n8k32") X(M16N8K64, "m16n8k64") \
     X(MB_INIT, "init") X(MB_ARRIVE, "arrive") X(MB_ARRIVE_DROP, "arrive_drop") X(MB_EXPECT_TX, "expect_tx") \
     X(MB_COMPLETE_TX, "complete_tx") X(MB_TEST_WAIT, "test_wait") X(MB_TRY_WAIT, "try_wait") X(MB_INVAL, "inval") \
     X(MB_PENDING, "pending_count") X(MB_ARRIVE_EXPECT_TX, "arrive.expect_tx") \

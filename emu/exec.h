@@ -338,7 +338,8 @@ bool emu_exec_warp(EmuBlock *b, EmuThread **lanes, unsigned n);
  * whole warp.  emu_mma_form checks an mma's shape and types (the parser
  * uses it too) and gives its fragment geometry; *why says what is wrong. */
 typedef struct EmuMmaForm {
-    uint8_t k;      /* m16n8k */
+    uint8_t rows;   /* M: 16, or 8 for the m8n8 integer shapes */
+    uint8_t k;      /* mMn8k */
     uint8_t epr;    /* A/B elements per 32-bit register */
     uint8_t na, nb; /* A and B registers per lane */
     uint8_t nc, nd; /* C and D registers per lane (4, or 2 for f16x2) */

@@ -3,15 +3,15 @@
  * Both are warp-collective (.aligned): the scheduler (exec.c) calls them
  * once all 32 lanes of the warp wait at the same instruction.
  *
- * mma.sync.aligned.m16n8kK.row.col.dtype.atype.btype.ctype d, a, b, c:
+ * mma.sync.aligned.mMn8kK.row.col.dtype.atype.btype.ctype d, a, b, c (M 16; 8 for the integer m8n8k16/k32):
  *   1. emu_mma_form() checks the shape/type combination and derives the
  *      fragment geometry: E elements per 32-bit A/B register (tf32: 1,
- *      f16/bf16: 2, s8/u8/e4m3/e5m2: 4; e4m3 and e5m2 mix), K/(2E) A registers, K/(4E) B registers, four
- *      accumulator elements per lane (4 f32/s32 registers, or 2 f16x2).
+ *      f16/bf16: 2, s8/u8/e4m3/e5m2: 4; e4m3 and e5m2 mix; s4/u4: 8, the lowest nibble first), M*K/(32E)
+ *      A registers, K/(4E) B registers, M/4 accumulator elements per lane (f32/s32 registers, or f16x2).
  *   2. Every lane's A, B and C registers are read into whole matrices
  *      (before any D is written: D often aliases C).  With
  *      g = lane / 4, t = lane % 4, the PTX ISA's layouts for all the
- *      m16n8k{4,8,16,32} forms are one formula:
+ *      m16n8k{4,8,16,32,64} and m8n8k{16,32} forms are one formula (m8n8: j and e stay below 2):
  *        A register j, element i: row g + 8*(j & 1), col t*E + (j >> 1)*4E + i
  *        B register j, element i: row (k) t*E + j*4E + i, col (n) g
  *        C/D element e (0..3):    row g + 8*(e >> 1), col 2t + (e & 1)
@@ -45,6 +45,7 @@ static unsigned elems_per_reg(unsigned ty) {
     case EMU_T_TF32: return 1;
     case EMU_T_F16: case EMU_T_BF16: return 2;
     case EMU_T_S8: case EMU_T_U8: case EMU_T_E4M3: case EMU_T_E5M2: return 4;
+    case EMU_T_S4: case EMU_T_U4: return 8;
     }
     return 0;
 }
@@ -59,8 +60,12 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
     case EMU_MODE_M16N8K16: f->k = 16; break;
     case EMU_MODE_M16N8K32: f->k = 32; break;
     case EMU_MODE_M8N8K4: f->k = 4; break;
-    default: *why = "only the m16n8k4, m16n8k8, m16n8k16, m16n8k32 and (f64) m8n8k4 shapes are supported"; return false;
+    case EMU_MODE_M8N8K16: f->k = 16, f->rows = 8; break;
+    case EMU_MODE_M8N8K32: f->k = 32, f->rows = 8; break;
+    case EMU_MODE_M16N8K64: f->k = 64; break;
+    default: *why = "only the m16n8k4/8/16/32/64, m8n8k16/32 (integer) and m8n8k4 (f64, f16) shapes are supported"; return false;
     }
+    if (!f->rows) f->rows = 16;
     if (!d || !a || !bt || !c) { *why = "mma needs four types: .dtype.atype.btype.ctype"; return false; }
     if (in->mode == EMU_MODE_M8N8K4 && a == EMU_T_F16) { /* Volta's quad-pair form: every layout, f16 or f32 D and C */
         if (bt != EMU_T_F16 || (d != EMU_T_F16 && d != EMU_T_F32) || (c != EMU_T_F16 && c != EMU_T_F32) || (c == EMU_T_F32 && d != c)) {
@@ -88,12 +93,18 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
         else f->na = (uint8_t)(f->k / 2), f->nb = (uint8_t)(f->k / 4), f->nc = 4, f->nd = 4; /* sm_90's m16n8k4/8/16 */
         return true;
     }
-    bool isint = a == EMU_T_S8 || a == EMU_T_U8;
+    bool isint = a == EMU_T_S8 || a == EMU_T_U8 || emu_is_sub_byte(a);
     if (isint) {
-        if (bt != EMU_T_S8 && bt != EMU_T_U8) { *why = "an s8/u8 A needs an s8/u8 B"; return false; }
+        bool nib = emu_is_sub_byte(a);
+        if (nib ? !emu_is_sub_byte(bt) : bt != EMU_T_S8 && bt != EMU_T_U8) {
+            *why = nib ? "an s4/u4 A needs an s4/u4 B" : "an s8/u8 A needs an s8/u8 B";
+            return false;
+        }
         if (d != EMU_T_S32 || c != EMU_T_S32) { *why = "integer mma accumulates in .s32"; return false; }
-        if (f->k != 16 && f->k != 32) { *why = "s8/u8 mma needs m16n8k16 or m16n8k32"; return false; }
+        bool ok = nib ? (f->rows == 8 ? f->k == 32 : f->k == 32 || f->k == 64) : (f->rows == 8 ? f->k == 16 : f->k == 16 || f->k == 32);
+        if (!ok) { *why = nib ? "s4/u4 mma needs m8n8k32, m16n8k32 or m16n8k64" : "s8/u8 mma needs m8n8k16, m16n8k16 or m16n8k32"; return false; }
     } else {
+        if (f->rows == 8 || f->k == 64) { *why = "m8n8k16, m8n8k32 and m16n8k64 are integer shapes"; return false; }
         bool f8 = (a == EMU_T_E4M3 || a == EMU_T_E5M2) && (bt == EMU_T_E4M3 || bt == EMU_T_E5M2); /* mixed too */
         if (a != bt && !f8) { *why = "A and B must have the same floating-point type (e4m3 and e5m2 mix)"; return false; }
         if (in->flags & EMU_F(SATFINITE)) { *why = ".satfinite is for integer mma"; return false; }
@@ -114,10 +125,10 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
         }
     }
     f->epr = (uint8_t)elems_per_reg(a);
-    f->na = (uint8_t)(f->k / (2 * f->epr));
+    f->na = (uint8_t)(f->k * f->rows / (32 * f->epr)); /* rows x K elements over 32 lanes */
     f->nb = (uint8_t)(f->k / (4 * f->epr));
-    f->nc = c == EMU_T_F16 ? 2 : 4;
-    f->nd = d == EMU_T_F16 ? 2 : 4;
+    f->nc = (uint8_t)((c == EMU_T_F16 ? 2 : 4) * f->rows / 16);
+    f->nd = (uint8_t)((d == EMU_T_F16 ? 2 : 4) * f->rows / 16);
     return true;
 }
 
@@ -132,6 +143,10 @@ static float elem_f(unsigned ty, uint32_t reg, unsigned i) {
 }
 
 static int32_t elem_i(unsigned ty, uint32_t reg, unsigned i) {
+    if (emu_is_sub_byte(ty)) { /* nibble i, the lowest first */
+        uint32_t v = (reg >> (4 * i)) & 0xF;
+        return ty == EMU_T_S4 && (v & 8) ? (int32_t)v - 16 : (int32_t)v;
+    }
     uint8_t v = (uint8_t)(reg >> (8 * i));
     return ty == EMU_T_S8 ? (int32_t)(int8_t)v : (int32_t)v;
 }
@@ -246,11 +261,11 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
         exec_hmma884(lane, f, in, &fm);
         return true;
     }
-    unsigned K = fm.k, E = fm.epr;
+    unsigned K = fm.k, E = fm.epr, R = fm.rows, NE = R / 4; /* NE: C/D elements per lane */
     bool isint = in->ty == EMU_T_S32;
-    /* gather A (16 x K), B (K x 8), C (16 x 8) from the fragments */
-    float af[16][32], bf[32][8], cf[16][8];
-    int32_t ai[16][32], bi[32][8], ci[16][8];
+    /* gather A (R x K), B (K x 8), C (R x 8) from the fragments */
+    float af[16][64], bf[64][8], cf[16][8];
+    int32_t ai[16][64], bi[64][8], ci[16][8];
     for (unsigned l = 0; l < 32; l++) {
         const EmuThread *t = lane[l];
         unsigned gr = l >> 2, tg = l & 3;
@@ -270,7 +285,7 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
                 else bf[k][gr] = elem_f(in->ty3, r, i);
             }
         }
-        for (unsigned e = 0; e < 4; e++) {
+        for (unsigned e = 0; e < NE; e++) {
             unsigned row = gr + 8 * (e >> 1), col = 2 * tg + (e & 1);
             if (in->ty4 == EMU_T_F16) {
                 uint32_t r = (uint32_t)vreg(t, f, in, 3, e >> 1);
@@ -284,7 +299,7 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     }
     /* D = A * B + C, then scatter D */
     uint32_t dv[16][8];
-    for (unsigned m = 0; m < 16; m++)
+    for (unsigned m = 0; m < R; m++)
         for (unsigned nn = 0; nn < 8; nn++) {
             if (isint) {
                 int64_t acc = ci[m][nn];
@@ -301,7 +316,7 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     for (unsigned l = 0; l < 32; l++) {
         EmuThread *t = lane[l];
         unsigned gr = l >> 2, tg = l & 3;
-        for (unsigned e = 0; e < 4; e++) {
+        for (unsigned e = 0; e < NE; e++) {
             uint32_t v = dv[gr + 8 * (e >> 1)][2 * tg + (e & 1)];
             if (in->ty == EMU_T_F16) {
                 if (e & 1) continue;

@@ -142,7 +142,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             case EMU_OP_ATOM: case EMU_OP_RED: ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR; break;
             case EMU_OP_TESTP: ok = f >= EMU_MODE_FINITE && f <= EMU_MODE_SUBNORMAL; break;
             case EMU_OP_LDMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
-            case EMU_OP_MMA: ok = f >= EMU_MODE_M16N8K16 && f <= EMU_MODE_M8N8K4; break;
+            case EMU_OP_MMA: ok = (f >= EMU_MODE_M16N8K16 && f <= EMU_MODE_M8N8K4) || (f >= EMU_MODE_M8N8K16 && f <= EMU_MODE_M16N8K64); break;
             case EMU_OP_STMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
             case EMU_OP_WMMA_LOAD: ok = f >= EMU_MODE_WM_A && f <= EMU_MODE_WM_C; break;
             case EMU_OP_WMMA_STORE: ok = f == EMU_MODE_WM_D; break;

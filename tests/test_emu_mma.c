@@ -445,6 +445,98 @@ Test(mma, f64_m8n8k4_against_c_reference) {
     dev_close(d);
 }
 
+/* The integer shapes beside m16n8k16/k32 on s8: m8n8k16 (s8/u8), m8n8k32, m16n8k32 and m16n8k64 (s4/u4, eight
+ * nibbles to a register, the lowest first), packed here by the PTX ISA's tables: with g = lane / 4, t = lane % 4,
+ * E elements a register (4 or 8) and A register j, element i: row g (m8n8; m16n8: + 8 for odd j), column
+ * t E + i (+ 4E for j >= 2); B register j, element i: row t E + i + 4E j, column g; C/D element e: row g
+ * (+ 8 for e >= 2), column 2t + (e & 1).  Exact s32 sums (wrapping, or clamped with .satfinite). */
+typedef struct IntForm {
+    unsigned rows, k;
+    const char *a, *b;
+    bool satfinite;
+} IntForm;
+
+static int32_t int_elem(const char *ty, uint32_t reg, unsigned i) {
+    bool nib = ty[1] == '4', sgn = ty[0] == 's';
+    uint32_t v = nib ? (reg >> (4 * i)) & 0xF : (reg >> (8 * i)) & 0xFF;
+    if (sgn && v >> (nib ? 3 : 7)) return (int32_t)v - (nib ? 16 : 256);
+    return (int32_t)v;
+}
+
+Test(mma, integer_m8n8_and_s4_shapes) {
+    static const IntForm forms[] = {
+        {8, 16, "s8", "s8", false}, {8, 16, "u8", "s8", true}, {8, 32, "s4", "s4", false}, {8, 32, "u4", "s4", false},
+        {16, 32, "s4", "u4", false}, {16, 64, "s4", "s4", true}, {16, 64, "u4", "u4", false},
+    };
+    TileDevice *d = open_emu(false);
+    for (size_t fi = 0; fi < ARRAY_LEN(forms); fi++) {
+        const IntForm *fm = &forms[fi];
+        unsigned E = fm->a[1] == '4' ? 8 : 4, na = fm->rows * fm->k / (32 * E), nb = fm->k / (4 * E), nc = fm->rows / 4;
+        Str p = {0};
+        str_printf(&p, PTX_HEAD ".visible .entry im(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)\n{\n"
+                       " .reg .b32 %%a<4>, %%b<2>, %%c<4>, %%d<4>, %%r<4>;\n .reg .b64 %%rd<12>;\n"
+                       " mov.u32 %%r1, %%tid.x;\n mov.u32 %%r2, %%ctaid.x;\n mad.lo.s32 %%r1, %%r2, 32, %%r1;\n"
+                       " mul.wide.u32 %%rd1, %%r1, 16;\n"
+                       " ld.param.u64 %%rd2, [pa];\n add.s64 %%rd2, %%rd2, %%rd1;\n ld.param.u64 %%rd3, [pb];\n add.s64 %%rd3, %%rd3, %%rd1;\n"
+                       " ld.param.u64 %%rd4, [pc];\n add.s64 %%rd4, %%rd4, %%rd1;\n ld.param.u64 %%rd5, [pd];\n add.s64 %%rd5, %%rd5, %%rd1;\n"
+                       " ld.global.v4.b32 {%%a0, %%a1, %%a2, %%a3}, [%%rd2];\n ld.global.v2.b32 {%%b0, %%b1}, [%%rd3];\n"
+                       " ld.global.v4.b32 {%%c0, %%c1, %%c2, %%c3}, [%%rd4];\n");
+        str_printf(&p, " mma.sync.aligned.m%un8k%u.row.col%s.s32.%s.%s.s32 {", fm->rows, fm->k, fm->satfinite ? ".satfinite" : "", fm->a, fm->b);
+        for (unsigned j = 0; j < nc; j++) str_printf(&p, "%s%%d%u", j ? ", " : "", j);
+        str_puts(&p, "}, {");
+        for (unsigned j = 0; j < na; j++) str_printf(&p, "%s%%a%u", j ? ", " : "", j);
+        str_puts(&p, "}, {");
+        for (unsigned j = 0; j < nb; j++) str_printf(&p, "%s%%b%u", j ? ", " : "", j);
+        str_puts(&p, "}, {");
+        for (unsigned j = 0; j < nc; j++) str_printf(&p, "%s%%c%u", j ? ", " : "", j);
+        str_puts(&p, "};\n");
+        for (unsigned j = 0; j < 4; j++) str_printf(&p, " st.global.b32 [%%rd5+%u], %s%u;\n", 4 * j, j < nc ? "%d" : "%c", j);
+        str_puts(&p, " ret;\n}\n");
+        TileDevModule *m;
+        TileDevFunction *fn = load(d, p.buf, "im", &m);
+        enum { WARPS = 2 };
+        static uint32_t fa[WARPS * 32][4], fb[WARPS * 32][4], fc[WARPS * 32][4], fd[WARPS * 32][4];
+        for (unsigned x = 0; x < WARPS * 32; x++)
+            for (unsigned j = 0; j < 4; j++) {
+                fa[x][j] = (uint32_t)rnd64(), fb[x][j] = (uint32_t)rnd64();
+                /* C near the s32 limits in the saturating forms, so that clamping is exercised */
+                fc[x][j] = fm->satfinite && (rnd64() & 1) ? (uint32_t)(rnd64() & 1 ? INT32_MAX - 3000 : INT32_MIN + 3000)
+                                                           : (uint32_t)(int32_t)((int)(rnd64() % 20001) - 10000);
+            }
+        uint64_t da = upload(d, fa, sizeof fa), db = upload(d, fb, sizeof fb), dc = upload(d, fc, sizeof fc), dd = poisoned(d, sizeof fd);
+        void *params[] = {&da, &db, &dc, &dd};
+        cr_assert_eq(dev_launch(fn, WARPS, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        download(d, fd, dd, sizeof fd);
+        for (unsigned w = 0; w < WARPS; w++) {
+            static int32_t A[16][64], B[64][8], C[16][8];
+            for (unsigned l = 0; l < 32; l++) {
+                unsigned g = l / 4, t = l % 4, x = w * 32 + l;
+                for (unsigned j = 0; j < na; j++)
+                    for (unsigned i = 0; i < E; i++) A[g + (fm->rows == 16 ? 8 * (j & 1) : 0)][t * E + i + 4 * E * (j >> 1)] = int_elem(fm->a, fa[x][j], i);
+                for (unsigned j = 0; j < nb; j++)
+                    for (unsigned i = 0; i < E; i++) B[t * E + i + 4 * E * j][g] = int_elem(fm->b, fb[x][j], i);
+                for (unsigned e = 0; e < nc; e++) C[g + 8 * (e >> 1)][2 * t + (e & 1)] = (int32_t)fc[x][e];
+            }
+            for (unsigned l = 0; l < 32; l++)
+                for (unsigned e = 0; e < 4; e++) {
+                    unsigned g = l / 4, t = l % 4, row = g + 8 * (e >> 1), col = 2 * t + (e & 1);
+                    int32_t want = (int32_t)fc[w * 32 + l][e]; /* the registers past the D count are C's */
+                    if (e < nc) {
+                        int64_t acc = C[row][col];
+                        for (unsigned k = 0; k < fm->k; k++) acc += (int64_t)A[row][k] * B[k][col];
+                        if (fm->satfinite) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+                        want = (int32_t)(uint32_t)(uint64_t)acc;
+                    }
+                    cr_assert_eq((int32_t)fd[w * 32 + l][e], want, "m%un8k%u %s.%s%s warp %u lane %u element %u: %d, want %d", fm->rows, fm->k,
+                                 fm->a, fm->b, fm->satfinite ? " satfinite" : "", w, l, e, (int32_t)fd[w * 32 + l][e], want);
+                }
+        }
+        dev_module_unload(m);
+        str_free(&p);
+    }
+    dev_close(d);
+}
+
 /* Volta's mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype: four 8x8x4 products per warp, one per
  * quad pair (lanes 4q..4q+3 and 16+4q..16+4q+3), packed here by the PTX ISA's fragment tables (h = 1 for lanes
  * 16..31, p = lane % 4 + 4h): A row-major (p, i), column-major (i + 4h, lane % 4); B row-major
