@@ -536,11 +536,9 @@ static unsigned map_elem_type(unsigned code) {
 }
 
 /* *g op= *s for one element of type ty (checked by emu_reduce_type_ok).  Float min/max: a NaN loses to a number. */
-static void reduce_elem(unsigned mode, unsigned ty, uint8_t *g, const uint8_t *s) {
+static uint64_t reduce_value(unsigned mode, unsigned ty, uint64_t old, uint64_t v) {
     unsigned es = emu_type_size(ty);
-    uint64_t old = 0, v = 0, r;
-    memcpy(&old, g, es);
-    memcpy(&v, s, es);
+    uint64_t r;
     if ((mode == EMU_MODE_AMIN || mode == EMU_MODE_AMAX) && emu_type_kind(ty) == EMU_K_F) {
         double x = ty == EMU_T_F16 ? emu_f16_to_f64((uint16_t)old) : ty == EMU_T_BF16 ? emu_bf16_to_f64((uint16_t)old)
                    : ty == EMU_T_F32 ? emu_f32(old) : emu_f64(old);
@@ -553,7 +551,25 @@ static void reduce_elem(unsigned mode, unsigned ty, uint8_t *g, const uint8_t *s
         bool bad = false;
         r = emu_atom_apply(mode, ty, old, v, 0, &bad);
     }
-    memcpy(g, &r, es);
+    return r;
+}
+
+/* Atomically (blocks on other host threads reduce into the same global memory, as the GPU's L2 does it
+ * element by element): a compare-and-swap loop on the element, whose address is aligned to its size. */
+static void reduce_elem(unsigned mode, unsigned ty, uint8_t *g, const uint8_t *s) {
+    unsigned es = emu_type_size(ty);
+    uint64_t v = 0;
+    memcpy(&v, s, es);
+    if (es == 2) {
+        uint16_t *q = (uint16_t *)(void *)g, o = __atomic_load_n(q, __ATOMIC_RELAXED);
+        while (!__atomic_compare_exchange_n(q, &o, (uint16_t)reduce_value(mode, ty, o, v), true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    } else if (es == 4) {
+        uint32_t *q = (uint32_t *)(void *)g, o = __atomic_load_n(q, __ATOMIC_RELAXED);
+        while (!__atomic_compare_exchange_n(q, &o, (uint32_t)reduce_value(mode, ty, o, v), true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    } else {
+        uint64_t *q = (uint64_t *)(void *)g, o = __atomic_load_n(q, __ATOMIC_RELAXED);
+        while (!__atomic_compare_exchange_n(q, &o, reduce_value(mode, ty, o, v), true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    }
 }
 
 /* ---- st.async, red.async: stores and reductions into the shared memory of a CTA of the cluster ---- */
