@@ -107,16 +107,23 @@ static Tok *peek(Parser *ps) {
 }
 static bool is(const Tok *t, const char *s) { return t->len == strlen(s) && memcmp(t->s, s, t->len) == 0; }
 static bool is_punct(const Tok *t, char c) { return t->kind == TK_PUNCT && t->s[0] == c; }
+/* A token for messages: 'text' (quoted, cut at 40 bytes), or "the end of the PTX". */
+static const char *tok_text(const Tok *t, char *buf, size_t n) {
+    if (t->kind == TK_EOF) return "the end of the PTX";
+    snprintf(buf, n, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s);
+    return buf;
+}
 static bool accept(Parser *ps, char c) {
     if (is_punct(&ps->tok, c)) { next(ps); return true; }
     return false;
 }
 static bool expect(Parser *ps, char c) {
     if (accept(ps, c)) return true;
-    return perr(ps, ps->tok.line, "expected '%c', found '%.*s'", c, (int)ps->tok.len, ps->tok.s);
+    char b[48];
+    return perr(ps, ps->tok.line, "expected '%c', found %s", c, tok_text(&ps->tok, b, sizeof b));
 }
-static void skip_line(Parser *ps) {
-    uint32_t line = ps->tok.line;
+/* Skips the rest of a directive on `line` (the current token may already be on the next one). */
+static void skip_line(Parser *ps, uint32_t line) {
     while (ps->tok.kind != TK_EOF && ps->tok.line == line) next(ps);
 }
 
@@ -312,7 +319,8 @@ static bool parse_decl(Parser *ps, Decl *d) {
             return perr(ps, t->line, "unsupported declaration qualifier '%.*s'", (int)t->len, t->s);
         next(ps);
     }
-    if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a name in declaration, found '%.*s'", (int)ps->tok.len, ps->tok.s);
+    char b[48];
+    if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a name in declaration, found %s", tok_text(&ps->tok, b, sizeof b));
     if (!d->ty) return perr(ps, ps->tok.line, "declaration of '%.*s' has no type", (int)ps->tok.len, ps->tok.s);
     d->name = ps->tok.s;
     d->nlen = ps->tok.len;
@@ -415,7 +423,7 @@ static bool parse_var(Parser *ps, unsigned space, bool is_extern) {
 /* param = ".param" decl */
 static bool parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base) {
     if (!is(&ps->tok, ".param") && !is(&ps->tok, ".reg"))
-        return perr(ps, ps->tok.line, "expected .param, found '%.*s'", (int)ps->tok.len, ps->tok.s);
+        return perr(ps, ps->tok.line, "expected .param, found %s", tok_text(&ps->tok, (char[48]){0}, 48));
     next(ps);
     Decl d;
     if (!parse_decl(ps, &d)) return false;
@@ -472,7 +480,7 @@ static void opd_init(Opd *o) {
 
 static bool parse_reg_or_name(Parser *ps, Opd *o) {
     Tok t = ps->tok;
-    if (t.kind != TK_IDENT) return perr(ps, t.line, "expected an operand, found '%.*s'", (int)t.len, t.s);
+    if (t.kind != TK_IDENT) return perr(ps, t.line, "expected an operand, found %s", tok_text(&t, (char[48]){0}, 48));
     next(ps);
     uint32_t slot = reg_lookup(ps, t.s, t.len);
     if (slot != UINT32_MAX) { o->kind = OPD_REG; o->slot = slot; return true; }
@@ -729,7 +737,7 @@ static bool parse_ins(Parser *ps) {
         next(ps);
     }
     Tok opt = ps->tok;
-    if (opt.kind != TK_IDENT) return perr(ps, line, "expected an instruction, found '%.*s'", (int)opt.len, opt.s);
+    if (opt.kind != TK_IDENT) return perr(ps, line, "expected an instruction, found %s", tok_text(&opt, (char[48]){0}, 48));
     next(ps);
     if (!emu_decode_mods(ps, &in, opt.s, opt.len, line)) return false;
     unsigned naddr = 0;
@@ -809,7 +817,7 @@ static bool parse_reg(Parser *ps) {
     while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') next(ps); /* type and vector width */
     do {
         Tok t = ps->tok;
-        if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found '%.*s'", (int)t.len, t.s);
+        if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found %s", tok_text(&t, (char[48]){0}, 48));
         next(ps);
         int64_t count = -1;
         if (accept(ps, '<')) {
@@ -865,7 +873,7 @@ static bool parse_file(Parser *ps) {
             return perr(ps, line, ".file %u declared again with another name", (unsigned)num);
     GROW(m->srcfiles, m->nsrcfiles, ps->capsrcfiles);
     m->srcfiles[m->nsrcfiles++] = (struct EmuSrcFile){(uint32_t)num, name};
-    skip_line(ps);
+    skip_line(ps, line);
     return true;
 }
 
@@ -1152,7 +1160,7 @@ static bool parse_header(Parser *ps) {
         if (major < 1 || major > EMU_PTX_MAJOR_MAX)
             return perr(ps, line, "unsupported .version %u.%u: the emulator reads PTX ISA 1.0 to %u.x", major, minor,
                         EMU_PTX_MAJOR_MAX);
-        skip_line(ps);
+        skip_line(ps, line);
         return true;
     }
     next(ps);
@@ -1172,7 +1180,7 @@ static bool parse_header(Parser *ps) {
         if (!(is_punct(&ps->tok, ',') && ps->tok.line == line)) break;
         next(ps);
     }
-    skip_line(ps);
+    skip_line(ps, line); /* the loop stops on the next line's first token when nothing else follows */
     return true;
 }
 
@@ -1202,7 +1210,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     while (ok && ps.tok.kind != TK_EOF) {
         Tok *t = &ps.tok;
         if (is(t, ".version") || is(t, ".target")) { ok = parse_header(&ps); continue; }
-        if (is(t, ".address_size")) { skip_line(&ps); continue; }
+        if (is(t, ".address_size")) { skip_line(&ps, t->line); continue; }
         if (is(t, ".file")) { ok = parse_file(&ps); continue; }
         if (is(t, ".loc")) { ok = parse_loc(&ps); continue; } /* between functions: applies to nothing */
         if (is(t, ".section")) {

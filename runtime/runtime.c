@@ -49,6 +49,8 @@ struct tile_kernel {
     tile_module *mod;
     TileDevFunction *fn;
     unsigned block, smem;
+    tile_dim3 block3;    /* raw PTX: the block .maxntid / .reqntid give (tile_launch uses it); else {block, 1, 1} */
+    char *raw_signature; /* raw PTX: its parameters' PTX types (ptx_entry_layout) */
     unsigned dyn_smem;   /* the part of smem that is dynamic (kernels over 48 KiB): tile_launch passes it */
     int nparams;         /* -1: unknown (raw PTX without a parameter list we could read) */
     uint8_t *param_size; /* bytes of each parameter */
@@ -407,6 +409,7 @@ static void module_free(tile_module *m) {
         n = k->next;
         handle_remove(k);
         free(k->param_size);
+        free(k->raw_signature);
         free(k->param_spec);
         free(k->param_ptr);
         free(k->tmaps);
@@ -1145,34 +1148,108 @@ static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool 
     return n;
 }
 
-/* Raw PTX: ".entry NAME(.param .u64 a, ...) .maxntid 128, 1, 1" */
+/* Raw PTX: the parameters and block of ".entry NAME(.param .u64 .ptr .global .align 1 a, .param .align 8 .b8 s[24],
+ * ...) .maxntid 128, 1, 1" (or .reqntid), read from the header alone.  Each parameter's size (a byte array's
+ * whole size) and the signature tile_kernel_attributes shows for it: the PTX type ("u64", "f32"), "ptr" for a
+ * .ptr-qualified one, "b8[24]" for an array (a struct passed by value). */
+static const char *ptx_word(const char *p, const char *end, char *w, size_t cap) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    size_t n = 0;
+    if (p < end && (*p == '[' || *p == ']' || *p == ',')) w[n++] = *p++;
+    else
+        while (p < end && !strchr(" \t\r\n[],", *p)) {
+            if (n + 1 < cap) w[n++] = *p;
+            p++;
+        }
+    w[n] = 0;
+    return p;
+}
+
 static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) {
     Str key = {0};
-    str_printf(&key, ".entry %s(", name);
-    const char *p = strstr(ptx, key.buf);
+    str_printf(&key, ".entry %s", name);
+    const char *p = ptx;
+    size_t kl = key.len;
+    for (; (p = strstr(p, key.buf)); p += kl) { /* ".entry NAME" followed by "(" or space: not a longer name */
+        const char *t = p + kl;
+        while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r') t++;
+        if (*t == '(' || *t == '{' || *t == '.') break;
+    }
     str_free(&key);
     if (!p) return;
     const char *body = strchr(p, '{');
-    const char *close = strchr(p, ')');
-    if (!body || !close || close > body) return;
-    int n = 0;
-    uint8_t *v = malloc(64);
-    int cap = 64;
-    for (const char *q = strstr(p, ".param"); q && q < close; q = strstr(q + 6, ".param")) {
-        const char *t = q + 6;
-        while (*t == ' ') t++;
-        int bytes = 8;
-        if (*t == '.') {
-            int bits = atoi(t + 2);
-            bytes = bits >= 8 ? bits / 8 : 1;
+    if (!body) return;
+    const char *open = strchr(p, '('), *close = open && open < body ? strchr(open, ')') : NULL;
+    if (close && close > body) return;
+    int n = 0, cap = 16;
+    uint32_t *size = malloc(sizeof *size * (size_t)cap);
+    if (!size) return; /* out of memory: the launch checks nothing, as for PTX we cannot read */
+    Str sig = {0};
+    str_printf(&sig, "%s", "");
+    for (const char *q = open && close ? open + 1 : NULL; q && q < close;) {
+        char w[64], type[16] = "", tail[32] = "";
+        q = ptx_word(q, close, w, sizeof w);
+        if (!*w) break;
+        if (strcmp(w, ".param")) continue; /* a separator or something unexpected: skip it */
+        bool ptr = false;
+        unsigned count = 0, bits = 0;
+        for (;;) { /* qualifiers, the type, the name, an optional [count], up to ',' */
+            const char *r = ptx_word(q, close, w, sizeof w);
+            if (!*w || !strcmp(w, ",")) {
+                q = r;
+                break;
+            }
+            q = r;
+            if (!strcmp(w, ".align")) q = ptx_word(q, close, w, sizeof w);
+            else if (!strcmp(w, ".ptr")) ptr = true;
+            else if (w[0] == '.' && (w[1] == 'u' || w[1] == 's' || w[1] == 'b' || w[1] == 'f') && w[2] >= '0' && w[2] <= '9') {
+                bits = (unsigned)atoi(w + 2);
+                snprintf(type, sizeof type, "%.15s", w + 1);
+            } else if (!strcmp(w, "[")) {
+                q = ptx_word(q, close, w, sizeof w);
+                count = (unsigned)strtoul(w, NULL, 10);
+                q = ptx_word(q, close, w, sizeof w); /* ] */
+                snprintf(tail, sizeof tail, "[%u]", count);
+            }
         }
-        if (n == cap) v = realloc(v, (size_t)(cap *= 2));
-        v[n++] = (uint8_t)bytes;
+        if (n == cap) {
+            uint32_t *more = realloc(size, sizeof *size * (size_t)(cap *= 2));
+            if (!more) {
+                free(size), str_free(&sig);
+                return;
+            }
+            size = more;
+        }
+        uint32_t bytes = (bits >= 8 ? bits / 8 : 1) * (count ? count : 1);
+        size[n++] = bytes;
+        str_printf(&sig, "%s%s%s", n > 1 ? ", " : "", ptr ? "ptr" : *type ? type : "b64", tail);
+    }
+    if (!(k->param_size = malloc((size_t)(n ? n : 1)))) {
+        free(size), str_free(&sig);
+        return;
     }
     k->nparams = n;
-    k->param_size = v;
-    const char *mx = strstr(close, ".maxntid");
-    if (mx && mx < body) k->block = (unsigned)atoi(mx + 8);
+    for (int i = 0; i < n; i++) k->param_size[i] = (uint8_t)(size[i] > 255 ? 255 : size[i]); /* only tensor maps read it */
+    free(size);
+    k->raw_signature = sig.buf;
+    const char *hdr = close ? close : p;
+    for (const char *dir = hdr; dir < body; dir++) { /* .maxntid / .reqntid x[, y[, z]] */
+        if (*dir != '.' || (strncmp(dir, ".maxntid", 8) && strncmp(dir, ".reqntid", 8))) continue;
+        char *e;
+        unsigned d[3] = {1, 1, 1};
+        const char *v = dir + 8;
+        for (int i = 0; i < 3; i++) {
+            d[i] = (unsigned)strtoul(v, &e, 10);
+            if (e == v) break;
+            v = e;
+            while (*v == ' ' || *v == '\t') v++;
+            if (*v != ',') break;
+            v++;
+        }
+        k->block3 = (tile_dim3){d[0] ? d[0] : 1, d[1] ? d[1] : 1, d[2] ? d[2] : 1};
+        k->block = k->block3.x * k->block3.y * k->block3.z;
+        break;
+    }
 }
 
 tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out) {
@@ -1240,7 +1317,8 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
                                             ki->registers};
     } else {
         ptx_entry_layout(m->ptx, name, k);
-        k->attrs = (tile_kernel_attributes){k->name, k->nparams, (int)(k->block / 32), 0, k->block, 0, "", -1};
+        k->attrs = (tile_kernel_attributes){k->name, k->nparams, (int)((k->block + 31) / 32), 0, k->block, 0,
+                                            k->raw_signature ? k->raw_signature : "", -1};
     }
     k->next = m->kernels;
     m->kernels = k;
@@ -1375,5 +1453,7 @@ tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_str
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': its block size is unknown (raw PTX without .maxntid): use tile_launch_raw",
                        k->name);
     /* static shared memory is declared in the PTX; beyond 48 KiB it is dynamic and passed here */
+    /* raw PTX has no dynamic shared memory of its own: the caller's (its block from .maxntid / .reqntid) */
+    if (k->block3.x) return launch(k, grid, k->block3, o.shared_bytes, args, stream, flags, cluster);
     return launch(k, grid, (tile_dim3){k->block, 1, 1}, k->dyn_smem, args, stream, flags, cluster);
 }

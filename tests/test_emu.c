@@ -938,6 +938,49 @@ Test(report, unsupported) {
     dev_close(d);
 }
 
+/* Module headers written by hand: no .address_size (the line after .target is a declaration or the
+ * entry itself, once silently skipped with it), a .target list; truncated PTX says where it ends. */
+Test(ptx, headers_without_address_size) {
+    TileDevice *d = open_emu(false);
+    static const char *const heads[] = {
+        ".version 8.0\n.target sm_80\n",
+        ".version 7.0\n.target sm_80, debug\n",
+        "//\n.version 8.0\n\n.target sm_80\n.address_size 64\n",
+    };
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "%s.global .align 4 .u32 seven = 7;\n"
+                 ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %%r<3>;\n .reg .b64 %%rd<3>;\n"
+                 " ld.param.u64 %%rd1, [out];\n ld.global.u32 %%r1, [seven];\n mov.u32 %%r2, %%tid.x;\n add.u32 %%r1, %%r1, %%r2;\n"
+                 " mul.wide.u32 %%rd2, %%r2, 4;\n add.s64 %%rd1, %%rd1, %%rd2;\n st.global.u32 [%%rd1], %%r1;\n ret;\n}\n",
+                 heads[i]);
+        TileDevModule *m = NULL;
+        TileDevFunction *f = load(d, src, "k", &m);
+        uint32_t out[32];
+        memset(out, 0xff, sizeof out);
+        uint64_t o = upload(d, out, sizeof out);
+        void *args[] = {&o};
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        download(d, out, o, sizeof out);
+        for (uint32_t t = 0; t < 32; t++) cr_assert_eq(out[t], 7 + t, "header %zu, thread %u: %u", i, t, out[t]);
+        dev_module_unload(m);
+        dev_free(d, o);
+    }
+    static const struct { const char *ptx, *want; } bad[] = {
+        {".version 8.0\n.target sm_80\n.visible .entry k( {\n", "ptx:3: expected .param, found '{'"},
+        {".version 8.0\n.target sm_80\n.visible .entry k(\n", "ptx:4: expected .param, found the end of the PTX"},
+        {".version 8.0\n.target sm_80\n.visible .entry k(.param .u32 a)\n", "ptx:4: expected '{', found the end of the PTX"},
+        {".version 8.0\n.target sm_80\n.visible .entry k(.param .u32 a) {\n ret;\n", "unexpected end of PTX in function body"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        TileDevModule *m = NULL;
+        cr_assert_eq(dev_module_load_ptx(d, bad[i].ptx, &m), DEV_ERR_PTX, "loaded: %s", bad[i].ptx);
+        cr_assert(strstr(dev_last_error(d), bad[i].want), "'%s' not in: %s", bad[i].want, dev_last_error(d));
+    }
+    dev_close(d);
+}
+
 /* Named barriers between warps with different roles, as warp-specialized kernels use them: warp 0
  * fills a shared buffer, warp 1 reads it; bar.arrive signals without waiting ("full" at barrier 1,
  * "empty" at barrier 2, which the consumer arrives at once before its loop: the buffer starts empty). */

@@ -189,6 +189,67 @@ Test(runtime, module_cache_and_raw_ptx) {
     close_emu(ctx);
 }
 
+/* Raw PTX as nvcc and Triton write it: qualified pointers, a struct passed by value, a 2-D .reqntid that
+ * tile_launch uses as it is (a flattened block would run the tid.y rows as x). */
+Test(runtime, raw_ptx_header) {
+    tile_context *ctx = open_emu();
+    const char *ptx =
+        ".version 8.0\n.target sm_80\n.address_size 64\n"
+        ".visible .entry scale2d_long(.param .u32 a) { ret; }\n"
+        ".visible .entry scale2d(\n"
+        "\t.param .u64 .ptr .global .align 1 scale2d_param_0,\n"
+        "\t.param .align 8 .b8 scale2d_param_1[16],\n"
+        "\t.param .f32 scale2d_param_2\n"
+        ")\n.reqntid 8, 4, 1\n{\n"
+        "\t.reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .f32 %f<4>;\n"
+        "\tld.param.u64 %rd1, [scale2d_param_0];\n"
+        "\tld.param.u32 %r1, [scale2d_param_1];\n"     /* the struct's row stride */
+        "\tld.param.u32 %r2, [scale2d_param_1+8];\n"   /* its offset */
+        "\tld.param.f32 %f1, [scale2d_param_2];\n"
+        "\tmov.u32 %r3, %tid.x; mov.u32 %r4, %tid.y;\n"
+        "\tmad.lo.s32 %r5, %r4, %r1, %r3;\n"
+        "\tadd.s32 %r5, %r5, %r2;\n"
+        "\tcvt.rn.f32.u32 %f2, %r5; mul.f32 %f3, %f2, %f1;\n"
+        "\tmul.wide.u32 %rd2, %r5, 4; add.s64 %rd3, %rd1, %rd2;\n"
+        "\tst.global.f32 [%rd3], %f3;\n\tret;\n}\n";
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "scale2d", &k), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel_attributes at;
+    tile_kernel_get_attributes(k, &at);
+    cr_assert_eq(at.num_params, 3);
+    cr_assert_str_eq(at.signature, "ptr, b8[16], f32");
+    cr_assert_eq(at.block_threads, 32);
+    cr_assert_eq(at.num_warps, 1);
+    tile_kernel *kl;
+    cr_assert_eq(tile_module_get_kernel(m, "scale2d_long", &kl), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel_get_attributes(kl, &at);
+    cr_assert_str_eq(at.signature, "u32", "the entry whose name extends another's is its own");
+    cr_assert_eq(at.block_threads, 0);
+
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 64 * 4, &x), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, x, 0xff, 64 * 4), TILE_OK);
+    struct { uint32_t stride, pad; uint32_t offset, pad2; } geo = {10, 0, 3, 0};
+    float f = 0.5f, out[64];
+    void *args[] = {&x, &geo, &f};
+    cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_synchronize(ctx), TILE_OK);
+    tile_memcpy_dtoh(ctx, out, x, sizeof out);
+    bool written[64] = {0};
+    for (int ty = 0; ty < 4; ty++)
+        for (int tx = 0; tx < 8; tx++) {
+            int i = ty * 10 + tx + 3;
+            written[i] = true;
+            cr_assert_eq(out[i], 0.5f * (float)i, "element %d (tid %d,%d): %g", i, tx, ty, out[i]);
+        }
+    for (int i = 0; i < 64; i++)
+        if (!written[i]) cr_assert(isnan(out[i]), "element %d was written: %g", i, out[i]);
+    tile_module_unload(m);
+    close_emu(ctx);
+}
+
 /* ---- tile_gemm against a float64 reference ---- */
 static uint64_t rs = 88172645463325252ull;
 static double urand(void) {

@@ -350,7 +350,8 @@ typedef struct tile_kernel_attributes {
     int num_warps, num_stages;
     unsigned block_threads;  /* 32 * num_warps */
     unsigned shared_bytes;   /* shared memory (beyond 48 KiB dynamic: tile_launch passes it) */
-    const char *signature;   /* "*f16:16, i32" ("" for kernels loaded from raw PTX) */
+    const char *signature;   /* "*f16:16, i32"; for raw PTX its parameters' PTX types: "ptr, u32, f32, b8[24]"
+                                ("ptr": a .ptr-qualified .u64; "b8[24]": an array, a struct passed by value) */
     int registers;           /* -1: unknown */
 } tile_kernel_attributes;
 TILE_API tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *out);
@@ -362,7 +363,8 @@ TILE_API tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, ti
 typedef struct tile_launch_options {
     size_t size;
     tile_dim3 block;        /* zero: the kernel's own block and dynamic shared memory */
-    unsigned shared_bytes;  /* with a block given: dynamic shared memory, as in cuLaunchKernel */
+    unsigned shared_bytes;  /* with a block given, or for raw PTX with .maxntid / .reqntid (launched with that
+                               block): dynamic shared memory, as in cuLaunchKernel */
     int programmatic_dependent_launch; /* 1: the kernel may begin before the previous kernel on its stream has
                                           finished (cuLaunchKernelEx with programmatic stream serialization, sm_90
                                           GPUs and CUDA 12 drivers; elsewhere an error from the driver).  The

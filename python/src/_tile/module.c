@@ -204,6 +204,7 @@ static PyMethodDef module_methods[] = {
     {"decode_paged", (PyCFunction)(void (*)(void))tpy_decode_paged, METH_VARARGS | METH_KEYWORDS,
      "tile_attention_decode_paged on arrays"},
     {"moe", (PyCFunction)(void (*)(void))tpy_moe, METH_VARARGS | METH_KEYWORDS, "tile_moe_forward on arrays"},
+    {"load_ptx", tpy_load_ptx, METH_VARARGS, "load_ptx(device, text) -> PtxModule: PTX loaded as it is"},
     {"version", mod_version, METH_NOARGS, "the library's version"},
     {"gemm_source_path", mod_gemm_source_path, METH_NOARGS,
      "the gemm.tile the library compiles (tile_gemm_source_path): shows which data folder it uses"},
@@ -228,7 +229,7 @@ PyMODINIT_FUNC PyInit__tile(void) {
     if (!TPy_DeviceType) goto fail;
     Py_INCREF(TPy_DeviceType);
     if (PyModule_AddObject(m, "Device", (PyObject *)TPy_DeviceType) < 0) goto fail;
-    if (tpy_pin_type_init(m) < 0 || tpy_kernel_types_init(m) < 0) goto fail;
+    if (tpy_pin_type_init(m) < 0 || tpy_kernel_types_init(m) < 0 || tpy_ptx_types_init(m) < 0) goto fail;
     return m;
 fail:
     Py_DECREF(m);

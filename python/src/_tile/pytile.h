@@ -6,6 +6,8 @@
  *              zero-copy with tile_register_memory, cached per owning array;
  *   kernel.c   Kernel (a kernel of a compiled source: signature, variants per
  *              specialization) and its launcher, the hot path;
+ *   ptx.c      PtxModule / PtxKernel: PTX another compiler wrote, loaded and
+ *              launched as it is (parameters from its header);
  *   shipped.c  gemm, attention, decode_paged, moe over tile_gemm,
  *              tile_attention_fwd, tile_attention_decode_paged, tile_moe_forward.
  * Compiled against the stable ABI (Py_LIMITED_API = 3.9): no Py_buffer, no
@@ -91,6 +93,10 @@ bool tpy_dtype_compatible(int dt, const TPyArray *a);
 /* ---- kernel.c ---- */
 int tpy_kernel_types_init(PyObject *module);
 PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs);
+
+/* ---- ptx.c ---- */
+int tpy_ptx_types_init(PyObject *module);
+PyObject *tpy_load_ptx(PyObject *self, PyObject *args);
 
 /* ---- shipped.c ---- */
 PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -17,7 +17,7 @@ from . import _tile
 from ._tile import CompileError, Device, Error, Kernel
 
 __all__ = ["device", "compile", "Module", "Kernel", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
-           "decode_paged", "moe", "data_dir",
+           "decode_paged", "moe", "data_dir", "load_ptx", "PtxModule",
            "version"]
 __version__ = _tile.version()
 
@@ -149,6 +149,63 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
         if any(name not in constexprs for name in defaults):
             k._set_meta(dict(defaults, **k.meta))
     return Module(kernels, src if is_file else "<source>")
+
+
+class PtxModule:
+    """PTX another compiler wrote (Triton, nvcc), loaded as it is: mod.NAME or mod["NAME"] is an
+    entry, launched with kernel[grid](*args, block=None, shared=0, cluster=None, cooperative=False,
+    stream=None).  Arguments follow the entry's PTX parameter types (kernel.signature): arrays or None
+    for pointers and 64-bit integers, ints, floats, and bytes-like objects of a by-value struct's size."""
+
+    def __init__(self, native, text):
+        self._native = native
+        self._names = _re.findall(r"\.entry\s+([A-Za-z_$%][\w$]*)", text)
+        self._cache = {}
+
+    @property
+    def kernels(self):
+        """The entries' names, in the order of the PTX."""
+        return list(self._names)
+
+    def __getitem__(self, name):
+        k = self._cache.get(name)
+        if k is None:
+            if name not in self._names:
+                raise KeyError("no entry named %r (entries: %s)" % (name, ", ".join(self._names)))
+            k = self._cache[name] = self._native.kernel(name)
+        return k
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError as e:
+            raise AttributeError(e.args[0]) from None
+
+    def __iter__(self):
+        return (self[n] for n in self._names)
+
+    def __len__(self):
+        return len(self._names)
+
+    def __repr__(self):
+        return "<tile PTX module: %s>" % ", ".join(self._names)
+
+
+def load_ptx(path_or_text, device=None):
+    """Load PTX (a path to a .ptx file, or its text) on a device and return a PtxModule.  The
+    emulator runs it as a GPU would, so another compiler's kernel can be tested with NumPy arrays."""
+    dev = globals()["device"](device)
+    if isinstance(path_or_text, bytes):
+        path_or_text = path_or_text.decode("utf-8")
+    if not isinstance(path_or_text, (str, _os.PathLike)):
+        raise TypeError("load_ptx: expected a path or PTX text, got %r" % (type(path_or_text).__name__,))
+    text = _os.fspath(path_or_text)
+    if isinstance(path_or_text, _os.PathLike) or (".entry" not in text and "\n" not in text):
+        with open(text, encoding="utf-8") as f:
+            text = f.read()
+    return PtxModule(_tile.load_ptx(dev, text), text)
 
 
 def _const_defaults(text, kernel):

@@ -1,0 +1,462 @@
+/* ptx.c - PTX that another compiler wrote (Triton, nvcc, a hand), loaded and launched as it is:
+ * load_ptx(device, text) -> PtxModule; module.kernel(name) -> PtxKernel; kernel[grid](*args,
+ * block=None, shared=0, cluster=None, cooperative=False, stream=None).
+ *
+ * A raw kernel's parameters are what its PTX header declares (tile_kernel_attributes.signature of a
+ * raw kernel: "ptr, u32, f32, b8[24]"), so each argument is converted by its PTX type:
+ *   ptr, u64, s64, b64   an array (its device pointer, through arrays.c), None (0) or an int (the
+ *                        value itself);
+ *   u8..u32, s8..s32,    an integer, range-checked (.b types take either sign's range);
+ *   b8..b32
+ *   f16, f32, f64        a number;
+ *   bN[count]            anything bytes() accepts (bytes, bytearray, a NumPy array or structured
+ *                        scalar) of exactly the parameter's size: a struct passed by value.
+ * The block is the PTX's .maxntid / .reqntid unless block= is given; shared= is dynamic shared
+ * memory.  The launch is tile_launch_ex with the GIL released; what arrays.c borrowed is given back
+ * after it. */
+#include "pytile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PTX_MAXPARAMS 256
+
+typedef struct PtxParam {
+    char kind; /* 'p' 64-bit (pointer or integer), 'i' signed, 'u' unsigned, 'b' untyped bits, 'f' float, 'a' byte array */
+    unsigned bytes;
+    char type[24];
+} PtxParam;
+
+typedef struct TPyPtxModule {
+    PyObject_HEAD
+    TPyDevice *dev;
+    tile_module *mod;
+} TPyPtxModule;
+
+typedef struct TPyPtxKernel {
+    PyObject_HEAD
+    TPyPtxModule *mod; /* keeps the module (and so the kernel) loaded */
+    tile_kernel *k;
+    char *name, *signature;
+    unsigned block_threads;
+    int nparams;
+    PtxParam *params;
+} TPyPtxKernel;
+
+typedef struct TPyPtxLauncher {
+    PyObject_HEAD
+    TPyPtxKernel *k;
+    tile_dim3 grid;
+} TPyPtxLauncher;
+
+static PyTypeObject *TPy_PtxModuleType, *TPy_PtxKernelType, *TPy_PtxLauncherType;
+
+/* ---- the signature of a raw kernel ---- */
+
+static bool parse_signature(TPyPtxKernel *k) {
+    const char *s = k->signature;
+    int n = 0;
+    for (const char *c = s; *c; c++) n += *c == ',';
+    n = *s ? n + 1 : 0;
+    if (n > PTX_MAXPARAMS) {
+        PyErr_Format(PyExc_ValueError, "kernel '%s': more than %d parameters", k->name, PTX_MAXPARAMS);
+        return false;
+    }
+    k->params = calloc((size_t)(n ? n : 1), sizeof *k->params);
+    if (!k->params) {
+        PyErr_NoMemory();
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        while (*s == ' ' || *s == ',') s++;
+        size_t len = strcspn(s, ",");
+        PtxParam *p = &k->params[i];
+        snprintf(p->type, sizeof p->type, "%.*s", (int)len, s);
+        s += len;
+        unsigned bits = (unsigned)atoi(p->type + 1), count = 0;
+        const char *br = strchr(p->type, '[');
+        if (br) count = (unsigned)strtoul(br + 1, NULL, 10);
+        if (!strcmp(p->type, "ptr")) p->kind = 'p', p->bytes = 8;
+        else if (br) p->kind = 'a', p->bytes = (bits >= 8 ? bits / 8 : 1) * count;
+        else if (bits == 64 && p->type[0] != 'f') p->kind = 'p', p->bytes = 8;
+        else if (strchr("usbf", p->type[0]) && bits >= 8 && bits <= 64) p->kind = p->type[0] == 's' ? 'i' : p->type[0], p->bytes = bits / 8;
+        else {
+            PyErr_Format(TPy_Error, "kernel '%s': parameter %d has PTX type '%s', which cannot be passed from Python", k->name, i,
+                         p->type);
+            return false;
+        }
+    }
+    k->nparams = n;
+    return true;
+}
+
+/* ---- one argument ---- */
+
+static uint16_t f32_to_f16_bits(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
+    int e = (int)exp - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) {
+        if (e < -10) return (uint16_t)sign;
+        man |= 0x800000u;
+        int shift = 14 - e;
+        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+
+/* A scalar into slot (8 bytes, little-endian: the parameter's bytes first). */
+static bool ptx_scalar(const TPyPtxKernel *k, int i, const PtxParam *p, PyObject *o, TPyScope *sc, uint64_t *slot) {
+    *slot = 0;
+    char pname[48];
+    snprintf(pname, sizeof pname, "%d (%s)", i, p->type);
+    if (p->kind == 'p') {
+        if (o == Py_None) return true;
+        if (!PyLong_Check(o) && !PyFloat_Check(o)) { /* an array; else something with __index__ */
+            TPyArray a;
+            if (tpy_array(sc, o, pname, &a)) {
+                *slot = a.ptr;
+                return true;
+            }
+            if (!PyIndex_Check(o) || !PyErr_ExceptionMatches(PyExc_TypeError)) return false;
+            PyErr_Clear();
+        }
+    }
+    if (p->kind == 'f') {
+        if (!PyFloat_Check(o) && !PyLong_Check(o) && !PyIndex_Check(o)) {
+            PyObject *f = PyNumber_Float(o);
+            if (!f) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "kernel '%s': argument %s: expected a number, got %R", k->name, pname,
+                             (PyObject *)Py_TYPE(o));
+                return false;
+            }
+            Py_DECREF(f);
+        }
+        double v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred()) return false;
+        float f = (float)v;
+        uint16_t h = f32_to_f16_bits(f);
+        if (p->bytes == 8) memcpy(slot, &v, 8);
+        else if (p->bytes == 4) memcpy(slot, &f, 4);
+        else memcpy(slot, &h, 2);
+        return true;
+    }
+    PyObject *ix = PyNumber_Index(o);
+    if (!ix) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "kernel '%s': argument %s: expected an integer%s, got %R", k->name, pname,
+                     p->kind == 'p' ? ", an array or None" : "", (PyObject *)Py_TYPE(o));
+        return false;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(ix, &overflow);
+    unsigned long long uv = (unsigned long long)v;
+    if (overflow > 0) {
+        uv = PyLong_AsUnsignedLongLong(ix);
+        if (PyErr_Occurred()) PyErr_Clear();
+        else overflow = 0, v = 0;
+    }
+    Py_DECREF(ix);
+    if (v == -1 && PyErr_Occurred()) return false;
+    unsigned bits = 8 * p->bytes;
+    bool neg = !overflow && v < 0;
+    bool ok = !overflow;
+    if (ok && bits < 64) {
+        long long lo = -(1ll << (bits - 1));
+        unsigned long long hi = (p->kind == 'i' ? (1ull << (bits - 1)) : (1ull << bits)) - 1;
+        ok = neg ? p->kind != 'u' && v >= lo : uv <= hi;
+    } else if (ok && neg) ok = p->kind != 'u';
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "kernel '%s': argument %s: %R does not fit", k->name, pname, o);
+        return false;
+    }
+    if (bits < 64) uv &= (1ull << bits) - 1;
+    *slot = uv;
+    return true;
+}
+
+/* ---- PtxModule ---- */
+
+static void ptxmod_dealloc(PyObject *self) {
+    TPyPtxModule *m = (TPyPtxModule *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    if (m->mod) tile_module_unload(m->mod);
+    Py_XDECREF((PyObject *)m->dev);
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(self);
+    Py_DECREF(tp);
+}
+
+/* load_ptx(device, text) */
+PyObject *tpy_load_ptx(PyObject *self, PyObject *args) {
+    PyObject *devobj;
+    const char *text;
+    if (!PyArg_ParseTuple(args, "O!s:load_ptx", TPy_DeviceType, &devobj, &text)) return NULL;
+    TPyDevice *dev = (TPyDevice *)devobj;
+    tile_module *mod;
+    tile_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tile_module_load_ptx(dev->ctx, text, &mod);
+    Py_END_ALLOW_THREADS
+    if (st != TILE_OK) return tpy_raise(dev, st, "load_ptx");
+    TPyPtxModule *m = PyObject_New(TPyPtxModule, TPy_PtxModuleType);
+    if (!m) {
+        tile_module_unload(mod);
+        return NULL;
+    }
+    Py_INCREF(devobj);
+    m->dev = dev;
+    m->mod = mod;
+    return (PyObject *)m;
+}
+
+static PyObject *ptxmod_kernel(PyObject *self, PyObject *args) {
+    TPyPtxModule *m = (TPyPtxModule *)self;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s:kernel", &name)) return NULL;
+    tile_kernel *tk;
+    tile_status st = tile_module_get_kernel(m->mod, name, &tk);
+    if (st != TILE_OK) {
+        char what[200];
+        snprintf(what, sizeof what, "kernel '%.150s'", name);
+        return tpy_raise(m->dev, st, what);
+    }
+    tile_kernel_attributes at;
+    if ((st = tile_kernel_get_attributes(tk, &at)) != TILE_OK) return tpy_raise(m->dev, st, "kernel attributes");
+    TPyPtxKernel *k = PyObject_New(TPyPtxKernel, TPy_PtxKernelType);
+    if (!k) return NULL;
+    memset((char *)k + sizeof(PyObject), 0, sizeof *k - sizeof(PyObject));
+    Py_INCREF(self);
+    k->mod = m;
+    k->k = tk;
+    k->block_threads = at.block_threads;
+    k->name = strdup(name);
+    k->signature = strdup(at.signature ? at.signature : "");
+    if (!k->name || !k->signature) {
+        Py_DECREF(k);
+        return PyErr_NoMemory();
+    }
+    if (at.num_params < 0) {
+        Py_DECREF(k);
+        return PyErr_Format(TPy_Error, "kernel '%s': its parameters cannot be read from the PTX", name);
+    }
+    if (!parse_signature(k)) {
+        Py_DECREF(k);
+        return NULL;
+    }
+    return (PyObject *)k;
+}
+
+static PyMethodDef ptxmod_methods[] = {
+    {"kernel", ptxmod_kernel, METH_VARARGS, "kernel(name) -> PtxKernel: an entry of the PTX"},
+    {NULL},
+};
+static PyType_Slot ptxmod_slots[] = {
+    {Py_tp_dealloc, ptxmod_dealloc},
+    {Py_tp_methods, ptxmod_methods},
+    {Py_tp_doc, "PTX loaded on a device (load_ptx); kernel(name) gives an entry."},
+    {0, NULL},
+};
+static PyType_Spec ptxmod_spec = {"tile._tile.PtxModule", sizeof(TPyPtxModule), 0, Py_TPFLAGS_DEFAULT, ptxmod_slots};
+
+/* ---- PtxKernel ---- */
+
+static void ptxkernel_dealloc(PyObject *self) {
+    TPyPtxKernel *k = (TPyPtxKernel *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    free(k->name), free(k->signature), free(k->params);
+    Py_XDECREF((PyObject *)k->mod);
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(self);
+    Py_DECREF(tp);
+}
+
+/* An int or a sequence of 1 to 3 ints: a grid, block or cluster (zero allowed only where allow_zero). */
+static bool dim3_from(PyObject *g, const char *what, bool allow_zero, tile_dim3 *out) {
+    unsigned d[3] = {1, 1, 1};
+    PyObject *seq = NULL;
+    Py_ssize_t n = 1;
+    if (!PyLong_Check(g)) {
+        if (!(seq = PySequence_Tuple(g))) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s: expected an int or a tuple of 1 to 3 ints, got %R", what, (PyObject *)Py_TYPE(g));
+            return false;
+        }
+        n = PyTuple_Size(seq);
+        if (n < 1 || n > 3) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_ValueError, "%s: expected 1 to 3 dimensions, got %d", what, (int)n);
+            return false;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long v = PyLong_AsLong(seq ? PyTuple_GetItem(seq, i) : g);
+        if (v == -1 && PyErr_Occurred()) {
+            Py_XDECREF(seq);
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s: dimensions must be integers", what);
+            return false;
+        }
+        if (v < (allow_zero ? 0 : 1) || v > 0x7fffffffL) {
+            Py_XDECREF(seq);
+            PyErr_Format(PyExc_ValueError, "%s: dimension %d is %ld", what, (int)i, v);
+            return false;
+        }
+        d[i] = (unsigned)v;
+    }
+    Py_XDECREF(seq);
+    *out = (tile_dim3){d[0], d[1], d[2]};
+    return true;
+}
+
+static PyObject *ptxkernel_subscript(PyObject *self, PyObject *grid) {
+    tile_dim3 g;
+    if (!dim3_from(grid, "grid", true, &g)) return NULL;
+    TPyPtxLauncher *l = PyObject_New(TPyPtxLauncher, TPy_PtxLauncherType);
+    if (!l) return NULL;
+    Py_INCREF(self);
+    l->k = (TPyPtxKernel *)self;
+    l->grid = g;
+    return (PyObject *)l;
+}
+
+static PyObject *ptxkernel_get_name(PyObject *self, void *c) { return PyUnicode_FromString(((TPyPtxKernel *)self)->name); }
+static PyObject *ptxkernel_get_signature(PyObject *self, void *c) {
+    return PyUnicode_FromString(((TPyPtxKernel *)self)->signature);
+}
+static PyObject *ptxkernel_get_block_threads(PyObject *self, void *c) {
+    return PyLong_FromUnsignedLong(((TPyPtxKernel *)self)->block_threads);
+}
+static PyObject *ptxkernel_repr(PyObject *self) {
+    TPyPtxKernel *k = (TPyPtxKernel *)self;
+    return PyUnicode_FromFormat("<tile PTX kernel %s(%s)>", k->name, k->signature);
+}
+
+static PyGetSetDef ptxkernel_getset[] = {
+    {"name", ptxkernel_get_name, NULL, "the entry's name", NULL},
+    {"signature", ptxkernel_get_signature, NULL, "its parameters' PTX types, e.g. 'ptr, u32, f32, b8[24]'", NULL},
+    {"block_threads", ptxkernel_get_block_threads, NULL, "threads of the block .maxntid / .reqntid give (0: none)", NULL},
+    {NULL},
+};
+static PyType_Slot ptxkernel_slots[] = {
+    {Py_tp_dealloc, ptxkernel_dealloc},
+    {Py_mp_subscript, ptxkernel_subscript},
+    {Py_tp_getset, ptxkernel_getset},
+    {Py_tp_repr, ptxkernel_repr},
+    {Py_tp_doc, "An entry of loaded PTX: kernel[grid](*args, block=None, shared=0, cluster=None, cooperative=False, "
+                "stream=None) launches it."},
+    {0, NULL},
+};
+static PyType_Spec ptxkernel_spec = {"tile._tile.PtxKernel", sizeof(TPyPtxKernel), 0, Py_TPFLAGS_DEFAULT, ptxkernel_slots};
+
+/* ---- kernel[grid](...) ---- */
+
+static void ptxlauncher_dealloc(PyObject *self) {
+    TPyPtxLauncher *l = (TPyPtxLauncher *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_XDECREF((PyObject *)l->k);
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    TPyPtxLauncher *l = (TPyPtxLauncher *)self;
+    TPyPtxKernel *k = l->k;
+    TPyDevice *dev = k->mod->dev;
+    PyObject *block = NULL, *cluster = NULL, *stream_obj = NULL;
+    unsigned shared = 0;
+    int cooperative = 0;
+    static char *kw[] = {"block", "shared", "cluster", "cooperative", "stream", NULL};
+    PyObject *empty = PyTuple_New(0);
+    if (!empty) return NULL;
+    int ok = PyArg_ParseTupleAndKeywords(empty, kwargs, "|OIOpO:launch", kw, &block, &shared, &cluster, &cooperative, &stream_obj);
+    Py_DECREF(empty);
+    if (!ok) return NULL;
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n != k->nparams)
+        return PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature,
+                            (int)n);
+    tile_launch_options o = {.size = sizeof o, .shared_bytes = shared, .cooperative = cooperative};
+    if (block && block != Py_None && !dim3_from(block, "block", false, &o.block)) return NULL;
+    if (cluster && cluster != Py_None && !dim3_from(cluster, "cluster", false, &o.cluster)) return NULL;
+    if (!o.block.x && !k->block_threads)
+        return PyErr_Format(PyExc_ValueError, "kernel '%s': its PTX has no .maxntid or .reqntid: give block=", k->name);
+    TPyScope sc = {.dev = dev};
+    tile_stream stream = NULL;
+    uint64_t *slots = calloc((size_t)(n ? n : 1), sizeof *slots);
+    void **argv = calloc((size_t)(n ? n : 1), sizeof *argv);
+    PyObject *keep = PyList_New(0); /* the bytes of by-value arrays, alive through the launch */
+    PyObject *result = NULL;
+    if (!slots || !argv || !keep) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!tpy_stream(dev, stream_obj, &stream)) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const PtxParam *p = &k->params[i];
+        PyObject *a = PyTuple_GetItem(args, i);
+        if (p->kind == 'a') {
+            PyObject *b = PyObject_Bytes(a);
+            if (!b) goto done;
+            int bad = PyList_Append(keep, b);
+            Py_DECREF(b);
+            if (bad) goto done;
+            if ((size_t)PyBytes_Size(b) != p->bytes) {
+                PyErr_Format(PyExc_ValueError, "kernel '%s': argument %d (%s) takes %u bytes, got %zd", k->name, (int)i, p->type,
+                             p->bytes, PyBytes_Size(b));
+                goto done;
+            }
+            argv[i] = PyBytes_AsString(b);
+            continue;
+        }
+        if (!ptx_scalar(k, (int)i, p, a, &sc, &slots[i])) goto done;
+        argv[i] = &slots[i];
+    }
+    tile_status st = TILE_OK;
+    if (l->grid.x && l->grid.y && l->grid.z) {
+        Py_BEGIN_ALLOW_THREADS
+        st = tile_launch_ex(k->k, l->grid, argv, stream, &o);
+        Py_END_ALLOW_THREADS
+    }
+    if (st != TILE_OK) {
+        char what[200];
+        snprintf(what, sizeof what, "launch of '%.150s'", k->name);
+        tpy_raise(dev, st, what);
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    tpy_scope_end(&sc, stream);
+    Py_XDECREF(keep);
+    free(slots), free(argv);
+    return result;
+}
+
+static PyType_Slot ptxlauncher_slots[] = {
+    {Py_tp_dealloc, ptxlauncher_dealloc},
+    {Py_tp_call, ptxlauncher_call},
+    {Py_tp_doc, "kernel[grid]: call it with the kernel's arguments (and block=, shared=, cluster=, cooperative=, stream=)"},
+    {0, NULL},
+};
+static PyType_Spec ptxlauncher_spec = {"tile._tile.PtxLauncher", sizeof(TPyPtxLauncher), 0, Py_TPFLAGS_DEFAULT,
+                                       ptxlauncher_slots};
+
+int tpy_ptx_types_init(PyObject *module) {
+    TPy_PtxModuleType = (PyTypeObject *)PyType_FromSpec(&ptxmod_spec);
+    TPy_PtxKernelType = (PyTypeObject *)PyType_FromSpec(&ptxkernel_spec);
+    TPy_PtxLauncherType = (PyTypeObject *)PyType_FromSpec(&ptxlauncher_spec);
+    if (!TPy_PtxModuleType || !TPy_PtxKernelType || !TPy_PtxLauncherType) return -1;
+    Py_INCREF(TPy_PtxModuleType);
+    return PyModule_AddObject(module, "PtxModule", (PyObject *)TPy_PtxModuleType);
+}

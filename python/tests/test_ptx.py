@@ -1,0 +1,221 @@
+"""tile.load_ptx: PTX another compiler wrote, launched with NumPy arrays on the emulator.
+
+The PTX below is written the ways Triton (qualified .ptr params, .maxntid) and nvcc (plain .u64
+params, no block directive, structs by value as .b8 arrays, extern dynamic shared memory) write
+it.  Results are checked against float64 NumPy references on fresh random inputs, outputs
+poisoned first, at sizes that are not multiples of the block."""
+import os
+import struct
+import unittest
+
+import numpy as np
+
+import tile
+
+rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+
+# y[i] = alpha * x[i] + y[i] for i < n; 128 threads a block (Triton's header style)
+AXPY = """
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry axpy(
+	.param .u64 .ptr .global .align 1 axpy_param_0,
+	.param .u64 .ptr .global .align 1 axpy_param_1,
+	.param .f32 axpy_param_2,
+	.param .u32 axpy_param_3
+)
+.maxntid 128, 1, 1
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<6>;
+	.reg .f32 %f<5>;
+	.reg .b64 %rd<6>;
+	ld.param.u64 %rd1, [axpy_param_0];
+	ld.param.u64 %rd2, [axpy_param_1];
+	ld.param.f32 %f1, [axpy_param_2];
+	ld.param.u32 %r1, [axpy_param_3];
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %tid.x;
+	mad.lo.s32 %r4, %r2, 128, %r3;
+	setp.ge.u32 %p1, %r4, %r1;
+	@%p1 bra DONE;
+	mul.wide.u32 %rd3, %r4, 4;
+	add.s64 %rd4, %rd1, %rd3;
+	add.s64 %rd5, %rd2, %rd3;
+	ld.global.f32 %f2, [%rd4];
+	ld.global.f32 %f3, [%rd5];
+	fma.rn.f32 %f4, %f1, %f2, %f3;
+	st.global.f32 [%rd5], %f4;
+DONE:
+	ret;
+}
+"""
+
+# out[y][x] = in[y * s.stride + x] * s.scale + s.bias, through dynamic shared memory in reverse
+# row order within the block; a 2-D block from .reqntid; the struct {u32 stride; f32 scale; f64 bias}
+# passed by value (nvcc's .b8 array); no block directive on the second entry (block= required).
+STRUCT2D = """
+.version 8.0
+.target sm_80
+.address_size 64
+.extern .shared .align 16 .b8 smem[];
+
+.visible .entry rows(
+	.param .u64 rows_param_0,
+	.param .u64 rows_param_1,
+	.param .align 8 .b8 rows_param_2[16]
+)
+.reqntid 16, 4, 1
+{
+	.reg .b32 %r<12>;
+	.reg .f32 %f<4>;
+	.reg .f64 %fd<4>;
+	.reg .b64 %rd<10>;
+	ld.param.u64 %rd1, [rows_param_0];
+	ld.param.u64 %rd2, [rows_param_1];
+	ld.param.u32 %r1, [rows_param_2];
+	ld.param.f32 %f1, [rows_param_2+4];
+	ld.param.f64 %fd1, [rows_param_2+8];
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %tid.y;
+	mad.lo.s32 %r4, %r3, %r1, %r2;
+	mul.wide.u32 %rd3, %r4, 4;
+	add.s64 %rd4, %rd1, %rd3;
+	ld.global.f32 %f2, [%rd4];
+	// smem[(3 - y) * 16 + x] = in
+	mov.u32 %r5, 3;
+	sub.s32 %r6, %r5, %r3;
+	shl.b32 %r7, %r6, 4;
+	add.s32 %r8, %r7, %r2;
+	shl.b32 %r9, %r8, 2;
+	mov.u32 %r10, smem;
+	add.s32 %r11, %r10, %r9;
+	st.shared.f32 [%r11], %f2;
+	bar.sync 0;
+	// out[y * 16 + x] = smem[(3 - y) * 16 + x] read back by row 3 - y: the row's own value
+	ld.shared.f32 %f3, [%r11];
+	cvt.f64.f32 %fd2, %f3;
+	cvt.f64.f32 %fd3, %f1;
+	fma.rn.f64 %fd2, %fd2, %fd3, %fd1;
+	cvt.rn.f32.f64 %f3, %fd2;
+	mad.lo.s32 %r4, %r3, 16, %r2;
+	mul.wide.u32 %rd5, %r4, 4;
+	add.s64 %rd6, %rd2, %rd5;
+	st.global.f32 [%rd6], %f3;
+	ret;
+}
+
+.visible .entry fill_i16(
+	.param .u64 fill_i16_param_0,
+	.param .s16 fill_i16_param_1,
+	.param .u32 fill_i16_param_2
+)
+{
+	.reg .pred %p<2>;
+	.reg .b16 %h<2>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [fill_i16_param_0];
+	ld.param.s16 %h1, [fill_i16_param_1];
+	ld.param.u32 %r1, [fill_i16_param_2];
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %ntid.x;
+	mov.u32 %r4, %tid.x;
+	mad.lo.s32 %r5, %r2, %r3, %r4;
+	setp.ge.u32 %p1, %r5, %r1;
+	@%p1 bra END;
+	mul.wide.u32 %rd2, %r5, 2;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.b16 [%rd3], %h1;
+END:
+	ret;
+}
+"""
+
+
+class Ptx(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dev = tile.device("emu")
+
+    def test_triton_style_entry(self):
+        mod = tile.load_ptx(AXPY, device=self.dev)
+        self.assertEqual(mod.kernels, ["axpy"])
+        k = mod.axpy
+        self.assertEqual(k.signature, "ptr, ptr, f32, u32")
+        self.assertEqual(k.block_threads, 128)
+        for n in (1, 300, 1001):
+            x = rng.standard_normal(n).astype(np.float32)
+            y = rng.standard_normal(n + 5).astype(np.float32)
+            y[n:] = np.nan  # past n: never written
+            alpha = float(rng.standard_normal())
+            want = np.float32(alpha).astype(np.float64) * x.astype(np.float64) + y[:n].astype(np.float64)
+            k[(n + 127) // 128](x, y, alpha, n)
+            np.testing.assert_allclose(y[:n], want, rtol=1e-6, atol=1e-6)
+            self.assertTrue(np.isnan(y[n:]).all(), "written past n")
+
+    def test_struct_by_value_2d_block_and_dynamic_shared(self):
+        mod = tile.load_ptx(STRUCT2D, device=self.dev)
+        self.assertEqual(mod.kernels, ["rows", "fill_i16"])
+        k = mod["rows"]
+        self.assertEqual(k.signature, "u64, u64, b8[16]")
+        self.assertEqual(k.block_threads, 64)
+        stride = 21
+        src = rng.standard_normal(4 * stride).astype(np.float32)
+        out = np.full(64, np.nan, dtype=np.float32)
+        scale, bias = float(rng.standard_normal()), float(rng.standard_normal())
+        geo = struct.pack("<Ifd", stride, scale, bias)
+        k[1](src, out, geo, shared=256)
+        want = np.array([src[y * stride + x] * np.float64(np.float32(scale)) + bias for y in range(4) for x in range(16)])
+        np.testing.assert_allclose(out, want.astype(np.float32), rtol=1e-6, atol=1e-6)
+        # a NumPy structured scalar serves as well
+        rec = np.array([(stride, scale, bias)], dtype=np.dtype([("s", "<u4"), ("a", "<f4"), ("b", "<f8")]))[0]
+        out[:] = np.nan
+        k[1](src, out, rec, shared=256)
+        np.testing.assert_allclose(out, want.astype(np.float32), rtol=1e-6, atol=1e-6)
+
+    def test_block_required_without_directive(self):
+        k = tile.load_ptx(STRUCT2D, device=self.dev).fill_i16
+        self.assertEqual(k.block_threads, 0)
+        out = np.zeros(77, dtype=np.int16)
+        with self.assertRaisesRegex(ValueError, "block="):
+            k[2](out, -5, 77)
+        sentinel = np.full(3, 7, dtype=np.int16)
+        buf = np.concatenate([out, sentinel])
+        k[(77 + 31) // 32](buf, -5, 77, block=32)
+        self.assertTrue((buf[:77] == -5).all())
+        self.assertTrue((buf[77:] == 7).all(), "written past n")
+
+    def test_argument_errors(self):
+        mod = tile.load_ptx(STRUCT2D, device=self.dev)
+        x = np.zeros(64, dtype=np.float32)
+        with self.assertRaisesRegex(TypeError, "takes 3 arguments"):
+            mod.rows[1](x, x)
+        with self.assertRaisesRegex(ValueError, "takes 16 bytes, got 12"):
+            mod.rows[1](x, x, struct.pack("<Iff", 1, 2.0, 3.0))
+        with self.assertRaisesRegex(ValueError, "does not fit"):
+            mod.fill_i16[1](x, 40000, 1, block=32)
+        with self.assertRaisesRegex(ValueError, "does not fit"):
+            mod.fill_i16[1](x, 1, -1, block=32)
+        with self.assertRaisesRegex(TypeError, "expected an integer"):
+            mod.fill_i16[1](x, 1.5, 1, block=32)
+        with self.assertRaises(tile.Error):  # an address no allocation holds: the emulator's fault
+            mod.fill_i16[1](12345, 1, 1, block=32)
+        with self.assertRaisesRegex(KeyError, "no entry named 'nope'"):
+            mod["nope"]
+        with self.assertRaises(tile.Error):
+            tile.load_ptx(".version 8.0\n.target sm_80\n.visible .entry broken( {\n", device=self.dev)
+
+    def test_file_path(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "axpy.ptx")
+            with open(p, "w") as f:
+                f.write(AXPY)
+            self.assertEqual(tile.load_ptx(p, device=self.dev).kernels, ["axpy"])
+
+
+if __name__ == "__main__":
+    unittest.main()
