@@ -427,7 +427,20 @@ typedef struct EmuSym {
     uint64_t addr;          /* global/const: device address; shared: offset */
     uint8_t *init;          /* initial bytes (global/const), NULL: zero */
     bool hidden;            /* function-scope symbol of a finished function */
+    struct EmuReloc *relocs; /* initializer elements that are addresses (arena), filled in when placed */
+    uint32_t nrelocs;
 } EmuSym;
+
+/* An address in an initializer: `.global .u64 p = generic(arr)+8;`, `ops[2] = {f, g}` (functions),
+ * a vtable's entries.  name is a .global/.const variable or a function, resolved when the module is
+ * placed in memory (emu_module_finalize). */
+typedef struct EmuReloc {
+    const char *name;
+    uint32_t nlen;
+    uint32_t offset;        /* in the symbol's bytes */
+    int64_t addend;
+    uint32_t line;
+} EmuReloc;
 
 
 /* Callbacks the parser uses to place .global/.const variables in device memory. */

@@ -829,6 +829,9 @@ static bool fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
              * (lanes 16-31 shuffle among themselves while 0-15 wait at __syncwarp); if none can, the
              * block deadlocks and the report says where each lane waits */
             if (ti->fn->code[ti->pc].op != il->op) { ready = false; break; }
+            /* ... or at one with another member mask: lanes 8-15 still at a shuffle among themselves (0xff00)
+             * while 0-7 went on to one over 0xffff; the wider one waits for them to arrive */
+            if (emu_warp_mask(ti, &ti->fn->code[ti->pc]) != mask) { ready = false; break; }
             group[ng++] = ti;
         }
         if (!ready) continue;

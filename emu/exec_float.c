@@ -16,6 +16,7 @@
 #include "emu/exec.h"
 
 #include <fenv.h>
+#include <float.h>
 #include <math.h>
 
 static inline bool is_sub32(float x) { return x != 0 && fabsf(x) < 0x1p-126f; }
@@ -92,6 +93,14 @@ static double min_normal(unsigned ety) {
     default: return 0x1p-126;
     }
 }
+static double max_finite(unsigned ety) {
+    switch (ety) {
+    case EMU_T_F16: return 65504.0;
+    case EMU_T_BF16: return 0x1.FEp127;
+    case EMU_T_TF32: return 0x1.FF8p127;
+    default: return FLT_MAX;
+    }
+}
 static double flush(double x, unsigned ety, bool ftz) {
     if (ftz && x != 0 && fabs(x) < min_normal(ety)) return copysign(0.0, x);
     return x;
@@ -153,15 +162,21 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
     case EMU_OP_FMA: case EMU_OP_MAD:
         if (native) v = native_op(EMU_OP_FMA, ety == EMU_T_F64, a, b, c, rnd);
         else v = fma(a, b, c);
+        if ((in->flags & EMU_F(RELU)) && signbit(v) && !isnan(v)) v = 0; /* fma.rn.relu (f16, bf16, pairs): a set sign bit clears */
         break;
     case EMU_OP_DIV:
         if (native && !(in->flags & (EMU_F(APPROX) | EMU_F(FULL)))) v = native_op(EMU_OP_DIV, ety == EMU_T_F64, a, b, 0, rnd);
+        else if ((in->flags & EMU_F(APPROX)) && ety == EMU_T_F32 && fabs(b) > 0x1p126 && isfinite(b))
+            v = isinf(a) ? NAN : copysign(0.0, a) * copysign(1.0, b); /* a * (1/b) with 1/b flushed: the PTX ISA's 0 */
         else { v = a / b; rnd = EMU_RND_RN; }
         break;
     case EMU_OP_ABS: v = fabs(a); break;
     case EMU_OP_NEG: v = -a; break;
     case EMU_OP_MIN: case EMU_OP_MAX:
-        v = fminmax(a, b, in->op == EMU_OP_MIN, in->flags & EMU_F(NANP));
+        if (in->flags & EMU_F(XORSIGN)) { /* .xorsign.abs: min/max of the magnitudes, the sign the XOR of the signs */
+            v = fminmax(fabs(a), fabs(b), in->op == EMU_OP_MIN, in->flags & EMU_F(NANP));
+            if (!isnan(v) && (signbit(a) != 0) != (signbit(b) != 0)) v = -v;
+        } else v = fminmax(a, b, in->op == EMU_OP_MIN, in->flags & EMU_F(NANP));
         if ((in->flags & EMU_F(RELU)) && !(v >= 0)) v = isnan(v) ? v : 0;
         break;
     case EMU_OP_RCP:
@@ -292,7 +307,11 @@ static uint64_t cvt_one(const EmuIns *in, uint64_t x, unsigned dty, unsigned sty
         if (sty == EMU_T_F32) v = flush(v, sty, ftz);
         if (dk == EMU_K_F) {
             if (int_rnd) { v = round_integral(v, rnd); rnd = EMU_RND_RN; }
-            return enc(v, dty, rnd, ftz && dty == EMU_T_F32, sat);
+            if ((in->flags & EMU_F(RELU)) && signbit(v) && !isnan(v)) v = 0; /* cvt.rn.relu.{f16,bf16}[x2].f32 */
+            uint64_t r = enc(v, dty, rnd, ftz && dty == EMU_T_F32, sat);
+            if ((in->flags & EMU_F(SATFINITE)) && isinf(dec(r, dty))) /* past the largest finite (or inf): that, signed */
+                r = dty == EMU_T_F64 ? emu_bits64(copysign(DBL_MAX, v)) : emu_round_f64(copysign(max_finite(dty), v), fmt_of(dty), EMU_RND_RN);
+            return r;
         }
         /* float -> int: saturating, NaN -> 0 */
         if (isnan(v)) return 0;
@@ -358,6 +377,10 @@ static bool cvt_f8x2(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         hi = emu_f16_to_f64((uint16_t)(a >> 16)), lo = emu_f16_to_f64((uint16_t)a);
     } else {
         return emu_fault(b, t, in, "unsupported instruction", "cvt to .%s takes two .f32 or one .f16x2", emu_type_name(dty));
+    }
+    if (in->flags & EMU_F(RELU)) { /* cvt.rn.satfinite.relu: a set sign bit clears (NaN stays NaN) */
+        if (signbit(hi) && !isnan(hi)) hi = 0;
+        if (signbit(lo) && !isnan(lo)) lo = 0;
     }
     EMU_R(t, in, 0) = (uint64_t)emu_f64_to_f8_satfinite(hi, e5) << 8 | emu_f64_to_f8_satfinite(lo, e5);
     return true;

@@ -86,11 +86,16 @@ static uint64_t bfe(uint64_t a, unsigned pos, unsigned len, unsigned width, bool
 }
 
 /* Extended-precision arithmetic: add.cc, addc[.cc], sub.cc, subc[.cc],
- * mad{.lo,.hi}.cc, madc{.lo,.hi}[.cc] on 32/64-bit values (a, c zero-extended). */
+ * mad{.lo,.hi}.cc, madc{.lo,.hi}[.cc] on 32/64-bit values (a, c zero-extended).
+ * Subtraction is a + ~c + 1 as the hardware does it, so CC.CF after sub.cc is a carry, 1 when there
+ * was NO borrow, and subc computes a + ~c + CF = a - c - (1 - CF).  A pure sub chain comes out the
+ * same under either reading; nvcc's code reads the flag across them (128-bit division: sub.cc,
+ * subc.cc, then addc.u32 r, 0, 0 is 1 when the difference is not negative). */
 static bool exec_carry(EmuThread *t, const EmuIns *in, uint64_t *d, uint64_t a, uint64_t c, unsigned sz, bool cc) {
     unsigned __int128 mask = sz == 8 ? (unsigned __int128)UINT64_MAX : 0xFFFFFFFFu, r;
     unsigned __int128 cin = (in->op == EMU_OP_ADDC || in->op == EMU_OP_SUBC || in->op == EMU_OP_MADC) ? t->carry : 0;
     bool sub = in->op == EMU_OP_SUB || in->op == EMU_OP_SUBC;
+    if (in->op == EMU_OP_SUB) cin = 1;
     if (in->op == EMU_OP_MAD || in->op == EMU_OP_MADC) {
         uint64_t e = emu_zext(src(t, in, 3), sz);
         unsigned __int128 p = (unsigned __int128)a * c;
@@ -98,12 +103,12 @@ static bool exec_carry(EmuThread *t, const EmuIns *in, uint64_t *d, uint64_t a, 
         unsigned __int128 part = (in->flags & EMU_F(HI)) ? (p >> (sz * 8)) & mask : p & mask;
         r = part + e + cin;
     } else if (sub) {
-        r = (unsigned __int128)a - c - cin; /* wraps: bit sz*8 set means a borrow */
+        r = (unsigned __int128)a + (~(unsigned __int128)c & mask) + cin; /* bit sz*8: the carry, no borrow */
     } else {
         r = (unsigned __int128)a + c + cin;
     }
     *d = (uint64_t)(r & mask);
-    if (cc) t->carry = sub ? ((unsigned __int128)c + cin > a) : (r >> (sz * 8)) != 0;
+    if (cc) t->carry = (r >> (sz * 8)) != 0;
     return true;
 }
 

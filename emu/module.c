@@ -132,6 +132,38 @@ static bool check_calls(EmuModule *m, char **err) {
     return true;
 }
 
+/* Addresses in initializers (EmuReloc): a .global/.const variable's device address (generic and global
+ * addresses are the same), or a function's address in the window indirect calls go through. */
+static bool fill_relocs(EmuModule *m, EmuMem *mem, char **err) {
+    for (uint32_t i = 0; i < m->nsyms; i++) {
+        EmuSym *s = &m->syms[i];
+        for (uint32_t r = 0; r < s->nrelocs; r++) {
+            const EmuReloc *x = &s->relocs[r];
+            uint64_t v = 0;
+            bool found = false;
+            for (uint32_t k = 0; k < m->nsyms && !found; k++) {
+                const EmuSym *t = &m->syms[k];
+                if (t->hidden || (t->space != EMU_SP_GLOBAL && t->space != EMU_SP_CONST) || strcmp(t->name, x->name)) continue;
+                v = t->addr, found = true;
+            }
+            for (uint32_t k = 0; k < m->nfuncs && !found; k++) {
+                EmuFunc *f = &m->funcs[k];
+                if (strcmp(f->name, x->name)) continue;
+                if (f->is_entry) return merr(err, x->line, "the address of kernel entry '%s' initializes '%s'", f->name, s->name);
+                v = EMU_FUNC_WINDOW + (uint64_t)k * EMU_FUNC_STRIDE;
+                f->address_taken = true;
+                found = true;
+            }
+            if (!found)
+                return merr(err, x->line, "'%s' in the initializer of '%s' is no .global or .const variable or function of the module",
+                            x->name, s->name);
+            v += (uint64_t)x->addend;
+            memcpy(emu_mem_host(mem, s->addr + x->offset, 8), &v, 8);
+        }
+    }
+    return true;
+}
+
 bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
     if (!check_calls(m, err)) return false;
     for (uint32_t i = 1; i < m->nsrclocs; i++) { /* .file may come after the code (LLVM puts it at the end) */
@@ -153,6 +185,7 @@ bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
         }
     }
     m->shared_dyn_offset = dyn_off;
+    if (!fill_relocs(m, mem, err)) return false;
     for (uint32_t k = 0; k < m->nfuncs; k++) {
         EmuFunc *f = &m->funcs[k];
         for (uint32_t i = 0; i < f->nsymfix; i++)

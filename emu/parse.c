@@ -352,22 +352,62 @@ static EmuSym *sym_add(Parser *ps, const Decl *d, unsigned space) {
     return s;
 }
 
-/* initializer = "=" ( value | "{" value { "," value } "}" ) with nested braces flattened */
+/* An address element of an initializer: NAME, generic(NAME), either followed by +N or -N (a 64-bit
+ * element), recorded for emu_module_finalize to fill in. */
+static bool parse_init_address(Parser *ps, EmuSym *s, unsigned esz, uint64_t at, uint32_t *cap) {
+    uint32_t line = ps->tok.line;
+    bool generic = is(&ps->tok, "generic");
+    if (generic) {
+        next(ps);
+        if (!expect(ps, '(')) return false;
+    }
+    if (ps->tok.kind != TK_IDENT || ps->tok.s[0] == '.' || ps->tok.s[0] == '%')
+        return perr(ps, ps->tok.line, "unsupported initializer %s for '%s'", tok_text(&ps->tok, (char[48]){0}, 48), s->name);
+    EmuReloc r = {.name = arena_strndup(ps->a, ps->tok.s, ps->tok.len), .nlen = ps->tok.len, .offset = (uint32_t)at, .line = line};
+    next(ps);
+    if (generic && !expect(ps, ')')) return false;
+    if (is_punct(&ps->tok, '+') || is_punct(&ps->tok, '-')) {
+        bool minus = is_punct(&ps->tok, '-');
+        next(ps);
+        int64_t v;
+        if (!parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad offset in the address initializer of '%s'", s->name);
+        next(ps);
+        r.addend = minus ? -v : v;
+    }
+    if (esz != 8) return perr(ps, line, "the address of '%s' initializes a %u-byte element of '%s' (addresses are 8 bytes)", r.name, esz, s->name);
+    if (s->nrelocs == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 8;
+        EmuReloc *n = arena_alloc(ps->a, nc * sizeof *n);
+        if (s->nrelocs) memcpy(n, s->relocs, s->nrelocs * sizeof *n);
+        s->relocs = n, *cap = nc;
+    }
+    s->relocs[s->nrelocs++] = r;
+    return true;
+}
+
+/* initializer = "=" ( value | "{" value { "," value } "}" ) with nested braces flattened; a value is a
+ * number or an address (parse_init_address) */
 static bool parse_init(Parser *ps, EmuSym *s, unsigned ty) {
     unsigned esz = emu_type_size(ty);
     uint64_t n = 0, cap = s->size / (esz ? esz : 1);
+    uint32_t rcap = 0;
     s->init = arena_alloc(ps->a, s->size ? s->size : 1);
+    memset(s->init, 0, s->size ? s->size : 1);
     int depth = 0;
     do {
         while (accept(ps, '{')) depth++;
-        bool neg = accept(ps, '-');
-        Imm im;
-        if (!parse_imm(&ps->tok, neg, &im))
-            return perr(ps, ps->tok.line, "unsupported initializer '%.*s' for '%s'", (int)ps->tok.len, ps->tok.s, s->name);
-        next(ps);
         if (n >= cap) return perr(ps, ps->tok.line, "too many initializers for '%s'", s->name);
-        uint64_t bits = imm_bits(&im, ty);
-        memcpy(s->init + n * esz, &bits, esz);
+        if (ps->tok.kind == TK_IDENT) {
+            if (!parse_init_address(ps, s, esz, n * esz, &rcap)) return false;
+        } else {
+            bool neg = accept(ps, '-');
+            Imm im;
+            if (!parse_imm(&ps->tok, neg, &im))
+                return perr(ps, ps->tok.line, "unsupported initializer %s for '%s'", tok_text(&ps->tok, (char[48]){0}, 48), s->name);
+            next(ps);
+            uint64_t bits = imm_bits(&im, ty);
+            memcpy(s->init + n * esz, &bits, esz);
+        }
         n++;
         while (depth > 0 && accept(ps, '}')) depth--;
     } while (accept(ps, ','));

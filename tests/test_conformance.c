@@ -932,6 +932,28 @@ static void check_warp(Conf *c) {
                 cr_assert_eq(out[32 * w + l][k], want[l][k], "[%s] warp %d lane %d result %d: got %#x, want %#x", c->name, w, l,
                              k, (unsigned)out[32 * w + l][k], (unsigned)want[l][k]);
     }
+    /* warp_tiles: shuffles over 8-, 16- and 4-lane masks in a row */
+    int32_t tout[NT];
+    tile_devptr dt = dev_in(c, NULL, sizeof tout);
+    run(c, "warp_tiles", NT / 64, 64, 0, (void *[]){&din, &dt});
+    dev_out(c, tout, dt, sizeof tout);
+    for (int w = 0; w < NT / 32; w++) {
+        uint32_t v[32], u[32];
+        for (int l = 0; l < 32; l++) v[l] = (uint32_t)in[32 * w + l];
+        for (int l = 0; l < 32; l++) u[l] = v[l] + v[l ^ 1];
+        for (int l = 0; l < 32; l++) v[l] = u[l] + 100u * u[l ^ 8];
+        for (int d = 1; d < 16; d *= 2) {
+            for (int l = 0; l < 32; l++) u[l] = (l & 15) >= d ? v[l - d] : v[l];
+            for (int l = 0; l < 32; l++) v[l] += (l & 15) >= d ? u[l] : 0;
+        }
+        for (int d = 2; d > 0; d /= 2) {
+            for (int l = 0; l < 32; l++) u[l] = (l & 3) + d < 4 ? v[l + d] : v[l];
+            for (int l = 0; l < 32; l++) v[l] += u[l] * 3u;
+        }
+        for (int l = 0; l < 32; l++)
+            cr_assert_eq((uint32_t)tout[32 * w + l], v[l], "[%s] warp_tiles: warp %d lane %d: got %#x, want %#x", c->name, w, l,
+                         (unsigned)tout[32 * w + l], v[l]);
+    }
 }
 
 /* ==== atomics.cu ==== */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "runtime/device.h"
+#include "support/hostfloat.h"
 #include "support/support.h"
 
 #ifndef TILE_SOURCE_DIR
@@ -553,6 +554,72 @@ static uint64_t r_cvt_rzi_s64_f64(uint64_t a, uint64_t b, uint64_t c) {
 static uint64_t r_mul_hi_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (uint64_t)(((unsigned __int128)a * b) >> 64); }
 static uint64_t r_cvt_s8_sat(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; int32_t v = S32(a); return U32(v > 127 ? 127 : v < -128 ? -128 : v); }
 
+/* carry chains: CC.CF after sub.cc is a carry (1: no borrow), as nvcc's 128-bit division reads it */
+static uint64_t r_subcc_flag(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(a) >= U32(b); }
+static uint64_t r_subc_chain(uint64_t a, uint64_t b, uint64_t c) { return U32(U32(c) - U32(b) - (U32(a) < U32(b))); }
+static uint64_t r_sub64_flag(uint64_t a, uint64_t b, uint64_t c) { /* (c:a) - (0:b) does not borrow */
+    return ((uint64_t)U32(c) << 32 | U32(a)) >= U32(b);
+}
+static uint64_t r_addcc_after_sub(uint64_t a, uint64_t b, uint64_t c) { /* add.cc resets: its own carry */
+    (void)b; return ((uint64_t)U32(a) + U32(c)) >> 32;
+}
+static uint16_t f16_fma_relu(uint16_t ua, uint16_t ub, uint16_t uc) {
+    _Float16 x, y, z;
+    memcpy(&x, &ua, 2), memcpy(&y, &ub, 2), memcpy(&z, &uc, 2);
+    double v = fma((double)x, (double)y, (double)z);
+    if (isnan(v)) return 0x7FFF;
+    _Float16 h = (_Float16)v;
+    uint16_t u;
+    if (signbit((double)h)) h = 0; /* a negative result, or -0: +0 */
+    memcpy(&u, &h, 2);
+    return u;
+}
+static uint64_t r_fma_relu_f16x2(uint64_t a, uint64_t b, uint64_t c) {
+    return (uint32_t)f16_fma_relu((uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16)) << 16 |
+           f16_fma_relu((uint16_t)a, (uint16_t)b, (uint16_t)c);
+}
+static uint64_t r_cvt_relu_f16(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; (void)b;
+    uint16_t h = ref_f16(F(a));
+    return h & 0x8000 ? 0 : h; /* a negative result, or -0: +0 (NaN is 0x7fff) */
+}
+static uint64_t r_cvt_satfinite_f16x2(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c;
+    uint16_t hi = ref_f16(F(a)), lo = ref_f16(F(b));
+    if ((hi & 0x7FFF) == 0x7C00) hi = (hi & 0x8000) | 0x7BFF;
+    if ((lo & 0x7FFF) == 0x7C00) lo = (lo & 0x8000) | 0x7BFF;
+    return (uint32_t)hi << 16 | lo;
+}
+static uint64_t r_cvt_satfinite_bf16(uint64_t a, uint64_t b, uint64_t c) {
+    (void)b; (void)c;
+    uint16_t h = ref_bf16(F(a));
+    if ((h & 0x7FFF) == 0x7F80) h = (h & 0x8000) | 0x7F7F;
+    return h;
+}
+static uint64_t r_cvt_relu_e4m3x2(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c;
+    uint8_t hi, lo;
+    float x = F(a), y = F(b);
+    if (signbit(x) && !isnan(x)) x = 0;
+    if (signbit(y) && !isnan(y)) y = 0;
+    hi = d_to_f8((double)x, 0), lo = d_to_f8((double)y, 0);
+    return (uint32_t)hi << 8 | lo;
+}
+static uint64_t r_min_xorsign(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c;
+    float x = F(a), y = F(b);
+    if (isnan(x) && isnan(y)) return 0x7FFFFFFFu;
+    /* one NaN: the other's magnitude, still with the XOR of the signs (fminf may return a signalling NaN) */
+    float m = isnan(x) ? fabsf(y) : isnan(y) ? fabsf(x) : fminf(fabsf(x), fabsf(y));
+    return f2u(signbit(x) != signbit(y) ? -m : m);
+}
+static uint64_t r_div_approx(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c;
+    float x = F(a), y = F(b);
+    if (fabsf(y) > 0x1p126f && isfinite(y)) return isinf(x) ? 0x7FFFFFFFu : f2u(copysignf(0.0f, x) * copysignf(1.0f, y));
+    return f2u(x / y);
+}
+
 static const Case cases[] = {
     {"add.s32 %r4, %r1, %r2;", false, r_add_s32, CMP_EXACT, 0},
     {"add.sat.s32 %r4, %r1, %r2;", false, r_add_sat, CMP_EXACT, 0},
@@ -622,6 +689,17 @@ static const Case cases[] = {
     {"cvt.rzi.s64.f64 %rd4, %rd1;", true, r_cvt_rzi_s64_f64, CMP_EXACT, 0},
     {"mul.hi.u64 %rd4, %rd1, %rd2;", true, r_mul_hi_u64, CMP_EXACT, 0},
     {"cvt.sat.s8.s32 %r4, %r1;\n and.b32 %r4, %r4, 0xFFFFFFFF;", false, r_cvt_s8_sat, CMP_EXACT, 0},
+    {"sub.cc.u32 %r5, %r1, %r2;\n addc.u32 %r4, 0, 0;", false, r_subcc_flag, CMP_EXACT, 0},
+    {"sub.cc.u32 %r5, %r1, %r2;\n subc.u32 %r4, %r3, %r2;", false, r_subc_chain, CMP_EXACT, 0},
+    {"sub.cc.u32 %r5, %r1, %r2;\n subc.cc.u32 %r6, %r3, 0;\n addc.u32 %r4, 0, 0;", false, r_sub64_flag, CMP_EXACT, 0},
+    {"sub.cc.u32 %r5, %r1, %r2;\n add.cc.u32 %r6, %r1, %r3;\n addc.u32 %r4, 0, 0;", false, r_addcc_after_sub, CMP_EXACT, 0},
+    {"fma.rn.relu.f16x2 %r4, %r1, %r2, %r3;", false, r_fma_relu_f16x2, CMP_EXACT, 0},
+    {"cvt.rn.relu.f16.f32 %rs1, %r1;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_relu_f16, CMP_EXACT, 0},
+    {"cvt.rn.satfinite.f16x2.f32 %r4, %r1, %r2;", false, r_cvt_satfinite_f16x2, CMP_EXACT, 0},
+    {"cvt.rn.satfinite.bf16.f32 %rs1, %r1;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_satfinite_bf16, CMP_EXACT, 0},
+    {"min.xorsign.abs.f32 %r4, %r1, %r2;", false, r_min_xorsign, CMP_FLOAT, 0},
+    {"cvt.rn.satfinite.relu.e4m3x2.f32 %rs1, %r1, %r2;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_relu_e4m3x2, CMP_EXACT, 0},
+    {"div.approx.f32 %r4, %r1, %r2;", false, r_div_approx, CMP_ULP32, 0x1p-21},
 };
 
 static const uint32_t special32[] = {

@@ -908,6 +908,56 @@ Test(calls, indirect_through_a_register) {
     dev_close(d);
 }
 
+/* Addresses in initializers, as nvcc writes them: a pointer to another global (`__device__ int *p = arr + 2`:
+ * generic(arr)+8), a table of function pointers, a C++ vtable ({0, 0, fn}), a .const table of addresses.
+ * Before: "unsupported initializer 'generic'".  Elements not given are zero; a name that is no variable
+ * or function, or an address in a 4-byte element, is refused. */
+Test(forms, address_initializers) {
+    static const char *ptx = HEAD
+        ".global .align 4 .b8 arr[16] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4};\n"
+        ".global .align 8 .u64 p = generic(arr)+8;\n"
+        ".func (.param .b32 r) twice(.param .b32 x);\n"
+        ".func (.param .b32 r) plus7(.param .b32 x)\n{\n .reg .b32 %r<3>;\n"
+        " ld.param.b32 %r1, [x];\n add.s32 %r2, %r1, 7;\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".global .align 8 .u64 ops[2] = {twice, plus7};\n"
+        ".global .align 8 .u64 vtab[4] = {0, 0, plus7};\n"
+        ".const .align 8 .u64 ctab[2] = {arr-0, generic(arr) + 12};\n"
+        ".func (.param .b32 r) twice(.param .b32 x)\n{\n .reg .b32 %r<3>;\n"
+        " ld.param.b32 %r1, [x];\n add.s32 %r2, %r1, %r1;\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<12>;\n .reg .b64 %rd<12>;\n"
+        " ld.param.u64 %rd1, [out];\n"
+        " ld.global.u64 %rd2, [p];\n ld.u32 %r1, [%rd2];\n st.global.u32 [%rd1], %r1;\n"               /* arr[2] = 3 */
+        " ld.global.u64 %rd3, [ops];\n ld.global.u64 %rd4, [ops+8];\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], 10;\n"
+        " pr1 : .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+        " call (q), %rd3, (a), pr1;\n ld.param.b32 %r2, [q];\n }\n st.global.u32 [%rd1+4], %r2;\n"       /* twice(10) */
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], 10;\n"
+        " pr2 : .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+        " call (q), %rd4, (a), pr2;\n ld.param.b32 %r3, [q];\n }\n st.global.u32 [%rd1+8], %r3;\n"       /* plus7(10) */
+        " mov.u64 %rd5, vtab;\n ld.global.u64 %rd6, [%rd5+16];\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], 1;\n"
+        " pr3 : .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+        " call (q), %rd6, (a), pr3;\n ld.param.b32 %r4, [q];\n }\n st.global.u32 [%rd1+12], %r4;\n"      /* vtable: plus7(1) */
+        " ld.global.u64 %rd7, [vtab+24];\n cvt.u32.u64 %r5, %rd7;\n st.global.u32 [%rd1+16], %r5;\n"      /* not given: 0 */
+        " ld.const.u64 %rd8, [ctab];\n ld.u32 %r6, [%rd8];\n ld.const.u64 %rd9, [ctab+8];\n ld.u32 %r7, [%rd9];\n"
+        " add.s32 %r6, %r6, %r7;\n st.global.u32 [%rd1+20], %r6;\n"                                          /* 1 + 4 */
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 6 * 4);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    uint32_t o[6];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    static const uint32_t want[6] = {3, 20, 17, 8, 0, 5};
+    for (int i = 0; i < 6; i++) cr_assert_eq(o[i], want[i], "result %d: %u, want %u", i, o[i], want[i]);
+    dev_module_unload(m);
+    load_fails(d, HEAD ".global .align 8 .u64 q = generic(nothing);\n", "'nothing' in the initializer of 'q' is no .global");
+    load_fails(d, HEAD ".global .align 4 .b8 a[4];\n.global .align 4 .u32 q = a;\n", "initializes a 4-byte element of 'q'");
+    load_fails(d, HEAD ".visible .entry k()\n{\n ret;\n}\n.global .align 8 .u64 q = k;\n", "the address of kernel entry 'k'");
+    dev_close(d);
+}
+
 /* Labels are scoped by { } blocks: CUTLASS's inline PTX repeats `LAB_WAIT:` / `DONE:` in every inlined
  * block, and a branch goes to the label of its own block (or the nearest block around it that has one).
  * Before: every branch went to the last label of that name in the function.  Two labels of one name in

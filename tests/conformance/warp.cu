@@ -54,3 +54,22 @@ extern "C" __global__ void warp_ops(const int *in, int *out) {
     o[30] = __popc(m);
     o[31] = __reduce_add_sync(__activemask(), 1);
 }
+
+// Shuffles over partial masks in a row, as cooperative groups' tiled_partition<8> then <16> write
+// them: lanes 0-7 reach the 16-lane shuffles while 8-15 still wait at their 8-lane one, which the
+// 16-lane ones must wait for (the PTX ISA: every lane of the mask at a shfl.sync of the same mask);
+// then a 16-lane inclusive scan (shfl.up) and a 4-lane reduction.
+extern "C" __global__ void warp_tiles(const int *in, int *out) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned lane = threadIdx.x & 31;
+    int v = in[tid];
+    unsigned m8 = 0xffu << (lane & ~7u), m16 = 0xffffu << (lane & ~15u), m4 = 0xfu << (lane & ~3u);
+    v += __shfl_xor_sync(m8, v, 1, 8);
+    v += 100 * __shfl_xor_sync(m16, v, 8, 16);
+    for (int d = 1; d < 16; d *= 2) {
+        int u = __shfl_up_sync(m16, v, d, 16);
+        if ((int)(lane & 15) >= d) v += u;
+    }
+    for (int d = 2; d > 0; d /= 2) v += __shfl_down_sync(m4, v, d, 4) * 3;
+    out[tid] = v;
+}
