@@ -5,7 +5,7 @@
  * calls with the param-space ABI, local stack frames, .loc), loaded
  * unmodified through the public API (tile_module_load_ptx, tile_launch_raw)
  * and checked against references computed here on the host:
- *   int.cu      integer and 64-bit integer arithmetic, bit operations: exact
+ *   int.cu      integer, 64-bit and 128-bit integer arithmetic (128-bit division), bit operations: exact
  *   float.cu    f32/f64 arithmetic with every rounding mode, conversions
  *               between integers, f64, f32, f16 and bf16 with every
  *               rounding mode, f16/bf16/f16x2 arithmetic: exact (bits)
@@ -224,6 +224,30 @@ static void check_int(Conf *c) {
                          k, (unsigned long long)a64[i], (unsigned long long)b64[i], (unsigned long long)o64[i * NL + k],
                          (unsigned long long)want[k]);
     }
+    /* 128-bit division: (hi, lo) built from the 64-bit inputs, small and large divisors */
+    uint64_t *a128 = malloc(n * 16), *b128 = malloc(n * 16), *o128 = malloc(n * 64);
+    for (size_t i = 0; i < n; i++) {
+        a128[2 * i] = a64[i], a128[2 * i + 1] = i % 4 == 0 ? 0 : i % 4 == 1 ? ~0ull : rng_next(&rng);
+        b128[2 * i] = b64[i], b128[2 * i + 1] = i % 5 < 2 ? 0 : i % 5 == 2 ? ~0ull : rng_next(&rng) >> (i % 64);
+    }
+    tile_devptr da128 = dev_in(c, a128, n * 16), db128 = dev_in(c, b128, n * 16), dout128 = dev_in(c, NULL, n * 64);
+    run(c, "int128_ops", (unsigned)(n + 127) / 128, 128, 0, (void *[]){&da128, &db128, &dout128, &nn});
+    dev_out(c, o128, dout128, n * 64);
+    for (size_t i = 0; i < n; i++) {
+        unsigned __int128 x = (unsigned __int128)a128[2 * i + 1] << 64 | a128[2 * i], y = (unsigned __int128)b128[2 * i + 1] << 64 | b128[2 * i];
+        __int128 sx = (__int128)x, sy = (__int128)y;
+        bool sdiv = sy != 0 && !(sy == -1 && x == (unsigned __int128)1 << 127);
+        unsigned __int128 want[4] = {y ? x / y : 0, y ? x % y : 0, sdiv ? (unsigned __int128)(sx / sy) : 0,
+                                     sdiv ? (unsigned __int128)(sx % sy) : 0};
+        for (int k = 0; k < 4; k++) {
+            unsigned __int128 got = (unsigned __int128)o128[8 * i + 2 * k + 1] << 64 | o128[8 * i + 2 * k];
+            cr_assert(got == want[k], "[%s] int128_ops result %d for x=%#llx:%016llx y=%#llx:%016llx: got %#llx:%016llx, want %#llx:%016llx",
+                      c->name, k, (unsigned long long)(x >> 64), (unsigned long long)x, (unsigned long long)(y >> 64),
+                      (unsigned long long)y, (unsigned long long)(got >> 64), (unsigned long long)got,
+                      (unsigned long long)(want[k] >> 64), (unsigned long long)want[k]);
+        }
+    }
+    free(a128); free(b128); free(o128);
     free(a); free(b); free(o); free(a64); free(b64); free(o64);
 }
 

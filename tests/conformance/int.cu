@@ -106,3 +106,22 @@ extern "C" __global__ void int64_ops(const unsigned long long *a, const unsigned
     o[18] = min(sx, sy);
     o[19] = max(x, y);
 }
+
+// 128-bit division and remainder (nvcc inlines them: carry chains that read CC.CF after sub.cc/subc.cc
+// with addc, the hardware's carry being 1 when nothing was borrowed).  a and b: (lo, hi) pairs.
+extern "C" __global__ void int128_ops(const unsigned long long *a, const unsigned long long *b, unsigned long long *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned __int128 x = ((unsigned __int128)a[2 * i + 1] << 64) | a[2 * i], y = ((unsigned __int128)b[2 * i + 1] << 64) | b[2 * i];
+    __int128 sx = (__int128)x, sy = (__int128)y;
+    unsigned __int128 r[4];
+    r[0] = y ? x / y : 0;
+    r[1] = y ? x % y : 0;
+    bool sdiv = sy != 0 && !(sy == -1 && x == ((unsigned __int128)1 << 127));
+    r[2] = sdiv ? (unsigned __int128)(sx / sy) : 0;
+    r[3] = sdiv ? (unsigned __int128)(sx % sy) : 0;
+    for (int k = 0; k < 4; k++) {
+        out[8 * i + 2 * k] = (unsigned long long)r[k];
+        out[8 * i + 2 * k + 1] = (unsigned long long)(r[k] >> 64);
+    }
+}
