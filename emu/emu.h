@@ -59,6 +59,7 @@
     X(CVTA, "cvta", "convert an address between a state space and generic (.to: generic to space)") \
     X(ISSPACEP, "isspacep", "p = whether the generic address a lies in the state space's window") \
     X(CVT, "cvt", "d = convert(a) from ty2 to ty with rounding (.rn .rz .rm .rp .rni .rzi .rmi .rpi .rna), .sat, .ftz") \
+    X(CVT_PACK, "cvt.pack", "d = sat(a) << n | sat(b) in ty (n bits each), above them c's low bits (.u8 .s8 .u4 .s4 .u2 .s2)") \
     X(ADD, "add", "d = a + b (.sat for s32, .rn/.rz/.rm/.rp/.ftz/.sat for floats, f16x2/bf16x2 lanewise)") \
     X(SUB, "sub", "d = a - b") \
     X(MUL, "mul", "d = a * b; integers .lo/.hi/.wide, floats rounded") \
@@ -203,7 +204,8 @@ enum { EMU_K_NONE, EMU_K_PRED, EMU_K_B, EMU_K_U, EMU_K_S, EMU_K_F };
     X(BF16X2, "bf16x2", 4, EMU_K_F) X(TF32, "tf32", 4, EMU_K_F) X(F32, "f32", 4, EMU_K_F) X(F64, "f64", 8, EMU_K_F) \
     X(E4M3, "e4m3", 1, EMU_K_F) X(E5M2, "e5m2", 1, EMU_K_F) X(E4M3X2, "e4m3x2", 2, EMU_K_F) X(E5M2X2, "e5m2x2", 2, EMU_K_F) \
     X(U16X2, "u16x2", 4, EMU_K_U) X(S16X2, "s16x2", 4, EMU_K_S) \
-    X(U4, "u4", 0, EMU_K_U) X(S4, "s4", 0, EMU_K_S) /* mma operands only (eight to a .b32 register) */
+    X(U4, "u4", 0, EMU_K_U) X(S4, "s4", 0, EMU_K_S) /* mma operands only (eight to a .b32 register); cvt.pack */ \
+    X(U2, "u2", 0, EMU_K_U) X(S2, "s2", 0, EMU_K_S) /* cvt.pack only */
 
 typedef enum EmuType {
 #define X(e, n, b, k) EMU_T_##e,

@@ -164,6 +164,22 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
 static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     switch (in->op) {
     case EMU_OP_CVT: return emu_exec_cvt(b, t, in);
+    case EMU_OP_CVT_PACK: { /* d = c << 2n | sat(a) << n | sat(b), each n bits (16: no c) */
+        static const uint8_t bits[EMU_T_COUNT] = {[EMU_T_U16] = 16, [EMU_T_S16] = 16, [EMU_T_U8] = 8, [EMU_T_S8] = 8,
+                                                  [EMU_T_U4] = 4, [EMU_T_S4] = 4, [EMU_T_U2] = 2, [EMU_T_S2] = 2};
+        unsigned n = bits[in->ty];
+        bool sg = emu_type_kind(in->ty) == EMU_K_S;
+        int64_t lo = sg ? -(1ll << (n - 1)) : 0, hi = sg ? (1ll << (n - 1)) - 1 : (1ll << n) - 1;
+        uint32_t m = n == 16 ? 0xFFFFu : (1u << n) - 1, d = 0;
+        for (unsigned k = 1; k <= 2; k++) {
+            int64_t v = (int32_t)EMU_R(t, in, k);
+            v = v < lo ? lo : v > hi ? hi : v;
+            d |= ((uint32_t)v & m) << (k == 1 ? n : 0);
+        }
+        if (n < 16) d |= (uint32_t)EMU_R(t, in, 3) << (2 * n);
+        EMU_R(t, in, 0) = d;
+        return true;
+    }
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: case EMU_OP_ATOM: case EMU_OP_RED: case EMU_OP_CVTA:
     case EMU_OP_ISSPACEP: case EMU_OP_CP_ASYNC:
         return emu_exec_mem(b, t, in);

@@ -57,6 +57,13 @@ bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
     if (in->op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
+    if (in->op == EMU_OP_CVT_PACK) {
+        bool wide = in->ty == EMU_T_U16 || in->ty == EMU_T_S16;
+        bool narrow = in->ty == EMU_T_U8 || in->ty == EMU_T_S8 || in->ty == EMU_T_U4 || in->ty == EMU_T_S4 || in->ty == EMU_T_U2 ||
+                      in->ty == EMU_T_S2;
+        if (!(in->flags & EMU_F(SAT)) || in->ty2 != EMU_T_S32 || !(wide ? ntypes == 2 : narrow && ntypes == 3 && in->ty3 == EMU_T_B32))
+            return perr(ps, line, "'%.*s': cvt.pack.sat takes .u16/.s16.s32, or .u8/.s8/.u4/.s4/.u2/.s2.s32.b32", (int)len, s);
+    }
     if ((in->op == EMU_OP_VABSDIFF2 || in->op == EMU_OP_VABSDIFF4) &&
         (ntypes != 3 || (in->ty != EMU_T_U32 && in->ty != EMU_T_S32) || (in->ty2 != EMU_T_U32 && in->ty2 != EMU_T_S32) ||
          (in->ty3 != EMU_T_U32 && in->ty3 != EMU_T_S32)))
@@ -73,7 +80,7 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
         return perr(ps, line, "'%.*s' needs %s.atype.btype, each .u32 or .s32", (int)len, s, in->op == EMU_OP_DP2A ? ".lo or .hi, then " : "");
     if (in->op == EMU_OP_MMA && ntypes != 4)
         return perr(ps, line, "mma needs .dtype.atype.btype.ctype in '%.*s'", (int)len, s);
-    if (in->op != EMU_OP_MMA && (emu_is_sub_byte(in->ty) || emu_is_sub_byte(in->ty2) || emu_is_sub_byte(in->ty3) || emu_is_sub_byte(in->ty4)))
+    if (in->op != EMU_OP_MMA && in->op != EMU_OP_CVT_PACK && (emu_is_sub_byte(in->ty) || emu_is_sub_byte(in->ty2) || emu_is_sub_byte(in->ty3) || emu_is_sub_byte(in->ty4)))
         return perr(ps, line, "'%.*s': .s4 and .u4 are supported as mma operand types only", (int)len, s);
     if (in->op == EMU_OP_WGMMA && (ntypes != 3 || !in->space2))
         return perr(ps, line, "wgmma.mma_async needs .m64nNkK.dtype.atype.btype in '%.*s'", (int)len, s);
@@ -277,6 +284,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         want = 2; break;
     case EMU_OP_MOV: want = 2; break;
     case EMU_OP_CVT: want = 2; want_max = 3; break;
+    case EMU_OP_CVT_PACK: want = in->ty == EMU_T_U16 || in->ty == EMU_T_S16 ? 3 : 4; break;
     case EMU_OP_SETP: want = 3; want_max = 5; break;
     case EMU_OP_SET: want = 3; want_max = 4; break;
     case EMU_OP_SHFL: want = 5; break;

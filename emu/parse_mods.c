@@ -110,7 +110,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
                 if (ntypes == 0) in->ty = (uint8_t)t;
                 else if (ntypes == 1) in->ty2 = (uint8_t)t;
                 else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || op == EMU_OP_VABSDIFF2 || op == EMU_OP_VABSDIFF4 ||
-                                         op == EMU_OP_WMMA_MMA))
+                                         op == EMU_OP_WMMA_MMA || op == EMU_OP_CVT_PACK))
                     in->ty3 = (uint8_t)t;
                 else if (ntypes == 3 && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA)) in->ty4 = (uint8_t)t;
                 ntypes++;
@@ -284,6 +284,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
 unsigned emu_imm_type(const EmuIns *in, unsigned i) {
     switch (in->op) {
     case EMU_OP_CVT: return i == 0 ? in->ty : in->ty2;
+    case EMU_OP_CVT_PACK: return i == 0 ? EMU_T_U32 : i == 3 ? EMU_T_B32 : EMU_T_S32;
     case EMU_OP_SET: return i == 0 ? in->ty : in->ty2;
     case EMU_OP_SHL: case EMU_OP_SHR: return i == 2 ? EMU_T_U32 : in->ty;
     case EMU_OP_BFE: return i >= 2 ? EMU_T_U32 : in->ty;

@@ -605,6 +605,20 @@ static uint64_t r_cvt_relu_e4m3x2(uint64_t a, uint64_t b, uint64_t c) {
     hi = d_to_f8((double)x, 0), lo = d_to_f8((double)y, 0);
     return (uint32_t)hi << 8 | lo;
 }
+/* cvt.pack.sat: a and b saturated to n bits, a above b; c's low bits above both (n < 16) */
+static uint32_t pack_sat(uint64_t a, uint64_t b, uint64_t c, unsigned n, bool sg) {
+    int64_t lo = sg ? -(1ll << (n - 1)) : 0, hi = sg ? (1ll << (n - 1)) - 1 : (1ll << n) - 1;
+    int64_t x = S32(a), y = S32(b);
+    x = x < lo ? lo : x > hi ? hi : x;
+    y = y < lo ? lo : y > hi ? hi : y;
+    uint32_t m = (uint32_t)((1ull << n) - 1);
+    uint32_t d = ((uint32_t)x & m) << n | ((uint32_t)y & m);
+    return n < 16 ? d | U32(c) << (2 * n) : d;
+}
+static uint64_t r_pack_s8(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 8, true); }
+static uint64_t r_pack_u16(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 16, false); }
+static uint64_t r_pack_s4(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 4, true); }
+static uint64_t r_pack_u2(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 2, false); }
 static uint64_t r_min_xorsign(uint64_t a, uint64_t b, uint64_t c) {
     (void)c;
     float x = F(a), y = F(b);
@@ -698,6 +712,10 @@ static const Case cases[] = {
     {"cvt.rn.satfinite.f16x2.f32 %r4, %r1, %r2;", false, r_cvt_satfinite_f16x2, CMP_EXACT, 0},
     {"cvt.rn.satfinite.bf16.f32 %rs1, %r1;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_satfinite_bf16, CMP_EXACT, 0},
     {"min.xorsign.abs.f32 %r4, %r1, %r2;", false, r_min_xorsign, CMP_FLOAT, 0},
+    {"cvt.pack.sat.s8.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_s8, CMP_EXACT, 0},
+    {"cvt.pack.sat.u16.s32 %r4, %r1, %r2;", false, r_pack_u16, CMP_EXACT, 0},
+    {"cvt.pack.sat.s4.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_s4, CMP_EXACT, 0},
+    {"cvt.pack.sat.u2.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_u2, CMP_EXACT, 0},
     {"cvt.rn.satfinite.relu.e4m3x2.f32 %rs1, %r1, %r2;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_relu_e4m3x2, CMP_EXACT, 0},
     {"div.approx.f32 %r4, %r1, %r2;", false, r_div_approx, CMP_ULP32, 0x1p-21},
 };
