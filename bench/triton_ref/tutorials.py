@@ -18,7 +18,8 @@ that are not multiples of the blocks:
   cumsum / sort / argmax / histogram   tl.cumsum (int32), tl.sort, tl.argmax, tl.atomic_add
   math           exp, log, sqrt, rsqrt, sin, cos, erf, tanh, pow (libdevice calls), sigmoid
   fp8            f32 -> float8e4nv -> f32 (software on sm_80, cvt.rn.satfinite on sm_90)
-  dot_i8 / dot_ieee  int8 x int8 -> int32 tl.dot; f32 tl.dot with input_precision="ieee"
+  dot            int8 x int8 -> int32 tl.dot; f32 tl.dot with input_precision="ieee"; e4m3 x e4m3 -> f32
+                 (capability 89: mma.sync e4m3; 90: wgmma e4m3)
 
 Prints one line per kernel and arch and exits 1 when one disagrees or cannot run, 3 when triton or
 tile cannot be imported.  No GPU; not run in CI (Triton is an optional tool)."""
@@ -198,15 +199,17 @@ def fp8_kernel(x, out, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def dot_kernel(a, b, c, M, N, K, IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def dot_kernel(a, b, c, M, N, K, IEEE: tl.constexpr, INT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32 if IEEE else tl.int32)
+    acc = tl.zeros((BM, BN), dtype=tl.int32 if INT else tl.float32)
     for k0 in range(0, K, BK):
         ka = k0 + rk
-        ta = tl.load(a + rm[:, None] * K + ka[None, :], mask=(rm[:, None] < M) & (ka[None, :] < K), other=0)
-        tb = tl.load(b + ka[:, None] * N + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N), other=0)
+        ta = tl.load(a + rm[:, None] * K + ka[None, :], mask=(rm[:, None] < M) & (ka[None, :] < K))
+        tb = tl.load(b + ka[:, None] * N + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N))
+        ta = tl.where((rm[:, None] < M) & (ka[None, :] < K), ta, tl.zeros_like(ta))  # masked-off lanes: 0
+        tb = tl.where((ka[:, None] < K) & (rn[None, :] < N), tb, tl.zeros_like(tb))
         if IEEE:
             acc = tl.dot(ta, tb, acc, input_precision="ieee")
         else:
@@ -272,6 +275,14 @@ def philox_rand(seed, offs):
     x = c0.astype(np.uint32).view(np.int32).astype(np.int64)
     x = np.where(x < 0, -x - 1, x).astype(np.int32)
     return x.astype(np.float32) * np.float32(4.6566127342e-10)
+
+
+def e4m3_decode(u):
+    """float8e4nv bit patterns (uint8) to float64."""
+    e = (u.astype(np.int64) >> 3) & 15
+    m = (u & 7).astype(np.float64)
+    v = np.where(e > 0, (8 + m) * 2.0 ** (e - 10), m * 2.0 ** -9)
+    return np.where(u & 0x80, -v, v)
 
 
 def f8e4m3_round(v):
@@ -430,14 +441,29 @@ def t_dot(r):
     b = rng.integers(-128, 128, (K, N)).astype(np.int8)
     c = np.full((M, N), -7, np.int32)
     sig = {"a": "*i8", "b": "*i8", "c": "*i32", "M": "i32", "N": "i32", "K": "i32"}
-    r.launch(dot_kernel, sig, {"IEEE": False, "BM": 64, "BN": 64, "BK": 32}, ((M + 63) // 64, (N + 63) // 64), [a, b, c, M, N, K])
+    r.launch(dot_kernel, sig, {"IEEE": False, "INT": True, "BM": 64, "BN": 64, "BK": 32}, ((M + 63) // 64, (N + 63) // 64), [a, b, c, M, N, K])
     check("dot_i8", c, a.astype(np.int64) @ b.astype(np.int64))
     af = rng.standard_normal((M, K)).astype(np.float32)
     bf = rng.standard_normal((K, N)).astype(np.float32)
     cf = np.full((M, N), np.nan, np.float32)
     sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
-    r.launch(dot_kernel, sig, {"IEEE": True, "BM": 32, "BN": 32, "BK": 32}, ((M + 31) // 32, (N + 31) // 32), [af, bf, cf, M, N, K])
+    r.launch(dot_kernel, sig, {"IEEE": True, "INT": False, "BM": 32, "BN": 32, "BK": 32}, ((M + 31) // 32, (N + 31) // 32), [af, bf, cf, M, N, K])
     check("dot_ieee", cf, af.astype(np.float64) @ bf, rtol=1e-5, atol=1e-4)
+    if r.cap >= 89:  # e4m3 operands (bit patterns in uint8; NaN codes 0x7f/0xff left out): mma e4m3 / wgmma e4m3
+        a8 = rng.integers(0, 256, (M, K)).astype(np.uint8)
+        b8 = rng.integers(0, 256, (K, N)).astype(np.uint8)
+        a8[(a8 & 0x7F) == 0x7F] = 0x38
+        b8[(b8 & 0x7F) == 0x7F] = 0x38
+        cf[:] = np.nan
+        sig = {"a": "*fp8e4nv", "b": "*fp8e4nv", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+        r.launch(dot_kernel, sig, {"IEEE": False, "INT": False, "BM": 64, "BN": 64, "BK": 64}, ((M + 63) // 64, (N + 63) // 64),
+                 [a8, b8, cf, M, N, K])
+        ad, bd = e4m3_decode(a8), e4m3_decode(b8)
+        bound = 2.0 ** -20 * (np.abs(ad) @ np.abs(bd))  # f32 accumulation in some order: relative to the terms' sizes
+        err = np.abs(cf - ad @ bd)
+        if np.isnan(cf).any() or not (err <= bound).all():
+            i = np.unravel_index(np.argmax(err - bound), err.shape)
+            raise AssertionError("dot_e4m3: error %g at %s (bound %g): got %r" % (err[i], i, bound[i], cf[i]))
 
 
 TESTS = [("add", t_add), ("softmax", t_softmax), ("layernorm", t_layernorm), ("layernorm_bwd", t_layernorm_bwd),
@@ -447,7 +473,7 @@ TESTS = [("add", t_add), ("softmax", t_softmax), ("layernorm", t_layernorm), ("l
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--arch", default="80,90", help="capabilities: 80 runs on emu:sm_80, 90 on emu:sm_90a")
+    p.add_argument("--arch", default="80,89,90", help="capabilities: 80 runs on emu:sm_80, 89 on emu:sm_89, 90 on emu:sm_90a")
     p.add_argument("--only", help="one test by name")
     p.add_argument("--keep", help="keep the PTX files in this directory")
     p.add_argument("--racecheck", action="store_true", help="run with the emulator's race checks")
