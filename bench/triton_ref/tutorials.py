@@ -1,10 +1,10 @@
 """tutorials.py - Triton's tutorial-style kernels, their PTX run unmodified on tile's emulator from Python.
 
-    PYTHON bench/triton_ref/tutorials.py [--arch 80,90] [--only NAME] [--keep DIR]
+    PYTHON bench/triton_ref/tutorials.py [--arch 80,89,90] [--only NAME] [--keep DIR] [--racecheck]
 
 PYTHON imports triton and the tile package (pip install ./python into the same venv, e.g.
-/work/venv-triton).  Each kernel is compiled with triton.compile for sm_80 and sm_90 (capability 80
-and 90), its PTX loaded with tile.load_ptx on emu:sm_80 / emu:sm_90a and launched with NumPy arrays
+/work/venv-triton).  Each kernel is compiled with triton.compile for capability 80, 89 and 90, its PTX
+loaded with tile.load_ptx on emu:sm_80 / emu:sm_89 / emu:sm_90a and launched with NumPy arrays
 (Triton's two trailing scratch pointers: a global scratch buffer when the kernel asks for one, else
 None), then checked against float64 NumPy on fresh random inputs, outputs poisoned first, sizes
 that are not multiples of the blocks:
