@@ -15,6 +15,7 @@
  * converted freely (literals are weak). */
 #include "gen.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -361,7 +362,10 @@ static Val bi_classify(Call *c, BuiltinId id) {
     Loc loc = c->node->loc;
     if (!dtype_is_float(dt)) return id == BI_SIGNBIT ? gen_binop(g, TK_LT, x, val_ct_int(0, dt), loc) : gen_binop(g, TK_NE, x, x, loc);
     if (id == BI_ISNAN) return gen_binop(g, TK_NE, x, x, loc); /* only NaN differs from itself */
-    if (x.k == V_CT) return val_ct_int(id == BI_ISINF ? isinf(x.f) != 0 : signbit(x.f) != 0, DT_I1);
+    if (x.k == V_CT) { /* as a value of its type: 1e40 is infinite in f32 */
+        double f = dt == DT_F32 && isfinite(x.f) && fabs(x.f) > FLT_MAX ? copysign(INFINITY, x.f) : x.f;
+        return val_ct_int(id == BI_ISINF ? isinf(f) != 0 : signbit(f) != 0, DT_I1);
+    }
     if (id == BI_ISINF) {
         Val a = rt(g, gen_emit(g, loc, OP_ABS, &x.v, 1, x.t));
         return gen_binop(g, TK_EQEQ, a, val_ct_float(INFINITY, dt), loc);

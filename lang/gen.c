@@ -144,6 +144,9 @@ static double ct_to_double(Val c) {
     return (double)c.i;
 }
 
+/* f rounded to dt (f32: overflow to infinity; f64 exact; f16 and bf16 are rounded where the constant is made).
+ * A compile-time float keeps its double until a cast or ct_const gives it a type, so an f32-typed literal used
+ * with f64 values is the literal itself. */
 static double round_float(double f, DType dt) {
     if (dt != DT_F32) return f;
     if (isfinite(f) && fabs(f) > FLT_MAX) return f > 0 ? (double)INFINITY : -(double)INFINITY;
@@ -361,7 +364,7 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         case TK_GE: return val_ct_int(x >= y, DT_I1);
         default: unreachable("float fold");
         }
-        return val_ct_float(round_float(r, dt), dt);
+        return val_ct_float(r, dt); /* compile-time arithmetic is exact in 64 bits; rounded where the value takes its type */
     }
     int64_t x = wrap_int(a.i, dt), y = wrap_int(b.i, dt), r = 0;
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
@@ -641,7 +644,7 @@ static Val gen_call(Gen *g, const Node *n) {
 static Val gen_expr1(Gen *g, const Node *n) {
     switch (n->kind) {
     case N_INT: return val_ct_int(n->ival, fits_i32(n->ival) ? DT_I32 : DT_I64);
-    case N_FLOAT: return val_ct_float(round_float(n->fval, DT_F32), DT_F32);
+    case N_FLOAT: return val_ct_float(n->fval, DT_F32); /* exact until it takes a type (ct_const, casts): 0.1 with f64 is 0.1 */
     case N_BOOL: return val_ct_int(n->ival, DT_I1);
     case N_NONE: return (Val){.k = V_NONE};
     case N_STR:

@@ -1297,3 +1297,52 @@ Test(lang_run, dot_scaled_errors) {
         tile_compiled_free(&c);
     }
 }
+
+/* Float literals are exact until they take a type: with f64 values 0.1 is the double 0.1 (not f32's
+ * 0.10000000149011612), 1e40 finite, 3.0000000001 not 3; a typed f64 const, `0.1 as f64`, full(.., f64)
+ * alike; compile-time arithmetic is done in double (0.1 + 0.2 folded, then rounded once where used);
+ * with f32 values the same literals round to f32 (1e40: inf).  Before: every float literal was rounded
+ * to f32 where it was written. */
+Test(lang_run, float_literals_exact_until_typed) {
+    K k;
+    load_src(&k,
+             "const C64: f64 = 0.1;\n"
+             "kernel k(x: *f64, y: *f32, o: *f64, p: *f32, const S: f64 = 0.1) {\n"
+             "    let c = arange(0, 16);\n"
+             "    let a = load(x + c);\n"
+             "    let b = load(y + c);\n"
+             "    store(o + c, a * 0.1);\n"
+             "    store(o + 16 + c, a * C64 + a * (0.1 as f64) + full([16], 0.1, f64) * a + a * S);\n"
+             "    store(o + 32 + c, a * 3.0000000001);\n"
+             "    store(o + 48 + c, a * 1e40);\n"
+             "    store(o + 64 + c, a * (0.1 + 0.2));\n"
+             "    store(p + c, b * 0.1);\n"
+             "    store(p + 16 + c, b * 1e40);\n"
+             "    store(p + 32 + c, b * (0.1 + 0.2));\n"
+             "    store(p + 48 + c, b * (0.1 as f32 as f64 as f32));\n"
+             "}\n",
+             "k");
+    double x[16], o[80];
+    float y[16], p[64];
+    for (int i = 0; i < 16; i++) x[i] = 1.0 + i, y[i] = 1.0f + (float)i;
+    memset(o, 0xff, sizeof o), memset(p, 0xff, sizeof p);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), d_o = upload(&k, o, sizeof o), dp = upload(&k, p, sizeof p);
+    void *params[] = {&dx, &dy, &d_o, &dp};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    download(&k, p, dp, sizeof p);
+    for (int i = 0; i < 16; i++) {
+        double a = x[i];
+        float b = y[i];
+        cr_assert_eq(o[i], a * 0.1, "f64 * 0.1 [%d]: %.17g, want %.17g", i, o[i], a * 0.1);
+        cr_assert(fabs(o[16 + i] - 4 * a * 0.1) <= 4e-16 * a, "typed f64 constants [%d]: %.17g, want %.17g", i, o[16 + i], 4 * a * 0.1);
+        cr_assert_eq(o[32 + i], a * 3.0000000001, "f64 * 3.0000000001 [%d]: %.17g", i, o[32 + i]);
+        cr_assert_eq(o[48 + i], a * 1e40, "f64 * 1e40 [%d]: %.17g", i, o[48 + i]);
+        cr_assert_eq(o[64 + i], a * (0.1 + 0.2), "f64 * (0.1 + 0.2) [%d]: %.17g, want %.17g", i, o[64 + i], a * (0.1 + 0.2));
+        cr_assert_eq(p[i], b * 0.1f, "f32 * 0.1 [%d]: %.9g", i, p[i]);
+        cr_assert(isinf(p[16 + i]) && p[16 + i] > 0, "f32 * 1e40 [%d]: %.9g", i, p[16 + i]);
+        cr_assert_eq(p[32 + i], b * (float)(0.1 + 0.2), "f32 * (0.1 + 0.2) [%d]: %.9g, want %.9g", i, p[32 + i], b * (float)(0.1 + 0.2));
+        cr_assert_eq(p[48 + i], b * 0.1f, "f32 * (0.1 as f32 as f64 as f32) [%d]: %.9g", i, p[48 + i]);
+    }
+    unload(&k);
+}
