@@ -778,7 +778,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
         }
         if (rt_options()->debug_cache) explain_miss(dfd, &k, src->name);
     }
-    tile_status st = tile_compile_source(src->name, src->text, o, out);
+    tile_status st = jit_compile_src(src, o, out);
     if (dfd >= 0) {
         count_event(dir, dfd, 'm');
         if (st == TILE_OK && !(o->want_cubin && !out->cubin && !out->ptxas_missing)) {

@@ -404,6 +404,12 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
 }
 #pragma GCC diagnostic pop
 
+tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
+    if (!out) return TILE_ERROR_INVALID_VALUE;
+    memset(out, 0, sizeof *out);
+    return compile(src, opt, out);
+}
+
 tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out) {
     if (!out) return TILE_ERROR_INVALID_VALUE;
     memset(out, 0, sizeof *out);

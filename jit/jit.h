@@ -24,6 +24,8 @@ int jit_source_files(Arena *a, const SrcFile *src, const tile_compile_options *o
 /* The caller's options (NULL: the defaults) as this release reads them (rt_struct_in: opt->size); false, with
  * "opt->size = ..." in err, for a size that is no struct size.  Every entry point taking options calls it first. */
 bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, char *err, size_t err_size);
+/* tile_compile_source on src as it is: its len bytes (a file's NUL byte is an error, not its end). */
+tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out);
 
 /* ---- cache.c ---- */
 /* Compile src through the disk cache in dir (NULL: no disk cache, just

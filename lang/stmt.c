@@ -38,6 +38,7 @@
  * scratch function that is not part of the module; they must fold. */
 #include "gen.h"
 
+#include <math.h>
 #include <string.h>
 
 Var *gen_lookup_var(Gen *g, const char *name);
@@ -88,6 +89,25 @@ static int find_define(Gen *g, const char *name) {
 static Val convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
     if (!val_is_value(g, v, loc)) return val_err();
     const Type *t = gen_type_ref(g, ty);
+    if (v.k == V_CT && dtype_is_int(t->dt) && t->dt != DT_I1) { /* a compile-time value must be exact in the declared type */
+        bool fl = dtype_is_float(v.dt);
+        double f = fl ? v.f : 0;
+        int bits = dtype_bits(t->dt);
+        bool sg = dtype_is_signed(t->dt);
+        if (fl && (f != floor(f) || !isfinite(f))) {
+            diag_error(g->d, loc, "'%s' is %s, but its value %.17g is not an integer", what, dtype_name(t->dt), f);
+            return val_err();
+        }
+        bool usrc = !fl && !dtype_is_signed(v.dt) && dtype_bits(v.dt) == 64; /* a u64 value: i holds its bits */
+        double lo = sg ? -ldexp(1, bits - 1) : 0, hi = sg ? ldexp(1, bits - 1) : ldexp(1, bits);
+        double x = fl ? f : usrc ? (double)(uint64_t)v.i : (double)v.i;
+        if (x < lo || x >= hi) {
+            if (fl) diag_error(g->d, loc, "'%s' is %s, but its value %.17g does not fit", what, dtype_name(t->dt), f);
+            else if (usrc) diag_error(g->d, loc, "'%s' is %s, but its value %llu does not fit", what, dtype_name(t->dt), (unsigned long long)v.i);
+            else diag_error(g->d, loc, "'%s' is %s, but its value %lld does not fit", what, dtype_name(t->dt), (long long)v.i);
+            return val_err();
+        }
+    }
     if (t->dt == DT_PTR) {
         if (v.k == V_RT && v.t->dt == DT_PTR && v.t->pointee == t->pointee) return v;
         diag_error(g->d, loc, "'%s' expects '%s', got '%s'", what, gen_type_name(g, t), gen_val_type_name(g, v));
@@ -1052,6 +1072,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
             Val v;
             Loc vloc = pa->def ? pa->def->loc : pa->loc;
             int di = find_define(g, pa->name);
+            if (di >= 0 && g->define_vals[di]) vloc = g->define_vals[di]->loc; /* a -D value's errors name the define */
             if (di >= 0) v = eval_define(g, di);
             else if (pa->def) v = eval_global_expr(g, pa->def);
             else {

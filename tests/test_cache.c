@@ -338,3 +338,25 @@ Test(cache, tune_db_compaction, .init = setup, .fini = teardown) {
     for (struct dirent *e; (e = readdir(d));) cr_assert(strncmp(e->d_name, ".tmp-", 5), "left behind: %s", e->d_name);
     closedir(d);
 }
+
+/* A NUL byte in a file is an error at its place, through the cache as without it (the cache compiled the
+ * text up to the NUL as if it were the whole file). */
+Test(cache, nul_byte_in_a_file_is_an_error, .init = setup, .fini = teardown) {
+    char path[600], cache[600];
+    snprintf(path, sizeof path, "%s/nul.tile", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    static const char text[] = "kernel k(x: *f32) { store(x, 1.0); }\n\0 garbage after the NUL\n";
+    FILE *f = fopen(path, "wb");
+    cr_assert(f);
+    fwrite(text, 1, sizeof text - 1, f);
+    fclose(f);
+    for (int cached = 0; cached < 2; cached++) {
+        tile_compiled c;
+        tile_compile_options o = {.size = sizeof o};
+        tile_status st = cached ? tile_cache_compile_file(cache, path, &o, &c, NULL) : tile_compile_file(path, &o, &c);
+        cr_expect_eq(st, TILE_ERROR_COMPILE, "%s: %s", cached ? "cached" : "direct", tile_status_string(st));
+        cr_expect(c.diagnostics && strstr(c.diagnostics, "nul.tile:2:1: error: unexpected byte 0x00"), "%s: %s",
+                  cached ? "cached" : "direct", c.diagnostics ? c.diagnostics : "(none)");
+        tile_compiled_free(&c);
+    }
+}

@@ -728,3 +728,31 @@ Test(lang_diag, max_min_axis) {
     cr_expect(r.ir && strstr(r.ir, "reduce") && strstr(r.ir, "kind=max, axis=0"), "%s", r.ir ? r.ir : "");
     result_free(&r);
 }
+
+/* A compile-time value given to a const of a declared integer type must be exact in it: a float default
+ * is not truncated (2.5 -> 2), a -D value is not wrapped (99999999999 -> 1215752191); a -D value's
+ * errors point at the define, not at the default it replaces. */
+Test(lang_diag, typed_const_values_exact) {
+    expect_diag("kernel k(x: *f32, const B: i32 = 2.5) {\n    store(x + arange(0, B), 1.0);\n}\n",
+                "t.tile:1:34: error: 'B' is i32, but its value 2.5 is not an integer\n"
+                "  kernel k(x: *f32, const B: i32 = 2.5) {\n"
+                "                                   ^\n");
+    expect_diag("const N: u8 = 300;\nkernel k(x: *f32) {\n    store(x + arange(0, 16), N as f32);\n}\n",
+                "t.tile:1:15: error: 'N' is u8, but its value 300 does not fit\n"
+                "  const N: u8 = 300;\n"
+                "                ^\n");
+    expect_ok("const N: u8 = 255;\nconst M: i64 = 4.0;\nkernel k(x: *f32, const B: i32 = 16) {\n"
+              "    store(x + arange(0, B), (N as f32) + (M as f32));\n}\n");
+    const char *src = "kernel k(x: *f32, const B: i32 = 16) {\n    store(x + arange(0, B), 1.0);\n}\n";
+    LangDefine big[] = {{"B", "99999999999"}}, half[] = {{"B", "2.5"}}, ty[] = {{"B", "f16"}};
+    Result r = compile_src("t.tile", src, strlen(src), big, 1);
+    cr_expect_null(r.m);
+    cr_expect_str_eq(r.diags, "<-D B>:1:1: error: 'B' is i32, but its value 99999999999 does not fit\n  99999999999\n  ^\n");
+    result_free(&r);
+    r = compile_src("t.tile", src, strlen(src), half, 1);
+    cr_expect_str_eq(r.diags, "<-D B>:1:1: error: 'B' is i32, but its value 2.5 is not an integer\n  2.5\n  ^\n");
+    result_free(&r);
+    r = compile_src("t.tile", src, strlen(src), ty, 1);
+    cr_expect_str_eq(r.diags, "<-D B>:1:1: error: a type cannot be used as a value\n  f16\n  ^\n");
+    result_free(&r);
+}
