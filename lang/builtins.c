@@ -1255,7 +1255,12 @@ Val builtin_call(Gen *g, const Node *node) {
     while (npos < np && !is_str[npos]) npos++;
     for (int i = 0; i < node->nkids; i++) given += !(node->kwnames && node->kwnames[i]);
     if (npos < np && given > npos) {
-        diag_error(g->d, node->loc, "'%s' expects %d to %d arguments, got %d", bi->name, bi->min, npos, given);
+        Str kw = {0};
+        for (int i = npos; i < np; i++) str_printf(&kw, "%s%s", i > npos ? (i + 1 == np ? " and " : ", ") : "", pn[i]);
+        const Node *extra = node->kids[npos];
+        diag_error(g->d, extra->loc, "'%s' takes %d to %d positional arguments, got %d: %s %s given by name (%s=...)", bi->name,
+                   bi->min, npos, given, kw.buf, np - npos == 1 ? "is" : "are", pn[npos]);
+        str_free(&kw);
         return val_err();
     }
     if (!gen_bind_args(g, node, bi->name, pn, np, bi->min, c.arg, c.kw)) return val_err();

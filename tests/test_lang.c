@@ -88,9 +88,15 @@ Test(lang_diag, unknown_name) {
 
 Test(lang_diag, arg_count) {
     expect_diag("kernel k(x: *f32) {\n    let a = load(x, 1, 2, 3, 4);\n}\n",
-                "t.tile:2:13: error: 'load' expects 1 to 3 arguments, got 5\n"
+                "t.tile:2:27: error: 'load' takes 1 to 3 positional arguments, got 5: cache_modifier, eviction_policy and "
+                "volatile are given by name (cache_modifier=...)\n"
                 "      let a = load(x, 1, 2, 3, 4);\n"
-                "              ^\n");
+                "                            ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, 1.0, true, \".wt\");\n}\n",
+                "t.tile:2:25: error: 'store' takes 2 to 3 positional arguments, got 4: cache_modifier and eviction_policy are "
+                "given by name (cache_modifier=...)\n"
+                "      store(x, 1.0, true, \".wt\");\n"
+                "                          ^\n");
 }
 
 Test(lang_diag, add_pointers) {
