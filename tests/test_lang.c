@@ -762,3 +762,12 @@ Test(lang_diag, typed_const_values_exact) {
     cr_expect_str_eq(r.diags, "<-D B>:1:1: error: a type cannot be used as a value\n  f16\n  ^\n");
     result_free(&r);
 }
+
+/* A tensor descriptor where a value is expected is named as one (it is a record, not a user tuple). */
+Test(lang_diag, descriptor_as_value) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let d = make_tensor_descriptor(x, [n], [1], [16]);\n    store(x, d);\n}\n",
+                "t.tile:3:14: error: a tensor descriptor cannot be used as a value: load or store through it "
+                "(load_tensor_descriptor(d, offsets), store_tensor_descriptor(d, offsets, value))\n"
+                "      store(x, d);\n"
+                "               ^\n");
+}
