@@ -607,7 +607,7 @@ static bool parse_operand(Parser *ps, Opd *o) {
             opd_init(&e);
             if (!parse_reg_or_name(ps, &e)) return false;
             if (e.kind != OPD_SYM && e.kind != OPD_REG) return perr(ps, line, "unknown call argument '%.*s'", (int)e.nlen, e.name);
-            if (o->nvec == 8) return perr(ps, line, "more than 8 call arguments");
+            if (o->nvec == EMU_MAX_VEC) return perr(ps, line, "more than %d call arguments", EMU_MAX_VEC);
             o->vec[o->nvec++] = e.kind == OPD_SYM ? (uint32_t)e.sym : UINT32_MAX;
         } while (accept(ps, ','));
         return expect(ps, ')');

@@ -908,6 +908,32 @@ Test(calls, indirect_through_a_register) {
     dev_close(d);
 }
 
+/* Calls with more than 8 arguments (thrust::merge_by_key takes 10 at -G; nvcc keeps a __noinline__ function's
+ * parameters as they are).  Before: "more than 8 call arguments" refused the whole module. */
+Test(calls, twelve_arguments) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) wsum(%s)\n{\n .reg .b32 %%r<24>;\n mov.u32 %%r20, 0;\n"
+        "%s"
+        " st.param.b32 [r], %%r20;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %%r<4>;\n .reg .b64 %%rd<2>;\n ld.param.u64 %%rd1, [out];\n"
+        " {\n .param .b32 q;\n%s call (q), wsum, (%s);\n ld.param.b32 %%r1, [q];\n }\n"
+        " st.global.u32 [%%rd1], %%r1;\n ret;\n}\n";
+    char src[8192];
+    snprintf(src, sizeof src, ptx, ".param .b32 a0, .param .b32 a1, .param .b32 a2, .param .b32 a3, .param .b32 a4, .param .b32 a5, .param .b32 a6, .param .b32 a7, .param .b32 a8, .param .b32 a9, .param .b32 a10, .param .b32 a11", " ld.param.b32 %r1, [a0];\n mad.lo.s32 %r20, %r1, 1, %r20;\n ld.param.b32 %r2, [a1];\n mad.lo.s32 %r20, %r2, 2, %r20;\n ld.param.b32 %r3, [a2];\n mad.lo.s32 %r20, %r3, 3, %r20;\n ld.param.b32 %r4, [a3];\n mad.lo.s32 %r20, %r4, 4, %r20;\n ld.param.b32 %r5, [a4];\n mad.lo.s32 %r20, %r5, 5, %r20;\n ld.param.b32 %r6, [a5];\n mad.lo.s32 %r20, %r6, 6, %r20;\n ld.param.b32 %r7, [a6];\n mad.lo.s32 %r20, %r7, 7, %r20;\n ld.param.b32 %r8, [a7];\n mad.lo.s32 %r20, %r8, 8, %r20;\n ld.param.b32 %r9, [a8];\n mad.lo.s32 %r20, %r9, 9, %r20;\n ld.param.b32 %r10, [a9];\n mad.lo.s32 %r20, %r10, 10, %r20;\n ld.param.b32 %r11, [a10];\n mad.lo.s32 %r20, %r11, 11, %r20;\n ld.param.b32 %r12, [a11];\n mad.lo.s32 %r20, %r12, 12, %r20;\n", " .param .b32 p0;\n st.param.b32 [p0], 1;\n .param .b32 p1;\n st.param.b32 [p1], 2;\n .param .b32 p2;\n st.param.b32 [p2], 3;\n .param .b32 p3;\n st.param.b32 [p3], 4;\n .param .b32 p4;\n st.param.b32 [p4], 5;\n .param .b32 p5;\n st.param.b32 [p5], 6;\n .param .b32 p6;\n st.param.b32 [p6], 7;\n .param .b32 p7;\n st.param.b32 [p7], 8;\n .param .b32 p8;\n st.param.b32 [p8], 9;\n .param .b32 p9;\n st.param.b32 [p9], 10;\n .param .b32 p10;\n st.param.b32 [p10], 11;\n .param .b32 p11;\n st.param.b32 [p11], 12;\n", "p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11");
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, src, "k", &m);
+    uint64_t out = buffer(d, NULL, 4);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    uint32_t o;
+    cr_assert_eq(dev_memcpy_dtoh(d, &o, out, 4), DEV_OK);
+    uint32_t want = 0;
+    for (uint32_t i = 1; i <= 12; i++) want += i * i; /* argument i is i, weighted by i */
+    cr_assert_eq(o, want, "wsum: %u, want %u", o, want);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Addresses in initializers, as nvcc writes them: a pointer to another global (`__device__ int *p = arr + 2`:
  * generic(arr)+8), a table of function pointers, a C++ vtable ({0, 0, fn}), a .const table of addresses.
  * Before: "unsupported initializer 'generic'".  Elements not given are zero; a name that is no variable
