@@ -176,7 +176,9 @@
  * module, runs the builtin (exec_call.c). */
 #define EMU_BUILTINS(X) \
     X(VPRINTF, "vprintf", "printf(fmt, args): fmt a generic char*, args a buffer of naturally aligned values; returns the argument count") \
-    X(ASSERTFAIL, "__assertfail", "assert() failed: report message, file, line and function, and stop the launch")
+    X(ASSERTFAIL, "__assertfail", "assert() failed: report message, file, line and function, and stop the launch") \
+    X(MALLOC, "malloc", "malloc(size): a 16-byte aligned piece of the device heap (8 MiB), NULL when it has none left") \
+    X(FREE, "free", "free(ptr): give back a piece malloc gave (NULL: nothing); another address stops the launch")
 enum {
     EMU_BUILTIN_NONE,
 #define X(e, n, s) EMU_BUILTIN_##e,
@@ -473,6 +475,7 @@ typedef struct EmuModule {
     uint32_t shared_dyn_align;
     uint32_t shared_dyn_offset; /* where `extern .shared` arrays start */
     bool reserved_smem;     /* reads %reserved_smem_offset_*: blocks get EMU_RESERVED_SMEM bytes more, after their own */
+    bool uses_heap;         /* declares malloc or free (builtins): its launches make the device heap */
     const Target *target;   /* from `.target`; NULL: not in the table (limits: the largest of any target) */
     EmuMem *mem;            /* where the globals live */
 } EmuModule;
@@ -492,7 +495,16 @@ struct EmuMem {
     uint64_t next;          /* bump pointer: addresses are never reused */
     EmuAlloc *freed;        /* recently freed ranges, for reports */
     uint32_t nfreed, capfreed;
+    struct EmuHeap *heap;   /* the device heap kernels' malloc takes from (heap.c), made on first use */
 };
+
+/* The device heap (heap.c): malloc/free called by kernels. */
+typedef struct EmuHeap EmuHeap;
+enum { EMU_HEAP_BYTES = 8 << 20 }; /* CUDA's default cudaLimitMallocHeapSize */
+bool emu_heap_ready(EmuMem *m);    /* make the heap if there is none (before a launch's threads start) */
+void emu_heap_destroy(EmuMem *m);
+uint64_t emu_heap_malloc(EmuMem *m, uint64_t size); /* 0 when out of heap (or size 0) */
+bool emu_heap_free(EmuMem *m, uint64_t addr);       /* false: not a live piece of the heap (0 is fine) */
 
 /* Generic-address windows of the state spaces (the rest is global). */
 #define EMU_SHARED_WINDOW 0x0000100000000000ull

@@ -1305,6 +1305,11 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         }
         memset(emu_mem_host(L.mem, L.workspace, 64), 0, 64);
     }
+    if (m->uses_heap && !emu_heap_ready(L.mem)) {
+        free(L.params);
+        if (L.workspace) emu_mem_free(L.mem, L.workspace);
+        return launch_error(err, "out of host memory for the device heap");
+    }
     pthread_mutex_init(&L.lock, NULL);
     unsigned nw = opt->host_threads;
     if (!nw) {

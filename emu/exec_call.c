@@ -1,5 +1,5 @@
 /* exec_call.c - calls to .func, their frames, param and local memory, and
- * the builtins the emulator provides (vprintf, __assertfail).
+ * the builtins the emulator provides (vprintf, __assertfail, malloc and free: heap.c).
  *
  * The PTX calling convention nvcc and LLVM use (the ABI of -G code and of
  * non-inlined device functions) passes everything through the .param
@@ -157,6 +157,7 @@ static bool param_copy(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t sym
 
 static bool builtin_vprintf(EmuBlock *b, EmuThread *t, const EmuIns *in);
 static bool builtin_assertfail(EmuBlock *b, EmuThread *t, const EmuIns *in);
+static bool builtin_heap(EmuBlock *b, EmuThread *t, const EmuIns *in, bool is_free);
 
 /* The function an indirect call's register holds (EMU_FUNC_WINDOW), checked as check_calls (module.c) checks
  * direct calls; NULL after emu_fault. */
@@ -186,7 +187,12 @@ bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (!callee) return false;
     const uint32_t *vec = t->fn->vec;
     if (callee->builtin) {
-        bool ok = callee->builtin == EMU_BUILTIN_VPRINTF ? builtin_vprintf(b, t, in) : builtin_assertfail(b, t, in);
+        bool ok;
+        switch (callee->builtin) {
+        case EMU_BUILTIN_VPRINTF: ok = builtin_vprintf(b, t, in); break;
+        case EMU_BUILTIN_MALLOC: case EMU_BUILTIN_FREE: ok = builtin_heap(b, t, in, callee->builtin == EMU_BUILTIN_FREE); break;
+        default: ok = builtin_assertfail(b, t, in); break;
+        }
         if (ok) t->pc++;
         return ok;
     }
@@ -385,6 +391,24 @@ static bool builtin_vprintf(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         uint8_t v[4];
         memcpy(v, &r, 4);
         if (!param_copy(b, t, in, t->fn->vec[in->o[0]], v, 4, true)) return false;
+    }
+    return true;
+}
+
+/* malloc(size) -> pointer, free(pointer): the device heap (heap.c) */
+static bool builtin_heap(EmuBlock *b, EmuThread *t, const EmuIns *in, bool is_free) {
+    uint64_t a;
+    if (!arg_value(b, t, in, 0, 8, &a)) return false;
+    if (is_free) {
+        if (!emu_heap_free(b->L->mem, a))
+            return emu_fault(b, t, in, "invalid free", "free of 0x%" PRIx64 ", which is no piece malloc gave (or it was freed)", a);
+        return true;
+    }
+    uint64_t p = emu_heap_malloc(b->L->mem, a);
+    if (in->on[0]) {
+        uint8_t v[8];
+        memcpy(v, &p, 8);
+        if (!param_copy(b, t, in, t->fn->vec[in->o[0]], v, 8, true)) return false;
     }
     return true;
 }

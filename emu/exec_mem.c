@@ -35,6 +35,7 @@ void emu_mem_init(EmuMem *m) {
 }
 
 void emu_mem_destroy(EmuMem *m) {
+    emu_heap_destroy(m);
     for (uint32_t i = 0; i < m->n; i++)
         if (!m->a[i].borrowed) free(m->a[i].host);
     free(m->a);

@@ -112,6 +112,7 @@ static bool check_calls(EmuModule *m, char **err) {
             f->builtin = EMU_BUILTIN_NONE;
             for (unsigned bi = 1; bi < ARRAY_LEN(builtin_names); bi++)
                 if (!strcmp(builtin_names[bi], f->name)) f->builtin = (int)bi;
+            if (f->builtin == EMU_BUILTIN_MALLOC || f->builtin == EMU_BUILTIN_FREE) m->uses_heap = true;
         }
     }
     for (uint32_t k = 0; k < m->nfuncs; k++) {
@@ -122,8 +123,8 @@ static bool check_calls(EmuModule *m, char **err) {
             const EmuFunc *c = &m->funcs[in->target];
             if (c->is_entry) return merr(err, in->line, "call of kernel entry '%s'", c->name);
             if (!c->defined && !c->builtin)
-                return merr(err, in->line, "call of '%s', which has no body in this module (the emulator provides vprintf and "
-                            "__assertfail)", c->name);
+                return merr(err, in->line, "call of '%s', which has no body in this module (the emulator provides vprintf, "
+                            "__assertfail, malloc and free)", c->name);
             if (in->on[0] > c->nrets || in->on[2] != c->nparams)
                 return merr(err, in->line, "call of '%s' with %u argument%s and %u return value%s; it takes %u and %u", c->name,
                             in->on[2], in->on[2] == 1 ? "" : "s", in->on[0], in->on[0] == 1 ? "" : "s", c->nparams, c->nrets);

@@ -934,6 +934,59 @@ Test(calls, twelve_arguments) {
     dev_close(d);
 }
 
+/* Device malloc/free (new/delete, thrust::sort(thrust::seq) in device code): every thread of 3 blocks takes
+ * a piece, fills it, reads it back and frees it, on several host threads at once; pieces are 16-byte aligned
+ * and never overlap while held; past the heap (8 MiB) malloc gives NULL; free(NULL) is nothing; a second
+ * free of a piece stops the launch.  Before: the module did not load ("call of 'malloc', which has no body"). */
+Test(calls, device_malloc_free) {
+    static const char *ptx = HEAD
+        ".extern .func (.param .b64 func_retval0) malloc(.param .b64 malloc_param_0);\n"
+        ".extern .func free(.param .b64 free_param_0);\n"
+        ".visible .entry k(.param .u64 out, .param .u64 sz, .param .u32 twice)\n{\n"
+        " .reg .pred %p<4>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<12>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd2, [sz];\n ld.param.u32 %r9, [twice];\n"
+        " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.s32 %r4, %r2, %r3, %r1;\n"
+        " { .param .b64 a;\n .param .b64 r;\n st.param.b64 [a], %rd2;\n call.uni (r), malloc, (a);\n ld.param.b64 %rd3, [r];\n }\n"
+        " mul.wide.u32 %rd4, %r4, 16;\n add.s64 %rd4, %rd1, %rd4;\n st.global.u64 [%rd4], %rd3;\n"  /* out[gid] = {ptr, sum} */
+        " setp.eq.u64 %p1, %rd3, 0;\n @%p1 bra $FREE;\n"
+        " mul.lo.s32 %r5, %r4, 1000;\n st.u32 [%rd3], %r5;\n add.s32 %r6, %r5, 7;\n st.u32 [%rd3+36], %r6;\n"
+        " bar.sync 0;\n"  /* every piece of the block is held here: none may overlap another */
+        " ld.u32 %r7, [%rd3];\n ld.u32 %r8, [%rd3+36];\n add.s32 %r7, %r7, %r8;\n st.global.u32 [%rd4+8], %r7;\n"
+        "$FREE:\n { .param .b64 a;\n st.param.b64 [a], %rd3;\n call.uni free, (a);\n }\n"
+        " setp.ne.u32 %p2, %r9, 0;\n @!%p2 bra $END;\n"
+        " { .param .b64 a;\n st.param.b64 [a], %rd3;\n call.uni free, (a);\n }\n"
+        "$END:\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    enum { N = 3 * 64 };
+    uint64_t out = buffer(d, NULL, N * 16), sz = 40;
+    uint32_t twice = 0;
+    void *params[] = {&out, &sz, &twice};
+    for (int round = 0; round < 2; round++) { /* the second round reuses the freed pieces */
+        launch_ok(d, f, 3, 64, params);
+        uint64_t o[N][2];
+        cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+        for (int i = 0; i < N; i++) {
+            cr_assert(o[i][0] && o[i][0] % 16 == 0, "round %d thread %d: piece 0x%llx", round, i, (unsigned long long)o[i][0]);
+            cr_assert_eq((uint32_t)o[i][1], (uint32_t)(2 * 1000 * i + 7), "round %d thread %d: read back %u", round, i, (uint32_t)o[i][1]);
+            for (int j = 0; j < i; j++)
+                if (i / 64 == j / 64) /* held together in one block: apart by at least the 48 bytes a piece takes */
+                    cr_assert(o[i][0] >= o[j][0] + 48 || o[j][0] >= o[i][0] + 48, "threads %d and %d share memory", i, j);
+        }
+    }
+    sz = 9u << 20; /* more than the heap: NULL, and free(NULL) is fine */
+    launch_ok(d, f, 1, 32, params);
+    uint64_t o0[2];
+    cr_assert_eq(dev_memcpy_dtoh(d, o0, out, sizeof o0), DEV_OK);
+    cr_assert_eq(o0[0], 0, "malloc(9 MiB) gave 0x%llx", (unsigned long long)o0[0]);
+    sz = 40, twice = 1;
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"invalid free", "which is no piece malloc gave", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Addresses in initializers, as nvcc writes them: a pointer to another global (`__device__ int *p = arr + 2`:
  * generic(arr)+8), a table of function pointers, a C++ vtable ({0, 0, fn}), a .const table of addresses.
  * Before: "unsupported initializer 'generic'".  Elements not given are zero; a name that is no variable
