@@ -20,7 +20,8 @@
  *               _system scopes: exact (order-independent results)
  *   memory.cu   static and dynamic shared memory, local arrays, grid-stride
  *               loops, 64-bit indexing, float4/int2/double2 vector accesses,
- *               printf through vprintf (the output is compared as text)
+ *               printf through vprintf (the output is compared as text), device
+ *               malloc/free and new/delete[] (the emulator's heap)
  *   mma.cu      inline PTX: cp.async, ldmatrix, mma.sync: exact (small
  *               integer values)
  *   wmma.cu     nvcuda::wmma (wmma.load/mma/store) in every shape and type
@@ -1193,6 +1194,24 @@ static void check_memory(Conf *c) {
         cr_assert(ob[j][0] == (vb[i][1] ^ 0x5555) && ob[j][1] == (int32_t)((uint32_t)vb[i][0] + (uint32_t)vb[i][1]), "[%s] int2 %d",
                   c->name, i);
         cr_assert(oc[i][0] == vc[i][0] * vc[i][1] && oc[i][1] == vc[i][0] - vc[i][1], "[%s] double2 %d", c->name, i);
+    }
+    /* device malloc/free and new/delete[]: a buffer per thread, blocks on several host threads */
+    {
+        enum { NH = 333 };
+        int32_t hin[NH];
+        int64_t hout[NH];
+        for (int i = 0; i < NH; i++) hin[i] = (int32_t)(rng_next(&rng) % 5000);
+        tile_devptr dhin = dev_in(c, hin, sizeof hin), dhout = dev_in(c, NULL, sizeof hout);
+        int nh = NH;
+        run(c, "heap", (NH + 63) / 64, 64, 0, (void *[]){&dhin, &dhout, &nh});
+        dev_out(c, hout, dhout, sizeof hout);
+        for (int i = 0; i < NH; i++) {
+            int m = hin[i] % 11 + 1;
+            int64_t sum = 0, sq = 0;
+            for (int k = 0; k < m; k++) sum += hin[i] + k, sq += (int64_t)(hin[i] + k) * (hin[i] + k);
+            cr_assert_eq(hout[i], sq * 1000 + sum, "[%s] heap: thread %d: %lld, want %lld", c->name, i, (long long)hout[i],
+                         (long long)(sq * 1000 + sum));
+        }
     }
     /* printf: the output of every block, in block order */
     const char *word = "tile";

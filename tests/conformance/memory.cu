@@ -74,3 +74,23 @@ extern "C" __global__ void print(int n, const char *word) {
            0xABCu, 8, 3000000000u, -123456789012345ll, 18446744073709551615ull, 'A' + b, word, 12345.678, 0.0001, b,
            3.14159, 6, b * 11, word);
 }
+
+// Device malloc/free and new/delete[] (the emulator's heap): each thread takes a buffer of its own length,
+// fills and sums it; a struct made with new; pointers freed in the other order.
+struct Node2 { long long v; Node2 *next; };
+extern "C" __global__ void heap(const int *in, long long *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int m = in[i] % 11 + 1;
+    int *buf = (int *)malloc(m * sizeof(int));
+    long long *w = new long long[m];
+    if (!buf || !w) { out[i] = -1; return; }
+    for (int k = 0; k < m; k++) buf[k] = in[i] + k, w[k] = (long long)buf[k] * buf[k];
+    Node2 *a = new Node2{0, nullptr}, *b = new Node2{0, a};
+    for (int k = 0; k < m; k++) a->v += buf[k], b->v += w[k];
+    out[i] = b->v * 1000 + b->next->v + ((((unsigned long long)buf | (unsigned long long)w) & 15) ? 1000000000000ll : 0);
+    delete[] w;
+    free(buf);
+    delete b;
+    delete a;
+}
