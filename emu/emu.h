@@ -133,6 +133,9 @@
     X(FENCE, "fence", "memory fence (no effect)") \
     X(PREFETCH, "prefetch", "cache hint (no effect)") \
     X(NANOSLEEP, "nanosleep", "sleep hint (no effect)") \
+    X(ALLOCA, "alloca", "d = a's bytes of the frame's stack (local memory), aligned to b (default 8): C's alloca, VLAs") \
+    X(STACKSAVE, "stacksave", "d = the frame's stack pointer (local memory), for stackrestore") \
+    X(STACKRESTORE, "stackrestore", "give back what alloca took since the stacksave that gave a") \
     X(CREATEPOLICY, "createpolicy", "d = a cache policy (.fractional/.range/.cvt; an opaque 64-bit value that the .L2::cache_hint operands ignore)") \
     X(DISCARD, "discard", "discard.global.L2 [a], 128: the line's data becomes undefined (no effect: it keeps its value)") \
     X(APPLYPRIORITY, "applypriority", "applypriority.global.L2::evict_normal [a], size: an eviction priority (no effect)") \

@@ -164,6 +164,7 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
 static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     switch (in->op) {
     case EMU_OP_CVT: return emu_exec_cvt(b, t, in);
+    case EMU_OP_ALLOCA: case EMU_OP_STACKSAVE: case EMU_OP_STACKRESTORE: return emu_exec_stack(b, t, in);
     case EMU_OP_CVT_PACK: { /* d = c << 2n | sat(a) << n | sat(b), each n bits (16: no c) */
         static const uint8_t bits[EMU_T_COUNT] = {[EMU_T_U16] = 16, [EMU_T_S16] = 16, [EMU_T_U8] = 8, [EMU_T_S8] = 8,
                                                   [EMU_T_U4] = 4, [EMU_T_S4] = 4, [EMU_T_U2] = 2, [EMU_T_S2] = 2};

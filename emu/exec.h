@@ -69,7 +69,9 @@ typedef struct EmuFrame {
     uint32_t local_base;
     uint8_t *args;          /* .func: return values then parameters (fn->param_size) */
     uint8_t *fparams;       /* call-sequence .param variables of the body (fn->frame_param_size) */
-    uint32_t cap_r, cap_local, cap_args, cap_fparams; /* allocated sizes (frames >= 1) */
+    uint8_t *dyn;           /* alloca'd bytes (dyn_size), after the static local memory (16-byte aligned) */
+    uint32_t dyn_size;
+    uint32_t cap_r, cap_local, cap_args, cap_fparams, cap_dyn; /* allocated sizes (frames >= 1; dyn: every frame) */
 } EmuFrame;
 
 typedef struct EmuThread {
@@ -318,6 +320,8 @@ bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n);
  * emu_fault. */
 bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in);
 bool emu_ret(EmuBlock *b, EmuThread *t);
+/* alloca, stacksave, stackrestore: the current frame's stack of alloca'd local memory. */
+bool emu_exec_stack(EmuBlock *b, EmuThread *t, const EmuIns *in);
 void emu_stacks_free(EmuBlock *b);
 /* Frame 0 of thread t (the entry's registers, locals and call-sequence params in the block). */
 EmuFrame emu_frame0(const EmuBlock *b, const EmuThread *t);

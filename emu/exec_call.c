@@ -98,6 +98,8 @@ uint8_t *emu_local(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, u
     for (uint32_t d = 0; d <= t->depth; d++) {
         uint64_t have = d ? fr[d].fn->local_size : b->local_size, off = addr - fr[d].local_base;
         if (addr >= fr[d].local_base && off <= have && size <= have - off) return fr[d].local + off;
+        uint64_t dbase = fr[d].local_base + align16((uint32_t)have), doff = addr - dbase; /* its alloca'd bytes */
+        if (fr[d].dyn_size && addr >= dbase && doff <= fr[d].dyn_size && size <= fr[d].dyn_size - doff) return fr[d].dyn + doff;
     }
     char what[96];
     snprintf(what, sizeof what, "memcheck: invalid __local__ %s of size %u bytes", write ? "write" : "read", size);
@@ -108,21 +110,27 @@ uint8_t *emu_local(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, u
 }
 
 /* ---- call and return ---- */
+/* t->frames holds frame d (made on the first call or alloca: until then frame 0 lives in the block). */
+static bool frames_to(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t d) {
+    if (d < t->nframes) return true;
+    uint32_t nn = t->nframes ? t->nframes * 2 : 4;
+    while (nn <= d) nn *= 2;
+    EmuFrame *nf = realloc(t->frames, nn * sizeof *nf);
+    if (!nf) return emu_fault(b, t, in, "out of host memory", "for a call frame");
+    memset(nf + t->nframes, 0, (nn - t->nframes) * sizeof *nf);
+    if (!t->frames) nf[0] = emu_frame0(b, t);
+    t->frames = nf;
+    t->nframes = nn;
+    return true;
+}
+
 static bool push_frame(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuFunc *callee) {
     if (t->depth + 1 >= EMU_MAX_CALL_DEPTH)
         return emu_fault(b, t, in, "call stack overflow", "more than %u nested calls (unbounded recursion?)", EMU_MAX_CALL_DEPTH);
-    if (t->depth + 1 >= t->nframes) {
-        uint32_t nn = t->nframes ? t->nframes * 2 : 4;
-        EmuFrame *nf = realloc(t->frames, nn * sizeof *nf);
-        if (!nf) return emu_fault(b, t, in, "out of host memory", "for a call frame");
-        memset(nf + t->nframes, 0, (nn - t->nframes) * sizeof *nf);
-        if (!t->frames) nf[0] = emu_frame0(b, t);
-        t->frames = nf;
-        t->nframes = nn;
-    }
+    if (!frames_to(b, t, in, t->depth + 1)) return false;
     EmuFrame *cur = &t->frames[t->depth], *nf = &t->frames[t->depth + 1];
     uint32_t cur_local = t->depth ? cur->fn->local_size : b->local_size;
-    uint64_t base = (uint64_t)cur->local_base + align16(cur_local);
+    uint64_t base = (uint64_t)cur->local_base + align16(cur_local) + align16(cur->dyn_size); /* after its alloca'd bytes */
     if (base + callee->local_size > EMU_WINDOW_SIZE / 2)
         return emu_fault(b, t, in, "call stack overflow", "the frames' local memory exceeds %llu bytes",
                          (unsigned long long)(EMU_WINDOW_SIZE / 2));
@@ -134,6 +142,7 @@ static bool push_frame(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuFun
     nf->fn = callee;
     nf->ret_pc = t->pc;
     nf->local_base = (uint32_t)base;
+    nf->dyn_size = 0;
     memcpy(nf->r, callee->slot_init, (size_t)callee->nslots * sizeof(uint64_t));
     memcpy(nf->r + EMU_SLOT_SREG, cur->r + EMU_SLOT_SREG, EMU_SREG_COUNT * sizeof(uint64_t));
     for (uint32_t i = 0; i < callee->nlocal_slots; i++) nf->r[callee->local_slots[i]] += base;
@@ -228,7 +237,9 @@ bool emu_ret(EmuBlock *b, EmuThread *t) {
 void emu_stacks_free(EmuBlock *b) {
     for (uint32_t i = 0; b->t && i < b->nthreads; i++) {
         EmuThread *t = &b->t[i];
-        for (uint32_t d = 1; d < t->nframes; d++) {
+        for (uint32_t d = 0; d < t->nframes; d++) {
+            free(t->frames[d].dyn);
+            if (!d) continue; /* the rest of frame 0 is the block's */
             free(t->frames[d].r);
             free(t->frames[d].local);
             free(t->frames[d].args);
@@ -238,6 +249,42 @@ void emu_stacks_free(EmuBlock *b) {
         t->frames = NULL;
         t->nframes = 0;
     }
+}
+
+/* ---- alloca, stacksave, stackrestore ----
+ * A frame's alloca'd bytes follow its static local memory (16-byte aligned) in the local address space,
+ * and the frames of its later callees follow them; stackrestore gives back what was taken after the
+ * stacksave that returned its operand.  The bytes read as zero; reads past what was taken are memcheck's. */
+bool emu_exec_stack(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    if (!frames_to(b, t, in, t->depth)) return false;
+    EmuFrame *fr = &t->frames[t->depth];
+    uint64_t base = (uint64_t)fr->local_base + align16(t->depth ? fr->fn->local_size : b->local_size);
+    uint64_t mask = emu_type_size(in->ty) == 4 ? 0xFFFFFFFFull : ~0ull;
+    if (in->op == EMU_OP_STACKSAVE) {
+        EMU_R(t, in, 0) = (base + fr->dyn_size) & mask;
+        return true;
+    }
+    if (in->op == EMU_OP_STACKRESTORE) {
+        uint64_t a = EMU_R(t, in, 0) & mask;
+        if (a < base || a - base > fr->dyn_size)
+            return emu_fault(b, t, in, "invalid stackrestore", "0x%" PRIx64 " is not a stack pointer of this frame (its stack is "
+                             "0x%" PRIx64 "-0x%" PRIx64 ")", a, base, base + fr->dyn_size);
+        fr->dyn_size = (uint32_t)(a - base);
+        return true;
+    }
+    uint64_t size = EMU_R(t, in, 1) & mask, align = in->nops > 2 ? EMU_R(t, in, 2) : 8;
+    if (!align || (align & (align - 1)) || align > 4096)
+        return emu_fault(b, t, in, "invalid alloca", "alignment %" PRIu64 " (a power of two up to 4096)", align);
+    uint64_t at = (base + fr->dyn_size + align - 1) & ~(align - 1), end = at - base + size;
+    if (size > EMU_WINDOW_SIZE / 2 || at + size > EMU_WINDOW_SIZE / 2)
+        return emu_fault(b, t, in, "call stack overflow", "alloca of %" PRIu64 " bytes: the frames' local memory exceeds %llu bytes",
+                         size, (unsigned long long)(EMU_WINDOW_SIZE / 2));
+    if (!reserve((void **)&fr->dyn, &fr->cap_dyn, (size_t)end + 1))
+        return emu_fault(b, t, in, "out of host memory", "for an alloca of %" PRIu64 " bytes", size);
+    memset(fr->dyn + fr->dyn_size, 0, (size_t)end - fr->dyn_size);
+    fr->dyn_size = (uint32_t)end;
+    EMU_R(t, in, 0) = at & mask;
+    return true;
 }
 
 /* ---- builtins ---- */

@@ -304,6 +304,8 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT_ALL:
         want = 0; break;
     case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_NANOSLEEP: case EMU_OP_CP_ASYNC_MBAR: want = 1; break;
+    case EMU_OP_ALLOCA: want = 2; want_max = 3; break;
+    case EMU_OP_STACKSAVE: case EMU_OP_STACKRESTORE: want = 1; break;
     case EMU_OP_PREFETCH: want = 1; break;
     case EMU_OP_CREATEPOLICY: want = 1; want_max = 4; break;
     case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY: want = 2; break;

@@ -21,7 +21,7 @@
  *   memory.cu   static and dynamic shared memory, local arrays, grid-stride
  *               loops, 64-bit indexing, float4/int2/double2 vector accesses,
  *               printf through vprintf (the output is compared as text), device
- *               malloc/free and new/delete[] (the emulator's heap)
+ *               malloc/free and new/delete[] (the emulator's heap), alloca
  *   mma.cu      inline PTX: cp.async, ldmatrix, mma.sync: exact (small
  *               integer values)
  *   wmma.cu     nvcuda::wmma (wmma.load/mma/store) in every shape and type
@@ -1211,6 +1211,21 @@ static void check_memory(Conf *c) {
             for (int k = 0; k < m; k++) sum += hin[i] + k, sq += (int64_t)(hin[i] + k) * (hin[i] + k);
             cr_assert_eq(hout[i], sq * 1000 + sum, "[%s] heap: thread %d: %lld, want %lld", c->name, i, (long long)hout[i],
                          (long long)(sq * 1000 + sum));
+        }
+    }
+    /* alloca: a run-time-sized stack array, and a call after it */
+    {
+        enum { NA = 200 };
+        int32_t ain[NA], aout[NA];
+        for (int i = 0; i < NA; i++) ain[i] = (int32_t)(rng_next(&rng) % 1000);
+        tile_devptr dain = dev_in(c, ain, sizeof ain), daout = dev_in(c, NULL, sizeof aout);
+        int na = NA;
+        run(c, "stack_alloca", (NA + 63) / 64, 64, 0, (void *[]){&dain, &daout, &na});
+        dev_out(c, aout, daout, sizeof aout);
+        for (int i = 0; i < NA; i++) {
+            int m = ain[i] % 13 + 1, seed = ain[i] & 7, want = ain[i] * m;
+            for (int k = 0; k < m; k++) want += ain[i] * (k + 1) + seed * (k % 5);
+            cr_assert_eq(aout[i], want, "[%s] stack_alloca: thread %d: %d, want %d", c->name, i, aout[i], want);
         }
     }
     /* printf: the output of every block, in block order */

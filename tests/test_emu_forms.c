@@ -987,6 +987,59 @@ Test(calls, device_malloc_free) {
     dev_close(d);
 }
 
+/* alloca, stacksave, stackrestore (C's alloca, VLAs in a loop): each iteration saves the stack pointer,
+ * takes n+1 words aligned to 64, fills and sums them, and restores it, so every iteration gets the same
+ * address back; a call after an alloca keeps its own locals apart from the alloca'd words; a read past what
+ * alloca took is memcheck's.  Before: "unsupported instruction 'alloca.u64'" refused the module. */
+Test(calls, alloca_stacksave_restore) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) clobber(.param .b32 x)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n .local .align 4 .b8 loc[64];\n"
+        " ld.param.b32 %r1, [x];\n mov.u64 %rd1, loc;\n st.local.u32 [%rd1], %r1;\n st.local.u32 [%rd1+60], %r1;\n"
+        " ld.local.u32 %r2, [%rd1+60];\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out, .param .u32 past)\n{\n .reg .pred %p<4>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<16>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u32 %r12, [past];\n mov.u32 %r1, %tid.x;\n mov.u32 %r2, 0;\n mov.u32 %r3, 0;\n"
+        "$IT:\n stacksave.u64 %rd2;\n add.s32 %r4, %r1, %r2;\n add.s32 %r4, %r4, 1;\n mul.wide.u32 %rd3, %r4, 4;\n"
+        " alloca.u64 %rd4, %rd3, 64;\n cvta.local.u64 %rd5, %rd4;\n"
+        " and.b64 %rd6, %rd4, 63;\n cvt.u32.u64 %r13, %rd6;\n or.b32 %r3, %r3, %r13;\n"  /* misalignment, if any */
+        " mov.u32 %r5, 0;\n mov.u32 %r6, 0;\n"
+        "$FILL:\n mul.wide.u32 %rd7, %r5, 4;\n add.s64 %rd8, %rd5, %rd7;\n st.u32 [%rd8], %r5;\n add.s32 %r5, %r5, 1;\n"
+        " setp.lt.u32 %p1, %r5, %r4;\n @%p1 bra $FILL;\n"
+        " { .param .b32 a;\n .param .b32 q;\n st.param.b32 [a], 77;\n call.uni (q), clobber, (a);\n ld.param.b32 %r7, [q];\n }\n"
+        " mov.u32 %r5, 0;\n"
+        "$SUM:\n mul.wide.u32 %rd7, %r5, 4;\n add.s64 %rd8, %rd5, %rd7;\n ld.u32 %r8, [%rd8];\n add.s32 %r6, %r6, %r8;\n"
+        " add.s32 %r5, %r5, 1;\n setp.lt.u32 %p1, %r5, %r4;\n @%p1 bra $SUM;\n"
+        " setp.ne.u32 %p2, %r12, 0;\n @!%p2 bra $NOPAST;\n mul.wide.u32 %rd9, %r4, 4;\n add.s64 %rd10, %rd5, %rd9;\n"
+        " ld.u32 %r9, [%rd10];\n"  /* one word past the alloca */
+        "$NOPAST:\n add.s32 %r6, %r6, %r7;\n"
+        " stackrestore.u64 %rd2;\n"
+        " mad.lo.s32 %r10, %r1, 4, %r2;\n mul.wide.u32 %rd11, %r10, 8;\n add.s64 %rd12, %rd1, %rd11;\n"
+        " st.global.u32 [%rd12], %r6;\n cvt.u32.u64 %r11, %rd4;\n st.global.u32 [%rd12+4], %r11;\n"
+        " add.s32 %r2, %r2, 1;\n setp.lt.u32 %p3, %r2, 4;\n @%p3 bra $IT;\n"
+        " st.global.u32 [%rd1+1024], %r3;\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 1028);
+    uint32_t past = 0;
+    void *params[] = {&out, &past};
+    launch_ok(d, f, 1, 32, params);
+    uint32_t o[257];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    for (uint32_t t = 0; t < 32; t++)
+        for (uint32_t it = 0; it < 4; it++) {
+            uint32_t n = t + it + 1, i = t * 4 + it;
+            cr_assert_eq(o[2 * i], n * (n - 1) / 2 + 77, "thread %u iteration %u: sum %u", t, it, o[2 * i]);
+            cr_assert_eq(o[2 * i + 1], o[2 * t * 4 + 1], "thread %u iteration %u: alloca at 0x%x, the first at 0x%x (restored?)", t, it,
+                         o[2 * i + 1], o[2 * t * 4 + 1]);
+        }
+    cr_assert_eq(o[256], 0u, "an alloca was not 64-byte aligned: low bits 0x%x", o[256]);
+    past = 1;
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_MEMCHECK,
+                 (const char *[]){"memcheck: invalid __local__ read", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Addresses in initializers, as nvcc writes them: a pointer to another global (`__device__ int *p = arr + 2`:
  * generic(arr)+8), a table of function pointers, a C++ vtable ({0, 0, fn}), a .const table of addresses.
  * Before: "unsupported initializer 'generic'".  Elements not given are zero; a name that is no variable

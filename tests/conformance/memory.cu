@@ -94,3 +94,21 @@ extern "C" __global__ void heap(const int *in, long long *out, int n) {
     delete b;
     delete a;
 }
+
+// alloca (a stack array of a run-time size in the thread's local memory), with a call after it whose own
+// local array must not overlap it.
+__device__ __noinline__ int fill_and_sum(int *p, int m, int seed) {
+    int mine[5];
+    for (int k = 0; k < 5; k++) mine[k] = seed * k;
+    int s = 0;
+    for (int k = 0; k < m; k++) s += p[k] + mine[k % 5];
+    return s;
+}
+extern "C" __global__ void stack_alloca(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int m = in[i] % 13 + 1;
+    int *buf = (int *)alloca(m * sizeof(int));
+    for (int k = 0; k < m; k++) buf[k] = in[i] * (k + 1);
+    out[i] = fill_and_sum(buf, m, in[i] & 7) + buf[m - 1];
+}
