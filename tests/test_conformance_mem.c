@@ -1,0 +1,203 @@
+/* test_conformance_mem.c - the emulator runs what nvcc emits: memory and mma.sync topics (the others and
+ * how the suite works: test_conformance.c, test_conformance.h).
+ *   memory.cu   static and dynamic shared memory, local arrays, grid-stride
+ *               loops, 64-bit indexing, float4/int2/double2 vector accesses,
+ *               printf through vprintf (the output is compared as text), device
+ *               malloc/free and new/delete[] (the emulator's heap), alloca
+ *   mma.cu      inline PTX: cp.async, ldmatrix, mma.sync: exact (small
+ *               integer values)
+ * Every topic runs with the emulator's racecheck; without nvcc every test is skipped, and says so. */
+#include "test_conformance.h"
+#include "support/hostfloat.h"
+
+/* ==== memory.cu ==== */
+static int32_t ref_local_array(const int32_t *in, int i, int n) {
+    int32_t a[24];
+    for (int k = 0; k < 24; k++) a[k] = in[(i * 24 + k * 7) % (n * 24) / 24] * (k + 1) - k * in[i];
+    a[in[i] & 15] += 1000;
+    for (int x = 1; x < 24; x++) {
+        int32_t v = a[x];
+        int y = x - 1;
+        while (y >= 0 && a[y] > v) { a[y + 1] = a[y]; y--; }
+        a[y + 1] = v;
+    }
+    int32_t sum = 0;
+    for (int k = 0; k < 24; k++) sum += a[k] * (k + 1);
+    return sum + a[in[i] % 24 < 0 ? 0 : in[i] % 24];
+}
+
+/* Runs `kernel` with stdout captured into a string (malloc'd). */
+static char *run_captured(Conf *c, const char *kernel, unsigned grid, unsigned block, void **args) {
+    char path[] = "/tmp/tile-conformance-printf-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0, "mkstemp: %s", strerror(errno));
+    fflush(stdout);
+    int saved = dup(1);
+    dup2(fd, 1);
+    tile_kernel *k;
+    tile_status st = tile_module_get_kernel(c->m, kernel, &k);
+    if (st == TILE_OK) st = tile_launch_raw(k, (tile_dim3){grid, 1, 1}, (tile_dim3){block, 1, 1}, 0, args, NULL);
+    if (st == TILE_OK) st = tile_synchronize(c->ctx); /* a GPU prints at synchronization */
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    close(fd);
+    cr_assert_eq(st, TILE_OK, "[%s] %s: %s", c->name, kernel, tile_last_error(c->ctx));
+    size_t len;
+    char *text = read_file(path, &len);
+    unlink(path);
+    cr_assert(text);
+    return text;
+}
+
+CONFORMANCE(memory)
+static void check_memory(Conf *c) {
+    Rng rng = rng_seed(55);
+    /* static shared: block sums */
+    enum { NS = 1000 };
+    float fin[NS], fout[4];
+    for (int i = 0; i < NS; i++) fin[i] = (float)((int)(rng_next(&rng) % 2001) - 1000);
+    tile_devptr din = dev_in(c, fin, sizeof fin), dout = dev_in(c, NULL, sizeof fout);
+    int n = NS;
+    run(c, "block_sum", 4, 256, 0, (void *[]){&din, &dout, &n});
+    dev_out(c, fout, dout, sizeof fout);
+    for (int b = 0; b < 4; b++) {
+        float s = 0;
+        for (int i = b * 256; i < (b + 1) * 256 && i < NS; i++) s += fin[i];
+        cr_assert_eq(fout[b], s, "[%s] block_sum %d: got %g, want %g", c->name, b, fout[b], s);
+    }
+    /* dynamic shared */
+    enum { NR = 300, BR = 128 };
+    int32_t rin[NR], rout[NR];
+    for (int i = 0; i < NR; i++) rin[i] = (int32_t)rng_next(&rng) % 100000;
+    tile_devptr drin = dev_in(c, rin, sizeof rin), drout = dev_in(c, NULL, sizeof rout);
+    n = NR;
+    run(c, "reverse_dyn", (NR + BR - 1) / BR, BR, BR * 4, (void *[]){&drin, &drout, &n});
+    dev_out(c, rout, drout, sizeof rout);
+    for (int j = 0; j < NR; j++) {
+        int b = j / BR, t = BR - 1 - j % BR, i = b * BR + t;
+        int32_t want = (i < NR ? rin[i] : -1) * 2 + BR;
+        cr_assert_eq(rout[j], want, "[%s] reverse_dyn %d: got %d, want %d", c->name, j, rout[j], want);
+    }
+    /* local arrays */
+    enum { NA = 200 };
+    int32_t ain[NA], aout[NA];
+    for (int i = 0; i < NA; i++) ain[i] = (int32_t)(rng_next(&rng) % 2001) - 1000;
+    tile_devptr dain = dev_in(c, ain, sizeof ain), daout = dev_in(c, NULL, sizeof aout);
+    n = NA;
+    run(c, "local_array", (NA + 63) / 64, 64, 0, (void *[]){&dain, &daout, &n});
+    dev_out(c, aout, daout, sizeof aout);
+    for (int i = 0; i < NA; i++)
+        cr_assert_eq(aout[i], ref_local_array(ain, i, NA), "[%s] local_array %d: got %d, want %d", c->name, i, aout[i],
+                     ref_local_array(ain, i, NA));
+    /* grid-stride loop, 64-bit indices */
+    enum { NG = 5000 };
+    int64_t *gin = malloc(NG * 8), *gout = malloc(NG * 8), ng = NG, stride = 7919;
+    for (int i = 0; i < NG; i++) gin[i] = (int64_t)rng_next(&rng) >> 3;
+    tile_devptr dgin = dev_in(c, gin, NG * 8), dgout = dev_in(c, NULL, NG * 8);
+    run(c, "grid_stride", 3, 64, 0, (void *[]){&dgin, &dgout, &ng, &stride});
+    dev_out(c, gout, dgout, NG * 8);
+    for (int64_t i = 0; i < NG; i++)
+        cr_assert_eq(gout[i], gin[(i * stride) % NG] + i, "[%s] grid_stride %lld", c->name, (long long)i);
+    free(gin);
+    free(gout);
+    /* vector loads and stores */
+    enum { NV = 200 };
+    float va[NV][4], oa[NV][4];
+    int32_t vb[NV][2], ob[NV][2];
+    double vc[NV][2], oc[NV][2];
+    for (int i = 0; i < NV; i++) {
+        for (int k = 0; k < 4; k++) va[i][k] = (float)((int)(rng_next(&rng) % 1000) - 500) / 4;
+        vb[i][0] = (int32_t)rng_next(&rng), vb[i][1] = (int32_t)(rng_next(&rng) % 100000);
+        vc[i][0] = rng_uniform(&rng, -100, 100), vc[i][1] = rng_uniform(&rng, -100, 100);
+    }
+    tile_devptr dva = dev_in(c, va, sizeof va), dvb = dev_in(c, vb, sizeof vb), dvc = dev_in(c, vc, sizeof vc),
+                doa = dev_in(c, NULL, sizeof oa), dob = dev_in(c, NULL, sizeof ob), doc = dev_in(c, NULL, sizeof oc);
+    n = NV;
+    run(c, "vectors", (NV + 63) / 64, 64, 0, (void *[]){&dva, &dvb, &dvc, &doa, &dob, &doc, &n});
+    dev_out(c, oa, doa, sizeof oa);
+    dev_out(c, ob, dob, sizeof ob);
+    dev_out(c, oc, doc, sizeof oc);
+    for (int i = 0; i < NV; i++) {
+        float wa[4] = {va[i][3], va[i][2] * 2, va[i][1] + 1, va[i][0] - va[i][1]};
+        cr_assert(!memcmp(oa[i], wa, sizeof wa), "[%s] float4 %d", c->name, i);
+        int j = NV - 1 - i;
+        cr_assert(ob[j][0] == (vb[i][1] ^ 0x5555) && ob[j][1] == (int32_t)((uint32_t)vb[i][0] + (uint32_t)vb[i][1]), "[%s] int2 %d",
+                  c->name, i);
+        cr_assert(oc[i][0] == vc[i][0] * vc[i][1] && oc[i][1] == vc[i][0] - vc[i][1], "[%s] double2 %d", c->name, i);
+    }
+    /* device malloc/free and new/delete[]: a buffer per thread, blocks on several host threads */
+    {
+        enum { NH = 333 };
+        int32_t hin[NH];
+        int64_t hout[NH];
+        for (int i = 0; i < NH; i++) hin[i] = (int32_t)(rng_next(&rng) % 5000);
+        tile_devptr dhin = dev_in(c, hin, sizeof hin), dhout = dev_in(c, NULL, sizeof hout);
+        int nh = NH;
+        run(c, "heap", (NH + 63) / 64, 64, 0, (void *[]){&dhin, &dhout, &nh});
+        dev_out(c, hout, dhout, sizeof hout);
+        for (int i = 0; i < NH; i++) {
+            int m = hin[i] % 11 + 1;
+            int64_t sum = 0, sq = 0;
+            for (int k = 0; k < m; k++) sum += hin[i] + k, sq += (int64_t)(hin[i] + k) * (hin[i] + k);
+            cr_assert_eq(hout[i], sq * 1000 + sum, "[%s] heap: thread %d: %lld, want %lld", c->name, i, (long long)hout[i],
+                         (long long)(sq * 1000 + sum));
+        }
+    }
+    /* alloca: a run-time-sized stack array, and a call after it */
+    {
+        enum { NA = 200 };
+        int32_t ain[NA], aout[NA];
+        for (int i = 0; i < NA; i++) ain[i] = (int32_t)(rng_next(&rng) % 1000);
+        tile_devptr dain = dev_in(c, ain, sizeof ain), daout = dev_in(c, NULL, sizeof aout);
+        int na = NA;
+        run(c, "stack_alloca", (NA + 63) / 64, 64, 0, (void *[]){&dain, &daout, &na});
+        dev_out(c, aout, daout, sizeof aout);
+        for (int i = 0; i < NA; i++) {
+            int m = ain[i] % 13 + 1, seed = ain[i] & 7, want = ain[i] * m;
+            for (int k = 0; k < m; k++) want += ain[i] * (k + 1) + seed * (k % 5);
+            cr_assert_eq(aout[i], want, "[%s] stack_alloca: thread %d: %d, want %d", c->name, i, aout[i], want);
+        }
+    }
+    /* printf: the output of every block, in block order */
+    const char *word = "tile";
+    tile_devptr dword = dev_in(c, word, 5);
+    int nb = 3;
+    char *text = run_captured(c, "print", nb, 32, (void *[]){&nb, &dword});
+    Str want = {0};
+    for (int b = 0; b < nb; b++)
+        str_printf(&want, "block %d of %d: %5.2f|%-6d|%x|%X|%o|%u|%lld|%llu|%c|%s|%e|%g|%+d|%08.3f|%*d|%.3s|%%\n", b, nb, b * 1.5,
+                   -b, 255 + b, 0xABCu, 8, 3000000000u, -123456789012345ll, 18446744073709551615ull, 'A' + b, word, 12345.678,
+                   0.0001, b, 3.14159, 6, b * 11, word);
+    cr_assert_str_eq(text, want.buf, "[%s] printf output:\n%s\nwant:\n%s", c->name, text, want.buf);
+    free(text);
+    str_free(&want);
+}
+
+/* ==== mma.cu ==== */
+CONFORMANCE(mma)
+static void check_mma(Conf *c) {
+    enum { TILES = 3 };
+    Rng rng = rng_seed(66);
+    uint16_t A[TILES][16][16], B[TILES][16][8];
+    float C[TILES][16][8], D[TILES][16][8];
+    int ai[TILES][16][16], bi[TILES][16][8];
+    for (int s = 0; s < TILES; s++) {
+        for (int m = 0; m < 16; m++)
+            for (int k = 0; k < 16; k++) ai[s][m][k] = (int)(rng_next(&rng) % 9) - 4, A[s][m][k] = f32_to_f16((float)ai[s][m][k]);
+        for (int k = 0; k < 16; k++)
+            for (int n = 0; n < 8; n++) bi[s][k][n] = (int)(rng_next(&rng) % 9) - 4, B[s][k][n] = f32_to_f16((float)bi[s][k][n]);
+        for (int m = 0; m < 16; m++)
+            for (int n = 0; n < 8; n++) C[s][m][n] = (float)((int)(rng_next(&rng) % 201) - 100);
+    }
+    tile_devptr dA = dev_in(c, A, sizeof A), dB = dev_in(c, B, sizeof B), dC = dev_in(c, C, sizeof C), dD = dev_in(c, NULL, sizeof D);
+    run(c, "mma_tile", TILES, 32, 0, (void *[]){&dA, &dB, &dC, &dD});
+    dev_out(c, D, dD, sizeof D);
+    for (int s = 0; s < TILES; s++)
+        for (int m = 0; m < 16; m++)
+            for (int n = 0; n < 8; n++) {
+                int want = (int)C[s][m][n];
+                for (int k = 0; k < 16; k++) want += ai[s][m][k] * bi[s][k][n];
+                cr_assert_eq(D[s][m][n], (float)want, "[%s] tile %d D[%d][%d]: got %g, want %d", c->name, s, m, n, D[s][m][n], want);
+            }
+}
