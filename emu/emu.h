@@ -519,6 +519,11 @@ bool emu_heap_free(EmuMem *m, uint64_t addr);       /* false: not a live piece o
  * rank in the cluster.  In the generic window too (EMU_SHARED_WINDOW + such an address). */
 #define EMU_DSMEM_TAG 0x01000000u
 #define EMU_GLOBAL_BASE 0x0000500000000000ull
+/* Each EmuMem (each emulated device) hands out addresses from its own range: EMU_GLOBAL_BASE plus the
+ * next of EMU_MEM_RANGES slots of EMU_MEM_RANGE bytes, so a pointer of one context is no allocation of
+ * another's (the runtime refuses it) unless 16 devices are open at once. */
+#define EMU_MEM_RANGE 0x0000040000000000ull
+#define EMU_MEM_RANGES 16u
 /* Reserved shared memory of a block (sm_80+: the GPU keeps 1 KiB per block for the system; cooperative
  * groups keeps its multi-warp scratch there), two halves of 512 bytes (%reserved_smem_offset_0 and _1) */
 #define EMU_RESERVED_SMEM 1024u

@@ -30,8 +30,9 @@
 
 /* ---- allocation table ---- */
 void emu_mem_init(EmuMem *m) {
+    static _Atomic unsigned ranges;
     memset(m, 0, sizeof *m);
-    m->next = EMU_GLOBAL_BASE;
+    m->next = EMU_GLOBAL_BASE + (uint64_t)(atomic_fetch_add(&ranges, 1) % EMU_MEM_RANGES) * EMU_MEM_RANGE;
 }
 
 void emu_mem_destroy(EmuMem *m) {

@@ -145,10 +145,8 @@ Test(handles, launch_pointer_arguments) {
     tile_devptr p = 0x1234;
     void *args[] = {&p};
     EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "launch of 'k': argument 0 (0x1234) is a pointer into no allocation of this context");
-    if (y < x || y >= x + 1024) {
-        p = y; /* another context's memory */
-        EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "is a pointer into no allocation of this context");
-    }
+    p = y; /* another context's memory: each emulated device hands out addresses of its own range */
+    EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "is a pointer into no allocation of this context");
     p = x + 512; /* inside an allocation: fine */
     cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
     cr_assert_eq(tile_free(ctx, x), TILE_OK);

@@ -305,7 +305,7 @@ static inline Variant *variant_find(TPyKernel *k, uint64_t key) {
 
 /* ---- arguments ---- */
 
-static uint16_t f32_to_f16(float f) {
+uint16_t tpy_f32_to_f16(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
@@ -349,7 +349,7 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
             float f = (float)v;
             memcpy(slot, &f, 4);
         } else if (p->dtype == TILE_F16) {
-            uint16_t h = f32_to_f16((float)v);
+            uint16_t h = tpy_f32_to_f16((float)v);
             memcpy(slot, &h, 2);
         } else if (p->dtype == TILE_BF16) {
             uint16_t h = f32_to_bf16((float)v);

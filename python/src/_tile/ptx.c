@@ -93,26 +93,6 @@ static bool parse_signature(TPyPtxKernel *k) {
 
 /* ---- one argument ---- */
 
-static uint16_t f32_to_f16_bits(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
-    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
-    int e = (int)exp - 127 + 15;
-    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-    if (e <= 0) {
-        if (e < -10) return (uint16_t)sign;
-        man |= 0x800000u;
-        int shift = 14 - e;
-        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-}
-
 /* A scalar into slot (8 bytes, little-endian: the parameter's bytes first). */
 static bool ptx_scalar(const TPyPtxKernel *k, int i, const PtxParam *p, PyObject *o, TPyScope *sc, uint64_t *slot) {
     *slot = 0;
@@ -144,7 +124,7 @@ static bool ptx_scalar(const TPyPtxKernel *k, int i, const PtxParam *p, PyObject
         double v = PyFloat_AsDouble(o);
         if (v == -1.0 && PyErr_Occurred()) return false;
         float f = (float)v;
-        uint16_t h = f32_to_f16_bits(f);
+        uint16_t h = tpy_f32_to_f16(f);
         if (p->bytes == 8) memcpy(slot, &v, 8);
         else if (p->bytes == 4) memcpy(slot, &f, 4);
         else memcpy(slot, &h, 2);

@@ -92,6 +92,7 @@ bool tpy_dtype_compatible(int dt, const TPyArray *a);
 
 /* ---- kernel.c ---- */
 int tpy_kernel_types_init(PyObject *module);
+uint16_t tpy_f32_to_f16(float f); /* round to nearest even (scalar arguments of f16 parameters) */
 PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* ---- ptx.c ---- */
