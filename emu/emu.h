@@ -438,6 +438,15 @@ typedef struct EmuSym {
     uint32_t nrelocs;
 } EmuSym;
 
+/* A .func's own parameters (return values, then arguments: EmuFunc.param_size bytes) live in its frame's
+ * local memory, after its static .local variables: their symbols' addresses are local addresses there
+ * (relocated by the frame's base at each call, as .local ones), so `mov.b64 %rd, fn_param_0` followed by
+ * cvta.local or ld.local (clang passes structs by value so) reaches them, from callees too. */
+static inline bool emu_func_arg_sym(const EmuFunc *f, const EmuSym *s) {
+    return !f->is_entry && s->space == EMU_SP_PARAM && s->addr >= EMU_PARAM_ARGS;
+}
+static inline uint32_t emu_args_offset(const EmuFunc *f) { return (f->local_size + 15) & ~15u; }
+
 /* An address in an initializer: `.global .u64 p = generic(arr)+8;`, `ops[2] = {f, g}` (functions),
  * a vtable's entries.  name is a .global/.const variable or a function, resolved when the module is
  * placed in memory (emu_module_finalize). */

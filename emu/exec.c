@@ -50,7 +50,7 @@ enum {
 #undef X
 };
 
-uint8_t emu_fast_select(const EmuIns *in) {
+uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     unsigned sz = emu_type_size(in->ty), kind = emu_type_kind(in->ty);
     bool isint = (kind == EMU_K_B || kind == EMU_K_U || kind == EMU_K_S) && in->ty != EMU_T_U16X2 && in->ty != EMU_T_S16X2;
     bool plainf = in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) &&
@@ -112,7 +112,8 @@ uint8_t emu_fast_select(const EmuIns *in) {
             if (vec4 && sz == 4) return ld ? FAST_LDG128 : FAST_STG128;
         }
         if (in->space == EMU_SP_SHARED && scalar && sz == 4) return ld ? FAST_LDS32 : FAST_STS32;
-        if (in->space == EMU_SP_PARAM && ld && scalar && (sz == 4 || sz == 8)) return sz == 4 ? FAST_LDP32 : FAST_LDP64;
+        /* the kernel's parameters (a .func's own are in its frame: emu_param) */
+        if (in->space == EMU_SP_PARAM && entry && ld && scalar && (sz == 4 || sz == 8)) return sz == 4 ? FAST_LDP32 : FAST_LDP64;
         return FAST_NONE; /* param, local, const and generic addresses go through the checked path */
     }
     case EMU_OP_CVTA:

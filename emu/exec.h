@@ -297,7 +297,7 @@ bool emu_boolop(unsigned op, bool a, bool c);
 
 /* ---- executor entry points ---- */
 /* Fast-path selector, called by the parser at finalisation. */
-uint8_t emu_fast_select(const EmuIns *in);
+uint8_t emu_fast_select(const EmuIns *in, bool entry); /* entry: the instruction is in a kernel (not a .func) */
 
 /* Report a fault: formats "<what>\n  at <kernel> (PTX line N): <text>\n  by thread
  * (x,y,z) in block (x,y,z)\n<detail>" into the launch error (first one wins)

@@ -189,9 +189,13 @@ bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
     if (!fill_relocs(m, mem, err)) return false;
     for (uint32_t k = 0; k < m->nfuncs; k++) {
         EmuFunc *f = &m->funcs[k];
-        for (uint32_t i = 0; i < f->nsymfix; i++)
-            f->slot_init[f->symfix[i].slot] = m->syms[f->symfix[i].sym].addr + (uint64_t)f->symfix[i].addend;
-        for (uint32_t i = 0; i < f->ncode; i++) f->code[i].fast = emu_fast_select(&f->code[i]);
+        for (uint32_t i = 0; i < f->nsymfix; i++) {
+            const EmuSym *s = &m->syms[f->symfix[i].sym];
+            uint64_t a = s->addr;
+            if (emu_func_arg_sym(f, s)) a = emu_args_offset(f) + (a - EMU_PARAM_ARGS); /* in the frame's local memory */
+            f->slot_init[f->symfix[i].slot] = a + (uint64_t)f->symfix[i].addend;
+        }
+        for (uint32_t i = 0; i < f->ncode; i++) f->code[i].fast = emu_fast_select(&f->code[i], f->is_entry);
     }
     return entry_shared(m, err);
 }

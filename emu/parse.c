@@ -1151,10 +1151,13 @@ static bool parse_function(Parser *ps, bool entry) {
             if (ps->consts[i].sym >= 0)
                 f->symfix[f->nsymfix++] = (EmuSymFix){ps->consts[i].slot, (uint32_t)ps->consts[i].sym, ps->consts[i].addend};
         /* slots holding .local addresses: relocated to the frame's locals at each call */
-        for (uint32_t i = 0; i < f->nsymfix; i++) f->nlocal_slots += m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL;
+        /* (and a .func's own parameters, which live in its frame's local memory: emu_args_offset) */
+        for (uint32_t i = 0; i < f->nsymfix; i++)
+            f->nlocal_slots += m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL || emu_func_arg_sym(f, &m->syms[f->symfix[i].sym]);
         f->local_slots = f->nlocal_slots ? arena_alloc(ps->a, f->nlocal_slots * sizeof *f->local_slots) : NULL;
         for (uint32_t i = 0, k = 0; i < f->nsymfix; i++)
-            if (m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL) f->local_slots[k++] = f->symfix[i].slot;
+            if (m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL || emu_func_arg_sym(f, &m->syms[f->symfix[i].sym]))
+                f->local_slots[k++] = f->symfix[i].slot;
         f->nregnames = ps->nallregs;
         f->regnames = ps->nallregs ? arena_alloc(ps->a, ps->nallregs * sizeof *f->regnames) : NULL;
         if (ps->nallregs) memcpy(f->regnames, ps->allregs, ps->nallregs * sizeof *f->regnames);

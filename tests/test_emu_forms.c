@@ -1040,6 +1040,48 @@ Test(calls, alloca_stacksave_restore) {
     dev_close(d);
 }
 
+/* A .func's own parameters live in its frame's local memory (the PTX ISA puts them in .local when their
+ * address is taken): clang passes a struct by value so, `mov.b64 %rd, fn_param_0` then ld.local/st.local or
+ * cvta.local, and the address may escape into a callee.  Before: memcheck "invalid __local__ read" at
+ * 0x20000000 + offset (the parameter-space address).  Every thread gets its own copy. */
+Test(calls, address_of_a_by_value_parameter) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) sum(.param .b64 p, .param .b32 n)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [p];\n ld.param.u32 %r1, [n];\n mov.u32 %r2, 0;\n mov.u32 %r3, 0;\n"
+        "$L:\n mul.wide.u32 %rd2, %r3, 4;\n add.s64 %rd3, %rd1, %rd2;\n ld.u32 %r4, [%rd3];\n add.s32 %r5, %r3, 1;\n"
+        " mad.lo.s32 %r2, %r4, %r5, %r2;\n mov.u32 %r3, %r5;\n setp.lt.u32 %p1, %r3, %r1;\n @%p1 bra $L;\n"
+        " st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".func (.param .b32 r) get(.param .align 4 .b8 s[16], .param .b32 n)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
+        " mov.b64 %rd1, s;\n ld.local.u32 %r1, [%rd1];\n add.s32 %r1, %r1, 100;\n st.local.u32 [%rd1], %r1;\n"
+        " ld.param.u32 %r6, [s+4];\n"  /* the same bytes through the parameter's name */
+        " cvta.local.u64 %rd2, %rd1;\n ld.param.u32 %r2, [n];\n"
+        " { .param .b64 a;\n .param .b32 b;\n .param .b32 q;\n st.param.b64 [a], %rd2;\n st.param.b32 [b], %r2;\n"
+        " call.uni (q), sum, (a, b);\n ld.param.b32 %r3, [q];\n }\n"
+        " mad.lo.s32 %r3, %r6, 1000, %r3;\n st.param.b32 [r], %r3;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %tid.x;\n mul.wide.u32 %rd3, %r1, 8;\n"
+        " add.s64 %rd4, %rd1, %rd3;\n ld.global.u32 %r2, [%rd4];\n ld.global.u32 %r3, [%rd4+4];\n"
+        " { .param .align 4 .b8 s[16];\n .param .b32 n;\n .param .b32 q;\n"
+        " st.param.u32 [s], %r2;\n st.param.u32 [s+4], %r3;\n st.param.u32 [s+8], 5;\n st.param.u32 [s+12], 7;\n"
+        " st.param.b32 [n], 4;\n call.uni (q), get, (s, n);\n ld.param.b32 %r4, [q];\n }\n"
+        " mul.wide.u32 %rd5, %r1, 4;\n add.s64 %rd6, %rd2, %rd5;\n st.global.u32 [%rd6], %r4;\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint32_t in[64];
+    for (int i = 0; i < 64; i++) in[i] = (uint32_t)(i * 7 + 3);
+    uint64_t din = buffer(d, in, sizeof in), dout = buffer(d, NULL, 32 * 4);
+    launch_ok(d, f, 1, 32, (void *[]){&din, &dout});
+    uint32_t o[32];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, dout, sizeof o), DEV_OK);
+    for (uint32_t t = 0; t < 32; t++) {
+        uint32_t a = in[2 * t], bb = in[2 * t + 1], want = (a + 100) + 2 * bb + 3 * 5 + 4 * 7 + 1000 * bb;
+        cr_assert_eq(o[t], want, "thread %u: %u, want %u", t, o[t], want);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Addresses in initializers, as nvcc writes them: a pointer to another global (`__device__ int *p = arr + 2`:
  * generic(arr)+8), a table of function pointers, a C++ vtable ({0, 0, fn}), a .const table of addresses.
  * Before: "unsupported initializer 'generic'".  Elements not given are zero; a name that is no variable

@@ -77,7 +77,9 @@ typedef struct tile_compile_options {
     const char *arch;                /* a target (tile_target_name); NULL: tile_target_default() */
     const char *kernel;              /* NULL: every kernel of the file, in one module */
     const char *const *defines;      /* NULL-terminated "NAME=VALUE": const parameters (of the kernels compiled), file-level
-                                        consts, num_warps, num_stages, warp_specialize, pingpong; other NAMEs: TILE_ERROR_INVALID_VALUE */
+                                        consts, num_warps, num_stages, warp_specialize, pingpong; other NAMEs, and VALUEs that are
+                                        wrong for their NAME ("BM=banana", "B=2.5" for an i32): TILE_ERROR_INVALID_VALUE with a
+                                        diagnostic at "<-D NAME>" */
     const char *const *include_dirs; /* searched for imports after the importing file's folder */
     const char *const *specialize;   /* NULL-terminated "ARG=1" or "ARG=16" for run-time integer arguments */
     int no_align_ptrs;               /* do not assume 16-byte-aligned pointer arguments */
