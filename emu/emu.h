@@ -76,6 +76,18 @@
     X(LOP3, "lop3", "d = the bitwise function of a, b, c whose truth table is the immediate (bit (a<<2 | b<<1 | c) of it)") \
     X(VABSDIFF2, "vabsdiff2", "SIMD: |a - b| per 16-bit lane (.atype/.btype signedness); .add: d = c + the sum of the lanes") \
     X(VABSDIFF4, "vabsdiff4", "SIMD: |a - b| per byte lane (.atype/.btype signedness); .add: d = c + the sum of the lanes") \
+    X(VADD2, "vadd2", "SIMD: a + b per 16-bit lane (.sat to the dtype's lane range, else wrapped); .add: d = c + the lanes' sum") \
+    X(VADD4, "vadd4", "SIMD: a + b per byte lane") \
+    X(VSUB2, "vsub2", "SIMD: a - b per 16-bit lane") \
+    X(VSUB4, "vsub4", "SIMD: a - b per byte lane") \
+    X(VAVRG2, "vavrg2", "SIMD: (a + b + 1) >> 1 per 16-bit lane") \
+    X(VAVRG4, "vavrg4", "SIMD: (a + b + 1) >> 1 per byte lane") \
+    X(VMIN2, "vmin2", "SIMD: min(a, b) per 16-bit lane") \
+    X(VMIN4, "vmin4", "SIMD: min(a, b) per byte lane") \
+    X(VMAX2, "vmax2", "SIMD: max(a, b) per 16-bit lane") \
+    X(VMAX4, "vmax4", "SIMD: max(a, b) per byte lane") \
+    X(VSET2, "vset2", "SIMD: 1 per 16-bit lane where a CMP b holds (.atype.btype.cmp), else 0") \
+    X(VSET4, "vset4", "SIMD: 1 per byte lane where a CMP b holds") \
     X(DP4A, "dp4a", "d = c + the dot product of a's and b's four bytes (.atype.btype: .u32/.s32 each, signed bytes for .s32)") \
     X(DP2A, "dp2a", "d = c + a's two 16-bit halves times bytes 0-1 (.lo) or 2-3 (.hi) of b (.atype.btype as dp4a)") \
     X(DIV, "div", "d = a / b; integer division truncates, b == 0 gives all ones; floats .rn/.approx/.full") \
@@ -219,6 +231,9 @@ typedef enum EmuType {
     EMU_T_COUNT
 } EmuType;
 static inline bool emu_is_sub_byte(unsigned ty) { return ty == EMU_T_S4 || ty == EMU_T_U4; }
+/* The SIMD video instructions vabsdiff, vadd, vsub, vavrg, vmin, vmax, vset on 2 (16-bit) or 4 (8-bit) lanes. */
+#define EMU_IS_VIDEO(op) ((op) >= EMU_OP_VABSDIFF2 && (op) <= EMU_OP_VSET4)
+#define EMU_VIDEO_LANES(op) (((op) - EMU_OP_VABSDIFF2) % 2 ? 4u : 2u)
 
 /* ---- comparisons for setp/set: EMU_CMP(enum, name) ---- */
 #define EMU_CMPS(X) \

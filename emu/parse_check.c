@@ -64,11 +64,15 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
         if (!(in->flags & EMU_F(SAT)) || in->ty2 != EMU_T_S32 || !(wide ? ntypes == 2 : narrow && ntypes == 3 && in->ty3 == EMU_T_B32))
             return perr(ps, line, "'%.*s': cvt.pack.sat takes .u16/.s16.s32, or .u8/.s8/.u4/.s4/.u2/.s2.s32.b32", (int)len, s);
     }
-    if ((in->op == EMU_OP_VABSDIFF2 || in->op == EMU_OP_VABSDIFF4) &&
-        (ntypes != 3 || (in->ty != EMU_T_U32 && in->ty != EMU_T_S32) || (in->ty2 != EMU_T_U32 && in->ty2 != EMU_T_S32) ||
-         (in->ty3 != EMU_T_U32 && in->ty3 != EMU_T_S32)))
-        return perr(ps, line, "'%.*s' needs .dtype.atype.btype, each .u32 or .s32 (operand selectors and masks are not supported)",
-                    (int)len, s);
+    if (EMU_IS_VIDEO(in->op)) {
+        bool set = in->op == EMU_OP_VSET2 || in->op == EMU_OP_VSET4;
+        bool ok = set ? ntypes == 2 && in->cmp >= EMU_CMP_EQ && in->cmp <= EMU_CMP_GE
+                      : ntypes == 3 && (in->ty3 == EMU_T_U32 || in->ty3 == EMU_T_S32);
+        ok = ok && (in->ty == EMU_T_U32 || in->ty == EMU_T_S32) && (in->ty2 == EMU_T_U32 || in->ty2 == EMU_T_S32);
+        if (!ok)
+            return perr(ps, line, "'%.*s' needs %s, each .u32 or .s32 (operand selectors and masks are not supported)", (int)len, s,
+                        set ? ".atype.btype and a comparison (.eq .ne .lt .le .gt .ge)" : ".dtype.atype.btype");
+    }
     if (in->op == EMU_OP_LOP3 && in->ty != EMU_T_B32) return perr(ps, line, "'%.*s' needs .b32", (int)len, s);
     if ((in->op == EMU_OP_BMSK || in->op == EMU_OP_SZEXT) &&
         (!(in->flags & (EMU_F(CLAMP) | EMU_F(WRAP))) ||
@@ -272,7 +276,10 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         want = 3; break;
     case EMU_OP_MAD: case EMU_OP_MAD24: case EMU_OP_FMA: case EMU_OP_SELP: case EMU_OP_SLCT: case EMU_OP_BFE:
     case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF: case EMU_OP_MADC: case EMU_OP_DP4A: case EMU_OP_DP2A:
-    case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4:
+        want = 4; break;
+    case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: case EMU_OP_VADD2: case EMU_OP_VADD4: case EMU_OP_VSUB2: case EMU_OP_VSUB4:
+    case EMU_OP_VAVRG2: case EMU_OP_VAVRG4: case EMU_OP_VMIN2: case EMU_OP_VMIN4: case EMU_OP_VMAX2: case EMU_OP_VMAX4:
+    case EMU_OP_VSET2: case EMU_OP_VSET4:
         want = 4; break;
     case EMU_OP_BFI: case EMU_OP_LOP3: want = 5; break;
     case EMU_OP_FNS: want = 4; break;

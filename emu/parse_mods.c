@@ -109,15 +109,18 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
                 if (ntypes == 0) in->ty = (uint8_t)t;
                 else if (ntypes == 1) in->ty2 = (uint8_t)t;
-                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || op == EMU_OP_VABSDIFF2 || op == EMU_OP_VABSDIFF4 ||
-                                         op == EMU_OP_WMMA_MMA || op == EMU_OP_CVT_PACK))
+                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || (EMU_IS_VIDEO(op) && op != EMU_OP_VSET2 &&
+                                         op != EMU_OP_VSET4) || op == EMU_OP_WMMA_MMA || op == EMU_OP_CVT_PACK))
                     in->ty3 = (uint8_t)t;
                 else if (ntypes == 3 && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA)) in->ty4 = (uint8_t)t;
                 ntypes++;
                 found = true;
             }
         if (found) continue;
-        if ((op == EMU_OP_SETP || op == EMU_OP_SET) && (f = FIND(cmp_names, p, l)) > 0) { in->cmp = (uint8_t)f; continue; }
+        if ((op == EMU_OP_SETP || op == EMU_OP_SET || op == EMU_OP_VSET2 || op == EMU_OP_VSET4) && (f = FIND(cmp_names, p, l)) > 0) {
+            in->cmp = (uint8_t)f;
+            continue;
+        }
         if ((op == EMU_OP_SETP || op == EMU_OP_SET) && (f = FIND(mode_names, p, l)) >= EMU_MODE_AAND && f <= EMU_MODE_AXOR) {
             in->boolop = (uint8_t)f;
             continue;
@@ -129,7 +132,11 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         if ((f = FIND(mode_names, p, l)) > 0) {
             bool ok = false;
             switch (op) {
-            case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: ok = f == EMU_MODE_AADD; break; /* .add: the lanes summed into c */
+            case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: case EMU_OP_VADD2: case EMU_OP_VADD4: case EMU_OP_VSUB2:
+            case EMU_OP_VSUB4: case EMU_OP_VAVRG2: case EMU_OP_VAVRG4: case EMU_OP_VMIN2: case EMU_OP_VMIN4: case EMU_OP_VMAX2:
+            case EMU_OP_VMAX4: case EMU_OP_VSET2: case EMU_OP_VSET4:
+                ok = f == EMU_MODE_AADD; /* .add: the lanes summed into c */
+                break;
             case EMU_OP_RED_ASYNC: case EMU_OP_CP_RED_BULK: case EMU_OP_CP_RED_BULK_TENSOR:
                 ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
                 if (ok && in->mode) return perr(ps, line, "two reductions in '%.*s'", (int)len, s);

@@ -619,6 +619,33 @@ static uint64_t r_pack_s8(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(
 static uint64_t r_pack_u16(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 16, false); }
 static uint64_t r_pack_s4(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 4, true); }
 static uint64_t r_pack_u2(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 2, false); }
+/* SIMD video instructions: op per lane of 8 (lanes 4) or 16 bits; 'a' add, 's' sub, 'v' average, 'n' min,
+ * 'x' max, 'l' set.lt; as/bs: lanes signed; ds/sat: saturate to the signed or unsigned lane range; add: c + the
+ * lanes' sum */
+static uint64_t ref_video(char op, unsigned lanes, bool as, bool bs, bool ds, bool sat, bool add, uint64_t a, uint64_t b,
+                          uint64_t c) {
+    unsigned w = 32 / lanes;
+    uint32_t m = lanes == 4 ? 0xFF : 0xFFFF, r = 0;
+    int64_t lo = ds ? -(int64_t)(m / 2) - 1 : 0, hi = ds ? (int64_t)(m / 2) : (int64_t)m, sum = 0;
+    for (unsigned i = 0; i < lanes; i++) {
+        uint32_t ra = (U32(a) >> (w * i)) & m, rb = (U32(b) >> (w * i)) & m;
+        int64_t x = as ? (lanes == 4 ? (int8_t)ra : (int16_t)ra) : (int64_t)ra;
+        int64_t y = bs ? (lanes == 4 ? (int8_t)rb : (int16_t)rb) : (int64_t)rb;
+        int64_t v = op == 'a' ? x + y : op == 's' ? x - y : op == 'v' ? (x + y + 1) >> 1 : op == 'n' ? (x < y ? x : y)
+                  : op == 'x' ? (x > y ? x : y) : (x < y);
+        sum += v;
+        if (sat) v = v < lo ? lo : v > hi ? hi : v;
+        r |= ((uint32_t)v & m) << (w * i);
+    }
+    return add ? U32((uint64_t)sum + U32(c)) : r;
+}
+static uint64_t r_vadd2_sat(uint64_t a, uint64_t b, uint64_t c) { return ref_video('a', 2, true, true, true, true, false, a, b, c); }
+static uint64_t r_vsub4_u(uint64_t a, uint64_t b, uint64_t c) { return ref_video('s', 4, false, false, false, false, false, a, b, c); }
+static uint64_t r_vavrg2_s(uint64_t a, uint64_t b, uint64_t c) { return ref_video('v', 2, true, true, true, false, false, a, b, c); }
+static uint64_t r_vmax4_s(uint64_t a, uint64_t b, uint64_t c) { return ref_video('x', 4, true, true, true, false, false, a, b, c); }
+static uint64_t r_vmin2_mixed_sat(uint64_t a, uint64_t b, uint64_t c) { return ref_video('n', 2, false, true, false, true, false, a, b, c); }
+static uint64_t r_vset4_lt(uint64_t a, uint64_t b, uint64_t c) { return ref_video('l', 4, true, false, false, false, false, a, b, c); }
+static uint64_t r_vadd4_add(uint64_t a, uint64_t b, uint64_t c) { return ref_video('a', 4, false, false, false, false, true, a, b, c); }
 static uint64_t r_min_xorsign(uint64_t a, uint64_t b, uint64_t c) {
     (void)c;
     float x = F(a), y = F(b);
@@ -713,6 +740,13 @@ static const Case cases[] = {
     {"cvt.rn.satfinite.bf16.f32 %rs1, %r1;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_satfinite_bf16, CMP_EXACT, 0},
     {"min.xorsign.abs.f32 %r4, %r1, %r2;", false, r_min_xorsign, CMP_FLOAT, 0},
     {"cvt.pack.sat.s8.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_s8, CMP_EXACT, 0},
+    {"vadd2.s32.s32.s32.sat %r4, %r1, %r2, %r3;", false, r_vadd2_sat, CMP_EXACT, 0},
+    {"vsub4.u32.u32.u32 %r4, %r1, %r2, %r3;", false, r_vsub4_u, CMP_EXACT, 0},
+    {"vavrg2.s32.s32.s32 %r4, %r1, %r2, %r3;", false, r_vavrg2_s, CMP_EXACT, 0},
+    {"vmax4.s32.s32.s32 %r4, %r1, %r2, %r3;", false, r_vmax4_s, CMP_EXACT, 0},
+    {"vmin2.u32.u32.s32.sat %r4, %r1, %r2, %r3;", false, r_vmin2_mixed_sat, CMP_EXACT, 0},
+    {"vset4.s32.u32.lt %r4, %r1, %r2, %r3;", false, r_vset4_lt, CMP_EXACT, 0},
+    {"vadd4.u32.u32.u32.add %r4, %r1, %r2, %r3;", false, r_vadd4_add, CMP_EXACT, 0},
     {"cvt.pack.sat.u16.s32 %r4, %r1, %r2;", false, r_pack_u16, CMP_EXACT, 0},
     {"cvt.pack.sat.s4.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_s4, CMP_EXACT, 0},
     {"cvt.pack.sat.u2.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_u2, CMP_EXACT, 0},
