@@ -127,6 +127,7 @@
     X(BFI, "bfi", "d = b with bits [c, c+d) replaced by the low bits of a") \
     X(PRMT, "prmt", "d = bytes of {b,a} selected by nibbles of c; .f4e .b4e .rc8 .ecl .ecr .rc16 by c[1:0]") \
     X(BRA, "bra", "pc = target") \
+    X(BRX, "brx.idx", "pc = the a-th target of a .branchtargets table (a bra over the table, then one bra per target)") \
     X(CALL, "call", "call a .func: copy arguments, run it, copy results back") \
     X(RET, "ret", "return from a .func; in an entry, end the thread") \
     X(EXIT, "exit", "end the thread") \

@@ -488,6 +488,16 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
             }
             pc = in->target;
             continue;
+        case EMU_OP_BRX: { /* target: the .branchtargets table's bra over it; its entries follow */
+            uint64_t k = (uint32_t)r[in->o[0]], n = code[in->target].target - in->target - 1;
+            if (k >= n) {
+                t->pc = pc;
+                ok = emu_fault(b, t, in, "invalid branch", "brx.idx index %" PRIu64 " past the %" PRIu64 " targets of its table", k, n);
+                goto out;
+            }
+            pc = in->target + 1 + (uint32_t)k;
+            continue;
+        }
         case EMU_OP_CALL:
             t->pc = pc;
             if (!(ok = emu_call(b, t, in))) goto out;

@@ -760,6 +760,39 @@ static bool normalize_call(Parser *ps, EmuIns *in, uint32_t line) {
     return call_lists_ok(ps, in, line);
 }
 
+/* A bra to `name` (resolved with the other labels at the function's end). */
+static void emit_bra(Parser *ps, const char *name, uint32_t len, uint32_t line) {
+    EmuIns in;
+    memset(&in, 0, sizeof in);
+    in.guard = EMU_SLOT_TRUE;
+    for (unsigned i = 0; i < EMU_MAX_OPS; i++) in.o[i] = EMU_SLOT_SINK;
+    in.op = EMU_OP_BRA;
+    in.line = line;
+    in.nops = 1;
+    in.ok[0] = EMU_OK_LABEL;
+    GROW(ps->fixes, ps->nfixes, ps->capfixes);
+    ps->fixes[ps->nfixes++] = (struct Fix){ps->ncode, name, len, line, ps->cur_blk};
+    GROW(ps->code, ps->ncode, ps->capcode);
+    ps->code[ps->ncode++] = in;
+}
+
+/* label: .branchtargets L0, L1, ...;  (brx.idx's table): a bra over the table, then a bra to each target, so
+ * brx.idx r, label goes to label + 1 + r (exec.c). */
+static bool parse_branchtargets(Parser *ps) {
+    uint32_t line = ps->tok.line, skip = ps->ncode, n = 0;
+    next(ps);
+    emit_bra(ps, "", 0, line); /* its target: set below, after the table */
+    ps->nfixes--;
+    do {
+        if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a label in .branchtargets");
+        emit_bra(ps, ps->tok.s, ps->tok.len, ps->tok.line);
+        n++;
+        next(ps);
+    } while (accept(ps, ','));
+    ps->code[skip].target = skip + 1 + n;
+    return expect(ps, ';');
+}
+
 /* ins = [ "@" ["!"] pred ] opcode [ operand { ("," | "|") operand } ] ";" */
 static bool parse_ins(Parser *ps) {
     EmuIns in;
@@ -1001,6 +1034,7 @@ static bool parse_body(Parser *ps) {
             if (is(t, ".reg") || (t->len > 5 && memcmp(t->s, ".reg.", 5) == 0)) { if (!parse_reg(ps)) return false; continue; }
             if (is(t, ".loc")) { if (!parse_loc(ps)) return false; continue; }
             if (is(t, ".file")) { if (!parse_file(ps)) return false; continue; }
+            if (is(t, ".branchtargets")) { if (!parse_branchtargets(ps)) return false; continue; }
             if (is(t, ".pragma") || is(t, ".callprototype") || is(t, ".calltargets")) { /* label: .callprototype (...) ...; */
                 while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, ';')) next(ps);
                 accept(ps, ';');

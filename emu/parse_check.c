@@ -301,6 +301,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_ATOM: want = in->mode == EMU_MODE_ACAS ? 4 : 3; break;
     case EMU_OP_RED: want = 2; break;
     case EMU_OP_BRA: want = 1; break;
+    case EMU_OP_BRX: want = 2; break;
     case EMU_OP_BAR: case EMU_OP_BARRIER:
         if (in->flags & EMU_F(REDOP)) want = 3, want_max = 4; /* d, a [, b], {!}c */
         else if (in->flags & EMU_F(ARRIVE)) want = 2;         /* a, b: the count is required */

@@ -1132,6 +1132,38 @@ Test(forms, address_initializers) {
     dev_close(d);
 }
 
+/* Jump tables as clang writes them at -O0: `tab: .branchtargets L0, L1, ...;` then `brx.idx %r, tab;` goes to
+ * the r-th label (the table may span lines; falling into it goes past it); an index past the table stops the
+ * launch.  Before: "unsupported directive '.branchtargets' in function body". */
+Test(forms, brx_idx_jump_table) {
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %tid.x;\n mul.wide.u32 %rd3, %r1, 4;\n"
+        " add.s64 %rd4, %rd1, %rd3;\n ld.global.u32 %r2, [%rd4];\n mov.u32 %r3, 1000;\n"
+        " $L_brx_0: .branchtargets\n  $C0,\n  $C1,\n  $C2,\n  $C1;\n"
+        " brx.idx.uni %r2, $L_brx_0;\n"
+        "$C0:\n add.s32 %r3, %r3, 1;\n bra.uni $END;\n"
+        "$C1:\n add.s32 %r3, %r3, 20;\n bra.uni $END;\n"
+        "$C2:\n add.s32 %r3, %r3, 300;\n"
+        "$END:\n add.s64 %rd5, %rd2, %rd3;\n st.global.u32 [%rd5], %r3;\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint32_t in[32], o[32];
+    for (int i = 0; i < 32; i++) in[i] = (uint32_t)(i % 4);
+    uint64_t din = buffer(d, in, sizeof in), dout = buffer(d, NULL, sizeof o);
+    launch_ok(d, f, 1, 32, (void *[]){&din, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, o, dout, sizeof o), DEV_OK);
+    static const uint32_t want[4] = {1001, 1020, 1300, 1020};
+    for (int i = 0; i < 32; i++) cr_assert_eq(o[i], want[i % 4], "thread %d (index %u): %u", i, in[i], o[i]);
+    in[5] = 4; /* one past the table */
+    cr_assert_eq(dev_memcpy_htod(d, din, in, sizeof in), DEV_OK);
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){32, 1, 1}, 0, (void *[]){&din, &dout}, DEV_ERR_LAUNCH,
+                 (const char *[]){"invalid branch", "brx.idx index 4 past the 4 targets of its table", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Labels are scoped by { } blocks: CUTLASS's inline PTX repeats `LAB_WAIT:` / `DONE:` in every inlined
  * block, and a branch goes to the label of its own block (or the nearest block around it that has one).
  * Before: every branch went to the last label of that name in the function.  Two labels of one name in
