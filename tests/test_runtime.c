@@ -102,6 +102,11 @@ Test(runtime, misuse_errors) {
     g.bias = 0;
     g.m = 4, g.in_dtype = TILE_I8, g.out_dtype = TILE_F16;
     ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_UNSUPPORTED, "no kernel for i8 inputs with f16 output");
+    {
+        tile_gemm_args bad = g;
+        bad.in_dtype = (tile_dtype)99; /* no type at all: a bad argument, not an unsupported pair */
+        ASSERT_ERR(tile_gemm(ctx, &bad), TILE_ERROR_INVALID_VALUE, "in_dtype = 99, out_dtype = ");
+    }
     g.in_dtype = TILE_F16, g.out_dtype = TILE_F32, g.bias = p + 250;
     ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "bias");
     g.bias = 0, g.activation = (tile_activation)9;

@@ -282,7 +282,10 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: args->%s", err);
     a = &args; /* read only this copy from here on */
 
-    /* 1. arguments */
+    /* 1. arguments (a value that is no tile_dtype is a bad argument; a real type pair without a kernel, unsupported) */
+    if ((unsigned)a->in_dtype >= TILE_DTYPE_COUNT || (unsigned)a->out_dtype >= TILE_DTYPE_COUNT)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: in_dtype = %d, out_dtype = %d: each a tile_dtype (0 to %d)",
+                       (int)a->in_dtype, (int)a->out_dtype, TILE_DTYPE_COUNT - 1);
     int pair = find_pair(a->in_dtype, a->out_dtype);
     if (pair < 0)
         return rt_fail(ctx, TILE_ERROR_UNSUPPORTED,
