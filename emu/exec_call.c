@@ -50,12 +50,10 @@ static bool reserve(void **p, uint32_t *cap, size_t need) {
 
 /* A frame's local memory, from its local_base: static .local variables, then (a .func's) its parameters
  * (emu_args_offset), then what alloca took. */
-static uint32_t frame_static(const EmuBlock *b, const EmuThread *t, uint32_t d, const EmuFrame *fr) {
-    return d ? fr->fn->local_size : b->local_size;
-}
+static uint32_t frame_static(const EmuBlock *b, uint32_t d, const EmuFrame *fr) { return d ? fr->fn->local_size : b->local_size; }
 static uint32_t frame_args(uint32_t d, const EmuFrame *fr) { return d ? fr->fn->param_size : 0; }
-static uint64_t frame_dyn_base(const EmuBlock *b, const EmuThread *t, uint32_t d, const EmuFrame *fr) {
-    return (uint64_t)fr->local_base + align16(frame_static(b, t, d, fr)) + align16(frame_args(d, fr));
+static uint64_t frame_dyn_base(const EmuBlock *b, uint32_t d, const EmuFrame *fr) {
+    return (uint64_t)fr->local_base + align16(frame_static(b, d, fr)) + align16(frame_args(d, fr));
 }
 
 EmuFrame emu_frame0(const EmuBlock *b, const EmuThread *t) {
@@ -110,16 +108,16 @@ uint8_t *emu_local(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, u
     EmuFrame f0;
     const EmuFrame *fr = t->frames ? t->frames : (f0 = emu_frame0(b, t), &f0);
     for (uint32_t d = 0; d <= t->depth; d++) {
-        uint64_t have = frame_static(b, t, d, &fr[d]), off = addr - fr[d].local_base;
+        uint64_t have = frame_static(b, d, &fr[d]), off = addr - fr[d].local_base;
         if (addr >= fr[d].local_base && off <= have && size <= have - off) return fr[d].local + off;
         uint64_t abase = fr[d].local_base + align16((uint32_t)have), aoff = addr - abase, ahave = frame_args(d, &fr[d]);
         if (ahave && addr >= abase && aoff <= ahave && size <= ahave - aoff) return fr[d].args + aoff; /* its parameters */
-        uint64_t dbase = frame_dyn_base(b, t, d, &fr[d]), doff = addr - dbase; /* its alloca'd bytes */
+        uint64_t dbase = frame_dyn_base(b, d, &fr[d]), doff = addr - dbase; /* its alloca'd bytes */
         if (fr[d].dyn_size && addr >= dbase && doff <= fr[d].dyn_size && size <= fr[d].dyn_size - doff) return fr[d].dyn + doff;
     }
     char what[96];
     snprintf(what, sizeof what, "memcheck: invalid __local__ %s of size %u bytes", write ? "write" : "read", size);
-    uint64_t total = frame_dyn_base(b, t, t->depth, &fr[t->depth]) + fr[t->depth].dyn_size;
+    uint64_t total = frame_dyn_base(b, t->depth, &fr[t->depth]) + fr[t->depth].dyn_size;
     emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds: the thread has %" PRIu64 " bytes of local memory in %u "
               "frame%s", addr, total, t->depth + 1, t->depth ? "s" : "");
     return NULL;
@@ -145,7 +143,7 @@ static bool push_frame(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuFun
         return emu_fault(b, t, in, "call stack overflow", "more than %u nested calls (unbounded recursion?)", EMU_MAX_CALL_DEPTH);
     if (!frames_to(b, t, in, t->depth + 1)) return false;
     EmuFrame *cur = &t->frames[t->depth], *nf = &t->frames[t->depth + 1];
-    uint64_t base = frame_dyn_base(b, t, t->depth, cur) + align16(cur->dyn_size); /* after all of the caller's */
+    uint64_t base = frame_dyn_base(b, t->depth, cur) + align16(cur->dyn_size); /* after all of the caller's */
     if (base + emu_args_offset(callee) + callee->param_size > EMU_WINDOW_SIZE / 2)
         return emu_fault(b, t, in, "call stack overflow", "the frames' local memory exceeds %llu bytes",
                          (unsigned long long)(EMU_WINDOW_SIZE / 2));
@@ -267,13 +265,13 @@ void emu_stacks_free(EmuBlock *b) {
 }
 
 /* ---- alloca, stacksave, stackrestore ----
- * A frame's alloca'd bytes follow its static local memory (16-byte aligned) in the local address space,
- * and the frames of its later callees follow them; stackrestore gives back what was taken after the
+ * A frame's alloca'd bytes follow its static local memory and (a .func's) parameters in the local address
+ * space, and the frames of its later callees follow them; stackrestore gives back what was taken after the
  * stacksave that returned its operand.  The bytes read as zero; reads past what was taken are memcheck's. */
 bool emu_exec_stack(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (!frames_to(b, t, in, t->depth)) return false;
     EmuFrame *fr = &t->frames[t->depth];
-    uint64_t base = frame_dyn_base(b, t, t->depth, fr);
+    uint64_t base = frame_dyn_base(b, t->depth, fr);
     uint64_t mask = emu_type_size(in->ty) == 4 ? 0xFFFFFFFFull : ~0ull;
     if (in->op == EMU_OP_STACKSAVE) {
         EMU_R(t, in, 0) = (base + fr->dyn_size) & mask;
