@@ -638,3 +638,25 @@ Test(runtime, context_per_target) {
     tile_context *ctx;
     cr_expect_eq(tile_context_create_ex(&bad, &ctx), TILE_ERROR_INVALID_VALUE);
 }
+
+/* A define whose value is wrong for its name is the caller's mistake, as an unknown name is:
+ * TILE_ERROR_INVALID_VALUE with the diagnostic at "<-D NAME>" (it was TILE_ERROR_COMPILE). */
+Test(runtime, bad_define_values) {
+    const char *src = "kernel k(x: *f32, const B: i32 = 16) { store(x + arange(0, B), 1.0); }";
+    const char *const bad[][2] = {{"B=banana", "<-D B>:1:1: error: invalid value 'banana': expected a number"},
+                                  {"B=2.5", "'B' is i32, but its value 2.5 is not an integer"},
+                                  {"NOPE=1", "-D NOPE: no kernel of"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *defs[] = {bad[i][0], NULL};
+        tile_compile_options o = {.size = sizeof o, .defines = defs};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_ERROR_INVALID_VALUE, "%s", bad[i][0]);
+        cr_assert(c.diagnostics && strstr(c.diagnostics, bad[i][1]), "%s: %s", bad[i][0], c.diagnostics ? c.diagnostics : "(none)");
+        tile_compiled_free(&c);
+    }
+    const char *good[] = {"B=32", NULL};
+    tile_compile_options o = {.size = sizeof o, .defines = good};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics ? c.diagnostics : "");
+    tile_compiled_free(&c);
+}
