@@ -797,7 +797,10 @@ tile_status tile_cache_compile_source(const char *cache_dir, const char *name, c
                                       const tile_compile_options *opt, tile_compiled *out, int *from_cache) {
     if (!out) return TILE_ERROR_INVALID_VALUE;
     memset(out, 0, sizeof *out);
-    if (!source) return TILE_ERROR_INVALID_VALUE;
+    if (!source) {
+        out->diagnostics = strdup("error: the source is NULL");
+        return TILE_ERROR_INVALID_VALUE;
+    }
     SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
     return jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache);
 }
@@ -807,7 +810,10 @@ tile_status tile_cache_compile_file(const char *cache_dir, const char *path, con
     if (!out) return TILE_ERROR_INVALID_VALUE;
     memset(out, 0, sizeof *out);
     if (from_cache) *from_cache = 0;
-    if (!path) return TILE_ERROR_INVALID_VALUE;
+    if (!path) {
+        out->diagnostics = strdup("error: the path is NULL");
+        return TILE_ERROR_INVALID_VALUE;
+    }
     size_t n;
     char *text = read_source(path, &n);
     if (!text) {

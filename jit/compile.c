@@ -416,7 +416,10 @@ tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt,
 tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out) {
     if (!out) return TILE_ERROR_INVALID_VALUE;
     memset(out, 0, sizeof *out);
-    if (!source) return TILE_ERROR_INVALID_VALUE;
+    if (!source) {
+        out->diagnostics = strdup("error: the source is NULL");
+        return TILE_ERROR_INVALID_VALUE;
+    }
     SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
     return compile(&src, opt, out);
 }
@@ -424,7 +427,10 @@ tile_status tile_compile_source(const char *name, const char *source, const tile
 tile_status tile_compile_file(const char *path, const tile_compile_options *opt, tile_compiled *out) {
     if (!out) return TILE_ERROR_INVALID_VALUE;
     memset(out, 0, sizeof *out);
-    if (!path) return TILE_ERROR_INVALID_VALUE;
+    if (!path) {
+        out->diagnostics = strdup("error: the path is NULL");
+        return TILE_ERROR_INVALID_VALUE;
+    }
     size_t n;
     char *text = read_source(path, &n);
     if (!text) {

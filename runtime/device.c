@@ -112,8 +112,12 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
                 if (errmsg) {
                     char names[128];
                     Str s = {0};
-                    str_printf(&s, "bad %s '%s': unknown emulator target or option '%.*s' (expected emu:%s with one of %s, "
-                               "and options such as sms=132 and racecheck)", src, device, (int)n, p, "<target>", target_names(names, sizeof names));
+                    if (n > 4 && !strncmp(p, "sms=", 4)) /* a known option with a bad value */
+                        str_printf(&s, "bad %s '%s': '%.*s': sms takes a multiprocessor count from 1 to 65536", src, device, (int)n, p);
+                    else
+                        str_printf(&s, "bad %s '%s': unknown emulator target or option '%.*s' (expected emu:%s with one of %s, "
+                                   "and options such as sms=132 and racecheck)", src, device, (int)n, p, "<target>",
+                                   target_names(names, sizeof names));
                     *errmsg = str_take(&s);
                 }
                 return DEV_ERR_INVALID;

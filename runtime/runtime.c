@@ -241,7 +241,11 @@ static tile_status from_dev(DevStatus s) {
 
 /* A device failure: the device layer's message becomes the context's. */
 static tile_status dev_error(tile_context *ctx, DevStatus s, const char *what) {
-    return rt_fail(ctx, from_dev(s), "%s: %s", what, *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(s));
+    const char *msg = *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(s);
+    size_t w = strlen(what);
+    /* the device's message may name the same thing ("emu: launch of 'k': ..."): say it once */
+    if (!strncmp(msg, "emu: ", 5) && !strncmp(msg + 5, what, w) && msg[5 + w] == ':') return rt_fail(ctx, from_dev(s), "%s", msg + 5);
+    return rt_fail(ctx, from_dev(s), "%s: %s", what, msg);
 }
 
 #define CHECK_CTX(ctx)                                                      \

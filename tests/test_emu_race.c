@@ -306,6 +306,9 @@ Test(racecheck, device_string_option) {
     cr_assert_eq(dev_parse_spec("emu:racecheck=1", &s, &err), DEV_ERR_INVALID);
     cr_assert(err && strstr(err, "racecheck=1") && strstr(err, "options such as sms=132 and racecheck"), "%s", err);
     free(err);
+    cr_assert_eq(dev_parse_spec("emu:sm_90a:sms=0", &s, &err), DEV_ERR_INVALID); /* a known option with a bad value */
+    cr_assert(err && strstr(err, "'sms=0': sms takes a multiprocessor count from 1 to 65536"), "%s", err);
+    free(err);
     float src[32] = {0};
     for (int rc = 0; rc < 2; rc++) {
         TileDevice *d = NULL;

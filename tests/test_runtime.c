@@ -660,3 +660,41 @@ Test(runtime, bad_define_values) {
     cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics ? c.diagnostics : "");
     tile_compiled_free(&c);
 }
+
+/* NULL source or path: TILE_ERROR_INVALID_VALUE with a message in the diagnostics (there is no context to ask). */
+Test(runtime, null_source_and_path_say_so) {
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", NULL, NULL, &c), TILE_ERROR_INVALID_VALUE);
+    cr_assert(c.diagnostics && strstr(c.diagnostics, "the source is NULL"), "%s", c.diagnostics ? c.diagnostics : "(none)");
+    tile_compiled_free(&c);
+    cr_assert_eq(tile_cache_compile_source(NULL, "t.tile", NULL, NULL, &c, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_assert(c.diagnostics && strstr(c.diagnostics, "the source is NULL"), "%s", c.diagnostics ? c.diagnostics : "(none)");
+    tile_compiled_free(&c);
+    cr_assert_eq(tile_compile_file(NULL, NULL, &c), TILE_ERROR_INVALID_VALUE);
+    cr_assert(c.diagnostics && strstr(c.diagnostics, "the path is NULL"), "%s", c.diagnostics ? c.diagnostics : "(none)");
+    tile_compiled_free(&c);
+    cr_assert_eq(tile_cache_compile_file(NULL, NULL, NULL, &c, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_assert(c.diagnostics && strstr(c.diagnostics, "the path is NULL"), "%s", c.diagnostics ? c.diagnostics : "(none)");
+    tile_compiled_free(&c);
+}
+
+/* A launch the emulator refuses before running names the kernel once ("launch of 'k': clusters ...", not
+ * "launch of 'k': emu: launch of 'k': ..."). */
+Test(runtime, launch_refusal_names_the_kernel_once) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_80", &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source(ctx, "kernel k(x: *f32) { store(x + arange(0, 32), 1.0); }", NULL, &m), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 256, &x), TILE_OK);
+    void *args[] = {&x};
+    tile_launch_options o = {.size = sizeof o, .cluster = {2, 1, 1}};
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){2, 1, 1}, args, NULL, &o), TILE_ERROR_LAUNCH);
+    const char *msg = tile_last_error(ctx);
+    cr_assert(!strncmp(msg, "launch of 'k': clusters of 2 CTAs need sm_90 or later", 53) && !strstr(msg + 1, "launch of 'k'"), "%s", msg);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
