@@ -644,7 +644,12 @@ static void init_threads(EmuBlock *b) {
         t->tid[0] = local % L->block[0];
         t->tid[1] = (local / L->block[0]) % L->block[1];
         t->tid[2] = local / (L->block[0] * L->block[1]);
-        if (t->frames) t->frames[0] = emu_frame0(b, t); /* call stacks are kept across blocks */
+        if (t->frames) { /* call stacks are kept across blocks, frame 0's alloca buffer too (empty again) */
+            uint8_t *dyn = t->frames[0].dyn;
+            uint32_t cap = t->frames[0].cap_dyn;
+            t->frames[0] = emu_frame0(b, t);
+            t->frames[0].dyn = dyn, t->frames[0].cap_dyn = cap;
+        }
         uint64_t *s = t->r + EMU_SLOT_SREG;
         for (int k = 0; k < 3; k++) {
             s[EMU_SREG_TID_X + k] = t->tid[k];
