@@ -245,8 +245,8 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         /* the SIMD video instructions: lanes of a and b, sign- or zero-extended by .atype/.btype; each lane's result
          * saturated to the .dtype's lane range (.sat) or wrapped; .add: d = c + the lanes' results summed */
         bool set = in->op == EMU_OP_VSET2 || in->op == EMU_OP_VSET4;
-        bool as = in->ty2 == EMU_T_S32, bs = (set ? in->ty2 : in->ty3) == EMU_T_S32, ds = !set && in->ty == EMU_T_S32;
-        if (set) as = in->ty == EMU_T_S32, bs = in->ty2 == EMU_T_S32;
+        /* vset's types are .atype.btype, the others' .dtype.atype.btype */
+        bool as = (set ? in->ty : in->ty2) == EMU_T_S32, bs = (set ? in->ty2 : in->ty3) == EMU_T_S32, ds = !set && in->ty == EMU_T_S32;
         unsigned lanes = EMU_VIDEO_LANES(in->op), w = 32 / lanes;
         uint32_t lmask = lanes == 4 ? 0xFF : 0xFFFF, r = 0;
         int64_t lo = ds ? -(int64_t)(lmask / 2) - 1 : 0, hi = ds ? (int64_t)(lmask / 2) : (int64_t)lmask;

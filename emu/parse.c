@@ -760,7 +760,7 @@ static bool normalize_call(Parser *ps, EmuIns *in, uint32_t line) {
     return call_lists_ok(ps, in, line);
 }
 
-/* A bra to `name` (resolved with the other labels at the function's end). */
+/* A bra to `name` (resolved with the other labels at the function's end); with no name, the caller sets its target. */
 static void emit_bra(Parser *ps, const char *name, uint32_t len, uint32_t line) {
     EmuIns in;
     memset(&in, 0, sizeof in);
@@ -770,8 +770,10 @@ static void emit_bra(Parser *ps, const char *name, uint32_t len, uint32_t line) 
     in.line = line;
     in.nops = 1;
     in.ok[0] = EMU_OK_LABEL;
-    GROW(ps->fixes, ps->nfixes, ps->capfixes);
-    ps->fixes[ps->nfixes++] = (struct Fix){ps->ncode, name, len, line, ps->cur_blk};
+    if (len) {
+        GROW(ps->fixes, ps->nfixes, ps->capfixes);
+        ps->fixes[ps->nfixes++] = (struct Fix){ps->ncode, name, len, line, ps->cur_blk};
+    }
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
 }
@@ -781,8 +783,7 @@ static void emit_bra(Parser *ps, const char *name, uint32_t len, uint32_t line) 
 static bool parse_branchtargets(Parser *ps) {
     uint32_t line = ps->tok.line, skip = ps->ncode, n = 0;
     next(ps);
-    emit_bra(ps, "", 0, line); /* its target: set below, after the table */
-    ps->nfixes--;
+    emit_bra(ps, NULL, 0, line); /* its target: set below, after the table */
     do {
         if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a label in .branchtargets");
         emit_bra(ps, ps->tok.s, ps->tok.len, ps->tok.line);

@@ -261,9 +261,6 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
     double t0 = now_seconds();
     Module *m = lang_compile(a, src, &lo, &d);
     double t1 = now_seconds();
-    for (int i = 0; i < d.n && !bad_define; i++) /* an error in a define's value ("<-D BM>") is the caller's too */
-        bad_define = d.msgs[i].level == DIAG_ERROR && d.msgs[i].loc.file && d.msgs[i].loc.file->name &&
-                     !strncmp(d.msgs[i].loc.file->name, "<-D ", 4);
     if (bad_define) st = TILE_ERROR_INVALID_VALUE;
     if (!m || d.nerrors) goto done;
     m->arch = arch;

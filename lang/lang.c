@@ -170,7 +170,12 @@ Module *lang_compile(Arena *a, const SrcFile *src, const LangOptions *opt, Diag 
     if (d->nerrors) return NULL;
     check_defines(a, files, nfiles, opt, d);
     if (d->nerrors) return NULL;
-    return gen_module(a, files, nfiles, opt, d);
+    Module *m = gen_module(a, files, nfiles, opt, d);
+    for (int i = 0; opt->bad_define && i < d->n; i++) /* an error in a define's value (gen_module's "<-D NAME>" source) */
+        if (d->msgs[i].level == DIAG_ERROR && d->msgs[i].loc.file && d->msgs[i].loc.file->name &&
+            !strncmp(d->msgs[i].loc.file->name, "<-D ", 4))
+            *opt->bad_define = true;
+    return m;
 }
 
 int lang_source_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d, const SrcFile ***out) {

@@ -26,8 +26,8 @@ typedef struct LangOptions {
     const LangDefine *defines;
     int ndefines;
     const char *kernel_name; /* NULL: every kernel of the file */
-    bool *bad_define;        /* optional out: set when a define names nothing it could set (the caller's
-                                usage error, not an error in the source) */
+    bool *bad_define;        /* optional out: set when a define names nothing it could set, or its value is wrong
+                                for what it sets (the caller's usage error, not an error in the source) */
     bool device_asserts;     /* compile device_assert (else it compiles to nothing, as C's NDEBUG) */
     int num_sms;             /* num_sms(): the device's multiprocessor count */
 } LangOptions;

@@ -1186,7 +1186,7 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
     const char *open = strchr(p, '('), *close = open && open < body ? strchr(open, ')') : NULL;
     if (close && close > body) return;
     int n = 0, cap = 16;
-    uint32_t *size = malloc(sizeof *size * (size_t)cap);
+    uint8_t *size = malloc((size_t)cap); /* each parameter's bytes, at most 255 (only tensor maps read them) */
     if (!size) return; /* out of memory: the launch checks nothing, as for PTX we cannot read */
     Str sig = {0};
     str_printf(&sig, "%s", "");
@@ -1217,7 +1217,7 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
             }
         }
         if (n == cap) {
-            uint32_t *more = realloc(size, sizeof *size * (size_t)(cap *= 2));
+            uint8_t *more = realloc(size, (size_t)(cap *= 2));
             if (!more) {
                 free(size), str_free(&sig);
                 return;
@@ -1225,16 +1225,11 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
             size = more;
         }
         uint32_t bytes = (bits >= 8 ? bits / 8 : 1) * (count ? count : 1);
-        size[n++] = bytes;
+        size[n++] = (uint8_t)(bytes > 255 ? 255 : bytes);
         str_printf(&sig, "%s%s%s", n > 1 ? ", " : "", ptr ? "ptr" : *type ? type : "b64", tail);
     }
-    if (!(k->param_size = malloc((size_t)(n ? n : 1)))) {
-        free(size), str_free(&sig);
-        return;
-    }
     k->nparams = n;
-    for (int i = 0; i < n; i++) k->param_size[i] = (uint8_t)(size[i] > 255 ? 255 : size[i]); /* only tensor maps read it */
-    free(size);
+    k->param_size = size;
     k->raw_signature = sig.buf;
     const char *hdr = close ? close : p;
     for (const char *dir = hdr; dir < body; dir++) { /* .maxntid / .reqntid x[, y[, z]] */

@@ -402,17 +402,18 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
     return true;
 }
 
-static bool grid_from(PyObject *g, tile_dim3 *out) {
+bool tpy_dim3(PyObject *g, const char *what, bool allow_zero, tile_dim3 *out) {
     unsigned d[3] = {1, 1, 1};
+    long lo = allow_zero ? 0 : 1;
     if (PyLong_Check(g)) {
         long v = PyLong_AsLong(g);
         if (v == -1 && PyErr_Occurred()) return false;
-        if (v < 0 || v > 0x7fffffffL) goto range;
+        if (v < lo || v > 0x7fffffffL) goto range;
         d[0] = (unsigned)v;
     } else if (PyTuple_Check(g) || PyList_Check(g)) {
         Py_ssize_t n = PySequence_Size(g);
         if (n < 1 || n > 3) {
-            PyErr_Format(PyExc_ValueError, "grid: expected 1 to 3 dimensions, got %d", (int)n);
+            PyErr_Format(PyExc_ValueError, "%s: expected 1 to 3 dimensions, got %d", what, (int)n);
             return false;
         }
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -421,20 +422,20 @@ static bool grid_from(PyObject *g, tile_dim3 *out) {
             long v = PyLong_AsLong(e);
             Py_DECREF(e);
             if (v == -1 && PyErr_Occurred()) {
-                PyErr_SetString(PyExc_TypeError, "grid: dimensions must be integers");
+                PyErr_Format(PyExc_TypeError, "%s: dimensions must be integers", what);
                 return false;
             }
-            if (v < 0 || v > 0x7fffffffL) goto range;
+            if (v < lo || v > 0x7fffffffL) goto range;
             d[i] = (unsigned)v;
         }
     } else {
-        PyErr_Format(PyExc_TypeError, "grid: expected an int, a tuple of ints or a callable, got %R", (PyObject *)Py_TYPE(g));
+        PyErr_Format(PyExc_TypeError, "%s: expected an int or a tuple of 1 to 3 ints, got %R", what, (PyObject *)Py_TYPE(g));
         return false;
     }
     *out = (tile_dim3){d[0], d[1], d[2]};
     return true;
 range:
-    PyErr_SetString(PyExc_ValueError, "grid: a dimension is negative or too large");
+    PyErr_Format(PyExc_ValueError, "%s: a dimension is %s or too large", what, allow_zero ? "negative" : "not positive");
     return false;
 }
 
@@ -449,7 +450,7 @@ static PyObject *kernel_subscript(PyObject *self, PyObject *grid) {
     if (PyCallable_Check(grid)) {
         Py_INCREF(grid);
         l->grid_fn = grid;
-    } else if (!grid_from(grid, &l->grid)) {
+    } else if (!tpy_dim3(grid, "grid", true, &l->grid)) {
         Py_DECREF(l);
         return NULL;
     }
@@ -523,7 +524,7 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
         PyObject *g = PyObject_CallFunctionObjArgs(l->grid_fn, meta, NULL);
         Py_DECREF(meta);
         if (!g) return false;
-        bool ok = grid_from(g, &pr->grid);
+        bool ok = tpy_dim3(g, "grid", true, &pr->grid);
         Py_DECREF(g);
         if (!ok) return false;
     }

@@ -260,47 +260,9 @@ static void ptxkernel_dealloc(PyObject *self) {
     Py_DECREF(tp);
 }
 
-/* An int or a sequence of 1 to 3 ints: a grid, block or cluster (zero allowed only where allow_zero). */
-static bool dim3_from(PyObject *g, const char *what, bool allow_zero, tile_dim3 *out) {
-    unsigned d[3] = {1, 1, 1};
-    PyObject *seq = NULL;
-    Py_ssize_t n = 1;
-    if (!PyLong_Check(g)) {
-        if (!(seq = PySequence_Tuple(g))) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "%s: expected an int or a tuple of 1 to 3 ints, got %R", what, (PyObject *)Py_TYPE(g));
-            return false;
-        }
-        n = PyTuple_Size(seq);
-        if (n < 1 || n > 3) {
-            Py_DECREF(seq);
-            PyErr_Format(PyExc_ValueError, "%s: expected 1 to 3 dimensions, got %d", what, (int)n);
-            return false;
-        }
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long v = PyLong_AsLong(seq ? PyTuple_GetItem(seq, i) : g);
-        if (v == -1 && PyErr_Occurred()) {
-            Py_XDECREF(seq);
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "%s: dimensions must be integers", what);
-            return false;
-        }
-        if (v < (allow_zero ? 0 : 1) || v > 0x7fffffffL) {
-            Py_XDECREF(seq);
-            PyErr_Format(PyExc_ValueError, "%s: dimension %d is %ld", what, (int)i, v);
-            return false;
-        }
-        d[i] = (unsigned)v;
-    }
-    Py_XDECREF(seq);
-    *out = (tile_dim3){d[0], d[1], d[2]};
-    return true;
-}
-
 static PyObject *ptxkernel_subscript(PyObject *self, PyObject *grid) {
     tile_dim3 g;
-    if (!dim3_from(grid, "grid", true, &g)) return NULL;
+    if (!tpy_dim3(grid, "grid", true, &g)) return NULL;
     TPyPtxLauncher *l = PyObject_New(TPyPtxLauncher, TPy_PtxLauncherType);
     if (!l) return NULL;
     Py_INCREF(self);
@@ -367,8 +329,8 @@ static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwar
         return PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature,
                             (int)n);
     tile_launch_options o = {.size = sizeof o, .shared_bytes = shared, .cooperative = cooperative};
-    if (block && block != Py_None && !dim3_from(block, "block", false, &o.block)) return NULL;
-    if (cluster && cluster != Py_None && !dim3_from(cluster, "cluster", false, &o.cluster)) return NULL;
+    if (block && block != Py_None && !tpy_dim3(block, "block", false, &o.block)) return NULL;
+    if (cluster && cluster != Py_None && !tpy_dim3(cluster, "cluster", false, &o.cluster)) return NULL;
     if (!o.block.x && !k->block_threads)
         return PyErr_Format(PyExc_ValueError, "kernel '%s': its PTX has no .maxntid or .reqntid: give block=", k->name);
     TPyScope sc = {.dev = dev};

@@ -93,6 +93,9 @@ bool tpy_dtype_compatible(int dt, const TPyArray *a);
 /* ---- kernel.c ---- */
 int tpy_kernel_types_init(PyObject *module);
 uint16_t tpy_f32_to_f16(float f); /* round to nearest even (scalar arguments of f16 parameters) */
+/* An int or a tuple/list of 1 to 3 ints: a grid (zeros allowed: nothing launches), block or cluster;
+ * what names it in the TypeError/ValueError. */
+bool tpy_dim3(PyObject *g, const char *what, bool allow_zero, tile_dim3 *out);
 PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* ---- ptx.c ---- */
