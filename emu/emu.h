@@ -287,7 +287,10 @@ enum {
 #define EMU_F(e) (1u << EMU_FB_##e)
 /* EmuIns.xflags: .multicast::cluster (cp.async.bulk[.tensor] into the shared memory of every CTA of a
  * 16-bit mask, its last operand); .shared::cta on isspacep (the thread's own CTA only, not the cluster's) */
+/* The NaN a tensor copy writes for an out-of-bounds element in NaN fill mode (f16, bf16); fma.rn.oob reads it as "OOB" */
+#define EMU_OOB_NAN16 0x7FFFu
 enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
+       EMU_XF_OOB = 1, /* fma.rn.oob (the bit is cp.async.bulk's .multicast::cluster on those ops) */
        EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8, /* wmma: .col (load, store; mma: A), mma: B .col; mma: A .col, B .col */
        EMU_XF_PROXY_ASYNC = 16, /* fence.proxy.async covering shared memory (not .global) */
        EMU_XF_ACQUIRE = 32, EMU_XF_RELEASE = 64, /* ld/st/atom/red .acquire, .release (.acq_rel: both) */

@@ -789,7 +789,7 @@ static bool tensor_box(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuTen
                         uint8_t *sp = cta + swizzle_addr(soff + (uint32_t)(idx * es), tm.swizzle);
                         if (!inside) {
                             if (load && tm.fill) { /* NaN fill: a quiet NaN of the element's format */
-                                uint64_t nan = es == 2 ? 0x7FFFu : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull;
+                                uint64_t nan = es == 2 ? EMU_OOB_NAN16 : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull;
                                 memcpy(sp, &nan, es);
                             } else if (load) {
                                 memset(sp, 0, es);

@@ -163,6 +163,8 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
         if (native) v = native_op(EMU_OP_FMA, ety == EMU_T_F64, a, b, c, rnd);
         else v = fma(a, b, c);
         if ((in->flags & EMU_F(RELU)) && signbit(v) && !isnan(v)) v = 0; /* fma.rn.relu (f16, bf16, pairs): a set sign bit clears */
+        if (in->op == EMU_OP_FMA && (in->xflags & EMU_XF_OOB) && ((xa & 0xFFFF) == EMU_OOB_NAN16 || (xb & 0xFFFF) == EMU_OOB_NAN16 || (xc & 0xFFFF) == EMU_OOB_NAN16))
+            v = 0; /* fma.rn.oob: an operand that is the OOB-NaN a tensor copy fills in gives +0 */
         break;
     case EMU_OP_DIV:
         if (native && !(in->flags & (EMU_F(APPROX) | EMU_F(FULL)))) v = native_op(EMU_OP_DIV, ety == EMU_T_F64, a, b, 0, rnd);

@@ -269,6 +269,10 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
 /* Checks operand count and destination kinds, per op. */
 bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     int want = -1, want_max = -1;
+    if (in->op == EMU_OP_FMA && (in->xflags & EMU_XF_OOB) &&
+        ((in->ty != EMU_T_F16 && in->ty != EMU_T_F16X2 && in->ty != EMU_T_BF16 && in->ty != EMU_T_BF16X2) ||
+         (in->flags & (EMU_F(FTZ) | EMU_F(SAT))) || in->rnd != EMU_RND_RN))
+        return perr(ps, line, "'%.*s': fma.rn.oob takes .f16, .f16x2, .bf16 or .bf16x2 (with .relu at most)", (int)len, s);
     switch (in->op) {
     case EMU_OP_ADD: case EMU_OP_SUB: case EMU_OP_MUL: case EMU_OP_DIV: case EMU_OP_REM: case EMU_OP_MIN:
     case EMU_OP_MAX: case EMU_OP_AND: case EMU_OP_OR: case EMU_OP_XOR: case EMU_OP_SHL: case EMU_OP_SHR:

@@ -257,6 +257,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             continue;
         }
         if (op == EMU_OP_FENCE && l == 5 && memcmp(p, "async", 5) == 0) { in->xflags |= EMU_XF_PROXY_ASYNC; continue; }
+        if (op == EMU_OP_FMA && l == 3 && memcmp(p, "oob", 3) == 0) { in->xflags |= EMU_XF_OOB; continue; }
         if (op == EMU_OP_LD || op == EMU_OP_ST || op == EMU_OP_ATOM || op == EMU_OP_RED) { /* memory order, for racecheck */
             bool acq = (l == 7 && memcmp(p, "acquire", 7) == 0) || (l == 7 && memcmp(p, "acq_rel", 7) == 0);
             bool rel = (l == 7 && memcmp(p, "release", 7) == 0) || (l == 7 && memcmp(p, "acq_rel", 7) == 0);

@@ -578,6 +578,26 @@ static uint64_t r_fma_relu_f16x2(uint64_t a, uint64_t b, uint64_t c) {
     return (uint32_t)f16_fma_relu((uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16)) << 16 |
            f16_fma_relu((uint16_t)a, (uint16_t)b, (uint16_t)c);
 }
+/* fma.rn.oob: an operand that is the OOB-NaN of a tensor copy's NaN fill (0x7fff) gives +0, other NaNs stay NaN */
+static uint16_t f16_fma_oob(uint16_t ua, uint16_t ub, uint16_t uc, bool relu) {
+    if (ua == 0x7FFF || ub == 0x7FFF || uc == 0x7FFF) return 0;
+    if (relu) return f16_fma_relu(ua, ub, uc);
+    _Float16 x, y, z;
+    memcpy(&x, &ua, 2), memcpy(&y, &ub, 2), memcpy(&z, &uc, 2);
+    double v = fma((double)x, (double)y, (double)z);
+    if (isnan(v)) return 0x7FFF;
+    _Float16 h = (_Float16)v;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+}
+static uint64_t r_fma_oob_f16x2(uint64_t a, uint64_t b, uint64_t c) {
+    return (uint32_t)f16_fma_oob((uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), false) << 16 |
+           f16_fma_oob((uint16_t)a, (uint16_t)b, (uint16_t)c, false);
+}
+static uint64_t r_fma_oob_relu_f16(uint64_t a, uint64_t b, uint64_t c) {
+    return f16_fma_oob((uint16_t)a, (uint16_t)b, (uint16_t)c, true);
+}
 static uint64_t r_cvt_relu_f16(uint64_t a, uint64_t b, uint64_t c) {
     (void)c; (void)b;
     uint16_t h = ref_f16(F(a));
@@ -752,6 +772,9 @@ static const Case cases[] = {
     {"cvt.pack.sat.u2.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_u2, CMP_EXACT, 0},
     {"cvt.rn.satfinite.relu.e4m3x2.f32 %rs1, %r1, %r2;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_relu_e4m3x2, CMP_EXACT, 0},
     {"div.approx.f32 %r4, %r1, %r2;", false, r_div_approx, CMP_ULP32, 0x1p-21},
+    {"fma.rn.oob.f16x2 %r4, %r1, %r2, %r3;", false, r_fma_oob_f16x2, CMP_EXACT, 0},
+    {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 {%rs3, %rs4}, %r2;\n mov.b32 {%rs5, %rs6}, %r3;\n"
+     " fma.rn.oob.relu.f16 %rs7, %rs1, %rs3, %rs5;\n cvt.u32.u16 %r4, %rs7;", false, r_fma_oob_relu_f16, CMP_EXACT, 0},
 };
 
 static const uint32_t special32[] = {
@@ -759,6 +782,7 @@ static const uint32_t special32[] = {
     0xC3020000, /* -130.0: ex2 of it is subnormal */
     0x00000001, 0x80000001, 0x00800000, 0x007FFFFF, 0x7F7FFFFF, 0x3FC00000, 0x40490FDB, 0x4B000000, 0x3F000000,
     0x3F400000, 0xC0200000, 31, 32, 33, 255, 0x12345678, 0x477FE000, 0x477FF000, 0x33800000, 0x387FC000, 0x4F800000,
+    0x3C007FFF, 0x7FFE3C00, /* f16 pairs: 1.0 and the OOB-NaN a tensor copy fills in; another NaN and 1.0 */
 };
 
 static void run_case(TileDevice *d, const Case *c, size_t ci) {
@@ -1031,6 +1055,9 @@ Test(report, unsupported) {
     const char *badmod = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n prmt.b32.f5e %r1, %r2, %r3, %r1;\n ret;\n}\n";
     cr_assert_eq(dev_module_load_ptx(d, badmod, &m), DEV_ERR_PTX);
     cr_assert(strstr(dev_last_error(d), "unsupported modifier '.f5e'"), "%s", dev_last_error(d));
+    const char *oob = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n fma.rn.oob.f32 %r1, %r2, %r3, %r1;\n ret;\n}\n";
+    cr_assert_eq(dev_module_load_ptx(d, oob, &m), DEV_ERR_PTX);
+    cr_assert(strstr(dev_last_error(d), "ptx:7:") && strstr(dev_last_error(d), "fma.rn.oob takes .f16"), "%s", dev_last_error(d));
     const char *undecl = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n add.s32 %r1, %r9, 1;\n ret;\n}\n";
     cr_assert_eq(dev_module_load_ptx(d, undecl, &m), DEV_ERR_PTX);
     cr_assert(strstr(dev_last_error(d), "undeclared register '%r9'"), "%s", dev_last_error(d));
