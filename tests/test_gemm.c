@@ -699,13 +699,15 @@ Test(gemm, api_f8_block_scales_after_group_quant, .timeout = 300) {
 
 /* tile_gemm f16/bf16 through the API at sizes where sm_90a takes its 128 x 256 x 64 two-warpgroup
  * tiles (hopper_gemm), float64-checked, outputs poisoned, odd sizes and both B layouts. */
-static void api_16_case_cfg(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, const char *const *config) {
+/* tight: the leading dimensions are the sizes (k, n or k, n), else multiples of 16 past them */
+static void api_16_case_ld(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, const char *const *config, bool tight) {
     bool bf = dt == TILE_BF16, f32 = dt == TILE_F32; /* f32: tf32 products */
     bool split = false;
     for (int i = 0; config && config[i]; i++) split |= !strncmp(config[i], "SPLIT_K=", 8) && atoi(config[i] + 8) > 1;
     size_t es = f32 ? 4 : 2;
     /* leading dimensions multiples of 16 past the sizes (split-K wants C contiguous: ldc == n) */
     int k16 = (k + 15) / 16 * 16, lda = k16 + 16, ldb = (trans_b ? k16 : n) + 16, ldc = split ? n : n + 4;
+    if (tight) lda = k, ldb = trans_b ? k : n, ldc = n;
     size_t na = (size_t)m * lda, nb = (size_t)(trans_b ? n : k) * ldb, nc = (size_t)m * ldc;
     uint16_t *ha = malloc(na * es), *hb = malloc(nb * es);
     float *hc = malloc(nc * 4), *fa = (float *)ha, *fb = (float *)hb;
@@ -751,6 +753,9 @@ static void api_16_case_cfg(tile_context *ctx, tile_dtype dt, int m, int n, int 
     free(ha), free(hb), free(hc);
 }
 
+static void api_16_case_cfg(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b, const char *const *config) {
+    api_16_case_ld(ctx, dt, m, n, k, trans_b, config, false);
+}
 static void api_16_case(tile_context *ctx, tile_dtype dt, int m, int n, int k, int trans_b) {
     api_16_case_cfg(ctx, dt, m, n, k, trans_b, NULL);
 }
@@ -884,5 +889,12 @@ Test(gemm, api_persistent_sm90a, .timeout = 600) {
         cr_assert_eq(info.grid.x, (unsigned)cs[i].programs, "grid %u", info.grid.x);
         cr_assert_eq(info.block.x, strstr(info.config, "num_warps=8") ? 384u : 256u, "block %u: a producer warpgroup (%s)", info.block.x, info.config);
     }
+    /* rows the compiler cannot prove 16-byte aligned (k = 33 halves) load without tensor maps: no
+     * producer warpgroup, and the configuration says so */
+    api_16_case_ld(ctx, TILE_F16, 100, 77, 33, 0, NULL, true);
+    tile_gemm_info info;
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    cr_assert(strstr(info.config, "warp_specialize=0") && strstr(info.config, "num_warps=8"), "config %s", info.config);
+    cr_assert_eq(info.block.x, 256u, "block %u (%s)", info.block.x, info.config);
     tile_context_destroy(ctx);
 }

@@ -455,8 +455,14 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (config_int(v.defines, "PERSISTENT", 0) && gx > rt_num_sms(ctx)) gx = rt_num_sms(ctx); /* each program loops over tiles */
     tile_gemm_info info = {.tuned = tuned, .source = source};
     snprintf(info.kernel, sizeof info.kernel, "%s", pr->kernel);
+    /* warp_specialize asks for a producer warpgroup; the compiler adds one only where the loads can go
+     * through tensor maps (rows it can prove 16-byte aligned): the configuration says what runs */
+    int nw = config_int(v.defines, "num_warps", -1);
+    bool no_producer = config_int(v.defines, "warp_specialize", 0) && nw > 0 && ka.num_warps == nw;
     Str cs = {0};
-    for (int i = 0; i < v.ndefines; i++) str_printf(&cs, "%s%s", i ? " " : "", v.defines[i]);
+    for (int i = 0; i < v.ndefines; i++)
+        str_printf(&cs, "%s%s", i ? " " : "",
+                   no_producer && !strncmp(v.defines[i], "warp_specialize=", 16) ? "warp_specialize=0" : v.defines[i]);
     if (!cs.buf || !strstr(cs.buf, "num_warps=")) str_printf(&cs, "%snum_warps=%d", cs.len ? " " : "", ka.num_warps);
     if (!strstr(cs.buf, "num_stages=")) str_printf(&cs, " num_stages=%d", ka.num_stages);
     snprintf(info.config, sizeof info.config, "%s", cs.buf);
