@@ -315,6 +315,9 @@ TILE_API tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_s
  *     cudaMalloc, PyTorch: the default context is the device's primary context, the one the
  *     CUDA runtime uses), checked against the end of its allocation as the driver reports it.
  * Anything else is TILE_ERROR_INVALID_VALUE with a message, before the device sees it. */
+/* tile_malloc: 256-byte aligned.  bytes = 0, or more than 2^46 (more than any device has), is
+ * TILE_ERROR_INVALID_VALUE; a size the device cannot hold now is TILE_ERROR_OUT_OF_MEMORY (on emu:
+ * beyond the host's memory or the emulator's 4 TiB range).  tile_free(ctx, 0) does nothing. */
 TILE_API tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out);
 TILE_API tile_status tile_free(tile_context *ctx, tile_devptr p);
 /* Make the caller's host memory [host_ptr, host_ptr + bytes) device memory of ctx without copying;
