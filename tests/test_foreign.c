@@ -14,6 +14,7 @@
  * and what the emulator does not have (native contexts, native streams).
  * TILE_TEST_DEVICE=cuda runs the same client on a GPU (registered memory is
  * then pinned, mapped host memory). */
+#include <dlfcn.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -337,6 +338,13 @@ Test(foreign, emulator_has_no_native_handles) {
     cr_expect(strstr(tile_last_error(NULL), "the emulator has no native contexts"), "%s", tile_last_error(NULL));
     cr_expect_eq(tile_context_create_from_native(NULL, &o, &ctx), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(NULL), "cu_context is NULL"), "%s", tile_last_error(NULL));
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (driver) dlclose(driver);
+    else { /* no CUDA driver on this machine: a CUcontext cannot exist, nothing is dereferenced */
+        cr_expect_eq(tile_context_create_from_native(&fake, NULL, &ctx), TILE_ERROR_NO_DEVICE);
+        cr_expect_null(ctx);
+        cr_expect(strstr(tile_last_error(NULL), "libcuda.so.1"), "%s", tile_last_error(NULL));
+    }
     ctx = open_ctx();
     cr_expect(!strstr(tile_last_error(NULL), "cu_context"), "a context was made: the creation error is cleared (%s)", tile_last_error(NULL));
     tile_stream s = NULL;

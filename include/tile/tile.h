@@ -243,7 +243,8 @@ TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, til
  * uses it and never destroys it (tile_context_destroy synchronizes it and releases tile's own
  * modules, memory and streams only).  Every call makes it current on the calling thread and leaves
  * it current.  opt may be NULL; opt->device, when set, must name cuda (its N is ignored: the device
- * is the context's).  The emulator has no native contexts: TILE_ERROR_UNSUPPORTED. */
+ * is the context's).  The emulator has no native contexts: TILE_ERROR_UNSUPPORTED; without the CUDA
+ * driver: TILE_ERROR_NO_DEVICE; cu_context NULL: TILE_ERROR_INVALID_VALUE. */
 TILE_API tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out);
 TILE_API void tile_context_destroy(tile_context *ctx);
 /* The message of the calling thread's last failure on this context ("" when none): each thread
