@@ -106,6 +106,9 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
         bool scalar = in->vec == 1 && in->ok[vi] == EMU_OK_REG;
         bool vec4 = in->vec == 4 && in->ok[vi] == EMU_OK_VEC && in->on[vi] == 4;
         bool ld = in->op != EMU_OP_ST;
+        /* ld.s32 into a 64-bit register sign-extends (LLVM folds sext(load i32) into ld.param.s32 %rd,
+         * ld.global.s32 %rd): the checked path extends by the type, these copy bits */
+        if (ld && sz == 4 && emu_type_kind(in->ty) == EMU_K_S) return FAST_NONE;
         if (in->space == EMU_SP_GLOBAL || in->op == EMU_OP_LDU) {
             if (scalar && sz == 4) return ld ? FAST_LDG32 : FAST_STG32;
             if (scalar && sz == 8) return ld ? FAST_LDG64 : FAST_STG64;

@@ -236,6 +236,38 @@ Test(forms, ptr_params_with_and_without_align) {
     dev_close(d);
 }
 
+/* ld.s32 into a 64-bit register sign-extends, from every space: LLVM folds sext(load i32) into
+ * `ld.param.s32 %rd` and `ld.global.s32 %rd` (a negative i32 argument or index widened to i64).
+ * Before: the fast paths of 32-bit parameter, global and shared loads zero-extended. */
+Test(forms, signed_loads_into_64_bit_registers) {
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 .ptr .global .align 16 out, .param .u64 .ptr .global .align 16 in, .param .u32 neg)\n{\n"
+        " .reg .b32 %r<4>;\n .reg .b64 %rd<12>;\n .shared .align 4 .b32 sm[1];\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd2, [in];\n"
+        " ld.param.s32 %rd3, [neg];\n ld.global.s32 %rd4, [%rd2];\n ld.global.nc.s32 %rd5, [%rd2+4];\n"
+        " ld.global.u32 %rd6, [%rd2];\n ld.global.s16 %rd7, [%rd2+8];\n"
+        " ld.global.u32 %r1, [%rd2];\n st.shared.u32 [sm], %r1;\n ld.shared.s32 %rd8, [sm];\n"
+        " mov.u64 %rd9, sm;\n cvta.shared.u64 %rd9, %rd9;\n ld.s32 %rd10, [%rd9];\n"
+        " st.global.u64 [%rd1], %rd3;\n st.global.u64 [%rd1+8], %rd4;\n st.global.u64 [%rd1+16], %rd5;\n"
+        " st.global.u64 [%rd1+24], %rd6;\n st.global.u64 [%rd1+32], %rd7;\n st.global.u64 [%rd1+40], %rd8;\n"
+        " st.global.u64 [%rd1+48], %rd10;\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    int32_t init[3] = {-7, -2147483647 - 1, 0x8001}; /* the s16 load reads 0x8001: -32767 */
+    uint64_t out = buffer(d, NULL, 56), in = buffer(d, init, sizeof init);
+    int32_t neg = -100;
+    void *params[] = {&out, &in, &neg};
+    launch_ok(d, f, 1, 1, params);
+    int64_t v[7];
+    cr_assert_eq(dev_memcpy_dtoh(d, v, out, sizeof v), DEV_OK);
+    static const int64_t want[7] = {-100, -7, -2147483648LL, 4294967289LL, -32767, -7, -7};
+    for (int i = 0; i < 7; i++) cr_expect_eq(v[i], want[i], "value %d: %lld, want %lld", i, (long long)v[i], (long long)want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Predicates: `@p` and `@!p` guards on every kind of instruction (moves,
  * arithmetic, loads, stores, atomics, branches, calls, barriers), negated
  * predicate sources of setp, set and vote; per thread, odd threads take

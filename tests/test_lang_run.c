@@ -1303,6 +1303,38 @@ Test(lang_run, dot_scaled_errors) {
  * alike; compile-time arithmetic is done in double (0.1 + 0.2 folded, then rounded once where used);
  * with f32 values the same literals round to f32 (1e40: inf).  Before: every float literal was rounded
  * to f32 where it was written. */
+/* A negative i32 argument and negative i32 indices widened to i64 (cross-entropy's ignore_index = -100,
+ * a -1 "no adapter" id): LLVM folds the sext into `ld.param.s32 %rd` / `ld.global.s32 %rd`, which the
+ * emulator's fast loads zero-extended (4294967196 for -100). */
+Test(lang_run, negative_i32_widened_to_i64) {
+    K k;
+    load_src(&k,
+             "kernel k(labels: *i64, ids: *i32, out: *i64, ig: i32) {\n"
+             "    let c = arange(0, 16);\n"
+             "    let y = load(labels + c);\n"
+             "    store(out + c, where(y == ig as i64, 1, 0) as i64);\n"
+             "    let id = load(ids + 3);\n"
+             "    store(out + 16, id as i64);\n"
+             "    store(out + 17, ig as i64);\n"
+             "    if id < 0 { store(out + 18, 5 as i64); }\n"
+             "}\n",
+             "k");
+    int64_t labels[16], o[19];
+    int32_t ids[4] = {4, 5, 6, -1};
+    for (int i = 0; i < 16; i++) labels[i] = i % 3 == 0 ? -100 : i;
+    memset(o, 0xff, sizeof o);
+    uint64_t dl = upload(&k, labels, sizeof labels), di = upload(&k, ids, sizeof ids), d_o = upload(&k, o, sizeof o);
+    int32_t ig = -100;
+    void *params[] = {&dl, &di, &d_o, &ig};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 16; i++) cr_assert_eq(o[i], i % 3 == 0, "labels[%d] == -100: %lld", i, (long long)o[i]);
+    cr_assert_eq(o[16], -1, "ids[3] as i64: %lld", (long long)o[16]);
+    cr_assert_eq(o[17], -100, "ig as i64: %lld", (long long)o[17]);
+    cr_assert_eq(o[18], 5, "id < 0 taken: %lld", (long long)o[18]);
+    unload(&k);
+}
+
 Test(lang_run, float_literals_exact_until_typed) {
     K k;
     load_src(&k,
