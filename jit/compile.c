@@ -157,8 +157,8 @@ static void record_kernels(Module *m, tile_compiled *out) {
         for (int a = 0; a < f->nargs; a++) {
             const Type *t = tir_vtype(f, f->args[a].value);
             if (a) str_puts(&s, ", ");
-            if (t->dt == DT_PTR) str_printf(&s, "*%s", dtype_name(t->pointee->dt));
-            else str_puts(&s, dtype_name(t->dt));
+            for (; t->dt == DT_PTR; t = t->pointee) str_putc(&s, '*'); /* "**f16": a table of pointers */
+            str_puts(&s, dtype_name(t->dt));
             if (f->args[a].spec == SPEC_DIV16) str_puts(&s, ":16");
             if (f->args[a].spec == SPEC_ONE) str_puts(&s, "=1");
         }

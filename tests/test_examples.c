@@ -250,6 +250,9 @@ Test(examples, grouped_gemm) {
     seed_rng();
     K k;
     load_example(&k, "grouped_gemm.tile", NULL);
+    /* the signature names the tables of pointers as such (it said "*ptr:16", which readers could not use) */
+    cr_assert(k.c.nkernels == 1 && !strncmp(k.c.kernels[0].signature, "**f16:16, **f16:16, **f16:16, *i32:16, *i32:16, i32", 52),
+              "signature %s", k.c.kernels[0].signature);
     enum { G = 4 };
     /* m, n, k per problem: none a multiple of the 64x64x32 tiles except one dimension */
     int32_t sizes[G * 3] = {77, 45, 53, 128, 64, 32, 33, 97, 40, 5, 130, 70};

@@ -105,7 +105,8 @@ typedef struct tile_kernel_info {
     int num_warps, num_stages; /* num_warps: the warps launched (with @warp_specialize on sm_90a, the producer warpgroup's 4 too) */
     int smem_bytes;     /* shared memory the kernel needs */
     int smem_dynamic;   /* 1: over 48 KiB, so it is dynamic: launch with smem_bytes of dynamic shared memory */
-    char *signature;    /* run-time parameters, e.g. "*f32:16, *f32:16, i32" (:16 divisible/aligned, =1 equal to one) */
+    char *signature;    /* run-time parameters, e.g. "*f32:16, **f16:16, i32" (:16 divisible/aligned, =1 equal to one;
+                           "**f16": a pointer to pointers) */
     int registers;      /* from ptxas -v, -1 when not assembled */
     int spill_bytes;    /* spill stores + loads bytes from ptxas -v, -1 when not assembled */
     /* Since 0.2: the tensor maps the kernel takes after its arguments (sm_90a, "" when none), built by

@@ -240,6 +240,31 @@ class Launch(unittest.TestCase):
         close(self, c, a.astype(np.float64) @ b.astype(np.float64), 1e-5, 1e-5 * k)
 
 
+    def test_tables_of_pointers(self):
+        """kernels/examples/grouped_gemm.tile: **f16 parameters, tables built with tile.data_ptr (Triton's
+        torch.tensor([t.data_ptr() ...]) pattern), three problems of odd sizes, float64-checked."""
+        mod = tile.compile(os.path.join(KERNELS, "examples", "grouped_gemm.tile"), device=self.dev)
+        k = mod.grouped_matmul
+        self.assertEqual([t for _, t in k.params][:3], ["**f16", "**f16", "**f16"])
+        shapes = [(70, 45, 33), (17, 130, 64), (100, 9, 71)]
+        a = [rng.standard_normal((m, kk)).astype(np.float16) for m, n, kk in shapes]
+        b = [rng.standard_normal((kk, n)).astype(np.float16) for m, n, kk in shapes]
+        c = [np.full((m, n), np.nan, np.float16) for m, n, kk in shapes]
+        ta = np.array([tile.data_ptr(x, self.dev) for x in a], np.uint64)
+        tb = np.array([self.dev.data_ptr(x) for x in b], np.int64)
+        tc = np.array([tile.data_ptr(x, self.dev) for x in c], np.uint64)
+        self.assertEqual(tile.data_ptr(a[0][1:], self.dev), int(ta[0]) + a[0].strides[0])
+        sizes = np.array(shapes, np.int32).reshape(-1)
+        lds = np.array([(kk, n, n) for m, n, kk in shapes], np.int32).reshape(-1)
+        k[5,](ta, tb, tc, sizes, lds, len(shapes))
+        for x, y, z in zip(a, b, c):
+            close(self, z.astype(np.float64), x.astype(np.float64) @ y.astype(np.float64), 2e-3, 2e-3 * x.shape[1])
+        with self.assertRaisesRegex(TypeError, r"argument 'a': kernel 'grouped_matmul' takes \*\*f16 \(an array of 8-byte"):
+            k[5,](a[0], tb, tc, sizes, lds, len(shapes))
+        with self.assertRaisesRegex(ValueError, "owned by no NumPy array"):
+            tile.data_ptr(np.frombuffer(bytearray(64), np.float32), self.dev)
+
+
 SCALARS = """
 // out[i] = x[i] * s + t (f32 scalars), for i < n (an i64)
 @num_warps(1)

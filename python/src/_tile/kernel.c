@@ -37,6 +37,7 @@ typedef struct Param {
     char kind;  /* 'p' pointer, 'i' signed int, 'u' unsigned int, 'b' i1, 'f' float */
     int dtype;  /* tile_dtype of the pointee or the scalar (-1 for i1) */
     int bits;
+    int depth;  /* pointers: 1 for *T, 2 for **T (an array of 64-bit device addresses), ... */
 } Param;
 
 typedef struct Variant {
@@ -107,8 +108,9 @@ static bool read_params(TPyKernel *k, const char *tir, const char *sig) {
     for (int i = 0; i < k->nparams; i++) {
         while (*s == ' ' || *s == ',') s++;
         Param *q = &k->params[i];
-        bool ptr = *s == '*';
-        if (ptr) s++;
+        int depth = 0;
+        for (; *s == '*'; s++) depth++; /* "**f16": a table of pointers */
+        bool ptr = depth > 0;
         size_t n = strcspn(s, ":=, ");
         char t[32];
         snprintf(t, sizeof t, "%.*s", (int)n, s);
@@ -124,7 +126,7 @@ static bool read_params(TPyKernel *k, const char *tir, const char *sig) {
             PyErr_Format(TPy_Error, "kernel '%s': unknown parameter type '%s' in signature '%s'", k->name, t, sig);
             return false;
         }
-        if (ptr) q->kind = 'p', q->bits = 64;
+        if (ptr) q->kind = 'p', q->bits = 64, q->depth = depth;
     }
     return true;
 }
@@ -495,12 +497,15 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
         if (p->kind == 'p') {
             TPyArray a;
             if (!tpy_array(&pr->sc, o, p->name, &a)) return false;
-            if (!tpy_dtype_compatible(p->dtype, &a)) {
-                PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes *%s, got an array of '%s'", p->name, k->name,
-                             tile_dtype_name(p->dtype), a.typestr);
+            bool table = p->depth > 1; /* **T: 64-bit addresses (Device.data_ptr) */
+            if (table ? !((a.kind == 'i' || a.kind == 'u' || a.kind == 'V') && a.itemsize == 8) : !tpy_dtype_compatible(p->dtype, &a)) {
+                char ty[48]; /* PyErr_Format has no %.*s */
+                snprintf(ty, sizeof ty, "%.*s%s", p->depth, "********", tile_dtype_name(p->dtype));
+                PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes %s%s, got an array of '%s'", p->name, k->name, ty,
+                             table ? " (an array of 8-byte integers: device addresses from Device.data_ptr)" : "", a.typestr);
                 return false;
             }
-            size_t es = tile_dtype_size(p->dtype);
+            size_t es = table ? 8 : tile_dtype_size(p->dtype);
             if (es > 1 && a.ptr % es) {
                 PyErr_Format(PyExc_ValueError, "argument '%s': the array's address is not aligned to its %zu-byte elements",
                              p->name, es);
@@ -668,7 +673,7 @@ static PyObject *kernel_get_params(PyObject *self, void *c) {
     for (int i = 0; l && i < k->nparams; i++) {
         const Param *p = &k->params[i];
         char t[32];
-        snprintf(t, sizeof t, "%s%s", p->kind == 'p' ? "*" : "", p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype));
+        snprintf(t, sizeof t, "%.*s%s", p->kind == 'p' ? p->depth : 0, "********", p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype));
         PyObject *e = Py_BuildValue("(ss)", p->name, t);
         if (!e) {
             Py_CLEAR(l);

@@ -153,6 +153,26 @@ static PyObject *device_stats(PyObject *self, PyObject *unused) {
                          "registered_arrays", d->nregs);
 }
 
+/* data_ptr(array) -> int: the device address a launch would pass for the array (tables of pointers for
+ * `**T` parameters).  A host array is registered as a launch registers it, for as long as its owning
+ * array lives; memory no array owns would only be mapped for one call: refused. */
+static PyObject *device_data_ptr(PyObject *self, PyObject *obj) {
+    TPyDevice *d = (TPyDevice *)self;
+    TPyScope sc = {.dev = d};
+    TPyArray a;
+    bool ok = tpy_array(&sc, obj, "array", &a);
+    bool temporary = sc.ntemps > 0 || sc.ncapsules > 0;
+    tpy_scope_end(&sc, NULL);
+    if (!ok) return NULL;
+    if (temporary) {
+        PyErr_SetString(PyExc_ValueError,
+                        "data_ptr: the array's memory is owned by no NumPy array (a DLPack tensor, np.frombuffer over a bytearray): "
+                        "it is only mapped for the length of one call; pass it to the kernel directly, or copy it into a NumPy array");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong((unsigned long long)a.ptr);
+}
+
 static PyObject *device_get_name(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->name); }
 static PyObject *device_get_arch(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->arch); }
 static PyObject *device_get_is_emulator(PyObject *self, void *c) { return PyBool_FromLong(((TPyDevice *)self)->is_emulator); }
@@ -165,6 +185,8 @@ static PyObject *device_repr(PyObject *self) {
 static PyMethodDef device_methods[] = {
     {"synchronize", device_synchronize, METH_NOARGS, "Wait for all work on the device."},
     {"stats", device_stats, METH_NOARGS, "The context's counters (tile_context_get_stats_ex) as a dict."},
+    {"data_ptr", device_data_ptr, METH_O,
+     "data_ptr(array) -> int: the array's device address, as a launch passes it (for tables of pointers)."},
     {NULL},
 };
 static PyGetSetDef device_getset[] = {

@@ -18,7 +18,7 @@ from ._tile import CompileError, Device, Error, Kernel
 
 __all__ = ["device", "compile", "Module", "Kernel", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
            "decode_paged", "moe", "data_dir", "load_ptx", "PtxModule",
-           "version"]
+           "data_ptr", "version"]
 __version__ = _tile.version()
 
 _devices = {}
@@ -55,6 +55,17 @@ def device(name=None):
     if d is None:
         d = _devices[name] = Device(name)
     return d
+
+
+def data_ptr(array, device=None):
+    """The device address a launch passes for `array` on the device (default:
+    as tile.device(None)): what a table of pointers for a `**T` parameter
+    holds, as Triton users build one from `t.data_ptr()`.  A NumPy host array
+    stays mapped as long as it lives (docs/python.md, "Tables of pointers")."""
+    return _device(device).data_ptr(array)
+
+
+_device = device
 
 
 class Module:
