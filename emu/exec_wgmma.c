@@ -37,10 +37,12 @@
  *      results of all but the newest N committed groups to the registers.  A
  *      later wgmma that accumulates into registers still in flight reads the
  *      pending values (chained wgmmas).  Any other instruction that reads or
- *      writes an in-flight accumulator register is an error naming the
- *      register and the wgmma (emu_wgmma_check_access, called by the
- *      interpreter for every instruction while a thread has results in
- *      flight).  The shared memory it read stays read (emu_wgmma_smem_write
+ *      writes an in-flight accumulator register first ends the wgmma's group
+ *      and the ones before it, as the wait ptxas injects there does
+ *      (emu_wgmma_check_access, called by the interpreter for every
+ *      instruction while a thread has results in flight): the PTX ISA leaves
+ *      the access undefined, ptxas makes it see the result (info C7517/C7520:
+ *      the wgmmas are serialized).  The shared memory it read stays read (emu_wgmma_smem_write
  *      reports a write to it) and an A given in registers must keep its
  *      values (checked at the wait, which names the last instruction that
  *      wrote the register meanwhile) until the wait that retires the group: on
@@ -173,6 +175,9 @@ static void pend_set(EmuWgState *w, uint32_t slot, uint64_t value, uint32_t line
     *p = (EmuWgPend){.slot = slot, .group = w->open, .line = line, .value = value};
 }
 
+static bool retire(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t limit);
+static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t reader);
+
 bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     EmuWgState *w = t->wg;
     if (t->depth) return true; /* a .func's registers are not the entry's */
@@ -191,12 +196,13 @@ bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     for (uint32_t i = 0; i < ns; i++) {
         EmuWgPend *p = pend_find(w, slots[i]);
         if (!p) continue;
-        char name[64], line[256], where[600];
-        emu_slot_name(f, p->slot, name, sizeof name);
-        emu_module_line(b->L->m, p->line, line, sizeof line);
-        return emu_fault(b, t, in, "wgmma accumulator accessed while in flight",
-                         "register %s is an accumulator of the wgmma.mma_async at %s (%s), which no wgmma.wait_group has "
-                         "retired yet", name, emu_module_where(b->L->m, p->line, where, sizeof where), line);
+        /* An accumulator read or written before the wait that retires it: ptxas injects a wait here ("(C7517)
+         * warpgroup.wait is injected ... to allow use of registers defined by GMMA"; nvcc -G code and Triton's
+         * f16-accumulator dot rely on it), so on a GPU the instruction sees the wgmma's result.  As there: the
+         * wgmma's group and the ones before it end now. */
+        uint32_t limit = p->group + 1;
+        if (!retire(b, t, in, limit)) return false;
+        if (w->nrd) read_retire(b, w, limit, t->linear);
     }
     /* a write to an in-flight wgmma's A register: remembered, so that the wait which finds it changed names it */
     if (w->nap && (uint32_t)t->r[in->guard] ^ in->gneg && emu_writes_first(in)) {
@@ -440,10 +446,12 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     return true;
 }
 
-static bool exec_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+/* The thread's wgmma groups below limit end: their results go to the registers, their A fragments are
+ * checked (a register changed meanwhile is reported); false after emu_fault.  The shared memory the
+ * warpgroup's groups read is released by the caller (read_retire). */
+static bool retire(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t limit) {
     EmuWgState *w = t->wg;
     if (!w) return true;
-    uint32_t limit = retire_limit(w, (uint32_t)t->r[in->o[0]]);
     uint32_t j = 0;
     /* the A fragments of the retiring wgmmas: a register that changed while they were in flight */
     for (uint32_t i = 0; i < w->nap; i++) {
@@ -478,6 +486,10 @@ static bool exec_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     }
     w->n = j;
     return true;
+}
+
+static bool exec_wait(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    return !t->wg || retire(b, t, in, retire_limit(t->wg, (uint32_t)t->r[in->o[0]]));
 }
 
 bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg) {
