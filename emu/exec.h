@@ -172,11 +172,11 @@ typedef struct EmuShadow {
 } EmuShadow;
 
 /* Racecheck of the async proxy's shared-memory writes (exec_async.c): the unit's mbarriers get slots (the first
- * EMU_MB_SLOTS; later ones are not tracked) that count their completed phases; every thread knows which phases
+ * EMU_MB_SLOTS; when a unit has more, mb_untracked turns the checks that depend on them off) that count their completed phases; every thread knows which phases
  * of each it has observed (EmuBlock.seen), by its own test_wait / try_wait or through a barrier or mbarrier
  * from a thread that had; the bytes a bulk or tensor copy writes into shared memory name the copy, whose phase
  * a thread must have observed before it touches them. */
-enum { EMU_MB_SLOTS = 32 };
+enum { EMU_MB_SLOTS = 64 };
 typedef struct EmuMbSlot {
     uint32_t idx;                 /* the mbarrier: its index into EmuBlock.shared */
     uint32_t done;                /* phases completed */
@@ -255,6 +255,7 @@ typedef struct EmuBlock {
     uint32_t nbulkrd, capbulkrd;
     EmuMbSlot *mbs;       /* racecheck of the async proxy (NULL when racecheck is off): mbarrier slots, */
     uint32_t nmbs;
+    bool mb_untracked;    /* an mbarrier past EMU_MB_SLOTS: orderings may go through it, so no copy-order reports */
     uint32_t *seen;       /* nthreads x EMU_MB_SLOTS phases observed, */
     EmuAsyncCopy *acp;    /* and the copies into shared memory */
     uint32_t nacp, capacp;

@@ -123,7 +123,11 @@ static bool mb_ready(EmuBlock *b, EmuThread *t, const EmuIns *in, const uint64_t
 static int mb_slot(EmuBlock *b, uint32_t idx, bool add) {
     for (uint32_t i = 0; i < b->nmbs; i++)
         if (b->mbs[i].idx == idx) return (int)i;
-    if (!add || b->nmbs == EMU_MB_SLOTS) return -1;
+    if (!add) return -1;
+    if (b->nmbs == EMU_MB_SLOTS) {
+        b->mb_untracked = true;
+        return -1;
+    }
     memset(&b->mbs[b->nmbs], 0, sizeof *b->mbs);
     b->mbs[b->nmbs].idx = idx;
     return (int)b->nmbs++;
@@ -162,6 +166,7 @@ void emu_async_reset(EmuBlock *b) {
     b->nrelw = 0;
     if (!b->mbs) return;
     b->nmbs = 0;
+    b->mb_untracked = false;
     b->nacp = 0;
     b->ev = 1; /* EmuShadow.xrev 0: not read */
     memset(b->seen, 0, (size_t)b->nthreads * EMU_MB_SLOTS * sizeof *b->seen);
@@ -201,7 +206,7 @@ static bool async_fault(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuAs
 
 bool emu_async_access(EmuBlock *b, EmuThread *t, const EmuIns *in, EmuShadow *s, uint64_t idx, bool write) {
     const EmuAsyncCopy *c = &b->acp[s->acopy - 1];
-    if (seen_of(b, t->linear)[c->slot] <= c->phase)
+    if (seen_of(b, t->linear)[c->slot] <= c->phase && !b->mb_untracked)
         return async_fault(b, t, in, c, idx, write ? "written" : "read", "this thread has not observed");
     if (write) s->acopy = 0; /* the write orders it: the generic rules take over */
     return true;
@@ -226,7 +231,7 @@ bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
             const EmuAsyncCopy *c = &b->acp[s->acopy - 1];
             bool ok = seen_of(b, t->linear)[c->slot] > c->phase;
             for (uint32_t k = lo; k < hi && !ok; k++) ok = seen_of(b, k)[c->slot] > c->phase;
-            if (!ok)
+            if (!ok && !b->mb_untracked)
                 return async_fault(b, t, in, c, idx + i, "read by the async proxy",
                                    hi - lo > 1 ? "no thread of the warpgroup has observed" : "the issuing thread has not observed");
             continue;
@@ -258,6 +263,7 @@ static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
     for (uint64_t i = 0; b->mbs && i < size; i++) {
         const EmuShadow *x = &b->shadow[idx + i];
         const EmuAsyncCopy *c = x->acopy ? &b->acp[x->acopy - 1] : NULL;
+        if (b->mb_untracked) break; /* what t has observed may have come through an untracked mbarrier */
         if (c && seen_of(b, t->linear)[c->slot] <= c->phase) { /* an earlier copy's bytes: t must know it has landed */
             char name[96], line[256], where[600];
             const EmuThread *by = &b->t[c->thread];
