@@ -68,12 +68,13 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
     X(FMA, "fma", 3, "a b c", FMA, PLAIN, 0)                                               \
     X(MINIMUM, "minimum", 2, "a b", MIN, PLAIN, 0)                                         \
     X(MAXIMUM, "maximum", 2, "a b", MAX, PLAIN, 0)                                         \
-    X(MIN, "min", 1, "x axis", MIN, RED, RED_MIN)                                          \
-    X(MAX, "max", 1, "x axis", MAX, RED, RED_MAX)                                          \
-    X(SUM, "sum", 1, "x axis", REDUCE, RED, RED_SUM)                                       \
-    X(ARGMAX, "argmax", 1, "x axis", REDUCE, RED, RED_ARGMAX)                              \
-    X(ARGMIN, "argmin", 1, "x axis", REDUCE, RED, RED_ARGMIN)                              \
-    X(CUMSUM, "cumsum", 1, "x axis reverse", SCAN, PLAIN, RED_SUM)                         \
+    /* Triton's parameters, in Triton's order */                                            \
+    X(MIN, "min", 1, "x axis return_indices return_indices_tie_break_left keep_dims", MIN, RED, RED_MIN) \
+    X(MAX, "max", 1, "x axis return_indices return_indices_tie_break_left keep_dims", MAX, RED, RED_MAX) \
+    X(SUM, "sum", 1, "x axis keep_dims dtype", REDUCE, RED, RED_SUM)                       \
+    X(ARGMAX, "argmax", 1, "x axis tie_break_left keep_dims", REDUCE, RED, RED_ARGMAX)     \
+    X(ARGMIN, "argmin", 1, "x axis tie_break_left keep_dims", REDUCE, RED, RED_ARGMIN)     \
+    X(CUMSUM, "cumsum", 1, "x axis reverse dtype", SCAN, PLAIN, RED_SUM)                   \
     /* shape ops, user-function reductions and scans, sorting: composed in compose.c */    \
     X(JOIN, "join", 2, "a b", SELECT, COMPOSE, 0)                                          \
     X(SPLIT, "split", 1, "x", GATHER, COMPOSE, 0)                                          \
@@ -388,22 +389,48 @@ static Val reduce_once(Call *c, Val x, int axis, int kind, Op op) {
     return rt(g, in->res[0]);
 }
 
-static Val bi_reduce(Call *c, int kind, Op op) {
+/* A reduction or scan of argument 0 along argument 1 (every axis when absent; a scan: axis 0).  keep
+ * (-1: none) is the index of a keep_dims argument: the reduced axes stay, of size 1.  dtype (-1: none) the
+ * index of sum's and cumsum's dtype argument: the type to accumulate in; without one, as Triton's
+ * _pick_sum_dtype, integers narrower than 32 bits widen to i32 (u32 when unsigned; i1 counts in i32). */
+static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
     Gen *g = c->g;
     if (!numeric(c, 0) || !tensor_arg(c, 0)) return val_err();
     Val x = c->v[0];
-    if (x.t->dt == DT_I1 && kind == RED_SUM) x = gen_cast(g, x, DT_I32, c->loc[0]);
+    int64_t keep_dims = 0;
+    if (keep >= 0 && has(c, keep) && !ct_int(c, keep, "keep_dims", &keep_dims)) return val_err();
+    if (kind == RED_SUM) {
+        DType to = x.t->dt;
+        const Type *t;
+        if (dtype >= 0 && has(c, dtype)) {
+            if (!dtype_arg(c, dtype, &t)) return val_err();
+            if (t->rank || !(dtype_is_int(t->dt) || dtype_is_float(t->dt)) || t->dt == DT_I1) {
+                diag_error(g->d, c->loc[dtype], "'%s' accumulates in an integer or float type, not '%s'", c->bi->name,
+                           gen_type_name(g, t));
+                return val_err();
+            }
+            to = t->dt;
+        } else if (to == DT_I1 || to == DT_I8 || to == DT_I16) {
+            to = DT_I32;
+        } else if (to == DT_U8 || to == DT_U16) {
+            to = DT_U32;
+        }
+        if (to != x.t->dt) x = gen_cast(g, x, to, c->loc[0]);
+    }
     if (has(c, 1)) {
         int axis;
         if (!axis_arg(c, 1, x.t->rank, false, &axis)) return val_err();
-        return reduce_once(c, x, axis, kind, op);
+        Val r = reduce_once(c, x, axis, kind, op);
+        return keep_dims && op != OP_SCAN ? gen_expand_dims(g, r, axis, c->node->loc) : r;
     }
     if (op == OP_SCAN) return reduce_once(c, x, 0, kind, op);
     if (x.t->rank > 1 && (kind == RED_ARGMAX || kind == RED_ARGMIN)) {
         diag_error(g->d, c->node->loc, "'%s' of a rank-%d tensor needs an axis", c->bi->name, x.t->rank);
         return val_err();
     }
+    int rank = x.t->rank;
     while (x.k == V_RT && x.t->rank > 0) x = reduce_once(c, x, 0, kind, op);
+    for (int k = 0; keep_dims && k < rank; k++) x = gen_expand_dims(g, x, 0, c->node->loc);
     return x;
 }
 
@@ -1417,20 +1444,37 @@ Val builtin_call(Gen *g, const Node *node) {
                        id == BI_MAX ? "maximum" : "minimum");
             return val_err();
         }
-        return bi_reduce(&c, bi->red, OP_REDUCE);
-    case BI_SUM:
+        if (has(&c, 2)) { /* return_indices: (max, argmax), ties to the lowest index whichever tie break is asked */
+            int64_t ri = 0, tb = 1;
+            if (!ct_int(&c, 2, "return_indices", &ri) || (has(&c, 3) && !ct_int(&c, 3, "return_indices_tie_break_left", &tb)))
+                return val_err();
+            if (ri) {
+                Val v = bi_reduce(&c, bi->red, OP_REDUCE, 4, -1);
+                Val i = v.k == V_ERR ? v : bi_reduce(&c, id == BI_MAX ? RED_ARGMAX : RED_ARGMIN, OP_REDUCE, 4, -1);
+                if (i.k == V_ERR) return i;
+                Val t = {.k = V_TUPLE, .nelems = 2, .elems = ARENA_ARRAY(g->a, Val, 2)};
+                t.elems[0] = v, t.elems[1] = i;
+                return t;
+            }
+        }
+        return bi_reduce(&c, bi->red, OP_REDUCE, 4, -1);
+    case BI_SUM: return bi_reduce(&c, bi->red, OP_REDUCE, 2, 3);
     case BI_ARGMAX:
-    case BI_ARGMIN: return bi_reduce(&c, bi->red, OP_REDUCE);
+    case BI_ARGMIN: { /* tie_break_left: the lowest index either way (a valid answer for false too) */
+        int64_t tb = 1;
+        if (has(&c, 2) && !ct_int(&c, 2, "tie_break_left", &tb)) return val_err();
+        return bi_reduce(&c, bi->red, OP_REDUCE, 3, -1);
+    }
     case BI_CUMSUM: {
         int64_t rev = 0;
         if (has(&c, 2) && !ct_int(&c, 2, "reverse", &rev)) return val_err();
-        if (!rev) return bi_reduce(&c, RED_SUM, OP_SCAN);
+        if (!rev) return bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3);
         /* reverse: out[i] = x[n-1] + ... + x[i], the same order as a scan of flip(x) */
         int axis = 0;
         if (!numeric(&c, 0) || !tensor_arg(&c, 0) || (has(&c, 1) && !axis_arg(&c, 1, c.v[0].t->rank, false, &axis))) return val_err();
         c.v[0] = compose_flip(g, c.v[0], axis, node->loc);
         c.v[1] = val_ct_int(axis, DT_I32);
-        Val s = bi_reduce(&c, RED_SUM, OP_SCAN);
+        Val s = bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3);
         return s.k == V_ERR ? s : compose_flip(g, s, axis, node->loc);
     }
     case BI_PERMUTE: return bi_shape_op(&c, BI_TRANS);

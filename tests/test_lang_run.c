@@ -1335,6 +1335,69 @@ Test(lang_run, negative_i32_widened_to_i64) {
     unload(&k);
 }
 
+/* Reductions as Triton's: sum/cumsum of narrow integers accumulate in i32/u32 (Triton's _pick_sum_dtype),
+ * dtype= accumulates in the type given, keep_dims= keeps the axis, max(.., return_indices=true) is
+ * (max, argmax).  Before: sum of i8 wrapped in i8 (128 x 100 gave 0). */
+Test(lang_run, reductions_as_triton) {
+    K k;
+    load_src(&k,
+             "kernel k(c: *i8, u: *u8, h: *f16, x: *f32, oi: *i32, ou: *u32, of: *f32) {\n"
+             "    let r = arange(0, 128);\n"
+             "    let a = load(c + r);\n"
+             "    store(oi, sum(a, axis=0));\n"
+             "    store(oi + 1, max(cumsum(a, 0), 0));\n"
+             "    store(ou, sum(load(u + r)));\n"
+             "    store(of, sum(load(h + r), 0, dtype=f32));\n"
+             "    let m = reshape(load(x + r), [8, 16]);\n"
+             "    let s = sum(m, 1, keep_dims=true);\n"
+             "    store(of + 1 + arange(0, 8)[:, None] + arange(0, 1)[None, :], s);\n"
+             "    let (v, i) = max(m, 1, return_indices=true);\n"
+             "    store(of + 9 + arange(0, 8), v);\n"
+             "    store(oi + 2 + arange(0, 8), i);\n"
+             "    let t = sum(m, keep_dims=true);\n"
+             "    store(of + 17 + arange(0, 1)[:, None] + arange(0, 1)[None, :], t);\n"
+             "    store(oi + 10 + arange(0, 8), reshape(argmin(m, 1, keep_dims=true), [8]));\n"
+             "}\n",
+             "k");
+    int8_t c[128];
+    uint8_t u[128];
+    uint16_t h[128];
+    float x[128], of[18];
+    int32_t oi[18];
+    uint32_t ou[1];
+    for (int i = 0; i < 128; i++) c[i] = 100, u[i] = 200, h[i] = 0x5BD0 /* 250.0 */, x[i] = (float)((i * 37) % 101) - 50.0f;
+    memset(of, 0xff, sizeof of), memset(oi, 0xff, sizeof oi), memset(ou, 0xff, sizeof ou);
+    uint64_t dc = upload(&k, c, sizeof c), du = upload(&k, u, sizeof u), dh = upload(&k, h, sizeof h), dx = upload(&k, x, sizeof x);
+    uint64_t doi = upload(&k, oi, sizeof oi), dou = upload(&k, ou, sizeof ou), dof = upload(&k, of, sizeof of);
+    void *params[] = {&dc, &du, &dh, &dx, &doi, &dou, &dof};
+    launch(&k, 1, params);
+    download(&k, oi, doi, sizeof oi);
+    download(&k, ou, dou, sizeof ou);
+    download(&k, of, dof, sizeof of);
+    cr_assert_eq(oi[0], 12800, "sum of 128 i8 100s: %d", oi[0]);
+    cr_assert_eq(oi[1], 12800, "max of the i8 cumsum: %d", oi[1]);
+    cr_assert_eq(ou[0], 25600u, "sum of 128 u8 200s: %u", ou[0]);
+    cr_assert_eq(of[0], 32000.0f, "sum of 128 f16 250s in f32: %g", of[0]);
+    double total = 0;
+    for (int row = 0; row < 8; row++) {
+        double rs = 0, mx = -1e30, mn = 1e30;
+        int im = 0, in = 0;
+        for (int j = 0; j < 16; j++) {
+            float v = x[row * 16 + j];
+            rs += v;
+            if (v > mx) mx = v, im = j;
+            if (v < mn) mn = v, in = j;
+        }
+        total += rs;
+        cr_assert_eq(of[1 + row], (float)rs, "row %d sum keep_dims: %g, want %g", row, of[1 + row], rs);
+        cr_assert_eq(of[9 + row], (float)mx, "row %d max: %g", row, of[9 + row]);
+        cr_assert_eq(oi[2 + row], im, "row %d argmax: %d, want %d", row, oi[2 + row], im);
+        cr_assert_eq(oi[10 + row], in, "row %d argmin keep_dims: %d, want %d", row, oi[10 + row], in);
+    }
+    cr_assert_eq(of[17], (float)total, "sum of everything keep_dims: %g, want %g", of[17], total);
+    unload(&k);
+}
+
 Test(lang_run, float_literals_exact_until_typed) {
     K k;
     load_src(&k,
