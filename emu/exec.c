@@ -1307,7 +1307,8 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         L.ncta = (uint32_t)L.nblocks;
     }
     L.nunits = L.nblocks / L.ncta;
-    if (opt->timeout_seconds > 0) L.deadline_ns = now_ns() + (uint64_t)(opt->timeout_seconds * 1e9);
+    /* past 10^9 s (INFINITY too) no deadline: the nanoseconds would not fit */
+    if (opt->timeout_seconds > 0 && opt->timeout_seconds < 1e9) L.deadline_ns = now_ns() + (uint64_t)(opt->timeout_seconds * 1e9);
     L.param_size = f->param_size;
     L.params = calloc(f->param_size + 8, 1);
     if (!L.params) return launch_error(err, "out of host memory");

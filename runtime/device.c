@@ -1,12 +1,13 @@
 /* device.c - device-string parsing and dispatch to the backends.
  *
  * Each public call checks its arguments, clears nothing on success (the
- * last error stays readable until the next failure), and forwards to the
+ * calling thread's last error stays readable until its next failure), and forwards to the
  * backend's DevBackendOps.  Modules and functions are wrapped here so
  * that a function knows its device and a module frees its functions. */
 #include "runtime/device.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,15 +39,61 @@ const char *dev_status_string(DevStatus s) {
     return (unsigned)s < ARRAY_LEN(status_strings) ? status_strings[s] : "unknown status";
 }
 
+/* The last failure's message, per thread: threads that share a device fail at once (a device fault fails
+ * every serving thread's launch), so one message per device would be written and freed by several
+ * threads together.  Each thread keeps the message of its last failure and the device it was on; the
+ * caller reads it right after the failing call (dev_error in runtime.c). */
+typedef struct DevErr {
+    const TileDevice *dev;
+    char *msg;
+} DevErr;
+
+static pthread_key_t err_key;
+static pthread_once_t err_once = PTHREAD_ONCE_INIT;
+static bool err_key_ok; /* false if the key could not be made: statuses without messages */
+
+static void err_free(void *p) {
+    DevErr *e = p;
+    free(e->msg);
+    free(e);
+}
+static void err_key_make(void) { err_key_ok = pthread_key_create(&err_key, err_free) == 0; }
+
+static DevErr *err_slot(bool make) {
+    pthread_once(&err_once, err_key_make);
+    if (!err_key_ok) return NULL;
+    DevErr *e = pthread_getspecific(err_key);
+    if (!e && make && (e = calloc(1, sizeof *e)) && pthread_setspecific(err_key, e)) {
+        free(e);
+        e = NULL;
+    }
+    return e;
+}
+
 DevStatus dev_fail(TileDevice *dev, DevStatus status, const char *fmt, ...) {
     Str s = {0};
     va_list ap;
     va_start(ap, fmt);
-    str_vprintf(&s, fmt, ap);
+    str_vprintf(&s, fmt, ap); /* before the old message goes: it may be an argument */
     va_end(ap);
-    free(dev->err);
-    dev->err = str_take(&s);
+    DevErr *e = err_slot(true);
+    if (!e) { /* out of host memory: the status alone */
+        str_free(&s);
+        return status;
+    }
+    free(e->msg);
+    e->dev = dev;
+    e->msg = str_take(&s);
     return status;
+}
+
+/* The message of a device that failed to open, for the caller (then forgotten here). */
+static char *take_error(const TileDevice *dev, DevStatus st) {
+    DevErr *e = err_slot(false);
+    if (!e || e->dev != dev || !e->msg) return strdup(dev_status_string(st));
+    char *m = e->msg;
+    e->msg = NULL, e->dev = NULL;
+    return m;
 }
 
 static DevStatus parse_fail(char **errmsg, const char *fmt, const char *what) {
@@ -178,8 +225,9 @@ DevStatus dev_open(const char *device, const DevOptions *opts, TileDevice **out,
     if (spec.racecheck) dev->opts.emu_racecheck = true;
     st = dev->ops->open(dev, ordinal);
     if (st != DEV_OK) {
-        if (errmsg) *errmsg = dev->err ? dev->err : strdup(dev_status_string(st));
-        else free(dev->err);
+        char *m = take_error(dev, st);
+        if (errmsg) *errmsg = m;
+        else free(m);
         free(dev);
         return st;
     }
@@ -198,8 +246,9 @@ DevStatus dev_open_native(void *native_context, const DevOptions *opts, TileDevi
     if (opts) dev->opts = *opts;
     DevStatus st = dev->ops->open_native(dev, native_context);
     if (st != DEV_OK) {
-        if (errmsg) *errmsg = dev->err ? dev->err : strdup(dev_status_string(st));
-        else free(dev->err);
+        char *m = take_error(dev, st);
+        if (errmsg) *errmsg = m;
+        else free(m);
         free(dev);
         return st;
     }
@@ -210,11 +259,15 @@ DevStatus dev_open_native(void *native_context, const DevOptions *opts, TileDevi
 void dev_close(TileDevice *dev) {
     if (!dev) return;
     dev->ops->close(dev);
-    free(dev->err);
+    DevErr *e = err_slot(false);
+    if (e && e->dev == dev) free(e->msg), e->msg = NULL, e->dev = NULL;
     free(dev);
 }
 
-const char *dev_last_error(const TileDevice *dev) { return dev && dev->err ? dev->err : ""; }
+const char *dev_last_error(const TileDevice *dev) {
+    DevErr *e = dev ? err_slot(false) : NULL;
+    return e && e->dev == dev && e->msg ? e->msg : "";
+}
 const char *dev_backend_name(const TileDevice *dev) { return dev ? dev->ops->name : "none"; }
 
 DevStatus dev_model(TileDevice *dev, char *out, size_t n) {
@@ -320,7 +373,7 @@ DevStatus dev_launch_flags(TileDevFunction *fn, const unsigned grid[3], const un
     if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2])
         return dev_fail(dev, DEV_ERR_INVALID, "launch of '%s': grid (%u,%u,%u) and block (%u,%u,%u) must be non-zero",
                         fn->name, grid[0], grid[1], grid[2], block[0], block[1], block[2]);
-    dev->last.instructions = 0;
+    __atomic_store_n(&dev->last.instructions, 0, __ATOMIC_RELAXED); /* launches on other threads write it too */
     if (cluster && !cluster[0] && !cluster[1] && !cluster[2]) cluster = NULL;
     if (cluster && (!cluster[0] || !cluster[1] || !cluster[2]))
         return dev_fail(dev, DEV_ERR_INVALID, "launch of '%s': cluster (%u,%u,%u) must be all zero (none) or all non-zero", fn->name,
@@ -382,7 +435,7 @@ DevStatus dev_tensor_map_encode(TileDevice *dev, const DevTensorMap *tm, void *o
 
 DevStatus dev_last_launch_stats(TileDevice *dev, DevLaunchStats *stats) {
     if (!dev || !stats) return DEV_ERR_INVALID;
-    *stats = dev->last;
+    stats->instructions = __atomic_load_n(&dev->last.instructions, __ATOMIC_RELAXED);
     return DEV_OK;
 }
 

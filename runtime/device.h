@@ -15,7 +15,8 @@
  * reader of TILE_DEVICE.
  *
  * Every call returns a DevStatus; on failure dev_last_error() holds a
- * message naming what failed.  Nothing aborts.  Launches on the emulator are
+ * message naming what failed, per thread (threads sharing a device fail
+ * independently).  Nothing aborts.  Launches on the emulator are
  * synchronous and return launch errors (memcheck, racecheck, unsupported
  * instructions) directly; on cuda they are asynchronous as usual and
  * surface at dev_synchronize().
@@ -234,7 +235,6 @@ struct TileDevice {
     DevOptions opts;
     int ordinal;
     const Target *target;    /* emu:<target>; NULL: none named */
-    char *err;               /* last error message */
     void *impl;              /* backend state */
     DevLaunchStats last;     /* filled by the backend's launch */
     int num_sms;             /* multiprocessors: the emulator's from "emu:sms=N" (default 132), the GPU's from the driver */

@@ -290,9 +290,7 @@ static DevStatus cuda_module_load(TileDevice *dev, const char *ptx, void **mod) 
     if (r != CUDA_SUCCESS) {
         cuda_fail(dev, r, "cuModuleLoadDataEx");
         if (log[0]) {
-            char *prev = dev->err;
-            dev_fail(dev, DEV_ERR_PTX, "%s\n%s", prev, log);
-            (void)prev; /* dev_fail freed it after formatting */
+            dev_fail(dev, DEV_ERR_PTX, "%s\n%s", dev_last_error(dev), log); /* formatted before the old one goes */
         }
         return r == CUDA_ERROR_OUT_OF_MEMORY ? DEV_ERR_OUT_OF_MEMORY : DEV_ERR_PTX;
     }
@@ -311,7 +309,7 @@ static DevStatus cuda_get_function(TileDevice *dev, void *mod, const char *name,
     CUresult r = cuda()->ModuleGetFunction(&f, mod, name);
     if (r != CUDA_SUCCESS) {
         cuda_fail(dev, r, "cuModuleGetFunction");
-        return dev_fail(dev, DEV_ERR_NOT_FOUND, "cuda: the module has no kernel named '%s' (%s)", name, dev->err);
+        return dev_fail(dev, DEV_ERR_NOT_FOUND, "cuda: the module has no kernel named '%s' (%s)", name, dev_last_error(dev));
     }
     *fn = f;
     return DEV_OK;

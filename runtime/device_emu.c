@@ -220,7 +220,7 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
     o.cooperative = flags & DEV_LAUNCH_COOPERATIVE;
     bool ok = emu_launch(df->m, df->f, grid, block, smem, params, &o, &stats, &err);
     pthread_mutex_unlock(&e->lock);
-    dev->last.instructions = stats.instructions;
+    __atomic_store_n(&dev->last.instructions, stats.instructions, __ATOMIC_RELAXED);
     if (ok) return DEV_OK;
     DevStatus st = strncmp(err, "memcheck", 8) == 0 || strncmp(err, "racecheck", 9) == 0 ? DEV_ERR_MEMCHECK : DEV_ERR_LAUNCH;
     dev_fail(dev, st, "emu: %s", err);

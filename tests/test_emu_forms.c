@@ -15,6 +15,8 @@
  *      at) and deadlock detection; the next launch on the device works. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -736,6 +738,32 @@ Test(stop, public_api_timeout_and_next_launch, .timeout = 60) {
     tile_module_unload(m);
     tile_module_unload(m2);
     tile_context_destroy(ctx);
+}
+
+/* A budget too large for the clock's nanoseconds (INFINITY, DBL_MAX, 1e12 s) is no budget: launches run
+ * (before: the deadline overflowed and every launch failed at once with "timeout"). */
+Test(stop, huge_timeouts_are_no_limit) {
+    static const double tos[] = {INFINITY, DBL_MAX, 1e12, 1e9};
+    for (size_t i = 0; i < sizeof tos / sizeof tos[0]; i++) {
+        tile_context_options o = {.device = "emu", .no_disk_cache = 1, .emu_timeout_seconds = tos[i]};
+        tile_context *ctx;
+        cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%g: %s", tos[i], tile_last_error(NULL));
+        tile_module *m;
+        tile_kernel *k;
+        cr_assert_eq(tile_module_load_ptx(ctx, ok_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_module_get_kernel(m, "inc", &k), TILE_OK, "%s", tile_last_error(ctx));
+        tile_devptr cnt;
+        cr_assert_eq(tile_malloc(ctx, 4, &cnt), TILE_OK);
+        cr_assert_eq(tile_memset(ctx, cnt, 0, 4), TILE_OK);
+        void *args[] = {&cnt};
+        cr_assert_eq(tile_launch_raw(k, (tile_dim3){4, 1, 1}, (tile_dim3){8, 1, 1}, 0, args, NULL), TILE_OK, "timeout %g: %s",
+                     tos[i], tile_last_error(ctx));
+        uint32_t v;
+        cr_assert_eq(tile_memcpy_dtoh(ctx, &v, cnt, 4), TILE_OK);
+        cr_assert_eq(v, 32u, "timeout %g", tos[i]);
+        tile_module_unload(m);
+        tile_context_destroy(ctx);
+    }
 }
 
 /* TILE_EMU_TIMEOUT sets the budget when the option is 0; a bad value makes

@@ -328,3 +328,68 @@ Test(streams, threads_with_their_own_streams, .timeout = 120) {
     tile_module_unload(m);
     close_emu(ctx);
 }
+
+/* Launches failing at once on one context from two threads (a device fault fails every serving thread's
+ * launch): each thread's message names its own failure.  Before: the device kept one message, written and
+ * freed by both threads together (a heap corruption, or the other thread's message). */
+static const char *kOob =
+    "@num_warps(1) kernel rd(x: *f32, out: *f32, n: i32) {\n"
+    "    let o = arange(0, 32);\n"
+    "    store(out + o, load(x + o + n));\n"
+    "}\n"
+    "@num_warps(1) kernel wr(x: *f32, out: *f32, n: i32) {\n"
+    "    let o = arange(0, 32);\n"
+    "    store(out + o + n, load(x + o));\n"
+    "}\n";
+
+typedef struct Failer {
+    tile_context *ctx;
+    tile_kernel *k;
+    tile_devptr x, out;
+    const char *want, *other;
+    int wrong, launched_ok;
+} Failer;
+
+static void *failer(void *p) {
+    Failer *f = p;
+    int32_t n = 4096;
+    void *args[] = {&f->x, &f->out, &n};
+    for (int i = 0; i < 2000; i++) {
+        if (tile_launch(f->k, (tile_dim3){1, 1, 1}, args, NULL) == TILE_OK) {
+            f->launched_ok++;
+            continue;
+        }
+        const char *msg = tile_last_error(f->ctx);
+        char head[160];
+        snprintf(head, sizeof head, "%s", msg);
+        if (!strstr(head, f->want) || strstr(head, f->other)) f->wrong++;
+    }
+    return NULL;
+}
+
+Test(streams, concurrent_failing_launches_keep_their_messages, .timeout = 120) {
+    tile_context *ctx = open_emu();
+    tile_module *m;
+    tile_kernel *kr, *kw;
+    OK(tile_module_load_source(ctx, kOob, NULL, &m));
+    OK(tile_module_get_kernel(m, "rd", &kr));
+    OK(tile_module_get_kernel(m, "wr", &kw));
+    tile_devptr x, out;
+    OK(tile_malloc(ctx, 256, &x));
+    OK(tile_malloc(ctx, 256, &out));
+    enum { T = 4 };
+    Failer f[T];
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        f[i] = (Failer){ctx, i & 1 ? kw : kr, x, out, i & 1 ? "invalid __global__ write" : "invalid __global__ read",
+                        i & 1 ? "invalid __global__ read" : "invalid __global__ write", 0, 0};
+        cr_assert_eq(pthread_create(&th[i], NULL, failer, &f[i]), 0);
+    }
+    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < T; i++) {
+        cr_assert_eq(f[i].launched_ok, 0, "thread %d: an out-of-bounds launch succeeded", i);
+        cr_assert_eq(f[i].wrong, 0, "thread %d: %d messages were not its own '%s'", i, f[i].wrong, f[i].want);
+    }
+    tile_module_unload(m);
+    close_emu(ctx);
+}
