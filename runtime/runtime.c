@@ -248,13 +248,8 @@ static tile_status dev_error(tile_context *ctx, DevStatus s, const char *what) {
     return rt_fail(ctx, from_dev(s), "%s: %s", what, msg);
 }
 
-#define CHECK_CTX(ctx)                                                      \
-    do {                                                                    \
-        if (!handle_live((ctx), HANDLE_CONTEXT)) return TILE_ERROR_INVALID_VALUE; \
-    } while (0)
-
-/* Why the last tile_context_create* on this thread failed: no context exists to hold it, so
- * tile_last_error(NULL) answers it. */
+/* Why the last call on this thread failed that had no live context to hold the message: a
+ * tile_context_create*, or a call given a NULL or dead handle.  tile_last_error(NULL) answers it. */
 static _Thread_local char create_err[1024];
 
 static tile_status create_fail(tile_status st, const char *msg) {
@@ -262,8 +257,21 @@ static tile_status create_fail(tile_status st, const char *msg) {
     return st;
 }
 
+/* A NULL or dead handle of the kind named, given to the public call fn. */
+static tile_status dead_handle(const char *fn, const void *h, const char *kind, const char *why_dead) {
+    if (!h) snprintf(create_err, sizeof create_err, "%s: the %s is NULL", fn, kind);
+    else snprintf(create_err, sizeof create_err, "%s: not a live %s (%s)", fn, kind, why_dead);
+    return TILE_ERROR_INVALID_VALUE;
+}
+
+#define CHECK_CTX(ctx)                                                                                                      \
+    do {                                                                                                                    \
+        if (!handle_live((ctx), HANDLE_CONTEXT))                                                                            \
+            return dead_handle(__func__, (ctx), "tile_context", "destroyed, or never created");                            \
+    } while (0)
+
 const char *tile_last_error(tile_context *ctx) {
-    if (!ctx && create_err[0]) return create_err;
+    if (!ctx) return create_err;
     if (!handle_live(ctx, HANDLE_CONTEXT)) return "not a valid tile_context";
     ErrRecord *r = err_record(ctx, false);
     return r && r->msg ? r->msg : "";
@@ -278,6 +286,7 @@ int rt_num_sms(tile_context *ctx) { return dev_num_sms(ctx->dev); }
 bool rt_assume_files_unchanged(tile_context *ctx) { return ctx->assume_files_unchanged; }
 tile_context_stats *rt_stats_locked(tile_context *ctx) { return &ctx->stats; }
 bool rt_context_valid(const tile_context *ctx) { return handle_live(ctx, HANDLE_CONTEXT); }
+tile_status rt_no_context(const char *fn) { return dead_handle(fn, NULL, "tile_context", ""); }
 
 void **rt_attachment_locked(tile_context *ctx, const void *tag, void (*destroy)(void *)) {
     for (int i = 0; i < ctx->nattach; i++)
@@ -1252,7 +1261,7 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
 }
 
 tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel **out) {
-    if (!handle_live(m, HANDLE_MODULE)) return TILE_ERROR_INVALID_VALUE;
+    if (!handle_live(m, HANDLE_MODULE)) return dead_handle(__func__, m, "tile_module", "unloaded, or its context destroyed");
     tile_context *ctx = m->ctx;
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_get_kernel: out is NULL");
     *out = NULL;
@@ -1328,7 +1337,7 @@ done:
 }
 
 tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *out) {
-    if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
+    if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(__func__, k, "tile_kernel", "its module was unloaded, or its context destroyed");
     if (!out) return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_kernel_get_attributes: out is NULL");
     *out = k->attrs;
     return TILE_OK;
@@ -1337,7 +1346,7 @@ tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *o
 /* ---- launches ---- */
 static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsigned shared_bytes, void **args, tile_stream stream,
                           unsigned flags, const unsigned *cluster) {
-    if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
+    if (!handle_live(k, HANDLE_KERNEL)) return dead_handle("tile_launch", k, "tile_kernel", "its module was unloaded, or its context destroyed");
     tile_context *ctx = k->ctx;
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': grid (%u,%u,%u) and block (%u,%u,%u) must be non-zero", k->name,
@@ -1428,7 +1437,7 @@ tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream
 }
 
 tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream, const tile_launch_options *opt) {
-    if (!handle_live(k, HANDLE_KERNEL)) return TILE_ERROR_INVALID_VALUE;
+    if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(__func__, k, "tile_kernel", "its module was unloaded, or its context destroyed");
     /* the caller's struct may be older (shorter) than ours: what it lacks is zero, the default */
     tile_launch_options o = {0};
     char err[160];

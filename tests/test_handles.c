@@ -98,10 +98,17 @@ Test(handles, stale_after_unload_and_destroy) {
     /* a kernel of an unloaded module; unloading twice */
     tile_module_unload(m);
     void *args[] = {&x};
+    cr_expect_str_eq(tile_last_error(NULL), "", "nothing failed without a context yet");
     cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE);
+    /* no live context holds these messages: tile_last_error(NULL) does */
+    cr_expect(strstr(tile_last_error(NULL), "not a live tile_kernel (its module was unloaded"), "%s", tile_last_error(NULL));
     tile_kernel_attributes at;
     cr_expect_eq(tile_kernel_get_attributes(k, &at), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "tile_kernel_get_attributes: not a live tile_kernel"), "%s", tile_last_error(NULL));
+    cr_expect_eq(tile_launch(NULL, (tile_dim3){1, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "the tile_kernel is NULL"), "%s", tile_last_error(NULL));
     cr_expect_eq(tile_module_get_kernel(m, "k", &k), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "tile_module_get_kernel: not a live tile_module"), "%s", tile_last_error(NULL));
     tile_module_unload(m);
     /* a second module works on the same context */
     tile_module *m2;
@@ -116,6 +123,10 @@ Test(handles, stale_after_unload_and_destroy) {
     cr_expect_eq(tile_free(ctx, x), TILE_ERROR_INVALID_VALUE);
     cr_expect_eq(tile_synchronize(ctx), TILE_ERROR_INVALID_VALUE);
     cr_expect_str_eq(tile_last_error(ctx), "not a valid tile_context");
+    cr_expect(strstr(tile_last_error(NULL), "tile_synchronize: not a live tile_context"), "%s", tile_last_error(NULL));
+    tile_gemm_args g = {.size = sizeof g};
+    cr_expect_eq(tile_gemm(NULL, &g), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(NULL), "tile_gemm: the tile_context is NULL");
     cr_expect_eq(tile_module_get_kernel(m2, "k", &k), TILE_ERROR_INVALID_VALUE);
     tile_module_unload(m2);
     tile_context_destroy(ctx);

@@ -250,8 +250,9 @@ TILE_API tile_status tile_context_create_from_native(void *cu_context, const til
 TILE_API void tile_context_destroy(tile_context *ctx);
 /* The message of the calling thread's last failure on this context ("" when none): each thread
  * has its own.  The string stays valid until this thread's next failure on ctx, ctx is destroyed
- * by this thread, or the thread exits.  NULL: why the last tile_context_create* on this thread
- * failed (there is no context to hold it). */
+ * by this thread, or the thread exits.  NULL: the message of this thread's last failure that had no
+ * live context to hold it ("" when none): a tile_context_create*, or a call given a NULL or dead
+ * handle ("tile_launch: not a live tile_kernel (its module was unloaded, ...)"). */
 TILE_API const char *tile_last_error(tile_context *ctx);
 
 typedef struct tile_device_properties {
