@@ -263,6 +263,13 @@ static uint32_t desc_addr(const Desc *d, bool mn_major, uint32_t mn, uint32_t k,
  * A wgmma reads its descriptor operands at issue here, but on a GPU any time until the wait that
  * retires its group: the 16-byte chunks it reads are counted in b->wg_reads (and listed with the
  * warpgroup's first thread) until then, and a write to one of them by anyone is reported. */
+/* Chunks are counted per CTA of the cluster (a CTA's shared memory need not be a multiple of 16 bytes,
+ * and a chunk must not hold two CTAs' bytes): chunk cta * per + off / 16 with per = ceil(size / 16). */
+static uint32_t chunks_per_cta(const EmuBlock *b) { return (b->shared_size + 15) / 16; }
+static uint32_t chunk_of(const EmuBlock *b, uint64_t idx) { /* idx: a byte of the cluster's shared memory */
+    return (uint32_t)(idx / b->shared_size * chunks_per_cta(b) + idx % b->shared_size / 16);
+}
+
 static void read_note(EmuBlock *b, EmuWgState *w, uint32_t chunk, uint32_t line) {
     if (w->nrd && w->rd[w->nrd - 1].chunk == chunk && w->rd[w->nrd - 1].group == w->open) return;
     w->rd = room(w->rd, w->nrd, &w->caprd, sizeof *w->rd, 256);
@@ -279,8 +286,9 @@ static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t rea
         if (w->rd[i].group < limit) {
             b->wg_reads[w->rd[i].chunk]--;
             b->wg_reading--;
-            for (uint32_t k = 0; b->shadow && b->mbs && k < 16; k++) {
-                EmuShadow *s = &b->shadow[(size_t)w->rd[i].chunk * 16 + k];
+            uint32_t per = chunks_per_cta(b), c = w->rd[i].chunk, off = c % per * 16;
+            for (uint32_t k = 0; b->shadow && b->mbs && k < 16 && off + k < b->shared_size; k++) {
+                EmuShadow *s = &b->shadow[(size_t)(c / per) * b->shared_size + off + k];
                 s->xrtid = s->xrev && s->xrtid != reader ? UINT32_MAX : reader;
                 s->xrev = b->ev;
                 s->xrline = w->rd[i].line;
@@ -294,7 +302,10 @@ static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t rea
 
 bool emu_wgmma_smem_write(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size) {
     if (!b->wg_reading || !size) return true;
-    for (uint64_t c = idx / 16; c <= (idx + size - 1) / 16; c++) {
+    for (uint64_t p = idx, end = idx + size, next; p < end; p = next) {
+        uint64_t off = p % b->shared_size; /* on to the next chunk: 16 bytes on in this CTA, or its end */
+        next = p + 16 - off % 16 < p - off + b->shared_size ? p + 16 - off % 16 : p - off + b->shared_size;
+        uint32_t c = chunk_of(b, p);
         if (!b->wg_reads[c]) continue;
         const EmuThread *r = NULL;
         const EmuWgRead *rd = NULL;
@@ -305,7 +316,7 @@ bool emu_wgmma_smem_write(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
         }
         if (!rd) unreachable("a shared chunk counted as read with no reader");
         char line[256], where[600], cta[48] = "";
-        uint64_t ss = b->shared_size, at = c * 16 > idx ? c * 16 : idx;
+        uint64_t ss = b->shared_size, at = p;
         if (b->ncta > 1) snprintf(cta, sizeof cta, " of block rank %u", (unsigned)(at / ss));
         emu_module_line(b->L->m, rd->line, line, sizeof line);
         return emu_fault(b, t, in, "shared memory written while a wgmma reads it",
@@ -338,7 +349,7 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
             uint64_t bits = 0;
             memcpy(&bits, emu_cta_smem(b, t) + a, es);
             v[r * K + k] = emu_elem_value(ty, bits);
-            read_note(b, rw, (uint32_t)(((size_t)t->cta * b->shared_size + a) / 16), in->line);
+            read_note(b, rw, chunk_of(b, (uint64_t)t->cta * b->shared_size + a), in->line);
         }
     return true;
 }
@@ -381,7 +392,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
                                t0->r[in->o[op]], t0->tid[0], t0->tid[1], t0->tid[2]);
     }
     if (ok && !b->wg_reads) {
-        b->wg_reads = calloc(((size_t)b->ncta * b->shared_size + 15) / 16 + 1, sizeof *b->wg_reads);
+        b->wg_reads = calloc((size_t)b->ncta * chunks_per_cta(b) + 1, sizeof *b->wg_reads);
         if (!b->wg_reads) out_of_memory();
     }
     EmuWgState *rw = wg_state(t0);

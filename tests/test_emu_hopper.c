@@ -1069,6 +1069,8 @@ static const char *wg_async_ptx = PTX_HEAD
     "  bar.sync 0;\n"
     "  wgmma.fence.sync.aligned;\n"
     "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, %rd2, %rd3, 1, 1, 1, 0, 0;\n"
+    "  setp.eq.u32 %p3, %r0, 3;\n"
+    "  @%p3 bra $OPEN;\n"
     "  wgmma.commit_group.sync.aligned;\n"
     "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%y0, %y1, %y2, %y3}, %rd2, %rd3, 1, 1, 1, 0, 0;\n"
     "  wgmma.commit_group.sync.aligned;\n"
@@ -1084,6 +1086,14 @@ static const char *wg_async_ptx = PTX_HEAD
     "  st.global.f32 [%rd5+512], %y1;\n"
     "  st.global.f32 [%rd5+1024], %y0;\n"
     "  ret;\n"
+    "$OPEN:\n"                        /* mode 3: reads them before the group is even committed (Triton's fp8 */
+    "  add.f32 %x2, %x2, %x3;\n"      /* dot with max_num_imprecise_acc) */
+    "  st.global.f32 [%rd5], %x2;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  st.global.f32 [%rd5+512], %y1;\n"
+    "  st.global.f32 [%rd5+1024], %y0;\n"
+    "  ret;\n"
     "$EARLY:\n"
     "  add.f32 %x2, %x2, %x3;\n"      /* mode 0: reads accumulators before any wait */
     "  st.global.f32 [%rd5], %x2;\n"
@@ -1092,6 +1102,68 @@ static const char *wg_async_ptx = PTX_HEAD
     "  st.global.f32 [%rd5+1024], %y0;\n"
     "  ret;\n"
     "}\n";
+
+/* Two CTAs of a cluster whose shared memory (4104 bytes) is not a multiple of 16: rank 1's wgmma reads
+ * its first 16 bytes while rank 0 writes its own last 8, which lie in the same 16 bytes of the cluster's
+ * shared memory laid end to end.  No conflict (different CTAs' bytes): it was reported as "shared memory
+ * written while a wgmma reads it" (Triton's num_ctas=2 persistent matmul, 90136 bytes a CTA). */
+static const char *wg_cluster_ptx = PTX_HEAD
+    ".visible .entry k(.param .u64 out)\n"
+    ".reqnctapercluster 2, 1, 1\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %x<4>;\n"
+    "  .shared .align 1024 .b8 smem[4104];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, smem;\n"
+    "  shl.b32 %r4, %r1, 5;\n"
+    "  add.u32 %r4, %r4, %r2;\n"
+    "  mov.b32 %r5, 0x3C003C00;\n"
+    "  st.shared.v4.b32 [%r4], {%r5, %r5, %r5, %r5};\n"
+    "  st.shared.v4.b32 [%r4+16], {%r5, %r5, %r5, %r5};\n"
+    "  shr.u32 %r3, %r2, 4;\n"
+    "  cvt.u64.u32 %rd1, %r3;\n"
+    "  or.b64 %rd2, %rd1, 0x0000000800010000;\n"
+    "  add.u64 %rd3, %rd2, 64;\n"
+    "  mov.f32 %x0, 0f00000000;\n  mov.f32 %x1, 0f00000000;\n  mov.f32 %x2, 0f00000000;\n  mov.f32 %x3, 0f00000000;\n"
+    "  bar.sync 0;\n"
+    "  fence.proxy.async.shared::cta;\n"
+    "  bar.sync 0;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, %rd2, %rd3, 0, 1, 1, 0, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  barrier.cluster.arrive.aligned;\n"   /* both CTAs' wgmmas are in flight past here */
+    "  barrier.cluster.wait.aligned;\n"
+    "  setp.eq.u32 %p1, %r1, 0;\n"
+    "  @%p1 st.shared.u32 [smem+4096], %r5;\n" /* the CTA's own last 8 bytes, which no wgmma reads */
+    "  @%p1 st.shared.u32 [smem+4100], %r5;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  mov.u32 %r6, %ctaid.x;\n"
+    "  mad.lo.u32 %r7, %r6, 128, %r1;\n"
+    "  mul.wide.u32 %rd4, %r7, 4;\n"
+    "  add.u64 %rd5, %rd0, %rd4;\n"
+    "  st.global.f32 [%rd5], %x1;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, cluster_shared_not_a_multiple_of_16) {
+    for (int race = 0; race < 2; race++) {
+        TileDevice *d = open_emu(race);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, wg_cluster_ptx, "k", &m);
+        uint64_t out = poisoned(d, 2 * 128 * 4);
+        void *args[] = {&out};
+        cr_assert_eq(dev_launch(f, 2, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "racecheck %d: %s", race, dev_last_error(d));
+        float h[256];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 256; i++) cr_assert_eq(h[i], 16.0f, "racecheck %d, thread %u: %g", race, i, h[i]);
+        dev_module_unload(m);
+        dev_close(d);
+    }
+}
 
 Test(wgmma, async_accumulator_checks) {
     TileDevice *d = open_emu(false);
@@ -1102,6 +1174,7 @@ Test(wgmma, async_accumulator_checks) {
         {1, 21, 21, 21}, /* wait_group 1 retired the first group, wait_group 0 the second */
         {0, 42, 21, 21}, /* x2 + x3 read before any wait: the results, as after ptxas's injected wait */
         {2, 21, 21, 1},  /* y0 written in flight: the write stands, the wait does not undo it */
+        {3, 42, 5, 5},   /* read in the open group: the result too (the second wgmma never runs) */
     };
     for (unsigned c = 0; c < ARRAY_LEN(want); c++) {
         unsigned mode = want[c].mode;
