@@ -106,6 +106,11 @@ static void g_fmod(float *x, float *y, int i) {
 }
 
 static double d_rint(double x) { return nearbyint(x); }
+/* erf: both ranges and their boundaries (1, 3.92), tiny arguments (relative precision: erf(1e-8) is not 0) */
+static void g_erf(float *x, float *y, int i) {
+    *x = i % 4 == 0 ? uni(-6, 6) : i % 4 == 1 ? uni(-1.05, 1.05) : i % 4 == 2 ? logu(-40, 0) : uni(3.8, 4.0) * (i % 8 < 4 ? 1 : -1);
+    *y = 0;
+}
 
 static const Case cases[] = {
     {"asin", "asin(x)", asin, NULL, 4, g_unit},
@@ -120,6 +125,7 @@ static const Case cases[] = {
     {"rint", "rint(x)", d_rint, NULL, 0, g_round},
     {"trunc", "trunc(x)", trunc, NULL, 0, g_round},
     {"fmod", "fmod(x, y)", NULL, fmod, 0, g_fmod},
+    {"erf", "erf(x)", erf, NULL, 2, g_erf},
 };
 
 Test(math, accuracy_against_libm, .timeout = 600) {
