@@ -40,6 +40,7 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
     X(WHERE, "where", 3, "cond a b", SELECT, PLAIN, 0)                                     \
     X(CAST, "cast", 2, "x dtype bitcast", CAST, PLAIN, 0)                                  \
     X(BITCAST, "bitcast", 2, "x dtype", BITCAST, PLAIN, 0)                                 \
+    X(DTYPE_OF, "dtype_of", 1, "x", CAST, PLAIN, 0)                                        \
     X(EXP, "exp", 1, "x exact", EXP, MATH, 0) X(EXP2, "exp2", 1, "x exact", EXP2, MATH, 0) \
     X(LOG, "log", 1, "x", LOG, MATH, 0) X(LOG2, "log2", 1, "x", LOG2, MATH, 0)             \
     X(SQRT, "sqrt", 1, "x", SQRT, MATH, 0) X(RSQRT, "rsqrt", 1, "x", RSQRT, MATH, 0)       \
@@ -1414,6 +1415,16 @@ Val builtin_call(Gen *g, const Node *node) {
         int64_t bc = id == BI_BITCAST;
         if (!dtype_arg(&c, 1, &t) || (id == BI_CAST && has(&c, 2) && !ct_int(&c, 2, "bitcast", &bc))) return val_err();
         return gen_convert(g, c.v[0], t, bc != 0, node->loc);
+    }
+    case BI_DTYPE_OF: { /* the element type of a value, as a type: cast(y, dtype_of(x)) */
+        Val v = c.v[0];
+        if (!val_is_value(g, v, c.loc[0])) return val_err();
+        DType dt = val_dtype(v);
+        if (dt == DT_PTR) {
+            diag_error(g->d, c.loc[0], "'dtype_of' of a pointer: only numbers have a dtype to cast to");
+            return val_err();
+        }
+        return (Val){.k = V_DTYPE, .t = tir_scalar(g->m, dt)};
     }
     case BI_FMA: return elementwise(&c, 0, 3, OP_FMA, true);
     case BI_ATAN2:

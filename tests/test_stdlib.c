@@ -136,3 +136,64 @@ Test(stdlib, softmax_logsumexp_and_math) {
     }
     done(&d);
 }
+
+/* f16 through the stdlib: softmax and logsumexp of a 4096-long row, against float64 (summed in f32 now: a
+ * row whose sum passed 65504 overflowed in f16),
+ * softplus past 11.09 (where an f16 e^x overflows), silu below -11.09 (where math.tile's f16 sigmoid flushed to
+ * 0); results stay f16. */
+static uint16_t h_of(float f) {
+    _Float16 h = (_Float16)f;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+}
+static double d_of(uint16_t u) {
+    _Float16 h;
+    memcpy(&h, &u, 2);
+    return (double)h;
+}
+
+Test(stdlib, f16_without_overflow) {
+    Dev d;
+    load(&d,
+         "import \"softmax.tile\";\nimport \"math.tile\";\n"
+         "@num_warps(4) kernel k(x: *f16, sm: *f16, lse: *f16, v: *f16, sp: *f16, s: *f16) {\n"
+         "  let c = arange(0, 4096);\n"
+         "  let t = reshape(load(x + c), [1, 4096]);\n"
+         "  store(sm + c, reshape(softmax(t, 1), [4096]));\n"
+         "  store(lse + arange(0, 1), logsumexp(t, 1));\n"
+         "  let r = arange(0, 32);\n"
+         "  let a = load(v + r);\n"
+         "  store(sp + r, softplus(a));\n  store(s + r, silu(a));\n"
+         "}\n",
+         "k");
+    static uint16_t hx[4096], hv[32];
+    for (int i = 0; i < 4096; i++) hx[i] = h_of(3.0f - 0.125f * (float)(i % 7));
+    for (int i = 0; i < 32; i++) hv[i] = h_of(-16.0f + (float)i * 1.0f);
+    uint64_t x = buf(&d, sizeof hx, hx), sm = buf(&d, sizeof hx, NULL), lse = buf(&d, 2, NULL), v = buf(&d, sizeof hv, hv),
+             sp = buf(&d, 64, NULL), s = buf(&d, 64, NULL);
+    void *params[] = {&x, &sm, &lse, &v, &sp, &s};
+    run(&d, 1, params);
+    static uint16_t hsm[4096];
+    uint16_t hl, hsp[32], hs[32];
+    dev_memcpy_dtoh(d.dev, hsm, sm, sizeof hsm);
+    dev_memcpy_dtoh(d.dev, &hl, lse, 2);
+    dev_memcpy_dtoh(d.dev, hsp, sp, sizeof hsp);
+    dev_memcpy_dtoh(d.dev, hs, s, sizeof hs);
+    double sum = 0;
+    for (int i = 0; i < 4096; i++) sum += exp(d_of(hx[i]) - 3.0);
+    for (int i = 0; i < 4096; i++) {
+        double w = exp(d_of(hx[i]) - 3.0) / sum; /* f16 rounding (2^-11 relative) and exp's */
+        cr_assert(fabs(d_of(hsm[i]) - w) <= 0x1p-11 * w, "softmax[%d] = %.6g, want %.6g", i, d_of(hsm[i]), w);
+    }
+    double want = 3 + log(sum);
+    cr_assert(fabs(d_of(hl) - want) <= 0.01, "logsumexp = %g, want %g", d_of(hl), want);
+    for (int i = 0; i < 32; i++) {
+        double a = d_of(hv[i]), spw = a > 0 ? a + log1p(exp(-a)) : log1p(exp(a)), sw = a / (1 + exp(-a));
+        cr_assert(isfinite(d_of(hsp[i])) && fabs(d_of(hsp[i]) - spw) <= 2e-3 * fmax(1, fabs(spw)), "softplus(%g) = %g, want %g", a,
+                  d_of(hsp[i]), spw);
+        /* sigmoid(x) rounds to f16 first: below 2^-14 in steps of 2^-24 (subnormal), then times x */
+        cr_assert(fabs(d_of(hs[i]) - sw) <= 2e-3 * fabs(sw) + fabs(a) * 0x1p-25, "silu(%g) = %g, want %g", a, d_of(hs[i]), sw);
+    }
+    done(&d);
+}
