@@ -265,6 +265,28 @@ class Launch(unittest.TestCase):
             tile.data_ptr(np.frombuffer(bytearray(64), np.float32), self.dev)
 
 
+    def test_bool_pointers(self):
+        """a *i1 parameter takes bool, uint8 and int8 arrays (one byte an element)"""
+        mod = tile.compile("""
+kernel k(x: *f32, m: *i1, c: *i32) {
+    let r = arange(0, 64);
+    let v = load(x + r, r < 50, 0.0);
+    store(m + r, v > 0.0, r < 50);
+    store(c, sum(load(m + r, r < 50, false), axis=0));
+}
+""", device=self.dev)
+        self.assertEqual(mod.k.params[1], ("m", "*i1"))
+        x = rng.standard_normal(50).astype(np.float32)
+        for dt in (np.bool_, np.uint8, np.int8):
+            m = np.full(50, 7, dt) if dt != np.bool_ else np.zeros(50, dt)
+            c = np.full(1, -1, np.int32)
+            mod.k[1,](x, m, c)
+            np.testing.assert_array_equal(m.astype(bool), x > 0)
+            self.assertEqual(int(c[0]), int((x > 0).sum()))
+        with self.assertRaisesRegex(TypeError, r"takes \*i1 \(bool, uint8 or int8 elements\)"):
+            mod.k[1,](x, np.zeros(50, np.int32), c)
+
+
 SCALARS = """
 // out[i] = x[i] * s + t (f32 scalars), for i < n (an i64)
 @num_warps(1)

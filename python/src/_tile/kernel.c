@@ -498,14 +498,18 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
             TPyArray a;
             if (!tpy_array(&pr->sc, o, p->name, &a)) return false;
             bool table = p->depth > 1; /* **T: 64-bit addresses (Device.data_ptr) */
-            if (table ? !((a.kind == 'i' || a.kind == 'u' || a.kind == 'V') && a.itemsize == 8) : !tpy_dtype_compatible(p->dtype, &a)) {
+            bool bytes = p->dtype < 0; /* *i1: one byte an element (bool, uint8, int8 arrays) */
+            bool fits = table   ? (a.kind == 'i' || a.kind == 'u' || a.kind == 'V') && a.itemsize == 8
+                        : bytes ? (a.kind == 'b' || a.kind == 'i' || a.kind == 'u') && a.itemsize == 1
+                                : tpy_dtype_compatible(p->dtype, &a);
+            if (!fits) {
                 char ty[48]; /* PyErr_Format has no %.*s */
-                snprintf(ty, sizeof ty, "%.*s%s", p->depth, "********", tile_dtype_name(p->dtype));
+                snprintf(ty, sizeof ty, "%.*s%s", p->depth, "********", bytes ? "i1" : tile_dtype_name(p->dtype));
                 PyErr_Format(PyExc_TypeError, "argument '%s': kernel '%s' takes %s%s, got an array of '%s'", p->name, k->name, ty,
-                             table ? " (an array of 8-byte integers: device addresses from Device.data_ptr)" : "", a.typestr);
+                             table ? " (an array of 8-byte integers: device addresses from Device.data_ptr)" : bytes ? " (bool, uint8 or int8 elements)" : "", a.typestr);
                 return false;
             }
-            size_t es = table ? 8 : tile_dtype_size(p->dtype);
+            size_t es = table ? 8 : bytes ? 1 : tile_dtype_size(p->dtype);
             if (es > 1 && a.ptr % es) {
                 PyErr_Format(PyExc_ValueError, "argument '%s': the array's address is not aligned to its %zu-byte elements",
                              p->name, es);
@@ -673,7 +677,7 @@ static PyObject *kernel_get_params(PyObject *self, void *c) {
     for (int i = 0; l && i < k->nparams; i++) {
         const Param *p = &k->params[i];
         char t[32];
-        snprintf(t, sizeof t, "%.*s%s", p->kind == 'p' ? p->depth : 0, "********", p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype));
+        snprintf(t, sizeof t, "%.*s%s", p->kind == 'p' ? p->depth : 0, "********", p->dtype < 0 ? "i1" : tile_dtype_name(p->dtype));
         PyObject *e = Py_BuildValue("(ss)", p->name, t);
         if (!e) {
             Py_CLEAR(l);
