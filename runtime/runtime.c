@@ -100,7 +100,7 @@ struct tile_event_s {
     uint32_t magic;
     tile_context *ctx;
     void *impl; /* the device layer's event */
-    bool recorded;
+    _Atomic bool recorded; /* recorded by one thread, asked by another (tile_event_elapsed_ms) */
     tile_event next;
 };
 
