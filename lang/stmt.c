@@ -165,11 +165,15 @@ Val gen_global_value(Gen *g, Global *gl, Loc loc) {
 /* ---- arguments ---- */
 bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *const *pnames, int np, int min,
                    const Node **slots, bool *by_kw) {
-    int n = call->nkids;
+    int n = call->nkids, npos = 0;
     for (int i = 0; i < np; i++) slots[i] = NULL, by_kw[i] = false;
-    if (n < min || n > np) {
-        if (min == np) diag_error(g->d, call->loc, "'%s' expects %d argument%s, got %d", fname, np, np == 1 ? "" : "s", n);
-        else diag_error(g->d, call->loc, "'%s' expects %d to %d arguments, got %d", fname, min, np, n);
+    for (int i = 0; i < n; i++) npos += !(call->kwnames && call->kwnames[i]);
+    /* too many positional arguments, or too few in all; too many keywords are named below (unknown ones,
+     * or a parameter given twice) */
+    if (n < min || npos > np) {
+        int got = n < min ? n : npos;
+        if (min == np) diag_error(g->d, call->loc, "'%s' expects %d argument%s, got %d", fname, np, np == 1 ? "" : "s", got);
+        else diag_error(g->d, call->loc, "'%s' expects %d to %d arguments, got %d", fname, min, np, got);
         return false;
     }
     int pos = 0;
@@ -203,6 +207,11 @@ bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *cons
         slots[k] = arg;
         by_kw[k] = kw != NULL;
     }
+    for (int i = 0; ok && i < min; i++)
+        if (!slots[i]) {
+            diag_error(g->d, call->loc, "'%s' is missing its argument '%s'", fname, pnames[i]);
+            ok = false;
+        }
     return ok;
 }
 

@@ -97,6 +97,20 @@ Test(lang_diag, arg_count) {
                 "given by name (cache_modifier=...)\n"
                 "      store(x, 1.0, true, \".wt\");\n"
                 "                          ^\n");
+    /* keyword arguments are not counted as positional ones: an unknown one is named (it was "'sum' expects 1
+     * to 2 arguments, got 3"), a required one left out is named */
+    expect_diag("kernel k(x: *f32) {\n    let t = load(x + arange(0, 4));\n    store(x, sum(t, 0, keep_dims=true, dtype=f32, foo=3));\n}\n",
+                "t.tile:3:55: error: 'sum' has no parameter named 'foo'\n"
+                "      store(x, sum(t, 0, keep_dims=true, dtype=f32, foo=3));\n"
+                "                                                        ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let t = load(x + arange(0, 4));\n    store(x + arange(0, 4), where(t > 0.0, b=t, c=t));\n}\n",
+                "t.tile:3:51: error: 'where' has no parameter named 'c'\n"
+                "      store(x + arange(0, 4), where(t > 0.0, b=t, c=t));\n"
+                "                                                    ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let t = load(x + arange(0, 4));\n    store(x + arange(0, 4), where(t > 0.0, b=t, b=t));\n}\n",
+                "t.tile:3:51: error: argument 'b' of 'where' given more than once\n"
+                "      store(x + arange(0, 4), where(t > 0.0, b=t, b=t));\n"
+                "                                                    ^\n");
 }
 
 Test(lang_diag, add_pointers) {
