@@ -43,6 +43,7 @@ typedef struct Val {
 typedef struct Var {
     const char *name;
     Val val;
+    Loc set; /* its last assignment (line 0: none since `let`): where a loop or an if that changes its type is reported */
     struct Var *next;
 } Var;
 

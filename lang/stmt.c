@@ -521,7 +521,7 @@ static void gen_assign(Gen *g, const Node *s) {
         Val v = gen_expr(g, s->rhs);
         if (!ok) return;
         unpack(g, s, s->loc, v, vs);
-        for (int i = 0; i < s->nkids; i++) xs[i]->val = vs[i];
+        for (int i = 0; i < s->nkids; i++) xs[i]->val = vs[i], xs[i]->set = s->loc;
         return;
     }
     Var *x = gen_lookup_var(g, s->name);
@@ -537,6 +537,7 @@ static void gen_assign(Gen *g, const Node *s) {
     }
     if (s->op != TK_ASSIGN) v = gen_binop(g, binary_of[s->op - TK_PLUSEQ], x->val, v, s->oploc);
     x->val = v;
+    x->set = s->loc;
 }
 
 static void gen_return(Gen *g, const Node *s) {
@@ -600,9 +601,12 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
         ys[k] = args[k];
         if (nv.k == V_CT && t->dt != DT_PTR) ys[k] = gen_coerce(g, nv, t->dt, NULL, t->rank, t->shape, s->loc);
         else if (nv.k == V_RT && nv.t == t) ys[k] = nv.v;
-        else if (nv.k != V_ERR)
-            diag_error(g->d, s->loc, "loop-carried variable '%s' changes type from '%s' to '%s' in the loop", c->cv[k]->name,
+        else if (nv.k != V_ERR) { /* at the assignment that changed it, the loop in a note */
+            Loc at = c->cv[k]->set.file == s->loc.file && c->cv[k]->set.line >= s->loc.line ? c->cv[k]->set : s->loc;
+            diag_error(g->d, at, "loop-carried variable '%s' changes type from '%s' to '%s' in the loop", c->cv[k]->name,
                        gen_type_desc(g, t), nv.k == V_RT ? gen_type_desc(g, nv.t) : gen_val_type_name(g, nv));
+            if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
+        }
     }
 }
 
@@ -879,9 +883,11 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             continue;
         }
         const Type *t;
-        if (a.k == V_RT && b.k == V_RT && a.t != b.t) {
-            diag_error(g->d, s->loc, "'%s' has type '%s' in one branch of 'if' and '%s' in the other", x->name,
+        if (a.k == V_RT && b.k == V_RT && a.t != b.t) { /* at a branch's assignment, the if in a note */
+            Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
+            diag_error(g->d, at, "'%s' has type '%s' in one branch of 'if' and '%s' in the other", x->name,
                        gen_type_desc(g, a.t), gen_type_desc(g, b.t));
+            if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
             x->val = val_err();
             continue;
         }

@@ -86,6 +86,19 @@ Test(lang_diag, unknown_name) {
                 "              ^\n");
 }
 
+/* A variable whose type an if changes is reported at the branch's assignment, the if in a note (it was
+ * reported at the if alone). */
+Test(lang_diag, if_type_change_at_the_assignment) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let t = zeros([64], f32);\n    if n > 3 {\n        t = zeros([32], f32);\n    }\n"
+                "    store(x + arange(0, 64), t);\n}\n",
+                "t.tile:4:9: error: 't' has type 'tensor<32xf32>' in one branch of 'if' and 'tensor<64xf32>' in the other\n"
+                "          t = zeros([32], f32);\n"
+                "          ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if n > 3 {\n"
+                "      ^\n");
+}
+
 Test(lang_diag, arg_count) {
     expect_diag("kernel k(x: *f32) {\n    let a = load(x, 1, 2, 3, 4);\n}\n",
                 "t.tile:2:27: error: 'load' takes 1 to 3 positional arguments, got 5: cache_modifier, eviction_policy and "
@@ -201,7 +214,10 @@ Test(lang_diag, misc) {
                 "  fn f(x) { return f(x); }\n"
                 "                   ^\n");
     expect_diag("kernel k(p: *f32, n: i32) {\n    let acc = 0.0;\n    for i in range(n) { acc = arange(0, 16); }\n}\n",
-                "t.tile:3:5: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop\n"
+                "t.tile:3:25: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop\n"
+                "      for i in range(n) { acc = arange(0, 16); }\n"
+                "                          ^\n"
+                "t.tile:3:5: note: the loop\n"
                 "      for i in range(n) { acc = arange(0, 16); }\n"
                 "      ^\n");
     expect_diag("kernel k(p: *f32, const B: i32) {\n}\n",
@@ -295,7 +311,10 @@ Test(lang_diag, loops_and_jumps) {
                 "      }\n"
                 "      ^\n");
     expect_diag("kernel k(p: *f32, n: i32) {\n    let acc = 0.0;\n    while n > 0 { acc = arange(0, 16); }\n}\n",
-                "t.tile:3:5: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop\n"
+                "t.tile:3:19: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop\n"
+                "      while n > 0 { acc = arange(0, 16); }\n"
+                "                    ^\n"
+                "t.tile:3:5: note: the loop\n"
                 "      while n > 0 { acc = arange(0, 16); }\n"
                 "      ^\n");
 }
