@@ -209,7 +209,7 @@ bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *cons
     }
     for (int i = 0; ok && i < min; i++)
         if (!slots[i]) {
-            diag_error(g->d, call->loc, "'%s' is missing its argument '%s'", fname, pnames[i]);
+            diag_error(g->d, call->loc, "'%s' is missing argument '%s'", fname, pnames[i]);
             ok = false;
         }
     return ok;
@@ -238,7 +238,7 @@ static bool fn_call_allowed(Gen *g, const Decl *fn, Loc loc) {
 
 /* Check and convert the evaluated arguments (one per parameter, locations in aloc), then
  * generate fn's body in a new frame. */
-static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc) {
+static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, Loc call) {
     int np = fn->nparams;
     bool ok = true;
     for (int i = 0; i < np; i++) {
@@ -261,7 +261,10 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc) {
     g->fr = &fr;
     g->inline_depth++;
     for (int i = 0; i < np; i++) define_var(g, fn->params[i].name, args[i]);
+    int errors = g->d->nerrors;
     gen_seq(g, fn->body->kids, fn->body->nkids, NULL);
+    /* an error in the body names the call it came through (a helper used in several places, or imported) */
+    if (g->d->nerrors > errors) diag_note(g->d, call, "in this call of '%s'", fn->name);
     g->inline_depth--;
     g->fr = saved;
     return fr.returned ? fr.ret : (Val){.k = V_VOID};
@@ -302,7 +305,7 @@ Val gen_call_fn(Gen *g, const Decl *fn, const Node *call) {
         }
     }
     if (!ok) return val_err();
-    return fn_inline(g, fn, args, aloc);
+    return fn_inline(g, fn, args, aloc, call->loc);
 }
 
 Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *vals, int n, Loc loc) {
@@ -324,7 +327,7 @@ Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *vals, int n, Loc loc) {
         }
         if (args[i].k == V_ERR) return val_err();
     }
-    return fn_inline(g, fn, args, aloc);
+    return fn_inline(g, fn, args, aloc, loc);
 }
 
 /* ---- pre-scans ---- */

@@ -212,7 +212,10 @@ Test(lang_diag, misc) {
     expect_diag("fn f(x) { return f(x); }\nkernel k(p: *f32) {\n    store(p, f(1.0));\n}\n",
                 "t.tile:1:18: error: recursive call to 'f'\n"
                 "  fn f(x) { return f(x); }\n"
-                "                   ^\n");
+                "                   ^\n"
+                "t.tile:3:14: note: in this call of 'f'\n"
+                "      store(p, f(1.0));\n"
+                "               ^\n");
     expect_diag("kernel k(p: *f32, n: i32) {\n    let acc = 0.0;\n    for i in range(n) { acc = arange(0, 16); }\n}\n",
                 "t.tile:3:25: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop\n"
                 "      for i in range(n) { acc = arange(0, 16); }\n"
@@ -293,7 +296,10 @@ Test(lang_diag, loops_and_jumps) {
     expect_diag("fn f(x) {\n    continue;\n    return x;\n}\nkernel k(n: i32) {\n    for i in range(n) { let y = f(i); }\n}\n",
                 "t.tile:2:5: error: 'continue' outside a loop (a function cannot leave its caller's loop)\n"
                 "      continue;\n"
-                "      ^\n");
+                "      ^\n"
+                "t.tile:6:33: note: in this call of 'f'\n"
+                "      for i in range(n) { let y = f(i); }\n"
+                "                                  ^\n");
     expect_diag("kernel k(n: i32) {\n    while n > 0 { return; }\n}\n",
                 "t.tile:2:19: error: 'return' inside a 'while' loop is not supported\n"
                 "      while n > 0 { return; }\n"
