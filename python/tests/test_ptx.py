@@ -198,7 +198,13 @@ class Ptx(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "does not fit"):
             mod.fill_i16[1](x, 40000, 1, block=32)
         with self.assertRaisesRegex(ValueError, "does not fit"):
-            mod.fill_i16[1](x, 1, -1, block=32)
+            mod.fill_i16[1](x, 1, -2**31 - 1, block=32)
+        with self.assertRaisesRegex(ValueError, "does not fit"):
+            mod.fill_i16[1](x, 1, 2**32, block=32)
+        # a .u32 takes a negative int as two's complement (Triton declares its signed scalars .u32): n = -1 is
+        # 2^32 - 1 elements, so the fill runs off the array, which the emulator reports
+        with self.assertRaises(tile.Error):
+            mod.fill_i16[1](np.zeros(8, dtype=np.int16), 1, -1, block=32)
         with self.assertRaisesRegex(TypeError, "expected an integer"):
             mod.fill_i16[1](x, 1.5, 1, block=32)
         with self.assertRaises(tile.Error):  # an address no allocation holds: the emulator's fault

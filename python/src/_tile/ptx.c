@@ -6,7 +6,9 @@
  * raw kernel: "ptr, u32, f32, b8[24]"), so each argument is converted by its PTX type:
  *   ptr, u64, s64, b64   an array (its device pointer, through arrays.c), None (0) or an int (the
  *                        value itself);
- *   u8..u32, s8..s32,    an integer, range-checked (.b types take either sign's range);
+ *   u8..u32, s8..s32,    an integer, range-checked (.u and .b types take either sign's range: Triton
+ *                        declares its signed scalars .u8/.u16/.u32/.u64, and a negative value is two's
+ *                        complement);
  *   b8..b32
  *   f16, f32, f64        a number;
  *   bN[count]            anything bytes() accepts (bytes, bytearray, a NumPy array or structured
@@ -153,8 +155,8 @@ static bool ptx_scalar(const TPyPtxKernel *k, int i, const PtxParam *p, PyObject
     if (ok && bits < 64) {
         long long lo = -(1ll << (bits - 1));
         unsigned long long hi = (p->kind == 'i' ? (1ull << (bits - 1)) : (1ull << bits)) - 1;
-        ok = neg ? p->kind != 'u' && v >= lo : uv <= hi;
-    } else if (ok && neg) ok = p->kind != 'u';
+        ok = neg ? v >= lo : uv <= hi;
+    }
     if (!ok) {
         PyErr_Format(PyExc_ValueError, "kernel '%s': argument %s: %R does not fit", k->name, pname, o);
         return false;
