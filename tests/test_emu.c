@@ -563,17 +563,19 @@ static uint64_t r_sub64_flag(uint64_t a, uint64_t b, uint64_t c) { /* (c:a) - (0
 static uint64_t r_addcc_after_sub(uint64_t a, uint64_t b, uint64_t c) { /* add.cc resets: its own carry */
     (void)b; return ((uint64_t)U32(a) + U32(c)) >> 32;
 }
-static uint16_t f16_fma_relu(uint16_t ua, uint16_t ub, uint16_t uc) {
+/* f16 fma rounded once (NaN: the canonical 0x7fff); relu: a negative result, or -0, is +0 */
+static uint16_t f16_fma(uint16_t ua, uint16_t ub, uint16_t uc, bool relu) {
     _Float16 x, y, z;
     memcpy(&x, &ua, 2), memcpy(&y, &ub, 2), memcpy(&z, &uc, 2);
     double v = fma((double)x, (double)y, (double)z);
     if (isnan(v)) return 0x7FFF;
     _Float16 h = (_Float16)v;
     uint16_t u;
-    if (signbit((double)h)) h = 0; /* a negative result, or -0: +0 */
+    if (relu && signbit((double)h)) h = 0;
     memcpy(&u, &h, 2);
     return u;
 }
+static uint16_t f16_fma_relu(uint16_t ua, uint16_t ub, uint16_t uc) { return f16_fma(ua, ub, uc, true); }
 static uint64_t r_fma_relu_f16x2(uint64_t a, uint64_t b, uint64_t c) {
     return (uint32_t)f16_fma_relu((uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16)) << 16 |
            f16_fma_relu((uint16_t)a, (uint16_t)b, (uint16_t)c);
@@ -581,15 +583,7 @@ static uint64_t r_fma_relu_f16x2(uint64_t a, uint64_t b, uint64_t c) {
 /* fma.rn.oob: an operand that is the OOB-NaN of a tensor copy's NaN fill (0x7fff) gives +0, other NaNs stay NaN */
 static uint16_t f16_fma_oob(uint16_t ua, uint16_t ub, uint16_t uc, bool relu) {
     if (ua == 0x7FFF || ub == 0x7FFF || uc == 0x7FFF) return 0;
-    if (relu) return f16_fma_relu(ua, ub, uc);
-    _Float16 x, y, z;
-    memcpy(&x, &ua, 2), memcpy(&y, &ub, 2), memcpy(&z, &uc, 2);
-    double v = fma((double)x, (double)y, (double)z);
-    if (isnan(v)) return 0x7FFF;
-    _Float16 h = (_Float16)v;
-    uint16_t u;
-    memcpy(&u, &h, 2);
-    return u;
+    return f16_fma(ua, ub, uc, relu);
 }
 static uint64_t r_fma_oob_f16x2(uint64_t a, uint64_t b, uint64_t c) {
     return (uint32_t)f16_fma_oob((uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), false) << 16 |
