@@ -154,5 +154,8 @@ Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc);
 /* builtins.c */
 bool builtin_exists(const char *name);
 Val builtin_call(Gen *g, const Node *call);
+/* builtins_raw.c */
+Val builtin_debug(Gen *g, const Node *node, const char *name); /* static_assert, device_assert, device_print */
+Val builtin_inline_asm(Gen *g, const Node *node);
 
 #endif
