@@ -113,6 +113,11 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
     X(ATOMIC_XOR, "atomic_xor", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_XOR)             \
     X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask sem:str scope:str", ATOMIC_CAS, PLAIN, 0) \
     X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)                            \
+    /* hints, Triton's: the value itself, with a fact the compiler may use (vector widths) */ \
+    X(MULTIPLE_OF, "multiple_of", 2, "input values", MULTIPLE_OF, PLAIN, 0)                \
+    X(MAX_CONTIGUOUS, "max_contiguous", 2, "input values", MAX_CONTIGUOUS, PLAIN, 0)       \
+    X(MAX_CONSTANCY, "max_constancy", 2, "input values", MAX_CONSTANCY, PLAIN, 0)          \
+    X(ASSUME, "assume", 1, "cond", ASSUME, PLAIN, 0)                                       \
     X(INLINE_ASM_ELEMENTWISE, "inline_asm_elementwise", 4, "asm constraints args dtype is_pure pack", INLINE_ASM, PLAIN, 0) \
     X(STATIC_ASSERT, "static_assert", 1, "cond msg", CONST, PLAIN, 0)                      \
     X(DEVICE_ASSERT, "device_assert", 1, "cond msg", ASSERT, PLAIN, 0)                     \
@@ -1059,6 +1064,68 @@ static Val bi_dot_scaled(Gen *g, const Node *node) {
     return bi_dot(&c);
 }
 
+/* multiple_of(input, values), max_contiguous(input, values), max_constancy(input, values):
+ * Triton's hints.  values: one positive int per dim of input (a list; a scalar input or 1-d
+ * tensor takes a plain int, and multiple_of's plain int holds along every dim).  The result is
+ * input; a compile-time input needs no hint and stays as it is. */
+static Val bi_hint(Call *c, BuiltinId id) {
+    Gen *g = c->g;
+    Val x = c->v[0], v = c->v[1];
+    if (x.k == V_ERR || v.k == V_ERR) return val_err();
+    if (!val_is_value(g, x, c->loc[0])) return val_err();
+    int rank = val_rank(x), want = rank ? rank : 1;
+    int32_t vals[TIR_MAX_RANK];
+    int n;
+    if (v.k == V_CT && dtype_is_int(v.dt) && v.dt != DT_I1) {
+        n = id == BI_MULTIPLE_OF ? want : 1;
+        for (int d = 0; d < n; d++) vals[d] = v.i < 1 || v.i > (1 << 30) ? 0 : (int32_t)v.i;
+    } else if (v.k == V_SHAPE) {
+        n = v.rank;
+        memcpy(vals, v.shape, sizeof vals);
+    } else {
+        diag_error(g->d, c->loc[1], "'%s' expects its values as a compile-time int or a list of them, one per dimension",
+                   c->bi->name);
+        return val_err();
+    }
+    if (n != want) {
+        diag_error(g->d, c->loc[1], "'%s' takes one value per dimension of its input: %d for %s %s, got %d", c->bi->name, want,
+                   rank ? "a tensor of shape" : "a", rank ? gen_shape_str(g, rank, val_shape(x)) : "scalar", n);
+        return val_err();
+    }
+    for (int d = 0; d < n; d++)
+        if (vals[d] < 1 || vals[d] > (1 << 30)) {
+            diag_error(g->d, c->loc[1], "the values of '%s' must be between 1 and 2^30", c->bi->name);
+            return val_err();
+        }
+    DType dt = val_dtype(x);
+    if (!(dtype_is_int(dt) && dt != DT_I1) && dt != DT_PTR) {
+        diag_error(g->d, c->loc[0], "'%s' is a hint about integers and pointers, got '%s'", c->bi->name, gen_val_type_name(g, x));
+        return val_err();
+    }
+    if (x.k == V_CT) return x;
+    Inst *in = gen_emit_inst(g, c->node->loc, c->bi->op, &x.v, 1, x.t);
+    memcpy(in->a.perm, vals, sizeof vals);
+    return val_rt(g, in->res[0]);
+}
+
+/* assume(cond), Triton's: the compiler may take cond (a scalar or a tensor of i1) as true; a false
+ * one is undefined.  A compile-time false is an error. */
+static Val bi_assume(Call *c) {
+    Gen *g = c->g;
+    Val x = c->v[0];
+    if (x.k == V_ERR || !val_is_value(g, x, c->loc[0])) return val_err();
+    if (val_dtype(x) != DT_I1) {
+        diag_error(g->d, c->loc[0], "'assume' expects a condition (i1), got '%s'", gen_val_type_name(g, x));
+        return val_err();
+    }
+    if (x.k == V_CT) {
+        if (!x.i) diag_error(g->d, c->loc[0], "'assume' of a condition that is false at compile time");
+        return x.i ? (Val){.k = V_VOID} : val_err();
+    }
+    gen_emit_inst(g, c->node->loc, OP_ASSUME, &x.v, 1, NULL);
+    return (Val){.k = V_VOID};
+}
+
 /* The built-ins of compose.c: arguments checked here, the ops composed there. */
 static Val bi_compose(Call *c, BuiltinId id) {
     Gen *g = c->g;
@@ -1388,6 +1455,10 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_ATOMIC_XOR:
     case BI_ATOMIC_CAS: return bi_atomic(&c);
     case BI_NUM_SMS: return val_ct_int(g->opt->num_sms > 0 ? g->opt->num_sms : 132, DT_I32); /* jit: the context's count */
+    case BI_MULTIPLE_OF:
+    case BI_MAX_CONTIGUOUS:
+    case BI_MAX_CONSTANCY: return bi_hint(&c, (BuiltinId)id);
+    case BI_ASSUME: return bi_assume(&c);
     case BI_DEBUG_BARRIER: gen_emit_inst(g, node->loc, OP_BARRIER, NULL, 0, NULL); return (Val){.k = V_VOID};
     default:
         if (bi->kind == BK_MATH) return bi_math(&c);

@@ -5,6 +5,8 @@
  *      power of two dividing its start; constants know their value; program
  *      ids are divisible by 1; arguments specialized `div16` are divisible by
  *      16 (pointers: 16-byte aligned).
+ *      multiple_of, max_contiguous and max_constancy (the user's hints) raise
+ *      the facts of their operand.
  *   2. Walk the function in program order, deriving each result from its
  *      operands with the rules below (add of contiguous and constant stays
  *      contiguous, mul multiplies divisibility, broadcast makes the stretched
@@ -148,6 +150,18 @@ static void visit(Ctx *c, Inst *i) {
         break;
     case OP_CONVERT_LAYOUT:
         r = *x;
+        break;
+    case OP_MULTIPLE_OF:
+    case OP_MAX_CONTIGUOUS:
+    case OP_MAX_CONSTANCY: /* what the analysis found, or the hint where it says more: as powers of
+                            * two (a run of 24 from a multiple of 24 is three runs of 8 from multiples
+                            * of 8), runs no longer than the dim */
+        r = *x;
+        for (int d = 0; d < (rank ? rank : 1); d++) {
+            int32_t h = pow2_div(i->a.perm[d]), *fact = i->op == OP_MULTIPLE_OF ? r.div : i->op == OP_MAX_CONTIGUOUS ? r.contig : r.constancy;
+            if (i->op != OP_MULTIPLE_OF && rank && h > t->shape[d]) h = t->shape[d];
+            if (h > fact[d]) fact[d] = h;
+        }
         break;
     case OP_CAST:
         if (dtype_is_int(t->dt) && dtype_is_int(tir_vtype(f, i->ops[0])->dt) && dtype_bits(t->dt) >= dtype_bits(tir_vtype(f, i->ops[0])->dt))

@@ -245,6 +245,7 @@ static bool eval_unary(Op op, Num a, DType dt, Num *r) {
         case OP_NEG: r->i = 0 - a.i; return true;
         case OP_NOT: r->i = ~a.i; return true;
         case OP_ABS: r->i = dtype_is_signed(dt) && (int64_t)a.i < 0 ? 0 - a.i : a.i; return true;
+        case OP_MULTIPLE_OF: case OP_MAX_CONTIGUOUS: case OP_MAX_CONSTANCY: r->i = a.i; return true; /* hints */
         default: return false;
         }
     }

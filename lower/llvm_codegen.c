@@ -249,7 +249,8 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_RETURN: LLVMBuildRetVoid(l->b); return true;
     case OP_BARRIER: ll_barrier(l); return true;
     case OP_PRINT:
-    case OP_ASSERT: return ll_emit_debug(l, i);
+    case OP_ASSERT:
+    case OP_ASSUME: return ll_emit_debug(l, i);
     case OP_LOCAL_ALLOC:
     case OP_LOCAL_VIEW:
     case OP_ASYNC_COPY:

@@ -1,4 +1,4 @@
-/* llvm_debug.c - device_print (vprintf) and device_assert (__assertfail).
+/* llvm_debug.c - device_print (vprintf), device_assert (__assertfail) and assume (llvm.assume).
  *
  * Both are calls the CUDA runtime resolves (and the emulator provides,
  * emu/exec_call.c):
@@ -167,4 +167,16 @@ static bool emit_assert(LL *l, Inst *i) {
     return true;
 }
 
-bool ll_emit_debug(LL *l, Inst *i) { return i->op == OP_PRINT ? emit_print(l, i) : emit_assert(l, i); }
+/* assume(cond): llvm.assume of each register, for LLVM's own analyses (x > 0 turns x / 16 into a
+ * shift); no code of its own. */
+static bool emit_assume(LL *l, Inst *i) {
+    const Type *t = tir_vtype(l->f, i->ops[0]);
+    LLVMValueRef *cond = ll_get(l, i->ops[0], NULL);
+    int n = t->rank ? ll_regs_of(l, t)->n : 1;
+    for (int r = 0; r < n; r++) ll_intr(l, "llvm.assume", NULL, 0, &cond[r], 1);
+    return true;
+}
+
+bool ll_emit_debug(LL *l, Inst *i) {
+    return i->op == OP_PRINT ? emit_print(l, i) : i->op == OP_ASSUME ? emit_assume(l, i) : emit_assert(l, i);
+}

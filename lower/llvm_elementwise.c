@@ -400,6 +400,13 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
     case OP_BROADCAST:
     case OP_EXPAND_DIMS:
     case OP_TRANS: return emit_lookup(l, i);
+    case OP_MULTIPLE_OF:
+    case OP_MAX_CONTIGUOUS:
+    case OP_MAX_CONSTANCY: { /* hints: the axis analysis has used them; the value is the operand's */
+        LLVMValueRef *x = ll_get(l, i->ops[0], NULL), *res = ll_new(l, i->res[0], n);
+        for (int r = 0; r < n; r++) res[r] = x[r];
+        return true;
+    }
     default: break;
     }
     if (i->op == OP_INLINE_ASM) { /* msg = constraints "\n" asm; one asm statement per element */

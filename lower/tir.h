@@ -143,6 +143,12 @@ enum {
     X(POPC, "popc", 1, 1, EW)           /* set bits; result i32 */                           \
     X(CLZ, "clz", 1, 1, EW)             /* leading zeros; result i32 */                      \
     X(FMA, "fma", 3, 1, EW)             /* a*b+c, one rounding */                          \
+    /* hints for the axis analysis (Triton's): the operand's value, with a fact about it along \
+     * each dim d, attr values[d] (in perm[]; scalars: values[0]).  A false fact is undefined */\
+    X(MULTIPLE_OF, "multiple_of", 1, 1, EW)       /* every element is a multiple of values[d] */      \
+    X(MAX_CONTIGUOUS, "max_contiguous", 1, 1, EW) /* runs of values[d] elements, starting at multiples of \
+                                                     values[d], count up by 1 */                      \
+    X(MAX_CONSTANCY, "max_constancy", 1, 1, EW)   /* runs of values[d] elements, likewise, are equal */ \
     /* reductions and scans along attr axis */                                             \
     X(REDUCE, "reduce", 1, 1, OPF_PURE) /* attr kind: sum max min argmax argmin */         \
     X(SCAN, "scan", 1, 1, OPF_PURE)     /* attr kind: sum (inclusive cumsum) */            \
@@ -169,6 +175,7 @@ enum {
     X(INLINE_ASM, "inline_asm", -1, 1, OPF_ELEMENTWISE) /* per element: PTX attr msg = constraints "\n" asm; never merged or removed */ \
     X(PRINT, "print", -1, 0, 0)         /* device_print: attr msg, then each element's values (vprintf) */ \
     X(ASSERT, "assert", 1, 0, 0)        /* device_assert: a false element stops the launch with attr msg */ \
+    X(ASSUME, "assume", 1, 0, 0)        /* the program may take every element of the i1 operand as true (llvm.assume) */ \
     X(BARRIER, "barrier", 0, 0, 0)      /* bar.sync across the program's threads */          \
     X(LOCAL_ALLOC, "local_alloc", 0, 1, 0) /* a [stages, rows, cols] buffer in shared memory */ \
     X(LOCAL_VIEW, "local_view", 2, 1, OPF_PURE) /* buf, stage -> that stage's [rows, cols] tile */ \
@@ -306,6 +313,7 @@ typedef enum Eviction {
     EVICT_COUNT
 } Eviction;
 enum { TIR_CACHE_VOLATILE = 64 };
+static inline bool tir_is_hint(Op op) { return op == OP_MULTIPLE_OF || op == OP_MAX_CONTIGUOUS || op == OP_MAX_CONSTANCY; }
 static inline int tir_cache_cop(int cache) { return cache & 7; }
 static inline int tir_cache_evict(int cache) { return (cache >> 3) & 7; }
 extern const char *const tir_cop_names[COP_COUNT], *const tir_evict_names[EVICT_COUNT];

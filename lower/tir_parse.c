@@ -508,7 +508,7 @@ static const Type *type(Parser *P) {
     X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
     X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder") \
     X(XOR, "xor") X(MSG, "msg") X(MAP, "map") X(BYTES, "bytes") \
-    X(ARRIVALS, "count") X(WARPS, "warps") X(COL, "col")
+    X(ARRIVALS, "count") X(WARPS, "warps") X(COL, "col") X(VALUES, "values")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -537,6 +537,7 @@ static bool attr_allowed(Op op, AttrKey k) {
         return op == OP_PROGRAM_ID || op == OP_NUM_PROGRAMS || op == OP_EXPAND_DIMS || op == OP_REDUCE || op == OP_SCAN ||
                op == OP_GATHER || op == OP_REDUCE_FN || op == OP_SCAN_FN;
     case AK_PERM: return op == OP_TRANS;
+    case AK_VALUES: return tir_is_hint(op);
     case AK_KIND: return op == OP_REDUCE || op == OP_SCAN || op == OP_ATOMIC_RMW || op == OP_TMA_STORE;
     case AK_PRED: return op == OP_CMP;
     case AK_TF32: return op == OP_DOT;
@@ -618,6 +619,17 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
                 } while (!P->err && eat(P, ","));
                 expect(P, "]");
             }
+            break;
+        }
+        case AK_VALUES: {
+            expect(P, "[");
+            int d = 0;
+            do {
+                sp(P);
+                if (d == TIR_MAX_RANK) perr(P, "values has more than %d entries", TIR_MAX_RANK);
+                else a->perm[d++] = (int32_t)int_lit(P, "hint value", 1, 1 << 30);
+            } while (!P->err && eat(P, ","));
+            expect(P, "]");
             break;
         }
         case AK_KIND:

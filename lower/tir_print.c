@@ -137,6 +137,15 @@ static void print_attrs(Printer *p, const Inst *i) {
         str_puts(&t, "]");
         break;
     }
+    case OP_MULTIPLE_OF:
+    case OP_MAX_CONTIGUOUS:
+    case OP_MAX_CONSTANCY: {
+        const Type *rt = p->f->values[i->res[0]].type;
+        str_puts(&t, "values=[");
+        for (int d = 0; d < (rt->rank ? rt->rank : 1); d++) str_printf(&t, "%s%d", d ? "," : "", a->perm[d]);
+        str_puts(&t, "]");
+        break;
+    }
     case OP_REDUCE:
     case OP_SCAN: str_printf(&t, "kind=%s, axis=%lld", tir_red_names[a->ival2], (long long)a->ival); break;
     case OP_CMP: str_printf(&t, "pred=%s", tir_cmp_names[a->ival2]); break;

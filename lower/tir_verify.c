@@ -370,6 +370,18 @@ static void check_inline_asm(Verifier *V, const Inst *i) {
     if (!i->a.msg || !strchr(i->a.msg, '\n')) verr(V, i, "msg must be the constraints, a newline, then the assembly");
 }
 
+static void check_hint(Verifier *V, const Inst *i) {
+    const Type *r = rest(V, i);
+    check_elementwise(V, i);
+    if (!dtype_is_int(r->dt) && r->dt != DT_PTR) verr(V, i, "hints are about integers and pointers, found %s", tstr(V, r));
+    for (int d = 0; d < (r->rank ? r->rank : 1); d++)
+        if (i->a.perm[d] < 1) verr(V, i, "values[%d] is %d, expected at least 1", d, i->a.perm[d]);
+}
+
+static void check_assume(Verifier *V, const Inst *i) {
+    if (opt(V, i, 0)->dt != DT_I1) verr(V, i, "condition must be i1, found %s", tstr(V, opt(V, i, 0)));
+}
+
 static void check_bitcast(Verifier *V, const Inst *i) {
     const Type *a = opt(V, i, 0), *r = rest(V, i);
     check_cast(V, i);
@@ -784,6 +796,10 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_POPC] = check_cast, /* i32 of any integer */
     [OP_INLINE_ASM] = check_inline_asm,
     [OP_CLZ] = check_cast,
+    [OP_MULTIPLE_OF] = check_hint,
+    [OP_MAX_CONTIGUOUS] = check_hint,
+    [OP_MAX_CONSTANCY] = check_hint,
+    [OP_ASSUME] = check_assume,
     [OP_PTR_ADD] = check_ptr_add,
     [OP_REDUCE] = check_reduce,
     [OP_GATHER] = check_gather,

@@ -810,3 +810,31 @@ Test(lang_diag, descriptor_as_value) {
                 "      store(x, d);\n"
                 "               ^\n");
 }
+
+/* Triton's hints check their values against the input's rank and type. */
+Test(lang_diag, hints) {
+    expect_diag("kernel k(p: *f32) {\n    let a = max_contiguous(zeros([16, 16], i32) + program_id(0), 16);\n}\n",
+                "t.tile:2:66: error: 'max_contiguous' takes one value per dimension of its input: 2 for a tensor of shape "
+                "[16, 16], got 1\n"
+                "      let a = max_contiguous(zeros([16, 16], i32) + program_id(0), 16);\n"
+                "                                                                   ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let a = multiple_of(program_id(0), 0);\n}\n",
+                "t.tile:2:40: error: the values of 'multiple_of' must be between 1 and 2^30\n"
+                "      let a = multiple_of(program_id(0), 0);\n"
+                "                                         ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let a = multiple_of(zeros([16], f32), 16);\n}\n",
+                "t.tile:2:25: error: 'multiple_of' is a hint about integers and pointers, got 'f32'\n"
+                "      let a = multiple_of(zeros([16], f32), 16);\n"
+                "                          ^\n");
+    expect_diag("kernel k(p: *f32) {\n    assume(program_id(0));\n}\n",
+                "t.tile:2:12: error: 'assume' expects a condition (i1), got 'i32'\n"
+                "      assume(program_id(0));\n"
+                "             ^\n");
+    expect_diag("kernel k(p: *f32) {\n    assume(1 > 2);\n}\n",
+                "t.tile:2:12: error: 'assume' of a condition that is false at compile time\n"
+                "      assume(1 > 2);\n"
+                "             ^\n");
+    expect_ok("kernel k(p: *f32, n: i32) {\n    let a = multiple_of(zeros([16, 16], i32) + n, 16);\n"
+              "    let b = max_constancy(a, [16, 1]);\n    let q = multiple_of(p, 16);\n    assume(n > 0);\n    assume(true);\n"
+              "    store(q + b, 1.0);\n}\n");
+}

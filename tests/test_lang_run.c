@@ -1441,3 +1441,52 @@ Test(lang_run, float_literals_exact_until_typed) {
     }
     unload(&k);
 }
+
+/* Triton's hints: multiple_of/max_contiguous/max_constancy raise the axis analysis' facts so that
+ * accesses through run-time offsets vectorize; the values stay what they were, and assume() is
+ * llvm.assume.  A row of `stride` floats per program: without the hint the row start is known
+ * divisible by nothing, so the load is one float per instruction. */
+static const char *hint_src =
+    "kernel k(x: *f32, out: *f32, stride: i32, n: i32, const HINT: i1 = true) {\n"
+    "    let row = program_id(0);\n"
+    "    let base = row * stride;\n"
+    "    if HINT { base = multiple_of(base, 16); assume(stride > 0); }\n"
+    "    let offs = max_contiguous(multiple_of(arange(0, 256), 256), 256);\n"
+    "    let c = max_constancy(offs / 4 * 0 + row, [256]);\n"
+    "    let v = load(x + base + offs);\n"
+    "    store(out + base + offs, v * 2.0 + c as f32);\n"
+    "}\n";
+
+Test(lang_run, triton_hints) {
+    char *with = compile_ptx(hint_src, "sm_80");
+    cr_expect_not_null(strstr(with, "ld.global.v2.b32"), "the hinted row start vectorizes the load:\n%s", with);
+    free(with);
+    /* assume(x >= 0) lets LLVM take x % 16 as a mask, without the fixup for negative x */
+    char *rem = compile_ptx("kernel k(out: *i32, x: i32) {\n    assume(x >= 0);\n    store(out, x % 16);\n}\n", "sm_80");
+    cr_expect_null(strstr(rem, "shr.s32"), "x %% 16 with x >= 0 assumed needs no sign fixup:\n%s", rem);
+    cr_expect_not_null(strstr(rem, "and.b32"), "x %% 16 is x & 15:\n%s", rem);
+    free(rem);
+    char *src = strdup(hint_src), *p = strstr(src, "= true");
+    memcpy(p, "=false", 6);
+    char *without = compile_ptx(src, "sm_80");
+    cr_expect_null(strstr(without, "ld.global.v2"), "no vector load without the hint:\n%s", without);
+    free(without);
+    K k;
+    load_src(&k, hint_src, "k");
+    enum { ROWS = 5, STRIDE = 272 };
+    float x[ROWS * STRIDE], o[ROWS * STRIDE];
+    for (int i = 0; i < ROWS * STRIDE; i++) x[i] = (float)((i * 7919) % 1000) / 7.0f, o[i] = NAN;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = upload(&k, o, sizeof o);
+    int32_t stride = STRIDE, n = 256;
+    void *params[] = {&dx, &d_o, &stride, &n};
+    launch(&k, ROWS, params);
+    download(&k, o, d_o, sizeof o);
+    for (int r = 0; r < ROWS; r++)
+        for (int i = 0; i < STRIDE; i++) {
+            float want = i < 256 ? x[r * STRIDE + i] * 2.0f + (float)r : NAN;
+            if (i < 256) cr_assert_eq(o[r * STRIDE + i], want, "row %d col %d: %g, want %g", r, i, o[r * STRIDE + i], want);
+            else cr_assert(isnan(o[r * STRIDE + i]), "row %d col %d written past the row", r, i);
+        }
+    free(src);
+    unload(&k);
+}

@@ -223,6 +223,23 @@ Test(tir_roundtrip, atomic_sem_scope) {
     check_round_trip(t, t);
 }
 
+/* Triton's hints print their values per dim; assume takes an i1. */
+Test(tir_roundtrip, hints_and_assume) {
+    const char *t = "kernel @k(%p: ptr<f32>, %n: i32) num_warps=4 num_stages=3 {\n"
+                    "  %0 = multiple_of %n {values=[16]} : i32\n"
+                    "  %1 = arange {start=0, end=64} : tensor<64xi32>\n"
+                    "  %2 = max_contiguous %1 {values=[64]} : tensor<64xi32>\n"
+                    "  %3 = splat %0 : tensor<64xi32>\n"
+                    "  %4 = max_constancy %3 {values=[64]} : tensor<64xi32>\n"
+                    "  %5 = multiple_of %p {values=[16]} : ptr<f32>\n"
+                    "  %6 = const {value=0} : i32\n"
+                    "  %7 = cmp %n, %6 {pred=gt} : i1\n"
+                    "  assume %7\n"
+                    "  return\n"
+                    "}\n";
+    check_round_trip(t, t);
+}
+
 /* Hand-written input: names, comments, blank lines, inline layouts, `#k` result refs, any attr order. */
 Test(tir_roundtrip, hand_written_input_prints_canonically) {
     const char *in = "// a comment line\n"
@@ -362,6 +379,8 @@ typedef struct ErrCase {
 } ErrCase;
 
 static const ErrCase parse_errors[] = {
+    {"kernel @k(%n: i32) {\n  %0 = multiple_of %n {values=[0]} : i32\n  return\n}\n",
+     "t.tir:2:32: error: hint value 0 out of range [1, 1073741824]"},
     {"kernel @k(%p: ptr<i32>) {\n  %0 = atomic_rmw %p, %p {kind=add, sem=seq} : i32\n}\n",
      "t.tir:2:41: error: unknown memory ordering 'seq'"},
     {"kernel @k() num_warps=4 {\n  %0 = frob : i32\n  return\n}\n", "t.tir:2:8: error: unknown op 'frob'"},
@@ -444,6 +463,9 @@ Test(tir_parse, renders_source_line_and_caret) {
 /* ---- verifier diagnostics on parsed IR ---- */
 
 static const ErrCase verify_errors[] = {
+    {"kernel @k(%a: f32) {\n  %0 = multiple_of %a {values=[16]} : f32\n  return\n}\n",
+     "t.tir:2:3: error: multiple_of: hints are about integers and pointers, found f32"},
+    {"kernel @k(%a: i32) {\n  assume %a\n  return\n}\n", "t.tir:2:3: error: assume: condition must be i1, found i32"},
     {"kernel @k(%a: i32, %b: f32) {\n  %0 = add %a, %b : i32\n  return\n}\n",
      "t.tir:2:3: error: add: operand 1 has type f32, expected i32"},
     {"kernel @k(%a: tensor<4xi32>) {\n  %0 = neg %a : tensor<8xi32>\n  return\n}\n",
