@@ -397,7 +397,7 @@ static bool at_tuple_assign(Parser *p) {
  *      | "let" names "=" expr ";"
  *      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
  *      | names "=" expr ";"
- *      | "for" IDENT "in" "range" "(" expr [ "," expr [ "," expr ] ] ")" block
+ *      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] ")" block
  *      | "while" expr block
  *      | ifstmt
  *      | "return" [ expr ] ";"
@@ -451,16 +451,23 @@ static Node *stmt(Parser *p) {
         n->name = expect_ident(p, "a loop variable after 'for'", &n->oploc);
         if (at(p, TK_IDENT) && peek(p)->len == 2 && !memcmp(peek(p)->text, "in", 2)) next(p);
         else parse_error(p, peek(p)->loc, "expected 'in' after the loop variable, found %s", tok_desc(p, peek(p)));
-        expect(p, TK_RANGE, "after 'in'");
-        expect(p, TK_LPAREN, "after 'range'");
+        const char *rname = "range";
+        if (at(p, TK_IDENT) && peek(p)->len == 12 && !memcmp(peek(p)->text, "static_range", 12)) {
+            next(p);
+            n->ival = 1; /* unrolled at compile time */
+            rname = "static_range";
+        } else {
+            expect(p, TK_RANGE, "after 'in'");
+        }
+        expect(p, TK_LPAREN, rname[0] == 's' ? "after 'static_range'" : "after 'range'");
         NodeList l = {0};
         if (!p->panic) {
             do {
                 list_push(p, &l, expr(p));
             } while (!p->panic && accept(p, TK_COMMA));
         }
-        if (l.n > 3) parse_error(p, l.v[3]->loc, "'range' expects 1 to 3 arguments, got %d", l.n);
-        expect(p, TK_RPAREN, "after 'range' arguments");
+        if (l.n > 3) parse_error(p, l.v[3]->loc, "'%s' expects 1 to 3 arguments, got %d", rname, l.n);
+        expect(p, TK_RPAREN, rname[0] == 's' ? "after 'static_range' arguments" : "after 'range' arguments");
         n->kids = l.v;
         n->nkids = l.n;
         if (p->panic) return n;

@@ -647,7 +647,74 @@ static void loop_scope_open(Gen *g, const Node *s, Scope *sc) {
     if (contains_jump(s->then, N_BREAK)) define_var(g, RUNNING, val_ct_int(1, DT_I1));
 }
 
+/* for i in static_range(start, end, step): the body once per value of i, unrolled here with i a
+ * compile-time int (so `if i == 0` picks code and shapes may depend on i), as Triton's
+ * tl.static_range.  Assignments carry from one copy to the next as straight-line code does, so a
+ * variable may even change type; break and continue have no loop to leave. */
+enum { STATIC_RANGE_MAX = 4096 };
+
+static void gen_static_for(Gen *g, const Node *s) {
+    int64_t b[3] = {0, 0, 1};
+    int first = s->nkids == 1 ? 1 : 0;
+    for (int i = 0; i < s->nkids; i++) {
+        Val v = gen_expr(g, s->kids[i]);
+        if (v.k == V_ERR) return;
+        if (v.k != V_CT || !dtype_is_int(v.dt) || v.dt == DT_I1) {
+            diag_error(g->d, s->kids[i]->loc, "'static_range' bounds must be compile-time integers%s",
+                       v.k == V_RT ? " (use 'range' for a run-time loop)" : "");
+            return;
+        }
+        b[first + i] = v.i;
+    }
+    if (b[2] == 0) {
+        diag_error(g->d, s->kids[s->nkids - 1]->loc, "'static_range' step must not be zero");
+        return;
+    }
+    int64_t n = b[2] > 0 ? (b[1] > b[0] ? (b[1] - b[0] + b[2] - 1) / b[2] : 0) : (b[0] > b[1] ? (b[0] - b[1] - b[2] - 1) / -b[2] : 0);
+    if (n > STATIC_RANGE_MAX) {
+        diag_error(g->d, s->loc, "'static_range' unrolls %lld iterations, more than %d: use 'range'", (long long)n, STATIC_RANGE_MAX);
+        return;
+    }
+    if (contains_jump(s->then, N_ERR)) {
+        const Node *j = s->then;
+        while (j && j->kind != N_BREAK && j->kind != N_CONTINUE) { /* find it, for the location */
+            const Node *next = NULL;
+            if (j->kind == N_BLOCK) {
+                for (int i = 0; i < j->nkids && !next; i++)
+                    if (contains_jump(j->kids[i], N_ERR)) next = j->kids[i];
+            } else if (j->kind == N_IF) {
+                next = contains_jump(j->then, N_ERR) ? j->then : j->els;
+            }
+            j = next;
+        }
+        diag_error(g->d, j ? j->loc : s->loc, "'%s' inside a 'static_range' loop is not supported (its body is unrolled)",
+                   j && j->kind == N_CONTINUE ? "continue" : "break");
+        return;
+    }
+    Frame *fr = g->fr;
+    const Node *outer_loop = fr->loop;
+    fr->loop = s;
+    fr->loops++; /* `return` stays an error inside, as in any loop */
+    for (int64_t k = 0; k < n; k++) {
+        Scope *saved = fr->scope;
+        Scope sc = {.up = saved};
+        fr->scope = &sc;
+        int64_t iv = b[0] + k * b[2];
+        define_var(g, s->name, val_ct_int(iv, iv == (int32_t)iv ? DT_I32 : DT_I64));
+        int errors = g->d->nerrors;
+        gen_seq(g, s->then->kids, s->then->nkids, NULL);
+        fr->scope = saved;
+        if (g->d->nerrors > errors) break; /* once, not once per copy */
+    }
+    fr->loops--;
+    fr->loop = outer_loop;
+}
+
 static void gen_for(Gen *g, const Node *s) {
+    if (s->ival) {
+        gen_static_for(g, s);
+        return;
+    }
     Module *m = g->m;
     Val b[3];
     Loc loc[3];

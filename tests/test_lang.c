@@ -838,3 +838,23 @@ Test(lang_diag, hints) {
               "    let b = max_constancy(a, [16, 1]);\n    let q = multiple_of(p, 16);\n    assume(n > 0);\n    assume(true);\n"
               "    store(q + b, 1.0);\n}\n");
 }
+
+/* static_range needs compile-time bounds and has no loop to break out of. */
+Test(lang_diag, static_range) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    for i in static_range(0, n) { }\n}\n",
+                "t.tile:2:30: error: 'static_range' bounds must be compile-time integers (use 'range' for a run-time loop)\n"
+                "      for i in static_range(0, n) { }\n"
+                "                               ^\n");
+    expect_diag("kernel k(x: *f32) {\n    for i in static_range(10) { if i > 3 { continue; } }\n}\n",
+                "t.tile:2:44: error: 'continue' inside a 'static_range' loop is not supported (its body is unrolled)\n"
+                "      for i in static_range(10) { if i > 3 { continue; } }\n"
+                "                                             ^\n");
+    expect_diag("kernel k(x: *f32) {\n    for i in static_range(0, 100000) { }\n}\n",
+                "t.tile:2:5: error: 'static_range' unrolls 100000 iterations, more than 4096: use 'range'\n"
+                "      for i in static_range(0, 100000) { }\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    for i in static_range(0, 4) { return; }\n}\n",
+                "t.tile:2:35: error: 'return' inside a 'for' loop is not supported\n"
+                "      for i in static_range(0, 4) { return; }\n"
+                "                                    ^\n");
+}

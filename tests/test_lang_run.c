@@ -1490,3 +1490,48 @@ Test(lang_run, triton_hints) {
     free(src);
     unload(&k);
 }
+
+/* for i in static_range(...): the body unrolled with i a compile-time int, so `if i % 2 == 0` picks
+ * code and shapes may depend on i; counting down; nested in a run-time loop; assignments carry
+ * from one copy to the next. */
+Test(lang_run, static_range) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, out: *f32, n: i32) {\n"
+             "    let offs = arange(0, 128);\n"
+             "    let acc = zeros([128], f32);\n"
+             "    for i in static_range(4) {\n"
+             "        if i % 2 == 0 { acc += load(x + i * 128 + offs, offs < n, 0.0); }\n"
+             "        else { acc -= 2.0 * load(x + i * 128 + offs, offs < n, 0.0); }\n"
+             "    }\n"
+             "    let t = 0;\n"
+             "    for j in range(0, 3) {\n"
+             "        for i in static_range(3, 0, -1) { t += i * j; }\n"
+             "    }\n"
+             "    for s in static_range(0, 2) {\n"
+             "        let w = arange(0, 32 * (s + 1));\n"
+             "        store(out + 128 + 32 * s + w, full([32 * (s + 1)], (s + 1) as f32), w < 32);\n"
+             "    }\n"
+             "    store(out + offs, acc + t as f32, offs < n);\n"
+             "}\n",
+             "k");
+    float x[512], o[192];
+    for (int i = 0; i < 512; i++) x[i] = (float)((i * 37) % 23) - 11.0f;
+    for (int i = 0; i < 192; i++) o[i] = NAN;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = upload(&k, o, sizeof o);
+    int32_t n = 100;
+    void *params[] = {&dx, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 128; i++) {
+        if (i >= n) {
+            cr_assert(isnan(o[i]), "o[%d] written past n", i);
+            continue;
+        }
+        double want = (double)x[i] - 2.0 * x[128 + i] + x[256 + i] - 2.0 * x[384 + i] + 18.0; /* t = 6 * (0+1+2) */
+        cr_assert_eq(o[i], (float)want, "o[%d] = %g, want %g", i, o[i], want);
+    }
+    for (int i = 0; i < 32; i++) cr_assert_eq(o[128 + i], 1.0f, "first copy's store at %d: %g", i, o[128 + i]);
+    for (int i = 0; i < 32; i++) cr_assert_eq(o[160 + i], 2.0f, "second copy's store at %d: %g", i, o[160 + i]);
+    unload(&k);
+}

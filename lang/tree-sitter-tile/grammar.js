@@ -167,12 +167,12 @@ module.exports = grammar({
       ';',
     ),
 
-    //      | "for" IDENT "in" "range" "(" expr [ "," expr [ "," expr ] ] ")" block
+    //      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] ")" block
     for_statement: ($) => seq(
       'for',
       field('variable', $.identifier),
       'in',
-      'range',
+      choice('range', 'static_range'),
       '(',
       field('bound', $._expression),
       optional(seq(',', field('bound', $._expression),

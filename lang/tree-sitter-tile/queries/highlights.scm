@@ -45,7 +45,8 @@
     "atomic_xchg" "atomic_cas" "atomic_and" "atomic_or" "atomic_xor"
     "make_tensor_descriptor" "load_tensor_descriptor" "store_tensor_descriptor"
     "atomic_add_tensor_descriptor" "atomic_max_tensor_descriptor" "atomic_min_tensor_descriptor"
-    "atomic_and_tensor_descriptor" "atomic_or_tensor_descriptor" "atomic_xor_tensor_descriptor"))
+    "atomic_and_tensor_descriptor" "atomic_or_tensor_descriptor" "atomic_xor_tensor_descriptor"
+    "multiple_of" "max_contiguous" "max_constancy" "assume"))
 
 (attribute
   "@" @attribute
