@@ -82,7 +82,8 @@ struct Node {
     double fval;       /* N_FLOAT */
     const char *name;  /* N_NAME, N_STR (the decoded string), N_CALL callee, N_LET, N_ASSIGN (NULL: a tuple of names in kids), N_FOR variable */
     TypeRef ty;        /* N_DTYPE, N_CAST, N_LET (dt == DT_VOID: none) */
-    Node *lhs, *rhs;   /* operands; N_LET, N_ASSIGN, N_RETURN, N_EXPR: rhs is the value */
+    Node *lhs, *rhs;   /* operands; N_LET, N_ASSIGN, N_RETURN, N_EXPR: rhs is the value; N_FOR: rhs the
+                        * range's keyword arguments (an N_CALL of them with kwnames), or NULL */
     Node **kids;       /* N_LIST, N_TUPLE, N_CALL args, N_INDEX items, N_BLOCK stmts, N_FOR range args,
                         * N_LET/N_ASSIGN of a tuple: the N_NAMEs */
     int nkids;

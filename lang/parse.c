@@ -397,7 +397,7 @@ static bool at_tuple_assign(Parser *p) {
  *      | "let" names "=" expr ";"
  *      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
  *      | names "=" expr ";"
- *      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] ")" block
+ *      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] { "," IDENT "=" expr } ")" block
  *      | "while" expr block
  *      | ifstmt
  *      | "return" [ expr ] ";"
@@ -460,11 +460,33 @@ static Node *stmt(Parser *p) {
             expect(p, TK_RANGE, "after 'in'");
         }
         expect(p, TK_LPAREN, rname[0] == 's' ? "after 'static_range'" : "after 'range'");
-        NodeList l = {0};
+        NodeList l = {0}, kl = {0};
+        const char **kw = NULL;
+        int kwcap = 0;
         if (!p->panic) {
-            do {
-                list_push(p, &l, expr(p));
+            do { /* range(0, n, 1, num_stages=2): keywords after the bounds, as Triton's tl.range */
+                if (at(p, TK_IDENT) && peek2(p)->kind == TK_ASSIGN) {
+                    Token *id = next(p);
+                    next(p);
+                    list_push(p, &kl, expr(p));
+                    if (kwcap < kl.cap) {
+                        kw = arena_grow(p->a, kw, sizeof(char *) * (size_t)kwcap, sizeof(char *) * (size_t)kl.cap);
+                        kwcap = kl.cap;
+                    }
+                    kw[kl.n - 1] = arena_strndup(p->a, id->text, id->len);
+                } else {
+                    Node *e = expr(p);
+                    if (kl.n && !p->panic) parse_error(p, e->loc, "a bound of '%s' after its keyword arguments", rname);
+                    list_push(p, &l, e);
+                }
             } while (!p->panic && accept(p, TK_COMMA));
+        }
+        if (!l.n && !p->panic) parse_error(p, peek(p)->loc, "'%s' expects 1 to 3 bounds before its keyword arguments", rname);
+        if (kl.n) {
+            n->rhs = new_node(p, N_CALL, kl.v[0]->loc);
+            n->rhs->kids = kl.v;
+            n->rhs->nkids = kl.n;
+            n->rhs->kwnames = kw;
         }
         if (l.n > 3) parse_error(p, l.v[3]->loc, "'%s' expects 1 to 3 arguments, got %d", rname, l.n);
         expect(p, TK_RPAREN, rname[0] == 's' ? "after 'static_range' arguments" : "after 'range' arguments");

@@ -710,7 +710,54 @@ static void gen_static_for(Gen *g, const Node *s) {
     fr->loop = outer_loop;
 }
 
+/* The keyword arguments of range(), as Triton's tl.range: num_stages (this loop's pipeline depth,
+ * instead of the kernel's; 0 or 1: not pipelined) is *stages (-1: not given); loop_unroll_factor,
+ * flatten, disallow_acc_multi_buffer and warp_specialize are accepted, compile-time, and have no
+ * effect here.  static_range takes none. */
+static bool range_keywords(Gen *g, const Node *s, int *stages) {
+    static const char *const known[] = {"num_stages", "loop_unroll_factor", "flatten", "disallow_acc_multi_buffer",
+                                        "warp_specialize"};
+    *stages = -1;
+    const Node *kw = s->rhs;
+    for (int i = 0; kw && i < kw->nkids; i++) {
+        const char *name = kw->kwnames[i];
+        const Node *e = kw->kids[i];
+        if (s->ival) {
+            diag_error(g->d, e->loc, "'static_range' takes no keyword arguments");
+            return false;
+        }
+        int k = 0;
+        while (k < 5 && strcmp(name, known[k])) k++;
+        if (k == 5) {
+            diag_error(g->d, e->loc, "'range' has no argument '%s' (its keywords: num_stages, loop_unroll_factor, flatten, "
+                       "disallow_acc_multi_buffer, warp_specialize)", name);
+            return false;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(kw->kwnames[j], name)) {
+                diag_error(g->d, e->loc, "'range' argument '%s' given twice", name);
+                return false;
+            }
+        Val v = gen_expr(g, e);
+        if (v.k == V_ERR) return false;
+        if (v.k != V_CT || !dtype_is_int(v.dt)) {
+            diag_error(g->d, e->loc, "'range' argument '%s' must be a compile-time %s", name, k >= 2 ? "bool or integer" : "integer");
+            return false;
+        }
+        if (k == 0) {
+            if (v.i < 0 || v.i > 16) {
+                diag_error(g->d, e->loc, "'num_stages' of a loop must be between 0 and 16, got %lld", (long long)v.i);
+                return false;
+            }
+            *stages = (int)v.i;
+        }
+    }
+    return true;
+}
+
 static void gen_for(Gen *g, const Node *s) {
+    int stages;
+    if (!range_keywords(g, s, &stages)) return;
     if (s->ival) {
         gen_static_for(g, s);
         return;
@@ -757,6 +804,7 @@ static void gen_for(Gen *g, const Node *s) {
     memcpy(ops + 3, c.init, sizeof(ValueId) * (size_t)c.n);
     g->b.loc = s->loc;
     Inst *fi = tir_inst_new(g->f, OP_FOR, ops, 3 + c.n, c.types, c.n, s->loc);
+    fi->a.ival2 = stages < 0 ? 0 : stages + 1; /* 0: the kernel's num_stages */
     tir_block_append(g->b.block, fi);
     Block *body = tir_block_new(g->f, NULL);
     tir_inst_add_region(g->f, fi, body);

@@ -1,8 +1,8 @@
 /* software_pipeline.c - overlap the global loads of a dot's operands with the math.
  *
  * Algorithm, for each innermost `for` (no `for` or `while` inside; `while` loops are left
- * alone) of a kernel with num_stages = S >= 2 and a
- * positive constant step:
+ * alone) with num_stages = S >= 2 (the loop's own, range(..., num_stages=S), or the kernel's)
+ * and a positive constant step:
  *   1. Find the tensor-core dots of the body (result in an mma layout) whose operand
  *      is a `load` of the same body that only dots use (one buffer serves several),
  *      with a pointer and mask computed inside the body only from the induction
@@ -391,7 +391,7 @@ static ValueId iteration(Ctx *c, Inst *loop, ValueId base, int64_t off, Inst *po
 static void pipeline_loop(Ctx *c, Inst *loop) {
     Func *f = c->f;
     Module *m = c->m;
-    int S = f->num_stages;
+    int S = loop->a.ival2 ? (int)loop->a.ival2 - 1 : f->num_stages; /* range(..., num_stages=S) */
     Block *body = loop->regions[0];
     Inst *stepd = tir_val(f, loop->ops[2])->def;
     if (!stepd || stepd->op != OP_CONST || stepd->a.is_float || stepd->a.ival <= 0) return;
@@ -620,6 +620,7 @@ static bool has_loop(Block *b) {
 static void walk(Ctx *c, Block *b) {
     for (Inst *i = b->first; i; i = i->next) {
         if (i->op == OP_FOR && !has_loop(i->regions[0])) {
+            if ((i->a.ival2 ? (int)i->a.ival2 - 1 : c->f->num_stages) < 2) continue; /* not pipelined */
             c->nmap = c->f->nvalues;
             c->inside = calloc(c->nmap, sizeof(bool));
             c->map = calloc(c->nmap, sizeof(ValueId));
@@ -638,7 +639,6 @@ bool lower_software_pipeline(Module *m, Diag *d) {
     (void)d;
     for (int k = 0; k < m->nfuncs; k++) {
         Ctx c = {.m = m, .f = m->funcs[k]};
-        if (c.f->num_stages < 2) continue;
         walk(&c, c.f->body);
     }
     return true;

@@ -174,6 +174,7 @@ static void print_attrs(Printer *p, const Inst *i) {
         break;
     case OP_FOR:
         if (a->ival) str_puts(&t, "remainder=1");
+        if (a->ival2) str_printf(&t, "%sstages=%lld", a->ival ? ", " : "", (long long)a->ival2 - 1);
         break;
     case OP_EXP:
     case OP_EXP2:

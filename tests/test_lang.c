@@ -858,3 +858,26 @@ Test(lang_diag, static_range) {
                 "      for i in static_range(0, 4) { return; }\n"
                 "                                    ^\n");
 }
+
+/* range()'s keywords are Triton's tl.range's, compile-time; static_range takes none. */
+Test(lang_diag, range_keywords) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    for i in range(0, n, num_stage=2) { }\n}\n",
+                "t.tile:2:36: error: 'range' has no argument 'num_stage' (its keywords: num_stages, loop_unroll_factor, "
+                "flatten, disallow_acc_multi_buffer, warp_specialize)\n"
+                "      for i in range(0, n, num_stage=2) { }\n"
+                "                                     ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    for i in range(0, n, num_stages=n) { }\n}\n",
+                "t.tile:2:37: error: 'range' argument 'num_stages' must be a compile-time integer\n"
+                "      for i in range(0, n, num_stages=n) { }\n"
+                "                                      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    for i in static_range(0, 4, num_stages=2) { }\n}\n",
+                "t.tile:2:44: error: 'static_range' takes no keyword arguments\n"
+                "      for i in static_range(0, 4, num_stages=2) { }\n"
+                "                                             ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    for i in range(num_stages=2, 0, n) { }\n}\n",
+                "t.tile:2:34: error: a bound of 'range' after its keyword arguments\n"
+                "      for i in range(num_stages=2, 0, n) { }\n"
+                "                                   ^\n");
+    expect_ok("kernel k(x: *f32, n: i32) {\n    for i in range(n, num_stages=0, flatten=true) { }\n"
+              "    for i in range(0, n, 2, disallow_acc_multi_buffer=false, loop_unroll_factor=4) { }\n}\n");
+}

@@ -1535,3 +1535,53 @@ Test(lang_run, static_range) {
     for (int i = 0; i < 32; i++) cr_assert_eq(o[160 + i], 2.0f, "second copy's store at %d: %g", i, o[160 + i]);
     unload(&k);
 }
+
+/* range(..., num_stages=S), as Triton's tl.range: this loop's pipeline depth instead of the kernel's
+ * (@num_stages(1) here, which pipelines nothing); the other keywords are accepted. */
+static const char *range_stages_src =
+    "@num_stages(1)\n"
+    "kernel mm(a: *f16, b: *f16, c: *f32, K: i32, const ST: i32 = 4) {\n"
+    "    let rm = arange(0, 64);\n"
+    "    let rn = arange(0, 64);\n"
+    "    let rk = arange(0, 32);\n"
+    "    let acc = zeros([64, 64], f32);\n"
+    "    for k in range(0, K, 32, num_stages=ST, loop_unroll_factor=2, flatten=false, warp_specialize=false) {\n"
+    "        let x = load(a + rm[:, None] * K + (k + rk)[None, :], (k + rk)[None, :] < K, 0.0);\n"
+    "        let y = load(b + (k + rk)[:, None] * 64 + rn[None, :], (k + rk)[:, None] < K, 0.0);\n"
+    "        acc = dot(x, y, acc);\n"
+    "    }\n"
+    "    store(c + rm[:, None] * 64 + rn[None, :], acc);\n"
+    "}\n";
+
+Test(lang_run, range_num_stages) {
+    char *four = compile_ptx(range_stages_src, "sm_80");
+    cr_expect_not_null(strstr(four, "cp.async.wait_group 2"), "4 stages: the loop waits until 2 groups are pending:\n%s", four);
+    free(four);
+    char *src = strdup(range_stages_src);
+    char *st = strstr(src, "= 4)");
+    st[2] = '0';
+    char *none = compile_ptx(src, "sm_80");
+    cr_expect_null(strstr(none, "cp.async"), "num_stages=0: no pipeline:\n%s", none);
+    free(none);
+    st[2] = '3';
+    K k;
+    load_src(&k, src, "mm");
+    enum { KK = 80 };
+    uint16_t a[64 * KK], b[KK * 64];
+    float c[64 * 64];
+    for (int i = 0; i < 64 * KK; i++) a[i] = f32_to_f16((float)((i * 7) % 9 - 4)), b[i] = f32_to_f16((float)((i * 5) % 7 - 3));
+    for (int i = 0; i < 64 * 64; i++) c[i] = NAN;
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = upload(&k, c, sizeof c);
+    int32_t kk = KK;
+    void *params[] = {&da, &db, &dc, &kk};
+    launch(&k, 1, params);
+    download(&k, c, dc, sizeof c);
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 64; j++) {
+            double want = 0;
+            for (int q = 0; q < KK; q++) want += f16_to_d(a[i * KK + q]) * f16_to_d(b[q * 64 + j]);
+            cr_assert_eq(c[i * 64 + j], (float)want, "c[%d][%d] = %g, want %g", i, j, c[i * 64 + j], want);
+        }
+    free(src);
+    unload(&k);
+}

@@ -235,6 +235,11 @@ Test(tir_roundtrip, hints_and_assume) {
                     "  %6 = const {value=0} : i32\n"
                     "  %7 = cmp %n, %6 {pred=gt} : i1\n"
                     "  assume %7\n"
+                    "  %8 = const {value=1} : i32\n"
+                    "  for %6, %n, %8 {stages=4} {\n"
+                    "  ^(%9: i32):\n"
+                    "    yield\n"
+                    "  }\n"
                     "  return\n"
                     "}\n";
     check_round_trip(t, t);

@@ -167,7 +167,7 @@ module.exports = grammar({
       ';',
     ),
 
-    //      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] ")" block
+    //      | "for" IDENT "in" ( "range" | "static_range" ) "(" expr [ "," expr [ "," expr ] ] { "," IDENT "=" expr } ")" block
     for_statement: ($) => seq(
       'for',
       field('variable', $.identifier),
@@ -177,6 +177,7 @@ module.exports = grammar({
       field('bound', $._expression),
       optional(seq(',', field('bound', $._expression),
         optional(seq(',', field('bound', $._expression))))),
+      repeat(seq(',', field('option', $.keyword_argument))),
       ')',
       field('body', $.block),
     ),
