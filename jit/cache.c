@@ -779,6 +779,11 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
         if (rt_options()->debug_cache) explain_miss(dfd, &k, src->name);
     }
     tile_status st = jit_compile_src(src, o, out);
+    struct stat sb;
+    if (dfd >= 0 && fstat(dfd, &sb) == 0 && sb.st_nlink == 0) { /* removed while we compiled (tile cache clear): anew */
+        close(dfd);
+        dfd = jit_cache_open(dir, true);
+    }
     if (dfd >= 0) {
         count_event(dir, dfd, 'm');
         if (st == TILE_OK && !(o->want_cubin && !out->cubin && !out->ptxas_missing)) {
