@@ -1585,3 +1585,34 @@ Test(lang_run, range_num_stages) {
     free(src);
     unload(&k);
 }
+
+/* The documented wait idiom: program 0 spins on a volatile load of a flag that program 1 sets
+ * after writing the data.  The loop has no other effect; it used to be removed as dead code
+ * (out was 0), as was a loop holding only an unused volatile load. */
+Test(lang_run, volatile_flag_wait) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel k(flag: *i32, data: *i32, out: *i32, n: i32) {\n"
+             "    if program_id(0) == 0 {\n"
+             "        while load(flag, volatile=true) == 0 {}\n"
+             "        store(out, load(data));\n"
+             "        for i in range(0, n) { let v = load(flag + 1, volatile=true); }\n"
+             "    } else {\n"
+             "        store(data, 42);\n"
+             "        atomic_xchg(flag, 1, sem=\"release\");\n"
+             "    }\n"
+             "}\n",
+             "k");
+    int32_t flag[2] = {0, 0}, data = 0, out = -1, n = 3;
+    uint64_t df = upload(&k, flag, sizeof flag), dd = upload(&k, &data, 4), d_o = upload(&k, &out, 4);
+    void *params[] = {&df, &dd, &d_o, &n};
+    launch(&k, 2, params);
+    download(&k, &out, d_o, 4);
+    cr_expect_eq(out, 42, "program 0 read %d before program 1's write", out);
+    unload(&k);
+    char *ptx = compile_ptx("kernel k(flag: *i32, n: i32) {\n    for i in range(0, n) { let v = load(flag, volatile=true); }\n}\n",
+                            "sm_80");
+    cr_expect_not_null(strstr(ptx, "ld.volatile.global"), "the unused volatile loads in a loop stay:\n%s", ptx);
+    free(ptx);
+}
