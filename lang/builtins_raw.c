@@ -78,6 +78,82 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
 /* inline_asm_elementwise(asm, constraints, args, dtype, is_pure=true, pack=1), as Triton's: asm
  * (PTX with $0 the result, $1... the arguments) runs once per element of the broadcast
  * arguments, a list or tuple of values; only pack=1; always kept in order, never merged. */
+/* The register type of a constraint letter: h i16, r i32, l i64, f f32, d f64 (DT_VOID: none). */
+static DType asm_reg_type(char c) {
+    switch (c) {
+    case 'h': return DT_I16;
+    case 'r': return DT_I32;
+    case 'l': return DT_I64;
+    case 'f': return DT_F32;
+    case 'd': return DT_F64;
+    default: return DT_VOID;
+    }
+}
+
+/* Split the constraints: one output "=X" (or "=&X"), then an input per argument (a letter, or
+ * the digit of the output it shares), then any "~{...}" clobbers.  reg[0] is the output's register
+ * type, reg[1..] the inputs'; *nin the number of inputs.  False with a located error. */
+static bool asm_constraints(Gen *g, const Node *cn, DType *reg, int *nin) {
+    const char *c = cn->name;
+    int nout = 0, n = 0;
+    while (*c) {
+        const char *e = strchr(c, ',');
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        while (len && (*c == ' ' || *c == '\t')) c++, len--;
+        while (len && (c[len - 1] == ' ' || c[len - 1] == '\t')) len--;
+        if (len && *c == '~') { /* a clobber */
+        } else if (len && *c == '=') {
+            size_t at = 1 + (len > 1 && c[1] == '&');
+            if (n || nout || len != at + 1 || asm_reg_type(c[at]) == DT_VOID) {
+                diag_error(g->d, cn->loc, n || nout ? "'inline_asm_elementwise' constraints: one output ('=r'), and it comes first"
+                                                    : "'inline_asm_elementwise' constraints: the output '%.*s' is not one of =h, =r, =l, =f, =d",
+                           (int)len, c);
+                return false;
+            }
+            reg[0] = asm_reg_type(c[at]);
+            nout = 1;
+        } else {
+            if (!nout) {
+                diag_error(g->d, cn->loc, "'inline_asm_elementwise' constraints start with the output, such as \"=r,r\"");
+                return false;
+            }
+            DType t = len == 1 ? (*c == '0' ? reg[0] : asm_reg_type(*c)) : DT_VOID;
+            if (t == DT_VOID) {
+                diag_error(g->d, cn->loc, "'inline_asm_elementwise' constraints: '%.*s' is not one of h, r, l, f, d (or 0, the output's register)",
+                           (int)len, c);
+                return false;
+            }
+            if (n == 16) {
+                diag_error(g->d, cn->loc, "'inline_asm_elementwise' takes at most 16 arguments");
+                return false;
+            }
+            reg[1 + n++] = t;
+        }
+        c = e ? e + 1 : c + len;
+        if (!e) break;
+    }
+    if (!nout) {
+        diag_error(g->d, cn->loc, "'inline_asm_elementwise' constraints name no output, such as \"=r\"");
+        return false;
+    }
+    *nin = n;
+    return true;
+}
+
+/* A value's bits as register type `reg` (a bitcast of the same width; pointers as i64). */
+static bool asm_operand(Gen *g, Val *v, DType reg, Loc loc, const char *what) {
+    DType d = val_dtype(*v);
+    int bits = d == DT_PTR ? 64 : dtype_bits(d);
+    if (d == reg) return true;
+    if (bits != dtype_bits(reg) || d == DT_I1) {
+        diag_error(g->d, loc, "%s is %s, %d bits, but its constraint is a %d-bit register (%s): convert it first", what,
+                   gen_val_type_name(g, *v), bits, dtype_bits(reg), dtype_name(reg));
+        return false;
+    }
+    *v = gen_convert(g, *v, tir_scalar(g->m, reg), true, loc);
+    return v->k != V_ERR;
+}
+
 Val builtin_inline_asm(Gen *g, const Node *node) {
     static const char *const pn[] = {"asm", "constraints", "args", "dtype", "is_pure", "pack"};
     const Node *arg[6];
@@ -114,18 +190,35 @@ Val builtin_inline_asm(Gen *g, const Node *node) {
         diag_error(g->d, list->loc, "'inline_asm_elementwise' takes at most 16 arguments");
         return val_err();
     }
+    DType reg[17];
+    int nin;
+    if (!asm_constraints(g, arg[1], reg, &nin)) return val_err();
+    if (nin != n) {
+        diag_error(g->d, list->loc, "'inline_asm_elementwise' has %d argument%s, but its constraints \"%s\" name %d input%s", n,
+                   n == 1 ? "" : "s", arg[1]->name, nin, nin == 1 ? "" : "s");
+        return val_err();
+    }
     Val v[16];
     int r = 0;
     int32_t s[TIR_MAX_RANK] = {0};
     for (int k = 0; k < n; k++) {
         v[k] = gen_expr(g, kids[k]);
         if (v[k].k == V_ERR || !val_is_value(g, v[k], kids[k]->loc)) return val_err();
+        if (!asm_operand(g, &v[k], reg[1 + k], kids[k]->loc, arena_printf(g->a, "argument %d", k))) return val_err();
         if (!gen_broadcast_shapes(g, r, s, val_rank(v[k]), val_shape(v[k]), &r, s, kids[k]->loc)) return val_err();
     }
+    int rbits = dtype_bits(dt.t->dt);
+    if (rbits != dtype_bits(reg[0]) || dt.t->dt == DT_I1) {
+        diag_error(g->d, arg[3]->loc, "the result type %s has %d bits, but the output constraint is a %d-bit register (%s)",
+                   dtype_name(dt.t->dt), rbits, dtype_bits(reg[0]), dtype_name(reg[0]));
+        return val_err();
+    }
     ValueId ops[16];
-    for (int k = 0; k < n; k++) ops[k] = gen_coerce(g, v[k], val_dtype(v[k]), v[k].k == V_RT ? v[k].t->pointee : NULL, r, s, kids[k]->loc);
-    Inst *in = gen_emit_inst(g, node->loc, OP_INLINE_ASM, ops, n, tir_type(g->m, dt.t->dt, r, s, NULL, NULL));
+    for (int k = 0; k < n; k++) ops[k] = gen_coerce(g, v[k], val_dtype(v[k]), NULL, r, s, kids[k]->loc);
+    /* the statement works on the registers' types; the result is the bits of dtype */
+    Inst *in = gen_emit_inst(g, node->loc, OP_INLINE_ASM, ops, n, tir_type(g->m, reg[0], r, s, NULL, NULL));
     in->a.msg = arena_printf(g->a, "%s\n%s", arg[1]->name, arg[0]->name);
-    return val_rt(g, in->res[0]);
+    Val res = val_rt(g, in->res[0]);
+    return reg[0] == dt.t->dt ? res : gen_convert(g, res, dt.t, true, node->loc);
 }
 

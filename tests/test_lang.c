@@ -881,3 +881,29 @@ Test(lang_diag, range_keywords) {
     expect_ok("kernel k(x: *f32, n: i32) {\n    for i in range(n, num_stages=0, flatten=true) { }\n"
               "    for i in range(0, n, 2, disallow_acc_multi_buffer=false, loop_unroll_factor=4) { }\n}\n");
 }
+
+/* inline_asm_elementwise checks its constraints against its arguments and result (a mismatch in
+ * the count crashed LLVM). */
+Test(lang_diag, inline_asm_constraints) {
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r,r\", [c], i32));\n}\n",
+                "t.tile:3:70: error: 'inline_asm_elementwise' has 1 argument, but its constraints \"=r,r,r\" name 2 inputs\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r,r\", [c], i32));\n"
+                "                                                                       ^\n");
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,l\", [c], i32));\n}\n",
+                "t.tile:3:69: error: argument 0 is i32, 32 bits, but its constraint is a 64-bit register (i64): convert it first\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,l\", [c], i32));\n"
+                "                                                                      ^\n");
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,q\", [c], i32));\n}\n",
+                "t.tile:3:60: error: 'inline_asm_elementwise' constraints: 'q' is not one of h, r, l, f, d (or 0, the "
+                "output's register)\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,q\", [c], i32));\n"
+                "                                                             ^\n");
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=h,r\", [c], i32));\n}\n",
+                "t.tile:3:73: error: the result type i32 has 32 bits, but the output constraint is a 16-bit register (i16)\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=h,r\", [c], i32));\n"
+                "                                                                          ^\n");
+}

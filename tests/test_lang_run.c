@@ -1020,6 +1020,42 @@ Test(lang_run, inline_asm_elementwise) {
     unload(&k);
 }
 
+/* inline_asm_elementwise with operands of other types than the registers: an f32 through "r" and an
+ * f16 result from "=h" are bitcast (the statement works on i32/i16 registers), a tied input "0". */
+Test(lang_run, inline_asm_register_types) {
+    static const char *src =
+        "kernel k(x: *f32, y: *f16, z: *f32, w: *i32, n: i32) {\n"
+        "    let o = program_id(0) * 64 + arange(0, 64);\n"
+        "    let v = load(x + o, o < n);\n"
+        "    let h = inline_asm_elementwise(\"cvt.rn.f16.f32 $0, $1;\", \"=h,f\", [v], f16);\n"
+        "    let a = inline_asm_elementwise(\"and.b32 $0, $1, 0x7fffffff;\", \"=r,r\", [v], f32);\n"
+        "    let t = inline_asm_elementwise(\"add.s32 $0, $0, $1;\", \"=r,0\", [o], i32);\n"
+        "    store(y + o, h, o < n);\n"
+        "    store(z + o, a, o < n);\n"
+        "    store(w + o, t, o < n);\n"
+        "}\n";
+    K k;
+    load_src(&k, src, "k");
+    enum { N = 100 };
+    float x[128], z[128];
+    uint16_t y[128];
+    int32_t w[128];
+    for (int i = 0; i < 128; i++) x[i] = (float)(i * 3.3 - 170.1);
+    memset(y, 0xee, sizeof y), memset(z, 0xee, sizeof z), memset(w, 0xee, sizeof w);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dz = upload(&k, z, sizeof z), dw = upload(&k, w, sizeof w);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &dz, &dw, &n};
+    launch(&k, 2, params);
+    download(&k, y, dy, sizeof y), download(&k, z, dz, sizeof z), download(&k, w, dw, sizeof w);
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(y[i], f32_to_f16(x[i]), "y[%d] = %#x, want %#x", i, y[i], f32_to_f16(x[i]));
+        cr_expect_eq(z[i], fabsf(x[i]), "z[%d] = %g, want %g", i, z[i], fabsf(x[i]));
+        cr_expect_eq(w[i], 2 * i, "w[%d] = %d, want %d", i, w[i], 2 * i); /* tied: $0 starts as o */
+    }
+    cr_expect_eq(y[N], 0xeeee, "y[%d] written past n", N);
+    unload(&k);
+}
+
 /* TILE_DEBUG=assert: modules a context loads compile device_assert; a failing one makes the
  * launch (or the synchronization after it) fail with TILE_ERROR_LAUNCH naming the file and line.
  * (Criterion runs each test in its own process, so the variable is read here first.) */
