@@ -84,7 +84,7 @@ bool rt_struct_in(void *dst, size_t dst_size, const void *src, size_t min_size, 
 /* Is ctx a live context?  (No message: there is no context to hold one.) */
 bool rt_context_valid(const tile_context *ctx);
 /* fn was given a NULL context: TILE_ERROR_INVALID_VALUE, with the message tile_last_error(NULL) gives. */
-tile_status rt_no_context(const char *fn);
+tile_status rt_no_context(const char *fn, const tile_context *ctx); /* NULL or not live: INVALID_VALUE, the message for tile_last_error(NULL) */
 /* Is [p, p + bytes) inside one allocation of this context?  Fails with a message naming `what`. */
 tile_status rt_check_range(tile_context *ctx, tile_devptr p, uint64_t bytes, const char *what);
 /* Is s NULL or a live stream of this context?  *impl: the device layer's stream. */

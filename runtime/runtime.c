@@ -286,7 +286,7 @@ int rt_num_sms(tile_context *ctx) { return dev_num_sms(ctx->dev); }
 bool rt_assume_files_unchanged(tile_context *ctx) { return ctx->assume_files_unchanged; }
 tile_context_stats *rt_stats_locked(tile_context *ctx) { return &ctx->stats; }
 bool rt_context_valid(const tile_context *ctx) { return handle_live(ctx, HANDLE_CONTEXT); }
-tile_status rt_no_context(const char *fn) { return dead_handle(fn, NULL, "tile_context", ""); }
+tile_status rt_no_context(const char *fn, const tile_context *ctx) { return dead_handle(fn, ctx, "tile_context", "destroyed, or never created"); }
 
 void **rt_attachment_locked(tile_context *ctx, const void *tag, void (*destroy)(void *)) {
     for (int i = 0; i < ctx->nattach; i++)

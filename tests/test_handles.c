@@ -203,3 +203,58 @@ Test(handles, launch_ex_options) {
     tile_module_unload(m);
     tile_context_destroy(ctx);
 }
+
+/* The shipped kernels' calls look their context up first: a garbage pointer or a destroyed
+ * context is INVALID_VALUE naming the call, never a read through it (they crashed: the argument
+ * check's error path, or the range check, read the context). */
+Test(handles, shipped_calls_check_their_context) {
+    tile_context *dead = open_emu();
+    tile_context_destroy(dead);
+    tile_context *bad[] = {(tile_context *)0x1000, (tile_context *)0x7fff00001000ull, dead};
+    tile_gemm_args g = {.size = sizeof g};
+    tile_attention_args at = {.size = sizeof at};
+    tile_paged_attention_args pa = {.size = sizeof pa};
+    tile_moe_args mo = {.size = sizeof mo};
+    tile_norm_args no = {.size = sizeof no};
+    tile_gated_args ga = {.size = sizeof ga};
+    tile_sample_args sa = {.size = sizeof sa};
+    tile_spec_verify_args sv = {.size = sizeof sv};
+    tile_rope_args ro = {.size = sizeof ro};
+    tile_gemm_info gi;
+    size_t bytes;
+    int splits;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tile_context *c = bad[i];
+        struct {
+            const char *name;
+            tile_status st;
+        } calls[] = {
+            {"tile_gemm", tile_gemm(c, &g)},
+            {"tile_gemm_prepare", tile_gemm_prepare(c, &g)},
+            {"tile_gemm_with_config", tile_gemm_with_config(c, &g, NULL)},
+            {"tile_gemm_last_info", tile_gemm_last_info(c, &gi)},
+            {"tile_attention_fwd", tile_attention_fwd(c, &at)},
+            {"tile_attention_fwd", tile_attention_fwd(c, NULL)},
+            {"tile_attention_fwd_prepare", tile_attention_fwd_prepare(c, &at)},
+            {"tile_attention_decode_paged", tile_attention_decode_paged(c, &pa)},
+            {"tile_attention_decode_paged_prepare", tile_attention_decode_paged_prepare(c, &pa)},
+            {"tile_paged_attention_workspace_size", tile_paged_attention_workspace_size(c, &pa, &bytes, &splits)},
+            {"tile_moe_forward", tile_moe_forward(c, &mo)},
+            {"tile_moe_forward", tile_moe_forward(c, NULL)},
+            {"tile_moe_prepare", tile_moe_prepare(c, &mo)},
+            {"tile_fused_add_rmsnorm", tile_fused_add_rmsnorm(c, &no)},
+            {"tile_fused_add_layernorm", tile_fused_add_layernorm(c, &no)},
+            {"tile_gated_activation", tile_gated_activation(c, &ga)},
+            {"tile_sample", tile_sample(c, &sa)},
+            {"tile_spec_verify", tile_spec_verify(c, &sv)},
+            {"tile_rope_kv_append", tile_rope_kv_append(c, &ro)},
+            {"tile_rope_kv_append_prepare", tile_rope_kv_append_prepare(c, &ro)},
+        };
+        for (size_t k = 0; k < sizeof calls / sizeof *calls; k++) {
+            cr_expect_eq(calls[k].st, TILE_ERROR_INVALID_VALUE, "%s(bad[%zu]): %s", calls[k].name, i, tile_status_string(calls[k].st));
+        }
+        /* the last call's message names it and the handle */
+        const char *e = tile_last_error(NULL);
+        cr_expect(strstr(e, "tile_rope_kv_append_prepare") && strstr(e, "not a live tile_context"), "message: '%s'", e);
+    }
+}

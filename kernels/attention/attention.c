@@ -116,7 +116,7 @@ static bool paged_args_in(tile_context *ctx, const char *api, const tile_paged_a
 
 static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_args *a, bool launch) {
     const char *api = launch ? "tile_attention_fwd" : "tile_attention_fwd_prepare";
-    if (!ctx) return rt_no_context(api);
+    if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!a) FAIL("%s: args is NULL", api);
     tile_attention_args args;
     char err[160];
@@ -361,7 +361,7 @@ static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, 
 
 tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_paged_attention_args *a, size_t *bytes, int *num_splits) {
     const char *api = "tile_paged_attention_workspace_size";
-    if (!ctx) return rt_no_context(api);
+    if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!a || !bytes) FAIL("%s: args or bytes is NULL", api);
     tile_paged_attention_args args;
     if (!paged_args_in(ctx, api, a, &args)) return TILE_ERROR_INVALID_VALUE;
@@ -406,7 +406,7 @@ static tile_status paged_check_tables(tile_context *ctx, const tile_paged_attent
  * no table read, no workspace, nothing launched. */
 static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attention_args *a, bool launch) {
     const char *api = launch ? "tile_attention_decode_paged" : "tile_attention_decode_paged_prepare";
-    if (!ctx) return rt_no_context(api);
+    if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!a) FAIL("%s: args is NULL", api);
     tile_paged_attention_args args;
     if (!paged_args_in(ctx, api, a, &args)) return TILE_ERROR_INVALID_VALUE;

@@ -272,7 +272,7 @@ static const char *tuned_config(tile_context *ctx, GemmState *g, int pair, const
 enum { GEMM_ARGS_SIZE_0_1 = offsetof(tile_gemm_args, a_scale) };
 
 static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const char *const *config, bool launch) {
-    if (!ctx) return rt_no_context(!launch ? "tile_gemm_prepare" : config ? "tile_gemm_with_config" : "tile_gemm");
+    if (!rt_context_valid(ctx)) return rt_no_context(!launch ? "tile_gemm_prepare" : config ? "tile_gemm_with_config" : "tile_gemm", ctx);
     tile_device_properties props;
     if (tile_context_get_properties(ctx, &props) != TILE_OK) return TILE_ERROR_INVALID_VALUE;
     if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: args is NULL");
@@ -497,7 +497,7 @@ tile_status tile_gemm_prepare(tile_context *ctx, const tile_gemm_args *args) { r
 
 tile_status tile_gemm_last_info(tile_context *ctx, tile_gemm_info *out) {
     tile_device_properties props;
-    if (!ctx) return rt_no_context("tile_gemm_last_info");
+    if (!rt_context_valid(ctx)) return rt_no_context("tile_gemm_last_info", ctx);
     if (tile_context_get_properties(ctx, &props) != TILE_OK) return TILE_ERROR_INVALID_VALUE;
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_last_info: out is NULL");
     rt_lock(ctx);

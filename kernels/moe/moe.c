@@ -155,7 +155,7 @@ tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
 /* The call, or with launch false its preparation (tile_moe_prepare): steps 1-4 without the pointer checks,
  * no workspace, nothing launched. */
 static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launch) {
-    if (!ctx) return rt_no_context(launch ? "tile_moe_forward" : "tile_moe_prepare");
+    if (!rt_context_valid(ctx)) return rt_no_context(launch ? "tile_moe_forward" : "tile_moe_prepare", ctx);
     if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: args is NULL");
     tile_moe_args args;
     char err[160];

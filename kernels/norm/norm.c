@@ -82,7 +82,7 @@ static const char *const KERNEL_SUFFIX[3] = {"", "_f8", "_i8"};
 
 static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool layer) {
     const char *api = layer ? "tile_fused_add_layernorm" : "tile_fused_add_rmsnorm";
-    if (!ctx) return rt_no_context(api);
+    if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
     tile_norm_args a;
@@ -153,7 +153,7 @@ tile_status tile_fused_add_layernorm(tile_context *ctx, const tile_norm_args *ar
 
 tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args) {
     const char *api = "tile_gated_activation";
-    if (!ctx) return rt_no_context(api);
+    if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
     tile_gated_args a;

@@ -219,7 +219,7 @@ done:
 
 static tile_status rope_run(tile_context *ctx, const tile_rope_args *args, bool launch) {
     const char *api = launch ? "tile_rope_kv_append" : "tile_rope_kv_append_prepare";
-    if (!ctx) return rt_no_context(api);
+    if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
     tile_rope_args a;

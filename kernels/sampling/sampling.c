@@ -59,7 +59,7 @@ static tile_status param_array(tile_context *ctx, const char *api, tile_devptr p
 
 tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
     const char *api = "tile_sample";
-    if (!ctx) return rt_no_context(api);
+    if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
     tile_sample_args a;
@@ -133,7 +133,7 @@ tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
 
 tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *args) {
     const char *api = "tile_spec_verify";
-    if (!ctx) return rt_no_context(api);
+    if (!rt_context_valid(ctx)) return rt_no_context(api, ctx);
     if (!args) FAIL("%s: args is NULL", api);
     /* 1. arguments */
     tile_spec_verify_args a;
