@@ -75,6 +75,15 @@ tile_status shipped_launch(tile_kernel *k, tile_dim3 grid, void **params, tile_s
 tile_status shipped_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what);
 
 /* ---- the arithmetic of grids and tile sizes ---- */
+/* Elements a [rows, n] tensor with row stride ld spans: (rows - 1) * ld + n; UINT64_MAX where that
+ * passes 64 bits (a stride of 2^62 must not wrap around to a small span and pass the size checks) */
+static inline uint64_t shipped_rows_span(int64_t rows, int64_t n, int64_t ld) {
+    uint64_t r;
+    if (rows <= 0 || n <= 0) return 0;
+    if (ld < 0 || __builtin_mul_overflow((uint64_t)(rows - 1), (uint64_t)ld, &r) || __builtin_add_overflow(r, (uint64_t)n, &r))
+        return UINT64_MAX;
+    return r;
+}
 static inline int64_t shipped_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t shipped_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t shipped_max(int64_t a, int64_t b) { return a > b ? a : b; }

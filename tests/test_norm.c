@@ -418,3 +418,46 @@ Test(norm, argument_checks) {
     tile_free(ctx, buf), tile_free(ctx, sc);
     tile_context_destroy(ctx);
 }
+
+/* Row strides so large that (rows - 1) * ld wrapped around 64 bits passed the size checks, and the
+ * kernels ran with the stride cut to 32 bits (out-of-bounds writes on a GPU; TILE_OK for MoE).
+ * Every such stride is refused before anything launches. */
+Test(norm, huge_row_strides_refused) {
+    tile_context *ctx = open_ctx();
+    tile_devptr x, w, o, s;
+    cr_assert_eq(tile_malloc(ctx, 4096, &x), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4096, &w), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4096, &o), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4096, &s), TILE_OK);
+    const int64_t huge[] = {INT64_MAX, INT64_MAX / 2 + 2, (int64_t)1 << 62, ((int64_t)1 << 63) / 3 * 2};
+    for (size_t i = 0; i < sizeof huge / sizeof *huge; i++) {
+        int64_t ld = huge[i];
+        for (int f = 0; f < 3; f++) {
+            tile_norm_args n = {.size = sizeof n, .dtype = TILE_F16, .tokens = 3, .hidden = 16, .x = x, .weight = w, .out = o, .residual = s};
+            if (f == 0) n.ldo = ld;
+            if (f == 1) n.ldx = ld;
+            if (f == 2) n.ldr = ld;
+            tile_status st = tile_fused_add_rmsnorm(ctx, &n);
+            cr_expect_eq(st, TILE_ERROR_INVALID_VALUE, "rmsnorm field %d ld %lld: %s", f, (long long)ld, tile_last_error(ctx));
+        }
+        tile_gated_args g = {.size = sizeof g, .dtype = TILE_F16, .tokens = 3, .d = 16, .x = x, .out = o, .ldo = ld};
+        cr_expect_eq(tile_gated_activation(ctx, &g), TILE_ERROR_INVALID_VALUE, "gated ldo %lld: %s", (long long)ld, tile_last_error(ctx));
+        g.ldo = 0, g.ldx = ld;
+        cr_expect_eq(tile_gated_activation(ctx, &g), TILE_ERROR_INVALID_VALUE, "gated ldx %lld: %s", (long long)ld, tile_last_error(ctx));
+        tile_sample_args sa = {.size = sizeof sa, .dtype = TILE_F32, .batch = 4, .vocab = 100, .logits = x, .out = o,
+                               .temperature_value = 1, .top_p_value = 1, .ld = ld};
+        cr_expect_eq(tile_sample(ctx, &sa), TILE_ERROR_INVALID_VALUE, "sample ld %lld: %s", (long long)ld, tile_last_error(ctx));
+        sa.ld = 0, sa.probs = s, sa.ldp = ld;
+        cr_expect_eq(tile_sample(ctx, &sa), TILE_ERROR_INVALID_VALUE, "sample ldp %lld: %s", (long long)ld, tile_last_error(ctx));
+        for (int f = 0; f < 3; f++) {
+            tile_moe_args m = {.size = sizeof m, .tokens = 3, .hidden = 16, .inter = 16, .experts = 2, .topk = 1, .dtype = TILE_F16,
+                               .x = x, .w1 = w, .w2 = w, .out = o, .router_logits = s, .logits_dtype = TILE_F32};
+            if (f == 0) m.ldx = ld;
+            if (f == 1) m.ldo = ld;
+            if (f == 2) m.ldl = ld;
+            tile_status st = tile_moe_forward(ctx, &m);
+            cr_expect_eq(st, TILE_ERROR_INVALID_VALUE, "moe field %d ld %lld: %s", f, (long long)ld, tile_last_error(ctx));
+        }
+    }
+    tile_context_destroy(ctx);
+}

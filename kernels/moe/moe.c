@@ -173,7 +173,8 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
     int64_t ldx = a->ldx ? a->ldx : a->hidden, ldo = a->ldo ? a->ldo : a->hidden, ldl = a->ldl ? a->ldl : a->experts;
     if (ldx < a->hidden || ldo < a->hidden || ldl < a->experts)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: a row stride is shorter than its row");
-    if (a->tokens * shipped_max(ldx, shipped_max(ldo, ldl)) >= INT32_MAX)
+    int64_t rows_elems;
+    if (__builtin_mul_overflow(a->tokens, shipped_max(ldx, shipped_max(ldo, ldl)), &rows_elems) || rows_elems >= INT32_MAX)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: tokens * row stride must stay below 2^31");
     int n_group = a->n_group > 1 ? a->n_group : 1, topk_group = a->n_group > 1 ? a->topk_group : 1;
     if (p.router && n_group > 1) {

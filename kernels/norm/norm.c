@@ -42,8 +42,6 @@ enum { MAX_GRID_X = INT32_MAX, MIN_BLOCK = 128, MAX_BLOCK = 1024 };
 /* The baselines of rt_struct_in: these structs' sizes in the first release that had them. */
 enum { NORM_ARGS_SIZE_0_1 = offsetof(tile_norm_args, quant_group), GATED_ARGS_SIZE_0_1 = offsetof(tile_gated_args, quant_group) };
 
-/* Elements a [rows, n] tensor with row stride ld spans */
-static uint64_t rows_span(int64_t rows, int64_t n, int64_t ld) { return rows <= 0 || n <= 0 ? 0 : (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)n; }
 
 /* The row stride: 0 means n; else at least n */
 static const char *stride_resolve(int64_t in, int64_t n, int64_t *out) {
@@ -102,8 +100,8 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
         (why = stride_resolve(a.ldo, a.hidden, &so)))
         FAIL("%s: %s (ldx, ldr, ldo: 0 or at least hidden)", api, why);
     if ((why = group_resolve(q, a.quant_group, a.lds, a.hidden, &groups, &ss))) FAIL("%s: %s", api, why);
-    uint64_t nx = rows_span(a.tokens, a.hidden, sx), nr = rows_span(a.tokens, a.hidden, sr), no = rows_span(a.tokens, a.hidden, so);
-    uint64_t ns = rows_span(a.tokens, groups, ss);
+    uint64_t nx = shipped_rows_span(a.tokens, a.hidden, sx), nr = shipped_rows_span(a.tokens, a.hidden, sr), no = shipped_rows_span(a.tokens, a.hidden, so);
+    uint64_t ns = shipped_rows_span(a.tokens, groups, ss);
     if (nx >= (uint64_t)I32_LIMIT || (a.residual && nr >= (uint64_t)I32_LIMIT) || no >= (uint64_t)I32_LIMIT || ns >= (uint64_t)I32_LIMIT)
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
     if (a.tokens == 0) return TILE_OK;
@@ -172,7 +170,7 @@ tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args
     if ((why = stride_resolve(a.ldx, 2 * a.d, &sx)) || (why = stride_resolve(a.ldo, a.d, &so)))
         FAIL("%s: %s (ldx: 0 or at least 2 d; ldo: 0 or at least d)", api, why);
     if ((why = group_resolve(q, a.quant_group, a.lds, a.d, &groups, &ss))) FAIL("%s: %s", api, why);
-    uint64_t nx = rows_span(a.tokens, 2 * a.d, sx), no = rows_span(a.tokens, a.d, so), ns = rows_span(a.tokens, groups, ss);
+    uint64_t nx = shipped_rows_span(a.tokens, 2 * a.d, sx), no = shipped_rows_span(a.tokens, a.d, so), ns = shipped_rows_span(a.tokens, groups, ss);
     if (nx >= (uint64_t)I32_LIMIT || no >= (uint64_t)I32_LIMIT || ns >= (uint64_t)I32_LIMIT)
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
     if (a.tokens == 0) return TILE_OK;

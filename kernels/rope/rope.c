@@ -44,8 +44,6 @@ enum { MAX_GRID_X = INT32_MAX, MAX_GRID_Y = 65535, MAX_HEAD_DIM = 256, TILE_ELEM
 /* The baseline of rt_struct_in: the struct's size in the first release that had it. */
 enum { ROPE_ARGS_SIZE_0_1 = sizeof(tile_rope_args) };
 
-/* Elements a [rows, n] tensor with row stride ld spans */
-static uint64_t rows_span(int64_t rows, int64_t n, int64_t ld) { return rows <= 0 || n <= 0 ? 0 : (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)n; }
 
 /* The token stride: 0 means n; else at least n and below 2^31 */
 static const char *stride_resolve(int64_t in, int64_t n, int64_t *out) {
@@ -233,11 +231,11 @@ static tile_status rope_run(tile_context *ctx, const tile_rope_args *args, bool 
     int64_t T = a.tokens, D = a.head_dim, nq = a.heads_q * D, nk = a.heads_kv * D;
     uint64_t es = 2, kes = p.f8 ? 1 : 2, cses = p.cs32 ? 4 : 2;
     if (launch) {
-        RANGE(api, a.q, es, es * rows_span(T, nq, p.sq), "q");
-        RANGE(api, a.k, es, es * rows_span(T, nk, p.sk), "k");
-        RANGE(api, a.v, es, es * rows_span(T, nk, p.sv), "v");
-        if (p.q_out) RANGE(api, p.q_out_ptr, es, es * rows_span(T, nq, p.sqo), "q_out");
-        if (p.k_out) RANGE(api, p.k_out_ptr, es, es * rows_span(T, nk, p.sko), "k_out");
+        RANGE(api, a.q, es, es * shipped_rows_span(T, nq, p.sq), "q");
+        RANGE(api, a.k, es, es * shipped_rows_span(T, nk, p.sk), "k");
+        RANGE(api, a.v, es, es * shipped_rows_span(T, nk, p.sv), "v");
+        if (p.q_out) RANGE(api, p.q_out_ptr, es, es * shipped_rows_span(T, nq, p.sqo), "q_out");
+        if (p.k_out) RANGE(api, p.k_out_ptr, es, es * shipped_rows_span(T, nk, p.sko), "k_out");
         RANGE(api, a.positions, (uint64_t)p.pos_bytes, (uint64_t)p.pos_bytes * (uint64_t)T, "positions");
         RANGE(api, a.slot_mapping, (uint64_t)p.slot_bytes, (uint64_t)p.slot_bytes * (uint64_t)T, "slot_mapping");
         RANGE(api, a.cos_sin, cses, cses * (uint64_t)a.max_position * (uint64_t)p.rot, "cos_sin");

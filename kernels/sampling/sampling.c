@@ -44,8 +44,6 @@ enum { SAMPLE_ARGS_SIZE_0_1 = sizeof(tile_sample_args), SPEC_ARGS_SIZE_0_1 = siz
 
 static int64_t block_for(int64_t n) { return shipped_min(shipped_max(shipped_pow2_at_least(n), MIN_BLOCK), MAX_BLOCK); }
 
-/* Elements a [rows, n] tensor with row stride ld spans */
-static uint64_t rows_span(int64_t rows, int64_t n, int64_t ld) { return rows <= 0 || n <= 0 ? 0 : (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)n; }
 
 /* A per-row parameter array: checked when given, and its flag set */
 static tile_status param_array(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, int64_t batch, int flag,
@@ -79,7 +77,7 @@ tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
     if (!a.min_p && !(a.min_p_value >= 0 && a.min_p_value <= 1)) FAIL("%s: min_p_value = %g: in [0, 1] (0: off)", api, (double)a.min_p_value);
     if (!a.logits) FAIL("%s: logits is 0", api);
     if (!a.out) FAIL("%s: out is 0", api);
-    uint64_t nx = rows_span(a.batch, a.vocab, ld), np = rows_span(a.batch, a.vocab, ldp);
+    uint64_t nx = shipped_rows_span(a.batch, a.vocab, ld), np = shipped_rows_span(a.batch, a.vocab, ldp);
     if (nx >= (uint64_t)I32_LIMIT || (a.probs && np >= (uint64_t)I32_LIMIT))
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (each tensor must span fewer than 2^31 elements)", api);
     if (a.batch == 0) return TILE_OK;
