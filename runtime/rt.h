@@ -81,6 +81,9 @@ tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...)
  * of the first field after size) or over RT_STRUCT_MAX: false, with why in err. */
 enum { RT_STRUCT_MAX = 1 << 16 };
 bool rt_struct_in(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, char *err, size_t err_size);
+/* As rt_struct_in, also refusing a size that ends inside one of the host pointers at offsets ptrs[] */
+bool rt_struct_in_ptrs(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, const size_t *ptrs,
+                       int nptrs, char *err, size_t err_size);
 /* Is ctx a live context?  (No message: there is no context to hold one.) */
 bool rt_context_valid(const tile_context *ctx);
 /* fn was given a NULL context: TILE_ERROR_INVALID_VALUE, with the message tile_last_error(NULL) gives. */

@@ -211,18 +211,30 @@ tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...)
     return status;
 }
 
-bool rt_struct_in(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, char *err, size_t err_size) {
+bool rt_struct_in_ptrs(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, const size_t *ptrs,
+                       int nptrs, char *err, size_t err_size) {
     size_t size;
     memcpy(&size, src, sizeof size);
-    if (size && (size < min_size || size > RT_STRUCT_MAX)) {
+    if (size && (size < min_size || size > RT_STRUCT_MAX || size % 4)) {
         snprintf(err, err_size, "size = %zu is not a struct size (0, or the caller's sizeof: %zu in this release)", size, dst_size);
         return false;
     }
+    /* a size that ends inside a host pointer would have half of it read as an address */
+    for (int i = 0; size && i < nptrs; i++)
+        if (size > ptrs[i] && size < ptrs[i] + sizeof(void *)) {
+            snprintf(err, err_size, "size = %zu ends inside a pointer field: not a struct size (0, or the caller's sizeof: %zu in this release)",
+                     size, dst_size);
+            return false;
+        }
     if (!size) size = baseline;
     memset(dst, 0, dst_size);
     memcpy(dst, src, size < dst_size ? size : dst_size);
     memcpy(dst, &dst_size, sizeof dst_size);
     return true;
+}
+
+bool rt_struct_in(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, char *err, size_t err_size) {
+    return rt_struct_in_ptrs(dst, dst_size, src, min_size, baseline, NULL, 0, err, err_size);
 }
 
 static tile_status from_dev(DevStatus s) {
@@ -348,11 +360,16 @@ static tile_status open_fail(DevStatus ds, char *err) {
 /* tile_context_options as the first release with size fields laid it out: keep this value when fields are appended. */
 enum { CONTEXT_OPTIONS_SIZE_0_1 = sizeof(tile_context_options) };
 
+/* The host pointers of tile_context_options, which a size must not cut in half. */
+static const size_t CONTEXT_PTRS[] = {offsetof(tile_context_options, device), offsetof(tile_context_options, cache_dir),
+                                      offsetof(tile_context_options, arch)};
+
 /* The caller's options (NULL: the defaults) as this release reads them (rt_struct_in). */
 static tile_status context_options_in(const tile_context_options *opt, tile_context_options *o, const char *api) {
     char err[160], msg[256];
     if (!opt) *o = (tile_context_options){0};
-    else if (!rt_struct_in(o, sizeof *o, opt, offsetof(tile_context_options, device), CONTEXT_OPTIONS_SIZE_0_1, err, sizeof err)) {
+    else if (!rt_struct_in_ptrs(o, sizeof *o, opt, offsetof(tile_context_options, device), CONTEXT_OPTIONS_SIZE_0_1, CONTEXT_PTRS,
+                                (int)ARRAY_LEN(CONTEXT_PTRS), err, sizeof err)) {
         snprintf(msg, sizeof msg, "%s: opt->%s", api, err);
         return create_fail(TILE_ERROR_INVALID_VALUE, msg);
     }

@@ -37,7 +37,11 @@ static tile_stream dead_stream(tile_context *ctx) {
     return s;
 }
 
-static const size_t BAD_SIZES[] = {1, sizeof(size_t) - 1, (size_t)1 << 20};
+/* too short, too long, not a multiple of 4 (no field ends there); and, for the structs holding host
+ * pointers (context and compile options), sizes that end inside the pointer at 8 or 16 (half of it
+ * was read as an address) */
+static const size_t BAD_SIZES[] = {1, sizeof(size_t) - 1, (size_t)1 << 20, 9, 8 * 3 + 1};
+static const size_t SPLIT_POINTER_SIZES[] = {12, 20};
 
 /* ---- tile_compile_options: tir_only is observable (no PTX) ---- */
 Test(abi, compile_options) {
@@ -61,10 +65,13 @@ Test(abi, compile_options) {
     tile_compiled_free(&c);
 
     tile_context *ctx = emu();
-    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof BAD_SIZES[0]; i++) {
+    size_t sizes[sizeof BAD_SIZES / sizeof *BAD_SIZES + sizeof SPLIT_POINTER_SIZES / sizeof *SPLIT_POINTER_SIZES], ns = 0;
+    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof *BAD_SIZES; i++) sizes[ns++] = BAD_SIZES[i];
+    for (size_t i = 0; i < sizeof SPLIT_POINTER_SIZES / sizeof *SPLIT_POINTER_SIZES; i++) sizes[ns++] = SPLIT_POINTER_SIZES[i];
+    for (size_t i = 0; i < ns; i++) {
         char want[64];
-        snprintf(want, sizeof want, "opt->size = %zu ", BAD_SIZES[i]);
-        o.size = BAD_SIZES[i];
+        snprintf(want, sizeof want, "opt->size = %zu ", sizes[i]);
+        o.size = sizes[i];
         cr_expect_eq(tile_compile_source("k.tile", KSRC, &o, &c), TILE_ERROR_INVALID_VALUE);
         cr_expect(c.diagnostics && strstr(c.diagnostics, want), "tile_compile_source: %s", c.diagnostics);
         tile_compiled_free(&c);
@@ -103,10 +110,13 @@ Test(abi, context_options) {
     o.size = offsetof(tile_context_options, arch);
     cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "older size: %s", tile_last_error(NULL));
     tile_context_destroy(ctx);
-    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof BAD_SIZES[0]; i++) {
+    size_t sizes[sizeof BAD_SIZES / sizeof *BAD_SIZES + sizeof SPLIT_POINTER_SIZES / sizeof *SPLIT_POINTER_SIZES], ns = 0;
+    for (size_t i = 0; i < sizeof BAD_SIZES / sizeof *BAD_SIZES; i++) sizes[ns++] = BAD_SIZES[i];
+    for (size_t i = 0; i < sizeof SPLIT_POINTER_SIZES / sizeof *SPLIT_POINTER_SIZES; i++) sizes[ns++] = SPLIT_POINTER_SIZES[i];
+    for (size_t i = 0; i < ns; i++) {
         char want[64];
-        snprintf(want, sizeof want, "opt->size = %zu ", BAD_SIZES[i]);
-        o.size = BAD_SIZES[i];
+        snprintf(want, sizeof want, "opt->size = %zu ", sizes[i]);
+        o.size = sizes[i];
         cr_expect_eq(tile_context_create_ex(&o, &ctx), TILE_ERROR_INVALID_VALUE);
         cr_expect(strstr(tile_last_error(NULL), want), "%s", tile_last_error(NULL));
         cr_expect_eq(tile_context_create_from_native((void *)1, &o, &ctx), TILE_ERROR_INVALID_VALUE);
