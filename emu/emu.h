@@ -291,6 +291,7 @@ enum {
 #define EMU_OOB_NAN16 0x7FFFu
 enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
        EMU_XF_OOB = 1, /* fma.rn.oob (the bit is cp.async.bulk's .multicast::cluster on those ops) */
+       EMU_XF_IGNORE_SRC = 1, /* cp.async: operand 3 is the ignore-src predicate, not src-size */
        EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8, /* wmma: .col (load, store; mma: A), mma: B .col; mma: A .col, B .col */
        EMU_XF_PROXY_ASYNC = 16, /* fence.proxy.async covering shared memory (not .global) */
        EMU_XF_ACQUIRE = 32, EMU_XF_RELEASE = 64, /* ld/st/atom/red .acquire, .release (.acq_rel: both) */

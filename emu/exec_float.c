@@ -97,7 +97,7 @@ static double max_finite(unsigned ety) {
     switch (ety) {
     case EMU_T_F16: return 65504.0;
     case EMU_T_BF16: return 0x1.FEp127;
-    case EMU_T_TF32: return 0x1.FF8p127;
+    case EMU_T_TF32: return 0x1.FFCp127; /* 10 mantissa bits */
     default: return FLT_MAX;
     }
 }

@@ -250,9 +250,18 @@ static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
     return UINT32_MAX;
 }
 
-static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count) {
+/* Whether slot is a .pred register (cp.async's fourth operand is src-size or, as a predicate, ignore-src). */
+static bool slot_is_pred(const Parser *ps, uint32_t slot) {
+    for (uint32_t i = 0; i < ps->nregs; i++) {
+        const struct RegRange *r = &ps->regs[i];
+        if (slot >= r->base && slot < r->base + (r->count < 0 ? 1 : (uint64_t)r->count)) return r->pred;
+    }
+    return false;
+}
+
+static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, bool pred) {
     GROW(ps->regs, ps->nregs, ps->capregs);
-    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots};
+    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots, pred};
     GROW(ps->allregs, ps->nallregs, ps->capallregs);
     ps->allregs[ps->nallregs++] = (struct EmuRegName){s, len, count, ps->nslots};
     ps->nslots += count < 0 ? 1 : (uint32_t)count;
@@ -863,6 +872,8 @@ static bool parse_ins(Parser *ps) {
         in.ok[in.nops] = EMU_OK_NONE;
         in.flags &= ~EMU_F(CACHE_HINT);
     }
+    if (in.op == EMU_OP_CP_ASYNC && in.nops >= 4 && in.ok[3] == EMU_OK_REG && slot_is_pred(ps, in.o[3]))
+        in.xflags |= EMU_XF_IGNORE_SRC; /* cp.async [d], [s], cp-size, ignore-src */
     if (in.op == EMU_OP_SETP) {
         /* normalise: o[0]=p, o[1]=a, o[2]=b, o[3]=c (bool source, TRUE if none), o[4]=q (SINK if none) */
         uint32_t q = second ? second - 1 : EMU_SLOT_SINK;
@@ -887,8 +898,12 @@ static bool parse_ins(Parser *ps) {
 
 /* reg = ".reg" [".v2"|".v4"] type name ["<" N ">"] {"," name ["<" N ">"]} ";" */
 static bool parse_reg(Parser *ps) {
+    bool pred = ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.pred", 9);
     next(ps);
-    while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') next(ps); /* type and vector width */
+    while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') { /* type and vector width */
+        if (is(&ps->tok, ".pred")) pred = true;
+        next(ps);
+    }
     do {
         Tok t = ps->tok;
         if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found %s", tok_text(&t, (char[48]){0}, 48));
@@ -899,7 +914,7 @@ static bool parse_reg(Parser *ps) {
             next(ps);
             if (!expect(ps, '>')) return false;
         }
-        reg_declare(ps, t.s, t.len, count);
+        reg_declare(ps, t.s, t.len, count, pred);
     } while (accept(ps, ','));
     return expect(ps, ';');
 }

@@ -30,7 +30,7 @@ typedef struct Parser {
     /* current function */
     EmuFunc *fn;
     int32_t fn_index;
-    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; } *regs;
+    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; bool pred; } *regs;
     uint32_t nregs, capregs;
     struct EmuRegName *allregs; /* every .reg declaration of the function, scopes ignored (names for reports) */
     uint32_t nallregs, capallregs;

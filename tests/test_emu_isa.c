@@ -1,0 +1,124 @@
+/* test_emu_isa.c - rules of the PTX ISA the emulator once got wrong, each
+ * checked with hand-written PTX whose expected result comes from the ISA's
+ * text (quoted in the test's comment), not from the emulator:
+ *   1. cp.async's fourth operand is src-size (an integer) or ignore-src (a
+ *      predicate): both polarities, with and without a cache policy;
+ *   2. cvt .satfinite to tf32 saturates to tf32's largest finite value. */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+
+#define HEAD80 ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+static TileDevice *open_dev(const char *spec) {
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_host_threads = 1};
+    cr_assert_eq(dev_open(spec, &o, &d, &err), DEV_OK, "dev_open(%s): %s", spec, err ? err : "");
+    return d;
+}
+
+static TileDevFunction *load(TileDevice *d, const char *ptx, TileDevModule **mod) {
+    cr_assert_eq(dev_module_load_ptx(d, ptx, mod), DEV_OK, "load: %s\n%s", dev_last_error(d), ptx);
+    TileDevFunction *f = NULL;
+    cr_assert_eq(dev_module_get_function(*mod, "k", &f), DEV_OK, "get_function: %s", dev_last_error(d));
+    return f;
+}
+
+static uint64_t buffer(TileDevice *d, const void *init, size_t n) {
+    uint64_t a;
+    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
+    if (init) cr_assert_eq(dev_memcpy_htod(d, a, init, n), DEV_OK);
+    else cr_assert_eq(dev_memset_d8(d, a, 0xEE, n), DEV_OK);
+    return a;
+}
+
+static void launch_ok(TileDevice *d, TileDevFunction *f, unsigned block, void **params) {
+    cr_assert_eq(dev_launch(f, 1, 1, 1, block, 1, 1, 0, NULL, params), DEV_OK, "launch: %s", dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK, "%s", dev_last_error(d));
+}
+
+/* ISA, cp.async: "cp.async.ca.shared{::cta}.global [dst], [src], cp-size{, ignore-src}{, cache-policy};
+ * The optional and non-immediate predicate argument ignore-src specifies whether the data from the
+ * source location src should be ignored completely.  If the source data is ignored then zeros will
+ * be copied to destination dst.  If the argument ignore-src is not specified then it defaults to
+ * False."  The emulator took the predicate for src-size: true copied 1 byte, false none. */
+Test(isa, cp_async_ignore_src) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<6>;\n"
+        " .shared .align 16 .b8 buf[128];\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, buf;\n"
+        " mov.u32 %r2, 0xdeadbeef;\n mov.u32 %r3, 0;\n"
+        "$FILL:\n add.s32 %r4, %r1, %r3;\n st.shared.u32 [%r4], %r2;\n add.s32 %r3, %r3, 4;\n"
+        " setp.lt.u32 %p1, %r3, 128;\n @%p1 bra $FILL;\n"
+        " setp.eq.u32 %p1, 1, 1;\n setp.eq.u32 %p2, 1, 0;\n mov.u32 %r5, 5;\n createpolicy.fractional.L2::evict_last.b64 %rd3, 1.0;\n"
+        " cp.async.ca.shared.global [%r1], [%rd1], 16, %p1;\n"                                     /* ignored: zeros */
+        " cp.async.cg.shared.global [%r1+16], [%rd1], 16, %p2;\n"                                 /* copied */
+        " cp.async.cg.shared.global.L2::cache_hint [%r1+32], [%rd1], 16, %p2, %rd3;\n"             /* copied */
+        " cp.async.cg.shared.global.L2::cache_hint [%r1+48], [%rd1], 16, %p1, %rd3;\n"             /* zeros */
+        " cp.async.ca.shared.global [%r1+64], [%rd1], 4, %p2;\n"                                  /* copied */
+        " cp.async.ca.shared.global [%r1+72], [%rd1], 8, %p1;\n"                                  /* zeros */
+        " cp.async.ca.shared.global [%r1+80], [%rd1], 16, %r5;\n"                                 /* src-size 5 */
+        " cp.async.ca.shared.global [%r1+96], [%rd1], 16, 3;\n"                                   /* src-size 3 */
+        " cp.async.wait_all;\n"
+        " mov.u32 %r3, 0;\n"
+        "$COPY:\n add.s32 %r4, %r1, %r3;\n ld.shared.u32 %r6, [%r4];\n cvt.u64.u32 %rd4, %r3;\n add.s64 %rd5, %rd2, %rd4;\n"
+        " st.global.u32 [%rd5], %r6;\n add.s32 %r3, %r3, 4;\n setp.lt.u32 %p1, %r3, 128;\n @%p1 bra $COPY;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t in[4] = {0x04030201u, 0x08070605u, 0x0c0b0a09u, 0x100f0e0du}, out[32];
+    uint64_t din = buffer(d, in, sizeof in), dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&din, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    const uint32_t D = 0xdeadbeefu;
+    const uint32_t want[32] = {0, 0, 0, 0,                                           /* 0: ignored */
+                               in[0], in[1], in[2], in[3],                           /* 16: copied */
+                               in[0], in[1], in[2], in[3],                           /* 32: copied, with a policy */
+                               0, 0, 0, 0,                                           /* 48: ignored, with a policy */
+                               in[0], D, 0, 0,                                       /* 64: 4 copied; 72: 8 ignored */
+                               in[0], in[1] & 0xff, 0, 0,                            /* 80: 5 of 16 bytes */
+                               in[0] & 0xffffff, 0, 0, 0,                            /* 96: 3 of 16 bytes */
+                               D, D, D, D};
+    for (int i = 0; i < 32; i++) cr_expect_eq(out[i], want[i], "byte %d: %#x, want %#x", 4 * i, out[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ISA, cvt: ".satfinite: ... if the absolute value of input (after rounding) exceeds the maximum
+ * finite value of the destination format, the result is the sign-preserved maximum finite value."
+ * tf32 keeps f32's 8 exponent bits and 10 mantissa bits: (2 - 2^-10) * 2^127, bits 0x7F7FE000.  The
+ * emulator saturated to 0x7F7FC000 (9 mantissa bits' worth), below values it rounded up to. */
+Test(isa, cvt_satfinite_tf32_max) {
+    static const char *ptx = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .f32 %f<2>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %tid.x;\n mul.wide.u32 %rd3, %r1, 4;\n"
+        " add.s64 %rd4, %rd1, %rd3;\n ld.global.f32 %f1, [%rd4];\n"
+        " cvt.rna.satfinite.tf32.f32 %r2, %f1;\n add.s64 %rd5, %rd2, %rd3;\n st.global.u32 [%rd5], %r2;\n"
+        " cvt.rn.satfinite.tf32.f32 %r3, %f1;\n add.s64 %rd6, %rd5, 32;\n st.global.u32 [%rd6], %r3;\n"
+        " cvt.rz.satfinite.tf32.f32 %r4, %f1;\n add.s64 %rd7, %rd6, 32;\n st.global.u32 [%rd7], %r4;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    const uint32_t bits[8] = {0x7F7FE000u, 0x7F7FD000u, 0x7F7FF000u, 0x7F7FFFFFu, 0xFF7FF000u, 0x7F800000u, 0x3F800000u, 0x00000000u};
+    /* rna and rn round 0x7F7FD000 (a tie / above half) up to the maximum, rz truncates it; past the maximum: the maximum */
+    const uint32_t rna[8] = {0x7F7FE000u, 0x7F7FE000u, 0x7F7FE000u, 0x7F7FE000u, 0xFF7FE000u, 0x7F7FE000u, 0x3F800000u, 0};
+    const uint32_t rz[8] = {0x7F7FE000u, 0x7F7FC000u, 0x7F7FE000u, 0x7F7FE000u, 0xFF7FE000u, 0x7F7FE000u, 0x3F800000u, 0};
+    uint32_t out[24];
+    uint64_t din = buffer(d, bits, sizeof bits), dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 8, (void *[]){&din, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    for (int i = 0; i < 8; i++) {
+        cr_expect_eq(out[i], rna[i], "rna %#x: %#x, want %#x", bits[i], out[i], rna[i]);
+        cr_expect_eq(out[16 + i], rz[i], "rz %#x: %#x, want %#x", bits[i], out[16 + i], rz[i]);
+    }
+    cr_expect_eq(out[8 + 3], 0x7F7FE000u, "rn FLT_MAX: %#x", out[8 + 3]);
+    dev_module_unload(m);
+    dev_close(d);
+}
