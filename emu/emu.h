@@ -311,6 +311,7 @@ enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
     X(MB_INIT, "init") X(MB_ARRIVE, "arrive") X(MB_ARRIVE_DROP, "arrive_drop") X(MB_EXPECT_TX, "expect_tx") \
     X(MB_COMPLETE_TX, "complete_tx") X(MB_TEST_WAIT, "test_wait") X(MB_TRY_WAIT, "try_wait") X(MB_INVAL, "inval") \
     X(MB_PENDING, "pending_count") X(MB_ARRIVE_EXPECT_TX, "arrive.expect_tx") \
+    X(MB_ARRIVE_DROP_EXPECT_TX, "arrive_drop.expect_tx") \
     X(NREG_INC, "inc") X(NREG_DEC, "dec") \
     X(D1, "1d") X(D2, "2d") X(D3, "3d") X(D4, "4d") X(D5, "5d") X(BPOPC, "popc") \
     X(F4E, "f4e") X(B4E, "b4e") X(RC8, "rc8") X(ECL, "ecl") X(ECR, "ecr") X(RC16, "rc16") \

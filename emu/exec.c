@@ -1297,7 +1297,8 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     memcpy(L.cluster, cluster, sizeof L.cluster);
     L.ncl = cluster[0] * cluster[1] * cluster[2];
     L.ncta = L.ncl;
-    L.explicit_cluster = f->reqnctapercluster[0] || f->explicit_cluster || L.ncl > 1;
+    /* %is_explicit_cluster: the kernel or the launch gave a cluster shape, 1x1x1 included */
+    L.explicit_cluster = f->reqnctapercluster[0] || f->explicit_cluster || L.ncl > 1 || opt->cluster[0] || opt->cluster[1] || opt->cluster[2];
     if (opt->cooperative) {
         /* every block at once, and the grid barrier's workspace (cooperative groups reads it from %envreg1:2) */
         uint64_t threads = L.nblocks * block[0] * block[1] * block[2];

@@ -397,11 +397,13 @@ int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         return emu_mbarrier_tx(b, t, in, addr, in->mode == EMU_MODE_MB_EXPECT_TX ? -bytes : bytes, false, 0) ? EMU_MBAR_EXEC_DONE
                                                                                                           : EMU_MBAR_EXEC_FAULT;
     }
-    case EMU_MODE_MB_ARRIVE: case EMU_MODE_MB_ARRIVE_DROP: case EMU_MODE_MB_ARRIVE_EXPECT_TX: {
+    case EMU_MODE_MB_ARRIVE: case EMU_MODE_MB_ARRIVE_DROP: case EMU_MODE_MB_ARRIVE_EXPECT_TX: case EMU_MODE_MB_ARRIVE_DROP_EXPECT_TX: {
         if (!mb_ready(b, t, in, w, addr)) return EMU_MBAR_EXEC_FAULT;
         uint32_t count = 1;
         int64_t tx = 0;
-        if (in->mode == EMU_MODE_MB_ARRIVE_EXPECT_TX) tx = -(int64_t)(uint32_t)EMU_R(t, in, 2);
+        bool drop = in->mode == EMU_MODE_MB_ARRIVE_DROP || in->mode == EMU_MODE_MB_ARRIVE_DROP_EXPECT_TX;
+        if (in->mode == EMU_MODE_MB_ARRIVE_EXPECT_TX || in->mode == EMU_MODE_MB_ARRIVE_DROP_EXPECT_TX)
+            tx = -(int64_t)(uint32_t)EMU_R(t, in, 2);
         else if (in->nops == 3) count = (uint32_t)EMU_R(t, in, 2);
         if (count < 1 || count > MB_MAX_COUNT) {
             emu_fault(b, t, in, "invalid mbarrier", "arrival count %u is not in 1..%d", count, MB_MAX_COUNT);
@@ -414,7 +416,7 @@ int emu_exec_mbarrier(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                       MB_NAME(b, addr));
             return EMU_MBAR_EXEC_FAULT;
         }
-        if (in->mode == EMU_MODE_MB_ARRIVE_DROP) {
+        if (drop) {
             if (count > MB_EXPECTED(v)) {
                 emu_fault(b, t, in, "invalid mbarrier", "arrive_drop of %u from an mbarrier expecting %u", count, MB_EXPECTED(v));
                 return EMU_MBAR_EXEC_FAULT;

@@ -93,6 +93,7 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why) {
         if (!is_i8(bt)) { *why = "an s8/u8 A needs an s8/u8 B"; return false; }
         if (k != 32) { *why = "s8/u8 wgmma is m64nNk32"; return false; }
         if (d != EMU_T_S32) { *why = "s8/u8 wgmma accumulates in .s32"; return false; }
+        if (f->n > 32 && f->n % 16) { *why = "s8/u8 wgmma's N is 8, 16, 24 or a multiple of 16 from 32 to 256"; return false; }
         f->esize = 1;
         f->integer = true;
     } else {

@@ -902,6 +902,8 @@ static bool parse_reg(Parser *ps) {
     next(ps);
     while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') { /* type and vector width */
         if (is(&ps->tok, ".pred")) pred = true;
+        if (is(&ps->tok, ".b128") || (ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.b128", 9)))
+            return perr(ps, ps->tok.line, "128-bit registers (.reg .b128) are not supported: registers hold 64 bits here");
         next(ps);
     }
     do {

@@ -114,7 +114,8 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
 static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     const Target *tg = ps->m->target;
     bool basic_mbar = in->op == EMU_OP_MBARRIER && in->mode != EMU_MODE_MB_TRY_WAIT && in->mode != EMU_MODE_MB_EXPECT_TX &&
-                      in->mode != EMU_MODE_MB_COMPLETE_TX && in->mode != EMU_MODE_MB_ARRIVE_EXPECT_TX;
+                      in->mode != EMU_MODE_MB_COMPLETE_TX && in->mode != EMU_MODE_MB_ARRIVE_EXPECT_TX &&
+                      in->mode != EMU_MODE_MB_ARRIVE_DROP_EXPECT_TX;
     if (tg && (in->op == EMU_OP_WGMMA || in->op == EMU_OP_WGMMA_FENCE || in->op == EMU_OP_WGMMA_COMMIT ||
                in->op == EMU_OP_WGMMA_WAIT || in->op == EMU_OP_SETMAXNREG) && tg->mma < WGMMA)
         return perr(ps, line, "'%.*s' needs .target sm_90a (the module is for %s)", (int)len, s, tg->name);
@@ -343,7 +344,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         case EMU_MODE_MB_INIT: case EMU_MODE_MB_EXPECT_TX: case EMU_MODE_MB_COMPLETE_TX: want = 2; break;
         case EMU_MODE_MB_INVAL: want = 1; break;
         case EMU_MODE_MB_ARRIVE: case EMU_MODE_MB_ARRIVE_DROP: want = 2; want_max = 3; break;
-        case EMU_MODE_MB_ARRIVE_EXPECT_TX: want = 3; break;
+        case EMU_MODE_MB_ARRIVE_EXPECT_TX: case EMU_MODE_MB_ARRIVE_DROP_EXPECT_TX: want = 3; break;
         case EMU_MODE_MB_TEST_WAIT: case EMU_MODE_MB_TRY_WAIT: want = 3; want_max = 4; break;
         case EMU_MODE_MB_PENDING: want = 2; break;
         }

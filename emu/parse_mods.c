@@ -156,6 +156,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             case EMU_OP_MBARRIER:
                 ok = f >= EMU_MODE_MB_INIT && f <= EMU_MODE_MB_PENDING;
                 if (ok && f == EMU_MODE_MB_EXPECT_TX && in->mode == EMU_MODE_MB_ARRIVE) f = EMU_MODE_MB_ARRIVE_EXPECT_TX;
+                else if (ok && f == EMU_MODE_MB_EXPECT_TX && in->mode == EMU_MODE_MB_ARRIVE_DROP) f = EMU_MODE_MB_ARRIVE_DROP_EXPECT_TX;
                 else if (ok && in->mode) return perr(ps, line, "two mbarrier operations in '%.*s'", (int)len, s);
                 break;
             case EMU_OP_SETMAXNREG: ok = f == EMU_MODE_AINC || f == EMU_MODE_ADEC; break;

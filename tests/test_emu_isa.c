@@ -3,7 +3,11 @@
  * text (quoted in the test's comment), not from the emulator:
  *   1. cp.async's fourth operand is src-size (an integer) or ignore-src (a
  *      predicate): both polarities, with and without a cache policy;
- *   2. cvt .satfinite to tf32 saturates to tf32's largest finite value. */
+ *   2. cvt .satfinite to tf32 saturates to tf32's largest finite value;
+ *   3. mbarrier.arrive_drop.expect_tx (refused before), %is_explicit_cluster
+ *      of a launch given a 1x1x1 cluster; what the ISA does not have or the
+ *      emulator cannot hold is refused at load: s8 wgmma shapes the ISA
+ *      does not list, .b128 registers (they held 64 bits, silently). */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -121,4 +125,93 @@ Test(isa, cvt_satfinite_tf32_max) {
     cr_expect_eq(out[8 + 3], 0x7F7FE000u, "rn FLT_MAX: %#x", out[8 + 3]);
     dev_module_unload(m);
     dev_close(d);
+}
+
+#define HEAD90 ".version 8.0\n.target sm_90a\n.address_size 64\n"
+
+/* ISA, mbarrier.arrive_drop: "mbarrier.arrive_drop{.sem}{.scope}{.shared{::cta}}.expect_tx.b64 state,
+ * [addr], txCount" performs an expect-tx operation before the arrive-on operation, and the drop
+ * lowers the expected arrival count of the next phases by one.  Two threads, count 2: thread 0
+ * arrive_drop.expect_tx 16 bytes, thread 1 arrives; the phase waits for the 16 bytes, which
+ * thread 1's complete_tx brings.  Next phase: one arrival (the drop) completes it. */
+Test(isa, mbarrier_arrive_drop_expect_tx) {
+    static const char *ptx = HEAD90
+        ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<4>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " .shared .align 8 .b64 bar;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %tid.x;\n setp.eq.u32 %p1, %r1, 0;\n"
+        " @%p1 mbarrier.init.shared::cta.b64 [bar], 2;\n bar.sync 0;\n"
+        " @%p1 mbarrier.arrive_drop.expect_tx.shared::cta.b64 %rd2, [bar], 16;\n"
+        " @!%p1 mbarrier.arrive.shared::cta.b64 %rd2, [bar];\n"
+        " mbarrier.test_wait.parity.shared::cta.b64 %p2, [bar], 0;\n selp.u32 %r2, 1, 0, %p2;\n bar.sync 0;\n"
+        " @!%p1 mbarrier.complete_tx.shared::cta.b64 [bar], 16;\n bar.sync 0;\n"
+        " mbarrier.test_wait.parity.shared::cta.b64 %p2, [bar], 0;\n selp.u32 %r3, 1, 0, %p2;\n bar.sync 0;\n"
+        " @!%p1 mbarrier.arrive.shared::cta.b64 %rd3, [bar];\n bar.sync 0;\n"
+        " mbarrier.test_wait.parity.shared::cta.b64 %p2, [bar], 1;\n selp.u32 %r4, 1, 0, %p2;\n"
+        " mul.wide.u32 %rd4, %r1, 12;\n add.s64 %rd5, %rd1, %rd4;\n st.global.u32 [%rd5], %r2;\n"
+        " st.global.u32 [%rd5+4], %r3;\n st.global.u32 [%rd5+8], %r4;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out[6];
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 2, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    for (int t = 0; t < 2; t++) {
+        cr_expect_eq(out[3 * t], 0, "thread %d: phase 0 complete before its 16 bytes", t);
+        cr_expect_eq(out[3 * t + 1], 1, "thread %d: phase 0 not complete after complete_tx", t);
+        cr_expect_eq(out[3 * t + 2], 1, "thread %d: phase 1 not completed by one arrival after the drop", t);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ISA, Special registers: "%is_explicit_cluster ... indicating whether the cluster launch is explicitly
+ * specified by user": a launch given a 1 x 1 x 1 cluster is one; a launch without a cluster is not. */
+Test(isa, is_explicit_cluster_of_a_one_cta_cluster) {
+    static const char *ptx = HEAD90
+        ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.pred %p1, %is_explicit_cluster;\n selp.u32 %r1, 1, 0, %p1;\n"
+        " mov.u32 %r2, %ctaid.x;\n mul.wide.u32 %rd2, %r2, 4;\n add.s64 %rd3, %rd1, %rd2;\n st.global.u32 [%rd3], %r1;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out[2];
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    const unsigned grid[3] = {2, 1, 1}, block[3] = {1, 1, 1}, one[3] = {1, 1, 1};
+    cr_assert_eq(dev_launch_flags(f, grid, block, 0, NULL, (void *[]){&dout}, 0, one), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK);
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    cr_expect(out[0] == 1 && out[1] == 1, "1x1x1 cluster launch: %u %u", out[0], out[1]);
+    cr_assert_eq(dev_launch_flags(f, grid, block, 0, NULL, (void *[]){&dout}, 0, NULL), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK);
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    cr_expect(out[0] == 0 && out[1] == 0, "launch without a cluster: %u %u", out[0], out[1]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+static void load_fails(const char *spec, const char *ptx, const char *needle) {
+    TileDevice *d = open_dev(spec);
+    TileDevModule *m = NULL;
+    cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded: %s", ptx);
+    cr_expect(strstr(dev_last_error(d), needle), "message '%s' lacks '%s'", dev_last_error(d), needle);
+    if (m) dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ISA, wgmma.mma_async, integer types: ".shape = {.m64n8k32, .m64n16k32, .m64n24k32, .m64n32k32,
+ * .m64n48k32, .m64n64k32, .m64n80k32, ...}": past 32, N steps by 16 (the floating-point shapes by 8).
+ * m64n40k32.s32.s8.s8 loaded and ran.  .b128 registers: the emulator's hold 64 bits, and
+ * `mov.b128 %q, {a, b}` kept one half; refused at the declaration. */
+Test(isa, refused_at_load) {
+    load_fails("emu:sm_90a",
+               HEAD90 ".visible .entry k()\n{\n .reg .b32 %d<20>;\n .reg .b64 %rd<3>;\n .reg .pred %p;\n"
+               " mov.u64 %rd1, 0;\n mov.u64 %rd2, 0;\n setp.eq.u32 %p, 1, 1;\n wgmma.fence.sync.aligned;\n"
+               " wgmma.mma_async.sync.aligned.m64n40k32.s32.s8.s8 {%d0, %d1, %d2, %d3, %d4, %d5, %d6, %d7, %d8, %d9, %d10, %d11, %d12,"
+               " %d13, %d14, %d15, %d16, %d17, %d18, %d19}, %rd1, %rd2, %p;\n ret;\n}\n",
+               "s8/u8 wgmma's N is 8, 16, 24 or a multiple of 16");
+    load_fails("emu:sm_90a",
+               ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n .reg .b128 %q;\n .reg .b64 %rd<3>;\n"
+               " mov.b128 %q, {%rd1, %rd2};\n ret;\n}\n",
+               "128-bit registers (.reg .b128) are not supported");
 }
