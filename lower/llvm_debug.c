@@ -136,7 +136,9 @@ static bool emit_print(LL *l, Inst *i) {
     ll_leave_entry(l, ip);
     str_free(&fmt);
     int n = pc.shape ? ll_regs_of(l, pc.shape)->n : 1;
-    for (int r = 0; r < n; r++) guarded(l, pc.shape ? ll_owner(l, pc.shape, r) : NULL, print_one, r, &pc);
+    /* scalars only: once per program, by its thread 0 (every thread holds them) */
+    LLVMValueRef first = pc.shape ? NULL : LLVMBuildICmp(l->b, LLVMIntEQ, l->tid, ll_i32(l, 0), "");
+    for (int r = 0; r < n; r++) guarded(l, pc.shape ? ll_owner(l, pc.shape, r) : first, print_one, r, &pc);
     return true;
 }
 

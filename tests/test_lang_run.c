@@ -855,6 +855,7 @@ static const char *debug_src =
     "    let v = load(x + o, o < n, 0.0);\n"
     "    device_print(\"v=\", v, o, n);\n"
     "    device_assert(v < 100.0, \"v is too big\");\n"
+    "    device_print(\"s=\", program_id(0), n);\n"
     "    store(y + o, v + num_sms() as f32, o < n);\n"
     "}\n";
 
@@ -916,9 +917,11 @@ Test(lang_run, device_print_assert_num_sms) {
         snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) v= %g %d 12\n", i / 8, i % 8, i < 12 ? 10.0 * i : 0.0, i);
         cr_expect(strstr(out, line), "missing line '%s' in:\n%s", line, out);
     }
+    /* scalars only: once per program (every thread holds them; it was once per thread) */
+    cr_expect(strstr(out, "pid (0, 0, 0) s= 0 12\n") && strstr(out, "pid (1, 0, 0) s= 1 12\n"), "scalar lines missing:\n%s", out);
     int lines = 0;
     for (char *p = out; (p = strchr(p, '\n')); p++) lines++;
-    cr_expect_eq(lines, 16, "printed %d lines (replicas must stay silent):\n%s", lines, out);
+    cr_expect_eq(lines, 18, "printed %d lines (replicas must stay silent):\n%s", lines, out);
     free(msg), free(out);
     /* with -g: element 10 (v = 100) fails in program 1; the message names the file, line, program, thread */
     cr_assert_neq(run_debug(1, 0, x, &msg, &out), DEV_OK);
