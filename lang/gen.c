@@ -154,10 +154,28 @@ static double ct_to_double(Val c) {
 /* f rounded to dt (f32: overflow to infinity; f64 exact; f16 and bf16 are rounded where the constant is made).
  * A compile-time float keeps its double until a cast or ct_const gives it a type, so an f32-typed literal used
  * with f64 values is the literal itself. */
+/* f rounded to nearest even in the float type dt (f64: itself): `mant` fraction bits, normal exponents
+ * from emin, largest finite `max`; past it infinity, or `max` for the saturating f8 types (as their
+ * casts do).  A value takes its declared type this way: `const T: f16 = 0.1` is f16's 0.0999755859375. */
 static double round_float(double f, DType dt) {
-    if (dt != DT_F32) return f;
-    if (isfinite(f) && fabs(f) > FLT_MAX) return f > 0 ? (double)INFINITY : -(double)INFINITY;
-    return (double)(float)f;
+    int mant, emin;
+    double max;
+    bool sat = false;
+    switch (dt) {
+    case DT_F32: mant = 23, emin = -126, max = FLT_MAX; break;
+    case DT_F16: mant = 10, emin = -14, max = 65504.0; break;
+    case DT_BF16: mant = 7, emin = -126, max = 0x1.FEp127; break;
+    case DT_F8E4M3: mant = 3, emin = -6, max = 448.0, sat = true; break;
+    case DT_F8E5M2: mant = 2, emin = -14, max = 57344.0, sat = true; break;
+    default: return f;
+    }
+    if (!isfinite(f) || f == 0) return sat && isinf(f) ? copysign(max, f) : f;
+    int e;
+    frexp(f, &e); /* f = m * 2^e, 0.5 <= |m| < 1: its normal exponent is e - 1 */
+    int q = (e - 1 < emin ? emin : e - 1) - mant;
+    double r = ldexp(nearbyint(ldexp(f, -q)), q); /* exact scalings by powers of two; nearbyint ties to even */
+    if (fabs(r) > max) return sat ? copysign(max, f) : copysign((double)INFINITY, f);
+    return r;
 }
 
 static int64_t double_to_int(double f, DType dt) {
@@ -371,7 +389,10 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         case TK_GE: return val_ct_int(x >= y, DT_I1);
         default: unreachable("float fold");
         }
-        return val_ct_float(r, dt); /* compile-time arithmetic is exact in 64 bits; rounded where the value takes its type */
+        /* exact in 64 bits where the type is f32 or f64 (literals' own: `x_f64 * (1.0 / 3.0)` keeps f64's third),
+         * rounded to a narrower declared type as the same arithmetic at run time (f16 1000 * 1000 is inf) */
+        if (dtype_bits(dt) < 32) r = round_float(r, dt);
+        return val_ct_float(r, dt);
     }
     int64_t x = wrap_int(a.i, dt), y = wrap_int(b.i, dt), r = 0;
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;

@@ -1655,3 +1655,41 @@ Test(lang_run, volatile_flag_wait) {
     cr_expect_not_null(strstr(ptx, "ld.volatile.global"), "the unused volatile loads in a loop stay:\n%s", ptx);
     free(ptx);
 }
+
+/* A float constant takes its declared type's value (it kept the exact 0.1 of the literal), and
+ * compile-time f16 arithmetic rounds as the same arithmetic at run time (1000 * 1000 is inf in f16,
+ * not 1e6); casts of constants to f8 round to nearest even and saturate as run-time casts do. */
+Test(lang_run, typed_float_constants) {
+    K k;
+    load_src(&k,
+             "const T: f16 = 0.1;\n"
+             "const U: bf16 = 0.1;\n"
+             "const H: f16 = 1000.0;\n"
+             "kernel k(o: *f64, h: f16) {\n"
+             "    store(o, T as f64);\n"
+             "    store(o + 1, U as f64);\n"
+             "    store(o + 2, (H * H) as f64);\n"
+             "    store(o + 3, (h * h) as f64);\n"
+             "    store(o + 4, (1000.0 as f8e4m3) as f64);\n"
+             "    store(o + 5, (1.0625 as f8e4m3) as f64);\n"
+             "    store(o + 6, (1.1875 as f8e4m3) as f64);\n"
+             "    store(o + 7, (0.1 * 3.0) as f64);\n"
+             "}\n",
+             "k");
+    double o[8];
+    for (int i = 0; i < 8; i++) o[i] = NAN;
+    uint64_t d_o = upload(&k, o, sizeof o);
+    uint16_t h = f32_to_f16(1000.0f);
+    void *params[] = {&d_o, &h};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    cr_expect_eq(o[0], 0.0999755859375, "f16 0.1: %.17g", o[0]);
+    cr_expect_eq(o[1], 0.10009765625, "bf16 0.1: %.17g", o[1]);
+    cr_expect(isinf(o[2]) && o[2] > 0, "compile-time f16 1000 * 1000: %g", o[2]);
+    cr_expect(isinf(o[3]) && o[3] > 0, "run-time f16 1000 * 1000: %g", o[3]);
+    cr_expect_eq(o[4], 448.0, "1000 as f8e4m3 saturates: %g", o[4]);
+    cr_expect_eq(o[5], 1.0, "1.0625 as f8e4m3 ties to even 1.0: %g", o[5]);
+    cr_expect_eq(o[6], 1.25, "1.1875 as f8e4m3 ties to even 1.25: %g", o[6]);
+    cr_expect_eq(o[7], 0.1 * 3.0, "literals fold exactly in 64 bits (weak: f64 takes them whole): %.17g", o[7]);
+    unload(&k);
+}
