@@ -12,6 +12,7 @@
  * asinh acosh atanh pow erfc cbrt hypot are llvm_math64.c's. */
 #include "llvm_ctx.h"
 #include "../support/target.h"
+#include "../support/hostfloat.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@ LLVMValueRef ll_const_of(LL *l, DType dt, const Attrs *a) {
     LLVMTypeRef ty = ll_type(l, dt);
     if (dtype_is_float(dt) && !dtype_is_storage(dt)) return LLVMConstReal(ty, a->is_float ? a->fval : (double)a->ival);
     if (dt == DT_PTR) return LLVMConstNull(ty);
+    if (dt == DT_F8E4M3 || dt == DT_F8E5M2) /* the value's code: nearest even, saturating (NaN stays NaN) */
+        return LLVMConstInt(ty, d_to_f8(a->is_float ? a->fval : (double)a->ival, dt == DT_F8E5M2), 0);
     int64_t v = a->is_float ? (int64_t)a->fval : a->ival;
     return LLVMConstInt(ty, (unsigned long long)v, dtype_is_signed(dt));
 }

@@ -1693,3 +1693,35 @@ Test(lang_run, typed_float_constants) {
     cr_expect_eq(o[7], 0.1 * 3.0, "literals fold exactly in 64 bits (weak: f64 takes them whole): %.17g", o[7]);
     unload(&k);
 }
+
+/* f8 constants are stored as their codes: 1.0 in e4m3 is 0x38 (it was written as the integer 1),
+ * 500 saturates to 448 (0x7E), -2.5 in e5m2 is 0xC1; a masked load's `other` too. */
+Test(lang_run, f8_constants_are_codes) {
+    K k;
+    load_src(&k,
+             "kernel k(p: *f8e4m3, q: *f8e5m2, src: *f8e4m3, o: *f32) {\n"
+             "    let i = arange(0, 4);\n"
+             "    store(p + i, full([4], 1.0, f8e4m3));\n"
+             "    store(p + 4, 500.0 as f8e4m3);\n"
+             "    store(p + 5, (-0.0) as f8e4m3);\n"
+             "    store(q + i, full([4], -2.5, f8e5m2));\n"
+             "    let v = load(src + i, i < 2, 3.0);\n"
+             "    store(o + i, v as f32);\n"
+             "}\n",
+             "k");
+    uint8_t p[8], q[4], src[4] = {0x40 /* 2.0 */, 0x3c /* 1.5 */, 0, 0};
+    float o[4];
+    memset(p, 0xEE, sizeof p), memset(q, 0xEE, sizeof q);
+    for (int i = 0; i < 4; i++) o[i] = NAN;
+    uint64_t dp = upload(&k, p, sizeof p), dq = upload(&k, q, sizeof q), ds = upload(&k, src, sizeof src), d_o = upload(&k, o, sizeof o);
+    void *params[] = {&dp, &dq, &ds, &d_o};
+    launch(&k, 1, params);
+    download(&k, p, dp, sizeof p), download(&k, q, dq, sizeof q), download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 4; i++) cr_expect_eq(p[i], 0x38, "e4m3 1.0 at %d: %#x", i, p[i]);
+    cr_expect_eq(p[4], 0x7E, "500 as e4m3: %#x (448 is 0x7e)", p[4]);
+    cr_expect_eq(p[5], 0x80, "-0.0 as e4m3: %#x", p[5]);
+    for (int i = 0; i < 4; i++) cr_expect_eq(q[i], 0xC1, "e5m2 -2.5 at %d: %#x", i, q[i]);
+    const float want[4] = {2.0f, 1.5f, 3.0f, 3.0f};
+    for (int i = 0; i < 4; i++) cr_expect_eq(o[i], want[i], "load with other 3.0 at %d: %g", i, o[i]);
+    unload(&k);
+}
