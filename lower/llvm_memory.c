@@ -50,6 +50,9 @@ static void pack(LL *l, LLVMValueRef *elems, int vec, DType dt, int nw, int ww, 
     for (int k = 0; k < nw; k++) words[k] = LLVMBuildExtractElement(l->b, w, ll_i32(l, k), "");
 }
 
+/* An i1 in memory is a byte, true when it is not zero (as Triton's, and NumPy's bool views of uint8 masks) */
+static LLVMValueRef byte_to_i1(LL *l, LLVMValueRef b) { return LLVMBuildICmp(l->b, LLVMIntNE, b, LLVMConstInt(l->t_i8, 0, 0), ""); }
+
 static void unpack(LL *l, LLVMValueRef *words, int nw, int ww, DType dt, int vec, LLVMValueRef *elems) {
     LLVMTypeRef wt = LLVMIntTypeInContext(l->ctx, (unsigned)ww);
     LLVMValueRef w = LLVMGetUndef(LLVMVectorType(wt, (unsigned)nw));
@@ -58,7 +61,7 @@ static void unpack(LL *l, LLVMValueRef *words, int nw, int ww, DType dt, int vec
     LLVMValueRef v = LLVMBuildBitCast(l->b, w, LLVMVectorType(et, (unsigned)vec), "");
     for (int k = 0; k < vec; k++) {
         LLVMValueRef e = LLVMBuildExtractElement(l->b, v, ll_i32(l, k), "");
-        if (dt == DT_I1) e = LLVMBuildTrunc(l->b, e, l->t_i1, "");
+        if (dt == DT_I1) e = byte_to_i1(l, e);
         if (dt == DT_PTR) e = LLVMBuildIntToPtr(l->b, e, l->t_gptr, "");
         elems[k] = e;
     }
@@ -124,7 +127,7 @@ static bool emit_load(LL *l, Inst *i) {
             LLVMSetAlignment(v, (unsigned)(vec * eb / 8));
             for (int k = 0; k < vec; k++) {
                 LLVMValueRef e = vec > 1 ? LLVMBuildExtractElement(l->b, v, ll_i32(l, k), "") : v;
-                if (dt == DT_I1) e = LLVMBuildTrunc(l->b, e, l->t_i1, "");
+                if (dt == DT_I1) e = byte_to_i1(l, e);
                 res[r0 + k] = e;
             }
             continue;
@@ -169,7 +172,7 @@ static bool emit_load(LL *l, Inst *i) {
         if (vec * eb >= 16) unpack(l, words, nw, ww, dt, vec, &res[r0]);
         else {
             LLVMValueRef b8 = LLVMBuildTrunc(l->b, words[0], l->t_i8, "");
-            res[r0] = dt == DT_I1 ? LLVMBuildTrunc(l->b, b8, l->t_i1, "") : LLVMBuildBitCast(l->b, b8, ll_type(l, dt), "");
+            res[r0] = dt == DT_I1 ? byte_to_i1(l, b8) : LLVMBuildBitCast(l->b, b8, ll_type(l, dt), "");
         }
     }
     return true;

@@ -1725,3 +1725,30 @@ Test(lang_run, f8_constants_are_codes) {
     for (int i = 0; i < 4; i++) cr_expect_eq(o[i], want[i], "load with other 3.0 at %d: %g", i, o[i]);
     unload(&k);
 }
+
+/* An *i1 element is a byte, true when not zero: bytes 2 and 128 (a uint8 mask) read as true (only
+ * the low bit was kept); scalar, vector and masked loads. */
+Test(lang_run, i1_loads_are_nonzero_bytes) {
+    K k;
+    load_src(&k,
+             "kernel k(m: *i1, o: *i32) {\n"
+             "    let i = arange(0, 16);\n"
+             "    store(o + i, where(load(m + i), 1, 0));\n"
+             "    store(o + 16 + i, where(load(m + i, i < 12, false), 1, 0));\n"
+             "    store(o + 32, where(load(m + 3), 1, 0));\n"
+             "}\n",
+             "k");
+    uint8_t m[16] = {0, 1, 2, 128, 255, 0, 4, 0, 3, 0, 64, 1, 2, 0, 0, 8};
+    int32_t o[33];
+    memset(o, 0xEE, sizeof o);
+    uint64_t dm = upload(&k, m, sizeof m), d_o = upload(&k, o, sizeof o);
+    void *params[] = {&dm, &d_o};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 16; i++) {
+        cr_expect_eq(o[i], m[i] != 0, "byte %d = %u: %d", i, m[i], o[i]);
+        cr_expect_eq(o[16 + i], i < 12 && m[i] != 0, "masked byte %d = %u: %d", i, m[i], o[16 + i]);
+    }
+    cr_expect_eq(o[32], 1, "scalar load of 128: %d", o[32]);
+    unload(&k);
+}
