@@ -631,6 +631,21 @@ Test(gemm, api_f8_block_scales, .timeout = 600) {
     cr_assert(strstr(tile_last_error(ctx), "block scales need BN and BK dividing 128 (BN=256 BK=32)"), "%s", tile_last_error(ctx));
     cr_assert_eq(tile_gemm_with_config(ctx, &g, odd_k), TILE_ERROR_INVALID_VALUE);
     cr_assert(strstr(tile_last_error(ctx), "BK=48"), "%s", tile_last_error(ctx));
+    /* the epilogue is the arguments': a configuration naming it (ACT=1 applied ReLU, HAS_BETA=1 read C) is refused */
+    static const char *const epi[][3] = {{"ACT=1", NULL}, {"BM=64", "HAS_BETA=1", NULL}, {"HAS_BIAS=0", NULL}, {"SCALE=0", NULL},
+                                         {"BM", NULL}, {"TILE=64", NULL}};
+    for (size_t i = 0; i < sizeof epi / sizeof *epi; i++) {
+        cr_expect_eq(tile_gemm_with_config(ctx, &g, epi[i]), TILE_ERROR_INVALID_VALUE, "config %zu accepted", i);
+        cr_expect(strstr(tile_last_error(ctx), "is not a configuration NAME=VALUE"), "%s", tile_last_error(ctx));
+    }
+    /* f8 inputs with a size that leaves out the scales (0: the 0.1 layout) ran unscaled */
+    const size_t short_sizes[] = {0, offsetof(tile_gemm_args, a_scale), offsetof(tile_gemm_args, scale_mode)};
+    for (size_t i = 0; i < sizeof short_sizes / sizeof *short_sizes; i++) {
+        g.size = short_sizes[i];
+        cr_expect_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "f8 with size %zu accepted", short_sizes[i]);
+        cr_expect(strstr(tile_last_error(ctx), "f8 inputs need a size that covers"), "%s", tile_last_error(ctx));
+    }
+    g.size = sizeof g;
     g.m = 16, g.k = 300, g.lda = 300, g.b_scale = buf + (1 << 16) - 8; /* 3 K blocks x 1 column block: 12 bytes */
     cr_assert_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
     cr_assert(strstr(tile_last_error(ctx), "b_scale"), "%s", tile_last_error(ctx));

@@ -106,7 +106,7 @@ int gemm_data_setup(tile_context *ctx, const GemmProblem *p, CheckRng *rng, Gemm
     bool ok = !tile_malloc(ctx, an * is, &da) && !tile_malloc(ctx, bn * is, &db) && !tile_malloc(ctx, d->cn * os, &dc) &&
               !tile_memcpy_htod(ctx, da, ha, an * is) && !tile_memcpy_htod(ctx, db, hb, bn * is);
     free(ha), free(hb);
-    d->g = (tile_gemm_args){.m = m, .n = n, .k = k, .a = da, .lda = lda, .trans_a = p->ta, .b = db, .ldb = ldb, .trans_b = p->tb,
+    d->g = (tile_gemm_args){.size = sizeof(tile_gemm_args), .m = m, .n = n, .k = k, .a = da, .lda = lda, .trans_a = p->ta, .b = db, .ldb = ldb, .trans_b = p->tb,
                             .c = dc, .ldc = n, .in_dtype = p->in, .out_dtype = p->out, .alpha = 1, .beta = 0};
     if (!ok) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));

@@ -280,7 +280,16 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     char err[160];
     if (!rt_struct_in(&args, sizeof args, a, offsetof(tile_gemm_args, m), GEMM_ARGS_SIZE_0_1, err, sizeof err))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: args->%s", err);
+    size_t caller_size;
+    memcpy(&caller_size, a, sizeof caller_size);
     a = &args; /* read only this copy from here on */
+    /* f8 inputs came with the scales (0.2): a size that leaves them out (0: the 0.1 layout) would run without
+     * the caller's scales, as attention refuses too */
+    if ((a->in_dtype == TILE_F8E4M3 || a->in_dtype == TILE_F8E5M2) &&
+        (caller_size ? caller_size : GEMM_ARGS_SIZE_0_1) < offsetof(tile_gemm_args, scale_mode) + sizeof a->scale_mode)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                       "tile_gemm: f8 inputs need a size that covers a_scale, b_scale and scale_mode (size %zu does not: "
+                       "set .size = sizeof(tile_gemm_args))", caller_size);
 
     /* 1. arguments (a value that is no tile_dtype is a bad argument; a real type pair without a kernel, unsupported) */
     if ((unsigned)a->in_dtype >= TILE_DTYPE_COUNT || (unsigned)a->out_dtype >= TILE_DTYPE_COUNT)
@@ -374,7 +383,21 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         snprintf(reason, sizeof reason, "%s, so A and B are read element by element: the scalar configuration %s, not %s", why,
                  pr->scalar_config, pr->vector_config);
     if (config)
-        for (const char *const *p = config; *p; p++) shipped_define_text(&v, *p, strlen(*p));
+        for (const char *const *p = config; *p; p++) {
+            /* the tile and launch knobs only: the epilogue (ACT, HAS_BETA, HAS_BIAS, SCALE) is the arguments' */
+            static const char *const knobs[] = {"BM", "BN", "BK", "GROUP_M", "SPLIT_K", "PERSISTENT", "num_warps", "num_stages",
+                                                "warp_specialize"};
+            const char *eq = strchr(*p, '=');
+            size_t nl = eq ? (size_t)(eq - *p) : strlen(*p), k = 0;
+            while (k < ARRAY_LEN(knobs) && (strlen(knobs[k]) != nl || memcmp(knobs[k], *p, nl))) k++;
+            if (!eq || k == ARRAY_LEN(knobs)) {
+                shipped_variant_free(&v);
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "tile_gemm_with_config: \"%s\" is not a configuration NAME=VALUE of BM, BN, BK, GROUP_M, SPLIT_K, "
+                               "PERSISTENT, num_warps, num_stages or warp_specialize (the epilogue comes from the arguments)", *p);
+            }
+            shipped_define_text(&v, *p, strlen(*p));
+        }
     else define_words(&v, chosen);
     if (block) { /* a K tile within one K block, a program's columns within one column block */
         int bn = config_int(v.defines, "BN", 128), bk = config_int(v.defines, "BK", 32);
