@@ -55,7 +55,8 @@ struct tile_kernel {
     int nparams;         /* -1: unknown (raw PTX without a parameter list we could read) */
     uint8_t *param_size; /* bytes of each parameter */
     uint8_t *param_spec; /* what the compiled code assumes of each value: 0 nothing, 16 divisible by 16
-                          * (pointers: 16-byte aligned), 1 equal to 1; checked at every launch */
+                          * (pointers: 16-byte aligned), 1 equal to 1; raw PTX: a .ptr parameter's .align N;
+                          * checked at every launch */
     bool any_spec;
     bool *param_ptr;     /* a pointer parameter: its value is checked against the context's memory */
     bool any_ptr;
@@ -1213,7 +1214,11 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
     if (close && close > body) return;
     int n = 0, cap = 16;
     uint8_t *size = malloc((size_t)cap); /* each parameter's bytes, at most 255 (only tensor maps read them) */
-    if (!size) return; /* out of memory: the launch checks nothing, as for PTX we cannot read */
+    uint8_t *spec = calloc((size_t)cap, 1); /* a .ptr parameter's .align N (N > 1): the code may assume it */
+    if (!size || !spec) { /* out of memory: the launch checks nothing, as for PTX we cannot read */
+        free(size), free(spec);
+        return;
+    }
     Str sig = {0};
     str_printf(&sig, "%s", "");
     for (const char *q = open && close ? open + 1 : NULL; q && q < close;) {
@@ -1222,7 +1227,7 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
         if (!*w) break;
         if (strcmp(w, ".param")) continue; /* a separator or something unexpected: skip it */
         bool ptr = false;
-        unsigned count = 0, bits = 0;
+        unsigned count = 0, bits = 0, align = 0;
         for (;;) { /* qualifiers, the type, the name, an optional [count], up to ',' */
             const char *r = ptx_word(q, close, w, sizeof w);
             if (!*w || !strcmp(w, ",")) {
@@ -1230,8 +1235,10 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
                 break;
             }
             q = r;
-            if (!strcmp(w, ".align")) q = ptx_word(q, close, w, sizeof w);
-            else if (!strcmp(w, ".ptr")) ptr = true;
+            if (!strcmp(w, ".align")) {
+                q = ptx_word(q, close, w, sizeof w);
+                if (ptr) align = (unsigned)strtoul(w, NULL, 10); /* .ptr .global .align N: of the address */
+            } else if (!strcmp(w, ".ptr")) ptr = true;
             else if (w[0] == '.' && (w[1] == 'u' || w[1] == 's' || w[1] == 'b' || w[1] == 'f') && w[2] >= '0' && w[2] <= '9') {
                 bits = (unsigned)atoi(w + 2);
                 snprintf(type, sizeof type, "%.15s", w + 1);
@@ -1243,19 +1250,25 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
             }
         }
         if (n == cap) {
-            uint8_t *more = realloc(size, (size_t)(cap *= 2));
-            if (!more) {
-                free(size), str_free(&sig);
+            uint8_t *more = realloc(size, (size_t)cap * 2), *more_spec = more ? realloc(spec, (size_t)cap * 2) : NULL;
+            if (more) size = more;
+            if (more_spec) spec = more_spec;
+            if (!more || !more_spec) {
+                free(size), free(spec), str_free(&sig);
                 return;
             }
-            size = more;
+            memset(spec + cap, 0, (size_t)cap);
+            cap *= 2;
         }
         uint32_t bytes = (bits >= 8 ? bits / 8 : 1) * (count ? count : 1);
+        spec[n] = ptr && align > 1 && align <= 128 && !(align & (align - 1)) ? (uint8_t)align : 0;
+        k->any_spec |= spec[n] != 0;
         size[n++] = (uint8_t)(bytes > 255 ? 255 : bytes);
         str_printf(&sig, "%s%s%s", n > 1 ? ", " : "", ptr ? "ptr" : *type ? type : "b64", tail);
     }
     k->nparams = n;
     k->param_size = size;
+    k->param_spec = spec;
     k->raw_signature = sig.buf;
     const char *hdr = close ? close : p;
     for (const char *dir = hdr; dir < body; dir++) { /* .maxntid / .reqntid x[, y[, z]] */
@@ -1393,13 +1406,18 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
             if (!k->param_spec[i]) continue;
             uint64_t v = k->param_size[i] == 8 ? *(const uint64_t *)args[i] : k->param_size[i] == 4 ? *(const uint32_t *)args[i]
                        : k->param_size[i] == 2 ? *(const uint16_t *)args[i] : *(const uint8_t *)args[i];
-            if (k->param_spec[i] == 16 && v % 16)
+            if (k->param_spec[i] == 16 && v % 16 && !k->raw_signature)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                                "launch of '%s': argument %d is %llu, but the kernel was compiled assuming it is a multiple of 16 "
                                "(a 16-byte aligned pointer, or an integer specialized with =16; compile with no_align_ptrs or "
                                "without that specialization)",
                                k->name, i, (unsigned long long)v);
-            if (k->param_spec[i] == 1 && v != 1)
+            if (k->raw_signature && v && v % k->param_spec[i]) /* PTX's .ptr .align N: the code may read N bytes at a time */
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "launch of '%s': argument %d (0x%llx) is not %u-byte aligned, as its PTX parameter declares "
+                               "(.ptr .align %u)",
+                               k->name, i, (unsigned long long)v, k->param_spec[i], k->param_spec[i]);
+            if (k->param_spec[i] == 1 && v != 1 && !k->raw_signature)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                                "launch of '%s': argument %d is %llu, but the kernel was compiled assuming it equals 1", k->name, i,
                                (unsigned long long)v);

@@ -168,6 +168,34 @@ Test(handles, launch_pointer_arguments) {
     tile_context_destroy(ctx);
 }
 
+/* Raw PTX (an AOT export's, this compiler's output loaded as text): a .ptr parameter declared .align 16
+ * refuses a pointer that is not, as the compiled module does (it launched and faulted on a misaligned
+ * vector access). */
+Test(handles, raw_ptx_pointer_alignment) {
+    tile_context *ctx = open_emu();
+    tile_compiled c;
+    tile_compile_options o = {.size = sizeof o};
+    cr_assert_eq(tile_compile_source("k.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_assert(strstr(c.ptx, ".ptr .global .align 16"), "%s", c.ptx);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, c.ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_compiled_free(&c);
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    tile_devptr x;
+    cr_assert_eq(tile_malloc(ctx, 1024, &x), TILE_OK);
+    tile_devptr p = x + 4;
+    void *args[] = {&p};
+    EXPECT_ERR(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), "argument 0 (0x");
+    cr_expect(strstr(tile_last_error(ctx), "is not 16-byte aligned, as its PTX parameter declares (.ptr .align 16)"), "%s",
+              tile_last_error(ctx));
+    p = x + 16;
+    cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_synchronize(ctx), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
 /* tile_launch_ex: options sized by the caller (an older, shorter struct still works), programmatic dependent
  * launches on a stream (in order on the emulator), an explicit block, and bad options refused. */
 Test(handles, launch_ex_options) {

@@ -638,6 +638,24 @@ class Errors(unittest.TestCase):
             self.add[1](self.x, self.x, out=self.x)
         with self.assertRaisesRegex(TypeError, r"'x' given by position and by name"):
             self.add[1](self.x, self.x, self.x, x=self.x, n=100)
+        # a typo of a name is named, with the names (it read as "missing argument 'n'")
+        with self.assertRaisesRegex(TypeError, r"unknown keyword argument 'nn' \(parameters: x, y, out, n; and stream=\)"):
+            self.add[1](self.x, self.x, self.x, nn=100)
+
+    def test_numpy_integers_in_grids(self):
+        out = poisoned(100, np.float32)
+        self.add[np.int64(1)](self.x, self.x, out, np.int32(100))
+        close(self, out, 2 * self.x.astype(np.float64), 1e-6, 1e-6)
+        out = poisoned(100, np.float32)
+        self.add[lambda meta: (np.int32(tile.cdiv(100, meta["BLOCK"])),)](self.x, self.x, out, 100)
+        close(self, out, 2 * self.x.astype(np.float64), 1e-6, 1e-6)
+
+    def test_compile_option_types(self):
+        with self.assertRaisesRegex(TypeError, r"num_warps must be an int"):
+            tile.compile(os.path.join(KERNELS, "add.tile"), num_warps="8")
+        with self.assertRaisesRegex(TypeError, r"kernel must be a kernel's name"):
+            tile.compile(os.path.join(KERNELS, "add.tile"), kernel=5)
+        self.assertEqual(tile.compile(os.path.join(KERNELS, "add.tile"), num_warps=np.int64(2), BLOCK=256).add.num_warps, 2)
 
     def test_arguments_by_name(self):
         out = poisoned(100, np.float32)

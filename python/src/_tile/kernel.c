@@ -407,8 +407,11 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
 bool tpy_dim3(PyObject *g, const char *what, bool allow_zero, tile_dim3 *out) {
     unsigned d[3] = {1, 1, 1};
     long lo = allow_zero ? 0 : 1;
-    if (PyLong_Check(g)) {
-        long v = PyLong_AsLong(g);
+    if (PyLong_Check(g) || PyIndex_Check(g)) { /* NumPy integers too (their __index__) */
+        PyObject *i = PyNumber_Index(g);
+        if (!i) return false;
+        long v = PyLong_AsLong(i);
+        Py_DECREF(i);
         if (v == -1 && PyErr_Occurred()) return false;
         if (v < lo || v > 0x7fffffffL) goto range;
         d[0] = (unsigned)v;
@@ -559,6 +562,24 @@ static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObj
     if (npos > k->nparams) {
         PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature, (int)npos);
         return NULL;
+    }
+    /* a name that is no parameter, named with the parameters' names (a typo of n= must not read as "missing n") */
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &val)) {
+        const char *kn = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        if (!kn) return NULL;
+        bool known = !strcmp(kn, "stream");
+        for (int i = 0; i < k->nparams && !known; i++) known = !strcmp(kn, k->params[i].name);
+        if (!known) {
+            char names[512] = "";
+            size_t len = 0;
+            for (int i = 0; i < k->nparams && len < sizeof names; i++)
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", k->params[i].name);
+            PyErr_Format(PyExc_TypeError, "kernel '%s': unknown keyword argument '%s' (parameters: %s; and stream=)", k->name, kn,
+                         names);
+            return NULL;
+        }
     }
     PyObject *full = PyTuple_New(k->nparams);
     if (!full) return NULL;

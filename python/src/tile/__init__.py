@@ -142,10 +142,14 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
     if (is_file or ("\n" not in src and src.rstrip().endswith(".tile"))) and not _os.path.isfile(src):
         raise FileNotFoundError("compile: no such file: %r" % src)
     defines = ["%s=%s" % (k, _define_value(k, v)) for k, v in constexprs.items()]
-    if num_warps is not None:
-        defines.append("num_warps=%d" % num_warps)
-    if num_stages is not None:
-        defines.append("num_stages=%d" % num_stages)
+    for name, value in (("num_warps", num_warps), ("num_stages", num_stages)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            raise TypeError("compile: %s must be an int, got %r" % (name, type(value).__name__))
+        defines.append("%s=%d" % (name, value.__index__()))
+    if kernel is not None and not isinstance(kernel, str):
+        raise TypeError("compile: kernel must be a kernel's name (str) or None, got %r" % (type(kernel).__name__,))
     kernels = _tile.compile(dev, _os.path.abspath(src) if is_file else src, is_file, tuple(defines), kernel=kernel,
                             arch=arch, meta=constexprs, specialize=specialize)
     text = None
