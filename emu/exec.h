@@ -413,6 +413,7 @@ bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
 /* old op= v (atom's arithmetic: .add .inc .dec .min .max .exch .cas (c: the new value) .and .or .xor on ty);
  * *bad when the combination has no meaning (min/max of floats) */
 uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad); /* exec_mem.c */
+uint64_t emu_add_f32_ftz(uint64_t old, uint64_t v); /* exec_mem.c: global .add.f32, subnormals flushed */
 bool emu_exec_cp_async_mbar(EmuBlock *b, EmuThread *t, const EmuIns *in); /* cp.async.mbarrier.arrive */
 bool emu_exec_st_async(EmuBlock *b, EmuThread *t, const EmuIns *in);      /* st.async, red.async (exec_async.c) */
 bool emu_exec_tensormap(EmuBlock *b, EmuThread *t, const EmuIns *in); /* tensormap.replace, tensormap.cp_fenceproxy */

@@ -555,6 +555,8 @@ static uint64_t reduce_value(unsigned mode, unsigned ty, uint64_t old, uint64_t 
         bool take_v = isnan(x) || (!isnan(y) && (mode == EMU_MODE_AMIN ? y < x || (y == x && signbit(y)) : y > x || (y == x && !signbit(y))));
         r = take_v ? v : old;
         if (isnan(x) && isnan(y)) r = es == 2 ? 0x7FFFu : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull;
+    } else if (mode == EMU_MODE_AADD && ty == EMU_T_F32) { /* cp.reduce.async.bulk .add.f32 flushes subnormals (the ISA) */
+        r = emu_add_f32_ftz(old, v);
     } else {
         bool bad = false;
         r = emu_atom_apply(mode, ty, old, v, 0, &bad);

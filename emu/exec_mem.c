@@ -338,6 +338,11 @@ static uint64_t half_add(unsigned ety, uint64_t a, uint64_t b) {
     return emu_round_f64(x + y, bf ? EMU_FMT_BF16 : EMU_FMT_F16, EMU_RND_RN) & 0xFFFF;
 }
 
+/* atom/red .add.f32 on global memory and cp.reduce.async.bulk .add.f32: the ISA's "current implementation
+ * flushes subnormal inputs and results to sign-preserving zero" (shared-memory atomics do not). */
+static float ftz32(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+uint64_t emu_add_f32_ftz(uint64_t old, uint64_t v) { return emu_bits32(ftz32(ftz32(emu_f32(old)) + ftz32(emu_f32(v)))); }
+
 uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad) {
     unsigned sz = emu_type_size(ty), k = emu_type_kind(ty);
     switch (mode) {
@@ -373,7 +378,7 @@ uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, ui
 }
 
 /* One atomic read-modify-write of a sz-byte element at p; its old value. */
-static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, uint64_t c, bool *bad);
+static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, uint64_t c, bool ftz, bool *bad);
 
 /* Racecheck of synchronisation built from atomics: a release write (st/atom/red .release or .acq_rel) is
  * remembered by location; an acquire read (ld/atom .acquire or .acq_rel) of a location another thread last
@@ -412,10 +417,13 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     if (b->shadow && (in->xflags & EMU_XF_RELEASE)) sync_release(b, t, p);
     const EmuFunc *f = t->fn;
     bool bad = false;
+    bool global = space == EMU_SP_GLOBAL || !(addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE || addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE ||
+                                              addr - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE);
+    bool ftz = global && space != EMU_SP_SHARED && in->mode == EMU_MODE_AADD && in->ty == EMU_T_F32;
     for (unsigned k = 0; k < n && !bad; k++) {
         uint32_t vs = in->ok[ai + 1] == EMU_OK_VEC ? f->vec[in->o[ai + 1] + k] : in->o[ai + 1];
         uint64_t c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;
-        uint64_t old = atom_one(p + (size_t)k * sz, sz, in, t->r[vs], c, &bad);
+        uint64_t old = atom_one(p + (size_t)k * sz, sz, in, t->r[vs], c, ftz, &bad);
         if (has_dest && !bad) t->r[in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + k] : in->o[0]] = old;
     }
     if (bad)
@@ -424,7 +432,7 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     return true;
 }
 
-static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, uint64_t c, bool *bad_out) {
+static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, uint64_t c, bool ftz, bool *bad_out) {
     bool bad = false;
     uint64_t old;
     if (sz == 2) {
@@ -437,7 +445,7 @@ static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, 
     } else if (sz == 4) {
         uint32_t *q = (uint32_t *)(void *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;
         do {
-            n = (uint32_t)emu_atom_apply(in->mode, in->ty, o, v, c, &bad);
+            n = (uint32_t)(ftz ? emu_add_f32_ftz(o, v) : emu_atom_apply(in->mode, in->ty, o, v, c, &bad));
             if (bad) break;
         } while (!__atomic_compare_exchange_n(q, &o, n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
         old = o;

@@ -215,3 +215,31 @@ Test(isa, refused_at_load) {
                " mov.b128 %q, {%rd1, %rd2};\n ret;\n}\n",
                "128-bit registers (.reg .b128) are not supported");
 }
+
+/* ISA, atom: "Current implementation of atom.add.f32 on global memory flushes subnormal inputs and
+ * results to sign-preserving zero; whereas atom.add.f32 on shared memory supports subnormal inputs and
+ * results" (red: the same).  2^-130 + 2^-130: 0 on global (atom and red, and through a generic
+ * address), 2^-129 on shared. */
+Test(isa, global_f32_atomic_add_flushes_subnormals) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 g)\n{\n .reg .b32 %r<4>;\n .reg .f32 %f<4>;\n .reg .b64 %rd<4>;\n"
+        " .shared .align 4 .f32 s;\n"
+        " ld.param.u64 %rd1, [g];\n mov.b32 %f1, 0x00100000;\n"
+        " atom.global.add.f32 %f2, [%rd1], %f1;\n red.global.add.f32 [%rd1+4], %f1;\n atom.add.f32 %f3, [%rd1+8], %f1;\n"
+        " st.shared.f32 [s], %f1;\n atom.shared.add.f32 %f2, [s], %f1;\n ld.shared.f32 %f3, [s];\n st.global.f32 [%rd1+12], %f3;\n"
+        " mov.b32 %f1, 0x3f800000;\n atom.global.add.f32 %f2, [%rd1+16], %f1;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t g[5] = {0x00100000u, 0x00100000u, 0x80100000u, 0, 0x3f800000u}, out[5];
+    uint64_t dg = buffer(d, g, sizeof g);
+    launch_ok(d, f, 1, (void *[]){&dg});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dg, sizeof out), DEV_OK);
+    cr_expect_eq(out[0], 0u, "atom.global.add.f32 of subnormals: %#x", out[0]);
+    cr_expect_eq(out[1], 0u, "red.global.add.f32 of subnormals: %#x", out[1]);
+    cr_expect_eq(out[2], 0u, "generic (global) atom.add.f32 of -2^-130 + 2^-130: %#x", out[2]);
+    cr_expect_eq(out[3], 0x00200000u, "atom.shared.add.f32 keeps subnormals: %#x", out[3]);
+    cr_expect_eq(out[4], 0x40000000u, "normal sums are exact: %#x", out[4]);
+    dev_module_unload(m);
+    dev_close(d);
+}
