@@ -567,7 +567,7 @@ static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObj
     PyObject *key, *val;
     Py_ssize_t pos = 0;
     while (PyDict_Next(kwargs, &pos, &key, &val)) {
-        const char *kn = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        char *kn = tpy_strdup(key); /* the stable ABI (3.9) has no PyUnicode_AsUTF8 */
         if (!kn) return NULL;
         bool known = !strcmp(kn, "stream");
         for (int i = 0; i < k->nparams && !known; i++) known = !strcmp(kn, k->params[i].name);
@@ -578,8 +578,9 @@ static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObj
                 len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", k->params[i].name);
             PyErr_Format(PyExc_TypeError, "kernel '%s': unknown keyword argument '%s' (parameters: %s; and stream=)", k->name, kn,
                          names);
-            return NULL;
         }
+        free(kn);
+        if (!known) return NULL;
     }
     PyObject *full = PyTuple_New(k->nparams);
     if (!full) return NULL;
