@@ -190,8 +190,8 @@ tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *knam
             tm.box[d] = t->box[d];
             tm.elem_strides[d] = 1;
             if (!d) continue;
-            int64_t s;
-            if (!tm_eval(param_size, args, &t->stride[d], &s) || s <= 0 || (s * t->esize) % 16 || s * t->esize >= ((int64_t)1 << 40))
+            int64_t s = 0;
+            if (!tm_eval(param_size, args, &t->stride[d], &s) || s <= 0 || s >= ((int64_t)1 << 40) / t->esize || (s * t->esize) % 16)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                                "launch of '%s': the arguments give tensor map %d (argument %d's tiles) a stride of %lld elements "
                                "along dim %d; the kernel reads them through tensor maps, which need positive strides of a multiple "
