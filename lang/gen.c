@@ -245,9 +245,24 @@ bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32
     return true;
 }
 
+/* Whether an integer constant's value has dt's bits as a signed or an unsigned number (so -1 and 0xFFFFFFFF
+ * both suit a u32 or an i32, 5000000000 neither). */
+static bool ct_fits(Val v, DType dt) {
+    int b = dtype_bits(dt);
+    if (b >= 64) return true;
+    if (!dtype_is_signed(v.dt) && dtype_bits(v.dt) == 64 && v.i < 0) return false; /* a u64 past 2^63 */
+    return v.i >= -((int64_t)1 << (b - 1)) && v.i <= ((int64_t)1 << b) - 1;
+}
+
 ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const int32_t *shape, Loc loc) {
     Module *m = g->m;
-    if (v.k == V_CT) return ct_const(g, v, tir_type(m, dt, rank, shape, NULL, NULL), loc);
+    if (v.k == V_CT) {
+        /* a weak integer takes the other operand's type: one that does not fit it would wrap silently */
+        if (dtype_is_int(v.dt) && v.dt != DT_I1 && dtype_is_int(dt) && dt != DT_I1 && !ct_fits(v, dt))
+            diag_error(g->d, loc, "the constant %lld does not fit '%s', the type it takes here (cast the other operand, or "
+                       "the constant with 'as', to say which is meant)", (long long)v.i, dtype_name(dt));
+        return ct_const(g, v, tir_type(m, dt, rank, shape, NULL, NULL), loc);
+    }
     ValueId x = v.v;
     const Type *t = v.t;
     if (t->dt != dt) {

@@ -907,3 +907,22 @@ Test(lang_diag, inline_asm_constraints) {
                 "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=h,r\", [c], i32));\n"
                 "                                                                          ^\n");
 }
+
+/* A weak integer constant takes the other operand's type; one that fits it neither as a signed nor as an
+ * unsigned number is an error (x_i32 + 5000000000 wrapped to x + 705032704, store(i8p, 1000) stored -24). */
+Test(lang_diag, constant_does_not_fit) {
+    expect_diag("kernel k(a: *i32) {\n    let i = arange(0, 16);\n    store(a + i, load(a + i) + 5000000000);\n}\n",
+                "t.tile:3:30: error: the constant 5000000000 does not fit 'i32', the type it takes here (cast the other "
+                "operand, or the constant with 'as', to say which is meant)\n"
+                "      store(a + i, load(a + i) + 5000000000);\n"
+                "                               ^\n");
+    expect_diag("kernel k(b: *i8) {\n    store(b, 1000);\n}\n",
+                "t.tile:2:14: error: the constant 1000 does not fit 'i8', the type it takes here (cast the other operand, or "
+                "the constant with 'as', to say which is meant)\n"
+                "      store(b, 1000);\n"
+                "               ^\n");
+    /* bit patterns of the width are fine either way; an explicit cast says what is meant */
+    expect_ok("kernel k(a: *i32, b: *i8, u: *u32, w: *i64) {\n    let x = load(a);\n    store(a, x & 0xFFFFFFFF);\n"
+              "    store(b, 255);\n    store(b, -128);\n    store(u, load(u) + -1);\n    store(w, (x as i64) + 5000000000);\n"
+              "    store(b, 1000 as i8);\n}\n");
+}
