@@ -134,17 +134,41 @@ static void cast_f8_pairs(LL *l, LLVMValueRef *v, int n, DType from, DType to, L
     if (n % 2) out[n - 1] = ll_cast(l, v[n - 1], from, to);
 }
 
+/* An f64 as an f32 rounded to odd (truncated, the last bit set when anything was dropped): rounding that
+ * again to a narrower type (f8, bf16) gives the f64's own nearest-even result, where two nearest-even
+ * roundings can create a false tie (1.0625 + 2^-30 to e4m3 was 1.0, not 1.125).  NaN passes. */
+static LLVMValueRef f64_to_f32_odd(LL *l, LLVMValueRef x) {
+    LLVMBuilderRef B = l->b;
+    LLVMValueRef f = LLVMBuildFPTrunc(B, x, l->t_f32, ""), back = LLVMBuildFPExt(B, f, l->t_f64, "");
+    LLVMTypeRef dt = l->t_f64;
+    LLVMValueRef ax = ll_intr(l, "llvm.fabs", &dt, 1, &x, 1), ab = ll_intr(l, "llvm.fabs", &dt, 1, &back, 1);
+    LLVMValueRef bits = LLVMBuildBitCast(B, f, l->t_i32, "");
+    LLVMValueRef away = LLVMBuildFCmp(B, LLVMRealOGT, ab, ax, ""); /* rounded up in magnitude: one step back */
+    LLVMValueRef trunc = LLVMBuildSub(B, bits, LLVMBuildZExt(B, away, l->t_i32, ""), "");
+    LLVMValueRef inexact = LLVMBuildFCmp(B, LLVMRealONE, back, x, "");
+    LLVMValueRef odd = LLVMBuildOr(B, trunc, LLVMConstInt(l->t_i32, 1, 0), "");
+    return LLVMBuildBitCast(B, LLVMBuildSelect(B, inexact, odd, bits, ""), l->t_f32, "");
+}
+
+/* A value of `from` as an f32 from which one more nearest-even rounding to a type of at most 11
+ * significant bits is exact: f64 and integers wider than 24 bits go through f64 and round to odd. */
+static LLVMValueRef to_f32_for_narrow(LL *l, LLVMValueRef v, DType from) {
+    bool wide_int = dtype_is_int(from) && from != DT_I1 && dtype_bits(from) > 24;
+    if (from != DT_F64 && !wide_int) return ll_cast(l, v, from, DT_F32);
+    return f64_to_f32_odd(l, from == DT_F64 ? v : ll_cast(l, v, from, DT_F64));
+}
+
 LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to) {
     if (from == to) return v;
     LLVMTypeRef tt = ll_type(l, to);
     if (hw_f8(l)) {
         if (dtype_is_storage(from) && dtype_is_storage(to)) return f32_to_f8_hw(l, LLVMBuildFPExt(l->b, f8_to_f16_hw(l, v, from), l->t_f32, ""), to);
         if (dtype_is_storage(from)) return ll_cast(l, f8_to_f16_hw(l, v, from), DT_F16, to);
-        if (dtype_is_storage(to)) return f32_to_f8_hw(l, ll_cast(l, v, from, DT_F32), to);
+        if (dtype_is_storage(to)) return f32_to_f8_hw(l, to_f32_for_narrow(l, v, from), to);
     }
     if (dtype_is_storage(from) && dtype_is_storage(to)) return f32_to_f8(l, f8_to_f32(l, v, from), to);
     if (dtype_is_storage(from)) return ll_cast(l, f8_to_f32(l, v, from), DT_F32, to);
-    if (dtype_is_storage(to)) return f32_to_f8(l, ll_cast(l, v, from, DT_F32), to);
+    if (dtype_is_storage(to)) return f32_to_f8(l, to_f32_for_narrow(l, v, from), to);
     if (to == DT_I1) {
         if (is_f(from)) return LLVMBuildFCmp(l->b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
         return LLVMBuildICmp(l->b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
@@ -155,6 +179,8 @@ LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to) {
         if (fb > tb) return LLVMBuildTrunc(l->b, v, tt, "");
         return dtype_is_signed(from) ? LLVMBuildSExt(l->b, v, tt, "") : LLVMBuildZExt(l->b, v, tt, "");
     }
+    if (dtype_is_int(from) && to == DT_BF16 && dtype_bits(from) > 8) /* once rounded (i32 -> f32 -> bf16 rounded twice) */
+        return LLVMBuildFPTrunc(l->b, to_f32_for_narrow(l, v, from), tt, "");
     if (dtype_is_int(from) && is_f(to))
         return dtype_is_signed(from) ? LLVMBuildSIToFP(l->b, v, tt, "") : LLVMBuildUIToFP(l->b, v, tt, "");
     if (is_f(from) && dtype_is_int(to))

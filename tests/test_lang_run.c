@@ -1752,3 +1752,59 @@ Test(lang_run, i1_loads_are_nonzero_bytes) {
     cr_expect_eq(o[32], 1, "scalar load of 128: %d", o[32]);
     unload(&k);
 }
+
+/* f64 (and wide integers) to f8 and bf16 round once, to nearest even: through f32 they rounded twice, and
+ * a false tie went to even (1.0625 + 2^-30 as e4m3 was 1.0, the nearest is 1.125). */
+Test(lang_run, narrow_casts_round_once) {
+    static const char *src =
+        "kernel k(x: *f64, ints: *i32, uints: *u32, e4: *f8e4m3, e5: *f8e5m2, bf: *bf16, bfu: *bf16) {\n"
+        "    let i = arange(0, 64);\n"
+        "    let v = load(x + i);\n"
+        "    store(e4 + i, v as f8e4m3);\n"
+        "    store(e5 + i, v as f8e5m2);\n"
+        "    store(bf + i, load(ints + i) as bf16);\n"
+        "    store(bfu + i, load(uints + i) as bf16);\n"
+        "}\n";
+    char *ptx = compile_ptx(src, "sm_90a"); /* the hardware f8 conversions' path compiles too */
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    double x[64];
+    int32_t ints[64];
+    uint32_t uints[64];
+    uint64_t s = 12345;
+    for (int i = 0; i < 64; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        /* halfway points of e4m3 (1 + (2j+1)/16) and e5m2 (1 + (2j+1)/8) nudged by tiny amounts either way */
+        double tie4 = (1.0 + (2.0 * (i % 8) + 1) / 16.0) * ldexp(1.0, (int)(s >> 60) % 6 - 3);
+        double tie5 = (1.0 + (2.0 * (i % 4) + 1) / 8.0) * ldexp(1.0, (int)(s >> 58) % 6 - 3);
+        double nudge = ldexp(1.0, -28 - (int)(s >> 59) % 8) * (i & 1 ? 1 : -1);
+        x[i] = (i < 32 ? tie4 : tie5) * (1 + nudge) * (i % 3 ? 1 : -1);
+        ints[i] = (int32_t)((1 << 30) + (1 << 22) + (i & 1 ? 1 : -1)) * (i % 3 ? 1 : -1);
+        uints[i] = (1u << 31) + (1u << 23) + (i & 1 ? 1u : 0u) + (uint32_t)(i >> 1) * 7u;
+    }
+    uint8_t e4[64], e5[64];
+    uint16_t bf[64], bfu[64];
+    memset(e4, 0xEE, sizeof e4), memset(e5, 0xEE, sizeof e5), memset(bf, 0xEE, sizeof bf), memset(bfu, 0xEE, sizeof bfu);
+    uint64_t dx = upload(&k, x, sizeof x), di = upload(&k, ints, sizeof ints), du = upload(&k, uints, sizeof uints);
+    uint64_t d4 = upload(&k, e4, sizeof e4), d5 = upload(&k, e5, sizeof e5), db = upload(&k, bf, sizeof bf), dbu = upload(&k, bfu, sizeof bfu);
+    void *params[] = {&dx, &di, &du, &d4, &d5, &db, &dbu};
+    launch(&k, 1, params);
+    download(&k, e4, d4, sizeof e4), download(&k, e5, d5, sizeof e5), download(&k, bf, db, sizeof bf), download(&k, bfu, dbu, sizeof bfu);
+    for (int i = 0; i < 64; i++) {
+        cr_expect_eq(e4[i], d_to_f8(x[i], 0), "%.17g as e4m3: %#x, want %#x", x[i], e4[i], d_to_f8(x[i], 0));
+        cr_expect_eq(e5[i], d_to_f8(x[i], 1), "%.17g as e5m2: %#x, want %#x", x[i], e5[i], d_to_f8(x[i], 1));
+        /* bf16 of an integer: nearest even of the exact value, 8 significant bits */
+        double want = (double)ints[i], wantu = (double)uints[i];
+        int e;
+        frexp(want, &e);
+        double q = ldexp(1.0, e - 8);
+        want = nearbyint(want / q) * q;
+        frexp(wantu, &e);
+        q = ldexp(1.0, e - 8);
+        wantu = nearbyint(wantu / q) * q;
+        cr_expect_eq(bf16_to_d(bf[i]), want, "%d as bf16: %.17g, want %.17g", ints[i], bf16_to_d(bf[i]), want);
+        cr_expect_eq(bf16_to_d(bfu[i]), wantu, "%u as bf16: %.17g, want %.17g", uints[i], bf16_to_d(bfu[i]), wantu);
+    }
+    unload(&k);
+}
