@@ -14,7 +14,7 @@
  *
  * TILE_CACHE_MAX_BYTES caps the compile cache's entries: a decimal number of
  * bytes, optionally followed by K, M or G (powers of 1024); 0 means no cap;
- * unset or malformed means the default, 1 GiB. */
+ * unset or malformed means the default, 1 GiB (malformed: with a warning on stderr). */
 #include "runtime/rt.h"
 
 #include <errno.h>
@@ -65,7 +65,13 @@ static void load(void) {
         str_printf(&s, "%s/tile-cache-%u", tmp && tmp[0] == '/' ? tmp : "/tmp", (unsigned)geteuid());
     }
     opts.cache_dir = str_take(&s);
-    if (!parse_size(getenv("TILE_CACHE_MAX_BYTES"), &opts.cache_max_bytes)) opts.cache_max_bytes = CACHE_MAX_DEFAULT;
+    const char *cap = getenv("TILE_CACHE_MAX_BYTES");
+    if (!parse_size(cap, &opts.cache_max_bytes)) {
+        opts.cache_max_bytes = CACHE_MAX_DEFAULT;
+        if (cap && *cap) /* a typo would silently keep the default: say so, once (this runs once per process) */
+            fprintf(stderr, "tile: warning: TILE_CACHE_MAX_BYTES=%s is not a size (bytes, or with a K, M or G suffix); "
+                    "using the default, 1 GiB\n", cap);
+    }
     const char *data = getenv("TILE_DATA_DIR"); /* datadir.c decides what it means */
     opts.data_dir = data && *data ? strdup(data) : NULL;
     const char *dbg = getenv("TILE_DEBUG");

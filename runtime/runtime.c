@@ -1468,6 +1468,8 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
 }
 
 tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream) {
+    /* the message names the call the caller made */
+    if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(__func__, k, "tile_kernel", "its module was unloaded, or its context destroyed");
     return tile_launch_ex(k, grid, args, stream, NULL);
 }
 

@@ -315,6 +315,27 @@ Test(cache, cap_evicts_least_recently_used, .init = setup, .fini = teardown, .ti
     cr_assert(!strstr(text, "\"defines\":\"BLOCK=256\""), "the least recently used entry stayed: %s", text);
 }
 
+/* A TILE_CACHE_MAX_BYTES that is not a size keeps the default cap, and says so (a typo was silent). */
+Test(cache, malformed_cap_warns, .init = setup, .fini = teardown) {
+    char cmd[1024], path[160], text[4096] = {0};
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s/cache TILE_CACHE_MAX_BYTES=1.5M %s cache stats --json > %s/out 2> %s/err", dir, TILE_CLI,
+             dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/err", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    cr_expect(strstr(text, "warning: TILE_CACHE_MAX_BYTES=1.5M is not a size"), "stderr: %s", text);
+    memset(text, 0, sizeof text);
+    snprintf(path, sizeof path, "%s/out", dir);
+    f = fopen(path, "r");
+    cr_assert_not_null(f);
+    fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    cr_expect(strstr(text, "1073741824"), "the default cap: %s", text);
+}
+
 /* tune.db keeps one record per (kernel, device, bucket): the fastest */
 Test(cache, tune_db_compaction, .init = setup, .fini = teardown) {
     char cache[128], cfg[128];

@@ -101,7 +101,7 @@ Test(handles, stale_after_unload_and_destroy) {
     cr_expect_str_eq(tile_last_error(NULL), "", "nothing failed without a context yet");
     cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE);
     /* no live context holds these messages: tile_last_error(NULL) does */
-    cr_expect(strstr(tile_last_error(NULL), "not a live tile_kernel (its module was unloaded"), "%s", tile_last_error(NULL));
+    cr_expect(strstr(tile_last_error(NULL), "tile_launch: not a live tile_kernel (its module was unloaded"), "%s", tile_last_error(NULL));
     tile_kernel_attributes at;
     cr_expect_eq(tile_kernel_get_attributes(k, &at), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(NULL), "tile_kernel_get_attributes: not a live tile_kernel"), "%s", tile_last_error(NULL));
