@@ -520,8 +520,7 @@ tile_status tile_context_get_properties(tile_context *ctx, tile_device_propertie
 }
 
 tile_status tile_device_check(const char *device) {
-    if (!device || !*device) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_device_check: no device string");
-    DevSpec spec;
+    DevSpec spec; /* NULL or "": the default, as tile_context_create takes it (TILE_DEVICE, checked when set) */
     char *err = NULL;
     if (dev_parse_spec(device, &spec, &err) != DEV_OK) return open_fail(DEV_ERR_INVALID, err);
     return TILE_OK;

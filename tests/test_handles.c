@@ -286,3 +286,20 @@ Test(handles, shipped_calls_check_their_context) {
         cr_expect(strstr(e, "tile_rope_kv_append_prepare") && strstr(e, "not a live tile_context"), "message: '%s'", e);
     }
 }
+
+/* tile_device_check: the runtime's device grammar without opening anything; NULL and "" are the
+ * default, as tile_context_create takes them (TILE_DEVICE checked when set). */
+Test(handles, device_check) {
+    const char *good[] = {"emu", "emu:sm_90a", "emu:sm_90a:sms=132", "emu:racecheck", "emu:sms=4", "cuda", "cuda:1", NULL, ""};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        cr_expect_eq(tile_device_check(good[i]), TILE_OK, "'%s': %s", good[i] ? good[i] : "(null)", tile_last_error(NULL));
+    const char *bad[] = {"emu:sm_1", "emu:sms=0", "gpu", "cuda:x", "emu:", "emu:sm_90a:sm_80"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_expect_eq(tile_device_check(bad[i]), TILE_ERROR_INVALID_VALUE, "'%s' accepted", bad[i]);
+        cr_expect(strstr(tile_last_error(NULL), bad[i]), "the message names '%s': %s", bad[i], tile_last_error(NULL));
+    }
+    setenv("TILE_DEVICE", "emu:bogus", 1);
+    cr_expect_eq(tile_device_check(NULL), TILE_ERROR_INVALID_VALUE, "TILE_DEVICE=emu:bogus accepted");
+    cr_expect(strstr(tile_last_error(NULL), "TILE_DEVICE"), "%s", tile_last_error(NULL));
+    unsetenv("TILE_DEVICE");
+}

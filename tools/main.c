@@ -16,7 +16,7 @@
 
 static const CliCommand commands[] = {
     {"compile", "FILE.tile: compile kernels to Tile IR, LLVM IR, PTX or cubin", cmd_compile},
-    {"run", "gemm|attention|decode|moe: run on random data, check against float64, time", cmd_run},
+    {"run", "gemm|attention|decode|moe|norm|act|sample|spec|rope|layer: run on random data, check against float64, time", cmd_run},
     {"tune", "gemm|FILE.tile: time each @config and store the fastest in the tuning database", cmd_tune},
     {"aot", "FILE.tile: export kernels as C sources with embedded PTX", cmd_aot},
     {"cache", "stats|list|clear: the compile cache", cmd_cache},

@@ -236,7 +236,7 @@ typedef struct tile_context_options {
 
 TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", "emu:<target>", NULL = TILE_DEVICE or auto */
 /* Whether a device string is well formed ("cuda", "cuda:N", "emu" with ":"-separated targets and options
- * "sms=N", "racecheck"), without opening anything: TILE_OK, or TILE_ERROR_INVALID_VALUE with
+ * "sms=N", "racecheck"; NULL or "": the default, TILE_DEVICE when set), without opening anything: TILE_OK, or TILE_ERROR_INVALID_VALUE with
  * tile_last_error(NULL) saying what is wrong (since 0.2).  Whether the device exists is tile_context_create's. */
 TILE_API tile_status tile_device_check(const char *device);
 TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, tile_context **out);
