@@ -305,7 +305,7 @@ static Val bi_where(Call *c) {
         return val_err();
     }
     if (val_dtype(cond) != DT_I1) cond = gen_cast(g, cond, DT_I1, c->loc[0]); /* non-zero is true, as Triton */
-    if (cond.k == V_CT) return cond.i ? a : b;
+    if (cond.k == V_CT && a.k == V_CT && b.k == V_CT) return cond.i ? a : b;
     bool ptrs = val_dtype(a) == DT_PTR || val_dtype(b) == DT_PTR;
     if (ptrs && (a.k != V_RT || b.k != V_RT || tir_elem(g->m, a.t) != tir_elem(g->m, b.t))) {
         diag_error(g->d, c->node->loc, "'where' cannot choose between '%s' and '%s'", gen_val_type_name(g, a), gen_val_type_name(g, b));
@@ -317,6 +317,8 @@ static Val bi_where(Call *c) {
     int r;
     int32_t s[TIR_MAX_RANK];
     if (!args_shape(c, 0, 3, &r, s)) return val_err();
+    if (cond.k == V_CT) /* one side, but of the type and shape the select would have (not the other way with a run-time cond) */
+        return rt(g, gen_coerce(g, cond.i ? a : b, dt, NULL, r, s, c->loc[cond.i ? 1 : 2]));
     ValueId ops[3] = {gen_coerce(g, cond, DT_I1, NULL, r, s, c->loc[0]), gen_coerce(g, a, dt, NULL, r, s, c->loc[1]),
                       gen_coerce(g, b, dt, NULL, r, s, c->loc[2])};
     return rt(g, gen_emit(g, c->node->loc, OP_SELECT, ops, 3, tir_vtype(g->f, ops[1])));

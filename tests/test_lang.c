@@ -926,3 +926,11 @@ Test(lang_diag, constant_does_not_fit) {
               "    store(b, 255);\n    store(b, -128);\n    store(u, load(u) + -1);\n    store(w, (x as i64) + 5000000000);\n"
               "    store(b, 1000 as i8);\n}\n");
 }
+
+/* where() with a compile-time condition has the type and shape the select would have with a run-time one:
+ * where(true, x_f16, y_f32) is f32 (it was x itself, f16), where(true, s, t) broadcasts the scalar s. */
+Test(lang_diag, where_with_a_constant_condition) {
+    expect_ok("kernel k(o: *f32, x: *f16, n: f32) {\n    let i = arange(0, 16);\n    let v = load(x + i);\n"
+              "    store(o + i, where(true, v, load(o + i)));\n    store(o + i, where(1 > 0, n, load(o + i)));\n"
+              "    store(x + i, where(false, 1.0, v));\n}\n");
+}
