@@ -933,7 +933,7 @@ static Val bi_shape_op(Call *c, BuiltinId id) {
                 if (ok) seen |= 1 << p.shape[i], perm[i] = p.shape[i];
             }
             if (!ok) {
-                diag_error(g->d, c->loc[1], "'trans' expects a permutation of the %d dimensions", n);
+                diag_error(g->d, c->loc[1], "'%s' expects a permutation of the %d dimensions", c->bi->name, n);
                 return val_err();
             }
         }

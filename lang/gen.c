@@ -680,6 +680,11 @@ static Val gen_call(Gen *g, const Node *n) {
         return val_err();
     }
     if (builtin_exists(n->name)) return builtin_call(g, n);
+    for (int i = 0; g->main_file && i < g->main_file->ndecls; i++)
+        if (g->main_file->decls[i]->kind == D_KERNEL && !strcmp(g->main_file->decls[i]->name, n->name)) {
+            diag_error(g->d, n->loc, "'%s' is a kernel: kernels are launched, not called (write the shared code as a 'fn')", n->name);
+            return val_err();
+        }
     diag_error(g->d, n->loc, "unknown name '%s'", n->name);
     return val_err();
 }

@@ -82,6 +82,7 @@ typedef struct Gen {
     Frame *fr;
     Global *globals;
     int nglobals;
+    const struct FileAst *main_file; /* the file compiled (its kernels: a call of one is named as such) */
     const LangOptions *opt;
     Func *scratch;        /* evaluates file-level constants; not in the module */
     Node **define_vals;   /* parsed opt->defines[i].value, NULL if invalid */

@@ -1110,18 +1110,23 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', a run-time parameter: only const parameters can be tuned", name);
         else if (!config && (!pa || pa->is_const))
             diag_error(g->d, at->args[i]->loc, "'@tune_key' names '%s', which is not a run-time parameter of '%s'", name, k->name);
+        else if (!config && (pa->ty.nptr || !dtype_is_int(pa->ty.dt) || pa->ty.dt == DT_I1))
+            diag_error(g->d, at->args[i]->loc, "'@tune_key' names '%s', which is not an integer parameter (the key is sizes)", name);
     }
 }
 
-/* A -D value of launch metadata (num_warps, ...) over *out, when given. */
-static void define_int(Gen *g, const char *name, int64_t *out) {
+/* A -D value of launch metadata (num_warps, ...) over *out, when given; *at becomes its place ("<-D num_warps>"),
+ * so a bad value is reported where it came from, not at the source's attribute. */
+static void define_int(Gen *g, const char *name, int64_t *out, Loc *at) {
     int di = find_define(g, name);
-    if (di >= 0) val_ct_int_of(g, eval_define(g, di), (Loc){0}, name, out);
+    if (di < 0) return;
+    val_ct_int_of(g, eval_define(g, di), (Loc){0}, name, out);
+    if (g->define_vals[di]) *at = g->define_vals[di]->loc;
 }
 
 /* The same for a 0-or-1 switch (warp_specialize, pingpong, overlap): any other value is an error at loc. */
 static void define_flag(Gen *g, const char *name, int64_t *out, Loc loc) {
-    define_int(g, name, out);
+    define_int(g, name, out, &loc);
     if (*out != 0 && *out != 1) {
         diag_error(g->d, loc, "%s must be 0 or 1, got %lld", name, (long long)*out);
         *out = 0;
@@ -1144,6 +1149,13 @@ static void gen_kernel(Gen *g, const Decl *k) {
     for (int i = 0; i < k->nattrs; i++) {
         const Attr *at = &k->attrs[i];
         bool launch = !strcmp(at->name, "num_warps") || !strcmp(at->name, "num_stages");
+        bool repeatable = !strcmp(at->name, "config");
+        for (int j = 0; j < i && !repeatable; j++)
+            if (!strcmp(k->attrs[j].name, at->name)) {
+                diag_error(g->d, at->loc, "'@%s' is given twice", at->name);
+                diag_note(g->d, k->attrs[j].loc, "the first");
+                break;
+            }
         if (launch && (at->nargs != 1 || at->argnames[0])) {
             diag_error(g->d, at->loc, "'@%s' takes one value", at->name);
             continue;
@@ -1179,8 +1191,8 @@ static void gen_kernel(Gen *g, const Decl *k) {
             diag_error(g->d, wsloc, "@warp_specialize(0) with @num_consumer_groups: consumer groups need a producer");
         else warps = 4 * groups, ws = 1;
     }
-    define_int(g, "num_warps", &warps);
-    define_int(g, "num_stages", &stages);
+    define_int(g, "num_warps", &warps, &wloc);
+    define_int(g, "num_stages", &stages, &sloc);
     if (warps != 1 && warps != 2 && warps != 4 && warps != 8 && warps != 16 && warps != 32) {
         diag_error(g->d, wloc, "num_warps must be 1, 2, 4, 8, 16 or 32, got %lld", (long long)warps);
         warps = 4;
@@ -1273,6 +1285,7 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
     const char *want = opt ? opt->kernel_name : NULL;
     bool found = false;
     FileAst *main = nfiles ? files[0] : NULL;
+    g->main_file = main;
     for (int i = 0; main && i < main->ndecls; i++) {
         const Decl *k = main->decls[i];
         if (k->kind != D_KERNEL) continue;

@@ -934,3 +934,38 @@ Test(lang_diag, where_with_a_constant_condition) {
               "    store(o + i, where(true, v, load(o + i)));\n    store(o + i, where(1 > 0, n, load(o + i)));\n"
               "    store(x + i, where(false, 1.0, v));\n}\n");
 }
+
+/* Attributes: one of each (but @config), @tune_key of integer parameters only; a bad -D num_warps is
+ * reported at the define, not at the source's @num_warps (which was right). */
+Test(lang_diag, attribute_checks) {
+    expect_diag("@tune_key(x)\nkernel k(x: *f32, n: i32) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:11: error: '@tune_key' names 'x', which is not an integer parameter (the key is sizes)\n"
+                "  @tune_key(x)\n"
+                "            ^\n");
+    expect_diag("@num_warps(4) @num_warps(8)\nkernel k(x: *f32) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:16: error: '@num_warps' is given twice\n"
+                "  @num_warps(4) @num_warps(8)\n"
+                "                 ^\n"
+                "t.tile:1:2: note: the first\n"
+                "  @num_warps(4) @num_warps(8)\n"
+                "   ^\n");
+    expect_ok("@config(BLOCK=64) @config(BLOCK=128)\n@tune_key(n)\nkernel k(x: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+              "    store(x + arange(0, BLOCK), 1.0);\n}\n");
+    LangDefine defs[] = {{"num_warps", "3"}};
+    bool bad;
+    char *e = compile_defines("a", defs, 1, &bad);
+    cr_expect(e && strstr(e, "<-D num_warps>:1:1: error: num_warps must be 1, 2, 4, 8, 16 or 32, got 3"), "%s", e ? e : "(none)");
+    free(e);
+}
+
+/* A kernel called from a kernel is named as such (it was "unknown name"); permute's errors name permute. */
+Test(lang_diag, kernel_call_and_permute_names) {
+    expect_diag("kernel g(x: *f32) {\n    store(x, 1.0);\n}\nkernel k(x: *f32) {\n    g(x);\n}\n",
+                "t.tile:5:5: error: 'g' is a kernel: kernels are launched, not called (write the shared code as a 'fn')\n"
+                "      g(x);\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let t = permute(zeros([4, 4], f32), [0, 0]);\n}\n",
+                "t.tile:2:41: error: 'permute' expects a permutation of the 2 dimensions\n"
+                "      let t = permute(zeros([4, 4], f32), [0, 0]);\n"
+                "                                          ^\n");
+}
