@@ -104,6 +104,8 @@ int rt_num_sms(tile_context *ctx);            /* the device's multiprocessor cou
  * device: cuTensorMapEncodeTiled on cuda, the emulator's encoding on emu.  dims innermost first; strides:
  * bytes between consecutive indices of dimensions 1..rank-1; elem_strides NULL: all 1; swizzle 0 none, 1 32B,
  * 2 64B, 3 128B.  Checked first: a message names what is wrong. */
+/* The device layer's encoding of a checked map into out (runtime.c, which holds the device); failures on ctx as api */
+tile_status rt_device_tensor_map_encode(tile_context *ctx, const DevTensorMap *tm, void *out, const char *api);
 tile_status rt_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
                                  const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides, int swizzle);
 bool rt_assume_files_unchanged(tile_context *ctx);

@@ -536,55 +536,9 @@ tile_status tile_context_device_key(tile_context *ctx, char *out, size_t size) {
     return TILE_OK;
 }
 
-/* ---- tensor maps ---- */
-tile_status rt_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
-                                 const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides, int swizzle) {
-    static const char api[] = "tile_tensor_map_encode";
-    /* CUtensorMapDataType of each tile_dtype (-1: none; f8 and i8 travel as u8) */
-    static const int cu_type[TILE_DTYPE_COUNT] = {
-        [TILE_F32] = 7, [TILE_F16] = 6, [TILE_BF16] = 9, [TILE_F8E4M3] = 0, [TILE_F8E5M2] = 0, [TILE_I8] = 0, [TILE_I32] = 3,
-        [TILE_I16] = 1, [TILE_I64] = 5, [TILE_U8] = 0, [TILE_U16] = 1, [TILE_U32] = 2, [TILE_U64] = 4, [TILE_F64] = 8};
-    if (!out || !dims || !box || (rank > 1 && !strides))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: %s is NULL", api, !out ? "out" : !dims ? "dims" : !box ? "box" : "strides");
-    if ((uintptr_t)out % 64) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is not 64-byte aligned", api);
-    if ((unsigned)dtype >= TILE_DTYPE_COUNT) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: dtype %d is no type", api, (int)dtype);
-    if (rank < 1 || rank > 5) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: rank %d is not in 1..5", api, rank);
-    if (swizzle < 0 || swizzle > 3)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: swizzle %d is not TILE_SWIZZLE_NONE, _32B, _64B or _128B", api, swizzle);
-    DevTensorMap tm = {.dtype = (unsigned)cu_type[dtype], .esize = (unsigned)tile_dtype_size(dtype), .rank = (unsigned)rank,
-                       .swizzle = (unsigned)swizzle, .addr = global};
-    for (int d = 0; d < rank; d++) {
-        tm.dims[d] = dims[d];
-        tm.box[d] = box[d];
-        tm.elem_strides[d] = elem_strides ? elem_strides[d] : 1;
-        if (d) tm.strides[d - 1] = strides[d - 1];
-    }
-    /* the same rules as the driver's, so both devices refuse the same maps with a readable message */
-    if (!global || global % 16) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the global address is not 16-byte aligned", api);
-    for (int d = 0; d < rank; d++) {
-        if (!dims[d] || dims[d] > (1ull << 32))
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: dims[%d] = %llu is not in 1..2^32", api, d, (unsigned long long)dims[d]);
-        if (!box[d] || box[d] > 256) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: box[%d] = %u is not in 1..256", api, d, box[d]);
-        if (tm.elem_strides[d] < 1 || tm.elem_strides[d] > 8)
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: elem_strides[%d] = %u is not in 1..8", api, d, tm.elem_strides[d]);
-        if (d && (!strides[d - 1] || strides[d - 1] % 16 || strides[d - 1] >= (1ull << 40)))
-            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: strides[%d] = %llu is not a positive multiple of 16 below 2^40", api, d - 1,
-                           (unsigned long long)strides[d - 1]);
-    }
-    if ((uint64_t)box[0] * tm.esize % 16)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: box[0] * element size = %llu bytes is not a multiple of 16", api,
-                       (unsigned long long)box[0] * tm.esize);
-    static const unsigned span[4] = {0, 32, 64, 128};
-    if (swizzle && (uint64_t)box[0] * tm.esize > span[swizzle])
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the inner box (%llu bytes) is wider than the %u-byte swizzle", api,
-                       (unsigned long long)box[0] * tm.esize, span[swizzle]);
-    /* the tensor lies in memory of this context: its last element is (dims - 1) strides from the first */
-    unsigned __int128 extent = tm.esize;
-    for (int d = 0; d < rank; d++) extent += (unsigned __int128)(dims[d] - 1) * (d ? strides[d - 1] : tm.esize);
-    if (extent > UINT64_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the tensor spans more than 2^64 bytes", api);
-    tile_status st = rt_check_range(ctx, global, (uint64_t)extent, "tile_tensor_map_encode: global");
-    if (st != TILE_OK) return st;
-    DevStatus ds = dev_tensor_map_encode(ctx->dev, &tm, out);
+/* ---- tensor maps (checked and built in tensor_maps.c) ---- */
+tile_status rt_device_tensor_map_encode(tile_context *ctx, const DevTensorMap *tm, void *out, const char *api) {
+    DevStatus ds = dev_tensor_map_encode(ctx->dev, tm, out);
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, api);
 }
 

@@ -1,0 +1,68 @@
+/* lang_run.h - what the tests that compile inline .tile sources and run them on the
+ * emulator share (test_lang_run.c, test_lang_triton.c): K, a kernel loaded on a
+ * racechecking emulated device, its buffers and launches, and the PTX of a source. */
+#ifndef TILE_TESTS_LANG_RUN_H
+#define TILE_TESTS_LANG_RUN_H
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+
+static const DevOptions racecheck = {.emu_racecheck = true};
+
+typedef struct K {
+    TileDevice *dev;
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    int threads;
+} K;
+
+static void load_src(K *k, const char *src, const char *name) {
+    tile_compile_options o = {0};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    char *err = NULL;
+    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
+    cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
+    k->threads = 32 * c.kernels[0].num_warps;
+    tile_compiled_free(&c);
+}
+
+static void unload(K *k) {
+    dev_module_unload(k->mod);
+    dev_close(k->dev);
+}
+
+static uint64_t upload(K *k, const void *h, size_t bytes) {
+    uint64_t d;
+    cr_assert_eq(dev_malloc(k->dev, bytes, &d), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(k->dev, d, h, bytes), DEV_OK);
+    return d;
+}
+
+static void download(K *k, void *h, uint64_t d, size_t bytes) {
+    cr_assert_eq(dev_memcpy_dtoh(k->dev, h, d, bytes), DEV_OK);
+}
+
+static void launch(K *k, unsigned gx, void **params) {
+    DevStatus st = dev_launch(k->fn, gx, 1, 1, (unsigned)k->threads, 1, 1, 0, NULL, params);
+    cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
+    cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
+}
+
+static char *compile_ptx(const char *src, const char *arch) {
+    tile_compile_options o = {.arch = arch};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    char *ptx = strdup(c.ptx);
+    tile_compiled_free(&c);
+    return ptx;
+}
+
+#endif

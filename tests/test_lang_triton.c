@@ -1,0 +1,343 @@
+/* test_lang_triton.c - Triton's language features and value rules, compiled from inline
+ * sources and run on the emulator against exact references: the axis hints and assume,
+ * static_range and range's keywords, the volatile-load wait, constants taking their declared
+ * types, f8 constant codes, *i1 bytes, and casts to narrow floats rounding once. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/hostfloat.h"
+#include "tests/lang_run.h"
+
+/* Triton's hints: multiple_of/max_contiguous/max_constancy raise the axis analysis' facts so that
+ * accesses through run-time offsets vectorize; the values stay what they were, and assume() is
+ * llvm.assume.  A row of `stride` floats per program: without the hint the row start is known
+ * divisible by nothing, so the load is one float per instruction. */
+static const char *hint_src =
+    "kernel k(x: *f32, out: *f32, stride: i32, n: i32, const HINT: i1 = true) {\n"
+    "    let row = program_id(0);\n"
+    "    let base = row * stride;\n"
+    "    if HINT { base = multiple_of(base, 16); assume(stride > 0); }\n"
+    "    let offs = max_contiguous(multiple_of(arange(0, 256), 256), 256);\n"
+    "    let c = max_constancy(offs / 4 * 0 + row, [256]);\n"
+    "    let v = load(x + base + offs);\n"
+    "    store(out + base + offs, v * 2.0 + c as f32);\n"
+    "}\n";
+
+Test(lang_triton, triton_hints) {
+    char *with = compile_ptx(hint_src, "sm_80");
+    cr_expect_not_null(strstr(with, "ld.global.v2.b32"), "the hinted row start vectorizes the load:\n%s", with);
+    free(with);
+    /* assume(x >= 0) lets LLVM take x % 16 as a mask, without the fixup for negative x */
+    char *rem = compile_ptx("kernel k(out: *i32, x: i32) {\n    assume(x >= 0);\n    store(out, x % 16);\n}\n", "sm_80");
+    cr_expect_null(strstr(rem, "shr.s32"), "x %% 16 with x >= 0 assumed needs no sign fixup:\n%s", rem);
+    cr_expect_not_null(strstr(rem, "and.b32"), "x %% 16 is x & 15:\n%s", rem);
+    free(rem);
+    char *src = strdup(hint_src), *p = strstr(src, "= true");
+    memcpy(p, "=false", 6);
+    char *without = compile_ptx(src, "sm_80");
+    cr_expect_null(strstr(without, "ld.global.v2"), "no vector load without the hint:\n%s", without);
+    free(without);
+    K k;
+    load_src(&k, hint_src, "k");
+    enum { ROWS = 5, STRIDE = 272 };
+    float x[ROWS * STRIDE], o[ROWS * STRIDE];
+    for (int i = 0; i < ROWS * STRIDE; i++) x[i] = (float)((i * 7919) % 1000) / 7.0f, o[i] = NAN;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = upload(&k, o, sizeof o);
+    int32_t stride = STRIDE, n = 256;
+    void *params[] = {&dx, &d_o, &stride, &n};
+    launch(&k, ROWS, params);
+    download(&k, o, d_o, sizeof o);
+    for (int r = 0; r < ROWS; r++)
+        for (int i = 0; i < STRIDE; i++) {
+            float want = i < 256 ? x[r * STRIDE + i] * 2.0f + (float)r : NAN;
+            if (i < 256) cr_assert_eq(o[r * STRIDE + i], want, "row %d col %d: %g, want %g", r, i, o[r * STRIDE + i], want);
+            else cr_assert(isnan(o[r * STRIDE + i]), "row %d col %d written past the row", r, i);
+        }
+    free(src);
+    unload(&k);
+}
+
+/* for i in static_range(...): the body unrolled with i a compile-time int, so `if i % 2 == 0` picks
+ * code and shapes may depend on i; counting down; nested in a run-time loop; assignments carry
+ * from one copy to the next. */
+Test(lang_triton, static_range) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, out: *f32, n: i32) {\n"
+             "    let offs = arange(0, 128);\n"
+             "    let acc = zeros([128], f32);\n"
+             "    for i in static_range(4) {\n"
+             "        if i % 2 == 0 { acc += load(x + i * 128 + offs, offs < n, 0.0); }\n"
+             "        else { acc -= 2.0 * load(x + i * 128 + offs, offs < n, 0.0); }\n"
+             "    }\n"
+             "    let t = 0;\n"
+             "    for j in range(0, 3) {\n"
+             "        for i in static_range(3, 0, -1) { t += i * j; }\n"
+             "    }\n"
+             "    for s in static_range(0, 2) {\n"
+             "        let w = arange(0, 32 * (s + 1));\n"
+             "        store(out + 128 + 32 * s + w, full([32 * (s + 1)], (s + 1) as f32), w < 32);\n"
+             "    }\n"
+             "    store(out + offs, acc + t as f32, offs < n);\n"
+             "}\n",
+             "k");
+    float x[512], o[192];
+    for (int i = 0; i < 512; i++) x[i] = (float)((i * 37) % 23) - 11.0f;
+    for (int i = 0; i < 192; i++) o[i] = NAN;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = upload(&k, o, sizeof o);
+    int32_t n = 100;
+    void *params[] = {&dx, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 128; i++) {
+        if (i >= n) {
+            cr_assert(isnan(o[i]), "o[%d] written past n", i);
+            continue;
+        }
+        double want = (double)x[i] - 2.0 * x[128 + i] + x[256 + i] - 2.0 * x[384 + i] + 18.0; /* t = 6 * (0+1+2) */
+        cr_assert_eq(o[i], (float)want, "o[%d] = %g, want %g", i, o[i], want);
+    }
+    for (int i = 0; i < 32; i++) cr_assert_eq(o[128 + i], 1.0f, "first copy's store at %d: %g", i, o[128 + i]);
+    for (int i = 0; i < 32; i++) cr_assert_eq(o[160 + i], 2.0f, "second copy's store at %d: %g", i, o[160 + i]);
+    unload(&k);
+}
+
+/* range(..., num_stages=S), as Triton's tl.range: this loop's pipeline depth instead of the kernel's
+ * (@num_stages(1) here, which pipelines nothing); the other keywords are accepted. */
+static const char *range_stages_src =
+    "@num_stages(1)\n"
+    "kernel mm(a: *f16, b: *f16, c: *f32, K: i32, const ST: i32 = 4) {\n"
+    "    let rm = arange(0, 64);\n"
+    "    let rn = arange(0, 64);\n"
+    "    let rk = arange(0, 32);\n"
+    "    let acc = zeros([64, 64], f32);\n"
+    "    for k in range(0, K, 32, num_stages=ST, loop_unroll_factor=2, flatten=false, warp_specialize=false) {\n"
+    "        let x = load(a + rm[:, None] * K + (k + rk)[None, :], (k + rk)[None, :] < K, 0.0);\n"
+    "        let y = load(b + (k + rk)[:, None] * 64 + rn[None, :], (k + rk)[:, None] < K, 0.0);\n"
+    "        acc = dot(x, y, acc);\n"
+    "    }\n"
+    "    store(c + rm[:, None] * 64 + rn[None, :], acc);\n"
+    "}\n";
+
+Test(lang_triton, range_num_stages) {
+    char *four = compile_ptx(range_stages_src, "sm_80");
+    cr_expect_not_null(strstr(four, "cp.async.wait_group 2"), "4 stages: the loop waits until 2 groups are pending:\n%s", four);
+    free(four);
+    char *src = strdup(range_stages_src);
+    char *st = strstr(src, "= 4)");
+    st[2] = '0';
+    char *none = compile_ptx(src, "sm_80");
+    cr_expect_null(strstr(none, "cp.async"), "num_stages=0: no pipeline:\n%s", none);
+    free(none);
+    st[2] = '3';
+    K k;
+    load_src(&k, src, "mm");
+    enum { KK = 80 };
+    uint16_t a[64 * KK], b[KK * 64];
+    float c[64 * 64];
+    for (int i = 0; i < 64 * KK; i++) a[i] = f32_to_f16((float)((i * 7) % 9 - 4)), b[i] = f32_to_f16((float)((i * 5) % 7 - 3));
+    for (int i = 0; i < 64 * 64; i++) c[i] = NAN;
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = upload(&k, c, sizeof c);
+    int32_t kk = KK;
+    void *params[] = {&da, &db, &dc, &kk};
+    launch(&k, 1, params);
+    download(&k, c, dc, sizeof c);
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 64; j++) {
+            double want = 0;
+            for (int q = 0; q < KK; q++) want += f16_to_d(a[i * KK + q]) * f16_to_d(b[q * 64 + j]);
+            cr_assert_eq(c[i * 64 + j], (float)want, "c[%d][%d] = %g, want %g", i, j, c[i * 64 + j], want);
+        }
+    free(src);
+    unload(&k);
+}
+
+/* The documented wait idiom: program 0 spins on a volatile load of a flag that program 1 sets
+ * after writing the data.  The loop has no other effect; it used to be removed as dead code
+ * (out was 0), as was a loop holding only an unused volatile load. */
+Test(lang_triton, volatile_flag_wait) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel k(flag: *i32, data: *i32, out: *i32, n: i32) {\n"
+             "    if program_id(0) == 0 {\n"
+             "        while load(flag, volatile=true) == 0 {}\n"
+             "        store(out, load(data));\n"
+             "        for i in range(0, n) { let v = load(flag + 1, volatile=true); }\n"
+             "    } else {\n"
+             "        store(data, 42);\n"
+             "        atomic_xchg(flag, 1, sem=\"release\");\n"
+             "    }\n"
+             "}\n",
+             "k");
+    int32_t flag[2] = {0, 0}, data = 0, out = -1, n = 3;
+    uint64_t df = upload(&k, flag, sizeof flag), dd = upload(&k, &data, 4), d_o = upload(&k, &out, 4);
+    void *params[] = {&df, &dd, &d_o, &n};
+    launch(&k, 2, params);
+    download(&k, &out, d_o, 4);
+    cr_expect_eq(out, 42, "program 0 read %d before program 1's write", out);
+    unload(&k);
+    char *ptx = compile_ptx("kernel k(flag: *i32, n: i32) {\n    for i in range(0, n) { let v = load(flag, volatile=true); }\n}\n",
+                            "sm_80");
+    cr_expect_not_null(strstr(ptx, "ld.volatile.global"), "the unused volatile loads in a loop stay:\n%s", ptx);
+    free(ptx);
+}
+
+/* A float constant takes its declared type's value (it kept the exact 0.1 of the literal), and
+ * compile-time f16 arithmetic rounds as the same arithmetic at run time (1000 * 1000 is inf in f16,
+ * not 1e6); casts of constants to f8 round to nearest even and saturate as run-time casts do. */
+Test(lang_triton, typed_float_constants) {
+    K k;
+    load_src(&k,
+             "const T: f16 = 0.1;\n"
+             "const U: bf16 = 0.1;\n"
+             "const H: f16 = 1000.0;\n"
+             "kernel k(o: *f64, h: f16) {\n"
+             "    store(o, T as f64);\n"
+             "    store(o + 1, U as f64);\n"
+             "    store(o + 2, (H * H) as f64);\n"
+             "    store(o + 3, (h * h) as f64);\n"
+             "    store(o + 4, (1000.0 as f8e4m3) as f64);\n"
+             "    store(o + 5, (1.0625 as f8e4m3) as f64);\n"
+             "    store(o + 6, (1.1875 as f8e4m3) as f64);\n"
+             "    store(o + 7, (0.1 * 3.0) as f64);\n"
+             "}\n",
+             "k");
+    double o[8];
+    for (int i = 0; i < 8; i++) o[i] = NAN;
+    uint64_t d_o = upload(&k, o, sizeof o);
+    uint16_t h = f32_to_f16(1000.0f);
+    void *params[] = {&d_o, &h};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    cr_expect_eq(o[0], 0.0999755859375, "f16 0.1: %.17g", o[0]);
+    cr_expect_eq(o[1], 0.10009765625, "bf16 0.1: %.17g", o[1]);
+    cr_expect(isinf(o[2]) && o[2] > 0, "compile-time f16 1000 * 1000: %g", o[2]);
+    cr_expect(isinf(o[3]) && o[3] > 0, "run-time f16 1000 * 1000: %g", o[3]);
+    cr_expect_eq(o[4], 448.0, "1000 as f8e4m3 saturates: %g", o[4]);
+    cr_expect_eq(o[5], 1.0, "1.0625 as f8e4m3 ties to even 1.0: %g", o[5]);
+    cr_expect_eq(o[6], 1.25, "1.1875 as f8e4m3 ties to even 1.25: %g", o[6]);
+    cr_expect_eq(o[7], 0.1 * 3.0, "literals fold exactly in 64 bits (weak: f64 takes them whole): %.17g", o[7]);
+    unload(&k);
+}
+
+/* f8 constants are stored as their codes: 1.0 in e4m3 is 0x38 (it was written as the integer 1),
+ * 500 saturates to 448 (0x7E), -2.5 in e5m2 is 0xC1; a masked load's `other` too. */
+Test(lang_triton, f8_constants_are_codes) {
+    K k;
+    load_src(&k,
+             "kernel k(p: *f8e4m3, q: *f8e5m2, src: *f8e4m3, o: *f32) {\n"
+             "    let i = arange(0, 4);\n"
+             "    store(p + i, full([4], 1.0, f8e4m3));\n"
+             "    store(p + 4, 500.0 as f8e4m3);\n"
+             "    store(p + 5, (-0.0) as f8e4m3);\n"
+             "    store(q + i, full([4], -2.5, f8e5m2));\n"
+             "    let v = load(src + i, i < 2, 3.0);\n"
+             "    store(o + i, v as f32);\n"
+             "}\n",
+             "k");
+    uint8_t p[8], q[4], src[4] = {0x40 /* 2.0 */, 0x3c /* 1.5 */, 0, 0};
+    float o[4];
+    memset(p, 0xEE, sizeof p), memset(q, 0xEE, sizeof q);
+    for (int i = 0; i < 4; i++) o[i] = NAN;
+    uint64_t dp = upload(&k, p, sizeof p), dq = upload(&k, q, sizeof q), ds = upload(&k, src, sizeof src), d_o = upload(&k, o, sizeof o);
+    void *params[] = {&dp, &dq, &ds, &d_o};
+    launch(&k, 1, params);
+    download(&k, p, dp, sizeof p), download(&k, q, dq, sizeof q), download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 4; i++) cr_expect_eq(p[i], 0x38, "e4m3 1.0 at %d: %#x", i, p[i]);
+    cr_expect_eq(p[4], 0x7E, "500 as e4m3: %#x (448 is 0x7e)", p[4]);
+    cr_expect_eq(p[5], 0x80, "-0.0 as e4m3: %#x", p[5]);
+    for (int i = 0; i < 4; i++) cr_expect_eq(q[i], 0xC1, "e5m2 -2.5 at %d: %#x", i, q[i]);
+    const float want[4] = {2.0f, 1.5f, 3.0f, 3.0f};
+    for (int i = 0; i < 4; i++) cr_expect_eq(o[i], want[i], "load with other 3.0 at %d: %g", i, o[i]);
+    unload(&k);
+}
+
+/* An *i1 element is a byte, true when not zero: bytes 2 and 128 (a uint8 mask) read as true (only
+ * the low bit was kept); scalar, vector and masked loads. */
+Test(lang_triton, i1_loads_are_nonzero_bytes) {
+    K k;
+    load_src(&k,
+             "kernel k(m: *i1, o: *i32) {\n"
+             "    let i = arange(0, 16);\n"
+             "    store(o + i, where(load(m + i), 1, 0));\n"
+             "    store(o + 16 + i, where(load(m + i, i < 12, false), 1, 0));\n"
+             "    store(o + 32, where(load(m + 3), 1, 0));\n"
+             "}\n",
+             "k");
+    uint8_t m[16] = {0, 1, 2, 128, 255, 0, 4, 0, 3, 0, 64, 1, 2, 0, 0, 8};
+    int32_t o[33];
+    memset(o, 0xEE, sizeof o);
+    uint64_t dm = upload(&k, m, sizeof m), d_o = upload(&k, o, sizeof o);
+    void *params[] = {&dm, &d_o};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 16; i++) {
+        cr_expect_eq(o[i], m[i] != 0, "byte %d = %u: %d", i, m[i], o[i]);
+        cr_expect_eq(o[16 + i], i < 12 && m[i] != 0, "masked byte %d = %u: %d", i, m[i], o[16 + i]);
+    }
+    cr_expect_eq(o[32], 1, "scalar load of 128: %d", o[32]);
+    unload(&k);
+}
+
+/* f64 (and wide integers) to f8 and bf16 round once, to nearest even: through f32 they rounded twice, and
+ * a false tie went to even (1.0625 + 2^-30 as e4m3 was 1.0, the nearest is 1.125). */
+Test(lang_triton, narrow_casts_round_once) {
+    static const char *src =
+        "kernel k(x: *f64, ints: *i32, uints: *u32, e4: *f8e4m3, e5: *f8e5m2, bf: *bf16, bfu: *bf16) {\n"
+        "    let i = arange(0, 64);\n"
+        "    let v = load(x + i);\n"
+        "    store(e4 + i, v as f8e4m3);\n"
+        "    store(e5 + i, v as f8e5m2);\n"
+        "    store(bf + i, load(ints + i) as bf16);\n"
+        "    store(bfu + i, load(uints + i) as bf16);\n"
+        "}\n";
+    char *ptx = compile_ptx(src, "sm_90a"); /* the hardware f8 conversions' path compiles too */
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    double x[64];
+    int32_t ints[64];
+    uint32_t uints[64];
+    uint64_t s = 12345;
+    for (int i = 0; i < 64; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        /* halfway points of e4m3 (1 + (2j+1)/16) and e5m2 (1 + (2j+1)/8) nudged by tiny amounts either way */
+        double tie4 = (1.0 + (2.0 * (i % 8) + 1) / 16.0) * ldexp(1.0, (int)(s >> 60) % 6 - 3);
+        double tie5 = (1.0 + (2.0 * (i % 4) + 1) / 8.0) * ldexp(1.0, (int)(s >> 58) % 6 - 3);
+        double nudge = ldexp(1.0, -28 - (int)(s >> 59) % 8) * (i & 1 ? 1 : -1);
+        x[i] = (i < 32 ? tie4 : tie5) * (1 + nudge) * (i % 3 ? 1 : -1);
+        ints[i] = (int32_t)((1 << 30) + (1 << 22) + (i & 1 ? 1 : -1)) * (i % 3 ? 1 : -1);
+        uints[i] = (1u << 31) + (1u << 23) + (i & 1 ? 1u : 0u) + (uint32_t)(i >> 1) * 7u;
+    }
+    uint8_t e4[64], e5[64];
+    uint16_t bf[64], bfu[64];
+    memset(e4, 0xEE, sizeof e4), memset(e5, 0xEE, sizeof e5), memset(bf, 0xEE, sizeof bf), memset(bfu, 0xEE, sizeof bfu);
+    uint64_t dx = upload(&k, x, sizeof x), di = upload(&k, ints, sizeof ints), du = upload(&k, uints, sizeof uints);
+    uint64_t d4 = upload(&k, e4, sizeof e4), d5 = upload(&k, e5, sizeof e5), db = upload(&k, bf, sizeof bf), dbu = upload(&k, bfu, sizeof bfu);
+    void *params[] = {&dx, &di, &du, &d4, &d5, &db, &dbu};
+    launch(&k, 1, params);
+    download(&k, e4, d4, sizeof e4), download(&k, e5, d5, sizeof e5), download(&k, bf, db, sizeof bf), download(&k, bfu, dbu, sizeof bfu);
+    for (int i = 0; i < 64; i++) {
+        cr_expect_eq(e4[i], d_to_f8(x[i], 0), "%.17g as e4m3: %#x, want %#x", x[i], e4[i], d_to_f8(x[i], 0));
+        cr_expect_eq(e5[i], d_to_f8(x[i], 1), "%.17g as e5m2: %#x, want %#x", x[i], e5[i], d_to_f8(x[i], 1));
+        /* bf16 of an integer: nearest even of the exact value, 8 significant bits */
+        double want = (double)ints[i], wantu = (double)uints[i];
+        int e;
+        frexp(want, &e);
+        double q = ldexp(1.0, e - 8);
+        want = nearbyint(want / q) * q;
+        frexp(wantu, &e);
+        q = ldexp(1.0, e - 8);
+        wantu = nearbyint(wantu / q) * q;
+        cr_expect_eq(bf16_to_d(bf[i]), want, "%d as bf16: %.17g, want %.17g", ints[i], bf16_to_d(bf[i]), want);
+        cr_expect_eq(bf16_to_d(bfu[i]), wantu, "%u as bf16: %.17g, want %.17g", uints[i], bf16_to_d(bfu[i]), wantu);
+    }
+    unload(&k);
+}
