@@ -647,6 +647,26 @@ static void loop_scope_open(Gen *g, const Node *s, Scope *sc) {
     if (contains_jump(s->then, N_BREAK)) define_var(g, RUNNING, val_ct_int(1, DT_I1));
 }
 
+/* The first break or continue of a loop body that leaves this loop (not a nested one's), or NULL. */
+static const Node *first_jump(const Node *s) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case N_BREAK:
+    case N_CONTINUE: return s;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++) {
+            const Node *j = first_jump(s->kids[i]);
+            if (j) return j;
+        }
+        return NULL;
+    case N_IF: {
+        const Node *j = first_jump(s->then);
+        return j ? j : first_jump(s->els);
+    }
+    default: return NULL; /* a nested loop's jumps are its own */
+    }
+}
+
 /* for i in static_range(start, end, step): the body once per value of i, unrolled here with i a
  * compile-time int (so `if i == 0` picks code and shapes may depend on i), as Triton's
  * tl.static_range.  Assignments carry from one copy to the next as straight-line code does, so a
@@ -670,25 +690,17 @@ static void gen_static_for(Gen *g, const Node *s) {
         diag_error(g->d, s->kids[s->nkids - 1]->loc, "'static_range' step must not be zero");
         return;
     }
-    int64_t n = b[2] > 0 ? (b[1] > b[0] ? (b[1] - b[0] + b[2] - 1) / b[2] : 0) : (b[0] > b[1] ? (b[0] - b[1] - b[2] - 1) / -b[2] : 0);
+    __int128 span = b[2] > 0 ? (__int128)b[1] - b[0] : (__int128)b[0] - b[1], step = b[2] > 0 ? b[2] : -(__int128)b[2];
+    __int128 n = span > 0 ? (span + step - 1) / step : 0;
     if (n > STATIC_RANGE_MAX) {
-        diag_error(g->d, s->loc, "'static_range' unrolls %lld iterations, more than %d: use 'range'", (long long)n, STATIC_RANGE_MAX);
+        diag_error(g->d, s->loc, "'static_range' unrolls %lld iterations, more than %d: use 'range'",
+                   (long long)(n > INT64_MAX ? INT64_MAX : n), STATIC_RANGE_MAX);
         return;
     }
-    if (contains_jump(s->then, N_ERR)) {
-        const Node *j = s->then;
-        while (j && j->kind != N_BREAK && j->kind != N_CONTINUE) { /* find it, for the location */
-            const Node *next = NULL;
-            if (j->kind == N_BLOCK) {
-                for (int i = 0; i < j->nkids && !next; i++)
-                    if (contains_jump(j->kids[i], N_ERR)) next = j->kids[i];
-            } else if (j->kind == N_IF) {
-                next = contains_jump(j->then, N_ERR) ? j->then : j->els;
-            }
-            j = next;
-        }
-        diag_error(g->d, j ? j->loc : s->loc, "'%s' inside a 'static_range' loop is not supported (its body is unrolled)",
-                   j && j->kind == N_CONTINUE ? "continue" : "break");
+    const Node *j = first_jump(s->then);
+    if (j) {
+        diag_error(g->d, j->loc, "'%s' inside a 'static_range' loop is not supported (its body is unrolled)",
+                   j->kind == N_CONTINUE ? "continue" : "break");
         return;
     }
     Frame *fr = g->fr;
@@ -727,8 +739,8 @@ static bool range_keywords(Gen *g, const Node *s, int *stages) {
             return false;
         }
         int k = 0;
-        while (k < 5 && strcmp(name, known[k])) k++;
-        if (k == 5) {
+        while (k < (int)ARRAY_LEN(known) && strcmp(name, known[k])) k++;
+        if (k == (int)ARRAY_LEN(known)) {
             diag_error(g->d, e->loc, "'range' has no argument '%s' (its keywords: num_stages, loop_unroll_factor, flatten, "
                        "disallow_acc_multi_buffer, warp_specialize)", name);
             return false;
