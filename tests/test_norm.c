@@ -429,7 +429,7 @@ Test(norm, huge_row_strides_refused) {
     cr_assert_eq(tile_malloc(ctx, 4096, &w), TILE_OK);
     cr_assert_eq(tile_malloc(ctx, 4096, &o), TILE_OK);
     cr_assert_eq(tile_malloc(ctx, 4096, &s), TILE_OK);
-    const int64_t huge[] = {INT64_MAX, INT64_MAX / 2 + 2, (int64_t)1 << 62, ((int64_t)1 << 63) / 3 * 2};
+    const int64_t huge[] = {INT64_MAX, INT64_MAX / 2 + 2, (int64_t)1 << 62, INT64_MAX / 3 * 2};
     for (size_t i = 0; i < sizeof huge / sizeof *huge; i++) {
         int64_t ld = huge[i];
         for (int f = 0; f < 3; f++) {
