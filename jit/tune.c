@@ -263,23 +263,23 @@ static tile_status lookup(const char *cache_dir, const char *kernel_id, const ti
         if (!(ncfg & (ncfg - 1)) && !(cfgs = realloc(cfgs, sizeof *cfgs * (size_t)(ncfg ? 2 * ncfg : 1)))) out_of_memory();
         cfgs[ncfg++] = f[3];
     }
-    /* 2-4. the last one that passes */
-    bool found = false;
+    /* 2-4. the last one that passes; one that does not fit the caller's buffer is the caller's problem, not the record's */
+    bool found = false, too_small = false;
     for (int i = ncfg - 1; i >= 0 && !found; i--) {
         Str why = {0};
-        if (strlen(cfgs[i]) >= config_size) str_printf(&why, "the configuration is longer than %zu bytes", config_size - 1);
-        else if (config_ok(cfgs[i], sp, kernel ? kernel : kernel_id, &why)) {
-            snprintf(config, config_size, "%s", cfgs[i]);
+        if (config_ok(cfgs[i], sp, kernel ? kernel : kernel_id, &why)) {
+            too_small = strlen(cfgs[i]) >= config_size;
+            if (!too_small) snprintf(config, config_size, "%s", cfgs[i]);
             found = true;
-        }
-        if (!found)
+        } else {
             jit_cache_warn(JIT_WARN_TUNE, "%s/tune.db: ignoring the record \"%s\" for %s on %s, %s: %s", dir, cfgs[i], kernel ? kernel : kernel_id,
                            device, key_bucket, why.buf);
+        }
         str_free(&why);
     }
     free(cfgs);
     free(text);
-    return found ? TILE_OK : TILE_ERROR_NOT_FOUND;
+    return too_small ? TILE_ERROR_INVALID_VALUE : found ? TILE_OK : TILE_ERROR_NOT_FOUND;
 }
 
 tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,

@@ -353,6 +353,9 @@ Test(cache, tune_db_compaction, .init = setup, .fini = teardown) {
     cr_assert_str_eq(cfg, "BLOCK=256");
     cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=2048", cfg, sizeof cfg), TILE_OK);
     cr_assert_str_eq(cfg, "BLOCK=256");
+    /* a buffer too small for the record is the caller's error, not a bad record (it read as NOT_FOUND with a warning) */
+    cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=2048", cfg, 4), TILE_ERROR_INVALID_VALUE);
+    cr_assert_str_eq(cfg, "");
     /* no temporary file is left behind */
     DIR *d = opendir(cache);
     cr_assert(d);

@@ -522,7 +522,9 @@ TILE_API tile_status tile_tune_record(const char *cache_dir, const char *kernel_
  * some @config gives it); anything else is ignored with a warning.  tile_gemm looks up this way. */
 TILE_API tile_status tile_tune_lookup_file(const char *cache_dir, const char *path, const char *kernel, const char *device,
                                            const char *key_bucket, char *config, size_t config_size);
-/* By kernel id alone: records are checked for their form (NAME=VALUE words) only. */
+/* By kernel id alone: records are checked for their form (NAME=VALUE words) only.  Both lookups: TILE_OK with
+ * the configuration in config, TILE_ERROR_NOT_FOUND without a usable record, TILE_ERROR_INVALID_VALUE (config
+ * "") when the record found does not fit in config_size bytes. */
 TILE_API tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              char *config, size_t config_size);
 /* Identity of a kernel for the tuning database: XXH3-128 hex of its file
