@@ -355,6 +355,11 @@ class Shipped(unittest.TestCase):
             out32 = poisoned((m, n), np.float32)
             self.assertIs(tile.gemm(a, b, out=out32), out32)
             close(self, out32, want, 1e-5, 1e-4 * np.sqrt(k))
+        # an empty batch (M = 0) is an empty result, as NumPy's (it was a ValueError about out's strides)
+        a = np.zeros((0, 16), np.float16)
+        b = rng.standard_normal((16, 24)).astype(np.float16)
+        out = tile.gemm(a, b)
+        self.assertEqual((out.shape, out.dtype), ((0, 24), np.float16))
 
     def test_gemm_f8_scales(self):
         def e4m3(codes):  # the E4M3FN value of each byte (no NaN among the codes used)

@@ -37,6 +37,10 @@ static bool want_ndim(const TPyArray *a, int nd, const char *name, const char *s
 /* Row-major with leading dimension, or its transpose; false with ValueError when neither. */
 static bool matrix_layout(const TPyArray *a, const char *name, bool allow_trans, int64_t *ld, int *trans) {
     *trans = 0;
+    if (a->shape[0] == 0 || a->shape[1] == 0) { /* empty: no element to lay out (NumPy gives such arrays any strides) */
+        *ld = a->shape[1] > 0 ? a->shape[1] : 1;
+        return true;
+    }
     if (a->strides[1] == 1 || a->shape[1] == 1) {
         *ld = a->shape[0] == 1 ? (a->shape[1] > 0 ? a->shape[1] : 1) : a->strides[0];
         return true;
