@@ -417,9 +417,11 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     if (b->shadow && (in->xflags & EMU_XF_RELEASE)) sync_release(b, t, p);
     const EmuFunc *f = t->fn;
     bool bad = false;
-    bool global = space == EMU_SP_GLOBAL || !(addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE || addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE ||
-                                              addr - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE);
-    bool ftz = global && space != EMU_SP_SHARED && in->mode == EMU_MODE_AADD && in->ty == EMU_T_F32;
+    /* .add.f32 on global memory (a generic address outside the shared, local and param windows) flushes */
+    bool ftz = in->mode == EMU_MODE_AADD && in->ty == EMU_T_F32 &&
+               (space == EMU_SP_GLOBAL || (space == EMU_SP_GENERIC && !(addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ||
+                                                                         addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE ||
+                                                                         addr - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE)));
     for (unsigned k = 0; k < n && !bad; k++) {
         uint32_t vs = in->ok[ai + 1] == EMU_OK_VEC ? f->vec[in->o[ai + 1] + k] : in->o[ai + 1];
         uint64_t c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;

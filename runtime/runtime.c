@@ -1420,14 +1420,21 @@ tile_status tile_launch_raw(tile_kernel *k, tile_dim3 grid, tile_dim3 block, uns
     return launch(k, grid, block, shared_bytes, args, stream, 0, NULL);
 }
 
+static tile_status launch_kernel(const char *api, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream,
+                                 const tile_launch_options *opt);
+
+/* One registry lookup per launch (the launch path's cost), its message naming the call the caller made. */
 tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream) {
-    /* the message names the call the caller made */
-    if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(__func__, k, "tile_kernel", "its module was unloaded, or its context destroyed");
-    return tile_launch_ex(k, grid, args, stream, NULL);
+    return launch_kernel("tile_launch", k, grid, args, stream, NULL);
 }
 
 tile_status tile_launch_ex(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream, const tile_launch_options *opt) {
-    if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(__func__, k, "tile_kernel", "its module was unloaded, or its context destroyed");
+    return launch_kernel("tile_launch_ex", k, grid, args, stream, opt);
+}
+
+static tile_status launch_kernel(const char *api, tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream,
+                                 const tile_launch_options *opt) {
+    if (!handle_live(k, HANDLE_KERNEL)) return dead_handle(api, k, "tile_kernel", "its module was unloaded, or its context destroyed");
     /* the caller's struct may be older (shorter) than ours: what it lacks is zero, the default */
     tile_launch_options o = {0};
     char err[160];
