@@ -291,12 +291,12 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
         goto done;
     }
     if (!tir_run_pipeline(m, &po, &d)) goto done;
-    oom_pop(oom); /* LLVM lowering runs on worker threads too: no jumping out of it */
     double t2 = now_seconds();
     Str tir = {0};
-    tir_print_module(&tir, m);
+    tir_print_module(&tir, m); /* as large as the IR: still under the recovery point */
     out->tir = str_take(&tir);
     record_kernels(m, out);
+    oom_pop(oom); /* LLVM lowering runs on worker threads too: no jumping out of it */
 
     if (o->tir_only) {
         st = TILE_OK;
