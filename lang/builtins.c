@@ -13,13 +13,11 @@
  * `other` and a stored value broadcast to the pointers' shape but never grow
  * it, and a stored value must have the pointee's dtype; constants are
  * converted freely (literals are weak). */
-#include "gen.h"
+#include "builtins.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
-
-typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
 
 /* X(ENUM, "name", required args, "parameter names", IR op, kind, attr kind) */
 /* Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only;
@@ -93,8 +91,9 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
     X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
     X(DOT, "dot", 2, "a b acc allow_tf32 input_precision:str out_dtype", DOT, PLAIN, 0)    \
     X(DOT_SCALED, "dot_scaled", 6, "", DOT, PLAIN, 0)                                      \
-    X(LOAD, "load", 1, "ptr mask other cache_modifier:str eviction_policy:str volatile", LOAD, PLAIN, 0) \
-    X(STORE, "store", 2, "ptr value mask cache_modifier:str eviction_policy:str", STORE, PLAIN, 0) \
+    X(LOAD, "load", 1, "ptr mask other cache_modifier:str eviction_policy:str volatile boundary_check padding_option:str", LOAD, PLAIN, 0) \
+    X(STORE, "store", 2, "ptr value mask cache_modifier:str eviction_policy:str boundary_check", STORE, PLAIN, 0) \
+    /* tensor descriptors and block pointers: descriptors.c */                             \
     X(MAKE_TENSOR_DESCRIPTOR, "make_tensor_descriptor", 4, "base shape:list strides:list block_shape", LOAD, PLAIN, 0) \
     X(LOAD_TENSOR_DESCRIPTOR, "load_tensor_descriptor", 2, "desc offsets:list", LOAD, PLAIN, 0) \
     X(STORE_TENSOR_DESCRIPTOR, "store_tensor_descriptor", 3, "desc offsets:list value", STORE, PLAIN, 0) \
@@ -104,6 +103,8 @@ typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
     X(ATOMIC_AND_TENSOR_DESCRIPTOR, "atomic_and_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_AND) \
     X(ATOMIC_OR_TENSOR_DESCRIPTOR, "atomic_or_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_OR) \
     X(ATOMIC_XOR_TENSOR_DESCRIPTOR, "atomic_xor_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_XOR) \
+    X(MAKE_BLOCK_PTR, "make_block_ptr", 5, "base shape:list strides:list offsets:list block_shape order", LOAD, PLAIN, 0) \
+    X(ADVANCE, "advance", 2, "base offsets:list", LOAD, PLAIN, 0)                          \
     X(ATOMIC_ADD, "atomic_add", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_SUM)             \
     X(ATOMIC_MAX, "atomic_max", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MAX)             \
     X(ATOMIC_MIN, "atomic_min", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_MIN)             \
@@ -130,22 +131,12 @@ typedef enum BuiltinId {
         BI_COUNT
 } BuiltinId;
 
-typedef struct Builtin {
-    const char *name;
-    int min;
-    const char *params;
-    Op op;
-    BiKind kind;
-    int red;
-} Builtin;
-
 static const Builtin builtins[BI_COUNT] = {
 #define X(e, n, mn, ps, op, k, rk) {n, mn, ps, OP_##op, BK_##k, rk},
     LANG_BUILTINS(X)
 #undef X
 };
 
-enum { MAX_BI_PARAMS = 6 };
 
 static int builtin_find(const char *name) {
     for (int i = 0; i < BI_COUNT; i++)
@@ -154,19 +145,6 @@ static int builtin_find(const char *name) {
 }
 
 bool builtin_exists(const char *name) { return builtin_find(name) >= 0; }
-
-/* One call being generated: its arguments, evaluated. */
-typedef struct Call {
-    Gen *g;
-    const Builtin *bi;
-    const Node *node;
-    const Node *arg[MAX_BI_PARAMS];
-    bool kw[MAX_BI_PARAMS];
-    Val v[MAX_BI_PARAMS];
-    Loc loc[MAX_BI_PARAMS];
-    const char *str[MAX_BI_PARAMS]; /* string parameters: the literal given, or NULL */
-    const Decl *fn[MAX_BI_PARAMS];  /* function parameters: the fn named, or NULL */
-} Call;
 
 static bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
 
@@ -196,7 +174,16 @@ static bool axis_arg(Call *c, int i, int rank, bool allow_end, int *axis) {
     return true;
 }
 
-static bool shape_arg(Call *c, int i, int *rank, int32_t *shape) {
+/* A tuple of compile-time sizes, (64, 32). */
+static bool tuple_of_sizes(Val v) {
+    for (int k = 0; k < v.nelems; k++) {
+        Val e = v.elems[k];
+        if (e.k != V_CT || !dtype_is_int(e.dt) || e.dt == DT_I1 || e.i <= 0 || e.i > GEN_MAX_NUMEL) return false;
+    }
+    return v.nelems > 0;
+}
+
+bool bi_shape_arg(Call *c, int i, int *rank, int32_t *shape) {
     Gen *g = c->g;
     Val v = c->v[i];
     if (v.k == V_ERR) return false;
@@ -206,6 +193,9 @@ static bool shape_arg(Call *c, int i, int *rank, int32_t *shape) {
     } else if (v.k == V_SHAPE && v.rank > 0) {
         *rank = v.rank;
         memcpy(shape, v.shape, sizeof v.shape);
+    } else if (v.k == V_TUPLE && v.nelems <= TIR_MAX_RANK && tuple_of_sizes(v)) { /* (BM, BN), as Triton's */
+        *rank = v.nelems;
+        for (int k = 0; k < v.nelems; k++) shape[k] = (int32_t)v.elems[k].i;
     } else {
         if (v.k == V_RT && c->arg[i]->kind == N_NAME) diag_error(g->d, c->loc[i], "'%s' must be a compile-time constant", c->arg[i]->name);
         else diag_error(g->d, c->loc[i], "'%s' expects a shape such as [64, 64]", c->bi->name);
@@ -471,7 +461,7 @@ static bool mask_arg(Call *c, int i, const Type *pt, ValueId *out) {
     return true;
 }
 
-static bool ptr_arg(Call *c, int i) {
+bool bi_ptr_arg(Call *c, int i) {
     Val p = c->v[i];
     if (!val_is_value(c->g, p, c->loc[i])) return false;
     if (val_dtype(p) != DT_PTR) {
@@ -554,9 +544,9 @@ static bool cache_args(Call *c, int i, bool store, uint8_t *out) {
     return true;
 }
 
-static Val bi_load(Call *c) {
+Val bi_load(Call *c) {
     Gen *g = c->g;
-    if (!ptr_arg(c, 0)) return val_err();
+    if (!bi_block_ptr_access(c, false) || !bi_ptr_arg(c, 0)) return val_err();
     const Type *pt = c->v[0].t;
     const Type *res = tir_type(g->m, pt->pointee->dt, pt->rank, pt->shape, pt->pointee->pointee, NULL);
     ValueId ops[3] = {c->v[0].v};
@@ -592,103 +582,15 @@ static Val bi_load(Call *c) {
     return rt(g, in->res[0]);
 }
 
-static Val bi_store(Call *c) {
+Val bi_store(Call *c) {
     Gen *g = c->g;
-    if (!ptr_arg(c, 0)) return val_err();
+    if (!bi_block_ptr_access(c, true) || !bi_ptr_arg(c, 0)) return val_err();
     const Type *pt = c->v[0].t;
     ValueId ops[3] = {c->v[0].v};
     uint8_t cache;
     if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2]) || !cache_args(c, 3, true, &cache)) return val_err();
     gen_emit_inst(g, c->node->loc, OP_STORE, ops, ops[2] ? 3 : 2, NULL)->a.cache = cache;
     return (Val){.k = V_VOID};
-}
-
-/* ---- tensor descriptors (Triton's make_tensor_descriptor) ----
- * A descriptor is a compile-time record: a tuple (block_shape, base, shape..., strides...)
- * whose first element is a list, which no user tuple can hold.  A load or store at offsets
- * addresses base + sum_d (offsets[d] + arange(0, B_d)) * strides[d] over the block, masked to
- * 0 <= index < shape[d] in every dim: elements outside the tensor load as zero and are not
- * stored.  On every target that is a masked load or store (TMA on sm_90a: issue 12). */
-static Val bi_make_desc(Call *c) {
-    Gen *g = c->g;
-    if (!ptr_arg(c, 0)) return val_err();
-    if (val_rank(c->v[0]) != 0) {
-        diag_error(g->d, c->loc[0], "'base' of 'make_tensor_descriptor' must be a scalar pointer, got '%s'", gen_val_type_name(g, c->v[0]));
-        return val_err();
-    }
-    int r;
-    int32_t bs[TIR_MAX_RANK];
-    if (!shape_arg(c, 3, &r, bs)) return val_err();
-    if (c->v[1].nelems != r || c->v[2].nelems != r) {
-        diag_error(g->d, c->node->loc, "'make_tensor_descriptor': shape has %d elements and strides %d, block_shape %d: one per dim",
-                   c->v[1].nelems, c->v[2].nelems, r);
-        return val_err();
-    }
-    Val d = {.k = V_TUPLE, .nelems = 2 + 2 * r};
-    d.elems = ARENA_ARRAY(g->a, Val, d.nelems);
-    d.elems[0] = (Val){.k = V_SHAPE, .rank = r};
-    memcpy(d.elems[0].shape, bs, sizeof bs);
-    d.elems[1] = c->v[0];
-    for (int k = 0; k < r; k++) d.elems[2 + k] = c->v[1].elems[k], d.elems[2 + r + k] = c->v[2].elems[k];
-    return d;
-}
-
-/* The pointers and the in-bounds mask of the block a descriptor (argument 0) has at the
- * offsets (argument 1). */
-static bool desc_block(Call *c, Val *ptrs, Val *mask) {
-    Gen *g = c->g;
-    Loc loc = c->node->loc;
-    Val d = c->v[0];
-    if (d.k == V_ERR) return false;
-    if (d.k != V_TUPLE || d.nelems < 4 || d.elems[0].k != V_SHAPE || d.nelems != 2 + 2 * d.elems[0].rank) {
-        diag_error(g->d, c->loc[0], "'%s' expects a tensor descriptor (from make_tensor_descriptor), got '%s'", c->bi->name,
-                   gen_val_type_name(g, d));
-        return false;
-    }
-    int r = d.elems[0].rank;
-    if (c->v[1].nelems != r) {
-        diag_error(g->d, c->loc[1], "'%s': %d offsets for a descriptor of %d dims", c->bi->name, c->v[1].nelems, r);
-        return false;
-    }
-    Val off = {0}, m = {0};
-    for (int k = 0; k < r; k++) {
-        int32_t n = d.elems[0].shape[k];
-        Inst *ar = gen_emit_inst(g, loc, OP_ARANGE, NULL, 0, tensor_type(g, DT_I32, 1, &n));
-        ar->a.ival = 0;
-        ar->a.ival2 = n;
-        Val idx = gen_binop(g, TK_PLUS, c->v[1].elems[k], rt(g, ar->res[0]), loc);
-        for (int j = 0; j < k && idx.k != V_ERR; j++) idx = gen_expand_dims(g, idx, 0, loc);
-        for (int j = k + 1; j < r && idx.k != V_ERR; j++) idx = gen_expand_dims(g, idx, j, loc);
-        if (idx.k == V_ERR) return false;
-        Val term = gen_binop(g, TK_STAR, idx, d.elems[2 + r + k], loc);
-        Val in = gen_binop(g, TK_ANDAND, gen_binop(g, TK_GE, idx, val_ct_int(0, DT_I32), loc),
-                           gen_binop(g, TK_LT, idx, d.elems[2 + k], loc), loc);
-        off = k ? gen_binop(g, TK_PLUS, off, term, loc) : term;
-        m = k ? gen_binop(g, TK_ANDAND, m, in, loc) : in;
-        if (off.k == V_ERR || m.k == V_ERR) return false;
-    }
-    *ptrs = gen_binop(g, TK_PLUS, d.elems[1], off, loc);
-    *mask = m;
-    return ptrs->k != V_ERR;
-}
-
-/* load_tensor_descriptor(desc, offsets) and store_tensor_descriptor(desc, offsets, value):
- * load and store of the block's pointers under its mask. */
-static Val bi_desc_access(Call *c, bool store) {
-    Val ptrs, mask;
-    if (!desc_block(c, &ptrs, &mask)) return val_err();
-    Call a = {.g = c->g, .bi = c->bi, .node = c->node};
-    for (int i = 0; i < 3; i++) a.arg[i] = c->node, a.loc[i] = c->node->loc;
-    a.loc[0] = c->loc[0];
-    a.v[0] = ptrs;
-    if (store) {
-        a.v[1] = c->v[2], a.loc[1] = c->loc[2];
-        a.v[2] = mask;
-        return bi_store(&a);
-    }
-    a.v[1] = mask;
-    a.v[2] = val_ct_int(0, DT_I32);
-    return bi_load(&a);
 }
 
 /* String argument i naming one of names[0..n) (names[0], the default, when absent). */
@@ -709,9 +611,9 @@ static bool enum_arg(Call *c, int i, const char *what, const char *const *names,
 
 /* atomic_OP(ptr, value, mask, sem, scope) and atomic_cas(ptr, cmp, value, mask, sem, scope):
  * the old values, shaped like ptr (a scalar for a scalar pointer). */
-static Val bi_atomic(Call *c) {
+Val bi_atomic(Call *c) {
     Gen *g = c->g;
-    if (!ptr_arg(c, 0)) return val_err();
+    if (!bi_ptr_arg(c, 0)) return val_err();
     const Type *pt = c->v[0].t;
     bool cas = c->bi->op == OP_ATOMIC_CAS;
     DType dt = pt->pointee->dt;
@@ -738,25 +640,6 @@ static Val bi_atomic(Call *c) {
     in->a.sem = sem;
     in->a.scope = scope;
     return rt(g, in->res[0]);
-}
-
-/* atomic_OP_tensor_descriptor(desc, offsets, value): the block's elements inside the tensor combined with
- * value's, each atomically, relaxed at gpu scope (Triton's descriptor atomics: a tensor reduction on sm_90a,
- * pass tma); nothing is returned. */
-static Val bi_desc_atomic(Call *c) {
-    Val ptrs, mask;
-    if (!desc_block(c, &ptrs, &mask)) return val_err();
-    Call a = {.g = c->g, .bi = c->bi, .node = c->node};
-    for (int i = 0; i < 5; i++) a.arg[i] = c->node, a.loc[i] = c->node->loc;
-    a.loc[0] = c->loc[0];
-    a.v[0] = ptrs;
-    a.v[1] = c->v[2], a.loc[1] = c->loc[2];
-    a.v[2] = mask;
-    a.v[3] = a.v[4] = (Val){.k = V_NONE};
-    a.arg[3] = a.arg[4] = NULL;
-    a.str[3] = "relaxed";
-    Val r = bi_atomic(&a);
-    return r.k == V_ERR ? r : (Val){.k = V_VOID};
 }
 
 /* tf32x3: x = big + small with big = x with the low 13 mantissa bits cleared (a tf32
@@ -908,7 +791,7 @@ static Val bi_shape_op(Call *c, BuiltinId id) {
     int32_t s[TIR_MAX_RANK];
     switch (id) {
     case BI_RESHAPE: {
-        if (!shape_arg(c, 1, &r, s)) return val_err();
+        if (!bi_shape_arg(c, 1, &r, s)) return val_err();
         const Type *t = tir_type(g->m, val_dtype(x), r, s, x.k == V_RT ? x.t->pointee : NULL, NULL);
         if (x.k == V_CT) return rt(g, gen_coerce(g, x, x.dt, NULL, r, s, c->loc[0]));
         if (tir_type_numel(x.t) != tir_type_numel(t)) {
@@ -953,7 +836,7 @@ static Val bi_shape_op(Call *c, BuiltinId id) {
         return gen_expand_dims(g, x, axis, c->node->loc);
     }
     default: { /* broadcast_to */
-        if (!shape_arg(c, 1, &r, s)) return val_err();
+        if (!bi_shape_arg(c, 1, &r, s)) return val_err();
         int xr = val_rank(x);
         const int32_t *xs = val_shape(x);
         bool fits = xr <= r;
@@ -1336,7 +1219,7 @@ Val builtin_call(Gen *g, const Node *node) {
         int32_t s[TIR_MAX_RANK];
         int di = id == BI_ZEROS ? 1 : 2;
         const Type *dt = NULL;
-        if (!shape_arg(&c, 0, &r, s)) return val_err();
+        if (!bi_shape_arg(&c, 0, &r, s)) return val_err();
         if (has(&c, di) && !dtype_arg(&c, di, &dt)) return val_err();
         Val v = id == BI_ZEROS ? val_ct_int(0, DT_I32) : c.v[1];
         if (!val_is_value(g, v, c.loc[1])) return val_err();
@@ -1439,6 +1322,8 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_DOT: return bi_dot(&c);
     case BI_LOAD: return bi_load(&c);
     case BI_STORE: return bi_store(&c);
+    case BI_MAKE_BLOCK_PTR: return bi_make_block_ptr(&c);
+    case BI_ADVANCE: return bi_advance(&c);
     case BI_MAKE_TENSOR_DESCRIPTOR: return bi_make_desc(&c);
     case BI_LOAD_TENSOR_DESCRIPTOR: return bi_desc_access(&c, false);
     case BI_STORE_TENSOR_DESCRIPTOR: return bi_desc_access(&c, true);

@@ -48,6 +48,8 @@ static bool val_is_desc(Val v) { return v.k == V_TUPLE && v.nelems >= 4 && v.ele
 
 const char *gen_val_type_name(Gen *g, Val v) {
     if (val_is_desc(v)) return arena_printf(g->a, "tensor descriptor of block %s", gen_shape_str(g, v.elems[0].rank, v.elems[0].shape));
+    if (v.k == V_TUPLE && v.nelems >= 5 && v.elems[0].k == V_SHAPE && v.nelems == 2 + 3 * v.elems[0].rank)
+        return arena_printf(g->a, "block pointer of block %s", gen_shape_str(g, v.elems[0].rank, v.elems[0].shape));
     switch (v.k) {
     case V_CT: return dtype_name(v.dt);
     case V_RT: return gen_type_name(g, v.t);
@@ -518,6 +520,8 @@ static Val ptr_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     const BinOp *bo = binop_info(op);
     if (a.k == V_ERR || b.k == V_ERR) return val_err();
+    if (a.k == V_DTYPE && b.k == V_DTYPE && (op == TK_EQEQ || op == TK_NE)) /* dtype_of(x) == i64: Triton's x.dtype == tl.int64 */
+        return val_ct_int((a.t == b.t) == (op == TK_EQEQ), DT_I1);
     if (!val_is_value(g, a, loc) || !val_is_value(g, b, loc)) return val_err();
     DType da = val_dtype(a), db = val_dtype(b);
     if (dtype_is_storage(da) || dtype_is_storage(db)) {

@@ -171,7 +171,7 @@ static Node *primary(Parser *p) {
         n = new_node(p, N_DTYPE, t->loc);
         n->ty = (TypeRef){t->dt, 0};
         return n;
-    case TK_LPAREN: { /* "(" expr ")" | tuple = "(" expr "," expr { "," expr } ")" */
+    case TK_LPAREN: { /* "(" expr ")" | tuple = "(" expr "," [ expr { "," expr } [ "," ] ] ")" */
         next(p);
         n = expr(p);
         if (p->panic || !at(p, TK_COMMA)) {
@@ -181,7 +181,7 @@ static Node *primary(Parser *p) {
         NodeList l = {0};
         list_push(p, &l, n);
         n = new_node(p, N_TUPLE, t->loc);
-        while (!p->panic && accept(p, TK_COMMA)) list_push(p, &l, expr(p));
+        while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN)) list_push(p, &l, expr(p)); /* (x,) and (x, y,) too */
         expect(p, TK_RPAREN, "after tuple elements");
         n->kids = l.v;
         n->nkids = l.n;

@@ -465,6 +465,47 @@ static bool val_same(Val a, Val b) {
     }
 }
 
+/* The run-time-able leaves of a value: the value itself when it is one (V_CT, V_RT), else
+ * a tuple's such elements, depth first; other elements (a descriptor's block shape, a list,
+ * a type) are its skeleton, which a loop or an `if` keeps as it is.  Returns their count
+ * (out, when not NULL, gets them); -1 when v holds something else (an error, void). */
+static int val_leaves(Val v, Val *out) {
+    if (v.k == V_CT || v.k == V_RT) {
+        if (out) out[0] = v;
+        return 1;
+    }
+    if (v.k == V_SHAPE || v.k == V_DTYPE || v.k == V_NONE) return 0;
+    if (v.k != V_TUPLE) return -1;
+    int n = 0;
+    for (int i = 0; i < v.nelems; i++) {
+        int k = val_leaves(v.elems[i], out ? out + n : NULL);
+        if (k < 0) return -1;
+        n += k;
+    }
+    return n;
+}
+
+/* skel with its leaves replaced by leaves[*pos...], in val_leaves' order. */
+static Val val_with_leaves(Gen *g, Val skel, const Val *leaves, int *pos) {
+    if (skel.k == V_CT || skel.k == V_RT) return leaves[(*pos)++];
+    if (skel.k != V_TUPLE) return skel;
+    Val r = skel;
+    r.elems = ARENA_ARRAY(g->a, Val, skel.nelems ? skel.nelems : 1);
+    for (int i = 0; i < skel.nelems; i++) r.elems[i] = val_with_leaves(g, skel.elems[i], leaves, pos);
+    return r;
+}
+
+/* a and b have one skeleton: the same tuple structure and the same non-leaf elements. */
+static bool val_same_skeleton(Val a, Val b) {
+    bool la = a.k == V_CT || a.k == V_RT, lb = b.k == V_CT || b.k == V_RT;
+    if (la || lb) return la && lb;
+    if (a.k != V_TUPLE || b.k != V_TUPLE) return val_same(a, b);
+    if (a.nelems != b.nelems) return false;
+    for (int i = 0; i < a.nelems; i++)
+        if (!val_same_skeleton(a.elems[i], b.elems[i])) return false;
+    return true;
+}
+
 /* ---- statements ---- */
 
 /* The values of a tuple for the names of `let (a, b) = v` or `(a, b) = v` (s->kids). */
@@ -564,51 +605,101 @@ static void gen_return(Gen *g, const Node *s) {
 
 /* ---- loops ---- */
 
-/* The loop-carried variables of a loop body: assigned in it (or RUNNING), bound before it. */
+/* The loop-carried variables of a loop body: assigned in it (or RUNNING), bound before it.
+ * A tuple (a user tuple, a tensor descriptor, a block pointer) is carried as its leaves
+ * (val_leaves), its skeleton kept: `bp = advance(bp, [0, BK])` in a loop carries the offsets. */
 typedef struct Carry {
-    Var **cv;
-    ValueId *init;
-    const Type **types;
-    int n;
+    Var **vars;         /* the carried variables */
+    Val *before;        /* their values before the loop: a tuple's skeleton */
+    int *first;         /* each variable's first leaf */
+    int nvars;
+    ValueId *init;      /* per leaf: its value before the loop */
+    const Type **types; /* per leaf */
+    int n;              /* leaves */
 } Carry;
 
 static void carry_collect(Gen *g, const Node *s, const char *skip, Carry *c) {
     NameSet names = {0};
     collect_assigned(g, s->then, &names);
-    c->cv = ARENA_ARRAY(g->a, Var *, names.n + 1);
-    c->init = ARENA_ARRAY(g->a, ValueId, names.n + 1);
-    c->types = ARENA_ARRAY(g->a, const Type *, names.n + 1);
-    c->n = 0;
+    memset(c, 0, sizeof *c);
+    c->vars = ARENA_ARRAY(g->a, Var *, names.n + 1);
+    c->before = ARENA_ARRAY(g->a, Val, names.n + 1);
+    c->first = ARENA_ARRAY(g->a, int, names.n + 1);
+    int cap = 0;
+    for (int i = 0; i < names.n; i++) {
+        Var *x = gen_lookup_var(g, names.v[i]);
+        int k = x ? val_leaves(x->val, NULL) : 0;
+        cap += k > 0 ? k : 0;
+    }
+    c->init = ARENA_ARRAY(g->a, ValueId, cap + 1);
+    c->types = ARENA_ARRAY(g->a, const Type *, cap + 1);
     for (int i = 0; i < names.n; i++) {
         if (skip && !strcmp(names.v[i], skip)) continue;
         Var *x = gen_lookup_var(g, names.v[i]);
         if (!x || x->val.k == V_ERR) continue;
-        if (x->val.k != V_CT && x->val.k != V_RT) {
-            diag_error(g->d, s->loc, "'%s' holds a compile-time %s and cannot be reassigned in a loop", x->name,
-                       gen_val_type_name(g, x->val));
+        int nl = val_leaves(x->val, NULL);
+        if ((x->val.k != V_CT && x->val.k != V_RT && x->val.k != V_TUPLE) || nl < 0) {
+            if (nl >= 0 || x->val.k != V_TUPLE)
+                diag_error(g->d, s->loc, "'%s' holds a compile-time %s and cannot be reassigned in a loop", x->name,
+                           gen_val_type_name(g, x->val));
             x->val = val_err();
             continue;
         }
-        ValueId iv = gen_materialize(g, x->val, s->loc);
-        c->cv[c->n] = x;
-        c->init[c->n] = iv;
-        c->types[c->n++] = tir_vtype(g->f, iv);
+        Val *lv = ARENA_ARRAY(g->a, Val, nl + 1);
+        val_leaves(x->val, lv);
+        c->vars[c->nvars] = x;
+        c->before[c->nvars] = x->val;
+        c->first[c->nvars++] = c->n;
+        for (int k = 0; k < nl; k++) {
+            ValueId iv = gen_materialize(g, lv[k], s->loc);
+            c->init[c->n] = iv;
+            c->types[c->n++] = tir_vtype(g->f, iv);
+        }
+    }
+}
+
+/* Rebind the carried variables to values[0..c->n) (the body's arguments, the loop's results). */
+static void carry_bind(Gen *g, const Carry *c, const ValueId *values) {
+    Val *lv = ARENA_ARRAY(g->a, Val, c->n + 1);
+    for (int k = 0; k < c->n; k++) lv[k] = val_rt(g, values[k]);
+    for (int i = 0; i < c->nvars; i++) {
+        int pos = c->first[i];
+        c->vars[i]->val = val_with_leaves(g, c->before[i], lv, &pos);
     }
 }
 
 /* The carried variables' values at the end of the body, as the yield's operands. */
 static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *args, ValueId *ys) {
-    for (int k = 0; k < c->n; k++) {
-        Val nv = c->cv[k]->val;
-        const Type *t = c->types[k];
-        ys[k] = args[k];
-        if (nv.k == V_CT && t->dt != DT_PTR) ys[k] = gen_coerce(g, nv, t->dt, NULL, t->rank, t->shape, s->loc);
-        else if (nv.k == V_RT && nv.t == t) ys[k] = nv.v;
-        else if (nv.k != V_ERR) { /* at the assignment that changed it, the loop in a note */
-            Loc at = c->cv[k]->set.file == s->loc.file && c->cv[k]->set.line >= s->loc.line ? c->cv[k]->set : s->loc;
-            diag_error(g->d, at, "loop-carried variable '%s' changes type from '%s' to '%s' in the loop", c->cv[k]->name,
-                       gen_type_desc(g, t), nv.k == V_RT ? gen_type_desc(g, nv.t) : gen_val_type_name(g, nv));
+    memcpy(ys, args, sizeof(ValueId) * (size_t)c->n);
+    for (int i = 0; i < c->nvars; i++) {
+        Var *x = c->vars[i];
+        Val nv = x->val;
+        if (nv.k == V_ERR) continue;
+        /* at the assignment that changed it, the loop in a note */
+        Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
+        int nl = c->before[i].k == V_TUPLE ? (i + 1 < c->nvars ? c->first[i + 1] : c->n) - c->first[i] : 1;
+        Val *lv = ARENA_ARRAY(g->a, Val, nl + 1);
+        if (c->before[i].k == V_TUPLE && !val_same_skeleton(nv, c->before[i])) {
+            diag_error(g->d, at, "loop-carried variable '%s' changes from '%s' to '%s' in the loop", x->name,
+                       gen_val_type_name(g, c->before[i]), gen_val_type_name(g, nv));
             if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
+            continue;
+        }
+        if (c->before[i].k == V_TUPLE) val_leaves(nv, lv);
+        else lv[0] = nv;
+        for (int k = 0; k < nl; k++) {
+            int j = c->first[i] + k;
+            const Type *t = c->types[j];
+            Val v = lv[k];
+            if (v.k == V_CT && t->dt != DT_PTR) ys[j] = gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, s->loc);
+            else if (v.k == V_RT && v.t == t) ys[j] = v.v;
+            else if (v.k != V_ERR) {
+                const char *what = c->before[i].k == V_TUPLE ? arena_printf(g->a, "element %d of '%s'", k, x->name)
+                                                           : arena_printf(g->a, "'%s'", x->name);
+                diag_error(g->d, at, "loop-carried variable %s changes type from '%s' to '%s' in the loop", what, gen_type_desc(g, t),
+                           v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v));
+                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
+            }
         }
     }
 }
@@ -821,7 +912,8 @@ static void gen_for(Gen *g, const Node *s) {
     Block *body = tir_block_new(g->f, NULL);
     tir_inst_add_region(g->f, fi, body);
     ValueId ivar = tir_block_add_arg(g->f, body, tir_scalar(m, it));
-    for (int k = 0; k < c.n; k++) c.cv[k]->val = val_rt(g, tir_block_add_arg(g->f, body, c.types[k]));
+    for (int k = 0; k < c.n; k++) tir_block_add_arg(g->f, body, c.types[k]);
+    carry_bind(g, &c, body->args + 1);
     Block *outer = g->b.block;
     g->b.block = body;
     gen_loop_body(g, s, s->name, val_rt(g, ivar));
@@ -829,7 +921,7 @@ static void gen_for(Gen *g, const Node *s) {
     carry_yield(g, s, &c, body->args + 1, ys);
     gen_emit_inst(g, s->loc, OP_YIELD, ys, c.n, NULL);
     g->b.block = outer;
-    for (int k = 0; k < c.n; k++) c.cv[k]->val = val_rt(g, fi->res[k]);
+    carry_bind(g, &c, fi->res);
     g->fr->scope = outer_scope;
 }
 
@@ -869,7 +961,8 @@ static void gen_while(Gen *g, const Node *s) {
     Block *body = tir_block_new(g->f, NULL);
     tir_inst_add_region(g->f, wi, body);
     tir_block_add_arg(g->f, body, i1);
-    for (int k = 0; k < c.n; k++) c.cv[k]->val = val_rt(g, tir_block_add_arg(g->f, body, c.types[k]));
+    for (int k = 0; k < c.n; k++) tir_block_add_arg(g->f, body, c.types[k]);
+    carry_bind(g, &c, body->args + 1);
     Block *outer = g->b.block;
     g->b.block = body;
     gen_loop_body(g, s, NULL, val_err());
@@ -906,7 +999,7 @@ static void gen_while(Gen *g, const Node *s) {
     carry_yield(g, s, &c, body->args + 1, ys + 1);
     gen_emit_inst(g, s->loc, OP_YIELD, ys, 1 + c.n, NULL);
     g->b.block = outer;
-    for (int k = 0; k < c.n; k++) c.cv[k]->val = val_rt(g, wi->res[1 + k]);
+    carry_bind(g, &c, wi->res + 1);
     g->fr->scope = outer_scope;
 }
 
@@ -990,9 +1083,16 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     snap_restore(&snap);
     fr->returned = fr->jumped = false;
     fr->rt_ifs--;
-    /* merge: which variables changed, and to what type */
-    const Type **types = ARENA_ARRAY(g->a, const Type *, snap.nvars + 1);
-    int *which = ARENA_ARRAY(g->a, int, snap.nvars + 1);
+    /* merge: which variables changed, and to what type; a tuple of one skeleton in both
+     * branches merges leaf by leaf */
+    int cap = 0;
+    for (int i = 0; i < snap.nvars; i++) {
+        int ka = val_leaves(tv[i], NULL), kb = val_leaves(ev[i], NULL);
+        cap += (ka > 0 ? ka : 0) + (kb > 0 ? kb : 0);
+    }
+    const Type **types = ARENA_ARRAY(g->a, const Type *, cap + 1);
+    Val *ya = ARENA_ARRAY(g->a, Val, cap + 1), *yb = ARENA_ARRAY(g->a, Val, cap + 1);
+    int *which = ARENA_ARRAY(g->a, int, cap + 1), *leaf = ARENA_ARRAY(g->a, int, cap + 1);
     int ny = 0;
     for (int i = 0; i < snap.nvars && !early; i++) {
         Val a = tv[i], b = ev[i], o = snap.vals[i];
@@ -1006,38 +1106,58 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             x->val = a;
             continue;
         }
+        bool tuples = a.k == V_TUPLE && b.k == V_TUPLE && val_same_skeleton(a, b) && val_leaves(a, NULL) > 0;
         bool va = a.k == V_CT || a.k == V_RT, vb = b.k == V_CT || b.k == V_RT;
-        if (!va || !vb) {
-            diag_error(g->d, s->loc, "'%s' gets different compile-time values in the branches of a run-time 'if'", x->name);
+        if (!tuples && (!va || !vb)) {
+            if (a.k == V_TUPLE && b.k == V_TUPLE && val_leaves(a, NULL) >= 0 && val_leaves(b, NULL) >= 0)
+                diag_error(g->d, s->loc, "'%s' is '%s' in one branch of a run-time 'if' and '%s' in the other", x->name,
+                           gen_val_type_name(g, a), gen_val_type_name(g, b));
+            else diag_error(g->d, s->loc, "'%s' gets different compile-time values in the branches of a run-time 'if'", x->name);
             x->val = val_err();
             continue;
         }
-        const Type *t;
-        if (a.k == V_RT && b.k == V_RT && a.t != b.t) { /* at a branch's assignment, the if in a note */
-            Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
-            diag_error(g->d, at, "'%s' has type '%s' in one branch of 'if' and '%s' in the other", x->name,
-                       gen_type_desc(g, a.t), gen_type_desc(g, b.t));
-            if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
-            x->val = val_err();
-            continue;
+        int nl = tuples ? val_leaves(a, NULL) : 1;
+        Val *la = ya + ny, *lb = yb + ny;
+        if (tuples) val_leaves(a, la), val_leaves(b, lb);
+        else la[0] = a, lb[0] = b;
+        bool bad = false;
+        int n0 = ny;
+        for (int k = 0; k < nl && !bad; k++) {
+            Val ea = la[k], eb = lb[k];
+            const char *what = tuples ? arena_printf(g->a, "element %d of '%s'", k, x->name) : arena_printf(g->a, "'%s'", x->name);
+            const Type *t;
+            if (ea.k == V_RT && eb.k == V_RT && ea.t != eb.t) { /* at a branch's assignment, the if in a note */
+                Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
+                diag_error(g->d, at, "%s has type '%s' in one branch of 'if' and '%s' in the other", what,
+                           gen_type_desc(g, ea.t), gen_type_desc(g, eb.t));
+                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
+                bad = true;
+                break;
+            }
+            if (ea.k == V_RT) t = ea.t;
+            else if (eb.k == V_RT) t = eb.t;
+            else t = tir_scalar(g->m, gen_promote(ea.dt, eb.dt));
+            if (t->dt == DT_PTR && (ea.k == V_CT || eb.k == V_CT)) {
+                diag_error(g->d, s->loc, "%s is a pointer in one branch of 'if' and a number in the other", what);
+                bad = true;
+                break;
+            }
+            ya[ny] = ea, yb[ny] = eb;
+            types[ny] = t;
+            which[ny] = i;
+            leaf[ny++] = tuples ? k : -1;
         }
-        if (a.k == V_RT) t = a.t;
-        else if (b.k == V_RT) t = b.t;
-        else t = tir_scalar(g->m, gen_promote(a.dt, b.dt));
-        if (t->dt == DT_PTR && (a.k == V_CT || b.k == V_CT)) {
-            diag_error(g->d, s->loc, "'%s' is a pointer in one branch of 'if' and a number in the other", x->name);
+        if (bad) {
+            ny = n0;
             x->val = val_err();
-            continue;
         }
-        types[ny] = t;
-        which[ny++] = i;
     }
     ValueId *ys = ARENA_ARRAY(g->a, ValueId, ny + 1);
     Block *blocks[2] = {tb, eb};
     for (int side = 0; side < 2; side++) {
         g->b.block = blocks[side];
         for (int j = 0; j < ny; j++) {
-            Val v = side ? ev[which[j]] : tv[which[j]];
+            Val v = side ? yb[j] : ya[j];
             const Type *t = types[j];
             ys[j] = v.k == V_CT ? gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, s->loc) : v.v;
         }
@@ -1048,7 +1168,19 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     tir_block_append(outer, ii);
     tir_inst_add_region(g->f, ii, tb);
     tir_inst_add_region(g->f, ii, eb);
-    for (int j = 0; j < ny; j++) snap.vars[which[j]]->val = val_rt(g, ii->res[j]);
+    for (int j = 0; j < ny;) {
+        Var *x = snap.vars[which[j]];
+        if (leaf[j] < 0) {
+            x->val = val_rt(g, ii->res[j++]);
+            continue;
+        }
+        Val skel = tv[which[j]];
+        int nl = val_leaves(skel, NULL), pos = 0;
+        Val *lv = ARENA_ARRAY(g->a, Val, nl);
+        for (int k = 0; k < nl; k++) lv[k] = val_rt(g, ii->res[j + k]);
+        x->val = val_with_leaves(g, skel, lv, &pos);
+        j += nl;
+    }
     if (early) fr->returned = true; /* the rest ran inside the branches */
     return early || jumps;
 }

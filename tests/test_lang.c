@@ -101,13 +101,13 @@ Test(lang_diag, if_type_change_at_the_assignment) {
 
 Test(lang_diag, arg_count) {
     expect_diag("kernel k(x: *f32) {\n    let a = load(x, 1, 2, 3, 4);\n}\n",
-                "t.tile:2:27: error: 'load' takes 1 to 3 positional arguments, got 5: cache_modifier, eviction_policy and "
-                "volatile are given by name (cache_modifier=...)\n"
+                "t.tile:2:27: error: 'load' takes 1 to 3 positional arguments, got 5: cache_modifier, eviction_policy, "
+                "volatile, boundary_check and padding_option are given by name (cache_modifier=...)\n"
                 "      let a = load(x, 1, 2, 3, 4);\n"
                 "                            ^\n");
     expect_diag("kernel k(x: *f32) {\n    store(x, 1.0, true, \".wt\");\n}\n",
-                "t.tile:2:25: error: 'store' takes 2 to 3 positional arguments, got 4: cache_modifier and eviction_policy are "
-                "given by name (cache_modifier=...)\n"
+                "t.tile:2:25: error: 'store' takes 2 to 3 positional arguments, got 4: cache_modifier, eviction_policy and "
+                "boundary_check are given by name (cache_modifier=...)\n"
                 "      store(x, 1.0, true, \".wt\");\n"
                 "                          ^\n");
     /* keyword arguments are not counted as positional ones: an unknown one is named (it was "'sum' expects 1

@@ -1164,7 +1164,7 @@ Test(lang_run, tensor_descriptor_errors) {
         {"let t = load_tensor_descriptor(a, [0, 0]);", "expects a tensor descriptor"},
         {"let d = make_tensor_descriptor(a, [n, n], [n, 1], [16, 16]);\n    let t = load_tensor_descriptor(d, [0]);",
          "1 offsets for a descriptor of 2 dims"},
-        {"let d = make_tensor_descriptor(a, [n], [n, 1], [16, 16]);", "shape has 1 elements and strides 2"},
+        {"let d = make_tensor_descriptor(a, [n], [n, 1], [16, 16]);", "t.tile:2:39: error: 'make_tensor_descriptor': 1 shape elements for a block of 2 dims ([16, 16]): one per dim"},
         {"let d = make_tensor_descriptor(a, [n, 1.5], [n, 1], [16, 16]);", "must be integer scalars"},
         {"let d = make_tensor_descriptor(a, n, [n, 1], [16, 16]);", "must be a list such as [m, n]"},
         {"let d = make_tensor_descriptor(a, [n, n], [n, 1], [16, 16]);\n    atomic_xor_tensor_descriptor(d, [0, 0], 1.0);",

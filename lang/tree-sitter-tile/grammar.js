@@ -292,7 +292,7 @@ module.exports = grammar({
 
     parenthesized_expression: ($) => seq('(', $._expression, ')'),
 
-    tuple_expression: ($) => seq('(', $._expression, repeat1(seq(',', $._expression)), ')'),
+    tuple_expression: ($) => seq('(', $._expression, choice(seq(repeat1(seq(',', $._expression)), optional(',')), ','), ')'),
 
     list_expression: ($) => seq('[', commaSep1($._expression), ']'),
 

@@ -1,0 +1,52 @@
+/* builtins.h - a built-in call being generated, shared by builtins.c and
+ * descriptors.c (tensor descriptors and block pointers).  Internal to lang/. */
+#ifndef TILE_LANG_BUILTINS_H
+#define TILE_LANG_BUILTINS_H
+
+#include "gen.h"
+
+typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
+
+typedef struct Builtin {
+    const char *name;
+    int min;
+    const char *params;
+    Op op;
+    BiKind kind;
+    int red;
+} Builtin;
+
+enum { MAX_BI_PARAMS = 8 };
+
+/* One call being generated: its arguments, evaluated. */
+typedef struct Call {
+    Gen *g;
+    const Builtin *bi;
+    const Node *node;
+    const Node *arg[MAX_BI_PARAMS];
+    bool kw[MAX_BI_PARAMS];
+    Val v[MAX_BI_PARAMS];
+    Loc loc[MAX_BI_PARAMS];
+    const char *str[MAX_BI_PARAMS]; /* string parameters: the literal given, or NULL */
+    const Decl *fn[MAX_BI_PARAMS];  /* function parameters: the fn named, or NULL */
+} Call;
+
+/* builtins.c */
+bool bi_shape_arg(Call *c, int i, int *rank, int32_t *shape); /* a compile-time shape: [64, 64], (64, 64) or 64 */
+bool bi_ptr_arg(Call *c, int i);                              /* a pointer (scalar or tensor) */
+Val bi_load(Call *c);   /* load(ptr, mask, other, ...): block pointers through descriptors.c */
+Val bi_store(Call *c);  /* store(ptr, value, mask, ...) */
+Val bi_atomic(Call *c); /* atomic_OP(ptr, value, mask, sem, scope), atomic_cas */
+
+/* descriptors.c */
+Val bi_make_desc(Call *c);              /* make_tensor_descriptor(base, shape, strides, block_shape) */
+Val bi_desc_access(Call *c, bool store); /* load_/store_tensor_descriptor(desc, offsets[, value]) */
+Val bi_desc_atomic(Call *c);            /* atomic_OP_tensor_descriptor(desc, offsets, value) */
+Val bi_make_block_ptr(Call *c);         /* make_block_ptr(base, shape, strides, offsets, block_shape, order) */
+Val bi_advance(Call *c);                /* advance(base, offsets) */
+bool bi_is_block_ptr(Val v);
+/* A load (store) through a block pointer (argument 0): rewrite the call's pointer, mask and
+ * other (value) arguments into the block's pointers and boundary mask. */
+bool bi_block_ptr_access(Call *c, bool store);
+
+#endif
