@@ -13,8 +13,11 @@
  *   2. A copy into a stage whose memory-contiguous dim is c (the other o) is legal when its
  *      pointer's form has c_c = 1 and c_o = s a sum of terms over arguments only (the row stride),
  *      its base is a 16-byte aligned pointer argument, and its mask is a conjunction of
- *      broadcasts of `idx_d < B_d` (idx_d of form x_d + i_d, B_d a sum over arguments),
- *      `idx_d >= 0` and splats of one scalar i1 `run` (the iteration exists).  A dim with such a
+ *      broadcasts of `idx_d < B_d` (idx_d of form x_d + i_d, B_d a sum over arguments; terms
+ *      of B_d over other scalars move to x_d: the tutorial's `rk < K - k` is `k + rk < K`),
+ *      `idx_d >= 0` (`idx_d >= c` likewise) and splats of one scalar i1 `run` (the iteration exists).
+ *      Where the pointer's index along a bounded dim is x_d plus a constant, both the
+ *      coordinate and the bound take it (a prologue copy's `k < K - 32` with its pointer at 32).  A dim with such a
  *      compare is bounded by B_d at coordinate x_d; the rest of u (u - x_c - x_o * s) goes to
  *      the unbounded dims: to o the terms divisible by s, to c those without an argument, and
  *      each remaining term a * h (h its arguments, a the rest, a >= 0) to an extra dim of
@@ -325,7 +328,7 @@ typedef struct Copy {
 
 /* Mask leaves: bounds per dim (x_d, B_d) and the run scalar. */
 typedef struct Mask {
-    bool bounded[2], has_x[2];
+    bool bounded[2], has_x[2], lower[2]; /* lower: an `idx >= c` compare */
     Lin x[2], bound[2];
     ValueId run;
 } Mask;
@@ -357,6 +360,16 @@ static bool mask_leaves(Ctx *c, ValueId v, Mask *mk, int depth) {
         if (!a.ok || !b.ok || a.base || b.base || !lin_is_zero(&b.c[0]) || !lin_is_zero(&b.c[1])) return false;
         int dim = lin_is_one(&a.c[0]) && lin_is_zero(&a.c[1]) ? 0 : lin_is_one(&a.c[1]) && lin_is_zero(&a.c[0]) ? 1 : -1;
         if (dim < 0) return false;
+        /* idx < B - k is idx + k < B (the tutorial's `rk < K - k`), and idx >= c is idx - c >= 0:
+         * the bound keeps only terms the host can evaluate */
+        Lin host = {0};
+        for (int i = 0; i < b.u.n; i++) {
+            Lin t = {.n = 1, .t = {b.u.t[i]}};
+            if (pred == CMP_LT && host_only(c, &b.u.t[i])) lin_acc(c, &host, &t, 1);
+            else lin_acc(c, &a.u, &t, -1);
+        }
+        b.u = host;
+        if (pred == CMP_GE) mk->lower[dim] = true;
         if (mk->has_x[dim] && !lin_eq(&mk->x[dim], &a.u)) return false; /* two indices for one dim */
         mk->x[dim] = a.u;
         mk->has_x[dim] = true;
@@ -396,6 +409,26 @@ static bool analyze_tile(Ctx *c, DType dt, int contig, int rows, int cols, Value
     lin_acc(c, &r, &x[0], -1);
     Lin xs = lin_mul(c, &x[1], s);
     lin_acc(c, &r, &xs, -1);
+    /* A bounded dim whose pointer index is the mask's plus a constant t (a prologue copy's mask
+     * `k < K - 32` beside a pointer at k + 32): the coordinate and the bound both move by t,
+     * so every copy describes one map.  (Not with an `idx >= c` compare: the map's lower bound is 0.) */
+    for (int i = 0; i < r.n;) {
+        Term t = r.t[i];
+        int d = -1;
+        int64_t q = 0;
+        if (!t.a[0] && known[0] && mk.bounded[contig] && !mk.lower[contig]) d = 0, q = t.c;
+        else if (known[1] && mk.bounded[other] && !mk.lower[other] && s->n == 1 && s->t[0].c && t.c % s->t[0].c == 0 &&
+                 same_atoms(&t, &s->t[0]))
+            d = 1, q = t.c / s->t[0].c;
+        if (d < 0) {
+            i++;
+            continue;
+        }
+        Lin k = lin_const(q);
+        lin_acc(c, &x[d], &k, 1);
+        lin_acc(c, &mk.bound[d == 0 ? contig : other], &k, 1);
+        r.t[i] = r.t[--r.n];
+    }
     if (!known[1] && s->n == 1) { /* the terms divisible by the stride */
         const Term *st = &s->t[0];
         for (int i = 0; i < r.n;) {

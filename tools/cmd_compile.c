@@ -36,8 +36,8 @@ static const char usage[] =
     "  --no-cache             compile even when the compile cache has the result\n"
     "  -h, --help             this text\n"
     "\n"
-    "passes, in order: specialize canonicalize contract assign_layout remove_convert software_pipeline tma\n"
-    "                  warp_specialize peel canonicalize smem_alloc barrier pingpong overlap\n"
+    "passes, in order: specialize canonicalize induction canonicalize contract assign_layout remove_convert\n"
+    "                  software_pipeline tma warp_specialize peel canonicalize smem_alloc barrier pingpong overlap\n"
     "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n";
 
 /* What --emit can write, in the order of its usage line. */

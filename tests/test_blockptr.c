@@ -1,0 +1,337 @@
+/* test_blockptr.c - Triton's block pointers (make_block_ptr, advance, load and store with
+ * boundary_check and padding_option) and the loops that move pointers by carrying them (the
+ * tutorial matmul's `a_ptrs += BLOCK_K`), which the induction pass turns into functions of
+ * the induction variable so software pipelining takes their loads.  Kernels run through the
+ * public API (which specializes arguments divisible by 16, as users' launches do) on the
+ * emulator, for sm_80 and for sm_90a (wgmma, tensor maps), against float64 references on
+ * fresh random inputs with the outputs poisoned, at sizes that are not multiples of the tiles;
+ * tuples carried by loops and merged by `if`s; and the PTX shows the loads pipelined. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tile/tile.h>
+
+#include "support/hostfloat.h"
+#include "test_rng.h"
+
+#define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+TestSuite(blockptr, .init = seed_rng);
+
+/* C = A B: A m x k (row stride k), B k x n (row stride n), C m x n f32. */
+static const char bp_src[] =
+    "kernel mm(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sam: i32, sak: i32, sbk: i32, sbn: i32,\n"
+    "          const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"
+    "    let pm = program_id(0);\n"
+    "    let pn = program_id(1);\n"
+    "    let ap = make_block_ptr(base=a, shape=(M, K), strides=(sam, sak), offsets=(pm * BM, 0), block_shape=(BM, BK), order=(1, 0));\n"
+    "    let bp = make_block_ptr(b, (K, N), (sbk, sbn), (0, pn * BN), (BK, BN), (1, 0));\n"
+    "    let acc = zeros((BM, BN), dtype=f32);\n"
+    "    for k in range(0, K, BK) {\n"
+    "        let x = load(ap, boundary_check=(0, 1), padding_option=\"zero\");\n"
+    "        let y = load(bp, boundary_check=(0, 1));\n"
+    "        acc = dot(x, y, acc);\n"
+    "        ap = advance(ap, (0, BK));\n"
+    "        bp = advance(bp, [BK, 0]);\n"
+    "    }\n"
+    "    let cp = make_block_ptr(base=c, shape=(M, N), strides=(N, 1), offsets=(pm * BM, pn * BN), block_shape=(BM, BN), order=(1, 0));\n"
+    "    store(cp, acc, boundary_check=(0, 1));\n"
+    "}\n";
+
+/* The Triton tutorial's form: pointer tiles carried through the loop and advanced. */
+static const char carried_src[] =
+    "kernel mm(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, sam: i32, sak: i32, sbk: i32, sbn: i32,\n"
+    "          const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"
+    "    let rm = program_id(0) * BM + arange(0, BM);\n"
+    "    let rn = program_id(1) * BN + arange(0, BN);\n"
+    "    let rk = arange(0, BK);\n"
+    "    let a_ptrs = a + rm[:, None] * sam + rk[None, :] * sak;\n"
+    "    let b_ptrs = b + rk[:, None] * sbk + rn[None, :] * sbn;\n"
+    "    let acc = zeros((BM, BN), dtype=f32);\n"
+    "    for k in range(0, K, BK) {\n"
+    "        let x = load(a_ptrs, (rm[:, None] < M) && (rk[None, :] < K - k), 0.0);\n"
+    "        let y = load(b_ptrs, (rk[:, None] < K - k) && (rn[None, :] < N), 0.0);\n"
+    "        acc = dot(x, y, acc);\n"
+    "        a_ptrs += BK * sak;\n"
+    "        b_ptrs += BK * sbk;\n"
+    "    }\n"
+    "    store(c + rm[:, None] * N + rn[None, :], acc, (rm[:, None] < M) && (rn[None, :] < N));\n"
+    "}\n";
+
+static tile_context *open_ctx(const char *dev) {
+    tile_context *ctx;
+    tile_status st = tile_context_create(dev, &ctx);
+    cr_assert_eq(st, TILE_OK, "%s: %s", dev, tile_status_string(st));
+    return ctx;
+}
+
+/* Small integers: every product and sum is exact in f32, so the result must equal float64's. */
+static void run_mm(const char *src, const char *dev, int m, int n, int k) {
+    tile_context *ctx = open_ctx(dev);
+    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+    uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
+    int *va = malloc(na * sizeof *va), *vb = malloc(nb * sizeof *vb);
+    float *out = malloc(nc * 4);
+    for (size_t i = 0; i < na; i++) va[i] = (int)(rnext() % 9) - 4, ha[i] = f32_to_f16((float)va[i]);
+    for (size_t i = 0; i < nb; i++) vb[i] = (int)(rnext() % 9) - 4, hb[i] = f32_to_f16((float)vb[i]);
+    tile_devptr da, db, dc;
+    cr_assert_eq(tile_malloc(ctx, na * 2, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb * 2, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nc * 4 + 4096, &dc), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, na * 2);
+    tile_memcpy_htod(ctx, db, hb, nb * 2);
+    tile_memset(ctx, dc, 0xFF, nc * 4 + 4096); /* NaN, past the end too */
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "mm.tile", src, &(tile_compile_options){0}, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "mm", &kern), TILE_OK);
+    int32_t sam = k, sak = 1, sbk = n, sbn = 1;
+    void *args[] = {&da, &db, &dc, &m, &n, &k, &sam, &sak, &sbk, &sbn};
+    tile_dim3 grid = {(unsigned)((m + 63) / 64), (unsigned)((n + 63) / 64), 1};
+    cr_assert_eq(tile_launch(kern, grid, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dc, nc * 4), TILE_OK);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double want = 0;
+            for (int kk = 0; kk < k; kk++) want += (double)va[(size_t)i * k + kk] * vb[(size_t)kk * n + j];
+            cr_assert(out[(size_t)i * n + j] == want, "%s on %s, %dx%dx%d (seed %llu): (%d, %d) = %g, want %g", src == bp_src ? "block pointers" : "carried pointers",
+                      dev, m, n, k, (unsigned long long)seed, i, j, out[(size_t)i * n + j], want);
+        }
+    uint32_t tail;
+    cr_assert_eq(tile_memcpy_dtoh(ctx, &tail, dc + nc * 4, 4), TILE_OK);
+    cr_assert_eq(tail, 0xFFFFFFFFu, "a store past the end of C");
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(ha), free(hb), free(va), free(vb), free(out);
+}
+
+/* K a multiple of 16: strides and K are specialized, the loads vectorize and pipeline; 70: neither. */
+Test(blockptr, matmul_sm80) {
+    run_mm(bp_src, "emu", 100, 80, 96);
+    run_mm(bp_src, "emu", 37, 72, 70);
+}
+
+Test(blockptr, matmul_sm90a) { run_mm(bp_src, "emu:sm_90a", 100, 80, 96); }
+
+Test(blockptr, carried_pointers_sm80) {
+    run_mm(carried_src, "emu", 100, 80, 96);
+    run_mm(carried_src, "emu", 37, 72, 70);
+}
+
+Test(blockptr, carried_pointers_sm90a) { run_mm(carried_src, "emu:sm_90a", 100, 80, 96); }
+
+/* What a launch with m, n, k divisible by 16 compiles: the loads are copies into shared memory
+ * issued iterations ahead (before the induction pass neither form was pipelined). */
+static char *ptx_of(const char *src, const char *arch) {
+    static const char *const spec[] = {"M=16", "N=16", "K=16", "sam=16", "sak=1", "sbk=16", "sbn=1", NULL};
+    tile_compile_options o = {.arch = arch, .specialize = spec};
+    tile_compiled c;
+    tile_status st = tile_compile_source("mm.tile", src, &o, &c);
+    cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
+    char *ptx = strdup(c.ptx);
+    tile_compiled_free(&c);
+    return ptx;
+}
+
+Test(blockptr, loads_are_pipelined) {
+    const char *srcs[] = {bp_src, carried_src};
+    for (int s = 0; s < 2; s++) {
+        char *p80 = ptx_of(srcs[s], "sm_80"), *p90 = ptx_of(srcs[s], "sm_90a");
+        cr_expect(strstr(p80, "cp.async.cg.shared.global") && strstr(p80, "cp.async.wait_group"), "%s: sm_80 loads not pipelined:\n%s",
+                  s ? "carried" : "block pointers", p80);
+        cr_expect(strstr(p90, "cp.async.bulk.tensor") && strstr(p90, "wgmma.mma_async"), "%s: sm_90a loads not through tensor maps",
+                  s ? "carried" : "block pointers");
+        free(p80), free(p90);
+    }
+}
+
+/* boundary_check on some dims only, and padding_option="nan": a block of [16, 32] read at
+ * (r0, c0) of an m x n matrix and written whole to a dense 16 x 32 output. */
+Test(blockptr, boundary_check_and_padding) {
+    static const char src[] =
+        "kernel blk(x: *f32, out: *f32, m: i32, n: i32, r0: i32, c0: i32, const CHECK: i32 = 3, const NAN: i1 = false) {\n"
+        "    let p = make_block_ptr(x, (m, n), (n, 1), (r0, c0), (16, 32), (1, 0));\n"
+        "    let o = make_block_ptr(out, [16, 32], [32, 1], [0, 0], [16, 32]);\n"
+        "    if CHECK == 3 {\n"
+        "        if NAN { store(o, load(p, boundary_check=(0, 1), padding_option=\"nan\")); }\n"
+        "        else { store(o, load(p, boundary_check=(1, 0))); }\n"
+        "    } else if CHECK == 1 {\n"
+        "        store(o, load(p, boundary_check=(1,)));\n"
+        "    } else {\n"
+        "        store(o, load(p));\n"
+        "    }\n"
+        "    debug_barrier();\n" /* every thread's read of p before any write through q */
+        "    let q = advance(p, (-r0, 0 - c0));\n"
+        "    store(q, load(q, boundary_check=(0, 1)) + 1.0, boundary_check=(0, 1));\n"
+        "}\n";
+    tile_context *ctx = open_ctx("emu");
+    int m = 20, n = 40;
+    float *hx = malloc((size_t)m * n * 4), out[16 * 32], back[20 * 40];
+    for (int i = 0; i < m * n; i++) hx[i] = (float)(rnext() % 1000) - 500.0f;
+    tile_devptr dx, dout;
+    cr_assert_eq(tile_malloc(ctx, (size_t)m * n * 4, &dx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+    struct {
+        int check, nan, r0, c0;
+    } cases[] = {{3, 0, 10, 20}, {3, 1, -3, 25}, {1, 0, 2, 30}, {0, 0, 4, 8}};
+    for (size_t t = 0; t < NELEMS(cases); t++) {
+        char def_check[32], def_nan[32];
+        snprintf(def_check, sizeof def_check, "CHECK=%d", cases[t].check);
+        snprintf(def_nan, sizeof def_nan, "NAN=%s", cases[t].nan ? "true" : "false");
+        const char *defs[] = {def_check, def_nan, NULL};
+        tile_compile_options o = {.defines = defs};
+        tile_module *mod;
+        cr_assert_eq(tile_module_load_source_ex(ctx, "blk.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(mod, "blk", &k), TILE_OK);
+        tile_memcpy_htod(ctx, dx, hx, (size_t)m * n * 4);
+        tile_memset(ctx, dout, 0x7F, sizeof out); /* a large finite poison */
+        int r0 = cases[t].r0, c0 = cases[t].c0;
+        void *args[] = {&dx, &dout, &m, &n, &r0, &c0};
+        cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+        cr_assert_eq(tile_memcpy_dtoh(ctx, back, dx, sizeof back), TILE_OK);
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 32; j++) {
+                int r = r0 + i, c = c0 + j;
+                bool in = r >= 0 && r < m && c >= 0 && c < n;
+                float got = out[i * 32 + j];
+                if (in) cr_assert(got == hx[r * n + c], "case %zu (%d, %d): %g, want %g", t, i, j, got, hx[r * n + c]);
+                else if (cases[t].check == 3) cr_assert(cases[t].nan ? isnan(got) : got == 0.0f, "case %zu (%d, %d) outside: %g", t, i, j, got);
+                else if (cases[t].check == 1 && c >= n && r < m) cr_assert(got == 0.0f, "case %zu (%d, %d) past the columns: %g", t, i, j, got);
+            }
+        /* the block at (0, 0), advanced back there, incremented in place under its bounds */
+        for (int r = 0; r < m; r++)
+            for (int c = 0; c < n; c++) {
+                float want = hx[r * n + c] + (r < 16 && c < 32 ? 1.0f : 0.0f);
+                cr_assert(back[r * n + c] == want, "case %zu: x[%d][%d] = %g after the in-place store, want %g", t, r, c, back[r * n + c], want);
+            }
+        tile_module_unload(mod);
+    }
+    tile_context_destroy(ctx);
+    free(hx);
+}
+
+/* Loops that carry pointers and integers advanced by fixed steps from a start that is not 0,
+ * by a step that is not a power of two, and tuples carried by loops and merged by ifs. */
+Test(blockptr, carried_values_and_tuples) {
+    static const char src[] =
+        "fn fib(n: i32) {\n"
+        "    let st = (0, 1);\n"
+        "    for i in range(0, n) {\n"
+        "        let (a, b) = st;\n"
+        "        st = (b, a + b);\n"
+        "    }\n"
+        "    let (r, s) = st;\n"
+        "    return r;\n"
+        "}\n"
+        "kernel k(x: *i32, out: *i32, lo: i32, hi: i32, flag: i32) {\n"
+        "    let p = x + 1;\n"
+        "    let idx = lo * 7;\n"
+        "    let acc = zeros([4], i32);\n"
+        "    let w = 5 * flag;\n"
+        "    for i in range(lo, hi, 3) {\n"
+        "        acc += load(p + arange(0, 4)) * (idx - i);\n"
+        "        p += w + 2;\n"
+        "        idx += 7;\n"
+        "    }\n"
+        "    store(out + arange(0, 4), acc);\n"
+        "    let pair = (lo, hi);\n"
+        "    if flag > 0 { pair = (hi, lo + 100); }\n"
+        "    let (u, v) = pair;\n"
+        "    store(out + 4, u);\n"
+        "    store(out + 5, v);\n"
+        "    store(out + 6, fib(hi));\n"
+        "    let t = (0, 3);\n"
+        "    let n = 0;\n"
+        "    while n < flag {\n"
+        "        let (a, b) = t;\n"
+        "        t = (a + 1, b * 2);\n"
+        "        n += 1;\n"
+        "    }\n"
+        "    let (ta, tb) = t;\n"
+        "    store(out + 7, ta * 1000 + tb);\n"
+        "}\n";
+    tile_context *ctx = open_ctx("emu");
+    int nx = 4096;
+    int32_t *hx = malloc((size_t)nx * 4), out[8];
+    for (int i = 0; i < nx; i++) hx[i] = (int32_t)(rnext() % 201) - 100;
+    tile_devptr dx, dout;
+    cr_assert_eq(tile_malloc(ctx, (size_t)nx * 4, &dx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+    tile_memcpy_htod(ctx, dx, hx, (size_t)nx * 4);
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "k.tile", src, &(tile_compile_options){0}, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "k", &k), TILE_OK);
+    struct {
+        int lo, hi, flag;
+    } cases[] = {{2, 40, 1}, {5, 6, 0}, {7, 7, 1}, {-4, 30, 3}};
+    for (size_t t = 0; t < NELEMS(cases); t++) {
+        int lo = cases[t].lo, hi = cases[t].hi, flag = cases[t].flag;
+        tile_memset(ctx, dout, 0x55, sizeof out);
+        void *args[] = {&dx, &dout, &lo, &hi, &flag};
+        cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+        int64_t want[4] = {0};
+        int off = 1, idx = lo * 7;
+        for (int i = lo; i < hi; i += 3) {
+            for (int e = 0; e < 4; e++) want[e] += (int64_t)hx[off + e] * (idx - i);
+            off += 5 * flag + 2;
+            idx += 7;
+        }
+        for (int e = 0; e < 4; e++) cr_assert_eq(out[e], (int32_t)want[e], "case %zu: acc[%d] = %d, want %lld", t, e, out[e], (long long)want[e]);
+        cr_assert_eq(out[4], flag > 0 ? hi : lo, "case %zu: the if's tuple", t);
+        cr_assert_eq(out[5], flag > 0 ? lo + 100 : hi, "case %zu: the if's tuple", t);
+        int32_t a = 0, b = 1;
+        for (int i = 0; i < hi; i++) {
+            int32_t c = a + b;
+            a = b, b = c;
+        }
+        cr_assert_eq(out[6], a, "case %zu: fib(%d) = %d, want %d", t, hi, out[6], a);
+        cr_assert_eq(out[7], flag * 1000 + (3 << flag), "case %zu: the while's tuple", t);
+    }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    free(hx);
+}
+
+/* Mistakes get located errors. */
+static void expect_error(const char *src, const char *want) {
+    tile_compile_options o = {0};
+    tile_compiled c;
+    tile_status st = tile_compile_source("e.tile", src, &o, &c);
+    cr_expect_neq(st, TILE_OK, "compiled: %s", src);
+    cr_expect(c.diagnostics && strstr(c.diagnostics, want), "want '%s' in:\n%s", want, c.diagnostics ? c.diagnostics : "(none)");
+    tile_compiled_free(&c);
+}
+
+Test(blockptr, errors) {
+#define K0 "kernel k(x: *f32, n: i32) {\n    let p = make_block_ptr(x, (n, n), (n, 1), (0, 0), (16, 16), (1, 0));\n"
+    expect_error(K0 "    let v = load(p, n > 0);\n}\n", "e.tile:3:21: error: 'load' of a block pointer takes no 'mask'");
+    expect_error(K0 "    let v = load(p, other=1.0);\n}\n", "e.tile:3:27: error: 'load' of a block pointer takes no 'other'");
+    expect_error(K0 "    store(p, 1.0, n > 0);\n}\n", "takes no 'mask'");
+    expect_error(K0 "    let v = load(x + arange(0, 16), boundary_check=(0,));\n}\n",
+                 "e.tile:3:52: error: 'boundary_check' of 'load' applies to block pointers (make_block_ptr) only");
+    expect_error(K0 "    let v = load(p, boundary_check=(0, 2));\n}\n", "e.tile:3:36: error: 'boundary_check' of 'load' names dim 2");
+    expect_error(K0 "    let v = load(p, padding_option=\"inf\");\n}\n", "unknown padding_option \"inf\"");
+    expect_error("kernel k(x: *i32, n: i32) {\n    let p = make_block_ptr(x, (n,), (1,), (0,), (16,), (0,));\n"
+                 "    let v = load(p, boundary_check=(0,), padding_option=\"nan\");\n}\n",
+                 "padding_option \"nan\" of 'load' needs floats");
+    expect_error("kernel k(x: *f32, n: i32) {\n    let p = make_block_ptr(x, (n, n), (n, 1), (0, 0), (16, 16), (0, 0));\n}\n",
+                 "e.tile:2:65: error: 'order' of 'make_block_ptr' must be a permutation of the 2 dims");
+    expect_error("kernel k(x: *f32, n: i32) {\n    let p = make_block_ptr(x, (n, n), (n,), (0, 0), (16, 16));\n}\n",
+                 "e.tile:2:39: error: 'make_block_ptr': 1 strides for a block of 2 dims");
+    expect_error(K0 "    p = advance(p, (16,));\n}\n", "e.tile:3:20: error: 'advance': 1 offsets for a block pointer of 2 dims");
+    expect_error(K0 "    let q = advance(x, (16,));\n}\n", "'advance' expects a block pointer (from make_block_ptr), got 'ptr<f32>'");
+    expect_error(K0 "    let v = load_tensor_descriptor(p, [0, 0]);\n}\n", "(a block pointer is read with load(ptr, boundary_check=...))");
+    /* a block pointer carried by a loop keeps its block shape */
+    expect_error(K0 "    for i in range(0, n) {\n        p = make_block_ptr(x, (n, n), (n, 1), (0, 0), (16, 32), (1, 0));\n    }\n}\n",
+                 "e.tile:4:9: error: loop-carried variable 'p' changes from 'block pointer of block [16, 16]' to 'block pointer of block [16, 32]'");
+    expect_error("kernel k(x: *f32, n: i32) {\n    let t = (1, 2);\n    if n > 0 { t = (1.5, x); }\n}\n",
+                 "element 1 of 't' is a pointer in one branch of 'if' and a number in the other");
+#undef K0
+}
