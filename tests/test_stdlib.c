@@ -1,6 +1,7 @@
 /* test_stdlib.c - stdlib files run on the emulator: Philox 4x32-10 against a C
- * implementation of the published algorithm and its known-answer vector, rand's
- * range, dropout, softmax/logsumexp and the math helpers against float64. */
+ * implementation of the published algorithm and its known-answer vector, Triton's
+ * random interface (randint4x with 64-bit seeds and offsets, rand's uniforms bit for
+ * bit, randn's normals), dropout, softmax/logsumexp and the math helpers against float64. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,16 +11,29 @@
 #include "include/tile/tile.h"
 #include "runtime/device.h"
 
-static uint32_t philox_c(uint32_t seed, uint32_t offset) {
-    uint32_t c[4] = {offset, 0, 0, 0}, k[2] = {seed, 0};
-    for (int r = 0; r < 10; r++) {
+/* Philox 4x32 as published: counter c, key k, `rounds` rounds, in place. */
+static void philox4(uint32_t c[4], uint32_t k0, uint32_t k1, int rounds) {
+    uint32_t k[2] = {k0, k1};
+    for (int r = 0; r < rounds; r++) {
         uint64_t p0 = (uint64_t)0xD2511F53u * c[0], p1 = (uint64_t)0xCD9E8D57u * c[2];
         uint32_t n[4] = {(uint32_t)(p1 >> 32) ^ c[1] ^ k[0], (uint32_t)p1, (uint32_t)(p0 >> 32) ^ c[3] ^ k[1], (uint32_t)p0};
-        memcpy(c, n, sizeof c);
+        memcpy(c, n, sizeof n);
         k[0] += 0x9E3779B9u;
         k[1] += 0xBB67AE85u;
     }
+}
+
+static uint32_t philox_c(uint32_t seed, uint32_t offset) {
+    uint32_t c[4] = {offset, 0, 0, 0};
+    philox4(c, seed, 0, 10);
     return c[0];
+}
+
+/* Triton's tl.rand of a word: its bits as an i32, negative x as -x - 1, times 4.6566127342e-10 in f32. */
+static float uniform_c(uint32_t x) {
+    int32_t v = (int32_t)x;
+    if (v < 0) v = -(v + 1);
+    return (float)v * 4.6566127342e-10f;
 }
 
 typedef struct Dev {
@@ -83,10 +97,69 @@ Test(stdlib, philox_known_answer_and_reference) {
         for (int i = 0; i < n; i++) {
             uint32_t want = philox_c((uint32_t)seed, (uint32_t)i);
             cr_assert_eq(h[i], want, "philox(seed %d, offset %d) = %08x, want %08x", seed, i, h[i], want);
-            cr_assert_eq(hu[i], (float)(want >> 8) / 16777216.0f, "rand(seed %d, %d)", seed, i);
+            /* seed -7 is sign-extended to 64 bits: key (0xFFFFFFF9, 0xFFFFFFFF), as Triton's */
+            uint32_t c[4] = {(uint32_t)i, 0, 0, 0};
+            philox4(c, (uint32_t)seed, seed < 0 ? 0xFFFFFFFFu : 0, 10);
+            cr_assert_eq(hu[i], uniform_c(c[0]), "rand(seed %d, %d) = %.9g, want %.9g", seed, i, hu[i], uniform_c(c[0]));
             cr_assert(hu[i] >= 0 && hu[i] < 1);
         }
         free(h), free(hu);
+    }
+    done(&d);
+}
+
+/* Triton's interface: randint4x with a 64-bit seed and 64-bit offsets (the high words are the key's and
+ * the counter's second), rand4x, randn and randn4x (Box-Muller on the uniforms), fewer rounds. */
+Test(stdlib, triton_random_interface) {
+    Dev d;
+    load(&d,
+         "import \"random.tile\";\n"
+         "kernel k(w: *u32, u: *f32, nrm: *f32, seed: i64, base: i64) {\n"
+         "  let o = base + arange(0, 128) as i64;\n"
+         "  let i = arange(0, 128);\n"
+         "  let (a, b, c, e) = randint4x(seed, o);\n"
+         "  store(w + i * 5, a);\n  store(w + i * 5 + 1, b);\n  store(w + i * 5 + 2, c);\n  store(w + i * 5 + 3, e);\n"
+         "  store(w + i * 5 + 4, randint(seed, o, 7));\n"
+         "  let (u1, u2, u3, u4) = rand4x(seed, o);\n"
+         "  store(u + i * 4, u1);\n  store(u + i * 4 + 1, u2);\n  store(u + i * 4 + 2, u3);\n  store(u + i * 4 + 3, u4);\n"
+         "  let (n1, n2, n3, n4) = randn4x(seed, o);\n"
+         "  store(nrm + i * 5, n1);\n  store(nrm + i * 5 + 1, n2);\n  store(nrm + i * 5 + 2, n3);\n  store(nrm + i * 5 + 3, n4);\n"
+         "  store(nrm + i * 5 + 4, randn(seed, o));\n"
+         "}\n",
+         "k");
+    int64_t seeds[] = {42, 0x123456789abcLL, -5}, bases[] = {0, 0x500000000LL - 64, -64};
+    for (int t = 0; t < 3; t++) {
+        int64_t seed = seeds[t], base = bases[t];
+        uint64_t w = buf(&d, 128 * 5 * 4, NULL), u = buf(&d, 128 * 4 * 4, NULL), nrm = buf(&d, 128 * 5 * 4, NULL);
+        void *params[] = {&w, &u, &nrm, &seed, &base};
+        run(&d, 1, params);
+        uint32_t hw[128 * 5];
+        float hu[128 * 4], hn[128 * 5];
+        dev_memcpy_dtoh(d.dev, hw, w, sizeof hw);
+        dev_memcpy_dtoh(d.dev, hu, u, sizeof hu);
+        dev_memcpy_dtoh(d.dev, hn, nrm, sizeof hn);
+        for (int i = 0; i < 128; i++) {
+            uint64_t off = (uint64_t)(base + i), s = (uint64_t)seed;
+            uint32_t c[4] = {(uint32_t)off, (uint32_t)(off >> 32), 0, 0}, c7[4];
+            memcpy(c7, c, sizeof c);
+            philox4(c, (uint32_t)s, (uint32_t)(s >> 32), 10);
+            philox4(c7, (uint32_t)s, (uint32_t)(s >> 32), 7);
+            for (int k = 0; k < 4; k++) {
+                cr_assert_eq(hw[i * 5 + k], c[k], "seed %lld offset %lld: word %d %08x, want %08x", (long long)seed, (long long)(base + i), k,
+                             hw[i * 5 + k], c[k]);
+                cr_assert_eq(hu[i * 4 + k], uniform_c(c[k]), "rand4x word %d", k);
+                cr_assert(hu[i * 4 + k] >= 0 && hu[i * 4 + k] < 1);
+            }
+            cr_assert_eq(hw[i * 5 + 4], c7[0], "randint with 7 rounds");
+            for (int k = 0; k < 4; k += 2) {
+                double u1 = fmax(uniform_c(c[k]), 1e-7), th = 6.283185307179586 * uniform_c(c[k + 1]), r = sqrt(-2 * log(u1));
+                double want[2] = {r * cos(th), r * sin(th)};
+                for (int j = 0; j < 2; j++) /* the device's log, sqrt, sin and cos are the approximate instructions */
+                    cr_assert(fabs(hn[i * 5 + k + j] - want[j]) < 2e-5 * (1 + fabs(want[j])), "randn4x %d: %g, want %g", k + j,
+                              hn[i * 5 + k + j], want[j]);
+            }
+            cr_assert_eq(hn[i * 5 + 4], hn[i * 5], "randn is randn4x's first");
+        }
     }
     done(&d);
 }
