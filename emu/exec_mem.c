@@ -329,6 +329,11 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     return NULL;
 }
 
+/* Whether a generic address is outside the shared, local and param windows: global memory (or nothing). */
+static bool generic_is_global(uint64_t a) {
+    return !(a - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE || a - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE || a - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE);
+}
+
 /* ---- atomics ---- */
 /* One f16/bf16 lane of an atomic add, rounded to nearest (no flush: .noftz). */
 static uint64_t half_add(unsigned ety, uint64_t a, uint64_t b) {
@@ -342,6 +347,19 @@ static uint64_t half_add(unsigned ety, uint64_t a, uint64_t b) {
  * flushes subnormal inputs and results to sign-preserving zero" (shared-memory atomics do not). */
 static float ftz32(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
 uint64_t emu_add_f32_ftz(uint64_t old, uint64_t v) { return emu_bits32(ftz32(ftz32(emu_f32(old)) + ftz32(emu_f32(v)))); }
+
+/* Float min/max of one element as `min`/`max` without .NaN do it (the atom and red pages say nothing more): a NaN
+ * loses to a number, two NaNs give the canonical NaN, -0 is below +0; the result is one of the inputs, unrounded. */
+static uint64_t float_minmax(bool mn, unsigned ty, uint64_t old, uint64_t v) {
+    unsigned es = emu_type_size(ty);
+    double x = ty == EMU_T_F16 ? emu_f16_to_f64((uint16_t)old) : ty == EMU_T_BF16 ? emu_bf16_to_f64((uint16_t)old)
+               : ty == EMU_T_F32 ? emu_f32(old) : emu_f64(old);
+    double y = ty == EMU_T_F16 ? emu_f16_to_f64((uint16_t)v) : ty == EMU_T_BF16 ? emu_bf16_to_f64((uint16_t)v)
+               : ty == EMU_T_F32 ? emu_f32(v) : emu_f64(v);
+    if (isnan(x) && isnan(y)) return es == 2 ? 0x7FFFu : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull;
+    bool take_v = isnan(x) || (!isnan(y) && (mn ? y < x || (y == x && signbit(y)) : y > x || (y == x && !signbit(y))));
+    return emu_zext(take_v ? v : old, es);
+}
 
 uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad) {
     unsigned sz = emu_type_size(ty), k = emu_type_kind(ty);
@@ -359,7 +377,15 @@ uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, ui
     case EMU_MODE_ADEC: return (emu_zext(old, sz) == 0 || emu_zext(old, sz) > emu_zext(v, sz)) ? emu_zext(v, sz) : emu_zext(old - 1, sz);
     case EMU_MODE_AMIN: case EMU_MODE_AMAX: {
         bool mn = mode == EMU_MODE_AMIN;
-        if (k == EMU_K_F) { *bad = true; return old; }
+        if (ty == EMU_T_F16X2 || ty == EMU_T_BF16X2) { /* lane by lane */
+            unsigned e = ty == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;
+            return float_minmax(mn, e, old & 0xFFFF, v & 0xFFFF) | float_minmax(mn, e, old >> 16 & 0xFFFF, v >> 16 & 0xFFFF) << 16;
+        }
+        if (k == EMU_K_F) {
+            if (ty == EMU_T_F16 || ty == EMU_T_BF16 || ty == EMU_T_F32 || ty == EMU_T_F64) return float_minmax(mn, ty, old, v);
+            *bad = true;
+            return old;
+        }
         if (k == EMU_K_S) {
             int64_t x = emu_sext(old, sz), y = emu_sext(v, sz);
             return emu_zext((uint64_t)(mn ? (x < y ? x : y) : (x > y ? x : y)), sz);
@@ -411,6 +437,9 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
         return emu_fault(b, t, in, "unsupported instruction", "atomics on .%s are not supported by the emulator", emu_type_name(in->ty));
     uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
     unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
+    if (n > 1 && space == EMU_SP_GENERIC && !generic_is_global(addr)) /* ISA: vector atomics on global memory only */
+        return emu_fault(b, t, in, "invalid address", "a vector %s needs a global address; generic address 0x%" PRIx64 " is not one",
+                         emu_op_name(in->op), addr);
     uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, sz * n, sz * n, true);
     if (!p) return false;
     if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) sync_acquire(b, t, p);
@@ -419,9 +448,7 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     bool bad = false;
     /* .add.f32 on global memory (a generic address outside the shared, local and param windows) flushes */
     bool ftz = in->mode == EMU_MODE_AADD && in->ty == EMU_T_F32 &&
-               (space == EMU_SP_GLOBAL || (space == EMU_SP_GENERIC && !(addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ||
-                                                                         addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE ||
-                                                                         addr - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE)));
+               (space == EMU_SP_GLOBAL || (space == EMU_SP_GENERIC && generic_is_global(addr)));
     for (unsigned k = 0; k < n && !bad; k++) {
         uint32_t vs = in->ok[ai + 1] == EMU_OK_VEC ? f->vec[in->o[ai + 1] + k] : in->o[ai + 1];
         uint64_t c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;
@@ -475,6 +502,9 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         unsigned ai = st ? 0 : 1, vi = st ? 1 : 0, space = ld_space(in);
         uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
         if (space == EMU_SP_SHARED || space == EMU_SP_LOCAL || space == EMU_SP_PARAM) addr &= 0xFFFFFFFFu;
+        if (space == EMU_SP_GENERIC && in->op == EMU_OP_LD && (in->xflags & EMU_XF_UNIFIED) && !generic_is_global(addr))
+            return emu_fault(b, t, in, "invalid address", "ld [a].unified needs a global address; generic address 0x%" PRIx64
+                             " is not one", addr);
         uint8_t val[64]; /* a store's bytes, for racecheck: writing what another thread wrote there is no hazard */
         if (st && b->shadow) {
             for (unsigned k = 0; k < n; k++) {

@@ -244,7 +244,8 @@ static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
             return r->base + (uint32_t)num;
     }
     int sr = emu_find_name(sreg_names, ARRAY_LEN(sreg_names), s, len);
-    if (sr >= EMU_SREG_RSMEM_BEGIN && sr <= EMU_SREG_RSMEM_1) ps->m->reserved_smem = true;
+    /* the reserved region exists for modules that can see it: %aggr_smem_size counts it too */
+    if ((sr >= EMU_SREG_RSMEM_BEGIN && sr <= EMU_SREG_RSMEM_1) || sr == EMU_SREG_AGGR_SMEM) ps->m->reserved_smem = true;
     if (sr >= 0) return EMU_SLOT_SREG + (uint32_t)sr;
     if (len == 1 && s[0] == '_') return EMU_SLOT_SINK;
     return UINT32_MAX;
@@ -510,6 +511,7 @@ typedef struct Opd {
     const char *name;
     uint32_t nlen;
     uint32_t coords[5], ncoords; /* ADDR `[tmap, {c0, ..}]`: the tensor coordinates (cp.async.bulk.tensor) */
+    bool unified;      /* ADDR `[a].unified` (ld) */
 } Opd;
 
 /* An empty operand.  Only the scalar fields are cleared (an Opd holds room for 128 vector elements):
@@ -525,6 +527,7 @@ static void opd_init(Opd *o) {
     o->name = NULL;
     o->nlen = 0;
     o->ncoords = 0;
+    o->unified = false;
 }
 
 static bool parse_reg_or_name(Parser *ps, Opd *o) {
@@ -532,6 +535,9 @@ static bool parse_reg_or_name(Parser *ps, Opd *o) {
     if (t.kind != TK_IDENT) return perr(ps, t.line, "expected an operand, found %s", tok_text(&t, (char[48]){0}, 48));
     next(ps);
     uint32_t slot = reg_lookup(ps, t.s, t.len);
+    const Target *tg = ps->m->target;
+    if (slot == EMU_SLOT_SREG + EMU_SREG_AGGR_SMEM && tg && tg->sm < 90) /* ISA: "Requires sm_90 or higher" */
+        return perr(ps, t.line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)t.len, t.s, tg->name);
     if (slot != UINT32_MAX) { o->kind = OPD_REG; o->slot = slot; return true; }
     if (t.s[0] == '%') return perr(ps, t.line, "undeclared register '%.*s'", (int)t.len, t.s);
     int32_t sym = sym_lookup(ps, t.s, t.len);
@@ -606,7 +612,12 @@ static bool parse_operand(Parser *ps, Opd *o) {
             } while (accept(ps, ','));
             if (!expect(ps, '}')) return false;
         }
-        return expect(ps, ']');
+        if (!expect(ps, ']')) return false;
+        if (ps->tok.kind == TK_IDENT && is(&ps->tok, ".unified")) { /* `ld.global.f32 d, [ugbl].unified;` */
+            o->unified = true;
+            next(ps);
+        }
+        return true;
     }
     if (accept(ps, '(')) {
         o->kind = OPD_LIST;
@@ -832,6 +843,10 @@ static bool parse_ins(Parser *ps) {
             if (!parse_operand(ps, &o)) return false;
             if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
             if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
+            if (o.unified) {
+                if (in.op != EMU_OP_LD) return perr(ps, line, "'%.*s': only ld takes a .unified address", (int)opt.len, opt.s);
+                in.xflags |= EMU_XF_UNIFIED;
+            }
             i++;
             if (o.kind == OPD_ADDR && o.ncoords) { /* [tmap, {c..}]: the coordinates are the next operand */
                 if (in.op != EMU_OP_CP_BULK_TENSOR && in.op != EMU_OP_CP_BULK_PREFETCH && in.op != EMU_OP_CP_RED_BULK_TENSOR)
