@@ -32,7 +32,9 @@
  * Register values are stored as uint64_t; a narrower write stores the value
  * zero- (or, for signed loads, sign-) extended and every read truncates to
  * the instruction's width, so declared register widths never matter at run
- * time.  Predicates are 0 or 1.
+ * time.  Predicates are 0 or 1.  A .b128 register is two consecutive slots,
+ * the low 64 bits first; only mov, ld, ldu, st and atom.cas/.exch of .b128
+ * (the instructions the PTX ISA gives such registers) name it.
  *
  * Everything here is internal to jit/; the device layer (device_emu.c) is the
  * only user. */
@@ -447,7 +449,8 @@ typedef struct EmuFunc {
     uint32_t *local_slots;   /* the constant slots among them holding .local addresses */
     uint32_t nlocal_slots;
     int builtin;             /* EmuBuiltin of an undefined .extern .func the emulator provides (vprintf, ...) */
-    struct EmuRegName { const char *prefix; uint32_t plen; int64_t count; uint32_t base; } *regnames; /* .reg declarations, for reports */
+    /* .reg declarations, for reports; width: slots per register (2 for .b128: low 64 bits first) */
+    struct EmuRegName { const char *prefix; uint32_t plen; int64_t count; uint32_t base, width; } *regnames;
     uint32_t nregnames;
 } EmuFunc;
 

@@ -1343,6 +1343,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         return launch_error(err, "out of host memory for the device heap");
     }
     pthread_mutex_init(&L.lock, NULL);
+    pthread_mutex_init(&L.atom128, NULL);
     unsigned nw = opt->host_threads;
     if (!nw) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1359,6 +1360,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     worker(&L);
     for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
     pthread_mutex_destroy(&L.lock);
+    pthread_mutex_destroy(&L.atom128);
     free(L.params);
     if (L.workspace) emu_mem_free(L.mem, L.workspace);
     print_output(&L);

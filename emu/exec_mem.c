@@ -428,11 +428,33 @@ static void sync_acquire(EmuBlock *b, EmuThread *t, const uint8_t *at) {
         }
 }
 
+/* atom.cas.b128 d, [a], b, c / atom.exch.b128 d, [a], b: 16 bytes aligned to 16, the registers' two slots (low
+ * 64 bits first; parse.c checked them, d may be `_`).  The host has no portable 16-byte compare-and-swap, so
+ * the launch's b128 atomics take one lock; they are atomic with respect to each other, which is what the ISA
+ * promises of atomics of one size. */
+static bool exec_atom128(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    uint64_t addr = EMU_R(t, in, 1) + (uint64_t)in->off[0];
+    unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
+    uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, 16, 16, true);
+    if (!p) return false;
+    if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) sync_acquire(b, t, p);
+    if (b->shadow && (in->xflags & EMU_XF_RELEASE)) sync_release(b, t, p);
+    uint64_t *r = t->r, old[2], v[2] = {r[in->o[2]], r[in->o[2] + 1]};
+    pthread_mutex_lock(&b->L->atom128);
+    memcpy(old, p, 16);
+    if (in->mode == EMU_MODE_AEXCH) memcpy(p, v, 16);
+    else if (old[0] == v[0] && old[1] == v[1]) memcpy(p, (uint64_t[2]){r[in->o[3]], r[in->o[3] + 1]}, 16);
+    pthread_mutex_unlock(&b->L->atom128);
+    if (in->o[0] != EMU_SLOT_SINK) r[in->o[0]] = old[0], r[in->o[0] + 1] = old[1];
+    return true;
+}
+
 /* atom / red; a vector form (.v2/.v4/.v8 of f32, f16, bf16, f16x2, bf16x2: sm_90) updates each element
  * atomically, in order, the whole vector aligned to its size. */
 static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest) {
     unsigned sz = emu_type_size(in->ty), n = in->vec ? in->vec : 1;
     unsigned ai = has_dest ? 1 : 0;
+    if (sz == 16 && has_dest) return exec_atom128(b, t, in);
     if (sz != 2 && sz != 4 && sz != 8)
         return emu_fault(b, t, in, "unsupported instruction", "atomics on .%s are not supported by the emulator", emu_type_name(in->ty));
     uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
@@ -498,7 +520,10 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: {
         bool st = in->op == EMU_OP_ST;
         unsigned sz = emu_type_size(in->ty), n = in->vec, total = sz * n;
-        if (sz == 0 || sz > 8) return emu_fault(b, t, in, "unsupported instruction", "loads/stores of .%s are not supported", emu_type_name(in->ty));
+        if (sz == 0 || (sz > 8 && !(sz == 16 && n == 1)))
+            return emu_fault(b, t, in, "unsupported instruction", "loads/stores of .%s are not supported", emu_type_name(in->ty));
+        unsigned parts = sz == 16 ? 2 : 1; /* .b128: a register's two slots, the low 64 bits first */
+        if (parts == 2) sz = 8, n = 2;
         unsigned ai = st ? 0 : 1, vi = st ? 1 : 0, space = ld_space(in);
         uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
         if (space == EMU_SP_SHARED || space == EMU_SP_LOCAL || space == EMU_SP_PARAM) addr &= 0xFFFFFFFFu;
@@ -508,7 +533,7 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         uint8_t val[64]; /* a store's bytes, for racecheck: writing what another thread wrote there is no hazard */
         if (st && b->shadow) {
             for (unsigned k = 0; k < n; k++) {
-                uint64_t v = t->r[in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi]];
+                uint64_t v = t->r[(in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi]) + (parts == 2 ? k : 0)];
                 if (in->ty == EMU_T_PRED) v &= 1;
                 memcpy(val + k * sz, &v, sz);
             }
@@ -521,7 +546,7 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if (b->shadow && (in->xflags & EMU_XF_RELEASE) && st) sync_release(b, t, p);
         bool sg = emu_type_kind(in->ty) == EMU_K_S;
         for (unsigned k = 0; k < n; k++) {
-            uint32_t slot = in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi];
+            uint32_t slot = (in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi]) + (parts == 2 ? k : 0);
             if (st) {
                 uint64_t v = t->r[slot];
                 if (in->ty == EMU_T_PRED) v &= 1;

@@ -241,7 +241,7 @@ static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
         const struct RegRange *r = &ps->regs[i];
         if (r->count < 0 && r->plen == len && memcmp(r->prefix, s, len) == 0) return r->base;
         if (r->count >= 0 && num >= 0 && num < r->count && r->plen == d && memcmp(r->prefix, s, d) == 0)
-            return r->base + (uint32_t)num;
+            return r->base + (uint32_t)num * (r->wide ? 2 : 1);
     }
     int sr = emu_find_name(sreg_names, ARRAY_LEN(sreg_names), s, len);
     /* the reserved region exists for modules that can see it: %aggr_smem_size counts it too */
@@ -249,6 +249,59 @@ static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
     if (sr >= 0) return EMU_SLOT_SREG + (uint32_t)sr;
     if (len == 1 && s[0] == '_') return EMU_SLOT_SINK;
     return UINT32_MAX;
+}
+
+/* Whether slot is (a slot of) a .b128 register. */
+static bool slot_is_wide(const Parser *ps, uint32_t slot) {
+    for (uint32_t i = 0; i < ps->nregs; i++) {
+        const struct RegRange *r = &ps->regs[i];
+        if (r->wide && slot >= r->base && slot < r->base + 2 * (r->count < 0 ? 1 : (uint64_t)r->count)) return true;
+    }
+    return false;
+}
+
+/* .b128 registers (two slots each) appear only where the PTX ISA has them, in instructions that read and write
+ * both halves: mov.b128 (a register, or a {..} pack/unpack of 2 or 4 narrower ones, the lowest first),
+ * ld/ldu/st.b128 (the value) and atom.cas/.exch.b128 (d, b, c; d may be `_`); those operands must be .b128
+ * registers (not immediates: a constant slot has 64 bits). */
+static bool check_wide(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    bool b128 = in->ty == EMU_T_B128 && in->op < EMU_OP_MBARRIER; /* sm_90 ops' .b128 is no register type */
+    if (!b128 && !ps->has_wide) return true;
+    if (b128 && in->op != EMU_OP_MOV && in->op != EMU_OP_LD && in->op != EMU_OP_LDU && in->op != EMU_OP_ST &&
+        !(in->op == EMU_OP_ATOM && (in->mode == EMU_MODE_ACAS || in->mode == EMU_MODE_AEXCH)))
+        return perr(ps, line, "'%.*s': .b128 is a type of mov, ld, ldu, st and atom.cas/.exch only", (int)len, s);
+    if (b128 && in->vec > 1) return perr(ps, line, "'%.*s': no vectors of .b128", (int)len, s);
+    const Target *tg = ps->m->target;
+    if (b128 && in->op == EMU_OP_ATOM && tg && tg->sm < 90) /* ISA, atom: "Support for .b128 type requires sm_90 or higher" */
+        return perr(ps, line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)len, s, tg->name);
+    for (unsigned i = 0; i < in->nops; i++) {
+        bool want = false; /* this operand must be a .b128 register */
+        if (b128) {
+            switch (in->op) {
+            case EMU_OP_MOV: want = in->ok[i] != EMU_OK_VEC; break;
+            case EMU_OP_LD: case EMU_OP_LDU: want = i == 0; break;
+            case EMU_OP_ST: want = i == 1; break;
+            case EMU_OP_ATOM: want = i != 1 && !(i == 0 && in->o[0] == EMU_SLOT_SINK); break;
+            }
+        }
+        if (in->ok[i] == EMU_OK_VEC) {
+            unsigned n = in->on[i];
+            if (b128 && (in->op != EMU_OP_MOV || (n != 2 && n != 4)))
+                return perr(ps, line, "'%.*s': mov.b128 packs or unpacks 2 or 4 registers", (int)len, s);
+            for (unsigned k = 0; k < n; k++)
+                if (slot_is_wide(ps, ps->vec[in->o[i] + k]))
+                    return perr(ps, line, "'%.*s': a .b128 register cannot be an element of {..}", (int)len, s);
+            continue;
+        }
+        bool wide = (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) && slot_is_wide(ps, in->o[i]);
+        if (in->ok[i] == EMU_OK_ADDR) want = false;
+        if (want && !(in->ok[i] == EMU_OK_REG && wide))
+            return perr(ps, line, "'%.*s': operand %u must be a .b128 register", (int)len, s, i + 1);
+        if (!want && wide)
+            return perr(ps, line, "'%.*s': a .b128 register is an operand of mov, ld, ldu, st and atom.cas/.exch .b128 only", (int)len, s);
+    }
+    if (slot_is_wide(ps, in->guard)) return perr(ps, line, "'%.*s': a .b128 register as a guard", (int)len, s);
+    return true;
 }
 
 /* Whether slot is a .pred register (cp.async's fourth operand is src-size or, as a predicate, ignore-src). */
@@ -260,12 +313,14 @@ static bool slot_is_pred(const Parser *ps, uint32_t slot) {
     return false;
 }
 
-static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, bool pred) {
+static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, bool pred, bool wide) {
+    uint32_t w = wide ? 2 : 1; /* a .b128 register: two slots, the low 64 bits first */
+    ps->has_wide |= wide;
     GROW(ps->regs, ps->nregs, ps->capregs);
-    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots, pred};
+    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots, pred, wide};
     GROW(ps->allregs, ps->nallregs, ps->capallregs);
-    ps->allregs[ps->nallregs++] = (struct EmuRegName){s, len, count, ps->nslots};
-    ps->nslots += count < 0 ? 1 : (uint32_t)count;
+    ps->allregs[ps->nallregs++] = (struct EmuRegName){s, len, count, ps->nslots, w};
+    ps->nslots += (count < 0 ? 1 : (uint32_t)count) * w;
 }
 
 static int32_t sym_lookup(Parser *ps, const char *s, uint32_t len) {
@@ -906,6 +961,7 @@ static bool parse_ins(Parser *ps) {
     }
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
+    if (!check_wide(ps, &in, line, opt.s, opt.len)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;
@@ -914,13 +970,16 @@ static bool parse_ins(Parser *ps) {
 /* reg = ".reg" [".v2"|".v4"] type name ["<" N ">"] {"," name ["<" N ">"]} ";" */
 static bool parse_reg(Parser *ps) {
     bool pred = ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.pred", 9);
+    bool wide = ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.b128", 9), vec = false;
+    uint32_t line = ps->tok.line;
     next(ps);
     while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') { /* type and vector width */
         if (is(&ps->tok, ".pred")) pred = true;
-        if (is(&ps->tok, ".b128") || (ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.b128", 9)))
-            return perr(ps, ps->tok.line, "128-bit registers (.reg .b128) are not supported: registers hold 64 bits here");
+        if (is(&ps->tok, ".b128")) wide = true; /* two slots a register */
+        if (is(&ps->tok, ".v2") || is(&ps->tok, ".v4")) vec = true;
         next(ps);
     }
+    if (wide && vec) return perr(ps, line, "vectors of .b128 registers are not supported");
     do {
         Tok t = ps->tok;
         if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found %s", tok_text(&t, (char[48]){0}, 48));
@@ -931,7 +990,7 @@ static bool parse_reg(Parser *ps) {
             next(ps);
             if (!expect(ps, '>')) return false;
         }
-        reg_declare(ps, t.s, t.len, count, pred);
+        reg_declare(ps, t.s, t.len, count, pred, wide);
     } while (accept(ps, ','));
     return expect(ps, ';');
 }

@@ -7,11 +7,12 @@
  *   3. mbarrier.arrive_drop.expect_tx (refused before), %is_explicit_cluster
  *      of a launch given a 1x1x1 cluster; what the ISA does not have or the
  *      emulator cannot hold is refused at load: s8 wgmma shapes the ISA
- *      does not list, .b128 registers (they held 64 bits, silently);
+ *      does not list;
  *   4. forms the emulator refused: movmatrix, prefetchu, %globaltimer_lo/_hi,
  *      %aggr_smem_size, %current_graph_exec, ld [a].unified, pmevent, brkpt
  *      (stops the launch), vector atom/red .min/.max on f16, bf16 and their
- *      pairs, and the vector forms the ISA's table does not have. */
+ *      pairs, and the vector forms the ISA's table does not have;
+ *   5. .b128 registers (two 64-bit slots): mov pack/unpack, ld/st, atom.cas/.exch. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -206,8 +207,7 @@ static void load_fails(const char *spec, const char *ptx, const char *needle) {
 
 /* ISA, wgmma.mma_async, integer types: ".shape = {.m64n8k32, .m64n16k32, .m64n24k32, .m64n32k32,
  * .m64n48k32, .m64n64k32, .m64n80k32, ...}": past 32, N steps by 16 (the floating-point shapes by 8).
- * m64n40k32.s32.s8.s8 loaded and ran.  .b128 registers: the emulator's hold 64 bits, and
- * `mov.b128 %q, {a, b}` kept one half; refused at the declaration. */
+ * m64n40k32.s32.s8.s8 loaded and ran.  Vectors of .b128 registers (the ISA has none). */
 Test(isa, refused_at_load) {
     load_fails("emu:sm_90a",
                HEAD90 ".visible .entry k()\n{\n .reg .b32 %d<20>;\n .reg .b64 %rd<3>;\n .reg .pred %p;\n"
@@ -216,9 +216,9 @@ Test(isa, refused_at_load) {
                " %d13, %d14, %d15, %d16, %d17, %d18, %d19}, %rd1, %rd2, %p;\n ret;\n}\n",
                "s8/u8 wgmma's N is 8, 16, 24 or a multiple of 16");
     load_fails("emu:sm_90a",
-               ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n .reg .b128 %q;\n .reg .b64 %rd<3>;\n"
-               " mov.b128 %q, {%rd1, %rd2};\n ret;\n}\n",
-               "128-bit registers (.reg .b128) are not supported");
+               ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n .reg .v2 .b128 %q;\n .reg .b64 %rd<3>;\n"
+               " ret;\n}\n",
+               "vectors of .b128 registers are not supported");
 }
 
 /* ISA, atom: "Current implementation of atom.add.f32 on global memory flushes subnormal inputs and
@@ -552,4 +552,110 @@ Test(isa, vector_atomic_forms_refused) {
     launch_fails(d, f, 1, NULL, DEV_ERR_LAUNCH, "needs a global address");
     dev_module_unload(m);
     dev_close(d);
+}
+
+#define HEAD83 ".version 8.3\n.target sm_90a\n.address_size 64\n"
+
+/* ISA, .b128 (PTX 8.3): "mov.type d, {a, b}" packs with .b128 too (2 or 4 elements, the first the lowest),
+ * "ld.global.b128 %r0, [gbl]; // 128-bit load", st the same, "atom.shared.b128.cas d, a, b, c; atom.global.b128.exch
+ * d, a, b;" (cas(r,s,t) = (r == s) ? t : r, both halves compared; d the old value).  16-byte words of buf (lo, hi
+ * as two u64; the host gives words 4, 7, 9, 11, 13):
+ *   0: pack {L, H};  1: unpack, stored swapped;  2: copy, unpacked to 4 x b32, stored reversed;  3: repacked from
+ *   those four;  5: ld of word 4;  6: word 4 through shared memory;  7: cas that matches -> {L, H}, 8: its old
+ *   value;  9: cas that differs in the high half's bit 0 -> unchanged, 10: its old value;  11: exch through a
+ *   generic address -> {L, H}, 12: its old value;  13: cas into `_` that matches zeros -> {L, H}. */
+Test(isa, b128_registers) {
+    static const char *ptx = HEAD83
+        ".visible .entry k(.param .u64 buf)\n{\n .reg .b128 %q<4>;\n .reg .b64 %rd<12>;\n .reg .b32 %r<6>;\n"
+        " .shared .align 16 .b8 s[16];\n"
+        " ld.param.u64 %rd1, [buf];\n mov.u64 %rd2, 0x0123456789abcdef;\n mov.u64 %rd3, 0xfedcba9876543210;\n"
+        " mov.b128 %q0, {%rd2, %rd3};\n st.global.b128 [%rd1], %q0;\n"
+        " mov.b128 {%rd4, %rd5}, %q0;\n st.global.v2.b64 [%rd1+16], {%rd5, %rd4};\n"
+        " mov.b128 %q1, %q0;\n mov.b128 {%r1, %r2, %r3, %r4}, %q1;\n st.global.v4.b32 [%rd1+32], {%r4, %r3, %r2, %r1};\n"
+        " mov.b128 %q2, {%r1, %r2, %r3, %r4};\n st.global.b128 [%rd1+48], %q2;\n"
+        " ld.global.b128 %q3, [%rd1+64];\n st.global.b128 [%rd1+80], %q3;\n"
+        " st.shared.b128 [s], %q3;\n ld.shared.b128 %q1, [s];\n st.global.b128 [%rd1+96], %q1;\n"
+        " ld.global.b128 %q1, [%rd1+112];\n atom.global.cas.b128 %q2, [%rd1+112], %q1, %q0;\n st.global.b128 [%rd1+128], %q2;\n"
+        " ld.global.b128 %q1, [%rd1+144];\n mov.b128 {%rd6, %rd7}, %q1;\n xor.b64 %rd7, %rd7, 1;\n mov.b128 %q1, {%rd6, %rd7};\n"
+        " atom.global.cas.b128 %q2, [%rd1+144], %q1, %q0;\n st.global.b128 [%rd1+160], %q2;\n"
+        " atom.exch.b128 %q2, [%rd1+176], %q0;\n st.global.b128 [%rd1+192], %q2;\n"
+        " mov.b64 %rd8, 0;\n mov.b128 %q1, {%rd8, %rd8};\n atom.global.cas.b128 _, [%rd1+208], %q1, %q0;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    const uint64_t L = 0x0123456789abcdefull, H = 0xfedcba9876543210ull;
+    uint64_t w[28] = {0};
+    for (int i = 0; i < 28; i++) w[i] = 0x5151515151515151ull * (uint64_t)(i + 1); /* poison */
+    w[8] = 0x1111111122222222ull, w[9] = 0x3333333344444444ull;   /* word 4 */
+    w[14] = 0xaaaaaaaaaaaaaaaaull, w[15] = 0xbbbbbbbbbbbbbbbbull; /* word 7 */
+    w[18] = 0xccccccccccccccccull, w[19] = 0xddddddddddddddddull; /* word 9 */
+    w[22] = 0x7777777777777777ull, w[23] = 0x8888888888888888ull; /* word 11 */
+    w[26] = 0, w[27] = 0;                                         /* word 13 */
+    uint64_t dbuf = buffer(d, w, sizeof w);
+    launch_ok(d, f, 1, (void *[]){&dbuf});
+    uint64_t o[28];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, dbuf, sizeof o), DEV_OK);
+    const uint64_t want[28] = {L, H, H, L,
+                               /* 2: the b32 parts of {L, H} reversed: H's high word first */
+                               (H >> 32) | (H << 32), (L >> 32) | (L << 32), L, H,
+                               w[8], w[9], w[8], w[9], w[8], w[9],
+                               L, H, w[14], w[15],
+                               w[18], w[19], w[18], w[19],
+                               L, H, w[22], w[23], L, H};
+    for (int i = 0; i < 28; i++)
+        cr_expect_eq(o[i], want[i], "word %d %s: %#018llx, want %#018llx", i / 2, i % 2 ? "hi" : "lo", (unsigned long long)o[i],
+                     (unsigned long long)want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* A 128-bit counter 256 threads (4 blocks, on two host workers) add 2^63 to with an atom.cas.b128 loop (the carry
+ * crosses into the high half every other time): 256 * 2^63 = 2^71, {0, 128}, and every thread saw its own old
+ * value once. */
+Test(isa, b128_cas_counter) {
+    static const char *ptx = HEAD83
+        ".visible .entry k(.param .u64 c)\n{\n .reg .pred %p<3>;\n .reg .b128 %q<3>;\n .reg .b64 %rd<12>;\n"
+        " ld.param.u64 %rd1, [c];\n ld.global.b128 %q0, [%rd1];\n"
+        "$RETRY:\n mov.b128 {%rd2, %rd3}, %q0;\n add.cc.u64 %rd4, %rd2, 0x8000000000000000;\n addc.u64 %rd5, %rd3, 0;\n"
+        " mov.b128 %q1, {%rd4, %rd5};\n atom.global.cas.b128 %q2, [%rd1], %q0, %q1;\n"
+        " mov.b128 {%rd6, %rd7}, %q2;\n setp.ne.u64 %p1, %rd6, %rd2;\n setp.ne.or.u64 %p2, %rd7, %rd3, %p1;\n"
+        " mov.b128 %q0, %q2;\n @%p2 bra $RETRY;\n ret;\n}\n";
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions opt = {.emu_host_threads = 2};
+    cr_assert_eq(dev_open("emu:sm_90a", &opt, &d, &err), DEV_OK, "%s", err ? err : "");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint64_t c[2] = {0, 0};
+    uint64_t dc = buffer(d, c, sizeof c);
+    cr_assert_eq(dev_launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, (void *[]){&dc}), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK);
+    cr_assert_eq(dev_memcpy_dtoh(d, c, dc, sizeof c), DEV_OK);
+    cr_expect(c[0] == 0 && c[1] == 128, "counter {%#llx, %#llx}, want {0, 128}", (unsigned long long)c[0], (unsigned long long)c[1]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* .b128 registers only where the ISA has them (both slots read and written), never an immediate (64 bits). */
+Test(isa, b128_misuse_refused) {
+    static const struct { const char *ins, *msg; } bad[] = {
+        {" add.u64 %rd1, %q, 1;\n", "a .b128 register is an operand of mov"},
+        {" mov.b64 %rd1, %q;\n", "a .b128 register is an operand of mov"},
+        {" mov.b128 %q, 5;\n", "operand 2 must be a .b128 register"},
+        {" mov.b128 %q, %rd1;\n", "operand 2 must be a .b128 register"},
+        {" st.global.b128 [%rd1], %rd2;\n", "operand 2 must be a .b128 register"},
+        {" ld.global.v2.b128 {%q, %q}, [%rd1];\n", "no vectors of .b128"},
+        {" atom.global.add.b128 %q, [%rd1], %q;\n", ".b128 is a type of mov, ld, ldu, st and atom.cas/.exch only"},
+        {" and.b128 %q, %q, %q;\n", ".b128 is a type of mov, ld, ldu, st and atom.cas/.exch only"},
+        {" mov.b128 %q, {%rd1, %rd2, %rd1};\n", "mov.b128 packs or unpacks 2 or 4 registers"},
+        {" mov.b128 {%q, %rd1}, %q;\n", "cannot be an element of {..}"},
+        {" ld.global.u64 %rd1, [%q];\n", "a .b128 register is an operand of mov"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char ptx[512];
+        snprintf(ptx, sizeof ptx, HEAD83 ".visible .entry k()\n{\n .reg .b128 %%q;\n .reg .b64 %%rd<3>;\n%s ret;\n}\n", bad[i].ins);
+        load_fails("emu:sm_90a", ptx, bad[i].msg);
+    }
+    load_fails("emu", ".version 8.3\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n .reg .b128 %q;\n .reg .b64 %rd<2>;\n"
+               " atom.global.exch.b128 %q, [%rd1], %q;\n ret;\n}\n", "needs .target sm_90 or later");
 }
