@@ -295,6 +295,12 @@ static bool check_wide(Parser *ps, const EmuIns *in, uint32_t line, const char *
         }
         bool wide = (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) && slot_is_wide(ps, in->o[i]);
         if (in->ok[i] == EMU_OK_ADDR) want = false;
+        if (want && in->ok[i] == EMU_OK_REG && !wide) {
+            for (uint32_t k = 0; k < ps->nconsts; k++) /* ptxas takes `mov.b128 %q, 5`: refused, not cut to 64 bits */
+                if (ps->consts[k].slot == in->o[i])
+                    return perr(ps, line, "'%.*s': .b128 immediates are not supported by the emulator (constants hold 64 bits)",
+                                (int)len, s);
+        }
         if (want && !(in->ok[i] == EMU_OK_REG && wide))
             return perr(ps, line, "'%.*s': operand %u must be a .b128 register", (int)len, s, i + 1);
         if (!want && wide)
@@ -899,7 +905,8 @@ static bool parse_ins(Parser *ps) {
             if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
             if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
             if (o.unified) {
-                if (in.op != EMU_OP_LD) return perr(ps, line, "'%.*s': only ld takes a .unified address", (int)opt.len, opt.s);
+                if (in.op != EMU_OP_LD && in.op != EMU_OP_LDU)
+                    return perr(ps, line, "'%.*s': only ld and ldu take a .unified address", (int)opt.len, opt.s);
                 in.xflags |= EMU_XF_UNIFIED;
             }
             i++;

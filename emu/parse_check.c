@@ -447,11 +447,12 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         if (in->ok[0] != EMU_OK_REG || !const_value(ps, in->o[0], &ev) || ev > (mask ? 0xFFFFu : 15u))
             return perr(ps, line, "'%.*s' takes an immediate %s", (int)len, s, mask ? "16-bit mask" : "event number in 0..15");
     }
-    if (in->op == EMU_OP_LD && (in->xflags & EMU_XF_UNIFIED)) {
-        /* ISA, ld: `[a].unified` on the weak forms only, "only supported for .global state space and for generic
-         * addressing where the address points to the .global state space" (run time: exec_mem.c) */
-        if ((in->space != EMU_SP_GLOBAL && in->space != EMU_SP_GENERIC) || (in->xflags & EMU_XF_STRONG))
-            return perr(ps, line, "'%.*s': .unified is allowed on the address of a weak ld, global or generic, only", (int)len, s);
+    if ((in->op == EMU_OP_LD || in->op == EMU_OP_LDU) && (in->xflags & EMU_XF_UNIFIED)) {
+        /* ISA, ld: `[a].unified` is "only supported for .global state space and for generic addressing where the
+         * address points to the .global state space" (run time: exec_mem.c).  The ISA's syntax shows it on weak
+         * loads only; ptxas takes it on .volatile, .relaxed, .acquire, .mmio and ldu too, and so does this. */
+        if (in->space != EMU_SP_GLOBAL && in->space != EMU_SP_GENERIC)
+            return perr(ps, line, "'%.*s': .unified is allowed on .global or generic addresses only", (int)len, s);
     }
     if ((in->op == EMU_OP_LD || in->op == EMU_OP_ST) && in->vec > 1) {
         unsigned vi = in->op == EMU_OP_LD ? 0 : 1;

@@ -134,6 +134,7 @@ Test(isa, cvt_satfinite_tf32_max) {
 }
 
 #define HEAD90 ".version 8.0\n.target sm_90a\n.address_size 64\n"
+#define HEAD83 ".version 8.3\n.target sm_90a\n.address_size 64\n" /* vector atomics, %aggr_smem_size (8.1), .b128 (8.3) */
 
 /* ISA, mbarrier.arrive_drop: "mbarrier.arrive_drop{.sem}{.scope}{.shared{::cta}}.expect_tx.b64 state,
  * [addr], txCount" performs an expect-tx operation before the arrive-on operation, and the drop
@@ -331,9 +332,9 @@ Test(isa, prefetchu_is_a_hint) {
  * %reserved_smem_offset_cap = 1024 bytes, so %aggr_smem_size 1280.  The timer reads the launch's start, in ns
  * (CLOCK_REALTIME), so its high half is not 0. */
 Test(isa, globaltimer_halves_aggr_smem_graph_exec) {
-    static const char *ptx = HEAD90
+    static const char *ptx = HEAD83
+        ".shared .align 16 .b8 s[48];\n.extern .shared .align 16 .b8 dyn[];\n"
         ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<10>;\n .reg .b64 %rd<6>;\n"
-        " .shared .align 16 .b8 s[48];\n .extern .shared .align 16 .b8 dyn[];\n"
         " ld.param.u64 %rd1, [out];\n mov.u64 %rd2, %globaltimer;\n mov.u32 %r1, %globaltimer_lo;\n mov.u32 %r2, %globaltimer_hi;\n"
         " mov.u32 %r3, %total_smem_size;\n mov.u32 %r4, %aggr_smem_size;\n mov.u32 %r5, %dynamic_smem_size;\n"
         " mov.u32 %r6, %reserved_smem_offset_cap;\n mov.u64 %rd3, %current_graph_exec;\n"
@@ -371,12 +372,14 @@ Test(isa, globaltimer_halves_aggr_smem_graph_exec) {
 /* ISA, ld: "ld{.weak}{.ss}... d, [a]{.unified}{, cache-policy};" "The optional qualifier .unified must be
  * specified on operand a if a is the address of a variable declared with .unified attribute"; "The qualifiers
  * .unified and .level::cache_hint are only supported for .global state space and for generic addressing where
- * the address points to the .global state space"; ld.volatile/.relaxed/.acquire do not take it, nor does st. */
+ * the address points to the .global state space".  st does not take it.  (The syntax shows it on weak loads
+ * only, but ptxas takes ld.volatile/.relaxed/.acquire and ldu with it too: so does the emulator.) */
 Test(isa, ld_unified_address) {
     static const char *ptx = HEAD80
-        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<6>;\n .reg .b64 %rd<4>;\n"
         " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n"
-        " ld.global.u32 %r1, [%rd1].unified;\n ld.u32 %r2, [%rd1+4].unified;\n ld.global.nc.v2.u32 {%r3, %r1}, [%rd1+8].unified;\n"
+        " ld.global.u32 %r1, [%rd1].unified;\n ld.volatile.u32 %r2, [%rd1+4].unified;\n ld.global.nc.v2.u32 {%r3, %r1}, [%rd1+8].unified;\n"
+        " ldu.global.u32 %r4, [%rd1+4].unified;\n add.u32 %r2, %r2, %r4;\n"
         " st.global.u32 [%rd2], %r1;\n st.global.u32 [%rd2+4], %r2;\n st.global.u32 [%rd2+8], %r3;\n ret;\n}\n";
     TileDevice *d = open_dev("emu");
     TileDevModule *m;
@@ -385,7 +388,7 @@ Test(isa, ld_unified_address) {
     uint64_t din = buffer(d, in, sizeof in), dout = buffer(d, NULL, sizeof out);
     launch_ok(d, f, 1, (void *[]){&din, &dout});
     cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
-    cr_expect(out[0] == in[3] && out[1] == in[1] && out[2] == in[2], "%#x %#x %#x", out[0], out[1], out[2]);
+    cr_expect(out[0] == in[3] && out[1] == 2 * in[1] && out[2] == in[2], "%#x %#x %#x", out[0], out[1], out[2]);
     dev_module_unload(m);
     /* a generic .unified address must point to global memory: a shared one stops the launch */
     static const char *shared_ptx = HEAD80
@@ -396,11 +399,11 @@ Test(isa, ld_unified_address) {
     dev_module_unload(m);
     dev_close(d);
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .shared .b32 s;\n ld.shared.u32 %r1, [s].unified;\n ret;\n}\n",
-               ".unified is allowed on the address of a weak ld");
-    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n ld.volatile.global.u32 %r1, [%rd1].unified;\n"
-               " ret;\n}\n", ".unified is allowed on the address of a weak ld");
+               ".unified is allowed on .global or generic addresses only");
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n ld.local.u32 %r1, [%rd1].unified;\n"
+               " ret;\n}\n", ".unified is allowed on .global or generic addresses only");
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n st.global.u32 [%rd1].unified, %r1;\n"
-               " ret;\n}\n", "only ld takes a .unified address");
+               " ret;\n}\n", "only ld and ldu take a .unified address");
 }
 
 /* ISA, pmevent: "pmevent a; pmevent.mask a;" "triggers a single performance monitor event indexed by immediate
@@ -446,7 +449,7 @@ Test(isa, pmevent_and_brkpt) {
  *              -inf vs 5.0 -> -inf; 65504 vs inf -> 65504; 0x0001 (subnormal) vs 0x0002 -> 0x0001.
  *   bf16 max:  the same pairs: 2.0, 3.0, -2.0, 0x7fff, +0, 5.0, inf, 0x0002. */
 Test(isa, vector_atomic_min_max_half_types) {
-    static const char *ptx = HEAD90
+    static const char *ptx = HEAD83
         ".visible .entry k(.param .u64 g, .param .u64 b, .param .u64 old)\n{\n .reg .b16 %h<8>;\n .reg .b16 %o<8>;\n"
         " .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
         " ld.param.u64 %rd1, [g];\n ld.param.u64 %rd2, [b];\n ld.param.u64 %rd3, [old];\n"
@@ -499,7 +502,7 @@ Test(isa, vector_atomic_min_max_half_types) {
 /* The same, many threads: 64 threads each red.global.v4.f16x2.max the halves tid + j (j = 0..7) and
  * atom.global.v4.bf16.min 100 - tid - j: the maxima 63 + j and minima 37 - j come out whatever the order. */
 Test(isa, vector_atomic_min_max_threads) {
-    static const char *ptx = HEAD90
+    static const char *ptx = HEAD83
         ".visible .entry k(.param .u64 g)\n{\n .reg .b16 %h<12>;\n .reg .b32 %r<16>;\n .reg .f32 %f<4>;\n .reg .b64 %rd<4>;\n"
         " ld.param.u64 %rd1, [g];\n mov.u32 %r1, %tid.x;\n"
         " cvt.rn.f32.u32 %f1, %r1;\n"
@@ -536,25 +539,24 @@ Test(isa, vector_atomic_forms_refused) {
     };
     for (size_t i = 0; i < sizeof no_v / sizeof *no_v; i++) {
         char ptx[1024];
-        snprintf(ptx, sizeof ptx, HEAD90 ".visible .entry k()\n{\n .reg .f32 %%f<3>;\n .reg .b32 %%r<3>;\n .reg .b16 %%h<3>;\n"
+        snprintf(ptx, sizeof ptx, HEAD83 ".visible .entry k()\n{\n .reg .f32 %%f<3>;\n .reg .b32 %%r<3>;\n .reg .b16 %%h<3>;\n"
                  " .reg .b64 %%rd<2>;\n%s ret;\n}\n", no_v[i]);
         load_fails("emu:sm_90a", ptx, i == 1 ? "take a vector" : "unsupported vector atomic");
     }
-    load_fails("emu:sm_90a", HEAD90 ".visible .entry k()\n{\n .reg .b16 %h<3>;\n .shared .align 4 .b8 s[4];\n"
+    load_fails("emu:sm_90a", HEAD83 ".visible .entry k()\n{\n .reg .b16 %h<3>;\n .shared .align 4 .b8 s[4];\n"
                " red.shared.v2.f16.max.noftz [s], {%h1, %h2};\n ret;\n}\n", "on .global (or generic) addresses only");
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b16 %h<3>;\n .reg .b64 %rd<2>;\n"
                " red.global.v2.f16.max.noftz [%rd1], {%h1, %h2};\n ret;\n}\n", "needs .target sm_90 or later");
     /* and at run time: a generic address of shared memory */
     TileDevice *d = open_dev("emu:sm_90a");
     TileDevModule *m;
-    TileDevFunction *f = load(d, HEAD90 ".visible .entry k()\n{\n .reg .b16 %h<3>;\n .reg .b64 %rd<2>;\n .shared .align 4 .b8 s[4];\n"
+    TileDevFunction *f = load(d, HEAD83 ".visible .entry k()\n{\n .reg .b16 %h<3>;\n .reg .b64 %rd<2>;\n .shared .align 4 .b8 s[4];\n"
                               " cvta.shared.u64 %rd1, s;\n red.v2.f16.max.noftz [%rd1], {%h1, %h2};\n ret;\n}\n", &m);
     launch_fails(d, f, 1, NULL, DEV_ERR_LAUNCH, "needs a global address");
     dev_module_unload(m);
     dev_close(d);
 }
 
-#define HEAD83 ".version 8.3\n.target sm_90a\n.address_size 64\n"
 
 /* ISA, .b128 (PTX 8.3): "mov.type d, {a, b}" packs with .b128 too (2 or 4 elements, the first the lowest),
  * "ld.global.b128 %r0, [gbl]; // 128-bit load", st the same, "atom.shared.b128.cas d, a, b, c; atom.global.b128.exch
@@ -641,7 +643,7 @@ Test(isa, b128_misuse_refused) {
     static const struct { const char *ins, *msg; } bad[] = {
         {" add.u64 %rd1, %q, 1;\n", "a .b128 register is an operand of mov"},
         {" mov.b64 %rd1, %q;\n", "a .b128 register is an operand of mov"},
-        {" mov.b128 %q, 5;\n", "operand 2 must be a .b128 register"},
+        {" mov.b128 %q, 5;\n", ".b128 immediates are not supported"},
         {" mov.b128 %q, %rd1;\n", "operand 2 must be a .b128 register"},
         {" st.global.b128 [%rd1], %rd2;\n", "operand 2 must be a .b128 register"},
         {" ld.global.v2.b128 {%q, %q}, [%rd1];\n", "no vectors of .b128"},
