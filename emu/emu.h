@@ -32,7 +32,9 @@
  * Register values are stored as uint64_t; a narrower write stores the value
  * zero- (or, for signed loads, sign-) extended and every read truncates to
  * the instruction's width, so declared register widths never matter at run
- * time.  Predicates are 0 or 1.
+ * time.  Predicates are 0 or 1.  A .b128 register is two consecutive slots,
+ * the low 64 bits first; only mov, ld, ldu, st and atom.cas/.exch of .b128
+ * (the instructions the PTX ISA gives such registers) name it.
  *
  * Everything here is internal to jit/; the device layer (device_emu.c) is the
  * only user. */
@@ -144,7 +146,10 @@
     X(RED, "red", "mem[a] = op(mem[a], b) atomically") \
     X(MEMBAR, "membar", "memory barrier (no effect: the emulator is sequentially consistent per block)") \
     X(FENCE, "fence", "memory fence (no effect)") \
-    X(PREFETCH, "prefetch", "cache hint (no effect)") \
+    X(PREFETCH, "prefetch", "cache hint [a] (no effect)") \
+    X(PREFETCHU, "prefetchu", "prefetchu.L1 [a]: uniform L1 prefetch hint (no effect)") \
+    X(PMEVENT, "pmevent", "pmevent a (an event 0..15) / pmevent.mask a (a 16-bit mask): trigger performance-monitor events (no effect)") \
+    X(BRKPT, "brkpt", "suspend execution for a debugger: there is none, so the launch stops with an error naming the line") \
     X(NANOSLEEP, "nanosleep", "sleep hint (no effect)") \
     X(ALLOCA, "alloca", "d = a's bytes of the frame's stack (local memory), aligned to b (default 8): C's alloca, VLAs") \
     X(STACKSAVE, "stacksave", "d = the frame's stack pointer (local memory), for stackrestore") \
@@ -158,6 +163,7 @@
     X(CP_ASYNC_MBAR, "cp.async.mbarrier.arrive", "[a]: an arrive-on of the mbarrier a when the thread's cp.async copies complete (at once: they are done at issue); .noinc: it counts as one of the phase's arrivals, else the pending count is raised by one first (no net change)") \
     X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
     X(LDMATRIX, "ldmatrix", "warp-collective: lane l gets, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
+    X(MOVMATRIX, "movmatrix", "warp-collective .m8n8.trans.b16 d, a: lane l's a holds row l/4 cols 2(l%4),+1 of an 8x8 b16 matrix (low half first); d gets the same fragment of its transpose") \
     X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8, e4m3, e5m2; f32/f16/s32 accumulators) and m8n8k4 f64") \
     X(WMMA_LOAD, "wmma.load", "warp-collective: the fragment of matrix a, b or c (.row/.col in memory at [p], stride elements apart) into the registers d") \
     X(WMMA_STORE, "wmma.store", "warp-collective: the fragment d into memory at [p] (.row/.col, stride elements apart)") \
@@ -292,6 +298,8 @@ enum {
 enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
        EMU_XF_OOB = 1, /* fma.rn.oob (the bit is cp.async.bulk's .multicast::cluster on those ops) */
        EMU_XF_IGNORE_SRC = 1, /* cp.async: operand 3 is the ignore-src predicate, not src-size */
+       EMU_XF_UNIFIED = 1, /* ld, ldu: `[a].unified` (the address of a .unified variable: global memory only) */
+       EMU_XF_PM_MASK = 1, /* pmevent.mask: the operand is a 16-bit mask, not an event number */
        EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8, /* wmma: .col (load, store; mma: A), mma: B .col; mma: A .col, B .col */
        EMU_XF_PROXY_ASYNC = 16, /* fence.proxy.async covering shared memory (not .global) */
        EMU_XF_ACQUIRE = 32, EMU_XF_RELEASE = 64, /* ld/st/atom/red .acquire, .release (.acq_rel: both) */
@@ -343,7 +351,10 @@ enum {
     X(NSMID, "%nsmid") X(GRIDID, "%gridid") X(LANEMASK_EQ, "%lanemask_eq") \
     X(LANEMASK_LT, "%lanemask_lt") X(LANEMASK_LE, "%lanemask_le") X(LANEMASK_GT, "%lanemask_gt") \
     X(LANEMASK_GE, "%lanemask_ge") X(CLOCK, "%clock") X(CLOCK64, "%clock64") \
-    X(GLOBALTIMER, "%globaltimer") X(DYN_SMEM, "%dynamic_smem_size") X(TOTAL_SMEM, "%total_smem_size") \
+    X(GLOBALTIMER, "%globaltimer") X(GLOBALTIMER_LO, "%globaltimer_lo") X(GLOBALTIMER_HI, "%globaltimer_hi") \
+    X(CURRENT_GRAPH_EXEC, "%current_graph_exec") /* 0: no launch comes from a CUDA graph */ \
+    X(AGGR_SMEM, "%aggr_smem_size") /* sm_90: %total_smem_size + the reserved region (EMU_RESERVED_SMEM) */ \
+    X(DYN_SMEM, "%dynamic_smem_size") X(TOTAL_SMEM, "%total_smem_size") \
     X(WARPSZ, "WARP_SZ") \
     /* clusters (.reqnctapercluster, EmuOptions.cluster); without, every CTA is rank 0 of a 1 x 1 x 1 cluster */ \
     X(CLUSTER_CTAID_X, "%cluster_ctaid.x") X(CLUSTER_CTAID_Y, "%cluster_ctaid.y") X(CLUSTER_CTAID_Z, "%cluster_ctaid.z") \
@@ -438,7 +449,8 @@ typedef struct EmuFunc {
     uint32_t *local_slots;   /* the constant slots among them holding .local addresses */
     uint32_t nlocal_slots;
     int builtin;             /* EmuBuiltin of an undefined .extern .func the emulator provides (vprintf, ...) */
-    struct EmuRegName { const char *prefix; uint32_t plen; int64_t count; uint32_t base; } *regnames; /* .reg declarations, for reports */
+    /* .reg declarations, for reports; width: slots per register (2 for .b128: low 64 bits first) */
+    struct EmuRegName { const char *prefix; uint32_t plen; int64_t count; uint32_t base, width; } *regnames;
     uint32_t nregnames;
 } EmuFunc;
 

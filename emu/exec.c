@@ -194,7 +194,7 @@ static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, co
         if (b->rt && (in->xflags & EMU_XF_PROXY_ASYNC)) b->rt[t->linear].pfence++;
         return true;
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
-    case EMU_OP_PREFETCH: case EMU_OP_NANOSLEEP:
+    case EMU_OP_PREFETCH: case EMU_OP_PREFETCHU: case EMU_OP_PMEVENT: case EMU_OP_NANOSLEEP:
     case EMU_OP_GRIDDEP: case EMU_OP_CP_BULK_PREFETCH: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
         return true;
     case EMU_OP_CREATEPOLICY: /* an opaque value: the emulator has no L2 to steer */
@@ -244,6 +244,8 @@ static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, co
         return emu_fault(b, t, in, "unsupported instruction: call", "calls to .func are not supported by the emulator yet");
     case EMU_OP_TRAP:
         return emu_fault(b, t, in, "trap", "the kernel executed trap");
+    case EMU_OP_BRKPT: /* the GPU suspends the thread for a debugger; with none attached the launch cannot go on */
+        return emu_fault(b, t, in, "brkpt", "the kernel executed brkpt (a breakpoint: the emulator has no debugger to suspend for)");
     default:
         return emu_exec_int(b, t, in);
     }
@@ -579,7 +581,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
             }
             t->state = EMU_TS_CLUSTER;
             goto out;
-        case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_LDMATRIX: case EMU_OP_MMA:
+        case EMU_OP_SHFL: case EMU_OP_VOTE: case EMU_OP_BAR_WARP: case EMU_OP_LDMATRIX: case EMU_OP_MOVMATRIX: case EMU_OP_MMA:
         case EMU_OP_MATCH: case EMU_OP_REDUX: case EMU_OP_ACTIVEMASK: case EMU_OP_STMATRIX: case EMU_OP_ELECT:
         case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA:
         case EMU_OP_WGMMA: case EMU_OP_WGMMA_FENCE: case EMU_OP_WGMMA_COMMIT: case EMU_OP_WGMMA_WAIT: case EMU_OP_SETMAXNREG:
@@ -672,6 +674,11 @@ static void init_threads(EmuBlock *b) {
         s[EMU_SREG_LANEMASK_GE] = (uint32_t)(~((1u << lane) - 1));
         s[EMU_SREG_DYN_SMEM] = L->dyn_smem;
         s[EMU_SREG_TOTAL_SMEM] = L->total_smem;
+        s[EMU_SREG_AGGR_SMEM] = L->total_smem + EMU_RESERVED_SMEM; /* user shared memory + the region reserved for the system */
+        s[EMU_SREG_GLOBALTIMER] = L->globaltimer;
+        s[EMU_SREG_GLOBALTIMER_LO] = (uint32_t)L->globaltimer;
+        s[EMU_SREG_GLOBALTIMER_HI] = L->globaltimer >> 32;
+        s[EMU_SREG_CURRENT_GRAPH_EXEC] = 0; /* launches never come from a CUDA graph */
         s[EMU_SREG_RSMEM_BEGIN] = s[EMU_SREG_RSMEM_0] = L->reserved_smem;
         s[EMU_SREG_RSMEM_END] = L->reserved_smem + EMU_RESERVED_SMEM;
         s[EMU_SREG_RSMEM_CAP] = EMU_RESERVED_SMEM;
@@ -1289,6 +1296,9 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     L.mem = m->mem;
     L.shared_size = dyn_smem ? m->shared_dyn_offset + dyn_smem : m->shared_static;
     L.total_smem = L.shared_size;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    L.globaltimer = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     if (m->reserved_smem) { /* after the block's own shared memory, 16-byte aligned */
         L.reserved_smem = (L.shared_size + 15) / 16 * 16;
         L.shared_size = L.reserved_smem + EMU_RESERVED_SMEM;
@@ -1333,6 +1343,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         return launch_error(err, "out of host memory for the device heap");
     }
     pthread_mutex_init(&L.lock, NULL);
+    pthread_mutex_init(&L.atom128, NULL);
     unsigned nw = opt->host_threads;
     if (!nw) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1349,6 +1360,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     worker(&L);
     for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
     pthread_mutex_destroy(&L.lock);
+    pthread_mutex_destroy(&L.atom128);
     free(L.params);
     if (L.workspace) emu_mem_free(L.mem, L.workspace);
     print_output(&L);

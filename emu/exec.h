@@ -137,6 +137,7 @@ typedef struct EmuLaunch {
     EmuMem *mem;
     uint32_t shared_size; /* static + dynamic (+ EMU_RESERVED_SMEM when the module reads the reserved offsets) */
     uint32_t total_smem;    /* static + dynamic: %total_smem_size */
+    uint64_t globaltimer;   /* %globaltimer: CLOCK_REALTIME in ns when the launch started */
     uint32_t reserved_smem; /* where the reserved shared memory starts (module->reserved_smem) */
     uint64_t nblocks;
     unsigned cluster[3];  /* CTAs per cluster along x, y, z (1, 1, 1 without clusters) */
@@ -150,6 +151,7 @@ typedef struct EmuLaunch {
     atomic_bool stop;
     atomic_uint_fast64_t instructions;
     pthread_mutex_t lock;
+    pthread_mutex_t atom128; /* atom.cas/.exch.b128 of the launch, one at a time (the host has no portable 16-byte CAS) */
     char *err;            /* first error report (malloc'd) */
     EmuPrint *prints;     /* printf output by block (lock held) */
     uint32_t nprints, capprints;
@@ -358,6 +360,7 @@ bool emu_full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]);
 double emu_elem_value(unsigned ty, uint64_t bits);
 bool emu_exec_mma(EmuBlock *b, EmuThread **lanes, unsigned n);
 bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
+bool emu_exec_movmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);
 /* wmma.load / wmma.store / wmma.mma (exec_wmma.c): the shape's index for a modifier ("m16n16k16"; 0: none),
  * the registers of each operand (load: regs[0] the destination; store: regs[0] the source; mma: D, A, B, C)
  * and mma's A, B, C types; emu_exec_wmma is called by emu_exec_warp with the whole warp. */

@@ -543,19 +543,11 @@ static unsigned map_elem_type(unsigned code) {
     return code < 13 ? ty[code] : EMU_T_U8;
 }
 
-/* *g op= *s for one element of type ty (checked by emu_reduce_type_ok).  Float min/max: a NaN loses to a number. */
+/* *g op= *s for one element of type ty (checked by emu_reduce_type_ok).  Float min/max as atom's (emu_atom_apply): a
+ * NaN loses to a number. */
 static uint64_t reduce_value(unsigned mode, unsigned ty, uint64_t old, uint64_t v) {
-    unsigned es = emu_type_size(ty);
     uint64_t r;
-    if ((mode == EMU_MODE_AMIN || mode == EMU_MODE_AMAX) && emu_type_kind(ty) == EMU_K_F) {
-        double x = ty == EMU_T_F16 ? emu_f16_to_f64((uint16_t)old) : ty == EMU_T_BF16 ? emu_bf16_to_f64((uint16_t)old)
-                   : ty == EMU_T_F32 ? emu_f32(old) : emu_f64(old);
-        double y = ty == EMU_T_F16 ? emu_f16_to_f64((uint16_t)v) : ty == EMU_T_BF16 ? emu_bf16_to_f64((uint16_t)v)
-                   : ty == EMU_T_F32 ? emu_f32(v) : emu_f64(v);
-        bool take_v = isnan(x) || (!isnan(y) && (mode == EMU_MODE_AMIN ? y < x || (y == x && signbit(y)) : y > x || (y == x && !signbit(y))));
-        r = take_v ? v : old;
-        if (isnan(x) && isnan(y)) r = es == 2 ? 0x7FFFu : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull;
-    } else if (mode == EMU_MODE_AADD && ty == EMU_T_F32) { /* cp.reduce.async.bulk .add.f32 flushes subnormals (the ISA) */
+    if (mode == EMU_MODE_AADD && ty == EMU_T_F32) { /* cp.reduce.async.bulk .add.f32 flushes subnormals (the ISA) */
         r = emu_add_f32_ftz(old, v);
     } else {
         bool bad = false;

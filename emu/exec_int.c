@@ -47,9 +47,31 @@ bool emu_boolop(unsigned op, bool a, bool c) {
     }
 }
 
+/* mov.b128: a register is two slots, the low 64 bits first (parse.c checked the operands); {..} packs or unpacks
+ * 2 or 4 narrower registers, the lowest first. */
+static bool exec_mov128(EmuThread *t, const EmuIns *in, const EmuFunc *f) {
+    uint64_t v[2] = {0, 0};
+    if (in->ok[1] == EMU_OK_VEC) {
+        unsigned n = in->on[1], es = 16 / n;
+        for (unsigned k = 0; k < n; k++) v[k * es / 8] |= emu_zext(t->r[f->vec[in->o[1] + k]], es) << (k * es % 8 * 8);
+    } else {
+        v[0] = t->r[in->o[1]];
+        v[1] = t->r[in->o[1] + 1];
+    }
+    if (in->ok[0] == EMU_OK_VEC) {
+        unsigned n = in->on[0], es = 16 / n;
+        for (unsigned k = 0; k < n; k++) t->r[f->vec[in->o[0] + k]] = emu_zext(v[k * es / 8] >> (k * es % 8 * 8), es);
+    } else {
+        t->r[in->o[0]] = v[0];
+        t->r[in->o[0] + 1] = v[1];
+    }
+    return true;
+}
+
 static bool exec_mov(EmuThread *t, const EmuIns *in, const EmuFunc *f) {
     unsigned sz = emu_type_size(in->ty);
     if (in->ty == EMU_T_PRED) { EMU_R(t, in, 0) = src(t, in, 1) & 1; return true; }
+    if (in->ty == EMU_T_B128) return exec_mov128(t, in, f);
     if (in->ok[0] == EMU_OK_VEC) { /* unpack */
         unsigned n = in->on[0], es = sz / n;
         uint64_t v = EMU_R(t, in, 1);

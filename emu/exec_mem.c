@@ -329,6 +329,11 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     return NULL;
 }
 
+/* Whether a generic address is outside the shared, local and param windows: global memory (or nothing). */
+static bool generic_is_global(uint64_t a) {
+    return !(a - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE || a - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE || a - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE);
+}
+
 /* ---- atomics ---- */
 /* One f16/bf16 lane of an atomic add, rounded to nearest (no flush: .noftz). */
 static uint64_t half_add(unsigned ety, uint64_t a, uint64_t b) {
@@ -342,6 +347,19 @@ static uint64_t half_add(unsigned ety, uint64_t a, uint64_t b) {
  * flushes subnormal inputs and results to sign-preserving zero" (shared-memory atomics do not). */
 static float ftz32(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
 uint64_t emu_add_f32_ftz(uint64_t old, uint64_t v) { return emu_bits32(ftz32(ftz32(emu_f32(old)) + ftz32(emu_f32(v)))); }
+
+/* Float min/max of one element as `min`/`max` without .NaN do it (the atom and red pages say nothing more): a NaN
+ * loses to a number, two NaNs give the canonical NaN, -0 is below +0; the result is one of the inputs, unrounded. */
+static uint64_t float_minmax(bool mn, unsigned ty, uint64_t old, uint64_t v) {
+    unsigned es = emu_type_size(ty);
+    double x = ty == EMU_T_F16 ? emu_f16_to_f64((uint16_t)old) : ty == EMU_T_BF16 ? emu_bf16_to_f64((uint16_t)old)
+               : ty == EMU_T_F32 ? emu_f32(old) : emu_f64(old);
+    double y = ty == EMU_T_F16 ? emu_f16_to_f64((uint16_t)v) : ty == EMU_T_BF16 ? emu_bf16_to_f64((uint16_t)v)
+               : ty == EMU_T_F32 ? emu_f32(v) : emu_f64(v);
+    if (isnan(x) && isnan(y)) return es == 2 ? 0x7FFFu : es == 4 ? 0x7FFFFFFFu : 0x7FFFFFFFFFFFFFFFull;
+    bool take_v = isnan(x) || (!isnan(y) && (mn ? y < x || (y == x && signbit(y)) : y > x || (y == x && !signbit(y))));
+    return emu_zext(take_v ? v : old, es);
+}
 
 uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad) {
     unsigned sz = emu_type_size(ty), k = emu_type_kind(ty);
@@ -359,7 +377,15 @@ uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, ui
     case EMU_MODE_ADEC: return (emu_zext(old, sz) == 0 || emu_zext(old, sz) > emu_zext(v, sz)) ? emu_zext(v, sz) : emu_zext(old - 1, sz);
     case EMU_MODE_AMIN: case EMU_MODE_AMAX: {
         bool mn = mode == EMU_MODE_AMIN;
-        if (k == EMU_K_F) { *bad = true; return old; }
+        if (ty == EMU_T_F16X2 || ty == EMU_T_BF16X2) { /* lane by lane */
+            unsigned e = ty == EMU_T_F16X2 ? EMU_T_F16 : EMU_T_BF16;
+            return float_minmax(mn, e, old & 0xFFFF, v & 0xFFFF) | float_minmax(mn, e, old >> 16 & 0xFFFF, v >> 16 & 0xFFFF) << 16;
+        }
+        if (k == EMU_K_F) {
+            if (ty == EMU_T_F16 || ty == EMU_T_BF16 || ty == EMU_T_F32 || ty == EMU_T_F64) return float_minmax(mn, ty, old, v);
+            *bad = true;
+            return old;
+        }
         if (k == EMU_K_S) {
             int64_t x = emu_sext(old, sz), y = emu_sext(v, sz);
             return emu_zext((uint64_t)(mn ? (x < y ? x : y) : (x > y ? x : y)), sz);
@@ -402,15 +428,40 @@ static void sync_acquire(EmuBlock *b, EmuThread *t, const uint8_t *at) {
         }
 }
 
+/* atom.cas.b128 d, [a], b, c / atom.exch.b128 d, [a], b: 16 bytes aligned to 16, the registers' two slots (low
+ * 64 bits first; parse.c checked them, d may be `_`).  The host has no portable 16-byte compare-and-swap, so
+ * the launch's b128 atomics take one lock; they are atomic with respect to each other, which is what the ISA
+ * promises of atomics of one size. */
+static bool exec_atom128(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    uint64_t addr = EMU_R(t, in, 1) + (uint64_t)in->off[0];
+    unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
+    uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, 16, 16, true);
+    if (!p) return false;
+    if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) sync_acquire(b, t, p);
+    if (b->shadow && (in->xflags & EMU_XF_RELEASE)) sync_release(b, t, p);
+    uint64_t *r = t->r, old[2], v[2] = {r[in->o[2]], r[in->o[2] + 1]};
+    pthread_mutex_lock(&b->L->atom128);
+    memcpy(old, p, 16);
+    if (in->mode == EMU_MODE_AEXCH) memcpy(p, v, 16);
+    else if (old[0] == v[0] && old[1] == v[1]) memcpy(p, (uint64_t[2]){r[in->o[3]], r[in->o[3] + 1]}, 16);
+    pthread_mutex_unlock(&b->L->atom128);
+    if (in->o[0] != EMU_SLOT_SINK) r[in->o[0]] = old[0], r[in->o[0] + 1] = old[1];
+    return true;
+}
+
 /* atom / red; a vector form (.v2/.v4/.v8 of f32, f16, bf16, f16x2, bf16x2: sm_90) updates each element
  * atomically, in order, the whole vector aligned to its size. */
 static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest) {
     unsigned sz = emu_type_size(in->ty), n = in->vec ? in->vec : 1;
     unsigned ai = has_dest ? 1 : 0;
+    if (sz == 16 && has_dest) return exec_atom128(b, t, in);
     if (sz != 2 && sz != 4 && sz != 8)
         return emu_fault(b, t, in, "unsupported instruction", "atomics on .%s are not supported by the emulator", emu_type_name(in->ty));
     uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
     unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
+    if (n > 1 && space == EMU_SP_GENERIC && !generic_is_global(addr)) /* ISA: vector atomics on global memory only */
+        return emu_fault(b, t, in, "invalid address", "a vector %s needs a global address; generic address 0x%" PRIx64 " is not one",
+                         emu_op_name(in->op), addr);
     uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, sz * n, sz * n, true);
     if (!p) return false;
     if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) sync_acquire(b, t, p);
@@ -419,9 +470,7 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     bool bad = false;
     /* .add.f32 on global memory (a generic address outside the shared, local and param windows) flushes */
     bool ftz = in->mode == EMU_MODE_AADD && in->ty == EMU_T_F32 &&
-               (space == EMU_SP_GLOBAL || (space == EMU_SP_GENERIC && !(addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ||
-                                                                         addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE ||
-                                                                         addr - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE)));
+               (space == EMU_SP_GLOBAL || (space == EMU_SP_GENERIC && generic_is_global(addr)));
     for (unsigned k = 0; k < n && !bad; k++) {
         uint32_t vs = in->ok[ai + 1] == EMU_OK_VEC ? f->vec[in->o[ai + 1] + k] : in->o[ai + 1];
         uint64_t c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;
@@ -471,14 +520,20 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     case EMU_OP_LD: case EMU_OP_LDU: case EMU_OP_ST: {
         bool st = in->op == EMU_OP_ST;
         unsigned sz = emu_type_size(in->ty), n = in->vec, total = sz * n;
-        if (sz == 0 || sz > 8) return emu_fault(b, t, in, "unsupported instruction", "loads/stores of .%s are not supported", emu_type_name(in->ty));
+        if (sz == 0 || (sz > 8 && !(sz == 16 && n == 1)))
+            return emu_fault(b, t, in, "unsupported instruction", "loads/stores of .%s are not supported", emu_type_name(in->ty));
+        unsigned parts = sz == 16 ? 2 : 1; /* .b128: a register's two slots, the low 64 bits first */
+        if (parts == 2) sz = 8, n = 2;
         unsigned ai = st ? 0 : 1, vi = st ? 1 : 0, space = ld_space(in);
         uint64_t addr = EMU_R(t, in, ai) + (uint64_t)in->off[0];
         if (space == EMU_SP_SHARED || space == EMU_SP_LOCAL || space == EMU_SP_PARAM) addr &= 0xFFFFFFFFu;
+        if (space == EMU_SP_GENERIC && in->op == EMU_OP_LD && (in->xflags & EMU_XF_UNIFIED) && !generic_is_global(addr))
+            return emu_fault(b, t, in, "invalid address", "ld [a].unified needs a global address; generic address 0x%" PRIx64
+                             " is not one", addr);
         uint8_t val[64]; /* a store's bytes, for racecheck: writing what another thread wrote there is no hazard */
         if (st && b->shadow) {
             for (unsigned k = 0; k < n; k++) {
-                uint64_t v = t->r[in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi]];
+                uint64_t v = t->r[(in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi]) + (parts == 2 ? k : 0)];
                 if (in->ty == EMU_T_PRED) v &= 1;
                 memcpy(val + k * sz, &v, sz);
             }
@@ -491,7 +546,7 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if (b->shadow && (in->xflags & EMU_XF_RELEASE) && st) sync_release(b, t, p);
         bool sg = emu_type_kind(in->ty) == EMU_K_S;
         for (unsigned k = 0; k < n; k++) {
-            uint32_t slot = in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi];
+            uint32_t slot = (in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi]) + (parts == 2 ? k : 0);
             if (st) {
                 uint64_t v = t->r[slot];
                 if (in->ty == EMU_T_PRED) v &= 1;

@@ -1,6 +1,6 @@
-/* exec_mma.c - tensor-core instructions: mma.sync and ldmatrix.
+/* exec_mma.c - tensor-core instructions: mma.sync, ldmatrix and movmatrix.
  *
- * Both are warp-collective (.aligned): the scheduler (exec.c) calls them
+ * All are warp-collective (.aligned): the scheduler (exec.c) calls them
  * once all 32 lanes of the warp wait at the same instruction.
  *
  * mma.sync.aligned.mMn8kK.row.col.dtype.atype.btype.ctype d, a, b, c (M 16; 8 for the integer m8n8k16/k32):
@@ -362,6 +362,27 @@ bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
             uint32_t hi = trans ? mat[i][col + 1][row] : mat[i][row][col + 1];
             vset(lane[l], f, in, 0, i, lo | hi << 16);
         }
+    }
+    return true;
+}
+
+/* movmatrix.sync.aligned.m8n8.trans.b16 d, a: the ISA's figures give the source fragments as ldmatrix's (lane l
+ * holds row l/4, columns 2(l%4) and 2(l%4)+1 of the 8x8 matrix, the lower column in the low half) and d the same
+ * fragment of the transposed matrix: what ldmatrix.trans would give from the matrix in memory. */
+bool emu_exec_movmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
+    const EmuFunc *f = g[0]->fn;
+    EmuThread *lane[32];
+    if (!emu_full_warp(b, g, n, lane)) return false;
+    const EmuIns *in = &f->code[lane[0]->pc];
+    uint16_t mat[8][8];
+    for (unsigned l = 0; l < 32; l++) { /* every a is read before any d is written (d may be a) */
+        uint32_t a = (uint32_t)EMU_R(lane[l], in, 1);
+        mat[l >> 2][2 * (l & 3)] = (uint16_t)a;
+        mat[l >> 2][2 * (l & 3) + 1] = (uint16_t)(a >> 16);
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned row = l >> 2, col = 2 * (l & 3);
+        EMU_R(lane[l], in, 0) = (uint32_t)mat[col][row] | (uint32_t)mat[col + 1][row] << 16;
     }
     return true;
 }

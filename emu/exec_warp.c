@@ -1,6 +1,6 @@
 /* exec_warp.c - warp-collective instructions: shfl.sync, vote.sync,
- * match.sync, redux.sync, bar.warp.sync; ldmatrix and mma.sync are
- * dispatched to exec_mma.c.
+ * match.sync, redux.sync, bar.warp.sync; ldmatrix, movmatrix and mma.sync
+ * are dispatched to exec_mma.c.
  *
  * The scheduler (exec.c) calls emu_exec_warp once every live lane of the
  * member mask waits at an instruction of the same op.  Each lane's
@@ -150,6 +150,7 @@ bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {
         break;
     case EMU_OP_MMA: ok = emu_exec_mma(b, g, n); break;
     case EMU_OP_LDMATRIX: ok = emu_exec_ldmatrix(b, g, n); break;
+    case EMU_OP_MOVMATRIX: ok = emu_exec_movmatrix(b, g, n); break;
     case EMU_OP_STMATRIX: ok = emu_exec_stmatrix(b, g, n); break;
     case EMU_OP_WMMA_LOAD: case EMU_OP_WMMA_STORE: case EMU_OP_WMMA_MMA: ok = emu_exec_wmma(b, g, n); break;
     case EMU_OP_ELECT: ok = emu_exec_elect(b, g, n); break;

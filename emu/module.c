@@ -274,12 +274,13 @@ const char *emu_module_where(const EmuModule *m, uint32_t line, char *buf, size_
 const char *emu_slot_name(const EmuFunc *f, uint32_t slot, char *buf, size_t cap) {
     for (uint32_t i = f->nregnames; i-- > 0;) {
         const struct EmuRegName *r = &f->regnames[i];
-        if (r->count < 0 && slot == r->base) {
+        uint32_t w = r->width ? r->width : 1;
+        if (r->count < 0 && slot - r->base < w) {
             snprintf(buf, cap, "%.*s", (int)r->plen, r->prefix);
             return buf;
         }
-        if (r->count >= 0 && slot >= r->base && slot < r->base + (uint64_t)r->count) {
-            snprintf(buf, cap, "%.*s%u", (int)r->plen, r->prefix, slot - r->base);
+        if (r->count >= 0 && slot >= r->base && slot < r->base + (uint64_t)r->count * w) {
+            snprintf(buf, cap, "%.*s%u", (int)r->plen, r->prefix, (slot - r->base) / w);
             return buf;
         }
     }

@@ -241,13 +241,73 @@ static uint32_t reg_lookup(Parser *ps, const char *s, uint32_t len) {
         const struct RegRange *r = &ps->regs[i];
         if (r->count < 0 && r->plen == len && memcmp(r->prefix, s, len) == 0) return r->base;
         if (r->count >= 0 && num >= 0 && num < r->count && r->plen == d && memcmp(r->prefix, s, d) == 0)
-            return r->base + (uint32_t)num;
+            return r->base + (uint32_t)num * (r->wide ? 2 : 1);
     }
     int sr = emu_find_name(sreg_names, ARRAY_LEN(sreg_names), s, len);
-    if (sr >= EMU_SREG_RSMEM_BEGIN && sr <= EMU_SREG_RSMEM_1) ps->m->reserved_smem = true;
+    /* the reserved region exists for modules that can see it: %aggr_smem_size counts it too */
+    if ((sr >= EMU_SREG_RSMEM_BEGIN && sr <= EMU_SREG_RSMEM_1) || sr == EMU_SREG_AGGR_SMEM) ps->m->reserved_smem = true;
     if (sr >= 0) return EMU_SLOT_SREG + (uint32_t)sr;
     if (len == 1 && s[0] == '_') return EMU_SLOT_SINK;
     return UINT32_MAX;
+}
+
+/* Whether slot is (a slot of) a .b128 register. */
+static bool slot_is_wide(const Parser *ps, uint32_t slot) {
+    for (uint32_t i = 0; i < ps->nregs; i++) {
+        const struct RegRange *r = &ps->regs[i];
+        if (r->wide && slot >= r->base && slot < r->base + 2 * (r->count < 0 ? 1 : (uint64_t)r->count)) return true;
+    }
+    return false;
+}
+
+/* .b128 registers (two slots each) appear only where the PTX ISA has them, in instructions that read and write
+ * both halves: mov.b128 (a register, or a {..} pack/unpack of 2 or 4 narrower ones, the lowest first),
+ * ld/ldu/st.b128 (the value) and atom.cas/.exch.b128 (d, b, c; d may be `_`); those operands must be .b128
+ * registers (not immediates: a constant slot has 64 bits). */
+static bool check_wide(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    bool b128 = in->ty == EMU_T_B128 && in->op < EMU_OP_MBARRIER; /* sm_90 ops' .b128 is no register type */
+    if (!b128 && !ps->has_wide) return true;
+    if (b128 && in->op != EMU_OP_MOV && in->op != EMU_OP_LD && in->op != EMU_OP_LDU && in->op != EMU_OP_ST &&
+        !(in->op == EMU_OP_ATOM && (in->mode == EMU_MODE_ACAS || in->mode == EMU_MODE_AEXCH)))
+        return perr(ps, line, "'%.*s': .b128 is a type of mov, ld, ldu, st and atom.cas/.exch only", (int)len, s);
+    if (b128 && in->vec > 1) return perr(ps, line, "'%.*s': no vectors of .b128", (int)len, s);
+    const Target *tg = ps->m->target;
+    if (b128 && in->op == EMU_OP_ATOM && tg && tg->sm < 90) /* ISA, atom: "Support for .b128 type requires sm_90 or higher" */
+        return perr(ps, line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)len, s, tg->name);
+    for (unsigned i = 0; i < in->nops; i++) {
+        bool want = false; /* this operand must be a .b128 register */
+        if (b128) {
+            switch (in->op) {
+            case EMU_OP_MOV: want = in->ok[i] != EMU_OK_VEC; break;
+            case EMU_OP_LD: case EMU_OP_LDU: want = i == 0; break;
+            case EMU_OP_ST: want = i == 1; break;
+            case EMU_OP_ATOM: want = i != 1 && !(i == 0 && in->o[0] == EMU_SLOT_SINK); break;
+            }
+        }
+        if (in->ok[i] == EMU_OK_VEC) {
+            unsigned n = in->on[i];
+            if (b128 && (in->op != EMU_OP_MOV || (n != 2 && n != 4)))
+                return perr(ps, line, "'%.*s': mov.b128 packs or unpacks 2 or 4 registers", (int)len, s);
+            for (unsigned k = 0; k < n; k++)
+                if (slot_is_wide(ps, ps->vec[in->o[i] + k]))
+                    return perr(ps, line, "'%.*s': a .b128 register cannot be an element of {..}", (int)len, s);
+            continue;
+        }
+        bool wide = (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) && slot_is_wide(ps, in->o[i]);
+        if (in->ok[i] == EMU_OK_ADDR) want = false;
+        if (want && in->ok[i] == EMU_OK_REG && !wide) {
+            for (uint32_t k = 0; k < ps->nconsts; k++) /* ptxas takes `mov.b128 %q, 5`: refused, not cut to 64 bits */
+                if (ps->consts[k].slot == in->o[i])
+                    return perr(ps, line, "'%.*s': .b128 immediates are not supported by the emulator (constants hold 64 bits)",
+                                (int)len, s);
+        }
+        if (want && !(in->ok[i] == EMU_OK_REG && wide))
+            return perr(ps, line, "'%.*s': operand %u must be a .b128 register", (int)len, s, i + 1);
+        if (!want && wide)
+            return perr(ps, line, "'%.*s': a .b128 register is an operand of mov, ld, ldu, st and atom.cas/.exch .b128 only", (int)len, s);
+    }
+    if (slot_is_wide(ps, in->guard)) return perr(ps, line, "'%.*s': a .b128 register as a guard", (int)len, s);
+    return true;
 }
 
 /* Whether slot is a .pred register (cp.async's fourth operand is src-size or, as a predicate, ignore-src). */
@@ -259,12 +319,14 @@ static bool slot_is_pred(const Parser *ps, uint32_t slot) {
     return false;
 }
 
-static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, bool pred) {
+static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, bool pred, bool wide) {
+    uint32_t w = wide ? 2 : 1; /* a .b128 register: two slots, the low 64 bits first */
+    ps->has_wide |= wide;
     GROW(ps->regs, ps->nregs, ps->capregs);
-    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots, pred};
+    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots, pred, wide};
     GROW(ps->allregs, ps->nallregs, ps->capallregs);
-    ps->allregs[ps->nallregs++] = (struct EmuRegName){s, len, count, ps->nslots};
-    ps->nslots += count < 0 ? 1 : (uint32_t)count;
+    ps->allregs[ps->nallregs++] = (struct EmuRegName){s, len, count, ps->nslots, w};
+    ps->nslots += (count < 0 ? 1 : (uint32_t)count) * w;
 }
 
 static int32_t sym_lookup(Parser *ps, const char *s, uint32_t len) {
@@ -510,6 +572,7 @@ typedef struct Opd {
     const char *name;
     uint32_t nlen;
     uint32_t coords[5], ncoords; /* ADDR `[tmap, {c0, ..}]`: the tensor coordinates (cp.async.bulk.tensor) */
+    bool unified;      /* ADDR `[a].unified` (ld) */
 } Opd;
 
 /* An empty operand.  Only the scalar fields are cleared (an Opd holds room for 128 vector elements):
@@ -525,6 +588,7 @@ static void opd_init(Opd *o) {
     o->name = NULL;
     o->nlen = 0;
     o->ncoords = 0;
+    o->unified = false;
 }
 
 static bool parse_reg_or_name(Parser *ps, Opd *o) {
@@ -532,6 +596,9 @@ static bool parse_reg_or_name(Parser *ps, Opd *o) {
     if (t.kind != TK_IDENT) return perr(ps, t.line, "expected an operand, found %s", tok_text(&t, (char[48]){0}, 48));
     next(ps);
     uint32_t slot = reg_lookup(ps, t.s, t.len);
+    const Target *tg = ps->m->target;
+    if (slot == EMU_SLOT_SREG + EMU_SREG_AGGR_SMEM && tg && tg->sm < 90) /* ISA: "Requires sm_90 or higher" */
+        return perr(ps, t.line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)t.len, t.s, tg->name);
     if (slot != UINT32_MAX) { o->kind = OPD_REG; o->slot = slot; return true; }
     if (t.s[0] == '%') return perr(ps, t.line, "undeclared register '%.*s'", (int)t.len, t.s);
     int32_t sym = sym_lookup(ps, t.s, t.len);
@@ -606,7 +673,12 @@ static bool parse_operand(Parser *ps, Opd *o) {
             } while (accept(ps, ','));
             if (!expect(ps, '}')) return false;
         }
-        return expect(ps, ']');
+        if (!expect(ps, ']')) return false;
+        if (ps->tok.kind == TK_IDENT && is(&ps->tok, ".unified")) { /* `ld.global.f32 d, [ugbl].unified;` */
+            o->unified = true;
+            next(ps);
+        }
+        return true;
     }
     if (accept(ps, '(')) {
         o->kind = OPD_LIST;
@@ -832,6 +904,11 @@ static bool parse_ins(Parser *ps) {
             if (!parse_operand(ps, &o)) return false;
             if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
             if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
+            if (o.unified) {
+                if (in.op != EMU_OP_LD && in.op != EMU_OP_LDU)
+                    return perr(ps, line, "'%.*s': only ld and ldu take a .unified address", (int)opt.len, opt.s);
+                in.xflags |= EMU_XF_UNIFIED;
+            }
             i++;
             if (o.kind == OPD_ADDR && o.ncoords) { /* [tmap, {c..}]: the coordinates are the next operand */
                 if (in.op != EMU_OP_CP_BULK_TENSOR && in.op != EMU_OP_CP_BULK_PREFETCH && in.op != EMU_OP_CP_RED_BULK_TENSOR)
@@ -891,6 +968,7 @@ static bool parse_ins(Parser *ps) {
     }
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
+    if (!check_wide(ps, &in, line, opt.s, opt.len)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;
@@ -899,13 +977,16 @@ static bool parse_ins(Parser *ps) {
 /* reg = ".reg" [".v2"|".v4"] type name ["<" N ">"] {"," name ["<" N ">"]} ";" */
 static bool parse_reg(Parser *ps) {
     bool pred = ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.pred", 9);
+    bool wide = ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.b128", 9), vec = false;
+    uint32_t line = ps->tok.line;
     next(ps);
     while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') { /* type and vector width */
         if (is(&ps->tok, ".pred")) pred = true;
-        if (is(&ps->tok, ".b128") || (ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.b128", 9)))
-            return perr(ps, ps->tok.line, "128-bit registers (.reg .b128) are not supported: registers hold 64 bits here");
+        if (is(&ps->tok, ".b128")) wide = true; /* two slots a register */
+        if (is(&ps->tok, ".v2") || is(&ps->tok, ".v4")) vec = true;
         next(ps);
     }
+    if (wide && vec) return perr(ps, line, "vectors of .b128 registers are not supported");
     do {
         Tok t = ps->tok;
         if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found %s", tok_text(&t, (char[48]){0}, 48));
@@ -916,7 +997,7 @@ static bool parse_reg(Parser *ps) {
             next(ps);
             if (!expect(ps, '>')) return false;
         }
-        reg_declare(ps, t.s, t.len, count, pred);
+        reg_declare(ps, t.s, t.len, count, pred, wide);
     } while (accept(ps, ','));
     return expect(ps, ';');
 }

@@ -17,7 +17,8 @@ bool emu_writes_first(const EmuIns *in) {
     return in->nops > 0 && in->op != EMU_OP_ST && in->op != EMU_OP_RED && in->op != EMU_OP_BRA &&
            !((in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) && !(in->flags & EMU_F(REDOP))) && in->op != EMU_OP_BAR_WARP &&
            in->op != EMU_OP_CP_ASYNC && in->op != EMU_OP_CP_ASYNC_WAIT && in->op != EMU_OP_CALL &&
-           in->op != EMU_OP_PREFETCH && in->op != EMU_OP_NANOSLEEP && in->op != EMU_OP_FENCE &&
+           in->op != EMU_OP_PREFETCH && in->op != EMU_OP_PREFETCHU && in->op != EMU_OP_PMEVENT && in->op != EMU_OP_NANOSLEEP &&
+           in->op != EMU_OP_FENCE &&
            in->op != EMU_OP_STMATRIX && in->op != EMU_OP_WMMA_STORE && in->op != EMU_OP_SETMAXNREG && in->op != EMU_OP_CP_BULK &&
            in->op != EMU_OP_CP_BULK_TENSOR && in->op != EMU_OP_CP_RED_BULK && in->op != EMU_OP_CP_RED_BULK_TENSOR &&
            in->op != EMU_OP_ST_ASYNC && in->op != EMU_OP_RED_ASYNC &&
@@ -100,6 +101,14 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
     if (in->op == EMU_OP_TENSORMAP_REPLACE && !in->mode)
         return perr(ps, line, "'%.*s': which tensor-map field (global_address, rank, box_dim, global_dim, global_stride, element_stride, "
                     "elemtype, interleave_layout, swizzle_mode, swizzle_atomicity, fill_mode)?", (int)len, s);
+    if (in->op == EMU_OP_MOVMATRIX &&
+        (in->ty != EMU_T_B16 || ntypes != 1 || (in->flags & (EMU_F(SYNC) | EMU_F(ALIGNED) | EMU_F(TRANS))) !=
+                                                    (EMU_F(SYNC) | EMU_F(ALIGNED) | EMU_F(TRANS))))
+        return perr(ps, line, "unsupported movmatrix form '%.*s' (movmatrix.sync.aligned.m8n8.trans.b16)", (int)len, s);
+    if (in->op == EMU_OP_PREFETCHU && (!in->mode || in->space || ntypes))
+        return perr(ps, line, "'%.*s': prefetchu takes .L1 and a generic address only", (int)len, s);
+    if ((in->op == EMU_OP_PMEVENT || in->op == EMU_OP_BRKPT) && (ntypes || in->space))
+        return perr(ps, line, "unsupported modifier in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER) {
         bool red = in->flags & EMU_F(REDOP), arrive = in->flags & EMU_F(ARRIVE);
         if (red && arrive) return perr(ps, line, "'%.*s': arrive or red, not both", (int)len, s);
@@ -313,13 +322,14 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
         else want = 0, want_max = 2;
         break;
     case EMU_OP_BAR_WARP: want = 1; break;
-    case EMU_OP_RET: case EMU_OP_EXIT: case EMU_OP_TRAP: case EMU_OP_MEMBAR:
+    case EMU_OP_RET: case EMU_OP_EXIT: case EMU_OP_TRAP: case EMU_OP_BRKPT: case EMU_OP_MEMBAR:
     case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT_ALL:
         want = 0; break;
     case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_NANOSLEEP: case EMU_OP_CP_ASYNC_MBAR: want = 1; break;
     case EMU_OP_ALLOCA: want = 2; want_max = 3; break;
     case EMU_OP_STACKSAVE: case EMU_OP_STACKRESTORE: want = 1; break;
-    case EMU_OP_PREFETCH: want = 1; break;
+    case EMU_OP_PREFETCH: case EMU_OP_PREFETCHU: case EMU_OP_PMEVENT: want = 1; break;
+    case EMU_OP_MOVMATRIX: want = 2; break;
     case EMU_OP_CREATEPOLICY: want = 1; want_max = 4; break;
     case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY: want = 2; break;
     case EMU_OP_CP_ASYNC: want = 3; want_max = 5; break;
@@ -423,17 +433,48 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     if ((in->op == EMU_OP_ST || in->op == EMU_OP_RED) && in->ok[0] != EMU_OK_ADDR)
         return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
     if (in->op == EMU_OP_BRA && in->ok[0] != EMU_OK_LABEL) return perr(ps, line, "bra needs a label");
+    if ((in->op == EMU_OP_PREFETCH || in->op == EMU_OP_PREFETCHU) && in->ok[0] != EMU_OK_ADDR)
+        return perr(ps, line, "'%.*s' needs an address operand [..]", (int)len, s);
+    if (in->op == EMU_OP_MOVMATRIX) {
+        if (in->ok[0] != EMU_OK_REG || in->ok[1] != EMU_OK_REG)
+            return perr(ps, line, "'%.*s' takes two .b32 registers, d and a", (int)len, s);
+        const Target *tg = ps->m->target;
+        if (tg && tg->sm < 75) return perr(ps, line, "'%.*s' needs .target sm_75 or later (the module is for %s)", (int)len, s, tg->name);
+    }
+    if (in->op == EMU_OP_PMEVENT) { /* an event number 0..15, or a mask of the 16 events */
+        uint64_t ev;
+        bool mask = in->xflags & EMU_XF_PM_MASK;
+        if (in->ok[0] != EMU_OK_REG || !const_value(ps, in->o[0], &ev) || ev > (mask ? 0xFFFFu : 15u))
+            return perr(ps, line, "'%.*s' takes an immediate %s", (int)len, s, mask ? "16-bit mask" : "event number in 0..15");
+    }
+    if ((in->op == EMU_OP_LD || in->op == EMU_OP_LDU) && (in->xflags & EMU_XF_UNIFIED)) {
+        /* ISA, ld: `[a].unified` is "only supported for .global state space and for generic addressing where the
+         * address points to the .global state space" (run time: exec_mem.c).  The ISA's syntax shows it on weak
+         * loads only; ptxas takes it on .volatile, .relaxed, .acquire, .mmio and ldu too, and so does this. */
+        if (in->space != EMU_SP_GLOBAL && in->space != EMU_SP_GENERIC)
+            return perr(ps, line, "'%.*s': .unified is allowed on .global or generic addresses only", (int)len, s);
+    }
     if ((in->op == EMU_OP_LD || in->op == EMU_OP_ST) && in->vec > 1) {
         unsigned vi = in->op == EMU_OP_LD ? 0 : 1;
         if (in->ok[vi] != EMU_OK_VEC || in->on[vi] != in->vec)
             return perr(ps, line, "'%.*s' needs a vector operand of %u registers", (int)len, s, in->vec);
     }
-    if ((in->op == EMU_OP_ATOM || in->op == EMU_OP_RED) && in->vec > 1) { /* sm_90's vector atomics */
+    bool atomic = in->op == EMU_OP_ATOM || in->op == EMU_OP_RED;
+    bool fminmax = atomic && (in->mode == EMU_MODE_AMIN || in->mode == EMU_MODE_AMAX) && emu_type_kind(in->ty) == EMU_K_F;
+    if (fminmax && in->vec < 2) /* ISA, atom / red: .min and .max on floats are vector forms only */
+        return perr(ps, line, "'%.*s': floating-point atom/red .min/.max take a vector (.v2/.v4/.v8 of .f16, .bf16; .v2/.v4 of "
+                    ".f16x2, .bf16x2)", (int)len, s);
+    if (atomic && in->vec > 1) { /* sm_90's vector atomics: ISA, atom, the table of vector qualifiers, types and operations */
         bool half = in->ty == EMU_T_F16 || in->ty == EMU_T_BF16;
-        bool word = in->ty == EMU_T_F32 || in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2;
-        if (!(half || (word && in->vec <= 4)) || in->mode == EMU_MODE_ACAS || in->mode == EMU_MODE_AEXCH)
-            return perr(ps, line, "unsupported vector atomic '%.*s' (.v2/.v4 of .f32, .f16x2, .bf16x2; .v2/.v4/.v8 of .f16, .bf16)",
-                        (int)len, s);
+        bool pair = in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2;
+        bool op_ok = in->mode == EMU_MODE_AADD || ((half || pair) && (in->mode == EMU_MODE_AMIN || in->mode == EMU_MODE_AMAX));
+        if (!(half || ((pair || in->ty == EMU_T_F32) && in->vec <= 4)) || !op_ok)
+            return perr(ps, line, "unsupported vector atomic '%.*s' (.add, .min, .max on .v2/.v4/.v8 of .f16, .bf16 and .v2/.v4 of "
+                        ".f16x2, .bf16x2; .add on .v2/.v4 of .f32)", (int)len, s);
+        if (in->space != EMU_SP_GLOBAL && in->space != EMU_SP_GENERIC)
+            return perr(ps, line, "'%.*s': vector atomics are on .global (or generic) addresses only", (int)len, s);
+        const Target *tg = ps->m->target;
+        if (tg && tg->sm < 90) return perr(ps, line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)len, s, tg->name);
         for (unsigned vi = in->op == EMU_OP_ATOM ? 0 : 1; vi <= (in->op == EMU_OP_ATOM ? 2u : 1u); vi += in->op == EMU_OP_ATOM ? 2 : 1)
             if (in->ok[vi] != EMU_OK_VEC || in->on[vi] != in->vec)
                 return perr(ps, line, "'%.*s' needs vector operands of %u registers", (int)len, s, in->vec);

@@ -30,8 +30,9 @@ typedef struct Parser {
     /* current function */
     EmuFunc *fn;
     int32_t fn_index;
-    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; bool pred; } *regs;
+    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; bool pred, wide; } *regs; /* wide: .b128, 2 slots */
     uint32_t nregs, capregs;
+    bool has_wide;      /* a .b128 register was declared (check_wide has work to do) */
     struct EmuRegName *allregs; /* every .reg declaration of the function, scopes ignored (names for reports) */
     uint32_t nallregs, capallregs;
     struct Const { uint64_t value; int32_t sym; int64_t addend; uint32_t slot; } *consts;

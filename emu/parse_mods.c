@@ -278,6 +278,8 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
                                           (l == 3 && memcmp(p, "cvt", 3) == 0) || (l == 2 && memcmp(p, "L2", 2) == 0)))
             continue;
         if (op == EMU_OP_MBARRIER && l == 6 && memcmp(p, "expect", 6) == 0) continue; /* never alone */
+        if (op == EMU_OP_PREFETCHU && l == 2 && memcmp(p, "L1", 2) == 0) { in->mode = 1; continue; } /* required: checked */
+        if (op == EMU_OP_PMEVENT && l == 4 && memcmp(p, "mask", 4) == 0) { in->xflags |= EMU_XF_PM_MASK; continue; }
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
     if (op == EMU_OP_FENCE && in->space == EMU_SP_GLOBAL) in->xflags &= (uint8_t)~EMU_XF_PROXY_ASYNC; /* fence.proxy.async.global */

@@ -7,13 +7,19 @@
  *   3. mbarrier.arrive_drop.expect_tx (refused before), %is_explicit_cluster
  *      of a launch given a 1x1x1 cluster; what the ISA does not have or the
  *      emulator cannot hold is refused at load: s8 wgmma shapes the ISA
- *      does not list, .b128 registers (they held 64 bits, silently). */
+ *      does not list;
+ *   4. forms the emulator refused: movmatrix, prefetchu, %globaltimer_lo/_hi,
+ *      %aggr_smem_size, %current_graph_exec, ld [a].unified, pmevent, brkpt
+ *      (stops the launch), vector atom/red .min/.max on f16, bf16 and their
+ *      pairs, and the vector forms the ISA's table does not have;
+ *   5. .b128 registers (two 64-bit slots): mov pack/unpack, ld/st, atom.cas/.exch. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "include/tile/tile.h"
 #include "runtime/device.h"
@@ -128,6 +134,7 @@ Test(isa, cvt_satfinite_tf32_max) {
 }
 
 #define HEAD90 ".version 8.0\n.target sm_90a\n.address_size 64\n"
+#define HEAD83 ".version 8.3\n.target sm_90a\n.address_size 64\n" /* vector atomics, %aggr_smem_size (8.1), .b128 (8.3) */
 
 /* ISA, mbarrier.arrive_drop: "mbarrier.arrive_drop{.sem}{.scope}{.shared{::cta}}.expect_tx.b64 state,
  * [addr], txCount" performs an expect-tx operation before the arrive-on operation, and the drop
@@ -201,8 +208,7 @@ static void load_fails(const char *spec, const char *ptx, const char *needle) {
 
 /* ISA, wgmma.mma_async, integer types: ".shape = {.m64n8k32, .m64n16k32, .m64n24k32, .m64n32k32,
  * .m64n48k32, .m64n64k32, .m64n80k32, ...}": past 32, N steps by 16 (the floating-point shapes by 8).
- * m64n40k32.s32.s8.s8 loaded and ran.  .b128 registers: the emulator's hold 64 bits, and
- * `mov.b128 %q, {a, b}` kept one half; refused at the declaration. */
+ * m64n40k32.s32.s8.s8 loaded and ran.  Vectors of .b128 registers (the ISA has none). */
 Test(isa, refused_at_load) {
     load_fails("emu:sm_90a",
                HEAD90 ".visible .entry k()\n{\n .reg .b32 %d<20>;\n .reg .b64 %rd<3>;\n .reg .pred %p;\n"
@@ -211,9 +217,9 @@ Test(isa, refused_at_load) {
                " %d13, %d14, %d15, %d16, %d17, %d18, %d19}, %rd1, %rd2, %p;\n ret;\n}\n",
                "s8/u8 wgmma's N is 8, 16, 24 or a multiple of 16");
     load_fails("emu:sm_90a",
-               ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n .reg .b128 %q;\n .reg .b64 %rd<3>;\n"
-               " mov.b128 %q, {%rd1, %rd2};\n ret;\n}\n",
-               "128-bit registers (.reg .b128) are not supported");
+               ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n .reg .v2 .b128 %q;\n .reg .b64 %rd<3>;\n"
+               " ret;\n}\n",
+               "vectors of .b128 registers are not supported");
 }
 
 /* ISA, atom: "Current implementation of atom.add.f32 on global memory flushes subnormal inputs and
@@ -242,4 +248,416 @@ Test(isa, global_f32_atomic_add_flushes_subnormals) {
     cr_expect_eq(out[4], 0x40000000u, "normal sums are exact: %#x", out[4]);
     dev_module_unload(m);
     dev_close(d);
+}
+
+static void launch_fails(TileDevice *d, TileDevFunction *f, unsigned block, void **params, DevStatus want, const char *needle) {
+    DevStatus st = dev_launch(f, 1, 1, 1, block, 1, 1, 0, NULL, params);
+    if (st == DEV_OK) st = dev_synchronize(d);
+    cr_expect_eq(st, want, "launch: status %d, want %d: %s", st, want, dev_last_error(d));
+    cr_expect(strstr(dev_last_error(d), needle), "message '%s' lacks '%s'", dev_last_error(d), needle);
+}
+
+/* ISA, movmatrix: "movmatrix.sync.aligned.shape.trans.type d, a; .shape = {.m8n8}; .type = {.b16}": "Each thread
+ * in a warp holds a fragment of a row of the input matrix ... A group of four threads holds an entire row"
+ * (lane l: row l/4, columns 2(l%4) and 2(l%4)+1, the lower column in the low half, as ldmatrix's fragments),
+ * and d holds the same fragment of the transposed matrix.  Every element distinct, checked against a host
+ * transpose; d may be a (in place), and transposing twice gives the matrix back. */
+Test(isa, movmatrix_transposes_the_fragments) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %laneid;\n mul.wide.u32 %rd3, %r1, 4;\n"
+        " add.s64 %rd4, %rd1, %rd3;\n ld.global.b32 %r2, [%rd4];\n"
+        " movmatrix.sync.aligned.m8n8.trans.b16 %r3, %r2;\n"       /* d from a */
+        " mov.b32 %r4, %r2;\n movmatrix.sync.aligned.m8n8.trans.b16 %r4, %r4;\n" /* in place */
+        " movmatrix.sync.aligned.m8n8.trans.b16 %r5, %r3;\n"       /* twice: the matrix again */
+        " add.s64 %rd5, %rd2, %rd3;\n st.global.b32 [%rd5], %r3;\n st.global.b32 [%rd5+128], %r4;\n"
+        " st.global.b32 [%rd5+256], %r5;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint16_t mat[8][8], tr[8][8];
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 8; c++) mat[r][c] = (uint16_t)(0x3C00 + 0x111 * r + 0x0B * c + (r * c) % 5); /* all 64 distinct */
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 8; c++) tr[r][c] = mat[c][r];
+    uint32_t in[32], out[96], want[32];
+    for (int l = 0; l < 32; l++) {
+        in[l] = mat[l / 4][2 * (l % 4)] | (uint32_t)mat[l / 4][2 * (l % 4) + 1] << 16;
+        want[l] = tr[l / 4][2 * (l % 4)] | (uint32_t)tr[l / 4][2 * (l % 4) + 1] << 16;
+    }
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < i; j++) cr_assert_neq(mat[i / 8][i % 8], mat[j / 8][j % 8], "test matrix elements %d and %d equal", i, j);
+    uint64_t din = buffer(d, in, sizeof in), dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 32, (void *[]){&din, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    for (int l = 0; l < 32; l++) {
+        cr_expect_eq(out[l], want[l], "lane %d: %#010x, want %#010x", l, out[l], want[l]);
+        cr_expect_eq(out[32 + l], want[l], "lane %d in place: %#010x, want %#010x", l, out[32 + l], want[l]);
+        cr_expect_eq(out[64 + l], in[l], "lane %d transposed twice: %#010x, want %#010x", l, out[64 + l], in[l]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<3>;\n movmatrix.sync.aligned.m8n8.b16 %r1, %r2;\n ret;\n}\n",
+               "unsupported movmatrix form");
+}
+
+/* ISA, prefetch, prefetchu: "prefetchu.L1 [a];" a uniform prefetch to L1 of a generic address: a hint, no
+ * effect on values.  It takes an address operand, as prefetch does here (checked at load; at run time a hint is
+ * never an error, whatever the address). */
+Test(isa, prefetchu_is_a_hint) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [out];\n prefetchu.L1 [%rd1];\n prefetchu.L1 [%rd1+4096];\n prefetch.global.L1 [%rd1];\n"
+        " mov.u32 %r1, 0x1234abcd;\n st.global.u32 [%rd1], %r1;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out = 0;
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, &out, dout, sizeof out), DEV_OK);
+    cr_expect_eq(out, 0x1234abcdu, "%#x", out);
+    dev_module_unload(m);
+    dev_close(d);
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b64 %rd<2>;\n prefetchu.L1 %rd1;\n ret;\n}\n", "needs an address operand");
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b64 %rd<2>;\n prefetchu [%rd1];\n ret;\n}\n", "prefetchu takes .L1");
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b64 %rd<2>;\n prefetch.global.L2 %rd1;\n ret;\n}\n", "needs an address operand");
+}
+
+/* ISA, special registers: "%globaltimer_lo: the lower 32-bits of %globaltimer; %globaltimer_hi: the upper
+ * 32-bits"; "%aggr_smem_size ... total aggregated size of shared memory consisting of the size of user shared
+ * memory allocated (statically and dynamically) at launch time and the size of shared memory region which is
+ * reserved for the NVIDIA system software use" (sm_90); "%current_graph_exec ... is 0 if the executing kernel is
+ * not part of a CUDA device graph".  48 static + 208 dynamic bytes: %total_smem_size 256, the reserved region
+ * %reserved_smem_offset_cap = 1024 bytes, so %aggr_smem_size 1280.  The timer reads the launch's start, in ns
+ * (CLOCK_REALTIME), so its high half is not 0. */
+Test(isa, globaltimer_halves_aggr_smem_graph_exec) {
+    static const char *ptx = HEAD83
+        ".shared .align 16 .b8 s[48];\n.extern .shared .align 16 .b8 dyn[];\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<10>;\n .reg .b64 %rd<6>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u64 %rd2, %globaltimer;\n mov.u32 %r1, %globaltimer_lo;\n mov.u32 %r2, %globaltimer_hi;\n"
+        " mov.u32 %r3, %total_smem_size;\n mov.u32 %r4, %aggr_smem_size;\n mov.u32 %r5, %dynamic_smem_size;\n"
+        " mov.u32 %r6, %reserved_smem_offset_cap;\n mov.u64 %rd3, %current_graph_exec;\n"
+        " st.global.u64 [%rd1], %rd2;\n st.global.u32 [%rd1+8], %r1;\n st.global.u32 [%rd1+12], %r2;\n"
+        " st.global.u32 [%rd1+16], %r3;\n st.global.u32 [%rd1+20], %r4;\n st.global.u32 [%rd1+24], %r5;\n"
+        " st.global.u32 [%rd1+28], %r6;\n st.global.u64 [%rd1+32], %rd3;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint64_t dout = buffer(d, NULL, 40);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 208, NULL, (void *[]){&dout}), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK);
+    clock_gettime(CLOCK_REALTIME, &t1);
+    struct { uint64_t gt; uint32_t lo, hi, total, aggr, dyn, cap; uint64_t graph; } o;
+    cr_assert_eq(dev_memcpy_dtoh(d, &o, dout, sizeof o), DEV_OK);
+    uint64_t ns0 = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec, ns1 = (uint64_t)t1.tv_sec * 1000000000u + (uint64_t)t1.tv_nsec;
+    cr_expect(o.gt >= ns0 && o.gt <= ns1, "%%globaltimer %llu outside the launch [%llu, %llu]", (unsigned long long)o.gt,
+              (unsigned long long)ns0, (unsigned long long)ns1);
+    cr_expect_eq(o.lo, (uint32_t)o.gt, "%%globaltimer_lo %#x, %%globaltimer %#llx", o.lo, (unsigned long long)o.gt);
+    cr_expect_eq(o.hi, (uint32_t)(o.gt >> 32), "%%globaltimer_hi %#x, %%globaltimer %#llx", o.hi, (unsigned long long)o.gt);
+    cr_expect_neq(o.hi, 0u);
+    cr_expect_eq(o.total, 256u, "%%total_smem_size %u", o.total);
+    cr_expect_eq(o.dyn, 208u, "%%dynamic_smem_size %u", o.dyn);
+    cr_expect_eq(o.cap, 1024u, "%%reserved_smem_offset_cap %u", o.cap);
+    cr_expect_eq(o.aggr, 1280u, "%%aggr_smem_size %u, want 256 + 1024", o.aggr);
+    cr_expect_eq(o.graph, 0u, "%%current_graph_exec %#llx", (unsigned long long)o.graph);
+    dev_module_unload(m);
+    dev_close(d);
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n mov.u32 %r1, %aggr_smem_size;\n ret;\n}\n",
+               "needs .target sm_90 or later");
+}
+
+/* ISA, ld: "ld{.weak}{.ss}... d, [a]{.unified}{, cache-policy};" "The optional qualifier .unified must be
+ * specified on operand a if a is the address of a variable declared with .unified attribute"; "The qualifiers
+ * .unified and .level::cache_hint are only supported for .global state space and for generic addressing where
+ * the address points to the .global state space".  st does not take it.  (The syntax shows it on weak loads
+ * only, but ptxas takes ld.volatile/.relaxed/.acquire and ldu with it too: so does the emulator.) */
+Test(isa, ld_unified_address) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<6>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n"
+        " ld.global.u32 %r1, [%rd1].unified;\n ld.volatile.u32 %r2, [%rd1+4].unified;\n ld.global.nc.v2.u32 {%r3, %r1}, [%rd1+8].unified;\n"
+        " ldu.global.u32 %r4, [%rd1+4].unified;\n add.u32 %r2, %r2, %r4;\n"
+        " st.global.u32 [%rd2], %r1;\n st.global.u32 [%rd2+4], %r2;\n st.global.u32 [%rd2+8], %r3;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t in[4] = {0x11111111u, 0x22222222u, 0x33333333u, 0x44444444u}, out[3];
+    uint64_t din = buffer(d, in, sizeof in), dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&din, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    cr_expect(out[0] == in[3] && out[1] == 2 * in[1] && out[2] == in[2], "%#x %#x %#x", out[0], out[1], out[2]);
+    dev_module_unload(m);
+    /* a generic .unified address must point to global memory: a shared one stops the launch */
+    static const char *shared_ptx = HEAD80
+        ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n .shared .align 4 .b32 s;\n"
+        " cvta.shared.u64 %rd1, s;\n ld.u32 %r1, [%rd1].unified;\n ret;\n}\n";
+    f = load(d, shared_ptx, &m);
+    launch_fails(d, f, 1, NULL, DEV_ERR_LAUNCH, "needs a global address");
+    dev_module_unload(m);
+    dev_close(d);
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .shared .b32 s;\n ld.shared.u32 %r1, [s].unified;\n ret;\n}\n",
+               ".unified is allowed on .global or generic addresses only");
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n ld.local.u32 %r1, [%rd1].unified;\n"
+               " ret;\n}\n", ".unified is allowed on .global or generic addresses only");
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n st.global.u32 [%rd1].unified, %r1;\n"
+               " ret;\n}\n", "only ld and ldu take a .unified address");
+}
+
+/* ISA, pmevent: "pmevent a; pmevent.mask a;" "triggers a single performance monitor event indexed by immediate
+ * operand a, in the range 0..15"; ".mask ... Each bit in the 16-bit immediate operand a controls an event": no
+ * effect here.  brkpt: "Suspends execution" (for a debugger): the emulator has none, so the launch stops with an
+ * error naming the PTX line, as trap does. */
+Test(isa, pmevent_and_brkpt) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 out, .param .u32 stop)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [stop];\n setp.ne.u32 %p1, %r1, 0;\n"
+        " pmevent 1;\n @%p1 pmevent 15;\n pmevent.mask 0xffff;\n"
+        " mov.u32 %r2, 77;\n st.global.u32 [%rd1], %r2;\n"
+        " @%p1 brkpt;\n"
+        " mov.u32 %r2, 78;\n st.global.u32 [%rd1], %r2;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out = 0, stop = 0;
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout, &stop});
+    cr_assert_eq(dev_memcpy_dtoh(d, &out, dout, sizeof out), DEV_OK);
+    cr_expect_eq(out, 78u, "no brkpt: %u", out);
+    stop = 1;
+    launch_fails(d, f, 1, (void *[]){&dout, &stop}, DEV_ERR_LAUNCH, "brkpt");
+    cr_expect(strstr(dev_last_error(d), "PTX line 17: @%p1 brkpt;"), "%s", dev_last_error(d));
+    cr_assert_eq(dev_memcpy_dtoh(d, &out, dout, sizeof out), DEV_OK);
+    cr_expect_eq(out, 77u, "the thread went on past brkpt: %u", out);
+    launch_ok(d, f, 1, (void *[]){&dout, &(uint32_t){0}}); /* the device stays usable */
+    dev_module_unload(m);
+    dev_close(d);
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n pmevent 16;\n ret;\n}\n", "event number in 0..15");
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n pmevent.mask 0x10000;\n ret;\n}\n", "16-bit mask");
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n pmevent %r1;\n ret;\n}\n", "event number in 0..15");
+}
+
+/* ISA, atom / red with vector type (sm_90, PTX 8.1): ".op = { .add, .min, .max }; .half_word_type = { .f16, .bf16 };
+ * .packed_type = { .f16x2, .bf16x2 }; .vec_16_bit = { .v2, .v4, .v8 }; .vec_32_bit = { .v2, .v4 }", .f32 vectors
+ * .add only, "may be used only with .global space and with generic addressing where the address points to
+ * .global space"; each element atomic on its own.  The atom and red pages give min/max no NaN rule of their own:
+ * min/max's (no .NaN) is taken: a NaN loses to a number, two NaNs give the canonical NaN 0x7fff, -0 is below +0.
+ * One thread, special values (memory, operand -> result):
+ *   f16 min:   1.0 vs 2.0 -> 1.0; NaN vs 3.0 -> 3.0; -2.0 vs NaN -> -2.0; NaN vs NaN -> 0x7fff; +0 vs -0 -> -0;
+ *              -inf vs 5.0 -> -inf; 65504 vs inf -> 65504; 0x0001 (subnormal) vs 0x0002 -> 0x0001.
+ *   bf16 max:  the same pairs: 2.0, 3.0, -2.0, 0x7fff, +0, 5.0, inf, 0x0002. */
+Test(isa, vector_atomic_min_max_half_types) {
+    static const char *ptx = HEAD83
+        ".visible .entry k(.param .u64 g, .param .u64 b, .param .u64 old)\n{\n .reg .b16 %h<8>;\n .reg .b16 %o<8>;\n"
+        " .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [g];\n ld.param.u64 %rd2, [b];\n ld.param.u64 %rd3, [old];\n"
+        " ld.global.v4.b16 {%h0, %h1, %h2, %h3}, [%rd2];\n ld.global.v4.b16 {%h4, %h5, %h6, %h7}, [%rd2+8];\n"
+        " atom.global.v8.f16.min.noftz {%o0, %o1, %o2, %o3, %o4, %o5, %o6, %o7}, [%rd1], {%h0, %h1, %h2, %h3, %h4, %h5, %h6, %h7};\n"
+        " st.global.v4.b16 [%rd3], {%o0, %o1, %o2, %o3};\n st.global.v4.b16 [%rd3+8], {%o4, %o5, %o6, %o7};\n"
+        " ld.global.v4.b16 {%h0, %h1, %h2, %h3}, [%rd2+16];\n ld.global.v4.b16 {%h4, %h5, %h6, %h7}, [%rd2+24];\n"
+        " red.global.v8.bf16.max.noftz [%rd1+16], {%h0, %h1, %h2, %h3, %h4, %h5, %h6, %h7};\n"
+        /* the f16 pairs again as .f16x2 (max) and .bf16x2 (min), red and atom, v4 and v2, the last through a generic address */
+        " ld.global.v4.b32 {%r0, %r1, %r2, %r3}, [%rd2];\n"
+        " red.global.v4.f16x2.max.noftz [%rd1+32], {%r0, %r1, %r2, %r3};\n"
+        " ld.global.v2.b32 {%r0, %r1}, [%rd2+16];\n"
+        " atom.v2.bf16x2.min.noftz {%r4, %r5}, [%rd1+48], {%r0, %r1};\n"
+        " st.global.v2.b32 [%rd3+16], {%r4, %r5};\n ret;\n}\n";
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    /* f16: 1, NaN (0x7e01, not canonical), -2, NaN, +0, -inf, 65504, 2^-24 / operands 2, 3, NaN, NaN (0xfe02), -0, 5, inf, 2^-23 */
+    const uint16_t gf[8] = {0x3C00, 0x7E01, 0xC000, 0x7E01, 0x0000, 0xFC00, 0x7BFF, 0x0001};
+    const uint16_t bf[8] = {0x4000, 0x4200, 0x7E01, 0xFE02, 0x8000, 0x4500, 0x7C00, 0x0002};
+    const uint16_t fmin[8] = {0x3C00, 0x4200, 0xC000, 0x7FFF, 0x8000, 0xFC00, 0x7BFF, 0x0001};
+    const uint16_t fmax[8] = {0x4000, 0x4200, 0xC000, 0x7FFF, 0x0000, 0x4500, 0x7C00, 0x0002};
+    /* bf16: 1, NaN, -2, NaN, +0, -inf, 3.39e38 (largest finite), 2^-133 / 2, 3, NaN, NaN, -0, 5, inf, 2^-132 */
+    const uint16_t gb[8] = {0x3F80, 0x7FC1, 0xC000, 0x7FC1, 0x0000, 0xFF80, 0x7F7F, 0x0001};
+    const uint16_t bb[8] = {0x4000, 0x4040, 0x7FC1, 0xFFC2, 0x8000, 0x40A0, 0x7F80, 0x0002};
+    const uint16_t bmax[8] = {0x4000, 0x4040, 0xC000, 0x7FFF, 0x0000, 0x40A0, 0x7F80, 0x0002};
+    const uint16_t bmin[4] = {0x3F80, 0x4040, 0xC000, 0x7FFF};
+    uint16_t g[32], b[16];
+    memcpy(g, gf, 16); memcpy(g + 8, gb, 16); memcpy(g + 16, gf, 16); memcpy(g + 24, gb, 8);
+    memcpy(b, bf, 16); memcpy(b + 8, bb, 16);
+    uint64_t dg = buffer(d, g, sizeof g), db = buffer(d, b, sizeof b), dold = buffer(d, NULL, 24);
+    launch_ok(d, f, 1, (void *[]){&dg, &db, &dold});
+    uint16_t r[32], old[12];
+    cr_assert_eq(dev_memcpy_dtoh(d, r, dg, sizeof r), DEV_OK);
+    cr_assert_eq(dev_memcpy_dtoh(d, old, dold, sizeof old), DEV_OK);
+    for (int i = 0; i < 8; i++) {
+        cr_expect_eq(r[i], fmin[i], "v8.f16 min element %d: %#06x, want %#06x", i, r[i], fmin[i]);
+        cr_expect_eq(old[i], gf[i], "v8.f16 min old element %d: %#06x, want %#06x", i, old[i], gf[i]);
+        cr_expect_eq(r[8 + i], bmax[i], "v8.bf16 max element %d: %#06x, want %#06x", i, r[8 + i], bmax[i]);
+        cr_expect_eq(r[16 + i], fmax[i], "v4.f16x2 max half %d: %#06x, want %#06x", i, r[16 + i], fmax[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        cr_expect_eq(r[24 + i], bmin[i], "v2.bf16x2 min half %d: %#06x, want %#06x", i, r[24 + i], bmin[i]);
+        cr_expect_eq(old[8 + i], gb[i], "v2.bf16x2 min old half %d: %#06x, want %#06x", i, old[8 + i], gb[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* The same, many threads: 64 threads each red.global.v4.f16x2.max the halves tid + j (j = 0..7) and
+ * atom.global.v4.bf16.min 100 - tid - j: the maxima 63 + j and minima 37 - j come out whatever the order. */
+Test(isa, vector_atomic_min_max_threads) {
+    static const char *ptx = HEAD83
+        ".visible .entry k(.param .u64 g)\n{\n .reg .b16 %h<12>;\n .reg .b32 %r<16>;\n .reg .f32 %f<4>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [g];\n mov.u32 %r1, %tid.x;\n"
+        " cvt.rn.f32.u32 %f1, %r1;\n"
+        " add.f32 %f2, %f1, 0f3F800000;\n cvt.rn.f16x2.f32 %r2, %f2, %f1;\n"               /* (tid, tid+1) */
+        " mov.b32 %r3, 0x40004000;\n add.rn.f16x2 %r4, %r2, %r3;\n add.rn.f16x2 %r5, %r4, %r3;\n add.rn.f16x2 %r6, %r5, %r3;\n"
+        " red.global.v4.f16x2.max.noftz [%rd1], {%r2, %r4, %r5, %r6};\n"
+        " mov.f32 %f3, 0f42C80000;\n sub.f32 %f3, %f3, %f1;\n cvt.rn.bf16.f32 %h0, %f3;\n" /* 100 - tid - j */
+        " mov.b16 %h9, 0xBF80;\n add.rn.bf16 %h1, %h0, %h9;\n add.rn.bf16 %h2, %h1, %h9;\n add.rn.bf16 %h3, %h2, %h9;\n"
+        " atom.global.v4.bf16.min.noftz {%h4, %h5, %h6, %h7}, [%rd1+16], {%h0, %h1, %h2, %h3};\n ret;\n}\n";
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint16_t g[12] = {0xFC00, 0xFC00, 0xFC00, 0xFC00, 0xFC00, 0xFC00, 0xFC00, 0xFC00, /* f16 -inf */
+                      0x7F80, 0x7F80, 0x7F80, 0x7F80};                                 /* bf16 +inf */
+    uint64_t dg = buffer(d, g, sizeof g);
+    launch_ok(d, f, 64, (void *[]){&dg});
+    cr_assert_eq(dev_memcpy_dtoh(d, g, dg, sizeof g), DEV_OK);
+    static const uint16_t f16_63[8] = {0x53E0, 0x5400, 0x5410, 0x5420, 0x5430, 0x5440, 0x5450, 0x5460}; /* 63 .. 70 */
+    static const uint16_t bf16_37[4] = {0x4214, 0x4210, 0x420C, 0x4208};                                 /* 37 .. 34 */
+    for (int j = 0; j < 8; j++) cr_expect_eq(g[j], f16_63[j], "f16x2 max half %d: %#06x, want %#06x", j, g[j], f16_63[j]);
+    for (int j = 0; j < 4; j++) cr_expect_eq(g[8 + j], bf16_37[j], "bf16 min element %d: %#06x, want %#06x", j, g[8 + j], bf16_37[j]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* What the vector forms do not have (ISA, atom's table): .min/.max on .f32 (and any float min/max without a
+ * vector), .v8 of packed pairs, vectors on .shared, vectors before sm_90. */
+Test(isa, vector_atomic_forms_refused) {
+    const char *no_v[] = {
+        " atom.global.v2.f32.min {%f1, %f2}, [%rd1], {%f1, %f2};\n",
+        " red.global.min.f32 [%rd1], %f1;\n",
+        " red.global.v8.f16x2.max.noftz [%rd1], {%r1, %r1, %r1, %r1, %r1, %r1, %r1, %r1};\n",
+        " atom.global.v2.f16.exch {%h1, %h2}, [%rd1], {%h1, %h2};\n",
+    };
+    for (size_t i = 0; i < sizeof no_v / sizeof *no_v; i++) {
+        char ptx[1024];
+        snprintf(ptx, sizeof ptx, HEAD83 ".visible .entry k()\n{\n .reg .f32 %%f<3>;\n .reg .b32 %%r<3>;\n .reg .b16 %%h<3>;\n"
+                 " .reg .b64 %%rd<2>;\n%s ret;\n}\n", no_v[i]);
+        load_fails("emu:sm_90a", ptx, i == 1 ? "take a vector" : "unsupported vector atomic");
+    }
+    load_fails("emu:sm_90a", HEAD83 ".visible .entry k()\n{\n .reg .b16 %h<3>;\n .shared .align 4 .b8 s[4];\n"
+               " red.shared.v2.f16.max.noftz [s], {%h1, %h2};\n ret;\n}\n", "on .global (or generic) addresses only");
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b16 %h<3>;\n .reg .b64 %rd<2>;\n"
+               " red.global.v2.f16.max.noftz [%rd1], {%h1, %h2};\n ret;\n}\n", "needs .target sm_90 or later");
+    /* and at run time: a generic address of shared memory */
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, HEAD83 ".visible .entry k()\n{\n .reg .b16 %h<3>;\n .reg .b64 %rd<2>;\n .shared .align 4 .b8 s[4];\n"
+                              " cvta.shared.u64 %rd1, s;\n red.v2.f16.max.noftz [%rd1], {%h1, %h2};\n ret;\n}\n", &m);
+    launch_fails(d, f, 1, NULL, DEV_ERR_LAUNCH, "needs a global address");
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+
+/* ISA, .b128 (PTX 8.3): "mov.type d, {a, b}" packs with .b128 too (2 or 4 elements, the first the lowest),
+ * "ld.global.b128 %r0, [gbl]; // 128-bit load", st the same, "atom.shared.b128.cas d, a, b, c; atom.global.b128.exch
+ * d, a, b;" (cas(r,s,t) = (r == s) ? t : r, both halves compared; d the old value).  16-byte words of buf (lo, hi
+ * as two u64; the host gives words 4, 7, 9, 11, 13):
+ *   0: pack {L, H};  1: unpack, stored swapped;  2: copy, unpacked to 4 x b32, stored reversed;  3: repacked from
+ *   those four;  5: ld of word 4;  6: word 4 through shared memory;  7: cas that matches -> {L, H}, 8: its old
+ *   value;  9: cas that differs in the high half's bit 0 -> unchanged, 10: its old value;  11: exch through a
+ *   generic address -> {L, H}, 12: its old value;  13: cas into `_` that matches zeros -> {L, H}. */
+Test(isa, b128_registers) {
+    static const char *ptx = HEAD83
+        ".visible .entry k(.param .u64 buf)\n{\n .reg .b128 %q<4>;\n .reg .b64 %rd<12>;\n .reg .b32 %r<6>;\n"
+        " .shared .align 16 .b8 s[16];\n"
+        " ld.param.u64 %rd1, [buf];\n mov.u64 %rd2, 0x0123456789abcdef;\n mov.u64 %rd3, 0xfedcba9876543210;\n"
+        " mov.b128 %q0, {%rd2, %rd3};\n st.global.b128 [%rd1], %q0;\n"
+        " mov.b128 {%rd4, %rd5}, %q0;\n st.global.v2.b64 [%rd1+16], {%rd5, %rd4};\n"
+        " mov.b128 %q1, %q0;\n mov.b128 {%r1, %r2, %r3, %r4}, %q1;\n st.global.v4.b32 [%rd1+32], {%r4, %r3, %r2, %r1};\n"
+        " mov.b128 %q2, {%r1, %r2, %r3, %r4};\n st.global.b128 [%rd1+48], %q2;\n"
+        " ld.global.b128 %q3, [%rd1+64];\n st.global.b128 [%rd1+80], %q3;\n"
+        " st.shared.b128 [s], %q3;\n ld.shared.b128 %q1, [s];\n st.global.b128 [%rd1+96], %q1;\n"
+        " ld.global.b128 %q1, [%rd1+112];\n atom.global.cas.b128 %q2, [%rd1+112], %q1, %q0;\n st.global.b128 [%rd1+128], %q2;\n"
+        " ld.global.b128 %q1, [%rd1+144];\n mov.b128 {%rd6, %rd7}, %q1;\n xor.b64 %rd7, %rd7, 1;\n mov.b128 %q1, {%rd6, %rd7};\n"
+        " atom.global.cas.b128 %q2, [%rd1+144], %q1, %q0;\n st.global.b128 [%rd1+160], %q2;\n"
+        " atom.exch.b128 %q2, [%rd1+176], %q0;\n st.global.b128 [%rd1+192], %q2;\n"
+        " mov.b64 %rd8, 0;\n mov.b128 %q1, {%rd8, %rd8};\n atom.global.cas.b128 _, [%rd1+208], %q1, %q0;\n ret;\n}\n";
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    const uint64_t L = 0x0123456789abcdefull, H = 0xfedcba9876543210ull;
+    uint64_t w[28] = {0};
+    for (int i = 0; i < 28; i++) w[i] = 0x5151515151515151ull * (uint64_t)(i + 1); /* poison */
+    w[8] = 0x1111111122222222ull, w[9] = 0x3333333344444444ull;   /* word 4 */
+    w[14] = 0xaaaaaaaaaaaaaaaaull, w[15] = 0xbbbbbbbbbbbbbbbbull; /* word 7 */
+    w[18] = 0xccccccccccccccccull, w[19] = 0xddddddddddddddddull; /* word 9 */
+    w[22] = 0x7777777777777777ull, w[23] = 0x8888888888888888ull; /* word 11 */
+    w[26] = 0, w[27] = 0;                                         /* word 13 */
+    uint64_t dbuf = buffer(d, w, sizeof w);
+    launch_ok(d, f, 1, (void *[]){&dbuf});
+    uint64_t o[28];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, dbuf, sizeof o), DEV_OK);
+    const uint64_t want[28] = {L, H, H, L,
+                               /* 2: the b32 parts of {L, H} reversed: H's high word first */
+                               (H >> 32) | (H << 32), (L >> 32) | (L << 32), L, H,
+                               w[8], w[9], w[8], w[9], w[8], w[9],
+                               L, H, w[14], w[15],
+                               w[18], w[19], w[18], w[19],
+                               L, H, w[22], w[23], L, H};
+    for (int i = 0; i < 28; i++)
+        cr_expect_eq(o[i], want[i], "word %d %s: %#018llx, want %#018llx", i / 2, i % 2 ? "hi" : "lo", (unsigned long long)o[i],
+                     (unsigned long long)want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* A 128-bit counter 256 threads (4 blocks, on two host workers) add 2^63 to with an atom.cas.b128 loop (the carry
+ * crosses into the high half every other time): 256 * 2^63 = 2^71, {0, 128}, and every thread saw its own old
+ * value once. */
+Test(isa, b128_cas_counter) {
+    static const char *ptx = HEAD83
+        ".visible .entry k(.param .u64 c)\n{\n .reg .pred %p<3>;\n .reg .b128 %q<3>;\n .reg .b64 %rd<12>;\n"
+        " ld.param.u64 %rd1, [c];\n ld.global.b128 %q0, [%rd1];\n"
+        "$RETRY:\n mov.b128 {%rd2, %rd3}, %q0;\n add.cc.u64 %rd4, %rd2, 0x8000000000000000;\n addc.u64 %rd5, %rd3, 0;\n"
+        " mov.b128 %q1, {%rd4, %rd5};\n atom.global.cas.b128 %q2, [%rd1], %q0, %q1;\n"
+        " mov.b128 {%rd6, %rd7}, %q2;\n setp.ne.u64 %p1, %rd6, %rd2;\n setp.ne.or.u64 %p2, %rd7, %rd3, %p1;\n"
+        " mov.b128 %q0, %q2;\n @%p2 bra $RETRY;\n ret;\n}\n";
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions opt = {.emu_host_threads = 2};
+    cr_assert_eq(dev_open("emu:sm_90a", &opt, &d, &err), DEV_OK, "%s", err ? err : "");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint64_t c[2] = {0, 0};
+    uint64_t dc = buffer(d, c, sizeof c);
+    cr_assert_eq(dev_launch(f, 4, 1, 1, 64, 1, 1, 0, NULL, (void *[]){&dc}), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK);
+    cr_assert_eq(dev_memcpy_dtoh(d, c, dc, sizeof c), DEV_OK);
+    cr_expect(c[0] == 0 && c[1] == 128, "counter {%#llx, %#llx}, want {0, 128}", (unsigned long long)c[0], (unsigned long long)c[1]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* .b128 registers only where the ISA has them (both slots read and written), never an immediate (64 bits). */
+Test(isa, b128_misuse_refused) {
+    static const struct { const char *ins, *msg; } bad[] = {
+        {" add.u64 %rd1, %q, 1;\n", "a .b128 register is an operand of mov"},
+        {" mov.b64 %rd1, %q;\n", "a .b128 register is an operand of mov"},
+        {" mov.b128 %q, 5;\n", ".b128 immediates are not supported"},
+        {" mov.b128 %q, %rd1;\n", "operand 2 must be a .b128 register"},
+        {" st.global.b128 [%rd1], %rd2;\n", "operand 2 must be a .b128 register"},
+        {" ld.global.v2.b128 {%q, %q}, [%rd1];\n", "no vectors of .b128"},
+        {" atom.global.add.b128 %q, [%rd1], %q;\n", ".b128 is a type of mov, ld, ldu, st and atom.cas/.exch only"},
+        {" and.b128 %q, %q, %q;\n", ".b128 is a type of mov, ld, ldu, st and atom.cas/.exch only"},
+        {" mov.b128 %q, {%rd1, %rd2, %rd1};\n", "mov.b128 packs or unpacks 2 or 4 registers"},
+        {" mov.b128 {%q, %rd1}, %q;\n", "cannot be an element of {..}"},
+        {" ld.global.u64 %rd1, [%q];\n", "a .b128 register is an operand of mov"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char ptx[512];
+        snprintf(ptx, sizeof ptx, HEAD83 ".visible .entry k()\n{\n .reg .b128 %%q;\n .reg .b64 %%rd<3>;\n%s ret;\n}\n", bad[i].ins);
+        load_fails("emu:sm_90a", ptx, bad[i].msg);
+    }
+    load_fails("emu", ".version 8.3\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n .reg .b128 %q;\n .reg .b64 %rd<2>;\n"
+               " atom.global.exch.b128 %q, [%rd1], %q;\n ret;\n}\n", "needs .target sm_90 or later");
 }
