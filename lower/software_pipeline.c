@@ -7,7 +7,9 @@
  *      is a `load` of the same body that only dots use (one buffer serves several),
  *      with a pointer and mask computed inside the body only from the induction
  *      variable and values defined before the loop (or from index loads of such
- *      addresses, in a body that writes no global memory: step 2b), a zero `other`, accesses of 4, 8
+ *      addresses, in a body that writes no global memory: step 2b), through a pointer
+ *      argument the body writes nothing through (a tile stored in the loop and read back,
+ *      an RNN's state, must be read after its store), a zero `other`, accesses of 4, 8
  *      or 16 bytes, and its fast dim one the operand's shared tile can keep contiguous
  *      (A: K; B: N or K as loaded, K for i8, N for tf32; trans(B) of a K-contiguous tile).
  *      A tf32 B loaded N-contiguous for a wgmma dot is staged K-contiguous instead (wgmma
@@ -50,6 +52,8 @@
 typedef struct Ctx {
     Module *m;
     Func *f;
+    int nwritten;      /* the pointer arguments the loop body writes through (stores, atomics), -1 for one it cannot tell */
+    int written[8];
     bool *inside;  /* by ValueId: defined in the loop body */
     ValueId *map;  /* clone map for one cloning session */
     uint32_t nmap;
@@ -93,6 +97,59 @@ static bool writes_memory(const Block *b) {
             if (writes_memory(i->regions[r])) return true;
     }
     return false;
+}
+
+/* The pointer argument (its index) that pointer v is computed from, -1 when that is not clear. */
+static int pointer_base(Func *f, ValueId v, int depth) {
+    for (int a = 0; a < f->nargs; a++)
+        if (f->args[a].value == v) return a;
+    const Inst *d = tir_val(f, v)->def;
+    if (!d || depth > 64) return -1;
+    switch (d->op) {
+    case OP_PTR_ADD:
+    case OP_SPLAT:
+    case OP_BROADCAST:
+    case OP_EXPAND_DIMS:
+    case OP_CONVERT_LAYOUT:
+    case OP_RESHAPE:
+    case OP_TRANS:
+    case OP_MULTIPLE_OF:
+    case OP_MAX_CONTIGUOUS:
+    case OP_MAX_CONSTANCY: return pointer_base(f, d->ops[0], depth + 1);
+    case OP_SELECT: {
+        int a = pointer_base(f, d->ops[1], depth + 1);
+        return a == pointer_base(f, d->ops[2], depth + 1) ? a : -1;
+    }
+    default: return -1;
+    }
+}
+
+/* c->written: what the body writes global memory through (store, atomics, inline assembly). */
+static void collect_writes(Ctx *c, const Block *b) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        int base = -2;
+        if (i->op == OP_STORE || i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS || i->op == OP_TMA_STORE)
+            base = i->op == OP_TMA_STORE ? c->f->tmaps[i->a.ival].base : pointer_base(c->f, i->ops[0], 0);
+        else if (i->op == OP_INLINE_ASM)
+            base = -1;
+        if (base != -2) {
+            bool seen = false;
+            for (int k = 0; k < c->nwritten; k++) seen |= c->written[k] == base;
+            if (!seen && c->nwritten < 8) c->written[c->nwritten++] = base;
+            else if (!seen) c->written[7] = -1; /* too many to list: unknown */
+        }
+        for (int r = 0; r < i->nregions; r++) collect_writes(c, i->regions[r]);
+    }
+}
+
+/* A load may be issued iterations ahead only when the loop writes nothing through its pointer argument
+ * (or through pointers whose argument is unknown): a tile stored in this iteration or the last (an RNN's
+ * h_{i+1}, a scratch tile stored, debug_barrier()'d and read back) must be read after the store. */
+static bool unwritten(Ctx *c, const Inst *ld) {
+    int base = pointer_base(c->f, ld->ops[0], 0);
+    for (int k = 0; k < c->nwritten; k++)
+        if (c->written[k] == -1 || c->written[k] == base || base < 0) return false;
+    return true;
 }
 
 static ValueId emit(Ctx *c, Inst *pos, Op op, const ValueId *ops, int n, const Type *t);
@@ -155,6 +212,7 @@ typedef struct Cand {
 /* A load the ring can take in its place: a zero `other`, its pointer and mask computed from the
  * induction variable (and index loads of it). */
 static bool copyable(Ctx *c, const Inst *ld, ValueId iv) {
+    if (!unwritten(c, ld)) return false;
     if (ld->nops > 2) {
         Inst *o = tir_val(c->f, ld->ops[2])->def;
         if (!o || o->op != OP_CONST || (o->a.is_float ? o->a.fval != 0 : o->a.ival != 0)) return false;
@@ -399,6 +457,8 @@ static void pipeline_loop(Ctx *c, Inst *loop) {
     for (int a = 0; a < body->nargs; a++) c->inside[body->args[a]] = true;
     tir_walk(body, mark_inside, c);
     c->readonly = !writes_memory(body);
+    c->nwritten = 0;
+    collect_writes(c, body);
     int *uses = tir_use_counts(f);
     /* dead pure ops go first, so their uses do not count (assign_layout's native_f8 leaves the
      * f8 operands' widening casts to canonicalize) */

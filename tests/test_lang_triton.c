@@ -341,3 +341,74 @@ Test(lang_triton, narrow_casts_round_once) {
     }
     unload(&k);
 }
+
+/* Software pipelining issues a dot operand's loads iterations ahead; a load through a pointer the
+ * loop also stores through must stay after the store: an RNN step h_{i+1} = h_i W through global
+ * memory, and a tile stored, fenced with debug_barrier() and read back in the same iteration.  W is
+ * a signed permutation, so every value is exact in f16 (with the loads hoisted, blocks read before
+ * they were written came back as zeros). */
+Test(lang_triton, pipelined_loads_wait_for_stores) {
+    static const char src[] =
+        "kernel rnn(h: *f16, w: *f16, T: i32, const D: i32 = 32, const BM: i32 = 16) {\n"
+        "    let r = arange(0, BM);\n"
+        "    let d = arange(0, D);\n"
+        "    let wt = load(w + d[:, None] * D + d[None, :]);\n"
+        "    for i in range(0, T) {\n"
+        "        let x = load(h + (i * BM + r[:, None]) * D + d[None, :]);\n"
+        "        store(h + ((i + 1) * BM + r[:, None]) * D + d[None, :], dot(x, wt) as f16);\n"
+        "        debug_barrier();\n"
+        "    }\n"
+        "}\n"
+        "kernel again(src: *f16, buf: *f16, w: *f16, c: *f32, T: i32, const BM: i32 = 16, const D: i32 = 32) {\n"
+        "    let r = arange(0, BM);\n"
+        "    let d = arange(0, D);\n"
+        "    let wt = load(w + d[:, None] * D + d[None, :]);\n"
+        "    let acc = zeros([BM, D], f32);\n"
+        "    for i in range(0, T) {\n"
+        "        let t = load(src + (i * BM + r[:, None]) * D + d[None, :]);\n"
+        "        store(buf + (i * BM + r[:, None]) * D + d[None, :], t * 2.0);\n"
+        "        debug_barrier();\n"
+        "        acc = dot(load(buf + (i * BM + r[:, None]) * D + d[None, :]), wt, acc);\n"
+        "    }\n"
+        "    store(c + r[:, None] * D + d[None, :], acc);\n"
+        "}\n";
+    enum { D = 32, BM = 16, T = 6 };
+    int perm[D], sign[D];
+    for (int i = 0; i < D; i++) perm[i] = (i * 7 + 3) % D, sign[i] = i % 3 ? 1 : -1;
+    uint16_t w[D * D];
+    for (int i = 0; i < D * D; i++) w[i] = f32_to_f16(0.0f);
+    for (int i = 0; i < D; i++) w[i * D + perm[i]] = f32_to_f16((float)sign[i]); /* (x W)[j] = sign[i] x[i] where perm[i] = j */
+    static float h0[(T + 1) * BM * D];
+    uint16_t h[(T + 1) * BM * D];
+    for (int i = 0; i < (T + 1) * BM * D; i++) h0[i] = (float)((i * 37) % 101 - 50), h[i] = f32_to_f16(i < BM * D ? h0[i] : NAN);
+    /* the reference: block b = block b-1 permuted */
+    for (int b = 1; b <= T; b++)
+        for (int rr = 0; rr < BM; rr++)
+            for (int i = 0; i < D; i++) h0[(b * BM + rr) * D + perm[i]] = sign[i] * h0[((b - 1) * BM + rr) * D + i];
+    K k;
+    load_src(&k, src, "rnn");
+    uint64_t dh = upload(&k, h, sizeof h), dw = upload(&k, w, sizeof w);
+    int32_t t = T;
+    void *params[] = {&dh, &dw, &t};
+    launch(&k, 1, params);
+    download(&k, h, dh, sizeof h);
+    for (int i = BM * D; i < (T + 1) * BM * D; i++)
+        cr_assert_eq(f16_to_d(h[i]), h0[i], "rnn: block %d element %d = %g, want %g", i / (BM * D), i % (BM * D), f16_to_d(h[i]), h0[i]);
+    unload(&k);
+
+    load_src(&k, src, "again");
+    uint16_t s[T * BM * D], buf[T * BM * D];
+    float c[BM * D];
+    for (int i = 0; i < T * BM * D; i++) s[i] = f32_to_f16((float)((i * 13) % 17 - 8)), buf[i] = f32_to_f16(NAN);
+    uint64_t ds = upload(&k, s, sizeof s), db = upload(&k, buf, sizeof buf), dw2 = upload(&k, w, sizeof w), dc = upload(&k, c, sizeof c);
+    void *p2[] = {&ds, &db, &dw2, &dc, &t};
+    launch(&k, 1, p2);
+    download(&k, c, dc, sizeof c);
+    for (int rr = 0; rr < BM; rr++)
+        for (int i = 0; i < D; i++) {
+            double want = 0;
+            for (int b = 0; b < T; b++) want += 2.0 * sign[i] * f16_to_d(s[(b * BM + rr) * D + i]);
+            cr_assert_eq(c[rr * D + perm[i]], want, "again: (%d, %d) = %g, want %g", rr, perm[i], c[rr * D + perm[i]], want);
+        }
+    unload(&k);
+}
