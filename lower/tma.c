@@ -323,6 +323,8 @@ static bool stride_ok(Ctx *c, const Lin *s, int esize) {
 typedef struct Copy {
     TensorMap tm;
     Lin coord[TMA_MAX_RANK];
+    bool bounded[2];         /* map dims 0 and 1: bounded by the mask */
+    Lin bound[2];            /* then the bound (the host evaluates it as tm.dim[d]) */
     ValueId run; /* 0: always */
 } Copy;
 
@@ -477,6 +479,8 @@ static bool analyze_tile(Ctx *c, DType dt, int contig, int rows, int cols, Value
     for (int d = 0; d < 2; d++) {
         int td = d == 0 ? contig : other;
         if (mk.bounded[td] && !to_host(c, &mk.bound[td], &tm->dim[d])) return false;
+        out->bounded[d] = mk.bounded[td];
+        out->bound[d] = mk.bound[td];
     }
     if (!to_host(c, s, &tm->stride[1])) return false;
     for (int i = 0; i < r.n; i++) {
@@ -552,22 +556,44 @@ static ValueId as_i32(Func *f, Inst *pos, ValueId v) {
     return tir_vtype(f, v) == i32 ? v : emit(f, pos, OP_CAST, &v, 1, i32);
 }
 
-/* The coordinate as i32 scalar arithmetic before pos. */
-static ValueId materialize(Func *f, Inst *pos, const Lin *l) {
-    const Type *i32 = tir_scalar(f->module, DT_I32);
+/* l as scalar arithmetic of type dt (i32 for a coordinate) before pos. */
+static ValueId materialize_as(Func *f, Inst *pos, const Lin *l, DType dt) {
+    const Type *t32 = tir_scalar(f->module, dt);
     ValueId acc = 0;
     for (int i = 0; i < l->n; i++) {
         const Term *t = &l->t[i];
         ValueId v = 0;
         for (int k = 0; k < MAXA && t->a[k]; k++) {
-            ValueId a = as_i32(f, pos, t->a[k]);
-            v = v ? emit(f, pos, OP_MUL, (ValueId[]){v, a}, 2, i32) : a;
+            ValueId a = dt == DT_I32 ? as_i32(f, pos, t->a[k]) : t->a[k];
+            if (tir_vtype(f, a) != t32) a = emit(f, pos, OP_CAST, &a, 1, t32);
+            v = v ? emit(f, pos, OP_MUL, (ValueId[]){v, a}, 2, t32) : a;
         }
-        if (!v) v = cint(f, pos, i32, t->c);
-        else if (t->c != 1) v = emit(f, pos, OP_MUL, (ValueId[]){v, cint(f, pos, i32, t->c)}, 2, i32);
-        acc = acc ? emit(f, pos, OP_ADD, (ValueId[]){acc, v}, 2, i32) : v;
+        if (!v) v = cint(f, pos, t32, t->c);
+        else if (t->c != 1) v = emit(f, pos, OP_MUL, (ValueId[]){v, cint(f, pos, t32, t->c)}, 2, t32);
+        acc = acc ? emit(f, pos, OP_ADD, (ValueId[]){acc, v}, 2, t32) : v;
     }
-    return acc ? acc : cint(f, pos, i32, 0);
+    return acc ? acc : cint(f, pos, t32, 0);
+}
+
+static ValueId materialize(Func *f, Inst *pos, const Lin *l) { return materialize_as(f, pos, l, DT_I32); }
+
+/* The coordinates of a copy or store through cp's map, before pos.  A bound of 0 or less is encoded as
+ * 1 (a map's dims are at least 1), which would let the box's first row or column through although the
+ * mask excludes every element (a group of 0 rows, K = 0): where the bound is not a positive constant,
+ * a bound <= 0 moves the coordinate far outside the map, so the copy reads zeros and a store or a
+ * reduction writes nothing, as the masks say. */
+static void coords_of(Func *f, Inst *pos, const Copy *cp, ValueId *out) {
+    const Type *i1 = tir_scalar(f->module, DT_I1), *i64 = tir_scalar(f->module, DT_I64);
+    for (int d = 0; d < cp->tm.rank; d++) {
+        out[d] = materialize(f, pos, &cp->coord[d]);
+        if (d >= 2 || !cp->bounded[d] || (cp->bound[d].n == 1 && !cp->bound[d].t[0].a[0] && cp->bound[d].t[0].c > 0)) continue;
+        ValueId b = materialize_as(f, pos, &cp->bound[d], DT_I64);
+        Inst *cmp = tir_inst_new(f, OP_CMP, (ValueId[]){b, cint(f, pos, i64, 0)}, 2, &i1, 1, pos->loc);
+        cmp->a.ival2 = CMP_GT;
+        tir_insert_before(pos, cmp);
+        out[d] = emit(f, pos, OP_SELECT, (ValueId[]){cmp->res[0], out[d], cint(f, pos, tir_scalar(f->module, DT_I32), 1 << 30)}, 3,
+                      tir_scalar(f->module, DT_I32));
+    }
 }
 
 static void append(Arena *a, ValueId **arr, int *n, ValueId v) {
@@ -587,6 +613,36 @@ static bool is_buf(ValueId *bufs, int nb, ValueId v) {
 }
 
 enum { MAXC = 64 };
+
+static int access_base(Ctx *c, const Inst *i);
+
+/* Whether a store, atomic or inline assembly in [from, until) of a block (regions included; until NULL: to the
+ * end) may write through pointer argument `base`. */
+static bool writes_in(Ctx *c, Inst *from, const Inst *until, int base) {
+    for (Inst *i = from; i && i != until; i = i->next) {
+        if (i->op == OP_INLINE_ASM) return true;
+        if (i->op == OP_STORE || i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS || i->op == OP_TMA_STORE) {
+            int at = access_base(c, i);
+            if (at < 0 || at == base) return true;
+        }
+        for (int r = 0; r < i->nregions; r++)
+            if (writes_in(c, i->regions[r]->first, NULL, base)) return true;
+    }
+    return false;
+}
+
+/* Whether the kernel may have written through argument `base` with generic stores before `loop` reads it:
+ * earlier in each enclosing block, anywhere in an enclosing loop's body (an earlier iteration).  A tensor
+ * copy after such a store would need a proxy fence (fence.proxy.async) to see it; the loop keeps cp.async. */
+static bool written_before(Ctx *c, Inst *loop, int base) {
+    for (Inst *at = loop; at; at = at->parent->parent) {
+        Block *b = at->parent;
+        bool in_loop = b->parent && tir_is_loop(b->parent->op);
+        if (writes_in(c, b->first, in_loop ? NULL : at, base)) return true;
+        if (!b->parent) break;
+    }
+    return false;
+}
 
 static void convert_loop(Ctx *c, Inst *loop) {
     Func *f = c->f;
@@ -643,6 +699,8 @@ static void convert_loop(Ctx *c, Inst *loop) {
         if (tma[b] && first) maps[b] = info[k].tm;
         else if (tma[b]) tma[b] = !memcmp(&maps[b], &info[k].tm, sizeof maps[b]);
     }
+    for (int b = 0; b < nb; b++) /* memory the kernel wrote with plain stores is read through the generic proxy only */
+        if (tma[b] && written_before(c, loop, maps[b].base)) tma[b] = false;
     int nt = 0, map_of[8];
     for (int b = 0; b < nb; b++) nt += tma[b];
     if (!nt || f->ntmaps + nt > TIR_MAX_TMAPS) {
@@ -689,7 +747,7 @@ static void convert_loop(Ctx *c, Inst *loop) {
             ValueId run = info[k].run ? info[k].run : cint(f, ins, i1, 1);
             ops[nt_g][0] = cps[k]->ops[0], ops[nt_g][1] = cps[k]->ops[1], ops[nt_g][2] = bars, ops[nt_g][3] = run;
             rank[nt_g] = info[k].tm.rank;
-            for (int d = 0; d < rank[nt_g]; d++) ops[nt_g][4 + d] = materialize(f, ins, &info[k].coord[d]);
+            coords_of(f, ins, &info[k], ops[nt_g] + 4);
             which[nt_g++] = k;
         }
         if (!nt_g) continue;
@@ -837,6 +895,9 @@ static bool touches(Ctx *c, Block *b, Inst *from, int base, const Inst *skip) {
         if (i == skip) continue;
         bool mem = i->op == OP_LOAD || i->op == OP_STORE || i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS ||
                    i->op == OP_ASYNC_COPY || i->op == OP_TMA_LOAD || i->op == OP_TMA_STORE;
+        /* an ordered atomic publishes what came before it (a flag another program waits on: the store must
+         * have landed), and inline assembly may do anything */
+        if (((i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) && i->a.sem != SEM_RELAXED) || i->op == OP_INLINE_ASM) return true;
         if (mem) {
             int at = access_base(c, i);
             if (at < 0 || at == base) return true;
@@ -921,7 +982,7 @@ static void convert_store(Ctx *c, Inst *st) {
     const Type *i32 = tir_scalar(m, DT_I32);
     ValueId zero = cint(f, st, i32, 0);
     ValueId ops[2 + TMA_MAX_RANK] = {buf, zero};
-    for (int d = 0; d < cp.tm.rank; d++) ops[2 + d] = materialize(f, st, &cp.coord[d]);
+    coords_of(f, st, &cp, ops + 2);
     ValueId x0 = ops[2]; /* the innermost coordinate: the tile's first column */
     for (int c0 = 0; c0 < vt->shape[1]; c0 += cols) {
         emit(f, st, OP_TMA_STORE_WAIT, &buf, 1, NULL);

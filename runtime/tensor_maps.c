@@ -183,15 +183,24 @@ tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *knam
         static const unsigned dtype[9] = {0, 0, 1, 0, 2, 0, 0, 0, 4}; /* CUtensorMapDataType: UINT8, UINT16, UINT32, UINT64 */
         DevTensorMap tm = {.dtype = t->dtype >= 0 ? (unsigned)t->dtype : dtype[t->esize], .esize = (unsigned)t->esize, .rank = (unsigned)t->rank,
                            .swizzle = (unsigned)t->swizzle, .addr = *(const uint64_t *)args[t->base]};
+        bool empty = false;
         for (int d = 0; d < t->rank; d++) {
             int64_t v = 0x7FFFFFFF;
             if (t->dim[d].n && !tm_eval(param_size, args, &t->dim[d], &v))
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': tensor map %d: dim %d overflows", kname, i, d);
-            /* a bound of 0 or less masks every element: the loop that reads it does not run */
+            /* a bound of 0 or less masks every element: the kernel then moves its coordinates outside the
+             * map (lower/tma.c coords_of), so nothing is read or written through it */
+            empty |= v < 1;
             tm.dims[d] = (uint64_t)(v < 1 ? 1 : v > 0x7FFFFFFF ? 0x7FFFFFFF : v);
             tm.box[d] = t->box[d];
             tm.elem_strides[d] = 1;
-            if (!d) continue;
+        }
+        if (empty) /* nothing goes through the map: any valid one (the arguments of an empty tensor say nothing) */
+            for (int d = 0; d < t->rank; d++) {
+                tm.dims[d] = 1;
+                if (d) tm.strides[d - 1] = (uint64_t)16 << (d - 1);
+            }
+        for (int d = 1; d < t->rank && !empty; d++) {
             int64_t s = 0;
             if (!tm_eval(param_size, args, &t->stride[d], &s) || s <= 0 || s >= ((int64_t)1 << 40) / t->esize || (s * t->esize) % 16)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
@@ -201,7 +210,11 @@ tile_status rt_tmaps_encode(tile_context *ctx, TileDevice *dev, const char *knam
                                kname, i, t->base, (long long)s, d);
             tm.strides[d - 1] = (uint64_t)(s * t->esize);
         }
-        if (!tm.addr || tm.addr % 16)
+        if (empty && (!tm.addr || tm.addr % 16)) tm.addr = 256; /* an empty tensor's NULL (NumPy's zero-size arrays): never read */
+        if (!tm.addr)
+            return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': argument %d is NULL but the kernel reads or writes its tiles "
+                           "through a tensor map", kname, t->base);
+        if (tm.addr % 16)
             return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': argument %d (0x%llx) is not a 16-byte aligned pointer", kname,
                            t->base, (unsigned long long)tm.addr);
         bool hit = false;

@@ -400,7 +400,10 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
         return false;
     }
     memcpy(slot, &uv, 8); /* little-endian: the parameter's bytes come first */
-    *spec = uv == 1 ? 1u : uv % 16 == 0 ? 2u : 0u;
+    /* =16 only for positive values: a stride of 0 or a negative one (a broadcast or reversed view) cannot go
+     * through a tensor map, which the =16 variant may read its tiles with on sm_90a */
+    bool positive = p->kind == 'u' ? uv != 0 : v > 0;
+    *spec = uv == 1 ? 1u : positive && uv % 16 == 0 ? 2u : 0u;
     return true;
 }
 
