@@ -28,6 +28,7 @@ typedef struct Lexer {
     uint32_t line, col;
     Token *toks;
     int n, cap;
+    int depth; /* ( and [ open so far */
 } Lexer;
 
 static Loc lex_loc(Lexer *l) { return (Loc){l->src, l->line, l->col}; }
@@ -53,6 +54,7 @@ static Token *lex_push(Lexer *l, TokKind k, Loc loc, const char *start) {
     }
     Token *t = &l->toks[l->n++];
     *t = (Token){.kind = k, .loc = loc, .text = start, .len = (uint32_t)(l->p - start)};
+    l->depth += (k == TK_LPAREN || k == TK_LBRACK) - (l->depth > 0 && (k == TK_RPAREN || k == TK_RBRACK));
     return t;
 }
 
@@ -158,7 +160,9 @@ static void lex_string(Lexer *l) {
  *   1. the token before it is on the same line and ends an operand (a name,
  *      a literal, a type name, `)` or `]`), and
  *   2. the rest of its line starts, after blanks, with a name, a digit or `(`
- *      and ends, before trailing blanks, with `;`.
+ *      and ends, before trailing blanks, with `;`, or the `//` is inside
+ *      parentheses or brackets (an expression wrapped over lines, as black
+ *      formats Triton code: `(pid // 2 * B` then `+ arange(0, B))`).
  * So `let q = n // 4;` is an error, while `let q = n; // 4 rows`, a comment on
  * its own line, `kernel k(x: *f32) // doc` and `if a > b // why` stay comments. */
 static bool lex_floor_div_trap(const Lexer *l) {
@@ -173,6 +177,7 @@ static bool lex_floor_div_trap(const Lexer *l) {
     while (eol < l->end && *eol != '\n') eol++;
     while (q < eol && (*q == ' ' || *q == '\t')) q++;
     if (q == eol || !(is_ident_char(*q) || *q == '(')) return false;
+    if (l->depth > 0) return true;
     const char *e = eol;
     while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
     return e[-1] == ';';
@@ -239,7 +244,7 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             continue;
         }
         if (c == '/' && s + 1 < l.end && s[1] == '/') { /* only a lex_floor_div_trap reaches here */
-            diag_error(d, loc, "'//' starts a comment; for integer division write '/' (it truncates toward zero; Triton's '//' floors)");
+            diag_error(d, loc, "'//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)");
             lex_advance(&l, 2);
             lex_push(&l, TK_SLASH, loc, s);
             continue;

@@ -176,6 +176,7 @@ static Node *primary(Parser *p) {
         n = expr(p);
         if (p->panic || !at(p, TK_COMMA)) {
             expect(p, TK_RPAREN, "after parenthesized expression");
+            n->paren = true;
             return n;
         }
         NodeList l = {0};
@@ -309,6 +310,36 @@ static const TokKind binary_levels[][4] = {
     {TK_LT, TK_LE, TK_GT, TK_GE}, {TK_SHL, TK_SHR}, {TK_PLUS, TK_MINUS}, {TK_STAR, TK_SLASH, TK_PERCENT},
 };
 
+static bool is_comparison(const Node *n) {
+    return n->kind == N_BINARY && !n->paren &&
+           (n->op == TK_EQEQ || n->op == TK_NE || n->op == TK_LT || n->op == TK_LE || n->op == TK_GT || n->op == TK_GE);
+}
+
+/* Two places where C's precedence (the one here) and Python's (Triton's) read the same text
+ * differently, and the result still type-checks (an i1 promotes): an unparenthesized comparison
+ * as an operand of `&`, `|`, `^` (`x & 1 == 0`: C reads x & (1 == 0), Python (x & 1) == 0) or of
+ * another comparison (`lo <= x < n`: C compares the i1 with n, Python chains).  Both are errors
+ * asking for parentheses. */
+static void check_mixed(Parser *p, const Node *b) {
+    bool bits = b->op == TK_AMP || b->op == TK_PIPE || b->op == TK_CARET;
+    if (!bits && !is_comparison(&(Node){.kind = N_BINARY, .op = b->op})) return;
+    const Node *c = is_comparison(b->lhs) ? b->lhs : is_comparison(b->rhs) ? b->rhs : NULL;
+    if (!c) return;
+    const char *op = lang_tok_spelling[b->op], *cop = lang_tok_spelling[c->op];
+    if (bits)
+        diag_error(p->d, b->oploc,
+                   "'%s' of a comparison: here '%s' binds tighter than '%s' (as in C), in Python and Triton looser; "
+                   "write the parentheses you mean, as in '(x %s 1) %s 0' or 'x %s (a %s b)'",
+                   op, cop, op, op, cop, op, cop);
+    else {
+        const char *o1 = c == b->lhs ? cop : op, *o2 = c == b->lhs ? op : cop;
+        diag_error(p->d, b->oploc,
+                   "chained comparison 'a %s b %s c': here one compares the other's i1 result (as in C), not Python's "
+                   "'a %s b and b %s c'; write '(a %s b) && (b %s c)'",
+                   o1, o2, o1, o2, o1, o2);
+    }
+}
+
 /* or = and { "||" and } ... term = unary { ( "*" | "/" | "%" ) unary }
  * (one function for the ten levels of the grammar, driven by binary_levels) */
 static Node *binary(Parser *p, int level) {
@@ -327,6 +358,7 @@ static Node *binary(Parser *p, int level) {
         b->op = k;
         b->lhs = n;
         b->rhs = binary(p, level + 1);
+        check_mixed(p, b);
         n = b;
     }
 }

@@ -684,11 +684,11 @@ Test(lang_diag, atomic_sem_scope) {
  * is reported where it stands (and read as `/`); other `//` stay comments. */
 Test(lang_diag, floor_division_trap) {
     expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, n // 4);\n}\n",
-                "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero; Triton's '//' floors)\n"
+                "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
                 "      store(x, n // 4);\n"
                 "                 ^\n");
     expect_diag("kernel k(x: *i32, n: i32) {\n    let q = (n + 1)//(2);\n    store(x, q);\n}\n",
-                "t.tile:2:20: error: '//' starts a comment; for integer division write '/' (it truncates toward zero; Triton's '//' floors)\n"
+                "t.tile:2:20: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
                 "      let q = (n + 1)//(2);\n"
                 "                     ^\n");
     expect_ok("kernel k(x: *i32, n: i32) // the doc\n{\n"
@@ -699,6 +699,38 @@ Test(lang_diag, floor_division_trap) {
               "    let r = [1, // first;\n"
               "             2];\n"
               "}\n");
+}
+
+/* Inside parentheses or brackets (an expression wrapped over lines, as black formats Triton code) a `//`
+ * after an operand is the operator whatever the line ends with; a comment after a comma stays one. */
+Test(lang_diag, floor_division_trap_wrapped) {
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let q = (n // 2 * 16\n             + 1);\n    store(x, q);\n}\n",
+                "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      let q = (n // 2 * 16\n"
+                "                 ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) {\n    let q = where(n > 0, // positive\n                  n, 0);\n    store(x, q);\n}\n");
+}
+
+/* Where C's precedence and Python's (Triton's) read the same text differently: a comparison as an operand of
+ * `&`, `|`, `^` or of another comparison needs parentheses. */
+Test(lang_diag, precedence_traps) {
+    expect_diag("kernel k(x: *i32) {\n    let o = arange(0, 16);\n    store(x + o, where(o & 1 == 0, 1, 0));\n}\n",
+                "t.tile:3:26: error: '&' of a comparison: here '==' binds tighter than '&' (as in C), in Python and Triton looser; "
+                "write the parentheses you mean, as in '(x & 1) == 0' or 'x & (a == b)'\n"
+                "      store(x + o, where(o & 1 == 0, 1, 0));\n"
+                "                           ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n    store(x + o, where(2 <= o < n, 1, 0));\n}\n",
+                "t.tile:3:31: error: chained comparison 'a <= b < c': here one compares the other's i1 result (as in C), not Python's "
+                "'a <= b and b < c'; write '(a <= b) && (b < c)'\n"
+                "      store(x + o, where(2 <= o < n, 1, 0));\n"
+                "                                ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n    store(x + o, where(o | n != 0, 1, 0));\n}\n",
+                "t.tile:3:26: error: '|' of a comparison: here '!=' binds tighter than '|' (as in C), in Python and Triton looser; "
+                "write the parentheses you mean, as in '(x | 1) != 0' or 'x | (a != b)'\n"
+                "      store(x + o, where(o | n != 0, 1, 0));\n"
+                "                           ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n"
+              "    store(x + o, where(((o & 1) == 0) & (o < n) | (2 <= o) && o < n, 1, 0));\n}\n");
 }
 
 /* bitcast widths, pointer casts, located */
