@@ -13,16 +13,19 @@
  *      rewrite never computes a product twice.
  *   2. exp(x) on f32 (not `exact`) becomes exp2(x * log2 e): the operations
  *      its lowering emits anyway, now visible to steps 3 and 4.
- *   3. Distribute a row-uniform subtraction into a scale:
+ *   3. In the argument of an approximate exp2 (softmax's `exp(x - max)` after
+ *      step 2, attention's `exp2((s - m) * scale)`), distribute a row-uniform
+ *      subtraction into a scale:
  *        (x - b) * s  ->  fma(x, s, b'),  b' = broadcast(-(b0 * s))
  *      when the subtraction has one use, b is a splat or broadcast of a
  *      smaller b0 and s is uniform (a constant or a splat of a scalar).  The
- *      product b0 * s is computed once per b0 element (once per row for
- *      softmax's `exp(x - max)`), so each element costs one fma instead of
- *      a subtract and a multiply.  Besides contraction this reassociates:
- *      the result's absolute error becomes ulp(b*s)/2 where it was
- *      ulp(x - b)/2 * s (e.g. 2^-24 * |max * log2 e| in softmax's exponent,
- *      as in Triton's kernels, which write this form by hand).
+ *      product b0 * s is computed once per b0 element (once per row), so each
+ *      element costs one fma instead of a subtract and a multiply.  Besides
+ *      contraction this reassociates: the exponent's absolute error becomes
+ *      ulp(b*s)/2 where it was ulp(x - b)/2 * s (2^-24 * |max * log2 e|, as
+ *      in Triton's attention, which writes this form by hand).  Nowhere
+ *      else: a layer norm's `(x - mean) * rstd` would lose the digits the
+ *      subtraction keeps (x = 1e4 + noise: 1e-2 instead of 1e-7).
  *   4. Contract a multiply with one use into the add or subtract using it:
  *        a*b + c, c + a*b -> fma(a, b, c)     a*b - c -> fma(a, b, -c)
  *        c - a*b          -> fma(-a, b, c)
@@ -156,7 +159,11 @@ static void contract_block(Contract *c, Block *b) {
         case OP_EXP:
             if (!i->a.ival) exp_to_exp2(c, i);
             break;
-        case OP_MUL: distribute(c, i); break;
+        case OP_EXP2: { /* exp2((x - m) * s), as attention writes it */
+            Inst *mul = i->a.ival ? NULL : single_use_def(c, i->ops[0], OP_MUL);
+            if (mul) distribute(c, mul);
+            break;
+        }
         case OP_ADD:
         case OP_SUB: contract(c, i); break;
         default: break;

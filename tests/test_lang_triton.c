@@ -412,3 +412,68 @@ Test(lang_triton, pipelined_loads_wait_for_stores) {
         }
     unload(&k);
 }
+
+/* Python's builtin min/max in a Triton kernel take two scalars (`min(num_pid_m - first_pid_m, GROUP_SIZE_M)`):
+ * a scalar has no axis to reduce, so min(a, b) and max(a, b) of a scalar are minimum and maximum. */
+Test(lang_triton, min_max_of_scalars) {
+    K k;
+    load_src(&k,
+             "kernel k(out: *i32, n: i32, f: f32, outf: *f32) {\n"
+             "    store(out, min(n - 3, 16));\n"
+             "    store(out + 1, max(n, 7));\n"
+             "    store(out + 2, max(min(n, 100), 50));\n"
+             "    store(outf, min(f, 0.5));\n"
+             "    store(outf + 1, max(f, 2.0));\n"
+             "}\n",
+             "k");
+    int32_t o[3];
+    float of[2];
+    uint64_t d = upload(&k, o, sizeof o), df = upload(&k, of, sizeof of);
+    for (int32_t n = -4; n <= 130; n += 67) {
+        float f = (float)n * 0.25f;
+        void *params[] = {&d, &n, &f, &df};
+        launch(&k, 1, params);
+        download(&k, o, d, sizeof o), download(&k, of, df, sizeof of);
+        cr_expect_eq(o[0], n - 3 < 16 ? n - 3 : 16, "min(%d - 3, 16) = %d", n, o[0]);
+        cr_expect_eq(o[1], n > 7 ? n : 7, "max(%d, 7) = %d", n, o[1]);
+        cr_expect_eq(o[2], n < 50 ? 50 : n > 100 ? 100 : n, "max(min(%d, 100), 50) = %d", n, o[2]);
+        cr_expect_eq(of[0], f < 0.5f ? f : 0.5f, "min(%g, 0.5) = %g", f, of[0]);
+        cr_expect_eq(of[1], f > 2.0f ? f : 2.0f, "max(%g, 2.0) = %g", f, of[1]);
+    }
+    unload(&k);
+}
+
+/* A layer norm's (x - mean) * rstd keeps the digits the subtraction keeps: the contract pass distributes a
+ * row-uniform subtraction into the scale only inside an exp2's argument (fma(x, s, -(m * s)) would lose them:
+ * x = 1e4 + noise gave errors of 1e-2 instead of one rounding). */
+Test(lang_triton, centered_scale_is_not_distributed) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, out: *f32, s: f32, m0: f32) {\n"
+             "    let r = arange(0, 4);\n"
+             "    let c = arange(0, 64);\n"
+             "    let t = load(x + r[:, None] * 64 + c[None, :]);\n"
+             "    let mean = sum(t, 1) / 64.0;\n"
+             "    store(out + r[:, None] * 64 + c[None, :], (t - mean[:, None]) * s);\n"
+             "    store(out + 256 + r, mean);\n"
+             "    store(out + 260 + c, (load(x + c) - m0) * s);\n" /* the tutorial's form: a scalar mean */
+             "}\n",
+             "k");
+    float x[256], out[324];
+    for (int i = 0; i < 256; i++) x[i] = 10000.0f + (float)((i * 37) % 29 - 14) * 0.0009765625f;
+    uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out);
+    float s = 997.0f, m0 = 10000.0048828125f; /* 10000 + 5 * 2^-10: m0 * s is not a float */
+    void *params[] = {&dx, &dout, &s, &m0};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 64; c++) {
+            float m = out[256 + r], want = (x[r * 64 + c] - m) * s; /* the subtraction is exact (Sterbenz), one rounding */
+            cr_expect_eq(out[r * 64 + c], want, "(x - mean) * s at (%d, %d): %.9g, want %.9g", r, c, out[r * 64 + c], want);
+        }
+    for (int c = 0; c < 64; c++) {
+        float want = (x[c] - m0) * s;
+        cr_expect_eq(out[260 + c], want, "(x - m) * s of a scalar m at %d: %.9g, want %.9g", c, out[260 + c], want);
+    }
+    unload(&k);
+}
