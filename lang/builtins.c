@@ -1279,6 +1279,11 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_MAXIMUM: return elementwise(&c, 0, 2, bi->op, false);
     case BI_MIN:
     case BI_MAX: /* as Triton's tl.max(x, axis): the second argument is the axis, never an operand */
+        /* min(a, b) of a scalar (Python's builtin in a Triton kernel, `min(num_pid_m - first, GROUP_M)`): there is
+         * no axis to reduce, so it is minimum(a, b) */
+        if (val_rank(c.v[0]) == 0 && (c.v[0].k == V_CT || c.v[0].k == V_RT) && has(&c, 1) && !c.kw[1] && !has(&c, 2) && !has(&c, 3) &&
+            !has(&c, 4))
+            return elementwise(&c, 0, 2, bi->op, false);
         if (has(&c, 1) && !c.kw[1] && (c.v[1].k != V_CT || !dtype_is_int(c.v[1].dt) || c.v[1].dt == DT_I1)) {
             diag_error(g->d, c.loc[1], "the second argument of '%s' is the axis to reduce along (as Triton's tl.%s); for the "
                        "element-wise %s of two values write '%s(a, b)'", bi->name, bi->name, id == BI_MAX ? "maximum" : "minimum",

@@ -264,7 +264,16 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
         /* report one error per run of bad bytes */
         unsigned char uc = (unsigned char)c;
         if (!bad_run++) {
-            if (uc >= 0x20 && uc < 0x7f) diag_error(d, loc, "unexpected character '%c'", c);
+            const char *m = s + 1;
+            size_t mn = 0;
+            while (m + mn < l.end && is_ident_char(m[mn])) mn++;
+            if (c == '.' && mn && is_ident_start(*m) && l.n) { /* Triton's methods and attributes: x.to(f16), x.shape */
+                const char *hint = mn == 2 && !memcmp(m, "to", 2)      ? "'x as T' or 'cast(x, T)' for Triton's x.to(T)"
+                                   : mn == 5 && !memcmp(m, "dtype", 5) ? "'dtype_of(x)' for Triton's x.dtype"
+                                   : mn == 1 && *m == 'T'              ? "'trans(x)' for Triton's x.T"
+                                                                       : "a function: 'reshape(x, ...)', 'trans(x)', 'sum(x, axis)', ...";
+                diag_error(d, loc, "'.%.*s': values have no methods or attributes here; write %s", (int)mn, m, hint);
+            } else if (uc >= 0x20 && uc < 0x7f) diag_error(d, loc, "unexpected character '%c'", c);
             else diag_error(d, loc, "unexpected byte 0x%02x", uc);
         }
         lex_advance(&l, 1);

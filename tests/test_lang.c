@@ -733,6 +733,17 @@ Test(lang_diag, precedence_traps) {
               "    store(x + o, where(((o & 1) == 0) & (o < n) | (2 <= o) && o < n, 1, 0));\n}\n");
 }
 
+/* Triton's methods and attributes name what to write here */
+Test(lang_diag, triton_methods) {
+    Result r = compile("kernel k(x: *f32) {\n    let v = load(x);\n    store(x, v.to(f16) as f32);\n}\n");
+    cr_expect(r.diags && strstr(r.diags, "t.tile:3:15: error: '.to': values have no methods or attributes here; write 'x as T' or "
+                                         "'cast(x, T)' for Triton's x.to(T)\n"), "%s", r.diags);
+    result_free(&r);
+    r = compile("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    let s = v.shape;\n}\n");
+    cr_expect(r.diags && strstr(r.diags, "t.tile:3:14: error: '.shape': values have no methods or attributes here"), "%s", r.diags);
+    result_free(&r);
+}
+
 /* bitcast widths, pointer casts, located */
 Test(lang_diag, casts) {
     expect_diag("kernel k(x: *f32) { let v = load(x); store(x, bitcast(v, f16) as f32); }\n",
@@ -789,11 +800,11 @@ Test(lang_diag, static_assert) {
 
 /* Triton's max/min: the second argument is the axis; two values want maximum/minimum */
 Test(lang_diag, max_min_axis) {
-    expect_diag("kernel k(p: *f32) { let a = load(p); store(p, max(a, load(p + 1))); }\n",
-                "t.tile:1:54: error: the second argument of 'max' is the axis to reduce along (as Triton's tl.max); for the element-wise "
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 4)); store(p, max(a, load(p + 1))); }\n",
+                "t.tile:1:69: error: the second argument of 'max' is the axis to reduce along (as Triton's tl.max); for the element-wise "
                 "maximum of two values write 'maximum(a, b)'\n"
-                "  kernel k(p: *f32) { let a = load(p); store(p, max(a, load(p + 1))); }\n"
-                "                                                       ^\n");
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 4)); store(p, max(a, load(p + 1))); }\n"
+                "                                                                      ^\n");
     expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 8)); store(p + arange(0, 8), min(a, 0.5)); }\n",
                 "t.tile:1:84: error: the second argument of 'min' is the axis to reduce along (as Triton's tl.min); for the element-wise "
                 "minimum of two values write 'minimum(a, b)'\n"
