@@ -780,10 +780,20 @@ static uint64_t now_ns(void) {
 static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     Str w = {0};
     emu_block_where(b, &w);
+    EmuLaunch *L = b->L;
+    uint64_t started = (uint64_t)atomic_load(&L->next_block) * L->ncta;
+    if (started > L->nblocks) started = L->nblocks;
+    char waiting[300] = "";
+    if (started < L->nblocks) /* a spin on a flag a later block sets: the blocks run a few at a time, in order */
+        snprintf(waiting, sizeof waiting,
+                 " %" PRIu64 " of its %" PRIu64 " blocks have started (they run a few at a time, in grid order, so a block "
+                 "waiting for one that has not started waits forever; a GPU promises no order either);",
+                 started, L->nblocks);
     bool r = emu_fault(b, t, in, "timeout: the launch did not finish in time",
-                       "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds); "
+                       "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds);%s "
                        "%s (%u,%u,%u) has %u threads:\n%s",
-                       b->L->opt->timeout_seconds, b->ncta > b->ncl ? "the cooperative grid from block" : b->ncl > 1 ? "the cluster of block" : "block",
+                       L->opt->timeout_seconds, waiting,
+                       b->ncta > b->ncl ? "the cooperative grid from block" : b->ncl > 1 ? "the cluster of block" : "block",
                        b->cta[0].ctaid[0],
                        b->cta[0].ctaid[1], b->cta[0].ctaid[2], b->nthreads, w.buf ? w.buf : "");
     str_free(&w);

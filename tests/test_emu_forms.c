@@ -729,6 +729,11 @@ Test(stop, public_api_timeout_and_next_launch, .timeout = 60) {
     cr_assert_eq(st, TILE_ERROR_LAUNCH, "%s", tile_last_error(ctx));
     const char *e = tile_last_error(ctx);
     cr_assert(strstr(e, "timeout") && strstr(e, "kernel 'spin'") && strstr(e, "block (") && strstr(e, "PTX line 13"), "%s", e);
+    /* blocks that never started: a spin on a later block's write is named as the likely cause */
+    st = tile_launch_raw(k, (tile_dim3){4096, 1, 1}, (tile_dim3){32, 1, 1}, 0, args, NULL);
+    cr_assert_eq(st, TILE_ERROR_LAUNCH, "%s", tile_last_error(ctx));
+    e = tile_last_error(ctx);
+    cr_assert(strstr(e, "of its 4096 blocks have started") && strstr(e, "waiting for one that has not started"), "%s", e);
     void *args2[] = {&cnt};
     cr_assert_eq(tile_launch_raw(k2, (tile_dim3){4, 1, 1}, (tile_dim3){8, 1, 1}, 0, args2, NULL), TILE_OK, "%s",
                  tile_last_error(ctx));

@@ -108,6 +108,13 @@ class Launch(unittest.TestCase):
             close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
             self.assertIn(spec, k.variants)
         self.assertEqual(sorted(k.variants), sorted(["n=16", "n=1", ""]))
+        # 0 and -16 are multiples of 16 but not specialized (a 0 or negative stride cannot go through a tensor map)
+        k0 = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=64).add
+        for n in (0, -16):
+            out = poisoned(4, np.float32)
+            k0[1,](out, out, out, n)
+            self.assertTrue(np.isnan(out).all())
+        self.assertEqual(k0.variants, [""])
         # a pointer one element (4 bytes) off 16-byte alignment: the variant without the assumption
         n = 333
         x = base[1:1 + n]
