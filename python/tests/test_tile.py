@@ -759,3 +759,23 @@ class Errors(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CompileOptions(unittest.TestCase):
+    SRC = ("kernel k(x: *f32, n: i32) {\n"
+           "    let o = arange(0, 16);\n"
+           "    device_assert(o < n, \"o must be below n\");\n"
+           "    store(x + o, o as f32, o < n);\n"
+           "}\n")
+
+    def test_debug_compiles_device_assert(self):
+        x = poisoned(16, np.float32)
+        tile.compile(self.SRC).k[1,](x, 4)  # no checks without debug: runs
+        self.assertEqual(list(x[:4]), [0.0, 1.0, 2.0, 3.0])
+        with self.assertRaises(tile.Error) as cm:
+            tile.compile(self.SRC, debug=True).k[1,](x, 4)
+        self.assertIn("o must be below n", str(cm.exception))
+        with self.assertRaises(TypeError):
+            tile.compile(self.SRC, debug=1)
+        with self.assertRaises(TypeError):
+            tile.compile(self.SRC, no_tma="yes")

@@ -58,6 +58,7 @@ typedef struct TPyKernel {
     int num_warps, num_stages;
     char *signature;
     int specialize;
+    int debug, no_tma; /* compile options of every variant (tile_compile_options.debug, .no_tma) */
     Variant *variants;
     int nvariants, capvariants, last;
     PyObject *meta;
@@ -167,14 +168,15 @@ static void kernel_dealloc(PyObject *self) {
     Py_DECREF(tp);
 }
 
-/* compile(device, source, is_file, defines, kernel=None, arch=None, name=None, meta=None, specialize=True) */
+/* compile(device, source, is_file, defines, kernel=None, arch=None, name=None, meta=None, specialize=True, debug=False,
+ *         no_tma=False) */
 PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"device", "source", "is_file", "defines", "kernel", "arch", "name", "meta", "specialize", NULL};
+    static char *kw[] = {"device", "source", "is_file", "defines", "kernel", "arch", "name", "meta", "specialize", "debug", "no_tma", NULL};
     PyObject *devobj, *source, *defs, *meta = NULL;
-    int is_file, specialize = 1;
+    int is_file, specialize = 1, debug = 0, no_tma = 0;
     const char *kernel = NULL, *arch = NULL, *name = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!UpO!|zzzOp:compile", kw, TPy_DeviceType, &devobj, &source, &is_file,
-                                     &PyTuple_Type, &defs, &kernel, &arch, &name, &meta, &specialize))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!UpO!|zzzOppp:compile", kw, TPy_DeviceType, &devobj, &source, &is_file,
+                                     &PyTuple_Type, &defs, &kernel, &arch, &name, &meta, &specialize, &debug, &no_tma))
         return NULL;
     TPyDevice *dev = (TPyDevice *)devobj;
     char **defines = copy_defines(defs);
@@ -184,7 +186,7 @@ PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
     tile_compiled c = {0};
     if (!src) goto done;
     tile_compile_options o = {.size = sizeof o, .arch = arch ? arch : dev->arch, .kernel = kernel,
-                              .defines = (const char *const *)defines, .tir_only = 1};
+                              .defines = (const char *const *)defines, .tir_only = 1, .debug = debug, .no_tma = no_tma};
     tile_status st;
     Py_BEGIN_ALLOW_THREADS
     st = is_file ? tile_compile_file(src, &o, &c) : tile_compile_source(name ? name : "<source>", src, &o, &c);
@@ -218,6 +220,8 @@ PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
         k->num_warps = c.kernels[i].num_warps;
         k->num_stages = c.kernels[i].num_stages;
         k->specialize = specialize;
+        k->debug = debug;
+        k->no_tma = no_tma;
         k->defines = copy_defines(defs);
         k->meta = meta && PyDict_Check(meta) ? PyDict_Copy(meta) : PyDict_New();
         if (k->meta) { /* num_warps and num_stages as compiled, unless given */
@@ -267,7 +271,8 @@ static Variant *variant_load(TPyKernel *k, uint64_t key) {
     if (key & KEY_UNALIGNED)
         snprintf(v.spec + used, used < sizeof v.spec ? sizeof v.spec - used : 0, "%sno_align_ptrs", used ? " " : "");
     tile_compile_options o = {.size = sizeof o, .arch = k->arch, .kernel = k->name, .defines = (const char *const *)k->defines,
-                              .specialize = ns ? spec : NULL, .no_align_ptrs = (key & KEY_UNALIGNED) != 0};
+                              .specialize = ns ? spec : NULL, .no_align_ptrs = (key & KEY_UNALIGNED) != 0, .debug = k->debug,
+                              .no_tma = k->no_tma};
     tile_status st;
     Py_BEGIN_ALLOW_THREADS
     st = k->is_file ? tile_module_load_file_ex(k->dev->ctx, k->source, &o, &v.mod)

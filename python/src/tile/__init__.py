@@ -124,7 +124,7 @@ def _define_value(name, v):
 
 
 def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=None, device=None, specialize=True,
-            **constexprs):
+            debug=False, no_tma=False, **constexprs):
     """Compile a .tile file (a path that names an existing file) or source text.
 
     kernel: one kernel (None: all); arch: a target such as "sm_90a" (None: the
@@ -133,7 +133,9 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
     CompileError with .diagnostics ("file:line:col: error: ...").  Variants
     specialized on the launch's values (integers equal to 1 or divisible by 16,
     16-byte aligned pointers) compile on first use (specialize=False: integers
-    never are)."""
+    never are).  debug=True compiles device_assert checks (Triton's debug=True);
+    no_tma=True keeps sm_90a's pipelined tiles on per-thread copies (tensor maps
+    need positive strides that are multiples of 16 bytes)."""
     dev = globals()["device"](device)
     if not isinstance(path_or_source, (str, _os.PathLike)):
         raise TypeError("compile: expected a path or source text, got %r" % (type(path_or_source).__name__,))
@@ -150,8 +152,11 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
         defines.append("%s=%d" % (name, value.__index__()))
     if kernel is not None and not isinstance(kernel, str):
         raise TypeError("compile: kernel must be a kernel's name (str) or None, got %r" % (type(kernel).__name__,))
+    for name, value in (("debug", debug), ("no_tma", no_tma)):
+        if not isinstance(value, bool):
+            raise TypeError("compile: %s must be a bool, got %r" % (name, type(value).__name__))
     kernels = _tile.compile(dev, _os.path.abspath(src) if is_file else src, is_file, tuple(defines), kernel=kernel,
-                            arch=arch, meta=constexprs, specialize=specialize)
+                            arch=arch, meta=constexprs, specialize=specialize, debug=debug, no_tma=no_tma)
     text = None
     for k in kernels:
         if text is None:
