@@ -666,6 +666,72 @@ static Val dot_tf32x3(Call *c, Val a, Val b, ValueId acc) {
     return rt(g, acc);
 }
 
+static Val bi_dot(Call *c);
+
+/* Triton's batched dot, [B, M, K] x [B, K, N] (+ acc [B, M, N]), composed from one 2-D dot: A as
+ * [B*M, K] times B as [K, B*N] (b's batches side by side) gives every batch's rows against every
+ * batch's columns; the blocks of equal batches are kept (reshaped [B, M, B, N], the others zeroed
+ * and the batch axis summed away: adding zeros is exact).  B times the work of the batched product,
+ * for the small batches such kernels use; the tensor cores run it as any dot. */
+static Val dot_batched(Call *c) {
+    Gen *g = c->g;
+    Loc loc = c->node->loc;
+    Val a = c->v[0], b = c->v[1];
+    int32_t B = a.t->shape[0], M = a.t->shape[1], K = a.t->shape[2], N = b.t->shape[2];
+    if (b.t->shape[0] != B || b.t->shape[1] != K) {
+        diag_error(g->d, loc, "dot: batched operands must be [B, M, K] and [B, K, N], got %s and %s", gen_shape_str(g, 3, a.t->shape),
+                   gen_shape_str(g, 3, b.t->shape));
+        return val_err();
+    }
+    if ((int64_t)B * M * B * N > GEN_MAX_NUMEL) {
+        diag_error(g->d, loc, "dot: a batch of %d products of %d x %d is composed from a %d x %d one, larger than %d elements", B, M, N,
+                   B * M, B * N, GEN_MAX_NUMEL);
+        return val_err();
+    }
+    Inst *ra = gen_emit_inst(g, loc, OP_RESHAPE, &a.v, 1, tir_with_shape(g->m, a.t, 2, (int32_t[]){B * M, K}));
+    Inst *tb = gen_emit_inst(g, loc, OP_TRANS, &b.v, 1, tir_with_shape(g->m, b.t, 3, (int32_t[]){K, B, N}));
+    tb->a.perm[0] = 1, tb->a.perm[1] = 0, tb->a.perm[2] = 2;
+    Inst *rb = gen_emit_inst(g, loc, OP_RESHAPE, &tb->res[0], 1, tir_with_shape(g->m, b.t, 2, (int32_t[]){K, B * N}));
+    Call d = *c;
+    d.v[0] = rt(g, ra->res[0]), d.v[1] = rt(g, rb->res[0]);
+    d.arg[2] = NULL, d.v[2] = (Val){.k = V_NONE}; /* the accumulator joins at the end */
+    Val all = bi_dot(&d);
+    if (all.k == V_ERR) return all;
+    const Type *at = all.t;
+    Inst *r4 = gen_emit_inst(g, loc, OP_RESHAPE, &all.v, 1, tir_with_shape(g->m, at, 4, (int32_t[]){B, M, B, N}));
+    Inst *i0 = gen_emit_inst(g, loc, OP_ARANGE, NULL, 0, tensor_type(g, DT_I32, 1, &B));
+    i0->a.ival = 0, i0->a.ival2 = B;
+    Val bi = rt(g, i0->res[0]), bj = bi;
+    for (int k = 0; k < 3; k++) bi = gen_expand_dims(g, bi, 1, loc); /* [B, 1, 1, 1] */
+    bj = gen_expand_dims(g, gen_expand_dims(g, bj, 0, loc), 1, loc);
+    bj = gen_expand_dims(g, bj, 3, loc); /* [1, 1, B, 1] */
+    Val same = gen_binop(g, TK_EQEQ, bi, bj, loc);
+    if (same.k == V_ERR) return same;
+    const Type *t4 = tir_vtype(g->f, r4->res[0]);
+    ValueId ops[3] = {gen_coerce(g, same, DT_I1, NULL, 4, t4->shape, loc), r4->res[0],
+                      gen_coerce(g, val_ct_int(0, DT_I32), t4->dt, NULL, 4, t4->shape, loc)};
+    ValueId kept = gen_emit(g, loc, OP_SELECT, ops, 3, t4);
+    Inst *sum = gen_emit_inst(g, loc, OP_REDUCE, &kept, 1, tensor_type(g, t4->dt, 3, (int32_t[]){B, M, N}));
+    sum->a.ival = 2, sum->a.ival2 = RED_SUM;
+    Val r = rt(g, sum->res[0]);
+    if (!has(c, 2)) return r;
+    Val acc = c->v[2];
+    if (!numeric(c, 2)) return val_err();
+    if (acc.k == V_RT && (acc.t->rank != 3 || acc.t->shape[0] != B || acc.t->shape[1] != M || acc.t->shape[2] != N)) {
+        diag_error(g->d, c->loc[2], "dot: accumulator shape %s does not match %s", gen_shape_str(g, acc.t->rank, acc.t->shape),
+                   gen_shape_str(g, 3, (int32_t[]){B, M, N}));
+        return val_err();
+    }
+    if (acc.k == V_RT && acc.t->dt != r.t->dt) {
+        if (dtype_is_float(acc.t->dt) != dtype_is_float(r.t->dt)) {
+            diag_error(g->d, c->loc[2], "dot: accumulator type '%s' does not suit '%s' inputs", dtype_name(acc.t->dt), dtype_name(a.t->dt));
+            return val_err();
+        }
+        r = gen_cast(g, r, acc.t->dt, loc);
+    }
+    return gen_binop(g, TK_PLUS, acc, r, loc);
+}
+
 static Val bi_dot(Call *c) {
     Gen *g = c->g;
     /* f8 operands: f16 holds every f8e4m3 and f8e5m2 value exactly, so the product runs on
@@ -678,6 +744,7 @@ static Val bi_dot(Call *c) {
     for (int i = 0; i < 2; i++)
         if (!numeric(c, i)) return val_err();
     Val a = c->v[0], b = c->v[1];
+    if (val_rank(a) == 3 && val_rank(b) == 3) return dot_batched(c);
     if (val_rank(a) != 2 || val_rank(b) != 2) {
         diag_error(g->d, c->node->loc, "dot: operands must be 2-D tensors, got %s and %s", gen_shape_str(g, val_rank(a), val_shape(a)),
                    gen_shape_str(g, val_rank(b), val_shape(b)));

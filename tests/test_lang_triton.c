@@ -477,3 +477,46 @@ Test(lang_triton, centered_scale_is_not_distributed) {
     }
     unload(&k);
 }
+
+/* Triton's batched dot: [B, M, K] x [B, K, N] + acc [B, M, N], for f16 (tensor cores) and i8; small
+ * integers, so every product and sum is exact and the result must equal the float64 reference. */
+Test(lang_triton, batched_dot) {
+    static const char src[] =
+        "kernel k(a: *f16, b: *f16, c: *f32, a8: *i8, b8: *i8, c8: *i32, const B: i32 = 4, const M: i32 = 16, const K: i32 = 32,\n"
+        "         const N: i32 = 32) {\n"
+        "    let ib = arange(0, B);\n"
+        "    let im = arange(0, M);\n"
+        "    let ik = arange(0, K);\n"
+        "    let inn = arange(0, N);\n"
+        "    let pa = ib[:, None, None] * M * K + im[None, :, None] * K + ik[None, None, :];\n"
+        "    let pb = ib[:, None, None] * K * N + ik[None, :, None] * N + inn[None, None, :];\n"
+        "    let pc = ib[:, None, None] * M * N + im[None, :, None] * N + inn[None, None, :];\n"
+        "    store(c + pc, dot(load(a + pa), load(b + pb), load(c + pc)));\n"
+        "    store(c8 + pc, dot(load(a8 + pa), load(b8 + pb)));\n"
+        "}\n";
+    enum { NB = 4, NM = 16, NK = 32, NN = 32 };
+    static uint16_t a[NB * NM * NK], b[NB * NK * NN];
+    static int8_t a8[NB * NM * NK], b8[NB * NK * NN];
+    static float c[NB * NM * NN], c0[NB * NM * NN];
+    static int32_t c8[NB * NM * NN];
+    for (int i = 0; i < NB * NM * NK; i++) a8[i] = (int8_t)((i * 7) % 11 - 5), a[i] = f32_to_f16((float)a8[i]);
+    for (int i = 0; i < NB * NK * NN; i++) b8[i] = (int8_t)((i * 5) % 13 - 6), b[i] = f32_to_f16((float)b8[i]);
+    for (int i = 0; i < NB * NM * NN; i++) c0[i] = c[i] = (float)(i % 9), c8[i] = -1;
+    K k;
+    load_src(&k, src, "k");
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = upload(&k, c, sizeof c);
+    uint64_t da8 = upload(&k, a8, sizeof a8), db8 = upload(&k, b8, sizeof b8), dc8 = upload(&k, c8, sizeof c8);
+    void *params[] = {&da, &db, &dc, &da8, &db8, &dc8};
+    launch(&k, 1, params);
+    download(&k, c, dc, sizeof c), download(&k, c8, dc8, sizeof c8);
+    for (int z = 0; z < NB; z++)
+        for (int i = 0; i < NM; i++)
+            for (int j = 0; j < NN; j++) {
+                double want = 0;
+                for (int kk = 0; kk < NK; kk++) want += (double)a8[(z * NM + i) * NK + kk] * b8[(z * NK + kk) * NN + j];
+                int at = (z * NM + i) * NN + j;
+                cr_assert_eq(c[at], want + c0[at], "f16 batch %d (%d, %d): %g, want %g", z, i, j, c[at], want + c0[at]);
+                cr_assert_eq(c8[at], (int32_t)want, "i8 batch %d (%d, %d): %d, want %g", z, i, j, c8[at], want);
+            }
+    unload(&k);
+}
