@@ -32,6 +32,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -386,6 +387,9 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     opt = &o;
     const Target *tgt = target_find(opt->arch);
     if (!tgt) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: unknown arch");
+    if (isnan(opt->emu_timeout_seconds)) /* neither a budget nor one of the spellings of none (negative, INFINITY) */
+        return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: opt->emu_timeout_seconds is NaN (seconds; 0: the default, "
+                                                     "negative or INFINITY: no limit)");
     DevOptions dopt;
     if (!device_options(opt, &dopt)) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: TILE_EMU_TIMEOUT is not a positive number");
     TileDevice *dev;

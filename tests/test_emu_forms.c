@@ -745,6 +745,15 @@ Test(stop, public_api_timeout_and_next_launch, .timeout = 60) {
     tile_context_destroy(ctx);
 }
 
+/* A NaN budget is neither a budget nor a spelling of none: refused, as TILE_EMU_TIMEOUT=nan is. */
+Test(stop, nan_timeout_is_refused) {
+    tile_context_options o = {.device = "emu", .no_disk_cache = 1, .emu_timeout_seconds = NAN};
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_assert_null(ctx);
+    cr_assert(strstr(tile_last_error(NULL), "emu_timeout_seconds is NaN"), "%s", tile_last_error(NULL));
+}
+
 /* A budget too large for the clock's nanoseconds (INFINITY, DBL_MAX, 1e12 s) is no budget: launches run
  * (before: the deadline overflowed and every launch failed at once with "timeout"). */
 Test(stop, huge_timeouts_are_no_limit) {

@@ -231,7 +231,8 @@ typedef struct tile_context_options {
     int assume_files_unchanged; /* loading a file again answers from memory without checking that it and
                                    its imports are unchanged (saves a stat() per file; see docs/runtime.md) */
     double emu_timeout_seconds; /* emu: a launch running longer fails with TILE_ERROR_LAUNCH and a report of where its
-                                   threads are; 0: TILE_EMU_TIMEOUT, else 600 s; < 0, INFINITY or >= 1e9: no limit */
+                                   threads are; 0: TILE_EMU_TIMEOUT, else 600 s; < 0, INFINITY or >= 1e9: no limit; NaN is
+                                   TILE_ERROR_INVALID_VALUE */
 } tile_context_options;
 
 TILE_API tile_status tile_context_create(const char *device, tile_context **out); /* "cuda", "cuda:N", "emu", "emu:<target>", NULL = TILE_DEVICE or auto */
