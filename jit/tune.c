@@ -186,6 +186,10 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
                              const char *config, double seconds) {
     const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
     if (!field_ok(kernel_id) || !field_ok(device) || !field_ok(key_bucket) || !field_ok(config) || !(seconds >= 0)) return TILE_ERROR_INVALID_VALUE;
+    Str why = {0}; /* a record every lookup would ignore (not NAME=VALUE words) is refused, not written over a good one */
+    bool form = config_ok(config, NULL, kernel_id, &why);
+    str_free(&why);
+    if (!form) return TILE_ERROR_INVALID_VALUE;
     int dfd = jit_cache_open(dir, true);
     if (dfd < 0) return TILE_ERROR_IO;
     /* 1. the records so far, the new one last */

@@ -346,6 +346,9 @@ Test(cache, tune_db_compaction, .init = setup, .fini = teardown) {
     cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=256", 1e-3), TILE_OK); /* faster: replaces */
     cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=512", 5e-3), TILE_OK); /* slower: dropped */
     cr_assert_eq(tile_tune_record(cache, id, "emu/sm_90a", "n=1024", "BLOCK=512", 5e-3), TILE_OK); /* another device */
+    /* a configuration every lookup would ignore is refused, not written over the good record even when faster */
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "not a config", 1e-6), TILE_ERROR_INVALID_VALUE);
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "", 1e-6), TILE_ERROR_INVALID_VALUE);
     tile_cache_stats st;
     cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
     cr_assert_eq(st.tuning_records, 3);

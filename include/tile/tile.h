@@ -516,7 +516,8 @@ TILE_API void tile_tune_space_free(tile_tune_space *s);
  * that has one keeps the faster of the two (the file is rewritten in place
  * by rename; a new key is appended).
  * A lookup ignores, with a warning, records not of the form NAME=VALUE ...
- * and, for the shipped kernels, records outside the kernel's @config space. */
+ * and, for the shipped kernels, records outside the kernel's @config space;
+ * recording a configuration not of that form is TILE_ERROR_INVALID_VALUE. */
 TILE_API tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              const char *config, double seconds);
 /* By source and kernel: the record must also lie in the kernel's @config space (a knob it declares, a value
