@@ -77,12 +77,22 @@ tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33
     if (!text) return TILE_ERROR_IO;
     SrcFile src = {.name = path, .text = text, .len = n};
     Arena *a = arena_new();
-    const SrcFile **files;
-    int nf = jit_source_files(a, &src, NULL, &files);
-    kernel_id(&src, files, nf, kernel, id);
+    /* an id for a kernel the file does not have is one nothing will ever look up */
+    Diag d;
+    diag_init(&d);
+    LangDecl *decls;
+    int nd = lang_list_decls(a, &src, &d, &decls);
+    diag_free(&d);
+    bool found = false;
+    for (int i = 0; i < nd && !found; i++) found = decls[i].kind == LANG_DECL_KERNEL && !strcmp(decls[i].name, kernel);
+    if (found) {
+        const SrcFile **files;
+        int nf = jit_source_files(a, &src, NULL, &files);
+        kernel_id(&src, files, nf, kernel, id);
+    } else id[0] = 0;
     arena_free(a);
     free(text);
-    return TILE_OK;
+    return found ? TILE_OK : TILE_ERROR_NOT_FOUND;
 }
 
 /* ---- checking a record ---- */

@@ -228,6 +228,8 @@ Test(cache_safety, read_follows_no_symlink, .init = setup, .fini = teardown, .ti
     cr_assert(S_ISREG(sb.st_mode), "the rebuilt entry replaces the symlink");
 
     char id[33], cfg[256], db[256], tdb[256];
+    cr_assert_eq(tile_kernel_id_file(tile_gemm_source_path(), "no_such_kernel", id), TILE_ERROR_NOT_FOUND);
+    cr_assert_str_eq(id, "");
     cr_assert_eq(tile_kernel_id_file(tile_gemm_source_path(), "gemm_f16_f32", id), TILE_OK);
     snprintf(tdb, sizeof tdb, "%s/tune.db", dir);
     snprintf(db, sizeof db, "%s/tune.db", cache);

@@ -530,7 +530,8 @@ TILE_API tile_status tile_tune_lookup_file(const char *cache_dir, const char *pa
 TILE_API tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              char *config, size_t config_size);
 /* Identity of a kernel for the tuning database: XXH3-128 hex of its file
- * (and imports) and name, written into id[33]. */
+ * (and imports) and name, written into id[33]; TILE_ERROR_NOT_FOUND (id "")
+ * when the file declares no kernel of that name. */
 TILE_API tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33]);
 /* The power-of-two bucket of a key value (1, 2, 4, ...; values <= 1 give 1). */
 TILE_API int64_t tile_tune_bucket(int64_t v);
