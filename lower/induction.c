@@ -17,7 +17,8 @@
  *      to the top of the body; integers only: float sums round differently), or a carried pointer
  *      p whose yield is `ptr_add(p, c)`, takes at the top of the body the value
  *      init + j * c (init - j * c; ptr_add(init, j * c)), with j = (iv - lb) / S
- *      (a shift when S is a power of two; iv - lb >= 0), or init + (iv - lb) * (c / S)
+ *      (iv - lb taken unsigned, so a span past the signed range stays exact; a shift when S
+ *      is a power of two), or init + (iv - lb) * (c / S)
  *      when S divides a factor of c (a constant, `BK * stride` with S = BK): then the
  *      address reads iv as the loop's masks do (`rk < K - k`), which lets the tma pass
  *      match the two.  Integer arithmetic wraps the same way as j repeated additions; a
@@ -53,24 +54,36 @@ typedef struct Iter {
     Func *f;
     Inst *loop;
     Builder b;
-    ValueId j; /* in the induction variable's type; 0 until made */
+    ValueId span; /* iv - lb, unsigned; 0 until made */
+    ValueId j;    /* the iteration number (iv - lb) / step, unsigned; 0 until made */
 } Iter;
+
+/* iv - lb in the unsigned type of iv's width, made once per loop: exact for every span below 2^32
+ * (2^64), also where the signed difference overflows (lb = -2^31 + 10, three steps of 2^30). */
+static ValueId iter_span(Iter *it) {
+    if (it->span) return it->span;
+    Func *f = it->f;
+    Block *body = it->loop->regions[0];
+    ValueId iv = body->args[0], lb = it->loop->ops[0];
+    const Type *t = tir_vtype(f, iv), *u = tir_scalar(f->module, dtype_bits(t->dt) == 64 ? DT_U64 : DT_U32);
+    bool ok;
+    int64_t lbc = const_int(f, lb, &ok);
+    ValueId d = ok && lbc == 0 ? iv : tir_emit_v(&it->b, OP_SUB, (ValueId[]){iv, lb}, 2, t);
+    return it->span = t == u ? d : tir_emit_v(&it->b, OP_CAST, &d, 1, u);
+}
 
 static ValueId iter_j(Iter *it) {
     if (it->j) return it->j;
     Func *f = it->f;
-    Block *body = it->loop->regions[0];
-    ValueId iv = body->args[0], lb = it->loop->ops[0];
-    const Type *t = tir_vtype(f, iv);
     bool ok;
-    int64_t step = const_int(f, it->loop->ops[2], &ok), lbc = const_int(f, lb, &ok);
-    ValueId d = iv;
-    if (!ok || lbc != 0) d = tir_emit_v(&it->b, OP_SUB, (ValueId[]){iv, lb}, 2, t);
-    if (step > 1) {
+    int64_t step = const_int(f, it->loop->ops[2], &ok);
+    ValueId d = iter_span(it);
+    const Type *u = tir_vtype(f, d);
+    if (step > 1) { /* unsigned: a logical shift, an unsigned division */
         int sh = 0;
         while ((1LL << sh) < step) sh++;
-        ValueId k = tir_const_int(&it->b, t, (1LL << sh) == step ? sh : step);
-        d = tir_emit_v(&it->b, (1LL << sh) == step ? OP_SHR : OP_DIV, (ValueId[]){d, k}, 2, t);
+        ValueId k = tir_const_int(&it->b, u, (1LL << sh) == step ? sh : step);
+        d = tir_emit_v(&it->b, (1LL << sh) == step ? OP_SHR : OP_DIV, (ValueId[]){d, k}, 2, u);
     }
     return it->j = d;
 }
@@ -164,9 +177,7 @@ static ValueId stepped(Iter *it, int k) {
         int64_t step = const_int(f, loop->ops[2], &ok);
         ValueId q = quotient(it, cs, step, 0), n;
         if (q) {
-            ValueId iv = body->args[0], lb = loop->ops[0];
-            int64_t lbc = const_int(f, lb, &ok);
-            n = ok && lbc == 0 ? iv : tir_emit_v(&it->b, OP_SUB, (ValueId[]){iv, lb}, 2, tir_vtype(f, iv));
+            n = iter_span(it);
         } else {
             q = cs;
             n = iter_j(it);

@@ -335,3 +335,52 @@ Test(blockptr, errors) {
                  "element 1 of 't' is a pointer in one branch of 'if' and a number in the other");
 #undef K0
 }
+
+/* A loop whose span passes the signed range (lb = -2^31 + 10, steps of 2^30, a step that is not a power of
+ * two): the iteration number of the carried counter and pointer is computed unsigned, so j and p stay exact. */
+Test(blockptr, induction_spans_past_i32) {
+    static const char src[] =
+        "kernel k(out: *i32, lb: i32, ub: i32, const STEP: i32 = 1073741824) {\n"
+        "    let j = 0;\n"
+        "    let p = out + 16;\n"
+        "    for i in range(lb, ub, STEP) {\n"
+        "        store(out + 4 + j, i);\n"
+        "        store(p, j);\n"
+        "        j += 1;\n"
+        "        p += 1;\n"
+        "    }\n"
+        "    store(out, j);\n"
+        "}\n";
+    tile_context *ctx = open_ctx("emu");
+    struct {
+        int32_t step, lb, ub;
+    } cases[] = {{1073741824, -2147483638, 1073741814}, {1000000001, -2147483643, 1000000000}, {1073741824, -5, 10}};
+    for (size_t t = 0; t < NELEMS(cases); t++) {
+        char def[32];
+        snprintf(def, sizeof def, "STEP=%d", cases[t].step);
+        const char *defs[] = {def, NULL};
+        tile_compile_options o = {.defines = defs};
+        tile_module *mod;
+        cr_assert_eq(tile_module_load_source_ex(ctx, "k.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(mod, "k", &k), TILE_OK);
+        int32_t out[32];
+        for (int i = 0; i < 32; i++) out[i] = -7;
+        tile_devptr d;
+        cr_assert_eq(tile_malloc(ctx, sizeof out, &d), TILE_OK);
+        tile_memcpy_htod(ctx, d, out, sizeof out);
+        int32_t lb = cases[t].lb, ub = cases[t].ub;
+        void *args[] = {&d, &lb, &ub};
+        cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "case %zu: %s", t, tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, d, sizeof out), TILE_OK);
+        int n = 0;
+        for (int64_t i = lb; i < ub; i += cases[t].step, n++) {
+            cr_assert_eq(out[4 + n], (int32_t)i, "case %zu: iteration %d stored %d, want %lld", t, n, out[4 + n], (long long)i);
+            cr_assert_eq(out[16 + n], n, "case %zu: the carried pointer's store %d: %d", t, n, out[16 + n]);
+        }
+        cr_assert_eq(out[0], n, "case %zu: j = %d, want %d", t, out[0], n);
+        tile_free(ctx, d);
+        tile_module_unload(mod);
+    }
+    tile_context_destroy(ctx);
+}
