@@ -84,7 +84,12 @@ static bool record_start(Call *c, int bs, int n_per_dim, Val *d) {
     d->elems[0] = (Val){.k = V_SHAPE, .rank = r};
     memcpy(d->elems[0].shape, shape, sizeof shape);
     d->elems[1] = c->v[0];
-    for (int k = 0; k < r; k++) d->elems[2 + k] = c->v[1].elems[k], d->elems[2 + r + k] = c->v[2].elems[k];
+    for (int k = 0; k < r; k++) {
+        d->elems[2 + k] = c->v[1].elems[k];
+        /* strides in i64, as Triton's: index * stride does not wrap past 2^31 elements */
+        d->elems[2 + r + k] = gen_cast(g, c->v[2].elems[k], DT_I64, c->loc[2]);
+        if (d->elems[2 + r + k].k == V_ERR) return false;
+    }
     return true;
 }
 
@@ -154,10 +159,17 @@ Val bi_desc_atomic(Call *c) {
 
 /* ---- block pointers (Triton's make_block_ptr, advance, load/store with boundary_check) ---- */
 
-/* Offsets are i32, as Triton's: a loop that advances a block pointer carries one i32 per dim
- * whatever type its first offsets had. */
+/* Offsets are i32, as Triton's (an i64 one, or a constant past i32, is an error rather than cut): a
+ * loop that advances a block pointer carries one i32 per dim. */
 static bool offsets_i32(Gen *g, Val *off, int r, Loc loc) {
     for (int k = 0; k < r; k++) {
+        DType dt = val_dtype(off[k]);
+        if ((off[k].k == V_RT && dtype_bits(dt) == 64) ||
+            (off[k].k == V_CT && (dtype_is_signed(dt) || dtype_bits(dt) < 64 ? off[k].i : (int64_t)(uint64_t)off[k].i) != (int32_t)off[k].i)) {
+            diag_error(g->d, loc, "a block pointer's offsets are i32, as Triton's; got %s '%s'", off[k].k == V_CT ? "the constant" : "a",
+                       off[k].k == V_CT ? arena_printf(g->a, "%lld", (long long)off[k].i) : gen_val_type_name(g, off[k]));
+            return false;
+        }
         off[k] = gen_cast(g, off[k], DT_I32, loc);
         if (off[k].k == V_ERR) return false;
     }
@@ -242,9 +254,11 @@ Val bi_advance(Call *c) {
     n.elems = ARENA_ARRAY(g->a, Val, d.nelems);
     memcpy(n.elems, d.elems, sizeof(Val) * (size_t)d.nelems);
     Val *off = n.elems + 2 + 2 * r;
+    Val by[TIR_MAX_RANK];
+    memcpy(by, c->v[1].elems, sizeof(Val) * (size_t)r);
+    if (!offsets_i32(g, by, r, c->loc[1])) return val_err();
     for (int k = 0; k < r; k++) {
-        Val by = gen_cast(g, c->v[1].elems[k], DT_I32, c->loc[1]);
-        off[k] = by.k == V_ERR ? by : gen_binop(g, TK_PLUS, off[k], by, c->loc[1]);
+        off[k] = gen_binop(g, TK_PLUS, off[k], by[k], c->loc[1]);
         if (off[k].k == V_ERR) return val_err();
     }
     return offsets_i32(g, off, r, c->loc[1]) ? n : val_err();

@@ -176,8 +176,9 @@ static bool lex_floor_div_trap(const Lexer *l) {
     const char *q = l->p + 2, *eol = q;
     while (eol < l->end && *eol != '\n') eol++;
     while (q < eol && (*q == ' ' || *q == '\t')) q++;
-    if (q == eol || !(is_ident_char(*q) || *q == '(')) return false;
-    if (l->depth > 0) return true;
+    if (q == eol) return false;
+    if (l->depth > 0 && (is_ident_char(*q) || *q == '(' || *q == '-' || *q == '+' || *q == '~' || *q == '!')) return true; /* (n // -4) */
+    if (!(is_ident_char(*q) || *q == '(')) return false;
     const char *e = eol;
     while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
     return e[-1] == ';';

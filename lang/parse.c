@@ -329,8 +329,8 @@ static void check_mixed(Parser *p, const Node *b) {
     if (bits)
         diag_error(p->d, b->oploc,
                    "'%s' of a comparison: here '%s' binds tighter than '%s' (as in C), in Python and Triton looser; "
-                   "write the parentheses you mean, as in '(x %s 1) %s 0' or 'x %s (a %s b)'",
-                   op, cop, op, op, cop, op, cop);
+                   "write the parentheses you mean, as in '(a < n) %s (b >= 0)' for masks or '(x %s 1) %s 0'",
+                   op, cop, op, op, op, cop);
     else {
         const char *o1 = c == b->lhs ? cop : op, *o2 = c == b->lhs ? op : cop;
         diag_error(p->d, b->oploc,

@@ -519,7 +519,7 @@ static bool unpack(Gen *g, const Node *s, Loc names, Val v, Val *out) {
             }
     }
     if (v.k == V_ERR) return false;
-    if (v.k != V_TUPLE) {
+    if (v.k != V_TUPLE || gen_is_record(v)) {
         diag_error(g->d, s->rhs->loc, "cannot unpack '%s' into %d names: it is not a tuple", gen_val_type_name(g, v), s->nkids);
         return false;
     }
@@ -694,8 +694,9 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
             if (v.k == V_CT && t->dt != DT_PTR) ys[j] = gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, s->loc);
             else if (v.k == V_RT && v.t == t) ys[j] = v.v;
             else if (v.k != V_ERR) {
-                const char *what = c->before[i].k == V_TUPLE ? arena_printf(g->a, "element %d of '%s'", k, x->name)
-                                                           : arena_printf(g->a, "'%s'", x->name);
+                const char *what = gen_is_record(c->before[i]) ? arena_printf(g->a, "'%s' (a %s)", x->name, gen_val_type_name(g, c->before[i]))
+                                   : c->before[i].k == V_TUPLE ? arena_printf(g->a, "element %d of '%s'", k, x->name)
+                                                               : arena_printf(g->a, "'%s'", x->name);
                 diag_error(g->d, at, "loop-carried variable %s changes type from '%s' to '%s' in the loop", what, gen_type_desc(g, t),
                            v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v));
                 if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
@@ -1124,7 +1125,8 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         int n0 = ny;
         for (int k = 0; k < nl && !bad; k++) {
             Val ea = la[k], eb = lb[k];
-            const char *what = tuples ? arena_printf(g->a, "element %d of '%s'", k, x->name) : arena_printf(g->a, "'%s'", x->name);
+            const char *what = gen_is_record(a) ? arena_printf(g->a, "'%s' (a %s)", x->name, gen_val_type_name(g, a))
+                               : tuples ? arena_printf(g->a, "element %d of '%s'", k, x->name) : arena_printf(g->a, "'%s'", x->name);
             const Type *t;
             if (ea.k == V_RT && eb.k == V_RT && ea.t != eb.t) { /* at a branch's assignment, the if in a note */
                 Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;

@@ -331,6 +331,8 @@ Test(blockptr, errors) {
     /* a block pointer carried by a loop keeps its block shape */
     expect_error(K0 "    for i in range(0, n) {\n        p = make_block_ptr(x, (n, n), (n, 1), (0, 0), (16, 32), (1, 0));\n    }\n}\n",
                  "e.tile:4:9: error: loop-carried variable 'p' changes from 'block pointer of block [16, 16]' to 'block pointer of block [16, 32]'");
+    expect_error(K0 "    let q = p + 1;\n}\n", "e.tile:3:15: error: a block pointer cannot be used as a value");
+    expect_error(K0 "    let (a, b, c, d, e, f, g, h) = p;\n}\n", "cannot unpack 'block pointer of block [16, 16]' into 8 names");
     expect_error("kernel k(x: *f32, n: i32) {\n    let t = (1, 2);\n    if n > 0 { t = (1.5, x); }\n}\n",
                  "element 1 of 't' is a pointer in one branch of 'if' and a number in the other");
 #undef K0
@@ -383,4 +385,54 @@ Test(blockptr, induction_spans_past_i32) {
         tile_module_unload(mod);
     }
     tile_context_destroy(ctx);
+}
+
+/* Strides are i64, as Triton's: a block pointer and a descriptor over rows 2^30 bytes apart read row 2 at
+ * 2^31 bytes (the index times an i32 stride wrapped and faulted); a block pointer's offsets are i32, and
+ * an i64 one is an error rather than cut. */
+Test(blockptr, strides_are_64_bit) {
+    static const char src[] =
+        "kernel k(x: *i8, out: *i32, rows: i32, stride: i32) {\n"
+        "    let bp = make_block_ptr(x, (rows, 32), (stride, 1), (0, 0), (4, 32), (1, 0));\n"
+        "    let a = load(bp, boundary_check=(0, 1));\n"
+        "    let d = make_tensor_descriptor(x, [rows, 32], [stride, 1], [4, 32]);\n"
+        "    let b = load_tensor_descriptor(d, [0, 0]);\n"
+        "    let i = arange(0, 4);\n"
+        "    let j = arange(0, 32);\n"
+        "    store(out + i[:, None] * 32 + j[None, :], a as i32 + (b as i32) * 1000);\n"
+        "}\n";
+    tile_context *ctx = open_ctx("emu");
+    const int32_t stride = 1 << 30, rows = 3;
+    tile_devptr x, out;
+    size_t bytes = (size_t)2 * stride + 64;
+    cr_assert_eq(tile_malloc(ctx, bytes, &x), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_malloc(ctx, 4 * 32 * 4, &out), TILE_OK);
+    int8_t row[32];
+    for (int r = 0; r < rows; r++) {
+        for (int j = 0; j < 32; j++) row[j] = (int8_t)(r * 40 + j);
+        cr_assert_eq(tile_memcpy_htod(ctx, x + (tile_devptr)r * stride, row, 32), TILE_OK);
+    }
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "k.tile", src, &(tile_compile_options){0}, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "k", &k), TILE_OK);
+    int32_t nrows = rows, s = stride;
+    void *args[] = {&x, &out, &nrows, &s};
+    cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    int32_t h[4 * 32];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, h, out, sizeof h), TILE_OK);
+    for (int r = 0; r < 4; r++)
+        for (int j = 0; j < 32; j++) {
+            int v = r < rows ? r * 40 + j : 0;
+            cr_assert_eq(h[r * 32 + j], v + v * 1000, "row %d col %d: %d, want %d", r, j, h[r * 32 + j], v * 1001);
+        }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    tile_compile_options o = {0};
+    tile_compiled c;
+    cr_assert_neq(tile_compile_source("e.tile",
+                                      "kernel k(x: *f32, n: i64) {\n    let p = make_block_ptr(x, (n,), (1,), (n,), (16,));\n}\n", &o, &c),
+                  TILE_OK);
+    cr_expect(strstr(c.diagnostics, "e.tile:2:43: error: a block pointer's offsets are i32, as Triton's; got a 'i64'"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
 }

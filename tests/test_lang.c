@@ -709,6 +709,10 @@ Test(lang_diag, floor_division_trap_wrapped) {
                 "      let q = (n // 2 * 16\n"
                 "                 ^\n");
     expect_ok("kernel k(x: *i32, n: i32) {\n    let q = where(n > 0, // positive\n                  n, 0);\n    store(x, q);\n}\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, (n // -4));\n}\n",
+                "t.tile:2:17: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      store(x, (n // -4));\n"
+                "                  ^\n");
 }
 
 /* Where C's precedence and Python's (Triton's) read the same text differently: a comparison as an operand of
@@ -716,7 +720,7 @@ Test(lang_diag, floor_division_trap_wrapped) {
 Test(lang_diag, precedence_traps) {
     expect_diag("kernel k(x: *i32) {\n    let o = arange(0, 16);\n    store(x + o, where(o & 1 == 0, 1, 0));\n}\n",
                 "t.tile:3:26: error: '&' of a comparison: here '==' binds tighter than '&' (as in C), in Python and Triton looser; "
-                "write the parentheses you mean, as in '(x & 1) == 0' or 'x & (a == b)'\n"
+                "write the parentheses you mean, as in '(a < n) & (b >= 0)' for masks or '(x & 1) == 0'\n"
                 "      store(x + o, where(o & 1 == 0, 1, 0));\n"
                 "                           ^\n");
     expect_diag("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n    store(x + o, where(2 <= o < n, 1, 0));\n}\n",
@@ -726,7 +730,7 @@ Test(lang_diag, precedence_traps) {
                 "                                ^\n");
     expect_diag("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n    store(x + o, where(o | n != 0, 1, 0));\n}\n",
                 "t.tile:3:26: error: '|' of a comparison: here '!=' binds tighter than '|' (as in C), in Python and Triton looser; "
-                "write the parentheses you mean, as in '(x | 1) != 0' or 'x | (a != b)'\n"
+                "write the parentheses you mean, as in '(a < n) | (b >= 0)' for masks or '(x | 1) != 0'\n"
                 "      store(x + o, where(o | n != 0, 1, 0));\n"
                 "                           ^\n");
     expect_ok("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n"
