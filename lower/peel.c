@@ -16,8 +16,8 @@
  *      element lies in [S + lo, S + hi], where S is a sum of scalar terms
  *      with signs (the induction variable, or scalars defined before the
  *      loop) and lo, hi are constants.  arange(a, b) is [a, b-1]; constants
- *      are [c, c]; splat, broadcast, expand_dims, convert_layout keep the
- *      range; add adds, sub and neg subtract; anything else inside the loop
+ *      are [c, c]; splat, broadcast, expand_dims, convert_layout and signed
+ *      widening casts keep the range; add adds, sub and neg subtract; anything else inside the loop
  *      is unknown.  (Integer arithmetic is taken not to wrap, as the masks'
  *      own arithmetic is.)
  *   2. Compares.  For a signed compare a < b or a <= b (b > a, b >= a) in
@@ -117,6 +117,10 @@ static Range range_of(Peel *p, ValueId v, int depth) {
     case OP_ADD: return combine(range_of(p, d->ops[0], depth + 1), range_of(p, d->ops[1], depth + 1), 1);
     case OP_SUB: return combine(range_of(p, d->ops[0], depth + 1), range_of(p, d->ops[1], depth + 1), -1);
     case OP_NEG: return combine((Range){.ok = true}, range_of(p, d->ops[0], depth + 1), -1);
+    case OP_CAST: /* a signed widening (software_pipeline's "iteration runs" test compares in i64) */
+        if (is_signed_int(tir_vtype(f, d->ops[0])->dt) && dtype_bits(tir_vtype(f, d->ops[0])->dt) <= dtype_bits(t->dt))
+            return range_of(p, d->ops[0], depth + 1);
+        break;
     default: break;
     }
     /* a scalar computed before the loop is a term; anything else is unknown */

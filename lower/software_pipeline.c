@@ -439,7 +439,16 @@ static bool async_ok(Ctx *c, Block *body, const Cand *cs, int n, const int *uses
 static ValueId iteration(Ctx *c, Inst *loop, ValueId base, int64_t off, Inst *pos, ValueId *run) {
     const Type *it = tir_vtype(c->f, loop->ops[0]), *i1 = tir_scalar(c->m, DT_I1);
     ValueId its = emit(c, pos, OP_ADD, (ValueId[]){base, cint(c, pos, it, off)}, 2, it);
-    Inst *cmp = tir_inst_new(c->f, OP_CMP, (ValueId[]){its, loop->ops[1]}, 2, &i1, 1, loop->loc);
+    /* whether it runs, in i64 for an i32 loop: near the top of the range base + off wraps (ub = 2^31 - 41,
+     * four stages of 32) and a negative iteration would pass for one that runs */
+    ValueId lhs = its, ub = loop->ops[1];
+    if (dtype_bits(it->dt) < 64) {
+        const Type *i64 = tir_scalar(c->m, DT_I64);
+        ValueId b64 = emit(c, pos, OP_CAST, &base, 1, i64);
+        lhs = emit(c, pos, OP_ADD, (ValueId[]){b64, cint(c, pos, i64, off)}, 2, i64);
+        ub = emit(c, pos, OP_CAST, &ub, 1, i64);
+    }
+    Inst *cmp = tir_inst_new(c->f, OP_CMP, (ValueId[]){lhs, ub}, 2, &i1, 1, loop->loc);
     cmp->a.ival2 = CMP_LT;
     tir_insert_before(pos, cmp);
     *run = cmp->res[0];

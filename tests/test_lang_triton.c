@@ -520,3 +520,40 @@ Test(lang_triton, batched_dot) {
             }
     unload(&k);
 }
+
+/* A pipelined loop near the top of the i32 range (ub = 2^31 - 41, four stages of 32): whether iteration
+ * iv + 3 * 32 runs is decided in i64 (in i32 it wrapped negative, passed for one that runs, and the copies
+ * read past the operands' end: the emulator's memcheck fails the launch). */
+Test(lang_triton, pipeline_near_the_top_of_i32) {
+    static const char src[] =
+        "kernel mm(a: *f16, b: *f16, c: *f32, lb: i32, ub: i32) {\n"
+        "    let rm = arange(0, 32);\n"
+        "    let rn = arange(0, 32);\n"
+        "    let rk = arange(0, 32);\n"
+        "    let acc = zeros([32, 32], f32);\n"
+        "    for k in range(lb, ub, 32, num_stages=4) {\n"
+        "        let kk = k - lb;\n"
+        "        acc = dot(load(a + rm[:, None] * 128 + (kk + rk)[None, :]), load(b + (kk + rk)[:, None] * 32 + rn[None, :]), acc);\n"
+        "    }\n"
+        "    store(c + rm[:, None] * 32 + rn[None, :], acc);\n"
+        "}\n";
+    static uint16_t a[32 * 128], b[128 * 32];
+    static int va[32 * 128], vb[128 * 32];
+    float c[32 * 32];
+    for (int i = 0; i < 32 * 128; i++) va[i] = (i * 7) % 9 - 4, a[i] = f32_to_f16((float)va[i]);
+    for (int i = 0; i < 128 * 32; i++) vb[i] = (i * 5) % 7 - 3, b[i] = f32_to_f16((float)vb[i]);
+    K k;
+    load_src(&k, src, "mm");
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = upload(&k, c, sizeof c);
+    int32_t ub = 2147483647 - 40, lb = ub - 128;
+    void *params[] = {&da, &db, &dc, &lb, &ub};
+    launch(&k, 1, params);
+    download(&k, c, dc, sizeof c);
+    for (int i = 0; i < 32; i++)
+        for (int j = 0; j < 32; j++) {
+            double want = 0;
+            for (int kk = 0; kk < 128; kk++) want += (double)va[i * 128 + kk] * vb[kk * 32 + j];
+            cr_assert_eq(c[i * 32 + j], want, "(%d, %d): %g, want %g", i, j, c[i * 32 + j], want);
+        }
+    unload(&k);
+}
