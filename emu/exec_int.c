@@ -8,6 +8,7 @@
 #include "emu/exec.h"
 
 #include <limits.h>
+#include <time.h>
 
 static inline uint64_t src(const EmuThread *t, const EmuIns *in, unsigned i) {
     uint64_t v = EMU_R(t, in, i);
@@ -68,8 +69,21 @@ static bool exec_mov128(EmuThread *t, const EmuIns *in, const EmuFunc *f) {
     return true;
 }
 
+/* %clock and %clock64 read when a mov reads them: the host's monotonic clock in nanoseconds (a 1 GHz
+ * counter), so a loop that waits for some cycles to pass ends (it read 0, and spun forever). */
+static void refresh_clock(EmuThread *t, const EmuIns *in) {
+    uint32_t s = in->o[1];
+    if (in->ok[1] != EMU_OK_REG || (s != EMU_SLOT_SREG + EMU_SREG_CLOCK && s != EMU_SLOT_SREG + EMU_SREG_CLOCK64)) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    t->r[EMU_SLOT_SREG + EMU_SREG_CLOCK64] = ns;
+    t->r[EMU_SLOT_SREG + EMU_SREG_CLOCK] = (uint32_t)ns;
+}
+
 static bool exec_mov(EmuThread *t, const EmuIns *in, const EmuFunc *f) {
     unsigned sz = emu_type_size(in->ty);
+    refresh_clock(t, in);
     if (in->ty == EMU_T_PRED) { EMU_R(t, in, 0) = src(t, in, 1) & 1; return true; }
     if (in->ty == EMU_T_B128) return exec_mov128(t, in, f);
     if (in->ok[0] == EMU_OK_VEC) { /* unpack */

@@ -369,6 +369,33 @@ Test(isa, globaltimer_halves_aggr_smem_graph_exec) {
                "needs .target sm_90 or later");
 }
 
+/* %clock64 and %clock advance: a loop that waits until 200000 cycles have passed (nvcc's clock64() spin, a
+ * backoff) ends, and the difference it stores is at least that (both read 0 before, and the loop spun until
+ * the launch's time budget). */
+Test(isa, clock_advances) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<6>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u64 %rd2, %clock64;\n mov.u32 %r1, %clock;\n"
+        "$L:\n mov.u64 %rd3, %clock64;\n sub.s64 %rd4, %rd3, %rd2;\n setp.lt.u64 %p1, %rd4, 200000;\n @%p1 bra $L;\n"
+        " mov.u32 %r2, %clock;\n sub.s32 %r3, %r2, %r1;\n"
+        " st.global.u64 [%rd1], %rd4;\n st.global.u32 [%rd1+8], %r3;\n ret;\n}\n";
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions opt = {.emu_host_threads = 1, .emu_timeout_seconds = 20}; /* a clock that stands still fails in 20 s */
+    cr_assert_eq(dev_open("emu", &opt, &d, &err), DEV_OK, "%s", err ? err : "");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint64_t dout = buffer(d, NULL, 16);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, (void *[]){&dout}), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK);
+    struct { uint64_t d64; uint32_t d32; } o;
+    cr_assert_eq(dev_memcpy_dtoh(d, &o, dout, sizeof o), DEV_OK);
+    cr_expect(o.d64 >= 200000 && o.d64 < 60000000000ull, "%%clock64 advanced by %llu", (unsigned long long)o.d64);
+    cr_expect(o.d32 >= 200000u, "%%clock advanced by %u", o.d32);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* ISA, ld: "ld{.weak}{.ss}... d, [a]{.unified}{, cache-policy};" "The optional qualifier .unified must be
  * specified on operand a if a is the address of a variable declared with .unified attribute"; "The qualifiers
  * .unified and .level::cache_hint are only supported for .global state space and for generic addressing where
