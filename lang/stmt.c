@@ -815,13 +815,14 @@ static void gen_static_for(Gen *g, const Node *s) {
 }
 
 /* The keyword arguments of range(), as Triton's tl.range: num_stages (this loop's pipeline depth,
- * instead of the kernel's; 0 or 1: not pipelined) is *stages (-1: not given); loop_unroll_factor,
- * flatten, disallow_acc_multi_buffer and warp_specialize are accepted, compile-time, and have no
- * effect here.  static_range takes none. */
-static bool range_keywords(Gen *g, const Node *s, int *stages) {
+ * instead of the kernel's; 0 or 1: not pipelined) is *stages (-1: not given); loop_unroll_factor
+ * (0 or 1: as LLVM decides; at most 255) is *unroll; flatten, disallow_acc_multi_buffer and
+ * warp_specialize are accepted, compile-time, and have no effect here.  static_range takes none. */
+static bool range_keywords(Gen *g, const Node *s, int *stages, int *unroll) {
     static const char *const known[] = {"num_stages", "loop_unroll_factor", "flatten", "disallow_acc_multi_buffer",
                                         "warp_specialize"};
     *stages = -1;
+    *unroll = 0;
     const Node *kw = s->rhs;
     for (int i = 0; kw && i < kw->nkids; i++) {
         const char *name = kw->kwnames[i];
@@ -855,13 +856,20 @@ static bool range_keywords(Gen *g, const Node *s, int *stages) {
             }
             *stages = (int)v.i;
         }
+        if (k == 1) {
+            if (v.i < 0 || v.i > 255) {
+                diag_error(g->d, e->loc, "'loop_unroll_factor' must be between 0 and 255, got %lld", (long long)v.i);
+                return false;
+            }
+            *unroll = (int)v.i;
+        }
     }
     return true;
 }
 
 static void gen_for(Gen *g, const Node *s) {
-    int stages;
-    if (!range_keywords(g, s, &stages)) return;
+    int stages, unroll;
+    if (!range_keywords(g, s, &stages, &unroll)) return;
     if (s->ival) {
         gen_static_for(g, s);
         return;
@@ -909,6 +917,7 @@ static void gen_for(Gen *g, const Node *s) {
     g->b.loc = s->loc;
     Inst *fi = tir_inst_new(g->f, OP_FOR, ops, 3 + c.n, c.types, c.n, s->loc);
     fi->a.ival2 = stages < 0 ? 0 : stages + 1; /* 0: the kernel's num_stages */
+    fi->a.vec = (uint8_t)(unroll > 1 ? unroll : 0);
     tir_block_append(g->b.block, fi);
     Block *body = tir_block_new(g->f, NULL);
     tir_inst_add_region(g->f, fi, body);

@@ -14,6 +14,7 @@
 #include "../support/target.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/DebugInfo.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -41,6 +42,18 @@ static LLVMValueRef *flatten_yield(LL *l, Inst *y, int *total) {
 /* for and while: a header with one phi per carried register, the body, a back edge from
  * the body's end.  `for` tests its induction variable in the header; `while` its carried
  * value 0, the condition. */
+/* range(..., loop_unroll_factor=N): the back edge's llvm.loop metadata asks LLVM's unroller for N copies
+ * (!{self, !{"llvm.loop.unroll.count", i32 N}}: a loop ID is a node whose first operand is itself). */
+static void loop_unroll_count(LL *l, LLVMValueRef back_edge, unsigned n) {
+    LLVMMetadataRef count[2] = {LLVMMDStringInContext2(l->ctx, "llvm.loop.unroll.count", 22),
+                                LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(l->ctx), n, 0))};
+    LLVMMetadataRef self = LLVMTemporaryMDNode(l->ctx, NULL, 0);
+    LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(l->ctx, count, 2)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(l->ctx, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(self, id);
+    LLVMSetMetadata(back_edge, LLVMGetMDKindIDInContext(l->ctx, "llvm.loop", 9), LLVMMetadataAsValue(l->ctx, id));
+}
+
 static bool emit_loop(LL *l, Inst *i) {
     Block *body = i->regions[0];
     bool is_for = i->op == OP_FOR;
@@ -96,7 +109,8 @@ static bool emit_loop(LL *l, Inst *i) {
         LLVMValueRef *yv = ll_get(l, y->ops[k], &nr);
         for (int r = 0; r < nr; r++) LLVMAddIncoming(phis[k][r], &yv[r], &latch, 1);
     }
-    LLVMBuildBr(l->b, hdr);
+    LLVMValueRef back = LLVMBuildBr(l->b, hdr);
+    if (is_for && i->a.vec > 1) loop_unroll_count(l, back, i->a.vec);
     LLVMPositionBuilderAtEnd(l->b, exit);
     free(phis);
     return true;

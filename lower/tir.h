@@ -166,7 +166,7 @@ enum {
     X(ATOMIC_CAS, "atomic_cas", -1, 1, OPF_MEMORY) /* ptr, cmp, val [, mask]; bitwise compare */ \
     /* control flow */                                                                     \
     X(FOR, "for", -1, -1, OPF_REGION)   /* lb, ub, step, inits... -> finals...; attr ival2: 1 + this loop's \
-                                           num_stages (0: the kernel's) */                    \
+                                           num_stages (0: the kernel's); vec: unroll count (0: LLVM's choice) */ \
     X(WHILE, "while", -1, -1, OPF_REGION) /* c0, inits... -> finals...: carried value 0 is an  \
         i1; the body runs while it is true and yields the next condition and values */     \
     X(IF, "if", 1, -1, OPF_REGION)      /* cond -> yielded values */                       \

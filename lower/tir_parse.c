@@ -506,7 +506,7 @@ static const Type *type(Parser *P) {
 #define TIR_ATTR_KEYS(X)                                                                       \
     X(VALUE, "value") X(START, "start") X(END, "end") X(AXIS, "axis") X(PERM, "perm")          \
     X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
-    X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder") \
+    X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder") X(UNROLL, "unroll") \
     X(XOR, "xor") X(MSG, "msg") X(MAP, "map") X(BYTES, "bytes") \
     X(ARRIVALS, "count") X(WARPS, "warps") X(COL, "col") X(VALUES, "values") X(STAGES, "stages")
 typedef enum AttrKey {
@@ -547,7 +547,8 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_EXACT: return op == OP_EXP || op == OP_EXP2;
     case AK_XOR: return op == OP_GATHER;
     case AK_REMAINDER:
-    case AK_STAGES: return op == OP_FOR;
+    case AK_STAGES:
+    case AK_UNROLL: return op == OP_FOR;
     case AK_MAP: return op == OP_TMA_LOAD || op == OP_TMA_STORE;
     case AK_BYTES: return op == OP_MBAR_EXPECT;
     case AK_ARRIVALS: return op == OP_MBAR_INIT;
@@ -676,6 +677,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
         case AK_EXACT: a->ival = int_lit(P, "exact", 0, 1); break;
         case AK_REMAINDER: a->ival = int_lit(P, "remainder", 0, 1); break;
         case AK_STAGES: a->ival2 = int_lit(P, "stages", 0, 16) + 1; break;
+        case AK_UNROLL: a->vec = (uint8_t)int_lit(P, "unroll", 2, 255); break;
         case AK_MAP: a->ival = int_lit(P, "map", 0, TIR_MAX_TMAPS - 1); break;
         case AK_BYTES: a->ival = int_lit(P, "bytes", 0, 1 << 20); break;
         case AK_ARRIVALS: a->ival = int_lit(P, "count", 1, 1024); break;

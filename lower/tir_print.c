@@ -175,6 +175,7 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_FOR:
         if (a->ival) str_puts(&t, "remainder=1");
         if (a->ival2) str_printf(&t, "%sstages=%lld", a->ival ? ", " : "", (long long)a->ival2 - 1);
+        if (a->vec) str_printf(&t, "%sunroll=%d", a->ival || a->ival2 ? ", " : "", a->vec);
         break;
     case OP_EXP:
     case OP_EXP2:
@@ -196,7 +197,7 @@ static void print_attrs(Printer *p, const Inst *i) {
         str_puts(&t, "\"");
     }
     if (a->cache) str_printf(&t, "%scache=%d", t.len ? ", " : "", a->cache);
-    if (a->vec > 1) str_printf(&t, "%svec=%d", t.len ? ", " : "", a->vec);
+    if (a->vec > 1 && i->op != OP_FOR) str_printf(&t, "%svec=%d", t.len ? ", " : "", a->vec); /* a for's vec is its unroll */
     if (a->smem_offset >= 0) str_printf(&t, "%ssmem=%d:%d", t.len ? ", " : "", a->smem_offset, a->smem_bytes);
     (void)buf;
     if (t.len) str_printf(s, " {%s}", t.buf);

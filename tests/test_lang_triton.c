@@ -557,3 +557,49 @@ Test(lang_triton, pipeline_near_the_top_of_i32) {
         }
     unload(&k);
 }
+
+/* range(..., loop_unroll_factor=U): the loop body U times per trip (LLVM's unroller, asked through the back
+ * edge's llvm.loop.unroll.count), plus the remainder's copy; the sums stay exact for a trip count U does not
+ * divide.  Without it LLVM unrolls this loop 8 times. */
+Test(lang_triton, loop_unroll_factor) {
+    static const char src[] =
+        "kernel k(x: *f32, out: *f32, n: i32, const U: i32 = 0) {\n"
+        "    let acc = zeros([128], f32);\n"
+        "    for i in range(0, n, loop_unroll_factor=U) {\n"
+        "        acc += load(x + i * 128 + arange(0, 128));\n"
+        "    }\n"
+        "    store(out + arange(0, 128), acc);\n"
+        "}\n";
+    for (int u = 2; u <= 3; u++) {
+        char def[16], *p;
+        snprintf(def, sizeof def, "U=%d", u);
+        const char *defs[] = {def, NULL};
+        tile_compile_options o = {.arch = "sm_80", .defines = defs};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+        int loads = 0;
+        for (p = c.ptx; (p = strstr(p, "ld.global")); p++) loads++;
+        cr_expect_eq(loads, u + 1, "U=%d: %d loads of x (U in the unrolled body, one in the remainder)", u, loads);
+        cr_expect(strstr(c.tir, "{unroll=") != NULL, "the loop's unroll in the Tile IR:\n%s", c.tir);
+        tile_compiled_free(&c);
+    }
+    K k;
+    char *src3 = strdup(src);
+    char *u0 = strstr(src3, "U: i32 = 0");
+    u0[9] = '3';
+    load_src(&k, src3, "k");
+    free(src3);
+    static float x[7 * 128], out[128];
+    for (int i = 0; i < 7 * 128; i++) x[i] = (float)(i % 13) - 6.0f;
+    uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out);
+    int32_t n = 7;
+    void *params[] = {&dx, &dout, &n};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    for (int j = 0; j < 128; j++) {
+        float want = 0;
+        for (int i = 0; i < 7; i++) want += x[i * 128 + j];
+        cr_assert_eq(out[j], want, "out[%d] = %g, want %g", j, out[j], want);
+    }
+    unload(&k);
+}
