@@ -44,7 +44,6 @@ Val bi_desc_access(Call *c, bool store); /* load_/store_tensor_descriptor(desc, 
 Val bi_desc_atomic(Call *c);            /* atomic_OP_tensor_descriptor(desc, offsets, value) */
 Val bi_make_block_ptr(Call *c);         /* make_block_ptr(base, shape, strides, offsets, block_shape, order) */
 Val bi_advance(Call *c);                /* advance(base, offsets) */
-bool bi_is_block_ptr(Val v);
 /* A load (store) through a block pointer (argument 0): rewrite the call's pointer, mask and
  * other (value) arguments into the block's pointers and boundary mask. */
 bool bi_block_ptr_access(Call *c, bool store);

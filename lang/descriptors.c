@@ -25,11 +25,6 @@
 
 static bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
 
-static bool is_desc(Val d) { return d.k == V_TUPLE && d.nelems >= 4 && d.elems[0].k == V_SHAPE && d.nelems == 2 + 2 * d.elems[0].rank; }
-
-bool bi_is_block_ptr(Val d) {
-    return d.k == V_TUPLE && d.nelems >= 5 && d.elems[0].k == V_SHAPE && d.nelems == 2 + 3 * d.elems[0].rank;
-}
 
 /* Steps 1-3 of the header for a record d of rank r (shape at d.elems[2], strides at
  * d.elems[2 + r]) at offsets off[0..r): the block's pointers, and its mask over the dims
@@ -106,9 +101,9 @@ static bool desc_block(Call *c, Val *ptrs, Val *mask) {
     Gen *g = c->g;
     Val d = c->v[0];
     if (d.k == V_ERR) return false;
-    if (!is_desc(d)) {
+    if (!gen_is_desc(d)) {
         diag_error(g->d, c->loc[0], "'%s' expects a tensor descriptor (from make_tensor_descriptor), got '%s'%s", c->bi->name,
-                   gen_val_type_name(g, d), bi_is_block_ptr(d) ? " (a block pointer is read with load(ptr, boundary_check=...))" : "");
+                   gen_val_type_name(g, d), gen_is_block_ptr(d) ? " (a block pointer is read with load(ptr, boundary_check=...))" : "");
         return false;
     }
     int r = d.elems[0].rank;
@@ -232,7 +227,7 @@ Val bi_make_block_ptr(Call *c) {
 static bool block_ptr_arg(Call *c, int i) {
     Val d = c->v[i];
     if (d.k == V_ERR) return false;
-    if (!bi_is_block_ptr(d)) {
+    if (!gen_is_block_ptr(d)) {
         diag_error(c->g->d, c->loc[i], "'%s' expects a block pointer (from make_block_ptr), got '%s'", c->bi->name,
                    gen_val_type_name(c->g, d));
         return false;
@@ -272,7 +267,7 @@ bool bi_block_ptr_access(Call *c, bool store) {
     Gen *g = c->g;
     int bi = store ? STORE_BOUNDARY : LOAD_BOUNDARY;
     Val d = c->v[0];
-    if (!bi_is_block_ptr(d)) {
+    if (!gen_is_block_ptr(d)) {
         if (d.k == V_ERR) return false;
         if (has(c, bi) || (!store && c->str[LOAD_PADDING])) {
             int at = has(c, bi) ? bi : LOAD_PADDING;

@@ -44,17 +44,17 @@ const char *gen_type_name(Gen *g, const Type *t) {
 }
 
 /* A tensor descriptor (make_tensor_descriptor): a tuple whose first element is its block shape, a list. */
-static bool val_is_desc(Val v) { return v.k == V_TUPLE && v.nelems >= 4 && v.elems[0].k == V_SHAPE && v.nelems == 2 + 2 * v.elems[0].rank; }
+bool gen_is_desc(Val v) { return v.k == V_TUPLE && v.nelems >= 4 && v.elems[0].k == V_SHAPE && v.nelems == 2 + 2 * v.elems[0].rank; }
 /* A block pointer (make_block_ptr): the same with its offsets after the strides. */
-static bool val_is_block_ptr(Val v) {
+bool gen_is_block_ptr(Val v) {
     return v.k == V_TUPLE && v.nelems >= 5 && v.elems[0].k == V_SHAPE && v.nelems == 2 + 3 * v.elems[0].rank;
 }
 
-bool gen_is_record(Val v) { return val_is_desc(v) || val_is_block_ptr(v); }
+bool gen_is_record(Val v) { return gen_is_desc(v) || gen_is_block_ptr(v); }
 
 const char *gen_val_type_name(Gen *g, Val v) {
-    if (val_is_desc(v)) return arena_printf(g->a, "tensor descriptor of block %s", gen_shape_str(g, v.elems[0].rank, v.elems[0].shape));
-    if (val_is_block_ptr(v)) return arena_printf(g->a, "block pointer of block %s", gen_shape_str(g, v.elems[0].rank, v.elems[0].shape));
+    if (gen_is_desc(v)) return arena_printf(g->a, "tensor descriptor of block %s", gen_shape_str(g, v.elems[0].rank, v.elems[0].shape));
+    if (gen_is_block_ptr(v)) return arena_printf(g->a, "block pointer of block %s", gen_shape_str(g, v.elems[0].rank, v.elems[0].shape));
     switch (v.k) {
     case V_CT: return dtype_name(v.dt);
     case V_RT: return gen_type_name(g, v.t);
@@ -86,10 +86,10 @@ bool val_is_value(Gen *g, Val v, Loc loc) {
     case V_NONE: diag_error(g->d, loc, "'None' cannot be used as a value"); return false;
     case V_VOID: diag_error(g->d, loc, "expression has no value"); return false;
     case V_TUPLE:
-        if (val_is_desc(v))
+        if (gen_is_desc(v))
             diag_error(g->d, loc, "a tensor descriptor cannot be used as a value: load or store through it (load_tensor_descriptor(d, "
                                   "offsets), store_tensor_descriptor(d, offsets, value))");
-        else if (val_is_block_ptr(v))
+        else if (gen_is_block_ptr(v))
             diag_error(g->d, loc, "a block pointer cannot be used as a value: load or store through it (load(bp, boundary_check=(0, 1)), "
                                   "store(bp, value)) or move it (advance(bp, offsets))");
         else diag_error(g->d, loc, "a tuple of %d values cannot be used as a value; unpack it: let (a, b) = ...", v.nelems);

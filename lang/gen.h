@@ -103,7 +103,9 @@ bool val_ct_int_of(Gen *g, Val v, Loc loc, const char *what, int64_t *out);
 const char *gen_type_name(Gen *g, const Type *t); /* element type: "f32", "ptr<f16>" */
 const char *gen_shape_str(Gen *g, int rank, const int32_t *shape);
 const char *gen_val_type_name(Gen *g, Val v);
-bool gen_is_record(Val v); /* a tensor descriptor or a block pointer (a tuple only the compiler reads) */
+bool gen_is_desc(Val v);      /* a tensor descriptor (lang/descriptors.c) */
+bool gen_is_block_ptr(Val v); /* a block pointer */
+bool gen_is_record(Val v);    /* either (a tuple only the compiler reads) */
 DType val_dtype(Val v);                  /* element dtype of a CT/RT value */
 int val_rank(Val v);
 const int32_t *val_shape(Val v);
