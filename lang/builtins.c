@@ -146,7 +146,6 @@ static int builtin_find(const char *name) {
 
 bool builtin_exists(const char *name) { return builtin_find(name) >= 0; }
 
-static bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
 
 /* Argument i as a compile-time int. */
 static bool ct_int(Call *c, int i, const char *pname, int64_t *out) {

@@ -31,6 +31,9 @@ typedef struct Call {
     const Decl *fn[MAX_BI_PARAMS];  /* function parameters: the fn named, or NULL */
 } Call;
 
+/* Argument i was given (and is not None). */
+static inline bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
+
 /* builtins.c */
 bool bi_shape_arg(Call *c, int i, int *rank, int32_t *shape); /* a compile-time shape: [64, 64], (64, 64) or 64 */
 bool bi_ptr_arg(Call *c, int i);                              /* a pointer (scalar or tensor) */

@@ -23,7 +23,6 @@
 #include <math.h>
 #include <string.h>
 
-static bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != V_NONE; }
 
 
 /* Steps 1-3 of the header for a record d of rank r (shape at d.elems[2], strides at
