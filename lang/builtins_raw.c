@@ -76,82 +76,31 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
 }
 
 /* inline_asm_elementwise(asm, constraints, args, dtype, is_pure=true, pack=1), as Triton's: asm
- * (PTX with $0 the result, $1... the arguments) runs once per element of the broadcast
- * arguments, a list or tuple of values; only pack=1; always kept in order, never merged. */
-/* The register type of a constraint letter: h i16, r i32, l i64, f f32, d f64 (DT_VOID: none). */
-static DType asm_reg_type(char c) {
-    switch (c) {
-    case 'h': return DT_I16;
-    case 'r': return DT_I32;
-    case 'l': return DT_I64;
-    case 'f': return DT_F32;
-    case 'd': return DT_F64;
-    default: return DT_VOID;
-    }
+ * (PTX with $0... the output registers, then the arguments') runs on `pack` elements of the broadcast
+ * arguments (a list or tuple of values) at a time; dtype is one type, or a tuple of types for several
+ * results; always kept in order, never merged.  Registers pack elements as tir_asm_regs says. */
+
+/* Registers a value of type `dt` takes at `pack`, and their width in bits. */
+static int asm_regs_of(DType dt, int pack, int *bits) {
+    int b = dt == DT_PTR ? 64 : dtype_bits(dt), e = tir_asm_per_reg(b, pack);
+    *bits = e * b;
+    return (pack + e - 1) / e;
 }
 
-/* Split the constraints: one output "=X" (or "=&X"), then an input per argument (a letter, or
- * the digit of the output it shares), then any "~{...}" clobbers.  reg[0] is the output's register
- * type, reg[1..] the inputs'; *nin the number of inputs.  False with a located error. */
-static bool asm_constraints(Gen *g, const Node *cn, DType *reg, int *nin) {
-    const char *c = cn->name;
-    int nout = 0, n = 0;
-    while (*c) {
-        const char *e = strchr(c, ',');
-        size_t len = e ? (size_t)(e - c) : strlen(c);
-        while (len && (*c == ' ' || *c == '\t')) c++, len--;
-        while (len && (c[len - 1] == ' ' || c[len - 1] == '\t')) len--;
-        if (len && *c == '~') { /* a clobber */
-        } else if (len && *c == '=') {
-            size_t at = 1 + (len > 1 && c[1] == '&');
-            if (n || nout || len != at + 1 || asm_reg_type(c[at]) == DT_VOID) {
-                diag_error(g->d, cn->loc, n || nout ? "'inline_asm_elementwise' constraints: one output ('=r'), and it comes first"
-                                                    : "'inline_asm_elementwise' constraints: the output '%.*s' is not one of =h, =r, =l, =f, =d",
-                           (int)len, c);
-                return false;
-            }
-            reg[0] = asm_reg_type(c[at]);
-            nout = 1;
-        } else {
-            if (!nout) {
-                diag_error(g->d, cn->loc, "'inline_asm_elementwise' constraints start with the output, such as \"=r,r\"");
-                return false;
-            }
-            DType t = len == 1 ? (*c == '0' ? reg[0] : asm_reg_type(*c)) : DT_VOID;
-            if (t == DT_VOID) {
-                diag_error(g->d, cn->loc, "'inline_asm_elementwise' constraints: '%.*s' is not one of h, r, l, f, d (or 0, the output's register)",
-                           (int)len, c);
-                return false;
-            }
-            if (n == 16) {
-                diag_error(g->d, cn->loc, "'inline_asm_elementwise' takes at most 16 arguments");
-                return false;
-            }
-            reg[1 + n++] = t;
-        }
-        c = e ? e + 1 : c + len;
-        if (!e) break;
-    }
-    if (!nout) {
-        diag_error(g->d, cn->loc, "'inline_asm_elementwise' constraints name no output, such as \"=r\"");
+/* Check that registers reg[at..at+n) of the constraints fit a value of type `tname`: each `bits` wide. */
+static bool asm_fits(Gen *g, const DType *reg, int at, int n, int bits, Loc loc, const char *what, const char *tname, int pack,
+                     const char *hint) {
+    for (int k = at; k < at + n; k++) {
+        if (dtype_bits(reg[k]) == bits) continue;
+        if (pack == 1)
+            diag_error(g->d, loc, "%s is %s, %d bits, but its constraint is a %d-bit register (%s)%s", what, tname, bits, dtype_bits(reg[k]),
+                       dtype_name(reg[k]), hint);
+        else
+            diag_error(g->d, loc, "%s is %s, packed at pack=%d into %d-bit registers, but its constraint is a %d-bit register (%s)", what,
+                       tname, pack, bits, dtype_bits(reg[k]), dtype_name(reg[k]));
         return false;
     }
-    *nin = n;
     return true;
-}
-
-/* A value's bits as register type `reg` (a bitcast of the same width; pointers as i64). */
-static bool asm_operand(Gen *g, Val *v, DType reg, Loc loc, const char *what) {
-    DType d = val_dtype(*v);
-    int bits = d == DT_PTR ? 64 : dtype_bits(d);
-    if (d == reg) return true;
-    if (bits != dtype_bits(reg) || d == DT_I1) {
-        diag_error(g->d, loc, "%s is %s, %d bits, but its constraint is a %d-bit register (%s): convert it first", what,
-                   gen_val_type_name(g, *v), bits, dtype_bits(reg), dtype_name(reg));
-        return false;
-    }
-    *v = gen_convert(g, *v, tir_scalar(g->m, reg), true, loc);
-    return v->k != V_ERR;
 }
 
 Val builtin_inline_asm(Gen *g, const Node *node) {
@@ -168,20 +117,42 @@ Val builtin_inline_asm(Gen *g, const Node *node) {
         diag_error(g->d, arg[1]->loc, "constraints of 'inline_asm_elementwise' cannot contain a newline");
         return val_err();
     }
-    Val dt = gen_expr(g, arg[3]);
-    if (dt.k == V_ERR) return val_err();
-    if (dt.k != V_DTYPE || dt.t->dt == DT_PTR || dtype_is_storage(dt.t->dt)) {
-        diag_error(g->d, arg[3]->loc, "'inline_asm_elementwise' expects a result type such as f32 or i32");
+    /* the result types: one, or a tuple (several results) */
+    const Node *dn = arg[3];
+    bool many = dn->kind == N_TUPLE || dn->kind == N_LIST;
+    int nres = many ? dn->nkids : 1;
+    if (nres < 1 || nres > 16) {
+        diag_error(g->d, dn->loc, "'inline_asm_elementwise' returns 1 to 16 results, got %d", nres);
         return val_err();
     }
+    const Type *rt[16];
+    for (int k = 0; k < nres; k++) {
+        const Node *e = many ? dn->kids[k] : dn;
+        Val dt = gen_expr(g, e);
+        if (dt.k == V_ERR) return val_err();
+        if (dt.k != V_DTYPE || dt.t->dt == DT_PTR || dt.t->dt == DT_I1) {
+            diag_error(g->d, e->loc, "'inline_asm_elementwise' expects a result type such as f32 or i32, or a tuple of them");
+            return val_err();
+        }
+        rt[k] = dt.t;
+    }
+    bool pure = true;
+    int pack = 1;
     for (int k = 4; k < 6; k++) {
         if (!arg[k]) continue;
         Val v = gen_expr(g, arg[k]);
         if (v.k == V_ERR) return val_err();
-        if (v.k != V_CT || (k == 5 && v.i != 1)) {
-            diag_error(g->d, arg[k]->loc, k == 5 ? "'inline_asm_elementwise' supports pack=1 only" : "'is_pure' must be a compile-time i1");
+        if (v.k != V_CT || dtype_is_float(v.dt) || (k == 5 && (v.i < 1 || v.i > 16))) {
+            diag_error(g->d, arg[k]->loc, k == 5 ? "'pack' of 'inline_asm_elementwise' must be a compile-time integer from 1 to 16"
+                                                 : "'is_pure' must be a compile-time i1");
             return val_err();
         }
+        if (k == 4) pure = v.i != 0;
+        else pack = (int)v.i;
+    }
+    if (!pure && nres > 1) {
+        diag_error(g->d, arg[4]->loc, "an 'inline_asm_elementwise' with side effects (is_pure=false) returns one result");
+        return val_err();
     }
     const Node *list = arg[2];
     int n = list->kind == N_LIST || list->kind == N_TUPLE ? list->nkids : 1;
@@ -190,35 +161,78 @@ Val builtin_inline_asm(Gen *g, const Node *node) {
         diag_error(g->d, list->loc, "'inline_asm_elementwise' takes at most 16 arguments");
         return val_err();
     }
-    DType reg[17];
-    int nin;
-    if (!asm_constraints(g, arg[1], reg, &nin)) return val_err();
-    if (nin != n) {
-        diag_error(g->d, list->loc, "'inline_asm_elementwise' has %d argument%s, but its constraints \"%s\" name %d input%s", n,
-                   n == 1 ? "" : "s", arg[1]->name, nin, nin == 1 ? "" : "s");
+    AsmRegs regs;
+    char why[160];
+    const char *bad = tir_asm_regs(arg[1]->name, &regs, why, sizeof why);
+    if (bad) {
+        diag_error(g->d, arg[1]->loc, "'inline_asm_elementwise' constraints: %s", bad);
+        return val_err();
+    }
+    /* count the registers the results and the arguments take */
+    int outs = 0, rbits[16], rregs[16];
+    for (int k = 0; k < nres; k++) {
+        int b = rt[k]->dt == DT_PTR ? 64 : dtype_bits(rt[k]->dt);
+        rregs[k] = asm_regs_of(rt[k]->dt, pack, &rbits[k]);
+        if (pack % tir_asm_per_reg(b, pack)) {
+            diag_error(g->d, arg[5] ? arg[5]->loc : node->loc, "pack=%d does not fill whole registers of %s results (%d a register)", pack,
+                       dtype_name(rt[k]->dt), tir_asm_per_reg(b, pack));
+            return val_err();
+        }
+        outs += rregs[k];
+    }
+    if (outs != regs.nout) {
+        diag_error(g->d, arg[1]->loc, "'inline_asm_elementwise' constraints \"%s\" name %d output%s, but %d result%s at pack=%d take%s %d register%s",
+                   arg[1]->name, regs.nout, regs.nout == 1 ? "" : "s", nres, nres == 1 ? "" : "s", pack, nres == 1 ? "s" : "", outs,
+                   outs == 1 ? "" : "s");
         return val_err();
     }
     Val v[16];
-    int r = 0;
+    int r = 0, ins = 0;
     int32_t s[TIR_MAX_RANK] = {0};
     for (int k = 0; k < n; k++) {
         v[k] = gen_expr(g, kids[k]);
         if (v[k].k == V_ERR || !val_is_value(g, v[k], kids[k]->loc)) return val_err();
-        if (!asm_operand(g, &v[k], reg[1 + k], kids[k]->loc, arena_printf(g->a, "argument %d", k))) return val_err();
+        if (v[k].k == V_CT) v[k] = val_rt(g, gen_materialize(g, v[k], kids[k]->loc));
+        if (val_dtype(v[k]) == DT_I1) {
+            diag_error(g->d, kids[k]->loc, "argument %d of 'inline_asm_elementwise' is i1: convert it to an integer first", k);
+            return val_err();
+        }
         if (!gen_broadcast_shapes(g, r, s, val_rank(v[k]), val_shape(v[k]), &r, s, kids[k]->loc)) return val_err();
+        ins += asm_regs_of(val_dtype(v[k]), pack, &(int){0});
     }
-    int rbits = dtype_bits(dt.t->dt);
-    if (rbits != dtype_bits(reg[0]) || dt.t->dt == DT_I1) {
-        diag_error(g->d, arg[3]->loc, "the result type %s has %d bits, but the output constraint is a %d-bit register (%s)",
-                   dtype_name(dt.t->dt), rbits, dtype_bits(reg[0]), dtype_name(reg[0]));
+    if (ins != regs.nin) {
+        const char *took = pack > 1 ? arena_printf(g->a, " taking %d register%s at pack=%d", ins, ins == 1 ? "" : "s", pack) : "";
+        diag_error(g->d, list->loc, "'inline_asm_elementwise' has %d argument%s%s, but its constraints \"%s\" name %d input%s", n,
+                   n == 1 ? "" : "s", took, arg[1]->name, regs.nin, regs.nin == 1 ? "" : "s");
         return val_err();
     }
+    for (int k = 0, at = 0; k < n; k++) {
+        int bits, nr = asm_regs_of(val_dtype(v[k]), pack, &bits);
+        if (!asm_fits(g, regs.in, at, nr, bits, kids[k]->loc, arena_printf(g->a, "argument %d", k), gen_val_type_name(g, v[k]), pack,
+                      ": convert it first"))
+            return val_err();
+        at += nr;
+    }
+    for (int k = 0, at = 0; k < nres; k++) {
+        if (!asm_fits(g, regs.out, at, rregs[k], rbits[k], (many ? dn->kids[k] : dn)->loc, nres > 1 ? arena_printf(g->a, "result %d", k) : "the result",
+                      dtype_name(rt[k]->dt), pack, ""))
+            return val_err();
+        at += rregs[k];
+    }
     ValueId ops[16];
-    for (int k = 0; k < n; k++) ops[k] = gen_coerce(g, v[k], val_dtype(v[k]), NULL, r, s, kids[k]->loc);
-    /* the statement works on the registers' types; the result is the bits of dtype */
-    Inst *in = gen_emit_inst(g, node->loc, OP_INLINE_ASM, ops, n, tir_type(g->m, reg[0], r, s, NULL, NULL));
-    in->a.msg = arena_printf(g->a, "%s\n%s", arg[1]->name, arg[0]->name);
-    Val res = val_rt(g, in->res[0]);
-    return reg[0] == dt.t->dt ? res : gen_convert(g, res, dt.t, true, node->loc);
+    for (int k = 0; k < n; k++) ops[k] = gen_coerce(g, v[k], val_dtype(v[k]), v[k].t->pointee, r, s, kids[k]->loc);
+    /* one statement a result: each runs the whole asm and keeps its own outputs (ival2, the first) */
+    Val res[16];
+    for (int k = 0, at = 0; k < nres; k++) {
+        Inst *in = gen_emit_inst(g, node->loc, OP_INLINE_ASM, ops, n, tir_type(g->m, rt[k]->dt, r, s, NULL, NULL));
+        in->a.msg = arena_printf(g->a, "%s\n%s", arg[1]->name, arg[0]->name);
+        in->a.ival = pack;
+        in->a.ival2 = at;
+        at += rregs[k];
+        res[k] = val_rt(g, in->res[0]);
+    }
+    if (!many) return res[0];
+    Val t = {.k = V_TUPLE, .nelems = nres, .elems = ARENA_ARRAY(g->a, Val, nres)};
+    memcpy(t.elems, res, sizeof *res * (size_t)nres);
+    return t;
 }
-

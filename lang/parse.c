@@ -233,10 +233,11 @@ static Node *postfix(Parser *p) {
                         next(p);
                         name = arena_strndup(p->a, id->text, id->len);
                     }
-                    if (at(p, TK_STRING)) { /* sem="relaxed", or device_print("x", ...) */
+                    if (at(p, TK_STRING)) { /* sem="relaxed", or device_print("x", ...); "a" "b" is "ab" */
                         Token *st = next(p);
                         Node *sn = new_node(p, N_STR, st->loc);
                         sn->name = st->str;
+                        while (at(p, TK_STRING)) sn->name = arena_printf(p->a, "%s%s", sn->name, next(p)->str);
                         list_push(p, &l, sn);
                     } else {
                         list_push(p, &l, expr(p));

@@ -394,6 +394,78 @@ static bool emit_lookup(LL *l, Inst *i) {
     return true;
 }
 
+/* An element's bits as an integer, and back. */
+static LLVMValueRef asm_bits(LL *l, LLVMValueRef v, DType dt) {
+    if (dt == DT_PTR) return LLVMBuildPtrToInt(l->b, v, LLVMInt64TypeInContext(l->ctx), "");
+    return LLVMBuildBitCast(l->b, v, LLVMIntTypeInContext(l->ctx, (unsigned)dtype_bits(dt)), "");
+}
+
+/* inline_asm: msg = constraints "\n" asm, attrs pack (ival) and out (ival2, this result's first output
+ * register).  The asm runs once per `pack` of the thread's elements (the last group padded with undef);
+ * registers hold elements as tir_asm_regs packs them, the lowest element in the lowest bits. */
+static bool emit_inline_asm(LL *l, Inst *i) {
+    Func *f = l->f;
+    const char *nl = strchr(i->a.msg, '\n');
+    char *cons = strndup(i->a.msg, (size_t)(nl - i->a.msg)), why[160];
+    if (!cons) out_of_memory();
+    AsmRegs regs;
+    if (tir_asm_regs(cons, &regs, why, sizeof why)) {
+        free(cons);
+        ll_error(l, i->loc, "internal error: inline_asm constraints: %s", why);
+        return false;
+    }
+    int pack = i->a.ival ? (int)i->a.ival : 1, n = nregs(l, i->res[0]);
+    const Type *rt = tir_vtype(f, i->res[0]);
+    LLVMTypeRef outs[TIR_ASM_MAX_REGS], ret;
+    for (int q = 0; q < regs.nout; q++) outs[q] = ll_type(l, regs.out[q]);
+    ret = regs.nout == 1 ? outs[0] : LLVMStructTypeInContext(l->ctx, outs, (unsigned)regs.nout, 0);
+    LLVMValueRef *ops[16];
+    for (int k = 0; k < i->nops; k++) ops[k] = ll_get(l, i->ops[k], NULL);
+    LLVMValueRef *res = ll_new(l, i->res[0], n);
+    int rb = dtype_bits(rt->dt), re = tir_asm_per_reg(rb, pack);
+    for (int g = 0; g < n; g += pack) {
+        LLVMValueRef args[TIR_ASM_MAX_REGS];
+        int na = 0;
+        for (int k = 0; k < i->nops; k++) {
+            DType dt = tir_vtype(f, i->ops[k])->dt;
+            int b = dt == DT_PTR ? 64 : dtype_bits(dt), e = tir_asm_per_reg(b, pack);
+            LLVMTypeRef wide = LLVMIntTypeInContext(l->ctx, (unsigned)(e * b));
+            for (int q = 0; q < pack; q += e, na++) {
+                LLVMValueRef w = NULL;
+                for (int t = 0; t < e; t++) {
+                    int r = g + q + t;
+                    LLVMValueRef x = r < n ? asm_bits(l, ops[k][r], dt) : LLVMGetUndef(LLVMIntTypeInContext(l->ctx, (unsigned)b));
+                    if (e == 1) {
+                        w = x;
+                        break;
+                    }
+                    x = LLVMBuildZExt(l->b, x, wide, "");
+                    if (t) x = LLVMBuildShl(l->b, x, LLVMConstInt(wide, (unsigned long long)(t * b), 0), "");
+                    w = t ? LLVMBuildOr(l->b, w, x, "") : x;
+                }
+                args[na] = LLVMBuildBitCast(l->b, w, ll_type(l, regs.in[na]), "");
+            }
+        }
+        /* one result of several: the same pure asm for each, for LLVM to merge */
+        bool alone = regs.nout == (pack + re - 1) / re;
+        LLVMValueRef call = ll_asm(l, ret, nl + 1, cons, args, na, alone);
+        if (!alone && !strstr(cons, "~{memory}")) /* memory(none): identical calls merge */
+            LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(l->ctx, LLVMGetEnumAttributeKindForName("memory", 6), 0));
+        for (int q = 0; q < pack; q += re) {
+            int o = (int)i->a.ival2 + q / re;
+            LLVMValueRef w = regs.nout == 1 ? call : LLVMBuildExtractValue(l->b, call, (unsigned)o, "");
+            w = LLVMBuildBitCast(l->b, w, LLVMIntTypeInContext(l->ctx, (unsigned)(re * rb)), "");
+            for (int t = 0; t < re && g + q + t < n; t++) {
+                LLVMValueRef x = t ? LLVMBuildLShr(l->b, w, LLVMConstInt(LLVMTypeOf(w), (unsigned long long)(t * rb), 0), "") : w;
+                x = re > 1 ? LLVMBuildTrunc(l->b, x, LLVMIntTypeInContext(l->ctx, (unsigned)rb), "") : x;
+                res[g + q + t] = LLVMBuildBitCast(l->b, x, ll_type(l, rt->dt), "");
+            }
+        }
+    }
+    free(cons);
+    return true;
+}
+
 bool ll_emit_elementwise(LL *l, Inst *i) {
     Func *f = l->f;
     if (!i->nres) {
@@ -438,20 +510,7 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
     }
     default: break;
     }
-    if (i->op == OP_INLINE_ASM) { /* msg = constraints "\n" asm; one asm statement per element */
-        const char *nl = strchr(i->a.msg, '\n');
-        char *cons = strndup(i->a.msg, (size_t)(nl - i->a.msg));
-        LLVMValueRef *ops[16];
-        for (int k = 0; k < i->nops; k++) ops[k] = ll_get(l, i->ops[k], NULL);
-        LLVMValueRef *res = ll_new(l, i->res[0], n);
-        for (int r = 0; r < n; r++) {
-            LLVMValueRef args[16];
-            for (int k = 0; k < i->nops; k++) args[k] = ops[k][tir_vtype(f, i->ops[k])->rank ? r : 0];
-            res[r] = ll_asm(l, ll_type(l, rt->dt), nl + 1, cons, args, i->nops, true);
-        }
-        free(cons);
-        return true;
-    }
+    if (i->op == OP_INLINE_ASM) return emit_inline_asm(l, i);
     if (!(tir_op_info[i->op].flags & OPF_ELEMENTWISE)) {
         ll_error(l, i->loc, "internal error: no lowering for '%s'", tir_op_info[i->op].name);
         return false;

@@ -5,6 +5,7 @@
 #include "tir.h"
 #include "../support/target.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,73 @@ const char *const tir_red_names[] = {
     TIR_REDUCE_KINDS(X)
 #undef X
 };
+
+static DType asm_reg_type(char c) {
+    switch (c) {
+    case 'h': return DT_I16;
+    case 'r': return DT_I32;
+    case 'l': return DT_I64;
+    case 'f': return DT_F32;
+    case 'd': return DT_F64;
+    default: return DT_VOID;
+    }
+}
+
+const char *tir_asm_regs(const char *constraints, AsmRegs *r, char *buf, size_t len) {
+    const char *c = constraints;
+    r->nout = r->nin = 0;
+    for (;;) {
+        const char *e = strchr(c, ',');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        while (n && (*c == ' ' || *c == '\t')) c++, n--;
+        while (n && (c[n - 1] == ' ' || c[n - 1] == '\t')) n--;
+        if (n && *c == '~') { /* a clobber */
+        } else if (n && *c == '=') {
+            size_t at = 1 + (n > 1 && c[1] == '&');
+            DType t = n == at + 1 ? asm_reg_type(c[at]) : DT_VOID;
+            if (r->nin) {
+                snprintf(buf, len, "the output '%.*s' comes after an input: outputs come first, such as \"=r,=r,r\"", (int)n, c);
+                return buf;
+            }
+            if (t == DT_VOID) {
+                snprintf(buf, len, "the output '%.*s' is not one of =h, =r, =l, =f, =d", (int)n, c);
+                return buf;
+            }
+            if (r->nout == TIR_ASM_MAX_REGS) {
+                snprintf(buf, len, "more than %d output registers", TIR_ASM_MAX_REGS);
+                return buf;
+            }
+            r->out[r->nout++] = t;
+        } else {
+            if (!r->nout) {
+                snprintf(buf, len, "the constraints start with the outputs, such as \"=r,r\"");
+                return buf;
+            }
+            DType t = DT_VOID;
+            if (n == 1 && *c >= '0' && *c <= '9') t = *c - '0' < r->nout ? r->out[*c - '0'] : DT_VOID;
+            else if (n == 1) t = asm_reg_type(*c);
+            if (t == DT_VOID) {
+                snprintf(buf, len, "'%.*s' is not one of h, r, l, f, d or the digit of an output (0 to %d)", (int)n, c,
+                         r->nout - 1);
+                return buf;
+            }
+            if (r->nin == TIR_ASM_MAX_REGS) {
+                snprintf(buf, len, "more than %d input registers", TIR_ASM_MAX_REGS);
+                return buf;
+            }
+            r->in[r->nin++] = t;
+        }
+        if (!e) break;
+        c = e + 1;
+    }
+    if (!r->nout) {
+        snprintf(buf, len, "no output, such as \"=r\"");
+        return buf;
+    }
+    return NULL;
+}
+
+int tir_asm_per_reg(int bits, int pack) { return bits < 32 ? (32 / bits < pack ? 32 / bits : pack) : 1; }
 
 bool tir_tma_reduce_ok(RedKind kind, DType elem) {
     bool half = elem == DT_F16 || elem == DT_BF16, int32 = elem == DT_U32 || elem == DT_I32;

@@ -258,6 +258,20 @@ extern const char *const tir_red_names[];
 /* Whether a tensor reduction (cp.reduce.async.bulk.tensor) does `kind` on elements a map declares `elem`:
  * add on u32 i32 u64 f16 bf16 f32; max and min on u32 i32 u64 i64 f16 bf16; and, or, xor on 32- and 64-bit integers. */
 bool tir_tma_reduce_ok(RedKind kind, DType elem);
+/* inline_asm's registers.  The constraints are LLVM's: the outputs ("=X" or "=&X") first, then one input
+ * per register (a letter, or the digit of the output whose register it starts as), then "~{...}"
+ * clobbers; X is h (16-bit), r (32), l (64), f (f32) or d (f64).  With `pack` P an asm runs on P
+ * elements at once: a value of b-bit elements takes e = min(32 / b, P) of them per register when b < 32
+ * (one otherwise), so ceil(P / e) registers of e * b bits, as Triton packs them. */
+#define TIR_ASM_MAX_REGS 64
+typedef struct AsmRegs {
+    int nout, nin;
+    DType out[TIR_ASM_MAX_REGS], in[TIR_ASM_MAX_REGS]; /* each register's type: i16 i32 i64 f32 f64 */
+} AsmRegs;
+/* NULL, or what is wrong with the constraints (in buf, `len` bytes). */
+const char *tir_asm_regs(const char *constraints, AsmRegs *r, char *buf, size_t len);
+/* Elements of a `bits`-wide type per register at `pack` (e above). */
+int tir_asm_per_reg(int bits, int pack);
 extern const char *const tir_sem_names[];
 extern const char *const tir_scope_names[];
 

@@ -508,7 +508,8 @@ static const Type *type(Parser *P) {
     X(KIND, "kind") X(PRED, "pred") X(TF32, "tf32") X(VEC, "vec") X(SMEM, "smem") X(CACHE, "cache")    \
     X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder") X(UNROLL, "unroll") \
     X(XOR, "xor") X(MSG, "msg") X(MAP, "map") X(BYTES, "bytes") \
-    X(ARRIVALS, "count") X(WARPS, "warps") X(COL, "col") X(VALUES, "values") X(STAGES, "stages")
+    X(ARRIVALS, "count") X(WARPS, "warps") X(COL, "col") X(VALUES, "values") X(STAGES, "stages") \
+    X(PACK, "pack") X(OUT, "out")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -555,6 +556,8 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_WARPS: return op == OP_WS_PRODUCER;
     case AK_COL: return op == OP_LOCAL_STORE;
     case AK_MSG: return op == OP_PRINT || op == OP_ASSERT || op == OP_INLINE_ASM;
+    case AK_PACK:
+    case AK_OUT: return op == OP_INLINE_ASM;
     case AK_VEC:
     case AK_SMEM:
     case AK_CACHE: return true;
@@ -683,6 +686,8 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
         case AK_ARRIVALS: a->ival = int_lit(P, "count", 1, 1024); break;
         case AK_WARPS: a->ival = int_lit(P, "warps", 1, 32); break;
         case AK_COL: a->ival = int_lit(P, "col", 0, 1 << 20); break;
+        case AK_PACK: a->ival = int_lit(P, "pack", 1, 16); break;
+        case AK_OUT: a->ival2 = int_lit(P, "out", 0, TIR_ASM_MAX_REGS - 1); break;
         case AK_MSG: { /* "..." with \" \\ \n */
             if (*P->p != '"') {
                 expected(P, "a string");

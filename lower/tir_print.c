@@ -181,6 +181,10 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_EXP2:
         if (a->ival) str_puts(&t, "exact=1");
         break;
+    case OP_INLINE_ASM:
+        if (a->ival > 1) str_printf(&t, "pack=%lld", (long long)a->ival);
+        if (a->ival2) str_printf(&t, "%sout=%lld", a->ival > 1 ? ", " : "", (long long)a->ival2);
+        break;
     default: break;
     }
     if ((i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) && a->sem)

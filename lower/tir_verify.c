@@ -363,11 +363,48 @@ static void check_cast(Verifier *V, const Inst *i) {
         verr(V, i, "shape changes from %s to %s", tstr(V, opt(V, i, 0)), tstr(V, rest(V, i)));
 }
 
+/* Registers a value of type t takes at `pack` (tir_asm_regs), each *bits wide. */
+static int asm_regs(const Type *t, int pack, int *bits) {
+    int b = t->dt == DT_PTR ? 64 : dtype_bits(t->dt), e = tir_asm_per_reg(b, pack);
+    *bits = e * b;
+    return (pack + e - 1) / e;
+}
+
 static void check_inline_asm(Verifier *V, const Inst *i) {
     for (int k = 0; k < i->nops; k++)
         if (!same_shape(opt(V, i, k), rest(V, i)))
             verr(V, i, "operand %d has shape %s, the result %s", k, tstr(V, opt(V, i, k)), tstr(V, rest(V, i)));
-    if (!i->a.msg || !strchr(i->a.msg, '\n')) verr(V, i, "msg must be the constraints, a newline, then the assembly");
+    const char *nl = i->a.msg ? strchr(i->a.msg, '\n') : NULL;
+    if (!nl) {
+        verr(V, i, "msg must be the constraints, a newline, then the assembly");
+        return;
+    }
+    char cons[512], why[160];
+    snprintf(cons, sizeof cons, "%.*s", (int)(nl - i->a.msg), i->a.msg);
+    AsmRegs r;
+    const char *bad = tir_asm_regs(cons, &r, why, sizeof why);
+    if (bad) {
+        verr(V, i, "constraints: %s", bad);
+        return;
+    }
+    int pack = i->a.ival ? (int)i->a.ival : 1, bits, at = 0;
+    for (int k = 0; k < i->nops; k++) {
+        int n = asm_regs(opt(V, i, k), pack, &bits);
+        for (int q = 0; q < n; q++, at++)
+            if (at >= r.nin || dtype_bits(r.in[at]) != bits)
+                verr(V, i, "operand %d takes %d-bit registers at pack=%d; input register %d is %s", k, bits, pack, at,
+                     at < r.nin ? dtype_name(r.in[at]) : "missing");
+    }
+    if (at != r.nin) verr(V, i, "the operands take %d registers, the constraints name %d inputs", at, r.nin);
+    int n = asm_regs(rest(V, i), pack, &bits);
+    if (i->a.ival2 < 0 || i->a.ival2 + n > r.nout) verr(V, i, "out=%lld and %d registers pass the %d outputs", (long long)i->a.ival2, n, r.nout);
+    else
+        for (int q = 0; q < n; q++)
+            if (dtype_bits(r.out[i->a.ival2 + q]) != bits)
+                verr(V, i, "the result takes %d-bit registers at pack=%d; output register %lld is %s", bits, pack,
+                     (long long)i->a.ival2 + q, dtype_name(r.out[i->a.ival2 + q]));
+    if (pack % tir_asm_per_reg(rest(V, i)->dt == DT_PTR ? 64 : dtype_bits(rest(V, i)->dt), pack))
+        verr(V, i, "pack=%d does not fill whole result registers", pack);
 }
 
 static void check_hint(Verifier *V, const Inst *i) {

@@ -944,15 +944,40 @@ Test(lang_diag, inline_asm_constraints) {
                 "                                                                      ^\n");
     expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
                 "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,q\", [c], i32));\n}\n",
-                "t.tile:3:60: error: 'inline_asm_elementwise' constraints: 'q' is not one of h, r, l, f, d (or 0, the "
-                "output's register)\n"
+                "t.tile:3:60: error: 'inline_asm_elementwise' constraints: 'q' is not one of h, r, l, f, d or the digit of an "
+                "output (0 to 0)\n"
                 "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,q\", [c], i32));\n"
                 "                                                             ^\n");
     expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
                 "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=h,r\", [c], i32));\n}\n",
-                "t.tile:3:73: error: the result type i32 has 32 bits, but the output constraint is a 16-bit register (i16)\n"
+                "t.tile:3:73: error: the result is i32, 32 bits, but its constraint is a 16-bit register (i16)\n"
                 "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=h,r\", [c], i32));\n"
                 "                                                                          ^\n");
+}
+
+/* With pack, the constraints name each result's and argument's registers as Triton packs them. */
+Test(lang_diag, inline_asm_pack) {
+    expect_diag("kernel k(o: *f32, x: *i8) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"cvt.rn.f32.s8 $0, $1;\", \"=r,r\", [load(x + c)], f32, pack=4));\n}\n",
+                "t.tile:3:66: error: 'inline_asm_elementwise' constraints \"=r,r\" name 1 output, but 1 result at pack=4 takes 4 registers\n"
+                "      store(o + c, inline_asm_elementwise(\"cvt.rn.f32.s8 $0, $1;\", \"=r,r\", [load(x + c)], f32, pack=4));\n"
+                "                                                                   ^\n");
+    expect_diag("kernel k(o: *f16, x: *f16) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,h\", [load(x + c)], f16, pack=2));\n}\n",
+                "t.tile:3:69: error: argument 0 is f16, packed at pack=2 into 32-bit registers, but its constraint is a 16-bit register (i16)\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,h\", [load(x + c)], f16, pack=2));\n"
+                "                                                                      ^\n");
+    expect_diag("kernel k(o: *f16, x: *f16) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [load(x + c)], f16, pack=3));\n}\n",
+                "t.tile:3:93: error: pack=3 does not fill whole registers of f16 results (2 a register)\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [load(x + c)], f16, pack=3));\n"
+                "                                                                                              ^\n");
+    expect_diag("kernel k(o: *f16, x: *f16) {\n    let c = arange(0, 32);\n"
+                "    let (a, b) = inline_asm_elementwise(\"mov.b16 $0, $2; mov.b16 $1, $2;\", \"=h,=h,h\", [load(x + c)], (f16, f16), false);\n"
+                "    store(o + c, a + b);\n}\n",
+                "t.tile:3:114: error: an 'inline_asm_elementwise' with side effects (is_pure=false) returns one result\n"
+                "      let (a, b) = inline_asm_elementwise(\"mov.b16 $0, $2; mov.b16 $1, $2;\", \"=h,=h,h\", [load(x + c)], (f16, f16), false);\n"
+                "                                                                                                                   ^\n");
 }
 
 /* A weak integer constant takes the other operand's type; one that fits it neither as a signed nor as an

@@ -1429,3 +1429,68 @@ Test(lang_run, float_literals_exact_until_typed) {
     }
     unload(&k);
 }
+
+/* inline_asm_elementwise with pack (Triton's): four i8 in one 32-bit register widened to four f32
+ * outputs, f16 pairs added as f16x2, and two results of one asm (a 64-bit product's halves).  Blocks
+ * of 64 elements over 128 threads leave each thread one element, so every group is padded; blocks of
+ * 512 give each thread four, in two or one groups. */
+static void asm_pack(int block) {
+    char src[2048];
+    snprintf(src, sizeof src,
+        "kernel k(x: *i8, a: *f16, b: *f16, y: *f32, s: *f16, lo: *u32, hi: *u32, n: i32) {\n"
+        "    let o = program_id(0) * %d + arange(0, %d);\n"
+        "    let m = o < n;\n"
+        "    let f = inline_asm_elementwise(\"{ .reg .b8 t<4>; mov.b32 {t0, t1, t2, t3}, $4; cvt.rn.f32.s8 $0, t0;\"\n"
+        "        \" cvt.rn.f32.s8 $1, t1; cvt.rn.f32.s8 $2, t2; cvt.rn.f32.s8 $3, t3; }\", \"=r,=r,=r,=r,r\", [load(x + o, m)], f32, pack=4);\n"
+        "    let h = inline_asm_elementwise(\"add.rn.f16x2 $0, $1, $2;\", \"=r,r,r\", [load(a + o, m), load(b + o, m)], f16, true, 2);\n"
+        "    let u = (o * 40503 + 7) as u32;\n"
+        "    let (l, g) = inline_asm_elementwise(\"mul.lo.u32 $0, $2, $3; mul.hi.u32 $1, $2, $3;\", \"=r,=r,r,r\", [u, u], (u32, u32));\n"
+        "    store(y + o, f, m);\n"
+        "    store(s + o, h, m);\n"
+        "    store(lo + o, l, m);\n"
+        "    store(hi + o, g, m);\n"
+        "}\n", block, block);
+    char *ptx = compile_ptx(src, "sm_80");
+    int muls = 0;
+    for (const char *p = ptx; (p = strstr(p, "mul.hi.u32")); p++) muls++;
+    cr_expect_eq(muls, block > 128 ? block / 128 : 1, "the two results' asm is one statement, found %d:\n%s", muls, ptx);
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    enum { P = 1024 };
+    int N = block + 37;
+    int8_t x[P];
+    uint16_t a[P], b[P], s[P];
+    float y[P];
+    uint32_t lo[P], hi[P];
+    for (int i = 0; i < P; i++) {
+        x[i] = (int8_t)(i * 37 - 101);
+        a[i] = f32_to_f16((float)(i % 13) - 6.5f), b[i] = f32_to_f16((float)(i % 7) * 0.25f);
+    }
+    memset(y, 0xee, sizeof y), memset(s, 0xee, sizeof s), memset(lo, 0xee, sizeof lo), memset(hi, 0xee, sizeof hi);
+    uint64_t dx = upload(&k, x, sizeof x), da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dy = upload(&k, y, sizeof y),
+             ds = upload(&k, s, sizeof s), dl = upload(&k, lo, sizeof lo), dh = upload(&k, hi, sizeof hi);
+    int32_t n = N;
+    void *params[] = {&dx, &da, &db, &dy, &ds, &dl, &dh, &n};
+    launch(&k, P / (unsigned)block, params);
+    download(&k, y, dy, sizeof y), download(&k, s, ds, sizeof s), download(&k, lo, dl, sizeof lo), download(&k, hi, dh, sizeof hi);
+    for (int i = 0; i < P; i++) {
+        uint32_t poison = 0xeeeeeeeeu;
+        float fp;
+        memcpy(&fp, &poison, 4);
+        uint64_t u = (uint32_t)(i * 40503 + 7), sq = u * u;
+        float wy = i < N ? (float)x[i] : fp;
+        uint16_t ws = i < N ? f32_to_f16((float)(f16_to_d(a[i]) + f16_to_d(b[i]))) : 0xeeee;
+        uint32_t wl = i < N ? (uint32_t)sq : poison, wh = i < N ? (uint32_t)(sq >> 32) : poison;
+        cr_expect(!memcmp(&y[i], &wy, 4), "y[%d] = %g, want %g", i, y[i], wy);
+        cr_expect_eq(s[i], ws, "s[%d] = %#x, want %#x", i, s[i], ws);
+        cr_expect_eq(lo[i], wl, "lo[%d] = %#x, want %#x", i, lo[i], wl);
+        cr_expect_eq(hi[i], wh, "hi[%d] = %#x, want %#x", i, hi[i], wh);
+    }
+    unload(&k);
+}
+
+Test(lang_run, inline_asm_pack_and_results) {
+    asm_pack(64);
+    asm_pack(512);
+}

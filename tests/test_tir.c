@@ -245,6 +245,17 @@ Test(tir_roundtrip, hints_and_assume) {
     check_round_trip(t, t);
 }
 
+/* inline_asm prints its pack and which outputs are its result's (out) when not the defaults. */
+Test(tir_roundtrip, inline_asm_pack_out) {
+    const char *t = "kernel @k(%a: tensor<8xf16>, %b: tensor<8xi8>) num_warps=4 num_stages=3 {\n"
+                    "  %0 = inline_asm %a {pack=2, msg=\"=r,r\\nmov.b32 $0, $1;\"} : tensor<8xf16>\n"
+                    "  %1 = inline_asm %b {pack=4, out=4, msg=\"=r,=r,=r,=r,=r,=r,=r,=r,r\\nmov.b32 $4, $8;\"} : tensor<8xi32>\n"
+                    "  %2 = inline_asm %a, %a {msg=\"=h,h,0\\nadd.f16 $0, $1, $0;\"} : tensor<8xf16>\n"
+                    "  return\n"
+                    "}\n";
+    check_round_trip(t, t);
+}
+
 /* Hand-written input: names, comments, blank lines, inline layouts, `#k` result refs, any attr order. */
 Test(tir_roundtrip, hand_written_input_prints_canonically) {
     const char *in = "// a comment line\n"
@@ -576,6 +587,10 @@ static const ErrCase verify_errors[] = {
     {"kernel @k(%p: ptr<i32>, %b: i32, %c: i64) {\n  %0 = atomic_cas %p, %b, %c : i32\n  return\n}\n",
      "t.tir:2:3: error: atomic_cas: operand 2 has type i64, expected elements of ptr<i32>"},
     {"kernel @k() {\n  %0 = program_id {axis=3} : i32\n  return\n}\n", "t.tir:2:3: error: program_id: axis 3 out of range [0, 2]"},
+    {"kernel @k(%a: f16) {\n  %0 = inline_asm %a {pack=2, msg=\"=r,h\\nmov.b32 $0, $1;\"} : f16\n  return\n}\n",
+     "t.tir:2:3: error: inline_asm: operand 0 takes 32-bit registers at pack=2; input register 0 is i16"},
+    {"kernel @k(%a: i32) {\n  %0 = inline_asm %a {out=1, msg=\"=r,r\\nmov.b32 $0, $1;\"} : i32\n  return\n}\n",
+     "t.tir:2:3: error: inline_asm: out=1 and 1 registers pass the 1 outputs"},
 };
 
 Test(tir_verify, errors_are_located) {
