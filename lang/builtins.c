@@ -30,11 +30,13 @@
     X(NUM_SMS, "num_sms", 0, "", CONST, PLAIN, 0)                                          \
     X(ARANGE, "arange", 2, "start end", ARANGE, PLAIN, 0)                                  \
     X(ZEROS, "zeros", 1, "shape dtype", CONST, PLAIN, 0)                                   \
+    X(ZEROS_LIKE, "zeros_like", 1, "input", CONST, PLAIN, 0)                               \
     X(FULL, "full", 2, "shape value dtype", CONST, PLAIN, 0)                               \
     X(RESHAPE, "reshape", 2, "x shape", RESHAPE, PLAIN, 0)                                 \
     X(TRANS, "trans", 1, "x perm", TRANS, PLAIN, 0)                                        \
     X(EXPAND_DIMS, "expand_dims", 2, "x axis", EXPAND_DIMS, PLAIN, 0)                      \
     X(BROADCAST_TO, "broadcast_to", 2, "x shape", BROADCAST, PLAIN, 0)                     \
+    X(BROADCAST, "broadcast", 2, "input other", BROADCAST, PLAIN, 0)                       \
     X(WHERE, "where", 3, "cond a b", SELECT, PLAIN, 0)                                     \
     X(CAST, "cast", 2, "x dtype bitcast", CAST, PLAIN, 0)                                  \
     X(BITCAST, "bitcast", 2, "x dtype", BITCAST, PLAIN, 0)                                 \
@@ -42,6 +44,9 @@
     X(EXP, "exp", 1, "x exact", EXP, MATH, 0) X(EXP2, "exp2", 1, "x exact", EXP2, MATH, 0) \
     X(LOG, "log", 1, "x", LOG, MATH, 0) X(LOG2, "log2", 1, "x", LOG2, MATH, 0)             \
     X(SQRT, "sqrt", 1, "x", SQRT, MATH, 0) X(RSQRT, "rsqrt", 1, "x", RSQRT, MATH, 0)       \
+    X(SQRT_RN, "sqrt_rn", 1, "x", SQRT, MATH, 0)                                           \
+    X(DIV_RN, "div_rn", 2, "x y", DIV, PLAIN, 0)                                           \
+    X(FDIV, "fdiv", 2, "x y ieee_rounding", DIV, PLAIN, 0)                                 \
     X(ABS, "abs", 1, "x", ABS, MATH, 0) X(SIN, "sin", 1, "x", SIN, MATH, 0)                \
     X(COS, "cos", 1, "x", COS, MATH, 0) X(TANH, "tanh", 1, "x", TANH, MATH, 0)             \
     X(SIGMOID, "sigmoid", 1, "x", SIGMOID, MATH, 0) X(ERF, "erf", 1, "x", ERF, MATH, 0)    \
@@ -86,6 +91,7 @@
     X(REDUCE, "reduce", 3, "input axis combine_fn:fn keep_dims", GATHER, COMPOSE, 0)       \
     X(ASSOCIATIVE_SCAN, "associative_scan", 3, "input axis combine_fn:fn reverse", GATHER, COMPOSE, 0) \
     X(CUMPROD, "cumprod", 1, "x axis reverse", MUL, COMPOSE, 0)                            \
+    X(XOR_SUM, "xor_sum", 1, "x axis keep_dims", XOR, COMPOSE, 0)                          \
     X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
     X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
     X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
@@ -121,6 +127,7 @@
     X(ASSUME, "assume", 1, "cond", ASSUME, PLAIN, 0)                                       \
     X(INLINE_ASM_ELEMENTWISE, "inline_asm_elementwise", 4, "asm constraints args dtype is_pure pack", INLINE_ASM, PLAIN, 0) \
     X(STATIC_ASSERT, "static_assert", 1, "cond msg", CONST, PLAIN, 0)                      \
+    X(STATIC_PRINT, "static_print", 1, "prefix", CONST, PLAIN, 0)                          \
     X(DEVICE_ASSERT, "device_assert", 1, "cond msg", ASSERT, PLAIN, 0)                     \
     X(DEVICE_PRINT, "device_print", 1, "prefix", PRINT, PLAIN, 0)
 
@@ -1103,7 +1110,8 @@ static Val bi_compose(Call *c, BuiltinId id) {
     }
     case BI_REDUCE:
     case BI_ASSOCIATIVE_SCAN:
-    case BI_CUMPROD: {
+    case BI_CUMPROD:
+    case BI_XOR_SUM: {
         Val x = c->v[0];
         Val first = x.k == V_TUPLE && x.nelems ? x.elems[0] : x;
         if (x.k != V_TUPLE && !tensor_arg(c, 0)) return val_err();
@@ -1111,14 +1119,22 @@ static Val bi_compose(Call *c, BuiltinId id) {
         int rank = val_rank(first), axis = -1;
         if (id == BI_CUMPROD && !has(c, 1)) axis = 0;
         if (has(c, 1) && !axis_arg(c, 1, rank, false, &axis)) return val_err();
-        if (axis < 0 && id != BI_REDUCE) {
+        if (axis < 0 && id != BI_REDUCE && id != BI_XOR_SUM) {
             diag_error(g->d, loc, "'%s' needs an axis", c->bi->name);
             return val_err();
         }
         int64_t flag = 0;
-        if (has(c, 3 - (id == BI_CUMPROD)) && !ct_int(c, 3 - (id == BI_CUMPROD), id == BI_REDUCE ? "keep_dims" : "reverse", &flag))
-            return val_err();
-        if (id == BI_REDUCE) return compose_reduce(g, x, axis, c->fn[2], flag != 0, loc);
+        int fi = id == BI_CUMPROD || id == BI_XOR_SUM ? 2 : 3; /* keep_dims or reverse */
+        if (has(c, fi) && !ct_int(c, fi, id == BI_REDUCE || id == BI_XOR_SUM ? "keep_dims" : "reverse", &flag)) return val_err();
+        if (id == BI_REDUCE) return compose_reduce(g, x, axis, c->fn[2], OP_COUNT, flag != 0, loc);
+        if (id == BI_XOR_SUM) { /* Triton's: integers, every element when there is no axis */
+            if (!numeric(c, 0)) return val_err();
+            if (!dtype_is_int(val_dtype(x)) || val_dtype(x) == DT_I1) {
+                diag_error(g->d, c->loc[0], "'xor_sum' expects integers, got '%s'", gen_val_type_name(g, x));
+                return val_err();
+            }
+            return compose_reduce(g, x, axis, NULL, OP_XOR, flag != 0, loc);
+        }
         if (id == BI_CUMPROD && !numeric(c, 0)) return val_err();
         return compose_scan(g, x, axis, id == BI_CUMPROD ? NULL : c->fn[2], OP_MUL, flag != 0, loc);
     }
@@ -1153,7 +1169,8 @@ Val builtin_call(Gen *g, const Node *node) {
     int id = builtin_find(node->name);
     if (id == BI_INLINE_ASM_ELEMENTWISE) return builtin_inline_asm(g, node);
     if (id == BI_DOT_SCALED) return bi_dot_scaled(g, node);
-    if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT) return builtin_debug(g, node, builtins[id].name);
+    if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT || id == BI_STATIC_PRINT)
+        return builtin_debug(g, node, builtins[id].name);
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};
     const char *pn[MAX_BI_PARAMS];
@@ -1278,6 +1295,34 @@ Val builtin_call(Gen *g, const Node *node) {
         in->a.ival = s;
         in->a.ival2 = e;
         return rt(g, in->res[0]);
+    }
+    case BI_ZEROS_LIKE: { /* Triton's: zeros of input's shape and dtype */
+        Val x = c.v[0];
+        if (!val_is_value(g, x, c.loc[0])) return val_err();
+        if (val_dtype(x) == DT_PTR) {
+            diag_error(g->d, c.loc[0], "'zeros_like' of a pointer: only numbers have a zero");
+            return val_err();
+        }
+        return rt(g, gen_coerce(g, val_ct_int(0, DT_I32), val_dtype(x), NULL, val_rank(x), val_shape(x), node->loc));
+    }
+    case BI_BROADCAST: { /* Triton's broadcast(input, other): both, broadcast to their common shape */
+        int r;
+        int32_t s[TIR_MAX_RANK];
+        for (int k = 0; k < 2; k++)
+            if (!val_is_value(g, c.v[k], c.loc[k])) return val_err();
+        if (!args_shape(&c, 0, 2, &r, s)) return val_err();
+        Val t = {.k = V_TUPLE, .nelems = 2, .elems = ARENA_ARRAY(g->a, Val, 2)};
+        for (int k = 0; k < 2; k++)
+            t.elems[k] = rt(g, gen_coerce(g, c.v[k], val_dtype(c.v[k]), c.v[k].k == V_RT ? c.v[k].t->pointee : NULL, r, s, c.loc[k]));
+        return t;
+    }
+    case BI_DIV_RN:
+    case BI_FDIV: { /* x / y on floats, rounded to nearest (what `/` is here; ieee_rounding is accepted) */
+        int64_t ieee = 0;
+        if (has(&c, 2) && !ct_int(&c, 2, "ieee_rounding", &ieee)) return val_err();
+        for (int k = 0; k < 2; k++)
+            if (!numeric(&c, k)) return val_err();
+        return elementwise(&c, 0, 2, OP_DIV, true);
     }
     case BI_ZEROS:
     case BI_FULL: {

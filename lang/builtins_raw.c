@@ -1,6 +1,6 @@
 /* builtins_raw.c - the built-ins that bind their own arguments: positional string
  * literals and argument lists that gen_bind_args does not take.
- *   static_assert(cond, "msg"), device_assert(cond, "msg"), device_print("prefix", values...)
+ *   static_assert(cond, "msg"), device_assert(cond, "msg"), device_print("prefix", values...), static_print(values...)
  *   inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)
  * builtins.c dispatches to them by name. */
 #include "gen.h"
@@ -9,6 +9,37 @@
 
 /* static_assert(cond, "msg"), device_assert(cond, "msg"), device_print("prefix", values...):
  * positional strings and a variable count, so not through gen_bind_args. */
+/* static_print(values...): at compile time, a note at the call with each string as it is, each
+ * compile-time value (a number, type or shape) and each run-time value's type, space-separated. */
+static Val static_print(Gen *g, const Node *node) {
+    Str s = {0};
+    for (int k = 0; k < node->nkids; k++) {
+        const Node *a = node->kids[k];
+        if (k) str_putc(&s, ' ');
+        if (a->kind == N_STR) {
+            str_puts(&s, a->name);
+            continue;
+        }
+        Val v = gen_expr(g, a);
+        switch (v.k) {
+        case V_ERR: str_free(&s); return val_err();
+        case V_CT:
+            if (dtype_is_float(v.dt)) str_printf(&s, "%.17g", v.f);
+            else if (v.dt == DT_I1) str_puts(&s, v.i ? "true" : "false");
+            else if (dtype_is_signed(v.dt)) str_printf(&s, "%lld", (long long)v.i);
+            else str_printf(&s, "%llu", (unsigned long long)v.i);
+            break;
+        case V_DTYPE: str_puts(&s, dtype_name(v.t->dt)); break;
+        case V_SHAPE: str_puts(&s, gen_shape_str(g, v.rank, v.shape)); break;
+        case V_NONE: str_puts(&s, "None"); break;
+        default: str_puts(&s, v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v)); break;
+        }
+    }
+    diag_note(g->d, node->loc, "static_print: %s", s.buf ? s.buf : "");
+    str_free(&s);
+    return (Val){.k = V_VOID};
+}
+
 Val builtin_debug(Gen *g, const Node *node, const char *name) {
     bool is_print = !strcmp(name, "device_print"), is_static = !strcmp(name, "static_assert");
     int n = node->nkids;
@@ -17,6 +48,7 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
             diag_error(g->d, node->kids[k]->loc, "'%s' takes no keyword arguments", name);
             return val_err();
         }
+    if (!strcmp(name, "static_print")) return static_print(g, node);
     if (is_print) {
         if (n < 1 || node->kids[0]->kind != N_STR) {
             diag_error(g->d, node->loc, "'device_print' expects a string literal prefix first, such as device_print(\"x\", x)");

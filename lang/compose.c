@@ -230,8 +230,8 @@ static int operands(Gen *g, Val in, Val *xs, const char *what, Loc loc) {
 /* fn(a..., b...) -> n values shaped like `like` (the dtypes of xs): a tuple of n, or one value. */
 static bool combine(Gen *g, const Decl *fn, Op op, int n, const Val *a, const Val *b, const Val *xs, const Type *like,
                     Val *out, Loc loc) {
-    if (!fn) { /* a built-in element-wise op (cumprod) */
-        out[0] = gen_binop(g, op == OP_MUL ? TK_STAR : TK_PLUS, a[0], b[0], loc);
+    if (!fn) { /* a built-in element-wise op (cumprod, xor_sum) */
+        out[0] = gen_binop(g, op == OP_MUL ? TK_STAR : op == OP_XOR ? TK_CARET : TK_PLUS, a[0], b[0], loc);
         if (!ok(out[0])) return false;
         out[0] = rt(g, gen_coerce(g, out[0], xs[0].t->dt, NULL, like->rank, like->shape, loc));
         return true;
@@ -308,15 +308,15 @@ static bool combine_op(Gen *g, Op op, int axis, int n, Val *xs, const Decl *fn, 
     return okc;
 }
 
-Val compose_reduce(Gen *g, Val in, int axis, const Decl *fn, bool keep_dims, Loc loc) {
+Val compose_reduce(Gen *g, Val in, int axis, const Decl *fn, Op op, bool keep_dims, Loc loc) {
     Val xs[TIR_MAX_RANK * 2];
-    int n = operands(g, in, xs, "reduce", loc);
+    int n = operands(g, in, xs, fn ? "reduce" : "xor_sum", loc);
     if (!n) return val_err();
     if (axis < 0) { /* no axis: every element, in row-major order */
         for (int k = 0; k < n; k++) xs[k] = compose_ravel(g, xs[k], loc);
-        return compose_reduce(g, pack(g, in, xs, n), 0, fn, false, loc);
+        return compose_reduce(g, pack(g, in, xs, n), 0, fn, op, false, loc);
     }
-    if (!combine_op(g, OP_REDUCE_FN, axis, n, xs, fn, OP_COUNT, xs, loc)) return val_err();
+    if (!combine_op(g, OP_REDUCE_FN, axis, n, xs, fn, op, xs, loc)) return val_err();
     if (keep_dims)
         for (int k = 0; k < n; k++) xs[k] = gen_expand_dims(g, xs[k], axis, loc);
     return pack(g, in, xs, n);

@@ -603,3 +603,47 @@ Test(lang_triton, loop_unroll_factor) {
     }
     unload(&k);
 }
+
+/* Triton's zeros_like, broadcast, xor_sum (every element, and along an axis with keep_dims),
+ * div_rn / fdiv (IEEE division, what `/` is) and sqrt_rn, on 100 of 128 elements (poisoned output). */
+Test(lang_triton, zeros_like_broadcast_xor_sum_rn) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *i32, y: *f32, o: *i32, rows: *i32, p: *f32, n: i32) {\n"
+             "    let i = arange(0, 128);\n"
+             "    let v = load(x + i, i < n, 0);\n"
+             "    let (a, b) = broadcast(i[:, None] * 3, v[None, :]);\n"
+             "    store(o + i, xor_sum(v) + zeros_like(v), i < n);\n"
+             "    let r = xor_sum(a ^ b, axis=1, keep_dims=true);\n"
+             "    store(rows + i[:, None], r);\n"
+             "    let f = load(y + i, i < n, 1.0);\n"
+             "    store(p + i, div_rn(f, 3.0), i < n);\n"
+             "    store(p + 128 + i, fdiv(f, 7.0, ieee_rounding=true), i < n);\n"
+             "    store(p + 256 + i, sqrt_rn(f), i < n);\n"
+             "}\n",
+             "k");
+    enum { N = 100, B = 128 };
+    int32_t x[B], o[B], rows[B];
+    float y[B], p[3 * B];
+    for (int i = 0; i < B; i++) x[i] = (int32_t)(i * 2654435761u >> 3), y[i] = (float)(i * 1.37 + 0.11);
+    memset(o, 0xee, sizeof o), memset(rows, 0xee, sizeof rows), memset(p, 0xee, sizeof p);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dob = upload(&k, o, sizeof o), dr = upload(&k, rows, sizeof rows),
+             dp = upload(&k, p, sizeof p);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &dob, &dr, &dp, &n};
+    launch(&k, 1, params);
+    download(&k, o, dob, sizeof o), download(&k, rows, dr, sizeof rows), download(&k, p, dp, sizeof p);
+    int32_t all = 0;
+    for (int i = 0; i < N; i++) all ^= x[i];
+    for (int i = 0; i < B; i++) {
+        cr_expect_eq(o[i], i < N ? all : (int32_t)0xeeeeeeee, "o[%d] = %#x, want %#x", i, o[i], all);
+        int32_t want = 0;
+        for (int j = 0; j < B; j++) want ^= (i * 3) ^ (j < N ? x[j] : 0);
+        cr_expect_eq(rows[i], want, "rows[%d] = %#x, want %#x", i, rows[i], want);
+        if (i >= N) continue;
+        cr_expect_eq(p[i], y[i] / 3.0f, "div_rn(%g, 3) = %.9g, want %.9g", y[i], p[i], y[i] / 3.0f);
+        cr_expect_eq(p[B + i], y[i] / 7.0f, "fdiv(%g, 7) = %.9g, want %.9g", y[i], p[B + i], y[i] / 7.0f);
+        cr_expect_eq(p[2 * B + i], sqrtf(y[i]), "sqrt_rn(%g) = %.9g, want %.9g", y[i], p[2 * B + i], sqrtf(y[i]));
+    }
+    unload(&k);
+}

@@ -270,3 +270,56 @@ Test(stdlib, f16_without_overflow) {
     }
     done(&d);
 }
+
+/* grid.tile's swizzle2d is Triton's: every program of a 7 x 5 tile grid in groups of 3 rows, against the
+ * reference below, and the result is a permutation of the grid. */
+static void swizzle_ref(int i, int j, int si, int sj, int sg, int *ni, int *nj) {
+    int ij = i * sj + j, gj = sg * sj, off = ij / gj * sg, rows = si - off < sg ? si - off : sg;
+    ij %= gj;
+    *ni = off + ij % rows, *nj = ij / rows;
+}
+
+Test(stdlib, swizzle2d) {
+    Dev d;
+    load(&d,
+         "import \"grid.tile\";\n"
+         "kernel k(out: *i32, si: i32, sj: i32, sg: i32) {\n"
+         "  let p = arange(0, 64);\n"
+         "  let (i, j) = swizzle2d(p / sj, p % sj, si, sj, sg);\n"
+         "  store(out + 2 * p, i, p < si * sj);\n"
+         "  store(out + 2 * p + 1, j, p < si * sj);\n"
+         "}\n",
+         "k");
+    enum { SI = 7, SJ = 5, SG = 3 };
+    uint64_t out = buf(&d, 512, NULL);
+    int32_t si = SI, sj = SJ, sg = SG, h[128];
+    void *params[] = {&out, &si, &sj, &sg};
+    run(&d, 1, params);
+    dev_memcpy_dtoh(d.dev, h, out, sizeof h);
+    bool seen[SI * SJ] = {0};
+    for (int p = 0; p < SI * SJ; p++) {
+        int ni, nj;
+        swizzle_ref(p / SJ, p % SJ, SI, SJ, SG, &ni, &nj);
+        cr_expect(h[2 * p] == ni && h[2 * p + 1] == nj, "swizzle2d(%d, %d) = (%d, %d), want (%d, %d)", p / SJ, p % SJ, h[2 * p],
+                  h[2 * p + 1], ni, nj);
+        cr_assert(h[2 * p] >= 0 && h[2 * p] < SI && h[2 * p + 1] >= 0 && h[2 * p + 1] < SJ, "out of the grid");
+        cr_expect(!seen[h[2 * p] * SJ + h[2 * p + 1]], "(%d, %d) twice", h[2 * p], h[2 * p + 1]);
+        seen[h[2 * p] * SJ + h[2 * p + 1]] = true;
+    }
+    cr_expect_eq(h[2 * SI * SJ], -1, "written past the grid");
+    done(&d);
+}
+
+/* A call to a standard-library function without its import names the file to import. */
+Test(stdlib, unknown_name_names_the_import) {
+    tile_compile_options o = {0};
+    tile_compiled c;
+    tile_status st = tile_compile_source("t.tile", "kernel k(x: *i32, n: i32) {\n    store(x, cdiv(n, 4));\n}\n", &o, &c);
+    cr_expect_neq(st, TILE_OK);
+    cr_expect(strstr(c.diagnostics, "t.tile:2:14: error: unknown name 'cdiv': the standard library's math.tile has it (add 'import \"math.tile\";')"),
+              "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    st = tile_compile_source("t.tile", "kernel k(x: *i32, n: i32) {\n    store(x, no_such_fn(n, 4));\n}\n", &o, &c);
+    cr_expect(strstr(c.diagnostics, "t.tile:2:14: error: unknown name 'no_such_fn'\n"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
