@@ -135,6 +135,51 @@ END:
 """
 
 
+# A box of a 2-D f32 tensor through a host-encoded tensor map (`.param .align 64 .b8 tmap[128]`, as
+# CUTLASS and Triton's host descriptors pass one): thread 0 issues the TMA copy on an mbarrier, every
+# thread stores one element of the 8 x 16 box to out (elements past the tensor read as zero).
+TMA_BOX = """.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .align 64 .b8 tmap[128], .param .u64 out, .param .u32 c0, .param .u32 c1)
+.reqntid 128, 1, 1
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<6>;
+    .reg .pred %p<3>;
+    .reg .f32 %f1;
+    .shared .align 8 .b64 bar;
+    .shared .align 128 .b8 buf[512];
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, bar;
+    mov.u32 %r2, buf;
+    mov.u64 %rd1, tmap;
+    ld.param.u32 %r3, [c0];
+    ld.param.u32 %r4, [c1];
+    setp.ne.u32 %p1, %r0, 0;
+    @%p1 bra SKIP;
+    mbarrier.init.shared::cta.b64 [%r1], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 512;
+    cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd1, {%r3, %r4}], [%r1];
+SKIP:
+    bar.sync 0;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r1], 0;
+    @!%p2 bra WAIT;
+    shl.b32 %r5, %r0, 2;
+    add.u32 %r6, %r2, %r5;
+    ld.shared.f32 %f1, [%r6];
+    ld.param.u64 %rd2, [out];
+    cvta.to.global.u64 %rd3, %rd2;
+    mul.wide.u32 %rd4, %r0, 4;
+    add.u64 %rd5, %rd3, %rd4;
+    st.global.f32 [%rd5], %f1;
+    ret;
+}
+"""
+
+
 class Ptx(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -221,6 +266,29 @@ class Ptx(unittest.TestCase):
             with open(p, "w") as f:
                 f.write(AXPY)
             self.assertEqual(tile.load_ptx(p, device=self.dev).kernels, ["axpy"])
+
+    def test_tensor_map_for_tma(self):
+        dev = "emu:sm_90a"
+        x = rng.standard_normal((13, 40)).astype(np.float32)
+        k = tile.load_ptx(TMA_BOX, device=dev).k
+        self.assertEqual(k.signature, "b8[128], u64, u32, u32")
+        tm = tile.tensor_map(x, (8, 16), device=dev)
+        self.assertEqual(len(tm), 128)
+        for c0, c1 in [(0, 0), (16, 8), (30, 10)]:  # inside; past the last rows; past both ends
+            out = np.full(128, np.nan, np.float32)
+            k[1](tm, out, c0, c1)
+            want = np.zeros((8, 16), np.float32)
+            part = x[c1:c1 + 8, c0:c0 + 16]
+            want[:part.shape[0], :part.shape[1]] = part
+            np.testing.assert_array_equal(out.reshape(8, 16), want, err_msg=f"box at ({c0}, {c1})")
+        with self.assertRaisesRegex(ValueError, "box has 1 entries, the array 2 dimensions"):
+            tile.tensor_map(x, (8,), device=dev)
+        with self.assertRaisesRegex(ValueError, "swizzle must be"):
+            tile.tensor_map(x, (8, 16), swizzle="16B", device=dev)
+        with self.assertRaisesRegex(ValueError, "innermost dimension must be contiguous"):
+            tile.tensor_map(x[:, ::2], (8, 16), device=dev)
+        with self.assertRaises(tile.Error):  # 12 bytes of a box row: not a multiple of 16
+            tile.tensor_map(x, (8, 3), device=dev)
 
 
 if __name__ == "__main__":

@@ -167,6 +167,23 @@ bool tpy_dtype_compatible(int dt, const TPyArray *a) {
     return false;
 }
 
+int tpy_elem_dtype(const TPyArray *a, const char *dtype_override, const char *name) {
+    if (dtype_override) {
+        tile_dtype dt;
+        if (tile_dtype_from_name(dtype_override, &dt) != TILE_OK) {
+            PyErr_Format(PyExc_ValueError, "dtype: unknown type '%s'", dtype_override);
+            return -1;
+        }
+        if (!tpy_dtype_compatible((int)dt, a)) {
+            PyErr_Format(PyExc_TypeError, "argument '%s': an array of '%s' cannot hold %s", name, a->typestr, dtype_override);
+            return -1;
+        }
+        return (int)dt;
+    }
+    if (a->dtype < 0) PyErr_Format(PyExc_TypeError, "argument '%s': unsupported element type '%s'", name, a->typestr);
+    return a->dtype;
+}
+
 static bool bad(const char *name, const char *what) {
     PyErr_Format(PyExc_TypeError, "argument '%s': %s", name, what);
     return false;

@@ -173,6 +173,93 @@ static PyObject *device_data_ptr(PyObject *self, PyObject *obj) {
     return PyLong_FromUnsignedLongLong((unsigned long long)a.ptr);
 }
 
+/* n ints of a sequence in the array's order (outermost first), stored innermost first; each 1..256. */
+static int reversed_ints(PyObject *obj, const char *what, int n, uint64_t *out) {
+    Py_ssize_t len = PySequence_Check(obj) ? PySequence_Size(obj) : -1;
+    if (len < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "tensor_map: %s must be a sequence of %d ints (the array's order)", what, n);
+        return -1;
+    }
+    if (len != n) {
+        PyErr_Format(PyExc_ValueError, "tensor_map: %s has %zd entries, the array %d dimensions", what, len, n);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        PyObject *it = PySequence_GetItem(obj, k);
+        long long v = it ? PyLong_AsLongLong(it) : -1;
+        Py_XDECREF(it);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        if (v < 1 || v > 256) {
+            PyErr_Format(PyExc_ValueError, "tensor_map: %s[%d] is %lld, not 1 to 256", what, k, v);
+            return -1;
+        }
+        out[n - 1 - k] = (uint64_t)v;
+    }
+    return 0;
+}
+
+/* tensor_map(array, box, swizzle=None, elem_strides=None, dtype=None) -> bytes: the 128-byte tiled tensor
+ * map (tile_tensor_map_encode) of the whole array, for a PTX kernel's `.param .align 64 .b8 tmap[128]`.
+ * box and elem_strides in the array's order (outermost first); the innermost dimension contiguous. */
+static PyObject *device_tensor_map(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"array", "box", "swizzle", "elem_strides", "dtype", NULL};
+    TPyDevice *d = (TPyDevice *)self;
+    PyObject *arr, *box, *swz = Py_None, *es = Py_None;
+    const char *dtype = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOz", kw, &arr, &box, &swz, &es, &dtype)) return NULL;
+    tile_tensor_swizzle sw = TILE_SWIZZLE_NONE;
+    if (swz != Py_None) {
+        const char *names[] = {"none", "32B", "64B", "128B"};
+        char *n = PyUnicode_Check(swz) ? tpy_strdup(swz) : NULL;
+        int found = -1;
+        for (int k = 0; n && k < 4; k++)
+            if (!strcmp(n, names[k])) found = k;
+        free(n);
+        if (found < 0) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "tensor_map: swizzle must be None, 'none', '32B', '64B' or '128B'");
+            return NULL;
+        }
+        sw = (tile_tensor_swizzle)found;
+    }
+    TPyScope sc = {.dev = d};
+    TPyArray a;
+    bool ok = tpy_array(&sc, arr, "array", &a);
+    bool temporary = sc.ntemps > 0 || sc.ncapsules > 0;
+    tpy_scope_end(&sc, NULL);
+    if (!ok) return NULL;
+    if (temporary) {
+        PyErr_SetString(PyExc_ValueError, "tensor_map: the array's memory is owned by no NumPy array, so it is only mapped for one call: "
+                                          "copy it into a NumPy array");
+        return NULL;
+    }
+    int dt = tpy_elem_dtype(&a, dtype, "array");
+    if (dt < 0) return NULL;
+    if (a.ndim < 1 || a.ndim > 5) {
+        PyErr_Format(PyExc_ValueError, "tensor_map: the array has %d dimensions, a tensor map 1 to 5", a.ndim);
+        return NULL;
+    }
+    if (a.shape[a.ndim - 1] > 1 && a.strides[a.ndim - 1] != 1) {
+        PyErr_Format(PyExc_ValueError, "tensor_map: the innermost dimension must be contiguous (its stride is %lld elements)",
+                     (long long)a.strides[a.ndim - 1]);
+        return NULL;
+    }
+    uint64_t dims[5], strides[5] = {0}, b64[5], e64[5] = {1, 1, 1, 1, 1};
+    for (int k = 0; k < a.ndim; k++) {
+        dims[k] = (uint64_t)a.shape[a.ndim - 1 - k];
+        if (k) strides[k - 1] = (uint64_t)a.strides[a.ndim - 1 - k] * a.itemsize;
+    }
+    if (reversed_ints(box, "box", a.ndim, b64) < 0) return NULL;
+    if (es != Py_None && reversed_ints(es, "elem_strides", a.ndim, e64) < 0) return NULL;
+    uint32_t b32[5], e32[5];
+    for (int k = 0; k < a.ndim; k++) b32[k] = (uint32_t)b64[k], e32[k] = (uint32_t)e64[k];
+    _Alignas(64) unsigned char out[128];
+    tile_status st = tile_tensor_map_encode(d->ctx, out, (tile_dtype)dt, a.ndim, a.ptr, dims, strides, b32, e32, sw);
+    if (st != TILE_OK) return tpy_raise(d, st, "tensor_map");
+    return PyBytes_FromStringAndSize((const char *)out, sizeof out);
+}
+
 static PyObject *device_get_name(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->name); }
 static PyObject *device_get_arch(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->arch); }
 static PyObject *device_get_is_emulator(PyObject *self, void *c) { return PyBool_FromLong(((TPyDevice *)self)->is_emulator); }
@@ -187,6 +274,8 @@ static PyMethodDef device_methods[] = {
     {"stats", device_stats, METH_NOARGS, "The context's counters (tile_context_get_stats_ex) as a dict."},
     {"data_ptr", device_data_ptr, METH_O,
      "data_ptr(array) -> int: the array's device address, as a launch passes it (for tables of pointers)."},
+    {"tensor_map", (PyCFunction)(void (*)(void))device_tensor_map, METH_VARARGS | METH_KEYWORDS,
+     "tensor_map(array, box, swizzle=None, elem_strides=None, dtype=None) -> bytes: the array's 128-byte TMA tensor map."},
     {NULL},
 };
 static PyGetSetDef device_getset[] = {

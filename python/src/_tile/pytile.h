@@ -89,6 +89,9 @@ int tpy_pin_type_init(PyObject *module);
 /* Whether a's elements can be read as kernel type dt: the same type, or the
  * storage NumPy has for types it lacks (u16/i16/void16 for bf16, u8/i8/void8 for f8). */
 bool tpy_dtype_compatible(int dt, const TPyArray *a);
+/* The tile_dtype a's elements are read as: dtype_override's (a name such as "bf16", which a's storage
+ * must hold), else a's own; -1 with TypeError/ValueError naming the argument. */
+int tpy_elem_dtype(const TPyArray *a, const char *dtype_override, const char *name);
 
 /* ---- kernel.c ---- */
 int tpy_kernel_types_init(PyObject *module);

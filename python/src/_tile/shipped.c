@@ -11,23 +11,6 @@
 
 #include <string.h>
 
-static int elem_dtype(const TPyArray *a, const char *dtype_override, const char *name) {
-    if (dtype_override) {
-        tile_dtype dt;
-        if (tile_dtype_from_name(dtype_override, &dt) != TILE_OK) {
-            PyErr_Format(PyExc_ValueError, "dtype: unknown type '%s'", dtype_override);
-            return -1;
-        }
-        if (!tpy_dtype_compatible((int)dt, a)) {
-            PyErr_Format(PyExc_TypeError, "argument '%s': an array of '%s' cannot hold %s", name, a->typestr, dtype_override);
-            return -1;
-        }
-        return (int)dt;
-    }
-    if (a->dtype < 0) PyErr_Format(PyExc_TypeError, "argument '%s': unsupported element type '%s'", name, a->typestr);
-    return a->dtype;
-}
-
 static bool want_ndim(const TPyArray *a, int nd, const char *name, const char *shape) {
     if (a->ndim == nd) return true;
     PyErr_Format(PyExc_ValueError, "argument '%s': expected %d dimensions %s, got %d", name, nd, shape, a->ndim);
@@ -74,15 +57,15 @@ PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
     tile_gemm_args g = {.size = sizeof g, .alpha = alpha, .beta = beta, .activation = (tile_activation)act, .stream = stream};
     if (!tpy_array(&sc, ao, "a", &a) || !tpy_array(&sc, bo, "b", &b) || !tpy_array(&sc, oo, "out", &o)) goto fail;
     if (!want_ndim(&a, 2, "a", "[M, K]") || !want_ndim(&b, 2, "b", "[K, N]") || !want_ndim(&o, 2, "out", "[M, N]")) goto fail;
-    int in = elem_dtype(&a, dtype, "a");
+    int in = tpy_elem_dtype(&a, dtype, "a");
     if (in < 0) goto fail;
-    int bt = elem_dtype(&b, dtype, "b");
+    int bt = tpy_elem_dtype(&b, dtype, "b");
     if (bt < 0) goto fail;
     if (bt != in) {
         PyErr_Format(PyExc_TypeError, "argument 'b': %s, but a is %s", tile_dtype_name(bt), tile_dtype_name(in));
         goto fail;
     }
-    int outt = elem_dtype(&o, out_dtype ? out_dtype : (dtype && o.itemsize == 2 && o.kind != 'f') ? dtype : NULL, "out");
+    int outt = tpy_elem_dtype(&o, out_dtype ? out_dtype : (dtype && o.itemsize == 2 && o.kind != 'f') ? dtype : NULL, "out");
     if (outt < 0) goto fail;
     g.m = a.shape[0], g.k = a.shape[1], g.n = b.shape[1];
     if (b.shape[0] != g.k) {
@@ -102,7 +85,7 @@ PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
     g.in_dtype = (tile_dtype)in, g.out_dtype = (tile_dtype)outt;
     if (biaso != Py_None) {
         if (!tpy_array(&sc, biaso, "bias", &bias) || !want_ndim(&bias, 1, "bias", "[N]")) goto fail;
-        int btt = elem_dtype(&bias, (out_dtype || (dtype && bias.kind != 'f')) ? tile_dtype_name((tile_dtype)outt) : NULL, "bias");
+        int btt = tpy_elem_dtype(&bias, (out_dtype || (dtype && bias.kind != 'f')) ? tile_dtype_name((tile_dtype)outt) : NULL, "bias");
         if (btt < 0) goto fail;
         if (btt != outt || bias.shape[0] != g.n || bias.strides[0] != 1) {
             PyErr_Format(PyExc_ValueError, "argument 'bias': expected %lld contiguous elements of %s", (long long)g.n,
@@ -118,7 +101,7 @@ PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (sao != Py_None) { /* f8 dequantization: one f32 each, m and n of them, or 2-D block scales */
         TPyArray sa, sb;
         if (!tpy_array(&sc, sao, "a_scale", &sa) || !tpy_array(&sc, sbo, "b_scale", &sb)) goto fail;
-        if (elem_dtype(&sa, NULL, "a_scale") != TILE_F32 || elem_dtype(&sb, NULL, "b_scale") != TILE_F32) {
+        if (tpy_elem_dtype(&sa, NULL, "a_scale") != TILE_F32 || tpy_elem_dtype(&sb, NULL, "b_scale") != TILE_F32) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a_scale and b_scale: float32 arrays");
             goto fail;
         }
@@ -174,7 +157,7 @@ fail:
 /* f8: f8e4m3 accepted too (attention's q, k, v) */
 static bool attn_tensor_f8(TPyScope *sc, PyObject *obj, const char *name, const char *dtype, bool f8, TPyArray *a, int *dt) {
     if (!tpy_array(sc, obj, name, a) || !want_ndim(a, 4, name, "[batch, seq, heads, head_dim]")) return false;
-    if ((*dt = elem_dtype(a, dtype, name)) < 0) return false;
+    if ((*dt = tpy_elem_dtype(a, dtype, name)) < 0) return false;
     if (*dt != TILE_F16 && *dt != TILE_BF16 && !(f8 && *dt == TILE_F8E4M3)) {
         PyErr_Format(PyExc_TypeError, "argument '%s': attention takes %s, got %s", name, f8 ? "f16, bf16 or f8e4m3" : "f16 or bf16",
                      tile_dtype_name((tile_dtype)*dt));
@@ -307,8 +290,8 @@ PyObject *tpy_decode_paged(PyObject *self, PyObject *args, PyObject *kwargs) {
         !tpy_array(&sc, vo, "v_cache", &v) || !want_ndim(&v, 4, "v_cache", "[num_blocks, block_size, heads_kv, head_dim]") ||
         !tpy_array(&sc, bto, "block_tables", &bt) || !tpy_array(&sc, clo, "context_lens", &cl))
         goto fail;
-    int kvt = elem_dtype(&k, kv_dtype ? kv_dtype : dtype, "k_cache");
-    if (kvt < 0 || elem_dtype(&v, kv_dtype ? kv_dtype : dtype, "v_cache") != kvt) {
+    int kvt = tpy_elem_dtype(&k, kv_dtype ? kv_dtype : dtype, "k_cache");
+    if (kvt < 0 || tpy_elem_dtype(&v, kv_dtype ? kv_dtype : dtype, "v_cache") != kvt) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "k_cache and v_cache must have one element type");
         goto fail;
     }
@@ -379,7 +362,7 @@ PyObject *tpy_moe(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (!tpy_array(&sc, xo, "x", &x) || !tpy_array(&sc, w1o, "w1", &w1) || !tpy_array(&sc, w2o, "w2", &w2) ||
         !tpy_array(&sc, oo, "out", &o))
         goto fail;
-    int dt = elem_dtype(&x, dtype, "x");
+    int dt = tpy_elem_dtype(&x, dtype, "x");
     if (dt < 0) goto fail;
     if (dt != TILE_F16 && dt != TILE_BF16) {
         PyErr_Format(PyExc_TypeError, "argument 'x': moe takes f16 or bf16, got %s", tile_dtype_name((tile_dtype)dt));

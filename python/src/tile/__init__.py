@@ -18,7 +18,7 @@ from ._tile import CompileError, Device, Error, Kernel
 
 __all__ = ["device", "compile", "Module", "Kernel", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
            "decode_paged", "moe", "data_dir", "load_ptx", "PtxModule",
-           "data_ptr", "version"]
+           "data_ptr", "tensor_map", "version"]
 __version__ = _tile.version()
 
 _devices = {}
@@ -63,6 +63,18 @@ def data_ptr(array, device=None):
     holds, as Triton users build one from `t.data_ptr()`.  A NumPy host array
     stays mapped as long as it lives (docs/python.md, "Tables of pointers")."""
     return _device(device).data_ptr(array)
+
+
+def tensor_map(array, box, swizzle=None, elem_strides=None, dtype=None, device=None):
+    """The 128-byte tiled tensor map (TMA) of the whole of `array` on the device,
+    as bytes for a PTX kernel's `.param .align 64 .b8 tmap[128]` argument (the
+    host-encoded map CUTLASS-style and Triton host-descriptor kernels take).
+    `box` (elements one copy moves per dimension, 1..256) and `elem_strides`
+    are in the array's order, outermost first; `swizzle` None, 'none', '32B',
+    '64B' or '128B'; `dtype` reads the array's storage as another type of its
+    width ('bf16' for uint16 arrays).  The array stays mapped as long as it
+    lives, as for data_ptr (docs/python.md, "PTX from other compilers")."""
+    return _device(device).tensor_map(array, box, swizzle, elem_strides, dtype)
 
 
 _device = device
