@@ -338,7 +338,7 @@ static bool emit_func(LL *l, Func *f) {
     char buf[32];
     snprintf(buf, sizeof buf, "%d", 32 * (f->num_warps + f->producer_warps));
     LLVMAddAttributeAtIndex(l->fn, LLVMAttributeFunctionIndex,
-                            LLVMCreateStringAttribute(l->ctx, "nvvm.maxntid", 12, buf, (unsigned)strlen(buf)));
+                            LLVMCreateStringAttribute(l->ctx, "nvvm.reqntid", 12, buf, (unsigned)strlen(buf)));
     int entry_regs, prod_regs, cons_regs;
     if (ws_registers(f, &entry_regs, &prod_regs, &cons_regs)) {
         snprintf(buf, sizeof buf, "%d", entry_regs);

@@ -1172,8 +1172,9 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
     int n = 0, cap = 16;
     uint8_t *size = malloc((size_t)cap); /* each parameter's bytes, at most 255 (only tensor maps read them) */
     uint8_t *spec = calloc((size_t)cap, 1); /* a .ptr parameter's .align N (N > 1): the code may assume it */
-    if (!size || !spec) { /* out of memory: the launch checks nothing, as for PTX we cannot read */
-        free(size), free(spec);
+    bool *isptr = calloc((size_t)cap, sizeof *isptr); /* a .ptr parameter: its value must be null or memory of the context */
+    if (!size || !spec || !isptr) { /* out of memory: the launch checks nothing, as for PTX we cannot read */
+        free(size), free(spec), free(isptr);
         return;
     }
     Str sig = {0};
@@ -1208,24 +1209,30 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
         }
         if (n == cap) {
             uint8_t *more = realloc(size, (size_t)cap * 2), *more_spec = more ? realloc(spec, (size_t)cap * 2) : NULL;
+            bool *more_ptr = more_spec ? realloc(isptr, sizeof *isptr * (size_t)cap * 2) : NULL;
             if (more) size = more;
             if (more_spec) spec = more_spec;
-            if (!more || !more_spec) {
-                free(size), free(spec), str_free(&sig);
+            if (more_ptr) isptr = more_ptr;
+            if (!more || !more_spec || !more_ptr) {
+                free(size), free(spec), free(isptr), str_free(&sig);
                 return;
             }
             memset(spec + cap, 0, (size_t)cap);
+            memset(isptr + cap, 0, sizeof *isptr * (size_t)cap);
             cap *= 2;
         }
         uint32_t bytes = (bits >= 8 ? bits / 8 : 1) * (count ? count : 1);
         spec[n] = ptr && align > 1 && align <= 128 && !(align & (align - 1)) ? (uint8_t)align : 0;
         k->any_spec |= spec[n] != 0;
+        isptr[n] = ptr && bits == 64 && !count;
+        k->any_ptr |= isptr[n];
         size[n++] = (uint8_t)(bytes > 255 ? 255 : bytes);
         str_printf(&sig, "%s%s%s", n > 1 ? ", " : "", ptr ? "ptr" : *type ? type : "b64", tail);
     }
     k->nparams = n;
     k->param_size = size;
     k->param_spec = spec;
+    k->param_ptr = isptr;
     k->raw_signature = sig.buf;
     const char *hdr = close ? close : p;
     for (const char *dir = hdr; dir < body; dir++) { /* .maxntid / .reqntid x[, y[, z]] */
@@ -1343,6 +1350,10 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
                        grid.y, grid.z);
     uint64_t threads = (uint64_t)block.x * block.y * block.z;
     if (threads > 1024) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': block of %llu threads (at most 1024)", k->name, (unsigned long long)threads);
+    if (!k->raw_signature && k->block && (block.x != (unsigned)k->block || block.y != 1 || block.z != 1)) /* its PTX's .reqntid */
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                       "launch of '%s': block (%u,%u,%u), but the kernel was compiled for %d threads (its warps' layouts need "
+                       "exactly that block)", k->name, block.x, block.y, block.z, k->block);
     /* a dynamic-smem kernel's own need arrives as shared_bytes: count it once */
     int smem_limit = target_max_smem_dynamic(); /* the device's own limit may be lower: it refuses then */
     if ((uint64_t)shared_bytes + (k->dyn_smem ? 0 : k->smem) > (uint64_t)smem_limit)

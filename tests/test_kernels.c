@@ -170,7 +170,7 @@ Test(kernels, launch_metadata) {
     cr_assert_eq(c.nkernels, 1);
     cr_expect_eq(c.kernels[0].num_warps, 8);
     cr_expect_str_eq(c.kernels[0].signature, "*f32:16, i32");
-    cr_expect(strstr(c.ptx, ".maxntid 256"), "no .maxntid 256 in:\n%s", c.ptx);
+    cr_expect(strstr(c.ptx, ".reqntid 256"), "no .reqntid 256 in:\n%s", c.ptx);
     tile_compiled_free(&c);
     const char *defs[] = {"num_warps=2", NULL};
     o.defines = defs;
@@ -179,7 +179,7 @@ Test(kernels, launch_metadata) {
     cr_assert_eq(tile_compile_source("k.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
     cr_expect_eq(c.kernels[0].num_warps, 2);
     cr_expect_str_eq(c.kernels[0].signature, "*f32:16, i32:16");
-    cr_expect(strstr(c.ptx, ".maxntid 64"), "no .maxntid 64 in:\n%s", c.ptx);
+    cr_expect(strstr(c.ptx, ".reqntid 64"), "no .reqntid 64 in:\n%s", c.ptx);
     tile_compiled_free(&c);
 }
 

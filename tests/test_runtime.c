@@ -194,6 +194,23 @@ Test(runtime, module_cache_and_raw_ptx) {
     cr_assert_eq(tile_synchronize(ctx), TILE_OK);
     tile_memcpy_dtoh(ctx, out, x, sizeof out);
     for (int i = 0; i < 64; i++) cr_assert_eq(out[i], 2.5f);
+    /* a .ptr parameter is checked against the context's memory, as a compiled kernel's pointers are */
+    tile_devptr bogus = 0xdead0000;
+    void *bad_args[] = {&bogus, &v};
+    cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, bad_args, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "argument 0 (0xdead0000) is a pointer into no allocation of this context"), "%s",
+              tile_last_error(ctx));
+    /* its PTX says .reqntid 128: another block (it left elements unwritten) is refused, raw or compiled */
+    cr_expect_neq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){64, 1, 1}, 0, args, NULL), TILE_OK);
+    cr_expect(strstr(tile_last_error(ctx), ".reqntid 128"), "%s", tile_last_error(ctx));
+    tile_module *mc;
+    tile_kernel *kc;
+    cr_assert_eq(tile_module_load_source(ctx, src, NULL, &mc), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(mc, "fill", &kc), TILE_OK, "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_launch_raw(kc, (tile_dim3){1, 1, 1}, (tile_dim3){96, 1, 1}, 0, args, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "block (96,1,1), but the kernel was compiled for 128 threads"), "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_launch_raw(kc, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module_unload(mc);
     tile_module_unload(mp);
     close_emu(ctx);
 }
