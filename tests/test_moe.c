@@ -666,3 +666,20 @@ Test(moe, api_forward) {
     cr_expect(strstr(tile_last_error(ctx), "accumulate = 5, renormalize = 0, group_top2 = 0: each is 0 or 1"), "%s", tile_last_error(ctx));
     tile_context_destroy(ctx);
 }
+
+/* tile_moe_workspace_size refuses sizes the forward call refuses: huge token counts wrapped the
+ * size computation into a few hundred bytes (TILE_OK). */
+Test(moe, workspace_size_refuses_huge_sizes) {
+    const int64_t tokens[] = {(int64_t)1 << 31, (int64_t)1 << 40, INT64_MAX / 2, INT64_MAX};
+    for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++) {
+        tile_moe_args a = {.size = sizeof a, .tokens = tokens[i], .hidden = 16, .inter = 16, .experts = 4, .topk = 2, .dtype = TILE_F16};
+        size_t bytes = 7;
+        cr_expect_eq(tile_moe_workspace_size(&a, &bytes), TILE_ERROR_INVALID_VALUE, "tokens = %lld: %zu bytes", (long long)tokens[i], bytes);
+    }
+    tile_moe_args a = {.size = sizeof a, .tokens = 1000, .hidden = 16, .inter = INT32_MAX - 1, .experts = 8, .topk = 8, .dtype = TILE_F16};
+    size_t bytes;
+    cr_expect_eq(tile_moe_workspace_size(&a, &bytes), TILE_ERROR_INVALID_VALUE, "inter near 2^31: %zu bytes", bytes);
+    a.inter = 16;
+    cr_expect_eq(tile_moe_workspace_size(&a, &bytes), TILE_OK);
+    cr_expect_gt(bytes, 2 * 1000 * 8 * 16, "%zu bytes hold no h", bytes);
+}

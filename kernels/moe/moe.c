@@ -85,6 +85,9 @@ static const char *plan_make(const tile_moe_args *a, Plan *p) {
     if (a->tokens < 0 || a->hidden <= 0 || a->inter <= 0 || a->experts <= 0) return "tokens >= 0, hidden, inter and experts > 0";
     if (a->topk < 1 || a->topk > 8 || a->topk > a->experts) return "topk must be 1..8 and at most experts";
     if (a->experts > MAX_EXPERTS) return "at most 1024 experts";
+    /* the 32-bit offsets' bound, before any product of sizes could wrap */
+    if (a->tokens >= INT32_MAX || a->hidden >= INT32_MAX || a->inter >= INT32_MAX)
+        return "sizes too large for the kernels' 32-bit offsets (tokens, hidden and inter below 2^31)";
     if (a->dtype != TILE_F16 && a->dtype != TILE_BF16)
         return "dtype (x, h) must be TILE_F16 or TILE_BF16 (f8 weights: weight_dtype = TILE_F8E4M3 with scales)";
     memset(p, 0, sizeof *p);
@@ -102,7 +105,9 @@ static const char *plan_make(const tile_moe_args *a, Plan *p) {
     p->chunks = shipped_max(1, shipped_cdiv(p->n_slots, CHUNK));
     p->max_blocks = shipped_max(1, shipped_cdiv(p->n_slots + shipped_min(a->experts, p->n_slots) * (p->bm - 1), p->bm));
     int64_t lim = INT32_MAX;
-    if (p->n_slots * shipped_max(a->hidden, a->inter) >= lim || 2 * a->inter * a->hidden >= lim || p->chunks * a->experts >= lim ||
+    int64_t prod[2];
+    if (__builtin_mul_overflow(p->n_slots, shipped_max(a->hidden, a->inter), &prod[0]) || prod[0] >= lim ||
+        __builtin_mul_overflow(2 * a->inter, a->hidden, &prod[1]) || prod[1] >= lim || p->chunks * a->experts >= lim ||
         p->max_blocks * p->bm >= lim)
         return "sizes too large for the kernels' 32-bit offsets (tokens * topk * max(hidden, inter) and 2 * inter * hidden below 2^31)";
     if (p->f8 && a->scales == TILE_MOE_SCALES_CHANNEL) {
