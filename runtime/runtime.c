@@ -367,6 +367,13 @@ static const size_t CONTEXT_PTRS[] = {offsetof(tile_context_options, device), of
                                       offsetof(tile_context_options, arch)};
 
 /* The caller's options (NULL: the defaults) as this release reads them (rt_struct_in). */
+/* "API: unknown arch 'X' (one of sm_80, ...)" */
+static tile_status unknown_arch(const char *api, const char *arch) {
+    char names[160], msg[320];
+    snprintf(msg, sizeof msg, "%s: unknown arch '%.40s' (expected %s)", api, arch, target_names(names, sizeof names));
+    return create_fail(TILE_ERROR_INVALID_VALUE, msg);
+}
+
 static tile_status context_options_in(const tile_context_options *opt, tile_context_options *o, const char *api) {
     char err[160], msg[256];
     if (!opt) *o = (tile_context_options){0};
@@ -386,7 +393,7 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     if (st != TILE_OK) return st;
     opt = &o;
     const Target *tgt = target_find(opt->arch);
-    if (!tgt) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: unknown arch");
+    if (!tgt) return unknown_arch("tile_context_create", opt->arch);
     if (isnan(opt->emu_timeout_seconds)) /* neither a budget nor one of the spellings of none (negative, INFINITY) */
         return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create: opt->emu_timeout_seconds is NaN (seconds; 0: the default, "
                                                      "negative or INFINITY: no limit)");
@@ -416,7 +423,7 @@ tile_status tile_context_create_from_native(void *cu_context, const tile_context
     opt = &o;
     if (!cu_context) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: cu_context is NULL");
     const Target *tgt = target_find(opt->arch);
-    if (!tgt) return create_fail(TILE_ERROR_INVALID_VALUE, "tile_context_create_from_native: unknown arch");
+    if (!tgt) return unknown_arch("tile_context_create_from_native", opt->arch);
     /* the device string, when given, must name cuda: the emulator has no native contexts */
     DevBackend be = DEV_BACKEND_CUDA;
     int ordinal = 0;

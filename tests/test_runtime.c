@@ -86,6 +86,10 @@ Test(runtime, misuse_errors) {
     ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "fit in 32 bits");
     g.m = 4, g.lda = 3;
     ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "ldA = 3 is less than the 4 columns");
+    int64_t k_was = g.k;
+    g.k = 0, g.lda = 0;
+    ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "ldA = 0: a leading dimension is at least 1");
+    g.k = k_was;
     g.lda = 4, g.c = 0;
     ASSERT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "C is a null device pointer");
     g.c = p, g.m = 64;
@@ -654,6 +658,7 @@ Test(runtime, context_per_target) {
     tile_context_options bad = {.device = "emu", .arch = "sm_70"};
     tile_context *ctx;
     cr_expect_eq(tile_context_create_ex(&bad, &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "unknown arch 'sm_70' (expected sm_80, sm_86, sm_89 or sm_90a)"), "%s", tile_last_error(NULL));
 }
 
 /* A define whose value is wrong for its name is the caller's mistake, as an unknown name is:

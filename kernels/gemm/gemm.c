@@ -186,8 +186,10 @@ static int64_t span(int64_t rows, int64_t cols, int64_t ld, int esize) {
 static tile_status check_operand(tile_context *ctx, const char *name, tile_devptr p, int64_t rows, int64_t cols, int64_t ld,
                                  int esize, const char *shape, bool check_ptr) {
     if (ld < (cols > 0 ? cols : 1))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: ld%s = %lld is less than the %lld columns of %s (%s)", name,
-                       (long long)ld, (long long)cols, name, shape);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                       cols > 0 ? "tile_gemm: ld%s = %lld is less than the %lld columns of %s (%s)"
+                                : "tile_gemm: ld%s = %lld: a leading dimension is at least 1 (%lld columns of %s, %s)",
+                       name, (long long)ld, (long long)cols, name, shape);
     if (ld > INT32_MAX) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: ld%s = %lld does not fit in 32 bits", name, (long long)ld);
     int64_t bytes = span(rows, cols, ld, esize);
     if (bytes < 0)
