@@ -207,16 +207,27 @@ void diag_render_one(const DiagMsg *m, Str *out) {
         if (*p == '\n') l++;
     const char *e = p;
     while (e < end && *e != '\n') e++;
+    /* a long line shows DIAG_LINE_WIDTH bytes around the column, "..." where it is cut */
+    enum { DIAG_LINE_WIDTH = 160 };
+    uint32_t col = m->loc.col ? m->loc.col - 1 : 0, len = (uint32_t)(e - p), from = 0, lead = 0;
+    if (len > DIAG_LINE_WIDTH) {
+        from = col > DIAG_LINE_WIDTH / 2 ? col - DIAG_LINE_WIDTH / 2 : 0;
+        if (from > len - DIAG_LINE_WIDTH) from = len - DIAG_LINE_WIDTH;
+        e = p + from + DIAG_LINE_WIDTH;
+    }
     str_puts(out, "  ");
+    if (from) str_puts(out, "..."), lead = 3;
     uint32_t width = 0;
-    for (const char *q = p; q < e; q++) {
+    for (const char *q = p + from; q < e; q++) {
         /* control bytes print as spaces so the caret stays aligned */
         unsigned char c = (unsigned char)*q;
         str_putc(out, c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : (char)c);
         width++;
     }
+    if (p + len > e) str_puts(out, "...");
     str_puts(out, "\n  ");
-    for (uint32_t i = 1; i < m->loc.col && i <= width; i++) str_putc(out, ' ');
+    for (uint32_t i = 0; i < lead; i++) str_putc(out, ' ');
+    for (uint32_t i = from + 1; i < m->loc.col && i - from <= width; i++) str_putc(out, ' ');
     str_puts(out, "^\n");
 }
 

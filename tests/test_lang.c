@@ -1041,3 +1041,20 @@ Test(lang_diag, kernel_call_and_permute_names) {
                 "      let t = permute(zeros([4, 4], f32), [0, 0]);\n"
                 "                                          ^\n");
 }
+
+/* A long line shows 160 bytes around the column, "..." where cut, the caret still under the column
+ * (a 10 MB line was echoed whole). */
+Test(lang_diag, long_line_is_clipped) {
+    Str src = {0}, want = {0}, shown = {0};
+    str_puts(&src, "kernel k(x: *f32) {\n    let a = 1.0");
+    for (int i = 0; i < 100; i++) str_puts(&src, " + 1.0");
+    str_puts(&src, " + y");
+    for (int i = 0; i < 100; i++) str_puts(&src, " + 2.0");
+    str_puts(&src, ";\n}\n");
+    const char *line = strchr(src.buf, '\n') + 1, *y = strstr(line, "+ y") + 2;
+    int col = (int)(y - line) + 1, from = col - 1 - 80;
+    str_printf(&shown, "...%.160s...", line + from);
+    str_printf(&want, "t.tile:2:%d: error: unknown name 'y'\n  %s\n  %*s^\n", col, shown.buf, 3 + 80, "");
+    expect_diag(src.buf, want.buf);
+    str_free(&src), str_free(&want), str_free(&shown);
+}
