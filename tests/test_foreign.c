@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tests/test_rng.h"
 #include "ref/ref.h"
@@ -296,6 +297,12 @@ Test(foreign, registration_errors) {
     tile_gemm_args g = {.m = 32, .n = 32, .k = 32, .a = d, .lda = 32, .b = d, .ldb = 32, .c = d + n - 4 * 32 * 32 + 4, .ldc = 32,
                         .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
     EXPECT_ERR(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE, "run past the end");
+    /* read-only pages are refused (on the emulator a write through them killed the process; cuMemHostRegister
+     * refuses them too) */
+    void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(ro, MAP_FAILED);
+    EXPECT_ERR(tile_register_memory(ctx, ro, 4096, &d2), TILE_ERROR_INVALID_VALUE, "not all writable memory of this process");
+    munmap(ro, 4096);
     /* not tile_malloc's: tile_free refuses it */
     EXPECT_ERR(tile_free(ctx, d), TILE_ERROR_INVALID_VALUE, "tile_unregister_memory it");
     EXPECT_ERR(tile_unregister_memory(ctx, d + 16), TILE_ERROR_INVALID_VALUE, "not a device pointer tile_register_memory returned");
