@@ -12,8 +12,8 @@
  *      tile_stream)`, whose dispatcher picks the first variant whose
  *      specializations the values satisfy, loads that PTX into the context
  *      on first use (tile_module_load_ptx; a small per-kernel table of
- *      contexts under a mutex) and calls tile_launch.  OUT_unload(ctx)
- *      releases what was loaded into a context.  The kernels are compiled
+ *      contexts under a mutex) and calls tile_launch.  NAME_aot_unload(ctx)
+ *      releases what the kernel loaded into a context.  The kernels are compiled
  *      without tensor maps (no_tma): the launcher passes the arguments only.
  * The output needs only <tile/tile.h> and libtile. */
 #include "jit/jit.h"
@@ -99,10 +99,39 @@ static bool write_text(const char *path, const Str *s) {
     return ok;
 }
 
+/* A refusal before anything is written: *msg says why. */
+static tile_status aot_refuse(char **msg, const char *fmt, const char *arg) {
+    if (msg) {
+        Str m = {0};
+        str_printf(&m, "tile aot: ");
+        str_printf(&m, fmt, arg);
+        str_puts(&m, "\n");
+        *msg = str_take(&m);
+    }
+    return TILE_ERROR_INVALID_VALUE;
+}
+
+/* A name the generated C may declare a function by: an identifier, not a C keyword or one of the
+ * generated file's own names, and not in tile.h's name spaces (tile_, TILE_). */
+static bool aot_name_ok(const char *n) {
+    if (!*n || isdigit((unsigned char)*n) || c_keyword(n) || !strncmp(n, "tile_", 5) || !strncmp(n, "TILE_", 5)) return false;
+    for (const char *p = n; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_') return false;
+    return true;
+}
+
 tile_status tile_aot_export(const char *path, const tile_compile_options *opt, const char *const *kernels,
                             const char *const *variants, const char *out, char **msg) {
     if (msg) *msg = NULL;
-    if (!path || !kernels || !kernels[0] || !out) return TILE_ERROR_INVALID_VALUE;
+    if (!path || !kernels || !kernels[0] || !out)
+        return aot_refuse(msg, "%s", !path ? "path is NULL" : !out ? "out is NULL" : "no kernel named (kernels is NULL or empty)");
+    for (int i = 0; kernels[i]; i++) {
+        if (!aot_name_ok(kernels[i]))
+            return aot_refuse(msg, "kernel '%s': the launch function is named after the kernel, so its name must be a C identifier "
+                                   "that is not a C keyword and does not start with tile_ or TILE_", kernels[i]);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(kernels[i], kernels[j])) return aot_refuse(msg, "kernel '%s' is named twice", kernels[i]);
+    }
     tile_compile_options base;
     char oerr[160];
     if (!jit_options_in(opt, &base, oerr, sizeof oerr)) {
@@ -114,6 +143,10 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         return TILE_ERROR_INVALID_VALUE;
     }
     const char *stem = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+    if (!*stem) return aot_refuse(msg, "-o '%s' names no file (OUT.h and OUT.c are written)", out);
+    for (const char *q = stem; *q; q++)
+        if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20)
+            return aot_refuse(msg, "-o '%s': the file name goes into an #include, so it may not hold quotes, backslashes or control characters", out);
     char guard[128];
     snprintf(guard, sizeof guard, "TILE_AOT_%s_H", stem);
     for (char *g = guard; *g; g++) *g = isalnum((unsigned char)*g) ? (char)toupper((unsigned char)*g) : '_';
@@ -127,6 +160,8 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                  "enum { TILE_AOT_CONTEXTS = 16 };\nstatic pthread_mutex_t tile_aot_lock = PTHREAD_MUTEX_INITIALIZER;\n\n");
     str_puts(&c, "/* The kernel of variant v loaded into ctx (loaded on first use). */\n"
                  "static tile_status tile_aot_get(TileAotSlot *slots, const char *ptx, const char *name, tile_context *ctx, tile_kernel **out) {\n"
+                 "    if (!ctx) { /* no context: the library's own message (an empty slot has a NULL ctx) */\n"
+                 "        tile_module *m;\n        return tile_module_load_ptx(ctx, ptx, &m);\n    }\n"
                  "    tile_status st = TILE_OK;\n    pthread_mutex_lock(&tile_aot_lock);\n    TileAotSlot *free_slot = NULL;\n"
                  "    for (int i = 0; i < TILE_AOT_CONTEXTS; i++) {\n        if (slots[i].ctx == ctx) {\n            *out = slots[i].kernel;\n"
                  "            pthread_mutex_unlock(&tile_aot_lock);\n            return TILE_OK;\n        }\n"
@@ -141,7 +176,6 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                  "    for (int i = 0; i < TILE_AOT_CONTEXTS; i++)\n        if (slots[i].ctx == ctx) {\n"
                  "            tile_module_unload(slots[i].mod);\n            slots[i] = (TileAotSlot){0};\n        }\n"
                  "    pthread_mutex_unlock(&tile_aot_lock);\n}\n\n");
-    Str unload = {0};
     tile_status st = TILE_OK;
     int nvar = 0;
     while (variants && variants[nvar]) nvar++;
@@ -226,14 +260,13 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         for (int i = 0; i < np; i++) str_printf(&c, "%s&%s", i ? ", " : "", ps[i].name);
         str_puts(&c, np ? "};\n" : "NULL};\n");
         str_puts(&c, "    return tile_launch(k, grid, args, stream);\n}\n\n");
-        str_printf(&unload, "    for (int v = 0; v < %d; v++) tile_aot_release(%s_slots[v], ctx);\n", nvar + 1, kn);
+        str_printf(&h, "/* Release the modules of %s loaded into ctx. */\nvoid %s_aot_unload(tile_context *ctx);\n\n", kn, kn);
+        str_printf(&c, "void %s_aot_unload(tile_context *ctx) {\n    for (int v = 0; v < %d; v++) tile_aot_release(%s_slots[v], ctx);\n}\n\n",
+                   kn, nvar + 1, kn);
         str_free(&proto);
     }
     if (st == TILE_OK) {
-        str_printf(&h, "/* Release every module this file loaded into ctx (call before tile_context_destroy). */\nvoid %s_unload(tile_context *ctx);\n\n",
-                   stem);
         str_puts(&h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
-        str_printf(&c, "void %s_unload(tile_context *ctx) {\n%s}\n", stem, unload.buf ? unload.buf : "");
         Str hp = {0}, cp = {0};
         str_printf(&hp, "%s.h", out);
         str_printf(&cp, "%s.c", out);
@@ -244,6 +277,6 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         str_free(&hp), str_free(&cp);
     }
     if (msg) *msg = err.buf ? str_take(&err) : NULL;
-    str_free(&err), str_free(&h), str_free(&c), str_free(&unload);
+    str_free(&err), str_free(&h), str_free(&c);
     return st;
 }

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "include/tile/tile.h"
+
 static const char *prog =
-    "#include \"add_aot.h\"\n#include <stdio.h>\n"
+    "#include \"add_aot.h\"\n#include <stdio.h>\n#include <string.h>\n"
     "int main(void) {\n"
     "    tile_context *ctx;\n"
     "    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
@@ -23,6 +25,8 @@ static const char *prog =
     "        tile_memcpy_dtoh(ctx, ho, o, 4u * n);\n"
     "        for (int i = 0; i < n; i++) if (ho[i] != 1.5f * (float)i) return 12;\n"
     "    }\n"
+    "    /* no context: the library's message for it (an empty slot matched a NULL ctx) */\n"
+    "    if (add(NULL, (tile_dim3){1, 1, 1}, 0, 0, 0, 1, NULL) == TILE_OK || !strstr(tile_last_error(NULL), \"tile_context\")) return 13;\n"
     "    add_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    puts(\"aot ok\");\n    return 0;\n}\n";
 
 Test(aot, export_build_run, .timeout = 120) {
@@ -52,4 +56,41 @@ Test(aot, export_build_run, .timeout = 120) {
     if (rc) cr_assert_eq(system(cmd), 0);
     cr_assert_eq(rc, 0, "the exported program failed");
     system(cmd);
+}
+
+/* What the generated C could not declare is refused before anything is written, with a message. */
+Test(aot, refusals) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char path[512], out[600];
+    snprintf(path, sizeof path, "%s/k.tile", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("kernel add(x: *f32) { store(x, 1.0); }\nkernel int(x: *f32) { store(x, 2.0); }\n"
+          "kernel tile_malloc(x: *f32) { store(x, 3.0); }\n", f);
+    fclose(f);
+    snprintf(out, sizeof out, "%s/gen", dir);
+    static const struct {
+        const char *kernels[3], *out, *want;
+    } cases[] = {
+        {{"add", "add", NULL}, NULL, "kernel 'add' is named twice"},
+        {{"int", NULL}, NULL, "kernel 'int': the launch function is named after the kernel"},
+        {{"tile_malloc", NULL}, NULL, "kernel 'tile_malloc': the launch function"},
+        {{"add", NULL}, "", "names no file"},
+        {{"add", NULL}, "a\"b", "may not hold quotes"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *msg = NULL, o[700];
+        snprintf(o, sizeof o, "%s/%s", dir, cases[i].out ? cases[i].out : "gen");
+        cr_expect_eq(tile_aot_export(path, NULL, cases[i].kernels, NULL, o, &msg), TILE_ERROR_INVALID_VALUE, "case %zu", i);
+        cr_expect(msg && strstr(msg, cases[i].want), "case %zu: %s", i, msg ? msg : "(no message)");
+        free(msg);
+    }
+    char *msg = NULL;
+    const char *none[] = {NULL};
+    cr_expect_eq(tile_aot_export(path, NULL, none, NULL, out, &msg), TILE_ERROR_INVALID_VALUE);
+    cr_expect(msg && strstr(msg, "no kernel named"), "%s", msg ? msg : "(no message)");
+    free(msg);
+    snprintf(out, sizeof out, "rm -rf %s", dir);
+    cr_expect_eq(system(out), 0);
 }
