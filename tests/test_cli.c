@@ -50,6 +50,10 @@ Test(cli, usage_errors_exit_2) {
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --emit bogus", buf, sizeof buf), 2);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --arch sm_70", buf, sizeof buf), 2);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -D", buf, sizeof buf), 2);
+    /* values the options give that the library refuses are usage errors too (they exited 3, as a mismatch) */
+    cr_expect_eq(run("run attention --device emu --head-dim 17", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "tile_attention_fwd failed"), "%s", buf);
+    cr_expect_eq(run("run gemm --device emu --m 3 --n 3 --k 3 --config BM=banana", buf, sizeof buf), 2, "%s", buf);
 }
 
 Test(cli, emits_each_form) {

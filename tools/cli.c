@@ -77,6 +77,11 @@ int cli_exit_status(tile_status st) {
     }
 }
 
+int cli_call_failed(tile_context *ctx, const char *api, tile_status st) {
+    fprintf(stderr, "tile: %s failed: %s\n", api, tile_last_error(ctx));
+    return st == TILE_ERROR_INVALID_VALUE ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+}
+
 /* ---- options ---- */
 /* The option as the user wrote it, for messages: "--name" (without "=value") or "-c". */
 static void spelled(CliGetopt *g, int optopt_value) {

@@ -78,8 +78,8 @@ int cmd_run_gemm(int argc, char **argv) {
     if (st == TILE_OK) st = tile_synchronize(ctx);
     double first = timer_now() - t0;
     if (st != TILE_OK) {
-        fprintf(stderr, "tile: tile_gemm failed: %s\n", tile_last_error(ctx));
-        return gemm_data_free(ctx, &d), tile_context_destroy(ctx), CLI_EXIT_FAIL;
+        int rc = cli_call_failed(ctx, "tile_gemm", st);
+        return gemm_data_free(ctx, &d), tile_context_destroy(ctx), rc;
     }
     tile_gemm_info gi;
     tile_gemm_last_info(ctx, &gi);

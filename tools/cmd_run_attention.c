@@ -203,7 +203,7 @@ int cmd_run_attention(int argc, char **argv) {
     if (st == TILE_OK) st = tile_synchronize(ctx);
     double first = timer_now() - t0;
     if (st != TILE_OK) {
-        fprintf(stderr, "tile: tile_attention_fwd failed: %s\n", tile_last_error(ctx));
+        rc = cli_call_failed(ctx, "tile_attention_fwd", st);
         goto done;
     }
     tile_memcpy_dtoh(ctx, ho, dout, nq * 2);
@@ -324,7 +324,7 @@ int cmd_run_decode(int argc, char **argv) {
     if (st == TILE_OK) st = tile_synchronize(ctx);
     double first = timer_now() - t0;
     if (st != TILE_OK) {
-        fprintf(stderr, "tile: tile_attention_decode_paged failed: %s\n", tile_last_error(ctx));
+        rc = cli_call_failed(ctx, "tile_attention_decode_paged", st);
         goto done;
     }
     tile_memcpy_dtoh(ctx, ho, dout, nq * 2);

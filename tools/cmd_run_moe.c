@@ -180,7 +180,7 @@ int cmd_run_moe(int argc, char **argv) {
     if (st == TILE_OK) st = tile_synchronize(ctx);
     double first = timer_now() - t0;
     if (st != TILE_OK) {
-        fprintf(stderr, "tile: tile_moe_forward failed: %s\n", tile_last_error(ctx));
+        rc = cli_call_failed(ctx, "tile_moe_forward", st);
         goto done;
     }
     tile_memcpy_dtoh(ctx, ho, a.out, no * 4);

@@ -168,8 +168,7 @@ static int rows_run(tile_context *ctx, const RowsCall *call, double (*check)(til
     tile_status st = rows_call(ctx, call);
     double first = timer_now() - t0;
     if (st != TILE_OK) {
-        fprintf(stderr, "tile: %s failed: %s\n", rows_api(p), tile_last_error(ctx));
-        return CLI_EXIT_FAIL;
+        return cli_call_failed(ctx, rows_api(p), st);
     }
     cli_progress(prog, "checking against float64 ...");
     double worst = check(ctx, call, user);

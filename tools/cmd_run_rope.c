@@ -265,7 +265,7 @@ int cmd_run_rope(int argc, char **argv) {
     if (st == TILE_OK) st = tile_synchronize(ctx);
     double first = timer_now() - t0;
     if (st != TILE_OK) {
-        fprintf(stderr, "tile: tile_rope_kv_append failed: %s\n", tile_last_error(ctx));
+        rc = cli_call_failed(ctx, "tile_rope_kv_append", st);
         goto done;
     }
     cli_progress(prog, "checking against float64 ...");

@@ -163,8 +163,7 @@ static int sample_run(tile_context *ctx, const SampleCli *p, SampleCallFn call, 
     tile_status st = call(ctx, user);
     double first = timer_now() - t0;
     if (st != TILE_OK) {
-        fprintf(stderr, "tile: %s failed: %s\n", p->spec ? "tile_spec_verify" : "tile_sample", tile_last_error(ctx));
-        return CLI_EXIT_FAIL;
+        return cli_call_failed(ctx, p->spec ? "tile_spec_verify" : "tile_sample", st);
     }
     cli_progress(prog, "checking against float64 ...");
     SampleCheck c = check(ctx, user);
