@@ -335,6 +335,13 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     cr_expect_eq(buf[0], 0, "stdout: %s", buf);
     cr_expect_eq(run_env("cache stats --json", buf, sizeof buf), 0);
     cr_expect(strstr(buf, "\"tuning_records\":0"), "%s", buf);
+    /* a grid that cannot be evaluated: exit 2 before anything compiles, the reason and its column named */
+    snprintf(args, sizeof args, "tune %s --kernel add --arg m=1000 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "column 6: unknown name 'n'") && !strstr(buf, "tuning add"), "%s", buf);
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'n / (BLOCK - BLOCK)' --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "division by zero"), "%s", buf);
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 --device emu --json", path);
     cr_expect_eq(run_env(args, buf, sizeof buf), 0, "%s", buf);
     cr_expect_eq(json_lines(buf), 3, "two configurations and the record: %s", buf);

@@ -454,6 +454,25 @@ static bool launch_args_make(tile_context *ctx, const TuneFile *t, const tile_ke
     return true;
 }
 
+/* The grid of one configuration: --grid over the --arg values, then the configuration's (true 1, false 0). */
+static bool config_grid(const TuneFile *t, char **cfg, unsigned g[3], char *why, size_t n) {
+    const char *names[2 * MAX_PARAMS];
+    int64_t vals[2 * MAX_PARAMS];
+    int nn = 0;
+    for (int a = 0; a < t->nargs; a++) names[nn] = t->arg_names[a], vals[nn++] = t->arg_vals[a];
+    char *cfg_names[MAX_PARAMS];
+    int ncfg = 0;
+    for (int j = 0; cfg[j] && ncfg < MAX_PARAMS; j++) {
+        const char *eq = strchr(cfg[j], '=');
+        if (!eq || !(cfg_names[ncfg] = strndup(cfg[j], (size_t)(eq - cfg[j])))) continue;
+        names[nn] = cfg_names[ncfg++];
+        vals[nn++] = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : atoll(eq + 1);
+    }
+    bool ok = grid_expr_dims(t->grid, names, vals, nn, g, why, n);
+    for (int j = 0; j < ncfg; j++) free(cfg_names[j]);
+    return ok;
+}
+
 /* One configuration: rows[i] timed or skipped; CLI_EXIT_USAGE for a bad --grid. */
 static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, double *ts, TuneRow *r) {
     if (r->why[0]) return 0; /* step 2 found it cannot run */
@@ -467,23 +486,10 @@ static int tune_file_config(tile_context *ctx, const TuneFile *t, char **cfg, do
         tile_kernel_get_attributes(k, &at) != TILE_OK)
         snprintf(r->why, sizeof r->why, "%.180s", tile_last_error(ctx));
     else if (launch_args_make(ctx, t, &at, &la, r->why, sizeof r->why)) {
-        /* names for --grid: the --arg values, then the config's (true 1, false 0) */
-        const char *names[2 * MAX_PARAMS];
-        int64_t vals[2 * MAX_PARAMS];
-        int nn = 0;
-        for (int a = 0; a < t->nargs; a++) names[nn] = t->arg_names[a], vals[nn++] = t->arg_vals[a];
-        char *cfg_names[MAX_PARAMS];
-        int ncfg = 0;
-        for (int j = 0; cfg[j] && ncfg < MAX_PARAMS; j++) {
-            const char *eq = strchr(cfg[j], '=');
-            if (!eq || !(cfg_names[ncfg] = strndup(cfg[j], (size_t)(eq - cfg[j])))) continue;
-            names[nn] = cfg_names[ncfg++];
-            vals[nn++] = !strcmp(eq + 1, "true") ? 1 : !strcmp(eq + 1, "false") ? 0 : atoll(eq + 1);
-        }
         unsigned g[3];
-        if (!grid_expr_dims(t->grid, names, vals, nn, g))
-            rc = cli_usage_error("tune", "bad --grid expression (INT, NAME, + - * /, cdiv(a, b); comma-separated dims): %s", t->grid);
-        for (int j = 0; j < ncfg; j++) free(cfg_names[j]);
+        char why[160];
+        if (!config_grid(t, cfg, g, why, sizeof why))
+            rc = cli_usage_error("tune", "--grid '%s': %s (INT, NAME, + - * /, cdiv(a, b); comma-separated dims)", t->grid, why);
         tile_dim3 grid = {g[0], g[1], g[2]};
         for (int w = 0; !rc && w <= t->warmup && !r->why[0]; w++)
             if (tile_launch(k, grid, la.params, NULL) != TILE_OK || tile_synchronize(ctx) != TILE_OK)
@@ -531,6 +537,15 @@ static int tune_file(int argc, char **argv) {
         fprintf(stderr, "tile: out of host memory\n");
         rc = CLI_EXIT_FAIL;
         goto free_rows;
+    }
+    for (int i = 0; i < sp.nconfigs; i++) { /* every configuration's grid, before anything compiles */
+        unsigned g[3];
+        char why[160], cfg[256];
+        if (!config_grid(&t, sp.configs[i], g, why, sizeof why)) {
+            join_config(sp.configs[i], cfg, sizeof cfg);
+            rc = cli_usage_error("tune", "--grid '%s' with %s: %s (INT, NAME, + - * /, cdiv(a, b); comma-separated dims)", t.grid, cfg, why);
+            goto free_rows;
+        }
     }
     bool prog = cli_progress_wanted(t.json);
     if (!t.json) {

@@ -2,6 +2,7 @@
 #include "tools/grid_expr.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,16 +10,26 @@ typedef struct Env {
     const char *const *names;
     const int64_t *vals;
     int n;
-    const char *p;
+    const char *start, *p;
     bool bad;
+    char *why; /* the first problem, with its column */
+    size_t whylen;
 } Env;
+
+/* Mark the expression bad with the first reason, at the current column. */
+static void fail(Env *e, const char *what, int len, const char *name) {
+    if (!e->bad) snprintf(e->why, e->whylen, what, (int)(e->p - e->start) + 1, len, name);
+    e->bad = true;
+}
 
 static int64_t ex_expr(Env *e);
 
 /* Step over `c`, or mark the expression bad (never past the end of the string). */
 static void expect(Env *e, char c) {
+    while (*e->p == ' ') e->p++;
     if (*e->p == c) e->p++;
-    else e->bad = true;
+    else if (c == ')') fail(e, "column %d: expected ')'%.*s", 0, "");
+    else fail(e, "column %d: expected ','%.*s", 0, "");
 }
 
 /* atom = INT | NAME | "cdiv" "(" expr "," expr ")" | "(" expr ")" */
@@ -31,6 +42,10 @@ static int64_t ex_atom(Env *e) {
         return v;
     }
     if (isdigit((unsigned char)*e->p)) return strtoll(e->p, (char **)&e->p, 0);
+    if (!isalpha((unsigned char)*e->p) && *e->p != '_') {
+        fail(e, "column %d: expected a number, a name, cdiv(a, b) or '('%.*s", 0, "");
+        return 0;
+    }
     const char *s = e->p;
     while (isalnum((unsigned char)*e->p) || *e->p == '_') e->p++;
     size_t len = (size_t)(e->p - s);
@@ -40,12 +55,13 @@ static int64_t ex_atom(Env *e) {
         expect(e, ',');
         int64_t b = ex_expr(e);
         expect(e, ')');
-        if (b <= 0) e->bad = true;
+        if (b <= 0) fail(e, "column %d: cdiv's divisor is not positive%.*s", 0, "");
         return b > 0 ? (a + b - 1) / b : 0;
     }
     for (int i = e->n - 1; i >= 0; i--)
         if (strlen(e->names[i]) == len && !strncmp(e->names[i], s, len)) return e->vals[i];
-    e->bad = true;
+    e->p = s;
+    fail(e, "column %d: unknown name '%.*s' (the --arg names and the configuration's constants)", (int)len, s);
     return 0;
 }
 
@@ -58,8 +74,9 @@ static int64_t ex_term(Env *e) {
         if (op != '*' && op != '/') return v;
         e->p++;
         int64_t r = ex_atom(e);
-        if (op == '/' && r == 0) return e->bad = true, 0;
-        v = op == '*' ? v * r : v / r;
+        if (op == '/' && r == 0) return fail(e, "column %d: division by zero%.*s", 0, ""), 0;
+        if (op == '*' && __builtin_mul_overflow(v, r, &v)) return fail(e, "column %d: the product overflows%.*s", 0, ""), 0;
+        if (op == '/') v /= r;
     }
 }
 
@@ -72,17 +89,25 @@ static int64_t ex_expr(Env *e) {
         if (op != '+' && op != '-') return v;
         e->p++;
         int64_t r = ex_term(e);
-        v = op == '+' ? v + r : v - r;
+        if (op == '+' ? __builtin_add_overflow(v, r, &v) : __builtin_sub_overflow(v, r, &v))
+            return fail(e, "column %d: the sum overflows%.*s", 0, ""), 0;
     }
 }
 
-bool grid_expr_dims(const char *grid, const char *const *names, const int64_t *vals, int n, unsigned dims[3]) {
+bool grid_expr_dims(const char *grid, const char *const *names, const int64_t *vals, int n, unsigned dims[3], char *why, size_t whylen) {
     dims[0] = dims[1] = dims[2] = 1;
     const char *p = grid;
     for (int d = 0; d < 3 && *p; d++) {
-        Env e = {names, vals, n, p, false};
+        Env e = {names, vals, n, grid, p, false, why, whylen};
         int64_t v = ex_expr(&e);
-        if (e.bad || v < 1 || v > 2147483647) return false;
+        while (*e.p == ' ') e.p++;
+        if (!e.bad && *e.p && *e.p != ',') fail(&e, "column %d: unexpected '%.*s'", 1, e.p);
+        if (!e.bad && *e.p == ',' && d == 2) fail(&e, "column %d: more than three dimensions%.*s", 0, "");
+        if (e.bad) return false;
+        if (v < 1 || v > 2147483647) {
+            snprintf(why, whylen, "the grid's %c is %lld: each dimension is 1 to 2^31-1", "xyz"[d], (long long)v);
+            return false;
+        }
         dims[d] = (unsigned)v;
         p = *e.p == ',' ? e.p + 1 : e.p;
     }

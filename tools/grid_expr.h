@@ -12,11 +12,13 @@
 #define TILE_TOOLS_GRID_EXPR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Evaluate `grid` into dims (missing dimensions stay 1); false when an
- * expression is malformed, names an unknown value, divides by zero or a
- * dimension is outside 1..2^31-1. */
-bool grid_expr_dims(const char *grid, const char *const *names, const int64_t *vals, int n, unsigned dims[3]);
+ * expression is malformed, names an unknown value, divides by zero or
+ * overflows, or a dimension is outside 1..2^31-1, with the reason (and its
+ * column in `grid`) in why[whylen]. */
+bool grid_expr_dims(const char *grid, const char *const *names, const int64_t *vals, int n, unsigned dims[3], char *why, size_t whylen);
 
 #endif
