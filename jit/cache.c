@@ -622,8 +622,10 @@ static void explain_miss(int dfd, const CacheKey *k, const char *srcname) {
     str_free(&mc.why);
 }
 
-/* Read and check the entry v1/KK/REST; a corrupt entry, or one written for another key, is removed. */
-static bool try_load(int dfd, const char *dir, const CacheKey *k, tile_compiled *out, const char *arch) {
+/* Read and check the entry v1/KK/REST; a corrupt entry, or one written for another key, is removed
+ * (*corrupt set: the miss is explained by it). */
+static bool try_load(int dfd, const char *dir, const CacheKey *k, tile_compiled *out, const char *arch, bool *corrupt) {
+    *corrupt = false;
     char kkname[3] = {k->hex[0], k->hex[1], 0};
     const char *name = k->hex + 2;
     int v1 = open_sub(dfd, "v1", false);
@@ -650,6 +652,7 @@ static bool try_load(int dfd, const char *dir, const CacheKey *k, tile_compiled 
     if (!ok) {
         if (rt_options()->debug_cache) rt_debug("cache", "corrupt entry %s/v1/%s/%s: %s; recompiling", dir, kkname, name, why);
         unlinkat(kk, name, 0);
+        *corrupt = true;
     } else utimensat(kk, name, NULL, AT_SYMLINK_NOFOLLOW); /* last use: now (a failure only ages the entry) */
     meta_free(&meta);
     free(data);
@@ -770,13 +773,15 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
     bool cacheable = dir && !o->dump_after && !o->time_passes && !o->want_llvm_ir && !o->tir_only && make_key(src, o, &k);
     int dfd = cacheable ? jit_cache_open(dir, true) : -1;
     if (dfd >= 0) {
-        if (try_load(dfd, dir, &k, out, o->arch)) {
+        bool corrupt;
+        if (try_load(dfd, dir, &k, out, o->arch, &corrupt)) {
             count_event(dir, dfd, 'h');
             if (from_cache) *from_cache = 1;
             close(dfd);
             return TILE_OK;
         }
-        if (rt_options()->debug_cache) explain_miss(dfd, &k, src->name);
+        if (rt_options()->debug_cache && corrupt) rt_debug("cache", "miss %s (%s): its entry was unusable and is removed", k.hex, src->name);
+        else if (rt_options()->debug_cache) explain_miss(dfd, &k, src->name);
     }
     tile_status st = jit_compile_src(src, o, out);
     struct stat sb;

@@ -424,6 +424,7 @@ Test(cache_safety, entry_of_another_key_is_a_miss, .init = setup, .fini = teardo
     cr_assert_eq(run_cli(env, "compile " ADD " --kernel add -o /dev/null -v", out, sizeof out), 0, "%s", out);
     cr_assert(strstr(out, "written for another key"), "%s", out);
     cr_assert(strstr(out, "cache: miss"), "%s", out);
+    cr_assert(strstr(out, "its entry was unusable and is removed") && !strstr(out, "source"), "the source did not change: %s", out);
 }
 
 /* tune.db records outside the kernel's @config space are ignored with a
