@@ -291,3 +291,23 @@ Test(abi, moe_args) {
     }
     tile_context_destroy(ctx);
 }
+
+/* The automatic split count fills the context's multiprocessors: cdiv(2 * SMs, num_seqs * heads_kv), at most
+ * cdiv(max_context_len, 256) (it assumed 132 SMs on every device). */
+Test(abi, paged_splits_follow_the_sm_count) {
+    const struct {
+        const char *dev;
+        int want;
+    } cases[] = {{"emu", 32}, {"emu:sms=8", 8}, {"emu:sm_90a:sms=2", 2}, {"emu:sms=1", 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tile_context *ctx;
+        cr_assert_eq(tile_context_create(cases[i].dev, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+        tile_paged_attention_args a = {.size = sizeof a, .dtype = TILE_F16, .num_seqs = 1, .heads_q = 2, .heads_kv = 2, .head_dim = 64,
+                                       .num_tokens = 1, .block_size = 16, .num_blocks = 512, .max_context_len = 8192};
+        size_t bytes;
+        int splits = -1;
+        cr_assert_eq(tile_paged_attention_workspace_size(ctx, &a, &bytes, &splits), TILE_OK, "%s", tile_last_error(ctx));
+        cr_expect_eq(splits, cases[i].want, "%s: %d splits, want %d", cases[i].dev, splits, cases[i].want);
+        tile_context_destroy(ctx);
+    }
+}

@@ -64,9 +64,8 @@
 #include <string.h>
 
 enum { MAX_SPLITS = 64, SPLIT_MIN_KEYS = 256 };
-/* The device layer reports no SM count yet: split-KV aims at 2 programs per
- * SM of an H100/H200 (132 SMs). */
-enum { TARGET_PROGRAMS = 2 * 132 };
+/* split-KV aims at 2 programs per multiprocessor of the context's device */
+enum { PROGRAMS_PER_SM = 2 };
 static const int64_t I32_LIMIT = INT32_MAX;
 
 /* The element offset of the last element of a [n0, n1, n2, d] tensor with
@@ -296,7 +295,7 @@ typedef struct PagedPlan {
 } PagedPlan;
 
 /* Sizes only (no pointers): the checks and choices both entry points share. */
-static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, tile_status *status) {
+static const char *paged_plan(const tile_paged_attention_args *a, int sms, PagedPlan *p, tile_status *status) {
     *status = TILE_ERROR_INVALID_VALUE;
     memset(p, 0, sizeof *p);
     if (a->dtype != TILE_F16 && a->dtype != TILE_BF16) return "dtype must be TILE_F16 or TILE_BF16";
@@ -345,8 +344,9 @@ static const char *paged_plan(const tile_paged_attention_args *a, PagedPlan *p, 
     int splits = a->num_splits;
     if (splits == 0) {
         splits = 1;
-        if (programs > 0 && programs < TARGET_PROGRAMS)
-            splits = (int)shipped_max(1, shipped_min(shipped_min(shipped_cdiv(TARGET_PROGRAMS, programs), shipped_cdiv(a->max_context_len, SPLIT_MIN_KEYS)), MAX_SPLITS));
+        int64_t target = (int64_t)PROGRAMS_PER_SM * (sms > 0 ? sms : 1);
+        if (programs > 0 && programs < target)
+            splits = (int)shipped_max(1, shipped_min(shipped_min(shipped_cdiv(target, programs), shipped_cdiv(a->max_context_len, SPLIT_MIN_KEYS)), MAX_SPLITS));
     }
     splits = (int)shipped_min(splits, shipped_cdiv(a->max_context_len, p->bn)); /* a split is whole BN chunks */
     p->splits = splits < 1 ? 1 : splits;
@@ -368,7 +368,7 @@ tile_status tile_paged_attention_workspace_size(tile_context *ctx, const tile_pa
     a = &args; /* read only this copy from here on */
     PagedPlan p;
     tile_status st;
-    const char *why = paged_plan(a, &p, &st);
+    const char *why = paged_plan(a, rt_num_sms(ctx), &p, &st);
     if (why) return rt_fail(ctx, st, "%s: %s", api, why);
     *bytes = p.ws_bytes;
     if (num_splits) *num_splits = p.splits;
@@ -415,7 +415,7 @@ static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attentio
     /* 1. arguments */
     PagedPlan p;
     tile_status st;
-    const char *why = paged_plan(a, &p, &st);
+    const char *why = paged_plan(a, rt_num_sms(ctx), &p, &st);
     if (why) return rt_fail(ctx, st, "%s: %s", api, why);
     if (a->workspace && p.splits > 1 && a->workspace_bytes < p.ws_bytes)
         FAIL("%s: workspace of %zu bytes, %zu needed for %d splits (tile_paged_attention_workspace_size)", api, a->workspace_bytes,
