@@ -43,13 +43,17 @@ static const char *c_type(const char *sig) {
     return NULL;
 }
 
-static bool c_keyword(const char *s) {
-    static const char *const kw[] = {"auto", "break", "case", "char", "continue", "default", "do", "double", "enum", "extern",
-                                     "float", "goto", "int", "long", "register", "short", "signed", "sizeof", "static", "struct",
-                                     "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "inline", "restrict",
-                                     "bool", "args", "ctx", "grid", "stream", "st", "k", "v"};
+/* C's keywords (C17 and C23's bool, true, false), and with locals the generated function's own names too. */
+static bool c_keyword(const char *s, bool locals) {
+    static const char *const kw[] = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+                                     "extern", "float", "for", "goto", "if", "int", "long", "register", "return", "short", "signed",
+                                     "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
+                                     "while", "inline", "restrict", "bool", "true", "false"};
+    static const char *const mine[] = {"args", "ctx", "grid", "stream", "st", "k", "v", "ptx"};
     for (size_t i = 0; i < ARRAY_LEN(kw); i++)
         if (!strcmp(s, kw[i])) return true;
+    for (size_t i = 0; locals && i < ARRAY_LEN(mine); i++)
+        if (!strcmp(s, mine[i])) return true;
     return false;
 }
 
@@ -69,7 +73,7 @@ static int kernel_params(const tile_compiled *c, const char *kernel, AotParam *p
         size_t len = 0;
         while (isalnum((unsigned char)p[len]) || p[len] == '_') len++;
         snprintf(ps[n].name, sizeof ps[n].name, "%.*s%s", (int)len, p, "");
-        if (c_keyword(ps[n].name)) strncat(ps[n].name, "_", sizeof ps[n].name - strlen(ps[n].name) - 1);
+        if (c_keyword(ps[n].name, true)) strncat(ps[n].name, "_", sizeof ps[n].name - strlen(ps[n].name) - 1);
         while (*sig == ' ' || *sig == ',') sig++;
         const char *t = c_type(sig);
         if (!t) return -1;
@@ -114,7 +118,9 @@ static tile_status aot_refuse(char **msg, const char *fmt, const char *arg) {
 /* A name the generated C may declare a function by: an identifier, not a C keyword or one of the
  * generated file's own names, and not in tile.h's name spaces (tile_, TILE_). */
 static bool aot_name_ok(const char *n) {
-    if (!*n || isdigit((unsigned char)*n) || c_keyword(n) || !strncmp(n, "tile_", 5) || !strncmp(n, "TILE_", 5)) return false;
+    if (!*n || isdigit((unsigned char)*n) || c_keyword(n, false) || !strncmp(n, "tile_", 5) || !strncmp(n, "TILE_", 5) ||
+        !strncmp(n, "TileAot", 7))
+        return false;
     for (const char *p = n; *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '_') return false;
     return true;
@@ -128,7 +134,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
     for (int i = 0; kernels[i]; i++) {
         if (!aot_name_ok(kernels[i]))
             return aot_refuse(msg, "kernel '%s': the launch function is named after the kernel, so its name must be a C identifier "
-                                   "that is not a C keyword and does not start with tile_ or TILE_", kernels[i]);
+                                   "that is not a C keyword and does not start with tile_, TILE_ or TileAot", kernels[i]);
         for (int j = 0; j < i; j++)
             if (!strcmp(kernels[i], kernels[j])) return aot_refuse(msg, "kernel '%s' is named twice", kernels[i]);
     }
