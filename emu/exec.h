@@ -435,6 +435,10 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why);
 /* A register access of t's instruction in that touches an accumulator of an in-flight wgmma:
  * emu_fault naming the register and the wgmma; false then. */
 bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* A call or ret by t (its instruction in): every wgmma group of the thread in flight ends now, into the
+ * registers of the frame it leaves (ptxas serializes wgmma at function boundaries: info C7510), so no
+ * result of one frame reaches another's registers; false after emu_fault (an A register changed). */
+bool emu_wgmma_frame_end(EmuBlock *b, EmuThread *t, const EmuIns *in);
 /* Whether an instruction writes its first operand (a register or a vector of them; parse_check.c). */
 bool emu_writes_first(const EmuIns *in);
 void emu_wg_reset(EmuThread *t);

@@ -21,7 +21,10 @@
  *      argument's bytes from the caller's .param variable into the callee's
  *      parameter, and continue at the callee's first instruction.
  *   3. ret: copy each return value into the caller's .param variable, pop,
- *      continue after the call.  ret in frame 0 ends the thread.
+ *      continue after the call.  ret in frame 0 ends the thread.  A call
+ *      and a ret first end the thread's wgmma groups in flight, into the
+ *      frame they leave (emu_wgmma_frame_end: ptxas serializes wgmma at
+ *      function boundaries).
  *   4. .local addresses of all frames form one per-thread address space:
  *      frame d's locals start where frame d-1's end (16-byte aligned), so a
  *      pointer to a caller's local array (a printf argument buffer, an
@@ -218,7 +221,7 @@ bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if (ok) t->pc++;
         return ok;
     }
-    if (!push_frame(b, t, in, callee)) return false;
+    if (!emu_wgmma_frame_end(b, t, in) || !push_frame(b, t, in, callee)) return false;
     EmuFrame *nf = &t->frames[t->depth + 1];
     for (uint32_t k = 0; k < in->on[2]; k++) { /* arguments, read in the caller's frame */
         const EmuParam *p = &callee->params[k];
@@ -232,6 +235,7 @@ bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 }
 
 bool emu_ret(EmuBlock *b, EmuThread *t) {
+    if (!emu_wgmma_frame_end(b, t, &t->fn->code[t->pc])) return false;
     EmuFrame *fr = &t->frames[t->depth], *caller = &t->frames[t->depth - 1];
     const EmuIns *call = &caller->fn->code[fr->ret_pc];
     const EmuFunc *callee = fr->fn;
