@@ -195,7 +195,10 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
     case EMU_OP_SIN: v = sin(a); rnd = EMU_RND_RN; break;
     case EMU_OP_COS: v = cos(a); rnd = EMU_RND_RN; break;
     case EMU_OP_TANH: v = tanh(a); rnd = EMU_RND_RN; break;
-    case EMU_OP_COPYSIGN: v = copysign(b, a); break;
+    case EMU_OP_COPYSIGN: { /* a bit operation, as the hardware's LOP3: b's other bits (a NaN's payload too), a's sign */
+        uint64_t sign = 1ull << (emu_type_size(ety) * 8 - 1);
+        return ((xb & ~sign) | (xa & sign)) & (sign | (sign - 1));
+    }
     default: *bad = true; return 0;
     }
     if (in->op == EMU_OP_ABS || in->op == EMU_OP_NEG) {

@@ -23,6 +23,7 @@
 
 #include "include/tile/tile.h"
 #include "runtime/device.h"
+#include "test_ptxas.h"
 
 #define HEAD80 ".version 8.0\n.target sm_80\n.address_size 64\n"
 
@@ -193,6 +194,42 @@ Test(isa, is_explicit_cluster_of_a_one_cta_cluster) {
     cr_assert_eq(dev_synchronize(d), DEV_OK);
     cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
     cr_expect(out[0] == 0 && out[1] == 0, "launch without a cluster: %u %u", out[0], out[1]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ISA, copysign: "Copy sign of a into b" (d = b with a's sign bit).  The hardware does it with a bit
+ * operation (LOP3: (b & 0x7fffffff) | (a & 0x80000000)), so a NaN b keeps its payload and takes a's sign:
+ * Triton's libdevice.copysign(nan, -1) then signbit() must give 1.  The emulator computed copysign in
+ * double and returned the canonical NaN 0x7fffffff for every NaN (probeN finding 2). */
+Test(isa, copysign_keeps_nan_payload) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 out)\n{\n .reg .f32 %f<20>;\n .reg .f64 %fd<8>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n"
+        " mov.f32 %f1, 0fBF800000;\n mov.f32 %f2, 0f7FC00000;\n copysign.f32 %f3, %f1, %f2;\n st.global.f32 [%rd1], %f3;\n"
+        " mov.f32 %f4, 0fC0000000;\n mov.f32 %f5, 0f7F87743B;\n copysign.f32 %f6, %f4, %f5;\n st.global.f32 [%rd1+4], %f6;\n"
+        " mov.f32 %f7, 0f3F800000;\n mov.f32 %f8, 0fFFC00000;\n copysign.f32 %f9, %f7, %f8;\n st.global.f32 [%rd1+8], %f9;\n"
+        " mov.f32 %f10, 0f7FC00001;\n mov.f32 %f11, 0fBF800000;\n copysign.f32 %f12, %f10, %f11;\n st.global.f32 [%rd1+12], %f12;\n"
+        " mov.f32 %f13, 0f80000000;\n mov.f32 %f14, 0f00000001;\n copysign.f32 %f15, %f13, %f14;\n st.global.f32 [%rd1+16], %f15;\n"
+        " mov.f64 %fd1, 0d8000000000000000;\n mov.f64 %fd2, 0d7FF8000000000123;\n copysign.f64 %fd3, %fd1, %fd2;\n"
+        " st.global.f64 [%rd1+24], %fd3;\n"
+        " mov.f64 %fd4, 0d3FF0000000000000;\n mov.f64 %fd5, 0dFFF0000000000001;\n copysign.f64 %fd6, %fd4, %fd5;\n"
+        " st.global.f64 [%rd1+32], %fd6;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out[10];
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    const uint32_t want[5] = {0xFFC00000u, 0xFF87743Bu, 0x7FC00000u, 0x3F800000u, 0x80000001u};
+    for (int i = 0; i < 5; i++) cr_expect_eq(out[i], want[i], "f32 case %d: %#x, want %#x", i, out[i], want[i]);
+    uint64_t d0, d1;
+    memcpy(&d0, &out[6], 8);
+    memcpy(&d1, &out[8], 8);
+    cr_expect_eq(d0, 0xFFF8000000000123ull, "f64 NaN: %#llx", (unsigned long long)d0);
+    cr_expect_eq(d1, 0x7FF0000000000001ull, "f64 signalling NaN: %#llx", (unsigned long long)d1);
     dev_module_unload(m);
     dev_close(d);
 }
