@@ -234,6 +234,42 @@ Test(isa, copysign_keeps_nan_payload) {
     dev_close(d);
 }
 
+/* ISA, max/min: ".xorsign.abs: the sign bit of the result is the XOR of the sign bits of a and b, and the
+ * absolute value of the result is the maximum (minimum) of the absolute values"; a NaN operand loses to a
+ * number (no .NaN).  The XOR takes the sign bits, a NaN's too: (1, -NaN) gives -1 in every type.  The
+ * emulator took the signs from the decoded values, and an f16 NaN decodes signless (probeN finding 3). */
+Test(isa, xorsign_takes_a_nan_operands_sign) {
+    static const char *ptx = ".version 8.0\n.target sm_86\n.address_size 64\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<20>;\n .reg .b16 %h<8>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n"
+        " mov.b32 %r1, 0x3C003C00;\n mov.b32 %r2, 0xFE00FE00;\n max.xorsign.abs.f16x2 %r3, %r1, %r2;\n st.global.b32 [%rd1], %r3;\n"
+        " mov.b32 %r4, 0x28263C00;\n mov.b32 %r5, 0xFC0A3C00;\n max.xorsign.abs.f16x2 %r6, %r4, %r5;\n st.global.b32 [%rd1+4], %r6;\n"
+        " mov.b32 %r7, 0x3F803F80;\n mov.b32 %r8, 0xFFC17FC1;\n min.xorsign.abs.bf16x2 %r9, %r7, %r8;\n st.global.b32 [%rd1+8], %r9;\n"
+        " mov.b16 %h1, 0xFE00;\n mov.b16 %h2, 0x4000;\n max.xorsign.abs.f16 %h3, %h1, %h2;\n st.global.b16 [%rd1+12], %h3;\n"
+        " mov.b16 %h4, 0x3C00;\n mov.b16 %h5, 0xFD00;\n min.xorsign.abs.f16 %h6, %h4, %h5;\n st.global.b16 [%rd1+14], %h6;\n"
+        " mov.b16 %h4, 0xBF80;\n mov.b16 %h5, 0xFFC0;\n max.xorsign.abs.bf16 %h7, %h4, %h5;\n st.global.b16 [%rd1+16], %h7;\n"
+        " mov.b32 %r10, 0x3F800000;\n mov.b32 %r11, 0xFFC00000;\n max.xorsign.abs.f32 %r12, %r10, %r11;\n st.global.b32 [%rd1+20], %r12;\n"
+        " ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_86");
+    TileDevice *d = open_dev("emu:sm_86");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out[6];
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    const uint32_t want[6] = {0xBC00BC00u,  /* f16x2: (1, 1) x (-NaN, -NaN): -1 in both halves */
+                              0xA8263C00u,  /* f16x2: high 0x2826 x -NaN with a payload: -0x2826; low 1 x 1: 1 */
+                              0xBF803F80u,  /* bf16x2: high 1 x -NaN: -1; low 1 x +NaN: 1 */
+                              0xBC00C000u,  /* f16: low -NaN x 2: -2; high 1 x -NaN: -1 */
+                              0x3F80u,      /* bf16: -1 x -NaN: +1 (the upper half is not written) */
+                              0xBF800000u}; /* f32: 1 x -NaN: -1 */
+    for (int i = 0; i < 6; i++)
+        cr_expect_eq(out[i] & (i == 4 ? 0xFFFFu : ~0u), want[i], "case %d: %#x, want %#x", i, out[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 static void load_fails(const char *spec, const char *ptx, const char *needle) {
     TileDevice *d = open_dev(spec);
     TileDevModule *m = NULL;
