@@ -264,6 +264,19 @@ static bool slot_is_wide(const Parser *ps, uint32_t slot) {
  * both halves: mov.b128 (a register, or a {..} pack/unpack of 2 or 4 narrower ones, the lowest first),
  * ld/ldu/st.b128 (the value) and atom.cas/.exch.b128 (d, b, c; d may be `_`); those operands must be .b128
  * registers (not immediates: a constant slot has 64 bits). */
+/* %is_explicit_cluster is a .pred special register: mov.pred reads it (and a guard may name it); ptxas refuses it
+ * anywhere else ("Arguments mismatch for instruction 'mov'", "Special register argument not allowed"). */
+static bool check_pred_sreg(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    const uint32_t slot = EMU_SLOT_SREG + EMU_SREG_IS_EXPLICIT_CLUSTER;
+    for (unsigned i = 0; i < in->nops; i++) {
+        bool uses = (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) && in->o[i] == slot;
+        for (unsigned k = 0; in->ok[i] == EMU_OK_VEC && k < in->on[i]; k++) uses |= ps->vec[in->o[i] + k] == slot;
+        if (uses && !(in->op == EMU_OP_MOV && in->ty == EMU_T_PRED && i == 1 && in->ok[i] == EMU_OK_REG))
+            return perr(ps, line, "'%.*s': %%is_explicit_cluster is a .pred special register: only mov.pred reads it", (int)len, s);
+    }
+    return true;
+}
+
 static bool check_wide(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     bool b128 = in->ty == EMU_T_B128 && in->op < EMU_OP_MBARRIER; /* sm_90 ops' .b128 is no register type */
     if (!b128 && !ps->has_wide) return true;
@@ -968,7 +981,7 @@ static bool parse_ins(Parser *ps) {
     }
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
-    if (!check_wide(ps, &in, line, opt.s, opt.len)) return false;
+    if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_pred_sreg(ps, &in, line, opt.s, opt.len)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;

@@ -279,6 +279,35 @@ static void load_fails(const char *spec, const char *ptx, const char *needle) {
     dev_close(d);
 }
 
+/* ISA, Special registers: "%is_explicit_cluster ... .pred": a predicate, read with mov.pred (or named by a
+ * guard, as ptxas takes it).  ptxas refuses mov.u32 / mov.b32 of it ("Arguments mismatch for instruction
+ * 'mov'") and any other instruction's operand; the emulator loaded mov.u32 and ran it (probeP F-low1). */
+Test(isa, is_explicit_cluster_is_a_predicate) {
+    static const char *bad[] = {"mov.u32 %r1, %is_explicit_cluster;", "mov.b32 %r1, %is_explicit_cluster;",
+                                "selp.u32 %r1, 1, 0, %is_explicit_cluster;", "and.pred %p1, %p2, %is_explicit_cluster;"};
+    char ptx[512];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(ptx, sizeof ptx, HEAD90 ".visible .entry k()\n{\n .reg .pred %%p<3>;\n .reg .b32 %%r<4>;\n"
+                 " setp.eq.u32 %%p2, %%r2, 0;\n %s\n ret;\n}\n", bad[i]);
+        load_fails("emu:sm_90a", ptx, "%is_explicit_cluster is a .pred special register: only mov.pred reads it");
+    }
+    static const char *ok = HEAD90
+        ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, 2;\n mov.pred %p1, %is_explicit_cluster;\n @%p1 mov.u32 %r1, 1;\n"
+        " @!%is_explicit_cluster mov.u32 %r1, 0;\n st.global.u32 [%rd1], %r1;\n ret;\n}\n";
+    check_ptxas_arch(ok, "sm_90a");
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ok, &m);
+    uint32_t out;
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, &out, dout, sizeof out), DEV_OK);
+    cr_expect_eq(out, 0, "a launch without a cluster: %u", out);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* ISA, wgmma.mma_async, integer types: ".shape = {.m64n8k32, .m64n16k32, .m64n24k32, .m64n32k32,
  * .m64n48k32, .m64n64k32, .m64n80k32, ...}": past 32, N steps by 16 (the floating-point shapes by 8).
  * m64n40k32.s32.s8.s8 loaded and ran.  Vectors of .b128 registers (the ISA has none). */
