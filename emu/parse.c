@@ -676,12 +676,22 @@ static bool parse_operand(Parser *ps, Opd *o) {
         }
         if (accept(ps, ',')) { /* [tensorMap, {c0, c1, ..}]: the coordinates of a tensor copy */
             if (!expect(ps, '{')) return false;
-            do {
+            do { /* each a .b32 register or an immediate: `{%r3, 5}` */
+                if (o->ncoords == 5) return perr(ps, line, "more than 5 tensor coordinates");
+                bool neg = is_punct(&ps->tok, '-');
+                if (neg || ps->tok.kind == TK_NUM) {
+                    if (neg) next(ps);
+                    Imm im;
+                    if (!parse_imm(&ps->tok, neg, &im) || im.kind != IMM_INT || im.i < INT32_MIN || im.i > (int64_t)UINT32_MAX)
+                        return perr(ps, line, "bad tensor coordinate '%.*s' (a 32-bit integer)", (int)ps->tok.len, ps->tok.s);
+                    next(ps);
+                    o->coords[o->ncoords++] = const_slot(ps, (uint32_t)im.i, -1, 0);
+                    continue;
+                }
                 Opd e;
                 opd_init(&e);
                 if (!parse_reg_or_name(ps, &e)) return false;
                 if (e.kind != OPD_REG) return perr(ps, line, "tensor coordinate '%.*s' is not a register", (int)e.nlen, e.name);
-                if (o->ncoords == 5) return perr(ps, line, "more than 5 tensor coordinates");
                 o->coords[o->ncoords++] = e.slot;
             } while (accept(ps, ','));
             if (!expect(ps, '}')) return false;
