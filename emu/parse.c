@@ -544,10 +544,14 @@ static bool parse_var(Parser *ps, unsigned space, bool is_extern) {
     return expect(ps, ';');
 }
 
-/* param = ".param" decl */
+/* param = (".param" | ".reg") decl
+ * A .reg parameter (a .func's only) is a register of the function, declared with its body
+ * (parse_function); a .param one is also a symbol whose address is its offset. */
 static bool parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base) {
-    if (!is(&ps->tok, ".param") && !is(&ps->tok, ".reg"))
-        return perr(ps, ps->tok.line, "expected .param, found %s", tok_text(&ps->tok, (char[48]){0}, 48));
+    bool reg = is(&ps->tok, ".reg");
+    if (!is(&ps->tok, ".param") && !reg)
+        return perr(ps, ps->tok.line, "expected .param%s, found %s", base == EMU_PARAM_KERNEL ? "" : " or .reg",
+                    tok_text(&ps->tok, (char[48]){0}, 48));
     next(ps);
     Decl d;
     if (!parse_decl(ps, &d)) return false;
@@ -556,7 +560,19 @@ static bool parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size,
     if (!np) out_of_memory();
     *arr = np;
     EmuParam *p = &np[(*n)++];
+    memset(p, 0, sizeof *p);
     p->name = arena_strndup(ps->a, d.name, d.nlen);
+    if (reg) {
+        if (base == EMU_PARAM_KERNEL)
+            return perr(ps, ps->tok.line, "kernel parameter '%s' is .reg: a kernel's parameters are .param", p->name);
+        if (d.vec != 1 || d.count != 1 || d.unsized || emu_type_size(d.ty) > 8)
+            return perr(ps, ps->tok.line, ".reg parameter '%s': a .reg parameter is one register of at most 64 bits", p->name);
+        p->reg = true;
+        p->size = emu_type_size(d.ty);
+        p->align = p->size;
+        p->slot = d.ty == EMU_T_PRED; /* until the body declares it (parse_function): whether it is a predicate */
+        return true;
+    }
     if (decl_size(&d) > EMU_PARAM_FRAME / 2 || *size > EMU_PARAM_FRAME / 2)
         return perr(ps, ps->tok.line, "parameter '%s' is too large", p->name);
     p->size = (uint32_t)decl_size(&d);
@@ -706,13 +722,23 @@ static bool parse_operand(Parser *ps, Opd *o) {
     if (accept(ps, '(')) {
         o->kind = OPD_LIST;
         if (accept(ps, ')')) return true;
-        do {
+        do { /* a .param variable, or a register or immediate (for a .reg parameter): EMU_CALL_REG */
+            if (o->nvec == EMU_MAX_VEC) return perr(ps, line, "more than %d call arguments", EMU_MAX_VEC);
+            bool neg = is_punct(&ps->tok, '-');
+            if (neg || ps->tok.kind == TK_NUM) {
+                if (neg) next(ps);
+                Imm im;
+                if (!parse_imm(&ps->tok, neg, &im) || im.kind == IMM_FLOAT)
+                    return perr(ps, line, "unsupported call argument '%.*s' (an integer, or a float as 0f/0d bits)", (int)ps->tok.len, ps->tok.s);
+                next(ps);
+                o->vec[o->nvec++] = const_slot(ps, (uint64_t)im.i, -1, 0) | EMU_CALL_REG;
+                continue;
+            }
             Opd e;
             opd_init(&e);
             if (!parse_reg_or_name(ps, &e)) return false;
             if (e.kind != OPD_SYM && e.kind != OPD_REG) return perr(ps, line, "unknown call argument '%.*s'", (int)e.nlen, e.name);
-            if (o->nvec == EMU_MAX_VEC) return perr(ps, line, "more than %d call arguments", EMU_MAX_VEC);
-            o->vec[o->nvec++] = e.kind == OPD_SYM ? (uint32_t)e.sym : UINT32_MAX;
+            o->vec[o->nvec++] = e.kind == OPD_SYM ? (uint32_t)e.sym : e.slot | EMU_CALL_REG;
         } while (accept(ps, ','));
         return expect(ps, ')');
     }
@@ -809,13 +835,22 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
  * Normalised to o[0] = return list, o[1] = the callee (resolved by name
  * with the labels), o[2] = argument list; list elements are .param
  * variables (symbol indices). */
-/* The return and argument lists of a normalised call name .param variables. */
+/* The return and argument lists of a normalised call name .param variables or registers (for .reg
+ * parameters; arguments may be immediates too). */
 static bool call_lists_ok(Parser *ps, const EmuIns *in, uint32_t line) {
     for (unsigned k = 0; k < 3; k += 2)
         for (unsigned j = 0; j < in->on[k]; j++) {
-            uint32_t sym = ps->vec[in->o[k] + j];
-            if (sym == UINT32_MAX || ps->m->syms[sym].space != EMU_SP_PARAM)
-                return perr(ps, line, "call %s must be .param variables", k ? "arguments" : "return values");
+            uint32_t e = ps->vec[in->o[k] + j];
+            if (e & EMU_CALL_REG) {
+                for (uint32_t c = 0; !k && c < ps->nconsts; c++)
+                    if (ps->consts[c].slot == (e & ~EMU_CALL_REG)) return perr(ps, line, "a call's return value is an immediate");
+                uint32_t sl = e & ~EMU_CALL_REG;
+                if (!k && (sl == EMU_SLOT_ZERO || sl == EMU_SLOT_TRUE || (sl >= EMU_SLOT_SREG && sl < EMU_SLOT_SREG + EMU_SREG_COUNT)))
+                    return perr(ps, line, "a call's return value is a special register");
+                continue;
+            }
+            if (ps->m->syms[e].space != EMU_SP_PARAM)
+                return perr(ps, line, "call %s must be .param variables or registers", k ? "arguments" : "return values");
         }
     return true;
 }
@@ -1245,6 +1280,12 @@ static bool parse_function(Parser *ps, bool entry) {
     ps->fn_index = idx;
     ps->sym_scope_start = scope;
     reset_fn_state(ps);
+    for (uint32_t k = 0; k < f->nrets + f->nparams; k++) { /* .reg parameters: registers of the body */
+        EmuParam *p = k < f->nrets ? &f->rets[k] : &f->params[k - f->nrets];
+        if (!p->reg) continue;
+        reg_declare(ps, p->name, (uint32_t)strlen(p->name), -1, p->slot, false);
+        p->slot = ps->nslots - 1;
+    }
     bool ok = parse_body(ps);
     f = &m->funcs[idx]; /* funcs cannot move during a body, but be safe */
     if (ok) {

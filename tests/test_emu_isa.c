@@ -308,6 +308,53 @@ Test(isa, is_explicit_cluster_is_a_predicate) {
     dev_close(d);
 }
 
+/* ISA, Parameter state space: ".reg ... Scalar parameters of a .func may be in the .reg space": such a
+ * parameter is a register of the function, and a call passes it a register, an immediate or a .param
+ * variable (ptxas takes each).  The emulator refused them with misleading messages ("destination of
+ * 'add.u32' is not a register", "call return values must be .param variables"; probeP F-reg1).  Here:
+ * .reg in and out, .reg in with a .param return, .param in with a .reg return, an immediate argument,
+ * a .param argument to a .reg parameter, a register to a .param one, 64-bit and f32 registers, and a
+ * recursive factorial whose frames each hold their own n. */
+Test(isa, func_reg_parameters) {
+    static const char *ptx = HEAD80
+        ".func (.reg .b32 o) add1(.reg .b32 x)\n{\n add.u32 o, x, 1;\n ret;\n}\n"
+        ".func (.param .b32 op) add2(.reg .b32 x)\n{\n .reg .b32 %t;\n add.u32 %t, x, 2;\n st.param.b32 [op], %t;\n ret;\n}\n"
+        ".func (.reg .b32 o) add3(.param .b32 xp)\n{\n .reg .b32 %t;\n ld.param.b32 %t, [xp];\n add.u32 o, %t, 3;\n ret;\n}\n"
+        ".func (.reg .b64 o) wide(.param .b64 xp, .reg .b64 y)\n{\n .reg .b64 %t;\n ld.param.b64 %t, [xp];\n add.u64 o, %t, y;\n ret;\n}\n"
+        ".func (.reg .f32 o) half(.reg .f32 x)\n{\n mul.f32 o, x, 0f3F000000;\n ret;\n}\n"
+        ".func (.reg .b32 o) fact(.reg .b32 n)\n{\n .reg .pred %p;\n .reg .b32 %m, %q;\n setp.le.u32 %p, n, 1;\n @%p bra $ONE;\n"
+        " sub.u32 %m, n, 1;\n call.uni (%q), fact, (%m);\n mul.lo.u32 o, %q, n;\n ret;\n$ONE:\n mov.u32 o, 1;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<12>;\n .reg .b64 %rd<6>;\n .reg .f32 %f<2>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, 41;\n"
+        " call.uni (%r2), add1, (%r1);\n"
+        " call.uni (%r3), add1, (99);\n"
+        " {\n .param .b32 rv;\n call.uni (rv), add2, (%r1);\n ld.param.b32 %r4, [rv];\n }\n"
+        " {\n .param .b32 pa;\n st.param.b32 [pa], %r2;\n call.uni (%r5), add1, (pa);\n }\n"
+        " call.uni (%r9), add3, (%r1);\n"
+        " mov.u64 %rd2, 0x100000000;\n"
+        " {\n .param .b64 xp;\n st.param.b64 [xp], %rd2;\n call.uni (%rd3), wide, (xp, 5);\n }\n"
+        " call.uni (%f1), half, (0f40400000);\n mov.b32 %r6, %f1;\n"
+        " mov.u32 %r7, 6;\n call.uni (%r8), fact, (%r7);\n"
+        " st.global.v4.u32 [%rd1], {%r2, %r3, %r4, %r5};\n st.global.v4.u32 [%rd1+16], {%r6, %r8, %r9, %r7};\n"
+        " st.global.u64 [%rd1+32], %rd3;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out[10];
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    const uint32_t want[10] = {42, 100, 43, 43, 0x3FC00000u, 720, 44, 6, 5, 1};
+    for (int i = 0; i < 10; i++) cr_expect_eq(out[i], want[i], "word %d: %u (%#x), want %u", i, out[i], out[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+    load_fails("emu", HEAD80 ".visible .entry k(.reg .b32 x)\n{\n ret;\n}\n", "kernel parameter 'x' is .reg");
+    load_fails("emu", HEAD80 ".func f(.reg .b32 x[4])\n{\n ret;\n}\n", "a .reg parameter is one register of at most 64 bits");
+    load_fails("emu", HEAD80 ".func (.reg .b32 o) f()\n{\n mov.u32 o, 1;\n ret;\n}\n"
+                      ".visible .entry k()\n{\n call.uni (7), f, ();\n ret;\n}\n", "a call's return value is an immediate");
+}
+
 /* ISA, wgmma.mma_async, integer types: ".shape = {.m64n8k32, .m64n16k32, .m64n24k32, .m64n32k32,
  * .m64n48k32, .m64n64k32, .m64n80k32, ...}": past 32, N steps by 16 (the floating-point shapes by 8).
  * m64n40k32.s32.s8.s8 loaded and ran.  Vectors of .b128 registers (the ISA has none). */
