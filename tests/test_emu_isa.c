@@ -12,7 +12,10 @@
  *      %aggr_smem_size, %current_graph_exec, ld [a].unified, pmevent, brkpt
  *      (stops the launch), vector atom/red .min/.max on f16, bf16 and their
  *      pairs, and the vector forms the ISA's table does not have;
- *   5. .b128 registers (two 64-bit slots): mov pack/unpack, ld/st, atom.cas/.exch. */
+ *   5. .b128 registers (two 64-bit slots): mov pack/unpack, ld/st, atom.cas/.exch;
+ *   6. sign bits: copysign keeps a NaN's payload, .xorsign.abs takes a NaN
+ *      operand's sign; %is_explicit_cluster is a .pred (only mov.pred reads
+ *      it); .func parameters and return values in the .reg state space. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
