@@ -151,7 +151,8 @@ typedef struct EmuLaunch {
     atomic_bool stop;
     atomic_uint_fast64_t instructions;
     pthread_mutex_t lock;
-    pthread_mutex_t atom128; /* atom.cas/.exch.b128 of the launch, one at a time (the host has no portable 16-byte CAS) */
+    pthread_mutex_t atom128; /* atom.cas/.exch.b128 of the launch, one at a time (the host has no portable 16-byte CAS);
+                              * also atomics on 3, 5, 6 or 7 valid bytes of a tail access (exec_mem.c atom_tail) */
     char *err;            /* first error report (malloc'd) */
     EmuPrint *prints;     /* printf output by block (lock held) */
     uint32_t nprints, capprints;

@@ -463,27 +463,40 @@ static bool exec_atom128(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     return true;
 }
 
+/* Host compare-and-swap of the n (1, 2 or 4) bytes at h: *cur the expected value, updated on failure. */
+static bool cas_n(void *h, unsigned n, uint32_t *cur, uint32_t want) {
+    bool ok;
+    if (n == 1) {
+        uint8_t e = (uint8_t)*cur;
+        ok = __atomic_compare_exchange_n((uint8_t *)h, &e, (uint8_t)want, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        *cur = e;
+    } else if (n == 2) {
+        uint16_t e = (uint16_t)*cur;
+        ok = __atomic_compare_exchange_n((uint16_t *)h, &e, (uint16_t)want, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        *cur = e;
+    } else {
+        ok = __atomic_compare_exchange_n((uint32_t *)h, cur, want, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
+    return ok;
+}
+
 /* A scalar atom/red on a tail access (b->tail): one read-modify-write of the word whose bytes past the
  * allocation's end read 0 and take no write.  The valid bytes are the word's low ones (little-endian);
  * 1, 2 or 4 of them change with one host compare-and-swap (atomic with respect to every other atomic on
  * them), 3, 5, 6 or 7 under the launch's b128 lock (atomic with respect to the other tail atomics). */
 static uint64_t atom_tail(EmuBlock *b, const EmuIns *in, uint64_t v, uint64_t c, bool ftz, bool *bad) {
     unsigned valid = b->tail.valid;
-    uint64_t mask = (1ull << (valid * 8)) - 1, o = 0, n;
+    uint64_t o = 0, n;
     void *h = b->tail.host;
     if (valid == 1 || valid == 2 || valid == 4) {
         uint32_t cur = valid == 1 ? __atomic_load_n((uint8_t *)h, __ATOMIC_RELAXED)
                        : valid == 2 ? __atomic_load_n((uint16_t *)h, __ATOMIC_RELAXED) : __atomic_load_n((uint32_t *)h, __ATOMIC_RELAXED);
-        for (;;) {
+        do {
             o = cur;
-            n = (ftz ? emu_add_f32_ftz(o, v) : emu_atom_apply(in->mode, in->ty, o, v, c, bad)) & mask;
-            if (*bad) return o;
-            bool done = valid == 1 ? __atomic_compare_exchange_n((uint8_t *)h, &(uint8_t){(uint8_t)cur}, (uint8_t)n, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
-                        : valid == 2 ? __atomic_compare_exchange_n((uint16_t *)h, &(uint16_t){(uint16_t)cur}, (uint16_t)n, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
-                        : __atomic_compare_exchange_n((uint32_t *)h, &cur, (uint32_t)n, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-            if (done) return o;
-            if (valid != 4) cur = valid == 1 ? __atomic_load_n((uint8_t *)h, __ATOMIC_RELAXED) : __atomic_load_n((uint16_t *)h, __ATOMIC_RELAXED);
-        }
+            n = ftz ? emu_add_f32_ftz(o, v) : emu_atom_apply(in->mode, in->ty, o, v, c, bad);
+            if (*bad) break;
+        } while (!cas_n(h, valid, &cur, (uint32_t)n)); /* the bytes of n past the end are dropped */
+        return o;
     }
     pthread_mutex_lock(&b->L->atom128);
     memcpy(&o, h, valid);

@@ -1041,7 +1041,10 @@ static const char *cas16_ptx = ".version 7.0\n.target sm_80\n.address_size 64\n"
     ".visible .entry rw(.param .u64 p, .param .u64 off, .param .u64 out)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<6>;\n"
     " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n ld.param.u64 %rd3, [out];\n add.s64 %rd4, %rd1, %rd2;\n"
     " ld.global.u32 %r1, [%rd4];\n st.global.u32 [%rd3], %r1;\n add.u32 %r2, %r1, 0x01010101;\n st.global.u32 [%rd4], %r2;\n"
-    " ret;\n}\n";
+    " ret;\n}\n"
+    ".visible .entry ad(.param .u64 p, .param .u64 out)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+    " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [out];\n atom.global.add.u32 %r1, [%rd1+4], 0x01010101;\n"
+    " st.global.u32 [%rd2], %r1;\n ret;\n}\n";
 
 Test(report, memcheck_tail_word) {
     check_ptxas_arch(cas16_ptx, "sm_80");
@@ -1091,6 +1094,17 @@ Test(report, memcheck_tail_word) {
     off = 2; /* misaligned: still an error */
     cr_assert_eq(dev_launch(rw, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
     cr_assert(strstr(dev_last_error(d), "misaligned"), "%s", dev_last_error(d));
+    /* an atomic on 3 valid bytes (a 7-byte allocation): the lock path */
+    TileDevFunction *ad = NULL;
+    cr_assert_eq(dev_module_get_function(m, "ad", &ad), DEV_OK);
+    const uint8_t seven[7] = {1, 2, 3, 4, 5, 6, 7};
+    uint64_t q = upload(d, seven, 7);
+    uint8_t qb[7];
+    cr_assert_eq(dev_launch(ad, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&q, &out}), DEV_OK, "%s", dev_last_error(d));
+    download(d, &w, out, 4);
+    download(d, qb, q, 7);
+    cr_expect_eq(w, 0x00070605u, "old value of the 3-byte tail word: %#x", w);
+    cr_expect(qb[3] == 4 && qb[4] == 6 && qb[5] == 7 && qb[6] == 8, "bytes %u %u %u", qb[4], qb[5], qb[6]);
     dev_module_unload(m);
     dev_close(d);
 }
