@@ -421,7 +421,13 @@ typedef struct EmuSymFix {
 typedef struct EmuParam {
     char *name;
     uint32_t offset, size, align;
+    bool reg;                /* a .func's .reg parameter: register `slot` of the function, no bytes in its arguments area */
+    uint32_t slot;
 } EmuParam;
+
+/* An element of a call's argument or return list (EmuIns.o[0], o[2]): a .param variable (a symbol index) or,
+ * with this bit, a register or immediate of the caller (a slot), which a .reg parameter takes. */
+#define EMU_CALL_REG 0x80000000u
 
 typedef struct EmuFunc {
     char *name;

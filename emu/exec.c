@@ -422,6 +422,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
             if (!p) { ok = false; goto out; }
             uint32_t v = (uint32_t)r[in->o[1]];
             memcpy(p, &v, 4);
+            if (p == b->tail.buf) memcpy(b->tail.host, p, b->tail.valid);
             pc++;
             continue;
         }
@@ -429,6 +430,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
             uint8_t *p = emu_global(b, t, in, r[in->o[0]] + (uint64_t)in->off[0], 8, true);
             if (!p) { ok = false; goto out; }
             memcpy(p, &r[in->o[1]], 8);
+            if (p == b->tail.buf) memcpy(b->tail.host, p, b->tail.valid);
             pc++;
             continue;
         }

@@ -151,7 +151,8 @@ typedef struct EmuLaunch {
     atomic_bool stop;
     atomic_uint_fast64_t instructions;
     pthread_mutex_t lock;
-    pthread_mutex_t atom128; /* atom.cas/.exch.b128 of the launch, one at a time (the host has no portable 16-byte CAS) */
+    pthread_mutex_t atom128; /* atom.cas/.exch.b128 of the launch, one at a time (the host has no portable 16-byte CAS);
+                              * also atomics on 3, 5, 6 or 7 valid bytes of a tail access (exec_mem.c atom_tail) */
     char *err;            /* first error report (malloc'd) */
     EmuPrint *prints;     /* printf output by block (lock held) */
     uint32_t nprints, capprints;
@@ -248,6 +249,13 @@ typedef struct EmuBlock {
     uint64_t bulk_lo, bulk_hi; /* the bytes they span: an allocation that meets them stays out of the cache gc */
     bool in_bulk;         /* a bulk copy's own accesses are under way (its writes not checked against the pending ones) */
     const uint8_t *wval;  /* racecheck: the bytes an st is writing (NULL: unknown), during its emu_access */
+    /* A tail access (emu_access): an aligned access of at most 8 bytes that starts inside a global allocation
+     * and runs past its end only because the allocation's size is not a multiple of the access size (the word
+     * LLVM's sub-word atomics CAS on).  emu_access returns buf: the valid bytes, then zeros; a write to the
+     * bytes past the end is dropped.  Writes are taken only while tail_write is set (st, scalar atom/red),
+     * whose caller writes the valid bytes back to host itself. */
+    struct { uint8_t buf[8]; uint8_t *host; unsigned valid; } tail;
+    bool tail_write;
     uint32_t *warp_gen;   /* racecheck: bar.warp.syncs completed by each warp (ncta * cta_warps) */
     EmuRaceThread *rt;    /* racecheck: per thread (nthreads) */
     uint32_t ev;          /* racecheck: synchronisation events (mbarrier phases, barriers) completed so far */
@@ -435,6 +443,10 @@ bool emu_wgmma_form(const EmuIns *in, EmuWgmmaForm *f, const char **why);
 /* A register access of t's instruction in that touches an accumulator of an in-flight wgmma:
  * emu_fault naming the register and the wgmma; false then. */
 bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in);
+/* A call or ret by t (its instruction in): every wgmma group of the thread in flight ends now, into the
+ * registers of the frame it leaves (ptxas serializes wgmma at function boundaries: info C7510), so no
+ * result of one frame reaches another's registers; false after emu_fault (an A register changed). */
+bool emu_wgmma_frame_end(EmuBlock *b, EmuThread *t, const EmuIns *in);
 /* Whether an instruction writes its first operand (a register or a vector of them; parse_check.c). */
 bool emu_writes_first(const EmuIns *in);
 void emu_wg_reset(EmuThread *t);
@@ -458,7 +470,7 @@ static inline uint32_t emu_cl_base(const EmuBlock *b, const EmuThread *t) { retu
 static inline uint8_t *emu_cta_smem(const EmuBlock *b, const EmuThread *t) { return b->shared + (size_t)t->cta * b->shared_size; }
 
 /* Memory (exec_mem.c): host pointer for `size` bytes at `addr` in `space`,
- * checked (bounds, alignment `align`); NULL after emu_fault. */
+ * checked (bounds, alignment `align`); NULL after emu_fault.  A tail access gives b->tail.buf (above). */
 uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space, uint64_t addr, unsigned size,
                     unsigned align, bool write);
 
@@ -467,7 +479,10 @@ static inline uint8_t *emu_global(EmuBlock *b, EmuThread *t, const EmuIns *in, u
     if (!(addr & (size - 1)))
         for (unsigned k = 0; k < EMU_GCACHE; k++)
             if (addr >= b->gc[k].lo && addr + size <= b->gc[k].hi) return b->gc[k].host + (addr - b->gc[k].lo);
-    return emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
+    b->tail_write = write; /* a store to a tail access writes its valid bytes back (exec.c's fast stores) */
+    uint8_t *p = emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
+    b->tail_write = false;
+    return p;
 }
 
 #endif

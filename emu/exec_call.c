@@ -20,8 +20,14 @@
  *      slots holding .local addresses by the frame's local base, copy each
  *      argument's bytes from the caller's .param variable into the callee's
  *      parameter, and continue at the callee's first instruction.
+ *      A .func's .reg parameters are registers of its frame: the argument
+ *      (a register, an immediate or a .param variable of the caller) is
+ *      copied into the register, and a .reg return value from it.
  *   3. ret: copy each return value into the caller's .param variable, pop,
- *      continue after the call.  ret in frame 0 ends the thread.
+ *      continue after the call.  ret in frame 0 ends the thread.  A call
+ *      and a ret first end the thread's wgmma groups in flight, into the
+ *      frame they leave (emu_wgmma_frame_end: ptxas serializes wgmma at
+ *      function boundaries).
  *   4. .local addresses of all frames form one per-thread address space:
  *      frame d's locals start where frame d-1's end (16-byte aligned), so a
  *      pointer to a caller's local array (a printf argument buffer, an
@@ -165,8 +171,20 @@ static bool push_frame(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuFun
     return true;
 }
 
-/* Copies `n` bytes between the .param variable `sym` of the current frame and buf. */
+/* Copies `n` bytes between a call-list element of the current frame and buf: the .param variable `sym`,
+ * or (EMU_CALL_REG) a register, whose low n bytes are the value (zero-extended when written). */
 static bool param_copy(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t sym, uint8_t *buf, uint32_t n, bool to_sym) {
+    if (sym & EMU_CALL_REG) {
+        uint64_t *r = &t->r[sym & ~EMU_CALL_REG], v = 0;
+        if (n > 8) n = 8;
+        if (to_sym) {
+            memcpy(&v, buf, n);
+            *r = v;
+        } else {
+            memcpy(buf, r, n);
+        }
+        return true;
+    }
     const EmuSym *s = &b->L->m->syms[sym];
     if (n > s->size) n = (uint32_t)s->size;
     if (!n) return true;
@@ -218,11 +236,16 @@ bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if (ok) t->pc++;
         return ok;
     }
-    if (!push_frame(b, t, in, callee)) return false;
+    if (!emu_wgmma_frame_end(b, t, in) || !push_frame(b, t, in, callee)) return false;
     EmuFrame *nf = &t->frames[t->depth + 1];
     for (uint32_t k = 0; k < in->on[2]; k++) { /* arguments, read in the caller's frame */
         const EmuParam *p = &callee->params[k];
-        if (!param_copy(b, t, in, vec[in->o[2] + k], nf->args + p->offset, p->size, false)) return false;
+        if (p->reg) { /* a .reg parameter: the callee's register */
+            nf->r[p->slot] = 0;
+            if (!param_copy(b, t, in, vec[in->o[2] + k], (uint8_t *)&nf->r[p->slot], p->size, false)) return false;
+        } else if (!param_copy(b, t, in, vec[in->o[2] + k], nf->args + p->offset, p->size, false)) {
+            return false;
+        }
     }
     t->depth++;
     t->fn = callee;
@@ -232,6 +255,7 @@ bool emu_call(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 }
 
 bool emu_ret(EmuBlock *b, EmuThread *t) {
+    if (!emu_wgmma_frame_end(b, t, &t->fn->code[t->pc])) return false;
     EmuFrame *fr = &t->frames[t->depth], *caller = &t->frames[t->depth - 1];
     const EmuIns *call = &caller->fn->code[fr->ret_pc];
     const EmuFunc *callee = fr->fn;
@@ -241,7 +265,8 @@ bool emu_ret(EmuBlock *b, EmuThread *t) {
     t->pc = fr->ret_pc;
     for (uint32_t k = 0; k < call->on[0]; k++) { /* return values, written in the caller's frame */
         const EmuParam *p = &callee->rets[k];
-        if (!param_copy(b, t, call, caller->fn->vec[call->o[0] + k], fr->args + p->offset, p->size, true)) return false;
+        uint8_t *src = p->reg ? (uint8_t *)&fr->r[p->slot] : fr->args + p->offset; /* a .reg return value: the callee's register */
+        if (!param_copy(b, t, call, caller->fn->vec[call->o[0] + k], src, p->size, true)) return false;
     }
     t->pc++;
     return true;

@@ -176,8 +176,10 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
     case EMU_OP_NEG: v = -a; break;
     case EMU_OP_MIN: case EMU_OP_MAX:
         if (in->flags & EMU_F(XORSIGN)) { /* .xorsign.abs: min/max of the magnitudes, the sign the XOR of the signs */
+            /* the signs from the operands' bits: an f16 (or e4m3) NaN decodes without its sign */
+            unsigned top = emu_type_size(ety) * 8 - 1;
             v = fminmax(fabs(a), fabs(b), in->op == EMU_OP_MIN, in->flags & EMU_F(NANP));
-            if (!isnan(v) && (signbit(a) != 0) != (signbit(b) != 0)) v = -v;
+            if (!isnan(v) && ((xa >> top) & 1) != ((xb >> top) & 1)) v = -v;
         } else v = fminmax(a, b, in->op == EMU_OP_MIN, in->flags & EMU_F(NANP));
         if ((in->flags & EMU_F(RELU)) && !(v >= 0)) v = isnan(v) ? v : 0;
         break;
@@ -195,7 +197,10 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
     case EMU_OP_SIN: v = sin(a); rnd = EMU_RND_RN; break;
     case EMU_OP_COS: v = cos(a); rnd = EMU_RND_RN; break;
     case EMU_OP_TANH: v = tanh(a); rnd = EMU_RND_RN; break;
-    case EMU_OP_COPYSIGN: v = copysign(b, a); break;
+    case EMU_OP_COPYSIGN: { /* a bit operation, as the hardware's LOP3: b's other bits (a NaN's payload too), a's sign */
+        uint64_t sign = 1ull << (emu_type_size(ety) * 8 - 1);
+        return ((xb & ~sign) | (xa & sign)) & (sign | (sign - 1));
+    }
     default: *bad = true; return 0;
     }
     if (in->op == EMU_OP_ABS || in->op == EMU_OP_NEG) {

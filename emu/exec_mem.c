@@ -287,7 +287,21 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     switch (space) {
     case EMU_SP_GLOBAL: case EMU_SP_CONST: {
         const EmuAlloc *a = emu_mem_find(b->L->mem, addr);
-        if (!a || size > a->size - (addr - a->addr)) { global_oob(b, t, in, space, addr, size, write); return NULL; }
+        if (!a || size > a->size - (addr - a->addr)) {
+            /* the aligned word around an allocation's last bytes: on a GPU they lie in an allocation granule
+             * (LLVM's 16-bit atomics on sm_80 CAS the 32-bit word around the element, also the last one of an
+             * odd-length buffer); here the bytes past the end read 0 and writes to them are dropped */
+            if (a && size <= 8 && !(size & (size - 1)) && !(addr & (size - 1)) && (!write || (b->tail_write && !a->readonly))) {
+                unsigned valid = (unsigned)(a->addr + a->size - addr);
+                b->tail.host = a->host + (addr - a->addr);
+                b->tail.valid = valid;
+                memset(b->tail.buf, 0, sizeof b->tail.buf);
+                memcpy(b->tail.buf, b->tail.host, valid);
+                return b->tail.buf;
+            }
+            global_oob(b, t, in, space, addr, size, write);
+            return NULL;
+        }
         if (a->readonly) {
             if (write) {
                 emu_fault(b, t, in, "memcheck: write to __constant__ memory",
@@ -449,6 +463,49 @@ static bool exec_atom128(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     return true;
 }
 
+/* Host compare-and-swap of the n (1, 2 or 4) bytes at h: *cur the expected value, updated on failure. */
+static bool cas_n(void *h, unsigned n, uint32_t *cur, uint32_t want) {
+    bool ok;
+    if (n == 1) {
+        uint8_t e = (uint8_t)*cur;
+        ok = __atomic_compare_exchange_n((uint8_t *)h, &e, (uint8_t)want, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        *cur = e;
+    } else if (n == 2) {
+        uint16_t e = (uint16_t)*cur;
+        ok = __atomic_compare_exchange_n((uint16_t *)h, &e, (uint16_t)want, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        *cur = e;
+    } else {
+        ok = __atomic_compare_exchange_n((uint32_t *)h, cur, want, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
+    return ok;
+}
+
+/* A scalar atom/red on a tail access (b->tail): one read-modify-write of the word whose bytes past the
+ * allocation's end read 0 and take no write.  The valid bytes are the word's low ones (little-endian);
+ * 1, 2 or 4 of them change with one host compare-and-swap (atomic with respect to every other atomic on
+ * them), 3, 5, 6 or 7 under the launch's b128 lock (atomic with respect to the other tail atomics). */
+static uint64_t atom_tail(EmuBlock *b, const EmuIns *in, uint64_t v, uint64_t c, bool ftz, bool *bad) {
+    unsigned valid = b->tail.valid;
+    uint64_t o = 0, n;
+    void *h = b->tail.host;
+    if (valid == 1 || valid == 2 || valid == 4) {
+        uint32_t cur = valid == 1 ? __atomic_load_n((uint8_t *)h, __ATOMIC_RELAXED)
+                       : valid == 2 ? __atomic_load_n((uint16_t *)h, __ATOMIC_RELAXED) : __atomic_load_n((uint32_t *)h, __ATOMIC_RELAXED);
+        do {
+            o = cur;
+            n = ftz ? emu_add_f32_ftz(o, v) : emu_atom_apply(in->mode, in->ty, o, v, c, bad);
+            if (*bad) break;
+        } while (!cas_n(h, valid, &cur, (uint32_t)n)); /* the bytes of n past the end are dropped */
+        return o;
+    }
+    pthread_mutex_lock(&b->L->atom128);
+    memcpy(&o, h, valid);
+    n = ftz ? emu_add_f32_ftz(o, v) : emu_atom_apply(in->mode, in->ty, o, v, c, bad);
+    if (!*bad) memcpy(h, &n, valid);
+    pthread_mutex_unlock(&b->L->atom128);
+    return o;
+}
+
 /* atom / red; a vector form (.v2/.v4/.v8 of f32, f16, bf16, f16x2, bf16x2: sm_90) updates each element
  * atomically, in order, the whole vector aligned to its size. */
 static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest) {
@@ -462,10 +519,13 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     if (n > 1 && space == EMU_SP_GENERIC && !generic_is_global(addr)) /* ISA: vector atomics on global memory only */
         return emu_fault(b, t, in, "invalid address", "a vector %s needs a global address; generic address 0x%" PRIx64 " is not one",
                          emu_op_name(in->op), addr);
+    b->tail_write = n == 1;
     uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, sz * n, sz * n, true);
+    b->tail_write = false;
     if (!p) return false;
-    if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) sync_acquire(b, t, p);
-    if (b->shadow && (in->xflags & EMU_XF_RELEASE)) sync_release(b, t, p);
+    bool tail = p == b->tail.buf;
+    if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) sync_acquire(b, t, tail ? b->tail.host : p);
+    if (b->shadow && (in->xflags & EMU_XF_RELEASE)) sync_release(b, t, tail ? b->tail.host : p);
     const EmuFunc *f = t->fn;
     bool bad = false;
     /* .add.f32 on global memory (a generic address outside the shared, local and param windows) flushes */
@@ -474,7 +534,7 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     for (unsigned k = 0; k < n && !bad; k++) {
         uint32_t vs = in->ok[ai + 1] == EMU_OK_VEC ? f->vec[in->o[ai + 1] + k] : in->o[ai + 1];
         uint64_t c = in->mode == EMU_MODE_ACAS ? EMU_R(t, in, ai + 2) : 0;
-        uint64_t old = atom_one(p + (size_t)k * sz, sz, in, t->r[vs], c, ftz, &bad);
+        uint64_t old = tail ? atom_tail(b, in, t->r[vs], c, ftz, &bad) : atom_one(p + (size_t)k * sz, sz, in, t->r[vs], c, ftz, &bad);
         if (has_dest && !bad) t->r[in->ok[0] == EMU_OK_VEC ? f->vec[in->o[0] + k] : in->o[0]] = old;
     }
     if (bad)
@@ -539,11 +599,14 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             }
             b->wval = val;
         }
+        b->tail_write = st;
         uint8_t *p = emu_access(b, t, in, space, addr, total, total, st);
         b->wval = NULL;
+        b->tail_write = false;
         if (!p) return false;
-        if (b->shadow && (in->xflags & EMU_XF_ACQUIRE) && !st) sync_acquire(b, t, p);
-        if (b->shadow && (in->xflags & EMU_XF_RELEASE) && st) sync_release(b, t, p);
+        bool tail = p == b->tail.buf;
+        if (b->shadow && (in->xflags & EMU_XF_ACQUIRE) && !st) sync_acquire(b, t, tail ? b->tail.host : p);
+        if (b->shadow && (in->xflags & EMU_XF_RELEASE) && st) sync_release(b, t, tail ? b->tail.host : p);
         bool sg = emu_type_kind(in->ty) == EMU_K_S;
         for (unsigned k = 0; k < n; k++) {
             uint32_t slot = (in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi]) + (parts == 2 ? k : 0);
@@ -557,6 +620,7 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
                 t->r[slot] = sg ? (uint64_t)emu_sext(v, sz) : v;
             }
         }
+        if (st && tail) memcpy(b->tail.host, b->tail.buf, b->tail.valid); /* the bytes past the end are dropped */
         return true;
     }
     case EMU_OP_ATOM: return exec_atom(b, t, in, true);

@@ -42,7 +42,11 @@
  *      (emu_wgmma_check_access, called by the interpreter for every
  *      instruction while a thread has results in flight): the PTX ISA leaves
  *      the access undefined, ptxas makes it see the result (info C7517/C7520:
- *      the wgmmas are serialized).  The shared memory it read stays read (emu_wgmma_smem_write
+ *      the wgmmas are serialized).  Results are register slots of the frame
+ *      that issued the wgmma, so none may outlive it: a call and a ret end
+ *      every group in flight first, into the registers of the frame they
+ *      leave (emu_wgmma_frame_end), as ptxas serializes wgmma at function
+ *      boundaries (info C7510) with a wait it injects there.  The shared memory it read stays read (emu_wgmma_smem_write
  *      reports a write to it) and an A given in registers must keep its
  *      values (checked at the wait, which names the last instruction that
  *      wrote the register meanwhile) until the wait that retires the group: on
@@ -181,8 +185,7 @@ static void read_retire(EmuBlock *b, EmuWgState *w, uint32_t limit, uint32_t rea
 
 bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     EmuWgState *w = t->wg;
-    if (t->depth) return true; /* a .func's registers are not the entry's */
-    const EmuFunc *f = t->fn;
+    const EmuFunc *f = t->fn; /* every result in flight is this frame's (emu_wgmma_frame_end) */
     uint32_t slots[EMU_MAX_OPS * EMU_MAX_VEC + 3], ns = 0; /* the guard, every operand register, setp/shfl/match/elect extras */
     slots[ns++] = in->guard;
     for (unsigned i = 0; i < in->nops; i++) {
@@ -472,7 +475,7 @@ static bool retire(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t limit) 
             w->ap[j++] = a;
             continue;
         }
-        if (t->depth || t->r[a.slot] == a.value) continue;
+        if (t->r[a.slot] == a.value) continue;
         char name[64], line[256], where[600], wrote[700] = "", wwhere[600], wtext[256];
         emu_slot_name(t->fn, a.slot, name, sizeof name);
         emu_module_line(b->L->m, a.line, line, sizeof line);
@@ -497,6 +500,15 @@ static bool retire(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t limit) 
         }
     }
     w->n = j;
+    return true;
+}
+
+bool emu_wgmma_frame_end(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    EmuWgState *w = t->wg;
+    if (!w || (!w->n && !w->nap && !w->nrd)) return true;
+    uint32_t limit = w->open + 1; /* every group, the open one too */
+    if (!retire(b, t, in, limit)) return false;
+    if (w->nrd) read_retire(b, w, limit, t->linear);
     return true;
 }
 

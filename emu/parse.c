@@ -264,6 +264,19 @@ static bool slot_is_wide(const Parser *ps, uint32_t slot) {
  * both halves: mov.b128 (a register, or a {..} pack/unpack of 2 or 4 narrower ones, the lowest first),
  * ld/ldu/st.b128 (the value) and atom.cas/.exch.b128 (d, b, c; d may be `_`); those operands must be .b128
  * registers (not immediates: a constant slot has 64 bits). */
+/* %is_explicit_cluster is a .pred special register: mov.pred reads it (and a guard may name it); ptxas refuses it
+ * anywhere else ("Arguments mismatch for instruction 'mov'", "Special register argument not allowed"). */
+static bool check_pred_sreg(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    const uint32_t slot = EMU_SLOT_SREG + EMU_SREG_IS_EXPLICIT_CLUSTER;
+    for (unsigned i = 0; i < in->nops; i++) {
+        bool uses = (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) && in->o[i] == slot;
+        for (unsigned k = 0; in->ok[i] == EMU_OK_VEC && k < in->on[i]; k++) uses |= ps->vec[in->o[i] + k] == slot;
+        if (uses && !(in->op == EMU_OP_MOV && in->ty == EMU_T_PRED && i == 1 && in->ok[i] == EMU_OK_REG))
+            return perr(ps, line, "'%.*s': %%is_explicit_cluster is a .pred special register: only mov.pred reads it", (int)len, s);
+    }
+    return true;
+}
+
 static bool check_wide(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     bool b128 = in->ty == EMU_T_B128 && in->op < EMU_OP_MBARRIER; /* sm_90 ops' .b128 is no register type */
     if (!b128 && !ps->has_wide) return true;
@@ -531,10 +544,14 @@ static bool parse_var(Parser *ps, unsigned space, bool is_extern) {
     return expect(ps, ';');
 }
 
-/* param = ".param" decl */
+/* param = (".param" | ".reg") decl
+ * A .reg parameter (a .func's only) is a register of the function, declared with its body
+ * (parse_function); a .param one is also a symbol whose address is its offset. */
 static bool parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base) {
-    if (!is(&ps->tok, ".param") && !is(&ps->tok, ".reg"))
-        return perr(ps, ps->tok.line, "expected .param, found %s", tok_text(&ps->tok, (char[48]){0}, 48));
+    bool reg = is(&ps->tok, ".reg");
+    if (!is(&ps->tok, ".param") && !reg)
+        return perr(ps, ps->tok.line, "expected .param%s, found %s", base == EMU_PARAM_KERNEL ? "" : " or .reg",
+                    tok_text(&ps->tok, (char[48]){0}, 48));
     next(ps);
     Decl d;
     if (!parse_decl(ps, &d)) return false;
@@ -543,7 +560,19 @@ static bool parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size,
     if (!np) out_of_memory();
     *arr = np;
     EmuParam *p = &np[(*n)++];
+    memset(p, 0, sizeof *p);
     p->name = arena_strndup(ps->a, d.name, d.nlen);
+    if (reg) {
+        if (base == EMU_PARAM_KERNEL)
+            return perr(ps, ps->tok.line, "kernel parameter '%s' is .reg: a kernel's parameters are .param", p->name);
+        if (d.vec != 1 || d.count != 1 || d.unsized || emu_type_size(d.ty) > 8)
+            return perr(ps, ps->tok.line, ".reg parameter '%s': a .reg parameter is one register of at most 64 bits", p->name);
+        p->reg = true;
+        p->size = emu_type_size(d.ty);
+        p->align = p->size;
+        p->slot = d.ty == EMU_T_PRED; /* until the body declares it (parse_function): whether it is a predicate */
+        return true;
+    }
     if (decl_size(&d) > EMU_PARAM_FRAME / 2 || *size > EMU_PARAM_FRAME / 2)
         return perr(ps, ps->tok.line, "parameter '%s' is too large", p->name);
     p->size = (uint32_t)decl_size(&d);
@@ -663,12 +692,22 @@ static bool parse_operand(Parser *ps, Opd *o) {
         }
         if (accept(ps, ',')) { /* [tensorMap, {c0, c1, ..}]: the coordinates of a tensor copy */
             if (!expect(ps, '{')) return false;
-            do {
+            do { /* each a .b32 register or an immediate: `{%r3, 5}` */
+                if (o->ncoords == 5) return perr(ps, line, "more than 5 tensor coordinates");
+                bool neg = is_punct(&ps->tok, '-');
+                if (neg || ps->tok.kind == TK_NUM) {
+                    if (neg) next(ps);
+                    Imm im;
+                    if (!parse_imm(&ps->tok, neg, &im) || im.kind != IMM_INT || im.i < INT32_MIN || im.i > (int64_t)UINT32_MAX)
+                        return perr(ps, line, "bad tensor coordinate '%.*s' (a 32-bit integer)", (int)ps->tok.len, ps->tok.s);
+                    next(ps);
+                    o->coords[o->ncoords++] = const_slot(ps, (uint32_t)im.i, -1, 0);
+                    continue;
+                }
                 Opd e;
                 opd_init(&e);
                 if (!parse_reg_or_name(ps, &e)) return false;
                 if (e.kind != OPD_REG) return perr(ps, line, "tensor coordinate '%.*s' is not a register", (int)e.nlen, e.name);
-                if (o->ncoords == 5) return perr(ps, line, "more than 5 tensor coordinates");
                 o->coords[o->ncoords++] = e.slot;
             } while (accept(ps, ','));
             if (!expect(ps, '}')) return false;
@@ -683,13 +722,23 @@ static bool parse_operand(Parser *ps, Opd *o) {
     if (accept(ps, '(')) {
         o->kind = OPD_LIST;
         if (accept(ps, ')')) return true;
-        do {
+        do { /* a .param variable, or a register or immediate (for a .reg parameter): EMU_CALL_REG */
+            if (o->nvec == EMU_MAX_VEC) return perr(ps, line, "more than %d call arguments", EMU_MAX_VEC);
+            bool neg = is_punct(&ps->tok, '-');
+            if (neg || ps->tok.kind == TK_NUM) {
+                if (neg) next(ps);
+                Imm im;
+                if (!parse_imm(&ps->tok, neg, &im) || im.kind == IMM_FLOAT)
+                    return perr(ps, line, "unsupported call argument '%.*s' (an integer, or a float as 0f/0d bits)", (int)ps->tok.len, ps->tok.s);
+                next(ps);
+                o->vec[o->nvec++] = const_slot(ps, (uint64_t)im.i, -1, 0) | EMU_CALL_REG;
+                continue;
+            }
             Opd e;
             opd_init(&e);
             if (!parse_reg_or_name(ps, &e)) return false;
             if (e.kind != OPD_SYM && e.kind != OPD_REG) return perr(ps, line, "unknown call argument '%.*s'", (int)e.nlen, e.name);
-            if (o->nvec == EMU_MAX_VEC) return perr(ps, line, "more than %d call arguments", EMU_MAX_VEC);
-            o->vec[o->nvec++] = e.kind == OPD_SYM ? (uint32_t)e.sym : UINT32_MAX;
+            o->vec[o->nvec++] = e.kind == OPD_SYM ? (uint32_t)e.sym : e.slot | EMU_CALL_REG;
         } while (accept(ps, ','));
         return expect(ps, ')');
     }
@@ -786,13 +835,22 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
  * Normalised to o[0] = return list, o[1] = the callee (resolved by name
  * with the labels), o[2] = argument list; list elements are .param
  * variables (symbol indices). */
-/* The return and argument lists of a normalised call name .param variables. */
+/* The return and argument lists of a normalised call name .param variables or registers (for .reg
+ * parameters; arguments may be immediates too). */
 static bool call_lists_ok(Parser *ps, const EmuIns *in, uint32_t line) {
     for (unsigned k = 0; k < 3; k += 2)
         for (unsigned j = 0; j < in->on[k]; j++) {
-            uint32_t sym = ps->vec[in->o[k] + j];
-            if (sym == UINT32_MAX || ps->m->syms[sym].space != EMU_SP_PARAM)
-                return perr(ps, line, "call %s must be .param variables", k ? "arguments" : "return values");
+            uint32_t e = ps->vec[in->o[k] + j];
+            if (e & EMU_CALL_REG) {
+                for (uint32_t c = 0; !k && c < ps->nconsts; c++)
+                    if (ps->consts[c].slot == (e & ~EMU_CALL_REG)) return perr(ps, line, "a call's return value is an immediate");
+                uint32_t sl = e & ~EMU_CALL_REG;
+                if (!k && (sl == EMU_SLOT_ZERO || sl == EMU_SLOT_TRUE || (sl >= EMU_SLOT_SREG && sl < EMU_SLOT_SREG + EMU_SREG_COUNT)))
+                    return perr(ps, line, "a call's return value is a special register");
+                continue;
+            }
+            if (ps->m->syms[e].space != EMU_SP_PARAM)
+                return perr(ps, line, "call %s must be .param variables or registers", k ? "arguments" : "return values");
         }
     return true;
 }
@@ -968,7 +1026,7 @@ static bool parse_ins(Parser *ps) {
     }
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
-    if (!check_wide(ps, &in, line, opt.s, opt.len)) return false;
+    if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_pred_sreg(ps, &in, line, opt.s, opt.len)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;
@@ -1222,6 +1280,12 @@ static bool parse_function(Parser *ps, bool entry) {
     ps->fn_index = idx;
     ps->sym_scope_start = scope;
     reset_fn_state(ps);
+    for (uint32_t k = 0; k < f->nrets + f->nparams; k++) { /* .reg parameters: registers of the body */
+        EmuParam *p = k < f->nrets ? &f->rets[k] : &f->params[k - f->nrets];
+        if (!p->reg) continue;
+        reg_declare(ps, p->name, (uint32_t)strlen(p->name), -1, p->slot, false);
+        p->slot = ps->nslots - 1;
+    }
     bool ok = parse_body(ps);
     f = &m->funcs[idx]; /* funcs cannot move during a body, but be safe */
     if (ok) {

@@ -4,8 +4,10 @@
  * inlined { } blocks), wgmma with A in registers, stmatrix, cuda::barrier / cuda::memcpy_async and
  * cuda::ptx bulk and tensor copies, a one-CTA cluster through cooperative groups, clusters of 4 (a
  * distributed-shared-memory histogram) and of 2 (TMA multicast, remote mbarrier arrives), split-K style
- * bulk and tensor reductions: exact; at -G the accumulators nvcc reads before wgmma.wait_group are
- * reported.  Racecheck is on: nvcc's and CUTLASS's mbarrier waits, barriers and proxy fences satisfy the
+ * bulk and tensor reductions: exact.  At -G nvcc reads the accumulators before wgmma.wait_group retires
+ * them (undefined in the PTX ISA; ptxas serializes the wgmmas): nothing is reported, the emulator ends the
+ * wgmma's group at the read as ptxas's injected wait does (docs/emulator.md, "wgmma asynchrony"), and the
+ * results are those of -O3.  Racecheck is on: nvcc's and CUTLASS's mbarrier waits, barriers and proxy fences satisfy the
  * emulator's async-proxy rules (docs/emulator.md).  Without nvcc every test is skipped, and says so. */
 #include "test_conformance.h"
 #include "support/hostfloat.h"

@@ -19,6 +19,7 @@
 #include "runtime/device.h"
 #include "support/hostfloat.h"
 #include "support/support.h"
+#include "test_ptxas.h"
 
 #ifndef TILE_SOURCE_DIR
 #define TILE_SOURCE_DIR "."
@@ -1013,6 +1014,97 @@ Test(report, memcheck_kinds) {
     off = 0x100000000000ull - p + 8; /* generic address in the shared window */
     cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
     cr_assert(strstr(dev_last_error(d), "invalid __shared__ read"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* The aligned word around an allocation's last bytes (probeN finding 1): sm_80 has no 16-bit atom.add for
+ * bf16, so LLVM expands Triton's atomic_add into a CAS loop on the 32-bit word around the element (and.b64
+ * %rd, %rd, -4; ld.relaxed; atom.cas.b32); for the last element of an odd-length buffer the word runs 2 bytes
+ * past the allocation, which a GPU's allocation granule holds.  Memcheck refused it; now the bytes past the
+ * end read 0 and writes to them are dropped (host memory past a registered buffer is never touched), for
+ * aligned accesses of at most 8 bytes.  1024 threads in 8 blocks each add 1 to u16 element gid % 37 of a
+ * 74-byte buffer, in device memory and in a registered host buffer with a canary after it; a plain load and
+ * store of the tail word; what stays an error: an access that starts past the end, a misaligned one. */
+static const char *cas16_ptx = ".version 7.0\n.target sm_80\n.address_size 64\n"
+    ".visible .entry cas16(.param .u64 buf, .param .u32 n)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<20>;\n .reg .b64 %rd<6>;\n"
+    " mov.u32 %r1, %ctaid.x;\n mov.u32 %r2, %ntid.x;\n mov.u32 %r3, %tid.x;\n mad.lo.u32 %r4, %r1, %r2, %r3;\n"
+    " ld.param.u32 %r5, [n];\n rem.u32 %r6, %r4, %r5;\n"
+    " ld.param.u64 %rd1, [buf];\n mul.wide.u32 %rd2, %r6, 2;\n add.s64 %rd3, %rd1, %rd2;\n"
+    " and.b64 %rd4, %rd3, -4;\n cvt.u32.u64 %r7, %rd3;\n and.b32 %r8, %r7, 3;\n shl.b32 %r9, %r8, 3;\n"
+    " mov.b32 %r14, 65535;\n shl.b32 %r14, %r14, %r9;\n not.b32 %r14, %r14;\n"
+    " ld.relaxed.gpu.global.b32 %r10, [%rd4];\n"
+    "$L:\n shr.u32 %r11, %r10, %r9;\n add.u32 %r12, %r11, 1;\n and.b32 %r12, %r12, 65535;\n shl.b32 %r13, %r12, %r9;\n"
+    " and.b32 %r15, %r10, %r14;\n or.b32 %r16, %r15, %r13;\n"
+    " atom.relaxed.gpu.global.cas.b32 %r17, [%rd4], %r10, %r16;\n"
+    " setp.ne.u32 %p1, %r17, %r10;\n mov.u32 %r10, %r17;\n @%p1 bra $L;\n ret;\n}\n"
+    ".visible .entry rw(.param .u64 p, .param .u64 off, .param .u64 out)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<6>;\n"
+    " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n ld.param.u64 %rd3, [out];\n add.s64 %rd4, %rd1, %rd2;\n"
+    " ld.global.u32 %r1, [%rd4];\n st.global.u32 [%rd3], %r1;\n add.u32 %r2, %r1, 0x01010101;\n st.global.u32 [%rd4], %r2;\n"
+    " ret;\n}\n"
+    ".visible .entry ad(.param .u64 p, .param .u64 out)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+    " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [out];\n atom.global.add.u32 %r1, [%rd1+4], 0x01010101;\n"
+    " st.global.u32 [%rd2], %r1;\n ret;\n}\n";
+
+Test(report, memcheck_tail_word) {
+    check_ptxas_arch(cas16_ptx, "sm_80");
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, cas16_ptx, "cas16", &m);
+    enum { N = 37 };
+    uint16_t got[N];
+    _Alignas(16) uint16_t host[N + 3]; /* device addresses keep a registered buffer's alignment */
+    uint32_t n = N;
+    uint64_t buf;
+    cr_assert_eq(dev_malloc(d, 2 * N, &buf), DEV_OK); /* zeroed */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) { /* a registered host buffer of exactly 74 bytes, a canary after it */
+            memset(host, 0, sizeof host);
+            host[N] = host[N + 1] = host[N + 2] = 0xBEEF;
+            cr_assert_eq(dev_register_host(d, host, 2 * N, &buf), DEV_OK, "%s", dev_last_error(d));
+        }
+        void *params[] = {&buf, &n};
+        cr_assert_eq(dev_launch(f, 8, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "pass %d: %s", pass, dev_last_error(d));
+        if (pass) memcpy(got, host, sizeof got);
+        else download(d, got, buf, sizeof got);
+        for (int e = 0; e < N; e++) cr_expect_eq(got[e], e < 1024 % N ? 1024 / N + 1 : 1024 / N, "pass %d element %d: %u", pass, e, got[e]);
+        if (pass) {
+            cr_expect(host[N] == 0xBEEF && host[N + 1] == 0xBEEF && host[N + 2] == 0xBEEF, "host memory past the buffer written");
+            cr_assert_eq(dev_unregister_host(d, host, buf), DEV_OK);
+        }
+    }
+    /* a plain load and store of the tail word of a 6-byte allocation: 2 valid bytes, the rest 0 and dropped */
+    TileDevFunction *rw = NULL;
+    cr_assert_eq(dev_module_get_function(m, "rw", &rw), DEV_OK);
+    const uint8_t six[6] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66};
+    uint64_t p = upload(d, six, 6), out = poisoned(d, 4), off = 4;
+    void *params[] = {&p, &off, &out};
+    uint32_t w;
+    uint8_t back[6];
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(dev_launch(rw, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        download(d, &w, out, 4);
+        cr_expect_eq(w, k ? 0x00006756u : 0x00006655u, "load %d of the tail word: %#x", k, w);
+    }
+    download(d, back, p, 6);
+    cr_expect(back[0] == 0x11 && back[3] == 0x44 && back[4] == 0x57 && back[5] == 0x68, "bytes %02x %02x", back[4], back[5]);
+    off = 8; /* starts past the end: still an error */
+    cr_assert_eq(dev_launch(rw, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "2 bytes after the end of the 6-byte allocation"), "%s", dev_last_error(d));
+    off = 2; /* misaligned: still an error */
+    cr_assert_eq(dev_launch(rw, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "misaligned"), "%s", dev_last_error(d));
+    /* an atomic on 3 valid bytes (a 7-byte allocation): the lock path */
+    TileDevFunction *ad = NULL;
+    cr_assert_eq(dev_module_get_function(m, "ad", &ad), DEV_OK);
+    const uint8_t seven[7] = {1, 2, 3, 4, 5, 6, 7};
+    uint64_t q = upload(d, seven, 7);
+    uint8_t qb[7];
+    cr_assert_eq(dev_launch(ad, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&q, &out}), DEV_OK, "%s", dev_last_error(d));
+    download(d, &w, out, 4);
+    download(d, qb, q, 7);
+    cr_expect_eq(w, 0x00070605u, "old value of the 3-byte tail word: %#x", w);
+    cr_expect(qb[3] == 4 && qb[4] == 6 && qb[5] == 7 && qb[6] == 8, "bytes %u %u %u", qb[4], qb[5], qb[6]);
     dev_module_unload(m);
     dev_close(d);
 }

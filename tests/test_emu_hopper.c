@@ -1203,6 +1203,127 @@ Test(wgmma, async_accumulator_checks) {
     dev_close(d);
 }
 
+/* wgmma groups in flight at a call or a ret (probeP F1).  Results are register slots of the frame that
+ * issued the wgmma; ptxas serializes wgmma at function boundaries (info C7510: it injects a warpgroup.wait
+ * in the callee), so the groups end at the boundary, into the frame that issued them.  The callee declares
+ * its registers like the caller so that the slot numbers of one frame are live registers of the other: the
+ * callee's results, retired later by the caller's wait, overwrote the caller's %tid.x in %r0.
+ *   mode 0: mm issues and commits, rets without reading; the caller waits: its registers are untouched.
+ *   mode 1: mm reads %d0 after the commit and returns it: the result (16), as for any read in flight.
+ *   mode 2: mm issues and reads %d0 before any commit (nvcc -G's shape); the caller commits and waits.
+ *   mode 3: the caller's group is in flight across a call to w0, which waits: w0's own %f0 (5) stays,
+ *           the caller's %f0 gets the result. */
+static const char *wg_call_ptx = PTX_HEAD
+    ".func (.param .b32 rv) mm(.param .b64 dbp, .param .b32 mp)\n"
+    "{\n"
+    "  .reg .f32 %d<4>;\n"
+    "  .reg .b32 %a<2>;\n"
+    "  .reg .b64 %db;\n"
+    "  .reg .pred %p<2>;\n"
+    "  ld.param.b64 %db, [dbp];\n"
+    "  ld.param.b32 %a1, [mp];\n"
+    "  mov.b32 %a0, 0x3C003C00;\n"
+    "  setp.eq.u32 %p0, %a1, 2;\n"
+    "  setp.eq.u32 %p1, %a1, 1;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%d0, %d1, %d2, %d3}, {%a0, %a0, %a0, %a0}, %db, 0, 1, 1, 0;\n"
+    "  @%p0 bra $READ;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  @%p1 bra $READ;\n"
+    "  mov.b32 %a1, 0;\n"
+    "  st.param.b32 [rv], %a1;\n"
+    "  ret;\n"
+    "$READ:\n"
+    "  st.param.f32 [rv], %d0;\n"
+    "  ret;\n"
+    "}\n"
+    ".func (.param .b32 rv) w0()\n"
+    "{\n"
+    "  .reg .b32 %r<20>;\n"
+    "  .reg .b64 %rd<10>;\n"
+    "  .reg .b64 %db;\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .f32 %f<4>;\n"
+    "  mov.f32 %f0, 0f40A00000;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  st.param.f32 [rv], %f0;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry k(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .b32 %r<20>;\n"
+    "  .reg .b64 %rd<10>;\n"
+    "  .reg .b64 %db;\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .f32 %f<4>;\n"
+    "  .shared .align 1024 .b8 buf[1024];\n"
+    "  mov.u32 %r0, %tid.x;\n"
+    "  ld.param.u32 %r9, [mode];\n"
+    "  mov.u32 %r1, buf;\n"
+    "  shl.b32 %r2, %r0, 2;\n"
+    "  add.u32 %r3, %r1, %r2;\n"
+    "  mov.b32 %r5, 0x3C003C00;\n"
+    "  setp.lt.u32 %p1, %r0, 64;\n"
+    "  @%p1 st.shared.b32 [%r3], %r5;\n"          /* B: 16 x 8 ones */
+    "  fence.proxy.async.shared::cta;\n"
+    "  bar.sync 0;\n"
+    "  shr.u32 %r4, %r1, 4;\n"
+    "  cvt.u64.u32 %db, %r4;\n"
+    "  or.b64 %db, %db, 0x0000001000080000;\n"
+    "  mov.u32 %r10, 77;\n  mov.u32 %r11, 88;\n  mov.u32 %r12, 99;\n  mov.u32 %r13, 111;\n"
+    "  mov.u32 %r14, 0;\n  mov.u32 %r15, 0;\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  mul.wide.u32 %rd1, %r0, 32;\n"
+    "  add.u64 %rd1, %rd1, %rd0;\n"
+    "  setp.eq.u32 %p2, %r9, 3;\n"
+    "  @%p2 bra $CALLER;\n"
+    "  {\n"
+    "  .param .b64 pa;\n  .param .b32 pm;\n  .param .b32 rv;\n"
+    "  st.param.b64 [pa], %db;\n"
+    "  st.param.b32 [pm], %r9;\n"
+    "  call.uni (rv), mm, (pa, pm);\n"
+    "  ld.param.b32 %r14, [rv];\n"
+    "  }\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  bra $OUT;\n"
+    "$CALLER:\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, {%r5, %r5, %r5, %r5}, %db, 0, 1, 1, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  {\n"
+    "  .param .b32 rv;\n"
+    "  call.uni (rv), w0, ();\n"
+    "  ld.param.b32 %r14, [rv];\n"
+    "  }\n"
+    "  mov.b32 %r15, %f0;\n"
+    "$OUT:\n"
+    "  st.global.v4.u32 [%rd1], {%r0, %r10, %r11, %r12};\n"
+    "  st.global.v4.u32 [%rd1+16], {%r13, %r14, %r15, %r9};\n"
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, groups_end_at_call_and_ret) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wg_call_ptx, "k", &m);
+    uint64_t out = poisoned(d, 128 * 32);
+    static const uint32_t want[][2] = {{0, 0}, {0x41800000, 0}, {0x41800000, 0}, {0x40A00000, 0x41800000}}; /* r14, r15 */
+    for (unsigned mode = 0; mode < ARRAY_LEN(want); mode++) {
+        void *args[] = {&out, &mode};
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        uint32_t h[128 * 8];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 128; i++) {
+            const uint32_t *r = &h[i * 8], w[8] = {i, 77, 88, 99, 111, want[mode][0], want[mode][1], mode};
+            for (unsigned k = 0; k < 8; k++)
+                cr_assert_eq(r[k], w[k], "mode %u thread %u word %u: 0x%x, want 0x%x", mode, i, k, r[k], w[k]);
+        }
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Shared memory a wgmma reads, until the wait that retires its group: writing it is an error naming the
  * address and the wgmma (a store of the issuing warpgroup, a cp.async, a store of another warpgroup released
  * by a barrier before the wait); writes elsewhere or after the wait are not. */

@@ -12,7 +12,10 @@
  *      %aggr_smem_size, %current_graph_exec, ld [a].unified, pmevent, brkpt
  *      (stops the launch), vector atom/red .min/.max on f16, bf16 and their
  *      pairs, and the vector forms the ISA's table does not have;
- *   5. .b128 registers (two 64-bit slots): mov pack/unpack, ld/st, atom.cas/.exch. */
+ *   5. .b128 registers (two 64-bit slots): mov pack/unpack, ld/st, atom.cas/.exch;
+ *   6. sign bits: copysign keeps a NaN's payload, .xorsign.abs takes a NaN
+ *      operand's sign; %is_explicit_cluster is a .pred (only mov.pred reads
+ *      it); .func parameters and return values in the .reg state space. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -23,6 +26,7 @@
 
 #include "include/tile/tile.h"
 #include "runtime/device.h"
+#include "test_ptxas.h"
 
 #define HEAD80 ".version 8.0\n.target sm_80\n.address_size 64\n"
 
@@ -197,6 +201,78 @@ Test(isa, is_explicit_cluster_of_a_one_cta_cluster) {
     dev_close(d);
 }
 
+/* ISA, copysign: "Copy sign of a into b" (d = b with a's sign bit).  The hardware does it with a bit
+ * operation (LOP3: (b & 0x7fffffff) | (a & 0x80000000)), so a NaN b keeps its payload and takes a's sign:
+ * Triton's libdevice.copysign(nan, -1) then signbit() must give 1.  The emulator computed copysign in
+ * double and returned the canonical NaN 0x7fffffff for every NaN (probeN finding 2). */
+Test(isa, copysign_keeps_nan_payload) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 out)\n{\n .reg .f32 %f<20>;\n .reg .f64 %fd<8>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n"
+        " mov.f32 %f1, 0fBF800000;\n mov.f32 %f2, 0f7FC00000;\n copysign.f32 %f3, %f1, %f2;\n st.global.f32 [%rd1], %f3;\n"
+        " mov.f32 %f4, 0fC0000000;\n mov.f32 %f5, 0f7F87743B;\n copysign.f32 %f6, %f4, %f5;\n st.global.f32 [%rd1+4], %f6;\n"
+        " mov.f32 %f7, 0f3F800000;\n mov.f32 %f8, 0fFFC00000;\n copysign.f32 %f9, %f7, %f8;\n st.global.f32 [%rd1+8], %f9;\n"
+        " mov.f32 %f10, 0f7FC00001;\n mov.f32 %f11, 0fBF800000;\n copysign.f32 %f12, %f10, %f11;\n st.global.f32 [%rd1+12], %f12;\n"
+        " mov.f32 %f13, 0f80000000;\n mov.f32 %f14, 0f00000001;\n copysign.f32 %f15, %f13, %f14;\n st.global.f32 [%rd1+16], %f15;\n"
+        " mov.f64 %fd1, 0d8000000000000000;\n mov.f64 %fd2, 0d7FF8000000000123;\n copysign.f64 %fd3, %fd1, %fd2;\n"
+        " st.global.f64 [%rd1+24], %fd3;\n"
+        " mov.f64 %fd4, 0d3FF0000000000000;\n mov.f64 %fd5, 0dFFF0000000000001;\n copysign.f64 %fd6, %fd4, %fd5;\n"
+        " st.global.f64 [%rd1+32], %fd6;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out[10];
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    const uint32_t want[5] = {0xFFC00000u, 0xFF87743Bu, 0x7FC00000u, 0x3F800000u, 0x80000001u};
+    for (int i = 0; i < 5; i++) cr_expect_eq(out[i], want[i], "f32 case %d: %#x, want %#x", i, out[i], want[i]);
+    uint64_t d0, d1;
+    memcpy(&d0, &out[6], 8);
+    memcpy(&d1, &out[8], 8);
+    cr_expect_eq(d0, 0xFFF8000000000123ull, "f64 NaN: %#llx", (unsigned long long)d0);
+    cr_expect_eq(d1, 0x7FF0000000000001ull, "f64 signalling NaN: %#llx", (unsigned long long)d1);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ISA, max/min: ".xorsign.abs: the sign bit of the result is the XOR of the sign bits of a and b, and the
+ * absolute value of the result is the maximum (minimum) of the absolute values"; a NaN operand loses to a
+ * number (no .NaN).  The XOR takes the sign bits, a NaN's too: (1, -NaN) gives -1 in every type.  The
+ * emulator took the signs from the decoded values, and an f16 NaN decodes signless (probeN finding 3). */
+Test(isa, xorsign_takes_a_nan_operands_sign) {
+    static const char *ptx = ".version 8.0\n.target sm_86\n.address_size 64\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<20>;\n .reg .b16 %h<8>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n"
+        " mov.b32 %r1, 0x3C003C00;\n mov.b32 %r2, 0xFE00FE00;\n max.xorsign.abs.f16x2 %r3, %r1, %r2;\n st.global.b32 [%rd1], %r3;\n"
+        " mov.b32 %r4, 0x28263C00;\n mov.b32 %r5, 0xFC0A3C00;\n max.xorsign.abs.f16x2 %r6, %r4, %r5;\n st.global.b32 [%rd1+4], %r6;\n"
+        " mov.b32 %r7, 0x3F803F80;\n mov.b32 %r8, 0xFFC17FC1;\n min.xorsign.abs.bf16x2 %r9, %r7, %r8;\n st.global.b32 [%rd1+8], %r9;\n"
+        " mov.b16 %h1, 0xFE00;\n mov.b16 %h2, 0x4000;\n max.xorsign.abs.f16 %h3, %h1, %h2;\n st.global.b16 [%rd1+12], %h3;\n"
+        " mov.b16 %h4, 0x3C00;\n mov.b16 %h5, 0xFD00;\n min.xorsign.abs.f16 %h6, %h4, %h5;\n st.global.b16 [%rd1+14], %h6;\n"
+        " mov.b16 %h4, 0xBF80;\n mov.b16 %h5, 0xFFC0;\n max.xorsign.abs.bf16 %h7, %h4, %h5;\n st.global.b16 [%rd1+16], %h7;\n"
+        " mov.b32 %r10, 0x3F800000;\n mov.b32 %r11, 0xFFC00000;\n max.xorsign.abs.f32 %r12, %r10, %r11;\n st.global.b32 [%rd1+20], %r12;\n"
+        " ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_86");
+    TileDevice *d = open_dev("emu:sm_86");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out[6];
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    const uint32_t want[6] = {0xBC00BC00u,  /* f16x2: (1, 1) x (-NaN, -NaN): -1 in both halves */
+                              0xA8263C00u,  /* f16x2: high 0x2826 x -NaN with a payload: -0x2826; low 1 x 1: 1 */
+                              0xBF803F80u,  /* bf16x2: high 1 x -NaN: -1; low 1 x +NaN: 1 */
+                              0xBC00C000u,  /* f16: low -NaN x 2: -2; high 1 x -NaN: -1 */
+                              0x3F80u,      /* bf16: -1 x -NaN: +1 (the upper half is not written) */
+                              0xBF800000u}; /* f32: 1 x -NaN: -1 */
+    for (int i = 0; i < 6; i++)
+        cr_expect_eq(out[i] & (i == 4 ? 0xFFFFu : ~0u), want[i], "case %d: %#x, want %#x", i, out[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 static void load_fails(const char *spec, const char *ptx, const char *needle) {
     TileDevice *d = open_dev(spec);
     TileDevModule *m = NULL;
@@ -204,6 +280,82 @@ static void load_fails(const char *spec, const char *ptx, const char *needle) {
     cr_expect(strstr(dev_last_error(d), needle), "message '%s' lacks '%s'", dev_last_error(d), needle);
     if (m) dev_module_unload(m);
     dev_close(d);
+}
+
+/* ISA, Special registers: "%is_explicit_cluster ... .pred": a predicate, read with mov.pred (or named by a
+ * guard, as ptxas takes it).  ptxas refuses mov.u32 / mov.b32 of it ("Arguments mismatch for instruction
+ * 'mov'") and any other instruction's operand; the emulator loaded mov.u32 and ran it (probeP F-low1). */
+Test(isa, is_explicit_cluster_is_a_predicate) {
+    static const char *bad[] = {"mov.u32 %r1, %is_explicit_cluster;", "mov.b32 %r1, %is_explicit_cluster;",
+                                "selp.u32 %r1, 1, 0, %is_explicit_cluster;", "and.pred %p1, %p2, %is_explicit_cluster;"};
+    char ptx[512];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(ptx, sizeof ptx, HEAD90 ".visible .entry k()\n{\n .reg .pred %%p<3>;\n .reg .b32 %%r<4>;\n"
+                 " setp.eq.u32 %%p2, %%r2, 0;\n %s\n ret;\n}\n", bad[i]);
+        load_fails("emu:sm_90a", ptx, "%is_explicit_cluster is a .pred special register: only mov.pred reads it");
+    }
+    static const char *ok = HEAD90
+        ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, 2;\n mov.pred %p1, %is_explicit_cluster;\n @%p1 mov.u32 %r1, 1;\n"
+        " @!%is_explicit_cluster mov.u32 %r1, 0;\n st.global.u32 [%rd1], %r1;\n ret;\n}\n";
+    check_ptxas_arch(ok, "sm_90a");
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ok, &m);
+    uint32_t out;
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, &out, dout, sizeof out), DEV_OK);
+    cr_expect_eq(out, 0, "a launch without a cluster: %u", out);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ISA, Parameter state space: ".reg ... Scalar parameters of a .func may be in the .reg space": such a
+ * parameter is a register of the function, and a call passes it a register, an immediate or a .param
+ * variable (ptxas takes each).  The emulator refused them with misleading messages ("destination of
+ * 'add.u32' is not a register", "call return values must be .param variables"; probeP F-reg1).  Here:
+ * .reg in and out, .reg in with a .param return, .param in with a .reg return, an immediate argument,
+ * a .param argument to a .reg parameter, a register to a .param one, 64-bit and f32 registers, and a
+ * recursive factorial whose frames each hold their own n. */
+Test(isa, func_reg_parameters) {
+    static const char *ptx = HEAD80
+        ".func (.reg .b32 o) add1(.reg .b32 x)\n{\n add.u32 o, x, 1;\n ret;\n}\n"
+        ".func (.param .b32 op) add2(.reg .b32 x)\n{\n .reg .b32 %t;\n add.u32 %t, x, 2;\n st.param.b32 [op], %t;\n ret;\n}\n"
+        ".func (.reg .b32 o) add3(.param .b32 xp)\n{\n .reg .b32 %t;\n ld.param.b32 %t, [xp];\n add.u32 o, %t, 3;\n ret;\n}\n"
+        ".func (.reg .b64 o) wide(.param .b64 xp, .reg .b64 y)\n{\n .reg .b64 %t;\n ld.param.b64 %t, [xp];\n add.u64 o, %t, y;\n ret;\n}\n"
+        ".func (.reg .f32 o) half(.reg .f32 x)\n{\n mul.f32 o, x, 0f3F000000;\n ret;\n}\n"
+        ".func (.reg .b32 o) fact(.reg .b32 n)\n{\n .reg .pred %p;\n .reg .b32 %m, %q;\n setp.le.u32 %p, n, 1;\n @%p bra $ONE;\n"
+        " sub.u32 %m, n, 1;\n call.uni (%q), fact, (%m);\n mul.lo.u32 o, %q, n;\n ret;\n$ONE:\n mov.u32 o, 1;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<12>;\n .reg .b64 %rd<6>;\n .reg .f32 %f<2>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, 41;\n"
+        " call.uni (%r2), add1, (%r1);\n"
+        " call.uni (%r3), add1, (99);\n"
+        " {\n .param .b32 rv;\n call.uni (rv), add2, (%r1);\n ld.param.b32 %r4, [rv];\n }\n"
+        " {\n .param .b32 pa;\n st.param.b32 [pa], %r2;\n call.uni (%r5), add1, (pa);\n }\n"
+        " call.uni (%r9), add3, (%r1);\n"
+        " mov.u64 %rd2, 0x100000000;\n"
+        " {\n .param .b64 xp;\n st.param.b64 [xp], %rd2;\n call.uni (%rd3), wide, (xp, 5);\n }\n"
+        " call.uni (%f1), half, (0f40400000);\n mov.b32 %r6, %f1;\n"
+        " mov.u32 %r7, 6;\n call.uni (%r8), fact, (%r7);\n"
+        " st.global.v4.u32 [%rd1], {%r2, %r3, %r4, %r5};\n st.global.v4.u32 [%rd1+16], {%r6, %r8, %r9, %r7};\n"
+        " st.global.u64 [%rd1+32], %rd3;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t out[10];
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    const uint32_t want[10] = {42, 100, 43, 43, 0x3FC00000u, 720, 44, 6, 5, 1};
+    for (int i = 0; i < 10; i++) cr_expect_eq(out[i], want[i], "word %d: %u (%#x), want %u", i, out[i], out[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+    load_fails("emu", HEAD80 ".visible .entry k(.reg .b32 x)\n{\n ret;\n}\n", "kernel parameter 'x' is .reg");
+    load_fails("emu", HEAD80 ".func f(.reg .b32 x[4])\n{\n ret;\n}\n", "a .reg parameter is one register of at most 64 bits");
+    load_fails("emu", HEAD80 ".func (.reg .b32 o) f()\n{\n mov.u32 o, 1;\n ret;\n}\n"
+                      ".visible .entry k()\n{\n call.uni (7), f, ();\n ret;\n}\n", "a call's return value is an immediate");
 }
 
 /* ISA, wgmma.mma_async, integer types: ".shape = {.m64n8k32, .m64n16k32, .m64n24k32, .m64n32k32,

@@ -238,6 +238,96 @@ Test(tma, copy_errors) {
     dev_close(d);
 }
 
+/* ISA, cp.async.bulk.tensor: "tensorCoords: a vector of 32-bit integers" - registers or immediates, as in
+ * any vector operand; `[tmap, {3, 5}]` and `[tmap, {%r3, 5}]` were refused at load ("expected an operand,
+ * found '3'") in every tensor form (probeP F2).  A 16 x 8 u32 tensor, box 4 x 2: loads at {3, 5},
+ * {%r3 = -1, 5} and {-2, 7} (out-of-bounds elements zero), a store of the first box at {8, %r4 = 0}, a
+ * reduction (add) of it at {12, 1}, a prefetch at {0, 0}. */
+static const char *tma_imm_ptx = PTX_HEAD
+    ".visible .entry k(.param .align 64 .b8 tmap[128], .param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 1024 .b8 sbuf[384];\n"
+    "  .shared .align 8 .b64 bar;\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  mov.u64 %rd1, tmap;\n"
+    "  mov.u32 %r3, -1;\n"
+    "  mov.u32 %r4, 0;\n"
+    "  mbarrier.init.shared::cta.b64 [bar], 1;\n"
+    "  fence.mbarrier_init.release.cluster;\n"
+    "  cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd1, {0, 0}];\n"
+    "  mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 96;\n"
+    "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [sbuf], [%rd1, {3, 5}], [bar];\n"
+    "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [sbuf+128], [%rd1, {%r3, 5}], [bar];\n"
+    "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [sbuf+256], [%rd1, {-2, 7}], [bar];\n"
+    "$W:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n"
+    "  @!%p1 bra $W;\n"
+    "  cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd1, {8, %r4}], [sbuf];\n"
+    "  cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%rd1, {12, 1}], [sbuf];\n"
+    "  cp.async.bulk.commit_group;\n"
+    "  cp.async.bulk.wait_group 0;\n"
+    "  mov.u32 %r5, 0;\n"
+    "$C:\n"
+    "  mov.u32 %r6, sbuf;\n"
+    "  add.u32 %r6, %r6, %r5;\n"
+    "  ld.shared.v4.u32 {%r7, %r8, %r9, %r10}, [%r6];\n"
+    "  cvt.u64.u32 %rd3, %r5;\n"
+    "  add.u64 %rd3, %rd3, %rd2;\n"
+    "  st.global.v4.u32 [%rd3], {%r7, %r8, %r9, %r10};\n"
+    "  add.u32 %r5, %r5, 16;\n"
+    "  setp.lt.u32 %p2, %r5, 384;\n"
+    "  @%p2 bra $C;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(tma, immediate_coordinates) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    enum { W = 16, H = 8 };
+    uint32_t g[H][W], want[H][W], got[H][W], box[3][2][4], out[96];
+    for (int r = 0; r < H; r++)
+        for (int c = 0; c < W; c++) g[r][c] = want[r][c] = (uint32_t)(100 * r + c + 1);
+    tile_devptr dg, dout;
+    cr_assert_eq(tile_malloc(ctx, sizeof g, &dg), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dg, g, sizeof g), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, dout, 0xFF, sizeof out), TILE_OK);
+    _Alignas(64) uint8_t map[128];
+    uint64_t dims[2] = {W, H}, strides[1] = {W * 4};
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_U32, 2, dg, dims, strides, (uint32_t[]){4, 2}, NULL, TILE_SWIZZLE_NONE), TILE_OK,
+                 "%s", tile_last_error(ctx));
+    check_ptxas(tma_imm_ptx);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(ctx, tma_imm_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    void *args[] = {map, &dout};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){1, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got, dg, sizeof got), TILE_OK);
+    const int at[3][2] = {{3, 5}, {-1, 5}, {-2, 7}};
+    for (int b = 0; b < 3; b++)
+        for (int i1 = 0; i1 < 2; i1++)
+            for (int i0 = 0; i0 < 4; i0++) {
+                int x = at[b][0] + i0, y = at[b][1] + i1;
+                box[b][i1][i0] = x >= 0 && x < W && y >= 0 && y < H ? g[y][x] : 0;
+                uint32_t v = out[32 * b + 4 * i1 + i0];
+                cr_assert_eq(v, box[b][i1][i0], "box %d element (%d, %d): %u, want %u", b, i0, i1, v, box[b][i1][i0]);
+            }
+    for (int i1 = 0; i1 < 2; i1++)
+        for (int i0 = 0; i0 < 4; i0++) {
+            want[i1][8 + i0] = box[0][i1][i0];        /* the store at {8, 0} */
+            want[1 + i1][12 + i0] += box[0][i1][i0]; /* the reduction at {12, 1} */
+        }
+    for (int r = 0; r < H; r++)
+        for (int c = 0; c < W; c++) cr_assert_eq(got[r][c], want[r][c], "tensor (%d, %d): %u, want %u", c, r, got[r][c], want[r][c]);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
+
 /* ==== 4b. tensor maps the kernel builds itself (Triton's device-side descriptors) ====
  * The first warp zeroes 128 bytes of shared memory, thread 0 writes every field with tensormap.replace
  * (64-byte swizzle, f16 or `elemtype`, the fill mode given), the warp copies the map to global memory with
