@@ -625,6 +625,8 @@ enum {
     EMU_MAX_CALL_DEPTH = 1024,        /* nested calls per thread (the GPU's limit is its stack size) */
     EMU_DEFAULT_TIMEOUT_SECONDS = 600, /* a launch's time budget when none is given */
     EMU_PRINTF_LIMIT = 1 << 20,       /* bytes of printf output kept per launch (CUDA's default FIFO); the rest is dropped */
+    EMU_MAX_WORKERS = 512,            /* host threads running one launch's blocks (more than cores when blocks wait on others) */
+    EMU_STALL_MS = 500,               /* no block ended for this long while blocks wait to start: the workers double */
 };
 #define EMU_MAX_GRID_X 2147483647u    /* gridDim.x <= 2^31 - 1 */
 #define EMU_MAX_GRID_YZ 65535u        /* gridDim.y, gridDim.z */

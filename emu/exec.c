@@ -789,9 +789,10 @@ static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     char waiting[300] = "";
     if (started < L->nblocks) /* a spin on a flag a later block sets: the blocks run a few at a time, in order */
         snprintf(waiting, sizeof waiting,
-                 " %" PRIu64 " of its %" PRIu64 " blocks have started (they run a few at a time, in grid order, so a block "
-                 "waiting for one that has not started waits forever; a GPU promises no order either);",
-                 started, L->nblocks);
+                 " %" PRIu64 " of its %" PRIu64 " blocks have started (they start in grid order as worker threads free up, "
+                 "at most %d at once, so a block waiting for one that has not started may wait forever; a GPU promises no "
+                 "order either);",
+                 started, L->nblocks, EMU_MAX_WORKERS);
     bool r = emu_fault(b, t, in, "timeout: the launch did not finish in time",
                        "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds);%s "
                        "%s (%u,%u,%u) has %u threads:\n%s",
@@ -1178,9 +1179,13 @@ static void *worker(void *arg) {
                 uint32_t q = L->workspace ? r % b.ncl : r, in[3] = {q % cl[0], (q / cl[0]) % cl[1], q / (cl[0] * cl[1])};
                 for (int k = 0; k < 3; k++) b.cta[r].ctaid[k] = cid[k] * cl[k] + in[k];
             }
+            uint64_t t0 = now_ns();
             bool ok = run_block(&b);
             flush_prints(&b);
             if (!ok) break;
+            uint64_t dt = now_ns() - t0, was = atomic_load(&L->longest_ns);
+            while (dt > was && !atomic_compare_exchange_weak(&L->longest_ns, &was, dt)) {}
+            atomic_fetch_add(&L->done_units, 1);
         }
     }
     atomic_fetch_add(&L->instructions, b.icount);
@@ -1203,6 +1208,61 @@ static void *worker(void *arg) {
     free(b.bulkrd);
     free(b.cta);
     return NULL;
+}
+
+/* A worker thread: blocks until none is left, then says it has left. */
+static void *worker_thread(void *arg) {
+    EmuLaunch *L = arg;
+    worker(L);
+    pthread_mutex_lock(&L->lock);
+    L->workers_live--;
+    pthread_cond_signal(&L->worker_exit);
+    pthread_mutex_unlock(&L->lock);
+    return NULL;
+}
+
+/* Fewer workers than units: nw threads take the units in order while the calling thread watches.  A
+ * block may wait for one that has not started (a grid-wide barrier, a flag a later block sets: on a GPU
+ * the whole grid is resident), and then none ends: when no unit has ended for EMU_STALL_MS, or four
+ * times the longest a unit has taken, while units wait to start, the workers double (up to
+ * EMU_MAX_WORKERS), so waiting blocks share the cores with the ones they wait for.  Workers only take
+ * units, so a launch that is merely slow gets a few more threads and the same results. */
+static void run_workers(EmuLaunch *L, unsigned nw) {
+    pthread_t *th = malloc(sizeof *th * EMU_MAX_WORKERS);
+    unsigned started = 0;
+    pthread_mutex_lock(&L->lock);
+    for (unsigned i = 0; th && i < nw; i++) {
+        if (pthread_create(&th[started], NULL, worker_thread, L) != 0) break;
+        started++, L->workers_live++;
+    }
+    pthread_mutex_unlock(&L->lock);
+    if (!started) { /* no thread to be had: the calling thread runs them all */
+        worker(L);
+        free(th);
+        return;
+    }
+    uint64_t seen = atomic_load(&L->done_units), last_ns = now_ns();
+    pthread_mutex_lock(&L->lock);
+    while (L->workers_live > 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50 * 1000000L;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&L->worker_exit, &L->lock, &until);
+        uint64_t done = atomic_load(&L->done_units), now = now_ns(), longest = atomic_load(&L->longest_ns);
+        uint64_t stall = (uint64_t)EMU_STALL_MS * 1000000u > 4 * longest ? (uint64_t)EMU_STALL_MS * 1000000u : 4 * longest;
+        if (done != seen) seen = done, last_ns = now;
+        else if (now - last_ns >= stall && atomic_load(&L->next_block) < L->nunits && started < EMU_MAX_WORKERS && !atomic_load(&L->stop)) {
+            for (unsigned more = started; more > 0 && started < EMU_MAX_WORKERS; more--) {
+                if (pthread_create(&th[started], NULL, worker_thread, L) != 0) break;
+                started++, L->workers_live++;
+            }
+            last_ns = now;
+        }
+    }
+    pthread_mutex_unlock(&L->lock);
+    for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
+    free(th);
 }
 
 static bool launch_error(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1357,21 +1417,27 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     }
     pthread_mutex_init(&L.lock, NULL);
     pthread_mutex_init(&L.atom128, NULL);
+    pthread_cond_init(&L.worker_exit, NULL);
     unsigned nw = opt->host_threads;
     if (!nw) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         nw = c > 0 ? (unsigned)c : 1;
     }
     if (nw > L.nunits) nw = (unsigned)L.nunits;
-    if (nw > 256) nw = 256;
-    pthread_t th[256];
-    unsigned started = 0;
-    for (unsigned i = 1; i < nw; i++) {
-        if (pthread_create(&th[started], NULL, worker, &L) != 0) break;
-        started++;
+    if (nw > EMU_MAX_WORKERS) nw = EMU_MAX_WORKERS;
+    if (nw == L.nunits) { /* a worker per unit: every block starts at once (the calling thread is one of them) */
+        pthread_t th[EMU_MAX_WORKERS];
+        unsigned started = 0;
+        for (unsigned i = 1; i < nw; i++) {
+            if (pthread_create(&th[started], NULL, worker, &L) != 0) break;
+            started++;
+        }
+        worker(&L);
+        for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
+    } else {
+        run_workers(&L, nw);
     }
-    worker(&L);
-    for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
+    pthread_cond_destroy(&L.worker_exit);
     pthread_mutex_destroy(&L.lock);
     pthread_mutex_destroy(&L.atom128);
     free(L.params);

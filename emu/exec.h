@@ -148,9 +148,13 @@ typedef struct EmuLaunch {
     bool explicit_cluster; /* launched as a cluster (%is_explicit_cluster) */
     uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: no timeout */
     atomic_uint_fast64_t next_block;
+    atomic_uint_fast64_t done_units; /* units run to their end: the launch's progress (more workers when it stalls) */
+    atomic_uint_fast64_t longest_ns; /* the longest a unit has run (a stall is a gap well past it) */
     atomic_bool stop;
     atomic_uint_fast64_t instructions;
     pthread_mutex_t lock;
+    pthread_cond_t worker_exit; /* signalled (lock held) as each worker leaves */
+    unsigned workers_live;      /* workers not yet left (lock held) */
     pthread_mutex_t atom128; /* atom.cas/.exch.b128 of the launch, one at a time (the host has no portable 16-byte CAS);
                               * also atomics on 3, 5, 6 or 7 valid bytes of a tail access (exec_mem.c atom_tail) */
     char *err;            /* first error report (malloc'd) */

@@ -1387,3 +1387,95 @@ Test(ptx, globals_initializers_and_local) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* Blocks that wait for blocks that have not started (a grid-wide barrier; a chain each link of which waits
+ * for a later block) finish: when no block ends for a while and blocks wait to start, the emulator adds
+ * workers (on a GPU the whole grid is resident).  With 2 workers for 16 blocks these waited until the
+ * time budget. */
+static const char *waiting_blocks_ptx =
+    ".version 8.0\n"
+    ".target sm_80\n"
+    ".address_size 64\n"
+    "\n"
+    "// Every block adds 1 to *cnt, then waits until all nctaid.x blocks have: a grid-wide barrier. out[ctaid] = what it saw.\n"
+    ".visible .entry gbar(.param .u64 cnt, .param .u64 out)\n"
+    "{\n"
+    "    .reg .b32 %r<8>;\n"
+    "    .reg .b64 %rd<6>;\n"
+    "    .reg .pred %p<3>;\n"
+    "    mov.u32 %r0, %tid.x;\n"
+    "    setp.ne.u32 %p1, %r0, 0;\n"
+    "    @%p1 bra DONE;\n"
+    "    ld.param.u64 %rd1, [cnt];\n"
+    "    cvta.to.global.u64 %rd1, %rd1;\n"
+    "    mov.u32 %r1, %nctaid.x;\n"
+    "    atom.global.add.u32 %r2, [%rd1], 1;\n"
+    "SPIN:\n"
+    "    ld.volatile.global.u32 %r3, [%rd1];\n"
+    "    setp.lt.u32 %p2, %r3, %r1;\n"
+    "    @%p2 bra SPIN;\n"
+    "    ld.param.u64 %rd2, [out];\n"
+    "    cvta.to.global.u64 %rd2, %rd2;\n"
+    "    mov.u32 %r4, %ctaid.x;\n"
+    "    mul.wide.u32 %rd3, %r4, 4;\n"
+    "    add.u64 %rd4, %rd2, %rd3;\n"
+    "    st.global.u32 [%rd4], %r3;\n"
+    "DONE:\n"
+    "    ret;\n"
+    "}\n"
+    "\n"
+    "// Block i waits for flag[i + 1] (set by a later block), then sets flag[i] = flag[i + 1] + 1; the last block sets 1.\n"
+    ".visible .entry rchain(.param .u64 flags)\n"
+    "{\n"
+    "    .reg .b32 %r<8>;\n"
+    "    .reg .b64 %rd<6>;\n"
+    "    .reg .pred %p<3>;\n"
+    "    mov.u32 %r0, %tid.x;\n"
+    "    setp.ne.u32 %p1, %r0, 0;\n"
+    "    @%p1 bra DONE;\n"
+    "    ld.param.u64 %rd1, [flags];\n"
+    "    cvta.to.global.u64 %rd1, %rd1;\n"
+    "    mov.u32 %r1, %ctaid.x;\n"
+    "    mov.u32 %r2, %nctaid.x;\n"
+    "    add.u32 %r3, %r1, 1;\n"
+    "    mul.wide.u32 %rd2, %r1, 4;\n"
+    "    add.u64 %rd3, %rd1, %rd2;\n"
+    "    mov.u32 %r5, 1;\n"
+    "    setp.eq.u32 %p2, %r3, %r2;\n"
+    "    @%p2 bra SET;\n"
+    "    add.u64 %rd4, %rd3, 4;\n"
+    "WAIT:\n"
+    "    ld.volatile.global.u32 %r4, [%rd4];\n"
+    "    setp.eq.u32 %p2, %r4, 0;\n"
+    "    @%p2 bra WAIT;\n"
+    "    add.u32 %r5, %r4, 1;\n"
+    "SET:\n"
+    "    st.volatile.global.u32 [%rd3], %r5;\n"
+    "DONE:\n"
+    "    ret;\n"
+    "}\n"
+;
+
+Test(launch, blocks_waiting_for_later_blocks_finish, .timeout = 120) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *gbar = load(d, waiting_blocks_ptx, "gbar", &m), *rchain;
+    cr_assert_eq(dev_module_get_function(m, "rchain", &rchain), DEV_OK, "%s", dev_last_error(d));
+    enum { NB = 16 };
+    uint32_t zero[NB] = {0}, out[NB];
+    uint64_t cnt = upload(d, zero, 4), dout = poisoned(d, sizeof out), flags = upload(d, zero, sizeof zero);
+    void *pg[] = {&cnt, &dout};
+    DevStatus st = dev_launch(gbar, NB, 1, 1, 32, 1, 1, 0, NULL, pg);
+    cr_assert_eq(st, DEV_OK, "grid barrier: %s", dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK, "%s", dev_last_error(d));
+    download(d, out, dout, sizeof out);
+    for (int i = 0; i < NB; i++) cr_expect_eq(out[i], NB, "block %d saw %u arrivals", i, out[i]);
+    void *pc[] = {&flags};
+    st = dev_launch(rchain, NB, 1, 1, 32, 1, 1, 0, NULL, pc);
+    cr_assert_eq(st, DEV_OK, "reversed chain: %s", dev_last_error(d));
+    cr_assert_eq(dev_synchronize(d), DEV_OK, "%s", dev_last_error(d));
+    download(d, out, flags, sizeof out);
+    for (int i = 0; i < NB; i++) cr_expect_eq(out[i], (uint32_t)(NB - i), "flag %d = %u", i, out[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
