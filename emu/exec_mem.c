@@ -335,8 +335,8 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     case EMU_SP_LOCAL:
         if (addr < b->local_size && size <= b->local_size - addr) return b->local + (size_t)t->linear * b->local_size + addr;
         return emu_local(b, t, in, addr, size, write);
-    case EMU_SP_PARAM: /* the kernel's (a .func's own are in its frame: emu_param) */
-        if (!write && !t->depth && addr < b->L->param_size && size <= b->L->param_size - addr) return b->L->params + addr;
+    case EMU_SP_PARAM: /* below param_size: the kernel's at any depth (a .func's own are in its frame, above: emu_param) */
+        if (!write && addr < b->L->param_size && size <= b->L->param_size - addr) return b->L->params + addr;
         return emu_param(b, t, in, addr, size, write);
     }
     emu_fault(b, t, in, "unsupported state space", "'.%s' accesses are not supported", "?");
