@@ -670,7 +670,8 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     }
     case EMU_OP_CP_ASYNC: {
         uint32_t cp = (uint32_t)EMU_R(t, in, 2);
-        uint32_t srcsz = in->nops < 4 ? cp : in->xflags & EMU_XF_IGNORE_SRC ? (EMU_R(t, in, 3) ? 0 : cp) : (uint32_t)EMU_R(t, in, 3);
+        bool ignore = (EMU_R(t, in, 3) != 0) != (in->on[3] != 0); /* the ignore-src predicate, `!%p` negated */
+        uint32_t srcsz = in->nops < 4 ? cp : in->xflags & EMU_XF_IGNORE_SRC ? (ignore ? 0 : cp) : (uint32_t)EMU_R(t, in, 3);
         if (cp != 4 && cp != 8 && cp != 16)
             return emu_fault(b, t, in, "invalid instruction", "cp.async copy size %u (4, 8 or 16)", cp);
         if (srcsz > cp) srcsz = cp;

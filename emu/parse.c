@@ -771,7 +771,8 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         in->o[i] = o->slot;
         in->ok[i] = EMU_OK_REG;
         if (o->neg) {
-            if (i == 0 || in->op == EMU_OP_SELP || in->op == EMU_OP_BRA) return perr(ps, line, "'!' is allowed only on predicate sources");
+            if (i == 0 || in->op == EMU_OP_BRA || !slot_is_pred(ps, o->slot))
+                return perr(ps, line, "'!' is allowed only on predicate sources (a .pred register)");
             in->on[i] = 1; /* negated predicate source */
         }
         return true;

@@ -1452,6 +1452,69 @@ Test(wgmma, a_registers_in_flight) {
     dev_close(d);
 }
 
+/* ISA, wgmma.mma_async: "The input predicate operand scale-d specifies ... D = A*B+D if scale-d is true, D = A*B
+ * otherwise"; a predicate source may be negated (`!%p`, ptxas takes it).  C = 1, A = B = 1, K = 16: 17 with
+ * scale-d true, 16 with false.  Before: `!%p2` was read as `%p2` (16 where 17 was due and the other way round;
+ * probeP F5). */
+static const char *wg_negated_scale_ptx = PTX_HEAD
+    ".visible .entry sd(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b32 %a<2>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %x<4>;\n"
+    "  .reg .f32 %y<4>;\n"
+    "  .shared .align 1024 .b8 smem[1024];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  ld.param.u32 %r0, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, smem;\n"
+    "  shl.b32 %r3, %r1, 2;\n"
+    "  add.u32 %r4, %r2, %r3;\n"
+    "  setp.lt.u32 %p1, %r1, 64;\n"
+    "  @%p1 st.shared.b32 [%r4], 0x3C003C00;\n"
+    "  fence.proxy.async.shared::cta;\n"
+    "  bar.sync 0;\n"
+    "  shr.u32 %r5, %r2, 4;\n"
+    "  cvt.u64.u32 %rd1, %r5;\n"
+    "  or.b64 %rd2, %rd1, 0x0000001000080000;\n"
+    "  mov.b32 %a0, 0x3C003C00;\n"
+    "  mov.f32 %x0, 0f3F800000;  mov.f32 %x1, 0f3F800000;  mov.f32 %x2, 0f3F800000;  mov.f32 %x3, 0f3F800000;\n"
+    "  mov.f32 %y0, 0f3F800000;  mov.f32 %y1, 0f3F800000;  mov.f32 %y2, 0f3F800000;  mov.f32 %y3, 0f3F800000;\n"
+    "  setp.eq.u32 %p2, %r0, 1;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, {%a0, %a0, %a0, %a0}, %rd2, !%p2, 1, 1, 0;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%y0, %y1, %y2, %y3}, {%a0, %a0, %a0, %a0}, %rd2, %p2, 1, 1, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  mul.wide.u32 %rd4, %r1, 32;\n"
+    "  add.u64 %rd5, %rd0, %rd4;\n"
+    "  st.global.v4.f32 [%rd5], {%x0, %x1, %x2, %x3};\n"
+    "  st.global.v4.f32 [%rd5+16], {%y0, %y1, %y2, %y3};\n"
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, negated_scale_d) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wg_negated_scale_ptx, "sd", &m);
+    uint64_t out = poisoned(d, 128 * 32);
+    unsigned mode = 0;
+    void *args[] = {&out, &mode};
+    for (mode = 0; mode <= 1; mode++) {
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        float h[128 * 8];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        float neg = mode ? 16.0f : 17.0f, pos = mode ? 17.0f : 16.0f; /* %p2 is mode == 1 */
+        for (unsigned i = 0; i < 128 * 8; i++)
+            cr_assert_eq(h[i], i % 8 < 4 ? neg : pos, "mode %u, thread %u, element %u (%s): %g", mode, i / 8, i % 8,
+                         i % 8 < 4 ? "!%p2" : "%p2", h[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Vector atomics (sm_90; nvcc writes them for atomicAdd on float2 / float4): each element is its own atomic
  * add, the old values come back per element; 64 threads add (1, 2, 3, 4) + lane-dependent parts to one
  * vector, so the sums check every element; f16x2 and bf16 vectors too; a vector not aligned to its size
