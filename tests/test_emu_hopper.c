@@ -558,6 +558,92 @@ Test(mbarrier, deadlocks_reported) {
     dev_close(d);
 }
 
+/* ISA, mbarrier.test_wait/try_wait: "try_wait is a potentially blocking instruction which tests for the completion
+ * of the phase.  If the phase is not complete, the executing thread may be suspended ... until the specified phase
+ * completes or the suspend time limit expires", and then it returns false.  Loops that do other work when it
+ * answers false must go on: `counted` arrives itself after its first false answer (1 on a GPU); in `handshake`,
+ * thread 0 waits on bar0 and, on a false answer, arrives on bar1, which thread 32 waits for before it completes
+ * bar0.  Before: both were reported as deadlocks (probeP F3).  A loop that only spins on try_wait is still a
+ * deadlock (mbarrier/deadlocks_reported). */
+static const char *try_wait_timeout_ptx = PTX_HEAD
+    ".visible .entry counted(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  .shared .align 8 .b64 bar;\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  mov.u32 %r2, 0;\n"
+    "  mbarrier.init.shared::cta.b64 [bar], 1;\n"
+    "$L:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0, 1000;\n"
+    "  @%p1 bra $DONE;\n"
+    "  add.u32 %r2, %r2, 1;\n"
+    "  mbarrier.arrive.shared::cta.b64 _, [bar];\n"
+    "  bra $L;\n"
+    "$DONE:\n"
+    "  st.global.u32 [%rd0], %r2;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry handshake(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 8 .b64 bar0;\n"
+    "  .shared .align 8 .b64 bar1;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  setp.ne.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra $INIT_DONE;\n"
+    "  mbarrier.init.shared::cta.b64 [bar0], 1;\n"
+    "  mbarrier.init.shared::cta.b64 [bar1], 1;\n"
+    "$INIT_DONE:\n"
+    "  bar.sync 0;\n"
+    "  setp.eq.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra $PRODUCER;\n"
+    "  setp.eq.u32 %p1, %r1, 32;\n"
+    "  @%p1 bra $CONSUMER;\n"
+    "  ret;\n"
+    "$PRODUCER:\n"
+    "  mov.u32 %r2, 0;\n"
+    "$L0:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar0], 0, 1000;\n"
+    "  @%p2 bra $D0;\n"
+    "  setp.eq.u32 %p3, %r2, 0;\n"
+    "  @%p3 mbarrier.arrive.shared::cta.b64 _, [bar1];\n"
+    "  add.u32 %r2, %r2, 1;\n"
+    "  bra $L0;\n"
+    "$D0:\n"
+    "  min.u32 %r2, %r2, 1;\n"
+    "  st.global.u32 [%rd1], %r2;\n"
+    "  ret;\n"
+    "$CONSUMER:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar1], 0;\n"
+    "  @!%p2 bra $CONSUMER;\n"
+    "  mbarrier.arrive.shared::cta.b64 _, [bar0];\n"
+    "  st.global.u32 [%rd1+4], 7;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(mbarrier, try_wait_times_out) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, try_wait_timeout_ptx, "counted", &m);
+    uint64_t out = poisoned(d, 8);
+    void *args[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args), DEV_OK, "counted: %s", dev_last_error(d));
+    uint32_t h[2];
+    dev_memcpy_dtoh(d, h, out, 4);
+    cr_assert_eq(h[0], 1, "counted: %u false answers, want 1", h[0]);
+    cr_assert_eq(dev_module_get_function(m, "handshake", &f), DEV_OK);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "handshake: %s", dev_last_error(d));
+    dev_memcpy_dtoh(d, h, out, 8);
+    cr_assert(h[0] == 1 && h[1] == 7, "handshake: %u %u, want 1 7", h[0], h[1]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Misuse stops the launch with a message saying what is wrong. */
 Test(mbarrier, misuse_errors) {
     TileDevice *d = open_emu(false);
