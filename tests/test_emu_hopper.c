@@ -677,6 +677,13 @@ Test(mbarrier, misuse_errors) {
                       "needs .target sm_90");
     expect_load_error(d, ".version 8.0\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n  wgmma.fence.sync.aligned;\n  ret;\n}\n",
                       "needs .target sm_90a");
+    /* and sm_90a's own under sm_90 (ptxas: "Instruction 'wgmma.fence' not supported on .target 'sm_90'"; before: loaded, probeP F-low3) */
+    expect_load_error(d, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  wgmma.fence.sync.aligned;\n  ret;\n}\n",
+                      "needs .target sm_90a (the module's .target is sm_90");
+    expect_load_error(d, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  wgmma.commit_group.sync.aligned;\n"
+                         "  ret;\n}\n", "needs .target sm_90a");
+    expect_load_error(d, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  setmaxnreg.dec.sync.aligned.u32 40;\n"
+                         "  ret;\n}\n", "needs .target sm_90a");
     expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  setmaxnreg.inc.sync.aligned.u32 20;\n  ret;\n}\n", "multiple of 8 in 24..256");
     dev_close(d);
 }
@@ -1714,6 +1721,17 @@ Test(stmatrix, x1_x2_x4_trans) {
             dev_module_unload(m);
             free(ptx);
         }
+    dev_close(d);
+}
+
+/* An immediate source (`{7}` or `7`) of stmatrix .x1 is refused at load, as ptxas refuses it ("Arguments mismatch for
+ * instruction 'stmatrix'"); before: loaded and ran (probeP F-low2). */
+Test(stmatrix, immediate_source_refused) {
+    TileDevice *d = open_emu(false);
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %r<4>;\n  .shared .align 16 .b8 s[256];\n  mov.u32 %r3, s;\n"
+                         "  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r3], {7};\n  ret;\n}\n", "not an immediate");
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %r<4>;\n  .shared .align 16 .b8 s[256];\n  mov.u32 %r3, s;\n"
+                         "  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r3], 7;\n  ret;\n}\n", "not an immediate");
     dev_close(d);
 }
 
