@@ -15,7 +15,9 @@
  *   5. .b128 registers (two 64-bit slots): mov pack/unpack, ld/st, atom.cas/.exch;
  *   6. sign bits: copysign keeps a NaN's payload, .xorsign.abs takes a NaN
  *      operand's sign; %is_explicit_cluster is a .pred (only mov.pred reads
- *      it); .func parameters and return values in the .reg state space. */
+ *      it); .func parameters and return values in the .reg state space;
+ *   7. negated predicate operands (!%p) of cp.async's ignore-src and selp; '!'
+ *      on a register that is no predicate is refused. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
