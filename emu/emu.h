@@ -170,7 +170,7 @@
     X(WMMA_MMA, "wmma.mma", "warp-collective D = A*B + C on wmma fragments (m16n16k16, m32n8k16, m8n32k16: f16, bf16, s8, u8; m16n16k8: tf32; m8n8k4: f64)") \
     X(STMATRIX, "stmatrix", "warp-collective: the inverse of ldmatrix: lane l gives, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     /* ---- Hopper (sm_90): exec_async.c, exec_wgmma.c ---- */ \
-    X(MBARRIER, "mbarrier", "64-bit barrier object in shared memory: .init count, .arrive [count] / .arrive_drop, .expect_tx / .complete_tx bytes, .arrive.expect_tx, .test_wait / .try_wait [.parity] (p = the phase completed; try_wait blocks the thread until it has), .inval, .pending_count") \
+    X(MBARRIER, "mbarrier", "64-bit barrier object in shared memory: .init count, .arrive [count] / .arrive_drop, .expect_tx / .complete_tx bytes, .arrive.expect_tx, .test_wait / .try_wait [.parity] (p = the phase completed; try_wait blocks the thread until it has, or answers false when nothing else can move), .inval, .pending_count") \
     X(ST_ASYNC, "st.async", "[a] = b (.v2/.v4) in the shared memory of a CTA of the cluster, then b's bytes complete tx on mbarrier c (of that CTA)") \
     X(RED_ASYNC, "red.async", "[a] op= b (.add .min .max .inc .dec .and .or .xor) in the shared memory of a CTA of the cluster, then completes tx on mbarrier c (of that CTA)") \
     X(ELECT, "elect.sync", "warp-collective: d = the lowest lane of the member mask that is present, p = (this lane is it)") \

@@ -642,6 +642,7 @@ static void init_threads(EmuBlock *b) {
         t->icount = 0;
         t->mbar_addr = 0;
         t->mbar_parity = 0;
+        t->mbar_timed_out = false;
         t->cl_arrived = false;
         t->cl_phase = 0;
         t->bulk_commits = 0;
@@ -1004,6 +1005,27 @@ static void release_cluster(EmuBlock *b, uint32_t c, bool *progress) {
     *progress = true;
 }
 
+/* Whether a thread of the block waits at an mbarrier.try_wait (EMU_TS_MBAR). */
+static bool try_waits_blocked(const EmuBlock *b) {
+    for (uint32_t i = 0; b->mbar_waits && i < b->nthreads; i++)
+        if (b->t[i].state == EMU_TS_MBAR) return true;
+    return false;
+}
+
+/* Every try_wait the block waits at, whose phase nothing can complete now, reaches its time limit: it answers
+ * false and its thread goes on after it. */
+static void try_waits_time_out(EmuBlock *b) {
+    for (uint32_t i = 0; b->mbar_waits && i < b->nthreads; i++) {
+        EmuThread *t = &b->t[i];
+        if (t->state != EMU_TS_MBAR) continue;
+        const EmuIns *in = &t->fn->code[t->pc];
+        EMU_R(t, in, 0) = 0;
+        t->pc++;
+        t->state = EMU_TS_RUN;
+        t->mbar_timed_out = true;
+    }
+}
+
 static bool run_block(EmuBlock *b) {
     EmuLaunch *L = b->L;
     init_threads(b);
@@ -1052,9 +1074,12 @@ static bool run_block(EmuBlock *b) {
                     if (t->state != EMU_TS_RUN) continue;
                     uint32_t pc0 = t->pc;
                     const EmuFunc *fn0 = t->fn;
+                    bool timed_out = t->mbar_timed_out;
+                    t->mbar_timed_out = false;
                     if (!run_thread(b, t)) return false;
-                    /* a thread back at the same failed test_wait changed nothing others can see but its registers */
-                    if (t->state == EMU_TS_YIELD) spun = true;
+                    /* a thread back at the same failed test_wait, or blocked at a try_wait again after its last one
+                     * timed out, changed nothing others can see but its registers (and memory no waiting thread reads) */
+                    if (t->state == EMU_TS_YIELD || (t->state == EMU_TS_MBAR && timed_out)) spun = true;
                     else if (t->state != EMU_TS_MBAR || t->pc != pc0 || t->fn != fn0) progress = true;
                 }
                 bool fired;
@@ -1075,9 +1100,13 @@ static bool run_block(EmuBlock *b) {
         for (uint32_t c = 0; c < b->ncta; c += b->ncl) release_cluster(b, c, &progress);
         if (live == 0) return true;
         if (b->mbar_events != events) progress = true;
-        /* threads spinning on test_wait while nothing else moves: a deadlock once it has gone on long enough
-         * that a bounded spin loop would have given up */
-        if (!progress && spun && ++spin_rounds < EMU_SPIN_ROUNDS) continue;
+        /* threads spinning on test_wait while nothing else moves, or blocked at try_waits nothing can complete: their
+         * time limit expires and they answer false (the ISA's potentially blocking test: a loop may do other work
+         * then).  A deadlock once it has gone on long enough that a bounded spin loop would have given up. */
+        if (!progress && (spun || try_waits_blocked(b)) && ++spin_rounds < EMU_SPIN_ROUNDS) {
+            try_waits_time_out(b);
+            continue;
+        }
         if (progress) spin_rounds = 0;
         if (!progress) {
             /* every live thread waits, at barriers or warp collectives, and none can be released */

@@ -21,13 +21,14 @@
 /* A thread that has run this many instructions in one go gives way to the others at its next backward
  * branch (it stays runnable): no thread waits forever on memory another is to write. */
 #define EMU_QUANTUM (1u << 14)
-/* Rounds of a block in which threads only spin on a failed mbarrier.test_wait, nothing else
- * moving, before the block is reported as deadlocked. */
+/* Rounds of a block in which threads only spin on a failed mbarrier.test_wait or on a try_wait that
+ * timed out, nothing else moving, before the block is reported as deadlocked. */
 #define EMU_SPIN_ROUNDS 4096u
 
 /* Thread states.  MBAR: blocked at mbarrier.try_wait until the phase it waits for completes
- * (the scheduler wakes it, and the try_wait runs again); YIELD: a failed mbarrier.test_wait,
- * runnable again in the next round (a spin loop lets the other warps run). */
+ * (the scheduler wakes it, and the try_wait runs again) or, in a round where no thread of the block
+ * can move, its time limit expires (it answers false: EmuThread.mbar_timed_out); YIELD: a failed
+ * mbarrier.test_wait, runnable again in the next round (a spin loop lets the other warps run). */
 enum { EMU_TS_RUN, EMU_TS_BAR, EMU_TS_WARP, EMU_TS_MBAR, EMU_TS_YIELD, EMU_TS_CLUSTER, EMU_TS_DONE };
 
 /* wgmma.mma_async results not yet retired (exec_wgmma.c): one entry per accumulator register of
@@ -92,6 +93,7 @@ typedef struct EmuThread {
     uint64_t icount;      /* executed instructions (watchdog) */
     uint32_t mbar_addr;   /* EMU_TS_MBAR: the mbarrier waited on (index into EmuBlock.shared) */
     uint8_t mbar_parity;  /* and the parity of the phase whose completion it waits for */
+    bool mbar_timed_out;  /* its try_wait answered false (timed out) since it last ran: blocking again is a spin */
     bool cl_arrived;      /* barrier.cluster.arrive done, its wait not yet */
     uint32_t cl_phase;    /* the cluster barrier's phase it arrived in (EMU_TS_CLUSTER: waits for its completion) */
     EmuWgState *wg;       /* in-flight wgmma results (NULL: none ever) */

@@ -18,11 +18,12 @@
  *      between threads that never waited on it.
  *   4. test_wait / try_wait answer whether the phase named by a state (from
  *      arrive) or a parity has completed: true when the current parity differs.
- *      try_wait that would answer false blocks the thread instead (it may
- *      return false on the GPU after a time limit, and every use loops), and
- *      the scheduler (exec.c) runs it again once that phase has completed; a
- *      false test_wait makes the thread yield to the other warps.  A block in
- *      which no thread can move any more is reported as a deadlock.
+ *      try_wait that would answer false blocks the thread instead, and the
+ *      scheduler (exec.c) runs it again once that phase has completed, or
+ *      makes it answer false (its time limit expired) in a round where no
+ *      thread of the block can move; a false test_wait makes the thread
+ *      yield to the other warps.  A block whose threads only spin so for
+ *      EMU_SPIN_ROUNDS rounds is reported as a deadlock.
  *   5. Misuse stops the launch: an mbarrier outside shared memory or not
  *      8-byte aligned, used before init or after inval, a count out of range,
  *      more arrivals than are pending, a tx-count out of range, an arrive

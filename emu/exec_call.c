@@ -150,6 +150,10 @@ static bool push_frame(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuFun
     if (!frames_to(b, t, in, t->depth + 1)) return false;
     EmuFrame *cur = &t->frames[t->depth], *nf = &t->frames[t->depth + 1];
     uint64_t base = frame_dyn_base(b, t->depth, cur) + align16(cur->dyn_size); /* after all of the caller's */
+    /* and past the kernel's parameter bytes: a .func's own parameters are at local addresses of its frame, which
+     * ld.param takes too (emu_param), so a param-space address below them always names a kernel parameter (its
+     * address passed to a callee: a __grid_constant__ struct by reference) */
+    if (base < align16(b->L->param_size)) base = align16(b->L->param_size);
     if (base + emu_args_offset(callee) + callee->param_size > EMU_WINDOW_SIZE / 2)
         return emu_fault(b, t, in, "call stack overflow", "the frames' local memory exceeds %llu bytes",
                          (unsigned long long)(EMU_WINDOW_SIZE / 2));

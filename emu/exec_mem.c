@@ -335,8 +335,8 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
     case EMU_SP_LOCAL:
         if (addr < b->local_size && size <= b->local_size - addr) return b->local + (size_t)t->linear * b->local_size + addr;
         return emu_local(b, t, in, addr, size, write);
-    case EMU_SP_PARAM: /* the kernel's (a .func's own are in its frame: emu_param) */
-        if (!write && !t->depth && addr < b->L->param_size && size <= b->L->param_size - addr) return b->L->params + addr;
+    case EMU_SP_PARAM: /* below param_size: the kernel's at any depth (a .func's own are in its frame, above: emu_param) */
+        if (!write && addr < b->L->param_size && size <= b->L->param_size - addr) return b->L->params + addr;
         return emu_param(b, t, in, addr, size, write);
     }
     emu_fault(b, t, in, "unsupported state space", "'.%s' accesses are not supported", "?");
@@ -670,7 +670,8 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     }
     case EMU_OP_CP_ASYNC: {
         uint32_t cp = (uint32_t)EMU_R(t, in, 2);
-        uint32_t srcsz = in->nops < 4 ? cp : in->xflags & EMU_XF_IGNORE_SRC ? (EMU_R(t, in, 3) ? 0 : cp) : (uint32_t)EMU_R(t, in, 3);
+        bool ignore = (EMU_R(t, in, 3) != 0) != (in->on[3] != 0); /* the ignore-src predicate, `!%p` negated */
+        uint32_t srcsz = in->nops < 4 ? cp : in->xflags & EMU_XF_IGNORE_SRC ? (ignore ? 0 : cp) : (uint32_t)EMU_R(t, in, 3);
         if (cp != 4 && cp != 8 && cp != 16)
             return emu_fault(b, t, in, "invalid instruction", "cp.async copy size %u (4, 8 or 16)", cp);
         if (srcsz > cp) srcsz = cp;

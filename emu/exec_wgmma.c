@@ -424,7 +424,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         EmuThread *t = wg[i];
         const EmuIns *ti = &t->fn->code[t->pc];
         EmuWgState *w = wg_state(t);
-        bool scale_d = (uint32_t)t->r[ti->o[3]] != 0;
+        bool scale_d = ((uint32_t)t->r[ti->o[3]] != 0) != (ti->on[3] != 0); /* `!%p` negates the predicate */
         unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
         uint64_t out[128];
         for (unsigned r = 0; r < fm.nd; r++) out[r] = fm.f16acc ? 0 : 0;

@@ -771,7 +771,8 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         in->o[i] = o->slot;
         in->ok[i] = EMU_OK_REG;
         if (o->neg) {
-            if (i == 0 || in->op == EMU_OP_SELP || in->op == EMU_OP_BRA) return perr(ps, line, "'!' is allowed only on predicate sources");
+            if (i == 0 || in->op == EMU_OP_BRA || !slot_is_pred(ps, o->slot))
+                return perr(ps, line, "'!' is allowed only on predicate sources (a .pred register)");
             in->on[i] = 1; /* negated predicate source */
         }
         return true;
@@ -1381,7 +1382,7 @@ fail: /* the signature did not parse: nothing of it is in the module yet */
 /* header = ".version" MAJOR "." MINOR | ".target" name { "," name }
  * The first .target name that is in the target table (support/target.h),
  * or one with the same SM number (sm_90 -> sm_90a), sets the limits the
- * module is checked against; other names (texmode_*, debug, ...) are
+ * module is checked against (sm_90 without sm_90a's own instructions); other names (texmode_*, debug, ...) are
  * modifiers.  No known target: the largest limits of any. */
 static bool parse_header(Parser *ps) {
     uint32_t line = ps->tok.line;
@@ -1411,9 +1412,12 @@ static bool parse_header(Parser *ps) {
             name[ps->tok.len] = 0;
             const Target *t = target_find(name);
             unsigned sm = 0;
-            if (!t && sscanf(name, "sm_%u", &sm) == 1)
+            if (!t && sscanf(name, "sm_%u", &sm) == 1) {
                 for (int i = 0; i < TARGET_COUNT && !t; i++)
                     if (target_get((TargetId)i)->sm == (int)sm) t = target_get((TargetId)i);
+                /* sm_90 for sm_90a: its limits, not its architecture-specific instructions (wgmma, setmaxnreg) */
+                ps->target_generic = t && name[ps->tok.len - 1] != 'a';
+            }
             if (t) ps->m->target = t;
         }
         next(ps);

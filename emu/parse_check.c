@@ -126,8 +126,12 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
                       in->mode != EMU_MODE_MB_COMPLETE_TX && in->mode != EMU_MODE_MB_ARRIVE_EXPECT_TX &&
                       in->mode != EMU_MODE_MB_ARRIVE_DROP_EXPECT_TX;
     if (tg && (in->op == EMU_OP_WGMMA || in->op == EMU_OP_WGMMA_FENCE || in->op == EMU_OP_WGMMA_COMMIT ||
-               in->op == EMU_OP_WGMMA_WAIT || in->op == EMU_OP_SETMAXNREG) && tg->mma < WGMMA)
+               in->op == EMU_OP_WGMMA_WAIT || in->op == EMU_OP_SETMAXNREG) && (tg->mma < WGMMA || ps->target_generic)) {
+        if (ps->target_generic) /* as ptxas: "Instruction 'wgmma.fence' not supported on .target 'sm_90'" */
+            return perr(ps, line, "'%.*s' needs .target sm_90a (the module's .target is sm_%d, without sm_90a's "
+                        "architecture-specific instructions)", (int)len, s, tg->sm);
         return perr(ps, line, "'%.*s' needs .target sm_90a (the module is for %s)", (int)len, s, tg->name);
+    }
     if (tg && !basic_mbar && tg->sm < 90)
         return perr(ps, line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)len, s, tg->name);
     uint64_t v;
@@ -137,6 +141,8 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
         if (!nmat || in->ty != EMU_T_B16 || (in->space != EMU_SP_SHARED && in->space != EMU_SP_GENERIC))
             return perr(ps, line, "unsupported stmatrix form '%.*s' (m8n8 .x1/.x2/.x4 [.trans] .shared .b16)", (int)len, s);
         if (in->ok[0] != EMU_OK_ADDR) return perr(ps, line, "'%.*s' needs an address operand [..] first", (int)len, s);
+        if (in->ok[1] == EMU_OK_REG && const_value(ps, in->o[1], &v)) /* ptxas: "Arguments mismatch" */
+            return perr(ps, line, "'%.*s': the source of stmatrix .x1 is a register {r}, not an immediate", (int)len, s);
         if (!(in->ok[1] == EMU_OK_VEC && in->on[1] == nmat) && !(in->ok[1] == EMU_OK_REG && nmat == 1))
             return perr(ps, line, "'%.*s' needs %u source register%s {..}", (int)len, s, nmat, nmat == 1 ? "" : "s");
         return true;

@@ -56,6 +56,7 @@ typedef struct Parser {
     uint32_t capsrclocs, capsrcfiles;
     /* module */
     uint32_t capsyms, capfuncs;
+    bool target_generic; /* .target named the SM without the 'a' of m->target (sm_90): no sm_90a instructions */
 } Parser;
 
 #define GROW(arr, n, cap)                                                    \

@@ -1156,6 +1156,49 @@ Test(calls, address_of_a_by_value_parameter) {
     dev_close(d);
 }
 
+/* The address of a kernel parameter names that parameter in every callee: nvcc passes a `__grid_constant__`
+ * struct by reference to a non-inlined function so (`mov.b64 %rd, s` and `cvta.param`, then a generic `ld` in
+ * the callee; the PTX ISA: "the address of a kernel parameter may be moved into a register using mov, and
+ * then used by ld.param", or by generic loads after cvta.param).  Before: at call depth 1 and more every
+ * param-space address was taken for one of the callee's own parameters (which sit at the same small
+ * offsets), so get() read its own arguments: 0, 0, 0, 12288, ... instead of 100, 101, ...  (probeP F4). */
+Test(calls, kernel_parameter_address_in_a_callee) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) get(.param .b64 gp, .param .b32 i)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [gp];\n ld.param.u32 %r1, [i];\n mul.wide.s32 %rd2, %r1, 4;\n add.s64 %rd3, %rd1, %rd2;\n"
+        " ld.u32 %r2, [%rd3];\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        /* the param-space address read with ld.param, and the generic one passed on to a second level */
+        ".func (.param .b32 r) getp(.param .b64 sp, .param .b64 gp, .param .b32 i)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<6>;\n"
+        " ld.param.u64 %rd1, [sp];\n ld.param.u64 %rd4, [gp];\n ld.param.u32 %r1, [i];\n mul.wide.s32 %rd2, %r1, 4;\n"
+        " add.s64 %rd3, %rd1, %rd2;\n ld.param.u32 %r2, [%rd3];\n sub.s32 %r3, 15, %r1;\n"
+        " { .param .b64 a; .param .b32 b; .param .b32 q;\n st.param.b64 [a], %rd4; st.param.b32 [b], %r3;\n"
+        " call.uni (q), get, (a, b);\n ld.param.b32 %r4, [q]; }\n"
+        " mad.lo.s32 %r5, %r2, 1000, %r4;\n st.param.b32 [r], %r5;\n ret;\n}\n"
+        ".visible .entry k(.param .align 4 .b8 s[64], .param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " mov.b64 %rd1, s;\n cvta.param.u64 %rd2, %rd1;\n ld.param.u64 %rd3, [out];\n mov.u32 %r1, %tid.x;\n"
+        " { .param .b64 a; .param .b32 b; .param .b32 q;\n st.param.b64 [a], %rd2; st.param.b32 [b], %r1;\n"
+        " call.uni (q), get, (a, b);\n ld.param.b32 %r2, [q]; }\n"
+        " { .param .b64 a; .param .b64 g; .param .b32 b; .param .b32 q;\n"
+        " st.param.b64 [a], %rd1; st.param.b64 [g], %rd2; st.param.b32 [b], %r1;\n"
+        " call.uni (q), getp, (a, g, b);\n ld.param.b32 %r3, [q]; }\n"
+        " mul.wide.u32 %rd4, %r1, 4;\n add.s64 %rd5, %rd3, %rd4;\n st.global.u32 [%rd5], %r2;\n st.global.u32 [%rd5+64], %r3;\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint32_t s[16], o[32];
+    for (int i = 0; i < 16; i++) s[i] = 100u + (uint32_t)i;
+    uint64_t dout = buffer(d, NULL, sizeof o);
+    launch_ok(d, f, 1, 16, (void *[]){s, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, o, dout, sizeof o), DEV_OK);
+    for (uint32_t t = 0; t < 16; t++) {
+        cr_expect_eq(o[t], s[t], "get, thread %u: %u, want %u", t, o[t], s[t]);
+        cr_expect_eq(o[16 + t], s[t] * 1000 + s[15 - t], "getp, thread %u: %u, want %u", t, o[16 + t], s[t] * 1000 + s[15 - t]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Addresses in initializers, as nvcc writes them: a pointer to another global (`__device__ int *p = arr + 2`:
  * generic(arr)+8), a table of function pointers, a C++ vtable ({0, 0, fn}), a .const table of addresses.
  * Before: "unsupported initializer 'generic'".  Elements not given are zero; a name that is no variable

@@ -558,6 +558,92 @@ Test(mbarrier, deadlocks_reported) {
     dev_close(d);
 }
 
+/* ISA, mbarrier.test_wait/try_wait: "try_wait is a potentially blocking instruction which tests for the completion
+ * of the phase.  If the phase is not complete, the executing thread may be suspended ... until the specified phase
+ * completes or the suspend time limit expires", and then it returns false.  Loops that do other work when it
+ * answers false must go on: `counted` arrives itself after its first false answer (1 on a GPU); in `handshake`,
+ * thread 0 waits on bar0 and, on a false answer, arrives on bar1, which thread 32 waits for before it completes
+ * bar0.  Before: both were reported as deadlocks (probeP F3).  A loop that only spins on try_wait is still a
+ * deadlock (mbarrier/deadlocks_reported). */
+static const char *try_wait_timeout_ptx = PTX_HEAD
+    ".visible .entry counted(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  .shared .align 8 .b64 bar;\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  mov.u32 %r2, 0;\n"
+    "  mbarrier.init.shared::cta.b64 [bar], 1;\n"
+    "$L:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0, 1000;\n"
+    "  @%p1 bra $DONE;\n"
+    "  add.u32 %r2, %r2, 1;\n"
+    "  mbarrier.arrive.shared::cta.b64 _, [bar];\n"
+    "  bra $L;\n"
+    "$DONE:\n"
+    "  st.global.u32 [%rd0], %r2;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry handshake(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 8 .b64 bar0;\n"
+    "  .shared .align 8 .b64 bar1;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  setp.ne.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra $INIT_DONE;\n"
+    "  mbarrier.init.shared::cta.b64 [bar0], 1;\n"
+    "  mbarrier.init.shared::cta.b64 [bar1], 1;\n"
+    "$INIT_DONE:\n"
+    "  bar.sync 0;\n"
+    "  setp.eq.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra $PRODUCER;\n"
+    "  setp.eq.u32 %p1, %r1, 32;\n"
+    "  @%p1 bra $CONSUMER;\n"
+    "  ret;\n"
+    "$PRODUCER:\n"
+    "  mov.u32 %r2, 0;\n"
+    "$L0:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar0], 0, 1000;\n"
+    "  @%p2 bra $D0;\n"
+    "  setp.eq.u32 %p3, %r2, 0;\n"
+    "  @%p3 mbarrier.arrive.shared::cta.b64 _, [bar1];\n"
+    "  add.u32 %r2, %r2, 1;\n"
+    "  bra $L0;\n"
+    "$D0:\n"
+    "  min.u32 %r2, %r2, 1;\n"
+    "  st.global.u32 [%rd1], %r2;\n"
+    "  ret;\n"
+    "$CONSUMER:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar1], 0;\n"
+    "  @!%p2 bra $CONSUMER;\n"
+    "  mbarrier.arrive.shared::cta.b64 _, [bar0];\n"
+    "  st.global.u32 [%rd1+4], 7;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(mbarrier, try_wait_times_out) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, try_wait_timeout_ptx, "counted", &m);
+    uint64_t out = poisoned(d, 8);
+    void *args[] = {&out};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args), DEV_OK, "counted: %s", dev_last_error(d));
+    uint32_t h[2];
+    dev_memcpy_dtoh(d, h, out, 4);
+    cr_assert_eq(h[0], 1, "counted: %u false answers, want 1", h[0]);
+    cr_assert_eq(dev_module_get_function(m, "handshake", &f), DEV_OK);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "handshake: %s", dev_last_error(d));
+    dev_memcpy_dtoh(d, h, out, 8);
+    cr_assert(h[0] == 1 && h[1] == 7, "handshake: %u %u, want 1 7", h[0], h[1]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Misuse stops the launch with a message saying what is wrong. */
 Test(mbarrier, misuse_errors) {
     TileDevice *d = open_emu(false);
@@ -591,6 +677,13 @@ Test(mbarrier, misuse_errors) {
                       "needs .target sm_90");
     expect_load_error(d, ".version 8.0\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n  wgmma.fence.sync.aligned;\n  ret;\n}\n",
                       "needs .target sm_90a");
+    /* and sm_90a's own under sm_90 (ptxas: "Instruction 'wgmma.fence' not supported on .target 'sm_90'"; before: loaded, probeP F-low3) */
+    expect_load_error(d, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  wgmma.fence.sync.aligned;\n  ret;\n}\n",
+                      "needs .target sm_90a (the module's .target is sm_90");
+    expect_load_error(d, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  wgmma.commit_group.sync.aligned;\n"
+                         "  ret;\n}\n", "needs .target sm_90a");
+    expect_load_error(d, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  setmaxnreg.dec.sync.aligned.u32 40;\n"
+                         "  ret;\n}\n", "needs .target sm_90a");
     expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  setmaxnreg.inc.sync.aligned.u32 20;\n  ret;\n}\n", "multiple of 8 in 24..256");
     dev_close(d);
 }
@@ -1452,6 +1545,69 @@ Test(wgmma, a_registers_in_flight) {
     dev_close(d);
 }
 
+/* ISA, wgmma.mma_async: "The input predicate operand scale-d specifies ... D = A*B+D if scale-d is true, D = A*B
+ * otherwise"; a predicate source may be negated (`!%p`, ptxas takes it).  C = 1, A = B = 1, K = 16: 17 with
+ * scale-d true, 16 with false.  Before: `!%p2` was read as `%p2` (16 where 17 was due and the other way round;
+ * probeP F5). */
+static const char *wg_negated_scale_ptx = PTX_HEAD
+    ".visible .entry sd(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b32 %a<2>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %x<4>;\n"
+    "  .reg .f32 %y<4>;\n"
+    "  .shared .align 1024 .b8 smem[1024];\n"
+    "  ld.param.u64 %rd0, [out];\n"
+    "  ld.param.u32 %r0, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, smem;\n"
+    "  shl.b32 %r3, %r1, 2;\n"
+    "  add.u32 %r4, %r2, %r3;\n"
+    "  setp.lt.u32 %p1, %r1, 64;\n"
+    "  @%p1 st.shared.b32 [%r4], 0x3C003C00;\n"
+    "  fence.proxy.async.shared::cta;\n"
+    "  bar.sync 0;\n"
+    "  shr.u32 %r5, %r2, 4;\n"
+    "  cvt.u64.u32 %rd1, %r5;\n"
+    "  or.b64 %rd2, %rd1, 0x0000001000080000;\n"
+    "  mov.b32 %a0, 0x3C003C00;\n"
+    "  mov.f32 %x0, 0f3F800000;  mov.f32 %x1, 0f3F800000;  mov.f32 %x2, 0f3F800000;  mov.f32 %x3, 0f3F800000;\n"
+    "  mov.f32 %y0, 0f3F800000;  mov.f32 %y1, 0f3F800000;  mov.f32 %y2, 0f3F800000;  mov.f32 %y3, 0f3F800000;\n"
+    "  setp.eq.u32 %p2, %r0, 1;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, {%a0, %a0, %a0, %a0}, %rd2, !%p2, 1, 1, 0;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%y0, %y1, %y2, %y3}, {%a0, %a0, %a0, %a0}, %rd2, %p2, 1, 1, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  mul.wide.u32 %rd4, %r1, 32;\n"
+    "  add.u64 %rd5, %rd0, %rd4;\n"
+    "  st.global.v4.f32 [%rd5], {%x0, %x1, %x2, %x3};\n"
+    "  st.global.v4.f32 [%rd5+16], {%y0, %y1, %y2, %y3};\n"
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, negated_scale_d) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wg_negated_scale_ptx, "sd", &m);
+    uint64_t out = poisoned(d, 128 * 32);
+    unsigned mode = 0;
+    void *args[] = {&out, &mode};
+    for (mode = 0; mode <= 1; mode++) {
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        float h[128 * 8];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        float neg = mode ? 16.0f : 17.0f, pos = mode ? 17.0f : 16.0f; /* %p2 is mode == 1 */
+        for (unsigned i = 0; i < 128 * 8; i++)
+            cr_assert_eq(h[i], i % 8 < 4 ? neg : pos, "mode %u, thread %u, element %u (%s): %g", mode, i / 8, i % 8,
+                         i % 8 < 4 ? "!%p2" : "%p2", h[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Vector atomics (sm_90; nvcc writes them for atomicAdd on float2 / float4): each element is its own atomic
  * add, the old values come back per element; 64 threads add (1, 2, 3, 4) + lane-dependent parts to one
  * vector, so the sums check every element; f16x2 and bf16 vectors too; a vector not aligned to its size
@@ -1565,6 +1721,17 @@ Test(stmatrix, x1_x2_x4_trans) {
             dev_module_unload(m);
             free(ptx);
         }
+    dev_close(d);
+}
+
+/* An immediate source (`{7}` or `7`) of stmatrix .x1 is refused at load, as ptxas refuses it ("Arguments mismatch for
+ * instruction 'stmatrix'"); before: loaded and ran (probeP F-low2). */
+Test(stmatrix, immediate_source_refused) {
+    TileDevice *d = open_emu(false);
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %r<4>;\n  .shared .align 16 .b8 s[256];\n  mov.u32 %r3, s;\n"
+                         "  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r3], {7};\n  ret;\n}\n", "not an immediate");
+    expect_load_error(d, PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %r<4>;\n  .shared .align 16 .b8 s[256];\n  mov.u32 %r3, s;\n"
+                         "  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r3], 7;\n  ret;\n}\n", "not an immediate");
     dev_close(d);
 }
 

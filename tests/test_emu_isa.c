@@ -15,7 +15,9 @@
  *   5. .b128 registers (two 64-bit slots): mov pack/unpack, ld/st, atom.cas/.exch;
  *   6. sign bits: copysign keeps a NaN's payload, .xorsign.abs takes a NaN
  *      operand's sign; %is_explicit_cluster is a .pred (only mov.pred reads
- *      it); .func parameters and return values in the .reg state space. */
+ *      it); .func parameters and return values in the .reg state space;
+ *   7. negated predicate operands (!%p) of cp.async's ignore-src and selp; '!'
+ *      on a register that is no predicate is refused. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -372,6 +374,50 @@ Test(isa, refused_at_load) {
                ".version 8.3\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n .reg .v2 .b128 %q;\n .reg .b64 %rd<3>;\n"
                " ret;\n}\n",
                "vectors of .b128 registers are not supported");
+}
+
+/* ISA, "Predicates": a predicate source may be negated with `!`, as cp.async's ignore-src ("If the source data
+ * is ignored then zeros will be copied to destination dst") and selp's c ("If c is True, a is stored in d, b
+ * otherwise") are; ptxas takes both.  Before: cp.async read `!%p` as `%p` (zeros for a false `!%p1`, the copy
+ * for a true `!%p2`), and `selp ..., !%p` was refused at load as if %p were no predicate (probeP F5).  `!` on a
+ * register that is no predicate is refused, as ptxas refuses it ("Illegal argument to predicate negation"). */
+Test(isa, negated_predicate_operands) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<6>;\n"
+        " .shared .align 16 .b8 buf[64];\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, buf;\n mov.u32 %r2, 0xdeadbeef;\n"
+        " st.shared.v4.u32 [%r1], {%r2, %r2, %r2, %r2};\n st.shared.v4.u32 [%r1+16], {%r2, %r2, %r2, %r2};\n"
+        " st.shared.v4.u32 [%r1+32], {%r2, %r2, %r2, %r2};\n st.shared.v4.u32 [%r1+48], {%r2, %r2, %r2, %r2};\n"
+        " setp.eq.u32 %p1, 1, 1;\n setp.eq.u32 %p2, 1, 0;\n"
+        " cp.async.ca.shared.global [%r1], [%rd1], 16, !%p1;\n"    /* copied */
+        " cp.async.ca.shared.global [%r1+16], [%rd1], 16, !%p2;\n" /* zeros */
+        " cp.async.cg.shared.global [%r1+32], [%rd1], 16, !%p1;\n" /* copied */
+        " cp.async.ca.shared.global [%r1+48], [%rd1], 4, !%p2;\n"  /* 4 zero bytes */
+        " cp.async.wait_all;\n"
+        " ld.shared.v4.u32 {%r2, %r3, %r4, %r5}, [%r1];\n st.global.v4.u32 [%rd2], {%r2, %r3, %r4, %r5};\n"
+        " ld.shared.v4.u32 {%r2, %r3, %r4, %r5}, [%r1+16];\n st.global.v4.u32 [%rd2+16], {%r2, %r3, %r4, %r5};\n"
+        " ld.shared.v4.u32 {%r2, %r3, %r4, %r5}, [%r1+32];\n st.global.v4.u32 [%rd2+32], {%r2, %r3, %r4, %r5};\n"
+        " ld.shared.v4.u32 {%r2, %r3, %r4, %r5}, [%r1+48];\n st.global.v4.u32 [%rd2+48], {%r2, %r3, %r4, %r5};\n"
+        " selp.b32 %r6, 7, 9, !%p1;\n selp.b32 %r7, 7, 9, !%p2;\n selp.b32 %r8, 7, 9, %p1;\n selp.b32 %r9, 7, 9, %p2;\n"
+        " st.global.v4.u32 [%rd2+64], {%r6, %r7, %r8, %r9};\n ret;\n}\n";
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint32_t in[4] = {0x04030201u, 0x08070605u, 0x0c0b0a09u, 0x100f0e0du}, out[20];
+    uint64_t din = buffer(d, in, sizeof in), dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&din, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    const uint32_t D = 0xdeadbeefu;
+    const uint32_t want[20] = {in[0], in[1], in[2], in[3], /* !%p1: false, copied */
+                               0, 0, 0, 0,                 /* !%p2: true, zeros */
+                               in[0], in[1], in[2], in[3], /* .cg, copied */
+                               0, D, D, D,                 /* 4 bytes, zeros */
+                               9, 7, 7, 9};                /* selp */
+    for (int i = 0; i < 20; i++) cr_expect_eq(out[i], want[i], "word %d: %#x, want %#x", i, out[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+    load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<4>;\n mov.u32 %r2, %tid.x;\n add.u32 %r1, !%r2, 1;\n ret;\n}\n",
+               "'!' is allowed only on predicate sources");
 }
 
 /* ISA, atom: "Current implementation of atom.add.f32 on global memory flushes subnormal inputs and
