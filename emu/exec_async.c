@@ -742,9 +742,19 @@ static bool exec_tensor(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     }
     unsigned es = tm.esize;
     uint64_t bytes = total * es;
-    /* a swizzle moves chunks within rows of its span: the last row is whole even when the box ends inside it */
+    /* a swizzle moves 16-byte chunks within groups of its span (the box starts aligned to 8 spans): a last
+     * group the box fills in part reaches as far as its chunks land (a box of 64 bytes under the 128-byte
+     * swizzle stays in place: its chunks' XOR, from address bits 7-9, is 0) */
     static const uint64_t span[4] = {1, 32, 64, 128};
-    uint64_t covered = (bytes + span[tm.swizzle & 3] - 1) / span[tm.swizzle & 3] * span[tm.swizzle & 3];
+    uint64_t g = span[tm.swizzle & 3], covered = bytes;
+    if (g > 1 && bytes % g) {
+        uint64_t start = bytes / g * g;
+        covered = start;
+        for (uint64_t o = start; o < bytes; o += 16) {
+            uint64_t to = start + ((swizzle_addr((uint32_t)o, tm.swizzle) - start) & (g - 1)) + 16;
+            if (to > covered) covered = to;
+        }
+    }
     uint8_t *smem = shared_bytes(b, t, in, EMU_R(t, in, si) + (uint64_t)in->off[load ? 0 : 2], load ? in->space : in->space2,
                                  covered, tm.swizzle ? (unsigned)span[tm.swizzle & 3] * 8 : 128, load);
     if (!smem) return false;

@@ -599,3 +599,68 @@ Test(together, tma_mbarrier_wgmma_pipeline, .timeout = 300) {
     free(ptx);
     tile_context_destroy(ctx);
 }
+
+/* A box smaller than its swizzle's span: a 64-byte u8 box (4 rows of 16) under the 128-byte swizzle stays in
+ * place (its chunks' XOR comes from address bits 7-9, all 0) and fits a 64-byte buffer at the end of shared
+ * memory; memcheck took the whole 128-byte span as written. */
+static const char *small_box_ptx = PTX_HEAD
+    ".visible .entry k(.param .align 64 .b8 tmap[128], .param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 8 .b64 bar;\n"
+    "  .shared .align 1024 .b8 sbuf[64];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  mov.u64 %rd1, tmap;\n"
+    "  mbarrier.init.shared::cta.b64 [bar], 1;\n"
+    "  fence.mbarrier_init.release.cluster;\n"
+    "  mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 64;\n"
+    "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [sbuf], [%rd1, {16, 1}], [bar];\n"
+    "$W:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n"
+    "  @!%p1 bra $W;\n"
+    "  mov.u32 %r5, 0;\n"
+    "$C:\n"
+    "  mov.u32 %r6, sbuf;\n"
+    "  add.u32 %r6, %r6, %r5;\n"
+    "  ld.shared.u32 %r7, [%r6];\n"
+    "  cvt.u64.u32 %rd3, %r5;\n"
+    "  add.u64 %rd3, %rd3, %rd2;\n"
+    "  st.global.u32 [%rd3], %r7;\n"
+    "  add.u32 %r5, %r5, 4;\n"
+    "  setp.lt.u32 %p2, %r5, 64;\n"
+    "  @%p2 bra $C;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(tma, box_smaller_than_its_swizzle_span) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &ctx), TILE_OK);
+    check_ptxas(small_box_ptx);
+    enum { W = 48, H = 9 }; /* rows of 48 bytes: strides are multiples of 16 */
+    uint8_t g[H][W], got[64];
+    for (int r = 0; r < H; r++)
+        for (int c = 0; c < W; c++) g[r][c] = (uint8_t)(r * 41 + c * 7 + 3);
+    tile_devptr dg, dout;
+    cr_assert_eq(tile_malloc(ctx, sizeof g, &dg), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dg, g, sizeof g), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof got, &dout), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, dout, 0xEE, sizeof got), TILE_OK);
+    _Alignas(64) uint8_t map[128];
+    const uint64_t dims[2] = {W, H}, strides[1] = {W};
+    const uint32_t box[2] = {16, 4};
+    cr_assert_eq(tile_tensor_map_encode(ctx, map, TILE_U8, 2, dg, dims, strides, box, NULL, TILE_SWIZZLE_128B), TILE_OK, "%s",
+                 tile_last_error(ctx));
+    tile_module *m;
+    tile_kernel *k;
+    cr_assert_eq(tile_module_load_ptx(ctx, small_box_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+    void *args[] = {map, &dout};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){1, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, got, dout, sizeof got), TILE_OK);
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 16; c++) cr_expect_eq(got[r * 16 + c], g[1 + r][16 + c], "box (%d, %d)", r, c);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+}
