@@ -212,6 +212,10 @@ Val builtin_inline_asm(Gen *g, const Node *node) {
         }
         outs += rregs[k];
     }
+    if ((bad = tir_asm_text_check(arg[0]->name, regs.nout + regs.nin, why, sizeof why))) {
+        diag_error(g->d, arg[0]->loc, "'inline_asm_elementwise' assembly: %s", bad);
+        return val_err();
+    }
     if (outs != regs.nout) {
         diag_error(g->d, arg[1]->loc, "'inline_asm_elementwise' constraints \"%s\" name %d output%s, but %d result%s at pack=%d take%s %d register%s",
                    arg[1]->name, regs.nout, regs.nout == 1 ? "" : "s", nres, nres == 1 ? "" : "s", pack, nres == 1 ? "s" : "", outs,

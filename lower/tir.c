@@ -5,6 +5,7 @@
 #include "tir.h"
 #include "../support/target.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,13 @@ const char *tir_asm_regs(const char *constraints, AsmRegs *r, char *buf, size_t 
         size_t n = e ? (size_t)(e - c) : strlen(c);
         while (n && (*c == ' ' || *c == '\t')) c++, n--;
         while (n && (c[n - 1] == ' ' || c[n - 1] == '\t')) n--;
-        if (n && *c == '~') { /* a clobber */
+        if (n && *c == '~') { /* a clobber: ~{name} */
+            bool ok = n > 3 && c[1] == '{' && c[n - 1] == '}';
+            for (size_t k = 2; ok && k < n - 1; k++) ok = isalnum((unsigned char)c[k]) || c[k] == '_' || c[k] == '.';
+            if (!ok) {
+                snprintf(buf, len, "the clobber '%.*s' is not of the form ~{name}", (int)n, c);
+                return buf;
+            }
         } else if (n && *c == '=') {
             size_t at = 1 + (n > 1 && c[1] == '&');
             DType t = n == at + 1 ? asm_reg_type(c[at]) : DT_VOID;
@@ -87,6 +94,36 @@ const char *tir_asm_regs(const char *constraints, AsmRegs *r, char *buf, size_t 
     if (!r->nout) {
         snprintf(buf, len, "no output, such as \"=r\"");
         return buf;
+    }
+    return NULL;
+}
+
+const char *tir_asm_text_check(const char *text, int noperands, char *buf, size_t len) {
+    for (const char *p = text; (p = strchr(p, '$'));) {
+        const char *at = p++;
+        if (*p == '$') { /* $$: a literal $ */
+            p++;
+            continue;
+        }
+        bool braced = *p == '{';
+        if (braced) p++;
+        if (!isdigit((unsigned char)*p)) {
+            snprintf(buf, len, "'%.*s' at offset %d: an operand is $N or ${N} with N from 0 to %d ($$ is a '$')", (int)(p - at + (*p != 0)), at,
+                     (int)(at - text), noperands - 1);
+            return buf;
+        }
+        long v = 0;
+        while (isdigit((unsigned char)*p) && v < 100000) v = v * 10 + (*p++ - '0');
+        if (braced && *p != '}') {
+            snprintf(buf, len, "'%.*s' at offset %d: ${N} takes no modifier and needs its '}'", (int)(p - at + (*p != 0)), at, (int)(at - text));
+            return buf;
+        }
+        if (braced) p++;
+        if (v >= noperands) {
+            snprintf(buf, len, "'%.*s' at offset %d names operand %ld, but there are %d ($0 to $%d)", (int)(p - at), at, (int)(at - text), v,
+                     noperands, noperands - 1);
+            return buf;
+        }
     }
     return NULL;
 }

@@ -270,6 +270,9 @@ typedef struct AsmRegs {
 } AsmRegs;
 /* NULL, or what is wrong with the constraints (in buf, `len` bytes). */
 const char *tir_asm_regs(const char *constraints, AsmRegs *r, char *buf, size_t len);
+/* NULL, or what is wrong with the assembly's operand references (in buf): each `$` is `$$`, `$N` or `${N}`
+ * with N below `noperands` (LLVM aborts the process on any other). */
+const char *tir_asm_text_check(const char *text, int noperands, char *buf, size_t len);
 /* Elements of a `bits`-wide type per register at `pack` (e above). */
 int tir_asm_per_reg(int bits, int pack);
 extern const char *const tir_sem_names[];

@@ -387,6 +387,7 @@ static void check_inline_asm(Verifier *V, const Inst *i) {
         verr(V, i, "constraints: %s", bad);
         return;
     }
+    if ((bad = tir_asm_text_check(nl + 1, r.nout + r.nin, why, sizeof why))) verr(V, i, "assembly: %s", bad);
     int pack = i->a.ival ? (int)i->a.ival : 1, bits, at = 0;
     for (int k = 0; k < i->nops; k++) {
         int n = asm_regs(opt(V, i, k), pack, &bits);

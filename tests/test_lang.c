@@ -980,6 +980,35 @@ Test(lang_diag, inline_asm_pack) {
                 "                                                                                                                   ^\n");
 }
 
+/* The assembly's $ references and the clobbers are checked at the call: LLVM aborted the process on a bad
+ * $N (past the operands, $x, a trailing $, ${0 unclosed) and crashed on an unterminated clobber. */
+Test(lang_diag, inline_asm_operand_references) {
+    static const char *const bad[][2] = {
+        {"mov.b32 $0, $7;", "'$7' at offset 12 names operand 7, but there are 2 ($0 to $1)"},
+        {"mov.b32 $0, $x;", "'$x' at offset 12: an operand is $N or ${N} with N from 0 to 1 ($$ is a '$')"},
+        {"mov.b32 $0, $", "'$' at offset 12: an operand is $N or ${N} with N from 0 to 1"},
+        {"mov.b32 ${0, $1;", "'${0,' at offset 8: ${N} takes no modifier and needs its '}'"},
+        {"mov.b32 ${0:x}, $1;", "'${0:' at offset 8: ${N} takes no modifier and needs its '}'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char src[256];
+        snprintf(src, sizeof src, "kernel k(o: *i32) {\n    let c = arange(0, 32);\n    store(o + c, inline_asm_elementwise(\"%s\", \"=r,r\", [c], i32));\n}\n",
+                 bad[i][0]);
+        Result r = compile(src);
+        cr_expect_null(r.m, "case %zu compiled", i);
+        cr_expect(strstr(r.diags, "t.tile:3:41: error: 'inline_asm_elementwise' assembly: ") && strstr(r.diags, bad[i][1]), "case %zu: %s", i,
+                  r.diags);
+        result_free(&r);
+    }
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r,~{\", [c], i32));\n}\n",
+                "t.tile:3:60: error: 'inline_asm_elementwise' constraints: the clobber '~{' is not of the form ~{name}\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r,~{\", [c], i32));\n"
+                "                                                             ^\n");
+    expect_ok("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+              "    store(o + c, inline_asm_elementwise(\"mov.b32 ${0}, $1; // $$\", \"=r,r,~{memory}\", [c], i32));\n}\n");
+}
+
 /* A weak integer constant takes the other operand's type; one that fits it neither as a signed nor as an
  * unsigned number is an error (x_i32 + 5000000000 wrapped to x + 705032704, store(i8p, 1000) stored -24). */
 Test(lang_diag, constant_does_not_fit) {

@@ -591,6 +591,8 @@ static const ErrCase verify_errors[] = {
      "t.tir:2:3: error: inline_asm: operand 0 takes 32-bit registers at pack=2; input register 0 is i16"},
     {"kernel @k(%a: i32) {\n  %0 = inline_asm %a {out=1, msg=\"=r,r\\nmov.b32 $0, $1;\"} : i32\n  return\n}\n",
      "t.tir:2:3: error: inline_asm: out=1 and 1 registers pass the 1 outputs"},
+    {"kernel @k(%a: i32) {\n  %0 = inline_asm %a {msg=\"=r,r\\nmov.b32 $0, $5;\"} : i32\n  return\n}\n",
+     "t.tir:2:3: error: inline_asm: assembly: '$5' at offset 12 names operand 5, but there are 2 ($0 to $1)"},
 };
 
 Test(tir_verify, errors_are_located) {
