@@ -330,6 +330,19 @@ class Scalars(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"argument 'n'.*i64"):
             k[1](x, out, 1.0, 0.0, 2**63)
 
+    def test_half_scalars_round_once(self):
+        # 1 + 2^-11 + 2^-40 is just above an f16 tie (and a bf16 one at 1 + 2^-8): rounded once it goes up;
+        # through f32 it became the tie and went to even (down)
+        k = tile.compile("kernel k(o: *f16, p: *bf16, h: f16, b: bf16) { store(o, h); store(p, b); }").k
+        o, p = np.full(1, np.nan, np.float16), np.zeros(1, np.uint16)
+        for v, hw, bw in [(1 + 2**-11 + 2**-40, 0x3C01, None), (1 + 2**-8 + 2**-40, None, 0x3F81), (-65519.99, 0xFBFF, None),
+                          (65520.0, 0x7C00, None), (2**-25 + 2**-40, 0x0001, None), (1.5, 0x3E00, 0x3FC0)]:
+            k[1](o, p, v, v)
+            if hw is not None:
+                self.assertEqual(int(o.view(np.uint16)[0]), hw, f"f16 of {v!r}")
+            if bw is not None:
+                self.assertEqual(int(p[0]), bw, f"bf16 of {v!r}")
+
 
 class Shipped(unittest.TestCase):
     def test_gemm_bf16_as_uint16(self):

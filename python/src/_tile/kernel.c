@@ -24,6 +24,8 @@
  *   5. what arrays.c borrowed for the call is given back. */
 #include "pytile.h"
 
+#include <math.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,32 +314,23 @@ static inline Variant *variant_find(TPyKernel *k, uint64_t key) {
 
 /* ---- arguments ---- */
 
-uint16_t tpy_f32_to_f16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
-    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
-    int e = (int)exp - 127 + 15;
-    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-    if (e <= 0) { /* subnormal or zero */
-        if (e < -10) return (uint16_t)sign;
-        man |= 0x800000u;
-        int shift = 14 - e;
-        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* may carry into the exponent: still right */
-    return (uint16_t)(sign | h);
-}
-
-static uint16_t f32_to_bf16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
+/* v rounded once, to nearest with ties to even, into a 16-bit float with `mant` fraction bits and
+ * `ebits` exponent bits (f16: 10, 5; bf16: 7, 8); a NaN stays a (quiet) NaN with v's sign. */
+uint16_t tpy_f64_to_small(double v, int mant, int ebits) {
+    int bias = (1 << (ebits - 1)) - 1, emin = 1 - bias;
+    uint16_t sign = signbit(v) ? (uint16_t)(1u << (mant + ebits)) : 0, inf = (uint16_t)(((1u << ebits) - 1) << mant);
+    if (isnan(v)) return (uint16_t)(sign | inf | (1u << (mant - 1)));
+    double a = fabs(v);
+    if (isinf(a)) return (uint16_t)(sign | inf);
+    if (a == 0) return sign;
+    int e;
+    frexp(a, &e);
+    int E = e - 1 < emin ? emin : e - 1;        /* below the normals: the subnormals' fixed exponent */
+    double q = nearbyint(ldexp(a, mant - E));     /* exact scaling, one rounding */
+    if (q >= ldexp(1, mant + 1)) q = ldexp(1, mant), E++;
+    if (E > bias) return (uint16_t)(sign | inf);
+    if (q < ldexp(1, mant)) return (uint16_t)(sign | (uint16_t)q); /* subnormal */
+    return (uint16_t)(sign | ((unsigned)(E + bias) << mant) | ((uint16_t)q - (1u << mant)));
 }
 
 static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *spec) {
@@ -356,10 +349,10 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
             float f = (float)v;
             memcpy(slot, &f, 4);
         } else if (p->dtype == TILE_F16) {
-            uint16_t h = tpy_f32_to_f16((float)v);
+            uint16_t h = tpy_f64_to_small(v, 10, 5); /* rounded once (through f32 it was rounded twice) */
             memcpy(slot, &h, 2);
         } else if (p->dtype == TILE_BF16) {
-            uint16_t h = f32_to_bf16((float)v);
+            uint16_t h = tpy_f64_to_small(v, 7, 8);
             memcpy(slot, &h, 2);
         } else {
             PyErr_Format(PyExc_TypeError, "argument '%s': %s scalars cannot be passed", p->name, tile_dtype_name(p->dtype));

@@ -126,7 +126,7 @@ static bool ptx_scalar(const TPyPtxKernel *k, int i, const PtxParam *p, PyObject
         double v = PyFloat_AsDouble(o);
         if (v == -1.0 && PyErr_Occurred()) return false;
         float f = (float)v;
-        uint16_t h = tpy_f32_to_f16(f);
+        uint16_t h = tpy_f64_to_small(v, 10, 5);
         if (p->bytes == 8) memcpy(slot, &v, 8);
         else if (p->bytes == 4) memcpy(slot, &f, 4);
         else memcpy(slot, &h, 2);

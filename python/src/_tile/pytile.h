@@ -95,7 +95,9 @@ int tpy_elem_dtype(const TPyArray *a, const char *dtype_override, const char *na
 
 /* ---- kernel.c ---- */
 int tpy_kernel_types_init(PyObject *module);
-uint16_t tpy_f32_to_f16(float f); /* round to nearest even (scalar arguments of f16 parameters) */
+/* v rounded once, to nearest even, into a 16-bit float of `mant` fraction and `ebits` exponent bits
+ * (f16: 10, 5; bf16: 7, 8): scalar arguments of f16 and bf16 parameters. */
+uint16_t tpy_f64_to_small(double v, int mant, int ebits);
 /* An int or a tuple/list of 1 to 3 ints: a grid (zeros allowed: nothing launches), block or cluster;
  * what names it in the TypeError/ValueError. */
 bool tpy_dim3(PyObject *g, const char *what, bool allow_zero, tile_dim3 *out);
