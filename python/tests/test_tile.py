@@ -768,6 +768,13 @@ class Errors(unittest.TestCase):
             tile.attention(c, c, c, dtype="f8e4m3", out_dtype="f32")
         with self.assertRaisesRegex(TypeError, r"argument 'out'.*f16 or bf16"):
             tile.attention(c, c, c, dtype="f8e4m3", out=np.zeros((1, 4, 2, 16), np.float32))
+        # 0 is the C API's "default": refused rather than silently replaced by 1/sqrt(head_dim)
+        h = np.zeros((1, 4, 2, 16), np.float16)
+        with self.assertRaisesRegex(ValueError, "softmax_scale: 0 is not a scale"):
+            tile.attention(h, h, h, softmax_scale=0.0)
+        with self.assertRaisesRegex(ValueError, "routed_scale: 0 is not a scale"):
+            tile.moe(np.zeros((2, 16), np.float16), np.zeros((2, 32, 16), np.float16), np.zeros((2, 16, 16), np.float16), 1,
+                     router_logits=np.zeros((2, 2), np.float32), routed_scale=0)
 
 
 if __name__ == "__main__":

@@ -355,9 +355,9 @@ def attention(q, k, v, causal=False, softmax_scale=None, out=None, dtype=None, s
         else:
             out = _empty(q, tuple(q.shape))
     scales = {"q_scale": q_scale, "k_scale": k_scale, "v_scale": v_scale}
-    _tile.attention(dev, q, k, v, out, causal=bool(causal), softmax_scale=0.0 if softmax_scale is None else softmax_scale,
+    _tile.attention(dev, q, k, v, out, causal=bool(causal), softmax_scale=_scale("softmax_scale", softmax_scale),
                     stream=stream, dtype=dtype, out_dtype=out_dtype,
-                    **{name: 0.0 if value is None else value for name, value in scales.items()})
+                    **{name: _scale(name, value) for name, value in scales.items()})
     return out
 
 
@@ -380,13 +380,23 @@ def decode_paged(q, k_cache, v_cache, block_tables, context_lens, max_context_le
     if out is None:
         out = _empty(q, tuple(q.shape))
     _tile.decode_paged(dev, q, k_cache, v_cache, block_tables, context_lens, out, int(max_context_len),
-                       softmax_scale=0.0 if softmax_scale is None else softmax_scale, kv_dtype=kv_dtype,
-                       k_scale=0.0 if k_scale is None else k_scale, v_scale=0.0 if v_scale is None else v_scale,
+                       softmax_scale=_scale("softmax_scale", softmax_scale), kv_dtype=kv_dtype,
+                       k_scale=_scale("k_scale", k_scale), v_scale=_scale("v_scale", v_scale),
                        num_splits=num_splits, stream=stream, dtype=dtype)
     return out
 
 
 _SCORING = {"softmax": 0, "sigmoid": 1}
+
+
+def _scale(name, value):
+    """A scale for the C API, where 0 means the default: None is the default; 0 itself is refused rather
+    than read as the default."""
+    if value is None:
+        return 0.0
+    if value == 0:
+        raise ValueError("%s: 0 is not a scale (None gives the default)" % name)
+    return value
 
 
 def moe(x, w1, w2, topk, router_logits=None, topk_ids=None, topk_weights=None, out=None, scoring="softmax",
@@ -416,6 +426,6 @@ def moe(x, w1, w2, topk, router_logits=None, topk_ids=None, topk_weights=None, o
     _tile.moe(dev, x, w1, w2, out, int(topk), router_logits=router_logits, topk_ids=topk_ids, topk_weights=topk_weights,
               scoring=_SCORING[scoring], renormalize=bool(renormalize), n_group=n_group, topk_group=topk_group,
               group_top2=bool(group_top2), score_bias=score_bias,
-              routed_scale=0.0 if routed_scale is None else routed_scale, accumulate=bool(accumulate),
+              routed_scale=_scale("routed_scale", routed_scale), accumulate=bool(accumulate),
               stream=stream, dtype=dtype)
     return out
