@@ -330,6 +330,16 @@ class Scalars(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"argument 'n'.*i64"):
             k[1](x, out, 1.0, 0.0, 2**63)
 
+    def test_static_print_and_default_device(self):
+        import contextlib
+        import io
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            tile.compile("kernel k(o: *f32, const B: i32 = 64) { static_print(\"B is\", B); store(o, 1.0); }")
+        self.assertIn("note: static_print: B is 64", err.getvalue())
+        # the default device is the device of its name: one context, one address space
+        self.assertIs(tile.device(), tile.device(tile.device().name))
+
     def test_half_scalars_round_once(self):
         # 1 + 2^-11 + 2^-40 is just above an f16 tie (and a bf16 one at 1 + 2^-8): rounded once it goes up;
         # through f32 it became the tie and went to even (down)

@@ -206,6 +206,8 @@ PyObject *tpy_compile(PyObject *self, PyObject *args, PyObject *kwargs) {
         }
         goto done;
     }
+    /* warnings and notes (static_print) on stderr, as the CLI prints them */
+    if (c.diagnostics && *c.diagnostics) PySys_FormatStderr("%s", c.diagnostics);
     if (!(list = PyList_New(0))) goto done;
     for (int i = 0; i < c.nkernels; i++) {
         TPyKernel *k = PyObject_New(TPyKernel, TPy_KernelType);

@@ -51,9 +51,12 @@ def device(name=None):
         return name
     if name is not None and not isinstance(name, str):
         raise TypeError("device: expected a name such as 'emu' or 'cuda:0', got %r" % (name,))
-    d = _devices.get(name)
+    key = name or _os.environ.get("TILE_DEVICE") or None
+    d = _devices.get(key)
     if d is None:
-        d = _devices[name] = Device(name)
+        d = Device(key)
+        d = _devices.setdefault(d.name, d)  # the default is the device of its name: one context
+        _devices[key] = d
     return d
 
 
