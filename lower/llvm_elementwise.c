@@ -401,7 +401,8 @@ static LLVMValueRef asm_bits(LL *l, LLVMValueRef v, DType dt) {
 }
 
 /* inline_asm: msg = constraints "\n" asm, attrs pack (ival) and out (ival2, this result's first output
- * register).  The asm runs once per `pack` of the thread's elements (the last group padded with undef);
+ * register).  The asm runs once per `pack` of the thread's elements (the last group padded with copies of
+ * its first element);
  * registers hold elements as tir_asm_regs packs them, the lowest element in the lowest bits. */
 static bool emit_inline_asm(LL *l, Inst *i) {
     Func *f = l->f;
@@ -434,7 +435,9 @@ static bool emit_inline_asm(LL *l, Inst *i) {
                 LLVMValueRef w = NULL;
                 for (int t = 0; t < e; t++) {
                     int r = g + q + t;
-                    LLVMValueRef x = r < n ? asm_bits(l, ops[k][r], dt) : LLVMGetUndef(LLVMIntTypeInContext(l->ctx, (unsigned)b));
+                    /* a padding lane repeats the group's first element: an asm that reads memory through it
+                     * reads what a real lane does (undef was 0: a null pointer) */
+                    LLVMValueRef x = asm_bits(l, ops[k][r < n ? r : g], dt);
                     if (e == 1) {
                         w = x;
                         break;

@@ -1494,3 +1494,25 @@ Test(lang_run, inline_asm_pack_and_results) {
     asm_pack(64);
     asm_pack(512);
 }
+
+/* A packed group's padding repeats its first element: an asm that loads through pointer arguments reads a real
+ * address on a thread that holds one element (the padding was 0: a null pointer, a memcheck fault). */
+Test(lang_run, inline_asm_padding_repeats_a_real_element) {
+    static const char *src =
+        "kernel k(x: *f32, y: *f32) {\n"
+        "    let o = arange(0, 64);\n"
+        "    let v = inline_asm_elementwise(\"ld.global.f32 $0, [$2]; ld.global.f32 $1, [$3];\", \"=f,=f,l,l\", [x + o], f32, false, 2);\n"
+        "    store(y + o, v * 2.0);\n"
+        "}\n";
+    K k;
+    load_src(&k, src, "k");
+    float x[64], y[64];
+    for (int i = 0; i < 64; i++) x[i] = (float)i * 0.75f - 3.0f;
+    memset(y, 0xee, sizeof y);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y);
+    void *params[] = {&dx, &dy};
+    launch(&k, 1, params);
+    download(&k, y, dy, sizeof y);
+    for (int i = 0; i < 64; i++) cr_expect_eq(y[i], 2 * x[i], "y[%d] = %g, want %g", i, y[i], 2 * x[i]);
+    unload(&k);
+}

@@ -287,6 +287,10 @@ class Ptx(unittest.TestCase):
             tile.tensor_map(x, (8, 16), swizzle="16B", device=dev)
         with self.assertRaisesRegex(ValueError, "innermost dimension must be contiguous"):
             tile.tensor_map(x[:, ::2], (8, 16), device=dev)
+        with self.assertRaisesRegex(ValueError, "the array is empty"):
+            tile.tensor_map(np.zeros((0, 16), np.float32), (4, 4), device=dev)
+        with self.assertRaisesRegex(ValueError, r"elem_strides\[0\] is 9, not 1 to 8"):
+            tile.tensor_map(x, (8, 16), elem_strides=(9, 1), device=dev)
         with self.assertRaises(tile.Error):  # 12 bytes of a box row: not a multiple of 16
             tile.tensor_map(x, (8, 3), device=dev)
 

@@ -173,8 +173,8 @@ static PyObject *device_data_ptr(PyObject *self, PyObject *obj) {
     return PyLong_FromUnsignedLongLong((unsigned long long)a.ptr);
 }
 
-/* n ints of a sequence in the array's order (outermost first), stored innermost first; each 1..256. */
-static int reversed_ints(PyObject *obj, const char *what, int n, uint64_t *out) {
+/* n ints of a sequence in the array's order (outermost first), stored innermost first; each 1..max. */
+static int reversed_ints(PyObject *obj, const char *what, int n, long long max, uint64_t *out) {
     Py_ssize_t len = PySequence_Check(obj) ? PySequence_Size(obj) : -1;
     if (len < 0) {
         PyErr_Clear();
@@ -190,8 +190,8 @@ static int reversed_ints(PyObject *obj, const char *what, int n, uint64_t *out) 
         long long v = it ? PyLong_AsLongLong(it) : -1;
         Py_XDECREF(it);
         if (v == -1 && PyErr_Occurred()) return -1;
-        if (v < 1 || v > 256) {
-            PyErr_Format(PyExc_ValueError, "tensor_map: %s[%d] is %lld, not 1 to 256", what, k, v);
+        if (v < 1 || v > max) {
+            PyErr_Format(PyExc_ValueError, "tensor_map: %s[%d] is %lld, not 1 to %lld", what, k, v, max);
             return -1;
         }
         out[n - 1 - k] = (uint64_t)v;
@@ -240,6 +240,11 @@ static PyObject *device_tensor_map(PyObject *self, PyObject *args, PyObject *kwa
         PyErr_Format(PyExc_ValueError, "tensor_map: the array has %d dimensions, a tensor map 1 to 5", a.ndim);
         return NULL;
     }
+    for (int k = 0; k < a.ndim; k++)
+        if (a.shape[k] == 0) {
+            PyErr_Format(PyExc_ValueError, "tensor_map: the array is empty (dimension %d is 0): a tensor map's dimensions are at least 1", k);
+            return NULL;
+        }
     if (a.shape[a.ndim - 1] > 1 && a.strides[a.ndim - 1] != 1) {
         PyErr_Format(PyExc_ValueError, "tensor_map: the innermost dimension must be contiguous (its stride is %lld elements)",
                      (long long)a.strides[a.ndim - 1]);
@@ -250,8 +255,8 @@ static PyObject *device_tensor_map(PyObject *self, PyObject *args, PyObject *kwa
         dims[k] = (uint64_t)a.shape[a.ndim - 1 - k];
         if (k) strides[k - 1] = (uint64_t)a.strides[a.ndim - 1 - k] * a.itemsize;
     }
-    if (reversed_ints(box, "box", a.ndim, b64) < 0) return NULL;
-    if (es != Py_None && reversed_ints(es, "elem_strides", a.ndim, e64) < 0) return NULL;
+    if (reversed_ints(box, "box", a.ndim, 256, b64) < 0) return NULL;
+    if (es != Py_None && reversed_ints(es, "elem_strides", a.ndim, 8, e64) < 0) return NULL;
     uint32_t b32[5], e32[5];
     for (int k = 0; k < a.ndim; k++) b32[k] = (uint32_t)b64[k], e32[k] = (uint32_t)e64[k];
     _Alignas(64) unsigned char out[128];
