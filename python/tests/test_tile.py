@@ -340,6 +340,16 @@ class Scalars(unittest.TestCase):
         # the default device is the device of its name: one context, one address space
         self.assertIs(tile.device(), tile.device(tile.device().name))
 
+    def test_numpy_scalars_for_float_parameters(self):
+        k = tile.compile(SCALARS).axpb
+        n = 37
+        x = rng.standard_normal(n).astype(np.float32)
+        out = poisoned(n, np.float32)
+        k[1](x, out, np.float32(1.5), np.array(-2.0, np.float16), np.int32(n))
+        close(self, out, x.astype(np.float64) * 1.5 - 2, 1e-6, 1e-6)
+        with self.assertRaisesRegex(TypeError, r"argument 's'"):
+            k[1](x, out, b"1.5", 0.0, n)
+
     def test_half_scalars_round_once(self):
         # 1 + 2^-11 + 2^-40 is just above an f16 tie (and a bf16 one at 1 + 2^-8): rounded once it goes up;
         # through f32 it became the tie and went to even (down)

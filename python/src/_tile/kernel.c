@@ -339,12 +339,16 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
     *slot = 0;
     *spec = 0;
     if (p->kind == 'f') {
-        if (!PyFloat_Check(o) && !PyLong_Check(o)) {
+        /* a number: Python's, or anything with __float__ (NumPy scalars and 0-d arrays), but not text */
+        PyObject *f = PyUnicode_Check(o) || PyBytes_Check(o) ? NULL : PyNumber_Float(o);
+        if (!f) {
+            PyErr_Clear();
             PyErr_Format(PyExc_TypeError, "argument '%s': expected a number for %s, got %R", p->name, tile_dtype_name(p->dtype),
                          (PyObject *)Py_TYPE(o));
             return false;
         }
-        double v = PyFloat_AsDouble(o);
+        double v = PyFloat_AsDouble(f);
+        Py_DECREF(f);
         if (v == -1.0 && PyErr_Occurred()) return false;
         if (p->dtype == TILE_F64) memcpy(slot, &v, 8);
         else if (p->dtype == TILE_F32) {
@@ -598,7 +602,10 @@ static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObj
             }
             v = PyTuple_GetItem(args, i);
         } else if (!v) {
-            PyErr_Format(PyExc_TypeError, "kernel '%s': missing argument '%s' (%s)", k->name, k->params[i].name, k->signature);
+            if (!strcmp(k->params[i].name, "stream") && *stream)
+                PyErr_Format(PyExc_TypeError, "kernel '%s': its parameter 'stream' shares its name with the launch's stream= option, "
+                                              "which stream=... sets: pass the argument by position", k->name);
+            else PyErr_Format(PyExc_TypeError, "kernel '%s': missing argument '%s' (%s)", k->name, k->params[i].name, k->signature);
             goto fail;
         } else used++;
         Py_INCREF(v);

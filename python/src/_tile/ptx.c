@@ -113,17 +113,15 @@ static bool ptx_scalar(const TPyPtxKernel *k, int i, const PtxParam *p, PyObject
         }
     }
     if (p->kind == 'f') {
-        if (!PyFloat_Check(o) && !PyLong_Check(o) && !PyIndex_Check(o)) {
-            PyObject *f = PyNumber_Float(o);
-            if (!f) {
-                PyErr_Clear();
-                PyErr_Format(PyExc_TypeError, "kernel '%s': argument %s: expected a number, got %R", k->name, pname,
-                             (PyObject *)Py_TYPE(o));
-                return false;
-            }
-            Py_DECREF(f);
+        /* a number: Python's, or anything with __float__ (NumPy scalars and 0-d arrays), but not text */
+        PyObject *fo = PyUnicode_Check(o) || PyBytes_Check(o) ? NULL : PyNumber_Float(o);
+        if (!fo) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "kernel '%s': argument %s: expected a number, got %R", k->name, pname, (PyObject *)Py_TYPE(o));
+            return false;
         }
-        double v = PyFloat_AsDouble(o);
+        double v = PyFloat_AsDouble(fo);
+        Py_DECREF(fo);
         if (v == -1.0 && PyErr_Occurred()) return false;
         float f = (float)v;
         uint16_t h = tpy_f64_to_small(v, 10, 5);
@@ -350,8 +348,15 @@ static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwar
         const PtxParam *p = &k->params[i];
         PyObject *a = PyTuple_GetItem(args, i);
         if (p->kind == 'a') {
-            PyObject *b = PyObject_Bytes(a);
-            if (!b) goto done;
+            PyObject *b = PyUnicode_Check(a) ? NULL : PyObject_Bytes(a);
+            if (!b) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError,
+                             "kernel '%s': argument %d (%s) takes %u bytes: bytes, a bytearray or a NumPy value of that size "
+                             "(np.float16(x).tobytes() for a 2-byte f16), got %R",
+                             k->name, (int)i, p->type, p->bytes, (PyObject *)Py_TYPE(a));
+                goto done;
+            }
             int bad = PyList_Append(keep, b);
             Py_DECREF(b);
             if (bad) goto done;
