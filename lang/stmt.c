@@ -1423,8 +1423,16 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
         for (int i = 0; i < files[fi]->ndecls; i++) {
             const Decl *dc = files[fi]->decls[i];
             if (dc->kind != D_CONST && dc->kind != D_FN) continue;
-            if (gen_find_global(g, dc->name)) {
-                diag_error(d, dc->loc, "redefinition of '%s'", dc->name);
+            Global *prev = gen_find_global(g, dc->name);
+            if (prev) {
+                const Loc pl = prev->decl->loc;
+                if (fi > 0 && pl.file == files[0]->src) /* the file's own name meets an import's: the error is at its own */
+                    diag_error(d, pl, "'%s' is also defined by the imported %s (line %u): rename one", dc->name,
+                               dc->loc.file ? dc->loc.file->name : "file", dc->loc.line);
+                else {
+                    diag_error(d, dc->loc, "redefinition of '%s'", dc->name);
+                    diag_note(d, pl, "'%s' is first defined here", dc->name);
+                }
                 continue;
             }
             if (g->nglobals == cap) {

@@ -1087,3 +1087,10 @@ Test(lang_diag, long_line_is_clipped) {
     expect_diag(src.buf, want.buf);
     str_free(&src), str_free(&want), str_free(&shown);
 }
+
+/* A name defined twice: the error at the second, a note at the first. */
+Test(lang_diag, redefinition_notes_the_first) {
+    expect_diag("fn f(x) {\n    return x;\n}\nfn f(x) {\n    return x;\n}\nkernel k(o: *f32) { store(o, f(1.0)); }\n",
+                "t.tile:4:4: error: redefinition of 'f'\n  fn f(x) {\n     ^\n"
+                "t.tile:1:4: note: 'f' is first defined here\n  fn f(x) {\n     ^\n");
+}

@@ -323,3 +323,16 @@ Test(stdlib, unknown_name_names_the_import) {
     cr_expect(strstr(c.diagnostics, "t.tile:2:14: error: unknown name 'no_such_fn'\n"), "%s", c.diagnostics);
     tile_compiled_free(&c);
 }
+
+/* A function of the file that an import defines too: the error is at the file's own definition, naming the
+ * import (it pointed into the standard library alone). */
+Test(stdlib, clash_with_an_import_is_reported_at_the_file) {
+    tile_compile_options o = {0};
+    tile_compiled c;
+    tile_status st =
+        tile_compile_source("t.tile", "import \"math.tile\";\nfn relu(x) {\n    return x;\n}\nkernel k(o: *f32) { store(o, relu(1.0)); }\n", &o, &c);
+    cr_expect_neq(st, TILE_OK);
+    cr_expect(strstr(c.diagnostics, "t.tile:2:4: error: 'relu' is also defined by the imported ") && strstr(c.diagnostics, "math.tile (line "),
+              "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
