@@ -181,6 +181,13 @@ class Launch(unittest.TestCase):
         out = poisoned(n, np.float32)
         self.add[2,](OnlyDLPack(x), OnlyDLPack(y), OnlyDLPack(out), n)
         close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+        # messages name the argument and the type in words
+        with self.assertRaisesRegex(TypeError, r"argument 'x'.*'int32'"):
+            self.add[2,](OnlyDLPack(np.zeros(n, np.int32)), OnlyDLPack(y), OnlyDLPack(out), n)
+        bad = OnlyDLPack(x)
+        bad.__dlpack__ = lambda stream=None: 42
+        with self.assertRaisesRegex(TypeError, r"argument 'x': its __dlpack__\(\) returned no 'dltensor' capsule"):
+            self.add[2,](bad, OnlyDLPack(y), OnlyDLPack(out), n)
 
     def test_threads(self):
         # launches from several threads (the GIL is released while a kernel runs), new variants among them

@@ -430,10 +430,11 @@ static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
     if (sc->ncapsules == (int)(sizeof sc->capsules / sizeof sc->capsules[0])) return bad(name, "too many DLPack arguments");
     PyObject *cap = PyObject_CallMethod(obj, "__dlpack__", NULL);
     if (!cap) return false;
-    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    DLManagedTensor *m = PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
     if (!m) {
         Py_DECREF(cap);
-        return false;
+        PyErr_Clear();
+        return bad(name, "its __dlpack__() returned no 'dltensor' capsule (not a capsule, or one already used)");
     }
     PyCapsule_SetName(cap, "used_dltensor");
     sc->capsules[sc->ncapsules++] = cap; /* its deleter runs at the end of the call */
@@ -442,7 +443,12 @@ static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
     a->itemsize = (t->dtype.bits + 7u) / 8u;
     a->kind = t->dtype.code == kDLFloat ? 'f' : t->dtype.code == kDLInt ? 'i' : t->dtype.code == kDLUInt ? 'u' : t->dtype.code == kDLBool ? 'b' : 'V';
     a->dtype = t->dtype.code == kDLBfloat && t->dtype.bits == 16 ? TILE_BF16 : dtype_of(a->kind, a->itemsize);
-    snprintf(a->typestr, sizeof a->typestr, "dl%d:%d", t->dtype.code, t->dtype.bits);
+    /* the type's name for messages: int32, uint8, float16, bfloat16, bool, or DLPack's code:bits */
+    static const char *const codes[] = {[kDLInt] = "int", [kDLUInt] = "uint", [kDLFloat] = "float", [kDLBfloat] = "bfloat"};
+    if (t->dtype.code == kDLBool) snprintf(a->typestr, sizeof a->typestr, "bool");
+    else if (t->dtype.code < sizeof codes / sizeof *codes && codes[t->dtype.code])
+        snprintf(a->typestr, sizeof a->typestr, "%s%d", codes[t->dtype.code], t->dtype.bits);
+    else snprintf(a->typestr, sizeof a->typestr, "dl%d:%d", t->dtype.code, t->dtype.bits);
     if (t->ndim > TPY_MAXDIM || t->ndim < 0) {
         PyErr_Format(PyExc_ValueError, "argument '%s': %d dimensions, at most %d", name, (int)t->ndim, TPY_MAXDIM);
         return false;
