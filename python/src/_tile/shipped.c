@@ -33,7 +33,9 @@ static bool matrix_layout(const TPyArray *a, const char *name, bool allow_trans,
         *ld = a->strides[1];
         return true;
     }
-    PyErr_Format(PyExc_ValueError, "argument '%s': one of its dimensions must be contiguous (strides %lld, %lld elements)", name,
+    PyErr_Format(PyExc_ValueError,
+                 allow_trans ? "argument '%s': one of its dimensions must be contiguous (strides %lld, %lld elements)"
+                             : "argument '%s': its rows must be contiguous, row-major (strides %lld, %lld elements)", name,
                  (long long)a->strides[0], (long long)a->strides[1]);
     return false;
 }
@@ -163,6 +165,8 @@ static bool attn_tensor_f8(TPyScope *sc, PyObject *obj, const char *name, const 
                      tile_dtype_name((tile_dtype)*dt));
         return false;
     }
+    for (int d = 0; d < 3; d++)
+        if (a->shape[d] == 0) return true; /* empty: nothing is laid out (the call says what it makes of it) */
     if (a->strides[3] != 1 && a->shape[3] != 1) {
         PyErr_Format(PyExc_ValueError, "argument '%s': head_dim must be contiguous (stride %lld elements)", name,
                      (long long)a->strides[3]);
