@@ -604,6 +604,7 @@ typedef struct EmuOptions {
                                  * .reqnctapercluster; zeros: one CTA per cluster */
     bool cooperative;           /* a cooperative launch (cuLaunchCooperativeKernel): every CTA of the grid runs
                                  * together, and cooperative groups' grid barrier has its workspace */
+    const int *interrupt;       /* another thread's request: non-zero (read atomically) stops the launch, "interrupted" */
 } EmuOptions;
 
 typedef struct EmuLaunchStats {

@@ -816,6 +816,8 @@ bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n) {
         return emu_fault(b, t, in, "watchdog: instruction limit reached",
                          "the thread executed more than %" PRIu64 " instructions (EmuOptions.max_instructions)", maxi);
     if (L->deadline_ns && now_ns() >= L->deadline_ns) return timeout_fault(b, t, in);
+    if (L->opt->interrupt && __atomic_load_n(L->opt->interrupt, __ATOMIC_RELAXED))
+        return emu_fault(b, t, in, "interrupted", "the launch was stopped on request (tile_context_interrupt; Ctrl-C in Python)");
     return true;
 }
 
@@ -1188,6 +1190,10 @@ static void *worker(void *arg) {
     } else {
         for (uint64_t nb = 0;; nb++) {
             if (atomic_load(&L->stop)) break;
+            if (L->opt->interrupt && __atomic_load_n(L->opt->interrupt, __ATOMIC_RELAXED)) {
+                emu_fault(&b, NULL, NULL, "interrupted", "the launch was stopped on request (tile_context_interrupt; Ctrl-C in Python)");
+                break;
+            }
             if (L->deadline_ns && !(nb & 15) && now_ns() >= L->deadline_ns) {
                 emu_fault(&b, NULL, NULL, "timeout: the launch did not finish in time",
                           "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds) with %" PRIu64

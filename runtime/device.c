@@ -408,6 +408,12 @@ DevStatus dev_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t 
     return dev->ops->register_host(dev, host, bytes, dptr);
 }
 
+DevStatus dev_interrupt(TileDevice *dev) {
+    if (!dev) return DEV_ERR_INVALID;
+    if (!dev->ops->interrupt) return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: a running kernel cannot be interrupted", dev->ops->name);
+    return dev->ops->interrupt(dev);
+}
+
 DevStatus dev_unregister_host(TileDevice *dev, void *host, uint64_t dptr) {
     if (!dev) return DEV_ERR_INVALID;
     if (!dev->ops->unregister_host)

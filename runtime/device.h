@@ -154,6 +154,9 @@ bool dev_pointer_usable(TileDevice *dev, uint64_t p, DevRange *range);
  * (emu: a range of the emulator's table over those bytes; cuda: cuMemHostRegister with DEVICEMAP and
  * cuMemHostGetDevicePointer).  *dptr: its device address.  Overlaps are the caller's to refuse. */
 DevStatus dev_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr);
+/* Stop the launch the device is running (from another thread; it fails as "interrupted"): the emulator's.
+ * DEV_ERR_UNSUPPORTED on a GPU, whose kernels run to their end. */
+DevStatus dev_interrupt(TileDevice *dev);
 /* Undo dev_register_host; the memory stays the caller's. */
 DevStatus dev_unregister_host(TileDevice *dev, void *host, uint64_t dptr);
 /* Open the cuda device of a context the caller made (a CUcontext), without owning it: dev_close does
@@ -218,6 +221,8 @@ typedef struct DevBackendOps {
     bool (*pointer_usable)(TileDevice *dev, uint64_t p, DevRange *range);
     /* Zero-copy mapping of host memory (dev_register_host); NULL: unsupported. */
     DevStatus (*register_host)(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr);
+    /* Stop the launch running now, from another thread (dev_interrupt); NULL: unsupported. */
+    DevStatus (*interrupt)(TileDevice *dev);
     DevStatus (*unregister_host)(TileDevice *dev, void *host, uint64_t dptr);
     /* Open on the caller's native context (dev_open_native); NULL: the backend has none. */
     DevStatus (*open_native)(TileDevice *dev, void *native_context);

@@ -46,6 +46,7 @@ typedef struct EmuDev {
     EmuMem mem;
     EmuOptions opt;
     pthread_mutex_t lock;
+    int interrupt; /* emu_interrupt's request to the running launch (atomic; the launch clears it as it ends) */
 } EmuDev;
 
 typedef struct EmuDevModule {
@@ -116,6 +117,13 @@ static int host_writable(const void *p, size_t bytes) {
     ok = at >= end;
     fclose(f);
     return ok;
+}
+
+/* No lock: the launch holds it. */
+static DevStatus emu_interrupt(TileDevice *dev) {
+    EmuDev *e = dev->impl;
+    __atomic_store_n(&e->interrupt, 1, __ATOMIC_RELAXED);
+    return DEV_OK;
 }
 
 static DevStatus emu_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr) {
@@ -244,7 +252,9 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
     EmuOptions o = e->opt;
     if (cluster) memcpy(o.cluster, cluster, sizeof o.cluster);
     o.cooperative = flags & DEV_LAUNCH_COOPERATIVE;
+    o.interrupt = &e->interrupt;
     bool ok = emu_launch(df->m, df->f, grid, block, smem, params, &o, &stats, &err);
+    __atomic_store_n(&e->interrupt, 0, __ATOMIC_RELAXED); /* a request meant this launch */
     pthread_mutex_unlock(&e->lock);
     __atomic_store_n(&dev->last.instructions, stats.instructions, __ATOMIC_RELAXED);
     if (ok) return DEV_OK;
@@ -395,6 +405,7 @@ const DevBackendOps dev_emu_ops = {
     .dtoh_async = emu_dtoh_async,
     .memset8_async = emu_memset8_async,
     .register_host = emu_register_host,
+    .interrupt = emu_interrupt,
     .unregister_host = emu_unregister_host,
     .tensor_map_encode = emu_dev_tensor_map_encode,
 };

@@ -791,6 +791,12 @@ tile_status tile_memset(tile_context *ctx, tile_devptr dst, unsigned char value,
     return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memset");
 }
 
+tile_status tile_context_interrupt(tile_context *ctx) {
+    CHECK_CTX(ctx);
+    DevStatus ds = dev_interrupt(ctx->dev);
+    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_context_interrupt");
+}
+
 tile_status tile_synchronize(tile_context *ctx) {
     CHECK_CTX(ctx);
     rt_count_sync(ctx);

@@ -17,6 +17,7 @@
 #include <criterion/redirect.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -740,6 +741,51 @@ Test(stop, public_api_timeout_and_next_launch, .timeout = 60) {
     uint32_t v;
     cr_assert_eq(tile_memcpy_dtoh(ctx, &v, cnt, 4), TILE_OK);
     cr_assert_eq(v, 32u);
+    tile_module_unload(m);
+    tile_module_unload(m2);
+    tile_context_destroy(ctx);
+}
+
+/* tile_context_interrupt from another thread stops the running launch (a spin that would run until the
+ * budget): TILE_ERROR_LAUNCH "interrupted", and the context runs the next launch. */
+static void *interrupt_later(void *ctx) {
+    struct timespec ts = {0, 200 * 1000000L};
+    nanosleep(&ts, NULL);
+    cr_expect_eq(tile_context_interrupt(ctx), TILE_OK);
+    return NULL;
+}
+
+Test(stop, interrupt_from_another_thread, .timeout = 60) {
+    tile_context_options o = {.device = "emu", .no_disk_cache = 1, .emu_timeout_seconds = 30};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    tile_module *m, *m2;
+    tile_kernel *k, *k2;
+    cr_assert_eq(tile_module_load_ptx(ctx, spin_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m, "spin", &k), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_load_ptx(ctx, ok_ptx, &m2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(m2, "inc", &k2), TILE_OK, "%s", tile_last_error(ctx));
+    tile_devptr flag, cnt;
+    cr_assert_eq(tile_malloc(ctx, 4, &flag), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4, &cnt), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, flag, 0, 4), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, cnt, 0, 4), TILE_OK);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, interrupt_later, ctx), 0);
+    void *args[] = {&flag};
+    double t0 = now_seconds();
+    tile_status st = tile_launch_raw(k, (tile_dim3){2, 1, 1}, (tile_dim3){32, 1, 1}, 0, args, NULL);
+    pthread_join(th, NULL);
+    cr_assert_eq(st, TILE_ERROR_LAUNCH, "%s", tile_last_error(ctx));
+    cr_expect(strstr(tile_last_error(ctx), "interrupted"), "%s", tile_last_error(ctx));
+    cr_expect_lt(now_seconds() - t0, 10.0, "the interrupt took %.1f s", now_seconds() - t0);
+    void *args2[] = {&cnt};
+    cr_assert_eq(tile_launch_raw(k2, (tile_dim3){4, 1, 1}, (tile_dim3){8, 1, 1}, 0, args2, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    uint32_t v;
+    cr_assert_eq(tile_memcpy_dtoh(ctx, &v, cnt, 4), TILE_OK);
+    cr_expect_eq(v, 32u);
+    /* on a device without it (none here) it is TILE_ERROR_UNSUPPORTED; a NULL context is refused */
+    cr_expect_neq(tile_context_interrupt(NULL), TILE_OK);
     tile_module_unload(m);
     tile_module_unload(m2);
     tile_context_destroy(ctx);

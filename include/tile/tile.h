@@ -249,6 +249,11 @@ TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, til
  * driver: TILE_ERROR_NO_DEVICE; cu_context NULL: TILE_ERROR_INVALID_VALUE. */
 TILE_API tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out);
 TILE_API void tile_context_destroy(tile_context *ctx);
+/* Stop the kernel the emulator is running on ctx, from another thread: that launch returns
+ * TILE_ERROR_LAUNCH ("interrupted"), and the context stays usable (a request made while nothing runs
+ * stops the next launch).  TILE_ERROR_UNSUPPORTED on a GPU, where a running kernel runs to its end.
+ * The Python package calls it on Ctrl-C. */
+TILE_API tile_status tile_context_interrupt(tile_context *ctx);
 /* The message of the calling thread's last failure on this context ("" when none): each thread
  * has its own.  The string stays valid until this thread's next failure on ctx, ctx is destroyed
  * by this thread, or the thread exits.  NULL: the message of this thread's last failure that had no

@@ -294,6 +294,42 @@ class Ptx(unittest.TestCase):
         with self.assertRaises(tile.Error):  # 12 bytes of a box row: not a multiple of 16
             tile.tensor_map(x, (8, 3), device=dev)
 
+    def test_ctrl_c_stops_an_emulated_launch(self):
+        import signal
+        import threading
+        import time
+        if not tile.device(self.dev).is_emulator:
+            self.skipTest("a GPU kernel runs to its end")
+        spin = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry spin(.param .u64 flag)
+.maxntid 32, 1, 1
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [flag];
+$L:
+    ld.volatile.global.u32 %r1, [%rd1];
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra $L;
+    ret;
+}
+"""
+        k = tile.load_ptx(spin, device=self.dev).spin
+        flag = np.zeros(1, np.uint32)
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        t0 = time.monotonic()
+        timer.start()
+        with self.assertRaises(KeyboardInterrupt):
+            k[1](flag)
+        timer.join()
+        self.assertLess(time.monotonic() - t0, 10)
+        flag[0] = 1  # the device still runs kernels: this one ends at once
+        k[1](flag)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -621,6 +621,11 @@ fail:
     return NULL;
 }
 
+static tile_status launch_prepared(void *p) {
+    Prepared *pr = p;
+    return tile_launch(pr->kernel, pr->grid, pr->argv, pr->stream);
+}
+
 static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyLauncher *l = (TPyLauncher *)self;
     TPyKernel *k = l->k;
@@ -634,18 +639,14 @@ static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs)
         tpy_scope_end(&pr.sc, pr.stream);
         return NULL;
     }
-    tile_status st = TILE_OK;
+    bool ok2 = true;
     if (pr.grid.x && pr.grid.y && pr.grid.z) { /* an empty grid launches nothing, as in Triton */
-        Py_BEGIN_ALLOW_THREADS
-        st = tile_launch(pr.kernel, pr.grid, pr.argv, pr.stream);
-        Py_END_ALLOW_THREADS
-    }
-    tpy_scope_end(&pr.sc, pr.stream);
-    if (st != TILE_OK) {
         char what[160];
         snprintf(what, sizeof what, "launch of '%s'", k->name);
-        return tpy_raise(k->dev, st, what);
+        ok2 = tpy_call(k->dev, launch_prepared, &pr, what);
     }
+    tpy_scope_end(&pr.sc, pr.stream);
+    if (!ok2) return NULL;
     Py_RETURN_NONE;
 }
 

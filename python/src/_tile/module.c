@@ -8,9 +8,11 @@
  * Triton-style API on these types. */
 #include "pytile.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 PyObject *TPy_Error, *TPy_CompileError;
 PyTypeObject *TPy_DeviceType;
@@ -24,8 +26,10 @@ char *tpy_strdup(PyObject *s) {
     return r;
 }
 
-PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what) {
-    const char *msg = tile_last_error(dev ? dev->ctx : NULL);
+PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what) { return tpy_raise_msg(dev, st, what, tile_last_error(dev ? dev->ctx : NULL)); }
+
+PyObject *tpy_raise_msg(TPyDevice *dev, tile_status st, const char *what, const char *msg) {
+    (void)dev;
     if (!msg || !*msg) msg = tile_status_string(st);
     if (st == TILE_ERROR_COMPILE) {
         PyObject *exc = PyObject_CallFunction(TPy_CompileError, "s", msg);
@@ -47,6 +51,78 @@ PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what) {
     else PyErr_Format(TPy_Error, "%s: %s (%s)", what, text, tile_status_string(st));
     free(text);
     return NULL;
+}
+
+/* ---- calls that may run long: Ctrl-C ---- */
+typedef struct Interruptible {
+    tile_status (*fn)(void *);
+    void *arg;
+    tile_context *ctx;
+    tile_status st;
+    char msg[2048]; /* the failure's message: tile_last_error is the failing thread's */
+    int done;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} Interruptible;
+
+static void *interruptible_main(void *p) {
+    Interruptible *c = p;
+    tile_status st = c->fn(c->arg);
+    const char *m = st != TILE_OK ? tile_last_error(c->ctx) : "";
+    pthread_mutex_lock(&c->mu);
+    c->st = st;
+    snprintf(c->msg, sizeof c->msg, "%s", m ? m : "");
+    c->done = 1;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+bool tpy_call(TPyDevice *dev, tile_status (*fn)(void *), void *arg, const char *what) {
+    tile_status st;
+    Interruptible c = {.fn = fn, .arg = arg, .ctx = dev->ctx};
+    pthread_t th;
+    bool threaded = dev->is_emulator && !pthread_mutex_init(&c.mu, NULL);
+    if (threaded && pthread_cond_init(&c.cv, NULL)) pthread_mutex_destroy(&c.mu), threaded = false;
+    if (threaded && pthread_create(&th, NULL, interruptible_main, &c)) {
+        pthread_cond_destroy(&c.cv), pthread_mutex_destroy(&c.mu);
+        threaded = false;
+    }
+    if (!threaded) { /* a GPU runs kernels asynchronously: the call returns at once */
+        Py_BEGIN_ALLOW_THREADS
+        st = fn(arg);
+        Py_END_ALLOW_THREADS
+        if (st != TILE_OK) tpy_raise(dev, st, what);
+        return st == TILE_OK;
+    }
+    /* the emulator runs the kernel in the call: it runs in a thread of its own while this one (where
+     * Python's signal handlers run) answers Ctrl-C with tile_context_interrupt */
+    bool interrupted = false;
+    for (;;) {
+        int done;
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&c.mu);
+        if (!c.done) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 100 * 1000000L;
+            if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+            pthread_cond_timedwait(&c.cv, &c.mu, &until);
+        }
+        done = c.done;
+        pthread_mutex_unlock(&c.mu);
+        Py_END_ALLOW_THREADS
+        if (done) break;
+        if (!interrupted && PyErr_CheckSignals() < 0) {
+            interrupted = true; /* the handler's exception (KeyboardInterrupt) stays set */
+            tile_context_interrupt(dev->ctx);
+        }
+    }
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&c.cv), pthread_mutex_destroy(&c.mu);
+    if (interrupted) return false;
+    if (c.st != TILE_OK) tpy_raise_msg(dev, c.st, what, c.msg);
+    return c.st == TILE_OK;
 }
 
 /* ---- Device ---- */

@@ -311,6 +311,20 @@ static void ptxlauncher_dealloc(PyObject *self) {
     Py_DECREF(tp);
 }
 
+/* One launch of a load_ptx kernel (tpy_call runs it). */
+typedef struct PtxLaunch {
+    tile_kernel *k;
+    tile_dim3 grid;
+    void **argv;
+    tile_stream stream;
+    const tile_launch_options *o;
+} PtxLaunch;
+
+static tile_status ptx_launch_call(void *p) {
+    PtxLaunch *l = p;
+    return tile_launch_ex(l->k, l->grid, l->argv, l->stream, l->o);
+}
+
 static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyPtxLauncher *l = (TPyPtxLauncher *)self;
     TPyPtxKernel *k = l->k;
@@ -371,17 +385,11 @@ static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwar
         if (!ptx_scalar(k, (int)i, p, a, &sc, &slots[i])) goto done;
         argv[i] = &slots[i];
     }
-    tile_status st = TILE_OK;
     if (l->grid.x && l->grid.y && l->grid.z) {
-        Py_BEGIN_ALLOW_THREADS
-        st = tile_launch_ex(k->k, l->grid, argv, stream, &o);
-        Py_END_ALLOW_THREADS
-    }
-    if (st != TILE_OK) {
         char what[200];
         snprintf(what, sizeof what, "launch of '%.150s'", k->name);
-        tpy_raise(dev, st, what);
-        goto done;
+        PtxLaunch pl = {k->k, l->grid, argv, stream, &o};
+        if (!tpy_call(dev, ptx_launch_call, &pl, what)) goto done;
     }
     result = Py_None;
     Py_INCREF(result);

@@ -49,6 +49,12 @@ typedef struct TPyDevice {
 
 /* Raise tile.Error for a failing call on dev: "what: <tile_last_error>" (module.c). */
 PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what);
+/* As tpy_raise, with the failure's message given (another thread's tile_last_error). */
+PyObject *tpy_raise_msg(TPyDevice *dev, tile_status st, const char *what, const char *msg);
+/* fn(arg) with the GIL released; on the emulator, which runs kernels inside the call, Ctrl-C stops it
+ * (tile_context_interrupt) and KeyboardInterrupt is raised.  False with an exception set (tpy_raise's
+ * for a failure, named by what). */
+bool tpy_call(TPyDevice *dev, tile_status (*fn)(void *), void *arg, const char *what);
 /* The tile_stream of stream= (None, or an int CUstream handle); false with an exception set. */
 bool tpy_stream(TPyDevice *dev, PyObject *obj, tile_stream *out);
 /* A UTF-8 copy of a str (malloc'd), NULL with an exception set. */

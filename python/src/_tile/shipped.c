@@ -40,6 +40,16 @@ static bool matrix_layout(const TPyArray *a, const char *name, bool allow_trans,
     return false;
 }
 
+typedef struct GemmCall {
+    tile_context *ctx;
+    const tile_gemm_args *g;
+} GemmCall;
+
+static tile_status gemm_call(void *p) {
+    GemmCall *c = p;
+    return tile_gemm(c->ctx, c->g);
+}
+
 /* gemm(device, a, b, out, bias=None, activation=0, alpha=1.0, beta=0.0, stream=None, dtype=None, out_dtype=None) */
 PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"device", "a", "b", "out", "bias", "activation", "alpha", "beta", "stream", "dtype", "out_dtype",
@@ -144,12 +154,10 @@ PyObject *tpy_gemm(PyObject *self, PyObject *args, PyObject *kwargs) {
         }
         g.a_scale = sa.ptr, g.b_scale = sb.ptr;
     }
-    tile_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = g.m && g.n ? tile_gemm(dev->ctx, &g) : TILE_OK;
-    Py_END_ALLOW_THREADS
+    GemmCall gc = {dev->ctx, &g};
+    bool ok = !g.m || !g.n || tpy_call(dev, gemm_call, &gc, "gemm");
     tpy_scope_end(&sc, stream);
-    if (st != TILE_OK) return tpy_raise(dev, st, "gemm");
+    if (!ok) return NULL;
     Py_RETURN_NONE;
 fail:
     tpy_scope_end(&sc, stream);
