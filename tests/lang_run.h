@@ -1,5 +1,5 @@
 /* lang_run.h - what the tests that compile inline .tile sources and run them on the
- * emulator share (test_lang_run.c, test_lang_triton.c): K, a kernel loaded on a
+ * emulator share (test_lang_run.c, test_lang_triton.c, test_lang_asm.c): K, a kernel loaded on a
  * racechecking emulated device, its buffers and launches, and the PTX of a source. */
 #ifndef TILE_TESTS_LANG_RUN_H
 #define TILE_TESTS_LANG_RUN_H
