@@ -1,0 +1,398 @@
+/* test_emu_calls.c - calls and built-in functions of PTX on the emulator, hand-written and loaded
+ * through the device layer: recursion through the param-space ABI, locals passed to callees, the depth
+ * limit, printf and assert, indirect calls, twelve arguments, the device heap (malloc/free), alloca,
+ * the address of a by-value parameter, and kernel-parameter addresses in callees. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/support.h"
+
+#include "tests/emu_dev.h"
+
+/* Recursion through the param-space ABI, a pointer to the caller's local
+ * array used by the callee, and unbounded recursion stopped at the depth
+ * limit. */
+Test(calls, recursion_locals_and_overflow) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) fact(.param .b32 n)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<5>;\n"
+        " ld.param.b32 %r1, [n];\n setp.le.s32 %p1, %r1, 1;\n @%p1 bra $BASE;\n"
+        " add.s32 %r2, %r1, -1;\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], %r2;\n call.uni (q), fact, (a);\n ld.param.b32 %r3, [q];\n }\n"
+        " mul.lo.s32 %r4, %r3, %r1;\n st.param.b32 [r], %r4;\n ret;\n"
+        "$BASE:\n st.param.b32 [r], 1;\n ret;\n}\n"
+        ".func (.param .b32 r) sum3(.param .b64 p)\n{\n .reg .b32 %r<5>;\n .reg .b64 %rd<2>;\n"
+        " .local .align 4 .b8 mine[16];\n"
+        " ld.param.b64 %rd1, [p];\n ld.u32 %r1, [%rd1];\n ld.u32 %r2, [%rd1+4];\n ld.u32 %r3, [%rd1+8];\n"
+        " st.local.u32 [mine], %r1;\n ld.local.u32 %r1, [mine];\n"
+        " add.s32 %r4, %r1, %r2;\n add.s32 %r4, %r4, %r3;\n st.param.b32 [r], %r4;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out, .param .u32 depth)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<6>;\n"
+        " .local .align 8 .b8 arr[12];\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [depth];\n mov.u32 %r2, %tid.x;\n"
+        " add.s32 %r3, %r2, %r1;\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], %r3;\n call.uni (q), fact, (a);\n ld.param.b32 %r4, [q];\n }\n"
+        " st.local.u32 [arr], %r2;\n st.local.u32 [arr+4], 10;\n st.local.u32 [arr+8], 100;\n"
+        " mov.u64 %rd2, arr;\n cvta.local.u64 %rd3, %rd2;\n"
+        " { .param .b64 a; .param .b32 q;\n st.param.b64 [a], %rd3;\n call.uni (q), sum3, (a);\n ld.param.b32 %r5, [q];\n }\n"
+        " mul.wide.u32 %rd4, %r2, 8;\n add.s64 %rd5, %rd1, %rd4;\n st.global.u32 [%rd5], %r4;\n st.global.u32 [%rd5+4], %r5;\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 8 * 8);
+    uint32_t depth = 1;
+    void *params[] = {&out, &depth};
+    launch_ok(d, f, 1, 8, params);
+    uint32_t o[8][2];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    for (uint32_t i = 0; i < 8; i++) {
+        uint32_t fact = 1;
+        for (uint32_t k = 2; k <= i + 1; k++) fact *= k;
+        cr_assert_eq(o[i][0], fact, "thread %u: fact %u", i, o[i][0]);
+        cr_assert_eq(o[i][1], i + 110, "thread %u: sum3 %u", i, o[i][1]);
+    }
+    depth = 5000; /* fact(5000) recurses past the depth limit */
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"call stack overflow", "more than 1024 nested calls", "in .func 'fact'", NULL});
+    depth = 1;
+    launch_ok(d, f, 1, 8, params);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Runs f with stdout captured; returns the text (malloc'd). */
+static char *captured_launch(TileDevice *d, TileDevFunction *f, unsigned grid, unsigned block, void **params, DevStatus *st) {
+    char path[] = "/tmp/tile-emu-forms-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    fflush(stdout);
+    int saved = dup(1);
+    dup2(fd, 1);
+    *st = dev_launch(f, grid, 1, 1, block, 1, 1, 0, NULL, params);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    close(fd);
+    size_t len;
+    char *text = read_file(path, &len);
+    unlink(path);
+    cr_assert(text);
+    (void)d;
+    return text;
+}
+
+/* vprintf and __assertfail, as nvcc calls them; output past 1 MiB is dropped with a note. */
+Test(calls, printf_and_assert) {
+    static const char *ptx = HEAD
+        ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);\n"
+        ".extern .func __assertfail(.param .b64 m, .param .b64 f, .param .b32 l, .param .b64 fn, .param .b64 cs);\n"
+        ".global .align 1 .b8 fmt[20] = {116, 37, 100, 32, 37, 115, 32, 37, 46, 49, 102, 32, 37, 99, 10, 0};\n" /* "t%d %s %.1f %c\n" */
+        ".global .align 1 .b8 word[3] = {104, 105, 0};\n"                                                        /* "hi" */
+        ".global .align 1 .b8 msg[4] = {120, 62, 48, 0};\n"                                                      /* "x>0" */
+        ".visible .entry k(.param .u32 mode, .param .u64 ret)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<10>;\n"
+        " .local .align 8 .b8 buf[32];\n"
+        " mov.u32 %r1, %tid.x;\n ld.param.u32 %r2, [mode];\n setp.eq.u32 %p1, %r2, 1;\n @%p1 bra $ASSERT;\n"
+        " mov.u64 %rd1, buf;\n cvta.local.u64 %rd2, %rd1;\n"
+        " st.local.u32 [buf], %r1;\n mov.u64 %rd3, word;\n cvta.global.u64 %rd4, %rd3;\n st.local.u64 [buf+8], %rd4;\n"
+        " mov.u64 %rd5, 4612811918334230528;\n st.local.u64 [buf+16], %rd5;\n st.local.u32 [buf+24], 90;\n" /* 2.5, 'Z' */
+        " mov.u64 %rd6, fmt;\n cvta.global.u64 %rd7, %rd6;\n"
+        " { .param .b64 p0; st.param.b64 [p0], %rd7;\n .param .b64 p1; st.param.b64 [p1], %rd2;\n .param .b32 r;\n"
+        "   call.uni (r), vprintf, (p0, p1);\n ld.param.b32 %r3, [r];\n }\n"
+        " ld.param.u64 %rd8, [ret];\n st.global.u32 [%rd8], %r3;\n ret;\n"
+        "$ASSERT:\n mov.u64 %rd6, msg;\n cvta.global.u64 %rd7, %rd6;\n mov.u64 %rd3, word;\n cvta.global.u64 %rd4, %rd3;\n"
+        " { .param .b64 a0; st.param.b64 [a0], %rd7;\n .param .b64 a1; st.param.b64 [a1], %rd4;\n .param .b32 a2; st.param.b32 [a2], 42;\n"
+        "   .param .b64 a3; st.param.b64 [a3], %rd4;\n .param .b64 a4; st.param.b64 [a4], 1;\n"
+        "   call.uni __assertfail, (a0, a1, a2, a3, a4);\n }\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t ret = buffer(d, NULL, 4);
+    uint32_t mode = 0;
+    void *params[] = {&mode, &ret};
+    DevStatus st;
+    char *text = captured_launch(d, f, 2, 3, params, &st);
+    cr_assert_eq(st, DEV_OK, "%s", dev_last_error(d));
+    cr_assert_str_eq(text, "t0 hi 2.5 Z\nt1 hi 2.5 Z\nt2 hi 2.5 Z\nt0 hi 2.5 Z\nt1 hi 2.5 Z\nt2 hi 2.5 Z\n");
+    free(text);
+    uint32_t r;
+    cr_assert_eq(dev_memcpy_dtoh(d, &r, ret, 4), DEV_OK);
+    cr_assert_eq(r, 4u, "vprintf returns the number of arguments: %u", r);
+    /* 2 x 1024 threads x 12 bytes fit; 200 blocks do not: the rest is dropped, with a note */
+    text = captured_launch(d, f, 200, 1024, params, &st);
+    cr_assert_eq(st, DEV_OK, "%s", dev_last_error(d));
+    cr_assert(strlen(text) <= (1 << 20) + 200 && strstr(text, "beyond 1048576 bytes was dropped"), "%zu bytes", strlen(text));
+    free(text);
+    mode = 1;
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"assertion failed", "hi:42: hi: Assertion `x>0` failed.", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Indirect calls, as nvcc -G writes them for libcu++'s atomics: a function's address taken with mov, a
+ * .callprototype label, `call [(rets),] %rd, (args), prototype;`.  Before: 'unknown label or symbol' at
+ * the mov.  An address that is no function's, or a call whose arguments do not match the callee, stops the
+ * launch. */
+Test(calls, indirect_through_a_register) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) twice(.param .b32 x)\n{\n .reg .b32 %r<3>;\n"
+        " ld.param.b32 %r1, [x];\n add.s32 %r2, %r1, %r1;\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".func (.param .b32 r) square(.param .b32 x)\n{\n .reg .b32 %r<3>;\n"
+        " ld.param.b32 %r1, [x];\n mul.lo.s32 %r2, %r1, %r1;\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".func store1(.param .b64 p, .param .b32 v)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.b64 %rd1, [p];\n ld.param.b32 %r1, [v];\n st.u32 [%rd1], %r1;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out, .param .u64 bad)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<6>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd6, [bad];\n mov.u32 %r1, %tid.x;\n"
+        " and.b32 %r2, %r1, 1;\n setp.eq.s32 %p1, %r2, 0;\n"
+        " mov.u64 %rd2, twice;\n mov.u64 %rd3, square;\n selp.b64 %rd4, %rd2, %rd3, %p1;\n add.s64 %rd4, %rd4, %rd6;\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], %r1;\n"
+        " proto_1 : .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+        " call (q), %rd4, (a), proto_1;\n ld.param.b32 %r3, [q];\n }\n"
+        " mul.wide.u32 %rd5, %r1, 4;\n add.s64 %rd5, %rd1, %rd5;\n mov.u64 %rd7, store1;\n"
+        " { .param .b64 a; .param .b32 b;\n st.param.b64 [a], %rd5;\n st.param.b32 [b], %r3;\n"
+        " proto_2 : .callprototype ()_ (.param .b64 _, .param .b32 _);\n"
+        " call %rd7, (a, b), proto_2;\n }\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 32 * 4), bad = 0;
+    void *params[] = {&out, &bad};
+    launch_ok(d, f, 1, 32, params);
+    uint32_t o[32];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    for (uint32_t i = 0; i < 32; i++) cr_assert_eq(o[i], i % 2 ? i * i : 2 * i, "thread %u: %u", i, o[i]);
+    bad = 8; /* between two functions' addresses */
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"invalid call", "not the address of a function", NULL});
+    bad = 32; /* twice + 32 is store1, which takes two arguments and returns nothing */
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"indirect call of 'store1' with 1 argument and 1 return value; it takes 2 and 0", NULL});
+    dev_module_unload(m);
+    load_fails(d, HEAD ".visible .entry k()\n{\n .reg .b64 %rd<2>;\n mov.u64 %rd1, k;\n ret;\n}\n",
+               "the address of kernel entry 'k' is taken");
+    dev_close(d);
+}
+
+/* Calls with more than 8 arguments (thrust::merge_by_key takes 10 at -G; nvcc keeps a __noinline__ function's
+ * parameters as they are).  Before: "more than 8 call arguments" refused the whole module. */
+Test(calls, twelve_arguments) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) wsum(%s)\n{\n .reg .b32 %%r<24>;\n mov.u32 %%r20, 0;\n"
+        "%s"
+        " st.param.b32 [r], %%r20;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %%r<4>;\n .reg .b64 %%rd<2>;\n ld.param.u64 %%rd1, [out];\n"
+        " {\n .param .b32 q;\n%s call (q), wsum, (%s);\n ld.param.b32 %%r1, [q];\n }\n"
+        " st.global.u32 [%%rd1], %%r1;\n ret;\n}\n";
+    char src[8192];
+    snprintf(src, sizeof src, ptx, ".param .b32 a0, .param .b32 a1, .param .b32 a2, .param .b32 a3, .param .b32 a4, .param .b32 a5, .param .b32 a6, .param .b32 a7, .param .b32 a8, .param .b32 a9, .param .b32 a10, .param .b32 a11", " ld.param.b32 %r1, [a0];\n mad.lo.s32 %r20, %r1, 1, %r20;\n ld.param.b32 %r2, [a1];\n mad.lo.s32 %r20, %r2, 2, %r20;\n ld.param.b32 %r3, [a2];\n mad.lo.s32 %r20, %r3, 3, %r20;\n ld.param.b32 %r4, [a3];\n mad.lo.s32 %r20, %r4, 4, %r20;\n ld.param.b32 %r5, [a4];\n mad.lo.s32 %r20, %r5, 5, %r20;\n ld.param.b32 %r6, [a5];\n mad.lo.s32 %r20, %r6, 6, %r20;\n ld.param.b32 %r7, [a6];\n mad.lo.s32 %r20, %r7, 7, %r20;\n ld.param.b32 %r8, [a7];\n mad.lo.s32 %r20, %r8, 8, %r20;\n ld.param.b32 %r9, [a8];\n mad.lo.s32 %r20, %r9, 9, %r20;\n ld.param.b32 %r10, [a9];\n mad.lo.s32 %r20, %r10, 10, %r20;\n ld.param.b32 %r11, [a10];\n mad.lo.s32 %r20, %r11, 11, %r20;\n ld.param.b32 %r12, [a11];\n mad.lo.s32 %r20, %r12, 12, %r20;\n", " .param .b32 p0;\n st.param.b32 [p0], 1;\n .param .b32 p1;\n st.param.b32 [p1], 2;\n .param .b32 p2;\n st.param.b32 [p2], 3;\n .param .b32 p3;\n st.param.b32 [p3], 4;\n .param .b32 p4;\n st.param.b32 [p4], 5;\n .param .b32 p5;\n st.param.b32 [p5], 6;\n .param .b32 p6;\n st.param.b32 [p6], 7;\n .param .b32 p7;\n st.param.b32 [p7], 8;\n .param .b32 p8;\n st.param.b32 [p8], 9;\n .param .b32 p9;\n st.param.b32 [p9], 10;\n .param .b32 p10;\n st.param.b32 [p10], 11;\n .param .b32 p11;\n st.param.b32 [p11], 12;\n", "p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11");
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, src, "k", &m);
+    uint64_t out = buffer(d, NULL, 4);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    uint32_t o;
+    cr_assert_eq(dev_memcpy_dtoh(d, &o, out, 4), DEV_OK);
+    uint32_t want = 0;
+    for (uint32_t i = 1; i <= 12; i++) want += i * i; /* argument i is i, weighted by i */
+    cr_assert_eq(o, want, "wsum: %u, want %u", o, want);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Device malloc/free (new/delete, thrust::sort(thrust::seq) in device code): every thread of 3 blocks takes
+ * a piece, fills it, reads it back and frees it, on several host threads at once; pieces are 16-byte aligned
+ * and never overlap while held; past the heap (8 MiB) malloc gives NULL; free(NULL) is nothing; a second
+ * free of a piece stops the launch.  Before: the module did not load ("call of 'malloc', which has no body"). */
+Test(calls, device_malloc_free) {
+    static const char *ptx = HEAD
+        ".extern .func (.param .b64 func_retval0) malloc(.param .b64 malloc_param_0);\n"
+        ".extern .func free(.param .b64 free_param_0);\n"
+        ".visible .entry k(.param .u64 out, .param .u64 sz, .param .u32 twice)\n{\n"
+        " .reg .pred %p<4>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<12>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd2, [sz];\n ld.param.u32 %r9, [twice];\n"
+        " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n mad.lo.s32 %r4, %r2, %r3, %r1;\n"
+        " { .param .b64 a;\n .param .b64 r;\n st.param.b64 [a], %rd2;\n call.uni (r), malloc, (a);\n ld.param.b64 %rd3, [r];\n }\n"
+        " mul.wide.u32 %rd4, %r4, 16;\n add.s64 %rd4, %rd1, %rd4;\n st.global.u64 [%rd4], %rd3;\n"  /* out[gid] = {ptr, sum} */
+        " setp.eq.u64 %p1, %rd3, 0;\n @%p1 bra $FREE;\n"
+        " mul.lo.s32 %r5, %r4, 1000;\n st.u32 [%rd3], %r5;\n add.s32 %r6, %r5, 7;\n st.u32 [%rd3+36], %r6;\n"
+        " bar.sync 0;\n"  /* every piece of the block is held here: none may overlap another */
+        " ld.u32 %r7, [%rd3];\n ld.u32 %r8, [%rd3+36];\n add.s32 %r7, %r7, %r8;\n st.global.u32 [%rd4+8], %r7;\n"
+        "$FREE:\n { .param .b64 a;\n st.param.b64 [a], %rd3;\n call.uni free, (a);\n }\n"
+        " setp.ne.u32 %p2, %r9, 0;\n @!%p2 bra $END;\n"
+        " { .param .b64 a;\n st.param.b64 [a], %rd3;\n call.uni free, (a);\n }\n"
+        "$END:\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    enum { N = 3 * 64 };
+    uint64_t out = buffer(d, NULL, N * 16), sz = 40;
+    uint32_t twice = 0;
+    void *params[] = {&out, &sz, &twice};
+    for (int round = 0; round < 2; round++) { /* the second round reuses the freed pieces */
+        launch_ok(d, f, 3, 64, params);
+        uint64_t o[N][2];
+        cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+        for (int i = 0; i < N; i++) {
+            cr_assert(o[i][0] && o[i][0] % 16 == 0, "round %d thread %d: piece 0x%llx", round, i, (unsigned long long)o[i][0]);
+            cr_assert_eq((uint32_t)o[i][1], (uint32_t)(2 * 1000 * i + 7), "round %d thread %d: read back %u", round, i, (uint32_t)o[i][1]);
+            for (int j = 0; j < i; j++)
+                if (i / 64 == j / 64) /* held together in one block: apart by at least the 48 bytes a piece takes */
+                    cr_assert(o[i][0] >= o[j][0] + 48 || o[j][0] >= o[i][0] + 48, "threads %d and %d share memory", i, j);
+        }
+    }
+    sz = 9u << 20; /* more than the heap: NULL, and free(NULL) is fine */
+    launch_ok(d, f, 1, 32, params);
+    uint64_t o0[2];
+    cr_assert_eq(dev_memcpy_dtoh(d, o0, out, sizeof o0), DEV_OK);
+    cr_assert_eq(o0[0], 0, "malloc(9 MiB) gave 0x%llx", (unsigned long long)o0[0]);
+    sz = 40, twice = 1;
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_LAUNCH,
+                 (const char *[]){"invalid free", "which is no piece malloc gave", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* alloca, stacksave, stackrestore (C's alloca, VLAs in a loop): each iteration saves the stack pointer,
+ * takes n+1 words aligned to 64, fills and sums them, and restores it, so every iteration gets the same
+ * address back; a call after an alloca keeps its own locals apart from the alloca'd words; a read past what
+ * alloca took is memcheck's.  Before: "unsupported instruction 'alloca.u64'" refused the module. */
+Test(calls, alloca_stacksave_restore) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) clobber(.param .b32 x)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n .local .align 4 .b8 loc[64];\n"
+        " ld.param.b32 %r1, [x];\n mov.u64 %rd1, loc;\n st.local.u32 [%rd1], %r1;\n st.local.u32 [%rd1+60], %r1;\n"
+        " ld.local.u32 %r2, [%rd1+60];\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 out, .param .u32 past)\n{\n .reg .pred %p<4>;\n .reg .b32 %r<16>;\n .reg .b64 %rd<16>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u32 %r12, [past];\n mov.u32 %r1, %tid.x;\n mov.u32 %r2, 0;\n mov.u32 %r3, 0;\n"
+        "$IT:\n stacksave.u64 %rd2;\n add.s32 %r4, %r1, %r2;\n add.s32 %r4, %r4, 1;\n mul.wide.u32 %rd3, %r4, 4;\n"
+        " alloca.u64 %rd4, %rd3, 64;\n cvta.local.u64 %rd5, %rd4;\n"
+        " and.b64 %rd6, %rd4, 63;\n cvt.u32.u64 %r13, %rd6;\n or.b32 %r3, %r3, %r13;\n"  /* misalignment, if any */
+        " mov.u32 %r5, 0;\n mov.u32 %r6, 0;\n"
+        "$FILL:\n mul.wide.u32 %rd7, %r5, 4;\n add.s64 %rd8, %rd5, %rd7;\n st.u32 [%rd8], %r5;\n add.s32 %r5, %r5, 1;\n"
+        " setp.lt.u32 %p1, %r5, %r4;\n @%p1 bra $FILL;\n"
+        " { .param .b32 a;\n .param .b32 q;\n st.param.b32 [a], 77;\n call.uni (q), clobber, (a);\n ld.param.b32 %r7, [q];\n }\n"
+        " mov.u32 %r5, 0;\n"
+        "$SUM:\n mul.wide.u32 %rd7, %r5, 4;\n add.s64 %rd8, %rd5, %rd7;\n ld.u32 %r8, [%rd8];\n add.s32 %r6, %r6, %r8;\n"
+        " add.s32 %r5, %r5, 1;\n setp.lt.u32 %p1, %r5, %r4;\n @%p1 bra $SUM;\n"
+        " setp.ne.u32 %p2, %r12, 0;\n @!%p2 bra $NOPAST;\n mul.wide.u32 %rd9, %r4, 4;\n add.s64 %rd10, %rd5, %rd9;\n"
+        " ld.u32 %r9, [%rd10];\n"  /* one word past the alloca */
+        "$NOPAST:\n add.s32 %r6, %r6, %r7;\n"
+        " stackrestore.u64 %rd2;\n"
+        " mad.lo.s32 %r10, %r1, 4, %r2;\n mul.wide.u32 %rd11, %r10, 8;\n add.s64 %rd12, %rd1, %rd11;\n"
+        " st.global.u32 [%rd12], %r6;\n cvt.u32.u64 %r11, %rd4;\n st.global.u32 [%rd12+4], %r11;\n"
+        " add.s32 %r2, %r2, 1;\n setp.lt.u32 %p3, %r2, 4;\n @%p3 bra $IT;\n"
+        " st.global.u32 [%rd1+1024], %r3;\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 1028);
+    uint32_t past = 0;
+    void *params[] = {&out, &past};
+    launch_ok(d, f, 1, 32, params);
+    uint32_t o[257];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    for (uint32_t t = 0; t < 32; t++)
+        for (uint32_t it = 0; it < 4; it++) {
+            uint32_t n = t + it + 1, i = t * 4 + it;
+            cr_assert_eq(o[2 * i], n * (n - 1) / 2 + 77, "thread %u iteration %u: sum %u", t, it, o[2 * i]);
+            cr_assert_eq(o[2 * i + 1], o[2 * t * 4 + 1], "thread %u iteration %u: alloca at 0x%x, the first at 0x%x (restored?)", t, it,
+                         o[2 * i + 1], o[2 * t * 4 + 1]);
+        }
+    cr_assert_eq(o[256], 0u, "an alloca was not 64-byte aligned: low bits 0x%x", o[256]);
+    past = 1;
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, params, DEV_ERR_MEMCHECK,
+                 (const char *[]){"memcheck: invalid __local__ read", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* A .func's own parameters live in its frame's local memory (the PTX ISA puts them in .local when their
+ * address is taken): clang passes a struct by value so, `mov.b64 %rd, fn_param_0` then ld.local/st.local or
+ * cvta.local, and the address may escape into a callee.  Before: memcheck "invalid __local__ read" at
+ * 0x20000000 + offset (the parameter-space address).  Every thread gets its own copy. */
+Test(calls, address_of_a_by_value_parameter) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) sum(.param .b64 p, .param .b32 n)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [p];\n ld.param.u32 %r1, [n];\n mov.u32 %r2, 0;\n mov.u32 %r3, 0;\n"
+        "$L:\n mul.wide.u32 %rd2, %r3, 4;\n add.s64 %rd3, %rd1, %rd2;\n ld.u32 %r4, [%rd3];\n add.s32 %r5, %r3, 1;\n"
+        " mad.lo.s32 %r2, %r4, %r5, %r2;\n mov.u32 %r3, %r5;\n setp.lt.u32 %p1, %r3, %r1;\n @%p1 bra $L;\n"
+        " st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".func (.param .b32 r) get(.param .align 4 .b8 s[16], .param .b32 n)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n"
+        " mov.b64 %rd1, s;\n ld.local.u32 %r1, [%rd1];\n add.s32 %r1, %r1, 100;\n st.local.u32 [%rd1], %r1;\n"
+        " ld.param.u32 %r6, [s+4];\n"  /* the same bytes through the parameter's name */
+        " cvta.local.u64 %rd2, %rd1;\n ld.param.u32 %r2, [n];\n"
+        " { .param .b64 a;\n .param .b32 b;\n .param .b32 q;\n st.param.b64 [a], %rd2;\n st.param.b32 [b], %r2;\n"
+        " call.uni (q), sum, (a, b);\n ld.param.b32 %r3, [q];\n }\n"
+        " mad.lo.s32 %r3, %r6, 1000, %r3;\n st.param.b32 [r], %r3;\n ret;\n}\n"
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %tid.x;\n mul.wide.u32 %rd3, %r1, 8;\n"
+        " add.s64 %rd4, %rd1, %rd3;\n ld.global.u32 %r2, [%rd4];\n ld.global.u32 %r3, [%rd4+4];\n"
+        " { .param .align 4 .b8 s[16];\n .param .b32 n;\n .param .b32 q;\n"
+        " st.param.u32 [s], %r2;\n st.param.u32 [s+4], %r3;\n st.param.u32 [s+8], 5;\n st.param.u32 [s+12], 7;\n"
+        " st.param.b32 [n], 4;\n call.uni (q), get, (s, n);\n ld.param.b32 %r4, [q];\n }\n"
+        " mul.wide.u32 %rd5, %r1, 4;\n add.s64 %rd6, %rd2, %rd5;\n st.global.u32 [%rd6], %r4;\n ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint32_t in[64];
+    for (int i = 0; i < 64; i++) in[i] = (uint32_t)(i * 7 + 3);
+    uint64_t din = buffer(d, in, sizeof in), dout = buffer(d, NULL, 32 * 4);
+    launch_ok(d, f, 1, 32, (void *[]){&din, &dout});
+    uint32_t o[32];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, dout, sizeof o), DEV_OK);
+    for (uint32_t t = 0; t < 32; t++) {
+        uint32_t a = in[2 * t], bb = in[2 * t + 1], want = (a + 100) + 2 * bb + 3 * 5 + 4 * 7 + 1000 * bb;
+        cr_assert_eq(o[t], want, "thread %u: %u, want %u", t, o[t], want);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* The address of a kernel parameter names that parameter in every callee: nvcc passes a `__grid_constant__`
+ * struct by reference to a non-inlined function so (`mov.b64 %rd, s` and `cvta.param`, then a generic `ld` in
+ * the callee; the PTX ISA: "the address of a kernel parameter may be moved into a register using mov, and
+ * then used by ld.param", or by generic loads after cvta.param).  Before: at call depth 1 and more every
+ * param-space address was taken for one of the callee's own parameters (which sit at the same small
+ * offsets), so get() read its own arguments: 0, 0, 0, 12288, ... instead of 100, 101, ...  (probeP F4). */
+Test(calls, kernel_parameter_address_in_a_callee) {
+    static const char *ptx = HEAD
+        ".func (.param .b32 r) get(.param .b64 gp, .param .b32 i)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [gp];\n ld.param.u32 %r1, [i];\n mul.wide.s32 %rd2, %r1, 4;\n add.s64 %rd3, %rd1, %rd2;\n"
+        " ld.u32 %r2, [%rd3];\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        /* the param-space address read with ld.param, and the generic one passed on to a second level */
+        ".func (.param .b32 r) getp(.param .b64 sp, .param .b64 gp, .param .b32 i)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<6>;\n"
+        " ld.param.u64 %rd1, [sp];\n ld.param.u64 %rd4, [gp];\n ld.param.u32 %r1, [i];\n mul.wide.s32 %rd2, %r1, 4;\n"
+        " add.s64 %rd3, %rd1, %rd2;\n ld.param.u32 %r2, [%rd3];\n sub.s32 %r3, 15, %r1;\n"
+        " { .param .b64 a; .param .b32 b; .param .b32 q;\n st.param.b64 [a], %rd4; st.param.b32 [b], %r3;\n"
+        " call.uni (q), get, (a, b);\n ld.param.b32 %r4, [q]; }\n"
+        " mad.lo.s32 %r5, %r2, 1000, %r4;\n st.param.b32 [r], %r5;\n ret;\n}\n"
+        ".visible .entry k(.param .align 4 .b8 s[64], .param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n"
+        " mov.b64 %rd1, s;\n cvta.param.u64 %rd2, %rd1;\n ld.param.u64 %rd3, [out];\n mov.u32 %r1, %tid.x;\n"
+        " { .param .b64 a; .param .b32 b; .param .b32 q;\n st.param.b64 [a], %rd2; st.param.b32 [b], %r1;\n"
+        " call.uni (q), get, (a, b);\n ld.param.b32 %r2, [q]; }\n"
+        " { .param .b64 a; .param .b64 g; .param .b32 b; .param .b32 q;\n"
+        " st.param.b64 [a], %rd1; st.param.b64 [g], %rd2; st.param.b32 [b], %r1;\n"
+        " call.uni (q), getp, (a, g, b);\n ld.param.b32 %r3, [q]; }\n"
+        " mul.wide.u32 %rd4, %r1, 4;\n add.s64 %rd5, %rd3, %rd4;\n st.global.u32 [%rd5], %r2;\n st.global.u32 [%rd5+64], %r3;\n"
+        " ret;\n}\n";
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint32_t s[16], o[32];
+    for (int i = 0; i < 16; i++) s[i] = 100u + (uint32_t)i;
+    uint64_t dout = buffer(d, NULL, sizeof o);
+    launch_ok(d, f, 1, 16, (void *[]){s, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, o, dout, sizeof o), DEV_OK);
+    for (uint32_t t = 0; t < 16; t++) {
+        cr_expect_eq(o[t], s[t], "get, thread %u: %u, want %u", t, o[t], s[t]);
+        cr_expect_eq(o[16 + t], s[t] * 1000 + s[15 - t], "getp, thread %u: %u, want %u", t, o[16 + t], s[t] * 1000 + s[15 - t]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
