@@ -112,13 +112,6 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
  * arguments (a list or tuple of values) at a time; dtype is one type, or a tuple of types for several
  * results; always kept in order, never merged.  Registers pack elements as tir_asm_regs says. */
 
-/* Registers a value of type `dt` takes at `pack`, and their width in bits. */
-static int asm_regs_of(DType dt, int pack, int *bits) {
-    int b = dt == DT_PTR ? 64 : dtype_bits(dt), e = tir_asm_per_reg(b, pack);
-    *bits = e * b;
-    return (pack + e - 1) / e;
-}
-
 /* Check that registers reg[at..at+n) of the constraints fit a value of type `tname`: each `bits` wide. */
 static bool asm_fits(Gen *g, const DType *reg, int at, int n, int bits, Loc loc, const char *what, const char *tname, int pack,
                      const char *hint) {
@@ -204,7 +197,7 @@ Val builtin_inline_asm(Gen *g, const Node *node) {
     int outs = 0, rbits[16], rregs[16];
     for (int k = 0; k < nres; k++) {
         int b = rt[k]->dt == DT_PTR ? 64 : dtype_bits(rt[k]->dt);
-        rregs[k] = asm_regs_of(rt[k]->dt, pack, &rbits[k]);
+        rregs[k] = tir_asm_value_regs(rt[k]->dt, pack, &rbits[k]);
         if (pack % tir_asm_per_reg(b, pack)) {
             diag_error(g->d, arg[5] ? arg[5]->loc : node->loc, "pack=%d does not fill whole registers of %s results (%d a register)", pack,
                        dtype_name(rt[k]->dt), tir_asm_per_reg(b, pack));
@@ -234,7 +227,7 @@ Val builtin_inline_asm(Gen *g, const Node *node) {
             return val_err();
         }
         if (!gen_broadcast_shapes(g, r, s, val_rank(v[k]), val_shape(v[k]), &r, s, kids[k]->loc)) return val_err();
-        ins += asm_regs_of(val_dtype(v[k]), pack, &(int){0});
+        ins += tir_asm_value_regs(val_dtype(v[k]), pack, &(int){0});
     }
     if (ins != regs.nin) {
         const char *took = pack > 1 ? arena_printf(g->a, " taking %d register%s at pack=%d", ins, ins == 1 ? "" : "s", pack) : "";
@@ -243,7 +236,7 @@ Val builtin_inline_asm(Gen *g, const Node *node) {
         return val_err();
     }
     for (int k = 0, at = 0; k < n; k++) {
-        int bits, nr = asm_regs_of(val_dtype(v[k]), pack, &bits);
+        int bits, nr = tir_asm_value_regs(val_dtype(v[k]), pack, &bits);
         if (!asm_fits(g, regs.in, at, nr, bits, kids[k]->loc, arena_printf(g->a, "argument %d", k), gen_val_type_name(g, v[k]), pack,
                       ": convert it first"))
             return val_err();

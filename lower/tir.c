@@ -130,6 +130,12 @@ const char *tir_asm_text_check(const char *text, int noperands, char *buf, size_
 
 int tir_asm_per_reg(int bits, int pack) { return bits < 32 ? (32 / bits < pack ? 32 / bits : pack) : 1; }
 
+int tir_asm_value_regs(DType dt, int pack, int *bits) {
+    int b = dt == DT_PTR ? 64 : dtype_bits(dt), e = tir_asm_per_reg(b, pack);
+    *bits = e * b;
+    return (pack + e - 1) / e;
+}
+
 bool tir_tma_reduce_ok(RedKind kind, DType elem) {
     bool half = elem == DT_F16 || elem == DT_BF16, int32 = elem == DT_U32 || elem == DT_I32;
     switch (kind) {

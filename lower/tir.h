@@ -275,6 +275,8 @@ const char *tir_asm_regs(const char *constraints, AsmRegs *r, char *buf, size_t 
 const char *tir_asm_text_check(const char *text, int noperands, char *buf, size_t len);
 /* Elements of a `bits`-wide type per register at `pack` (e above). */
 int tir_asm_per_reg(int bits, int pack);
+/* The registers a value of type dt (a pointer: 64 bits) takes at `pack`, each *bits wide. */
+int tir_asm_value_regs(DType dt, int pack, int *bits);
 extern const char *const tir_sem_names[];
 extern const char *const tir_scope_names[];
 

@@ -363,13 +363,6 @@ static void check_cast(Verifier *V, const Inst *i) {
         verr(V, i, "shape changes from %s to %s", tstr(V, opt(V, i, 0)), tstr(V, rest(V, i)));
 }
 
-/* Registers a value of type t takes at `pack` (tir_asm_regs), each *bits wide. */
-static int asm_regs(const Type *t, int pack, int *bits) {
-    int b = t->dt == DT_PTR ? 64 : dtype_bits(t->dt), e = tir_asm_per_reg(b, pack);
-    *bits = e * b;
-    return (pack + e - 1) / e;
-}
-
 static void check_inline_asm(Verifier *V, const Inst *i) {
     for (int k = 0; k < i->nops; k++)
         if (!same_shape(opt(V, i, k), rest(V, i)))
@@ -390,14 +383,14 @@ static void check_inline_asm(Verifier *V, const Inst *i) {
     if ((bad = tir_asm_text_check(nl + 1, r.nout + r.nin, why, sizeof why))) verr(V, i, "assembly: %s", bad);
     int pack = i->a.ival ? (int)i->a.ival : 1, bits, at = 0;
     for (int k = 0; k < i->nops; k++) {
-        int n = asm_regs(opt(V, i, k), pack, &bits);
+        int n = tir_asm_value_regs(opt(V, i, k)->dt, pack, &bits);
         for (int q = 0; q < n; q++, at++)
             if (at >= r.nin || dtype_bits(r.in[at]) != bits)
                 verr(V, i, "operand %d takes %d-bit registers at pack=%d; input register %d is %s", k, bits, pack, at,
                      at < r.nin ? dtype_name(r.in[at]) : "missing");
     }
     if (at != r.nin) verr(V, i, "the operands take %d registers, the constraints name %d inputs", at, r.nin);
-    int n = asm_regs(rest(V, i), pack, &bits);
+    int n = tir_asm_value_regs(rest(V, i)->dt, pack, &bits);
     if (i->a.ival2 < 0 || i->a.ival2 + n > r.nout) verr(V, i, "out=%lld and %d registers pass the %d outputs", (long long)i->a.ival2, n, r.nout);
     else
         for (int q = 0; q < n; q++)
