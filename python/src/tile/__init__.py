@@ -55,7 +55,8 @@ def device(name=None):
     d = _devices.get(key)
     if d is None:
         d = Device(key)
-        d = _devices.setdefault(d.name, d)  # the default is the device of its name: one context
+        if key is None:  # the plain default ("cuda" or "emu") is the device of that name: one context
+            d = _devices.setdefault(d.name, d)
         _devices[key] = d
     return d
 
