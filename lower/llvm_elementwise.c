@@ -210,7 +210,7 @@ static LLVMValueRef ex2(LL *l, LLVMValueRef x, bool ftz) {
  * product (err = fma(x, L_hi, -t) + x*L_lo, exact to f32 precision), so the
  * result 2^t * (1 + err*ln 2) stays within ~3 ulp over the whole range instead
  * of losing |x*log2 e| ulps; infinite t (x = +-inf, overflow) skips the
- * correction, whose fma would be inf - inf. */
+ * correction, whose fma would be inf - inf, and so does an infinite 2^t. */
 static LLVMValueRef exp_exact(LL *l, LLVMValueRef x) {
     LLVMBuilderRef B = l->b;
     LLVMTypeRef ft = l->t_f32;
@@ -223,7 +223,9 @@ static LLVMValueRef exp_exact(LL *l, LLVMValueRef x) {
     err = LLVMBuildSelect(B, inf, fconst(l, ft, 0.0), err, "");
     LLVMValueRef r = ex2(l, t, false);
     LLVMValueRef c[3] = {r, LLVMBuildFMul(B, err, fconst(l, ft, 0.6931471805599453), ""), r};
-    return ll_intr(l, "llvm.fma", &ft, 1, c, 3);
+    /* past the overflow threshold 2^t is inf, and inf * err + inf is NaN for a negative err: inf stays */
+    LLVMValueRef over = LLVMBuildFCmp(B, LLVMRealOEQ, r, fconst(l, ft, INFINITY), "");
+    return LLVMBuildSelect(B, over, r, ll_intr(l, "llvm.fma", &ft, 1, c, 3), "");
 }
 
 static LLVMValueRef math_f32(LL *l, Op op, bool exact, LLVMValueRef x) {
@@ -521,7 +523,8 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
     LLVMValueRef *ops[3] = {0};
     for (int k = 0; k < i->nops && k < 3; k++) ops[k] = ll_get(l, i->ops[k], NULL);
     DType odt = tir_vtype(f, i->ops[0])->dt;
-    if (i->op == OP_CAST && hw_f8(l) && dtype_is_storage(odt) != dtype_is_storage(rt->dt) && n >= 2) {
+    /* the pair conversions read f32: an f64 source goes the single-rounding way (ll_cast), not through f32 */
+    if (i->op == OP_CAST && hw_f8(l) && dtype_is_storage(odt) != dtype_is_storage(rt->dt) && odt != DT_F64 && n >= 2) {
         cast_f8_pairs(l, ops[0], n, odt, rt->dt, ll_new(l, i->res[0], n));
         return true;
     }

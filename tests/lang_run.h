@@ -20,18 +20,22 @@ typedef struct K {
     int threads;
 } K;
 
-static void load_src(K *k, const char *src, const char *name) {
-    tile_compile_options o = {0};
+/* src compiled for arch (NULL: the default) and loaded on device (NULL: TILE_TEST_DEVICE, else emu). */
+static void load_src_on(K *k, const char *src, const char *name, const char *arch, const char *device) {
+    tile_compile_options o = {.arch = arch};
     tile_compiled c;
     tile_status st = tile_compile_source("t.tile", src, &o, &c);
     cr_assert_eq(st, TILE_OK, "%s\n%s", tile_status_string(st), c.diagnostics);
     char *err = NULL;
-    cr_assert_eq(dev_open(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
+    if (!device) device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu";
+    cr_assert_eq(dev_open(device, &racecheck, &k->dev, &err), DEV_OK, "%s", err ? err : "?");
     cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
     cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
     k->threads = 32 * c.kernels[0].num_warps;
     tile_compiled_free(&c);
 }
+
+static void load_src(K *k, const char *src, const char *name) { load_src_on(k, src, name, NULL, NULL); }
 
 static void unload(K *k) {
     dev_module_unload(k->mod);

@@ -4,6 +4,7 @@
  * break/continue, spin locks, tuples returned from functions; atomic and/or/xor,
  * orderings and scopes (PTX text), f16/bf16 atomic_add, debug_barrier. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -700,6 +701,19 @@ Test(lang_run, exp_ftz_and_exact) {
         if (we > 0x1p-126) cr_expect(fabs(o[64 + i] - we) <= 0x1p-16 * we, "exp(%g) = %.9g, want %.9g", x[i], o[64 + i], we);
         cr_expect(ulps32(o[96 + i], we) <= 3, "exp(%g, exact=true) = %.9g, want %.9g (%.1f ulp)", x[i], o[96 + i], we,
                   ulps32(o[96 + i], we));
+    }
+    /* past the overflow threshold (88.72) and at the infinities: inf and 0, never NaN (the correction's
+     * inf * err + inf was NaN for a negative err: 120.23, 1000, 3e38, +inf) */
+    static const float big[] = {88.8f, 100.0f, 120.23f, 1000.0f, 3e38f, INFINITY, -INFINITY, -1000.0f};
+    for (int i = 0; i < 32; i++) x[i] = big[i % 8] + (float)(i / 8) * (i % 8 < 5 ? 0.37f : 0.0f);
+    dx = upload(&k, x, sizeof x);
+    launch(&k, 1, params);
+    download(&k, o, dout, sizeof o);
+    for (int i = 0; i < 32; i++) {
+        float want = x[i] > 0 ? INFINITY : 0.0f;
+        cr_expect(o[96 + i] == want, "exp(%g, exact=true) = %g, want %g", x[i], o[96 + i], want);
+        double w2 = exp2((double)x[i]);
+        cr_expect(w2 > FLT_MAX ? o[32 + i] == INFINITY : ulps32(o[32 + i], w2) <= 2, "exp2(%g, exact=true) = %g, want %g", x[i], o[32 + i], w2);
     }
     unload(&k);
 }
