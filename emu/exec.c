@@ -805,6 +805,10 @@ static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     return r;
 }
 
+/* Another thread asked the launch to stop (EmuOptions.interrupt: tile_context_interrupt). */
+#define INTERRUPTED_WHY "the launch was stopped on request (tile_context_interrupt; Ctrl-C in Python)"
+static bool interrupted(const EmuLaunch *L) { return L->opt->interrupt && __atomic_load_n(L->opt->interrupt, __ATOMIC_RELAXED); }
+
 bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n) {
     EmuLaunch *L = b->L;
     if (atomic_load_explicit(&L->stop, memory_order_relaxed)) {
@@ -816,8 +820,8 @@ bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n) {
         return emu_fault(b, t, in, "watchdog: instruction limit reached",
                          "the thread executed more than %" PRIu64 " instructions (EmuOptions.max_instructions)", maxi);
     if (L->deadline_ns && now_ns() >= L->deadline_ns) return timeout_fault(b, t, in);
-    if (L->opt->interrupt && __atomic_load_n(L->opt->interrupt, __ATOMIC_RELAXED))
-        return emu_fault(b, t, in, "interrupted", "the launch was stopped on request (tile_context_interrupt; Ctrl-C in Python)");
+    if (interrupted(L))
+        return emu_fault(b, t, in, "interrupted", INTERRUPTED_WHY);
     return true;
 }
 
@@ -1190,8 +1194,8 @@ static void *worker(void *arg) {
     } else {
         for (uint64_t nb = 0;; nb++) {
             if (atomic_load(&L->stop)) break;
-            if (L->opt->interrupt && __atomic_load_n(L->opt->interrupt, __ATOMIC_RELAXED)) {
-                emu_fault(&b, NULL, NULL, "interrupted", "the launch was stopped on request (tile_context_interrupt; Ctrl-C in Python)");
+            if (interrupted(L)) {
+                emu_fault(&b, NULL, NULL, "interrupted", INTERRUPTED_WHY);
                 break;
             }
             if (L->deadline_ns && !(nb & 15) && now_ns() >= L->deadline_ns) {

@@ -669,24 +669,52 @@ Test(stop, deadlocks_reported_at_once, .timeout = 60) {
     dev_close(d);
 }
 
+/* A context with the spin kernel (k, on a zeroed flag that is never set) and the inc kernel (k2, on a
+ * zeroed counter), for launches that are stopped and the launch after them. */
+typedef struct StopCtx {
+    tile_context *ctx;
+    tile_module *m, *m2;
+    tile_kernel *k, *k2;
+    tile_devptr flag, cnt;
+} StopCtx;
+
+static void stop_open(StopCtx *c, double timeout) {
+    tile_context_options o = {.device = "emu", .no_disk_cache = 1, .emu_timeout_seconds = timeout};
+    cr_assert_eq(tile_context_create_ex(&o, &c->ctx), TILE_OK);
+    tile_context *ctx = c->ctx;
+    cr_assert_eq(tile_module_load_ptx(ctx, spin_ptx, &c->m), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(c->m, "spin", &c->k), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_load_ptx(ctx, ok_ptx, &c->m2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_module_get_kernel(c->m2, "inc", &c->k2), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_malloc(ctx, 4, &c->flag), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4, &c->cnt), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, c->flag, 0, 4), TILE_OK);
+    cr_assert_eq(tile_memset(ctx, c->cnt, 0, 4), TILE_OK);
+}
+
+/* The next launch on the context runs: 32 threads add 1 to the counter. */
+static void stop_next_launch_runs(StopCtx *c) {
+    void *args[] = {&c->cnt};
+    cr_assert_eq(tile_launch_raw(c->k2, (tile_dim3){4, 1, 1}, (tile_dim3){8, 1, 1}, 0, args, NULL), TILE_OK, "%s", tile_last_error(c->ctx));
+    uint32_t v;
+    cr_assert_eq(tile_memcpy_dtoh(c->ctx, &v, c->cnt, 4), TILE_OK);
+    cr_assert_eq(v, 32u);
+}
+
+static void stop_close(StopCtx *c) {
+    tile_module_unload(c->m);
+    tile_module_unload(c->m2);
+    tile_context_destroy(c->ctx);
+}
+
 /* Through the public API: the context's emu_timeout_seconds, TILE_ERROR_LAUNCH,
  * and the next launch on the same context works. */
 Test(stop, public_api_timeout_and_next_launch, .timeout = 60) {
-    tile_context_options o = {.device = "emu", .no_disk_cache = 1, .emu_timeout_seconds = 0.5};
-    tile_context *ctx;
-    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
-    tile_module *m, *m2;
-    tile_kernel *k, *k2;
-    cr_assert_eq(tile_module_load_ptx(ctx, spin_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_module_get_kernel(m, "spin", &k), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_module_load_ptx(ctx, ok_ptx, &m2), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_module_get_kernel(m2, "inc", &k2), TILE_OK, "%s", tile_last_error(ctx));
-    tile_devptr flag, cnt;
-    cr_assert_eq(tile_malloc(ctx, 4, &flag), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, 4, &cnt), TILE_OK);
-    cr_assert_eq(tile_memset(ctx, flag, 0, 4), TILE_OK);
-    cr_assert_eq(tile_memset(ctx, cnt, 0, 4), TILE_OK);
-    void *args[] = {&flag};
+    StopCtx c;
+    stop_open(&c, 0.5);
+    tile_context *ctx = c.ctx;
+    tile_kernel *k = c.k;
+    void *args[] = {&c.flag};
     tile_status st = tile_launch_raw(k, (tile_dim3){2, 1, 1}, (tile_dim3){32, 1, 1}, 0, args, NULL);
     cr_assert_eq(st, TILE_ERROR_LAUNCH, "%s", tile_last_error(ctx));
     const char *e = tile_last_error(ctx);
@@ -696,15 +724,8 @@ Test(stop, public_api_timeout_and_next_launch, .timeout = 60) {
     cr_assert_eq(st, TILE_ERROR_LAUNCH, "%s", tile_last_error(ctx));
     e = tile_last_error(ctx);
     cr_assert(strstr(e, "of its 4096 blocks have started") && strstr(e, "waiting for one that has not started"), "%s", e);
-    void *args2[] = {&cnt};
-    cr_assert_eq(tile_launch_raw(k2, (tile_dim3){4, 1, 1}, (tile_dim3){8, 1, 1}, 0, args2, NULL), TILE_OK, "%s",
-                 tile_last_error(ctx));
-    uint32_t v;
-    cr_assert_eq(tile_memcpy_dtoh(ctx, &v, cnt, 4), TILE_OK);
-    cr_assert_eq(v, 32u);
-    tile_module_unload(m);
-    tile_module_unload(m2);
-    tile_context_destroy(ctx);
+    stop_next_launch_runs(&c);
+    stop_close(&c);
 }
 
 /* tile_context_interrupt from another thread stops the running launch (a spin that would run until the
@@ -717,39 +738,22 @@ static void *interrupt_later(void *ctx) {
 }
 
 Test(stop, interrupt_from_another_thread, .timeout = 60) {
-    tile_context_options o = {.device = "emu", .no_disk_cache = 1, .emu_timeout_seconds = 30};
-    tile_context *ctx;
-    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
-    tile_module *m, *m2;
-    tile_kernel *k, *k2;
-    cr_assert_eq(tile_module_load_ptx(ctx, spin_ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_module_get_kernel(m, "spin", &k), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_module_load_ptx(ctx, ok_ptx, &m2), TILE_OK, "%s", tile_last_error(ctx));
-    cr_assert_eq(tile_module_get_kernel(m2, "inc", &k2), TILE_OK, "%s", tile_last_error(ctx));
-    tile_devptr flag, cnt;
-    cr_assert_eq(tile_malloc(ctx, 4, &flag), TILE_OK);
-    cr_assert_eq(tile_malloc(ctx, 4, &cnt), TILE_OK);
-    cr_assert_eq(tile_memset(ctx, flag, 0, 4), TILE_OK);
-    cr_assert_eq(tile_memset(ctx, cnt, 0, 4), TILE_OK);
+    StopCtx c;
+    stop_open(&c, 30);
+    tile_context *ctx = c.ctx;
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, interrupt_later, ctx), 0);
-    void *args[] = {&flag};
+    void *args[] = {&c.flag};
     double t0 = now_seconds();
-    tile_status st = tile_launch_raw(k, (tile_dim3){2, 1, 1}, (tile_dim3){32, 1, 1}, 0, args, NULL);
+    tile_status st = tile_launch_raw(c.k, (tile_dim3){2, 1, 1}, (tile_dim3){32, 1, 1}, 0, args, NULL);
     pthread_join(th, NULL);
     cr_assert_eq(st, TILE_ERROR_LAUNCH, "%s", tile_last_error(ctx));
     cr_expect(strstr(tile_last_error(ctx), "interrupted"), "%s", tile_last_error(ctx));
     cr_expect_lt(now_seconds() - t0, 10.0, "the interrupt took %.1f s", now_seconds() - t0);
-    void *args2[] = {&cnt};
-    cr_assert_eq(tile_launch_raw(k2, (tile_dim3){4, 1, 1}, (tile_dim3){8, 1, 1}, 0, args2, NULL), TILE_OK, "%s", tile_last_error(ctx));
-    uint32_t v;
-    cr_assert_eq(tile_memcpy_dtoh(ctx, &v, cnt, 4), TILE_OK);
-    cr_expect_eq(v, 32u);
+    stop_next_launch_runs(&c);
     /* on a device without it (none here) it is TILE_ERROR_UNSUPPORTED; a NULL context is refused */
     cr_expect_neq(tile_context_interrupt(NULL), TILE_OK);
-    tile_module_unload(m);
-    tile_module_unload(m2);
-    tile_context_destroy(ctx);
+    stop_close(&c);
 }
 
 /* A NaN budget is neither a budget nor a spelling of none: refused, as TILE_EMU_TIMEOUT=nan is. */

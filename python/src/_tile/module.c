@@ -26,10 +26,9 @@ char *tpy_strdup(PyObject *s) {
     return r;
 }
 
-PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what) { return tpy_raise_msg(dev, st, what, tile_last_error(dev ? dev->ctx : NULL)); }
+PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what) { return tpy_raise_msg(st, what, tile_last_error(dev ? dev->ctx : NULL)); }
 
-PyObject *tpy_raise_msg(TPyDevice *dev, tile_status st, const char *what, const char *msg) {
-    (void)dev;
+PyObject *tpy_raise_msg(tile_status st, const char *what, const char *msg) {
     if (!msg || !*msg) msg = tile_status_string(st);
     if (st == TILE_ERROR_COMPILE) {
         PyObject *exc = PyObject_CallFunction(TPy_CompileError, "s", msg);
@@ -121,7 +120,7 @@ bool tpy_call(TPyDevice *dev, tile_status (*fn)(void *), void *arg, const char *
     pthread_join(th, NULL);
     pthread_cond_destroy(&c.cv), pthread_mutex_destroy(&c.mu);
     if (interrupted) return false;
-    if (c.st != TILE_OK) tpy_raise_msg(dev, c.st, what, c.msg);
+    if (c.st != TILE_OK) tpy_raise_msg(c.st, what, c.msg);
     return c.st == TILE_OK;
 }
 

@@ -50,7 +50,7 @@ typedef struct TPyDevice {
 /* Raise tile.Error for a failing call on dev: "what: <tile_last_error>" (module.c). */
 PyObject *tpy_raise(TPyDevice *dev, tile_status st, const char *what);
 /* As tpy_raise, with the failure's message given (another thread's tile_last_error). */
-PyObject *tpy_raise_msg(TPyDevice *dev, tile_status st, const char *what, const char *msg);
+PyObject *tpy_raise_msg(tile_status st, const char *what, const char *msg);
 /* fn(arg) with the GIL released; on the emulator, which runs kernels inside the call, Ctrl-C stops it
  * (tile_context_interrupt) and KeyboardInterrupt is raised.  False with an exception set (tpy_raise's
  * for a failure, named by what). */
