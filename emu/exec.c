@@ -781,19 +781,26 @@ static uint64_t now_ns(void) {
 }
 
 /* The timeout report: fault text plus where the block's threads are. */
-static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
-    Str w = {0};
-    emu_block_where(b, &w);
-    EmuLaunch *L = b->L;
+/* A timed-out launch's blocks that never started, as " N of its M blocks have started (...);" (empty when all
+ * did): a spin on a flag a later block sets is the likely cause. */
+static void not_started(const EmuLaunch *L, char *buf, size_t n) {
     uint64_t started = (uint64_t)atomic_load(&L->next_block) * L->ncta;
     if (started > L->nblocks) started = L->nblocks;
-    char waiting[300] = "";
-    if (started < L->nblocks) /* a spin on a flag a later block sets: the blocks run a few at a time, in order */
-        snprintf(waiting, sizeof waiting,
+    buf[0] = 0;
+    if (started < L->nblocks)
+        snprintf(buf, n,
                  " %" PRIu64 " of its %" PRIu64 " blocks have started (they start in grid order as worker threads free up, "
                  "at most %d at once, so a block waiting for one that has not started may wait forever; a GPU promises no "
                  "order either);",
                  started, L->nblocks, EMU_MAX_WORKERS);
+}
+
+static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
+    Str w = {0};
+    emu_block_where(b, &w);
+    EmuLaunch *L = b->L;
+    char waiting[300];
+    not_started(L, waiting, sizeof waiting);
     bool r = emu_fault(b, t, in, "timeout: the launch did not finish in time",
                        "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds);%s "
                        "%s (%u,%u,%u) has %u threads:\n%s",
@@ -1199,10 +1206,11 @@ static void *worker(void *arg) {
                 break;
             }
             if (L->deadline_ns && !(nb & 15) && now_ns() >= L->deadline_ns) {
+                char waiting[300];
+                not_started(L, waiting, sizeof waiting);
                 emu_fault(&b, NULL, NULL, "timeout: the launch did not finish in time",
-                          "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds) with %" PRIu64
-                          " of its %" PRIu64 " blocks started",
-                          L->opt->timeout_seconds, (uint64_t)atomic_load(&L->next_block) * L->ncta, L->nblocks);
+                          "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds);%s", L->opt->timeout_seconds,
+                          waiting);
                 break;
             }
             uint64_t idx = atomic_fetch_add(&L->next_block, 1);
