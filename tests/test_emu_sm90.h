@@ -1,4 +1,4 @@
-/* test_emu_sm90.h - what the emulated-Hopper test programs share (test_emu_hopper.c, test_emu_tma.c):
+/* test_emu_sm90.h - what the emulated-Hopper test programs share (test_emu_hopper.c, test_emu_wgmma.c, test_emu_tma.c):
  * an emu:sm_90a device, loading hand-written PTX (checked by ptxas -arch=sm_90a when installed),
  * uploads, poisoned outputs, launches and loads that must fail with given text. */
 #ifndef TILE_TEST_EMU_SM90_H
