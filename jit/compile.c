@@ -370,8 +370,10 @@ bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, ch
 
 /* Nothing here is modified between setjmp and a longjmp back to it, so every
  * value is intact afterwards (C17 7.13.2.1); GCC cannot see that. */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wclobbered"
+#endif
 static tile_status compile(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
     tile_compile_options opts;
     const tile_compile_options *o = &opts;
@@ -407,7 +409,9 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
     arena_free(a);
     return st;
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out) {
     if (!out) return TILE_ERROR_INVALID_VALUE;

@@ -1280,7 +1280,8 @@ Val builtin_call(Gen *g, const Node *node) {
     }
     case BI_ARANGE: {
         int64_t s, e;
-        if (!ct_int(&c, 0, "start", &s) | !ct_int(&c, 1, "end", &e)) return val_err();
+        bool have_s = ct_int(&c, 0, "start", &s), have_e = ct_int(&c, 1, "end", &e); /* both reported */
+        if (!have_s || !have_e) return val_err();
         if (s < INT32_MIN || s > INT32_MAX || e < INT32_MIN || e > INT32_MAX || e <= s) {
             diag_error(g->d, node->loc, "'arange' needs start < end within i32, got %lld and %lld", (long long)s, (long long)e);
             return val_err();

@@ -566,7 +566,8 @@ static void canon_block(Canon *c, Block *b) {
             c->changed = true;
             continue;
         }
-        bool mutated = fold(f, i) | drop_true_mask(f, i);
+        bool folded = fold(f, i), dropped = drop_true_mask(f, i); /* both run */
+        bool mutated = folded || dropped;
         ValueId r = simplify(f, i, &mutated);
         if (mutated) c->changed = true;
         if (!r && (tir_op_info[i->op].flags & OPF_PURE) && !i->nregions && i->nres == 1) {
