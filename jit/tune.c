@@ -3,7 +3,8 @@
  * A kernel declares its space in the source:
  *     @config(BM=128, BN=128, BK=32, num_warps=4, num_stages=3)   (repeatable)
  *     @tune_key(m, n, k)                                          (run-time args)
- * tile_tune_space_file reads them through the front end (lang_kernel_tuning).
+ * tile_tune_space_file and tile_tune_space_source read them through the front end
+ * (lang_kernel_tuning).
  *
  * The database is one text file, DIR/tune.db, one record per line:
  *     KERNEL_ID \t DEVICE \t BUCKET \t CONFIG \t SECONDS \n
@@ -319,6 +320,28 @@ tile_status tile_tune_lookup_file(const char *cache_dir, const char *path, const
     return st;
 }
 
+/* The space of `kernel` in src (a file's text or source text); errmsg as tile_tune_space_file's. */
+static tile_status space_of(const SrcFile *src, const char *kernel, tile_tune_space *out, char **errmsg) {
+    Arena *a = arena_new();
+    Diag d;
+    diag_init(&d);
+    LangTuning t;
+    tile_status st = TILE_OK;
+    if (!lang_kernel_tuning(a, src, kernel, &d, &t)) {
+        st = TILE_ERROR_COMPILE;
+        if (errmsg) {
+            Str s = {0};
+            diag_render(&d, &s);
+            *errmsg = str_take(&s);
+        }
+    } else {
+        space_from_tuning(&t, out);
+    }
+    diag_free(&d);
+    arena_free(a);
+    return st;
+}
+
 tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune_space *out, char **errmsg) {
     if (errmsg) *errmsg = NULL;
     if (!out) return TILE_ERROR_INVALID_VALUE;
@@ -334,26 +357,17 @@ tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune
         }
         return TILE_ERROR_IO;
     }
-    SrcFile src = {.name = path, .text = text, .len = n};
-    Arena *a = arena_new();
-    Diag d;
-    diag_init(&d);
-    LangTuning t;
-    tile_status st = TILE_OK;
-    if (!lang_kernel_tuning(a, &src, kernel, &d, &t)) {
-        st = TILE_ERROR_COMPILE;
-        if (errmsg) {
-            Str s = {0};
-            diag_render(&d, &s);
-            *errmsg = str_take(&s);
-        }
-    } else {
-        space_from_tuning(&t, out);
-    }
-    diag_free(&d);
-    arena_free(a);
+    tile_status st = space_of(&(SrcFile){.name = path, .text = text, .len = n}, kernel, out, errmsg);
     free(text);
     return st;
+}
+
+tile_status tile_tune_space_source(const char *name, const char *source, const char *kernel, tile_tune_space *out, char **errmsg) {
+    if (errmsg) *errmsg = NULL;
+    if (!out) return TILE_ERROR_INVALID_VALUE;
+    memset(out, 0, sizeof *out);
+    if (!source || !kernel) return TILE_ERROR_INVALID_VALUE;
+    return space_of(&(SrcFile){.name = name ? name : "<source>", .text = source, .len = strlen(source)}, kernel, out, errmsg);
 }
 
 void tile_tune_space_free(tile_tune_space *s) {

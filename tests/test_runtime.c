@@ -459,6 +459,21 @@ Test(runtime, tuning_database_read_by_gemm, .timeout = 120) {
     cr_assert_eq(tile_tune_space_file(tile_gemm_source_path(), "nope", &sp, &err), TILE_ERROR_COMPILE);
     cr_assert(err && strstr(err, "no kernel named 'nope'"), "%s", err ? err : "");
     free(err);
+    /* from source text: the same space; a malformed @config is located in the text */
+    const char *text = "@config(B=64, num_warps=2)\n@config(B=128, flag=true)\n@tune_key(n, m)\n"
+                       "kernel k(x: *f32, n: i32, m: i32, const B: i32, const flag: i1 = false) {}\n";
+    cr_assert_eq(tile_tune_space_source("t.tile", text, "k", &sp, &err), TILE_OK, "%s", err ? err : "");
+    cr_assert_eq(sp.nconfigs, 2);
+    cr_assert_str_eq(sp.configs[0][1], "num_warps=2");
+    cr_assert_str_eq(sp.configs[1][1], "flag=true");
+    cr_assert_null(sp.configs[1][2]);
+    cr_assert_eq(sp.nkeys, 2);
+    cr_assert_str_eq(sp.keys[1], "m");
+    tile_tune_space_free(&sp);
+    cr_assert_eq(tile_tune_space_source(NULL, "@config(B=1 + 1)\nkernel k(const B: i32) {}\n", "k", &sp, &err), TILE_ERROR_COMPILE);
+    cr_assert(err && strstr(err, "<source>:1:") && strstr(err, "literal value"), "%s", err ? err : "");
+    free(err);
+    cr_assert_eq(tile_tune_space_source(NULL, NULL, "k", &sp, &err), TILE_ERROR_INVALID_VALUE);
     close_emu(ctx);
 }
 

@@ -514,6 +514,10 @@ typedef struct tile_tune_space {
     char **keys; /* run-time argument names */
 } tile_tune_space;
 TILE_API tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune_space *out, char **errmsg);
+/* Since 0.2: the same from source text (name: for messages, NULL "<source>"); TILE_ERROR_COMPILE with the
+ * located message in *errmsg (malloc'd) when the text does not parse or declares no such kernel. */
+TILE_API tile_status tile_tune_space_source(const char *name, const char *source, const char *kernel, tile_tune_space *out,
+                                            char **errmsg);
 TILE_API void tile_tune_space_free(tile_tune_space *s);
 /* The tuning database (cache_dir/tune.db): record and look up the best
  * configuration ("BM=64 BN=128 ...") for (kernel source hash, device, key).

@@ -151,6 +151,10 @@ static int device_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         tpy_raise(d, st, "device properties");
         return -1;
     }
+    if (cache_dir && !(d->cache_dir = strdup(cache_dir))) {
+        PyErr_NoMemory();
+        return -1;
+    }
     snprintf(d->name, sizeof d->name, "%s", p.name);
     snprintf(d->arch, sizeof d->arch, "%s", p.arch);
     d->is_emulator = p.is_emulator;
@@ -169,6 +173,8 @@ static void device_dealloc(PyObject *self) {
     Py_CLEAR(d->streams);
     if (d->ctx) tile_context_destroy(d->ctx);
     d->ctx = NULL;
+    free(d->cache_dir);
+    d->cache_dir = NULL;
     freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     f(self);
     Py_DECREF(tp);
@@ -340,6 +346,38 @@ static PyObject *device_tensor_map(PyObject *self, PyObject *args, PyObject *kwa
     return PyBytes_FromStringAndSize((const char *)out, sizeof out);
 }
 
+/* ---- the tuning database, for launch-time autotuning (tile/__init__.py) ---- */
+
+static PyObject *device_tune_lookup(PyObject *self, PyObject *args) {
+    TPyDevice *d = (TPyDevice *)self;
+    const char *path, *kernel, *bucket;
+    if (!PyArg_ParseTuple(args, "sss:tune_lookup", &path, &kernel, &bucket)) return NULL;
+    char key[512], config[1024];
+    tile_status st = tile_context_device_key(d->ctx, key, sizeof key);
+    if (st != TILE_OK) return tpy_raise(d, st, "tune_lookup");
+    Py_BEGIN_ALLOW_THREADS
+    st = tile_tune_lookup_file(d->cache_dir, path, kernel, key, bucket, config, sizeof config);
+    Py_END_ALLOW_THREADS
+    if (st != TILE_OK) Py_RETURN_NONE; /* no usable record (unreadable records were warned about) */
+    return PyUnicode_FromString(config);
+}
+
+static PyObject *device_tune_record(PyObject *self, PyObject *args) {
+    TPyDevice *d = (TPyDevice *)self;
+    const char *path, *kernel, *bucket, *config;
+    double seconds;
+    if (!PyArg_ParseTuple(args, "ssssd:tune_record", &path, &kernel, &bucket, &config, &seconds)) return NULL;
+    char key[512], id[33];
+    tile_status st = tile_context_device_key(d->ctx, key, sizeof key);
+    if (st != TILE_OK) return tpy_raise(d, st, "tune_record");
+    if ((st = tile_kernel_id_file(path, kernel, id)) != TILE_OK) return tpy_raise_msg(st, "tune_record", "no kernel id");
+    Py_BEGIN_ALLOW_THREADS
+    st = tile_tune_record(d->cache_dir, id, key, bucket, config, seconds);
+    Py_END_ALLOW_THREADS
+    if (st != TILE_OK) return tpy_raise_msg(st, "tune_record", "the tuning database refused the record");
+    Py_RETURN_NONE;
+}
+
 static PyObject *device_get_name(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->name); }
 static PyObject *device_get_arch(PyObject *self, void *c) { return PyUnicode_FromString(((TPyDevice *)self)->arch); }
 static PyObject *device_get_is_emulator(PyObject *self, void *c) { return PyBool_FromLong(((TPyDevice *)self)->is_emulator); }
@@ -356,6 +394,10 @@ static PyMethodDef device_methods[] = {
      "data_ptr(array) -> int: the array's device address, as a launch passes it (for tables of pointers)."},
     {"tensor_map", (PyCFunction)(void (*)(void))device_tensor_map, METH_VARARGS | METH_KEYWORDS,
      "tensor_map(array, box, swizzle=None, elem_strides=None, dtype=None) -> bytes: the array's 128-byte TMA tensor map."},
+    {"_tune_lookup", device_tune_lookup, METH_VARARGS,
+     "_tune_lookup(path, kernel, bucket) -> str or None: the tuning database's configuration for this device"},
+    {"_tune_record", device_tune_record, METH_VARARGS,
+     "_tune_record(path, kernel, bucket, config, seconds): record a configuration in the tuning database"},
     {NULL},
 };
 static PyGetSetDef device_getset[] = {
@@ -379,6 +421,57 @@ static PyType_Spec device_spec = {"tile._tile.Device", sizeof(TPyDevice), 0, Py_
 
 /* ---- module ---- */
 
+/* tune_space(source, is_file, kernel) -> (configs, keys): the kernel's @config lists ("NAME=VALUE" strings)
+ * and @tune_key names; CompileError when the source does not parse or has no such kernel. */
+static PyObject *mod_tune_space(PyObject *self, PyObject *args) {
+    const char *src, *kernel;
+    int is_file;
+    if (!PyArg_ParseTuple(args, "sps:tune_space", &src, &is_file, &kernel)) return NULL;
+    tile_tune_space sp;
+    char *err = NULL;
+    tile_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = is_file ? tile_tune_space_file(src, kernel, &sp, &err) : tile_tune_space_source(NULL, src, kernel, &sp, &err);
+    Py_END_ALLOW_THREADS
+    if (st != TILE_OK) {
+        tpy_raise_msg(st, "tune_space", err);
+        free(err);
+        return NULL;
+    }
+    PyObject *configs = PyList_New(0), *keys = PyList_New(0), *r = NULL;
+    if (!configs || !keys) goto done;
+    for (int i = 0; i < sp.nconfigs; i++) {
+        PyObject *c = PyList_New(0);
+        if (!c || PyList_Append(configs, c) < 0) {
+            Py_XDECREF(c);
+            goto done;
+        }
+        Py_DECREF(c);
+        for (char **p = sp.configs[i]; *p; p++) {
+            PyObject *v = PyUnicode_FromString(*p);
+            if (!v || PyList_Append(c, v) < 0) {
+                Py_XDECREF(v);
+                goto done;
+            }
+            Py_DECREF(v);
+        }
+    }
+    for (int i = 0; i < sp.nkeys; i++) {
+        PyObject *v = PyUnicode_FromString(sp.keys[i]);
+        if (!v || PyList_Append(keys, v) < 0) {
+            Py_XDECREF(v);
+            goto done;
+        }
+        Py_DECREF(v);
+    }
+    r = PyTuple_Pack(2, configs, keys);
+done:
+    Py_XDECREF(configs);
+    Py_XDECREF(keys);
+    tile_tune_space_free(&sp);
+    return r;
+}
+
 static PyObject *mod_version(PyObject *self, PyObject *unused) { return PyUnicode_FromString(tile_version()); }
 
 static PyObject *mod_gemm_source_path(PyObject *self, PyObject *unused) {
@@ -397,6 +490,7 @@ static PyMethodDef module_methods[] = {
     {"moe", (PyCFunction)(void (*)(void))tpy_moe, METH_VARARGS | METH_KEYWORDS, "tile_moe_forward on arrays"},
     {"load_ptx", tpy_load_ptx, METH_VARARGS, "load_ptx(device, text) -> PtxModule: PTX loaded as it is"},
     {"version", mod_version, METH_NOARGS, "the library's version"},
+    {"tune_space", mod_tune_space, METH_VARARGS, "tune_space(source, is_file, kernel) -> (configs, keys) of @config / @tune_key"},
     {"gemm_source_path", mod_gemm_source_path, METH_NOARGS,
      "the gemm.tile the library compiles (tile_gemm_source_path): shows which data folder it uses"},
     {NULL},

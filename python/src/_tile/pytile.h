@@ -45,6 +45,7 @@ typedef struct TPyDevice {
     HostReg *regs; /* sorted by lo, disjoint */
     int nregs, capregs;
     PyObject *streams; /* dict int -> capsule of tile_stream (wrappers of native streams) */
+    char *cache_dir;   /* the cache folder given (malloc'd), NULL: the library's default */
 } TPyDevice;
 
 /* Raise tile.Error for a failing call on dev: "what: <tile_last_error>" (module.c). */

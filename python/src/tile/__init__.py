@@ -12,11 +12,14 @@ __cuda_array_interface__ or DLPack (torch, cupy).  See docs/python.md.
 """
 import os as _os
 import re as _re
+import sys as _sys
+import time as _time
+import warnings as _warnings
 
 from . import _tile
 from ._tile import CompileError, Device, Error, Kernel
 
-__all__ = ["device", "compile", "Module", "Kernel", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
+__all__ = ["device", "compile", "Module", "Kernel", "Autotuned", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
            "decode_paged", "moe", "data_dir", "load_ptx", "PtxModule",
            "data_ptr", "tensor_map", "version"]
 __version__ = _tile.version()
@@ -140,7 +143,7 @@ def _define_value(name, v):
 
 
 def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=None, device=None, specialize=True,
-            debug=False, no_tma=False, **constexprs):
+            debug=False, no_tma=False, autotune=False, restore_value=(), reset_to_zero=(), **constexprs):
     """Compile a .tile file (a path that names an existing file) or source text.
 
     kernel: one kernel (None: all); arch: a target such as "sm_90a" (None: the
@@ -151,7 +154,13 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
     16-byte aligned pointers) compile on first use (specialize=False: integers
     never are).  debug=True compiles device_assert checks (Triton's debug=True);
     no_tma=True keeps sm_90a's pipelined tiles on per-thread copies (tensor maps
-    need positive strides that are multiples of 16 bytes)."""
+    need positive strides that are multiples of 16 bytes).
+
+    autotune=True: each kernel that declares @config is an Autotuned kernel,
+    which picks its configuration at launch, per power-of-two bucket of its
+    @tune_key arguments, as Triton's @autotune does (docs/python.md,
+    "Autotuning at launch"); restore_value and reset_to_zero name arguments
+    the tuning runs must not disturb (Triton's)."""
     dev = globals()["device"](device)
     if not isinstance(path_or_source, (str, _os.PathLike)):
         raise TypeError("compile: expected a path or source text, got %r" % (type(path_or_source).__name__,))
@@ -168,23 +177,229 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
         defines.append("%s=%d" % (name, value.__index__()))
     if kernel is not None and not isinstance(kernel, str):
         raise TypeError("compile: kernel must be a kernel's name (str) or None, got %r" % (type(kernel).__name__,))
-    for name, value in (("debug", debug), ("no_tma", no_tma)):
+    for name, value in (("debug", debug), ("no_tma", no_tma), ("autotune", autotune)):
         if not isinstance(value, bool):
             raise TypeError("compile: %s must be a bool, got %r" % (name, type(value).__name__))
-    kernels = _tile.compile(dev, _os.path.abspath(src) if is_file else src, is_file, tuple(defines), kernel=kernel,
-                            arch=arch, meta=constexprs, specialize=specialize, debug=debug, no_tma=no_tma)
+    restore_value, reset_to_zero = _names("restore_value", restore_value), _names("reset_to_zero", reset_to_zero)
+    if (restore_value or reset_to_zero) and not autotune:
+        raise TypeError("compile: restore_value and reset_to_zero are for autotune=True")
+    path = _os.path.abspath(src) if is_file else src
     text = None
-    for k in kernels:
-        if text is None:
-            if is_file:
-                with open(src, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
-            else:
-                text = src
-        defaults = _const_defaults(text, k.name)
-        if any(name not in constexprs for name in defaults):
-            k._set_meta(dict(defaults, **k.meta))
+    if is_file:
+        with open(src, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    else:
+        text = src
+
+    def build(name, extra=(), meta=constexprs):
+        ks = _tile.compile(dev, path, is_file, tuple(defines) + tuple(extra), kernel=name, arch=arch, meta=meta,
+                           specialize=specialize, debug=debug, no_tma=no_tma)
+        for k in ks:
+            defaults = _const_defaults(text, k.name)
+            if any(n not in meta for n in defaults):
+                k._set_meta(dict(defaults, **k.meta))
+        return ks
+
+    if not autotune:
+        return Module(build(kernel), src if is_file else "<source>")
+    given = set(constexprs) | {n for n, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v is not None}
+    kernels = []
+    names = [kernel] if kernel is not None else _kernel_names(text)
+    for name in names:
+        configs, keys = _tile.tune_space(path, is_file, name)
+        if not configs:
+            kernels.extend(build(name))
+            continue
+        kernels.append(Autotuned(name, dev, build, configs, keys, path if is_file else None, given, restore_value,
+                                 reset_to_zero))
+    if kernel is None and not names:
+        kernels = build(None)  # no kernel the header scan found: the compiler says what is wrong
+    tuned = [k for k in kernels if isinstance(k, Autotuned)]
+    for n in restore_value + reset_to_zero:
+        if not any(n in k._params for k in tuned):
+            raise TypeError("compile: no autotuned kernel has an argument '%s' (restore_value / reset_to_zero; kernels: %s)"
+                            % (n, ", ".join(k.name for k in tuned) or "none"))
     return Module(kernels, src if is_file else "<source>")
+
+
+def _names(what, v):
+    if isinstance(v, str):
+        v = (v,)
+    try:
+        v = tuple(v)
+    except TypeError:
+        raise TypeError("compile: %s must be argument names, got %r" % (what, type(v).__name__)) from None
+    for n in v:
+        if not isinstance(n, str):
+            raise TypeError("compile: %s must be argument names, got %r" % (what, n))
+    return v
+
+
+def _kernel_names(text):
+    """The kernels a source declares, in order (comments left out)."""
+    return _re.findall(r"\bkernel\s+([A-Za-z_]\w*)\s*\(", _re.sub(r"//[^\n]*", "", text))
+
+
+def _literal(v):
+    """A @config value as Python reads it: 128, 0.5, True."""
+    if v in ("true", "false"):
+        return v == "true"
+    for conv in (lambda t: int(t, 0), float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def _bucket(v):
+    """The power-of-two bucket of a key value (tile_tune_bucket: 1, 2, 4, ...; values <= 1 give 1)."""
+    return 1 if v <= 1 else 1 << (v - 1).bit_length()
+
+
+def _copy(a):
+    return a.clone() if hasattr(a, "clone") else a.copy()
+
+
+class Autotuned:
+    """A kernel that declares @config, compiled with autotune=True: kernel[grid](*args, stream=None) picks
+    the fastest configuration for the power-of-two bucket of its @tune_key arguments on first use (the
+    tuning database's record for this device when the source is a file, else by timing every
+    configuration on the call's own arguments), then launches it.  .cache maps each bucket to the
+    chosen configuration, .best_config is the last one launched."""
+
+    def __init__(self, name, dev, build, configs, keys, path, given, restore_value, reset_to_zero):
+        self.name = name
+        self._dev, self._build, self._path = dev, build, path
+        self._strings = [" ".join(c) for c in configs]
+        self.configs = [{kv.split("=", 1)[0]: _literal(kv.split("=", 1)[1]) for kv in c} for c in configs]
+        self.keys = list(keys)
+        for c in self.configs:
+            both = sorted(given & set(c))
+            if both:
+                raise Error("autotune: kernel '%s': @config sets %s, which compile() also gives (drop one)"
+                            % (name, ", ".join(both)))
+        self._kernels = {}
+        self.cache = {}
+        self.best_config = None
+        first, error = None, None
+        for i in range(len(self.configs)):  # source errors raise here, as for compile()
+            try:
+                first = self._kernel(i)
+                break
+            except CompileError as e:
+                error = error or e
+        if first is None:
+            raise error
+        self._first = first
+        self._params = [p[0] for p in first.params]
+        # the names a module's tuned kernels share: each applies those among its arguments
+        self._restore = tuple(n for n in restore_value if n in self._params)
+        self._zero = tuple(n for n in reset_to_zero if n in self._params)
+
+    def _kernel(self, i):
+        k = self._kernels.get(i)
+        if k is None:
+            cfg = self.configs[i]
+            k = self._kernels[i] = self._build(self.name, self._strings[i].split(), dict(cfg))[0]
+        return k
+
+    @property
+    def signature(self):
+        return self._first.signature
+
+    @property
+    def params(self):
+        return self._first.params
+
+    def __getitem__(self, grid):
+        return lambda *args, stream=None, **kwargs: self._launch(grid, args, kwargs, stream)
+
+    def _bucket_of(self, args, kwargs):
+        vals = dict(zip(self._params, args))
+        vals.update(kwargs)
+        parts = []
+        for k in self.keys:
+            v = vals.get(k, 0)
+            parts.append("%s=%d" % (k, _bucket(v.__index__() if hasattr(v, "__index__") and not isinstance(v, bool) else 0)))
+        return ",".join(parts) or "any", vals
+
+    def _launch(self, grid, args, kwargs, stream):
+        bucket, vals = self._bucket_of(args, kwargs)
+        i = self.cache.get(bucket)
+        if i is None:
+            i = self._tune(bucket, grid, args, kwargs, stream, vals)
+            self.cache[bucket] = i
+            for n in self._zero:
+                vals[n][...] = 0
+        self.best_config = dict(self.configs[i])
+        return self._kernel(i)[grid](*args, stream=stream, **kwargs)
+
+    def _tune(self, bucket, grid, args, kwargs, stream, vals):
+        if self._path is not None:
+            rec = self._dev._tune_lookup(self._path, self.name, bucket)
+            if rec is not None:
+                for i, s in enumerate(self._strings):
+                    if set(s.split()) == set(rec.split()):
+                        self._report(bucket, i, "from the tuning database")
+                        return i
+        saved = {n: _copy(vals[n]) for n in self._restore if n in vals}
+        times, first_error = {}, None
+        for i in range(len(self.configs)):
+            def run(k):
+                for n in self._zero:
+                    vals[n][...] = 0
+                k[grid](*args, stream=stream, **kwargs)
+
+            try:
+                k = self._kernel(i)
+                times[i] = self._bench(lambda: run(k))
+            except Error as e:
+                first_error = first_error or e
+                _warnings.warn("autotune %s: %s: skipped: %s" % (self.name, self._strings[i], str(e).splitlines()[0]),
+                               stacklevel=4)
+            finally:
+                for n, v in saved.items():
+                    vals[n][...] = v
+        if not times:
+            raise first_error
+        best = min(times, key=times.get)
+        if self._path is not None:
+            self._dev._tune_record(self._path, self.name, bucket, self._strings[best], times[best])
+        self._report(bucket, best, "%.4f ms" % (times[best] * 1e3))
+        return best
+
+    def _bench(self, run):
+        """Seconds per launch: the first launch compiles the variant; on a GPU the mean of a batch of
+        launches lasting about 25 ms (at most 100) follows.  The emulator's one launch is timed as it runs:
+        its times say nothing about a GPU."""
+        dev = self._dev
+        t0 = _time.perf_counter()
+        run()
+        dev.synchronize()
+        t = _time.perf_counter() - t0
+        if dev.is_emulator:
+            return t
+        run()
+        dev.synchronize()
+        t0 = _time.perf_counter()
+        run()
+        dev.synchronize()
+        one = max(_time.perf_counter() - t0, 1e-7)
+        n = max(1, min(100, int(0.025 / one)))
+        t0 = _time.perf_counter()
+        for _ in range(n):
+            run()
+        dev.synchronize()
+        return (_time.perf_counter() - t0) / n
+
+    def _report(self, bucket, i, how):
+        if _os.environ.get("TILE_PRINT_AUTOTUNING", "") not in ("", "0"):
+            print("tile autotune: %s %s -> %s (%s)" % (self.name, bucket, self._strings[i], how), file=_sys.stderr)
+
+    def __repr__(self):
+        return "<tile autotuned kernel %s: %d configurations, key (%s)>" % (self.name, len(self.configs),
+                                                                         ", ".join(self.keys))
 
 
 class PtxModule:

@@ -1,0 +1,174 @@
+"""Autotuning at launch (tile.compile(..., autotune=True)) on the emulator.
+
+Each test has its own cache folder, so the tuning database starts empty; the
+kernels' results are checked against NumPy on random inputs with outputs
+poisoned first, at sizes that are not multiples of any configuration's block."""
+import os
+import tempfile
+import unittest
+import warnings
+
+import numpy as np
+
+import tile
+
+rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+
+SCALE = """
+@config(BLOCK=128, num_warps=4)
+@config(BLOCK=256, num_warps=2)
+@config(BLOCK=512, num_warps=8)
+@tune_key(n)
+kernel scale(x: *f32, y: *f32, n: i32, s: f32, const BLOCK: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(y + offs, load(x + offs, offs < n, 0.0) * s, offs < n);
+}
+
+kernel fill(x: *f32) { store(x, 7.0); }
+"""
+
+# in place: y = 2 y; and an accumulation: sum of x into out[0] (atomic), which must start at 0
+INPLACE = """
+@config(BLOCK=128)
+@config(BLOCK=256)
+kernel twice(y: *f32, n: i32, const BLOCK: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(y + offs, load(y + offs, offs < n, 0.0) * 2.0, offs < n);
+}
+
+@config(BLOCK=64)
+@config(BLOCK=128)
+kernel total(x: *f32, out: *f32, n: i32, const BLOCK: i32) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    atomic_add(out, sum(load(x + offs, offs < n, 0.0), 0));
+}
+"""
+
+
+def grid(n):
+    return lambda meta: (tile.cdiv(n, meta["BLOCK"]),)
+
+
+class Autotune(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dev = tile.Device("emu", cache_dir=self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, text):
+        path = os.path.join(self.tmp.name, "k.tile")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def db(self):
+        path = os.path.join(self.tmp.name, "tune.db")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [line.rstrip("\n").split("\t") for line in f if line.strip()]
+
+    def run_scale(self, k, n, s=1.5):
+        x = rng.standard_normal(n).astype(np.float32)
+        y = np.full(n, np.nan, np.float32)
+        k[grid(n)](x, y, n, s)
+        np.testing.assert_array_equal(y, (x.astype(np.float64) * s).astype(np.float32))
+
+    def test_picks_per_bucket_and_keeps_it(self):
+        m = tile.compile(SCALE, autotune=True, device=self.dev)
+        k = m.scale
+        self.assertIsInstance(k, tile.Autotuned)
+        self.assertEqual(k.keys, ["n"])
+        self.assertEqual([c["BLOCK"] for c in k.configs], [128, 256, 512])
+        self.assertEqual(k.params, [("x", "*f32"), ("y", "*f32"), ("n", "i32"), ("s", "f32")])
+        # a kernel without @config is a plain Kernel
+        self.assertIsInstance(m.fill, tile.Kernel)
+        self.run_scale(k, 1000)
+        self.assertEqual(list(k.cache), ["n=1024"])
+        self.assertIn(k.best_config, k.configs)
+        chosen = k.cache["n=1024"]
+        self.run_scale(k, 777)  # the same bucket: no tuning, the same configuration
+        self.assertEqual(list(k.cache), ["n=1024"])
+        self.assertEqual(k.cache["n=1024"], chosen)
+        self.run_scale(k, 3001)  # another bucket
+        self.assertEqual(sorted(k.cache), ["n=1024", "n=4096"])
+        # source text has no kernel id: nothing is recorded
+        self.assertEqual(self.db(), [])
+
+    def test_tuning_database_round_trip(self):
+        path = self.write(SCALE)
+        k = tile.compile(path, autotune=True, device=self.dev).scale
+        self.run_scale(k, 1500, s=-0.5)
+        rec = self.db()
+        self.assertEqual(len(rec), 1)
+        kid, devkey, bucket, config, seconds = rec[0]
+        self.assertEqual((devkey, bucket), ("emu/sm_80", "n=2048"))
+        self.assertEqual(config, " ".join("%s=%s" % kv for kv in k.best_config.items()))
+        self.assertGreater(float(seconds), 0)
+        # a record that says another configuration is faster: a new module takes it without timing
+        other = next(c for c in k.configs if c != k.best_config)
+        with open(os.path.join(self.tmp.name, "tune.db"), "a") as f:
+            f.write("%s\t%s\t%s\t%s\t%s\n" % (kid, devkey, bucket, " ".join("%s=%s" % kv for kv in other.items()), 1e-9))
+        k2 = tile.compile(path, autotune=True, device=self.dev).scale
+        self.run_scale(k2, 1100)
+        self.assertEqual(k2.best_config, other)
+        # a record outside the @config space is not applied
+        with open(os.path.join(self.tmp.name, "tune.db"), "a") as f:
+            f.write("%s\t%s\tn=64\tBLOCK=96 num_warps=4\t1e-12\n" % (kid, devkey))
+        k3 = tile.compile(path, autotune=True, device=self.dev).scale
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.run_scale(k3, 50)
+        self.assertIn(k3.best_config, k3.configs)
+
+    def test_restore_value_and_reset_to_zero(self):
+        m = tile.compile(INPLACE, autotune=True, device=self.dev, restore_value=("y",), reset_to_zero="out")
+        n = 1000
+        y0 = rng.standard_normal(n).astype(np.float32)
+        y = y0.copy()
+        m.twice[grid(n)](y, n)  # two configurations ran on y first: restored, then the launch itself
+        np.testing.assert_array_equal(y, y0 * 2)
+        m.twice[grid(n)](y, n)  # tuned: one launch
+        np.testing.assert_array_equal(y, y0 * 4)
+        x = rng.standard_normal(n).astype(np.float32)
+        out = np.zeros(1, np.float32)
+        m.total[grid(n)](x, out, n)
+        np.testing.assert_allclose(out[0], x.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
+
+    def test_without_restore_value_runs_accumulate(self):
+        # what restore_value is for: every tuning run doubles y again (2 configurations and the launch)
+        m = tile.compile(INPLACE, autotune=True, device=self.dev, kernel="twice")
+        y = np.ones(300, np.float32)
+        m.twice[grid(300)](y, 300)
+        np.testing.assert_array_equal(y, np.full(300, 8, np.float32))
+
+    def test_failing_configuration_is_skipped(self):
+        src = SCALE.replace("@config(BLOCK=256, num_warps=2)", "@config(BLOCK=96, num_warps=2)")
+        m = tile.compile(src, autotune=True, device=self.dev, kernel="scale")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.run_scale(m.scale, 999)
+        self.assertTrue(any("BLOCK=96" in str(x.message) and "skipped" in str(x.message) for x in w), [str(x.message) for x in w])
+        self.assertNotEqual(m.scale.best_config["BLOCK"], 96)
+
+    def test_errors(self):
+        with self.assertRaisesRegex(tile.Error, "@config sets BLOCK, which compile\\(\\) also gives"):
+            tile.compile(SCALE, autotune=True, device=self.dev, BLOCK=64)
+        with self.assertRaisesRegex(tile.Error, "@config sets num_warps"):
+            tile.compile(SCALE, autotune=True, device=self.dev, num_warps=4)
+        with self.assertRaisesRegex(TypeError, "restore_value and reset_to_zero are for autotune=True"):
+            tile.compile(SCALE, device=self.dev, restore_value=("y",))
+        with self.assertRaisesRegex(TypeError, "no autotuned kernel has an argument 'z'.*kernels: scale"):
+            tile.compile(SCALE, autotune=True, device=self.dev, kernel="scale", restore_value=("z",))
+        with self.assertRaises(tile.CompileError) as e:
+            tile.compile(SCALE.replace("* s, offs", "* s2, offs"), autotune=True, device=self.dev)
+        self.assertIn("unknown name 's2'", str(e.exception))
+        # without autotune, a const without a default still needs a value
+        with self.assertRaisesRegex(tile.CompileError, "const parameter 'BLOCK' has no default"):
+            tile.compile(SCALE, device=self.dev)
+
+
+if __name__ == "__main__":
+    unittest.main()
