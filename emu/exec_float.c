@@ -204,10 +204,12 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
     default: *bad = true; return 0;
     }
     if (in->op == EMU_OP_ABS || in->op == EMU_OP_NEG) {
-        /* sign-bit operations: keep NaN payloads */
+        /* sign-bit operations: keep NaN payloads; abs.f64 passes a NaN through unchanged, sign included (the
+         * ISA; for the other types a NaN's result is unspecified and the sign is cleared) */
         if (isnan(a)) {
             unsigned sz = emu_type_size(ety);
             uint64_t sign = 1ull << (sz * 8 - 1);
+            if (in->op == EMU_OP_ABS && ety == EMU_T_F64) return xa;
             return in->op == EMU_OP_ABS ? (xa & ~sign) & ((sign << 1) - 1) : (xa ^ sign) & ((sign << 1) - 1);
         }
     }

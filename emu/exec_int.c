@@ -8,6 +8,7 @@
 #include "emu/exec.h"
 
 #include <limits.h>
+#include <math.h>
 #include <time.h>
 
 static inline uint64_t src(const EmuThread *t, const EmuIns *in, unsigned i) {
@@ -401,8 +402,12 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     }
     case EMU_OP_SELP: *d = (src(t, in, 3) & 1) ? a : c; return true;
     case EMU_OP_SLCT: {
+        /* f32 c: c >= 0 selects a, ordered (a NaN selects b); .ftz reads a subnormal c as a zero of its sign,
+         * which is >= 0 */
         uint64_t s = src(t, in, 3);
-        bool ge = in->ty2 == EMU_T_F32 ? !(emu_f32(s) < 0) : (int32_t)s >= 0;
+        float cf = emu_f32(s);
+        if ((in->flags & EMU_F(FTZ)) && fpclassify(cf) == FP_SUBNORMAL) cf = 0.0f;
+        bool ge = in->ty2 == EMU_T_F32 ? cf >= 0.0f : (int32_t)s >= 0;
         *d = ge ? a : c;
         return true;
     }

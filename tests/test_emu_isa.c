@@ -275,6 +275,48 @@ Test(isa, xorsign_takes_a_nan_operands_sign) {
     dev_close(d);
 }
 
+/* ISA, slct: "d = (c >= 0) ? a : b ... If operand c is NaN, the comparison is ordered and operand b is
+ * selected"; "slct.ftz.dtype.f32 flushes subnormal values of operand c to sign-preserving zero, and operand
+ * a is selected".  abs: "For abs.f64, NaN input is passed through unchanged" (its sign too).  The emulator
+ * selected a for a NaN c, b for a negative subnormal c under .ftz, and cleared a NaN's sign in abs.f64
+ * (probeS F1-F3). */
+Test(isa, slct_nan_and_ftz_abs_f64_nan) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .f32 %f<4>;\n .reg .b64 %rd<8>;\n"
+        " .reg .f64 %fd<4>;\n"
+        " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %tid.x;\n"
+        " mul.wide.u32 %rd3, %r1, 4;\n add.s64 %rd4, %rd1, %rd3;\n ld.global.f32 %f1, [%rd4];\n"
+        " mul.wide.u32 %rd3, %r1, 16;\n add.s64 %rd5, %rd2, %rd3;\n"
+        " slct.u32.f32 %r2, 1, 2, %f1;\n st.global.u32 [%rd5], %r2;\n"
+        " slct.ftz.u32.f32 %r3, 1, 2, %f1;\n st.global.u32 [%rd5+4], %r3;\n"
+        " slct.ftz.f64.f32 %fd1, 0d3FF0000000000000, 0d4000000000000000, %f1;\n cvt.rzi.u32.f64 %r4, %fd1;\n"
+        " st.global.u32 [%rd5+8], %r4;\n"
+        " mov.b64 %fd2, 0dFFF8000000001234;\n abs.f64 %fd3, %fd2;\n mov.b64 {%r5, %r6}, %fd3;\n"
+        " st.global.u32 [%rd5+12], %r6;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    /* c: NaNs of both signs, a signalling NaN, -subnormals, +subnormal, -0, 0, -1, 1 */
+    const uint32_t c[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0x80000001u, 0x807FFFFFu, 0x00000001u, 0x80000000u, 0, 0xBF800000u,
+                          0x3F800000u};
+    enum { N = sizeof c / sizeof c[0] };
+    /* plain: NaN b; -subnormal b (it is below zero); +subnormal, -0, 0 a; -1 b; 1 a.  ftz: -subnormal a. */
+    const uint32_t plain[N] = {2, 2, 2, 2, 2, 1, 1, 1, 2, 1}, ftz[N] = {2, 2, 2, 1, 1, 1, 1, 1, 2, 1};
+    uint64_t din = buffer(d, c, sizeof c), dout = buffer(d, NULL, N * 16);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, N, 1, 1, 0, NULL, (void *[]){&din, &dout}), DEV_OK, "%s", dev_last_error(d));
+    uint32_t out[N * 4];
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(out[4 * i], plain[i], "slct c=%#x: %u, want %u", c[i], out[4 * i], plain[i]);
+        cr_expect_eq(out[4 * i + 1], ftz[i], "slct.ftz c=%#x: %u, want %u", c[i], out[4 * i + 1], ftz[i]);
+        cr_expect_eq(out[4 * i + 2], ftz[i], "slct.ftz.f64 c=%#x: %u, want %u", c[i], out[4 * i + 2], ftz[i]);
+        cr_expect_eq(out[4 * i + 3], 0xFFF80000u, "abs.f64 of -NaN: high word %#x", out[4 * i + 3]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 static void load_fails(const char *spec, const char *ptx, const char *needle) {
     TileDevice *d = open_dev(spec);
     TileDevModule *m = NULL;
