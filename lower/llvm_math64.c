@@ -274,11 +274,14 @@ static LLVMValueRef mulhi64(M *m, LLVMValueRef a, LLVMValueRef b, LLVMValueRef *
 }
 
 /* Payne-Hanek, for 2^30 <= a < inf: a = M 2^E (M the 53-bit significand); the bits of
- * a 2/pi from 2^1 down to 2^-126 come from three 64-bit words of 2/pi, W0 W1 W2, the first
+ * a 2/pi from 2^1 down to 2^-126 come from four 64-bit words of 2/pi, W0 W1 W2 W3, the first
  * one whose product can reach below 2^2 (the ones before give multiples of 4):
  *   1. i0 = ceil((E - 1)/64) (table index, after a zero word), s = E - 64 i0 in [-62, 1];
- *   2. P = M (W0 2^128 + W1 2^64 + W2) in limbs p3..p0 (value P 2^(s-128)); p3 holds
- *      multiples of 4 only;
+ *   2. P = M (W0 2^128 + W1 2^64 + W2 + W3 2^-64) in limbs p3..p0 (value P 2^(s-128)), the
+ *      part below p0 (under 2^(s-128)) dropped; p3 holds multiples of 4 only.  W3 matters
+ *      where a is close to a multiple of pi/2: F below is then tiny (2^-61 at the worst
+ *      double), and without W3 its bits below 2^(s-75) were missing (cos was 3.95 ulp off
+ *      at 6381956970095103 2^797; the omitted words now weigh under 2^(s-139));
  *   3. the 128 bits below 2^2: Q = (P >> (2 - s)) mod 2^128; q = Q's top two bits, the rest
  *      a fraction F, rounded to nearest (F >= 1/2: q + 1 and F - 1, so |F| <= 1/2);
  *   4. r = F pi/2, F taken as hi + lo doubles.
@@ -293,14 +296,18 @@ static LLVMValueRef reduce_big(M *m, LLVMValueRef a, LLVMValueRef *qout) {
     LLVMValueRef i0 = LLVMBuildSub(B, LLVMBuildUDiv(B, LLVMBuildAdd(B, E, i64c(m, 126), ""), i64c(m, 64), ""), i64c(m, 1), "");
     LLVMValueRef sft = LLVMBuildSub(B, E, LLVMBuildMul(B, i0, i64c(m, 64), ""), "");
     LLVMValueRef i32i = LLVMBuildTrunc(B, i0, l->t_i32, "");
-    LLVMValueRef W[3];
-    for (int k = 0; k < 3; k++)
+    LLVMValueRef W[4];
+    for (int k = 0; k < 4; k++) /* i0 + 3 <= 19 for every finite double (E <= 971) */
         W[k] = table_get(m, "__tile_two_over_pi", NULL, TWO_OVER_PI, 21, LLVMBuildAdd(B, i32i, ll_i32(l, k), ""));
-    LLVMValueRef l0, l1, l2;
+    LLVMValueRef l0, l1, l2, l3;
     mulhi64(m, M53, W[0], &l0); /* its high half weighs 2^(s+64) and more: multiples of 4 */
-    LLVMValueRef h1 = mulhi64(m, M53, W[1], &l1), h2 = mulhi64(m, M53, W[2], &l2);
-    LLVMValueRef p1 = LLVMBuildAdd(B, h2, l1, "");
-    LLVMValueRef c1 = LLVMBuildZExt(B, LLVMBuildICmp(B, LLVMIntULT, p1, h2, ""), l->t_i64, "");
+    LLVMValueRef h1 = mulhi64(m, M53, W[1], &l1), h2 = mulhi64(m, M53, W[2], &l2), h3 = mulhi64(m, M53, W[3], &l3);
+    LLVMValueRef p0 = LLVMBuildAdd(B, l2, h3, "");
+    LLVMValueRef c0 = LLVMBuildZExt(B, LLVMBuildICmp(B, LLVMIntULT, p0, l2, ""), l->t_i64, "");
+    LLVMValueRef p1a = LLVMBuildAdd(B, h2, l1, "");
+    LLVMValueRef c1 = LLVMBuildZExt(B, LLVMBuildICmp(B, LLVMIntULT, p1a, h2, ""), l->t_i64, "");
+    LLVMValueRef p1 = LLVMBuildAdd(B, p1a, c0, "");
+    c1 = LLVMBuildAdd(B, c1, LLVMBuildZExt(B, LLVMBuildICmp(B, LLVMIntULT, p1, p1a, ""), l->t_i64, ""), "");
     LLVMValueRef t2 = LLVMBuildAdd(B, h1, l0, "");
     LLVMValueRef c2 = LLVMBuildZExt(B, LLVMBuildICmp(B, LLVMIntULT, t2, h1, ""), l->t_i64, "");
     LLVMValueRef p2 = LLVMBuildAdd(B, t2, c1, "");
@@ -309,7 +316,7 @@ static LLVMValueRef reduce_big(M *m, LLVMValueRef a, LLVMValueRef *qout) {
     LLVMValueRef sh = LLVMBuildSub(B, i64c(m, 2), sft, "");
     LLVMTypeRef t64 = l->t_i64;
     LLVMValueRef qh = ll_intr(l, "llvm.fshr", &t64, 1, (LLVMValueRef[]){p2, p1, sh}, 3);
-    LLVMValueRef ql = ll_intr(l, "llvm.fshr", &t64, 1, (LLVMValueRef[]){p1, l2, sh}, 3);
+    LLVMValueRef ql = ll_intr(l, "llvm.fshr", &t64, 1, (LLVMValueRef[]){p1, p0, sh}, 3);
     LLVMValueRef full = LLVMBuildICmp(B, LLVMIntEQ, sh, i64c(m, 64), "");
     qh = LLVMBuildSelect(B, full, p2, qh, "");
     ql = LLVMBuildSelect(B, full, p1, ql, "");

@@ -130,9 +130,20 @@ static void g_log1p(double *x, double *y, int i) {
     *y = 0;
     *x = i % 4 == 0 ? uni(-1, 1) : i % 4 == 1 ? logu(-80, 0) : i % 4 == 2 ? logp(0, 1000) : -1 + logp(-60, -1);
 }
+/* Doubles close to multiples of pi/2 (x 2/pi within 2^-61.5 .. 2^-49 of an integer: found with continued
+ * fractions of 2^E 2/pi), where the reduced argument keeps the fewest bits; the first is Muller's worst case. */
+static const double trig_hard[][2] = {{6381956970095103, 797}, {7948344983408087, 8},   {8880990173877656, 60},
+                                      {5342111778415315, 180}, {8082813195958980, 420}, {8855309494070093, 960}};
+
 static void g_trig(double *x, double *y, int i) {
     if (special(x, y, i)) return;
     *y = 0;
+    int nh = (int)(sizeof trig_hard / sizeof trig_hard[0]);
+    if (i % 97 < 2 * nh) {
+        int h = i % 97 / 2;
+        *x = ldexp(trig_hard[h][0], (int)trig_hard[h][1]) * (i % 97 % 2 ? -1 : 1);
+        return;
+    }
     *x = i % 5 == 0 ? uni(-10, 10) : i % 5 == 1 ? logu(-60, 0) : i % 5 == 2 ? logu(0, 30) : i % 5 == 3 ? logu(30, 1024)
                                                                                              : round(uni(-1e6, 1e6)) * M_PI_2;
 }
