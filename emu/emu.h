@@ -604,11 +604,12 @@ typedef struct EmuOptions {
                                  * .reqnctapercluster; zeros: one CTA per cluster */
     bool cooperative;           /* a cooperative launch (cuLaunchCooperativeKernel): every CTA of the grid runs
                                  * together, and cooperative groups' grid barrier has its workspace */
-    const int *interrupt;       /* another thread's request: non-zero (read atomically) stops the launch, "interrupted" */
+    const int *interrupt;       /* another thread's request: bit 0 set (read atomically) stops the launch, "interrupted" */
 } EmuOptions;
 
 typedef struct EmuLaunchStats {
     uint64_t instructions;      /* executed thread-instructions */
+    bool refused;               /* the launch's shape or parameters were refused before anything ran */
 } EmuLaunchStats;
 
 /* Limits.  Shared memory: the PTX's target (support/target.h), or the

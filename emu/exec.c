@@ -814,7 +814,7 @@ static bool timeout_fault(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 
 /* Another thread asked the launch to stop (EmuOptions.interrupt: tile_context_interrupt). */
 #define INTERRUPTED_WHY "the launch was stopped on request (tile_context_interrupt; Ctrl-C in Python)"
-static bool interrupted(const EmuLaunch *L) { return L->opt->interrupt && __atomic_load_n(L->opt->interrupt, __ATOMIC_RELAXED); }
+static bool interrupted(const EmuLaunch *L) { return L->opt->interrupt && (__atomic_load_n(L->opt->interrupt, __ATOMIC_RELAXED) & 1); }
 
 bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n) {
     EmuLaunch *L = b->L;
@@ -1401,7 +1401,7 @@ static bool check_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const
 bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned block[3], unsigned dyn_smem,
                 void **params, const EmuOptions *opt, EmuLaunchStats *stats, char **err) {
     *err = NULL;
-    if (stats) stats->instructions = 0;
+    if (stats) stats->instructions = 0, stats->refused = true; /* until the shape and the parameters pass */
     unsigned cluster[3];
     if (!check_launch(m, f, grid, block, dyn_smem, opt, cluster, err)) return false;
     if (f->nparams && !params) return launch_error(err, "launch of '%s': %u parameters expected, params is NULL", f->name, f->nparams);
@@ -1442,7 +1442,10 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     if (opt->timeout_seconds > 0 && opt->timeout_seconds < 1e9) L.deadline_ns = now_ns() + (uint64_t)(opt->timeout_seconds * 1e9);
     L.param_size = f->param_size;
     L.params = calloc(f->param_size + 8, 1);
-    if (!L.params) return launch_error(err, "out of host memory");
+    if (!L.params) {
+        if (stats) stats->refused = false;
+        return launch_error(err, "out of host memory");
+    }
     for (uint32_t i = 0; i < f->nparams; i++) {
         if (!params[i]) {
             free(L.params);
@@ -1450,6 +1453,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
         }
         memcpy(L.params + f->params[i].offset, params[i], f->params[i].size);
     }
+    if (stats) stats->refused = false;
     if (opt->cooperative) {
         if (!emu_mem_alloc(L.mem, 64, false, &L.workspace)) {
             free(L.params);

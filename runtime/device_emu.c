@@ -46,7 +46,9 @@ typedef struct EmuDev {
     EmuMem mem;
     EmuOptions opt;
     pthread_mutex_t lock;
-    int interrupt; /* emu_interrupt's request to the running launch (atomic; the launch clears it as it ends) */
+    /* the launch's state for emu_interrupt (atomic): EMU_RUNNING while a launch runs, with EMU_STOP added
+     * by a request; 0 when idle, where a request does nothing (it never waits for a later launch) */
+    int interrupt;
 } EmuDev;
 
 typedef struct EmuDevModule {
@@ -119,10 +121,15 @@ static int host_writable(const void *p, size_t bytes) {
     return ok;
 }
 
-/* No lock: the launch holds it. */
+enum { EMU_STOP = 1, EMU_RUNNING = 2 }; /* EmuDev.interrupt; the executor stops on EMU_STOP (EmuOptions.interrupt) */
+
+/* No lock: the launch holds it.  Only a running launch is stopped: a request while none runs (or as one
+ * ends) does nothing, so it cannot stop an unrelated later launch. */
 static DevStatus emu_interrupt(TileDevice *dev) {
     EmuDev *e = dev->impl;
-    __atomic_store_n(&e->interrupt, 1, __ATOMIC_RELAXED);
+    int v = __atomic_load_n(&e->interrupt, __ATOMIC_RELAXED);
+    while ((v & EMU_RUNNING) && !__atomic_compare_exchange_n(&e->interrupt, &v, v | EMU_STOP, false, __ATOMIC_RELAXED,
+                                                             __ATOMIC_RELAXED)) {}
     return DEV_OK;
 }
 
@@ -159,7 +166,7 @@ static DevStatus emu_htod(TileDevice *dev, uint64_t dst, const void *src, size_t
     EmuDev *e = dev->impl;
     pthread_mutex_lock(&e->lock);
     uint8_t *p = range(dev, dst, bytes, "dev_memcpy_htod");
-    if (p) memcpy(p, src, bytes);
+    if (p) memmove(p, src, bytes); /* registered host memory is the device memory: the ranges may overlap */
     pthread_mutex_unlock(&e->lock);
     return p ? DEV_OK : DEV_ERR_INVALID;
 }
@@ -168,7 +175,7 @@ static DevStatus emu_dtoh(TileDevice *dev, void *dst, uint64_t src, size_t bytes
     EmuDev *e = dev->impl;
     pthread_mutex_lock(&e->lock);
     uint8_t *p = range(dev, src, bytes, "dev_memcpy_dtoh");
-    if (p) memcpy(dst, p, bytes);
+    if (p) memmove(dst, p, bytes);
     pthread_mutex_unlock(&e->lock);
     return p ? DEV_OK : DEV_ERR_INVALID;
 }
@@ -253,12 +260,15 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
     if (cluster) memcpy(o.cluster, cluster, sizeof o.cluster);
     o.cooperative = flags & DEV_LAUNCH_COOPERATIVE;
     o.interrupt = &e->interrupt;
+    __atomic_store_n(&e->interrupt, EMU_RUNNING, __ATOMIC_RELAXED);
     bool ok = emu_launch(df->m, df->f, grid, block, smem, params, &o, &stats, &err);
-    __atomic_store_n(&e->interrupt, 0, __ATOMIC_RELAXED); /* a request meant this launch */
+    __atomic_store_n(&e->interrupt, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&e->lock);
     __atomic_store_n(&dev->last.instructions, stats.instructions, __ATOMIC_RELAXED);
     if (ok) return DEV_OK;
-    DevStatus st = strncmp(err, "memcheck", 8) == 0 || strncmp(err, "racecheck", 9) == 0 ? DEV_ERR_MEMCHECK : DEV_ERR_LAUNCH;
+    /* a shape refused before anything ran is the caller's invalid value, not a failed kernel */
+    DevStatus st = stats.refused ? DEV_ERR_INVALID
+                   : strncmp(err, "memcheck", 8) == 0 || strncmp(err, "racecheck", 9) == 0 ? DEV_ERR_MEMCHECK : DEV_ERR_LAUNCH;
     dev_fail(dev, st, "emu: %s", err);
     free(err);
     return st;

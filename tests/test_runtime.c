@@ -729,7 +729,7 @@ Test(runtime, launch_refusal_names_the_kernel_once) {
     cr_assert_eq(tile_malloc(ctx, 256, &x), TILE_OK);
     void *args[] = {&x};
     tile_launch_options o = {.size = sizeof o, .cluster = {2, 1, 1}};
-    cr_assert_eq(tile_launch_ex(k, (tile_dim3){2, 1, 1}, args, NULL, &o), TILE_ERROR_LAUNCH);
+    cr_assert_eq(tile_launch_ex(k, (tile_dim3){2, 1, 1}, args, NULL, &o), TILE_ERROR_INVALID_VALUE);
     const char *msg = tile_last_error(ctx);
     cr_assert(!strncmp(msg, "launch of 'k': clusters of 2 CTAs need sm_90 or later", 53) && !strstr(msg + 1, "launch of 'k'"), "%s", msg);
     tile_module_unload(m);

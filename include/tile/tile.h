@@ -250,13 +250,16 @@ TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, til
 TILE_API tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out);
 TILE_API void tile_context_destroy(tile_context *ctx);
 /* Stop the kernel the emulator is running on ctx, from another thread: that launch returns
- * TILE_ERROR_LAUNCH ("interrupted"), and the context stays usable (a request made while nothing runs
- * stops the next launch).  TILE_ERROR_UNSUPPORTED on a GPU, where a running kernel runs to its end.
- * The Python package calls it on Ctrl-C. */
+ * TILE_ERROR_LAUNCH ("interrupted"), and the context stays usable.  Only a launch running at the call
+ * is stopped: made while none runs (or as one ends) the request does nothing and is not kept for a
+ * later launch; a caller that means a launch about to start repeats it until that launch returns.
+ * TILE_ERROR_UNSUPPORTED on a GPU, where a running kernel runs to its end.  The Python package calls
+ * it on Ctrl-C. */
 TILE_API tile_status tile_context_interrupt(tile_context *ctx);
 /* The message of the calling thread's last failure on this context ("" when none): each thread
  * has its own.  The string stays valid until this thread's next failure on ctx, ctx is destroyed
- * by this thread, or the thread exits.  NULL: the message of this thread's last failure that had no
+ * by this thread, or the thread exits; once ctx has been destroyed by another thread, until this
+ * thread's next failure on any context (its record is reused): copy it to keep it longer.  NULL: the message of this thread's last failure that had no
  * live context to hold it ("" when none): a tile_context_create*, or a call given a NULL or dead
  * handle ("tile_launch: not a live tile_kernel (its module was unloaded, ...)"). */
 TILE_API const char *tile_last_error(tile_context *ctx);

@@ -112,10 +112,10 @@ bool tpy_call(TPyDevice *dev, tile_status (*fn)(void *), void *arg, const char *
         pthread_mutex_unlock(&c.mu);
         Py_END_ALLOW_THREADS
         if (done) break;
-        if (!interrupted && PyErr_CheckSignals() < 0) {
-            interrupted = true; /* the handler's exception (KeyboardInterrupt) stays set */
-            tile_context_interrupt(dev->ctx);
-        }
+        if (!interrupted && PyErr_CheckSignals() < 0) interrupted = true; /* the handler's exception (KeyboardInterrupt) stays set */
+        /* a request stops only a launch running when it is made: repeated until the call returns, it also
+         * reaches a launch the call had not started yet, and the call's later launches */
+        if (interrupted) tile_context_interrupt(dev->ctx);
     }
     pthread_join(th, NULL);
     pthread_cond_destroy(&c.cv), pthread_mutex_destroy(&c.mu);
