@@ -258,7 +258,10 @@ bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             t->r[in->o[4]] = emu_boolop(in->boolop, !r, bc);
         } else {
             if (in->nops > 3) r = emu_boolop(in->boolop, r, (in->on[3] ? !(xc & 1) : xc & 1));
-            EMU_R(t, in, 0) = in->ty == EMU_T_F32 ? (r ? 0x3F800000u : 0) : (r ? emu_zext(~0ull, emu_type_size(in->ty)) : 0);
+            /* true: 1.0 of a float dtype (f32, f16, bf16), all ones of an integer one */
+            uint64_t one = in->ty == EMU_T_F32 ? 0x3F800000u : in->ty == EMU_T_F16 ? 0x3C00u : in->ty == EMU_T_BF16 ? 0x3F80u
+                                                                                   : emu_zext(~0ull, emu_type_size(in->ty));
+            EMU_R(t, in, 0) = r ? one : 0;
         }
         return true;
     }

@@ -317,6 +317,34 @@ Test(isa, slct_nan_and_ftz_abs_f64_nan) {
     dev_close(d);
 }
 
+/* ISA, set (half precision): "If result is True, ... 1.0 in target precision floating point format is
+ * written for destination type .f16, .bf16".  The emulator wrote all ones (0xffff, a NaN) for scalar f16 and
+ * bf16 destinations; integer destinations keep all ones (probeS 1). */
+Test(isa, set_half_destination_is_one) {
+    static const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b16 %h<12>;\n .reg .b32 %r<4>;\n .reg .f32 %f<4>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.b16 %h1, 0x3C00;\n mov.b16 %h2, 0x4000;\n mov.f32 %f1, 0f3F800000;\n"
+        " mov.f32 %f2, 0f40000000;\n"
+        " set.lt.f16.f16 %h3, %h1, %h2;\n st.global.b16 [%rd1], %h3;\n"
+        " set.gt.f16.f16 %h4, %h1, %h2;\n st.global.b16 [%rd1+2], %h4;\n"
+        " set.lt.bf16.f32 %h5, %f1, %f2;\n st.global.b16 [%rd1+4], %h5;\n"
+        " set.lt.f16.f32 %h6, %f1, %f2;\n st.global.b16 [%rd1+6], %h6;\n"
+        " set.lt.u16.f16 %h7, %h1, %h2;\n st.global.b16 [%rd1+8], %h7;\n"
+        " set.ne.bf16.f32 %h8, %f1, %f1;\n st.global.b16 [%rd1+10], %h8;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_90");
+    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint16_t out[6];
+    uint64_t dout = buffer(d, NULL, sizeof out);
+    launch_ok(d, f, 1, (void *[]){&dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, sizeof out), DEV_OK);
+    const uint16_t want[6] = {0x3C00, 0, 0x3F80, 0x3C00, 0xFFFF, 0};
+    for (int i = 0; i < 6; i++) cr_expect_eq(out[i], want[i], "case %d: %#x, want %#x", i, out[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 static void load_fails(const char *spec, const char *ptx, const char *needle) {
     TileDevice *d = open_dev(spec);
     TileDevModule *m = NULL;
