@@ -478,7 +478,34 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         r = (int64_t)(bo->tok == TK_PLUS ? ux + uy : bo->tok == TK_MINUS ? ux - uy : ux * uy);
     if (dt == DT_I32 && lift && !fits_i32(r) && (bo->tok == TK_PLUS || bo->tok == TK_MINUS || bo->tok == TK_STAR || bo->tok == TK_SHL))
         return val_ct_int(r, DT_I64);
-    return val_ct_int(wrap_int(r, dt), dt);
+    Val v = val_ct_int(wrap_int(r, dt), dt);
+    v.trunc_quotient = bo->tok == TK_SLASH && (sgn ? (y != -1 && x % y != 0) : ux % uy != 0);
+    return v;
+}
+
+/* Triton's `/` on integers divides as floats (int / int is an f32); tile's truncates.  A truncated quotient
+ * that meets a float right away (`acc += -1 / n`, `x * (1 / HEAD_DIM)`) is most likely a ported `/` that
+ * meant the fraction: warned at the division, with both spellings.  An explicit cast says what is meant
+ * and is not warned about. */
+static void warn_int_quotient(Gen *g, Val q, DType to, Loc loc) {
+    if (!dtype_is_float(to) || dtype_is_float(val_dtype(q))) return;
+    if (q.k == V_RT) {
+        Inst *d = tir_val(g->f, q.v)->def;
+        if (!d || d->op != OP_DIV) return;
+        loc = d->loc;
+    } else if (q.k != V_CT || !q.trunc_quotient) {
+        return;
+    }
+    if (q.k == V_CT)
+        diag_warning(g->d, loc,
+                     "an integer division truncated this operand to %lld, and it is used as '%s' (Triton's '/' on integers "
+                     "divides as floats): write 'a as f32 / b' for the fraction, or '(a / b) as f32' to keep the truncation",
+                     (long long)q.i, dtype_name(to));
+    else
+        diag_warning(g->d, loc,
+                     "integer division truncates, and its quotient is then used as '%s' (Triton's '/' on integers divides as "
+                     "floats): write 'a as f32 / b' for the fraction, or '(a / b) as f32' to keep the truncation",
+                     dtype_name(to));
 }
 
 /* Offsets added to pointers: i32 and i64 stay, narrower ints become i32,
@@ -552,8 +579,19 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
                    dtype_name(dtype_is_float(da) ? da : db));
         return val_err();
     }
-    if (a.k == V_CT && b.k == V_CT) return fold_binop(g, bo, a, b, loc);
+    if (a.k == V_CT && b.k == V_CT) {
+        if (bo->kind == BK_ARITH) {
+            DType to = gen_promote(da, db);
+            warn_int_quotient(g, a, to, loc);
+            warn_int_quotient(g, b, to, loc);
+        }
+        return fold_binop(g, bo, a, b, loc);
+    }
     DType dt = a.k == V_CT ? gen_weak_promote(db, da) : b.k == V_CT ? gen_weak_promote(da, db) : gen_promote(da, db);
+    if (bo->kind == BK_ARITH) {
+        warn_int_quotient(g, a, dt, loc);
+        warn_int_quotient(g, b, dt, loc);
+    }
     int r;
     int32_t s[TIR_MAX_RANK];
     if (!gen_broadcast_shapes(g, val_rank(a), val_shape(a), val_rank(b), val_shape(b), &r, s, loc)) return val_err();

@@ -38,6 +38,7 @@ typedef struct Val {
     int32_t shape[TIR_MAX_RANK];
     struct Val *elems; /* V_TUPLE: nelems values (V_CT or V_RT), arena */
     int nelems;
+    bool trunc_quotient; /* V_CT: an integer quotient that dropped a remainder (a float would have kept it) */
 } Val;
 
 typedef struct Var {

@@ -99,6 +99,31 @@ Test(lang_diag, if_type_change_at_the_assignment) {
                 "      ^\n");
 }
 
+/* Triton's '/' on integers divides as floats; tile's truncates.  A truncated quotient that meets a float
+ * at once is warned about at the division (a run-time quotient) or at its use (a constant one that dropped a
+ * remainder); casts and exact constant quotients are not. */
+static void expect_warnings(const char *text, const char *want) {
+    Result r = compile(text);
+    cr_expect_not_null(r.m, "unexpected failure:\n%s", r.diags);
+    cr_expect_str_eq(r.diags, want);
+    result_free(&r);
+}
+
+Test(lang_diag, integer_quotient_used_as_float) {
+    expect_warnings("kernel k(x: *f32, n: i32, const D: i32 = 64) {\n    let o = arange(0, 16);\n    let v = load(x + o);\n"
+                    "    let a = v + -1 / n;\n    let s = 1 / D;\n    let b = v * s;\n    let c = v * (D / 2) + (o / n) as f32;\n"
+                    "    let e = o as f32 / n + o / n * 2;\n    store(x + o, a + b + c + e);\n}\n",
+                    "t.tile:4:20: warning: integer division truncates, and its quotient is then used as 'f32' (Triton's '/' on "
+                    "integers divides as floats): write 'a as f32 / b' for the fraction, or '(a / b) as f32' to keep the truncation\n"
+                    "      let a = v + -1 / n;\n"
+                    "                     ^\n"
+                    "t.tile:6:15: warning: an integer division truncated this operand to 0, and it is used as 'f32' (Triton's '/' "
+                    "on integers divides as floats): write 'a as f32 / b' for the fraction, or '(a / b) as f32' to keep the "
+                    "truncation\n"
+                    "      let b = v * s;\n"
+                    "                ^\n");
+}
+
 Test(lang_diag, arg_count) {
     expect_diag("kernel k(x: *f32) {\n    let a = load(x, 1, 2, 3, 4);\n}\n",
                 "t.tile:2:27: error: 'load' takes 1 to 3 positional arguments, got 5: cache_modifier, eviction_policy, "
