@@ -255,11 +255,12 @@ typedef struct EmuBlock {
     uint64_t bulk_lo, bulk_hi; /* the bytes they span: an allocation that meets them stays out of the cache gc */
     bool in_bulk;         /* a bulk copy's own accesses are under way (its writes not checked against the pending ones) */
     const uint8_t *wval;  /* racecheck: the bytes an st is writing (NULL: unknown), during its emu_access */
-    /* A tail access (emu_access): an aligned access of at most 8 bytes that starts inside a global allocation
-     * and runs past its end only because the allocation's size is not a multiple of the access size (the word
-     * LLVM's sub-word atomics CAS on).  emu_access returns buf: the valid bytes, then zeros; a write to the
-     * bytes past the end is dropped.  Writes are taken only while tail_write is set (st, scalar atom/red),
-     * whose caller writes the valid bytes back to host itself. */
+    /* A tail access (emu_access): an aligned scalar load or atomic of at most 8 bytes that starts inside a
+     * global allocation and runs past its end only because the allocation's size is not a multiple of the
+     * access size (the word LLVM's sub-word atomics load and CAS).  emu_access returns buf: the valid bytes,
+     * then zeros; a write to the bytes past the end is dropped.  Writes are taken only while tail_write is set
+     * (scalar atom/red), whose caller writes the valid bytes back to host itself; vector accesses and plain
+     * stores past the end are errors. */
     struct { uint8_t buf[8]; uint8_t *host; unsigned valid; } tail;
     bool tail_write;
     uint32_t *warp_gen;   /* racecheck: bar.warp.syncs completed by each warp (ncta * cta_warps) */
@@ -485,10 +486,7 @@ static inline uint8_t *emu_global(EmuBlock *b, EmuThread *t, const EmuIns *in, u
     if (!(addr & (size - 1)))
         for (unsigned k = 0; k < EMU_GCACHE; k++)
             if (addr >= b->gc[k].lo && addr + size <= b->gc[k].hi) return b->gc[k].host + (addr - b->gc[k].lo);
-    b->tail_write = write; /* a store to a tail access writes its valid bytes back (exec.c's fast stores) */
-    uint8_t *p = emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
-    b->tail_write = false;
-    return p;
+    return emu_access(b, t, in, EMU_SP_GLOBAL, addr, size, size, write);
 }
 
 #endif

@@ -290,8 +290,11 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
         if (!a || size > a->size - (addr - a->addr)) {
             /* the aligned word around an allocation's last bytes: on a GPU they lie in an allocation granule
              * (LLVM's 16-bit atomics on sm_80 CAS the 32-bit word around the element, also the last one of an
-             * odd-length buffer); here the bytes past the end read 0 and writes to them are dropped */
-            if (a && size <= 8 && !(size & (size - 1)) && !(addr & (size - 1)) && (!write || (b->tail_write && !a->readonly))) {
+             * odd-length buffer, after a plain load of it); here the bytes past the end read 0 and an atomic's
+             * writes to them are dropped.  Scalar loads and scalar atomics only: a vector access or a plain store
+             * past the end is an unmasked tail, the bug memcheck is for */
+            if (a && size <= 8 && !(size & (size - 1)) && !(addr & (size - 1)) && (!in || in->vec <= 1) &&
+                (!write || (b->tail_write && !a->readonly))) {
                 unsigned valid = (unsigned)(a->addr + a->size - addr);
                 b->tail.host = a->host + (addr - a->addr);
                 b->tail.valid = valid;
@@ -599,10 +602,8 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             }
             b->wval = val;
         }
-        b->tail_write = st;
         uint8_t *p = emu_access(b, t, in, space, addr, total, total, st);
         b->wval = NULL;
-        b->tail_write = false;
         if (!p) return false;
         bool tail = p == b->tail.buf;
         if (b->shadow && (in->xflags & EMU_XF_ACQUIRE) && !st) sync_acquire(b, t, tail ? b->tail.host : p);

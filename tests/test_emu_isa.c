@@ -639,11 +639,12 @@ Test(isa, globaltimer_halves_aggr_smem_graph_exec) {
 
 /* %clock64 and %clock advance: a loop that waits until 200000 cycles have passed (nvcc's clock64() spin, a
  * backoff) ends, and the difference it stores is at least that (both read 0 before, and the loop spun until
- * the launch's time budget). */
+ * the launch's time budget).  %clock is read before %clock64 at the start and after it at the end, so its
+ * difference spans the other's (the other order failed on a loaded machine: 199966). */
 Test(isa, clock_advances) {
     static const char *ptx = HEAD80
         ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<6>;\n"
-        " ld.param.u64 %rd1, [out];\n mov.u64 %rd2, %clock64;\n mov.u32 %r1, %clock;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, %clock;\n mov.u64 %rd2, %clock64;\n"
         "$L:\n mov.u64 %rd3, %clock64;\n sub.s64 %rd4, %rd3, %rd2;\n setp.lt.u64 %p1, %rd4, 200000;\n @%p1 bra $L;\n"
         " mov.u32 %r2, %clock;\n sub.s32 %r3, %r2, %r1;\n"
         " st.global.u64 [%rd1], %rd4;\n st.global.u32 [%rd1+8], %r3;\n ret;\n}\n";

@@ -342,6 +342,11 @@ static const char *oob_src = "// out of bounds on purpose\n"
                              "    let v = load(x + o);\n" /* 8:13: no mask */
                              "    store(y + o, v + 1.0, o < n);\n" /* v used as a float: the load keeps its location (a bare copy
                                                                   becomes an integer load InstCombine makes at the store) */
+                             "}\n"
+                             "@num_warps(1)\n"
+                             "kernel st2(y: *f32) {\n"
+                             "    let o = program_id(0) * 64 + arange(0, 64);\n"
+                             "    store(y + o, o as f32);\n" /* 14:5: no mask, two elements a thread */
                              "}\n";
 
 static tile_status launch(tile_context *ctx, tile_kernel *k, unsigned grid, void **args) {
@@ -368,6 +373,17 @@ Test(lineinfo, memcheck_names_the_statement) {
     cr_expect(strstr(e, "memcheck: invalid __global__ write of size"), "%s", e);
     cr_expect(strstr(e, "at oob.tile:4:5 in kernel 'st', PTX line "), "%s", e);
     cr_expect(strstr(e, "st.global"), "%s", e);
+    /* 127 floats: only the last element of the last thread's vector of two lies past the end (an access that
+     * starts inside the allocation and runs 4 bytes past it); reported as well (it was taken for the tail word
+     * LLVM's sub-word atomics use) */
+    tile_devptr z;
+    tile_kernel *kst2;
+    cr_assert_eq(tile_module_get_kernel(m, "st2", &kst2), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 127 * 4, &z), TILE_OK);
+    void *a3[] = {&z};
+    cr_assert_eq(launch(ctx, kst2, 2, a3), TILE_ERROR_LAUNCH);
+    e = tile_last_error(ctx);
+    cr_expect(strstr(e, "memcheck: invalid __global__ write of size 8") && strstr(e, "at oob.tile:14:5"), "%s", e);
     /* the load of the second kernel: 64 floats from a 100-float buffer shifted by 40 */
     tile_devptr xs = x + 40 * 4;
     int n = 64;
