@@ -1250,6 +1250,7 @@ static void *worker(void *arg) {
     free(b.warp_gen);
     free(b.rt);
     free(b.acp);
+    free(b.relw);
     free(b.wg_reads);
     free(b.bulk);
     free(b.bulkrd);

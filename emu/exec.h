@@ -266,8 +266,8 @@ typedef struct EmuBlock {
     uint32_t *warp_gen;   /* racecheck: bar.warp.syncs completed by each warp (ncta * cta_warps) */
     EmuRaceThread *rt;    /* racecheck: per thread (nthreads) */
     uint32_t ev;          /* racecheck: synchronisation events (mbarrier phases, barriers) completed so far */
-    EmuRelWrite relw[16]; /* racecheck: the last release writes, by location (a ring) */
-    uint32_t nrelw;
+    EmuRelWrite *relw;    /* racecheck: the last release write of each location released in the block (grows) */
+    uint32_t nrelw, caprelw;
     EmuBulkWrite *bulkrd; /* shared bytes (indices into shared) that bulk stores to global memory still read */
     uint32_t nbulkrd, capbulkrd;
     EmuMbSlot *mbs;       /* racecheck of the async proxy (NULL when racecheck is off): mbarrier slots, */

@@ -163,7 +163,6 @@ static void mb_observe(EmuBlock *b, EmuThread *t, int s) {
 
 void emu_async_reset(EmuBlock *b) {
     b->nbulkrd = 0;
-    memset(b->relw, 0, sizeof b->relw);
     b->nrelw = 0;
     if (!b->mbs) return;
     b->nmbs = 0;

@@ -428,16 +428,22 @@ static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, 
  * release-wrote orders accesses like an mbarrier phase does (a new epoch: everything before it counts as
  * ordered with everything after it), as cooperative groups' tile barriers and semaphores use them. */
 static void sync_release(EmuBlock *b, const EmuThread *t, const uint8_t *at) {
-    for (uint32_t i = 0; i < ARRAY_LEN(b->relw); i++)
+    for (uint32_t i = 0; i < b->nrelw; i++)
         if (b->relw[i].at == at) {
             b->relw[i].thread = t->linear;
             return;
         }
-    b->relw[b->nrelw++ % ARRAY_LEN(b->relw)] = (EmuRelWrite){at, t->linear};
+    if (b->nrelw == b->caprelw) {
+        uint32_t nc = b->caprelw ? 2 * b->caprelw : 16;
+        EmuRelWrite *n = realloc(b->relw, sizeof *n * nc);
+        if (!n) unreachable("out of memory");
+        b->relw = n, b->caprelw = nc;
+    }
+    b->relw[b->nrelw++] = (EmuRelWrite){at, t->linear};
 }
 
 static void sync_acquire(EmuBlock *b, EmuThread *t, const uint8_t *at) {
-    for (uint32_t i = 0; i < ARRAY_LEN(b->relw); i++)
+    for (uint32_t i = 0; i < b->nrelw; i++)
         if (b->relw[i].at == at && b->relw[i].thread != t->linear) {
             b->epoch++;
             if (b->rt) b->rt[t->linear].obs_ev = ++b->ev;

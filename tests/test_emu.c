@@ -985,6 +985,45 @@ Test(report, racecheck_acquire_release) {
     dev_close(d);
 }
 
+/* A hand-off ring over every warp of a 1024-thread block: lane 0 of warp w writes data[w], releases flag[w],
+ * acquires flag[w + 1] and reads data[w + 1].  Correct code: no report.  Only the 16 most recent release
+ * writes were remembered, so with 17 warps or more the earlier ones were forgotten and the reads reported
+ * (probeW F-r3); a relaxed release is still reported. */
+static const char *ring_ptx = PTX_HEAD
+    ".visible .entry ring(.param .u64 out, .param .u32 relaxed)\n{\n"
+    " .reg .pred %p<4>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<4>;\n"
+    " .shared .align 4 .b32 data[32];\n .shared .align 4 .b32 flag[32];\n"
+    " mov.u32 %r1, %tid.x;\n and.b32 %r2, %r1, 31;\n setp.ne.u32 %p1, %r2, 0;\n @%p1 bra $END;\n"
+    " shr.u32 %r3, %r1, 5;\n ld.param.u32 %r9, [relaxed];\n setp.ne.u32 %p3, %r9, 0;\n"
+    " mov.u32 %r4, data;\n mov.u32 %r5, flag;\n shl.b32 %r6, %r3, 2;\n"
+    " add.u32 %r7, %r4, %r6;\n add.u32 %r8, %r3, 100;\n st.shared.u32 [%r7], %r8;\n add.u32 %r7, %r5, %r6;\n"
+    " @!%p3 st.release.cta.shared.u32 [%r7], 1;\n @%p3 st.relaxed.cta.shared.u32 [%r7], 1;\n"
+    " add.u32 %r3, %r3, 1;\n and.b32 %r3, %r3, 31;\n shl.b32 %r6, %r3, 2;\n add.u32 %r7, %r5, %r6;\n"
+    "$SPIN:\n @!%p3 ld.acquire.cta.shared.u32 %r10, [%r7];\n @%p3 ld.relaxed.cta.shared.u32 %r10, [%r7];\n"
+    " setp.eq.u32 %p2, %r10, 0;\n @%p2 bra $SPIN;\n"
+    " add.u32 %r7, %r4, %r6;\n ld.shared.u32 %r11, [%r7];\n"
+    " shr.u32 %r3, %r1, 5;\n mul.wide.u32 %rd2, %r3, 4;\n ld.param.u64 %rd1, [out];\n add.s64 %rd3, %rd1, %rd2;\n"
+    " st.global.u32 [%rd3], %r11;\n"
+    "$END:\n ret;\n}\n";
+
+Test(report, racecheck_release_ring_of_32_warps) {
+    check_ptxas_arch(ring_ptx, "sm_80");
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ring_ptx, "ring", &m);
+    uint64_t out = poisoned(d, 32 * 4);
+    uint32_t relaxed = 0;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1024, 1, 1, 0, NULL, (void *[]){&out, &relaxed}), DEV_OK, "%s", dev_last_error(d));
+    uint32_t v[32];
+    download(d, v, out, sizeof v);
+    for (uint32_t w = 0; w < 32; w++) cr_assert_eq(v[w], 100 + (w + 1) % 32, "warp %u read %u", w, v[w]);
+    relaxed = 1;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1024, 1, 1, 0, NULL, (void *[]){&out, &relaxed}), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "racecheck: shared-memory hazard"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 static const char *mem_ptx = PTX_HEAD
     ".visible .entry rd(.param .u64 p, .param .u64 off)\n{\n"
     " .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
