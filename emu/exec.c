@@ -497,13 +497,27 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
             pc = in->target;
             continue;
         case EMU_OP_BRX: { /* target: the .branchtargets table's bra over it; its entries follow */
-            uint64_t k = (uint32_t)r[in->o[0]], n = code[in->target].target - in->target - 1;
-            if (k >= n) {
+            uint64_t k = (uint32_t)r[in->o[0]], ntargets = code[in->target].target - in->target - 1;
+            if (k >= ntargets) {
                 t->pc = pc;
-                ok = emu_fault(b, t, in, "invalid branch", "brx.idx index %" PRIu64 " past the %" PRIu64 " targets of its table", k, n);
+                ok = emu_fault(b, t, in, "invalid branch", "brx.idx index %" PRIu64 " past the %" PRIu64 " targets of its table", k,
+                               ntargets);
                 goto out;
             }
-            pc = in->target + 1 + (uint32_t)k;
+            /* the entry's bra is taken here: a jump back (a loop through the table) looks at the clock and lets
+             * the other threads run as a bra back does (the entry itself may lie before its target) */
+            uint32_t dest = code[in->target + 1 + (uint32_t)k].target;
+            if (dest <= pc && n >= check) {
+                t->pc = pc;
+                if (!(ok = emu_check_budget(b, t, in, n))) goto out;
+                check = n + EMU_CHECK_EVERY;
+            }
+            if (dest <= pc && n >= EMU_QUANTUM && b->nthreads > 1) {
+                t->pc = pc;
+                ok = emu_check_budget(b, t, in, n);
+                goto out;
+            }
+            pc = dest;
             continue;
         }
         case EMU_OP_CALL:

@@ -34,6 +34,7 @@
 #include "support/support.h"
 
 #include "tests/emu_dev.h"
+#include "tests/test_ptxas.h"
 
 /* ==== 1. text forms ==== */
 
@@ -565,6 +566,39 @@ Test(stop, infinite_loop_times_out, .timeout = 60) {
     cr_assert_eq(v, 96u);
     cr_assert_eq(dev_memcpy_htod(d, flag, (uint32_t[]){1}, 4), DEV_OK);
     launch_ok(d, f, 4, 64, params); /* the flag is set: the loop ends */
+    dev_module_unload(m);
+    dev_module_unload(m2);
+    dev_close(d);
+}
+
+/* Loops whose jump back is a brx.idx through a .branchtargets table declared before the loop (the table's
+ * entries jump forward to the loop): an endless one stops at the budget, and a warp spinning that way on a
+ * flag another warp sets gives way to it.  Both ran forever: the jump back was never seen as one, so
+ * neither the clock nor the other threads were looked at (probeW). */
+Test(stop, brx_loops_time_out_and_give_way, .timeout = 60) {
+    static const char *endless = HEAD
+        ".visible .entry k()\n{\n .reg .b32 %r<4>;\n mov.u32 %r1, 0;\n tab: .branchtargets L0;\n"
+        "L0:\n add.u32 %r2, %r2, 1;\n brx.idx %r1, tab;\n}\n";
+    static const char *spin = HEAD
+        ".visible .entry s(.param .u64 out)\n{\n .reg .b32 %r<6>;\n .reg .pred %p<3>;\n .reg .b64 %rd<2>;\n"
+        " .shared .align 4 .b32 flag;\n"
+        " mov.u32 %r1, %tid.x;\n setp.ge.u32 %p1, %r1, 32;\n @%p1 bra SETTER;\n tab: .branchtargets SPIN, DONE;\n"
+        "SPIN:\n ld.volatile.shared.u32 %r2, [flag];\n brx.idx %r2, tab;\n"
+        "SETTER:\n mov.u32 %r3, 1;\n st.volatile.shared.u32 [flag], %r3;\n"
+        "DONE:\n ld.param.u64 %rd1, [out];\n atom.global.add.u32 %r4, [%rd1], 1;\n ret;\n}\n";
+    check_ptxas_arch(endless, "sm_80");
+    check_ptxas_arch(spin, "sm_80");
+    TileDevice *d = open_dev(0.5);
+    TileDevModule *m, *m2;
+    TileDevFunction *f = load(d, endless, "k", &m), *g = load(d, spin, "s", &m2);
+    double t0 = seconds();
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){32, 1, 1}, 0, NULL, DEV_ERR_LAUNCH, (const char *[]){"timeout", NULL});
+    cr_assert(seconds() - t0 < 10, "the timeout took %.1f s", seconds() - t0);
+    uint64_t cnt = buffer(d, (uint32_t[]){0}, 4);
+    launch_ok(d, g, 1, 64, (void *[]){&cnt});
+    uint32_t v;
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, cnt, 4), DEV_OK);
+    cr_assert_eq(v, 64u);
     dev_module_unload(m);
     dev_module_unload(m2);
     dev_close(d);
