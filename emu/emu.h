@@ -377,6 +377,15 @@ enum {
     EMU_SREG_COUNT
 };
 
+/* Special registers read from a clock when a mov reads them (the fast mov leaves them to exec_mov). */
+static inline bool emu_sreg_is_clock(uint32_t slot) {
+    switch (slot - EMU_SLOT_SREG) {
+    case EMU_SREG_CLOCK: case EMU_SREG_CLOCK64: case EMU_SREG_GLOBALTIMER: case EMU_SREG_GLOBALTIMER_LO: case EMU_SREG_GLOBALTIMER_HI:
+        return true;
+    default: return false;
+    }
+}
+
 enum { EMU_MAX_OPS = 8, EMU_MAX_VEC = 128 }; /* operands of an instruction (wgmma has 8); elements of a {..} operand (wgmma's D: 128) */
 /* Operand kinds, for validation and the few executors that care. */
 enum { EMU_OK_NONE, EMU_OK_REG, EMU_OK_VEC, EMU_OK_ADDR, EMU_OK_LABEL, EMU_OK_FUNC };

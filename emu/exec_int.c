@@ -71,15 +71,19 @@ static bool exec_mov128(EmuThread *t, const EmuIns *in, const EmuFunc *f) {
 }
 
 /* %clock and %clock64 read when a mov reads them: the host's monotonic clock in nanoseconds (a 1 GHz
- * counter), so a loop that waits for some cycles to pass ends (it read 0, and spun forever). */
+ * counter), so a loop that waits for some cycles to pass ends (it read 0, and spun forever); %globaltimer
+ * (and its halves) the host's real-time clock in nanoseconds, so a wait on it ends too (it stood at the
+ * launch's start). */
 static void refresh_clock(EmuThread *t, const EmuIns *in) {
     uint32_t s = in->o[1];
-    if (in->ok[1] != EMU_OK_REG || (s != EMU_SLOT_SREG + EMU_SREG_CLOCK && s != EMU_SLOT_SREG + EMU_SREG_CLOCK64)) return;
+    if (in->ok[1] != EMU_OK_REG || !emu_sreg_is_clock(s)) return;
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    bool global = s - EMU_SLOT_SREG >= EMU_SREG_GLOBALTIMER && s - EMU_SLOT_SREG <= EMU_SREG_GLOBALTIMER_HI;
+    clock_gettime(global ? CLOCK_REALTIME : CLOCK_MONOTONIC, &ts);
     uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    t->r[EMU_SLOT_SREG + EMU_SREG_CLOCK64] = ns;
-    t->r[EMU_SLOT_SREG + EMU_SREG_CLOCK] = (uint32_t)ns;
+    uint64_t *r = &t->r[EMU_SLOT_SREG];
+    if (global) r[EMU_SREG_GLOBALTIMER] = ns, r[EMU_SREG_GLOBALTIMER_LO] = (uint32_t)ns, r[EMU_SREG_GLOBALTIMER_HI] = ns >> 32;
+    else r[EMU_SREG_CLOCK64] = ns, r[EMU_SREG_CLOCK] = (uint32_t)ns;
 }
 
 static bool exec_mov(EmuThread *t, const EmuIns *in, const EmuFunc *f) {

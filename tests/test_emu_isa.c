@@ -597,8 +597,9 @@ Test(isa, prefetchu_is_a_hint) {
  * memory allocated (statically and dynamically) at launch time and the size of shared memory region which is
  * reserved for the NVIDIA system software use" (sm_90); "%current_graph_exec ... is 0 if the executing kernel is
  * not part of a CUDA device graph".  48 static + 208 dynamic bytes: %total_smem_size 256, the reserved region
- * %reserved_smem_offset_cap = 1024 bytes, so %aggr_smem_size 1280.  The timer reads the launch's start, in ns
- * (CLOCK_REALTIME), so its high half is not 0. */
+ * %reserved_smem_offset_cap = 1024 bytes, so %aggr_smem_size 1280.  The timer reads the host's real-time clock
+ * in ns when read (it stood at the launch's start, and a wait on it spun to the budget), so its high half is
+ * not 0 and the halves, read after it, are no earlier; a loop waiting 2 ms on it ends. */
 Test(isa, globaltimer_halves_aggr_smem_graph_exec) {
     static const char *ptx = HEAD83
         ".shared .align 16 .b8 s[48];\n.extern .shared .align 16 .b8 dyn[];\n"
@@ -623,8 +624,9 @@ Test(isa, globaltimer_halves_aggr_smem_graph_exec) {
     uint64_t ns0 = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec, ns1 = (uint64_t)t1.tv_sec * 1000000000u + (uint64_t)t1.tv_nsec;
     cr_expect(o.gt >= ns0 && o.gt <= ns1, "%%globaltimer %llu outside the launch [%llu, %llu]", (unsigned long long)o.gt,
               (unsigned long long)ns0, (unsigned long long)ns1);
-    cr_expect_eq(o.lo, (uint32_t)o.gt, "%%globaltimer_lo %#x, %%globaltimer %#llx", o.lo, (unsigned long long)o.gt);
-    cr_expect_eq(o.hi, (uint32_t)(o.gt >> 32), "%%globaltimer_hi %#x, %%globaltimer %#llx", o.hi, (unsigned long long)o.gt);
+    cr_expect_lt((uint32_t)(o.lo - (uint32_t)o.gt), 1000000000u, "%%globaltimer_lo %#x, %%globaltimer %#llx", o.lo,
+                 (unsigned long long)o.gt);
+    cr_expect(o.hi - (uint32_t)(o.gt >> 32) <= 1u, "%%globaltimer_hi %#x, %%globaltimer %#llx", o.hi, (unsigned long long)o.gt);
     cr_expect_neq(o.hi, 0u);
     cr_expect_eq(o.total, 256u, "%%total_smem_size %u", o.total);
     cr_expect_eq(o.dyn, 208u, "%%dynamic_smem_size %u", o.dyn);
@@ -635,6 +637,28 @@ Test(isa, globaltimer_halves_aggr_smem_graph_exec) {
     dev_close(d);
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n mov.u32 %r1, %aggr_smem_size;\n ret;\n}\n",
                "needs .target sm_90 or later");
+}
+
+/* A wait on %globaltimer (a timeout loop, as CUTLASS's and cooperative groups' waits use): 2 ms pass. */
+Test(isa, globaltimer_wait_ends) {
+    static const char *ptx = HEAD80
+        ".visible .entry k(.param .u64 out)\n{\n .reg .pred %p<2>;\n .reg .b64 %rd<6>;\n"
+        " ld.param.u64 %rd1, [out];\n mov.u64 %rd2, %globaltimer;\n"
+        "$L:\n mov.u64 %rd3, %globaltimer;\n sub.s64 %rd4, %rd3, %rd2;\n setp.lt.u64 %p1, %rd4, 2000000;\n @%p1 bra $L;\n"
+        " st.global.u64 [%rd1], %rd4;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions opt = {.emu_host_threads = 1, .emu_timeout_seconds = 20}; /* a timer that stands still fails in 20 s */
+    cr_assert_eq(dev_open("emu", &opt, &d, &err), DEV_OK, "%s", err ? err : "");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint64_t dout = buffer(d, NULL, 8), waited;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, (void *[]){&dout}), DEV_OK, "%s", dev_last_error(d));
+    cr_assert_eq(dev_memcpy_dtoh(d, &waited, dout, 8), DEV_OK);
+    cr_expect(waited >= 2000000 && waited < 20000000000ull, "waited %llu ns", (unsigned long long)waited);
+    dev_module_unload(m);
+    dev_close(d);
 }
 
 /* %clock64 and %clock advance: a loop that waits until 200000 cycles have passed (nvcc's clock64() spin, a
