@@ -103,6 +103,8 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
         unsigned ai = in->op == EMU_OP_ST ? 0 : 1, vi = 1 - ai;
         if (in->nops != 2 || in->ok[ai] != EMU_OK_ADDR) return FAST_NONE;
         if (in->xflags & (EMU_XF_ACQUIRE | EMU_XF_RELEASE)) return FAST_NONE; /* racecheck follows them (exec_mem.c) */
+        /* strong global accesses are host atomics there (other blocks run on other host threads) */
+        if ((in->xflags & EMU_XF_STRONG) && in->space != EMU_SP_SHARED) return FAST_NONE;
         bool scalar = in->vec == 1 && in->ok[vi] == EMU_OK_REG;
         bool vec4 = in->vec == 4 && in->ok[vi] == EMU_OK_VEC && in->on[vi] == 4;
         bool ld = in->op != EMU_OP_ST;

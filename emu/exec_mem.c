@@ -581,6 +581,25 @@ static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, 
     return old;
 }
 
+/* Relaxed host atomics of an aligned 1, 2, 4 or 8-byte element (little-endian host). */
+static uint64_t strong_load(const uint8_t *p, unsigned sz) {
+    switch (sz) {
+    case 1: return __atomic_load_n(p, __ATOMIC_RELAXED);
+    case 2: return __atomic_load_n((const uint16_t *)(const void *)p, __ATOMIC_RELAXED);
+    case 4: return __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_RELAXED);
+    default: return __atomic_load_n((const uint64_t *)(const void *)p, __ATOMIC_RELAXED);
+    }
+}
+
+static void strong_store(uint8_t *p, uint64_t v, unsigned sz) {
+    switch (sz) {
+    case 1: __atomic_store_n(p, (uint8_t)v, __ATOMIC_RELAXED); break;
+    case 2: __atomic_store_n((uint16_t *)(void *)p, (uint16_t)v, __ATOMIC_RELAXED); break;
+    case 4: __atomic_store_n((uint32_t *)(void *)p, (uint32_t)v, __ATOMIC_RELAXED); break;
+    default: __atomic_store_n((uint64_t *)(void *)p, v, __ATOMIC_RELAXED); break;
+    }
+}
+
 static unsigned ld_space(const EmuIns *in) { return in->op == EMU_OP_LDU ? EMU_SP_GLOBAL : in->space; }
 
 bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
@@ -615,15 +634,22 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         if (b->shadow && (in->xflags & EMU_XF_ACQUIRE) && !st) sync_acquire(b, t, tail ? b->tail.host : p);
         if (b->shadow && (in->xflags & EMU_XF_RELEASE) && st) sync_release(b, t, tail ? b->tail.host : p);
         bool sg = emu_type_kind(in->ty) == EMU_K_S;
+        /* strong accesses (.volatile, .relaxed, .acquire, .release) to memory other blocks see (global, or any
+         * generic address outside this block's windows) may meet another host thread's: relaxed host atomics
+         * (a flag one block spins on while another writes it was a data race in C) */
+        bool strong = (in->xflags & EMU_XF_STRONG) && !tail && (sz == 1 || sz == 2 || sz == 4 || sz == 8) &&
+                      (space == EMU_SP_GLOBAL || (space == EMU_SP_GENERIC && generic_is_global(addr)));
         for (unsigned k = 0; k < n; k++) {
             uint32_t slot = (in->ok[vi] == EMU_OK_VEC ? f->vec[in->o[vi] + k] : in->o[vi]) + (parts == 2 ? k : 0);
             if (st) {
                 uint64_t v = t->r[slot];
                 if (in->ty == EMU_T_PRED) v &= 1;
-                memcpy(p + k * sz, &v, sz); /* little-endian host */
+                if (strong) strong_store(p + k * sz, v, sz);
+                else memcpy(p + k * sz, &v, sz); /* little-endian host */
             } else {
                 uint64_t v = 0;
-                memcpy(&v, p + k * sz, sz);
+                if (strong) v = strong_load(p + k * sz, sz);
+                else memcpy(&v, p + k * sz, sz);
                 t->r[slot] = sg ? (uint64_t)emu_sext(v, sz) : v;
             }
         }
