@@ -492,7 +492,7 @@ void tile_context_destroy(tile_context *ctx) {
     }
     for (tile_event e = ctx->events, n; e; e = n) {
         n = e->next;
-        if (e->magic == EVENT_MAGIC) dev_event_destroy(ctx->dev, e->impl);
+        if (e->impl) dev_event_destroy(ctx->dev, e->impl); /* live and destroyed ones keep theirs */
         handle_remove(e);
         free(e);
     }
@@ -922,13 +922,15 @@ tile_status tile_event_create(tile_context *ctx, tile_event *out) {
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_create: out is NULL");
     *out = NULL;
     rt_lock(ctx);
-    void *impl;
-    DevStatus ds = dev_event_create(ctx->dev, &impl);
+    /* a destroyed event is reused with its device event (kept: another thread's late record or wait on the
+     * destroyed handle touches a live device event, never freed memory) */
+    tile_event e = ctx->events;
+    while (e && e->magic != DEAD_EVENT_MAGIC) e = e->next;
+    void *impl = e ? e->impl : NULL;
+    DevStatus ds = e ? DEV_OK : dev_event_create(ctx->dev, &impl);
     tile_status st = TILE_OK;
     if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_event_create");
     else {
-        tile_event e = ctx->events;
-        while (e && e->magic != DEAD_EVENT_MAGIC) e = e->next;
         if (!e && (!(e = calloc(1, sizeof *e)) || !handle_add(e, HANDLE_EVENT))) {
             free(e);
             e = NULL;
@@ -954,13 +956,7 @@ tile_status tile_event_destroy(tile_context *ctx, tile_event e) {
     CHECK_CTX(ctx);
     rt_lock(ctx);
     tile_status st = check_event(ctx, e, "tile_event_destroy");
-    if (st == TILE_OK) {
-        void *impl = e->impl;
-        e->magic = DEAD_EVENT_MAGIC;
-        e->impl = NULL;
-        DevStatus ds = dev_event_destroy(ctx->dev, impl);
-        if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_event_destroy");
-    }
+    if (st == TILE_OK) e->magic = DEAD_EVENT_MAGIC; /* its device event stays for the next create, freed with the context */
     rt_unlock(ctx);
     return st;
 }
