@@ -178,6 +178,7 @@ typedef struct EmuShadow {
     uint32_t xrev, xrtid;    /* the last read (a wgmma's: at the wait that retires it) in EmuBlock.ev time (0: none),
                               * its thread (UINT32_MAX: several) and PTX line, for a bulk or tensor load that */
     uint32_t xrline;         /* overwrites the byte */
+    bool wstrong, rstrong;   /* the last write / every read of the epoch was an atomic or a strong access */
 } EmuShadow;
 
 /* Racecheck of the async proxy's shared-memory writes (exec_async.c): the unit's mbarriers get slots (the first

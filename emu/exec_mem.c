@@ -207,24 +207,25 @@ static bool warp_ordered(const EmuBlock *b, const EmuThread *t, uint32_t other, 
     return warp_of(b, o) == warp_of(b, t) && b->rt[t->linear].wsync > gen && b->rt[other].wsync > gen;
 }
 
-/* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) are never hazards
- * (docs/emulator.md, Racecheck) and leave no trace. */
+/* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) never conflict
+ * with one another; a plain access conflicting with one of them is a hazard as between plain ones (the PTX
+ * memory model's data race: a plain store of a counter other threads atomically add to loses their adds). */
 static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
     uint32_t ep = b->epoch, me = t->linear, warp = warp_of(b, t), gen = b->warp_gen[warp];
-    if (in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || (in->xflags & EMU_XF_STRONG))) return true;
+    bool strong = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || (in->xflags & EMU_XF_STRONG));
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
         if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
         const char *kind = NULL;
         uint32_t other = 0, oline = 0;
         bool other_write = false;
-        if (s->wepoch == ep && s->wtid != me && !(write && b->wval && b->shared[addr + i] == b->wval[i]) &&
+        if (s->wepoch == ep && s->wtid != me && !(strong && s->wstrong) && !(write && b->wval && b->shared[addr + i] == b->wval[i]) &&
             !warp_ordered(b, t, s->wtid, s->wgen)) {
             kind = write ? "write after write" : "read after write";
             other = s->wtid;
             oline = s->wline;
             other_write = true;
-        } else if (write && s->repoch == ep && s->rtid != me &&
+        } else if (write && s->repoch == ep && s->rtid != me && !(strong && s->rstrong) &&
                    !(s->rtid == UINT32_MAX ? s->rwarp == warp && b->rt[me].wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))) {
             kind = "write after read";
             other = s->rtid;
@@ -255,8 +256,10 @@ static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t add
             s->wline = in->line;
             s->wfence = b->rt[me].pfence;
             s->wgen = gen;
+            s->wstrong = strong;
         } else {
             bool again = s->repoch == ep;
+            s->rstrong = (again ? s->rstrong : true) && strong;
             s->xrtid = s->xrev && s->xrtid != me ? UINT32_MAX : me; /* since the bytes were last written by a copy */
             s->xrev = b->ev;
             s->xrline = in->line;

@@ -1024,6 +1024,40 @@ Test(report, racecheck_release_ring_of_32_warps) {
     dev_close(d);
 }
 
+/* Atomics and strong accesses never conflict with one another, but a plain access conflicting with one does:
+ * thread 40 zeroes a shared counter with a plain store, no barrier, while all 64 threads atom.add it (the
+ * classic missing __syncthreads(): adds are lost, and racecheck said nothing, probeW F-r2); a plain read of
+ * the counter another thread atomically added to, no barrier; the same with the init before a barrier: clean. */
+static const char *counter_ptx = PTX_HEAD
+    ".visible .entry cnt(.param .u64 out, .param .u32 mode)\n{\n"
+    " .reg .pred %p<4>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<4>;\n .shared .align 4 .b32 c;\n"
+    " mov.u32 %r1, %tid.x;\n ld.param.u32 %r2, [mode];\n setp.eq.u32 %p1, %r1, 40;\n"
+    " @%p1 st.shared.u32 [c], 0;\n setp.eq.u32 %p2, %r2, 2;\n @%p2 bar.sync 0;\n"
+    " atom.shared.add.u32 %r3, [c], 1;\n"
+    " setp.eq.u32 %p3, %r2, 1;\n @%p3 ld.shared.u32 %r4, [c];\n"
+    " bar.sync 0;\n setp.eq.u32 %p1, %r1, 0;\n @!%p1 bra $END;\n"
+    " ld.shared.u32 %r5, [c];\n ld.param.u64 %rd1, [out];\n st.global.u32 [%rd1], %r5;\n"
+    "$END:\n ret;\n}\n";
+
+Test(report, racecheck_plain_against_atomic) {
+    check_ptxas_arch(counter_ptx, "sm_80");
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, counter_ptx, "cnt", &m);
+    uint64_t out = poisoned(d, 4);
+    uint32_t mode = 0; /* the init races the adds */
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, (void *[]){&out, &mode}), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "racecheck: shared-memory hazard") && strstr(dev_last_error(d), "atom.shared.add.u32"),
+              "%s", dev_last_error(d));
+    mode = 2; /* the init before a barrier: the adds and the read of the total are ordered */
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, (void *[]){&out, &mode}), DEV_OK, "%s", dev_last_error(d));
+    uint32_t v;
+    download(d, &v, out, 4);
+    cr_assert_eq(v, 64u);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 static const char *mem_ptx = PTX_HEAD
     ".visible .entry rd(.param .u64 p, .param .u64 off)\n{\n"
     " .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
