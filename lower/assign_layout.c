@@ -16,11 +16,15 @@
  *      wish a value receives (its last user in program order) wins.
  *   4. Forward walk: each result takes its wish, or the layout its operands
  *      imply (reduce -> slice, expand_dims of a slice -> parent, trans ->
- *      permuted, load -> anchor), or the default blocked layout of its shape.
+ *      permuted, load -> anchor; an element-wise op without a wish: that of
+ *      the operand costliest to move, a broadcast costing what its operand
+ *      does), or the default blocked layout of its shape.
  *      Where an operand's layout differs from what its user needs, cheap
  *      producers (constants, arange, splat and element-wise trees of them)
- *      are rematerialized in the needed layout; anything else gets a
- *      convert_layout (through shared memory when lowered).
+ *      are rematerialized in the needed layout, broadcasts and expand_dims
+ *      from their operand moved instead; anything else gets a
+ *      convert_layout (through shared memory when lowered).  So in
+ *      `sum(t * w[None, :], axis=1)` the vector w moves, not the tile t.
  *   5. Each memory op records its vector width: the layout's elements per
  *      thread along the fastest dim, capped by the pointer's contiguity and
  *      alignment and by the constancy of the mask.
@@ -399,13 +403,27 @@ static bool cheap(Ctx *c, ValueId v, int depth) {
     }
 }
 
-/* Produce `v` in layout `l` right before `pos`: rematerialize cheap trees, else convert. */
+/* What moving `v` to another layout costs, in elements: nothing for a cheap tree (rematerialized), the
+ * operand's for a broadcast or expand_dims (relayout moves the operand), else all of v. */
+static int64_t move_cost(Ctx *c, ValueId v) {
+    if (cheap(c, v, 0)) return 0;
+    Inst *d = tir_val(c->f, v)->def;
+    for (int depth = 0; d && (d->op == OP_BROADCAST || d->op == OP_EXPAND_DIMS) && depth < 8; depth++) {
+        if (!tir_vtype(c->f, d->ops[0])->rank) return 0;
+        v = d->ops[0];
+        d = tir_val(c->f, v)->def;
+    }
+    return tir_type_numel(tir_vtype(c->f, v));
+}
+
+/* Produce `v` in layout `l` right before `pos`: rematerialize cheap trees, and broadcasts and expand_dims
+ * from their (smaller) operand in the layout they need; else convert. */
 static ValueId relayout(Ctx *c, ValueId v, const Layout *l, Inst *pos) {
     const Type *t = tir_vtype(c->f, v);
     if (!t->rank || t->layout == l) return v;
     const Type *nt = tir_with_layout(c->m, t, l);
     Inst *d = tir_val(c->f, v)->def;
-    if (cheap(c, v, 0)) {
+    if (cheap(c, v, 0) || (d && (d->op == OP_BROADCAST || d->op == OP_EXPAND_DIMS) && tir_vtype(c->f, d->ops[0])->rank)) {
         ValueId ops[8];
         int n = d->nops < 8 ? d->nops : 8;
         for (int k = 0; k < n; k++) {
@@ -612,13 +630,15 @@ static void forward_inst(Ctx *c, Inst *i) {
         if (!tir_vtype(f, i->res[0])->rank) return;
         const Layout *r = i->res[0] < c->nv ? c->want[i->res[0]] : NULL;
         if (!r && i->op != OP_CONVERT_LAYOUT) {
-            /* no wish: follow an operand that is not cheap to recompute, else any operand */
-            for (int pass = 0; pass < 2 && !r; pass++)
-                for (int k = 0; k < i->nops && !r; k++) {
-                    const Type *ot = tir_vtype(f, i->ops[k]);
-                    if (ot->rank && ot->layout && ot->layout->rank == ot->rank && (pass || !cheap(c, i->ops[k], 0)))
-                        r = ot->layout;
-                }
+            /* no wish: follow the operand that would cost the most to move, else any operand (`x * w[None, :]`
+             * keeps the tile x where it is and moves the vector w, not the tile) */
+            int64_t best = -1;
+            for (int k = 0; k < i->nops; k++) {
+                const Type *ot = tir_vtype(f, i->ops[k]);
+                if (!ot->rank || !ot->layout || ot->layout->rank != ot->rank) continue;
+                int64_t cost = move_cost(c, i->ops[k]);
+                if (cost > best) best = cost, r = ot->layout;
+            }
         }
         if (!r) r = chosen(c, i->res[0]);
         set_layout(c, i->res[0], r);

@@ -819,3 +819,81 @@ Test(lang_shape, combine_with_control_flow) {
     expect_i32(got, want, 257, "max through a combine with control flow");
     unload(&k);
 }
+
+/* ---- a tile reduced with a broadcast vector: the vector moves, not the tile ----
+ * sum(t * w[None, :], axis=1) (a GEMV row dot) on a [64, 1024] f32 tile, and the 3-D broadcast-reduce of
+ * [16, 1, 128] x [1, 32, 128] over the last axis: the product took the layout of its broadcast operand, so
+ * the whole tile went through shared memory before the reduction (256 KiB: refused at any warp count; Triton
+ * compiles both with under 1 KiB).  Now the operand that costs the most to move decides the layout and the
+ * vector is converted.  Checked against float64 on masked odd sizes, and the shared memory the TIR reports. */
+static const char *gemv_src =
+    "@num_warps(4)\n"
+    "kernel rowdot(x: *f32, w: *f32, out: *f32, m: i32, n: i32, const BM: i32 = 64, const BN: i32 = 1024) {\n"
+    "    let r = program_id(0) * BM + arange(0, BM);\n"
+    "    let c = arange(0, BN);\n"
+    "    let t = load(x + r[:, None] * n + c[None, :], (r[:, None] < m) && (c[None, :] < n), 0.0);\n"
+    "    let v = load(w + c, c < n, 0.0);\n"
+    "    store(out + r, sum(t * v[None, :], axis=1), r < m);\n"
+    "}\n"
+    "@num_warps(4)\n"
+    "kernel qk(q: *f32, k: *f32, out: *f32, d: i32) {\n"
+    "    let h = arange(0, 16);\n"
+    "    let j = arange(0, 32);\n"
+    "    let e = arange(0, 128);\n"
+    "    let qv = load(q + h[:, None] * d + e[None, :], e[None, :] < d, 0.0);\n"
+    "    let kv = load(k + j[:, None] * d + e[None, :], e[None, :] < d, 0.0);\n"
+    "    store(out + h[:, None] * 32 + j[None, :], sum(qv[:, None, :] * kv[None, :, :], axis=2));\n"
+    "}\n";
+
+static int tir_smem(const char *tir, const char *kernel) {
+    char key[64];
+    snprintf(key, sizeof key, "kernel @%s(", kernel);
+    const char *p = strstr(tir, key);
+    cr_assert(p, "no %s in\n%s", key, tir);
+    const char *s = strstr(p, "smem=");
+    const char *brace = strchr(p, '{');
+    return s && (!brace || s < brace) ? atoi(s + 5) : 0;
+}
+
+Test(lang_shape, broadcast_vector_reductions_move_the_vector) {
+    seed_rng();
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", gemv_src, &(tile_compile_options){0}, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect_leq(tir_smem(c.tir, "rowdot"), 4096, "%s", c.tir);
+    cr_expect_leq(tir_smem(c.tir, "qk"), 8192, "%s", c.tir);
+    tile_compiled_free(&c);
+    K k;
+    load_src(&k, gemv_src, "rowdot");
+    enum { M = 100, N = 1000 };
+    float *x = malloc(sizeof(float) * M * N), w[N], out[M];
+    for (int i = 0; i < M * N; i++) x[i] = (float)urand();
+    for (int j = 0; j < N; j++) w[j] = (float)urand();
+    uint64_t dx = upload(&k, x, sizeof(float) * M * N), dw = upload(&k, w, sizeof w), dout = poisoned(&k, sizeof out);
+    int m = M, n = N;
+    launch(&k, 2, (void *[]){&dx, &dw, &dout, &m, &n});
+    download(&k, out, dout, sizeof out);
+    for (int i = 0; i < M; i++) {
+        double want = 0, mag = 0;
+        for (int j = 0; j < N; j++) want += (double)x[i * N + j] * w[j], mag += fabs((double)x[i * N + j] * w[j]);
+        cr_assert(fabs(out[i] - want) <= 1e-6 * mag + 1e-6, "row %d: %g, want %g (seed %llu)", i, out[i], want, (unsigned long long)seed);
+    }
+    free(x);
+    unload(&k);
+    load_src(&k, gemv_src, "qk");
+    enum { D = 100 };
+    float q[16 * D], kk[32 * D], o[16 * 32];
+    for (int i = 0; i < 16 * D; i++) q[i] = (float)urand();
+    for (int i = 0; i < 32 * D; i++) kk[i] = (float)urand();
+    uint64_t dq = upload(&k, q, sizeof q), dk = upload(&k, kk, sizeof kk), dqk = poisoned(&k, sizeof o);
+    int d = D;
+    launch(&k, 1, (void *[]){&dq, &dk, &dqk, &d});
+    download(&k, o, dqk, sizeof o);
+    for (int h = 0; h < 16; h++)
+        for (int j = 0; j < 32; j++) {
+            double want = 0, mag = 0;
+            for (int e = 0; e < D; e++) want += (double)q[h * D + e] * kk[j * D + e], mag += fabs((double)q[h * D + e] * kk[j * D + e]);
+            cr_assert(fabs(o[h * 32 + j] - want) <= 1e-6 * mag + 1e-6, "(%d, %d): %g, want %g (seed %llu)", h, j, o[h * 32 + j], want,
+                      (unsigned long long)seed);
+        }
+    unload(&k);
+}
