@@ -360,19 +360,23 @@ static uint64_t cvt_one(const EmuIns *in, uint64_t x, unsigned dty, unsigned sty
     return dk == EMU_K_S ? (uint64_t)emu_sext((uint64_t)iv, dsz) : emu_zext((uint64_t)iv, dsz);
 }
 
-/* f8 pairs (sm_89+): cvt.rn.f16x2.{e4m3x2,e5m2x2} d, a (each byte of a exactly into its half, low
- * first); cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b (a to the upper byte, b to the lower) and
- * .f16x2 d, a (each half to its byte). */
+/* f8 pairs (sm_89+): cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a (each byte of a exactly into its half,
+ * low first; .relu gives +0 for a set sign bit and 0x7fff for a NaN); cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32
+ * d, a, b (a to the upper byte, b to the lower) and .f16x2 d, a (each half to its byte). */
 static bool cvt_f8x2(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     unsigned dty = in->ty, sty = in->ty2;
     if (sty == EMU_T_E4M3X2 || sty == EMU_T_E5M2X2) {
         if (dty != EMU_T_F16X2 || in->nops != 2)
             return emu_fault(b, t, in, "unsupported instruction", "cvt from .%s gives .f16x2 from one source", emu_type_name(sty));
-        bool e5 = sty == EMU_T_E5M2X2;
-        uint64_t a = EMU_R(t, in, 1);
-        uint64_t lo = emu_round_f64(emu_f8_to_f64((uint8_t)a, e5), EMU_FMT_F16, EMU_RND_RN);
-        uint64_t hi = emu_round_f64(emu_f8_to_f64((uint8_t)(a >> 8), e5), EMU_FMT_F16, EMU_RND_RN);
-        EMU_R(t, in, 0) = (hi & 0xFFFF) << 16 | (lo & 0xFFFF);
+        bool e5 = sty == EMU_T_E5M2X2, relu = in->flags & EMU_F(RELU);
+        uint64_t a = EMU_R(t, in, 1), d = 0;
+        for (unsigned h = 0; h < 2; h++) {
+            double v = emu_f8_to_f64((uint8_t)(a >> 8 * h), e5);
+            /* .relu: "clamps the result to 0 if negative. NaN results are converted to canonical NaN" */
+            uint64_t r = relu && isnan(v) ? 0x7FFF : relu && signbit(v) ? 0 : emu_round_f64(v, EMU_FMT_F16, EMU_RND_RN);
+            d |= (r & 0xFFFF) << 16 * h;
+        }
+        EMU_R(t, in, 0) = d;
         return true;
     }
     bool e5 = dty == EMU_T_E5M2X2;

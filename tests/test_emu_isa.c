@@ -17,7 +17,8 @@
  *      operand's sign; %is_explicit_cluster is a .pred (only mov.pred reads
  *      it); .func parameters and return values in the .reg state space;
  *   7. negated predicate operands (!%p) of cp.async's ignore-src and selp; '!'
- *      on a register that is no predicate is refused. */
+ *      on a register that is no predicate is refused;
+ *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -927,4 +928,57 @@ Test(isa, b128_misuse_refused) {
     }
     load_fails("emu", ".version 8.3\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n .reg .b128 %q;\n .reg .b64 %rd<2>;\n"
                " atom.global.exch.b128 %q, [%rd1], %q;\n ret;\n}\n", "needs .target sm_90 or later");
+}
+
+/* The scalar tests below run k(in, out) with one thread per input: LANE_ADDRS(IS, OS) leaves the thread's
+ * input at %la4 (IS bytes apart) and its output at %la5 (OS bytes apart). */
+#define KIO ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
+#define LANE_ADDRS(IS, OS)                                                                                          \
+    " .reg .b32 %lt;\n .reg .b64 %la<6>;\n ld.param.u64 %la1, [in];\n ld.param.u64 %la2, [out];\n"                  \
+    " mov.u32 %lt, %tid.x;\n mul.wide.u32 %la3, %lt, " #IS ";\n add.s64 %la4, %la1, %la3;\n"                       \
+    " mul.wide.u32 %la3, %lt, " #OS ";\n add.s64 %la5, %la2, %la3;\n"
+
+static void run_lanes(const char *spec, const char *ptx, const void *in, size_t in_bytes, void *out, size_t out_bytes, unsigned n) {
+    TileDevice *d = open_dev(spec);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint64_t din = buffer(d, in, in_bytes), dout = buffer(d, NULL, out_bytes);
+    launch_ok(d, f, n, (void *[]){&din, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, out_bytes), DEV_OK);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ISA, cvt: "cvt.rn{.relu}.f16x2.f8x2type d, a;" and ".relu: For .f16, .f16x2, .bf16, .bf16x2, .e4m3x2,
+ * .e5m2x2 and .e2m1x2 destination types, .relu clamps the result to 0 if negative. NaN results are converted
+ * to canonical NaN."  Each byte of a (the low one to the low half) is exact in f16.  The emulator ignored
+ * .relu here (probeS F4). */
+Test(isa, cvt_relu_f16x2_from_f8x2) {
+    static const char *ptx = ".version 8.1\n.target sm_89\n.address_size 64\n" KIO " .reg .b16 %h1;\n .reg .b32 %r<6>;\n"
+        LANE_ADDRS(2, 16) " ld.global.b16 %h1, [%la4];\n"
+        " cvt.rn.relu.f16x2.e4m3x2 %r2, %h1;\n cvt.rn.relu.f16x2.e5m2x2 %r3, %h1;\n"
+        " cvt.rn.f16x2.e4m3x2 %r4, %h1;\n cvt.rn.f16x2.e5m2x2 %r5, %h1;\n st.global.v4.u32 [%la5], {%r2, %r3, %r4, %r5};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_89");
+    enum { ANY = 0xFFFFFFFFu }; /* the plain form of a NaN: the ISA does not say which NaN */
+    /* e4m3 0xb8 -1, 0xbc -1.5, 0x81 -2^-9, 0xfc -384, 0xfe -448, 0x7e 448, 0x7f NaN, 0x01 2^-9, 0x38 1;
+     * e5m2 0xb8 -0.5, 0xbc -1, 0x81 -2^-16, 0xfc -inf, 0xfe NaN, 0x7e 0x7f NaN, 0x01 2^-16, 0x38 0.5 */
+    static const struct { uint16_t a; uint32_t relu4, relu5, plain4, plain5; } c[] = {
+        {0xBCB8, 0, 0, 0xBE00BC00u, 0xBC00B800u},
+        {0x0081, 0, 0, 0x00009800u, 0x00008100u},
+        {0xFEFC, 0, 0x7FFF0000u, 0xDF00DE00u, ANY},
+        {0x7F7E, 0x7FFF5F00u, 0x7FFF7FFFu, ANY, ANY},
+        {0x3801, 0x3C001800u, 0x38000100u, 0x3C001800u, 0x38000100u},
+        {0x01FC, 0x18000000u, 0x01000000u, 0x1800DE00u, 0x0100FC00u},
+    };
+    enum { N = sizeof c / sizeof c[0] };
+    uint16_t in[N];
+    for (int i = 0; i < N; i++) in[i] = c[i].a;
+    uint32_t out[N * 4];
+    run_lanes("emu", ptx, in, sizeof in, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        const uint32_t want[4] = {c[i].relu4, c[i].relu5, c[i].plain4, c[i].plain5};
+        static const char *form[4] = {"relu e4m3x2", "relu e5m2x2", "e4m3x2", "e5m2x2"};
+        for (int j = 0; j < 4; j++)
+            if (want[j] != ANY) cr_expect_eq(out[4 * i + j], want[j], "cvt.rn.%s a=%#x: %#x, want %#x", form[j], c[i].a, out[4 * i + j], want[j]);
+    }
 }
