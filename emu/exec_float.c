@@ -7,7 +7,8 @@
  *   2. f32 and f64 arithmetic runs in the native type (IEEE round to
  *      nearest even; .rz/.rm/.rp switch the host rounding mode around the
  *      one operation), f16/bf16 arithmetic runs in double, which is exact
- *      for add/sub/mul, and is then rounded once into the format;
+ *      for add/sub/mul (fma rounds to odd there: see fma_half), and is
+ *      then rounded once into the format;
  *   3. .sat clamps to [0, 1] (NaN gives 0), .ftz flushes subnormal results,
  *      NaN results become the canonical NaN (0x7fffffff, 0x7fff).
  * .approx instructions use the host's correctly rounded (or nearly so)
@@ -147,6 +148,18 @@ static bool cmp_float(unsigned c, double a, double b) {
     return false;
 }
 
+/* a*b+c for f16/bf16 operands, rounded to odd at double's 53 bits, so that the one rounding into the
+ * 11- or 8-bit format that follows is the fused one (a round-to-odd result of p+2 bits or more rounds
+ * again correctly).  The product is exact in double (22 or 16 bits); the sum need not be (a tiny
+ * product and a large c span more than 53 bits), so a two-sum gives its error, which sets the odd bit. */
+static double fma_half(double a, double b, double c) {
+    double p = a * b, s = p + c;
+    if (!isfinite(s)) return s;
+    double bb = s - p, e = (p - (s - bb)) + (c - bb);
+    if (e != 0 && !(emu_bits64(s) & 1)) s = nextafter(s, e > 0 ? INFINITY : -INFINITY);
+    return s;
+}
+
 /* One lane of an arithmetic instruction; ety is the element type. */
 static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, uint64_t xc, bool *bad) {
     bool ftz = in->flags & EMU_F(FTZ), sat = in->flags & EMU_F(SAT);
@@ -161,7 +174,7 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
         break;
     case EMU_OP_FMA: case EMU_OP_MAD:
         if (native) v = native_op(EMU_OP_FMA, ety == EMU_T_F64, a, b, c, rnd);
-        else v = fma(a, b, c);
+        else v = fma_half(a, b, c);
         if ((in->flags & EMU_F(RELU)) && signbit(v) && !isnan(v)) v = 0; /* fma.rn.relu (f16, bf16, pairs): a set sign bit clears */
         if (in->op == EMU_OP_FMA && (in->xflags & EMU_XF_OOB) && ((xa & 0xFFFF) == EMU_OOB_NAN16 || (xb & 0xFFFF) == EMU_OOB_NAN16 || (xc & 0xFFFF) == EMU_OOB_NAN16))
             v = 0; /* fma.rn.oob: an operand that is the OOB-NaN a tensor copy fills in gives +0 */

@@ -18,7 +18,8 @@
  *      it); .func parameters and return values in the .reg state space;
  *   7. negated predicate operands (!%p) of cp.async's ignore-src and selp; '!'
  *      on a register that is no predicate is refused;
- *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs. */
+ *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs, one
+ *      rounding in f16/bf16 fma. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -981,4 +982,46 @@ Test(isa, cvt_relu_f16x2_from_f8x2) {
         for (int j = 0; j < 4; j++)
             if (want[j] != ANY) cr_expect_eq(out[4 * i + j], want[j], "cvt.rn.%s a=%#x: %#x, want %#x", form[j], c[i].a, out[4 * i + j], want[j]);
     }
+}
+
+/* ISA, fma (half precision): "Performs a fused multiply-add with no loss of precision in the intermediate
+ * product and addition", and "fma.rn: mantissa LSB rounds to nearest even": one rounding of the exact
+ * a*b+c.  The emulator summed in double and then rounded to bf16: where the product is a bf16 tie and c
+ * is too small to show in the double sum (a*b near 2^120, c = 2^-133) the tie went to even (probeS F6).
+ * Expected values: the exact sum (fractions) rounded once.  f16's range keeps such sums exact in double;
+ * its rows check a product on an f16 tie that the smallest subnormal c breaks. */
+Test(isa, fma_half_rounds_once) {
+    static const char *ptx = HEAD80 KIO " .reg .b16 %h<8>;\n .reg .b32 %r<8>;\n" LANE_ADDRS(8, 16)
+        " ld.global.v4.b16 {%h1, %h2, %h3, %h4}, [%la4];\n"
+        " fma.rn.bf16 %h5, %h1, %h2, %h3;\n fma.rn.relu.bf16 %h6, %h1, %h2, %h3;\n fma.rn.f16 %h7, %h1, %h2, %h3;\n"
+        " cvt.u32.u16 %r1, %h5;\n cvt.u32.u16 %r2, %h6;\n cvt.u32.u16 %r3, %h7;\n"
+        " mov.b32 %r4, {%h1, %h1};\n mov.b32 %r5, {%h2, %h2};\n mov.b32 %r6, {%h3, %h3};\n fma.rn.relu.bf16x2 %r7, %r4, %r5, %r6;\n"
+        " st.global.v4.u32 [%la5], {%r1, %r2, %r3, %r7};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    /* a, b, c; fma.rn.bf16, fma.rn.relu.bf16, fma.rn.f16 (the same bits as f16), fma.rn.relu.bf16x2 of (a, a), (b, b), (c, c) */
+    static const struct { uint16_t a, b, c; uint32_t want[4]; } t[] = {
+        {0x2B40, 0x5F9B, 0x16EC, {0x4B69u, 0x4B69u, 0x4EE5u, 0x4B694B69u}}, /* probeS's: a*b a bf16 tie, c breaks it */
+        {0xEC15, 0xD040, 0x8A54, {0x7CDFu, 0x7CDFu, 0x7C00u, 0x7CDF7CDFu}},
+        {0xD65C, 0xE6E0, 0x0113, {0x7DC1u, 0x7DC1u, 0x7C00u, 0x7DC17DC1u}},
+        {0x3F88, 0xF1A8, 0x94EE, {0xF1B3u, 0, 0xF553u, 0}},
+        {0x6460, 0x3314, 0x8001, {0x5801u, 0x5801u, 0x5BBEu, 0x58015801u}},
+        {0x3314, 0x6460, 0x8001, {0x5801u, 0x5801u, 0x5BBEu, 0x58015801u}},
+        /* 87*2^60 * 3*2^52 = 261*2^112, half-way between 130*2^113 (even) and 131*2^113; c = +-2^-133 */
+        {0x60AE, 0x5A40, 0x0001, {0x7B83u, 0x7B83u, 0x7C00u, 0x7B837B83u}},
+        {0x60AE, 0x5A40, 0x8001, {0x7B82u, 0x7B82u, 0x7C00u, 0x7B827B82u}},
+        {0xE0AE, 0x5A40, 0x8001, {0xFB83u, 0, 0xFC00u, 0}},
+        {0xE0AE, 0x5A40, 0x0001, {0xFB82u, 0, 0xFC00u, 0}},
+        /* f16: 683 * 48 = 32784, half-way between 32768 (even) and 32800; c = +-2^-24 */
+        {0x6156, 0x5200, 0x0001, {0x73D6u, 0x73D6u, 0x7801u, 0x73D673D6u}},
+        {0x6156, 0x5200, 0x8001, {0x73D6u, 0x73D6u, 0x7800u, 0x73D673D6u}},
+    };
+    enum { N = sizeof t / sizeof t[0] };
+    uint16_t in[N][4];
+    for (int i = 0; i < N; i++) in[i][0] = t[i].a, in[i][1] = t[i].b, in[i][2] = t[i].c, in[i][3] = 0;
+    uint32_t out[N][4];
+    run_lanes("emu", ptx, in, sizeof in, out, sizeof out, N);
+    static const char *form[4] = {"fma.rn.bf16", "fma.rn.relu.bf16", "fma.rn.f16", "fma.rn.relu.bf16x2"};
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < 4; j++)
+            cr_expect_eq(out[i][j], t[i].want[j], "%s(%#x, %#x, %#x): %#x, want %#x", form[j], t[i].a, t[i].b, t[i].c, out[i][j], t[i].want[j]);
 }
