@@ -338,6 +338,24 @@ static double from_f16(uint32_t h) {
     return (h & 0x8000) ? -v : v;
 }
 static double from_bf16(uint32_t h) { return u2f((h & 0xFFFF) << 16); }
+/* a*b+c of f16/bf16 values (the product exact in double) rounded to odd in double: fma toward zero, then the
+ * last bit set when it was inexact; the one rounding into the 8- or 11-bit format after it is then the fused
+ * one (fma(a, b, c) rounded to nearest first could land on a tie a tiny c had broken) */
+static double fma_odd(double a, double b, double c) {
+    int old = fegetround();
+    feclearexcept(FE_INEXACT);
+    fesetround(FE_TOWARDZERO);
+    volatile double x = a, y = b, z = c, r = fma(x, y, z);
+    bool inexact = fetestexcept(FE_INEXACT);
+    fesetround(old);
+    if (!inexact || !isfinite(r)) return r;
+    uint64_t u;
+    memcpy(&u, (const void *)&r, 8);
+    u |= 1;
+    double v;
+    memcpy(&v, &u, 8);
+    return v;
+}
 
 /* float -> integer as PTX cvt: rounded in the mode, saturated, NaN -> 0. */
 static int64_t ref_f2i(double x, int mode, double lo, double hi) {
@@ -556,7 +574,7 @@ static void check_half(Conf *c, Rng *rng) {
         w[0] = to_f16(x + y, RN);
         w[1] = to_f16(x - y, RN);
         w[2] = to_f16(x * y, RN);
-        w[3] = to_f16(fma(x, y, z), RN);
+        w[3] = to_f16(fma_odd(x, y, z), RN);
         w[4] = to_f16(ref_minmax(x, y, true), RN);
         w[5] = to_f16(ref_minmax(x, y, false), RN);
         w[6] = (a[i] & 0xFFFF) ^ 0x8000;
@@ -570,19 +588,19 @@ static void check_half(Conf *c, Rng *rng) {
                    r = from_f16((cc[i] >> (16 * h)) & 0xFFFF);
             lanes[0] |= to_f16(p + q, RN) << (16 * h);
             lanes[1] |= to_f16(p * q, RN) << (16 * h);
-            lanes[2] |= to_f16(fma(p, q, r), RN) << (16 * h);
+            lanes[2] |= to_f16(fma_odd(p, q, r), RN) << (16 * h);
         }
         w[10] = lanes[0], w[11] = lanes[1], w[12] = lanes[2];
         w[13] = to_bf16(xb + yb, RN);
         w[14] = to_bf16(xb - yb, RN);
         w[15] = to_bf16(xb * yb, RN);
-        w[16] = to_bf16(fma(xb, yb, zb), RN);
+        w[16] = to_bf16(fma_odd(xb, yb, zb), RN);
         w[17] = to_bf16(ref_minmax(xb, yb, true), RN);
         uint32_t bl[2] = {0, 0};
         for (int h = 0; h < 2; h++) {
             double p = from_bf16(a[i] >> (16 * h)), q = from_bf16(b[i] >> (16 * h)), r = from_bf16(cc[i] >> (16 * h));
             bl[0] |= to_bf16(p + q, RN) << (16 * h);
-            bl[1] |= to_bf16(fma(p, q, r), RN) << (16 * h);
+            bl[1] |= to_bf16(fma_odd(p, q, r), RN) << (16 * h);
         }
         w[18] = bl[0], w[19] = bl[1];
         w[20] = to_f16(x * 0.5, RN);
