@@ -352,9 +352,8 @@ static uint64_t cvt_one(const EmuIns *in, uint64_t x, unsigned dty, unsigned sty
     bool ss = sk == EMU_K_S;
     int64_t iv = ss ? emu_sext(x, ssz) : (int64_t)emu_zext(x, ssz);
     if (dk == EMU_K_F) {
-        if (dty == EMU_T_F64) return emu_round_int(iv, ss, EMU_FMT_F64, rnd);
         uint64_t r = emu_round_int(iv, ss, fmt_of(dty), rnd);
-        if (sat) r = enc(dec(r, dty), dty, EMU_RND_RN, false, true);
+        if (sat) r = enc(dec(r, dty), dty, EMU_RND_RN, false, true); /* [0.0, 1.0], f64 too */
         return r;
     }
     /* integer -> integer */

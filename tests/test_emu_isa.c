@@ -19,7 +19,7 @@
  *   7. negated predicate operands (!%p) of cp.async's ignore-src and selp; '!'
  *      on a register that is no predicate is refused;
  *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs, one
- *      rounding in f16/bf16 fma. */
+ *      rounding in f16/bf16 fma, cvt.sat.f64 from integers. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -1024,4 +1024,34 @@ Test(isa, fma_half_rounds_once) {
     for (int i = 0; i < N; i++)
         for (int j = 0; j < 4; j++)
             cr_expect_eq(out[i][j], t[i].want[j], "%s(%#x, %#x, %#x): %#x, want %#x", form[j], t[i].a, t[i].b, t[i].c, out[i][j], t[i].want[j]);
+}
+
+/* ISA, cvt, Floating Point Notes: ".sat: For floating-point destination types, .sat limits the result to the
+ * range [0.0, 1.0]. NaN results are flushed to positive zero. Applies to .f16, .f32, and .f64 types."  The
+ * emulator dropped .sat for an integer source and an .f64 destination (probeS F11). */
+Test(isa, cvt_sat_f64_from_int) {
+    static const char *ptx = HEAD80 KIO " .reg .b16 %h1;\n .reg .b32 %r1;\n .reg .b64 %rd1;\n .reg .f64 %fd<8>;\n"
+        LANE_ADDRS(8, 64) " ld.global.u64 %rd1, [%la4];\n"
+        " cvt.rn.sat.f64.s64 %fd1, %rd1;\n cvt.rz.sat.f64.s64 %fd2, %rd1;\n cvt.rn.sat.f64.u64 %fd3, %rd1;\n"
+        " cvt.u32.u64 %r1, %rd1;\n cvt.rm.sat.f64.s32 %fd4, %r1;\n cvt.rp.sat.f64.u32 %fd5, %r1;\n"
+        " cvt.u16.u64 %h1, %rd1;\n cvt.rn.sat.f64.s8 %fd6, %h1;\n cvt.rn.sat.f64.u8 %fd7, %h1;\n"
+        " st.global.v2.f64 [%la5], {%fd1, %fd2};\n st.global.v2.f64 [%la5+16], {%fd3, %fd4};\n"
+        " st.global.v2.f64 [%la5+32], {%fd5, %fd6};\n st.global.f64 [%la5+48], %fd7;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    static const uint64_t x[] = {2, ~0ull, 1ull << 63, 0, 1, INT64_MAX, 1ull << 32, 0xFFFFFFFFull, 0x180, 0x101};
+    enum { N = sizeof x / sizeof x[0] };
+    double out[N][8];
+    run_lanes("emu", ptx, x, sizeof x, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        /* x read as each source type: <= 0 gives +0.0, >= 1 gives 1.0 (a u64 is >= 1 unless 0) */
+        static const char *form[7] = {"rn.sat.f64.s64", "rz.sat.f64.s64", "rn.sat.f64.u64", "rm.sat.f64.s32", "rp.sat.f64.u32",
+                                      "rn.sat.f64.s8", "rn.sat.f64.u8"};
+        const int64_t v[7] = {(int64_t)x[i], (int64_t)x[i], x[i] != 0, (int32_t)x[i], (uint32_t)x[i], (int8_t)x[i], (uint8_t)x[i]};
+        for (int j = 0; j < 7; j++) {
+            uint64_t want = v[j] >= 1 ? 0x3FF0000000000000ull : 0, got;
+            memcpy(&got, &out[i][j], 8);
+            cr_expect_eq(got, want, "cvt.%s of %#llx: %#llx, want %#llx", form[j], (unsigned long long)x[i], (unsigned long long)got,
+                         (unsigned long long)want);
+        }
+    }
 }
