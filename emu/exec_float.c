@@ -335,8 +335,13 @@ static uint64_t cvt_one(const EmuIns *in, uint64_t x, unsigned dty, unsigned sty
                 r = dty == EMU_T_F64 ? emu_bits64(copysign(DBL_MAX, v)) : emu_round_f64(copysign(max_finite(dty), v), fmt_of(dty), EMU_RND_RN);
             return r;
         }
-        /* float -> int: saturating, NaN -> 0 */
-        if (isnan(v)) return 0;
+        /* float -> int: saturating.  NaN: "Zero if source is not .f64 and destination is not .s64, .u64.
+         * Otherwise 1 << (BitWidth(dst) - 1)" (MININT for a signed destination, sign-extended as any result) */
+        if (isnan(v)) {
+            if (sty != EMU_T_F64 && dsz != 8) return 0;
+            uint64_t r = 1ull << (dsz * 8 - 1);
+            return dk == EMU_K_S ? (uint64_t)emu_sext(r, dsz) : r;
+        }
         v = round_integral(v, int_rnd ? rnd : EMU_RND_RZI);
         if (dk == EMU_K_S) {
             double lo = -ldexp(1.0, (int)dsz * 8 - 1), hi = ldexp(1.0, (int)dsz * 8 - 1);

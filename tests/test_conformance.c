@@ -357,16 +357,17 @@ static double fma_odd(double a, double b, double c) {
     return v;
 }
 
-/* float -> integer as PTX cvt: rounded in the mode, saturated, NaN -> 0. */
-static int64_t ref_f2i(double x, int mode, double lo, double hi) {
-    if (isnan(x)) return 0;
+/* float -> integer as PTX cvt: rounded in the mode, saturated; a NaN gives 0, or with wide_nan (an f64 source
+ * or a 64-bit destination) 1 << (width - 1), as the ISA's cvt says. */
+static int64_t ref_f2i(double x, int mode, double lo, double hi, bool wide_nan) {
+    if (isnan(x)) return wide_nan ? (int64_t)lo : 0;
     double r = mode == RN ? nearbyint(x) : mode == RZ ? trunc(x) : mode == RU ? ceil(x) : floor(x);
     if (r <= lo) return (int64_t)lo;
     if (r >= hi) return hi >= 0x1p63 ? INT64_MAX : (int64_t)hi;
     return (int64_t)r;
 }
-static uint64_t ref_f2u(double x, int mode, double hi) {
-    if (isnan(x)) return 0;
+static uint64_t ref_f2u(double x, int mode, double hi, bool wide_nan) {
+    if (isnan(x)) return wide_nan ? (uint64_t)((hi + 1) / 2) : 0;
     double r = mode == RN ? nearbyint(x) : mode == RZ ? trunc(x) : mode == RU ? ceil(x) : floor(x);
     if (r <= 0) return 0;
     if (r >= hi) return hi >= 0x1p64 ? UINT64_MAX : (uint64_t)hi;
@@ -503,10 +504,10 @@ static void check_cvt(Conf *c, Rng *rng) {
         int32_t s = (int32_t)v;
         uint64_t w[NC];
         for (int m = 0; m < 4; m++) {
-            w[0 + m] = (uint32_t)ref_f2i(x, m, -0x1p31, 0x1p31 - 1);
-            w[4 + m] = (uint32_t)ref_f2u(x, m, 0x1p32 - 1);
-            w[8 + m] = (uint64_t)ref_f2i(x, m, -0x1p63, 0x1p63);
-            w[14 + m] = (uint32_t)ref_f2i(d, m, -0x1p31, 0x1p31 - 1);
+            w[0 + m] = (uint32_t)ref_f2i(x, m, -0x1p31, 0x1p31 - 1, false);
+            w[4 + m] = (uint32_t)ref_f2u(x, m, 0x1p32 - 1, false);
+            w[8 + m] = (uint64_t)ref_f2i(x, m, -0x1p63, 0x1p63, true);
+            w[14 + m] = (uint32_t)ref_f2i(d, m, -0x1p31, 0x1p31 - 1, true);
             w[20 + m] = host_int2f(s, false, false, m);
             w[26 + m] = host_int2f(v, false, false, m);
             w[31 + m] = host_int2f(v, false, true, m);
@@ -514,10 +515,10 @@ static void check_cvt(Conf *c, Rng *rng) {
             w[40 + m] = to_f16(x, m);
             w[46 + m] = to_bf16(x, m);
         }
-        w[12] = ref_f2u(x, RN, 0x1p64);
-        w[13] = ref_f2u(x, RZ, 0x1p64);
-        w[18] = (uint64_t)ref_f2i(d, RN, -0x1p63, 0x1p63);
-        w[19] = ref_f2u(d, RZ, 0x1p64);
+        w[12] = ref_f2u(x, RN, 0x1p64, true);
+        w[13] = ref_f2u(x, RZ, 0x1p64, true);
+        w[18] = (uint64_t)ref_f2i(d, RN, -0x1p63, 0x1p63, true);
+        w[19] = ref_f2u(d, RZ, 0x1p64, true);
         w[24] = host_int2f((uint32_t)s, true, false, RN);
         w[25] = host_int2f((uint32_t)s, true, false, RZ);
         w[30] = host_int2f(v, true, false, RN);
@@ -527,9 +528,9 @@ static void check_cvt(Conf *c, Rng *rng) {
         w[50] = f2u((float)from_bf16((uint16_t)s));
         w[51] = to_f16((double)(s % 70000), RN);
         double h = from_f16(to_f16(x, RN));
-        w[52] = (uint32_t)(int32_t)ref_f2i(h, RZ, -32768, 32767);
+        w[52] = (uint32_t)(int32_t)ref_f2i(h, RZ, -32768, 32767, false);
         w[53] = to_bf16(d, RN);
-        w[54] = (uint32_t)ref_f2i(x, RZ, -0x1p31, 0x1p31 - 1);
+        w[54] = (uint32_t)ref_f2i(x, RZ, -0x1p31, 0x1p31 - 1, false);
         w[55] = host_int2f(v, false, false, RN);
         for (int k = 0; k < NC; k++) {
             uint64_t got = o[i * NC + k];
@@ -915,7 +916,7 @@ static void ref_warp(const int32_t *v, int32_t o[32][NW]) {
         int32_t dn = v[l < 31 ? l + 1 : l];
         r[9] = (int32_t)((uint32_t)dn * 3u);
         r[10] = dn;
-        r[11] = (int32_t)ref_f2i(((double)v[l ^ 16] + 0.25) * 4, RZ, -0x1p31, 0x1p31 - 1); /* cvt saturates */
+        r[11] = (int32_t)ref_f2i(((double)v[l ^ 16] + 0.25) * 4, RZ, -0x1p31, 0x1p31 - 1, false); /* cvt saturates */
         r[12] = (int32_t)ballot1;
         r[13] = allbig;
         r[14] = ballot7 != 0;

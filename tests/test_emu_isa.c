@@ -19,7 +19,8 @@
  *   7. negated predicate operands (!%p) of cp.async's ignore-src and selp; '!'
  *      on a register that is no predicate is refused;
  *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs, one
- *      rounding in f16/bf16 fma, cvt.sat.f64 from integers. */
+ *      rounding in f16/bf16 fma, cvt.sat.f64 from integers, float->int cvt of
+ *      NaN. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -1054,4 +1055,57 @@ Test(isa, cvt_sat_f64_from_int) {
                          (unsigned long long)want);
         }
     }
+}
+
+/* ISA, cvt, Integer Notes: "In float-to-integer conversions, depending upon conversion types, NaN input
+ * results in following value: 1. Zero if source is not .f64 and destination is not .s64, .u64. 2. Otherwise
+ * 1 << (BitWidth(dst) - 1) corresponding to the value of (MAXINT >> 1) + 1 for unsigned type or MININT for
+ * signed type."  The emulator gave 0 for every NaN (probeS F5; PTX 8.7 and earlier said so).  Every rounding
+ * mode, .ftz and .sat; -inf checks that saturation is unchanged. */
+Test(isa, cvt_float_to_int_nan) {
+    static const char *ptx = HEAD90 KIO " .reg .b16 %h<8>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n .reg .f32 %f1;\n .reg .f64 %fd1;\n"
+        LANE_ADDRS(16, 80) " ld.global.f64 %fd1, [%la4];\n ld.global.f32 %f1, [%la4+8];\n ld.global.b16 %h1, [%la4+12];\n"
+        " ld.global.b16 %h2, [%la4+14];\n"
+        " cvt.rzi.s32.f64 %r1, %fd1;\n cvt.rni.u32.f64 %r2, %fd1;\n cvt.rmi.s16.f64 %h3, %fd1;\n cvt.rpi.u8.f64 %h4, %fd1;\n"
+        " cvt.rni.u16.f16 %h5, %h1;\n cvt.rzi.sat.s64.f64 %rd1, %fd1;\n cvt.rni.s64.f32 %rd2, %f1;\n cvt.rzi.ftz.u64.f32 %rd3, %f1;\n"
+        " cvt.rzi.u64.f16 %rd4, %h1;\n cvt.rmi.s64.bf16 %rd5, %h2;\n cvt.rzi.s32.f32 %r3, %f1;\n cvt.rzi.sat.u32.f32 %r4, %f1;\n"
+        " cvt.rpi.s32.bf16 %r5, %h2;\n"
+        " st.global.u32 [%la5], %r1;\n st.global.u32 [%la5+4], %r2;\n st.global.u16 [%la5+8], %h3;\n st.global.u8 [%la5+10], %h4;\n"
+        " st.global.u16 [%la5+12], %h5;\n st.global.u64 [%la5+16], %rd1;\n st.global.u64 [%la5+24], %rd2;\n"
+        " st.global.u64 [%la5+32], %rd3;\n st.global.u64 [%la5+40], %rd4;\n st.global.u64 [%la5+48], %rd5;\n"
+        " st.global.u32 [%la5+56], %r3;\n st.global.u32 [%la5+60], %r4;\n st.global.u32 [%la5+64], %r5;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_90a"); /* cvt from .bf16 to an integer needs sm_90 */
+    static const struct { const char *form; unsigned off, size; uint64_t nan, minf; } col[] = {
+        {"rzi.s32.f64", 0, 4, 0x80000000u, 0x80000000u},
+        {"rni.u32.f64", 4, 4, 0x80000000u, 0},
+        {"rmi.s16.f64", 8, 2, 0x8000, 0x8000},
+        {"rpi.u8.f64", 10, 1, 0x80, 0},
+        {"rni.u16.f16", 12, 2, 0, 0},
+        {"rzi.sat.s64.f64", 16, 8, 1ull << 63, 1ull << 63},
+        {"rni.s64.f32", 24, 8, 1ull << 63, 1ull << 63},
+        {"rzi.ftz.u64.f32", 32, 8, 1ull << 63, 0},
+        {"rzi.u64.f16", 40, 8, 1ull << 63, 0},
+        {"rmi.s64.bf16", 48, 8, 1ull << 63, 1ull << 63},
+        {"rzi.s32.f32", 56, 4, 0, 0x80000000u},
+        {"rzi.sat.u32.f32", 60, 4, 0, 0},
+        {"rpi.s32.bf16", 64, 4, 0, 0x80000000u},
+    };
+    /* f64, f32, f16, bf16: quiet NaNs, NaNs with a sign and a payload, signalling NaNs, all ones; -inf last */
+    static const struct { uint64_t f64; uint32_t f32; uint16_t f16, bf16; } x[] = {
+        {0x7FF8000000000000ull, 0x7FC00000u, 0x7E00, 0x7FC0},
+        {0xFFF8000012345678ull, 0xFFC12345u, 0xFE01, 0xFFC1},
+        {0x7FF0000000000001ull, 0x7F800001u, 0x7C01, 0x7F81},
+        {0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFu, 0xFFFF, 0xFFFF},
+        {0xFFF0000000000000ull, 0xFF800000u, 0xFC00, 0xFF80},
+    };
+    enum { N = sizeof x / sizeof x[0] };
+    uint8_t out[N][80];
+    run_lanes("emu:sm_90a", ptx, x, sizeof x, out, sizeof out, N);
+    for (int i = 0; i < N; i++)
+        for (size_t j = 0; j < sizeof col / sizeof *col; j++) {
+            uint64_t got = 0, want = i == N - 1 ? col[j].minf : col[j].nan;
+            memcpy(&got, out[i] + col[j].off, col[j].size); /* little-endian */
+            cr_expect_eq(got, want, "cvt.%s of %s: %#llx, want %#llx", col[j].form, i == N - 1 ? "-inf" : "NaN", (unsigned long long)got,
+                         (unsigned long long)want);
+        }
 }
