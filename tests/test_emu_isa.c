@@ -20,7 +20,7 @@
  *      on a register that is no predicate is refused;
  *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs, one
  *      rounding in f16/bf16 fma, cvt.sat.f64 from integers, float->int cvt of
- *      NaN. */
+ *      NaN, constant expressions as operands. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -1108,4 +1108,67 @@ Test(isa, cvt_float_to_int_nan) {
             cr_expect_eq(got, want, "cvt.%s of %s: %#llx, want %#llx", col[j].form, i == N - 1 ? "-inf" : "NaN", (unsigned long long)got,
                          (unsigned long long)want);
         }
+}
+
+/* ISA 4.6.3, Constant Expressions: "Integer constant expressions also allow unary logical negation (!), bitwise
+ * complement (~), remainder (%), shift operators (<< and >>) ..." with C's precedence; 4.6.4: "Literals are
+ * signed unless unsigned is needed to prevent overflow, or unless the literal uses a U suffix", "Unary plus and
+ * minus preserve the type of the input operand", "Unary logical negation (!) produces a signed result with value
+ * 0 or 1", "Unary bitwise complement (~) interprets the source operand as unsigned and produces an unsigned
+ * result", "Remainder (%) interprets the operands as unsigned", "Left and right shift interpret the second operand
+ * as unsigned and produce a result with the same type as the first operand ... right shift of a signed value is
+ * arithmetic".  The emulator read `(5)` as 0 and `!0`/`!7` as 0/7 and refused the rest (probeS F9).  Where the
+ * ISA is silent or its text and ptxas differ (the type of %'s result and of ?:, shift counts past 63) the values
+ * are the ones ptxas folds into its SASS (checked once by reading the immediates of a ptxas-built cubin). */
+Test(isa, constant_expressions) {
+    static const struct { const char *e; uint64_t want; } t[] = {
+        {"(5)", 5}, {"!0", 1}, {"!7", 0}, {"!~0", 0}, {"(1+2)*3", 9}, {"1<<31", 0x80000000u}, {"(1<<20)-1", 0xFFFFF},
+        {"(-1)>>1", ~0ull}, {"~0", ~0ull}, {"(~0)>>60", 0xF}, {"(.s64)~0>>60", ~0ull}, {"(.u64)-1>>63", 1},
+        {"(.s64)0xFFFFFFFFFFFFFFFF >> 63", ~0ull}, {"7/2", 3}, {"-7/2", (uint64_t)-3}, {"6/-4", ~0ull},
+        {"-7 % 3", 0}, /* (2^64 - 7) mod 3 */ {"7 % 3", 1}, {"(5 % 3) - 3 < 0", 0}, /* an unsigned remainder (ptxas) */
+        {"0xFFFFFFFFU+1", 0x100000000ull}, {"0x8000000000000000/2", 0x4000000000000000ull}, /* unsigned: past INT64_MAX */
+        {"-0x8000000000000000/2", 0x4000000000000000ull}, /* unary minus keeps it unsigned */
+        {"-2147483648", 0xFFFFFFFF80000000ull}, {"-(-42)", 42}, {"+7", 7},
+        {"1?5:6", 5}, {"0?5:6", 6}, {"1?2:0?4:5", 2}, {"(0 ? 0U : -1) >> 63", ~0ull}, /* the chosen operand's type (ptxas) */
+        {"3==3", 1}, {"3!=3", 0}, {"-1<0", 1}, {"-1<0U", 0}, {"5>3>=1", 1}, {"(1<=1)+(2>=3)+(1>2)", 1},
+        {"1&&2", 1}, {"0||0", 0}, {"2|1^3&1", 2}, {"1+2*3-4/2", 5}, {"10-2-3", 5},
+        {"(-1 & -1) >> 63", ~0ull}, {"(~0 & -1) >> 63", 1}, {"(-1 * 1U) >> 63", 1},
+        {"1 << 64", 1}, {"-1 >> 100", ~0ull}, /* the count modulo 64 (ptxas) */ {"WARP_SZ*2", 64}, {"WARP_SZ-1", 31},
+    };
+    enum { N = sizeof t / sizeof t[0] }; /* N + 2 <= 64 registers */
+    static const char *head = HEAD80 ".global .u32 g[2] = {2*3, (1 << 4) | 1};\n" KIO " .reg .b32 %r<8>;\n .reg .b64 %rd<64>;\n"
+        " .reg .f32 %f<3>;\n" LANE_ADDRS(8, 8) " mov.u32 %r1, 100;\n add.u32 %r2, %r1, (5);\n add.u32 %r3, %r1, !0;\n"
+        " add.u32 %r4, %r1, WARP_SZ / 4;\n mov.f32 %f1, (1.0);\n mov.f32 %f2, -(2.5);\n ld.global.u32 %r5, [g];\n"
+        " ld.global.u32 %r6, [g+4];\n st.global.v4.u32 [%la2], {%r2, %r3, %r4, %r5};\n st.global.v2.f32 [%la2+16], {%f1, %f2};\n"
+        " st.global.u32 [%la2+24], %r6;\n mov.b64 %rd1, {(1+1), 3 * 3};\n st.global.u64 [%la2+32], %rd1;\n";
+    char ptx[8192];
+    int n = snprintf(ptx, sizeof ptx, "%s", head);
+    for (int i = 0; i < N; i++) n += snprintf(ptx + n, sizeof ptx - n, " mov.b64 %%rd%d, %s;\n st.global.u64 [%%la2+%d], %%rd%d;\n", i + 2, t[i].e, 40 + 8 * i, i + 2);
+    snprintf(ptx + n, sizeof ptx - n, " ret;\n}\n");
+    check_ptxas_arch(ptx, "sm_80");
+    uint64_t out[5 + N];
+    run_lanes("emu", ptx, NULL, 8, out, sizeof out, 1);
+    uint32_t w[10];
+    memcpy(w, out, sizeof w);
+    cr_expect(w[0] == 105 && w[1] == 101 && w[2] == 108, "add.u32 100 + (5), !0, WARP_SZ / 4: %u %u %u", w[0], w[1], w[2]);
+    cr_expect(w[3] == 6 && w[6] == 17, "initializers 2*3, (1 << 4) | 1: %u %u", w[3], w[6]);
+    cr_expect(w[4] == 0x3F800000u && w[5] == 0xC0200000u, "(1.0), -(2.5): %#x %#x", w[4], w[5]);
+    cr_expect_eq(out[4], 0x0000000900000002ull, "{(1+1), 3 * 3}: %#llx", (unsigned long long)out[4]);
+    for (int i = 0; i < N; i++)
+        cr_expect_eq(out[5 + i], t[i].want, "%s: %#llx, want %#llx", t[i].e, (unsigned long long)out[5 + i], (unsigned long long)t[i].want);
+    /* what the emulator does not evaluate is refused at its line */
+    static const struct { const char *ins, *msg; } bad[] = {
+        {" mov.f32 %f1, 1.0 + 2.0;\n", "'+' on a float in a constant expression"},
+        {" mov.u32 %r1, 1 / 0;\n", "'/' by zero"},
+        {" mov.u32 %r1, 5 % (2 - 2);\n", "'%' by zero"},
+        {" mov.u32 %r1, (1 + 2;\n", "expected ')' in a constant expression"},
+        {" mov.u32 %r1, 1 + %r2;\n", "'%r2' in a constant expression"},
+        {" mov.u32 %r1, 1 ? 2;\n", "expected ':'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char p[512];
+        snprintf(p, sizeof p, HEAD80 ".visible .entry k()\n{\n .reg .b32 %%r<3>;\n .reg .f32 %%f<2>;\n%s ret;\n}\n", bad[i].ins);
+        load_fails("emu", p, bad[i].msg);
+        load_fails("emu", p, "ptx:8:");
+    }
 }
