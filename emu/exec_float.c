@@ -160,6 +160,16 @@ static double fma_half(double a, double b, double c) {
     return s;
 }
 
+/* rcp.approx.ftz.f64 and rsqrt.approx.ftz.f64 give 32 bits: the result's sign, exponent and 20 mantissa bits
+ * (rounded to nearest) above 32 zero bits, a NaN 0x7fffffff00000000 (the ISA's canonical one); the host's
+ * quotient is within their error bounds. */
+static uint64_t approx_hi32(double v) {
+    if (isnan(v)) return 0x7FFFFFFF00000000ull;
+    v = flush(v, EMU_T_F64, true);
+    uint64_t u = emu_bits64(v);
+    return isinf(v) || v == 0 ? u : (u + 0x80000000u) & ~0xFFFFFFFFull;
+}
+
 /* One lane of an arithmetic instruction; ety is the element type. */
 static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, uint64_t xc, bool *bad) {
     bool ftz = in->flags & EMU_F(FTZ), sat = in->flags & EMU_F(SAT);
@@ -198,13 +208,19 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
         break;
     case EMU_OP_RCP:
         if (native && !(in->flags & EMU_F(APPROX))) v = native_op(EMU_OP_RCP, ety == EMU_T_F64, a, 0, 0, rnd);
+        else if (ety == EMU_T_F64 && ftz) /* "using the most-significant 20 bits of the mantissa of operand a" */
+            return approx_hi32(isnan(a) ? a : 1.0 / emu_f64(emu_bits64(a) & ~0xFFFFFFFFull));
         else { v = 1.0 / a; rnd = EMU_RND_RN; }
         break;
     case EMU_OP_SQRT:
         if (native && !(in->flags & EMU_F(APPROX))) v = native_op(EMU_OP_SQRT, ety == EMU_T_F64, a, 0, 0, rnd);
         else { v = sqrt(a); rnd = EMU_RND_RN; }
         break;
-    case EMU_OP_RSQRT: v = 1.0 / sqrt(a); rnd = EMU_RND_RN; break;
+    case EMU_OP_RSQRT:
+        if (ety == EMU_T_F64 && ftz) return approx_hi32(1.0 / sqrt(a)); /* "The least significant 32 bits ... are all zeros" */
+        v = 1.0 / sqrt(a);
+        rnd = EMU_RND_RN;
+        break;
     case EMU_OP_EX2: v = exp2(a); rnd = EMU_RND_RN; break;
     case EMU_OP_LG2: v = log2(a); rnd = EMU_RND_RN; break;
     case EMU_OP_SIN: v = sin(a); rnd = EMU_RND_RN; break;

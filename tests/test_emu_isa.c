@@ -20,7 +20,7 @@
  *      on a register that is no predicate is refused;
  *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs, one
  *      rounding in f16/bf16 fma, cvt.sat.f64 from integers, float->int cvt of
- *      NaN, constant expressions as operands. */
+ *      NaN, constant expressions as operands, rcp/rsqrt.approx.ftz.f64. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -1170,5 +1170,60 @@ Test(isa, constant_expressions) {
         snprintf(p, sizeof p, HEAD80 ".visible .entry k()\n{\n .reg .b32 %%r<3>;\n .reg .f32 %%f<2>;\n%s ret;\n}\n", bad[i].ins);
         load_fails("emu", p, bad[i].msg);
         load_fails("emu", p, "ptx:8:");
+    }
+}
+
+/* ISA, rcp.approx.ftz.f64: "compute an approximate .f64 reciprocal of this value using the most-significant 20 bits
+ * of the mantissa of operand a, ... zero the least significant 32 mantissa bits of .f64 destination d" and "Input
+ * NaNs map to a canonical NaN with encoding 0x7fffffff00000000"; rsqrt.approx.ftz.f64: "The least significant 32
+ * bits of the double-precision (.f64) destination d are all zeros."  Subnormal inputs and results flush to zero.
+ * The emulator returned the full-precision double (probeS F12).  Finite results: the low word 0, the high word
+ * within one unit of the exact result's (an approximation of 20 mantissa bits). */
+Test(isa, rcp_rsqrt_approx_ftz_f64_low_word) {
+    static const char *ptx = HEAD80 KIO " .reg .f64 %fd<4>;\n" LANE_ADDRS(8, 16) " ld.global.f64 %fd1, [%la4];\n"
+        " rcp.approx.ftz.f64 %fd2, %fd1;\n rsqrt.approx.ftz.f64 %fd3, %fd1;\n st.global.v2.f64 [%la5], {%fd2, %fd3};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    enum { APPROX = 1 }; /* a finite result: compare the high word with the exact one's, +-1 */
+    static const struct { uint64_t a; int rcp_kind; uint64_t rcp; int rsq_kind; uint64_t rsq; } t[] = {
+        {0x3FF8000000000000ull, APPROX, 0, APPROX, 0},                                        /* 1.5 */
+        {0x400921FB54442D18ull, APPROX, 0, APPROX, 0},                                        /* pi */
+        {0x3FF0000012345678ull, 0, 0x3FF0000000000000ull, APPROX, 0},                         /* rcp reads 1.0 */
+        {0x4010000000000000ull, 0, 0x3FD0000000000000ull, 0, 0x3FE0000000000000ull},         /* 4: 0.25, 0.5 */
+        {0xC000000000000000ull, 0, 0xBFE0000000000000ull, 0, 0x7FFFFFFF00000000ull},         /* -2: -0.5, NaN */
+        {0x7FD0000000000000ull, 0, 0x0010000000000000ull, APPROX, 0},                         /* 2^1022: 2^-1022 */
+        {0x7FE0000000000000ull, 0, 0, APPROX, 0},                                             /* 2^1023: 2^-1023 flushes */
+        {0, 0, 0x7FF0000000000000ull, 0, 0x7FF0000000000000ull},                              /* +0: +inf */
+        {0x8000000000000000ull, 0, 0xFFF0000000000000ull, 0, 0xFFF0000000000000ull},          /* -0: -inf */
+        {1, 0, 0x7FF0000000000000ull, 0, 0x7FF0000000000000ull},                              /* subnormal: +0 */
+        {0x7FF0000000000000ull, 0, 0, 0, 0},                                                  /* inf: +0 */
+        {0x7FF8000000000000ull, 0, 0x7FFFFFFF00000000ull, 0, 0x7FFFFFFF00000000ull},          /* NaN */
+        {0xFFF0000000000001ull, 0, 0x7FFFFFFF00000000ull, 0, 0x7FFFFFFF00000000ull},          /* NaN, low payload */
+    };
+    enum { N = sizeof t / sizeof t[0] };
+    uint64_t in[N], out[N][2];
+    for (int i = 0; i < N; i++) in[i] = t[i].a;
+    run_lanes("emu", ptx, in, sizeof in, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        double a, hi_a;
+        uint64_t ahi = t[i].a & ~0xFFFFFFFFull;
+        memcpy(&a, &t[i].a, 8);
+        memcpy(&hi_a, &ahi, 8);
+        const double exact[2] = {1.0 / hi_a, 1.0 / sqrt(a)};
+        const int kind[2] = {t[i].rcp_kind, t[i].rsq_kind};
+        const uint64_t want[2] = {t[i].rcp, t[i].rsq};
+        for (int j = 0; j < 2; j++) {
+            const char *op = j ? "rsqrt" : "rcp";
+            uint64_t got = out[i][j];
+            if (kind[j] == APPROX) {
+                uint64_t e;
+                memcpy(&e, &exact[j], 8);
+                int64_t d = (int64_t)(got >> 32) - (int64_t)(e >> 32);
+                cr_expect((uint32_t)got == 0 && d >= -1 && d <= 1, "%s.approx.ftz.f64(%#llx): %#llx, exact %#llx", op,
+                          (unsigned long long)t[i].a, (unsigned long long)got, (unsigned long long)e);
+            } else {
+                cr_expect_eq(got, want[j], "%s.approx.ftz.f64(%#llx): %#llx, want %#llx", op, (unsigned long long)t[i].a,
+                             (unsigned long long)got, (unsigned long long)want[j]);
+            }
+        }
     }
 }
