@@ -58,8 +58,8 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     bool regs = true;
     for (unsigned i = 0; i < in->nops; i++) regs = regs && in->ok[i] == EMU_OK_REG;
     switch (in->op) {
-    case EMU_OP_MOV: /* not of %clock/%clock64: exec_mov reads the clock */
-        if (!regs || in->nops != 2 || in->o[1] == EMU_SLOT_SREG + EMU_SREG_CLOCK || in->o[1] == EMU_SLOT_SREG + EMU_SREG_CLOCK64)
+    case EMU_OP_MOV: /* not of %clock/%clock_hi/%clock64: exec_mov reads the clock */
+        if (!regs || in->nops != 2 || emu_slot_is_clock(in->o[1]))
             return FAST_NONE;
         return sz == 8 ? FAST_MOV64 : sz == 4 ? FAST_MOV32 : FAST_NONE;
     case EMU_OP_ADD: case EMU_OP_SUB:

@@ -70,16 +70,17 @@ static bool exec_mov128(EmuThread *t, const EmuIns *in, const EmuFunc *f) {
     return true;
 }
 
-/* %clock and %clock64 read when a mov reads them: the host's monotonic clock in nanoseconds (a 1 GHz
+/* %clock, %clock_hi and %clock64 read when a mov reads them: the host's monotonic clock in nanoseconds (a 1 GHz
  * counter), so a loop that waits for some cycles to pass ends (it read 0, and spun forever). */
 static void refresh_clock(EmuThread *t, const EmuIns *in) {
     uint32_t s = in->o[1];
-    if (in->ok[1] != EMU_OK_REG || (s != EMU_SLOT_SREG + EMU_SREG_CLOCK && s != EMU_SLOT_SREG + EMU_SREG_CLOCK64)) return;
+    if (in->ok[1] != EMU_OK_REG || !emu_slot_is_clock(s)) return;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     t->r[EMU_SLOT_SREG + EMU_SREG_CLOCK64] = ns;
     t->r[EMU_SLOT_SREG + EMU_SREG_CLOCK] = (uint32_t)ns;
+    t->r[EMU_SLOT_SREG + EMU_SREG_CLOCK_HI] = ns >> 32;
 }
 
 static bool exec_mov(EmuThread *t, const EmuIns *in, const EmuFunc *f) {

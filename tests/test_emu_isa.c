@@ -20,7 +20,8 @@
  *      on a register that is no predicate is refused;
  *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs, one
  *      rounding in f16/bf16 fma, cvt.sat.f64 from integers, float->int cvt of
- *      NaN, constant expressions as operands, rcp/rsqrt.approx.ftz.f64. */
+ *      NaN, constant expressions as operands, rcp/rsqrt.approx.ftz.f64,
+ *      %clock_hi and %pm0..7(_64). */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -1224,6 +1225,42 @@ Test(isa, rcp_rsqrt_approx_ftz_f64_low_word) {
                 cr_expect_eq(got, want[j], "%s.approx.ftz.f64(%#llx): %#llx, want %#llx", op, (unsigned long long)t[i].a,
                              (unsigned long long)got, (unsigned long long)want[j]);
             }
+        }
+    }
+}
+
+/* ISA, Special Registers: "%clock_hi: The upper 32-bits of %clock64 special register" (Triton's proton profiler
+ * reads it); "%pm0..%pm7: Performance monitoring counters" and "%pm0_64..%pm7_64: 64-bit performance monitoring
+ * counters", whose counts the ISA leaves to the hardware: the emulator counts no events (pmevent has no effect),
+ * so they read 0.  All were refused as undeclared registers (probeS F7, F8).  %clock_hi read between two %clock64
+ * reads lies between their upper halves. */
+Test(isa, clock_hi_and_pm_counters) {
+    static const char *ptx = HEAD80 KIO " .reg .b32 %r<11>;\n .reg .b64 %rd<12>;\n" LANE_ADDRS(8, 128)
+        " mov.u64 %rd1, %clock64;\n mov.u32 %r1, %clock_hi;\n mov.u64 %rd2, %clock64;\n"
+        " mov.u32 %r2, %pm0;\n mov.u32 %r3, %pm1;\n mov.u32 %r4, %pm2;\n mov.u32 %r5, %pm3;\n"
+        " mov.u32 %r6, %pm4;\n mov.u32 %r7, %pm5;\n mov.u32 %r8, %pm6;\n mov.u32 %r9, %pm7;\n"
+        " mov.u64 %rd3, %pm0_64;\n mov.u64 %rd4, %pm1_64;\n mov.u64 %rd5, %pm2_64;\n mov.u64 %rd6, %pm3_64;\n"
+        " mov.u64 %rd7, %pm4_64;\n mov.u64 %rd8, %pm5_64;\n mov.u64 %rd9, %pm6_64;\n mov.u64 %rd10, %pm7_64;\n"
+        " st.global.v2.u64 [%la5], {%rd1, %rd2};\n st.global.v4.u32 [%la5+16], {%r1, %r2, %r3, %r4};\n"
+        " st.global.v4.u32 [%la5+32], {%r5, %r6, %r7, %r8};\n st.global.u32 [%la5+48], %r9;\n"
+        " st.global.v2.u64 [%la5+64], {%rd3, %rd4};\n st.global.v2.u64 [%la5+80], {%rd5, %rd6};\n"
+        " st.global.v2.u64 [%la5+96], {%rd7, %rd8};\n st.global.v2.u64 [%la5+112], {%rd9, %rd10};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    enum { N = 4 };
+    uint8_t out[N][128];
+    run_lanes("emu", ptx, NULL, 8 * N, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        uint64_t c[2], pm64[8];
+        uint32_t hi, pm[8];
+        memcpy(c, out[i], 16);
+        memcpy(&hi, out[i] + 16, 4);
+        memcpy(pm, out[i] + 20, 32);
+        memcpy(pm64, out[i] + 64, 64);
+        cr_expect(c[0] >> 32 <= hi && hi <= c[1] >> 32, "%%clock_hi %#x between %%clock64 %#llx and %#llx", hi, (unsigned long long)c[0],
+                  (unsigned long long)c[1]);
+        for (int k = 0; k < 8; k++) {
+            cr_expect_eq(pm[k], 0u, "%%pm%d: %u", k, pm[k]);
+            cr_expect_eq(pm64[k], 0u, "%%pm%d_64: %llu", k, (unsigned long long)pm64[k]);
         }
     }
 }
