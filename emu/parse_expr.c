@@ -194,6 +194,13 @@ static bool apply(Parser *ps, uint32_t line, int op, Imm *a, const Imm *b) {
 
 static bool cexpr(Parser *ps, Imm *v);
 
+/* A token for messages: 'text' (cut at 40 bytes), or "the end of the PTX". */
+static const char *quote(const Tok *t, char *buf, size_t n) {
+    if (t->kind == TK_EOF) return "the end of the PTX";
+    snprintf(buf, n, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s);
+    return buf;
+}
+
 /* unary = ("+" | "-" | "!" | "~") unary | "(" (".s64" | ".u64") ")" unary | "(" cexpr ")" | literal | "WARP_SZ" */
 static bool unary(Parser *ps, Imm *v) {
     Tok t = ps->tok;
@@ -226,9 +233,7 @@ static bool unary(Parser *ps, Imm *v) {
             return true;
         }
         if (!cexpr(ps, v)) return false;
-        if (!punct(&ps->tok, ')'))
-            return perr(ps, ps->tok.line, "expected ')' in a constant expression, found %s",
-                        ps->tok.kind == TK_EOF ? "the end of the PTX" : (snprintf(b, sizeof b, "'%.*s'", (int)(ps->tok.len > 40 ? 40 : ps->tok.len), ps->tok.s), b));
+        if (!punct(&ps->tok, ')')) return perr(ps, ps->tok.line, "expected ')' in a constant expression, found %s", quote(&ps->tok, b, sizeof b));
         emu_lex_next(ps);
         return true;
     }
@@ -237,11 +242,9 @@ static bool unary(Parser *ps, Imm *v) {
         *v = int_val(32, false);
         return true;
     }
-    if (t.kind != TK_NUM) {
-        if (t.kind == TK_EOF) return perr(ps, t.line, "a constant expression ends at the end of the PTX");
-        return perr(ps, t.line, "'%.*s' in a constant expression: the emulator evaluates integer literals, WARP_SZ and C's operators",
-                    (int)(t.len > 40 ? 40 : t.len), t.s);
-    }
+    if (t.kind != TK_NUM)
+        return perr(ps, t.line, "%s in a constant expression: the emulator evaluates integer literals, WARP_SZ and C's operators",
+                    quote(&t, b, sizeof b));
     memset(v, 0, sizeof *v);
     if (!emu_parse_imm(&t, false, v)) return perr(ps, t.line, "bad immediate '%.*s'", (int)t.len, t.s);
     if (v->kind == IMM_INT) /* 1: signed unless U or past INT64_MAX */
