@@ -350,9 +350,13 @@ enum {
     X(LANEID, "%laneid") X(WARPID, "%warpid") X(NWARPID, "%nwarpid") X(SMID, "%smid") \
     X(NSMID, "%nsmid") X(GRIDID, "%gridid") X(LANEMASK_EQ, "%lanemask_eq") \
     X(LANEMASK_LT, "%lanemask_lt") X(LANEMASK_LE, "%lanemask_le") X(LANEMASK_GT, "%lanemask_gt") \
-    X(LANEMASK_GE, "%lanemask_ge") X(CLOCK, "%clock") X(CLOCK64, "%clock64") \
+    X(LANEMASK_GE, "%lanemask_ge") X(CLOCK, "%clock") X(CLOCK64, "%clock64") X(CLOCK_HI, "%clock_hi") \
     X(GLOBALTIMER, "%globaltimer") X(GLOBALTIMER_LO, "%globaltimer_lo") X(GLOBALTIMER_HI, "%globaltimer_hi") \
     X(CURRENT_GRAPH_EXEC, "%current_graph_exec") /* 0: no launch comes from a CUDA graph */ \
+    /* the performance-monitoring counters: 0 (the emulator counts no events; pmevent has no effect) */ \
+    X(PM0, "%pm0") X(PM1, "%pm1") X(PM2, "%pm2") X(PM3, "%pm3") X(PM4, "%pm4") X(PM5, "%pm5") X(PM6, "%pm6") X(PM7, "%pm7") \
+    X(PM0_64, "%pm0_64") X(PM1_64, "%pm1_64") X(PM2_64, "%pm2_64") X(PM3_64, "%pm3_64") X(PM4_64, "%pm4_64") \
+    X(PM5_64, "%pm5_64") X(PM6_64, "%pm6_64") X(PM7_64, "%pm7_64") \
     X(AGGR_SMEM, "%aggr_smem_size") /* sm_90: %total_smem_size + the reserved region (EMU_RESERVED_SMEM) */ \
     X(DYN_SMEM, "%dynamic_smem_size") X(TOTAL_SMEM, "%total_smem_size") \
     X(WARPSZ, "WARP_SZ") \
@@ -376,11 +380,11 @@ enum {
 #undef X
     EMU_SREG_COUNT
 };
-
 /* Special registers read from a clock when a mov reads them (the fast mov leaves them to exec_mov). */
 static inline bool emu_sreg_is_clock(uint32_t slot) {
     switch (slot - EMU_SLOT_SREG) {
-    case EMU_SREG_CLOCK: case EMU_SREG_CLOCK64: case EMU_SREG_GLOBALTIMER: case EMU_SREG_GLOBALTIMER_LO: case EMU_SREG_GLOBALTIMER_HI:
+    case EMU_SREG_CLOCK: case EMU_SREG_CLOCK_HI: case EMU_SREG_CLOCK64: case EMU_SREG_GLOBALTIMER: case EMU_SREG_GLOBALTIMER_LO:
+    case EMU_SREG_GLOBALTIMER_HI:
         return true;
     default: return false;
     }

@@ -7,7 +7,8 @@
  *   2. f32 and f64 arithmetic runs in the native type (IEEE round to
  *      nearest even; .rz/.rm/.rp switch the host rounding mode around the
  *      one operation), f16/bf16 arithmetic runs in double, which is exact
- *      for add/sub/mul, and is then rounded once into the format;
+ *      for add/sub/mul (fma rounds to odd there: see fma_half), and is
+ *      then rounded once into the format;
  *   3. .sat clamps to [0, 1] (NaN gives 0), .ftz flushes subnormal results,
  *      NaN results become the canonical NaN (0x7fffffff, 0x7fff).
  * .approx instructions use the host's correctly rounded (or nearly so)
@@ -147,6 +148,28 @@ static bool cmp_float(unsigned c, double a, double b) {
     return false;
 }
 
+/* a*b+c for f16/bf16 operands, rounded to odd at double's 53 bits, so that the one rounding into the
+ * 11- or 8-bit format that follows is the fused one (a round-to-odd result of p+2 bits or more rounds
+ * again correctly).  The product is exact in double (22 or 16 bits); the sum need not be (a tiny
+ * product and a large c span more than 53 bits), so a two-sum gives its error, which sets the odd bit. */
+static double fma_half(double a, double b, double c) {
+    double p = a * b, s = p + c;
+    if (!isfinite(s)) return s;
+    double bb = s - p, e = (p - (s - bb)) + (c - bb);
+    if (e != 0 && !(emu_bits64(s) & 1)) s = nextafter(s, e > 0 ? INFINITY : -INFINITY);
+    return s;
+}
+
+/* rcp.approx.ftz.f64 and rsqrt.approx.ftz.f64 give 32 bits: the result's sign, exponent and 20 mantissa bits
+ * (rounded to nearest) above 32 zero bits, a NaN 0x7fffffff00000000 (the ISA's canonical one); the host's
+ * quotient is within their error bounds. */
+static uint64_t approx_hi32(double v) {
+    if (isnan(v)) return 0x7FFFFFFF00000000ull;
+    v = flush(v, EMU_T_F64, true);
+    uint64_t u = emu_bits64(v);
+    return isinf(v) || v == 0 ? u : (u + 0x80000000u) & ~0xFFFFFFFFull;
+}
+
 /* One lane of an arithmetic instruction; ety is the element type. */
 static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, uint64_t xc, bool *bad) {
     bool ftz = in->flags & EMU_F(FTZ), sat = in->flags & EMU_F(SAT);
@@ -161,7 +184,7 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
         break;
     case EMU_OP_FMA: case EMU_OP_MAD:
         if (native) v = native_op(EMU_OP_FMA, ety == EMU_T_F64, a, b, c, rnd);
-        else v = fma(a, b, c);
+        else v = fma_half(a, b, c);
         if ((in->flags & EMU_F(RELU)) && signbit(v) && !isnan(v)) v = 0; /* fma.rn.relu (f16, bf16, pairs): a set sign bit clears */
         if (in->op == EMU_OP_FMA && (in->xflags & EMU_XF_OOB) && ((xa & 0xFFFF) == EMU_OOB_NAN16 || (xb & 0xFFFF) == EMU_OOB_NAN16 || (xc & 0xFFFF) == EMU_OOB_NAN16))
             v = 0; /* fma.rn.oob: an operand that is the OOB-NaN a tensor copy fills in gives +0 */
@@ -185,13 +208,19 @@ static uint64_t lane(const EmuIns *in, unsigned ety, uint64_t xa, uint64_t xb, u
         break;
     case EMU_OP_RCP:
         if (native && !(in->flags & EMU_F(APPROX))) v = native_op(EMU_OP_RCP, ety == EMU_T_F64, a, 0, 0, rnd);
+        else if (ety == EMU_T_F64 && ftz) /* "using the most-significant 20 bits of the mantissa of operand a" */
+            return approx_hi32(isnan(a) ? a : 1.0 / emu_f64(emu_bits64(a) & ~0xFFFFFFFFull));
         else { v = 1.0 / a; rnd = EMU_RND_RN; }
         break;
     case EMU_OP_SQRT:
         if (native && !(in->flags & EMU_F(APPROX))) v = native_op(EMU_OP_SQRT, ety == EMU_T_F64, a, 0, 0, rnd);
         else { v = sqrt(a); rnd = EMU_RND_RN; }
         break;
-    case EMU_OP_RSQRT: v = 1.0 / sqrt(a); rnd = EMU_RND_RN; break;
+    case EMU_OP_RSQRT:
+        if (ety == EMU_T_F64 && ftz) return approx_hi32(1.0 / sqrt(a)); /* "The least significant 32 bits ... are all zeros" */
+        v = 1.0 / sqrt(a);
+        rnd = EMU_RND_RN;
+        break;
     case EMU_OP_EX2: v = exp2(a); rnd = EMU_RND_RN; break;
     case EMU_OP_LG2: v = log2(a); rnd = EMU_RND_RN; break;
     case EMU_OP_SIN: v = sin(a); rnd = EMU_RND_RN; break;
@@ -325,8 +354,13 @@ static uint64_t cvt_one(const EmuIns *in, uint64_t x, unsigned dty, unsigned sty
                 r = dty == EMU_T_F64 ? emu_bits64(copysign(DBL_MAX, v)) : emu_round_f64(copysign(max_finite(dty), v), fmt_of(dty), EMU_RND_RN);
             return r;
         }
-        /* float -> int: saturating, NaN -> 0 */
-        if (isnan(v)) return 0;
+        /* float -> int: saturating.  NaN: "Zero if source is not .f64 and destination is not .s64, .u64.
+         * Otherwise 1 << (BitWidth(dst) - 1)" (MININT for a signed destination, sign-extended as any result) */
+        if (isnan(v)) {
+            if (sty != EMU_T_F64 && dsz != 8) return 0;
+            uint64_t r = 1ull << (dsz * 8 - 1);
+            return dk == EMU_K_S ? (uint64_t)emu_sext(r, dsz) : r;
+        }
         v = round_integral(v, int_rnd ? rnd : EMU_RND_RZI);
         if (dk == EMU_K_S) {
             double lo = -ldexp(1.0, (int)dsz * 8 - 1), hi = ldexp(1.0, (int)dsz * 8 - 1);
@@ -342,9 +376,8 @@ static uint64_t cvt_one(const EmuIns *in, uint64_t x, unsigned dty, unsigned sty
     bool ss = sk == EMU_K_S;
     int64_t iv = ss ? emu_sext(x, ssz) : (int64_t)emu_zext(x, ssz);
     if (dk == EMU_K_F) {
-        if (dty == EMU_T_F64) return emu_round_int(iv, ss, EMU_FMT_F64, rnd);
         uint64_t r = emu_round_int(iv, ss, fmt_of(dty), rnd);
-        if (sat) r = enc(dec(r, dty), dty, EMU_RND_RN, false, true);
+        if (sat) r = enc(dec(r, dty), dty, EMU_RND_RN, false, true); /* [0.0, 1.0], f64 too */
         return r;
     }
     /* integer -> integer */
@@ -363,19 +396,23 @@ static uint64_t cvt_one(const EmuIns *in, uint64_t x, unsigned dty, unsigned sty
     return dk == EMU_K_S ? (uint64_t)emu_sext((uint64_t)iv, dsz) : emu_zext((uint64_t)iv, dsz);
 }
 
-/* f8 pairs (sm_89+): cvt.rn.f16x2.{e4m3x2,e5m2x2} d, a (each byte of a exactly into its half, low
- * first); cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b (a to the upper byte, b to the lower) and
- * .f16x2 d, a (each half to its byte). */
+/* f8 pairs (sm_89+): cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a (each byte of a exactly into its half,
+ * low first; .relu gives +0 for a set sign bit and 0x7fff for a NaN); cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32
+ * d, a, b (a to the upper byte, b to the lower) and .f16x2 d, a (each half to its byte). */
 static bool cvt_f8x2(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     unsigned dty = in->ty, sty = in->ty2;
     if (sty == EMU_T_E4M3X2 || sty == EMU_T_E5M2X2) {
         if (dty != EMU_T_F16X2 || in->nops != 2)
             return emu_fault(b, t, in, "unsupported instruction", "cvt from .%s gives .f16x2 from one source", emu_type_name(sty));
-        bool e5 = sty == EMU_T_E5M2X2;
-        uint64_t a = EMU_R(t, in, 1);
-        uint64_t lo = emu_round_f64(emu_f8_to_f64((uint8_t)a, e5), EMU_FMT_F16, EMU_RND_RN);
-        uint64_t hi = emu_round_f64(emu_f8_to_f64((uint8_t)(a >> 8), e5), EMU_FMT_F16, EMU_RND_RN);
-        EMU_R(t, in, 0) = (hi & 0xFFFF) << 16 | (lo & 0xFFFF);
+        bool e5 = sty == EMU_T_E5M2X2, relu = in->flags & EMU_F(RELU);
+        uint64_t a = EMU_R(t, in, 1), d = 0;
+        for (unsigned h = 0; h < 2; h++) {
+            double v = emu_f8_to_f64((uint8_t)(a >> 8 * h), e5);
+            /* .relu: "clamps the result to 0 if negative. NaN results are converted to canonical NaN" */
+            uint64_t r = relu && isnan(v) ? 0x7FFF : relu && signbit(v) ? 0 : emu_round_f64(v, EMU_FMT_F16, EMU_RND_RN);
+            d |= (r & 0xFFFF) << 16 * h;
+        }
+        EMU_R(t, in, 0) = d;
         return true;
     }
     bool e5 = dty == EMU_T_E5M2X2;

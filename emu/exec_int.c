@@ -70,7 +70,7 @@ static bool exec_mov128(EmuThread *t, const EmuIns *in, const EmuFunc *f) {
     return true;
 }
 
-/* %clock and %clock64 read when a mov reads them: the host's monotonic clock in nanoseconds (a 1 GHz
+/* %clock, %clock_hi and %clock64 read when a mov reads them: the host's monotonic clock in nanoseconds (a 1 GHz
  * counter), so a loop that waits for some cycles to pass ends (it read 0, and spun forever); %globaltimer
  * (and its halves) the host's real-time clock in nanoseconds, so a wait on it ends too (it stood at the
  * launch's start). */
@@ -83,7 +83,7 @@ static void refresh_clock(EmuThread *t, const EmuIns *in) {
     uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     uint64_t *r = &t->r[EMU_SLOT_SREG];
     if (global) r[EMU_SREG_GLOBALTIMER] = ns, r[EMU_SREG_GLOBALTIMER_LO] = (uint32_t)ns, r[EMU_SREG_GLOBALTIMER_HI] = ns >> 32;
-    else r[EMU_SREG_CLOCK64] = ns, r[EMU_SREG_CLOCK] = (uint32_t)ns;
+    else r[EMU_SREG_CLOCK64] = ns, r[EMU_SREG_CLOCK] = (uint32_t)ns, r[EMU_SREG_CLOCK_HI] = ns >> 32;
 }
 
 static bool exec_mov(EmuThread *t, const EmuIns *in, const EmuFunc *f) {

@@ -24,7 +24,8 @@
  *      is an error naming the instruction and its line; then the checks of
  *      parse_check.c (operand counts and kinds, immediate limits, forms,
  *      the .target an instruction needs).
- *   4. Operands become slots: registers have fixed slots, immediates and
+ *   4. Operands become slots: registers have fixed slots, immediates (constant
+ *      expressions, evaluated by parse_expr.c) and
  *      symbol addresses become constant slots (deduplicated), vectors go to
  *      the function's vector pool, addresses keep base slot + offset.
  *   5. Per function: branch labels and callees are resolved; nested { }
@@ -105,6 +106,8 @@ static Tok *peek(Parser *ps) {
     if (!ps->has_peek) { ps->peek = lex_raw(ps); ps->has_peek = true; }
     return &ps->peek;
 }
+void emu_lex_next(Parser *ps) { next(ps); }
+Tok *emu_lex_peek(Parser *ps) { return peek(ps); }
 static bool is(const Tok *t, const char *s) { return t->len == strlen(s) && memcmp(t->s, s, t->len) == 0; }
 static bool is_punct(const Tok *t, char c) { return t->kind == TK_PUNCT && t->s[0] == c; }
 /* A token for messages: 'text' (quoted, cut at 40 bytes), or "the end of the PTX". */
@@ -125,94 +128,6 @@ static bool expect(Parser *ps, char c) {
 /* Skips the rest of a directive on `line` (the current token may already be on the next one). */
 static void skip_line(Parser *ps, uint32_t line) {
     while (ps->tok.kind != TK_EOF && ps->tok.line == line) next(ps);
-}
-
-/* Integer literal: decimal, 0x hex, 0 octal, 0b binary, optional U suffix. */
-static bool parse_int(const Tok *t, int64_t *out) {
-    char buf[80];
-    if (t->kind != TK_NUM || t->len >= sizeof buf) return false;
-    memcpy(buf, t->s, t->len);
-    buf[t->len] = 0;
-    size_t n = t->len;
-    if (n > 1 && (buf[n - 1] == 'U' || buf[n - 1] == 'u')) buf[--n] = 0;
-    char *end;
-    errno = 0;
-    unsigned long long v;
-    if (buf[0] == '0' && (buf[1] == 'b' || buf[1] == 'B')) v = strtoull(buf + 2, &end, 2);
-    else v = strtoull(buf, &end, 0);
-    if (*end || errno) return false;
-    *out = (int64_t)v;
-    return true;
-}
-
-/* ---- immediates ---- */
-enum { IMM_INT, IMM_F32BITS, IMM_F64BITS, IMM_FLOAT };
-typedef struct Imm { int kind; int64_t i; double f; } Imm;
-
-static bool parse_imm(const Tok *t, bool neg, Imm *im) {
-    if (t->kind != TK_NUM) return false;
-    if (t->len > 2 && t->s[0] == '0' && (t->s[1] == 'f' || t->s[1] == 'F' || t->s[1] == 'd' || t->s[1] == 'D')) {
-        bool is64 = t->s[1] == 'd' || t->s[1] == 'D';
-        char buf[40];
-        if (t->len - 2 >= sizeof buf) return false;
-        memcpy(buf, t->s + 2, t->len - 2);
-        buf[t->len - 2] = 0;
-        char *end;
-        uint64_t v = strtoull(buf, &end, 16);
-        if (*end) return false;
-        if (neg) v ^= is64 ? 0x8000000000000000ull : 0x80000000ull;
-        im->kind = is64 ? IMM_F64BITS : IMM_F32BITS;
-        im->i = (int64_t)v;
-        return true;
-    }
-    bool isfloat = false;
-    for (uint32_t k = 0; k < t->len; k++)
-        if (t->s[k] == '.' || ((t->s[k] == 'e' || t->s[k] == 'E') && !(t->s[1] == 'x' || t->s[1] == 'X'))) isfloat = true;
-    if (isfloat) {
-        char buf[80];
-        if (t->len >= sizeof buf) return false;
-        memcpy(buf, t->s, t->len);
-        buf[t->len] = 0;
-        char *end;
-        double d = strtod(buf, &end);
-        if (*end) return false;
-        im->kind = IMM_FLOAT;
-        im->f = neg ? -d : d;
-        return true;
-    }
-    int64_t v;
-    if (!parse_int(t, &v)) return false;
-    im->kind = IMM_INT;
-    im->i = neg ? (int64_t)(0 - (uint64_t)v) : v; /* no overflow for INT64_MIN */
-    return true;
-}
-
-/* The bits an immediate has as an operand of type ty. */
-static uint64_t imm_bits(const Imm *im, unsigned ty) {
-    unsigned kind = emu_type_kind(ty), size = emu_type_size(ty);
-    double d;
-    switch (im->kind) {
-    case IMM_F32BITS: {
-        if (ty == EMU_T_F64) { float f; uint32_t u = (uint32_t)im->i; memcpy(&f, &u, 4); d = f; break; }
-        if (kind == EMU_K_F && size == 2) { float f; uint32_t u = (uint32_t)im->i; memcpy(&f, &u, 4); d = f; break; }
-        return (uint32_t)im->i;
-    }
-    case IMM_F64BITS: {
-        if (ty == EMU_T_F64 || size == 8 || kind != EMU_K_F) return (uint64_t)im->i;
-        uint64_t u = (uint64_t)im->i; memcpy(&d, &u, 8); break;
-    }
-    case IMM_FLOAT: d = im->f; break;
-    default:
-        if (kind != EMU_K_F) return (uint64_t)im->i;
-        d = (double)im->i;
-        break;
-    }
-    /* a float value as bits of ty */
-    if (ty == EMU_T_F64 || (kind != EMU_K_F && size == 8)) { uint64_t u; memcpy(&u, &d, 8); return u; }
-    if (ty == EMU_T_F16 || ty == EMU_T_F16X2) return emu_round_f64(d, EMU_FMT_F16, EMU_RND_RN);
-    if (ty == EMU_T_BF16 || ty == EMU_T_BF16X2) return emu_round_f64(d, EMU_FMT_BF16, EMU_RND_RN);
-    if (kind == EMU_K_F || size == 4) { float f = (float)d; uint32_t u; memcpy(&u, &f, 4); return u; }
-    return (uint64_t)(int64_t)d;
 }
 
 /* ---- slots ---- */
@@ -376,7 +291,7 @@ static bool parse_decl(Parser *ps, Decl *d) {
         if (is(t, ".align")) {
             next(ps);
             int64_t v;
-            if (!parse_int(&ps->tok, &v) || v <= 0 || v > (1 << 20) || (v & (v - 1))) return perr(ps, ps->tok.line, "bad .align");
+            if (!emu_parse_int(&ps->tok, &v) || v <= 0 || v > (1 << 20) || (v & (v - 1))) return perr(ps, ps->tok.line, "bad .align");
             /* `.ptr [.space] .align N` gives the pointee's alignment, not the parameter's */
             if (!d->is_ptr) d->align = (uint32_t)v;
             next(ps);
@@ -412,7 +327,7 @@ static bool parse_decl(Parser *ps, Decl *d) {
     while (accept(ps, '[')) {
         if (accept(ps, ']')) { d->unsized = true; continue; }
         int64_t v;
-        if (!parse_int(&ps->tok, &v) || v < 0) return perr(ps, ps->tok.line, "bad array size");
+        if (!emu_parse_int(&ps->tok, &v) || v < 0) return perr(ps, ps->tok.line, "bad array size");
         next(ps);
         d->count *= (uint64_t)v;
         if (!expect(ps, ']')) return false;
@@ -454,7 +369,7 @@ static bool parse_init_address(Parser *ps, EmuSym *s, unsigned esz, uint64_t at,
         bool minus = is_punct(&ps->tok, '-');
         next(ps);
         int64_t v;
-        if (!parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad offset in the address initializer of '%s'", s->name);
+        if (!emu_parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad offset in the address initializer of '%s'", s->name);
         next(ps);
         r.addend = minus ? -v : v;
     }
@@ -484,12 +399,11 @@ static bool parse_init(Parser *ps, EmuSym *s, unsigned ty) {
         if (ps->tok.kind == TK_IDENT) {
             if (!parse_init_address(ps, s, esz, n * esz, &rcap)) return false;
         } else {
-            bool neg = accept(ps, '-');
             Imm im;
-            if (!parse_imm(&ps->tok, neg, &im))
+            if (!emu_starts_const(ps))
                 return perr(ps, ps->tok.line, "unsupported initializer %s for '%s'", tok_text(&ps->tok, (char[48]){0}, 48), s->name);
-            next(ps);
-            uint64_t bits = imm_bits(&im, ty);
+            if (!emu_parse_const(ps, &im)) return false;
+            uint64_t bits = emu_imm_bits(&im, ty);
             memcpy(s->init + n * esz, &bits, esz);
         }
         n++;
@@ -638,20 +552,17 @@ static bool parse_reg_or_name(Parser *ps, Opd *o) {
     return true;
 }
 
-/* operand = "{" reg {"," reg} "}" | "[" base ["+" ["-"] int] "]" | ["!"|"-"] reg | imm | sym ["+" int] | label | "(" names ")" */
-static bool parse_operand(Parser *ps, Opd *o) {
+/* operand = "{" (reg | cexpr) {"," (reg | cexpr)} "}" | "[" base ["+" ["-"] int] "]" | ["!"|"-"] reg | cexpr
+ *         | sym ["+" int] | label | "(" names ")" (call only; cexpr: parse_expr.c) */
+static bool parse_operand(Parser *ps, Opd *o, bool call) {
     opd_init(o);
     uint32_t line = ps->tok.line;
     if (accept(ps, '{')) {
         o->kind = OPD_VEC;
         do {
             if (o->nvec == EMU_MAX_VEC) return perr(ps, line, "vector operand with more than %d elements", EMU_MAX_VEC);
-            bool neg = is_punct(&ps->tok, '-');
-            if (neg || ps->tok.kind == TK_NUM) { /* an immediate element: `{0, %rs9}` */
-                if (neg) next(ps);
-                if (!parse_imm(&ps->tok, neg, &o->vimm[o->nvec]))
-                    return perr(ps, line, "bad immediate '%.*s' in a vector operand", (int)ps->tok.len, ps->tok.s);
-                next(ps);
+            if (emu_starts_const(ps)) { /* an immediate element: `{0, %rs9}` */
+                if (!emu_parse_const(ps, &o->vimm[o->nvec])) return false;
                 o->vimm_set[o->nvec] = true;
                 o->vec[o->nvec++] = 0;
                 continue;
@@ -670,7 +581,7 @@ static bool parse_operand(Parser *ps, Opd *o) {
         o->slot = EMU_SLOT_ZERO;
         if (ps->tok.kind == TK_NUM) {
             Imm im;
-            if (!parse_imm(&ps->tok, false, &im) || im.kind != IMM_INT) return perr(ps, line, "bad address");
+            if (!emu_parse_imm(&ps->tok, false, &im) || im.kind != IMM_INT) return perr(ps, line, "bad address");
             o->off = im.i;
             next(ps);
         } else {
@@ -686,7 +597,7 @@ static bool parse_operand(Parser *ps, Opd *o) {
             next(ps);
             if (accept(ps, '-')) neg = !neg;
             int64_t v;
-            if (!parse_int(&ps->tok, &v)) return perr(ps, line, "bad address offset '%.*s'", (int)ps->tok.len, ps->tok.s);
+            if (!emu_parse_int(&ps->tok, &v)) return perr(ps, line, "bad address offset '%.*s'", (int)ps->tok.len, ps->tok.s);
             next(ps);
             o->off += neg ? -v : v;
         }
@@ -694,13 +605,12 @@ static bool parse_operand(Parser *ps, Opd *o) {
             if (!expect(ps, '{')) return false;
             do { /* each a .b32 register or an immediate: `{%r3, 5}` */
                 if (o->ncoords == 5) return perr(ps, line, "more than 5 tensor coordinates");
-                bool neg = is_punct(&ps->tok, '-');
-                if (neg || ps->tok.kind == TK_NUM) {
-                    if (neg) next(ps);
+                if (emu_starts_const(ps)) {
+                    Tok t = ps->tok;
                     Imm im;
-                    if (!parse_imm(&ps->tok, neg, &im) || im.kind != IMM_INT || im.i < INT32_MIN || im.i > (int64_t)UINT32_MAX)
-                        return perr(ps, line, "bad tensor coordinate '%.*s' (a 32-bit integer)", (int)ps->tok.len, ps->tok.s);
-                    next(ps);
+                    if (!emu_parse_const(ps, &im)) return false;
+                    if (im.kind != IMM_INT || im.i < INT32_MIN || im.i > (int64_t)UINT32_MAX)
+                        return perr(ps, line, "bad tensor coordinate '%.*s' (a 32-bit integer)", (int)t.len, t.s);
                     o->coords[o->ncoords++] = const_slot(ps, (uint32_t)im.i, -1, 0);
                     continue;
                 }
@@ -719,18 +629,17 @@ static bool parse_operand(Parser *ps, Opd *o) {
         }
         return true;
     }
-    if (accept(ps, '(')) {
+    if (call && accept(ps, '(')) {
         o->kind = OPD_LIST;
         if (accept(ps, ')')) return true;
         do { /* a .param variable, or a register or immediate (for a .reg parameter): EMU_CALL_REG */
             if (o->nvec == EMU_MAX_VEC) return perr(ps, line, "more than %d call arguments", EMU_MAX_VEC);
-            bool neg = is_punct(&ps->tok, '-');
-            if (neg || ps->tok.kind == TK_NUM) {
-                if (neg) next(ps);
+            if (emu_starts_const(ps)) {
+                Tok t = ps->tok;
                 Imm im;
-                if (!parse_imm(&ps->tok, neg, &im) || im.kind == IMM_FLOAT)
-                    return perr(ps, line, "unsupported call argument '%.*s' (an integer, or a float as 0f/0d bits)", (int)ps->tok.len, ps->tok.s);
-                next(ps);
+                if (!emu_parse_const(ps, &im)) return false;
+                if (im.kind == IMM_FLOAT)
+                    return perr(ps, line, "unsupported call argument '%.*s' (an integer, or a float as 0f/0d bits)", (int)t.len, t.s);
                 o->vec[o->nvec++] = const_slot(ps, (uint64_t)im.i, -1, 0) | EMU_CALL_REG;
                 continue;
             }
@@ -742,15 +651,13 @@ static bool parse_operand(Parser *ps, Opd *o) {
         } while (accept(ps, ','));
         return expect(ps, ')');
     }
+    if (emu_starts_const(ps)) { /* a constant expression: `5`, `-1`, `(1 << 20) - 1`, `!0` */
+        o->kind = OPD_IMM;
+        return emu_parse_const(ps, &o->imm);
+    }
     bool neg = false, bang = false;
     if (accept(ps, '!')) bang = true;
     else if (accept(ps, '-')) neg = true;
-    if (ps->tok.kind == TK_NUM) {
-        o->kind = OPD_IMM;
-        if (!parse_imm(&ps->tok, neg, &o->imm)) return perr(ps, line, "bad immediate '%.*s'", (int)ps->tok.len, ps->tok.s);
-        next(ps);
-        return true;
-    }
     if (!parse_reg_or_name(ps, o)) return false;
     if (neg) return perr(ps, line, "negated register operands are not supported");
     o->neg = bang;
@@ -758,7 +665,7 @@ static bool parse_operand(Parser *ps, Opd *o) {
         bool m = ps->tok.s[0] == '-';
         next(ps);
         int64_t v;
-        if (!parse_int(&ps->tok, &v)) return perr(ps, line, "bad symbol offset");
+        if (!emu_parse_int(&ps->tok, &v)) return perr(ps, line, "bad symbol offset");
         next(ps);
         o->off = m ? -v : v;
     }
@@ -777,7 +684,7 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
         }
         return true;
     case OPD_IMM:
-        in->o[i] = const_slot(ps, imm_bits(&o->imm, emu_imm_type(in, i)), -1, 0);
+        in->o[i] = const_slot(ps, emu_imm_bits(&o->imm, emu_imm_type(in, i)), -1, 0);
         in->ok[i] = EMU_OK_REG;
         return true;
     case OPD_SYM:
@@ -793,7 +700,7 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
                 unsigned es = emu_type_size(in->ty) / o->nvec;
                 ety = es == 1 ? EMU_T_B8 : es == 2 ? EMU_T_B16 : es == 4 ? EMU_T_B32 : EMU_T_B64;
             }
-            o->vec[k] = const_slot(ps, imm_bits(&o->vimm[k], ety), -1, 0);
+            o->vec[k] = const_slot(ps, emu_imm_bits(&o->vimm[k], ety), -1, 0);
         }
         if (o->nvec == 1) { /* `{%r2}`: braces around one register are that register */
             in->o[i] = o->vec[0];
@@ -960,7 +867,7 @@ static bool parse_ins(Parser *ps) {
         unsigned i = 0;
         for (;;) {
             Opd o;
-            if (!parse_operand(ps, &o)) return false;
+            if (!parse_operand(ps, &o, in.op == EMU_OP_CALL)) return false;
             if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
             if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
             if (o.unified) {
@@ -991,7 +898,7 @@ static bool parse_ins(Parser *ps) {
             if (accept(ps, '|')) {
                 /* setp p|q: q goes to operand 4 after the sources; remember it in slot 5 for now */
                 Opd q;
-                if (!parse_operand(ps, &q)) return false;
+                if (!parse_operand(ps, &q, false)) return false;
                 if (q.kind != OPD_REG || i != 1 || second) return perr(ps, line, "bad second predicate destination");
                 second = q.slot + 1;
             }
@@ -1052,7 +959,7 @@ static bool parse_reg(Parser *ps) {
         next(ps);
         int64_t count = -1;
         if (accept(ps, '<')) {
-            if (!parse_int(&ps->tok, &count) || count < 0 || count > 1000000) return perr(ps, t.line, "bad register count");
+            if (!emu_parse_int(&ps->tok, &count) || count < 0 || count > 1000000) return perr(ps, t.line, "bad register count");
             next(ps);
             if (!expect(ps, '>')) return false;
         }
@@ -1075,7 +982,7 @@ static bool parse_perf(Parser *ps, EmuFunc *f) {
         unsigned k = 0;
         do {
             int64_t v;
-            if (!parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad performance directive value");
+            if (!emu_parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad performance directive value");
             if (dst && k < 3) dst[k] = (uint32_t)v;
             if (rank && k == 0) f->maxclusterrank = (uint32_t)v;
             k++;
@@ -1092,7 +999,7 @@ static bool parse_file(Parser *ps) {
     uint32_t line = ps->tok.line;
     next(ps);
     int64_t num;
-    if (ps->tok.line != line || !parse_int(&ps->tok, &num) || num > UINT32_MAX)
+    if (ps->tok.line != line || !emu_parse_int(&ps->tok, &num) || num > UINT32_MAX)
         return perr(ps, line, "bad .file directive: expected a file number");
     next(ps);
     const Tok *t = &ps->tok;
@@ -1119,7 +1026,7 @@ static bool parse_loc(Parser *ps) {
     int64_t v[3] = {0, 0, 0};
     int n = 0;
     for (; n < 3 && ps->tok.line == line && ps->tok.kind == TK_NUM; n++, next(ps))
-        if (!parse_int(&ps->tok, &v[n]) || v[n] > UINT32_MAX)
+        if (!emu_parse_int(&ps->tok, &v[n]) || v[n] > UINT32_MAX)
             return perr(ps, line, "bad .loc directive: '%.*s' is not a number", (int)ps->tok.len, ps->tok.s);
     if (n < 2) return perr(ps, line, "bad .loc directive: expected a file number and a line");
     while (ps->tok.kind != TK_EOF && ps->tok.line == line) next(ps); /* the extras, if any */

@@ -79,6 +79,24 @@ static inline bool perr(Parser *ps, uint32_t line, const char *fmt, ...) {
     return false;
 }
 
+/* ---- the lexer (parse.c) ---- */
+void emu_lex_next(Parser *ps); /* the next token into ps->tok */
+Tok *emu_lex_peek(Parser *ps); /* the token after ps->tok */
+
+/* ---- literals and constant expressions (parse_expr.c) ---- */
+enum { IMM_INT, IMM_F32BITS, IMM_F64BITS, IMM_FLOAT };
+typedef struct Imm {
+    int kind;
+    int64_t i;  /* INT: the value's bits; F32BITS/F64BITS: a 0f/0d literal's bits */
+    double f;   /* FLOAT: a decimal float literal */
+    bool u;     /* INT: unsigned (.u64) in the ISA's constant-expression rules */
+} Imm;
+bool emu_parse_int(const Tok *t, int64_t *out);          /* an integer literal (no sign) */
+bool emu_parse_imm(const Tok *t, bool neg, Imm *im);     /* one literal, negated if neg */
+uint64_t emu_imm_bits(const Imm *im, unsigned ty);        /* the bits an immediate has as an operand of type ty */
+bool emu_starts_const(Parser *ps);                        /* ps->tok starts a constant expression */
+bool emu_parse_const(Parser *ps, Imm *im);                /* the constant expression at ps->tok */
+
 /* ---- names and modifiers (parse_mods.c) ---- */
 /* The index of s in names (n entries), -1 when it is none of them. */
 int emu_find_name(const char *const *names, size_t n, const char *s, size_t len);

@@ -385,7 +385,8 @@ static LLVMValueRef sincos64(M *m, LLVMValueRef x, bool is_cos) {
 /* atan(t) for t in [0, 1] as hi + lo */
 static void atan01_64(M *m, LLVMValueRef t, LLVMValueRef *hi, LLVMValueRef *lo) {
     LLVMValueRef kf = un(m, "llvm.rint", mul(m, t, c(m, 8)));
-    LLVMValueRef ki = LLVMBuildFPToSI(m->b, kf, m->l->t_i32, "");
+    /* the index of a NaN t is 0 (maxnum): cvt of a NaN f64 to s32 gives INT32_MIN, the ISA says */
+    LLVMValueRef ki = LLVMBuildFPToSI(m->b, bin(m, "llvm.maxnum", kf, c(m, 0)), m->l->t_i32, "");
     LLVMValueRef cc = mul(m, kf, c(m, 0.125));
     LLVMValueRef u = mdiv(m, sub(m, t, cc), mfma(m, t, cc, c(m, 1)));
     LLVMValueRef z = mul(m, u, u);

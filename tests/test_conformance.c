@@ -338,17 +338,36 @@ static double from_f16(uint32_t h) {
     return (h & 0x8000) ? -v : v;
 }
 static double from_bf16(uint32_t h) { return u2f((h & 0xFFFF) << 16); }
+/* a*b+c of f16/bf16 values (the product exact in double) rounded to odd in double: fma toward zero, then the
+ * last bit set when it was inexact; the one rounding into the 8- or 11-bit format after it is then the fused
+ * one (fma(a, b, c) rounded to nearest first could land on a tie a tiny c had broken) */
+static double fma_odd(double a, double b, double c) {
+    int old = fegetround();
+    feclearexcept(FE_INEXACT);
+    fesetround(FE_TOWARDZERO);
+    volatile double x = a, y = b, z = c, r = fma(x, y, z);
+    bool inexact = fetestexcept(FE_INEXACT);
+    fesetround(old);
+    if (!inexact || !isfinite(r)) return r;
+    uint64_t u;
+    memcpy(&u, (const void *)&r, 8);
+    u |= 1;
+    double v;
+    memcpy(&v, &u, 8);
+    return v;
+}
 
-/* float -> integer as PTX cvt: rounded in the mode, saturated, NaN -> 0. */
-static int64_t ref_f2i(double x, int mode, double lo, double hi) {
-    if (isnan(x)) return 0;
+/* float -> integer as PTX cvt: rounded in the mode, saturated; a NaN gives 0, or with wide_nan (an f64 source
+ * or a 64-bit destination) 1 << (width - 1), as the ISA's cvt says. */
+static int64_t ref_f2i(double x, int mode, double lo, double hi, bool wide_nan) {
+    if (isnan(x)) return wide_nan ? (int64_t)lo : 0;
     double r = mode == RN ? nearbyint(x) : mode == RZ ? trunc(x) : mode == RU ? ceil(x) : floor(x);
     if (r <= lo) return (int64_t)lo;
     if (r >= hi) return hi >= 0x1p63 ? INT64_MAX : (int64_t)hi;
     return (int64_t)r;
 }
-static uint64_t ref_f2u(double x, int mode, double hi) {
-    if (isnan(x)) return 0;
+static uint64_t ref_f2u(double x, int mode, double hi, bool wide_nan) {
+    if (isnan(x)) return wide_nan ? (uint64_t)((hi + 1) / 2) : 0;
     double r = mode == RN ? nearbyint(x) : mode == RZ ? trunc(x) : mode == RU ? ceil(x) : floor(x);
     if (r <= 0) return 0;
     if (r >= hi) return hi >= 0x1p64 ? UINT64_MAX : (uint64_t)hi;
@@ -485,10 +504,10 @@ static void check_cvt(Conf *c, Rng *rng) {
         int32_t s = (int32_t)v;
         uint64_t w[NC];
         for (int m = 0; m < 4; m++) {
-            w[0 + m] = (uint32_t)ref_f2i(x, m, -0x1p31, 0x1p31 - 1);
-            w[4 + m] = (uint32_t)ref_f2u(x, m, 0x1p32 - 1);
-            w[8 + m] = (uint64_t)ref_f2i(x, m, -0x1p63, 0x1p63);
-            w[14 + m] = (uint32_t)ref_f2i(d, m, -0x1p31, 0x1p31 - 1);
+            w[0 + m] = (uint32_t)ref_f2i(x, m, -0x1p31, 0x1p31 - 1, false);
+            w[4 + m] = (uint32_t)ref_f2u(x, m, 0x1p32 - 1, false);
+            w[8 + m] = (uint64_t)ref_f2i(x, m, -0x1p63, 0x1p63, true);
+            w[14 + m] = (uint32_t)ref_f2i(d, m, -0x1p31, 0x1p31 - 1, true);
             w[20 + m] = host_int2f(s, false, false, m);
             w[26 + m] = host_int2f(v, false, false, m);
             w[31 + m] = host_int2f(v, false, true, m);
@@ -496,10 +515,10 @@ static void check_cvt(Conf *c, Rng *rng) {
             w[40 + m] = to_f16(x, m);
             w[46 + m] = to_bf16(x, m);
         }
-        w[12] = ref_f2u(x, RN, 0x1p64);
-        w[13] = ref_f2u(x, RZ, 0x1p64);
-        w[18] = (uint64_t)ref_f2i(d, RN, -0x1p63, 0x1p63);
-        w[19] = ref_f2u(d, RZ, 0x1p64);
+        w[12] = ref_f2u(x, RN, 0x1p64, true);
+        w[13] = ref_f2u(x, RZ, 0x1p64, true);
+        w[18] = (uint64_t)ref_f2i(d, RN, -0x1p63, 0x1p63, true);
+        w[19] = ref_f2u(d, RZ, 0x1p64, true);
         w[24] = host_int2f((uint32_t)s, true, false, RN);
         w[25] = host_int2f((uint32_t)s, true, false, RZ);
         w[30] = host_int2f(v, true, false, RN);
@@ -509,9 +528,9 @@ static void check_cvt(Conf *c, Rng *rng) {
         w[50] = f2u((float)from_bf16((uint16_t)s));
         w[51] = to_f16((double)(s % 70000), RN);
         double h = from_f16(to_f16(x, RN));
-        w[52] = (uint32_t)(int32_t)ref_f2i(h, RZ, -32768, 32767);
+        w[52] = (uint32_t)(int32_t)ref_f2i(h, RZ, -32768, 32767, false);
         w[53] = to_bf16(d, RN);
-        w[54] = (uint32_t)ref_f2i(x, RZ, -0x1p31, 0x1p31 - 1);
+        w[54] = (uint32_t)ref_f2i(x, RZ, -0x1p31, 0x1p31 - 1, false);
         w[55] = host_int2f(v, false, false, RN);
         for (int k = 0; k < NC; k++) {
             uint64_t got = o[i * NC + k];
@@ -556,7 +575,7 @@ static void check_half(Conf *c, Rng *rng) {
         w[0] = to_f16(x + y, RN);
         w[1] = to_f16(x - y, RN);
         w[2] = to_f16(x * y, RN);
-        w[3] = to_f16(fma(x, y, z), RN);
+        w[3] = to_f16(fma_odd(x, y, z), RN);
         w[4] = to_f16(ref_minmax(x, y, true), RN);
         w[5] = to_f16(ref_minmax(x, y, false), RN);
         w[6] = (a[i] & 0xFFFF) ^ 0x8000;
@@ -570,19 +589,19 @@ static void check_half(Conf *c, Rng *rng) {
                    r = from_f16((cc[i] >> (16 * h)) & 0xFFFF);
             lanes[0] |= to_f16(p + q, RN) << (16 * h);
             lanes[1] |= to_f16(p * q, RN) << (16 * h);
-            lanes[2] |= to_f16(fma(p, q, r), RN) << (16 * h);
+            lanes[2] |= to_f16(fma_odd(p, q, r), RN) << (16 * h);
         }
         w[10] = lanes[0], w[11] = lanes[1], w[12] = lanes[2];
         w[13] = to_bf16(xb + yb, RN);
         w[14] = to_bf16(xb - yb, RN);
         w[15] = to_bf16(xb * yb, RN);
-        w[16] = to_bf16(fma(xb, yb, zb), RN);
+        w[16] = to_bf16(fma_odd(xb, yb, zb), RN);
         w[17] = to_bf16(ref_minmax(xb, yb, true), RN);
         uint32_t bl[2] = {0, 0};
         for (int h = 0; h < 2; h++) {
             double p = from_bf16(a[i] >> (16 * h)), q = from_bf16(b[i] >> (16 * h)), r = from_bf16(cc[i] >> (16 * h));
             bl[0] |= to_bf16(p + q, RN) << (16 * h);
-            bl[1] |= to_bf16(fma(p, q, r), RN) << (16 * h);
+            bl[1] |= to_bf16(fma_odd(p, q, r), RN) << (16 * h);
         }
         w[18] = bl[0], w[19] = bl[1];
         w[20] = to_f16(x * 0.5, RN);
@@ -897,7 +916,7 @@ static void ref_warp(const int32_t *v, int32_t o[32][NW]) {
         int32_t dn = v[l < 31 ? l + 1 : l];
         r[9] = (int32_t)((uint32_t)dn * 3u);
         r[10] = dn;
-        r[11] = (int32_t)ref_f2i(((double)v[l ^ 16] + 0.25) * 4, RZ, -0x1p31, 0x1p31 - 1); /* cvt saturates */
+        r[11] = (int32_t)ref_f2i(((double)v[l ^ 16] + 0.25) * 4, RZ, -0x1p31, 0x1p31 - 1, false); /* cvt saturates */
         r[12] = (int32_t)ballot1;
         r[13] = allbig;
         r[14] = ballot7 != 0;

@@ -547,7 +547,7 @@ static uint64_t r_cvt_f64_f32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (vo
 static uint64_t r_cvt_f16_f64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; _Float16 h = (_Float16)D(a); uint16_t u; memcpy(&u, &h, 2); return isnan(D(a)) ? 0x7FFF : u; }
 static uint64_t r_cvt_rzi_s64_f64(uint64_t a, uint64_t b, uint64_t c) {
     (void)b; (void)c; double x = D(a);
-    if (isnan(x)) return 0;
+    if (isnan(x)) return (uint64_t)INT64_MIN; /* the ISA: an f64 NaN to an integer gives 1 << (width - 1) */
     if (x >= 0x1p63) return (uint64_t)INT64_MAX;
     if (x <= -0x1p63) return (uint64_t)INT64_MIN;
     return (uint64_t)(int64_t)x;

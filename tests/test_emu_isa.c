@@ -17,7 +17,11 @@
  *      operand's sign; %is_explicit_cluster is a .pred (only mov.pred reads
  *      it); .func parameters and return values in the .reg state space;
  *   7. negated predicate operands (!%p) of cp.async's ignore-src and selp; '!'
- *      on a register that is no predicate is refused. */
+ *      on a register that is no predicate is refused;
+ *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs, one
+ *      rounding in f16/bf16 fma, cvt.sat.f64 from integers, float->int cvt of
+ *      NaN, constant expressions as operands, rcp/rsqrt.approx.ftz.f64,
+ *      %clock_hi and %pm0..7(_64). */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -980,4 +984,336 @@ Test(isa, b128_misuse_refused) {
     }
     load_fails("emu", ".version 8.3\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n .reg .b128 %q;\n .reg .b64 %rd<2>;\n"
                " atom.global.exch.b128 %q, [%rd1], %q;\n ret;\n}\n", "needs .target sm_90 or later");
+}
+
+/* The scalar tests below run k(in, out) with one thread per input: LANE_ADDRS(IS, OS) leaves the thread's
+ * input at %la4 (IS bytes apart) and its output at %la5 (OS bytes apart). */
+#define KIO ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n"
+#define LANE_ADDRS(IS, OS)                                                                                          \
+    " .reg .b32 %lt;\n .reg .b64 %la<6>;\n ld.param.u64 %la1, [in];\n ld.param.u64 %la2, [out];\n"                  \
+    " mov.u32 %lt, %tid.x;\n mul.wide.u32 %la3, %lt, " #IS ";\n add.s64 %la4, %la1, %la3;\n"                       \
+    " mul.wide.u32 %la3, %lt, " #OS ";\n add.s64 %la5, %la2, %la3;\n"
+
+static void run_lanes(const char *spec, const char *ptx, const void *in, size_t in_bytes, void *out, size_t out_bytes, unsigned n) {
+    TileDevice *d = open_dev(spec);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint64_t din = buffer(d, in, in_bytes), dout = buffer(d, NULL, out_bytes);
+    launch_ok(d, f, n, (void *[]){&din, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, out_bytes), DEV_OK);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ISA, cvt: "cvt.rn{.relu}.f16x2.f8x2type d, a;" and ".relu: For .f16, .f16x2, .bf16, .bf16x2, .e4m3x2,
+ * .e5m2x2 and .e2m1x2 destination types, .relu clamps the result to 0 if negative. NaN results are converted
+ * to canonical NaN."  Each byte of a (the low one to the low half) is exact in f16.  The emulator ignored
+ * .relu here (probeS F4). */
+Test(isa, cvt_relu_f16x2_from_f8x2) {
+    static const char *ptx = ".version 8.1\n.target sm_89\n.address_size 64\n" KIO " .reg .b16 %h1;\n .reg .b32 %r<6>;\n"
+        LANE_ADDRS(2, 16) " ld.global.b16 %h1, [%la4];\n"
+        " cvt.rn.relu.f16x2.e4m3x2 %r2, %h1;\n cvt.rn.relu.f16x2.e5m2x2 %r3, %h1;\n"
+        " cvt.rn.f16x2.e4m3x2 %r4, %h1;\n cvt.rn.f16x2.e5m2x2 %r5, %h1;\n st.global.v4.u32 [%la5], {%r2, %r3, %r4, %r5};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_89");
+    enum { ANY = 0xFFFFFFFFu }; /* the plain form of a NaN: the ISA does not say which NaN */
+    /* e4m3 0xb8 -1, 0xbc -1.5, 0x81 -2^-9, 0xfc -384, 0xfe -448, 0x7e 448, 0x7f NaN, 0x01 2^-9, 0x38 1;
+     * e5m2 0xb8 -0.5, 0xbc -1, 0x81 -2^-16, 0xfc -inf, 0xfe NaN, 0x7e 0x7f NaN, 0x01 2^-16, 0x38 0.5 */
+    static const struct { uint16_t a; uint32_t relu4, relu5, plain4, plain5; } c[] = {
+        {0xBCB8, 0, 0, 0xBE00BC00u, 0xBC00B800u},
+        {0x0081, 0, 0, 0x00009800u, 0x00008100u},
+        {0xFEFC, 0, 0x7FFF0000u, 0xDF00DE00u, ANY},
+        {0x7F7E, 0x7FFF5F00u, 0x7FFF7FFFu, ANY, ANY},
+        {0x3801, 0x3C001800u, 0x38000100u, 0x3C001800u, 0x38000100u},
+        {0x01FC, 0x18000000u, 0x01000000u, 0x1800DE00u, 0x0100FC00u},
+    };
+    enum { N = sizeof c / sizeof c[0] };
+    uint16_t in[N];
+    for (int i = 0; i < N; i++) in[i] = c[i].a;
+    uint32_t out[N * 4];
+    run_lanes("emu", ptx, in, sizeof in, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        const uint32_t want[4] = {c[i].relu4, c[i].relu5, c[i].plain4, c[i].plain5};
+        static const char *form[4] = {"relu e4m3x2", "relu e5m2x2", "e4m3x2", "e5m2x2"};
+        for (int j = 0; j < 4; j++)
+            if (want[j] != ANY) cr_expect_eq(out[4 * i + j], want[j], "cvt.rn.%s a=%#x: %#x, want %#x", form[j], c[i].a, out[4 * i + j], want[j]);
+    }
+}
+
+/* ISA, fma (half precision): "Performs a fused multiply-add with no loss of precision in the intermediate
+ * product and addition", and "fma.rn: mantissa LSB rounds to nearest even": one rounding of the exact
+ * a*b+c.  The emulator summed in double and then rounded to bf16: where the product is a bf16 tie and c
+ * is too small to show in the double sum (a*b near 2^120, c = 2^-133) the tie went to even (probeS F6).
+ * Expected values: the exact sum (fractions) rounded once.  f16's range keeps such sums exact in double;
+ * its rows check a product on an f16 tie that the smallest subnormal c breaks. */
+Test(isa, fma_half_rounds_once) {
+    static const char *ptx = HEAD80 KIO " .reg .b16 %h<8>;\n .reg .b32 %r<8>;\n" LANE_ADDRS(8, 16)
+        " ld.global.v4.b16 {%h1, %h2, %h3, %h4}, [%la4];\n"
+        " fma.rn.bf16 %h5, %h1, %h2, %h3;\n fma.rn.relu.bf16 %h6, %h1, %h2, %h3;\n fma.rn.f16 %h7, %h1, %h2, %h3;\n"
+        " cvt.u32.u16 %r1, %h5;\n cvt.u32.u16 %r2, %h6;\n cvt.u32.u16 %r3, %h7;\n"
+        " mov.b32 %r4, {%h1, %h1};\n mov.b32 %r5, {%h2, %h2};\n mov.b32 %r6, {%h3, %h3};\n fma.rn.relu.bf16x2 %r7, %r4, %r5, %r6;\n"
+        " st.global.v4.u32 [%la5], {%r1, %r2, %r3, %r7};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    /* a, b, c; fma.rn.bf16, fma.rn.relu.bf16, fma.rn.f16 (the same bits as f16), fma.rn.relu.bf16x2 of (a, a), (b, b), (c, c) */
+    static const struct { uint16_t a, b, c; uint32_t want[4]; } t[] = {
+        {0x2B40, 0x5F9B, 0x16EC, {0x4B69u, 0x4B69u, 0x4EE5u, 0x4B694B69u}}, /* probeS's: a*b a bf16 tie, c breaks it */
+        {0xEC15, 0xD040, 0x8A54, {0x7CDFu, 0x7CDFu, 0x7C00u, 0x7CDF7CDFu}},
+        {0xD65C, 0xE6E0, 0x0113, {0x7DC1u, 0x7DC1u, 0x7C00u, 0x7DC17DC1u}},
+        {0x3F88, 0xF1A8, 0x94EE, {0xF1B3u, 0, 0xF553u, 0}},
+        {0x6460, 0x3314, 0x8001, {0x5801u, 0x5801u, 0x5BBEu, 0x58015801u}},
+        {0x3314, 0x6460, 0x8001, {0x5801u, 0x5801u, 0x5BBEu, 0x58015801u}},
+        /* 87*2^60 * 3*2^52 = 261*2^112, half-way between 130*2^113 (even) and 131*2^113; c = +-2^-133 */
+        {0x60AE, 0x5A40, 0x0001, {0x7B83u, 0x7B83u, 0x7C00u, 0x7B837B83u}},
+        {0x60AE, 0x5A40, 0x8001, {0x7B82u, 0x7B82u, 0x7C00u, 0x7B827B82u}},
+        {0xE0AE, 0x5A40, 0x8001, {0xFB83u, 0, 0xFC00u, 0}},
+        {0xE0AE, 0x5A40, 0x0001, {0xFB82u, 0, 0xFC00u, 0}},
+        /* f16: 683 * 48 = 32784, half-way between 32768 (even) and 32800; c = +-2^-24 */
+        {0x6156, 0x5200, 0x0001, {0x73D6u, 0x73D6u, 0x7801u, 0x73D673D6u}},
+        {0x6156, 0x5200, 0x8001, {0x73D6u, 0x73D6u, 0x7800u, 0x73D673D6u}},
+    };
+    enum { N = sizeof t / sizeof t[0] };
+    uint16_t in[N][4];
+    for (int i = 0; i < N; i++) in[i][0] = t[i].a, in[i][1] = t[i].b, in[i][2] = t[i].c, in[i][3] = 0;
+    uint32_t out[N][4];
+    run_lanes("emu", ptx, in, sizeof in, out, sizeof out, N);
+    static const char *form[4] = {"fma.rn.bf16", "fma.rn.relu.bf16", "fma.rn.f16", "fma.rn.relu.bf16x2"};
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < 4; j++)
+            cr_expect_eq(out[i][j], t[i].want[j], "%s(%#x, %#x, %#x): %#x, want %#x", form[j], t[i].a, t[i].b, t[i].c, out[i][j], t[i].want[j]);
+}
+
+/* ISA, cvt, Floating Point Notes: ".sat: For floating-point destination types, .sat limits the result to the
+ * range [0.0, 1.0]. NaN results are flushed to positive zero. Applies to .f16, .f32, and .f64 types."  The
+ * emulator dropped .sat for an integer source and an .f64 destination (probeS F11). */
+Test(isa, cvt_sat_f64_from_int) {
+    static const char *ptx = HEAD80 KIO " .reg .b16 %h1;\n .reg .b32 %r1;\n .reg .b64 %rd1;\n .reg .f64 %fd<8>;\n"
+        LANE_ADDRS(8, 64) " ld.global.u64 %rd1, [%la4];\n"
+        " cvt.rn.sat.f64.s64 %fd1, %rd1;\n cvt.rz.sat.f64.s64 %fd2, %rd1;\n cvt.rn.sat.f64.u64 %fd3, %rd1;\n"
+        " cvt.u32.u64 %r1, %rd1;\n cvt.rm.sat.f64.s32 %fd4, %r1;\n cvt.rp.sat.f64.u32 %fd5, %r1;\n"
+        " cvt.u16.u64 %h1, %rd1;\n cvt.rn.sat.f64.s8 %fd6, %h1;\n cvt.rn.sat.f64.u8 %fd7, %h1;\n"
+        " st.global.v2.f64 [%la5], {%fd1, %fd2};\n st.global.v2.f64 [%la5+16], {%fd3, %fd4};\n"
+        " st.global.v2.f64 [%la5+32], {%fd5, %fd6};\n st.global.f64 [%la5+48], %fd7;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    static const uint64_t x[] = {2, ~0ull, 1ull << 63, 0, 1, INT64_MAX, 1ull << 32, 0xFFFFFFFFull, 0x180, 0x101};
+    enum { N = sizeof x / sizeof x[0] };
+    double out[N][8];
+    run_lanes("emu", ptx, x, sizeof x, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        /* x read as each source type: <= 0 gives +0.0, >= 1 gives 1.0 (a u64 is >= 1 unless 0) */
+        static const char *form[7] = {"rn.sat.f64.s64", "rz.sat.f64.s64", "rn.sat.f64.u64", "rm.sat.f64.s32", "rp.sat.f64.u32",
+                                      "rn.sat.f64.s8", "rn.sat.f64.u8"};
+        const int64_t v[7] = {(int64_t)x[i], (int64_t)x[i], x[i] != 0, (int32_t)x[i], (uint32_t)x[i], (int8_t)x[i], (uint8_t)x[i]};
+        for (int j = 0; j < 7; j++) {
+            uint64_t want = v[j] >= 1 ? 0x3FF0000000000000ull : 0, got;
+            memcpy(&got, &out[i][j], 8);
+            cr_expect_eq(got, want, "cvt.%s of %#llx: %#llx, want %#llx", form[j], (unsigned long long)x[i], (unsigned long long)got,
+                         (unsigned long long)want);
+        }
+    }
+}
+
+/* ISA, cvt, Integer Notes: "In float-to-integer conversions, depending upon conversion types, NaN input
+ * results in following value: 1. Zero if source is not .f64 and destination is not .s64, .u64. 2. Otherwise
+ * 1 << (BitWidth(dst) - 1) corresponding to the value of (MAXINT >> 1) + 1 for unsigned type or MININT for
+ * signed type."  The emulator gave 0 for every NaN (probeS F5; PTX 8.7 and earlier said so).  Every rounding
+ * mode, .ftz and .sat; -inf checks that saturation is unchanged. */
+Test(isa, cvt_float_to_int_nan) {
+    static const char *ptx = HEAD90 KIO " .reg .b16 %h<8>;\n .reg .b32 %r<8>;\n .reg .b64 %rd<8>;\n .reg .f32 %f1;\n .reg .f64 %fd1;\n"
+        LANE_ADDRS(16, 80) " ld.global.f64 %fd1, [%la4];\n ld.global.f32 %f1, [%la4+8];\n ld.global.b16 %h1, [%la4+12];\n"
+        " ld.global.b16 %h2, [%la4+14];\n"
+        " cvt.rzi.s32.f64 %r1, %fd1;\n cvt.rni.u32.f64 %r2, %fd1;\n cvt.rmi.s16.f64 %h3, %fd1;\n cvt.rpi.u8.f64 %h4, %fd1;\n"
+        " cvt.rni.u16.f16 %h5, %h1;\n cvt.rzi.sat.s64.f64 %rd1, %fd1;\n cvt.rni.s64.f32 %rd2, %f1;\n cvt.rzi.ftz.u64.f32 %rd3, %f1;\n"
+        " cvt.rzi.u64.f16 %rd4, %h1;\n cvt.rmi.s64.bf16 %rd5, %h2;\n cvt.rzi.s32.f32 %r3, %f1;\n cvt.rzi.sat.u32.f32 %r4, %f1;\n"
+        " cvt.rpi.s32.bf16 %r5, %h2;\n"
+        " st.global.u32 [%la5], %r1;\n st.global.u32 [%la5+4], %r2;\n st.global.u16 [%la5+8], %h3;\n st.global.u8 [%la5+10], %h4;\n"
+        " st.global.u16 [%la5+12], %h5;\n st.global.u64 [%la5+16], %rd1;\n st.global.u64 [%la5+24], %rd2;\n"
+        " st.global.u64 [%la5+32], %rd3;\n st.global.u64 [%la5+40], %rd4;\n st.global.u64 [%la5+48], %rd5;\n"
+        " st.global.u32 [%la5+56], %r3;\n st.global.u32 [%la5+60], %r4;\n st.global.u32 [%la5+64], %r5;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_90a"); /* cvt from .bf16 to an integer needs sm_90 */
+    static const struct { const char *form; unsigned off, size; uint64_t nan, minf; } col[] = {
+        {"rzi.s32.f64", 0, 4, 0x80000000u, 0x80000000u},
+        {"rni.u32.f64", 4, 4, 0x80000000u, 0},
+        {"rmi.s16.f64", 8, 2, 0x8000, 0x8000},
+        {"rpi.u8.f64", 10, 1, 0x80, 0},
+        {"rni.u16.f16", 12, 2, 0, 0},
+        {"rzi.sat.s64.f64", 16, 8, 1ull << 63, 1ull << 63},
+        {"rni.s64.f32", 24, 8, 1ull << 63, 1ull << 63},
+        {"rzi.ftz.u64.f32", 32, 8, 1ull << 63, 0},
+        {"rzi.u64.f16", 40, 8, 1ull << 63, 0},
+        {"rmi.s64.bf16", 48, 8, 1ull << 63, 1ull << 63},
+        {"rzi.s32.f32", 56, 4, 0, 0x80000000u},
+        {"rzi.sat.u32.f32", 60, 4, 0, 0},
+        {"rpi.s32.bf16", 64, 4, 0, 0x80000000u},
+    };
+    /* f64, f32, f16, bf16: quiet NaNs, NaNs with a sign and a payload, signalling NaNs, all ones; -inf last */
+    static const struct { uint64_t f64; uint32_t f32; uint16_t f16, bf16; } x[] = {
+        {0x7FF8000000000000ull, 0x7FC00000u, 0x7E00, 0x7FC0},
+        {0xFFF8000012345678ull, 0xFFC12345u, 0xFE01, 0xFFC1},
+        {0x7FF0000000000001ull, 0x7F800001u, 0x7C01, 0x7F81},
+        {0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFu, 0xFFFF, 0xFFFF},
+        {0xFFF0000000000000ull, 0xFF800000u, 0xFC00, 0xFF80},
+    };
+    enum { N = sizeof x / sizeof x[0] };
+    uint8_t out[N][80];
+    run_lanes("emu:sm_90a", ptx, x, sizeof x, out, sizeof out, N);
+    for (int i = 0; i < N; i++)
+        for (size_t j = 0; j < sizeof col / sizeof *col; j++) {
+            uint64_t got = 0, want = i == N - 1 ? col[j].minf : col[j].nan;
+            memcpy(&got, out[i] + col[j].off, col[j].size); /* little-endian */
+            cr_expect_eq(got, want, "cvt.%s of %s: %#llx, want %#llx", col[j].form, i == N - 1 ? "-inf" : "NaN", (unsigned long long)got,
+                         (unsigned long long)want);
+        }
+}
+
+/* ISA 4.6.3, Constant Expressions: "Integer constant expressions also allow unary logical negation (!), bitwise
+ * complement (~), remainder (%), shift operators (<< and >>) ..." with C's precedence; 4.6.4: "Literals are
+ * signed unless unsigned is needed to prevent overflow, or unless the literal uses a U suffix", "Unary plus and
+ * minus preserve the type of the input operand", "Unary logical negation (!) produces a signed result with value
+ * 0 or 1", "Unary bitwise complement (~) interprets the source operand as unsigned and produces an unsigned
+ * result", "Remainder (%) interprets the operands as unsigned", "Left and right shift interpret the second operand
+ * as unsigned and produce a result with the same type as the first operand ... right shift of a signed value is
+ * arithmetic".  The emulator read `(5)` as 0 and `!0`/`!7` as 0/7 and refused the rest (probeS F9).  Where the
+ * ISA is silent or its text and ptxas differ (the type of %'s result and of ?:, shift counts past 63) the values
+ * are the ones ptxas folds into its SASS (checked once by reading the immediates of a ptxas-built cubin). */
+Test(isa, constant_expressions) {
+    static const struct { const char *e; uint64_t want; } t[] = {
+        {"(5)", 5}, {"!0", 1}, {"!7", 0}, {"!~0", 0}, {"(1+2)*3", 9}, {"1<<31", 0x80000000u}, {"(1<<20)-1", 0xFFFFF},
+        {"(-1)>>1", ~0ull}, {"~0", ~0ull}, {"(~0)>>60", 0xF}, {"(.s64)~0>>60", ~0ull}, {"(.u64)-1>>63", 1},
+        {"(.s64)0xFFFFFFFFFFFFFFFF >> 63", ~0ull}, {"7/2", 3}, {"-7/2", (uint64_t)-3}, {"6/-4", ~0ull},
+        {"-7 % 3", 0}, /* (2^64 - 7) mod 3 */ {"7 % 3", 1}, {"(5 % 3) - 3 < 0", 0}, /* an unsigned remainder (ptxas) */
+        {"0xFFFFFFFFU+1", 0x100000000ull}, {"0x8000000000000000/2", 0x4000000000000000ull}, /* unsigned: past INT64_MAX */
+        {"-0x8000000000000000/2", 0x4000000000000000ull}, /* unary minus keeps it unsigned */
+        {"-2147483648", 0xFFFFFFFF80000000ull}, {"-(-42)", 42}, {"+7", 7},
+        {"1?5:6", 5}, {"0?5:6", 6}, {"1?2:0?4:5", 2}, {"(0 ? 0U : -1) >> 63", ~0ull}, /* the chosen operand's type (ptxas) */
+        {"3==3", 1}, {"3!=3", 0}, {"-1<0", 1}, {"-1<0U", 0}, {"5>3>=1", 1}, {"(1<=1)+(2>=3)+(1>2)", 1},
+        {"1&&2", 1}, {"0||0", 0}, {"2|1^3&1", 2}, {"1+2*3-4/2", 5}, {"10-2-3", 5},
+        {"(-1 & -1) >> 63", ~0ull}, {"(~0 & -1) >> 63", 1}, {"(-1 * 1U) >> 63", 1},
+        {"1 << 64", 1}, {"-1 >> 100", ~0ull}, /* the count modulo 64 (ptxas) */ {"WARP_SZ*2", 64}, {"WARP_SZ-1", 31},
+    };
+    enum { N = sizeof t / sizeof t[0] }; /* N + 2 <= 64 registers */
+    static const char *head = HEAD80 ".global .u32 g[2] = {2*3, (1 << 4) | 1};\n" KIO " .reg .b32 %r<8>;\n .reg .b64 %rd<64>;\n"
+        " .reg .f32 %f<3>;\n" LANE_ADDRS(8, 8) " mov.u32 %r1, 100;\n add.u32 %r2, %r1, (5);\n add.u32 %r3, %r1, !0;\n"
+        " add.u32 %r4, %r1, WARP_SZ / 4;\n mov.f32 %f1, (1.0);\n mov.f32 %f2, -(2.5);\n ld.global.u32 %r5, [g];\n"
+        " ld.global.u32 %r6, [g+4];\n st.global.v4.u32 [%la2], {%r2, %r3, %r4, %r5};\n st.global.v2.f32 [%la2+16], {%f1, %f2};\n"
+        " st.global.u32 [%la2+24], %r6;\n mov.b64 %rd1, {(1+1), 3 * 3};\n st.global.u64 [%la2+32], %rd1;\n";
+    char ptx[8192];
+    int n = snprintf(ptx, sizeof ptx, "%s", head);
+    for (int i = 0; i < N; i++) n += snprintf(ptx + n, sizeof ptx - n, " mov.b64 %%rd%d, %s;\n st.global.u64 [%%la2+%d], %%rd%d;\n", i + 2, t[i].e, 40 + 8 * i, i + 2);
+    snprintf(ptx + n, sizeof ptx - n, " ret;\n}\n");
+    check_ptxas_arch(ptx, "sm_80");
+    uint64_t out[5 + N];
+    run_lanes("emu", ptx, NULL, 8, out, sizeof out, 1);
+    uint32_t w[10];
+    memcpy(w, out, sizeof w);
+    cr_expect(w[0] == 105 && w[1] == 101 && w[2] == 108, "add.u32 100 + (5), !0, WARP_SZ / 4: %u %u %u", w[0], w[1], w[2]);
+    cr_expect(w[3] == 6 && w[6] == 17, "initializers 2*3, (1 << 4) | 1: %u %u", w[3], w[6]);
+    cr_expect(w[4] == 0x3F800000u && w[5] == 0xC0200000u, "(1.0), -(2.5): %#x %#x", w[4], w[5]);
+    cr_expect_eq(out[4], 0x0000000900000002ull, "{(1+1), 3 * 3}: %#llx", (unsigned long long)out[4]);
+    for (int i = 0; i < N; i++)
+        cr_expect_eq(out[5 + i], t[i].want, "%s: %#llx, want %#llx", t[i].e, (unsigned long long)out[5 + i], (unsigned long long)t[i].want);
+    /* what the emulator does not evaluate is refused at its line */
+    static const struct { const char *ins, *msg; } bad[] = {
+        {" mov.f32 %f1, 1.0 + 2.0;\n", "'+' on a float in a constant expression"},
+        {" mov.u32 %r1, 1 / 0;\n", "'/' by zero"},
+        {" mov.u32 %r1, 5 % (2 - 2);\n", "'%' by zero"},
+        {" mov.u32 %r1, (1 + 2;\n", "expected ')' in a constant expression"},
+        {" mov.u32 %r1, 1 + %r2;\n", "'%r2' in a constant expression"},
+        {" mov.u32 %r1, 1 ? 2;\n", "expected ':'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char p[512];
+        snprintf(p, sizeof p, HEAD80 ".visible .entry k()\n{\n .reg .b32 %%r<3>;\n .reg .f32 %%f<2>;\n%s ret;\n}\n", bad[i].ins);
+        load_fails("emu", p, bad[i].msg);
+        load_fails("emu", p, "ptx:8:");
+    }
+}
+
+/* ISA, rcp.approx.ftz.f64: "compute an approximate .f64 reciprocal of this value using the most-significant 20 bits
+ * of the mantissa of operand a, ... zero the least significant 32 mantissa bits of .f64 destination d" and "Input
+ * NaNs map to a canonical NaN with encoding 0x7fffffff00000000"; rsqrt.approx.ftz.f64: "The least significant 32
+ * bits of the double-precision (.f64) destination d are all zeros."  Subnormal inputs and results flush to zero.
+ * The emulator returned the full-precision double (probeS F12).  Finite results: the low word 0, the high word
+ * within one unit of the exact result's (an approximation of 20 mantissa bits). */
+Test(isa, rcp_rsqrt_approx_ftz_f64_low_word) {
+    static const char *ptx = HEAD80 KIO " .reg .f64 %fd<4>;\n" LANE_ADDRS(8, 16) " ld.global.f64 %fd1, [%la4];\n"
+        " rcp.approx.ftz.f64 %fd2, %fd1;\n rsqrt.approx.ftz.f64 %fd3, %fd1;\n st.global.v2.f64 [%la5], {%fd2, %fd3};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    enum { APPROX = 1 }; /* a finite result: compare the high word with the exact one's, +-1 */
+    static const struct { uint64_t a; int rcp_kind; uint64_t rcp; int rsq_kind; uint64_t rsq; } t[] = {
+        {0x3FF8000000000000ull, APPROX, 0, APPROX, 0},                                        /* 1.5 */
+        {0x400921FB54442D18ull, APPROX, 0, APPROX, 0},                                        /* pi */
+        {0x3FF0000012345678ull, 0, 0x3FF0000000000000ull, APPROX, 0},                         /* rcp reads 1.0 */
+        {0x4010000000000000ull, 0, 0x3FD0000000000000ull, 0, 0x3FE0000000000000ull},         /* 4: 0.25, 0.5 */
+        {0xC000000000000000ull, 0, 0xBFE0000000000000ull, 0, 0x7FFFFFFF00000000ull},         /* -2: -0.5, NaN */
+        {0x7FD0000000000000ull, 0, 0x0010000000000000ull, APPROX, 0},                         /* 2^1022: 2^-1022 */
+        {0x7FE0000000000000ull, 0, 0, APPROX, 0},                                             /* 2^1023: 2^-1023 flushes */
+        {0, 0, 0x7FF0000000000000ull, 0, 0x7FF0000000000000ull},                              /* +0: +inf */
+        {0x8000000000000000ull, 0, 0xFFF0000000000000ull, 0, 0xFFF0000000000000ull},          /* -0: -inf */
+        {1, 0, 0x7FF0000000000000ull, 0, 0x7FF0000000000000ull},                              /* subnormal: +0 */
+        {0x7FF0000000000000ull, 0, 0, 0, 0},                                                  /* inf: +0 */
+        {0x7FF8000000000000ull, 0, 0x7FFFFFFF00000000ull, 0, 0x7FFFFFFF00000000ull},          /* NaN */
+        {0xFFF0000000000001ull, 0, 0x7FFFFFFF00000000ull, 0, 0x7FFFFFFF00000000ull},          /* NaN, low payload */
+    };
+    enum { N = sizeof t / sizeof t[0] };
+    uint64_t in[N], out[N][2];
+    for (int i = 0; i < N; i++) in[i] = t[i].a;
+    run_lanes("emu", ptx, in, sizeof in, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        double a, hi_a;
+        uint64_t ahi = t[i].a & ~0xFFFFFFFFull;
+        memcpy(&a, &t[i].a, 8);
+        memcpy(&hi_a, &ahi, 8);
+        const double exact[2] = {1.0 / hi_a, 1.0 / sqrt(a)};
+        const int kind[2] = {t[i].rcp_kind, t[i].rsq_kind};
+        const uint64_t want[2] = {t[i].rcp, t[i].rsq};
+        for (int j = 0; j < 2; j++) {
+            const char *op = j ? "rsqrt" : "rcp";
+            uint64_t got = out[i][j];
+            if (kind[j] == APPROX) {
+                uint64_t e;
+                memcpy(&e, &exact[j], 8);
+                int64_t d = (int64_t)(got >> 32) - (int64_t)(e >> 32);
+                cr_expect((uint32_t)got == 0 && d >= -1 && d <= 1, "%s.approx.ftz.f64(%#llx): %#llx, exact %#llx", op,
+                          (unsigned long long)t[i].a, (unsigned long long)got, (unsigned long long)e);
+            } else {
+                cr_expect_eq(got, want[j], "%s.approx.ftz.f64(%#llx): %#llx, want %#llx", op, (unsigned long long)t[i].a,
+                             (unsigned long long)got, (unsigned long long)want[j]);
+            }
+        }
+    }
+}
+
+/* ISA, Special Registers: "%clock_hi: The upper 32-bits of %clock64 special register" (Triton's proton profiler
+ * reads it); "%pm0..%pm7: Performance monitoring counters" and "%pm0_64..%pm7_64: 64-bit performance monitoring
+ * counters", whose counts the ISA leaves to the hardware: the emulator counts no events (pmevent has no effect),
+ * so they read 0.  All were refused as undeclared registers (probeS F7, F8).  %clock_hi read between two %clock64
+ * reads lies between their upper halves. */
+Test(isa, clock_hi_and_pm_counters) {
+    static const char *ptx = HEAD80 KIO " .reg .b32 %r<11>;\n .reg .b64 %rd<12>;\n" LANE_ADDRS(8, 128)
+        " mov.u64 %rd1, %clock64;\n mov.u32 %r1, %clock_hi;\n mov.u64 %rd2, %clock64;\n"
+        " mov.u32 %r2, %pm0;\n mov.u32 %r3, %pm1;\n mov.u32 %r4, %pm2;\n mov.u32 %r5, %pm3;\n"
+        " mov.u32 %r6, %pm4;\n mov.u32 %r7, %pm5;\n mov.u32 %r8, %pm6;\n mov.u32 %r9, %pm7;\n"
+        " mov.u64 %rd3, %pm0_64;\n mov.u64 %rd4, %pm1_64;\n mov.u64 %rd5, %pm2_64;\n mov.u64 %rd6, %pm3_64;\n"
+        " mov.u64 %rd7, %pm4_64;\n mov.u64 %rd8, %pm5_64;\n mov.u64 %rd9, %pm6_64;\n mov.u64 %rd10, %pm7_64;\n"
+        " st.global.v2.u64 [%la5], {%rd1, %rd2};\n st.global.v4.u32 [%la5+16], {%r1, %r2, %r3, %r4};\n"
+        " st.global.v4.u32 [%la5+32], {%r5, %r6, %r7, %r8};\n st.global.u32 [%la5+48], %r9;\n"
+        " st.global.v2.u64 [%la5+64], {%rd3, %rd4};\n st.global.v2.u64 [%la5+80], {%rd5, %rd6};\n"
+        " st.global.v2.u64 [%la5+96], {%rd7, %rd8};\n st.global.v2.u64 [%la5+112], {%rd9, %rd10};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    enum { N = 4 };
+    uint8_t out[N][128];
+    run_lanes("emu", ptx, NULL, 8 * N, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        uint64_t c[2], pm64[8];
+        uint32_t hi, pm[8];
+        memcpy(c, out[i], 16);
+        memcpy(&hi, out[i] + 16, 4);
+        memcpy(pm, out[i] + 20, 32);
+        memcpy(pm64, out[i] + 64, 64);
+        cr_expect(c[0] >> 32 <= hi && hi <= c[1] >> 32, "%%clock_hi %#x between %%clock64 %#llx and %#llx", hi, (unsigned long long)c[0],
+                  (unsigned long long)c[1]);
+        for (int k = 0; k < 8; k++) {
+            cr_expect_eq(pm[k], 0u, "%%pm%d: %u", k, pm[k]);
+            cr_expect_eq(pm64[k], 0u, "%%pm%d_64: %llu", k, (unsigned long long)pm64[k]);
+        }
+    }
 }
