@@ -142,8 +142,14 @@ static bool global_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned spa
             return emu_fault(b, t, in, what, "address 0x%" PRIx64 " is inside a freed allocation of %" PRIu64 " bytes at 0x%" PRIx64,
                              addr, f->size, f->addr);
     }
+    if (addr < 65536)
+        return emu_fault(b, t, in, what, "address 0x%" PRIx64 " is a null pointer%s: it is in no device allocation", addr,
+                         addr ? " plus an offset" : "");
     int64_t i = mem_floor(m, addr);
     const EmuAlloc *below = i >= 0 ? &m->a[i] : NULL, *above = i + 1 < (int64_t)m->n ? &m->a[i + 1] : NULL;
+    /* a neighbour further than 1 GiB away says nothing about where the pointer came from */
+    if (below && addr - (below->addr + below->size) > (1ull << 30) && addr >= below->addr + below->size) below = NULL;
+    if (above && above->addr - addr > (1ull << 30)) above = NULL;
     if (below && addr < below->addr + below->size) /* straddles the end */
         return emu_fault(b, t, in, what,
                          "address 0x%" PRIx64 " is %" PRIu64 " bytes into a %" PRIu64 "-byte allocation at 0x%" PRIx64
@@ -187,7 +193,10 @@ static void smem_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr,
     char what[96];
     snprintf(what, sizeof what, "memcheck: invalid __shared__ %s of size %u bytes", write ? "write" : "read", size);
     unsigned st = b->L->dyn_smem ? b->L->m->shared_dyn_offset : b->shared_size;
-    if (addr >= EMU_DSMEM_TAG && addr / EMU_DSMEM_TAG - 1 >= b->ncl)
+    if (addr >= EMU_DSMEM_TAG && b->ncl <= 1 && !b->L->explicit_cluster)
+        emu_fault(b, t, in, what, "address 0x%" PRIx64 " is out of bounds%s: the block has %u bytes of shared memory (%u static, %u dynamic)",
+                  addr, addr >= 0x80000000u ? " (a negative offset, wrapped to 32 bits?)" : "", b->shared_size, st, b->L->dyn_smem);
+    else if (addr >= EMU_DSMEM_TAG && addr / EMU_DSMEM_TAG - 1 >= b->ncl)
         emu_fault(b, t, in, what, "address 0x%" PRIx64 " is in the shared memory of cluster CTA rank %" PRIu64
                   "; the cluster has %u CTA%s", addr, addr / EMU_DSMEM_TAG - 1, b->ncl, b->ncl == 1 ? "" : "s");
     else if (addr >= EMU_DSMEM_TAG)
@@ -282,6 +291,11 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
         else space = EMU_SP_GLOBAL;
     }
     if (align > 1 && (addr & (align - 1))) {
+        /* a global address in no allocation is reported as that (a wild pointer), not as misaligned */
+        if (space == EMU_SP_GLOBAL && !emu_mem_find(b->L->mem, addr)) {
+            global_oob(b, t, in, space, addr, size, write);
+            return NULL;
+        }
         char what[96];
         snprintf(what, sizeof what, "memcheck: misaligned %s %s of size %u bytes", space_label(space), write ? "write" : "read", size);
         emu_fault(b, t, in, what, "address 0x%" PRIx64 " is not aligned to %u bytes", addr, align);

@@ -1087,6 +1087,24 @@ Test(report, memcheck_kinds) {
     off = 0x100000000000ull - p + 8; /* generic address in the shared window */
     cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
     cr_assert(strstr(dev_last_error(d), "invalid __shared__ read"), "%s", dev_last_error(d));
+    /* a null pointer plus an offset, and a wild odd address, are named as such (they were "N bytes before" an
+     * allocation 80 TB away, and "misaligned", probeW F-m1) */
+    off = 8 - p;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "address 0x8 is a null pointer plus an offset"), "%s", dev_last_error(d));
+    off = 0x123456789ull - p;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "address 0x123456789 is not in any device allocation"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    /* a negative shared offset, wrapped to 32 bits, in a kernel without clusters: out of the block's shared
+     * memory (it was "the shared memory of cluster CTA rank 254; the cluster has 1 CTA", probeW F-m2) */
+    static const char *neg = PTX_HEAD ".shared .align 4 .b8 sm[64];\n.visible .entry k()\n{\n .reg .b32 %r<2>;\n"
+                             " mov.u32 %r1, 7;\n st.shared.u32 [sm+-4], %r1;\n ret;\n}\n";
+    check_ptxas_arch(neg, "sm_80");
+    f = load(d, neg, "k", &m);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "is out of bounds (a negative offset, wrapped to 32 bits?): the block has 64 bytes of shared memory"),
+              "%s", dev_last_error(d));
     dev_module_unload(m);
     dev_close(d);
 }
