@@ -618,6 +618,7 @@ typedef struct EmuOptions {
     bool cooperative;           /* a cooperative launch (cuLaunchCooperativeKernel): every CTA of the grid runs
                                  * together, and cooperative groups' grid barrier has its workspace */
     const int *interrupt;       /* another thread's request: bit 0 set (read atomically) stops the launch, "interrupted" */
+    const Target *device;       /* the GPU emulated (emu:<target>), whose shared memory a block may use; NULL: the PTX's target */
 } EmuOptions;
 
 typedef struct EmuLaunchStats {
@@ -625,8 +626,8 @@ typedef struct EmuLaunchStats {
     bool refused;               /* the launch's shape or parameters were refused before anything ran */
 } EmuLaunchStats;
 
-/* Limits.  Shared memory: the PTX's target (support/target.h), or the
- * largest of any target when it is not in the table.  Launch dimensions:
+/* Limits.  Shared memory: the emulated device's target (EmuOptions.device), else the PTX's
+ * (support/target.h), or the largest of any target when it is not in the table.  Launch dimensions:
  * CUDA's limits, the same for every target since sm_30. */
 uint64_t emu_smem_static_limit(const Target *t);
 uint64_t emu_smem_dynamic_limit(const Target *t);

@@ -1406,11 +1406,13 @@ static bool check_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const
         return launch_error(err, "launch of '%s': %" PRIu64 " threads exceed .maxntid %u, %u, %u", f->name, nthreads,
                             f->maxntid[0], f->maxntid[1], f->maxntid[2]);
     if (!cluster_dims(m, f, grid, opt, cluster, err)) return false;
-    uint64_t limit = emu_smem_dynamic_limit(m->target), used = (uint64_t)f->shared_used + dyn_smem;
+    /* the GPU's limit: an emu:<target> device's own, whatever the PTX's .target (an H100 gives sm_80 PTX its
+     * 227 KiB; an sm_86 allows 99 KiB) */
+    const Target *lt = opt->device ? opt->device : m->target;
+    uint64_t limit = emu_smem_dynamic_limit(lt), used = (uint64_t)f->shared_used + dyn_smem;
     if (used > limit)
         return launch_error(err, "launch of '%s': %u bytes of static and %u of dynamic shared memory exceed the %" PRIu64
-                            " a block may use on %s", f->name, f->shared_used, dyn_smem, limit,
-                            m->target ? m->target->name : "any target");
+                            " a block may use on %s", f->name, f->shared_used, dyn_smem, limit, lt ? lt->name : "any target");
     return true;
 }
 

@@ -260,6 +260,7 @@ static DevStatus emu_launch_fn(TileDevice *dev, void *fn, const unsigned grid[3]
     if (cluster) memcpy(o.cluster, cluster, sizeof o.cluster);
     o.cooperative = flags & DEV_LAUNCH_COOPERATIVE;
     o.interrupt = &e->interrupt;
+    o.device = dev->target;
     __atomic_store_n(&e->interrupt, EMU_RUNNING, __ATOMIC_RELAXED);
     bool ok = emu_launch(df->m, df->f, grid, block, smem, params, &o, &stats, &err);
     __atomic_store_n(&e->interrupt, 0, __ATOMIC_RELAXED);

@@ -445,6 +445,21 @@ Test(limits, shared_memory) {
     cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 200 * 1024, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
     dev_module_unload(m);
     dev_close(d);
+    /* an emu:<target> device has its GPU's limit whatever the PTX's .target: sm_86 allows 99 KiB (150 KiB
+     * launched), sm_90a 227 KiB for sm_80 PTX too (200 KiB was refused with sm_80's 163 KiB) */
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu:sm_86", NULL, &d, &err), DEV_OK, "%s", err ? err : "");
+    f = load(d, dyn80, "k", &m);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 99 * 1024, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+    launch_fails(d, f, (unsigned[]){1, 1, 1}, (unsigned[]){32, 1, 1}, 150 * 1024, NULL, DEV_ERR_INVALID,
+                 (const char *[]){"a block may use on sm_86", NULL});
+    dev_module_unload(m);
+    dev_close(d);
+    cr_assert_eq(dev_open("emu:sm_90a", NULL, &d, &err), DEV_OK, "%s", err ? err : "");
+    f = load(d, dyn80, "k", &m);
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 200 * 1024, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
 }
 
 /* Barrier ids are 0..15 and thread counts multiples of 32: immediates at
