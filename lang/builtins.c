@@ -48,7 +48,7 @@
     X(DIV_RN, "div_rn", 2, "x y", DIV, PLAIN, 0)                                           \
     X(FDIV, "fdiv", 2, "x y ieee_rounding", DIV, PLAIN, 0)                                 \
     X(ABS, "abs", 1, "x", ABS, MATH, 0) X(SIN, "sin", 1, "x", SIN, MATH, 0)                \
-    X(COS, "cos", 1, "x", COS, MATH, 0) X(TANH, "tanh", 1, "x", TANH, MATH, 0)             \
+    X(COS, "cos", 1, "x", COS, MATH, 0) X(TANH, "tanh", 1, "x exact", TANH, MATH, 0)             \
     X(SIGMOID, "sigmoid", 1, "x", SIGMOID, MATH, 0) X(ERF, "erf", 1, "x", ERF, MATH, 0)    \
     X(FLOOR, "floor", 1, "x", FLOOR, MATH, 0) X(CEIL, "ceil", 1, "x", CEIL, MATH, 0)       \
     X(ROUND, "round", 1, "x", ROUND, MATH, 0) X(RINT, "rint", 1, "x", RINT, MATH, 0)       \
@@ -329,7 +329,7 @@ static Val bi_math(Call *c) {
         return dtype_is_float(dt) ? val_ct_float(fabs(x.f), dt) : val_ct_int(x.i < 0 && x.i != INT64_MIN ? -x.i : x.i, dt);
     if (c->bi->op != OP_ABS && !dtype_is_float(dt)) dt = DT_F32;
     if (c->bi->op == OP_ABS && dt == DT_I1) dt = DT_I32;
-    /* exp/exp2: `exact=true` asks for the full-range form (no flush to zero) */
+    /* exp/exp2: `exact=true` asks for the full-range form (no flush to zero); tanh: the accurate one */
     int64_t exact = 0;
     if (has(c, 1) && !ct_int(c, 1, "exact", &exact)) return val_err();
     ValueId v = gen_coerce(g, x, dt, NULL, val_rank(x), val_shape(x), c->loc[0]);

@@ -239,7 +239,7 @@ static LLVMValueRef math_f32(LL *l, Op op, bool exact, LLVMValueRef x) {
     case OP_SIN: return ll_intr(l, "llvm.nvvm.sin.approx.f", NULL, 0, &x, 1);
     case OP_COS: return ll_intr(l, "llvm.nvvm.cos.approx.f", NULL, 0, &x, 1);
     case OP_RSQRT: return ll_intr(l, "llvm.nvvm.rsqrt.approx.f", NULL, 0, &x, 1);
-    case OP_TANH: return ll_asm(l, ft, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false);
+    case OP_TANH: return exact ? NULL : ll_asm(l, ft, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false); /* exact: llvm_math.c */
     case OP_SIGMOID: {
         LLVMValueRef e = ex2(l, LLVMBuildFMul(l->b, x, fconst(l, ft, -1.4426950408889634), ""), true);
         return LLVMBuildFDiv(l->b, fconst(l, ft, 1.0), LLVMBuildFAdd(l->b, fconst(l, ft, 1.0), e, ""), "");
@@ -314,7 +314,7 @@ static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x) {
     }
     LLVMValueRef v = dt == DT_F32 ? x[0] : LLVMBuildFPExt(l->b, x[0], l->t_f32, "");
     LLVMValueRef w = !x[1] || dt == DT_F32 ? x[1] : LLVMBuildFPExt(l->b, x[1], l->t_f32, "");
-    LLVMValueRef r = math_f32(l, i->op, (i->op == OP_EXP || i->op == OP_EXP2) && i->a.ival, v);
+    LLVMValueRef r = math_f32(l, i->op, (i->op == OP_EXP || i->op == OP_EXP2 || i->op == OP_TANH) && i->a.ival, v);
     if (!r) r = ll_math_ext_f32(l, i->op, v, w);
     if (!r) return NULL;
     return dt == DT_F32 ? r : LLVMBuildFPTrunc(l->b, r, ty, "");

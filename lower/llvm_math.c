@@ -173,6 +173,23 @@ LLVMValueRef ll_math_ext_f32(LL *l, Op op, LLVMValueRef x, LLVMValueRef y) {
         r = sel(m, fcmp(m, LLVMRealOEQ, x, c(m, 0.0)), x, r); /* -0 stays -0 */
         return sel(m, fcmp(m, LLVMRealUNO, x, x), x, r);
     }
+    case OP_TANH: {
+        /* tanh(x, exact=true): below |x| = 0.55 its Taylor series, x + x z P(z) with z = x^2 (P: the series'
+         * next 11 coefficients, 2^2n (2^2n - 1) B_2n / (2n)!; each term is under 0.13 of the one before);
+         * above, t = expm1(2|x|) and tanh = t / (t + 2), where t's error shrinks by 2 / (t + 2); 1 past 9.02
+         * (where tanh rounds to 1; also keeps inf / inf from making NaN); the sign put back (-0 stays -0, a NaN
+         * stays NaN).  The default tanh is tanh.approx.f32 (2^-11 relative). */
+        static const double k[] = {-0.3333333333333333,   0.13333333333333333,   -0.05396825396825397, 0.021869488536155203,
+                                   -0.008863235529902197, 0.003592128036572481,  -0.0014558343870513183, 0.000590027440945586,
+                                   -0.00023912911424355248, 9.691537956929451e-05, -3.927832388331683e-05};
+        LLVMValueRef a = un(m, "llvm.fabs", x);
+        LLVMValueRef z = mul(m, x, x);
+        LLVMValueRef small = mfma(m, mul(m, x, z), poly(m, z, k, 11), x);
+        LLVMValueRef t = ll_math_ext_f32(l, OP_EXPM1, add(m, a, a), NULL);
+        LLVMValueRef r = copysign2(m, mdiv(m, t, add(m, t, c(m, 2.0))), x);
+        r = sel(m, fcmp(m, LLVMRealOGT, a, c(m, 9.02)), copysign2(m, c(m, 1.0), x), r);
+        return sel(m, fcmp(m, LLVMRealOLT, a, c(m, 0.55)), small, r);
+    }
     case OP_FMOD: return fmod_f32(m, x, y);
     default: return NULL;
     }

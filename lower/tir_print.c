@@ -179,6 +179,7 @@ static void print_attrs(Printer *p, const Inst *i) {
         break;
     case OP_EXP:
     case OP_EXP2:
+    case OP_TANH:
         if (a->ival) str_puts(&t, "exact=1");
         break;
     case OP_INLINE_ASM:

@@ -106,6 +106,15 @@ static void g_fmod(float *x, float *y, int i) {
 }
 
 static double d_rint(double x) { return nearbyint(x); }
+/* tanh(x, exact=true): tiny, moderate, near 9.02 (where it turns to 1), large, and the specials */
+static void g_tanh(float *x, float *y, int i) {
+    *x = i % 4 == 0 ? uni(-5, 5) : i % 4 == 1 ? logu(-40, 0) : i % 4 == 2 ? uni(8.5, 9.5) * (i % 8 < 4 ? 1 : -1) : logu(-2, 10);
+    if (i % 1000 == 3) *x = -0.0f;
+    if (i % 1000 == 5) *x = INFINITY;
+    if (i % 1000 == 6) *x = -INFINITY;
+    if (i % 1000 == 8) *x = NAN;
+    *y = 0;
+}
 /* erf: both ranges and their boundaries (1, 3.92), tiny arguments (relative precision: erf(1e-8) is not 0) */
 static void g_erf(float *x, float *y, int i) {
     *x = i % 4 == 0 ? uni(-6, 6) : i % 4 == 1 ? uni(-1.05, 1.05) : i % 4 == 2 ? logu(-40, 0) : uni(3.8, 4.0) * (i % 8 < 4 ? 1 : -1);
@@ -126,6 +135,7 @@ static const Case cases[] = {
     {"trunc", "trunc(x)", trunc, NULL, 0, g_round},
     {"fmod", "fmod(x, y)", NULL, fmod, 0, g_fmod},
     {"erf", "erf(x)", erf, NULL, 2, g_erf},
+    {"tanh", "tanh(x, exact=true)", tanh, NULL, 2, g_tanh},
 };
 
 Test(math, accuracy_against_libm, .timeout = 600) {
