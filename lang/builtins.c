@@ -1135,7 +1135,13 @@ static Val bi_compose(Call *c, BuiltinId id) {
             }
             return compose_reduce(g, x, axis, NULL, OP_XOR, flag != 0, loc);
         }
-        if (id == BI_CUMPROD && !numeric(c, 0)) return val_err();
+        if (id == BI_CUMPROD) {
+            if (!numeric(c, 0)) return val_err();
+            /* as Triton's (and sum's): integers narrower than 32 bits multiply in i32 (u32 unsigned), not wrapping */
+            DType dt = val_dtype(x);
+            if (dt == DT_I1 || dt == DT_I8 || dt == DT_I16) x = gen_cast(g, x, DT_I32, loc);
+            else if (dt == DT_U8 || dt == DT_U16) x = gen_cast(g, x, DT_U32, loc);
+        }
         return compose_scan(g, x, axis, id == BI_CUMPROD ? NULL : c->fn[2], OP_MUL, flag != 0, loc);
     }
     case BI_SORT:

@@ -897,3 +897,31 @@ Test(lang_shape, broadcast_vector_reductions_move_the_vector) {
         }
     unload(&k);
 }
+
+/* cumprod of narrow integers multiplies in i32 (u32 unsigned), as sum does and Triton's cumprod: five 3s of
+ * an i8 tensor give 243 (they wrapped to -13 in i8; probe U). */
+Test(lang_shape, cumprod_widens_narrow_integers) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel k(out: *i32, outu: *u32) {\n"
+             "    let o = arange(0, 32);\n"
+             "    store(out + o, cumprod(zeros([32], i8) + 3, 0));\n"
+             "    store(outu + o, cumprod((zeros([32], u16) + 2) as u16, 0));\n"
+             "}\n",
+             "k");
+    uint64_t dout = poisoned(&k, 4 * 32), doutu = poisoned(&k, 4 * 32);
+    launch(&k, 1, (void *[]){&dout, &doutu});
+    int32_t v[32];
+    uint32_t u[32];
+    download(&k, v, dout, sizeof v);
+    download(&k, u, doutu, sizeof u);
+    int64_t p = 1;
+    for (int i = 0; i < 32; i++) {
+        p = (int64_t)(int32_t)(uint32_t)(p * 3);
+        cr_expect_eq(v[i], (int32_t)p, "i8 cumprod[%d] = %d, want %d", i, v[i], (int32_t)p);
+        cr_expect_eq(u[i], (uint32_t)(1ull << (i + 1)), "u16 cumprod[%d] = %u", i, u[i]); /* 2^32 wraps in u32 */
+    }
+    cr_expect_eq(v[4], 243);
+    unload(&k);
+}
