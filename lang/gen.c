@@ -748,7 +748,11 @@ static Val gen_call(Gen *g, const Node *n) {
         return val_err();
     }
     if (gen_lookup_var(g, n->name)) {
-        diag_error(g->d, n->loc, "'%s' is a variable, not a function", n->name);
+        Global *gf = gen_find_global(g, n->name);
+        if (builtin_exists(n->name) || (gf && gf->decl->kind == D_FN))
+            diag_error(g->d, n->loc, "'%s' is a variable here, not a function: it hides the %s '%s' (rename the variable)", n->name,
+                       builtin_exists(n->name) ? "built-in" : "function", n->name);
+        else diag_error(g->d, n->loc, "'%s' is a variable, not a function", n->name);
         return val_err();
     }
     Global *gl = gen_find_global(g, n->name);

@@ -571,7 +571,7 @@ static void gen_assign(Gen *g, const Node *s) {
     Var *x = gen_lookup_var(g, s->name);
     if (!x) {
         if (gen_find_global(g, s->name)) diag_error(g->d, s->loc, "cannot assign to '%s': it is not a variable", s->name);
-        else diag_error(g->d, s->loc, "unknown name '%s'", s->name);
+        else diag_error(g->d, s->loc, "unknown name '%s' (a new variable is declared with 'let %s = ...')", s->name, s->name);
         return;
     }
     Val v = gen_expr(g, s->rhs);

@@ -124,6 +124,19 @@ Test(lang_diag, integer_quotient_used_as_float) {
                     "                ^\n");
 }
 
+/* Two porting slips get a hint: assigning a name never declared (Python has no 'let'), and calling a
+ * built-in that a parameter or variable of the same name hides (probe U). */
+Test(lang_diag, assignment_without_let_and_hidden_builtin) {
+    expect_diag("kernel k(x: *f32) {\n    v = 1.0;\n}\n",
+                "t.tile:2:5: error: unknown name 'v' (a new variable is declared with 'let v = ...')\n"
+                "      v = 1.0;\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32, zeros: i32) {\n    let t = zeros([4], f32);\n}\n",
+                "t.tile:2:13: error: 'zeros' is a variable here, not a function: it hides the built-in 'zeros' (rename the variable)\n"
+                "      let t = zeros([4], f32);\n"
+                "              ^\n");
+}
+
 Test(lang_diag, arg_count) {
     expect_diag("kernel k(x: *f32) {\n    let a = load(x, 1, 2, 3, 4);\n}\n",
                 "t.tile:2:27: error: 'load' takes 1 to 3 positional arguments, got 5: cache_modifier, eviction_policy, "
