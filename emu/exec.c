@@ -1061,6 +1061,7 @@ static bool run_block(EmuBlock *b) {
     memset(b->shared, 0, smem);
     if (b->shadow) memset(b->shadow, 0, smem * sizeof *b->shadow);
     if (b->warp_gen) memset(b->warp_gen, 0, (size_t)b->ncta * b->cta_warps * sizeof *b->warp_gen);
+    if (b->rt) memset(b->rt, 0, (size_t)b->nthreads * sizeof *b->rt); /* a worker's previous block's syncs order nothing here */
     if (b->wg_reads) memset(b->wg_reads, 0, (size_t)b->ncta * ((b->shared_size + 15) / 16) * sizeof *b->wg_reads); /* per CTA */
     b->wg_reading = 0;
     b->epoch = 1;

@@ -106,6 +106,7 @@ typedef struct EmuRaceThread {
     uint32_t pfence;      /* fence.proxy.async (covering shared memory) executed so far */
     uint32_t wsync;       /* the generation of the last bar.warp.sync it took part in */
     uint32_t obs_ev;      /* the latest EmuBlock.ev event it has waited for */
+    uint32_t with[32];    /* by lane of its warp: the generation of the last bar.warp.sync both took part in */
 } EmuRaceThread;
 
 /* Global bytes a bulk store or reduction (cp.async.bulk[.tensor] / cp.reduce.async.bulk[.tensor] to global

@@ -209,11 +209,12 @@ static void smem_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr,
 }
 
 /* bar.warp.sync orders the accesses of the lanes that take part in it: an access of another thread of the
- * same warp at warp-sync generation gen is ordered with t's when both have since taken part in a later one. */
+ * same warp at warp-sync generation gen is ordered with t's when both have since taken part in one later
+ * bar.warp.sync together (two syncs of disjoint masks order nothing between their lanes). */
 static uint32_t warp_of(const EmuBlock *b, const EmuThread *t) { return t->cta * b->cta_warps + (t->linear % b->cta_threads) / 32; }
 static bool warp_ordered(const EmuBlock *b, const EmuThread *t, uint32_t other, uint32_t gen) {
     const EmuThread *o = &b->t[other];
-    return warp_of(b, o) == warp_of(b, t) && b->rt[t->linear].wsync > gen && b->rt[other].wsync > gen;
+    return warp_of(b, o) == warp_of(b, t) && b->rt[t->linear].with[(o->linear % b->cta_threads) % 32] > gen;
 }
 
 /* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) never conflict

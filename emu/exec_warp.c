@@ -133,7 +133,11 @@ static bool exec_redux(EmuBlock *b, EmuThread **g, unsigned n) {
  * the warp; out of line, as the collectives' dispatch is hot). */
 static __attribute__((noinline)) void warp_synced(EmuBlock *b, EmuThread **g, unsigned n) {
     uint32_t w = g[0]->cta * b->cta_warps + (g[0]->linear % b->cta_threads) / 32, gen = ++b->warp_gen[w];
-    for (unsigned i = 0; i < n; i++) b->rt[g[i]->linear].wsync = gen;
+    for (unsigned i = 0; i < n; i++) {
+        EmuRaceThread *r = &b->rt[g[i]->linear];
+        r->wsync = gen;
+        for (unsigned j = 0; j < n; j++) r->with[(g[j]->linear % b->cta_threads) % 32] = gen; /* lanes that synced together */
+    }
 }
 
 bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {

@@ -938,6 +938,43 @@ Test(report, racecheck_warp_sync_and_same_value) {
     dev_close(d);
 }
 
+/* bar.warp.sync with partial masks orders only the lanes that sync together: lanes 0-15 write their slots and
+ * sync with mask 0xffff, lanes 16-31 sync with 0xffff0000 and read lane (tid - 15)'s slot (mode 0: a lane of
+ * the other half, never synchronised with: reported; it was taken as ordered, probeW F-r4), or lane tid - 16
+ * after a full-warp sync of every lane (mode 1: ordered).  Many blocks on one host thread: a block's syncs
+ * carried into the next block run by the same worker and hid its races. */
+static const char *partial_ptx = PTX_HEAD
+    ".visible .entry pw(.param .u64 out, .param .u32 mode)\n{\n"
+    " .reg .pred %p<3>;\n .reg .b32 %r<12>;\n .reg .b64 %rd<4>;\n .shared .align 4 .b32 s[32];\n"
+    " mov.u32 %r1, %tid.x;\n ld.param.u32 %r2, [mode];\n mov.u32 %r3, s;\n setp.lt.u32 %p1, %r1, 16;\n"
+    " setp.ne.u32 %p2, %r2, 0;\n shl.b32 %r4, %r1, 2;\n add.u32 %r5, %r3, %r4;\n"
+    " @%p1 st.shared.u32 [%r5], %r1;\n"
+    " @%p1 bar.warp.sync 0xffff;\n @!%p1 bar.warp.sync 0xffff0000;\n @%p2 bar.warp.sync 0xffffffff;\n"
+    " @%p1 bra $END;\n"
+    " sub.u32 %r6, %r4, 60;\n @%p2 sub.u32 %r6, %r4, 64;\n add.u32 %r7, %r3, %r6;\n ld.shared.u32 %r8, [%r7];\n"
+    " ld.param.u64 %rd1, [out];\n mul.wide.u32 %rd2, %r1, 4;\n add.s64 %rd3, %rd1, %rd2;\n st.global.u32 [%rd3], %r8;\n"
+    "$END:\n ret;\n}\n";
+
+Test(report, racecheck_partial_warp_sync) {
+    check_ptxas_arch(partial_ptx, "sm_80");
+    TileDevice *d = NULL;
+    DevOptions o = {.emu_racecheck = true, .emu_host_threads = 1};
+    cr_assert_eq(dev_open("emu", &o, &d, NULL), DEV_OK);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, partial_ptx, "pw", &m);
+    uint64_t out = poisoned(d, 32 * 4);
+    uint32_t mode = 1;
+    cr_assert_eq(dev_launch(f, 8, 1, 1, 32, 1, 1, 0, NULL, (void *[]){&out, &mode}), DEV_OK, "%s", dev_last_error(d));
+    uint32_t v[32];
+    download(d, v, out, sizeof v);
+    for (uint32_t i = 16; i < 32; i++) cr_assert_eq(v[i], i - 16, "lane %u read %u", i, v[i]);
+    mode = 0;
+    cr_assert_eq(dev_launch(f, 8, 1, 1, 32, 1, 1, 0, NULL, (void *[]){&out, &mode}), DEV_ERR_MEMCHECK);
+    cr_assert(strstr(dev_last_error(d), "racecheck: shared-memory hazard (read after write)"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Synchronisation through atomics: thread 32 writes data into shared memory, then sets a flag (st.release,
  * red.release, or plain st.relaxed); thread 0 spins on the flag (ld.acquire, atom.acquire, or ld.relaxed)
  * and reads the data.  A release write read by an acquire orders them; relaxed accesses do not (reported). */
