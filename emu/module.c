@@ -167,11 +167,7 @@ static bool fill_relocs(EmuModule *m, EmuMem *mem, char **err) {
 
 bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
     if (!check_calls(m, err)) return false;
-    for (uint32_t i = 1; i < m->nsrclocs; i++) { /* .file may come after the code (LLVM puts it at the end) */
-        bool found = false;
-        for (uint32_t k = 0; k < m->nsrcfiles && !found; k++) found = m->srcfiles[k].num == m->srclocs[i].file;
-        if (!found) return merr(err, m->srclocs[i].ptx_line, ".loc names file %u, which no .file declares", m->srclocs[i].file);
-    }
+    /* a .loc whose file no .file declares is kept (ptxas takes it): reports name the file by its number */
     uint32_t dyn_align = m->shared_dyn_align < 16 ? 16 : m->shared_dyn_align;
     uint32_t dyn_off = (m->shared_static + dyn_align - 1) / dyn_align * dyn_align;
     for (uint32_t i = 0; i < m->nsyms; i++) {
@@ -256,9 +252,11 @@ const char *emu_module_srcloc(const EmuModule *m, uint32_t line, char *buf, size
     buf[0] = 0;
     if (!m->line_srcloc || line < 1 || line > m->nlines || !m->line_srcloc[line]) return buf;
     const EmuSrcLoc *l = &m->srclocs[m->line_srcloc[line]];
-    const char *name = "?";
+    const char *name = NULL;
     for (uint32_t i = 0; i < m->nsrcfiles; i++)
         if (m->srcfiles[i].num == l->file) name = m->srcfiles[i].name;
+    char unnamed[32];
+    if (!name) snprintf(unnamed, sizeof unnamed, "<file %u>", l->file), name = unnamed; /* no .file declares it */
     if (l->col) snprintf(buf, cap, "%s:%u:%u", name, l->line, l->col);
     else snprintf(buf, cap, "%s:%u", name, l->line);
     return buf;
