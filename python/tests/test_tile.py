@@ -675,6 +675,20 @@ class Errors(unittest.TestCase):
     def setUp(self):
         self.x = rng.random(100, dtype=np.float32)
 
+    def test_bad_device_string_from_the_environment(self):
+        old = os.environ.get("TILE_DEVICE")
+        os.environ["TILE_DEVICE"] = "bogus"
+        try:
+            with self.assertRaisesRegex(tile.Error, r"TILE_DEVICE='bogus': .*bogus"):
+                tile.device()
+            with self.assertRaisesRegex(tile.Error, r"^device 'bogus'"):  # given by name: no mention of the variable
+                tile.device("bogus")
+        finally:
+            if old is None:
+                del os.environ["TILE_DEVICE"]
+            else:
+                os.environ["TILE_DEVICE"] = old
+
     def test_bad_dtype(self):
         with self.assertRaisesRegex(TypeError, r"argument 'y'.*\*f32.*f8"):
             self.add[1](self.x, self.x.astype(np.float64), self.x, 100)

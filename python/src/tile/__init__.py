@@ -57,7 +57,12 @@ def device(name=None):
     key = name or _os.environ.get("TILE_DEVICE") or None
     d = _devices.get(key)
     if d is None:
-        d = Device(key)
+        try:
+            d = Device(key)
+        except Error as e:
+            if name is None and key is not None:  # say where the string came from
+                raise Error("TILE_DEVICE=%r: %s" % (key, e)) from None
+            raise
         if key is None:  # the plain default ("cuda" or "emu") is the device of that name: one context
             d = _devices.setdefault(d.name, d)
         _devices[key] = d
