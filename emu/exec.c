@@ -1167,7 +1167,9 @@ static void flush_prints(EmuBlock *b) {
     if (!b->out.len) return;
     size_t len = b->out.len;
     pthread_mutex_lock(&L->lock);
-    if (L->print_bytes + len > EMU_PRINTF_LIMIT) {
+    /* blocks end in any order: more than the limit is kept (up to 64 times it), so print_output can keep the
+     * first blocks' output, whatever the host threads did */
+    if (L->print_bytes + len > (uint64_t)EMU_PRINTF_LIMIT * 64) {
         L->print_dropped = true;
     } else {
         if (L->nprints == L->capprints) {
@@ -1350,8 +1352,12 @@ static void print_output(EmuLaunch *L) {
     if (!L->nprints && !L->print_dropped) return;
     FILE *out = L->opt->printf_out ? L->opt->printf_out : stdout;
     qsort(L->prints, L->nprints, sizeof *L->prints, by_block);
+    uint64_t written = 0;
+    bool full = false; /* in block order: the first block that does not fit and every later one are dropped */
     for (uint32_t i = 0; i < L->nprints; i++) {
-        fwrite(L->prints[i].text, 1, L->prints[i].len, out);
+        full = full || written + L->prints[i].len > EMU_PRINTF_LIMIT;
+        if (full) L->print_dropped = true;
+        else fwrite(L->prints[i].text, 1, L->prints[i].len, out), written += L->prints[i].len;
         free(L->prints[i].text);
     }
     if (L->print_dropped)

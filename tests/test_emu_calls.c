@@ -87,6 +87,41 @@ static char *captured_launch(TileDevice *d, TileDevFunction *f, unsigned grid, u
     return text;
 }
 
+/* Output past 1 MiB is dropped in block order: what is kept is the whole output of blocks 0, 1, ... up to the
+ * first that does not fit, whatever order the host threads ran them in (the blocks that ended last were
+ * dropped: the kept set changed from run to run with 2 or more host threads, probeW F-p1).  Every thread of
+ * 600 blocks of 512 prints "block thread\n" (2.6 MB); 4 host threads. */
+Test(calls, printf_overflow_keeps_the_first_blocks) {
+    static const char *ptx = HEAD
+        ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);\n"
+        ".global .align 1 .b8 fmt[7] = {37, 117, 32, 37, 117, 10, 0};\n" /* "%u %u\n" */
+        ".visible .entry k()\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<8>;\n .local .align 8 .b8 buf[8];\n"
+        " mov.u32 %r1, %ctaid.x;\n mov.u32 %r2, %tid.x;\n st.local.u32 [buf], %r1;\n st.local.u32 [buf+4], %r2;\n"
+        " mov.u64 %rd1, buf;\n cvta.local.u64 %rd2, %rd1;\n mov.u64 %rd3, fmt;\n cvta.global.u64 %rd4, %rd3;\n"
+        " { .param .b64 p0; st.param.b64 [p0], %rd4;\n .param .b64 p1; st.param.b64 [p1], %rd2;\n .param .b32 r;\n"
+        "   call.uni (r), vprintf, (p0, p1);\n ld.param.b32 %r3, [r];\n }\n ret;\n}\n";
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_host_threads = 4};
+    cr_assert_eq(dev_open("emu", &o, &d, &err), DEV_OK, "%s", err ? err : "");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    DevStatus st;
+    char *text = captured_launch(d, f, 600, 512, NULL, &st);
+    cr_assert_eq(st, DEV_OK, "%s", dev_last_error(d));
+    cr_assert(strstr(text, "beyond 1048576 bytes was dropped"), "no note in %zu bytes: %.200s", strlen(text), text);
+    unsigned block = 0, thread = 0, lines = 0, b, t;
+    for (const char *p = text; *p && sscanf(p, "%u %u", &b, &t) == 2; p = strchr(p, '\n') + 1, lines++) {
+        cr_assert(b == block && t == thread, "line %u: block %u thread %u, want %u %u", lines, b, t, block, thread);
+        if (++thread == 512) thread = 0, block++;
+    }
+    cr_assert_eq(thread, 0u, "block %u was cut", block);
+    cr_assert_gt(block, 90u, "only %u blocks kept", block);
+    free(text);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* vprintf and __assertfail, as nvcc calls them; output past 1 MiB is dropped with a note. */
 Test(calls, printf_and_assert) {
     static const char *ptx = HEAD
