@@ -32,7 +32,7 @@
     X(ZEROS, "zeros", 1, "shape dtype", CONST, PLAIN, 0)                                   \
     X(ZEROS_LIKE, "zeros_like", 1, "input", CONST, PLAIN, 0)                               \
     X(FULL, "full", 2, "shape value dtype", CONST, PLAIN, 0)                               \
-    X(RESHAPE, "reshape", 2, "x shape", RESHAPE, PLAIN, 0)                                 \
+    X(RESHAPE, "reshape", 2, "x shape can_reorder", RESHAPE, PLAIN, 0)                                 \
     X(TRANS, "trans", 1, "x perm", TRANS, PLAIN, 0)                                        \
     X(EXPAND_DIMS, "expand_dims", 2, "x axis", EXPAND_DIMS, PLAIN, 0)                      \
     X(BROADCAST_TO, "broadcast_to", 2, "x shape", BROADCAST, PLAIN, 0)                     \
@@ -95,7 +95,7 @@
     X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
     X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
     X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
-    X(DOT, "dot", 2, "a b acc allow_tf32 input_precision:str out_dtype", DOT, PLAIN, 0)    \
+    X(DOT, "dot", 2, "a b acc allow_tf32 input_precision:str out_dtype max_num_imprecise_acc", DOT, PLAIN, 0) \
     X(DOT_SCALED, "dot_scaled", 6, "", DOT, PLAIN, 0)                                      \
     X(LOAD, "load", 1, "ptr mask other cache_modifier:str eviction_policy:str volatile boundary_check padding_option:str", LOAD, PLAIN, 0) \
     X(STORE, "store", 2, "ptr value mask cache_modifier:str eviction_policy:str boundary_check", STORE, PLAIN, 0) \
@@ -1177,6 +1177,28 @@ Val builtin_call(Gen *g, const Node *node) {
     if (id == BI_DOT_SCALED) return bi_dot_scaled(g, node);
     if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT || id == BI_STATIC_PRINT)
         return builtin_debug(g, node, builtins[id].name);
+    /* Triton's trans(x, 1, 0), permute(x, 2, 0, 1) and reshape(x, 16, 8): the dimensions after x as a list */
+    if (id == BI_TRANS || id == BI_PERMUTE || id == BI_RESHAPE) {
+        int pos = 0;
+        while (pos < node->nkids && !(node->kwnames && node->kwnames[pos])) pos++;
+        bool scalars = pos > 2;
+        for (int i = 1; i < pos && scalars; i++) scalars = node->kids[i]->kind != N_LIST && node->kids[i]->kind != N_TUPLE;
+        if (scalars) {
+            Node *list = arena_alloc(g->a, sizeof *list), *call = arena_alloc(g->a, sizeof *call);
+            *list = (Node){.kind = N_LIST, .loc = node->kids[1]->loc, .kids = node->kids + 1, .nkids = pos - 1};
+            *call = *node;
+            call->nkids = node->nkids - (pos - 2);
+            call->kids = ARENA_ARRAY(g->a, Node *, call->nkids);
+            call->kwnames = node->kwnames ? ARENA_ARRAY(g->a, const char *, call->nkids) : NULL;
+            call->kids[0] = node->kids[0], call->kids[1] = list;
+            for (int i = pos; i < node->nkids; i++) {
+                call->kids[i - pos + 2] = node->kids[i];
+                if (call->kwnames) call->kwnames[i - pos + 2] = node->kwnames[i];
+            }
+            if (call->kwnames) call->kwnames[0] = call->kwnames[1] = NULL;
+            node = call;
+        }
+    }
     const Builtin *bi = &builtins[id];
     Call c = {.g = g, .bi = bi, .node = node};
     const char *pn[MAX_BI_PARAMS];

@@ -659,3 +659,49 @@ Test(lang_triton, zeros_like_broadcast_xor_sum_rn) {
     }
     unload(&k);
 }
+
+/* Triton's spellings with the dimensions as separate arguments: trans(x, 1, 0), permute(x, 2, 0, 1),
+ * reshape(x, 2, 4, 16), and the keywords reshape(..., can_reorder=) and dot(..., max_num_imprecise_acc=)
+ * (accepted; tile never reorders a reshape, and its f8 dots accumulate every product in f32).  Checked
+ * against the same moves computed here (they were "'trans' expects 1 to 2 arguments, got 3", probe U). */
+Test(lang_triton, dims_as_separate_arguments) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, y: *f32, a: *f16, b: *f16, c: *f32) {\n"
+             "    let t = load(x + arange(0, 16)[:, None] * 8 + arange(0, 8)[None, :]);\n"
+             "    let p = permute(reshape(trans(t, 1, 0), 2, 4, 16), 2, 0, 1);\n"
+             "    store(y + arange(0, 16)[:, None] * 8 + arange(0, 8)[None, :], reshape(p, [16, 8], can_reorder=false));\n"
+             "    let r = arange(0, 16);\n"
+             "    let d = dot(load(a + r[:, None] * 16 + r[None, :]), load(b + r[:, None] * 16 + r[None, :]), max_num_imprecise_acc=32);\n"
+             "    store(c + r[:, None] * 16 + r[None, :], d);\n"
+             "}\n",
+             "k");
+    float x[128], y[128], c[256];
+    uint16_t a[256], b[256];
+    for (int i = 0; i < 128; i++) x[i] = (float)i, y[i] = NAN;
+    for (int i = 0; i < 256; i++) a[i] = 0x3C00 + (uint16_t)(i % 3), b[i] = i % 17 == 0 ? 0x4000 : 0x3C00, c[i] = NAN; /* ~1, 2 */
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b),
+             dc = upload(&k, c, sizeof c);
+    launch(&k, 1, (void *[]){&dx, &dy, &da, &db, &dc});
+    download(&k, y, dy, sizeof y);
+    download(&k, c, dc, sizeof c);
+    /* t[i][j] = 8i + j; u = trans: u[j][i]; v = reshape [2,4,16]: v[p][q][r] = u flat (64p + 16q + r); w = permute(2, 0, 1):
+     * w[r][p][q] = v[p][q][r]; y = w flat */
+    for (int r = 0; r < 16; r++)
+        for (int p = 0; p < 2; p++)
+            for (int q = 0; q < 4; q++) {
+                int f = 64 * p + 16 * q + r, j = f / 16, i = f % 16; /* u flat index f is u[j][i] */
+                float want = (float)(8 * i + j);
+                cr_assert_eq(y[8 * r + 4 * p + q], want, "y[%d] = %g, want %g", 8 * r + 4 * p + q, y[8 * r + 4 * p + q], want);
+            }
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) {
+            double want = 0;
+            for (int l = 0; l < 16; l++) {
+                double av = 1.0 + (double)((i * 16 + l) % 3) / 1024, bv = (l * 16 + j) % 17 == 0 ? 2.0 : 1.0;
+                want += av * bv;
+            }
+            cr_assert(fabs(c[i * 16 + j] - want) < 1e-4, "c[%d][%d] = %g, want %g", i, j, c[i * 16 + j], want);
+        }
+    unload(&k);
+}
