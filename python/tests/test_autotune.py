@@ -136,6 +136,8 @@ class Autotune(unittest.TestCase):
         out = np.zeros(1, np.float32)
         m.total[grid(n)](x, out, n)
         np.testing.assert_allclose(out[0], x.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
+        m.total[grid(n)](x, out, n)  # tuned: nothing is zeroed, the launch adds to out
+        np.testing.assert_allclose(out[0], 2 * x.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
 
     def test_without_restore_value_runs_accumulate(self):
         # what restore_value is for: every tuning run doubles y again (2 configurations and the launch)

@@ -333,9 +333,9 @@ class Autotuned:
         bucket, vals = self._bucket_of(args, kwargs)
         i = self.cache.get(bucket)
         if i is None:
-            i = self._tune(bucket, grid, args, kwargs, stream, vals)
+            i, timed = self._tune(bucket, grid, args, kwargs, stream, vals)
             self.cache[bucket] = i
-            for n in self._zero:
+            for n in self._zero if timed else ():  # the tuning runs added to them: the call starts from zero again
                 vals[n][...] = 0
         self.best_config = dict(self.configs[i])
         return self._kernel(i)[grid](*args, stream=stream, **kwargs)
@@ -347,7 +347,7 @@ class Autotuned:
                 for i, s in enumerate(self._strings):
                     if set(s.split()) == set(rec.split()):
                         self._report(bucket, i, "from the tuning database")
-                        return i
+                        return i, False
         saved = {n: _copy(vals[n]) for n in self._restore if n in vals}
         times, first_error = {}, None
         for i in range(len(self.configs)):
@@ -372,7 +372,7 @@ class Autotuned:
         if self._path is not None:
             self._dev._tune_record(self._path, self.name, bucket, self._strings[best], times[best])
         self._report(bucket, best, "%.4f ms" % (times[best] * 1e3))
-        return best
+        return best, True
 
     def _bench(self, run):
         """Seconds per launch: the first launch compiles the variant; on a GPU the mean of a batch of
