@@ -403,16 +403,18 @@ static bool cheap(Ctx *c, ValueId v, int depth) {
     }
 }
 
+/* A broadcast or expand_dims of a tensor: relayout moves its operand instead of it. */
+static bool moved_through_operand(Ctx *c, const Inst *d) {
+    return d && (d->op == OP_BROADCAST || d->op == OP_EXPAND_DIMS) && tir_vtype(c->f, d->ops[0])->rank;
+}
+
 /* What moving `v` to another layout costs, in elements: nothing for a cheap tree (rematerialized), the
- * operand's for a broadcast or expand_dims (relayout moves the operand), else all of v. */
+ * operand's for a broadcast or expand_dims, else all of v. */
 static int64_t move_cost(Ctx *c, ValueId v) {
     if (cheap(c, v, 0)) return 0;
-    Inst *d = tir_val(c->f, v)->def;
-    for (int depth = 0; d && (d->op == OP_BROADCAST || d->op == OP_EXPAND_DIMS) && depth < 8; depth++) {
-        if (!tir_vtype(c->f, d->ops[0])->rank) return 0;
-        v = d->ops[0];
-        d = tir_val(c->f, v)->def;
-    }
+    for (int depth = 0; depth < 8 && moved_through_operand(c, tir_val(c->f, v)->def); depth++) v = tir_val(c->f, v)->def->ops[0];
+    const Inst *d = tir_val(c->f, v)->def;
+    if (d && (d->op == OP_BROADCAST || d->op == OP_EXPAND_DIMS)) return 0; /* of a scalar */
     return tir_type_numel(tir_vtype(c->f, v));
 }
 
@@ -423,7 +425,7 @@ static ValueId relayout(Ctx *c, ValueId v, const Layout *l, Inst *pos) {
     if (!t->rank || t->layout == l) return v;
     const Type *nt = tir_with_layout(c->m, t, l);
     Inst *d = tir_val(c->f, v)->def;
-    if (cheap(c, v, 0) || (d && (d->op == OP_BROADCAST || d->op == OP_EXPAND_DIMS) && tir_vtype(c->f, d->ops[0])->rank)) {
+    if (cheap(c, v, 0) || moved_through_operand(c, d)) {
         ValueId ops[8];
         int n = d->nops < 8 ? d->nops : 8;
         for (int k = 0; k < n; k++) {
