@@ -60,9 +60,15 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks);
 
 /* ---- syntax trees ---- */
 typedef struct TypeRef {
-    DType dt;  /* DT_VOID: none */
-    int nptr;  /* levels of `*` */
+    DType dt;          /* DT_VOID: none (or a named type) */
+    int nptr;          /* levels of `*` */
+    const char *name;  /* a named type: a compile-time constant whose value is a type (`*DT`), resolved
+                        * where the type is used; NULL: dt */
+    Loc loc;           /* the name */
 } TypeRef;
+
+/* A type was written (a type name or a named type). */
+static inline bool tyref_given(TypeRef t) { return t.dt != DT_VOID || t.name; }
 
 typedef enum NodeKind {
     /* expressions */

@@ -112,8 +112,31 @@ bool val_ct_int_of(Gen *g, Val v, Loc loc, const char *what, int64_t *out) {
     return true;
 }
 
+/* What a named type resolves to: the type value of the compile-time constant of that name in scope
+ * (a const parameter, a file-level const, a -D define); NULL after an error. */
+static const Type *named_type(Gen *g, TypeRef r) {
+    Var *var = gen_lookup_var(g, r.name);
+    Global *gl = var ? NULL : gen_find_global(g, r.name);
+    Val v;
+    if (var) v = var->val;
+    else if (gl && gl->decl->kind == D_CONST) v = gen_global_value(g, gl, r.loc);
+    else {
+        if (gl) diag_error(g->d, r.loc, "'%s' is a function, not a type", r.name);
+        else diag_error(g->d, r.loc, "unknown type '%s' (a named type is a compile-time constant whose value is a type: 'const %s = f16;')",
+                        r.name, r.name);
+        return NULL;
+    }
+    if (v.k == V_DTYPE) return v.t;
+    if (v.k == V_ERR) return NULL;
+    const char *what = v.k == V_CT ? arena_printf(g->a, "a compile-time %s", dtype_name(v.dt))
+                       : v.k == V_RT ? "a run-time value" : v.k == V_SHAPE ? "a shape" : v.k == V_TUPLE ? "a tuple" : "not a value";
+    diag_error(g->d, r.loc, "'%s' is used as a type, but it is %s", r.name, what);
+    return NULL;
+}
+
 const Type *gen_type_ref(Gen *g, TypeRef r) {
-    const Type *t = tir_scalar(g->m, r.dt == DT_VOID ? DT_F32 : r.dt);
+    const Type *named = r.name ? named_type(g, r) : NULL;
+    const Type *t = named ? named : tir_scalar(g->m, r.dt == DT_VOID ? DT_F32 : r.dt);
     for (int i = 0; i < r.nptr; i++) t = tir_ptr(g->m, t);
     return t;
 }

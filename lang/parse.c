@@ -111,15 +111,21 @@ static void leave(Parser *p) { p->depth--; }
 static Node *expr(Parser *p);
 static Node *block(Parser *p);
 
-/* type = SCALAR_TYPE | "*" type */
+/* type = SCALAR_TYPE | IDENT | "*" type   (IDENT: a compile-time constant whose value is a type) */
 static TypeRef type(Parser *p) {
-    TypeRef t = {DT_VOID, 0};
+    TypeRef t = {.dt = DT_VOID};
     while (accept(p, TK_STAR)) {
         if (t.nptr < 8) t.nptr++;
         else parse_error(p, peek(p)->loc, "too many levels of pointers");
     }
     if (at(p, TK_TYPE)) {
         t.dt = next(p)->dt;
+        return t;
+    }
+    if (at(p, TK_IDENT)) {
+        Token *n = next(p);
+        t.name = arena_strndup(p->a, n->text, n->len);
+        t.loc = n->loc;
         return t;
     }
     parse_error(p, peek(p)->loc, "expected a type, found %s", tok_desc(p, peek(p)));
@@ -169,7 +175,7 @@ static Node *primary(Parser *p) {
     case TK_TYPE:
         next(p);
         n = new_node(p, N_DTYPE, t->loc);
-        n->ty = (TypeRef){t->dt, 0};
+        n->ty = (TypeRef){.dt = t->dt};
         return n;
     case TK_LPAREN: { /* "(" expr ")" | tuple = "(" expr "," [ expr { "," expr } [ "," ] ] ")" */
         next(p);
@@ -609,7 +615,7 @@ static Node *block(Parser *p) {
 static void param(Parser *p, Param *pa) {
     pa->is_const = accept(p, TK_CONST);
     pa->name = expect_ident(p, "a parameter name", &pa->loc);
-    pa->ty = (TypeRef){DT_VOID, 0};
+    pa->ty = (TypeRef){.dt = DT_VOID};
     if (accept(p, TK_COLON)) pa->ty = type(p);
     if (accept(p, TK_ASSIGN)) pa->def = expr(p);
 }
@@ -653,7 +659,7 @@ static Decl *decl(Parser *p) {
     if (accept(p, TK_CONST)) {
         d->kind = D_CONST;
         d->name = expect_ident(p, "a name after 'const'", &d->loc);
-        d->ty = (TypeRef){DT_VOID, 0};
+        d->ty = (TypeRef){.dt = DT_VOID};
         if (accept(p, TK_COLON)) d->ty = type(p);
         expect(p, TK_ASSIGN, "after the constant's name");
         d->value = expr(p);

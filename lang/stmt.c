@@ -154,7 +154,7 @@ Val gen_global_value(Gen *g, Global *gl, Loc loc) {
         diag_error(g->d, vn->loc, "expression has no value");
         v = val_err();
     }
-    if (v.k == V_CT && gl->decl->ty.dt != DT_VOID) v = convert_to(g, v, gl->decl->ty, vn->loc, gl->name);
+    if (v.k == V_CT && tyref_given(gl->decl->ty)) v = convert_to(g, v, gl->decl->ty, vn->loc, gl->name);
     g->f = sf;
     g->b = sb;
     gl->val = v;
@@ -248,10 +248,6 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, Loc cal
             ok = false;
             continue;
         }
-        if (pa->ty.dt != DT_VOID) {
-            args[i] = convert_to(g, args[i], pa->ty, aloc[i], pa->name);
-            if (args[i].k == V_ERR) ok = false;
-        }
     }
     if (!ok) return val_err();
     Frame fr = {.up = g->fr, .fn = fn};
@@ -259,8 +255,21 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, Loc cal
     fr.scope = fr.base = &sc;
     Frame *saved = g->fr;
     g->fr = &fr;
-    g->inline_depth++;
+    /* the parameters are bound before their declared types convert them, in the callee's scope: a
+     * named type may be another parameter (`fn f(x: *T, const T)`) */
     for (int i = 0; i < np; i++) define_var(g, fn->params[i].name, args[i]);
+    for (int i = 0; i < np; i++) {
+        const Param *pa = &fn->params[i];
+        if (!tyref_given(pa->ty)) continue;
+        Val v = convert_to(g, args[i], pa->ty, aloc[i], pa->name);
+        if (v.k == V_ERR) ok = false;
+        else gen_lookup_var(g, pa->name)->val = v;
+    }
+    if (!ok) {
+        g->fr = saved;
+        return val_err();
+    }
+    g->inline_depth++;
     int errors = g->d->nerrors;
     gen_seq(g, fn->body->kids, fn->body->nkids, NULL);
     /* an error in the body names the call it came through (a helper used in several places, or imported) */
@@ -543,7 +552,7 @@ static void gen_let(Gen *g, const Node *s) {
         diag_error(g->d, s->rhs->loc, "expression has no value");
         v = val_err();
     }
-    if (s->ty.dt != DT_VOID && v.k != V_ERR) v = convert_to(g, v, s->ty, s->rhs->loc, s->name);
+    if (tyref_given(s->ty) && v.k != V_ERR) v = convert_to(g, v, s->ty, s->rhs->loc, s->name);
     define_var(g, s->name, v);
 }
 
@@ -1265,7 +1274,7 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', a run-time parameter: only const parameters can be tuned", name);
         else if (!config && (!pa || pa->is_const))
             diag_error(g->d, at->args[i]->loc, "'@tune_key' names '%s', which is not a run-time parameter of '%s'", name, k->name);
-        else if (!config && (pa->ty.nptr || !dtype_is_int(pa->ty.dt) || pa->ty.dt == DT_I1))
+        else if (!config && !pa->ty.name && (pa->ty.nptr || !dtype_is_int(pa->ty.dt) || pa->ty.dt == DT_I1))
             diag_error(g->d, at->args[i]->loc, "'@tune_key' names '%s', which is not an integer parameter (the key is sizes)", name);
     }
 }
@@ -1364,6 +1373,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
     f->warp_specialize = ws != 0;
     f->pingpong = pp != 0;
     f->overlap = ov != 0;
+    /* const parameters first: a run-time parameter's type may name one (`x: *DT, ..., const DT = f16`) */
     for (int i = 0; i < k->nparams; i++) {
         const Param *pa = &k->params[i];
         for (int j = 0; j < i; j++)
@@ -1374,7 +1384,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
             int di = find_define(g, pa->name);
             if (di >= 0 && g->define_vals[di]) vloc = g->define_vals[di]->loc; /* a -D value's errors name the define */
             if (di >= 0) v = eval_define(g, di);
-            else if (pa->def) v = eval_global_expr(g, pa->def);
+            else if (pa->def) v = gen_expr(g, pa->def); /* in the kernel's scope: an earlier const parameter is seen */
             else {
                 diag_error(g->d, pa->loc, "const parameter '%s' has no default and is not defined (-D %s=...)", pa->name, pa->name);
                 v = val_err();
@@ -1383,12 +1393,15 @@ static void gen_kernel(Gen *g, const Decl *k) {
                 diag_error(g->d, vloc, "'%s' must be a compile-time constant", pa->name);
                 v = val_err();
             }
-            if (pa->ty.dt != DT_VOID && v.k != V_ERR) v = convert_to(g, v, pa->ty, vloc, pa->name);
+            if (tyref_given(pa->ty) && v.k != V_ERR) v = convert_to(g, v, pa->ty, vloc, pa->name);
             define_var(g, pa->name, v);
-            continue;
         }
+    }
+    for (int i = 0; i < k->nparams; i++) {
+        const Param *pa = &k->params[i];
+        if (pa->is_const) continue;
         if (pa->def) diag_error(g->d, pa->def->loc, "only const parameters may have a default");
-        if (pa->ty.dt == DT_VOID) {
+        if (!tyref_given(pa->ty)) {
             diag_error(g->d, pa->loc, "kernel parameter '%s' needs a type", pa->name);
             define_var(g, pa->name, val_err());
             continue;

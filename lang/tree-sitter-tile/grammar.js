@@ -116,8 +116,8 @@ module.exports = grammar({
       optional(seq('=', field('default', $._expression))),
     ),
 
-    // type = SCALAR_TYPE | "*" type
-    _type: ($) => choice($.primitive_type, $.pointer_type),
+    // type = SCALAR_TYPE | IDENT | "*" type   (IDENT: a compile-time constant whose value is a type)
+    _type: ($) => choice($.primitive_type, $.pointer_type, $.identifier),
 
     primitive_type: (_) => choice(...SCALAR_TYPES),
 

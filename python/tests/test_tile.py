@@ -72,6 +72,26 @@ class Launch(unittest.TestCase):
             self.add[lambda meta: (tile.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
             close(self, out, x.astype(np.float64) + y.astype(np.float64), 1e-6, 1e-6)
 
+    def test_kernel_generic_over_dtype(self):
+        # one source, its element types set per compile: a string or a NumPy dtype names the type
+        src = """
+        kernel twice(x: *T, out: *OT, n: i32, const T = f32, const OT = T, const B: i32 = 128) {
+            let o = program_id(0) * B + arange(0, B);
+            store(out + o, cast(cast(load(x + o, o < n, 0), f32) * 2.0, OT), o < n);
+        }
+        """
+        n = 301
+        for t, ot in ((np.float16, np.float32), ("f32", "f16"), (np.float64, np.float64), (np.int8, np.float32)):
+            k = tile.compile(src, device=self.dev, T=t, OT=ot).twice
+            tin, tout = np.dtype({"f16": np.float16, "f32": np.float32}.get(t, t)), np.dtype({"f16": np.float16}.get(ot, ot))
+            x = (rng.standard_normal(n) * 20).astype(tin)
+            out = poisoned(n, tout)
+            k[(tile.cdiv(n, 128),)](x, out, n)
+            want = (x.astype(np.float64) * 2).astype(tout).astype(np.float64)
+            close(self, out, want, 1e-3 if tout == np.float16 else 1e-6, 1e-6)
+        with self.assertRaises(TypeError):
+            tile.compile(src, device=self.dev, T=np.complex64)
+
     def test_installed_data(self):
         # installed by pip, the library reads the kernels and stdlib shipped in the package, not a source tree
         pkg = os.path.dirname(os.path.abspath(tile.__file__))

@@ -144,7 +144,16 @@ def _define_value(name, v):
         return repr(v)
     if isinstance(v, str):
         return v
-    raise TypeError("constexpr %s: expected an int, float, bool or str, got %r" % (name, type(v).__name__))
+    # a NumPy dtype (np.float16, np.dtype("int8")) names the language's type: a kernel generic over dtype
+    np = _sys.modules.get("numpy")
+    if np is not None and (isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic))):
+        kinds = {"f": "f", "i": "i", "u": "u"}
+        dt = np.dtype(v)
+        if dt == np.bool_:
+            return "i1"
+        if dt.kind in kinds:
+            return "%s%d" % (kinds[dt.kind], 8 * dt.itemsize)
+    raise TypeError("constexpr %s: expected an int, float, bool, str or NumPy dtype, got %r" % (name, type(v).__name__))
 
 
 def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=None, device=None, specialize=True,
