@@ -35,6 +35,8 @@
     X(RESHAPE, "reshape", 2, "x shape can_reorder", RESHAPE, PLAIN, 0)                                 \
     X(TRANS, "trans", 1, "x perm", TRANS, PLAIN, 0)                                        \
     X(EXPAND_DIMS, "expand_dims", 2, "x axis", EXPAND_DIMS, PLAIN, 0)                      \
+    X(UNSQUEEZE, "unsqueeze", 2, "x dim", EXPAND_DIMS, PLAIN, 0)                           \
+    X(SQUEEZE, "squeeze", 2, "x dim", RESHAPE, PLAIN, 0)                                   \
     X(BROADCAST_TO, "broadcast_to", 2, "x shape", BROADCAST, PLAIN, 0)                     \
     X(BROADCAST, "broadcast", 2, "input other", BROADCAST, PLAIN, 0)                       \
     X(WHERE, "where", 3, "cond a b", SELECT, PLAIN, 0)                                     \
@@ -92,6 +94,7 @@
     X(ASSOCIATIVE_SCAN, "associative_scan", 3, "input axis combine_fn:fn reverse", GATHER, COMPOSE, 0) \
     X(CUMPROD, "cumprod", 1, "x axis reverse", MUL, COMPOSE, 0)                            \
     X(XOR_SUM, "xor_sum", 1, "x axis keep_dims", XOR, COMPOSE, 0)                          \
+    X(REDUCE_OR, "reduce_or", 2, "input axis keep_dims", OR, COMPOSE, 0)                   \
     X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
     X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
     X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
@@ -119,6 +122,8 @@
     X(ATOMIC_OR, "atomic_or", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_OR)                \
     X(ATOMIC_XOR, "atomic_xor", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_XOR)             \
     X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask sem:str scope:str", ATOMIC_CAS, PLAIN, 0) \
+    X(ATOMIC_LOAD, "atomic_load", 1, "ptr mask sem:str scope:str", LOAD, PLAIN, 0)              \
+    X(ATOMIC_STORE, "atomic_store", 2, "ptr value mask sem:str scope:str", STORE, PLAIN, 0)     \
     X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)                            \
     /* hints, Triton's: the value itself, with a fact the compiler may use (vector widths) */ \
     X(MULTIPLE_OF, "multiple_of", 2, "input values", MULTIPLE_OF, PLAIN, 0)                \
@@ -599,6 +604,43 @@ Val bi_store(Call *c) {
     return (Val){.k = V_VOID};
 }
 
+static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out);
+
+/* atomic_load(ptr, mask, sem="acquire", scope="gpu") and atomic_store(ptr, value, mask, sem="release",
+ * scope="gpu"), Triton's: each element one `ld.SEM.SCOPE.global` / `st.SEM.SCOPE.global` (sem relaxed,
+ * or acquire for a load and release for a store); a masked-off element loads 0. */
+static Val bi_atomic_access(Call *c, bool store) {
+    Gen *g = c->g;
+    if (!bi_ptr_arg(c, 0)) return val_err();
+    const Type *pt = c->v[0].t;
+    int mi = store ? 2 : 1;
+    uint8_t sem = store ? SEM_RELEASE : SEM_ACQUIRE, scope;
+    if (c->str[mi + 1]) {
+        MemSem other = store ? SEM_RELEASE : SEM_ACQUIRE;
+        if (strcmp(c->str[mi + 1], tir_sem_names[SEM_RELAXED]) && strcmp(c->str[mi + 1], tir_sem_names[other])) {
+            diag_error(g->d, c->loc[mi + 1], "unknown memory ordering \"%s\" of '%s': expected \"%s\" or \"relaxed\"", c->str[mi + 1],
+                       c->bi->name, tir_sem_names[other]);
+            return val_err();
+        }
+        sem = strcmp(c->str[mi + 1], tir_sem_names[SEM_RELAXED]) ? (uint8_t)other : (uint8_t)SEM_RELAXED;
+    }
+    if (!enum_arg(c, mi + 2, "memory scope", tir_scope_names, SCOPE_COUNT, &scope)) return val_err();
+    ValueId ops[3] = {c->v[0].v};
+    Inst *in;
+    if (store) {
+        if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2])) return val_err();
+        in = gen_emit_inst(g, c->node->loc, OP_STORE, ops, ops[2] ? 3 : 2, NULL);
+    } else {
+        if (!mask_arg(c, 1, pt, &ops[1])) return val_err();
+        in = gen_emit_inst(g, c->node->loc, OP_LOAD, ops, ops[1] ? 2 : 1,
+                           tir_type(g->m, pt->pointee->dt, pt->rank, pt->shape, pt->pointee->pointee, NULL));
+    }
+    in->a.cache = TIR_CACHE_STRONG;
+    in->a.sem = sem;
+    in->a.scope = scope;
+    return store ? (Val){.k = V_VOID} : rt(g, in->res[0]);
+}
+
 /* String argument i naming one of names[0..n) (names[0], the default, when absent). */
 static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out) {
     *out = 0;
@@ -903,10 +945,35 @@ static Val bi_shape_op(Call *c, BuiltinId id) {
         for (int i = 0; i < n; i++) in->a.perm[i] = perm[i];
         return rt(g, in->res[0]);
     }
-    case BI_EXPAND_DIMS: {
+    case BI_EXPAND_DIMS:
+    case BI_UNSQUEEZE: {
         int axis;
         if (!axis_arg(c, 1, val_rank(x), true, &axis)) return val_err();
         return gen_expand_dims(g, x, axis, c->node->loc);
+    }
+    case BI_SQUEEZE: { /* Triton's: drop dimension dim, of length 1 (a [1] tensor becomes its element) */
+        int axis;
+        if (!tensor_arg(c, 0) || !axis_arg(c, 1, x.t->rank, false, &axis)) return val_err();
+        if (x.t->shape[axis] != 1) {
+            diag_error(g->d, c->loc[1], "'squeeze' drops a dimension of length 1, but dimension %d of %s has length %d", axis,
+                       gen_shape_str(g, x.t->rank, x.t->shape), x.t->shape[axis]);
+            return val_err();
+        }
+        if (x.t->rank == 1) { /* the one element: an or-reduction of its bits */
+            DType dt = x.t->dt, it = dtype_bits(dt) == 64 ? DT_I64 : dtype_bits(dt) == 16 ? DT_I16 : dtype_bits(dt) == 8 ? DT_I8 : DT_I32;
+            if (dt == DT_PTR) {
+                diag_error(g->d, c->loc[0], "'squeeze' of a [1] tensor of pointers: index it with a scalar offset instead");
+                return val_err();
+            }
+            Val b = dtype_is_float(dt) ? rt(g, gen_emit(g, c->node->loc, OP_BITCAST, &x.v, 1, tir_with_dtype(g->m, x.t, it))) : x;
+            Val e = compose_reduce(g, b, 0, NULL, OP_OR, false, c->node->loc);
+            if (e.k != V_RT || !dtype_is_float(dt)) return e;
+            return rt(g, gen_emit(g, c->node->loc, OP_BITCAST, &e.v, 1, tir_scalar(g->m, dt)));
+        }
+        r = 0;
+        for (int k = 0; k < x.t->rank; k++)
+            if (k != axis) s[r++] = x.t->shape[k];
+        return rt(g, gen_emit(g, c->node->loc, OP_RESHAPE, &x.v, 1, tir_with_shape(g->m, x.t, r, s)));
     }
     default: { /* broadcast_to */
         if (!bi_shape_arg(c, 1, &r, s)) return val_err();
@@ -1111,6 +1178,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
     case BI_REDUCE:
     case BI_ASSOCIATIVE_SCAN:
     case BI_CUMPROD:
+    case BI_REDUCE_OR:
     case BI_XOR_SUM: {
         Val x = c->v[0];
         Val first = x.k == V_TUPLE && x.nelems ? x.elems[0] : x;
@@ -1119,14 +1187,23 @@ static Val bi_compose(Call *c, BuiltinId id) {
         int rank = val_rank(first), axis = -1;
         if (id == BI_CUMPROD && !has(c, 1)) axis = 0;
         if (has(c, 1) && !axis_arg(c, 1, rank, false, &axis)) return val_err();
-        if (axis < 0 && id != BI_REDUCE && id != BI_XOR_SUM) {
+        if (axis < 0 && id != BI_REDUCE && id != BI_XOR_SUM && id != BI_REDUCE_OR) {
             diag_error(g->d, loc, "'%s' needs an axis", c->bi->name);
             return val_err();
         }
         int64_t flag = 0;
-        int fi = id == BI_CUMPROD || id == BI_XOR_SUM ? 2 : 3; /* keep_dims or reverse */
-        if (has(c, fi) && !ct_int(c, fi, id == BI_REDUCE || id == BI_XOR_SUM ? "keep_dims" : "reverse", &flag)) return val_err();
+        bool bitwise = id == BI_XOR_SUM || id == BI_REDUCE_OR;
+        int fi = id == BI_CUMPROD || bitwise ? 2 : 3; /* keep_dims or reverse */
+        if (has(c, fi) && !ct_int(c, fi, id == BI_REDUCE || bitwise ? "keep_dims" : "reverse", &flag)) return val_err();
         if (id == BI_REDUCE) return compose_reduce(g, x, axis, c->fn[2], OP_COUNT, flag != 0, loc);
+        if (id == BI_REDUCE_OR) { /* Triton's: integers (i1: any), every element when the axis is None */
+            if (!numeric(c, 0)) return val_err();
+            if (!dtype_is_int(val_dtype(x))) {
+                diag_error(g->d, c->loc[0], "'reduce_or' expects integers, got '%s'", gen_val_type_name(g, x));
+                return val_err();
+            }
+            return compose_reduce(g, x, axis, NULL, OP_OR, flag != 0, loc);
+        }
         if (id == BI_XOR_SUM) { /* Triton's: integers, every element when there is no axis */
             if (!numeric(c, 0)) return val_err();
             if (!dtype_is_int(val_dtype(x)) || val_dtype(x) == DT_I1) {
@@ -1377,6 +1454,8 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_RESHAPE:
     case BI_TRANS:
     case BI_EXPAND_DIMS:
+    case BI_UNSQUEEZE:
+    case BI_SQUEEZE:
     case BI_BROADCAST_TO: return bi_shape_op(&c, (BuiltinId)id);
     case BI_WHERE: return bi_where(&c);
     case BI_CAST:
@@ -1467,6 +1546,8 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_DOT: return bi_dot(&c);
     case BI_LOAD: return bi_load(&c);
     case BI_STORE: return bi_store(&c);
+    case BI_ATOMIC_LOAD: return bi_atomic_access(&c, false);
+    case BI_ATOMIC_STORE: return bi_atomic_access(&c, true);
     case BI_MAKE_BLOCK_PTR: return bi_make_block_ptr(&c);
     case BI_ADVANCE: return bi_advance(&c);
     case BI_MAKE_TENSOR_DESCRIPTOR: return bi_make_desc(&c);

@@ -230,8 +230,8 @@ static int operands(Gen *g, Val in, Val *xs, const char *what, Loc loc) {
 /* fn(a..., b...) -> n values shaped like `like` (the dtypes of xs): a tuple of n, or one value. */
 static bool combine(Gen *g, const Decl *fn, Op op, int n, const Val *a, const Val *b, const Val *xs, const Type *like,
                     Val *out, Loc loc) {
-    if (!fn) { /* a built-in element-wise op (cumprod, xor_sum) */
-        out[0] = gen_binop(g, op == OP_MUL ? TK_STAR : op == OP_XOR ? TK_CARET : TK_PLUS, a[0], b[0], loc);
+    if (!fn) { /* a built-in element-wise op (cumprod, xor_sum, reduce_or) */
+        out[0] = gen_binop(g, op == OP_MUL ? TK_STAR : op == OP_XOR ? TK_CARET : op == OP_OR ? TK_PIPE : TK_PLUS, a[0], b[0], loc);
         if (!ok(out[0])) return false;
         out[0] = rt(g, gen_coerce(g, out[0], xs[0].t->dt, NULL, like->rank, like->shape, loc));
         return true;

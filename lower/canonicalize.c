@@ -615,9 +615,9 @@ static bool canon_walk(Func *f) {
 
 static bool block_has_effects(const Block *b) {
     for (const Inst *i = b->first; i; i = i->next) {
-        if (i->op == OP_YIELD || (i->op == OP_LOAD && !(i->a.cache & TIR_CACHE_VOLATILE)) ||
+        if (i->op == OP_YIELD || (i->op == OP_LOAD && !(i->a.cache & TIR_CACHE_ORDERED)) ||
             (tir_op_info[i->op].flags & OPF_PURE))
-            continue; /* a volatile load is an effect: a loop that spins on one stays */
+            continue; /* a volatile or atomic load is an effect: a loop that spins on one stays */
         if (!tir_is_loop(i->op) && i->op != OP_IF) return true; /* store, atomic, barrier, return */
         for (int k = 0; k < i->nregions; k++)
             if (block_has_effects(i->regions[k])) return true;
@@ -626,7 +626,7 @@ static bool block_has_effects(const Block *b) {
 }
 
 static bool inst_removable(const Inst *i) {
-    if (i->op == OP_LOAD) return !(i->a.cache & TIR_CACHE_VOLATILE);
+    if (i->op == OP_LOAD) return !(i->a.cache & TIR_CACHE_ORDERED);
     if (tir_is_loop(i->op) || i->op == OP_IF) {
         for (int k = 0; k < i->nregions; k++)
             if (block_has_effects(i->regions[k])) return false;

@@ -94,9 +94,14 @@ static LLVMValueRef and_pred(LL *l, LLVMValueRef a, LLVMValueRef b) {
     return LLVMBuildAnd(l->b, a, b, "");
 }
 
-/* "ld.global", "ld.global.cg", "ld.global.L1::evict_last", "ld.volatile.global" ... (attr cache, tir.h) */
+/* "ld.global", "ld.global.cg", "ld.global.L1::evict_last", "ld.volatile.global", "ld.acquire.gpu.global"
+ * ... (attr cache, tir.h) */
 static const char *cache_qual(const Inst *i, const char *verb, char *buf, size_t n) {
     int cache = i->a.cache, cop = tir_cache_cop(cache), ev = tir_cache_evict(cache);
+    if (cache & TIR_CACHE_STRONG) {
+        snprintf(buf, n, "%s.%s.%s.global", verb, tir_sem_names[i->a.sem], tir_scope_names[i->a.scope]);
+        return buf;
+    }
     snprintf(buf, n, "%s%s.global%s%s%s", verb, cache & TIR_CACHE_VOLATILE ? ".volatile" : "", tir_cop_names[cop], ev ? ".L1::" : "",
              tir_evict_names[ev]);
     return buf;
@@ -112,7 +117,7 @@ static bool emit_load(LL *l, Inst *i) {
     LLVMValueRef *other = i->nops > 2 ? ll_get(l, i->ops[2], NULL) : NULL;
     LLVMValueRef *res = ll_new(l, i->res[0], n);
     int vec = i->a.vec > 0 ? i->a.vec : 1;
-    if (n % vec) vec = 1;
+    if (n % vec || (i->a.cache & TIR_CACHE_STRONG)) vec = 1; /* an atomic access: an element an instruction */
     int eb = bits_of(dt);
     LLVMTypeRef et = dt == DT_I1 ? l->t_i8 : ll_type(l, dt);
     char qual[64];
@@ -134,6 +139,7 @@ static bool emit_load(LL *l, Inst *i) {
         }
         int nw, ww;
         word_shape(vec * eb, &nw, &ww);
+        if ((i->a.cache & TIR_CACHE_STRONG) && eb == 64) nw = 1, ww = 64; /* an atomic 64-bit access stays one b64 */
         LLVMValueRef oth[16], ow[4];
         for (int k = 0; k < vec; k++)
             oth[k] = other ? other[r0 + k] : (dt == DT_PTR ? LLVMConstNull(l->t_gptr) : LLVMConstNull(ll_type(l, dt)));
@@ -187,7 +193,7 @@ static bool emit_store(LL *l, Inst *i) {
     LLVMValueRef *val = ll_get(l, i->ops[1], NULL);
     LLVMValueRef *mask = i->nops > 2 ? ll_get(l, i->ops[2], NULL) : NULL;
     int vec = i->a.vec > 0 ? i->a.vec : 1;
-    if (n % vec) vec = 1;
+    if (n % vec || (i->a.cache & TIR_CACHE_STRONG)) vec = 1; /* an atomic access: an element an instruction */
     int eb = bits_of(dt);
     LLVMTypeRef et = dt == DT_I1 ? l->t_i8 : ll_type(l, dt);
     char qual[64];
@@ -215,6 +221,7 @@ static bool emit_store(LL *l, Inst *i) {
         }
         int nw, ww;
         word_shape(vec * eb, &nw, &ww);
+        if ((i->a.cache & TIR_CACHE_STRONG) && eb == 64) nw = 1, ww = 64; /* an atomic 64-bit access stays one b64 */
         LLVMValueRef words[4];
         if (vec * eb >= 16) pack(l, &val[r0], vec, dt, nw, ww, words);
         else {

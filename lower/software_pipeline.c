@@ -78,7 +78,7 @@ static bool slice_ok(Ctx *c, ValueId v, ValueId iv, int depth, bool indirect) {
     Inst *d = tir_val(c->f, v)->def;
     if (!d || depth > 64 || d->nregions) return false;
     if (d->op == OP_LOAD) {
-        if (!indirect || !c->readonly || (d->a.cache & TIR_CACHE_VOLATILE)) return false;
+        if (!indirect || !c->readonly || (d->a.cache & TIR_CACHE_ORDERED)) return false;
         indirect = false; /* one level: the index load's own address is pure */
     } else if (!(tir_op_info[d->op].flags & OPF_PURE)) {
         return false;

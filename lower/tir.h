@@ -332,7 +332,11 @@ typedef enum Eviction {
 #undef X
     EVICT_COUNT
 } Eviction;
-enum { TIR_CACHE_VOLATILE = 64 };
+/* Bits of a load's or store's attr cache above the cache operator and eviction policy: VOLATILE is
+ * `ld.volatile`; STRONG an atomic access, `ld.SEM.SCOPE` / `st.SEM.SCOPE` with the instruction's sem
+ * and scope (atomic_load, atomic_store), one element an instruction.  Either keeps the access where
+ * it is (no dead-code removal, no pipelining). */
+enum { TIR_CACHE_VOLATILE = 64, TIR_CACHE_STRONG = 128, TIR_CACHE_ORDERED = TIR_CACHE_VOLATILE | TIR_CACHE_STRONG };
 static inline bool tir_is_hint(Op op) { return op == OP_MULTIPLE_OF || op == OP_MAX_CONTIGUOUS || op == OP_MAX_CONSTANCY; }
 static inline int tir_cache_cop(int cache) { return cache & 7; }
 static inline int tir_cache_evict(int cache) { return (cache >> 3) & 7; }

@@ -188,9 +188,11 @@ static void print_attrs(Printer *p, const Inst *i) {
         break;
     default: break;
     }
-    if ((i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) && a->sem)
+    bool ordered = i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS ||
+                   ((i->op == OP_LOAD || i->op == OP_STORE) && (a->cache & TIR_CACHE_STRONG));
+    if (ordered && a->sem)
         str_printf(&t, "%ssem=%s", t.len ? ", " : "", tir_sem_names[a->sem]);
-    if ((i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) && a->scope)
+    if (ordered && a->scope)
         str_printf(&t, "%sscope=%s", t.len ? ", " : "", tir_scope_names[a->scope]);
     if (a->msg) {
         str_printf(&t, "%smsg=\"", t.len ? ", " : "");

@@ -505,7 +505,19 @@ static void check_stored(Verifier *V, const Inst *i, int k) {
         verr(V, i, "operand %d has type %s, expected elements of %s", k, tstr(V, opt(V, i, k)), tstr(V, opt(V, i, 0)));
 }
 
+/* An atomic load or store (cache & STRONG): relaxed or acquire (load) / release (store), no cache hint beside it. */
+static void check_strong(Verifier *V, const Inst *i, bool load) {
+    if (!(i->a.cache & TIR_CACHE_STRONG)) {
+        if (i->a.sem || i->a.scope) verr(V, i, "sem and scope are for atomic accesses (cache=%d)", TIR_CACHE_STRONG);
+        return;
+    }
+    if (i->a.cache != TIR_CACHE_STRONG) verr(V, i, "an atomic access takes no cache operator, eviction policy or volatile");
+    if (i->a.scope >= SCOPE_COUNT || (i->a.sem != SEM_RELAXED && i->a.sem != (load ? SEM_ACQUIRE : SEM_RELEASE)))
+        verr(V, i, "an atomic %s is relaxed or %s", load ? "load" : "store", load ? "acquire" : "release");
+}
+
 static void check_load(Verifier *V, const Inst *i) {
+    check_strong(V, i, true);
     if (!check_ptr_operand(V, i)) return;
     const Type *p = opt(V, i, 0), *r = rest(V, i);
     if (!is_pointee_of(r, p)) verr(V, i, "result has type %s, expected elements of %s", tstr(V, r), tstr(V, p));
@@ -514,6 +526,7 @@ static void check_load(Verifier *V, const Inst *i) {
 }
 
 static void check_store(Verifier *V, const Inst *i) {
+    check_strong(V, i, false);
     if (!check_ptr_operand(V, i)) return;
     check_stored(V, i, 1);
     check_mask(V, i, 2, opt(V, i, 0));

@@ -13,6 +13,7 @@
 #include "runtime/device.h"
 #include "support/hostfloat.h"
 #include "tests/lang_run.h"
+#include "tests/test_rng.h"
 
 /* Triton's hints: multiple_of/max_contiguous/max_constancy raise the axis analysis' facts so that
  * accesses through run-time offsets vectorize; the values stay what they were, and assume() is
@@ -187,6 +188,118 @@ Test(lang_triton, volatile_flag_wait) {
                             "sm_80");
     cr_expect_not_null(strstr(ptx, "ld.volatile.global"), "the unused volatile loads in a loop stay:\n%s", ptx);
     free(ptx);
+}
+
+/* atomic_load / atomic_store, Triton's: program 0 waits with an acquire load for program 1's release
+ * store of a flag, then reads what program 1's threads wrote before the barrier ahead of it; masked tensors of atomic accesses, one
+ * ld/st.SEM.SCOPE a element, with the sems and scopes asked for (a masked-off element loads 0). */
+Test(lang_triton, atomic_load_store) {
+    K k;
+    load_src(&k,
+             "@num_warps(2)\n"
+             "kernel k(flag: *i32, data: *i32, out: *i32, n: i32) {\n"
+             "    let o = arange(0, 64);\n"
+             "    if program_id(0) == 0 {\n"
+             "        while atomic_load(flag) == 0 {}\n"
+             "        let v = atomic_load(data + o, o < n, sem=\"relaxed\", scope=\"cta\");\n"
+             "        atomic_store(out + o, v * 3 + 1, o < n + 2, sem=\"relaxed\");\n"
+             "    } else {\n"
+             "        store(data + o, o * o + 5, o < n);\n"
+             "        debug_barrier();\n" /* every thread's data before the one thread's release */
+             "        atomic_store(flag, 1);\n"
+             "    }\n"
+             "}\n",
+             "k");
+    int32_t flag = 0, data[64], out[64], n = 45;
+    for (int i = 0; i < 64; i++) data[i] = -1000, out[i] = -7;
+    uint64_t df = upload(&k, &flag, 4), dd = upload(&k, data, sizeof data), d_o = upload(&k, out, sizeof out);
+    void *params[] = {&df, &dd, &d_o, &n};
+    launch(&k, 2, params);
+    download(&k, out, d_o, sizeof out);
+    for (int i = 0; i < 64; i++) {
+        int32_t want = i < n ? (i * i + 5) * 3 + 1 : i < n + 2 ? 1 : -7;
+        cr_expect_eq(out[i], want, "out[%d] = %d, want %d", i, out[i], want);
+    }
+    unload(&k);
+    char *ptx = compile_ptx("kernel k(p: *f32, q: *i64, f: *u32) {\n"
+                            "    let o = arange(0, 128);\n"
+                            "    atomic_store(q + o, atomic_load(q + o, sem=\"acquire\", scope=\"sys\"), sem=\"release\", scope=\"cta\");\n"
+                            "    atomic_store(p + o, atomic_load(p + o, sem=\"relaxed\") * 2.0, sem=\"relaxed\", scope=\"gpu\");\n"
+                            "    atomic_store(f, 1);\n"
+                            "}\n",
+                            "sm_80");
+    static const char *const want[] = {"ld.acquire.sys.global.b64", "st.release.cta.global.b64", "ld.relaxed.gpu.global.b32",
+                                       "st.relaxed.gpu.global.b32", "st.release.gpu.global.b32"};
+    for (int i = 0; i < 5; i++) cr_expect_not_null(strstr(ptx, want[i]), "no %s in\n%s", want[i], ptx);
+    cr_expect_null(strstr(ptx, ".v2."), "atomic accesses are one element an instruction:\n%s", ptx);
+    free(ptx);
+    /* a sem the access cannot have */
+    tile_compile_options o = {0};
+    tile_compiled c;
+    cr_expect_eq(tile_compile_source("t.tile", "kernel k(p: *i32) { let v = atomic_load(p, sem=\"release\"); }\n", &o, &c), TILE_ERROR_COMPILE);
+    cr_expect_not_null(strstr(c.diagnostics, "t.tile:1:48: error: unknown memory ordering \"release\" of 'atomic_load': expected \"acquire\" or \"relaxed\""),
+                       "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
+/* reduce_or (Triton's: integers, i1 an `any`, every element when the axis is None), squeeze and
+ * unsqueeze, against exact references. */
+Test(lang_triton, reduce_or_squeeze) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *u32, out: *u32, n: i32) {\n"
+             "    let o = arange(0, 256);\n"
+             "    let v = load(x + o, o < n, 0);\n"
+             "    let rows = reshape(v, [16, 16]);\n"
+             "    store(out + arange(0, 16), reduce_or(rows, 1));\n"
+             "    store(out + 16 + arange(0, 16), reduce_or(rows, axis=0));\n"
+             "    store(out + 32, reduce_or(v, None));\n"
+             "    let hit = (rows & 0xff) == 0x5a;\n"
+             "    store(out + 33 + arange(0, 16), cast(reduce_or(hit, 1), u32));\n"
+             "    let back = squeeze(unsqueeze(arange(0, 16), 1), 1);\n"
+             "    store(out + 49 + back, cast(back * 2, u32));\n"
+             "    store(out + 65, cast(squeeze(arange(3, 4), 0) + 9, u32));\n"
+             "    store(out + 66 + arange(0, 16), squeeze(reduce_or(rows, 1, keep_dims=true), 1));\n"
+             "}\n",
+             "k");
+    seed_rng();
+    uint32_t x[256], out[82];
+    int32_t n = 243;
+    for (int i = 0; i < 256; i++) {
+        x[i] = (uint32_t)rnext() & (uint32_t)rnext() & (uint32_t)rnext() & (uint32_t)rnext() & 0x7fffff00u;
+        if (irand(5) == 0) x[i] |= 0x5a;
+        else x[i] |= (uint32_t)irand(0x5a);
+    }
+    for (int i = 0; i < 82; i++) out[i] = 0xdeadbeefu;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = upload(&k, out, sizeof out);
+    void *params[] = {&dx, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, out, d_o, sizeof out);
+    uint32_t all = 0;
+    for (int r = 0; r < 16; r++) {
+        uint32_t row = 0, col = 0, hit = 0;
+        for (int c = 0; c < 16; c++) {
+            uint32_t vr = r * 16 + c < n ? x[r * 16 + c] : 0, vc = c * 16 + r < n ? x[c * 16 + r] : 0;
+            row |= vr, col |= vc, hit |= (vr & 0xff) == 0x5a;
+        }
+        all |= row;
+        cr_expect_eq(out[r], row, "row %d: %#x, want %#x (seed %llu)", r, out[r], row, (unsigned long long)seed);
+        cr_expect_eq(out[16 + r], col, "column %d: %#x, want %#x", r, out[16 + r], col);
+        cr_expect_eq(out[33 + r], hit, "any of row %d: %u, want %u", r, out[33 + r], hit);
+        cr_expect_eq(out[49 + r], (uint32_t)(2 * r), "squeeze(unsqueeze) [%d] = %u", r, out[49 + r]);
+        cr_expect_eq(out[66 + r], row, "keep_dims row %d: %#x, want %#x", r, out[66 + r], row);
+    }
+    cr_expect_eq(out[32], all, "all: %#x, want %#x", out[32], all);
+    cr_expect_eq(out[65], 12u, "squeeze of a [1] tensor: %u", out[65]);
+    unload(&k);
+    tile_compile_options o = {0};
+    tile_compiled c;
+    cr_expect_eq(tile_compile_source("t.tile", "kernel k(p: *f32) { let v = reduce_or(load(p + arange(0, 4)), 0); }\n", &o, &c), TILE_ERROR_COMPILE);
+    cr_expect_not_null(strstr(c.diagnostics, "'reduce_or' expects integers, got 'f32'"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    cr_expect_eq(tile_compile_source("t.tile", "kernel k(p: *f32) { let v = squeeze(load(p + arange(0, 4)), 0); }\n", &o, &c), TILE_ERROR_COMPILE);
+    cr_expect_not_null(strstr(c.diagnostics, "dimension 0 of [4] has length 4"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
 }
 
 /* A float constant takes its declared type's value (it kept the exact 0.1 of the literal), and

@@ -207,7 +207,7 @@ Test(tir_roundtrip, two_kernels_no_layouts) {
     check_round_trip(t, t);
 }
 
-/* Atomics print their ordering and scope when not the default (acq_rel, gpu). */
+/* Atomics, and atomic loads and stores (cache=128), print their ordering and scope when not the default (acq_rel, gpu). */
 Test(tir_roundtrip, atomic_sem_scope) {
     const char *t = "kernel @k(%p: ptr<i32>, %q: ptr<f32>) num_warps=4 num_stages=3 {\n"
                     "  %0 = const {value=3} : i32\n"
@@ -217,6 +217,8 @@ Test(tir_roundtrip, atomic_sem_scope) {
                     "  %4 = const {value=1} : f32\n"
                     "  %5 = atomic_cas %q, %4, %4 {scope=sys} : f32\n"
                     "  %6 = atomic_rmw %q, %4 {kind=add} : f32\n"
+                    "  %7 = load %p {sem=acquire, scope=cta, cache=128} : i32\n"
+                    "  store %q, %4 {sem=relaxed, cache=128}\n"
                     "  barrier\n"
                     "  return\n"
                     "}\n";
@@ -479,6 +481,12 @@ Test(tir_parse, renders_source_line_and_caret) {
 /* ---- verifier diagnostics on parsed IR ---- */
 
 static const ErrCase verify_errors[] = {
+    {"kernel @k(%p: ptr<i32>) {\n  %0 = load %p {sem=release, cache=128} : i32\n  return\n}\n",
+     "t.tir:2:3: error: load: an atomic load is relaxed or acquire"},
+    {"kernel @k(%p: ptr<i32>) {\n  %0 = load %p {sem=acquire} : i32\n  return\n}\n",
+     "t.tir:2:3: error: load: sem and scope are for atomic accesses (cache=128)"},
+    {"kernel @k(%p: ptr<i32>, %v: i32) {\n  store %p, %v {sem=relaxed, cache=129}\n  return\n}\n",
+     "t.tir:2:3: error: store: an atomic access takes no cache operator, eviction policy or volatile"},
     {"kernel @k(%a: f32) {\n  %0 = multiple_of %a {values=[16]} : f32\n  return\n}\n",
      "t.tir:2:3: error: multiple_of: hints are about integers and pointers, found f32"},
     {"kernel @k(%a: i32) {\n  assume %a\n  return\n}\n", "t.tir:2:3: error: assume: condition must be i1, found i32"},
