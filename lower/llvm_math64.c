@@ -32,6 +32,12 @@
  *      power-of-two scaling and one fma; fmod exactly, by a loop of steps that
  *      each remove up to 51 bits of the quotient (r = fma(-q, y 2^k, r) is
  *      exact when q = trunc(r / (y 2^k)) < 2^52).
+ *   8. tan as sin r / cos r from step 4's reduction (-cos r / sin r for odd j);
+ *      log10 from step 3's double-double log times log10 e as a double-double;
+ *      exp10 as step 1 on x ln10 carried as a double-double; erfinv from
+ *      Giles' single-precision approximation (erfc's asymptotic form solved
+ *      by fixed-point steps where 1 - |y| < 2^-23) and two Halley steps on
+ *      erf or, beyond 1/2, on erfc (1 - |y| exact).
  * Measured accuracy: docs/language.md; tests/test_math.c checks it. */
 #include "llvm_math.h"
 
@@ -335,7 +341,8 @@ static LLVMValueRef reduce_big(M *m, LLVMValueRef a, LLVMValueRef *qout) {
     return add(m, rh, rl);
 }
 
-static LLVMValueRef sincos64(M *m, LLVMValueRef x, bool is_cos) {
+enum { TRIG_SIN, TRIG_COS, TRIG_TAN };
+static LLVMValueRef trig64(M *m, LLVMValueRef x, int kind) {
     LL *l = m->l;
     LLVMBuilderRef B = m->b;
     LLVMValueRef j = un(m, "llvm.rint", mul(m, x, c(m, 0x1.45f306dc9c883p-1)));
@@ -371,15 +378,22 @@ static LLVMValueRef sincos64(M *m, LLVMValueRef x, bool is_cos) {
                                -1.0 / 87178291200.0, 1.0 / 20922789888000.0, -1.0 / 6402373705728000.0};
     LLVMValueRef s = mfma(m, mul(m, r, z), poly(m, z, S, 9), r);
     LLVMValueRef co = mfma(m, z, poly(m, z, C, 9), c(m, 1));
-    if (is_cos) q = LLVMBuildAnd(B, LLVMBuildAdd(B, q, i64c(m, 1), ""), i64c(m, 3), "");
+    if (kind == TRIG_COS) q = LLVMBuildAnd(B, LLVMBuildAdd(B, q, i64c(m, 1), ""), i64c(m, 3), "");
     LLVMValueRef odd = LLVMBuildTrunc(B, q, m->l->t_i1, "");
-    LLVMValueRef negq = LLVMBuildICmp(B, LLVMIntUGE, q, i64c(m, 2), "");
-    LLVMValueRef v = sel(m, odd, co, s);
-    v = sel(m, negq, neg(m, v), v);
-    /* sin(+-0) = +-0 (the fma steps give +0); inf and NaN give NaN through the fma steps */
-    if (!is_cos) v = sel(m, fcmp(m, LLVMRealOEQ, x, c(m, 0)), x, v);
+    LLVMValueRef v;
+    if (kind == TRIG_TAN) { /* tan(x) = sin r / cos r, or -cos r / sin r an odd number of quarter turns on */
+        v = sel(m, odd, neg(m, mdiv(m, co, s)), mdiv(m, s, co));
+    } else {
+        LLVMValueRef negq = LLVMBuildICmp(B, LLVMIntUGE, q, i64c(m, 2), "");
+        v = sel(m, odd, co, s);
+        v = sel(m, negq, neg(m, v), v);
+    }
+    /* sin(+-0) = tan(+-0) = +-0 (the fma steps give +0); inf and NaN give NaN through the fma steps */
+    if (kind != TRIG_COS) v = sel(m, fcmp(m, LLVMRealOEQ, x, c(m, 0)), x, v);
     return v;
 }
+
+static LLVMValueRef sincos64(M *m, LLVMValueRef x, bool is_cos) { return trig64(m, x, is_cos ? TRIG_COS : TRIG_SIN); }
 
 /* ---- step 5: atan family ---- */
 /* atan(t) for t in [0, 1] as hi + lo */
@@ -638,6 +652,68 @@ static LLVMValueRef fmod64(M *m, LLVMValueRef x, LLVMValueRef y) {
     return sel(m, bad, c(m, NAN), res);
 }
 
+/* ---- step 8: tan, log10, exp10, erfinv ---- */
+static const double LN10 = 0x1.26bb1bbb55516p+1, LN10_TAIL = -0x1.f48ad494ea3e9p-53;
+static const double LOG10E = 0x1.bcb7b1526e50ep-2, LOG10E_TAIL = 0x1.95355baaafad3p-57;
+
+/* log10 = log_dd(x) (hi + lo, about 2^-64 relative) times log10 e as a double-double: one rounding
+ * at the end, so log10(10^k) is k */
+static LLVMValueRef log10_64(M *m, LLVMValueRef x) {
+    LLVMValueRef hi, lo;
+    log_dd(m, x, &hi, &lo);
+    LLVMValueRef ph = mul(m, hi, c(m, LOG10E)), pe = mfma(m, hi, c(m, LOG10E), neg(m, ph));
+    LLVMValueRef r = add(m, ph, add(m, pe, mfma(m, lo, c(m, LOG10E), mul(m, hi, c(m, LOG10E_TAIL)))));
+    r = sel(m, fcmp(m, LLVMRealOEQ, x, c(m, 1)), c(m, 0), r);
+    r = log_special(m, x, r);
+    return sel(m, isnan_(m, x), x, r);
+}
+
+/* 10^x = e^(x ln10) with x ln10 as a double-double carried into exp's reduction */
+static LLVMValueRef exp10_64(M *m, LLVMValueRef x) {
+    LLVMValueRef ph = mul(m, x, c(m, LN10));
+    LLVMValueRef pl = mfma(m, x, c(m, LN10_TAIL), mfma(m, x, c(m, LN10), neg(m, ph)));
+    pl = sel(m, fcmp(m, LLVMRealOLT, fabs_(m, ph), c(m, 720)), pl, c(m, 0)); /* out of range: inf - inf would be NaN */
+    return exp_core(m, ph, pl, 0);
+}
+
+/* erfinv: Giles' single-precision approximation (w = -log(1 - y^2), a polynomial in w - 2.5 below 5,
+ * in sqrt(w) - 3 above) as the start, then Halley steps on f(x) = erf(x) - |y|, written
+ * (1 - |y|) - erfc(x) for |y| > 1/2, where 1 - |y| is exact and erfc keeps the tail's digits. */
+static LLVMValueRef erfinv64(M *m, LLVMValueRef y) {
+    static const double P1[] = {1.50140941, 0.246640727, -0.00417768164, -0.00125372503, 0.00021858087,
+                                -4.39150654e-06, -3.5233877e-06, 3.43273939e-07, 2.81022636e-08};
+    static const double P2[] = {2.83297682, 1.00167406, 0.00943887047, -0.0076224613, 0.00573950773,
+                                -0.00367342844, 0.00134934322, 0.000100950558, -0.000200214257};
+    LLVMValueRef a = fabs_(m, y);
+    LLVMValueRef am = sel(m, fcmp(m, LLVMRealOLT, a, c(m, 1)), a, c(m, 0.5)); /* 1, beyond and NaN: fixed below */
+    LLVMValueRef om = sub(m, c(m, 1), am);
+    LLVMValueRef w = neg(m, log64(m, mul(m, om, add(m, c(m, 1), am))));
+    LLVMValueRef p1 = poly(m, sub(m, w, c(m, 2.5)), P1, 9);
+    LLVMValueRef p2 = poly(m, sub(m, un(m, "llvm.sqrt", w), c(m, 3)), P2, 9);
+    LLVMValueRef xv = mul(m, sel(m, fcmp(m, LLVMRealOLT, w, c(m, 5)), p1, p2), am);
+    /* past f32's range (1 - |y| < 2^-23) that start drifts (10% off at 1 - 2^-53): there erfc's asymptotic form,
+     * -log(1 - |y|) = x^2 + log(x sqrt(pi)) - log(1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6)), solved for x by two
+     * fixed-point steps from sqrt(-log(1 - |y|)), is within 2e-4 */
+    LLVMValueRef L = neg(m, log64(m, om)), xa = un(m, "llvm.sqrt", L);
+    static const double SER[] = {1, -0.5, 0.75, -1.875};
+    for (int it = 0; it < 2; it++) {
+        LLVMValueRef sx = poly(m, mdiv(m, c(m, 1), mul(m, xa, xa)), SER, 4);
+        xa = un(m, "llvm.sqrt", add(m, sub(m, L, log64(m, mul(m, xa, c(m, 0x1.c5bf891b4ef6ap+0)))), log64(m, sx))); /* sqrt(pi) */
+    }
+    xv = sel(m, fcmp(m, LLVMRealOGE, L, c(m, 16)), xa, xv);
+    LLVMValueRef tail = fcmp(m, LLVMRealOGT, am, c(m, 0.5));
+    for (int it = 0; it < 2; it++) {
+        LLVMValueRef f = sel(m, tail, sub(m, om, erfc64(m, xv)), sub(m, erf64(m, xv), am));
+        LLVMValueRef d = mul(m, c(m, 0x1.20dd750429b6dp+0), exp_core(m, neg(m, mul(m, xv, xv)), NULL, 0)); /* 2/sqrt(pi) e^(-x^2) */
+        LLVMValueRef u = mdiv(m, f, d);
+        xv = sub(m, xv, mdiv(m, u, mfma(m, xv, u, c(m, 1))));
+    }
+    LLVMValueRef r = copysign2(m, xv, y);
+    r = sel(m, fcmp(m, LLVMRealOEQ, a, c(m, 1)), copysign2(m, c(m, INFINITY), y), r);
+    r = sel(m, fcmp(m, LLVMRealUGT, a, c(m, 1)), c(m, NAN), r); /* beyond 1, and NaN */
+    return sel(m, fcmp(m, LLVMRealOEQ, y, c(m, 0)), y, r);
+}
+
 LLVMValueRef ll_math_f64(LL *l, Op op, LLVMValueRef x, LLVMValueRef y) {
     M mm = {l, l->b, l->t_f64}, *m = &mm;
     switch (op) {
@@ -667,6 +743,10 @@ LLVMValueRef ll_math_f64(LL *l, Op op, LLVMValueRef x, LLVMValueRef y) {
     case OP_ACOSH: return acosh64(m, x);
     case OP_ATANH: return atanh64(m, x);
     case OP_CBRT: return cbrt64(m, x);
+    case OP_TAN: return trig64(m, x, TRIG_TAN);
+    case OP_LOG10: return log10_64(m, x);
+    case OP_EXP10: return exp10_64(m, x);
+    case OP_ERFINV: return erfinv64(m, x);
     case OP_HYPOT: return hypot64(m, x, y);
     case OP_FMOD: return fmod64(m, x, y);
     case OP_RSQRT: return rsqrt64(m, x);

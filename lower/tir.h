@@ -138,6 +138,10 @@ enum {
     X(ERFC, "erfc", 1, 1, EW)           /* 1 - erf(x), accurate where it is tiny */          \
     X(CBRT, "cbrt", 1, 1, EW)           /* real cube root, odd */                            \
     X(HYPOT, "hypot", 2, 1, EW)         /* sqrt(x^2 + y^2) without overflow; inf beats NaN */\
+    X(TAN, "tan", 1, 1, EW)                                                                \
+    X(LOG10, "log10", 1, 1, EW)                                                            \
+    X(EXP10, "exp10", 1, 1, EW)         /* 10^x */                                           \
+    X(ERFINV, "erfinv", 1, 1, EW)       /* the inverse of erf: +-inf at +-1, NaN beyond */   \
     /* integer bit operations (i32 i64 u32 u64) */                                         \
     X(UMULHI, "umulhi", 2, 1, EW)       /* high half of the unsigned 2N-bit product */       \
     X(POPC, "popc", 1, 1, EW)           /* set bits; result i32 */                           \

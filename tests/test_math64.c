@@ -1,5 +1,5 @@
 /* test_math64.c - f64 math against long double libm, the f32 forms of asinh acosh atanh
- * pow erfc cbrt hypot against f64 libm, and the integer bit functions, on the PTX emulator.
+ * pow erfc cbrt hypot tan log10 exp10 erfinv against f64 libm, and the integer bit functions, on the PTX emulator.
  * 131072 points per function (uniform and log-uniform ranges, tails, near poles and zeros,
  * subnormal inputs and results, special values mixed in); errors in ulps of the correctly
  * rounded result, bounded by what docs/language.md promises.  The output is poisoned
@@ -209,7 +209,32 @@ static void g_sqrt(double *x, double *y, int i) {
     *x = logp(-1074, 1023);
 }
 
+static void g_exp10(double *x, double *y, int i) {
+    if (special(x, y, i)) return;
+    *y = 0;
+    *x = i % 3 == 0 ? uni(-20, 20) : i % 3 == 1 ? logu(-60, 0) : uni(-330, 310);
+}
+
 static long double l_exp2(long double x) { return exp2l(x); }
+static long double l_exp10(long double x) { return powl(10, x); }
+static long double l_log10(long double x) { return log10l(x); }
+static long double l_tan(long double x) { return tanl(x); }
+/* erfinv by bisection on erf (erfc beyond 1/2, where 1 - |y| is exact) to long double's last bit */
+static long double l_erfinv(long double y) {
+    long double a = fabsl(y);
+    if (isnan(y) || a > 1) return NAN;
+    if (a == 1) return copysignl(INFINITY, y);
+    if (y == 0) return y;
+    long double lo = a <= 0.5L ? 0.8L * a : 0, hi = a <= 0.5L ? 1.1L * a : 7, om = 1 - a; /* erfinv(a) / a in [0.886, 1.05] below 1/2 */
+    for (int i = 0; i < 200 && lo < hi; i++) {
+        long double mid = (lo + hi) / 2;
+        if (mid == lo || mid == hi) break;
+        bool below = a <= 0.5L ? erfl(mid) < a : erfcl(mid) > om;
+        if (below) lo = mid;
+        else hi = mid;
+    }
+    return copysignl((lo + hi) / 2, y);
+}
 static long double l_sigmoid(long double x) { return 1 / (1 + expl(-x)); }
 static long double l_rsqrt(long double x) { return 1 / sqrtl(x); }
 static long double l_fmod(long double x, long double y) { return fmodl(x, y); }
@@ -242,6 +267,10 @@ static const Case cases[] = {
     {"atanh", "atanh(x)", atanhl, NULL, 2, 1, g_unit},
     {"cbrt", "cbrt(x)", cbrtl, NULL, 1, 1, g_cbrt},
     {"hypot", "hypot(x, y)", NULL, l_hypot, 1, 1, g_hypot},
+    {"tan", "tan(x)", l_tan, NULL, 3, 1, g_trig},
+    {"log10", "log10(x)", l_log10, NULL, 1, 1, g_log},
+    {"exp10", "exp10(x)", l_exp10, NULL, 1.5, 1, g_exp10},
+    {"erfinv", "erfinv(x)", l_erfinv, NULL, 3, 1, g_unit},
     {"fmod", "fmod(x, y)", NULL, l_fmod, 0, -1, g_fmod},
     {"sqrt", "sqrt(x)", sqrtl, NULL, 0.5, -1, g_sqrt},
     {"rsqrt", "rsqrt(x)", l_rsqrt, NULL, 1, -1, g_sqrt},
@@ -268,6 +297,25 @@ Test(math64, f64_against_long_double_libm, .timeout = 1200) {
         cr_expect(worst <= c->bound64, "f64 %s: %.3f ulp (bound %.1f) at x=%a y=%a: got %a, libm %La", c->name, worst, c->bound64,
                   x[at], y[at], out[at], ref_of(c, x[at], y[at]));
     }
+    free(x), free(y), free(out);
+}
+
+/* Powers of ten come out exact where they are doubles: log10(10^k) = k and exp10(k) = 10^k for k in
+ * [0, 22] (one rounding at the end of double-double forms), and tan/erfinv keep their odd symmetry. */
+Test(math64, exact_powers_of_ten, .timeout = 600) {
+    double *x = calloc(N, sizeof(double)), *y = calloc(N, sizeof(double)), *out = malloc(sizeof(double) * N);
+    for (int k = 0; k <= 22; k++) x[k] = pow(10, k);
+    run("f64", 8, "log10(x)", x, y, out);
+    for (int k = 0; k <= 22; k++) cr_expect_eq(out[k], (double)k, "log10(1e%d) = %a", k, out[k]);
+    for (int k = 0; k <= 22; k++) x[k] = k, x[32 + k] = -k;
+    run("f64", 8, "exp10(x)", x, y, out);
+    for (int k = 0; k <= 22; k++) cr_expect_eq(out[k], pow(10, k), "exp10(%d) = %a", k, out[k]);
+    for (int i = 0; i < 64; i++) x[i] = (i % 2 ? -1 : 1) * ldexp(1 + i, -i / 2), x[64 + i] = -x[i];
+    run("f64", 8, "tan(x)", x, y, out);
+    for (int i = 0; i < 64; i++) cr_expect_eq(out[64 + i], -out[i], "tan(%a) = %a, tan(-x) = %a", x[i], out[i], out[64 + i]);
+    for (int i = 0; i < 64; i++) x[i] = ldexp((i % 7) + 1, -3) * (i % 2 ? 1 : -1) * 0.124, x[64 + i] = -x[i];
+    run("f64", 8, "erfinv(x)", x, y, out);
+    for (int i = 0; i < 64; i++) cr_expect_eq(out[64 + i], -out[i], "erfinv(%a) = %a, erfinv(-x) = %a", x[i], out[i], out[64 + i]);
     free(x), free(y), free(out);
 }
 
