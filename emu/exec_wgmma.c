@@ -521,7 +521,11 @@ bool emu_exec_warpgroup(EmuBlock *b, EmuThread **wg) {
     const EmuIns *in = &t0->fn->code[t0->pc];
     for (unsigned i = 1; i < 128; i++) {
         const EmuIns *o = &wg[i]->fn->code[wg[i]->pc];
-        if (wg[i]->fn != t0->fn || wg[i]->pc != t0->pc) {
+        /* the same setmaxnreg (action and count) at another line is the same instruction: Triton's warp
+         * specialization gives each partition its own copy, and warps of one warpgroup run different ones */
+        bool same_setmaxnreg = in->op == EMU_OP_SETMAXNREG && o->op == EMU_OP_SETMAXNREG && o->mode == in->mode &&
+                               wg[i]->r[o->o[0]] == t0->r[in->o[0]];
+        if ((wg[i]->fn != t0->fn || wg[i]->pc != t0->pc) && !same_setmaxnreg) {
             char w1[600], w0[600];
             return emu_fault(b, wg[i], o, "divergent warpgroup instructions",
                              "'%s' is .aligned: thread (%u,%u,%u) is at %s, thread (%u,%u,%u) at %s", emu_op_name(in->op),
@@ -607,7 +611,9 @@ bool emu_exec_stmatrix(EmuBlock *b, EmuThread **g, unsigned n) {
             } else {
                 a &= 0xFFFFFFFFu;
             }
+            b->wval = (const uint8_t *)mat[i][r]; /* racecheck: writing the bytes already there (replicated layouts) is no hazard */
             uint8_t *p = emu_access(b, t, in, EMU_SP_SHARED, a, 16, 16, true);
+            b->wval = NULL;
             if (!p) return false;
             memcpy(p, mat[i][r], 16);
         }

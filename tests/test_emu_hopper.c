@@ -829,24 +829,32 @@ Test(mbarrier, setmaxnreg_warpgroup) {
     for (unsigned i = 0; i < 256; i++) cr_assert_eq(h[i], i);
     expect_launch_error(d, f, 96, args, "warpgroup", "the block has 96 threads", NULL);
     dev_module_unload(m);
-    /* warps of one warpgroup at different setmaxnreg instructions */
-    static const char *div_ptx = PTX_HEAD
-        ".visible .entry k()\n"
-        "{\n"
-        "  .reg .pred %p<2>;\n"
-        "  .reg .b32 %r<4>;\n"
-        "  mov.u32 %r0, %tid.x;\n"
-        "  setp.lt.u32 %p0, %r0, 64;\n"
-        "  @%p0 bra $A;\n"
-        "  setmaxnreg.dec.sync.aligned.u32 40;\n"
-        "  ret;\n"
-        "$A:\n"
-        "  setmaxnreg.dec.sync.aligned.u32 40;\n"
-        "  ret;\n"
-        "}\n";
-    f = load(d, div_ptx, "k", &m);
-    expect_launch_error(d, f, 128, NULL, "divergent warpgroup instructions", NULL);
-    dev_module_unload(m);
+    /* warps of one warpgroup at two copies of one setmaxnreg (Triton's warp specialization: each partition has
+     * its own) run; copies that differ in action or count are divergent */
+    static const char *const second[] = {"setmaxnreg.dec.sync.aligned.u32 40;", "setmaxnreg.dec.sync.aligned.u32 48;",
+                                         "setmaxnreg.inc.sync.aligned.u32 40;"};
+    for (int k = 0; k < 3; k++) {
+        char div_ptx[1024];
+        snprintf(div_ptx, sizeof div_ptx,
+                 PTX_HEAD ".visible .entry k()\n"
+                          "{\n"
+                          "  .reg .pred %%p<2>;\n"
+                          "  .reg .b32 %%r<4>;\n"
+                          "  mov.u32 %%r0, %%tid.x;\n"
+                          "  setp.lt.u32 %%p0, %%r0, 64;\n"
+                          "  @%%p0 bra $A;\n"
+                          "  setmaxnreg.dec.sync.aligned.u32 40;\n"
+                          "  ret;\n"
+                          "$A:\n"
+                          "  %s\n"
+                          "  ret;\n"
+                          "}\n",
+                 second[k]);
+        f = load(d, div_ptx, "k", &m);
+        if (k == 0) cr_expect_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+        else expect_launch_error(d, f, 128, NULL, "divergent warpgroup instructions", NULL);
+        dev_module_unload(m);
+    }
     dev_close(d);
 }
 
@@ -923,6 +931,29 @@ Test(stmatrix, x1_x2_x4_trans) {
             dev_module_unload(m);
             free(ptx);
         }
+    dev_close(d);
+}
+
+/* Racecheck: two warps storing the same matrix (a layout that replicates elements across warps, as Triton's
+ * stores through stmatrix) are no hazard, as for st.shared; a lane storing another value is one (probeY F2:
+ * the same-bytes exemption was st's only). */
+Test(stmatrix, replicated_store_racecheck) {
+    TileDevice *d = open_emu(true);
+    for (int differ = 0; differ < 2; differ++) {
+        char ptx[1024];
+        snprintf(ptx, sizeof ptx,
+                 PTX_HEAD ".visible .entry k()\n{\n  .reg .b32 %%r<8>;\n  .shared .align 16 .b8 s[256];\n"
+                          "  mov.u32 %%r0, %%laneid;\n  mov.u32 %%r1, %%tid.x;\n  shr.u32 %%r2, %%r1, 5;\n"
+                          "  mul.lo.u32 %%r3, %%r2, %d;\n  add.u32 %%r4, %%r0, %%r3;\n" /* the value: lane (+ warp when differ) */
+                          "  and.b32 %%r5, %%r0, 7;\n  mov.u32 %%r6, s;\n  mad.lo.u32 %%r6, %%r5, 16, %%r6;\n"
+                          "  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%%r6], {%%r4};\n  ret;\n}\n",
+                 differ);
+        TileDevModule *m;
+        TileDevFunction *f = load(d, ptx, "k", &m);
+        if (!differ) cr_expect_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, NULL), DEV_OK, "%s", dev_last_error(d));
+        else expect_launch_error(d, f, 64, NULL, "write after write", NULL);
+        dev_module_unload(m);
+    }
     dev_close(d);
 }
 
