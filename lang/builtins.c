@@ -1324,8 +1324,15 @@ Val builtin_call(Gen *g, const Node *node) {
         }
         c.loc[i] = c.arg[i]->loc;
         if (is_str[i]) {
+            bool named = c.arg[i]->kind == N_NAME && (gen_lookup_var(g, c.arg[i]->name) || gen_find_global(g, c.arg[i]->name));
+            Val sv = named ? gen_expr(g, c.arg[i]) : (Val){.k = V_NONE};
+            if (sv.k == V_STR) { /* a const or define holding a string: sem=SEM */
+                c.str[i] = sv.s;
+                c.v[i] = (Val){.k = V_NONE};
+                continue;
+            }
             if (c.arg[i]->kind != N_STR) {
-                diag_error(g->d, c.loc[i], "argument '%s' of '%s' must be a string literal such as %s=\"%s\"", pn[i], bi->name, pn[i],
+                diag_error(g->d, c.loc[i], "argument '%s' of '%s' must be a string such as %s=\"%s\"", pn[i], bi->name, pn[i],
                            !strcmp(pn[i], "sem") ? "relaxed" : !strcmp(pn[i], "scope") ? "gpu" : !strcmp(pn[i], "eviction_policy") ? "evict_last" : ".cg");
                 ok = false;
             }

@@ -30,6 +30,7 @@ static Val static_print(Gen *g, const Node *node) {
             else str_printf(&s, "%llu", (unsigned long long)v.i);
             break;
         case V_DTYPE: str_puts(&s, dtype_name(v.t->dt)); break;
+        case V_STR: str_puts(&s, v.s); break;
         case V_SHAPE: str_puts(&s, gen_shape_str(g, v.rank, v.shape)); break;
         case V_NONE: str_puts(&s, "None"); break;
         default: str_puts(&s, v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v)); break;

@@ -22,7 +22,7 @@ int lang_list_decls(Arena *a, const SrcFile *src, Diag *d, LangDecl **out) {
     return f->ndecls;
 }
 
-/* A literal as define text: [-] INT | FLOAT | true | false | type name; NULL otherwise. */
+/* A literal as define text: [-] INT | FLOAT | true | false | type name | "string"; NULL otherwise. */
 static const char *literal_text(Arena *a, const Node *n) {
     const char *sign = "";
     if (n->kind == N_UNARY && n->op == TK_MINUS) sign = "-", n = n->lhs;
@@ -31,6 +31,19 @@ static const char *literal_text(Arena *a, const Node *n) {
     case N_FLOAT: return arena_printf(a, "%s%.17g", sign, n->fval);
     case N_BOOL: return *sign ? NULL : n->ival ? "true" : "false";
     case N_DTYPE: return *sign || n->ty.nptr ? NULL : dtype_name(n->ty.dt);
+    case N_STR: { /* a quoted string, as a define takes it */
+        if (*sign) return NULL;
+        Str q = {0};
+        str_putc(&q, '"');
+        for (const char *c = n->name; *c; c++) {
+            if (*c == '"' || *c == '\\') str_putc(&q, '\\');
+            str_putc(&q, *c);
+        }
+        str_putc(&q, '"');
+        char *r = arena_strdup(a, q.buf);
+        str_free(&q);
+        return r;
+    }
     default: return NULL;
     }
 }

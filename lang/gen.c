@@ -65,6 +65,7 @@ const char *gen_val_type_name(Gen *g, Val v) {
     case V_SHAPE: return "list";
     case V_NONE: return "None";
     case V_TUPLE: return arena_printf(g->a, "tuple of %d values", v.nelems);
+    case V_STR: return "string";
     default: return "void";
     }
 }
@@ -87,6 +88,10 @@ bool val_is_value(Gen *g, Val v, Loc loc) {
     case V_DTYPE: diag_error(g->d, loc, "a type cannot be used as a value"); return false;
     case V_SHAPE: diag_error(g->d, loc, "a list cannot be used as a value"); return false;
     case V_NONE: diag_error(g->d, loc, "'None' cannot be used as a value"); return false;
+    case V_STR:
+        diag_error(g->d, loc, "a string (\"%s\") is not a value: strings are compile-time constants, compared with == and != "
+                   "(if ACT == \"relu\") or given as a keyword's value (sem=\"relaxed\")", v.s);
+        return false;
     case V_VOID: diag_error(g->d, loc, "expression has no value"); return false;
     case V_TUPLE:
         if (gen_is_desc(v))
@@ -796,16 +801,28 @@ static Val gen_call(Gen *g, const Node *n) {
     return val_err();
 }
 
+/* == and != between compile-time strings (`ACT == "relu"`) or types (`DT == f16`, `dtype_of(x) != f32`):
+ * a compile-time i1; anything else with one of them is an error at the operator. */
+static Val compare_names(Gen *g, TokKind op, Val a, Val b, Loc loc) {
+    if (a.k == V_ERR || b.k == V_ERR) return val_err();
+    bool strs = a.k == V_STR && b.k == V_STR, types = a.k == V_DTYPE && b.k == V_DTYPE;
+    if ((op != TK_EQEQ && op != TK_NE) || (!strs && !types)) {
+        const char *what = a.k == V_STR || b.k == V_STR ? "strings" : "types";
+        diag_error(g->d, loc, "%s only compare with == and != to %s (here '%s' %s '%s')", what, what, gen_val_type_name(g, a),
+                   lang_tok_spelling[op], gen_val_type_name(g, b));
+        return val_err();
+    }
+    bool eq = strs ? !strcmp(a.s, b.s) : a.t == b.t;
+    return val_ct_int(op == TK_EQEQ ? eq : !eq, DT_I1);
+}
+
 static Val gen_expr1(Gen *g, const Node *n) {
     switch (n->kind) {
     case N_INT: return val_ct_int(n->ival, fits_i32(n->ival) ? DT_I32 : DT_I64);
     case N_FLOAT: return val_ct_float(n->fval, DT_F32); /* exact until it takes a type (ct_const, casts): 0.1 with f64 is 0.1 */
     case N_BOOL: return val_ct_int(n->ival, DT_I1);
     case N_NONE: return (Val){.k = V_NONE};
-    case N_STR:
-        diag_error(g->d, n->loc, "a string literal is only the value of a keyword argument, such as sem=\"relaxed\", or the message of "
-                                 "static_assert, device_assert and device_print");
-        return val_err();
+    case N_STR: return (Val){.k = V_STR, .s = n->name};
     case N_NAME: return gen_name(g, n);
     case N_DTYPE: return (Val){.k = V_DTYPE, .t = gen_type_ref(g, n->ty)};
     case N_LIST: return gen_list(g, n);
@@ -814,6 +831,7 @@ static Val gen_expr1(Gen *g, const Node *n) {
     case N_BINARY: {
         Val a = gen_expr(g, n->lhs);
         Val b = gen_expr(g, n->rhs);
+        if (a.k == V_STR || b.k == V_STR || a.k == V_DTYPE || b.k == V_DTYPE) return compare_names(g, n->op, a, b, n->oploc);
         return gen_binop(g, n->op, a, b, n->oploc);
     }
     case N_CAST: {

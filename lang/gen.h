@@ -25,7 +25,7 @@ enum {
     GEN_MAX_CALLS = 1 << 18,
 };
 
-typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE, V_TUPLE } VKind;
+typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE, V_TUPLE, V_STR } VKind;
 
 typedef struct Val {
     VKind k;
@@ -39,6 +39,7 @@ typedef struct Val {
     struct Val *elems; /* V_TUPLE: nelems values (V_CT or V_RT), arena */
     int nelems;
     bool trunc_quotient; /* V_CT: an integer quotient that dropped a remainder (a float would have kept it) */
+    const char *s;       /* V_STR: a compile-time string (a literal, a const, a -D define), arena */
 } Val;
 
 typedef struct Var {

@@ -206,9 +206,13 @@ static Node *primary(Parser *p) {
         n->nkids = l.n;
         return n;
     }
-    case TK_STRING:
-        parse_error(p, t->loc, "a string literal is only the value of a keyword argument, such as sem=\"relaxed\"");
-        return new_node(p, N_ERR, t->loc);
+    case TK_STRING: { /* a compile-time string: sem="relaxed", ACT == "relu", device_print's prefix; "a" "b" is "ab" */
+        next(p);
+        n = new_node(p, N_STR, t->loc);
+        n->name = t->str;
+        while (at(p, TK_STRING)) n->name = arena_printf(p->a, "%s%s", n->name, next(p)->str);
+        return n;
+    }
     default:
         parse_error(p, t->loc, "expected an expression, found %s", tok_desc(p, t));
         return new_node(p, N_ERR, t->loc);
@@ -216,8 +220,7 @@ static Node *primary(Parser *p) {
 }
 
 /* postfix = primary { "(" [ arg { "," arg } ] ")" | "[" index { "," index } "]" }
- * arg     = [ IDENT "=" ] expr | IDENT "=" STRING
- * (a string is a value only of keyword arguments, such as sem="relaxed" of the atomics) */
+ * arg     = [ IDENT "=" ] expr */
 static Node *postfix(Parser *p) {
     Node *n = primary(p);
     for (;;) {
@@ -239,15 +242,7 @@ static Node *postfix(Parser *p) {
                         next(p);
                         name = arena_strndup(p->a, id->text, id->len);
                     }
-                    if (at(p, TK_STRING)) { /* sem="relaxed", or device_print("x", ...); "a" "b" is "ab" */
-                        Token *st = next(p);
-                        Node *sn = new_node(p, N_STR, st->loc);
-                        sn->name = st->str;
-                        while (at(p, TK_STRING)) sn->name = arena_printf(p->a, "%s%s", sn->name, next(p)->str);
-                        list_push(p, &l, sn);
-                    } else {
-                        list_push(p, &l, expr(p));
-                    }
+                    list_push(p, &l, expr(p));
                     if (kwcap < l.cap) {
                         kw = arena_grow(p->a, kw, sizeof(char *) * (size_t)kwcap, sizeof(char *) * (size_t)l.cap);
                         kwcap = l.cap;
@@ -760,7 +755,7 @@ FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d) {
     return f;
 }
 
-/* define = [ "-" ] ( INT | FLOAT | "true" | "false" | SCALAR_TYPE ) */
+/* define = [ "-" ] ( INT | FLOAT | "true" | "false" | SCALAR_TYPE ) | STRING | IDENT   (IDENT: the string of its name) */
 Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
     Parser p = {.a = a, .d = d};
     p.t = lex_file(a, src, d, &p.n);
@@ -769,8 +764,13 @@ Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
     Node *n = NULL;
     if (at(&p, TK_INT) || at(&p, TK_FLOAT) || at(&p, TK_TRUE) || at(&p, TK_FALSE) || (!neg && at(&p, TK_TYPE)))
         n = primary(&p);
+    else if (!neg && (at(&p, TK_STRING) || at(&p, TK_IDENT))) { /* a string: "leaky relu", or relu unquoted */
+        Token *s = next(&p);
+        n = new_node(&p, N_STR, s->loc);
+        n->name = s->kind == TK_STRING ? s->str : arena_strndup(a, s->text, s->len);
+    }
     if (!n || !at(&p, TK_EOF)) {
-        parse_error(&p, t->loc, "invalid value '%.*s': expected a number, true, false or a type name",
+        parse_error(&p, t->loc, "invalid value '%.*s': expected a number, true, false, a type name or a string",
                     (int)(src->len > 40 ? 40 : src->len), src->text);
         return NULL;
     }

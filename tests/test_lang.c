@@ -694,12 +694,12 @@ Test(lang_diag, atomic_sem_scope) {
                 "      atomic_add(p, 1.0, sem=\"seq\");\n"
                 "                             ^\n");
     expect_diag("kernel k(p: *i32) {\n    atomic_cas(p, 1, 2, scope=1);\n}\n",
-                "t.tile:2:31: error: argument 'scope' of 'atomic_cas' must be a string literal such as scope=\"gpu\"\n"
+                "t.tile:2:31: error: argument 'scope' of 'atomic_cas' must be a string such as scope=\"gpu\"\n"
                 "      atomic_cas(p, 1, 2, scope=1);\n"
                 "                                ^\n");
     expect_diag("kernel k(p: *i32) {\n    atomic_add(p, 1, \"relaxed\");\n}\n",
-                "t.tile:2:22: error: a string literal is only the value of a keyword argument, such as sem=\"relaxed\", or the message of "
-                "static_assert, device_assert and device_print\n"
+                "t.tile:2:22: error: a string (\"relaxed\") is not a value: strings are compile-time constants, compared with == and != "
+                "(if ACT == \"relu\") or given as a keyword's value (sem=\"relaxed\")\n"
                 "      atomic_add(p, 1, \"relaxed\");\n"
                 "                       ^\n");
     expect_diag("kernel k(p: *f32) {\n    atomic_and(p, 1.0);\n}\n",
@@ -710,11 +710,13 @@ Test(lang_diag, atomic_sem_scope) {
                 "t.tile:2:16: error: 'atomic_max' is not supported on 'ptr<bf16>' (f16 and bf16 take atomic_add only)\n"
                 "      atomic_max(p, 1.0);\n"
                 "                 ^\n");
-    expect_diag("fn f(x, y) { return x; }\nkernel k(p: *f32) {\n    store(p, f(1.0, y=\"a\"));\n}\n",
-                "t.tile:3:23: error: a string literal is only the value of a keyword argument, such as sem=\"relaxed\", or the message of "
-                "static_assert, device_assert and device_print\n"
+    expect_diag("fn f(x, y) { return x * y; }\nkernel k(p: *f32) {\n    store(p, f(1.0, y=\"a\"));\n}\n",
+                "t.tile:1:23: error: strings only compare with == and != to strings (here 'f32' * 'string')\n"
+                "  fn f(x, y) { return x * y; }\n"
+                "                        ^\n"
+                "t.tile:3:14: note: in this call of 'f'\n"
                 "      store(p, f(1.0, y=\"a\"));\n"
-                "                        ^\n");
+                "               ^\n");
     expect_ok("kernel k(p: *i32) {\n    let o = atomic_cas(p, 1, 2, sem=\"relaxed\", scope=\"cta\");\n    debug_barrier();\n}\n");
 }
 
@@ -819,7 +821,7 @@ Test(lang_diag, cache_hints) {
                 "  kernel k(x: *f32) { let v = load(x, cache_modifier=\".cg\", volatile=true); }\n"
                 "                              ^\n");
     expect_diag("kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n",
-                "t.tile:1:52: error: argument 'cache_modifier' of 'load' must be a string literal such as cache_modifier=\".cg\"\n"
+                "t.tile:1:52: error: argument 'cache_modifier' of 'load' must be a string such as cache_modifier=\".cg\"\n"
                 "  kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n"
                 "                                                     ^\n");
 }

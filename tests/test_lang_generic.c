@@ -1,6 +1,7 @@
-/* Kernels generic over dtype: a type position may name a compile-time constant whose value is a type
- * (`x: *T` with `const T = f16`), set per compile by a define; checked on the emulator against a
- * float64 reference, and the errors of a name that is not a type. */
+/* Kernels configured at compile time, as Triton's constexprs: generic over dtype (a type position may
+ * name a compile-time constant whose value is a type, `x: *T` with `const T = f16`), string constants
+ * (`const ACT = "relu"`, `if ACT == "relu"`) and type comparisons (`if T == f16`), set per compile by
+ * defines; checked on the emulator against a float64 reference, and the errors of misuse. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -162,4 +163,94 @@ Test(lang_generic, names_that_are_not_types) {
     expect_error("kernel k(x: *f32) { let y: S = 1; }\n", "t.tile:1:28", "unknown type 'S'");
     /* a function's parameter type may name another parameter; a non-type there is reported at the type */
     expect_error("fn f(p: *T, const T) { }\nkernel k(x: *f32) { f(x, 3); }\n", "t.tile:1:10", "'T' is used as a type, but it is a compile-time i32");
+}
+
+/* Triton's matmul tutorial picks its activation by a string constexpr; types compare as constexprs do. */
+static const char *act_src =
+    "const SEM = \"relaxed\";\n"
+    "fn act(x, const ACT) {\n"
+    "    if ACT == \"leaky_relu\" { return where(x >= 0.0, x, 0.01 * x); }\n"
+    "    if ACT == \"relu\" { return maximum(x, 0.0); }\n"
+    "    static_assert(ACT == \"none\", \"unknown activation\");\n"
+    "    return x;\n"
+    "}\n"
+    "kernel k(x: *T, out: *f32, count: *i32, n: i32, const T = f32, const ACT = \"none\", const B: i32 = 128) {\n"
+    "    let o = program_id(0) * B + arange(0, B);\n"
+    "    let v = cast(load(x + o, o < n, 0), f32);\n"
+    "    if T != f32 { v = v * 2.0; }\n"
+    "    store(out + o, act(v, ACT), o < n);\n"
+    "    atomic_add(count, 1, sem=SEM);\n"
+    "}\n";
+
+Test(lang_generic, string_and_type_constants) {
+    tile_context_options co = {.device = "emu", .emu_host_threads = 2};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    seed_rng();
+    static const char *const acts[] = {"ACT=none", "ACT=relu", "ACT=\"leaky_relu\""};
+    enum { N = 301 };
+    float hx[N], hout[N];
+    uint16_t hh[N];
+    for (int i = 0; i < N; i++) {
+        from_double("f16", 8 * urand(), &hh[i]);
+        hx[i] = (float)to_double("f16", &hh[i]);
+    }
+    for (int a = 0; a < 3; a++)
+        for (int half = 0; half < 2; half++) {
+            const char *defines[] = {acts[a], half ? "T=f16" : "T=f32", NULL};
+            tile_module *m;
+            cr_assert_eq(tile_module_load_source(ctx, act_src, defines, &m), TILE_OK, "%s", tile_last_error(ctx));
+            tile_kernel *k;
+            cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+            tile_devptr dx, dout, dc;
+            int32_t n = N, count = 0;
+            cr_assert_eq(tile_malloc(ctx, sizeof hx, &dx), TILE_OK);
+            cr_assert_eq(tile_malloc(ctx, sizeof hout, &dout), TILE_OK);
+            cr_assert_eq(tile_malloc(ctx, 4, &dc), TILE_OK);
+            cr_assert_eq(tile_memcpy_htod(ctx, dx, half ? (const void *)hh : (const void *)hx, half ? sizeof hh : sizeof hx), TILE_OK);
+            memset(hout, 0xff, sizeof hout);
+            cr_assert_eq(tile_memcpy_htod(ctx, dout, hout, sizeof hout), TILE_OK);
+            cr_assert_eq(tile_memcpy_htod(ctx, dc, &count, 4), TILE_OK);
+            void *args[] = {&dx, &dout, &dc, &n};
+            cr_assert_eq(tile_launch(k, (tile_dim3){3, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+            cr_assert_eq(tile_memcpy_dtoh(ctx, hout, dout, sizeof hout), TILE_OK);
+            cr_assert_eq(tile_memcpy_dtoh(ctx, &count, dc, 4), TILE_OK);
+            cr_expect_eq(count, 3, "%s: one atomic a program, got %d", acts[a], count);
+            for (int i = 0; i < N; i++) {
+                float v = hx[i] * (half ? 2.0f : 1.0f);
+                float want = a == 0 ? v : a == 1 ? fmaxf(v, 0.0f) : v >= 0 ? v : 0.01f * v;
+                cr_expect(fabsf(hout[i] - want) <= 1e-6f * fabsf(want), "%s %s [%d] = %.9g, want %.9g (seed %llu)", acts[a],
+                          defines[1], i, hout[i], want, (unsigned long long)seed);
+            }
+            tile_free(ctx, dx);
+            tile_free(ctx, dout);
+            tile_free(ctx, dc);
+            tile_module_unload(m);
+        }
+    /* a string const names the atomic's ordering */
+    const char *d1[] = {"ACT=relu", NULL};
+    tile_compile_options o = {.defines = d1, .arch = "sm_80"};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", act_src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(strstr(c.ptx, "red.relaxed.gpu.global.add"), "%s", c.ptx);
+    tile_compiled_free(&c);
+    /* an activation the kernel does not know: its static_assert, at the assert */
+    const char *d2[] = {"ACT=gelu", NULL};
+    o.defines = d2;
+    cr_expect_eq(tile_compile_source("t.tile", act_src, &o, &c), TILE_ERROR_COMPILE);
+    cr_expect(strstr(c.diagnostics, "t.tile:5:5: error: static_assert failed: unknown activation"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    tile_context_destroy(ctx);
+}
+
+Test(lang_generic, strings_and_types_misused) {
+    expect_error("const A = \"x\";\nkernel k(p: *i32) { store(p, A); }\n", "t.tile:2:30", "a string (\"x\") is not a value");
+    expect_error("const A = \"x\";\nkernel k(p: *i32) { if A + 1 { } }\n", "t.tile:2:26", "strings only compare with == and != to strings");
+    expect_error("kernel k(p: *i32) { if f16 < f32 { } }\n", "t.tile:1:28", "types only compare with == and != to types");
+    expect_error("kernel k(p: *i32) { if \"a\" == 1 { } }\n", "t.tile:1:28", "strings only compare with == and != to strings (here 'string' == 'i32')");
+    tile_compile_options o = {.defines = (const char *const[]){"A=-x", NULL}};
+    tile_compiled c;
+    cr_expect_eq(tile_compile_source("t.tile", "const A = 1;\nkernel k(p: *i32) { }\n", &o, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(c.diagnostics, "expected a number, true, false, a type name or a string"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
 }

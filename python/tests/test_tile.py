@@ -91,6 +91,20 @@ class Launch(unittest.TestCase):
             close(self, out, want, 1e-3 if tout == np.float16 else 1e-6, 1e-6)
         with self.assertRaises(TypeError):
             tile.compile(src, device=self.dev, T=np.complex64)
+        # a string constexpr picks code at compile time (Triton's ACTIVATION="leaky_relu")
+        act = """
+        kernel k(x: *f32, out: *f32, n: i32, const ACT = "none", const B: i32 = 128) {
+            let o = program_id(0) * B + arange(0, B);
+            let v = load(x + o, o < n, 0.0);
+            if ACT == "relu" { v = maximum(v, 0.0); }
+            store(out + o, v, o < n);
+        }
+        """
+        x = rng.standard_normal(n).astype(np.float32)
+        for a, want in (("relu", np.maximum(x, 0)), ("none", x)):
+            out = poisoned(n, np.float32)
+            tile.compile(act, device=self.dev, ACT=a).k[(tile.cdiv(n, 128),)](x, out, n)
+            close(self, out, want.astype(np.float64), 0, 0)
 
     def test_installed_data(self):
         # installed by pip, the library reads the kernels and stdlib shipped in the package, not a source tree
