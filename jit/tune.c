@@ -16,14 +16,18 @@
  * num_warps=4".  The file is opened inside the cache folder as cache.c opens
  * its files (an owned, private folder; no symlink followed).
  *
- * Recording keeps one record per (KERNEL_ID, DEVICE, BUCKET):
+ * Recording keeps, per (KERNEL_ID, DEVICE, BUCKET), the TUNE_KEEP fastest distinct configurations, the
+ * fastest last: a recording cannot check a configuration against the kernel's space (it has no source), so
+ * a faster record that a lookup refuses (ACT=1) must not push out the good one the lookup then falls back to:
  *   1. Read the file and parse it into records; a line that is not five
  *      fields with a well-formed CONFIG and a number of SECONDS is dropped.
  *   2. When no key repeats (the new record's included) and nothing was
  *      dropped, append the new line with one O_APPEND write (concurrent
  *      tuners do not interleave lines).
- *   3. Otherwise compact: one record per key, the fastest (a tie goes to the
- *      newer), where the key's last record was, written to a temporary
+ *   3. Otherwise compact: each key's records where its last record was, one
+ *      per configuration (its fastest time; a tie goes to the newer), the
+ *      TUNE_KEEP fastest, slowest first (a lookup takes the last that passes,
+ *      so the fastest good one), written to a temporary
  *      file in the folder and renamed over tune.db (jit_cache_replace), so a
  *      reader sees the old file or the new one.  Two tuners compacting at
  *      once may lose one's record (the last rename wins); tuning is rerun,
@@ -159,6 +163,8 @@ typedef struct TuneRec {
     bool dup;         /* a later record of the same key replaced it */
 } TuneRec;
 
+enum { TUNE_KEEP = 4 }; /* configurations kept per key */
+
 /* Step 1 of the header: the records of text (modified in place); *dropped counts the malformed lines. */
 static TuneRec *parse_records(char *text, int *nrec, int *dropped) {
     TuneRec *v = NULL;
@@ -209,22 +215,45 @@ tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const
     TuneRec *recs = parse_records(text, &nrec, &dropped);
     if (!(recs = realloc(recs, sizeof *recs * (size_t)(nrec + 1)))) out_of_memory();
     recs[nrec++] = (TuneRec){{kernel_id, device, key_bucket, config}, seconds, false};
-    /* each key's fastest: an earlier record of a key gives way to a later one unless strictly faster */
+    /* a configuration recorded twice for a key: its fastest time, at the later record (a tie goes to the newer) */
     bool repeats = false;
     for (int i = 0; i < nrec; i++)
         for (int j = i + 1; j < nrec && !recs[i].dup; j++)
             if (same_key(&recs[i], &recs[j])) {
-                repeats = recs[i].dup = true;
-                if (recs[i].seconds < recs[j].seconds) recs[j].f[3] = recs[i].f[3], recs[j].seconds = recs[i].seconds;
+                repeats = true;
+                if (!strcmp(recs[i].f[3], recs[j].f[3])) {
+                    recs[i].dup = true;
+                    if (recs[i].seconds < recs[j].seconds) recs[j].seconds = recs[i].seconds;
+                }
             }
     Str out = {0};
     bool ok;
     if (!repeats && !dropped) { /* 2. a new key: append */
         str_printf(&out, "%s\t%s\t%s\t%s\t%.9g\n", kernel_id, device, key_bucket, config, seconds);
         ok = jit_cache_append(dfd, "tune.db", out.buf, out.len);
-    } else { /* 3. compact: each key once, where its last record was, with its fastest configuration */
-        for (int i = 0; i < nrec; i++)
-            if (!recs[i].dup) str_printf(&out, "%s\t%s\t%s\t%s\t%.9g\n", recs[i].f[0], recs[i].f[1], recs[i].f[2], recs[i].f[3], recs[i].seconds);
+    } else { /* 3. compact: each key's TUNE_KEEP fastest configurations, slowest first, where its last record was */
+        int *grp = malloc(sizeof *grp * (size_t)nrec);
+        if (!grp) out_of_memory();
+        for (int last = 0; last < nrec; last++) {
+            if (recs[last].dup) continue;
+            bool is_last = true;
+            for (int j = last + 1; j < nrec && is_last; j++) is_last = recs[j].dup || !same_key(&recs[j], &recs[last]);
+            if (!is_last) continue;
+            int n = 0;
+            for (int i = 0; i <= last; i++)
+                if (!recs[i].dup && same_key(&recs[i], &recs[last])) grp[n++] = i;
+            /* slowest first (stable: among equal times the older first, so the newer is nearer the end) */
+            for (int x = 1; x < n; x++)
+                for (int y = x; y > 0 && recs[grp[y - 1]].seconds < recs[grp[y]].seconds; y--) {
+                    int t = grp[y];
+                    grp[y] = grp[y - 1], grp[y - 1] = t;
+                }
+            for (int k = n > TUNE_KEEP ? n - TUNE_KEEP : 0; k < n; k++) {
+                const TuneRec *r = &recs[grp[k]];
+                str_printf(&out, "%s\t%s\t%s\t%s\t%.9g\n", r->f[0], r->f[1], r->f[2], r->f[3], r->seconds);
+            }
+        }
+        free(grp);
         ok = jit_cache_replace(dfd, "tune.db", out.buf ? out.buf : "", out.len);
     }
     if (!ok) jit_cache_warn_write(dir, "tune.db", errno);

@@ -87,6 +87,10 @@ static int find_define(Gen *g, const char *name) {
 
 /* Convert a value to a declared parameter or variable type. */
 static Val convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
+    if (v.k == V_STR) { /* -D B=banana for a `const B: i32` */
+        diag_error(g->d, loc, "'%s' is %s, but its value is the string \"%s\"", what, gen_type_name(g, gen_type_ref(g, ty)), v.s);
+        return val_err();
+    }
     if (!val_is_value(g, v, loc)) return val_err();
     const Type *t = gen_type_ref(g, ty);
     if (v.k == V_CT && dtype_is_int(t->dt) && t->dt != DT_I1) { /* a compile-time value must be exact in the declared type */

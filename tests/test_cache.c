@@ -336,24 +336,40 @@ Test(cache, malformed_cap_warns, .init = setup, .fini = teardown) {
     cr_expect(strstr(text, "1073741824"), "the default cap: %s", text);
 }
 
-/* tune.db keeps one record per (kernel, device, bucket): the fastest */
+/* tune.db keeps per (kernel, device, bucket) its four fastest configurations, the fastest last (what a lookup
+ * answers first) */
 Test(cache, tune_db_compaction, .init = setup, .fini = teardown) {
     char cache[128], cfg[128];
     snprintf(cache, sizeof cache, "%s/cache", dir);
     const char *id = "0123456789abcdef0123456789abcdef";
     cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=128", 2e-3), TILE_OK);
     cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=2048", "BLOCK=256", 1e-3), TILE_OK);
-    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=256", 1e-3), TILE_OK); /* faster: replaces */
-    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=512", 5e-3), TILE_OK); /* slower: dropped */
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=256", 1e-3), TILE_OK); /* faster: the answer */
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=512", 5e-3), TILE_OK); /* slower: kept behind */
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=256", 3e-3), TILE_OK); /* again, slower: its best stays */
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=64", 9e-3), TILE_OK);
+    cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "BLOCK=32", 8e-3), TILE_OK); /* a fifth: the slowest goes */
     cr_assert_eq(tile_tune_record(cache, id, "emu/sm_90a", "n=1024", "BLOCK=512", 5e-3), TILE_OK); /* another device */
     /* a configuration every lookup would ignore is refused, not written over the good record even when faster */
     cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "not a config", 1e-6), TILE_ERROR_INVALID_VALUE);
     cr_assert_eq(tile_tune_record(cache, id, "emu/sm_80", "n=1024", "", 1e-6), TILE_ERROR_INVALID_VALUE);
     tile_cache_stats st;
     cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
-    cr_assert_eq(st.tuning_records, 3);
+    cr_assert_eq(st.tuning_records, 6);
     cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=1024", cfg, sizeof cfg), TILE_OK);
     cr_assert_str_eq(cfg, "BLOCK=256");
+    char db[256];
+    snprintf(db, sizeof db, "%s/tune.db", cache);
+    FILE *f = fopen(db, "r");
+    cr_assert(f);
+    char text[2048];
+    size_t tn = fread(text, 1, sizeof text - 1, f);
+    text[tn] = 0;
+    fclose(f);
+    cr_expect(!strstr(text, "BLOCK=64\t"), "the slowest of five is dropped:\n%s", text);
+    const char *p32 = strstr(text, "BLOCK=32\t"), *p512 = strstr(text, "BLOCK=512\t"), *p128 = strstr(text, "n=1024\tBLOCK=128\t"),
+               *p256 = strstr(text, "n=1024\tBLOCK=256\t0.001\n");
+    cr_expect(p32 && p512 && p128 && p256 && p32 < p512 && p512 < p128 && p128 < p256, "slowest first, 256 at its best time:\n%s", text);
     cr_assert_eq(tile_tune_lookup(cache, id, "emu/sm_80", "n=2048", cfg, sizeof cfg), TILE_OK);
     cr_assert_str_eq(cfg, "BLOCK=256");
     /* a buffer too small for the record is the caller's error, not a bad record (it read as NOT_FOUND with a warning) */

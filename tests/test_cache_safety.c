@@ -503,6 +503,21 @@ Test(cache_safety, forged_tune_records_ignored, .init = setup, .fini = teardown,
     tile_gemm_info gi;
     cr_assert_eq(tile_gemm_last_info(ctx, &gi), TILE_OK);
     cr_assert(gi.tuned && strstr(gi.config, "BM=64") && !strstr(gi.config, "ACT"), "%s", gi.config);
+    /* the same through tile_tune_record, which compacts: a faster record outside the space does not push the good
+     * one out (each key keeps its fastest configurations), so the lookup by source still falls back to it (probe X
+     * B1: the compaction kept the fastest only, and the good record was lost for good) */
+    cr_assert_eq(unlink(db), 0);
+    const char *bucket2 = "m=128,n=128,k=128";
+    cr_assert_eq(tile_tune_record(cache, id, dev, bucket2, good, 2.0), TILE_OK);
+    cr_assert_eq(tile_tune_record(cache, id, dev, bucket2, forged[0], 1.0), TILE_OK);
+    cr_assert_eq(tile_tune_record(cache, id, dev, bucket2, forged[1], 0.5), TILE_OK);
+    capture_begin();
+    st = tile_tune_lookup_file(cache, tile_gemm_source_path(), "gemm_f16_f32", dev, bucket2, cfg, sizeof cfg);
+    free(capture_end());
+    cr_assert_eq(st, TILE_OK);
+    cr_assert_str_eq(cfg, good);
+    cr_assert_eq(tile_tune_lookup(cache, id, dev, bucket2, cfg, sizeof cfg), TILE_OK);
+    cr_assert_str_eq(cfg, forged[1], "by id, the fastest");
     tile_context_destroy(ctx);
 }
 

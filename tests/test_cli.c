@@ -348,7 +348,8 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     cr_expect(strstr(buf, "\"stored\":true") && strstr(buf, "\"pct_of_best\":100"), "%s", buf);
     cr_expect_eq(run_env(args, buf, sizeof buf), 0, "%s", buf);
     cr_expect_eq(run_env("cache stats --json", buf, sizeof buf), 0);
-    cr_expect(strstr(buf, "\"tuning_records\":1"), "tuning twice keeps one record per key: %s", buf);
+    /* the key keeps its fastest configurations: one, or both when the two tunings crowned different ones */
+    cr_expect(strstr(buf, "\"tuning_records\":1") || strstr(buf, "\"tuning_records\":2"), "tuning twice keeps a record per configuration: %s", buf);
 }
 
 /* tile run norm / act: checked on the emulator, one JSON object each */

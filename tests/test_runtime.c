@@ -680,7 +680,7 @@ Test(runtime, context_per_target) {
  * TILE_ERROR_INVALID_VALUE with the diagnostic at "<-D NAME>" (it was TILE_ERROR_COMPILE). */
 Test(runtime, bad_define_values) {
     const char *src = "kernel k(x: *f32, const B: i32 = 16) { store(x + arange(0, B), 1.0); }";
-    const char *const bad[][2] = {{"B=banana", "<-D B>:1:1: error: invalid value 'banana': expected a number"},
+    const char *const bad[][2] = {{"B=banana", "<-D B>:1:1: error: 'B' is i32, but its value is the string \"banana\""},
                                   {"B=2.5", "'B' is i32, but its value 2.5 is not an integer"},
                                   {"NOPE=1", "-D NOPE: no kernel of"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

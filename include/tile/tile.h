@@ -524,9 +524,10 @@ TILE_API tile_status tile_tune_space_source(const char *name, const char *source
 TILE_API void tile_tune_space_free(tile_tune_space *s);
 /* The tuning database (cache_dir/tune.db): record and look up the best
  * configuration ("BM=64 BN=128 ...") for (kernel source hash, device, key).
- * The file keeps one record per (kernel, device, key): recording for a key
- * that has one keeps the faster of the two (the file is rewritten in place
- * by rename; a new key is appended).
+ * The file keeps up to four records per (kernel, device, key), its four
+ * fastest configurations, the fastest last: a lookup answers the fastest that
+ * passes its checks (the file is rewritten in place by rename; a new key is
+ * appended).
  * A lookup ignores, with a warning, records not of the form NAME=VALUE ...
  * and, for the shipped kernels, records outside the kernel's @config space;
  * recording a configuration not of that form is TILE_ERROR_INVALID_VALUE. */
