@@ -134,7 +134,8 @@ static const Type *named_type(Gen *g, TypeRef r) {
     if (v.k == V_DTYPE) return v.t;
     if (v.k == V_ERR) return NULL;
     const char *what = v.k == V_CT ? arena_printf(g->a, "a compile-time %s", dtype_name(v.dt))
-                       : v.k == V_RT ? "a run-time value" : v.k == V_SHAPE ? "a shape" : v.k == V_TUPLE ? "a tuple" : "not a value";
+                       : v.k == V_RT ? "a run-time value" : v.k == V_SHAPE ? "a shape" : v.k == V_TUPLE ? "a tuple"
+                       : v.k == V_STR ? arena_printf(g->a, "the string \"%s\"", v.s) : "not a value";
     diag_error(g->d, r.loc, "'%s' is used as a type, but it is %s", r.name, what);
     return NULL;
 }

@@ -159,6 +159,7 @@ static void expect_error(const char *src, const char *where, const char *what) {
 Test(lang_generic, names_that_are_not_types) {
     expect_error("kernel k(x: *N, const N: i32 = 4) { }\n", "t.tile:1:14", "'N' is used as a type, but it is a compile-time i32");
     expect_error("kernel k(x: *Q) { }\n", "t.tile:1:14", "unknown type 'Q'");
+    expect_error("const T = \"x\";\nkernel k(x: *T) { }\n", "t.tile:2:14", "'T' is used as a type, but it is the string \"x\"");
     expect_error("fn f() { }\nkernel k(x: *f) { }\n", "t.tile:2:14", "'f' is a function, not a type");
     expect_error("kernel k(x: *f32) { let y: S = 1; }\n", "t.tile:1:28", "unknown type 'S'");
     /* a function's parameter type may name another parameter; a non-type there is reported at the type */
