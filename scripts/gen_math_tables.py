@@ -14,7 +14,11 @@ Tables:
   ERF_T:  the Taylor coefficients of erf(x)/x in x^2: 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 0..13.
   TWO_OVER_PI: 2/pi's bits, 64 per word, most significant first, after one zero word
           (Payne-Hanek reduction of sin and cos arguments of 2^30 and more).
-  PIO2:   pi/2 as three doubles (hi + mid + lo), for Cody-Waite reduction."""
+  PIO2:   pi/2 as three doubles (hi + mid + lo), for Cody-Waite reduction.
+  LGAMMA2: lgamma(2 + z) = sum_k c_k z^k, c_1 = 1 - Euler's gamma, c_k = (-1)^k (zeta(k) - 1) / k, k = 1..30.
+  LGAMMA15: lgamma(1.5 + z) = sum_k c_k z^k, c_0 = lgamma(1.5), c_k = psi^(k-1)(1.5) / k!, k = 0..25.
+  LGAMMA_STIRLING: Stirling's series of lgamma, B_2k / (2k (2k - 1)), k = 1..8; HALF_LOG_2PI (hi + lo);
+          PI_DD (pi as hi + lo, for sin(pi x)); LOG_PI."""
 import mpmath as mp
 
 mp.mp.prec = 200
@@ -64,5 +68,16 @@ p1 = float(p)
 p2 = float(p - p1)
 p3 = float(p - p1 - p2)
 out.append(f"static const double PIO2_1 = {d(p1)}, PIO2_2 = {d(p2)}, PIO2_3 = {d(p3)};")
+out.append("static const double LGAMMA2[30] = {" + ", ".join(
+    d(1 - mp.euler if k == 1 else (-1) ** k * (mp.zeta(k) - 1) / k) for k in range(1, 31)) + "};")
+out.append("static const double LGAMMA15[26] = {" + ", ".join(
+    d(mp.loggamma(mp.mpf(1.5)) if k == 0 else mp.polygamma(k - 1, mp.mpf(1.5)) / mp.factorial(k)) for k in range(26)) + "};")
+out.append("static const double LGAMMA_STIRLING[8] = {" + ", ".join(
+    d(mp.bernoulli(2 * k) / (2 * k * (2 * k - 1))) for k in range(1, 9)) + "};")
+h, l = hilo(mp.log(2 * mp.pi) / 2)
+out.append(f"static const double HALF_LOG_2PI = {d(h)}, HALF_LOG_2PI_LO = {d(l)};")
+h, l = hilo(mp.pi)
+out.append(f"static const double PI_DD_HI = {d(h)}, PI_DD_LO = {d(l)};")
+out.append(f"static const double LOG_PI = {d(mp.log(mp.pi))};")
 out.append("\n#endif")
 print("\n".join(out))

@@ -1,5 +1,5 @@
 /* test_math64.c - f64 math against long double libm, the f32 forms of asinh acosh atanh
- * pow erfc cbrt hypot tan log10 exp10 erfinv against f64 libm, and the integer bit functions, on the PTX emulator.
+ * pow erfc cbrt hypot tan log10 exp10 erfinv lgamma against f64 libm, and the integer bit functions, on the PTX emulator.
  * 131072 points per function (uniform and log-uniform ranges, tails, near poles and zeros,
  * subnormal inputs and results, special values mixed in); errors in ulps of the correctly
  * rounded result, bounded by what docs/language.md promises.  The output is poisoned
@@ -215,6 +215,21 @@ static void g_exp10(double *x, double *y, int i) {
     *x = i % 3 == 0 ? uni(-20, 20) : i % 3 == 1 ? logu(-60, 0) : uni(-330, 310);
 }
 
+/* lgamma: positive x over the whole range, near its zeros 1 and 2, tiny and huge; negative x in (-2, 0) and
+ * midway between the integers below -4 (near a negative zero no absolute accuracy gives a relative one) */
+static void g_lgamma(double *x, double *y, int i) {
+    if (special(x, y, i)) return;
+    *y = 0;
+    switch (i % 6) {
+    case 0: *x = uni(0, 20); break;
+    case 1: *x = (i % 4 ? 1 : 2) + logu(-50, -2); break;
+    case 2: *x = logp(-1074, 0); break;
+    case 3: *x = logp(0, 1023); break;
+    case 4: *x = uni(-2, 0); break;
+    default: *x = -(floor(uni(4, 170)) + uni(0.3, 0.7)); break;
+    }
+}
+
 static long double l_exp2(long double x) { return exp2l(x); }
 static long double l_exp10(long double x) { return powl(10, x); }
 static long double l_log10(long double x) { return log10l(x); }
@@ -271,6 +286,7 @@ static const Case cases[] = {
     {"log10", "log10(x)", l_log10, NULL, 1, 1, g_log},
     {"exp10", "exp10(x)", l_exp10, NULL, 1.5, 1, g_exp10},
     {"erfinv", "erfinv(x)", l_erfinv, NULL, 3, 1, g_unit},
+    {"lgamma", "lgamma(x)", lgammal, NULL, 5, 1, g_lgamma},
     {"fmod", "fmod(x, y)", NULL, l_fmod, 0, -1, g_fmod},
     {"sqrt", "sqrt(x)", sqrtl, NULL, 0.5, -1, g_sqrt},
     {"rsqrt", "rsqrt(x)", l_rsqrt, NULL, 1, -1, g_sqrt},
