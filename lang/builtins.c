@@ -175,6 +175,15 @@ static bool ct_int(Call *c, int i, const char *pname, int64_t *out) {
     return val_ct_int_of(g, v, c->loc[i], arena_printf(g->a, "argument '%s' of '%s'", pname, c->bi->name), out);
 }
 
+/* A compile-time switch (exact=, keep_dims=, reverse=, ...): true, false, 1 or 0; any other value is an error
+ * at the argument (exp(x, -5) was taken as exact=true). */
+static bool ct_flag(Call *c, int i, const char *pname, int64_t *out) {
+    if (!ct_int(c, i, pname, out)) return false;
+    if (*out == 0 || *out == 1) return true;
+    diag_error(c->g->d, c->loc[i], "argument '%s' of '%s' is a switch (true or false), got %lld", pname, c->bi->name, (long long)*out);
+    return false;
+}
+
 static bool axis_arg(Call *c, int i, int rank, bool allow_end, int *axis) {
     int64_t a;
     if (!ct_int(c, i, "axis", &a)) return false;
@@ -339,7 +348,7 @@ static Val bi_math(Call *c) {
     if (c->bi->op == OP_ABS && dt == DT_I1) dt = DT_I32;
     /* exp/exp2: `exact=true` asks for the full-range form (no flush to zero); tanh: the accurate one */
     int64_t exact = 0;
-    if (has(c, 1) && !ct_int(c, 1, "exact", &exact)) return val_err();
+    if (has(c, 1) && !ct_flag(c, 1, "exact", &exact)) return val_err();
     ValueId v = gen_coerce(g, x, dt, NULL, val_rank(x), val_shape(x), c->loc[0]);
     Inst *in = gen_emit_inst(g, c->node->loc, c->bi->op, &v, 1, tir_vtype(g->f, v));
     in->a.ival = exact != 0;
@@ -410,7 +419,7 @@ static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
     if (!numeric(c, 0) || !tensor_arg(c, 0)) return val_err();
     Val x = c->v[0];
     int64_t keep_dims = 0;
-    if (keep >= 0 && has(c, keep) && !ct_int(c, keep, "keep_dims", &keep_dims)) return val_err();
+    if (keep >= 0 && has(c, keep) && !ct_flag(c, keep, "keep_dims", &keep_dims)) return val_err();
     if (kind == RED_SUM) {
         DType to = x.t->dt;
         const Type *t;
@@ -548,7 +557,7 @@ static bool cache_args(Call *c, int i, bool store, uint8_t *out) {
             return false;
         }
     }
-    if (!store && has(c, i + 2) && !ct_int(c, i + 2, "volatile", &vol)) return false;
+    if (!store && has(c, i + 2) && !ct_flag(c, i + 2, "volatile", &vol)) return false;
     if ((cop != 0) + (ev != 0) + (vol != 0) > 1) {
         diag_error(c->g->d, c->node->loc, "'%s' takes one of cache_modifier, eviction_policy and volatile=true: PTX has no "
                    "instruction with two of them", c->bi->name);
@@ -1163,7 +1172,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
     case BI_INTERLEAVE: return compose_interleave(g, c->v[0], c->v[1], loc);
     case BI_CAT: {
         int64_t reorder = 0; /* accepted, never used: the order is always a then b */
-        if (has(c, 2) && !ct_int(c, 2, "can_reorder", &reorder)) return val_err();
+        if (has(c, 2) && !ct_flag(c, 2, "can_reorder", &reorder)) return val_err();
         return compose_cat(g, c->v[0], c->v[1], loc);
     }
     case BI_SPLIT: return compose_split(g, c->v[0], loc);
@@ -1197,7 +1206,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
         int64_t flag = 0;
         bool bitwise = id == BI_XOR_SUM || id == BI_REDUCE_OR;
         int fi = id == BI_CUMPROD || bitwise ? 2 : 3; /* keep_dims or reverse */
-        if (has(c, fi) && !ct_int(c, fi, id == BI_REDUCE || bitwise ? "keep_dims" : "reverse", &flag)) return val_err();
+        if (has(c, fi) && !ct_flag(c, fi, id == BI_REDUCE || bitwise ? "keep_dims" : "reverse", &flag)) return val_err();
         if (id == BI_REDUCE) return compose_reduce(g, x, axis, c->fn[2], OP_COUNT, flag != 0, loc);
         if (id == BI_REDUCE_OR) { /* Triton's: integers (i1: any), every element when the axis is None */
             if (!numeric(c, 0)) return val_err();
@@ -1239,7 +1248,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
             return compose_topk(g, c->v[0], k, loc);
         }
         int64_t desc = 0;
-        if (has(c, 2) && !ct_int(c, 2, "descending", &desc)) return val_err();
+        if (has(c, 2) && !ct_flag(c, 2, "descending", &desc)) return val_err();
         return compose_sort(g, c->v[0], desc != 0, loc);
     }
     case BI_HISTOGRAM: {
@@ -1435,7 +1444,7 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_DIV_RN:
     case BI_FDIV: { /* x / y on floats, rounded to nearest (what `/` is here; ieee_rounding is accepted) */
         int64_t ieee = 0;
-        if (has(&c, 2) && !ct_int(&c, 2, "ieee_rounding", &ieee)) return val_err();
+        if (has(&c, 2) && !ct_flag(&c, 2, "ieee_rounding", &ieee)) return val_err();
         for (int k = 0; k < 2; k++)
             if (!numeric(&c, k)) return val_err();
         return elementwise(&c, 0, 2, OP_DIV, true);
@@ -1472,7 +1481,7 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_BITCAST: { /* cast(x, T, bitcast=false), bitcast(x, T) */
         const Type *t;
         int64_t bc = id == BI_BITCAST;
-        if (!dtype_arg(&c, 1, &t) || (id == BI_CAST && has(&c, 2) && !ct_int(&c, 2, "bitcast", &bc))) return val_err();
+        if (!dtype_arg(&c, 1, &t) || (id == BI_CAST && has(&c, 2) && !ct_flag(&c, 2, "bitcast", &bc))) return val_err();
         return gen_convert(g, c.v[0], t, bc != 0, node->loc);
     }
     case BI_DTYPE_OF: { /* the element type of a value, as a type: cast(y, dtype_of(x)) */
@@ -1537,12 +1546,12 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_ARGMAX:
     case BI_ARGMIN: { /* tie_break_left: the lowest index either way (a valid answer for false too) */
         int64_t tb = 1;
-        if (has(&c, 2) && !ct_int(&c, 2, "tie_break_left", &tb)) return val_err();
+        if (has(&c, 2) && !ct_flag(&c, 2, "tie_break_left", &tb)) return val_err();
         return bi_reduce(&c, bi->red, OP_REDUCE, 3, -1);
     }
     case BI_CUMSUM: {
         int64_t rev = 0;
-        if (has(&c, 2) && !ct_int(&c, 2, "reverse", &rev)) return val_err();
+        if (has(&c, 2) && !ct_flag(&c, 2, "reverse", &rev)) return val_err();
         if (!rev) return bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3);
         /* reverse: out[i] = x[n-1] + ... + x[i], the same order as a scan of flip(x) */
         int axis = 0;

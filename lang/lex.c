@@ -7,6 +7,7 @@
  * Bad input (stray bytes, NULs, unterminated comments or strings, oversized
  * literals) is reported and skipped; lexing always reaches the end. */
 #include "ast.h"
+#include "../support/support.h"
 
 #include <errno.h>
 #include <math.h>
@@ -91,22 +92,29 @@ static void lex_number(Lexer *l) {
     }
     lex_advance(l, (size_t)(q - s));
     Token *t = lex_push(l, is_float ? TK_FLOAT : TK_INT, loc, s);
+    /* '_' separates digits, as in Python: one at a time, between digits (or right after 0x / 0b) */
+    bool bad_sep = false;
+    for (const char *c = digits; c < q; c++)
+        if (*c == '_' && (c + 1 == q || c[1] == '_' || (c == digits ? base == 10 : !(digit_value(c[-1]) < 16))))
+            bad_sep = true;
     if (is_float) {
-        char buf[128];
+        char small[128], *buf = (size_t)(q - s) < sizeof small ? small : malloc((size_t)(q - s) + 1);
+        if (!buf) out_of_memory();
         size_t n = 0;
-        for (const char *c = s; c < q && n + 1 < sizeof buf; c++)
+        for (const char *c = s; c < q; c++)
             if (*c != '_') buf[n++] = *c;
         buf[n] = 0;
         char *endp;
         errno = 0;
         t->fval = strtod(buf, &endp);
-        if (*endp || n + 1 >= sizeof buf) diag_error(l->d, loc, "invalid float literal '%.*s'", (int)(q - s) > 40 ? 40 : (int)(q - s), s);
+        if (*endp || bad_sep) diag_error(l->d, loc, "invalid float literal '%.*s'", (int)(q - s) > 40 ? 40 : (int)(q - s), s);
         else if (errno == ERANGE && isinf(t->fval))
             diag_error(l->d, loc, "float literal '%.*s' is too large for f64", (int)(q - s) > 40 ? 40 : (int)(q - s), s);
+        if (buf != small) free(buf);
         return;
     }
     uint64_t v = 0;
-    bool bad = digits == q, big = false;
+    bool bad = digits == q || bad_sep, big = false;
     for (const char *c = digits; c < q; c++) {
         if (*c == '_') continue;
         int dv = digit_value(*c);

@@ -87,8 +87,10 @@ static int find_define(Gen *g, const char *name) {
 
 /* Convert a value to a declared parameter or variable type. */
 static Val convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
-    if (v.k == V_STR) { /* -D B=banana for a `const B: i32` */
-        diag_error(g->d, loc, "'%s' is %s, but its value is the string \"%s\"", what, gen_type_name(g, gen_type_ref(g, ty)), v.s);
+    if (v.k == V_STR || v.k == V_DTYPE) { /* -D B=banana or -D B=f16 for a `const B: i32` */
+        const char *tn = gen_type_name(g, gen_type_ref(g, ty));
+        if (v.k == V_STR) diag_error(g->d, loc, "'%s' is %s, but its value is the string \"%s\"", what, tn, v.s);
+        else diag_error(g->d, loc, "'%s' is %s, but its value is the type %s", what, tn, gen_type_name(g, v.t));
         return val_err();
     }
     if (!val_is_value(g, v, loc)) return val_err();
@@ -111,6 +113,11 @@ static Val convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
             else diag_error(g->d, loc, "'%s' is %s, but its value %lld does not fit", what, dtype_name(t->dt), (long long)v.i);
             return val_err();
         }
+    }
+    if (v.k == V_CT && t->dt == DT_I1 && v.dt != DT_I1 && (dtype_is_float(v.dt) ? v.f != 0 && v.f != 1 : v.i != 0 && v.i != 1)) {
+        if (dtype_is_float(v.dt)) diag_error(g->d, loc, "'%s' is i1, but its value %.17g is not 0 or 1", what, v.f);
+        else diag_error(g->d, loc, "'%s' is i1, but its value %lld is not 0 or 1", what, (long long)v.i);
+        return val_err();
     }
     if (t->dt == DT_PTR) {
         if (v.k == V_RT && v.t->dt == DT_PTR && v.t->pointee == t->pointee) return v;
@@ -151,14 +158,16 @@ Val gen_global_value(Gen *g, Global *gl, Loc loc) {
     int di = find_define(g, gl->name);
     const Node *vn = gl->decl->value;
     Val v = di >= 0 ? eval_define(g, di) : eval_global_expr(g, vn);
+    Loc vloc = di >= 0 && g->define_vals[di] ? g->define_vals[di]->loc : vn->loc; /* a -D value's errors name the define */
     if (v.k == V_RT) {
-        diag_error(g->d, vn->loc, "constant '%s' must be a compile-time value", gl->name);
+        diag_error(g->d, vloc, "constant '%s' must be a compile-time value", gl->name);
         v = val_err();
     } else if (v.k == V_VOID) {
-        diag_error(g->d, vn->loc, "expression has no value");
+        diag_error(g->d, vloc, "expression has no value");
         v = val_err();
     }
-    if (v.k == V_CT && tyref_given(gl->decl->ty)) v = convert_to(g, v, gl->decl->ty, vn->loc, gl->name);
+    /* a declared type takes the value (a number converts exactly; a type, a string or a list is an error here, not at a use) */
+    if (v.k != V_ERR && tyref_given(gl->decl->ty)) v = convert_to(g, v, gl->decl->ty, vloc, gl->name);
     g->f = sf;
     g->b = sb;
     gl->val = v;
@@ -705,7 +714,11 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
             int j = c->first[i] + k;
             const Type *t = c->types[j];
             Val v = lv[k];
-            if (v.k == V_CT && t->dt != DT_PTR) ys[j] = gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, s->loc);
+            if (v.k == V_CT && t->dt != DT_PTR && dtype_is_float(v.dt) && !dtype_is_float(t->dt)) { /* 1.5 would truncate */
+                diag_error(g->d, at, "loop-carried variable '%s' is %s, but is given the float %.17g in the loop (as in Triton, a "
+                           "variable keeps its type: start it as a float, or cast)", x->name, gen_type_desc(g, t), v.f);
+                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
+            } else if (v.k == V_CT && t->dt != DT_PTR) ys[j] = gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, s->loc);
             else if (v.k == V_RT && v.t == t) ys[j] = v.v;
             else if (v.k != V_ERR) {
                 const char *what = gen_is_record(c->before[i]) ? arena_printf(g->a, "'%s' (a %s)", x->name, gen_val_type_name(g, c->before[i]))
@@ -1162,6 +1175,13 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             if (ea.k == V_RT) t = ea.t;
             else if (eb.k == V_RT) t = eb.t;
             else t = tir_scalar(g->m, gen_promote(ea.dt, eb.dt));
+            Val cv = ea.k == V_CT ? ea : eb;
+            if ((ea.k == V_RT || eb.k == V_RT) && cv.k == V_CT && dtype_is_float(cv.dt) && !dtype_is_float(t->dt) && t->dt != DT_PTR) {
+                diag_error(g->d, s->loc, "%s is %s in one branch of 'if' and the float %.17g in the other (a variable keeps its "
+                           "type: cast, or start it as a float)", what, gen_type_desc(g, t), cv.f);
+                bad = true;
+                break;
+            }
             if (t->dt == DT_PTR && (ea.k == V_CT || eb.k == V_CT)) {
                 diag_error(g->d, s->loc, "%s is a pointer in one branch of 'if' and a number in the other", what);
                 bad = true;
@@ -1272,9 +1292,11 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
         const Param *pa = NULL;
         for (int j = 0; j < k->nparams; j++)
             if (!strcmp(k->params[j].name, name)) pa = &k->params[j];
-        if (config && !pa && strcmp(name, "num_warps") && strcmp(name, "num_stages") && strcmp(name, "warp_specialize") &&
-            strcmp(name, "pingpong") && strcmp(name, "overlap"))
-            diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', which is not a const parameter of '%s'", name, k->name);
+        Global *gl = config && !pa ? gen_find_global(g, name) : NULL; /* a file-level const: a define sets it too */
+        if (config && !pa && !(gl && gl->decl->kind == D_CONST) && strcmp(name, "num_warps") && strcmp(name, "num_stages") &&
+            strcmp(name, "warp_specialize") && strcmp(name, "pingpong") && strcmp(name, "overlap"))
+            diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', which is neither a const parameter of '%s' nor a file-level const",
+                       name, k->name);
         else if (config && pa && !pa->is_const)
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', a run-time parameter: only const parameters can be tuned", name);
         else if (!config && (!pa || pa->is_const))
@@ -1289,8 +1311,8 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
 static void define_int(Gen *g, const char *name, int64_t *out, Loc *at) {
     int di = find_define(g, name);
     if (di < 0) return;
-    val_ct_int_of(g, eval_define(g, di), (Loc){0}, name, out);
     if (g->define_vals[di]) *at = g->define_vals[di]->loc;
+    val_ct_int_of(g, eval_define(g, di), *at, name, out);
 }
 
 /* The same for a 0-or-1 switch (warp_specialize, pingpong, overlap): any other value is an error at loc. */
@@ -1383,6 +1405,11 @@ static void gen_kernel(Gen *g, const Decl *k) {
         const Param *pa = &k->params[i];
         for (int j = 0; j < i; j++)
             if (!strcmp(k->params[j].name, pa->name)) diag_error(g->d, pa->loc, "duplicate parameter '%s'", pa->name);
+        if (pa->is_const && pa->ty.nptr) {
+            diag_error(g->d, pa->loc, "const parameter '%s' cannot be a pointer: compile-time values are numbers, types and strings", pa->name);
+            define_var(g, pa->name, val_err());
+            continue;
+        }
         if (pa->is_const) {
             Val v;
             Loc vloc = pa->def ? pa->def->loc : pa->loc;

@@ -342,6 +342,16 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'n / (BLOCK - BLOCK)' --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "division by zero"), "%s", buf);
+    /* an empty grid is no grid (it ran on a default one); a float --arg is a number for a float parameter only */
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid ' ' --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--grid is empty"), "%s", buf);
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000.5 --grid 'cdiv(1000, BLOCK)' --reps 1 --warmup 0 --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 3, "%s", buf);
+    cr_expect(strstr(buf, "--arg n=1000.5 is not an integer, but the kernel's run-time scalar 1 is i32"), "%s", buf);
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=banana --grid '1' --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--arg n expects a number, got 'banana'"), "%s", buf);
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 --device emu --json", path);
     cr_expect_eq(run_env(args, buf, sizeof buf), 0, "%s", buf);
     cr_expect_eq(json_lines(buf), 3, "two configurations and the record: %s", buf);

@@ -885,8 +885,71 @@ Test(lang_diag, typed_const_values_exact) {
     cr_expect_str_eq(r.diags, "<-D B>:1:1: error: 'B' is i32, but its value 2.5 is not an integer\n  2.5\n  ^\n");
     result_free(&r);
     r = compile_src("t.tile", src, strlen(src), ty, 1);
-    cr_expect_str_eq(r.diags, "<-D B>:1:1: error: a type cannot be used as a value\n  f16\n  ^\n");
+    cr_expect_str_eq(r.diags, "<-D B>:1:1: error: 'B' is i32, but its value is the type f16\n  f16\n  ^\n");
     result_free(&r);
+}
+
+/* Values that do not fit what takes them, from probe Z: a switch argument that is not true/false (exp(x, -5)
+ * was exact=true), a typed file-level const given a type or a string (the declared type was ignored), an i1
+ * const given 2, defines of launch metadata that are not integers (reported with no location), digit
+ * separators that separate nothing, a float constant carried into an integer variable (silently truncated),
+ * a const parameter declared a pointer. */
+Test(lang_diag, values_that_do_not_fit) {
+    expect_diag("kernel k(x: *f32) {\n    store(x, exp(load(x), -5));\n}\n",
+                "t.tile:2:27: error: argument 'exact' of 'exp' is a switch (true or false), got -5\n"
+                "      store(x, exp(load(x), -5));\n"
+                "                            ^\n");
+    expect_diag("const B: i32 = f16;\nkernel k(x: *B) { }\n",
+                "t.tile:1:16: error: 'B' is i32, but its value is the type f16\n"
+                "  const B: i32 = f16;\n"
+                "                 ^\n");
+    expect_diag("const A: i32 = \"x\";\nkernel k(x: *f32) { store(x, A as f32); }\n",
+                "t.tile:1:16: error: 'A' is i32, but its value is the string \"x\"\n"
+                "  const A: i32 = \"x\";\n"
+                "                 ^\n");
+    const char *src = "const G: i32 = 4;\nconst FL: i1 = true;\nkernel k(x: *f32) { if FL { store(x, G as f32); } }\n";
+    LangDefine g[] = {{"G", "relu"}}, fl[] = {{"FL", "2"}}, nw[] = {{"num_warps", "f16"}};
+    Result r = compile_src("t.tile", src, strlen(src), g, 1);
+    cr_expect_str_eq(r.diags, "<-D G>:1:1: error: 'G' is i32, but its value is the string \"relu\"\n  relu\n  ^\n");
+    result_free(&r);
+    r = compile_src("t.tile", src, strlen(src), fl, 1);
+    cr_expect_str_eq(r.diags, "<-D FL>:1:1: error: 'FL' is i1, but its value 2 is not 0 or 1\n  2\n  ^\n");
+    result_free(&r);
+    r = compile_src("t.tile", src, strlen(src), nw, 1);
+    cr_expect_str_eq(r.diags, "<-D num_warps>:1:1: error: num_warps must be a compile-time integer\n  f16\n  ^\n");
+    result_free(&r);
+    static const char *const bad_literals[] = {"0x_", "1__0", "1_", "1.5_", "0b_"};
+    for (int i = 0; i < 5; i++) {
+        char text[128], want[256];
+        snprintf(text, sizeof text, "kernel k(x: *f32) { store(x, (%s) as f32); }\n", bad_literals[i]);
+        snprintf(want, sizeof want, "t.tile:1:31: error: invalid %s literal '%s'", strchr(bad_literals[i], '.') ? "float" : "integer",
+                 bad_literals[i]);
+        Result rr = compile_src("t.tile", text, strlen(text), NULL, 0);
+        cr_expect(rr.diags && strstr(rr.diags, want), "%s: %s", bad_literals[i], rr.diags);
+        result_free(&rr);
+    }
+    expect_ok("kernel k(x: *f32) { store(x, (0x_ff + 1_000 + 0b_1) as f32 + 1_0.2_5); }\n");
+    expect_diag("kernel k(p: *i32, n: i32) {\n    let a = 0;\n    for i in range(0, n) { a = 1.5; }\n    store(p, a);\n}\n",
+                "t.tile:3:28: error: loop-carried variable 'a' is i32, but is given the float 1.5 in the loop (as in Triton, a variable "
+                "keeps its type: start it as a float, or cast)\n"
+                "      for i in range(0, n) { a = 1.5; }\n"
+                "                             ^\n"
+                "t.tile:3:5: note: the loop\n"
+                "      for i in range(0, n) { a = 1.5; }\n"
+                "      ^\n");
+    expect_diag("kernel k(p: *i32, n: i32) {\n    let a = load(p);\n    if n > 0 { a = 2.5; }\n    store(p, a);\n}\n",
+                "t.tile:3:5: error: 'a' is i32 in one branch of 'if' and the float 2.5 in the other (a variable keeps its type: "
+                "cast, or start it as a float)\n"
+                "      if n > 0 { a = 2.5; }\n"
+                "      ^\n");
+    expect_ok("kernel k(p: *f32, n: i32) {\n    let a = 0.0;\n    for i in range(0, n) { a = 2; }\n    store(p, a);\n}\n");
+    expect_diag("kernel k(const x: *f32) { }\n",
+                "t.tile:1:16: error: const parameter 'x' cannot be a pointer: compile-time values are numbers, types and strings\n"
+                "  kernel k(const x: *f32) { }\n"
+                "                 ^\n");
+    /* @config may set a file-level const: a define sets it */
+    expect_ok("const ACT = \"none\";\n@config(ACT=\"relu\")\n@config(ACT=\"none\")\nkernel k(x: *f32) {\n"
+              "    if ACT == \"relu\" { store(x, 1.0); }\n}\n");
 }
 
 /* A tensor descriptor where a value is expected is named as one (it is a record, not a user tuple). */

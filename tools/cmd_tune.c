@@ -40,7 +40,9 @@
 #include "tools/json.h"
 #include "tools/timer.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -80,7 +82,7 @@ static const char usage_tune_file[] =
     "  --grid EXPR,...        launch grid (required): INT, NAME, + - * /, cdiv(a, b) over --arg names and\n"
     "                         config values, e.g. 'cdiv(n, BLOCK)'; without it nothing is timed or stored\n"
     "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
-    "  --arg NAME=VALUE       run-time scalar parameters in order (integers); repeatable\n"
+    "  --arg NAME=VALUE       run-time scalar parameters in order (integers; a float one also 1.5); repeatable\n"
     "  --elems N              elements (8 bytes each) of the zeroed buffer of each pointer (default 65536)\n"
     "  --warmup W             untimed runs per config (default 1)\n"
     "  --reps R               timed runs per config (default 5)\n"
@@ -350,6 +352,8 @@ typedef struct TuneFile {
     int nargs;
     const char *arg_names[MAX_PARAMS]; /* --arg NAME=VALUE in order: malloc'd names */
     int64_t arg_vals[MAX_PARAMS];
+    double arg_fvals[MAX_PARAMS];      /* the value as a float (a float parameter's) */
+    bool arg_isf[MAX_PARAMS];          /* VALUE is not an integer (1.5): only a float parameter takes it */
 } TuneFile;
 
 enum { OPT_KERNEL = 256, OPT_DEVICE, OPT_GRID, OPT_ARG, OPT_ELEMS, OPT_REPS, OPT_WARMUP, OPT_JSON };
@@ -370,14 +374,25 @@ static const struct option file_options[] = {
 /* --arg NAME=VALUE: a name and a whole integer */
 static int parse_arg(const CliGetopt *g, TuneFile *t) {
     const char *eq = strchr(g->arg, '=');
-    int64_t v;
+    int64_t v = 0;
+    double f = 0;
     if (!eq || eq == g->arg) return cli_usage_error(g->cmd, "%s expects NAME=VALUE, got '%s'", g->name, g->arg);
-    if (!cli_parse_i64(eq + 1, INT64_MIN, INT64_MAX, &v))
-        return cli_usage_error(g->cmd, "%s %.*s expects an integer value, got '%s'", g->name, (int)(eq - g->arg), g->arg, eq + 1);
+    bool isf = !cli_parse_i64(eq + 1, INT64_MIN, INT64_MAX, &v);
+    if (isf) { /* a float parameter's value: 1.5, 2e-3 */
+        char *end;
+        errno = 0;
+        f = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end || errno || !isfinite(f))
+            return cli_usage_error(g->cmd, "%s %.*s expects a number, got '%s'", g->name, (int)(eq - g->arg), g->arg, eq + 1);
+    } else {
+        f = (double)v;
+    }
     if (t->nargs == MAX_PARAMS) return cli_usage_error(g->cmd, "more than %d %s options", MAX_PARAMS, g->name);
     char *name = strndup(g->arg, (size_t)(eq - g->arg));
     if (!name) return fprintf(stderr, "tile: out of host memory\n"), CLI_EXIT_FAIL;
     t->arg_names[t->nargs] = name;
+    t->arg_fvals[t->nargs] = f;
+    t->arg_isf[t->nargs] = isf;
     t->arg_vals[t->nargs++] = v;
     return 0;
 }
@@ -405,6 +420,8 @@ static int tune_file_parse(int argc, char **argv, TuneFile *t) {
     if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
     t->file = argv[g.first_operand];
     if (!t->kernel) return cli_usage_error(g.cmd, "tile tune FILE needs --kernel NAME");
+    if (t->grid && !t->grid[strspn(t->grid, " \t")])
+        return cli_usage_error(g.cmd, "--grid is empty: give the launch grid, e.g. --grid 'cdiv(n, BLOCK)'");
     if (!t->grid)
         return cli_usage_error(g.cmd, "tile tune FILE needs --grid EXPR: configurations timed on an arbitrary grid do different work, "
                                       "so nothing is tuned or stored without one (e.g. --grid 'cdiv(n, BLOCK)')");
@@ -443,8 +460,15 @@ static bool launch_args_make(tile_context *ctx, const TuneFile *t, const tile_ke
             la->bufs[la->nbufs++] = la->vals[a].p = p;
         } else {
             int64_t v = scalar < t->nargs ? t->arg_vals[scalar] : 0;
-            if (!strncmp(s, "f32", 3)) la->vals[a].f32 = (float)v;
-            else if (!strncmp(s, "f64", 3)) la->vals[a].f = (double)v;
+            double f = scalar < t->nargs ? t->arg_fvals[scalar] : 0;
+            bool fl = !strncmp(s, "f32", 3) || !strncmp(s, "f64", 3);
+            if (!fl && scalar < t->nargs && t->arg_isf[scalar]) {
+                snprintf(why, n, "--arg %s=%g is not an integer, but the kernel's run-time scalar %d is %.*s", t->arg_names[scalar], f,
+                         scalar + 1, (int)strcspn(s, ","), s);
+                return false;
+            }
+            if (!strncmp(s, "f32", 3)) la->vals[a].f32 = (float)f;
+            else if (!strncmp(s, "f64", 3)) la->vals[a].f = f;
             else if (!strncmp(s, "i64", 3) || !strncmp(s, "u64", 3)) la->vals[a].i = v;
             else la->vals[a].i32 = (int32_t)v;
             scalar++;
@@ -459,7 +483,8 @@ static bool config_grid(const TuneFile *t, char **cfg, unsigned g[3], char *why,
     const char *names[2 * MAX_PARAMS];
     int64_t vals[2 * MAX_PARAMS];
     int nn = 0;
-    for (int a = 0; a < t->nargs; a++) names[nn] = t->arg_names[a], vals[nn++] = t->arg_vals[a];
+    for (int a = 0; a < t->nargs; a++)
+        if (!t->arg_isf[a]) names[nn] = t->arg_names[a], vals[nn++] = t->arg_vals[a]; /* the grid is integers */
     char *cfg_names[MAX_PARAMS];
     int ncfg = 0;
     for (int j = 0; cfg[j] && ncfg < MAX_PARAMS; j++) {
