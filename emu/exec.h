@@ -169,6 +169,7 @@ typedef struct EmuLaunch {
     bool print_dropped;
 } EmuLaunch;
 
+enum { EMU_SH_STRONG = 0x8000, EMU_SH_WARP = 0x7FFF };
 /* Racecheck shadow of one shared-memory byte (exec_race.c).  The last write, and the reads since it: the last
  * reading warp's in the r fields, those of other warps not ordered before it in the read set rset. */
 typedef struct EmuShadow {
@@ -178,12 +179,13 @@ typedef struct EmuShadow {
     uint32_t wfence;         /* the writer's EmuRaceThread.pfence at the write: the write is fenced once that has moved on */
     uint32_t acopy;          /* written by a bulk or tensor copy: its EmuAsyncCopy + 1 (0: not, or no longer checked) */
     uint32_t wgen, rgen;     /* the accessing warp's bar.warp.sync generation (EmuBlock.warp_gen) at the write / last read */
-    uint32_t rset;           /* reads by other warps, concurrent with the last warp's: a vector of EmuBlock.rsets (+1; 0: none) */
-    uint16_t wwarp, rwarp;   /* the warp (in its cluster: EmuBlock.nvw) of the write / of the last reads */
+    uint32_t rmask;          /* reads by other warps (bit: the warp, < 32) at clock rclk, not ordered before the last warp's, */
+    uint32_t rset;           /* and others (at other clocks): a vector of EmuBlock.rsets, by warp (+1; 0: none) */
+    uint16_t wwarp, rwarp;   /* the warp (in its cluster: EmuBlock.nvw) of the write / of the last reads, with
+                              * EMU_SH_STRONG: the write was an atomic or a strong access / every read since it was one */
     uint32_t xrev, xrtid;    /* the last read (a wgmma's: at the wait that retires it) in EmuBlock.ev time (0: none),
                               * its thread (UINT32_MAX: several) and PTX line, for a bulk or tensor load that */
     uint32_t xrline;         /* overwrites the byte */
-    bool wstrong, rstrong;   /* the last write / every read since it was an atomic or a strong access */
 } EmuShadow;
 
 /* Racecheck of the async proxy's shared-memory writes (exec_async.c): the unit's mbarriers get slots (the first

@@ -243,7 +243,8 @@ bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
         if (!s->wclk) continue;
         const EmuThread *o = &b->t[s->wtid];
         bool unordered = !(s->wtid >= wlo && s->wtid < whi);
-        for (uint32_t k = lo; k < hi && unordered; k += 32) unordered = !emu_race_ordered(b, k, s->wwarp, s->wclk); /* each warp of [lo, hi) */
+        for (uint32_t k = lo; k < hi && unordered; k += 32) /* each warp of [lo, hi) */
+            unordered = !emu_race_ordered(b, k, s->wwarp & EMU_SH_WARP, s->wclk);
         if (!unordered && b->rt[s->wtid].pfence != s->wfence) continue; /* ordered, and fenced since */
         const char *kind = unordered ? "with no barrier in between" : "and not fenced: the writer has executed no fence.proxy.async since";
         char what[160], name[96], line[256], where[600];

@@ -25,12 +25,14 @@
  *      acquired as everything every thread of the cluster did so far ("acquire all": no false report).
  *   4. A byte's shadow keeps its last write (thread, warp, clock) and its reads since: the last reading
  *      warp's (thread or several lanes, clock) and, when earlier reads by other warps are not ordered
- *      before that warp's, their clocks by warp in a read set (a vector of EmuBlock.rsets, freed at the
- *      next write).  An access by warp w at clock c is ordered after an access of warp x at clock k when
- *      vc[w][x] >= k; two lanes of one warp also when both passed one bar.warp.sync together since
- *      (EmuRaceThread.with, EmuBlock.warp_gen).  A write after a write or a read, or a read after a write,
- *      not ordered so is a hazard and stops the launch; atomics and strong accesses never conflict with
- *      each other, and a store of the bytes already there is no hazard after a write.
+ *      before that warp's, those warps: a bit each (rmask) while they read at the same clock as the last
+ *      warp (warps that run in step: the common case, which costs no memory), else their clocks by warp
+ *      in a read set (a vector of EmuBlock.rsets, freed at the next write).  An access by warp w is
+ *      ordered after an access of warp x at clock k when vc[w][x] >= k; two lanes of one warp also when
+ *      both passed one bar.warp.sync together since (EmuRaceThread.with, EmuBlock.warp_gen).  A write
+ *      after a write or a read, or a read after a write, not ordered so is a hazard and stops the launch;
+ *      atomics and strong accesses never conflict with each other, and a store of the bytes already there
+ *      is no hazard after a write.
  * The async proxy's rules (copies' phases observed, fence.proxy.async) are exec_async.c's; they read the
  * write records kept here. */
 #include "emu/exec.h"
@@ -173,7 +175,19 @@ static uint32_t rset_new(EmuBlock *b) {
     return r;
 }
 
+/* The warps of the read mask move to the read set (rclk is about to change). */
+static void rmask_flush(EmuBlock *b, EmuShadow *s) {
+    if (!s->rset) s->rset = rset_new(b);
+    uint32_t *rs = rset_of(b, s->rset);
+    for (uint32_t m = s->rmask; m; m &= m - 1) {
+        uint32_t y = (uint32_t)__builtin_ctz(m);
+        if (s->rclk > rs[y]) rs[y] = s->rclk;
+    }
+    s->rmask = 0;
+}
+
 static void rset_drop(EmuBlock *b, EmuShadow *s) {
+    s->rmask = 0;
     if (!s->rset) return;
     rset_of(b, s->rset)[0] = b->rsets_free;
     b->rsets_free = s->rset;
@@ -235,15 +249,20 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
         if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
-        if (s->wclk && s->wtid != me && !(strong && s->wstrong) && !(write && b->wval && b->shared[addr + i] == b->wval[i]) &&
-            v[s->wwarp] < s->wclk && !(s->wwarp == w && warp_ordered(b, t, s->wtid, s->wgen)))
+        uint16_t ww = s->wwarp & EMU_SH_WARP, rw = s->rwarp & EMU_SH_WARP;
+        bool wstrong = s->wwarp & EMU_SH_STRONG, rstrong = s->rwarp & EMU_SH_STRONG;
+        if (s->wclk && s->wtid != me && !(strong && wstrong) && !(write && b->wval && b->shared[addr + i] == b->wval[i]) &&
+            v[ww] < s->wclk && !(ww == w && warp_ordered(b, t, s->wtid, s->wgen)))
             return race_report(b, t, in, addr + i, write ? "write after write" : "read after write", s->wtid, s->wline, true, -1);
         if (write) {
-            if (s->rclk && !(strong && s->rstrong)) {
-                if (s->rtid != me && v[s->rwarp] < s->rclk &&
-                    !(s->rwarp == w && (s->rtid == UINT32_MAX ? b->rt[me].wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))))
+            if (s->rclk && !(strong && rstrong)) {
+                if (s->rtid != me && v[rw] < s->rclk &&
+                    !(rw == w && (s->rtid == UINT32_MAX ? b->rt[me].wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))))
                     return race_report(b, t, in, addr + i, "write after read", s->rtid, s->rline, false, -1);
-                /* the read set: other warps' reads (this warp's lanes there are not followed) */
+                /* other warps' reads (this warp's lanes there are not followed) */
+                for (uint32_t m = s->rmask & (w < 32 ? ~(1u << w) : ~0u); m; m &= m - 1)
+                    if (v[__builtin_ctz(m)] < s->rclk)
+                        return race_report(b, t, in, addr + i, "write after read", 0, s->rline, false, __builtin_ctz(m));
                 const uint32_t *rs = s->rset ? rset_of(b, s->rset) : NULL;
                 for (uint32_t x = 0; rs && x < b->nvw; x++)
                     if (x != w && v[x] < rs[x]) return race_report(b, t, in, addr + i, "write after read", 0, s->rline, false, (int)x);
@@ -253,35 +272,41 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
             }
             s->wclk = clk;
             s->wtid = me;
-            s->wwarp = w;
+            s->wwarp = (uint16_t)(w | (strong ? EMU_SH_STRONG : 0));
             s->wline = in->line;
             s->wfence = b->rt[me].pfence;
             s->wgen = gen;
-            s->wstrong = strong;
         } else {
             s->xrtid = s->xrev && s->xrtid != me ? UINT32_MAX : me; /* since the bytes were last written by a copy */
             s->xrev = b->ev;
             s->xrline = in->line;
             s->rline = in->line;
-            if (s->rclk && s->rwarp == w) { /* more reads of this warp */
-                s->rstrong = s->rstrong && strong;
+            if (s->rclk && rw == w) { /* more reads of this warp */
+                if (rstrong && !strong) s->rwarp = w;
                 if (s->rtid != me) s->rtid = UINT32_MAX;
-                if (clk > s->rclk) s->rclk = clk;
+                if (clk > s->rclk) {
+                    if (s->rmask) rmask_flush(b, s);
+                    s->rclk = clk;
+                }
                 s->rgen = gen;
                 continue;
             }
+            bool all_strong = strong;
             if (s->rclk) {
-                s->rstrong = s->rstrong && strong;
-                if (v[s->rwarp] < s->rclk) { /* the last warp's reads are not ordered before this one: keep them */
-                    if (!s->rset) s->rset = rset_new(b);
-                    uint32_t *rs = rset_of(b, s->rset);
-                    if (s->rclk > rs[s->rwarp]) rs[s->rwarp] = s->rclk;
+                all_strong = strong && rstrong;
+                if (clk != s->rclk && s->rmask) rmask_flush(b, s);
+                if (v[rw] < s->rclk) { /* the last warp's reads are not ordered before this one: keep them */
+                    if (clk == s->rclk && rw < 32) { /* warps in step (the common case): a bit */
+                        s->rmask |= 1u << rw;
+                    } else {
+                        if (!s->rset) s->rset = rset_new(b);
+                        uint32_t *rs = rset_of(b, s->rset);
+                        if (s->rclk > rs[rw]) rs[rw] = s->rclk;
+                    }
                 }
-            } else {
-                s->rstrong = strong;
             }
             s->rclk = clk;
-            s->rwarp = w;
+            s->rwarp = (uint16_t)(w | (all_strong ? EMU_SH_STRONG : 0));
             s->rtid = me;
             s->rgen = gen;
         }

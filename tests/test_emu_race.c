@@ -446,7 +446,8 @@ Test(racecheck, named_barriers_order_their_warps_only) {
         }
         if (mode == 1) {
             expect_launch_error(d, f, 96, args, "racecheck: shared-memory hazard (read after write) at __shared__ address 0x0",
-                                "by thread (32,0,0)", "conflicts with a write by thread (0,0,0) at PTX line 36", "st.shared.u32 [%r6], %r9", NULL);
+                                "by thread (32,0,0)", "conflicts with a write by thread (0,0,0) at PTX line 36",
+                                "st.shared.u32 [%r6], %r9", NULL);
             continue;
         }
         cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
@@ -676,6 +677,74 @@ Test(racecheck, exited_threads_at_whole_block_barriers) {
         uint32_t h[32];
         dev_memcpy_dtoh(d, h, out, sizeof h);
         for (unsigned i = 0; i < 32; i++) cr_assert_eq(h[i], i + 32, "out[%u] = %u", i, h[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* A write after reads by several warps must be ordered after each warp's reads: after bar.sync 0 the three
+ * warps read a[lane]; then warp 2 overwrites it.  Mode 0: after bar.sync 1, 96 (all three); mode 1: after
+ * bar.sync 1, 64 with warp 1 only (reported: warp 0's read is not ordered before the write, though warp 2
+ * read last and warp 1 was ordered).  Modes 2 and 3: as 0 and 1, warp 1 first passing a barrier of its own
+ * (its read then comes later, at another clock than the other warps', which racecheck keeps apart). */
+static const char *readers_ptx = PTX_HEAD
+    ".visible .entry readers(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 4 .b32 a[32];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  and.b32 %r3, %r2, 31;\n"
+    "  shr.u32 %r4, %r2, 5;\n"
+    "  mov.u32 %r5, a;\n"
+    "  mad.lo.u32 %r6, %r3, 4, %r5;\n"
+    "  add.u32 %r9, %r2, 100;\n"
+    "  bar.sync 0;\n"
+    "  setp.eq.u32 %p1, %r4, 0;\n"
+    "  setp.eq.u32 %p6, %r4, 1;\n"
+    "  setp.ge.u32 %p2, %r1, 2;\n"
+    "  and.pred %p3, %p6, %p2;\n"
+    "  @%p3 bar.sync 2, 32;\n"
+    "  ld.shared.u32 %r10, [%r6];\n"
+    "  and.b32 %r11, %r1, 1;\n"
+    "  setp.eq.u32 %p4, %r11, 1;\n"
+    "  @%p4 bra $RACY;\n"
+    "  bar.sync 1, 96;\n"
+    "  bra $WRITE;\n"
+    "$RACY:\n"
+    "  @%p1 bra $OUT;\n"
+    "  bar.sync 1, 64;\n"
+    "$WRITE:\n"
+    "  setp.ne.u32 %p5, %r4, 2;\n"
+    "  @%p5 bra $OUT;\n"
+    "  st.shared.u32 [%r6], %r9;\n"
+    "$OUT:\n"
+    "  mul.wide.u32 %rd2, %r2, 4;\n"
+    "  add.u64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r10;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, write_after_reads_of_several_warps) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, readers_ptx, "readers", &m);
+    for (uint32_t mode = 0; mode < 4; mode++) {
+        uint64_t out = poisoned(d, 96 * 4);
+        void *args[] = {&out, &mode};
+        if (mode & 1) {
+            expect_launch_error(d, f, 96, args, "racecheck: shared-memory hazard (write after read) at __shared__ address 0x0",
+                                "by thread (64,0,0)", "st.shared.u32 [%r6], %r9", "conflicts with a read by the warp of thread (0,0,0)",
+                                NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        uint32_t h[96];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 96; i++) cr_assert_eq(h[i], 0u, "mode %u: out[%u] = %u", mode, i, h[i]);
     }
     dev_module_unload(m);
     dev_close(d);
