@@ -540,9 +540,11 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
                 continue;
             }
             t->state = EMU_TS_DONE;
+            if (b->vc) emu_race_release(b, t, emu_race_exited(b, t->cta));
             goto out;
         case EMU_OP_EXIT:
             t->state = EMU_TS_DONE;
+            if (b->vc) emu_race_release(b, t, emu_race_exited(b, t->cta));
             goto out;
         case EMU_OP_BAR: case EMU_OP_BARRIER: {
             /* bar.red's operands are d, a [, b], c; the others' a [, b] */
@@ -554,6 +556,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
                 else ok = emu_fault(b, t, in, "invalid barrier", "thread count %" PRIu64 " is not a multiple of 32 in 32..1024", cnt);
                 goto out;
             }
+            if (b->vc) emu_race_release(b, t, emu_race_bar(b, t->cta, (unsigned)id)); /* racecheck: its arrival */
             if (in->flags & EMU_F(ARRIVE)) { /* counts towards the barrier's completion and goes on */
                 EmuCta *c = &b->cta[t->cta];
                 if (c->bar_arrived[id] && c->bar_arrive_count[id] != cnt) {
@@ -581,6 +584,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
                     goto out;
                 }
                 EmuCta *lead = &b->cta[emu_cl_base(b, t)];
+                if (b->vc) emu_race_release(b, t, emu_race_cl(b, emu_cl_base(b, t)));
                 t->cl_arrived = true;
                 t->cl_phase = lead->cl_phase;
                 lead->cl_arrived++;
@@ -594,6 +598,7 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
             }
             t->cl_arrived = false;
             if (t->cl_phase != b->cta[emu_cl_base(b, t)].cl_phase) { /* its phase has completed */
+                if (b->vc) emu_race_acquire(b, t, emu_race_cl(b, emu_cl_base(b, t)) + b->nvw);
                 pc++;
                 continue;
             }
@@ -858,8 +863,9 @@ static bool fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
 }
 
 /* Releases n threads of the CTA whose threads are [lo, hi) waiting at barrier id; for bar.red, writes the
- * reduction of their predicates (popc: how many are true; and, or) into each one's destination. */
-static bool release_waiters(EmuBlock *b, uint32_t lo, uint32_t hi, unsigned id, uint32_t n) {
+ * reduction of their predicates (popc: how many are true; and, or) into each one's destination.  Racecheck:
+ * they acquire the barrier's releases (acc), and with a whole-block barrier those of the exited threads (ex). */
+static bool release_waiters(EmuBlock *b, uint32_t lo, uint32_t hi, unsigned id, uint32_t n, const uint32_t *acc, const uint32_t *ex) {
     uint32_t popc = 0, count = 0, nred = 0, released = 0;
     const EmuIns *red = NULL;
     for (uint32_t i = lo; i < hi && count < n; i++) {
@@ -882,6 +888,8 @@ static bool release_waiters(EmuBlock *b, uint32_t lo, uint32_t hi, unsigned id, 
         const EmuIns *in = &t->fn->code[t->pc];
         if (in->flags & EMU_F(REDOP))
             EMU_R(t, in, 0) = in->mode == EMU_MODE_BPOPC ? popc : in->mode == EMU_MODE_AAND ? popc == nred : popc != 0;
+        if (acc) emu_race_acquire(b, t, acc);
+        if (ex) emu_race_acquire(b, t, ex);
         t->state = EMU_TS_RUN;
         t->pc++;
         released++;
@@ -933,8 +941,11 @@ static bool release_barriers(EmuBlock *b, uint32_t c, uint32_t *live_out, bool *
         uint32_t take = waiting[id] < req ? waiting[id] : req;
         C->bar_arrived[id] = arrived - (req - take);
         if (__builtin_expect(b->mbs != NULL, 0)) emu_async_barrier(b, lo, hi, (int)id);
-        if (take && !release_waiters(b, lo, hi, id, take)) return false;
-        b->epoch++;
+        uint32_t *acc = b->vc ? emu_race_bar(b, c, id) : NULL;
+        if (take && !release_waiters(b, lo, hi, id, take, acc, acc && waiting[id] && !need[id] ? emu_race_exited(b, c) : NULL))
+            return false;
+        /* racecheck: the next instance starts empty, but for arrivals kept for it (then it orders a little more) */
+        if (acc && !C->bar_arrived[id]) memset(acc, 0, b->nvw * sizeof *acc);
         *progress = true;
     }
     return true;
@@ -955,10 +966,24 @@ static void release_cluster(EmuBlock *b, uint32_t c, bool *progress) {
     if (in < live) return;
     lead->cl_phase++;
     lead->cl_arrived = 0;
-    b->epoch++; /* orders shared-memory accesses for racecheck, as a barrier */
     emu_async_barrier(b, lo, hi, -1);
+    uint32_t *acq = NULL;
+    if (b->vc) { /* racecheck: the phase's releases, and the exited threads', for its waiters */
+        uint32_t *rel = emu_race_cl(b, c), nv = b->nvw;
+        acq = rel + nv;
+        for (uint32_t r = 0; r < b->ncl; r++) {
+            const uint32_t *x = emu_race_exited(b, c + r);
+            for (uint32_t j = 0; j < nv; j++)
+                if (x[j] > rel[j]) rel[j] = x[j];
+        }
+        memcpy(acq, rel, nv * sizeof *rel);
+        memset(rel, 0, nv * sizeof *rel);
+    }
     for (uint32_t i = lo; i < hi; i++)
-        if (b->t[i].state == EMU_TS_CLUSTER) b->t[i].state = EMU_TS_RUN, b->t[i].pc++;
+        if (b->t[i].state == EMU_TS_CLUSTER) {
+            if (acq) emu_race_acquire(b, &b->t[i], acq);
+            b->t[i].state = EMU_TS_RUN, b->t[i].pc++;
+        }
     *progress = true;
 }
 
@@ -993,7 +1018,7 @@ static bool run_block(EmuBlock *b) {
     if (b->rt) memset(b->rt, 0, (size_t)b->nthreads * sizeof *b->rt); /* a worker's previous block's syncs order nothing here */
     if (b->wg_reads) memset(b->wg_reads, 0, (size_t)b->ncta * ((b->shared_size + 15) / 16) * sizeof *b->wg_reads); /* per CTA */
     b->wg_reading = 0;
-    b->epoch = 1;
+    if (b->vc) emu_race_reset(b);
     for (uint32_t c = 0; c < b->ncta; c++) {
         memset(b->cta[c].bar_arrived, 0, sizeof b->cta[c].bar_arrived);
         b->cta[c].cl_arrived = b->cta[c].cl_phase = 0;
@@ -1143,7 +1168,7 @@ static void *worker(void *arg) {
         b.rt = calloc(b.nthreads, sizeof *b.rt);
     }
     if (!b.cta || !b.t || !b.regs || !b.shared || !b.local || !b.fparams ||
-        (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen || !b.warp_gen || !b.rt))) {
+        (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen || !b.warp_gen || !b.rt || !emu_race_alloc(&b)))) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
         for (uint64_t nb = 0;; nb++) {
@@ -1196,6 +1221,7 @@ static void *worker(void *arg) {
     free(b.seen);
     free(b.warp_gen);
     free(b.rt);
+    emu_race_free(&b);
     free(b.acp);
     free(b.relw);
     free(b.wg_reads);

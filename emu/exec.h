@@ -103,6 +103,8 @@ typedef struct EmuThread {
 /* What racecheck knows of a thread (EmuBlock.rt, by EmuThread.linear; kept out of EmuThread, whose size and
  * layout the interpreter's speed is sensitive to). */
 typedef struct EmuRaceThread {
+    uint32_t clock;       /* releases so far (barrier arrivals, mbarrier arrivals, release writes): its accesses happen at
+                           * clock + 1 (EmuShadow.wclk, rclk), a release hands clock + 1 on and then counts itself */
     uint32_t pfence;      /* fence.proxy.async (covering shared memory) executed so far */
     uint32_t wsync;       /* the generation of the last bar.warp.sync it took part in */
     uint32_t obs_ev;      /* the latest EmuBlock.ev event it has waited for */
@@ -167,19 +169,23 @@ typedef struct EmuLaunch {
     bool print_dropped;
 } EmuLaunch;
 
-/* Racecheck shadow of one shared-memory byte. */
+enum { EMU_SH_STRONG = 0x8000, EMU_SH_WARP = 0x7FFF };
+/* Racecheck shadow of one shared-memory byte (exec_race.c).  The last write, and the reads since it: the last
+ * reading warp's in the r fields, those of other warps not ordered before it in the read set rset. */
 typedef struct EmuShadow {
-    uint32_t wepoch, repoch; /* barrier epoch of the last write / read (+1; 0: none) */
-    uint32_t wtid, rtid;     /* EmuThread.linear of the last write / read; UINT32_MAX: several readers */
+    uint32_t wclk, rclk;     /* the writer's / last reading warp's clock (EmuRaceThread.clock + 1) at the access; 0: none */
+    uint32_t wtid, rtid;     /* EmuThread.linear of the last write / read; UINT32_MAX: several readers (lanes of rwarp) */
     uint32_t wline, rline;   /* PTX lines, for reports */
     uint32_t wfence;         /* the writer's EmuRaceThread.pfence at the write: the write is fenced once that has moved on */
     uint32_t acopy;          /* written by a bulk or tensor copy: its EmuAsyncCopy + 1 (0: not, or no longer checked) */
     uint32_t wgen, rgen;     /* the accessing warp's bar.warp.sync generation (EmuBlock.warp_gen) at the write / last read */
-    uint32_t rwarp;          /* the warp of the readers (UINT32_MAX: readers of several warps) */
+    uint32_t rmask;          /* reads by other warps (bit: the warp, < 32) at clock rclk, not ordered before the last warp's, */
+    uint32_t rset;           /* and others (at other clocks): a vector of EmuBlock.rsets, by warp (+1; 0: none) */
+    uint16_t wwarp, rwarp;   /* the warp (in its cluster: EmuBlock.nvw) of the write / of the last reads, with
+                              * EMU_SH_STRONG: the write was an atomic or a strong access / every read since it was one */
     uint32_t xrev, xrtid;    /* the last read (a wgmma's: at the wait that retires it) in EmuBlock.ev time (0: none),
                               * its thread (UINT32_MAX: several) and PTX line, for a bulk or tensor load that */
     uint32_t xrline;         /* overwrites the byte */
-    bool wstrong, rstrong;   /* the last write / every read of the epoch was an atomic or a strong access */
 } EmuShadow;
 
 /* Racecheck of the async proxy's shared-memory writes (exec_async.c): the unit's mbarriers get slots (the first
@@ -199,6 +205,7 @@ typedef struct EmuMbSlot {
 typedef struct EmuRelWrite {
     const uint8_t *at;
     uint32_t thread;
+    uint32_t cl;          /* the cluster whose warps its clock vector (EmuBlock.relvc) counts; UINT32_MAX: several */
 } EmuRelWrite;
 typedef struct EmuAsyncCopy {
     uint32_t slot, phase;         /* completes in that phase (its done count at issue) of that mbarrier slot */
@@ -241,7 +248,6 @@ typedef struct EmuBlock {
     EmuShadow *shadow;    /* racecheck (a shadow per byte of shared); NULL when off */
     uint32_t *wg_reads;   /* per 16-byte chunk of shared: reads by in-flight wgmmas (NULL until a wgmma) */
     uint64_t wg_reading;  /* their sum: 0 when no wgmma reads shared memory */
-    uint32_t epoch;       /* barrier epoch, starts at 1 */
     uint64_t round;       /* scheduling rounds of this unit, from 1 */
     /* the last global allocations hit (a kernel streams through several: a, b and c of c = a + b) */
     EmuGlobalCache gc[EMU_GCACHE];
@@ -278,6 +284,16 @@ typedef struct EmuBlock {
     uint32_t *seen;       /* nthreads x EMU_MB_SLOTS phases observed, */
     EmuAsyncCopy *acp;    /* and the copies into shared memory */
     uint32_t nacp, capacp;
+    /* racecheck's happens-before (exec_race.c): clock vectors of nvw entries, one per warp of a cluster */
+    uint32_t nvw;         /* ncl * cta_warps */
+    uint32_t *vc;         /* per warp of the unit: the clock of each warp of its cluster up to which it is ordered after it */
+    uint32_t *barvc;      /* per CTA and barrier id: the releases of the barrier's current instance */
+    uint32_t *exitvc;     /* per CTA: the releases of its exited threads (which count as arrived at whole-block barriers) */
+    uint32_t *clvc;       /* per CTA (a cluster's rank 0): barrier.cluster's releases of the current phase, then of the last completed */
+    uint32_t *mbvc;       /* per mbarrier slot: the releases of its current phase, then of its last completed one */
+    uint32_t *relvc;      /* per EmuBlock.relw entry: the releases its acquirers learn */
+    uint32_t *rsets;      /* the read sets of EmuShadow.rset */
+    uint32_t nrsets, caprsets, rsets_free; /* vectors used, allocated, the first free one (+1; its entry 0 the next) */
     Str out;              /* printf output of the block */
 } EmuBlock;
 
@@ -430,6 +446,41 @@ void emu_async_barrier(EmuBlock *b, uint32_t lo, uint32_t hi, int id);
 bool emu_async_access(EmuBlock *b, EmuThread *t, const EmuIns *in, EmuShadow *s, uint64_t idx, bool write);
 bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, uint64_t size, uint32_t lo, uint32_t hi,
                     const char *who);
+/* ---- racecheck of shared memory (exec_race.c) ---- */
+/* With racecheck on (b->shadow): the clock vectors' memory for the worker's units, and the reset for each. */
+bool emu_race_alloc(EmuBlock *b);
+void emu_race_free(EmuBlock *b);
+void emu_race_reset(EmuBlock *b);
+/* t's access of shared bytes [idx, idx + size) (indices into b->shared), checked against their shadow and
+ * recorded; false after emu_fault. */
+bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, unsigned size, bool write);
+/* Racecheck forgets what it knew of bytes [idx, idx + size) (a copy or tensormap.replace rewrote them). */
+void emu_race_forget(EmuBlock *b, uint64_t idx, uint64_t size);
+/* t releases what its warp's accesses so far into acc (nvw entries), and counts the release; t's warp
+ * acquires acc (its later accesses are ordered after what acc holds); acquire_all: after every access of
+ * every thread of t's cluster so far, for a synchronisation the vectors do not follow. */
+void emu_race_release(EmuBlock *b, EmuThread *t, uint32_t *acc);
+void emu_race_acquire(EmuBlock *b, EmuThread *t, const uint32_t *acc);
+void emu_race_acquire_all(EmuBlock *b, EmuThread *t);
+/* bar.warp.sync of lanes g: their clocks become equal (the latest). */
+void emu_race_warp_sync(EmuBlock *b, EmuThread **g, unsigned n);
+/* A release write by t at host address at (rmw: an atomic read-modify-write, which joins the release
+ * sequence); an acquire read there. */
+void emu_race_release_at(EmuBlock *b, EmuThread *t, const uint8_t *at, bool rmw);
+void emu_race_acquire_at(EmuBlock *b, EmuThread *t, const uint8_t *at);
+/* Whether the accesses of thread `thread` from now on are ordered after an access at clock clk by warp
+ * `warp` (an index in the cluster, EmuShadow.wwarp). */
+bool emu_race_ordered(const EmuBlock *b, uint32_t thread, uint16_t warp, uint32_t clk);
+/* The vectors of barrier id of CTA cta, of barrier.cluster of the cluster whose rank 0 is cta (+ nvw: the
+ * last completed phase's), of the exited threads of CTA cta, of mbarrier slot s (+ nvw: its last completed
+ * phase's). */
+static inline uint32_t *emu_race_bar(const EmuBlock *b, uint32_t cta, unsigned id) {
+    return b->barvc + ((size_t)cta * (EMU_MAX_BAR_ID + 1) + id) * b->nvw;
+}
+static inline uint32_t *emu_race_cl(const EmuBlock *b, uint32_t cta) { return b->clvc + (size_t)cta * 2 * b->nvw; }
+static inline uint32_t *emu_race_exited(const EmuBlock *b, uint32_t cta) { return b->exitvc + (size_t)cta * b->nvw; }
+static inline uint32_t *emu_race_mb(const EmuBlock *b, uint32_t s) { return b->mbvc + (size_t)s * 2 * b->nvw; }
+
 /* old op= v (atom's arithmetic: .add .inc .dec .min .max .exch .cas (c: the new value) .and .or .xor on ty);
  * *bad when the combination has no meaning (min/max of floats) */
 uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, uint64_t c, bool *bad); /* exec_mem.c */

@@ -12,10 +12,10 @@
  *      expected count of later phases.
  *   3. When the pending arrivals and the tx-count are both zero the phase
  *      completes: the parity flips, the pending arrivals are reset to the
- *      expected count.  For racecheck a completed phase orders shared-memory
- *      accesses like a barrier (b->epoch advances): every access before it is
- *      taken to be ordered with every access after it, which hides races
- *      between threads that never waited on it.
+ *      expected count.  For racecheck the arrivals of a phase release their
+ *      threads' accesses (exec_race.c), which a thread that sees the phase
+ *      complete (4.) acquires: only the threads that waited on it are ordered
+ *      after them.
  *   4. test_wait / try_wait answer whether the phase named by a state (from
  *      arrive) or a parity has completed: true when the current parity differs.
  *      try_wait that would answer false blocks the thread instead, and the
@@ -51,8 +51,9 @@
  *   - the async proxy reading shared memory (wgmma operands, bulk and tensor
  *     store sources) needs each generic write there fenced by its writer
  *     (fence.proxy.async after it: EmuRaceThread.pfence moved past
- *     EmuShadow.wfence) and ordered before the read (another epoch, or a
- *     writer of the issuing warp / the wgmma's warpgroup).
+ *     EmuShadow.wfence) and ordered before the read (the issuing warp, or a
+ *     warp of the wgmma's warpgroup, ordered after the write by exec_race.c's
+ *     clocks, or the writer one of them).
  *
  * Tensor copies read the emulator's own 128-byte tensor map (tensormap.c),
  * from the kernel's parameter space (a `.param .align 64 .b8 tmap[128]`
@@ -130,6 +131,7 @@ static int mb_slot(EmuBlock *b, uint32_t idx, bool add) {
         return -1;
     }
     memset(&b->mbs[b->nmbs], 0, sizeof *b->mbs);
+    if (b->mbvc) memset(emu_race_mb(b, b->nmbs), 0, 2 * b->nvw * sizeof *b->mbvc);
     b->mbs[b->nmbs].idx = idx;
     return (int)b->nmbs++;
 }
@@ -150,8 +152,10 @@ static void mb_release(EmuBlock *b, const EmuThread *t, int s) {
 static void mb_observe(EmuBlock *b, EmuThread *t, int s) {
     if (s < 0) {
         b->rt[t->linear].obs_ev = b->ev;
+        emu_race_acquire_all(b, t);
         return;
     }
+    emu_race_acquire(b, t, emu_race_mb(b, (uint32_t)s) + b->nvw);
     EmuRaceThread *rt = &b->rt[t->linear];
     if (b->mbs[s].done_ev > rt->obs_ev) rt->obs_ev = b->mbs[s].done_ev;
     uint32_t *me = seen_of(b, t->linear);
@@ -236,10 +240,11 @@ bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
                                    hi - lo > 1 ? "no thread of the warpgroup has observed" : "the issuing thread has not observed");
             continue;
         }
-        if (!s->wepoch) continue;
+        if (!s->wclk) continue;
         const EmuThread *o = &b->t[s->wtid];
-        bool self = s->wtid >= wlo && s->wtid < whi;
-        bool unordered = s->wepoch == b->epoch && !self;
+        bool unordered = !(s->wtid >= wlo && s->wtid < whi);
+        for (uint32_t k = lo; k < hi && unordered; k += 32) /* each warp of [lo, hi) */
+            unordered = !emu_race_ordered(b, k, s->wwarp & EMU_SH_WARP, s->wclk);
         if (!unordered && b->rt[s->wtid].pfence != s->wfence) continue; /* ordered, and fenced since */
         const char *kind = unordered ? "with no barrier in between" : "and not fenced: the writer has executed no fence.proxy.async since";
         char what[160], name[96], line[256], where[600];
@@ -290,7 +295,7 @@ static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
                          emu_smem_name(b, idx + i, name, sizeof name), who, x->xrtid == UINT32_MAX ? "" : " at ",
                          x->xrtid == UINT32_MAX ? "" : emu_module_where(b->L->m, x->xrline, where, sizeof where), line);
     }
-    memset(b->shadow + idx, 0, (size_t)size * sizeof *b->shadow);
+    emu_race_forget(b, idx, size);
     int s = b->mbs ? mb_slot(b, mb, false) : -1;
     if (s < 0) return true;
     const EmuAsyncCopy *last = b->nacp ? &b->acp[b->nacp - 1] : NULL;
@@ -310,7 +315,6 @@ static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
     uint64_t v = *w;
     if (MB_PENDING(v) || mb_tx(v)) return;
     *w = mb_pack(MB_EXPECTED(v), MB_EXPECTED(v), 0, MB_PARITY(v) ^ 1);
-    b->epoch++; /* racecheck: the phase orders what came before it with what comes after */
     if (!b->mbs) return;
     b->ev++;
     int s = mb_slot(b, (uint32_t)mb_index(b, w), false);
@@ -320,6 +324,9 @@ static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
         m->done_ev = b->ev;
         memcpy(m->acq, m->rel, sizeof m->acq);
         memset(m->rel, 0, sizeof m->rel);
+        uint32_t *rel = emu_race_mb(b, (uint32_t)s); /* racecheck: the phase's releases, for its observers */
+        memcpy(rel + b->nvw, rel, b->nvw * sizeof *rel);
+        memset(rel, 0, b->nvw * sizeof *rel);
     }
 }
 
@@ -347,6 +354,13 @@ bool emu_mbarrier_tx(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t idx, 
                              count, count == 1 ? "" : "s", MB_NAME(b, idx), pending);
         pending -= count;
         if (b->mbs && t) mb_release(b, t, mb_slot(b, idx, false));
+    }
+    /* racecheck: an arrival releases the thread's accesses to the phase's observers, and so does the tx of an
+     * st.async / red.async or complete_tx (a bulk copy's bytes are checked by the copy rules instead) */
+    bool rel = arrive || (bytes > 0 && in && (in->op == EMU_OP_ST_ASYNC || in->op == EMU_OP_RED_ASYNC || in->op == EMU_OP_MBARRIER));
+    if (b->vc && t && rel) {
+        int s = mb_slot(b, idx, false);
+        if (s >= 0) emu_race_release(b, t, emu_race_mb(b, (uint32_t)s));
     }
     *w = mb_pack(pending, MB_EXPECTED(v), tx, MB_PARITY(v));
     mb_complete_if_done(b, w);
@@ -890,7 +904,7 @@ static bool exec_bulk(EmuBlock *b, EmuThread *t, const EmuIns *in) {
 static uint8_t *map_bytes(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned space, bool write) {
     if (space == EMU_SP_SHARED || (space == EMU_SP_GENERIC && addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE)) {
         uint8_t *p = shared_bytes(b, t, in, addr, space, EMU_TMAP_BYTES, 64, write);
-        if (p && write && b->shadow) memset(b->shadow + (p - b->shared), 0, EMU_TMAP_BYTES * sizeof *b->shadow);
+        if (p && write && b->shadow) emu_race_forget(b, (uint64_t)(p - b->shared), EMU_TMAP_BYTES);
         return p;
     }
     return emu_access(b, t, in, space == EMU_SP_GENERIC ? EMU_SP_GENERIC : EMU_SP_GLOBAL, addr, EMU_TMAP_BYTES, 64, write);

@@ -17,10 +17,9 @@
  * grid-constant parameter's address, read-only), the rest is global.  State-space addresses of shared and local memory are offsets
  * from 0 (what `mov.u64 %rd, smem_var` yields).
  *
- * Racecheck: each shared byte remembers the barrier epoch, thread and PTX
- * line of its last write and last read(s).  A write after another thread's
- * read or write, or a read after another thread's write, in the same epoch
- * (no bar.sync in between) is a hazard and stops the launch. */
+ * Racecheck: emu_access hands every shared access to exec_race.c's check; the
+ * acquire and release accesses here (ld/st/atom/red .acquire, .release,
+ * .acq_rel) synchronise through it too. */
 #include "emu/exec.h"
 
 #include <inttypes.h>
@@ -208,81 +207,6 @@ static void smem_oob(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr,
                   addr, b->shared_size, st, b->L->dyn_smem);
 }
 
-/* bar.warp.sync orders the accesses of the lanes that take part in it: an access of another thread of the
- * same warp at warp-sync generation gen is ordered with t's when both have since taken part in one later
- * bar.warp.sync together (two syncs of disjoint masks order nothing between their lanes). */
-static uint32_t warp_of(const EmuBlock *b, const EmuThread *t) { return t->cta * b->cta_warps + (t->linear % b->cta_threads) / 32; }
-static bool warp_ordered(const EmuBlock *b, const EmuThread *t, uint32_t other, uint32_t gen) {
-    const EmuThread *o = &b->t[other];
-    return warp_of(b, o) == warp_of(b, t) && b->rt[t->linear].with[(o->linear % b->cta_threads) % 32] > gen;
-}
-
-/* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) never conflict
- * with one another; a plain access conflicting with one of them is a hazard as between plain ones (the PTX
- * memory model's data race: a plain store of a counter other threads atomically add to loses their adds). */
-static bool race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
-    uint32_t ep = b->epoch, me = t->linear, warp = warp_of(b, t), gen = b->warp_gen[warp];
-    bool strong = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || (in->xflags & EMU_XF_STRONG));
-    for (unsigned i = 0; i < size; i++) {
-        EmuShadow *s = &b->shadow[addr + i];
-        if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
-        const char *kind = NULL;
-        uint32_t other = 0, oline = 0;
-        bool other_write = false;
-        if (s->wepoch == ep && s->wtid != me && !(strong && s->wstrong) && !(write && b->wval && b->shared[addr + i] == b->wval[i]) &&
-            !warp_ordered(b, t, s->wtid, s->wgen)) {
-            kind = write ? "write after write" : "read after write";
-            other = s->wtid;
-            oline = s->wline;
-            other_write = true;
-        } else if (write && s->repoch == ep && s->rtid != me && !(strong && s->rstrong) &&
-                   !(s->rtid == UINT32_MAX ? s->rwarp == warp && b->rt[me].wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))) {
-            kind = "write after read";
-            other = s->rtid;
-            oline = s->rline;
-        }
-        if (kind) {
-            char what[200], name[96];
-            snprintf(what, sizeof what, "racecheck: shared-memory hazard (%s) at __shared__ %s", kind,
-                     emu_smem_name(b, addr + i, name, sizeof name));
-            char line[256], where[600];
-            emu_module_line(b->L->m, oline, line, sizeof line);
-            emu_module_where(b->L->m, oline, where, sizeof where);
-            if (other == UINT32_MAX)
-                return emu_fault(b, t, in, what, "conflicts with reads by several threads (the last at %s) "
-                                 "with no barrier in between: %s", where, line);
-            const EmuThread *o = &b->t[other];
-            char cta[64] = "";
-            if (o->cta != t->cta) {
-                const uint32_t *c = b->cta[o->cta].ctaid;
-                snprintf(cta, sizeof cta, " of block (%u,%u,%u)", c[0], c[1], c[2]);
-            }
-            return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u)%s at %s with no barrier in between: %s",
-                             other_write ? "write" : "read", o->tid[0], o->tid[1], o->tid[2], cta, where, line);
-        }
-        if (write) {
-            s->wepoch = ep;
-            s->wtid = me;
-            s->wline = in->line;
-            s->wfence = b->rt[me].pfence;
-            s->wgen = gen;
-            s->wstrong = strong;
-        } else {
-            bool again = s->repoch == ep;
-            s->rstrong = (again ? s->rstrong : true) && strong;
-            s->xrtid = s->xrev && s->xrtid != me ? UINT32_MAX : me; /* since the bytes were last written by a copy */
-            s->xrev = b->ev;
-            s->xrline = in->line;
-            s->rwarp = again && s->rwarp != warp ? UINT32_MAX : warp;
-            s->rtid = again && s->rtid != me ? UINT32_MAX : me;
-            s->repoch = ep;
-            s->rline = in->line;
-            s->rgen = gen;
-        }
-    }
-    return true;
-}
-
 uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space, uint64_t addr, unsigned size,
                     unsigned align, bool write) {
     if (space == EMU_SP_GENERIC) {
@@ -348,7 +272,7 @@ uint8_t *emu_access(EmuBlock *b, EmuThread *t, const EmuIns *in, unsigned space,
             smem_oob(b, t, in, addr, size, write);
             return NULL;
         }
-        if (b->shadow && !race_check(b, t, in, idx, size, write)) return NULL;
+        if (b->shadow && !emu_race_check(b, t, in, idx, size, write)) return NULL;
         if (write && b->nbulkrd && !emu_bulk_src_check(b, t, in, idx, size)) return NULL;
         if (write && b->wg_reading && !emu_wgmma_smem_write(b, t, in, idx, size)) return NULL;
         return b->shared + idx;
@@ -441,34 +365,6 @@ uint64_t emu_atom_apply(unsigned mode, unsigned ty, uint64_t old, uint64_t v, ui
 /* One atomic read-modify-write of a sz-byte element at p; its old value. */
 static uint64_t atom_one(uint8_t *p, unsigned sz, const EmuIns *in, uint64_t v, uint64_t c, bool ftz, bool *bad);
 
-/* Racecheck of synchronisation built from atomics: a release write (st/atom/red .release or .acq_rel) is
- * remembered by location; an acquire read (ld/atom .acquire or .acq_rel) of a location another thread last
- * release-wrote orders accesses like an mbarrier phase does (a new epoch: everything before it counts as
- * ordered with everything after it), as cooperative groups' tile barriers and semaphores use them. */
-static void sync_release(EmuBlock *b, const EmuThread *t, const uint8_t *at) {
-    for (uint32_t i = 0; i < b->nrelw; i++)
-        if (b->relw[i].at == at) {
-            b->relw[i].thread = t->linear;
-            return;
-        }
-    if (b->nrelw == b->caprelw) {
-        uint32_t nc = b->caprelw ? 2 * b->caprelw : 16;
-        EmuRelWrite *n = realloc(b->relw, sizeof *n * nc);
-        if (!n) unreachable("out of memory");
-        b->relw = n, b->caprelw = nc;
-    }
-    b->relw[b->nrelw++] = (EmuRelWrite){at, t->linear};
-}
-
-static void sync_acquire(EmuBlock *b, EmuThread *t, const uint8_t *at) {
-    for (uint32_t i = 0; i < b->nrelw; i++)
-        if (b->relw[i].at == at && b->relw[i].thread != t->linear) {
-            b->epoch++;
-            if (b->rt) b->rt[t->linear].obs_ev = ++b->ev;
-            return;
-        }
-}
-
 /* atom.cas.b128 d, [a], b, c / atom.exch.b128 d, [a], b: 16 bytes aligned to 16, the registers' two slots (low
  * 64 bits first; parse.c checked them, d may be `_`).  The host has no portable 16-byte compare-and-swap, so
  * the launch's b128 atomics take one lock; they are atomic with respect to each other, which is what the ISA
@@ -478,8 +374,8 @@ static bool exec_atom128(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     unsigned space = in->space == EMU_SP_SHARED ? EMU_SP_SHARED : in->space == EMU_SP_GLOBAL ? EMU_SP_GLOBAL : EMU_SP_GENERIC;
     uint8_t *p = emu_access(b, t, in, space, space == EMU_SP_SHARED ? addr & 0xFFFFFFFFu : addr, 16, 16, true);
     if (!p) return false;
-    if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) sync_acquire(b, t, p);
-    if (b->shadow && (in->xflags & EMU_XF_RELEASE)) sync_release(b, t, p);
+    if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) emu_race_acquire_at(b, t, p);
+    if (b->shadow && (in->xflags & EMU_XF_RELEASE)) emu_race_release_at(b, t, p, true);
     uint64_t *r = t->r, old[2], v[2] = {r[in->o[2]], r[in->o[2] + 1]};
     pthread_mutex_lock(&b->L->atom128);
     memcpy(old, p, 16);
@@ -551,8 +447,8 @@ static bool exec_atom(EmuBlock *b, EmuThread *t, const EmuIns *in, bool has_dest
     b->tail_write = false;
     if (!p) return false;
     bool tail = p == b->tail.buf;
-    if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) sync_acquire(b, t, tail ? b->tail.host : p);
-    if (b->shadow && (in->xflags & EMU_XF_RELEASE)) sync_release(b, t, tail ? b->tail.host : p);
+    if (b->shadow && (in->xflags & EMU_XF_ACQUIRE)) emu_race_acquire_at(b, t, tail ? b->tail.host : p);
+    if (b->shadow && (in->xflags & EMU_XF_RELEASE)) emu_race_release_at(b, t, tail ? b->tail.host : p, true);
     const EmuFunc *f = t->fn;
     bool bad = false;
     /* .add.f32 on global memory (a generic address outside the shared, local and param windows) flushes */
@@ -649,8 +545,8 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         b->wval = NULL;
         if (!p) return false;
         bool tail = p == b->tail.buf;
-        if (b->shadow && (in->xflags & EMU_XF_ACQUIRE) && !st) sync_acquire(b, t, tail ? b->tail.host : p);
-        if (b->shadow && (in->xflags & EMU_XF_RELEASE) && st) sync_release(b, t, tail ? b->tail.host : p);
+        if (b->shadow && (in->xflags & EMU_XF_ACQUIRE) && !st) emu_race_acquire_at(b, t, tail ? b->tail.host : p);
+        if (b->shadow && (in->xflags & EMU_XF_RELEASE) && st) emu_race_release_at(b, t, tail ? b->tail.host : p, false);
         bool sg = emu_type_kind(in->ty) == EMU_K_S;
         /* strong accesses (.volatile, .relaxed, .acquire, .release) to memory other blocks see (global, or any
          * generic address outside this block's windows) may meet another host thread's: relaxed host atomics

@@ -138,6 +138,7 @@ static __attribute__((noinline)) void warp_synced(EmuBlock *b, EmuThread **g, un
         r->wsync = gen;
         for (unsigned j = 0; j < n; j++) r->with[(g[j]->linear % b->cta_threads) % 32] = gen; /* lanes that synced together */
     }
+    emu_race_warp_sync(b, g, n);
 }
 
 bool emu_exec_warp(EmuBlock *b, EmuThread **g, unsigned n) {

@@ -222,11 +222,12 @@ Test(racecheck, refill_after_reads) {
 
 /* wgmma reads its shared operands through the async proxy: the 128 threads write A (16 bytes each; B stays
  * zero), then fence.proxy.async (mode 1: not, reported) and a barrier; mode 2: the second warpgroup writes A,
- * fenced but with no barrier before the first warpgroup's wgmma (reported). */
+ * fenced but with no barrier before the first warpgroup's wgmma (reported); mode 3: as 2, each warpgroup
+ * passing a named barrier of its own (bar.sync 1 / 2, 128) first: still no barrier between them (reported). */
 static const char *wgmma_fence_ptx = PTX_HEAD
     ".visible .entry wf(.param .u64 out, .param .u32 mode)\n"
     "{\n"
-    "  .reg .pred %p<4>;\n"
+    "  .reg .pred %p<6>;\n"
     "  .reg .b32 %r<12>;\n"
     "  .reg .b64 %rd<8>;\n"
     "  .reg .f32 %f<4>;\n"
@@ -235,7 +236,7 @@ static const char *wgmma_fence_ptx = PTX_HEAD
     "  ld.param.u32 %r1, [mode];\n"
     "  mov.u32 %r2, %tid.x;\n"
     "  mov.u32 %r3, smem;\n"
-    "  setp.eq.u32 %p1, %r1, 2;\n"
+    "  setp.ge.u32 %p1, %r1, 2;\n"
     "  setp.ge.u32 %p2, %r2, 128;\n"
     "  xor.pred %p3, %p1, %p2;\n"
     "  @%p3 bra $SKIP;\n"
@@ -246,8 +247,10 @@ static const char *wgmma_fence_ptx = PTX_HEAD
     "  setp.ne.u32 %p3, %r1, 1;\n"
     "  @%p3 fence.proxy.async.shared::cta;\n"
     "$SKIP:\n"
-    "  @%p2 bra $END;\n"
-    "  @!%p1 bar.sync 1, 128;\n"
+    "  setp.eq.u32 %p4, %r1, 3;\n"
+    "  @%p2 bra $SECOND;\n"
+    "  setp.ne.u32 %p5, %r1, 2;\n"
+    "  @%p5 bar.sync 1, 128;\n"
     "  shr.u32 %r7, %r3, 4;\n"
     "  cvt.u64.u32 %rd2, %r7;\n"
     "  or.b64 %rd2, %rd2, 0x0000001000080000;\n"
@@ -261,7 +264,9 @@ static const char *wgmma_fence_ptx = PTX_HEAD
     "  add.u64 %rd5, %rd1, %rd4;\n"
     "  add.f32 %f0, %f0, %f3;\n"
     "  st.global.f32 [%rd5], %f0;\n"
-    "$END:\n"
+    "  ret;\n"
+    "$SECOND:\n"
+    "  @%p4 bar.sync 2, 128;\n"
     "  ret;\n"
     "}\n";
 
@@ -269,7 +274,7 @@ Test(racecheck, wgmma_operands_fenced) {
     TileDevice *d = open_emu(true);
     TileDevModule *m;
     TileDevFunction *f = load(d, wgmma_fence_ptx, "wf", &m);
-    for (uint32_t mode = 0; mode < 3; mode++) {
+    for (uint32_t mode = 0; mode < 4; mode++) {
         uint64_t out = poisoned(d, 128 * 4);
         void *args[] = {&out, &mode};
         if (mode) {
@@ -323,4 +328,424 @@ Test(racecheck, device_string_option) {
         dev_module_unload(m);
         dev_close(d);
     }
+}
+
+/* Racecheck orders the accesses of the warps that synchronise, and only theirs (happens-before at warp
+ * granularity): a barrier of other warps completing in between orders nothing.  96 threads; warp 0 writes
+ * a[lane] (and b[lane]), warps 1 and 2 read them:
+ *   0: warps 0 and 1 pass bar.sync 1, 64; warp 2 passes bar.sync 2, 32 alone and reads a (reported);
+ *   1: warp 0 does bar.arrive 1, 64 before its store; warp 1 passes bar.sync 1, 64 and reads a (reported: an
+ *      arrival orders what came before it, not the store after it);
+ *   2: as 1 with the store before the arrival (the named-barrier hand-off);
+ *   3: warp 0 writes b, arrives at barrier 2 (warp 2's), writes a, arrives at barrier 1 (warp 1's); each
+ *      consumer syncs on its barrier and reads its buffer (two consumers on two named barriers);
+ *   4: as 3 with warp 2 reading a, which warp 0 wrote after the arrival warp 2 synchronised with (reported);
+ *   5: as 0, warp 1 then passing bar.sync 3, 64 with warp 2, which then overwrites a (ordered through warp 1).
+ * Before racecheck followed who synchronises with whom, 0, 1 and 4 were missed: a barrier completing anywhere
+ * in the block ordered every access before it with every access after it. */
+static const char *named_ptx = PTX_HEAD
+    ".visible .entry named(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 4 .b32 a[32];\n"
+    "  .shared .align 4 .b32 b[32];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  and.b32 %r3, %r2, 31;\n"
+    "  shr.u32 %r4, %r2, 5;\n"
+    "  mov.u32 %r5, a;\n"
+    "  mad.lo.u32 %r6, %r3, 4, %r5;\n"
+    "  mov.u32 %r7, b;\n"
+    "  mad.lo.u32 %r8, %r3, 4, %r7;\n"
+    "  add.u32 %r9, %r2, 100;\n"
+    "  setp.ne.u32 %p1, %r4, 0;\n"
+    "  @%p1 bra $CONSUMER;\n"
+    "  setp.eq.u32 %p2, %r1, 1;\n"
+    "  @%p2 bra $P1;\n"
+    "  setp.eq.u32 %p2, %r1, 2;\n"
+    "  @%p2 bra $P2;\n"
+    "  setp.eq.u32 %p2, %r1, 3;\n"
+    "  setp.eq.u32 %p3, %r1, 4;\n"
+    "  or.pred %p2, %p2, %p3;\n"
+    "  @%p2 bra $P3;\n"
+    "  st.shared.u32 [%r6], %r9;\n"
+    "  bar.sync 1, 64;\n"
+    "  bra $END;\n"
+    "$P1:\n"
+    "  bar.arrive 1, 64;\n"
+    "  st.shared.u32 [%r6], %r9;\n"
+    "  bra $END;\n"
+    "$P2:\n"
+    "  st.shared.u32 [%r6], %r9;\n"
+    "  bar.arrive 1, 64;\n"
+    "  bra $END;\n"
+    "$P3:\n"
+    "  st.shared.u32 [%r8], %r9;\n"
+    "  bar.arrive 2, 64;\n"
+    "  st.shared.u32 [%r6], %r9;\n"
+    "  bar.arrive 1, 64;\n"
+    "  bra $END;\n"
+    "$CONSUMER:\n"
+    "  setp.eq.u32 %p4, %r4, 2;\n"
+    "  @%p4 bra $W2;\n"
+    "  bar.sync 1, 64;\n"
+    "  ld.shared.u32 %r10, [%r6];\n"
+    "  setp.ne.u32 %p5, %r1, 5;\n"
+    "  @%p5 bra $OUT;\n"
+    "  bar.sync 3, 64;\n"
+    "  bra $OUT;\n"
+    "$W2:\n"
+    "  setp.eq.u32 %p5, %r1, 0;\n"
+    "  @%p5 bra $W2A;\n"
+    "  setp.eq.u32 %p5, %r1, 3;\n"
+    "  @%p5 bra $W2B;\n"
+    "  setp.eq.u32 %p5, %r1, 4;\n"
+    "  @%p5 bra $W2C;\n"
+    "  setp.eq.u32 %p5, %r1, 5;\n"
+    "  @%p5 bra $W2D;\n"
+    "  bra $END;\n"
+    "$W2A:\n"
+    "  bar.sync 2, 32;\n"
+    "  ld.shared.u32 %r10, [%r6];\n"
+    "  bra $OUT;\n"
+    "$W2B:\n"
+    "  bar.sync 2, 64;\n"
+    "  ld.shared.u32 %r10, [%r8];\n"
+    "  bra $OUT;\n"
+    "$W2C:\n"
+    "  bar.sync 2, 64;\n"
+    "  ld.shared.u32 %r10, [%r6];\n"
+    "  bra $OUT;\n"
+    "$W2D:\n"
+    "  bar.sync 3, 64;\n"
+    "  st.shared.u32 [%r6], %r9;\n"
+    "  mov.u32 %r10, %r9;\n"
+    "$OUT:\n"
+    "  mul.wide.u32 %rd2, %r2, 4;\n"
+    "  add.u64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r10;\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, named_barriers_order_their_warps_only) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, named_ptx, "named", &m);
+    for (uint32_t mode = 0; mode < 6; mode++) {
+        uint64_t out = poisoned(d, 96 * 4);
+        void *args[] = {&out, &mode};
+        if (mode == 0 || mode == 4) {
+            expect_launch_error(d, f, 96, args, "racecheck: shared-memory hazard (read after write) at __shared__ address 0x0",
+                                "by thread (64,0,0)", "ld.shared.u32 %r10, [%r6]", "conflicts with a write by thread (0,0,0)",
+                                "st.shared.u32 [%r6], %r9", NULL);
+            continue;
+        }
+        if (mode == 1) {
+            expect_launch_error(d, f, 96, args, "racecheck: shared-memory hazard (read after write) at __shared__ address 0x0",
+                                "by thread (32,0,0)", "conflicts with a write by thread (0,0,0) at PTX line 36",
+                                "st.shared.u32 [%r6], %r9", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        uint32_t h[96];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 32; i < 64; i++) cr_assert_eq(h[i], i - 32 + 100, "mode %u: out[%u] = %u", mode, i, h[i]);
+        for (unsigned i = 64; i < 96 && mode != 2; i++)
+            cr_assert_eq(h[i], mode == 5 ? i + 100 : i - 64 + 100, "mode %u: out[%u] = %u", mode, i, h[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Two warpgroups take turns on one buffer (the ping-pong of warp-specialized kernels): in turn i (0..3) the
+ * warpgroup i % 2 adds 1 to buf[j] (j: its thread's rank), then hands the buffer over with bar.arrive at the
+ * barrier the other syncs on (bar.sync 1 + g, 256 for warpgroup g).  Mode 1 arrives before the store
+ * (reported: the other warpgroup reads a store its barrier did not order; it was missed when any completed
+ * barrier ordered everything). */
+static const char *pingpong_ptx = PTX_HEAD
+    ".visible .entry pingpong(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<16>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 4 .b32 buf[128];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  and.b32 %r3, %r2, 127;\n"
+    "  shr.u32 %r4, %r2, 7;\n"
+    "  mov.u32 %r5, buf;\n"
+    "  mad.lo.u32 %r6, %r3, 4, %r5;\n"
+    "  add.u32 %r7, %r4, 1;\n"
+    "  sub.u32 %r8, 2, %r4;\n"
+    "  setp.eq.u32 %p1, %r1, 1;\n"
+    "  mov.u32 %r9, 0;\n"
+    "$LOOP:\n"
+    "  and.b32 %r10, %r9, 1;\n"
+    "  setp.ne.u32 %p2, %r10, %r4;\n"
+    "  @%p2 bra $NEXT;\n"
+    "  setp.eq.u32 %p3, %r9, 0;\n"
+    "  @!%p3 bar.sync %r7, 256;\n"
+    "  ld.shared.u32 %r11, [%r6];\n"
+    "  add.u32 %r11, %r11, 1;\n"
+    "  setp.lt.u32 %p4, %r9, 3;\n"
+    "  and.pred %p5, %p4, %p1;\n"
+    "  @%p5 bar.arrive %r8, 256;\n"
+    "  st.shared.u32 [%r6], %r11;\n"
+    "  and.pred %p6, %p4, !%p1;\n"
+    "  @%p6 bar.arrive %r8, 256;\n"
+    "$NEXT:\n"
+    "  add.u32 %r9, %r9, 1;\n"
+    "  setp.lt.u32 %p7, %r9, 4;\n"
+    "  @%p7 bra $LOOP;\n"
+    "  bar.sync 0;\n"
+    "  setp.ge.u32 %p2, %r2, 128;\n"
+    "  @%p2 bra $END;\n"
+    "  ld.shared.u32 %r12, [%r6];\n"
+    "  mul.wide.u32 %rd2, %r2, 4;\n"
+    "  add.u64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r12;\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, warpgroups_ping_pong_on_named_barriers) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, pingpong_ptx, "pingpong", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint64_t out = poisoned(d, 128 * 4);
+        void *args[] = {&out, &mode};
+        if (mode) {
+            expect_launch_error(d, f, 256, args, "racecheck: shared-memory hazard (read after write) at __shared__ address 0x0",
+                                "by thread (128,0,0)", "ld.shared.u32 %r11, [%r6]", "conflicts with a write by thread (0,0,0)",
+                                "st.shared.u32 [%r6], %r11", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 256, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        uint32_t h[128];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 128; i++) cr_assert_eq(h[i], 4u, "out[%u] = %u", i, h[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* A producer warp and a consumer warp hand a buffer back and forth through two mbarriers (full, empty; 32
+ * arrivals each), three times: the producer writes buf[lane] = 100 i + lane and arrives on full; the consumer
+ * waits for full, adds buf[lane] up and arrives on empty, for which the producer waits before it writes
+ * again; a third warp passes barriers of its own meanwhile.  Mode 1: the producer arrives before its store
+ * (reported, at lane 0's store: the phase's observers are ordered after what came before each arrival). */
+static const char *mbar_handoff_ptx = PTX_HEAD
+    ".visible .entry handoff(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<16>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .shared .align 4 .b32 buf[32];\n"
+    "  .shared .align 8 .b64 full;\n"
+    "  .shared .align 8 .b64 empty;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  and.b32 %r3, %r2, 31;\n"
+    "  shr.u32 %r4, %r2, 5;\n"
+    "  mov.u32 %r5, buf;\n"
+    "  mad.lo.u32 %r6, %r3, 4, %r5;\n"
+    "  setp.eq.u32 %p1, %r2, 0;\n"
+    "  @%p1 mbarrier.init.shared::cta.b64 [full], 32;\n"
+    "  @%p1 mbarrier.init.shared::cta.b64 [empty], 32;\n"
+    "  bar.sync 0;\n"
+    "  setp.eq.u32 %p7, %r1, 1;\n"
+    "  mov.u32 %r7, 0;\n"
+    "  mov.u32 %r8, 0;\n"
+    "  setp.eq.u32 %p2, %r4, 1;\n"
+    "  @%p2 bra $CONSUMER;\n"
+    "  setp.eq.u32 %p2, %r4, 2;\n"
+    "  @%p2 bra $OTHER;\n"
+    "$PRODUCE:\n"
+    "  setp.eq.u32 %p3, %r7, 0;\n"
+    "  @%p3 bra $FILL;\n"
+    "  sub.u32 %r9, %r7, 1;\n"
+    "  and.b32 %r9, %r9, 1;\n"
+    "$WE:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p4, [empty], %r9;\n"
+    "  @!%p4 bra $WE;\n"
+    "$FILL:\n"
+    "  mad.lo.u32 %r10, %r7, 100, %r3;\n"
+    "  @%p7 mbarrier.arrive.shared::cta.b64 %rd2, [full];\n"
+    "  st.shared.u32 [%r6], %r10;\n"
+    "  @!%p7 mbarrier.arrive.shared::cta.b64 %rd2, [full];\n"
+    "  add.u32 %r7, %r7, 1;\n"
+    "  setp.lt.u32 %p5, %r7, 3;\n"
+    "  @%p5 bra $PRODUCE;\n"
+    "  bra $END;\n"
+    "$CONSUMER:\n"
+    "  and.b32 %r9, %r7, 1;\n"
+    "$WF:\n"
+    "  mbarrier.try_wait.parity.shared::cta.b64 %p4, [full], %r9;\n"
+    "  @!%p4 bra $WF;\n"
+    "  ld.shared.u32 %r11, [%r6];\n"
+    "  add.u32 %r8, %r8, %r11;\n"
+    "  mbarrier.arrive.shared::cta.b64 %rd2, [empty];\n"
+    "  add.u32 %r7, %r7, 1;\n"
+    "  setp.lt.u32 %p5, %r7, 3;\n"
+    "  @%p5 bra $CONSUMER;\n"
+    "  mul.wide.u32 %rd3, %r3, 4;\n"
+    "  add.u64 %rd4, %rd1, %rd3;\n"
+    "  st.global.u32 [%rd4], %r8;\n"
+    "  bra $END;\n"
+    "$OTHER:\n"
+    "  bar.sync 1, 32;\n"
+    "  add.u32 %r7, %r7, 1;\n"
+    "  setp.lt.u32 %p5, %r7, 8;\n"
+    "  @%p5 bra $OTHER;\n"
+    "$END:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, mbarrier_handoff) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, mbar_handoff_ptx, "handoff", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint64_t out = poisoned(d, 32 * 4);
+        void *args[] = {&out, &mode};
+        if (mode) {
+            expect_launch_error(d, f, 96, args, "racecheck: shared-memory hazard (read after write) at __shared__ address 0x0",
+                                "by thread (32,0,0)", "ld.shared.u32 %r11, [%r6]", "conflicts with a write by thread (0,0,0)",
+                                "st.shared.u32 [%r6], %r10", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        uint32_t h[32];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 32; i++) cr_assert_eq(h[i], 300 + 3 * i, "out[%u] = %u", i, h[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* Threads that exited count as arrived at a whole-block barrier, and what they did before is ordered before
+ * it: warp 1 writes a[lane] and exits, warp 0 passes bar.sync 0 and reads a.  Mode 1: warp 0 passes
+ * bar.sync 1, 32, a barrier of its own, instead (reported). */
+static const char *exited_ptx = PTX_HEAD
+    ".visible .entry exited(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 4 .b32 a[32];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  and.b32 %r3, %r2, 31;\n"
+    "  mov.u32 %r4, a;\n"
+    "  mad.lo.u32 %r5, %r3, 4, %r4;\n"
+    "  setp.lt.u32 %p1, %r2, 32;\n"
+    "  @%p1 bra $READ;\n"
+    "  st.shared.u32 [%r5], %r2;\n"
+    "  exit;\n"
+    "$READ:\n"
+    "  setp.eq.u32 %p2, %r1, 0;\n"
+    "  @%p2 bar.sync 0;\n"
+    "  @!%p2 bar.sync 1, 32;\n"
+    "  ld.shared.u32 %r6, [%r5];\n"
+    "  mul.wide.u32 %rd2, %r2, 4;\n"
+    "  add.u64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r6;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, exited_threads_at_whole_block_barriers) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, exited_ptx, "exited", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint64_t out = poisoned(d, 32 * 4);
+        void *args[] = {&out, &mode};
+        if (mode) {
+            expect_launch_error(d, f, 64, args, "racecheck: shared-memory hazard (read after write) at __shared__ address 0x0",
+                                "by thread (0,0,0)", "conflicts with a write by thread (32,0,0)", NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+        uint32_t h[32];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 32; i++) cr_assert_eq(h[i], i + 32, "out[%u] = %u", i, h[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* A write after reads by several warps must be ordered after each warp's reads: after bar.sync 0 the three
+ * warps read a[lane]; then warp 2 overwrites it.  Mode 0: after bar.sync 1, 96 (all three); mode 1: after
+ * bar.sync 1, 64 with warp 1 only (reported: warp 0's read is not ordered before the write, though warp 2
+ * read last and warp 1 was ordered).  Modes 2 and 3: as 0 and 1, warp 1 first passing a barrier of its own
+ * (its read then comes later, at another clock than the other warps', which racecheck keeps apart). */
+static const char *readers_ptx = PTX_HEAD
+    ".visible .entry readers(.param .u64 out, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<8>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 4 .b32 a[32];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  and.b32 %r3, %r2, 31;\n"
+    "  shr.u32 %r4, %r2, 5;\n"
+    "  mov.u32 %r5, a;\n"
+    "  mad.lo.u32 %r6, %r3, 4, %r5;\n"
+    "  add.u32 %r9, %r2, 100;\n"
+    "  bar.sync 0;\n"
+    "  setp.eq.u32 %p1, %r4, 0;\n"
+    "  setp.eq.u32 %p6, %r4, 1;\n"
+    "  setp.ge.u32 %p2, %r1, 2;\n"
+    "  and.pred %p3, %p6, %p2;\n"
+    "  @%p3 bar.sync 2, 32;\n"
+    "  ld.shared.u32 %r10, [%r6];\n"
+    "  and.b32 %r11, %r1, 1;\n"
+    "  setp.eq.u32 %p4, %r11, 1;\n"
+    "  @%p4 bra $RACY;\n"
+    "  bar.sync 1, 96;\n"
+    "  bra $WRITE;\n"
+    "$RACY:\n"
+    "  @%p1 bra $OUT;\n"
+    "  bar.sync 1, 64;\n"
+    "$WRITE:\n"
+    "  setp.ne.u32 %p5, %r4, 2;\n"
+    "  @%p5 bra $OUT;\n"
+    "  st.shared.u32 [%r6], %r9;\n"
+    "$OUT:\n"
+    "  mul.wide.u32 %rd2, %r2, 4;\n"
+    "  add.u64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r10;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, write_after_reads_of_several_warps) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, readers_ptx, "readers", &m);
+    for (uint32_t mode = 0; mode < 4; mode++) {
+        uint64_t out = poisoned(d, 96 * 4);
+        void *args[] = {&out, &mode};
+        if (mode & 1) {
+            expect_launch_error(d, f, 96, args, "racecheck: shared-memory hazard (write after read) at __shared__ address 0x0",
+                                "by thread (64,0,0)", "st.shared.u32 [%r6], %r9", "conflicts with a read by the warp of thread (0,0,0)",
+                                NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+        uint32_t h[96];
+        dev_memcpy_dtoh(d, h, out, sizeof h);
+        for (unsigned i = 0; i < 96; i++) cr_assert_eq(h[i], 0u, "mode %u: out[%u] = %u", mode, i, h[i]);
+    }
+    dev_module_unload(m);
+    dev_close(d);
 }

@@ -1,0 +1,315 @@
+/* exec_race.c - racecheck of shared memory: the shadow of every byte and the happens-before order it is checked
+ * against (docs/emulator.md, Racecheck).
+ *
+ * Happens-before at warp granularity, with vector clocks:
+ *   1. Every thread counts its releases (EmuRaceThread.clock): a bar.sync / bar.arrive / bar.red arrival, an
+ *      mbarrier arrival (and the tx an st.async completes), a barrier.cluster.arrive, a release write, its exit.
+ *      Its accesses happen at clock + 1.  Lanes of a warp that run the same code count alike, so a warp's
+ *      clock is that of any of its lanes; bar.warp.sync and the barriers a warp waits at make its lanes'
+ *      counts equal again where the code made them differ (an elected lane's arrivals).
+ *   2. Every warp w of the unit has a vector vc[w][0..nvw) over the warps of its cluster (the only ones whose
+ *      accesses can meet its own: shared memory is the cluster's): vc[w][x] = the clock of warp x up to
+ *      which w's accesses from now on are ordered after x's.  vc[w][w] is what came back to w of its own
+ *      releases (a barrier it took part in, an mbarrier phase one of its lanes arrived on): it orders the
+ *      accesses of w's lanes with each other, as bar.warp.sync does.
+ *   3. A release by thread t of warp w into a synchronisation object's vector acc: acc = acc join vc[w],
+ *      acc[w] = max(acc[w], clock + 1); then t's clock counts it.  An acquire by t: vc[w] = vc[w] join acc,
+ *      and t's clock moves past vc[w][w] (its later accesses come after everything its warp now knows of
+ *      itself).  The objects: each barrier id of a CTA (its current instance: arrivals release, the
+ *      threads that waited acquire at completion; bar.arrive does not acquire; a whole-block barrier
+ *      acquires the CTA's exited threads too), barrier.cluster (the phase), each tracked mbarrier (the arrivals
+ *      of the current phase; test_wait / try_wait answering true acquires the last completed phase), each
+ *      location release-written (EmuBlock.relw: an acquire reading it acquires; a release store replaces
+ *      the vector, a release read-modify-write joins it, as a release sequence).  What the vectors cannot
+ *      say (an mbarrier past the tracked slots, a release by another cluster of a cooperative launch) is
+ *      acquired as everything every thread of the cluster did so far ("acquire all": no false report).
+ *   4. A byte's shadow keeps its last write (thread, warp, clock) and its reads since: the last reading
+ *      warp's (thread or several lanes, clock) and, when earlier reads by other warps are not ordered
+ *      before that warp's, those warps: a bit each (rmask) while they read at the same clock as the last
+ *      warp (warps that run in step: the common case, which costs no memory), else their clocks by warp
+ *      in a read set (a vector of EmuBlock.rsets, freed at the next write).  An access by warp w is
+ *      ordered after an access of warp x at clock k when vc[w][x] >= k; two lanes of one warp also when
+ *      both passed one bar.warp.sync together since (EmuRaceThread.with, EmuBlock.warp_gen).  A write
+ *      after a write or a read, or a read after a write, not ordered so is a hazard and stops the launch;
+ *      atomics and strong accesses never conflict with each other, and a store of the bytes already there
+ *      is no hazard after a write.
+ * The async proxy's rules (copies' phases observed, fence.proxy.async) are exec_async.c's; they read the
+ * write records kept here. */
+#include "emu/exec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- clocks ---- */
+static uint32_t unit_warp(const EmuBlock *b, const EmuThread *t) { return t->cta * b->cta_warps + (t->linear % b->cta_threads) / 32; }
+static uint32_t *vc_of(const EmuBlock *b, const EmuThread *t) { return b->vc + (size_t)unit_warp(b, t) * b->nvw; }
+static uint16_t cl_warp(const EmuBlock *b, const EmuThread *t) { return (uint16_t)(unit_warp(b, t) % b->nvw); }
+static uint32_t clock_of(const EmuBlock *b, const EmuThread *t) { return b->rt[t->linear].clock + 1; }
+
+bool emu_race_alloc(EmuBlock *b) {
+    uint32_t nw = b->ncta * b->cta_warps, nv = b->nvw = b->ncl * b->cta_warps;
+    b->vc = calloc((size_t)nw * nv, sizeof *b->vc);
+    b->barvc = calloc((size_t)b->ncta * (EMU_MAX_BAR_ID + 1) * nv, sizeof *b->barvc);
+    b->exitvc = calloc((size_t)b->ncta * nv, sizeof *b->exitvc);
+    b->clvc = calloc((size_t)b->ncta * 2 * nv, sizeof *b->clvc);
+    b->mbvc = calloc((size_t)EMU_MB_SLOTS * 2 * nv, sizeof *b->mbvc);
+    return b->vc && b->barvc && b->exitvc && b->clvc && b->mbvc;
+}
+
+void emu_race_free(EmuBlock *b) {
+    free(b->vc);
+    free(b->barvc);
+    free(b->exitvc);
+    free(b->clvc);
+    free(b->mbvc);
+    free(b->relvc);
+    free(b->rsets);
+}
+
+void emu_race_reset(EmuBlock *b) {
+    size_t nv = b->nvw;
+    memset(b->vc, 0, (size_t)b->ncta * b->cta_warps * nv * sizeof *b->vc);
+    memset(b->barvc, 0, (size_t)b->ncta * (EMU_MAX_BAR_ID + 1) * nv * sizeof *b->barvc);
+    memset(b->exitvc, 0, (size_t)b->ncta * nv * sizeof *b->exitvc);
+    memset(b->clvc, 0, (size_t)b->ncta * 2 * nv * sizeof *b->clvc);
+    memset(b->mbvc, 0, (size_t)EMU_MB_SLOTS * 2 * nv * sizeof *b->mbvc);
+    b->nrsets = 0;
+    b->rsets_free = 0;
+}
+
+void emu_race_release(EmuBlock *b, EmuThread *t, uint32_t *acc) {
+    const uint32_t *v = vc_of(b, t);
+    for (uint32_t j = 0; j < b->nvw; j++)
+        if (v[j] > acc[j]) acc[j] = v[j];
+    uint32_t w = cl_warp(b, t), c = clock_of(b, t);
+    if (c > acc[w]) acc[w] = c;
+    b->rt[t->linear].clock++;
+}
+
+void emu_race_acquire(EmuBlock *b, EmuThread *t, const uint32_t *acc) {
+    uint32_t *v = vc_of(b, t);
+    for (uint32_t j = 0; j < b->nvw; j++)
+        if (acc[j] > v[j]) v[j] = acc[j];
+    uint32_t *c = &b->rt[t->linear].clock, self = v[cl_warp(b, t)];
+    if (self > *c) *c = self;
+}
+
+void emu_race_acquire_all(EmuBlock *b, EmuThread *t) {
+    uint32_t *v = vc_of(b, t), lo = emu_cl_base(b, t) * b->cta_threads, hi = lo + b->ncl * b->cta_threads;
+    for (uint32_t i = lo; i < hi; i++) {
+        uint32_t w = cl_warp(b, &b->t[i]), c = b->rt[i].clock + 1;
+        if (c > v[w]) v[w] = c;
+        b->rt[i].clock++; /* what each thread does from now on is not ordered by this */
+    }
+    uint32_t *c = &b->rt[t->linear].clock, self = v[cl_warp(b, t)];
+    if (self > *c) *c = self;
+}
+
+void emu_race_warp_sync(EmuBlock *b, EmuThread **g, unsigned n) {
+    uint32_t m = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (b->rt[g[i]->linear].clock > m) m = b->rt[g[i]->linear].clock;
+    for (unsigned i = 0; i < n; i++) b->rt[g[i]->linear].clock = m;
+}
+
+/* ---- release writes: the last release of each location and what its acquirers learn ---- */
+static uint32_t *relvc_of(const EmuBlock *b, uint32_t i) { return b->relvc + (size_t)i * b->nvw; }
+
+void emu_race_release_at(EmuBlock *b, EmuThread *t, const uint8_t *at, bool rmw) {
+    uint32_t i = 0, cl = t->cta / b->ncl;
+    while (i < b->nrelw && b->relw[i].at != at) i++;
+    if (i == b->nrelw) {
+        if (b->nrelw == b->caprelw) {
+            uint32_t nc = b->caprelw ? 2 * b->caprelw : 16;
+            EmuRelWrite *n = realloc(b->relw, sizeof *n * nc);
+            uint32_t *v = realloc(b->relvc, sizeof *v * nc * b->nvw);
+            if (n) b->relw = n;
+            if (v) b->relvc = v;
+            if (!n || !v) unreachable("out of memory");
+            b->caprelw = nc;
+        }
+        b->relw[b->nrelw++] = (EmuRelWrite){at, t->linear, cl};
+        rmw = false;
+    }
+    EmuRelWrite *e = &b->relw[i];
+    if (!rmw) { /* a store: its acquirers synchronise with it alone */
+        memset(relvc_of(b, i), 0, b->nvw * sizeof *b->relvc);
+        e->cl = cl;
+    } else if (e->cl != cl) {
+        e->cl = UINT32_MAX; /* releases of several clusters (a cooperative launch): acquired as everything */
+    }
+    e->thread = t->linear;
+    if (e->cl == cl) emu_race_release(b, t, relvc_of(b, i));
+    else b->rt[t->linear].clock++;
+}
+
+void emu_race_acquire_at(EmuBlock *b, EmuThread *t, const uint8_t *at) {
+    for (uint32_t i = 0; i < b->nrelw; i++) {
+        const EmuRelWrite *e = &b->relw[i];
+        if (e->at != at) continue;
+        if (e->thread == t->linear) return;
+        if (e->cl == t->cta / b->ncl) emu_race_acquire(b, t, relvc_of(b, i));
+        else emu_race_acquire_all(b, t);
+        if (b->mbs) b->rt[t->linear].obs_ev = ++b->ev;
+        return;
+    }
+}
+
+/* ---- read sets ---- */
+static uint32_t *rset_of(const EmuBlock *b, uint32_t r) { return b->rsets + (size_t)(r - 1) * b->nvw; }
+
+static uint32_t rset_new(EmuBlock *b) {
+    uint32_t r = b->rsets_free;
+    if (r) {
+        b->rsets_free = rset_of(b, r)[0];
+    } else {
+        if (b->nrsets == b->caprsets) {
+            uint32_t nc = b->caprsets ? 2 * b->caprsets : 256;
+            uint32_t *n = realloc(b->rsets, sizeof *n * nc * b->nvw);
+            if (!n) unreachable("out of memory");
+            b->rsets = n, b->caprsets = nc;
+        }
+        r = ++b->nrsets;
+    }
+    memset(rset_of(b, r), 0, b->nvw * sizeof *b->rsets);
+    return r;
+}
+
+/* The warps of the read mask move to the read set (rclk is about to change). */
+static void rmask_flush(EmuBlock *b, EmuShadow *s) {
+    if (!s->rset) s->rset = rset_new(b);
+    uint32_t *rs = rset_of(b, s->rset);
+    for (uint32_t m = s->rmask; m; m &= m - 1) {
+        uint32_t y = (uint32_t)__builtin_ctz(m);
+        if (s->rclk > rs[y]) rs[y] = s->rclk;
+    }
+    s->rmask = 0;
+}
+
+static void rset_drop(EmuBlock *b, EmuShadow *s) {
+    s->rmask = 0;
+    if (!s->rset) return;
+    rset_of(b, s->rset)[0] = b->rsets_free;
+    b->rsets_free = s->rset;
+    s->rset = 0;
+}
+
+void emu_race_forget(EmuBlock *b, uint64_t idx, uint64_t size) {
+    for (uint64_t i = 0; i < size; i++) rset_drop(b, &b->shadow[idx + i]);
+    memset(b->shadow + idx, 0, (size_t)size * sizeof *b->shadow);
+}
+
+bool emu_race_ordered(const EmuBlock *b, uint32_t thread, uint16_t warp, uint32_t clk) {
+    return vc_of(b, &b->t[thread])[warp] >= clk;
+}
+
+/* ---- the check of each access ---- */
+/* bar.warp.sync orders the accesses of the lanes that take part in it: an access of another thread of the
+ * same warp at warp-sync generation gen is ordered with t's when both have since taken part in one later
+ * bar.warp.sync together (two syncs of disjoint masks order nothing between their lanes). */
+static bool warp_ordered(const EmuBlock *b, const EmuThread *t, uint32_t other, uint32_t gen) {
+    const EmuThread *o = &b->t[other];
+    return unit_warp(b, o) == unit_warp(b, t) && b->rt[t->linear].with[(o->linear % b->cta_threads) % 32] > gen;
+}
+
+static bool race_report(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, const char *kind, uint32_t other, uint32_t oline,
+                        bool other_write, int owarp) {
+    char what[200], name[96];
+    snprintf(what, sizeof what, "racecheck: shared-memory hazard (%s) at __shared__ %s", kind, emu_smem_name(b, idx, name, sizeof name));
+    char line[256], where[600];
+    emu_module_line(b->L->m, oline, line, sizeof line);
+    emu_module_where(b->L->m, oline, where, sizeof where);
+    if (owarp >= 0) { /* a warp of the read set: its threads, by their first */
+        const EmuThread *o = &b->t[(emu_cl_base(b, t) * b->cta_warps + (uint32_t)owarp) / b->cta_warps * b->cta_threads +
+                                   (uint32_t)owarp % b->cta_warps * 32];
+        return emu_fault(b, t, in, what, "conflicts with a read by the warp of thread (%u,%u,%u) with no barrier in between "
+                         "(the last read of the byte, by another warp, at %s: %s)", o->tid[0], o->tid[1], o->tid[2], where, line);
+    }
+    if (other == UINT32_MAX)
+        return emu_fault(b, t, in, what, "conflicts with reads by several threads (the last at %s) with no barrier in between: %s",
+                         where, line);
+    const EmuThread *o = &b->t[other];
+    char cta[64] = "";
+    if (o->cta != t->cta) {
+        const uint32_t *c = b->cta[o->cta].ctaid;
+        snprintf(cta, sizeof cta, " of block (%u,%u,%u)", c[0], c[1], c[2]);
+    }
+    return emu_fault(b, t, in, what, "conflicts with a %s by thread (%u,%u,%u)%s at %s with no barrier in between: %s",
+                     other_write ? "write" : "read", o->tid[0], o->tid[1], o->tid[2], cta, where, line);
+}
+
+/* Atomics (atom, red) and strong loads and stores (.relaxed, .acquire, .release, .volatile) never conflict
+ * with one another; a plain access conflicting with one of them is a hazard as between plain ones (the PTX
+ * memory model's data race: a plain store of a counter other threads atomically add to loses their adds). */
+bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, unsigned size, bool write) {
+    uint32_t me = t->linear, uw = unit_warp(b, t), gen = b->warp_gen[uw], clk = clock_of(b, t);
+    uint16_t w = (uint16_t)(uw % b->nvw);
+    const uint32_t *v = b->vc + (size_t)uw * b->nvw;
+    bool strong = in && (in->op == EMU_OP_ATOM || in->op == EMU_OP_RED || (in->xflags & EMU_XF_STRONG));
+    for (unsigned i = 0; i < size; i++) {
+        EmuShadow *s = &b->shadow[addr + i];
+        if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
+        uint16_t ww = s->wwarp & EMU_SH_WARP, rw = s->rwarp & EMU_SH_WARP;
+        bool wstrong = s->wwarp & EMU_SH_STRONG, rstrong = s->rwarp & EMU_SH_STRONG;
+        if (s->wclk && s->wtid != me && !(strong && wstrong) && !(write && b->wval && b->shared[addr + i] == b->wval[i]) &&
+            v[ww] < s->wclk && !(ww == w && warp_ordered(b, t, s->wtid, s->wgen)))
+            return race_report(b, t, in, addr + i, write ? "write after write" : "read after write", s->wtid, s->wline, true, -1);
+        if (write) {
+            if (s->rclk && !(strong && rstrong)) {
+                if (s->rtid != me && v[rw] < s->rclk &&
+                    !(rw == w && (s->rtid == UINT32_MAX ? b->rt[me].wsync > s->rgen : warp_ordered(b, t, s->rtid, s->rgen))))
+                    return race_report(b, t, in, addr + i, "write after read", s->rtid, s->rline, false, -1);
+                /* other warps' reads (this warp's lanes there are not followed) */
+                for (uint32_t m = s->rmask & (w < 32 ? ~(1u << w) : ~0u); m; m &= m - 1)
+                    if (v[__builtin_ctz(m)] < s->rclk)
+                        return race_report(b, t, in, addr + i, "write after read", 0, s->rline, false, __builtin_ctz(m));
+                const uint32_t *rs = s->rset ? rset_of(b, s->rset) : NULL;
+                for (uint32_t x = 0; rs && x < b->nvw; x++)
+                    if (x != w && v[x] < rs[x]) return race_report(b, t, in, addr + i, "write after read", 0, s->rline, false, (int)x);
+                /* every read is ordered before this write: later accesses are checked against the write alone */
+                rset_drop(b, s);
+                s->rclk = 0;
+            }
+            s->wclk = clk;
+            s->wtid = me;
+            s->wwarp = (uint16_t)(w | (strong ? EMU_SH_STRONG : 0));
+            s->wline = in->line;
+            s->wfence = b->rt[me].pfence;
+            s->wgen = gen;
+        } else {
+            s->xrtid = s->xrev && s->xrtid != me ? UINT32_MAX : me; /* since the bytes were last written by a copy */
+            s->xrev = b->ev;
+            s->xrline = in->line;
+            s->rline = in->line;
+            if (s->rclk && rw == w) { /* more reads of this warp */
+                if (rstrong && !strong) s->rwarp = w;
+                if (s->rtid != me) s->rtid = UINT32_MAX;
+                if (clk > s->rclk) {
+                    if (s->rmask) rmask_flush(b, s);
+                    s->rclk = clk;
+                }
+                s->rgen = gen;
+                continue;
+            }
+            bool all_strong = strong;
+            if (s->rclk) {
+                all_strong = strong && rstrong;
+                if (clk != s->rclk && s->rmask) rmask_flush(b, s);
+                if (v[rw] < s->rclk) { /* the last warp's reads are not ordered before this one: keep them */
+                    if (clk == s->rclk && rw < 32) { /* warps in step (the common case): a bit */
+                        s->rmask |= 1u << rw;
+                    } else {
+                        if (!s->rset) s->rset = rset_new(b);
+                        uint32_t *rs = rset_of(b, s->rset);
+                        if (s->rclk > rs[rw]) rs[rw] = s->rclk;
+                    }
+                }
+            }
+            s->rclk = clk;
+            s->rwarp = (uint16_t)(w | (all_strong ? EMU_SH_STRONG : 0));
+            s->rtid = me;
+            s->rgen = gen;
+        }
+    }
+    return true;
+}
