@@ -64,12 +64,13 @@ static void fill8(size_t n, uint8_t *h, double *v) {
     }
 }
 
-static tile_context *open_ctx(void) {
-    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .emu_racecheck = 1};
+static tile_context *open_ctx_on(const char *device) {
+    tile_context_options o = {.device = device, .emu_racecheck = 1};
     tile_context *ctx;
-    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
     return ctx;
 }
+static tile_context *open_ctx(void) { return open_ctx_on(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"); }
 static tile_devptr upload(tile_context *ctx, const void *h, size_t bytes) {
     tile_devptr d;
     cr_assert_eq(tile_malloc(ctx, bytes ? bytes : 16, &d), TILE_OK, "%s", tile_last_error(ctx));
@@ -271,6 +272,19 @@ Test(attention_api, fwd_gqa_window_head_dims, .timeout = 300) {
     run_attention(ctx, &(AttnCase){TILE_BF16, 1, 1, 1, 17, 50, 80, false, -1, -1, NULL, NULL, false, false, 0}); /* padded to 128 */
     run_attention(ctx, &(AttnCase){TILE_F16, 1, 1, 1, 20, 36, 256, false, -1, -1, NULL, NULL, false, false, 0});
     tile_context_destroy(ctx);
+}
+
+/* sm_86 and sm_89 give a block 99 KiB of shared memory: head_dim above 128 (BLOCK_D 256) compiled for 100-104 KiB
+ * there and tile_attention_fwd failed with TILE_ERROR_COMPILE (probe X B0); every head_dim the API takes works. */
+Test(attention_api, fwd_large_head_dims_on_99k_targets, .timeout = 600) {
+    seed_rng();
+    static const char *const devices[] = {"emu:sm_86", "emu:sm_89"};
+    for (int i = 0; i < 2; i++) {
+        tile_context *ctx = open_ctx_on(devices[i]);
+        run_attention(ctx, &(AttnCase){TILE_F16, 1, 2, 1, 37, 45, 160, true, -1, -1, NULL, NULL, false, false, 0});
+        run_attention(ctx, &(AttnCase){TILE_BF16, 1, 1, 1, 20, 36, 256, false, -1, -1, NULL, NULL, true, false, 0});
+        tile_context_destroy(ctx);
+    }
 }
 
 /* Many key blocks: on sm_90a (BN 64 or 128) the steady-state loop runs several times, so P·V of one
@@ -556,6 +570,9 @@ Test(attention_api, fwd_bad_arguments) {
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "is not aligned to its 2-byte elements");
     a = good, a.causal = 3;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "causal = 3: 0 or 1");
+    /* a valid call the grid cannot hold: unsupported, not invalid */
+    a = good, a.batch = 1100, a.heads_q = 64, a.heads_kv = 64, a.seq_q = a.seq_k = 1;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_UNSUPPORTED, "batch * heads_q must be at most 65535");
     a = good, a.o = small;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o: ");
     a = good, a.lse = small;

@@ -173,7 +173,8 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     if (B > I32_LIMIT || rows_q > I32_LIMIT || rows_k > I32_LIMIT || in_q >= (uint64_t)I32_LIMIT ||
         in_k >= (uint64_t)I32_LIMIT || in_v >= (uint64_t)I32_LIMIT || in_o >= (uint64_t)I32_LIMIT)
         FAIL("%s: sizes too large for the kernel's 32-bit offsets (one sequence of one tensor must span fewer than 2^31 elements)", api);
-    if (B * H > 65535) FAIL("%s: batch * heads_q must be at most 65535 (the grid's y dimension)", api);
+    if (B * H > 65535) /* a valid request the grid cannot hold */
+        return rt_fail(ctx, TILE_ERROR_UNSUPPORTED, "%s: batch * heads_q must be at most 65535 (the grid's y dimension)", api);
     int64_t slb = varlen ? 0 : H * a->seq_q, slh = varlen ? a->total_q : a->seq_q;
     if (B * H * shipped_max(1, a->seq_q) >= I32_LIMIT || H * shipped_max(a->total_q, 1) >= I32_LIMIT) FAIL("%s: the LSE tensor must hold fewer than 2^31 rows", api);
     if (B == 0 || a->seq_q == 0) return TILE_OK; /* nothing to compute; pointers unused */
@@ -245,6 +246,9 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
          * tiles stay in registers to be widened, and P's conversions add more (4 warps spill 276 B at
          * BLOCK_D 64) */
         if (bd > 128 || f8) shipped_define(&v, "num_warps", 8);
+        /* sm_86 and sm_89 give a block 99 KiB of shared memory (sm_80 163 KiB): BLOCK_D 256's three stages of K
+         * and V need 100-104 KiB there, two fit */
+        if (bd > 128 && tg && tg->smem_dynamic < 128 * 1024) shipped_define(&v, "num_stages", 2);
     }
     shipped_flag(&v, "CAUSAL", a->causal != 0);
     shipped_flag(&v, "LOCAL", local);
@@ -318,7 +322,10 @@ static const char *paged_plan(const tile_paged_attention_args *a, int sms, Paged
                  (long long)(p->group * a->num_tokens));
         return p->msg;
     }
-    if (a->heads_kv > 65535 || a->num_seqs > 65535) return "heads_kv and num_seqs must be at most 65535 (the grid)";
+    if (a->heads_kv > 65535 || a->num_seqs > 65535) {
+        *status = TILE_ERROR_UNSUPPORTED; /* a valid request the grid cannot hold */
+        return "heads_kv and num_seqs must be at most 65535 (the grid)";
+    }
     int64_t need_blocks = shipped_cdiv(a->max_context_len, a->block_size);
     p->table_stride = a->block_table_stride ? a->block_table_stride : need_blocks;
     if (p->table_stride < need_blocks) return "block_table_stride is shorter than cdiv(max_context_len, block_size)";
