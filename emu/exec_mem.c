@@ -623,14 +623,18 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
             return emu_fault(b, t, in, "invalid instruction", "cp.async copy size %u (4, 8 or 16)", cp);
         if (srcsz > cp) srcsz = cp;
         uint64_t da = (EMU_R(t, in, 0) + (uint64_t)in->off[0]) & 0xFFFFFFFFu;
-        uint8_t *d = emu_access(b, t, in, EMU_SP_SHARED, da, cp, cp, true);
-        if (!d) return false;
+        uint8_t val[16] = {0}; /* the bytes written (the source, zero-filled): racecheck takes a copy of the bytes already there
+                                * by another thread as no hazard, as for st (replicated layouts load an element twice) */
         if (srcsz) {
             const uint8_t *s = emu_access(b, t, in, EMU_SP_GLOBAL, EMU_R(t, in, 1) + (uint64_t)in->off[1], srcsz, cp, false);
             if (!s) return false;
-            memcpy(d, s, srcsz);
+            memcpy(val, s, srcsz);
         }
-        memset(d + srcsz, 0, cp - srcsz);
+        b->wval = b->shadow ? val : NULL;
+        uint8_t *d = emu_access(b, t, in, EMU_SP_SHARED, da, cp, cp, true);
+        b->wval = NULL;
+        if (!d) return false;
+        memcpy(d, val, cp);
         return true;
     }
     default:

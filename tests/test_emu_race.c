@@ -749,3 +749,47 @@ Test(racecheck, write_after_reads_of_several_warps) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* Two warps cp.async the same 16 bytes into the same shared row (a layout that loads an element in two
+ * warps, as Triton's can): writing the bytes already there is no hazard, as for st.shared.  Mode 1: warp 1
+ * copies from 16 bytes further on, other bytes into the same place: reported (probe Y: the same-bytes
+ * exemption was st's and stmatrix's only). */
+static const char *cp_dup_ptx = PTX_HEAD
+    ".visible .entry cpdup(.param .u64 in, .param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<6>;\n"
+    "  .shared .align 16 .b8 s[512];\n"
+    "  ld.param.u64 %rd1, [in];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  and.b32 %r3, %r2, 31;\n"
+    "  shr.u32 %r4, %r2, 5;\n"                /* the warp */
+    "  mul.lo.u32 %r5, %r4, %r1;\n"           /* mode 1: warp 1 reads 16 bytes further on */
+    "  add.u32 %r5, %r5, %r3;\n"
+    "  mul.wide.u32 %rd2, %r5, 16;\n"
+    "  add.u64 %rd3, %rd1, %rd2;\n"
+    "  mov.u32 %r6, s;\n"
+    "  mad.lo.u32 %r7, %r3, 16, %r6;\n"
+    "  cp.async.cg.shared.global [%r7], [%rd3], 16;\n"
+    "  cp.async.wait_all;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, cp_async_of_the_bytes_already_there) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, cp_dup_ptx, "cpdup", &m);
+    uint8_t h[33 * 16];
+    for (unsigned i = 0; i < sizeof h; i++) h[i] = (uint8_t)(i * 7 + 1);
+    uint64_t in = poisoned(d, sizeof h);
+    cr_assert_eq(dev_memcpy_htod(d, in, h, sizeof h), DEV_OK);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        void *args[] = {&in, &mode};
+        if (mode) expect_launch_error(d, f, 64, args, "racecheck: shared-memory hazard (write after write)", NULL);
+        else cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
