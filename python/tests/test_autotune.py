@@ -97,6 +97,27 @@ class Autotune(unittest.TestCase):
         # source text has no kernel id: nothing is recorded
         self.assertEqual(self.db(), [])
 
+    def test_string_configuration(self):
+        # a string constant tuned by @config: the kernel sees it, .configs reads it without its quotes
+        src = """
+        const ACT = "none";
+        @config(BLOCK=128, ACT="relu")
+        @config(BLOCK=256, ACT="relu")
+        kernel act(x: *f32, y: *f32, n: i32, const BLOCK: i32) {
+            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+            let v = load(x + offs, offs < n, 0.0);
+            if ACT == "relu" { v = maximum(v, 0.0); }
+            store(y + offs, v, offs < n);
+        }
+        """
+        k = tile.compile(src, autotune=True, device=self.dev).act
+        self.assertEqual([c["ACT"] for c in k.configs], ["relu", "relu"])
+        n = 1000
+        x = rng.standard_normal(n).astype(np.float32)
+        y = np.full(n, np.nan, dtype=np.float32)
+        k[grid(n)](x, y, n)
+        np.testing.assert_array_equal(y, np.maximum(x, 0))
+
     def test_tuning_database_round_trip(self):
         path = self.write(SCALE)
         k = tile.compile(path, autotune=True, device=self.dev).scale

@@ -255,9 +255,11 @@ def _kernel_names(text):
 
 
 def _literal(v):
-    """A @config value as Python reads it: 128, 0.5, True."""
+    """A @config value as Python reads it: 128, 0.5, True, "relu" (a string constant, without its quotes)."""
     if v in ("true", "false"):
         return v == "true"
+    if len(v) >= 2 and v[0] == v[-1] == '"':
+        return v[1:-1].replace('\\"', '"').replace("\\\\", "\\")
     for conv in (lambda t: int(t, 0), float):
         try:
             return conv(v)
