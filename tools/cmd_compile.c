@@ -20,6 +20,7 @@ static const char usage[] =
     "  --kernel NAME          compile only this kernel (default: every kernel, one module)\n"
     "  --arch TARGET          target (default: tile --version lists them)\n"
     "  -D NAME=VALUE          set a const parameter, file-level const, num_warps, num_stages, warp_specialize, pingpong or overlap\n"
+    "                         (VALUE: a number, true, false, a type such as bf16, or a string: relu or \"leaky relu\")\n"
     "  --specialize ARG=1|16  assume a run-time integer argument equals 1 or is divisible by 16\n"
     "  --no-align-ptrs        do not assume 16-byte aligned pointer arguments\n"
     "  -g                     compile device_assert checks (otherwise they compile to nothing)\n"
