@@ -56,6 +56,7 @@ LLVMTypeRef ll_type(LL *l, DType dt);                /* scalar element type; ptr
 LLVMValueRef ll_intr(LL *l, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs);
 LLVMValueRef ll_asm(LL *l, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args, int nargs, bool side_effects);
 LLVMValueRef ll_i32(LL *l, int64_t v);
+LLVMValueRef ll_as_i32(LL *l, LLVMValueRef v); /* an integer as i32 (truncated or sign-extended): stage indices, coordinates */
 const LayoutRegs *ll_regs_of(LL *l, const Type *t);
 LLVMValueRef ll_thread_term(LL *l, const Layout *lay, int dim); /* T_d */
 LLVMValueRef ll_coord(LL *l, const Type *t, int reg, int dim);   /* element coordinate of a register */

@@ -53,6 +53,11 @@ void ll_leave_entry(LL *l, LLInsertPoint ip) {
 
 LLVMValueRef ll_i32(LL *l, int64_t v) { return LLVMConstInt(l->t_i32, (unsigned long long)v, 1); }
 
+LLVMValueRef ll_as_i32(LL *l, LLVMValueRef v) {
+    unsigned w = LLVMGetIntTypeWidth(LLVMTypeOf(v));
+    return w == 32 ? v : w > 32 ? LLVMBuildTrunc(l->b, v, l->t_i32, "") : LLVMBuildSExt(l->b, v, l->t_i32, "");
+}
+
 LLVMValueRef ll_intr(LL *l, const char *name, LLVMTypeRef *ovl, int novl, LLVMValueRef *args, int nargs) {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     if (!id) unreachable(name);

@@ -682,7 +682,7 @@ static bool emit_async_copy(LL *l, Inst *i) {
     int rows = contig == 1 ? bt->shape[1] : bt->shape[2], cols = contig == 1 ? bt->shape[2] : bt->shape[1];
     int stage_bytes = bt->shape[1] * bt->shape[2] * eb;
     LLVMValueRef base = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0],
-                                     LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, stage_bytes), ""), "");
+                                     LLVMBuildMul(l->b, ll_as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, stage_bytes), ""), "");
     Tile t = tile_make(l, rows, cols, eb, 0, base);
     int n;
     LLVMValueRef *ptr = ll_get(l, i->ops[2], &n);
@@ -735,7 +735,7 @@ bool ll_emit_async(LL *l, Inst *i) {
     case OP_LOCAL_VIEW: {
         const Type *bt = tir_vtype(f, i->ops[0]);
         int stage_bytes = (int)(tir_type_numel(bt) / bt->shape[0]) * (dtype_bits(bt->dt) / 8);
-        LLVMValueRef s = LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, stage_bytes), "");
+        LLVMValueRef s = LLVMBuildMul(l->b, ll_as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, stage_bytes), "");
         ll_new(l, i->res[0], 1)[0] = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0], s, "");
         return true;
     }
@@ -753,7 +753,7 @@ bool ll_emit_async(LL *l, Inst *i) {
         int eb = dtype_bits(bt->dt) / 8, contig = bt->layout->order[0] - 1;
         int rows = contig == 1 ? bt->shape[1] : bt->shape[2], cols = contig == 1 ? bt->shape[2] : bt->shape[1];
         LLVMValueRef base = LLVMBuildAdd(l->b, ll_get(l, i->ops[0], NULL)[0],
-                                         LLVMBuildMul(l->b, ll_get(l, i->ops[1], NULL)[0], ll_i32(l, rows * cols * eb), ""), "");
+                                         LLVMBuildMul(l->b, ll_as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, rows * cols * eb), ""), "");
         Tile t = tile_make(l, rows, cols, eb, 0, base);
         int vcols = tir_vtype(f, i->ops[2])->shape[1];
         if (vcols != bt->shape[2]) stage_cols(l, i->ops[2], &t, false, (int)i->a.ival, bt->shape[2]); /* a column slice */

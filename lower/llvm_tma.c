@@ -67,11 +67,6 @@ static LLVMValueRef i1_of(LL *l, LLVMValueRef v) {
     return LLVMGetIntTypeWidth(t) == 1 ? v : LLVMBuildICmp(l->b, LLVMIntNE, v, LLVMConstInt(t, 0, 0), "");
 }
 
-static LLVMValueRef as_i32(LL *l, LLVMValueRef v) {
-    unsigned w = LLVMGetIntTypeWidth(LLVMTypeOf(v));
-    return w == 32 ? v : w > 32 ? LLVMBuildTrunc(l->b, v, l->t_i32, "") : LLVMBuildSExt(l->b, v, l->t_i32, "");
-}
-
 /* The 32-bit shared address of byte `off` of the buffer value v (its scratch offset). */
 static LLVMValueRef saddr(LL *l, ValueId buf, LLVMValueRef off) {
     LLVMValueRef o = LLVMBuildAdd(l->b, ll_get(l, buf, NULL)[0], off, "");
@@ -79,7 +74,7 @@ static LLVMValueRef saddr(LL *l, ValueId buf, LLVMValueRef off) {
 }
 
 static LLVMValueRef bar_addr(LL *l, ValueId bars, LLVMValueRef stage) {
-    return saddr(l, bars, LLVMBuildMul(l->b, as_i32(l, stage), ll_i32(l, 8), ""));
+    return saddr(l, bars, LLVMBuildMul(l->b, ll_as_i32(l, stage), ll_i32(l, 8), ""));
 }
 
 /* The copies of tma_load i; the caller has elected the issuing thread. */
@@ -90,10 +85,10 @@ static void tma_copies(LL *l, Inst *i) {
     int eb = dtype_bits(bt->dt) / 8, contig = bt->layout->order[0] - 1;
     int rows = contig == 1 ? bt->shape[1] : bt->shape[2], cols = contig == 1 ? bt->shape[2] : bt->shape[1];
     int rb = cols * eb, panels = rb > 128 ? rb / 128 : 1;
-    LLVMValueRef stage_off = LLVMBuildMul(l->b, as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, rows * rb), "");
+    LLVMValueRef stage_off = LLVMBuildMul(l->b, ll_as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, rows * rb), "");
     LLVMValueRef bar = bar_addr(l, i->ops[2], ll_get(l, i->ops[1], NULL)[0]);
     LLVMValueRef coord[TMA_MAX_RANK];
-    for (int d = 0; d < tm->rank; d++) coord[d] = as_i32(l, ll_get(l, i->ops[4 + d], NULL)[0]);
+    for (int d = 0; d < tm->rank; d++) coord[d] = ll_as_i32(l, ll_get(l, i->ops[4 + d], NULL)[0]);
     LLVMValueRef map = LLVMGetParam(l->fn, (unsigned)(f->nargs + i->a.ival));
     char text[256], cons[64];
     int q = snprintf(text, sizeof text,
@@ -133,12 +128,12 @@ static void tma_store(LL *l, Inst *i) {
     const TensorMap *tm = &f->tmaps[i->a.ival];
     const Type *bt = tir_vtype(f, i->ops[0]);
     int eb = dtype_bits(bt->dt) / 8, rows = bt->shape[1], rb = bt->shape[2] * eb, panels = rb > 128 ? rb / 128 : 1;
-    LLVMValueRef stage_off = LLVMBuildMul(l->b, as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, rows * rb), "");
+    LLVMValueRef stage_off = LLVMBuildMul(l->b, ll_as_i32(l, ll_get(l, i->ops[1], NULL)[0]), ll_i32(l, rows * rb), "");
     /* operands: $0 the flag, $1 the map, $2.. the coordinates, then the panel's shared address */
     LLVMValueRef args[3 + TMA_MAX_RANK];
     args[0] = issue_warp_flag(l);
     args[1] = LLVMGetParam(l->fn, (unsigned)(f->nargs + i->a.ival));
-    for (int d = 0; d < tm->rank; d++) args[2 + d] = as_i32(l, ll_get(l, i->ops[2 + d], NULL)[0]);
+    for (int d = 0; d < tm->rank; d++) args[2 + d] = ll_as_i32(l, ll_get(l, i->ops[2 + d], NULL)[0]);
     LLVMValueRef coord0 = args[2];
     char text[512], cons[64];
     RedKind kind = (RedKind)(i->a.ival2 - 1); /* a reduction (verified: one the map's type has) */
@@ -208,7 +203,7 @@ bool ll_emit_tma(LL *l, Inst *i) {
         return true;
     }
     case OP_MBAR_WAIT: {
-        LLVMValueRef args[2] = {bar_addr(l, i->ops[0], ll_get(l, i->ops[1], NULL)[0]), as_i32(l, ll_get(l, i->ops[2], NULL)[0])};
+        LLVMValueRef args[2] = {bar_addr(l, i->ops[0], ll_get(l, i->ops[1], NULL)[0]), ll_as_i32(l, ll_get(l, i->ops[2], NULL)[0])};
         LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "mbar.wait");
         LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "mbar.done");
         if (i->nops > 3) LLVMBuildCondBr(l->b, i1_of(l, ll_get(l, i->ops[3], NULL)[0]), loop, done);

@@ -1374,3 +1374,51 @@ Test(lang_run, float_literals_exact_until_typed) {
     }
     unload(&k);
 }
+
+/* A dot in a loop over an i64 range (K or BK typed i64, as for bounds near i32's limit): the software
+ * pipeline's stage counters take the induction variable's type, and the shared-memory offsets built from
+ * them were an i64 times an i32 in the LLVM IR ("internal error: generated LLVM IR is invalid", probe Z F15).
+ * A is [K, 16] row-major, K = 40 (two and a half blocks); C = sum over blocks T T of its 16 x 16 blocks (rows
+ * past K zero), f16 operands of small integers: exact in f32. */
+Test(lang_run, dot_in_an_i64_loop) {
+    static const char *src =
+        "kernel k(a: *f16, out: *f32, K: i64, const BK: i64 = 16) {\n"
+        "    let r = arange(0, 16);\n"
+        "    let c = arange(0, BK);\n"
+        "    let acc = zeros([16, 16], f32);\n"
+        "    for k0 in range(0, K, BK) {\n"
+        "        let kk = k0 + c;\n"
+        "        let t = load(a + kk[:, None] * 16 + r[None, :], kk[:, None] < K, 0.0);\n"
+        "        acc = dot(t, t, acc);\n"
+        "    }\n"
+        "    store(out + r[:, None] * 16 + r[None, :], acc);\n"
+        "}\n";
+    char *ptx = compile_ptx(src, "sm_80");
+    cr_expect(strstr(ptx, "cp.async"), "the dot's operand is pipelined (the case that failed):\n%s", ptx);
+    free(ptx);
+    free(compile_ptx(src, "sm_90a")); /* through tensor maps there (their launch needs the runtime's maps: compiled only) */
+    K k;
+    load_src_on(&k, src, "k", "sm_80", "emu");
+    enum { KD = 40 };
+    uint16_t a[KD * 16];
+    float o[256];
+    int av[KD * 16];
+    for (int i = 0; i < KD * 16; i++) av[i] = (i * 7) % 5 - 2, a[i] = f16_from((float)av[i]);
+    for (int i = 0; i < 256; i++) o[i] = NAN;
+    uint64_t da = upload(&k, a, sizeof a), d_o = upload(&k, o, sizeof o);
+    int64_t kd = KD;
+    void *params[] = {&da, &d_o, &kd};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) {
+            int want = 0;
+            for (int k0 = 0; k0 < KD; k0 += 16)
+                for (int m = 0; m < 16; m++) {
+                    int x = k0 + i < KD ? av[(k0 + i) * 16 + m] : 0, y = k0 + m < KD ? av[(k0 + m) * 16 + j] : 0;
+                    want += x * y;
+                }
+            cr_assert_eq(o[i * 16 + j], (float)want, "C[%d][%d] = %g, want %d", i, j, o[i * 16 + j], want);
+        }
+    unload(&k);
+}
