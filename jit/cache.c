@@ -811,7 +811,7 @@ tile_status tile_cache_compile_source(const char *cache_dir, const char *name, c
         out->diagnostics = strdup("error: the source is NULL");
         return TILE_ERROR_INVALID_VALUE;
     }
-    SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
+    SrcFile src = {.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)};
     return jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache);
 }
 

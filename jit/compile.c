@@ -238,6 +238,12 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
     double pass_s[64] = {0};
     LlvmResult lr = {0};
 
+    if (o->num_sms < 0 || o->num_sms > 65536) { /* 0: the default; the CLI's --num-sms takes 1..65536 */
+        diag_error(&d, (Loc){0}, "num_sms is %d: 0 (the default) or 1..65536", o->num_sms);
+        st = TILE_ERROR_INVALID_VALUE;
+        goto done;
+    }
+
     /* 1. defines */
     int nd = 0;
     for (const char *const *p = o->defines; p && *p; p++) nd++;
@@ -426,7 +432,7 @@ tile_status tile_compile_source(const char *name, const char *source, const tile
         out->diagnostics = strdup("error: the source is NULL");
         return TILE_ERROR_INVALID_VALUE;
     }
-    SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
+    SrcFile src = {.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)};
     return compile(&src, opt, out);
 }
 

@@ -269,7 +269,7 @@ tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, cons
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: out is NULL");
     *out = NULL;
     if (!source) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: source is NULL");
-    SrcFile src = {.name = name ? name : "<source>", .text = source, .len = strlen(source)};
+    SrcFile src = {.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)};
     tile_compile_options o;
     tile_status st = load_options(ctx, opt, &o);
     if (st != TILE_OK) return st;

@@ -396,7 +396,7 @@ tile_status tile_tune_space_source(const char *name, const char *source, const c
     if (!out) return TILE_ERROR_INVALID_VALUE;
     memset(out, 0, sizeof *out);
     if (!source || !kernel) return TILE_ERROR_INVALID_VALUE;
-    return space_of(&(SrcFile){.name = name ? name : "<source>", .text = source, .len = strlen(source)}, kernel, out, errmsg);
+    return space_of(&(SrcFile){.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)}, kernel, out, errmsg);
 }
 
 void tile_tune_space_free(tile_tune_space *s) {

@@ -249,7 +249,8 @@ static bool combine(Gen *g, const Decl *fn, Op op, int n, const Val *a, const Va
         Val v = r.k == V_TUPLE ? r.elems[k] : r;
         bool fits = v.k == V_CT || (v.k == V_RT && (v.t->rank == 0 || (v.t->rank == like->rank && !memcmp(v.t->shape, like->shape, sizeof(int32_t) * v.t->rank))));
         if (!fits || val_dtype(v) == DT_PTR) {
-            diag_error(g->d, loc, "combine function '%s' returns '%s' where its operands are %s", fn->name, gen_val_type_name(g, v),
+            diag_error(g->d, loc, "combine function '%s' returns '%s' where its operands are %s", fn->name,
+                       v.k == V_RT ? gen_type_desc(g, v.t) : gen_val_type_name(g, v),
                        gen_type_desc(g, tir_with_shape(g->m, xs[k].t, like->rank, like->shape)));
             return false;
         }

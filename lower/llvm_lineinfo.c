@@ -53,7 +53,7 @@ static int file_index(LL *l, const SrcFile *src) {
         li->files = realloc(li->files, sizeof *li->files * (size_t)li->capfiles);
         if (!li->files) out_of_memory();
     }
-    const char *name = src && src->name ? src->name : "<source>";
+    const char *name = src && src->name && *src->name ? src->name : "<source>"; /* LLVM refuses an empty file name */
     li->files[li->nfiles].src = src;
     li->files[li->nfiles].file = LLVMDIBuilderCreateFile(li->dib, name, strlen(name), "", 0);
     li->files[li->nfiles].scope = NULL;

@@ -894,6 +894,14 @@ Test(lang_diag, typed_const_values_exact) {
  * const given 2, defines of launch metadata that are not integers (reported with no location), digit
  * separators that separate nothing, a float constant carried into an integer variable (silently truncated),
  * a const parameter declared a pointer. */
+Test(lang_diag, combine_returning_a_tensor) {
+    /* the message named the element type only: "returns 'i32' where its operands are i32" (probe Z F14) */
+    expect_diag("fn f(a, b) { return arange(0, 4); }\nkernel k(x: *f32) { let r = reduce(arange(0, 16), 0, f); }\n",
+                "t.tile:2:29: error: combine function 'f' returns 'tensor<4xi32>' where its operands are i32\n"
+                "  kernel k(x: *f32) { let r = reduce(arange(0, 16), 0, f); }\n"
+                "                              ^\n");
+}
+
 Test(lang_diag, values_that_do_not_fit) {
     expect_diag("kernel k(x: *f32) {\n    store(x, exp(load(x), -5));\n}\n",
                 "t.tile:2:27: error: argument 'exact' of 'exp' is a switch (true or false), got -5\n"

@@ -678,6 +678,24 @@ Test(runtime, context_per_target) {
 
 /* A define whose value is wrong for its name is the caller's mistake, as an unknown name is:
  * TILE_ERROR_INVALID_VALUE with the diagnostic at "<-D NAME>" (it was TILE_ERROR_COMPILE). */
+/* An empty source name is the default name, as NULL is (line info refused it: "internal error: generated LLVM
+ * IR is invalid: invalid filename", probe Z F9). */
+Test(runtime, empty_source_name) {
+    tile_compile_options o = {.size = sizeof o};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("", "kernel k(x: *i32) { store(x, num_sms()); }", &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(strstr(c.ptx, "<source>"), "%s", c.ptx);
+    tile_compiled_free(&c);
+    cr_assert_eq(tile_compile_source("", "kernel k(x: *i32) { store(x, zz); }", &o, &c), TILE_ERROR_COMPILE);
+    cr_expect(strstr(c.diagnostics, "<source>:1:30: error: unknown name 'zz'"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    /* a negative num_sms was taken as the default (probe Z F10) */
+    o.num_sms = -3;
+    cr_assert_eq(tile_compile_source("t.tile", "kernel k(x: *i32) { store(x, num_sms()); }", &o, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(c.diagnostics, "num_sms is -3"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
 Test(runtime, bad_define_values) {
     const char *src = "kernel k(x: *f32, const B: i32 = 16) { store(x + arange(0, B), 1.0); }";
     const char *const bad[][2] = {{"B=banana", "<-D B>:1:1: error: 'B' is i32, but its value is the string \"banana\""},
