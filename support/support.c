@@ -227,7 +227,10 @@ void diag_render_one(const DiagMsg *m, Str *out) {
     if (p + len > e) str_puts(out, "...");
     str_puts(out, "\n  ");
     for (uint32_t i = 0; i < lead; i++) str_putc(out, ' ');
-    for (uint32_t i = from + 1; i < m->loc.col && i - from <= width; i++) str_putc(out, ' ');
+    /* one space a character before the column (columns count bytes: a UTF-8 character's continuation bytes take
+     * no cell of their own) */
+    for (uint32_t i = from + 1; i < m->loc.col && i - from <= width; i++)
+        if (((unsigned char)p[i - 1] & 0xC0) != 0x80) str_putc(out, ' ');
     str_puts(out, "^\n");
 }
 

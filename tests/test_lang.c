@@ -894,6 +894,15 @@ Test(lang_diag, typed_const_values_exact) {
  * const given 2, defines of launch metadata that are not integers (reported with no location), digit
  * separators that separate nothing, a float constant carried into an integer variable (silently truncated),
  * a const parameter declared a pointer. */
+/* The caret stands under the column after UTF-8 text on the line (it counted bytes: 6 cells too far right here,
+ * probe Z F16); the column itself counts bytes. */
+Test(lang_diag, caret_after_utf8) {
+    expect_diag("kernel k(x: *f32) { /* \xc3\xa9\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac */ store(x, zz); }\n",
+                "t.tile:1:47: error: unknown name 'zz'\n"
+                "  kernel k(x: *f32) { /* \xc3\xa9\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac */ store(x, zz); }\n"
+                "                                          ^\n");
+}
+
 Test(lang_diag, combine_returning_a_tensor) {
     /* the message named the element type only: "returns 'i32' where its operands are i32" (probe Z F14) */
     expect_diag("fn f(a, b) { return arange(0, 4); }\nkernel k(x: *f32) { let r = reduce(arange(0, 16), 0, f); }\n",
