@@ -27,7 +27,8 @@ static const char *literal_text(Arena *a, const Node *n) {
     const char *sign = "";
     if (n->kind == N_UNARY && n->op == TK_MINUS) sign = "-", n = n->lhs;
     switch (n->kind) {
-    case N_INT: return arena_printf(a, "%s%lld", sign, (long long)n->ival);
+    case N_INT: return n->ty.dt == DT_U64 ? arena_printf(a, "%s%llu", sign, (unsigned long long)n->ival)
+                                          : arena_printf(a, "%s%lld", sign, (long long)n->ival);
     case N_FLOAT: return arena_printf(a, "%s%.17g", sign, n->fval);
     case N_BOOL: return *sign ? NULL : n->ival ? "true" : "false";
     case N_DTYPE: return *sign || n->ty.nptr ? NULL : dtype_name(n->ty.dt);

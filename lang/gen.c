@@ -632,6 +632,9 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
 }
 
 static Val gen_unary(Gen *g, const Node *n) {
+    /* -9223372036854775808: the literal alone is a u64 (above i64), its negation i64's least value */
+    if (n->op == TK_MINUS && n->lhs->kind == N_INT && n->lhs->ty.dt == DT_U64 && n->lhs->ival == INT64_MIN)
+        return val_ct_int(INT64_MIN, DT_I64);
     Val v = gen_expr(g, n->lhs);
     Loc loc = n->oploc;
     if (!val_is_value(g, v, n->lhs->loc)) return val_err();
@@ -819,7 +822,7 @@ static Val compare_names(Gen *g, TokKind op, Val a, Val b, Loc loc) {
 
 static Val gen_expr1(Gen *g, const Node *n) {
     switch (n->kind) {
-    case N_INT: return val_ct_int(n->ival, fits_i32(n->ival) ? DT_I32 : DT_I64);
+    case N_INT: return val_ct_int(n->ival, n->ty.dt == DT_U64 ? DT_U64 : fits_i32(n->ival) ? DT_I32 : DT_I64);
     case N_FLOAT: return val_ct_float(n->fval, DT_F32); /* exact until it takes a type (ct_const, casts): 0.1 with f64 is 0.1 */
     case N_BOOL: return val_ct_int(n->ival, DT_I1);
     case N_NONE: return (Val){.k = V_NONE};

@@ -127,8 +127,11 @@ static void lex_number(Lexer *l) {
     }
     int shown = (int)(q - s) > 40 ? 40 : (int)(q - s);
     if (bad) diag_error(l->d, loc, "invalid integer literal '%.*s'", shown, s);
-    else if (big || v > (uint64_t)INT64_MAX) diag_error(l->d, loc, "integer literal '%.*s' is too large", shown, s);
-    else t->ival = (int64_t)v;
+    else if (big) diag_error(l->d, loc, "integer literal '%.*s' is too large (more than 64 bits)", shown, s);
+    else {
+        t->ival = (int64_t)v;
+        if (v > (uint64_t)INT64_MAX) t->dt = DT_U64; /* 0xFFFFFFFFFFFFFFFF: a u64, as Triton's */
+    }
 }
 
 /* string = '"' { char | '\"' | '\\' } '"' on one line */

@@ -152,6 +152,7 @@ static Node *primary(Parser *p) {
         next(p);
         n = new_node(p, N_INT, t->loc);
         n->ival = t->ival;
+        n->ty.dt = t->dt == DT_U64 ? DT_U64 : DT_VOID; /* above i64: a u64 literal */
         return n;
     case TK_FLOAT:
         next(p);

@@ -1422,3 +1422,29 @@ Test(lang_run, dot_in_an_i64_loop) {
         }
     unload(&k);
 }
+
+/* 64-bit bit patterns: a literal above i64 is a u64 (0xFFFFFFFFFFFFFFFF was "too large"), and
+ * -9223372036854775808 is i64's least value (probe Z F13). */
+Test(lang_run, u64_literals) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *u64, y: *i64) {\n"
+             "    store(x, 0xFFFFFFFFFFFFFFFF);\n"
+             "    store(x + 1, load(x + 2) & 0x8000000000000000);\n"
+             "    store(y, -9223372036854775808);\n"
+             "    store(y + 1, 9223372036854775807);\n"
+             "}\n",
+             "k");
+    uint64_t x[3] = {0, 0, 0xC000000000000123ull};
+    int64_t y[2] = {0, 0};
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y);
+    void *params[] = {&dx, &dy};
+    launch(&k, 1, params);
+    download(&k, x, dx, sizeof x);
+    download(&k, y, dy, sizeof y);
+    cr_expect_eq(x[0], UINT64_MAX);
+    cr_expect_eq(x[1], 0x8000000000000000ull);
+    cr_expect_eq(y[0], INT64_MIN);
+    cr_expect_eq(y[1], INT64_MAX);
+    unload(&k);
+}
