@@ -65,10 +65,11 @@ typedef struct TypeRef {
     const char *name;  /* a named type: a compile-time constant whose value is a type (`*DT`), resolved
                         * where the type is used; NULL: dt */
     Loc loc;           /* the name */
+    struct Node *call; /* a call giving a type (`dtype_of(x)`), evaluated where the type is used; NULL: none */
 } TypeRef;
 
 /* A type was written (a type name or a named type). */
-static inline bool tyref_given(TypeRef t) { return t.dt != DT_VOID || t.name; }
+static inline bool tyref_given(TypeRef t) { return t.dt != DT_VOID || t.name || t.call; }
 
 typedef enum NodeKind {
     /* expressions */

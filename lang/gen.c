@@ -140,8 +140,16 @@ static const Type *named_type(Gen *g, TypeRef r) {
     return NULL;
 }
 
+/* What a type written as a call (dtype_of(x)) gives; NULL after an error. */
+static const Type *call_type(Gen *g, TypeRef r) {
+    Val v = gen_expr(g, r.call);
+    if (v.k == V_DTYPE) return v.t;
+    if (v.k != V_ERR) diag_error(g->d, r.loc, "this call is used as a type, but it gives %s", gen_val_type_name(g, v));
+    return NULL;
+}
+
 const Type *gen_type_ref(Gen *g, TypeRef r) {
-    const Type *named = r.name ? named_type(g, r) : NULL;
+    const Type *named = r.call ? call_type(g, r) : r.name ? named_type(g, r) : NULL;
     const Type *t = named ? named : tir_scalar(g->m, r.dt == DT_VOID ? DT_F32 : r.dt);
     for (int i = 0; i < r.nptr; i++) t = tir_ptr(g->m, t);
     return t;

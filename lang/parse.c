@@ -111,7 +111,10 @@ static void leave(Parser *p) { p->depth--; }
 static Node *expr(Parser *p);
 static Node *block(Parser *p);
 
-/* type = SCALAR_TYPE | IDENT | "*" type   (IDENT: a compile-time constant whose value is a type) */
+static Node *postfix(Parser *p);
+
+/* type = SCALAR_TYPE | IDENT | call | "*" type   (IDENT: a compile-time constant whose value is a type;
+ * call: one that gives a type, dtype_of(x)) */
 static TypeRef type(Parser *p) {
     TypeRef t = {.dt = DT_VOID};
     while (accept(p, TK_STAR)) {
@@ -120,6 +123,11 @@ static TypeRef type(Parser *p) {
     }
     if (at(p, TK_TYPE)) {
         t.dt = next(p)->dt;
+        return t;
+    }
+    if (at(p, TK_IDENT) && peek2(p)->kind == TK_LPAREN) {
+        t.loc = peek(p)->loc;
+        t.call = postfix(p);
         return t;
     }
     if (at(p, TK_IDENT)) {

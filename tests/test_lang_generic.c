@@ -160,6 +160,15 @@ Test(lang_generic, names_that_are_not_types) {
     expect_error("kernel k(x: *N, const N: i32 = 4) { }\n", "t.tile:1:14", "'N' is used as a type, but it is a compile-time i32");
     expect_error("kernel k(x: *Q) { }\n", "t.tile:1:14", "unknown type 'Q'");
     expect_error("const T = \"x\";\nkernel k(x: *T) { }\n", "t.tile:2:14", "'T' is used as a type, but it is the string \"x\"");
+    /* a call giving a type stands for it (dtype_of(v), probe Z F12); one giving a value is an error at the call */
+    expect_error("kernel k(x: *f32) { let v = load(x); let c = v as abs(v); }\n", "t.tile:1:51",
+                 "this call is used as a type, but it gives f32");
+    tile_compile_options o = {.tir_only = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", "kernel k(x: *f16, y: *f32) {\n    let v = load(y);\n    let a = load(x) as dtype_of(v);\n"
+                                     "    let b: dtype_of(v) = 1.5;\n    store(y, a + b);\n}\n", &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(strstr(c.tir, "cast") && strstr(c.tir, ": f32"), "%s", c.tir);
+    tile_compiled_free(&c);
     expect_error("fn f() { }\nkernel k(x: *f) { }\n", "t.tile:2:14", "'f' is a function, not a type");
     expect_error("kernel k(x: *f32) { let y: S = 1; }\n", "t.tile:1:28", "unknown type 'S'");
     /* a function's parameter type may name another parameter; a non-type there is reported at the type */
