@@ -251,8 +251,10 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
         if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
         uint16_t ww = s->wwarp & EMU_SH_WARP, rw = s->rwarp & EMU_SH_WARP;
         bool wstrong = s->wwarp & EMU_SH_STRONG, rstrong = s->rwarp & EMU_SH_STRONG;
-        if (s->wclk && s->wtid != me && !(strong && wstrong) && !(write && b->wval && b->shared[addr + i] == b->wval[i]) &&
-            v[ww] < s->wclk && !(ww == w && warp_ordered(b, t, s->wtid, s->wgen)))
+        bool unordered = s->wclk && s->wtid != me && !(strong && wstrong) && v[ww] < s->wclk &&
+                         !(ww == w && warp_ordered(b, t, s->wtid, s->wgen));
+        bool same = write && b->wval && b->shared[addr + i] == b->wval[i]; /* the bytes already there: no hazard */
+        if (unordered && !same)
             return race_report(b, t, in, addr + i, write ? "write after write" : "read after write", s->wtid, s->wline, true, -1);
         if (write) {
             if (s->rclk && !(strong && rstrong)) {
@@ -270,6 +272,9 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
                 rset_drop(b, s);
                 s->rclk = 0;
             }
+            /* the same bytes stored again while an earlier write is unordered with this one: that earlier write stays
+             * the one later accesses are checked against (taking this one's place would hide its race with them) */
+            if (unordered) continue;
             s->wclk = clk;
             s->wtid = me;
             s->wwarp = (uint16_t)(w | (strong ? EMU_SH_STRONG : 0));

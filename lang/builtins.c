@@ -9,10 +9,7 @@
  *      bounds) and the types and shapes of the rest;
  *   3. makes promotion and broadcasting explicit (gen_coerce) and emits the
  *      op with its attributes.
- * Memory ops are strict where silent conversion would hide bugs: a mask,
- * `other` and a stored value broadcast to the pointers' shape but never grow
- * it, and a stored value must have the pointee's dtype; constants are
- * converted freely (literals are weak). */
+ * Memory ops (loads, stores, atomics) are builtins_mem.c's. */
 #include "builtins.h"
 
 #include <float.h>
@@ -177,7 +174,7 @@ static bool ct_int(Call *c, int i, const char *pname, int64_t *out) {
 
 /* A compile-time switch (exact=, keep_dims=, reverse=, ...): true, false, 1 or 0; any other value is an error
  * at the argument (exp(x, -5) was taken as exact=true). */
-static bool ct_flag(Call *c, int i, const char *pname, int64_t *out) {
+bool bi_ct_flag(Call *c, int i, const char *pname, int64_t *out) {
     if (!ct_int(c, i, pname, out)) return false;
     if (*out == 0 || *out == 1) return true;
     diag_error(c->g->d, c->loc[i], "argument '%s' of '%s' is a switch (true or false), got %lld", pname, c->bi->name, (long long)*out);
@@ -348,7 +345,7 @@ static Val bi_math(Call *c) {
     if (c->bi->op == OP_ABS && dt == DT_I1) dt = DT_I32;
     /* exp/exp2: `exact=true` asks for the full-range form (no flush to zero); tanh: the accurate one */
     int64_t exact = 0;
-    if (has(c, 1) && !ct_flag(c, 1, "exact", &exact)) return val_err();
+    if (has(c, 1) && !bi_ct_flag(c, 1, "exact", &exact)) return val_err();
     ValueId v = gen_coerce(g, x, dt, NULL, val_rank(x), val_shape(x), c->loc[0]);
     Inst *in = gen_emit_inst(g, c->node->loc, c->bi->op, &v, 1, tir_vtype(g->f, v));
     in->a.ival = exact != 0;
@@ -419,7 +416,7 @@ static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
     if (!numeric(c, 0) || !tensor_arg(c, 0)) return val_err();
     Val x = c->v[0];
     int64_t keep_dims = 0;
-    if (keep >= 0 && has(c, keep) && !ct_flag(c, keep, "keep_dims", &keep_dims)) return val_err();
+    if (keep >= 0 && has(c, keep) && !bi_ct_flag(c, keep, "keep_dims", &keep_dims)) return val_err();
     if (kind == RED_SUM) {
         DType to = x.t->dt;
         const Type *t;
@@ -453,253 +450,6 @@ static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
     while (x.k == V_RT && x.t->rank > 0) x = reduce_once(c, x, 0, kind, op);
     for (int k = 0; keep_dims && k < rank; k++) x = gen_expand_dims(g, x, 0, c->node->loc);
     return x;
-}
-
-/* Whether shape (r, s) broadcasts to pt's shape without growing it. */
-static bool fits_ptr_shape(int r, const int32_t *s, const Type *pt) {
-    bool fits = r <= pt->rank;
-    for (int k = 0; fits && k < r; k++) fits = s[r - 1 - k] == 1 || s[r - 1 - k] == pt->shape[pt->rank - 1 - k];
-    return fits;
-}
-
-/* The mask argument i of a memory op on pointers of type pt: i1, broadcast
- * to the pointers' shape.  0 when absent or constant true. */
-static bool mask_arg(Call *c, int i, const Type *pt, ValueId *out) {
-    Gen *g = c->g;
-    *out = 0;
-    if (!has(c, i)) return true;
-    Val m = c->v[i];
-    if (!val_is_value(g, m, c->loc[i])) return false;
-    if (val_dtype(m) != DT_I1) {
-        diag_error(g->d, c->loc[i], "mask of '%s' must be i1, got '%s'", c->bi->name, gen_val_type_name(g, m));
-        return false;
-    }
-    if (m.k == V_CT && m.i) return true;
-    if (!fits_ptr_shape(val_rank(m), val_shape(m), pt)) {
-        diag_error(g->d, c->loc[i], "mask shape %s does not broadcast to pointer shape %s", gen_shape_str(g, m.t->rank, m.t->shape),
-                   gen_shape_str(g, pt->rank, pt->shape));
-        return false;
-    }
-    *out = gen_coerce(g, m, DT_I1, NULL, pt->rank, pt->shape, c->loc[i]);
-    return true;
-}
-
-bool bi_ptr_arg(Call *c, int i) {
-    Val p = c->v[i];
-    if (!val_is_value(c->g, p, c->loc[i])) return false;
-    if (val_dtype(p) != DT_PTR) {
-        diag_error(c->g->d, c->loc[i], "'%s' expects a pointer, got '%s'", c->bi->name, gen_val_type_name(c->g, p));
-        return false;
-    }
-    return true;
-}
-
-/* A value written through pointers pt: the pointee's dtype exactly (constants
- * convert), broadcast to the pointers' shape. */
-static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
-    Gen *g = c->g;
-    Val v = c->v[i];
-    const Type *elem = pt->pointee;
-    if (!val_is_value(g, v, c->loc[i])) return false;
-    if (v.k == V_CT) {
-        if (elem->dt == DT_PTR) {
-            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s'", c->bi->name, dtype_name(v.dt), gen_type_name(g, tir_elem(g->m, pt)));
-            return false;
-        }
-        *out = gen_coerce(g, v, elem->dt, NULL, pt->rank, pt->shape, c->loc[i]);
-        return true;
-    }
-    if (tir_elem(g->m, v.t) != elem) {
-        const char *have = gen_type_name(g, v.t), *ptr = gen_type_name(g, tir_elem(g->m, pt));
-        if (elem->dt == DT_PTR || v.t->dt == DT_PTR)
-            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s'", c->bi->name, have, ptr);
-        else
-            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s': cast it with 'as %s'", c->bi->name, have, ptr, dtype_name(elem->dt));
-        return false;
-    }
-    if (!fits_ptr_shape(v.t->rank, v.t->shape, pt)) {
-        diag_error(g->d, c->loc[i], "cannot %s a value of shape %s through pointers of shape %s", c->bi->name,
-                   gen_shape_str(g, v.t->rank, v.t->shape), gen_shape_str(g, pt->rank, pt->shape));
-        return false;
-    }
-    *out = gen_coerce(g, v, elem->dt, elem->pointee, pt->rank, pt->shape, c->loc[i]);
-    return true;
-}
-
-/* cache_modifier="..." (argument i), eviction_policy="..." (i + 1), volatile=true (i + 2, loads):
- * the attr cache of the load or store (tir.h), or false with a located error.  PTX has
- * `ld.global{.cop}`, `ld.global{.L1::evict_*}` and `ld.volatile.global`, not two of them. */
-static bool cache_args(Call *c, int i, bool store, uint8_t *out) {
-    static const char *const cops_ld[] = {".ca", ".cg", ".cs", ".lu", ".cv"}, *const cops_st[] = {".wb", ".cg", ".cs", ".wt"};
-    const char *const *ok = store ? cops_st : cops_ld;
-    int nok = store ? 4 : 5, cop = 0, ev = 0;
-    int64_t vol = 0;
-    *out = 0;
-    if (c->str[i]) {
-        for (int k = 0; k < nok && !cop; k++)
-            if (!strcmp(c->str[i], ok[k]))
-                for (int j = 1; j < COP_COUNT; j++)
-                    if (!strcmp(tir_cop_names[j], ok[k])) cop = j;
-        if (!cop) {
-            Str list = {0};
-            for (int k = 0; k < nok; k++) str_printf(&list, "%s\"%s\"", k ? (k == nok - 1 ? " or " : ", ") : "", ok[k]);
-            diag_error(c->g->d, c->loc[i], "unknown cache_modifier \"%s\" of '%s': expected %s", c->str[i], c->bi->name, list.buf);
-            str_free(&list);
-            return false;
-        }
-    }
-    if (c->str[i + 1]) {
-        for (int k = 1; k < EVICT_COUNT && !ev; k++)
-            if (!strcmp(c->str[i + 1], tir_evict_names[k])) ev = k;
-        if (!ev) {
-            diag_error(c->g->d, c->loc[i + 1], "unknown eviction_policy \"%s\" of '%s': expected \"evict_normal\", \"evict_first\", "
-                       "\"evict_last\", \"evict_unchanged\" or \"no_allocate\"", c->str[i + 1], c->bi->name);
-            return false;
-        }
-    }
-    if (!store && has(c, i + 2) && !ct_flag(c, i + 2, "volatile", &vol)) return false;
-    if ((cop != 0) + (ev != 0) + (vol != 0) > 1) {
-        diag_error(c->g->d, c->node->loc, "'%s' takes one of cache_modifier, eviction_policy and volatile=true: PTX has no "
-                   "instruction with two of them", c->bi->name);
-        return false;
-    }
-    *out = (uint8_t)(cop | ev << 3 | (vol ? TIR_CACHE_VOLATILE : 0));
-    return true;
-}
-
-Val bi_load(Call *c) {
-    Gen *g = c->g;
-    if (!bi_block_ptr_access(c, false) || !bi_ptr_arg(c, 0)) return val_err();
-    const Type *pt = c->v[0].t;
-    const Type *res = tir_type(g->m, pt->pointee->dt, pt->rank, pt->shape, pt->pointee->pointee, NULL);
-    ValueId ops[3] = {c->v[0].v};
-    int n = 1;
-    if (!mask_arg(c, 1, pt, &ops[1])) return val_err();
-    if (ops[1]) n = 2;
-    if (has(c, 2)) {
-        Val o = c->v[2];
-        if (!val_is_value(g, o, c->loc[2])) return val_err();
-        if (o.k == V_RT && tir_elem(g->m, o.t) != pt->pointee) {
-            diag_error(g->d, c->loc[2], "'other' of 'load' has type '%s' but the loaded values are '%s'", gen_type_name(g, o.t),
-                       gen_type_name(g, pt->pointee));
-            return val_err();
-        }
-        if (o.k == V_CT && pt->pointee->dt == DT_PTR) {
-            diag_error(g->d, c->loc[2], "'other' of 'load' must be a pointer");
-            return val_err();
-        }
-        int r;
-        int32_t s[TIR_MAX_RANK];
-        if (!gen_broadcast_shapes(g, val_rank(o), val_shape(o), pt->rank, pt->shape, &r, s, c->loc[2])) return val_err();
-        if (r != pt->rank || memcmp(s, pt->shape, sizeof(int32_t) * (size_t)r)) {
-            diag_error(g->d, c->loc[2], "'other' of shape %s does not fit pointer shape %s", gen_shape_str(g, val_rank(o), val_shape(o)),
-                       gen_shape_str(g, pt->rank, pt->shape));
-            return val_err();
-        }
-        if (n == 2) ops[n++] = gen_coerce(g, o, res->dt, res->pointee, res->rank, res->shape, c->loc[2]);
-    }
-    uint8_t cache;
-    if (!cache_args(c, 3, false, &cache)) return val_err();
-    Inst *in = gen_emit_inst(g, c->node->loc, OP_LOAD, ops, n, res);
-    in->a.cache = cache;
-    return rt(g, in->res[0]);
-}
-
-Val bi_store(Call *c) {
-    Gen *g = c->g;
-    if (!bi_block_ptr_access(c, true) || !bi_ptr_arg(c, 0)) return val_err();
-    const Type *pt = c->v[0].t;
-    ValueId ops[3] = {c->v[0].v};
-    uint8_t cache;
-    if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2]) || !cache_args(c, 3, true, &cache)) return val_err();
-    gen_emit_inst(g, c->node->loc, OP_STORE, ops, ops[2] ? 3 : 2, NULL)->a.cache = cache;
-    return (Val){.k = V_VOID};
-}
-
-static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out);
-
-/* atomic_load(ptr, mask, sem="acquire", scope="gpu") and atomic_store(ptr, value, mask, sem="release",
- * scope="gpu"), Triton's: each element one `ld.SEM.SCOPE.global` / `st.SEM.SCOPE.global` (sem relaxed,
- * or acquire for a load and release for a store); a masked-off element loads 0. */
-static Val bi_atomic_access(Call *c, bool store) {
-    Gen *g = c->g;
-    if (!bi_ptr_arg(c, 0)) return val_err();
-    const Type *pt = c->v[0].t;
-    int mi = store ? 2 : 1;
-    uint8_t sem = store ? SEM_RELEASE : SEM_ACQUIRE, scope;
-    if (c->str[mi + 1]) {
-        MemSem other = store ? SEM_RELEASE : SEM_ACQUIRE;
-        if (strcmp(c->str[mi + 1], tir_sem_names[SEM_RELAXED]) && strcmp(c->str[mi + 1], tir_sem_names[other])) {
-            diag_error(g->d, c->loc[mi + 1], "unknown memory ordering \"%s\" of '%s': expected \"%s\" or \"relaxed\"", c->str[mi + 1],
-                       c->bi->name, tir_sem_names[other]);
-            return val_err();
-        }
-        sem = strcmp(c->str[mi + 1], tir_sem_names[SEM_RELAXED]) ? (uint8_t)other : (uint8_t)SEM_RELAXED;
-    }
-    if (!enum_arg(c, mi + 2, "memory scope", tir_scope_names, SCOPE_COUNT, &scope)) return val_err();
-    ValueId ops[3] = {c->v[0].v};
-    Inst *in;
-    if (store) {
-        if (!stored_value(c, 1, pt, &ops[1]) || !mask_arg(c, 2, pt, &ops[2])) return val_err();
-        in = gen_emit_inst(g, c->node->loc, OP_STORE, ops, ops[2] ? 3 : 2, NULL);
-    } else {
-        if (!mask_arg(c, 1, pt, &ops[1])) return val_err();
-        in = gen_emit_inst(g, c->node->loc, OP_LOAD, ops, ops[1] ? 2 : 1,
-                           tir_type(g->m, pt->pointee->dt, pt->rank, pt->shape, pt->pointee->pointee, NULL));
-    }
-    in->a.cache = TIR_CACHE_STRONG;
-    in->a.sem = sem;
-    in->a.scope = scope;
-    return store ? (Val){.k = V_VOID} : rt(g, in->res[0]);
-}
-
-/* String argument i naming one of names[0..n) (names[0], the default, when absent). */
-static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out) {
-    *out = 0;
-    if (!c->str[i]) return true;
-    for (int k = 0; k < n; k++)
-        if (!strcmp(c->str[i], names[k])) {
-            *out = (uint8_t)k;
-            return true;
-        }
-    Str list = {0};
-    for (int k = 0; k < n; k++) str_printf(&list, "%s\"%s\"", k ? (k == n - 1 ? " or " : ", ") : "", names[k]);
-    diag_error(c->g->d, c->loc[i], "unknown %s \"%s\" of '%s': expected %s", what, c->str[i], c->bi->name, list.buf);
-    str_free(&list);
-    return false;
-}
-
-/* atomic_OP(ptr, value, mask, sem, scope) and atomic_cas(ptr, cmp, value, mask, sem, scope):
- * the old values, shaped like ptr (a scalar for a scalar pointer). */
-Val bi_atomic(Call *c) {
-    Gen *g = c->g;
-    if (!bi_ptr_arg(c, 0)) return val_err();
-    const Type *pt = c->v[0].t;
-    bool cas = c->bi->op == OP_ATOMIC_CAS;
-    DType dt = pt->pointee->dt;
-    int red = c->bi->red;
-    bool bitwise = !cas && (red == RED_AND || red == RED_OR || red == RED_XOR);
-    bool half = dt == DT_F16 || dt == DT_BF16;
-    if (dt == DT_PTR || dtype_is_storage(dt) || dt == DT_I1 || (bitwise && dtype_is_float(dt)) ||
-        (dtype_bits(dt) < 32 && !(half && !cas && red == RED_SUM))) {
-        diag_error(g->d, c->loc[0], "'%s' is not supported on '%s'%s", c->bi->name, gen_type_name(g, pt),
-                   half ? " (f16 and bf16 take atomic_add only)" : bitwise ? " (it needs integers)" : " (use 32- or 64-bit elements)");
-        return val_err();
-    }
-    const Type *res = tir_type(g->m, dt, pt->rank, pt->shape, NULL, NULL);
-    int mi = cas ? 3 : 2;
-    uint8_t sem, scope;
-    if (!enum_arg(c, mi + 1, "memory ordering", tir_sem_names, SEM_COUNT, &sem) ||
-        !enum_arg(c, mi + 2, "memory scope", tir_scope_names, SCOPE_COUNT, &scope))
-        return val_err();
-    ValueId ops[4] = {c->v[0].v};
-    if (!stored_value(c, 1, pt, &ops[1]) || (cas && !stored_value(c, 2, pt, &ops[2])) || !mask_arg(c, mi, pt, &ops[mi]))
-        return val_err();
-    Inst *in = gen_emit_inst(g, c->node->loc, c->bi->op, ops, ops[mi] ? mi + 1 : mi, res);
-    if (!cas) in->a.ival2 = red;
-    in->a.sem = sem;
-    in->a.scope = scope;
-    return rt(g, in->res[0]);
 }
 
 /* tf32x3: x = big + small with big = x with the low 13 mantissa bits cleared (a tf32
@@ -1172,7 +922,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
     case BI_INTERLEAVE: return compose_interleave(g, c->v[0], c->v[1], loc);
     case BI_CAT: {
         int64_t reorder = 0; /* accepted, never used: the order is always a then b */
-        if (has(c, 2) && !ct_flag(c, 2, "can_reorder", &reorder)) return val_err();
+        if (has(c, 2) && !bi_ct_flag(c, 2, "can_reorder", &reorder)) return val_err();
         return compose_cat(g, c->v[0], c->v[1], loc);
     }
     case BI_SPLIT: return compose_split(g, c->v[0], loc);
@@ -1206,7 +956,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
         int64_t flag = 0;
         bool bitwise = id == BI_XOR_SUM || id == BI_REDUCE_OR;
         int fi = id == BI_CUMPROD || bitwise ? 2 : 3; /* keep_dims or reverse */
-        if (has(c, fi) && !ct_flag(c, fi, id == BI_REDUCE || bitwise ? "keep_dims" : "reverse", &flag)) return val_err();
+        if (has(c, fi) && !bi_ct_flag(c, fi, id == BI_REDUCE || bitwise ? "keep_dims" : "reverse", &flag)) return val_err();
         if (id == BI_REDUCE) return compose_reduce(g, x, axis, c->fn[2], OP_COUNT, flag != 0, loc);
         if (id == BI_REDUCE_OR) { /* Triton's: integers (i1: any), every element when the axis is None */
             if (!numeric(c, 0)) return val_err();
@@ -1248,7 +998,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
             return compose_topk(g, c->v[0], k, loc);
         }
         int64_t desc = 0;
-        if (has(c, 2) && !ct_flag(c, 2, "descending", &desc)) return val_err();
+        if (has(c, 2) && !bi_ct_flag(c, 2, "descending", &desc)) return val_err();
         return compose_sort(g, c->v[0], desc != 0, loc);
     }
     case BI_HISTOGRAM: {
@@ -1444,7 +1194,7 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_DIV_RN:
     case BI_FDIV: { /* x / y on floats, rounded to nearest (what `/` is here; ieee_rounding is accepted) */
         int64_t ieee = 0;
-        if (has(&c, 2) && !ct_flag(&c, 2, "ieee_rounding", &ieee)) return val_err();
+        if (has(&c, 2) && !bi_ct_flag(&c, 2, "ieee_rounding", &ieee)) return val_err();
         for (int k = 0; k < 2; k++)
             if (!numeric(&c, k)) return val_err();
         return elementwise(&c, 0, 2, OP_DIV, true);
@@ -1481,7 +1231,7 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_BITCAST: { /* cast(x, T, bitcast=false), bitcast(x, T) */
         const Type *t;
         int64_t bc = id == BI_BITCAST;
-        if (!dtype_arg(&c, 1, &t) || (id == BI_CAST && has(&c, 2) && !ct_flag(&c, 2, "bitcast", &bc))) return val_err();
+        if (!dtype_arg(&c, 1, &t) || (id == BI_CAST && has(&c, 2) && !bi_ct_flag(&c, 2, "bitcast", &bc))) return val_err();
         return gen_convert(g, c.v[0], t, bc != 0, node->loc);
     }
     case BI_DTYPE_OF: { /* the element type of a value, as a type: cast(y, dtype_of(x)) */
@@ -1546,12 +1296,12 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_ARGMAX:
     case BI_ARGMIN: { /* tie_break_left: the lowest index either way (a valid answer for false too) */
         int64_t tb = 1;
-        if (has(&c, 2) && !ct_flag(&c, 2, "tie_break_left", &tb)) return val_err();
+        if (has(&c, 2) && !bi_ct_flag(&c, 2, "tie_break_left", &tb)) return val_err();
         return bi_reduce(&c, bi->red, OP_REDUCE, 3, -1);
     }
     case BI_CUMSUM: {
         int64_t rev = 0;
-        if (has(&c, 2) && !ct_flag(&c, 2, "reverse", &rev)) return val_err();
+        if (has(&c, 2) && !bi_ct_flag(&c, 2, "reverse", &rev)) return val_err();
         if (!rev) return bi_reduce(&c, RED_SUM, OP_SCAN, -1, 3);
         /* reverse: out[i] = x[n-1] + ... + x[i], the same order as a scan of flip(x) */
         int axis = 0;

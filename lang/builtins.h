@@ -1,5 +1,5 @@
-/* builtins.h - a built-in call being generated, shared by builtins.c and
- * descriptors.c (tensor descriptors and block pointers).  Internal to lang/. */
+/* builtins.h - a built-in call being generated, shared by builtins.c, builtins_mem.c (loads, stores,
+ * atomics) and descriptors.c (tensor descriptors and block pointers).  Internal to lang/. */
 #ifndef TILE_LANG_BUILTINS_H
 #define TILE_LANG_BUILTINS_H
 
@@ -36,10 +36,14 @@ static inline bool has(const Call *c, int i) { return c->arg[i] && c->v[i].k != 
 
 /* builtins.c */
 bool bi_shape_arg(Call *c, int i, int *rank, int32_t *shape); /* a compile-time shape: [64, 64], (64, 64) or 64 */
+bool bi_ct_flag(Call *c, int i, const char *pname, int64_t *out); /* a switch argument: true/false, 1/0 */
+
+/* builtins_mem.c */
 bool bi_ptr_arg(Call *c, int i);                              /* a pointer (scalar or tensor) */
 Val bi_load(Call *c);   /* load(ptr, mask, other, ...): block pointers through descriptors.c */
 Val bi_store(Call *c);  /* store(ptr, value, mask, ...) */
 Val bi_atomic(Call *c); /* atomic_OP(ptr, value, mask, sem, scope), atomic_cas */
+Val bi_atomic_access(Call *c, bool store); /* atomic_load(ptr, mask, sem, scope), atomic_store(ptr, value, mask, sem, scope) */
 
 /* descriptors.c */
 Val bi_make_desc(Call *c);              /* make_tensor_descriptor(base, shape, strides, block_shape) */

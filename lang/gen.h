@@ -96,6 +96,13 @@ typedef struct Gen {
 
 /* gen.c: values */
 Val gen_expr(Gen *g, const Node *n);
+/* stmt.c, for kernel.c */
+void gen_stmts(Gen *g, Node *const *st, int n);                          /* statements, nothing after them */
+void gen_define_var(Gen *g, const char *name, Val v);                    /* bind name in the innermost scope */
+int gen_find_define(Gen *g, const char *name);                           /* index of -D name, or -1 */
+Val gen_eval_define(Gen *g, int i);                                      /* its value */
+Val gen_eval_global(Gen *g, const Node *n);                              /* n with only globals visible */
+Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what); /* to a declared type, exactly */
 Val val_err(void);
 Val val_rt(Gen *g, ValueId v);
 Val val_ct_int(int64_t i, DType dt);

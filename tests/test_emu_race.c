@@ -793,3 +793,58 @@ Test(racecheck, cp_async_of_the_bytes_already_there) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* Storing the bytes already there is no hazard, but it must not take the place of an earlier write it is not
+ * ordered with: warp 0 writes 7 with no barrier at all, warp 1 writes 7 too and then syncs with warp 2, which
+ * writes 9: warp 0's 7 and warp 2's 9 race (X may end as either), reported (it was missed: warp 1's equal store
+ * replaced warp 0's as the byte's last write; probe R).  Mode 1: warp 0 takes part in the barrier too (bar.sync 1,
+ * 96 after its store): no race. */
+static const char *same_bytes_ptx = PTX_HEAD
+    ".visible .entry sb(.param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<24>;\n"
+    "  .shared .align 4 .b8 X[128];\n"
+    "  ld.param.u32 %r9, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  shr.u32 %r2, %r1, 5;\n"
+    "  and.b32 %r3, %r1, 31;\n"
+    "  mov.u32 %r10, X;\n"
+    "  mad.lo.u32 %r16, %r3, 4, %r10;\n"
+    "  setp.eq.u32 %p0, %r9, 1;\n"
+    "  setp.eq.u32 %p1, %r2, 1;\n"
+    "  @%p1 bra $W1;\n"
+    "  setp.eq.u32 %p2, %r2, 2;\n"
+    "  @%p2 bra $W2;\n"
+    "  mov.u32 %r21, 7;\n"
+    "  st.shared.u32 [%r16], %r21;\n"
+    "  @%p0 bar.sync 1, 96;\n"
+    "  ret;\n"
+    "$W1:\n"
+    "  bar.sync 2, 32;\n"
+    "  mov.u32 %r21, 7;\n"
+    "  st.shared.u32 [%r16], %r21;\n"
+    "  @%p0 bar.sync 1, 96;\n"
+    "  @!%p0 bar.sync 1, 64;\n"
+    "  ret;\n"
+    "$W2:\n"
+    "  @%p0 bar.sync 1, 96;\n"
+    "  @!%p0 bar.sync 1, 64;\n"
+    "  mov.u32 %r21, 9;\n"
+    "  st.shared.u32 [%r16], %r21;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, same_bytes_keep_an_unordered_earlier_write) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, same_bytes_ptx, "sb", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        void *args[] = {&mode};
+        if (!mode) expect_launch_error(d, f, 96, args, "racecheck: shared-memory hazard (write after write)", "by thread (64,0,0)",
+                                       "conflicts with a write by thread (0,0,0)", NULL);
+        else cr_assert_eq(dev_launch(f, 1, 1, 1, 96, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}

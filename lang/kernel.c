@@ -1,0 +1,249 @@
+/* kernel.c - a kernel's generation (its attributes and launch metadata, -D overrides of them, its const
+ * parameters bound before its run-time ones, its body) and the module's (gen_module: the files' globals,
+ * then every kernel asked for).  Statements: stmt.c. */
+#include "gen.h"
+
+#include <string.h>
+
+Global *gen_find_global(Gen *g, const char *name);
+Val gen_global_value(Gen *g, Global *gl, Loc loc);
+
+static bool attr_int(Gen *g, const Node *n, const char *name, int64_t *out) {
+    Val v = gen_eval_global(g, n);
+    if (v.k == V_RT) {
+        diag_error(g->d, n->loc, "'%s' must be a compile-time constant", name);
+        return false;
+    }
+    return val_ct_int_of(g, v, n->loc, name, out);
+}
+
+/* @config(NAME=VALUE, ...): const parameters, num_warps, num_stages, warp_specialize, pingpong, overlap.
+ * @tune_key(ARG, ...): run-time integer parameters.  The tuner reads them
+ * (lang_kernel_tuning); compiling only checks that they name real things. */
+static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
+    bool config = !strcmp(at->name, "config");
+    if (!at->nargs) diag_error(g->d, at->loc, "'@%s' needs at least one argument", at->name);
+    for (int i = 0; i < at->nargs; i++) {
+        const char *name = config ? at->argnames[i] : at->args[i]->kind == N_NAME ? at->args[i]->name : NULL;
+        if (!name) {
+            diag_error(g->d, at->args[i]->loc, config ? "'@config' arguments are NAME=VALUE" : "'@tune_key' arguments are parameter names");
+            continue;
+        }
+        const Param *pa = NULL;
+        for (int j = 0; j < k->nparams; j++)
+            if (!strcmp(k->params[j].name, name)) pa = &k->params[j];
+        Global *gl = config && !pa ? gen_find_global(g, name) : NULL; /* a file-level const: a define sets it too */
+        if (config && !pa && !(gl && gl->decl->kind == D_CONST) && strcmp(name, "num_warps") && strcmp(name, "num_stages") &&
+            strcmp(name, "warp_specialize") && strcmp(name, "pingpong") && strcmp(name, "overlap"))
+            diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', which is neither a const parameter of '%s' nor a file-level const",
+                       name, k->name);
+        else if (config && pa && !pa->is_const)
+            diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', a run-time parameter: only const parameters can be tuned", name);
+        else if (!config && (!pa || pa->is_const))
+            diag_error(g->d, at->args[i]->loc, "'@tune_key' names '%s', which is not a run-time parameter of '%s'", name, k->name);
+        else if (!config && !pa->ty.name && (pa->ty.nptr || !dtype_is_int(pa->ty.dt) || pa->ty.dt == DT_I1))
+            diag_error(g->d, at->args[i]->loc, "'@tune_key' names '%s', which is not an integer parameter (the key is sizes)", name);
+    }
+}
+
+/* A -D value of launch metadata (num_warps, ...) over *out, when given; *at becomes its place ("<-D num_warps>"),
+ * so a bad value is reported where it came from, not at the source's attribute. */
+static void define_int(Gen *g, const char *name, int64_t *out, Loc *at) {
+    int di = gen_find_define(g, name);
+    if (di < 0) return;
+    if (g->define_vals[di]) *at = g->define_vals[di]->loc;
+    val_ct_int_of(g, gen_eval_define(g, di), *at, name, out);
+}
+
+/* The same for a 0-or-1 switch (warp_specialize, pingpong, overlap): any other value is an error at loc. */
+static void define_flag(Gen *g, const char *name, int64_t *out, Loc loc) {
+    define_int(g, name, out, &loc);
+    if (*out != 0 && *out != 1) {
+        diag_error(g->d, loc, "%s must be 0 or 1, got %lld", name, (long long)*out);
+        *out = 0;
+    }
+}
+
+static void gen_kernel(Gen *g, const Decl *k) {
+    Func *f = tir_func_new(g->m, k->name);
+    f->loc = k->loc;
+    g->f = f;
+    g->ncalls = 0;
+    g->b = (Builder){.f = f, .block = f->body, .loc = k->loc};
+    Frame fr = {0};
+    Scope sc = {0};
+    fr.scope = fr.base = &sc;
+    g->fr = &fr;
+    int64_t warps = 4, stages = 3, ws = 0, groups = 0, pp = 0, ov = 0;
+    Loc wloc = k->loc, sloc = k->loc, wsloc = k->loc, gloc = k->loc, pploc = k->loc, ovloc = k->loc;
+    bool warps_given = false, ws_given = false;
+    for (int i = 0; i < k->nattrs; i++) {
+        const Attr *at = &k->attrs[i];
+        bool launch = !strcmp(at->name, "num_warps") || !strcmp(at->name, "num_stages");
+        bool repeatable = !strcmp(at->name, "config");
+        for (int j = 0; j < i && !repeatable; j++)
+            if (!strcmp(k->attrs[j].name, at->name)) {
+                diag_error(g->d, at->loc, "'@%s' is given twice", at->name);
+                diag_note(g->d, k->attrs[j].loc, "the first");
+                break;
+            }
+        if (launch && (at->nargs != 1 || at->argnames[0])) {
+            diag_error(g->d, at->loc, "'@%s' takes one value", at->name);
+            continue;
+        }
+        if (!strcmp(at->name, "num_warps")) attr_int(g, at->arg, "num_warps", &warps), wloc = at->arg->loc, warps_given = true;
+        else if (!strcmp(at->name, "num_stages")) attr_int(g, at->arg, "num_stages", &stages), sloc = at->arg->loc;
+        else if (!strcmp(at->name, "warp_specialize")) {
+            if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@warp_specialize' takes one value (0 or 1)");
+            else attr_int(g, at->arg, "warp_specialize", &ws), wsloc = at->arg->loc, ws_given = true;
+        } else if (!strcmp(at->name, "pingpong")) {
+            if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@pingpong' takes one value (0 or 1)");
+            else attr_int(g, at->arg, "pingpong", &pp), pploc = at->arg->loc;
+        } else if (!strcmp(at->name, "overlap")) {
+            if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@overlap' takes one value (0 or 1)");
+            else attr_int(g, at->arg, "overlap", &ov), ovloc = at->arg->loc;
+        } else if (!strcmp(at->name, "num_consumer_groups")) {
+            /* @num_consumer_groups(N): N computing warpgroups (num_warps 4N) and a producer warpgroup */
+            if (at->nargs != 1 || at->argnames[0]) diag_error(g->d, at->loc, "'@num_consumer_groups' takes one value (1, 2 or 4)");
+            else attr_int(g, at->arg, "num_consumer_groups", &groups), gloc = at->arg->loc;
+        }
+        else if (!strcmp(at->name, "config") || !strcmp(at->name, "tune_key")) check_tuning_attr(g, k, at);
+        else diag_error(g->d, at->loc, "unknown attribute '@%s'", at->name);
+    }
+    if (groups) {
+        if (groups == 8)
+            diag_error(g->d, gloc, "num_consumer_groups=8: 32 computing warps and a producer warpgroup are more than a block's 1024 threads");
+        else if (groups != 1 && groups != 2 && groups != 4)
+            diag_error(g->d, gloc, "num_consumer_groups must be 1, 2 or 4, got %lld", (long long)groups);
+        else if (warps_given && warps != 4 * groups)
+            diag_error(g->d, wloc, "num_warps=%lld, but @num_consumer_groups(%lld) means %lld computing warps", (long long)warps,
+                       (long long)groups, (long long)(4 * groups));
+        else if (ws_given && !ws)
+            diag_error(g->d, wsloc, "@warp_specialize(0) with @num_consumer_groups: consumer groups need a producer");
+        else warps = 4 * groups, ws = 1;
+    }
+    define_int(g, "num_warps", &warps, &wloc);
+    define_int(g, "num_stages", &stages, &sloc);
+    if (warps != 1 && warps != 2 && warps != 4 && warps != 8 && warps != 16 && warps != 32) {
+        diag_error(g->d, wloc, "num_warps must be 1, 2, 4, 8, 16 or 32, got %lld", (long long)warps);
+        warps = 4;
+    }
+    define_flag(g, "warp_specialize", &ws, wsloc);
+    define_flag(g, "pingpong", &pp, pploc);
+    define_flag(g, "overlap", &ov, ovloc);
+    if (stages < 1 || stages > 8) {
+        diag_error(g->d, sloc, "num_stages must be between 1 and 8, got %lld", (long long)stages);
+        stages = 3;
+    }
+    f->num_warps = (int)warps;
+    f->num_stages = (int)stages;
+    f->warp_specialize = ws != 0;
+    f->pingpong = pp != 0;
+    f->overlap = ov != 0;
+    /* const parameters first: a run-time parameter's type may name one (`x: *DT, ..., const DT = f16`) */
+    for (int i = 0; i < k->nparams; i++) {
+        const Param *pa = &k->params[i];
+        for (int j = 0; j < i; j++)
+            if (!strcmp(k->params[j].name, pa->name)) diag_error(g->d, pa->loc, "duplicate parameter '%s'", pa->name);
+        if (pa->is_const && pa->ty.nptr) {
+            diag_error(g->d, pa->loc, "const parameter '%s' cannot be a pointer: compile-time values are numbers, types and strings", pa->name);
+            gen_define_var(g, pa->name, val_err());
+            continue;
+        }
+        if (pa->is_const) {
+            Val v;
+            Loc vloc = pa->def ? pa->def->loc : pa->loc;
+            int di = gen_find_define(g, pa->name);
+            if (di >= 0 && g->define_vals[di]) vloc = g->define_vals[di]->loc; /* a -D value's errors name the define */
+            if (di >= 0) v = gen_eval_define(g, di);
+            else if (pa->def) v = gen_expr(g, pa->def); /* in the kernel's scope: an earlier const parameter is seen */
+            else {
+                diag_error(g->d, pa->loc, "const parameter '%s' has no default and is not defined (-D %s=...)", pa->name, pa->name);
+                v = val_err();
+            }
+            if (v.k == V_RT) {
+                diag_error(g->d, vloc, "'%s' must be a compile-time constant", pa->name);
+                v = val_err();
+            }
+            if (tyref_given(pa->ty) && v.k != V_ERR) v = gen_convert_to(g, v, pa->ty, vloc, pa->name);
+            gen_define_var(g, pa->name, v);
+        }
+    }
+    for (int i = 0; i < k->nparams; i++) {
+        const Param *pa = &k->params[i];
+        if (pa->is_const) continue;
+        if (pa->def) diag_error(g->d, pa->def->loc, "only const parameters may have a default");
+        if (!tyref_given(pa->ty)) {
+            diag_error(g->d, pa->loc, "kernel parameter '%s' needs a type", pa->name);
+            gen_define_var(g, pa->name, val_err());
+            continue;
+        }
+        FuncArg *fa = tir_func_add_arg(f, pa->name, gen_type_ref(g, pa->ty));
+        gen_define_var(g, pa->name, val_rt(g, fa->value));
+    }
+    gen_stmts(g, k->body->kids, k->body->nkids);
+    g->b.block = f->body;
+    gen_emit_inst(g, k->loc, OP_RETURN, NULL, 0, NULL);
+    g->fr = NULL;
+}
+
+Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt, Diag *d) {
+    Gen gen = {.a = a, .d = d, .m = tir_module_new(a), .opt = opt};
+    Gen *g = &gen;
+    int ndef = opt ? opt->ndefines : 0;
+    g->define_vals = ARENA_ARRAY(a, Node *, ndef + 1);
+    for (int i = 0; i < ndef; i++) {
+        const LangDefine *df = &opt->defines[i];
+        if (!df->name || !df->value) continue;
+        SrcFile *src = ARENA_NEW(a, SrcFile);
+        src->name = arena_printf(a, "<-D %s>", df->name);
+        src->text = arena_strdup(a, df->value);
+        src->len = strlen(df->value);
+        g->define_vals[i] = parse_define_value(a, src, d);
+    }
+    g->scratch = tir_func_new(g->m, "<const>");
+    g->m->nfuncs--; /* scratch space for constants, never part of the module */
+    int cap = 0;
+    for (int fi = 0; fi < nfiles; fi++) {
+        for (int i = 0; i < files[fi]->ndecls; i++) {
+            const Decl *dc = files[fi]->decls[i];
+            if (dc->kind != D_CONST && dc->kind != D_FN) continue;
+            Global *prev = gen_find_global(g, dc->name);
+            if (prev) {
+                const Loc pl = prev->decl->loc;
+                if (fi > 0 && pl.file == files[0]->src) /* the file's own name meets an import's: the error is at its own */
+                    diag_error(d, pl, "'%s' is also defined by the imported %s (line %u): rename one", dc->name,
+                               dc->loc.file ? dc->loc.file->name : "file", dc->loc.line);
+                else {
+                    diag_error(d, dc->loc, "redefinition of '%s'", dc->name);
+                    diag_note(d, pl, "'%s' is first defined here", dc->name);
+                }
+                continue;
+            }
+            if (g->nglobals == cap) {
+                int nc = cap ? cap * 2 : 32;
+                g->globals = arena_grow(a, g->globals, sizeof(Global) * (size_t)cap, sizeof(Global) * (size_t)nc);
+                cap = nc;
+            }
+            g->globals[g->nglobals++] = (Global){.name = dc->name, .decl = dc};
+        }
+    }
+    for (int i = 0; i < g->nglobals; i++)
+        if (g->globals[i].decl->kind == D_CONST) gen_global_value(g, &g->globals[i], g->globals[i].decl->loc);
+    const char *want = opt ? opt->kernel_name : NULL;
+    bool found = false;
+    FileAst *main = nfiles ? files[0] : NULL;
+    g->main_file = main;
+    for (int i = 0; main && i < main->ndecls; i++) {
+        const Decl *k = main->decls[i];
+        if (k->kind != D_KERNEL) continue;
+        for (int j = 0; j < i; j++)
+            if (main->decls[j]->kind == D_KERNEL && !strcmp(main->decls[j]->name, k->name))
+                diag_error(d, k->loc, "redefinition of kernel '%s'", k->name);
+        if (want && strcmp(want, k->name)) continue;
+        found = true;
+        gen_kernel(g, k);
+    }
+    if (want && !found) diag_error(d, (Loc){0}, "no kernel named '%s'", want);
+    return d->nerrors ? NULL : g->m;
+}
