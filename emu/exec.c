@@ -556,7 +556,9 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
                 else ok = emu_fault(b, t, in, "invalid barrier", "thread count %" PRIu64 " is not a multiple of 32 in 32..1024", cnt);
                 goto out;
             }
-            if (b->vc) emu_race_release(b, t, emu_race_bar(b, t->cta, (unsigned)id)); /* racecheck: its arrival */
+            /* racecheck: a bar.arrive releases at its arrival; a waiter when the instance it completes takes it
+             * (release_waiters), so one left for the next instance of an over-subscribed barrier releases there */
+            if (b->vc && (in->flags & EMU_F(ARRIVE))) emu_race_release(b, t, emu_race_bar(b, t->cta, (unsigned)id));
             if (in->flags & EMU_F(ARRIVE)) { /* counts towards the barrier's completion and goes on */
                 EmuCta *c = &b->cta[t->cta];
                 if (c->bar_arrived[id] && c->bar_arrive_count[id] != cnt) {
@@ -864,8 +866,9 @@ static bool fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
 
 /* Releases n threads of the CTA whose threads are [lo, hi) waiting at barrier id; for bar.red, writes the
  * reduction of their predicates (popc: how many are true; and, or) into each one's destination.  Racecheck:
- * they acquire the barrier's releases (acc), and with a whole-block barrier those of the exited threads (ex). */
-static bool release_waiters(EmuBlock *b, uint32_t lo, uint32_t hi, unsigned id, uint32_t n, const uint32_t *acc, const uint32_t *ex) {
+ * they release into the barrier's vector (acc, which holds the instance's bar.arrive arrivals already), then
+ * acquire it, and with a whole-block barrier the exited threads' releases (ex). */
+static bool release_waiters(EmuBlock *b, uint32_t lo, uint32_t hi, unsigned id, uint32_t n, uint32_t *acc, const uint32_t *ex) {
     uint32_t popc = 0, count = 0, nred = 0, released = 0;
     const EmuIns *red = NULL;
     for (uint32_t i = lo; i < hi && count < n; i++) {
@@ -873,6 +876,7 @@ static bool release_waiters(EmuBlock *b, uint32_t lo, uint32_t hi, unsigned id, 
         if (t->state != EMU_TS_BAR || t->bar_id != id) continue;
         const EmuIns *in = &t->fn->code[t->pc];
         count++;
+        if (acc) emu_race_release(b, t, acc);
         if (!(in->flags & EMU_F(REDOP))) continue;
         if (red && red->mode != in->mode)
             return emu_fault(b, t, in, "invalid barrier", "bar.red at barrier %u with another reduction than its other participants", id);

@@ -848,3 +848,54 @@ Test(racecheck, same_bytes_keep_an_unordered_earlier_write) {
     dev_module_unload(m);
     dev_close(d);
 }
+
+/* A named barrier that three warps reach for 64 threads: the first instance takes warps 0 and 1 (the lowest
+ * waiting), warp 2 is left for the second, with warp 3.  Mode 0: warp 2 stores Y and waits; warp 3, after the
+ * second instance, reads Y: ordered (it was reported: warp 2's arrival went into the first instance's vector and
+ * was wiped with it).  Mode 1: warp 0, after the first instance, reads what warp 2 stored: not ordered (warp 2
+ * was not in it), reported (it was missed, the other side of the same mistake; probe R). */
+static const char *oversub_ptx = PTX_HEAD
+    ".visible .entry ov(.param .u32 mode)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<24>;\n"
+    "  .shared .align 4 .b8 Y[128];\n"
+    "  ld.param.u32 %r9, [mode];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  shr.u32 %r2, %r1, 5;\n"
+    "  and.b32 %r3, %r1, 31;\n"
+    "  mov.u32 %r10, Y;\n"
+    "  mad.lo.u32 %r17, %r3, 4, %r10;\n"
+    "  setp.eq.u32 %p0, %r9, 1;\n"
+    "  setp.eq.u32 %p1, %r2, 2;\n"
+    "  @%p1 bra $W2;\n"
+    "  setp.eq.u32 %p2, %r2, 3;\n"
+    "  @%p2 bra $W3;\n"
+    "  bar.sync 1, 64;\n"                      /* warps 0 and 1 */
+    "  @%p0 ld.shared.u32 %r20, [%r17];\n"
+    "  ret;\n"
+    "$W2:\n"
+    "  st.shared.u32 [%r17], %r1;\n"
+    "  bar.sync 1, 64;\n"
+    "  ret;\n"
+    "$W3:\n"
+    "  bar.sync 2, 32;\n"
+    "  bar.sync 2, 32;\n"
+    "  bar.sync 1, 64;\n"
+    "  @!%p0 ld.shared.u32 %r20, [%r17];\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, oversubscribed_named_barrier) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, oversub_ptx, "ov", &m);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        void *args[] = {&mode};
+        if (mode) expect_launch_error(d, f, 128, args, "racecheck: shared-memory hazard (read after write)", "by thread (0,0,0)",
+                                      "conflicts with a write by thread (64,0,0)", NULL);
+        else cr_assert_eq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK, "%s", dev_last_error(d));
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
