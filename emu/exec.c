@@ -556,10 +556,10 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
                 else ok = emu_fault(b, t, in, "invalid barrier", "thread count %" PRIu64 " is not a multiple of 32 in 32..1024", cnt);
                 goto out;
             }
-            /* racecheck: a bar.arrive releases at its arrival; a waiter when the instance it completes takes it
-             * (release_waiters), so one left for the next instance of an over-subscribed barrier releases there */
-            if (b->vc && (in->flags & EMU_F(ARRIVE))) emu_race_release(b, t, emu_race_bar(b, t->cta, (unsigned)id));
             if (in->flags & EMU_F(ARRIVE)) { /* counts towards the barrier's completion and goes on */
+                /* racecheck: a bar.arrive releases at its arrival; a waiter when the instance it completes takes
+                 * it (release_waiters), so one left for the next instance of an over-subscribed barrier releases there */
+                if (b->vc) emu_race_release(b, t, emu_race_bar(b, t->cta, (unsigned)id));
                 EmuCta *c = &b->cta[t->cta];
                 if (c->bar_arrived[id] && c->bar_arrive_count[id] != cnt) {
                     t->pc = pc;

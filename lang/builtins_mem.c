@@ -7,9 +7,6 @@
 
 #include <string.h>
 
-/* String argument i naming one of names[0..n) (names[0], the default, when absent). */
-static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out);
-
 /* Whether shape (r, s) broadcasts to pt's shape without growing it. */
 static bool fits_ptr_shape(int r, const int32_t *s, const Type *pt) {
     bool fits = r <= pt->rank;
@@ -171,6 +168,22 @@ Val bi_store(Call *c) {
     return (Val){.k = V_VOID};
 }
 
+/* String argument i naming one of names[0..n) (names[0], the default, when absent). */
+static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out) {
+    *out = 0;
+    if (!c->str[i]) return true;
+    for (int k = 0; k < n; k++)
+        if (!strcmp(c->str[i], names[k])) {
+            *out = (uint8_t)k;
+            return true;
+        }
+    Str list = {0};
+    for (int k = 0; k < n; k++) str_printf(&list, "%s\"%s\"", k ? (k == n - 1 ? " or " : ", ") : "", names[k]);
+    diag_error(c->g->d, c->loc[i], "unknown %s \"%s\" of '%s': expected %s", what, c->str[i], c->bi->name, list.buf);
+    str_free(&list);
+    return false;
+}
+
 /* atomic_load(ptr, mask, sem="acquire", scope="gpu") and atomic_store(ptr, value, mask, sem="release",
  * scope="gpu"), Triton's: each element one `ld.SEM.SCOPE.global` / `st.SEM.SCOPE.global` (sem relaxed,
  * or acquire for a load and release for a store); a masked-off element loads 0. */
@@ -204,22 +217,6 @@ Val bi_atomic_access(Call *c, bool store) {
     in->a.sem = sem;
     in->a.scope = scope;
     return store ? (Val){.k = V_VOID} : val_rt(g, in->res[0]);
-}
-
-/* String argument i naming one of names[0..n) (names[0], the default, when absent). */
-static bool enum_arg(Call *c, int i, const char *what, const char *const *names, int n, uint8_t *out) {
-    *out = 0;
-    if (!c->str[i]) return true;
-    for (int k = 0; k < n; k++)
-        if (!strcmp(c->str[i], names[k])) {
-            *out = (uint8_t)k;
-            return true;
-        }
-    Str list = {0};
-    for (int k = 0; k < n; k++) str_printf(&list, "%s\"%s\"", k ? (k == n - 1 ? " or " : ", ") : "", names[k]);
-    diag_error(c->g->d, c->loc[i], "unknown %s \"%s\" of '%s': expected %s", what, c->str[i], c->bi->name, list.buf);
-    str_free(&list);
-    return false;
 }
 
 /* atomic_OP(ptr, value, mask, sem, scope) and atomic_cas(ptr, cmp, value, mask, sem, scope):

@@ -67,8 +67,12 @@ static void unpack(LL *l, LLVMValueRef *words, int nw, int ww, DType dt, int vec
     }
 }
 
-static void word_shape(int total_bits, int *nw, int *ww) {
-    if (total_bits >= 32) {
+/* The words (*nw of *ww bits) that carry total_bits of elements; an atomic access (strong) of a 64-bit element
+ * stays one b64 word. */
+static void word_shape(int total_bits, bool strong, int *nw, int *ww) {
+    if (strong && total_bits == 64) {
+        *ww = 64, *nw = 1;
+    } else if (total_bits >= 32) {
         *ww = total_bits >= 256 ? 64 : 32;
         *nw = total_bits / *ww;
         if (*nw > 4) {
@@ -138,8 +142,7 @@ static bool emit_load(LL *l, Inst *i) {
             continue;
         }
         int nw, ww;
-        word_shape(vec * eb, &nw, &ww);
-        if ((i->a.cache & TIR_CACHE_STRONG) && eb == 64) nw = 1, ww = 64; /* an atomic 64-bit access stays one b64 */
+        word_shape(vec * eb, (i->a.cache & TIR_CACHE_STRONG) != 0, &nw, &ww);
         LLVMValueRef oth[16], ow[4];
         for (int k = 0; k < vec; k++)
             oth[k] = other ? other[r0 + k] : (dt == DT_PTR ? LLVMConstNull(l->t_gptr) : LLVMConstNull(ll_type(l, dt)));
@@ -220,8 +223,7 @@ static bool emit_store(LL *l, Inst *i) {
             continue;
         }
         int nw, ww;
-        word_shape(vec * eb, &nw, &ww);
-        if ((i->a.cache & TIR_CACHE_STRONG) && eb == 64) nw = 1, ww = 64; /* an atomic 64-bit access stays one b64 */
+        word_shape(vec * eb, (i->a.cache & TIR_CACHE_STRONG) != 0, &nw, &ww);
         LLVMValueRef words[4];
         if (vec * eb >= 16) pack(l, &val[r0], vec, dt, nw, ww, words);
         else {
