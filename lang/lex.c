@@ -36,7 +36,7 @@ static Loc lex_loc(Lexer *l) { return (Loc){l->src, l->line, l->col}; }
 
 static void lex_advance(Lexer *l, size_t k) {
     for (size_t i = 0; i < k && l->p < l->end; i++, l->p++) {
-        if (*l->p == '\n') {
+        if (src_line_end(l->p, l->end)) {
             l->line++;
             l->col = 1;
         } else {
@@ -141,7 +141,7 @@ static void lex_string(Lexer *l) {
     Str buf = {0};
     lex_advance(l, 1);
     bool closed = false;
-    while (l->p < l->end && *l->p != '\n') {
+    while (l->p < l->end && !src_line_end(l->p, l->end)) {
         char c = *l->p;
         if (c == '"') {
             lex_advance(l, 1);
@@ -185,7 +185,7 @@ static bool lex_floor_div_trap(const Lexer *l) {
           k == TK_FALSE || k == TK_NONE))
         return false;
     const char *q = l->p + 2, *eol = q;
-    while (eol < l->end && *eol != '\n') eol++;
+    while (eol < l->end && !src_line_end(eol, l->end)) eol++;
     while (q < eol && (*q == ' ' || *q == '\t')) q++;
     if (q == eol) return false;
     if (l->depth > 0 && (is_ident_char(*q) || *q == '(' || *q == '-' || *q == '+' || *q == '~' || *q == '!')) return true; /* (n // -4) */
@@ -202,7 +202,7 @@ static bool lex_skip_space(Lexer *l) {
             lex_advance(l, 1);
         } else if (c == '/' && l->p + 1 < l->end && l->p[1] == '/') {
             if (lex_floor_div_trap(l)) return true; /* lex_file reports it */
-            while (l->p < l->end && *l->p != '\n') lex_advance(l, 1);
+            while (l->p < l->end && !src_line_end(l->p, l->end)) lex_advance(l, 1);
         } else if (c == '/' && l->p + 1 < l->end && l->p[1] == '*') {
             Loc loc = lex_loc(l);
             lex_advance(l, 2);

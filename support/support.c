@@ -204,9 +204,9 @@ void diag_render_one(const DiagMsg *m, Str *out) {
     /* find the line */
     const char *p = f->text, *end = f->text + f->len;
     for (uint32_t l = 1; l < m->loc.line && p < end; p++)
-        if (*p == '\n') l++;
+        if (src_line_end(p, end)) l++;
     const char *e = p;
-    while (e < end && *e != '\n') e++;
+    while (e < end && *e != '\n' && *e != '\r') e++; /* a "\r\n" line shows without its "\r" */
     /* a long line shows DIAG_LINE_WIDTH bytes around the column, "..." where it is cut */
     enum { DIAG_LINE_WIDTH = 160 };
     uint32_t col = m->loc.col ? m->loc.col - 1 : 0, len = (uint32_t)(e - p), from = 0, lead = 0;

@@ -75,6 +75,12 @@ typedef struct SrcFile {
     size_t len;
 } SrcFile;
 
+/* A line ends at "\n", "\r\n" or a lone "\r" (old Mac files): true at the
+ * byte that ends one, the "\n" of a "\r\n". */
+static inline bool src_line_end(const char *p, const char *end) {
+    return *p == '\n' || (*p == '\r' && (p + 1 == end || p[1] != '\n'));
+}
+
 typedef struct Loc {
     const SrcFile *file; /* NULL: no location */
     uint32_t line, col;  /* 1-based */

@@ -903,6 +903,29 @@ Test(lang_diag, caret_after_utf8) {
                 "                                          ^\n");
 }
 
+/* A lone "\r" ends a line as "\n" and "\r\n" do (a CR-only file was one line: every error on line 1, and a
+ * `//` comment ran to the end of the file); a "\r\n" line shows without its "\r". */
+Test(lang_diag, line_endings) {
+    expect_diag("kernel k(x: *f32) { // c\r    let a = 1;\r    store(x, zz);\r}\r",
+                "t.tile:3:14: error: unknown name 'zz'\n"
+                "      store(x, zz);\n"
+                "               ^\n");
+    expect_diag("kernel k(x: *f32) {\r\n    let a = 1;\r\n    store(x, zz);\r\n}\r\n",
+                "t.tile:3:14: error: unknown name 'zz'\n"
+                "      store(x, zz);\n"
+                "               ^\n");
+    expect_diag("kernel k(x: *f32) {\r    static_assert(false, \"a\r\");\r}\r",
+                "t.tile:2:26: error: unterminated string literal\n"
+                "      static_assert(false, \"a\n"
+                "                           ^\n"
+                "t.tile:3:1: error: unterminated string literal\n"
+                "  \");\n"
+                "  ^\n"
+                "t.tile:4:1: error: expected ')' after call arguments, found '}'\n"
+                "  }\n"
+                "  ^\n");
+}
+
 Test(lang_diag, combine_returning_a_tensor) {
     /* the message named the element type only: "returns 'i32' where its operands are i32" (probe Z F14) */
     expect_diag("fn f(a, b) { return arange(0, 4); }\nkernel k(x: *f32) { let r = reduce(arange(0, 16), 0, f); }\n",
