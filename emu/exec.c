@@ -195,7 +195,16 @@ static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, co
     case EMU_OP_FENCE:
         if (b->rt && (in->xflags & EMU_XF_PROXY_ASYNC)) b->rt[t->linear].pfence++;
         return true;
-    case EMU_OP_CP_ASYNC_COMMIT: case EMU_OP_CP_ASYNC_WAIT: case EMU_OP_CP_ASYNC_WAIT_ALL: case EMU_OP_MEMBAR:
+    case EMU_OP_CP_ASYNC_COMMIT:
+        if (b->cpa) emu_race_cp_async_commit(b, t);
+        return true;
+    case EMU_OP_CP_ASYNC_WAIT:
+        if (b->cpa) emu_race_cp_async_wait(b, t, (int64_t)EMU_R(t, in, 0), false);
+        return true;
+    case EMU_OP_CP_ASYNC_WAIT_ALL:
+        if (b->cpa) emu_race_cp_async_commit(b, t), emu_race_cp_async_wait(b, t, 0, false);
+        return true;
+    case EMU_OP_MEMBAR:
     case EMU_OP_PREFETCH: case EMU_OP_PREFETCHU: case EMU_OP_PMEVENT: case EMU_OP_NANOSLEEP:
     case EMU_OP_GRIDDEP: case EMU_OP_CP_BULK_PREFETCH: case EMU_OP_DISCARD: case EMU_OP_APPLYPRIORITY:
         return true;
@@ -1170,9 +1179,10 @@ static void *worker(void *arg) {
         b.seen = calloc((size_t)b.nthreads * EMU_MB_SLOTS, sizeof *b.seen);
         b.warp_gen = calloc((size_t)b.ncta * b.cta_warps, sizeof *b.warp_gen);
         b.rt = calloc(b.nthreads, sizeof *b.rt);
+        b.cpa = calloc((size_t)b.nthreads * EMU_CPA_MAX, sizeof *b.cpa);
     }
     if (!b.cta || !b.t || !b.regs || !b.shared || !b.local || !b.fparams ||
-        (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen || !b.warp_gen || !b.rt || !emu_race_alloc(&b)))) {
+        (L->opt->racecheck && (!b.shadow || !b.mbs || !b.seen || !b.warp_gen || !b.rt || !b.cpa || !emu_race_alloc(&b)))) {
         emu_fault(&b, NULL, NULL, "out of host memory", "for the block's registers, shared or local memory");
     } else {
         for (uint64_t nb = 0;; nb++) {
@@ -1225,6 +1235,7 @@ static void *worker(void *arg) {
     free(b.seen);
     free(b.warp_gen);
     free(b.rt);
+    free(b.cpa);
     emu_race_free(&b);
     free(b.acp);
     free(b.relw);

@@ -109,7 +109,21 @@ typedef struct EmuRaceThread {
     uint32_t wsync;       /* the generation of the last bar.warp.sync it took part in */
     uint32_t obs_ev;      /* the latest EmuBlock.ev event it has waited for */
     uint32_t with[32];    /* by lane of its warp: the generation of the last bar.warp.sync both took part in */
+    uint32_t cpa_commits; /* cp.async.commit_groups so far: the number of its open cp.async group */
+    uint32_t ncpa;        /* its cp.async copies not yet retired (EmuBlock.cpa) */
 } EmuRaceThread;
+
+/* A cp.async copy whose shared-memory writes have not landed yet (racecheck): the copy is done at issue, but on a
+ * GPU its bytes land at any time until the issuing thread's cp.async.wait_group / wait_all retires its group (or
+ * its cp.async.mbarrier.arrive fires); until then the bytes' shadow says EMU_CLK_PENDING and any access to them is
+ * reported.  EMU_CPA_MAX per thread: past that the oldest is taken as landed (no report can be false). */
+enum { EMU_CPA_MAX = 64 };
+#define EMU_CLK_PENDING UINT32_MAX
+typedef struct EmuCpAsync {
+    uint32_t idx;   /* its first byte, an index into EmuBlock.shared */
+    uint16_t group; /* its cp.async group (EmuRaceThread.cpa_commits at issue, modulo 2^16) */
+    uint16_t size;
+} EmuCpAsync;
 
 /* Global bytes a bulk store or reduction (cp.async.bulk[.tensor] / cp.reduce.async.bulk[.tensor] to global
  * memory) has written and whose issuing thread has not waited for with cp.async.bulk.wait_group (without
@@ -210,6 +224,7 @@ typedef struct EmuRelWrite {
 typedef struct EmuAsyncCopy {
     uint32_t slot, phase;         /* completes in that phase (its done count at issue) of that mbarrier slot */
     uint32_t thread, line;        /* issued by, for reports */
+    bool cpasync;                 /* a cp.async handed to the mbarrier by cp.async.mbarrier.arrive (else a bulk copy) */
 } EmuAsyncCopy;
 
 /* An entry of the global-memory cache (EmuBlock.gc): an allocation's device range and host bytes (lo = hi = 0:
@@ -273,6 +288,7 @@ typedef struct EmuBlock {
     bool tail_write;
     uint32_t *warp_gen;   /* racecheck: bar.warp.syncs completed by each warp (ncta * cta_warps) */
     EmuRaceThread *rt;    /* racecheck: per thread (nthreads) */
+    EmuCpAsync *cpa;      /* racecheck: EMU_CPA_MAX per thread, the first EmuRaceThread.ncpa of them pending */
     uint32_t ev;          /* racecheck: synchronisation events (mbarrier phases, barriers) completed so far */
     EmuRelWrite *relw;    /* racecheck: the last release write of each location released in the block (grows) */
     uint32_t nrelw, caprelw;
@@ -454,6 +470,12 @@ void emu_race_reset(EmuBlock *b);
 /* t's access of shared bytes [idx, idx + size) (indices into b->shared), checked against their shadow and
  * recorded; false after emu_fault. */
 bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, unsigned size, bool write);
+/* cp.async by t wrote shared bytes [idx, idx + size): they are pending until retired (EmuCpAsync). */
+void emu_race_cp_async(EmuBlock *b, EmuThread *t, uint64_t idx, unsigned size);
+/* cp.async.commit_group; cp.async.wait_group keep (all but the keep most recent committed groups land, at t's
+ * clock now; uncommitted: every copy lands).  cp.async.wait_all is commit_group and wait_group 0. */
+void emu_race_cp_async_commit(EmuBlock *b, EmuThread *t);
+void emu_race_cp_async_wait(EmuBlock *b, EmuThread *t, int64_t keep, bool uncommitted);
 /* Racecheck forgets what it knew of bytes [idx, idx + size) (a copy or tensormap.replace rewrote them). */
 void emu_race_forget(EmuBlock *b, uint64_t idx, uint64_t size);
 /* t releases what its warp's accesses so far into acc (nvw entries), and counts the release; t's warp

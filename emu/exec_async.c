@@ -198,7 +198,8 @@ static bool async_fault(EmuBlock *b, EmuThread *t, const EmuIns *in, const EmuAs
     const EmuThread *by = &b->t[c->thread];
     char what[160], name[96], line[256], where[600];
     emu_module_line(b->L->m, c->line, line, sizeof line);
-    snprintf(what, sizeof what, "racecheck: shared memory %s before the bulk copy that writes it was waited for", access);
+    snprintf(what, sizeof what, "racecheck: shared memory %s before the %s that writes it was waited for", access,
+             c->cpasync ? "cp.async" : "bulk copy");
     return emu_fault(b, t, in, what,
                      "shared %s is written by the copy at %s (%s), issued by thread (%u,%u,%u)%s, which completes on the mbarrier "
                      "at shared %s in its phase %u (parity %u); %s that phase (mbarrier.try_wait / test_wait, "
@@ -258,6 +259,21 @@ bool emu_async_read(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, u
     return true;
 }
 
+/* The record (EmuShadow.acopy) of a copy by t on line `line` that completes in mbarrier slot s's current phase. */
+static uint32_t acp_record(EmuBlock *b, const EmuThread *t, uint32_t s, uint32_t line, bool cpasync) {
+    const EmuAsyncCopy *last = b->nacp ? &b->acp[b->nacp - 1] : NULL;
+    if (!last || last->slot != s || last->phase != b->mbs[s].done || last->thread != t->linear || last->line != line ||
+        last->cpasync != cpasync) {
+        if (b->nacp == b->capacp) {
+            b->capacp = b->capacp ? 2 * b->capacp : 64;
+            b->acp = realloc(b->acp, b->capacp * sizeof *b->acp);
+            if (!b->acp) out_of_memory();
+        }
+        b->acp[b->nacp++] = (EmuAsyncCopy){s, b->mbs[s].done, t->linear, line, cpasync};
+    }
+    return b->nacp;
+}
+
 /* The bytes [idx, idx + size) of shared memory written by a bulk or tensor copy of thread t completing on the
  * mbarrier at index mb: their reads by other threads must be ordered before the copy (a barrier or an mbarrier
  * phase completed after the last one, which t has waited for: a pipeline's producer waits on its consumers'
@@ -298,17 +314,31 @@ static bool async_written(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
     emu_race_forget(b, idx, size);
     int s = b->mbs ? mb_slot(b, mb, false) : -1;
     if (s < 0) return true;
-    const EmuAsyncCopy *last = b->nacp ? &b->acp[b->nacp - 1] : NULL;
-    if (!last || last->slot != (uint32_t)s || last->phase != b->mbs[s].done || last->thread != t->linear || last->line != in->line) {
-        if (b->nacp == b->capacp) {
-            b->capacp = b->capacp ? 2 * b->capacp : 64;
-            b->acp = realloc(b->acp, b->capacp * sizeof *b->acp);
-            if (!b->acp) out_of_memory();
-        }
-        b->acp[b->nacp++] = (EmuAsyncCopy){(uint32_t)s, b->mbs[s].done, t->linear, in->line};
-    }
-    for (uint64_t i = 0; i < size; i++) b->shadow[idx + i].acopy = b->nacp;
+    uint32_t a = acp_record(b, t, (uint32_t)s, in->line, false);
+    for (uint64_t i = 0; i < size; i++) b->shadow[idx + i].acopy = a;
     return true;
+}
+
+/* cp.async.mbarrier.arrive hands t's pending cp.async copies to the mbarrier's current phase: their bytes count as
+ * written now, and a thread touching them must have observed that phase, as a bulk copy's (a barrier after the
+ * arrive orders nothing: the arrive-on fires when the copies have landed, at any time).  An mbarrier without a
+ * slot: they land now. */
+static void cpa_to_mbarrier(EmuBlock *b, EmuThread *t, uint32_t mb) {
+    int s = b->mbs && !b->mb_untracked ? mb_slot(b, mb, false) : -1;
+    EmuRaceThread *rt = &b->rt[t->linear];
+    if (s < 0) {
+        emu_race_cp_async_wait(b, t, 0, true);
+        return;
+    }
+    const EmuCpAsync *c = b->cpa + (size_t)t->linear * EMU_CPA_MAX;
+    for (uint32_t k = 0; k < rt->ncpa; k++)
+        for (uint32_t i = 0; i < c[k].size; i++) {
+            EmuShadow *x = &b->shadow[c[k].idx + i];
+            if (x->wclk != EMU_CLK_PENDING || x->wtid != t->linear) continue;
+            x->wclk = rt->clock + 1;
+            x->acopy = acp_record(b, t, (uint32_t)s, x->wline, true);
+        }
+    rt->ncpa = 0;
 }
 
 static void mb_complete_if_done(EmuBlock *b, uint64_t *w) {
@@ -373,6 +403,13 @@ bool emu_exec_cp_async_mbar(EmuBlock *b, EmuThread *t, const EmuIns *in) {
     if (!w) return false;
     uint32_t addr = (uint32_t)mb_index(b, w);
     if (!mb_ready(b, t, in, w, addr)) return false;
+    /* racecheck: the thread's copies complete in the mbarrier's phase; without .noinc the arrive-on is no
+     * arrival of the phase, but the phase cannot complete before it: it releases them to the phase's observers */
+    if (b->cpa) {
+        cpa_to_mbarrier(b, t, addr);
+        int s = b->mbs && !(in->flags & EMU_F(NOINC)) ? mb_slot(b, addr, false) : -1;
+        if (s >= 0) emu_race_release(b, t, emu_race_mb(b, (uint32_t)s));
+    }
     /* without .noinc the pending count goes up by one now and down by one as the copies complete: no net change */
     return !(in->flags & EMU_F(NOINC)) || emu_mbarrier_tx(b, t, in, addr, 0, true, 1);
 }

@@ -635,6 +635,7 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         b->wval = NULL;
         if (!d) return false;
         memcpy(d, val, cp);
+        if (b->cpa) emu_race_cp_async(b, t, (uint64_t)(d - b->shared), cp);
         return true;
     }
     default:

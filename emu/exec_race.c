@@ -203,6 +203,63 @@ bool emu_race_ordered(const EmuBlock *b, uint32_t thread, uint16_t warp, uint32_
     return vc_of(b, &b->t[thread])[warp] >= clk;
 }
 
+/* ---- cp.async: its writes land at the wait that retires them ---- */
+static EmuCpAsync *cpa_of(const EmuBlock *b, const EmuThread *t) { return b->cpa + (size_t)t->linear * EMU_CPA_MAX; }
+
+/* Copy c of t lands now: its bytes still pending from t count as written at t's clock. */
+static void cpa_land(EmuBlock *b, EmuThread *t, const EmuCpAsync *c) {
+    uint32_t clk = clock_of(b, t);
+    for (uint32_t i = 0; i < c->size; i++) {
+        EmuShadow *s = &b->shadow[c->idx + i];
+        if (s->wclk == EMU_CLK_PENDING && s->wtid == t->linear) s->wclk = clk;
+    }
+}
+
+void emu_race_cp_async(EmuBlock *b, EmuThread *t, uint64_t idx, unsigned size) {
+    EmuRaceThread *rt = &b->rt[t->linear];
+    EmuCpAsync *c = cpa_of(b, t);
+    if (rt->ncpa == EMU_CPA_MAX) { /* the oldest lands now: a race with it may go unreported, none is made up */
+        cpa_land(b, t, &c[0]);
+        memmove(c, c + 1, (EMU_CPA_MAX - 1) * sizeof *c);
+        rt->ncpa--;
+    }
+    bool mine = false; /* the bytes whose write it took (not those another thread's equal copy holds) */
+    for (uint32_t i = 0; i < size; i++) {
+        EmuShadow *s = &b->shadow[idx + i];
+        if (s->wtid == t->linear && s->wclk == clock_of(b, t)) s->wclk = EMU_CLK_PENDING, mine = true;
+    }
+    if (mine) c[rt->ncpa++] = (EmuCpAsync){(uint32_t)idx, (uint16_t)rt->cpa_commits, (uint16_t)size};
+}
+
+void emu_race_cp_async_commit(EmuBlock *b, EmuThread *t) { b->rt[t->linear].cpa_commits++; }
+
+void emu_race_cp_async_wait(EmuBlock *b, EmuThread *t, int64_t keep, bool uncommitted) {
+    EmuRaceThread *rt = &b->rt[t->linear];
+    EmuCpAsync *c = cpa_of(b, t);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < rt->ncpa; i++) {
+        uint16_t age = (uint16_t)((uint16_t)rt->cpa_commits - c[i].group); /* 0: the open group, 1: the last committed */
+        if (uncommitted || (age > 0 && age > keep)) cpa_land(b, t, &c[i]);
+        else c[n++] = c[i];
+    }
+    rt->ncpa = n;
+}
+
+static bool cpa_report(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t idx, bool write) {
+    const EmuShadow *s = &b->shadow[idx];
+    const EmuThread *by = &b->t[s->wtid];
+    char what[160], name[96], line[256], where[600];
+    emu_module_line(b->L->m, s->wline, line, sizeof line);
+    snprintf(what, sizeof what, "racecheck: shared memory %s before the cp.async that writes it was waited for",
+             write ? "written" : "read");
+    return emu_fault(b, t, in, what,
+                     "shared %s is written by the cp.async at %s (%s), issued by thread (%u,%u,%u)%s, which has not retired "
+                     "it: cp.async.wait_group (or wait_all) in the issuing thread, then a barrier before other threads "
+                     "touch the bytes; on a GPU the copy may land at any time until then",
+                     emu_smem_name(b, idx, name, sizeof name), emu_module_where(b->L->m, s->wline, where, sizeof where), line,
+                     by->tid[0], by->tid[1], by->tid[2], by == t ? " (this thread)" : "");
+}
+
 /* ---- the check of each access ---- */
 /* bar.warp.sync orders the accesses of the lanes that take part in it: an access of another thread of the
  * same warp at warp-sync generation gen is ordered with t's when both have since taken part in one later
@@ -249,6 +306,8 @@ bool emu_race_check(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, 
     for (unsigned i = 0; i < size; i++) {
         EmuShadow *s = &b->shadow[addr + i];
         if (s->acopy && b->mbs && !emu_async_access(b, t, in, s, addr + i, write)) return false;
+        if (s->wclk == EMU_CLK_PENDING && !(write && b->wval && b->shared[addr + i] == b->wval[i] && s->wtid != me))
+            return cpa_report(b, t, in, addr + i, write); /* a copy of the same bytes by another thread: no hazard */
         uint16_t ww = s->wwarp & EMU_SH_WARP, rw = s->rwarp & EMU_SH_WARP;
         bool wstrong = s->wwarp & EMU_SH_STRONG, rstrong = s->rwarp & EMU_SH_STRONG;
         bool unordered = s->wclk && s->wtid != me && !(strong && wstrong) && v[ww] < s->wclk &&

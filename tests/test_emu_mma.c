@@ -876,7 +876,8 @@ Test(llvm, mma_pipeline_from_intrinsics) {
 /* ---- 4. cp.async forms, racecheck, errors ---- */
 /* Thread t copies `size` bytes (4, 8 or 16, by t%3) with src-size t%17
  * clamped to size from src[16t] to shared slot t, then after wait_all and a
- * barrier thread t reads slot 31-t back. */
+ * barrier thread t reads slot 31-t back.  Thread 31 then copies 16 bytes from src[0] over its slot in a second
+ * group (after waiting for the first: two copies to one place land in either order until then). */
 static const char *cpasync_ptx = PTX_HEAD
     ".visible .entry cpa(.param .u64 src, .param .u64 out, .param .u32 sync)\n{\n"
     " .reg .pred %p<8>;\n .reg .b32 %r<32>;\n .reg .b64 %rd<16>;\n"
@@ -889,7 +890,7 @@ static const char *cpasync_ptx = PTX_HEAD
     " @%p1 cp.async.ca.shared.global [%r4], [%rd3], 4, %r7;\n"
     " @%p2 cp.async.ca.shared.global [%r4], [%rd3], 8, %r8;\n"
     " @%p3 cp.async.cg.shared.global [%r4], [%rd3], 16, %r6;\n"
-    " cp.async.commit_group;\n"
+    " cp.async.commit_group;\n cp.async.wait_group 0;\n" /* two copies to one place are unordered until the first is waited for */
     " setp.eq.u32 %p4, %r1, 31;\n @%p4 cp.async.cg.shared.global [buf+496], [%rd1], 16;\n" /* a second group, full size */
     " cp.async.commit_group;\n cp.async.wait_group 1;\n cp.async.wait_all;\n"
     " ld.param.u32 %r9, [sync];\n setp.ne.u32 %p5, %r9, 0;\n @%p5 bar.sync 0;\n"

@@ -794,6 +794,107 @@ Test(racecheck, cp_async_of_the_bytes_already_there) {
     dev_close(d);
 }
 
+/* A cp.async's bytes land at the wait that retires its group (probe R R3: they counted as written at issue, so a
+ * bar.sync with no cp.async.wait_group before it hid the race).  Warp 0 copies 32 bytes per lane in two groups
+ * (group 0: s[0..512), group 1: s[512..1024)), then warp 1 reads s[sel * 512 + lane * 16] after the bar.sync.
+ * mode 0: wait_group 0 before the barrier: no race.  1: no wait: reported.  2: wait_group 1: group 0 has landed
+ * (sel 0 is fine), group 1 may not have (sel 1 reported).  3: the issuing lane reads its own copy before any wait:
+ * reported.  4: cp.async.mbarrier.arrive.noinc, and warp 1 waits on the mbarrier's phase instead of the bar.sync:
+ * no race.  5: as 4 but warp 1 skips the mbarrier wait: reported. */
+static const char *cp_wait_ptx = PTX_HEAD
+    ".visible .entry cpwait(.param .u64 in, .param .u64 out, .param .u32 mode, .param .u32 sel)\n"
+    "{\n"
+    "  .reg .pred %p<12>;\n"
+    "  .reg .b32 %r<16>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  .reg .f32 %f<2>;\n"
+    "  .shared .align 16 .b8 s[1024];\n"
+    "  .shared .align 8 .b64 bar;\n"
+    "  ld.param.u64 %rd1, [in];\n"
+    "  ld.param.u64 %rd4, [out];\n"
+    "  ld.param.u32 %r1, [mode];\n"
+    "  ld.param.u32 %r12, [sel];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  and.b32 %r3, %r2, 31;\n"
+    "  shr.u32 %r4, %r2, 5;\n"
+    "  mov.u32 %r6, s;\n"
+    "  mad.lo.u32 %r7, %r3, 16, %r6;\n"        /* s + lane * 16 */
+    "  mul.wide.u32 %rd2, %r3, 16;\n"
+    "  add.u64 %rd3, %rd1, %rd2;\n"
+    "  setp.eq.u32 %p1, %r4, 0;\n"             /* warp 0 copies */
+    "  setp.eq.u32 %p2, %r2, 0;\n"
+    "  @%p2 mbarrier.init.shared.b64 [bar], 32;\n"
+    "  bar.sync 0;\n"
+    "  @!%p1 bra READ;\n"
+    "  cp.async.cg.shared.global [%r7], [%rd3], 16;\n"
+    "  cp.async.commit_group;\n"
+    "  add.u64 %rd5, %rd3, 512;\n"
+    "  add.u32 %r8, %r7, 512;\n"
+    "  cp.async.cg.shared.global [%r8], [%rd5], 16;\n"
+    "  cp.async.commit_group;\n"
+    "  setp.eq.u32 %p3, %r1, 0;\n"
+    "  @%p3 cp.async.wait_group 0;\n"
+    "  setp.eq.u32 %p4, %r1, 2;\n"
+    "  @%p4 cp.async.wait_group 1;\n"
+    "  setp.eq.u32 %p5, %r1, 3;\n"
+    "  @%p5 ld.shared.f32 %f1, [%r7];\n"
+    "  setp.ge.u32 %p6, %r1, 4;\n"
+    "  @%p6 cp.async.mbarrier.arrive.noinc.shared.b64 [bar];\n"
+    "  bar.sync 1, 64;\n"
+    "  bra DONE;\n"
+    "READ:\n"
+    "  bar.sync 1, 64;\n"
+    "  setp.eq.u32 %p7, %r1, 4;\n"
+    "  @!%p7 bra LOAD;\n"
+    "WAIT:\n"
+    "  mbarrier.try_wait.parity.shared.b64 %p8, [bar], 0;\n"
+    "  @!%p8 bra WAIT;\n"
+    "LOAD:\n"
+    "  mad.lo.u32 %r9, %r12, 512, %r7;\n"
+    "  ld.shared.f32 %f1, [%r9];\n"
+    "  mul.wide.u32 %rd6, %r3, 4;\n"
+    "  add.u64 %rd7, %rd4, %rd6;\n"
+    "  st.global.f32 [%rd7], %f1;\n"
+    "DONE:\n"
+    "  ret;\n"
+    "}\n";
+
+Test(racecheck, cp_async_lands_at_its_wait) {
+    TileDevice *d = open_emu(true);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, cp_wait_ptx, "cpwait", &m);
+    float h[256];
+    for (unsigned i = 0; i < 256; i++) h[i] = (float)i * 0.5f + 1.0f;
+    uint64_t in = upload(d, h, sizeof h), out = poisoned(d, 32 * sizeof(float));
+    static const struct {
+        uint32_t mode, sel;
+        const char *want, *why; /* want NULL: no race */
+    } cases[] = {
+        {0, 0, NULL, NULL},
+        {0, 1, NULL, NULL},
+        {1, 0, "racecheck: shared memory read before the cp.async that writes it was waited for", "cp.async.wait_group"},
+        {2, 0, NULL, NULL},
+        {2, 1, "racecheck: shared memory read before the cp.async that writes it was waited for", "cp.async.wait_group"},
+        {3, 0, "racecheck: shared memory read before the cp.async that writes it was waited for", "(this thread)"},
+        {4, 1, NULL, NULL},
+        {5, 0, "racecheck: shared memory read before the cp.async that writes it was waited for", "completes on the mbarrier at shared"},
+    };
+    for (unsigned c = 0; c < sizeof cases / sizeof *cases; c++) {
+        void *args[] = {&in, &out, (void *)&cases[c].mode, (void *)&cases[c].sel};
+        if (cases[c].want) {
+            expect_launch_error(d, f, 64, args, cases[c].want, "issued by thread (", cases[c].why, NULL);
+            continue;
+        }
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 64, 1, 1, 0, NULL, args), DEV_OK, "mode %u sel %u: %s", cases[c].mode, cases[c].sel,
+                     dev_last_error(d));
+        float o[32];
+        cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+        for (unsigned i = 0; i < 32; i++) cr_assert_eq(o[i], h[cases[c].sel * 128 + i * 4], "mode %u lane %u", cases[c].mode, i);
+    }
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Storing the bytes already there is no hazard, but it must not take the place of an earlier write it is not
  * ordered with: warp 0 writes 7 with no barrier at all, warp 1 writes 7 too and then syncs with warp 2, which
  * writes 9: warp 0's 7 and warp 2's 9 race (X may end as either), reported (it was missed: warp 1's equal store
