@@ -338,9 +338,7 @@ static tile_status context_new(const tile_context_options *opt, const Target *tg
     ctx->assume_files_unchanged = opt->assume_files_unchanged != 0;
     snprintf(ctx->arch, sizeof ctx->arch, "%s", tgt->name);
     ctx->target = tgt;
-    /* the emulated target shows in the name unless it is the default one: "emu", "emu:sm_90a" */
-    if (ctx->emu && tgt == target_default()) snprintf(ctx->devname, sizeof ctx->devname, "emu");
-    else if (ctx->emu) snprintf(ctx->devname, sizeof ctx->devname, "emu:%s", tgt->name);
+    if (ctx->emu) snprintf(ctx->devname, sizeof ctx->devname, "emu");
     else snprintf(ctx->devname, sizeof ctx->devname, "cuda:%d", dev->ordinal);
     /* the tuning database's key: the GPU's model and driver version (equal GPUs share records), "emu" on the emulator */
     char model[sizeof ctx->devkey - 24];

@@ -265,7 +265,7 @@ TILE_API tile_status tile_context_interrupt(tile_context *ctx);
 TILE_API const char *tile_last_error(tile_context *ctx);
 
 typedef struct tile_device_properties {
-    char name[128];     /* "emu" (sm_80), "emu:sm_90a" (another emulated target) or "cuda:0" */
+    char name[128];     /* "emu" or "cuda:0" */
     char arch[16];      /* the target kernels are compiled for, e.g. "sm_80" */
     int is_emulator;
     int max_threads_per_block;
