@@ -61,7 +61,17 @@ static const char *tok_desc(Parser *p, const Token *t) {
 
 static bool expect(Parser *p, TokKind k, const char *where) {
     if (accept(p, k)) return true;
-    parse_error(p, peek(p)->loc, "expected '%s' %s, found %s", lang_tok_spelling[k], where, tok_desc(p, peek(p)));
+    Loc loc = peek(p)->loc;
+    const Token *prev = p->pos > 0 ? &p->t[p->pos - 1] : NULL;
+    if (k == TK_SEMI && prev && prev->loc.file == loc.file && prev->loc.line < loc.line) {
+        /* a ';' missing at the end of a line: the caret goes there, not under the next line's first token */
+        loc = prev->loc;
+        loc.col += prev->len;
+        parse_error(p, loc, "expected '%s' %s, found %s on line %u", lang_tok_spelling[k], where, tok_desc(p, peek(p)),
+                    peek(p)->loc.line);
+        return false;
+    }
+    parse_error(p, loc, "expected '%s' %s, found %s", lang_tok_spelling[k], where, tok_desc(p, peek(p)));
     return false;
 }
 

@@ -74,9 +74,9 @@ static char *slurp(const char *path, size_t *len) {
 /* ---- diagnostics ---- */
 Test(lang_diag, missing_semicolon) {
     expect_diag("kernel k(x: *f32) {\n    store(x, 1.0)\n}\n",
-                "t.tile:3:1: error: expected ';' after expression, found '}'\n"
-                "  }\n"
-                "  ^\n");
+                "t.tile:2:18: error: expected ';' after expression, found '}' on line 3\n"
+                "      store(x, 1.0)\n"
+                "                   ^\n");
 }
 
 Test(lang_diag, unknown_name) {
@@ -351,9 +351,9 @@ Test(lang_diag, loops_and_jumps) {
                 "      while n {}\n"
                 "            ^\n");
     expect_diag("kernel k(n: i32) {\n    while n > 0 {\n        break\n    }\n}\n",
-                "t.tile:4:5: error: expected ';' after 'break', found '}'\n"
-                "      }\n"
-                "      ^\n");
+                "t.tile:3:14: error: expected ';' after 'break', found '}' on line 4\n"
+                "          break\n"
+                "               ^\n");
     expect_diag("kernel k(p: *f32, n: i32) {\n    let acc = 0.0;\n    while n > 0 { acc = arange(0, 16); }\n}\n",
                 "t.tile:3:19: error: loop-carried variable 'acc' changes type from 'f32' to 'tensor<16xi32>' in the loop\n"
                 "      while n > 0 { acc = arange(0, 16); }\n"
