@@ -219,9 +219,34 @@ static bool lex_skip_space(Lexer *l) {
     return false;
 }
 
+/* Triton's module prefixes (tl.exp, tl.math.exp, tl.extra.cuda.libdevice.exp, triton.language.float16): the
+ * names they qualify are plain names here. */
+static bool triton_module_name(const char *s, size_t n) {
+    static const char *const names[] = {"tl", "triton", "language", "math", "libdevice", "extra", "cuda"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strlen(names[i]) == n && !memcmp(names[i], s, n)) return true;
+    return false;
+}
+static bool triton_module(const Token *t) { return t->kind == TK_IDENT && triton_module_name(t->text, t->len); }
+
+/* Triton's dtype names and what they are here (tl.float16 is f16). */
+static DType triton_dtype(const char *s, size_t n) {
+    static const struct {
+        const char *name;
+        const char *here;
+    } map[] = {{"float16", "f16"}, {"bfloat16", "bf16"}, {"float32", "f32"}, {"float64", "f64"}, {"int1", "i1"},
+               {"int8", "i8"},     {"int16", "i16"},     {"int32", "i32"},   {"int64", "i64"},   {"uint8", "u8"},
+               {"uint16", "u16"},  {"uint32", "u32"},    {"uint64", "u64"},  {"float8e4nv", "f8e4m3"},
+               {"float8e5", "f8e5m2"}, {"float8_e4m3fn", "f8e4m3"}, {"float8_e5m2", "f8e5m2"}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (strlen(map[i].name) == n && !memcmp(map[i].name, s, n)) return dtype_from_name(map[i].here, strlen(map[i].here));
+    return dtype_from_name(s, n);
+}
+
 Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
     Lexer l = {.a = a, .d = d, .src = src, .p = src->text, .end = src->text + src->len, .line = 1, .col = 1};
     int bad_run = 0;
+    const char *chain = NULL; /* just past the '.' of a Triton module prefix dropped last (tl.math.exp reports once) */
     /* bounded work and memory on any input: stop at LEX_MAX_TOKENS tokens or
      * LEX_MAX_ERRORS errors (the parser could not make sense of more) */
     while (lex_skip_space(&l)) {
@@ -279,6 +304,40 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             const char *m = s + 1;
             size_t mn = 0;
             while (m + mn < l.end && is_ident_char(m[mn])) mn++;
+            const Token *prev = l.n ? &l.toks[l.n - 1] : NULL;
+            if (c == '.' && mn && is_ident_start(*m) && prev && triton_module(prev) && prev->text + prev->len == s) {
+                /* tl.exp(x): reported once, then lexed as exp(x), so the parse goes on without a cascade of errors */
+                bool first = prev->text != chain;
+                Loc at = prev->loc;
+                const char *mod = prev->text;
+                int modn = (int)prev->len;
+                l.n--;
+                lex_advance(&l, 1);
+                chain = l.p;
+                DType dt = triton_dtype(m, mn);
+                const char *last = m, *end = l.end; /* the name the whole chain qualifies: tl.math.exp is exp */
+                size_t lastn = mn;
+                while (triton_module_name(last, lastn) && last + lastn + 1 < end && last[lastn] == '.' && is_ident_start(last[lastn + 1])) {
+                    last += lastn + 1;
+                    for (lastn = 0; last + lastn < end && is_ident_char(last[lastn]);) lastn++;
+                }
+                int chainn = (int)(last + lastn - mod);
+                if (first && mn == 9 && !memcmp(m, "constexpr", 9))
+                    diag_error(d, at, "'%.*s.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default')",
+                               modn, mod);
+                else if (first && dt != DT_VOID && dt != DT_PTR)
+                    diag_error(d, at, "'%.*s.%.*s': there is no '%.*s' module here; the type is '%s'", modn, mod, (int)mn, m, modn, mod,
+                               dtype_name(dt));
+                else if (first)
+                    diag_error(d, at, "'%.*s': there is no '%.*s' module here; write '%.*s' (the built-ins are plain names, "
+                               "docs/language.md)", chainn, mod, modn, mod, (int)lastn, last);
+                if (dt != DT_VOID && dt != DT_PTR && !dtype_from_name(m, mn)) { /* float16: lexed as the type f16 */
+                    lex_advance(&l, mn);
+                    lex_push(&l, TK_TYPE, at, m)->dt = dt;
+                }
+                bad_run = 0;
+                continue;
+            }
             if (c == '.' && mn && is_ident_start(*m) && l.n) { /* Triton's methods and attributes: x.to(f16), x.shape */
                 const char *hint = mn == 2 && !memcmp(m, "to", 2)      ? "'x as T' or 'cast(x, T)' for Triton's x.to(T)"
                                    : mn == 5 && !memcmp(m, "dtype", 5) ? "'dtype_of(x)' for Triton's x.dtype"

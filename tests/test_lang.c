@@ -926,6 +926,28 @@ Test(lang_diag, line_endings) {
                 "  ^\n");
 }
 
+/* Triton's module prefixes get one error naming the plain name, then the parse goes on as if it was written so
+ * (it was "'.exp': values have no methods", then "expected ')' after call arguments, found 'exp'"). */
+Test(lang_diag, triton_module_prefix) {
+    expect_diag("kernel k(x: *f32) {\n    store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n}\n",
+                "t.tile:2:14: error: 'tl.math.exp': there is no 'tl' module here; write 'exp' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n"
+                "               ^\n"
+                "t.tile:2:33: error: 'tl.sqrt': there is no 'tl' module here; write 'sqrt' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n"
+                "                                  ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, cast(1.5, tl.bfloat16) as f32);\n}\n",
+                "t.tile:2:24: error: 'tl.bfloat16': there is no 'tl' module here; the type is 'bf16'\n"
+                "      store(x, cast(1.5, tl.bfloat16) as f32);\n"
+                "                         ^\n");
+    expect_diag("kernel k(x: *f32, B: tl.constexpr) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default')\n"
+                "  kernel k(x: *f32, B: tl.constexpr) {\n"
+                "                       ^\n");
+}
+
 Test(lang_diag, combine_returning_a_tensor) {
     /* the message named the element type only: "returns 'i32' where its operands are i32" (probe Z F14) */
     expect_diag("fn f(a, b) { return arange(0, 4); }\nkernel k(x: *f32) { let r = reduce(arange(0, 16), 0, f); }\n",
