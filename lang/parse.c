@@ -630,7 +630,13 @@ static void param(Parser *p, Param *pa) {
     pa->is_const = accept(p, TK_CONST);
     pa->name = expect_ident(p, "a parameter name", &pa->loc);
     pa->ty = (TypeRef){.dt = DT_VOID};
-    if (accept(p, TK_COLON)) pa->ty = type(p);
+    if (accept(p, TK_COLON)) {
+        Token *t = peek(p);
+        pa->ty = type(p);
+        if (at(p, TK_STAR) && !pa->ty.nptr) /* C's float* */
+            parse_error(p, peek(p)->loc, "a pointer type is written before its pointee: '*%.*s', not '%.*s*'", (int)t->len, t->text,
+                        (int)t->len, t->text);
+    }
     if (accept(p, TK_ASSIGN)) pa->def = expr(p);
 }
 

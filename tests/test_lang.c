@@ -928,6 +928,13 @@ Test(lang_diag, line_endings) {
 
 /* Triton's module prefixes get one error naming the plain name, then the parse goes on as if it was written so
  * (it was "'.exp': values have no methods", then "expected ')' after call arguments, found 'exp'"). */
+Test(lang_diag, c_pointer_type) {
+    expect_diag("kernel k(x: f32*, n: i32) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:16: error: a pointer type is written before its pointee: '*f32', not 'f32*'\n"
+                "  kernel k(x: f32*, n: i32) {\n"
+                "                 ^\n");
+}
+
 Test(lang_diag, triton_module_prefix) {
     expect_diag("kernel k(x: *f32) {\n    store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n}\n",
                 "t.tile:2:14: error: 'tl.math.exp': there is no 'tl' module here; write 'exp' (the built-ins are plain names, "
