@@ -95,6 +95,9 @@ LLVMValueRef ll_math_ext_f32(LL *l, Op op, LLVMValueRef x, LLVMValueRef y);
 /* llvm_math64.c: f64 math (and the f32 forms of asinh acosh atanh pow erfc cbrt hypot, computed
  * in f64 and rounded once); NULL for an op it does not know */
 LLVMValueRef ll_math_f64(LL *l, Op op, LLVMValueRef x, LLVMValueRef y);
+/* The same as a call of one noinline helper of the module per op (for a tile of many elements per thread:
+ * inlined, 128 lgammas a thread took seconds to compile); NULL where ll_math_f64 has no lowering. */
+LLVMValueRef ll_math_f64_call(LL *l, Op op, LLVMValueRef x, LLVMValueRef y);
 /* llvm_memory.c: load, store, atomics */
 bool ll_emit_memory(LL *l, Inst *i);
 /* llvm_debug.c: device_print (vprintf), device_assert (__assertfail) */

@@ -285,7 +285,12 @@ static LLVMValueRef math_f32(LL *l, Op op, bool exact, LLVMValueRef x) {
     }
 }
 
-static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x) {
+/* Past this many elements a thread, f64-computed math calls one helper per op instead of inlining its body at
+ * every element (code size and compile time; up to it the copies give independent work to overlap). */
+enum { MATH64_INLINE_MAX = 16 };
+
+static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x, int per_thread) {
+    LLVMValueRef (*f64)(LL *, Op, LLVMValueRef, LLVMValueRef) = per_thread > MATH64_INLINE_MAX ? ll_math_f64_call : ll_math_f64;
     LLVMTypeRef ty = ll_type(l, dt);
     switch (i->op) {
     case OP_SQRT: return ll_intr(l, "llvm.sqrt", &ty, 1, x, 1);
@@ -300,7 +305,7 @@ static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x) {
     default: break;
     }
     if (dt == DT_F64) {
-        LLVMValueRef r = ll_math_f64(l, i->op, x[0], x[1]);
+        LLVMValueRef r = f64(l, i->op, x[0], x[1]);
         if (!r) ll_error(l, i->loc, "internal error: no f64 lowering for '%s'", tir_op_info[i->op].name);
         return r;
     }
@@ -309,7 +314,7 @@ static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x) {
     case OP_TAN: case OP_LOG10: case OP_EXP10: case OP_ERFINV: case OP_LGAMMA: {
         LLVMValueRef a = LLVMBuildFPExt(l->b, x[0], l->t_f64, "");
         LLVMValueRef b = x[1] ? LLVMBuildFPExt(l->b, x[1], l->t_f64, "") : NULL;
-        return LLVMBuildFPTrunc(l->b, ll_math_f64(l, i->op, a, b), ty, "");
+        return LLVMBuildFPTrunc(l->b, f64(l, i->op, a, b), ty, "");
     }
     default: break;
     }
@@ -590,7 +595,7 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
                 return false;
             }
             LLVMValueRef x[3] = {a, b, ops[2] ? ops[2][r] : NULL};
-            v = emit_math(l, i, odt, x);
+            v = emit_math(l, i, odt, x, n);
             if (!v) return false;
             break;
         }

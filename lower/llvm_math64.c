@@ -46,6 +46,7 @@
 #include "llvm_math.h"
 
 #include <math.h>
+#include <stdio.h>
 
 #include "llvm_math_tables.h"
 
@@ -783,6 +784,38 @@ static LLVMValueRef lgamma64(M *m, LLVMValueRef x) {
     v = sel(m, fcmp(m, LLVMRealOEQ, x, c(m, 0)), c(m, INFINITY), v);
     v = sel(m, fcmp(m, LLVMRealOEQ, fabs_(m, x), c(m, INFINITY)), c(m, INFINITY), v);
     return sel(m, isnan_(m, x), x, v);
+}
+
+LLVMValueRef ll_math_f64_call(LL *l, Op op, LLVMValueRef x, LLVMValueRef y) {
+    char name[64];
+    snprintf(name, sizeof name, "tile_math64_%s", tir_op_info[op].name);
+    LLVMTypeRef params[2] = {l->t_f64, l->t_f64};
+    LLVMTypeRef fty = LLVMFunctionType(l->t_f64, params, y ? 2 : 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(l->mod, name);
+    if (!fn) {
+        fn = LLVMAddFunction(l->mod, name, fty);
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        unsigned k = LLVMGetEnumAttributeKindForName("noinline", 8);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(l->ctx, k, 0));
+        /* built in the helper's own entry block, with no source location (the call has the kernel's) */
+        LLVMBasicBlockRef bb = LLVMGetInsertBlock(l->b);
+        LLVMMetadataRef dbg = LLVMGetCurrentDebugLocation2(l->b);
+        LLVMValueRef kernel = l->fn;
+        l->fn = fn;
+        LLVMSetCurrentDebugLocation2(l->b, NULL);
+        LLVMPositionBuilderAtEnd(l->b, LLVMAppendBasicBlockInContext(l->ctx, fn, "entry"));
+        LLVMValueRef r = ll_math_f64(l, op, LLVMGetParam(fn, 0), y ? LLVMGetParam(fn, 1) : NULL);
+        if (r) LLVMBuildRet(l->b, r);
+        l->fn = kernel;
+        LLVMPositionBuilderAtEnd(l->b, bb);
+        LLVMSetCurrentDebugLocation2(l->b, dbg);
+        if (!r) {
+            LLVMDeleteFunction(fn);
+            return NULL;
+        }
+    }
+    LLVMValueRef args[2] = {x, y};
+    return LLVMBuildCall2(l->b, fty, fn, args, y ? 2 : 1, "");
 }
 
 LLVMValueRef ll_math_f64(LL *l, Op op, LLVMValueRef x, LLVMValueRef y) {

@@ -26,6 +26,9 @@ static double uni(double lo, double hi) { return lo + (hi - lo) * urand(); }
 static double logu(double elo, double ehi) { return (urand() < 0.5 ? -1 : 1) * exp2(elo + (ehi - elo) * urand()); }
 static double logp(double elo, double ehi) { return exp2(elo + (ehi - elo) * urand()); }
 
+/* The elements each program takes (4 warps: BLOCK / 128 a thread). */
+static int block = BLOCK;
+
 /* Run `expr` over N points of element type ty ("f64", "f32", "i64", ...) of esize bytes. */
 static void run(const char *ty, size_t esize, const char *expr, const void *x, const void *y, void *out) {
     char src[1024];
@@ -38,7 +41,7 @@ static void run(const char *ty, size_t esize, const char *expr, const void *x, c
              "    let y = load(yp + o, m);\n"
              "    store(out + o, %s, m);\n"
              "}\n",
-             ty, ty, ty, BLOCK, BLOCK, expr);
+             ty, ty, ty, block, block, expr);
     tile_compile_options opt = {0};
     tile_compiled c;
     tile_status st = tile_compile_source("t.tile", src, &opt, &c);
@@ -62,7 +65,7 @@ static void run(const char *ty, size_t esize, const char *expr, const void *x, c
     cr_assert_eq(dev_memcpy_htod(dev, dout, out, bytes), DEV_OK);
     int32_t n = N;
     void *params[] = {&dx, &dy, &dout, &n};
-    cr_assert_eq(dev_launch(fn, N / BLOCK, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_launch(fn, N / block, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
     cr_assert_eq(dev_synchronize(dev), DEV_OK, "%s", dev_last_error(dev));
     cr_assert_eq(dev_memcpy_dtoh(dev, out, dout, bytes), DEV_OK);
     dev_module_unload(mod);
@@ -314,6 +317,40 @@ Test(math64, f64_against_long_double_libm, .timeout = 1200) {
                   x[at], y[at], out[at], ref_of(c, x[at], y[at]));
     }
     free(x), free(y), free(out);
+}
+
+/* With more than 16 elements a thread the f64 math is one noinline helper per op, called at each element (inlined
+ * 128 times a thread, lgamma took 11 s to compile): the same numbers as the inline form, bit for bit, for f64 and for
+ * the f32 forms computed in f64; one op of two operands, and fmod's loop, among them. */
+Test(math64, helper_call_form_matches_the_inline_form, .timeout = 600) {
+    static const char *const exprs[] = {"lgamma(x)", "pow(x, y)", "fmod(x, y) + erfinv(y / 512.0)"};
+    tile_compile_options opt = {0};
+    tile_compiled c;
+    const char *src = "@num_warps(4)\nkernel k(x: *f32, n: i32) {\n    let o = arange(0, 4096);\n"
+                      "    store(x + o, lgamma(load(x + o, o < n)) + lgamma(load(x + o + 1, o < n)), o < n);\n}\n";
+    cr_assert_eq(tile_compile_source("t.tile", src, &opt, &c), TILE_OK, "%s", c.diagnostics);
+    int calls = 0;
+    for (const char *p = c.ptx; (p = strstr(p, "call.uni")); p++) calls++;
+    cr_assert(strstr(c.ptx, ".func  (.param .b64 func_retval0) tile_math64_lgamma(") && calls == 64, "%d calls:\n%.3000s", calls,
+              c.ptx);
+    tile_compiled_free(&c);
+    double *x = malloc(sizeof(double) * N), *y = malloc(sizeof(double) * N);
+    double *a = malloc(sizeof(double) * N), *b = malloc(sizeof(double) * N);
+    for (size_t e = 0; e < sizeof exprs / sizeof *exprs; e++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            for (int i = 0; i < N; i++) {
+                x[i] = logu(-8, 8), y[i] = e == 1 ? uni(-4, 4) : logu(-8, 8);
+                if (f32) ((float *)x)[i] = (float)x[i], ((float *)y)[i] = (float)y[i];
+            }
+            block = BLOCK; /* 8 a thread: inline */
+            run(f32 ? "f32" : "f64", f32 ? 4 : 8, exprs[e], x, y, a);
+            block = 4096; /* 32 a thread: calls */
+            run(f32 ? "f32" : "f64", f32 ? 4 : 8, exprs[e], x, y, b);
+            block = BLOCK;
+            cr_assert(!memcmp(a, b, (f32 ? 4 : 8) * (size_t)N), "%s %s: the call form differs from the inline form", exprs[e],
+                      f32 ? "f32" : "f64");
+        }
+    free(x), free(y), free(a), free(b);
 }
 
 /* Powers of ten come out exact where they are doubles: log10(10^k) = k and exp10(k) = 10^k for k in
