@@ -817,6 +817,15 @@ static Val gen_call(Gen *g, const Node *n) {
  * a compile-time i1; anything else with one of them is an error at the operator. */
 static Val compare_names(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     if (a.k == V_ERR || b.k == V_ERR) return val_err();
+    if ((a.k == V_NONE || b.k == V_NONE) && (op == TK_EQEQ || op == TK_NE)) { /* Triton's `x is None`: known at compile time */
+        bool eq = a.k == V_NONE && b.k == V_NONE;
+        return val_ct_int(op == TK_EQEQ ? eq : !eq, DT_I1);
+    }
+    if (a.k == V_NONE || b.k == V_NONE) {
+        diag_error(g->d, loc, "None only compares with == and != (here '%s' %s '%s')", gen_val_type_name(g, a), lang_tok_spelling[op],
+                   gen_val_type_name(g, b));
+        return val_err();
+    }
     bool strs = a.k == V_STR && b.k == V_STR, types = a.k == V_DTYPE && b.k == V_DTYPE;
     if ((op != TK_EQEQ && op != TK_NE) || (!strs && !types)) {
         const char *what = a.k == V_STR || b.k == V_STR ? "strings" : "types";
@@ -843,7 +852,8 @@ static Val gen_expr1(Gen *g, const Node *n) {
     case N_BINARY: {
         Val a = gen_expr(g, n->lhs);
         Val b = gen_expr(g, n->rhs);
-        if (a.k == V_STR || b.k == V_STR || a.k == V_DTYPE || b.k == V_DTYPE) return compare_names(g, n->op, a, b, n->oploc);
+        if (a.k == V_STR || b.k == V_STR || a.k == V_DTYPE || b.k == V_DTYPE || a.k == V_NONE || b.k == V_NONE)
+            return compare_names(g, n->op, a, b, n->oploc);
         return gen_binop(g, n->op, a, b, n->oploc);
     }
     case N_CAST: {

@@ -363,12 +363,32 @@ static void check_mixed(Parser *p, const Node *b) {
 
 /* or = and { "||" and } ... term = unary { ( "*" | "/" | "%" ) unary }
  * (one function for the ten levels of the grammar, driven by binary_levels) */
+static bool ident_is(const Token *t, const char *s) { return t->kind == TK_IDENT && t->len == strlen(s) && !memcmp(t->text, s, t->len); }
+
 static Node *binary(Parser *p, int level) {
     if (level == (int)ARRAY_LEN(binary_levels)) return unary(p);
     Node *n = binary(p, level + 1);
     for (;;) {
         if (p->panic) return n;
         TokKind k = peek(p)->kind;
+        if (binary_levels[level][0] == TK_EQEQ && ident_is(peek(p), "is")) {
+            /* Python's `x is None` and `x is not None` (contextual: `is` and `not` are names elsewhere): == and != None */
+            Token *t = next(p);
+            bool neg = ident_is(peek(p), "not") && next(p);
+            Token *none = peek(p);
+            if (!accept(p, TK_NONE)) {
+                parse_error(p, none->loc, "expected 'None' after '%s' ('is' compares with None only; write == or !=), found %s",
+                            neg ? "is not" : "is", tok_desc(p, none));
+                return n;
+            }
+            Node *b = new_node(p, N_BINARY, n->loc);
+            b->oploc = t->loc;
+            b->op = neg ? TK_NE : TK_EQEQ;
+            b->lhs = n;
+            b->rhs = new_node(p, N_NONE, none->loc);
+            n = b;
+            continue;
+        }
         bool match = false;
         for (int i = 0; i < 4 && binary_levels[level][i]; i++)
             if (binary_levels[level][i] == k) match = true;

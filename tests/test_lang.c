@@ -935,6 +935,29 @@ Test(lang_diag, c_pointer_type) {
                 "                 ^\n");
 }
 
+/* None is a compile-time value: == / != None (and Python's `is None`, `is not None`) are compile-time i1s; it is no
+ * run-time value, and no other operator takes it. */
+Test(lang_diag, none_comparisons) {
+    Result r = compile("fn f(a, b = None) {\n    if b is None { return a; }\n    return a + b;\n}\n"
+                       "kernel k(x: *i32) {\n    let z = None;\n    static_assert(z == None && !(x is None) && (x is not None) && (z != 1) == true && (1 == z) == false, \"cmp\");\n"
+                       "    store(x, f(1) + f(2, 3));\n}\n");
+    cr_expect_not_null(r.m, "%s", r.diags);
+    cr_expect(strstr(r.ir, "value=6"), "%s", r.ir);
+    result_free(&r);
+    expect_diag("kernel k(x: *f32) {\n    if x is 3 { store(x, 1.0); }\n}\n",
+                "t.tile:2:13: error: expected 'None' after 'is' ('is' compares with None only; write == or !=), found '3'\n"
+                "      if x is 3 { store(x, 1.0); }\n"
+                "              ^\n");
+    expect_diag("kernel k(x: *f32) {\n    if None < 3 { store(x, 1.0); }\n}\n",
+                "t.tile:2:13: error: None only compares with == and != (here 'None' < 'i32')\n"
+                "      if None < 3 { store(x, 1.0); }\n"
+                "              ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let a = None;\n    store(x, a);\n}\n",
+                "t.tile:3:14: error: 'None' cannot be used as a value\n"
+                "      store(x, a);\n"
+                "               ^\n");
+}
+
 Test(lang_diag, triton_module_prefix) {
     expect_diag("kernel k(x: *f32) {\n    store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n}\n",
                 "t.tile:2:14: error: 'tl.math.exp': there is no 'tl' module here; write 'exp' (the built-ins are plain names, "

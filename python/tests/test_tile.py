@@ -72,6 +72,32 @@ class Launch(unittest.TestCase):
             self.add[lambda meta: (tile.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
             close(self, out, x.astype(np.float64) + y.astype(np.float64), 1e-6, 1e-6)
 
+    def test_none_defaults_and_is_none(self):
+        # Triton's optional arguments: a fn parameter defaults to None, `is None` / `is not None` decide at compile time
+        src = """
+        fn layer(x, w, b = None, const RELU = false) {
+            let y = x * w;
+            if b is not None { y = y + b; }
+            if RELU { y = maximum(y, 0.0); }
+            return y;
+        }
+        kernel k(x: *f32, w: *f32, b: *f32, out: *f32, n: i32, const HAS_B: i1 = true, const B: i32 = 128) {
+            let o = program_id(0) * B + arange(0, B);
+            let m = o < n;
+            let xv = load(x + o, m, 0.0);
+            let wv = load(w + o, m, 0.0);
+            if HAS_B { store(out + o, layer(xv, wv, load(b + o, m, 0.0), RELU=true), m); }
+            else { store(out + o, layer(xv, wv), m); }
+        }
+        """
+        n = 301
+        x, w, b = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+        for has_b in (True, False):
+            out = poisoned(n, np.float32)
+            tile.compile(src, device=self.dev, HAS_B=has_b).k[(tile.cdiv(n, 128),)](x, w, b, out, n)
+            xd, wd, bd = (a.astype(np.float64) for a in (x, w, b))
+            close(self, out, np.maximum(xd * wd + bd, 0) if has_b else xd * wd, 1e-6, 1e-6)
+
     def test_kernel_generic_over_dtype(self):
         # one source, its element types set per compile: a string or a NumPy dtype names the type
         src = """
