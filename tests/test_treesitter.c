@@ -469,7 +469,7 @@ typedef struct Broken {
 } Broken;
 
 static const Broken broken[] = {
-    {"missing ';' after let", "fn f() {\n    let a = 1\n    let b = 2;\n}\n", "2:14: MISSING ;", 3},
+    {"missing ';' after let", "fn f() {\n    let a = 1\n    let b = 2;\n}\n", "2:14: MISSING ;", 2}, /* both at the end of line 2 */
     {"unclosed parenthesis", "kernel k() {\n    let a = (1 + 2;\n    store(a);\n}\n", "2:19: MISSING )", 2},
     {"call on a cast", "fn f(x) {\n    return x as f16 (1);\n}\n", "2:12: ERROR node", 2},
     {"let without a name", "fn f() {\n    let = 3;\n}\n", "2:5: ERROR node", 2},
