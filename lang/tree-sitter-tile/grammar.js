@@ -231,7 +231,13 @@ module.exports = grammar({
         field('left', $._expression),
         field('operator', op),
         field('right', $._expression),
-      ))));
+      ))),
+      // equality: ... | "is" [ "not" ] "None"
+      prec.left(PREC.equality, seq(
+        field('left', $._expression),
+        field('operator', choice('is', seq('is', 'not'))),
+        field('right', $.none),
+      )));
     },
 
     // unary = ( "-" | "!" | "~" ) unary | castexpr
