@@ -5,7 +5,10 @@
  *      resolved path): look in the importing file's folder, then each of
  *      opt->include_dirs, then each of opt->stdlib_dirs (the caller knows
  *      where the standard library is: jit/compile.c asks the runtime); read
- *      it into the arena and parse it;
+ *      it into the arena and parse it; then (2b) a call of a function that
+ *      no loaded file defines and no built-in is imports the standard-library
+ *      file that defines it (unless that file shares a name with a loaded
+ *      one), and its own imports follow;
  *   3. if there was any error so far, stop: generation only sees complete
  *      syntax trees;
  *   4. check that every define names something it can set: a const
@@ -20,10 +23,14 @@
 #endif
 #include "ast.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "gen.h"
 
 enum { LANG_MAX_FILES = 256 };
 
@@ -49,6 +56,115 @@ static char *try_read(Arena *a, const char *dir, const char *name, size_t *len, 
     return text;
 }
 
+/* ---- implicit imports of the standard library (step 2b) ---- */
+typedef struct Names {
+    const char **v;
+    int n, cap;
+} Names;
+
+/* The names called (`name(...)`) anywhere in n. */
+static void called_names(Arena *a, const Node *n, Names *out) {
+    if (!n) return;
+    if (n->kind == N_CALL && n->name) {
+        bool seen = false;
+        for (int i = 0; i < out->n && !seen; i++) seen = !strcmp(out->v[i], n->name);
+        if (!seen) {
+            if (out->n == out->cap) {
+                int nc = out->cap ? 2 * out->cap : 32;
+                out->v = arena_grow(a, out->v, sizeof(char *) * (size_t)out->cap, sizeof(char *) * (size_t)nc);
+                out->cap = nc;
+            }
+            out->v[out->n++] = n->name;
+        }
+    }
+    called_names(a, n->lhs, out);
+    called_names(a, n->rhs, out);
+    called_names(a, n->cond, out);
+    called_names(a, n->then, out);
+    called_names(a, n->els, out);
+    for (int i = 0; i < n->nkids; i++) called_names(a, n->kids[i], out);
+}
+
+static bool defined_in(FileAst **files, int nfiles, const char *name) {
+    for (int fi = 0; fi < nfiles; fi++)
+        for (int i = 0; i < files[fi]->ndecls; i++) {
+            const Decl *dc = files[fi]->decls[i];
+            if ((dc->kind == D_FN || dc->kind == D_CONST) && dc->name && !strcmp(dc->name, name)) return true;
+        }
+    return false;
+}
+
+/* The standard-library file that defines function `name` ("fn name(" at the start of a line): its path, NULL when none. */
+static char *stdlib_defining(Arena *a, const LangOptions *opt, const char *name) {
+    char want[160];
+    int wl = snprintf(want, sizeof want, "fn %s(", name);
+    if (wl <= 0 || (size_t)wl >= sizeof want) return NULL;
+    for (int k = 0; opt->stdlib_dirs && opt->stdlib_dirs[k]; k++) {
+        DIR *dir = opendir(opt->stdlib_dirs[k]);
+        if (!dir) continue;
+        char *found = NULL;
+        for (struct dirent *e; !found && (e = readdir(dir));) {
+            size_t len = strlen(e->d_name);
+            if (len < 6 || strcmp(e->d_name + len - 5, ".tile")) continue;
+            char *path = arena_printf(a, "%s/%s", opt->stdlib_dirs[k], e->d_name);
+            char *text = read_source(path, &len);
+            for (const char *p = text; p && !found && (p = strstr(p, want)); p++)
+                if (p == text || p[-1] == '\n') found = path;
+            free(text);
+        }
+        closedir(dir);
+        if (found) return found;
+    }
+    return NULL;
+}
+
+/* A call of a function that no loaded file defines and no built-in is, which a standard-library file defines:
+ * that file is imported as if the main file said so (Triton's tl.cdiv, tl.softmax, tl.rand are there without an
+ * import), unless one of its names is also one of the loaded files' (then the call stays an error, whose
+ * message names the file to import).  True when a file was added. */
+static bool implicit_imports(Arena *a, const LangOptions *opt, Diag *d, FileAst **files, const char **paths, int *nfiles) {
+    Names called = {0};
+    for (int fi = 0; fi < *nfiles; fi++)
+        for (int i = 0; i < files[fi]->ndecls; i++) {
+            const Decl *dc = files[fi]->decls[i];
+            called_names(a, dc->body, &called);
+            called_names(a, dc->value, &called);
+            for (int p = 0; p < dc->nparams; p++) called_names(a, dc->params[p].def, &called);
+        }
+    bool added = false;
+    for (int i = 0; i < called.n && *nfiles < LANG_MAX_FILES; i++) {
+        if (builtin_exists(called.v[i]) || defined_in(files, *nfiles, called.v[i])) continue;
+        char *path = stdlib_defining(a, opt, called.v[i]), buf[PATH_MAX];
+        if (!path) continue;
+        if (realpath(path, buf)) path = arena_strdup(a, buf);
+        bool seen = false;
+        for (int k = 0; k < *nfiles && !seen; k++) seen = !strcmp(paths[k], path);
+        if (seen) continue;
+        size_t len;
+        char *text = read_source(path, &len);
+        if (!text) continue;
+        SrcFile *s = ARENA_NEW(a, SrcFile);
+        s->name = path;
+        s->text = arena_strndup(a, text, len);
+        s->len = len;
+        free(text);
+        Diag scratch;
+        diag_init(&scratch);
+        FileAst *f = parse_file(a, s, &scratch);
+        bool clash = scratch.nerrors > 0;
+        for (int k = 0; k < f->ndecls && !clash; k++)
+            clash = (f->decls[k]->kind == D_FN || f->decls[k]->kind == D_CONST) && f->decls[k]->name &&
+                    defined_in(files, *nfiles, f->decls[k]->name);
+        diag_free(&scratch);
+        if (clash) continue;
+        paths[*nfiles] = path;
+        files[(*nfiles)++] = f;
+        added = true;
+    }
+    (void)d;
+    return added;
+}
+
 /* Parse src and, breadth-first, every file it imports (steps 1 and 2). */
 static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d, FileAst ***out) {
     FileAst **files = ARENA_ARRAY(a, FileAst *, LANG_MAX_FILES);
@@ -57,47 +173,50 @@ static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag
     files[nfiles] = parse_file(a, src, d);
     char buf[PATH_MAX];
     paths[nfiles++] = src->name && realpath(src->name, buf) ? arena_strdup(a, buf) : (src->name ? src->name : "<input>");
-    for (int fi = 0; fi < nfiles; fi++) {
-        FileAst *f = files[fi];
-        const char *here = dir_of(a, f->src->name ? f->src->name : ".");
-        for (int i = 0; i < f->ndecls; i++) {
-            const Decl *dc = f->decls[i];
-            if (dc->kind != D_IMPORT || !dc->name) continue;
-            size_t len = 0;
-            int err = 0;
-            char *path = NULL, *text = try_read(a, here, dc->name, &len, &path, &err);
-            for (int k = 0; !text && opt->include_dirs && opt->include_dirs[k]; k++)
-                text = try_read(a, opt->include_dirs[k], dc->name, &len, &path, &err);
-            for (int k = 0; !text && opt->stdlib_dirs && opt->stdlib_dirs[k]; k++)
-                text = try_read(a, opt->stdlib_dirs[k], dc->name, &len, &path, &err);
-            if (!text && err) {
-                diag_error(d, dc->loc, "cannot import '%s': %s", dc->name, source_error(err));
-                continue;
-            }
-            if (!text) {
-                diag_error(d, dc->loc, "cannot find imported file '%s'", dc->name);
-                continue;
-            }
-            bool seen = false;
-            for (int k = 0; k < nfiles && !seen; k++) seen = !strcmp(paths[k], path);
-            if (seen) {
+    int fi = 0;
+    do {
+        for (; fi < nfiles; fi++) {
+            FileAst *f = files[fi];
+            const char *here = dir_of(a, f->src->name ? f->src->name : ".");
+            for (int i = 0; i < f->ndecls; i++) {
+                const Decl *dc = f->decls[i];
+                if (dc->kind != D_IMPORT || !dc->name) continue;
+                size_t len = 0;
+                int err = 0;
+                char *path = NULL, *text = try_read(a, here, dc->name, &len, &path, &err);
+                for (int k = 0; !text && opt->include_dirs && opt->include_dirs[k]; k++)
+                    text = try_read(a, opt->include_dirs[k], dc->name, &len, &path, &err);
+                for (int k = 0; !text && opt->stdlib_dirs && opt->stdlib_dirs[k]; k++)
+                    text = try_read(a, opt->stdlib_dirs[k], dc->name, &len, &path, &err);
+                if (!text && err) {
+                    diag_error(d, dc->loc, "cannot import '%s': %s", dc->name, source_error(err));
+                    continue;
+                }
+                if (!text) {
+                    diag_error(d, dc->loc, "cannot find imported file '%s'", dc->name);
+                    continue;
+                }
+                bool seen = false;
+                for (int k = 0; k < nfiles && !seen; k++) seen = !strcmp(paths[k], path);
+                if (seen) {
+                    free(text);
+                    continue;
+                }
+                if (nfiles == LANG_MAX_FILES) {
+                    free(text);
+                    diag_error(d, dc->loc, "too many imported files (more than %d)", LANG_MAX_FILES);
+                    continue;
+                }
+                SrcFile *s = ARENA_NEW(a, SrcFile);
+                s->name = path;
+                s->text = arena_strndup(a, text, len);
+                s->len = len;
                 free(text);
-                continue;
+                paths[nfiles] = path;
+                files[nfiles++] = parse_file(a, s, d);
             }
-            if (nfiles == LANG_MAX_FILES) {
-                free(text);
-                diag_error(d, dc->loc, "too many imported files (more than %d)", LANG_MAX_FILES);
-                continue;
-            }
-            SrcFile *s = ARENA_NEW(a, SrcFile);
-            s->name = path;
-            s->text = arena_strndup(a, text, len);
-            s->len = len;
-            free(text);
-            paths[nfiles] = path;
-            files[nfiles++] = parse_file(a, s, d);
         }
-    }
+    } while (!d->nerrors && implicit_imports(a, opt, d, files, paths, &nfiles)); /* then the new files' own imports */
     *out = files;
     return nfiles;
 }
