@@ -15,7 +15,6 @@
  * functions in builtins.c. */
 #include "gen.h"
 
-#include <dirent.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -757,29 +756,11 @@ static Val gen_name(Gen *g, const Node *n) {
     return val_err();
 }
 
-/* The standard-library file (in the arena) that defines function `name` ("fn name(" at the start of a
- * line), for an unknown call's error; NULL when none does. */
+/* The standard-library file (its name, in the arena) that defines function `name`, for an unknown call's error;
+ * NULL when none does. */
 static const char *stdlib_file_of(Gen *g, const char *name) {
-    char want[160];
-    int wl = snprintf(want, sizeof want, "fn %s(", name);
-    if (wl <= 0 || (size_t)wl >= sizeof want) return NULL;
-    for (int k = 0; g->opt->stdlib_dirs && g->opt->stdlib_dirs[k]; k++) {
-        DIR *dir = opendir(g->opt->stdlib_dirs[k]);
-        if (!dir) continue;
-        const char *found = NULL;
-        for (struct dirent *e; !found && (e = readdir(dir));) {
-            size_t len = strlen(e->d_name);
-            if (len < 6 || strcmp(e->d_name + len - 5, ".tile")) continue;
-            char *path = arena_printf(g->a, "%s/%s", g->opt->stdlib_dirs[k], e->d_name);
-            char *text = read_source(path, &len);
-            for (const char *p = text; p && !found && (p = strstr(p, want)); p++)
-                if (p == text || p[-1] == '\n') found = arena_strdup(g->a, e->d_name);
-            free(text);
-        }
-        closedir(dir);
-        if (found) return found;
-    }
-    return NULL;
+    const char *path = lang_stdlib_defining(g->a, g->opt, name), *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
 }
 
 static Val gen_call(Gen *g, const Node *n) {

@@ -166,6 +166,9 @@ Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc);
 
 /* builtins.c */
 bool builtin_exists(const char *name);
+/* lang.c: the standard-library file (its path, in the arena) that defines function `name` ("fn name(" at the
+ * start of a line); NULL when none does. */
+const char *lang_stdlib_defining(Arena *a, const LangOptions *opt, const char *name);
 Val builtin_call(Gen *g, const Node *call);
 /* builtins_raw.c */
 Val builtin_debug(Gen *g, const Node *node, const char *name); /* static_assert, device_assert, device_print */

@@ -94,8 +94,7 @@ static bool defined_in(FileAst **files, int nfiles, const char *name) {
     return false;
 }
 
-/* The standard-library file that defines function `name` ("fn name(" at the start of a line): its path, NULL when none. */
-static char *stdlib_defining(Arena *a, const LangOptions *opt, const char *name) {
+const char *lang_stdlib_defining(Arena *a, const LangOptions *opt, const char *name) {
     char want[160];
     int wl = snprintf(want, sizeof want, "fn %s(", name);
     if (wl <= 0 || (size_t)wl >= sizeof want) return NULL;
@@ -134,7 +133,8 @@ static bool implicit_imports(Arena *a, const LangOptions *opt, Diag *d, FileAst 
     bool added = false;
     for (int i = 0; i < called.n && *nfiles < LANG_MAX_FILES; i++) {
         if (builtin_exists(called.v[i]) || defined_in(files, *nfiles, called.v[i])) continue;
-        char *path = stdlib_defining(a, opt, called.v[i]), buf[PATH_MAX];
+        const char *path = lang_stdlib_defining(a, opt, called.v[i]);
+        char buf[PATH_MAX];
         if (!path) continue;
         if (realpath(path, buf)) path = arena_strdup(a, buf);
         bool seen = false;
