@@ -624,6 +624,10 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         return fold_binop(g, bo, a, b, loc);
     }
     DType dt = a.k == V_CT ? gen_weak_promote(db, da) : b.k == V_CT ? gen_weak_promote(da, db) : gen_promote(da, db);
+    if (b.k == V_CT && dtype_is_int(dt) && dtype_is_int(b.dt) && b.i == 0 && (bo->tok == TK_SLASH || bo->tok == TK_PERCENT)) {
+        diag_error(g->d, loc, "integer %s by zero (the divisor is the constant 0)", bo->tok == TK_SLASH ? "division" : "remainder");
+        return val_err();
+    }
     if (bo->kind == BK_ARITH) {
         warn_int_quotient(g, a, dt, loc);
         warn_int_quotient(g, b, dt, loc);

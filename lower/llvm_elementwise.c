@@ -338,8 +338,17 @@ static LLVMValueRef emit_binary(LL *l, Inst *i, DType dt, LLVMValueRef a, LLVMVa
     case OP_AND: return LLVMBuildAnd(l->b, a, b, "");
     case OP_OR: return LLVMBuildOr(l->b, a, b, "");
     case OP_XOR: return LLVMBuildXor(l->b, a, b, "");
-    case OP_SHL: return LLVMBuildShl(l->b, a, b, "");
-    case OP_SHR: return s ? LLVMBuildAShr(l->b, a, b, "") : LLVMBuildLShr(l->b, a, b, "");
+    case OP_SHL:
+    case OP_SHR: {
+        /* PTX's shifts clamp the amount: by the width or more (a negative one is more, unsigned) gives 0, or the
+         * sign's fill for an arithmetic shift right (docs/language.md).  LLVM's give poison, which a constant amount
+         * would fold into the store (an unwritten register in the PTX): that case is spelled out here. */
+        unsigned w = LLVMGetIntTypeWidth(ty);
+        if (LLVMIsAConstantInt(b) && LLVMConstIntGetZExtValue(b) >= w)
+            return i->op == OP_SHR && s ? LLVMBuildAShr(l->b, a, LLVMConstInt(ty, w - 1, 0), "") : LLVMConstNull(ty);
+        if (i->op == OP_SHL) return LLVMBuildShl(l->b, a, b, "");
+        return s ? LLVMBuildAShr(l->b, a, b, "") : LLVMBuildLShr(l->b, a, b, "");
+    }
     case OP_MIN:
     case OP_MAX: {
         if (f) {

@@ -958,6 +958,18 @@ Test(lang_diag, none_comparisons) {
                 "               ^\n");
 }
 
+/* An integer division or remainder of a run-time value by the constant 0 is an error at the operator (it compiled
+ * to a store of an undefined value; probe C C0b); by a run-time zero it stays the hardware's business. */
+Test(lang_diag, division_by_constant_zero) {
+    expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, n % 0 + n / (4 - 4));\n}\n",
+                "t.tile:2:16: error: integer remainder by zero (the divisor is the constant 0)\n"
+                "      store(x, n % 0 + n / (4 - 4));\n"
+                "                 ^\n"
+                "t.tile:2:24: error: integer division by zero (the divisor is the constant 0)\n"
+                "      store(x, n % 0 + n / (4 - 4));\n"
+                "                         ^\n");
+}
+
 Test(lang_diag, triton_module_prefix) {
     expect_diag("kernel k(x: *f32) {\n    store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n}\n",
                 "t.tile:2:14: error: 'tl.math.exp': there is no 'tl' module here; write 'exp' (the built-ins are plain names, "

@@ -1448,3 +1448,37 @@ Test(lang_run, u64_literals) {
     cr_expect_eq(y[1], INT64_MAX);
     unload(&k);
 }
+
+/* A shift of a run-time value by a constant amount of the width or more, or a negative one, gives what the run-time
+ * shift gives (PTX clamps the amount): 0, or the sign's fill for >> of a signed value.  It stored LLVM's poison, an
+ * unwritten register (probe C C0); the same amounts given at run time are the reference. */
+Test(lang_run, constant_shift_out_of_range) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *i32, s: *i32, r: *i32) {\n"
+             "    let v = load(x);\n"
+             "    let i = arange(0, 2);\n"
+             "    let w = load(x + i);\n"
+             "    store(r, v >> 40);\n"
+             "    store(r + 1, v >> load(s));\n"
+             "    store(r + 2, v << 32);\n"
+             "    store(r + 3, v << load(s));\n"
+             "    store(r + 4, ((v as u32) >> 33) as i32);\n"
+             "    store(r + 5, ((v as u32) >> load(s + 1) as u32) as i32);\n"
+             "    store(r + 6, v >> -1);\n"
+             "    store(r + 7, ((v as i64 * 4294967296) >> 64) as i32);\n"
+             "    store(r + 8, ((v as i16) >> 16) as i32);\n"
+             "    store(r + 9, ((v as u8) << 8) as i32);\n"
+             "    store(r + 10 + i, w >> 33);\n"
+             "}\n",
+             "k");
+    int32_t x[2] = {-5, 12345}, s[2] = {40, 33}, r[12];
+    for (int i = 0; i < 12; i++) r[i] = 7;
+    uint64_t dx = upload(&k, x, sizeof x), ds = upload(&k, s, sizeof s), dr = upload(&k, r, sizeof r);
+    void *params[] = {&dx, &ds, &dr};
+    launch(&k, 1, params);
+    download(&k, r, dr, sizeof r);
+    int32_t want[12] = {-1, -1, 0, 0, 0, 0, -1, -1, -1, 0, -1, 0};
+    for (int i = 0; i < 12; i++) cr_expect_eq(r[i], want[i], "result %d: %d, want %d", i, r[i], want[i]);
+    unload(&k);
+}
