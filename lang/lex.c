@@ -174,6 +174,8 @@ static void lex_string(Lexer *l) {
  *      and ends, before trailing blanks, with `;`, or the `//` is inside
  *      parentheses or brackets (an expression wrapped over lines, as black
  *      formats Triton code: `(pid // 2 * B` then `+ arange(0, B))`).
+ *      or ends with `{` (the header of an `if` or `while`), or the next line
+ *      starts with a binary operator (the expression goes on there);
  * So `let q = n // 4;` is an error, while `let q = n; // 4 rows`, a comment on
  * its own line, `kernel k(x: *f32) // doc` and `if a > b // why` stay comments. */
 static bool lex_floor_div_trap(const Lexer *l) {
@@ -192,7 +194,11 @@ static bool lex_floor_div_trap(const Lexer *l) {
     if (!(is_ident_char(*q) || *q == '(')) return false;
     const char *e = eol;
     while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
-    return e[-1] == ';';
+    if (e[-1] == ';' || e[-1] == '{') return true; /* a statement, or the header of an if / while: `while i < n // 2 {` */
+    /* an expression that the next line goes on with (`let h = n // 2` then `+ 1;` would be n + 1) */
+    const char *nx = eol;
+    while (nx < l->end && (*nx == ' ' || *nx == '\t' || *nx == '\r' || *nx == '\n')) nx++;
+    return nx < l->end && strchr("+-*/%&|^<>=?", *nx) && !(nx + 1 < l->end && nx[0] == '/' && (nx[1] == '/' || nx[1] == '*'));
 }
 
 static bool lex_skip_space(Lexer *l) {
@@ -229,6 +235,38 @@ static bool triton_module_name(const char *s, size_t n) {
 }
 static bool triton_module(const Token *t) { return t->kind == TK_IDENT && triton_module_name(t->text, t->len); }
 
+/* Whether the token ends an operand (a binary operator may follow it). */
+static bool ends_operand(const Token *t) {
+    TokKind k = t->kind;
+    return k == TK_IDENT || k == TK_INT || k == TK_FLOAT || k == TK_TYPE || k == TK_RPAREN || k == TK_RBRACK || k == TK_TRUE ||
+           k == TK_FALSE || k == TK_NONE || k == TK_STRING;
+}
+
+/* Past a balanced (...) or [...] that starts at p (p itself when none does); strings inside are skipped whole. */
+static const char *skip_balanced(const char *p, const char *end) {
+    if (p >= end || (*p != '(' && *p != '[')) return p;
+    int depth = 0;
+    for (const char *q = p; q < end; q++) {
+        if (*q == '"') {
+            for (q++; q < end && *q != '"' && *q != '\n'; q++)
+                if (*q == '\\' && q + 1 < end) q++;
+            continue;
+        }
+        if (*q == '(' || *q == '[') depth++;
+        else if ((*q == ')' || *q == ']') && --depth == 0) return q + 1;
+    }
+    return p;
+}
+
+/* Python's float constants: math.inf, float("-inf") are the float literals here. */
+static bool python_float(const char *s, size_t n, double *v) {
+    if (n == 3 && !memcmp(s, "inf", 3)) return *v = INFINITY, true;
+    if (n == 3 && !memcmp(s, "nan", 3)) return *v = NAN, true;
+    if (n == 2 && !memcmp(s, "pi", 2)) return *v = 3.141592653589793, true;
+    if (n == 1 && *s == 'e') return *v = 2.718281828459045, true;
+    return false;
+}
+
 /* Triton's dtype names and what they are here (tl.float16 is f16). */
 static DType triton_dtype(const char *s, size_t n) {
     static const struct {
@@ -241,6 +279,45 @@ static DType triton_dtype(const char *s, size_t n) {
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (strlen(map[i].name) == n && !memcmp(map[i].name, s, n)) return dtype_from_name(map[i].here, strlen(map[i].here));
     return dtype_from_name(s, n);
+}
+
+/* A Python word that a Triton kernel uses where this language has an operator or a literal: one error saying how
+ * it is written here, and its token in its place (so the parse goes on).  `is not` stays two names (the parser's
+ * `x is not None`); `and`/`or` only after an operand, `not` only before one. */
+static bool python_word(Lexer *l, const char *s, size_t n, Loc loc) {
+    const Token *prev = l->n ? &l->toks[l->n - 1] : NULL;
+    const char *q = l->p;
+    while (q < l->end && (*q == ' ' || *q == '\t')) q++;
+    bool operand_next = q < l->end && (is_ident_start(*q) || is_digit(*q) || *q == '(' || *q == '-' || *q == '!' || *q == '~');
+    TokKind k = TK_COUNT;
+    const char *how = NULL;
+    if (n == 3 && !memcmp(s, "and", 3) && prev && ends_operand(prev)) k = TK_ANDAND, how = "'&&'";
+    else if (n == 2 && !memcmp(s, "or", 2) && prev && ends_operand(prev)) k = TK_OROR, how = "'||'";
+    else if (n == 3 && !memcmp(s, "not", 3) && operand_next && !(prev && ends_operand(prev))) k = TK_BANG, how = "'!'";
+    else if (n == 4 && !memcmp(s, "True", 4)) k = TK_TRUE, how = "'true'";
+    else if (n == 5 && !memcmp(s, "False", 5)) k = TK_FALSE, how = "'false'";
+    if (k != TK_COUNT) {
+        diag_error(l->d, loc, "'%.*s' is written %s here (Python's '%.*s')", (int)n, s, how, (int)n, s);
+        lex_push(l, k, loc, s);
+        return true;
+    }
+    if (n == 5 && !memcmp(s, "float", 5) && q < l->end && *q == '(') { /* float("-inf") */
+        const char *a = q + 1, *e = skip_balanced(q, l->end);
+        while (a < e && (*a == ' ' || *a == '"' || *a == '\'')) a++;
+        bool neg = a < e && *a == '-';
+        a += neg || (a < e && *a == '+');
+        const char *b = a;
+        while (b < e && is_ident_char(*b)) b++;
+        double v;
+        if (e > q && python_float(a, (size_t)(b - a), &v) && (b - a) == 3) {
+            diag_error(l->d, loc, "'float(...)' of a string: write the float here (%s1.0 / 0.0 for %sinfinity, 0.0 / 0.0 for NaN)",
+                       neg ? "-" : "", neg ? "minus " : "");
+            lex_advance(l, (size_t)(e - l->p));
+            lex_push(l, TK_FLOAT, loc, s)->fval = neg ? -v : v;
+            return true;
+        }
+    }
+    return false;
 }
 
 Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
@@ -267,6 +344,10 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             DType dt = k == TK_IDENT ? dtype_from_name(s, n) : DT_VOID;
             if (dt == DT_PTR) dt = DT_VOID;
             if (dt != DT_VOID) k = TK_TYPE;
+            if (k == TK_IDENT && python_word(&l, s, n, loc)) { /* Python's and, or, not, True, False, float("inf") */
+                bad_run = 0;
+                continue;
+            }
             lex_push(&l, k, loc, s)->dt = dt;
             bad_run = 0;
             continue;
@@ -284,6 +365,12 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             diag_error(d, loc, "'//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)");
             lex_advance(&l, 2);
             lex_push(&l, TK_SLASH, loc, s);
+            continue;
+        }
+        if (c == '*' && s + 1 < l.end && s[1] == '*' && l.n && ends_operand(&l.toks[l.n - 1])) { /* Python's power (not **T) */
+            diag_error(d, loc, "'**': there is no power operator here; write pow(x, y) (x * x for a square)");
+            lex_advance(&l, 2);
+            lex_push(&l, TK_STAR, loc, s);
             continue;
         }
         int best = -1;
@@ -315,6 +402,7 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                 lex_advance(&l, 1);
                 chain = l.p;
                 DType dt = triton_dtype(m, mn);
+                bool deco = l.n && l.toks[l.n - 1].kind == TK_AT && first; /* @triton.jit, @triton.autotune(...) */
                 const char *last = m, *end = l.end; /* the name the whole chain qualifies: tl.math.exp is exp */
                 size_t lastn = mn;
                 while (triton_module_name(last, lastn) && last + lastn + 1 < end && last[lastn] == '.' && is_ident_start(last[lastn + 1])) {
@@ -322,6 +410,23 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                     for (lastn = 0; last + lastn < end && is_ident_char(last[lastn]);) lastn++;
                 }
                 int chainn = (int)(last + lastn - mod);
+                double fv;
+                if (deco) {
+                    diag_error(d, at, "'@%.*s': a kernel needs no decorator here: 'kernel NAME(params) { ... }' (launch settings are "
+                               "attributes such as @num_warps(4); tuning configurations are @config(...))", chainn, mod);
+                    l.n--; /* the '@' */
+                    lex_advance(&l, (size_t)(skip_balanced(last + lastn, l.end) - l.p));
+                    bad_run = 0;
+                    continue;
+                }
+                if (first && last == m && python_float(m, mn, &fv)) { /* math.inf */
+                    diag_error(d, at, "'%.*s': there is no '%.*s' module here; write the float (%s)", chainn, mod, modn, mod,
+                               isinf(fv) ? "1.0 / 0.0" : isnan(fv) ? "0.0 / 0.0" : mn == 2 ? "3.141592653589793" : "2.718281828459045");
+                    lex_advance(&l, mn);
+                    lex_push(&l, TK_FLOAT, at, m)->fval = fv;
+                    bad_run = 0;
+                    continue;
+                }
                 if (first && mn == 9 && !memcmp(m, "constexpr", 9))
                     diag_error(d, at, "'%.*s.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default')",
                                modn, mod);
@@ -340,10 +445,14 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             }
             if (c == '.' && mn && is_ident_start(*m) && l.n) { /* Triton's methods and attributes: x.to(f16), x.shape */
                 const char *hint = mn == 2 && !memcmp(m, "to", 2)      ? "'x as T' or 'cast(x, T)' for Triton's x.to(T)"
+                                   : mn == 5 && !memcmp(m, "shape", 5) ? "the block sizes themselves for Triton's x.shape (they are compile-time constants)"
                                    : mn == 5 && !memcmp(m, "dtype", 5) ? "'dtype_of(x)' for Triton's x.dtype"
                                    : mn == 1 && *m == 'T'              ? "'trans(x)' for Triton's x.T"
                                                                        : "a function: 'reshape(x, ...)', 'trans(x)', 'sum(x, axis)', ...";
                 diag_error(d, loc, "'.%.*s': values have no methods or attributes here; write %s", (int)mn, m, hint);
+                /* x.to(T), x.shape[0]: the rest goes with the error (no second one at the name) */
+                lex_advance(&l, (size_t)(skip_balanced(m + mn, l.end) - l.p));
+                continue;
             } else if (uc >= 0x20 && uc < 0x7f) diag_error(d, loc, "unexpected character '%c'", c);
             else diag_error(d, loc, "unexpected byte 0x%02x", uc);
         }

@@ -970,6 +970,61 @@ Test(lang_diag, division_by_constant_zero) {
                 "                         ^\n");
 }
 
+/* Triton's Python spellings get one error each saying how they are written here, and the file is read on as if
+ * they had been (no cascade): a decorator, and/or/not/True, float("-inf"), **, a method's arguments, math.inf, and
+ * the `//` of a loop header or of an expression that goes on on the next line (it was silently `n + 1`). */
+Test(lang_diag, python_spellings) {
+    expect_diag(
+        "@triton.jit\n"
+        "kernel k(x: *f32, n: i32) {\n"
+        "    let r = arange(0, 16);\n"
+        "    let m = r < n and not (r > 2) or True;\n"
+        "    let v = load(x + r, m, float(\"-inf\")) ** 2;\n"
+        "    store(x + r, v.to(f32) + math.inf, m);\n"
+        "    let h = n // 2\n"
+        "        + 1;\n"
+        "    while h < n // 2 {\n"
+        "        h += 1;\n"
+        "    }\n"
+        "}\n",
+        "t.tile:1:2: error: '@triton.jit': a kernel needs no decorator here: 'kernel NAME(params) { ... }' (launch settings are attributes such as @num_warps(4); tuning configurations are @config(...))\n"
+        "  @triton.jit\n"
+        "   ^\n"
+        "t.tile:4:19: error: 'and' is written '&&' here (Python's 'and')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                    ^\n"
+        "t.tile:4:23: error: 'not' is written '!' here (Python's 'not')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                        ^\n"
+        "t.tile:4:35: error: 'or' is written '||' here (Python's 'or')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                                    ^\n"
+        "t.tile:4:38: error: 'True' is written 'true' here (Python's 'True')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                                       ^\n"
+        "t.tile:5:28: error: 'float(...)' of a string: write the float here (-1.0 / 0.0 for minus infinity, 0.0 / 0.0 for NaN)\n"
+        "      let v = load(x + r, m, float(\"-inf\")) ** 2;\n"
+        "                             ^\n"
+        "t.tile:5:43: error: '**': there is no power operator here; write pow(x, y) (x * x for a square)\n"
+        "      let v = load(x + r, m, float(\"-inf\")) ** 2;\n"
+        "                                            ^\n"
+        "t.tile:6:19: error: '.to': values have no methods or attributes here; write 'x as T' or 'cast(x, T)' for Triton's x.to(T)\n"
+        "      store(x + r, v.to(f32) + math.inf, m);\n"
+        "                    ^\n"
+        "t.tile:6:30: error: 'math.inf': there is no 'math' module here; write the float (1.0 / 0.0)\n"
+        "      store(x + r, v.to(f32) + math.inf, m);\n"
+        "                               ^\n"
+        "t.tile:7:15: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+        "      let h = n // 2\n"
+        "                ^\n"
+        "t.tile:9:17: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+        "      while h < n // 2 {\n"
+        "                  ^\n");
+    Result r = compile("kernel k(a: **f32, n: i32) {\n    let and = 2;\n    let not = and * 2;\n    store(load(a), cast(not, f32));\n}\n");
+    cr_expect_not_null(r.m, "a pointer to pointers, and Python's words as names, compile: %s", r.diags);
+    result_free(&r);
+}
+
 Test(lang_diag, triton_module_prefix) {
     expect_diag("kernel k(x: *f32) {\n    store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n}\n",
                 "t.tile:2:14: error: 'tl.math.exp': there is no 'tl' module here; write 'exp' (the built-ins are plain names, "
