@@ -195,7 +195,14 @@ static bool lex_floor_div_trap(const Lexer *l) {
     const char *e = eol;
     while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
     if (e[-1] == ';' || e[-1] == '{') return true; /* a statement, or the header of an if / while: `while i < n // 2 {` */
-    /* an expression that the next line goes on with (`let h = n // 2` then `+ 1;` would be n + 1) */
+    /* an expression that the next line goes on with (`let h = n // 2` then `+ 1;` would be n + 1), unless the rest
+     * of the line reads as prose (two words in a row: `let t = a  // first part` then `+ b;` is a comment) */
+    for (const char *w = q; w < e; w++)
+        if (is_ident_char(*w) && w + 1 < e && (w[1] == ' ' || w[1] == '\t')) {
+            const char *v = w + 1;
+            while (v < e && (*v == ' ' || *v == '\t')) v++;
+            if (v < e && is_ident_start(*v)) return false;
+        }
     const char *nx = eol;
     while (nx < l->end && (*nx == ' ' || *nx == '\t' || *nx == '\r' || *nx == '\n')) nx++;
     return nx < l->end && strchr("+-*/%&|^<>=?", *nx) && !(nx + 1 < l->end && nx[0] == '/' && (nx[1] == '/' || nx[1] == '*'));

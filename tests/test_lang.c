@@ -1023,6 +1023,9 @@ Test(lang_diag, python_spellings) {
     Result r = compile("kernel k(a: **f32, n: i32) {\n    let and = 2;\n    let not = and * 2;\n    store(load(a), cast(not, f32));\n}\n");
     cr_expect_not_null(r.m, "a pointer to pointers, and Python's words as names, compile: %s", r.diags);
     result_free(&r);
+    r = compile("kernel k(x: *i32, a: i32, b: i32) {\n    let t = a // first part\n        + b;\n    store(x, t);\n}\n");
+    cr_expect_not_null(r.m, "a comment in words before a line that goes on stays a comment: %s", r.diags);
+    result_free(&r);
 }
 
 Test(lang_diag, triton_module_prefix) {
