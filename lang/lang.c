@@ -25,8 +25,8 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdio.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,7 +121,7 @@ const char *lang_stdlib_defining(Arena *a, const LangOptions *opt, const char *n
  * that file is imported as if the main file said so (Triton's tl.cdiv, tl.softmax, tl.rand are there without an
  * import), unless one of its names is also one of the loaded files' (then the call stays an error, whose
  * message names the file to import).  True when a file was added. */
-static bool implicit_imports(Arena *a, const LangOptions *opt, Diag *d, FileAst **files, const char **paths, int *nfiles) {
+static bool implicit_imports(Arena *a, const LangOptions *opt, FileAst **files, const char **paths, int *nfiles) {
     Names called = {0};
     for (int fi = 0; fi < *nfiles; fi++)
         for (int i = 0; i < files[fi]->ndecls; i++) {
@@ -161,62 +161,66 @@ static bool implicit_imports(Arena *a, const LangOptions *opt, Diag *d, FileAst 
         files[(*nfiles)++] = f;
         added = true;
     }
-    (void)d;
     return added;
 }
 
-/* Parse src and, breadth-first, every file it imports (steps 1 and 2). */
+/* Step 2: the imports of files[*fi ..], breadth-first (each file once, by resolved path); the files they bring
+ * are appended and read in turn. */
+static void load_imports(Arena *a, const LangOptions *opt, Diag *d, FileAst **files, const char **paths, int *nfiles, int *fi) {
+    for (; *fi < *nfiles; (*fi)++) {
+        FileAst *f = files[*fi];
+        const char *here = dir_of(a, f->src->name ? f->src->name : ".");
+        for (int i = 0; i < f->ndecls; i++) {
+            const Decl *dc = f->decls[i];
+            if (dc->kind != D_IMPORT || !dc->name) continue;
+            size_t len = 0;
+            int err = 0;
+            char *path = NULL, *text = try_read(a, here, dc->name, &len, &path, &err);
+            for (int k = 0; !text && opt->include_dirs && opt->include_dirs[k]; k++)
+                text = try_read(a, opt->include_dirs[k], dc->name, &len, &path, &err);
+            for (int k = 0; !text && opt->stdlib_dirs && opt->stdlib_dirs[k]; k++)
+                text = try_read(a, opt->stdlib_dirs[k], dc->name, &len, &path, &err);
+            if (!text && err) {
+                diag_error(d, dc->loc, "cannot import '%s': %s", dc->name, source_error(err));
+                continue;
+            }
+            if (!text) {
+                diag_error(d, dc->loc, "cannot find imported file '%s'", dc->name);
+                continue;
+            }
+            bool seen = false;
+            for (int k = 0; k < *nfiles && !seen; k++) seen = !strcmp(paths[k], path);
+            if (seen) {
+                free(text);
+                continue;
+            }
+            if (*nfiles == LANG_MAX_FILES) {
+                free(text);
+                diag_error(d, dc->loc, "too many imported files (more than %d)", LANG_MAX_FILES);
+                continue;
+            }
+            SrcFile *s = ARENA_NEW(a, SrcFile);
+            s->name = path;
+            s->text = arena_strndup(a, text, len);
+            s->len = len;
+            free(text);
+            paths[*nfiles] = path;
+            files[(*nfiles)++] = parse_file(a, s, d);
+        }
+    }
+}
+
+/* Parse src and every file it imports (steps 1, 2 and 2b). */
 static int load_files(Arena *a, const SrcFile *src, const LangOptions *opt, Diag *d, FileAst ***out) {
     FileAst **files = ARENA_ARRAY(a, FileAst *, LANG_MAX_FILES);
     const char **paths = ARENA_ARRAY(a, const char *, LANG_MAX_FILES);
-    int nfiles = 0;
+    int nfiles = 0, fi = 0;
     files[nfiles] = parse_file(a, src, d);
     char buf[PATH_MAX];
     paths[nfiles++] = src->name && realpath(src->name, buf) ? arena_strdup(a, buf) : (src->name ? src->name : "<input>");
-    int fi = 0;
     do {
-        for (; fi < nfiles; fi++) {
-            FileAst *f = files[fi];
-            const char *here = dir_of(a, f->src->name ? f->src->name : ".");
-            for (int i = 0; i < f->ndecls; i++) {
-                const Decl *dc = f->decls[i];
-                if (dc->kind != D_IMPORT || !dc->name) continue;
-                size_t len = 0;
-                int err = 0;
-                char *path = NULL, *text = try_read(a, here, dc->name, &len, &path, &err);
-                for (int k = 0; !text && opt->include_dirs && opt->include_dirs[k]; k++)
-                    text = try_read(a, opt->include_dirs[k], dc->name, &len, &path, &err);
-                for (int k = 0; !text && opt->stdlib_dirs && opt->stdlib_dirs[k]; k++)
-                    text = try_read(a, opt->stdlib_dirs[k], dc->name, &len, &path, &err);
-                if (!text && err) {
-                    diag_error(d, dc->loc, "cannot import '%s': %s", dc->name, source_error(err));
-                    continue;
-                }
-                if (!text) {
-                    diag_error(d, dc->loc, "cannot find imported file '%s'", dc->name);
-                    continue;
-                }
-                bool seen = false;
-                for (int k = 0; k < nfiles && !seen; k++) seen = !strcmp(paths[k], path);
-                if (seen) {
-                    free(text);
-                    continue;
-                }
-                if (nfiles == LANG_MAX_FILES) {
-                    free(text);
-                    diag_error(d, dc->loc, "too many imported files (more than %d)", LANG_MAX_FILES);
-                    continue;
-                }
-                SrcFile *s = ARENA_NEW(a, SrcFile);
-                s->name = path;
-                s->text = arena_strndup(a, text, len);
-                s->len = len;
-                free(text);
-                paths[nfiles] = path;
-                files[nfiles++] = parse_file(a, s, d);
-            }
-        }
-    } while (!d->nerrors && implicit_imports(a, opt, d, files, paths, &nfiles)); /* then the new files' own imports */
+        load_imports(a, opt, d, files, paths, &nfiles, &fi);
+    } while (!d->nerrors && implicit_imports(a, opt, files, paths, &nfiles)); /* then the new files' own imports */
     *out = files;
     return nfiles;
 }

@@ -361,9 +361,10 @@ static void check_mixed(Parser *p, const Node *b) {
     }
 }
 
+static bool ident_is(const Token *t, const char *s) { return t->kind == TK_IDENT && t->len == strlen(s) && !memcmp(t->text, s, t->len); }
+
 /* or = and { "||" and } ... term = unary { ( "*" | "/" | "%" ) unary }
  * (one function for the ten levels of the grammar, driven by binary_levels) */
-static bool ident_is(const Token *t, const char *s) { return t->kind == TK_IDENT && t->len == strlen(s) && !memcmp(t->text, s, t->len); }
 
 static Node *binary(Parser *p, int level) {
     if (level == (int)ARRAY_LEN(binary_levels)) return unary(p);
