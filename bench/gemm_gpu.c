@@ -3,7 +3,7 @@
  *
  *   build/bench/gemm_gpu [--device cuda|emu] [--sizes 4096,8192] [--arch sm_80|sm_90a]
  *                        [--kernel gemm_bf16_bf16] [-D NAME=VALUE ...] [--samples N]
- *   build/bench/gemm_gpu --api [--device D] [--sizes ..] [--samples N]
+ *   build/bench/gemm_gpu --api [--dtype bf16|f8e4m3|f8e5m2] [--device D] [--sizes ..] [--samples N]
  *
  * --api calls tile_gemm (what users run: on sm_90a tensor maps, a producer warpgroup and
  * persistent programs); bench/gpu/run.sh measures that.  Without it:
@@ -288,23 +288,41 @@ static bool api_wait(void *ud) {
     return false;
 }
 
+/* An element of the --api problem's operand as a double: bf16, or f8 (e5: E5M2) when f8. */
+static double api_elem(const void *base, size_t i, int f8, int e5) {
+    return f8 ? (e5 ? f8e5m2_to_d(((const uint8_t *)base)[i]) : f8e4m3_to_d(((const uint8_t *)base)[i]))
+              : bf16_to_d(((const uint16_t *)base)[i]);
+}
+
 /* --api: the same problem through the public tile_gemm, which chooses its own configuration (on sm_90a:
- * tensor maps, a producer warpgroup and persistent programs); timed the same way with tile_synchronize. */
-static int bench_api(const char *device, int n, int samples) {
+ * tensor maps, a producer warpgroup and persistent programs); timed the same way with tile_synchronize.
+ * bf16: A [n][k], B [k][n], bf16 C.  f8 (e4m3 or e5m2): A [n][k] and B as a weight [n][k] (trans_b, the
+ * layout f8 GEMMs are run in), f32 C, per-tensor scales (0.75 and 1.25) read from device memory;
+ * the reference multiplies by them too. */
+static int bench_api(const char *device, int n, int samples, tile_dtype in) {
     int rc = 1;
+    int f8 = in == TILE_F8E4M3 || in == TILE_F8E5M2, e5 = in == TILE_F8E5M2;
+    size_t es = f8 ? 1 : 2, cs = f8 ? 4 : 2;
     tile_context *ctx = NULL;
-    tile_devptr da = 0, db = 0, dc = 0;
-    uint16_t *ha = NULL, *hb = NULL, *hc = NULL;
+    tile_devptr da = 0, db = 0, dc = 0, dsc = 0;
+    uint8_t *ha = NULL, *hb = NULL, *hc = NULL;
     double *t = NULL, *arow = NULL, *bcol = NULL;
     if (tile_context_create(device, &ctx) != TILE_OK) {
         fprintf(stderr, "gemm_gpu: %s\n", tile_last_error(NULL));
         return 1;
     }
     size_t nn = (size_t)n * (size_t)n;
-    ha = malloc(nn * 2), hb = malloc(nn * 2), hc = malloc(nn * 2);
+    ha = malloc(nn * es), hb = malloc(nn * es), hc = malloc(nn * cs);
     arow = malloc(sizeof(double) * (size_t)n), bcol = malloc(sizeof(double) * (size_t)n);
     if (!ha || !hb || !hc || !arow || !bcol) goto fail;
-    random_inputs(ha, hb, nn);
+    if (f8)
+        for (size_t i = 0; i < nn; i++) { /* uniform in [-2, 2): never zeros */
+            ha[i] = d_to_f8((double)(next_u64() >> 11) / 9007199254740992.0 * 4.0 - 2.0, e5);
+            hb[i] = d_to_f8((double)(next_u64() >> 11) / 9007199254740992.0 * 4.0 - 2.0, e5);
+        }
+    else
+        random_inputs((uint16_t *)ha, (uint16_t *)hb, nn);
+    const float scales[2] = {0.75f, 1.25f};
 #define API(call, what)                                                                   \
     do {                                                                                  \
         if ((call) != TILE_OK) {                                                          \
@@ -312,23 +330,41 @@ static int bench_api(const char *device, int n, int samples) {
             goto fail;                                                                    \
         }                                                                                 \
     } while (0)
-    API(tile_malloc(ctx, nn * 2, &da), "malloc A");
-    API(tile_malloc(ctx, nn * 2, &db), "malloc B");
-    API(tile_malloc(ctx, nn * 2, &dc), "malloc C");
-    API(tile_memcpy_htod(ctx, da, ha, nn * 2), "upload A");
-    API(tile_memcpy_htod(ctx, db, hb, nn * 2), "upload B");
-    API(tile_memset(ctx, dc, 0xff, nn * 2), "poison C");
-    tile_gemm_args g = {.size = sizeof g, .m = n, .n = n, .k = n, .a = da, .lda = n, .b = db, .ldb = n, .c = dc, .ldc = n,
-                        .in_dtype = TILE_BF16, .out_dtype = TILE_BF16, .alpha = 1};
+    API(tile_malloc(ctx, nn * es, &da), "malloc A");
+    API(tile_malloc(ctx, nn * es, &db), "malloc B");
+    API(tile_malloc(ctx, nn * cs, &dc), "malloc C");
+    API(tile_malloc(ctx, sizeof scales, &dsc), "malloc scales");
+    API(tile_memcpy_htod(ctx, da, ha, nn * es), "upload A");
+    API(tile_memcpy_htod(ctx, db, hb, nn * es), "upload B");
+    API(tile_memcpy_htod(ctx, dsc, scales, sizeof scales), "upload scales");
+    API(tile_memset(ctx, dc, 0xff, nn * cs), "poison C"); /* all ones: NaN in bf16 and f32 */
+    tile_gemm_args g = {.size = sizeof g, .m = n, .n = n, .k = n, .a = da, .lda = n, .b = db, .ldb = n, .trans_b = f8, .c = dc,
+                        .ldc = n, .in_dtype = in, .out_dtype = f8 ? TILE_F32 : TILE_BF16, .alpha = 1};
+    if (f8) g.a_scale = dsc, g.b_scale = dsc + sizeof(float), g.scale_mode = TILE_SCALE_TENSOR;
     API(tile_gemm(ctx, &g), "tile_gemm");
     API(tile_synchronize(ctx), "synchronize");
-    API(tile_memcpy_dtoh(ctx, hc, dc, nn * 2), "download C");
+    API(tile_memcpy_dtoh(ctx, hc, dc, nn * cs), "download C");
     tile_gemm_info info;
     API(tile_gemm_last_info(ctx, &info), "tile_gemm_last_info");
-    size_t unwritten;
-    double rel = sampled_error(n, ha, hb, hc, arow, bcol, &unwritten);
-    bool ok = unwritten == 0 && rel < 1e-2;
-    if (!json) printf("  %dx%dx%d: tile_gemm check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, ok ? "ok" : "FAILED",
+    /* every element written (no NaN left), 1024 sampled elements against float64 */
+    size_t unwritten = 0;
+    for (size_t i = 0; i < nn; i++) unwritten += isnan(f8 ? (double)((const float *)hc)[i] : bf16_to_d(((const uint16_t *)hc)[i]));
+    double num = 0, den = 0, scale = f8 ? (double)scales[0] * scales[1] : 1.0;
+    for (int s = 0; s < 1024; s++) {
+        size_t i = (size_t)(next_u64() % (uint64_t)n), j = (size_t)(next_u64() % (uint64_t)n);
+        for (size_t p = 0; p < (size_t)n; p++)
+            arow[p] = api_elem(ha, i * (size_t)n + p, f8, e5),
+            bcol[p] = api_elem(hb, f8 ? j * (size_t)n + p : p * (size_t)n + j, f8, e5);
+        double ref = scale * ref_dot(n, arow, 1, bcol, 1, NULL);
+        double got = f8 ? (double)((const float *)hc)[i * (size_t)n + j] : bf16_to_d(((const uint16_t *)hc)[i * (size_t)n + j]);
+        num += (got - ref) * (got - ref);
+        den += ref * ref;
+    }
+    double rel = sqrt(num / (den > 0 ? den : 1));
+    /* bf16 output rounds each element (2^-9 relative); f32 output of exact f8 products: f32 sums */
+    bool ok = unwritten == 0 && rel < (f8 ? 1e-4 : 1e-2);
+    const char *dname = f8 ? (e5 ? "f8e5m2" : "f8e4m3") : "bf16";
+    if (!json) printf("  %dx%dx%d %s: tile_gemm check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, dname, ok ? "ok" : "FAILED",
                       unwritten, rel);
     if (!ok) goto fail;
     t = malloc(sizeof(double) * (size_t)samples);
@@ -342,6 +378,7 @@ static int bench_api(const char *device, int n, int samples) {
         json_begin(&j, stdout);
         json_str(&j, "bench", "gemm_gpu");
         json_str(&j, "via", "tile_gemm");
+        json_str(&j, "dtype", dname);
         json_int(&j, "m", n), json_int(&j, "n", n), json_int(&j, "k", n);
         json_str(&j, "config", info.config);
         json_uint(&j, "grid", info.grid.x);
@@ -350,17 +387,18 @@ static int bench_api(const char *device, int n, int samples) {
         json_num(&j, "tflops", flop / med / 1e12);
         json_end(&j);
     } else {
-        printf("  %dx%dx%d: tile_gemm %s %s, grid %u x %u threads: median %.3f ms (min %.3f, max %.3f) over %d samples of %d "
+        printf("  %dx%dx%d %s: tile_gemm %s %s, grid %u x %u threads: median %.3f ms (min %.3f, max %.3f) over %d samples of %d "
                "launches = %.4g TFLOP/s\n",
-               n, n, n, info.kernel, info.config, info.grid.x, info.block.x, med * 1e3, t[0] * 1e3, t[samples - 1] * 1e3, samples,
-               batch, flop / med / 1e12);
-        printf("@@ gemm %d tile %.4g\n", n, flop / med / 1e12);
+               n, n, n, dname, info.kernel, info.config, info.grid.x, info.block.x, med * 1e3, t[0] * 1e3, t[samples - 1] * 1e3,
+               samples, batch, flop / med / 1e12);
+        printf("@@ gemm%s %d tile %.4g\n", f8 ? (e5 ? "_f8e5m2" : "_f8e4m3") : "", n, flop / med / 1e12);
     }
     rc = 0;
 fail:
     if (da) tile_free(ctx, da);
     if (db) tile_free(ctx, db);
     if (dc) tile_free(ctx, dc);
+    if (dsc) tile_free(ctx, dsc);
     tile_context_destroy(ctx);
     free(ha), free(hb), free(hc), free(t), free(arow), free(bcol);
     return rc;
@@ -370,6 +408,7 @@ int main(int argc, char **argv) {
     const char *device = NULL, *arch = tile_target_default(), *kernel = "gemm_bf16_bf16", *sizes = "4096,8192";
     const char *defs[32];
     int nd = 0, samples = 30, api = 0;
+    tile_dtype api_dtype = TILE_BF16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
@@ -379,20 +418,31 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 31) defs[nd++] = argv[++i];
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--api")) api = 1;
+        else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
+            const char *d = argv[++i];
+            if (!strcmp(d, "bf16")) api_dtype = TILE_BF16;
+            else if (!strcmp(d, "f8e4m3")) api_dtype = TILE_F8E4M3;
+            else if (!strcmp(d, "f8e5m2")) api_dtype = TILE_F8E5M2;
+            else {
+                fprintf(stderr, "gemm_gpu: --dtype takes bf16, f8e4m3 or f8e5m2 (with --api), not '%s'\n", d);
+                return 2;
+            }
+        }
         else {
-            fprintf(stderr, "usage: %s [--device D] [--api | --arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]... [--json]\n",
+            fprintf(stderr, "usage: %s [--device D] [--api [--dtype bf16|f8e4m3|f8e5m2] | --arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]... [--json]\n",
                     argv[0]);
             return 2;
         }
     }
     if (samples < 1) samples = 1;
     if (api) {
-        fprintf(json ? stderr : stdout, "gemm_gpu: bf16 through tile_gemm on %s; time per call = median over samples of\n"
-                "  (batch of back-to-back calls between two tile_synchronize calls, host clock) / batch size\n", device ? device : "the default device");
+        fprintf(json ? stderr : stdout, "gemm_gpu: %s through tile_gemm on %s; time per call = median over samples of\n"
+                "  (batch of back-to-back calls between two tile_synchronize calls, host clock) / batch size\n",
+                api_dtype == TILE_BF16 ? "bf16" : api_dtype == TILE_F8E4M3 ? "f8e4m3 (per-tensor scales, B as [n][k])" : "f8e5m2 (per-tensor scales, B as [n][k])", device ? device : "the default device");
         int rc = 0;
         for (const char *p = sizes; *p;) {
             int n = atoi(p);
-            if (n > 0) rc |= bench_api(device, n, samples);
+            if (n > 0) rc |= bench_api(device, n, samples, api_dtype);
             p += strcspn(p, ",");
             if (*p == ',') p++;
         }

@@ -3,7 +3,7 @@
 # install LLVM 22 and Criterion (the lent device machines reach no package
 # registry).  Run here, then carry the folder to the device machine:
 #
-#   bash bench/gpu/pack.sh                 # builds into build/, writes .gpu-carry/prebuilt.tar.xz (~50 MB)
+#   bash bench/gpu/pack.sh                 # builds into build/, writes .gpu-carry/prebuilt.tar.xz (~40 MB)
 #   device run, carry [".gpu-carry"]:  bash bench/gpu/run.sh --device cuda --log-dir $OUT
 #
 # What goes in: build/libtile.so*, build/tile, the test and bench programs,
@@ -31,6 +31,8 @@ cp build/tile build/CTestTestfile.cmake "$stage/build/"
 for t in build/tests/test_*; do [ -f "$t" ] && [ -x "$t" ] && cp "$t" "$stage/build/tests/"; done
 cp build/tests/CTestTestfile.cmake "$stage/build/tests/"
 for b in build/bench/*; do [ -f "$b" ] && [ -x "$b" ] && cp "$b" "$stage/build/bench/"; done
+# debug info off the copies (RelWithDebInfo's -g doubles the size; the carry limit is 64 MiB)
+find "$stage" -type f \( -name '*.so*' -o -perm -u+x \) -exec strip --strip-debug {} + 2>/dev/null || true
 echo "$root" >"$stage/source_dir"
 git rev-parse --short HEAD >"$stage/commit" 2>/dev/null || echo unknown >"$stage/commit"
 git diff --quiet 2>/dev/null || echo "(with uncommitted changes)" >>"$stage/commit"

@@ -18,10 +18,10 @@
 #   5. bench/gemm_report: registers, spills, shared memory and main-loop
 #      instruction mix per GEMM configuration, Triton's tutorial matmul
 #      beside it where Triton is installed;
-#   6. bf16 GEMM at 4096^3 and 8192^3: bench/gemm_gpu --api (tile_gemm: on an H100/H200 the
-#      warp-specialized, persistent, tensor-map kernel)
-#      next to torch.matmul (cuBLAS) and Triton's tutorial matmul
-#      (bench/gpu/triton_matmul.py), in the same run;
+#   6. bf16 GEMM at 4096^3 and 8192^3 and f8e4m3 GEMM at 8192^3: bench/gemm_gpu --api
+#      (tile_gemm: on an H100/H200 the warp-specialized, persistent, tensor-map kernel)
+#      next to torch.matmul and torch._scaled_mm (cuBLAS) and Triton's tutorial matmul
+#      (bench/gpu/triton_matmul.py, its first 3 configurations), in the same run;
 #   7. attention (issue 7): bench/attention_gpu (tile_attention_fwd at
 #      head_dim 64 and 128, seq 1k-16k, causal and not; tile_attention_decode_paged
 #      at batch 1-256, context 1k-32k) next to PyTorch's SDPA (and flash_attn
@@ -30,6 +30,8 @@
 #      DeepSeek-V3-like, 1, 64 and 4096 tokens, next to tile_gemm on the dense
 #      GEMMs of the same work) next to PyTorch's per-expert loop,
 #      torch._grouped_mm and torch.matmul (bench/gpu/moe_ref.py);
+#   8a. on a GPU with --skip-suite: the test programs that launch on TILE_TEST_DEVICE
+#      (gemm, attention, MoE, norm, rope, sampling, e2e, ...), at most 120 s;
 #   8b. tile run rope (tile_rope_kv_append, issue 19): Llama-3-8B heads at
 #      1, 256 and 4096 tokens (bf16, and an f8 cache), GB/s; on emu small checks;
 #   8c. tile run layer (a decoder layer from the C API: prefill, paged decode
@@ -37,7 +39,9 @@
 #      small, then at Llama-3-8B and Mixtral-8x7B-like sizes (per-step seconds);
 #   8d. sampling and speculative decoding (issue 19): `tile run sample` and
 #      `tile run spec` at a Llama-3 vocabulary (128256), every row checked;
-#   9. bench/emu_speed and bench/compile_time;
+#   9. bench/emu_speed and bench/compile_time (CPU-only: skipped on a GPU);
+#   5 (gemm_report: static) is skipped on a GPU too; TILE_GPU_DEADLINE (seconds)
+#   replaces the 8-minute deadline;
 # then prints one summary table.  Full logs go to --log-dir (default
 # BUILD/gpu-run; set it to $OUT on a lent device machine to get them back).
 #
@@ -69,7 +73,7 @@ while [ $# -gt 0 ]; do
     --prebuilt) force_prebuilt=1; shift ;;
     --build-dir) build="${2:-}"; shift 2 ;;
     --log-dir) logdir="${2:-}"; shift 2 ;;
-    -h|--help) sed -n "2,51p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,59p" "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -83,7 +87,7 @@ logdir="${logdir:-$build/gpu-run}"
 mkdir -p "$logdir"
 jobs=$(nproc 2>/dev/null || echo 2)
 start=$(date +%s)
-deadline=$((start + 480)) # 8 minutes
+deadline=$((start + ${TILE_GPU_DEADLINE:-480})) # 8 minutes unless TILE_GPU_DEADLINE (seconds) says otherwise
 
 summary=()
 failed=0
@@ -180,6 +184,10 @@ for arch in sm_80 sm_90a; do
 done
 
 # ---- 5. gemm report ----
+# Static (ptxas and the SASS, no launch): the same on any machine, so on a GPU it gives way to the timings.
+if [ "$on_gpu" = 1 ]; then
+  row "gemm report" skip "static (ptxas, SASS): run without a GPU (--device emu, scripts/test.sh)"
+else
 step "gemm_report" gemm_report.log 150 "${cenv[@]}" "$build/bench/gemm_report"
 tri=$(grep -c ' triton ' "$logdir/gemm_report.log" | tr -d ' ')
 tri_skip=$(grep -m1 '^triton: skipped' "$logdir/gemm_report.log" | sed 's/^triton: //')
@@ -187,13 +195,16 @@ def=$(grep -m1 -E '^gemm_bf16_bf16 +128x128x32 w4 s3 +sm_80 +tile' "$logdir/gemm
 nfail=$(grep -m1 -E '^[0-9]+ compilations failed' "$logdir/gemm_report.log" | awk '{print $1}')
 if [ "$rc" = 0 ]; then row "gemm report" ok "default bf16 sm_80: ${def:-?}; triton rows: ${tri_skip:-$tri}${nfail:+; $nfail configurations did not compile}"
 else row "gemm report" FAIL "rc $rc: see $logdir/gemm_report.log"; fi
+fi
 
 # ---- 6. GEMM speed ----
 if [ "$on_gpu" = 1 ]; then
-  step "gemm_gpu (tile_gemm, 4096^3 and 8192^3)" gemm_gpu.log 150 "${cenv[@]}" "$build/bench/gemm_gpu" --api --device "$device" --sizes 4096,8192
+  step "gemm_gpu (tile_gemm bf16 4096^3 and 8192^3, f8e4m3 8192^3)" gemm_gpu.log 150 "${cenv[@]}" bash -c '"$0" --api --device "$1" --sizes 4096,8192; a=$?
+    "$0" --api --device "$1" --dtype f8e4m3 --sizes 8192; exit $((a | $?))' "$build/bench/gemm_gpu" "$device"
   tile_rc=$rc
   if python3 -c 'import torch, triton' >/dev/null 2>&1; then
-    step "torch.matmul and Triton tutorial matmul" gemm_torch.log 200 env PYTHONUNBUFFERED=1 python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192
+    # Triton: the tutorial's first 3 configurations (its best on Hopper is the first, 128x256x64 w8)
+    step "torch.matmul, torch._scaled_mm and Triton tutorial matmul" gemm_torch.log 150 env PYTHONUNBUFFERED=1 python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192 --configs 3 --fp8 --rep-ms 200
     py_note=""
     [ "$rc" != 0 ] && py_note="torch/triton rc $rc: see $logdir/gemm_torch.log"
   else
@@ -210,6 +221,11 @@ if [ "$on_gpu" = 1 ]; then
     [ "$tile_rc" != 0 ] && status=FAIL
     row "bf16 gemm ${n}^3 TFLOP/s" "$status" "tile ${t:-n/a} | torch.matmul ${c:-n/a} | triton ${tr:-n/a} ${pct:+| $pct}${py_note:+ | $py_note}"
   done
+  t=$(awk '$1=="@@" && $2=="gemm_f8e4m3" && $3==8192 && $4=="tile" {print $5}' "$logdir/gemm_gpu.log")
+  c=$(awk '$1=="@@" && $2=="gemm_f8e4m3" && $3==8192 && $4=="torch" {print $5}' "$logdir/gemm_torch.log")
+  pct=""
+  [ -n "$t" ] && [ -n "$c" ] && pct=$(awk -v a="$t" -v b="$c" 'BEGIN{ if (b > 0) printf "tile = %.0f%% of cuBLAS", 100*a/b }')
+  row "f8e4m3 gemm 8192^3 TFLOP/s" "$status" "tile ${t:-n/a} | torch._scaled_mm ${c:-n/a} ${pct:+| $pct}${py_note:+ | $py_note}"
 else
   row "bf16 gemm 4096^3, 8192^3" skip "no GPU (--device emu): nothing to time"
   step "gemm_gpu logic check on the emulator (not a measurement)" gemm_gpu.log 90 "${cenv[@]}" bash -c '"$0" --device emu --sizes 128,256 --samples 3 &&
@@ -328,6 +344,27 @@ else
   row "moe on emu (checks only)" "$moe_status" "$(grep -c 'check ok' "$logdir/moe_gpu.log") of $(grep -cE '^  [a-z-]+ T=' "$logdir/moe_gpu.log") shapes checked, $(grep -c '^@@ moe .* dense ' "$logdir/moe_gpu.log") dense tile_gemm rows, ${moe_secs}s${moe_why:+; $moe_why}${ref_note:+; $ref_note}"
 fi
 
+# ---- 8a. the device-using test programs on the GPU (at most 120 s) ----
+# (--skip-suite on a GPU: the whole suite is mostly emulator and compiler work, run without a GPU by CI;
+# these programs launch on TILE_TEST_DEVICE, each checking against float64.)
+if [ "$on_gpu" = 1 ] && [ "$skip_suite" = 1 ]; then
+  dev_tests='^test_(gemm|attention|attention_api|moe|moe_f8|norm|rope|tree_decode|sample|e2e|graph_safe|foreign|conformance|examples|lang_shape)$'
+  left=$((deadline - $(date +%s) - 15))
+  [ "$left" -gt 120 ] && left=120
+  if [ "$left" -ge 30 ]; then
+    step "device test programs (TILE_TEST_DEVICE=$device)" device_tests.log "$left" \
+      "${cenv[@]}" TILE_TEST_DEVICE="$device" TILE_DEVICE="$device" ctest --test-dir "$build" -R "$dev_tests" -j"$jobs" --output-on-failure --timeout "$((left - 5))"
+    res=$(grep -E 'tests passed' "$logdir/device_tests.log" | tail -1)
+    passed=$(grep -cE 'Test +#[0-9]+: [a-z_0-9]+ \.+ +Passed' "$logdir/device_tests.log")
+    nbad=$(grep -cE '\*\*\*(Failed|Exception)' "$logdir/device_tests.log")
+    if [ "$rc" = 0 ]; then row "device test programs ($device)" ok "${res:-passed}, ${secs}s"
+    elif [ "$rc" = 124 ] && [ "$nbad" = 0 ]; then row "device test programs ($device)" part "$passed passed before the deadline, none failed: see $logdir/device_tests.log"
+    else row "device test programs ($device)" FAIL "${res:-rc $rc}, ${secs}s: see $logdir/device_tests.log"; fi
+  else
+    row "device test programs" skip "only ${left}s left of the deadline"
+  fi
+fi
+
 # ---- 8b. RoPE + paged KV append (tile run rope, issue 19) ----
 # GPU: Llama-3-8B heads (32 query, 8 KV, head_dim 128) for a decode batch of 1 and 256 tokens and a
 # 4096-token prefill chunk, bf16 and an f8e4m3 cache; emu: small shapes, checks only.
@@ -403,6 +440,14 @@ for r in "${samp_runs[@]}"; do
   row "${r%% *} ${r#* }" "$st" "${ms:-n/a} ms per call, ${bad:-?} mismatches against float64 (rc $rc)"
 done
 # ---- 9. emulator speed, compile time ----
+# CPU-only: on a GPU they give way to the device's own steps (scripts/test.sh runs them without one).
+if [ "$on_gpu" = 1 ]; then
+  row "emulator speed, compile time" skip "CPU-only: measured by scripts/test.sh without a GPU"
+  printf '\n== summary (device %s, %ss, logs in %s)\n' "$device" "$(( $(date +%s) - start ))" "$logdir"
+  printf '%-40s %-6s %s\n' "step" "result" "details"
+  printf '%s\n' "${summary[@]}"
+  exit "$failed"
+fi
 step "emu_speed" emu_speed.log 60 "${cenv[@]}" "$build/bench/emu_speed"
 if [ "$rc" = 0 ]; then
   row "emulator speed (M thread-instr/s)" ok "$(awk '/M instr\/s/ {printf "%s%s %s %s", sep, $2, ($7=="1") ? "1 host thread" : "all cores", $(NF-2); sep="; "}' "$logdir/emu_speed.log")"

@@ -3,7 +3,7 @@ compiled ahead of time or timed on the GPU, as the reference for kernels/gemm/ge
 
   python3 bench/gpu/triton_matmul.py ptx --bm 128 --bn 128 --bk 32 --warps 4 --stages 3 \
           --arch 80 --out FILE.ptx           # writes FILE.ptx and FILE.ptx.info (key=value lines)
-  python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192   # TFLOP/s table (needs a GPU)
+  python3 bench/gpu/triton_matmul.py bench --sizes 4096,8192 [--configs N] [--fp8]   # TFLOP/s (needs a GPU)
 
 `ptx` needs no GPU: triton.compile with an explicit GPUTarget runs the whole
 pipeline down to PTX and cubin.  The kernel is the tutorial's (grouped
@@ -120,7 +120,7 @@ def cmd_bench(a):
         ref = torch.matmul(x, y)
         t_torch = do_bench(lambda: torch.matmul(x, y), warmup=100, rep=a.rep_ms, return_mode="median")
         best = None
-        for (bm, bn, bk, gm, st, nw) in TUTORIAL_CONFIGS:  # the tutorial's autotuning, done by hand
+        for (bm, bn, bk, gm, st, nw) in TUTORIAL_CONFIGS[:a.configs]:  # the tutorial's autotuning, by hand
             c = torch.empty((n, n), device="cuda", dtype=torch.bfloat16)
             grid = (triton.cdiv(n, bm) * triton.cdiv(n, bn),)
 
@@ -147,7 +147,41 @@ def cmd_bench(a):
         print(f"@@ gemm {n} torch {flop / t_torch / 1e9:.1f}")
         print(f"@@ gemm {n} triton {flop / t_triton / 1e9:.1f} {cfg.replace(' ', '_')}")
         sys.stdout.flush()
+    if a.fp8:
+        fp8_bench(a)
     return 0
+
+
+def fp8_bench(a):
+    """cuBLAS's f8e4m3 GEMM through torch._scaled_mm: A [n][k], B a weight [n][k] (passed transposed,
+    as _scaled_mm wants it column-major), per-tensor f32 scales, f32 output; the same problem as
+    bench/gemm_gpu --api --dtype f8e4m3."""
+    import torch
+    from triton.testing import do_bench
+    if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+        print("torch has no _scaled_mm: the fp8 cuBLAS column is skipped")
+        return
+    for n in [int(s) for s in a.sizes.split(",")]:
+        torch.manual_seed(n)
+        x = (torch.rand((n, n), device="cuda") * 4 - 2).to(torch.float8_e4m3fn)
+        w = (torch.rand((n, n), device="cuda") * 4 - 2).to(torch.float8_e4m3fn)
+        sa = torch.tensor(0.75, device="cuda")
+        sb = torch.tensor(1.25, device="cuda")
+        flop = 2.0 * n * n * n
+        try:
+            out = torch._scaled_mm(x, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.float32)
+            ref = (x.double() @ w.double().t()) * (0.75 * 1.25) if n <= 4096 else None
+            if ref is not None:
+                err = ((out.double() - ref).norm() / ref.norm()).item()
+                print(f"  fp8 {n}: torch._scaled_mm relative error {err:.2e}")
+            t = do_bench(lambda: torch._scaled_mm(x, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.float32),
+                         warmup=100, rep=a.rep_ms, return_mode="median")
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"  fp8 {n}: torch._scaled_mm failed: {type(e).__name__}: {e}")
+            continue
+        print(f"{n:>6} fp8 e4m3 torch._scaled_mm (cuBLAS) {flop / t / 1e9:.1f} TFLOP/s")
+        print(f"@@ gemm_f8e4m3 {n} torch {flop / t / 1e9:.1f}")
+        sys.stdout.flush()
 
 
 def main():
@@ -166,6 +200,9 @@ def main():
     b = sub.add_parser("bench")
     b.add_argument("--sizes", default="4096,8192")
     b.add_argument("--rep-ms", type=int, default=400)
+    b.add_argument("--configs", type=int, default=len(TUTORIAL_CONFIGS),
+                   help="try the first N of the tutorial's configurations (default all)")
+    b.add_argument("--fp8", action="store_true", help="also time cuBLAS's f8e4m3 GEMM (torch._scaled_mm)")
     a = p.parse_args()
     try:
         return cmd_ptx(a) if a.cmd == "ptx" else cmd_bench(a)
