@@ -346,14 +346,15 @@ fi
 
 # ---- 8a. the device-using test programs on the GPU (at most 120 s) ----
 # (--skip-suite on a GPU: the whole suite is mostly emulator and compiler work, run without a GPU by CI;
-# these programs launch on TILE_TEST_DEVICE, each checking against float64.)
+# these programs launch on TILE_TEST_DEVICE, each checking against float64.  4 programs of 4 workers:
+# each worker process holds a CUDA context.)
 if [ "$on_gpu" = 1 ] && [ "$skip_suite" = 1 ]; then
   dev_tests='^test_(gemm|attention|attention_api|moe|moe_f8|norm|rope|tree_decode|sample|e2e|graph_safe|foreign|conformance|examples|lang_shape)$'
   left=$((deadline - $(date +%s) - 15))
   [ "$left" -gt 120 ] && left=120
   if [ "$left" -ge 30 ]; then
     step "device test programs (TILE_TEST_DEVICE=$device)" device_tests.log "$left" \
-      "${cenv[@]}" TILE_TEST_DEVICE="$device" TILE_DEVICE="$device" ctest --test-dir "$build" -R "$dev_tests" -j"$jobs" --output-on-failure --timeout "$((left - 5))"
+      "${cenv[@]}" TILE_TEST_DEVICE="$device" TILE_DEVICE="$device" CRITERION_JOBS=4 ctest --test-dir "$build" -R "$dev_tests" -j4 --output-on-failure --timeout "$((left - 5))"
     res=$(grep -E 'tests passed' "$logdir/device_tests.log" | tail -1)
     passed=$(grep -cE 'Test +#[0-9]+: [a-z_0-9]+ \.+ +Passed' "$logdir/device_tests.log")
     nbad=$(grep -cE '\*\*\*(Failed|Exception)' "$logdir/device_tests.log")
