@@ -175,7 +175,7 @@ fi
 
 # ---- 4. compare devices ----
 for arch in sm_80 sm_90a; do
-  step "compare_devices ($arch)" "compare_$arch.log" 120 "${cenv[@]}" "$build/bench/compare_devices" --device "$device" --arch "$arch" --quiet
+  step "compare_devices ($arch)" "compare_$arch.log" 90 "${cenv[@]}" "$build/bench/compare_devices" --device "$device" --arch "$arch" --quiet
   res=$(grep -E 'kernels agree' "$logdir/compare_$arch.log" | tail -1)
   what="cuda vs emu"
   [ "$on_gpu" = 0 ] && what="emu 1 vs 4 host threads"
