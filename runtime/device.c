@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,7 @@ static DevStatus parse_fail(char **errmsg, const char *fmt, const char *what) {
 enum { EMU_DEFAULT_SMS = 132 };
 
 int dev_num_sms(const TileDevice *dev) { return dev && dev->num_sms > 0 ? dev->num_sms : EMU_DEFAULT_SMS; }
+int dev_compute_capability(const TileDevice *dev) { return dev ? dev->cc : 0; }
 
 /* One emulator option or target of "emu:...": "sms=N" (1..65536), "racecheck" or a target name. */
 static bool emu_part(const char *p, size_t n, DevSpec *spec) {
@@ -399,12 +401,37 @@ bool dev_pointer_usable(TileDevice *dev, uint64_t p, DevRange *range) {
     return ok;
 }
 
+/* Whether the process may write every byte of [p, p + bytes), from /proc/self/maps: 1 yes, 0 no (a page
+ * not mapped writable: a write through the registration would kill the process), -1 unknown (no /proc). */
+static int host_writable(const void *p, size_t bytes) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    uintptr_t at = (uintptr_t)p, end = at + bytes;
+    char line[512];
+    int ok = 0;
+    while (at < end && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || hi <= at) continue;
+        if (lo > at || perms[1] != 'w') break; /* a hole, or a page not writable */
+        at = (uintptr_t)hi;
+    }
+    ok = at >= end;
+    fclose(f);
+    return ok;
+}
+
 DevStatus dev_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr) {
     if (!dev) return DEV_ERR_INVALID;
     if (!dptr || !host || !bytes) return dev_fail(dev, DEV_ERR_INVALID, "dev_register_host: host is NULL, bytes 0 or dptr NULL");
     *dptr = 0;
     if (!dev->ops->register_host)
         return dev_fail(dev, DEV_ERR_UNSUPPORTED, "%s: registering host memory is not supported", dev->ops->name);
+    /* on every backend (the driver's own refusal is a bare "invalid argument"): memory kernels may write must be
+     * writable; on the emulator a store through read-only pages killed the process */
+    if (!host_writable(host, bytes))
+        return dev_fail(dev, DEV_ERR_INVALID, "%s: %zu bytes at %p are not all writable memory of this process (read-only or unmapped "
+                                              "pages): kernels and copies write registered memory in place", dev->ops->name, bytes, host);
     return dev->ops->register_host(dev, host, bytes, dptr);
 }
 

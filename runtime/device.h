@@ -95,6 +95,8 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg);
 DevStatus dev_parse_device(const char *device, DevBackend *backend, int *ordinal, char **errmsg);
 /* The device's multiprocessor count (dev_open fills it). */
 int dev_num_sms(const TileDevice *dev);
+/* A GPU's compute capability, major * 10 + minor (90 for 9.0); 0 for the emulator (its target is what it was named). */
+int dev_compute_capability(const TileDevice *dev);
 
 /* Open a device.  opts may be NULL.  On failure *out is NULL and *errmsg
  * (malloc'd, may be NULL if errmsg is NULL) names what failed. */
@@ -243,6 +245,7 @@ struct TileDevice {
     void *impl;              /* backend state */
     DevLaunchStats last;     /* filled by the backend's launch */
     int num_sms;             /* multiprocessors: the emulator's from "emu:sms=N" (default 132), the GPU's from the driver */
+    int cc;                  /* a GPU's compute capability, major * 10 + minor (90: 9.0); 0: the emulator */
 };
 
 /* Record an error on dev and return status (printf-style message). */

@@ -39,7 +39,8 @@ enum { CUDA_SUCCESS = 0, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NO_DEVICE = 10
        CUDA_ERROR_NOT_FOUND = 500 };
 enum { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
-enum { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16 };
+enum { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76 };
 enum { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
 enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11, CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12 };
 enum { CU_MEMHOSTREGISTER_DEVICEMAP = 2 };
@@ -178,6 +179,17 @@ static DevStatus cur(TileDevice *dev) {
     return DEV_OK;
 }
 
+/* The multiprocessor count and the compute capability (major * 10 + minor) the context's target follows. */
+static void read_attributes(TileDevice *dev) {
+    const CudaApi *a = cuda();
+    CudaDev *c = dev->impl;
+    int sms = 0, major = 0, minor = 0;
+    if (a->DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->dev) == CUDA_SUCCESS && sms > 0) dev->num_sms = sms;
+    if (a->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, c->dev) == CUDA_SUCCESS &&
+        a->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, c->dev) == CUDA_SUCCESS && major > 0)
+        dev->cc = major * 10 + minor;
+}
+
 static DevStatus cuda_open(TileDevice *dev, int ordinal) {
     const CudaApi *a = cuda();
     if (!a->loaded) return dev_fail(dev, DEV_ERR_NO_DEVICE, "%s", a->err);
@@ -194,8 +206,7 @@ static DevStatus cuda_open(TileDevice *dev, int ordinal) {
         return cuda_fail(dev, r, "cuDevicePrimaryCtxRetain");
     }
     dev->impl = c;
-    int sms = 0;
-    if (a->DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->dev) == CUDA_SUCCESS && sms > 0) dev->num_sms = sms;
+    read_attributes(dev);
     return DEV_OK;
 }
 
@@ -221,6 +232,7 @@ static DevStatus cuda_open_native(TileDevice *dev, void *native_context) {
     c->borrowed = true;
     dev->ordinal = (int)c->dev; /* a CUdevice is its ordinal */
     dev->impl = c;
+    read_attributes(dev);
     return DEV_OK;
 }
 

@@ -101,26 +101,6 @@ static DevStatus emu_free(TileDevice *dev, uint64_t dptr) {
                                   (unsigned long long)dptr);
 }
 
-/* Whether the process may write every byte of [p, p + bytes), from /proc/self/maps: 1 yes, 0 no (a page
- * not mapped writable: a write through the registration would kill the process), -1 unknown (no /proc). */
-static int host_writable(const void *p, size_t bytes) {
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (!f) return -1;
-    uintptr_t at = (uintptr_t)p, end = at + bytes;
-    char line[512];
-    int ok = 0;
-    while (at < end && fgets(line, sizeof line, f)) {
-        unsigned long long lo, hi;
-        char perms[8];
-        if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || hi <= at) continue;
-        if (lo > at || perms[1] != 'w') break; /* a hole, or a page not writable */
-        at = (uintptr_t)hi;
-    }
-    ok = at >= end;
-    fclose(f);
-    return ok;
-}
-
 enum { EMU_STOP = 1, EMU_RUNNING = 2 }; /* EmuDev.interrupt; the executor stops on EMU_STOP (EmuOptions.interrupt) */
 
 /* No lock: the launch holds it.  Only a running launch is stopped: a request while none runs (or as one
@@ -135,10 +115,6 @@ static DevStatus emu_interrupt(TileDevice *dev) {
 
 static DevStatus emu_register_host(TileDevice *dev, void *host, size_t bytes, uint64_t *dptr) {
     EmuDev *e = dev->impl;
-    /* as cuMemHostRegister: memory kernels may write must be writable (a store to read-only pages crashed) */
-    if (!host_writable(host, bytes))
-        return dev_fail(dev, DEV_ERR_INVALID, "emu: %zu bytes at %p are not all writable memory of this process (read-only or unmapped "
-                                              "pages): kernels and copies write registered memory in place", bytes, host);
     pthread_mutex_lock(&e->lock);
     bool ok = emu_mem_map(&e->mem, host, bytes, dptr);
     pthread_mutex_unlock(&e->lock);

@@ -37,6 +37,19 @@ const Target *target_find(const char *name) {
     return NULL;
 }
 
+bool target_runs_on(const Target *t, int cc) {
+    size_t len = t ? strlen(t->name) : 0;
+    bool arch_specific = len > 0 && t->name[len - 1] == 'a';
+    return t && t->sm <= cc && (!arch_specific || t->sm == cc);
+}
+
+const Target *target_for_cc(int cc) {
+    const Target *best = NULL;
+    for (int i = 0; i < TARGET_COUNT; i++)
+        if (target_runs_on(&targets[i], cc) && (!best || targets[i].sm > best->sm)) best = &targets[i];
+    return best;
+}
+
 const char *target_names(char *buf, size_t n) {
     size_t len = 0;
     buf[0] = 0;

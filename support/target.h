@@ -54,6 +54,13 @@ static inline bool target_has_f8(const Target *t) { return t && t->sm >= 89; }
 const Target *target_find(const char *name);
 const Target *target_default(void);
 const Target *target_get(TargetId id);
+/* Whether code for t runs on a GPU of compute capability cc (major * 10 + minor): t's SM version
+ * is at most cc, and an arch-specific target (sm_90a) runs on its own SM version only. */
+bool target_runs_on(const Target *t, int cc);
+/* The target a GPU of compute capability cc gets when none is named: the newest that runs on it
+ * (sm_90a on 9.0; sm_89 on 10.0 and later, whose drivers compile its PTX); NULL below sm_80. */
+const Target *target_for_cc(int cc);
+
 /* "sm_80, sm_86, sm_89 or sm_90a" into buf, for messages; returns buf. */
 const char *target_names(char *buf, size_t n);
 /* The most shared memory a block may use on any target (a launch on a device

@@ -582,7 +582,7 @@ static void check_half(Conf *c, Rng *rng) {
         w[7] = a[i] & 0x7FFF;
         w[8] = x < y;
         double sat = x + y;
-        w[9] = to_f16(isnan(sat) ? 0 : sat < 0 ? 0 : sat > 1 ? 1 : sat, RN);
+        w[9] = to_f16(!(sat > 0) ? 0 : sat > 1 ? 1 : sat, RN); /* NaN and -0 give +0 (seen on an H200: -0 + -0 is +0) */
         uint32_t lanes[3] = {0, 0, 0};
         for (int h = 0; h < 2; h++) {
             double p = from_f16((a[i] >> (16 * h)) & 0xFFFF), q = from_f16((b[i] >> (16 * h)) & 0xFFFF),

@@ -56,6 +56,24 @@ Test(device, emu_target_strings) {
     dev_close(d);
 }
 
+/* A GPU's context compiles for the GPU's own target when none is named (an H100/H200 gets sm_90a, not
+ * the sm_80 default), and a named one must run there (sm_90a code runs on 9.0 only). */
+Test(device, target_of_a_gpu_by_compute_capability) {
+    struct { int cc; const char *want; } own[] = {{80, "sm_80"}, {86, "sm_86"}, {87, "sm_86"}, {89, "sm_89"}, {90, "sm_90a"},
+                                                  {100, "sm_89"}, {120, "sm_89"}, {75, NULL}, {70, NULL}};
+    for (size_t i = 0; i < ARRAY_LEN(own); i++) {
+        const Target *t = target_for_cc(own[i].cc);
+        if (!own[i].want) cr_expect_null(t, "cc %d: %s", own[i].cc, t ? t->name : "");
+        else cr_expect(t && !strcmp(t->name, own[i].want), "cc %d: %s, want %s", own[i].cc, t ? t->name : "none", own[i].want);
+    }
+    struct { const char *arch; int cc; bool runs; } named[] = {
+        {"sm_80", 80, true}, {"sm_80", 90, true}, {"sm_80", 100, true}, {"sm_86", 80, false}, {"sm_89", 86, false},
+        {"sm_89", 90, true}, {"sm_90a", 90, true}, {"sm_90a", 89, false}, {"sm_90a", 100, false}, {"sm_90a", 120, false}};
+    for (size_t i = 0; i < ARRAY_LEN(named); i++)
+        cr_expect_eq(target_runs_on(target_find(named[i].arch), named[i].cc), named[i].runs, "%s on cc %d", named[i].arch, named[i].cc);
+    cr_expect(!target_runs_on(NULL, 90));
+}
+
 static void check_arch(const char *device, const char *env, const char *want) {
     if (env) setenv("TILE_DEVICE", env, 1);
     tile_context *ctx = NULL;

@@ -15,6 +15,8 @@
 #   4. bench/compare_devices: every shipped kernel on the device and on the
 #      emulator, compared (integers bitwise, floats within tolerance), PTX
 #      for sm_80 and for sm_90a;
+#   4b. on a GPU with nvcc: bench/gpu/hw_facts.cu, what the GPU does where the PTX
+#      ISA is silent and the emulator had to choose (the sign of a saturated -0);
 #   5. bench/gemm_report: registers, spills, shared memory and main-loop
 #      instruction mix per GEMM configuration, Triton's tutorial matmul
 #      beside it where Triton is installed;
@@ -73,7 +75,7 @@ while [ $# -gt 0 ]; do
     --prebuilt) force_prebuilt=1; shift ;;
     --build-dir) build="${2:-}"; shift 2 ;;
     --log-dir) logdir="${2:-}"; shift 2 ;;
-    -h|--help) sed -n "2,59p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,61p" "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -182,6 +184,19 @@ for arch in sm_80 sm_90a; do
   if [ "$rc" = 0 ]; then row "compare $what ($arch)" ok "$res"
   else row "compare $what ($arch)" FAIL "${res:-rc $rc}: see $logdir/compare_$arch.log"; fi
 done
+
+# ---- 4b. hardware facts the emulator had to choose (bench/gpu/hw_facts.cu), where nvcc is there ----
+if [ "$on_gpu" = 1 ]; then
+  if command -v nvcc >/dev/null 2>&1; then
+    step "hw_facts" hw_facts.log 60 bash -c 'nvcc -arch=sm_90 -o /tmp/tile_hw_facts bench/gpu/hw_facts.cu && /tmp/tile_hw_facts'
+    ndiff=$(grep -c 'DIFFERENT' "$logdir/hw_facts.log")
+    nfact=$(grep -c '^fact ' "$logdir/hw_facts.log")
+    if [ "$rc" = 0 ]; then row "hardware facts (hw_facts.cu)" ok "$nfact asked, $ndiff differ from the emulator: see $logdir/hw_facts.log"
+    else row "hardware facts (hw_facts.cu)" FAIL "rc $rc: see $logdir/hw_facts.log"; fi
+  else
+    row "hardware facts" skip "no nvcc on this machine"
+  fi
+fi
 
 # ---- 5. gemm report ----
 # Static (ptxas and the SASS, no launch): the same on any machine, so on a GPU it gives way to the timings.

@@ -225,7 +225,9 @@ typedef struct tile_context_options {
                                   when present, else emu */
     const char *cache_dir;     /* NULL: see the compile cache above */
     int no_disk_cache;         /* keep compiled kernels in memory only */
-    const char *arch;          /* a target (tile_target_name); NULL: tile_target_default() (cuda JIT-compiles its PTX for newer GPUs) */
+    const char *arch;          /* a target (tile_target_name); NULL: on a GPU its own (by compute capability: sm_90a on 9.0,
+                                  sm_89 on 8.9 and on 10.0 and later, whose drivers JIT-compile its PTX), on the emulator
+                                  tile_target_default(); a named one must run on the GPU (sm_90a on 9.0 only) */
     unsigned emu_host_threads; /* emu: host threads running blocks; 0: one per core */
     int emu_racecheck;         /* emu: report shared-memory races (also: "racecheck" in the device string, "emu:sm_90a:racecheck") */
     int assume_files_unchanged; /* loading a file again answers from memory without checking that it and
