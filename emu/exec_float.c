@@ -9,7 +9,7 @@
  *      one operation), f16/bf16 arithmetic runs in double, which is exact
  *      for add/sub/mul (fma rounds to odd there: see fma_half), and is
  *      then rounded once into the format;
- *   3. .sat clamps to [0, 1] (NaN gives +0, an f16/bf16 -0 too), .ftz flushes subnormal results,
+ *   3. .sat clamps to [+0, 1] (NaN and -0 give +0, as an H200 does), .ftz flushes subnormal results,
  *      NaN results become the canonical NaN (0x7fffffff, 0x7fff).
  * .approx instructions use the host's correctly rounded (or nearly so)
  * libm: their results are within PTX's documented error bounds.
@@ -108,8 +108,9 @@ static double flush(double x, unsigned ety, bool ftz) {
 }
 /* Round a double result into ety with the instruction's modifiers. */
 static uint64_t enc(double v, unsigned ety, int rnd, bool ftz, bool sat) {
-    /* NaN gives +0; a -0 f16/bf16 result gives +0 (an H200's add.sat.f16 of -0 + -0 is +0) */
-    if (sat) v = isnan(v) || v < 0 || (v == 0 && (ety == EMU_T_F16 || ety == EMU_T_BF16)) ? 0.0 : v > 1 ? 1.0 : v;
+    /* NaN and -0 give +0: an H200 gives +0 for add/sub/mul/fma/cvt .sat of a -0 result, f32 and f16
+     * (bench/gpu/hw_facts.cu) */
+    if (sat) v = !(v > 0) ? 0.0 : v > 1 ? 1.0 : v;
     if (isnan(v)) return ety == EMU_T_F64 ? 0x7FFFFFFFFFFFFFFFull : (ety == EMU_T_F16 || ety == EMU_T_BF16) ? 0x7FFF : 0x7FFFFFFFu;
     if (ety == EMU_T_F64) return emu_bits64(flush(v, ety, ftz));
     if (ety == EMU_T_F32 && (rnd == EMU_RND_NONE || rnd == EMU_RND_RN)) {

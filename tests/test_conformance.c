@@ -435,7 +435,7 @@ static void check_f32(Conf *c, Rng *rng) {
         want[36] = f2u(truncf(x));
         want[37] = f2u(rintf(x));
         want[38] = f2u(roundf(x));
-        want[39] = f2u(isnan(x) ? 0.0f : x < 0 ? 0.0f : x > 1 ? 1.0f : x);
+        want[39] = f2u(!(x > 0) ? 0.0f : x > 1 ? 1.0f : x); /* NaN and -0 give +0 (an H200: bench/gpu/hw_facts.cu) */
         volatile float prod = x * y; /* -G does not contract x * y + z into an fma */
         want[40] = c->v->debug ? f2u(prod + z) : f2u(fmaf(x, y, z));
         want[41] = f2u(fmodf(x, y));
@@ -444,7 +444,6 @@ static void check_f32(Conf *c, Rng *rng) {
         for (int k = 0; k < NF; k++) {
             uint32_t got = o[i * NF + k];
             bool ok = (k == 32 || k == 33 || k == 42) && !isnan(x) ? got == want[k] : same32(got, want[k]);
-            if (k == 39 && x == 0) ok = (got & 0x7FFFFFFF) == 0; /* __saturatef(-0): either zero */
             cr_assert(ok, "[%s] f32_ops result %d for a=%#x (%g) b=%#x (%g) c=%#x: got %#x (%g), want %#x (%g)", c->name, k,
                       f2u(x), x, f2u(y), y, f2u(z), got, u2f(got), want[k], u2f(want[k]));
         }

@@ -3,8 +3,8 @@
 //
 //   nvcc -arch=sm_90 -o /tmp/hw_facts bench/gpu/hw_facts.cu && /tmp/hw_facts
 //
-// .sat of a -0 result: an H200's add.sat.f16 of -0 + -0 gave +0 (tests/test_conformance.c half_ops);
-// the f32 forms are asked here.  Inputs come from memory so nothing folds at compile time.
+// .sat of a -0 result: an H200 gave +0 for every form here, f32 and f16 (2026-12-04; the emulator
+// kept the sign of an f32 -0 before).  Inputs come from memory so nothing folds at compile time.
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -39,7 +39,7 @@ int main() {
     const char *what[] = {"add.sat.f32 -0 + -0", "mul.sat.f32 +0 * -0", "fma.rn.sat.f32 -0 * 1 + -0", "cvt.sat.f32.f32 -0",
                           "sub.sat.f32 -0 - +0", "add.ftz.sat.f32 -0 + -0", "add.sat.f16 -0 + -0", "add.sat.f16x2 -0 + -0",
                           "mul.sat.f32 -1 * +0"};
-    const unsigned emu[] = {0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u, 0, 0, 0x80000000u};
+    const unsigned emu[] = {0, 0, 0, 0, 0, 0, 0, 0, 0}; // an H200 gave +0 for all nine (2026-12-04)
     const int n = sizeof what / sizeof *what;
     float hin[4] = {-0.0f, 0.0f, 1.0f, 0.0f};
     unsigned hz = 0x8000;
