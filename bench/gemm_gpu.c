@@ -361,8 +361,10 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in) {
         den += ref * ref;
     }
     double rel = sqrt(num / (den > 0 ? den : 1));
-    /* bf16 output rounds each element (2^-9 relative); f32 output of exact f8 products: f32 sums */
-    bool ok = unwritten == 0 && rel < (f8 ? 1e-4 : 1e-2);
+    /* bf16 output rounds each element (2^-9 relative).  f8: the emulator sums the exact products in f32
+     * (about 1e-7 here), but a GPU's f8 wgmma accumulates with about 14 bits (an H200: 1.9e-3 at 8192^3,
+     * cuBLAS with its periodic promotion to f32: 1.1e-4 at 4096^3); 1e-2 still fails a wrong kernel. */
+    bool ok = unwritten == 0 && rel < 1e-2;
     const char *dname = f8 ? (e5 ? "f8e5m2" : "f8e4m3") : "bf16";
     if (!json) printf("  %dx%dx%d %s: tile_gemm check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, dname, ok ? "ok" : "FAILED",
                       unwritten, rel);
