@@ -604,6 +604,39 @@ Test(gemm, api_f8_scales, .timeout = 300) {
     tile_context_destroy(ctx);
 }
 
+/* f8's accumulation: on sm_90a tile_gemm adds each 128-wide K step's wgmma product to the f32
+ * accumulator itself (FAST_ACCUM=0, the default there); FAST_ACCUM=1 in a configuration accumulates in
+ * the tensor cores.  Both give the float64 result within the device's tolerance (f8_accum_eps), at
+ * sizes that are no multiple of the tiles; FAST_ACCUM on non-f8 inputs is refused. */
+Test(gemm, api_f8_fast_accum, .timeout = 300) {
+    seed_rng();
+    tile_context_options o = {.size = sizeof o, .device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu",
+                              .arch = getenv("TILE_TEST_ARCH")};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_device_properties p;
+    cr_assert_eq(tile_context_get_properties(ctx, &p), TILE_OK);
+    bool hopper = !strcmp(p.arch, "sm_90a");
+    api_f8_case(ctx, TILE_F8E4M3, 136, 144, 400, 1, TILE_SCALE_TENSOR, 0, false, NULL);
+    tile_gemm_info info;
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    cr_assert_eq(strstr(info.config, "FAST_ACCUM=0") != NULL, hopper, "%s: default configuration %s", p.arch, info.config);
+    const char *fast[] = {"BM=64", "BN=64", "BK=64", "num_warps=4", "FAST_ACCUM=1", NULL};
+    const char *slow[] = {"BM=64", "BN=128", "BK=128", "num_warps=4", "FAST_ACCUM=0", NULL};
+    api_f8_case(ctx, TILE_F8E5M2, 100, 72, 330, 1, TILE_SCALE_CHANNEL, 0, true, fast);
+    api_f8_case(ctx, TILE_F8E4M3, 70, 136, 300, 0, TILE_SCALE_NONE, 0.5f, false, slow);
+    cr_assert_eq(tile_gemm_last_info(ctx, &info), TILE_OK);
+    cr_assert(strstr(info.config, "FAST_ACCUM=0"), "%s", info.config);
+    tile_devptr d;
+    cr_assert_eq(tile_malloc(ctx, 16 * 16 * 4, &d), TILE_OK);
+    tile_gemm_args g = {.size = sizeof g, .m = 16, .n = 16, .k = 16, .a = d, .lda = 16, .b = d, .ldb = 16, .c = d, .ldc = 16,
+                        .in_dtype = TILE_F16, .out_dtype = TILE_F32, .alpha = 1};
+    cr_assert_eq(tile_gemm_with_config(ctx, &g, fast), TILE_ERROR_INVALID_VALUE);
+    cr_assert(strstr(tile_last_error(ctx), "FAST_ACCUM applies to f8 inputs, not f16"), "%s", tile_last_error(ctx));
+    tile_free(ctx, d);
+    tile_context_destroy(ctx);
+}
+
 /* TILE_SCALE_BLOCK through the API: odd sizes (element-by-element reads, the 128 x 64 x 32 block
  * configuration), multiples of 16 (the vector one: on sm_90a 128 x 128 x 128, one wgmma K block a
  * step; elsewhere BK 32, four steps a block), both B layouts and a transposed A, k not a multiple of 128, beta and

@@ -467,7 +467,8 @@ enum { TILE_SCALE_NONE = 0, TILE_SCALE_TENSOR = 1, TILE_SCALE_CHANNEL = 2,
  * the shape (the kernel's defaults when none is tuned). */
 TILE_API tile_status tile_gemm(tile_context *ctx, const tile_gemm_args *args);
 /* The same with an explicit configuration: NULL-terminated "NAME=VALUE"
- * (BM, BN, BK, GROUP_M, SPLIT_K, PERSISTENT, num_warps, num_stages, warp_specialize; any other name, the
+ * (BM, BN, BK, GROUP_M, SPLIT_K, PERSISTENT, num_warps, num_stages, warp_specialize, and for f8 inputs
+ * FAST_ACCUM: 1 accumulates in the tensor cores, 0 adds each K step's product in f32, sm_90a's default; any other name, the
  * epilogue's ACT/HAS_BETA/HAS_BIAS included, is TILE_ERROR_INVALID_VALUE); the tuner uses it. */
 TILE_API tile_status tile_gemm_with_config(tile_context *ctx, const tile_gemm_args *args, const char *const *config);
 

@@ -388,7 +388,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         for (const char *const *p = config; *p; p++) {
             /* the tile and launch knobs only: the epilogue (ACT, HAS_BETA, HAS_BIAS, SCALE) is the arguments' */
             static const char *const knobs[] = {"BM", "BN", "BK", "GROUP_M", "SPLIT_K", "PERSISTENT", "num_warps", "num_stages",
-                                                "warp_specialize"};
+                                                "warp_specialize", "FAST_ACCUM"};
             const char *eq = strchr(*p, '=');
             size_t nl = eq ? (size_t)(eq - *p) : strlen(*p), k = 0;
             while (k < ARRAY_LEN(knobs) && (strlen(knobs[k]) != nl || memcmp(knobs[k], *p, nl))) k++;
@@ -396,7 +396,13 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
                 shipped_variant_free(&v);
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                                "tile_gemm_with_config: \"%s\" is not a configuration NAME=VALUE of BM, BN, BK, GROUP_M, SPLIT_K, "
-                               "PERSISTENT, num_warps, num_stages or warp_specialize (the epilogue comes from the arguments)", *p);
+                               "PERSISTENT, num_warps, num_stages, warp_specialize or FAST_ACCUM (the epilogue comes from the "
+                               "arguments)", *p);
+            }
+            if (!strcmp(knobs[k], "FAST_ACCUM") && !f8) {
+                shipped_variant_free(&v);
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm_with_config: FAST_ACCUM applies to f8 inputs, not %s",
+                               dtype_str(a->in_dtype));
             }
             shipped_define_text(&v, *p, strlen(*p));
         }
@@ -422,14 +428,18 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (a->bias) shipped_flag(&v, "HAS_BIAS", true);
     if (a->activation) shipped_define(&v, "ACT", (long long)a->activation);
     if (a->scale_mode) shipped_define(&v, "SCALE", a->scale_mode);
-    /* untuned defaults on sm_90a, in place of the vector configuration: f8 with 64-byte K tiles
-     * (wgmma k32 steps); f16/bf16 products of at least 128 x 256 with no beta, bias or activation as
+    /* untuned defaults on sm_90a, in place of the vector configuration: f8 with 128-byte K tiles
+     * (four wgmma k32 steps per promotion to f32, below); f16/bf16 products of at least 128 x 256 with no beta, bias or activation as
      * 128 x 256 x 64 tiles over two warpgroups (one m64n256 wgmma slab each), 3 stages (4 buffers
      * with the wgmma in flight: 192 KiB), 191 registers, 0 spills; not with A transposed (M contiguous:
      * it reaches the dot through registers, the dot restages it every K step, so its wgmma waits at
      * once, lower/software_pipeline.c 2a, and the tile spills 56 B) */
     bool wg = wgmma && !config && !tuned && chosen == pr->vector_config;
-    if (wg && f8) shipped_define(&v, "BK", 64);
+    if (wg && f8) shipped_define(&v, "BK", 128);
+    /* f8 on sm_90a: two-level accumulation unless the caller's configuration says FAST_ACCUM=1 (a GPU's
+     * f8 wgmma keeps about 14 bits of its sums: an H200's 8192^3 e4m3 GEMM accumulating in the wgmma was
+     * off by 1.9e-3 relative; cuBLAS and CUTLASS promote to f32 the same way by default) */
+    if (wgmma && f8 && !block && config_int(config, "FAST_ACCUM", -1) < 0) shipped_define(&v, "FAST_ACCUM", 0);
     if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && !a->trans_a && a->m >= 128 && a->n >= 256 && a->beta == 0 &&
         a->activation == TILE_ACT_NONE && !a->bias) { /* a bias's loads in the epilogue spill 72 B at this tile */
         static const char *const big[] = {"BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3"};
