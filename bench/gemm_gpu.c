@@ -3,7 +3,7 @@
  *
  *   build/bench/gemm_gpu [--device cuda|emu] [--sizes 4096,8192] [--arch sm_80|sm_90a]
  *                        [--kernel gemm_bf16_bf16] [-D NAME=VALUE ...] [--samples N]
- *   build/bench/gemm_gpu --api [--dtype bf16|f8e4m3|f8e5m2] [--device D] [--sizes ..] [--samples N]
+ *   build/bench/gemm_gpu --api [--dtype bf16|f8e4m3|f8e5m2] [--config "NAME=VALUE ..."] [--device D] [--sizes ..] [--samples N]
  *
  * --api calls tile_gemm (what users run: on sm_90a tensor maps, a producer warpgroup and
  * persistent programs); bench/gpu/run.sh measures that.  Without it:
@@ -274,10 +274,11 @@ fail:
 typedef struct ApiLaunch {
     tile_context *ctx;
     const tile_gemm_args *g;
+    const char *const *config; /* --config: through tile_gemm_with_config */
 } ApiLaunch;
 static bool api_one(void *ud) {
     ApiLaunch *a = ud;
-    if (tile_gemm(a->ctx, a->g) == TILE_OK) return true;
+    if ((a->config ? tile_gemm_with_config(a->ctx, a->g, a->config) : tile_gemm(a->ctx, a->g)) == TILE_OK) return true;
     fprintf(stderr, "gemm_gpu: tile_gemm: %s\n", tile_last_error(a->ctx));
     return false;
 }
@@ -299,7 +300,7 @@ static double api_elem(const void *base, size_t i, int f8, int e5) {
  * bf16: A [n][k], B [k][n], bf16 C.  f8 (e4m3 or e5m2): A [n][k] and B as a weight [n][k] (trans_b, the
  * layout f8 GEMMs are run in), f32 C, per-tensor scales (0.75 and 1.25) read from device memory;
  * the reference multiplies by them too. */
-static int bench_api(const char *device, int n, int samples, tile_dtype in) {
+static int bench_api(const char *device, int n, int samples, tile_dtype in, const char *const *config) {
     int rc = 1;
     int f8 = in == TILE_F8E4M3 || in == TILE_F8E5M2, e5 = in == TILE_F8E5M2;
     size_t es = f8 ? 1 : 2, cs = f8 ? 4 : 2;
@@ -341,7 +342,7 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in) {
     tile_gemm_args g = {.size = sizeof g, .m = n, .n = n, .k = n, .a = da, .lda = n, .b = db, .ldb = n, .trans_b = f8, .c = dc,
                         .ldc = n, .in_dtype = in, .out_dtype = f8 ? TILE_F32 : TILE_BF16, .alpha = 1};
     if (f8) g.a_scale = dsc, g.b_scale = dsc + sizeof(float), g.scale_mode = TILE_SCALE_TENSOR;
-    API(tile_gemm(ctx, &g), "tile_gemm");
+    API(config ? tile_gemm_with_config(ctx, &g, config) : tile_gemm(ctx, &g), "tile_gemm");
     API(tile_synchronize(ctx), "synchronize");
     API(tile_memcpy_dtoh(ctx, hc, dc, nn * cs), "download C");
     tile_gemm_info info;
@@ -371,7 +372,7 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in) {
     if (!ok) goto fail;
     t = malloc(sizeof(double) * (size_t)samples);
     int batch;
-    ApiLaunch al = {ctx, &g};
+    ApiLaunch al = {ctx, &g, config};
     if (!t || !time_launches(&(Launcher){api_one, api_wait, &al}, samples, t, &batch)) goto fail;
 #undef API
     double med = t[samples / 2], flop = 2.0 * n * (double)n * n;
@@ -393,7 +394,7 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in) {
                "launches = %.4g TFLOP/s\n",
                n, n, n, dname, info.kernel, info.config, info.grid.x, info.block.x, med * 1e3, t[0] * 1e3, t[samples - 1] * 1e3,
                samples, batch, flop / med / 1e12);
-        printf("@@ gemm%s %d tile %.4g\n", f8 ? (e5 ? "_f8e5m2" : "_f8e4m3") : "", n, flop / med / 1e12);
+        printf("@@ gemm%s%s %d tile %.4g\n", f8 ? (e5 ? "_f8e5m2" : "_f8e4m3") : "", config ? "_config" : "", n, flop / med / 1e12);
     }
     rc = 0;
 fail:
@@ -411,6 +412,8 @@ int main(int argc, char **argv) {
     const char *defs[32];
     int nd = 0, samples = 30, api = 0;
     tile_dtype api_dtype = TILE_BF16;
+    char cfg_text[512] = "";
+    const char *cfg[33] = {NULL};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "--arch") && i + 1 < argc) arch = argv[++i];
@@ -420,6 +423,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-D") && i + 1 < argc && nd < 31) defs[nd++] = argv[++i];
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--api")) api = 1;
+        else if (!strcmp(argv[i], "--config") && i + 1 < argc) { /* "NAME=VALUE ..." for tile_gemm_with_config */
+            snprintf(cfg_text, sizeof cfg_text, "%s", argv[++i]);
+            int nc = 0;
+            for (char *w = strtok(cfg_text, " "); w && nc < 32; w = strtok(NULL, " ")) cfg[nc++] = w;
+        }
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
             const char *d = argv[++i];
             if (!strcmp(d, "bf16")) api_dtype = TILE_BF16;
@@ -431,7 +439,7 @@ int main(int argc, char **argv) {
             }
         }
         else {
-            fprintf(stderr, "usage: %s [--device D] [--api [--dtype bf16|f8e4m3|f8e5m2] | --arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]... [--json]\n",
+            fprintf(stderr, "usage: %s [--device D] [--api [--dtype bf16|f8e4m3|f8e5m2] [--config \"NAME=VALUE ...\"] | --arch A] [--kernel K] [--sizes N,N] [--samples N] [-D NAME=VALUE]... [--json]\n",
                     argv[0]);
             return 2;
         }
@@ -444,7 +452,7 @@ int main(int argc, char **argv) {
         int rc = 0;
         for (const char *p = sizes; *p;) {
             int n = atoi(p);
-            if (n > 0) rc |= bench_api(device, n, samples, api_dtype);
+            if (n > 0) rc |= bench_api(device, n, samples, api_dtype, cfg[0] ? cfg : NULL);
             p += strcspn(p, ",");
             if (*p == ',') p++;
         }
