@@ -181,10 +181,11 @@ static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
     }
     for (const char *const *s = o->specialize; s && *s; s++) {
         const char *eq = strchr(*s, '=');
-        if (!eq || (strcmp(eq + 1, "1") && strcmp(eq + 1, "16"))) {
-            diag_error(d, (Loc){0}, "bad specialization '%s': expected ARG=1 or ARG=16", *s);
+        if (!eq || (strcmp(eq + 1, "1") && strcmp(eq + 1, "16") && strcmp(eq + 1, "any"))) {
+            diag_error(d, (Loc){0}, "bad specialization '%s': expected ARG=1, ARG=16 or ARG=any", *s);
             return false;
         }
+        bool any = !strcmp(eq + 1, "any"); /* no assumption: a pointer that need not be 16-byte aligned */
         size_t n = (size_t)(eq - *s);
         bool found = false;
         for (int k = 0; k < m->nfuncs; k++) {
@@ -192,8 +193,13 @@ static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
             for (int a = 0; a < f->nargs; a++) {
                 if (strlen(f->args[a].name) != n || memcmp(f->args[a].name, *s, n)) continue;
                 const Type *t = tir_vtype(f, f->args[a].value);
+                if (any) {
+                    f->args[a].spec = SPEC_NONE;
+                    found = true;
+                    continue;
+                }
                 if (!dtype_is_int(t->dt) || t->dt == DT_I1) {
-                    diag_error(d, (Loc){0}, "cannot specialize '%.*s': only integer arguments can be", (int)n, *s);
+                    diag_error(d, (Loc){0}, "cannot specialize '%.*s': only integer arguments can be (a pointer takes =any)", (int)n, *s);
                     return false;
                 }
                 f->args[a].spec = eq[1] == '1' && !eq[2] ? SPEC_ONE : SPEC_DIV16;

@@ -74,6 +74,8 @@ void shipped_spec16(ShippedVariant *v, const char *arg, int64_t value) {
     if (value != 0 && value % 16 == 0) add_spec(v, arena_printf(arena_of(v), "%s=16", arg));
 }
 
+void shipped_spec_any(ShippedVariant *v, const char *arg) { add_spec(v, arena_printf(arena_of(v), "%s=any", arg)); }
+
 void shipped_spec_stride(ShippedVariant *v, const char *arg, int64_t value) {
     if (value == 1) add_spec(v, arena_printf(arena_of(v), "%s=1", arg));
     else shipped_spec16(v, arg, value);

@@ -54,6 +54,8 @@ void shipped_define_text(ShippedVariant *v, const char *text, size_t n);
 /* "ARG=16" when value is a non-zero multiple of 16 (zero is divisible too,
  * but a degenerate size or stride worth keeping generic); else nothing. */
 void shipped_spec16(ShippedVariant *v, const char *arg, int64_t value);
+/* "ARG=any": nothing assumed of ARG (a pointer that need not be 16-byte aligned). */
+void shipped_spec_any(ShippedVariant *v, const char *arg);
 /* "ARG=1" when value is 1, else as shipped_spec16: for strides. */
 void shipped_spec_stride(ShippedVariant *v, const char *arg, int64_t value);
 /* "kernel|D1 D2 |S1 S2 |no_align": the same variant gives the same string.

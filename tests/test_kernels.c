@@ -145,6 +145,30 @@ Test(kernels, target_table) {
     tile_compiled_free(&c);
 }
 
+/* "ARG=any" takes one pointer out of the 16-byte alignment assumption: its loads are scalar, the
+ * other pointer's stay 16-byte vectors (test_gemm's api_f8_fast_accum launches such a kernel with a
+ * pointer 4 bytes past an alignment); other values, and =16 on a pointer, are refused. */
+Test(kernels, specialize_any_pointer) {
+    const char *specs[] = {"n=16", "x=any", NULL};
+    tile_compile_options o = {.specialize = specs};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(strstr(c.ptx, "ld.global.v4.b32"), "y's loads are no longer vectors:\n%s", c.ptx);
+    cr_expect(strstr(c.ptx, "ld.global.b32"), "x's loads are still vectors:\n%s", c.ptx);
+    cr_expect(strstr(c.kernels[0].signature, "*f32, *f32:16"), "%s", c.kernels[0].signature);
+    tile_compiled_free(&c);
+    const char *bad[] = {"x=8", NULL};
+    o.specialize = bad;
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(c.diagnostics, "expected ARG=1, ARG=16 or ARG=any"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    const char *ptr16[] = {"x=16", NULL};
+    o.specialize = ptr16;
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(c.diagnostics, "a pointer takes =any"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
 Test(kernels, ptx_uses_vector_access) {
     /* n % 16 == 0 makes the mask uniform over 4 elements: 16-byte accesses */
     const char *specs[] = {"n=16", NULL};

@@ -81,7 +81,8 @@ typedef struct tile_compile_options {
                                         wrong for their NAME ("BM=banana", "B=2.5" for an i32): TILE_ERROR_INVALID_VALUE with a
                                         diagnostic at "<-D NAME>" */
     const char *const *include_dirs; /* searched for imports after the importing file's folder */
-    const char *const *specialize;   /* NULL-terminated "ARG=1" or "ARG=16" for run-time integer arguments */
+    const char *const *specialize;   /* NULL-terminated "ARG=1" or "ARG=16" for run-time integer arguments, or "ARG=any":
+                                        nothing assumed of ARG (a pointer not 16-byte aligned, the others still are) */
     int no_align_ptrs;               /* do not assume 16-byte-aligned pointer arguments */
     const char *dump_after;          /* pass name or "all": IR after it into result->dump */
     int time_passes;                 /* fill result->timing */

@@ -359,7 +359,11 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     rt_unlock(ctx);
     if (!g) return rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_gemm: out of host memory");
     /* without vectors only the scalar configuration is known to fit: a tuned one is set aside */
-    bool no_align = ((a->a | a->b | a->c | a->bias | a->a_scale | a->b_scale) & 15) != 0;
+    /* per-tensor scales are one f32 each (4-byte aligned is enough: a scale that is element 1 of an
+     * array must not put the operands on the element-by-element path, 10x slower on an H200); per-channel
+     * and block scales are read as vectors */
+    bool vector_scales = a->scale_mode == TILE_SCALE_CHANNEL || a->scale_mode == TILE_SCALE_BLOCK;
+    bool no_align = ((a->a | a->b | a->c | a->bias | (vector_scales ? a->a_scale | a->b_scale : 0)) & 15) != 0;
     char why[96];
     bool vec = gemm_vectorized(a, no_align, why, sizeof why);
     if (t && !vec && rt_options()->debug_tune)
@@ -469,6 +473,11 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     shipped_spec16(&v, "n", a->n);
     shipped_spec16(&v, "k", a->k);
     v.no_align_ptrs = no_align;
+    /* a per-tensor scale's single load assumes nothing of its pointer (the operands keep the vector path) */
+    if (a->scale_mode == TILE_SCALE_TENSOR && !no_align) {
+        if (a->a_scale & 15) shipped_spec_any(&v, "a_scale");
+        if (a->b_scale & 15) shipped_spec_any(&v, "b_scale");
+    }
 
     /* 4. the variant */
     tile_kernel *kern;
