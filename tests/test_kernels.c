@@ -413,8 +413,8 @@ static void spill_gemm(SpillList *l) {
                 continue;
             }
             spill_add(l, "gemm/gemm.tile", k[i].kernel, d, row16, false);
-            if (f8 && c == 0) { /* the untuned f8 default on sm_90a: 64-byte K tiles for wgmma */
-                snprintf(d, sizeof d, "BM=128 BN=128 BK=64 num_warps=4 num_stages=3 HAS_BIAS=true SCALE=2");
+            if (f8 && c == 0) { /* the untuned f8 default on sm_90a: 128-byte K tiles, two-level accumulation */
+                snprintf(d, sizeof d, "BM=128 BN=128 BK=128 num_warps=8 num_stages=3 HAS_BIAS=true SCALE=2 FAST_ACCUM=false");
                 spill_add(l, "gemm/gemm.tile", k[i].kernel, d, row16, false)->only_arch = 1;
             }
             if (c == 0 && (i == 0 || i == 5))

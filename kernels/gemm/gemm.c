@@ -439,11 +439,20 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
      * it reaches the dot through registers, the dot restages it every K step, so its wgmma waits at
      * once, lower/software_pipeline.c 2a, and the tile spills 56 B) */
     bool wg = wgmma && !config && !tuned && chosen == pr->vector_config;
-    if (wg && f8) shipped_define(&v, "BK", 128);
-    /* f8 on sm_90a: two-level accumulation unless the caller's configuration says FAST_ACCUM=1 (a GPU's
-     * f8 wgmma keeps about 14 bits of its sums: an H200's 8192^3 e4m3 GEMM accumulating in the wgmma was
-     * off by 1.9e-3 relative; cuBLAS and CUTLASS promote to f32 the same way by default) */
-    if (wgmma && f8 && !block && config_int(config, "FAST_ACCUM", -1) < 0) shipped_define(&v, "FAST_ACCUM", 0);
+    if (wg && f8) {
+        shipped_define(&v, "BK", 128);
+        shipped_define(&v, "num_warps", 8); /* two warpgroups: 64 accumulator registers a thread, and 64 for a step's product */
+    }
+    /* f8 on sm_90a: two-level accumulation (a GPU's f8 wgmma keeps about 14 bits of its sums: an H200's
+     * 8192^3 e4m3 GEMM accumulating in the wgmma was off by 1.9e-3 relative; cuBLAS and CUTLASS promote
+     * to f32 the same way by default) where the accumulator takes at most 64 registers a thread (the
+     * step's product takes as many again: 128 x 128 on 4 warps spills 656 B); larger ones accumulate in
+     * the tensor cores, unless the caller's configuration says FAST_ACCUM */
+    if (wgmma && f8 && !block && config_int(config, "FAST_ACCUM", -1) < 0) {
+        int64_t regs = (int64_t)config_int(v.defines, "BM", 128) * config_int(v.defines, "BN", 128) /
+                       (32 * config_int(v.defines, "num_warps", 8));
+        if (regs <= 64) shipped_define(&v, "FAST_ACCUM", 0);
+    }
     if (wg && (a->in_dtype == TILE_F16 || a->in_dtype == TILE_BF16) && !a->trans_a && a->m >= 128 && a->n >= 256 && a->beta == 0 &&
         a->activation == TILE_ACT_NONE && !a->bias) { /* a bias's loads in the epilogue spill 72 B at this tile */
         static const char *const big[] = {"BM=128", "BN=256", "BK=64", "num_warps=8", "num_stages=3"};
