@@ -374,37 +374,17 @@ static tile_status unknown_arch(const char *api, const char *arch) {
     return create_fail(TILE_ERROR_INVALID_VALUE, msg);
 }
 
-/* The target a context's kernels compile for: the emulated one that "emu:<target>" named (opt->arch may
- * only agree with it); on a GPU the caller's arch, which must run there, or with none named the GPU's own
- * (target_for_cc: sm_90a on an H100/H200); else the caller's or the default (tgt).  NULL with *st set and
- * the error recorded when the arch cannot run on the device. */
-static const Target *context_target(const TileDevice *dev, const tile_context_options *opt, const Target *tgt, const char *api,
-                                    tile_status *st) {
-    char msg[256], names[160];
-    bool named = opt->arch && *opt->arch;
-    const Target *dt = dev_target(dev);
-    int cc = dev_compute_capability(dev);
-    if (dt) {
-        if (!named || dt == tgt) return dt;
-        snprintf(msg, sizeof msg, "%s: opt->arch %s differs from the device's %s", api, tgt->name, dt->name);
-        *st = create_fail(TILE_ERROR_INVALID_VALUE, msg);
-        return NULL;
-    }
-    if (!cc) return tgt;
-    if (named) {
-        if (target_runs_on(tgt, cc)) return tgt;
-        const Target *own = target_for_cc(cc);
-        snprintf(msg, sizeof msg, "%s: opt->arch %s does not run on this GPU (compute capability %d.%d)%s%s", api, tgt->name, cc / 10,
-                 cc % 10, own ? "; its target is " : "", own ? own->name : "");
-        *st = create_fail(TILE_ERROR_INVALID_VALUE, msg);
-        return NULL;
-    }
-    const Target *own = target_for_cc(cc);
-    if (own) return own;
-    snprintf(msg, sizeof msg, "%s: the GPU's compute capability %d.%d is older than every target (%s)", api, cc / 10, cc % 10,
-             target_names(names, sizeof names));
-    *st = create_fail(TILE_ERROR_UNSUPPORTED, msg);
-    return NULL;
+/* A context around dev compiling for its target (target_for_context: tgt is the arch the options named
+ * or the default); dev is closed when the arch does not fit it. */
+static tile_status context_on(const tile_context_options *opt, const Target *tgt, TileDevice *dev, const char *api, tile_context **out) {
+    char err[224], msg[256];
+    bool older = false;
+    const Target *t = target_for_context(opt->arch && *opt->arch ? tgt : NULL, dev_target(dev), dev_compute_capability(dev), err,
+                                         sizeof err, &older);
+    if (t) return context_new(opt, t, dev, out);
+    dev_close(dev);
+    snprintf(msg, sizeof msg, "%s: %s", api, err);
+    return create_fail(older ? TILE_ERROR_UNSUPPORTED : TILE_ERROR_INVALID_VALUE, msg);
 }
 
 static tile_status context_options_in(const tile_context_options *opt, tile_context_options *o, const char *api) {
@@ -436,11 +416,7 @@ tile_status tile_context_create_ex(const tile_context_options *opt, tile_context
     char *err = NULL;
     DevStatus ds = dev_open(opt->device, &dopt, &dev, &err);
     if (ds != DEV_OK) return open_fail(ds, err);
-    if (!(tgt = context_target(dev, opt, tgt, "tile_context_create", &st))) {
-        dev_close(dev);
-        return st;
-    }
-    return context_new(opt, tgt, dev, out);
+    return context_on(opt, tgt, dev, "tile_context_create", out);
 }
 
 tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out) {
@@ -467,11 +443,7 @@ tile_status tile_context_create_from_native(void *cu_context, const tile_context
     TileDevice *dev;
     DevStatus ds = dev_open_native(cu_context, &dopt, &dev, &err);
     if (ds != DEV_OK) return open_fail(ds, err);
-    if (!(tgt = context_target(dev, opt, tgt, "tile_context_create_from_native", &st))) {
-        dev_close(dev);
-        return st;
-    }
-    return context_new(opt, tgt, dev, out);
+    return context_on(opt, tgt, dev, "tile_context_create_from_native", out);
 }
 
 tile_status tile_context_create(const char *device, tile_context **out) {

@@ -50,6 +50,28 @@ const Target *target_for_cc(int cc) {
     return best;
 }
 
+const Target *target_for_context(const Target *named, const Target *emulated, int cc, char *err, size_t n, bool *older) {
+    char names[160];
+    *older = false;
+    if (emulated) {
+        if (!named || named == emulated) return emulated;
+        snprintf(err, n, "opt->arch %s differs from the device's %s", named->name, emulated->name);
+        return NULL;
+    }
+    if (!cc) return named ? named : target_default();
+    const Target *own = target_for_cc(cc);
+    if (named) {
+        if (target_runs_on(named, cc)) return named;
+        snprintf(err, n, "opt->arch %s does not run on this GPU (compute capability %d.%d)%s%s", named->name, cc / 10, cc % 10,
+                 own ? "; its target is " : "", own ? own->name : "");
+        return NULL;
+    }
+    if (own) return own;
+    *older = true;
+    snprintf(err, n, "the GPU's compute capability %d.%d is older than every target (%s)", cc / 10, cc % 10, target_names(names, sizeof names));
+    return NULL;
+}
+
 const char *target_names(char *buf, size_t n) {
     size_t len = 0;
     buf[0] = 0;

@@ -61,6 +61,13 @@ bool target_runs_on(const Target *t, int cc);
  * (sm_90a on 9.0; sm_89 on 10.0 and later, whose drivers compile its PTX); NULL below sm_80. */
 const Target *target_for_cc(int cc);
 
+/* The target a context compiles for: the emulated one that "emu:<target>" named (emulated; a named
+ * arch may only agree with it); on a GPU of compute capability cc the named one, which must run there,
+ * or with none named the GPU's own (target_for_cc: sm_90a on an H100/H200); else the named one or the
+ * default.  NULL with a message in err (n bytes) when there is none; *older then says the GPU is older
+ * than every target (else the named arch does not fit the device). */
+const Target *target_for_context(const Target *named, const Target *emulated, int cc, char *err, size_t n, bool *older);
+
 /* "sm_80, sm_86, sm_89 or sm_90a" into buf, for messages; returns buf. */
 const char *target_names(char *buf, size_t n);
 /* The most shared memory a block may use on any target (a launch on a device

@@ -57,7 +57,8 @@ Test(device, emu_target_strings) {
 }
 
 /* A GPU's context compiles for the GPU's own target when none is named (an H100/H200 gets sm_90a, not
- * the sm_80 default), and a named one must run there (sm_90a code runs on 9.0 only). */
+ * the sm_80 default: an H200 ran sm_80 code before), and a named one must run there (sm_90a code runs
+ * on 9.0 only); the emulator's is what its device string names. */
 Test(device, target_of_a_gpu_by_compute_capability) {
     struct { int cc; const char *want; } own[] = {{80, "sm_80"}, {86, "sm_86"}, {87, "sm_86"}, {89, "sm_89"}, {90, "sm_90a"},
                                                   {100, "sm_89"}, {120, "sm_89"}, {75, NULL}, {70, NULL}};
@@ -72,6 +73,33 @@ Test(device, target_of_a_gpu_by_compute_capability) {
     for (size_t i = 0; i < ARRAY_LEN(named); i++)
         cr_expect_eq(target_runs_on(target_find(named[i].arch), named[i].cc), named[i].runs, "%s on cc %d", named[i].arch, named[i].cc);
     cr_expect(!target_runs_on(NULL, 90));
+    /* a context's target: emulated, GPU by compute capability, named, default; the refusals' messages */
+    const Target *s80 = target_find("sm_80"), *s89 = target_find("sm_89"), *s90 = target_find("sm_90a");
+    char err[224] = "";
+    bool older = true;
+    cr_expect_eq(target_for_context(NULL, s90, 0, err, sizeof err, &older), s90);
+    cr_expect(!older);
+    cr_expect_eq(target_for_context(s90, s90, 0, err, sizeof err, &older), s90);
+    cr_expect_null(target_for_context(s80, s90, 0, err, sizeof err, &older));
+    cr_expect(!older && !strcmp(err, "opt->arch sm_80 differs from the device's sm_90a"), "%s", err);
+    cr_expect_eq(target_for_context(NULL, NULL, 0, err, sizeof err, &older), target_default());
+    cr_expect_eq(target_for_context(s89, NULL, 0, err, sizeof err, &older), s89);
+    cr_expect_eq(target_for_context(NULL, NULL, 90, err, sizeof err, &older), s90);
+    cr_expect_eq(target_for_context(s80, NULL, 90, err, sizeof err, &older), s80);
+    cr_expect_eq(target_for_context(NULL, NULL, 89, err, sizeof err, &older), s89);
+    cr_expect_null(target_for_context(s90, NULL, 89, err, sizeof err, &older));
+    cr_expect(!older && !strcmp(err, "opt->arch sm_90a does not run on this GPU (compute capability 8.9); its target is sm_89"), "%s",
+              err);
+    cr_expect_null(target_for_context(NULL, NULL, 75, err, sizeof err, &older));
+    cr_expect(older && strstr(err, "compute capability 7.5 is older than every target (sm_80, sm_86, sm_89 or sm_90a)"), "%s", err);
+    cr_expect_null(target_for_context(s80, NULL, 75, err, sizeof err, &older));
+    cr_expect(!older && strstr(err, "does not run on this GPU (compute capability 7.5)") && !strstr(err, "its target"), "%s", err);
+    /* through the API: the emulator named sm_90a, the options another arch */
+    tile_context *ctx = NULL;
+    tile_context_options o = {.size = sizeof o, .device = "emu:sm_90a", .arch = "sm_80"};
+    cr_expect_eq(tile_context_create_ex(&o, &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(tile_last_error(NULL), "tile_context_create: opt->arch sm_80 differs from the device's sm_90a");
+    cr_expect_null(ctx);
 }
 
 static void check_arch(const char *device, const char *env, const char *want) {
