@@ -243,7 +243,10 @@ if [ "$on_gpu" = 1 ]; then
   c=$(awk '$1=="@@" && $2=="gemm_f8e4m3" && $3==8192 && $4=="torch" {print $5}' "$logdir/gemm_torch.log")
   pct=""
   [ -n "$t" ] && [ -n "$c" ] && pct=$(awk -v a="$t" -v b="$c" 'BEGIN{ if (b > 0) printf "tile = %.0f%% of cuBLAS", 100*a/b }')
-  row "f8e4m3 gemm 8192^3 TFLOP/s" "$status" "tile ${t:-n/a} (two-level accumulation) | tile 128x256 FAST_ACCUM=1 ${tf:-n/a} | torch._scaled_mm ${c:-n/a} ${pct:+| $pct}${py_note:+ | $py_note}"
+  # the sampled relative errors of the two 8192^3 f8 checks, in order (default, then FAST_ACCUM=1)
+  errs=$(grep -E '^  8192x8192x8192 f8e4m3: tile_gemm check' "$logdir/gemm_gpu.log" | sed -n 's/.*relative error \([0-9.e+-]*\).*/\1/p' | tr '\n' ' ')
+  set -- $errs
+  row "f8e4m3 gemm 8192^3 TFLOP/s" "$status" "tile ${t:-n/a} (two-level accumulation, error ${1:-?}) | tile 128x256 FAST_ACCUM=1 ${tf:-n/a} (error ${2:-?}) | torch._scaled_mm ${c:-n/a} ${pct:+| $pct}${py_note:+ | $py_note}"
 else
   row "bf16 gemm 4096^3, 8192^3" skip "no GPU (--device emu): nothing to time"
   step "gemm_gpu logic check on the emulator (not a measurement)" gemm_gpu.log 90 "${cenv[@]}" bash -c '"$0" --device emu --sizes 128,256 --samples 3 &&
