@@ -1,0 +1,487 @@
+/* test_emu_instr.c - hand-written PTX, one instruction per case: each runs over special and random
+ * operands (garbage in the upper halves of 32-bit operands) and is checked against an independent C
+ * reference, exact bits or an error bound for .approx. */
+#include "test_emu_util.h"
+#include "support/hostfloat.h"
+
+/* Inputs a, b, c are u64 arrays loaded into %rd1..3 and their low halves
+ * %r1..3; the case's PTX leaves its result in %r4 (zero-extended) or, for
+ * 64-bit results, %rd4. */
+static const char *harness_fmt =
+    ".version 7.0\n.target sm_80\n.address_size 64\n"
+    ".visible .entry k(.param .u64 k_a, .param .u64 k_b, .param .u64 k_c, .param .u64 k_d, .param .u32 k_n)\n{\n"
+    " .reg .pred %%p<8>;\n .reg .b16 %%rs<8>;\n .reg .b32 %%r<16>;\n .reg .b64 %%rd<16>;\n"
+    " mov.u32 %%r10, %%tid.x;\n mov.u32 %%r11, %%ctaid.x;\n mov.u32 %%r12, %%ntid.x;\n"
+    " mad.lo.s32 %%r10, %%r11, %%r12, %%r10;\n ld.param.u32 %%r11, [k_n];\n"
+    " setp.ge.u32 %%p7, %%r10, %%r11;\n @%%p7 bra $DONE;\n mul.wide.u32 %%rd10, %%r10, 8;\n"
+    " ld.param.u64 %%rd11, [k_a];\n add.s64 %%rd11, %%rd11, %%rd10;\n ld.global.u64 %%rd1, [%%rd11];\n"
+    " ld.param.u64 %%rd11, [k_b];\n add.s64 %%rd11, %%rd11, %%rd10;\n ld.global.u64 %%rd2, [%%rd11];\n"
+    " ld.param.u64 %%rd11, [k_c];\n add.s64 %%rd11, %%rd11, %%rd10;\n ld.global.u64 %%rd3, [%%rd11];\n"
+    " cvt.u32.u64 %%r1, %%rd1;\n cvt.u32.u64 %%r2, %%rd2;\n cvt.u32.u64 %%r3, %%rd3;\n"
+    " mov.b32 %%r4, 0;\n mov.b64 %%rd4, 0;\n"
+    " %s\n"
+    " ld.param.u64 %%rd11, [k_d];\n add.s64 %%rd11, %%rd11, %%rd10;\n"
+    " %s\n"
+    "$DONE:\n ret;\n}\n";
+
+enum { CMP_EXACT, CMP_FLOAT, CMP_ULP32, CMP_ABS32 };
+typedef struct Case {
+    const char *ptx;
+    bool out64;
+    uint64_t (*ref)(uint64_t a, uint64_t b, uint64_t c);
+    int cmp;        /* CMP_FLOAT: same bits or both NaN (f32 in low half, or f64 when out64) */
+    double tol;     /* CMP_ULP32: relative error bound; CMP_ABS32: absolute */
+} Case;
+
+#define F(x) u2f((uint32_t)(x))
+#define D(x) u2d(x)
+#define S32(x) ((int32_t)(uint32_t)(x))
+#define U32(x) ((uint32_t)(x))
+static uint64_t r_add_s32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(a + b); }
+static uint64_t r_add_sat(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; int64_t v = (int64_t)S32(a) + S32(b);
+    return U32(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+}
+static uint64_t r_mul_hi_s32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(((int64_t)S32(a) * S32(b)) >> 32); }
+static uint64_t r_mul_hi_u32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(((uint64_t)U32(a) * U32(b)) >> 32); }
+static uint64_t r_mad_lo(uint64_t a, uint64_t b, uint64_t c) { return U32(U32(a) * U32(b) + U32(c)); }
+static uint64_t r_mul_wide_s32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (uint64_t)((int64_t)S32(a) * S32(b)); }
+static uint64_t r_div_s32(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; int32_t x = S32(a), y = S32(b);
+    if (y == 0) return 0xFFFFFFFFu;
+    if (x == INT32_MIN && y == -1) return U32(x);
+    return U32(x / y);
+}
+static uint64_t r_rem_u32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(b) ? U32(a) % U32(b) : U32(a); }
+static uint64_t r_min_u32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(a) < U32(b) ? U32(a) : U32(b); }
+static uint64_t r_max_s32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(S32(a) > S32(b) ? S32(a) : S32(b)); }
+static uint64_t r_abs_s32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(S32(a) < 0 ? 0u - U32(a) : U32(a)); }
+static uint64_t r_shl(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (b & 0xFFFFFFFF) > 31 ? 0 : U32(U32(a) << U32(b)); }
+static uint64_t r_shr_s(uint64_t a, uint64_t b, uint64_t c) { (void)c; uint32_t s = U32(b) > 31 ? 31 : U32(b); return U32(S32(a) >> s); }
+static uint64_t r_shr_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(b) > 63 ? 0 : a >> U32(b); }
+static uint64_t r_popc(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; unsigned n = 0; for (uint32_t v = U32(a); v; v &= v - 1) n++; return n; }
+static uint64_t r_clz(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; unsigned n = 0; for (int i = 31; i >= 0 && !((U32(a) >> i) & 1); i--) n++; return n; }
+static uint64_t r_brev(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; uint32_t v = 0; for (int i = 0; i < 32; i++) if ((U32(a) >> i) & 1) v |= 1u << (31 - i); return v; }
+static uint64_t r_bfe_u(uint64_t a, uint64_t b, uint64_t c) {
+    unsigned pos = U32(b) & 0xFF, len = U32(c) & 0xFF; uint32_t v = 0;
+    for (unsigned i = 0; i < len && i < 32; i++) if (pos + i < 32 && ((U32(a) >> (pos + i)) & 1)) v |= 1u << i;
+    return v;
+}
+static uint64_t r_bfe_s(uint64_t a, uint64_t b, uint64_t c) {
+    unsigned pos = U32(b) & 0xFF, len = U32(c) & 0xFF;
+    if (len == 0) return 0;
+    unsigned top = pos + len - 1 > 31 ? 31 : pos + len - 1;
+    uint32_t sbit = (U32(a) >> top) & 1, v = 0;
+    for (unsigned i = 0; i < 32; i++) {
+        uint32_t bit = (i < len && pos + i < 32) ? (U32(a) >> (pos + i)) & 1 : sbit;
+        v |= bit << i;
+    }
+    return v;
+}
+static uint64_t r_prmt(uint64_t a, uint64_t b, uint64_t c) {
+    uint8_t bytes[8];
+    for (int i = 0; i < 4; i++) { bytes[i] = (uint8_t)(U32(a) >> (8 * i)); bytes[4 + i] = (uint8_t)(U32(b) >> (8 * i)); }
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned s = (U32(c) >> (4 * i)) & 0xF;
+        uint32_t by = bytes[s & 7];
+        if (s & 8) by = (by & 0x80) ? 0xFF : 0;
+        v |= by << (8 * i);
+    }
+    return v;
+}
+/* prmt's modes, from the PTX ISA's table: for c[1:0] = 0..3, the source bytes of d.b3 d.b2 d.b1 d.b0 */
+static uint64_t prmt_mode(const char *const tab[4], uint64_t a, uint64_t b, uint64_t c) {
+    uint8_t bytes[8];
+    for (int i = 0; i < 4; i++) { bytes[i] = (uint8_t)(U32(a) >> (8 * i)); bytes[4 + i] = (uint8_t)(U32(b) >> (8 * i)); }
+    const char *pat = tab[U32(c) & 3];
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)bytes[pat[3 - i] - '0'] << (8 * i);
+    return v;
+}
+#define PRMT_REF(NAME, T0, T1, T2, T3)                                              \
+    static uint64_t r_prmt_##NAME(uint64_t a, uint64_t b, uint64_t c) {             \
+        static const char *const tab[4] = {T0, T1, T2, T3};                         \
+        return prmt_mode(tab, a, b, c);                                             \
+    }
+PRMT_REF(f4e, "3210", "4321", "5432", "6543")
+PRMT_REF(b4e, "5670", "6701", "7012", "0123")
+PRMT_REF(rc8, "0000", "1111", "2222", "3333")
+PRMT_REF(ecl, "3210", "3211", "3222", "3333")
+PRMT_REF(ecr, "0000", "1110", "2210", "3210")
+PRMT_REF(rc16, "1010", "3232", "1010", "3232")
+static uint64_t r_setp_lt_s32(uint64_t a, uint64_t b, uint64_t c) { (void)c; return S32(a) < S32(b) ? 7 : 9; }
+static uint64_t r_setp_hs_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return a >= b; }
+static uint64_t r_swap_halves(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32((U32(a) >> 16) | (U32(a) << 16)); }
+static uint64_t r_fadd(uint64_t a, uint64_t b, uint64_t c) { (void)c; return f2u(F(a) + F(b)); }
+static uint64_t r_fmul(uint64_t a, uint64_t b, uint64_t c) { (void)c; return f2u(F(a) * F(b)); }
+static uint64_t r_ffma(uint64_t a, uint64_t b, uint64_t c) { return f2u(fmaf(F(a), F(b), F(c))); }
+static uint64_t r_fdiv(uint64_t a, uint64_t b, uint64_t c) { (void)c; return f2u(F(a) / F(b)); }
+static uint64_t r_fsqrt(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u(sqrtf(F(a))); }
+static uint64_t r_frcp(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u(1.0f / F(a)); }
+static float ftz(float x) { return (x != 0 && fabsf(x) < 0x1p-126f) ? copysignf(0.0f, x) : x; }
+static uint64_t r_fadd_ftz(uint64_t a, uint64_t b, uint64_t c) { (void)c; return f2u(ftz(ftz(F(a)) + ftz(F(b)))); }
+static uint64_t r_fmul_sat(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; float v = F(a) * F(b);
+    return f2u(!(v > 0) ? 0.0f : v > 1 ? 1.0f : v); /* NaN and -0 give +0, as an H200 does (bench/gpu/hw_facts.cu) */
+}
+static uint64_t r_fmin(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; float x = F(a), y = F(b);
+    if (isnan(x)) return f2u(y);
+    if (isnan(y)) return f2u(x);
+    if (x == 0 && y == 0) return f2u(signbit(x) ? x : y);
+    return f2u(x < y ? x : y);
+}
+static uint64_t r_fabs(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(a) & 0x7FFFFFFFu; }
+static uint64_t r_fneg(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return U32(a) ^ 0x80000000u; }
+static uint64_t r_cvt_rni_s32(uint64_t a, uint64_t b, uint64_t c) {
+    (void)b; (void)c; float x = F(a);
+    if (isnan(x)) return 0;
+    double r = nearbyint((double)x);
+    return U32(r >= 2147483647.0 ? INT32_MAX : r <= -2147483648.0 ? INT32_MIN : (int32_t)r);
+}
+static uint64_t r_cvt_rmi_u32(uint64_t a, uint64_t b, uint64_t c) {
+    (void)b; (void)c; float x = F(a);
+    if (isnan(x) || x <= 0) return 0;
+    double r = floor((double)x);
+    return r >= 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)r;
+}
+static uint64_t r_cvt_f32_s32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)S32(a)); }
+static uint64_t r_cvt_rz_f32_u32(uint64_t a, uint64_t b, uint64_t c) {
+    (void)b; (void)c; double v = (double)U32(a); float f = (float)v;
+    if ((double)f > v) f = nextafterf(f, 0.0f);
+    return f2u(f);
+}
+static uint64_t r_cvt_f16(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return ref_f16(F(a)); }
+static uint64_t r_cvt_f16_to_f32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u(ref_from_f16((uint16_t)a)); }
+static uint64_t r_cvt_bf16(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return ref_bf16(F(a)); }
+static uint64_t r_cvt_f16x2(uint64_t a, uint64_t b, uint64_t c) { (void)c; return ((uint32_t)ref_f16(F(a)) << 16) | ref_f16(F(b)); }
+static uint64_t r_add_f16x2(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; uint32_t v = 0;
+    for (int k = 0; k < 2; k++) {
+        _Float16 x, y, s;
+        uint16_t ux = (uint16_t)(a >> (16 * k)), uy = (uint16_t)(b >> (16 * k)), us;
+        memcpy(&x, &ux, 2); memcpy(&y, &uy, 2);
+        s = x + y;
+        memcpy(&us, &s, 2);
+        if (s != s) us = 0x7FFF;
+        v |= (uint32_t)us << (16 * k);
+    }
+    return v;
+}
+static uint64_t r_setp_nan(uint64_t a, uint64_t b, uint64_t c) { (void)c; return isnan(F(a)) || isnan(F(b)); }
+static uint64_t r_setp_geu(uint64_t a, uint64_t b, uint64_t c) { (void)c; return isnan(F(a)) || isnan(F(b)) || F(a) >= F(b); }
+static uint64_t r_testp_sub(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return F(a) != 0 && fabsf(F(a)) < 0x1p-126f; }
+static uint64_t r_ex2(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)exp2((double)F(a))); }
+/* .ftz: a subnormal input is 0 (2^0 = 1), a subnormal result is 0 */
+static uint64_t r_ex2_ftz(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u(ftz((float)exp2((double)ftz(F(a))))); }
+static uint64_t r_lg2(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)log2((double)F(a))); }
+static uint64_t r_tanh(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)tanh((double)F(a))); }
+static uint64_t r_cos(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)cos((double)F(a))); }
+static uint64_t r_rsqrt(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)(1.0 / sqrt((double)F(a)))); }
+static uint64_t r_dadd(uint64_t a, uint64_t b, uint64_t c) { (void)c; return d2u(D(a) + D(b)); }
+static uint64_t r_dfma(uint64_t a, uint64_t b, uint64_t c) { return d2u(fma(D(a), D(b), D(c))); }
+static uint64_t r_ddiv(uint64_t a, uint64_t b, uint64_t c) { (void)c; return d2u(D(a) / D(b)); }
+static uint64_t r_cvt_f32_f64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return f2u((float)D(a)); }
+static uint64_t r_cvt_f64_f32(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; return d2u((double)F(a)); }
+static uint64_t r_cvt_f16_f64(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; _Float16 h = (_Float16)D(a); uint16_t u; memcpy(&u, &h, 2); return isnan(D(a)) ? 0x7FFF : u; }
+static uint64_t r_cvt_rzi_s64_f64(uint64_t a, uint64_t b, uint64_t c) {
+    (void)b; (void)c; double x = D(a);
+    if (isnan(x)) return (uint64_t)INT64_MIN; /* the ISA: an f64 NaN to an integer gives 1 << (width - 1) */
+    if (x >= 0x1p63) return (uint64_t)INT64_MAX;
+    if (x <= -0x1p63) return (uint64_t)INT64_MIN;
+    return (uint64_t)(int64_t)x;
+}
+static uint64_t r_mul_hi_u64(uint64_t a, uint64_t b, uint64_t c) { (void)c; return (uint64_t)(((unsigned __int128)a * b) >> 64); }
+static uint64_t r_cvt_s8_sat(uint64_t a, uint64_t b, uint64_t c) { (void)b; (void)c; int32_t v = S32(a); return U32(v > 127 ? 127 : v < -128 ? -128 : v); }
+
+/* carry chains: CC.CF after sub.cc is a carry (1: no borrow), as nvcc's 128-bit division reads it */
+static uint64_t r_subcc_flag(uint64_t a, uint64_t b, uint64_t c) { (void)c; return U32(a) >= U32(b); }
+static uint64_t r_subc_chain(uint64_t a, uint64_t b, uint64_t c) { return U32(U32(c) - U32(b) - (U32(a) < U32(b))); }
+static uint64_t r_sub64_flag(uint64_t a, uint64_t b, uint64_t c) { /* (c:a) - (0:b) does not borrow */
+    return ((uint64_t)U32(c) << 32 | U32(a)) >= U32(b);
+}
+static uint64_t r_addcc_after_sub(uint64_t a, uint64_t b, uint64_t c) { /* add.cc resets: its own carry */
+    (void)b; return ((uint64_t)U32(a) + U32(c)) >> 32;
+}
+/* f16 fma rounded once (NaN: the canonical 0x7fff); relu: a negative result, or -0, is +0 */
+static uint16_t f16_fma(uint16_t ua, uint16_t ub, uint16_t uc, bool relu) {
+    _Float16 x, y, z;
+    memcpy(&x, &ua, 2), memcpy(&y, &ub, 2), memcpy(&z, &uc, 2);
+    double v = fma((double)x, (double)y, (double)z);
+    if (isnan(v)) return 0x7FFF;
+    _Float16 h = (_Float16)v;
+    uint16_t u;
+    if (relu && signbit((double)h)) h = 0;
+    memcpy(&u, &h, 2);
+    return u;
+}
+static uint16_t f16_fma_relu(uint16_t ua, uint16_t ub, uint16_t uc) { return f16_fma(ua, ub, uc, true); }
+static uint64_t r_fma_relu_f16x2(uint64_t a, uint64_t b, uint64_t c) {
+    return (uint32_t)f16_fma_relu((uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16)) << 16 |
+           f16_fma_relu((uint16_t)a, (uint16_t)b, (uint16_t)c);
+}
+/* fma.rn.oob: an operand that is the OOB-NaN of a tensor copy's NaN fill (0x7fff) gives +0, other NaNs stay NaN */
+static uint16_t f16_fma_oob(uint16_t ua, uint16_t ub, uint16_t uc, bool relu) {
+    if (ua == 0x7FFF || ub == 0x7FFF || uc == 0x7FFF) return 0;
+    return f16_fma(ua, ub, uc, relu);
+}
+static uint64_t r_fma_oob_f16x2(uint64_t a, uint64_t b, uint64_t c) {
+    return (uint32_t)f16_fma_oob((uint16_t)(a >> 16), (uint16_t)(b >> 16), (uint16_t)(c >> 16), false) << 16 |
+           f16_fma_oob((uint16_t)a, (uint16_t)b, (uint16_t)c, false);
+}
+static uint64_t r_fma_oob_relu_f16(uint64_t a, uint64_t b, uint64_t c) {
+    return f16_fma_oob((uint16_t)a, (uint16_t)b, (uint16_t)c, true);
+}
+static uint64_t r_cvt_relu_f16(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c; (void)b;
+    uint16_t h = ref_f16(F(a));
+    return h & 0x8000 ? 0 : h; /* a negative result, or -0: +0 (NaN is 0x7fff) */
+}
+static uint64_t r_cvt_satfinite_f16x2(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c;
+    uint16_t hi = ref_f16(F(a)), lo = ref_f16(F(b));
+    if ((hi & 0x7FFF) == 0x7C00) hi = (hi & 0x8000) | 0x7BFF;
+    if ((lo & 0x7FFF) == 0x7C00) lo = (lo & 0x8000) | 0x7BFF;
+    return (uint32_t)hi << 16 | lo;
+}
+static uint64_t r_cvt_satfinite_bf16(uint64_t a, uint64_t b, uint64_t c) {
+    (void)b; (void)c;
+    uint16_t h = ref_bf16(F(a));
+    if ((h & 0x7FFF) == 0x7F80) h = (h & 0x8000) | 0x7F7F;
+    return h;
+}
+static uint64_t r_cvt_relu_e4m3x2(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c;
+    uint8_t hi, lo;
+    float x = F(a), y = F(b);
+    if (signbit(x) && !isnan(x)) x = 0;
+    if (signbit(y) && !isnan(y)) y = 0;
+    hi = d_to_f8((double)x, 0), lo = d_to_f8((double)y, 0);
+    return (uint32_t)hi << 8 | lo;
+}
+/* cvt.pack.sat: a and b saturated to n bits, a above b; c's low bits above both (n < 16) */
+static uint32_t pack_sat(uint64_t a, uint64_t b, uint64_t c, unsigned n, bool sg) {
+    int64_t lo = sg ? -(1ll << (n - 1)) : 0, hi = sg ? (1ll << (n - 1)) - 1 : (1ll << n) - 1;
+    int64_t x = S32(a), y = S32(b);
+    x = x < lo ? lo : x > hi ? hi : x;
+    y = y < lo ? lo : y > hi ? hi : y;
+    uint32_t m = (uint32_t)((1ull << n) - 1);
+    uint32_t d = ((uint32_t)x & m) << n | ((uint32_t)y & m);
+    return n < 16 ? d | U32(c) << (2 * n) : d;
+}
+static uint64_t r_pack_s8(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 8, true); }
+static uint64_t r_pack_u16(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 16, false); }
+static uint64_t r_pack_s4(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 4, true); }
+static uint64_t r_pack_u2(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 2, false); }
+/* SIMD video instructions: op per lane of 8 (lanes 4) or 16 bits; 'a' add, 's' sub, 'v' average, 'n' min,
+ * 'x' max, 'l' set.lt; as/bs: lanes signed; ds/sat: saturate to the signed or unsigned lane range; add: c + the
+ * lanes' sum */
+static uint64_t ref_video(char op, unsigned lanes, bool as, bool bs, bool ds, bool sat, bool add, uint64_t a, uint64_t b,
+                          uint64_t c) {
+    unsigned w = 32 / lanes;
+    uint32_t m = lanes == 4 ? 0xFF : 0xFFFF, r = 0;
+    int64_t lo = ds ? -(int64_t)(m / 2) - 1 : 0, hi = ds ? (int64_t)(m / 2) : (int64_t)m, sum = 0;
+    for (unsigned i = 0; i < lanes; i++) {
+        uint32_t ra = (U32(a) >> (w * i)) & m, rb = (U32(b) >> (w * i)) & m;
+        int64_t x = as ? (lanes == 4 ? (int8_t)ra : (int16_t)ra) : (int64_t)ra;
+        int64_t y = bs ? (lanes == 4 ? (int8_t)rb : (int16_t)rb) : (int64_t)rb;
+        int64_t v = op == 'a' ? x + y : op == 's' ? x - y : op == 'v' ? (x + y + 1) >> 1 : op == 'n' ? (x < y ? x : y)
+                  : op == 'x' ? (x > y ? x : y) : (x < y);
+        sum += v;
+        if (sat) v = v < lo ? lo : v > hi ? hi : v;
+        r |= ((uint32_t)v & m) << (w * i);
+    }
+    return add ? U32((uint64_t)sum + U32(c)) : r;
+}
+static uint64_t r_vadd2_sat(uint64_t a, uint64_t b, uint64_t c) { return ref_video('a', 2, true, true, true, true, false, a, b, c); }
+static uint64_t r_vsub4_u(uint64_t a, uint64_t b, uint64_t c) { return ref_video('s', 4, false, false, false, false, false, a, b, c); }
+static uint64_t r_vavrg2_s(uint64_t a, uint64_t b, uint64_t c) { return ref_video('v', 2, true, true, true, false, false, a, b, c); }
+static uint64_t r_vmax4_s(uint64_t a, uint64_t b, uint64_t c) { return ref_video('x', 4, true, true, true, false, false, a, b, c); }
+static uint64_t r_vmin2_mixed_sat(uint64_t a, uint64_t b, uint64_t c) { return ref_video('n', 2, false, true, false, true, false, a, b, c); }
+static uint64_t r_vset4_lt(uint64_t a, uint64_t b, uint64_t c) { return ref_video('l', 4, true, false, false, false, false, a, b, c); }
+static uint64_t r_vadd4_add(uint64_t a, uint64_t b, uint64_t c) { return ref_video('a', 4, false, false, false, false, true, a, b, c); }
+static uint64_t r_min_xorsign(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c;
+    float x = F(a), y = F(b);
+    if (isnan(x) && isnan(y)) return 0x7FFFFFFFu;
+    /* one NaN: the other's magnitude, still with the XOR of the signs (fminf may return a signalling NaN) */
+    float m = isnan(x) ? fabsf(y) : isnan(y) ? fabsf(x) : fminf(fabsf(x), fabsf(y));
+    return f2u(signbit(x) != signbit(y) ? -m : m);
+}
+static uint64_t r_div_approx(uint64_t a, uint64_t b, uint64_t c) {
+    (void)c;
+    float x = F(a), y = F(b);
+    if (fabsf(y) > 0x1p126f && isfinite(y)) return isinf(x) ? 0x7FFFFFFFu : f2u(copysignf(0.0f, x) * copysignf(1.0f, y));
+    return f2u(x / y);
+}
+
+static const Case cases[] = {
+    {"add.s32 %r4, %r1, %r2;", false, r_add_s32, CMP_EXACT, 0},
+    {"add.sat.s32 %r4, %r1, %r2;", false, r_add_sat, CMP_EXACT, 0},
+    {"mul.hi.s32 %r4, %r1, %r2;", false, r_mul_hi_s32, CMP_EXACT, 0},
+    {"mul.hi.u32 %r4, %r1, %r2;", false, r_mul_hi_u32, CMP_EXACT, 0},
+    {"mad.lo.s32 %r4, %r1, %r2, %r3;", false, r_mad_lo, CMP_EXACT, 0},
+    {"mul.wide.s32 %rd4, %r1, %r2;", true, r_mul_wide_s32, CMP_EXACT, 0},
+    {"div.s32 %r4, %r1, %r2;", false, r_div_s32, CMP_EXACT, 0},
+    {"rem.u32 %r4, %r1, %r2;", false, r_rem_u32, CMP_EXACT, 0},
+    {"min.u32 %r4, %r1, %r2;", false, r_min_u32, CMP_EXACT, 0},
+    {"max.s32 %r4, %r1, %r2;", false, r_max_s32, CMP_EXACT, 0},
+    {"abs.s32 %r4, %r1;", false, r_abs_s32, CMP_EXACT, 0},
+    {"shl.b32 %r4, %r1, %r2;", false, r_shl, CMP_EXACT, 0},
+    {"shr.s32 %r4, %r1, %r2;", false, r_shr_s, CMP_EXACT, 0},
+    {"shr.u64 %rd4, %rd1, %r2;", true, r_shr_u64, CMP_EXACT, 0},
+    {"popc.b32 %r4, %r1;", false, r_popc, CMP_EXACT, 0},
+    {"clz.b32 %r4, %r1;", false, r_clz, CMP_EXACT, 0},
+    {"brev.b32 %r4, %r1;", false, r_brev, CMP_EXACT, 0},
+    {"bfe.u32 %r4, %r1, %r2, %r3;", false, r_bfe_u, CMP_EXACT, 0},
+    {"bfe.s32 %r4, %r1, %r2, %r3;", false, r_bfe_s, CMP_EXACT, 0},
+    {"prmt.b32 %r4, %r1, %r2, %r3;", false, r_prmt, CMP_EXACT, 0},
+    {"prmt.b32.f4e %r4, %r1, %r2, %r3;", false, r_prmt_f4e, CMP_EXACT, 0},
+    {"prmt.b32.b4e %r4, %r1, %r2, %r3;", false, r_prmt_b4e, CMP_EXACT, 0},
+    {"prmt.b32.rc8 %r4, %r1, %r2, %r3;", false, r_prmt_rc8, CMP_EXACT, 0},
+    {"prmt.b32.ecl %r4, %r1, %r2, %r3;", false, r_prmt_ecl, CMP_EXACT, 0},
+    {"prmt.b32.ecr %r4, %r1, %r2, %r3;", false, r_prmt_ecr, CMP_EXACT, 0},
+    {"prmt.b32.rc16 %r4, %r1, %r2, %r3;", false, r_prmt_rc16, CMP_EXACT, 0},
+    {"setp.lt.s32 %p1, %r1, %r2;\n selp.b32 %r4, 7, 9, %p1;", false, r_setp_lt_s32, CMP_EXACT, 0},
+    {"setp.lt.u64 %p1|%p2, %rd1, %rd2;\n selp.b32 %r4, 1, 0, %p2;", false, r_setp_hs_u64, CMP_EXACT, 0},
+    {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 %r4, {%rs2, %rs1};", false, r_swap_halves, CMP_EXACT, 0},
+    {"add.rn.f32 %r4, %r1, %r2;", false, r_fadd, CMP_FLOAT, 0},
+    {"add.f32 %r4, %r1, 0f00000000;\n mul.rn.f32 %r4, %r1, %r2;", false, r_fmul, CMP_FLOAT, 0},
+    {"fma.rn.f32 %r4, %r1, %r2, %r3;", false, r_ffma, CMP_FLOAT, 0},
+    {"div.rn.f32 %r4, %r1, %r2;", false, r_fdiv, CMP_FLOAT, 0},
+    {"div.full.f32 %r4, %r1, %r2;", false, r_fdiv, CMP_ULP32, 0x1p-22},
+    {"sqrt.rn.f32 %r4, %r1;", false, r_fsqrt, CMP_FLOAT, 0},
+    {"rcp.rn.f32 %r4, %r1;", false, r_frcp, CMP_FLOAT, 0},
+    {"add.ftz.f32 %r4, %r1, %r2;", false, r_fadd_ftz, CMP_FLOAT, 0},
+    {"mul.sat.f32 %r4, %r1, %r2;", false, r_fmul_sat, CMP_FLOAT, 0},
+    {"min.f32 %r4, %r1, %r2;", false, r_fmin, CMP_FLOAT, 0},
+    {"abs.f32 %r4, %r1;", false, r_fabs, CMP_FLOAT, 0},
+    {"neg.f32 %r4, %r1;", false, r_fneg, CMP_FLOAT, 0},
+    {"cvt.rni.s32.f32 %r4, %r1;", false, r_cvt_rni_s32, CMP_EXACT, 0},
+    {"cvt.rmi.u32.f32 %r4, %r1;", false, r_cvt_rmi_u32, CMP_EXACT, 0},
+    {"cvt.rn.f32.s32 %r4, %r1;", false, r_cvt_f32_s32, CMP_FLOAT, 0},
+    {"cvt.rz.f32.u32 %r4, %r1;", false, r_cvt_rz_f32_u32, CMP_FLOAT, 0},
+    {"cvt.rn.f16.f32 %rs1, %r1;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_f16, CMP_EXACT, 0},
+    {"cvt.u16.u32 %rs1, %r1;\n cvt.f32.f16 %r4, %rs1;", false, r_cvt_f16_to_f32, CMP_FLOAT, 0},
+    {"cvt.rn.bf16.f32 %rs1, %r1;\n mov.b16 %rs2, %rs1;\n cvt.u32.u16 %r4, %rs2;", false, r_cvt_bf16, CMP_EXACT, 0},
+    {"cvt.rn.f16x2.f32 %r4, %r1, %r2;", false, r_cvt_f16x2, CMP_EXACT, 0},
+    {"add.rn.f16x2 %r4, %r1, %r2;", false, r_add_f16x2, CMP_EXACT, 0},
+    {"setp.nan.f32 %p1, %r1, %r2;\n selp.u32 %r4, 1, 0, %p1;", false, r_setp_nan, CMP_EXACT, 0},
+    {"setp.geu.f32 %p1, %r1, %r2;\n selp.u32 %r4, 1, 0, %p1;", false, r_setp_geu, CMP_EXACT, 0},
+    {"testp.subnormal.f32 %p1, %r1;\n @%p1 mov.b32 %r4, 1;", false, r_testp_sub, CMP_EXACT, 0},
+    {"ex2.approx.f32 %r4, %r1;", false, r_ex2, CMP_ULP32, 0x1p-22},
+    {"ex2.approx.ftz.f32 %r4, %r1;", false, r_ex2_ftz, CMP_FLOAT, 0}, /* exact compare: checks the flush */
+    {"lg2.approx.f32 %r4, %r1;", false, r_lg2, CMP_ABS32, 0x1p-21},
+    {"tanh.approx.f32 %r4, %r1;", false, r_tanh, CMP_ABS32, 0x1p-10},
+    {"cos.approx.f32 %r4, %r1;", false, r_cos, CMP_ABS32, 0x1p-20},
+    {"rsqrt.approx.f32 %r4, %r1;", false, r_rsqrt, CMP_ULP32, 0x1p-22},
+    {"add.rn.f64 %rd4, %rd1, %rd2;", true, r_dadd, CMP_FLOAT, 0},
+    {"fma.rn.f64 %rd4, %rd1, %rd2, %rd3;", true, r_dfma, CMP_FLOAT, 0},
+    {"div.rn.f64 %rd4, %rd1, %rd2;", true, r_ddiv, CMP_FLOAT, 0},
+    {"cvt.rn.f32.f64 %r4, %rd1;", false, r_cvt_f32_f64, CMP_FLOAT, 0},
+    {"cvt.f64.f32 %rd4, %r1;", true, r_cvt_f64_f32, CMP_FLOAT, 0},
+    {"cvt.rn.f16.f64 %rs1, %rd1;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_f16_f64, CMP_EXACT, 0},
+    {"cvt.rzi.s64.f64 %rd4, %rd1;", true, r_cvt_rzi_s64_f64, CMP_EXACT, 0},
+    {"mul.hi.u64 %rd4, %rd1, %rd2;", true, r_mul_hi_u64, CMP_EXACT, 0},
+    {"cvt.sat.s8.s32 %r4, %r1;\n and.b32 %r4, %r4, 0xFFFFFFFF;", false, r_cvt_s8_sat, CMP_EXACT, 0},
+    {"sub.cc.u32 %r5, %r1, %r2;\n addc.u32 %r4, 0, 0;", false, r_subcc_flag, CMP_EXACT, 0},
+    {"sub.cc.u32 %r5, %r1, %r2;\n subc.u32 %r4, %r3, %r2;", false, r_subc_chain, CMP_EXACT, 0},
+    {"sub.cc.u32 %r5, %r1, %r2;\n subc.cc.u32 %r6, %r3, 0;\n addc.u32 %r4, 0, 0;", false, r_sub64_flag, CMP_EXACT, 0},
+    {"sub.cc.u32 %r5, %r1, %r2;\n add.cc.u32 %r6, %r1, %r3;\n addc.u32 %r4, 0, 0;", false, r_addcc_after_sub, CMP_EXACT, 0},
+    {"fma.rn.relu.f16x2 %r4, %r1, %r2, %r3;", false, r_fma_relu_f16x2, CMP_EXACT, 0},
+    {"cvt.rn.relu.f16.f32 %rs1, %r1;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_relu_f16, CMP_EXACT, 0},
+    {"cvt.rn.satfinite.f16x2.f32 %r4, %r1, %r2;", false, r_cvt_satfinite_f16x2, CMP_EXACT, 0},
+    {"cvt.rn.satfinite.bf16.f32 %rs1, %r1;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_satfinite_bf16, CMP_EXACT, 0},
+    {"min.xorsign.abs.f32 %r4, %r1, %r2;", false, r_min_xorsign, CMP_FLOAT, 0},
+    {"cvt.pack.sat.s8.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_s8, CMP_EXACT, 0},
+    {"vadd2.s32.s32.s32.sat %r4, %r1, %r2, %r3;", false, r_vadd2_sat, CMP_EXACT, 0},
+    {"vsub4.u32.u32.u32 %r4, %r1, %r2, %r3;", false, r_vsub4_u, CMP_EXACT, 0},
+    {"vavrg2.s32.s32.s32 %r4, %r1, %r2, %r3;", false, r_vavrg2_s, CMP_EXACT, 0},
+    {"vmax4.s32.s32.s32 %r4, %r1, %r2, %r3;", false, r_vmax4_s, CMP_EXACT, 0},
+    {"vmin2.u32.u32.s32.sat %r4, %r1, %r2, %r3;", false, r_vmin2_mixed_sat, CMP_EXACT, 0},
+    {"vset4.s32.u32.lt %r4, %r1, %r2, %r3;", false, r_vset4_lt, CMP_EXACT, 0},
+    {"vadd4.u32.u32.u32.add %r4, %r1, %r2, %r3;", false, r_vadd4_add, CMP_EXACT, 0},
+    {"cvt.pack.sat.u16.s32 %r4, %r1, %r2;", false, r_pack_u16, CMP_EXACT, 0},
+    {"cvt.pack.sat.s4.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_s4, CMP_EXACT, 0},
+    {"cvt.pack.sat.u2.s32.b32 %r4, %r1, %r2, %r3;", false, r_pack_u2, CMP_EXACT, 0},
+    {"cvt.rn.satfinite.relu.e4m3x2.f32 %rs1, %r1, %r2;\n cvt.u32.u16 %r4, %rs1;", false, r_cvt_relu_e4m3x2, CMP_EXACT, 0},
+    {"div.approx.f32 %r4, %r1, %r2;", false, r_div_approx, CMP_ULP32, 0x1p-21},
+    {"fma.rn.oob.f16x2 %r4, %r1, %r2, %r3;", false, r_fma_oob_f16x2, CMP_EXACT, 0},
+    {"mov.b32 {%rs1, %rs2}, %r1;\n mov.b32 {%rs3, %rs4}, %r2;\n mov.b32 {%rs5, %rs6}, %r3;\n"
+     " fma.rn.oob.relu.f16 %rs7, %rs1, %rs3, %rs5;\n cvt.u32.u16 %r4, %rs7;", false, r_fma_oob_relu_f16, CMP_EXACT, 0},
+};
+
+static const uint32_t special32[] = {
+    0, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000,
+    0xC3020000, /* -130.0: ex2 of it is subnormal */
+    0x00000001, 0x80000001, 0x00800000, 0x007FFFFF, 0x7F7FFFFF, 0x3FC00000, 0x40490FDB, 0x4B000000, 0x3F000000,
+    0x3F400000, 0xC0200000, 31, 32, 33, 255, 0x12345678, 0x477FE000, 0x477FF000, 0x33800000, 0x387FC000, 0x4F800000,
+    0x3C007FFF, 0x7FFE3C00, /* f16 pairs: 1.0 and the OOB-NaN a tensor copy fills in; another NaN and 1.0 */
+};
+
+static void run_case(TileDevice *d, const Case *c, size_t ci) {
+    char ptx[4096];
+    snprintf(ptx, sizeof ptx, harness_fmt, c->ptx, c->out64 ? "st.global.u64 [%rd11], %rd4;" : "cvt.u64.u32 %rd12, %r4;\n st.global.u64 [%rd11], %rd12;");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    size_t ns = ARRAY_LEN(special32), n = ns * ns + 3000;
+    uint64_t *a = malloc(n * 8), *b = malloc(n * 8), *cc = malloc(n * 8), *out = malloc(n * 8);
+    bool is64 = strstr(c->ptx, "%rd1") != NULL && !strstr(c->ptx, ".u64 %rd4, %rd1, %r2");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x, y;
+        if (i < ns * ns) { x = special32[i / ns]; y = special32[i % ns]; }
+        else if (i % 3 == 0) { x = rnd64(); y = rnd64(); }
+        else { x = f2u(rndf(-1000, 1000)); y = f2u(rndf(-10, 10)); }
+        if (is64) {
+            a[i] = i < ns * ns ? d2u((double)u2f((uint32_t)x)) : (i % 3 ? d2u((double)u2f((uint32_t)x) * 1.000000123) : rnd64());
+            b[i] = i < ns * ns ? d2u((double)u2f((uint32_t)y)) : (i % 3 ? d2u((double)u2f((uint32_t)y)) : rnd64());
+            cc[i] = d2u((double)rndf(-5, 5));
+        } else {
+            a[i] = (uint32_t)x | (rnd64() << 32); /* garbage upper halves must not matter */
+            b[i] = (uint32_t)y | (rnd64() << 32);
+            cc[i] = (uint32_t)(i % 5 ? rnd64() : f2u(rndf(-3, 3))) | (rnd64() << 32);
+        }
+        if (strstr(c->ptx, "shr.u64") || strstr(c->ptx, "shl") || strstr(c->ptx, "shr.s32")) b[i] &= 0x3F | (rnd64() & 0x40);
+        if (strstr(c->ptx, "bfe")) { b[i] = rnd64() & 0x3F; cc[i] = rnd64() & 0x3F; }
+    }
+    uint64_t da = upload(d, a, n * 8), db = upload(d, b, n * 8), dc = upload(d, cc, n * 8), dd = poisoned(d, n * 8);
+    uint32_t nn = (uint32_t)n;
+    void *params[] = {&da, &db, &dc, &dd, &nn};
+    cr_assert_eq(dev_launch(f, (unsigned)(n + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, params), DEV_OK, "case %zu '%s': %s", ci,
+                 c->ptx, dev_last_error(d));
+    download(d, out, dd, n * 8);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t want = c->ref(a[i], b[i], cc[i]), got = out[i];
+        bool ok;
+        switch (c->cmp) {
+        case CMP_FLOAT:
+            ok = c->out64 ? (got == want || (isnan(D(got)) && isnan(D(want)))) : (got == want || (isnan(F(got)) && isnan(F(want))));
+            break;
+        case CMP_ULP32: {
+            float g = F(got), w = F(want);
+            ok = got == want || (isnan(g) && isnan(w)) || fabs((double)g - w) <= c->tol * fabs((double)w) || (fabs(w) < 0x1p-100 && fabs(g) < 0x1p-100);
+            break;
+        }
+        case CMP_ABS32: {
+            float g = F(got), w = F(want);
+            ok = got == want || (isnan(g) && isnan(w)) || fabs((double)g - w) <= c->tol * fmax(1.0, fabs(w)) ||
+                 fabs(F(a[i])) > 1e4f; /* sin/cos.approx: argument reduction error grows with |x| */
+            break;
+        }
+        default: ok = got == want; break;
+        }
+        cr_assert(ok, "case '%s', input %zu: a=%#llx b=%#llx c=%#llx: got %#llx, want %#llx", c->ptx, i,
+                  (unsigned long long)a[i], (unsigned long long)b[i], (unsigned long long)cc[i], (unsigned long long)got,
+                  (unsigned long long)want);
+    }
+    free(a); free(b); free(cc); free(out);
+    dev_module_unload(m);
+}
+
+Test(ptx, instructions) {
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_case(d, &cases[i], i);
+    dev_close(d);
+}
+

@@ -1,0 +1,86 @@
+/* test_emu_util.h - what test_emu.c and test_emu_instr.c share: an emulator device, PTX loading,
+ * device buffers (a poisoned one), a xorshift generator and bit casts, and host f16/bf16 rounding. */
+#ifndef TILE_TEST_EMU_UTIL_H
+#define TILE_TEST_EMU_UTIL_H
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/device.h"
+#include "support/support.h"
+
+#ifndef TILE_SOURCE_DIR
+#define TILE_SOURCE_DIR "."
+#endif
+
+static inline TileDevice *open_emu(bool racecheck) {
+    TileDevice *d = NULL;
+    char *err = NULL;
+    DevOptions o = {.emu_racecheck = racecheck, .emu_host_threads = 2};
+    DevStatus st = dev_open("emu", &o, &d, &err);
+    cr_assert_eq(st, DEV_OK, "dev_open(emu): %s", err ? err : "");
+    cr_assert_str_eq(dev_backend_name(d), "emu");
+    return d;
+}
+
+static inline char *fixture(const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/emu/%s", TILE_SOURCE_DIR, name);
+    size_t len;
+    char *s = read_file(path, &len);
+    cr_assert(s, "cannot read %s", path);
+    return s;
+}
+
+static inline TileDevFunction *load(TileDevice *d, const char *ptx, const char *name, TileDevModule **mod) {
+    DevStatus st = dev_module_load_ptx(d, ptx, mod);
+    cr_assert_eq(st, DEV_OK, "load: %s", dev_last_error(d));
+    TileDevFunction *f = NULL;
+    st = dev_module_get_function(*mod, name, &f);
+    cr_assert_eq(st, DEV_OK, "get_function: %s", dev_last_error(d));
+    return f;
+}
+
+static inline uint64_t upload(TileDevice *d, const void *p, size_t n) {
+    uint64_t a;
+    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(d, a, p, n), DEV_OK, "%s", dev_last_error(d));
+    return a;
+}
+
+static inline uint64_t poisoned(TileDevice *d, size_t n) { /* NaN-filled buffer */
+    uint64_t a;
+    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
+    cr_assert_eq(dev_memset_d8(d, a, 0xFF, n), DEV_OK);
+    return a;
+}
+
+static inline void download(TileDevice *d, void *p, uint64_t a, size_t n) {
+    cr_assert_eq(dev_memcpy_dtoh(d, p, a, n), DEV_OK, "%s", dev_last_error(d));
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static inline uint64_t rnd64(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static inline float rndf(float lo, float hi) { return lo + (hi - lo) * (float)(rnd64() >> 40) / (float)(1 << 24); }
+static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint64_t d2u(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+static inline double u2d(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
+
+/* host f16/bf16 rounding (to nearest even; NaN to the canonical 0x7FFF) */
+static inline uint16_t ref_f16(float f) { _Float16 h = (_Float16)f; uint16_t u; memcpy(&u, &h, 2); return isnan(f) ? 0x7FFF : u; }
+static inline float ref_from_f16(uint16_t u) { _Float16 h; memcpy(&h, &u, 2); return (float)h; }
+static inline uint16_t ref_bf16(float f) {
+    uint32_t u = f2u(f);
+    if (isnan(f)) return 0x7FFF;
+    return (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+
+#endif
