@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "runtime/device.h"
+#include "test_dev_buffers.h"
 #include "test_ptxas.h"
 
 #define PTX_HEAD ".version 8.4\n.target sm_90a\n.address_size 64\n"
@@ -32,20 +33,6 @@ static inline TileDevFunction *load(TileDevice *d, const char *ptx, const char *
     TileDevFunction *f = NULL;
     cr_assert_eq(dev_module_get_function(*mod, name, &f), DEV_OK, "get_function: %s", dev_last_error(d));
     return f;
-}
-
-static inline uint64_t upload(TileDevice *d, const void *p, size_t n) {
-    uint64_t a;
-    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
-    cr_assert_eq(dev_memcpy_htod(d, a, p, n), DEV_OK, "%s", dev_last_error(d));
-    return a;
-}
-
-static inline uint64_t poisoned(TileDevice *d, size_t n) {
-    uint64_t a;
-    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
-    cr_assert_eq(dev_memset_d8(d, a, 0xFF, n), DEV_OK);
-    return a;
 }
 
 /* A launch that must fail: its message must contain every one of the NULL-terminated strings. */

@@ -10,6 +10,7 @@
 
 #include "runtime/device.h"
 #include "support/support.h"
+#include "test_dev_buffers.h"
 
 #ifndef TILE_SOURCE_DIR
 #define TILE_SOURCE_DIR "."
@@ -41,24 +42,6 @@ static inline TileDevFunction *load(TileDevice *d, const char *ptx, const char *
     st = dev_module_get_function(*mod, name, &f);
     cr_assert_eq(st, DEV_OK, "get_function: %s", dev_last_error(d));
     return f;
-}
-
-static inline uint64_t upload(TileDevice *d, const void *p, size_t n) {
-    uint64_t a;
-    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
-    cr_assert_eq(dev_memcpy_htod(d, a, p, n), DEV_OK, "%s", dev_last_error(d));
-    return a;
-}
-
-static inline uint64_t poisoned(TileDevice *d, size_t n) { /* NaN-filled buffer */
-    uint64_t a;
-    cr_assert_eq(dev_malloc(d, n, &a), DEV_OK);
-    cr_assert_eq(dev_memset_d8(d, a, 0xFF, n), DEV_OK);
-    return a;
-}
-
-static inline void download(TileDevice *d, void *p, uint64_t a, size_t n) {
-    cr_assert_eq(dev_memcpy_dtoh(d, p, a, n), DEV_OK, "%s", dev_last_error(d));
 }
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
