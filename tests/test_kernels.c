@@ -481,7 +481,7 @@ static void spill_paged(SpillList *l) {
 }
 
 /* tile_moe_forward (kernels/moe/moe.c): expert GEMMs at BM 16/32/64 (gate_up BN 64 with vector loads, 32
- * without), the router at BE 64/256/1024 with K 1 and 8, the alignment's scan at every BE class. */
+ * without) and on sm_90a at BM 64/128 with K steps of 64 (expert_tiles), the router at BE 64/256/1024 with K 1 and 8, the alignment's scan at every BE class. */
 static void spill_moe(SpillList *l) {
     static const char *const gate16[] = {"hidden=16", "inter=16", "sx=16", NULL}, *const down16[] = {"hidden=16", "inter=16", "so=16", NULL};
     static const char *const gate[] = {"moe_gate_up_f16", "moe_gate_up_f16_e4m3_channel", "moe_gate_up_bf16_e4m3_block"};
@@ -496,6 +496,12 @@ static void spill_moe(SpillList *l) {
         }
         spill_add(l, "moe/experts.tile", down[i], "BM=64 BN=64 BK=32", down16, false);
         spill_add(l, "moe/experts.tile", down[i], "BM=64 BN=64 BK=32", NULL, true);
+        /* wgmma targets with vector loads (moe.c expert_tiles): BM 64 and 128, K steps of 64 */
+        spill_add(l, "moe/experts.tile", gate[i], "BM=64 BN=64 BK=64 num_warps=4 num_stages=3", gate16, false)->only_arch = 1;
+        spill_add(l, "moe/experts.tile", gate[i], "BM=128 BN=64 BK=64 num_warps=8 num_stages=3", gate16, false)->only_arch = 1;
+        spill_add(l, "moe/experts.tile", down[i], "BM=64 BN=128 BK=64 num_warps=4 num_stages=3", down16, false)->only_arch = 1;
+        spill_add(l, "moe/experts.tile", down[i], i ? "BM=128 BN=128 BK=64 num_warps=8 num_stages=3" : "BM=128 BN=256 BK=64 num_warps=8 num_stages=3",
+                  down16, false)->only_arch = 1;
     }
     static const int bes[] = {64, 256, 512, 1024};
     for (int b = 0; b < 4; b++)
@@ -508,8 +514,9 @@ static void spill_moe(SpillList *l) {
     /* grouped top-1 over 1024 experts spilled 80-128 B on sm_90a at KP 8 (warps over the one token) */
     spill_add(l, "moe/router.tile", "moe_router_bf16", "K=1 KP=128 BE=1024 BT=1 SCORING=1 RENORM=true GROUPED=true HAS_BIAS=true", NULL,
               true);
-    static const int scan[][2] = {{1, 64}, {64, 64}, {128, 16}, {128, 64}, {256, 16}, {256, 64}, {512, 64}, {1024, 64}}; /* BE, BM */
-    for (int i = 0; i < 8; i++) {
+    static const int scan[][2] = {{1, 64}, {64, 64}, {128, 16}, {128, 64}, {256, 16}, {256, 64}, {512, 64}, {1024, 64},
+                                  {8, 128}, {256, 128}, {1024, 128}}; /* BE, BM */
+    for (int i = 0; i < (int)(sizeof scan / sizeof scan[0]); i++) {
         int be = scan[i][0], bm = scan[i][1];
         int bc = 1024 / be > 16 ? 16 : 1024 / be > 1 ? 1024 / be : 1, nb = 2048 / be > 64 ? 64 : 2048 / be > 1 ? 2048 / be : 1;
         int pj = 1024 / be > bm ? bm : 1024 / be > 1 ? 1024 / be : 1;

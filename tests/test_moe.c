@@ -635,6 +635,9 @@ Test(moe, api_forward) {
         /* precomputed routing with dropped slots, accumulating into a residual */
         {.T = 300, .E = 128, .K = 1, .H = 64, .I = 128, .bf16 = true, .accumulate = true, .routing = 3},
         {.T = 1, .E = 128, .K = 8, .H = 48, .I = 80, .accumulate = true, .routing = 0},
+        /* 400 slots an expert, one expert hot: BM 128 on wgmma targets, with tiles wider than hidden and inter */
+        {.T = 600, .E = 3, .K = 2, .H = 80, .I = 96, .routing = 1},
+        {.T = 520, .E = 2, .K = 1, .H = 272, .I = 160, .bf16 = true, .accumulate = true, .routing = 3},
         /* DeepSeek-V3's routing shape: 256 experts in 8 groups, 4 kept, top-8 */
         {.T = 7, .E = 256, .K = 8, .H = 32, .I = 32, .bf16 = true, .router = true,
          .rc = {.scoring = 1, .renorm = true, .grouped = true, .top2 = true, .bias = true, .n_group = 8, .topk_group = 4, .scale = 2.5f}},

@@ -187,6 +187,7 @@ Test(moe_f8, channel_scales) {
         {.T = 100, .E = 8, .K = 2, .H = 160, .I = 96, .bf16 = true, .accumulate = true},         /* BM 32 */
         {.T = 300, .E = 16, .K = 4, .H = 48, .I = 80, .bf16 = true, .dropped = 10},              /* BM 64, tails */
         {.T = 1, .E = 64, .K = 8, .H = 40, .I = 72, .accumulate = true},                         /* sizes not multiples of 16 */
+        {.T = 600, .E = 3, .K = 2, .H = 80, .I = 96, .dropped = 5},                              /* BM 128 on wgmma targets */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(ctx, &cs[i]);
     tile_context_destroy(ctx);
@@ -201,6 +202,7 @@ Test(moe_f8, block_scales) {
         {.T = 7, .E = 4, .K = 2, .H = 256, .I = 136, .block = true, .accumulate = true},         /* inter past one block, odd tail */
         {.T = 300, .E = 16, .K = 4, .H = 96, .I = 112, .bf16 = true, .block = true, .dropped = 8}, /* BM 64, one block each */
         {.T = 1, .E = 64, .K = 8, .H = 136, .I = 40, .block = true},                              /* sizes not multiples of 16 */
+        {.T = 520, .E = 2, .K = 1, .H = 256, .I = 144, .bf16 = true, .block = true},             /* BM 128 on wgmma targets */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(ctx, &cs[i]);
     tile_context_destroy(ctx);

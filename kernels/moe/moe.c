@@ -11,10 +11,10 @@
  *   moe_align_scan, grid 1: BM, BE, BC, NB, PJ (from BM and BE);
  *   moe_align_scatter, grid chunks: BN=64;
  *   moe_gate_up_{f16,bf16}[_e4m3_channel|_e4m3_block] (experts.tile; the
- *     suffix by weight_dtype and scales), grid (max_blocks, cdiv(inter, 64)),
- *     and moe_down_* likewise, grid (max_blocks, cdiv(hidden, 64)): defines
- *     BM, BN=64 (gate_up: 32 when its loads are not 16-byte vectors), BK=32
- *     (gate_up with block scales at BM 16 and no vectors: 16);
+ *     suffix by weight_dtype and scales), grid (max_blocks, cdiv(inter, BN)),
+ *     and moe_down_* likewise, grid (max_blocks, cdiv(hidden, BN)): defines
+ *     BM, BN, BK, and num_warps and num_stages on wgmma targets
+ *     (expert_tiles below);
  *     specializations hidden=16, inter=16 and sx=16 (gate_up) or so=16
  *     (down) where those are multiples of 16.  Every variant: no_align_ptrs
  *     when a pointer is not 16-byte aligned.
@@ -24,11 +24,12 @@
  *      kernels' i32 offsets), the grouping, and that every pointer lies in
  *      an allocation of this context with room for what the kernels touch.
  *   2. Choose the block shape: BM (rows per expert block) from the average
- *      number of slots per expert (16, 32 or 64), BN = 64 (gate_up: 32 when
- *      hidden, inter or ldx is not a multiple of 16 or a pointer is not
- *      16-byte aligned, moe_vectorized), BK = 32 (16 for that gate_up with
- *      block scales at BM 16); the router's and the
- *      alignment's tile sizes from the expert count.
+ *      number of slots per expert (16, 32, 64, or 128 on wgmma targets from
+ *      256 on average), the expert GEMMs' tiles from BM, the target and
+ *      whether the loads are 16-byte vectors (hidden, inter and ldx
+ *      multiples of 16, 16-byte aligned pointers: moe_vectorized;
+ *      expert_tiles); the router's and the alignment's tile sizes from the
+ *      expert count.
  *   3. Lay out the workspace (tile_moe_workspace_size): top-k ids and
  *      weights when the router makes them and the caller gave no buffers,
  *      the alignment's per-chunk counts and bases, sorted slots, expert of
@@ -62,8 +63,41 @@
  * registers at 16). */
 enum { CHUNK = 64, COUNT_BE = 64, BN = 64, BN_SCALAR = 32, BK = 32, BK_SCALAR_BLOCK = 16, MAX_EXPERTS = 1024, QBLOCK = 128 };
 
+/* On wgmma targets BM is 128 from WIDE_AVG slots per expert on average (two computing warpgroups of
+ * 64 rows; about BM / 2 padding rows an expert, 1/4 of its rows at most), else as on the others. */
+enum { WIDE_AVG = 256 };
+
+/* BM, the rows of an expert block, by the average slots per expert. */
+static int block_rows(int64_t avg, bool wgmma) { return avg <= 16 ? 16 : avg <= 32 ? 32 : wgmma && avg >= WIDE_AVG ? 128 : 64; }
+
+/* The most blocks of bm rows that n slots over e experts can take (each expert's last block partly padding). */
+static int64_t blocks_of(int64_t n, int64_t e, int bm) { return shipped_max(1, shipped_cdiv(n + shipped_min(e, n) * (bm - 1), bm)); }
+
+/* An expert GEMM's tile: BN, BK, num_warps, num_stages (0: the kernel's own). */
+typedef struct ExpertTile {
+    int bn, bk, warps, stages;
+} ExpertTile;
+
+/* gate_up's and down's tiles.  Everywhere but below: BN 64 (gate_up 32 without vector loads), BK 32 (16
+ * for gate_up with block scales at BM 16 and no vectors), the kernels' 4 warps and 3 stages.  On wgmma
+ * targets with vector loads, at BM 64 and 128, K steps of 64 and wider tiles (the warps' 64-row wgmmas
+ * need N wide to keep the tensor cores fed from shared memory): BM 128 on 8 computing warps, gate_up
+ * BN 64 (two 128 x 64 accumulators, the A tile shared: a 128 x 128 GEMM tile), down BN 256 (128 with f8
+ * weights: a BN that divides 128 for block scales, and 48-2212 bytes of spills at 256); BM 64, 4 warps,
+ * gate_up BN 64, down BN 128, about 99 KB of shared memory so that two programs share a multiprocessor.
+ * ptxas reports no spills at any of them (tests/test_kernels.c). */
+static void expert_tiles(int bm, bool wgmma, bool vec, const tile_moe_args *a, bool f8, ExpertTile *gu, ExpertTile *dn) {
+    *gu = (ExpertTile){vec ? BN : BN_SCALAR, !vec && bm == 16 && a->scales == TILE_MOE_SCALES_BLOCK128 ? BK_SCALAR_BLOCK : BK, 0, 0};
+    *dn = (ExpertTile){BN, BK, 0, 0};
+    if (!wgmma || !vec || bm < 64) return;
+    int warps = bm == 128 ? 8 : 4;
+    *gu = (ExpertTile){64, 64, warps, 3};
+    *dn = (ExpertTile){bm == 128 && !f8 ? 256 : 128, 64, warps, 3};
+}
+
 typedef struct Plan {
     int64_t n_slots, chunks, max_blocks;
+    int64_t sorted_slots, block_slots; /* the workspace's room: BM x blocks and blocks, the most of any target's BM */
     int bm, be;
     bool router, own_ids;
     bool f8;                           /* f8e4m3 weights with scales */
@@ -81,7 +115,7 @@ static bool moe_vectorized(const tile_moe_args *a, int64_t ldx, bool no_align) {
 }
 
 /* Sizes only: what plan() needs, checked. */
-static const char *plan_make(const tile_moe_args *a, Plan *p) {
+static const char *plan_make(const tile_moe_args *a, bool wgmma, Plan *p) {
     if (a->tokens < 0 || a->hidden <= 0 || a->inter <= 0 || a->experts <= 0) return "tokens >= 0, hidden, inter and experts > 0";
     if (a->topk < 1 || a->topk > 8 || a->topk > a->experts) return "topk must be 1..8 and at most experts";
     if (a->experts > MAX_EXPERTS) return "at most 1024 experts";
@@ -100,15 +134,20 @@ static const char *plan_make(const tile_moe_args *a, Plan *p) {
     if (!p->f8 && a->scales != TILE_MOE_SCALES_NONE) return "scales are for f8 weights (weight_dtype = TILE_F8E4M3)";
     p->n_slots = a->tokens * a->topk;
     int64_t avg = p->n_slots / a->experts;
-    p->bm = avg <= 16 ? 16 : avg <= 32 ? 32 : 64;
+    p->bm = block_rows(avg, wgmma);
     p->be = (int)shipped_pow2_at_least(a->experts);
     p->chunks = shipped_max(1, shipped_cdiv(p->n_slots, CHUNK));
-    p->max_blocks = shipped_max(1, shipped_cdiv(p->n_slots + shipped_min(a->experts, p->n_slots) * (p->bm - 1), p->bm));
+    p->max_blocks = blocks_of(p->n_slots, a->experts, p->bm);
+    /* the workspace is the same on every target (tile_moe_workspace_size has none): room for the
+     * sorted slots and block experts of either BM */
+    int bm_w = block_rows(avg, true), bm_n = block_rows(avg, false);
+    p->sorted_slots = shipped_max(blocks_of(p->n_slots, a->experts, bm_w) * bm_w, blocks_of(p->n_slots, a->experts, bm_n) * bm_n);
+    p->block_slots = shipped_max(blocks_of(p->n_slots, a->experts, bm_w), blocks_of(p->n_slots, a->experts, bm_n));
     int64_t lim = INT32_MAX;
     int64_t prod[2];
     if (__builtin_mul_overflow(p->n_slots, shipped_max(a->hidden, a->inter), &prod[0]) || prod[0] >= lim ||
         __builtin_mul_overflow(2 * a->inter, a->hidden, &prod[1]) || prod[1] >= lim || p->chunks * a->experts >= lim ||
-        p->max_blocks * p->bm >= lim)
+        p->sorted_slots >= lim)
         return "sizes too large for the kernels' 32-bit offsets (tokens * topk * max(hidden, inter) and 2 * inter * hidden below 2^31)";
     if (p->f8 && a->scales == TILE_MOE_SCALES_CHANNEL) {
         p->w1_scales = (uint64_t)(a->experts * 2 * a->inter);
@@ -127,8 +166,8 @@ static const char *plan_make(const tile_moe_args *a, Plan *p) {
     }
     TAKE(off_counts, 4 * p->chunks * a->experts);
     TAKE(off_base, 4 * p->chunks * a->experts);
-    TAKE(off_sorted, 4 * p->max_blocks * p->bm);
-    TAKE(off_experts, 4 * p->max_blocks);
+    TAKE(off_sorted, 4 * p->sorted_slots);
+    TAKE(off_experts, 4 * p->block_slots);
     TAKE(off_total, 4);
     TAKE(off_h, 2 * p->n_slots * a->inter);
 #undef TAKE
@@ -152,7 +191,7 @@ tile_status tile_moe_workspace_size(const tile_moe_args *a, size_t *bytes) {
     if (!moe_args_in(a, &args, err, sizeof err)) return TILE_ERROR_INVALID_VALUE;
     a = &args;
     Plan p;
-    if (plan_make(a, &p)) return TILE_ERROR_INVALID_VALUE;
+    if (plan_make(a, false, &p)) return TILE_ERROR_INVALID_VALUE;
     *bytes = p.bytes;
     return TILE_OK;
 }
@@ -172,8 +211,10 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
     if (a->scoring != TILE_MOE_SOFTMAX && a->scoring != TILE_MOE_SIGMOID)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: unknown scoring %d", (int)a->scoring);
     /* 1. arguments */
+    const Target *tg = target_find(rt_arch(ctx));
+    bool wgmma = tg && tg->mma == WGMMA;
     Plan p;
-    const char *why = plan_make(a, &p);
+    const char *why = plan_make(a, wgmma, &p);
     if (why) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: %s", why);
     int64_t ldx = a->ldx ? a->ldx : a->hidden, ldo = a->ldo ? a->ldo : a->hidden, ldl = a->ldl ? a->ldl : a->experts;
     if (ldx < a->hidden || ldo < a->hidden || ldl < a->experts)
@@ -278,16 +319,16 @@ kernels:; /* 2-4. */
     ShippedVariant gate_up = shipped_variant(gu_name), down = shipped_variant(dn_name);
     ShippedVariant *experts_v[] = {&gate_up, &down};
     bool vec = moe_vectorized(a, ldx, no_align);
-    const Target *tg = target_find(rt_arch(ctx));
-    bool wgmma = tg && tg->mma == WGMMA;
-    int64_t gate_bn = vec ? BN : BN_SCALAR;
-    int64_t gate_bk = !vec && p.bm == 16 && a->scales == TILE_MOE_SCALES_BLOCK128 ? BK_SCALAR_BLOCK : BK;
+    ExpertTile tiles[2];
+    expert_tiles(p.bm, wgmma, vec, a, p.f8, &tiles[0], &tiles[1]);
     ShippedVariant *all_v[] = {&count, &scatter, &scan, &gate_up, &down};
     for (int i = 0; i < (int)ARRAY_LEN(all_v); i++) all_v[i]->no_align_ptrs = no_align;
     for (int i = 0; i < 2; i++) {
         shipped_define(experts_v[i], "BM", p.bm);
-        shipped_define(experts_v[i], "BN", i == 0 ? gate_bn : BN);
-        shipped_define(experts_v[i], "BK", i == 0 ? gate_bk : BK);
+        shipped_define(experts_v[i], "BN", tiles[i].bn);
+        shipped_define(experts_v[i], "BK", tiles[i].bk);
+        if (tiles[i].warps) shipped_define(experts_v[i], "num_warps", tiles[i].warps);
+        if (tiles[i].stages) shipped_define(experts_v[i], "num_stages", tiles[i].stages);
         shipped_spec16(experts_v[i], "hidden", a->hidden);
         shipped_spec16(experts_v[i], "inter", a->inter);
         /* on sm_90a a producer warpgroup issues the weights' tensor-map loads (lower/warp_specialize.c;
@@ -340,11 +381,11 @@ kernels:; /* 2-4. */
     /* the f8 kernels take the weights' scales right after the weights */
     void *pg16[] = {&x, &w1, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
     void *pg8[] = {&x, &w1, &w1s, &h, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &sx};
-    if ((st = shipped_launch(k_gate_up, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->inter, gate_bn), 1}, p.f8 ? pg8 : pg16, a->stream)) != TILE_OK)
+    if ((st = shipped_launch(k_gate_up, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->inter, tiles[0].bn), 1}, p.f8 ? pg8 : pg16, a->stream)) != TILE_OK)
         goto done;
     void *pd16[] = {&h, &w2, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
     void *pd8[] = {&h, &w2, &w2s, &out, &wts, &sorted, &experts, &total, &ns, &k32, &h32, &i32, &so};
-    st = shipped_launch(k_down, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->hidden, BN), 1}, p.f8 ? pd8 : pd16, a->stream);
+    st = shipped_launch(k_down, (tile_dim3){(unsigned)p.max_blocks, (unsigned)shipped_cdiv(a->hidden, tiles[1].bn), 1}, p.f8 ? pd8 : pd16, a->stream);
 done:
     if (own_ws) {
         tile_status fs = tile_free(ctx, ws); /* waits for the launches on cuda (as cuMemFree does) */
