@@ -2,7 +2,7 @@
  *
  * tile_aot_export(file, opts, kernels, variants, out) writes OUT.h and OUT.c:
  *   1. each kernel is compiled once generically and once per variant (a
- *      list of specializations "ARG=1 ARG=16"), through the compile cache;
+ *      list of specializations "ARG=1 ARG=16 PTR=None"), through the compile cache;
  *      with ptxas present the cubin is embedded too (for programs that use
  *      the CUDA driver directly);
  *   2. the parameter names and C types come from the Tile IR's kernel
@@ -252,8 +252,9 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                 const char *pn = NULL;
                 for (int i = 0; i < np; i++)
                     if (!strcmp(ps[i].name, t) || (!strncmp(ps[i].name, t, strlen(t)) && ps[i].name[strlen(t)] == '_')) pn = ps[i].name;
-                if (!pn) continue;
-                str_printf(&cond, "%s%s %s", cond.len ? " && " : "", pn, !strcmp(eq + 1, "1") ? "== 1" : "% 16 == 0");
+                if (!pn || !strcmp(eq + 1, "any")) continue; /* =any assumes nothing */
+                bool none = !strcmp(eq + 1, "None") || !strcmp(eq + 1, "none"); /* a pointer passed as None: 0 */
+                str_printf(&cond, "%s%s %s", cond.len ? " && " : "", pn, none ? "== 0" : !strcmp(eq + 1, "1") ? "== 1" : "% 16 == 0");
             }
             str_printf(&c, "    if (%s) v = %d;\n", cond.len ? cond.buf : "1", v);
             str_free(&cond);

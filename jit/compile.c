@@ -161,6 +161,7 @@ static void record_kernels(Module *m, tile_compiled *out) {
             str_puts(&s, dtype_name(t->dt));
             if (f->args[a].spec == SPEC_DIV16) str_puts(&s, ":16");
             if (f->args[a].spec == SPEC_ONE) str_puts(&s, "=1");
+            if (f->args[a].spec == SPEC_NULL) str_puts(&s, "=None");
         }
         ki->signature = str_take(&s);
         Str tm = {0};
@@ -173,6 +174,9 @@ static void record_kernels(Module *m, tile_compiled *out) {
     }
 }
 
+/* "None" (Python's spelling) or "none": a pointer argument passed as None */
+static bool spec_is_none(const char *v) { return !strcmp(v, "None") || !strcmp(v, "none"); }
+
 static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
@@ -181,11 +185,12 @@ static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
     }
     for (const char *const *s = o->specialize; s && *s; s++) {
         const char *eq = strchr(*s, '=');
-        if (!eq || (strcmp(eq + 1, "1") && strcmp(eq + 1, "16") && strcmp(eq + 1, "any"))) {
-            diag_error(d, (Loc){0}, "bad specialization '%s': expected ARG=1, ARG=16 or ARG=any", *s);
+        if (!eq || (strcmp(eq + 1, "1") && strcmp(eq + 1, "16") && strcmp(eq + 1, "any") && !spec_is_none(eq + 1))) {
+            diag_error(d, (Loc){0}, "bad specialization '%s': expected ARG=1, ARG=16, ARG=any or ARG=None", *s);
             return false;
         }
         bool any = !strcmp(eq + 1, "any"); /* no assumption: a pointer that need not be 16-byte aligned */
+        bool none = spec_is_none(eq + 1); /* the front end bound the name to None (lang_compile's none_args) */
         size_t n = (size_t)(eq - *s);
         bool found = false;
         for (int k = 0; k < m->nfuncs; k++) {
@@ -193,13 +198,13 @@ static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
             for (int a = 0; a < f->nargs; a++) {
                 if (strlen(f->args[a].name) != n || memcmp(f->args[a].name, *s, n)) continue;
                 const Type *t = tir_vtype(f, f->args[a].value);
-                if (any) {
-                    f->args[a].spec = SPEC_NONE;
+                if (any || none) {
+                    f->args[a].spec = none ? SPEC_NULL : SPEC_NONE;
                     found = true;
                     continue;
                 }
                 if (!dtype_is_int(t->dt) || t->dt == DT_I1) {
-                    diag_error(d, (Loc){0}, "cannot specialize '%.*s': only integer arguments can be (a pointer takes =any)", (int)n, *s);
+                    diag_error(d, (Loc){0}, "cannot specialize '%.*s': only integer arguments can be (a pointer takes =any or =None)", (int)n, *s);
                     return false;
                 }
                 f->args[a].spec = eq[1] == '1' && !eq[2] ? SPEC_ONE : SPEC_DIV16;
@@ -264,8 +269,18 @@ static tile_status compile_in(Arena *a, OomScope *oom, const Target *tgt, const 
         defs[k].name = arena_strndup(a, o->defines[k], (size_t)(eq - o->defines[k]));
         defs[k].value = arena_strdup(a, eq + 1);
     }
+    /* pointer arguments specialized as None ("ARG=None"): the front end binds their names to None */
+    int nn = 0;
+    for (const char *const *p = o->specialize; p && *p; p++) nn++;
+    const char **none_args = ARENA_ARRAY(a, const char *, nn + 1);
+    nn = 0;
+    for (const char *const *p = o->specialize; p && *p; p++) {
+        const char *eq = strchr(*p, '=');
+        if (eq && eq > *p && spec_is_none(eq + 1)) none_args[nn++] = arena_strndup(a, *p, (size_t)(eq - *p));
+    }
     bool bad_define = false;
     LangOptions lo = import_path(o);
+    lo.none_args = none_args, lo.nnone_args = nn;
     lo.defines = defs, lo.ndefines = nd, lo.kernel_name = o->kernel, lo.bad_define = &bad_define;
     lo.device_asserts = o->debug != 0, lo.num_sms = o->num_sms > 0 ? o->num_sms : TILE_DEFAULT_NUM_SMS;
 

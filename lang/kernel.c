@@ -169,6 +169,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
             gen_define_var(g, pa->name, v);
         }
     }
+    int none_at[8], nnone = 0; /* parameters passed as None: named by a note when the body has an error */
     for (int i = 0; i < k->nparams; i++) {
         const Param *pa = &k->params[i];
         if (pa->is_const) continue;
@@ -179,9 +180,22 @@ static void gen_kernel(Gen *g, const Decl *k) {
             continue;
         }
         FuncArg *fa = tir_func_add_arg(f, pa->name, gen_type_ref(g, pa->ty));
-        gen_define_var(g, pa->name, val_rt(g, fa->value));
+        bool none = false;
+        for (int j = 0; g->opt && j < g->opt->nnone_args; j++) none |= !strcmp(g->opt->none_args[j], pa->name);
+        if (none && pa->ty.nptr == 0) {
+            diag_error(g->d, pa->loc, "'%s' cannot be specialized as None: only pointer parameters can be passed as None", pa->name);
+            if (g->opt->bad_define) *g->opt->bad_define = true;
+            none = false;
+        }
+        if (none && nnone < 8) none_at[nnone++] = i;
+        /* a pointer passed as None: `b is None` is true in the body, the parameter stays in the signature (launched as 0) */
+        gen_define_var(g, pa->name, none ? (Val){.k = V_NONE} : val_rt(g, fa->value));
     }
+    int errors = g->d->nerrors;
     gen_stmts(g, k->body->kids, k->body->nkids);
+    for (int j = 0; j < nnone && g->d->nerrors > errors; j++) /* the likely cause of an error about None */
+        diag_note(g->d, k->params[none_at[j]].loc, "'%s' is None in this compile: it was passed as None (specialized %s=None)",
+                  k->params[none_at[j]].name, k->params[none_at[j]].name);
     g->b.block = f->body;
     gen_emit_inst(g, k->loc, OP_RETURN, NULL, 0, NULL);
     g->fr = NULL;

@@ -376,12 +376,12 @@ struct Inst {
 };
 
 /* Run-time argument specialization (recorded in the kernel signature). */
-typedef enum ArgSpec { SPEC_NONE = 0, SPEC_ONE = 1, SPEC_DIV16 = 16 } ArgSpec;
+typedef enum ArgSpec { SPEC_NONE = 0, SPEC_ONE = 1, SPEC_NULL = 2, SPEC_DIV16 = 16 } ArgSpec;
 
 typedef struct FuncArg {
     const char *name;
     ValueId value;
-    ArgSpec spec;  /* ints: ==1 or %16==0; pointers: 16-byte aligned when DIV16 */
+    ArgSpec spec;  /* ints: ==1 or %16==0; pointers: 16-byte aligned when DIV16, None (unused, launched as 0) when NULL */
 } FuncArg;
 
 /* A tensor map (CUtensorMap) the launcher encodes before each launch from the run-time arguments

@@ -1107,6 +1107,7 @@ static void kernel(Parser *P) {
             FuncArg *arg = tir_func_add_arg(f, arena_strndup(P->a, s, n), t);
             if (eat(P, "#div16")) arg->spec = SPEC_DIV16;
             else if (eat(P, "#one")) arg->spec = SPEC_ONE;
+            else if (eat(P, "#null")) arg->spec = SPEC_NULL;
             name_bind(P, aat, s, n, arg->value);
         } while (!P->err && eat(P, ","));
         expect(P, ")");

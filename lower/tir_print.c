@@ -279,6 +279,7 @@ static void print_func(Printer *p, const Func *f) {
         print_type(p, f->values[a->value].type);
         if (a->spec == SPEC_ONE) str_puts(s, " #one");
         else if (a->spec == SPEC_DIV16) str_puts(s, " #div16");
+        else if (a->spec == SPEC_NULL) str_puts(s, " #null");
     }
     str_printf(s, ") num_warps=%d num_stages=%d", f->num_warps, f->num_stages);
     if (f->warp_specialize) str_puts(s, " warp_specialize=1");

@@ -1115,7 +1115,9 @@ void tile_module_unload(tile_module *m) {
 
 /* Parameter sizes from a signature "*f16:16, i32, f32": pointers 8, scalars their width. */
 /* Parameter sizes, and (spec) what the code assumes of each value: ":16" divisible by 16 or
- * 16-byte aligned, "=1" equal to one. */
+ * 16-byte aligned, "=1" equal to one, "=None" a pointer passed as None, 0 (SPEC_IS_NULL). */
+enum { SPEC_IS_NULL = 255 }; /* a param_spec: the value must be 0 (raw PTX's are alignments, at most 128) */
+
 static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool **ptr) {
     int n = 0;
     uint8_t *v = malloc(strlen(sig) / 2 + 2);
@@ -1140,6 +1142,7 @@ static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool 
         }
         if (t[len] == ':' && !strncmp(t + len, ":16", 3)) sp[n] = 16;
         if (t[len] == '=' && !strncmp(t + len, "=1", 2)) sp[n] = 1;
+        if (t[len] == '=' && !strncmp(t + len, "=None", 5)) sp[n] = SPEC_IS_NULL;
         pp[n] = *t == '*';
         v[n++] = (uint8_t)bytes;
         p = e;
@@ -1399,6 +1402,11 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
                                "launch of '%s': argument %d (0x%llx) is not %u-byte aligned, as its PTX parameter declares "
                                "(.ptr .align %u)",
                                k->name, i, (unsigned long long)v, k->param_spec[i], k->param_spec[i]);
+            if (k->param_spec[i] == SPEC_IS_NULL && v != 0 && !k->raw_signature)
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "launch of '%s': argument %d is 0x%llx, but the kernel was compiled with it None (specialized "
+                               "=None): pass 0, or compile without that specialization",
+                               k->name, i, (unsigned long long)v);
             if (k->param_spec[i] == 1 && v != 1 && !k->raw_signature)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                                "launch of '%s': argument %d is %llu, but the kernel was compiled assuming it equals 1", k->name, i,

@@ -94,3 +94,73 @@ Test(aot, refusals) {
     snprintf(out, sizeof out, "rm -rf %s", dir);
     cr_expect_eq(system(out), 0);
 }
+
+/* A "b=None" variant: the dispatcher takes it when b is 0 (the kernel compiled with b None), the generic
+ * build otherwise; "=any" adds no condition (it assumes nothing).  Both run on the emulator. */
+static const char *bias_src = "kernel bias(x: *f32, b: *f32, out: *f32, n: i32) {\n"
+                              "    let o = program_id(0) * 256 + arange(0, 256);\n"
+                              "    let v = load(x + o, o < n, 0.0);\n"
+                              "    if b is not None {\n"
+                              "        v = v + load(b + o, o < n, 0.0);\n"
+                              "    }\n"
+                              "    store(out + o, v, o < n);\n"
+                              "}\n";
+
+static const char *bias_prog =
+    "#include \"bias_aot.h\"\n#include <stdio.h>\n"
+    "int main(void) {\n"
+    "    tile_context *ctx;\n"
+    "    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
+    "    enum { N = 300 };\n"
+    "    float hx[N], hb[N], ho[N];\n"
+    "    for (int i = 0; i < N; i++) hx[i] = (float)i, hb[i] = 0.25f * (float)i;\n"
+    "    tile_devptr x, b, o;\n"
+    "    tile_malloc(ctx, sizeof hx, &x), tile_malloc(ctx, sizeof hb, &b), tile_malloc(ctx, sizeof ho, &o);\n"
+    "    tile_memcpy_htod(ctx, x, hx, sizeof hx), tile_memcpy_htod(ctx, b, hb, sizeof hb);\n"
+    "    for (int with = 0; with < 2; with++) {\n"
+    "        tile_memset(ctx, o, 0xff, sizeof ho);\n"
+    "        tile_status st = bias(ctx, (tile_dim3){2, 1, 1}, x, with ? b : 0, o, N, NULL);\n"
+    "        if (st) { fprintf(stderr, \"%s\\n\", tile_last_error(ctx)); return 11; }\n"
+    "        tile_memcpy_dtoh(ctx, ho, o, sizeof ho);\n"
+    "        for (int i = 0; i < N; i++) if (ho[i] != hx[i] + (with ? hb[i] : 0)) return 12 + with;\n"
+    "    }\n"
+    "    bias_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    puts(\"aot ok\");\n    return 0;\n}\n";
+
+Test(aot, none_variant, .timeout = 120) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char cmd[4096], path[600];
+    snprintf(path, sizeof path, "%s/bias.tile", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(bias_src, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s/bias_aot", dir);
+    const char *kernels[] = {"bias", NULL}, *variants[] = {"b=None n=16", "b=None x=any", NULL};
+    char *msg = NULL;
+    cr_assert_eq(tile_aot_export(path, NULL, kernels, variants, cmd, &msg), TILE_OK, "%s", msg ? msg : "");
+    free(msg);
+    snprintf(path, sizeof path, "%s/bias_aot.c", dir);
+    f = fopen(path, "r");
+    cr_assert(f);
+    static char gen[1 << 20];
+    size_t len = fread(gen, 1, sizeof gen - 1, f);
+    gen[len] = 0;
+    fclose(f);
+    cr_expect(strstr(gen, "if (b == 0) v = 1;"), "no condition for b=None x=any:\n%.2000s", strstr(gen, "int v =") ? strstr(gen, "int v =") : gen);
+    cr_expect(strstr(gen, "if (b == 0 && n % 16 == 0) v = 0;"), "no condition for b=None n=16");
+    snprintf(path, sizeof path, "%s/main.c", dir);
+    f = fopen(path, "w");
+    cr_assert(f);
+    fputs(bias_prog, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "cc -std=c17 -Wall -Werror %s -I%s/include -I%s %s/main.c %s/bias_aot.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog > %s/log 2>&1"
+             " && %s/prog >> %s/log 2>&1",
+             TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir, dir, dir);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "cat %s/log; rm -rf %s", dir, dir);
+    if (rc) cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(rc, 0, "the exported program failed");
+    system(cmd);
+}

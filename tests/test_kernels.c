@@ -160,12 +160,91 @@ Test(kernels, specialize_any_pointer) {
     const char *bad[] = {"x=8", NULL};
     o.specialize = bad;
     cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_INVALID_VALUE);
-    cr_expect(strstr(c.diagnostics, "expected ARG=1, ARG=16 or ARG=any"), "%s", c.diagnostics);
+    cr_expect(strstr(c.diagnostics, "expected ARG=1, ARG=16, ARG=any or ARG=None"), "%s", c.diagnostics);
     tile_compiled_free(&c);
     const char *ptr16[] = {"x=16", NULL};
     o.specialize = ptr16;
     cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(c.diagnostics, "a pointer takes =any"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
+/* Triton's None argument: "b=None" compiles the kernel with `b` None (`b is not None` false, the add dropped),
+ * keeps b in the signature ("*f32=None") and the launch must pass 0 for it; a None the body uses as a value
+ * is an error at the use with a note at the parameter; only pointers can be None. */
+Test(kernels, specialize_none_pointer) {
+    const char *src = "kernel k(x: *f32, b: *f32, out: *f32, n: i32) {\n"
+                      "    let o = program_id(0) * 128 + arange(0, 128);\n"
+                      "    let v = load(x + o, o < n, 0.0);\n"
+                      "    if b is not None {\n"
+                      "        v = v + load(b + o, o < n, 0.0);\n"
+                      "    }\n"
+                      "    store(out + o, v * 2.0, o < n);\n"
+                      "}\n"
+                      "kernel uses(x: *f32, b: *f32, n: i32) {\n"
+                      "    let o = arange(0, 128);\n"
+                      "    store(b + o, load(x + o, o < n, 0.0), o < n);\n"
+                      "}\n";
+    const char *specs[] = {"b=None", NULL};
+    tile_compile_options o = {.kernel = "k", .specialize = specs};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("none.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect_str_eq(c.kernels[0].signature, "*f32:16, *f32=None, *f32:16, i32");
+    cr_expect(strstr(c.tir, "%b: ptr<f32> #null"), "%s", c.tir);
+    cr_expect(!strstr(c.ptx, "k_param_1]"), "b is read:\n%s", c.ptx);
+    tile_compiled_free(&c);
+
+    tile_context_options co = {.device = "emu", .no_disk_cache = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    enum { N = 300 };
+    float hx[N], hb[N], out[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)(rand() % 1000) / 8.0f, hb[i] = (float)(rand() % 1000) / 16.0f;
+    tile_devptr dx, db, dout;
+    cr_assert_eq(tile_malloc(ctx, sizeof hx, &dx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof hb, &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, dx, hx, sizeof hx), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, db, hb, sizeof hb), TILE_OK);
+    for (int variant = 0; variant < 2; variant++) { /* b None, then b given (the generic kernel) */
+        tile_compile_options lo = {.size = sizeof lo, .kernel = "k", .specialize = variant ? NULL : specs};
+        tile_module *m;
+        tile_kernel *k;
+        cr_assert_eq(tile_module_load_source_ex(ctx, "none.tile", src, &lo, &m), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_module_get_kernel(m, "k", &k), TILE_OK);
+        cr_assert_eq(tile_memset(ctx, dout, 0xff, sizeof out), TILE_OK); /* NaN */
+        tile_devptr bp = variant ? db : 0;
+        int32_t n = N;
+        void *args[] = {&dx, &bp, &dout, &n};
+        cr_assert_eq(tile_launch(k, (tile_dim3){3, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+        for (int i = 0; i < N; i++)
+            cr_assert_eq(out[i], 2 * (hx[i] + (variant ? hb[i] : 0)), "variant %d: out[%d] = %g", variant, i, out[i]);
+        if (!variant) { /* the None variant launched with a pointer: refused, nothing run */
+            bp = db;
+            cr_expect_eq(tile_launch(k, (tile_dim3){3, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE);
+            cr_expect(strstr(tile_last_error(ctx), "argument 1") && strstr(tile_last_error(ctx), "None"), "%s", tile_last_error(ctx));
+        }
+        tile_module_unload(m);
+    }
+    tile_free(ctx, dx), tile_free(ctx, db), tile_free(ctx, dout);
+    tile_context_destroy(ctx);
+
+    /* the body uses the None pointer: an error at the use, a note at the parameter */
+    o.kernel = "uses";
+    cr_assert_eq(tile_compile_source("none.tile", src, &o, &c), TILE_ERROR_COMPILE);
+    cr_expect(strstr(c.diagnostics, "none.tile:11:"), "%s", c.diagnostics);
+    cr_expect(strstr(c.diagnostics, "none.tile:9:") && strstr(c.diagnostics, "'b' is None in this compile"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    /* an integer cannot be None, and the name must be a run-time argument */
+    const char *int_none[] = {"n=None", NULL}, *no_arg[] = {"q=None", NULL};
+    o.kernel = "k", o.specialize = int_none;
+    cr_assert_eq(tile_compile_source("none.tile", src, &o, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(c.diagnostics, "'n' cannot be specialized as None"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    o.specialize = no_arg;
+    cr_assert_eq(tile_compile_source("none.tile", src, &o, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(c.diagnostics, "'q': no run-time argument"), "%s", c.diagnostics);
     tile_compiled_free(&c);
 }
 

@@ -82,7 +82,9 @@ typedef struct tile_compile_options {
                                         diagnostic at "<-D NAME>" */
     const char *const *include_dirs; /* searched for imports after the importing file's folder */
     const char *const *specialize;   /* NULL-terminated "ARG=1" or "ARG=16" for run-time integer arguments, or "ARG=any":
-                                        nothing assumed of ARG (a pointer not 16-byte aligned, the others still are) */
+                                        nothing assumed of ARG (a pointer not 16-byte aligned, the others still are), or
+                                        "ARG=None": the pointer ARG is None in the kernel (`ARG is None` is true; Triton's
+                                        None argument), stays in the signature ("*f32=None") and must be launched as 0 */
     int no_align_ptrs;               /* do not assume 16-byte-aligned pointer arguments */
     const char *dump_after;          /* pass name or "all": IR after it into result->dump */
     int time_passes;                 /* fill result->timing */

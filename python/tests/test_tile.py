@@ -185,6 +185,41 @@ class Launch(unittest.TestCase):
         close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
         self.assertIn("no_align_ptrs", k.variants)
 
+    def test_none_pointer_argument(self):
+        # Triton's None argument: a variant where `b is None` (the bias add dropped), b launched as 0
+        src = ("kernel bias_add(x: *f32, b: *f32, out: *f32, n: i32) {\n"
+               "    let o = program_id(0) * 128 + arange(0, 128);\n"
+               "    let v = load(x + o, o < n, 0.0);\n"
+               "    if b is not None {\n"
+               "        v = v + load(b + o, o < n, 0.0);\n"
+               "    }\n"
+               "    store(out + o, v * 3.0, o < n);\n"
+               "}\n"
+               "kernel copy_to(x: *f32, b: *f32, n: i32) {\n"
+               "    let o = arange(0, 128);\n"
+               "    store(b + o, load(x + o, o < n, 0.0), o < n);\n"
+               "}\n")
+        mod = tile.compile(src)
+        k = mod.bias_add
+        n = 301
+        x, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        for bias in (None, b, None):
+            out = poisoned(n, np.float32)
+            k[tile.cdiv(n, 128),](x, bias, out, n)
+            want = x.astype(np.float64) * 3 if bias is None else (x.astype(np.float64) + b.astype(np.float32)) * 3
+            close(self, out, want, 1e-6, 1e-6)
+        self.assertEqual(sorted(k.variants), sorted(["b=None", ""]))
+        out = poisoned(n, np.float32)
+        k[tile.cdiv(n, 128),](x, b=None, out=out, n=n)  # by name too
+        close(self, out, x.astype(np.float64) * 3, 1e-6, 1e-6)
+        # a kernel that uses the pointer: the compile error names the use and the None parameter
+        with self.assertRaises(tile.CompileError) as cm:
+            mod.copy_to[1,](x, None, n)
+        self.assertIn("'b' is None in this compile", str(cm.exception))
+        # None for an integer is still a TypeError
+        with self.assertRaises(TypeError):
+            k[1,](x, b, out, None)
+
     def test_writes_numpy_memory_in_place(self):
         n = 515
         buf = poisoned(3 * n, np.float32)

@@ -13,9 +13,10 @@
  *      arrays.c (checked: element type, element alignment), integers range
  *      checked, floats converted to the parameter's width;
  *   2. the specialization key is computed from the values as Triton's JIT
- *      does: an integer equal to 1 or divisible by 16, and whether every
+ *      does: an integer equal to 1 or divisible by 16, whether every
  *      pointer is 16-byte aligned (the C API assumes all or none:
- *      no_align_ptrs);
+ *      no_align_ptrs), and which pointers are None (compiled NAME=None:
+ *      the name is None in the kernel, the argument 0);
  *   3. the key finds the variant (a small array, the last hit tried first);
  *      a new key loads one (tile_module_load_*_ex with specialize and the
  *      defines, through the context's memory and disk caches);
@@ -44,6 +45,7 @@ typedef struct Param {
 
 typedef struct Variant {
     uint64_t key;
+    uint64_t nulls; /* bit i: parameter i, a pointer, was passed as None (compiled "NAME=None") */
     tile_module *mod;
     tile_kernel *k;
     char spec[256]; /* "n=16 no_align_ptrs" for tests and messages */
@@ -255,13 +257,20 @@ done:
 
 /* ---- variants ---- */
 
-static Variant *variant_load(TPyKernel *k, uint64_t key) {
+static Variant *variant_load(TPyKernel *k, uint64_t key, uint64_t nulls) {
     const char *spec[TPY_MAXPARAMS + 1];
     char buf[TPY_MAXPARAMS][80];
     int ns = 0;
-    Variant v = {.key = key};
+    Variant v = {.key = key, .nulls = nulls};
     size_t used = 0;
     for (int i = 0, slot = 0; i < k->nparams; i++) {
+        if (k->params[i].kind == 'p' && i < 64 && (nulls >> i & 1)) {
+            snprintf(buf[ns], sizeof buf[ns], "%s=None", k->params[i].name);
+            used += (size_t)snprintf(v.spec + used, used < sizeof v.spec ? sizeof v.spec - used : 0, "%s%s", used ? " " : "", buf[ns]);
+            spec[ns] = buf[ns];
+            ns++;
+            continue;
+        }
         if (k->params[i].kind != 'i' && k->params[i].kind != 'u') continue;
         unsigned bits = slot < 31 ? (unsigned)(key >> (2 * slot)) & 3u : 0;
         slot++;
@@ -304,14 +313,14 @@ static Variant *variant_load(TPyKernel *k, uint64_t key) {
     return &k->variants[k->nvariants++];
 }
 
-static inline Variant *variant_find(TPyKernel *k, uint64_t key) {
-    if (k->nvariants && k->variants[k->last].key == key) return &k->variants[k->last];
+static inline Variant *variant_find(TPyKernel *k, uint64_t key, uint64_t nulls) {
+    if (k->nvariants && k->variants[k->last].key == key && k->variants[k->last].nulls == nulls) return &k->variants[k->last];
     for (int i = 0; i < k->nvariants; i++)
-        if (k->variants[i].key == key) {
+        if (k->variants[i].key == key && k->variants[i].nulls == nulls) {
             k->last = i;
             return &k->variants[i];
         }
-    return variant_load(k, key);
+    return variant_load(k, key, nulls);
 }
 
 /* ---- arguments ---- */
@@ -499,12 +508,15 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
         return false;
     }
     if (!tpy_stream(k->dev, stream_obj, &pr->stream)) return false;
-    uint64_t key = 0;
+    uint64_t key = 0, nulls = 0;
     for (int i = 0, islot = 0; i < k->nparams; i++) {
         const Param *p = &k->params[i];
         PyObject *o = PyTuple_GetItem(args, i);
         pr->argv[i] = &pr->slots[i];
-        if (p->kind == 'p') {
+        if (p->kind == 'p' && o == Py_None && i < 64) { /* Triton's None argument: a variant where the name is None */
+            nulls |= 1ull << i;
+            pr->slots[i] = 0;
+        } else if (p->kind == 'p') {
             TPyArray a;
             if (!tpy_array(&pr->sc, o, p->name, &a)) return false;
             bool table = p->depth > 1; /* **T: 64-bit addresses (Device.data_ptr) */
@@ -547,7 +559,7 @@ static bool launch_prepare(TPyLauncher *l, PyObject *args, PyObject *stream_obj,
         Py_DECREF(g);
         if (!ok) return false;
     }
-    Variant *v = variant_find(k, key);
+    Variant *v = variant_find(k, key, nulls);
     pr->kernel = v ? v->k : NULL;
     return v != NULL;
 }
