@@ -19,7 +19,8 @@
  *                pre-selected fast path (EmuIns.fast); everything else goes
  *                through the family executors below.
  *   3. exec_int.c / exec_float.c / exec_mem.c / exec_warp.c / exec_mma.c
- *                implement the instruction families; exec_mem.c also owns
+ *                implement the instruction families (exec_video.c the video
+ *                instructions); exec_mem.c also owns
  *                bounds checking (memcheck) and the shared-memory race
  *                detector; exec_call.c calls, frames and the builtins
  *                (vprintf, __assertfail); exec_async.c the sm_90 mbarrier,
@@ -76,6 +77,18 @@
     X(BMSK, "bmsk", "d = ones in bits [a, a + b) (.clamp: a and b clamped to 32; .wrap: taken mod 32)") \
     X(SZEXT, "szext", "d = the low b bits of a, sign- (.s32) or zero- (.u32) extended (.clamp: b at most 32; .wrap: b mod 32); b = 0 gives 0") \
     X(LOP3, "lop3", "d = the bitwise function of a, b, c whose truth table is the immediate (bit (a<<2 | b<<1 | c) of it)") \
+    /* the scalar video instructions (exec_video.c): a and b the byte, half or word their selectors pick (.b0-.b3 .h0 .h1), \
+     * sign- or zero-extended by .atype/.btype to 33 bits; the result exact, .sat clamped to the dtype's range (of d's \
+     * byte or half with a d selector); then .add/.min/.max with c (extended by the dtype), or merged into c at d.bN/d.hN */ \
+    X(VADD, "vadd", "scalar video: d = a + b, then .sat, the secondary operation with c or the merge into c") \
+    X(VSUB, "vsub", "scalar video: d = a - b") \
+    X(VABSDIFF, "vabsdiff", "scalar video: d = |a - b|") \
+    X(VMIN, "vmin", "scalar video: d = min(a, b)") \
+    X(VMAX, "vmax", "scalar video: d = max(a, b)") \
+    X(VSHL, "vshl", "scalar video: d = a << b (b unsigned; .clamp: at most 32, .wrap: mod 32), kept to 34 bits signed") \
+    X(VSHR, "vshr", "scalar video: d = a >> b (arithmetic for a signed a; .clamp / .wrap as vshl)") \
+    X(VMAD, "vmad", "scalar video: d = (a * b) + c in 128 bits; -a xor -b negates the product, -c c; .po adds 1; .shr7/.shr15 shift right; .sat to the s32 or u32 range of the result's sign") \
+    X(VSET, "vset", "scalar video: d = (a CMP b) ? 1 : 0 (.atype.btype.cmp), then the secondary operation or merge as vadd") \
     X(VABSDIFF2, "vabsdiff2", "SIMD: |a - b| per 16-bit lane (.atype/.btype signedness); .add: d = c + the sum of the lanes") \
     X(VABSDIFF4, "vabsdiff4", "SIMD: |a - b| per byte lane (.atype/.btype signedness); .add: d = c + the sum of the lanes") \
     X(VADD2, "vadd2", "SIMD: a + b per 16-bit lane (.sat to the dtype's lane range, else wrapped); .add: d = c + the lanes' sum") \
@@ -238,9 +251,25 @@ typedef enum EmuType {
     EMU_T_COUNT
 } EmuType;
 static inline bool emu_is_sub_byte(unsigned ty) { return ty == EMU_T_S4 || ty == EMU_T_U4; }
-/* The SIMD video instructions vabsdiff, vadd, vsub, vavrg, vmin, vmax, vset on 2 (16-bit) or 4 (8-bit) lanes. */
-#define EMU_IS_VIDEO(op) ((op) >= EMU_OP_VABSDIFF2 && (op) <= EMU_OP_VSET4)
+/* The video instructions: scalar (vadd .. vset) and SIMD, vabsdiff, vadd, vsub, vavrg, vmin, vmax, vset on 2 (16-bit)
+ * or 4 (8-bit) lanes (vabsdiff2 .. vset4). */
+#define EMU_IS_VIDEO(op) ((op) >= EMU_OP_VADD && (op) <= EMU_OP_VSET4)
+#define EMU_IS_VIDEO_SIMD(op) ((op) >= EMU_OP_VABSDIFF2 && (op) <= EMU_OP_VSET4)
+#define EMU_IS_VSET(op) ((op) == EMU_OP_VSET || (op) == EMU_OP_VSET2 || (op) == EMU_OP_VSET4) /* .atype.btype.cmp */
 #define EMU_VIDEO_LANES(op) (((op) - EMU_OP_VABSDIFF2) % 2 ? 4u : 2u)
+/* The operand selectors of a video instruction (EmuIns.vsel).  Scalar: asel, bsel and dsel are EMU_VSEL_* (the
+ * whole word when none is given; dsel: where d merges into c).  SIMD: asel and bsel hold each lane's source, one
+ * of the four halves (2 bits) or eight bytes (3 bits) of {b, a}, lane 0 in the low bits; dsel the mask of the
+ * lanes d takes from the operation (bit i: lane i; the others come from c). */
+enum { EMU_VSEL_WORD, EMU_VSEL_B0, EMU_VSEL_B1, EMU_VSEL_B2, EMU_VSEL_B3, EMU_VSEL_H0, EMU_VSEL_H1 };
+enum { EMU_VNEG_PRODUCT = 1, EMU_VNEG_C = 2 }; /* vmad: -a xor -b negates a * b; -c */
+typedef struct EmuVideoSel {
+    uint16_t asel, bsel;
+    uint8_t dsel;
+    uint8_t neg;            /* vmad: EMU_VNEG_* */
+    uint8_t scale;          /* vmad: the right shift of .shr7 (7) or .shr15 (15), else 0 */
+    bool po;                /* vmad: .po, plus one */
+} EmuVideoSel;
 
 /* ---- comparisons for setp/set: EMU_CMP(enum, name) ---- */
 #define EMU_CMPS(X) \
@@ -414,7 +443,10 @@ typedef struct EmuIns {
     uint32_t o[EMU_MAX_OPS];
     uint8_t ok[EMU_MAX_OPS];
     uint8_t on[EMU_MAX_OPS];
-    int64_t off[3];      /* offsets of the address operands, in order */
+    union {
+        int64_t off[3];      /* offsets of the address operands, in order */
+        EmuVideoSel vsel;    /* video instructions (they have no address operand): the operand selectors, vmad's modifiers */
+    };
     uint32_t target;     /* branch target (instruction index) or callee function index */
     uint32_t line;       /* 1-based PTX line */
 } EmuIns;

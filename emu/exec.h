@@ -343,6 +343,18 @@ static inline int64_t emu_sext(uint64_t v, unsigned bytes) {
     return (int64_t)(v << sh) >> sh;
 }
 #define EMU_R(t, in, i) ((t)->r[(in)->o[i]])
+/* a CMP b (EMU_CMP_*) on integers that a signed 64-bit value holds exactly. */
+static inline bool emu_cmp_s(unsigned c, int64_t a, int64_t b) {
+    switch (c) {
+    case EMU_CMP_EQ: return a == b;
+    case EMU_CMP_NE: return a != b;
+    case EMU_CMP_LT: case EMU_CMP_LO: return a < b;
+    case EMU_CMP_LE: case EMU_CMP_LS: return a <= b;
+    case EMU_CMP_GT: case EMU_CMP_HI: return a > b;
+    case EMU_CMP_GE: case EMU_CMP_HS: return a >= b;
+    }
+    return false;
+}
 
 /* setp/set combining: cmp result a with bool source c under EMU_MODE_AAND/AOR/AXOR. */
 bool emu_boolop(unsigned op, bool a, bool c);
@@ -384,6 +396,7 @@ uint8_t *emu_local(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t addr, u
 
 /* Family executors: return false after emu_fault. */
 bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_int.c */
+bool emu_exec_video(EmuBlock *b, EmuThread *t, const EmuIns *in);  /* exec_video.c */
 bool emu_exec_float(EmuBlock *b, EmuThread *t, const EmuIns *in);  /* exec_float.c */
 bool emu_exec_cvt(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_float.c */
 bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_mem.c */

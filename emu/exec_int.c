@@ -280,51 +280,6 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         *d = r;
         return true;
     }
-    case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: case EMU_OP_VADD2: case EMU_OP_VADD4: case EMU_OP_VSUB2: case EMU_OP_VSUB4:
-    case EMU_OP_VAVRG2: case EMU_OP_VAVRG4: case EMU_OP_VMIN2: case EMU_OP_VMIN4: case EMU_OP_VMAX2: case EMU_OP_VMAX4:
-    case EMU_OP_VSET2: case EMU_OP_VSET4: {
-        /* the SIMD video instructions: lanes of a and b, sign- or zero-extended by .atype/.btype; each lane's result
-         * saturated to the .dtype's lane range (.sat) or wrapped; .add: d = c + the lanes' results summed */
-        bool set = in->op == EMU_OP_VSET2 || in->op == EMU_OP_VSET4;
-        /* vset's types are .atype.btype, the others' .dtype.atype.btype */
-        bool as = (set ? in->ty : in->ty2) == EMU_T_S32, bs = (set ? in->ty2 : in->ty3) == EMU_T_S32, ds = !set && in->ty == EMU_T_S32;
-        unsigned lanes = EMU_VIDEO_LANES(in->op), w = 32 / lanes;
-        uint32_t lmask = lanes == 4 ? 0xFF : 0xFFFF, r = 0;
-        int64_t lo = ds ? -(int64_t)(lmask / 2) - 1 : 0, hi = ds ? (int64_t)(lmask / 2) : (int64_t)lmask;
-        int64_t sum = 0;
-        for (unsigned i = 0; i < lanes; i++) {
-            uint32_t ra = (uint32_t)(a >> (w * i)) & lmask, rb = (uint32_t)(c >> (w * i)) & lmask;
-            int64_t x = as ? (lanes == 4 ? (int64_t)(int8_t)ra : (int64_t)(int16_t)ra) : (int64_t)ra;
-            int64_t y = bs ? (lanes == 4 ? (int64_t)(int8_t)rb : (int64_t)(int16_t)rb) : (int64_t)rb;
-            int64_t v;
-            switch (in->op) {
-            case EMU_OP_VADD2: case EMU_OP_VADD4: v = x + y; break;
-            case EMU_OP_VSUB2: case EMU_OP_VSUB4: v = x - y; break;
-            case EMU_OP_VAVRG2: case EMU_OP_VAVRG4: v = (x + y + 1) >> 1; break; /* rounded up, as __vavg* */
-            case EMU_OP_VMIN2: case EMU_OP_VMIN4: v = x < y ? x : y; break;
-            case EMU_OP_VMAX2: case EMU_OP_VMAX4: v = x > y ? x : y; break;
-            case EMU_OP_VSET2: case EMU_OP_VSET4: {
-                bool t2;
-                switch (in->cmp) {
-                case EMU_CMP_EQ: t2 = x == y; break;
-                case EMU_CMP_NE: t2 = x != y; break;
-                case EMU_CMP_LT: t2 = x < y; break;
-                case EMU_CMP_LE: t2 = x <= y; break;
-                case EMU_CMP_GT: t2 = x > y; break;
-                default: t2 = x >= y; break;
-                }
-                v = t2;
-                break;
-            }
-            default: v = x > y ? x - y : y - x; break; /* vabsdiff */
-            }
-            sum += v;
-            if ((in->flags & EMU_F(SAT)) && !set) v = v < lo ? lo : v > hi ? hi : v;
-            r |= ((uint32_t)v & lmask) << (w * i);
-        }
-        *d = in->mode == EMU_MODE_AADD ? (uint32_t)((uint64_t)sum + src(t, in, 3)) : r;
-        return true;
-    }
     case EMU_OP_DP4A: case EMU_OP_DP2A: {
         bool as = in->ty == EMU_T_S32, bs = in->ty2 == EMU_T_S32, four = in->op == EMU_OP_DP4A;
         unsigned b0 = four ? 0 : (in->flags & EMU_F(HI)) ? 2 : 0;

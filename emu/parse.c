@@ -516,6 +516,9 @@ typedef struct Opd {
     uint32_t nlen;
     uint32_t coords[5], ncoords; /* ADDR `[tmap, {c0, ..}]`: the tensor coordinates (cp.async.bulk.tensor) */
     bool unified;      /* ADDR `[a].unified` (ld) */
+    const char *sel;   /* REG of a video instruction: the selector after the dot (`%r2.b0`, `%r3.h10`), NULL: none */
+    uint32_t sellen;
+    bool minus;        /* REG `-%r` (vmad's sources) */
 } Opd;
 
 /* An empty operand.  Only the scalar fields are cleared (an Opd holds room for 128 vector elements):
@@ -532,6 +535,35 @@ static void opd_init(Opd *o) {
     o->nlen = 0;
     o->ncoords = 0;
     o->unified = false;
+    o->sel = NULL;
+    o->sellen = 0;
+    o->minus = false;
+}
+
+/* The text of a video operand selector: b or h and digits (the forms each instruction takes: parse_mods.c). */
+static bool is_video_sel(const char *s, uint32_t len) {
+    if (len < 2 || (s[0] != 'b' && s[0] != 'h')) return false;
+    for (uint32_t k = 1; k < len; k++)
+        if (!isdigit((unsigned char)s[k])) return false;
+    return true;
+}
+
+/* reg_sel = reg "." sel: a register with a video selector, one token (`%r2.b0`) or two (`%r2 .b0`, as ptxas takes
+ * it).  False, consuming nothing, when the token is not a register with a selector glued on. */
+static bool parse_reg_sel(Parser *ps, Opd *o) {
+    Tok t = ps->tok;
+    uint32_t dot = t.len;
+    while (dot > 0 && t.s[dot - 1] != '.') dot--;
+    if (t.kind != TK_IDENT || dot < 2 || !is_video_sel(t.s + dot, t.len - dot) || reg_lookup(ps, t.s, t.len) != UINT32_MAX)
+        return false;
+    uint32_t slot = reg_lookup(ps, t.s, dot - 1);
+    if (slot == UINT32_MAX) return false;
+    next(ps);
+    o->kind = OPD_REG;
+    o->slot = slot;
+    o->sel = t.s + dot;
+    o->sellen = t.len - dot;
+    return true;
 }
 
 static bool parse_reg_or_name(Parser *ps, Opd *o) {
@@ -658,9 +690,16 @@ static bool parse_operand(Parser *ps, Opd *o, bool call) {
     bool neg = false, bang = false;
     if (accept(ps, '!')) bang = true;
     else if (accept(ps, '-')) neg = true;
-    if (!parse_reg_or_name(ps, o)) return false;
-    if (neg) return perr(ps, line, "negated register operands are not supported");
+    if (!parse_reg_sel(ps, o) && !parse_reg_or_name(ps, o)) return false;
+    if (o->kind == OPD_REG && !o->sel && ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.' &&
+        is_video_sel(ps->tok.s + 1, ps->tok.len - 1)) { /* `%r2 .b0` */
+        o->sel = ps->tok.s + 1;
+        o->sellen = ps->tok.len - 1;
+        next(ps);
+    }
+    if (neg && o->kind != OPD_REG) return perr(ps, line, "'-' before '%.*s', which is not a register", (int)o->nlen, o->name);
     o->neg = bang;
+    o->minus = neg;
     if (o->kind == OPD_SYM && (is_punct(&ps->tok, '+') || is_punct(&ps->tok, '-'))) {
         bool m = ps->tok.s[0] == '-';
         next(ps);
@@ -682,6 +721,7 @@ static bool put_operand(Parser *ps, EmuIns *in, unsigned i, Opd *o, unsigned *na
                 return perr(ps, line, "'!' is allowed only on predicate sources (a .pred register)");
             in->on[i] = 1; /* negated predicate source */
         }
+        if (o->sel || o->minus) return emu_video_operand(ps, in, i, o->sel, o->sellen, o->minus, line);
         return true;
     case OPD_IMM:
         in->o[i] = const_slot(ps, emu_imm_bits(&o->imm, emu_imm_type(in, i)), -1, 0);

@@ -53,6 +53,44 @@ bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint
     return true;
 }
 
+/* The video instructions' types and modifiers (PTX ISA, video instructions; what ptxas takes):
+ *   vadd vsub vabsdiff vmin vmax: .dtype.atype.btype [.sat] [.add|.min|.max];
+ *   vshl vshr: .dtype.atype.u32 [.sat] (.clamp|.wrap) [.add|.min|.max];
+ *   vmad: [.po] .dtype.atype.btype [.sat] [.shr7|.shr15];
+ *   vset: .atype.btype.cmp [.add|.min|.max] (cmp .eq .ne .lt .le .gt .ge);
+ *   vop2, vop4: .dtype.atype.btype [.sat] [.add], not .sat with .add; vset2, vset4: .atype.btype.cmp [.add];
+ * every type .u32 or .s32.  The secondary operations are decoded (parse_mods.c) for the ops that take them.  SIMD
+ * selectors not given are the identity: a's lanes from a (.h10, .b3210), b's from b (.h32, .b7654), every lane of d. */
+static bool check_video_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
+    bool set = EMU_IS_VSET(in->op), simd = EMU_IS_VIDEO_SIMD(in->op), shift = in->op == EMU_OP_VSHL || in->op == EMU_OP_VSHR;
+    bool ok = set ? ntypes == 2 && in->cmp >= EMU_CMP_EQ && in->cmp <= EMU_CMP_GE
+                  : ntypes == 3 && (in->ty3 == EMU_T_U32 || (in->ty3 == EMU_T_S32 && !shift));
+    ok = ok && (in->ty == EMU_T_U32 || in->ty == EMU_T_S32) && (in->ty2 == EMU_T_U32 || in->ty2 == EMU_T_S32);
+    if (!ok)
+        return perr(ps, line, "'%.*s' needs %s, each .u32 or .s32", (int)len, s,
+                    set ? ".atype.btype and a comparison (.eq .ne .lt .le .gt .ge)"
+                    : shift ? ".dtype.atype.u32 (b is unsigned)" : ".dtype.atype.btype");
+    uint32_t flags = in->flags, allowed = set ? 0 : EMU_F(SAT);
+    if (shift) {
+        if (!(flags & (EMU_F(CLAMP) | EMU_F(WRAP))) || (flags & EMU_F(CLAMP) && flags & EMU_F(WRAP)))
+            return perr(ps, line, "'%.*s' needs one of .clamp and .wrap (what happens to shifts past 32)", (int)len, s);
+        allowed |= EMU_F(CLAMP) | EMU_F(WRAP);
+    }
+    if ((flags & ~allowed) || in->rnd || in->space)
+        return perr(ps, line, "unsupported modifier in '%.*s' (%s)", (int)len, s,
+                    set ? "vset takes .atype.btype.cmp and .add, .min or .max" : shift ? ".sat, .clamp/.wrap, .add/.min/.max"
+                    : in->op == EMU_OP_VMAD ? ".po, .sat, .shr7/.shr15" : simd ? ".sat or .add" : ".sat, .add/.min/.max");
+    if (simd && (flags & EMU_F(SAT)) && in->mode == EMU_MODE_AADD)
+        return perr(ps, line, "'%.*s': .sat and .add exclude each other (the lanes' sum is not saturated)", (int)len, s);
+    if (simd) {
+        bool four = EMU_VIDEO_LANES(in->op) == 4;
+        in->vsel.asel = four ? 0 | 1 << 3 | 2 << 6 | 3 << 9 : 0 | 1 << 2;
+        in->vsel.bsel = four ? 4 | 5 << 3 | 6 << 6 | 7 << 9 : 2 | 3 << 2;
+        in->vsel.dsel = four ? 0xF : 0x3;
+    }
+    return true;
+}
+
 /* The modifiers an opcode needs, once all are decoded (decode_mods in parse.c): how many types, which
  * operation of a family, which combinations. */
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
@@ -65,15 +103,7 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
         if (!(in->flags & EMU_F(SAT)) || in->ty2 != EMU_T_S32 || !(wide ? ntypes == 2 : narrow && ntypes == 3 && in->ty3 == EMU_T_B32))
             return perr(ps, line, "'%.*s': cvt.pack.sat takes .u16/.s16.s32, or .u8/.s8/.u4/.s4/.u2/.s2.s32.b32", (int)len, s);
     }
-    if (EMU_IS_VIDEO(in->op)) {
-        bool set = in->op == EMU_OP_VSET2 || in->op == EMU_OP_VSET4;
-        bool ok = set ? ntypes == 2 && in->cmp >= EMU_CMP_EQ && in->cmp <= EMU_CMP_GE
-                      : ntypes == 3 && (in->ty3 == EMU_T_U32 || in->ty3 == EMU_T_S32);
-        ok = ok && (in->ty == EMU_T_U32 || in->ty == EMU_T_S32) && (in->ty2 == EMU_T_U32 || in->ty2 == EMU_T_S32);
-        if (!ok)
-            return perr(ps, line, "'%.*s' needs %s, each .u32 or .s32 (operand selectors and masks are not supported)", (int)len, s,
-                        set ? ".atype.btype and a comparison (.eq .ne .lt .le .gt .ge)" : ".dtype.atype.btype");
-    }
+    if (EMU_IS_VIDEO(in->op) && !check_video_mods(ps, in, ntypes, line, s, len)) return false;
     if (in->op == EMU_OP_LOP3 && in->ty != EMU_T_B32) return perr(ps, line, "'%.*s' needs .b32", (int)len, s);
     if ((in->op == EMU_OP_BMSK || in->op == EMU_OP_SZEXT) &&
         (!(in->flags & (EMU_F(CLAMP) | EMU_F(WRAP))) ||
@@ -282,6 +312,26 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
     return true;
 }
 
+/* The operands of a video instruction: registers (scalar forms: immediates too); a merge into c (d.b0 .. d.h1) or a
+ * secondary operation, not both; vmad negates a * b (-a xor -b) or c, not both, and neither with .po. */
+static bool check_video_operands(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    for (unsigned i = 0; i < in->nops; i++) {
+        bool imm = false;
+        for (uint32_t k = 0; k < ps->nconsts && !imm; k++) imm = ps->consts[k].slot == in->o[i];
+        if (in->ok[i] != EMU_OK_REG || (imm && EMU_IS_VIDEO_SIMD(in->op)))
+            return perr(ps, line, "'%.*s': operand %u must be a .b32 register%s", (int)len, s, i + 1,
+                        EMU_IS_VIDEO_SIMD(in->op) ? " (the SIMD video instructions take no immediates)" : " or an immediate");
+    }
+    if (!EMU_IS_VIDEO_SIMD(in->op) && in->vsel.dsel && in->mode)
+        return perr(ps, line, "'%.*s': a merge into c (a selector on d) and a secondary operation (.%s) exclude each other", (int)len,
+                    s, emu_mode_name(in->mode));
+    if (in->op == EMU_OP_VMAD && in->vsel.neg == (EMU_VNEG_PRODUCT | EMU_VNEG_C))
+        return perr(ps, line, "'%.*s' negates either a * b (one of -a and -b) or c, not both", (int)len, s);
+    if (in->op == EMU_OP_VMAD && in->vsel.neg && in->vsel.po)
+        return perr(ps, line, "'%.*s': .po (plus one) takes no negated operand", (int)len, s);
+    return true;
+}
+
 /* Checks operand count and destination kinds, per op. */
 bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     int want = -1, want_max = -1;
@@ -297,9 +347,12 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_MAD: case EMU_OP_MAD24: case EMU_OP_FMA: case EMU_OP_SELP: case EMU_OP_SLCT: case EMU_OP_BFE:
     case EMU_OP_PRMT: case EMU_OP_SAD: case EMU_OP_SHF: case EMU_OP_MADC: case EMU_OP_DP4A: case EMU_OP_DP2A:
         want = 4; break;
-    case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: case EMU_OP_VADD2: case EMU_OP_VADD4: case EMU_OP_VSUB2: case EMU_OP_VSUB4:
-    case EMU_OP_VAVRG2: case EMU_OP_VAVRG4: case EMU_OP_VMIN2: case EMU_OP_VMIN4: case EMU_OP_VMAX2: case EMU_OP_VMAX4:
-    case EMU_OP_VSET2: case EMU_OP_VSET4:
+    case EMU_OP_VADD: case EMU_OP_VSUB: case EMU_OP_VABSDIFF: case EMU_OP_VMIN: case EMU_OP_VMAX: case EMU_OP_VSHL:
+    case EMU_OP_VSHR: case EMU_OP_VSET:
+        want = in->mode || in->vsel.dsel ? 4 : 3; want_max = 4; break; /* c: the secondary operation's or the merge's */
+    case EMU_OP_VMAD: case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: case EMU_OP_VADD2: case EMU_OP_VADD4: case EMU_OP_VSUB2:
+    case EMU_OP_VSUB4: case EMU_OP_VAVRG2: case EMU_OP_VAVRG4: case EMU_OP_VMIN2: case EMU_OP_VMIN4: case EMU_OP_VMAX2:
+    case EMU_OP_VMAX4: case EMU_OP_VSET2: case EMU_OP_VSET4:
         want = 4; break;
     case EMU_OP_BFI: case EMU_OP_LOP3: want = 5; break;
     case EMU_OP_FNS: want = 4; break;
@@ -379,6 +432,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     if (want_max < 0) want_max = want;
     if (want >= 0 && (in->nops < want || in->nops > want_max))
         return perr(ps, line, "'%.*s' takes %d operand%s, found %u", (int)len, s, want, want == 1 ? "" : "s", in->nops);
+    if (EMU_IS_VIDEO(in->op) && !check_video_operands(ps, in, line, s, len)) return false;
     uint64_t lut;
     if (in->op == EMU_OP_LOP3 && (!const_value(ps, in->o[4], &lut) || lut > 255))
         return perr(ps, line, "'%.*s': the truth table is an immediate in 0..255", (int)len, s);

@@ -105,6 +105,9 @@ int emu_space_find(const char *s, size_t len);     /* an EmuSpace by name ("shar
 const char *emu_space_name(unsigned space);
 /* The opcode and modifiers of the instruction token s (len bytes, at PTX line `line`) into in. */
 bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32_t line);
+/* Operand i's video selector (sel: sellen bytes after the dot, NULL: none) and negation (`-a`) into in->vsel;
+ * false with a message where the instruction takes none (every instruction but the video ones). */
+bool emu_video_operand(Parser *ps, EmuIns *in, unsigned i, const char *sel, uint32_t sellen, bool neg, uint32_t line);
 /* The operand type an immediate at operand position i of in takes. */
 unsigned emu_imm_type(const EmuIns *in, unsigned i);
 

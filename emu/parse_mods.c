@@ -109,15 +109,15 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             if (strlen(type_info[t].name) == l && memcmp(type_info[t].name, p, l) == 0) {
                 if (ntypes == 0) in->ty = (uint8_t)t;
                 else if (ntypes == 1) in->ty2 = (uint8_t)t;
-                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || (EMU_IS_VIDEO(op) && op != EMU_OP_VSET2 &&
-                                         op != EMU_OP_VSET4) || op == EMU_OP_WMMA_MMA || op == EMU_OP_CVT_PACK))
+                else if (ntypes == 2 && (op == EMU_OP_MMA || op == EMU_OP_WGMMA || (EMU_IS_VIDEO(op) && !EMU_IS_VSET(op)) ||
+                                         op == EMU_OP_WMMA_MMA || op == EMU_OP_CVT_PACK))
                     in->ty3 = (uint8_t)t;
                 else if (ntypes == 3 && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA)) in->ty4 = (uint8_t)t;
                 ntypes++;
                 found = true;
             }
         if (found) continue;
-        if ((op == EMU_OP_SETP || op == EMU_OP_SET || op == EMU_OP_VSET2 || op == EMU_OP_VSET4) && (f = FIND(cmp_names, p, l)) > 0) {
+        if ((op == EMU_OP_SETP || op == EMU_OP_SET || EMU_IS_VSET(op)) && (f = FIND(cmp_names, p, l)) > 0) {
             in->cmp = (uint8_t)f;
             continue;
         }
@@ -131,12 +131,12 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         }
         if ((f = FIND(mode_names, p, l)) > 0) {
             bool ok = false;
+            if (EMU_IS_VIDEO(op)) { /* the secondary operation with c: SIMD .add (the lanes summed into c); scalar .add .min .max */
+                bool minmax = !EMU_IS_VIDEO_SIMD(op) && (f == EMU_MODE_AMIN || f == EMU_MODE_AMAX);
+                ok = op != EMU_OP_VMAD && (f == EMU_MODE_AADD || minmax);
+                if (ok && in->mode) return perr(ps, line, "two secondary operations in '%.*s'", (int)len, s);
+            }
             switch (op) {
-            case EMU_OP_VABSDIFF2: case EMU_OP_VABSDIFF4: case EMU_OP_VADD2: case EMU_OP_VADD4: case EMU_OP_VSUB2:
-            case EMU_OP_VSUB4: case EMU_OP_VAVRG2: case EMU_OP_VAVRG4: case EMU_OP_VMIN2: case EMU_OP_VMIN4: case EMU_OP_VMAX2:
-            case EMU_OP_VMAX4: case EMU_OP_VSET2: case EMU_OP_VSET4:
-                ok = f == EMU_MODE_AADD; /* .add: the lanes summed into c */
-                break;
             case EMU_OP_RED_ASYNC: case EMU_OP_CP_RED_BULK: case EMU_OP_CP_RED_BULK_TENSOR:
                 ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR && f != EMU_MODE_AEXCH && f != EMU_MODE_ACAS;
                 if (ok && in->mode) return perr(ps, line, "two reductions in '%.*s'", (int)len, s);
@@ -280,6 +280,12 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         if (op == EMU_OP_MBARRIER && l == 6 && memcmp(p, "expect", 6) == 0) continue; /* never alone */
         if (op == EMU_OP_PREFETCHU && l == 2 && memcmp(p, "L1", 2) == 0) { in->mode = 1; continue; } /* required: checked */
         if (op == EMU_OP_PMEVENT && l == 4 && memcmp(p, "mask", 4) == 0) { in->xflags |= EMU_XF_PM_MASK; continue; }
+        if (op == EMU_OP_VMAD && l == 2 && memcmp(p, "po", 2) == 0) { in->vsel.po = true; continue; }
+        if (op == EMU_OP_VMAD && ((l == 4 && memcmp(p, "shr7", 4) == 0) || (l == 5 && memcmp(p, "shr15", 5) == 0))) {
+            if (in->vsel.scale) return perr(ps, line, "two scales (.shr7, .shr15) in '%.*s'", (int)len, s);
+            in->vsel.scale = l == 4 ? 7 : 15;
+            continue;
+        }
         return perr(ps, line, "unsupported modifier '.%.*s' in '%.*s'", (int)l, p, (int)len, s);
     }
     if (op == EMU_OP_FENCE && in->space == EMU_SP_GLOBAL) in->xflags &= (uint8_t)~EMU_XF_PROXY_ASYNC; /* fence.proxy.async.global */
@@ -289,6 +295,66 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         return perr(ps, line, "'%.*s' needs %s and a shape (.m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4)", (int)len, s,
                     op == EMU_OP_WMMA_MMA ? "A's and B's layouts (.row/.col)" : "a layout (.row/.col)");
     return emu_check_mods(ps, in, ntypes, line, s, len);
+}
+
+/* ---- video operand selectors ----
+ * The forms (PTX ISA, "Scalar Video Instructions" and "SIMD Video Instructions"; ptxas takes no others):
+ *   scalar: a and b .b0 .b1 .b2 .b3 .h0 .h1 (the whole word without one); d the same, a merge into c (not vmad);
+ *   vop2: a and b .hxy, x and y halves 0-3 of {b, a}, lane 1's first; d a mask .h0 .h1 .h10;
+ *   vop4: a and b .bxyzw, bytes 0-7 of {b, a}, lane 3's first; d a mask of lanes 0-3 in descending order (.b0 .. .b3210).
+ * c takes none, and only vmad's a, b and c may be negated (`-a`). */
+static int video_sel_code(unsigned op, unsigned i, const char *s, uint32_t len) {
+    if (len < 2 || (s[0] != 'b' && s[0] != 'h')) return -1;
+    for (uint32_t k = 1; k < len; k++)
+        if (s[k] < '0' || s[k] > '7') return -1;
+    if (!EMU_IS_VIDEO_SIMD(op)) {
+        if (len != 2 || (op == EMU_OP_VMAD && i == 0)) return -1;
+        unsigned k = (unsigned)(s[1] - '0');
+        return s[0] == 'b' ? (k <= 3 ? EMU_VSEL_B0 + (int)k : -1) : (k <= 1 ? EMU_VSEL_H0 + (int)k : -1);
+    }
+    unsigned lanes = EMU_VIDEO_LANES(op), bits = lanes == 2 ? 2 : 3, code = 0;
+    if (s[0] != (lanes == 2 ? 'h' : 'b')) return -1;
+    if (i == 0) { /* the mask: distinct lanes, highest first */
+        if (len - 1 > lanes) return -1;
+        for (uint32_t k = 1; k < len; k++) {
+            unsigned lane = (unsigned)(s[k] - '0');
+            if (lane >= lanes || (k > 1 && lane >= (unsigned)(s[k - 1] - '0'))) return -1;
+            code |= 1u << lane;
+        }
+        return (int)code;
+    }
+    if (len - 1 != lanes) return -1;
+    for (uint32_t k = 1; k < len; k++) { /* lane lanes-k's source */
+        unsigned src = (unsigned)(s[k] - '0');
+        if (src >= 2 * lanes) return -1;
+        code |= src << (bits * (lanes - k));
+    }
+    return (int)code;
+}
+
+bool emu_video_operand(Parser *ps, EmuIns *in, unsigned i, const char *sel, uint32_t sellen, bool neg, uint32_t line) {
+    const char *name = emu_op_name(in->op);
+    if (!EMU_IS_VIDEO(in->op) && sel)
+        return perr(ps, line, "'%s' takes no operand selector ('.%.*s' on operand %u): only video instructions do", name, (int)sellen,
+                    sel, i + 1);
+    if (neg) {
+        if (in->op != EMU_OP_VMAD || i == 0)
+            return perr(ps, line, "'-' on operand %u of '%s': negated registers are vmad's sources a, b and c only", i + 1, name);
+        in->vsel.neg ^= i == 3 ? EMU_VNEG_C : EMU_VNEG_PRODUCT; /* -a xor -b negates the product */
+    }
+    if (!sel) return true;
+    int code = i < 3 ? video_sel_code(in->op, i, sel, sellen) : -1;
+    if (code < 0) {
+        const char *forms = !EMU_IS_VIDEO_SIMD(in->op) ? (in->op == EMU_OP_VMAD && i == 0 ? "none" : ".b0 .b1 .b2 .b3 .h0 .h1")
+                            : EMU_VIDEO_LANES(in->op) == 2 ? (i == 0 ? "the mask .h0 .h1 .h10" : ".hxy, x and y halves 0-3 of {b, a}")
+                            : (i == 0 ? "a mask .b0 .. .b3210, lanes in descending order" : ".bxyzw, x y z w bytes 0-7 of {b, a}");
+        return perr(ps, line, "'%s': no selector '.%.*s' on operand %u (%s: %s)", name, (int)sellen, sel, i + 1,
+                    i == 0 ? "d" : i == 1 ? "a" : i == 2 ? "b" : "c", i == 3 ? "none" : forms);
+    }
+    if (i == 0) in->vsel.dsel = (uint8_t)code;
+    else if (i == 1) in->vsel.asel = (uint16_t)code;
+    else in->vsel.bsel = (uint16_t)code;
+    return true;
 }
 
 /* Operand type for an immediate at position i. */

@@ -274,9 +274,9 @@ static uint64_t r_pack_s8(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(
 static uint64_t r_pack_u16(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 16, false); }
 static uint64_t r_pack_s4(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 4, true); }
 static uint64_t r_pack_u2(uint64_t a, uint64_t b, uint64_t c) { return pack_sat(a, b, c, 2, false); }
-/* SIMD video instructions: op per lane of 8 (lanes 4) or 16 bits; 'a' add, 's' sub, 'v' average, 'n' min,
- * 'x' max, 'l' set.lt; as/bs: lanes signed; ds/sat: saturate to the signed or unsigned lane range; add: c + the
- * lanes' sum */
+/* SIMD video instructions: op per lane of 8 (lanes 4) or 16 bits; 'a' add, 's' sub, 'v' average (the ISA's vavrg:
+ * (s + 1) >> 1 for a sum s >= 0, else s >> 1), 'n' min, 'x' max, 'l' set.lt; as/bs: lanes signed; ds/sat: saturate
+ * to the signed or unsigned lane range; add: c + the lanes' sum (test_emu_video.c has the selectors and masks) */
 static uint64_t ref_video(char op, unsigned lanes, bool as, bool bs, bool ds, bool sat, bool add, uint64_t a, uint64_t b,
                           uint64_t c) {
     unsigned w = 32 / lanes;
@@ -286,8 +286,8 @@ static uint64_t ref_video(char op, unsigned lanes, bool as, bool bs, bool ds, bo
         uint32_t ra = (U32(a) >> (w * i)) & m, rb = (U32(b) >> (w * i)) & m;
         int64_t x = as ? (lanes == 4 ? (int8_t)ra : (int16_t)ra) : (int64_t)ra;
         int64_t y = bs ? (lanes == 4 ? (int8_t)rb : (int16_t)rb) : (int64_t)rb;
-        int64_t v = op == 'a' ? x + y : op == 's' ? x - y : op == 'v' ? (x + y + 1) >> 1 : op == 'n' ? (x < y ? x : y)
-                  : op == 'x' ? (x > y ? x : y) : (x < y);
+        int64_t v = op == 'a' ? x + y : op == 's' ? x - y : op == 'v' ? (x + y >= 0 ? (x + y + 1) >> 1 : (x + y) >> 1)
+                  : op == 'n' ? (x < y ? x : y) : op == 'x' ? (x > y ? x : y) : (x < y);
         sum += v;
         if (sat) v = v < lo ? lo : v > hi ? hi : v;
         r |= ((uint32_t)v & m) << (w * i);
