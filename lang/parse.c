@@ -808,15 +808,15 @@ Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
     Token *t = peek(&p);
     bool neg = accept(&p, TK_MINUS);
     Node *n = NULL;
-    if (at(&p, TK_INT) || at(&p, TK_FLOAT) || at(&p, TK_TRUE) || at(&p, TK_FALSE) || (!neg && at(&p, TK_TYPE)))
-        n = primary(&p);
+    if (at(&p, TK_INT) || at(&p, TK_FLOAT) || at(&p, TK_TRUE) || at(&p, TK_FALSE) || (!neg && (at(&p, TK_TYPE) || at(&p, TK_NONE))))
+        n = primary(&p); /* None: a const parameter passed as None (Triton's constexpr None) */
     else if (!neg && (at(&p, TK_STRING) || at(&p, TK_IDENT))) { /* a string: "leaky relu", or relu unquoted */
         Token *s = next(&p);
         n = new_node(&p, N_STR, s->loc);
         n->name = s->kind == TK_STRING ? s->str : arena_strndup(a, s->text, s->len);
     }
     if (!n || !at(&p, TK_EOF)) {
-        parse_error(&p, t->loc, "invalid value '%.*s': expected a number, true, false, a type name or a string",
+        parse_error(&p, t->loc, "invalid value '%.*s': expected a number, true, false, None, a type name or a string",
                     (int)(src->len > 40 ? 40 : src->len), src->text);
         return NULL;
     }

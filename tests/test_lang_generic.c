@@ -261,6 +261,18 @@ Test(lang_generic, strings_and_types_misused) {
     tile_compile_options o = {.defines = (const char *const[]){"A=-x", NULL}};
     tile_compiled c;
     cr_expect_eq(tile_compile_source("t.tile", "const A = 1;\nkernel k(p: *i32) { }\n", &o, &c), TILE_ERROR_INVALID_VALUE);
-    cr_expect(strstr(c.diagnostics, "expected a number, true, false, a type name or a string"), "%s", c.diagnostics);
+    cr_expect(strstr(c.diagnostics, "expected a number, true, false, None, a type name or a string"), "%s", c.diagnostics);
     tile_compiled_free(&c);
+}
+
+/* -D NAME=None (Python's constexpr None): the const is None, so `NAME is None` picks code at compile time. */
+Test(lang_generic, define_none) {
+    const char *src = "kernel k(p: *i32, const ACT = 1) {\n    if ACT is None { store(p, 7); } else { store(p, ACT + 40); }\n}\n";
+    for (int none = 0; none < 2; none++) {
+        tile_compile_options o = {.defines = none ? (const char *const[]){"ACT=None", NULL} : NULL, .tir_only = 1};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+        cr_expect(strstr(c.tir, none ? "value=7" : "value=41") && !strstr(c.tir, none ? "value=41" : "value=7"), "%s", c.tir);
+        tile_compiled_free(&c);
+    }
 }

@@ -138,6 +138,8 @@ class Module:
 
 
 def _define_value(name, v):
+    if v is None:  # Triton's constexpr None: `NAME is None` in the kernel
+        return "None"
     if isinstance(v, bool):
         return "1" if v else "0"
     if isinstance(v, (int, float)):
@@ -153,7 +155,7 @@ def _define_value(name, v):
             return "i1"
         if dt.kind in kinds:
             return "%s%d" % (kinds[dt.kind], 8 * dt.itemsize)
-    raise TypeError("constexpr %s: expected an int, float, bool, str or NumPy dtype, got %r" % (name, type(v).__name__))
+    raise TypeError("constexpr %s: expected an int, float, bool, str, None or NumPy dtype, got %r" % (name, type(v).__name__))
 
 
 def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=None, device=None, specialize=True,
