@@ -219,6 +219,17 @@ class Launch(unittest.TestCase):
         # None for an integer is still a TypeError
         with self.assertRaises(TypeError):
             k[1,](x, b, out, None)
+        # a constexpr None (Triton's): the const is None in the kernel
+        src = ("kernel scale(x: *f32, n: i32, const F = 2.0) {\n"
+               "    let o = arange(0, 128);\n"
+               "    let v = load(x + o, o < n, 0.0);\n"
+               "    if F is not None { v = v * F; }\n"
+               "    store(x + o, v + 1.0, o < n);\n"
+               "}\n")
+        for f, want in ((None, x.astype(np.float64) + 1), (3.0, x.astype(np.float64) * 3 + 1)):
+            y = x.copy()
+            tile.compile(src, F=f).scale[1,](y, 100)
+            close(self, y[:100], want[:100], 1e-6, 1e-6)
 
     def test_writes_numpy_memory_in_place(self):
         n = 515
