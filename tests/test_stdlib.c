@@ -386,3 +386,89 @@ Test(stdlib, clash_with_an_import_is_reported_at_the_file) {
               "%s", c.diagnostics);
     tile_compiled_free(&c);
 }
+
+/* libdevice.tile (Triton's libdevice names), found without an import: each function on special and random
+ * inputs (NaN, infinities, signed zeros, halves for the roundings) against C's. */
+Test(stdlib, libdevice_names) {
+    Dev d;
+    load(&d,
+         "kernel k(x: *f32, y: *f32, o: *f32, l: *i64, b: *i32, ib: *i32, iw: *i64, n: i32) {\n"
+         "  let i = arange(0, 128);\n  let m = i < n;\n"
+         "  let v = load(x + i, m, 0.0);\n  let w = load(y + i, m, 0.0);\n"
+         "  store(o + 0 + i, fast_expf(v), m);\n"
+         "  store(o + 128 + i, fast_exp10f(v), m);\n"
+         "  store(o + 256 + i, fast_logf(abs(v)), m);\n"
+         "  store(o + 384 + i, fast_log2f(abs(v)), m);\n"
+         "  store(o + 512 + i, fast_log10f(abs(v)), m);\n"
+         "  store(o + 640 + i, fast_powf(abs(v), w), m);\n"
+         "  store(o + 768 + i, fast_sinf(v), m);\n"
+         "  store(o + 896 + i, fast_cosf(v), m);\n"
+         "  store(o + 1024 + i, fast_tanf(v), m);\n"
+         "  store(o + 1152 + i, fast_dividef(v, w), m);\n"
+         "  store(o + 1280 + i, nearbyint(v), m);\n"
+         "  store(o + 1408 + i, saturatef(v), m);\n"
+         "  store(o + 1536 + i, fmax(v, w), m);\n"
+         "  store(o + 1664 + i, fmin(v, w), m);\n"
+         "  store(o + 1792 + i, fdim(v, w), m);\n"
+         "  store(o + 1920 + i, rcbrt(v), m);\n"
+         "  store(l + i, llrint(v), m);\n  store(l + 128 + i, llround(v), m);\n"
+         "  store(b + i, (isfinite(v) as i32) + 2 * (isfinited(v) as i32) + 4 * (isinfd(v) as i32) + 8 * (isnand(v) as i32) + 16 * (signbitd(v) as i32), m);\n"
+         "  let ii = load(ib + i, m, 0);\n  store(b + 128 + i, ffs(ii), m);\n"
+         "  let jj = load(iw + i, m, 0);\n  store(b + 256 + i, ffsll(jj), m);\n"
+         "}\n",
+         "k");
+    enum { N = 128 };
+    float hx[N], hy[N];
+    int32_t hi[N];
+    int64_t hw[N];
+    const float sp[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 1.0f, 3e9f, -3e9f, 0.25f, 7.0f};
+    srand(7);
+    for (int i = 0; i < N; i++) {
+        hx[i] = i < 16 ? sp[i] : (float)((rand() % 20000) - 10000) / 997.0f;
+        hy[i] = i < 16 ? sp[(i * 5 + 3) % 16] : i % 7 == 0 ? NAN : (float)((rand() % 20000) - 10000) / 1231.0f;
+        hi[i] = i < 4 ? (int32_t[]){0, 1, INT32_MIN, -1}[i] : (int32_t)((unsigned)rand() << (i % 31));
+        hw[i] = i < 4 ? (int64_t[]){0, 1, INT64_MIN, -1}[i] : (int64_t)((uint64_t)(unsigned)rand() << (i % 63));
+    }
+    int n = N;
+    uint64_t x = buf(&d, sizeof hx, hx), y = buf(&d, sizeof hy, hy), o = buf(&d, 16 * N * 4, NULL), l = buf(&d, 2 * N * 8, NULL),
+             b = buf(&d, 3 * N * 4, NULL), ib = buf(&d, sizeof hi, hi), iw = buf(&d, sizeof hw, hw);
+    void *params[] = {&x, &y, &o, &l, &b, &ib, &iw, &n};
+    run(&d, 1, params);
+    static float ho[16 * N];
+    int64_t hl[2 * N];
+    int32_t hb[3 * N];
+    dev_memcpy_dtoh(d.dev, ho, o, sizeof ho);
+    dev_memcpy_dtoh(d.dev, hl, l, sizeof hl);
+    dev_memcpy_dtoh(d.dev, hb, b, sizeof hb);
+    for (int i = 0; i < N; i++) {
+        double v = hx[i], w = hy[i];
+        double want[16] = {exp(v), pow(10, v), log(fabs(v)), log2(fabs(v)), log10(fabs(v)), exp2(w * log2(fabs(v))), sin(v), cos(v),
+                           tan(v), v / w, nearbyint(v), isnan(v) ? 0 : fmin(fmax(v, 0), 1), fmax(v, w), fmin(v, w), fdim(v, w),
+                           1 / cbrt(v)};
+        /* exact: the roundings, saturatef, fmax/fmin, fdim (NaN as NaN, zeros by sign); approximate: the fast forms */
+        for (int j = 0; j < 16; j++) want[j] = (float)want[j]; /* the f32 result: x - y, x / y rounded once */
+        static const double rel[16] = {1e-5, 1e-5, 1e-5, 1e-5, 1e-5, 1e-4, 1e-5, 1e-5, 1e-4, 1e-6, 0, 0, 0, 0, 0, 2e-7};
+        for (int j = 0; j < 16; j++) {
+            double got = ho[j * N + i], tol = rel[j] * fabs(want[j]) + (j >= 6 && j <= 8 ? 1e-6 : 0);
+            if ((j == 6 || j == 7 || j == 8) && fabs(v) > 1e3) continue; /* the fast trigonometric forms: within 2^-21.4 of one period */
+            if (isnan(want[j]) || isnan(got)) {
+                cr_expect(isnan(want[j]) && isnan(got), "f[%d](%g, %g) = %g, want %g", j, v, w, got, want[j]);
+                continue;
+            }
+            if (isinf(want[j]) || tol == 0) {
+                cr_expect(got == want[j] && signbit(got) == signbit(want[j]), "f[%d](%g, %g) = %g, want %g", j, v, w, got, want[j]);
+                continue;
+            }
+            cr_expect(fabs(got - want[j]) <= tol, "f[%d](%g, %g) = %.9g, want %.9g", j, v, w, got, want[j]);
+        }
+        if (isfinite(v) && fabs(v) < 9e18) {
+            cr_expect_eq(hl[i], llrint(v), "llrint(%g) = %lld", v, (long long)hl[i]);
+            cr_expect_eq(hl[N + i], llround(v), "llround(%g) = %lld", v, (long long)hl[N + i]);
+        }
+        int bits = !!isfinite(v) + 2 * !!isfinite(v) + 4 * !!isinf(v) + 8 * !!isnan(v) + 16 * !!signbit(v);
+        cr_expect_eq(hb[i], bits, "class bits of %g: %d, want %d", v, hb[i], bits);
+        cr_expect_eq(hb[N + i], __builtin_ffs(hi[i]), "ffs(%d) = %d", hi[i], hb[N + i]);
+        cr_expect_eq(hb[2 * N + i], __builtin_ffsll(hw[i]), "ffsll(%lld) = %d", (long long)hw[i], hb[2 * N + i]);
+    }
+    done(&d);
+}
