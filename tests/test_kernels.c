@@ -575,7 +575,12 @@ static void spill_moe(SpillList *l) {
         }
         spill_add(l, "moe/experts.tile", down[i], "BM=64 BN=64 BK=32", down16, false);
         spill_add(l, "moe/experts.tile", down[i], "BM=64 BN=64 BK=32", NULL, true);
-        /* wgmma targets with vector loads (moe.c expert_tiles): BM 64 and 128, K steps of 64 */
+        /* wgmma targets with vector loads (moe.c expert_tiles): BM 16 and 32 with K steps of 128, BM 64 and 128 with 64 */
+        for (int bm = 16; bm <= 32; bm *= 2) {
+            snprintf(d, sizeof d, "BM=%d BN=64 BK=128 num_stages=3", bm);
+            spill_add(l, "moe/experts.tile", gate[i], d, gate16, false)->only_arch = 1;
+            spill_add(l, "moe/experts.tile", down[i], d, down16, false)->only_arch = 1;
+        }
         spill_add(l, "moe/experts.tile", gate[i], "BM=64 BN=64 BK=64 num_warps=4 num_stages=3", gate16, false)->only_arch = 1;
         spill_add(l, "moe/experts.tile", gate[i], "BM=128 BN=64 BK=64 num_warps=8 num_stages=3", gate16, false)->only_arch = 1;
         spill_add(l, "moe/experts.tile", down[i], "BM=64 BN=128 BK=64 num_warps=4 num_stages=3", down16, false)->only_arch = 1;

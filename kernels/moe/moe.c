@@ -85,11 +85,22 @@ typedef struct ExpertTile {
  * BN 64 (two 128 x 64 accumulators, the A tile shared: a 128 x 128 GEMM tile), down BN 256 (128 with f8
  * weights: a BN that divides 128 for block scales, and 48-2212 bytes of spills at 256); BM 64, 4 warps,
  * gate_up BN 64, down BN 128, about 99 KB of shared memory so that two programs share a multiprocessor.
- * ptxas reports no spills at any of them (tests/test_kernels.c). */
+ * Below BM 64 (decode: a few rows an expert, reading the weights is the time) K steps of 128: 32 KB of
+ * gate_up's weights a stage instead of 8 (the 4-warp mma.sync tiles of BM 16 and 32).  The producer runs
+ * two stages ahead, so a multiprocessor had 4 programs x 2 x 8 KB = 64 KB of loads in flight at BM 16
+ * (58 registers, 29 KB of shared memory each), and an H200 read the weights at 2.4-2.6 TB/s of its 4.8;
+ * at K steps of 128 it has 2 x 2 x 36 KB = 144 KB (112 KB of shared memory each).  By Little's law that
+ * keeps 4.8 TB/s up at up to ~4 us of latency under load, where 64 KB did at ~1.8 us (a model, not yet
+ * measured).  ptxas reports no spills at any of them (tests/test_kernels.c). */
 static void expert_tiles(int bm, bool wgmma, bool vec, const tile_moe_args *a, bool f8, ExpertTile *gu, ExpertTile *dn) {
     *gu = (ExpertTile){vec ? BN : BN_SCALAR, !vec && bm == 16 && a->scales == TILE_MOE_SCALES_BLOCK128 ? BK_SCALAR_BLOCK : BK, 0, 0};
     *dn = (ExpertTile){BN, BK, 0, 0};
-    if (!wgmma || !vec || bm < 64) return;
+    if (!wgmma || !vec) return;
+    if (bm < 64) {
+        *gu = (ExpertTile){BN, 128, 0, 3};
+        *dn = (ExpertTile){BN, 128, 0, 3};
+        return;
+    }
     int warps = bm == 128 ? 8 : 4;
     *gu = (ExpertTile){64, 64, warps, 3};
     *dn = (ExpertTile){bm == 128 && !f8 ? 256 : 128, 64, warps, 3};
