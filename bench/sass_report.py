@@ -137,7 +137,12 @@ CONFIGS += [
     ("moe/experts.tile", "moe_gate_up_f16", [], GATE_SPECS, "moe gate_up f16 64x64x32 (sm_80 launch)", ["moe_gate_up_f16"]),
     ("moe/experts.tile", "moe_down_f16", [], DOWN_SPECS, "moe down f16 64x64x32 (sm_80 launch)", ["moe_down_f16"]),
     # as tile_moe_forward launches them on sm_90a (moe.c expert_tiles): a producer warpgroup for the weights' tensor
-    # maps, K steps of 64, BM 64 on one computing warpgroup, BM 128 (from 256 slots an expert on average) on two
+    # maps; BM 16 (decode) with K steps of 128; K steps of 64 with BM 64 on one computing warpgroup, BM 128 (from 256
+    # slots an expert on average) on two
+    ("moe/experts.tile", "moe_gate_up_f16", ["BM=16", "BN=64", "BK=128", "num_stages=3", "warp_specialize=1"],
+     GATE_SPECS, "moe gate_up f16 16x64x128 ws (sm_90a decode launch)", []),
+    ("moe/experts.tile", "moe_down_f16", ["BM=16", "BN=64", "BK=128", "num_stages=3", "warp_specialize=1"],
+     DOWN_SPECS, "moe down f16 16x64x128 ws (sm_90a decode launch)", []),
     ("moe/experts.tile", "moe_gate_up_f16", ["BM=64", "BN=64", "BK=64", "num_warps=4", "num_stages=3", "warp_specialize=1"],
      GATE_SPECS, "moe gate_up f16 64x64x64 ws (sm_90a launch)", []),
     ("moe/experts.tile", "moe_down_f16", ["BM=64", "BN=128", "BK=64", "num_warps=4", "num_stages=3", "warp_specialize=1"],
