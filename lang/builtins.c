@@ -60,7 +60,7 @@
     X(CBRT, "cbrt", 1, "x", CBRT, MATH, 0)                                                 \
     X(TAN, "tan", 1, "x", TAN, MATH, 0) X(LOG10, "log10", 1, "x", LOG10, MATH, 0)          \
     X(EXP10, "exp10", 1, "x", EXP10, MATH, 0) X(ERFINV, "erfinv", 1, "x", ERFINV, MATH, 0) \
-    X(LGAMMA, "lgamma", 1, "x", LGAMMA, MATH, 0)                                           \
+    X(LGAMMA, "lgamma", 1, "x", LGAMMA, MATH, 0) X(TGAMMA, "tgamma", 1, "x", TGAMMA, MATH, 0) \
     X(POW, "pow", 2, "x y", POW, PLAIN, 0)                                                 \
     X(HYPOT, "hypot", 2, "x y", HYPOT, PLAIN, 0)                                           \
     X(UMULHI, "umulhi", 2, "x y", UMULHI, PLAIN, 0)                                        \

@@ -9,7 +9,7 @@
  * exp and exp2 flush subnormals (ex2.approx.ftz) unless marked exact
  * (docs/language.md, "Precision of math functions"); asin acos atan atan2
  * sinh cosh log1p expm1 fmod are llvm_math.c's; f64 math and the f32 forms of
- * asinh acosh atanh pow erfc cbrt hypot tan log10 exp10 erfinv lgamma are llvm_math64.c's. */
+ * asinh acosh atanh pow erfc cbrt hypot tan log10 exp10 erfinv lgamma tgamma are llvm_math64.c's. */
 #include "llvm_ctx.h"
 #include "../support/target.h"
 #include "../support/hostfloat.h"
@@ -311,7 +311,7 @@ static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x, int per
     }
     switch (i->op) { /* f32, f16, bf16 computed in f64 and rounded once */
     case OP_ASINH: case OP_ACOSH: case OP_ATANH: case OP_POW: case OP_ERFC: case OP_CBRT: case OP_HYPOT:
-    case OP_TAN: case OP_LOG10: case OP_EXP10: case OP_ERFINV: case OP_LGAMMA: {
+    case OP_TAN: case OP_LOG10: case OP_EXP10: case OP_ERFINV: case OP_LGAMMA: case OP_TGAMMA: {
         LLVMValueRef a = LLVMBuildFPExt(l->b, x[0], l->t_f64, "");
         LLVMValueRef b = x[1] ? LLVMBuildFPExt(l->b, x[1], l->t_f64, "") : NULL;
         return LLVMBuildFPTrunc(l->b, f64(l, i->op, a, b), ty, "");
@@ -598,7 +598,7 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
         case OP_ROUND: case OP_RINT: case OP_TRUNC: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_ATAN2:
         case OP_SINH: case OP_COSH: case OP_LOG1P: case OP_EXPM1: case OP_FMOD: case OP_COPYSIGN: case OP_ASINH:
         case OP_ACOSH: case OP_ATANH: case OP_POW: case OP_ERFC: case OP_CBRT: case OP_HYPOT:
-        case OP_TAN: case OP_LOG10: case OP_EXP10: case OP_ERFINV: case OP_LGAMMA: {
+        case OP_TAN: case OP_LOG10: case OP_EXP10: case OP_ERFINV: case OP_LGAMMA: case OP_TGAMMA: {
             if (!is_f(odt)) {
                 ll_error(l, i->loc, "'%s' needs a floating-point operand, got %s", tir_op_info[i->op].name, dtype_name(odt));
                 return false;

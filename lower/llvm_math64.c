@@ -42,6 +42,9 @@
  *      below, the Taylor series at 2 (|z| <= 1/2) after shifting by factors
  *      x - k multiplied as a double-double, or log1p and log near and below
  *      1; negative x by reflection with sin(pi x) from an exact reduction.
+ *      tgamma: e^ of the same Stirling exponent (a double-double) from 8; below,
+ *      e^lgamma on [1, 2) times the exact factors as a double-double; (0, 1)
+ *      by tgamma(1 + x) / x; negative x by reflection through tgamma(-x).
  * Measured accuracy: docs/language.md; tests/test_math.c checks it. */
 #include "llvm_math.h"
 
@@ -786,6 +789,69 @@ static LLVMValueRef lgamma64(M *m, LLVMValueRef x) {
     return sel(m, isnan_(m, x), x, v);
 }
 
+/* tgamma for x >= 0 (+0: +inf, -0 is the caller's).  x >= 8: e^((x - 1/2) log x - x + log(2 pi) / 2 + Stirling's
+ * series) with the exponent a double-double (lgamma_pos's) into exp's low part; [1, 8): e^lgamma(y), y = x - n in
+ * [1, 2) (|lgamma(y)| < 0.13, so e^ adds an ulp or so), times the factors x - 1 ... x - n, each exact, multiplied
+ * as a double-double; (0, 1): tgamma(1 + x) / x (1 + x rounded moves tgamma by at most 0.6 of its ulp).  The
+ * result is scaled by 2^-scale (from 8 on: the reflection's tgamma(-x) past 171.6, which would overflow). */
+static LLVMValueRef tgamma_pos(M *m, LLVMValueRef x, LLVMValueRef scale) {
+    LLVMValueRef xb = bin(m, "llvm.maxnum", x, c(m, 8)), lh, ll;
+    log_dd(m, xb, &lh, &ll);
+    LLVMValueRef t = sub(m, xb, c(m, 0.5)), uh, ul;
+    two_sum(m, lh, c(m, -1), &uh, &ul);
+    ul = add(m, ul, ll);
+    LLVMValueRef ph = mul(m, t, uh), pl = mfma(m, t, ul, mfma(m, t, uh, neg(m, ph)));
+    LLVMValueRef ix = mdiv(m, c(m, 1), xb);
+    LLVMValueRef ser = mul(m, ix, poly(m, mul(m, ix, ix), LGAMMA_STIRLING, 8));
+    /* the exponent's high part takes log(2 pi) / 2 - 1/2 + the series, so that its low part stays tiny (exp's
+     * reduction leaves |r| <= 0.35 for its polynomial only without a large low part) */
+    LLVMValueRef eh, el;
+    two_sum(m, ph, add(m, c(m, HALF_LOG_2PI - 0.5), ser), &eh, &el);
+    el = add(m, el, add(m, pl, c(m, HALF_LOG_2PI_LO)));
+    LLVMValueRef en, eu = exp_reduce(m, bin(m, "llvm.minnum", eh, c(m, 1100)), el, &en);
+    LLVMValueRef big = ldexp2(m, add(m, c(m, 1), eu), sub(m, en, scale));
+    LLVMValueRef lt1 = fcmp(m, LLVMRealOLT, x, c(m, 1));
+    LLVMValueRef xm = bin(m, "llvm.minnum", bin(m, "llvm.maxnum", sel(m, lt1, add(m, c(m, 1), x), x), c(m, 1)), c(m, 8));
+    LLVMValueRef n = bin(m, "llvm.minnum", un(m, "llvm.floor", sub(m, xm, c(m, 1))), c(m, 6));
+    LLVMValueRef g = exp_core(m, lgamma_pos(m, sub(m, xm, n)), NULL, 0);
+    LLVMValueRef qh = c(m, 1), ql = c(m, 0);
+    for (int k = 1; k <= 6; k++) {
+        LLVMValueRef f = sel(m, fcmp(m, LLVMRealOGE, n, c(m, k)), sub(m, xm, c(m, k)), c(m, 1));
+        LLVMValueRef h = mul(m, qh, f);
+        ql = mfma(m, ql, f, mfma(m, qh, f, neg(m, h)));
+        qh = h;
+    }
+    LLVMValueRef mid = mfma(m, g, ql, mul(m, g, qh));
+    mid = sel(m, lt1, mdiv(m, mid, x), mid);
+    return sel(m, fcmp(m, LLVMRealOGE, x, c(m, 8)), big, mid);
+}
+
+/* tgamma: x >= 0 above (past 171.62 inf; -0: -inf); x < 0 by reflection, -pi / (x sin(pi x) tgamma(-x)) (-x
+ * exact, where 1 - x would round), sin(pi x) = (-1)^k sin(pi r) with r = x - rint(x) exact and pi r a
+ * double-double; below -170 tgamma(-x) is taken 2^-600 times and the quotient 2^600 times back (one rounding,
+ * into the subnormals), below -184 it is +-0.  NaN at the negative integers and -inf, as C's. */
+static LLVMValueRef tgamma64(M *m, LLVMValueRef x) {
+    LLVMValueRef negx = fcmp(m, LLVMRealOLT, x, c(m, 0)), far = fcmp(m, LLVMRealOLT, x, c(m, -170));
+    LLVMValueRef a = fabs_(m, x);
+    LLVMValueRef ga = tgamma_pos(m, a, sel(m, far, c(m, 600), c(m, 0)));
+    LLVMValueRef k = un(m, "llvm.rint", x), r = sub(m, x, k); /* in [-1/2, 1/2]; 0 at the integers */
+    LLVMValueRef sh = mul(m, r, c(m, PI_DD_HI)), sl = mfma(m, r, c(m, PI_DD_LO), mfma(m, r, c(m, PI_DD_HI), neg(m, sh)));
+    LLVMValueRef s = mfma(m, sl, sincos64(m, sh, true), sincos64(m, sh, false));
+    LLVMValueRef odd = fcmp(m, LLVMRealONE, sub(m, k, mul(m, c(m, 2), un(m, "llvm.floor", mul(m, k, c(m, 0.5))))), c(m, 0));
+    s = sel(m, odd, neg(m, s), s);
+    LLVMValueRef refl = mdiv(m, c(m, -PI_HI), mul(m, mul(m, x, s), ga));
+    refl = sel(m, far, ldexp2(m, refl, c(m, -600)), refl);
+    refl = sel(m, fcmp(m, LLVMRealOLT, x, c(m, -184)), copysign2(m, c(m, 0), s), refl); /* below the subnormals */
+    refl = sel(m, fcmp(m, LLVMRealOEQ, r, c(m, 0)), c(m, NAN), refl); /* the poles */
+    /* -2^-52 < x < 0: 1 / x (- Euler's gamma, below half an ulp); pi x would lose digits as a subnormal */
+    refl = sel(m, fcmp(m, LLVMRealOGT, x, c(m, -0x1p-52)), mdiv(m, c(m, 1), x), refl);
+    LLVMValueRef v = sel(m, negx, refl, sel(m, fcmp(m, LLVMRealOGT, x, c(m, 172)), c(m, INFINITY), ga));
+    v = sel(m, fcmp(m, LLVMRealOEQ, x, c(m, 0)), mdiv(m, c(m, 1), x), v); /* +-0: +-inf */
+    v = sel(m, fcmp(m, LLVMRealOEQ, x, c(m, -INFINITY)), c(m, NAN), v);
+    v = sel(m, fcmp(m, LLVMRealOEQ, x, c(m, INFINITY)), x, v);
+    return sel(m, isnan_(m, x), x, v);
+}
+
 LLVMValueRef ll_math_f64_call(LL *l, Op op, LLVMValueRef x, LLVMValueRef y) {
     char name[64];
     snprintf(name, sizeof name, "tile_math64_%s", tir_op_info[op].name);
@@ -852,6 +918,7 @@ LLVMValueRef ll_math_f64(LL *l, Op op, LLVMValueRef x, LLVMValueRef y) {
     case OP_EXP10: return exp10_64(m, x);
     case OP_ERFINV: return erfinv64(m, x);
     case OP_LGAMMA: return lgamma64(m, x);
+    case OP_TGAMMA: return tgamma64(m, x);
     case OP_HYPOT: return hypot64(m, x, y);
     case OP_FMOD: return fmod64(m, x, y);
     case OP_RSQRT: return rsqrt64(m, x);

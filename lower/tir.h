@@ -143,6 +143,7 @@ enum {
     X(EXP10, "exp10", 1, 1, EW)         /* 10^x */                                           \
     X(ERFINV, "erfinv", 1, 1, EW)       /* the inverse of erf: +-inf at +-1, NaN beyond */   \
     X(LGAMMA, "lgamma", 1, 1, EW)       /* log |gamma(x)|: +inf at 0 and the negative integers */ \
+    X(TGAMMA, "tgamma", 1, 1, EW)       /* gamma(x): NaN at the negative integers, +-inf at +-0 */ \
     /* integer bit operations (i32 i64 u32 u64) */                                         \
     X(UMULHI, "umulhi", 2, 1, EW)       /* high half of the unsigned 2N-bit product */       \
     X(POPC, "popc", 1, 1, EW)           /* set bits; result i32 */                           \

@@ -1,5 +1,5 @@
 /* test_math64.c - f64 math against long double libm, the f32 forms of asinh acosh atanh
- * pow erfc cbrt hypot tan log10 exp10 erfinv lgamma against f64 libm, and the integer bit functions, on the PTX emulator.
+ * pow erfc cbrt hypot tan log10 exp10 erfinv lgamma tgamma against f64 libm, and the integer bit functions, on the PTX emulator.
  * 131072 points per function (uniform and log-uniform ranges, tails, near poles and zeros,
  * subnormal inputs and results, special values mixed in); errors in ulps of the correctly
  * rounded result, bounded by what docs/language.md promises.  The output is poisoned
@@ -233,6 +233,23 @@ static void g_lgamma(double *x, double *y, int i) {
     }
 }
 
+/* tgamma: positive x up to past the overflow, near 1 and 2, tiny; negative x in (-10, 0), midway and near the
+ * integers below (not on them: poles), and down to where the result is subnormal and then 0 */
+static void g_tgamma(double *x, double *y, int i) {
+    if (special(x, y, i)) return;
+    *y = 0;
+    switch (i % 7) {
+    case 0: *x = uni(0, 30); break;
+    case 1: *x = uni(0, 175); break;
+    case 2: *x = (i % 4 ? 1 : 2) + logu(-50, -2); break;
+    case 3: *x = logp(-1074, 0); break;
+    case 4: *x = uni(-10, 0); break;
+    case 5: *x = -(floor(uni(1, 170)) + (i % 3 ? uni(0.01, 0.99) : logu(-30, -3))); break;
+    default: *x = -uni(170, 190); break;
+    }
+    if (*x == rint(*x) && *x < 0) *x += 0.5;
+}
+
 static long double l_exp2(long double x) { return exp2l(x); }
 static long double l_exp10(long double x) { return powl(10, x); }
 static long double l_log10(long double x) { return log10l(x); }
@@ -290,6 +307,7 @@ static const Case cases[] = {
     {"exp10", "exp10(x)", l_exp10, NULL, 1.5, 1, g_exp10},
     {"erfinv", "erfinv(x)", l_erfinv, NULL, 3, 1, g_unit},
     {"lgamma", "lgamma(x)", lgammal, NULL, 5, 1, g_lgamma},
+    {"tgamma", "tgamma(x)", tgammal, NULL, 6, 1, g_tgamma},
     {"fmod", "fmod(x, y)", NULL, l_fmod, 0, -1, g_fmod},
     {"sqrt", "sqrt(x)", sqrtl, NULL, 0.5, -1, g_sqrt},
     {"rsqrt", "rsqrt(x)", l_rsqrt, NULL, 1, -1, g_sqrt},
@@ -493,9 +511,9 @@ Test(math64, f64_special_values) {
     }
     const char *un[] = {"exp(x)", "exp2(x)", "expm1(x)", "log(x)", "log2(x)", "log1p(x)", "sin(x)", "cos(x)", "atan(x)", "asin(x)",
                         "acos(x)", "sinh(x)", "cosh(x)", "tanh(x)", "erf(x)", "erfc(x)", "asinh(x)", "acosh(x)", "atanh(x)", "cbrt(x)",
-                        "sqrt(x)", "rsqrt(x)", "sigmoid(x)"};
+                        "sqrt(x)", "rsqrt(x)", "sigmoid(x)", "tgamma(x)"};
     long double (*uf[])(long double) = {expl, l_exp2, expm1l, logl, log2l, log1pl, sinl, cosl, atanl, asinl, acosl, sinhl, coshl,
-                                        tanhl, erfl, erfcl, asinhl, acoshl, atanhl, cbrtl, sqrtl, l_rsqrt, l_sigmoid};
+                                        tanhl, erfl, erfcl, asinhl, acoshl, atanhl, cbrtl, sqrtl, l_rsqrt, l_sigmoid, tgammal};
     for (size_t k = 0; k < sizeof un / sizeof *un; k++) {
         run("f64", 8, un[k], x, y, out);
         for (int i = 0; i < S; i++) {

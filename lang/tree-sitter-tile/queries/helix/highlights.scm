@@ -38,7 +38,7 @@
     "program_id" "num_programs" "arange" "zeros" "full" "reshape" "trans"
     "expand_dims" "broadcast_to" "where" "cast" "exp" "exp2" "log" "log2"
     "sqrt" "rsqrt" "abs" "sin" "cos" "tanh" "sigmoid" "erf" "floor" "ceil"
-    "tan" "log10" "exp10" "erfinv" "lgamma" "fma" "minimum" "maximum" "min" "max" "sum" "argmax" "argmin" "cumsum"
+    "tan" "log10" "exp10" "erfinv" "lgamma" "tgamma" "fma" "minimum" "maximum" "min" "max" "sum" "argmax" "argmin" "cumsum"
     "dot" "load" "store" "atomic_add" "atomic_max" "atomic_min"
     "atomic_xchg" "atomic_cas" "atomic_and" "atomic_or" "atomic_xor" "atomic_load" "atomic_store"
     "make_tensor_descriptor" "load_tensor_descriptor" "store_tensor_descriptor"
