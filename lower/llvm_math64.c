@@ -725,6 +725,31 @@ static LLVMValueRef erfinv64(M *m, LLVMValueRef y) {
 /* lgamma(2 + z) for |z| <= 1/2: the Taylor series at 2 (LGAMMA2), whose terms shrink like 4^-k */
 static LLVMValueRef lgamma2(M *m, LLVMValueRef z) { return mul(m, z, poly(m, z, LGAMMA2, 30)); }
 
+/* Stirling's part of log gamma(x) for x >= 8 (xb): (x - 1/2) log x - x + 1/2 = t (log x - 1), t = x - 1/2, as the
+ * double-double *ph + *pl (no product that overflows before the result does), and the series in 1/x into *ser */
+static void stirling(M *m, LLVMValueRef xb, LLVMValueRef *ph, LLVMValueRef *pl, LLVMValueRef *ser) {
+    LLVMValueRef lh, ll, uh, ul;
+    log_dd(m, xb, &lh, &ll);
+    LLVMValueRef t = sub(m, xb, c(m, 0.5));
+    two_sum(m, lh, c(m, -1), &uh, &ul);
+    ul = add(m, ul, ll);
+    *ph = mul(m, t, uh);
+    *pl = mfma(m, t, ul, mfma(m, t, uh, neg(m, *ph)));
+    LLVMValueRef ix = mdiv(m, c(m, 1), xb);
+    *ser = mul(m, ix, poly(m, mul(m, ix, ix), LGAMMA_STIRLING, 8));
+}
+
+/* The factors xm - 1, ..., xm - n (n <= 6; each exact) multiplied as the double-double *qh + *ql */
+static void shift_factors(M *m, LLVMValueRef xm, LLVMValueRef n, LLVMValueRef *qh, LLVMValueRef *ql) {
+    *qh = c(m, 1), *ql = c(m, 0);
+    for (int k = 1; k <= 6; k++) {
+        LLVMValueRef f = sel(m, fcmp(m, LLVMRealOGE, n, c(m, k)), sub(m, xm, c(m, k)), c(m, 1));
+        LLVMValueRef h = mul(m, *qh, f);
+        *ql = mfma(m, *ql, f, mfma(m, *qh, f, neg(m, h)));
+        *qh = h;
+    }
+}
+
 /* lgamma for x > 0 (x = +inf: inf).  x >= 8: Stirling's series with (x - 1/2) log x as a double-double;
  * [2.5, 8): lgamma(y) + log((x - 1) ... (x - n)), y = x - n in [1.5, 2.5), the product a double-double;
  * [1.8, 2.5): the series at 2; [1.2, 1.8): the series at 1.5; [0.5, 1.2): lgamma(2 + z) - log1p(z), z = x - 1;
@@ -732,27 +757,15 @@ static LLVMValueRef lgamma2(M *m, LLVMValueRef z) { return mul(m, z, poly(m, z, 
 static LLVMValueRef lgamma_pos(M *m, LLVMValueRef x) {
     LLVMBuilderRef B = m->b;
     /* x >= 8 */
-    LLVMValueRef xb = bin(m, "llvm.maxnum", x, c(m, 8)), lh, ll;
-    log_dd(m, xb, &lh, &ll);
-    /* (x - 1/2) log x - x = t (log x - 1) - 1/2, t = x - 1/2: no product that overflows before the result does */
-    LLVMValueRef t = sub(m, xb, c(m, 0.5)), uh, ul;
-    two_sum(m, lh, c(m, -1), &uh, &ul);
-    ul = add(m, ul, ll);
-    LLVMValueRef ph = mul(m, t, uh), pl = mfma(m, t, ul, mfma(m, t, uh, neg(m, ph)));
-    LLVMValueRef ix = mdiv(m, c(m, 1), xb);
-    LLVMValueRef ser = mul(m, ix, poly(m, mul(m, ix, ix), LGAMMA_STIRLING, 8));
+    LLVMValueRef ph, pl, ser;
+    stirling(m, bin(m, "llvm.maxnum", x, c(m, 8)), &ph, &pl, &ser);
     LLVMValueRef big = add(m, ph, add(m, pl, add(m, c(m, HALF_LOG_2PI - 0.5), add(m, c(m, HALF_LOG_2PI_LO), ser))));
     big = sel(m, fcmp(m, LLVMRealOEQ, ph, c(m, INFINITY)), ph, big); /* overflow (and x = inf) */
     /* [2.5, 8): n = floor(x - 1.5) factors x - k, each exact */
     LLVMValueRef xm = bin(m, "llvm.minnum", bin(m, "llvm.maxnum", x, c(m, 2.5)), c(m, 8));
     LLVMValueRef n = un(m, "llvm.floor", sub(m, xm, c(m, 1.5)));
-    LLVMValueRef qh = c(m, 1), ql = c(m, 0);
-    for (int k = 1; k <= 6; k++) {
-        LLVMValueRef f = sel(m, fcmp(m, LLVMRealOGE, n, c(m, k)), sub(m, xm, c(m, k)), c(m, 1));
-        LLVMValueRef h = mul(m, qh, f);
-        ql = mfma(m, ql, f, mfma(m, qh, f, neg(m, h)));
-        qh = h;
-    }
+    LLVMValueRef qh, ql;
+    shift_factors(m, xm, n, &qh, &ql);
     LLVMValueRef gh, gl;
     log_dd(m, qh, &gh, &gl);
     LLVMValueRef mid = add(m, lgamma2(m, sub(m, sub(m, xm, n), c(m, 2))), add(m, gh, add(m, gl, mdiv(m, ql, qh))));
@@ -795,14 +808,8 @@ static LLVMValueRef lgamma64(M *m, LLVMValueRef x) {
  * as a double-double; (0, 1): tgamma(1 + x) / x (1 + x rounded moves tgamma by at most 0.6 of its ulp).  The
  * result is scaled by 2^-scale (from 8 on: the reflection's tgamma(-x) past 171.6, which would overflow). */
 static LLVMValueRef tgamma_pos(M *m, LLVMValueRef x, LLVMValueRef scale) {
-    LLVMValueRef xb = bin(m, "llvm.maxnum", x, c(m, 8)), lh, ll;
-    log_dd(m, xb, &lh, &ll);
-    LLVMValueRef t = sub(m, xb, c(m, 0.5)), uh, ul;
-    two_sum(m, lh, c(m, -1), &uh, &ul);
-    ul = add(m, ul, ll);
-    LLVMValueRef ph = mul(m, t, uh), pl = mfma(m, t, ul, mfma(m, t, uh, neg(m, ph)));
-    LLVMValueRef ix = mdiv(m, c(m, 1), xb);
-    LLVMValueRef ser = mul(m, ix, poly(m, mul(m, ix, ix), LGAMMA_STIRLING, 8));
+    LLVMValueRef ph, pl, ser;
+    stirling(m, bin(m, "llvm.maxnum", x, c(m, 8)), &ph, &pl, &ser);
     /* the exponent's high part takes log(2 pi) / 2 - 1/2 + the series, so that its low part stays tiny (exp's
      * reduction leaves |r| <= 0.35 for its polynomial only without a large low part) */
     LLVMValueRef eh, el;
@@ -813,14 +820,8 @@ static LLVMValueRef tgamma_pos(M *m, LLVMValueRef x, LLVMValueRef scale) {
     LLVMValueRef lt1 = fcmp(m, LLVMRealOLT, x, c(m, 1));
     LLVMValueRef xm = bin(m, "llvm.minnum", bin(m, "llvm.maxnum", sel(m, lt1, add(m, c(m, 1), x), x), c(m, 1)), c(m, 8));
     LLVMValueRef n = bin(m, "llvm.minnum", un(m, "llvm.floor", sub(m, xm, c(m, 1))), c(m, 6));
-    LLVMValueRef g = exp_core(m, lgamma_pos(m, sub(m, xm, n)), NULL, 0);
-    LLVMValueRef qh = c(m, 1), ql = c(m, 0);
-    for (int k = 1; k <= 6; k++) {
-        LLVMValueRef f = sel(m, fcmp(m, LLVMRealOGE, n, c(m, k)), sub(m, xm, c(m, k)), c(m, 1));
-        LLVMValueRef h = mul(m, qh, f);
-        ql = mfma(m, ql, f, mfma(m, qh, f, neg(m, h)));
-        qh = h;
-    }
+    LLVMValueRef g = exp_core(m, lgamma_pos(m, sub(m, xm, n)), NULL, 0), qh, ql;
+    shift_factors(m, xm, n, &qh, &ql);
     LLVMValueRef mid = mfma(m, g, ql, mul(m, g, qh));
     mid = sel(m, lt1, mdiv(m, mid, x), mid);
     return sel(m, fcmp(m, LLVMRealOGE, x, c(m, 8)), big, mid);
