@@ -1113,9 +1113,8 @@ void tile_module_unload(tile_module *m) {
     rt_unlock(ctx);
 }
 
-/* Parameter sizes from a signature "*f16:16, i32, f32": pointers 8, scalars their width. */
-/* Parameter sizes, and (spec) what the code assumes of each value: ":16" divisible by 16 or
- * 16-byte aligned, "=1" equal to one, "=None" a pointer passed as None, 0 (SPEC_IS_NULL). */
+/* Parameter sizes from a signature "*f16:16, i32, f32" (pointers 8, scalars their width), and (spec) what the code
+ * assumes of each value: ":16" divisible by 16 or 16-byte aligned, "=1" equal to one, "=None" 0 (SPEC_IS_NULL). */
 enum { SPEC_IS_NULL = 255 }; /* a param_spec: the value must be 0 (raw PTX's are alignments, at most 128) */
 
 static int signature_sizes(const char *sig, uint8_t **out, uint8_t **spec, bool **ptr) {
@@ -1405,8 +1404,7 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
             if (k->param_spec[i] == SPEC_IS_NULL && v != 0 && !k->raw_signature)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                                "launch of '%s': argument %d is 0x%llx, but the kernel was compiled with it None (specialized "
-                               "=None): pass 0, or compile without that specialization",
-                               k->name, i, (unsigned long long)v);
+                               "=None): pass 0, or compile without that specialization", k->name, i, (unsigned long long)v);
             if (k->param_spec[i] == 1 && v != 1 && !k->raw_signature)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                                "launch of '%s': argument %d is %llu, but the kernel was compiled assuming it equals 1", k->name, i,
