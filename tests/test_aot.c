@@ -29,6 +29,36 @@ static const char *prog =
     "    if (add(NULL, (tile_dim3){1, 1, 1}, 0, 0, 0, 1, NULL) == TILE_OK || !strstr(tile_last_error(NULL), \"tile_context\")) return 13;\n"
     "    add_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    puts(\"aot ok\");\n    return 0;\n}\n";
 
+/* dir/name holding text */
+static void write_file(const char *dir, const char *name, const char *text) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Builds dir/main.c (main_src) with dir/STEM.c against libtile_rt into dir/prog; compiler output to dir/log. */
+static void build_prog(const char *dir, const char *main_src, const char *stem) {
+    write_file(dir, "main.c", main_src);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cc -std=c17 -Wall -Werror %s -I%s/include -I%s %s/main.c %s/%s.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
+             TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, stem, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* Runs dir/prog; on failure prints dir/log; removes dir. */
+static void run_prog(const char *dir) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/prog >> %s/log 2>&1", dir, dir);
+    int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s%s/log; rm -rf %s", rc ? "cat " : "true ", dir, dir);
+    cr_expect_eq(system(cmd), 0);
+    cr_assert_eq(rc, 0, "the exported program failed");
+}
+
 Test(aot, export_build_run, .timeout = 120) {
     char dir[] = "/tmp/tile-test-aot-XXXXXX";
     cr_assert(mkdtemp(dir));
@@ -36,26 +66,13 @@ Test(aot, export_build_run, .timeout = 120) {
     snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s/cache %s aot %s/kernels/add.tile --kernel add --variant n=16 -o %s/add_aot > %s/log 2>&1",
              dir, TILE_CLI, TILE_SOURCE_DIR, dir, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
-    snprintf(cmd, sizeof cmd, "%s/main.c", dir);
-    FILE *f = fopen(cmd, "w");
-    cr_assert(f);
-    fputs(prog, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "cc -std=c17 -Wall -Werror %s -I%s/include -I%s %s/main.c %s/add_aot.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
-             TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    build_prog(dir, prog, "add_aot");
     /* the exported program carries no compiler: libtile_rt only, no LLVM, no xxHash */
     snprintf(cmd, sizeof cmd, "ldd %s/prog | grep -E 'libLLVM|libxxhash|libtile\\.so' >> %s/log 2>&1", dir, dir);
     cr_expect_neq(system(cmd), 0, "the AOT program loads a compiler library (see ldd)");
     snprintf(cmd, sizeof cmd, "ldd %s/prog | grep -q 'libtile_rt\\.so'", dir);
     cr_expect_eq(system(cmd), 0, "the AOT program does not load libtile_rt");
-    snprintf(cmd, sizeof cmd, "%s/prog >> %s/log 2>&1", dir, dir);
-    int rc = system(cmd);
-    snprintf(cmd, sizeof cmd, "cat %s/log; rm -rf %s", dir, dir);
-    if (rc) cr_assert_eq(system(cmd), 0);
-    cr_assert_eq(rc, 0, "the exported program failed");
-    system(cmd);
+    run_prog(dir);
 }
 
 /* What the generated C could not declare is refused before anything is written, with a message. */
@@ -129,19 +146,16 @@ static const char *bias_prog =
 Test(aot, none_variant, .timeout = 120) {
     char dir[] = "/tmp/tile-test-aot-XXXXXX";
     cr_assert(mkdtemp(dir));
-    char cmd[4096], path[600];
+    char stem[600], path[600];
+    write_file(dir, "bias.tile", bias_src);
     snprintf(path, sizeof path, "%s/bias.tile", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    fputs(bias_src, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "%s/bias_aot", dir);
+    snprintf(stem, sizeof stem, "%s/bias_aot", dir);
     const char *kernels[] = {"bias", NULL}, *variants[] = {"b=None n=16", "b=None x=any", NULL};
     char *msg = NULL;
-    cr_assert_eq(tile_aot_export(path, NULL, kernels, variants, cmd, &msg), TILE_OK, "%s", msg ? msg : "");
+    cr_assert_eq(tile_aot_export(path, NULL, kernels, variants, stem, &msg), TILE_OK, "%s", msg ? msg : "");
     free(msg);
     snprintf(path, sizeof path, "%s/bias_aot.c", dir);
-    f = fopen(path, "r");
+    FILE *f = fopen(path, "r");
     cr_assert(f);
     static char gen[1 << 20];
     size_t len = fread(gen, 1, sizeof gen - 1, f);
@@ -149,18 +163,6 @@ Test(aot, none_variant, .timeout = 120) {
     fclose(f);
     cr_expect(strstr(gen, "if (b == 0) v = 1;"), "no condition for b=None x=any:\n%.2000s", strstr(gen, "int v =") ? strstr(gen, "int v =") : gen);
     cr_expect(strstr(gen, "if (b == 0 && n % 16 == 0) v = 0;"), "no condition for b=None n=16");
-    snprintf(path, sizeof path, "%s/main.c", dir);
-    f = fopen(path, "w");
-    cr_assert(f);
-    fputs(bias_prog, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "cc -std=c17 -Wall -Werror %s -I%s/include -I%s %s/main.c %s/bias_aot.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog > %s/log 2>&1"
-             " && %s/prog >> %s/log 2>&1",
-             TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir, dir, dir);
-    int rc = system(cmd);
-    snprintf(cmd, sizeof cmd, "cat %s/log; rm -rf %s", dir, dir);
-    if (rc) cr_assert_eq(system(cmd), 0);
-    cr_assert_eq(rc, 0, "the exported program failed");
-    system(cmd);
+    build_prog(dir, bias_prog, "bias_aot");
+    run_prog(dir);
 }
