@@ -6,7 +6,8 @@
  *   build/bench/gemm_gpu --api [--dtype bf16|f8e4m3|f8e5m2] [--config "NAME=VALUE ..."] [--device D] [--sizes ..] [--samples N]
  *
  * --api calls tile_gemm (what users run: on sm_90a tensor maps, a producer warpgroup and
- * persistent programs); bench/gpu/run.sh measures that.  Without it:
+ * persistent programs), timed with device events (bench/gpu_common.h's bench_time: a batch of
+ * back-to-back calls between two events, median over samples); bench/gpu/run.sh measures that.  Without it:
  * Launched through the device layer (runtime/device.h: tile_compile_file,
  * dev_module_load_ptx, dev_launch), not the launcher library's tile_gemm,
  * which was not in the tree when this was written.  The device layer has no
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/gpu_common.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
 #include "ref/ref.h"
@@ -276,17 +278,9 @@ typedef struct ApiLaunch {
     const tile_gemm_args *g;
     const char *const *config; /* --config: through tile_gemm_with_config */
 } ApiLaunch;
-static bool api_one(void *ud) {
+static tile_status api_call(void *ud) {
     ApiLaunch *a = ud;
-    if ((a->config ? tile_gemm_with_config(a->ctx, a->g, a->config) : tile_gemm(a->ctx, a->g)) == TILE_OK) return true;
-    fprintf(stderr, "gemm_gpu: tile_gemm: %s\n", tile_last_error(a->ctx));
-    return false;
-}
-static bool api_wait(void *ud) {
-    ApiLaunch *a = ud;
-    if (tile_synchronize(a->ctx) == TILE_OK) return true;
-    fprintf(stderr, "gemm_gpu: synchronize: %s\n", tile_last_error(a->ctx));
-    return false;
+    return a->config ? tile_gemm_with_config(a->ctx, a->g, a->config) : tile_gemm(a->ctx, a->g);
 }
 
 /* An element of the --api problem's operand as a double: bf16, or f8 (e5: E5M2) when f8. */
@@ -307,7 +301,7 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in, cons
     tile_context *ctx = NULL;
     tile_devptr da = 0, db = 0, dc = 0, dsc = 0;
     uint8_t *ha = NULL, *hb = NULL, *hc = NULL;
-    double *t = NULL, *arow = NULL, *bcol = NULL;
+    double *arow = NULL, *bcol = NULL;
     if (tile_context_create(device, &ctx) != TILE_OK) {
         fprintf(stderr, "gemm_gpu: %s\n", tile_last_error(NULL));
         return 1;
@@ -370,12 +364,11 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in, cons
     if (!json) printf("  %dx%dx%d %s: tile_gemm check %s (unwritten %zu, sampled relative error %.2e)\n", n, n, n, dname, ok ? "ok" : "FAILED",
                       unwritten, rel);
     if (!ok) goto fail;
-    t = malloc(sizeof(double) * (size_t)samples);
-    int batch;
     ApiLaunch al = {ctx, &g, config};
-    if (!t || !time_launches(&(Launcher){api_one, api_wait, &al}, samples, t, &batch)) goto fail;
+    BenchTiming tm;
+    API(bench_time(ctx, api_call, &al, samples, 0.2, 0.005, &tm), "timing");
 #undef API
-    double med = t[samples / 2], flop = 2.0 * n * (double)n * n;
+    double med = tm.median_s, flop = 2.0 * n * (double)n * n;
     if (json) {
         JsonOut j;
         json_begin(&j, stdout);
@@ -391,9 +384,9 @@ static int bench_api(const char *device, int n, int samples, tile_dtype in, cons
         json_end(&j);
     } else {
         printf("  %dx%dx%d %s: tile_gemm %s %s, grid %u x %u threads: median %.3f ms (min %.3f, max %.3f) over %d samples of %d "
-               "launches = %.4g TFLOP/s\n",
-               n, n, n, dname, info.kernel, info.config, info.grid.x, info.block.x, med * 1e3, t[0] * 1e3, t[samples - 1] * 1e3,
-               samples, batch, flop / med / 1e12);
+               "calls (%s) = %.4g TFLOP/s\n",
+               n, n, n, dname, info.kernel, info.config, info.grid.x, info.block.x, med * 1e3, tm.min_s * 1e3, tm.max_s * 1e3,
+               tm.samples, tm.batch, bench_timing_how(&tm), flop / med / 1e12);
         printf("@@ gemm%s%s %d tile %.4g\n", f8 ? (e5 ? "_f8e5m2" : "_f8e4m3") : "", config ? "_config" : "", n, flop / med / 1e12);
     }
     rc = 0;
@@ -403,7 +396,7 @@ fail:
     if (dc) tile_free(ctx, dc);
     if (dsc) tile_free(ctx, dsc);
     tile_context_destroy(ctx);
-    free(ha), free(hb), free(hc), free(t), free(arow), free(bcol);
+    free(ha), free(hb), free(hc), free(arow), free(bcol);
     return rc;
 }
 
