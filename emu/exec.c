@@ -262,18 +262,6 @@ static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, co
     }
 }
 
-static inline bool cmp_u(unsigned c, uint64_t a, uint64_t b) {
-    switch (c) {
-    case EMU_CMP_EQ: return a == b;
-    case EMU_CMP_NE: return a != b;
-    case EMU_CMP_LT: case EMU_CMP_LO: return a < b;
-    case EMU_CMP_LE: case EMU_CMP_LS: return a <= b;
-    case EMU_CMP_GT: case EMU_CMP_HI: return a > b;
-    case EMU_CMP_GE: case EMU_CMP_HS: return a >= b;
-    }
-    return false;
-}
-
 static inline uint64_t canon32(float f) { return f != f ? 0x7FFFFFFFu : emu_bits32(f); }
 
 /* A 4-byte shared store's checked path (racecheck knows the value stored); out of line, away from the
@@ -367,9 +355,9 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
         case FAST_OR64: r[in->o[0]] = r[in->o[1]] | r[in->o[2]]; pc++; continue;
         case FAST_XOR64: r[in->o[0]] = r[in->o[1]] ^ r[in->o[2]]; pc++; continue;
         case FAST_SETP_S32: r[in->o[0]] = emu_cmp_s(in->cmp, (int32_t)r[in->o[1]], (int32_t)r[in->o[2]]); pc++; continue;
-        case FAST_SETP_U32: r[in->o[0]] = cmp_u(in->cmp, (uint32_t)r[in->o[1]], (uint32_t)r[in->o[2]]); pc++; continue;
+        case FAST_SETP_U32: r[in->o[0]] = emu_cmp_u(in->cmp, (uint32_t)r[in->o[1]], (uint32_t)r[in->o[2]]); pc++; continue;
         case FAST_SETP_S64: r[in->o[0]] = emu_cmp_s(in->cmp, (int64_t)r[in->o[1]], (int64_t)r[in->o[2]]); pc++; continue;
-        case FAST_SETP_U64: r[in->o[0]] = cmp_u(in->cmp, r[in->o[1]], r[in->o[2]]); pc++; continue;
+        case FAST_SETP_U64: r[in->o[0]] = emu_cmp_u(in->cmp, r[in->o[1]], r[in->o[2]]); pc++; continue;
         case FAST_SELP: r[in->o[0]] = (r[in->o[3]] & 1) ? r[in->o[1]] : r[in->o[2]]; pc++; continue;
         case FAST_MIN_S32: {
             int32_t x = (int32_t)r[in->o[1]], y = (int32_t)r[in->o[2]];

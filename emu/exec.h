@@ -343,6 +343,18 @@ static inline int64_t emu_sext(uint64_t v, unsigned bytes) {
     return (int64_t)(v << sh) >> sh;
 }
 #define EMU_R(t, in, i) ((t)->r[(in)->o[i]])
+/* a CMP b (EMU_CMP_*) on unsigned integers (zero-extended to 64 bits). */
+static inline bool emu_cmp_u(unsigned c, uint64_t a, uint64_t b) {
+    switch (c) {
+    case EMU_CMP_EQ: return a == b;
+    case EMU_CMP_NE: return a != b;
+    case EMU_CMP_LT: case EMU_CMP_LO: return a < b;
+    case EMU_CMP_LE: case EMU_CMP_LS: return a <= b;
+    case EMU_CMP_GT: case EMU_CMP_HI: return a > b;
+    case EMU_CMP_GE: case EMU_CMP_HS: return a >= b;
+    }
+    return false;
+}
 /* a CMP b (EMU_CMP_*) on integers that a signed 64-bit value holds exactly. */
 static inline bool emu_cmp_s(unsigned c, int64_t a, int64_t b) {
     switch (c) {

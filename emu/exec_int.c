@@ -16,28 +16,11 @@ static inline uint64_t src(const EmuThread *t, const EmuIns *in, unsigned i) {
     return in->ok[i] == EMU_OK_REG && in->on[i] ? !(v & 1) : v;
 }
 
+/* The unsigned comparisons (lo ls hi hs) compare unsigned whatever the type says. */
 static inline bool cmp_int(unsigned c, bool is_signed, uint64_t a, uint64_t b, unsigned sz) {
-    if (is_signed) {
-        int64_t x = emu_sext(a, sz), y = emu_sext(b, sz);
-        switch (c) {
-        case EMU_CMP_EQ: return x == y;
-        case EMU_CMP_NE: return x != y;
-        case EMU_CMP_LT: return x < y;
-        case EMU_CMP_LE: return x <= y;
-        case EMU_CMP_GT: return x > y;
-        case EMU_CMP_GE: return x >= y;
-        }
-    }
-    uint64_t x = emu_zext(a, sz), y = emu_zext(b, sz);
-    switch (c) {
-    case EMU_CMP_EQ: return x == y;
-    case EMU_CMP_NE: return x != y;
-    case EMU_CMP_LT: case EMU_CMP_LO: return x < y;
-    case EMU_CMP_LE: case EMU_CMP_LS: return x <= y;
-    case EMU_CMP_GT: case EMU_CMP_HI: return x > y;
-    case EMU_CMP_GE: case EMU_CMP_HS: return x >= y;
-    }
-    return false;
+    bool unsigned_op = c == EMU_CMP_LO || c == EMU_CMP_LS || c == EMU_CMP_HI || c == EMU_CMP_HS;
+    if (is_signed && !unsigned_op) return emu_cmp_s(c, emu_sext(a, sz), emu_sext(b, sz));
+    return emu_cmp_u(c, emu_zext(a, sz), emu_zext(b, sz));
 }
 
 /* Combine a comparison with the bool source c (setp/set .and/.or/.xor). */
