@@ -128,10 +128,9 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
 }
 
 /* ---- faults ---- */
-bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *what, const char *fmt, ...) {
+/* The text of a fault report (malloc'd): what, where (instruction, thread, block) and why (fmt). */
+static char *fault_text(const EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *what, const char *fmt, va_list ap) {
     EmuLaunch *L = b->L;
-    b->faulted = true;
-    atomic_store(&L->stop, true);
     Str s = {0};
     str_printf(&s, "%s\n", what);
     if (in) {
@@ -152,16 +151,24 @@ bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *wh
     str_putc(&s, '\n');
     if (fmt && *fmt) {
         str_puts(&s, "    ");
-        va_list ap;
-        va_start(ap, fmt);
         str_vprintf(&s, fmt, ap);
-        va_end(ap);
         str_putc(&s, '\n');
     }
+    return str_take(&s);
+}
+
+bool emu_fault(EmuBlock *b, const EmuThread *t, const EmuIns *in, const char *what, const char *fmt, ...) {
+    EmuLaunch *L = b->L;
+    b->faulted = true;
+    atomic_store(&L->stop, true);
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = fault_text(b, t, in, what, fmt, ap);
+    va_end(ap);
     pthread_mutex_lock(&L->lock);
-    if (!L->err) L->err = str_take(&s);
+    if (!L->err) L->err = text, text = NULL;
     pthread_mutex_unlock(&L->lock);
-    str_free(&s);
+    free(text);
     return false;
 }
 
@@ -717,6 +724,15 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The report of a timeout seen between blocks (no thread, no instruction). */
+static char *late_timeout(const EmuBlock *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = fault_text(b, NULL, NULL, "timeout: the launch did not finish in time", fmt, ap);
+    va_end(ap);
+    return text;
+}
+
 /* The timeout report: fault text plus where the block's threads are. */
 /* A timed-out launch's blocks that never started, as " N of its M blocks have started (...);" (empty when all
  * did): a spin on a flag a later block sets is the likely cause. */
@@ -1169,11 +1185,17 @@ static void *worker(void *arg) {
                 break;
             }
             if (L->deadline_ns && !(nb & 15) && now_ns() >= L->deadline_ns) {
+                /* Between blocks there is no thread to show.  A block still running reaches the deadline in
+                 * emu_check_budget and reports where its threads are; this report stands only when none does
+                 * (a worker thread that started late on a loaded host must not take the report from them). */
                 char waiting[300];
                 not_started(L, waiting, sizeof waiting);
-                emu_fault(&b, NULL, NULL, "timeout: the launch did not finish in time",
-                          "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds);%s", L->opt->timeout_seconds,
-                          waiting);
+                char *text = late_timeout(&b, "ran longer than %g s (TILE_EMU_TIMEOUT, tile_context_options.emu_timeout_seconds);%s",
+                                          L->opt->timeout_seconds, waiting);
+                pthread_mutex_lock(&L->lock);
+                if (!L->late_err) L->late_err = text, text = NULL;
+                pthread_mutex_unlock(&L->lock);
+                free(text);
                 break;
             }
             uint64_t idx = atomic_fetch_add(&L->next_block, 1);
@@ -1467,6 +1489,8 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     if (L.workspace) emu_mem_free(L.mem, L.workspace);
     print_output(&L);
     if (stats) stats->instructions = atomic_load(&L.instructions);
+    if (!L.err) L.err = L.late_err;
+    else free(L.late_err);
     if (L.err) {
         *err = L.err;
         return false;

@@ -177,6 +177,7 @@ typedef struct EmuLaunch {
     pthread_mutex_t atom128; /* atom.cas/.exch.b128 of the launch, one at a time (the host has no portable 16-byte CAS);
                               * also atomics on 3, 5, 6 or 7 valid bytes of a tail access (exec_mem.c atom_tail) */
     char *err;            /* first error report (malloc'd) */
+    char *late_err;       /* a timeout seen between blocks (malloc'd): the report when no running block gives one with where its threads are */
     EmuPrint *prints;     /* printf output by block (lock held) */
     uint32_t nprints, capprints;
     size_t print_bytes;
