@@ -98,6 +98,7 @@
     X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
     X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
     X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
+    X(MAP_ELEMENTWISE, "map_elementwise", 2, "scalar_fn *args pack", MAP_FN, COMPOSE, 0)   \
     X(DOT, "dot", 2, "a b acc allow_tf32 input_precision:str out_dtype max_num_imprecise_acc", DOT, PLAIN, 0) \
     X(DOT_SCALED, "dot_scaled", 6, "", DOT, PLAIN, 0)                                      \
     X(LOAD, "load", 1, "ptr mask other cache_modifier:str eviction_policy:str volatile boundary_check padding_option:str", LOAD, PLAIN, 0) \
@@ -1010,8 +1011,73 @@ static Val bi_compose(Call *c, BuiltinId id) {
     }
 }
 
+/* map_elementwise(scalar_fn, x, y, ..., pack=1): Triton's, with its arguments bound here (any
+ * number of tensors after the function); compose_map builds it. */
+static Val builtin_map(Gen *g, const Node *node) {
+    const Node *fnode = NULL, *packn = NULL, *argn[MAP_MAX_ARGS];
+    int n = 0;
+    for (int i = 0; i < node->nkids; i++) {
+        const char *kw = node->kwnames ? node->kwnames[i] : NULL;
+        const Node *k = node->kids[i];
+        if (kw && !strcmp(kw, "pack")) packn = k;
+        else if (kw && !strcmp(kw, "scalar_fn")) fnode = k;
+        else if (kw) {
+            diag_error(g->d, k->loc, "'map_elementwise' has no parameter '%s' (it takes scalar_fn, the tensors, and pack=)", kw);
+            return val_err();
+        } else if (!fnode) fnode = k;
+        else if (n == MAP_MAX_ARGS) {
+            diag_error(g->d, k->loc, "'map_elementwise' maps at most %d tensors", MAP_MAX_ARGS);
+            return val_err();
+        } else argn[n++] = k;
+    }
+    if (!fnode || !n) {
+        diag_error(g->d, node->loc, "'map_elementwise' needs a fn and at least one tensor: map_elementwise(scalar_fn, x, ...)");
+        return val_err();
+    }
+    Global *gl = fnode->kind == N_NAME && !gen_lookup_var(g, fnode->name) ? gen_find_global(g, fnode->name) : NULL;
+    if (!gl || gl->decl->kind != D_FN) {
+        diag_error(g->d, fnode->loc, "the first argument of 'map_elementwise' must name a fn");
+        return val_err();
+    }
+    int64_t pack = 1;
+    if (packn) {
+        Val pv = gen_expr(g, packn);
+        if (pv.k == V_ERR) return val_err();
+        if (pv.k != V_CT) {
+            diag_error(g->d, packn->loc, "'pack' of 'map_elementwise' must be a compile-time constant");
+            return val_err();
+        }
+        if (!val_ct_int_of(g, pv, packn->loc, "'pack' of 'map_elementwise'", &pack)) return val_err();
+        if (pack < 1 || pack > MAP_MAX_PACK) {
+            diag_error(g->d, packn->loc, "'pack' of 'map_elementwise' must be 1 to %d, got %lld", MAP_MAX_PACK, (long long)pack);
+            return val_err();
+        }
+    }
+    Val xs[MAP_MAX_ARGS];
+    int r = 0;
+    int32_t s[TIR_MAX_RANK] = {0};
+    bool ok = true;
+    for (int k = 0; k < n; k++) {
+        xs[k] = gen_expr(g, argn[k]);
+        if (!val_is_value(g, xs[k], argn[k]->loc)) {
+            ok = false;
+            continue;
+        }
+        if (val_dtype(xs[k]) == DT_PTR) {
+            diag_error(g->d, argn[k]->loc, "'map_elementwise' of pointers: map their offsets, or load first");
+            ok = false;
+            continue;
+        }
+        if (!gen_broadcast_shapes(g, r, s, val_rank(xs[k]), val_shape(xs[k]), &r, s, argn[k]->loc)) ok = false;
+    }
+    if (!ok) return val_err();
+    for (int k = 0; k < n; k++) xs[k] = val_rt(g, gen_coerce(g, xs[k], val_dtype(xs[k]), NULL, r, s, argn[k]->loc));
+    return compose_map(g, gl->decl, xs, n, (int)pack, node->loc);
+}
+
 Val builtin_call(Gen *g, const Node *node) {
     int id = builtin_find(node->name);
+    if (id == BI_MAP_ELEMENTWISE) return builtin_map(g, node);
     if (id == BI_INLINE_ASM_ELEMENTWISE) return builtin_inline_asm(g, node);
     if (id == BI_DOT_SCALED) return bi_dot_scaled(g, node);
     if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT || id == BI_STATIC_PRINT)

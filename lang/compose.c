@@ -21,7 +21,10 @@
  *                     allows), compare integer keys, select
  *   topk(x, k)        sort descending with the indices as payload (ties: lower index
  *                     first), then gather the first k
- *   histogram(x, B)   sum over x of (x[:, None] == arange(0, B)[None, :]) */
+ *   histogram(x, B)   sum over x of (x[:, None] == arange(0, B)[None, :])
+ *   map_elementwise(f, x, y)  map_fn: f inlined on scalars into its region, which the lowering
+ *                     emits once per element of the thread (run-time ifs and loops in f stay
+ *                     branches, per element) */
 #include "gen.h"
 
 #include <string.h>
@@ -470,4 +473,96 @@ Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc) {
     in->a.ival = 0;
     in->a.ival2 = RED_SUM;
     return rt(g, in->res[0]);
+}
+
+/* ---- map_elementwise ---- */
+
+/* The first instruction of b (nested regions too) that makes a tensor, or NULL: the mapped function
+ * runs once per element, so it must compute on scalars. */
+static const Inst *tensor_inst(Gen *g, const Block *b) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        for (int r = 0; r < i->nres; r++)
+            if (vt(g, i->res[r])->rank) return i;
+        for (int k = 0; k < i->nregions; k++) {
+            const Inst *t = tensor_inst(g, i->regions[k]);
+            if (t) return t;
+        }
+    }
+    return NULL;
+}
+
+Val compose_map(Gen *g, const Decl *fn, const Val *xs, int n, int pack, Loc loc) {
+    const Type *t0 = vt(g, xs[0].v);
+    Inst *in = tir_inst_new(g->f, OP_MAP_FN, NULL, 0, NULL, 0, loc);
+    in->ops = ARENA_ARRAY(g->f->module->arena, ValueId, n);
+    in->nops = n;
+    for (int k = 0; k < n; k++) in->ops[k] = xs[k].v;
+    in->a.ival = pack;
+    if (g->b.before) tir_insert_before(g->b.before, in);
+    else tir_block_append(g->b.block, in);
+    Block *body = tir_block_new(g->f, in);
+    tir_inst_add_region(g->f, in, body);
+    Val args[MAP_MAX_ARGS * MAP_MAX_PACK];
+    for (int k = 0; k < n; k++)
+        for (int e = 0; e < pack; e++) args[k * pack + e] = rt(g, tir_block_add_arg(g->f, body, tir_scalar(g->m, vt(g, xs[k].v)->dt)));
+    Builder saved = g->b;
+    g->b.block = body;
+    g->b.before = NULL;
+    Val r = gen_call_fn_vals(g, fn, args, n * pack, loc);
+    int got = r.k == V_TUPLE ? r.nelems : r.k == V_VOID || r.k == V_ERR ? 0 : 1;
+    bool ok = r.k != V_ERR;
+    if (ok && (got == 0 || got % pack || got / pack > MAP_MAX_ARGS)) {
+        if (!got) diag_error(g->d, loc, "'map_elementwise': function '%s' returns nothing", fn->name);
+        else if (got % pack)
+            diag_error(g->d, loc, "'map_elementwise': function '%s' returns %d values, not a multiple of pack=%d (pack values of each result)",
+                       fn->name, got, pack);
+        else diag_error(g->d, loc, "'map_elementwise': function '%s' returns %d values, at most %d are allowed", fn->name, got / pack, MAP_MAX_ARGS);
+        ok = false;
+    }
+    ValueId ys[MAP_MAX_ARGS * MAP_MAX_PACK];
+    const Type *rts[MAP_MAX_ARGS];
+    for (int k = 0; ok && k < got; k++) {
+        Val v = r.k == V_TUPLE ? r.elems[k] : r;
+        if (!val_is_value(g, v, loc)) {
+            ok = false;
+            break;
+        }
+        if (val_rank(v) != 0 || val_dtype(v) == DT_PTR) {
+            diag_error(g->d, loc, "'map_elementwise': function '%s' must return scalars, its value %d is '%s'", fn->name, k,
+                       gen_val_type_name(g, v));
+            ok = false;
+            break;
+        }
+        DType dt = val_dtype(v);
+        if (k % pack == 0) rts[k / pack] = tir_with_dtype(g->m, t0, dt);
+        else if (rts[k / pack]->dt != dt) {
+            diag_error(g->d, loc, "'map_elementwise': function '%s' returns %s and %s for the elements of result %d (pack=%d)", fn->name,
+                       dtype_name(rts[k / pack]->dt), dtype_name(dt), k / pack, pack);
+            ok = false;
+            break;
+        }
+        ys[k] = gen_coerce(g, v, dt, NULL, 0, NULL, loc);
+    }
+    const Inst *ti = ok ? tensor_inst(g, body) : NULL;
+    if (ti) {
+        diag_error(g->d, ti->loc, "'map_elementwise': function '%s' makes a tensor here (%s); it runs on one element at a time, so it "
+                   "must compute on scalars", fn->name, gen_type_desc(g, vt(g, ti->res[0])));
+        diag_note(g->d, loc, "mapped here");
+        ok = false;
+    }
+    if (!ok) got = 0;
+    gen_emit_inst(g, loc, OP_YIELD, ys, got, NULL);
+    g->b = saved;
+    if (!ok) {
+        tir_inst_remove(in);
+        return val_err();
+    }
+    int m = got / pack;
+    in->nres = m;
+    in->res = ARENA_ARRAY(g->f->module->arena, ValueId, m);
+    for (int k = 0; k < m; k++) in->res[k] = tir_new_value(g->f, rts[k], in, k);
+    if (m == 1) return rt(g, in->res[0]);
+    Val t = {.k = V_TUPLE, .nelems = m, .elems = ARENA_ARRAY(g->a, Val, m)};
+    for (int k = 0; k < m; k++) t.elems[k] = rt(g, in->res[k]);
+    return t;
 }

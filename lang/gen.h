@@ -163,6 +163,10 @@ Val compose_scan(Gen *g, Val in, int axis, const Decl *fn, Op op, bool reverse, 
 Val compose_sort(Gen *g, Val x, bool descending, Loc loc);
 Val compose_topk(Gen *g, Val x, int64_t k, Loc loc);
 Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc);
+enum { MAP_MAX_ARGS = 16, MAP_MAX_PACK = 16 };
+/* map_elementwise: fn applied on scalars to each element of the n values xs (tensors of one shape, or
+ * scalars), pack elements at a time; one value or a tuple, as fn returns */
+Val compose_map(Gen *g, const Decl *fn, const Val *xs, int n, int pack, Loc loc);
 
 /* builtins.c */
 bool builtin_exists(const char *name);

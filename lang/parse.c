@@ -754,7 +754,10 @@ static Decl *decl(Parser *p) {
         if (!p->panic) d->body = block(p);
         return d;
     }
-    parse_error(p, peek(p)->loc, "expected 'kernel', 'fn', 'const' or 'import', found %s", tok_desc(p, peek(p)));
+    if (d->nattrs) /* `@num_warps(4) fn f(...)`: attributes are a kernel's */
+        parse_error(p, peek(p)->loc, "expected 'kernel' after '@%s(...)', found %s: attributes go before a kernel", d->attrs[0].name,
+                    tok_desc(p, peek(p)));
+    else parse_error(p, peek(p)->loc, "expected 'kernel', 'fn', 'const' or 'import', found %s", tok_desc(p, peek(p)));
     return NULL;
 }
 

@@ -356,7 +356,7 @@ static void backward_inst(Ctx *c, Inst *i) {
         return;
     case OP_YIELD: {
         Inst *p = i->parent->parent;
-        if (!p || p->op == OP_REDUCE_FN || p->op == OP_SCAN_FN) return; /* a combine yields scalars */
+        if (!p || p->op == OP_REDUCE_FN || p->op == OP_SCAN_FN || p->op == OP_MAP_FN) return; /* a combine yields scalars */
         for (int k = 0; k < i->nops; k++) {
             ValueId target = tir_is_loop(p->op) ? i->parent->args[tir_loop_arg(p) + k] : p->res[k];
             if (c->want[target]) wish(c, i->ops[k], c->want[target]);
@@ -364,7 +364,7 @@ static void backward_inst(Ctx *c, Inst *i) {
         return;
     }
     default:
-        if (tir_op_info[i->op].flags & OPF_ELEMENTWISE || i->op == OP_BROADCAST || i->op == OP_SCAN) {
+        if (tir_op_info[i->op].flags & OPF_ELEMENTWISE || i->op == OP_BROADCAST || i->op == OP_SCAN || i->op == OP_MAP_FN) {
             if (!i->nres || !tir_vtype(f, i->res[0])->rank || !c->want[i->res[0]]) return;
             for (int k = 0; k < i->nops; k++) wish(c, i->ops[k], c->want[i->res[0]]);
         }
@@ -502,6 +502,8 @@ static int mem_vec(Ctx *c, Inst *i, const Layout *l) {
     return vec < 1 ? 1 : vec;
 }
 
+static const Layout *elementwise_layout(Ctx *c, Inst *i);
+
 static void forward_inst(Ctx *c, Inst *i) {
     Func *f = c->f;
     switch (i->op) {
@@ -615,7 +617,7 @@ static void forward_inst(Ctx *c, Inst *i) {
         return;
     case OP_YIELD: {
         Inst *p = i->parent->parent;
-        if (!p) return;
+        if (!p || p->op == OP_MAP_FN) return; /* a map_fn yields scalars */
         for (int k = 0; k < i->nops; k++) {
             ValueId target = tir_is_loop(p->op) ? i->parent->args[tir_loop_arg(p) + k] : p->res[k];
             need(c, i, k, layout_of(c, target));
@@ -627,28 +629,44 @@ static void forward_inst(Ctx *c, Inst *i) {
     case OP_ARANGE:
         if (i->nres && tir_vtype(f, i->res[0])->rank) set_layout(c, i->res[0], chosen(c, i->res[0]));
         return;
+    case OP_MAP_FN: {
+        /* results and operands in one layout (the element-wise choice below); the region runs on
+         * each group of a thread's registers */
+        if (!tir_vtype(f, i->res[0])->rank) return;
+        const Layout *r = elementwise_layout(c, i);
+        for (int k = 0; k < i->nres; k++) set_layout(c, i->res[k], r);
+        for (int k = 0; k < i->nops; k++) need(c, i, k, r);
+        forward_block(c, i->regions[0]);
+        return;
+    }
     default: {
         if (!i->nres) return;
         if (!tir_vtype(f, i->res[0])->rank) return;
-        const Layout *r = i->res[0] < c->nv ? c->want[i->res[0]] : NULL;
-        if (!r && i->op != OP_CONVERT_LAYOUT) {
-            /* no wish: follow the operand that would cost the most to move, else any operand (`x * w[None, :]`
-             * keeps the tile x where it is and moves the vector w, not the tile) */
-            int64_t best = -1;
-            for (int k = 0; k < i->nops; k++) {
-                const Type *ot = tir_vtype(f, i->ops[k]);
-                if (!ot->rank || !ot->layout || ot->layout->rank != ot->rank) continue;
-                int64_t cost = move_cost(c, i->ops[k]);
-                if (cost > best) best = cost, r = ot->layout;
-            }
-        }
-        if (!r) r = chosen(c, i->res[0]);
+        const Layout *r = elementwise_layout(c, i);
         set_layout(c, i->res[0], r);
         if (i->op == OP_CONVERT_LAYOUT) return;
         for (int k = 0; k < i->nops; k++) need(c, i, k, r);
         return;
     }
     }
+}
+
+/* The layout of an element-wise result: the wish for it, else that of the operand that would cost
+ * the most to move, else any operand's (`x * w[None, :]` keeps the tile x where it is and moves
+ * the vector w, not the tile). */
+static const Layout *elementwise_layout(Ctx *c, Inst *i) {
+    Func *f = c->f;
+    const Layout *r = i->res[0] < c->nv ? c->want[i->res[0]] : NULL;
+    if (!r && i->op != OP_CONVERT_LAYOUT) {
+        int64_t best = -1;
+        for (int k = 0; k < i->nops; k++) {
+            const Type *ot = tir_vtype(f, i->ops[k]);
+            if (!ot->rank || !ot->layout || ot->layout->rank != ot->rank) continue;
+            int64_t cost = move_cost(c, i->ops[k]);
+            if (cost > best) best = cost, r = ot->layout;
+        }
+    }
+    return r ? r : chosen(c, i->res[0]);
 }
 
 static void forward_block(Ctx *c, Block *b) {

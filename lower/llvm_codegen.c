@@ -234,23 +234,54 @@ static bool emit_turn(LL *l, Inst *i) {
     return true;
 }
 
-/* reduce_fn / scan_fn call this for each combine: bind the region's scalar arguments
- * (a0.., b0..) to the given registers, emit its instructions again, return the yield's. */
-bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out) {
-    /* the previous combine's register arrays of these values go (nested regions are not
-     * walked: a combine with control flow leaks its inner arrays until the module is done) */
-    for (int j = 0; j < 2 * k; j++) free(l->vals[body->args[j]]), l->vals[body->args[j]] = NULL;
+/* A region on scalars, emitted again: bind its arguments to the given registers, emit its
+ * instructions, return the first nout values of its yield.  The previous emission's register
+ * arrays of these values go first (nested regions are not walked: one with control flow leaks
+ * its inner arrays until the module is done). */
+static bool emit_scalar_region(LL *l, Block *body, LLVMValueRef *args, LLVMValueRef *out, int nout) {
+    for (int j = 0; j < body->nargs; j++) free(l->vals[body->args[j]]), l->vals[body->args[j]] = NULL;
     for (Inst *i = body->first; i; i = i->next)
         for (int r = 0; r < i->nres; r++) free(l->vals[i->res[r]]), l->vals[i->res[r]] = NULL;
-    for (int j = 0; j < k; j++) {
-        ll_new(l, body->args[j], 1)[0] = a[j];
-        ll_new(l, body->args[k + j], 1)[0] = b[j];
-    }
+    for (int j = 0; j < body->nargs; j++) ll_new(l, body->args[j], 1)[0] = args[j];
     Inst *y = body->last;
     for (Inst *i = body->first; i && i != y; i = i->next)
         if (!emit_inst(l, i) || l->failed) return false;
-    for (int j = 0; j < k; j++) out[j] = ll_get(l, y->ops[j], NULL)[0];
+    for (int j = 0; j < nout; j++) out[j] = ll_get(l, y->ops[j], NULL)[0];
     return true;
+}
+
+/* reduce_fn / scan_fn call this for each combine: the region's scalar arguments (a0.., b0..)
+ * are the given registers, out gets its k yielded values. */
+bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out) {
+    LLVMValueRef args[4 * TIR_MAX_RANK];
+    for (int j = 0; j < k; j++) args[j] = a[j], args[k + j] = b[j];
+    return emit_scalar_region(l, body, args, out, k);
+}
+
+/* map_fn: the region once per group of `pack` registers of the thread (operands and results share a
+ * layout, so register r is one element of each); a last group short of pack repeats its last element. */
+static bool emit_map(LL *l, Inst *i) {
+    Block *body = i->regions[0];
+    int pack = i->a.ival > 1 ? (int)i->a.ival : 1, n;
+    ll_get(l, i->ops[0], &n);
+    LLVMValueRef **res = calloc((size_t)i->nres, sizeof *res);
+    LLVMValueRef *args = calloc((size_t)body->nargs, sizeof *args), *out = calloc((size_t)i->nres * pack, sizeof *out);
+    if (!res || !args || !out) out_of_memory();
+    for (int k = 0; k < i->nres; k++) res[k] = ll_new(l, i->res[k], n);
+    bool ok = true;
+    for (int r0 = 0; r0 < n && ok; r0 += pack) {
+        for (int k = 0; k < i->nops; k++) {
+            LLVMValueRef *x = ll_get(l, i->ops[k], NULL);
+            for (int e = 0; e < pack; e++) args[k * pack + e] = x[r0 + e < n ? r0 + e : n - 1];
+        }
+        ok = emit_scalar_region(l, body, args, out, i->nres * pack);
+        for (int k = 0; ok && k < i->nres; k++)
+            for (int e = 0; e < pack && r0 + e < n; e++) res[k][r0 + e] = out[k * pack + e];
+    }
+    free(res);
+    free(args);
+    free(out);
+    return ok;
 }
 
 static bool emit_inst(LL *l, Inst *i) {
@@ -259,6 +290,7 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_FOR:
     case OP_WHILE: return emit_loop(l, i);
     case OP_IF: return emit_if(l, i);
+    case OP_MAP_FN: return emit_map(l, i);
     case OP_YIELD: return true; /* consumed by the parent */
     case OP_RETURN: LLVMBuildRetVoid(l->b); return true;
     case OP_BARRIER: ll_barrier(l); return true;

@@ -161,6 +161,9 @@ enum {
     X(REDUCE_FN, "reduce_fn", -1, -1, OPF_REGION) /* x0..x(k-1) -> k results without dim attr axis, \
         combined by the region: ^(a0.., b0..) yields k scalars a (+) b, a the earlier elements */ \
     X(SCAN_FN, "scan_fn", -1, -1, OPF_REGION) /* inclusive scan along attr axis, region as reduce_fn */ \
+    X(MAP_FN, "map_fn", -1, -1, OPF_REGION) /* x0..x(k-1) of one shape -> m results of that shape: the region \
+        ^(x0 e0..e(P-1), x1 e0.., ..) yields (r0 e0..e(P-1), r1 e0.., ..) on scalars, for P = attr pack (1 \
+        if absent) elements of a thread at a time (map_elementwise) */ \
     X(DOT, "dot", 3, 1, OPF_PURE)       /* a[M,K] x b[K,N] + acc[M,N] */                   \
     X(GATHER, "gather", 2, 1, OPF_PURE) /* src, index -> r[..i..] = src[..index[..i..] mod S_a..] along attr axis; \
         index (i32) and result share a shape that matches src except along axis; attr xor=j \

@@ -556,7 +556,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_WARPS: return op == OP_WS_PRODUCER;
     case AK_COL: return op == OP_LOCAL_STORE;
     case AK_MSG: return op == OP_PRINT || op == OP_ASSERT || op == OP_INLINE_ASM;
-    case AK_PACK:
+    case AK_PACK: return op == OP_INLINE_ASM || op == OP_MAP_FN;
     case AK_OUT: return op == OP_INLINE_ASM;
     case AK_VEC:
     case AK_SMEM:

@@ -182,6 +182,9 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_TANH:
         if (a->ival) str_puts(&t, "exact=1");
         break;
+    case OP_MAP_FN:
+        if (a->ival > 1) str_printf(&t, "pack=%lld", (long long)a->ival);
+        break;
     case OP_INLINE_ASM:
         if (a->ival > 1) str_printf(&t, "pack=%lld", (long long)a->ival);
         if (a->ival2) str_printf(&t, "%sout=%lld", a->ival > 1 ? ", " : "", (long long)a->ival2);

@@ -645,6 +645,62 @@ static void check_combine_fn(Verifier *V, const Inst *i) {
     check_yield(V, i, b, b->args, i->nops, "region argument");
 }
 
+/* map_fn: operands of one shape, results of that shape; the region takes pack scalars of each
+ * operand and yields pack scalars of each result, and computes on scalars only (it runs once per
+ * group of a thread's elements, so a tensor in it would be a whole tile per element). */
+static bool scalar_region(Verifier *V, const Inst *map, const Block *b) {
+    for (const Inst *in = b->first; in; in = in->next) {
+        for (int r = 0; r < in->nres; r++)
+            if (valid_id(V, in->res[r]) && vt(V, in->res[r])->rank) {
+                verr(V, map, "region computes the tensor %s (%s): it must compute on scalars", tstr(V, vt(V, in->res[r])),
+                     tir_op_info[in->op].name);
+                return false;
+            }
+        for (int k = 0; k < in->nregions; k++)
+            if (!scalar_region(V, map, in->regions[k])) return false;
+    }
+    return true;
+}
+
+static void check_map_fn(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0);
+    int pack = i->a.ival > 1 ? (int)i->a.ival : 1;
+    const Block *b = i->regions[0];
+    if (!i->nres) verr(V, i, "has no results");
+    if (b->nargs != pack * i->nops) {
+        verr(V, i, "region has %d arguments, expected %d (%d operands, pack %d)", b->nargs, pack * i->nops, i->nops, pack);
+        return;
+    }
+    for (int k = 0; k < i->nops; k++) {
+        const Type *x = opt(V, i, k);
+        if (x->rank != a->rank || memcmp(x->shape, a->shape, sizeof a->shape))
+            verr(V, i, "operand %d is %s, operand 0 %s", k, tstr(V, x), tstr(V, a));
+        if (x->dt == DT_PTR) verr(V, i, "operand %d is a pointer tensor", k);
+        for (int e = 0; e < pack; e++) {
+            const Type *ba = vt(V, b->args[k * pack + e]);
+            if (ba->rank || ba->dt != x->dt)
+                verr(V, i, "region argument %d is %s, expected a scalar %s", k * pack + e, tstr(V, ba), dtype_name(x->dt));
+        }
+    }
+    for (int k = 0; k < i->nres; k++) {
+        const Type *r = vt(V, i->res[k]);
+        if (r->rank != a->rank || memcmp(r->shape, a->shape, sizeof a->shape))
+            verr(V, i, "result %d is %s for operands %s", k, tstr(V, r), tstr(V, a));
+    }
+    const Inst *y = b->last;
+    if (!y || y->op != OP_YIELD || (y->nops && !y->ops)) return; /* reported elsewhere */
+    if (y->nops != pack * i->nres) {
+        verr(V, i, "yield has %d values, expected %d (%d results, pack %d)", y->nops, pack * i->nres, i->nres, pack);
+        return;
+    }
+    for (int k = 0; k < y->nops; k++) {
+        const Type *r = vt(V, i->res[k / pack]);
+        if (valid_id(V, y->ops[k]) && (vt(V, y->ops[k])->rank || vt(V, y->ops[k])->dt != r->dt))
+            verr(V, i, "yield value %d has type %s, expected a scalar %s", k, tstr(V, vt(V, y->ops[k])), dtype_name(r->dt));
+    }
+    scalar_region(V, i, b);
+}
+
 static void check_if(Verifier *V, const Inst *i) {
     const Type *c = opt(V, i, 0);
     if (c->rank || c->dt != DT_I1) verr(V, i, "condition must be a scalar i1, found %s", tstr(V, c));
@@ -849,6 +905,7 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_GATHER] = check_gather,
     [OP_REDUCE_FN] = check_combine_fn,
     [OP_SCAN_FN] = check_combine_fn,
+    [OP_MAP_FN] = check_map_fn,
     [OP_SCAN] = check_scan,
     [OP_DOT] = check_dot,
     [OP_LOAD] = check_load,
@@ -861,13 +918,13 @@ static const CheckFn op_checks[OP_COUNT] = {
 };
 
 /* Operand ranges of the variadic ops (tir_op_info nops == -1); max -1: unbounded.
- * Regions: FOR, WHILE, REDUCE_FN and SCAN_FN one, IF two, every other op none. */
+ * Regions: FOR, WHILE, REDUCE_FN, SCAN_FN and MAP_FN one, IF two, every other op none. */
 static const struct {
     int8_t min, max, regions;
 } arity[OP_COUNT] = {
     [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0}, [OP_ATOMIC_CAS] = {3, 4, 0},
     [OP_FOR] = {3, -1, 1},       [OP_WHILE] = {1, -1, 1}, [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
-    [OP_ASYNC_COPY] = {3, 4, 0},  [OP_REDUCE_FN] = {1, -1, 1}, [OP_SCAN_FN] = {1, -1, 1}, [OP_PRINT] = {0, 64, 0},
+    [OP_ASYNC_COPY] = {3, 4, 0},  [OP_REDUCE_FN] = {1, -1, 1}, [OP_SCAN_FN] = {1, -1, 1}, [OP_MAP_FN] = {1, -1, 1}, [OP_PRINT] = {0, 64, 0},
     [OP_INLINE_ASM] = {0, 16, 0}, [OP_TMA_LOAD] = {5, 4 + TMA_MAX_RANK, 0}, [OP_MBAR_WAIT] = {3, 4, 0},
     [OP_TMA_STORE] = {3, 2 + TMA_MAX_RANK, 0},
     [OP_WS_PRODUCER] = {0, 0, 1},

@@ -265,6 +265,10 @@ Test(lang_diag, misc) {
                 "t.tile:1:25: error: const parameter 'B' has no default and is not defined (-D B=...)\n"
                 "  kernel k(p: *f32, const B: i32) {\n"
                 "                          ^\n");
+    expect_diag("@num_warps(4)\nfn f(x) { return x; }\nkernel k(p: *f32) {\n}\n",
+                "t.tile:2:1: error: expected 'kernel' after '@num_warps(...)', found 'fn': attributes go before a kernel\n"
+                "  fn f(x) { return x; }\n"
+                "  ^\n");
     expect_diag("@num_warps(3)\nkernel k(p: *f32) {\n}\n",
                 "t.tile:1:12: error: num_warps must be 1, 2, 4, 8, 16 or 32, got 3\n"
                 "  @num_warps(3)\n"

@@ -46,6 +46,8 @@
     "make_tensor_descriptor" "load_tensor_descriptor" "store_tensor_descriptor"
     "atomic_add_tensor_descriptor" "atomic_max_tensor_descriptor" "atomic_min_tensor_descriptor"
     "atomic_and_tensor_descriptor" "atomic_or_tensor_descriptor" "atomic_xor_tensor_descriptor"
+    "join" "split" "interleave" "cat" "ravel" "permute" "flip" "gather" "reduce" "associative_scan"
+    "cumprod" "xor_sum" "reduce_or" "sort" "topk" "histogram" "map_elementwise"
     "multiple_of" "max_contiguous" "max_constancy" "assume"))
 
 (attribute
