@@ -249,3 +249,67 @@ Test(lang_map, errors) {
     E("store(p + i, map_elementwise(one, x, arange(0, 8)));", "e.tile:7:42: error: shapes [16] and [8] do not broadcast");
 #undef E
 }
+
+/* ---- in a software-pipelined loop: on a dot operand as loaded, and on the loop-carried accumulator ---- */
+
+static const char *loop_src =
+    "fn relu_sq(v) {\n"
+    "    let r = 0.0;\n"
+    "    if v > 0.0 { r = v * v; }\n"
+    "    return r;\n"
+    "}\n"
+    "@num_warps(4)\n"
+    "kernel k(a: *f16, b: *f16, c: *f32, M: i32, N: i32, K: i32, const BM: i32 = 64, const BN: i32 = 64, const BK: i32 = 32) {\n"
+    "    let rm = program_id(0) * BM + arange(0, BM);\n"
+    "    let rn = program_id(1) * BN + arange(0, BN);\n"
+    "    let rk = arange(0, BK);\n"
+    "    let acc = zeros([BM, BN], f32);\n"
+    "    for k0 in range(0, K, BK) {\n"
+    "        let ta = load(a + rm[:, None] * K + k0 + rk[None, :], mask=(rm[:, None] < M) & (k0 + rk[None, :] < K), other=0.0);\n"
+    "        let tb = load(b + (k0 + rk[:, None]) * N + rn[None, :], mask=(k0 + rk[:, None] < K) & (rn[None, :] < N), other=0.0);\n"
+    "        acc = map_elementwise(relu_sq, dot(map_elementwise(relu_sq, ta), tb, acc));\n"
+    "    }\n"
+    "    store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N));\n"
+    "}\n";
+
+static void in_loop(const char *arch) {
+    seed_rng();
+    K k;
+    load_src_on(&k, loop_src, "k", arch, NULL);
+    enum { M = 70, N = 45, KK = 100 };
+    static uint16_t a[M * KK], b[KK * N];
+    static float c[M * N];
+    static double sq[M * KK], acc[M * N];
+    for (int i = 0; i < M * KK; i++) {
+        a[i] = f32_to_f16((float)(0.5 * urand()));
+        double v = f16_to_d(a[i]);
+        sq[i] = f16_to_d(f32_to_f16((float)(v > 0 ? v * v : 0))); /* relu_sq in f16, as the kernel computes it */
+    }
+    for (int i = 0; i < KK * N; i++) b[i] = f32_to_f16((float)(0.1 * urand()));
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = poisoned(&k, sizeof c);
+    int m = M, n = N, kk = KK;
+    void *params[] = {&da, &db, &dc, &m, &n, &kk};
+    launch2(&k, (M + 63) / 64, (N + 63) / 64, params);
+    download(&k, c, dc, sizeof c);
+    memset(acc, 0, sizeof acc);
+    for (int k0 = 0; k0 < KK; k0 += 32)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = acc[i * N + j];
+                for (int t = k0; t < k0 + 32 && t < KK; t++) s += sq[i * KK + t] * f16_to_d(b[t * N + j]);
+                acc[i * N + j] = s > 0 ? s * s : 0;
+            }
+    int bad = 0;
+    for (int i = 0; i < M * N && bad < 8; i++)
+        if (!(fabs(c[i] - acc[i]) <= 1e-5 * (1 + fabs(acc[i])))) {
+            cr_expect(0, "%s c[%d][%d] = %g, want %g (seed %llu)", arch ? arch : "sm_80", i / N, i % N, c[i], acc[i],
+                      (unsigned long long)seed);
+            bad++;
+        }
+    unload(&k);
+}
+
+Test(lang_map, in_a_pipelined_loop, .timeout = 300) {
+    in_loop(NULL);
+    in_loop("sm_90a");
+}
