@@ -835,11 +835,22 @@ static Val gen_expr1(Gen *g, const Node *n) {
     case N_TUPLE: return gen_tuple(g, n);
     case N_UNARY: return gen_unary(g, n);
     case N_BINARY: {
-        Val a = gen_expr(g, n->lhs);
-        Val b = gen_expr(g, n->rhs);
-        if (a.k == V_STR || b.k == V_STR || a.k == V_DTYPE || b.k == V_DTYPE || a.k == V_NONE || b.k == V_NONE)
-            return compare_names(g, n->op, a, b, n->oploc);
-        return gen_binop(g, n->op, a, b, n->oploc);
+        /* a + b + c + ... parses left-deep: walk its left spine with a loop, so that a long flat
+         * expression does not count as a deep one (only the right operands recurse) */
+        int len = 0;
+        for (const Node *x = n; x->kind == N_BINARY; x = x->lhs) len++;
+        const Node **spine = ARENA_ARRAY(g->a, const Node *, len);
+        int k = len;
+        for (const Node *x = n; x->kind == N_BINARY; x = x->lhs) spine[--k] = x;
+        Val a = gen_expr(g, spine[0]->lhs);
+        for (k = 0; k < len; k++) {
+            const Node *x = spine[k];
+            Val b = gen_expr(g, x->rhs);
+            if (a.k == V_STR || b.k == V_STR || a.k == V_DTYPE || b.k == V_DTYPE || a.k == V_NONE || b.k == V_NONE)
+                a = compare_names(g, x->op, a, b, x->oploc);
+            else a = gen_binop(g, x->op, a, b, x->oploc);
+        }
+        return a;
     }
     case N_CAST: {
         Val v = gen_expr(g, n->lhs);

@@ -329,6 +329,7 @@ static bool python_word(Lexer *l, const char *s, size_t n, Loc loc) {
 
 Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
     Lexer l = {.a = a, .d = d, .src = src, .p = src->text, .end = src->text + src->len, .line = 1, .col = 1};
+    if (l.end - l.p >= 3 && !memcmp(l.p, "\xEF\xBB\xBF", 3)) l.p += 3; /* a UTF-8 byte-order mark (editors on Windows write one) */
     int bad_run = 0;
     const char *chain = NULL; /* just past the '.' of a Triton module prefix dropped last (tl.math.exp reports once) */
     /* bounded work and memory on any input: stop at LEX_MAX_TOKENS tokens or

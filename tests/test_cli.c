@@ -172,6 +172,34 @@ Test(cli, unknown_define_lists_the_valid_names) {
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -DBLOCK=256 -D num_warps=8 -o /dev/null", buf, sizeof buf), 0, "%s", buf);
 }
 
+/* A -D value that does not parse is the one error (the kernels no longer go on to report what follows from a
+ * 0 in its place), and --kernel naming no kernel is a usage error, as a define naming nothing is. */
+Test(cli, bad_define_value_and_kernel_name_are_usage_errors) {
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -D BLOCK=99999999999999999999 -o /dev/null", buf, sizeof buf), 2,
+                 "%s", buf);
+    cr_expect(strstr(buf, "<-D BLOCK>:1:1: error: integer literal"), "%s", buf);
+    cr_expect(!strstr(buf, "add.tile"), "an error that follows from the define: %s", buf);
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --kernel nope -o /dev/null", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "no kernel named 'nope'"), "%s", buf);
+}
+
+/* A file that starts with a UTF-8 byte-order mark compiles (positions count from after it), and so does a
+ * long flat expression, which is not a deep one. */
+Test(cli, byte_order_mark_and_long_flat_expressions) {
+    FILE *f = fopen("cli_bom.tile", "w");
+    fputs("\xEF\xBB\xBFkernel k(x: *f32) {\n  store(x, 1.0 +);\n}\n", f);
+    fclose(f);
+    cr_expect_eq(run("compile cli_bom.tile -o /dev/null", buf, sizeof buf), 1, "%s", buf);
+    cr_expect(strstr(buf, "cli_bom.tile:2:17: error:"), "%s", buf);
+    f = fopen("cli_bom.tile", "w");
+    fputs("\xEF\xBB\xBFkernel k(x: *f32, n: f32) {\n  store(x, n", f);
+    for (int i = 0; i < 5000; i++) fputs(" + n", f);
+    fputs(");\n}\n", f);
+    fclose(f);
+    cr_expect_eq(run("compile cli_bom.tile -o /dev/null", buf, sizeof buf), 0, "%s", buf);
+    remove("cli_bom.tile");
+}
+
 Test(cli, unknown_device_and_arch) {
     cr_expect_eq(run("run gemm --device bogus", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "bogus"), "%s", buf);
