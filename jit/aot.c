@@ -21,6 +21,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,11 +105,15 @@ static bool write_text(const char *path, const Str *s) {
 }
 
 /* A refusal before anything is written: *msg says why. */
-static tile_status aot_refuse(char **msg, const char *fmt, const char *arg) {
+static tile_status aot_refuse(char **msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static tile_status aot_refuse(char **msg, const char *fmt, ...) {
     if (msg) {
         Str m = {0};
         str_printf(&m, "tile aot: ");
-        str_printf(&m, fmt, arg);
+        va_list ap;
+        va_start(ap, fmt);
+        str_vprintf(&m, fmt, ap);
+        va_end(ap);
         str_puts(&m, "\n");
         *msg = str_take(&m);
     }
@@ -116,13 +121,30 @@ static tile_status aot_refuse(char **msg, const char *fmt, const char *arg) {
 }
 
 /* A name the generated C may declare a function by: an identifier, not a C keyword or one of the
- * generated file's own names, and not in tile.h's name spaces (tile_, TILE_). */
+ * generated file's own names, not in tile.h's name spaces (tile_, TILE_), nor a name the headers the
+ * generated C includes (pthread.h, stddef.h) or C itself reserve (main, _X..., __...). */
 static bool aot_name_ok(const char *n) {
+    static const char *const taken[] = {"main", "size_t", "ptrdiff_t", "wchar_t", "max_align_t", "nullptr_t", "offsetof", "NULL"};
     if (!*n || isdigit((unsigned char)*n) || c_keyword(n, false) || !strncmp(n, "tile_", 5) || !strncmp(n, "TILE_", 5) ||
-        !strncmp(n, "TileAot", 7))
+        !strncmp(n, "TileAot", 7) || !strncmp(n, "pthread_", 8) || !strncmp(n, "PTHREAD_", 8) || !strncmp(n, "__", 2) ||
+        (n[0] == '_' && isupper((unsigned char)n[1])))
         return false;
+    for (size_t i = 0; i < ARRAY_LEN(taken); i++)
+        if (!strcmp(n, taken[i])) return false;
     for (const char *p = n; *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '_') return false;
+    return true;
+}
+
+/* Whether name is one the generated C declares for kernel k: k_aot_unload, k_slots, k_ptx_N. */
+static bool aot_generated_name(const char *name, const char *k) {
+    size_t n = strlen(k);
+    if (strncmp(name, k, n)) return false;
+    const char *rest = name + n;
+    if (!strcmp(rest, "_aot_unload") || !strcmp(rest, "_slots")) return true;
+    if (strncmp(rest, "_ptx_", 5) || !rest[5]) return false;
+    for (const char *p = rest + 5; *p; p++)
+        if (!isdigit((unsigned char)*p)) return false;
     return true;
 }
 
@@ -134,10 +156,16 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
     for (int i = 0; kernels[i]; i++) {
         if (!aot_name_ok(kernels[i]))
             return aot_refuse(msg, "kernel '%s': the launch function is named after the kernel, so its name must be a C identifier "
-                                   "that is not a C keyword and does not start with tile_, TILE_ or TileAot", kernels[i]);
+                                   "that is not a C keyword, main or a name of stddef.h, and does not start with tile_, TILE_, "
+                                   "TileAot, pthread_, __ or _ and a capital", kernels[i]);
         for (int j = 0; j < i; j++)
             if (!strcmp(kernels[i], kernels[j])) return aot_refuse(msg, "kernel '%s' is named twice", kernels[i]);
     }
+    for (int i = 0; kernels[i]; i++)
+        for (int j = 0; kernels[j]; j++)
+            if (i != j && aot_generated_name(kernels[i], kernels[j]))
+                return aot_refuse(msg, "kernel '%s' has the name of a function or table the generated C declares for kernel '%s' (%s_aot_unload, "
+                                       "%s_slots, %s_ptx_N): export them separately", kernels[i], kernels[j], kernels[j], kernels[j], kernels[j]);
     tile_compile_options base;
     char oerr[160];
     if (!jit_options_in(opt, &base, oerr, sizeof oerr)) {

@@ -84,7 +84,8 @@ Test(aot, refusals) {
     FILE *f = fopen(path, "w");
     cr_assert(f);
     fputs("kernel add(x: *f32) { store(x, 1.0); }\nkernel int(x: *f32) { store(x, 2.0); }\n"
-          "kernel tile_malloc(x: *f32) { store(x, 3.0); }\n", f);
+          "kernel tile_malloc(x: *f32) { store(x, 3.0); }\nkernel add_aot_unload(x: *f32) { store(x, 4.0); }\n"
+          "kernel main(x: *f32) { store(x, 5.0); }\nkernel add_ptx_0(x: *f32) { store(x, 6.0); }\n", f);
     fclose(f);
     snprintf(out, sizeof out, "%s/gen", dir);
     static const struct {
@@ -93,6 +94,10 @@ Test(aot, refusals) {
         {{"add", "add", NULL}, NULL, "kernel 'add' is named twice"},
         {{"int", NULL}, NULL, "kernel 'int': the launch function is named after the kernel"},
         {{"tile_malloc", NULL}, NULL, "kernel 'tile_malloc': the launch function"},
+        {{"main", NULL}, NULL, "kernel 'main': the launch function"},
+        /* names the generated C declares for another kernel: it did not compile ("conflicting types") */
+        {{"add", "add_aot_unload", NULL}, NULL, "kernel 'add_aot_unload' has the name of a function or table the generated C declares for kernel 'add'"},
+        {{"add_ptx_0", "add", NULL}, NULL, "kernel 'add_ptx_0' has the name of a function or table"},
         {{"add", NULL}, "", "names no file"},
         {{"add", NULL}, "a\"b", "may not hold quotes"},
     };

@@ -718,6 +718,15 @@ Test(gemm, api_f8_block_scales, .timeout = 600) {
     cr_assert(strstr(tile_last_error(ctx), "block scales need BN and BK dividing 128 (BN=256 BK=32)"), "%s", tile_last_error(ctx));
     cr_assert_eq(tile_gemm_with_config(ctx, &g, odd_k), TILE_ERROR_INVALID_VALUE);
     cr_assert(strstr(tile_last_error(ctx), "BK=48"), "%s", tile_last_error(ctx));
+    /* GROUP_M=0 wrote nothing and returned TILE_OK, GROUP_M=-1 read before A; SPLIT_K out of range likewise refused */
+    static const char *const bad_knobs[][2] = {{"GROUP_M=0", NULL}, {"GROUP_M=-1", NULL}, {"SPLIT_K=0", NULL}, {"SPLIT_K=65", NULL}};
+    static const char *const bad_want[] = {"GROUP_M=0 (1 to 65535)", "GROUP_M=-1 (1 to 65535)", "SPLIT_K=0 (1 to 64)", "SPLIT_K=65 (1 to 64)"};
+    g.scale_mode = TILE_SCALE_NONE, g.in_dtype = TILE_F16;
+    for (size_t i = 0; i < sizeof bad_knobs / sizeof *bad_knobs; i++) {
+        cr_expect_eq(tile_gemm_with_config(ctx, &g, bad_knobs[i]), TILE_ERROR_INVALID_VALUE, "%s accepted", bad_knobs[i][0]);
+        cr_expect(strstr(tile_last_error(ctx), bad_want[i]), "%s", tile_last_error(ctx));
+    }
+    g.scale_mode = TILE_SCALE_BLOCK, g.in_dtype = TILE_F8E4M3;
     /* the epilogue is the arguments': a configuration naming it (ACT=1 applied ReLU, HAS_BETA=1 read C) is refused */
     static const char *const epi[][3] = {{"ACT=1", NULL}, {"BM=64", "HAS_BETA=1", NULL}, {"HAS_BIAS=0", NULL}, {"SCALE=0", NULL},
                                          {"BM", NULL}, {"TILE=64", NULL}};

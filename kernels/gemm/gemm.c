@@ -428,6 +428,11 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
         shipped_variant_free(&v);
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: SPLIT_K=%d (1 to 64)", split_k);
     }
+    int group_m = config_int(v.defines, "GROUP_M", 8);
+    if (group_m < 1 || group_m > 65535) { /* rows of tiles a group of programs walks (0 divided by zero) */
+        shipped_variant_free(&v);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: GROUP_M=%d (1 to 65535)", group_m);
+    }
     if (a->beta != 0) shipped_flag(&v, "HAS_BETA", true);
     if (a->bias) shipped_flag(&v, "HAS_BIAS", true);
     if (a->activation) shipped_define(&v, "ACT", (long long)a->activation);
