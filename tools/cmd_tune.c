@@ -30,9 +30,9 @@
  *      arguments (GEMM: m, n, k).
  * The header goes to stdout first; on a terminal, without --json, a
  * progress line per phase and per configuration goes to stderr.  FILE mode:
- * --arg values fill the run-time scalar parameters in order and name values
- * for --grid (grid_expr.c) and the key; pointers get zeroed buffers of
- * --elems 8-byte elements. */
+ * --arg NAME=VALUE gives the run-time scalar parameter NAME (every one, by
+ * name) and names the value for --grid (grid_expr.c) and the key; pointers
+ * get zeroed buffers of --elems 8-byte elements. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 #include "tools/gemm_problem.h"
@@ -59,8 +59,8 @@ static const char usage_tune[] =
     "memory or time out, prints a table sorted by time (% of best; GEMM: TFLOP/s) and stores the\n"
     "fastest in the tuning database (cache folder/tune.db) under the device's model and driver and\n"
     "the power-of-two bucket of the @tune_key arguments.  FILE mode needs --grid (exit 2 without it:\n"
-    "configurations timed on an arbitrary grid do different work); --arg values fill the run-time\n"
-    "scalar parameters in order (and name them for --grid and the key); pointers get zeroed buffers\n"
+    "configurations timed on an arbitrary grid do different work); --arg NAME=VALUE gives each run-time\n"
+    "scalar parameter by name (and names it for --grid and the key); pointers get zeroed buffers\n"
     "of --elems 8-byte elements; --grid may use args and config values, e.g. 'cdiv(n, BLOCK)'.\n"
     "--json: JSON Lines on stdout, one object per configuration, then one for what was stored.\n"
     "Run 'tile tune gemm --help' or 'tile tune FILE.tile --help' for the options of each.\n";
@@ -82,7 +82,7 @@ static const char usage_tune_file[] =
     "  --grid EXPR,...        launch grid (required): INT, NAME, + - * /, cdiv(a, b) over --arg names and\n"
     "                         config values, e.g. 'cdiv(n, BLOCK)'; without it nothing is timed or stored\n"
     "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
-    "  --arg NAME=VALUE       run-time scalar parameters in order (integers; a float one also 1.5); repeatable\n"
+    "  --arg NAME=VALUE       the run-time scalar parameter NAME, every one (integers; a float one also 1.5); repeatable\n"
     "  --elems N              elements (8 bytes each) of the zeroed buffer of each pointer (default 65536)\n"
     "  --warmup W             untimed runs per config (default 1)\n"
     "  --reps R               timed runs per config (default 5)\n"
@@ -354,6 +354,8 @@ typedef struct TuneFile {
     int64_t arg_vals[MAX_PARAMS];
     double arg_fvals[MAX_PARAMS];      /* the value as a float (a float parameter's) */
     bool arg_isf[MAX_PARAMS];          /* VALUE is not an integer (1.5): only a float parameter takes it */
+    int scalar_arg[MAX_PARAMS];        /* the --arg of the kernel's run-time scalar j, by name (bind_args) */
+    bool bound;                        /* scalar_arg is set (else --arg values go in order) */
 } TuneFile;
 
 enum { OPT_KERNEL = 256, OPT_DEVICE, OPT_GRID, OPT_ARG, OPT_ELEMS, OPT_REPS, OPT_WARMUP, OPT_JSON };
@@ -429,7 +431,7 @@ static int tune_file_parse(int argc, char **argv, TuneFile *t) {
 }
 
 /* Launch arguments from the signature: a zeroed buffer for each pointer, the
- * --arg values in order for the scalars (0 past the last). */
+ * --arg values for the scalars (by name once bind_args has run). */
 typedef struct LaunchArgs {
     void *params[MAX_PARAMS];
     union {
@@ -448,7 +450,7 @@ static bool launch_args_make(tile_context *ctx, const TuneFile *t, const tile_ke
     int scalar = 0;
     for (int a = 0; a < at->num_params && a < MAX_PARAMS; a++) {
         while (*s == ' ' || *s == ',') s++;
-        /* the parameter's name is not in the signature: --arg values go in order of run-time scalars */
+        /* the signature has no names: scalar j is bind_args's scalar_arg[j] */
         la->params[a] = &la->vals[a];
         memset(&la->vals[a], 0, sizeof la->vals[a]);
         if (*s == '*') {
@@ -459,11 +461,12 @@ static bool launch_args_make(tile_context *ctx, const TuneFile *t, const tile_ke
             }
             la->bufs[la->nbufs++] = la->vals[a].p = p;
         } else {
-            int64_t v = scalar < t->nargs ? t->arg_vals[scalar] : 0;
-            double f = scalar < t->nargs ? t->arg_fvals[scalar] : 0;
+            int ai = t->bound ? t->scalar_arg[scalar] : scalar < t->nargs ? scalar : -1;
+            int64_t v = ai >= 0 ? t->arg_vals[ai] : 0;
+            double f = ai >= 0 ? t->arg_fvals[ai] : 0;
             bool fl = !strncmp(s, "f32", 3) || !strncmp(s, "f64", 3);
-            if (!fl && scalar < t->nargs && t->arg_isf[scalar]) {
-                snprintf(why, n, "--arg %s=%g is not an integer, but the kernel's run-time scalar %d is %.*s", t->arg_names[scalar], f,
+            if (!fl && ai >= 0 && t->arg_isf[ai]) {
+                snprintf(why, n, "--arg %s=%g is not an integer, but the kernel's run-time scalar %d is %.*s", t->arg_names[ai], f,
                          scalar + 1, (int)strcspn(s, ","), s);
                 return false;
             }
@@ -496,6 +499,68 @@ static bool config_grid(const TuneFile *t, char **cfg, unsigned g[3], char *why,
     bool ok = grid_expr_dims(t->grid, names, vals, nn, g, why, n);
     for (int j = 0; j < ncfg; j++) free(cfg_names[j]);
     return ok;
+}
+
+/* The names of the kernel's run-time scalar parameters, in order, from its Tile IR's header
+ * "kernel @NAME(%x: ptr<f32> #div16, %n: i32) ..." (pointers skipped); -1 when there is no such line. */
+static int scalar_names(const char *tir, const char *kernel, char names[][64], int cap) {
+    char head[200];
+    snprintf(head, sizeof head, "kernel @%s(", kernel);
+    const char *p = tir ? strstr(tir, head) : NULL;
+    if (!p) return -1;
+    p += strlen(head);
+    int n = 0;
+    while (*p && *p != ')' && *p != '\n') {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p != '%') break;
+        const char *name = ++p;
+        while (*p && *p != ':') p++;
+        size_t len = (size_t)(p - name);
+        if (*p == ':') p++;
+        while (*p == ' ') p++;
+        bool ptr = !strncmp(p, "ptr<", 4);
+        for (int depth = 0; *p && *p != '\n' && (depth || (*p != ',' && *p != ')')); p++)
+            depth += *p == '<' ? 1 : *p == '>' ? -1 : 0;
+        if (!ptr && n < cap) snprintf(names[n++], 64, "%.*s", (int)(len < 63 ? len : 63), name);
+    }
+    return n;
+}
+
+/* --arg values by name: each must name one of the kernel's run-time scalars, and each of those must be given
+ * (they went in order before, so `--arg n=4000 --arg m=1` launched n=1 and recorded the key n=4096).  The
+ * names come from the first configuration that compiles (a cache hit later); none compiles: left in order, and
+ * every configuration is skipped with its compile error anyway. */
+static int bind_args(TuneFile *t, char ***configs, int nconfigs, const char *arch) {
+    char names[MAX_PARAMS][64];
+    int n = -1;
+    for (int i = 0; i < nconfigs && n < 0; i++) {
+        tile_compile_options o = {.kernel = t->kernel, .defines = (const char *const *)configs[i], .arch = arch};
+        tile_compiled c;
+        if (tile_cache_compile_file(NULL, t->file, &o, &c, NULL) == TILE_OK) n = scalar_names(c.tir, t->kernel, names, MAX_PARAMS);
+        tile_compiled_free(&c);
+    }
+    if (n < 0) return 0;
+    char list[512] = "";
+    for (int j = 0; j < n; j++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "", names[j]);
+    for (int a = 0; a < t->nargs; a++) {
+        int j = 0;
+        while (j < n && strcmp(names[j], t->arg_names[a])) j++;
+        if (j == n)
+            return cli_usage_error("tune", "--arg %s: kernel '%s' has no run-time scalar parameter %s (%s%s)", t->arg_names[a], t->kernel,
+                                   t->arg_names[a], n ? "its scalars: " : "it has none", list);
+        for (int b = 0; b < a; b++)
+            if (!strcmp(t->arg_names[a], t->arg_names[b])) return cli_usage_error("tune", "--arg %s is given twice", t->arg_names[a]);
+    }
+    for (int j = 0; j < n; j++) {
+        t->scalar_arg[j] = -1;
+        for (int a = 0; a < t->nargs; a++)
+            if (!strcmp(names[j], t->arg_names[a])) t->scalar_arg[j] = a;
+        if (t->scalar_arg[j] < 0)
+            return cli_usage_error("tune", "kernel '%s' takes the run-time scalar %s: give it with --arg %s=VALUE (its scalars: %s)", t->kernel,
+                                   names[j], names[j], list);
+    }
+    t->bound = true;
+    return 0;
 }
 
 /* One configuration: rows[i] timed or skipped; CLI_EXIT_USAGE for a bad --grid. */
@@ -572,6 +637,7 @@ static int tune_file(int argc, char **argv) {
             goto free_rows;
         }
     }
+    if ((rc = bind_args(&t, sp.configs, sp.nconfigs, props.arch))) goto free_rows;
     bool prog = cli_progress_wanted(t.json);
     if (!t.json) {
         printf("tuning %s in %s on %s (%s), grid %s: %d configs, %d warm-up + %d timed runs each\n", t.kernel, t.file, props.name, props.arch,
