@@ -353,8 +353,42 @@ static bool emit_block(LL *l, Block *b) {
 
 static LLVMValueRef sreg(LL *l, const char *name) { return ll_intr(l, name, NULL, 0, NULL, 0); }
 
+/* A value too big for a thread: more than THREAD_WORDS 32-bit registers' worth of elements in each thread
+ * (a GPU thread has at most 255 registers; the rest would spill).  Refused with the place and the sizes:
+ * LLVM's code generation grows faster than linearly with such values (a 1024 x 1024 f32 accumulator over 8
+ * warps, 4096 registers a thread, was still compiling after 100 s). */
+enum { THREAD_WORDS = 2048 };
+
+typedef struct TooBig {
+    LL *l;
+    bool found;
+} TooBig;
+
+static bool too_big(Inst *i, void *ud) {
+    TooBig *tb = ud;
+    LL *l = tb->l;
+    for (int r = 0; r < i->nres && !tb->found; r++) {
+        const Type *t = tir_vtype(l->f, i->res[r]);
+        if (!t->rank || !t->layout || t->layout->kind == LAYOUT_SHARED) continue;
+        int bits = t->dt == DT_PTR ? 64 : dtype_bits(t->dt);
+        int64_t n = ll_regs_of(l, t)->n, words = n * (bits > 32 ? bits / 32 : 1);
+        if (words <= THREAD_WORDS) continue;
+        int64_t numel = 1;
+        for (int d = 0; d < t->rank; d++) numel *= t->shape[d];
+        int threads = 32 * (l->f->num_warps + l->f->producer_warps);
+        ll_error(l, i->loc, "a tile of %lld %s elements takes %lld registers in each of the %d threads, more than the %d this compiler "
+                 "allows (a GPU thread has at most 255): use a smaller tile or more warps",
+                 (long long)numel, dtype_name(t->dt), (long long)words, threads, THREAD_WORDS);
+        tb->found = true;
+    }
+    return !tb->found;
+}
+
 static bool emit_func(LL *l, Func *f) {
     l->f = f;
+    TooBig tb = {.l = l};
+    tir_walk(f->body, too_big, &tb);
+    if (tb.found) return false;
     l->vals = calloc(f->nvalues, sizeof *l->vals);
     l->nvals = calloc(f->nvalues, sizeof *l->nvals);
     if (!l->vals || !l->nvals) out_of_memory();
@@ -446,6 +480,83 @@ static void init_targets(void) {
     LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
+/* After default<O3>: InstCombine writes `base + c` as `or disjoint base, c` where the bits cannot carry.
+ * NVPTX's straight-line strength reduction (run at emission) cannot subtract two such ors under a sign
+ * extension (sext(x | c1) - sext(x | c2) is no constant to SCEV), so for each address it scans every earlier
+ * one of the same pointer: quadratic.  A tile of 256 elements a thread (add.tile at BLOCK=32768) spent 3 s
+ * there, one of 2048 over 100 s.  Where one value is or'ed with many constants (a thread's elements of a big
+ * tile) those ors become `add nuw nsw` again (exact: disjoint bits neither carry nor overflow), which SCEV
+ * subtracts: 16 ms.  Smaller groups stay: gemm.tile's largest is 27, and converting all of its ors made its
+ * emission 2.4 times slower. */
+enum { DISJOINT_OR_GROUP = 64 };
+
+typedef struct OrUse {
+    LLVMValueRef base, inst;
+} OrUse;
+
+static int or_use_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)((const OrUse *)a)->base, y = (uintptr_t)((const OrUse *)b)->base;
+    return x < y ? -1 : x > y;
+}
+
+static bool is_disjoint_or(LLVMValueRef v) {
+    return LLVMIsAInstruction(v) && LLVMGetInstructionOpcode(v) == LLVMOr && LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMIntegerTypeKind &&
+           LLVMGetIsDisjoint(v);
+}
+
+/* in, an `or disjoint`, as `add nuw nsw` */
+static LLVMValueRef or_to_add(LLVMBuilderRef b, LLVMValueRef in) {
+    LLVMPositionBuilderBefore(b, in);
+    LLVMValueRef add = LLVMBuildAdd(b, LLVMGetOperand(in, 0), LLVMGetOperand(in, 1), "");
+    LLVMSetNUW(add, 1);
+    LLVMSetNSW(add, 1);
+    LLVMMetadataRef loc = LLVMInstructionGetDebugLoc(in);
+    if (loc) LLVMInstructionSetDebugLoc(add, loc);
+    LLVMReplaceAllUsesWith(in, add);
+    LLVMInstructionEraseFromParent(in);
+    return add;
+}
+
+/* The base of a group, read through: x | y as x + y, and so x and y, a few levels down.  Ors with a constant
+ * are left to their own groups (they are in disjoint_ors_to_adds's list, which must not lose them). */
+static void base_to_add(LLVMBuilderRef b, LLVMValueRef x, int depth) {
+    if (depth > 4 || !is_disjoint_or(x) || LLVMIsAConstantInt(LLVMGetOperand(x, 1))) return;
+    LLVMValueRef add = or_to_add(b, x);
+    for (int k = 0; k < 2; k++) base_to_add(b, LLVMGetOperand(add, k), depth + 1);
+}
+
+static void disjoint_ors_to_adds(LLVMModuleRef mod, LLVMBuilderRef b) {
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        OrUse *u = NULL;
+        size_t n = 0, cap = 0;
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+                if (!is_disjoint_or(in)) continue;
+                LLVMValueRef x = LLVMGetOperand(in, 0), c = LLVMGetOperand(in, 1);
+                if (!LLVMIsAConstantInt(c)) continue;
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 256;
+                    u = realloc(u, cap * sizeof *u);
+                    if (!u) out_of_memory();
+                }
+                u[n++] = (OrUse){x, in};
+            }
+        if (n >= DISJOINT_OR_GROUP) qsort(u, n, sizeof *u, or_use_cmp);
+        for (size_t i = 0, j; n >= DISJOINT_OR_GROUP && i < n; i = j) {
+            for (j = i; j < n && u[j].base == u[i].base; j++) {}
+            if (j - i < DISJOINT_OR_GROUP) continue;
+            LLVMValueRef first = NULL;
+            for (size_t k = i; k < j; k++) {
+                LLVMValueRef add = or_to_add(b, u[k].inst);
+                if (!first) first = add;
+            }
+            /* the base as it is now (u[i].base may have been an or of an earlier group, replaced) */
+            base_to_add(b, LLVMGetOperand(first, 0), 0);
+        }
+        free(u);
+    }
+}
+
 /* Lower `funcs` into one LLVM module (its own LLVM context) and emit its PTX.  Reads the
  * Tile IR only, so several of these may run at once on different functions. */
 static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *o, LlvmResult *out, Diag *d) {
@@ -523,6 +634,7 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
             LLVMDisposeErrorMessage(msg);
             goto cleanup;
         }
+        disjoint_ors_to_adds(l.mod, l.b);
     }
     double t2 = now_seconds();
     out->seconds_opt = t2 - t1;

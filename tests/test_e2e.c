@@ -115,6 +115,35 @@ Test(e2e, add) {
     add_case(4112, NULL, spec); /* vectorized path: n % 16 == 0 */
 }
 
+/* Big tiles: add.tile at BLOCK=32768 (256 elements a thread) runs against float64; its LLVM IR keeps no large
+ * group of `or disjoint x, C` (NVPTX's strength reduction was quadratic over them: 3 s to emit, BLOCK=262144
+ * over 100 s; as `add nuw nsw` 0.1 s and 1 s).  A tile of more than 2048 registers a thread is an error at its
+ * place (a 1024 x 1024 f32 accumulator did not finish compiling in 100 s). */
+Test(e2e, big_tiles, .timeout = 300) {
+    seed_rng();
+    const char *big[] = {"BLOCK=32768", NULL};
+    add_case(70001, big, NULL);
+    char path[512];
+    snprintf(path, sizeof path, "%s/kernels/add.tile", TILE_SOURCE_DIR);
+    tile_compile_options o = {.defines = big, .want_llvm_ir = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(path, &o, &c), TILE_OK, "%s", c.diagnostics);
+    int ors = 0;
+    for (const char *p = c.llvm_ir; (p = strstr(p, "or disjoint i32 %")); p++) {
+        const char *comma = strchr(p, ',');
+        if (comma && (comma[2] == '-' || (comma[2] >= '0' && comma[2] <= '9'))) ors++;
+    }
+    cr_expect_lt(ors, 64, "%d `or disjoint x, C` left in the LLVM IR", ors);
+    tile_compiled_free(&c);
+    const char *huge[] = {"BLOCK=1048576", NULL};
+    o = (tile_compile_options){.defines = huge};
+    cr_assert_eq(tile_compile_file(path, &o, &c), TILE_ERROR_COMPILE);
+    cr_expect(strstr(c.diagnostics, "add.tile:5:30: error: a tile of 1048576 i32 elements takes 8192 registers in each of the 128 "
+                                    "threads, more than the 2048"),
+              "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
 Test(e2e, softmax) {
     seed_rng();
     K k;
