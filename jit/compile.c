@@ -97,6 +97,17 @@ static bool run_ptxas(const char *ptxas, const char *arch, const char *ptx, tile
     char *logtext = read_file(log, &n);
     out->ptxas_log = logtext ? logtext : dupstr("");
     if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        /* ptxas names the file and line of what it rejects; a failure that names none is the tool's (a path
+         * that is no ptxas, a crash, a missing library), not the PTX's */
+        if (!strstr(out->ptxas_log, in)) {
+            if (WIFEXITED(st))
+                str_printf(err, "%s exited with status %d without naming a line of the PTX (is it a working ptxas?)%s%s", ptxas,
+                           WEXITSTATUS(st), *out->ptxas_log ? "; it said:\n" : "", out->ptxas_log);
+            else
+                str_printf(err, "%s was stopped by signal %d%s%s", ptxas, WTERMSIG(st), *out->ptxas_log ? "; it said:\n" : "",
+                           out->ptxas_log);
+            goto done;
+        }
         str_printf(err, "ptxas rejected the generated PTX (a bug in tile):\n%s\nrepro: %s %s -v %s (PTX kept in %s)", out->ptxas_log,
                    ptxas, archarg, in, dir);
         return false; /* keep the folder for the repro */

@@ -41,6 +41,10 @@ TILE_CACHE_DIR="$prefix/cache" LD_LIBRARY_PATH="$lib" "$prefix/bin/tile" aot ker
 cc -std=c17 -I"$prefix" tests/install/aot_main.c "$prefix/add_aot.c" $(pkg-config --cflags --libs tile-rt) -lpthread -o "$prefix/aot-pc"
 if ldd "$prefix/aot-pc" | grep -E 'libLLVM|libxxhash|libtile\.so'; then echo "install check: the AOT program loads a compiler library"; exit 1; fi
 TILE_DEVICE=emu LD_LIBRARY_PATH="$lib" "$prefix/aot-pc"
+# the build tree's own tile-rt.pc: the build's libraries and the source tree's headers (it pointed above the build tree)
+cc -std=c17 -I"$prefix" tests/install/aot_main.c "$prefix/add_aot.c" $(PKG_CONFIG_PATH="$src/build" pkg-config --cflags --libs tile-rt) \
+  -lpthread -o "$prefix/aot-build-pc"
+TILE_DEVICE=emu LD_LIBRARY_PATH="$src/build" "$prefix/aot-build-pc"
 cmake -S tests/install -B "$prefix/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" -DAOT_SOURCE="$prefix/add_aot.c" >/dev/null
 cmake --build "$prefix/consumer-build" >/dev/null
 TILE_DEVICE=emu LD_LIBRARY_PATH="$lib" "$prefix/consumer-build/aot_consumer"

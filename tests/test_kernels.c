@@ -307,6 +307,18 @@ Test(kernels, unknown_define) {
     tile_compiled_free(&c);
 }
 
+/* A ptxas that fails without naming a line of the PTX is said to be the tool's problem, not tile's (it was
+ * "ptxas rejected the generated PTX (a bug in tile)" for ptxas=/bin/false). */
+Test(kernels, failing_ptxas_tool_is_named) {
+    tile_compile_options o = {.want_cubin = 1, .ptxas = "/bin/false"};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_PTXAS);
+    cr_expect(strstr(c.diagnostics, "/bin/false exited with status 1 without naming a line of the PTX (is it a working ptxas?)") &&
+                  !strstr(c.diagnostics, "a bug in tile"),
+              "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
 /* Memory running out in the front end or the Tile IR passes is TILE_ERROR_OUT_OF_MEMORY, not an
  * abort: gemm.tile is compiled (to Tile IR) under address-space limits from too small to enough. */
 #include <sys/resource.h>

@@ -82,12 +82,19 @@ static int cache_parse(const char *cmd, const char *usage, int argc, char **argv
     return CLI_CONTINUE;
 }
 
+/* A folder the library would not use (another user's, writable by others, a symbolic link: its warning
+ * above says which, in a compile's words) or cannot read: what this command did not do, exit 3. */
+static int unusable(const CacheArgs *a, const char *what) {
+    fprintf(stderr, "tile: %s is not a cache folder this user can use (the reason is above), so nothing was %s\n", a->dir, what);
+    return CLI_EXIT_FAIL;
+}
+
 static int cache_stats(int argc, char **argv) {
     CacheArgs a;
     int rc = cache_parse("cache stats", usage_stats, argc, argv, &a);
     if (rc != CLI_CONTINUE) return rc;
     tile_cache_stats s;
-    rc = tile_cache_get_stats(a.dir, &s) == TILE_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    rc = tile_cache_get_stats(a.dir, &s) == TILE_OK ? CLI_EXIT_OK : unusable(&a, "read");
     uint64_t cap = tile_cache_max_bytes();
     if (!rc && a.json) {
         JsonOut j;
@@ -178,7 +185,7 @@ static int cache_list(int argc, char **argv) {
     int rc = cache_parse("cache list", usage_list, argc, argv, &a);
     if (rc != CLI_CONTINUE) return rc;
     ListRows l = {.json = a.json};
-    rc = tile_cache_list_ex(a.dir, collect_entry, &l) == TILE_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    rc = tile_cache_list_ex(a.dir, collect_entry, &l) == TILE_OK ? CLI_EXIT_OK : unusable(&a, "listed");
     if (l.oom) rc = CLI_EXIT_FAIL, fprintf(stderr, "tile: out of host memory\n");
     if (!rc && !a.json) {
         qsort(l.v, (size_t)l.n, sizeof *l.v, by_last_use);
@@ -207,7 +214,7 @@ static int cache_clear(int argc, char **argv) {
     CacheArgs a;
     int rc = cache_parse("cache clear", usage_clear, argc, argv, &a);
     if (rc != CLI_CONTINUE) return rc;
-    rc = tile_cache_clear(a.dir, a.tuning) == TILE_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    rc = tile_cache_clear(a.dir, a.tuning) == TILE_OK ? CLI_EXIT_OK : unusable(&a, "cleared");
     if (!rc) printf("cleared %s%s\n", a.dir, a.tuning ? " (and the tuning database)" : "");
     free(a.dir);
     return rc;
