@@ -49,6 +49,16 @@ static uint64_t upload(K *k, const void *h, size_t bytes) {
     return d;
 }
 
+/* A device buffer of bytes filled with 0xFF (NaN for floats, -1 for integers): an output poisoned first. */
+static inline uint64_t poisoned(K *k, size_t bytes) {
+    void *p = malloc(bytes);
+    cr_assert(p);
+    memset(p, 0xff, bytes);
+    uint64_t d = upload(k, p, bytes);
+    free(p);
+    return d;
+}
+
 static void download(K *k, void *h, uint64_t d, size_t bytes) {
     cr_assert_eq(dev_memcpy_dtoh(k->dev, h, d, bytes), DEV_OK);
 }

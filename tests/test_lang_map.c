@@ -11,14 +11,6 @@
 #include "tests/test_rng.h"
 #include "support/hostfloat.h"
 
-static uint64_t poisoned(K *k, size_t bytes) {
-    void *p = malloc(bytes);
-    memset(p, 0xff, bytes);
-    uint64_t d = upload(k, p, bytes);
-    free(p);
-    return d;
-}
-
 static void launch2(K *k, unsigned gx, unsigned gy, void **params) {
     DevStatus st = dev_launch(k->fn, gx, gy, 1, (unsigned)k->threads, 1, 1, 0, NULL, params);
     cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
