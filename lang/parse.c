@@ -811,9 +811,14 @@ Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
     Token *t = peek(&p);
     bool neg = accept(&p, TK_MINUS);
     Node *n = NULL;
+    bool inf = at(&p, TK_IDENT) && peek(&p)->len == 3 && !memcmp(peek(&p)->text, "inf", 3),
+         nan = at(&p, TK_IDENT) && peek(&p)->len == 3 && !memcmp(peek(&p)->text, "nan", 3);
     if (at(&p, TK_INT) || at(&p, TK_FLOAT) || at(&p, TK_TRUE) || at(&p, TK_FALSE) || (!neg && (at(&p, TK_TYPE) || at(&p, TK_NONE))))
         n = primary(&p); /* None: a const parameter passed as None (Triton's constexpr None) */
-    else if (!neg && (at(&p, TK_STRING) || at(&p, TK_IDENT))) { /* a string: "leaky relu", or relu unquoted */
+    else if (inf || nan) { /* inf, -inf, nan: Python's float('inf') as a define (a string "inf" is quoted) */
+        n = new_node(&p, N_FLOAT, next(&p)->loc);
+        n->fval = inf ? 1.0 / 0.0 : 0.0 / 0.0;
+    } else if (!neg && (at(&p, TK_STRING) || at(&p, TK_IDENT))) { /* a string: "leaky relu", or relu unquoted */
         Token *s = next(&p);
         n = new_node(&p, N_STR, s->loc);
         n->name = s->kind == TK_STRING ? s->str : arena_strndup(a, s->text, s->len);

@@ -57,6 +57,21 @@ class Autotune(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
+    def test_meta_has_compile_constexprs(self):
+        """A tuned configuration's meta holds compile()'s constexprs too: the grid read BLOCK=1024 (the default)
+        where compile gave 128, launched one program for n=1000 and left 872 outputs unwritten."""
+        src = ("@config(num_warps=4)\n@config(num_warps=8)\nkernel scale(x: *f32, y: *f32, n: i32, const BLOCK: i32 = 1024) {\n"
+               "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+               "    store(y + offs, load(x + offs, offs < n, 0.0) * 2.0, offs < n);\n}\n")
+        k = tile.compile(src, autotune=True, device=self.dev, BLOCK=128).scale
+        n = 1000
+        x = rng.standard_normal(n).astype(np.float32)
+        y = np.full(n, np.nan, np.float32)
+        seen = []
+        k[lambda meta: seen.append(meta["BLOCK"]) or (tile.cdiv(n, meta["BLOCK"]),)](x, y, n)
+        self.assertTrue(seen and all(b == 128 for b in seen), seen)
+        np.testing.assert_allclose(y, 2 * x.astype(np.float64), rtol=1e-6)
+
     def write(self, text):
         path = os.path.join(self.tmp.name, "k.tile")
         with open(path, "w") as f:

@@ -185,6 +185,24 @@ class Ptx(unittest.TestCase):
     def setUpClass(cls):
         cls.dev = tile.device("emu")
 
+    def test_numpy_integers_are_values(self):
+        """A NumPy integer for a 64-bit parameter is its value (it passed the address of a copy: NumPy scalars
+        show the array protocols); the PTX types are not made by calling them."""
+        ptx = (".version 7.0\n.target sm_80\n.address_size 64\n"
+               ".visible .entry st2(.param .u64 p, .param .u64 a, .param .s64 b)\n.reqntid 1, 1, 1\n{\n .reg .b64 %rd<5>;\n"
+               " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [a];\n ld.param.u64 %rd3, [b];\n"
+               " st.global.u64 [%rd1], %rd2;\n st.global.u64 [%rd1+8], %rd3;\n ret;\n}\n")
+        mod = tile.load_ptx(ptx, device=self.dev)
+        for a, b in ((1000, -5), (np.uint64(1000), np.int64(-5)), (np.uint64(2**63 + 1), np.int32(-7))):
+            y = np.zeros(2, np.int64)
+            mod.st2[1](y, a, b)
+            self.assertEqual([int(v) for v in y.view(np.uint64)], [int(a), int(b) % 2**64])
+        made = [t for t in (type(mod), type(mod.st2), type(mod.st2[1])) if t.__module__ == "tile._tile"]
+        self.assertTrue(made)
+        for t in made:  # the extension's own types (PtxModule is a Python wrapper of one)
+            with self.assertRaisesRegex(TypeError, r"objects are made by tile"):
+                t()
+
     def test_triton_style_entry(self):
         mod = tile.load_ptx(AXPY, device=self.dev)
         self.assertEqual(mod.kernels, ["axpy"])

@@ -430,6 +430,37 @@ def from_bf16_bits(b):
 
 
 class Scalars(unittest.TestCase):
+    def test_numpy_scalars_and_strict_values(self):
+        """NumPy scalars as constexprs (np.float64(0.25) made the define "np.float64(0.25)"), float('inf') as one,
+        np.uint64 past 2**63 for a u64, an i1 from a bool only (the string "False" was true), untyped const
+        defaults in meta, grids past 2**31 a ValueError (2**70 was an OverflowError), and the types only tile makes
+        refusing to be called (tile.Kernel() then crashed the interpreter)."""
+        src = ("kernel k(y: *f32, u: *u64, flag: i1, v: u64, const A: f32 = 1.0, const B = 4, const ACT = \"none\") {\n"
+               "    store(y + arange(0, 4), zeros([4], f32) + A * B + where(flag, 1.0, 0.0));\n"
+               "    store(u, v);\n}\n")
+        for a, want in ((np.float64(0.25), 1.0), (np.float32(-2.5), -10.0), (float("inf"), np.inf), (float("-inf"), -np.inf)):
+            k = tile.compile(src, A=a).k
+            self.assertEqual(k.meta["B"], 4)
+            self.assertEqual(k.meta["ACT"], "none")
+            y, u = poisoned(4, np.float32), np.zeros(1, np.uint64)
+            k[1](y, u, np.bool_(True), np.uint64(2**63 + 5))
+            self.assertEqual(float(y[0]), want + 1.0)
+            self.assertEqual(int(u[0]), 2**63 + 5)
+        k = tile.compile(src, B=np.int64(2)).k
+        y = poisoned(4, np.float32)
+        k[1](y, u, False, 0)
+        self.assertEqual(float(y[0]), 2.0)
+        with self.assertRaisesRegex(TypeError, r"argument 'flag': expected a bool for i1"):
+            k[1](y, u, "False", 0)
+        for g in (2**31, 2**70, (2**70,), (1, 2**64)):
+            with self.assertRaisesRegex(ValueError, r"a dimension is negative or too large"):
+                k[g](y, u, True, 0)
+        with self.assertRaisesRegex(TypeError, r"dimensions must be integers"):
+            k[(1, "2")](y, u, True, 0)
+        for t in (tile.Kernel, type(k[1])):
+            with self.assertRaisesRegex(TypeError, r"objects are made by tile"):
+                t()
+
     def test_float_and_i64_scalars(self):
         k = tile.compile(SCALARS).axpb
         self.assertEqual(k.params, [("x", "*f32"), ("out", "*f32"), ("s", "f32"), ("t", "f32"), ("n", "i64")])

@@ -93,6 +93,7 @@ static void pin_dealloc(PyObject *self) {
 }
 
 static PyType_Slot pin_slots[] = {
+    {Py_tp_new, tpy_no_new},
     {Py_tp_call, pin_call},
     {Py_tp_dealloc, pin_dealloc},
     {Py_tp_doc, "unregisters a cached host array when it dies"},
@@ -466,6 +467,31 @@ static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
         return true;
     }
     return host_memory(sc, obj, name, a, data, false);
+}
+
+PyObject *tpy_no_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    (void)args, (void)kwargs;
+    PyObject *name = PyObject_GetAttrString((PyObject *)type, "__name__");
+    PyErr_Format(PyExc_TypeError, "tile.%S objects are made by tile (tile.compile, tile.load_ptx, kernel[grid]), not by calling the type",
+                 name ? name : Py_None);
+    Py_XDECREF(name);
+    return NULL;
+}
+
+/* A NumPy scalar (np.int64(5), np.float32(1.5)): a value, though it also shows the array protocols. */
+bool tpy_numpy_scalar(PyObject *o) {
+    PyObject *name = PyUnicode_FromString("numpy");
+    if (!name) return PyErr_Clear(), false;
+    PyObject *np = PyImport_GetModule(name); /* only if NumPy is loaded: else o cannot be one of its scalars */
+    Py_DECREF(name);
+    if (!np) return PyErr_Clear(), false;
+    PyObject *generic = PyObject_GetAttrString(np, "generic");
+    Py_DECREF(np);
+    if (!generic) return PyErr_Clear(), false;
+    int r = PyObject_IsInstance(o, generic);
+    Py_DECREF(generic);
+    if (r < 0) PyErr_Clear();
+    return r > 0;
 }
 
 bool tpy_array(TPyScope *sc, PyObject *obj, const char *name, TPyArray *a) {

@@ -380,7 +380,11 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
                      p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype));
         return false;
     }
-    if (p->kind == 'b') {
+    if (p->kind == 'b') { /* a bool, an integer or a NumPy scalar: not any object by its truth ("False" was true) */
+        if (!PyBool_Check(o) && !PyIndex_Check(o) && !tpy_numpy_scalar(o)) {
+            PyErr_Format(PyExc_TypeError, "argument '%s': expected a bool for i1, got %R", p->name, (PyObject *)Py_TYPE(o));
+            return false;
+        }
         int t = PyObject_IsTrue(o);
         if (t < 0) return false;
         *slot = (uint64_t)t;
@@ -400,7 +404,9 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
     bool ok;
     if (p->kind == 'u') {
         if (overflow > 0) {
-            uv = PyLong_AsUnsignedLongLong(o);
+            PyObject *ix = PyNumber_Index(o); /* a NumPy uint64 is no PyLong */
+            uv = ix ? PyLong_AsUnsignedLongLong(ix) : (unsigned long long)-1;
+            Py_XDECREF(ix);
             if (PyErr_Occurred()) {
                 PyErr_Clear();
                 ok = false;
@@ -420,16 +426,32 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
     return true;
 }
 
+/* One grid dimension: an int or anything with __index__ (NumPy integers); 0 not an integer (TypeError set),
+ * -1 out of range (2^70 too: it was an OverflowError), 1 with *v. */
+static int dim_of(PyObject *e, long lo, long *v) {
+    PyObject *i = PyIndex_Check(e) ? PyNumber_Index(e) : NULL;
+    if (!i) {
+        PyErr_Clear();
+        return 0;
+    }
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (x == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (overflow || x < lo || x > 0x7fffffffLL) return -1;
+    *v = (long)x;
+    return 1;
+}
+
 bool tpy_dim3(PyObject *g, const char *what, bool allow_zero, tile_dim3 *out) {
     unsigned d[3] = {1, 1, 1};
-    long lo = allow_zero ? 0 : 1;
+    long lo = allow_zero ? 0 : 1, v;
+    int r;
     if (PyLong_Check(g) || PyIndex_Check(g)) { /* NumPy integers too (their __index__) */
-        PyObject *i = PyNumber_Index(g);
-        if (!i) return false;
-        long v = PyLong_AsLong(i);
-        Py_DECREF(i);
-        if (v == -1 && PyErr_Occurred()) return false;
-        if (v < lo || v > 0x7fffffffL) goto range;
+        if ((r = dim_of(g, lo, &v)) <= 0) goto bad;
         d[0] = (unsigned)v;
     } else if (PyTuple_Check(g) || PyList_Check(g)) {
         Py_ssize_t n = PySequence_Size(g);
@@ -440,13 +462,9 @@ bool tpy_dim3(PyObject *g, const char *what, bool allow_zero, tile_dim3 *out) {
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *e = PySequence_GetItem(g, i);
             if (!e) return false;
-            long v = PyLong_AsLong(e);
+            r = dim_of(e, lo, &v);
             Py_DECREF(e);
-            if (v == -1 && PyErr_Occurred()) {
-                PyErr_Format(PyExc_TypeError, "%s: dimensions must be integers", what);
-                return false;
-            }
-            if (v < lo || v > 0x7fffffffL) goto range;
+            if (r <= 0) goto bad;
             d[i] = (unsigned)v;
         }
     } else {
@@ -455,8 +473,9 @@ bool tpy_dim3(PyObject *g, const char *what, bool allow_zero, tile_dim3 *out) {
     }
     *out = (tile_dim3){d[0], d[1], d[2]};
     return true;
-range:
-    PyErr_Format(PyExc_ValueError, "%s: a dimension is %s or too large", what, allow_zero ? "negative" : "not positive");
+bad:
+    if (r == 0) PyErr_Format(PyExc_TypeError, "%s: dimensions must be integers", what);
+    else PyErr_Format(PyExc_ValueError, "%s: a dimension is %s or too large", what, allow_zero ? "negative" : "not positive");
     return false;
 }
 
@@ -784,6 +803,7 @@ static PyGetSetDef kernel_getset[] = {
     {NULL},
 };
 static PyType_Slot kernel_slots[] = {
+    {Py_tp_new, tpy_no_new},
     {Py_tp_dealloc, kernel_dealloc},
     {Py_mp_subscript, kernel_subscript},
     {Py_tp_getset, kernel_getset},
@@ -795,6 +815,7 @@ static PyType_Slot kernel_slots[] = {
 static PyType_Spec kernel_spec = {"tile._tile.Kernel", sizeof(TPyKernel), 0, Py_TPFLAGS_DEFAULT, kernel_slots};
 
 static PyType_Slot launcher_slots[] = {
+    {Py_tp_new, tpy_no_new},
     {Py_tp_dealloc, launcher_dealloc},
     {Py_tp_call, launcher_call},
     {Py_tp_methods, launcher_methods},

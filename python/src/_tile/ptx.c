@@ -102,7 +102,7 @@ static bool ptx_scalar(const TPyPtxKernel *k, int i, const PtxParam *p, PyObject
     snprintf(pname, sizeof pname, "%d (%s)", i, p->type);
     if (p->kind == 'p') {
         if (o == Py_None) return true;
-        if (!PyLong_Check(o) && !PyFloat_Check(o)) { /* an array; else something with __index__ */
+        if (!PyLong_Check(o) && !PyFloat_Check(o) && !tpy_numpy_scalar(o)) { /* an array; else something with __index__ */
             TPyArray a;
             if (tpy_array(sc, o, pname, &a)) {
                 *slot = a.ptr;
@@ -241,6 +241,7 @@ static PyMethodDef ptxmod_methods[] = {
     {NULL},
 };
 static PyType_Slot ptxmod_slots[] = {
+    {Py_tp_new, tpy_no_new},
     {Py_tp_dealloc, ptxmod_dealloc},
     {Py_tp_methods, ptxmod_methods},
     {Py_tp_doc, "PTX loaded on a device (load_ptx); kernel(name) gives an entry."},
@@ -290,6 +291,7 @@ static PyGetSetDef ptxkernel_getset[] = {
     {NULL},
 };
 static PyType_Slot ptxkernel_slots[] = {
+    {Py_tp_new, tpy_no_new},
     {Py_tp_dealloc, ptxkernel_dealloc},
     {Py_mp_subscript, ptxkernel_subscript},
     {Py_tp_getset, ptxkernel_getset},
@@ -401,6 +403,7 @@ done:
 }
 
 static PyType_Slot ptxlauncher_slots[] = {
+    {Py_tp_new, tpy_no_new},
     {Py_tp_dealloc, ptxlauncher_dealloc},
     {Py_tp_call, ptxlauncher_call},
     {Py_tp_doc, "kernel[grid]: call it with the kernel's arguments (and block=, shared=, cluster=, cooperative=, stream=)"},

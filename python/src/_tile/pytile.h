@@ -88,6 +88,11 @@ typedef struct TPyScope {
 /* Resolve obj (an array argument named name) into *out.  False with a
  * TypeError/ValueError naming the argument. */
 bool tpy_array(TPyScope *scope, PyObject *obj, const char *name, TPyArray *out);
+/* o is a NumPy scalar (np.int64(5)): a value, never an array, though it has the array protocols. */
+bool tpy_numpy_scalar(PyObject *o);
+/* tp_new of the types only the extension makes (kernels, launchers, PTX modules): a TypeError (an instance made
+ * by calling the type was zero-filled, and tile.Kernel() then crashed the interpreter on its NULL name). */
+PyObject *tpy_no_new(PyTypeObject *type, PyObject *args, PyObject *kwargs);
 /* Give back what the call borrowed (after synchronizing a cuda stream when host memory was used). */
 void tpy_scope_end(TPyScope *scope, tile_stream stream);
 /* Drop every cached registration of dev (Device dealloc). */

@@ -140,6 +140,9 @@ class Module:
 def _define_value(name, v):
     if v is None:  # Triton's constexpr None: `NAME is None` in the kernel
         return "None"
+    np = _sys.modules.get("numpy")
+    if np is not None and isinstance(v, np.generic) and not isinstance(v, (np.str_, np.bytes_, np.void)):
+        v = v.item()  # a NumPy scalar: its Python value (np.float64(0.25) gave the define "np.float64(0.25)")
     if isinstance(v, bool):
         return "1" if v else "0"
     if isinstance(v, (int, float)):
@@ -147,7 +150,6 @@ def _define_value(name, v):
     if isinstance(v, str):
         return v
     # a NumPy dtype (np.float16, np.dtype("int8")) names the language's type: a kernel generic over dtype
-    np = _sys.modules.get("numpy")
     if np is not None and (isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic))):
         kinds = {"f": "f", "i": "i", "u": "u"}
         dt = np.dtype(v)
@@ -207,7 +209,9 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
     else:
         text = src
 
-    def build(name, extra=(), meta=constexprs):
+    def build(name, extra=(), config=None):
+        # meta: compile()'s constexprs, under an autotuned configuration's own values (they never overlap)
+        meta = dict(constexprs, **(config or {}))
         ks = _tile.compile(dev, path, is_file, tuple(defines) + tuple(extra), kernel=name, arch=arch, meta=meta,
                            specialize=specialize, debug=debug, no_tma=no_tma)
         for k in ks:
@@ -498,12 +502,16 @@ def _const_defaults(text, kernel):
         i += 1
     out = {}
     for p in params:
-        pm = _re.match(r"\s*const\s+(\w+)\s*:\s*\w+\s*=\s*(\S+)\s*$", p)
+        # `const NAME: T = v`, or untyped `const NAME = v`; v a number, true/false or a "string"
+        pm = _re.match(r"\s*const\s+(\w+)\s*(?::\s*\w+\s*)?=\s*(\S+|\"[^\"]*\")\s*$", p)
         if not pm:
             continue
         v = pm.group(2)
         if v in ("true", "false"):
             out[pm.group(1)] = v == "true"
+            continue
+        if len(v) >= 2 and v[0] == v[-1] == '"':
+            out[pm.group(1)] = v[1:-1]
             continue
         for conv in (lambda t: int(t, 0), float):
             try:
