@@ -265,6 +265,23 @@ Test(lang_generic, strings_and_types_misused) {
     tile_compiled_free(&c);
 }
 
+/* -D A=inf, -inf, nan (Python's float("inf") as a constexpr): floats, which compile-time code can test; "inf"
+ * quoted stays a string. */
+Test(lang_generic, define_inf_nan) {
+    const char *src = "kernel k(p: *i32, const A: f64 = 0.0) {\n    static_assert(A != A || A > 1e308 || A < -1e308);\n    store(p, 1);\n}\n";
+    const char *vals[] = {"A=inf", "A=-inf", "A=nan"};
+    for (int i = 0; i < 3; i++) {
+        tile_compile_options o = {.defines = (const char *const[]){vals[i], NULL}};
+        tile_compiled c;
+        cr_expect_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s: %s", vals[i], c.diagnostics);
+        tile_compiled_free(&c);
+    }
+    tile_compile_options o = {.defines = (const char *const[]){"A=1.5", NULL}};
+    tile_compiled c;
+    cr_expect_eq(tile_compile_source("t.tile", src, &o, &c), TILE_ERROR_COMPILE, "a finite value passed the assert");
+    tile_compiled_free(&c);
+}
+
 /* -D NAME=None (Python's constexpr None): the const is None, so `NAME is None` picks code at compile time. */
 Test(lang_generic, define_none) {
     const char *src = "kernel k(p: *i32, const ACT = 1) {\n    if ACT is None { store(p, 7); } else { store(p, ACT + 40); }\n}\n";

@@ -20,7 +20,7 @@ static const char usage[] =
     "  --kernel NAME          a kernel to export (repeatable, at least one)\n"
     "  --arch TARGET          target (default: tile --version lists them)\n"
     "  -D NAME=VALUE          set a const parameter, file-level const, num_warps, num_stages, warp_specialize, pingpong or overlap\n"
-    "                         (VALUE: a number, true, false, None, a type such as bf16, or a string: relu or \"leaky relu\")\n"
+    "                         (VALUE: a number, inf, -inf, nan, true, false, None, a type such as bf16, or a string: relu or \"leaky relu\")\n"
     "  --variant \"A=1 B=16\"   a specialized build (repeatable)\n"
     "  -o OUT                 the path stem of OUT.h and OUT.c (required)\n"
     "  -h, --help             this text\n"

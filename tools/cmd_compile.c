@@ -20,7 +20,7 @@ static const char usage[] =
     "  --kernel NAME          compile only this kernel (default: every kernel, one module)\n"
     "  --arch TARGET          target (default: tile --version lists them)\n"
     "  -D NAME=VALUE          set a const parameter, file-level const, num_warps, num_stages, warp_specialize, pingpong or overlap\n"
-    "                         (VALUE: a number, true, false, None, a type such as bf16, or a string: relu or \"leaky relu\")\n"
+    "                         (VALUE: a number, inf, -inf, nan, true, false, None, a type such as bf16, or a string: relu or \"leaky relu\")\n"
     "  --specialize ARG=1|16|any|None  assume a run-time integer argument equals 1 or is divisible by 16; any: assume\n"
     "                         nothing of ARG (a pointer that need not be 16-byte aligned); None: the pointer ARG is\n"
     "                         None in the kernel (Triton's None argument; launched as 0)\n"
