@@ -945,6 +945,22 @@ static void ref_warp(const int32_t *v, int32_t o[32][NW]) {
     }
 }
 
+/* warp_activemask_after_halves: lanes that shuffled in two halves are one path again at __activemask */
+static void activemask_after_halves(Conf *c, const int32_t *in, int nt) {
+    int32_t *out = malloc(sizeof(int32_t) * 2 * (size_t)nt);
+    cr_assert(out);
+    tile_devptr din = dev_in(c, in, sizeof(int32_t) * (size_t)nt), dout = dev_in(c, NULL, sizeof(int32_t) * 2 * (size_t)nt);
+    run(c, "warp_activemask_after_halves", (unsigned)nt / 64, 64, 0, (void *[]){&din, &dout});
+    dev_out(c, out, dout, sizeof(int32_t) * 2 * (size_t)nt);
+    for (int t = 0; t < nt; t++) {
+        int l = t % 32;
+        int32_t want_m = l & 1 ? (int32_t)0xaaaaaaaau : -1, want_r = 32 * 1000 + ((in[t] + in[t ^ 1]) & 0xff);
+        cr_assert_eq(out[2 * t], want_m, "[%s] lane %d: activemask %#x, want %#x", c->name, l, (unsigned)out[2 * t], (unsigned)want_m);
+        cr_assert_eq(out[2 * t + 1], want_r, "[%s] lane %d: %d, want %d", c->name, l, out[2 * t + 1], want_r);
+    }
+    free(out);
+}
+
 CONFORMANCE(warp)
 static void check_warp(Conf *c) {
     enum { NT = 128 };
@@ -992,6 +1008,7 @@ static void check_warp(Conf *c) {
             cr_assert_eq((uint32_t)tout[32 * w + l], v[l], "[%s] warp_tiles: warp %d lane %d: got %#x, want %#x", c->name, w, l,
                          (unsigned)tout[32 * w + l], v[l]);
     }
+    activemask_after_halves(c, in, NT);
 }
 
 /* ==== atomics.cu ==== */

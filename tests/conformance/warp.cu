@@ -73,3 +73,18 @@ extern "C" __global__ void warp_tiles(const int *in, int *out) {
     for (int d = 2; d > 0; d /= 2) v += __shfl_down_sync(m4, v, d, 4) * 3;
     out[tid] = v;
 }
+
+// __activemask after shuffles over half-warp masks (as a 16-lane tile writes them), no __syncwarp between: both
+// halves are on the same path again, so the lanes that take the branch are all the odd ones of the warp.  The
+// emulator answered 0xaaaa in one half and 0xaaaa0000 in the other (the other half still at its own shuffle).
+extern "C" __global__ void warp_activemask_after_halves(const int *in, int *out) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned lane = threadIdx.x & 31;
+    int v = in[tid];
+    unsigned half = lane < 16 ? 0x0000ffffu : 0xffff0000u;
+    v += __shfl_xor_sync(half, v, 1, 16);
+    int m = -1;
+    if (lane & 1) m = (int)__activemask();
+    out[2 * tid] = m;
+    out[2 * tid + 1] = (int)__reduce_add_sync(__activemask(), 1) * 1000 + (v & 0xff);
+}
