@@ -495,6 +495,8 @@ typedef struct EmuFunc {
     bool explicit_cluster;    /* .explicitcluster: launched as a cluster */
     bool address_taken;      /* a mov takes its address: indirect calls may reach it */
     uint32_t shared_used;    /* entry: static shared bytes it and its callees use (the GPU's view) */
+    uint32_t shared_static;  /* entry: where its static shared memory ends (the module's .shared and .func
+                              * ones, then its own): the bytes a block of it has without dynamic shared memory */
     EmuSymFix *symfix;       /* constant slots holding symbol addresses */
     uint32_t nsymfix;
     uint32_t *local_slots;   /* the constant slots among them holding .local addresses */
@@ -518,6 +520,8 @@ typedef struct EmuSym {
     uint64_t addr;          /* global/const: device address; shared: offset */
     uint8_t *init;          /* initial bytes (global/const), NULL: zero */
     bool hidden;            /* function-scope symbol of a finished function */
+    int32_t entry_local;    /* .shared inside a kernel's body: 1 + that kernel's index in funcs (only it sees the
+                             * variable, so each kernel lays out its own after the module's others); 0: none */
     struct EmuReloc *relocs; /* initializer elements that are addresses (arena), filled in when placed */
     uint32_t nrelocs;
 } EmuSym;
@@ -567,7 +571,7 @@ typedef struct EmuModule {
     uint32_t nfuncs;
     EmuSym *syms;
     uint32_t nsyms;
-    uint32_t shared_static; /* bytes of static shared memory (all .shared in the module) */
+    uint32_t shared_static; /* static shared memory: the largest kernel's end (EmuFunc.shared_static: the module's variables, then its own) */
     uint32_t shared_dyn_align;
     uint32_t shared_dyn_offset; /* where `extern .shared` arrays start */
     bool reserved_smem;     /* reads %reserved_smem_offset_*: blocks get EMU_RESERVED_SMEM bytes more, after their own */

@@ -1437,7 +1437,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     L.dyn_smem = dyn_smem;
     L.opt = opt;
     L.mem = m->mem;
-    L.shared_size = dyn_smem ? m->shared_dyn_offset + dyn_smem : m->shared_static;
+    L.shared_size = dyn_smem ? m->shared_dyn_offset + dyn_smem : f->shared_static;
     L.total_smem = L.shared_size;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);

@@ -165,8 +165,34 @@ static bool fill_relocs(EmuModule *m, EmuMem *mem, char **err) {
     return true;
 }
 
+/* Each kernel's own .shared variables (declared in its body, so no other function sees them) after the
+ * module's others: a block of one kernel does not carry every kernel's arrays, and memcheck bounds its
+ * accesses by what it has (a read past a kernel's array landed in another kernel's and went unreported,
+ * and the report named the module's total).  m->shared_static becomes the largest kernel's end. */
+static bool place_entry_shared(EmuModule *m, char **err) {
+    uint32_t common = m->shared_static, most = common;
+    for (uint32_t k = 0; k < m->nfuncs; k++) {
+        EmuFunc *f = &m->funcs[k];
+        if (!f->is_entry) continue;
+        uint64_t end = common;
+        for (uint32_t i = 0; i < m->nsyms; i++) {
+            EmuSym *s = &m->syms[i];
+            if (s->entry_local != (int32_t)k + 1) continue;
+            uint64_t at = (end + s->align - 1) / (s->align ? s->align : 1) * (s->align ? s->align : 1);
+            if (at + s->size > UINT32_MAX / 2) return merr(err, f->line, "too much .shared memory in kernel '%s'", f->name);
+            s->addr = at;
+            end = at + s->size;
+        }
+        f->shared_static = (uint32_t)end;
+        if (end > most) most = (uint32_t)end;
+    }
+    m->shared_static = most;
+    return true;
+}
+
 bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
     if (!check_calls(m, err)) return false;
+    if (!place_entry_shared(m, err)) return false;
     /* a .loc whose file no .file declares is kept (ptxas takes it): reports name the file by its number */
     uint32_t dyn_align = m->shared_dyn_align < 16 ? 16 : m->shared_dyn_align;
     uint32_t dyn_off = (m->shared_static + dyn_align - 1) / dyn_align * dyn_align;

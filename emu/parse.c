@@ -428,10 +428,14 @@ static bool parse_var(Parser *ps, unsigned space, bool is_extern) {
                 return perr(ps, ps->tok.line, ".shared variable '%s' of %" PRIu64 " bytes exceeds the %" PRIu64
                             " bytes of static shared memory a block may declare on %s", s->name, s->size, limit,
                             ps->m->target ? ps->m->target->name : "any target");
-            uint64_t at = align_up32(ps->m->shared_static, d.align);
-            if (at + s->size > UINT32_MAX / 2) return perr(ps, ps->tok.line, "too much .shared memory in the module");
-            s->addr = at;
-            ps->m->shared_static = (uint32_t)(at + s->size);
+            if (ps->fn && ps->fn->is_entry) { /* placed by emu_module_finalize, after the variables every kernel sees */
+                s->entry_local = (int32_t)(ps->fn - ps->m->funcs) + 1;
+            } else {
+                uint64_t at = align_up32(ps->m->shared_static, d.align);
+                if (at + s->size > UINT32_MAX / 2) return perr(ps, ps->tok.line, "too much .shared memory in the module");
+                s->addr = at;
+                ps->m->shared_static = (uint32_t)(at + s->size);
+            }
         }
     } else if (space == EMU_SP_LOCAL) {
         if (!ps->fn) return perr(ps, ps->tok.line, ".local variables are supported only inside functions");

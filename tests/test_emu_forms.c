@@ -408,6 +408,36 @@ Test(regress, packed_half_set) {
     dev_close(d);
 }
 
+/* Each kernel's own .shared arrays (declared in its body) are its blocks' alone: one past the end of ka's 128
+ * bytes is out of bounds, though kb's array came after it in the module (the read or write landed there,
+ * unreported, and reports named the module's total as the block's size). */
+Test(regress, kernel_scoped_shared_arrays) {
+    static const char *ptx = HEAD
+        ".visible .entry ka(.param .u64 out, .param .u32 i)\n{\n .reg .b32 %r<5>;\n .reg .b64 %rd<2>;\n .shared .align 4 .b32 s[32];\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u32 %r1, [i];\n mov.u32 %r2, s;\n shl.b32 %r3, %r1, 2;\n add.u32 %r2, %r2, %r3;\n"
+        " st.shared.u32 [%r2], %r1;\n ld.shared.u32 %r4, [%r2];\n st.global.u32 [%rd1], %r4;\n ret;\n}\n"
+        ".visible .entry kb(.param .u64 out)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n .shared .align 4 .b32 t[10000];\n"
+        " ld.param.u64 %rd1, [out];\n mov.u32 %r1, 7;\n st.shared.u32 [t+39996], %r1;\n ld.shared.u32 %r2, [t+39996];\n"
+        " st.global.u32 [%rd1], %r2;\n ret;\n}\n";
+    TileDevice *d = open_dev(60);
+    TileDevModule *m;
+    TileDevFunction *ka = load(d, ptx, "ka", &m), *kb;
+    cr_assert_eq(dev_module_get_function(m, "kb", &kb), DEV_OK);
+    uint64_t out = buffer(d, NULL, 4);
+    uint32_t i = 31, v;
+    launch_ok(d, ka, 1, 1, (void *[]){&out, &i});
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, out, 4), DEV_OK);
+    cr_assert_eq(v, 31u);
+    i = 32;
+    launch_fails(d, ka, (unsigned[]){1, 1, 1}, (unsigned[]){1, 1, 1}, 0, (void *[]){&out, &i}, DEV_ERR_MEMCHECK,
+                 (const char *[]){"memcheck: invalid __shared__ write of size 4", "the block has 128 bytes of shared memory (128 static", NULL});
+    launch_ok(d, kb, 1, 1, (void *[]){&out});
+    cr_assert_eq(dev_memcpy_dtoh(d, &v, out, 4), DEV_OK);
+    cr_assert_eq(v, 7u);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* ==== 3. limits ==== */
 
 /* Shared memory over the target's limit is refused, never wrapped: before,
