@@ -244,12 +244,12 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
     }
     if (p.router && a->logits_dtype != TILE_F32 && a->logits_dtype != TILE_BF16 && a->logits_dtype != TILE_F16)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: logits_dtype must be TILE_F32, TILE_BF16 or TILE_F16");
+    if (a->tokens == 0) return TILE_OK; /* no tokens: nothing to route (an empty batch's arrays may all be NULL) */
     if (!p.router && (!a->topk_ids || !a->topk_weights))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: without router_logits, topk_ids and topk_weights are inputs");
     if (a->workspace && a->workspace_bytes < p.bytes)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: workspace of %zu bytes, %zu needed (tile_moe_workspace_size)",
                        a->workspace_bytes, p.bytes);
-    if (a->tokens == 0) return TILE_OK;
     uint64_t T = (uint64_t)a->tokens, H = (uint64_t)a->hidden, I = (uint64_t)a->inter, E = (uint64_t)a->experts, K = (uint64_t)a->topk;
     tile_status st;
 /* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation */

@@ -741,6 +741,16 @@ def attention_ref(q, k, v, causal, scale):
 
 
 class ShippedMore(unittest.TestCase):
+    def test_empty_batches(self):
+        """No tokens, no sequences, no rows: an empty result, no error (NumPy gives empty arrays zero strides,
+        which read as "not contiguous"; moe's empty router_logits passed NULL and read as "no router")."""
+        z = lambda *s: np.zeros(s, np.float16)
+        self.assertEqual(tile.moe(z(0, 32), z(4, 32, 32), z(4, 32, 16), 2, router_logits=np.zeros((0, 4), np.float32)).shape, (0, 32))
+        self.assertEqual(tile.decode_paged(z(0, 1, 2, 32), z(4, 16, 2, 32), z(4, 16, 2, 32), np.zeros((0, 2), np.int32),
+                                           np.zeros(0, np.int32)).shape, (0, 1, 2, 32))
+        self.assertEqual(tile.gemm(z(0, 4), z(4, 4)).shape, (0, 4))
+        self.assertEqual(tile.attention(z(0, 8, 2, 32), z(0, 8, 2, 32), z(0, 8, 2, 32)).shape, (0, 8, 2, 32))
+
     def test_decode_paged_f16(self):
         seqs, ntok, hq, hkv, d, bs = 3, 2, 4, 2, 64, 16
         lens = np.array([37, 2, 70], np.int32)

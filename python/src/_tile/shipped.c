@@ -251,6 +251,10 @@ fail:
 
 /* A contiguous-rows matrix: its leading dimension (rows may be padded); false with ValueError otherwise. */
 static bool rows_ld(const TPyArray *a, const char *name, int64_t *ld) {
+    if (a->ndim == 2 && (a->shape[0] == 0 || a->shape[1] == 0)) { /* no elements: NumPy gives such arrays strides (0, 0) */
+        *ld = a->shape[1];
+        return true;
+    }
     if (a->ndim != 2 || (a->strides[1] != 1 && a->shape[1] > 1)) {
         PyErr_Format(PyExc_ValueError, "argument '%s': expected a 2-D array with contiguous rows", name);
         return false;
@@ -268,6 +272,8 @@ static bool want_type(const TPyArray *a, int dt, const char *name) {
 
 static bool contiguous(const TPyArray *a, const char *name) {
     int64_t s = 1;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] == 0) return true; /* no elements (NumPy gives them zero strides): nothing to lay out */
     for (int i = a->ndim - 1; i >= 0; i--) {
         if (a->shape[i] != 1 && a->strides[i] != s) {
             PyErr_Format(PyExc_ValueError, "argument '%s': must be contiguous", name);

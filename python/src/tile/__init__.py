@@ -621,7 +621,8 @@ def decode_paged(q, k_cache, v_cache, block_tables, context_lens, max_context_le
     if max_context_len is None:
         if type(context_lens).__module__.split(".")[0] != "numpy":
             raise ValueError("max_context_len: required unless context_lens is a NumPy array")
-        max_context_len = int(context_lens.max()) if context_lens.size else 0
+        # no sequences: the smallest length the library takes (the query's tokens); nothing runs
+        max_context_len = int(context_lens.max()) if context_lens.size else max(1, q.shape[1] if len(q.shape) == 4 else 1)
     if out is None:
         out = _empty(q, tuple(q.shape))
     _tile.decode_paged(dev, q, k_cache, v_cache, block_tables, context_lens, out, int(max_context_len),
