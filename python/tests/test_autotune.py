@@ -174,6 +174,10 @@ class Autotune(unittest.TestCase):
         np.testing.assert_allclose(out[0], x.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
         m.total[grid(n)](x, out, n)  # tuned: nothing is zeroed, the launch adds to out
         np.testing.assert_allclose(out[0], 2 * x.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
+        # a list where restore_value names an array: that, not the failed restore's "list indices must be integers"
+        m2 = tile.compile(INPLACE, autotune=True, device=self.dev, restore_value=("y",))
+        with self.assertRaisesRegex(TypeError, r"argument 'y' \(restore_value / reset_to_zero\): expected an array, got list"):
+            m2.twice[grid(n)](list(y0), n)
 
     def test_without_restore_value_runs_accumulate(self):
         # what restore_value is for: every tuning run doubles y again (2 configurations and the launch)

@@ -350,6 +350,11 @@ class Autotuned:
         bucket, vals = self._bucket_of(args, kwargs)
         i = self.cache.get(bucket)
         if i is None:
+            for n in self._restore + self._zero:  # saved, zeroed and restored in place: arrays only (a list's
+                v = vals.get(n)                   # failed restore hid the launch's own error)
+                if v is not None and not (hasattr(v, "shape") and hasattr(v, "__setitem__")):
+                    raise TypeError("kernel '%s': argument '%s' (restore_value / reset_to_zero): expected an array, got %s"
+                                    % (self.name, n, type(v).__name__))
             i, timed = self._tune(bucket, grid, args, kwargs, stream, vals)
             self.cache[bucket] = i
             for n in self._zero if timed else ():  # the tuning runs added to them: the call starts from zero again
