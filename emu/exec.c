@@ -785,116 +785,6 @@ bool emu_check_budget(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t n) {
     return true;
 }
 
-/* Fires one complete warp-collective group of warp w, if any.  Called
- * when no lane of the warp can run: every lane has exited or waits. */
-/* Where thread t is in the function of call level k (0: the kernel): its pc at its own level, else the call
- * instruction it is inside. */
-static uint32_t code_pos(const EmuThread *t, uint32_t k) { return k == t->depth ? t->pc : t->frames[k + 1].ret_pc; }
-
-/* a against b in the code, outermost level first (a call's inside comes after its call instruction): < 0 when a
- * is earlier, 0 when they are at one place along one path (the same call sites: lanes that called one .func
- * from two places are on two paths, though at one pc of it). */
-static int code_order(const EmuThread *a, const EmuThread *b) {
-    uint32_t d = a->depth < b->depth ? a->depth : b->depth;
-    for (uint32_t k = 0; k <= d; k++) {
-        if (k && a->frames[k].fn != b->frames[k].fn) return a->frames[k].fn < b->frames[k].fn ? -1 : 1;
-        uint32_t pa = code_pos(a, k), pb = code_pos(b, k);
-        if (pa != pb) return pa < pb ? -1 : 1;
-    }
-    return a->depth == b->depth ? 0 : a->depth > b->depth ? 1 : -1;
-}
-
-static bool fire_warp(EmuBlock *b, uint32_t gw, bool *fired) {
-    *fired = false;
-    uint32_t w = gw % b->cta_warps, cbase = gw / b->cta_warps * b->cta_threads; /* warp w of the CTA whose threads start at cbase */
-    uint32_t base = cbase + w * 32, n = b->cta_threads - w * 32 < 32 ? b->cta_threads - w * 32 : 32;
-    /* activemask last: lanes still waiting at a collective of their own (16 lanes at a shuffle over 0xffff0000
-     * while the other 16 went on to activemask) get to run first, and may arrive at the activemask too (on a GPU
-     * both halves shuffle at once; the mask here was 0xaaaa where the GPU's is 0xaaaaaaaa) */
-    uint32_t am_lead = n; /* of the lanes at an activemask, the one earliest in the code: lanes at a later one
-                            * (after the `if` whose other lanes are at this one) wait for those to arrive */
-    for (uint32_t i = 0; i < n; i++) {
-        const EmuThread *ti = &b->t[base + i];
-        if (ti->state != EMU_TS_WARP || ti->fn->code[ti->pc].op != EMU_OP_ACTIVEMASK) continue;
-        if (am_lead == n || code_order(ti, &b->t[base + am_lead]) < 0) am_lead = i;
-    }
-    for (int pass = 0; pass < 2; pass++)
-    for (uint32_t lead = pass ? am_lead : 0; lead < n; lead++) {
-        EmuThread *tl = &b->t[base + lead];
-        if (tl->state != EMU_TS_WARP) continue;
-        const EmuIns *il = &tl->fn->code[tl->pc];
-        if ((il->op == EMU_OP_ACTIVEMASK) != (pass == 1)) continue;
-        if (emu_is_warpgroup_op(il->op)) {
-            /* a warpgroup collective fires when all 128 threads of the warpgroup wait at one */
-            uint32_t wbase = (w / 4) * 128;
-            if (wbase + 128 > b->cta_threads)
-                return emu_fault(b, tl, il, "invalid warpgroup instruction",
-                                 "'%s' needs the 4 warps of warpgroup %u (threads %u-%u); the block has %u threads",
-                                 emu_op_name(il->op), w / 4, wbase, wbase + 127, b->cta_threads);
-            wbase += cbase;
-            EmuThread *wg[128];
-            bool ready = true;
-            for (uint32_t i = 0; i < 128 && ready; i++) {
-                EmuThread *ti = &b->t[wbase + i];
-                if (ti->state == EMU_TS_DONE)
-                    return emu_fault(b, tl, il, "invalid warpgroup instruction",
-                                     "'%s' needs all 128 threads of warpgroup %u; thread (%u,%u,%u) has exited", emu_op_name(il->op),
-                                     w / 4, ti->tid[0], ti->tid[1], ti->tid[2]);
-                if (ti->state != EMU_TS_WARP || ti->fn->code[ti->pc].op != il->op) ready = false;
-                wg[i] = ti;
-            }
-            if (!ready) continue;
-            if (!emu_exec_warpgroup(b, wg)) return false;
-            *fired = true;
-            return true;
-        }
-        if (il->op == EMU_OP_ACTIVEMASK) {
-            /* the lanes that reached this activemask together (on the same path) are the active ones;
-             * the others went on to wait elsewhere, or exited */
-            uint32_t mask = 0;
-            for (uint32_t i = 0; i < n; i++) {
-                const EmuThread *ti = &b->t[base + i];
-                if (ti->state == EMU_TS_WARP && ti->fn == tl->fn && ti->pc == tl->pc && !code_order(ti, tl)) mask |= 1u << i;
-            }
-            for (uint32_t i = 0; i < n; i++) {
-                EmuThread *ti = &b->t[base + i];
-                if (!(mask >> i & 1)) continue;
-                EMU_R(ti, il, 0) = mask;
-                ti->pc++;
-                ti->state = EMU_TS_RUN;
-            }
-            *fired = true;
-            return true;
-        }
-        uint32_t mask = emu_warp_mask(tl, il);
-        if (!(mask & (1u << lead)))
-            return emu_fault(b, tl, il, "invalid warp-synchronous instruction",
-                             "the executing lane %u is not in the member mask 0x%08x", lead, mask);
-        EmuThread *group[32];
-        unsigned ng = 0;
-        bool ready = true;
-        for (uint32_t i = 0; i < n && ready; i++) {
-            if (!(mask & (1u << i))) continue;
-            EmuThread *ti = &b->t[base + i];
-            if (ti->state == EMU_TS_DONE) continue;
-            if (ti->state != EMU_TS_WARP) { ready = false; break; }
-            /* a member waiting at another kind of collective may belong to a group that fires first
-             * (lanes 16-31 shuffle among themselves while 0-15 wait at __syncwarp); if none can, the
-             * block deadlocks and the report says where each lane waits */
-            if (ti->fn->code[ti->pc].op != il->op) { ready = false; break; }
-            /* ... or at one with another member mask: lanes 8-15 still at a shuffle among themselves (0xff00)
-             * while 0-7 went on to one over 0xffff; the wider one waits for them to arrive */
-            if (emu_warp_mask(ti, &ti->fn->code[ti->pc]) != mask) { ready = false; break; }
-            group[ng++] = ti;
-        }
-        if (!ready) continue;
-        if (!emu_exec_warp(b, group, ng)) return false;
-        *fired = true;
-        return true;
-    }
-    return true;
-}
-
 /* Releases n threads of the CTA whose threads are [lo, hi) waiting at barrier id; for bar.red, writes the
  * reduction of their predicates (popc: how many are true; and, or) into each one's destination.  Racecheck:
  * they release into the barrier's vector (acc, which holds the instance's bar.arrive arrivals already), then
@@ -1101,7 +991,7 @@ static bool run_block(EmuBlock *b) {
                     else if (t->state != EMU_TS_MBAR || t->pc != pc0 || t->fn != fn0) progress = true;
                 }
                 bool fired;
-                if (!fire_warp(b, w, &fired)) return false;
+                if (!emu_fire_warp(b, w, &fired)) return false;
                 if (!fired) break;
                 progress = true;
             }

@@ -416,6 +416,9 @@ bool emu_exec_mem(EmuBlock *b, EmuThread *t, const EmuIns *in);    /* exec_mem.c
 /* Warp collectives, executed for the `n` lanes `lanes` all stopped at
  * their own instruction of the same op (exec_warp.c). */
 bool emu_exec_warp(EmuBlock *b, EmuThread **lanes, unsigned n);
+/* Fires one complete warp-collective group (or warpgroup collective, or activemask) of global warp gw of the
+ * block, if any; *fired says whether one did.  False after a fault. */
+bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired);
 /* Tensor-core instructions (exec_mma.c), called by emu_exec_warp with the
  * whole warp.  emu_mma_form checks an mma's shape and types (the parser
  * uses it too) and gives its fragment geometry; *why says what is wrong. */
