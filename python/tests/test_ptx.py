@@ -197,6 +197,10 @@ class Ptx(unittest.TestCase):
             y = np.zeros(2, np.int64)
             mod.st2[1](y, a, b)
             self.assertEqual([int(v) for v in y.view(np.uint64)], [int(a), int(b) % 2**64])
+        with self.assertRaisesRegex(ValueError, r"shared must be >= 0 bytes, got -1"):  # it wrapped to 4294967295
+            mod.st2[1](np.zeros(2, np.int64), 1, 2, shared=-1)
+        with self.assertRaisesRegex(ValueError, r"emu_threads must be >= 0"):
+            tile.Device("emu", emu_threads=-1)
         made = [t for t in (type(mod), type(mod.st2), type(mod.st2[1])) if t.__module__ == "tile._tile"]
         self.assertTrue(made)
         for t in made:  # the extension's own types (PtxModule is a Python wrapper of one)

@@ -130,13 +130,17 @@ static int device_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     TPyDevice *d = (TPyDevice *)self;
     static char *kw[] = {"name", "cache_dir", "emu_threads", NULL};
     const char *name = NULL, *cache_dir = NULL;
-    unsigned threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzI:Device", kw, &name, &cache_dir, &threads)) return -1;
+    int threads = 0; /* "i", not "I": -1 was taken as 4294967295 threads */
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzi:Device", kw, &name, &cache_dir, &threads)) return -1;
+    if (threads < 0) {
+        PyErr_Format(PyExc_ValueError, "Device: emu_threads must be >= 0 (0: one per core), got %d", threads);
+        return -1;
+    }
     if (d->ctx) {
         PyErr_SetString(PyExc_RuntimeError, "Device is already initialized");
         return -1;
     }
-    tile_context_options o = {.size = sizeof o, .device = name, .cache_dir = cache_dir, .emu_host_threads = threads};
+    tile_context_options o = {.size = sizeof o, .device = name, .cache_dir = cache_dir, .emu_host_threads = (unsigned)threads};
     tile_status st;
     Py_BEGIN_ALLOW_THREADS
     st = tile_context_create_ex(&o, &d->ctx);

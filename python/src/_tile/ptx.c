@@ -332,19 +332,20 @@ static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwar
     TPyPtxKernel *k = l->k;
     TPyDevice *dev = k->mod->dev;
     PyObject *block = NULL, *cluster = NULL, *stream_obj = NULL;
-    unsigned shared = 0;
+    int shared = 0; /* "i", not "I": -1 was taken as 4294967295 bytes */
     int cooperative = 0;
     static char *kw[] = {"block", "shared", "cluster", "cooperative", "stream", NULL};
     PyObject *empty = PyTuple_New(0);
     if (!empty) return NULL;
-    int ok = PyArg_ParseTupleAndKeywords(empty, kwargs, "|OIOpO:launch", kw, &block, &shared, &cluster, &cooperative, &stream_obj);
+    int ok = PyArg_ParseTupleAndKeywords(empty, kwargs, "|OiOpO:launch", kw, &block, &shared, &cluster, &cooperative, &stream_obj);
     Py_DECREF(empty);
     if (!ok) return NULL;
+    if (shared < 0) return PyErr_Format(PyExc_ValueError, "kernel '%s': shared must be >= 0 bytes, got %d", k->name, shared);
     Py_ssize_t n = PyTuple_Size(args);
     if (n != k->nparams)
         return PyErr_Format(PyExc_TypeError, "kernel '%s' takes %d arguments (%s), got %d", k->name, k->nparams, k->signature,
                             (int)n);
-    tile_launch_options o = {.size = sizeof o, .shared_bytes = shared, .cooperative = cooperative};
+    tile_launch_options o = {.size = sizeof o, .shared_bytes = (unsigned)shared, .cooperative = cooperative};
     if (block && block != Py_None && !tpy_dim3(block, "block", false, &o.block)) return NULL;
     if (cluster && cluster != Py_None && !tpy_dim3(cluster, "cluster", false, &o.cluster)) return NULL;
     if (!o.block.x && !k->block_threads)
