@@ -815,6 +815,17 @@ class ShippedMore(unittest.TestCase):
 
 
 class Errors(unittest.TestCase):
+    def test_parameter_named_stream(self):
+        """A kernel parameter named stream: stream= is the launch's, so naming it says so (it was "takes 2
+        arguments, got 1" or "unknown keyword argument"); by position it works."""
+        k = tile.compile("kernel b(x: *f32, stream: i32) { store(x, stream as f32); }\n").b
+        x = poisoned(1, np.float32)
+        for args, kw in (((x,), {"stream": 6}), ((), {"x": x, "stream": 7})):
+            with self.assertRaisesRegex(TypeError, r"its parameter 'stream' shares its name with the launch's stream= option"):
+                k[1](*args, **kw)
+        k[1](x, 5, stream=None)
+        self.assertEqual(float(x[0]), 5.0)
+
     @classmethod
     def setUpClass(cls):
         cls.add = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=256).add

@@ -593,6 +593,12 @@ static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObj
     }
     *stream = PyDict_GetItemString(kwargs, "stream");
     Py_ssize_t npos = PyTuple_Size(args), nkw = PyDict_Size(kwargs) - (*stream ? 1 : 0);
+    for (int i = (int)npos; *stream && i < k->nparams; i++) /* stream= is the launch's, never the parameter's */
+        if (!strcmp(k->params[i].name, "stream")) {
+            PyErr_Format(PyExc_TypeError, "kernel '%s': its parameter 'stream' shares its name with the launch's stream= option, "
+                                          "which stream=... sets: pass the argument by position", k->name);
+            return NULL;
+        }
     if (!nkw) {
         Py_INCREF(args);
         return args;
@@ -624,7 +630,7 @@ static PyObject *bind_args(TPyKernel *k, PyObject *args, PyObject *kwargs, PyObj
     if (!full) return NULL;
     Py_ssize_t used = 0;
     for (int i = 0; i < k->nparams; i++) {
-        PyObject *v = PyDict_GetItemString(kwargs, k->params[i].name);
+        PyObject *v = strcmp(k->params[i].name, "stream") ? PyDict_GetItemString(kwargs, k->params[i].name) : NULL;
         if (i < npos) {
             if (v) {
                 PyErr_Format(PyExc_TypeError, "kernel '%s': argument '%s' given by position and by name", k->name,
