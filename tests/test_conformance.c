@@ -954,7 +954,7 @@ static void activemask_after_halves(Conf *c, const int32_t *in, int nt) {
     dev_out(c, out, dout, sizeof(int32_t) * 2 * (size_t)nt);
     for (int t = 0; t < nt; t++) {
         int l = t % 32;
-        int32_t want_m = l & 1 ? (int32_t)0xaaaaaaaau : -1, want_r = 32 * 1000 + ((in[t] + in[t ^ 1]) & 0xff);
+        int32_t want_m = l & 1 ? (int32_t)0xaaaaaaaau : -1, want_r = 32 * 1000 + (int32_t)(((uint32_t)in[t] + (uint32_t)in[t ^ 1]) & 0xff);
         cr_assert_eq(out[2 * t], want_m, "[%s] lane %d: activemask %#x, want %#x", c->name, l, (unsigned)out[2 * t], (unsigned)want_m);
         cr_assert_eq(out[2 * t + 1], want_r, "[%s] lane %d: %d, want %d", c->name, l, out[2 * t + 1], want_r);
     }
