@@ -493,10 +493,9 @@ static const Inst *tensor_inst(Gen *g, const Block *b) {
 
 Val compose_map(Gen *g, const Decl *fn, const Val *xs, int n, int pack, Loc loc) {
     const Type *t0 = vt(g, xs[0].v);
-    Inst *in = tir_inst_new(g->f, OP_MAP_FN, NULL, 0, NULL, 0, loc);
-    in->ops = ARENA_ARRAY(g->f->module->arena, ValueId, n);
-    in->nops = n;
-    for (int k = 0; k < n; k++) in->ops[k] = xs[k].v;
+    ValueId ops[MAP_MAX_ARGS];
+    for (int k = 0; k < n; k++) ops[k] = xs[k].v;
+    Inst *in = tir_inst_new(g->f, OP_MAP_FN, ops, n, NULL, 0, loc); /* results once the fn has said their types */
     in->a.ival = pack;
     if (g->b.before) tir_insert_before(g->b.before, in);
     else tir_block_append(g->b.block, in);

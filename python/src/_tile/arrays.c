@@ -478,18 +478,22 @@ PyObject *tpy_no_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return NULL;
 }
 
-/* A NumPy scalar (np.int64(5), np.float32(1.5)): a value, though it also shows the array protocols. */
+/* A NumPy scalar (np.int64(5), np.float32(1.5)): a value, though it also shows the array protocols.  On the
+ * launch path for every array argument of a 64-bit PTX parameter, so numpy.generic is looked up once (NumPy,
+ * once imported, stays loaded) and kept. */
 bool tpy_numpy_scalar(PyObject *o) {
-    PyObject *name = PyUnicode_FromString("numpy");
-    if (!name) return PyErr_Clear(), false;
-    PyObject *np = PyImport_GetModule(name); /* only if NumPy is loaded: else o cannot be one of its scalars */
-    Py_DECREF(name);
-    if (!np) return PyErr_Clear(), false;
-    PyObject *generic = PyObject_GetAttrString(np, "generic");
-    Py_DECREF(np);
-    if (!generic) return PyErr_Clear(), false;
+    static PyObject *generic; /* under the GIL */
+    if (!generic) {
+        PyObject *name = PyUnicode_FromString("numpy");
+        if (!name) return PyErr_Clear(), false;
+        PyObject *np = PyImport_GetModule(name); /* only if NumPy is loaded: else o cannot be one of its scalars */
+        Py_DECREF(name);
+        if (!np) return PyErr_Clear(), false;
+        generic = PyObject_GetAttrString(np, "generic");
+        Py_DECREF(np);
+        if (!generic) return PyErr_Clear(), false;
+    }
     int r = PyObject_IsInstance(o, generic);
-    Py_DECREF(generic);
     if (r < 0) PyErr_Clear();
     return r > 0;
 }
