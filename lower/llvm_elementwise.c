@@ -40,27 +40,33 @@ static bool is_f(DType t) { return dtype_is_float(t) && !dtype_is_storage(t); }
  * f8e4m3 is E4M3FN: bias 7, no infinity, S.1111.111 is NaN, largest 448.
  * f8e5m2 is the top byte of an f16 (bias 15, with infinities).
  * To f8: round to nearest even, saturating to the largest finite value (PTX's
- * .satfinite), NaN stays NaN. */
-static LLVMValueRef f8_to_f32(LL *l, LLVMValueRef b, DType from) {
+ * .satfinite), NaN stays NaN.
+ *
+ * From f8, two at a time into an f16x2 (exact: every f8 value is an f16).  With the
+ * codes at bits 8-15 and 24-31 of t (zeros below):
+ *   e5m2: t is the f16x2.
+ *   e4m3: the magnitude's 7 bits moved to bits 7-13 of each half and the sign kept make the f16
+ *         whose value is the code's times 2^-8 (the biases differ by 8; subnormals included),
+ *         so one mul.f16x2 by 256 (exact) gives the value.  The NaN code's magnitude 0x3f80
+ *         is the only one that carries into bit 14 when 0x80 is added: that bit, set, turns
+ *         the half into a NaN (0x7f80) before the multiply.
+ * About 7 instructions a pair (PRMT, SHF, 3 LOP3, IADD, HMUL2) where the bit-by-bit
+ * decoding took 13 an element. */
+static LLVMValueRef f8x2_to_f16x2_sw(LL *l, LLVMValueRef lo, LLVMValueRef hi, DType from) {
     LLVMBuilderRef B = l->b;
-    if (from == DT_F8E5M2) {
-        LLVMValueRef h = LLVMBuildShl(B, LLVMBuildZExt(B, b, l->t_i16, ""), LLVMConstInt(l->t_i16, 8, 0), "");
-        return LLVMBuildFPExt(B, LLVMBuildBitCast(B, h, l->t_f16, ""), l->t_f32, "");
-    }
-    LLVMValueRef u = LLVMBuildZExt(B, b, l->t_i32, "");
-    LLVMValueRef sign = LLVMBuildShl(B, LLVMBuildAnd(B, u, ll_i32(l, 0x80), ""), ll_i32(l, 24), "");
-    LLVMValueRef e = LLVMBuildAnd(B, LLVMBuildLShr(B, u, ll_i32(l, 3), ""), ll_i32(l, 15), "");
-    LLVMValueRef m = LLVMBuildAnd(B, u, ll_i32(l, 7), "");
-    LLVMValueRef nbits = LLVMBuildOr(B, sign, LLVMBuildOr(B, LLVMBuildShl(B, LLVMBuildAdd(B, e, ll_i32(l, 120), ""), ll_i32(l, 23), ""),
-                                                          LLVMBuildShl(B, m, ll_i32(l, 20), ""), ""), "");
-    LLVMValueRef normal = LLVMBuildBitCast(B, nbits, l->t_f32, "");
-    LLVMValueRef sub = LLVMBuildFMul(B, LLVMBuildUIToFP(B, m, l->t_f32, ""), LLVMConstReal(l->t_f32, 1.0 / 512), "");
-    LLVMValueRef cs[2] = {sub, normal};
-    LLVMTypeRef ft = l->t_f32;
-    sub = ll_intr(l, "llvm.copysign", &ft, 1, cs, 2);
-    LLVMValueRef r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntEQ, e, ll_i32(l, 0), ""), sub, normal, "");
-    LLVMValueRef nan = LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildAnd(B, u, ll_i32(l, 0x7f), ""), ll_i32(l, 0x7f), "");
-    return LLVMBuildSelect(B, nan, LLVMConstReal(l->t_f32, NAN), r, "");
+    LLVMValueRef t = LLVMBuildShl(B, LLVMBuildZExt(B, lo, l->t_i32, ""), ll_i32(l, 8), "");
+    if (hi) t = LLVMBuildOr(B, t, LLVMBuildShl(B, LLVMBuildZExt(B, hi, l->t_i32, ""), ll_i32(l, 24), ""), "");
+    LLVMTypeRef h2 = LLVMVectorType(l->t_f16, 2);
+    if (from == DT_F8E5M2) return LLVMBuildBitCast(B, t, h2, "");
+    LLVMValueRef mag = LLVMBuildAnd(B, LLVMBuildLShr(B, t, ll_i32(l, 1), ""), ll_i32(l, 0x3f803f80), "");
+    LLVMValueRef nan = LLVMBuildAnd(B, LLVMBuildAdd(B, mag, ll_i32(l, 0x00800080), ""), ll_i32(l, 0x40004000), "");
+    LLVMValueRef bits = LLVMBuildOr(B, LLVMBuildOr(B, LLVMBuildAnd(B, t, ll_i32(l, (int32_t)0x80008000), ""), mag, ""), nan, "");
+    LLVMValueRef k = LLVMConstReal(l->t_f16, 256.0), ks[2] = {k, k};
+    return LLVMBuildFMul(B, LLVMBuildBitCast(B, bits, h2, ""), LLVMConstVector(ks, 2), "");
+}
+
+static LLVMValueRef f8_to_f16_sw(LL *l, LLVMValueRef b, DType from) {
+    return LLVMBuildExtractElement(l->b, f8x2_to_f16x2_sw(l, b, NULL, from), ll_i32(l, 0), "");
 }
 
 static LLVMValueRef f32_to_f8(LL *l, LLVMValueRef x, DType to) {
@@ -114,16 +120,20 @@ static LLVMValueRef f8_to_f16_hw(LL *l, LLVMValueRef b, DType from) {
 
 static LLVMValueRef f32_to_f8_hw(LL *l, LLVMValueRef x, DType to) { return LLVMBuildTrunc(l->b, cvt_f32x2_f8x2(l, x, x, to), l->t_i8, ""); }
 
-/* A tensor's registers cast to or from f8 two at a time: one cvt per pair (registers 2j and
- * 2j+1 share the instruction; an odd last one goes alone). */
+/* A tensor's registers cast to or from f8 two at a time: one cvt (from f8 without one, the
+ * software pair) per pair (registers 2j and 2j+1 share it; an odd last one goes alone). */
 static void cast_f8_pairs(LL *l, LLVMValueRef *v, int n, DType from, DType to, LLVMValueRef *out) {
     LLVMBuilderRef B = l->b;
     for (int r = 0; r + 1 < n; r += 2) {
         if (dtype_is_storage(from)) {
-            LLVMValueRef h = LLVMBuildOr(B, LLVMBuildZExt(B, v[r], l->t_i16, ""),
-                                         LLVMBuildShl(B, LLVMBuildZExt(B, v[r + 1], l->t_i16, ""), LLVMConstInt(l->t_i16, 8, 0), ""), "");
-            LLVMValueRef w = cvt_f8x2_f16x2(l, h, from);
-            LLVMValueRef h2 = LLVMBuildBitCast(B, w, LLVMVectorType(l->t_f16, 2), "");
+            LLVMValueRef h2;
+            if (hw_f8(l)) {
+                LLVMValueRef h = LLVMBuildOr(B, LLVMBuildZExt(B, v[r], l->t_i16, ""),
+                                             LLVMBuildShl(B, LLVMBuildZExt(B, v[r + 1], l->t_i16, ""), LLVMConstInt(l->t_i16, 8, 0), ""), "");
+                h2 = LLVMBuildBitCast(B, cvt_f8x2_f16x2(l, h, from), LLVMVectorType(l->t_f16, 2), "");
+            } else {
+                h2 = f8x2_to_f16x2_sw(l, v[r], v[r + 1], from);
+            }
             for (int k = 0; k < 2; k++) out[r + k] = ll_cast(l, LLVMBuildExtractElement(B, h2, ll_i32(l, k), ""), DT_F16, to);
         } else {
             LLVMValueRef w = cvt_f32x2_f8x2(l, ll_cast(l, v[r + 1], from, DT_F32), ll_cast(l, v[r], from, DT_F32), to);
@@ -166,8 +176,8 @@ LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to) {
         if (dtype_is_storage(from)) return ll_cast(l, f8_to_f16_hw(l, v, from), DT_F16, to);
         if (dtype_is_storage(to)) return f32_to_f8_hw(l, to_f32_for_narrow(l, v, from), to);
     }
-    if (dtype_is_storage(from) && dtype_is_storage(to)) return f32_to_f8(l, f8_to_f32(l, v, from), to);
-    if (dtype_is_storage(from)) return ll_cast(l, f8_to_f32(l, v, from), DT_F32, to);
+    if (dtype_is_storage(from) && dtype_is_storage(to)) return f32_to_f8(l, LLVMBuildFPExt(l->b, f8_to_f16_sw(l, v, from), l->t_f32, ""), to);
+    if (dtype_is_storage(from)) return ll_cast(l, f8_to_f16_sw(l, v, from), DT_F16, to);
     if (dtype_is_storage(to)) return f32_to_f8(l, to_f32_for_narrow(l, v, from), to);
     if (to == DT_I1) {
         if (is_f(from)) return LLVMBuildFCmp(l->b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
@@ -539,7 +549,8 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
     for (int k = 0; k < i->nops && k < 3; k++) ops[k] = ll_get(l, i->ops[k], NULL);
     DType odt = tir_vtype(f, i->ops[0])->dt;
     /* the pair conversions read f32: an f64 source goes the single-rounding way (ll_cast), not through f32 */
-    if (i->op == OP_CAST && hw_f8(l) && dtype_is_storage(odt) != dtype_is_storage(rt->dt) && odt != DT_F64 && n >= 2) {
+    if (i->op == OP_CAST && dtype_is_storage(odt) != dtype_is_storage(rt->dt) && n >= 2 &&
+        (hw_f8(l) ? odt != DT_F64 : dtype_is_storage(odt))) {
         cast_f8_pairs(l, ops[0], n, odt, rt->dt, ll_new(l, i->res[0], n));
         return true;
     }

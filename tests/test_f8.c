@@ -122,6 +122,84 @@ Test(f8, conversions_match_reference) { conversions("sm_80", "emu"); }
 Test(f8, conversions_match_reference_sm89) { conversions("sm_89", "emu:sm_89"); }
 Test(f8, conversions_match_reference_sm90a) { conversions("sm_90a", "emu:sm_90a"); }
 
+/* Every code of both formats decoded to f32, f16, bf16 and i32: a tensor (two registers a thread:
+ * the pair conversions; sm_80's software pair puts the code's magnitude in an f16 scaled by 2^-8) and
+ * a lone scalar a program (the single conversion), both signs of NaN and zero included. */
+static void decode_every_code(const char *arch, const char *device) {
+    const char *src = "kernel dec(a: *f8e4m3, b: *f8e5m2, f: *f32, h: *f16, g: *bf16, q: *i32, s: *f32) {\n"
+                      "  let o = arange(0, 256);\n"
+                      "  let x = load(a + o);\n  let y = load(b + o);\n"
+                      "  store(f + o, x as f32);\n  store(f + 256 + o, y as f32);\n"
+                      "  store(h + o, x as f16);\n  store(h + 256 + o, y as f16);\n"
+                      "  store(g + o, x as bf16);\n  store(g + 256 + o, y as bf16);\n"
+                      "  store(q + o, x as i32);\n  store(q + 256 + o, y as i32);\n"
+                      "  let p = program_id(0);\n"
+                      "  store(s + p, load(a + p) as f32);\n  store(s + 256 + p, load(b + p) as f32);\n}\n";
+    tile_compile_options o = {.arch = arch};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("f8dec.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    TileDevice *dev;
+    TileDevModule *mod;
+    TileDevFunction *fn = load_kernel(device, c.ptx, "dec", &dev, &mod);
+    uint8_t codes[256];
+    for (int i = 0; i < 256; i++) codes[i] = (uint8_t)i;
+    uint64_t da, db, df, dh, dg, dq, ds;
+    dev_malloc(dev, 256, &da);
+    dev_malloc(dev, 256, &db);
+    dev_malloc(dev, 512 * 4, &df);
+    dev_malloc(dev, 512 * 2, &dh);
+    dev_malloc(dev, 512 * 2, &dg);
+    dev_malloc(dev, 512 * 4, &dq);
+    dev_malloc(dev, 512 * 4, &ds);
+    dev_memcpy_htod(dev, da, codes, 256);
+    dev_memcpy_htod(dev, db, codes, 256);
+    static uint8_t poison[512 * 4];
+    memset(poison, 0xa5, sizeof poison);
+    uint64_t outs[] = {df, dh, dg, dq, ds};
+    size_t sizes[] = {2048, 1024, 1024, 2048, 2048};
+    for (int i = 0; i < 5; i++) dev_memcpy_htod(dev, outs[i], poison, sizes[i]);
+    void *params[] = {&da, &db, &df, &dh, &dg, &dq, &ds};
+    cr_assert_eq(dev_launch(fn, 256, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
+    float hf[512], hs[512];
+    uint16_t hh[512], hg[512];
+    int32_t hq[512];
+    dev_memcpy_dtoh(dev, hf, df, sizeof hf);
+    dev_memcpy_dtoh(dev, hh, dh, sizeof hh);
+    dev_memcpy_dtoh(dev, hg, dg, sizeof hg);
+    dev_memcpy_dtoh(dev, hq, dq, sizeof hq);
+    dev_memcpy_dtoh(dev, hs, ds, sizeof hs);
+    for (int i = 0; i < 512; i++) {
+        int code = i & 255;
+        bool e4 = i < 256;
+        double v = decode(code, e4);
+        const char *fmt = e4 ? "e4m3" : "e5m2";
+        /* f16 and bf16 results read back through their bits: every f8 value is exact in both */
+        uint32_t gb = (uint32_t)hg[i] << 16;
+        float gv;
+        memcpy(&gv, &gb, 4);
+        int hexp = (hh[i] >> 10) & 31, hman = hh[i] & 1023;
+        double hv = hexp == 31 ? (hman ? NAN : INFINITY) : hexp ? ldexp(1024 + hman, hexp - 25) : ldexp(hman, -24);
+        if (hh[i] & 0x8000) hv = -hv;
+        if (isnan(v)) {
+            cr_assert(isnan(hf[i]) && isnan(hs[i]) && isnan(hv) && isnan(gv), "%s 0x%02x: NaN as %a %a 0x%04x 0x%04x", fmt, code, hf[i],
+                      hs[i], hh[i], hg[i]);
+            continue;
+        }
+        cr_assert(hf[i] == (float)v && !signbit(hf[i]) == !signbit(v), "%s 0x%02x as f32 = %a, want %a", fmt, code, hf[i], v);
+        cr_assert(hs[i] == (float)v && !signbit(hs[i]) == !signbit(v), "%s 0x%02x alone as f32 = %a, want %a", fmt, code, hs[i], v);
+        cr_assert(hv == v && !signbit(hv) == !signbit(v), "%s 0x%02x as f16 = 0x%04x, want %a", fmt, code, hh[i], v);
+        cr_assert(gv == (float)v && !signbit(gv) == !signbit(v), "%s 0x%02x as bf16 = 0x%04x, want %a", fmt, code, hg[i], v);
+        if (!isinf(v)) cr_assert_eq(hq[i], (int32_t)trunc(v), "%s 0x%02x as i32 = %d, want %.0f", fmt, code, hq[i], trunc(v));
+    }
+    dev_module_unload(mod);
+    dev_close(dev);
+    tile_compiled_free(&c);
+}
+
+Test(f8, every_code_decoded) { decode_every_code("sm_80", "emu"); }
+Test(f8, every_code_decoded_sm89) { decode_every_code("sm_89", "emu:sm_89"); }
+Test(f8, every_code_decoded_sm90a) { decode_every_code("sm_90a", "emu:sm_90a"); }
+
 /* dot on f8 operands, e4m3 A times e5m2 B (and the other way round), against float64 at sizes that
  * are no multiples of the tile, the output poisoned first: sm_80 widens both to f16 (exact) for
  * mma.sync m16n8k16; sm_89 feeds the bytes to mma.sync m16n8k32 .e4m3.e5m2; sm_90a to wgmma k32.
