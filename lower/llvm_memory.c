@@ -21,7 +21,12 @@
  * Stores and atomics run only on the thread and register that own an element
  * (replicas in other threads or registers skip it), so atomics happen once;
  * when an atomic's old values are used and its layout replicates elements,
- * the issuing register broadcasts them through scratch (smem_atomic_broadcasts). */
+ * the issuing register broadcasts them through scratch (smem_atomic_broadcasts).
+ * A scalar atomic is the program's one access, issued by thread 0, so a barrier
+ * before it orders the other threads' earlier loads and stores of the program
+ * before it (Triton's `count = load(Count); if count == 0 { atomic_xchg(Count, 1) }`,
+ * a lock released after the stores it guards), and one after it (the broadcast's,
+ * where the old value is read) the program's later accesses after it. */
 #include "llvm_ctx.h"
 #include "smem.h"
 #include "../support/target.h"
@@ -358,6 +363,8 @@ static bool emit_atomic(LL *l, Inst *i) {
         snprintf(packed, sizeof packed, "atom.%s.%s.global.add.noftz.%s $0, [$1], $2;", tir_sem_names[i->a.sem],
                  tir_scope_names[i->a.scope], dt == DT_F16 ? "f16x2" : "bf16x2");
     LLVMTypeRef v2 = LLVMVectorType(ll_type(l, dt), 2);
+    bool scalar = !rt->rank;
+    if (scalar) ll_barrier(l);
     for (int r = 0; r < n; r += vec) {
         LLVMValueRef own = ll_owner(l, pt, r);
         if (LLVMIsAConstantInt(own) && !LLVMConstIntGetZExtValue(own)) {
@@ -443,6 +450,8 @@ static bool emit_atomic(LL *l, Inst *i) {
             ll_barrier(l);
             res[0] = LLVMBuildLoad2(l->b, ll_type(l, dt), slot, "");
         }
+    } else if (scalar) {
+        ll_barrier(l);
     }
     return true;
 }

@@ -190,6 +190,55 @@ Test(lang_triton, volatile_flag_wait) {
     free(ptx);
 }
 
+/* Triton's tutorial 05 accumulation under a lock, verbatim: `count = load(Count)`, then thread 0's
+ * atomic_xchg(Count, 1) in the branch taken when it was 0, else a read of what the last program
+ * stored, then the lock released.  A scalar atomic is the program's one access: the barrier before
+ * it keeps it after every thread's load of the count (without it, threads the emulator ran after
+ * thread 0's exchange read 1, took the other branch, and added the poisoned buffer), and the
+ * release after every thread's store. */
+Test(lang_triton, scalar_atomic_after_the_programs_loads) {
+    for (int warps = 1; warps <= 4; warps *= 4) {
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "@num_warps(%d)\n"
+                 "kernel acc(x: *f32, dw: *f32, lock: *i32, count: *i32, n: i32, const B: i32 = 256) {\n"
+                 "    let cols = arange(0, B);\n    let m = cols < n;\n"
+                 "    let v = load(x + program_id(0) * n + cols, m, 0.0);\n"
+                 "    while atomic_cas(lock, 0, 1) == 1 {}\n"
+                 "    let c = load(count);\n"
+                 "    if c == 0 { atomic_xchg(count, 1); } else { v += load(dw + cols, m, 0.0); }\n"
+                 "    store(dw + cols, v, m);\n"
+                 "    atomic_xchg(lock, 0);\n"
+                 "}\n",
+                 warps);
+        K k;
+        load_src(&k, src, "acc");
+        enum { P = 37, N = 201 };
+        static float x[P * N], dw[N];
+        uint64_t r = 0x9e3779b97f4a7c15ull + (uint64_t)warps;
+        for (int i = 0; i < P * N; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            x[i] = (float)((double)(r >> 11) / 9007199254740992.0 * 2 - 1);
+        }
+        int32_t zero2[2] = {0, 0};
+        uint64_t dx = upload(&k, x, sizeof x), ddw = poisoned(&k, sizeof dw), dl = upload(&k, zero2, 4), dc = upload(&k, zero2 + 1, 4);
+        int n = N;
+        void *params[] = {&dx, &ddw, &dl, &dc, &n};
+        launch(&k, P, params);
+        download(&k, dw, ddw, sizeof dw);
+        int32_t lock, count;
+        download(&k, &lock, dl, 4);
+        download(&k, &count, dc, 4);
+        cr_expect(lock == 0 && count == 1, "warps %d: lock %d count %d", warps, lock, count);
+        for (int j = 0; j < N; j++) {
+            double want = 0;
+            for (int p = 0; p < P; p++) want += x[p * N + j];
+            cr_assert(fabs(dw[j] - want) <= 1e-5 * P, "warps %d: dw[%d] = %g, want %g", warps, j, dw[j], want);
+        }
+        unload(&k);
+    }
+}
+
 /* atomic_load / atomic_store, Triton's: program 0 waits with an acquire load for program 1's release
  * store of a flag, then reads what program 1's threads wrote before the barrier ahead of it; masked tensors of atomic accesses, one
  * ld/st.SEM.SCOPE a element, with the sems and scopes asked for (a masked-off element loads 0). */
