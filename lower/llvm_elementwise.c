@@ -299,10 +299,11 @@ static LLVMValueRef math_f32(LL *l, Op op, bool exact, LLVMValueRef x) {
  * every element (code size and compile time; up to it the copies give independent work to overlap). */
 enum { MATH64_INLINE_MAX = 16 };
 
-static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x, int per_thread) {
+/* op (i's, or OP_FMOD for a float `%`) on x */
+static LLVMValueRef emit_math_op(LL *l, Inst *i, Op op, DType dt, LLVMValueRef *x, int per_thread) {
     LLVMValueRef (*f64)(LL *, Op, LLVMValueRef, LLVMValueRef) = per_thread > MATH64_INLINE_MAX ? ll_math_f64_call : ll_math_f64;
     LLVMTypeRef ty = ll_type(l, dt);
-    switch (i->op) {
+    switch (op) {
     case OP_SQRT: return ll_intr(l, "llvm.sqrt", &ty, 1, x, 1);
     case OP_ABS: return ll_intr(l, "llvm.fabs", &ty, 1, x, 1);
     case OP_FLOOR: return ll_intr(l, "llvm.floor", &ty, 1, x, 1);
@@ -315,25 +316,29 @@ static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x, int per
     default: break;
     }
     if (dt == DT_F64) {
-        LLVMValueRef r = f64(l, i->op, x[0], x[1]);
-        if (!r) ll_error(l, i->loc, "internal error: no f64 lowering for '%s'", tir_op_info[i->op].name);
+        LLVMValueRef r = f64(l, op, x[0], x[1]);
+        if (!r) ll_error(l, i->loc, "internal error: no f64 lowering for '%s'", tir_op_info[op].name);
         return r;
     }
-    switch (i->op) { /* f32, f16, bf16 computed in f64 and rounded once */
+    switch (op) { /* f32, f16, bf16 computed in f64 and rounded once */
     case OP_ASINH: case OP_ACOSH: case OP_ATANH: case OP_POW: case OP_ERFC: case OP_CBRT: case OP_HYPOT:
     case OP_TAN: case OP_LOG10: case OP_EXP10: case OP_ERFINV: case OP_LGAMMA: case OP_TGAMMA: {
         LLVMValueRef a = LLVMBuildFPExt(l->b, x[0], l->t_f64, "");
         LLVMValueRef b = x[1] ? LLVMBuildFPExt(l->b, x[1], l->t_f64, "") : NULL;
-        return LLVMBuildFPTrunc(l->b, f64(l, i->op, a, b), ty, "");
+        return LLVMBuildFPTrunc(l->b, f64(l, op, a, b), ty, "");
     }
     default: break;
     }
     LLVMValueRef v = dt == DT_F32 ? x[0] : LLVMBuildFPExt(l->b, x[0], l->t_f32, "");
     LLVMValueRef w = !x[1] || dt == DT_F32 ? x[1] : LLVMBuildFPExt(l->b, x[1], l->t_f32, "");
-    LLVMValueRef r = math_f32(l, i->op, (i->op == OP_EXP || i->op == OP_EXP2 || i->op == OP_TANH) && i->a.ival, v);
-    if (!r) r = ll_math_ext_f32(l, i->op, v, w);
+    LLVMValueRef r = math_f32(l, op, (op == OP_EXP || op == OP_EXP2 || op == OP_TANH) && i->a.ival, v);
+    if (!r) r = ll_math_ext_f32(l, op, v, w);
     if (!r) return NULL;
     return dt == DT_F32 ? r : LLVMBuildFPTrunc(l->b, r, ty, "");
+}
+
+static LLVMValueRef emit_math(LL *l, Inst *i, DType dt, LLVMValueRef *x, int per_thread) {
+    return emit_math_op(l, i, i->op, dt, x, per_thread);
 }
 
 static LLVMValueRef emit_binary(LL *l, Inst *i, DType dt, LLVMValueRef a, LLVMValueRef b) {
@@ -344,7 +349,7 @@ static LLVMValueRef emit_binary(LL *l, Inst *i, DType dt, LLVMValueRef a, LLVMVa
     case OP_SUB: return f ? LLVMBuildFSub(l->b, a, b, "") : LLVMBuildSub(l->b, a, b, "");
     case OP_MUL: return f ? LLVMBuildFMul(l->b, a, b, "") : LLVMBuildMul(l->b, a, b, "");
     case OP_DIV: return f ? LLVMBuildFDiv(l->b, a, b, "") : s ? LLVMBuildSDiv(l->b, a, b, "") : LLVMBuildUDiv(l->b, a, b, "");
-    case OP_REM: return f ? LLVMBuildFRem(l->b, a, b, "") : s ? LLVMBuildSRem(l->b, a, b, "") : LLVMBuildURem(l->b, a, b, "");
+    case OP_REM: return s ? LLVMBuildSRem(l->b, a, b, "") : LLVMBuildURem(l->b, a, b, ""); /* floats: fmod, in the caller */
     case OP_AND: return LLVMBuildAnd(l->b, a, b, "");
     case OP_OR: return LLVMBuildOr(l->b, a, b, "");
     case OP_XOR: return LLVMBuildXor(l->b, a, b, "");
@@ -619,6 +624,14 @@ bool ll_emit_elementwise(LL *l, Inst *i) {
             if (!v) return false;
             break;
         }
+        case OP_REM:
+            if (is_f(odt)) { /* exact, as fmod: LLVM's frem on NVPTX is x - trunc(x / y) y with a rounded quotient */
+                LLVMValueRef x[3] = {a, b, NULL};
+                if (!(v = emit_math_op(l, i, OP_FMOD, odt, x, n))) return false;
+                break;
+            }
+            v = emit_binary(l, i, odt, a, b);
+            break;
         default: v = emit_binary(l, i, odt, a, b); break;
         }
         if (!v) {

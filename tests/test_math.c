@@ -134,6 +134,7 @@ static const Case cases[] = {
     {"rint", "rint(x)", d_rint, NULL, 0, g_round},
     {"trunc", "trunc(x)", trunc, NULL, 0, g_round},
     {"fmod", "fmod(x, y)", NULL, fmod, 0, g_fmod},
+    {"rem", "x % y", NULL, fmod, 0, g_fmod}, /* `%` on floats is fmod, exact */
     {"erf", "erf(x)", erf, NULL, 2, g_erf},
     {"tanh", "tanh(x, exact=true)", tanh, NULL, 2, g_tanh},
 };
@@ -158,6 +159,25 @@ Test(math, accuracy_against_libm, .timeout = 600) {
     free(x), free(y), free(out);
 }
 
+/* `%` on f16 and bf16 stays in the type and is exact (fmod): operands exact in both types, the
+ * remainder exact in them too; LLVM's frem gave results of the wrong sign or larger than |y|. */
+Test(math, half_remainder_is_exact) {
+    static float x[N], y[N], out[N];
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < N; i++) {
+            int k = (int)(((unsigned)i * 7919u) % (t ? 511u : 4095u)) - (t ? 255 : 2047);
+            int j = (int)(((unsigned)i * 104729u) % 255u) + 1;
+            x[i] = (float)k / (i % 3 ? 16 : 1), y[i] = (float)j / 128 * (i % 5 < 2 ? -1 : 1);
+        }
+        run(t ? "((x as bf16) % (y as bf16)) as f32" : "((x as f16) % (y as f16)) as f32", x, y, out);
+        for (int i = 0; i < N; i++) {
+            double want = fmod(x[i], y[i]);
+            cr_assert(out[i] == (float)want && !signbit(out[i]) == !signbit(want), "%s: %a %% %a = %a, want %a", t ? "bf16" : "f16", x[i],
+                      y[i], out[i], want);
+        }
+    }
+}
+
 /* Special values, and the classification functions (their i1 results stored as 0/1). */
 Test(math, special_values_and_classification) {
     static float x[N], y[N], out[N];
@@ -167,8 +187,8 @@ Test(math, special_values_and_classification) {
     struct {
         const char *expr;
         double (*f)(double, double);
-    } ex[] = {{"atan2(y, x)", NULL}, {"fmod(x, y)", fmod}, {"copysign(x, y)", copysign}};
-    for (int k = 0; k < 3; k++) {
+    } ex[] = {{"atan2(y, x)", NULL}, {"fmod(x, y)", fmod}, {"copysign(x, y)", copysign}, {"x % y", fmod}};
+    for (int k = 0; k < 4; k++) {
         run(ex[k].expr, x, y, out);
         for (int i = 0; i < S * S; i++) {
             double ref = k == 0 ? atan2(y[i], x[i]) : ex[k].f(x[i], y[i]);

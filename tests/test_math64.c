@@ -309,6 +309,7 @@ static const Case cases[] = {
     {"lgamma", "lgamma(x)", lgammal, NULL, 5, 1, g_lgamma},
     {"tgamma", "tgamma(x)", tgammal, NULL, 6, 1, g_tgamma},
     {"fmod", "fmod(x, y)", NULL, l_fmod, 0, -1, g_fmod},
+    {"rem", "x % y", NULL, l_fmod, 0, -1, g_fmod}, /* `%` on floats is fmod, exact */
     {"sqrt", "sqrt(x)", sqrtl, NULL, 0.5, -1, g_sqrt},
     {"rsqrt", "rsqrt(x)", l_rsqrt, NULL, 1, -1, g_sqrt},
 };
