@@ -338,6 +338,25 @@ Test(math64, f64_against_long_double_libm, .timeout = 1200) {
     free(x), free(y), free(out);
 }
 
+/* lgamma below -2, where the reflection subtracts lgamma(1 - x) from log(pi / |sin(pi x)|), both a few
+ * units, and lgamma crosses zero twice between each pair of integers: within 16 ulp where |lgamma| > 1/2 and
+ * within 8e-15 absolutely (docs/language.md; measured 10.4 ulp and 3.7e-15 on (-8, -2)). */
+Test(math64, lgamma_below_minus_two) {
+    double *x = malloc(sizeof(double) * N), *out = malloc(sizeof(double) * N);
+    uint64_t r = 0x2545f4914f6cdd1dull;
+    for (int i = 0; i < N; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        x[i] = -2 - 6 * ((double)(r >> 11) / 9007199254740992.0);
+    }
+    run("f64", 8, "lgamma(x)", x, x, out);
+    for (int i = 0; i < N; i++) {
+        long double ref = lgammal(x[i]);
+        cr_assert(fabsl(out[i] - ref) <= 8e-15L, "lgamma(%a) = %a, want %La", x[i], out[i], ref);
+        if (fabsl(ref) > 0.5L) cr_assert(ulps64(out[i], ref) <= 16, "lgamma(%a) = %a, want %La", x[i], out[i], ref);
+    }
+    free(x), free(out);
+}
+
 /* With more than 16 elements a thread the f64 math is one noinline helper per op, called at each element (inlined
  * 128 times a thread, lgamma took 11 s to compile): the same numbers as the inline form, bit for bit, for f64 and for
  * the f32 forms computed in f64; one op of two operands, and fmod's loop, among them. */
