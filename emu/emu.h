@@ -177,10 +177,10 @@
     X(CP_ASYNC, "cp.async", "shared[a] = global[b], c bytes, bytes past src-size d are zero") \
     X(LDMATRIX, "ldmatrix", "warp-collective: lane l gets, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     X(MOVMATRIX, "movmatrix", "warp-collective .m8n8.trans.b16 d, a: lane l's a holds row l/4 cols 2(l%4),+1 of an 8x8 b16 matrix (low half first); d gets the same fragment of its transpose") \
-    X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32} fragments (f16, bf16, tf32, s8, u8, e4m3, e5m2; f32/f16/s32 accumulators) and m8n8k4 f64") \
+    X(MMA, "mma", "warp-collective D = A*B + C on m16n8k{4,8,16,32,64} and m8n8k{4,16,32} fragments (f16, bf16, tf32, s8, u8, s4, u4, e4m3, e5m2, f64; f32/f16/s32/f64 accumulators); .b1 on m8n8k128, m16n8k{128,256}: D = C + popc(row of A and/xor column of B)") \
     X(WMMA_LOAD, "wmma.load", "warp-collective: the fragment of matrix a, b or c (.row/.col in memory at [p], stride elements apart) into the registers d") \
     X(WMMA_STORE, "wmma.store", "warp-collective: the fragment d into memory at [p] (.row/.col, stride elements apart)") \
-    X(WMMA_MMA, "wmma.mma", "warp-collective D = A*B + C on wmma fragments (m16n16k16, m32n8k16, m8n32k16: f16, bf16, s8, u8; m16n16k8: tf32; m8n8k4: f64)") \
+    X(WMMA_MMA, "wmma.mma", "warp-collective D = A*B + C on wmma fragments (m16n16k16, m32n8k16, m8n32k16: f16, bf16, s8, u8; m16n16k8: tf32; m8n8k4: f64; m8n8k32: s4, u4); m8n8k128 .b1: D = C + popc(row of A and/xor column of B)") \
     X(STMATRIX, "stmatrix", "warp-collective: the inverse of ldmatrix: lane l gives, per 8x8 b16 matrix i, row l/4 cols 2(l%4),+1 (.trans: transposed); lanes 8i..8i+7 give the row addresses") \
     /* ---- Hopper (sm_90): exec_async.c, exec_wgmma.c ---- */ \
     X(MBARRIER, "mbarrier", "64-bit barrier object in shared memory: .init count, .arrive [count] / .arrive_drop, .expect_tx / .complete_tx bytes, .arrive.expect_tx, .test_wait / .try_wait [.parity] (p = the phase completed; try_wait blocks the thread until it has, or answers false when nothing else can move), .inval, .pending_count") \
@@ -241,7 +241,8 @@ enum { EMU_K_NONE, EMU_K_PRED, EMU_K_B, EMU_K_U, EMU_K_S, EMU_K_F };
     X(BF16X2, "bf16x2", 4, EMU_K_F) X(TF32, "tf32", 4, EMU_K_F) X(F32, "f32", 4, EMU_K_F) X(F64, "f64", 8, EMU_K_F) \
     X(E4M3, "e4m3", 1, EMU_K_F) X(E5M2, "e5m2", 1, EMU_K_F) X(E4M3X2, "e4m3x2", 2, EMU_K_F) X(E5M2X2, "e5m2x2", 2, EMU_K_F) \
     X(U16X2, "u16x2", 4, EMU_K_U) X(S16X2, "s16x2", 4, EMU_K_S) \
-    X(U4, "u4", 0, EMU_K_U) X(S4, "s4", 0, EMU_K_S) /* mma operands only (eight to a .b32 register); cvt.pack */ \
+    X(U4, "u4", 0, EMU_K_U) X(S4, "s4", 0, EMU_K_S) /* mma and wmma operands only (eight to a .b32 register); cvt.pack */ \
+    X(B1, "b1", 0, EMU_K_B) /* mma and wmma operands only (32 to a .b32 register, bit 0 first) */ \
     X(U2, "u2", 0, EMU_K_U) X(S2, "s2", 0, EMU_K_S) /* cvt.pack only */
 
 typedef enum EmuType {
@@ -251,6 +252,8 @@ typedef enum EmuType {
     EMU_T_COUNT
 } EmuType;
 static inline bool emu_is_sub_byte(unsigned ty) { return ty == EMU_T_S4 || ty == EMU_T_U4; }
+/* The tensor-core operand types narrower than a byte: s4, u4 and b1 (mma and wmma operands only). */
+static inline bool emu_is_packed(unsigned ty) { return emu_is_sub_byte(ty) || ty == EMU_T_B1; }
 /* The video instructions: scalar (vadd .. vset) and SIMD, vabsdiff, vadd, vsub, vavrg, vmin, vmax, vset on 2 (16-bit)
  * or 4 (8-bit) lanes (vabsdiff2 .. vset4). */
 #define EMU_IS_VIDEO(op) ((op) >= EMU_OP_VADD && (op) <= EMU_OP_VSET4)
@@ -330,6 +333,7 @@ enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
        EMU_XF_UNIFIED = 1, /* ld, ldu: `[a].unified` (the address of a .unified variable: global memory only) */
        EMU_XF_PM_MASK = 1, /* pmevent.mask: the operand is a 16-bit mask, not an event number */
        EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8, /* wmma: .col (load, store; mma: A), mma: B .col; mma: A .col, B .col */
+       EMU_XF_MMA_AND = 1, EMU_XF_MMA_XOR = 2, /* mma, wmma.mma on .b1: .and.popc, .xor.popc (the parser wants the .popc) */
        EMU_XF_PROXY_ASYNC = 16, /* fence.proxy.async covering shared memory (not .global) */
        EMU_XF_ACQUIRE = 32, EMU_XF_RELEASE = 64, /* ld/st/atom/red .acquire, .release (.acq_rel: both) */
        EMU_XF_STRONG = 128 /* ld/st .relaxed, .acquire, .release, .volatile, .mmio: no data race (racecheck) */ };
@@ -345,6 +349,7 @@ enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
     X(X1, "x1") X(X2, "x2") X(X4, "x4") X(WM_A, "a") X(WM_B, "b") X(WM_C, "c") X(WM_D, "d") \
     X(M16N8K16, "m16n8k16") X(M16N8K8, "m16n8k8") X(M16N8K32, "m16n8k32") X(M16N8K4, "m16n8k4") X(M8N8K4, "m8n8k4") \
     X(M8N8K16, "m8n8k16") X(M8N8K32, "m8n8k32") X(M16N8K64, "m16n8k64") \
+    X(M8N8K128, "m8n8k128") X(M16N8K128, "m16n8k128") X(M16N8K256, "m16n8k256") \
     X(MB_INIT, "init") X(MB_ARRIVE, "arrive") X(MB_ARRIVE_DROP, "arrive_drop") X(MB_EXPECT_TX, "expect_tx") \
     X(MB_COMPLETE_TX, "complete_tx") X(MB_TEST_WAIT, "test_wait") X(MB_TRY_WAIT, "try_wait") X(MB_INVAL, "inval") \
     X(MB_PENDING, "pending_count") X(MB_ARRIVE_EXPECT_TX, "arrive.expect_tx") \

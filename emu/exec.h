@@ -424,7 +424,7 @@ bool emu_fire_warp(EmuBlock *b, uint32_t gw, bool *fired);
  * uses it too) and gives its fragment geometry; *why says what is wrong. */
 typedef struct EmuMmaForm {
     uint8_t rows;   /* M: 16, or 8 for the m8n8 integer shapes */
-    uint8_t k;      /* mMn8k */
+    uint16_t k;     /* mMn8k (up to 256: m16n8k256 .b1) */
     uint8_t epr;    /* A/B elements per 32-bit register */
     uint8_t na, nb; /* A and B registers per lane */
     uint8_t nc, nd; /* C and D registers per lane (4, or 2 for f16x2) */
@@ -434,7 +434,7 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why);
  * part at one instruction. */
 bool emu_full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]);
 /* An element of a tensor-core operand as a double: f16, bf16, tf32 (low 13 bits ignored), f32, f64,
- * e4m3, e5m2, s8, u8, s32 (exec_wgmma.c). */
+ * e4m3, e5m2, s8, u8, s4, u4, b1, s32 (exec_wgmma.c). */
 double emu_elem_value(unsigned ty, uint64_t bits);
 bool emu_exec_mma(EmuBlock *b, EmuThread **lanes, unsigned n);
 bool emu_exec_ldmatrix(EmuBlock *b, EmuThread **lanes, unsigned n);

@@ -3,15 +3,19 @@
  * All are warp-collective (.aligned): the scheduler (exec.c) calls them
  * once all 32 lanes of the warp wait at the same instruction.
  *
- * mma.sync.aligned.mMn8kK.row.col.dtype.atype.btype.ctype d, a, b, c (M 16; 8 for the integer m8n8k16/k32):
+ * mma.sync.aligned.mMn8kK.row.col.dtype.atype.btype.ctype d, a, b, c (M 16; 8 for the integer m8n8k16/k32
+ * and m8n8k128), and on .b1 mma.sync.aligned.mMn8kK.row.col.s32.b1.b1.s32.{and,xor}.popc (K 128 or 256):
  *   1. emu_mma_form() checks the shape/type combination and derives the
  *      fragment geometry: E elements per 32-bit A/B register (tf32: 1,
- *      f16/bf16: 2, s8/u8/e4m3/e5m2: 4; e4m3 and e5m2 mix; s4/u4: 8, the lowest nibble first), M*K/(32E)
- *      A registers, K/(4E) B registers, M/4 accumulator elements per lane (f32/s32 registers, or f16x2).
+ *      f16/bf16: 2, s8/u8/e4m3/e5m2: 4; e4m3 and e5m2 mix; s4/u4: 8, the lowest nibble first; b1: 32,
+ *      bit 0 first), M*K/(32E) A registers, K/(4E) B registers, M/4 accumulator elements per lane (f32/s32
+ *      registers, or f16x2).
  *   2. Every lane's A, B and C registers are read into whole matrices
  *      (before any D is written: D often aliases C).  With
  *      g = lane / 4, t = lane % 4, the PTX ISA's layouts for all the
- *      m16n8k{4,8,16,32,64} and m8n8k{16,32} forms are one formula (m8n8: j and e stay below 2):
+ *      m16n8k{4,8,16,32,64,128,256} and m8n8k{16,32,128} forms are one formula (m8n8: j and e stay
+ *      below 2; m16n8k256's A table reads "(t*32) + i for i < 64", where i & 0x1F, as in m16n8k128's
+ *      table, is the reading under which every element has exactly one holder):
  *        A register j, element i: row g + 8*(j & 1), col t*E + (j >> 1)*4E + i
  *        B register j, element i: row (k) t*E + j*4E + i, col (n) g
  *        C/D element e (0..3):    row g + 8*(e >> 1), col 2t + (e & 1)
@@ -22,7 +26,8 @@
  *      rounded once (RN).  NaN results are the canonical NaN.  tf32 inputs
  *      are the f32 bit patterns with the low 13 mantissa bits ignored.
  *      Integer forms: exact sum in 64 bits, wrapped to s32 (.satfinite:
- *      clamped).  The hardware's internal accumulation order is not
+ *      clamped).  .b1: D[m][n] = C[m][n] + popc(row m of A and/xor column n
+ *      of B), wrapped (no .satfinite).  The hardware's internal accumulation order is not
  *      documented, so float results may differ from a GPU in the last bits.
  *
  * mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c and sm_90's m16n8k{4,8,16} on f64: exec_dmma
@@ -46,6 +51,7 @@ static unsigned elems_per_reg(unsigned ty) {
     case EMU_T_F16: case EMU_T_BF16: return 2;
     case EMU_T_S8: case EMU_T_U8: case EMU_T_E4M3: case EMU_T_E5M2: return 4;
     case EMU_T_S4: case EMU_T_U4: return 8;
+    case EMU_T_B1: return 32;
     }
     return 0;
 }
@@ -63,10 +69,19 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
     case EMU_MODE_M8N8K16: f->k = 16, f->rows = 8; break;
     case EMU_MODE_M8N8K32: f->k = 32, f->rows = 8; break;
     case EMU_MODE_M16N8K64: f->k = 64; break;
-    default: *why = "only the m16n8k4/8/16/32/64, m8n8k16/32 (integer) and m8n8k4 (f64, f16) shapes are supported"; return false;
+    case EMU_MODE_M8N8K128: f->k = 128, f->rows = 8; break;
+    case EMU_MODE_M16N8K128: f->k = 128; break;
+    case EMU_MODE_M16N8K256: f->k = 256; break;
+    default:
+        *why = "only the m16n8k4/8/16/32/64/128/256, m8n8k16/32/128 (integer, .b1) and m8n8k4 (f64, f16) shapes are supported";
+        return false;
     }
     if (!f->rows) f->rows = 16;
     if (!d || !a || !bt || !c) { *why = "mma needs four types: .dtype.atype.btype.ctype"; return false; }
+    if ((a == EMU_T_B1) != ((in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR)) != 0)) {
+        *why = a == EMU_T_B1 ? ".b1 mma needs .and.popc or .xor.popc" : ".and.popc and .xor.popc are for .b1 mma";
+        return false;
+    }
     if (in->mode == EMU_MODE_M8N8K4 && a == EMU_T_F16) { /* Volta's quad-pair form: every layout, f16 or f32 D and C */
         if (bt != EMU_T_F16 || (d != EMU_T_F16 && d != EMU_T_F32) || (c != EMU_T_F16 && c != EMU_T_F32) || (c == EMU_T_F32 && d != c)) {
             *why = "m8n8k4 on f16 is .f16.f16 inputs with D and C .f16.f16, .f32.f16 or .f32.f32";
@@ -83,7 +98,7 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
         return false;
     }
     if (in->mode == EMU_MODE_M8N8K4 || a == EMU_T_F64) { /* DMMA, all f64 */
-        if (d != EMU_T_F64 || a != d || bt != d || c != d || f->k == 32) {
+        if (d != EMU_T_F64 || a != d || bt != d || c != d || f->k > 16) {
             *why = "f64 mma is m8n8k4, m16n8k4, m16n8k8 or m16n8k16 .row.col.f64.f64.f64.f64";
             return false;
         }
@@ -94,7 +109,13 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
         return true;
     }
     bool isint = a == EMU_T_S8 || a == EMU_T_U8 || emu_is_sub_byte(a);
-    if (isint) {
+    if (a == EMU_T_B1) { /* D = C + popc(A row op B column) */
+        if (bt != a || d != EMU_T_S32 || c != EMU_T_S32 || (f->rows == 8 ? f->k != 128 : f->k != 128 && f->k != 256)) {
+            *why = ".b1 mma is m8n8k128, m16n8k128 or m16n8k256 .row.col.s32.b1.b1.s32";
+            return false;
+        }
+        if (in->flags & EMU_F(SATFINITE)) { *why = ".satfinite is not for .b1 mma"; return false; }
+    } else if (isint) {
         bool nib = emu_is_sub_byte(a);
         if (nib ? !emu_is_sub_byte(bt) : bt != EMU_T_S8 && bt != EMU_T_U8) {
             *why = nib ? "an s4/u4 A needs an s4/u4 B" : "an s8/u8 A needs an s8/u8 B";
@@ -104,7 +125,7 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
         bool ok = nib ? (f->rows == 8 ? f->k == 32 : f->k == 32 || f->k == 64) : (f->rows == 8 ? f->k == 16 : f->k == 16 || f->k == 32);
         if (!ok) { *why = nib ? "s4/u4 mma needs m8n8k32, m16n8k32 or m16n8k64" : "s8/u8 mma needs m8n8k16, m16n8k16 or m16n8k32"; return false; }
     } else {
-        if (f->rows == 8 || f->k == 64) { *why = "m8n8k16, m8n8k32 and m16n8k64 are integer shapes"; return false; }
+        if (f->rows == 8 || f->k >= 64) { *why = "m8n8k16, m8n8k32, m16n8k64 and the k128/k256 shapes are integer or .b1 shapes"; return false; }
         bool f8 = (a == EMU_T_E4M3 || a == EMU_T_E5M2) && (bt == EMU_T_E4M3 || bt == EMU_T_E5M2); /* mixed too */
         if (a != bt && !f8) { *why = "A and B must have the same floating-point type (e4m3 and e5m2 mix)"; return false; }
         if (in->flags & EMU_F(SATFINITE)) { *why = ".satfinite is for integer mma"; return false; }
@@ -143,6 +164,7 @@ static float elem_f(unsigned ty, uint32_t reg, unsigned i) {
 }
 
 static int32_t elem_i(unsigned ty, uint32_t reg, unsigned i) {
+    if (ty == EMU_T_B1) return (int32_t)(reg >> i & 1); /* bit i */
     if (emu_is_sub_byte(ty)) { /* nibble i, the lowest first */
         uint32_t v = (reg >> (4 * i)) & 0xF;
         return ty == EMU_T_S4 && (v & 8) ? (int32_t)v - 16 : (int32_t)v;
@@ -263,9 +285,10 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     }
     unsigned K = fm.k, E = fm.epr, R = fm.rows, NE = R / 4; /* NE: C/D elements per lane */
     bool isint = in->ty == EMU_T_S32;
+    unsigned bop = in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR); /* .b1: each product a bit operation */
     /* gather A (R x K), B (K x 8), C (R x 8) from the fragments */
     float af[16][64], bf[64][8], cf[16][8];
-    int32_t ai[16][64], bi[64][8], ci[16][8];
+    int32_t ai[16][256], bi[256][8], ci[16][8];
     for (unsigned l = 0; l < 32; l++) {
         const EmuThread *t = lane[l];
         unsigned gr = l >> 2, tg = l & 3;
@@ -303,7 +326,8 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
         for (unsigned nn = 0; nn < 8; nn++) {
             if (isint) {
                 int64_t acc = ci[m][nn];
-                for (unsigned k = 0; k < K; k++) acc += (int64_t)ai[m][k] * bi[k][nn];
+                for (unsigned k = 0; k < K; k++)
+                    acc += bop == EMU_XF_MMA_AND ? ai[m][k] & bi[k][nn] : bop ? ai[m][k] ^ bi[k][nn] : (int64_t)ai[m][k] * bi[k][nn];
                 if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
                 dv[m][nn] = (uint32_t)acc;
             } else {

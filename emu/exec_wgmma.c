@@ -231,6 +231,9 @@ double emu_elem_value(unsigned ty, uint64_t bits) {
     case EMU_T_E4M3: case EMU_T_E5M2: return emu_f8_to_f64((uint8_t)bits, ty == EMU_T_E5M2);
     case EMU_T_S8: return (int8_t)bits;
     case EMU_T_U8: return (uint8_t)bits;
+    case EMU_T_S4: return (double)((int32_t)((uint32_t)bits << 28) >> 28);
+    case EMU_T_U4: return (double)(bits & 0xF);
+    case EMU_T_B1: return (double)(bits & 1);
     case EMU_T_S32: return (int32_t)(uint32_t)bits;
     }
     return 0;

@@ -3,36 +3,47 @@
  *
  * Forms (shape: matrices A M x K, B K x N, C and D M x N):
  *   m16n16k16, m32n8k16, m8n32k16: A, B f16 (C, D f16 or f32), bf16 (f32), s8/u8 (s32, .satfinite);
- *   m16n16k8: tf32 (f32);  m8n8k4: f64.
+ *   m16n16k8: tf32 (f32);  m8n8k4: f64;
+ *   m8n8k32: s4.s4 or u4.u4 (s32, .satfinite);  m8n8k128: b1.b1 (s32) with .xor.popc or .and.popc,
+ *   D = C + popc(row of A xor/and column of B).  The sub-byte and single-bit A is .row only, B .col only
+ *   (load and mma; C and D either layout): CUDA's nvcuda::wmma::experimental fragments.
  * Registers per lane (the PTX ISA's fragment sizes): f16 A and B 8 (f16x2), f16 C/D 4 (f16x2), f32 and
  * s32 C/D 8, bf16 and s8/u8 A and B the matrix's elements / 32 (2 and 4 to a register), tf32 4, f64 A
- * and B 1, C/D 2.
+ * and B 1, C/D 2; s4/u4 and b1 A and B 1 (8 nibbles, 32 bits to the register, the lowest first), C/D 2.
  *
  * Which element a fragment slot holds is not specified by the ISA (code must not depend on it; element-
  * wise arithmetic on a fragment is fine).  Here slot s of lane l (E slots a lane: registers x elements
  * per register) holds element (l E + s) mod (rows x cols) of the matrix in row-major order, so every
  * element is held by the same number of slots (two or four for f16 A and B, whose fragments have more
  * slots than the matrix has elements; one elsewhere).  mma reads each element from its first holder and
- * writes D to every holder; store writes each element once, from its first holder.
+ * writes D to every holder; store writes each element once, from its first holder.  The sub-byte and
+ * single-bit fragments hold each element once: lane l's A register holds elements 8l..8l+7 (s4/u4, its
+ * element i at bit 4i) or 32l..32l+31 (b1, at bit i), a quarter of row l/4; its B register the same
+ * elements of B in B's row-major order (K x 8: row l, or rows 4l..4l+3, whatever the .col in memory); its
+ * two C/D registers elements 2l and 2l+1.
  *
- * Memory: element (r, c) of a .row matrix is at p + (r stride + c) x size, of a .col one at
- * p + (c stride + r) x size; stride (elements) defaults to the matrix's width (row: cols, col: rows).  As
- * CUDA's load_matrix_sync / store_matrix_sync demand, p must be 32-byte aligned and stride x size a
- * multiple of 16 bytes, and p and stride the same in every lane.  Each element is checked (memcheck,
- * racecheck) as an access of the lane that reads or writes it.
+ * Memory: element (r, c) of a .row matrix is element r stride + c from p, of a .col one element
+ * c stride + r; stride (elements, also for s4/u4 and b1) defaults to the matrix's width (row: cols, col:
+ * rows).  Element i of a type of `bits` bits is at bit i bits of the bytes from p: an s4/u4 or b1 element
+ * sits at bit (i bits) mod 8 of byte i bits / 8, the lowest element in the lowest bits, as in a register
+ * (and in CUTLASS's int4b_t / uint1b_t arrays).  As CUDA's load_matrix_sync / store_matrix_sync demand,
+ * p must be 32-byte aligned and stride x bits a multiple of 16 bytes (s4/u4: 32 elements, b1: 128), and
+ * p and stride the same in every lane.  Each element is checked (memcheck, racecheck) as an access of
+ * the lane that reads or writes it (the whole byte, for a narrower element).
  *
  * Numerics as mma.sync (exec_mma.c): a float D element starts from C and takes one f32 fmaf per k
  * ascending (f64: one fma in double); an f16 D is that result rounded once; NaN results are canonical;
- * integers are exact, wrapped (.satfinite: clamped); tf32 inputs ignore the low 13 bits. */
+ * integers are exact, wrapped (.satfinite: clamped; b1 has none); tf32 inputs ignore the low 13 bits. */
 #include "emu/exec.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 
+enum { SH_M16N16K16 = 1, SH_M32N8K16, SH_M8N32K16, SH_M16N16K8, SH_M8N8K4, SH_M8N8K32, SH_M8N8K128 };
 static const struct { const char *name; uint8_t m, n, k; } shapes[] = {
     {NULL, 0, 0, 0}, {"m16n16k16", 16, 16, 16}, {"m32n8k16", 32, 8, 16}, {"m8n32k16", 8, 32, 16},
-    {"m16n16k8", 16, 16, 8}, {"m8n8k4", 8, 8, 4},
+    {"m16n16k8", 16, 16, 8}, {"m8n8k4", 8, 8, 4}, {"m8n8k32", 8, 8, 32}, {"m8n8k128", 8, 8, 128},
 };
 
 int emu_wmma_shape(const char *p, uint32_t l) {
@@ -45,18 +56,13 @@ static unsigned per_reg(unsigned ty) {
     switch (ty) {
     case EMU_T_F16: case EMU_T_BF16: return 2;
     case EMU_T_S8: case EMU_T_U8: return 4;
+    case EMU_T_S4: case EMU_T_U4: return 8;
+    case EMU_T_B1: return 32;
     default: return 1;
     }
 }
 
-static unsigned mem_size(unsigned ty) {
-    switch (ty) {
-    case EMU_T_F16: case EMU_T_BF16: return 2;
-    case EMU_T_S8: case EMU_T_U8: return 1;
-    case EMU_T_F64: return 8;
-    default: return 4;
-    }
-}
+static unsigned elem_bits(unsigned ty) { return ty == EMU_T_F64 ? 64 : 32 / per_reg(ty); }
 
 /* Rows and columns of matrix `which` (EMU_MODE_WM_A..D) of a shape. */
 static void dims(unsigned shape, unsigned which, unsigned *rows, unsigned *cols) {
@@ -70,8 +76,10 @@ static unsigned frag_regs(unsigned shape, unsigned which, unsigned ty) {
     bool ab = which == EMU_MODE_WM_A || which == EMU_MODE_WM_B;
     unsigned rows, cols;
     dims(shape, which, &rows, &cols);
-    if (shape == 5) return ty != EMU_T_F64 ? 0 : ab ? 1 : 2;
-    if (shape == 4) return ab ? (ty == EMU_T_TF32 ? 4 : 0) : ty == EMU_T_F32 ? 8 : 0;
+    if (shape == SH_M8N8K32 || shape == SH_M8N8K128)
+        return ab ? (shape == SH_M8N8K32 ? emu_is_sub_byte(ty) : ty == EMU_T_B1) : ty == EMU_T_S32 ? 2 : 0;
+    if (shape == SH_M8N8K4) return ty != EMU_T_F64 ? 0 : ab ? 1 : 2;
+    if (shape == SH_M16N16K8) return ab ? (ty == EMU_T_TF32 ? 4 : 0) : ty == EMU_T_F32 ? 8 : 0;
     if (!ab) return ty == EMU_T_F16 ? 4 : ty == EMU_T_F32 || ty == EMU_T_S32 ? 8 : 0;
     if (ty == EMU_T_F16) return 8;
     if (ty == EMU_T_BF16 || ty == EMU_T_S8 || ty == EMU_T_U8) return rows * cols / 32 / per_reg(ty);
@@ -89,6 +97,11 @@ bool emu_wmma_form(const EmuIns *in, EmuWmmaForm *f, const char **why) {
         if (!in->ty || in->ty2) { *why = "one element type"; return false; }
         f->regs[0] = (uint8_t)frag_regs(sh, which, in->ty);
         if (!f->regs[0]) { *why = "no such fragment: that type of that matrix in that shape"; return false; }
+        bool col = in->xflags & EMU_XF_WM_COL;
+        if (emu_is_packed(in->ty) && ((which == EMU_MODE_WM_A && col) || (which == EMU_MODE_WM_B && !col))) {
+            *why = "a sub-byte or single-bit A is .row only, B .col only";
+            return false;
+        }
         return true;
     }
     /* wmma.mma: .dtype.ctype (f16 A and B) or .dtype.atype.btype.ctype */
@@ -96,14 +109,23 @@ bool emu_wmma_form(const EmuIns *in, EmuWmmaForm *f, const char **why) {
     if (in->ty4) a = in->ty2, bt = in->ty3, c = in->ty4;
     else if (in->ty2 && !in->ty3) a = bt = EMU_T_F16, c = in->ty2;
     else { *why = "wmma.mma needs .dtype.ctype (f16 inputs) or .dtype.atype.btype.ctype"; return false; }
-    bool isint = a == EMU_T_S8 || a == EMU_T_U8;
+    bool isint = a == EMU_T_S8 || a == EMU_T_U8, packed = emu_is_packed(a);
     bool ok;
-    if (a == EMU_T_F16) ok = !in->ty4 && (d == EMU_T_F16 || d == EMU_T_F32) && (c == EMU_T_F16 || c == EMU_T_F32);
+    if (packed) ok = bt == a && d == EMU_T_S32 && c == EMU_T_S32; /* s4.s4, u4.u4 or b1.b1, as the ISA and ptxas have it */
+    else if (a == EMU_T_F16) ok = !in->ty4 && (d == EMU_T_F16 || d == EMU_T_F32) && (c == EMU_T_F16 || c == EMU_T_F32);
     else if (a == EMU_T_BF16 || a == EMU_T_TF32) ok = bt == a && d == EMU_T_F32 && c == EMU_T_F32;
     else if (isint) ok = (bt == EMU_T_S8 || bt == EMU_T_U8) && d == EMU_T_S32 && c == EMU_T_S32;
     else ok = a == EMU_T_F64 && bt == a && d == a && c == a;
     if (!ok) { *why = "unsupported type combination"; return false; }
-    if ((in->flags & EMU_F(SATFINITE)) && !isint) { *why = ".satfinite is for integer wmma"; return false; }
+    if ((in->flags & EMU_F(SATFINITE)) && !isint && !emu_is_sub_byte(a)) { *why = ".satfinite is for s8, u8, s4 and u4 wmma"; return false; }
+    if ((a == EMU_T_B1) != ((in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR)) != 0)) {
+        *why = a == EMU_T_B1 ? ".b1 wmma.mma needs .xor.popc or .and.popc" : ".xor.popc and .and.popc are for .b1 wmma.mma";
+        return false;
+    }
+    if (packed && ((in->xflags & EMU_XF_WM_COL) || !(in->xflags & EMU_XF_WM_COL_B))) {
+        *why = "sub-byte and single-bit wmma.mma is .row.col only";
+        return false;
+    }
     f->regs[0] = (uint8_t)frag_regs(sh, EMU_MODE_WM_D, d);
     f->regs[1] = (uint8_t)frag_regs(sh, EMU_MODE_WM_A, a);
     f->regs[2] = (uint8_t)frag_regs(sh, EMU_MODE_WM_B, bt);
@@ -138,7 +160,7 @@ static uint64_t gather(EmuThread *lane[32], const EmuIns *in, unsigned op, unsig
 
 /* ---- memory ---- */
 typedef struct Mem {
-    unsigned space, rows, cols, esize;
+    unsigned space, rows, cols, ebits;
     uint64_t p, stride;
     bool col;
 } Mem;
@@ -147,7 +169,7 @@ static bool mem_setup(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, unsign
     unsigned aop = in->op == EMU_OP_WMMA_STORE ? 0 : 1;
     dims(in->space2, which, &m->rows, &m->cols);
     m->col = in->xflags & EMU_XF_WM_COL;
-    m->esize = mem_size(ty);
+    m->ebits = elem_bits(ty);
     m->space = in->space;
     for (unsigned l = 0; l < 32; l++) {
         uint64_t p = EMU_R(lane[l], in, aop) + (uint64_t)in->off[0];
@@ -161,19 +183,23 @@ static bool mem_setup(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, unsign
     if (m->p % 32)
         return emu_fault(b, lane[0], in, "memcheck: misaligned wmma address",
                          "address 0x%" PRIx64 " is not aligned to 32 bytes (a wmma matrix starts at a 256-bit boundary)", m->p);
-    if (m->stride * m->esize % 16)
-        return emu_fault(b, lane[0], in, "invalid wmma", "a stride of %" PRIu64 " elements of %u bytes is not a multiple of 16 bytes",
-                         m->stride, m->esize);
+    if (m->stride * m->ebits % 128)
+        return emu_fault(b, lane[0], in, "invalid wmma", "a stride of %" PRIu64 " elements of %u %s is not a multiple of 16 bytes",
+                         m->stride, m->ebits < 8 ? m->ebits : m->ebits / 8, m->ebits == 1 ? "bit" : m->ebits < 8 ? "bits" : "bytes");
     if (m->stride < (m->col ? m->rows : m->cols))
         return emu_fault(b, lane[0], in, "invalid wmma", "a stride of %" PRIu64 " elements is less than the matrix's %u %s", m->stride,
                          m->col ? m->rows : m->cols, m->col ? "rows" : "columns");
     return true;
 }
 
-static uint8_t *elem_at(EmuBlock *b, EmuThread *t, const EmuIns *in, const Mem *m, unsigned e, bool write) {
+/* The bytes of element e (row-major index) as an access of lane t; *shift: the element's bit offset in them (0
+ * unless it is narrower than a byte). */
+static uint8_t *elem_at(EmuBlock *b, EmuThread *t, const EmuIns *in, const Mem *m, unsigned e, bool write, unsigned *shift) {
     uint64_t r = e / m->cols, c = e % m->cols;
-    uint64_t off = m->col ? c * m->stride + r : r * m->stride + c;
-    return emu_access(b, t, in, m->space, m->p + off * m->esize, m->esize, m->esize, write);
+    uint64_t bit = (m->col ? c * m->stride + r : r * m->stride + c) * m->ebits;
+    unsigned size = m->ebits < 8 ? 1 : m->ebits / 8;
+    *shift = (unsigned)(bit % 8);
+    return emu_access(b, t, in, m->space, m->p + bit / 8, size, size, write);
 }
 
 static uint64_t load_bits(const uint8_t *p, unsigned size) {
@@ -191,9 +217,10 @@ static bool exec_load(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const 
         for (unsigned j = 0; j < fm->regs[0]; j++) {
             regs[l][j] = 0;
             for (unsigned i = 0; i < epr; i++) {
-                const uint8_t *p = elem_at(b, lane[l], in, &m, (l * E + j * epr + i) % T, false);
+                unsigned shift;
+                const uint8_t *p = elem_at(b, lane[l], in, &m, (l * E + j * epr + i) % T, false, &shift);
                 if (!p) return false;
-                regs[l][j] = put_part(regs[l][j], in->ty, i, load_bits(p, m.esize));
+                regs[l][j] = put_part(regs[l][j], in->ty, i, load_bits(p, m.ebits < 8 ? 1 : m.ebits / 8) >> shift);
             }
         }
     for (unsigned l = 0; l < 32; l++)
@@ -205,11 +232,12 @@ static bool exec_store(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const
     Mem m;
     if (!mem_setup(b, lane, in, EMU_MODE_WM_D, in->ty, &m)) return false;
     unsigned E = fm->regs[0] * per_reg(in->ty), T = m.rows * m.cols;
-    for (unsigned e = 0; e < T; e++) {
+    for (unsigned e = 0; e < T; e++) { /* D is f16, f32, s32 or f64: whole bytes */
         uint64_t v = gather(lane, in, 1, in->ty, fm->regs[0], e);
-        uint8_t *p = elem_at(b, lane[e / E], in, &m, e, true);
+        unsigned shift;
+        uint8_t *p = elem_at(b, lane[e / E], in, &m, e, true, &shift);
         if (!p) return false;
-        memcpy(p, &v, m.esize);
+        memcpy(p, &v, m.ebits / 8);
     }
     return true;
 }
@@ -218,7 +246,8 @@ static bool exec_mma(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const E
     (void)b;
     unsigned M = shapes[in->space2].m, N = shapes[in->space2].n, K = shapes[in->space2].k, d = in->ty;
     bool isint = d == EMU_T_S32, f64 = d == EMU_T_F64;
-    enum { MAXE = 32 * 16 };
+    unsigned bop = in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR); /* b1: each product a bit operation */
+    enum { MAXE = 8 * 128 }; /* m8n8k128's A and B */
     double A[MAXE], B[MAXE], C[MAXE];
     for (unsigned e = 0; e < M * K; e++) A[e] = emu_elem_value(fm->a, gather(lane, in, 1, fm->a, fm->regs[1], e));
     for (unsigned e = 0; e < K * N; e++) B[e] = emu_elem_value(fm->b, gather(lane, in, 2, fm->b, fm->regs[2], e));
@@ -229,7 +258,10 @@ static bool exec_mma(EmuBlock *b, EmuThread *lane[32], const EmuIns *in, const E
             uint64_t out;
             if (isint) {
                 int64_t acc = (int64_t)C[i * N + j];
-                for (unsigned k = 0; k < K; k++) acc += (int64_t)A[i * K + k] * (int64_t)B[k * N + j];
+                for (unsigned k = 0; k < K; k++) {
+                    int64_t x = (int64_t)A[i * K + k], y = (int64_t)B[k * N + j];
+                    acc += bop == EMU_XF_MMA_AND ? x & y : bop ? x ^ y : x * y;
+                }
                 if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
                 out = (uint32_t)acc;
             } else if (f64) {

@@ -100,6 +100,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
     in->op = (uint8_t)op;
     in->vec = op == EMU_OP_CP_RED_BULK_TENSOR ? 0 : 1; /* there: the dimensions */
     unsigned ntypes = 0, wm_layouts = 0;
+    bool popc = false;
     for (uint32_t k = used; k < np; k++) {
         const char *p = part[k];
         uint32_t l = plen[k];
@@ -149,7 +150,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             case EMU_OP_ATOM: case EMU_OP_RED: ok = f >= EMU_MODE_AADD && f <= EMU_MODE_AXOR; break;
             case EMU_OP_TESTP: ok = f >= EMU_MODE_FINITE && f <= EMU_MODE_SUBNORMAL; break;
             case EMU_OP_LDMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
-            case EMU_OP_MMA: ok = (f >= EMU_MODE_M16N8K16 && f <= EMU_MODE_M8N8K4) || (f >= EMU_MODE_M8N8K16 && f <= EMU_MODE_M16N8K64); break;
+            case EMU_OP_MMA: ok = (f >= EMU_MODE_M16N8K16 && f <= EMU_MODE_M8N8K4) || (f >= EMU_MODE_M8N8K16 && f <= EMU_MODE_M16N8K256); break;
             case EMU_OP_STMATRIX: ok = f >= EMU_MODE_X1 && f <= EMU_MODE_X4; break;
             case EMU_OP_WMMA_LOAD: ok = f >= EMU_MODE_WM_A && f <= EMU_MODE_WM_C; break;
             case EMU_OP_WMMA_STORE: ok = f == EMU_MODE_WM_D; break;
@@ -193,6 +194,17 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
                 in->space2 = (uint8_t)f;
             else if (!in->space || op != EMU_OP_CP_ASYNC) in->space = (uint8_t)f;
             continue;
+        }
+        if (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA) { /* .b1: .and.popc or .xor.popc (nvcc: mma after the types, wmma.mma first) */
+            bool bitop = l == 3 && (memcmp(p, "and", 3) == 0 || memcmp(p, "xor", 3) == 0);
+            if (bitop || (l == 4 && memcmp(p, "popc", 4) == 0)) {
+                bool have = in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR);
+                if (bitop ? have : !have || popc)
+                    return perr(ps, line, "'%.*s': one bit operation, then .popc (.and.popc or .xor.popc)", (int)len, s);
+                if (bitop) in->xflags |= p[0] == 'a' ? EMU_XF_MMA_AND : EMU_XF_MMA_XOR;
+                else popc = true;
+                continue;
+            }
         }
         if (op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) {
             /* the layouts (load, store: one; mma: A's then B's) and the shape, an index into emu_wmma_shapes */
@@ -290,9 +302,11 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
     }
     if (op == EMU_OP_FENCE && in->space == EMU_SP_GLOBAL) in->xflags &= (uint8_t)~EMU_XF_PROXY_ASYNC; /* fence.proxy.async.global */
     if (op == EMU_OP_MMA && wm_layouts != 2) return perr(ps, line, "'%.*s' needs A's and B's layouts (.row.col)", (int)len, s);
+    if ((in->xflags & (EMU_XF_MMA_AND | EMU_XF_MMA_XOR)) && (op == EMU_OP_MMA || op == EMU_OP_WMMA_MMA) && !popc)
+        return perr(ps, line, "'%.*s': the bit operation needs .popc (.and.popc or .xor.popc)", (int)len, s);
     if ((op == EMU_OP_WMMA_LOAD || op == EMU_OP_WMMA_STORE || op == EMU_OP_WMMA_MMA) &&
         (wm_layouts != (op == EMU_OP_WMMA_MMA ? 2u : 1u) || !in->space2))
-        return perr(ps, line, "'%.*s' needs %s and a shape (.m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4)", (int)len, s,
+        return perr(ps, line, "'%.*s' needs %s and a shape (.m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4, .m8n8k32, .m8n8k128)", (int)len, s,
                     op == EMU_OP_WMMA_MMA ? "A's and B's layouts (.row/.col)" : "a layout (.row/.col)");
     return emu_check_mods(ps, in, ntypes, line, s, len);
 }
