@@ -583,6 +583,7 @@ typedef struct EmuModule {
     bool uses_heap;         /* declares malloc or free (builtins): its launches make the device heap */
     const Target *target;   /* from `.target`; NULL: not in the table (limits: the largest of any target) */
     EmuMem *mem;            /* where the globals live */
+    uint32_t noted_early_acc; /* the note on an accumulator used before its wgmma.wait_group was written (atomic) */
 } EmuModule;
 
 /* ---- device memory (exec_mem.c) ---- */
@@ -654,6 +655,7 @@ typedef struct EmuOptions {
     uint64_t max_instructions;  /* per-thread watchdog; 0: unlimited */
     double timeout_seconds;     /* a launch running longer fails; 0: no limit */
     FILE *printf_out;           /* where device printf output goes; NULL: stdout */
+    FILE *notes_out;            /* where notes go (PTX that runs, but as ptxas rewrites it); NULL: stderr */
     unsigned cluster[3];        /* CTAs per cluster (cuLaunchKernelEx's cluster dimension) for a kernel without
                                  * .reqnctapercluster; zeros: one CTA per cluster */
     bool cooperative;           /* a cooperative launch (cuLaunchCooperativeKernel): every CTA of the grid runs

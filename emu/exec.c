@@ -1254,6 +1254,20 @@ static void print_output(EmuLaunch *L) {
     free(L->prints);
 }
 
+/* Once a module: an instruction used the accumulator of a wgmma no wgmma.wait_group had retired (undefined in the
+ * PTX ISA; run as ptxas compiles it, with a wait injected before it: "wgmma asynchrony" in docs/emulator.md). */
+static void note_early_acc(EmuLaunch *L) {
+    uint32_t line = atomic_load(&L->early_acc_line);
+    if (!line || __atomic_exchange_n(&L->m->noted_early_acc, 1, __ATOMIC_RELAXED)) return;
+    FILE *out = L->opt->notes_out ? L->opt->notes_out : stderr;
+    fprintf(out,
+            "emu: note: kernel '%s', PTX line %u: uses an accumulator register of a wgmma.mma_async before the "
+            "wgmma.wait_group that retires it (undefined in the PTX ISA; ptxas injects a wait there and serializes the "
+            "wgmmas, info C7517; run as that wait; noted once a module)\n",
+            L->f->name, line);
+    fflush(out);
+}
+
 /* Launch dimensions and shared memory within the hardware's limits. */
 /* The launch's cluster dimensions: the kernel's .reqnctapercluster, else the options' (1, 1, 1 when neither). */
 static bool cluster_dims(EmuModule *m, EmuFunc *f, const unsigned grid[3], const EmuOptions *opt, unsigned cl[3], char **err) {
@@ -1407,6 +1421,7 @@ bool emu_launch(EmuModule *m, EmuFunc *f, const unsigned grid[3], const unsigned
     free(L.params);
     if (L.workspace) emu_mem_free(L.mem, L.workspace);
     print_output(&L);
+    note_early_acc(&L);
     if (stats) stats->instructions = atomic_load(&L.instructions);
     if (!L.err) L.err = L.late_err;
     else free(L.late_err);

@@ -178,6 +178,7 @@ typedef struct EmuLaunch {
                               * also atomics on 3, 5, 6 or 7 valid bytes of a tail access (exec_mem.c atom_tail) */
     char *err;            /* first error report (malloc'd) */
     char *late_err;       /* a timeout seen between blocks (malloc'd): the report when no running block gives one with where its threads are */
+    _Atomic uint32_t early_acc_line; /* the PTX line of the first access to an accumulator no wgmma.wait_group had retired; 0: none */
     EmuPrint *prints;     /* printf output by block (lock held) */
     uint32_t nprints, capprints;
     size_t print_bytes;

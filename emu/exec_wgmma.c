@@ -204,7 +204,8 @@ bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
          * warpgroup.wait is injected ... to allow use of registers defined by GMMA"; nvcc -G code and Triton's
          * f16-accumulator dot rely on it), so on a GPU the instruction sees the wgmma's result.  As there: the
          * wgmma's group and the ones before it end now. */
-        uint32_t limit = p->group + 1;
+        uint32_t limit = p->group + 1, none = 0;
+        atomic_compare_exchange_strong(&b->L->early_acc_line, &none, in->line); /* noted after the launch (exec.c) */
         if (!retire(b, t, in, limit)) return false;
         if (w->nrd) read_retire(b, w, limit, t->linear);
     }

@@ -406,6 +406,65 @@ Test(wgmma, cluster_shared_not_a_multiple_of_16) {
     }
 }
 
+/* The PTX line (1-based) of the first `what` after `after` in ptx. */
+static unsigned line_of(const char *ptx, const char *after, const char *what) {
+    const char *p = strstr(strstr(ptx, after), what);
+    unsigned line = 1;
+    for (const char *q = ptx; q < p; q++) line += *q == '\n';
+    return line;
+}
+
+/* The standard error written while f runs in `mode`, stderr redirected to a file (NUL-terminated, malloc'd). */
+static char *stderr_of(TileDevice *d, TileDevFunction *f, uint64_t out, unsigned mode) {
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    cr_assert(tmp);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    void *args[] = {&out, &mode};
+    DevStatus st = dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    cr_assert_eq(st, DEV_OK, "mode %u: %s", mode, dev_last_error(d));
+    long n = ftell(tmp);
+    char *text = calloc(1, (size_t)n + 1);
+    rewind(tmp);
+    cr_assert_eq(fread(text, 1, (size_t)n, tmp), (size_t)n);
+    fclose(tmp);
+    return text;
+}
+
+/* Such an access runs, and is noted on standard error once a module, with its line: ptxas serializes the
+ * wgmmas there, which the PTX's author may not know. */
+Test(wgmma, early_accumulator_use_is_noted_once) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wg_async_ptx, "k", &m);
+    uint64_t out = poisoned(d, 3 * 128 * 4);
+    char *e = stderr_of(d, f, out, 1);
+    cr_expect_str_empty(e, "mode 1 waits before every use, yet: %s", e);
+    free(e);
+    e = stderr_of(d, f, out, 0);
+    char want[64];
+    snprintf(want, sizeof want, "PTX line %u: uses an accumulator", line_of(wg_async_ptx, "$EARLY:", "add.f32"));
+    cr_expect(strstr(e, "emu: note: kernel 'k'") && strstr(e, want) && strstr(e, "C7517"), "mode 0: want \"%s\" in: %s", want, e);
+    free(e);
+    for (unsigned mode = 0; mode < 4; mode++) {
+        e = stderr_of(d, f, out, mode);
+        cr_expect_str_empty(e, "mode %u, noted already: %s", mode, e);
+        free(e);
+    }
+    dev_module_unload(m);
+    f = load(d, wg_async_ptx, "k", &m); /* a module of its own: noted again, at its own first such access */
+    e = stderr_of(d, f, out, 2);
+    snprintf(want, sizeof want, "PTX line %u: uses an accumulator", line_of(wg_async_ptx, "@%p2 bra $X;", "mov.f32 %y0"));
+    cr_expect(strstr(e, want), "mode 2: want \"%s\" in: %s", want, e);
+    free(e);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 Test(wgmma, async_accumulator_checks) {
     TileDevice *d = open_emu(false);
     TileDevModule *m;
