@@ -390,6 +390,10 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1 --arg n=2 --grid '4' --reps 1 --warmup 0 --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "--arg n is given twice"), "%s", buf);
+    /* a value out of the scalar's type's range: exit 2 (it ran truncated and stored the key of the whole value) */
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=4294967297 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--arg n=4294967297 is out of range for its type i32 (-2147483648 to 2147483647)"), "%s", buf);
     /* by name, not in order: n=1000 reaches n though m comes first on the command line (the kernel asserts it) */
     char path2[220];
     snprintf(path2, sizeof path2, "%s2.tile", path);

@@ -41,6 +41,7 @@
 #include "tools/timer.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -503,7 +504,7 @@ static bool config_grid(const TuneFile *t, char **cfg, unsigned g[3], char *why,
 
 /* The names of the kernel's run-time scalar parameters, in order, from its Tile IR's header
  * "kernel @NAME(%x: ptr<f32> #div16, %n: i32) ..." (pointers skipped); -1 when there is no such line. */
-static int scalar_names(const char *tir, const char *kernel, char names[][64], int cap) {
+static int scalar_names(const char *tir, const char *kernel, char names[][64], char types[][8], int cap) {
     char head[200];
     snprintf(head, sizeof head, "kernel @%s(", kernel);
     const char *p = tir ? strstr(tir, head) : NULL;
@@ -519,6 +520,7 @@ static int scalar_names(const char *tir, const char *kernel, char names[][64], i
         if (*p == ':') p++;
         while (*p == ' ') p++;
         bool ptr = !strncmp(p, "ptr<", 4);
+        if (!ptr && n < cap) snprintf(types[n], 8, "%.*s", (int)strcspn(p, " #,)\n"), p);
         for (int depth = 0; *p && *p != '\n' && (depth || (*p != ',' && *p != ')')); p++)
             depth += *p == '<' ? 1 : *p == '>' ? -1 : 0;
         if (!ptr && n < cap) snprintf(names[n++], 64, "%.*s", (int)(len < 63 ? len : 63), name);
@@ -530,13 +532,28 @@ static int scalar_names(const char *tir, const char *kernel, char names[][64], i
  * (they went in order before, so `--arg n=4000 --arg m=1` launched n=1 and recorded the key n=4096).  The
  * names come from the first configuration that compiles (a cache hit later); none compiles: left in order, and
  * every configuration is skipped with its compile error anyway. */
+/* Whether v fits a run-time scalar of type ty (the Tile IR's name: i32, u8, i1, f32, ...); else the range in why. */
+static bool arg_fits(const char *ty, int64_t v, bool isf, char *why, size_t n) {
+    static const struct { const char *ty; int64_t lo, hi; } ranges[] = {
+        {"i1", 0, 1}, {"i8", INT8_MIN, INT8_MAX}, {"u8", 0, UINT8_MAX}, {"i16", INT16_MIN, INT16_MAX}, {"u16", 0, UINT16_MAX},
+        {"i32", INT32_MIN, INT32_MAX}, {"u32", 0, UINT32_MAX}, {"u64", 0, INT64_MAX},
+    };
+    if (isf) return true; /* a float for an integer scalar is refused at the launch, naming the scalar */
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (!strcmp(ty, ranges[i].ty) && (v < ranges[i].lo || v > ranges[i].hi)) {
+            snprintf(why, n, "is out of range for its type %.7s (%" PRId64 " to %" PRId64 ")", ty, ranges[i].lo, ranges[i].hi);
+            return false;
+        }
+    return true;
+}
+
 static int bind_args(TuneFile *t, char ***configs, int nconfigs, const char *arch) {
-    char names[MAX_PARAMS][64];
+    char names[MAX_PARAMS][64], types[MAX_PARAMS][8];
     int n = -1;
     for (int i = 0; i < nconfigs && n < 0; i++) {
         tile_compile_options o = {.kernel = t->kernel, .defines = (const char *const *)configs[i], .arch = arch};
         tile_compiled c;
-        if (tile_cache_compile_file(NULL, t->file, &o, &c, NULL) == TILE_OK) n = scalar_names(c.tir, t->kernel, names, MAX_PARAMS);
+        if (tile_cache_compile_file(NULL, t->file, &o, &c, NULL) == TILE_OK) n = scalar_names(c.tir, t->kernel, names, types, MAX_PARAMS);
         tile_compiled_free(&c);
     }
     if (n < 0) return 0;
@@ -558,6 +575,10 @@ static int bind_args(TuneFile *t, char ***configs, int nconfigs, const char *arc
         if (t->scalar_arg[j] < 0)
             return cli_usage_error("tune", "kernel '%s' takes the run-time scalar %s: give it with --arg %s=VALUE (its scalars: %s)", t->kernel,
                                    names[j], names[j], list);
+        int a = t->scalar_arg[j];
+        char why[96];
+        if (!arg_fits(types[j], t->arg_vals[a], t->arg_isf[a], why, sizeof why))
+            return cli_usage_error("tune", "--arg %s=%" PRId64 " %s", names[j], t->arg_vals[a], why);
     }
     t->bound = true;
     return 0;
