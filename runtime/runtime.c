@@ -472,6 +472,8 @@ static void module_free(tile_module *m) {
     free(m);
 }
 
+uint64_t tile_context_id(tile_context *ctx) { return rt_context_valid(ctx) ? ctx->id : 0; }
+
 void tile_context_destroy(tile_context *ctx) {
     if (!handle_live(ctx, HANDLE_CONTEXT)) return; /* destroying twice is harmless */
     handle_remove(ctx);

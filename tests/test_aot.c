@@ -27,7 +27,25 @@ static const char *prog =
     "    }\n"
     "    /* no context: the library's message for it (an empty slot matched a NULL ctx) */\n"
     "    if (add(NULL, (tile_dim3){1, 1, 1}, 0, 0, 0, 1, NULL) == TILE_OK || !strstr(tile_last_error(NULL), \"tile_context\")) return 13;\n"
-    "    add_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    puts(\"aot ok\");\n    return 0;\n}\n";
+    "    add_aot_unload(ctx);\n    tile_context_destroy(ctx);\n"
+    "    /* twenty contexts at once (the table grows), then contexts destroyed without add_aot_unload, each new one\n"
+    "     * likely at the last one's address (its slot is taken for dead by its tile_context_id, not for the new one) */\n"
+    "    tile_context *many[20];\n    uint64_t ids[20];\n"
+    "    for (int c = 0; c < 40; c++) {\n"
+    "        tile_context *cx;\n"
+    "        if (tile_context_create(\"emu\", &cx)) return 14;\n"
+    "        uint64_t id = tile_context_id(cx);\n"
+    "        for (int j = 0; j < (c < 20 ? c : 20); j++) if (!id || ids[j] == id) return 15;\n"
+    "        tile_devptr x;\n        float one = 1, two;\n"
+    "        if (tile_malloc(cx, 4, &x) || tile_memcpy_htod(cx, x, &one, 4)) return 16;\n"
+    "        tile_status st = add(cx, (tile_dim3){1, 1, 1}, x, x, x, 1, NULL);\n"
+    "        if (st) { fprintf(stderr, \"context %d: %s\\n\", c, tile_last_error(cx)); return 17; }\n"
+    "        if (tile_memcpy_dtoh(cx, &two, x, 4) || two != 2) return 18;\n"
+    "        if (c < 20) many[c] = cx, ids[c] = id;\n"
+    "        else {\n            tile_context_destroy(cx);\n            if (tile_context_id(cx)) return 19;\n        }\n"
+    "    }\n"
+    "    for (int c = 0; c < 20; c++) add_aot_unload(many[c]), tile_context_destroy(many[c]);\n"
+    "    puts(\"aot ok\");\n    return 0;\n}\n";
 
 /* dir/name holding text */
 static void write_file(const char *dir, const char *name, const char *text) {

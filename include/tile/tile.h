@@ -254,6 +254,11 @@ TILE_API tile_status tile_context_create_ex(const tile_context_options *opt, til
  * driver: TILE_ERROR_NO_DEVICE; cu_context NULL: TILE_ERROR_INVALID_VALUE. */
 TILE_API tile_status tile_context_create_from_native(void *cu_context, const tile_context_options *opt, tile_context **out);
 TILE_API void tile_context_destroy(tile_context *ctx);
+/* A number that is ctx's alone in the process, never reused by a later context (a new context may get a
+ * destroyed one's address, never its id); 0 for a destroyed or unknown context (since 0.2).  Code that keeps
+ * per-context state keyed by the pointer (tile aot's launchers) checks with it that the context is still that
+ * one. */
+TILE_API uint64_t tile_context_id(tile_context *ctx);
 /* Stop the kernel the emulator is running on ctx, from another thread: that launch returns
  * TILE_ERROR_LAUNCH ("interrupted"), and the context stays usable.  Only a launch running at the call
  * is stopped: made while none runs (or as one ends) the request does nothing and is not kept for a
