@@ -326,6 +326,32 @@ Test(cache_safety, symlinked_folder_refused, .init = setup, .fini = teardown, .t
     refused_folder(link, "symbolic link");
 }
 
+/* `tile cache clear` of the user's own folder whose entries it may not remove (made read-only): exit 3 saying
+ * so, where it said the folder was no cache folder this user can use, "the reason is above", and none was.
+ * Acts as uid 65534 through setpriv: root, for whom nothing is read-only, runs the suite. */
+Test(cache_safety, clear_of_a_read_only_folder, .init = setup, .fini = teardown, .timeout = 60) {
+    const char *as = "setpriv --reuid=65534 --regid=65534 --clear-groups env -i";
+    char cache[128], cmd[1024], log[128];
+    snprintf(cache, sizeof cache, "%s/ro", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    cr_assert_eq(chmod(dir, 0711), 0);
+    cr_assert_eq(mkdir(cache, 0700), 0);
+    if (geteuid() != 0 || chown(cache, NOBODY, NOBODY) != 0) cr_skip("needs root, to act as uid %d", NOBODY);
+    snprintf(cmd, sizeof cmd, "%s %s --version > /dev/null 2>&1", as, TILE_CLI);
+    if (system(cmd) != 0) cr_skip("uid %d cannot run %s (setpriv missing, or the build is not readable by others)", NOBODY, TILE_CLI);
+    snprintf(cmd, sizeof cmd, "%s TILE_CACHE_DIR=%s %s compile %s -o /dev/null > %s 2>&1", as, cache, TILE_CLI, ADD, log);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "chmod -R u-w %s", cache);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s TILE_CACHE_DIR=%s %s cache clear > %s 2>&1", as, cache, TILE_CLI, log);
+    int rc = system(cmd);
+    char *out = slurp(log);
+    cr_expect(WIFEXITED(rc) && WEXITSTATUS(rc) == 3, "exit %d: %s", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out);
+    cr_expect(strstr(out, "could not remove every entry of") && strstr(out, "(1 left"), "%s", out);
+    cr_expect(!strstr(out, "the reason is above"), "%s", out);
+    free(out);
+}
+
 /* Without TILE_CACHE_DIR, XDG_CACHE_HOME and HOME the folder is this user's
  * own in TMPDIR (or /tmp), made 0700; pre-created by someone else or with
  * the wrong mode it is refused and the compile goes on. */

@@ -214,7 +214,16 @@ static int cache_clear(int argc, char **argv) {
     CacheArgs a;
     int rc = cache_parse("cache clear", usage_clear, argc, argv, &a);
     if (rc != CLI_CONTINUE) return rc;
-    rc = tile_cache_clear(a.dir, a.tuning) == TILE_OK ? CLI_EXIT_OK : unusable(&a, "cleared");
+    rc = CLI_EXIT_OK;
+    if (tile_cache_clear(a.dir, a.tuning) != TILE_OK) {
+        tile_cache_stats s;
+        if (tile_cache_get_stats(a.dir, &s) != TILE_OK) rc = unusable(&a, "cleared");
+        else { /* a folder the library uses, whose entries would not all go: not writable by this user */
+            fprintf(stderr, "tile: could not remove every entry of %s (%llu left: is the folder, and every folder in it, writable by this user?)\n",
+                    a.dir, (unsigned long long)s.entries);
+            rc = CLI_EXIT_FAIL;
+        }
+    }
     if (!rc) printf("cleared %s%s\n", a.dir, a.tuning ? " (and the tuning database)" : "");
     free(a.dir);
     return rc;
