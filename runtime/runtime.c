@@ -20,9 +20,7 @@
  * live, and each call checks the handles it is given there before reading
  * through them: garbage, foreign and destroyed handles are errors, never
  * reads of freed memory. */
-#include "runtime/rt.h"
-#include "runtime/device.h"
-#include "runtime/handles.h"
+#include "runtime/rt_state.h"
 #include "support/dtype.h"
 #include "support/target.h"
 
@@ -38,95 +36,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-enum { STREAM_MAGIC = 0x74317373, EVENT_MAGIC = 0x74316565, DEAD_STREAM_MAGIC = 0x7431dd73, DEAD_EVENT_MAGIC = 0x7431dd65 };
-
-typedef struct Alloc {
-    uint64_t addr, size;
-    void *host; /* tile_register_memory: the caller's host memory (never freed here); NULL: tile_malloc's */
-} Alloc;
-
-struct tile_kernel {
-    tile_context *ctx;
-    tile_module *mod;
-    TileDevFunction *fn;
-    unsigned block, smem;
-    tile_dim3 block3;    /* raw PTX: the block .maxntid / .reqntid give (tile_launch uses it); else {block, 1, 1} */
-    char *raw_signature; /* raw PTX: its parameters' PTX types (ptx_entry_layout) */
-    unsigned dyn_smem;   /* the part of smem that is dynamic (kernels over 48 KiB): tile_launch passes it */
-    int nparams;         /* -1: unknown (raw PTX without a parameter list we could read) */
-    uint8_t *param_size; /* bytes of each parameter */
-    uint8_t *param_spec; /* what the compiled code assumes of each value: 0 nothing, 16 divisible by 16
-                          * (pointers: 16-byte aligned), 1 equal to 1; raw PTX: a .ptr parameter's .align N;
-                          * checked at every launch */
-    bool any_spec;
-    bool *param_ptr;     /* a pointer parameter: its value is checked against the context's memory */
-    bool any_ptr;
-    RtTmap *tmaps;       /* tensor maps passed after the arguments (tile_kernel_info.tensor_maps, tensor_maps.c) */
-    int ntmaps;
-    RtTmapCache *tcache; /* their last encodings */
-    tile_kernel_attributes attrs;
-    char *name;
-    tile_kernel *next;
-};
-
-struct tile_module {
-    tile_context *ctx;
-    TileDevModule *dm;
-    int refs;
-    RtOrigin origin;    /* the layer above's record of the request (jit/load.c), or none */
-    tile_compiled meta; /* kernel metadata (PTX and TIR dropped) */
-    char *ptx;          /* raw PTX modules: kept to read .maxntid and parameters */
-    tile_kernel *kernels;
-    tile_module *next;
-};
-
-typedef struct Attachment {
-    const void *tag;
-    void *data;
-    void (*destroy)(void *);
-} Attachment;
-
-/* Streams and events stay allocated until their context is destroyed: a
- * destroyed one keeps a dead magic (and is reused by the next create), so
- * using it after tile_stream_destroy is an error with a message rather
- * than a read of freed memory. */
-struct tile_stream_s {
-    uint32_t magic;
-    tile_context *ctx;
-    void *impl;    /* the device layer's stream */
-    bool borrowed; /* tile_stream_from_native: the caller's stream, never destroyed here */
-    tile_stream next;
-};
-
-struct tile_event_s {
-    uint32_t magic;
-    tile_context *ctx;
-    void *impl; /* the device layer's event */
-    _Atomic bool recorded; /* recorded by one thread, asked by another (tile_event_elapsed_ms) */
-    tile_event next;
-};
-
-struct tile_context {
-    pthread_mutex_t lock;
-    uint64_t id; /* unique in the process (never reused): the key of the threads' error records */
-    TileDevice *dev;
-    char *cache_dir;
-    char arch[16], devname[128], devkey[320];
-    const Target *target; /* what kernels are compiled for */
-    bool emu;
-    bool assume_files_unchanged; /* memory hits by path skip the stamps */
-    pthread_rwlock_t alloc_lock; /* guards allocs apart from the context lock, so launches check pointers without it */
-    Alloc *allocs;
-    int nallocs, cap;
-    tile_module *modules;
-    tile_stream streams; /* live and destroyed */
-    tile_event events;
-    tile_context_stats stats;
-    _Atomic uint64_t launches;
-    _Atomic uint64_t allocations, frees, synchronizations; /* tile_context_stats' graph-safety counters */
-    Attachment *attach;
-    int nattach;
-};
 
 /* ---- errors: the last message of each (thread, context) ----
  * tile_last_error answers the calling thread's last failure on a context, so
@@ -253,8 +162,7 @@ static tile_status from_dev(DevStatus s) {
     }
 }
 
-/* A device failure: the device layer's message becomes the context's. */
-static tile_status dev_error(tile_context *ctx, DevStatus s, const char *what) {
+tile_status rt_dev_error(tile_context *ctx, DevStatus s, const char *what) {
     const char *msg = *dev_last_error(ctx->dev) ? dev_last_error(ctx->dev) : dev_status_string(s);
     size_t w = strlen(what);
     /* the device's message may name the same thing ("emu: launch of 'k': ..."): say it once */
@@ -278,11 +186,6 @@ static tile_status dead_handle(const char *fn, const void *h, const char *kind, 
     return TILE_ERROR_INVALID_VALUE;
 }
 
-#define CHECK_CTX(ctx)                                                                                                      \
-    do {                                                                                                                    \
-        if (!handle_live((ctx), HANDLE_CONTEXT))                                                                            \
-            return dead_handle(__func__, (ctx), "tile_context", "destroyed, or never created");                            \
-    } while (0)
 
 const char *tile_last_error(tile_context *ctx) {
     if (!ctx) return create_err;
@@ -557,7 +460,7 @@ tile_status tile_context_device_key(tile_context *ctx, char *out, size_t size) {
 /* ---- tensor maps (checked and built in tensor_maps.c) ---- */
 tile_status rt_device_tensor_map_encode(tile_context *ctx, const DevTensorMap *tm, void *out, const char *api) {
     DevStatus ds = dev_tensor_map_encode(ctx->dev, tm, out);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, api);
+    return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, api);
 }
 
 tile_status tile_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtype, int rank, tile_devptr global, const uint64_t *dims,
@@ -593,7 +496,7 @@ tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out) {
 
 /* ---- memory ---- */
 /* A call that makes the host wait for the device (tile_context_stats.synchronizations). */
-static void rt_count_sync(tile_context *ctx) { atomic_fetch_add_explicit(&ctx->synchronizations, 1, memory_order_relaxed); }
+void rt_count_sync(tile_context *ctx) { atomic_fetch_add_explicit(&ctx->synchronizations, 1, memory_order_relaxed); }
 
 /* index of the allocation holding p, or -1 (lock held) */
 static int find_alloc(tile_context *ctx, uint64_t p) {
@@ -678,7 +581,7 @@ tile_status tile_malloc(tile_context *ctx, size_t bytes, tile_devptr *out) {
     uint64_t p;
     DevStatus ds = dev_malloc(ctx->dev, bytes, &p);
     tile_status st = TILE_OK;
-    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_malloc");
+    if (ds != DEV_OK) st = rt_dev_error(ctx, ds, "tile_malloc");
     else if (ctx->nallocs == ctx->cap && !grow_allocs(ctx)) {
         dev_free(ctx->dev, p);
         st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_malloc: out of host memory");
@@ -706,7 +609,7 @@ tile_status tile_free(tile_context *ctx, tile_devptr p) {
     else {
         DevStatus ds = dev_free(ctx->dev, p);
         atomic_fetch_add_explicit(&ctx->frees, 1, memory_order_relaxed);
-        if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_free");
+        if (ds != DEV_OK) st = rt_dev_error(ctx, ds, "tile_free");
         memmove(&ctx->allocs[i], &ctx->allocs[i + 1], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i - 1));
         ctx->nallocs--;
     }
@@ -735,7 +638,7 @@ tile_status tile_register_memory(tile_context *ctx, void *host_ptr, size_t bytes
         st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_register_memory: out of host memory");
     uint64_t p = 0;
     DevStatus ds = st == TILE_OK ? dev_register_host(ctx->dev, host_ptr, bytes, &p) : DEV_OK;
-    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_register_memory");
+    if (ds != DEV_OK) st = rt_dev_error(ctx, ds, "tile_register_memory");
     else if (st == TILE_OK && find_alloc(ctx, p) >= 0) { /* cannot happen: the device maps to fresh addresses */
         dev_unregister_host(ctx->dev, host_ptr, p);
         st = rt_fail(ctx, TILE_ERROR_INTERNAL, "tile_register_memory: the device mapped it over an allocation (0x%llx)", (unsigned long long)p);
@@ -758,7 +661,7 @@ tile_status tile_unregister_memory(tile_context *ctx, tile_devptr devptr) {
                      (unsigned long long)devptr);
     else {
         DevStatus ds = dev_unregister_host(ctx->dev, ctx->allocs[i].host, devptr);
-        if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_unregister_memory");
+        if (ds != DEV_OK) st = rt_dev_error(ctx, ds, "tile_unregister_memory");
         memmove(&ctx->allocs[i], &ctx->allocs[i + 1], sizeof *ctx->allocs * (size_t)(ctx->nallocs - i - 1));
         ctx->nallocs--;
     }
@@ -774,7 +677,7 @@ tile_status tile_memcpy_htod(tile_context *ctx, tile_devptr dst, const void *src
     if (st != TILE_OK) return st;
     rt_count_sync(ctx);
     DevStatus ds = dev_memcpy_htod(ctx->dev, dst, src, bytes);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_htod");
+    return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, "tile_memcpy_htod");
 }
 
 tile_status tile_memcpy_dtoh(tile_context *ctx, void *dst, tile_devptr src, size_t bytes) {
@@ -785,7 +688,7 @@ tile_status tile_memcpy_dtoh(tile_context *ctx, void *dst, tile_devptr src, size
     if (st != TILE_OK) return st;
     rt_count_sync(ctx);
     DevStatus ds = dev_memcpy_dtoh(ctx->dev, dst, src, bytes);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_dtoh");
+    return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, "tile_memcpy_dtoh");
 }
 
 tile_status tile_memset(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes) {
@@ -795,249 +698,20 @@ tile_status tile_memset(tile_context *ctx, tile_devptr dst, unsigned char value,
     if (st != TILE_OK) return st;
     rt_count_sync(ctx);
     DevStatus ds = dev_memset_d8(ctx->dev, dst, value, bytes);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memset");
+    return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, "tile_memset");
 }
 
 tile_status tile_context_interrupt(tile_context *ctx) {
     CHECK_CTX(ctx);
     DevStatus ds = dev_interrupt(ctx->dev);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_context_interrupt");
+    return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, "tile_context_interrupt");
 }
 
 tile_status tile_synchronize(tile_context *ctx) {
     CHECK_CTX(ctx);
     rt_count_sync(ctx);
     DevStatus ds = dev_synchronize(ctx->dev);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_synchronize");
-}
-
-/* ---- streams and events ---- */
-/* The device stream behind s (NULL for the default stream), checked to be
- * a live stream of ctx.  No lock: launches call it. */
-tile_status rt_check_stream(tile_context *ctx, tile_stream s, const char *what, void **impl) {
-    *impl = NULL;
-    if (!s) return TILE_OK;
-    if (!handle_live(s, HANDLE_STREAM)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: not a tile_stream", what);
-    if (s->magic == STREAM_MAGIC && s->ctx == ctx) {
-        *impl = s->impl;
-        return TILE_OK;
-    }
-    if (s->magic == DEAD_STREAM_MAGIC && s->ctx == ctx)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the stream was destroyed", what);
-    if (s->magic == STREAM_MAGIC || s->magic == DEAD_STREAM_MAGIC)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the stream belongs to another context", what);
-    return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: not a tile_stream", what);
-}
-
-static tile_status check_event(tile_context *ctx, tile_event e, const char *what) {
-    if (!e) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the event is NULL", what);
-    if (!handle_live(e, HANDLE_EVENT)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: not a tile_event", what);
-    if (e->magic == EVENT_MAGIC && e->ctx == ctx) return TILE_OK;
-    if (e->magic == DEAD_EVENT_MAGIC && e->ctx == ctx)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the event was destroyed", what);
-    if (e->magic == EVENT_MAGIC || e->magic == DEAD_EVENT_MAGIC)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: the event belongs to another context", what);
-    return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: not a tile_event", what);
-}
-
-/* A handle for the device stream impl: a destroyed one reused, else a new one (lock held).  NULL: out of memory. */
-static tile_stream stream_new_locked(tile_context *ctx, void *impl, bool borrowed) {
-    tile_stream s = ctx->streams;
-    while (s && s->magic != DEAD_STREAM_MAGIC) s = s->next;
-    if (!s && (!(s = calloc(1, sizeof *s)) || !handle_add(s, HANDLE_STREAM))) return free(s), NULL;
-    if (!s->ctx) { /* new, not a destroyed one reused */
-        s->next = ctx->streams;
-        ctx->streams = s;
-    }
-    s->ctx = ctx;
-    s->impl = impl;
-    s->borrowed = borrowed;
-    s->magic = STREAM_MAGIC;
-    return s;
-}
-
-tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
-    CHECK_CTX(ctx);
-    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_stream_create: out is NULL");
-    *out = NULL;
-    rt_lock(ctx);
-    void *impl;
-    DevStatus ds = dev_stream_create(ctx->dev, &impl);
-    tile_status st = TILE_OK;
-    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_stream_create");
-    else if (!(*out = stream_new_locked(ctx, impl, false))) {
-        dev_stream_destroy(ctx->dev, impl);
-        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_stream_create: out of host memory");
-    }
-    rt_unlock(ctx);
-    return st;
-}
-
-tile_status tile_stream_from_native(tile_context *ctx, void *cu_stream, tile_stream *out) {
-    CHECK_CTX(ctx);
-    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_stream_from_native: out is NULL");
-    *out = NULL;
-    rt_lock(ctx);
-    DevStatus ds = dev_stream_check_native(ctx->dev, cu_stream);
-    tile_status st = TILE_OK;
-    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_stream_from_native");
-    else if (!(*out = stream_new_locked(ctx, cu_stream, true)))
-        st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_stream_from_native: out of host memory");
-    rt_unlock(ctx);
-    return st;
-}
-
-tile_status tile_stream_destroy(tile_context *ctx, tile_stream s) {
-    CHECK_CTX(ctx);
-    if (!s) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_stream_destroy: the default stream (NULL) cannot be destroyed");
-    rt_lock(ctx);
-    void *impl;
-    tile_status st = rt_check_stream(ctx, s, "tile_stream_destroy", &impl);
-    if (st == TILE_OK) {
-        s->magic = DEAD_STREAM_MAGIC;
-        s->impl = NULL;
-        DevStatus ds = s->borrowed ? DEV_OK : dev_stream_destroy(ctx->dev, impl); /* the caller's stream stays its own */
-        if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_stream_destroy");
-    }
-    rt_unlock(ctx);
-    return st;
-}
-
-tile_status tile_stream_synchronize(tile_context *ctx, tile_stream s) {
-    CHECK_CTX(ctx);
-    void *impl;
-    tile_status st = rt_check_stream(ctx, s, "tile_stream_synchronize", &impl);
-    if (st != TILE_OK) return st;
-    rt_count_sync(ctx);
-    DevStatus ds = dev_stream_synchronize(ctx->dev, impl);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_stream_synchronize");
-}
-
-tile_status tile_stream_wait_event(tile_context *ctx, tile_stream s, tile_event e) {
-    CHECK_CTX(ctx);
-    void *impl;
-    tile_status st = rt_check_stream(ctx, s, "tile_stream_wait_event", &impl);
-    if (st == TILE_OK) st = check_event(ctx, e, "tile_stream_wait_event");
-    if (st != TILE_OK) return st;
-    if (!e->recorded) return TILE_OK; /* as in CUDA: nothing to wait for */
-    DevStatus ds = dev_stream_wait_event(ctx->dev, impl, e->impl);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_stream_wait_event");
-}
-
-tile_status tile_event_create(tile_context *ctx, tile_event *out) {
-    CHECK_CTX(ctx);
-    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_create: out is NULL");
-    *out = NULL;
-    rt_lock(ctx);
-    /* a destroyed event is reused with its device event (kept: another thread's late record or wait on the
-     * destroyed handle touches a live device event, never freed memory) */
-    tile_event e = ctx->events;
-    while (e && e->magic != DEAD_EVENT_MAGIC) e = e->next;
-    void *impl = e ? e->impl : NULL;
-    DevStatus ds = e ? DEV_OK : dev_event_create(ctx->dev, &impl);
-    tile_status st = TILE_OK;
-    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_event_create");
-    else {
-        if (!e && (!(e = calloc(1, sizeof *e)) || !handle_add(e, HANDLE_EVENT))) {
-            free(e);
-            e = NULL;
-            dev_event_destroy(ctx->dev, impl);
-            st = rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_event_create: out of host memory");
-        } else {
-            if (!e->ctx) { /* new, not a destroyed one reused */
-                e->next = ctx->events;
-                ctx->events = e;
-            }
-            e->ctx = ctx;
-            e->impl = impl;
-            e->recorded = false;
-            e->magic = EVENT_MAGIC;
-            *out = e;
-        }
-    }
-    rt_unlock(ctx);
-    return st;
-}
-
-tile_status tile_event_destroy(tile_context *ctx, tile_event e) {
-    CHECK_CTX(ctx);
-    rt_lock(ctx);
-    tile_status st = check_event(ctx, e, "tile_event_destroy");
-    if (st == TILE_OK) e->magic = DEAD_EVENT_MAGIC; /* its device event stays for the next create, freed with the context */
-    rt_unlock(ctx);
-    return st;
-}
-
-tile_status tile_event_record(tile_context *ctx, tile_event e, tile_stream s) {
-    CHECK_CTX(ctx);
-    void *impl;
-    tile_status st = check_event(ctx, e, "tile_event_record");
-    if (st == TILE_OK) st = rt_check_stream(ctx, s, "tile_event_record", &impl);
-    if (st != TILE_OK) return st;
-    DevStatus ds = dev_event_record(ctx->dev, e->impl, impl);
-    if (ds != DEV_OK) return dev_error(ctx, ds, "tile_event_record");
-    e->recorded = true;
-    return TILE_OK;
-}
-
-tile_status tile_event_synchronize(tile_context *ctx, tile_event e) {
-    CHECK_CTX(ctx);
-    tile_status st = check_event(ctx, e, "tile_event_synchronize");
-    if (st != TILE_OK) return st;
-    if (!e->recorded) return TILE_OK; /* as in CUDA: nothing to wait for */
-    rt_count_sync(ctx);
-    DevStatus ds = dev_event_synchronize(ctx->dev, e->impl);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_event_synchronize");
-}
-
-tile_status tile_event_elapsed_ms(tile_context *ctx, tile_event start, tile_event end, float *ms) {
-    CHECK_CTX(ctx);
-    if (!ms) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_elapsed_ms: ms is NULL");
-    *ms = 0;
-    tile_status st = check_event(ctx, start, "tile_event_elapsed_ms: start");
-    if (st == TILE_OK) st = check_event(ctx, end, "tile_event_elapsed_ms: end");
-    if (st != TILE_OK) return st;
-    if (!start->recorded || !end->recorded)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_event_elapsed_ms: the %s event was never recorded",
-                       !start->recorded ? "start" : "end");
-    /* wait for both, so the call answers rather than fails with "not ready" */
-    rt_count_sync(ctx);
-    DevStatus ds = dev_event_synchronize(ctx->dev, start->impl);
-    if (ds == DEV_OK) ds = dev_event_synchronize(ctx->dev, end->impl);
-    if (ds == DEV_OK) ds = dev_event_elapsed_ms(ctx->dev, start->impl, end->impl, ms);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_event_elapsed_ms");
-}
-
-tile_status tile_memcpy_htod_async(tile_context *ctx, tile_devptr dst, const void *src, size_t bytes, tile_stream stream) {
-    CHECK_CTX(ctx);
-    void *impl;
-    tile_status st = rt_check_stream(ctx, stream, "tile_memcpy_htod_async", &impl);
-    if (st != TILE_OK || !bytes) return st;
-    if (!src) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_memcpy_htod_async: src is NULL");
-    if ((st = rt_check_range(ctx, dst, bytes, "tile_memcpy_htod_async: dst")) != TILE_OK) return st;
-    DevStatus ds = dev_memcpy_htod_async(ctx->dev, dst, src, bytes, impl);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_htod_async");
-}
-
-tile_status tile_memcpy_dtoh_async(tile_context *ctx, void *dst, tile_devptr src, size_t bytes, tile_stream stream) {
-    CHECK_CTX(ctx);
-    void *impl;
-    tile_status st = rt_check_stream(ctx, stream, "tile_memcpy_dtoh_async", &impl);
-    if (st != TILE_OK || !bytes) return st;
-    if (!dst) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_memcpy_dtoh_async: dst is NULL");
-    if ((st = rt_check_range(ctx, src, bytes, "tile_memcpy_dtoh_async: src")) != TILE_OK) return st;
-    DevStatus ds = dev_memcpy_dtoh_async(ctx->dev, dst, src, bytes, impl);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memcpy_dtoh_async");
-}
-
-tile_status tile_memset_async(tile_context *ctx, tile_devptr dst, unsigned char value, size_t bytes, tile_stream stream) {
-    CHECK_CTX(ctx);
-    void *impl;
-    tile_status st = rt_check_stream(ctx, stream, "tile_memset_async", &impl);
-    if (st != TILE_OK || !bytes) return st;
-    if ((st = rt_check_range(ctx, dst, bytes, "tile_memset_async: dst")) != TILE_OK) return st;
-    DevStatus ds = dev_memset_d8_async(ctx->dev, dst, value, bytes, impl);
-    return ds == DEV_OK ? TILE_OK : dev_error(ctx, ds, "tile_memset_async");
+    return ds == DEV_OK ? TILE_OK : rt_dev_error(ctx, ds, "tile_synchronize");
 }
 
 /* ---- modules ---- */
@@ -1062,7 +736,7 @@ tile_status rt_module_create_locked(tile_context *ctx, const char *ptx, tile_com
         if (ds == DEV_OK) dev_module_unload(dm);
         tile_compiled_free(meta);
         if (origin.free) origin.free(origin.data);
-        return ds != DEV_OK ? dev_error(ctx, ds, "loading the compiled PTX")
+        return ds != DEV_OK ? rt_dev_error(ctx, ds, "loading the compiled PTX")
                             : rt_fail(ctx, TILE_ERROR_OUT_OF_MEMORY, "loading the compiled PTX: out of host memory");
     }
     free(meta->ptx), free(meta->tir), free(meta->cubin);
@@ -1090,7 +764,7 @@ tile_status tile_module_load_ptx(tile_context *ctx, const char *ptx, tile_module
     ctx->stats.load_seconds += now_seconds() - t0;
     tile_status st = TILE_OK;
     tile_module *m = NULL;
-    if (ds != DEV_OK) st = dev_error(ctx, ds, "tile_module_load_ptx");
+    if (ds != DEV_OK) st = rt_dev_error(ctx, ds, "tile_module_load_ptx");
     else if (!(m = module_new(ctx, dm)) || !(m->ptx = strdup(ptx))) {
         if (m) ctx->modules = m->next, free(m);
         dev_module_unload(dm);
@@ -1298,7 +972,7 @@ tile_status tile_module_get_kernel(tile_module *m, const char *name, tile_kernel
     TileDevFunction *fn;
     DevStatus ds = dev_module_get_function(m->dm, name, &fn);
     if (ds != DEV_OK) {
-        st = dev_error(ctx, ds, "tile_module_get_kernel");
+        st = rt_dev_error(ctx, ds, "tile_module_get_kernel");
         goto done;
     }
     tile_kernel *k = calloc(1, sizeof *k);
@@ -1433,7 +1107,7 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
         if (ds != DEV_OK) {
             Str w = {0};
             str_printf(&w, "launch of '%s': tensor map %d", k->name, which);
-            st = dev_error(ctx, ds, w.buf);
+            st = rt_dev_error(ctx, ds, w.buf);
             str_free(&w);
         }
         if (st != TILE_OK) return st;
@@ -1446,7 +1120,7 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
     if (ds != DEV_OK) {
         Str s = {0};
         str_printf(&s, "launch of '%s'", k->name);
-        tile_status st = dev_error(ctx, ds, s.buf);
+        tile_status st = rt_dev_error(ctx, ds, s.buf);
         str_free(&s);
         return st;
     }

@@ -1,0 +1,116 @@
+/* rt_state.h - what the runtime's own files share (runtime.c, streams.c): the handles' structures and
+ * the helpers between them.  Not for the layers above, which see runtime/rt.h. */
+#ifndef TILE_RT_STATE_H
+#define TILE_RT_STATE_H
+
+#include "runtime/rt.h"
+#include "runtime/device.h"
+#include "runtime/handles.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { STREAM_MAGIC = 0x74317373, EVENT_MAGIC = 0x74316565, DEAD_STREAM_MAGIC = 0x7431dd73, DEAD_EVENT_MAGIC = 0x7431dd65 };
+
+typedef struct Alloc {
+    uint64_t addr, size;
+    void *host; /* tile_register_memory: the caller's host memory (never freed here); NULL: tile_malloc's */
+} Alloc;
+
+struct tile_kernel {
+    tile_context *ctx;
+    tile_module *mod;
+    TileDevFunction *fn;
+    unsigned block, smem;
+    tile_dim3 block3;    /* raw PTX: the block .maxntid / .reqntid give (tile_launch uses it); else {block, 1, 1} */
+    char *raw_signature; /* raw PTX: its parameters' PTX types (ptx_entry_layout) */
+    unsigned dyn_smem;   /* the part of smem that is dynamic (kernels over 48 KiB): tile_launch passes it */
+    int nparams;         /* -1: unknown (raw PTX without a parameter list we could read) */
+    uint8_t *param_size; /* bytes of each parameter */
+    uint8_t *param_spec; /* what the compiled code assumes of each value: 0 nothing, 16 divisible by 16
+                          * (pointers: 16-byte aligned), 1 equal to 1; raw PTX: a .ptr parameter's .align N;
+                          * checked at every launch */
+    bool any_spec;
+    bool *param_ptr;     /* a pointer parameter: its value is checked against the context's memory */
+    bool any_ptr;
+    RtTmap *tmaps;       /* tensor maps passed after the arguments (tile_kernel_info.tensor_maps, tensor_maps.c) */
+    int ntmaps;
+    RtTmapCache *tcache; /* their last encodings */
+    tile_kernel_attributes attrs;
+    char *name;
+    tile_kernel *next;
+};
+
+struct tile_module {
+    tile_context *ctx;
+    TileDevModule *dm;
+    int refs;
+    RtOrigin origin;    /* the layer above's record of the request (jit/load.c), or none */
+    tile_compiled meta; /* kernel metadata (PTX and TIR dropped) */
+    char *ptx;          /* raw PTX modules: kept to read .maxntid and parameters */
+    tile_kernel *kernels;
+    tile_module *next;
+};
+
+typedef struct Attachment {
+    const void *tag;
+    void *data;
+    void (*destroy)(void *);
+} Attachment;
+
+/* Streams and events stay allocated until their context is destroyed: a
+ * destroyed one keeps a dead magic (and is reused by the next create), so
+ * using it after tile_stream_destroy is an error with a message rather
+ * than a read of freed memory. */
+struct tile_stream_s {
+    uint32_t magic;
+    tile_context *ctx;
+    void *impl;    /* the device layer's stream */
+    bool borrowed; /* tile_stream_from_native: the caller's stream, never destroyed here */
+    tile_stream next;
+};
+
+struct tile_event_s {
+    uint32_t magic;
+    tile_context *ctx;
+    void *impl; /* the device layer's event */
+    _Atomic bool recorded; /* recorded by one thread, asked by another (tile_event_elapsed_ms) */
+    tile_event next;
+};
+
+struct tile_context {
+    pthread_mutex_t lock;
+    uint64_t id; /* unique in the process (never reused): the key of the threads' error records */
+    TileDevice *dev;
+    char *cache_dir;
+    char arch[16], devname[128], devkey[320];
+    const Target *target; /* what kernels are compiled for */
+    bool emu;
+    bool assume_files_unchanged; /* memory hits by path skip the stamps */
+    pthread_rwlock_t alloc_lock; /* guards allocs apart from the context lock, so launches check pointers without it */
+    Alloc *allocs;
+    int nallocs, cap;
+    tile_module *modules;
+    tile_stream streams; /* live and destroyed */
+    tile_event events;
+    tile_context_stats stats;
+    _Atomic uint64_t launches;
+    _Atomic uint64_t allocations, frees, synchronizations; /* tile_context_stats' graph-safety counters */
+    Attachment *attach;
+    int nattach;
+};
+
+/* An API function's check of its context: not live, TILE_ERROR_INVALID_VALUE with tile_last_error(NULL)'s message. */
+#define CHECK_CTX(ctx)                                                                                                      \
+    do {                                                                                                                    \
+        if (!handle_live((ctx), HANDLE_CONTEXT)) return rt_no_context(__func__, (ctx));                                     \
+    } while (0)
+
+/* A device failure: the device layer's message becomes the context's. */
+tile_status rt_dev_error(tile_context *ctx, DevStatus s, const char *what);
+/* One more synchronization in the context's graph-safety counters. */
+void rt_count_sync(tile_context *ctx);
+
+#endif
