@@ -22,7 +22,8 @@
  *      same way (pure data movement, one correctly rounded op, or two
  *      emulator runs without atomics); otherwise within atol + rtol * |x|
  *      (approximate instructions such as ex2.approx and rsqrt.approx,
- *      tensor-core accumulation order, float atomics in any order).  Two
+ *      tensor-core accumulation order, and Hopper's f8 wgmma, which keeps
+ *      fewer bits of its f32 sums; float atomics in any order).  Two
  *      NaNs are equal.
  * One row per case as it finishes, then the table again at the end, with
  * the emulator's speed on each kernel (executed thread-instructions per
@@ -43,11 +44,11 @@
 
 static bool json; /* --json: one JSON object per kernel (the final table) and one for the summary */
 
-typedef enum Dt { F32, F16, BF16, I8, I32 } Dt;
+typedef enum Dt { F32, F16, BF16, I8, I32, E4M3, E5M2 } Dt;
 typedef enum Init { RAND, ZERO, POISON } Init;
 
-static const int dt_size[] = {4, 2, 2, 1, 4};
-static const char *dt_name[] = {"f32", "f16", "bf16", "i8", "i32"};
+static const int dt_size[] = {4, 2, 2, 1, 4, 1, 1};
+static const char *dt_name[] = {"f32", "f16", "bf16", "i8", "i32", "e4m3", "e5m2"};
 
 typedef struct Buf {
     Dt dt;
@@ -75,7 +76,7 @@ typedef struct Case {
     const char *kernel;
     const char *defines[6];
     Buf bufs[8];
-    Arg args[16];
+    Arg args[32];
     unsigned grid[3];
     Cmp cmp;
     double atol, rtol;
@@ -94,6 +95,27 @@ typedef struct Case {
     {B(in, (size_t)(m) * ((k) + 8), RAND, false), B(in, (size_t)(k) * ((n) + 8), RAND, false), \
      B(out, (size_t)(m) * ((n) + 4), cinit, true), B(out, (n), RAND, false)}
 #define GEMM_GRID(m, n) {(unsigned)((((m) + 127) / 128) * (((n) + 127) / 128)), 1, 1}
+/* f8 GEMM: the above and the two scale pointers (unread at SCALE=0) */
+#define GEMM_F8_ARGS(m, n, k) \
+    {AB(0), AB(1), AB(2), AB(3), AI(m), AI(n), AI(k), AI((k) + 8), AI(1), AI((n) + 8), AI(1), AI((n) + 4), AF(1.0f), AF(0.0f), AB(4), AB(5)}
+#define GEMM_F8_BUFS(in, m, n, k) \
+    {B(in, (size_t)(m) * ((k) + 8), RAND, false), B(in, (size_t)(k) * ((n) + 8), RAND, false), \
+     B(F32, (size_t)(m) * ((n) + 4), POISON, true), B(F32, (n), RAND, false), B(F32, 1, RAND, false), B(F32, 1, RAND, false)}
+
+/* Attention forward, q k v o [1][S][H][D] (S 100, H 2, D 64), lse [1][H][S]: q, k, v, o, lse, cu_q, cu_k (unread
+ * without VARLEN), seq_q, seq_k, heads_q, group, then the strides of q, k, v, o (batch, sequence, head) and of lse
+ * (batch, head), scale, window_left, window_right. */
+#define ATT_S 100
+#define ATT_H 2
+#define ATT_D 64
+#define ATT_BUFS(dt) \
+    {B(dt, ATT_S * ATT_H * ATT_D, RAND, false), B(dt, ATT_S * ATT_H * ATT_D, RAND, false), B(dt, ATT_S * ATT_H * ATT_D, RAND, false), \
+     B(dt, ATT_S * ATT_H * ATT_D, POISON, true), B(F32, ATT_H * ATT_S, POISON, true), B(I32, 2, ZERO, false), B(I32, 2, ZERO, false)}
+#define ATT_STRIDES AI(ATT_S * ATT_H * ATT_D), AI(ATT_H * ATT_D), AI(ATT_D)
+#define ATT_ARGS \
+    {AB(0), AB(1), AB(2), AB(3), AB(4), AB(5), AB(6), AI(ATT_S), AI(ATT_S), AI(ATT_H), AI(1), ATT_STRIDES, ATT_STRIDES, ATT_STRIDES, \
+     ATT_STRIDES, AI(ATT_H * ATT_S), AI(ATT_S), AF(0.125f), AI(-1), AI(-1)}
+#define ATT_GRID {(ATT_S + 63) / 64, ATT_H, 1}
 
 static const Case cases[] = {
     {"add", "add.tile", "add", {0}, {B(F32, 5000, RAND, 0), B(F32, 5000, RAND, 0), B(F32, 5064, POISON, 1)},
@@ -129,6 +151,13 @@ static const Case cases[] = {
      GEMM_BUFS(BF16, F32, 130, 70, 96, POISON), GEMM_ARGS(130, 70, 96), GEMM_GRID(130, 70), CMP_TOL, 1e-4, 1e-4},
     {"gemm bf16 split-K 3", "gemm/gemm.tile", "gemm_bf16_f32", {"SPLIT_K=3", 0}, GEMM_BUFS(BF16, F32, 130, 70, 300, ZERO),
      GEMM_ARGS(130, 70, 300), {2, 3, 1}, CMP_ATOMICS, 1e-4, 1e-4},
+    {"gemm e4m3->f32", "gemm/gemm.tile", "gemm_e4m3_f32", {0}, GEMM_F8_BUFS(E4M3, 130, 70, 96), GEMM_F8_ARGS(130, 70, 96),
+     GEMM_GRID(130, 70), CMP_TOL, 1e-3, 1e-3},
+    {"gemm e5m2->f32", "gemm/gemm.tile", "gemm_e5m2_f32", {0}, GEMM_F8_BUFS(E5M2, 130, 70, 96), GEMM_F8_ARGS(130, 70, 96),
+     GEMM_GRID(130, 70), CMP_TOL, 1e-3, 1e-3},
+    {"attention f16", "attention/attention.tile", "attention_fwd_f16", {0}, ATT_BUFS(F16), ATT_ARGS, ATT_GRID, CMP_TOL, 2e-3, 2e-3},
+    {"attention bf16 causal", "attention/attention.tile", "attention_fwd_bf16", {"CAUSAL=true", 0}, ATT_BUFS(BF16), ATT_ARGS,
+     ATT_GRID, CMP_TOL, 1.6e-2, 1.6e-2},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
@@ -151,6 +180,8 @@ static double value_at(Dt dt, const void *p, size_t i) {
     case BF16: return bf16_to_d(((const uint16_t *)p)[i]);
     case I8: return ((const int8_t *)p)[i];
     case I32: return ((const int32_t *)p)[i];
+    case E4M3: return f8e4m3_to_d(((const uint8_t *)p)[i]);
+    case E5M2: return f8e5m2_to_d(((const uint8_t *)p)[i]);
     }
     return 0;
 }
@@ -165,6 +196,8 @@ static void fill(const Buf *b, void *p) {
         case I32:
             ((int32_t *)p)[i] = b->init == RAND ? (int32_t)(next_u64() >> 54) - 512 : b->init == ZERO ? 0 : (int32_t)0x80000001;
             break;
+        case E4M3: /* a value in [-1, 1) rounded to the format (no NaN code) */
+        case E5M2: ((uint8_t *)p)[i] = b->init == RAND ? d_to_f8(frand(), b->dt == E5M2) : b->init == ZERO ? 0 : 0x7f; break;
         }
     }
 }
@@ -203,9 +236,9 @@ static bool run_case(TileDevice *dev, const Case *c, const char *ptx, unsigned t
             goto done;
         }
     }
-    void *params[16];
+    void *params[32];
     int np = 0;
-    for (; np < 16 && c->args[np].kind; np++)
+    for (; np < 32 && c->args[np].kind; np++)
         params[np] = c->args[np].kind == 'b' ? (void *)&d[c->args[np].buf]
                      : c->args[np].kind == 'i' ? (void *)&c->args[np].i
                                                : (void *)&c->args[np].f;
