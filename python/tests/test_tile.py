@@ -320,6 +320,72 @@ class Launch(unittest.TestCase):
             t.join()
         self.assertEqual(errors, [])
 
+    def test_threads_first_launch_one_variant(self):
+        # threads that all miss the same variant compile it once each without the GIL; one copy is kept
+        import threading
+        mod = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=32)
+        x = np.ones(64, np.float32)
+        barrier = threading.Barrier(6)
+
+        def work():
+            barrier.wait()
+            out = np.zeros(64, np.float32)
+            mod.add[2,](x, x, out, 64)
+            self.assertTrue((out == 2).all())
+
+        threads = [threading.Thread(target=work) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(mod.add.variants), len(set(mod.add.variants)), mod.add.variants)
+
+    def test_host_memory_waits_without_the_gil(self):
+        # registering a new host array (and dropping a used one) waits for the emulator, busy with another
+        # thread's launch, without holding the GIL: this thread wakes from a short sleep long before that
+        # launch ends (holding it, the wait kept every thread out until then)
+        import threading
+        import time
+        spin = tile.compile("kernel spin(out: *f32, it: i32) { let a = 0.0; for i in range(0, it) { a = a + 1.0; }"
+                            " store(out + program_id(0), a); }").spin
+        mod = tile.compile(os.path.join(KERNELS, "add.tile"), BLOCK=32)
+        used, out, sink = np.ones(32, np.float32), np.zeros(32, np.float32), np.zeros(4, np.float32)
+        spin[4,](sink, 1)
+        mod.add[1,](used, used, out, 32)
+        for kind in ("new", "drop"):
+            holder = [np.ones(32, np.float32)]
+            mod.add[1,](holder[0], used, out, 32)
+            state = {}
+
+            def a():
+                state["a_start"] = time.monotonic()
+                spin[4,](sink, 3000000)
+                state["a_end"] = time.monotonic()
+
+            def b():
+                state["b_start"] = time.monotonic()
+                if kind == "new":
+                    mod.add[1,](np.ones(32, np.float32), used, out, 32)
+                else:
+                    holder.pop()  # the last reference to a used array: its registration ends
+
+            ta = threading.Thread(target=a)
+            ta.start()
+            time.sleep(0.2)  # a's launch is running
+            tb = threading.Thread(target=b)
+            tb.start()
+            while "b_start" not in state:
+                time.sleep(0.001)
+            time.sleep(0.05)
+            woke = time.monotonic() - state["b_start"]
+            ta.join()
+            tb.join()
+            left = state["a_end"] - state["b_start"]  # a's launch still to run when b began to wait
+            if left < 0.3:
+                self.skipTest("a's launch ended %.2f s after b began: too soon to tell" % left)
+            self.assertLess(woke, left / 2, "%s: this thread woke %.2f s after b began waiting, a's launch ran %.2f s more"
+                            % (kind, woke, left))
+
     def test_softmax(self):
         mod = tile.compile(os.path.join(KERNELS, "softmax.tile"), BLOCK=512)
         rows, cols, stride = 37, 301, 320

@@ -25,6 +25,7 @@
 #include "pytile.h"
 #include "dlpack.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* NumPy's C-level array interface, the capsule __array_struct__ returns (a
@@ -77,12 +78,38 @@ static PyObject *pin_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         int i = reg_find(d, pin->lo);
         if (i >= 0 && d->regs[i].lo == pin->lo) {
             tile_devptr dev = d->regs[i].dev;
-            if (!d->is_emulator) tile_synchronize(d->ctx);
-            tile_unregister_memory(d->ctx, dev);
-            reg_remove(d, i);
+            tile_context *ctx = d->ctx;
+            bool sync = !d->is_emulator;
+            reg_remove(d, i); /* out of the cache first: no other thread finds it while it goes */
+            /* without the GIL: the device may be busy with another thread's launch until it ends */
+            Py_BEGIN_ALLOW_THREADS
+            if (sync) tile_synchronize(ctx);
+            tile_unregister_memory(ctx, dev);
+            Py_END_ALLOW_THREADS
         }
     }
     Py_RETURN_NONE;
+}
+
+/* Cached registrations are made one at a time (their GIL-free stretch included), so a thread that misses the
+ * cache and waits here finds the array another thread was registering in the cache once it gets in.  Taken
+ * without the GIL, which a thread holding it may be waiting for. */
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void reg_lock(void) {
+    if (pthread_mutex_trylock(&reg_mu) == 0) return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&reg_mu);
+    Py_END_ALLOW_THREADS
+}
+
+/* tile_register_memory without the GIL (the emulator's device is busy for the whole of another thread's launch). */
+static tile_status register_host(tile_context *ctx, uintptr_t lo, uintptr_t hi, tile_devptr *dev) {
+    tile_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tile_register_memory(ctx, (void *)lo, hi - lo, dev);
+    Py_END_ALLOW_THREADS
+    return st;
 }
 
 static void pin_dealloc(PyObject *self) {
@@ -115,12 +142,6 @@ void tpy_device_drop_regs(TPyDevice *d) {
 
 /* Register [lo, hi) of the owning array root and cache it; false (no exception) when it cannot be cached. */
 static bool reg_add(TPyDevice *d, PyObject *root, uintptr_t lo, uintptr_t hi, tile_devptr *out) {
-    if (d->nregs == d->capregs) {
-        int cap = d->capregs ? 2 * d->capregs : 16;
-        HostReg *n = realloc(d->regs, (size_t)cap * sizeof *n);
-        if (!n) return false;
-        d->regs = n, d->capregs = cap;
-    }
     TPyPin *pin = PyObject_New(TPyPin, TPy_PinType);
     if (!pin) {
         PyErr_Clear();
@@ -135,7 +156,14 @@ static bool reg_add(TPyDevice *d, PyObject *root, uintptr_t lo, uintptr_t hi, ti
         return false;
     }
     tile_devptr dev;
-    if (tile_register_memory(d->ctx, (void *)lo, hi - lo, &dev) != TILE_OK) {
+    tile_status st = register_host(d->ctx, lo, hi, &dev);
+    if (st == TILE_OK && d->nregs == d->capregs) {
+        int cap = d->capregs ? 2 * d->capregs : 16;
+        HostReg *n = realloc(d->regs, (size_t)cap * sizeof *n);
+        if (n) d->regs = n, d->capregs = cap;
+        else st = TILE_ERROR_OUT_OF_MEMORY, tile_unregister_memory(d->ctx, dev);
+    }
+    if (st != TILE_OK) {
         Py_DECREF(wr);
         Py_DECREF(pin);
         return false;
@@ -342,7 +370,7 @@ static bool temp_register(TPyScope *sc, const char *name, uintptr_t lo, uintptr_
         PyErr_Format(PyExc_ValueError, "argument '%s': too many host arrays without an owning array in one call", name);
         return false;
     }
-    tile_status st = tile_register_memory(sc->dev->ctx, (void *)lo, hi - lo, dev);
+    tile_status st = register_host(sc->dev->ctx, lo, hi, dev);
     if (st != TILE_OK) {
         PyErr_Format(PyExc_ValueError, "argument '%s': cannot use this host memory: %s", name, tile_last_error(sc->dev->ctx));
         return false;
@@ -399,8 +427,14 @@ static bool host_memory(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
         if (root) {
             TPyArray ra = {0};
             uintptr_t rdata, rlo, rhi;
-            bool ok = host_interface(root, name, &ra, &rdata) == 1 && extent(&ra, rdata, &rlo, &rhi) && rlo <= lo && hi <= rhi &&
-                      reg_add(d, root, rlo, rhi, &dev);
+            bool ok = host_interface(root, name, &ra, &rdata) == 1 && extent(&ra, rdata, &rlo, &rhi) && rlo <= lo && hi <= rhi;
+            if (ok) {
+                reg_lock();
+                i = reg_find(d, lo); /* another thread's registration, made while this one waited */
+                if (i >= 0 && hi <= d->regs[i].hi) rlo = d->regs[i].lo, dev = d->regs[i].dev;
+                else ok = reg_add(d, root, rlo, rhi, &dev);
+                pthread_mutex_unlock(&reg_mu);
+            }
             Py_DECREF(root);
             PyErr_Clear();
             if (ok) {
@@ -534,7 +568,12 @@ void tpy_scope_end(TPyScope *sc, tile_stream stream) {
             Py_END_ALLOW_THREADS
         }
     }
-    for (int i = 0; i < sc->ntemps; i++) tile_unregister_memory(sc->dev->ctx, sc->temps[i]);
+    if (sc->ntemps) {
+        tile_context *ctx = sc->dev->ctx;
+        Py_BEGIN_ALLOW_THREADS
+        for (int i = 0; i < sc->ntemps; i++) tile_unregister_memory(ctx, sc->temps[i]);
+        Py_END_ALLOW_THREADS
+    }
     sc->ntemps = 0;
     for (int i = 0; i < sc->ncapsules; i++) {
         DLManagedTensor *m = PyCapsule_GetPointer(sc->capsules[i], "used_dltensor");

@@ -298,6 +298,13 @@ static Variant *variant_load(TPyKernel *k, uint64_t key, uint64_t nulls) {
         tpy_raise(k->dev, st, what);
         return NULL;
     }
+    /* another thread may have loaded the same variant while this one compiled without the GIL: keep one */
+    for (int i = 0; i < k->nvariants; i++)
+        if (k->variants[i].key == key && k->variants[i].nulls == nulls) {
+            tile_module_unload(v.mod);
+            k->last = i;
+            return &k->variants[i];
+        }
     if (k->nvariants == k->capvariants) {
         int cap = k->capvariants ? 2 * k->capvariants : 4;
         Variant *n = realloc(k->variants, (size_t)cap * sizeof *n);
