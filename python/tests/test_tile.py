@@ -539,6 +539,8 @@ class Scalars(unittest.TestCase):
             k[1](x, out, "1.5", 0.0, n)
         with self.assertRaisesRegex(ValueError, r"argument 'n'.*i64"):
             k[1](x, out, 1.0, 0.0, 2**63)
+        with self.assertRaisesRegex(ValueError, r"argument 's': an int too large for any float, out of range for f32"):
+            k[1](x, out, 10**400, 0.0, n)  # an int no float holds: its range, not "expected a number"
 
     def test_static_print_and_default_device(self):
         import contextlib

@@ -357,6 +357,12 @@ static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *sp
     if (p->kind == 'f') {
         /* a number: Python's, or anything with __float__ (NumPy scalars and 0-d arrays), but not text */
         PyObject *f = PyUnicode_Check(o) || PyBytes_Check(o) ? NULL : PyNumber_Float(o);
+        if (!f && PyErr_ExceptionMatches(PyExc_OverflowError)) { /* an int beyond every float (10**400) */
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "argument '%s': an int too large for any float, out of range for %s", p->name,
+                         tile_dtype_name(p->dtype));
+            return false;
+        }
         if (!f) {
             PyErr_Clear();
             PyErr_Format(PyExc_TypeError, "argument '%s': expected a number for %s, got %R", p->name, tile_dtype_name(p->dtype),
