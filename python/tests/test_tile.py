@@ -578,6 +578,11 @@ class Scalars(unittest.TestCase):
                 self.assertEqual(int(o.view(np.uint16)[0]), hw, f"f16 of {v!r}")
             if bw is not None:
                 self.assertEqual(int(p[0]), bw, f"bf16 of {v!r}")
+        # a structured 2-byte element is bytes too, whatever its fields' byte order (it was refused as '>V2')
+        for fields in ([("b", "<u2")], [("b", ">u2")], [("lo", "u1"), ("hi", "u1")]):
+            q = np.zeros(1, np.uint16).view(fields)
+            k[1](o, q, 1.0, 1.5)
+            self.assertEqual(int(q.view(np.uint16)[0]), 0x3FC0, f"bf16 through {fields}")
 
 
 class Shipped(unittest.TestCase):

@@ -292,8 +292,10 @@ static bool parse_struct(PyObject *cap, const char *name, TPyArray *a, uintptr_t
     }
     a->kind = t->typekind;
     a->itemsize = t->itemsize > 0 ? (size_t)t->itemsize : 0;
-    snprintf(a->typestr, sizeof a->typestr, "%c%c%d", (t->flags & ARRAY_STRUCT_NOTSWAPPED) ? '<' : '>', t->typekind, t->itemsize);
-    if (!(t->flags & ARRAY_STRUCT_NOTSWAPPED) || !a->itemsize) {
+    bool raw = t->typekind == 'V'; /* void and structured elements: bytes, which have no byte order */
+    snprintf(a->typestr, sizeof a->typestr, "%c%c%d", raw ? '|' : (t->flags & ARRAY_STRUCT_NOTSWAPPED) ? '<' : '>', t->typekind,
+             t->itemsize);
+    if ((!raw && !(t->flags & ARRAY_STRUCT_NOTSWAPPED)) || !a->itemsize) {
         PyErr_Format(PyExc_TypeError, "argument '%s': unsupported element type '%s'", name, a->typestr);
         return false;
     }
