@@ -270,6 +270,18 @@ class Launch(unittest.TestCase):
         out[:] = np.nan
         self.add[1,](x, y, out, n)
         close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
+        # overlapping views of one such array in one call: the call's registration covers the array over the
+        # buffer (each view's own range, registered alone, overlapped the other's and was refused)
+        f = np.frombuffer(bytearray(400), np.float32)
+        f[:] = np.arange(100)
+        res = poisoned(40, np.float32)
+        self.add[1,](f[0:50], f[30:100], res, 40)
+        self.assertTrue(np.array_equal(res, np.arange(40) + np.arange(30, 70)), res)
+        a = np.arange(100, dtype=np.float32)
+        b = np.frombuffer(memoryview(a)[:200], np.float32)  # no array owns b's memory, though a does
+        res = poisoned(40, np.float32)
+        self.add[1,](b, a, res, 40)
+        self.assertTrue(np.array_equal(res, 2 * np.arange(40)), res)
 
     def test_dlpack(self):
         class OnlyDLPack:

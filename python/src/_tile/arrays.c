@@ -383,9 +383,12 @@ static bool temp_register(TPyScope *sc, const char *name, uintptr_t lo, uintptr_
 }
 
 /* The owning array of obj: follow .base through arrays to one with no base.
- * New reference, or NULL (no exception) when the memory's owner is no array. */
-static PyObject *owning_array(PyObject *obj) {
+ * New reference, or NULL (no exception) when the memory's owner is no array;
+ * then *outer (when not NULL) is the last array of the chain, the one over the
+ * foreign buffer (np.frombuffer's; a new reference, or NULL). */
+static PyObject *owning_array(PyObject *obj, PyObject **outer) {
     static PyObject *s_base;
+    if (outer) *outer = NULL;
     if (!s_base && !(s_base = PyUnicode_InternFromString("base"))) return NULL;
     Py_INCREF(obj);
     for (int depth = 0; depth < 64; depth++) {
@@ -400,12 +403,13 @@ static PyObject *owning_array(PyObject *obj) {
         }
         if (!PyObject_HasAttrString(b, "__array_struct__") && !PyObject_HasAttrString(b, "__array_interface__")) {
             Py_DECREF(b);
+            if (outer) *outer = obj, obj = NULL;
             break;
         }
         Py_DECREF(obj);
         obj = b;
     }
-    Py_DECREF(obj);
+    Py_XDECREF(obj);
     return NULL;
 }
 
@@ -425,7 +429,16 @@ static bool host_memory(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
     }
     tile_devptr dev;
     if (cacheable) {
-        PyObject *root = owning_array(obj);
+        PyObject *outer, *root = owning_array(obj, &outer);
+        if (outer) { /* memory no array owns: the call's registration covers the whole array over it, so that other
+                      * views of it in the call (f[:50], f[30:]) are inside it, not overlapping it */
+            TPyArray oa = {0};
+            uintptr_t odata, olo, ohi;
+            if (host_interface(outer, name, &oa, &odata) == 1 && extent(&oa, odata, &olo, &ohi) && olo <= lo && hi <= ohi)
+                lo = olo, hi = ohi;
+            Py_DECREF(outer);
+            PyErr_Clear();
+        }
         if (root) {
             TPyArray ra = {0};
             uintptr_t rdata, rlo, rhi;
