@@ -127,10 +127,12 @@ class Launch(unittest.TestCase):
         }
         """
         x = rng.standard_normal(n).astype(np.float32)
-        for a, want in (("relu", np.maximum(x, 0)), ("none", x)):
+        for a, want in (("relu", np.maximum(x, 0)), ("none", x), ('"relu"', np.maximum(x, 0))):
             out = poisoned(n, np.float32)
-            tile.compile(act, device=self.dev, ACT=a).k[(tile.cdiv(n, 128),)](x, out, n)
+            k = tile.compile(act, device=self.dev, ACT=a).k
+            k[(tile.cdiv(n, 128),)](x, out, n)
             close(self, out, want.astype(np.float64), 0, 0)
+            self.assertEqual(k.meta["ACT"], a.strip('"'))  # quoted or not, meta holds the string the kernel sees
 
     def test_installed_data(self):
         # installed by pip, the library reads the kernels and stdlib shipped in the package, not a source tree

@@ -137,6 +137,11 @@ class Module:
         return "<tile module %s: %s>" % (self.source, ", ".join(self._kernels))
 
 
+def _unquoted(v):
+    """A string constexpr given quoted ('"leaky relu"') as the kernel sees it; anything else as it is."""
+    return v[1:-1] if isinstance(v, str) and len(v) >= 2 and v[0] == v[-1] == '"' else v
+
+
 def _define_value(name, v):
     if v is None:  # Triton's constexpr None: `NAME is None` in the kernel
         return "None"
@@ -210,8 +215,9 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
         text = src
 
     def build(name, extra=(), config=None):
-        # meta: compile()'s constexprs, under an autotuned configuration's own values (they never overlap)
-        meta = dict(constexprs, **(config or {}))
+        # meta: compile()'s constexprs (a quoted string as the string the kernel sees), under an autotuned
+        # configuration's own values (they never overlap)
+        meta = dict({k: _unquoted(v) for k, v in constexprs.items()}, **(config or {}))
         ks = _tile.compile(dev, path, is_file, tuple(defines) + tuple(extra), kernel=name, arch=arch, meta=meta,
                            specialize=specialize, debug=debug, no_tma=no_tma)
         for k in ks:
