@@ -309,6 +309,55 @@ class Launch(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, r"argument 'x': its __dlpack__\(\) returned no 'dltensor' capsule"):
             self.add[2,](bad, OnlyDLPack(y), OnlyDLPack(out), n)
 
+    def test_dlpack_overlapping_views(self):
+        # torch's t[:-1] and t[1:] in one call: DLPack gives each view's own bytes, which overlap; the storage
+        # the views share (torch's untyped_storage(): data_ptr(), nbytes()) is registered for the call instead
+        class Storage:
+            def __init__(self, base):
+                self.base = base
+
+            def data_ptr(self):
+                return self.base.__array_interface__["data"][0]
+
+            def nbytes(self):
+                return self.base.nbytes
+
+        class TorchLike:  # a CPU tensor as torch shows it: DLPack and its storage, no NumPy protocols
+            def __init__(self, view, base):
+                self.view, self.base = view, base
+
+            def __dlpack__(self, stream=None):
+                return self.view.__dlpack__()
+
+            def __dlpack_device__(self):
+                return self.view.__dlpack_device__()
+
+            def untyped_storage(self):
+                return Storage(self.base)
+
+        n = 301
+        t = rng.random(n + 1, dtype=np.float32)
+        out = poisoned(n + 8, np.float32)
+        self.add[2,](TorchLike(t[:-1], t), TorchLike(t[1:], t), TorchLike(out[3:n + 3], out), n)
+        close(self, out[3:n + 3], t[:-1].astype(np.float64) + t[1:], 1e-6, 1e-6)
+        self.assertTrue(np.isnan(out[:3]).all() and np.isnan(out[n + 3:]).all(), out)
+        # without a storage to widen to, the two views overlap and are refused with a message
+        class OnlyDLPack:
+            def __init__(self, a):
+                self.a = a
+
+            def __dlpack__(self, stream=None):
+                return self.a.__dlpack__()
+
+            def __dlpack_device__(self):
+                return self.a.__dlpack_device__()
+
+        with self.assertRaisesRegex(ValueError, r"argument 'y': cannot use this host memory: .*overlaps"):
+            self.add[2,](OnlyDLPack(t[:-1]), OnlyDLPack(t[1:]), OnlyDLPack(out), n)
+        # a storage that does not hold the view is not used
+        with self.assertRaisesRegex(ValueError, r"argument 'y': cannot use this host memory: .*overlaps"):
+            self.add[2,](TorchLike(t[:-1], out), TorchLike(t[1:], out), OnlyDLPack(out), n)
+
     def test_threads(self):
         # launches from several threads (the GIL is released while a kernel runs), new variants among them
         import threading

@@ -413,7 +413,12 @@ static PyObject *owning_array(PyObject *obj, PyObject **outer) {
     return NULL;
 }
 
-static bool host_memory(TPyScope *sc, PyObject *obj, const char *name, TPyArray *a, uintptr_t data, bool cacheable) {
+/* Host memory for the kernel.  cacheable: a NumPy array, whose owning array is registered once and cached;
+ * otherwise the memory is registered for the call, over [wlo, whi) when that holds the array (the storage a
+ * DLPack tensor's views share: see torch_storage), so that other views of it in the call are inside one
+ * registration instead of overlapping it. */
+static bool host_memory(TPyScope *sc, PyObject *obj, const char *name, TPyArray *a, uintptr_t data, bool cacheable,
+                        uintptr_t wlo, uintptr_t whi) {
     TPyDevice *d = sc->dev;
     uintptr_t lo, hi;
     a->host = 1;
@@ -458,9 +463,28 @@ static bool host_memory(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
             }
         }
     }
+    if (wlo <= lo && hi <= whi && wlo < whi) lo = wlo, hi = whi;
     if (!temp_register(sc, name, lo, hi, &dev)) return false;
     a->ptr = dev + (data - lo);
     return true;
+}
+
+/* A PyTorch tensor's storage, [lo, hi): the bytes all views of it share (t[:-1] and t[1:] overlap inside
+ * it).  DLPack gives a tensor's own bytes only; torch's untyped_storage() (data_ptr(), nbytes()) gives the
+ * rest.  False, with no exception, for anything else. */
+static bool torch_storage(PyObject *obj, uintptr_t *lo, uintptr_t *hi) {
+    PyObject *s = PyObject_HasAttrString(obj, "untyped_storage") ? PyObject_CallMethod(obj, "untyped_storage", NULL) : NULL;
+    PyObject *p = s ? PyObject_CallMethod(s, "data_ptr", NULL) : NULL;
+    PyObject *n = p ? PyObject_CallMethod(s, "nbytes", NULL) : NULL;
+    unsigned long long base = p && PyLong_Check(p) ? PyLong_AsUnsignedLongLong(p) : 0;
+    unsigned long long size = n && PyLong_Check(n) ? PyLong_AsUnsignedLongLong(n) : 0;
+    bool ok = !PyErr_Occurred() && base && size && size <= UINTPTR_MAX - base;
+    PyErr_Clear();
+    Py_XDECREF(n);
+    Py_XDECREF(p);
+    Py_XDECREF(s);
+    if (ok) *lo = (uintptr_t)base, *hi = (uintptr_t)(base + size);
+    return ok;
 }
 
 static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray *a) {
@@ -515,7 +539,9 @@ static bool from_dlpack(TPyScope *sc, PyObject *obj, const char *name, TPyArray 
         a->ptr = (tile_devptr)data;
         return true;
     }
-    return host_memory(sc, obj, name, a, data, false);
+    uintptr_t wlo = 0, whi = 0;
+    torch_storage(obj, &wlo, &whi);
+    return host_memory(sc, obj, name, a, data, false, wlo, whi);
 }
 
 PyObject *tpy_no_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -554,7 +580,7 @@ bool tpy_array(TPyScope *sc, PyObject *obj, const char *name, TPyArray *a) {
     memset(a, 0, sizeof *a);
     uintptr_t data;
     int found = host_interface(obj, name, a, &data);
-    if (found) return found > 0 && host_memory(sc, obj, name, a, data, true);
+    if (found) return found > 0 && host_memory(sc, obj, name, a, data, true, 0, 0);
     PyObject *cai = PyObject_GetAttr(obj, s_cai);
     if (cai) {
         bool ok = parse_interface(cai, name, a, &data);
