@@ -179,6 +179,42 @@ Val compose_ravel(Gen *g, Val x, Loc loc) {
     return rt(g, reshape_to(g, x.v, 1, &n, loc));
 }
 
+/* OCP e2m1 (fp4) codes packed two to a byte, the first element in the low nibble, unpacked along dim
+ * (its size doubles) to bf16, exactly.  A code s e1 e0 m (sign, two exponent bits, one mantissa bit) is
+ * 0, 0.5, 1, 1.5, 2, 3, 4 or 6: for c = the code's low three bits, the bf16 bits are c * 0x3F00 below
+ * 2 (0 and 0.5) and (c << 6) + 0x3F00 from 2 on (exponent e + 126, the mantissa bit at bf16's top
+ * mantissa bit), or'ed with the sign at bit 15. */
+Val compose_unpack_e2m1(Gen *g, Val x, int dim, Loc loc) {
+    int r = x.t->rank;
+    Val xi = gen_binop(g, TK_AMP, gen_cast(g, x, DT_I32, loc), val_ct_int(255, DT_I32), loc);
+    Val half[2];
+    for (int k = 0; k < 2; k++) {
+        Val c = k ? gen_binop(g, TK_SHR, xi, val_ct_int(4, DT_I32), loc) : gen_binop(g, TK_AMP, xi, val_ct_int(15, DT_I32), loc);
+        Val c7 = gen_binop(g, TK_AMP, c, val_ct_int(7, DT_I32), loc);
+        Val big = gen_binop(g, TK_PLUS, gen_binop(g, TK_SHL, c7, val_ct_int(6, DT_I32), loc), val_ct_int(0x3F00, DT_I32), loc);
+        Val small = gen_binop(g, TK_STAR, c7, val_ct_int(0x3F00, DT_I32), loc);
+        Val ge2 = gen_binop(g, TK_GE, c7, val_ct_int(2, DT_I32), loc);
+        if (!ok(big) || !ok(small) || !ok(ge2)) return val_err();
+        Val mag = rt(g, select3(g, ge2, big.v, small.v, loc));
+        Val sign = gen_binop(g, TK_SHL, gen_binop(g, TK_AMP, c, val_ct_int(8, DT_I32), loc), val_ct_int(12, DT_I32), loc);
+        Val bits = gen_cast(g, gen_binop(g, TK_PIPE, mag, sign, loc), DT_U16, loc);
+        if (!ok(bits)) return val_err();
+        half[k] = gen_convert(g, bits, tir_scalar(g->m, DT_BF16), true, loc);
+        if (!ok(half[k])) return val_err();
+    }
+    /* [.., n, ..] -> [.., 2n, ..]: join makes [.., 2] last; along the last dim that is interleave, else
+     * the pair moves next to dim first */
+    Val j = compose_join(g, half[0], half[1], loc);
+    if (!ok(j)) return j;
+    int perm[TIR_MAX_RANK];
+    for (int d = 0, q = 0; d <= r; d++) perm[d] = d == dim + 1 ? r : q++;
+    ValueId p = permute_dims(g, j.v, perm, loc);
+    int32_t s[TIR_MAX_RANK];
+    memcpy(s, x.t->shape, sizeof s);
+    s[dim] *= 2;
+    return rt(g, reshape_to(g, p, r, s, loc));
+}
+
 Val compose_flip(Gen *g, Val x, int dim, Loc loc) {
     int r = x.t->rank;
     int32_t n = x.t->shape[dim];

@@ -157,6 +157,7 @@ Val compose_interleave(Gen *g, Val a, Val b, Loc loc);
 Val compose_cat(Gen *g, Val a, Val b, Loc loc);
 Val compose_ravel(Gen *g, Val x, Loc loc);
 Val compose_flip(Gen *g, Val x, int dim, Loc loc);
+Val compose_unpack_e2m1(Gen *g, Val x, int dim, Loc loc); /* packed fp4 codes -> bf16, dim doubled */
 Val compose_gather(Gen *g, Val src, Val index, int axis, Loc loc);
 Val compose_reduce(Gen *g, Val in, int axis, const Decl *fn, Op op, bool keep_dims, Loc loc); /* axis -1: all; fn NULL: op (xor) */
 Val compose_scan(Gen *g, Val in, int axis, const Decl *fn, Op op, bool reverse, Loc loc); /* fn NULL: op (mul) */

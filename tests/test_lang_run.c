@@ -1201,13 +1201,96 @@ Test(lang_run, dot_scaled_mx) {
     unload(&k);
 }
 
+/* The e2m1 code's value (OCP fp4: sign, two exponent bits, one mantissa bit). */
+static double e2m1_to_d(unsigned c) {
+    static const double mag[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+    return (c & 8 ? -1 : 1) * mag[c & 7];
+}
+
+/* Packed e2m1 (fp4, two codes a byte, the first in the low nibble) as Triton's dot_scaled takes it:
+ * packed along K (lhs [M, K/2], rhs [K/2, N]) with scales; packed along M and N (lhs_k_pack=false,
+ * rhs_k_pack=false: lhs [M/2, K], rhs [K, N/2], the rhs in i8) with a None scale; e4m3 codes in u8
+ * beside a scaled e2m1 rhs with fast_math and an accumulator; out_dtype as the eighth positional
+ * argument.  Every byte value occurs; against float64 (the products are exact).  sm_80 (mma.sync) and
+ * sm_90a (wgmma) on the emulator. */
+static void dot_scaled_e2m1_on(const char *arch, const char *device) {
+    K k;
+    load_src_on(&k,
+             "@num_warps(4)\n"
+             "kernel k(a: *u8, sa: *u8, b: *u8, sb: *u8, a2: *u8, b2: *i8, e: *u8, out: *f32, out2: *f32, out3: *f32,\n"
+             "         out4: *f32, const M: i32 = 32, const N: i32 = 32, const K: i32 = 64) {\n"
+             "    let rm = arange(0, M);\n    let rn = arange(0, N);\n    let rk = arange(0, K);\n    let rs = arange(0, K / 32);\n"
+             "    let ta = load(a + rm[:, None] * (K / 2) + arange(0, K / 2)[None, :]);\n"
+             "    let tb = load(b + arange(0, K / 2)[:, None] * N + rn[None, :]);\n"
+             "    let tsa = load(sa + rm[:, None] * (K / 32) + rs[None, :]);\n"
+             "    let tsb = load(sb + rn[:, None] * (K / 32) + rs[None, :]);\n"
+             "    let o = rm[:, None] * N + rn[None, :];\n"
+             "    store(out + o, dot_scaled(ta, tsa, \"e2m1\", tb, tsb, \"e2m1\"));\n"
+             "    let ta2 = load(a2 + arange(0, M / 2)[:, None] * K + rk[None, :]);\n"
+             "    let tb2 = load(b2 + rk[:, None] * (N / 2) + arange(0, N / 2)[None, :]);\n"
+             "    store(out2 + o, dot_scaled(ta2, tsa, \"e2m1\", tb2, None, \"e2m1\", lhs_k_pack=false, rhs_k_pack=false));\n"
+             "    let te = load(e + rm[:, None] * K + rk[None, :]);\n"
+             "    store(out3 + o, dot_scaled(te, None, \"e4m3\", tb, tsb, \"e2m1\", acc=zeros([M, N], f32) - 2.0, fast_math=true));\n"
+             "    store(out4 + o, dot_scaled(ta, None, \"e2m1\", tb, None, \"e2m1\", None, f32));\n"
+             "}\n",
+             "k", arch, device);
+    enum { M = 32, N = 32, KK = 64, KB = KK / 32 };
+    static uint8_t a[M * KK / 2], b[KK / 2 * N], a2[M / 2 * KK], b2[KK * N / 2], e[M * KK], sa[M * KB], sb[N * KB];
+    static float out[4][M * N];
+    unsigned x = 777;
+#define RND() (x = x * 1103515245u + 12345u, (x >> 16) & 0x7fff)
+    for (int i = 0; i < (int)sizeof a; i++) a[i] = (uint8_t)(i & 255), b[i] = (uint8_t)RND(); /* a: every byte */
+    for (int i = 0; i < (int)sizeof a2; i++) a2[i] = (uint8_t)RND(), b2[i] = (uint8_t)(255 - (i & 255));
+    for (int i = 0; i < M * KK; i++)
+        do e[i] = (uint8_t)RND(); while ((e[i] & 0x7f) == 0x7f); /* no NaN codes */
+    for (int i = 0; i < M * KB; i++) sa[i] = (uint8_t)(120 + RND() % 15);
+    for (int i = 0; i < N * KB; i++) sb[i] = (uint8_t)(120 + RND() % 15);
+    sa[5] = 0, sb[2] = 200;
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < M * N; i++) out[t][i] = NAN;
+    uint64_t da = upload(&k, a, sizeof a), dsa = upload(&k, sa, sizeof sa), db = upload(&k, b, sizeof b), dsb = upload(&k, sb, sizeof sb);
+    uint64_t da2 = upload(&k, a2, sizeof a2), db2 = upload(&k, b2, sizeof b2), de = upload(&k, e, sizeof e);
+    uint64_t dout[4];
+    for (int t = 0; t < 4; t++) dout[t] = upload(&k, out[t], sizeof out[t]);
+    void *params[] = {&da, &dsa, &db, &dsb, &da2, &db2, &de, &dout[0], &dout[1], &dout[2], &dout[3]};
+    launch(&k, 1, params);
+    for (int t = 0; t < 4; t++) download(&k, out[t], dout[t], sizeof out[t]);
+    /* element (r, q) of a tensor packed along K (two to a byte along q) and along the other dim */
+#define NIB(byte, hi) (((byte) >> ((hi) ? 4 : 0)) & 15)
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double want[4] = {0, 0, -2, 0}, mag[4] = {0, 0, 2, 0};
+            for (int q = 0; q < KK; q++) {
+                double as = ldexp(1.0, sa[i * KB + q / 32] - 127), bs = ldexp(1.0, sb[j * KB + q / 32] - 127);
+                double av = e2m1_to_d(NIB(a[i * (KK / 2) + q / 2], q & 1)), bv = e2m1_to_d(NIB(b[q / 2 * N + j], q & 1));
+                double av2 = e2m1_to_d(NIB(a2[i / 2 * KK + q], i & 1)), bv2 = e2m1_to_d(NIB(b2[q * (N / 2) + j / 2], j & 1));
+                double ev = f8e4m3_to_d(e[i * KK + q]);
+                double p[4] = {av * as * bv * bs, av2 * as * bv2, ev * bv * bs, av * bv};
+                for (int t = 0; t < 4; t++) want[t] += p[t], mag[t] += fabs(p[t]);
+            }
+            for (int t = 0; t < 4; t++)
+                cr_assert(fabs(out[t][i * N + j] - want[t]) <= 0x1p-20 * mag[t] + 1e-30, "%s form %d (%d, %d): %.9g, want %.9g", arch,
+                          t, i, j, out[t][i * N + j], want[t]);
+        }
+#undef NIB
+#undef RND
+    unload(&k);
+}
+
+Test(lang_run, dot_scaled_e2m1) {
+    dot_scaled_e2m1_on("sm_80", "emu");
+    dot_scaled_e2m1_on("sm_90a", "emu:sm_90a");
+}
+
 /* dot_scaled's located errors: an unknown or mismatched format, a scale of the wrong shape, a
  * scale on a bf16 operand. */
 Test(lang_run, dot_scaled_errors) {
     static const struct {
         const char *body, *msg;
     } cases[] = {
-        {"dot_scaled(a, s, \"e2m1\", b, t, \"e5m2\")", "packed e2m1 is not supported"},
+        {"dot_scaled(a, s, \"e2m1\", b, t, \"e5m2\")", "lhs of 'dot_scaled' must be a 2-D tensor of 8-bit integers (two codes a byte)"},
+        {"dot_scaled(a, s, \"e4m3\", b, t, \"e5m2\", lhs_k_pack=r)", "lhs_k_pack of 'dot_scaled' must be a compile-time bool"},
+        {"dot_scaled(a, s, \"fp4\", b, t, \"e5m2\")", "unknown lhs_format \"fp4\""},
         {"dot_scaled(a, s, \"e5m2\", b, t, \"e5m2\")", "must be a 2-D tensor of f8e5m2"},
         {"dot_scaled(a, t, \"e4m3\", b, t, \"e5m2\")", "lhs_scale of 'dot_scaled' must be an [32, 2] tensor"},
         {"dot_scaled(c, s, \"bf16\", b, t, \"e5m2\")", "lhs_scale of 'dot_scaled' must be None for format \"bf16\""},
