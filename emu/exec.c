@@ -637,17 +637,66 @@ static bool run_thread(EmuBlock *b, EmuThread *t) {
 }
 
 /* ---- block scheduling ---- */
+/* The special registers of every thread of CTA rank (its first thread's registers, which hold the initial
+ * slots too): what a thread's registers start as but for the per-thread ones init_threads writes. */
+static void init_cta_regs(EmuBlock *b, uint32_t rank, uint64_t *r) {
+    EmuLaunch *L = b->L;
+    const EmuFunc *f = L->f;
+    const uint32_t *ctaid = b->cta[rank].ctaid;
+    memcpy(r, f->slot_init, f->nslots * sizeof(uint64_t));
+    uint64_t *s = r + EMU_SLOT_SREG;
+    for (int k = 0; k < 3; k++) {
+        s[EMU_SREG_NTID_X + k] = L->block[k];
+        s[EMU_SREG_CTAID_X + k] = ctaid[k];
+        s[EMU_SREG_NCTAID_X + k] = L->grid[k];
+    }
+    s[EMU_SREG_NWARPID] = b->cta_warps;
+    s[EMU_SREG_NSMID] = 1;
+    s[EMU_SREG_DYN_SMEM] = L->dyn_smem;
+    s[EMU_SREG_TOTAL_SMEM] = L->total_smem;
+    s[EMU_SREG_AGGR_SMEM] = L->total_smem + EMU_RESERVED_SMEM; /* user shared memory + the region reserved for the system */
+    s[EMU_SREG_GLOBALTIMER] = L->globaltimer;
+    s[EMU_SREG_GLOBALTIMER_LO] = (uint32_t)L->globaltimer;
+    s[EMU_SREG_GLOBALTIMER_HI] = L->globaltimer >> 32;
+    s[EMU_SREG_CURRENT_GRAPH_EXEC] = 0; /* launches never come from a CUDA graph */
+    s[EMU_SREG_RSMEM_BEGIN] = s[EMU_SREG_RSMEM_0] = L->reserved_smem;
+    s[EMU_SREG_RSMEM_END] = L->reserved_smem + EMU_RESERVED_SMEM;
+    s[EMU_SREG_RSMEM_CAP] = EMU_RESERVED_SMEM;
+    s[EMU_SREG_RSMEM_1] = L->reserved_smem + EMU_RESERVED_SMEM / 2;
+    s[EMU_SREG_WARPSZ] = 32;
+    for (int k = 0; k < 3; k++) {
+        s[EMU_SREG_CLUSTER_CTAID_X + k] = ctaid[k] % L->cluster[k];
+        s[EMU_SREG_CLUSTER_NCTAID_X + k] = L->cluster[k];
+        s[EMU_SREG_CLUSTERID_X + k] = ctaid[k] / L->cluster[k];
+        s[EMU_SREG_NCLUSTERID_X + k] = L->grid[k] / L->cluster[k];
+    }
+    s[EMU_SREG_CLUSTER_CTARANK] = rank % b->ncl;
+    s[EMU_SREG_ENVREG1] = L->workspace >> 32; /* cooperative groups' grid barrier: envreg1:envreg2 */
+    s[EMU_SREG_ENVREG2] = (uint32_t)L->workspace;
+    s[EMU_SREG_CLUSTER_NCTARANK] = b->ncl;
+    s[EMU_SREG_IS_EXPLICIT_CLUSTER] = L->explicit_cluster;
+}
+
+/* Every thread of the block ready to run from the kernel's first instruction: a CTA's first thread's
+ * registers are made whole (init_cta_regs), the others copied from them (nothing has run yet) with
+ * their own thread index, lane and warp.  The index counts up (x fastest) instead of being divided
+ * out of the thread's number: the setup is a launch's fixed cost, once per block. */
 static void init_threads(EmuBlock *b) {
     EmuLaunch *L = b->L;
     const EmuFunc *f = L->f;
-    uint32_t cn = b->cta_threads, ncl = b->ncl;
+    uint32_t cn = b->cta_threads, rank = 0, local = 0, tid[3] = {0, 0, 0};
+    size_t bytes = f->nslots * sizeof(uint64_t);
+    const uint64_t *first = NULL;
     for (uint32_t i = 0; i < b->nthreads; i++) {
         EmuThread *t = &b->t[i];
-        uint32_t local = i % cn, rank = i / cn;
-        const uint32_t *ctaid = b->cta[rank].ctaid;
         t->fn = f;
         t->r = b->regs + (size_t)i * f->nslots;
-        memcpy(t->r, f->slot_init, f->nslots * sizeof(uint64_t));
+        if (local == 0) {
+            init_cta_regs(b, rank, t->r);
+            first = t->r;
+        } else {
+            memcpy(t->r, first, bytes);
+        }
         t->pc = 0;
         t->state = EMU_TS_RUN;
         t->bar_id = 0;
@@ -665,9 +714,7 @@ static void init_threads(EmuBlock *b) {
         t->linear = i;
         t->cta = rank;
         t->lane = (uint16_t)(local & 31);
-        t->tid[0] = local % L->block[0];
-        t->tid[1] = (local / L->block[0]) % L->block[1];
-        t->tid[2] = local / (L->block[0] * L->block[1]);
+        memcpy(t->tid, tid, sizeof t->tid);
         if (t->frames) { /* call stacks are kept across blocks, frame 0's alloca buffer too (empty again) */
             uint8_t *dyn = t->frames[0].dyn;
             uint32_t cap = t->frames[0].cap_dyn;
@@ -675,45 +722,23 @@ static void init_threads(EmuBlock *b) {
             t->frames[0].dyn = dyn, t->frames[0].cap_dyn = cap;
         }
         uint64_t *s = t->r + EMU_SLOT_SREG;
-        for (int k = 0; k < 3; k++) {
-            s[EMU_SREG_TID_X + k] = t->tid[k];
-            s[EMU_SREG_NTID_X + k] = L->block[k];
-            s[EMU_SREG_CTAID_X + k] = ctaid[k];
-            s[EMU_SREG_NCTAID_X + k] = L->grid[k];
-        }
+        for (int k = 0; k < 3; k++) s[EMU_SREG_TID_X + k] = tid[k];
         uint32_t lane = t->lane;
         s[EMU_SREG_LANEID] = lane;
         s[EMU_SREG_WARPID] = local / 32;
-        s[EMU_SREG_NWARPID] = b->cta_warps;
-        s[EMU_SREG_NSMID] = 1;
         s[EMU_SREG_LANEMASK_EQ] = 1u << lane;
         s[EMU_SREG_LANEMASK_LT] = (1u << lane) - 1;
         s[EMU_SREG_LANEMASK_LE] = (uint32_t)((2ull << lane) - 1);
         s[EMU_SREG_LANEMASK_GT] = (uint32_t)(~((2ull << lane) - 1));
         s[EMU_SREG_LANEMASK_GE] = (uint32_t)(~((1u << lane) - 1));
-        s[EMU_SREG_DYN_SMEM] = L->dyn_smem;
-        s[EMU_SREG_TOTAL_SMEM] = L->total_smem;
-        s[EMU_SREG_AGGR_SMEM] = L->total_smem + EMU_RESERVED_SMEM; /* user shared memory + the region reserved for the system */
-        s[EMU_SREG_GLOBALTIMER] = L->globaltimer;
-        s[EMU_SREG_GLOBALTIMER_LO] = (uint32_t)L->globaltimer;
-        s[EMU_SREG_GLOBALTIMER_HI] = L->globaltimer >> 32;
-        s[EMU_SREG_CURRENT_GRAPH_EXEC] = 0; /* launches never come from a CUDA graph */
-        s[EMU_SREG_RSMEM_BEGIN] = s[EMU_SREG_RSMEM_0] = L->reserved_smem;
-        s[EMU_SREG_RSMEM_END] = L->reserved_smem + EMU_RESERVED_SMEM;
-        s[EMU_SREG_RSMEM_CAP] = EMU_RESERVED_SMEM;
-        s[EMU_SREG_RSMEM_1] = L->reserved_smem + EMU_RESERVED_SMEM / 2;
-        s[EMU_SREG_WARPSZ] = 32;
-        for (int k = 0; k < 3; k++) {
-            s[EMU_SREG_CLUSTER_CTAID_X + k] = ctaid[k] % L->cluster[k];
-            s[EMU_SREG_CLUSTER_NCTAID_X + k] = L->cluster[k];
-            s[EMU_SREG_CLUSTERID_X + k] = ctaid[k] / L->cluster[k];
-            s[EMU_SREG_NCLUSTERID_X + k] = L->grid[k] / L->cluster[k];
+        /* the next thread: x fastest, then y, z; a new CTA after cn threads */
+        if (++local == cn) {
+            local = 0, rank++;
+            tid[0] = tid[1] = tid[2] = 0;
+        } else if (++tid[0] == L->block[0]) {
+            tid[0] = 0;
+            if (++tid[1] == L->block[1]) tid[1] = 0, tid[2]++;
         }
-        s[EMU_SREG_CLUSTER_CTARANK] = rank % ncl;
-        s[EMU_SREG_ENVREG1] = L->workspace >> 32; /* cooperative groups' grid barrier: envreg1:envreg2 */
-        s[EMU_SREG_ENVREG2] = (uint32_t)L->workspace;
-        s[EMU_SREG_CLUSTER_NCTARANK] = ncl;
-        s[EMU_SREG_IS_EXPLICIT_CLUSTER] = L->explicit_cluster;
     }
     if (b->fparam_size) memset(b->fparams, 0, (size_t)b->nthreads * b->fparam_size);
 }
@@ -1072,19 +1097,28 @@ static void *worker(void *arg) {
     b.L = L;
     b.ncta = L->ncta;
     b.ncl = L->ncl;
-    b.cta = calloc(b.ncta, sizeof *b.cta);
     b.cta_threads = L->block[0] * L->block[1] * L->block[2];
     b.cta_warps = (b.cta_threads + 31) / 32;
     b.nthreads = b.ncta * b.cta_threads;
     b.next_check = EMU_CHECK_EVERY;
-    b.t = calloc(b.nthreads, sizeof *b.t);
-    b.regs = calloc((size_t)b.nthreads * L->f->nslots, sizeof(uint64_t));
     b.shared_size = L->shared_size;
-    b.shared = calloc((size_t)b.ncta * b.shared_size + 1, 1);
     b.local_size = (L->f->local_size + 15) & ~15u;
-    b.local = calloc((size_t)b.nthreads * b.local_size + 1, 1);
     b.fparam_size = (L->f->frame_param_size + 15) & ~15u;
-    b.fparams = calloc((size_t)b.nthreads * b.fparam_size + 1, 1);
+    /* the unit's fixed state in one zeroed allocation (a launch's set-up is its fixed cost): CTAs, threads,
+     * registers, shared, local and frame-parameter memory, each 64-byte aligned (b.cta is the allocation) */
+    size_t part[6] = {b.ncta * sizeof *b.cta, b.nthreads * sizeof *b.t, (size_t)b.nthreads * L->f->nslots * sizeof(uint64_t),
+                      (size_t)b.ncta * b.shared_size + 1, (size_t)b.nthreads * b.local_size + 1, (size_t)b.nthreads * b.fparam_size + 1};
+    size_t off[6], total = 0;
+    for (int k = 0; k < 6; k++) off[k] = total, total += (part[k] + 63) & ~(size_t)63;
+    uint8_t *arena = calloc(total, 1);
+    if (arena) {
+        b.cta = (EmuCta *)arena;
+        b.t = (EmuThread *)(arena + off[1]);
+        b.regs = (uint64_t *)(arena + off[2]);
+        b.shared = arena + off[3];
+        b.local = arena + off[4];
+        b.fparams = arena + off[5];
+    }
     if (L->opt->racecheck) {
         b.shadow = calloc((size_t)b.ncta * b.shared_size + 1, sizeof *b.shadow);
         b.mbs = calloc(EMU_MB_SLOTS, sizeof *b.mbs);
@@ -1143,11 +1177,6 @@ static void *worker(void *arg) {
     for (uint32_t i = 0; b.t && i < b.nthreads; i++) emu_wg_free(&b.t[i]);
     emu_stacks_free(&b);
     str_free(&b.out);
-    free(b.t);
-    free(b.regs);
-    free(b.shared);
-    free(b.local);
-    free(b.fparams);
     free(b.shadow);
     free(b.mbs);
     free(b.seen);

@@ -909,6 +909,46 @@ Test(ptx, bar_red) {
     dev_close(d);
 }
 
+/* Each thread's own special registers in a 3-D block of 5 x 3 x 3 (45 threads: a second warp of 13) over
+ * a 2 x 2 grid, read back per thread: %tid (x fastest), %laneid, %warpid, the lane masks, %ctaid, and the
+ * block-wide %ntid and %nwarpid, against the thread's place computed here. */
+Test(ptx, thread_special_registers_of_a_3d_block) {
+    static const char *ptx = PTX_HEAD
+        ".visible .entry s(.param .u64 out)\n{\n .reg .b32 %r<20>;\n .reg .b64 %rd<4>;\n"
+        " mov.u32 %r1, %tid.x;\n mov.u32 %r2, %tid.y;\n mov.u32 %r3, %tid.z;\n"
+        " mov.u32 %r4, %ntid.x;\n mov.u32 %r5, %ntid.y;\n"
+        " mad.lo.u32 %r6, %r3, %r5, %r2;\n mad.lo.u32 %r6, %r6, %r4, %r1;\n" /* linear thread id in the block */
+        " mov.u32 %r7, %ctaid.x;\n mov.u32 %r8, %ctaid.y;\n mov.u32 %r9, %nctaid.x;\n"
+        " mad.lo.u32 %r10, %r8, %r9, %r7;\n mad.lo.u32 %r10, %r10, 45, %r6;\n" /* global slot */
+        " mul.wide.u32 %rd1, %r10, 48;\n ld.param.u64 %rd2, [out];\n add.s64 %rd3, %rd2, %rd1;\n"
+        " st.global.v4.u32 [%rd3], {%r1, %r2, %r3, %r7};\n"
+        " mov.u32 %r11, %laneid;\n mov.u32 %r12, %warpid;\n mov.u32 %r13, %lanemask_lt;\n mov.u32 %r14, %lanemask_ge;\n"
+        " st.global.v4.u32 [%rd3+16], {%r11, %r12, %r13, %r14};\n"
+        " mov.u32 %r15, %ntid.z;\n mov.u32 %r16, %nwarpid;\n mov.u32 %r17, %lanemask_eq;\n"
+        " st.global.v4.u32 [%rd3+32], {%r8, %r15, %r16, %r17};\n ret;\n}\n";
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "s", &m);
+    enum { T = 45, B = 4 };
+    uint64_t out = poisoned(d, B * T * 48);
+    void *params[] = {&out};
+    cr_assert_eq(dev_launch(f, 2, 2, 1, 5, 3, 3, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint32_t o[B * T][12];
+    download(d, o, out, sizeof o);
+    for (uint32_t blk = 0; blk < B; blk++)
+        for (uint32_t i = 0; i < T; i++) {
+            const uint32_t *v = o[blk * T + i];
+            uint32_t lane = i % 32;
+            uint32_t want[12] = {i % 5, i / 5 % 3, i / 15, blk % 2, lane, i / 32, (1u << lane) - 1, ~((1u << lane) - 1),
+                                 blk / 2, 3, 2, 1u << lane};
+            for (int k = 0; k < 12; k++)
+                cr_assert_eq(v[k], want[k], "block %u thread %u, value %d: %u, want %u", blk, i, k, v[k], want[k]);
+        }
+    dev_free(d, out);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 Test(ptx, vote_and_warp_sync) {
     static const char *ptx = PTX_HEAD
         ".visible .entry v(.param .u64 out)\n{\n .reg .pred %p<4>;\n .reg .b32 %r<10>;\n .reg .b64 %rd<4>;\n"
