@@ -219,7 +219,7 @@ static Node *primary(Parser *p) {
         n = new_node(p, N_LIST, t->loc);
         do {
             list_push(p, &l, expr(p));
-        } while (!p->panic && accept(p, TK_COMMA));
+        } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RBRACK)); /* [a, b,] */
         expect(p, TK_RBRACK, "after list elements");
         n->kids = l.v;
         n->nkids = l.n;
@@ -267,7 +267,7 @@ static Node *postfix(Parser *p) {
                         kwcap = l.cap;
                     }
                     kw[l.n - 1] = name;
-                } while (!p->panic && accept(p, TK_COMMA));
+                } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN)); /* f(a, b,) as in Python */
             }
             expect(p, TK_RPAREN, "after call arguments");
             c->kids = l.v;
@@ -553,7 +553,7 @@ static Node *stmt(Parser *p) {
                     if (kl.n && !p->panic) parse_error(p, e->loc, "a bound of '%s' after its keyword arguments", rname);
                     list_push(p, &l, e);
                 }
-            } while (!p->panic && accept(p, TK_COMMA));
+            } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN));
         }
         if (!l.n && !p->panic) parse_error(p, peek(p)->loc, "'%s' expects 1 to 3 bounds before its keyword arguments", rname);
         if (kl.n) {
@@ -673,7 +673,7 @@ static void params(Parser *p, Decl *d) {
                 cap = nc;
             }
             param(p, &d->params[d->nparams++]);
-        } while (!p->panic && accept(p, TK_COMMA));
+        } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN)); /* a trailing comma, as Python allows */
     }
     expect(p, TK_RPAREN, "after parameters");
 }

@@ -867,3 +867,44 @@ Test(lang_triton, dims_as_separate_arguments) {
         }
     unload(&k);
 }
+
+/* Python's trailing commas, as black writes Triton code one argument a line: after the last
+ * parameter of a kernel and a fn, the last argument of a call (keyword or not), the last element
+ * of a list and range's last argument.  A comma alone is still an error. */
+Test(lang_triton, trailing_commas) {
+    K k;
+    load_src(&k,
+             "fn axpy(\n    a,\n    x,\n    y,\n) {\n    return a * x + y;\n}\n"
+             "kernel k(\n    x: *f32,\n    out: *f32,\n    n: i32,\n    const BLOCK: i32 = 128,\n) {\n"
+             "    let offs = program_id(0) * BLOCK + arange(0, BLOCK,);\n"
+             "    let acc = zeros([BLOCK,], f32);\n"
+             "    for i in range(0, 3, 1,) {\n"
+             "        acc += axpy(2.0, load(x + offs, mask=offs < n, other=0.0,), 1.0,);\n"
+             "    }\n"
+             "    store(\n        out + offs,\n        acc,\n        mask=offs < n,\n    );\n"
+             "}\n",
+             "k");
+    enum { N = 300 };
+    float x[N], o[N];
+    for (int i = 0; i < N; i++) x[i] = (float)i / 8;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    int32_t n = N;
+    launch(&k, 3, (void *[]){&dx, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < N; i++) cr_assert_eq(o[i], 3 * (2 * x[i] + 1), "out[%d] = %g, want %g", i, o[i], 3 * (2 * x[i] + 1));
+    unload(&k);
+    const char *bad[] = {
+        "kernel k(x: *f32, ,) {}\n",
+        "kernel k(x: *f32) { store(x, maximum(,)); }\n",
+        "kernel k(x: *f32) { let a = zeros([,], f32); }\n",
+        "kernel k(x: *f32) { for i in range(,) {} }\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tile_compile_options opt = {0};
+        tile_compiled c;
+        tile_status st = tile_compile_source("t.tile", bad[i], &opt, &c);
+        cr_expect_neq(st, TILE_OK, "a lone comma compiled: %s", bad[i]);
+        cr_expect_not_null(strstr(c.diagnostics, "found ','"), "%s: %s", bad[i], c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}
