@@ -908,3 +908,65 @@ Test(lang_triton, trailing_commas) {
         tile_compiled_free(&c);
     }
 }
+
+/* A name bound only under a constexpr, as Triton writes it (`if HAS_W: dw = zeros(...)` before a
+ * loop, `if HAS_W: dw += ...` in it): with HAS_W false the loop assigns nothing to the None, so it
+ * is no loop-carried value (it was "'dw' holds a compile-time None and cannot be reassigned in a
+ * loop").  A condition the loop can change still counts both branches. */
+static const char *constexpr_loop_src =
+    "kernel k(x: *f32, out: *f32, dw_out: *f32, n_rows: i32, const HAS_W: i1 = false) {\n"
+    "    let cols = arange(0, 32);\n"
+    "    let dw = None;\n"
+    "    if HAS_W { dw = zeros([32], f32); }\n"
+    "    for r in range(0, n_rows) {\n"
+    "        let v = load(x + r * 32 + cols);\n"
+    "        if HAS_W { dw += v; }\n"
+    "        if !HAS_W { store(out + r * 32 + cols, v * 2.0); } else { dw = dw + 1.0; }\n"
+    "    }\n"
+    "    if HAS_W { store(dw_out + cols, dw); }\n"
+    "}\n";
+
+Test(lang_triton, constexpr_branch_in_loop) {
+    enum { ROWS = 3 };
+    float x[ROWS * 32], o[ROWS * 32], dw[32];
+    for (int i = 0; i < ROWS * 32; i++) x[i] = (float)i / 4;
+    for (int has = 0; has < 2; has++) {
+        char *src = strdup(constexpr_loop_src);
+        if (has) memcpy(strstr(src, "= false"), "= true ", 7);
+        K k;
+        load_src(&k, src, "k");
+        uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o), d_w = poisoned(&k, sizeof dw);
+        int32_t rows = ROWS;
+        launch(&k, 1, (void *[]){&dx, &d_o, &d_w, &rows});
+        download(&k, o, d_o, sizeof o);
+        download(&k, dw, d_w, sizeof dw);
+        for (int i = 0; i < ROWS * 32; i++) {
+            if (has) cr_assert(isnan(o[i]), "out[%d] written with HAS_W", i);
+            else cr_assert_eq(o[i], 2 * x[i], "out[%d] = %g, want %g", i, o[i], 2 * x[i]);
+        }
+        for (int c = 0; c < 32; c++) {
+            float want = 0;
+            for (int r = 0; r < ROWS; r++) want += x[r * 32 + c] + 1;
+            if (has) cr_assert_eq(dw[c], want, "dw[%d] = %g, want %g", c, dw[c], want);
+            else cr_assert(isnan(dw[c]), "dw[%d] written without HAS_W", c);
+        }
+        unload(&k);
+        free(src);
+    }
+    /* conditions the loop changes, or a name the body binds itself, still count both branches */
+    const char *bad[] = {
+        "kernel k(x: *f32, n: i32) {\n    let flag = false;\n    let d = None;\n"
+        "    for i in range(0, n) {\n        if flag { d = 1.0; }\n        flag = true;\n    }\n}\n",
+        "const C = false;\nkernel k(x: *f32, n: i32) {\n    let d = None;\n"
+        "    for i in range(0, n) {\n        let C = true;\n        if C { d = 1.0; }\n    }\n}\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tile_compile_options opt = {0};
+        tile_compiled c;
+        tile_status st = tile_compile_source("t.tile", bad[i], &opt, &c);
+        cr_expect_neq(st, TILE_OK, "compiled: %s", bad[i]);
+        cr_expect_not_null(strstr(c.diagnostics, "'d' holds a compile-time None and cannot be reassigned in a loop"), "%s: %s", bad[i],
+                           c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}
