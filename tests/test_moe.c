@@ -670,6 +670,62 @@ Test(moe, api_forward) {
     tile_context_destroy(ctx);
 }
 
+/* With a router, topk_ids and topk_weights are outputs "written when non-zero", each on its own: a call given
+ * only one of them ran, kept both in the workspace and left the caller's buffer as it was. */
+Test(moe, api_router_writes_either_output) {
+    seed_rng();
+    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .no_disk_cache = 1};
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
+    enum { T = 5, E = 6, K = 2, H = 32, I = 16 };
+    float logits[T * E];
+    int want_ids[T * K];
+    double want_w[T * K], l[E];
+    ref_moe_router rc = {.experts = E, .topk = K, .scoring = TILE_MOE_SOFTMAX, .renormalize = true};
+    for (int t = 0; t < T; t++) {
+        for (int e = 0; e < E; e++) logits[t * E + e] = (float)(e == (t * 5) % E ? 3 : e == (t * 5 + 1) % E ? 2 : urand()), l[e] = logits[t * E + e];
+        cr_assert(ref_moe_route(&rc, l, want_ids + t * K, want_w + t * K, NULL));
+    }
+    uint16_t zeros16[E * 2 * I * H] = {0};
+    tile_moe_args a = {.size = sizeof a, .tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .dtype = TILE_F16,
+                       .logits_dtype = TILE_F32, .scoring = TILE_MOE_SOFTMAX, .renormalize = 1};
+    a.x = api_put(ctx, zeros16, 2 * T * H);
+    a.w1 = api_put(ctx, zeros16, 2 * E * 2 * I * H);
+    a.w2 = api_put(ctx, zeros16, 2 * E * H * I);
+    a.out = api_put(ctx, zeros16, 4 * T * H);
+    a.router_logits = api_put(ctx, logits, sizeof logits);
+    tile_devptr ids, wts;
+    cr_assert_eq(tile_malloc(ctx, 4 * T * K, &ids), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4 * T * K, &wts), TILE_OK);
+    for (int which = 0; which < 2; which++) {
+        cr_assert_eq(tile_memset(ctx, ids, 0xff, 4 * T * K), TILE_OK);
+        cr_assert_eq(tile_memset(ctx, wts, 0xff, 4 * T * K), TILE_OK);
+        a.topk_ids = which == 0 ? ids : 0, a.topk_weights = which == 1 ? wts : 0;
+        cr_assert_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_synchronize(ctx), TILE_OK);
+        int32_t gi[T * K];
+        float gw[T * K];
+        cr_assert_eq(tile_memcpy_dtoh(ctx, gi, ids, sizeof gi), TILE_OK);
+        cr_assert_eq(tile_memcpy_dtoh(ctx, gw, wts, sizeof gw), TILE_OK);
+        for (int s = 0; s < T * K; s++) {
+            if (which == 0) {
+                cr_expect_eq(gi[s], want_ids[s], "topk_ids alone: topk_ids[%d] = %d, want %d", s, gi[s], want_ids[s]);
+                cr_expect(isnan(gw[s]), "topk_ids alone: topk_weights (not given) written at %d", s);
+            } else {
+                cr_expect(fabs(gw[s] - want_w[s]) <= 1e-6, "topk_weights alone: topk_weights[%d] = %.8g, want %.8g", s, gw[s], want_w[s]);
+                cr_expect_eq(gi[s], -1, "topk_weights alone: topk_ids (not given) written at %d", s);
+            }
+        }
+    }
+    /* a given output is range-checked like the inputs */
+    a.topk_ids = ids + 4, a.topk_weights = 0;
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "topk_ids"), "%s", tile_last_error(ctx));
+    tile_devptr bufs[] = {a.x, a.w1, a.w2, a.out, a.router_logits, ids, wts};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tile_free(ctx, bufs[i]);
+    tile_context_destroy(ctx);
+}
+
 /* tile_moe_workspace_size refuses sizes the forward call refuses: huge token counts wrapped the
  * size computation into a few hundred bytes (TILE_OK). */
 Test(moe, workspace_size_refuses_huge_sizes) {

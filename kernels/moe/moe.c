@@ -272,10 +272,9 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
         RANGE(a->router_logits, lb, lb * ((T - 1) * (uint64_t)ldl + E), "router_logits");
         if (a->score_bias) RANGE(a->score_bias, 4, 4 * E, "score_bias");
     }
-    if (!p.own_ids) {
-        RANGE(a->topk_ids, 4, 4 * T * K, "topk_ids");
-        RANGE(a->topk_weights, 4, 4 * T * K, "topk_weights");
-    }
+    /* inputs without a router; with one, outputs where given (each on its own: the other stays in the workspace) */
+    if (a->topk_ids) RANGE(a->topk_ids, 4, 4 * T * K, "topk_ids");
+    if (a->topk_weights) RANGE(a->topk_weights, 4, 4 * T * K, "topk_weights");
     if (a->workspace) RANGE(a->workspace, 16, p.bytes, "workspace");
 #undef RANGE
 
@@ -361,7 +360,8 @@ kernels:; /* 2-4. */
     tile_devptr ws = a->workspace;
     bool own_ws = !ws;
     if (own_ws && (st = tile_malloc(ctx, p.bytes, &ws)) != TILE_OK) return st;
-    tile_devptr ids = p.own_ids ? ws + p.off_ids : a->topk_ids, wts = p.own_ids ? ws + p.off_w : a->topk_weights;
+    /* a router writes the caller's topk_ids and topk_weights where given, even one without the other */
+    tile_devptr ids = a->topk_ids ? a->topk_ids : ws + p.off_ids, wts = a->topk_weights ? a->topk_weights : ws + p.off_w;
     tile_devptr counts = ws + p.off_counts, base = ws + p.off_base, sorted = ws + p.off_sorted, experts = ws + p.off_experts;
     tile_devptr total = ws + p.off_total, h = ws + p.off_h;
 
