@@ -39,6 +39,8 @@ const ASSIGN_OPS = ['=', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '<<=', 
 
 const commaSep1 = (rule) => seq(rule, repeat(seq(',', rule)));
 const commaSep = (rule) => optional(commaSep1(rule));
+// a list that may end with a comma (Python's, as black writes Triton code: one item a line, each with its comma)
+const commaSepTrailing = (rule) => optional(seq(commaSep1(rule), optional(',')));
 
 module.exports = grammar({
   name: 'tile',
@@ -95,11 +97,11 @@ module.exports = grammar({
       '@',
       field('name', $.identifier),
       '(',
-      commaSep(field('argument', choice($._expression, $.keyword_argument))),
+      commaSepTrailing(field('argument', choice($._expression, $.keyword_argument))),
       ')',
     ),
 
-    parameter_list: ($) => seq('(', commaSep(choice($.parameter, $.const_parameter)), ')'),
+    parameter_list: ($) => seq('(', commaSepTrailing(choice($.parameter, $.const_parameter)), ')'),
 
     // param = [ "const" ] IDENT [ ":" type ] [ "=" expr ]
     // (a `const` parameter is its own node: it is a compile-time value)
@@ -178,6 +180,7 @@ module.exports = grammar({
       optional(seq(',', field('bound', $._expression),
         optional(seq(',', field('bound', $._expression))))),
       repeat(seq(',', field('option', $.keyword_argument))),
+      optional(','),
       ')',
       field('body', $.block),
     ),
@@ -266,7 +269,7 @@ module.exports = grammar({
     ),
 
     // a positional STRING: device_print("x", x), static_assert(c, "msg") (not yet in the generated parser)
-    argument_list: ($) => seq('(', commaSep(choice($._expression, $.keyword_argument, $.string)), ')'),
+    argument_list: ($) => seq('(', commaSepTrailing(choice($._expression, $.keyword_argument, $.string)), ')'),
 
     // arg = [ IDENT "=" ] expr | [ IDENT "=" ] STRING   (sem="relaxed"; not yet in the generated parser)
     keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', choice($._expression, $.string))),
@@ -300,7 +303,7 @@ module.exports = grammar({
 
     tuple_expression: ($) => seq('(', $._expression, choice(seq(repeat1(seq(',', $._expression)), optional(',')), ','), ')'),
 
-    list_expression: ($) => seq('[', commaSep1($._expression), ']'),
+    list_expression: ($) => seq('[', commaSep1($._expression), optional(','), ']'),
 
     true: (_) => 'true',
     false: (_) => 'false',
