@@ -600,7 +600,7 @@ typedef struct tile_moe_args {
     int n_group, topk_group;           /* grouped top-k when n_group > 1 (experts % n_group == 0) */
     int group_top2;                    /* group score: sum of its best two (1) or its best (0) */
     tile_devptr score_bias;            /* f32 [experts] added to the choice value, or 0 */
-    float routed_scale;                /* weights are multiplied by it (0 means 1) */
+    float routed_scale;                /* weights are multiplied by it (0 means 1; finite) */
     tile_devptr workspace;             /* 0: allocated and freed inside the call */
     size_t workspace_bytes;            /* at least tile_moe_workspace_size() when workspace != 0 */
     tile_stream stream;

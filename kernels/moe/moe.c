@@ -48,6 +48,7 @@
 #include "runtime/rt.h"
 #include "support/target.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +222,8 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
                        a->accumulate, a->renormalize, a->group_top2);
     if (a->scoring != TILE_MOE_SOFTMAX && a->scoring != TILE_MOE_SIGMOID)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: unknown scoring %d", (int)a->scoring);
+    if (!isfinite(a->routed_scale))
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_moe_forward: routed_scale = %g is not finite", (double)a->routed_scale);
     /* 1. arguments */
     const Target *tg = target_find(rt_arch(ctx));
     bool wgmma = tg && tg->mma == WGMMA;
