@@ -74,7 +74,7 @@ static inline bool tyref_given(TypeRef t) { return t.dt != DT_VOID || t.name || 
 typedef enum NodeKind {
     /* expressions */
     N_ERR, N_INT, N_FLOAT, N_BOOL, N_NONE, N_STR, N_NAME, N_DTYPE, N_LIST, N_SLICE,
-    N_UNARY, N_BINARY, N_CAST, N_CALL, N_INDEX, N_TUPLE,
+    N_UNARY, N_BINARY, N_CAST, N_CALL, N_INDEX, N_TUPLE, N_COND,
     /* statements */
     N_LET, N_ASSIGN, N_FOR, N_WHILE, N_IF, N_RETURN, N_BREAK, N_CONTINUE, N_EXPR, N_BLOCK,
 } NodeKind;
@@ -96,7 +96,8 @@ struct Node {
                         * N_LET/N_ASSIGN of a tuple: the N_NAMEs */
     int nkids;
     const char **kwnames; /* N_CALL: keyword of each arg, NULL when positional */
-    Node *cond, *then, *els; /* N_IF (els: N_BLOCK, N_IF or NULL); N_FOR, N_WHILE: then is the body */
+    Node *cond, *then, *els; /* N_IF (els: N_BLOCK, N_IF or NULL); N_FOR, N_WHILE: then is the body;
+                              * N_COND `then if cond else els`, each an expression (oploc: the `if`) */
 };
 
 typedef enum DeclKind { D_IMPORT, D_CONST, D_FN, D_KERNEL } DeclKind;

@@ -1116,6 +1116,26 @@ static Val builtin_map(Gen *g, const Node *node) {
     return compose_map(g, gl->decl, xs, n, (int)pack, node->loc);
 }
 
+/* `a if cond else b` (N_COND): a compile-time cond (a number, a comparison of strings or types, None)
+ * picks its side, and only that side is generated (the other may be anything that parses: None where
+ * a pointer is not given, a call that would not compile); a run-time cond is where(cond, a, b), both
+ * sides evaluated. */
+Val builtin_cond(Gen *g, const Node *n) {
+    Val cond = gen_expr(g, n->cond);
+    if (cond.k == V_ERR) return cond;
+    if (cond.k == V_NONE) return gen_expr(g, n->els);
+    if (cond.k == V_CT) return gen_expr(g, (dtype_is_float(cond.dt) ? cond.f != 0 : cond.i != 0) ? n->then : n->els);
+    Call c = {.g = g, .bi = &builtins[BI_WHERE], .node = n};
+    const Node *parts[3] = {n->cond, n->then, n->els};
+    for (int k = 0; k < MAX_BI_PARAMS; k++) c.v[k] = (Val){.k = V_NONE};
+    c.v[0] = cond;
+    for (int k = 0; k < 3; k++) c.arg[k] = parts[k], c.loc[k] = parts[k]->loc;
+    c.v[1] = gen_expr(g, n->then);
+    c.v[2] = gen_expr(g, n->els);
+    if (c.v[1].k == V_ERR || c.v[2].k == V_ERR) return val_err();
+    return bi_where(&c);
+}
+
 Val builtin_call(Gen *g, const Node *node) {
     int id = builtin_find(node->name);
     if (id == BI_MAP_ELEMENTWISE) return builtin_map(g, node);

@@ -857,6 +857,7 @@ static Val gen_expr1(Gen *g, const Node *n) {
         return gen_convert(g, v, gen_type_ref(g, n->ty), false, n->oploc);
     }
     case N_CALL: return gen_call(g, n);
+    case N_COND: return builtin_cond(g, n);
     case N_INDEX: return gen_index(g, n);
     case N_SLICE: diag_error(g->d, n->loc, "':' is only allowed in an index"); return val_err();
     default: diag_error(g->d, n->loc, "expected an expression"); return val_err();

@@ -175,6 +175,7 @@ bool builtin_exists(const char *name);
  * start of a line); NULL when none does. */
 const char *lang_stdlib_defining(Arena *a, const LangOptions *opt, const char *name);
 Val builtin_call(Gen *g, const Node *call);
+Val builtin_cond(Gen *g, const Node *cond); /* `a if c else b` */
 /* builtins_raw.c */
 Val builtin_debug(Gen *g, const Node *node, const char *name); /* static_assert, device_assert, device_print */
 Val builtin_inline_asm(Gen *g, const Node *node);

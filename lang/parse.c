@@ -24,6 +24,7 @@ typedef struct Parser {
     Token *t;
     int n, pos;
     int depth;
+    int nest; /* inside ( ) or [ ]: a conditional expression's `if` may then be on a later line */
     bool panic;
     bool too_deep;
 } Parser;
@@ -120,6 +121,13 @@ static void leave(Parser *p) { p->depth--; }
 
 static Node *expr(Parser *p);
 static Node *block(Parser *p);
+/* an expression inside brackets */
+static Node *nested_expr(Parser *p) {
+    p->nest++;
+    Node *n = expr(p);
+    p->nest--;
+    return n;
+}
 
 static Node *postfix(Parser *p);
 
@@ -198,7 +206,7 @@ static Node *primary(Parser *p) {
         return n;
     case TK_LPAREN: { /* "(" expr ")" | tuple = "(" expr "," [ expr { "," expr } [ "," ] ] ")" */
         next(p);
-        n = expr(p);
+        n = nested_expr(p);
         if (p->panic || !at(p, TK_COMMA)) {
             expect(p, TK_RPAREN, "after parenthesized expression");
             n->paren = true;
@@ -207,7 +215,7 @@ static Node *primary(Parser *p) {
         NodeList l = {0};
         list_push(p, &l, n);
         n = new_node(p, N_TUPLE, t->loc);
-        while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN)) list_push(p, &l, expr(p)); /* (x,) and (x, y,) too */
+        while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN)) list_push(p, &l, nested_expr(p)); /* (x,) and (x, y,) too */
         expect(p, TK_RPAREN, "after tuple elements");
         n->kids = l.v;
         n->nkids = l.n;
@@ -218,7 +226,7 @@ static Node *primary(Parser *p) {
         NodeList l = {0};
         n = new_node(p, N_LIST, t->loc);
         do {
-            list_push(p, &l, expr(p));
+            list_push(p, &l, nested_expr(p));
         } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RBRACK)); /* [a, b,] */
         expect(p, TK_RBRACK, "after list elements");
         n->kids = l.v;
@@ -261,7 +269,7 @@ static Node *postfix(Parser *p) {
                         next(p);
                         name = arena_strndup(p->a, id->text, id->len);
                     }
-                    list_push(p, &l, expr(p));
+                    list_push(p, &l, nested_expr(p));
                     if (kwcap < l.cap) {
                         kw = arena_grow(p->a, kw, sizeof(char *) * (size_t)kwcap, sizeof(char *) * (size_t)l.cap);
                         kwcap = l.cap;
@@ -405,13 +413,25 @@ static Node *binary(Parser *p, int level) {
     }
 }
 
-/* expr = or */
+/* expr = or [ "if" or "else" expr ]: Python's conditional expression, `a if c else b` (right to left:
+ * `a if x else b if y else c`).  Outside brackets the `if` must be on the line where `a` ends, so that a
+ * statement missing its ';' before an `if` statement on the next line still reads as that. */
 static Node *expr(Parser *p) {
     if (!enter(p)) {
         leave(p);
         return new_node(p, N_ERR, peek(p)->loc);
     }
     Node *n = binary(p, 0);
+    const Token *prev = p->pos > 0 ? &p->t[p->pos - 1] : NULL;
+    if (!p->panic && at(p, TK_IF) && prev && (p->nest > 0 || (prev->loc.file == peek(p)->loc.file && prev->loc.line == peek(p)->loc.line))) {
+        Node *c = new_node(p, N_COND, n->loc);
+        c->oploc = next(p)->loc;
+        c->then = n;
+        c->cond = binary(p, 0);
+        if (expect(p, TK_ELSE, "in a conditional expression ('a if cond else b')")) c->els = expr(p);
+        else c->els = new_node(p, N_ERR, peek(p)->loc);
+        n = c;
+    }
     leave(p);
     return n;
 }

@@ -970,3 +970,56 @@ Test(lang_triton, constexpr_branch_in_loop) {
         tile_compiled_free(&c);
     }
 }
+
+/* Python's conditional expression, `a if cond else b`: a compile-time cond (a const, a string compare)
+ * generates only its side (the other loads through a pointer the kernel does not have: it need not
+ * compile), a run-time scalar or tensor cond is where(); nested to the right; over several lines inside
+ * parentheses, as black writes a long one; the `if` of a statement
+ * on the next line after a missing ';' is still that statement's (the error is the ';'), and a missing
+ * `else` is a located error. */
+Test(lang_triton, conditional_expression) {
+    static const char *src =
+        "kernel k(x: *f32, out: *f32, n: i32, const SCALE: f32 = 2.0, const ACT = \"leaky\", const HAS_B: i1 = false) {\n"
+        "    let i = program_id(0) * 64 + arange(0, 64);\n"
+        "    let m = i < n;\n"
+        "    let v = load(x + i, m, 0.0);\n"
+        "    let bias = load(undefined_pointer + i, m) if HAS_B else 0.5;\n"
+        "    let slope = SCALE if ACT == \"leaky\" else 0.0;\n"
+        "    let w = v if v > 0.0 else v * slope;\n"
+        "    let t = 1.0 if n > 100 else -1.0 if n > 50 else 3.0;\n"
+        "    store(out + i, (\n        (w + bias) * t\n        if n > 0\n        else w\n    ), m);\n"
+        "}\n";
+    for (int ni = 0; ni < 3; ni++) {
+        int32_t n = (int32_t[]){150, 77, 30}[ni];
+        float t = n > 100 ? 1.0f : n > 50 ? -1.0f : 3.0f;
+        K k;
+        load_src(&k, src, "k");
+        float x[150], o[150];
+        for (int i = 0; i < n; i++) x[i] = (float)(i % 13) - 6.5f;
+        uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+        launch(&k, 3, (void *[]){&dx, &d_o, &n});
+        download(&k, o, d_o, sizeof o);
+        for (int i = 0; i < n; i++) {
+            float want = ((x[i] > 0 ? x[i] : x[i] * 2.0f) + 0.5f) * t;
+            cr_assert_eq(o[i], want, "n = %d: out[%d] = %g, want %g", n, i, o[i], want);
+        }
+        for (int i = n; i < 150; i++) cr_assert(isnan(o[i]), "n = %d: out[%d] = %g written", n, i, o[i]);
+        unload(&k);
+    }
+    const struct {
+        const char *src, *msg;
+    } bad[] = {
+        {"kernel k(x: *f32) {\n    let a = 1.0\n    if a > 0.0 { store(x, a); }\n}\n", "expected ';'"},
+        {"kernel k(x: *f32) { let a = 1.0 if true; }\n", "expected 'else' in a conditional expression"},
+        {"kernel k(x: *f32) { let a = load(x) if load(x) else 2.0; }\n", "condition of 'where' must be i1 or an integer"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tile_compile_options opt = {0};
+        tile_compiled c;
+        tile_status st = tile_compile_source("t.tile", bad[i].src, &opt, &c);
+        cr_expect_neq(st, TILE_OK, "compiled: %s", bad[i].src);
+        cr_expect_not_null(strstr(c.diagnostics, bad[i].msg), "%s: %s", bad[i].src, c.diagnostics);
+        cr_expect_not_null(strstr(c.diagnostics, "t.tile:"), "no location: %s", c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}

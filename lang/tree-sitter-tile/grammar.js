@@ -18,6 +18,7 @@
  */
 
 const PREC = {
+  conditional: 0,
   or: 1,
   and: 2,
   bitor: 3,
@@ -210,11 +211,21 @@ module.exports = grammar({
     //      | expr ";"
     expression_statement: ($) => seq($._expression, ';'),
 
-    // expr = or; the ten binary levels, then unary, castexpr, postfix, primary
+    // expr = or [ "if" or "else" expr ]; the ten binary levels, then unary, castexpr, postfix, primary
     _expression: ($) => choice(
+      $.conditional_expression,
       $.binary_expression,
       $._unary,
     ),
+
+    // Python's `a if cond else b` (right to left)
+    conditional_expression: ($) => prec.right(PREC.conditional, seq(
+      field('consequence', $._expression),
+      'if',
+      field('condition', $._expression),
+      'else',
+      field('alternative', $._expression),
+    )),
 
     // or = and { "||" and } ... term = unary { ( "*" | "/" | "%" ) unary }
     binary_expression: ($) => {
