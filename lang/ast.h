@@ -136,6 +136,7 @@ typedef struct FileAst {
     const SrcFile *src;
     Decl **decls;
     int ndecls;
+    bool stdlib; /* read from a standard-library folder: the program's own names shadow its names */
 } FileAst;
 
 FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d);

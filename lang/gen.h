@@ -66,11 +66,13 @@ typedef struct Frame {
     bool returned;    /* a `return` ended the current statement sequence */
     bool jumped;      /* a `break` or `continue` ended the current iteration's statements */
     Val ret;
+    const SrcFile *file; /* the file whose code this is: names resolve from it (gen_find_global) */
 } Frame;
 
 typedef struct Global {
     const char *name;
     const Decl *decl;  /* D_CONST or D_FN */
+    bool lib;          /* defined by a standard-library file (FileAst.stdlib) */
     int state;         /* constants: 0 not evaluated, 1 in progress, 2 done */
     Val val;
 } Global;
@@ -85,6 +87,8 @@ typedef struct Gen {
     Global *globals;
     int nglobals;
     const struct FileAst *main_file; /* the file compiled (its kernels: a call of one is named as such) */
+    struct FileAst **files;          /* every file loaded, the main one first */
+    int nfiles;
     const LangOptions *opt;
     Func *scratch;        /* evaluates file-level constants; not in the module */
     Node **define_vals;   /* parsed opt->defines[i].value, NULL if invalid */

@@ -70,7 +70,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
     g->f = f;
     g->ncalls = 0;
     g->b = (Builder){.f = f, .block = f->body, .loc = k->loc};
-    Frame fr = {0};
+    Frame fr = {.file = k->loc.file};
     Scope sc = {0};
     fr.scope = fr.base = &sc;
     g->fr = &fr;
@@ -219,11 +219,16 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
     g->scratch = tir_func_new(g->m, "<const>");
     g->m->nfuncs--; /* scratch space for constants, never part of the module */
     int cap = 0;
+    g->files = files, g->nfiles = nfiles;
     for (int fi = 0; fi < nfiles; fi++) {
         for (int i = 0; i < files[fi]->ndecls; i++) {
             const Decl *dc = files[fi]->decls[i];
             if (dc->kind != D_CONST && dc->kind != D_FN) continue;
-            Global *prev = gen_find_global(g, dc->name);
+            /* a name defined twice on one side: the program's files, or the standard library's (each side
+             * may have a name the other has: gen_find_global) */
+            Global *prev = NULL;
+            for (int j = 0; j < g->nglobals && !prev; j++)
+                if (!strcmp(g->globals[j].name, dc->name) && g->globals[j].lib == files[fi]->stdlib) prev = &g->globals[j];
             if (prev) {
                 const Loc pl = prev->decl->loc;
                 if (fi > 0 && pl.file == files[0]->src) /* the file's own name meets an import's: the error is at its own */
@@ -240,7 +245,7 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
                 g->globals = arena_grow(a, g->globals, sizeof(Global) * (size_t)cap, sizeof(Global) * (size_t)nc);
                 cap = nc;
             }
-            g->globals[g->nglobals++] = (Global){.name = dc->name, .decl = dc};
+            g->globals[g->nglobals++] = (Global){.name = dc->name, .decl = dc, .lib = files[fi]->stdlib};
         }
     }
     for (int i = 0; i < g->nglobals; i++)

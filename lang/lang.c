@@ -119,8 +119,8 @@ const char *lang_stdlib_defining(Arena *a, const LangOptions *opt, const char *n
 
 /* A call of a function that no loaded file defines and no built-in is, which a standard-library file defines:
  * that file is imported as if the main file said so (Triton's tl.cdiv, tl.softmax, tl.rand are there without an
- * import), unless one of its names is also one of the loaded files' (then the call stays an error, whose
- * message names the file to import).  True when a file was added. */
+ * import).  A name the file shares with the program is the program's own in the program's code and the file's
+ * own in the file's (gen_find_global).  True when a file was added. */
 static bool implicit_imports(Arena *a, const LangOptions *opt, FileAst **files, const char **paths, int *nfiles) {
     Names called = {0};
     for (int fi = 0; fi < *nfiles; fi++)
@@ -151,12 +151,10 @@ static bool implicit_imports(Arena *a, const LangOptions *opt, FileAst **files, 
         Diag scratch;
         diag_init(&scratch);
         FileAst *f = parse_file(a, s, &scratch);
-        bool clash = scratch.nerrors > 0;
-        for (int k = 0; k < f->ndecls && !clash; k++)
-            clash = (f->decls[k]->kind == D_FN || f->decls[k]->kind == D_CONST) && f->decls[k]->name &&
-                    defined_in(files, *nfiles, f->decls[k]->name);
+        bool broken = scratch.nerrors > 0;
         diag_free(&scratch);
-        if (clash) continue;
+        if (broken) continue;
+        f->stdlib = true; /* the program's own names shadow the file's in the program (gen_find_global) */
         paths[*nfiles] = path;
         files[(*nfiles)++] = f;
         added = true;
@@ -178,8 +176,9 @@ static void load_imports(Arena *a, const LangOptions *opt, Diag *d, FileAst **fi
             char *path = NULL, *text = try_read(a, here, dc->name, &len, &path, &err);
             for (int k = 0; !text && opt->include_dirs && opt->include_dirs[k]; k++)
                 text = try_read(a, opt->include_dirs[k], dc->name, &len, &path, &err);
+            bool lib = false;
             for (int k = 0; !text && opt->stdlib_dirs && opt->stdlib_dirs[k]; k++)
-                text = try_read(a, opt->stdlib_dirs[k], dc->name, &len, &path, &err);
+                lib = (text = try_read(a, opt->stdlib_dirs[k], dc->name, &len, &path, &err)) != NULL;
             if (!text && err) {
                 diag_error(d, dc->loc, "cannot import '%s': %s", dc->name, source_error(err));
                 continue;
@@ -205,7 +204,8 @@ static void load_imports(Arena *a, const LangOptions *opt, Diag *d, FileAst **fi
             s->len = len;
             free(text);
             paths[*nfiles] = path;
-            files[(*nfiles)++] = parse_file(a, s, d);
+            files[*nfiles] = parse_file(a, s, d);
+            files[(*nfiles)++]->stdlib = lib;
         }
     }
 }

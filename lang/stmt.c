@@ -72,10 +72,25 @@ void gen_define_var(Gen *g, const char *name, Val v) {
     g->fr->scope->vars = x;
 }
 
+/* Is f a standard-library file? */
+static bool file_is_lib(const Gen *g, const SrcFile *f) {
+    for (int i = 0; f && i < g->nfiles; i++)
+        if (g->files[i]->src == f) return g->files[i]->stdlib;
+    return false;
+}
+
+/* A file-level const or fn by name, as the code being generated sees it: a name that the program and a
+ * standard-library file both define is the program's own in the program's files and the library's own
+ * in the library's (a kernel's `fn silu` beside math.tile's, which math.tile's functions keep using). */
 Global *gen_find_global(Gen *g, const char *name) {
+    bool lib = g->fr && file_is_lib(g, g->fr->file);
+    Global *other = NULL;
     for (int i = 0; i < g->nglobals; i++)
-        if (!strcmp(g->globals[i].name, name)) return &g->globals[i];
-    return NULL;
+        if (!strcmp(g->globals[i].name, name)) {
+            if (g->globals[i].lib == lib) return &g->globals[i];
+            other = &g->globals[i];
+        }
+    return other;
 }
 
 int gen_find_define(Gen *g, const char *name) {
@@ -129,7 +144,7 @@ Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
 
 /* Evaluate with only globals visible: a const's value or a parameter default. */
 Val gen_eval_global(Gen *g, const Node *n) {
-    Frame fr = {.up = g->fr};
+    Frame fr = {.up = g->fr, .file = n ? n->loc.file : g->fr ? g->fr->file : NULL}; /* names as the value's own file sees them */
     Scope sc = {0};
     fr.scope = fr.base = &sc;
     Frame *saved = g->fr;
@@ -263,7 +278,7 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, Loc cal
         }
     }
     if (!ok) return val_err();
-    Frame fr = {.up = g->fr, .fn = fn};
+    Frame fr = {.up = g->fr, .fn = fn, .file = fn->loc.file};
     Scope sc = {0};
     fr.scope = fr.base = &sc;
     Frame *saved = g->fr;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "include/tile/tile.h"
 #include "runtime/device.h"
@@ -346,8 +347,9 @@ Test(stdlib, swizzle2d) {
 }
 
 /* A call to a standard-library function that nothing defines imports its file (Triton's tl.cdiv is there without an
- * import): the kernel runs.  When that file also defines a name of the user's, it is not imported, and the error
- * names the file to import; an unknown name stays unknown. */
+ * import): the kernel runs.  When that file also defines a name of the user's (a Triton port's own `relu` beside
+ * math.tile's), the user's code gets the user's and the library's code its own: `uint_to_uniform_float` of the
+ * program's does not change what random.tile's `rand` computes with it.  An unknown name stays unknown. */
 Test(stdlib, standard_library_functions_without_an_import) {
     Dev d;
     load(&d, "kernel k(x: *i32, n: i32) {\n    let (i, j) = swizzle2d(1, 2, 4, 4, 2);\n    store(x, cdiv(n, 4) * 100 + j);\n}\n", "k");
@@ -361,29 +363,62 @@ Test(stdlib, standard_library_functions_without_an_import) {
     swizzle_ref(1, 2, 4, 4, 2, &si, &sj);
     cr_expect_eq(h, 300 + sj, "cdiv(10, 4) * 100 + swizzle2d's j: %d", h);
     done(&d);
+    load(&d,
+         "fn relu(x) { return x; }\n"
+         "fn uint_to_uniform_float(x) { return 7.0; }\n"
+         "kernel k(x: *i32, f: *f32, n: i32) {\n"
+         "    store(x, cdiv(n, 4) + relu(-3));\n"
+         "    let r = arange(0, 64);\n"
+         "    store(f + r, rand(n, r));\n"
+         "    store(f + 64 + r, uint_to_uniform_float(r));\n"
+         "}\n",
+         "k");
+    uint64_t x2 = buf(&d, 4, NULL), f = buf(&d, 128 * 4, NULL);
+    void *params2[] = {&x2, &f, &n};
+    run(&d, 1, params2);
+    dev_memcpy_dtoh(d.dev, &h, x2, 4);
+    cr_expect_eq(h, 0, "cdiv(10, 4) + the program's relu(-3): %d (with math.tile's relu the sum is 3)", h);
+    float fv[128];
+    dev_memcpy_dtoh(d.dev, fv, f, sizeof fv);
+    for (int i = 0; i < 64; i++) {
+        cr_expect(fv[i] >= 0.0f && fv[i] < 1.0f, "rand[%d] = %g: random.tile's rand must use its own uint_to_uniform_float", i, fv[i]);
+        cr_expect_eq(fv[64 + i], 7.0f, "the program's uint_to_uniform_float[%d] = %g", i, fv[64 + i]);
+    }
+    done(&d);
     tile_compile_options o = {0};
     tile_compiled c;
-    tile_status st = tile_compile_source("t.tile", "fn relu(x) { return x; }\nkernel k(x: *i32, n: i32) {\n    store(x, cdiv(n, 4) + relu(1));\n}\n",
-                                         &o, &c);
+    tile_status st = tile_compile_source("t.tile", "kernel k(x: *i32, n: i32) {\n    store(x, no_such_fn(n, 4));\n}\n", &o, &c);
     cr_expect_neq(st, TILE_OK);
-    cr_expect(strstr(c.diagnostics, "t.tile:3:14: error: unknown name 'cdiv': the standard library's math.tile has it (add 'import \"math.tile\";')"),
-              "%s", c.diagnostics);
-    tile_compiled_free(&c);
-    st = tile_compile_source("t.tile", "kernel k(x: *i32, n: i32) {\n    store(x, no_such_fn(n, 4));\n}\n", &o, &c);
     cr_expect(strstr(c.diagnostics, "t.tile:2:14: error: unknown name 'no_such_fn'\n"), "%s", c.diagnostics);
     tile_compiled_free(&c);
 }
 
-/* A function of the file that an import defines too: the error is at the file's own definition, naming the
- * import (it pointed into the standard library alone). */
+/* A function of the file that a file it imports defines too: the error is at the file's own definition, naming the
+ * import.  The standard library's files are the exception: `import "math.tile";` beside the file's own `relu`
+ * compiles, and the file's `relu` is the one it calls. */
 Test(stdlib, clash_with_an_import_is_reported_at_the_file) {
-    tile_compile_options o = {0};
+    char dir[] = "/tmp/tile_clash_XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/helpers.tile", dir);
+    FILE *fp = fopen(path, "w");
+    cr_assert(fp);
+    fputs("fn relu(x) {\n    return x;\n}\n", fp);
+    fclose(fp);
+    const char *incs[] = {dir, NULL};
+    tile_compile_options o = {.include_dirs = incs};
     tile_compiled c;
     tile_status st =
-        tile_compile_source("t.tile", "import \"math.tile\";\nfn relu(x) {\n    return x;\n}\nkernel k(o: *f32) { store(o, relu(1.0)); }\n", &o, &c);
+        tile_compile_source("t.tile", "import \"helpers.tile\";\nfn relu(x) {\n    return x;\n}\nkernel k(o: *f32) { store(o, relu(1.0)); }\n", &o, &c);
     cr_expect_neq(st, TILE_OK);
-    cr_expect(strstr(c.diagnostics, "t.tile:2:4: error: 'relu' is also defined by the imported ") && strstr(c.diagnostics, "math.tile (line "),
+    cr_expect(strstr(c.diagnostics, "t.tile:2:4: error: 'relu' is also defined by the imported ") && strstr(c.diagnostics, "helpers.tile (line "),
               "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    remove(path);
+    rmdir(dir);
+    st = tile_compile_source("t.tile", "import \"math.tile\";\nfn relu(x) {\n    return x * 2.0;\n}\nkernel k(o: *f32) { store(o, relu(-1.0) + sigmoid(0.0)); }\n",
+                             &o, &c);
+    cr_expect_eq(st, TILE_OK, "%s", c.diagnostics);
     tile_compiled_free(&c);
 }
 
