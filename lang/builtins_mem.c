@@ -1,7 +1,7 @@
 /* builtins_mem.c - the built-ins that touch memory through pointers: load, store, atomic_load,
  * atomic_store and the atomics (block pointers and tensor descriptors: descriptors.c).  A mask, `other`
- * and a stored value broadcast to the pointers' shape but never grow it, a stored value has the
- * pointee's dtype (constants convert), and string arguments (cache_modifier=, sem=, scope=) name one
+ * and a stored value broadcast to the pointers' shape but never grow it, a stored number converts to the
+ * pointee's dtype (as Triton's store casts), and string arguments (cache_modifier=, sem=, scope=) name one
  * of their values or are an error at the argument. */
 #include "builtins.h"
 
@@ -46,8 +46,9 @@ bool bi_ptr_arg(Call *c, int i) {
     return true;
 }
 
-/* A value written through pointers pt: the pointee's dtype exactly (constants
- * convert), broadcast to the pointers' shape. */
+/* A value written through pointers pt, broadcast to the pointers' shape: a number converts to the pointee's
+ * type as `as` converts (Triton's store and atomics cast the value to the element type: an f32 accumulator
+ * stored through *f16 rounds to nearest even); a pointer only to a pointer of the same type. */
 static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
     Gen *g = c->g;
     Val v = c->v[i];
@@ -62,12 +63,12 @@ static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
         return true;
     }
     if (tir_elem(g->m, v.t) != elem) {
-        const char *have = gen_type_name(g, v.t), *ptr = gen_type_name(g, tir_elem(g->m, pt));
-        if (elem->dt == DT_PTR || v.t->dt == DT_PTR)
-            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s'", c->bi->name, have, ptr);
-        else
-            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s': cast it with 'as %s'", c->bi->name, have, ptr, dtype_name(elem->dt));
-        return false;
+        if (elem->dt == DT_PTR || v.t->dt == DT_PTR) {
+            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s'", c->bi->name, gen_type_name(g, v.t), gen_type_name(g, tir_elem(g->m, pt)));
+            return false;
+        }
+        v = gen_cast(g, v, elem->dt, c->loc[i]);
+        if (v.k == V_ERR) return false;
     }
     if (!fits_ptr_shape(v.t->rank, v.t->shape, pt)) {
         diag_error(g->d, c->loc[i], "cannot %s a value of shape %s through pointers of shape %s", c->bi->name,
