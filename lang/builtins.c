@@ -125,6 +125,8 @@
     X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask sem:str scope:str", ATOMIC_CAS, PLAIN, 0) \
     X(ATOMIC_LOAD, "atomic_load", 1, "ptr mask sem:str scope:str", LOAD, PLAIN, 0)              \
     X(ATOMIC_STORE, "atomic_store", 2, "ptr value mask sem:str scope:str", STORE, PLAIN, 0)     \
+    /* Triton 3.9's, with Triton's parameter names */                                       \
+    X(ATOMIC_POLL, "atomic_poll", 2, "pointer expected_value sem:str scope:str timeout_ns", ATOMIC_POLL, PLAIN, 0) \
     X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)                            \
     /* hints, Triton's: the value itself, with a fact the compiler may use (vector widths) */ \
     X(MULTIPLE_OF, "multiple_of", 2, "input values", MULTIPLE_OF, PLAIN, 0)                \
@@ -135,6 +137,7 @@
     X(STATIC_ASSERT, "static_assert", 1, "cond msg", CONST, PLAIN, 0)                      \
     X(STATIC_PRINT, "static_print", 1, "prefix", CONST, PLAIN, 0)                          \
     X(DEVICE_ASSERT, "device_assert", 1, "cond msg", ASSERT, PLAIN, 0)                     \
+    X(EXPECT_ZERO, "expect_zero", 2, "x mask", ASSERT, PLAIN, 0)                           \
     X(DEVICE_PRINT, "device_print", 1, "prefix", PRINT, PLAIN, 0)
 
 typedef enum BuiltinId {
@@ -1444,6 +1447,8 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_STORE: return bi_store(&c);
     case BI_ATOMIC_LOAD: return bi_atomic_access(&c, false);
     case BI_ATOMIC_STORE: return bi_atomic_access(&c, true);
+    case BI_ATOMIC_POLL: return bi_atomic_poll(&c);
+    case BI_EXPECT_ZERO: return bi_expect_zero(&c);
     case BI_MAKE_BLOCK_PTR: return bi_make_block_ptr(&c);
     case BI_ADVANCE: return bi_advance(&c);
     case BI_MAKE_TENSOR_DESCRIPTOR: return bi_make_desc(&c);

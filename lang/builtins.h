@@ -44,6 +44,8 @@ Val bi_load(Call *c);   /* load(ptr, mask, other, ...): block pointers through d
 Val bi_store(Call *c);  /* store(ptr, value, mask, ...) */
 Val bi_atomic(Call *c); /* atomic_OP(ptr, value, mask, sem, scope), atomic_cas */
 Val bi_atomic_access(Call *c, bool store); /* atomic_load(ptr, mask, sem, scope), atomic_store(ptr, value, mask, sem, scope) */
+Val bi_atomic_poll(Call *c); /* atomic_poll(pointer, expected_value, sem, scope, timeout_ns) */
+Val bi_expect_zero(Call *c); /* expect_zero(x, mask) */
 
 /* descriptors.c */
 Val bi_make_desc(Call *c);              /* make_tensor_descriptor(base, shape, strides, block_shape) */

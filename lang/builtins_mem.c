@@ -1,7 +1,7 @@
 /* builtins_mem.c - the built-ins that touch memory through pointers: load, store, atomic_load,
- * atomic_store and the atomics (block pointers and tensor descriptors: descriptors.c).  A mask, `other`
- * and a stored value broadcast to the pointers' shape but never grow it, a stored number converts to the
- * pointee's dtype (as Triton's store casts), and string arguments (cache_modifier=, sem=, scope=) name one
+ * atomic_store, the atomics and atomic_poll (block pointers and tensor descriptors: descriptors.c).  A mask,
+ * `other` and a stored value broadcast to the pointers' shape but never grow it, a stored number converts to
+ * the pointee's dtype (as Triton's store casts), and string arguments (cache_modifier=, sem=, scope=) name one
  * of their values or are an error at the argument. */
 #include "builtins.h"
 
@@ -185,6 +185,21 @@ static bool enum_arg(Call *c, int i, const char *what, const char *const *names,
     return false;
 }
 
+/* sem= (argument i) of an atomic load, store or poll: "relaxed" or `other` (acquire or release), the
+ * default; scope= (i + 1): "gpu" (the default), "cta" or "sys". */
+static bool sem_scope_args(Call *c, int i, MemSem other, uint8_t *sem, uint8_t *scope) {
+    *sem = (uint8_t)other;
+    if (c->str[i]) {
+        if (strcmp(c->str[i], tir_sem_names[SEM_RELAXED]) && strcmp(c->str[i], tir_sem_names[other])) {
+            diag_error(c->g->d, c->loc[i], "unknown memory ordering \"%s\" of '%s': expected \"%s\" or \"relaxed\"", c->str[i],
+                       c->bi->name, tir_sem_names[other]);
+            return false;
+        }
+        if (!strcmp(c->str[i], tir_sem_names[SEM_RELAXED])) *sem = SEM_RELAXED;
+    }
+    return enum_arg(c, i + 1, "memory scope", tir_scope_names, SCOPE_COUNT, scope);
+}
+
 /* atomic_load(ptr, mask, sem="acquire", scope="gpu") and atomic_store(ptr, value, mask, sem="release",
  * scope="gpu"), Triton's: each element one `ld.SEM.SCOPE.global` / `st.SEM.SCOPE.global` (sem relaxed,
  * or acquire for a load and release for a store); a masked-off element loads 0. */
@@ -193,17 +208,8 @@ Val bi_atomic_access(Call *c, bool store) {
     if (!bi_ptr_arg(c, 0)) return val_err();
     const Type *pt = c->v[0].t;
     int mi = store ? 2 : 1;
-    uint8_t sem = store ? SEM_RELEASE : SEM_ACQUIRE, scope;
-    if (c->str[mi + 1]) {
-        MemSem other = store ? SEM_RELEASE : SEM_ACQUIRE;
-        if (strcmp(c->str[mi + 1], tir_sem_names[SEM_RELAXED]) && strcmp(c->str[mi + 1], tir_sem_names[other])) {
-            diag_error(g->d, c->loc[mi + 1], "unknown memory ordering \"%s\" of '%s': expected \"%s\" or \"relaxed\"", c->str[mi + 1],
-                       c->bi->name, tir_sem_names[other]);
-            return val_err();
-        }
-        sem = strcmp(c->str[mi + 1], tir_sem_names[SEM_RELAXED]) ? (uint8_t)other : (uint8_t)SEM_RELAXED;
-    }
-    if (!enum_arg(c, mi + 2, "memory scope", tir_scope_names, SCOPE_COUNT, &scope)) return val_err();
+    uint8_t sem, scope;
+    if (!sem_scope_args(c, mi + 1, store ? SEM_RELEASE : SEM_ACQUIRE, &sem, &scope)) return val_err();
     ValueId ops[3] = {c->v[0].v};
     Inst *in;
     if (store) {
@@ -253,3 +259,45 @@ Val bi_atomic(Call *c) {
     return val_rt(g, in->res[0]);
 }
 
+
+/* atomic_poll(pointer, expected_value, sem="acquire", scope="gpu", timeout_ns=None), Triton 3.9's: a
+ * spin on each element until it equals expected_value (broadcast to the pointers' shape) or
+ * timeout_ns (a non-negative compile-time integer or a run-time scalar integer, as u64) of the
+ * global timer have passed; i1 shaped like pointer, true where the value was seen.  One op,
+ * lowered to a load loop per element (llvm_memory.c): a loop of atomic_load and a program-wide
+ * reduction would need every thread to take the same iterations, which per-thread timer reads
+ * and loads do not give. */
+Val bi_atomic_poll(Call *c) {
+    Gen *g = c->g;
+    if (!bi_ptr_arg(c, 0)) return val_err();
+    const Type *pt = c->v[0].t;
+    DType dt = pt->pointee->dt;
+    int bits = dtype_bits(dt);
+    if (!dtype_is_int(dt) || dt == DT_I1 || (bits != 16 && bits != 32 && bits != 64)) {
+        diag_error(g->d, c->loc[0], "'atomic_poll' polls 16-, 32- or 64-bit integers, got '%s'", gen_type_name(g, pt));
+        return val_err();
+    }
+    uint8_t sem, scope;
+    ValueId ops[3] = {c->v[0].v};
+    if (!sem_scope_args(c, 2, SEM_ACQUIRE, &sem, &scope) || !stored_value(c, 1, pt, &ops[1])) return val_err();
+    int n = 2;
+    if (has(c, 4)) {
+        Val t = c->v[4];
+        if (!val_is_value(g, t, c->loc[4])) return val_err();
+        DType tt = val_dtype(t);
+        if (!dtype_is_int(tt) || tt == DT_I1 || tt == DT_PTR || val_rank(t)) {
+            diag_error(g->d, c->loc[4], "timeout_ns of 'atomic_poll' must be a scalar integer (nanoseconds), got '%s'",
+                       t.k == V_RT ? gen_type_desc(g, t.t) : gen_val_type_name(g, t));
+            return val_err();
+        }
+        if (t.k == V_CT && dtype_is_signed(tt) && t.i < 0) {
+            diag_error(g->d, c->loc[4], "timeout_ns of 'atomic_poll' must be non-negative, got %lld", (long long)t.i);
+            return val_err();
+        }
+        ops[n++] = gen_materialize(g, gen_cast(g, t, DT_U64, c->loc[4]), c->loc[4]);
+    }
+    Inst *in = gen_emit_inst(g, c->node->loc, OP_ATOMIC_POLL, ops, n, tir_type(g->m, DT_I1, pt->rank, pt->shape, NULL, NULL));
+    in->a.sem = sem;
+    in->a.scope = scope;
+    return val_rt(g, in->res[0]);
+}

@@ -2,8 +2,9 @@
  * literals and argument lists that gen_bind_args does not take.
  *   static_assert(cond, "msg"), device_assert(cond, "msg"), device_print("prefix", values...), static_print(values...)
  *   inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)
- * builtins.c dispatches to them by name. */
-#include "gen.h"
+ * builtins.c dispatches to them by name.  Also expect_zero(x, mask) (bound as the table's built-ins
+ * are), which is a device_assert under the debug option. */
+#include "builtins.h"
 
 #include <string.h>
 
@@ -39,6 +40,14 @@ static Val static_print(Gen *g, const Node *node) {
     diag_note(g->d, node->loc, "static_print: %s", s.buf ? s.buf : "");
     str_free(&s);
     return (Val){.k = V_VOID};
+}
+
+/* device_assert's check of cond (i1): an assert op unless cond is true at compile time; nothing
+ * without the debug option (as C's assert under NDEBUG). */
+static void assert_emit(Gen *g, Val c, const char *msg, Loc loc) {
+    if (!g->opt->device_asserts || (c.k == V_CT && c.i)) return;
+    ValueId cv = c.k == V_CT ? gen_materialize(g, c, loc) : c.v;
+    gen_emit_inst(g, loc, OP_ASSERT, &cv, 1, NULL)->a.msg = msg;
 }
 
 Val builtin_debug(Gen *g, const Node *node, const char *name) {
@@ -100,12 +109,34 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
         if (!c.i) diag_error(g->d, node->loc, "static_assert failed%s%s", *msg ? ": " : "", msg);
         return c.i ? (Val){.k = V_VOID} : val_err();
     }
-    if (!g->opt->device_asserts) return (Val){.k = V_VOID}; /* compiled out, as NDEBUG */
-    if (c.k == V_CT && c.i) return (Val){.k = V_VOID};
-    ValueId cv = c.k == V_CT ? gen_materialize(g, c, node->loc) : c.v;
-    Inst *in = gen_emit_inst(g, node->loc, OP_ASSERT, &cv, 1, NULL);
-    in->a.msg = msg;
+    assert_emit(g, c, msg, node->loc);
     return (Val){.k = V_VOID};
+}
+
+/* expect_zero(x, mask), Triton's: x itself; under the debug option (as device_assert) a run-time
+ * check that x == 0 wherever mask is true, with Triton's message. */
+Val bi_expect_zero(Call *c) {
+    Gen *g = c->g;
+    Val x = c->v[0], m = c->v[1];
+    if (!val_is_value(g, x, c->loc[0]) || !val_is_value(g, m, c->loc[1])) return val_err();
+    DType dx = val_dtype(x), dm = val_dtype(m);
+    if (dx == DT_PTR || dx == DT_I1 || dtype_is_storage(dx)) {
+        diag_error(g->d, c->loc[0], "'expect_zero' expects numbers, got '%s'", gen_val_type_name(g, x));
+        return val_err();
+    }
+    if (dm != DT_I1) {
+        diag_error(g->d, c->loc[1], "mask of 'expect_zero' must be i1, got '%s'", gen_val_type_name(g, m));
+        return val_err();
+    }
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    if (!gen_broadcast_shapes(g, val_rank(x), val_shape(x), val_rank(m), val_shape(m), &r, s, c->node->loc)) return val_err();
+    if (!g->opt->device_asserts) return x;
+    Loc at = c->node->loc;
+    Val cond = gen_binop(g, TK_OROR, gen_binop(g, TK_EQEQ, x, val_ct_int(0, DT_I32), at), gen_binop(g, TK_EQEQ, m, val_ct_int(0, DT_I1), at), at);
+    if (cond.k == V_ERR) return cond;
+    assert_emit(g, cond, "expect_zero expected x == 0 where mask is true", at);
+    return x;
 }
 
 /* inline_asm_elementwise(asm, constraints, args, dtype, is_pure=true, pack=1), as Triton's: asm

@@ -79,7 +79,7 @@ static bool packed_half_add(Ctx *c, const Inst *i) {
 static const Layout *coalesced(Ctx *c, Inst *mi) {
     ValueId ptr = mi->ops[0];
     bool packed = packed_half_add(c, mi);
-    bool atomic = (mi->op == OP_ATOMIC_RMW || mi->op == OP_ATOMIC_CAS) && !packed;
+    bool atomic = (mi->op == OP_ATOMIC_RMW || mi->op == OP_ATOMIC_CAS || mi->op == OP_ATOMIC_POLL) && !packed;
     const Type *t = tir_vtype(c->f, ptr);
     const AxisInfo *a = &c->ai[ptr];
     int rank = t->rank, order[TIR_MAX_RANK];
@@ -291,7 +291,8 @@ static void backward_inst(Ctx *c, Inst *i) {
     case OP_LOAD:
     case OP_STORE:
     case OP_ATOMIC_RMW:
-    case OP_ATOMIC_CAS: {
+    case OP_ATOMIC_CAS:
+    case OP_ATOMIC_POLL: {
         if (!tir_vtype(f, i->ops[0])->rank) return;
         const Layout *l = mem_layout(c, i);
         if (i->nres) c->want[i->res[0]] = l; /* the anchor decides */
@@ -497,7 +498,7 @@ static int mem_vec(Ctx *c, Inst *i, const Layout *l) {
         if (!od || (od->op != OP_CONST && od->op != OP_SPLAT)) vec = 1;
     }
     bool packed = packed_half_add(c, i);
-    if (i->op == OP_ATOMIC_CAS || (i->op == OP_ATOMIC_RMW && !packed)) vec = 1;
+    if (i->op == OP_ATOMIC_CAS || i->op == OP_ATOMIC_POLL || (i->op == OP_ATOMIC_RMW && !packed)) vec = 1;
     if (packed && vec > 2) vec = 2;
     return vec < 1 ? 1 : vec;
 }
@@ -510,7 +511,8 @@ static void forward_inst(Ctx *c, Inst *i) {
     case OP_LOAD:
     case OP_STORE:
     case OP_ATOMIC_RMW:
-    case OP_ATOMIC_CAS: {
+    case OP_ATOMIC_CAS:
+    case OP_ATOMIC_POLL: {
         const Layout *l = tir_vtype(f, i->ops[0])->rank ? mem_layout(c, i) : NULL;
         i->a.vec = (uint8_t)mem_vec(c, i, l); /* from the original operands' axis info */
         for (int k = 0; k < i->nops; k++) need(c, i, k, l);

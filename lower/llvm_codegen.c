@@ -320,7 +320,8 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_LOAD:
     case OP_STORE:
     case OP_ATOMIC_RMW:
-    case OP_ATOMIC_CAS: return ll_emit_memory(l, i);
+    case OP_ATOMIC_CAS:
+    case OP_ATOMIC_POLL: return ll_emit_memory(l, i);
     case OP_DOT:
         if (tir_vtype(l->f, i->res[0])->layout->kind == LAYOUT_MMA)
             return tir_vtype(l->f, i->ops[0])->layout->kind == LAYOUT_DOT_A && tir_vtype(l->f, i->ops[1])->layout->kind == LAYOUT_DOT_B

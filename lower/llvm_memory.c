@@ -316,6 +316,44 @@ static unsigned atomic_sync_scope(LL *l, MemScope s) {
     return LLVMGetSyncScopeID(l->ctx, name, strlen(name));
 }
 
+/* The result of an atomic or poll that only the owning register issued (replicas hold zeros): when
+ * smem_atomic_broadcasts says replicas read it, the owner writes it to the op's scratch and every
+ * register reads it back after a barrier (a scalar's owner is thread 0); otherwise, for a scalar or
+ * when `wait`, a barrier alone, so that no thread of the program goes on before the issuing one. */
+static bool broadcast_to_replicas(LL *l, Inst *i, const Type *rt, LLVMValueRef *res, bool wait) {
+    DType dt = rt->dt;
+    if (!smem_atomic_broadcasts(l->f, i)) {
+        if (wait) ll_barrier(l);
+        return true;
+    }
+    int need = (int)(tir_type_numel(rt) * dtype_bytes(dt));
+    if (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < need) {
+        ll_error(l, i->loc, "internal error: %s needs %d bytes of shared-memory scratch (run smem_alloc first)", tir_op_info[i->op].name,
+                 need);
+        return false;
+    }
+    if (rt->rank) {
+        ll_smem_write_tensor(l, rt, res, i->a.smem_offset);
+        ll_barrier(l);
+        ll_smem_read_tensor(l, rt, res, i->a.smem_offset);
+        return true;
+    }
+    /* thread 0 issued it; an i1 travels as a byte */
+    LLVMTypeRef st = dt == DT_I1 ? l->t_i8 : ll_type(l, dt);
+    LLVMValueRef slot = ll_smem_ptr(l, i->a.smem_offset, NULL);
+    LLVMBasicBlockRef put = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom.bcast");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom.bcast.join");
+    LLVMBuildCondBr(l->b, ll_owner(l, rt, 0), put, join);
+    LLVMPositionBuilderAtEnd(l->b, put);
+    LLVMBuildStore(l->b, dt == DT_I1 ? LLVMBuildZExt(l->b, res[0], l->t_i8, "") : res[0], slot);
+    LLVMBuildBr(l->b, join);
+    LLVMPositionBuilderAtEnd(l->b, join);
+    ll_barrier(l);
+    res[0] = LLVMBuildLoad2(l->b, st, slot, "");
+    if (dt == DT_I1) res[0] = LLVMBuildTrunc(l->b, res[0], l->t_i1, "");
+    return true;
+}
+
 static bool emit_atomic(LL *l, Inst *i) {
     Func *f = l->f;
     const Type *pt = tir_vtype(f, i->ops[0]);
@@ -427,39 +465,80 @@ static bool emit_atomic(LL *l, Inst *i) {
     }
     /* replicas (other threads, other registers) hold zeros so far: the issuing register
      * broadcasts its old value through scratch */
-    if (smem_atomic_broadcasts(f, i)) {
-        int need = (int)(tir_type_numel(rt) * dtype_bytes(dt));
-        if (!l->smem || i->a.smem_offset < 0 || i->a.smem_bytes < need) {
-            ll_error(l, i->loc, "internal error: %s needs %d bytes of shared-memory scratch (run smem_alloc first)",
-                     tir_op_info[i->op].name, need);
-            return false;
+    return broadcast_to_replicas(l, i, rt, res, scalar);
+}
+
+/* atomic_poll: each owned element one loop of inline PTX (the shape of Triton's lowering):
+ *     mov.u32 ok, 1;
+ *   L: ld.SEM.SCOPE.global.bW v, [p];  setp.eq v, expected -> done
+ *     mov.u64 t, %globaltimer;  t - start < timeout -> L;  mov.u32 ok, 0
+ * (without a timeout, back to L until it matches), start being %globaltimer read once when the op
+ * begins, so the budget is shared by the thread's elements, each loaded at least once.  Replicas
+ * get the owner's answer through scratch, and every thread waits at a barrier for all polls. */
+static bool emit_poll(LL *l, Inst *i) {
+    Func *f = l->f;
+    const Type *pt = tir_vtype(f, i->ops[0]), *rt = tir_vtype(f, i->res[0]);
+    DType dt = pt->pointee->dt;
+    int bits = dtype_bits(dt), n;
+    LLVMValueRef *ptr = ll_get(l, i->ops[0], &n);
+    LLVMValueRef *exp = ll_get(l, i->ops[1], NULL);
+    LLVMValueRef timeout = i->nops > 2 ? ll_get(l, i->ops[2], NULL)[0] : NULL;
+    LLVMValueRef *res = ll_new(l, i->res[0], n);
+    LLVMValueRef start = NULL;
+    if (timeout) start = ll_asm(l, l->t_i64, "mov.u64 $0, %globaltimer;", "=l", NULL, 0, true);
+    char text[768], cons[32];
+    const char *ld = tir_sem_names[i->a.sem], *sc = tir_scope_names[i->a.scope];
+    if (timeout)
+        snprintf(text, sizeof text,
+                 "{\n\t.reg .pred %%p;\n\t.reg .b%d %%v;\n\t.reg .b64 %%t;\n\tmov.u32 $0, 1;\n$$Lpoll${:uid}:\n"
+                 "\tld.%s.%s.global.b%d %%v, [$1];\n\tsetp.eq.b%d %%p, %%v, $2;\n\t@%%p bra $$Lpolled${:uid};\n"
+                 "\tmov.u64 %%t, %%globaltimer;\n\tsub.u64 %%t, %%t, $3;\n\tsetp.lt.u64 %%p, %%t, $4;\n\t@%%p bra $$Lpoll${:uid};\n"
+                 "\tmov.u32 $0, 0;\n$$Lpolled${:uid}:\n}",
+                 bits, ld, sc, bits, bits);
+    else
+        snprintf(text, sizeof text,
+                 "{\n\t.reg .pred %%p;\n\t.reg .b%d %%v;\n$$Lpoll${:uid}:\n\tld.%s.%s.global.b%d %%v, [$1];\n"
+                 "\tsetp.ne.b%d %%p, %%v, $2;\n\t@%%p bra $$Lpoll${:uid};\n\tmov.u32 $0, 1;\n}",
+                 bits, ld, sc, bits, bits);
+    snprintf(cons, sizeof cons, "=&r,l,%s%s,~{memory}", reg_constraint(bits), timeout ? ",l,l" : "");
+    LLVMValueRef zero = LLVMConstInt(l->t_i1, 0, 0);
+    for (int r = 0; r < n; r++) {
+        LLVMValueRef own = ll_owner(l, pt, r);
+        if (LLVMIsAConstantInt(own) && !LLVMConstIntGetZExtValue(own)) {
+            res[r] = zero;
+            continue;
         }
-        if (rt->rank) {
-            ll_smem_write_tensor(l, rt, res, i->a.smem_offset);
-            ll_barrier(l);
-            ll_smem_read_tensor(l, rt, res, i->a.smem_offset);
-        } else { /* thread 0 issued it */
-            LLVMValueRef slot = ll_smem_ptr(l, i->a.smem_offset, NULL);
-            LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom.bcast");
-            LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "atom.bcast.join");
-            LLVMBuildCondBr(l->b, ll_owner(l, rt, 0), st, join);
-            LLVMPositionBuilderAtEnd(l->b, st);
-            LLVMBuildStore(l->b, res[0], slot);
+        LLVMValueRef p = is_const_true(own) ? NULL : own;
+        LLVMBasicBlockRef cur = LLVMGetInsertBlock(l->b), doit = NULL, join = NULL;
+        if (p) {
+            doit = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "poll");
+            join = LLVMAppendBasicBlockInContext(l->ctx, l->fn, "poll.join");
+            LLVMBuildCondBr(l->b, p, doit, join);
+            LLVMPositionBuilderAtEnd(l->b, doit);
+        }
+        LLVMValueRef args[4] = {ptr[r], exp[r], start, timeout};
+        LLVMValueRef ok = ll_asm(l, l->t_i32, text, cons, args, timeout ? 4 : 2, true);
+        ok = LLVMBuildICmp(l->b, LLVMIntNE, ok, ll_i32(l, 0), "");
+        if (p) {
+            LLVMBasicBlockRef end = LLVMGetInsertBlock(l->b);
             LLVMBuildBr(l->b, join);
             LLVMPositionBuilderAtEnd(l->b, join);
-            ll_barrier(l);
-            res[0] = LLVMBuildLoad2(l->b, ll_type(l, dt), slot, "");
+            LLVMValueRef phi = LLVMBuildPhi(l->b, l->t_i1, "");
+            LLVMValueRef in[2] = {ok, zero};
+            LLVMBasicBlockRef from[2] = {end, cur};
+            LLVMAddIncoming(phi, in, from, 2);
+            ok = phi;
         }
-    } else if (scalar) {
-        ll_barrier(l);
+        res[r] = ok;
     }
-    return true;
+    return broadcast_to_replicas(l, i, rt, res, true);
 }
 
 bool ll_emit_memory(LL *l, Inst *i) {
     switch (i->op) {
     case OP_LOAD: return emit_load(l, i);
     case OP_STORE: return emit_store(l, i);
+    case OP_ATOMIC_POLL: return emit_poll(l, i);
     default: return emit_atomic(l, i);
     }
 }

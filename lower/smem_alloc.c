@@ -47,7 +47,8 @@ bool smem_atomic_broadcasts(const Func *f, const Inst *i) {
 int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma) {
     switch (i->op) {
     case OP_ATOMIC_RMW:
-    case OP_ATOMIC_CAS: {
+    case OP_ATOMIC_CAS:
+    case OP_ATOMIC_POLL: {
         if (!smem_atomic_broadcasts(f, i)) return 0;
         const Type *t = f->values[i->res[0]].type;
         return (int)(tir_type_numel(t) * dtype_bytes(t->dt));

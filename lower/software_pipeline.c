@@ -91,7 +91,7 @@ static bool slice_ok(Ctx *c, ValueId v, ValueId iv, int depth, bool indirect) {
 static bool writes_memory(const Block *b) {
     for (const Inst *i = b->first; i; i = i->next) {
         if (i->op == OP_STORE || i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS || i->op == OP_TMA_STORE ||
-            i->op == OP_INLINE_ASM || i->op == OP_PRINT || i->op == OP_ASSERT)
+            i->op == OP_INLINE_ASM || i->op == OP_PRINT || i->op == OP_ASSERT || i->op == OP_ATOMIC_POLL)
             return true;
         for (int r = 0; r < i->nregions; r++)
             if (writes_memory(i->regions[r])) return true;
@@ -130,7 +130,7 @@ static void collect_writes(Ctx *c, const Block *b) {
         int base = -2;
         if (i->op == OP_STORE || i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS || i->op == OP_TMA_STORE)
             base = i->op == OP_TMA_STORE ? c->f->tmaps[i->a.ival].base : pointer_base(c->f, i->ops[0], 0);
-        else if (i->op == OP_INLINE_ASM)
+        else if (i->op == OP_INLINE_ASM || i->op == OP_ATOMIC_POLL) /* a poll waits for other programs' writes: to anything */
             base = -1;
         if (base != -2) {
             bool seen = false;

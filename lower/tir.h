@@ -173,6 +173,9 @@ enum {
     X(STORE, "store", -1, 0, OPF_MEMORY) /* ptr, value [, mask] */                         \
     X(ATOMIC_RMW, "atomic_rmw", -1, 1, OPF_MEMORY) /* attr kind add max min xchg and or xor; ptr, val [, mask] -> old */\
     X(ATOMIC_CAS, "atomic_cas", -1, 1, OPF_MEMORY) /* ptr, cmp, val [, mask]; bitwise compare */ \
+    X(ATOMIC_POLL, "atomic_poll", -1, 1, OPF_MEMORY) /* ptr (16/32/64-bit integers), expected [, timeout_ns: u64 scalar] -> i1 \
+        shaped like ptr: each element loaded (ld.SEM.SCOPE) until it equals expected or timeout_ns of %globaltimer have \
+        passed since the op began (loaded at least once); true where it was seen; every thread of the program waits */ \
     /* control flow */                                                                     \
     X(FOR, "for", -1, -1, OPF_REGION)   /* lb, ub, step, inits... -> finals...; attr ival2: 1 + this loop's \
                                            num_stages (0: the kernel's); vec: unroll count (0: LLVM's choice) */ \
@@ -318,8 +321,9 @@ struct Block {
  *   const: ival (ints) or fval with is_float;  arange: ival = start, ival2 = end
  *   program_id, num_programs, expand_dims, gather, reduce_fn, scan_fn: ival = axis;  gather: ival2 = xor;  trans: perm
  *   reduce, scan: ival = axis, ival2 = RedKind;  cmp: ival2 = CmpPred
- *   atomic_rmw: ival2 = RedKind (sum is add);  atomics: sem, scope (printed when not the default);  dot: allow_tf32
- *   convert_layout, reduce, scan, reduce_fn, scan_fn, dot, gather, local_alloc, atomics (old values to replicas): smem_offset/smem_bytes after smem_alloc
+ *   atomic_rmw: ival2 = RedKind (sum is add);  atomics, atomic_poll: sem, scope (printed when not the default);  dot: allow_tf32
+ *   convert_layout, reduce, scan, reduce_fn, scan_fn, dot, gather, local_alloc, atomics and atomic_poll (results to replicas):
+ *   smem_offset/smem_bytes after smem_alloc
  *   async_wait: ival = groups that may stay pending;  async_copy: vec (elements per copy)
  *   tma_load, tma_store: ival = tensor map;  mbar_expect: ival = bytes;  mbar_init: ival = arrivals;  ws_producer: ival = warps
  *   exp, exp2: ival = 1 for the exact (full-range, no flush-to-zero) form */

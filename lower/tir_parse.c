@@ -544,7 +544,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_TF32: return op == OP_DOT;
     case AK_PENDING: return op == OP_ASYNC_WAIT || op == OP_DOT || op == OP_WGMMA_WAIT;
     case AK_SEM:
-    case AK_SCOPE: return op == OP_ATOMIC_RMW || op == OP_ATOMIC_CAS || op == OP_LOAD || op == OP_STORE;
+    case AK_SCOPE: return op == OP_ATOMIC_RMW || op == OP_ATOMIC_CAS || op == OP_ATOMIC_POLL || op == OP_LOAD || op == OP_STORE;
     case AK_EXACT: return op == OP_EXP || op == OP_EXP2 || op == OP_TANH;
     case AK_XOR: return op == OP_GATHER;
     case AK_REMAINDER:

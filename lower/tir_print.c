@@ -191,7 +191,7 @@ static void print_attrs(Printer *p, const Inst *i) {
         break;
     default: break;
     }
-    bool ordered = i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS ||
+    bool ordered = i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS || i->op == OP_ATOMIC_POLL ||
                    ((i->op == OP_LOAD || i->op == OP_STORE) && (a->cache & TIR_CACHE_STRONG));
     if (ordered && a->sem)
         str_printf(&t, "%ssem=%s", t.len ? ", " : "", tir_sem_names[a->sem]);

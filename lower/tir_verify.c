@@ -555,6 +555,21 @@ static void check_atomic_cas(Verifier *V, const Inst *i) {
     expect_result_sd(V, i, opt(V, i, 2));
 }
 
+/* atomic_poll: 16-, 32- or 64-bit integers, an expected value of each, a scalar u64 timeout; acquire or relaxed. */
+static void check_atomic_poll(Verifier *V, const Inst *i) {
+    if ((i->a.sem != SEM_ACQUIRE && i->a.sem != SEM_RELAXED) || i->a.scope >= SCOPE_COUNT)
+        verr(V, i, "an atomic poll is relaxed or acquire");
+    if (!check_ptr_operand(V, i)) return;
+    DType dt = opt(V, i, 0)->pointee->dt;
+    if (!dtype_is_int(dt) || dt == DT_PTR || (dtype_bits(dt) != 16 && dtype_bits(dt) != 32 && dtype_bits(dt) != 64))
+        verr(V, i, "an atomic poll reads 16-, 32- or 64-bit integers, found %s", tstr(V, opt(V, i, 0)));
+    check_stored(V, i, 1);
+    if (i->nops > 2 && (opt(V, i, 2)->rank || opt(V, i, 2)->dt != DT_U64))
+        verr(V, i, "timeout (operand 2) must be a scalar u64, found %s", tstr(V, opt(V, i, 2)));
+    const Type *r = rest(V, i), *p = opt(V, i, 0);
+    if (r->dt != DT_I1 || !same_shape(r, p)) verr(V, i, "result has type %s, expected i1 shaped like %s", tstr(V, r), tstr(V, p));
+}
+
 /* The region's yield carries `n` values typed exactly like `want[k]`. */
 static void check_yield(Verifier *V, const Inst *i, const Block *b, const ValueId *want, int n, const char *what) {
     const Inst *y = b->last;
@@ -912,6 +927,7 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_STORE] = check_store,
     [OP_ATOMIC_RMW] = check_atomic_rmw,
     [OP_ATOMIC_CAS] = check_atomic_cas,
+    [OP_ATOMIC_POLL] = check_atomic_poll,
     [OP_FOR] = check_for,
     [OP_WHILE] = check_while,
     [OP_IF] = check_if,
@@ -923,6 +939,7 @@ static const struct {
     int8_t min, max, regions;
 } arity[OP_COUNT] = {
     [OP_LOAD] = {1, 3, 0},       [OP_STORE] = {2, 3, 0}, [OP_ATOMIC_RMW] = {2, 3, 0}, [OP_ATOMIC_CAS] = {3, 4, 0},
+    [OP_ATOMIC_POLL] = {2, 3, 0},
     [OP_FOR] = {3, -1, 1},       [OP_WHILE] = {1, -1, 1}, [OP_IF] = {0, 0, 2},    [OP_YIELD] = {0, -1, 0},
     [OP_ASYNC_COPY] = {3, 4, 0},  [OP_REDUCE_FN] = {1, -1, 1}, [OP_SCAN_FN] = {1, -1, 1}, [OP_MAP_FN] = {1, -1, 1}, [OP_PRINT] = {0, 64, 0},
     [OP_INLINE_ASM] = {0, 16, 0}, [OP_TMA_LOAD] = {5, 4 + TMA_MAX_RANK, 0}, [OP_MBAR_WAIT] = {3, 4, 0},

@@ -897,7 +897,9 @@ static bool touches(Ctx *c, Block *b, Inst *from, int base, const Inst *skip) {
                    i->op == OP_ASYNC_COPY || i->op == OP_TMA_LOAD || i->op == OP_TMA_STORE;
         /* an ordered atomic publishes what came before it (a flag another program waits on: the store must
          * have landed), and inline assembly may do anything */
-        if (((i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) && i->a.sem != SEM_RELAXED) || i->op == OP_INLINE_ASM) return true;
+        if (((i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS) && i->a.sem != SEM_RELAXED) || i->op == OP_INLINE_ASM ||
+            i->op == OP_ATOMIC_POLL) /* a wait: what follows it reads what another program published */
+            return true;
         if (mem) {
             int at = access_base(c, i);
             if (at < 0 || at == base) return true;

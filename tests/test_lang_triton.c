@@ -1,13 +1,15 @@
 /* test_lang_triton.c - Triton's language features and value rules, compiled from inline
  * sources and run on the emulator against exact references: the axis hints and assume,
  * static_range and range's keywords, the volatile-load wait, constants taking their declared
- * types, f8 constant codes, *i1 bytes, and casts to narrow floats rounding once. */
+ * types, f8 constant codes, *i1 bytes, casts to narrow floats rounding once, and Triton 3.9's
+ * atomic_poll and expect_zero. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "include/tile/tile.h"
 #include "runtime/device.h"
@@ -1022,4 +1024,189 @@ Test(lang_triton, conditional_expression) {
         cr_expect_not_null(strstr(c.diagnostics, "t.tile:"), "no location: %s", c.diagnostics);
         tile_compiled_free(&c);
     }
+}
+
+/* atomic_poll (Triton 3.9's): program 0 waits, with a scalar poll of an i32 flag and a tensor poll of
+ * 16 i64 flags, for program 1, which writes data, then releases the flags (a barrier ahead of each
+ * release, as the docs say); program 0 then reads the data.  The polls' results are true, and
+ * program 0 read what program 1 wrote before its releases. */
+Test(lang_triton, atomic_poll_waits_for_another_program) {
+    K k;
+    load_src(&k,
+             "@num_warps(2)\n"
+             "kernel k(flag: *i32, flags: *i64, data: *i32, out: *i32, n: i32) {\n"
+             "    let o = arange(0, 64);\n"
+             "    let f = arange(0, 16);\n"
+             "    if program_id(0) == 0 {\n"
+             "        let s = atomic_poll(flag, 1);\n"
+             "        store(out + o, load(data + o, o < n) * 3 + 1, o < n);\n"
+             "        let t = atomic_poll(flags + f, (f * 7 + 1) as i64, timeout_ns=10000000000);\n"
+             "        store(out + 64 + f, load(data + 64 + f) + (t as i32) * 1000 + (s as i32) * 2000);\n"
+             "    } else {\n"
+             "        store(data + o, o * o + 5, o < n);\n"
+             "        debug_barrier();\n"
+             "        atomic_store(flag, 1);\n"
+             "        store(data + 64 + f, f + 100);\n"
+             "        debug_barrier();\n"
+             "        atomic_store(flags + f, (f * 7 + 1) as i64);\n"
+             "    }\n"
+             "}\n",
+             "k");
+    int32_t flag = 0, data[80], out[80], n = 45;
+    int64_t flags[16] = {0};
+    for (int i = 0; i < 80; i++) data[i] = -1000, out[i] = -7;
+    uint64_t df = upload(&k, &flag, 4), dfs = upload(&k, flags, sizeof flags), dd = upload(&k, data, sizeof data),
+             d_o = upload(&k, out, sizeof out);
+    void *params[] = {&df, &dfs, &dd, &d_o, &n};
+    launch(&k, 2, params);
+    download(&k, out, d_o, sizeof out);
+    for (int i = 0; i < 64; i++) {
+        int32_t want = i < n ? (i * i + 5) * 3 + 1 : -7;
+        cr_expect_eq(out[i], want, "out[%d] = %d, want %d", i, out[i], want);
+    }
+    for (int i = 0; i < 16; i++) cr_expect_eq(out[64 + i], 100 + i + 3000, "out[%d] = %d, want %d", 64 + i, out[64 + i], 100 + i + 3000);
+    unload(&k);
+}
+
+static double seconds_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Timeouts: nobody sets the flags, some of which hold the expected value from the start.  Elements
+ * never set are false after the budget (2 ms, or one from a run-time argument), those already equal
+ * are true, also with a zero timeout (each element is loaded once); a scalar poll that times out is
+ * false in every thread.  i16 and u64 flags; the launches end in bounded time. */
+Test(lang_triton, atomic_poll_timeout) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel k(h: *i16, w: *u64, s: *i32, out: *i32, t: i64) {\n"
+             "    let o = arange(0, 32);\n"
+             "    let a = atomic_poll(h + o, 5 as i16, timeout_ns=2000000);\n"
+             "    let b = atomic_poll(w + o, 9, sem=\"relaxed\", timeout_ns=0);\n"
+             "    let c = atomic_poll(w + o, 9, scope=\"cta\", timeout_ns=t);\n"
+             "    let d = atomic_poll(s, 1, scope=\"sys\", timeout_ns=t);\n"
+             "    store(out + o, (a as i32) + (b as i32) * 2 + (c as i32) * 4 + (d as i32) * 8 + (sum(d as i32 + o * 0) == 32) as i32 * 16);\n"
+             "}\n",
+             "k");
+    int16_t h[32];
+    uint64_t w[32];
+    int32_t s = 0, out[32];
+    for (int i = 0; i < 32; i++) h[i] = (int16_t)(i % 3 == 0 ? 5 : 4), w[i] = i % 4 == 1 ? 9 : 0x100000009ull, out[i] = -1;
+    uint64_t dh = upload(&k, h, sizeof h), dw = upload(&k, w, sizeof w), ds = upload(&k, &s, 4), d_o = upload(&k, out, sizeof out);
+    int64_t t = 1000000;
+    void *params[] = {&dh, &dw, &ds, &d_o, &t};
+    double t0 = seconds_now();
+    launch(&k, 3, params);
+    double took = seconds_now() - t0;
+    download(&k, out, d_o, sizeof out);
+    for (int i = 0; i < 32; i++) {
+        int want = (i % 3 == 0) + (i % 4 == 1) * 6;
+        cr_expect_eq(out[i], want, "out[%d] = %d, want %d", i, out[i], want);
+    }
+    cr_expect(took < 10.0, "the launch took %.2f s", took);
+    unload(&k);
+}
+
+/* The PTX: one ld.SEM.SCOPE.global loop per element with the width of the flags, %globaltimer only
+ * with a timeout, and the program's barrier after the polls. */
+Test(lang_triton, atomic_poll_ptx) {
+    char *ptx = compile_ptx("kernel k(p: *i32, h: *u16, w: *i64, out: *i32) {\n"
+                            "    let o = arange(0, 128);\n"
+                            "    let a = atomic_poll(p + o, 1);\n"
+                            "    let b = atomic_poll(h + o, 2, sem=\"relaxed\", scope=\"cta\");\n"
+                            "    let c = atomic_poll(w + o, 3, scope=\"sys\");\n"
+                            "    store(out + o, (a & b & c) as i32);\n"
+                            "}\n",
+                            "sm_80");
+    static const char *const want[] = {"ld.acquire.gpu.global.b32", "ld.relaxed.cta.global.b16", "ld.acquire.sys.global.b64", "bar.sync"};
+    for (int i = 0; i < 4; i++) cr_expect_not_null(strstr(ptx, want[i]), "no %s in\n%s", want[i], ptx);
+    cr_expect_null(strstr(ptx, "%globaltimer"), "no timeout, no timer:\n%s", ptx);
+    free(ptx);
+    ptx = compile_ptx("kernel k(p: *i32, out: *i32, t: u32) { store(out, atomic_poll(p, 1, timeout_ns=t) as i32); }\n", "sm_90a");
+    cr_expect_not_null(strstr(ptx, "mov.u64 %t, %globaltimer"), "the timer read in the loop:\n%s", ptx);
+    cr_expect_not_null(strstr(ptx, "ld.acquire.gpu.global.b32"), "%s", ptx);
+    free(ptx);
+}
+
+/* atomic_poll's and expect_zero's errors, located at the argument. */
+Test(lang_triton, atomic_poll_expect_zero_errors) {
+    static const struct {
+        const char *src, *msg;
+    } bad[] = {
+        {"kernel k(p: *f32) {\n    let a = atomic_poll(p, 0);\n}\n", "t.tile:2:25: error: 'atomic_poll' polls 16-, 32- or 64-bit integers, got 'ptr<f32>'"},
+        {"kernel k(p: *i8) {\n    let a = atomic_poll(p, 0);\n}\n", "t.tile:2:25: error: 'atomic_poll' polls 16-, 32- or 64-bit integers, got 'ptr<i8>'"},
+        {"kernel k(p: *i32) {\n    let a = atomic_poll(p, 0, sem=\"release\");\n}\n",
+         "t.tile:2:35: error: unknown memory ordering \"release\" of 'atomic_poll': expected \"acquire\" or \"relaxed\""},
+        {"kernel k(p: *i32) {\n    let a = atomic_poll(p, 0, scope=\"block\");\n}\n",
+         "t.tile:2:37: error: unknown memory scope \"block\" of 'atomic_poll': expected \"gpu\", \"cta\" or \"sys\""},
+        {"kernel k(p: *i32) {\n    let a = atomic_poll(p, 0, timeout_ns=1.5);\n}\n",
+         "t.tile:2:42: error: timeout_ns of 'atomic_poll' must be a scalar integer (nanoseconds), got 'f32'"},
+        {"kernel k(p: *i32) {\n    let a = atomic_poll(p, 0, timeout_ns=-1);\n}\n",
+         "t.tile:2:42: error: timeout_ns of 'atomic_poll' must be non-negative, got -1"},
+        {"kernel k(p: *i32) {\n    let a = atomic_poll(p, 0, timeout_ns=arange(0, 4));\n}\n",
+         "t.tile:2:42: error: timeout_ns of 'atomic_poll' must be a scalar integer (nanoseconds), got 'tensor<4xi32>'"},
+        {"kernel k(p: *i32, v: i64) {\n    let a = atomic_poll(p, v);\n}\n", "t.tile:2:28: error: atomic_poll of 'i64' value to 'ptr<i32>': cast it with 'as i32'"},
+        {"kernel k(p: *i32) {\n    let a = expect_zero(p, true);\n}\n", "t.tile:2:25: error: 'expect_zero' expects numbers, got 'ptr<i32>'"},
+        {"kernel k(p: *f32) {\n    let a = expect_zero(load(p), 1.0);\n}\n", "t.tile:2:34: error: mask of 'expect_zero' must be i1, got 'f32'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tile_compile_options opt = {0};
+        tile_compiled c;
+        cr_expect_eq(tile_compile_source("t.tile", bad[i].src, &opt, &c), TILE_ERROR_COMPILE, "compiled: %s", bad[i].src);
+        cr_expect_not_null(strstr(c.diagnostics, bad[i].msg), "want %s\ngot %s", bad[i].msg, c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}
+
+/* expect_zero(x, mask), Triton's: x itself; with the debug option a device_assert with Triton's
+ * message that fails where mask is true and x is not zero. */
+static DevStatus run_expect_zero(int debug, float nonzero_at, float *y, char **msg) {
+    tile_compile_options o = {.size = sizeof o, .debug = debug};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("ez.tile",
+                                     "kernel k(x: *f32, y: *f32) {\n"
+                                     "    let o = arange(0, 64);\n"
+                                     "    let v = load(x + o);\n"
+                                     "    store(y + o, expect_zero(v, o >= 32) * 2.0 + 1.0);\n"
+                                     "}\n",
+                                     &o, &c),
+                 TILE_OK, "%s", c.diagnostics);
+    K k;
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &k.dev, &err), DEV_OK);
+    cr_assert_eq(dev_module_load_ptx(k.dev, c.ptx, &k.mod), DEV_OK, "%s", dev_last_error(k.dev));
+    cr_assert_eq(dev_module_get_function(k.mod, "k", &k.fn), DEV_OK);
+    tile_compiled_free(&c);
+    float x[64];
+    for (int i = 0; i < 64; i++) x[i] = i < 32 ? (float)i + 0.5f : 0.0f;
+    if (nonzero_at >= 0) x[(int)nonzero_at] = 3.0f;
+    uint64_t dx = upload(&k, x, sizeof x), dy = poisoned(&k, sizeof x);
+    void *params[] = {&dx, &dy};
+    DevStatus s = dev_launch(k.fn, 1, 1, 1, 128, 1, 1, 0, NULL, params);
+    if (s == DEV_OK) s = dev_synchronize(k.dev);
+    *msg = strdup(s == DEV_OK ? "" : dev_last_error(k.dev));
+    if (s == DEV_OK) download(&k, y, dy, sizeof x);
+    unload(&k);
+    return s;
+}
+
+Test(lang_triton, expect_zero) {
+    float y[64];
+    char *msg;
+    /* without -g it is x, checked or not (x[40] = 3 is not zero where the mask is true) */
+    for (int debug = 0; debug <= 1; debug++) {
+        cr_assert_eq(run_expect_zero(debug, debug ? -1 : 40, y, &msg), DEV_OK, "%s", msg);
+        for (int i = 0; i < 64; i++) {
+            float want = (i < 32 ? (float)i + 0.5f : i == 40 && !debug ? 3.0f : 0.0f) * 2.0f + 1.0f;
+            cr_expect_eq(y[i], want, "debug %d: y[%d] = %g, want %g", debug, i, y[i], want);
+        }
+        free(msg);
+    }
+    /* with -g the element that is not zero where the mask is true fails, with Triton's message */
+    cr_assert_neq(run_expect_zero(1, 40, y, &msg), DEV_OK);
+    cr_expect(strstr(msg, "expect_zero expected x == 0 where mask is true") && strstr(msg, "ez.tile:4"), "assert message: %s", msg);
+    free(msg);
 }
