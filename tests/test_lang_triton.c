@@ -1148,7 +1148,7 @@ Test(lang_triton, atomic_poll_expect_zero_errors) {
          "t.tile:2:42: error: timeout_ns of 'atomic_poll' must be non-negative, got -1"},
         {"kernel k(p: *i32) {\n    let a = atomic_poll(p, 0, timeout_ns=arange(0, 4));\n}\n",
          "t.tile:2:42: error: timeout_ns of 'atomic_poll' must be a scalar integer (nanoseconds), got 'tensor<4xi32>'"},
-        {"kernel k(p: *i32, v: i64) {\n    let a = atomic_poll(p, v);\n}\n", "t.tile:2:28: error: atomic_poll of 'i64' value to 'ptr<i32>': cast it with 'as i32'"},
+        {"kernel k(p: *i32, q: *i32) {\n    let a = atomic_poll(p, q);\n}\n", "t.tile:2:28: error: atomic_poll of 'ptr<i32>' value to 'ptr<i32>'"},
         {"kernel k(p: *i32) {\n    let a = expect_zero(p, true);\n}\n", "t.tile:2:25: error: 'expect_zero' expects numbers, got 'ptr<i32>'"},
         {"kernel k(p: *f32) {\n    let a = expect_zero(load(p), 1.0);\n}\n", "t.tile:2:34: error: mask of 'expect_zero' must be i1, got 'f32'"},
     };
@@ -1209,4 +1209,48 @@ Test(lang_triton, expect_zero) {
     cr_assert_neq(run_expect_zero(1, 40, y, &msg), DEV_OK);
     cr_expect(strstr(msg, "expect_zero expected x == 0 where mask is true") && strstr(msg, "ez.tile:4"), "assert message: %s", msg);
     free(msg);
+}
+
+/* Triton's store casts the value to the pointee's type: an f32 tile stored through *f16, *bf16 (round to
+ * nearest even), *i32 (toward zero), *f8e4m3 (nearest even, saturating as `as` does), and an atomic_add
+ * of f32 values into *i32; against the host's conversions. */
+Test(lang_triton, store_converts_to_the_pointee) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, h: *f16, b: *bf16, i: *i32, e: *f8e4m3, c: *i32, n: i32) {\n"
+             "    let o = arange(0, 128);\n"
+             "    let m = o < n;\n"
+             "    let v = load(x + o, m, 0.0);\n"
+             "    store(h + o, v, m);\n"
+             "    store(b + o, v * 3.0, m);\n"
+             "    store(i + o, v * 100.0, m);\n"
+             "    store(e + o, v, m);\n"
+             "    atomic_add(c + o % 4, v * 10.0, m);\n"
+             "}\n",
+             "k");
+    enum { N = 100 };
+    float x[128];
+    for (int j = 0; j < N; j++) x[j] = (float)((j * 7919) % 1000 - 500) / 37.0f + 1.0f / 3.0f;
+    uint64_t dx = upload(&k, x, sizeof x), dh = poisoned(&k, 256), db = poisoned(&k, 256), di = poisoned(&k, 512),
+             de = poisoned(&k, 128), dc = upload(&k, (int32_t[4]){0, 0, 0, 0}, 16);
+    int32_t n = N;
+    launch(&k, 1, (void *[]){&dx, &dh, &db, &di, &de, &dc, &n});
+    uint16_t h[128], b[128];
+    int32_t iv[128], cv[4];
+    uint8_t e[128];
+    download(&k, h, dh, sizeof h);
+    download(&k, b, db, sizeof b);
+    download(&k, iv, di, sizeof iv);
+    download(&k, e, de, sizeof e);
+    download(&k, cv, dc, sizeof cv);
+    int32_t want_c[4] = {0, 0, 0, 0};
+    for (int j = 0; j < N; j++) {
+        cr_assert_eq(h[j], f32_to_f16(x[j]), "f16[%d]: %04x, want %04x", j, h[j], f32_to_f16(x[j]));
+        cr_assert_eq(b[j], f32_to_bf16(x[j] * 3.0f), "bf16[%d]: %04x, want %04x", j, b[j], f32_to_bf16(x[j] * 3.0f));
+        cr_assert_eq(iv[j], (int32_t)(x[j] * 100.0f), "i32[%d]: %d, want %d", j, iv[j], (int32_t)(x[j] * 100.0f));
+        cr_assert_eq(e[j], d_to_f8(x[j], 0), "f8e4m3[%d]: %02x, want %02x", j, e[j], d_to_f8(x[j], 0));
+        want_c[j % 4] += (int32_t)(x[j] * 10.0f);
+    }
+    for (int j = 0; j < 4; j++) cr_assert_eq(cv[j], want_c[j], "atomic_add[%d]: %d, want %d", j, cv[j], want_c[j]);
+    unload(&k);
 }
