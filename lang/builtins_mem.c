@@ -133,9 +133,13 @@ Val bi_load(Call *c) {
         Val o = c->v[2];
         if (!val_is_value(g, o, c->loc[2])) return val_err();
         if (o.k == V_RT && tir_elem(g->m, o.t) != pt->pointee) {
-            diag_error(g->d, c->loc[2], "'other' of 'load' has type '%s' but the loaded values are '%s'", gen_type_name(g, o.t),
-                       gen_type_name(g, pt->pointee));
-            return val_err();
+            if (o.t->dt == DT_PTR || pt->pointee->dt == DT_PTR) {
+                diag_error(g->d, c->loc[2], "'other' of 'load' has type '%s' but the loaded values are '%s'", gen_type_name(g, o.t),
+                           gen_type_name(g, pt->pointee));
+                return val_err();
+            }
+            o = gen_cast(g, o, pt->pointee->dt, c->loc[2]); /* a number converts, as Triton casts `other` */
+            if (o.k == V_ERR) return val_err();
         }
         if (o.k == V_CT && pt->pointee->dt == DT_PTR) {
             diag_error(g->d, c->loc[2], "'other' of 'load' must be a pointer");

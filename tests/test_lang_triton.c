@@ -1213,7 +1213,7 @@ Test(lang_triton, expect_zero) {
 
 /* Triton's store casts the value to the pointee's type: an f32 tile stored through *f16, *bf16 (round to
  * nearest even), *i32 (toward zero), *f8e4m3 (nearest even, saturating as `as` does), and an atomic_add
- * of f32 values into *i32; against the host's conversions. */
+ * of f32 values into *i32; load's `other` likewise; against the host's conversions. */
 Test(lang_triton, store_converts_to_the_pointee) {
     K k;
     load_src(&k,
@@ -1252,5 +1252,25 @@ Test(lang_triton, store_converts_to_the_pointee) {
         want_c[j % 4] += (int32_t)(x[j] * 10.0f);
     }
     for (int j = 0; j < 4; j++) cr_assert_eq(cv[j], want_c[j], "atomic_add[%d]: %d, want %d", j, cv[j], want_c[j]);
+    unload(&k);
+    /* load's `other` converts too: an f32 tile as the masked-off values of an f16 load */
+    load_src(&k,
+             "kernel k(h: *f16, o32: *f32, n: i32) {\n"
+             "    let o = arange(0, 128);\n"
+             "    let fill = (o as f32) * 0.1;\n"
+             "    store(o32 + o, load(h + o, o < n, fill) as f32);\n"
+             "}\n",
+             "k");
+    uint16_t hin[128];
+    for (int j = 0; j < 128; j++) hin[j] = f32_to_f16((float)j);
+    uint64_t dhin = upload(&k, hin, sizeof hin), dout = poisoned(&k, 512);
+    n = 40;
+    launch(&k, 1, (void *[]){&dhin, &dout, &n});
+    float got[128];
+    download(&k, got, dout, sizeof got);
+    for (int j = 0; j < 128; j++) {
+        float want = j < 40 ? (float)j : (float)f16_to_d(f32_to_f16((float)j * 0.1f));
+        cr_assert_eq(got[j], want, "load[%d]: %g, want %g", j, got[j], want);
+    }
     unload(&k);
 }
