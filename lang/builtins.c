@@ -40,6 +40,16 @@
     X(CAST, "cast", 2, "x dtype bitcast", CAST, PLAIN, 0)                                  \
     X(BITCAST, "bitcast", 2, "x dtype", BITCAST, PLAIN, 0)                                 \
     X(DTYPE_OF, "dtype_of", 1, "x", CAST, PLAIN, 0)                                        \
+    /* compile-time shape and type queries, Triton's attributes: builtins_query.c */        \
+    X(SHAPE_OF, "shape_of", 1, "x dim", CONST, QUERY, Q_SHAPE_OF)                          \
+    X(NUMEL, "numel", 1, "x", CONST, QUERY, Q_NUMEL)                                       \
+    X(RANK, "rank", 1, "x", CONST, QUERY, Q_RANK)                                          \
+    X(IS_FLOAT, "is_float", 1, "dtype", CONST, QUERY, Q_IS_FLOAT)                          \
+    X(IS_INT, "is_int", 1, "dtype", CONST, QUERY, Q_IS_INT)                                \
+    X(IS_SIGNED, "is_signed", 1, "dtype", CONST, QUERY, Q_IS_SIGNED)                       \
+    X(IS_PTR, "is_ptr", 1, "dtype", CONST, QUERY, Q_IS_PTR)                                \
+    X(BITWIDTH, "bitwidth", 1, "dtype", CONST, QUERY, Q_BITWIDTH)                          \
+    X(ELEMENT_TYPE, "element_type", 1, "ptr", CONST, QUERY, Q_ELEMENT_TYPE)                \
     X(EXP, "exp", 1, "x exact", EXP, MATH, 0) X(EXP2, "exp2", 1, "x exact", EXP2, MATH, 0) \
     X(LOG, "log", 1, "x", LOG, MATH, 0) X(LOG2, "log2", 1, "x", LOG2, MATH, 0)             \
     X(SQRT, "sqrt", 1, "x", SQRT, MATH, 0) X(RSQRT, "rsqrt", 1, "x", RSQRT, MATH, 0)       \
@@ -1477,6 +1487,7 @@ Val builtin_call(Gen *g, const Node *node) {
     default:
         if (bi->kind == BK_MATH) return bi_math(&c);
         if (bi->kind == BK_COMPOSE) return bi_compose(&c, (BuiltinId)id);
+        if (bi->kind == BK_QUERY) return bi_query(&c);
         unreachable("builtin");
     }
 }

@@ -5,7 +5,10 @@
 
 #include "gen.h"
 
-typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE } BiKind;
+typedef enum BiKind { BK_PLAIN, BK_MATH, BK_RED, BK_ATOMIC, BK_COMPOSE, BK_QUERY } BiKind;
+
+/* What a BK_QUERY builtin asks (its attribute kind): builtins_query.c */
+typedef enum QueryKind { Q_SHAPE_OF, Q_NUMEL, Q_RANK, Q_IS_FLOAT, Q_IS_INT, Q_IS_SIGNED, Q_IS_PTR, Q_BITWIDTH, Q_ELEMENT_TYPE } QueryKind;
 
 typedef struct Builtin {
     const char *name;
@@ -46,6 +49,9 @@ Val bi_atomic(Call *c); /* atomic_OP(ptr, value, mask, sem, scope), atomic_cas *
 Val bi_atomic_access(Call *c, bool store); /* atomic_load(ptr, mask, sem, scope), atomic_store(ptr, value, mask, sem, scope) */
 Val bi_atomic_poll(Call *c); /* atomic_poll(pointer, expected_value, sem, scope, timeout_ns) */
 Val bi_expect_zero(Call *c); /* expect_zero(x, mask) */
+
+/* builtins_query.c */
+Val bi_query(Call *c); /* shape_of, numel, rank, is_float, is_int, is_signed, is_ptr, bitwidth, element_type */
 
 /* descriptors.c */
 Val bi_make_desc(Call *c);              /* make_tensor_descriptor(base, shape, strides, block_shape) */

@@ -265,6 +265,30 @@ static const char *skip_balanced(const char *p, const char *end) {
     return p;
 }
 
+/* What to write for Triton's x.NAME (then .NAME2, or [..] when indexed), for the error at the '.'. */
+static const char *method_hint(const char *m, size_t mn, const char *m2, size_t m2n, bool indexed) {
+#define IS(p, n, lit) ((n) == sizeof(lit) - 1 && !memcmp((p), (lit), (n)))
+    if (IS(m, mn, "dtype") && m2) m = m2, mn = m2n; /* x.dtype.is_floating(): the type's own question */
+    if (IS(m, mn, "to")) return "'x as T' or 'cast(x, T)' for Triton's x.to(T)";
+    if (IS(m, mn, "shape") && indexed) return "'shape_of(x, d)' for Triton's x.shape[d] (a compile-time i32)";
+    if (IS(m, mn, "shape"))
+        return "'shape_of(x)' for Triton's x.shape (a compile-time list, a shape argument: zeros(shape_of(x), f32)), "
+               "'rank(x)' for len(x.shape)";
+    if (IS(m, mn, "numel")) return "'numel(x)' for Triton's x.numel (a compile-time i32)";
+    if (IS(m, mn, "dtype") || IS(m, mn, "type")) return "'dtype_of(x)' for Triton's x.dtype";
+    if (IS(m, mn, "is_floating")) return "'is_float(T)' for Triton's T.is_floating() (T a type, dtype_of(x) or a value)";
+    if (IS(m, mn, "is_int")) return "'is_int(T)' for Triton's T.is_int() (T a type, dtype_of(x) or a value)";
+    if (IS(m, mn, "is_int_signed") || IS(m, mn, "is_int_unsigned"))
+        return "'is_signed(T)' for Triton's T.is_int_signed() (T a type, dtype_of(x) or a value)";
+    if (IS(m, mn, "is_ptr")) return "'is_ptr(T)' for Triton's T.is_ptr()";
+    if (IS(m, mn, "primitive_bitwidth") || IS(m, mn, "int_bitwidth"))
+        return "'bitwidth(T)' for Triton's T.primitive_bitwidth (T a type, dtype_of(x) or a value)";
+    if (IS(m, mn, "element_ty")) return "'element_type(p)' for Triton's p.dtype.element_ty (p a pointer value)";
+    if (IS(m, mn, "T")) return "'trans(x)' for Triton's x.T";
+    return "a function: 'reshape(x, ...)', 'trans(x)', 'sum(x, axis)', ...";
+#undef IS
+}
+
 /* Python's float constants: math.inf, float("-inf") are the float literals here. */
 static bool python_float(const char *s, size_t n, double *v) {
     if (n == 3 && !memcmp(s, "inf", 3)) return *v = INFINITY, true;
@@ -452,14 +476,19 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                 continue;
             }
             if (c == '.' && mn && is_ident_start(*m) && l.n) { /* Triton's methods and attributes: x.to(f16), x.shape */
-                const char *hint = mn == 2 && !memcmp(m, "to", 2)      ? "'x as T' or 'cast(x, T)' for Triton's x.to(T)"
-                                   : mn == 5 && !memcmp(m, "shape", 5) ? "the block sizes themselves for Triton's x.shape (they are compile-time constants)"
-                                   : mn == 5 && !memcmp(m, "dtype", 5) ? "'dtype_of(x)' for Triton's x.dtype"
-                                   : mn == 1 && *m == 'T'              ? "'trans(x)' for Triton's x.T"
-                                                                       : "a function: 'reshape(x, ...)', 'trans(x)', 'sum(x, axis)', ...";
-                diag_error(d, loc, "'.%.*s': values have no methods or attributes here; write %s", (int)mn, m, hint);
-                /* x.to(T), x.shape[0]: the rest goes with the error (no second one at the name) */
-                lex_advance(&l, (size_t)(skip_balanced(m + mn, l.end) - l.p));
+                /* the whole chain goes with the error (x.dtype.is_floating(), x.shape[0]: no second one at the name) */
+                const char *e = skip_balanced(m + mn, l.end), *m2 = NULL;
+                size_t m2n = 0;
+                bool indexed = e > m + mn && m[mn] == '[';
+                while (e + 1 < l.end && *e == '.' && is_ident_start(e[1])) {
+                    const char *a = e + 1, *b = a;
+                    while (b < l.end && is_ident_char(*b)) b++;
+                    if (!m2) m2 = a, m2n = (size_t)(b - a);
+                    e = skip_balanced(b, l.end);
+                }
+                diag_error(d, loc, "'.%.*s%s%.*s': values have no methods or attributes here; write %s", (int)mn, m, m2 ? "." : "",
+                           (int)m2n, m2 ? m2 : "", method_hint(m, mn, m2, m2n, indexed));
+                lex_advance(&l, (size_t)(e - l.p));
                 continue;
             } else if (uc >= 0x20 && uc < 0x7f) diag_error(d, loc, "unexpected character '%c'", c);
             else diag_error(d, loc, "unexpected byte 0x%02x", uc);

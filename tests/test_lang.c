@@ -793,8 +793,58 @@ Test(lang_diag, triton_methods) {
                                          "'cast(x, T)' for Triton's x.to(T)\n"), "%s", r.diags);
     result_free(&r);
     r = compile("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    let s = v.shape;\n}\n");
-    cr_expect(r.diags && strstr(r.diags, "t.tile:3:14: error: '.shape': values have no methods or attributes here"), "%s", r.diags);
+    cr_expect(r.diags && strstr(r.diags, "t.tile:3:14: error: '.shape': values have no methods or attributes here; write 'shape_of(x)' "
+                                         "for Triton's x.shape"), "%s", r.diags);
     result_free(&r);
+    /* attribute chains are one error each, naming the function form */
+    expect_diag("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "    let b = x.dtype.element_ty;\n}\n",
+                "t.tile:3:9: error: '.dtype.is_floating': values have no methods or attributes here; write 'is_float(T)' for Triton's "
+                "T.is_floating() (T a type, dtype_of(x) or a value)\n"
+                "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "          ^\n"
+                "t.tile:3:42: error: '.shape': values have no methods or attributes here; write 'shape_of(x, d)' for Triton's x.shape[d] "
+                "(a compile-time i32)\n"
+                "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "                                           ^\n"
+                "t.tile:3:55: error: '.numel': values have no methods or attributes here; write 'numel(x)' for Triton's x.numel "
+                "(a compile-time i32)\n"
+                "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "                                                        ^\n"
+                "t.tile:4:14: error: '.dtype.element_ty': values have no methods or attributes here; write 'element_type(p)' for "
+                "Triton's p.dtype.element_ty (p a pointer value)\n"
+                "      let b = x.dtype.element_ty;\n"
+                "               ^\n");
+}
+
+/* the shape and type queries' bad arguments, located at the argument */
+Test(lang_diag, shape_and_type_queries) {
+    const char *head = "kernel k(x: *f32, n: i32) {\n    let v = load(x + arange(0, 16));\n";
+    const struct {
+        const char *line, *want;
+    } bad[] = {
+        {"    let a = numel(f32);\n", "t.tile:3:19: error: 'numel' expects a tensor or a scalar, got a type\n"},
+        {"    let a = rank(None);\n", "t.tile:3:18: error: 'rank' expects a tensor or a scalar, got None\n"},
+        {"    let a = shape_of(v, 1);\n", "t.tile:3:25: error: dimension 1 is out of range for a tensor of shape [16]\n"},
+        {"    let a = shape_of(n, 0);\n", "t.tile:3:25: error: dimension 0 is out of range for a scalar of shape []\n"},
+        {"    let a = shape_of(v, n);\n", "t.tile:3:25: error: the dimension of 'shape_of' must be a compile-time integer\n"},
+        {"    let a = element_type(v);\n",
+         "t.tile:3:26: error: 'element_type' expects a pointer, got 'f32' (the type of a number is dtype_of(x))\n"},
+        {"    let a = is_float(\"f32\");\n",
+         "t.tile:3:22: error: 'is_float' expects a type (f16, dtype_of(x), a const holding one) or a value, got a string\n"},
+        {"    let a = bitwidth([4, 4]);\n",
+         "t.tile:3:22: error: 'bitwidth' expects a type (f16, dtype_of(x), a const holding one) or a value, got a list\n"},
+        {"    static_assert(is_int(v), \"integers only\");\n", "t.tile:3:5: error: static_assert failed: integers only\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s}\n", head, bad[i].line);
+        Result r = compile(text);
+        cr_expect_null(r.m, "%s: compiled", bad[i].line);
+        cr_expect(r.diags && !strncmp(r.diags, bad[i].want, strlen(bad[i].want)), "%s: got\n%s\nwant\n%s", bad[i].line, r.diags,
+                  bad[i].want);
+        result_free(&r);
+    }
 }
 
 /* bitcast widths, pointer casts, located */

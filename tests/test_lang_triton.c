@@ -1274,3 +1274,55 @@ Test(lang_triton, store_converts_to_the_pointee) {
     }
     unload(&k);
 }
+
+/* Triton's x.shape, x.numel, len(x.shape), T.is_floating(), T.is_int(), T.is_int_signed(), T.primitive_bitwidth and
+ * p.dtype.element_ty as compile-time functions: an `if` on one picks code at compile time (the other side would not
+ * compile for that type), static_assert checks them, shape_of(x) is a shape argument.  One generic fn instantiated
+ * on f32, i32 and u8 rows; each output poisoned first, n not a multiple of the block. */
+Test(lang_triton, shape_and_type_queries) {
+    const char *src =
+        "fn twice_or_clip(x) {\n"
+        "    if is_float(x) { return x * 2.0 + bitwidth(dtype_of(x)) as f32; }\n"
+        "    static_assert(is_int(dtype_of(x)) && !is_float(x), \"numbers are floats or integers\");\n"
+        "    if is_signed(x) { return maximum(x, 0) + bitwidth(x); }\n"
+        "    return x / 2 + bitwidth(x);\n"
+        "}\n"
+        "kernel k(xf: *f32, xi: *i32, xu: *u8, of: *f32, oi: *i32, ou: *u8, n: i32, const B: i32 = 64) {\n"
+        "    let o = arange(0, B);\n"
+        "    let m = o < n;\n"
+        "    let v = load(xf + o, m, 0.0);\n"
+        "    static_assert(numel(v) == B && rank(v) == 1 && shape_of(v, 0) == B && shape_of(v, -1) == 64, \"x.shape\");\n"
+        "    static_assert(numel(v[:, None] * v[None, :]) == B * B && rank(program_id(0)) == 0 && numel(1.5) == 1, \"numel\");\n"
+        "    static_assert(is_ptr(xf + o) && !is_ptr(v) && is_float(element_type(xf)) && element_type(xi) == i32, \"pointers\");\n"
+        "    static_assert(!is_signed(i1) && is_int(i1) && !is_signed(u32) && !is_signed(f64) && is_float(f8e5m2), \"kinds\");\n"
+        "    static_assert(bitwidth(i1) == 1 && bitwidth(f8e4m3) == 8 && bitwidth(bf16) == 16 && bitwidth(xf) == 64, \"bits\");\n"
+        "    let z = zeros(shape_of(v), element_type(of));\n"
+        "    let t: element_type(xf) = 0.25;\n"
+        "    let sq = reshape(v, shape_of(zeros([8, 8])));\n"
+        "    let back = reshape(sq, shape_of(v));\n"
+        "    store(of + o, twice_or_clip(back) + z + t, m);\n"
+        "    store(oi + o, twice_or_clip(load(xi + o, m, 0)), m);\n"
+        "    store(ou + o, twice_or_clip(load(xu + o, m, 0)), m);\n"
+        "}\n";
+    K k;
+    load_src(&k, src, "k");
+    enum { B = 64 };
+    int32_t n = 45;
+    float xf[B], of[B];
+    int32_t xi[B], oi[B];
+    uint8_t xu[B], ou[B];
+    for (int i = 0; i < B; i++) xf[i] = (float)(i % 11) - 5.5f, xi[i] = i * 37 % 29 - 14, xu[i] = (uint8_t)(i * 13 % 200);
+    uint64_t dxf = upload(&k, xf, sizeof xf), dxi = upload(&k, xi, sizeof xi), dxu = upload(&k, xu, sizeof xu);
+    uint64_t dof = poisoned(&k, sizeof of), doi = poisoned(&k, sizeof oi), dou = poisoned(&k, sizeof ou);
+    launch(&k, 1, (void *[]){&dxf, &dxi, &dxu, &dof, &doi, &dou, &n});
+    download(&k, of, dof, sizeof of);
+    download(&k, oi, doi, sizeof oi);
+    download(&k, ou, dou, sizeof ou);
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(of[i], xf[i] * 2.0f + 32.0f + 0.25f, "f32 [%d] = %g", i, of[i]);
+        cr_assert_eq(oi[i], (xi[i] > 0 ? xi[i] : 0) + 32, "i32 [%d] = %d", i, oi[i]);
+        cr_assert_eq(ou[i], xu[i] / 2 + 8, "u8 [%d] = %d", i, ou[i]);
+    }
+    for (int i = n; i < B; i++) cr_assert(isnan(of[i]) && oi[i] == -1 && ou[i] == 0xff, "[%d] written past n", i);
+    unload(&k);
+}

@@ -1,0 +1,101 @@
+/* builtins_query.c - compile-time questions about a value's shape and a type, the function
+ * forms of Triton's attributes (there are no methods here):
+ *   shape_of(x), shape_of(x, d)   x.shape (a list: a shape argument anywhere), x.shape[d]
+ *   numel(x), rank(x)             x.numel, len(x.shape)
+ *   is_float(T), is_int(T),       T.is_floating(), T.is_int(), T.is_int_signed(),
+ *   is_signed(T), is_ptr(T),      T.is_ptr(), T.primitive_bitwidth
+ *   bitwidth(T)
+ *   element_type(p)               p.dtype.element_ty
+ * Every answer is a compile-time value (an i32, an i1, a list or a type), so an `if` on one picks
+ * code at compile time and static_assert checks it.  T is a type (f16, dtype_of(x), a const
+ * holding one) or a value, standing for its element type.  builtins.c binds the arguments and
+ * dispatches here by the builtin's kind (BK_QUERY). */
+#include "builtins.h"
+
+/* v, for a message: "a type", "a list", "None", ... */
+static const char *what(Gen *g, Val v) {
+    const char *n = gen_val_type_name(g, v);
+    return v.k == V_NONE ? n : arena_printf(g->a, "a %s", n);
+}
+
+/* Argument 0 as a value whose shape is asked for: a tensor or a scalar, run-time or not. */
+static bool shaped_arg(Call *c) {
+    Val v = c->v[0];
+    if (v.k == V_CT || v.k == V_RT) return true;
+    if (v.k != V_ERR)
+        diag_error(c->g->d, c->loc[0], "'%s' expects a tensor or a scalar, got %s", c->bi->name, what(c->g, v));
+    return false;
+}
+
+/* Argument i as a type: a type itself, or a value standing for its element type (a pointer value: its pointer type). */
+static const Type *type_arg(Call *c, int i) {
+    Gen *g = c->g;
+    Val v = c->v[i];
+    if (v.k == V_DTYPE) return v.t;
+    if (v.k == V_CT) return tir_scalar(g->m, v.dt);
+    if (v.k == V_RT) return v.t->dt == DT_PTR ? tir_ptr(g->m, v.t->pointee) : tir_scalar(g->m, v.t->dt);
+    if (v.k != V_ERR)
+        diag_error(g->d, c->loc[i], "'%s' expects a type (f16, dtype_of(x), a const holding one) or a value, got %s", c->bi->name,
+                   what(g, v));
+    return NULL;
+}
+
+static Val ct_i32(int64_t i) { return val_ct_int(i, DT_I32); }
+static Val ct_i1(bool b) { return val_ct_int(b, DT_I1); }
+
+Val bi_query(Call *c) {
+    Gen *g = c->g;
+    switch ((QueryKind)c->bi->red) {
+    case Q_SHAPE_OF: {
+        if (!shaped_arg(c)) return val_err();
+        int r = val_rank(c->v[0]);
+        const int32_t *s = val_shape(c->v[0]);
+        if (!has(c, 1)) {
+            Val l = {.k = V_SHAPE, .rank = r};
+            for (int k = 0; k < r; k++) l.shape[k] = s[k];
+            return l;
+        }
+        int64_t d;
+        if (!val_ct_int_of(g, c->v[1], c->loc[1], "the dimension of 'shape_of'", &d)) return val_err();
+        if (d < -r || d >= r) {
+            diag_error(g->d, c->loc[1], "dimension %lld is out of range for %s of shape %s", (long long)d,
+                       r ? "a tensor" : "a scalar", gen_shape_str(g, r, s));
+            return val_err();
+        }
+        return ct_i32(s[d < 0 ? d + r : d]);
+    }
+    case Q_NUMEL: {
+        if (!shaped_arg(c)) return val_err();
+        int64_t n = 1;
+        for (int k = 0; k < val_rank(c->v[0]); k++) n *= val_shape(c->v[0])[k];
+        return ct_i32(n);
+    }
+    case Q_RANK: return shaped_arg(c) ? ct_i32(val_rank(c->v[0])) : val_err();
+    case Q_IS_FLOAT:
+    case Q_IS_INT:
+    case Q_IS_SIGNED:
+    case Q_IS_PTR:
+    case Q_BITWIDTH: {
+        const Type *t = type_arg(c, 0);
+        if (!t) return val_err();
+        switch ((QueryKind)c->bi->red) {
+        case Q_IS_FLOAT: return ct_i1(dtype_is_float(t->dt));
+        case Q_IS_INT: return ct_i1(dtype_is_int(t->dt));
+        case Q_IS_SIGNED: return ct_i1(dtype_is_int(t->dt) && dtype_is_signed(t->dt));
+        case Q_IS_PTR: return ct_i1(t->dt == DT_PTR);
+        default: return ct_i32(dtype_bits(t->dt));
+        }
+    }
+    case Q_ELEMENT_TYPE: {
+        const Type *t = type_arg(c, 0);
+        if (!t) return val_err();
+        if (t->dt != DT_PTR) {
+            diag_error(g->d, c->loc[0], "'element_type' expects a pointer, got '%s' (the type of a number is dtype_of(x))",
+                       gen_type_name(g, t));
+            return val_err();
+        }
+        return (Val){.k = V_DTYPE, .t = t->pointee};
+    }
+    }
+    unreachable("query builtin");
+}
