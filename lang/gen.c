@@ -99,6 +99,7 @@ bool val_is_value(Gen *g, Val v, Loc loc) {
         else if (gen_is_block_ptr(v))
             diag_error(g->d, loc, "a block pointer cannot be used as a value: load or store through it (load(bp, boundary_check=(0, 1)), "
                                   "store(bp, value)) or move it (advance(bp, offsets))");
+        else if (v.nelems == 1) diag_error(g->d, loc, "a tuple of 1 value cannot be used as a value; unpack it: let (a,) = ...");
         else diag_error(g->d, loc, "a tuple of %d values cannot be used as a value; unpack it: let (a, b) = ...", v.nelems);
         return false;
     }

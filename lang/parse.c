@@ -460,26 +460,30 @@ static void sync_stmt(Parser *p) {
 
 static Node *ifstmt(Parser *p);
 
-/* names = "(" IDENT "," IDENT { "," IDENT } ")"  (the targets of a tuple let or assignment) */
+/* names = "(" IDENT "," [ IDENT { "," IDENT } [ "," ] ] ")"  (the targets of a tuple let or assignment; `(a,)`
+ * unpacks a tuple of one, Python's `a, = t`: what Inductor writes for associative_scan((x,), ...)) */
 static void tuple_names(Parser *p, Node *n) {
     expect(p, TK_LPAREN, "to open the names");
     NodeList l = {0};
+    bool comma = false;
     do {
+        if (l.n && at(p, TK_RPAREN)) break; /* (a,) and (a, b,) */
         Node *x = new_node(p, N_NAME, peek(p)->loc);
         x->name = expect_ident(p, "a name", NULL);
         list_push(p, &l, x);
-    } while (!p->panic && accept(p, TK_COMMA));
+    } while (!p->panic && (comma = accept(p, TK_COMMA)));
     expect(p, TK_RPAREN, "after the names");
-    if (!p->panic && l.n < 2) parse_error(p, n->loc, "a tuple of names needs at least two");
+    if (!p->panic && l.n < 2 && !comma) parse_error(p, n->loc, "a tuple of names needs at least two, or a comma after one: (a,)");
     n->kids = l.v;
     n->nkids = l.n;
 }
 
-/* "(" IDENT { "," IDENT } ")" "=" ahead: a tuple assignment, not an expression */
+/* "(" IDENT { "," IDENT } [ "," ] ")" "=" ahead (with a comma somewhere): a tuple assignment, not an expression */
 static bool at_tuple_assign(Parser *p) {
     int k = p->pos;
     if (p->t[k].kind != TK_LPAREN) return false;
     for (k++; k < p->n; k += 2) {
+        if (p->t[k].kind == TK_RPAREN && k > p->pos + 1) return k + 1 < p->n && p->t[k + 1].kind == TK_ASSIGN; /* (a, b,) = */
         if (p->t[k].kind != TK_IDENT || k + 1 >= p->n) return false;
         if (p->t[k + 1].kind == TK_RPAREN) return k + 2 < p->n && p->t[k + 2].kind == TK_ASSIGN;
         if (p->t[k + 1].kind != TK_COMMA) return false;

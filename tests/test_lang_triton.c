@@ -1326,3 +1326,63 @@ Test(lang_triton, shape_and_type_queries) {
     for (int i = n; i < B; i++) cr_assert(isnan(of[i]) && oi[i] == -1 && ou[i] == 0xff, "[%d] written past n", i);
     unload(&k);
 }
+
+/* A tuple of one unpacks as `let (a,) = t` and `(a,) = t` (Python's `a, = t`), as Inductor writes a scan:
+ * `tmp2, = tl.associative_scan((tmp1,), 1, _triton_helper_fn_add0)`; `(a)` alone stays an error.  Rows of 10
+ * in a 16-wide block, 3 rows, the output poisoned first. */
+Test(lang_triton, unpack_tuple_of_one) {
+    const char *src = "fn _triton_helper_fn_add0(arg0_0, arg1_0) {\n"
+                      "    let tmp0 = arg0_0 + arg1_0;\n"
+                      "    return tmp0;\n"
+                      "}\n"
+                      "kernel triton_per_fused_cumsum_0(in_ptr0: *f32, out_ptr0: *f32, xnumel: i32, const XBLOCK: i32 = 1) {\n"
+                      "    let rnumel = 10;\n"
+                      "    let RBLOCK = 16;\n"
+                      "    let xoffset = program_id(0) * XBLOCK;\n"
+                      "    let xindex = xoffset + arange(0, XBLOCK)[:, None];\n"
+                      "    let xmask = xindex < xnumel;\n"
+                      "    let rindex = arange(0, RBLOCK)[None, :];\n"
+                      "    let rmask = rindex < rnumel;\n"
+                      "    let tmp0 = load(in_ptr0 + (rindex + 10 * xindex), rmask & xmask, other=0.0);\n"
+                      "    let tmp1 = broadcast_to(tmp0, [XBLOCK, RBLOCK]);\n"
+                      "    let (tmp2,) = associative_scan((tmp1,), 1, _triton_helper_fn_add0);\n"
+                      "    let tmp3 = tmp2;\n"
+                      "    (tmp3,) = associative_scan((tmp2 + tmp1,), 1, _triton_helper_fn_add0, reverse=true);\n"
+                      "    store(out_ptr0 + (rindex + 10 * xindex), tmp2 * 1000.0 + tmp3, rmask & xmask);\n"
+                      "}\n";
+    K k;
+    load_src(&k, src, "triton_per_fused_cumsum_0");
+    enum { ROWS = 3, N = 10 };
+    float x[ROWS * N], o[ROWS * N + 4];
+    for (int i = 0; i < ROWS * N; i++) x[i] = (float)(i * 7 % 5) - 2.0f;
+    int32_t xnumel = ROWS;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    launch(&k, ROWS, (void *[]){&dx, &d_o, &xnumel});
+    download(&k, o, d_o, sizeof o);
+    for (int r = 0; r < ROWS; r++) {
+        double pre[N], suf = 0;
+        for (int i = 0; i < N; i++) pre[i] = (i ? pre[i - 1] : 0) + x[r * N + i];
+        for (int i = N - 1; i >= 0; i--) {
+            suf += pre[i] + x[r * N + i];
+            double want = pre[i] * 1000.0 + suf;
+            cr_assert_eq(o[r * N + i], (float)want, "row %d [%d] = %g, want %g", r, i, o[r * N + i], want);
+        }
+    }
+    for (int i = ROWS * N; i < ROWS * N + 4; i++) cr_assert(isnan(o[i]), "[%d] written past the rows", i);
+    unload(&k);
+    const struct {
+        const char *src, *msg;
+    } bad[] = {
+        {"kernel k(x: *f32) {\n    let (a) = (load(x),);\n}\n", "t.tile:2:5: error: a tuple of names needs at least two, or a comma after one: (a,)"},
+        {"kernel k(x: *f32) {\n    let t = (load(x),);\n    store(x, t);\n}\n",
+         "t.tile:3:14: error: a tuple of 1 value cannot be used as a value; unpack it: let (a,) = ..."},
+        {"kernel k(x: *f32) {\n    let (a,) = (load(x), 1.0);\n}\n", "t.tile:2:9: error: cannot unpack a tuple of 2 values into 1 names"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tile_compile_options opt = {0};
+        tile_compiled c;
+        cr_expect_neq(tile_compile_source("t.tile", bad[i].src, &opt, &c), TILE_OK, "compiled: %s", bad[i].src);
+        cr_expect_not_null(strstr(c.diagnostics, bad[i].msg), "%s: %s", bad[i].src, c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}

@@ -156,8 +156,8 @@ module.exports = grammar({
     //      | "let" names "=" expr ";"
     let_tuple_statement: ($) => seq('let', field('names', $.names), '=', field('value', $._expression), ';'),
 
-    // names = "(" IDENT "," IDENT { "," IDENT } ")"
-    names: ($) => seq('(', $.identifier, repeat1(seq(',', $.identifier)), ')'),
+    // names = "(" IDENT "," [ IDENT { "," IDENT } [ "," ] ] ")"   ((a,) unpacks a tuple of one; not yet in the generated parser)
+    names: ($) => seq('(', $.identifier, ',', optional(seq(commaSep1($.identifier), optional(','))), ')'),
 
     //      | names "=" expr ";"
     tuple_assignment_statement: ($) => seq(field('left', $.names), '=', field('right', $._expression), ';'),
