@@ -169,7 +169,7 @@ static Node *index_item(Parser *p) {
 }
 
 /* primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE
- *         | "(" expr ")" | "[" expr { "," expr } "]" */
+ *         | "(" expr ")" | "[" [ expr { "," expr } ] "]" */
 static Node *primary(Parser *p) {
     Token *t = peek(p);
     Node *n;
@@ -225,9 +225,10 @@ static Node *primary(Parser *p) {
         next(p);
         NodeList l = {0};
         n = new_node(p, N_LIST, t->loc);
-        do {
-            list_push(p, &l, nested_expr(p));
-        } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RBRACK)); /* [a, b,] */
+        if (!at(p, TK_RBRACK)) /* [] is the shape of a scalar: Triton's tl.zeros([], dtype) */
+            do {
+                list_push(p, &l, nested_expr(p));
+            } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RBRACK)); /* [a, b,] */
         expect(p, TK_RBRACK, "after list elements");
         n->kids = l.v;
         n->nkids = l.n;

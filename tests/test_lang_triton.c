@@ -1386,3 +1386,45 @@ Test(lang_triton, unpack_tuple_of_one) {
         tile_compiled_free(&c);
     }
 }
+
+/* `[]` is a scalar's shape: zeros([], dtype=f32) and full([], v) are scalars, as Triton's tl.zeros([], ...) that
+ * flash-linear-attention's chunk_global_cumsum carries through its loop over chunks (b_z += tl.sum(b_s, 0));
+ * shape_of of a scalar is `[]` too.  Chunks of 16 over n = 37, the output poisoned first. */
+Test(lang_triton, empty_shape_is_scalar) {
+    const char *src = "kernel k(s: *f32, o: *f32, T: i32, const BT: i32 = 16) {\n"
+                      "    let b_z = zeros([], dtype=f32);\n"
+                      "    let one = full([], 1, i32);\n"
+                      "    static_assert(rank(b_z) == 0 && numel(one) == 1, \"scalars\");\n"
+                      "    let NT = cdiv(T, BT);\n"
+                      "    for i_c in range(NT) {\n"
+                      "        let o_t = i_c * BT + arange(0, BT);\n"
+                      "        let m_t = o_t < T;\n"
+                      "        let b_s = load(s + o_t, mask=m_t, other=0.0);\n"
+                      "        let b_o = cumsum(b_s, axis=0) + b_z[None] + zeros(shape_of(T), f32) + one as f32;\n"
+                      "        b_z += sum(b_s, 0);\n"
+                      "        store(o + o_t, b_o, mask=m_t);\n"
+                      "    }\n"
+                      "}\n";
+    K k;
+    load_src(&k, src, "k");
+    enum { N = 37 };
+    float s[N], o[N + 11];
+    for (int i = 0; i < N; i++) s[i] = (float)(i * 5 % 7) - 3.0f;
+    int32_t T = N;
+    uint64_t ds = upload(&k, s, sizeof s), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&ds, &d_o, &T});
+    download(&k, o, d_o, sizeof o);
+    double run = 0;
+    for (int i = 0; i < N; i++) {
+        run += s[i];
+        cr_assert_eq(o[i], (float)(run + 1.0), "o[%d] = %g, want %g", i, o[i], run + 1.0);
+    }
+    for (int i = N; i < N + 11; i++) cr_assert(isnan(o[i]), "o[%d] written past T", i);
+    unload(&k);
+    tile_compile_options opt = {0};
+    tile_compiled c;
+    cr_expect_neq(tile_compile_source("t.tile", "kernel k(x: *f32) {\n    store(x, reshape(load(x + arange(0, 1)), []));\n}\n", &opt, &c),
+                  TILE_OK);
+    cr_expect_not_null(strstr(c.diagnostics, "t.tile:2:46: error: 'reshape' expects a shape such as [64, 64]"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}

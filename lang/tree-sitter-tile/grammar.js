@@ -314,7 +314,7 @@ module.exports = grammar({
 
     tuple_expression: ($) => seq('(', $._expression, choice(seq(repeat1(seq(',', $._expression)), optional(',')), ','), ')'),
 
-    list_expression: ($) => seq('[', commaSep1($._expression), optional(','), ']'),
+    list_expression: ($) => seq('[', optional(seq(commaSep1($._expression), optional(','))), ']'), // [] too: a scalar's shape (not yet in the generated parser)
 
     true: (_) => 'true',
     false: (_) => 'false',
