@@ -700,9 +700,34 @@ Val gen_expand_dims(Gen *g, Val v, int axis, Loc loc) {
 }
 
 /* x[:, None] -- each ':' keeps a dimension, each None inserts one. */
+/* t[i]: element i of a tuple or list (a compile-time integer; negative counts from the end), as Python's. */
+static Val gen_element(Gen *g, const Node *n, Val v) {
+    const Node *ix = n->kids[0];
+    if (n->nkids != 1 || ix->kind == N_SLICE || ix->kind == N_NONE) {
+        diag_error(g->d, n->oploc, "a %s takes one index, a compile-time integer", v.k == V_TUPLE ? "tuple" : "list");
+        return val_err();
+    }
+    int64_t i, len = v.k == V_TUPLE ? v.nelems : v.rank;
+    if (!val_ct_int_of(g, gen_expr(g, ix), ix->loc, "an index of a tuple or list", &i)) return val_err();
+    if (i < -len || i >= len) {
+        diag_error(g->d, ix->loc, "index %lld is out of range for a %s of %lld", (long long)i, v.k == V_TUPLE ? "tuple" : "list",
+                   (long long)len);
+        return val_err();
+    }
+    if (i < 0) i += len;
+    return v.k == V_TUPLE ? v.elems[i] : val_ct_int(v.shape[i], DT_I32);
+}
+
 static Val gen_index(Gen *g, const Node *n) {
     Val v = gen_expr(g, n->lhs);
+    if ((v.k == V_TUPLE && !gen_is_desc(v)) || v.k == V_SHAPE) return gen_element(g, n, v);
     if (!val_is_value(g, v, n->lhs->loc)) return val_err();
+    for (int i = 0; i < n->nkids; i++)
+        if (n->kids[i]->kind != N_SLICE && n->kids[i]->kind != N_NONE) {
+            diag_error(g->d, n->kids[i]->loc, "a tensor is indexed with ':' and 'None' only (as in Triton): index with arange and "
+                       "load, or reduce with a mask");
+            return val_err();
+        }
     int slices = 0;
     for (int i = 0; i < n->nkids; i++) slices += n->kids[i]->kind == N_SLICE;
     if (slices != val_rank(v)) {

@@ -160,12 +160,15 @@ static TypeRef type(Parser *p) {
 }
 
 /* index = ":" | "None" */
+/* index = ":" | "None" | expr (an element of a tuple or list: t[0]) */
 static Node *index_item(Parser *p) {
     Token *t = peek(p);
     if (accept(p, TK_COLON)) return new_node(p, N_SLICE, t->loc);
-    if (accept(p, TK_NONE)) return new_node(p, N_NONE, t->loc);
-    parse_error(p, t->loc, "expected ':' or 'None' in index, found %s", tok_desc(p, t));
-    return new_node(p, N_ERR, t->loc);
+    if (t->kind == TK_NONE && (peek2(p)->kind == TK_COMMA || peek2(p)->kind == TK_RBRACK)) {
+        next(p);
+        return new_node(p, N_NONE, t->loc);
+    }
+    return nested_expr(p);
 }
 
 /* primary = INT | FLOAT | "true" | "false" | IDENT | SCALAR_TYPE

@@ -1428,3 +1428,56 @@ Test(lang_triton, empty_shape_is_scalar) {
     cr_expect_not_null(strstr(c.diagnostics, "t.tile:2:46: error: 'reshape' expects a shape such as [64, 64]"), "%s", c.diagnostics);
     tile_compiled_free(&c);
 }
+
+/* t[i] of a tuple (a fn's results, Triton's `out[0]`) and of a list (shape_of(x)[0], Triton's x.shape[0]):
+ * a compile-time index, negative from the end; a tensor indexed with a number, an index past the end and
+ * a run-time index are located errors. */
+Test(lang_triton, tuple_and_list_elements) {
+    K k;
+    load_src(&k,
+             "fn stats(x) { return (sum(x, 0), max(x, 0), x * 2.0); }\n"
+             "kernel k(x: *f32, out: *f32, n: i32) {\n"
+             "    let r = arange(0, 64);\n"
+             "    let v = load(x + r, r < n, 0.0);\n"
+             "    let s = stats(v);\n"
+             "    let sh = shape_of(s[2]);\n"
+             "    store(out + r, s[-1] + s[0] + (sh[0] as f32), r < n);\n"
+             "    store(out + 64, s[1]);\n"
+             "}\n",
+             "k");
+    float x[64], o[65];
+    int32_t n = 50;
+    double sum = 0, mx = -1e30;
+    for (int i = 0; i < 64; i++) x[i] = (float)((i * 37) % 23) - 11.0f;
+    for (int i = 0; i < n; i++) sum += x[i], mx = fmax(mx, x[i]);
+    mx = fmax(mx, 0.0); /* masked-off elements load 0 */
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&dx, &d_o, &n});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 64; i++) {
+        if (i >= n) {
+            cr_assert(isnan(o[i]), "out[%d] = %g written past n", i, o[i]);
+            continue;
+        }
+        float want = x[i] * 2.0f + (float)sum + 64.0f;
+        cr_assert_eq(o[i], want, "out[%d] = %g, want %g", i, o[i], want);
+    }
+    cr_assert_eq(o[64], (float)mx, "max: %g, want %g", o[64], mx);
+    unload(&k);
+    const struct {
+        const char *src, *msg;
+    } bad[] = {
+        {"kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    store(x, v[0]);\n}\n",
+         "t.tile:3:16: error: a tensor is indexed with ':' and 'None' only"},
+        {"kernel k(x: *f32) {\n    let t = (1.0, 2.0);\n    store(x, t[2]);\n}\n", "t.tile:3:16: error: index 2 is out of range for a tuple of 2"},
+        {"kernel k(x: *f32, i: i32) {\n    let t = (1.0, 2.0);\n    store(x, t[i]);\n}\n", "t.tile:3:16: error:"},
+        {"kernel k(x: *f32) {\n    let t = (1.0, 2.0);\n    store(x, t[0, 1]);\n}\n", "t.tile:3:15: error: a tuple takes one index"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tile_compile_options opt = {0};
+        tile_compiled c;
+        cr_expect_eq(tile_compile_source("t.tile", bad[i].src, &opt, &c), TILE_ERROR_COMPILE, "compiled: %s", bad[i].src);
+        cr_expect_not_null(strstr(c.diagnostics, bad[i].msg), "want %s\ngot %s", bad[i].msg, c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}

@@ -476,7 +476,7 @@ static const Broken broken[] = {
     {"stray '}' between declarations", "kernel k() {}\n}\nfn g() {}\n", "2:1: ERROR node", 2},
     {"for without 'in'", "fn f() {\n    for i range(4) {}\n}\n", "2:5: ERROR node", 2},
     {"import of a name, not a string", "const A = 1;\nimport math;\n", "2:1: ERROR node", 2},
-    {"an expression as an index", "fn f(x) {\n    let y = x[0];\n}\n", "2:14: ERROR node", 2},
+    {"an empty index", "fn f(x) {\n    let y = x[];\n}\n", "2:15: MISSING :", 2},
     {"pointer without a pointee", "fn f(p: *) {}\n", "1:10: MISSING i1", 1},
     {"'+ =' is not an operator", "fn f() {\n    x + = 1;\n}\n", "2:9: ERROR node", 2},
     {"unclosed block", "fn f() {\n    let a = 1;\n", "2:15: MISSING }", 3},

@@ -288,11 +288,11 @@ module.exports = grammar({
     index_expression: ($) => seq(
       field('value', $._postfix),
       '[',
-      commaSep1(field('index', choice($.slice, $.none))),
+      commaSep1(field('index', choice($.slice, $.none, $._expression))),
       ']',
     ),
 
-    // index = ":" | "None"
+    // index = ":" | "None" | expr (an element of a tuple or list)
     slice: (_) => ':',
     none: (_) => 'None',
 
