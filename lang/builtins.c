@@ -138,6 +138,9 @@
     /* Triton 3.9's, with Triton's parameter names */                                       \
     X(ATOMIC_POLL, "atomic_poll", 2, "pointer expected_value sem:str scope:str timeout_ns", ATOMIC_POLL, PLAIN, 0) \
     X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)                            \
+    /* programmatic dependent launch, Triton's triton.language.extra.cuda.gdc_*: nothing before sm_90 */ \
+    X(GDC_WAIT, "gdc_wait", 0, "", GDC_WAIT, PLAIN, 0)                                     \
+    X(GDC_LAUNCH_DEPENDENTS, "gdc_launch_dependents", 0, "", GDC_LAUNCH_DEPENDENTS, PLAIN, 0) \
     /* hints, Triton's: the value itself, with a fact the compiler may use (vector widths) */ \
     X(MULTIPLE_OF, "multiple_of", 2, "input values", MULTIPLE_OF, PLAIN, 0)                \
     X(MAX_CONTIGUOUS, "max_contiguous", 2, "input values", MAX_CONTIGUOUS, PLAIN, 0)       \
@@ -1484,7 +1487,9 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_MAX_CONTIGUOUS:
     case BI_MAX_CONSTANCY: return bi_hint(&c, (BuiltinId)id);
     case BI_ASSUME: return bi_assume(&c);
-    case BI_DEBUG_BARRIER: gen_emit_inst(g, node->loc, OP_BARRIER, NULL, 0, NULL); return (Val){.k = V_VOID};
+    case BI_DEBUG_BARRIER:
+    case BI_GDC_WAIT:
+    case BI_GDC_LAUNCH_DEPENDENTS: gen_emit_inst(g, node->loc, bi->op, NULL, 0, NULL); return (Val){.k = V_VOID};
     default:
         if (bi->kind == BK_MATH) return bi_math(&c);
         if (bi->kind == BK_COMPOSE) return bi_compose(&c, (BuiltinId)id);

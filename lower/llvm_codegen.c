@@ -284,6 +284,18 @@ static bool emit_map(LL *l, Inst *i) {
     return ok;
 }
 
+/* gdc_wait, gdc_launch_dependents: griddepcontrol.wait / .launch_dependents on sm_90 on (PTX 7.8), as inline
+ * assembly with side effects and a memory clobber, so LLVM moves no load or store across it (LLVM's
+ * llvm.nvvm.griddepcontrol.* intrinsics are IntrNoMem: a load after the wait could be hoisted above it).
+ * Older targets have no programmatic dependent launch: a launch there waits for the previous one
+ * anyway, so both are nothing (as Triton's "safe to execute when PDL is disabled"). */
+static bool emit_grid_dep(LL *l, Inst *i) {
+    if (!target_has_griddepcontrol(target_find(l->m->arch))) return true;
+    ll_asm(l, l->t_void, i->op == OP_GDC_WAIT ? "griddepcontrol.wait;" : "griddepcontrol.launch_dependents;", "~{memory}", NULL, 0,
+           true);
+    return true;
+}
+
 static bool emit_inst(LL *l, Inst *i) {
     ll_lineinfo_at(l, i->loc);
     switch (i->op) {
@@ -317,6 +329,8 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_TURN_START:
     case OP_TURN_WAIT:
     case OP_TURN_PASS: return emit_turn(l, i);
+    case OP_GDC_WAIT:
+    case OP_GDC_LAUNCH_DEPENDENTS: return emit_grid_dep(l, i);
     case OP_LOAD:
     case OP_STORE:
     case OP_ATOMIC_RMW:

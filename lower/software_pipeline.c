@@ -9,7 +9,8 @@
  *      variable and values defined before the loop (or from index loads of such
  *      addresses, in a body that writes no global memory: step 2b), through a pointer
  *      argument the body writes nothing through (a tile stored in the loop and read back,
- *      an RNN's state, must be read after its store), a zero `other`, accesses of 4, 8
+ *      an RNN's state, must be read after its store; a wait for what others write, atomic_poll
+ *      or gdc_wait, counts as a write through every pointer), a zero `other`, accesses of 4, 8
  *      or 16 bytes, and its fast dim one the operand's shared tile can keep contiguous
  *      (A: K; B: N or K as loaded, K for i8, N for tf32; trans(B) of a K-contiguous tile).
  *      A tf32 B loaded N-contiguous for a wgmma dot is staged K-contiguous instead (wgmma
@@ -91,7 +92,7 @@ static bool slice_ok(Ctx *c, ValueId v, ValueId iv, int depth, bool indirect) {
 static bool writes_memory(const Block *b) {
     for (const Inst *i = b->first; i; i = i->next) {
         if (i->op == OP_STORE || i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS || i->op == OP_TMA_STORE ||
-            i->op == OP_INLINE_ASM || i->op == OP_PRINT || i->op == OP_ASSERT || i->op == OP_ATOMIC_POLL)
+            i->op == OP_INLINE_ASM || i->op == OP_PRINT || i->op == OP_ASSERT || i->op == OP_ATOMIC_POLL || i->op == OP_GDC_WAIT)
             return true;
         for (int r = 0; r < i->nregions; r++)
             if (writes_memory(i->regions[r])) return true;
@@ -130,8 +131,8 @@ static void collect_writes(Ctx *c, const Block *b) {
         int base = -2;
         if (i->op == OP_STORE || i->op == OP_ATOMIC_RMW || i->op == OP_ATOMIC_CAS || i->op == OP_TMA_STORE)
             base = i->op == OP_TMA_STORE ? c->f->tmaps[i->a.ival].base : pointer_base(c->f, i->ops[0], 0);
-        else if (i->op == OP_INLINE_ASM || i->op == OP_ATOMIC_POLL) /* a poll waits for other programs' writes: to anything */
-            base = -1;
+        else if (i->op == OP_INLINE_ASM || i->op == OP_ATOMIC_POLL || i->op == OP_GDC_WAIT)
+            base = -1; /* a poll waits for other programs' writes, gdc_wait for the previous grid's: to anything */
         if (base != -2) {
             bool seen = false;
             for (int k = 0; k < c->nwritten; k++) seen |= c->written[k] == base;

@@ -176,6 +176,12 @@ enum {
     X(ATOMIC_POLL, "atomic_poll", -1, 1, OPF_MEMORY) /* ptr (16/32/64-bit integers), expected [, timeout_ns: u64 scalar] -> i1 \
         shaped like ptr: each element loaded (ld.SEM.SCOPE) until it equals expected or timeout_ns of %globaltimer have \
         passed since the op began (loaded at least once); true where it was seen; every thread of the program waits */ \
+    /* programmatic dependent launch (griddepcontrol; sm_90 on, nothing on older targets): never removed, and \
+     * no load or store moves across a gdc_wait */                                        \
+    X(GDC_WAIT, "gdc_wait", 0, 0, 0) /* each thread waits until the grids this launch depends on have completed \
+        and their writes are visible (griddepcontrol.wait) */                              \
+    X(GDC_LAUNCH_DEPENDENTS, "gdc_launch_dependents", 0, 0, 0) /* the next launch on the stream may begin once \
+        every program has issued this or exited (griddepcontrol.launch_dependents) */   \
     /* control flow */                                                                     \
     X(FOR, "for", -1, -1, OPF_REGION)   /* lb, ub, step, inits... -> finals...; attr ival2: 1 + this loop's \
                                            num_stages (0: the kernel's); vec: unroll count (0: LLVM's choice) */ \

@@ -25,8 +25,10 @@
  *   3. Rewrite.  The local_allocs of the staged buffers and of F move to the top of the kernel,
  *      followed by: barrier, mbar_init F, mbar_init E (a new buffer of "empty" mbarriers, one
  *      per stage, completed by one arrival of each computing thread), barrier, and
- *      ws_producer { the slices cloned, [a `for` over O's bounds {] the prologue's expects and
- *      copies, then a `for` over L's bounds {the expect and copies} [}] }.  Every issue, when it
+ *      ws_producer { a gdc_wait when the kernel has one anywhere (the producer starts at the top,
+ *      before the kernel's own: no copy or scalar load of its may come before the wait), the slices
+ *      cloned, [a `for` over O's bounds {] the prologue's expects and copies, then a `for` over L's
+ *      bounds {the expect and copies} [}] }.  Every issue, when it
  *      runs, first waits for its stage to be empty: mbar_wait E[s] with parity bit s of a value
  *      the loops carry, from all ones (a fresh mbarrier's preceding phase counts as completed),
  *      bit s flipped after the issue.  The computing warps lose the copies and (without
@@ -84,6 +86,15 @@ static bool block_clonable(Func *f, Block *b) {
         }
     }
     return true;
+}
+
+static bool has_gdc_wait(const Block *b) {
+    for (const Inst *i = b->first; i; i = i->next) {
+        if (i->op == OP_GDC_WAIT) return true;
+        for (int r = 0; r < i->nregions; r++)
+            if (has_gdc_wait(i->regions[r])) return true;
+    }
+    return false;
 }
 
 static ValueId pval(WS *w, ValueId v);
@@ -420,6 +431,9 @@ static void specialize_loop(Module *m, Func *f, Inst *outer, Inst *guard, Inst *
         free(w.map);
         return;
     }
+
+    /* the producer never reaches the kernel's own gdc_wait (it runs from the top): it waits first itself */
+    if (has_gdc_wait(f->body)) tir_insert_before(rb->first, tir_inst_new(f, OP_GDC_WAIT, NULL, 0, NULL, 0, loop->loc));
 
     /* step 3: the kernel's top: allocations, mbarriers, the producer */
     Inst *top = f->body->first;

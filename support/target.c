@@ -19,6 +19,14 @@ _Static_assert(0
                    == 1,
                "one row of TARGETS is the default");
 
+/* griddepcontrol (target_has_griddepcontrol) needs PTX ISA 7.8: a row of sm_90 or later written in an older
+ * .version would make ptxas refuse the kernels that call gdc_wait() */
+_Static_assert(1
+#define X(e, n, sm, ptx, mma, ss, sd, r, d) &&((sm) < 90 || (ptx) >= TARGET_GRIDDEPCONTROL_PTX)
+               TARGETS(X)
+#undef X
+               , "a target with griddepcontrol writes PTX 7.8 or later");
+
 static TargetId default_id(void) {
 #define X(e, n, sm, ptx, mma, ss, sd, r, d) \
     if (d) return TARGET_##e;

@@ -50,6 +50,11 @@ typedef struct Target {
  * (sm_89: mma.sync; sm_90a: wgmma). */
 static inline bool target_has_f8(const Target *t) { return t && t->sm >= 89; }
 
+/* Programmatic dependent launch's griddepcontrol.wait / .launch_dependents: sm_90 on, PTX ISA 7.8
+ * (target.c checks that every such row's .version is high enough). */
+static inline bool target_has_griddepcontrol(const Target *t) { return t && t->sm >= 90; }
+enum { TARGET_GRIDDEPCONTROL_PTX = 78 };
+
 /* The target of a name ("sm_90a"), NULL when there is none.  NULL or "" is the default. */
 const Target *target_find(const char *name);
 const Target *target_default(void);

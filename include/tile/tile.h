@@ -394,9 +394,11 @@ typedef struct tile_launch_options {
                                block): dynamic shared memory, as in cuLaunchKernel */
     int programmatic_dependent_launch; /* 1: the kernel may begin before the previous kernel on its stream has
                                           finished (cuLaunchKernelEx with programmatic stream serialization, sm_90
-                                          GPUs and CUDA 12 drivers; elsewhere an error from the driver).  The
-                                          kernels tile compiles do not call griddepcontrol yet, so what overlaps is
-                                          the launch itself.  The emulator runs launches in order: accepted. */
+                                          GPUs and CUDA 12 drivers; elsewhere an error from the driver).  The kernel
+                                          must call gdc_wait() before it reads what the previous one wrote; the
+                                          previous one's gdc_launch_dependents() lets it begin early (both are
+                                          griddepcontrol on sm_90a, nothing on older targets).  The emulator runs
+                                          launches in order: accepted. */
     tile_dim3 cluster;      /* CTAs per thread-block cluster (cuLaunchKernelEx's cluster dimension; sm_90, the grid a
                                whole number of clusters; the emulator runs them, distributed shared memory and all).
                                Zero: the kernel's own .reqnctapercluster, else no clusters. */

@@ -41,6 +41,7 @@
     "tan" "log10" "exp10" "erfinv" "lgamma" "tgamma" "fma" "minimum" "maximum" "min" "max" "sum" "argmax" "argmin" "cumsum"
     "dot" "load" "store" "atomic_add" "atomic_max" "atomic_min"
     "atomic_xchg" "atomic_cas" "atomic_and" "atomic_or" "atomic_xor" "atomic_load" "atomic_store" "atomic_poll"
+    "gdc_wait" "gdc_launch_dependents"
     "make_tensor_descriptor" "load_tensor_descriptor" "store_tensor_descriptor"
     "atomic_add_tensor_descriptor" "atomic_max_tensor_descriptor" "atomic_min_tensor_descriptor"
     "atomic_and_tensor_descriptor" "atomic_or_tensor_descriptor" "atomic_xor_tensor_descriptor"
