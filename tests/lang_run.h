@@ -21,7 +21,7 @@ typedef struct K {
 } K;
 
 /* src compiled for arch (NULL: the default) and loaded on device (NULL: TILE_TEST_DEVICE, else emu). */
-static void load_src_on(K *k, const char *src, const char *name, const char *arch, const char *device) {
+static inline void load_src_on(K *k, const char *src, const char *name, const char *arch, const char *device) {
     tile_compile_options o = {.arch = arch};
     tile_compiled c;
     tile_status st = tile_compile_source("t.tile", src, &o, &c);
@@ -35,14 +35,14 @@ static void load_src_on(K *k, const char *src, const char *name, const char *arc
     tile_compiled_free(&c);
 }
 
-static void load_src(K *k, const char *src, const char *name) { load_src_on(k, src, name, NULL, NULL); }
+static inline void load_src(K *k, const char *src, const char *name) { load_src_on(k, src, name, NULL, NULL); }
 
-static void unload(K *k) {
+static inline void unload(K *k) {
     dev_module_unload(k->mod);
     dev_close(k->dev);
 }
 
-static uint64_t upload(K *k, const void *h, size_t bytes) {
+static inline uint64_t upload(K *k, const void *h, size_t bytes) {
     uint64_t d;
     cr_assert_eq(dev_malloc(k->dev, bytes, &d), DEV_OK);
     cr_assert_eq(dev_memcpy_htod(k->dev, d, h, bytes), DEV_OK);
@@ -59,17 +59,17 @@ static inline uint64_t poisoned(K *k, size_t bytes) {
     return d;
 }
 
-static void download(K *k, void *h, uint64_t d, size_t bytes) {
+static inline void download(K *k, void *h, uint64_t d, size_t bytes) {
     cr_assert_eq(dev_memcpy_dtoh(k->dev, h, d, bytes), DEV_OK);
 }
 
-static void launch(K *k, unsigned gx, void **params) {
+static inline void launch(K *k, unsigned gx, void **params) {
     DevStatus st = dev_launch(k->fn, gx, 1, 1, (unsigned)k->threads, 1, 1, 0, NULL, params);
     cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
     cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
 }
 
-static char *compile_ptx(const char *src, const char *arch) {
+static inline char *compile_ptx(const char *src, const char *arch) {
     tile_compile_options o = {.arch = arch};
     tile_compiled c;
     tile_status st = tile_compile_source("t.tile", src, &o, &c);
