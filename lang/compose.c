@@ -476,8 +476,11 @@ Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc) {
         diag_error(g->d, loc, "'histogram' expects a tensor of integers, got '%s'", gen_val_type_name(g, x));
         return val_err();
     }
+    if (bins < 1 || bins > GEN_MAX_NUMEL || (bins & (bins - 1))) {
+        diag_error(g->d, loc, "'histogram': num_bins must be a power of two from 1 to %d, got %lld", GEN_MAX_NUMEL, (long long)bins);
+        return val_err();
+    }
     int32_t b = (int32_t)bins;
-    if (bins < 1 || bins > GEN_MAX_NUMEL || !gen_check_shape(g, 1, &b, loc)) return val_err();
     if (mask.k != V_NONE) {
         if (!val_is_value(g, mask, loc)) return val_err();
         if (val_dtype(mask) != DT_I1) {

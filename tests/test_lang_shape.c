@@ -524,6 +524,10 @@ Test(lang_shape, errors) {
     E("store(p + arange(0, 16), associative_scan(x, 2, add));", "axis 2 is out of range for a tensor of rank 1");
     E("store(p + arange(0, 16), flip(x, 1));", "axis 1 is out of range");
     E("let h = histogram(x, 16);", "'histogram' expects a tensor of integers");
+    /* a bin count that is no tensor size was an error without a message: the compile succeeded and the store vanished */
+    E("store(p + arange(0, 16), histogram(x as i32, 0) as f32);", "e.tile:5:30: error: 'histogram': num_bins must be a power of two from 1 to 1048576, got 0");
+    E("store(p + arange(0, 16), histogram(x as i32, -4) as f32);", "'histogram': num_bins must be a power of two from 1 to 1048576, got -4");
+    E("store(p + arange(0, 16), histogram(x as i32, 12) as f32);", "'histogram': num_bins must be a power of two from 1 to 1048576, got 12");
 #undef E
 }
 
