@@ -898,6 +898,11 @@ Val gen_expr(Gen *g, const Node *n) {
     g->expr_depth++;
     Val v = gen_expr1(g, n);
     g->expr_depth--;
+    /* a failure with no error reported at all would compile the kernel without the code that used it
+     * (histogram(x, 0) dropped its store): the innermost such expression says so.  After an error, values
+     * that depend on it fail quietly (a variable bound to the failed value). */
+    if (v.k == V_ERR && g->d->nerrors == 0)
+        diag_error(g->d, n->loc, "this expression could not be compiled (the compiler gave no reason: please report it)");
     return v;
 }
 
