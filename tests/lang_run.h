@@ -69,6 +69,22 @@ static inline void launch(K *k, unsigned gx, void **params) {
     cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
 }
 
+/* A source that must not compile: "t.tile" gives TILE_ERROR_COMPILE with msg (a located "t.tile:L:C: error: ..."
+ * or a part of one) among its diagnostics. */
+typedef struct BadSource {
+    const char *src, *msg;
+} BadSource;
+
+static inline void expect_compile_errors(const BadSource *bad, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        tile_compile_options opt = {0};
+        tile_compiled c;
+        cr_expect_eq(tile_compile_source("t.tile", bad[i].src, &opt, &c), TILE_ERROR_COMPILE, "compiled: %s", bad[i].src);
+        cr_expect_not_null(strstr(c.diagnostics, bad[i].msg), "want %s\ngot %s", bad[i].msg, c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}
+
 static inline char *compile_ptx(const char *src, const char *arch) {
     tile_compile_options o = {.arch = arch};
     tile_compiled c;

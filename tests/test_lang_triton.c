@@ -1187,21 +1187,13 @@ Test(lang_triton, unpack_tuple_of_one) {
     }
     for (int i = ROWS * N; i < ROWS * N + 4; i++) cr_assert(isnan(o[i]), "[%d] written past the rows", i);
     unload(&k);
-    const struct {
-        const char *src, *msg;
-    } bad[] = {
+    static const BadSource bad[] = {
         {"kernel k(x: *f32) {\n    let (a) = (load(x),);\n}\n", "t.tile:2:5: error: a tuple of names needs at least two, or a comma after one: (a,)"},
         {"kernel k(x: *f32) {\n    let t = (load(x),);\n    store(x, t);\n}\n",
          "t.tile:3:14: error: a tuple of 1 value cannot be used as a value; unpack it: let (a,) = ..."},
         {"kernel k(x: *f32) {\n    let (a,) = (load(x), 1.0);\n}\n", "t.tile:2:9: error: cannot unpack a tuple of 2 values into 1 names"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        tile_compile_options opt = {0};
-        tile_compiled c;
-        cr_expect_neq(tile_compile_source("t.tile", bad[i].src, &opt, &c), TILE_OK, "compiled: %s", bad[i].src);
-        cr_expect_not_null(strstr(c.diagnostics, bad[i].msg), "%s: %s", bad[i].src, c.diagnostics);
-        tile_compiled_free(&c);
-    }
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
 /* `[]` is a scalar's shape: zeros([], dtype=f32) and full([], v) are scalars, as Triton's tl.zeros([], ...) that
@@ -1281,20 +1273,12 @@ Test(lang_triton, tuple_and_list_elements) {
     }
     cr_assert_eq(o[64], (float)mx, "max: %g, want %g", o[64], mx);
     unload(&k);
-    const struct {
-        const char *src, *msg;
-    } bad[] = {
+    static const BadSource bad[] = {
         {"kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    store(x, v[0]);\n}\n",
          "t.tile:3:16: error: a tensor is indexed with ':' and 'None' only"},
         {"kernel k(x: *f32) {\n    let t = (1.0, 2.0);\n    store(x, t[2]);\n}\n", "t.tile:3:16: error: index 2 is out of range for a tuple of 2"},
         {"kernel k(x: *f32, i: i32) {\n    let t = (1.0, 2.0);\n    store(x, t[i]);\n}\n", "t.tile:3:16: error:"},
         {"kernel k(x: *f32) {\n    let t = (1.0, 2.0);\n    store(x, t[0, 1]);\n}\n", "t.tile:3:15: error: a tuple takes one index"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        tile_compile_options opt = {0};
-        tile_compiled c;
-        cr_expect_eq(tile_compile_source("t.tile", bad[i].src, &opt, &c), TILE_ERROR_COMPILE, "compiled: %s", bad[i].src);
-        cr_expect_not_null(strstr(c.diagnostics, bad[i].msg), "want %s\ngot %s", bad[i].msg, c.diagnostics);
-        tile_compiled_free(&c);
-    }
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
