@@ -782,7 +782,10 @@ static Val gen_name(Gen *g, const Node *n) {
     if (gl && gl->decl->kind == D_CONST) return gen_global_value(g, gl, n->loc);
     if (gl) diag_error(g->d, n->loc, "function '%s' cannot be used as a value", n->name);
     else if (builtin_exists(n->name)) diag_error(g->d, n->loc, "built-in '%s' cannot be used as a value", n->name);
-    else diag_error(g->d, n->loc, "unknown name '%s'", n->name);
+    else {
+        diag_error(g->d, n->loc, "unknown name '%s'", n->name);
+        gen_note_ended_let(g, n->name, n->loc);
+    }
     return val_err();
 }
 

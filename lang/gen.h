@@ -67,6 +67,7 @@ typedef struct Frame {
     bool jumped;      /* a `break` or `continue` ended the current iteration's statements */
     Val ret;
     const SrcFile *file; /* the file whose code this is: names resolve from it (gen_find_global) */
+    const struct Node *body; /* the kernel's or fn's body (for the hint at a name whose block has ended) */
 } Frame;
 
 typedef struct Global {
@@ -103,6 +104,7 @@ Val gen_expr(Gen *g, const Node *n);
 /* stmt.c, for kernel.c */
 void gen_stmts(Gen *g, Node *const *st, int n);                          /* statements, nothing after them */
 void gen_define_var(Gen *g, const char *name, Val v);                    /* bind name in the innermost scope */
+void gen_note_ended_let(Gen *g, const char *name, Loc use);              /* after 'unknown name': a let of it in a block that ended */
 int gen_find_define(Gen *g, const char *name);                           /* index of -D name, or -1 */
 Val gen_eval_define(Gen *g, int i);                                      /* its value */
 Val gen_eval_global(Gen *g, const Node *n);                              /* n with only globals visible */

@@ -70,7 +70,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
     g->f = f;
     g->ncalls = 0;
     g->b = (Builder){.f = f, .block = f->body, .loc = k->loc};
-    Frame fr = {.file = k->loc.file};
+    Frame fr = {.file = k->loc.file, .body = k->body};
     Scope sc = {0};
     fr.scope = fr.base = &sc;
     g->fr = &fr;

@@ -72,6 +72,43 @@ void gen_define_var(Gen *g, const char *name, Val v) {
     g->fr->scope->vars = x;
 }
 
+/* The first `let name` inside a block of s (not s's own statements: those are in scope) before `use`. */
+static const Node *let_in_block(const Node *s, const char *name, Loc use, bool nested) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case N_LET: {
+        bool named = s->name ? !strcmp(s->name, name) : false;
+        for (int i = 0; !s->name && i < s->nkids; i++) named |= !strcmp(s->kids[i]->name, name);
+        bool before = s->loc.file == use.file && (s->loc.line < use.line || (s->loc.line == use.line && s->loc.col < use.col));
+        return nested && named && before ? s : NULL;
+    }
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++) {
+            const Node *r = let_in_block(s->kids[i], name, use, nested);
+            if (r) return r;
+        }
+        return NULL;
+    case N_IF: {
+        const Node *r = let_in_block(s->then, name, use, true);
+        return r ? r : let_in_block(s->els, name, use, true);
+    }
+    case N_FOR:
+    case N_WHILE: return let_in_block(s->then, name, use, true);
+    default: return NULL;
+    }
+}
+
+/* After "unknown name": Python (so Triton) keeps a name bound in an `if`'s branches or a loop's body after
+ * them; here a block keeps its own.  A note at such a `let` says how to write it. */
+void gen_note_ended_let(Gen *g, const char *name, Loc use) {
+    const Node *body = g->fr ? g->fr->body : NULL;
+    const Node *let = NULL;
+    for (int i = 0; body && !let && i < body->nkids; i++) let = let_in_block(body->kids[i], name, use, false);
+    if (let)
+        diag_note(g->d, let->loc, "'%s' is declared here, in a block that ends before that use (a block keeps its names, unlike "
+                  "Python's branches): declare it before the block ('let %s = ...;') and assign it inside", name, name);
+}
+
 /* Is f a standard-library file? */
 static bool file_is_lib(const Gen *g, const SrcFile *f) {
     for (int i = 0; f && i < g->nfiles; i++)
@@ -278,7 +315,7 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, Loc cal
         }
     }
     if (!ok) return val_err();
-    Frame fr = {.up = g->fr, .fn = fn, .file = fn->loc.file};
+    Frame fr = {.up = g->fr, .fn = fn, .file = fn->loc.file, .body = fn->body};
     Scope sc = {0};
     fr.scope = fr.base = &sc;
     Frame *saved = g->fr;
@@ -688,7 +725,10 @@ static void gen_assign(Gen *g, const Node *s) {
     Var *x = gen_lookup_var(g, s->name);
     if (!x) {
         if (gen_find_global(g, s->name)) diag_error(g->d, s->loc, "cannot assign to '%s': it is not a variable", s->name);
-        else diag_error(g->d, s->loc, "unknown name '%s' (a new variable is declared with 'let %s = ...')", s->name, s->name);
+        else {
+            diag_error(g->d, s->loc, "unknown name '%s' (a new variable is declared with 'let %s = ...')", s->name, s->name);
+            gen_note_ended_let(g, s->name, s->loc);
+        }
         return;
     }
     Val v = gen_expr(g, s->rhs);

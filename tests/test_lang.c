@@ -224,6 +224,29 @@ Test(lang_diag, mask_shape) {
                 "                    ^\n");
 }
 
+/* A name bound in an `if`'s branches and used after it (Python keeps it; a block here keeps its names):
+ * the error at the use, and a note at the branch's `let` saying how to write it; an assignment likewise.
+ * A `let` in a block that ends after the use, or a name never declared, gets no note. */
+Test(lang_diag, name_of_an_ended_block) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    if n > 3 {\n        let loss = 1.0;\n    } else {\n        let loss = 2.0;\n    }\n"
+                "    store(x, loss);\n}\n",
+                "t.tile:7:14: error: unknown name 'loss'\n"
+                "      store(x, loss);\n"
+                "               ^\n"
+                "t.tile:3:9: note: 'loss' is declared here, in a block that ends before that use (a block keeps its names, unlike "
+                "Python's branches): declare it before the block ('let loss = ...;') and assign it inside\n"
+                "          let loss = 1.0;\n"
+                "          ^\n");
+    Result r = compile("kernel k(x: *f32, n: i32) {\n    for i in range(0, n) {\n        let (a, b) = (1.0, 2.0);\n    }\n    b = 3.0;\n}\n");
+    cr_expect(strstr(r.diags, "t.tile:5:5: error: unknown name 'b' (a new variable is declared with 'let b = ...')") &&
+                  strstr(r.diags, "t.tile:3:9: note: 'b' is declared here, in a block that ends before that use"),
+              "%s", r.diags);
+    result_free(&r);
+    r = compile("kernel k(x: *f32) {\n    store(x, later);\n    if true { let later = 1.0; }\n}\n");
+    cr_expect(strstr(r.diags, "unknown name 'later'") && !strstr(r.diags, "note:"), "%s", r.diags);
+    result_free(&r);
+}
+
 /* A number stored through pointers of another type converts (Triton's store casts); a pointer stored
  * where numbers go, or a number where pointers go, is an error at the value. */
 Test(lang_diag, store_dtype) {
