@@ -122,9 +122,7 @@ Test(lang_triton, atomic_poll_ptx) {
 
 /* atomic_poll's and expect_zero's errors, located at the argument. */
 Test(lang_triton, atomic_poll_expect_zero_errors) {
-    static const struct {
-        const char *src, *msg;
-    } bad[] = {
+    static const BadSource bad[] = {
         {"kernel k(p: *f32) {\n    let a = atomic_poll(p, 0);\n}\n", "t.tile:2:25: error: 'atomic_poll' polls 16-, 32- or 64-bit integers, got 'ptr<f32>'"},
         {"kernel k(p: *i8) {\n    let a = atomic_poll(p, 0);\n}\n", "t.tile:2:25: error: 'atomic_poll' polls 16-, 32- or 64-bit integers, got 'ptr<i8>'"},
         {"kernel k(p: *i32) {\n    let a = atomic_poll(p, 0, sem=\"release\");\n}\n",
@@ -141,13 +139,7 @@ Test(lang_triton, atomic_poll_expect_zero_errors) {
         {"kernel k(p: *i32) {\n    let a = expect_zero(p, true);\n}\n", "t.tile:2:25: error: 'expect_zero' expects numbers, got 'ptr<i32>'"},
         {"kernel k(p: *f32) {\n    let a = expect_zero(load(p), 1.0);\n}\n", "t.tile:2:34: error: mask of 'expect_zero' must be i1, got 'f32'"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        tile_compile_options opt = {0};
-        tile_compiled c;
-        cr_expect_eq(tile_compile_source("t.tile", bad[i].src, &opt, &c), TILE_ERROR_COMPILE, "compiled: %s", bad[i].src);
-        cr_expect_not_null(strstr(c.diagnostics, bad[i].msg), "want %s\ngot %s", bad[i].msg, c.diagnostics);
-        tile_compiled_free(&c);
-    }
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
 /* expect_zero(x, mask), Triton's: x itself; with the debug option a device_assert with Triton's

@@ -52,6 +52,19 @@ def close(test, got, want, rtol, atol):
     test.assertTrue((err <= bound).all(), "max error %g at %s: got %g, want %g" % (err[worst], worst, got[worst], want[worst]))
 
 
+class OnlyDLPack:
+    """An array seen only through DLPack (no NumPy protocols), as a non-NumPy CPU tensor is."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
 class Launch(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -286,16 +299,6 @@ class Launch(unittest.TestCase):
         self.assertTrue(np.array_equal(res, 2 * np.arange(40)), res)
 
     def test_dlpack(self):
-        class OnlyDLPack:
-            def __init__(self, a):
-                self.a = a
-
-            def __dlpack__(self, stream=None):
-                return self.a.__dlpack__()
-
-            def __dlpack_device__(self):
-                return self.a.__dlpack_device__()
-
         n = 257
         x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
         out = poisoned(n, np.float32)
@@ -322,15 +325,10 @@ class Launch(unittest.TestCase):
             def nbytes(self):
                 return self.base.nbytes
 
-        class TorchLike:  # a CPU tensor as torch shows it: DLPack and its storage, no NumPy protocols
+        class TorchLike(OnlyDLPack):  # a CPU tensor as torch shows it: DLPack and its storage, no NumPy protocols
             def __init__(self, view, base):
-                self.view, self.base = view, base
-
-            def __dlpack__(self, stream=None):
-                return self.view.__dlpack__()
-
-            def __dlpack_device__(self):
-                return self.view.__dlpack_device__()
+                super().__init__(view)
+                self.base = base
 
             def untyped_storage(self):
                 return Storage(self.base)
@@ -342,16 +340,6 @@ class Launch(unittest.TestCase):
         close(self, out[3:n + 3], t[:-1].astype(np.float64) + t[1:], 1e-6, 1e-6)
         self.assertTrue(np.isnan(out[:3]).all() and np.isnan(out[n + 3:]).all(), out)
         # without a storage to widen to, the two views overlap and are refused with a message
-        class OnlyDLPack:
-            def __init__(self, a):
-                self.a = a
-
-            def __dlpack__(self, stream=None):
-                return self.a.__dlpack__()
-
-            def __dlpack_device__(self):
-                return self.a.__dlpack_device__()
-
         with self.assertRaisesRegex(ValueError, r"argument 'y': cannot use this host memory: .*overlaps"):
             self.add[2,](OnlyDLPack(t[:-1]), OnlyDLPack(t[1:]), OnlyDLPack(out), n)
         # a storage that does not hold the view is not used
