@@ -245,8 +245,8 @@ Val compose_gather(Gen *g, Val src, Val index, int axis, Loc loc) {
 /* The operands of reduce/associative_scan: one tensor or a tuple of tensors of one shape. */
 static int operands(Gen *g, Val in, Val *xs, const char *what, Loc loc) {
     int n = in.k == V_TUPLE ? in.nelems : 1;
-    if (n > TIR_MAX_RANK * 2) {
-        diag_error(g->d, loc, "'%s' takes at most %d tensors", what, TIR_MAX_RANK * 2);
+    if (n > TIR_MAX_COMBINE) {
+        diag_error(g->d, loc, "'%s' takes at most %d tensors", what, TIR_MAX_COMBINE);
         return 0;
     }
     for (int k = 0; k < n; k++) {
@@ -275,7 +275,7 @@ static bool combine(Gen *g, const Decl *fn, Op op, int n, const Val *a, const Va
         out[0] = rt(g, gen_coerce(g, out[0], xs[0].t->dt, NULL, like->rank, like->shape, loc));
         return true;
     }
-    Val args[2 * TIR_MAX_RANK * 2];
+    Val args[2 * TIR_MAX_COMBINE];
     for (int k = 0; k < n; k++) args[k] = a[k], args[n + k] = b[k];
     Val r = gen_call_fn_vals(g, fn, args, 2 * n, loc);
     if (!ok(r)) return false;
@@ -313,8 +313,8 @@ static Val pack(Gen *g, Val in, const Val *xs, int n) {
 /* One reduce_fn or scan_fn on the n tensors xs along axis: its region has 2n scalar
  * arguments (a0.., b0..) and yields fn(a.., b..) (or a * b for cumprod). */
 static bool combine_op(Gen *g, Op op, int axis, int n, Val *xs, const Decl *fn, Op bop, Val *out, Loc loc) {
-    const Type *rts[2 * TIR_MAX_RANK];
-    ValueId ops[2 * TIR_MAX_RANK];
+    const Type *rts[TIR_MAX_COMBINE];
+    ValueId ops[TIR_MAX_COMBINE];
     for (int k = 0; k < n; k++) {
         if (xs[k].t->dt == DT_PTR) {
             diag_error(g->d, loc, "'%s' of pointers: combine their offsets instead", op == OP_SCAN_FN ? "associative_scan" : "reduce");
@@ -333,14 +333,14 @@ static bool combine_op(Gen *g, Op op, int axis, int n, Val *xs, const Decl *fn, 
     else tir_block_append(g->b.block, in);
     Block *body = tir_block_new(g->f, in);
     tir_inst_add_region(g->f, in, body);
-    Val a[2 * TIR_MAX_RANK], b[2 * TIR_MAX_RANK], c[2 * TIR_MAX_RANK];
+    Val a[TIR_MAX_COMBINE], b[TIR_MAX_COMBINE], c[TIR_MAX_COMBINE];
     for (int h = 0; h < 2; h++)
         for (int k = 0; k < n; k++) (h ? b : a)[k] = rt(g, tir_block_add_arg(g->f, body, tir_scalar(g->m, xs[k].t->dt)));
     Builder saved = g->b;
     g->b.block = body;
     g->b.before = NULL;
     bool okc = combine(g, fn, bop, n, a, b, xs, tir_scalar(g->m, xs[0].t->dt), c, loc);
-    ValueId ys[2 * TIR_MAX_RANK];
+    ValueId ys[TIR_MAX_COMBINE];
     for (int k = 0; k < n; k++) ys[k] = okc ? c[k].v : a[k].v;
     gen_emit_inst(g, loc, OP_YIELD, ys, n, NULL);
     g->b = saved;
@@ -349,7 +349,7 @@ static bool combine_op(Gen *g, Op op, int axis, int n, Val *xs, const Decl *fn, 
 }
 
 Val compose_reduce(Gen *g, Val in, int axis, const Decl *fn, Op op, bool keep_dims, Loc loc) {
-    Val xs[TIR_MAX_RANK * 2];
+    Val xs[TIR_MAX_COMBINE];
     int n = operands(g, in, xs, fn ? "reduce" : "xor_sum", loc);
     if (!n) return val_err();
     if (axis < 0) { /* no axis: every element, in row-major order */
@@ -363,7 +363,7 @@ Val compose_reduce(Gen *g, Val in, int axis, const Decl *fn, Op op, bool keep_di
 }
 
 Val compose_scan(Gen *g, Val in, int axis, const Decl *fn, Op op, bool reverse, Loc loc) {
-    Val xs[TIR_MAX_RANK * 2];
+    Val xs[TIR_MAX_COMBINE];
     int n = operands(g, in, xs, fn ? "associative_scan" : "cumprod", loc);
     if (!n) return val_err();
     /* reverse: out[i] = x[n-1] (+) .. (+) x[i], the scan of flip(x) flipped back */

@@ -253,7 +253,7 @@ static bool emit_scalar_region(LL *l, Block *body, LLVMValueRef *args, LLVMValue
 /* reduce_fn / scan_fn call this for each combine: the region's scalar arguments (a0.., b0..)
  * are the given registers, out gets its k yielded values. */
 bool ll_emit_combine(LL *l, Block *body, int k, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *out) {
-    LLVMValueRef args[4 * TIR_MAX_RANK];
+    LLVMValueRef args[2 * TIR_MAX_COMBINE];
     for (int j = 0; j < k; j++) args[j] = a[j], args[k + j] = b[j];
     return emit_scalar_region(l, body, args, out, k);
 }

@@ -19,6 +19,8 @@
 #include "../support/dtype.h"
 
 #define TIR_MAX_RANK 4
+/* Operands of one reduce_fn / scan_fn (a tuple's tensors, each with its own combine argument pair). */
+#define TIR_MAX_COMBINE 8
 
 /* ---- element types: the one table in support/dtype.h ---- */
 

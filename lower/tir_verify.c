@@ -637,6 +637,10 @@ static void check_combine_fn(Verifier *V, const Inst *i) {
         return;
     }
     if (i->nres != i->nops) verr(V, i, "has %d results for %d operands", i->nres, i->nops);
+    if (i->nops > TIR_MAX_COMBINE) {
+        verr(V, i, "has %d operands, more than %d", i->nops, TIR_MAX_COMBINE);
+        return;
+    }
     const Block *b = i->regions[0];
     if (b->nargs != 2 * i->nops) {
         verr(V, i, "region has %d arguments, expected %d", b->nargs, 2 * i->nops);

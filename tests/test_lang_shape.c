@@ -523,6 +523,8 @@ Test(lang_shape, errors) {
     E("store(p + arange(0, 16), gather(x, x, 0));", "'gather' expects an integer index tensor");
     E("store(p + arange(0, 16), associative_scan(x, 2, add));", "axis 2 is out of range for a tensor of rank 1");
     E("store(p + arange(0, 16), flip(x, 1));", "axis 1 is out of range");
+    /* the tuple's tensors are their own limit (8), not tied to the rank limit */
+    E("let r = reduce((x, x, x, x, x, x, x, x, x), 0, add);", "e.tile:5:13: error: 'reduce' takes at most 8 tensors");
     E("let h = histogram(x, 16);", "'histogram' expects a tensor of integers");
     /* a bin count that is no tensor size was an error without a message: the compile succeeded and the store vanished */
     E("store(p + arange(0, 16), histogram(x as i32, 0) as f32);", "e.tile:5:30: error: 'histogram': num_bins must be a power of two from 1 to 1048576, got 0");

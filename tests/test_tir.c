@@ -600,7 +600,8 @@ static const ErrCase verify_errors[] = {
     {"kernel @k(%a: i32) {\n  %0 = inline_asm %a {out=1, msg=\"=r,r\\nmov.b32 $0, $1;\"} : i32\n  return\n}\n",
      "t.tir:2:3: error: inline_asm: out=1 and 1 registers pass the 1 outputs"},
     {"kernel @k(%a: i32) {\n  %0 = inline_asm %a {msg=\"=r,r\\nmov.b32 $0, $5;\"} : i32\n  return\n}\n",
-     "t.tir:2:3: error: inline_asm: assembly: '$5' at offset 12 names operand 5, but there are 2 ($0 to $1)"},
+     "t.tir:2:3: error: inline_asm: assembly: '$5' at offset 12 names operand 5, but there are 2 ($0 to $1)"},    {"kernel @k(%a: tensor<4xf32>) {\n  %0:9 = reduce_fn %a, %a, %a, %a, %a, %a, %a, %a, %a {axis=0} : f32, f32, f32, f32, f32, f32, f32, f32, f32 {\n  ^(%a0: f32, %a1: f32, %a2: f32, %a3: f32, %a4: f32, %a5: f32, %a6: f32, %a7: f32, %a8: f32, %a9: f32, %a10: f32, %a11: f32, %a12: f32, %a13: f32, %a14: f32, %a15: f32, %a16: f32, %a17: f32):\n    yield %a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7, %a8\n  }\n  return\n}\n",
+     "t.tir:2:3: error: reduce_fn: has 9 operands, more than 8"},
 };
 
 Test(tir_verify, errors_are_located) {
