@@ -102,7 +102,7 @@ Val compose_join(Gen *g, Val a, Val b, Loc loc) {
     int32_t s[TIR_MAX_RANK];
     if (!gen_broadcast_shapes(g, val_rank(a), val_shape(a), val_rank(b), val_shape(b), &r, s, loc)) return val_err();
     if (r + 1 > TIR_MAX_RANK) {
-        diag_error(g->d, loc, "join adds a dimension: tensors have at most %d", TIR_MAX_RANK);
+        diag_error(g->d, loc, "join adds a dimension to its rank-%d operands: tensors have at most %d dimensions", r, TIR_MAX_RANK);
         return val_err();
     }
     int32_t s2[TIR_MAX_RANK];

@@ -21,6 +21,7 @@
 #include "builtins.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 
@@ -215,8 +216,10 @@ Val bi_make_block_ptr(Call *c) {
         for (int k = 0; k < n; k++)
             if (ord[k] >= 0 && ord[k] < r) seen |= 1u << ord[k];
         if (n != r || seen != (1u << r) - 1) {
-            diag_error(g->d, c->loc[5], "'order' of 'make_block_ptr' must be a permutation of the %d dims, such as (%s)", r,
-                       r == 1 ? "0," : r == 2 ? "1, 0" : r == 3 ? "2, 1, 0" : "3, 2, 1, 0");
+            char example[4 * TIR_MAX_RANK + 1];
+            int len = 0;
+            for (int k = r - 1; k >= 0; k--) len += snprintf(example + len, sizeof example - (size_t)len, "%d%s", k, k ? ", " : r == 1 ? "," : "");
+            diag_error(g->d, c->loc[5], "'order' of 'make_block_ptr' must be a permutation of the %d dims, such as (%s)", r, example);
             return val_err();
         }
     }

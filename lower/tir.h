@@ -18,7 +18,7 @@
 #include "../support/support.h"
 #include "../support/dtype.h"
 
-#define TIR_MAX_RANK 4
+#define TIR_MAX_RANK 6
 /* Operands of one reduce_fn / scan_fn (a tuple's tensors, each with its own combine argument pair). */
 #define TIR_MAX_COMBINE 8
 

@@ -195,6 +195,42 @@ static const char *const canon_matmul =
 
 Test(tir_roundtrip, matmul_with_every_attribute) { check_round_trip(canon_matmul, canon_matmul); }
 
+/* Tensors, layouts, a permutation and a slice at the rank limit (6), as the compiler prints them. */
+static const char *const canon_rank6 =
+    "#L0 = blocked<spt=[1,1,1,1,1], tpw=[1,2,2,4,2], wpc=[4,1,1,1,1], order=[4,3,2,1,0]>\n"
+    "#L1 = blocked<spt=[1,1,1,1,1,1], tpw=[1,1,2,4,2,2], wpc=[4,1,1,1,1,1], order=[5,4,3,2,1,0]>\n"
+    "#L2 = blocked<spt=[1,1,1,1,1,1], tpw=[2,2,4,2,1,1], wpc=[1,1,1,1,1,4], order=[0,1,2,3,4,5]>\n"
+    "#L3 = blocked<spt=[2], tpw=[32], wpc=[4], order=[0]>\n"
+    "#L4 = blocked<spt=[1], tpw=[32], wpc=[4], order=[0]>\n"
+    "#L5 = slice<dim=4, blocked<spt=[1,1,1,1,1,1], tpw=[1,1,2,4,2,2], wpc=[4,1,1,1,1,1], order=[5,4,3,2,1,0]>>\n"
+    "\n"
+    "kernel @k(%x: ptr<f32> #div16, %o: ptr<f32> #div16) num_warps=4 num_stages=3 smem=1024 {\n"
+    "  %0 = arange {start=0, end=256} : tensor<256xi32, #L3>\n"
+    "  %1 = splat %x : tensor<256xptr<f32>, #L3>\n"
+    "  %2 = ptr_add %1, %0 : tensor<256xptr<f32>, #L3>\n"
+    "  %3 = load %2 {vec=2} : tensor<256xf32, #L3>\n"
+    "  %4 = convert_layout %3 {smem=0:1024} : tensor<256xf32, #L4>\n"
+    "  barrier\n"
+    "  %5 = reshape %4 {smem=0:1024} : tensor<2x2x4x2x2x4xf32, #L2>\n"
+    "  %6 = trans %5 {perm=[5,4,3,2,1,0]} : tensor<4x2x2x4x2x2xf32, #L1>\n"
+    "  %7 = arange {start=0, end=128} : tensor<128xi32, #L4>\n"
+    "  barrier\n"
+    "  %8 = reshape %7 {smem=0:512} : tensor<4x2x2x4x2xi32, #L0>\n"
+    "  %9 = splat %o : tensor<4x2x2x4x2xptr<f32>, #L0>\n"
+    "  %10 = ptr_add %9, %8 : tensor<4x2x2x4x2xptr<f32>, #L0>\n"
+    "  %11 = reduce %6 {kind=sum, axis=4} : tensor<4x2x2x4x2xf32, #L5>\n"
+    "  %12 = reduce %6 {kind=max, axis=4} : tensor<4x2x2x4x2xf32, #L5>\n"
+    "  barrier\n"
+    "  %13 = convert_layout %11 {smem=0:512} : tensor<4x2x2x4x2xf32, #L0>\n"
+    "  barrier\n"
+    "  %14 = convert_layout %12 {smem=0:512} : tensor<4x2x2x4x2xf32, #L0>\n"
+    "  %15 = add %13, %14 : tensor<4x2x2x4x2xf32, #L0>\n"
+    "  store %10, %15\n"
+    "  return\n"
+    "}\n";
+
+Test(tir_roundtrip, rank6_types_layouts_and_perm) { check_round_trip(canon_rank6, canon_rank6); }
+
 Test(tir_roundtrip, two_kernels_no_layouts) {
     const char *t = "kernel @a() num_warps=1 num_stages=0 {\n"
                     "  return\n"
@@ -406,7 +442,7 @@ static const ErrCase parse_errors[] = {
     {"kernel @k() {\n  %0 = const {value=1} : i33\n}\n", "t.tir:2:26: error: unknown type 'i33'"},
     {"kernel @k() {\n  %0 = const {value=1} : tensor<3xi32\n}\n", "t.tir:2:38: error: expected '>', found 'end of line'"},
     {"kernel @k() {\n  %0 = const {value=1} : tensor<4xi32, #L9>\n}\n", "t.tir:2:40: error: unknown layout #L9"},
-    {"kernel @k() {\n  %0 = const {value=1} : tensor<4x4x4x4x4xi32>\n}\n", "t.tir:2:41: error: tensor rank exceeds 4"},
+    {"kernel @k() {\n  %0 = const {value=1} : tensor<4x4x4x4x4x4x4xi32>\n}\n", "t.tir:2:45: error: tensor rank exceeds 6"},
     {"kernel @k() {\n  %0 = const {value=1} : tensor<0xi32>\n}\n",
      "t.tir:2:33: error: tensor dimension 0 out of range [1, 1073741824]"},
     {"kernel @k() {\n  %0 = const {value=1} : ptr<tensor<4xf32>>\n}\n",
@@ -444,8 +480,8 @@ static const ErrCase parse_errors[] = {
      "t.tir:2:21: error: invalid constant '99999999999999999999'"},
     {"kernel @k() {\n  %0 = const {value=1} : i32 junk\n}\n", "t.tir:2:30: error: expected end of line, found 'junk'"},
     {"func @k() {\n}\n", "t.tir:1:1: error: expected 'kernel', found 'func'"},
-    {"kernel @k(%p: ptr<f32>) {\n  %0 = trans %p {perm=[0,1,2,3,0]} : f32\n}\n",
-     "t.tir:2:32: error: perm has more than 4 entries"},
+    {"kernel @k(%p: ptr<f32>) {\n  %0 = trans %p {perm=[0,1,2,3,4,5,0]} : f32\n}\n",
+     "t.tir:2:36: error: perm has more than 6 entries"},
     {"kernel @k() {\n  %0 = const {value=1} : i32\n  return\n} trailing\n",
      "t.tir:4:3: error: expected end of line, found 'trailing'"},
 };
