@@ -11,6 +11,8 @@
  *   split(x)          gather(x, 0) and gather(x, 1) along the last dim (of size 2)
  *   interleave(a, b)  reshape(join(a, b), [..., 2n])
  *   cat(a, b)         reshape(trans(join(a, b), [r, 0, ..]), [2 n0, ..]): a then b
+ *                     (both at the rank limit, where join's dim does not fit: on operands with two
+ *                     dims that the op leaves alone merged into one, and reshaped back)
  *   flip(x, d)        gather(x, n - 1 - iota_d, d)
  *   reduce(x, a, f)   reduce_fn: f inlined (on scalars) into its region, which the lowering
  *                     applies in the reduction's steps (in-thread, lane shuffles, warps
@@ -139,7 +141,29 @@ Val compose_split(Gen *g, Val x, Loc loc) {
     return t;
 }
 
+/* A tensor operand x of interleave or cat at the rank limit, broadcast to (r, s) (keeping its type) and
+ * reshaped to (r - 1) dims by merging dims `at` and `at + 1`: the row-major order of the elements is kept, so
+ * the op runs one rank lower (where join's extra dim fits) and its result is reshaped back.  A
+ * compile-time scalar is left for join to broadcast (it keeps its weak type). */
+static Val merge_two_dims(Gen *g, Val x, int r, const int32_t *s, int at, Loc loc) {
+    if (x.k != V_RT) return x;
+    int32_t m[TIR_MAX_RANK];
+    for (int d = 0, k = 0; d < r; d++) m[k] = d == at + 1 ? m[k] * s[d] : s[d], k += d != at;
+    ValueId v = gen_coerce(g, x, x.t->dt, x.t->pointee, r, s, loc);
+    return rt(g, reshape_to(g, v, r - 1, m, loc));
+}
+
 Val compose_interleave(Gen *g, Val a, Val b, Loc loc) {
+    if (!val_is_value(g, a, loc) || !val_is_value(g, b, loc)) return val_err();
+    if (val_rank(a) == TIR_MAX_RANK || val_rank(b) == TIR_MAX_RANK) { /* along the last dim only: the first two merge */
+        int r;
+        int32_t s[TIR_MAX_RANK];
+        if (!gen_broadcast_shapes(g, val_rank(a), val_shape(a), val_rank(b), val_shape(b), &r, s, loc)) return val_err();
+        Val j = compose_interleave(g, merge_two_dims(g, a, r, s, 0, loc), merge_two_dims(g, b, r, s, 0, loc), loc);
+        if (!ok(j)) return j;
+        s[r - 1] *= 2;
+        return rt(g, reshape_to(g, j.v, r, s, loc));
+    }
     Val j = compose_join(g, a, b, loc);
     if (!ok(j)) return j;
     int r = j.t->rank - 1;
@@ -159,6 +183,14 @@ Val compose_cat(Gen *g, Val a, Val b, Loc loc) {
         diag_error(g->d, loc, "'cat' expects two tensors of one shape, got %s and %s", gen_shape_str(g, ra, val_shape(a)),
                    gen_shape_str(g, rb, val_shape(b)));
         return val_err();
+    }
+    if (ra == TIR_MAX_RANK) { /* along dim 0 only: the last two merge */
+        int32_t s[TIR_MAX_RANK];
+        memcpy(s, val_shape(a), sizeof s);
+        Val c = compose_cat(g, merge_two_dims(g, a, ra, s, ra - 2, loc), merge_two_dims(g, b, ra, s, ra - 2, loc), loc);
+        if (!ok(c)) return c;
+        s[0] *= 2;
+        return rt(g, reshape_to(g, c.v, ra, s, loc));
     }
     Val j = compose_join(g, a, b, loc);
     if (!ok(j)) return j;

@@ -2,7 +2,7 @@
  * made by reshaping a 1-D arange or load and by pointer arithmetic over expand_dims'd aranges, loaded
  * and stored through 5-D and 6-D pointer tensors (masked at an odd size, outputs poisoned), permuted
  * in several orders, reduced along every axis (sum, max, argmax), scanned along inner and outer axes,
- * broadcast, joined and split; Triton tutorial 10's
+ * broadcast, joined and split, interleaved and concatenated at the limit; Triton tutorial 10's
  * block-scale shuffle (a 5-D descriptor load, reshape to [rep_m, rep_k, 32, 4, 4], permute (0, 3, 2,
  * 1, 4), reshape to [BM, BK / 32]); the located errors past the limit.  Each runs on emu (sm_80) and
  * on emu:sm_90a, compared exactly with host references computed from the index mapping. */
@@ -134,6 +134,16 @@ static void rank_ops(const int *s, int r, const int perms[NPERM][MAXR], int warp
     put(&src, "    store(o + %d + iota, broadcast_to(max(v, 1, keep_dims=true), %s));\n", REGION(N, "broadcast of max keep_dims"),
         list(b1, s, r));
     put(&src, "    store(o + %d + iota, d0 * 1000 + d%d);\n", REGION(N, "broadcast of d0 and d%d", r - 1), r - 1);
+    {
+        int is[MAXR];
+        memcpy(is, s, sizeof is);
+        is[r - 1] *= 2;
+        put(&src, "    store(o + %d + reshape(arange(0, %d), %s), interleave(v, iota));\n", REGION(2 * N, "interleave"), 2 * N,
+            list(b1, is, r));
+        memcpy(is, s, sizeof is);
+        is[0] *= 2;
+        put(&src, "    store(o + %d + reshape(arange(0, %d), %s), cat(v, iota));\n", REGION(2 * N, "cat"), 2 * N, list(b1, is, r));
+    }
     if (r < MAXR) {
         int js[MAXR];
         memcpy(js, s, sizeof js);
@@ -224,6 +234,14 @@ static void rank_ops(const int *s, int r, const int perms[NPERM][MAXR], int warp
         *w++ = best;
     }
     for (int i = 0; i < N; i++) coord(i, s, r, c), *w++ = c[0] * 1000 + c[r - 1];
+    for (int i = 0; i < N; i++) { /* interleave: along the last dim, v then iota element by element */
+        int last = s[r - 1], row = i / last, col = i % last;
+        w[2 * (row * last + col)] = V[i];
+        w[2 * (row * last + col) + 1] = i;
+    }
+    w += 2 * N;
+    for (int i = 0; i < N; i++) w[i] = V[i], w[N + i] = i; /* cat along dim 0: v's elements, then iota's */
+    w += 2 * N;
     if (r < MAXR) {
         for (int i = 0; i < N; i++) *w++ = V[i], *w++ = i;
         for (int i = 0; i < N; i++) *w++ = V[i] * 3 - i;
