@@ -383,3 +383,129 @@ Test(lang_rank, errors_past_the_limit) {
 #undef E
     expect_compile_errors(bad, sizeof bad / sizeof bad[0]);
 }
+
+/* The rest of the shape and reduction family on a 6-D [2, 2, 2, 4, 2, 8] i32 tensor: flip, gather, sort and
+ * topk along the last dim, argmin/min, a user fn reduce along a middle axis and a reverse associative_scan,
+ * an atomic_add through 6-D pointers, where, and an f16 round trip through a permute. */
+static int add_i(int a, int b) { return a + b; }
+
+static void more_ops_6d(const char *arch, const char *device) {
+    enum { N = 512, L = 8 };
+    static const int s[6] = {2, 2, 2, 4, 2, 8};
+    K k;
+    load_src_on(&k,
+                "fn add(a, b) { return a + b; }\n"
+                "@num_warps(4)\n"
+                "kernel k(x: *i32, o: *i32, at: *i32) {\n"
+                "    let S = [2, 2, 2, 4, 2, 8];\n"
+                "    let iota = reshape(arange(0, 512), S);\n"
+                "    let v = load(x + iota);\n"
+                "    let last = iota % 8;\n"
+                "    store(o + iota, flip(v));\n"
+                "    store(o + 512 + iota, flip(v, 3));\n"
+                "    store(o + 1024 + iota, gather(v, (last * 3 + 1) % 8, 5));\n"
+                "    store(o + 1536 + iota, sort(v));\n"
+                "    let (tv, ti) = topk(v, 4);\n"
+                "    let i4 = reshape(arange(0, 256), [2, 2, 2, 4, 2, 4]);\n"
+                "    store(o + 2048 + i4, tv);\n"
+                "    store(o + 2304 + i4, ti);\n"
+                "    store(o + 2560 + reshape(arange(0, 256), [2, 2, 4, 2, 8]), argmin(v, 2));\n"
+                "    store(o + 2816 + reshape(arange(0, 128), [2, 2, 2, 2, 8]), min(v, 3));\n"
+                "    store(o + 2944 + reshape(arange(0, 256), [2, 2, 4, 2, 8]), reduce(v, 2, add));\n"
+                "    store(o + 3200 + iota, associative_scan(v, 4, add, reverse=true));\n"
+                "    store(o + 3712 + iota, where(v > 0, v, -v));\n"
+                "    let h = permute(v as f16, [5, 4, 3, 2, 1, 0]);\n"
+                "    store(o + 4224 + reshape(arange(0, 512), [8, 2, 4, 2, 2, 2]), h as i32);\n"
+                "    atomic_add(at + iota, v, sem=\"relaxed\");\n"
+                "}\n",
+                "k", arch, device);
+    static int32_t x[N], got[4736], want[4736], gat[N];
+    for (int i = 0; i < N; i++) x[i] = irand(1001) - 500;
+    uint64_t dx = upload(&k, x, sizeof x), dout = poisoned(&k, sizeof got), dat = poisoned(&k, sizeof gat);
+    void *params[] = {&dx, &dout, &dat};
+    launch(&k, 1, params);
+    download(&k, got, dout, sizeof got);
+    download(&k, gat, dat, sizeof gat);
+    int c[6], cc[6], *w = want;
+    for (int i = 0; i < N; i++) *w++ = x[i / L * L + (L - 1 - i % L)];
+    for (int i = 0; i < N; i++) coord(i, s, 6, c), c[3] = 3 - c[3], *w++ = x[flat(c, s, 6)];
+    for (int i = 0; i < N; i++) *w++ = x[i / L * L + (i % L * 3 + 1) % L];
+    for (int row = 0; row < N / L; row++) { /* sort: insertion sort of each row */
+        int r[L];
+        memcpy(r, &x[row * L], sizeof r);
+        for (int a = 1; a < L; a++)
+            for (int b = a; b > 0 && r[b - 1] > r[b]; b--) {
+                int t = r[b];
+                r[b] = r[b - 1], r[b - 1] = t;
+            }
+        memcpy(w, r, sizeof r), w += L;
+    }
+    for (int row = 0; row < N / L; row++) { /* topk 4: largest first, ties to the lower index */
+        bool used[L] = {0};
+        for (int q = 0; q < 4; q++) {
+            int best = -1;
+            for (int e = 0; e < L; e++)
+                if (!used[e] && (best < 0 || x[row * L + e] > x[row * L + best])) best = e;
+            used[best] = true;
+            w[row * 4 + q] = x[row * L + best], w[256 + row * 4 + q] = best;
+        }
+    }
+    w += 512;
+    static const int s2[5] = {2, 2, 4, 2, 8}, s3[5] = {2, 2, 2, 2, 8};
+    for (int i = 0; i < 256; i++) {
+        coord(i, s2, 5, cc);
+        int best = 0, at = 0;
+        for (int e = 0; e < 2; e++) {
+            int y = x[flat((int[]){cc[0], cc[1], e, cc[2], cc[3], cc[4]}, s, 6)];
+            if (e == 0 || y < best) best = y, at = e;
+        }
+        *w++ = at;
+    }
+    for (int i = 0; i < 128; i++) {
+        coord(i, s3, 5, cc);
+        int best = 0;
+        for (int e = 0; e < 4; e++) {
+            int y = x[flat((int[]){cc[0], cc[1], cc[2], e, cc[3], cc[4]}, s, 6)];
+            if (e == 0 || y < best) best = y;
+        }
+        *w++ = best;
+    }
+    for (int i = 0; i < 256; i++) {
+        coord(i, s2, 5, cc);
+        int acc = 0;
+        for (int e = 0; e < 2; e++) acc = add_i(acc, x[flat((int[]){cc[0], cc[1], e, cc[2], cc[3], cc[4]}, s, 6)]);
+        *w++ = acc;
+    }
+    for (int i = 0; i < N; i++) {
+        coord(i, s, 6, c);
+        int acc = 0;
+        for (int e = c[4]; e < s[4]; e++) memcpy(cc, c, sizeof cc), cc[4] = e, acc += x[flat(cc, s, 6)];
+        *w++ = acc;
+    }
+    for (int i = 0; i < N; i++) *w++ = x[i] > 0 ? x[i] : -x[i];
+    static const int ps[6] = {8, 2, 4, 2, 2, 2};
+    for (int i = 0; i < N; i++) {
+        coord(i, ps, 6, cc);
+        for (int d = 0; d < 6; d++) c[5 - d] = cc[d];
+        *w++ = x[flat(c, s, 6)];
+    }
+    cr_assert_eq(w - want, 4736);
+    int bad = 0;
+    for (int i = 0; i < 4736 && bad < 8; i++)
+        if (got[i] != want[i]) {
+            cr_expect(0, "on %s: o[%d] = %d, want %d (seed %llu)", device, i, got[i], want[i], (unsigned long long)seed);
+            bad++;
+        }
+    for (int i = 0; i < N && bad < 8; i++)
+        if (gat[i] != x[i] - 1) {
+            cr_expect(0, "on %s: atomic_add [%d] = %d, want %d", device, i, gat[i], x[i] - 1);
+            bad++;
+        }
+    unload(&k);
+}
+
+Test(lang_rank, rank6_sort_gather_scan_atomics) {
+    seed_rng();
+    more_ops_6d(NULL, "emu");
+    more_ops_6d("sm_90a", "emu:sm_90a");
+}
