@@ -235,6 +235,8 @@ bool bi_shape_arg(Call *c, int i, int *rank, int32_t *shape) {
         for (int k = 0; k < v.nelems; k++) shape[k] = (int32_t)v.elems[k].i;
     } else {
         if (v.k == V_RT && c->arg[i]->kind == N_NAME) diag_error(g->d, c->loc[i], "'%s' must be a compile-time constant", c->arg[i]->name);
+        else if (v.k == V_TUPLE && tuple_of_sizes(v)) /* as a list of too many dims says (gen.c) */
+            diag_error(g->d, c->loc[i], "tensors have at most %d dimensions, got a tuple of %d", TIR_MAX_RANK, v.nelems);
         else diag_error(g->d, c->loc[i], "'%s' expects a shape such as [64, 64]", c->bi->name);
         return false;
     }

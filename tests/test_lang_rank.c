@@ -376,6 +376,7 @@ Test(lang_rank, errors_past_the_limit) {
         E("let q = reshape(z, [2, 2, 2, 2, 2, 1, 2]);", "t.tile:3:24: error: tensors have at most 6 dimensions, got a list of 7"),
         E("let q = zeros([2, 2, 2, 2, 2, 2, 2], f32);", "t.tile:3:19: error: tensors have at most 6 dimensions, got a list of 7"),
         E("let q = permute(z, 0, 1, 2, 3, 4, 5, 6);", "t.tile:3:24: error: tensors have at most 6 dimensions, got a list of 7"),
+        E("let q = zeros((2, 2, 2, 2, 2, 2, 2), f32);", "t.tile:3:19: error: tensors have at most 6 dimensions, got a tuple of 7"),
         E("let q = sum(z, 6);", "t.tile:3:20: error: axis 6 is out of range for a tensor of rank 6"),
         E("let q = make_block_ptr(p, [1, 1, 1, 1, 1], [1, 1, 1, 1, 1], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1], [0, 1, 2, 3, 3]);",
           "t.tile:3:99: error: 'order' of 'make_block_ptr' must be a permutation of the 5 dims, such as (4, 3, 2, 1, 0)"),
