@@ -297,7 +297,7 @@ Test(lang_rank, small_and_large_shapes) {
  * of NVIDIA's block-scaling docs: the scale of row m and scale column c at
  *   ((m / 128 * K4 + c / 4) * 32 + m % 32) * 16 + (m % 128) / 32 * 4 + c % 4,
  * a tensor [1, M / 128, K4, 2, 256] (K4 = K / 128).  A program loads its [1, REP_M, REP_K, 2, 256] block
- * (a 5-D descriptor; here also a 5-D and a 6-D block pointer), reshapes it to [REP_M, REP_K, 32, 4, 4],
+ * (a 5-D descriptor; here also a 6-D one, and 5-D and 6-D block pointers), reshapes it to [REP_M, REP_K, 32, 4, 4],
  * permutes (0, 3, 2, 1, 4) and reshapes to [BM, BK / 32] (row-major scales).  Blocks partly outside
  * the tensor load zeros; the store is masked at an odd number of rows and columns. */
 static void scale_shuffle(const char *arch, const char *device) {
@@ -306,7 +306,7 @@ static void scale_shuffle(const char *arch, const char *device) {
     K k;
     load_src_on(&k,
                 "@num_warps(4)\n"
-                "kernel k(s: *u8, out: *u8, out2: *u8, out3: *u8, rows: i32, cols: i32, m128: i32, k4: i32,\n"
+                "kernel k(s: *u8, out: *u8, out2: *u8, out3: *u8, out4: *u8, rows: i32, cols: i32, m128: i32, k4: i32,\n"
                 "         const REP_M: i32 = 2, const REP_K: i32 = 2) {\n"
                 "    let BM = REP_M * 128;\n"
                 "    let SC = REP_K * 4;\n"
@@ -328,22 +328,25 @@ static void scale_shuffle(const char *arch, const char *device) {
                 "                                 (0, pm * REP_M, kb * REP_K, 0, 0, 0), (1, REP_M, REP_K, 2, 16, 16), (5, 4, 3, 2, 1, 0));\n"
                 "        let t6 = reshape(load(bp6, boundary_check=(1, 2)), [REP_M, REP_K, 32, 4, 4]);\n"
                 "        store(out3 + r * cols + c, reshape(trans(t6, [0, 3, 2, 1, 4]), [BM, SC]), r < rows && c < cols);\n"
+                "        let d6 = make_tensor_descriptor(s, [1, m128, k4, 2, 16, 16], [0, k4 * 512, 512, 256, 16, 1], [1, REP_M, REP_K, 2, 16, 16]);\n"
+                "        let t7 = reshape(load_tensor_descriptor(d6, [0, pm * REP_M, kb * REP_K, 0, 0, 0]), [REP_M, REP_K, 32, 4, 4]);\n"
+                "        store(out4 + r * cols + c, reshape(permute(t7, 0, 3, 2, 1, 4), [BM, SC]), r < rows && c < cols);\n"
                 "    }\n"
                 "}\n",
                 "k", arch, device);
     static uint8_t s[NS], got[M128 * 128 * K4 * 4], want[M128 * 128 * K4 * 4];
     for (int i = 0; i < NS; i++) s[i] = (uint8_t)irand(255); /* 0..254: never the poison */
-    uint64_t ds = upload(&k, s, sizeof s), dout[3];
-    for (int q = 0; q < 3; q++) dout[q] = poisoned(&k, (size_t)rows * (size_t)cols);
+    uint64_t ds = upload(&k, s, sizeof s), dout[4];
+    for (int q = 0; q < 4; q++) dout[q] = poisoned(&k, (size_t)rows * (size_t)cols);
     int m128 = M128, k4 = K4;
-    void *params[] = {&ds, &dout[0], &dout[1], &dout[2], &rows, &cols, &m128, &k4};
+    void *params[] = {&ds, &dout[0], &dout[1], &dout[2], &dout[3], &rows, &cols, &m128, &k4};
     dev_launch(k.fn, (M128 + REP_M - 1) / REP_M, 1, 1, (unsigned)k.threads, 1, 1, 0, NULL, params);
     cr_assert_eq(dev_synchronize(k.dev), DEV_OK, "%s", dev_last_error(k.dev));
     for (int m = 0; m < rows; m++)
         for (int c = 0; c < cols; c++)
             want[m * cols + c] = s[((m / 128 * K4 + c / 4) * 32 + m % 32) * 16 + (m % 128) / 32 * 4 + c % 4];
-    static const char *const what[3] = {"descriptor", "block pointer", "6-D block pointer"};
-    for (int q = 0; q < 3; q++) {
+    static const char *const what[4] = {"descriptor", "block pointer", "6-D block pointer", "6-D descriptor"};
+    for (int q = 0; q < 4; q++) {
         download(&k, got, dout[q], (size_t)rows * (size_t)cols);
         int bad = 0;
         for (int i = 0; i < rows * cols && bad < 6; i++)
