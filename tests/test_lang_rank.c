@@ -513,3 +513,49 @@ Test(lang_rank, rank6_sort_gather_scan_atomics) {
     more_ops_6d(NULL, "emu");
     more_ops_6d("sm_90a", "emu:sm_90a");
 }
+
+/* A 6-D loop-carried accumulator, permuted inside a run-time `if` on every other iteration. */
+static void loop_carried_6d(const char *arch, const char *device) {
+    enum { N = 64, ITERS = 5 };
+    static const int s[6] = {2, 2, 2, 2, 2, 2}, perm[6] = {1, 0, 2, 3, 5, 4};
+    K k;
+    load_src_on(&k,
+                "@num_warps(2)\n"
+                "kernel k(x: *i32, o: *i32, n: i32) {\n"
+                "    let iota = reshape(arange(0, 64), [2, 2, 2, 2, 2, 2]);\n"
+                "    let acc = zeros([2, 2, 2, 2, 2, 2], i32);\n"
+                "    for i in range(0, n) {\n"
+                "        acc += load(x + i * 64 + iota);\n"
+                "        if i % 2 == 0 { acc = trans(acc, 1, 0, 2, 3, 5, 4); }\n"
+                "    }\n"
+                "    store(o + iota, acc);\n"
+                "}\n",
+                "k", arch, device);
+    static int32_t x[ITERS * N], got[N], want[N], t[N];
+    for (int i = 0; i < ITERS * N; i++) x[i] = irand(2001) - 1000;
+    uint64_t dx = upload(&k, x, sizeof x), dout = poisoned(&k, sizeof got);
+    int n = ITERS;
+    void *params[] = {&dx, &dout, &n};
+    launch(&k, 1, params);
+    download(&k, got, dout, sizeof got);
+    memset(want, 0, sizeof want);
+    for (int it = 0; it < ITERS; it++) {
+        for (int e = 0; e < N; e++) want[e] += x[it * N + e];
+        if (it % 2) continue;
+        int c[6], q[6];
+        for (int e = 0; e < N; e++) { /* result coordinate q takes the source's c[perm[d]] = q[d] */
+            coord(e, s, 6, q);
+            for (int d = 0; d < 6; d++) c[perm[d]] = q[d];
+            t[e] = want[flat(c, s, 6)];
+        }
+        memcpy(want, t, sizeof t);
+    }
+    for (int e = 0; e < N; e++) cr_expect_eq(got[e], want[e], "on %s: acc[%d] = %d, want %d (seed %llu)", device, e, got[e], want[e], (unsigned long long)seed);
+    unload(&k);
+}
+
+Test(lang_rank, rank6_loop_carried) {
+    seed_rng();
+    loop_carried_6d(NULL, "emu");
+    loop_carried_6d("sm_90a", "emu:sm_90a");
+}
