@@ -158,9 +158,11 @@ typedef struct Map {
 static ValueId mapped(const Map *m, ValueId v) { return v < m->n && m->v[v] ? m->v[v] : v; }
 
 static Inst *clone_inst(Func *f, const Inst *i, const Map *m) {
-    ValueId ops[32];
-    const Type *rt[4];
-    if (i->nops > 32 || i->nres > 4) unreachable("overlap: instruction too wide to copy");
+    /* scratch from the module's arena: an instruction of any width copies (a tuple reduce has up
+     * to TIR_MAX_COMBINE results, an inline asm many operands) */
+    Arena *a = f->module->arena;
+    ValueId *ops = i->nops ? ARENA_ARRAY(a, ValueId, i->nops) : NULL;
+    const Type **rt = i->nres ? ARENA_ARRAY(a, const Type *, i->nres) : NULL;
     for (int k = 0; k < i->nops; k++) ops[k] = mapped(m, i->ops[k]);
     for (int k = 0; k < i->nres; k++) rt[k] = tir_vtype(f, i->res[k]);
     Inst *n = tir_inst_new(f, i->op, ops, i->nops, rt, i->nres, i->loc);
