@@ -237,8 +237,24 @@ static int64_t double_to_int(double f, DType dt) {
     return (int64_t)f;
 }
 
+/* c as a double from which round_float to dt rounds once: a 64-bit integer beyond f64's 53 bits that
+ * goes to a narrower float is rounded to odd (the dropped bits kept as the lowest kept bit), since
+ * rounding it to nearest even first could make a false tie (2^60 + 2^36 + 1 as f32 was 2^60). */
+static double ct_to_double_for(Val c, DType dt) {
+    if (dtype_is_float(c.dt) || dt == DT_F64 || dtype_bits(c.dt) < 64) return ct_to_double(c);
+    bool neg = dtype_is_signed(c.dt) && c.i < 0;
+    uint64_t u = neg ? 0 - (uint64_t)c.i : (uint64_t)c.i;
+    int bits = 0;
+    for (uint64_t t = u; t; t >>= 1) bits++;
+    if (bits > 53) {
+        uint64_t low = (uint64_t)1 << (bits - 53), mask = low - 1;
+        u = (u & ~mask) | ((u & mask) ? low : 0);
+    }
+    return neg ? -(double)u : (double)u;
+}
+
 static Val ct_cast(Val c, DType to) {
-    if (dtype_is_float(to)) return val_ct_float(round_float(ct_to_double(c), to), to);
+    if (dtype_is_float(to)) return val_ct_float(round_float(ct_to_double_for(c, to), to), to);
     if (to == DT_I1) return val_ct_int(dtype_is_float(c.dt) ? c.f != 0 : c.i != 0, DT_I1);
     int64_t i = dtype_is_float(c.dt) ? double_to_int(c.f, to) : c.i;
     return val_ct_int(wrap_int(i, to), to);
@@ -246,7 +262,7 @@ static Val ct_cast(Val c, DType to) {
 
 static ValueId ct_const(Gen *g, Val c, const Type *t, Loc loc) {
     g->b.loc = loc;
-    if (dtype_is_float(t->dt)) return tir_const_float(&g->b, t, round_float(ct_to_double(c), t->dt));
+    if (dtype_is_float(t->dt)) return tir_const_float(&g->b, t, round_float(ct_to_double_for(c, t->dt), t->dt));
     Val w = ct_cast(c, t->dt);
     return tir_const_int(&g->b, t, w.i);
 }

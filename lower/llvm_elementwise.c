@@ -160,11 +160,35 @@ static LLVMValueRef f64_to_f32_odd(LL *l, LLVMValueRef x) {
     return LLVMBuildBitCast(B, LLVMBuildSelect(B, inexact, odd, bits, ""), l->t_f32, "");
 }
 
+/* A 64-bit integer as an f64 rounded to odd: the bits below f64's 53 significant ones are dropped and,
+ * when any was set, the lowest kept one is set, so the conversion is exact and a later rounding sees
+ * the dropped bits (i64 -> f64 to nearest even can make a false tie: 2^56 + 2^48 + 1 to bf16). */
+static LLVMValueRef i64_to_f64_odd(LL *l, LLVMValueRef v, bool is_signed) {
+    LLVMBuilderRef B = l->b;
+    LLVMTypeRef t = l->t_i64;
+    LLVMValueRef zero = LLVMConstInt(t, 0, 0);
+    LLVMValueRef neg = is_signed ? LLVMBuildICmp(B, LLVMIntSLT, v, zero, "") : NULL;
+    LLVMValueRef u = neg ? LLVMBuildSelect(B, neg, LLVMBuildSub(B, zero, v, ""), v, "") : v; /* |v|; INT64_MIN as 2^63 */
+    LLVMValueRef ctlz_args[2] = {u, LLVMConstInt(l->t_i1, 0, 0)};
+    LLVMValueRef lz = ll_intr(l, "llvm.ctlz", &t, 1, ctlz_args, 2);
+    LLVMValueRef k = LLVMBuildSub(B, LLVMConstInt(t, 11, 0), lz, ""); /* bits past 53 */
+    k = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, k, zero, ""), k, zero, "");
+    LLVMValueRef one = LLVMConstInt(t, 1, 0), low = LLVMBuildShl(B, one, k, "");
+    LLVMValueRef mask = LLVMBuildSub(B, low, one, "");
+    LLVMValueRef sticky = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, u, mask, ""), zero, "");
+    LLVMValueRef kept = LLVMBuildAnd(B, u, LLVMBuildNot(B, mask, ""), "");
+    u = LLVMBuildOr(B, kept, LLVMBuildSelect(B, sticky, low, zero, ""), "");
+    LLVMValueRef f = LLVMBuildUIToFP(B, u, l->t_f64, "");
+    return neg ? LLVMBuildSelect(B, neg, LLVMBuildFNeg(B, f, ""), f, "") : f;
+}
+
 /* A value of `from` as an f32 from which one more nearest-even rounding to a type of at most 11
- * significant bits is exact: f64 and integers wider than 24 bits go through f64 and round to odd. */
+ * significant bits is exact: f64 and integers wider than 24 bits go through f64 (64-bit ones
+ * rounded to odd there) and round to odd. */
 static LLVMValueRef to_f32_for_narrow(LL *l, LLVMValueRef v, DType from) {
     bool wide_int = dtype_is_int(from) && from != DT_I1 && dtype_bits(from) > 24;
     if (from != DT_F64 && !wide_int) return ll_cast(l, v, from, DT_F32);
+    if (wide_int && dtype_bits(from) == 64) return f64_to_f32_odd(l, i64_to_f64_odd(l, v, dtype_is_signed(from)));
     return f64_to_f32_odd(l, from == DT_F64 ? v : ll_cast(l, v, from, DT_F64));
 }
 

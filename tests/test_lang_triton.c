@@ -520,6 +520,73 @@ static void narrow_casts(const char *arch, const char *device) {
     unload(&k);
 }
 
+/* |v| of a 64-bit integer rounded to nearest even at p significant bits, exactly. */
+static double u64_round(uint64_t u, int p) {
+    int bits = u ? 64 - __builtin_clzll(u) : 0;
+    if (bits <= p) return (double)u;
+    int k = bits - p;
+    uint64_t q = u >> k, rem = u & ((1ull << k) - 1), half = 1ull << (k - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    return ldexp((double)q, k);
+}
+
+static double i64_round(int64_t v, int p) { return v < 0 ? -u64_round(0 - (uint64_t)v, p) : u64_round((uint64_t)v, p); }
+
+/* 64-bit integers to bf16 (run time) and to f32 and bf16 (folded) round once: through f64 to nearest
+ * even first, an integer of more than 53 bits that lies just past a bf16 (or f32) tie became the tie
+ * and went to even (2^56 + 2^48 + 1 as bf16 was 2^56; 2^60 + 2^36 + 1 as f32 was 2^60). */
+Test(lang_triton, narrow_casts_of_64_bit_integers) {
+    static const char *src =
+        "@num_warps(1)\n"
+        "kernel k(x: *i64, ux: *u64, bf: *bf16, bfu: *bf16, f: *f32, folded: *f32) {\n"
+        "    let i = arange(0, 64);\n"
+        "    let v = load(x + i);\n"
+        "    store(bf + i, v as bf16);\n"
+        "    store(bfu + i, load(ux + i) as bf16);\n"
+        "    store(f + i, v as f32);\n"
+        "    store(folded, 0x101000000000001 as bf16);\n"
+        "    store(folded + 1, 1152921573326323713 as f32);\n"
+        "    store(folded + 2, -1152921573326323713 as f32);\n"
+        "    store(folded + 3, (0x8080000000000001 as u64) as bf16);\n"
+        "}\n";
+    K k;
+    load_src(&k, src, "k");
+    int64_t x[64];
+    uint64_t ux[64];
+    uint64_t s = 987654321;
+    for (int i = 0; i < 64; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        int bits = 54 + (int)(s >> 60) % 10; /* 54..63 significant bits: f64 drops some */
+        int p = i % 2 ? 8 : 24;              /* just past a bf16 or an f32 tie */
+        uint64_t m = (s >> 20) & ((1ull << (p - 1)) - 1);
+        uint64_t u = ((1ull << (p - 1)) | m) << (bits - p); /* p significant bits */
+        u |= 1ull << (bits - p - 1);                        /* the half */
+        u |= (i >> 1) % 3 ? 1 : 0;                          /* and a little more, or an exact tie */
+        x[i] = (int64_t)u * (i % 4 < 2 ? 1 : -1);
+        ux[i] = u << (63 - (bits - 1)); /* the same pattern, top bit set */
+    }
+    x[62] = INT64_MIN, x[63] = INT64_MAX;
+    uint16_t bf[64], bfu[64];
+    float f[64], folded[4];
+    uint64_t dx = upload(&k, x, sizeof x), dux = upload(&k, ux, sizeof ux);
+    uint64_t db = poisoned(&k, sizeof bf), dbu = poisoned(&k, sizeof bfu), df = poisoned(&k, sizeof f), dfo = poisoned(&k, sizeof folded);
+    void *params[] = {&dx, &dux, &db, &dbu, &df, &dfo};
+    launch(&k, 1, params);
+    download(&k, bf, db, sizeof bf), download(&k, bfu, dbu, sizeof bfu), download(&k, f, df, sizeof f), download(&k, folded, dfo, sizeof folded);
+    for (int i = 0; i < 64; i++) {
+        cr_expect_eq(bf16_to_d(bf[i]), i64_round(x[i], 8), "%lld as bf16: %.17g, want %.17g", (long long)x[i], bf16_to_d(bf[i]),
+                     i64_round(x[i], 8));
+        cr_expect_eq(bf16_to_d(bfu[i]), u64_round(ux[i], 8), "%llu as bf16: %.17g, want %.17g", (unsigned long long)ux[i],
+                     bf16_to_d(bfu[i]), u64_round(ux[i], 8));
+        cr_expect_eq((double)f[i], i64_round(x[i], 24), "%lld as f32: %.9g, want %.17g", (long long)x[i], f[i], i64_round(x[i], 24));
+    }
+    cr_expect_eq((double)folded[0], u64_round(0x101000000000001ull, 8), "folded bf16: %.17g", folded[0]);
+    cr_expect_eq((double)folded[1], u64_round(1152921573326323713ull, 24), "folded f32: %.17g", folded[1]);
+    cr_expect_eq((double)folded[2], -u64_round(1152921573326323713ull, 24), "folded f32: %.17g", folded[2]);
+    cr_expect_eq((double)folded[3], u64_round(0x8080000000000001ull, 8), "folded u64 bf16: %.17g", folded[3]);
+    unload(&k);
+}
+
 /* Software pipelining issues a dot operand's loads iterations ahead; a load through a pointer the
  * loop also stores through must stay after the store: an RNN step h_{i+1} = h_i W through global
  * memory, and a tile stored, fenced with debug_barrier() and read back in the same iteration.  W is
