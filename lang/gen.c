@@ -63,7 +63,17 @@ const char *gen_val_type_name(Gen *g, Val v) {
     case V_DTYPE: return "type";
     case V_SHAPE: return "list";
     case V_NONE: return "None";
-    case V_TUPLE: return arena_printf(g->a, "tuple of %d values", v.nelems);
+    case V_TUPLE:
+        for (int i = 0; i < v.nelems; i++)
+            if (gen_is_record(v.elems[i])) { /* name them: two such tuples may differ in a block shape only */
+                Str s = {0};
+                for (int j = 0; j < v.nelems; j++) str_printf(&s, "%s%s", j ? ", " : "tuple (", gen_val_type_name(g, v.elems[j]));
+                str_putc(&s, ')');
+                char *r = arena_strdup(g->a, s.buf);
+                str_free(&s);
+                return r;
+            }
+        return arena_printf(g->a, "tuple of %d values", v.nelems);
     case V_STR: return "string";
     default: return "void";
     }
@@ -755,14 +765,15 @@ static Val gen_index(Gen *g, const Node *n) {
     return v;
 }
 
-/* tuple = "(" expr "," expr { "," expr } ")": values only, no nesting */
+/* tuple = "(" expr "," expr { "," expr } ")": values, tensor descriptors and block pointers (records,
+ * which a loop carries and an `if` merges by their values as any tuple's); no other nesting */
 static Val gen_tuple(Gen *g, const Node *n) {
     Val r = {.k = V_TUPLE, .nelems = n->nkids};
     r.elems = ARENA_ARRAY(g->a, Val, n->nkids);
     bool ok = true;
     for (int i = 0; i < n->nkids; i++) {
         r.elems[i] = gen_expr(g, n->kids[i]);
-        if (!val_is_value(g, r.elems[i], n->kids[i]->loc)) ok = false;
+        if (!gen_is_record(r.elems[i]) && !val_is_value(g, r.elems[i], n->kids[i]->loc)) ok = false;
     }
     return ok ? r : val_err();
 }

@@ -299,6 +299,74 @@ Test(blockptr, carried_values_and_tuples) {
     free(hx);
 }
 
+/* Block pointers and tensor descriptors inside tuples, as Triton's helpers return them: a fn returns
+ * (advance(bp, ..), acc) from either of two compile-time branches, a loop carries the pair through
+ * a run-time `if`, and a tuple holding a descriptor is merged by an `if` (a block pointer or a
+ * descriptor as an element of a tuple was "cannot be used as a value"). */
+Test(blockptr, records_in_tuples) {
+    static const char src[] =
+        "fn step(bp, acc, const DOWN: i1) {\n"
+        "    let t = load(bp, boundary_check=(0, 1));\n"
+        "    if DOWN { return (advance(bp, (16, 0)), acc - t); }\n"
+        "    return (advance(bp, (0, 16)), acc + t);\n"
+        "}\n"
+        "kernel k(a: *f32, o: *f32, m: i32, n: i32, flag: i32) {\n"
+        "    let st = (make_block_ptr(a, (m, n), (n, 1), (0, 0), (16, 16), (1, 0)), zeros([16, 16], f32));\n"
+        "    for i in range(0, 4) {\n"
+        "        if i % 2 == flag { st = step(st[0], st[1], false); } else { st = step(st[0], st[1], true); }\n"
+        "    }\n"
+        "    let (bq, acc) = st;\n"
+        "    let r = arange(0, 16)[:, None];\n"
+        "    let c = arange(0, 16)[None, :];\n"
+        "    store(o + r * 16 + c, acc);\n"
+        "    let dt = (make_tensor_descriptor(a, [m, n], [n, 1], [16, 16]), 0);\n"
+        "    if flag == 1 { dt = (make_tensor_descriptor(a + n, [m - 1, n], [n, 1], [16, 16]), 20); }\n"
+        "    let (d, off) = dt;\n"
+        "    store(o + 256 + r * 16 + c, load_tensor_descriptor(d, [off, off + 30]) + load(bq, boundary_check=(0, 1)));\n"
+        "}\n";
+    enum { M = 40, N = 50 };
+    tile_context *ctx = open_ctx("emu");
+    float ha[M * N], out[512];
+    for (int i = 0; i < M * N; i++) ha[i] = (float)((int)(rnext() % 199) - 99);
+    tile_devptr da, dout;
+    cr_assert_eq(tile_malloc(ctx, sizeof ha, &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, sizeof ha);
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "k.tile", src, &(tile_compile_options){0}, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "k", &k), TILE_OK);
+#define A(i, j) ((i) >= 0 && (i) < M && (j) >= 0 && (j) < N ? (double)ha[(i) * N + (j)] : 0.0)
+    for (int flag = 0; flag < 2; flag++) {
+        int m = M, n = N;
+        tile_memset(ctx, dout, 0xff, sizeof out);
+        void *args[] = {&da, &dout, &m, &n, &flag};
+        cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+        cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+        double acc[16][16] = {{0}};
+        int oi = 0, oj = 0;
+        for (int it = 0; it < 4; it++) {
+            bool right = it % 2 == flag;
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < 16; j++) acc[i][j] += right ? A(oi + i, oj + j) : -A(oi + i, oj + j);
+            if (right) oj += 16;
+            else oi += 16;
+        }
+        int off = flag ? 20 : 0, row0 = flag ? 1 : 0;
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 16; j++) {
+                cr_expect_eq(out[i * 16 + j], acc[i][j], "flag %d: acc[%d][%d] = %g, want %g", flag, i, j, out[i * 16 + j], acc[i][j]);
+                /* the second descriptor starts a row down and has a row fewer */
+                double d = off + i < M - row0 ? A(row0 + off + i, off + 30 + j) : 0.0;
+                double want = d + A(oi + i, oj + j);
+                cr_expect_eq(out[256 + i * 16 + j], want, "flag %d: [%d][%d] = %g, want %g", flag, i, j, out[256 + i * 16 + j], want);
+            }
+    }
+#undef A
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+}
+
 /* Mistakes get located errors. */
 static void expect_error(const char *src, const char *want) {
     tile_compile_options o = {0};
@@ -333,6 +401,11 @@ Test(blockptr, errors) {
                  "e.tile:4:9: error: loop-carried variable 'p' changes from 'block pointer of block [16, 16]' to 'block pointer of block [16, 32]'");
     expect_error(K0 "    let q = p + 1;\n}\n", "e.tile:3:15: error: a block pointer cannot be used as a value");
     expect_error(K0 "    let (a, b, c, d, e, f, g, h) = p;\n}\n", "cannot unpack 'block pointer of block [16, 16]' into 8 names");
+    /* a tuple holding a block pointer keeps its block shape through an if, and says which it had */
+    expect_error(K0 "    let t = (p, 1);\n    if n > 0 { t = (make_block_ptr(x, (n, n), (n, 1), (0, 0), (16, 32), (1, 0)), 2); }\n}\n",
+                 "'t' is 'tuple (block pointer of block [16, 32], i32)' in one branch of a run-time 'if' and 'tuple (block pointer of block "
+                 "[16, 16], i32)' in the other");
+    expect_error(K0 "    let t = ((p, 1), 2);\n}\n", "e.tile:3:14: error: a tuple of 2 values cannot be used as a value");
     expect_error("kernel k(x: *f32, n: i32) {\n    let t = (1, 2);\n    if n > 0 { t = (1.5, x); }\n}\n",
                  "element 1 of 't' is a pointer in one branch of 'if' and a number in the other");
 #undef K0
