@@ -131,8 +131,8 @@ static void gen_kernel(Gen *g, const Decl *k) {
     define_flag(g, "warp_specialize", &ws, wsloc);
     define_flag(g, "pingpong", &pp, pploc);
     define_flag(g, "overlap", &ov, ovloc);
-    if (stages < 1 || stages > 8) {
-        diag_error(g->d, sloc, "num_stages must be between 1 and 8, got %lld", (long long)stages);
+    if (stages < 0 || stages > 16) { /* as a loop's range(..., num_stages=S): 0 or 1 pipelines nothing */
+        diag_error(g->d, sloc, "num_stages must be between 0 and 16, got %lld", (long long)stages);
         stages = 3;
     }
     f->num_warps = (int)warps;

@@ -140,6 +140,26 @@ Test(lang_triton, range_num_stages) {
     char *none = compile_ptx(src, "sm_80");
     cr_expect_null(strstr(none, "cp.async"), "num_stages=0: no pipeline:\n%s", none);
     free(none);
+    /* the kernel's num_stages takes the loop's range: 0 (Triton's AMD configs) pipelines nothing, up to 16 */
+    char *k0 = strdup(src), *k12 = malloc(strlen(src) + 2); /* one character longer */
+    cr_assert(k0 && k12);
+    strcpy(k12, src);
+    memcpy(strstr(k0, "@num_stages(1)"), "@num_stages(0)", 14);
+    memcpy(strstr(k0, "num_stages=ST,"), "              ", 14);
+    char *none0 = compile_ptx(k0, "sm_80");
+    cr_expect_null(strstr(none0, "cp.async"), "@num_stages(0): no pipeline:\n%s", none0);
+    free(none0);
+    char *twelve = strstr(k12, "@num_stages(1)\n");
+    memmove(twelve + 15, twelve + 14, strlen(twelve + 14) + 1);
+    memcpy(twelve, "@num_stages(12)", 15);
+    memcpy(strstr(k12, "num_stages=ST,"), "              ", 14);
+    char *deep = compile_ptx(k12, "sm_80");
+    cr_expect_not_null(strstr(deep, "cp.async.wait_group 10"), "@num_stages(12): 10 groups pending:\n%s", deep);
+    free(deep);
+    free(k0), free(k12);
+    BadSource bad[] = {{"@num_stages(17)\nkernel k() { }\n", "t.tile:1:13: error: num_stages must be between 0 and 16, got 17"},
+                       {"@num_stages(-1)\nkernel k() { }\n", "t.tile:1:13: error: num_stages must be between 0 and 16, got -1"}};
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
     st[2] = '3';
     K k;
     load_src(&k, src, "mm");
