@@ -1060,7 +1060,8 @@ static void gen_for(Gen *g, const Node *s) {
             ok = false;
             continue;
         }
-        if (dtype_bits(val_dtype(b[i])) == 64) it = DT_I64;
+        /* i64 also for u32 bounds, whose values above 2^31 an i32 would make negative (range(0, n) ran no iteration) */
+        if (dtype_bits(val_dtype(b[i])) == 64 || val_dtype(b[i]) == DT_U32) it = DT_I64;
     }
     if (ok && b[2].k == V_CT && b[2].i == 0) {
         diag_error(g->d, loc[2], "'range' step must not be zero");

@@ -263,6 +263,42 @@ Test(lang_run, for_break_continue) {
     unload(&k);
 }
 
+/* A loop over u32 bounds counts in i64, which holds every u32: in i32 a bound past 2^31 was negative,
+ * so range(0, n) ran nothing and range(n - 3, n) ran from a negative start. */
+Test(lang_run, range_of_u32_bounds) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel k(out: *i64, n: u32) {\n"
+             "    let c = 0;\n"
+             "    for i in range(0 as u32, n, 1000000007) { static_assert(dtype_of(i) == i64, \"i64\"); c += 1; }\n"
+             "    store(out, c as i64);\n"
+             "    let s = 0 as i64;\n"
+             "    for i in range(n - 3, n) { s = s * 10 + i % 10; }\n"
+             "    store(out + 1, s);\n"
+             "    let d = 0 as i64;\n"
+             "    for i in range(n, n - 5, -2) { d = d * 10 + i % 10; }\n"
+             "    store(out + 2, d);\n"
+             "}\n",
+             "k");
+    uint32_t ns[] = {3000000005u, 7u, 4294967295u};
+    for (int t = 0; t < 3; t++) {
+        uint32_t n = ns[t];
+        uint64_t dout = poisoned(&k, 3 * sizeof(int64_t));
+        void *params[] = {&dout, &n};
+        launch(&k, 1, params);
+        int64_t out[3];
+        download(&k, out, dout, sizeof out);
+        int64_t c = ((int64_t)n + 1000000006) / 1000000007, s = 0, d = 0;
+        for (int64_t i = (int64_t)(uint32_t)(n - 3); i < n; i++) s = s * 10 + i % 10;
+        for (int64_t i = n; i > (int64_t)(uint32_t)(n - 5); i -= 2) d = d * 10 + i % 10;
+        cr_expect_eq(out[0], c, "n = %u: %lld iterations, want %lld", n, (long long)out[0], (long long)c);
+        cr_expect_eq(out[1], s, "n = %u: range(n - 3, n) gave %lld, want %lld", n, (long long)out[1], (long long)s);
+        cr_expect_eq(out[2], d, "n = %u: range(n, n - 5, -2) gave %lld, want %lld", n, (long long)out[2], (long long)d);
+    }
+    unload(&k);
+}
+
 /* A spin lock: the programs take turns in a critical section that increments a plain
  * (non-atomic) counter. */
 Test(lang_run, while_spin_lock) {
