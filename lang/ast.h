@@ -20,6 +20,7 @@
 #define LANG_TOKENS(X)                                                                  \
     X(EOF, "end of file") X(IDENT, "identifier") X(INT, "integer literal")              \
     X(FLOAT, "float literal") X(STRING, "string literal") X(TYPE, "type name")          \
+    X(BAD, "bad character") /* a stray byte or character, reported by the lexer */      \
     /* punctuators */                                                                   \
     X(LPAREN, "(") X(RPAREN, ")") X(LBRACE, "{") X(RBRACE, "}") X(LBRACK, "[")          \
     X(RBRACK, "]") X(COMMA, ",") X(SEMI, ";") X(COLON, ":") X(AT, "@")                  \
@@ -52,9 +53,13 @@ typedef struct Token {
     double fval;      /* TK_FLOAT */
     DType dt;         /* TK_TYPE */
     const char *str;  /* TK_STRING, decoded, arena */
+    bool reported;    /* the lexer reported an error here (a stray character, an unterminated string or
+                       * comment): the parser adds none at or just after this token, the same mistake */
 } Token;
 
 extern const char *const lang_tok_spelling[TK_COUNT];
+/* A type name as written here or in Triton (float16, tl.float16's float16, int32): DT_VOID if neither. */
+DType lang_triton_dtype(const char *s, size_t n);
 /* Lex all of src; the array ends with TK_EOF.  Errors go to d. */
 Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks);
 

@@ -30,6 +30,7 @@ typedef struct Lexer {
     Token *toks;
     int n, cap;
     int depth; /* ( and [ open so far */
+    bool eof_reported; /* an unterminated comment ran to the end of the file */
 } Lexer;
 
 static Loc lex_loc(Lexer *l) { return (Loc){l->src, l->line, l->col}; }
@@ -134,8 +135,9 @@ static void lex_number(Lexer *l) {
     }
 }
 
-/* string = '"' { char | '\"' | '\\' } '"' on one line */
-static void lex_string(Lexer *l) {
+/* string = '"' { char | '\"' | '\\' } '"' on one line; q is the quote (a Python '...' string is read with
+ * q = '\'' after its error, so the parse goes on) */
+static void lex_string(Lexer *l, char q) {
     Loc loc = lex_loc(l);
     const char *s = l->p;
     Str buf = {0};
@@ -143,12 +145,12 @@ static void lex_string(Lexer *l) {
     bool closed = false;
     while (l->p < l->end && !src_line_end(l->p, l->end)) {
         char c = *l->p;
-        if (c == '"') {
+        if (c == q) {
             lex_advance(l, 1);
             closed = true;
             break;
         }
-        if (c == '\\' && l->p + 1 < l->end && (l->p[1] == '"' || l->p[1] == '\\')) {
+        if (c == '\\' && l->p + 1 < l->end && (l->p[1] == q || l->p[1] == '\\')) {
             str_putc(&buf, l->p[1]);
             lex_advance(l, 2);
             continue;
@@ -160,8 +162,9 @@ static void lex_string(Lexer *l) {
         }
         lex_advance(l, 1);
     }
-    if (!closed) diag_error(l->d, loc, "unterminated string literal");
+    if (!closed) diag_error(l->d, loc, "unterminated string literal (a string ends on its line with '\"')");
     Token *t = lex_push(l, TK_STRING, loc, s);
+    t->reported = !closed;
     t->str = arena_strndup(l->a, buf.buf ? buf.buf : "", buf.len);
     str_free(&buf);
 }
@@ -221,7 +224,8 @@ static bool lex_skip_space(Lexer *l) {
             lex_advance(l, 2);
             while (l->p < l->end && !(*l->p == '*' && l->p + 1 < l->end && l->p[1] == '/')) lex_advance(l, 1);
             if (l->p >= l->end) {
-                diag_error(l->d, loc, "unterminated comment");
+                diag_error(l->d, loc, "unterminated comment: no '*/' closes this '/*'");
+                l->eof_reported = true;
                 return false;
             }
             lex_advance(l, 2);
@@ -299,7 +303,7 @@ static bool python_float(const char *s, size_t n, double *v) {
 }
 
 /* Triton's dtype names and what they are here (tl.float16 is f16). */
-static DType triton_dtype(const char *s, size_t n) {
+DType lang_triton_dtype(const char *s, size_t n) {
     static const struct {
         const char *name;
         const char *here;
@@ -351,6 +355,56 @@ static bool python_word(Lexer *l, const char *s, size_t n, Loc loc) {
     return false;
 }
 
+/* A character that starts no token, at l->p: reported, naming it (UTF-8 decoded where valid; *cp its code
+ * point, 0 for a byte that is not) and what to write where it is an ASCII look-alike that editors and chat
+ * tools put into pasted code (U+2212 for '-', no-break spaces, curly quotes).  Returns its length in bytes. */
+static size_t lex_stray(Lexer *l, Loc loc, int *cp) {
+    static const struct {
+        int cp;
+        const char *what, *write;
+    } lookalike[] = {
+        {0x00A0, "a no-break space", "a plain space"}, {0x2009, "a thin space", "a plain space"},
+        {0x202F, "a narrow no-break space", "a plain space"}, {0x3000, "an ideographic space", "a plain space"},
+        {0x200B, "a zero-width space", "nothing: delete it"}, {0xFEFF, "a zero-width no-break space", "nothing: delete it"},
+        {0x2212, "a minus sign", "'-'"}, {0x2010, "a hyphen", "'-'"}, {0x2013, "an en dash", "'-'"}, {0x2014, "an em dash", "'-'"},
+        {0x00D7, "a multiplication sign", "'*'"}, {0x00F7, "a division sign", "'/'"}, {0x2215, "a division slash", "'/'"},
+        {0x2264, "less-than or equal to", "'<='"}, {0x2265, "greater-than or equal to", "'>='"}, {0x2260, "not equal to", "'!='"},
+        {0x2018, "a curly quote", "'\"'"}, {0x2019, "a curly quote", "'\"'"}, {0x201C, "a curly quote", "'\"'"},
+        {0x201D, "a curly quote", "'\"'"}, {0x201E, "a curly quote", "'\"'"}, {0xFF08, "a full-width parenthesis", "'('"},
+        {0xFF09, "a full-width parenthesis", "')'"}, {0xFF1B, "a full-width semicolon", "';'"}, {0xFF0C, "a full-width comma", "','"},
+    };
+    const unsigned char *u = (const unsigned char *)l->p;
+    size_t avail = (size_t)(l->end - l->p);
+    unsigned c = u[0];
+    *cp = 0;
+    if (c == '?') {
+        diag_error(l->d, loc, "there is no '?:' here: write 'a if cond else b' (where(cond, a, b) to choose per element)");
+        return 1;
+    }
+    if (c >= 0x20 && c < 0x7f) {
+        diag_error(l->d, loc, "unexpected character '%c'", c);
+        return 1;
+    }
+    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    bool utf8 = n && n <= avail;
+    for (size_t i = 1; utf8 && i < n; i++) utf8 = (u[i] & 0xC0) == 0x80;
+    if (!utf8) {
+        diag_error(l->d, loc, c < 0x20 || c == 0x7f ? "unexpected byte 0x%02x (a control character)" : "unexpected byte 0x%02x (not UTF-8 text)", c);
+        return 1;
+    }
+    int v = (int)(c & (0xFF >> (n + 1)));
+    for (size_t i = 1; i < n; i++) v = v << 6 | (u[i] & 0x3F);
+    *cp = v;
+    for (size_t i = 0; i < sizeof lookalike / sizeof *lookalike; i++)
+        if (lookalike[i].cp == v) {
+            diag_error(l->d, loc, "unexpected character U+%04X (%s): write %s", v, lookalike[i].what, lookalike[i].write);
+            return n;
+        }
+    diag_error(l->d, loc, "unexpected character '%.*s' (U+%04X): outside strings and comments the source is ASCII (a name is "
+               "letters, digits and '_')", (int)n, l->p, v);
+    return n;
+}
+
 Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
     Lexer l = {.a = a, .d = d, .src = src, .p = src->text, .end = src->text + src->len, .line = 1, .col = 1};
     if (l.end - l.p >= 3 && !memcmp(l.p, "\xEF\xBB\xBF", 3)) l.p += 3; /* a UTF-8 byte-order mark (editors on Windows write one) */
@@ -390,7 +444,7 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             continue;
         }
         if (c == '"') {
-            lex_string(&l);
+            lex_string(&l, '"');
             continue;
         }
         if (c == '/' && s + 1 < l.end && s[1] == '/') { /* only a lex_floor_div_trap reaches here */
@@ -418,7 +472,6 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             continue;
         }
         /* report one error per run of bad bytes */
-        unsigned char uc = (unsigned char)c;
         if (!bad_run++) {
             const char *m = s + 1;
             size_t mn = 0;
@@ -433,7 +486,7 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                 l.n--;
                 lex_advance(&l, 1);
                 chain = l.p;
-                DType dt = triton_dtype(m, mn);
+                DType dt = lang_triton_dtype(m, mn);
                 bool deco = l.n && l.toks[l.n - 1].kind == TK_AT && first; /* @triton.jit, @triton.autotune(...) */
                 const char *last = m, *end = l.end; /* the name the whole chain qualifies: tl.math.exp is exp */
                 size_t lastn = mn;
@@ -490,12 +543,43 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
                            (int)m2n, m2 ? m2 : "", method_hint(m, mn, m2, m2n, indexed));
                 lex_advance(&l, (size_t)(e - l.p));
                 continue;
-            } else if (uc >= 0x20 && uc < 0x7f) diag_error(d, loc, "unexpected character '%c'", c);
-            else diag_error(d, loc, "unexpected byte 0x%02x", uc);
+            } else if (c == '#') { /* a Python comment in a ported kernel: reported, then read as one */
+                diag_error(d, loc, "'#' does not start a comment here: write '//'");
+                while (l.p < l.end && !src_line_end(l.p, l.end)) lex_advance(&l, 1);
+                bad_run = 0;
+                continue;
+            } else if (c == '\'') { /* a Python string: reported, then read as one */
+                diag_error(d, loc, "strings are written with double quotes here: \"...\"");
+                lex_string(&l, '\'');
+                bad_run = 0;
+                continue;
+            } else {
+                int cp = 0;
+                size_t n = lex_stray(&l, loc, &cp);
+                if (cp == 0x201C || cp == 0x201D || cp == 0x201E) { /* a pasted “string”: read up to its closing quote */
+                    lex_advance(&l, n);
+                    const char *b = l.p;
+                    while (l.p < l.end && !src_line_end(l.p, l.end) && *l.p != '"' &&
+                           !(l.end - l.p >= 3 && !memcmp(l.p, "\xE2\x80", 2) && ((unsigned char)l.p[2] == 0x9C || (unsigned char)l.p[2] == 0x9D)))
+                        lex_advance(&l, 1);
+                    const char *e = l.p;
+                    bool closed = l.p < l.end && !src_line_end(l.p, l.end);
+                    if (closed) lex_advance(&l, *l.p == '"' ? 1 : 3);
+                    Token *t = lex_push(&l, TK_STRING, loc, s);
+                    t->str = arena_strndup(a, b, (size_t)(e - b));
+                    t->reported = !closed;
+                    bad_run = 0;
+                    continue;
+                }
+                /* one token for the parser to stop at silently: the statement is skipped without a second error */
+                lex_push(&l, TK_BAD, loc, s)->reported = true;
+                lex_advance(&l, n);
+                continue;
+            }
         }
         lex_advance(&l, 1);
     }
-    lex_push(&l, TK_EOF, lex_loc(&l), l.p);
+    lex_push(&l, TK_EOF, lex_loc(&l), l.p)->reported = l.eof_reported;
     *ntoks = l.n;
     return l.toks;
 }

@@ -3,7 +3,9 @@
  * Each function parses one rule of the grammar in docs/language.md, quoted
  * in the comment above it.  Error handling:
  *   1. the first error in a statement (or top-level declaration) is reported
- *      and the parser enters panic mode, which silences further errors;
+ *      and the parser enters panic mode, which silences further errors; an
+ *      error at (or just after) a token the lexer reported is not reported
+ *      again, only the panic begins;
  *   2. parse functions still return a node (N_ERR) and every loop that could
  *      spin stops when panicking;
  *   3. the enclosing block (or the file) resynchronises: it skips to the next
@@ -47,6 +49,9 @@ static void parse_error(Parser *p, Loc loc, const char *fmt, ...) __attribute__(
 static void parse_error(Parser *p, Loc loc, const char *fmt, ...) {
     if (p->panic) return;
     p->panic = true;
+    /* the lexer reported this token or the one before (a stray character, an unterminated string or comment):
+     * what the parser would add is the same mistake again */
+    if (peek(p)->reported || (p->pos > 0 && p->t[p->pos - 1].reported)) return;
     va_list ap;
     va_start(ap, fmt);
     diag_vadd(p->d, DIAG_ERROR, loc, fmt, ap);

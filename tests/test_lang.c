@@ -346,12 +346,9 @@ Test(lang_diag, misc) {
                 "      let x = zeros([1024, 2048], f32);\n"
                 "                    ^\n");
     expect_diag("kernel k(p: *f32) {\n    let x = \x01;\n}\n",
-                "t.tile:2:13: error: unexpected byte 0x01\n"
+                "t.tile:2:13: error: unexpected byte 0x01 (a control character)\n"
                 "      let x = ?;\n"
-                "              ^\n"
-                "t.tile:2:14: error: expected an expression, found ';'\n"
-                "      let x = ?;\n"
-                "               ^\n");
+                "              ^\n");
     expect_diag("kernel k(p: *f32, n: i32) {\n    for i in range(n) { if i > 2 { return; } }\n}\n",
                 "t.tile:2:36: error: 'return' inside a 'for' loop is not supported\n"
                 "      for i in range(n) { if i > 2 { return; } }\n"
@@ -997,15 +994,52 @@ Test(lang_diag, line_endings) {
                 "      store(x, zz);\n"
                 "               ^\n");
     expect_diag("kernel k(x: *f32) {\r    static_assert(false, \"a\r\");\r}\r",
-                "t.tile:2:26: error: unterminated string literal\n"
+                "t.tile:2:26: error: unterminated string literal (a string ends on its line with '\"')\n"
                 "      static_assert(false, \"a\n"
                 "                           ^\n"
-                "t.tile:3:1: error: unterminated string literal\n"
+                "t.tile:3:1: error: unterminated string literal (a string ends on its line with '\"')\n"
                 "  \");\n"
-                "  ^\n"
-                "t.tile:4:1: error: expected ')' after call arguments, found '}'\n"
-                "  }\n"
                 "  ^\n");
+}
+
+/* A character the lexer reports is one error: the parser adds nothing about the same mistake (a stray '×'
+ * was "unexpected byte 0xc3" and then "expected ';'", an unterminated string or comment one more error at the
+ * next token or the end of the file); a non-ASCII character is named, with what to write for a look-alike. */
+Test(lang_diag, stray_characters_one_error) {
+    expect_diag("kernel k(x: *f32) {\n    let a = 2.0 \xc3\x97 3.0;\n    store(x, a);\n}\n",
+                "t.tile:2:17: error: unexpected character U+00D7 (a multiplication sign): write '*'\n"
+                "      let a = 2.0 \xc3\x97 3.0;\n"
+                "                  ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let \xce\xb1 = 1.0;\n}\n",
+                "t.tile:2:9: error: unexpected character '\xce\xb1' (U+03B1): outside strings and comments the source is ASCII (a "
+                "name is letters, digits and '_')\n"
+                "      let \xce\xb1 = 1.0;\n"
+                "          ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, \xe2\x88\x92" "1.0);\n}\n",
+                "t.tile:2:14: error: unexpected character U+2212 (a minus sign): write '-'\n"
+                "      store(x, \xe2\x88\x92" "1.0);\n"
+                "               ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let a = n > 0 ? 1.0 : 2.0;\n    store(x, a);\n}\n",
+                "t.tile:2:19: error: there is no '?:' here: write 'a if cond else b' (where(cond, a, b) to choose per element)\n"
+                "      let a = n > 0 ? 1.0 : 2.0;\n"
+                "                    ^\n");
+    expect_diag("import \"math.tile;\nkernel k(x: *f32) {\n}\n",
+                "t.tile:1:8: error: unterminated string literal (a string ends on its line with '\"')\n"
+                "  import \"math.tile;\n"
+                "         ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, 1.0); /* never closed\n}\n",
+                "t.tile:2:20: error: unterminated comment: no '*/' closes this '/*'\n"
+                "      store(x, 1.0); /* never closed\n"
+                "                     ^\n");
+    /* Python's comment and string quotes are read as meant after their error: no second one */
+    expect_diag("kernel k(x: *f32) {\n    # scale it\n    store(x, zz);\n}\n",
+                "t.tile:2:5: error: '#' does not start a comment here: write '//'\n"
+                "      # scale it\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    static_assert(false, 'no');\n}\n",
+                "t.tile:2:26: error: strings are written with double quotes here: \"...\"\n"
+                "      static_assert(false, 'no');\n"
+                "                           ^\n");
 }
 
 /* Triton's module prefixes get one error naming the plain name, then the parse goes on as if it was written so
