@@ -175,6 +175,8 @@ static int builtin_find(const char *name) {
 
 bool builtin_exists(const char *name) { return builtin_find(name) >= 0; }
 
+const char *builtin_name(int i) { return i >= 0 && i < BI_COUNT ? builtins[i].name : NULL; }
+
 
 /* Argument i as a compile-time int. */
 static bool ct_int(Call *c, int i, const char *pname, int64_t *out) {

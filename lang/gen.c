@@ -137,8 +137,12 @@ static const Type *named_type(Gen *g, TypeRef r) {
     else if (gl && gl->decl->kind == D_CONST) v = gen_global_value(g, gl, r.loc);
     else {
         if (gl) diag_error(g->d, r.loc, "'%s' is a function, not a type", r.name);
-        else diag_error(g->d, r.loc, "unknown type '%s' (a named type is a compile-time constant whose value is a type: 'const %s = f16;')",
-                        r.name, r.name);
+        else {
+            const char *near = gen_did_you_mean(g, r.name, false);
+            if (*near) diag_error(g->d, r.loc, "unknown type '%s'%s", r.name, near);
+            else diag_error(g->d, r.loc, "unknown type '%s' (a named type is a compile-time constant whose value is a type: 'const %s = f16;')",
+                            r.name, r.name);
+        }
         return NULL;
     }
     if (v.k == V_DTYPE) return v.t;
@@ -810,7 +814,7 @@ static Val gen_name(Gen *g, const Node *n) {
     if (gl) diag_error(g->d, n->loc, "function '%s' cannot be used as a value", n->name);
     else if (builtin_exists(n->name)) diag_error(g->d, n->loc, "built-in '%s' cannot be used as a value", n->name);
     else {
-        diag_error(g->d, n->loc, "unknown name '%s'", n->name);
+        diag_error(g->d, n->loc, "unknown name '%s'%s", n->name, gen_did_you_mean(g, n->name, false));
         gen_note_ended_let(g, n->name, n->loc);
     }
     return val_err();
@@ -850,7 +854,7 @@ static Val gen_call(Gen *g, const Node *n) {
         }
     const char *lib = stdlib_file_of(g, n->name);
     if (lib) diag_error(g->d, n->loc, "unknown name '%s': the standard library's %s has it (add 'import \"%s\";')", n->name, lib, lib);
-    else diag_error(g->d, n->loc, "unknown name '%s'", n->name);
+    else diag_error(g->d, n->loc, "unknown name '%s'%s", n->name, gen_did_you_mean(g, n->name, false));
     return val_err();
 }
 

@@ -105,6 +105,8 @@ Val gen_expr(Gen *g, const Node *n);
 void gen_stmts(Gen *g, Node *const *st, int n);                          /* statements, nothing after them */
 void gen_define_var(Gen *g, const char *name, Val v);                    /* bind name in the innermost scope */
 void gen_note_ended_let(Gen *g, const char *name, Loc use);              /* after 'unknown name': a let of it in a block that ended */
+const char *gen_did_you_mean(Gen *g, const char *name, bool vars_only); /* "; did you mean 'x'?" for a name in scope near it, or "" */
+const char *gen_did_you_mean_in(Gen *g, const char *name, const char *const *names, int n); /* the same among names */
 int gen_find_define(Gen *g, const char *name);                           /* index of -D name, or -1 */
 Val gen_eval_define(Gen *g, int i);                                      /* its value */
 Val gen_eval_global(Gen *g, const Node *n);                              /* n with only globals visible */
@@ -177,6 +179,7 @@ Val compose_map(Gen *g, const Decl *fn, const Val *xs, int n, int pack, Loc loc)
 
 /* builtins.c */
 bool builtin_exists(const char *name);
+const char *builtin_name(int i); /* the i-th built-in's name, NULL past the last */
 /* lang.c: the standard-library file (its path, in the arena) that defines function `name` ("fn name(" at the
  * start of a line); NULL when none does. */
 const char *lang_stdlib_defining(Arena *a, const LangOptions *opt, const char *name);

@@ -109,6 +109,69 @@ void gen_note_ended_let(Gen *g, const char *name, Loc use) {
                   "Python's branches): declare it before the block ('let %s = ...;') and assign it inside", name, name);
 }
 
+/* ---- suggestions for a misspelled name ---- */
+/* The optimal-string-alignment distance between a and b (insertions, deletions, substitutions and swaps of
+ * neighbours: 'laod' is 1 from 'load'); anything above max is max + 1. */
+static int name_distance(const char *a, const char *b, int max) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) > (size_t)max) return max + 1;
+    int d[65][65];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]), del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            c = c < del ? c : del;
+            c = c < ins ? c : ins;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c) c = d[i - 2][j - 2] + 1;
+            d[i][j] = c;
+        }
+    return d[la][lb] > max ? max + 1 : d[la][lb];
+}
+
+/* The candidate nearest to a name, within what a typo makes: none for names of 1 or 2 letters, 1 edit up to
+ * 4, 2 up to 8, 3 beyond (so 'foo' suggests nothing, 'arrange' 'arange'); the first of equally near ones wins. */
+typedef struct Nearest {
+    const char *name, *best;
+    int dist;
+} Nearest;
+
+static void nearest_try(Nearest *n, const char *cand) {
+    size_t len = strlen(n->name);
+    int max = len <= 2 ? 0 : len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    if (!max || !cand || !strcmp(cand, n->name) || cand[0] == '<') return;
+    int d = name_distance(n->name, cand, max);
+    if (d <= max && (!n->best || d < n->dist)) n->best = cand, n->dist = d;
+}
+
+static const char *nearest_hint(Gen *g, const Nearest *n) { return n->best ? arena_printf(g->a, "; did you mean '%s'?", n->best) : ""; }
+
+const char *gen_did_you_mean_in(Gen *g, const char *name, const char *const *names, int count) {
+    Nearest n = {.name = name};
+    for (int i = 0; i < count; i++) nearest_try(&n, names[i]);
+    return nearest_hint(g, &n);
+}
+
+/* For "unknown name": the variables in scope and, unless vars_only (an assignment's target), the file-level
+ * names, the built-ins and the types (Triton's type names say which type they are). */
+const char *gen_did_you_mean(Gen *g, const char *name, bool vars_only) {
+    Nearest n = {.name = name};
+    for (Scope *s = g->fr ? g->fr->scope : NULL; s; s = s->up)
+        for (Var *v = s->vars; v; v = v->next) nearest_try(&n, v->name);
+    if (vars_only) return nearest_hint(g, &n);
+    static const char *const c_types[][2] = {{"float", "f32"}, {"double", "f64"}, {"half", "f16"}, {"int", "i32"},
+                                             {"long", "i64"}, {"bool", "i1"}, {"uint", "u32"}};
+    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++)
+        if (!strcmp(name, c_types[i][0])) return arena_printf(g->a, "; a type is named by its width here: '%s'", c_types[i][1]);
+    DType dt = lang_triton_dtype(name, strlen(name));
+    if (dt != DT_VOID && dt != DT_PTR) return arena_printf(g->a, "; the type is written '%s' here", dtype_name(dt));
+    for (int i = 0; i < g->nglobals; i++) nearest_try(&n, g->globals[i].name);
+    for (int i = 0; builtin_name(i); i++) nearest_try(&n, builtin_name(i));
+    for (int i = 0; i < DT_COUNT; i++)
+        if (i != DT_VOID && i != DT_PTR) nearest_try(&n, dtype_name((DType)i));
+    return nearest_hint(g, &n);
+}
+
 /* Is f a standard-library file? */
 static bool file_is_lib(const Gen *g, const SrcFile *f) {
     for (int i = 0; f && i < g->nfiles; i++)
@@ -259,7 +322,12 @@ bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *cons
             for (int j = 0; j < np; j++)
                 if (!strcmp(pnames[j], kw)) k = j;
             if (k < 0) {
-                diag_error(g->d, arg->loc, "'%s' has no parameter named '%s'", fname, kw);
+                const char *near = gen_did_you_mean_in(g, kw, pnames, np);
+                Str all = {0};
+                for (int j = 0; !*near && j < np; j++) str_printf(&all, "%s%s", j ? ", " : "", pnames[j]);
+                diag_error(g->d, arg->loc, "'%s' has no parameter named '%s'%s%s%s%s", fname, kw, near, *near ? "" : " (its parameters: ",
+                           all.buf ? all.buf : "", *near ? "" : ")");
+                str_free(&all);
                 ok = false;
                 continue;
             }
@@ -713,7 +781,7 @@ static void gen_assign(Gen *g, const Node *s) {
             if (xs[i]) continue;
             if (gen_find_global(g, s->kids[i]->name))
                 diag_error(g->d, s->kids[i]->loc, "cannot assign to '%s': it is not a variable", s->kids[i]->name);
-            else diag_error(g->d, s->kids[i]->loc, "unknown name '%s'", s->kids[i]->name);
+            else diag_error(g->d, s->kids[i]->loc, "unknown name '%s'%s", s->kids[i]->name, gen_did_you_mean(g, s->kids[i]->name, true));
             ok = false;
         }
         Val v = gen_expr(g, s->rhs);
@@ -726,7 +794,8 @@ static void gen_assign(Gen *g, const Node *s) {
     if (!x) {
         if (gen_find_global(g, s->name)) diag_error(g->d, s->loc, "cannot assign to '%s': it is not a variable", s->name);
         else {
-            diag_error(g->d, s->loc, "unknown name '%s' (a new variable is declared with 'let %s = ...')", s->name, s->name);
+            diag_error(g->d, s->loc, "unknown name '%s'%s (a new variable is declared with 'let %s = ...')", s->name,
+                       gen_did_you_mean(g, s->name, true), s->name);
             gen_note_ended_let(g, s->name, s->loc);
         }
         return;

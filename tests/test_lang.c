@@ -86,6 +86,38 @@ Test(lang_diag, unknown_name) {
                 "              ^\n");
 }
 
+/* A misspelled name says which one in scope is near it: a built-in, a variable, a parameter, a type, a
+ * keyword argument (Triton's and C's type names say the type); a name near nothing gets no guess. */
+Test(lang_diag, unknown_name_did_you_mean) {
+    static const struct {
+        const char *body, *msg;
+    } cases[] = {
+        {"let a = arrange(0, 64);", "t.tile:2:13: error: unknown name 'arrange'; did you mean 'arange'?\n"},
+        {"let a = laod(x);", "t.tile:2:13: error: unknown name 'laod'; did you mean 'load'?\n"},
+        {"let a = maximun(1.0, 2.0);", "t.tile:2:13: error: unknown name 'maximun'; did you mean 'maximum'?\n"},
+        {"let offs = arange(0, 64);\n    store(x + ofs, 1.0);", "t.tile:3:15: error: unknown name 'ofs'; did you mean 'offs'?\n"},
+        {"store(xx, 1.0);", "t.tile:2:11: error: unknown name 'xx'\n"},
+        {"store(outt, 1.0);", "t.tile:2:11: error: unknown name 'outt'; did you mean 'out'?\n"},
+        {"let a = zeros([4], fp32);", "t.tile:2:24: error: unknown name 'fp32'; did you mean 'f32'?\n"},
+        {"let a = zeros([4], float32);", "t.tile:2:24: error: unknown name 'float32'; the type is written 'f32' here\n"},
+        {"let a: float = 1.0;", "t.tile:2:12: error: unknown type 'float'; a type is named by its width here: 'f32'\n"},
+        {"let acc = 0.0;\n    accc += 1.0;", "t.tile:3:5: error: unknown name 'accc'; did you mean 'acc'? (a new variable is declared with "
+                                                 "'let accc = ...')\n"},
+        {"store(out, 1.0, maks=true);", "t.tile:2:26: error: 'store' has no parameter named 'maks'; did you mean 'mask'?\n"},
+        {"let a = foo(1);", "t.tile:2:13: error: unknown name 'foo'\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "kernel k(x: *f32, out: *f32) {\n    %s\n}\n", cases[i].body);
+        Result r = compile(src);
+        cr_expect_null(r.m, "%s", src);
+        const char *e = strstr(r.diags, ": error:");
+        cr_expect(e && !strstr(e + 1, ": error:"), "one error: %s", r.diags);
+        cr_expect(!strncmp(r.diags, cases[i].msg, strlen(cases[i].msg)), "%s:\n%s\nwant:\n%s", src, r.diags, cases[i].msg);
+        result_free(&r);
+    }
+}
+
 /* A variable whose type an if changes is reported at the branch's assignment, the if in a note (it was
  * reported at the if alone). */
 Test(lang_diag, if_type_change_at_the_assignment) {
@@ -151,11 +183,11 @@ Test(lang_diag, arg_count) {
     /* keyword arguments are not counted as positional ones: an unknown one is named (it was "'sum' expects 1
      * to 2 arguments, got 3"), a required one left out is named */
     expect_diag("kernel k(x: *f32) {\n    let t = load(x + arange(0, 4));\n    store(x, sum(t, 0, keep_dims=true, dtype=f32, foo=3));\n}\n",
-                "t.tile:3:55: error: 'sum' has no parameter named 'foo'\n"
+                "t.tile:3:55: error: 'sum' has no parameter named 'foo' (its parameters: x, axis, keep_dims, dtype)\n"
                 "      store(x, sum(t, 0, keep_dims=true, dtype=f32, foo=3));\n"
                 "                                                        ^\n");
     expect_diag("kernel k(x: *f32) {\n    let t = load(x + arange(0, 4));\n    store(x + arange(0, 4), where(t > 0.0, b=t, c=t));\n}\n",
-                "t.tile:3:51: error: 'where' has no parameter named 'c'\n"
+                "t.tile:3:51: error: 'where' has no parameter named 'c' (its parameters: cond, a, b)\n"
                 "      store(x + arange(0, 4), where(t > 0.0, b=t, c=t));\n"
                 "                                                    ^\n");
     expect_diag("kernel k(x: *f32) {\n    let t = load(x + arange(0, 4));\n    store(x + arange(0, 4), where(t > 0.0, b=t, b=t));\n}\n",
