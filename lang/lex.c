@@ -453,6 +453,20 @@ Token *lex_file(Arena *a, const SrcFile *src, Diag *d, int *ntoks) {
             lex_push(&l, TK_SLASH, loc, s);
             continue;
         }
+        if ((c == '+' || c == '-') && s + 1 < l.end && s[1] == c && l.n && ends_operand(&l.toks[l.n - 1])) { /* C's i++; */
+            const char *q = s + 2;
+            while (q < l.end && (*q == ' ' || *q == '\t')) q++;
+            if (q < l.end && *q == ';') {
+                const Token *prev = &l.toks[l.n - 1];
+                bool named = prev->kind == TK_IDENT;
+                diag_error(d, loc, "'%c%c': there is no %s operator here; write '%.*s%s%c= 1'", c, c, c == '+' ? "increment" : "decrement",
+                           named ? (int)prev->len : 0, prev->text, named ? " " : "", c);
+                lex_advance(&l, 2); /* read as `i += 1;`, so the parse goes on */
+                lex_push(&l, c == '+' ? TK_PLUSEQ : TK_MINUSEQ, loc, s);
+                lex_push(&l, TK_INT, loc, s)->ival = 1;
+                continue;
+            }
+        }
         if (c == '*' && s + 1 < l.end && s[1] == '*' && l.n && ends_operand(&l.toks[l.n - 1])) { /* Python's power (not **T) */
             diag_error(d, loc, "'**': there is no power operator here; write pow(x, y) (x * x for a square)");
             lex_advance(&l, 2);

@@ -555,6 +555,17 @@ static Node *stmt(Parser *p) {
     }
     if (accept(p, TK_FOR)) {
         n = new_node(p, N_FOR, t->loc);
+        if (at(p, TK_LPAREN)) { /* C's for (init; cond; step): one error, then its body is parsed (and checked) */
+            diag_error(p->d, t->loc, "a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as C's "
+                       "'for (init; cond; step)'");
+            for (int depth = 0; !at(p, TK_EOF);) {
+                TokKind k = next(p)->kind;
+                depth += (k == TK_LPAREN) - (k == TK_RPAREN);
+                if (!depth || k == TK_LBRACE || k == TK_RBRACE) break;
+            }
+            if (at(p, TK_LBRACE)) n->then = block(p);
+            return n;
+        }
         n->name = expect_ident(p, "a loop variable after 'for'", &n->oploc);
         if (at(p, TK_IDENT) && peek(p)->len == 2 && !memcmp(peek(p)->text, "in", 2)) next(p);
         else parse_error(p, peek(p)->loc, "expected 'in' after the loop variable, found %s", tok_desc(p, peek(p)));
@@ -633,7 +644,7 @@ static Node *stmt(Parser *p) {
     return n;
 }
 
-/* ifstmt = "if" expr block [ "else" ( block | ifstmt ) ] */
+/* ifstmt = "if" expr block [ "else" ( block | ifstmt ) ]   (Python's "elif" is an error, read as "else if") */
 static Node *ifstmt(Parser *p) {
     Token *t = next(p);
     Node *n = new_node(p, N_IF, t->loc);
@@ -643,7 +654,11 @@ static Node *ifstmt(Parser *p) {
     }
     n->cond = expr(p);
     if (!p->panic) n->then = block(p);
-    if (!p->panic && accept(p, TK_ELSE)) n->els = at(p, TK_IF) ? ifstmt(p) : block(p);
+    if (!p->panic && at(p, TK_IDENT) && peek(p)->len == 4 && !memcmp(peek(p)->text, "elif", 4)) {
+        /* Python's elif: reported, then read as `else if` (so the rest is checked) */
+        diag_error(p->d, peek(p)->loc, "'elif' is written 'else if' here");
+        n->els = ifstmt(p);
+    } else if (!p->panic && accept(p, TK_ELSE)) n->els = at(p, TK_IF) ? ifstmt(p) : block(p);
     leave(p);
     return n;
 }
@@ -652,6 +667,10 @@ static Node *ifstmt(Parser *p) {
 static Node *block(Parser *p) {
     Token *t = peek(p);
     Node *b = new_node(p, N_BLOCK, t->loc);
+    if (at(p, TK_COLON)) { /* Python's `if c:` */
+        parse_error(p, t->loc, "expected '{' to open a block, found ':' (a block is in braces here, not after ':' and an indent)");
+        return b;
+    }
     if (!expect(p, TK_LBRACE, "to open a block")) return b;
     if (!enter(p)) {
         leave(p);

@@ -1074,6 +1074,32 @@ Test(lang_diag, stray_characters_one_error) {
                 "                           ^\n");
 }
 
+/* Statements written as in Python or C get one error each saying how they are written here, and the rest of the
+ * kernel is still parsed (elif is read as else if, i++ as i += 1, a C for's body as a block): no cascade, and the
+ * next mistake is reported too (they were "expected ';' after expression, found 'n'", "expected an expression,
+ * found '+'", and a C for gave a second error at its '++'). */
+Test(lang_diag, python_and_c_statements) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let i = 0;\n    for (let j = 0; j < n; j++) {\n        i++;\n    }\n"
+                "    if n > 0 { i--; } elif n < 0 { store(x, zz); }\n}\n",
+                "t.tile:4:10: error: '++': there is no increment operator here; write 'i += 1'\n"
+                "          i++;\n"
+                "           ^\n"
+                "t.tile:6:17: error: '--': there is no decrement operator here; write 'i -= 1'\n"
+                "      if n > 0 { i--; } elif n < 0 { store(x, zz); }\n"
+                "                  ^\n"
+                "t.tile:3:5: error: a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as C's "
+                "'for (init; cond; step)'\n"
+                "      for (let j = 0; j < n; j++) {\n"
+                "      ^\n"
+                "t.tile:6:23: error: 'elif' is written 'else if' here\n"
+                "      if n > 0 { i--; } elif n < 0 { store(x, zz); }\n"
+                "                        ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    if n > 0:\n        store(x, 1.0);\n}\n",
+                "t.tile:2:13: error: expected '{' to open a block, found ':' (a block is in braces here, not after ':' and an indent)\n"
+                "      if n > 0:\n"
+                "              ^\n");
+}
+
 /* Triton's module prefixes get one error naming the plain name, then the parse goes on as if it was written so
  * (it was "'.exp': values have no methods", then "expected ')' after call arguments, found 'exp'"). */
 Test(lang_diag, c_pointer_type) {
