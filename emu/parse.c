@@ -239,12 +239,18 @@ static bool check_wide(Parser *ps, const EmuIns *in, uint32_t line, const char *
 }
 
 /* Whether slot is a .pred register (cp.async's fourth operand is src-size or, as a predicate, ignore-src). */
-static bool slot_is_pred(const Parser *ps, uint32_t slot) {
+/* The declaration of the register in slot, NULL for a special register, an immediate or the sink. */
+static const struct RegRange *slot_range(const Parser *ps, uint32_t slot) {
     for (uint32_t i = 0; i < ps->nregs; i++) {
         const struct RegRange *r = &ps->regs[i];
-        if (slot >= r->base && slot < r->base + (r->count < 0 ? 1 : (uint64_t)r->count)) return r->pred;
+        if (slot >= r->base && slot < r->base + (r->count < 0 ? 1 : (uint64_t)r->count)) return r;
     }
-    return false;
+    return NULL;
+}
+
+static bool slot_is_pred(const Parser *ps, uint32_t slot) {
+    const struct RegRange *r = slot_range(ps, slot);
+    return r && r->pred;
 }
 
 static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, bool pred, bool wide) {
@@ -898,6 +904,9 @@ static bool parse_ins(Parser *ps) {
         Tok t = ps->tok;
         uint32_t slot = t.kind == TK_IDENT ? reg_lookup(ps, t.s, t.len) : UINT32_MAX;
         if (slot == UINT32_MAX) return perr(ps, line, "bad guard predicate '%.*s'", (int)t.len, t.s);
+        if (slot_range(ps, slot) && !slot_is_pred(ps, slot)) /* ptxas refuses it; read as "not zero" it would run */
+            return perr(ps, line, "guard '%.*s' is not a .pred register (setp makes one: setp.ne.u32 %%p, %.*s, 0)", (int)t.len, t.s,
+                        (int)t.len, t.s);
         in.guard = slot;
         next(ps);
     }
@@ -984,18 +993,36 @@ static bool parse_ins(Parser *ps) {
     return true;
 }
 
+/* One modifier of a .reg declaration, without its dot: a vector width or a type; false for anything else (a
+ * `.b33` made registers of no type that ran). */
+static bool reg_mod(const char *p, size_t n, bool *pred, bool *wide, bool *vec, bool *typed) {
+    if (n == 2 && (!memcmp(p, "v2", 2) || !memcmp(p, "v4", 2))) return *vec = true;
+    unsigned ty = emu_type_find(p, n);
+    if (!ty) return false;
+    *pred |= ty == EMU_T_PRED;
+    *wide |= ty == EMU_T_B128; /* two slots a register */
+    return *typed = true;
+}
+
 /* reg = ".reg" [".v2"|".v4"] type name ["<" N ">"] {"," name ["<" N ">"]} ";" */
 static bool parse_reg(Parser *ps) {
-    bool pred = ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.pred", 9);
-    bool wide = ps->tok.len == 9 && !memcmp(ps->tok.s, ".reg.b128", 9), vec = false;
+    bool pred = false, wide = false, vec = false, typed = false;
     uint32_t line = ps->tok.line;
+    static const char *const types = "(.b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16, .f16x2, .bf16, .bf16x2, .f32, .f64 or .pred)";
+    for (const char *p = ps->tok.s + 4, *e = ps->tok.s + ps->tok.len; p < e;) { /* `.reg.b16` glued (cuda_fp16.hpp) */
+        const char *q = ++p;
+        while (q < e && *q != '.') q++;
+        if (!reg_mod(p, (size_t)(q - p), &pred, &wide, &vec, &typed))
+            return perr(ps, line, "unknown register type '.%.*s' %s", (int)(q - p), p, types);
+        p = q;
+    }
     next(ps);
     while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') { /* type and vector width */
-        if (is(&ps->tok, ".pred")) pred = true;
-        if (is(&ps->tok, ".b128")) wide = true; /* two slots a register */
-        if (is(&ps->tok, ".v2") || is(&ps->tok, ".v4")) vec = true;
+        if (!reg_mod(ps->tok.s + 1, ps->tok.len - 1, &pred, &wide, &vec, &typed))
+            return perr(ps, line, "unknown register type '%.*s' %s", (int)ps->tok.len, ps->tok.s, types);
         next(ps);
     }
+    if (!typed) return perr(ps, line, "a .reg declaration needs a type %s", types);
     if (wide && vec) return perr(ps, line, "vectors of .b128 registers are not supported");
     do {
         Tok t = ps->tok;

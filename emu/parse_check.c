@@ -32,6 +32,9 @@ bool emu_writes_first(const EmuIns *in) {
 
 bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     uint64_t v;
+    if ((in->op == EMU_OP_SETP || in->op == EMU_OP_SET) && in->cmp == EMU_CMP_NONE) /* it compared as .eq */
+        return perr(ps, line, "'%.*s' needs a comparison: .eq, .ne, .lt, .le, .gt, .ge (.lo .ls .hi .hs unsigned; .equ .neu "
+                    ".ltu .leu .gtu .geu .num .nan floats)", (int)len, s);
     bool bar = in->op == EMU_OP_BAR || in->op == EMU_OP_BARRIER;
     unsigned b0 = bar && (in->flags & EMU_F(REDOP)) ? 1 : 0; /* bar.red: d, a [, b], c */
     unsigned bn = bar ? in->nops - b0 - b0 : 0;             /* a and b present */

@@ -718,6 +718,38 @@ Test(report, deadlock_and_watchdog) {
     dev_close(d);
 }
 
+/* PTX that ptxas refuses and the emulator ran with a meaning of its own: a guard that is not a .pred register
+ * (read as "not zero"), setp/set without a comparison (compared as .eq), a register of an unknown type or of
+ * none (.b33 made untyped registers).  Each is refused at load, with its line. */
+Test(report, refused_forms) {
+    TileDevice *d = open_emu(false);
+    static const struct {
+        const char *body, *want;
+    } bad[] = {
+        {" @%r1 bra $L;\n$L:\n ret;", "ptx:8: guard '%r1' is not a .pred register"},
+        {" @!%r1 bra $L;\n$L:\n ret;", "ptx:8: guard '%r1' is not a .pred register"},
+        {" setp.u32 %p1, %r1, %r2;\n ret;", "ptx:8: 'setp.u32' needs a comparison: .eq, .ne"},
+        {" set.u32.u32 %r1, %r2, %r3;\n ret;", "ptx:8: 'set.u32.u32' needs a comparison"},
+        {" .reg .b33 %q<2>;\n ret;", "ptx:8: unknown register type '.b33'"},
+        {" .reg.b33 %q<2>;\n ret;", "ptx:8: unknown register type '.b33'"},
+        {" .reg %q<2>;\n ret;", "ptx:8: a .reg declaration needs a type"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char ptx[512];
+        snprintf(ptx, sizeof ptx, PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %%r<4>;\n .reg .pred %%p<2>;\n%s\n}\n", bad[i].body);
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded:\n%s", ptx);
+        cr_expect(strstr(dev_last_error(d), bad[i].want), "'%s' not in: %s", bad[i].want, dev_last_error(d));
+    }
+    /* what stays accepted: a .pred guard, glued and vector declarations */
+    const char *good = PTX_HEAD ".visible .entry k()\n{\n .reg .b32 %r<4>;\n .reg .pred %p<2>;\n .reg.b16 %h<2>;\n"
+                       " .reg .v4 .b32 %v;\n setp.eq.u32 %p1, %r1, 0;\n @!%p1 bra $L;\n$L:\n ret;\n}\n";
+    TileDevModule *m = NULL;
+    cr_expect_eq(dev_module_load_ptx(d, good, &m), DEV_OK, "%s", dev_last_error(d));
+    if (m) dev_module_unload(m);
+    dev_close(d);
+}
+
 Test(report, unsupported) {
     TileDevice *d = open_emu(false);
     TileDevModule *m = NULL;
