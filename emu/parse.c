@@ -1234,6 +1234,15 @@ static bool parse_function(Parser *ps, bool entry) {
         } while (accept(ps, ','));
         if (!expect(ps, ')')) goto fail;
     }
+    for (uint32_t i = 0; i < tmp.nrets + tmp.nparams; i++) /* ptxas refuses it; a [name] would read one of them */
+        for (uint32_t j = 0; j < i; j++) {
+            const char *a = i < tmp.nrets ? tmp.rets[i].name : tmp.params[i - tmp.nrets].name;
+            const char *b = j < tmp.nrets ? tmp.rets[j].name : tmp.params[j - tmp.nrets].name;
+            if (!strcmp(a, b)) {
+                perr(ps, line, "parameter '%s' of '%s' is declared twice", a, tmp.name);
+                goto fail;
+            }
+        }
     if (!parse_perf(ps, &tmp)) goto fail;
     /* a prototype, or a redefinition of a declared function */
     int32_t idx = -1;
@@ -1406,6 +1415,20 @@ static bool parse_header(Parser *ps) {
     return true;
 }
 
+/* .address_size 64 (PTX has 32 too: its pointers would not reach the emulator's allocations, above 4 GiB, so
+ * a 32-bit module is refused rather than run into memcheck reports at every access). */
+static bool parse_address_size(Parser *ps) {
+    uint32_t line = ps->tok.line;
+    next(ps);
+    Tok v = ps->tok;
+    int64_t bits = 0;
+    if (v.line != line || !emu_parse_int(&v, &bits) || (bits != 32 && bits != 64))
+        return perr(ps, line, "bad .address_size '%.*s' (expected 64, or 32)", v.line == line ? (int)v.len : 0, v.s);
+    if (bits == 32) return perr(ps, line, "unsupported .address_size 32: the emulator runs 64-bit PTX (.address_size 64)");
+    skip_line(ps, line);
+    return true;
+}
+
 EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     *err = NULL;
     EmuModule *m = calloc(1, sizeof *m);
@@ -1432,7 +1455,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     while (ok && ps.tok.kind != TK_EOF) {
         Tok *t = &ps.tok;
         if (is(t, ".version") || is(t, ".target")) { ok = parse_header(&ps); continue; }
-        if (is(t, ".address_size")) { skip_line(&ps, t->line); continue; }
+        if (is(t, ".address_size")) { ok = parse_address_size(&ps); continue; }
         if (is(t, ".file")) { ok = parse_file(&ps); continue; }
         if (is(t, ".loc")) { ok = parse_loc(&ps); continue; } /* between functions: applies to nothing */
         if (is(t, ".section")) {

@@ -750,6 +750,26 @@ Test(report, refused_forms) {
     dev_close(d);
 }
 
+/* A module's .address_size and a function's parameter names: 32-bit PTX (its pointers cannot reach the
+ * emulator's allocations), a size PTX does not have and a parameter declared twice loaded and ran before. */
+Test(report, refused_module_forms) {
+    TileDevice *d = open_emu(false);
+    static const struct {
+        const char *ptx, *want;
+    } bad[] = {
+        {".version 7.0\n.target sm_80\n.address_size 32\n.visible .entry k()\n{\n ret;\n}\n", "ptx:3: unsupported .address_size 32"},
+        {".version 7.0\n.target sm_80\n.address_size 48\n.visible .entry k()\n{\n ret;\n}\n", "ptx:3: bad .address_size '48'"},
+        {PTX_HEAD ".visible .entry k(.param .u64 p, .param .u32 p)\n{\n ret;\n}\n", "ptx:4: parameter 'p' of 'k' is declared twice"},
+        {PTX_HEAD ".func (.param .u32 r) f(.param .u32 r)\n{\n ret;\n}\n", "ptx:4: parameter 'r' of 'f' is declared twice"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, bad[i].ptx, &m), DEV_ERR_PTX, "loaded:\n%s", bad[i].ptx);
+        cr_expect(strstr(dev_last_error(d), bad[i].want), "'%s' not in: %s", bad[i].want, dev_last_error(d));
+    }
+    dev_close(d);
+}
+
 Test(report, unsupported) {
     TileDevice *d = open_emu(false);
     TileDevModule *m = NULL;
