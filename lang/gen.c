@@ -338,9 +338,14 @@ ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const
     Module *m = g->m;
     if (v.k == V_CT) {
         /* a weak integer takes the other operand's type: one that does not fit it would wrap silently */
-        if (dtype_is_int(v.dt) && v.dt != DT_I1 && dtype_is_int(dt) && dt != DT_I1 && !ct_fits(v, dt))
-            diag_error(g->d, loc, "the constant %lld does not fit '%s', the type it takes here (cast the other operand, or "
-                       "the constant with 'as', to say which is meant)", (long long)v.i, dtype_name(dt));
+        if (dtype_is_int(v.dt) && v.dt != DT_I1 && dtype_is_int(dt) && dt != DT_I1 && !ct_fits(v, dt)) {
+            bool big = !dtype_is_signed(v.dt) && v.i < 0; /* a u64 past 2^63 (9223372036854775808 was shown negative) */
+            char num[32];
+            if (big) snprintf(num, sizeof num, "%llu", (unsigned long long)v.i);
+            else snprintf(num, sizeof num, "%lld", (long long)v.i);
+            diag_error(g->d, loc, "the constant %s does not fit '%s', the type it takes here (cast the other operand, or "
+                       "the constant with 'as', to say which is meant)", num, dtype_name(dt));
+        }
         return ct_const(g, v, tir_type(m, dt, rank, shape, NULL, NULL), loc);
     }
     ValueId x = v.v;

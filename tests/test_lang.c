@@ -1461,6 +1461,12 @@ Test(lang_diag, constant_does_not_fit) {
                 "the constant with 'as', to say which is meant)\n"
                 "      store(b, 1000);\n"
                 "               ^\n");
+    /* a literal past 2^63 is an unsigned constant: the message shows the value written (it showed -9223372036854775808) */
+    expect_diag("kernel k(b: *i32) {\n    store(b, 9223372036854775808);\n}\n",
+                "t.tile:2:14: error: the constant 9223372036854775808 does not fit 'i32', the type it takes here (cast the other "
+                "operand, or the constant with 'as', to say which is meant)\n"
+                "      store(b, 9223372036854775808);\n"
+                "               ^\n");
     /* bit patterns of the width are fine either way; an explicit cast says what is meant */
     expect_ok("kernel k(a: *i32, b: *i8, u: *u32, w: *i64) {\n    let x = load(a);\n    store(a, x & 0xFFFFFFFF);\n"
               "    store(b, 255);\n    store(b, -128);\n    store(u, load(u) + -1);\n    store(w, (x as i64) + 5000000000);\n"
