@@ -426,7 +426,9 @@ static tile_status compile(const SrcFile *src, const tile_compile_options *opt, 
     if (!tgt) {
         Str s = {0};
         char names[128];
-        str_printf(&s, "error: unknown arch '%s' (expected %s)\n", o->arch, target_names(names, sizeof names));
+        const Target *near = target_near(o->arch);
+        str_printf(&s, "error: unknown arch '%s'%s%s%s (expected %s)\n", o->arch, near ? "; did you mean '" : "", near ? near->name : "",
+                   near ? "'?" : "", target_names(names, sizeof names));
         out->diagnostics = str_take(&s);
         return TILE_ERROR_INVALID_VALUE;
     }

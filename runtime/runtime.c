@@ -273,7 +273,9 @@ static const size_t CONTEXT_PTRS[] = {offsetof(tile_context_options, device), of
 /* "API: unknown arch 'X' (one of sm_80, ...)" */
 static tile_status unknown_arch(const char *api, const char *arch) {
     char names[160], msg[320];
-    snprintf(msg, sizeof msg, "%s: unknown arch '%.40s' (expected %s)", api, arch, target_names(names, sizeof names));
+    const Target *near = target_near(arch);
+    snprintf(msg, sizeof msg, "%s: unknown arch '%.40s'%s%s%s (expected %s)", api, arch, near ? "; did you mean '" : "", near ? near->name : "",
+             near ? "'?" : "", target_names(names, sizeof names));
     return create_fail(TILE_ERROR_INVALID_VALUE, msg);
 }
 

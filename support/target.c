@@ -3,6 +3,7 @@
 #include "include/tile/tile.h"
 
 #include <stdio.h>
+#include <ctype.h>
 #include <string.h>
 
 static const Target targets[TARGET_COUNT] = {
@@ -42,6 +43,22 @@ const Target *target_find(const char *name) {
     if (!name || !*name) return target_default();
     for (int i = 0; i < TARGET_COUNT; i++)
         if (!strcmp(targets[i].name, name)) return &targets[i];
+    return NULL;
+}
+
+const Target *target_near(const char *name) {
+    char buf[32];
+    size_t n = 0;
+    if (!name) return NULL;
+    if (!strncmp(name, "compute_", 8)) name += 8, n = (size_t)snprintf(buf, sizeof buf, "sm_"); /* nvcc's virtual arch */
+    for (; *name && *name != ' ' && n + 2 < sizeof buf; name++) buf[n++] = (char)tolower((unsigned char)*name);
+    buf[n] = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < TARGET_COUNT; i++)
+            if (!strcmp(targets[i].name, buf)) return &targets[i];
+        if (n + 2 > sizeof buf) break;
+        buf[n] = 'a', buf[n + 1] = 0; /* sm_90: the Hopper target is sm_90a */
+    }
     return NULL;
 }
 

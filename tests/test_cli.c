@@ -49,6 +49,11 @@ Test(cli, usage_errors_exit_2) {
     cr_expect(strstr(buf, "no input file"), "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --emit bogus", buf, sizeof buf), 2);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --arch sm_70", buf, sizeof buf), 2);
+    /* nvcc's and Triton's name for Hopper, and another case, say which target is meant */
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --arch sm_90", buf, sizeof buf), 2);
+    cr_expect(strstr(buf, "unknown --arch 'sm_90'; did you mean 'sm_90a'? (targets: sm_80"), "%s", buf);
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --arch SM_80", buf, sizeof buf), 2);
+    cr_expect(strstr(buf, "did you mean 'sm_80'?"), "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -D", buf, sizeof buf), 2);
     /* values the options give that the library refuses are usage errors too (they exited 3, as a mismatch) */
     cr_expect_eq(run("run attention --device emu --head-dim 17", buf, sizeof buf), 2, "%s", buf);

@@ -143,6 +143,15 @@ Test(kernels, target_table) {
     cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(c.diagnostics, "unknown arch 'sm_70' (expected sm_80, sm_86, sm_89 or sm_90a)"), "%s", c.diagnostics);
     tile_compiled_free(&c);
+    static const char *const near[][2] = {{"sm_90", "sm_90a"}, {"compute_86", "sm_86"}, {"SM_89", "sm_89"}};
+    for (int i = 0; i < 3; i++) {
+        o.arch = near[i][0];
+        char want[128];
+        snprintf(want, sizeof want, "unknown arch '%s'; did you mean '%s'? (expected", near[i][0], near[i][1]);
+        cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(c.diagnostics, want), "%s", c.diagnostics);
+        tile_compiled_free(&c);
+    }
 }
 
 /* "ARG=any" takes one pointer out of the 16-byte alignment assumption: its loads are scalar, the

@@ -674,6 +674,9 @@ Test(runtime, context_per_target) {
     tile_context *ctx;
     cr_expect_eq(tile_context_create_ex(&bad, &ctx), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(NULL), "unknown arch 'sm_70' (expected sm_80, sm_86, sm_89 or sm_90a)"), "%s", tile_last_error(NULL));
+    bad.arch = "sm_90";
+    cr_expect_eq(tile_context_create_ex(&bad, &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "unknown arch 'sm_90'; did you mean 'sm_90a'?"), "%s", tile_last_error(NULL));
 }
 
 /* A define whose value is wrong for its name is the caller's mistake, as an unknown name is:

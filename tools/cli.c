@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* ---- commands ---- */
@@ -173,10 +174,16 @@ int cli_arch(const CliGetopt *g, const char **out) {
             *out = tile_target_name(i);
             return 0;
         }
-    char names[256] = "";
-    for (int i = 0; tile_target_name(i); i++)
+    char names[256] = "", near[64] = "";
+    for (int i = 0; tile_target_name(i); i++) {
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", tile_target_name(i));
-    return cli_usage_error(g->cmd, "unknown %s '%s' (targets: %s)", g->name, g->arg ? g->arg : "", names);
+        /* sm_90 for sm_90a (nvcc's and Triton's name for Hopper), SM_80 */
+        const char *t = tile_target_name(i);
+        size_t n = g->arg ? strlen(g->arg) : 0;
+        if (n && !near[0] && (!strcasecmp(g->arg, t) || (n + 1 == strlen(t) && !strncasecmp(g->arg, t, n) && t[n] == 'a')))
+            snprintf(near, sizeof near, "; did you mean '%s'?", t);
+    }
+    return cli_usage_error(g->cmd, "unknown %s '%s'%s (targets: %s)", g->name, g->arg ? g->arg : "", near, names);
 }
 
 int cli_dtype(const CliGetopt *g, const tile_dtype *allowed, int n, const char *f32_alias, tile_dtype *out) {
