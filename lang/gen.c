@@ -496,18 +496,12 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     }
     int64_t x = wrap_int(a.i, dt), y = wrap_int(b.i, dt), r = 0;
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-    bool sgn = dtype_is_signed(dt), lift = a.dt == DT_I32 && b.dt == DT_I32;
+    bool sgn = dtype_is_signed(dt), lift = a.dt == DT_I32 && b.dt == DT_I32, over = false;
     int bits = dtype_bits(dt);
     switch (bo->tok) {
-    case TK_PLUS:
-        if (__builtin_add_overflow(x, y, &r)) lift = false;
-        break;
-    case TK_MINUS:
-        if (__builtin_sub_overflow(x, y, &r)) lift = false;
-        break;
-    case TK_STAR:
-        if (__builtin_mul_overflow(x, y, &r)) lift = false;
-        break;
+    case TK_PLUS: over = __builtin_add_overflow(x, y, &r); break;
+    case TK_MINUS: over = __builtin_sub_overflow(x, y, &r); break;
+    case TK_STAR: over = __builtin_mul_overflow(x, y, &r); break;
     case TK_SLASH:
     case TK_PERCENT:
         if (y == 0) {
@@ -515,7 +509,7 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
             return val_err();
         }
         if (!sgn) r = (int64_t)(bo->tok == TK_SLASH ? ux / uy : ux % uy);
-        else if (x == INT64_MIN && y == -1) r = bo->tok == TK_SLASH ? x : 0;
+        else if (x == INT64_MIN && y == -1) r = bo->tok == TK_SLASH ? x : 0, over = bo->tok == TK_SLASH;
         else r = bo->tok == TK_SLASH ? x / y : x % y;
         break;
     case TK_AMP: r = (int64_t)(ux & uy); break;
@@ -546,9 +540,20 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     case TK_GE: return val_ct_int(sgn ? x >= y : ux >= uy, DT_I1);
     default: unreachable("int fold");
     }
+    /* constants are numbers, as Triton's constexprs are Python's ints: an i32 result past i32 is an i64 (an
+     * INT32_MIN / -1 too); a signed 64-bit one past i64 is an error (9223372036854775807 + 1 and
+     * -9223372036854775808 / -1 wrapped to INT64_MIN, a constant the kernel then used); unsigned arithmetic
+     * wraps, as u64 hashes want */
+    if (over && dt == DT_I64) {
+        diag_error(g->d, loc, "integer overflow in a constant expression: %lld %s %lld does not fit in i64", (long long)x,
+                   lang_tok_spelling[bo->tok], (long long)y);
+        return val_err();
+    }
+    if (over) lift = false;
     if (bo->kind == BK_ARITH && (bo->tok == TK_PLUS || bo->tok == TK_MINUS || bo->tok == TK_STAR))
         r = (int64_t)(bo->tok == TK_PLUS ? ux + uy : bo->tok == TK_MINUS ? ux - uy : ux * uy);
-    if (dt == DT_I32 && lift && !fits_i32(r) && (bo->tok == TK_PLUS || bo->tok == TK_MINUS || bo->tok == TK_STAR || bo->tok == TK_SHL))
+    if (dt == DT_I32 && lift && !fits_i32(r) &&
+        (bo->tok == TK_PLUS || bo->tok == TK_MINUS || bo->tok == TK_STAR || bo->tok == TK_SHL || bo->tok == TK_SLASH))
         return val_ct_int(r, DT_I64);
     Val v = val_ct_int(wrap_int(r, dt), dt);
     v.trunc_quotient = bo->tok == TK_SLASH && (sgn ? (y != -1 && x % y != 0) : ux % uy != 0);
@@ -694,6 +699,11 @@ static Val gen_unary(Gen *g, const Node *n) {
     if (n->op == TK_MINUS) {
         if (dt == DT_PTR || dt == DT_I1) {
             diag_error(g->d, loc, "cannot negate '%s'", gen_val_type_name(g, v));
+            return val_err();
+        }
+        if (v.k == V_CT && dt == DT_I32 && v.i == INT32_MIN) return val_ct_int(-(int64_t)INT32_MIN, DT_I64); /* as fold_binop lifts */
+        if (v.k == V_CT && dt == DT_I64 && v.i == INT64_MIN) {
+            diag_error(g->d, loc, "integer overflow in a constant expression: -(%lld) does not fit in i64", (long long)v.i);
             return val_err();
         }
         if (v.k == V_CT)

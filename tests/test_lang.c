@@ -1473,6 +1473,30 @@ Test(lang_diag, constant_does_not_fit) {
               "    store(b, 1000 as i8);\n}\n");
 }
 
+/* Compile-time integer arithmetic past i64 is an error at the operator (9223372036854775807 + 1 and
+ * -(-9223372036854775808) wrapped to i64's least value, stored as such); i32 constants lift to i64 for
+ * -2147483648 / -1 as for + - * (it wrapped to -2147483648); u64 arithmetic wraps, as hashes want. */
+Test(lang_diag, constant_overflow) {
+    expect_diag("kernel k(a: *i64) {\n    store(a, 9223372036854775807 + 1);\n}\n",
+                "t.tile:2:34: error: integer overflow in a constant expression: 9223372036854775807 + 1 does not fit in i64\n"
+                "      store(a, 9223372036854775807 + 1);\n"
+                "                                   ^\n");
+    expect_diag("kernel k(a: *i64) {\n    store(a, -(-9223372036854775808));\n}\n",
+                "t.tile:2:14: error: integer overflow in a constant expression: -(-9223372036854775808) does not fit in i64\n"
+                "      store(a, -(-9223372036854775808));\n"
+                "               ^\n");
+    expect_diag("kernel k(a: *i64) {\n    store(a, (-9223372036854775807 - 1) / -1);\n}\n",
+                "t.tile:2:41: error: integer overflow in a constant expression: -9223372036854775808 / -1 does not fit in i64\n"
+                "      store(a, (-9223372036854775807 - 1) / -1);\n"
+                "                                          ^\n");
+    Result r = compile("kernel k(a: *i64, u: *u64) {\n    store(a, -2147483648 / -1);\n    store(a + 1, -(-2147483648));\n"
+                       "    store(u, 0x9E3779B97F4A7C15 * 31);\n}\n");
+    cr_assert_not_null(r.m, "%s", r.diags);
+    cr_expect(strstr(r.ir, "const {value=2147483648} : i64") && !strstr(r.ir, "-2147483648"), "%s", r.ir);
+    cr_expect(strstr(r.ir, "const {value=2934021998537672331} : u64"), "%s", r.ir);
+    result_free(&r);
+}
+
 /* where() with a compile-time condition has the type and shape the select would have with a run-time one:
  * where(true, x_f16, y_f32) is f32 (it was x itself, f16), where(true, s, t) broadcasts the scalar s. */
 Test(lang_diag, where_with_a_constant_condition) {
