@@ -143,8 +143,6 @@ static void gen_kernel(Gen *g, const Decl *k) {
     /* const parameters first: a run-time parameter's type may name one (`x: *DT, ..., const DT = f16`) */
     for (int i = 0; i < k->nparams; i++) {
         const Param *pa = &k->params[i];
-        for (int j = 0; j < i; j++)
-            if (!strcmp(k->params[j].name, pa->name)) diag_error(g->d, pa->loc, "duplicate parameter '%s'", pa->name);
         if (pa->is_const && pa->ty.nptr) {
             diag_error(g->d, pa->loc, "const parameter '%s' cannot be a pointer: compile-time values are numbers, types and strings", pa->name);
             gen_define_var(g, pa->name, val_err());

@@ -713,7 +713,7 @@ static void param(Parser *p, Param *pa) {
     if (accept(p, TK_ASSIGN)) pa->def = expr(p);
 }
 
-/* "(" [ param { "," param } ] ")" */
+/* "(" [ param { "," param } ] ")"   (a name given twice is an error, of a kernel or a fn) */
 static void params(Parser *p, Decl *d) {
     expect(p, TK_LPAREN, "after the name");
     int cap = 0;
@@ -724,7 +724,10 @@ static void params(Parser *p, Decl *d) {
                 d->params = arena_grow(p->a, d->params, sizeof(Param) * (size_t)cap, sizeof(Param) * (size_t)nc);
                 cap = nc;
             }
-            param(p, &d->params[d->nparams++]);
+            Param *pa = &d->params[d->nparams++];
+            param(p, pa);
+            for (int j = 0; !p->panic && pa->name && j < d->nparams - 1; j++) /* a fn's was taken: the second hid the first */
+                if (d->params[j].name && !strcmp(d->params[j].name, pa->name)) diag_error(p->d, pa->loc, "duplicate parameter '%s'", pa->name);
         } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN)); /* a trailing comma, as Python allows */
     }
     expect(p, TK_RPAREN, "after parameters");

@@ -1497,6 +1497,19 @@ Test(lang_diag, constant_overflow) {
     result_free(&r);
 }
 
+/* A parameter name given twice is an error in a fn as in a kernel (a fn's second 'a' hid the first, so
+ * f(1.0, 2.0) returned 2.0 without a word); one error each. */
+Test(lang_diag, duplicate_parameter) {
+    expect_diag("fn f(a, a) { return a; }\nkernel k(x: *f32) {\n    store(x, f(1.0, 2.0));\n}\n",
+                "t.tile:1:9: error: duplicate parameter 'a'\n"
+                "  fn f(a, a) { return a; }\n"
+                "          ^\n");
+    expect_diag("kernel k(x: *f32, n: i32, x: *f32) {\n}\n",
+                "t.tile:1:27: error: duplicate parameter 'x'\n"
+                "  kernel k(x: *f32, n: i32, x: *f32) {\n"
+                "                            ^\n");
+}
+
 /* where() with a compile-time condition has the type and shape the select would have with a run-time one:
  * where(true, x_f16, y_f32) is f32 (it was x itself, f16), where(true, s, t) broadcasts the scalar s. */
 Test(lang_diag, where_with_a_constant_condition) {
