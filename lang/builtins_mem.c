@@ -129,6 +129,11 @@ Val bi_load(Call *c) {
     int n = 1;
     if (!mask_arg(c, 1, pt, &ops[1])) return val_err();
     if (ops[1]) n = 2;
+    if (has(c, 2) && !has(c, 1)) { /* it was dropped: every lane loaded, out of bounds too, where padding was meant */
+        diag_error(g->d, c->loc[2], "'other' of 'load' without a mask: it fills the lanes the mask turns off, so with no "
+                   "mask it does nothing (give the mask: load(ptr, mask, other), as Triton requires)");
+        return val_err();
+    }
     if (has(c, 2)) {
         Val o = c->v[2];
         if (!val_is_value(g, o, c->loc[2])) return val_err();

@@ -1510,6 +1510,18 @@ Test(lang_diag, duplicate_parameter) {
                 "                            ^\n");
 }
 
+/* load's other fills the lanes the mask turns off: given without a mask it was dropped silently (every lane
+ * loaded, out of bounds too, where padding was meant); Triton refuses it, so does this. */
+Test(lang_diag, load_other_without_mask) {
+    expect_diag("kernel k(x: *f32) {\n    let o = arange(0, 64);\n    store(x + o, load(x + o, other=0.0));\n}\n",
+                "t.tile:3:36: error: 'other' of 'load' without a mask: it fills the lanes the mask turns off, so with no mask it "
+                "does nothing (give the mask: load(ptr, mask, other), as Triton requires)\n"
+                "      store(x + o, load(x + o, other=0.0));\n"
+                "                                     ^\n");
+    expect_ok("kernel k(x: *f32) {\n    let o = arange(0, 64);\n    store(x + o, load(x + o, true, 1.0));\n"
+              "    store(x + o, load(x + o, None, None));\n}\n");
+}
+
 /* where() with a compile-time condition has the type and shape the select would have with a run-time one:
  * where(true, x_f16, y_f32) is f32 (it was x itself, f16), where(true, s, t) broadcasts the scalar s. */
 Test(lang_diag, where_with_a_constant_condition) {
