@@ -17,6 +17,23 @@ static bool attr_int(Gen *g, const Node *n, const char *name, int64_t *out) {
     return val_ct_int_of(g, v, n->loc, name, out);
 }
 
+/* Whether v is a valid value of launch metadata `name` (num_warps, num_stages, or a 0-or-1 switch:
+ * warp_specialize, pingpong, overlap); reported at loc when not.  @num_warps(N), -D num_warps=N and
+ * @config(num_warps=N) are all checked here. */
+static bool launch_value_ok(Gen *g, const char *name, int64_t v, Loc loc) {
+    if (!strcmp(name, "num_warps")) {
+        if (v == 1 || v == 2 || v == 4 || v == 8 || v == 16 || v == 32) return true;
+        diag_error(g->d, loc, "num_warps must be 1, 2, 4, 8, 16 or 32, got %lld", (long long)v);
+    } else if (!strcmp(name, "num_stages")) {
+        if (v >= 0 && v <= 16) return true; /* as a loop's range(..., num_stages=S): 0 or 1 pipelines nothing */
+        diag_error(g->d, loc, "num_stages must be between 0 and 16, got %lld", (long long)v);
+    } else {
+        if (v == 0 || v == 1) return true;
+        diag_error(g->d, loc, "%s must be 0 or 1, got %lld", name, (long long)v);
+    }
+    return false;
+}
+
 /* @config(NAME=VALUE, ...): const parameters, num_warps, num_stages, warp_specialize, pingpong, overlap.
  * @tune_key(ARG, ...): run-time integer parameters.  The tuner reads them
  * (lang_kernel_tuning); compiling only checks that they name real things. */
@@ -37,6 +54,10 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
             strcmp(name, "warp_specialize") && strcmp(name, "pingpong") && strcmp(name, "overlap"))
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', which is neither a const parameter of '%s' nor a file-level const",
                        name, k->name);
+        else if (config && !pa && !gl) { /* launch metadata: a bad value failed only when tile tune reached it */
+            int64_t v;
+            if (attr_int(g, at->args[i], name, &v)) launch_value_ok(g, name, v, at->args[i]->loc);
+        }
         else if (config && pa && !pa->is_const)
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', a run-time parameter: only const parameters can be tuned", name);
         else if (!config && (!pa || pa->is_const))
@@ -58,10 +79,7 @@ static void define_int(Gen *g, const char *name, int64_t *out, Loc *at) {
 /* The same for a 0-or-1 switch (warp_specialize, pingpong, overlap): any other value is an error at loc. */
 static void define_flag(Gen *g, const char *name, int64_t *out, Loc loc) {
     define_int(g, name, out, &loc);
-    if (*out != 0 && *out != 1) {
-        diag_error(g->d, loc, "%s must be 0 or 1, got %lld", name, (long long)*out);
-        *out = 0;
-    }
+    if (!launch_value_ok(g, name, *out, loc)) *out = 0;
 }
 
 static void gen_kernel(Gen *g, const Decl *k) {
@@ -124,17 +142,11 @@ static void gen_kernel(Gen *g, const Decl *k) {
     }
     define_int(g, "num_warps", &warps, &wloc);
     define_int(g, "num_stages", &stages, &sloc);
-    if (warps != 1 && warps != 2 && warps != 4 && warps != 8 && warps != 16 && warps != 32) {
-        diag_error(g->d, wloc, "num_warps must be 1, 2, 4, 8, 16 or 32, got %lld", (long long)warps);
-        warps = 4;
-    }
+    if (!launch_value_ok(g, "num_warps", warps, wloc)) warps = 4;
     define_flag(g, "warp_specialize", &ws, wsloc);
     define_flag(g, "pingpong", &pp, pploc);
     define_flag(g, "overlap", &ov, ovloc);
-    if (stages < 0 || stages > 16) { /* as a loop's range(..., num_stages=S): 0 or 1 pipelines nothing */
-        diag_error(g->d, sloc, "num_stages must be between 0 and 16, got %lld", (long long)stages);
-        stages = 3;
-    }
+    if (!launch_value_ok(g, "num_stages", stages, sloc)) stages = 3;
     f->num_warps = (int)warps;
     f->num_stages = (int)stages;
     f->warp_specialize = ws != 0;

@@ -1522,6 +1522,24 @@ Test(lang_diag, load_other_without_mask) {
               "    store(x + o, load(x + o, None, None));\n}\n");
 }
 
+/* A @config's launch metadata is checked when the kernel compiles, as @num_warps is (@config(num_warps=3)
+ * compiled, and only tile tune failed when it reached that configuration). */
+Test(lang_diag, config_launch_values) {
+    expect_diag("@config(num_warps=3)\nkernel k(x: *f32) {\n}\n",
+                "t.tile:1:19: error: num_warps must be 1, 2, 4, 8, 16 or 32, got 3\n"
+                "  @config(num_warps=3)\n"
+                "                    ^\n");
+    expect_diag("@config(num_warps=4, num_stages=17)\nkernel k(x: *f32) {\n}\n",
+                "t.tile:1:33: error: num_stages must be between 0 and 16, got 17\n"
+                "  @config(num_warps=4, num_stages=17)\n"
+                "                                  ^\n");
+    expect_diag("@config(pingpong=2)\nkernel k(x: *f32) {\n}\n",
+                "t.tile:1:18: error: pingpong must be 0 or 1, got 2\n"
+                "  @config(pingpong=2)\n"
+                "                   ^\n");
+    expect_ok("@config(num_warps=8, num_stages=4, warp_specialize=1, pingpong=0, overlap=1)\nkernel k(x: *f32) {\n}\n");
+}
+
 /* where() with a compile-time condition has the type and shape the select would have with a run-time one:
  * where(true, x_f16, y_f32) is f32 (it was x itself, f16), where(true, s, t) broadcasts the scalar s. */
 Test(lang_diag, where_with_a_constant_condition) {
