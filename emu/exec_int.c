@@ -220,6 +220,11 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         int64_t x = sg ? emu_sext(a, 3) : (int64_t)(a & 0xFFFFFF), y = sg ? emu_sext(c, 3) : (int64_t)(c & 0xFFFFFF);
         int64_t p = x * y;
         uint64_t v = (in->flags & EMU_F(HI)) ? (uint64_t)(p >> 16) : (uint64_t)p;
+        if (in->op == EMU_OP_MAD24 && (in->flags & EMU_F(SAT))) { /* mad24.hi.sat.s32: product[47:16] + c, saturated */
+            int64_t s = (p >> 16) + emu_sext(src(t, in, 3), 4);
+            *d = (uint32_t)(s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s);
+            return true;
+        }
         if (in->op == EMU_OP_MAD24) v += src(t, in, 3);
         *d = emu_zext(v, 4);
         return true;

@@ -107,6 +107,13 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
             return perr(ps, line, "'%.*s': cvt.pack.sat takes .u16/.s16.s32, or .u8/.s8/.u4/.s4/.u2/.s2.s32.b32", (int)len, s);
     }
     if (EMU_IS_VIDEO(in->op) && !check_video_mods(ps, in, ntypes, line, s, len)) return false;
+    if ((in->flags & EMU_F(SAT)) && (in->op == EMU_OP_ADD || in->op == EMU_OP_SUB || in->op == EMU_OP_MUL || in->op == EMU_OP_MAD ||
+                                     in->op == EMU_OP_MUL24 || in->op == EMU_OP_MAD24) && emu_type_kind(in->ty) != EMU_K_F) {
+        /* the ISA's integer .sat: add.sat.s32, sub.sat.s32, mad.hi.sat.s32 and mad24.hi.sat.s32 only (ptxas refuses the rest) */
+        bool hi_form = in->op == EMU_OP_MAD || in->op == EMU_OP_MAD24;
+        if (in->ty != EMU_T_S32 || in->op == EMU_OP_MUL || in->op == EMU_OP_MUL24 || (hi_form && !(in->flags & EMU_F(HI))))
+            return perr(ps, line, "'%.*s': integer .sat is add.sat.s32, sub.sat.s32, mad.hi.sat.s32 and mad24.hi.sat.s32 only", (int)len, s);
+    }
     if (in->op == EMU_OP_LOP3 && in->ty != EMU_T_B32) return perr(ps, line, "'%.*s' needs .b32", (int)len, s);
     if ((in->op == EMU_OP_BMSK || in->op == EMU_OP_SZEXT) &&
         (!(in->flags & (EMU_F(CLAMP) | EMU_F(WRAP))) ||

@@ -1317,3 +1317,60 @@ Test(isa, clock_hi_and_pm_counters) {
         }
     }
 }
+
+/* ISA, mad24: "mad24.hi.sat.s32 d, a, b, c" adds c to bits 47..16 of the 48-bit product of a's and b's low 24
+ * bits and ".sat limits result to MININT..MAXINT (no overflow) ... applies only to .s32 type in .hi mode";
+ * ptxas takes it.  The emulator ignored .sat there and wrapped (probe h1: 0x20000000 + 0x7fffffff gave
+ * 0x9fffffff).  Values worked by hand from the ISA's formula, the lanes' sources sign-extended from bit 23. */
+Test(isa, mad24_hi_sat_s32) {
+    static const char *ptx = HEAD80 KIO " .reg .b32 %r<8>;\n" LANE_ADDRS(12, 8)
+        " ld.global.u32 %r1, [%la4];\n ld.global.u32 %r2, [%la4+4];\n ld.global.u32 %r3, [%la4+8];\n"
+        " mad24.hi.sat.s32 %r4, %r1, %r2, %r3;\n mad24.hi.s32 %r5, %r1, %r2, %r3;\n"
+        " st.global.v2.u32 [%la5], {%r4, %r5};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    static const struct { uint32_t a, b, c, sat, wrap; } c[] = {
+        /* (-2^23)(-2^22) = 2^45, >> 16 = 2^29; + MAXINT saturates */
+        {0x7F800000u, 0x7FC00000u, 0x7FFFFFFFu, 0x7FFFFFFFu, 0x9FFFFFFFu},
+        /* (-2^23)(2^23 - 1) >> 16 = -(2^30 - 128); + (MININT + 2^23 - 1) saturates low */
+        {0xFF800000u, 0x807FFFFFu, 0x807FFFFFu, 0x80000000u, 0x4080007Fu},
+        /* in range: 0x123456 * 0x10 = 0x1234560, >> 16 = 0x123; + 5 */
+        {0x00123456u, 0x00000010u, 5u, 0x128u, 0x128u},
+        /* (-1)(1) = -1, >> 16 = -1 (arithmetic); + MININT saturates at MININT */
+        {0x00FFFFFFu, 1u, 0x80000000u, 0x80000000u, 0x7FFFFFFFu},
+    };
+    enum { N = sizeof c / sizeof c[0] };
+    uint32_t in[N][3], out[N][2];
+    for (int i = 0; i < N; i++) in[i][0] = c[i].a, in[i][1] = c[i].b, in[i][2] = c[i].c;
+    run_lanes("emu", ptx, in, sizeof in, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(out[i][0], c[i].sat, "mad24.hi.sat.s32 %#x %#x %#x: %#x, want %#x", c[i].a, c[i].b, c[i].c, out[i][0], c[i].sat);
+        cr_expect_eq(out[i][1], c[i].wrap, "mad24.hi.s32 %#x %#x %#x: %#x, want %#x", c[i].a, c[i].b, c[i].c, out[i][1], c[i].wrap);
+    }
+}
+
+/* ISA, integer add/sub/mad/mad24: .sat is "add.sat.s32", "sub.sat.s32", "mad.hi.sat.s32" and
+ * "mad24.hi.sat.s32" only; ptxas refuses it on other types and modes ("Modifier '.sat' does not apply to
+ * '.u32' type", "Illegal modifier '.sat' for instruction 'mad.lo'").  The emulator took these and ran them
+ * without saturating: a silently wrong result for PTX no GPU runs. */
+Test(isa, integer_sat_forms_refused) {
+    static const char *bad[] = {
+        "add.sat.u32 %r3, %r1, %r2;", "sub.sat.s64 %rd3, %rd1, %rd2;", "add.sat.s16 %h3, %h1, %h2;", "add.sat.s16x2 %r3, %r1, %r2;",
+        "sub.sat.u16x2 %r3, %r1, %r2;", "mad.lo.sat.s32 %r3, %r1, %r2, %r1;", "mad.hi.sat.u32 %r3, %r1, %r2, %r1;",
+        "mad24.lo.sat.s32 %r3, %r1, %r2, %r1;", "mul24.lo.sat.s32 %r3, %r1, %r2;", "mul.lo.sat.s32 %r3, %r1, %r2;",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char ptx[1024];
+        snprintf(ptx, sizeof ptx, HEAD80 ".visible .entry k()\n{\n .reg .b32 %%r<4>;\n .reg .b64 %%rd<4>;\n .reg .b16 %%h<4>;\n"
+                 " mov.u32 %%r1, 1;\n mov.u32 %%r2, 2;\n mov.u64 %%rd1, 1;\n mov.u64 %%rd2, 2;\n mov.u16 %%h1, 1;\n mov.u16 %%h2, 2;\n"
+                 " %s\n ret;\n}\n", bad[i]);
+        cr_expect(ptxas_refuses(ptx, "sm_80"), "ptxas takes %s", bad[i]);
+        load_fails("emu", ptx, "integer .sat is add.sat.s32, sub.sat.s32, mad.hi.sat.s32 and mad24.hi.sat.s32 only");
+    }
+    /* the four forms the ISA has still load */
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    load(d, HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<4>;\n mov.u32 %r1, 1;\n mov.u32 %r2, 2;\n add.sat.s32 %r3, %r1, %r2;\n"
+            " sub.sat.s32 %r3, %r1, %r2;\n mad.hi.sat.s32 %r3, %r1, %r2, %r3;\n mad24.hi.sat.s32 %r3, %r1, %r2, %r3;\n ret;\n}\n", &m);
+    dev_module_unload(m);
+    dev_close(d);
+}
