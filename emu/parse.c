@@ -391,16 +391,25 @@ static bool parse_init_address(Parser *ps, EmuSym *s, unsigned esz, uint64_t at,
 }
 
 /* initializer = "=" ( value | "{" value { "," value } "}" ) with nested braces flattened; a value is a
- * number or an address (parse_init_address) */
-static bool parse_init(Parser *ps, EmuSym *s, unsigned ty) {
+ * number or an address (parse_init_address).  An array declared without its size (`.b8 str[] = {...}`)
+ * takes it from the initializer: `group` bytes (an element times the other dimensions) per step. */
+static bool parse_init(Parser *ps, EmuSym *s, unsigned ty, bool unsized, uint64_t group) {
     unsigned esz = emu_type_size(ty);
-    uint64_t n = 0, cap = s->size / (esz ? esz : 1);
+    if (!esz) return perr(ps, ps->tok.line, "initializer of '%s' of a type without a size", s->name);
+    uint64_t n = 0, cap = unsized ? 16 : s->size / esz;
     uint32_t rcap = 0;
-    s->init = arena_alloc(ps->a, s->size ? s->size : 1);
-    memset(s->init, 0, s->size ? s->size : 1);
+    uint64_t bytes = unsized ? cap * esz : s->size;
+    s->init = arena_alloc(ps->a, bytes ? bytes : 1);
+    memset(s->init, 0, bytes ? bytes : 1);
     int depth = 0;
     do {
         while (accept(ps, '{')) depth++;
+        if (n >= cap && unsized && cap < (UINT32_MAX / 2) / esz) { /* grow: the size comes from the initializer */
+            uint8_t *more = arena_alloc(ps->a, 2 * cap * esz);
+            memcpy(more, s->init, cap * esz);
+            memset(more + cap * esz, 0, cap * esz);
+            s->init = more, cap *= 2;
+        }
         if (n >= cap) return perr(ps, ps->tok.line, "too many initializers for '%s'", s->name);
         if (ps->tok.kind == TK_IDENT) {
             if (!parse_init_address(ps, s, esz, n * esz, &rcap)) return false;
@@ -416,7 +425,17 @@ static bool parse_init(Parser *ps, EmuSym *s, unsigned ty) {
         while (depth > 0 && accept(ps, '}')) depth--;
     } while (accept(ps, ','));
     while (depth > 0 && accept(ps, '}')) depth--;
-    return depth == 0 || perr(ps, ps->tok.line, "unbalanced braces in initializer of '%s'", s->name);
+    if (depth) return perr(ps, ps->tok.line, "unbalanced braces in initializer of '%s'", s->name);
+    if (unsized) {
+        s->size = (n * esz + group - 1) / group * group; /* whole elements of the other dimensions */
+        if (s->size > cap * esz) {
+            uint8_t *more = arena_alloc(ps->a, s->size);
+            memcpy(more, s->init, cap * esz);
+            memset(more + cap * esz, 0, s->size - cap * esz);
+            s->init = more;
+        }
+    }
+    return true;
 }
 
 /* var = space decl [ "=" init ] ";"   (space already consumed) */
@@ -463,7 +482,7 @@ static bool parse_var(Parser *ps, unsigned space, bool is_extern) {
     if (accept(ps, '=')) {
         if (space != EMU_SP_GLOBAL && space != EMU_SP_CONST)
             return perr(ps, ps->tok.line, "initializer on a %s variable", emu_space_name(space));
-        if (!parse_init(ps, s, d.ty)) return false;
+        if (!parse_init(ps, s, d.ty, d.unsized, decl_size(&d) ? decl_size(&d) : 1)) return false;
     }
     return expect(ps, ';');
 }

@@ -976,6 +976,41 @@ Test(forms, address_initializers) {
     dev_close(d);
 }
 
+/* ISA, Array declarations: "the size of the array ... may be omitted when an initializer is given"
+ * (`.global .u32 a[] = {0, 1, 2};`; ptxas sizes it from the initializer).  Before: "too many initializers
+ * for 'str'".  A byte string, a table longer than 16 elements, addresses, an outer dimension left out (its
+ * last row padded with zeros), and the variables after them placed past their sizes. */
+Test(forms, unsized_arrays_with_initializers) {
+    static const char *ptx = HEAD
+        ".global .align 1 .b8 str[] = {104, 105, 0};\n"
+        ".global .align 1 .b8 after[2] = {7, 8};\n"
+        ".const .align 4 .u32 big[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,\n"
+        "  20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39};\n"
+        ".global .align 8 .u64 tab[] = {str, generic(big)+156};\n"
+        ".global .align 4 .u32 rows[][2] = {{1, 2}, {3}};\n"
+        ".global .align 4 .u32 tail = 99;\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<12>;\n .reg .b64 %rd<6>;\n"
+        " ld.param.u64 %rd1, [out];\n"
+        " ld.global.u8 %r1, [str+1];\n ld.global.u8 %r2, [str+2];\n ld.global.u8 %r3, [after];\n"
+        " ld.const.u32 %r4, [big+156];\n ld.global.u64 %rd2, [tab];\n ld.global.u8 %r5, [%rd2];\n"
+        " ld.global.u64 %rd3, [tab+8];\n ld.u32 %r6, [%rd3];\n"
+        " ld.global.u32 %r7, [rows+8];\n ld.global.u32 %r8, [rows+12];\n ld.global.u32 %r9, [tail];\n"
+        " st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};\n st.global.v4.u32 [%rd1+16], {%r5, %r6, %r7, %r8};\n"
+        " st.global.u32 [%rd1+32], %r9;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 9 * 4);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    uint32_t o[9];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    static const uint32_t want[9] = {105, 0, 7, 39, 104, 39, 3, 0, 99};
+    for (int i = 0; i < 9; i++) cr_expect_eq(o[i], want[i], "result %d: %u, want %u", i, o[i], want[i]);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* Jump tables as clang writes them at -O0: `tab: .branchtargets L0, L1, ...;` then `brx.idx %r, tab;` goes to
  * the r-th label (the table may span lines; falling into it goes past it); an index past the table stops the
  * launch.  Before: "unsupported directive '.branchtargets' in function body". */
