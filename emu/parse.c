@@ -257,10 +257,40 @@ static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, 
     uint32_t w = wide ? 2 : 1; /* a .b128 register: two slots, the low 64 bits first */
     ps->has_wide |= wide;
     GROW(ps->regs, ps->nregs, ps->capregs);
-    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots, pred, wide};
+    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots, pred, wide, 0};
     GROW(ps->allregs, ps->nallregs, ps->capallregs);
     ps->allregs[ps->nallregs++] = (struct EmuRegName){s, len, count, ps->nslots, w};
     ps->nslots += (count < 0 ? 1 : (uint32_t)count) * w;
+}
+
+/* A vector register (ISA, "Vectors": `.reg .v4 .f32 v;`): n slots; its elements are registers named v.x, v.y, v.z,
+ * v.w (or v.r, v.g, v.b, v.a), and `v` itself is the vector operand {v.x, ..} (vreg_width). */
+static void vreg_declare(Parser *ps, const char *s, uint32_t len, unsigned n) {
+    static const char comp[2][4] = {{'x', 'y', 'z', 'w'}, {'r', 'g', 'b', 'a'}};
+    uint32_t base = ps->nslots;
+    GROW(ps->regs, ps->nregs, ps->capregs);
+    ps->regs[ps->nregs++] = (struct RegRange){s, len, -1, base, false, false, (uint8_t)n};
+    for (unsigned k = 0; k < n; k++)
+        for (unsigned set = 0; set < 2; set++) {
+            char *name = arena_alloc(ps->a, len + 3);
+            memcpy(name, s, len);
+            name[len] = '.', name[len + 1] = comp[set][k], name[len + 2] = 0;
+            GROW(ps->regs, ps->nregs, ps->capregs);
+            ps->regs[ps->nregs++] = (struct RegRange){name, len + 2, -1, base + k, false, false, 0};
+            if (set) continue;
+            GROW(ps->allregs, ps->nallregs, ps->capallregs);
+            ps->allregs[ps->nallregs++] = (struct EmuRegName){name, len + 2, -1, base + k, 1};
+        }
+    ps->nslots += n;
+}
+
+/* The width of the vector register a name is (the newest declaration of the name), 0 if none. */
+static unsigned vreg_width(const Parser *ps, const char *s, uint32_t len) {
+    for (uint32_t i = ps->nregs; i-- > 0;) {
+        const struct RegRange *r = &ps->regs[i];
+        if (r->count < 0 && r->plen == len && memcmp(r->prefix, s, len) == 0) return r->vec;
+    }
+    return 0;
 }
 
 static int32_t sym_lookup(Parser *ps, const char *s, uint32_t len) {
@@ -603,6 +633,13 @@ static bool parse_reg_or_name(Parser *ps, Opd *o) {
     const Target *tg = ps->m->target;
     if (slot == EMU_SLOT_SREG + EMU_SREG_AGGR_SMEM && tg && tg->sm < 90) /* ISA: "Requires sm_90 or higher" */
         return perr(ps, t.line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)t.len, t.s, tg->name);
+    unsigned vw = slot != UINT32_MAX ? vreg_width(ps, t.s, t.len) : 0;
+    if (vw) { /* a vector register: the operand {v.x, v.y, ..} */
+        o->kind = OPD_VEC;
+        for (unsigned k = 0; k < vw; k++) o->vimm_set[k] = false, o->vec[k] = slot + k;
+        o->nvec = vw;
+        return true;
+    }
     if (slot != UINT32_MAX) { o->kind = OPD_REG; o->slot = slot; return true; }
     if (t.s[0] == '%') return perr(ps, t.line, "undeclared register '%.*s'", (int)t.len, t.s);
     int32_t sym = sym_lookup(ps, t.s, t.len);
@@ -1014,8 +1051,11 @@ static bool parse_ins(Parser *ps) {
 
 /* One modifier of a .reg declaration, without its dot: a vector width or a type; false for anything else (a
  * `.b33` made registers of no type that ran). */
-static bool reg_mod(const char *p, size_t n, bool *pred, bool *wide, bool *vec, bool *typed) {
-    if (n == 2 && (!memcmp(p, "v2", 2) || !memcmp(p, "v4", 2))) return *vec = true;
+static bool reg_mod(const char *p, size_t n, bool *pred, bool *wide, unsigned *vec, bool *typed) {
+    if (n == 2 && (!memcmp(p, "v2", 2) || !memcmp(p, "v4", 2))) {
+        *vec = (unsigned)(p[1] - '0');
+        return true;
+    }
     unsigned ty = emu_type_find(p, n);
     if (!ty) return false;
     *pred |= ty == EMU_T_PRED;
@@ -1025,7 +1065,8 @@ static bool reg_mod(const char *p, size_t n, bool *pred, bool *wide, bool *vec, 
 
 /* reg = ".reg" [".v2"|".v4"] type name ["<" N ">"] {"," name ["<" N ">"]} ";" */
 static bool parse_reg(Parser *ps) {
-    bool pred = false, wide = false, vec = false, typed = false;
+    bool pred = false, wide = false, typed = false;
+    unsigned vec = 0;
     uint32_t line = ps->tok.line;
     static const char *const types = "(.b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16, .f16x2, .bf16, .bf16x2, .f32, .f64 or .pred)";
     for (const char *p = ps->tok.s + 4, *e = ps->tok.s + ps->tok.len; p < e;) { /* `.reg.b16` glued (cuda_fp16.hpp) */
@@ -1043,6 +1084,7 @@ static bool parse_reg(Parser *ps) {
     }
     if (!typed) return perr(ps, line, "a .reg declaration needs a type %s", types);
     if (wide && vec) return perr(ps, line, "vectors of .b128 registers are not supported");
+    if (pred && vec) return perr(ps, line, "vectors of predicates are not supported");
     do {
         Tok t = ps->tok;
         if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found %s", tok_text(&t, (char[48]){0}, 48));
@@ -1053,7 +1095,9 @@ static bool parse_reg(Parser *ps) {
             next(ps);
             if (!expect(ps, '>')) return false;
         }
-        reg_declare(ps, t.s, t.len, count, pred, wide);
+        if (vec && count >= 0) return perr(ps, t.line, "vector registers declared as a range ('%.*s<%d>') are not supported", (int)t.len, t.s, (int)count);
+        if (vec) vreg_declare(ps, t.s, t.len, vec);
+        else reg_declare(ps, t.s, t.len, count, pred, wide);
     } while (accept(ps, ','));
     return expect(ps, ';');
 }

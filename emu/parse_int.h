@@ -30,7 +30,8 @@ typedef struct Parser {
     /* current function */
     EmuFunc *fn;
     int32_t fn_index;
-    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; bool pred, wide; } *regs; /* wide: .b128, 2 slots */
+    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; bool pred, wide; uint8_t vec; } *regs;
+    /* wide: .b128, 2 slots; vec: a .v2/.v4 register, `v` of vec slots (its elements v.x .. v.w, v.r .. v.a are ranges too) */
     uint32_t nregs, capregs;
     bool has_wide;      /* a .b128 register was declared (check_wide has work to do) */
     struct EmuRegName *allregs; /* every .reg declaration of the function, scopes ignored (names for reports) */

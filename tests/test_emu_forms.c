@@ -1011,6 +1011,40 @@ Test(forms, unsized_arrays_with_initializers) {
     dev_close(d);
 }
 
+/* ISA, Vectors: "Vectors cannot exceed 128-bits in length ... `.reg .v4 .f32 accel;`", their elements
+ * selected as "v.x, v.y, v.z, v.w" or "v.r, v.g, v.b, v.a", and a vector register is an ld/st operand as a
+ * whole.  Before: `.reg .v4 .f32 v` declared one scalar and `mov.f32 v.x, ...` was refused ("destination
+ * of 'mov.f32' is not a register").  A vector stored and loaded whole, elements by both names, a scalar
+ * of the same name in an inner block shadowing the vector; the forms the emulator does not take. */
+Test(forms, vector_registers) {
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 out)\n{\n .reg .v4 .f32 v;\n .reg .v2 .b32 w;\n .reg .v2 .u64 %q;\n .reg .b64 o;\n"
+        " ld.param.u64 o, [out];\n"
+        " mov.f32 v.x, 0f40000000;\n mov.f32 v.y, 0f40400000;\n mov.f32 v.z, 0f40800000;\n mov.f32 v.w, 0f40A00000;\n"
+        " st.global.v4.f32 [o], v;\n"                                   /* 2 3 4 5 */
+        " ld.global.v2.b32 w, [o+8];\n st.global.v2.b32 [o+16], w;\n"   /* 4 5 */
+        " add.f32 v.r, v.g, v.a;\n st.global.f32 [o+24], v.x;\n"         /* 3 + 5 */
+        " { .reg .f32 v;\n mov.f32 v, 0f41000000;\n st.global.f32 [o+28], v;\n }\n" /* the inner scalar: 8 */
+        " mov.u64 %q.x, 7;\n mov.u64 %q.y, 9;\n st.global.v2.u64 [o+32], %q;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 48);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    float o[8];
+    uint64_t q[2];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    cr_assert_eq(dev_memcpy_dtoh(d, q, out + 32, sizeof q), DEV_OK);
+    static const float want[8] = {2, 3, 4, 5, 4, 5, 8, 8};
+    for (int i = 0; i < 8; i++) cr_expect_eq(o[i], want[i], "result %d: %g, want %g", i, o[i], want[i]);
+    cr_expect(q[0] == 7 && q[1] == 9, "%%q: %llu %llu, want 7 9", (unsigned long long)q[0], (unsigned long long)q[1]);
+    dev_module_unload(m);
+    load_fails(d, HEAD ".visible .entry k()\n{\n .reg .v4 .f32 v<2>;\n ret;\n}\n", "vector registers declared as a range ('v<2>')");
+    load_fails(d, HEAD ".visible .entry k()\n{\n .reg .v2 .pred p;\n ret;\n}\n", "vectors of predicates are not supported");
+    dev_close(d);
+}
+
 /* Jump tables as clang writes them at -O0: `tab: .branchtargets L0, L1, ...;` then `brx.idx %r, tab;` goes to
  * the r-th label (the table may span lines; falling into it goes past it); an index past the table stops the
  * launch.  Before: "unsupported directive '.branchtargets' in function body". */
