@@ -483,6 +483,7 @@ typedef struct EmuFunc {
     char *name;
     bool is_entry;
     bool defined;            /* has a body (not just a prototype) */
+    uint32_t alias1;         /* `.alias this, f;`: f's index + 1 (calls and addresses of this one reach f); 0: none */
     uint32_t line;           /* line of the .entry/.func directive */
     EmuIns *code;
     uint32_t ncode;

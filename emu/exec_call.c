@@ -213,6 +213,7 @@ static const EmuFunc *indirect_callee(EmuBlock *b, EmuThread *t, const EmuIns *i
         return NULL;
     }
     const EmuFunc *c = &m->funcs[k];
+    if (c->alias1) c = &m->funcs[c->alias1 - 1]; /* the address of an .alias: its aliasee (resolve_aliases, module.c) */
     if (!c->defined && !c->builtin) {
         emu_fault(b, t, in, "invalid call", "indirect call of '%s', which has no body in this module", c->name);
         return NULL;

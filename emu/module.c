@@ -104,6 +104,24 @@ static const char *const builtin_names[] = {"",
 #undef X
 };
 
+/* `.alias a, f;` (parse_alias): f has a body, and direct calls of a call f (addresses of a: fill_relocs and
+ * exec_call.c's indirect_callee). */
+static bool resolve_aliases(EmuModule *m, char **err) {
+    for (uint32_t k = 0; k < m->nfuncs; k++) {
+        const EmuFunc *a = &m->funcs[k];
+        if (a->alias1 && !m->funcs[a->alias1 - 1].defined)
+            return merr(err, a->line, ".alias: '%s' aliases '%s', which has no body in this module", a->name, m->funcs[a->alias1 - 1].name);
+    }
+    for (uint32_t k = 0; k < m->nfuncs; k++) {
+        EmuFunc *f = &m->funcs[k];
+        for (uint32_t i = 0; i < f->ncode; i++) {
+            EmuIns *in = &f->code[i];
+            if (in->op == EMU_OP_CALL && in->target != UINT32_MAX && m->funcs[in->target].alias1) in->target = m->funcs[in->target].alias1 - 1;
+        }
+    }
+    return true;
+}
+
 /* Every call reaches a function with a body or a builtin. */
 static bool check_calls(EmuModule *m, char **err) {
     for (uint32_t k = 0; k < m->nfuncs; k++) {
@@ -151,7 +169,8 @@ static bool fill_relocs(EmuModule *m, EmuMem *mem, char **err) {
                 EmuFunc *f = &m->funcs[k];
                 if (strcmp(f->name, x->name)) continue;
                 if (f->is_entry) return merr(err, x->line, "the address of kernel entry '%s' initializes '%s'", f->name, s->name);
-                v = EMU_FUNC_WINDOW + (uint64_t)k * EMU_FUNC_STRIDE;
+                if (f->alias1) f = &m->funcs[f->alias1 - 1]; /* .alias: the aliasee's address */
+                v = EMU_FUNC_WINDOW + (uint64_t)(f - m->funcs) * EMU_FUNC_STRIDE;
                 f->address_taken = true;
                 found = true;
             }
@@ -191,7 +210,7 @@ static bool place_entry_shared(EmuModule *m, char **err) {
 }
 
 bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
-    if (!check_calls(m, err)) return false;
+    if (!resolve_aliases(m, err) || !check_calls(m, err)) return false;
     if (!place_entry_shared(m, err)) return false;
     /* a .loc whose file no .file declares is kept (ptxas takes it): reports name the file by its number */
     uint32_t dyn_align = m->shared_dyn_align < 16 ? 16 : m->shared_dyn_align;

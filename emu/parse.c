@@ -1492,6 +1492,33 @@ static bool parse_address_size(Parser *ps) {
     return true;
 }
 
+/* alias = ".alias" fAlias "," fAliasee ";"   (ISA, .alias: fAlias is a .func declared by a prototype before the
+ * directive, fAliasee a .func of the module with the same parameters; emu_module_finalize checks the aliasee's body
+ * and points calls and addresses of fAlias at it) */
+static bool parse_alias(Parser *ps) {
+    EmuModule *m = ps->m;
+    uint32_t line = ps->tok.line;
+    next(ps);
+    int32_t idx[2] = {-1, -1};
+    for (int k = 0; k < 2; k++) {
+        if (k && !expect(ps, ',')) return false;
+        Tok t = ps->tok;
+        if (t.kind != TK_IDENT) return perr(ps, line, "bad .alias directive: expected a function name");
+        for (uint32_t i = 0; i < m->nfuncs; i++)
+            if (strlen(m->funcs[i].name) == t.len && !memcmp(m->funcs[i].name, t.s, t.len)) idx[k] = (int32_t)i;
+        if (idx[k] < 0) return perr(ps, line, ".alias: '%.*s' is no function declared before the directive", (int)t.len, t.s);
+        next(ps);
+    }
+    EmuFunc *a = &m->funcs[idx[0]], *f = &m->funcs[idx[1]];
+    if (a->is_entry || f->is_entry) return perr(ps, line, ".alias: kernel entries cannot be aliased or aliases");
+    if (a->defined) return perr(ps, line, ".alias: '%s' has a body (an alias is declared by a prototype only)", a->name);
+    if (a->alias1 || f->alias1 || idx[0] == idx[1]) return perr(ps, line, ".alias: '%s' or '%s' is an alias already", a->name, f->name);
+    if (a->nparams != f->nparams || a->nrets != f->nrets)
+        return perr(ps, line, ".alias: '%s' and '%s' have different parameters", a->name, f->name);
+    a->alias1 = (uint32_t)idx[1] + 1;
+    return expect(ps, ';');
+}
+
 EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     *err = NULL;
     EmuModule *m = calloc(1, sizeof *m);
@@ -1541,6 +1568,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
         else if (is(t, ".global")) { next(&ps); ok = parse_var(&ps, EMU_SP_GLOBAL, ext); }
         else if (is(t, ".const")) { next(&ps); ok = parse_var(&ps, EMU_SP_CONST, ext); }
         else if (is(t, ".shared")) { next(&ps); ok = parse_var(&ps, EMU_SP_SHARED, ext); }
+        else if (is(t, ".alias")) ok = parse_alias(&ps);
         else ok = perr(&ps, t->line, "unsupported directive '%.*s'", (int)t->len, t->s);
     }
     if (ok && !emu_module_finalize(m, mem, &ps.err)) ok = false;

@@ -1,7 +1,7 @@
 /* test_emu_calls.c - calls and built-in functions of PTX on the emulator, hand-written and loaded
  * through the device layer: recursion through the param-space ABI, locals passed to callees, the depth
  * limit, printf and assert, indirect calls, twelve arguments, the device heap (malloc/free), alloca,
- * the address of a by-value parameter, and kernel-parameter addresses in callees. */
+ * the address of a by-value parameter, kernel-parameter addresses in callees, and .alias. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -15,6 +15,7 @@
 #include "support/support.h"
 
 #include "tests/emu_dev.h"
+#include "tests/test_ptxas.h"
 
 /* Recursion through the param-space ABI, a pointer to the caller's local
  * array used by the callee, and unbounded recursion stopped at the depth
@@ -429,5 +430,47 @@ Test(calls, kernel_parameter_address_in_a_callee) {
         cr_expect_eq(o[16 + t], s[t] * 1000 + s[15 - t], "getp, thread %u: %u, want %u", t, o[16 + t], s[t] * 1000 + s[15 - t]);
     }
     dev_module_unload(m);
+    dev_close(d);
+}
+
+/* ISA, .alias: ".alias fAlias, fAliasee;" makes fAlias (declared by a prototype) another name of fAliasee, "both
+ * should have same prototype" (LLVM writes it for a C alias attribute).  Before: "unsupported directive
+ * '.alias'".  A direct call through the alias, its address in a table of function pointers and from mov,
+ * both called indirectly; the aliases ptxas refuses are refused with their line. */
+Test(calls, alias) {
+    static const char *ptx = HEAD
+        ".visible .func (.param .b32 r) plus7(.param .b32 x)\n{\n .reg .b32 %r<3>;\n"
+        " ld.param.b32 %r1, [x];\n add.s32 %r2, %r1, 7;\n st.param.b32 [r], %r2;\n ret;\n}\n"
+        ".visible .func (.param .b32 r) p7(.param .b32 x);\n"
+        ".alias p7, plus7;\n"
+        ".global .align 8 .u64 tab[1] = {p7};\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n"
+        " ld.param.u64 %rd1, [out];\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], 1;\n call (q), p7, (a);\n ld.param.b32 %r1, [q];\n }\n"
+        " ld.global.u64 %rd2, [tab];\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], 2;\n"
+        " pr1 : .callprototype (.param .b32 _) _ (.param .b32 _);\n call (q), %rd2, (a), pr1;\n ld.param.b32 %r2, [q];\n }\n"
+        " mov.u64 %rd3, p7;\n"
+        " { .param .b32 a; .param .b32 q;\n st.param.b32 [a], 3;\n"
+        " pr2 : .callprototype (.param .b32 _) _ (.param .b32 _);\n call (q), %rd3, (a), pr2;\n ld.param.b32 %r3, [q];\n }\n"
+        " st.global.v2.u32 [%rd1], {%r1, %r2};\n st.global.u32 [%rd1+8], %r3;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    TileDevice *d = open_dev(0);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t out = buffer(d, NULL, 12);
+    launch_ok(d, f, 1, 1, (void *[]){&out});
+    uint32_t o[3];
+    cr_assert_eq(dev_memcpy_dtoh(d, o, out, sizeof o), DEV_OK);
+    for (int i = 0; i < 3; i++) cr_expect_eq(o[i], (uint32_t)(i + 8), "call %d: %u, want %d", i, o[i], i + 8);
+    dev_module_unload(m);
+#define F7 ".visible .func (.param .b32 r) plus7(.param .b32 x)\n{\n ret;\n}\n"
+    load_fails(d, HEAD F7 ".alias p7, plus7;\n", ".alias: 'p7' is no function declared before the directive");
+    load_fails(d, HEAD F7 ".visible .func p7(.param .b32 x);\n.alias p7, plus7;\n", "'p7' and 'plus7' have different parameters");
+    load_fails(d, HEAD F7 ".visible .func (.param .b32 r) p7(.param .b32 x)\n{\n ret;\n}\n.alias p7, plus7;\n",
+               "'p7' has a body");
+    load_fails(d, HEAD ".visible .func (.param .b32 r) plus7(.param .b32 x);\n.visible .func (.param .b32 r) p7(.param .b32 x);\n"
+               ".alias p7, plus7;\n", "'p7' aliases 'plus7', which has no body in this module");
+#undef F7
     dev_close(d);
 }
