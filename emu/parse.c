@@ -357,6 +357,9 @@ static bool parse_decl(Parser *ps, Decl *d) {
     char b[48];
     if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a name in declaration, found %s", tok_text(&ps->tok, b, sizeof b));
     if (!d->ty) return perr(ps, ps->tok.line, "declaration of '%.*s' has no type", (int)ps->tok.len, ps->tok.s);
+    if (!emu_type_size(d->ty)) /* .u4 .s4 .b1 .u2 .s2: operand types of mma and cvt.pack, no variable has them */
+        return perr(ps, ps->tok.line, "declaration of '%.*s': .%s is no type of a variable or parameter", (int)ps->tok.len, ps->tok.s,
+                    emu_type_name(d->ty));
     d->name = ps->tok.s;
     d->nlen = ps->tok.len;
     next(ps);

@@ -1045,6 +1045,22 @@ Test(forms, vector_registers) {
     dev_close(d);
 }
 
+/* The sub-byte types (.u4 .s4 .b1, cvt.pack's .u2 .s2) are operand types of mma and cvt.pack only; ptxas refuses
+ * a variable or parameter of them ("syntax error").  The emulator loaded `.param .u2 x` as a parameter of no bytes
+ * (found by mutating PTX: the Python launcher then failed on its type). */
+Test(forms, sub_byte_declarations_refused) {
+    TileDevice *d = open_dev(0);
+    static const char *decl[] = {".visible .entry k(.param .u2 x)\n{\n ret;\n}\n", ".global .b1 flag;\n",
+                                 ".visible .func f(.param .s4 x)\n{\n ret;\n}\n", ".const .align 4 .u4 t[8];\n"};
+    for (size_t i = 0; i < sizeof decl / sizeof *decl; i++) {
+        char ptx[256];
+        snprintf(ptx, sizeof ptx, HEAD "%s", decl[i]);
+        cr_expect(ptxas_refuses(ptx, "sm_80"), "ptxas takes %s", decl[i]);
+        load_fails(d, ptx, "is no type of a variable or parameter");
+    }
+    dev_close(d);
+}
+
 /* Jump tables as clang writes them at -O0: `tab: .branchtargets L0, L1, ...;` then `brx.idx %r, tab;` goes to
  * the r-th label (the table may span lines; falling into it goes past it); an index past the table stops the
  * launch.  Before: "unsupported directive '.branchtargets' in function body". */
