@@ -1,0 +1,867 @@
+/* test_lang_diag.c - the front end's diagnostics, continued from test_lang.c: exact text, location and
+ * caret of the errors for Triton's and C's spellings, constants that do not fit, atomics' sem/scope,
+ * hints, static_assert, inline asm constraints, attributes and the launch values of @config. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lang_diag.h"
+
+Test(lang_diag, atomic_sem_scope) {
+    expect_diag("kernel k(p: *f32) {\n    atomic_add(p, 1.0, sem=\"seq\");\n}\n",
+                "t.tile:2:28: error: unknown memory ordering \"seq\" of 'atomic_add': expected \"acq_rel\", \"relaxed\", \"acquire\" or \"release\"\n"
+                "      atomic_add(p, 1.0, sem=\"seq\");\n"
+                "                             ^\n");
+    expect_diag("kernel k(p: *i32) {\n    atomic_cas(p, 1, 2, scope=1);\n}\n",
+                "t.tile:2:31: error: argument 'scope' of 'atomic_cas' must be a string such as scope=\"gpu\"\n"
+                "      atomic_cas(p, 1, 2, scope=1);\n"
+                "                                ^\n");
+    expect_diag("kernel k(p: *i32) {\n    atomic_add(p, 1, \"relaxed\");\n}\n",
+                "t.tile:2:22: error: a string (\"relaxed\") is not a value: strings are compile-time constants, compared with == and != "
+                "(if ACT == \"relu\") or given as a keyword's value (sem=\"relaxed\")\n"
+                "      atomic_add(p, 1, \"relaxed\");\n"
+                "                       ^\n");
+    expect_diag("kernel k(p: *f32) {\n    atomic_and(p, 1.0);\n}\n",
+                "t.tile:2:16: error: 'atomic_and' is not supported on 'ptr<f32>' (it needs integers)\n"
+                "      atomic_and(p, 1.0);\n"
+                "                 ^\n");
+    expect_diag("kernel k(p: *bf16) {\n    atomic_max(p, 1.0);\n}\n",
+                "t.tile:2:16: error: 'atomic_max' is not supported on 'ptr<bf16>' (f16 and bf16 take atomic_add only)\n"
+                "      atomic_max(p, 1.0);\n"
+                "                 ^\n");
+    expect_diag("fn f(x, y) { return x * y; }\nkernel k(p: *f32) {\n    store(p, f(1.0, y=\"a\"));\n}\n",
+                "t.tile:1:23: error: strings only compare with == and != to strings (here 'f32' * 'string')\n"
+                "  fn f(x, y) { return x * y; }\n"
+                "                        ^\n"
+                "t.tile:3:14: note: in this call of 'f'\n"
+                "      store(p, f(1.0, y=\"a\"));\n"
+                "               ^\n");
+    expect_ok("kernel k(p: *i32) {\n    let o = atomic_cas(p, 1, 2, sem=\"relaxed\", scope=\"cta\");\n    debug_barrier();\n}\n");
+}
+
+/* Triton's floor division: `//` after an operand, with the rest of the line ending in `;`,
+ * is reported where it stands (and read as `/`); other `//` stay comments. */
+Test(lang_diag, floor_division_trap) {
+    expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, n // 4);\n}\n",
+                "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      store(x, n // 4);\n"
+                "                 ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let q = (n + 1)//(2);\n    store(x, q);\n}\n",
+                "t.tile:2:20: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      let q = (n + 1)//(2);\n"
+                "                     ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) // the doc\n{\n"
+              "    let q = n; // 4 rows;\n"
+              "    // a comment line;\n"
+              "    if n > 2 // wide rows\n    { q = n / 4; }\n"
+              "    store(x, q); // store it;\n"
+              "    let r = [1, // first;\n"
+              "             2];\n"
+              "}\n");
+}
+
+/* Inside parentheses or brackets (an expression wrapped over lines, as black formats Triton code) a `//`
+ * after an operand is the operator whatever the line ends with; a comment after a comma stays one. */
+Test(lang_diag, floor_division_trap_wrapped) {
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let q = (n // 2 * 16\n             + 1);\n    store(x, q);\n}\n",
+                "t.tile:2:16: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      let q = (n // 2 * 16\n"
+                "                 ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) {\n    let q = where(n > 0, // positive\n                  n, 0);\n    store(x, q);\n}\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, (n // -4));\n}\n",
+                "t.tile:2:17: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+                "      store(x, (n // -4));\n"
+                "                  ^\n");
+}
+
+/* Where C's precedence and Python's (Triton's) read the same text differently: a comparison as an operand of
+ * `&`, `|`, `^` or of another comparison needs parentheses. */
+Test(lang_diag, precedence_traps) {
+    expect_diag("kernel k(x: *i32) {\n    let o = arange(0, 16);\n    store(x + o, where(o & 1 == 0, 1, 0));\n}\n",
+                "t.tile:3:26: error: '&' of a comparison: here '==' binds tighter than '&' (as in C), in Python and Triton looser; "
+                "write the parentheses you mean, as in '(a < n) & (b >= 0)' for masks or '(x & 1) == 0'\n"
+                "      store(x + o, where(o & 1 == 0, 1, 0));\n"
+                "                           ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n    store(x + o, where(2 <= o < n, 1, 0));\n}\n",
+                "t.tile:3:31: error: chained comparison 'a <= b < c': here one compares the other's i1 result (as in C), not Python's "
+                "'a <= b and b < c'; write '(a <= b) && (b < c)'\n"
+                "      store(x + o, where(2 <= o < n, 1, 0));\n"
+                "                                ^\n");
+    expect_diag("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n    store(x + o, where(o | n != 0, 1, 0));\n}\n",
+                "t.tile:3:26: error: '|' of a comparison: here '!=' binds tighter than '|' (as in C), in Python and Triton looser; "
+                "write the parentheses you mean, as in '(a < n) | (b >= 0)' for masks or '(x | 1) != 0'\n"
+                "      store(x + o, where(o | n != 0, 1, 0));\n"
+                "                           ^\n");
+    expect_ok("kernel k(x: *i32, n: i32) {\n    let o = arange(0, 16);\n"
+              "    store(x + o, where(((o & 1) == 0) & (o < n) | (2 <= o) && o < n, 1, 0));\n}\n");
+}
+
+/* Triton's methods and attributes name what to write here */
+Test(lang_diag, triton_methods) {
+    Result r = compile("kernel k(x: *f32) {\n    let v = load(x);\n    store(x, v.to(f16) as f32);\n}\n");
+    cr_expect(r.diags && strstr(r.diags, "t.tile:3:15: error: '.to': values have no methods or attributes here; write 'x as T' or "
+                                         "'cast(x, T)' for Triton's x.to(T)\n"), "%s", r.diags);
+    result_free(&r);
+    r = compile("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    let s = v.shape;\n}\n");
+    cr_expect(r.diags && strstr(r.diags, "t.tile:3:14: error: '.shape': values have no methods or attributes here; write 'shape_of(x)' "
+                                         "for Triton's x.shape"), "%s", r.diags);
+    result_free(&r);
+    /* attribute chains are one error each, naming the function form */
+    expect_diag("kernel k(x: *f32) {\n    let v = load(x + arange(0, 4));\n    if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "    let b = x.dtype.element_ty;\n}\n",
+                "t.tile:3:9: error: '.dtype.is_floating': values have no methods or attributes here; write 'is_float(T)' for Triton's "
+                "T.is_floating() (T a type, dtype_of(x) or a value)\n"
+                "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "          ^\n"
+                "t.tile:3:42: error: '.shape': values have no methods or attributes here; write 'shape_of(x, d)' for Triton's x.shape[d] "
+                "(a compile-time i32)\n"
+                "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "                                           ^\n"
+                "t.tile:3:55: error: '.numel': values have no methods or attributes here; write 'numel(x)' for Triton's x.numel "
+                "(a compile-time i32)\n"
+                "      if v.dtype.is_floating() { store(x, v.shape[0] + v.numel); }\n"
+                "                                                        ^\n"
+                "t.tile:4:14: error: '.dtype.element_ty': values have no methods or attributes here; write 'element_type(p)' for "
+                "Triton's p.dtype.element_ty (p a pointer value)\n"
+                "      let b = x.dtype.element_ty;\n"
+                "               ^\n");
+}
+
+/* the shape and type queries' bad arguments, located at the argument */
+Test(lang_diag, shape_and_type_queries) {
+    const char *head = "kernel k(x: *f32, n: i32) {\n    let v = load(x + arange(0, 16));\n";
+    const struct {
+        const char *line, *want;
+    } bad[] = {
+        {"    let a = numel(f32);\n", "t.tile:3:19: error: 'numel' expects a tensor or a scalar, got a type\n"},
+        {"    let a = rank(None);\n", "t.tile:3:18: error: 'rank' expects a tensor or a scalar, got None\n"},
+        {"    let a = shape_of(v, 1);\n", "t.tile:3:25: error: dimension 1 is out of range for a tensor of shape [16]\n"},
+        {"    let a = shape_of(n, 0);\n", "t.tile:3:25: error: dimension 0 is out of range for a scalar of shape []\n"},
+        {"    let a = shape_of(v, n);\n", "t.tile:3:25: error: the dimension of 'shape_of' must be a compile-time integer\n"},
+        {"    let a = element_type(v);\n",
+         "t.tile:3:26: error: 'element_type' expects a pointer, got 'f32' (the type of a number is dtype_of(x))\n"},
+        {"    let a = is_float(\"f32\");\n",
+         "t.tile:3:22: error: 'is_float' expects a type (f16, dtype_of(x), a const holding one) or a value, got a string\n"},
+        {"    let a = bitwidth([4, 4]);\n",
+         "t.tile:3:22: error: 'bitwidth' expects a type (f16, dtype_of(x), a const holding one) or a value, got a list\n"},
+        {"    static_assert(is_int(v), \"integers only\");\n", "t.tile:3:5: error: static_assert failed: integers only\n"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s}\n", head, bad[i].line);
+        Result r = compile(text);
+        cr_expect_null(r.m, "%s: compiled", bad[i].line);
+        cr_expect(r.diags && !strncmp(r.diags, bad[i].want, strlen(bad[i].want)), "%s: got\n%s\nwant\n%s", bad[i].line, r.diags,
+                  bad[i].want);
+        result_free(&r);
+    }
+}
+
+/* bitcast widths, pointer casts, located */
+Test(lang_diag, casts) {
+    expect_diag("kernel k(x: *f32) { let v = load(x); store(x, bitcast(v, f16) as f32); }\n",
+                "t.tile:1:47: error: bitcast from 'f32' (32 bits) to 'f16' (16 bits) changes the width\n"
+                "  kernel k(x: *f32) { let v = load(x); store(x, bitcast(v, f16) as f32); }\n"
+                "                                                ^\n");
+    expect_diag("kernel k(x: *f32) { let p = x as f32; }\n",
+                "t.tile:1:31: error: cannot cast 'ptr<f32>' to 'f32' (pointers convert to and from integers and other pointer types)\n"
+                "  kernel k(x: *f32) { let p = x as f32; }\n"
+                "                                ^\n");
+    expect_diag("kernel k(x: *f32) { let p = cast(x, i32, bitcast=true); }\n",
+                "t.tile:1:29: error: bitcast from 'ptr<f32>' (64 bits) to 'i32' (32 bits) changes the width\n"
+                "  kernel k(x: *f32) { let p = cast(x, i32, bitcast=true); }\n"
+                "                              ^\n");
+}
+
+/* cache hints: unknown values and PTX's exclusive forms, located */
+Test(lang_diag, cache_hints) {
+    expect_diag("kernel k(x: *f32) { let v = load(x, cache_modifier=\".wb\"); }\n",
+                "t.tile:1:52: error: unknown cache_modifier \".wb\" of 'load': expected \".ca\", \".cg\", \".cs\", \".lu\" or \".cv\"\n"
+                "  kernel k(x: *f32) { let v = load(x, cache_modifier=\".wb\"); }\n"
+                "                                                     ^\n");
+    expect_diag("kernel k(x: *f32) { store(x, 1.0, eviction_policy=\"evict_later\"); }\n",
+                "t.tile:1:51: error: unknown eviction_policy \"evict_later\" of 'store': expected \"evict_normal\", \"evict_first\", "
+                "\"evict_last\", \"evict_unchanged\" or \"no_allocate\"\n"
+                "  kernel k(x: *f32) { store(x, 1.0, eviction_policy=\"evict_later\"); }\n"
+                "                                                    ^\n");
+    expect_diag("kernel k(x: *f32) { let v = load(x, cache_modifier=\".cg\", volatile=true); }\n",
+                "t.tile:1:29: error: 'load' takes one of cache_modifier, eviction_policy and volatile=true: PTX has no instruction "
+                "with two of them\n"
+                "  kernel k(x: *f32) { let v = load(x, cache_modifier=\".cg\", volatile=true); }\n"
+                "                              ^\n");
+    expect_diag("kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n",
+                "t.tile:1:52: error: argument 'cache_modifier' of 'load' must be a string such as cache_modifier=\".cg\"\n"
+                "  kernel k(x: *f32) { let v = load(x, cache_modifier=cg); }\n"
+                "                                                     ^\n");
+}
+
+/* static_assert: compile-time conditions, the message at the call */
+Test(lang_diag, static_assert) {
+    expect_diag("kernel k(x: *f32, const B: i32 = 48) { static_assert(B % 32 == 0, \"B must be a multiple of 32\"); }\n",
+                "t.tile:1:40: error: static_assert failed: B must be a multiple of 32\n"
+                "  kernel k(x: *f32, const B: i32 = 48) { static_assert(B % 32 == 0, \"B must be a multiple of 32\"); }\n"
+                "                                         ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) { static_assert(n > 0); }\n",
+                "t.tile:1:43: error: condition of 'static_assert' must be a compile-time constant (device_assert checks at run time)\n"
+                "  kernel k(x: *f32, n: i32) { static_assert(n > 0); }\n"
+                "                                            ^\n");
+    expect_diag("kernel k(x: *f32) { device_print(x); }\n",
+                "t.tile:1:21: error: 'device_print' expects a string literal prefix first, such as device_print(\"x\", x)\n"
+                "  kernel k(x: *f32) { device_print(x); }\n"
+                "                      ^\n");
+}
+
+/* Triton's max/min: the second argument is the axis; two values want maximum/minimum */
+Test(lang_diag, max_min_axis) {
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 4)); store(p, max(a, load(p + 1))); }\n",
+                "t.tile:1:69: error: the second argument of 'max' is the axis to reduce along (as Triton's tl.max); for the element-wise "
+                "maximum of two values write 'maximum(a, b)'\n"
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 4)); store(p, max(a, load(p + 1))); }\n"
+                "                                                                      ^\n");
+    expect_diag("kernel k(p: *f32) { let a = load(p + arange(0, 8)); store(p + arange(0, 8), min(a, 0.5)); }\n",
+                "t.tile:1:84: error: the second argument of 'min' is the axis to reduce along (as Triton's tl.min); for the element-wise "
+                "minimum of two values write 'minimum(a, b)'\n"
+                "  kernel k(p: *f32) { let a = load(p + arange(0, 8)); store(p + arange(0, 8), min(a, 0.5)); }\n"
+                "                                                                                     ^\n");
+    /* max(x, 0) reduces along axis 0, as tl.max(x, 0) */
+    Result r = compile("kernel k(p: *f32) { let a = load(p + arange(0, 8)); store(p, max(a, 0)); }\n");
+    cr_expect_not_null(r.m, "%s", r.diags);
+    cr_expect(r.ir && strstr(r.ir, "reduce") && strstr(r.ir, "kind=max, axis=0"), "%s", r.ir ? r.ir : "");
+    result_free(&r);
+}
+
+/* A compile-time value given to a const of a declared integer type must be exact in it: a float default
+ * is not truncated (2.5 -> 2), a -D value is not wrapped (99999999999 -> 1215752191); a -D value's
+ * errors point at the define, not at the default it replaces. */
+Test(lang_diag, typed_const_values_exact) {
+    expect_diag("kernel k(x: *f32, const B: i32 = 2.5) {\n    store(x + arange(0, B), 1.0);\n}\n",
+                "t.tile:1:34: error: 'B' is i32, but its value 2.5 is not an integer\n"
+                "  kernel k(x: *f32, const B: i32 = 2.5) {\n"
+                "                                   ^\n");
+    expect_diag("const N: u8 = 300;\nkernel k(x: *f32) {\n    store(x + arange(0, 16), N as f32);\n}\n",
+                "t.tile:1:15: error: 'N' is u8, but its value 300 does not fit\n"
+                "  const N: u8 = 300;\n"
+                "                ^\n");
+    expect_ok("const N: u8 = 255;\nconst M: i64 = 4.0;\nkernel k(x: *f32, const B: i32 = 16) {\n"
+              "    store(x + arange(0, B), (N as f32) + (M as f32));\n}\n");
+    const char *src = "kernel k(x: *f32, const B: i32 = 16) {\n    store(x + arange(0, B), 1.0);\n}\n";
+    LangDefine big[] = {{"B", "99999999999"}}, half[] = {{"B", "2.5"}}, ty[] = {{"B", "f16"}};
+    Result r = compile_src("t.tile", src, strlen(src), big, 1);
+    cr_expect_null(r.m);
+    cr_expect_str_eq(r.diags, "<-D B>:1:1: error: 'B' is i32, but its value 99999999999 does not fit\n  99999999999\n  ^\n");
+    result_free(&r);
+    r = compile_src("t.tile", src, strlen(src), half, 1);
+    cr_expect_str_eq(r.diags, "<-D B>:1:1: error: 'B' is i32, but its value 2.5 is not an integer\n  2.5\n  ^\n");
+    result_free(&r);
+    r = compile_src("t.tile", src, strlen(src), ty, 1);
+    cr_expect_str_eq(r.diags, "<-D B>:1:1: error: 'B' is i32, but its value is the type f16\n  f16\n  ^\n");
+    result_free(&r);
+}
+
+/* Values that do not fit what takes them, from probe Z: a switch argument that is not true/false (exp(x, -5)
+ * was exact=true), a typed file-level const given a type or a string (the declared type was ignored), an i1
+ * const given 2, defines of launch metadata that are not integers (reported with no location), digit
+ * separators that separate nothing, a float constant carried into an integer variable (silently truncated),
+ * a const parameter declared a pointer. */
+/* The caret stands under the column after UTF-8 text on the line (it counted bytes: 6 cells too far right here,
+ * probe Z F16); the column itself counts bytes. */
+Test(lang_diag, caret_after_utf8) {
+    expect_diag("kernel k(x: *f32) { /* \xc3\xa9\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac */ store(x, zz); }\n",
+                "t.tile:1:47: error: unknown name 'zz'\n"
+                "  kernel k(x: *f32) { /* \xc3\xa9\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac */ store(x, zz); }\n"
+                "                                          ^\n");
+}
+
+/* A lone "\r" ends a line as "\n" and "\r\n" do (a CR-only file was one line: every error on line 1, and a
+ * `//` comment ran to the end of the file); a "\r\n" line shows without its "\r". */
+Test(lang_diag, line_endings) {
+    expect_diag("kernel k(x: *f32) { // c\r    let a = 1;\r    store(x, zz);\r}\r",
+                "t.tile:3:14: error: unknown name 'zz'\n"
+                "      store(x, zz);\n"
+                "               ^\n");
+    expect_diag("kernel k(x: *f32) {\r\n    let a = 1;\r\n    store(x, zz);\r\n}\r\n",
+                "t.tile:3:14: error: unknown name 'zz'\n"
+                "      store(x, zz);\n"
+                "               ^\n");
+    expect_diag("kernel k(x: *f32) {\r    static_assert(false, \"a\r\");\r}\r",
+                "t.tile:2:26: error: unterminated string literal (a string ends on its line with '\"')\n"
+                "      static_assert(false, \"a\n"
+                "                           ^\n"
+                "t.tile:3:1: error: unterminated string literal (a string ends on its line with '\"')\n"
+                "  \");\n"
+                "  ^\n");
+}
+
+/* A character the lexer reports is one error: the parser adds nothing about the same mistake (a stray '×'
+ * was "unexpected byte 0xc3" and then "expected ';'", an unterminated string or comment one more error at the
+ * next token or the end of the file); a non-ASCII character is named, with what to write for a look-alike. */
+Test(lang_diag, stray_characters_one_error) {
+    expect_diag("kernel k(x: *f32) {\n    let a = 2.0 \xc3\x97 3.0;\n    store(x, a);\n}\n",
+                "t.tile:2:17: error: unexpected character U+00D7 (a multiplication sign): write '*'\n"
+                "      let a = 2.0 \xc3\x97 3.0;\n"
+                "                  ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let \xce\xb1 = 1.0;\n}\n",
+                "t.tile:2:9: error: unexpected character '\xce\xb1' (U+03B1): outside strings and comments the source is ASCII (a "
+                "name is letters, digits and '_')\n"
+                "      let \xce\xb1 = 1.0;\n"
+                "          ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, \xe2\x88\x92" "1.0);\n}\n",
+                "t.tile:2:14: error: unexpected character U+2212 (a minus sign): write '-'\n"
+                "      store(x, \xe2\x88\x92" "1.0);\n"
+                "               ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let a = n > 0 ? 1.0 : 2.0;\n    store(x, a);\n}\n",
+                "t.tile:2:19: error: there is no '?:' here: write 'a if cond else b' (where(cond, a, b) to choose per element)\n"
+                "      let a = n > 0 ? 1.0 : 2.0;\n"
+                "                    ^\n");
+    expect_diag("import \"math.tile;\nkernel k(x: *f32) {\n}\n",
+                "t.tile:1:8: error: unterminated string literal (a string ends on its line with '\"')\n"
+                "  import \"math.tile;\n"
+                "         ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, 1.0); /* never closed\n}\n",
+                "t.tile:2:20: error: unterminated comment: no '*/' closes this '/*'\n"
+                "      store(x, 1.0); /* never closed\n"
+                "                     ^\n");
+    /* Python's comment and string quotes are read as meant after their error: no second one */
+    expect_diag("kernel k(x: *f32) {\n    # scale it\n    store(x, zz);\n}\n",
+                "t.tile:2:5: error: '#' does not start a comment here: write '//'\n"
+                "      # scale it\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    static_assert(false, 'no');\n}\n",
+                "t.tile:2:26: error: strings are written with double quotes here: \"...\"\n"
+                "      static_assert(false, 'no');\n"
+                "                           ^\n");
+}
+
+/* Statements written as in Python or C get one error each saying how they are written here, and the rest of the
+ * kernel is still parsed (elif is read as else if, i++ as i += 1, a C for's body as a block): no cascade, and the
+ * next mistake is reported too (they were "expected ';' after expression, found 'n'", "expected an expression,
+ * found '+'", and a C for gave a second error at its '++'). */
+Test(lang_diag, python_and_c_statements) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let i = 0;\n    for (let j = 0; j < n; j++) {\n        i++;\n    }\n"
+                "    if n > 0 { i--; } elif n < 0 { store(x, zz); }\n}\n",
+                "t.tile:4:10: error: '++': there is no increment operator here; write 'i += 1'\n"
+                "          i++;\n"
+                "           ^\n"
+                "t.tile:6:17: error: '--': there is no decrement operator here; write 'i -= 1'\n"
+                "      if n > 0 { i--; } elif n < 0 { store(x, zz); }\n"
+                "                  ^\n"
+                "t.tile:3:5: error: a 'for' loop is written 'for i in range(start, end, step) { ... }' here, not as C's "
+                "'for (init; cond; step)'\n"
+                "      for (let j = 0; j < n; j++) {\n"
+                "      ^\n"
+                "t.tile:6:23: error: 'elif' is written 'else if' here\n"
+                "      if n > 0 { i--; } elif n < 0 { store(x, zz); }\n"
+                "                        ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    if n > 0:\n        store(x, 1.0);\n}\n",
+                "t.tile:2:13: error: expected '{' to open a block, found ':' (a block is in braces here, not after ':' and an indent)\n"
+                "      if n > 0:\n"
+                "              ^\n");
+}
+
+/* Triton's module prefixes get one error naming the plain name, then the parse goes on as if it was written so
+ * (it was "'.exp': values have no methods", then "expected ')' after call arguments, found 'exp'"). */
+Test(lang_diag, c_pointer_type) {
+    expect_diag("kernel k(x: f32*, n: i32) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:16: error: a pointer type is written before its pointee: '*f32', not 'f32*'\n"
+                "  kernel k(x: f32*, n: i32) {\n"
+                "                 ^\n");
+}
+
+/* None is a compile-time value: == / != None (and Python's `is None`, `is not None`) are compile-time i1s; it is no
+ * run-time value, and no other operator takes it. */
+Test(lang_diag, none_comparisons) {
+    Result r = compile("fn f(a, b = None) {\n    if b is None { return a; }\n    return a + b;\n}\n"
+                       "kernel k(x: *i32) {\n    let z = None;\n    static_assert(z == None && !(x is None) && (x is not None) && (z != 1) == true && (1 == z) == false, \"cmp\");\n"
+                       "    store(x, f(1) + f(2, 3));\n}\n");
+    cr_expect_not_null(r.m, "%s", r.diags);
+    cr_expect(strstr(r.ir, "value=6"), "%s", r.ir);
+    result_free(&r);
+    expect_diag("kernel k(x: *f32) {\n    if x is 3 { store(x, 1.0); }\n}\n",
+                "t.tile:2:13: error: expected 'None' after 'is' ('is' compares with None only; write == or !=), found '3'\n"
+                "      if x is 3 { store(x, 1.0); }\n"
+                "              ^\n");
+    expect_diag("kernel k(x: *f32) {\n    if None < 3 { store(x, 1.0); }\n}\n",
+                "t.tile:2:13: error: None only compares with == and != (here 'None' < 'i32')\n"
+                "      if None < 3 { store(x, 1.0); }\n"
+                "              ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let a = None;\n    store(x, a);\n}\n",
+                "t.tile:3:14: error: 'None' cannot be used as a value\n"
+                "      store(x, a);\n"
+                "               ^\n");
+}
+
+/* An integer division or remainder of a run-time value by the constant 0 is an error at the operator (it compiled
+ * to a store of an undefined value; probe C C0b); by a run-time zero it stays the hardware's business. */
+Test(lang_diag, division_by_constant_zero) {
+    expect_diag("kernel k(x: *i32, n: i32) {\n    store(x, n % 0 + n / (4 - 4));\n}\n",
+                "t.tile:2:16: error: integer remainder by zero (the divisor is the constant 0)\n"
+                "      store(x, n % 0 + n / (4 - 4));\n"
+                "                 ^\n"
+                "t.tile:2:24: error: integer division by zero (the divisor is the constant 0)\n"
+                "      store(x, n % 0 + n / (4 - 4));\n"
+                "                         ^\n");
+}
+
+/* Triton's Python spellings get one error each saying how they are written here, and the file is read on as if
+ * they had been (no cascade): a decorator, and/or/not/True, float("-inf"), **, a method's arguments, math.inf, and
+ * the `//` of a loop header or of an expression that goes on on the next line (it was silently `n + 1`). */
+Test(lang_diag, python_spellings) {
+    expect_diag(
+        "@triton.jit\n"
+        "kernel k(x: *f32, n: i32) {\n"
+        "    let r = arange(0, 16);\n"
+        "    let m = r < n and not (r > 2) or True;\n"
+        "    let v = load(x + r, m, float(\"-inf\")) ** 2;\n"
+        "    store(x + r, v.to(f32) + math.inf, m);\n"
+        "    let h = n // 2\n"
+        "        + 1;\n"
+        "    while h < n // 2 {\n"
+        "        h += 1;\n"
+        "    }\n"
+        "}\n",
+        "t.tile:1:2: error: '@triton.jit': a kernel needs no decorator here: 'kernel NAME(params) { ... }' (launch settings are attributes such as @num_warps(4); tuning configurations are @config(...))\n"
+        "  @triton.jit\n"
+        "   ^\n"
+        "t.tile:4:19: error: 'and' is written '&&' here (Python's 'and')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                    ^\n"
+        "t.tile:4:23: error: 'not' is written '!' here (Python's 'not')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                        ^\n"
+        "t.tile:4:35: error: 'or' is written '||' here (Python's 'or')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                                    ^\n"
+        "t.tile:4:38: error: 'True' is written 'true' here (Python's 'True')\n"
+        "      let m = r < n and not (r > 2) or True;\n"
+        "                                       ^\n"
+        "t.tile:5:28: error: 'float(...)' of a string: write the float here (-1.0 / 0.0 for minus infinity, 0.0 / 0.0 for NaN)\n"
+        "      let v = load(x + r, m, float(\"-inf\")) ** 2;\n"
+        "                             ^\n"
+        "t.tile:5:43: error: '**': there is no power operator here; write pow(x, y) (x * x for a square)\n"
+        "      let v = load(x + r, m, float(\"-inf\")) ** 2;\n"
+        "                                            ^\n"
+        "t.tile:6:19: error: '.to': values have no methods or attributes here; write 'x as T' or 'cast(x, T)' for Triton's x.to(T)\n"
+        "      store(x + r, v.to(f32) + math.inf, m);\n"
+        "                    ^\n"
+        "t.tile:6:30: error: 'math.inf': there is no 'math' module here; write the float (1.0 / 0.0)\n"
+        "      store(x + r, v.to(f32) + math.inf, m);\n"
+        "                               ^\n"
+        "t.tile:7:15: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+        "      let h = n // 2\n"
+        "                ^\n"
+        "t.tile:9:17: error: '//' starts a comment; for integer division write '/' (it truncates toward zero, as Triton's '//' on integers does)\n"
+        "      while h < n // 2 {\n"
+        "                  ^\n");
+    Result r = compile("kernel k(a: **f32, n: i32) {\n    let and = 2;\n    let not = and * 2;\n    store(load(a), cast(not, f32));\n}\n");
+    cr_expect_not_null(r.m, "a pointer to pointers, and Python's words as names, compile: %s", r.diags);
+    result_free(&r);
+    r = compile("kernel k(x: *i32, a: i32, b: i32) {\n    let t = a // first part\n        + b;\n    store(x, t);\n}\n");
+    cr_expect_not_null(r.m, "a comment in words before a line that goes on stays a comment: %s", r.diags);
+    result_free(&r);
+}
+
+Test(lang_diag, triton_module_prefix) {
+    expect_diag("kernel k(x: *f32) {\n    store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n}\n",
+                "t.tile:2:14: error: 'tl.math.exp': there is no 'tl' module here; write 'exp' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n"
+                "               ^\n"
+                "t.tile:2:33: error: 'tl.sqrt': there is no 'tl' module here; write 'sqrt' (the built-ins are plain names, "
+                "docs/language.md)\n"
+                "      store(x, tl.math.exp(1.0) + tl.sqrt(2.0));\n"
+                "                                  ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, cast(1.5, tl.bfloat16) as f32);\n}\n",
+                "t.tile:2:24: error: 'tl.bfloat16': there is no 'tl' module here; the type is 'bf16'\n"
+                "      store(x, cast(1.5, tl.bfloat16) as f32);\n"
+                "                         ^\n");
+    expect_diag("kernel k(x: *f32, B: tl.constexpr) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:22: error: 'tl.constexpr': a compile-time parameter is written 'const NAME: T' (or 'const NAME = default')\n"
+                "  kernel k(x: *f32, B: tl.constexpr) {\n"
+                "                       ^\n");
+}
+
+Test(lang_diag, combine_returning_a_tensor) {
+    /* the message named the element type only: "returns 'i32' where its operands are i32" (probe Z F14) */
+    expect_diag("fn f(a, b) { return arange(0, 4); }\nkernel k(x: *f32) { let r = reduce(arange(0, 16), 0, f); }\n",
+                "t.tile:2:29: error: combine function 'f' returns 'tensor<4xi32>' where its operands are i32\n"
+                "  kernel k(x: *f32) { let r = reduce(arange(0, 16), 0, f); }\n"
+                "                              ^\n");
+}
+
+Test(lang_diag, values_that_do_not_fit) {
+    expect_diag("kernel k(x: *f32) {\n    store(x, exp(load(x), -5));\n}\n",
+                "t.tile:2:27: error: argument 'exact' of 'exp' is a switch (true or false), got -5\n"
+                "      store(x, exp(load(x), -5));\n"
+                "                            ^\n");
+    expect_diag("const B: i32 = f16;\nkernel k(x: *B) { }\n",
+                "t.tile:1:16: error: 'B' is i32, but its value is the type f16\n"
+                "  const B: i32 = f16;\n"
+                "                 ^\n");
+    expect_diag("const A: i32 = \"x\";\nkernel k(x: *f32) { store(x, A as f32); }\n",
+                "t.tile:1:16: error: 'A' is i32, but its value is the string \"x\"\n"
+                "  const A: i32 = \"x\";\n"
+                "                 ^\n");
+    const char *src = "const G: i32 = 4;\nconst FL: i1 = true;\nkernel k(x: *f32) { if FL { store(x, G as f32); } }\n";
+    LangDefine g[] = {{"G", "relu"}}, fl[] = {{"FL", "2"}}, nw[] = {{"num_warps", "f16"}};
+    Result r = compile_src("t.tile", src, strlen(src), g, 1);
+    cr_expect_str_eq(r.diags, "<-D G>:1:1: error: 'G' is i32, but its value is the string \"relu\"\n  relu\n  ^\n");
+    result_free(&r);
+    r = compile_src("t.tile", src, strlen(src), fl, 1);
+    cr_expect_str_eq(r.diags, "<-D FL>:1:1: error: 'FL' is i1, but its value 2 is not 0 or 1\n  2\n  ^\n");
+    result_free(&r);
+    r = compile_src("t.tile", src, strlen(src), nw, 1);
+    cr_expect_str_eq(r.diags, "<-D num_warps>:1:1: error: num_warps must be a compile-time integer\n  f16\n  ^\n");
+    result_free(&r);
+    static const char *const bad_literals[] = {"0x_", "1__0", "1_", "1.5_", "0b_"};
+    for (int i = 0; i < 5; i++) {
+        char text[128], want[256];
+        snprintf(text, sizeof text, "kernel k(x: *f32) { store(x, (%s) as f32); }\n", bad_literals[i]);
+        snprintf(want, sizeof want, "t.tile:1:31: error: invalid %s literal '%s'", strchr(bad_literals[i], '.') ? "float" : "integer",
+                 bad_literals[i]);
+        Result rr = compile_src("t.tile", text, strlen(text), NULL, 0);
+        cr_expect(rr.diags && strstr(rr.diags, want), "%s: %s", bad_literals[i], rr.diags);
+        result_free(&rr);
+    }
+    expect_ok("kernel k(x: *f32) { store(x, (0x_ff + 1_000 + 0b_1) as f32 + 1_0.2_5); }\n");
+    expect_diag("kernel k(p: *i32, n: i32) {\n    let a = 0;\n    for i in range(0, n) { a = 1.5; }\n    store(p, a);\n}\n",
+                "t.tile:3:28: error: loop-carried variable 'a' is i32, but is given the float 1.5 in the loop (as in Triton, a variable "
+                "keeps its type: start it as a float, or cast)\n"
+                "      for i in range(0, n) { a = 1.5; }\n"
+                "                             ^\n"
+                "t.tile:3:5: note: the loop\n"
+                "      for i in range(0, n) { a = 1.5; }\n"
+                "      ^\n");
+    expect_diag("kernel k(p: *i32, n: i32) {\n    let a = load(p);\n    if n > 0 { a = 2.5; }\n    store(p, a);\n}\n",
+                "t.tile:3:5: error: 'a' is i32 in one branch of 'if' and the float 2.5 in the other (a variable keeps its type: "
+                "cast, or start it as a float)\n"
+                "      if n > 0 { a = 2.5; }\n"
+                "      ^\n");
+    expect_ok("kernel k(p: *f32, n: i32) {\n    let a = 0.0;\n    for i in range(0, n) { a = 2; }\n    store(p, a);\n}\n");
+    expect_diag("kernel k(const x: *f32) { }\n",
+                "t.tile:1:16: error: const parameter 'x' cannot be a pointer: compile-time values are numbers, types and strings\n"
+                "  kernel k(const x: *f32) { }\n"
+                "                 ^\n");
+    /* @config may set a file-level const: a define sets it */
+    expect_ok("const ACT = \"none\";\n@config(ACT=\"relu\")\n@config(ACT=\"none\")\nkernel k(x: *f32) {\n"
+              "    if ACT == \"relu\" { store(x, 1.0); }\n}\n");
+}
+
+/* A tensor descriptor where a value is expected is named as one (it is a record, not a user tuple). */
+Test(lang_diag, descriptor_as_value) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    let d = make_tensor_descriptor(x, [n], [1], [16]);\n    store(x, d);\n}\n",
+                "t.tile:3:14: error: a tensor descriptor cannot be used as a value: load or store through it "
+                "(load_tensor_descriptor(d, offsets), store_tensor_descriptor(d, offsets, value))\n"
+                "      store(x, d);\n"
+                "               ^\n");
+}
+
+/* Triton's hints check their values against the input's rank and type. */
+Test(lang_diag, hints) {
+    expect_diag("kernel k(p: *f32) {\n    let a = max_contiguous(zeros([16, 16], i32) + program_id(0), 16);\n}\n",
+                "t.tile:2:66: error: 'max_contiguous' takes one value per dimension of its input: 2 for a tensor of shape "
+                "[16, 16], got 1\n"
+                "      let a = max_contiguous(zeros([16, 16], i32) + program_id(0), 16);\n"
+                "                                                                   ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let a = multiple_of(program_id(0), 0);\n}\n",
+                "t.tile:2:40: error: the values of 'multiple_of' must be between 1 and 2^30\n"
+                "      let a = multiple_of(program_id(0), 0);\n"
+                "                                         ^\n");
+    expect_diag("kernel k(p: *f32) {\n    let a = multiple_of(zeros([16], f32), 16);\n}\n",
+                "t.tile:2:25: error: 'multiple_of' is a hint about integers and pointers, got 'f32'\n"
+                "      let a = multiple_of(zeros([16], f32), 16);\n"
+                "                          ^\n");
+    expect_diag("kernel k(p: *f32) {\n    assume(program_id(0));\n}\n",
+                "t.tile:2:12: error: 'assume' expects a condition (i1), got 'i32'\n"
+                "      assume(program_id(0));\n"
+                "             ^\n");
+    expect_diag("kernel k(p: *f32) {\n    assume(1 > 2);\n}\n",
+                "t.tile:2:12: error: 'assume' of a condition that is false at compile time\n"
+                "      assume(1 > 2);\n"
+                "             ^\n");
+    expect_ok("kernel k(p: *f32, n: i32) {\n    let a = multiple_of(zeros([16, 16], i32) + n, 16);\n"
+              "    let b = max_constancy(a, [16, 1]);\n    let q = multiple_of(p, 16);\n    assume(n > 0);\n    assume(true);\n"
+              "    store(q + b, 1.0);\n}\n");
+}
+
+/* static_range needs compile-time bounds and has no loop to break out of. */
+Test(lang_diag, static_range) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    for i in static_range(0, n) { }\n}\n",
+                "t.tile:2:30: error: 'static_range' bounds must be compile-time integers (use 'range' for a run-time loop)\n"
+                "      for i in static_range(0, n) { }\n"
+                "                               ^\n");
+    expect_diag("kernel k(x: *f32) {\n    for i in static_range(10) { if i > 3 { continue; } }\n}\n",
+                "t.tile:2:44: error: 'continue' inside a 'static_range' loop is not supported (its body is unrolled)\n"
+                "      for i in static_range(10) { if i > 3 { continue; } }\n"
+                "                                             ^\n");
+    expect_diag("kernel k(x: *f32) {\n    for i in static_range(0, 100000) { }\n}\n",
+                "t.tile:2:5: error: 'static_range' unrolls 100000 iterations, more than 4096: use 'range'\n"
+                "      for i in static_range(0, 100000) { }\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    for i in static_range(0, 4) { return; }\n}\n",
+                "t.tile:2:35: error: 'return' inside a 'for' loop is not supported\n"
+                "      for i in static_range(0, 4) { return; }\n"
+                "                                    ^\n");
+}
+
+/* range()'s keywords are Triton's tl.range's, compile-time; static_range takes none. */
+Test(lang_diag, range_keywords) {
+    expect_diag("kernel k(x: *f32, n: i32) {\n    for i in range(0, n, num_stage=2) { }\n}\n",
+                "t.tile:2:36: error: 'range' has no argument 'num_stage' (its keywords: num_stages, loop_unroll_factor, "
+                "flatten, disallow_acc_multi_buffer, warp_specialize)\n"
+                "      for i in range(0, n, num_stage=2) { }\n"
+                "                                     ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    for i in range(0, n, num_stages=n) { }\n}\n",
+                "t.tile:2:37: error: 'range' argument 'num_stages' must be a compile-time integer\n"
+                "      for i in range(0, n, num_stages=n) { }\n"
+                "                                      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    for i in static_range(0, 4, num_stages=2) { }\n}\n",
+                "t.tile:2:44: error: 'static_range' takes no keyword arguments\n"
+                "      for i in static_range(0, 4, num_stages=2) { }\n"
+                "                                             ^\n");
+    expect_diag("kernel k(x: *f32, n: i32) {\n    for i in range(num_stages=2, 0, n) { }\n}\n",
+                "t.tile:2:34: error: a bound of 'range' after its keyword arguments\n"
+                "      for i in range(num_stages=2, 0, n) { }\n"
+                "                                   ^\n");
+    expect_ok("kernel k(x: *f32, n: i32) {\n    for i in range(n, num_stages=0, flatten=true) { }\n"
+              "    for i in range(0, n, 2, disallow_acc_multi_buffer=false, loop_unroll_factor=4) { }\n}\n");
+}
+
+/* inline_asm_elementwise checks its constraints against its arguments and result (a mismatch in
+ * the count crashed LLVM). */
+Test(lang_diag, inline_asm_constraints) {
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r,r\", [c], i32));\n}\n",
+                "t.tile:3:70: error: 'inline_asm_elementwise' has 1 argument, but its constraints \"=r,r,r\" name 2 inputs\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r,r\", [c], i32));\n"
+                "                                                                       ^\n");
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,l\", [c], i32));\n}\n",
+                "t.tile:3:69: error: argument 0 is i32, 32 bits, but its constraint is a 64-bit register (i64): convert it first\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,l\", [c], i32));\n"
+                "                                                                      ^\n");
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,q\", [c], i32));\n}\n",
+                "t.tile:3:60: error: 'inline_asm_elementwise' constraints: 'q' is not one of h, r, l, f, d or the digit of an "
+                "output (0 to 0)\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,q\", [c], i32));\n"
+                "                                                             ^\n");
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=h,r\", [c], i32));\n}\n",
+                "t.tile:3:73: error: the result is i32, 32 bits, but its constraint is a 16-bit register (i16)\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=h,r\", [c], i32));\n"
+                "                                                                          ^\n");
+}
+
+/* With pack, the constraints name each result's and argument's registers as Triton packs them. */
+Test(lang_diag, inline_asm_pack) {
+    expect_diag("kernel k(o: *f32, x: *i8) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"cvt.rn.f32.s8 $0, $1;\", \"=r,r\", [load(x + c)], f32, pack=4));\n}\n",
+                "t.tile:3:66: error: 'inline_asm_elementwise' constraints \"=r,r\" name 1 output, but 1 result at pack=4 takes 4 registers\n"
+                "      store(o + c, inline_asm_elementwise(\"cvt.rn.f32.s8 $0, $1;\", \"=r,r\", [load(x + c)], f32, pack=4));\n"
+                "                                                                   ^\n");
+    expect_diag("kernel k(o: *f16, x: *f16) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,h\", [load(x + c)], f16, pack=2));\n}\n",
+                "t.tile:3:69: error: argument 0 is f16, packed at pack=2 into 32-bit registers, but its constraint is a 16-bit register (i16)\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,h\", [load(x + c)], f16, pack=2));\n"
+                "                                                                      ^\n");
+    expect_diag("kernel k(o: *f16, x: *f16) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [load(x + c)], f16, pack=3));\n}\n",
+                "t.tile:3:93: error: pack=3 does not fill whole registers of f16 results (2 a register)\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [load(x + c)], f16, pack=3));\n"
+                "                                                                                              ^\n");
+    expect_diag("kernel k(o: *f16, x: *f16) {\n    let c = arange(0, 32);\n"
+                "    let (a, b) = inline_asm_elementwise(\"mov.b16 $0, $2; mov.b16 $1, $2;\", \"=h,=h,h\", [load(x + c)], (f16, f16), false);\n"
+                "    store(o + c, a + b);\n}\n",
+                "t.tile:3:114: error: an 'inline_asm_elementwise' with side effects (is_pure=false) returns one result\n"
+                "      let (a, b) = inline_asm_elementwise(\"mov.b16 $0, $2; mov.b16 $1, $2;\", \"=h,=h,h\", [load(x + c)], (f16, f16), false);\n"
+                "                                                                                                                   ^\n");
+}
+
+/* The assembly's $ references and the clobbers are checked at the call: LLVM aborted the process on a bad
+ * $N (past the operands, $x, a trailing $, ${0 unclosed) and crashed on an unterminated clobber. */
+Test(lang_diag, inline_asm_operand_references) {
+    static const char *const bad[][2] = {
+        {"mov.b32 $0, $7;", "'$7' at offset 12 names operand 7, but there are 2 ($0 to $1)"},
+        {"mov.b32 $0, $x;", "'$x' at offset 12: an operand is $N or ${N} with N from 0 to 1 ($$ is a '$')"},
+        {"mov.b32 $0, $", "'$' at offset 12: an operand is $N or ${N} with N from 0 to 1"},
+        {"mov.b32 ${0, $1;", "'${0,' at offset 8: ${N} takes no modifier and needs its '}'"},
+        {"mov.b32 ${0:x}, $1;", "'${0:' at offset 8: ${N} takes no modifier and needs its '}'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char src[256];
+        snprintf(src, sizeof src, "kernel k(o: *i32) {\n    let c = arange(0, 32);\n    store(o + c, inline_asm_elementwise(\"%s\", \"=r,r\", [c], i32));\n}\n",
+                 bad[i][0]);
+        Result r = compile(src);
+        cr_expect_null(r.m, "case %zu compiled", i);
+        cr_expect(strstr(r.diags, "t.tile:3:41: error: 'inline_asm_elementwise' assembly: ") && strstr(r.diags, bad[i][1]), "case %zu: %s", i,
+                  r.diags);
+        result_free(&r);
+    }
+    expect_diag("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+                "    store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r,~{\", [c], i32));\n}\n",
+                "t.tile:3:60: error: 'inline_asm_elementwise' constraints: the clobber '~{' is not of the form ~{name}\n"
+                "      store(o + c, inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r,~{\", [c], i32));\n"
+                "                                                             ^\n");
+    expect_ok("kernel k(o: *i32) {\n    let c = arange(0, 32);\n"
+              "    store(o + c, inline_asm_elementwise(\"mov.b32 ${0}, $1; // $$\", \"=r,r,~{memory}\", [c], i32));\n}\n");
+}
+
+/* A weak integer constant takes the other operand's type; one that fits it neither as a signed nor as an
+ * unsigned number is an error (x_i32 + 5000000000 wrapped to x + 705032704, store(i8p, 1000) stored -24). */
+Test(lang_diag, constant_does_not_fit) {
+    expect_diag("kernel k(a: *i32) {\n    let i = arange(0, 16);\n    store(a + i, load(a + i) + 5000000000);\n}\n",
+                "t.tile:3:30: error: the constant 5000000000 does not fit 'i32', the type it takes here (cast the other "
+                "operand, or the constant with 'as', to say which is meant)\n"
+                "      store(a + i, load(a + i) + 5000000000);\n"
+                "                               ^\n");
+    expect_diag("kernel k(b: *i8) {\n    store(b, 1000);\n}\n",
+                "t.tile:2:14: error: the constant 1000 does not fit 'i8', the type it takes here (cast the other operand, or "
+                "the constant with 'as', to say which is meant)\n"
+                "      store(b, 1000);\n"
+                "               ^\n");
+    /* a literal past 2^63 is an unsigned constant: the message shows the value written (it showed -9223372036854775808) */
+    expect_diag("kernel k(b: *i32) {\n    store(b, 9223372036854775808);\n}\n",
+                "t.tile:2:14: error: the constant 9223372036854775808 does not fit 'i32', the type it takes here (cast the other "
+                "operand, or the constant with 'as', to say which is meant)\n"
+                "      store(b, 9223372036854775808);\n"
+                "               ^\n");
+    /* bit patterns of the width are fine either way; an explicit cast says what is meant */
+    expect_ok("kernel k(a: *i32, b: *i8, u: *u32, w: *i64) {\n    let x = load(a);\n    store(a, x & 0xFFFFFFFF);\n"
+              "    store(b, 255);\n    store(b, -128);\n    store(u, load(u) + -1);\n    store(w, (x as i64) + 5000000000);\n"
+              "    store(b, 1000 as i8);\n}\n");
+}
+
+/* Compile-time integer arithmetic past i64 is an error at the operator (9223372036854775807 + 1 and
+ * -(-9223372036854775808) wrapped to i64's least value, stored as such); i32 constants lift to i64 for
+ * -2147483648 / -1 as for + - * (it wrapped to -2147483648); u64 arithmetic wraps, as hashes want. */
+Test(lang_diag, constant_overflow) {
+    expect_diag("kernel k(a: *i64) {\n    store(a, 9223372036854775807 + 1);\n}\n",
+                "t.tile:2:34: error: integer overflow in a constant expression: 9223372036854775807 + 1 does not fit in i64\n"
+                "      store(a, 9223372036854775807 + 1);\n"
+                "                                   ^\n");
+    expect_diag("kernel k(a: *i64) {\n    store(a, -(-9223372036854775808));\n}\n",
+                "t.tile:2:14: error: integer overflow in a constant expression: -(-9223372036854775808) does not fit in i64\n"
+                "      store(a, -(-9223372036854775808));\n"
+                "               ^\n");
+    expect_diag("kernel k(a: *i64) {\n    store(a, (-9223372036854775807 - 1) / -1);\n}\n",
+                "t.tile:2:41: error: integer overflow in a constant expression: -9223372036854775808 / -1 does not fit in i64\n"
+                "      store(a, (-9223372036854775807 - 1) / -1);\n"
+                "                                          ^\n");
+    Result r = compile("kernel k(a: *i64, u: *u64) {\n    store(a, -2147483648 / -1);\n    store(a + 1, -(-2147483648));\n"
+                       "    store(u, 0x9E3779B97F4A7C15 * 31);\n}\n");
+    cr_assert_not_null(r.m, "%s", r.diags);
+    cr_expect(strstr(r.ir, "const {value=2147483648} : i64") && !strstr(r.ir, "-2147483648"), "%s", r.ir);
+    cr_expect(strstr(r.ir, "const {value=2934021998537672331} : u64"), "%s", r.ir);
+    result_free(&r);
+}
+
+/* A parameter name given twice is an error in a fn as in a kernel (a fn's second 'a' hid the first, so
+ * f(1.0, 2.0) returned 2.0 without a word); one error each. */
+Test(lang_diag, duplicate_parameter) {
+    expect_diag("fn f(a, a) { return a; }\nkernel k(x: *f32) {\n    store(x, f(1.0, 2.0));\n}\n",
+                "t.tile:1:9: error: duplicate parameter 'a'\n"
+                "  fn f(a, a) { return a; }\n"
+                "          ^\n");
+    expect_diag("kernel k(x: *f32, n: i32, x: *f32) {\n}\n",
+                "t.tile:1:27: error: duplicate parameter 'x'\n"
+                "  kernel k(x: *f32, n: i32, x: *f32) {\n"
+                "                            ^\n");
+}
+
+/* load's other fills the lanes the mask turns off: given without a mask it was dropped silently (every lane
+ * loaded, out of bounds too, where padding was meant); Triton refuses it, so does this. */
+Test(lang_diag, load_other_without_mask) {
+    expect_diag("kernel k(x: *f32) {\n    let o = arange(0, 64);\n    store(x + o, load(x + o, other=0.0));\n}\n",
+                "t.tile:3:36: error: 'other' of 'load' without a mask: it fills the lanes the mask turns off, so with no mask it "
+                "does nothing (give the mask: load(ptr, mask, other), as Triton requires)\n"
+                "      store(x + o, load(x + o, other=0.0));\n"
+                "                                     ^\n");
+    expect_ok("kernel k(x: *f32) {\n    let o = arange(0, 64);\n    store(x + o, load(x + o, true, 1.0));\n"
+              "    store(x + o, load(x + o, None, None));\n}\n");
+}
+
+/* A @config's launch metadata is checked when the kernel compiles, as @num_warps is (@config(num_warps=3)
+ * compiled, and only tile tune failed when it reached that configuration). */
+Test(lang_diag, config_launch_values) {
+    expect_diag("@config(num_warps=3)\nkernel k(x: *f32) {\n}\n",
+                "t.tile:1:19: error: num_warps must be 1, 2, 4, 8, 16 or 32, got 3\n"
+                "  @config(num_warps=3)\n"
+                "                    ^\n");
+    expect_diag("@config(num_warps=4, num_stages=17)\nkernel k(x: *f32) {\n}\n",
+                "t.tile:1:33: error: num_stages must be between 0 and 16, got 17\n"
+                "  @config(num_warps=4, num_stages=17)\n"
+                "                                  ^\n");
+    expect_diag("@config(pingpong=2)\nkernel k(x: *f32) {\n}\n",
+                "t.tile:1:18: error: pingpong must be 0 or 1, got 2\n"
+                "  @config(pingpong=2)\n"
+                "                   ^\n");
+    expect_ok("@config(num_warps=8, num_stages=4, warp_specialize=1, pingpong=0, overlap=1)\nkernel k(x: *f32) {\n}\n");
+}
+
+/* where() with a compile-time condition has the type and shape the select would have with a run-time one:
+ * where(true, x_f16, y_f32) is f32 (it was x itself, f16), where(true, s, t) broadcasts the scalar s. */
+Test(lang_diag, where_with_a_constant_condition) {
+    expect_ok("kernel k(o: *f32, x: *f16, n: f32) {\n    let i = arange(0, 16);\n    let v = load(x + i);\n"
+              "    store(o + i, where(true, v, load(o + i)));\n    store(o + i, where(1 > 0, n, load(o + i)));\n"
+              "    store(x + i, where(false, 1.0, v));\n}\n");
+}
+
+/* Attributes: one of each (but @config), @tune_key of integer parameters only; a bad -D num_warps is
+ * reported at the define, not at the source's @num_warps (which was right). */
+Test(lang_diag, attribute_checks) {
+    expect_diag("@tune_key(x)\nkernel k(x: *f32, n: i32) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:11: error: '@tune_key' names 'x', which is not an integer parameter (the key is sizes)\n"
+                "  @tune_key(x)\n"
+                "            ^\n");
+    expect_diag("@num_warps(4) @num_warps(8)\nkernel k(x: *f32) {\n    store(x, 1.0);\n}\n",
+                "t.tile:1:16: error: '@num_warps' is given twice\n"
+                "  @num_warps(4) @num_warps(8)\n"
+                "                 ^\n"
+                "t.tile:1:2: note: the first\n"
+                "  @num_warps(4) @num_warps(8)\n"
+                "   ^\n");
+    expect_ok("@config(BLOCK=64) @config(BLOCK=128)\n@tune_key(n)\nkernel k(x: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+              "    store(x + arange(0, BLOCK), 1.0);\n}\n");
+    LangDefine defs[] = {{"num_warps", "3"}};
+    bool bad;
+    char *e = compile_defines("a", defs, 1, &bad);
+    cr_expect(e && strstr(e, "<-D num_warps>:1:1: error: num_warps must be 1, 2, 4, 8, 16 or 32, got 3"), "%s", e ? e : "(none)");
+    free(e);
+}
+
+/* A kernel called from a kernel is named as such (it was "unknown name"); permute's errors name permute. */
+Test(lang_diag, kernel_call_and_permute_names) {
+    expect_diag("kernel g(x: *f32) {\n    store(x, 1.0);\n}\nkernel k(x: *f32) {\n    g(x);\n}\n",
+                "t.tile:5:5: error: 'g' is a kernel: kernels are launched, not called (write the shared code as a 'fn')\n"
+                "      g(x);\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let t = permute(zeros([4, 4], f32), [0, 0]);\n}\n",
+                "t.tile:2:41: error: 'permute' expects a permutation of the 2 dimensions\n"
+                "      let t = permute(zeros([4, 4], f32), [0, 0]);\n"
+                "                                          ^\n");
+}
+
+/* A long line shows 160 bytes around the column, "..." where cut, the caret still under the column
+ * (a 10 MB line was echoed whole). */
+Test(lang_diag, long_line_is_clipped) {
+    Str src = {0}, want = {0}, shown = {0};
+    str_puts(&src, "kernel k(x: *f32) {\n    let a = 1.0");
+    for (int i = 0; i < 100; i++) str_puts(&src, " + 1.0");
+    str_puts(&src, " + y");
+    for (int i = 0; i < 100; i++) str_puts(&src, " + 2.0");
+    str_puts(&src, ";\n}\n");
+    const char *line = strchr(src.buf, '\n') + 1, *y = strstr(line, "+ y") + 2;
+    int col = (int)(y - line) + 1, from = col - 1 - 80;
+    str_printf(&shown, "...%.160s...", line + from);
+    str_printf(&want, "t.tile:2:%d: error: unknown name 'y'\n  %s\n  %*s^\n", col, shown.buf, 3 + 80, "");
+    expect_diag(src.buf, want.buf);
+    str_free(&src), str_free(&want), str_free(&shown);
+}
+
+/* A name defined twice: the error at the second, a note at the first. */
+Test(lang_diag, redefinition_notes_the_first) {
+    expect_diag("fn f(x) {\n    return x;\n}\nfn f(x) {\n    return x;\n}\nkernel k(o: *f32) { store(o, f(1.0)); }\n",
+                "t.tile:4:4: error: redefinition of 'f'\n  fn f(x) {\n     ^\n"
+                "t.tile:1:4: note: 'f' is first defined here\n  fn f(x) {\n     ^\n");
+}
