@@ -83,6 +83,27 @@ static inline bool perr(Parser *ps, uint32_t line, const char *fmt, ...) {
 /* ---- the lexer (parse.c) ---- */
 void emu_lex_next(Parser *ps); /* the next token into ps->tok */
 Tok *emu_lex_peek(Parser *ps); /* the token after ps->tok */
+static inline bool is(const Tok *t, const char *s) { return t->len == strlen(s) && memcmp(t->s, s, t->len) == 0; }
+static inline bool is_punct(const Tok *t, char c) { return t->kind == TK_PUNCT && t->s[0] == c; }
+/* A token for messages: 'text' (quoted, cut at 40 bytes), or "the end of the PTX". */
+static inline const char *tok_text(const Tok *t, char *buf, size_t n) {
+    if (t->kind == TK_EOF) return "the end of the PTX";
+    snprintf(buf, n, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s);
+    return buf;
+}
+static inline bool accept(Parser *ps, char c) {
+    if (is_punct(&ps->tok, c)) { emu_lex_next(ps); return true; }
+    return false;
+}
+static inline bool expect(Parser *ps, char c) {
+    if (accept(ps, c)) return true;
+    char b[48];
+    return perr(ps, ps->tok.line, "expected '%c', found %s", c, tok_text(&ps->tok, b, sizeof b));
+}
+
+/* ---- declarations: variables and parameter lists (parse_decl.c) ---- */
+bool emu_parse_var(Parser *ps, unsigned space, bool is_extern); /* after .global/.const/.shared/.local: one declaration with its initializer */
+bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base); /* a ( .param ... ) list */
 
 /* ---- literals and constant expressions (parse_expr.c) ---- */
 enum { IMM_INT, IMM_F32BITS, IMM_F64BITS, IMM_FLOAT };

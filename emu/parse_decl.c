@@ -1,0 +1,273 @@
+/* parse_decl.c - PTX declarations of variables and parameters: `.global`/`.const`/`.shared`/`.local`
+ * variables (alignment, vectors, arrays sized or by their initializer, initializers of values and of
+ * symbol addresses) and the `.param` lists of entries and functions (parse.c, step 2 and 3). */
+#include "emu/emu.h"
+#include "emu/exec.h"
+#include "emu/parse_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void next(Parser *ps) { emu_lex_next(ps); }
+
+static uint32_t align_up32(uint32_t v, uint32_t a) { return a ? (v + a - 1) / a * a : v; }
+
+/* ---- declarations ---- */
+typedef struct Decl {
+    uint32_t align;
+    unsigned ty;
+    unsigned vec;
+    const char *name;
+    uint32_t nlen;
+    uint64_t count;        /* array elements (1 for scalars) */
+    bool unsized;          /* name[] */
+    bool is_ptr;
+} Decl;
+
+/* decl = { ".align" N | ".v2" | ".v4" | ".ptr" | space | type | attribute } name { "[" N? "]" } */
+static bool parse_decl(Parser *ps, Decl *d) {
+    memset(d, 0, sizeof *d);
+    d->vec = 1;
+    d->count = 1;
+    for (;;) {
+        Tok *t = &ps->tok;
+        if (t->kind != TK_IDENT || t->s[0] != '.') break;
+        if (is(t, ".align")) {
+            next(ps);
+            int64_t v;
+            if (!emu_parse_int(&ps->tok, &v) || v <= 0 || v > (1 << 20) || (v & (v - 1))) return perr(ps, ps->tok.line, "bad .align");
+            /* `.ptr [.space] .align N` gives the pointee's alignment, not the parameter's */
+            if (!d->is_ptr) d->align = (uint32_t)v;
+            next(ps);
+            continue;
+        }
+        if (is(t, ".v2")) { d->vec = 2; next(ps); continue; }
+        if (is(t, ".v4")) { d->vec = 4; next(ps); continue; }
+        if (is(t, ".v8")) { d->vec = 8; next(ps); continue; }
+        if (is(t, ".ptr")) { d->is_ptr = true; next(ps); continue; }
+        if (d->is_ptr && (is(t, ".global") || is(t, ".const") || is(t, ".local") || is(t, ".shared"))) {
+            next(ps); /* the pointee's state space */
+            continue;
+        }
+        if (is(t, ".attribute")) {
+            next(ps);
+            if (!expect(ps, '(')) return false;
+            while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, ')')) next(ps);
+            if (!expect(ps, ')')) return false;
+            continue;
+        }
+        unsigned ty = emu_type_find(t->s + 1, t->len - 1);
+        if (ty) d->ty = ty;
+        if (!ty && emu_space_find(t->s + 1, t->len - 1) < 0)
+            return perr(ps, t->line, "unsupported declaration qualifier '%.*s'", (int)t->len, t->s);
+        next(ps);
+    }
+    char b[48];
+    if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a name in declaration, found %s", tok_text(&ps->tok, b, sizeof b));
+    if (!d->ty) return perr(ps, ps->tok.line, "declaration of '%.*s' has no type", (int)ps->tok.len, ps->tok.s);
+    if (!emu_type_size(d->ty)) /* .u4 .s4 .b1 .u2 .s2: operand types of mma and cvt.pack, no variable has them */
+        return perr(ps, ps->tok.line, "declaration of '%.*s': .%s is no type of a variable or parameter", (int)ps->tok.len, ps->tok.s,
+                    emu_type_name(d->ty));
+    d->name = ps->tok.s;
+    d->nlen = ps->tok.len;
+    next(ps);
+    while (accept(ps, '[')) {
+        if (accept(ps, ']')) { d->unsized = true; continue; }
+        int64_t v;
+        if (!emu_parse_int(&ps->tok, &v) || v < 0) return perr(ps, ps->tok.line, "bad array size");
+        next(ps);
+        d->count *= (uint64_t)v;
+        if (!expect(ps, ']')) return false;
+    }
+    if (!d->align) d->align = emu_type_size(d->ty) * d->vec;
+    if (!d->align) d->align = 1;
+    return true;
+}
+
+static uint64_t decl_size(const Decl *d) { return (uint64_t)emu_type_size(d->ty) * d->vec * d->count; }
+
+static EmuSym *sym_add(Parser *ps, const Decl *d, unsigned space) {
+    EmuModule *m = ps->m;
+    GROW(m->syms, m->nsyms, ps->capsyms);
+    EmuSym *s = &m->syms[m->nsyms++];
+    memset(s, 0, sizeof *s);
+    s->name = arena_strndup(ps->a, d->name, d->nlen);
+    s->space = (uint8_t)space;
+    s->align = d->align;
+    s->size = decl_size(d);
+    return s;
+}
+
+/* An address element of an initializer: NAME, generic(NAME), either followed by +N or -N (a 64-bit
+ * element), recorded for emu_module_finalize to fill in. */
+static bool parse_init_address(Parser *ps, EmuSym *s, unsigned esz, uint64_t at, uint32_t *cap) {
+    uint32_t line = ps->tok.line;
+    bool generic = is(&ps->tok, "generic");
+    if (generic) {
+        next(ps);
+        if (!expect(ps, '(')) return false;
+    }
+    if (ps->tok.kind != TK_IDENT || ps->tok.s[0] == '.' || ps->tok.s[0] == '%')
+        return perr(ps, ps->tok.line, "unsupported initializer %s for '%s'", tok_text(&ps->tok, (char[48]){0}, 48), s->name);
+    EmuReloc r = {.name = arena_strndup(ps->a, ps->tok.s, ps->tok.len), .nlen = ps->tok.len, .offset = (uint32_t)at, .line = line};
+    next(ps);
+    if (generic && !expect(ps, ')')) return false;
+    if (is_punct(&ps->tok, '+') || is_punct(&ps->tok, '-')) {
+        bool minus = is_punct(&ps->tok, '-');
+        next(ps);
+        int64_t v;
+        if (!emu_parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad offset in the address initializer of '%s'", s->name);
+        next(ps);
+        r.addend = minus ? -v : v;
+    }
+    if (esz != 8) return perr(ps, line, "the address of '%s' initializes a %u-byte element of '%s' (addresses are 8 bytes)", r.name, esz, s->name);
+    if (s->nrelocs == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 8;
+        EmuReloc *n = arena_alloc(ps->a, nc * sizeof *n);
+        if (s->nrelocs) memcpy(n, s->relocs, s->nrelocs * sizeof *n);
+        s->relocs = n, *cap = nc;
+    }
+    s->relocs[s->nrelocs++] = r;
+    return true;
+}
+
+/* initializer = "=" ( value | "{" value { "," value } "}" ) with nested braces flattened; a value is a
+ * number or an address (parse_init_address).  An array declared without its size (`.b8 str[] = {...}`)
+ * takes it from the initializer: `group` bytes (an element times the other dimensions) per step. */
+static bool parse_init(Parser *ps, EmuSym *s, unsigned ty, bool unsized, uint64_t group) {
+    unsigned esz = emu_type_size(ty);
+    if (!esz) return perr(ps, ps->tok.line, "initializer of '%s' of a type without a size", s->name);
+    uint64_t n = 0, cap = unsized ? 16 : s->size / esz;
+    uint32_t rcap = 0;
+    uint64_t bytes = unsized ? cap * esz : s->size;
+    s->init = arena_alloc(ps->a, bytes ? bytes : 1);
+    memset(s->init, 0, bytes ? bytes : 1);
+    int depth = 0;
+    do {
+        while (accept(ps, '{')) depth++;
+        if (n >= cap && unsized && cap < (UINT32_MAX / 2) / esz) { /* grow: the size comes from the initializer */
+            uint8_t *more = arena_alloc(ps->a, 2 * cap * esz);
+            memcpy(more, s->init, cap * esz);
+            memset(more + cap * esz, 0, cap * esz);
+            s->init = more, cap *= 2;
+        }
+        if (n >= cap) return perr(ps, ps->tok.line, "too many initializers for '%s'", s->name);
+        if (ps->tok.kind == TK_IDENT) {
+            if (!parse_init_address(ps, s, esz, n * esz, &rcap)) return false;
+        } else {
+            Imm im;
+            if (!emu_starts_const(ps))
+                return perr(ps, ps->tok.line, "unsupported initializer %s for '%s'", tok_text(&ps->tok, (char[48]){0}, 48), s->name);
+            if (!emu_parse_const(ps, &im)) return false;
+            uint64_t bits = emu_imm_bits(&im, ty);
+            memcpy(s->init + n * esz, &bits, esz);
+        }
+        n++;
+        while (depth > 0 && accept(ps, '}')) depth--;
+    } while (accept(ps, ','));
+    while (depth > 0 && accept(ps, '}')) depth--;
+    if (depth) return perr(ps, ps->tok.line, "unbalanced braces in initializer of '%s'", s->name);
+    if (unsized) {
+        s->size = (n * esz + group - 1) / group * group; /* whole elements of the other dimensions */
+        if (s->size > cap * esz) {
+            uint8_t *more = arena_alloc(ps->a, s->size);
+            memcpy(more, s->init, cap * esz);
+            memset(more + cap * esz, 0, s->size - cap * esz);
+            s->init = more;
+        }
+    }
+    return true;
+}
+
+/* var = space decl [ "=" init ] ";"   (space already consumed) */
+bool emu_parse_var(Parser *ps, unsigned space, bool is_extern) {
+    Decl d;
+    if (!parse_decl(ps, &d)) return false;
+    EmuSym *s = sym_add(ps, &d, space);
+    if (space == EMU_SP_SHARED) {
+        if (d.unsized || (is_extern && s->size == 0)) {
+            s->is_extern_shared = true;
+            if (d.align > ps->m->shared_dyn_align) ps->m->shared_dyn_align = d.align;
+        } else {
+            uint64_t limit = emu_smem_static_limit(ps->m->target);
+            if (s->size > limit)
+                return perr(ps, ps->tok.line, ".shared variable '%s' of %" PRIu64 " bytes exceeds the %" PRIu64
+                            " bytes of static shared memory a block may declare on %s", s->name, s->size, limit,
+                            ps->m->target ? ps->m->target->name : "any target");
+            if (ps->fn && ps->fn->is_entry) { /* placed by emu_module_finalize, after the variables every kernel sees */
+                s->entry_local = (int32_t)(ps->fn - ps->m->funcs) + 1;
+            } else {
+                uint64_t at = align_up32(ps->m->shared_static, d.align);
+                if (at + s->size > UINT32_MAX / 2) return perr(ps, ps->tok.line, "too much .shared memory in the module");
+                s->addr = at;
+                ps->m->shared_static = (uint32_t)(at + s->size);
+            }
+        }
+    } else if (space == EMU_SP_LOCAL) {
+        if (!ps->fn) return perr(ps, ps->tok.line, ".local variables are supported only inside functions");
+        uint64_t at = align_up32(ps->fn->local_size, d.align);
+        if (at + s->size > EMU_MAX_LOCAL)
+            return perr(ps, ps->tok.line, ".local variable '%s': %" PRIu64 " bytes of local memory per thread are too many",
+                        s->name, at + s->size);
+        s->addr = at;
+        ps->fn->local_size = (uint32_t)(at + s->size);
+    } else if (space == EMU_SP_PARAM) {
+        if (!ps->fn) return perr(ps, ps->tok.line, "module-level .param variables are not supported");
+        /* call-sequence parameter inside a body: lives in the frame area */
+        uint64_t at = align_up32(ps->fn->frame_param_size, d.align);
+        if (at + s->size > EMU_PARAM_ARGS - EMU_PARAM_FRAME)
+            return perr(ps, ps->tok.line, ".param variable '%s' is too large", s->name);
+        s->addr = EMU_PARAM_FRAME + at;
+        ps->fn->frame_param_size = (uint32_t)(at + s->size);
+    }
+    if (accept(ps, '=')) {
+        if (space != EMU_SP_GLOBAL && space != EMU_SP_CONST)
+            return perr(ps, ps->tok.line, "initializer on a %s variable", emu_space_name(space));
+        if (!parse_init(ps, s, d.ty, d.unsized, decl_size(&d) ? decl_size(&d) : 1)) return false;
+    }
+    return expect(ps, ';');
+}
+
+/* param = (".param" | ".reg") decl
+ * A .reg parameter (a .func's only) is a register of the function, declared with its body
+ * (parse_function); a .param one is also a symbol whose address is its offset. */
+bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base) {
+    bool reg = is(&ps->tok, ".reg");
+    if (!is(&ps->tok, ".param") && !reg)
+        return perr(ps, ps->tok.line, "expected .param%s, found %s", base == EMU_PARAM_KERNEL ? "" : " or .reg",
+                    tok_text(&ps->tok, (char[48]){0}, 48));
+    next(ps);
+    Decl d;
+    if (!parse_decl(ps, &d)) return false;
+    uint32_t cap = *n;
+    EmuParam *np = realloc(*arr, (cap + 1) * sizeof **arr);
+    if (!np) out_of_memory();
+    *arr = np;
+    EmuParam *p = &np[(*n)++];
+    memset(p, 0, sizeof *p);
+    p->name = arena_strndup(ps->a, d.name, d.nlen);
+    if (reg) {
+        if (base == EMU_PARAM_KERNEL)
+            return perr(ps, ps->tok.line, "kernel parameter '%s' is .reg: a kernel's parameters are .param", p->name);
+        if (d.vec != 1 || d.count != 1 || d.unsized || emu_type_size(d.ty) > 8)
+            return perr(ps, ps->tok.line, ".reg parameter '%s': a .reg parameter is one register of at most 64 bits", p->name);
+        p->reg = true;
+        p->size = emu_type_size(d.ty);
+        p->align = p->size;
+        p->slot = d.ty == EMU_T_PRED; /* until the body declares it (parse_function): whether it is a predicate */
+        return true;
+    }
+    if (decl_size(&d) > EMU_PARAM_FRAME / 2 || *size > EMU_PARAM_FRAME / 2)
+        return perr(ps, ps->tok.line, "parameter '%s' is too large", p->name);
+    p->size = (uint32_t)decl_size(&d);
+    p->align = d.align;
+    *size = align_up32(*size, d.align);
+    p->offset = *size;
+    *size += p->size;
+    /* the parameter is also a symbol whose address is its offset */
+    EmuSym *s = sym_add(ps, &d, EMU_SP_PARAM);
+    s->addr = base + p->offset;
+    return true;
+}
