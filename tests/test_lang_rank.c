@@ -136,17 +136,17 @@ static void rank_ops(const int *s, int r, const int perms[NPERM][MAXR], int warp
     put(&src, "    store(o + %d + iota, d0 * 1000 + d%d);\n", REGION(N, "broadcast of d0 and d%d", r - 1), r - 1);
     {
         int is[MAXR];
-        memcpy(is, s, sizeof is);
+        memcpy(is, s, sizeof(int) * (size_t)r); /* s has r entries */
         is[r - 1] *= 2;
         put(&src, "    store(o + %d + reshape(arange(0, %d), %s), interleave(v, iota));\n", REGION(2 * N, "interleave"), 2 * N,
             list(b1, is, r));
-        memcpy(is, s, sizeof is);
+        memcpy(is, s, sizeof(int) * (size_t)r);
         is[0] *= 2;
         put(&src, "    store(o + %d + reshape(arange(0, %d), %s), cat(v, iota));\n", REGION(2 * N, "cat"), 2 * N, list(b1, is, r));
     }
     if (r < MAXR) {
         int js[MAXR];
-        memcpy(js, s, sizeof js);
+        memcpy(js, s, sizeof(int) * (size_t)r);
         js[r] = 2;
         put(&src, "    let j = join(v, iota);\n");
         put(&src, "    store(o + %d + reshape(arange(0, %d), %s), j);\n", REGION(2 * N, "join"), 2 * N, list(b1, js, r + 1));
@@ -154,7 +154,7 @@ static void rank_ops(const int *s, int r, const int perms[NPERM][MAXR], int warp
         put(&src, "    store(o + %d + iota, s0 * 3 - s1);\n", REGION(N, "split"));
     } else { /* split a 6-D tensor whose last dim is 2 */
         int ss[MAXR];
-        memcpy(ss, s, sizeof ss);
+        memcpy(ss, s, sizeof(int) * (size_t)r);
         ss[r - 1] = 2, ss[r - 2] = s[r - 2] * s[r - 1] / 2;
         put(&src, "    let (s0, s1) = split(reshape(v, %s));\n", list(b1, ss, r));
         put(&src, "    store(o + %d + reshape(arange(0, %d), %s), s0 * 3 - s1);\n", REGION(N / 2, "split"), N / 2, list(b2, ss, r - 1));
