@@ -10,28 +10,6 @@
 
 #ifndef TILE_SOURCE_DIR
 #define TILE_SOURCE_DIR "."
-/* A define must name a const parameter of a kernel being compiled, a
- * file-level const (of the file or an import), num_warps or num_stages. */
-static inline char *compile_defines(const char *kernel, const LangDefine *defs, int ndefs, bool *bad) {
-    const char *text = "import \"random.tile\";\nconst SCALE = 2;\n"
-                       "kernel a(p: *f32, const BLOCK: i32 = 64) {\n    store(p + arange(0, BLOCK), 1.0);\n}\n"
-                       "kernel b(p: *f32, const BLOCK: i32 = 64, const N: i32 = 1) {\n    store(p + arange(0, BLOCK), 1.0);\n}\n";
-    Arena *a = arena_new();
-    SrcFile src = {.name = "dir/t.tile", .text = text, .len = strlen(text)};
-    const char *incs[] = {TILE_SOURCE_DIR "/stdlib", NULL};
-    Diag d;
-    diag_init(&d);
-    *bad = false;
-    LangOptions opt = {.include_dirs = incs, .defines = defs, .ndefines = ndefs, .kernel_name = kernel, .bad_define = bad};
-    Module *m = lang_compile(a, &src, &opt, &d);
-    Str s = {0};
-    diag_render(&d, &s);
-    if (!m && !s.buf) str_puts(&s, "(failed without a diagnostic)");
-    diag_free(&d);
-    arena_free(a);
-    return s.buf ? str_take(&s) : NULL;
-}
-
 #endif
 
 typedef struct Result {
