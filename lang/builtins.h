@@ -53,6 +53,11 @@ Val bi_expect_zero(Call *c); /* expect_zero(x, mask) */
 /* builtins_query.c */
 Val bi_query(Call *c); /* shape_of, numel, rank, is_float, is_int, is_signed, is_ptr, bitwidth, element_type */
 
+/* dot (builtins.c) and dot_scaled (builtins_dot_scaled.c) */
+const Builtin *bi_dot_entry(void); /* dot's table entry, for a Call built elsewhere */
+Val bi_dot(Call *c); /* dot(a, b, acc, allow_tf32, input_precision, out_dtype, max_num_imprecise_acc) */
+Val bi_dot_scaled(Gen *g, const Node *node); /* dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, ...) */
+
 /* descriptors.c */
 Val bi_make_desc(Call *c);              /* make_tensor_descriptor(base, shape, strides, block_shape) */
 Val bi_desc_access(Call *c, bool store); /* load_/store_tensor_descriptor(desc, offsets[, value]) */
