@@ -11,6 +11,7 @@
 
 #include "emu/emu.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -50,6 +51,7 @@ typedef struct EmuWgState {
     uint32_t n, cap;
     uint32_t open;        /* number of the group being filled (committed groups are below it) */
     uint64_t *busy;       /* bit per register slot: an accumulator of an in-flight wgmma */
+    uint32_t *pos;        /* per register slot: where in p a busy slot's result is */
     uint32_t nbusy_words;
     EmuWgPend *ap;        /* A-fragment registers of in-flight wgmmas and the values they were read with */
     uint32_t nap, capap;
@@ -324,10 +326,41 @@ uint64_t emu_round_f64(double x, int fmt, int rnd);
 uint64_t emu_round_f64_ftz(double x, int fmt, int rnd, bool ftz);
 /* An integer (exact) rounded into a float format (EMU_FMT_F64 too). */
 uint64_t emu_round_int(int64_t v, bool is_signed, int fmt, int rnd);
-double emu_f16_to_f64(uint16_t h);
-double emu_bf16_to_f64(uint16_t h);
+/* The small float formats decoded by bits, inline: they sit in the inner loops of every emulated mma and
+ * wgmma.  emu_small_float: sign, biased exponent e (bias `bias`, 0: subnormal) and m of `mb` mantissa
+ * bits; infinities and NaNs are the callers'. */
+static inline double emu_small_float(bool neg, unsigned e, unsigned m, int bias, int mb) {
+    uint64_t u = e ? (uint64_t)(e - bias + 1023) << 52 | (uint64_t)m << (52 - mb) : (uint64_t)(1023 - bias + 1 - mb) << 52;
+    double v;
+    memcpy(&v, &u, sizeof v);
+    if (!e) v *= (double)m; /* m * 2^(1 - bias - mb), exact */
+    return neg ? -v : v;
+}
+
+static inline double emu_f16_to_f64(uint16_t h) {
+    unsigned e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    if (e == 31) return m ? (double)NAN : (h & 0x8000) ? -(double)INFINITY : (double)INFINITY;
+    return emu_small_float(h & 0x8000, e, m, 15, 10);
+}
+
+static inline double emu_bf16_to_f64(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 /* f8: E4M3FN (bias 7, no infinity, S.1111.111 NaN, max 448) or E5M2 (bias 15, IEEE-like) */
-double emu_f8_to_f64(uint8_t b, bool e5m2);
+static inline double emu_f8_to_f64(uint8_t b, bool e5m2) {
+    bool neg = b >> 7 & 1;
+    if (!e5m2) {
+        unsigned e = b >> 3 & 15, m = b & 7;
+        return e == 15 && m == 7 ? (double)NAN : emu_small_float(neg, e, m, 7, 3);
+    }
+    unsigned e = b >> 2 & 31, m = b & 3;
+    if (e == 31) return m ? (double)NAN : neg ? -(double)INFINITY : (double)INFINITY;
+    return emu_small_float(neg, e, m, 15, 2);
+}
 /* Round to nearest even into f8 with .satfinite: NaN -> 0x7f, beyond the largest finite value
  * (infinities too) -> the largest finite value of that sign. */
 uint8_t emu_f64_to_f8_satfinite(double x, bool e5m2);

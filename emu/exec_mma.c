@@ -320,7 +320,11 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
             }
         }
     }
-    /* D = A * B + C, then scatter D */
+    /* D = A * B + C, then scatter D.  A product of two f16s or two f8s is exact in f32 and normal (at least
+     * 2^-48 in size, at most 2^32, 22 significant bits), so acc + a*b rounds once, as fmaf does, without the
+     * call; bf16 and tf32 products may fall below f32's normal range and take fmaf. */
+    bool exact_products = (in->ty2 == EMU_T_F16 || in->ty2 == EMU_T_E4M3 || in->ty2 == EMU_T_E5M2) &&
+                          (in->ty3 == EMU_T_F16 || in->ty3 == EMU_T_E4M3 || in->ty3 == EMU_T_E5M2);
     uint32_t dv[16][8];
     for (unsigned m = 0; m < R; m++)
         for (unsigned nn = 0; nn < 8; nn++) {
@@ -332,7 +336,10 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
                 dv[m][nn] = (uint32_t)acc;
             } else {
                 float acc = cf[m][nn];
-                for (unsigned k = 0; k < K; k++) acc = fmaf(af[m][k], bf[k][nn], acc);
+                if (exact_products)
+                    for (unsigned k = 0; k < K; k++) acc += af[m][k] * bf[k][nn];
+                else
+                    for (unsigned k = 0; k < K; k++) acc = fmaf(af[m][k], bf[k][nn], acc);
                 if (in->ty == EMU_T_F16) dv[m][nn] = (uint32_t)emu_round_f64((double)acc, EMU_FMT_F16, EMU_RND_RN);
                 else dv[m][nn] = acc != acc ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc);
             }

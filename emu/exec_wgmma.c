@@ -119,7 +119,9 @@ static EmuWgState *wg_state(EmuThread *t) {
     uint32_t words = (t->fn->nslots + 63) / 64;
     if (t->wg->nbusy_words < words) {
         uint64_t *nb = realloc(t->wg->busy, words * sizeof *nb);
-        if (!nb) out_of_memory();
+        uint32_t *np = realloc(t->wg->pos, words * 64 * sizeof *np);
+        if (!nb || !np) out_of_memory();
+        t->wg->pos = np;
         memset(nb + t->wg->nbusy_words, 0, (words - t->wg->nbusy_words) * sizeof *nb);
         t->wg->busy = nb;
         t->wg->nbusy_words = words;
@@ -142,6 +144,7 @@ void emu_wg_free(EmuThread *t) {
     if (!t->wg) return;
     free(t->wg->p);
     free(t->wg->busy);
+    free(t->wg->pos);
     free(t->wg->ap);
     free(t->wg->rd);
     free(t->wg);
@@ -164,16 +167,14 @@ static uint32_t retire_limit(const EmuWgState *w, uint32_t keep) { return w->ope
 static bool busy(const EmuWgState *w, uint32_t slot) { return slot / 64 < w->nbusy_words && (w->busy[slot / 64] >> (slot % 64) & 1); }
 
 static EmuWgPend *pend_find(EmuWgState *w, uint32_t slot) {
-    if (!busy(w, slot)) return NULL;
-    for (uint32_t i = 0; i < w->n; i++)
-        if (w->p[i].slot == slot) return &w->p[i];
-    return NULL;
+    return busy(w, slot) ? &w->p[w->pos[slot]] : NULL;
 }
 
 static void pend_set(EmuWgState *w, uint32_t slot, uint64_t value, uint32_t line) {
     EmuWgPend *p = pend_find(w, slot);
     if (!p) {
         w->p = room(w->p, w->n, &w->cap, sizeof *w->p, 64);
+        w->pos[slot] = w->n;
         p = &w->p[w->n++];
         w->busy[slot / 64] |= 1ull << (slot % 64);
     }
@@ -424,6 +425,17 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         free(B);
         return false;
     }
+    /* the float operands, negated as imm-scale-a/b say, once for all 128 threads.  A product of two f16s or
+     * two f8s is exact in f32 and normal (2^-48 to 2^32 in size), so acc + a*b rounds once as fmaf does;
+     * bf16 and tf32 products may fall below f32's normal range and take fmaf. */
+    float *Af = NULL, *Bf = NULL;
+    bool exact_products = (in->ty2 == EMU_T_F16 || is_f8(in->ty2)) && (in->ty3 == EMU_T_F16 || is_f8(in->ty3));
+    if (!fm.integer) {
+        Af = malloc((size_t)M * K * sizeof *Af), Bf = malloc((size_t)N * K * sizeof *Bf);
+        if (!Af || !Bf) out_of_memory();
+        for (size_t i = 0; i < (size_t)M * K; i++) Af[i] = (float)(neg_a * A[i]);
+        for (size_t i = 0; i < (size_t)N * K; i++) Bf[i] = (float)(neg_b * B[i]);
+    }
     for (unsigned i = 0; i < 128; i++) {
         EmuThread *t = wg[i];
         const EmuIns *ti = &t->fn->code[t->pc];
@@ -446,7 +458,11 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             }
             float acc = 0;
             if (scale_d) acc = fm.f16acc ? (float)emu_f16_to_f64((uint16_t)(c >> (16 * (e & 1)))) : emu_f32(c);
-            for (unsigned k = 0; k < K; k++) acc = fmaf((float)(neg_a * A[row * K + k]), (float)(neg_b * B[col * K + k]), acc);
+            const float *ar = Af + (size_t)row * K, *bc = Bf + (size_t)col * K;
+            if (exact_products)
+                for (unsigned k = 0; k < K; k++) acc += ar[k] * bc[k];
+            else
+                for (unsigned k = 0; k < K; k++) acc = fmaf(ar[k], bc[k], acc);
             if (fm.f16acc) {
                 uint64_t h = acc != acc ? 0x7FFF : emu_round_f64(acc, EMU_FMT_F16, EMU_RND_RN);
                 out[e / 2] = (e & 1) ? (out[e / 2] | h << 16) : h;
@@ -462,6 +478,8 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     }
     free(A);
     free(B);
+    free(Af);
+    free(Bf);
     return true;
 }
 
@@ -500,6 +518,7 @@ static bool retire(EmuBlock *b, EmuThread *t, const EmuIns *in, uint32_t limit) 
             t->r[p.slot] = p.value;
             w->busy[p.slot / 64] &= ~(1ull << (p.slot % 64));
         } else {
+            w->pos[p.slot] = j;
             w->p[j++] = p;
         }
     }

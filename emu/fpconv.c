@@ -16,6 +16,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 typedef struct Fmt { int p, emin, emax, ebits, bits; } Fmt;
 static const Fmt fmts[] = {
@@ -109,30 +110,6 @@ uint64_t emu_round_int(int64_t v, bool is_signed, int fmt, int rnd) {
         return emu_bits64(neg ? -d : d);
     }
     return round_ld(x, fmt, rnd, false);
-}
-
-double emu_f16_to_f64(uint16_t h) {
-    unsigned e = (h >> 10) & 0x1F, m = h & 0x3FF;
-    double s = (h & 0x8000) ? -1.0 : 1.0;
-    if (e == 0) return s * ldexp(m, -24);
-    if (e == 31) return m ? NAN : s * INFINITY;
-    return s * ldexp(m | 0x400, (int)e - 25);
-}
-
-double emu_bf16_to_f64(uint16_t h) { return emu_f32((uint64_t)h << 16); }
-
-double emu_f8_to_f64(uint8_t b, bool e5m2) {
-    unsigned s = b >> 7 & 1;
-    double v;
-    if (!e5m2) {
-        unsigned e = b >> 3 & 15, m = b & 7;
-        if (e == 15 && m == 7) return NAN;
-        v = e ? ldexp(1.0 + m / 8.0, (int)e - 7) : ldexp(m / 8.0, -6);
-    } else {
-        unsigned e = b >> 2 & 31, m = b & 3;
-        v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexp(1.0 + m / 4.0, (int)e - 15) : ldexp(m / 4.0, -14);
-    }
-    return s ? -v : v;
 }
 
 uint8_t emu_f64_to_f8_satfinite(double x, bool e5m2) {

@@ -1039,6 +1039,64 @@ Test(isa, cvt_relu_f16x2_from_f8x2) {
     }
 }
 
+/* Every f16, e4m3 and e5m2 code decodes to its value (the emulator decodes them by bits; the references
+ * here are the ISA's formulas through ldexp): cvt.f64.f16 of all 65,536 f16 codes, and cvt.rn.f16x2.e4m3x2 /
+ * .e5m2x2 of every pair of bytes (exact in f16), read back through the f16 formula.  NaN: any NaN. */
+static double ref_small(unsigned code, int eb, int mb, int bias, bool e4m3) {
+    unsigned e = code >> mb & ((1u << eb) - 1), m = code & ((1u << mb) - 1), s = code >> (eb + mb) & 1;
+    double v;
+    if (e4m3 && e == 15 && m == 7) return NAN;
+    if (!e4m3 && e == (1u << eb) - 1) v = m ? NAN : INFINITY;
+    else v = e ? ldexp(1.0 + (double)m / (1 << mb), (int)e - bias) : ldexp((double)m / (1 << mb), 1 - bias);
+    return s ? -v : v;
+}
+
+static bool same_value(double got, double want) { return isnan(want) ? isnan(got) : got == want && signbit(got) == signbit(want); }
+
+Test(isa, every_f16_and_f8_code_decodes) {
+    static const char *ptx = ".version 8.1\n.target sm_89\n.address_size 64\n"
+        ".visible .entry k(.param .u64 out)\n{\n .reg .b16 %h1;\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n .reg .f64 %d1;\n"
+        " .reg .pred %p;\n ld.param.u64 %rd1, [out];\n mov.u32 %r1, %tid.x;\nL:\n cvt.u16.u32 %h1, %r1;\n cvt.f64.f16 %d1, %h1;\n"
+        " cvt.rn.f16x2.e4m3x2 %r2, %h1;\n cvt.rn.f16x2.e5m2x2 %r3, %h1;\n mul.wide.u32 %rd2, %r1, 16;\n add.s64 %rd3, %rd1, %rd2;\n"
+        " st.global.f64 [%rd3], %d1;\n st.global.v2.u32 [%rd3+8], {%r2, %r3};\n add.u32 %r1, %r1, 256;\n"
+        " setp.lt.u32 %p, %r1, 65536;\n @%p bra L;\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_89");
+    enum { N = 65536 };
+    TileDevice *d = open_dev("emu");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, &m);
+    uint64_t dout = buffer(d, NULL, (size_t)N * 16);
+    launch_ok(d, f, 256, (void *[]){&dout});
+    uint8_t *out = malloc((size_t)N * 16);
+    cr_assert(out);
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, (size_t)N * 16), DEV_OK);
+    int bad = 0;
+    for (unsigned c = 0; c < N && bad < 10; c++) {
+        double h;
+        uint32_t f8[2];
+        memcpy(&h, out + 16 * c, 8);
+        memcpy(f8, out + 16 * c + 8, 8);
+        double want = ref_small(c, 5, 10, 15, false);
+        if (!same_value(h, want)) {
+            bad++;
+            cr_expect(0, "cvt.f64.f16 %#06x: %a, want %a", c, h, want);
+        }
+        for (int j = 0; j < 2; j++)
+            for (int half = 0; half < 2; half++) {
+                unsigned byte = c >> (8 * half) & 0xFF;
+                double got = ref_small(f8[j] >> (16 * half) & 0xFFFF, 5, 10, 15, false);
+                double w = j ? ref_small(byte, 5, 2, 15, false) : ref_small(byte, 4, 3, 7, true);
+                if (!same_value(got, w)) {
+                    bad++;
+                    cr_expect(0, "cvt.rn.f16x2.%s byte %#04x: %a, want %a", j ? "e5m2x2" : "e4m3x2", byte, got, w);
+                }
+            }
+    }
+    free(out);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* ISA, fma (half precision): "Performs a fused multiply-add with no loss of precision in the intermediate
  * product and addition", and "fma.rn: mantissa LSB rounds to nearest even": one rounding of the exact
  * a*b+c.  The emulator summed in double and then rounded to bf16: where the product is a bf16 tie and c
