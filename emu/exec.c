@@ -41,7 +41,7 @@
     X(MOV32) X(MOV64) X(ADD32) X(ADD64) X(SUB32) X(SUB64) X(MULLO32) X(MULLO64) X(MADLO32) X(MADLO64) \
     X(MULWIDE_S32) X(MULWIDE_U32) X(SHL32) X(SHL64) X(SHRU32) X(SHRS32) X(SHRU64) X(SHRS64) \
     X(AND32) X(OR32) X(XOR32) X(AND64) X(OR64) X(XOR64) X(SETP_S32) X(SETP_U32) X(SETP_S64) X(SETP_U64) \
-    X(SELP) X(FADD) X(FSUB) X(FMUL) X(FFMA) X(LDG32) X(LDG64) X(LDG128) X(STG32) X(STG64) X(STG128) \
+    X(SELP) X(FADD) X(FSUB) X(FMUL) X(FFMA) X(DADD) X(DSUB) X(DMUL) X(DFMA) X(LDG32) X(LDG64) X(LDG128) X(STG32) X(STG64) X(STG128) \
     X(LDS32) X(STS32) X(LDP32) X(LDP64) X(CVTA_ID) X(MIN_S32) X(MAX_S32)
 enum {
     FAST_NONE,
@@ -55,6 +55,7 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
     bool isint = (kind == EMU_K_B || kind == EMU_K_U || kind == EMU_K_S) && in->ty != EMU_T_U16X2 && in->ty != EMU_T_S16X2;
     bool plainf = in->ty == EMU_T_F32 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) &&
                   !(in->flags & (EMU_F(FTZ) | EMU_F(SAT)));
+    bool plaind = in->ty == EMU_T_F64 && (in->rnd == EMU_RND_NONE || in->rnd == EMU_RND_RN) && !in->flags;
     bool regs = true;
     for (unsigned i = 0; i < in->nops; i++) regs = regs && in->ok[i] == EMU_OK_REG;
     switch (in->op) {
@@ -65,18 +66,21 @@ uint8_t emu_fast_select(const EmuIns *in, bool entry) {
         if (isint && !(in->flags & (EMU_F(SAT) | EMU_F(CC))) && (sz == 4 || sz == 8))
             return in->op == EMU_OP_ADD ? (sz == 4 ? FAST_ADD32 : FAST_ADD64) : (sz == 4 ? FAST_SUB32 : FAST_SUB64);
         if (plainf) return in->op == EMU_OP_ADD ? FAST_FADD : FAST_FSUB;
+        if (plaind) return in->op == EMU_OP_ADD ? FAST_DADD : FAST_DSUB;
         return FAST_NONE;
     case EMU_OP_MUL:
         if (isint && (in->flags & EMU_F(LO)) && (sz == 4 || sz == 8)) return sz == 4 ? FAST_MULLO32 : FAST_MULLO64;
         if (isint && (in->flags & EMU_F(WIDE)) && sz == 4) return kind == EMU_K_S ? FAST_MULWIDE_S32 : FAST_MULWIDE_U32;
         if (plainf) return FAST_FMUL;
+        if (plaind) return FAST_DMUL;
         return FAST_NONE;
     case EMU_OP_MAD:
         if (isint && (in->flags & EMU_F(LO)) && !(in->flags & (EMU_F(SAT) | EMU_F(CC))) && (sz == 4 || sz == 8))
             return sz == 4 ? FAST_MADLO32 : FAST_MADLO64;
         if (plainf && in->rnd == EMU_RND_RN) return FAST_FFMA;
+        if (plaind && in->rnd == EMU_RND_RN) return FAST_DFMA;
         return FAST_NONE;
-    case EMU_OP_FMA: return plainf ? FAST_FFMA : FAST_NONE;
+    case EMU_OP_FMA: return plainf ? FAST_FFMA : plaind ? FAST_DFMA : FAST_NONE;
     case EMU_OP_SHL: return isint ? (sz == 4 ? FAST_SHL32 : sz == 8 ? FAST_SHL64 : FAST_NONE) : FAST_NONE;
     case EMU_OP_SHR:
         if (!isint) return FAST_NONE;
@@ -270,6 +274,7 @@ static __attribute__((noinline)) bool exec_generic(EmuBlock *b, EmuThread *t, co
 }
 
 static inline uint64_t canon32(float f) { return f != f ? 0x7FFFFFFFu : emu_bits32(f); }
+static inline uint64_t canon64(double d) { return d != d ? 0x7FFFFFFFFFFFFFFFull : emu_bits64(d); }
 
 /* A 4-byte shared store's checked path (racecheck knows the value stored); out of line, away from the
  * interpreter loop's registers. */
@@ -383,6 +388,13 @@ static inline __attribute__((always_inline)) bool run_thread_impl(EmuBlock *b, E
         case FAST_FMUL: r[in->o[0]] = canon32(emu_f32(r[in->o[1]]) * emu_f32(r[in->o[2]])); pc++; continue;
         case FAST_FFMA:
             r[in->o[0]] = canon32(fmaf(emu_f32(r[in->o[1]]), emu_f32(r[in->o[2]]), emu_f32(r[in->o[3]])));
+            pc++;
+            continue;
+        case FAST_DADD: r[in->o[0]] = canon64(emu_f64(r[in->o[1]]) + emu_f64(r[in->o[2]])); pc++; continue;
+        case FAST_DSUB: r[in->o[0]] = canon64(emu_f64(r[in->o[1]]) - emu_f64(r[in->o[2]])); pc++; continue;
+        case FAST_DMUL: r[in->o[0]] = canon64(emu_f64(r[in->o[1]]) * emu_f64(r[in->o[2]])); pc++; continue;
+        case FAST_DFMA:
+            r[in->o[0]] = canon64(fma(emu_f64(r[in->o[1]]), emu_f64(r[in->o[2]]), emu_f64(r[in->o[3]])));
             pc++;
             continue;
         case FAST_LDG32: {
