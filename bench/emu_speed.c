@@ -1,8 +1,8 @@
 /* emu_speed.c - emulator throughput benchmark (not a test).
  *
- * Runs LLVM-emitted kernels from tests/emu/ on the emu backend and prints
- * executed thread-instructions per second, single host thread and all
- * cores.  Goal: >= 50 M thread-instructions/s per host core.
+ * Runs LLVM-emitted kernels from tests/emu/ on the emu backend (vadd, a
+ * shuffle reduction, an mma.sync loop) and prints executed
+ * thread-instructions per second, single host thread and all cores.  Goal: >= 50 M thread-instructions/s per host core.
  *
  * Build: gcc -std=c17 -D_GNU_SOURCE -O2 -I. support/support.c runtime/device*.c \
  *            emu/ *.c bench/emu_speed.c -lpthread -ldl -lm -o emu_speed
@@ -80,7 +80,8 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
     free(ptx);
 }
 
-/* emu_speed [--threads N] [--json]: --threads sets the vadd thread count (block_sum gets half; default 4M) */
+/* emu_speed [--threads N] [--json]: --threads sets the vadd thread count (block_sum gets half, mma_loop a
+ * 256th; default 4M) */
 int main(int argc, char **argv) {
     unsigned threads = 1u << 22;
     for (int i = 1; i < argc; i++) {
@@ -92,5 +93,7 @@ int main(int argc, char **argv) {
     if (threads > 1u << 22) threads = 1u << 22;
     bench("vadd.ptx", "vadd", threads, 0);
     bench("reduce.ptx", "block_sum", threads / 2, 1);
+    /* tensor cores: 256 mma.m16n8k16 a warp (each lane counts one thread-instruction per mma) */
+    bench("mma_loop.ptx", "mma_loop", threads / 256, 1);
     return 0;
 }

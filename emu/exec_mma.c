@@ -154,7 +154,7 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
 }
 
 /* Element i of an A/B register as a float (tf32: low 13 bits dropped). */
-static float elem_f(unsigned ty, uint32_t reg, unsigned i) {
+static inline float elem_f(unsigned ty, uint32_t reg, unsigned i) {
     switch (ty) {
     case EMU_T_F16: return (float)emu_f16_to_f64((uint16_t)(reg >> (16 * i)));
     case EMU_T_BF16: return (float)emu_bf16_to_f64((uint16_t)(reg >> (16 * i)));
@@ -326,24 +326,31 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     bool exact_products = (in->ty2 == EMU_T_F16 || in->ty2 == EMU_T_E4M3 || in->ty2 == EMU_T_E5M2) &&
                           (in->ty3 == EMU_T_F16 || in->ty3 == EMU_T_E4M3 || in->ty3 == EMU_T_E5M2);
     uint32_t dv[16][8];
-    for (unsigned m = 0; m < R; m++)
+    for (unsigned m = 0; m < R && isint; m++)
         for (unsigned nn = 0; nn < 8; nn++) {
-            if (isint) {
-                int64_t acc = ci[m][nn];
-                for (unsigned k = 0; k < K; k++)
-                    acc += bop == EMU_XF_MMA_AND ? ai[m][k] & bi[k][nn] : bop ? ai[m][k] ^ bi[k][nn] : (int64_t)ai[m][k] * bi[k][nn];
-                if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
-                dv[m][nn] = (uint32_t)acc;
-            } else {
-                float acc = cf[m][nn];
-                if (exact_products)
-                    for (unsigned k = 0; k < K; k++) acc += af[m][k] * bf[k][nn];
-                else
-                    for (unsigned k = 0; k < K; k++) acc = fmaf(af[m][k], bf[k][nn], acc);
-                if (in->ty == EMU_T_F16) dv[m][nn] = (uint32_t)emu_round_f64((double)acc, EMU_FMT_F16, EMU_RND_RN);
-                else dv[m][nn] = acc != acc ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc);
-            }
+            int64_t acc = ci[m][nn];
+            for (unsigned k = 0; k < K; k++)
+                acc += bop == EMU_XF_MMA_AND ? ai[m][k] & bi[k][nn] : bop ? ai[m][k] ^ bi[k][nn] : (int64_t)ai[m][k] * bi[k][nn];
+            if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+            dv[m][nn] = (uint32_t)acc;
         }
+    /* floats: a row's 8 columns advance together, each still one sum in ascending k (the 8 chains are
+     * independent, so the host overlaps them) */
+    for (unsigned m = 0; m < R && !isint; m++) {
+        float acc[8];
+        for (unsigned nn = 0; nn < 8; nn++) acc[nn] = cf[m][nn];
+        if (exact_products)
+            for (unsigned k = 0; k < K; k++) {
+                float a = af[m][k];
+                for (unsigned nn = 0; nn < 8; nn++) acc[nn] += a * bf[k][nn];
+            }
+        else
+            for (unsigned k = 0; k < K; k++)
+                for (unsigned nn = 0; nn < 8; nn++) acc[nn] = fmaf(af[m][k], bf[k][nn], acc[nn]);
+        for (unsigned nn = 0; nn < 8; nn++)
+            dv[m][nn] = in->ty == EMU_T_F16 ? (uint32_t)emu_round_f64((double)acc[nn], EMU_FMT_F16, EMU_RND_RN)
+                        : acc[nn] != acc[nn] ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc[nn]);
+    }
     for (unsigned l = 0; l < 32; l++) {
         EmuThread *t = lane[l];
         unsigned gr = l >> 2, tg = l & 3;
