@@ -436,6 +436,38 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         for (size_t i = 0; i < (size_t)M * K; i++) Af[i] = (float)(neg_a * A[i]);
         for (size_t i = 0; i < (size_t)N * K; i++) Bf[i] = (float)(neg_b * B[i]);
     }
+    /* floats: D (64 x N) from the threads' C (0 where scale-d is false), then row by row with B transposed,
+     * so that a row's N sums advance together (independent chains, each still one sum in ascending k) */
+    float *D = NULL, *BT = NULL;
+    unsigned nelem = fm.f16acc ? fm.nd * 2 : fm.nd;
+    if (!fm.integer) {
+        D = malloc((size_t)M * N * sizeof *D), BT = malloc((size_t)K * N * sizeof *BT);
+        if (!D || !BT) out_of_memory();
+        for (unsigned i = 0; i < 128; i++) {
+            EmuThread *t = wg[i];
+            const EmuIns *ti = &t->fn->code[t->pc];
+            bool scale_d = ((uint32_t)t->r[ti->o[3]] != 0) != (ti->on[3] != 0); /* `!%p` negates the predicate */
+            unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
+            for (unsigned e = 0; e < nelem; e++) {
+                unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
+                uint64_t c = scale_d ? acc_in(t, opslot(t, ti, 0, fm.f16acc ? e / 2 : e)) : 0;
+                D[row * N + col] = !scale_d ? 0.0f : fm.f16acc ? (float)emu_f16_to_f64((uint16_t)(c >> (16 * (e & 1)))) : emu_f32(c);
+            }
+        }
+        for (unsigned n = 0; n < N; n++)
+            for (unsigned k = 0; k < K; k++) BT[k * N + n] = Bf[n * K + k];
+        for (unsigned m = 0; m < M; m++) {
+            float *d = D + (size_t)m * N;
+            for (unsigned k = 0; k < K; k++) {
+                float a = Af[m * K + k];
+                const float *bt = BT + (size_t)k * N;
+                if (exact_products)
+                    for (unsigned n = 0; n < N; n++) d[n] += a * bt[n];
+                else
+                    for (unsigned n = 0; n < N; n++) d[n] = fmaf(a, bt[n], d[n]);
+            }
+        }
+    }
     for (unsigned i = 0; i < 128; i++) {
         EmuThread *t = wg[i];
         const EmuIns *ti = &t->fn->code[t->pc];
@@ -443,26 +475,18 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         bool scale_d = ((uint32_t)t->r[ti->o[3]] != 0) != (ti->on[3] != 0); /* `!%p` negates the predicate */
         unsigned wq = i / 32, l = i % 32, g = l / 4, tq = l % 4;
         uint64_t out[128];
-        for (unsigned r = 0; r < fm.nd; r++) out[r] = fm.f16acc ? 0 : 0;
-        unsigned nelem = fm.f16acc ? fm.nd * 2 : fm.nd;
+        for (unsigned r = 0; r < fm.nd; r++) out[r] = 0;
         for (unsigned e = 0; e < nelem; e++) {
             unsigned row = 16 * wq + g + 8 * ((e >> 1) & 1), col = 8 * (e >> 2) + 2 * tq + (e & 1);
-            uint32_t slot = opslot(t, ti, 0, fm.f16acc ? e / 2 : e);
-            uint64_t c = acc_in(t, slot);
             if (fm.integer) {
+                uint64_t c = acc_in(t, opslot(t, ti, 0, e));
                 int64_t acc = scale_d ? (int32_t)(uint32_t)c : 0;
                 for (unsigned k = 0; k < K; k++) acc += (int64_t)A[row * K + k] * (int64_t)B[col * K + k];
                 if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
                 out[e] = (uint32_t)(int32_t)acc;
                 continue;
             }
-            float acc = 0;
-            if (scale_d) acc = fm.f16acc ? (float)emu_f16_to_f64((uint16_t)(c >> (16 * (e & 1)))) : emu_f32(c);
-            const float *ar = Af + (size_t)row * K, *bc = Bf + (size_t)col * K;
-            if (exact_products)
-                for (unsigned k = 0; k < K; k++) acc += ar[k] * bc[k];
-            else
-                for (unsigned k = 0; k < K; k++) acc = fmaf(ar[k], bc[k], acc);
+            float acc = D[row * N + col];
             if (fm.f16acc) {
                 uint64_t h = acc != acc ? 0x7FFF : emu_round_f64(acc, EMU_FMT_F16, EMU_RND_RN);
                 out[e / 2] = (e & 1) ? (out[e / 2] | h << 16) : h;
@@ -480,6 +504,8 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     free(B);
     free(Af);
     free(Bf);
+    free(D);
+    free(BT);
     return true;
 }
 
