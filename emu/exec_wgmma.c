@@ -461,8 +461,9 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
             for (unsigned k = 0; k < K; k++) {
                 float a = Af[m * K + k];
                 const float *bt = BT + (size_t)k * N;
-                if (exact_products)
-                    for (unsigned n = 0; n < N; n++) d[n] += a * bt[n];
+                if (exact_products) /* N is a multiple of 8: blocks of 8 the host can do at once */
+                    for (unsigned n = 0; n < N; n += 8)
+                        for (unsigned j = 0; j < 8; j++) d[n + j] += a * bt[n + j];
                 else
                     for (unsigned n = 0; n < N; n++) d[n] = fmaf(a, bt[n], d[n]);
             }
