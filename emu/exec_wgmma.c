@@ -346,19 +346,27 @@ static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc
                          "the %s descriptor 0x%016" PRIx64 " has base offset %u: only 0 (swizzle patterns aligned to their repeat) is supported",
                          what, desc, d.base);
     uint32_t cta_end = (t->cta + 1) * b->cta_threads, wg_end = t->linear + 128 < cta_end ? t->linear + 128 : cta_end;
-    for (unsigned r = 0; r < rows; r++)
-        for (unsigned k = 0; k < K; k++) {
-            uint32_t a = desc_addr(&d, mn_major, r, k, es);
-            if (a + es > b->shared_size)
-                return emu_fault(b, t, in, "memcheck: invalid __shared__ read by wgmma",
-                                 "element (%u, %u) of %s at shared address 0x%x is outside the block's %u bytes (descriptor 0x%016" PRIx64 ")",
-                                 r, k, what, a, b->shared_size, desc);
+    /* by 16-byte chunks: T = 16 / es elements consecutive along K (K-major) or along MN (MN-major) share one
+     * (the swizzle moves whole chunks), and rows and K are multiples of T */
+    unsigned T = 16 / es, nr = mn_major ? rows / T : rows, nk = mn_major ? K : K / T;
+    const uint8_t *smem = emu_cta_smem(b, t);
+    for (unsigned r = 0; r < nr; r++)
+        for (unsigned k = 0; k < nk; k++) {
+            unsigned r0 = mn_major ? r * T : r, k0 = mn_major ? k : k * T;
+            uint32_t a = desc_addr(&d, mn_major, r0, k0, es);
+            for (unsigned j = 0; a + 16 > b->shared_size && j < T; j++)
+                if (a + (j + 1) * es > b->shared_size)
+                    return emu_fault(b, t, in, "memcheck: invalid __shared__ read by wgmma",
+                                     "element (%u, %u) of %s at shared address 0x%x is outside the block's %u bytes (descriptor 0x%016" PRIx64 ")",
+                                     mn_major ? r0 + j : r0, mn_major ? k0 : k0 + j, what, a + j * es, b->shared_size, desc);
             uint64_t at = (uint64_t)t->cta * b->shared_size + a;
-            if (b->shadow && !emu_async_read(b, t, in, at, es, t->linear, wg_end, "wgmma.mma_async")) return false;
-            uint64_t bits = 0;
-            memcpy(&bits, emu_cta_smem(b, t) + a, es);
-            v[r * K + k] = emu_elem_value(ty, bits);
-            read_note(b, rw, chunk_of(b, (uint64_t)t->cta * b->shared_size + a), in->line);
+            if (b->shadow && !emu_async_read(b, t, in, at, 16, t->linear, wg_end, "wgmma.mma_async")) return false;
+            for (unsigned j = 0; j < T; j++) {
+                uint64_t bits = 0;
+                memcpy(&bits, smem + a + j * es, es);
+                v[mn_major ? (r0 + j) * K + k0 : r0 * K + k0 + j] = emu_elem_value(ty, bits);
+            }
+            read_note(b, rw, chunk_of(b, at), in->line);
         }
     return true;
 }

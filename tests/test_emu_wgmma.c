@@ -406,6 +406,42 @@ Test(wgmma, cluster_shared_not_a_multiple_of_16) {
     }
 }
 
+/* A descriptor whose 16-byte chunk straddles the end of shared memory (4104 bytes, not a multiple of 16):
+ * B's chunk (n 0, k 8..15) starts at byte 4096, its elements k 8..11 are inside and k 12 is not.  The
+ * memcheck error names that element and its address (the operands are read a chunk at a time). */
+static const char *wg_oob_ptx = PTX_HEAD
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .reg .f32 %x<4>;\n"
+    "  .shared .align 1024 .b8 smem[4104];\n"
+    "  mov.u32 %r2, smem;\n"
+    "  shr.u32 %r3, %r2, 4;\n"
+    "  cvt.u64.u32 %rd1, %r3;\n"
+    "  or.b64 %rd2, %rd1, 0x0000001000080000;\n" /* A: start smem, LBO 128, SBO 256 */
+    "  add.u64 %rd3, %rd2, 248;\n"                 /* B: start smem + 3968 */
+    "  mov.f32 %x0, 0f00000000;\n  mov.f32 %x1, 0f00000000;\n  mov.f32 %x2, 0f00000000;\n  mov.f32 %x3, 0f00000000;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%x0, %x1, %x2, %x3}, %rd2, %rd3, 0, 1, 1, 0, 0;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  wgmma.wait_group.sync.aligned 0;\n"
+    "  ret;\n"
+    "}\n";
+
+Test(wgmma, operand_past_shared_memory_names_the_element) {
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, wg_oob_ptx, "k", &m);
+    uint64_t out = 0;
+    void *args[] = {&out};
+    cr_assert_neq(dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args), DEV_OK);
+    const char *e = dev_last_error(d);
+    cr_assert(strstr(e, "invalid __shared__ read by wgmma") && strstr(e, "element (0, 12) of B at shared address 0x1008"), "%s", e);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
 /* The PTX line (1-based) of the first `what` after `after` in ptx. */
 static unsigned line_of(const char *ptx, const char *after, const char *what) {
     const char *p = strstr(strstr(ptx, after), what);
