@@ -316,6 +316,23 @@ class Ptx(unittest.TestCase):
         with self.assertRaises(tile.Error):  # 12 bytes of a box row: not a multiple of 16
             tile.tensor_map(x, (8, 3), device=dev)
 
+    def test_tensor_map_follows_the_launching_device(self):
+        # a map made on another context (the default device, or plain "emu") holds an address of that
+        # context's memory: launched on emu:sm_90a it is encoded again there (it was a memcheck failure)
+        k = tile.load_ptx(TMA_BOX, device="emu:sm_90a").k
+        x = rng.standard_normal((13, 40)).astype(np.float32)
+        for tm in (tile.tensor_map(x, (8, 16)), tile.tensor_map(x, (8, 16), device="emu")):
+            self.assertIsInstance(tm, tile.TensorMap)
+            self.assertEqual(len(tm), 128)
+            for c0, c1 in [(0, 0), (30, 10)]:
+                out = np.full(128, np.nan, np.float32)
+                k[1](tm, out, c0, c1)
+                want = np.zeros((8, 16), np.float32)
+                part = x[c1:c1 + 8, c0:c0 + 16]
+                want[:part.shape[0], :part.shape[1]] = part
+                np.testing.assert_array_equal(out.reshape(8, 16), want, err_msg=f"box at ({c0}, {c1})")
+        self.assertEqual(bytes(tm), tile.tensor_map(x, (8, 16), device="emu"))  # the bytes for its own device
+
     def test_ctrl_c_stops_an_emulated_launch(self):
         import signal
         import threading

@@ -365,9 +365,18 @@ static PyObject *ptxlauncher_call(PyObject *self, PyObject *args, PyObject *kwar
         const PtxParam *p = &k->params[i];
         PyObject *a = PyTuple_GetItem(args, i);
         if (p->kind == 'a') {
+            /* a tile.TensorMap made for another device: its encoding for this one */
+            PyObject *own = NULL;
+            if (!PyBytes_CheckExact(a) && PyObject_HasAttrString(a, "_tile_for_device")) {
+                own = PyObject_CallMethod(a, "_tile_for_device", "O", (PyObject *)dev);
+                if (!own) goto done;
+                a = own;
+            }
             PyObject *b = PyUnicode_Check(a) ? NULL : PyObject_Bytes(a);
+            Py_XDECREF(own); /* b holds its own copy */
             if (!b) {
                 PyErr_Clear();
+                a = PyTuple_GetItem(args, i);
                 PyErr_Format(PyExc_TypeError,
                              "kernel '%s': argument %d (%s) takes %u bytes: bytes, a bytearray or a NumPy value of that size "
                              "(np.float16(x).tobytes() for a 2-byte f16), got %R",

@@ -21,7 +21,7 @@ from ._tile import CompileError, Device, Error, Kernel
 
 __all__ = ["device", "compile", "Module", "Kernel", "Autotuned", "Device", "Error", "CompileError", "cdiv", "gemm", "attention",
            "decode_paged", "moe", "data_dir", "load_ptx", "PtxModule",
-           "data_ptr", "tensor_map", "version"]
+           "data_ptr", "tensor_map", "TensorMap", "version"]
 __version__ = _tile.version()
 
 _devices = {}
@@ -85,8 +85,43 @@ def tensor_map(array, box, swizzle=None, elem_strides=None, dtype=None, device=N
     are in the array's order, outermost first; `swizzle` None, 'none', '32B',
     '64B' or '128B'; `dtype` reads the array's storage as another type of its
     width ('bf16' for uint16 arrays).  The array stays mapped as long as it
-    lives, as for data_ptr (docs/python.md, "PTX from other compilers")."""
-    return _device(device).tensor_map(array, box, swizzle, elem_strides, dtype)
+    lives, as for data_ptr (docs/python.md, "PTX from other compilers").  The
+    bytes are a TensorMap: launched on another device than the one it was made
+    for (device=None: the default), it is encoded again for that device."""
+    dev = _device(device)
+    args = (array, box, swizzle, elem_strides, dtype)
+    return TensorMap(dev.tensor_map(*args), dev, args)
+
+
+class TensorMap(bytes):
+    """The 128 bytes of tile.tensor_map for `device`, which remember how they
+    were made: a PTX kernel launched on another device encodes the map again
+    there (a map holds a device address of its own device's memory, which
+    another device, an emulated one too, cannot read).  The array stays alive
+    as long as the map."""
+
+    def __new__(cls, data, device, args):
+        self = super().__new__(cls, data)
+        self.device = device
+        self._args = args
+        self._other = {}
+        return self
+
+    def _tile_for_device(self, dev):
+        """The map's bytes for a launch on dev (called by PTX kernel launches)."""
+        if dev is self.device:
+            return self
+        key = id(dev)
+        got = self._other.get(key)
+        if got is None or got[0] is not dev:
+            got = self._other[key] = (dev, dev.tensor_map(*self._args))
+        return got[1]
+
+    def __reduce__(self):  # pickled or copied: the plain bytes
+        return (bytes, (bytes(self),))
+
+    def __repr__(self):
+        return "<tile tensor map on %s>" % self.device.name
 
 
 _device = device
