@@ -71,6 +71,13 @@ Test(cli, emits_each_form) {
     cr_expect(strstr(buf, "ptx_kernel"), "%s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --arch sm_90a", buf, sizeof buf), 0, "%s", buf);
     cr_expect(strstr(buf, ".target sm_90a"), "%s", buf);
+    /* an empty arch is the default target, as tile_compile_options.arch = "" is (it was: unknown --arch '') */
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile --arch ''", buf, sizeof buf), 0, "%s", buf);
+    char want[64];
+    snprintf(want, sizeof want, ".target %s\n", tile_target_default());
+    cr_expect(strstr(buf, want), "want %s: %s", want, buf);
+    cr_expect_eq(run("aot " TILE_SOURCE_DIR "/kernels/add.tile --kernel add --arch '' -o cli_arch_empty", buf, sizeof buf), 0, "%s", buf);
+    remove("cli_arch_empty.c"), remove("cli_arch_empty.h");
 }
 
 Test(cli, dump_and_time) {

@@ -168,7 +168,13 @@ int cli_device(const CliGetopt *g, const char **out) {
     return 0;
 }
 
+/* "" is the default target, as the library reads an empty arch (and tile_device_check an empty device):
+ * `--arch "$ARCH"` with ARCH empty compiles as without the option. */
 int cli_arch(const CliGetopt *g, const char **out) {
+    if (g->arg && !*g->arg) {
+        *out = NULL;
+        return 0;
+    }
     for (int i = 0; tile_target_name(i); i++)
         if (g->arg && !strcmp(tile_target_name(i), g->arg)) {
             *out = tile_target_name(i);

@@ -75,7 +75,7 @@ int cli_i64(const CliGetopt *g, int64_t lo, int64_t hi, int64_t *out);   /* deci
 int cli_int(const CliGetopt *g, int lo, int hi, int *out);
 int cli_double(const CliGetopt *g, double lo, double hi, double *out);   /* finite number, whole string */
 int cli_device(const CliGetopt *g, const char **out);                    /* "emu", "cuda", "cuda:N" */
-int cli_arch(const CliGetopt *g, const char **out);                      /* one of tile_target_name() */
+int cli_arch(const CliGetopt *g, const char **out);                      /* one of tile_target_name(); "": NULL */
 /* One of `allowed` by tile_dtype_name; `f32_alias` (e.g. "tf32", or NULL) also means TILE_F32. */
 int cli_dtype(const CliGetopt *g, const tile_dtype *allowed, int n, const char *f32_alias, tile_dtype *out);
 /* One of the NULL-terminated `names`: its index. */

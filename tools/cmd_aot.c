@@ -18,7 +18,7 @@ static const char usage[] =
     "output against the runtime alone: cc OUT.c ... $(pkg-config --cflags --libs tile-rt) -lpthread.\n"
     "\n"
     "  --kernel NAME          a kernel to export (repeatable, at least one)\n"
-    "  --arch TARGET          target (default: tile --version lists them)\n"
+    "  --arch TARGET          target (tile --version lists them; default, or '': the default target)\n"
     "  -D NAME=VALUE          set a const parameter, file-level const, num_warps, num_stages, warp_specialize, pingpong or overlap\n"
     "                         (VALUE: a number, inf, -inf, nan, true, false, None, a type such as bf16, or a string: relu or \"leaky relu\")\n"
     "  --variant \"A=1 B=16\"   a specialized build (repeatable)\n"

@@ -18,7 +18,7 @@ static const char usage[] =
     "usage: tile compile FILE.tile [options]\n"
     "\n"
     "  --kernel NAME          compile only this kernel (default: every kernel, one module)\n"
-    "  --arch TARGET          target (default: tile --version lists them)\n"
+    "  --arch TARGET          target (tile --version lists them; default, or '': the default target)\n"
     "  -D NAME=VALUE          set a const parameter, file-level const, num_warps, num_stages, warp_specialize, pingpong or overlap\n"
     "                         (VALUE: a number, inf, -inf, nan, true, false, None, a type such as bf16, or a string: relu or \"leaky relu\")\n"
     "  --specialize ARG=1|16|any|None  assume a run-time integer argument equals 1 or is divisible by 16; any: assume\n"

@@ -74,7 +74,7 @@ typedef enum tile_status {
 
 typedef struct tile_compile_options {
     size_t size;                     /* 0 or sizeof(tile_compile_options): see "ABI" above */
-    const char *arch;                /* a target (tile_target_name); NULL: tile_target_default() */
+    const char *arch;                /* a target (tile_target_name); NULL or "": tile_target_default() */
     const char *kernel;              /* NULL: every kernel of the file, in one module */
     const char *const *defines;      /* NULL-terminated "NAME=VALUE": const parameters (of the kernels compiled), file-level
                                         consts, num_warps, num_stages, warp_specialize, pingpong; other NAMEs, and VALUEs that are
@@ -228,7 +228,7 @@ typedef struct tile_context_options {
                                   when present, else emu */
     const char *cache_dir;     /* NULL: see the compile cache above */
     int no_disk_cache;         /* keep compiled kernels in memory only */
-    const char *arch;          /* a target (tile_target_name); NULL: on a GPU its own (by compute capability: sm_90a on 9.0,
+    const char *arch;          /* a target (tile_target_name); NULL or "": on a GPU its own (by compute capability: sm_90a on 9.0,
                                   sm_89 on 8.9 and on 10.0 and later, whose drivers JIT-compile its PTX), on the emulator
                                   tile_target_default(); a named one must run on the GPU (sm_90a on 9.0 only) */
     unsigned emu_host_threads; /* emu: host threads running blocks; 0: one per core */
