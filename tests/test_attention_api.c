@@ -662,6 +662,13 @@ Test(attention_api, decode_bad_arguments) {
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "num_splits");
     a = good, a.num_seqs = -2;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "num_seqs");
+    /* scales dequantize f8 codes: with a bf16 cache one other than 0 or 1 is refused (it was ignored) */
+    a = good, a.k_scale = 0.5f;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "apply to an f8e4m3 cache only");
+    a = good, a.v_scale = 2;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "apply to an f8e4m3 cache only");
+    a = good, a.k_scale = a.v_scale = 1;
+    cr_expect_eq(tile_attention_decode_paged_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
     a = good, a.k_cache = 0;
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "k_cache is a null device pointer");
     a = good, a.context_lens = lens + 2;

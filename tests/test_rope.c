@@ -567,6 +567,11 @@ Test(rope, argument_checks) {
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "for an f8e4m3 cache");
     a = good, a.kv_dtype = TILE_F8E4M3, a.k_scale = INFINITY;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "finite");
+    /* scales quantize into f8 codes: with a 16-bit cache one other than 0 or 1 is refused (it was ignored) */
+    a = good, a.k_scale = 0.5f;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "apply to an f8e4m3 cache only");
+    a = good, a.v_scale = 3;
+    expect_fail(ctx, tile_rope_kv_append(ctx, &a), "apply to an f8e4m3 cache only");
     a = good, a.block_size = 0;
     expect_fail(ctx, tile_rope_kv_append(ctx, &a), "block_size");
     a = good, a.max_position = 0;

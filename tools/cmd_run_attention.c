@@ -302,7 +302,8 @@ int cmd_run_decode(int argc, char **argv) {
         fprintf(stderr, "tile: %s\n", tile_last_error(ctx));
         goto done;
     }
-    tile_paged_attention_args a = {.dtype = p.dt, .kv_dtype = kv, .k_scale = k_scale, .v_scale = v_scale, .num_seqs = S, .heads_q = H,
+    tile_paged_attention_args a = {.dtype = p.dt, .kv_dtype = kv, .k_scale = kv == TILE_F8E4M3 ? k_scale : 0,
+                                   .v_scale = kv == TILE_F8E4M3 ? v_scale : 0, .num_seqs = S, .heads_q = H,
                                    .heads_kv = Hk, .head_dim = D, .num_tokens = T, .block_size = bs, .num_blocks = num_blocks, .q = dq,
                                    .o = dout, .k_cache = dk, .v_cache = dv, .block_tables = dt, .block_table_stride = nb,
                                    .context_lens = dl, .max_context_len = ctxlen, .num_splits = (int)p.splits};

@@ -660,7 +660,8 @@ typedef struct tile_paged_attention_args {
     size_t size;                     /* 0 or sizeof(tile_paged_attention_args): see "ABI" above */
     tile_dtype dtype;                 /* TILE_F16 or TILE_BF16: q and o */
     tile_dtype kv_dtype;              /* the caches: dtype, or TILE_F8E4M3; TILE_F32 (0) means dtype */
-    float k_scale, v_scale;           /* f8e4m3 caches: per-tensor scales (real value = code * scale); 0 means 1 */
+    float k_scale, v_scale;           /* f8e4m3 caches: per-tensor scales (real value = code * scale); 0 means 1;
+                                         0 or 1 with a 16-bit cache (another value is refused, not ignored) */
     int64_t num_seqs, heads_q, heads_kv, head_dim; /* head_dim a multiple of 16, at most 256 */
     int64_t num_tokens;               /* 1..8 query tokens per sequence, the newest of its context
                                          (causal among themselves); (heads_q / heads_kv) * num_tokens <= 64 */
@@ -852,7 +853,8 @@ typedef struct tile_rope_args {
     tile_dtype slot_dtype;            /* TILE_I64 (or 0) or TILE_I32 */
     tile_dtype kv_dtype;              /* dtype (or 0), or TILE_F8E4M3: codes f8e4m3(x / scale), rounded to nearest
                                          even and saturated, x the rotated K (rounded to dtype) or V */
-    float k_scale, v_scale;           /* f8 caches: per-tensor scales (as tile_paged_attention_args); 0 means 1 */
+    float k_scale, v_scale;           /* f8 caches: per-tensor scales (as tile_paged_attention_args); 0 means 1;
+                                         0 or 1 with a 16-bit cache (another value is refused, not ignored) */
     tile_devptr k_scales, v_scales;   /* f8 caches: f32 [heads_kv] per-head scales instead, both or neither */
     int check_indices;                /* 1: copy positions and slot_mapping to the host and check every entry
                                          (synchronizes; for debugging) */

@@ -306,6 +306,9 @@ static const char *paged_plan(const tile_paged_attention_args *a, int sms, Paged
     p->kv = a->kv_dtype == TILE_F32 ? a->dtype : a->kv_dtype;
     if (p->kv != a->dtype && p->kv != TILE_F8E4M3) return "kv_dtype must be dtype or TILE_F8E4M3";
     if (!isfinite(a->k_scale) || !isfinite(a->v_scale) || !isfinite(a->softmax_scale)) return "k_scale, v_scale and softmax_scale must be finite";
+    /* the scales dequantize f8 codes; a 16-bit cache holds values, so a scale there would be dropped silently */
+    if (p->kv != TILE_F8E4M3 && ((a->k_scale != 0 && a->k_scale != 1) || (a->v_scale != 0 && a->v_scale != 1)))
+        return "k_scale and v_scale apply to an f8e4m3 cache only (kv_dtype TILE_F8E4M3; 0 or 1 with a 16-bit cache)";
     if (a->num_seqs < 0) return "num_seqs must be >= 0";
     if (a->heads_q < 1 || a->heads_kv < 1) return "heads_q and heads_kv must be >= 1";
     if (a->heads_q % a->heads_kv) return "heads_q must be a multiple of heads_kv";

@@ -143,6 +143,9 @@ static const char *rope_plan(const tile_rope_args *a, RopePlan *p, char *msg, si
     if (!isfinite(a->k_scale) || !isfinite(a->v_scale)) return "k_scale and v_scale must be finite";
     if (!a->k_scales != !a->v_scales) return "k_scales and v_scales go together (both per-head scales, or neither)";
     if (a->k_scales && !p->f8) return "k_scales and v_scales are for an f8e4m3 cache (kv_dtype TILE_F8E4M3)";
+    /* the scales quantize into f8 codes; a 16-bit cache stores the values, so a scale there would be dropped silently */
+    if (!p->f8 && ((a->k_scale != 0 && a->k_scale != 1) || (a->v_scale != 0 && a->v_scale != 1)))
+        return "k_scale and v_scale apply to an f8e4m3 cache only (kv_dtype TILE_F8E4M3; 0 or 1 with a 16-bit cache)";
     p->head_scales = a->k_scales != 0;
     if (a->check_indices != 0 && a->check_indices != 1) {
         snprintf(msg, n, "check_indices = %d: 0 or 1", a->check_indices);

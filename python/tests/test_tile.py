@@ -894,6 +894,13 @@ class ShippedMore(unittest.TestCase):
             out = poisoned(q.shape, np.float16)
             tile.decode_paged(q, kc, vc, tables, lens, out=out, num_splits=splits)
             close(self, out, decode_ref(q, kc, vc, tables, lens, 1 / np.sqrt(d)), 2e-3, 2e-3)
+        # k_scale/v_scale dequantize f8 codes: with this f16 cache 1.0 is no scale, anything else refused (it was ignored)
+        out = poisoned(q.shape, np.float16)
+        tile.decode_paged(q, kc, vc, tables, lens, out=out, k_scale=1.0, v_scale=1.0)
+        close(self, out, decode_ref(q, kc, vc, tables, lens, 1 / np.sqrt(d)), 2e-3, 2e-3)
+        for kw in ({"k_scale": 0.5}, {"v_scale": 2.0}):
+            with self.assertRaisesRegex(tile.Error, "apply to an f8e4m3 cache only"):
+                tile.decode_paged(q, kc, vc, tables, lens, out=out, **kw)
 
     def test_decode_paged_f8_cache(self):
         # an f8e4m3 KV cache as uint8 codes with per-tensor scales
