@@ -231,9 +231,14 @@ class Launch(unittest.TestCase):
         with self.assertRaises(tile.CompileError) as cm:
             mod.copy_to[1,](x, None, n)
         self.assertIn("'b' is None in this compile", str(cm.exception))
-        # None for an integer is still a TypeError
-        with self.assertRaises(TypeError):
+        # None for an integer, float or i1 is a TypeError that says only pointers take None and what to write
+        with self.assertRaisesRegex(TypeError, r"argument 'n': None is no i32 value: only pointer parameters take None"):
             k[1,](x, b, out, None)
+        fk = tile.compile("kernel sc(x: *f32, s: f32, t: f16, p: i1) { store(x, s + (t as f32)); }\n").sc
+        for args, name, ty in (((x, None, 1.0, True), "s", "f32"), ((x, 1.0, None, True), "t", "f16"),
+                               ((x, 1.0, 1.0, None), "p", "i1")):
+            with self.assertRaisesRegex(TypeError, r"argument '%s': None is no %s value.*`const %s = None`" % (name, ty, name)):
+                fk[1,](*args)
         # a constexpr None (Triton's): the const is None in the kernel
         src = ("kernel scale(x: *f32, n: i32, const F = 2.0) {\n"
                "    let o = arange(0, 128);\n"

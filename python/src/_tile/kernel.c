@@ -354,6 +354,13 @@ uint16_t tpy_f64_to_small(double v, int mant, int ebits) {
 static bool scalar_arg(const Param *p, PyObject *o, uint64_t *slot, unsigned *spec) {
     *slot = 0;
     *spec = 0;
+    if (o == Py_None) { /* Triton makes a None scalar a constexpr; the compiler binds None to pointers only */
+        PyErr_Format(PyExc_TypeError,
+                     "argument '%s': None is no %s value: only pointer parameters take None (for Triton's None scalar "
+                     "declare a const parameter, `const %s = None`, and pass its value to compile())",
+                     p->name, p->kind == 'b' ? "i1" : tile_dtype_name(p->dtype), p->name);
+        return false;
+    }
     if (p->kind == 'f') {
         /* a number: Python's, or anything with __float__ (NumPy scalars and 0-d arrays), but not text */
         PyObject *f = PyUnicode_Check(o) || PyBytes_Check(o) ? NULL : PyNumber_Float(o);
