@@ -425,6 +425,8 @@ tile_status tile_context_get_properties_ex(tile_context *ctx, tile_device_proper
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties: out is NULL");
     if (size < sizeof out->name)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: size %zu is smaller than the first field", size);
+    if (size > RT_STRUCT_MAX) /* as for the structs callers pass in: a size_t gone negative, not a struct */
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_properties_ex: size %zu is over 64 KiB", size);
     tile_device_properties p;
     memset(&p, 0, sizeof p);
     snprintf(p.name, sizeof p.name, "%s", ctx->devname);
@@ -481,6 +483,8 @@ tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_stats *out
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_stats: out is NULL");
     if (size < sizeof(uint64_t))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_stats_ex: size %zu is smaller than the first field", size);
+    if (size > RT_STRUCT_MAX) /* as for the structs callers pass in: a size_t gone negative, not a struct */
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_stats_ex: size %zu is over 64 KiB", size);
     tile_context_stats s;
     rt_lock(ctx);
     s = ctx->stats;

@@ -269,6 +269,13 @@ Test(graph_safe, stats_older_struct) {
     cr_assert_eq(tile_context_get_stats_ex(ctx, (tile_context_stats *)&old.s, sizeof old.s), TILE_OK);
     for (size_t i = 0; i < sizeof old.guard; i++) cr_assert_eq(old.guard[i], 0xab, "tile_context_get_stats_ex wrote past size");
     cr_expect_eq(old.s.compiles, 0);
+    /* a size no struct has (a length gone negative) is refused before anything is written (it zeroed that many bytes) */
+    memset(&old, 0xab, sizeof old);
+    cr_expect_eq(tile_context_get_stats_ex(ctx, (tile_context_stats *)&old.s, (size_t)-8), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "over 64 KiB"), "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_context_get_properties_ex(ctx, (tile_device_properties *)&old.s, (size_t)-8), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "over 64 KiB"), "%s", tile_last_error(ctx));
+    for (size_t i = 0; i < sizeof old; i++) cr_assert_eq(((unsigned char *)&old)[i], 0xab, "a refused call wrote");
     tile_context_stats s = stats(ctx);
     cr_expect_eq(s.allocations, 1);
     cr_expect_eq(s.frees, 0);
