@@ -710,8 +710,10 @@ TILE_API tile_status tile_paged_attention_workspace_size(tile_context *ctx, cons
  * (quant_group, DeepSeek style, what a block-scaled f8 GEMM reads): the same rule over each group of
  * quant_group consecutive columns, scales[token * lds + group] (f32, row-major).
  *
- * The argument structs begin with `size`: sizeof the struct as the caller compiled it, or 0 for this
- * release's layout.  Fields are only ever appended; those past the caller's size count as zero. */
+ * The argument structs begin with `size`: sizeof the struct as the caller compiled it, or 0 for the
+ * first release's layout (0.1, up to `stream`).  Fields are only ever appended; those past the caller's
+ * size count as zero: quant_group and lds are read only with size = sizeof (with size 0 they are
+ * not read, and the scales are one per token). */
 typedef struct tile_norm_args {
     size_t size;
     tile_dtype dtype;          /* TILE_F16 or TILE_BF16: x, residual, weight (and out unless quantized) */
