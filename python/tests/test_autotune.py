@@ -159,6 +159,20 @@ class Autotune(unittest.TestCase):
             self.run_scale(k3, 50)
         self.assertIn(k3.best_config, k3.configs)
 
+    def test_unwritable_tuning_database_warns(self):
+        # a cache folder that is a file: the compile cache goes on without it, and so does the launch, with
+        # its choice not recorded (the launch raised tile.Error: the tuning database refused the record)
+        path = self.write(SCALE)
+        blocked = os.path.join(self.tmp.name, "not_a_folder")
+        with open(blocked, "w") as f:
+            f.write("x")
+        dev = tile.Device("emu", cache_dir=blocked)
+        k = tile.compile(path, autotune=True, device=dev).scale
+        with self.assertWarnsRegex(UserWarning, "not recorded in the tuning database"):
+            self.run_scale(k, 700, s=3.0)
+        self.assertIn(k.best_config, k.configs)
+        self.run_scale(k, 600, s=-2.0)  # the bucket's choice is kept in memory
+
     def test_restore_value_and_reset_to_zero(self):
         m = tile.compile(INPLACE, autotune=True, device=self.dev, restore_value=("y",), reset_to_zero="out")
         n = 1000

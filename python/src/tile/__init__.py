@@ -433,7 +433,11 @@ class Autotuned:
             raise first_error
         best = min(times, key=times.get)
         if self._path is not None:
-            self._dev._tune_record(self._path, self.name, bucket, self._strings[best], times[best])
+            try:  # a cache folder that cannot be written costs the record, not the call (as for compiled kernels)
+                self._dev._tune_record(self._path, self.name, bucket, self._strings[best], times[best])
+            except Error as e:
+                _warnings.warn("autotune %s: %s not recorded in the tuning database: %s"
+                               % (self.name, self._strings[best], str(e).splitlines()[0]), stacklevel=4)
         self._report(bucket, best, "%.4f ms" % (times[best] * 1e3))
         return best, True
 
