@@ -212,7 +212,14 @@ static int store_best(const TuneReport *rep, tile_context *ctx, const char *file
         fprintf(stderr, "tile: cannot key the record: %s\n", tile_last_error(ctx));
         return CLI_EXIT_FAIL;
     }
-    if (tile_tune_record(NULL, id, dev, bucket, best->config, best->seconds) != TILE_OK) return CLI_EXIT_FAIL;
+    tile_status st = tile_tune_record(NULL, id, dev, bucket, best->config, best->seconds);
+    if (st != TILE_OK) { /* the call has no context for a message: say what failed, and where */
+        char *dir = tile_cache_default_dir();
+        fprintf(stderr, "tile: %s %s -> %s was not stored: the tuning database %s/tune.db refused it (%s)\n", rep->kernel, bucket,
+                best->config, dir ? dir : "(no cache folder)", tile_status_string(st));
+        free(dir);
+        return CLI_EXIT_FAIL;
+    }
     if (rep->json) {
         JsonOut j;
         json_begin(&j, stdout);
