@@ -200,6 +200,13 @@ class Launch(unittest.TestCase):
         close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
         self.assertIn("no_align_ptrs", k.variants)
 
+    def test_nul_in_strings_is_refused(self):
+        # C strings end at a NUL: the source after it, or a define's tail, was dropped without a word
+        with self.assertRaisesRegex(ValueError, "NUL character at offset 21"):
+            tile.compile("kernel k(x: *f32) {}\n\0kernel j(x: *f32) { bad }\n")
+        with self.assertRaisesRegex(ValueError, "embedded null character"):
+            tile.compile("const ACT = 1;\nkernel k(x: *f32) { store(x, ACT as f32); }\n", ACT="1\0")
+
     def test_none_pointer_argument(self):
         # Triton's None argument: a variant where `b is None` (the bias add dropped), b launched as 0
         src = ("kernel bias_add(x: *f32, b: *f32, out: *f32, n: i32) {\n"

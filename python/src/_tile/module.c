@@ -20,6 +20,11 @@ PyTypeObject *TPy_DeviceType;
 char *tpy_strdup(PyObject *s) {
     PyObject *b = PyUnicode_AsUTF8String(s);
     if (!b) return NULL;
+    if (strlen(PyBytes_AsString(b)) != (size_t)PyBytes_Size(b)) { /* C reads up to the first NUL: the rest was dropped unseen */
+        Py_DECREF(b);
+        PyErr_SetString(PyExc_ValueError, "embedded null character");
+        return NULL;
+    }
     char *r = strdup(PyBytes_AsString(b));
     Py_DECREF(b);
     if (!r) PyErr_NoMemory();

@@ -248,6 +248,8 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
             text = f.read()
     else:
         text = src
+        if "\0" in text:  # the library reads C strings: what follows would be dropped unseen
+            raise ValueError("compile: the source text has a NUL character at offset %d" % text.index("\0"))
 
     def build(name, extra=(), config=None):
         # meta: compile()'s constexprs (a quoted string as the string the kernel sees), under an autotuned
