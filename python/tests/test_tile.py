@@ -258,6 +258,23 @@ class Launch(unittest.TestCase):
             tile.compile(src, F=f).scale[1,](y, 100)
             close(self, y[:100], want[:100], 1e-6, 1e-6)
 
+    def test_read_only_pages_are_refused(self):
+        # a read-only array works where the kernel reads; read-only pages (a file mapped for reading) cannot be registered
+        n = 300
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.bin")
+            x = rng.random(n, dtype=np.float32)
+            x.tofile(path)
+            ro = x.copy()
+            ro.flags.writeable = False
+            out = poisoned(n, np.float32)
+            self.add[tile.cdiv(n, 256),](ro, ro, out, n)
+            close(self, out, 2 * x.astype(np.float64), 1e-6, 1e-6)
+            mm = np.memmap(path, dtype=np.float32, mode="r")
+            with self.assertRaisesRegex(ValueError, "argument 'x': .*not all writable memory"):
+                self.add[tile.cdiv(n, 256),](mm, ro, out, n)
+            del mm
+
     def test_writes_numpy_memory_in_place(self):
         n = 515
         buf = poisoned(3 * n, np.float32)
