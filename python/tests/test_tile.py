@@ -200,6 +200,21 @@ class Launch(unittest.TestCase):
         close(self, out, x.astype(np.float64) + y, 1e-6, 1e-6)
         self.assertIn("no_align_ptrs", k.variants)
 
+    def test_empty_arch_is_the_devices(self):
+        # arch="" is no arch, as in the C API and the CLI: the device's target (it compiled for sm_80 on emu:sm_90a)
+        with tempfile.TemporaryDirectory() as d:
+            dev = tile.Device("emu:sm_90a", cache_dir=d)
+            x = np.zeros(4, np.float32)
+            tile.compile("kernel k(x: *f32) { store(x, 3.0); }\n", arch="", device=dev).k[1,](x)
+            self.assertEqual(x[0], 3.0)
+            arches = set()
+            for root, _, files in os.walk(os.path.join(d, "v1")):
+                for f in files:
+                    with open(os.path.join(root, f), "rb") as fh:
+                        data = fh.read(4096)
+                    arches |= {a for a in (b"sm_80", b"sm_90a") if a + b"\0" in data}
+            self.assertEqual(arches, {b"sm_90a"})
+
     def test_nul_in_strings_is_refused(self):
         # C strings end at a NUL: the source after it, or a define's tail, was dropped without a word
         with self.assertRaisesRegex(ValueError, "NUL character at offset 21"):

@@ -220,6 +220,8 @@ def compile(path_or_source, kernel=None, arch=None, num_warps=None, num_stages=N
     "Autotuning at launch"); restore_value and reset_to_zero name arguments
     the tuning runs must not disturb (Triton's)."""
     dev = globals()["device"](device)
+    if arch == "":  # the default, as the C API and `tile compile --arch ''` read it: here the device's
+        arch = None
     if not isinstance(path_or_source, (str, _os.PathLike)):
         raise TypeError("compile: expected a path or source text, got %r" % (type(path_or_source).__name__,))
     src = _os.fspath(path_or_source)
