@@ -18,6 +18,7 @@ typedef struct K {
     TileDevModule *mod;
     TileDevFunction *fn;
     int threads;
+    unsigned dyn_smem; /* the kernel's shared memory when it is dynamic (over 48 KiB), else 0 */
 } K;
 
 /* src compiled for arch (NULL: the default) and loaded on device (NULL: TILE_TEST_DEVICE, else emu). */
@@ -32,6 +33,7 @@ static inline void load_src_on(K *k, const char *src, const char *name, const ch
     cr_assert_eq(dev_module_load_ptx(k->dev, c.ptx, &k->mod), DEV_OK, "%s", dev_last_error(k->dev));
     cr_assert_eq(dev_module_get_function(k->mod, name, &k->fn), DEV_OK, "%s", dev_last_error(k->dev));
     k->threads = 32 * c.kernels[0].num_warps;
+    k->dyn_smem = c.kernels[0].smem_dynamic ? (unsigned)c.kernels[0].smem_bytes : 0;
     tile_compiled_free(&c);
 }
 
@@ -64,7 +66,7 @@ static inline void download(K *k, void *h, uint64_t d, size_t bytes) {
 }
 
 static inline void launch(K *k, unsigned gx, void **params) {
-    DevStatus st = dev_launch(k->fn, gx, 1, 1, (unsigned)k->threads, 1, 1, 0, NULL, params);
+    DevStatus st = dev_launch(k->fn, gx, 1, 1, (unsigned)k->threads, 1, 1, k->dyn_smem, NULL, params);
     cr_assert_eq(st, DEV_OK, "launch: %s", dev_last_error(k->dev));
     cr_assert_eq(dev_synchronize(k->dev), DEV_OK, "%s", dev_last_error(k->dev));
 }

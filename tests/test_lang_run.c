@@ -556,7 +556,7 @@ static void half_add_case(const char *dt, const char *arch, int N, uint16_t (*fr
     cr_assert_eq(dev_open("emu", &racecheck, &k.dev, &err), DEV_OK, "%s", err ? err : "?");
     cr_assert_eq(dev_module_load_ptx(k.dev, c.ptx, &k.mod), DEV_OK, "%s", dev_last_error(k.dev));
     cr_assert_eq(dev_module_get_function(k.mod, "k", &k.fn), DEV_OK, "%s", dev_last_error(k.dev));
-    k.threads = 64;
+    k.threads = 64, k.dyn_smem = 0;
     bool native = strstr(c.ptx, !strcmp(dt, "f16") ? "global.add.noftz.f16" : "global.add.noftz.bf16") != NULL;
     cr_expect(native == packed_ok, "%s on %s: native add %d", dt, arch ? arch : "default", native);
     tile_compiled_free(&c);
