@@ -500,72 +500,67 @@ static Val dot_tf32x3(Call *c, Val a, Val b, ValueId acc) {
 }
 
 
-/* Triton's batched dot, [B, M, K] x [B, K, N] (+ acc [B, M, N]), composed from one 2-D dot: A as
- * [B*M, K] times B as [K, B*N] (b's batches side by side) gives every batch's rows against every
- * batch's columns; the blocks of equal batches are kept (reshaped [B, M, B, N], the others zeroed
- * and the batch axis summed away: adding zeros is exact).  B times the work of the batched product,
- * for the small batches such kernels use; the tensor cores run it as any dot. */
+/* x's slabs along dim 0: unstack, one round trip of x through shared memory for all n of them. */
+static ValueId *unstack(Gen *g, Val x, Loc loc) {
+    int n = x.t->shape[0];
+    const Type *st = tir_with_shape(g->m, x.t, x.t->rank - 1, x.t->shape + 1);
+    const Type **ts = ARENA_ARRAY(g->a, const Type *, n);
+    for (int k = 0; k < n; k++) ts[k] = st;
+    Inst *in = tir_inst_new(g->f, OP_UNSTACK, &x.v, 1, ts, n, loc);
+    if (g->b.before) tir_insert_before(g->b.before, in);
+    else tir_block_append(g->b.block, in);
+    return in->res;
+}
+
+/* Triton's batched dot, [B, M, K] x [B, K, N] (+ acc [B, M, N]): B 2-D dots, one per batch, and
+ * only their work (B·M·N·K multiply-adds, on tensor cores where a 2-D dot runs on them).  The
+ * operands (and acc) are unstacked into their batches and the B results stacked back, each one
+ * round trip through shared memory (O(B·M·K + B·K·N + B·M·N) element moves); every dot is an
+ * ordinary 2-D one, so each target and precision takes it as it takes any dot. */
 static Val dot_batched(Call *c) {
     Gen *g = c->g;
     Loc loc = c->node->loc;
     Val a = c->v[0], b = c->v[1];
-    int32_t B = a.t->shape[0], M = a.t->shape[1], K = a.t->shape[2], N = b.t->shape[2];
-    if (b.t->shape[0] != B || b.t->shape[1] != K) {
+    int32_t B = a.t->shape[0], M = a.t->shape[1], N = b.t->shape[2];
+    if (b.t->shape[0] != B || b.t->shape[1] != a.t->shape[2]) {
         diag_error(g->d, loc, "dot: batched operands must be [B, M, K] and [B, K, N], got %s and %s", gen_shape_str(g, 3, a.t->shape),
                    gen_shape_str(g, 3, b.t->shape));
         return val_err();
     }
-    if ((int64_t)B * M * B * N > GEN_MAX_NUMEL) {
-        diag_error(g->d, loc, "dot: a batch of %d products of %d x %d is composed from a %d x %d one, larger than %d elements", B, M, N,
-                   B * M, B * N, GEN_MAX_NUMEL);
+    int32_t s[3] = {B, M, N};
+    if ((int64_t)B * M * N > GEN_MAX_NUMEL) {
+        diag_error(g->d, loc, "tensor of shape %s has more than %d elements", gen_shape_str(g, 3, s), GEN_MAX_NUMEL);
         return val_err();
     }
-    Inst *ra = gen_emit_inst(g, loc, OP_RESHAPE, &a.v, 1, tir_with_shape(g->m, a.t, 2, (int32_t[]){B * M, K}));
-    Inst *tb = gen_emit_inst(g, loc, OP_TRANS, &b.v, 1, tir_with_shape(g->m, b.t, 3, (int32_t[]){K, B, N}));
-    tb->a.perm[0] = 1, tb->a.perm[1] = 0, tb->a.perm[2] = 2;
-    Inst *rb = gen_emit_inst(g, loc, OP_RESHAPE, &tb->res[0], 1, tir_with_shape(g->m, b.t, 2, (int32_t[]){K, B * N}));
-    Call d = *c;
-    d.v[0] = rt(g, ra->res[0]), d.v[1] = rt(g, rb->res[0]);
-    d.arg[2] = NULL, d.v[2] = (Val){.k = V_NONE}; /* the accumulator joins at the end */
-    Val all = bi_dot(&d);
-    if (all.k == V_ERR) return all;
-    const Type *at = all.t;
-    Inst *r4 = gen_emit_inst(g, loc, OP_RESHAPE, &all.v, 1, tir_with_shape(g->m, at, 4, (int32_t[]){B, M, B, N}));
-    Inst *i0 = gen_emit_inst(g, loc, OP_ARANGE, NULL, 0, tensor_type(g, DT_I32, 1, &B));
-    i0->a.ival = 0, i0->a.ival2 = B;
-    Val bi = rt(g, i0->res[0]), bj = bi;
-    for (int k = 0; k < 3; k++) bi = gen_expand_dims(g, bi, 1, loc); /* [B, 1, 1, 1] */
-    bj = gen_expand_dims(g, gen_expand_dims(g, bj, 0, loc), 1, loc);
-    bj = gen_expand_dims(g, bj, 3, loc); /* [1, 1, B, 1] */
-    Val same = gen_binop(g, TK_EQEQ, bi, bj, loc);
-    if (same.k == V_ERR) return same;
-    const Type *t4 = tir_vtype(g->f, r4->res[0]);
-    ValueId ops[3] = {gen_coerce(g, same, DT_I1, NULL, 4, t4->shape, loc), r4->res[0],
-                      gen_coerce(g, val_ct_int(0, DT_I32), t4->dt, NULL, 4, t4->shape, loc)};
-    ValueId kept = gen_emit(g, loc, OP_SELECT, ops, 3, t4);
-    Inst *sum = gen_emit_inst(g, loc, OP_REDUCE, &kept, 1, tensor_type(g, t4->dt, 3, (int32_t[]){B, M, N}));
-    sum->a.ival = 2, sum->a.ival2 = RED_SUM;
-    Val r = rt(g, sum->res[0]);
-    if (!has(c, 2)) return r;
-    Val acc = c->v[2];
-    if (!numeric(c, 2)) return val_err();
-    if (acc.k == V_RT && (acc.t->rank != 3 || acc.t->shape[0] != B || acc.t->shape[1] != M || acc.t->shape[2] != N)) {
-        diag_error(g->d, c->loc[2], "dot: accumulator shape %s does not match %s", gen_shape_str(g, acc.t->rank, acc.t->shape),
-                   gen_shape_str(g, 3, (int32_t[]){B, M, N}));
-        return val_err();
-    }
-    if (acc.k == V_RT && acc.t->dt != r.t->dt) {
-        if (dtype_is_float(acc.t->dt) != dtype_is_float(r.t->dt)) {
-            diag_error(g->d, c->loc[2], "dot: accumulator type '%s' does not suit '%s' inputs", dtype_name(acc.t->dt), dtype_name(a.t->dt));
+    ValueId *acc = NULL;
+    if (has(c, 2)) {
+        Val cv = c->v[2];
+        if (!numeric(c, 2)) return val_err();
+        if (cv.k == V_RT && (cv.t->rank != 3 || cv.t->shape[0] != B || cv.t->shape[1] != M || cv.t->shape[2] != N)) {
+            diag_error(g->d, c->loc[2], "dot: accumulator shape %s does not match %s", gen_shape_str(g, cv.t->rank, cv.t->shape),
+                       gen_shape_str(g, 3, s));
             return val_err();
         }
-        r = gen_cast(g, r, acc.t->dt, loc);
+        if (cv.k == V_RT) acc = unstack(g, cv, loc);
     }
-    return gen_binop(g, TK_PLUS, acc, r, loc);
+    ValueId *as = unstack(g, a, loc), *bs = unstack(g, b, loc);
+    ValueId *r = ARENA_ARRAY(g->a, ValueId, B);
+    const Type *pt = NULL;
+    for (int k = 0; k < B; k++) {
+        Call d = *c;
+        d.v[0] = rt(g, as[k]), d.v[1] = rt(g, bs[k]);
+        if (acc) d.v[2] = rt(g, acc[k]);
+        Val p = bi_dot(&d);
+        if (p.k == V_ERR) return p;
+        r[k] = p.v, pt = p.t;
+    }
+    return rt(g, gen_emit(g, loc, OP_STACK, r, B, tir_with_shape(g->m, pt, 3, s)));
 }
 
 Val bi_dot(Call *c) {
     Gen *g = c->g;
+    /* batched: each batch's 2-D dot takes its own slabs (f8 ones too, so each can read them natively) */
+    if (val_rank(c->v[0]) == 3 && val_rank(c->v[1]) == 3) return dot_batched(c);
     /* f8 operands: f16 holds every f8e4m3 and f8e5m2 value exactly, so the product runs on
      * f16 tensor cores with an f32 accumulator */
     for (int i = 0; i < 2; i++) {
@@ -576,7 +571,6 @@ Val bi_dot(Call *c) {
     for (int i = 0; i < 2; i++)
         if (!numeric(c, i)) return val_err();
     Val a = c->v[0], b = c->v[1];
-    if (val_rank(a) == 3 && val_rank(b) == 3) return dot_batched(c);
     if (val_rank(a) != 2 || val_rank(b) != 2) {
         diag_error(g->d, c->node->loc, "dot: operands must be 2-D tensors, got %s and %s", gen_shape_str(g, val_rank(a), val_shape(a)),
                    gen_shape_str(g, val_rank(b), val_shape(b)));

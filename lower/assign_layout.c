@@ -559,6 +559,11 @@ static void forward_inst(Ctx *c, Inst *i) {
         if (i->a.ival2) need(c, i, 0, r); /* a butterfly partner: in the same registers, or a lane's */
         return;
     }
+    case OP_UNSTACK:
+    case OP_STACK:
+        /* through shared memory: the operands keep their layouts, each result takes its own */
+        for (int k = 0; k < i->nres; k++) set_layout(c, i->res[k], chosen(c, i->res[k]));
+        return;
     case OP_TRANS: {
         const Layout *ol = layout_of(c, i->ops[0]);
         if (ol->kind != LAYOUT_BLOCKED) {

@@ -348,7 +348,9 @@ static bool emit_inst(LL *l, Inst *i) {
     case OP_SCAN:
     case OP_REDUCE_FN:
     case OP_SCAN_FN:
-    case OP_GATHER: return ll_emit_shared(l, i);
+    case OP_GATHER:
+    case OP_UNSTACK:
+    case OP_STACK: return ll_emit_shared(l, i);
     default: return ll_emit_elementwise(l, i);
     }
 }

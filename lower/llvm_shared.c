@@ -254,6 +254,34 @@ static bool emit_through_smem(LL *l, Inst *i) {
     return true;
 }
 
+/* stack and unstack: the round trip of convert_layout, in slabs.  The stack [n, ...] lies row-major
+ * in scratch, so slab k (the tensor at index k of dim 0) starts at k times a slab's bytes and is
+ * itself row-major in the slab's shape: unstack writes its operand whole and each result reads its
+ * slab; stack writes each operand into its slab and reads the result whole.  One write and one read
+ * of every element, whatever n is. */
+static bool emit_stacking(LL *l, Inst *i) {
+    Func *f = l->f;
+    const Type *whole = tir_vtype(f, i->op == OP_STACK ? i->res[0] : i->ops[0]);
+    int n = whole->shape[0], eb = dtype_bytes(whole->dt);
+    int slab = (int)(tir_type_numel(whole) / n) * eb;
+    for (int k = 0; k < n; k++)
+        if (!has_layout(l, i, tir_vtype(f, i->op == OP_STACK ? i->ops[k] : i->res[k]))) return false;
+    if (!has_layout(l, i, whole) || !have_scratch(l, i, slab * n)) return false;
+    if (i->op == OP_UNSTACK) {
+        ll_smem_write_tensor(l, whole, ll_get(l, i->ops[0], NULL), i->a.smem_offset);
+        ll_barrier(l);
+        for (int k = 0; k < n; k++) {
+            const Type *rt = tir_vtype(f, i->res[k]);
+            ll_smem_read_tensor(l, rt, ll_new(l, i->res[k], ll_regs_of(l, rt)->n), i->a.smem_offset + k * slab);
+        }
+        return true;
+    }
+    for (int k = 0; k < n; k++) ll_smem_write_tensor(l, tir_vtype(f, i->ops[k]), ll_get(l, i->ops[k], NULL), i->a.smem_offset + k * slab);
+    ll_barrier(l);
+    ll_smem_read_tensor(l, whole, ll_new(l, i->res[0], ll_regs_of(l, whole)->n), i->a.smem_offset);
+    return true;
+}
+
 static LLVMValueRef shfl_elem(LL *l, const char *kind, LLVMValueRef v, LLVMValueRef arg);
 
 /* gather: the source goes to scratch row-major (as convert_layout's step 1), barrier, then
@@ -1261,6 +1289,8 @@ bool ll_emit_shared(LL *l, Inst *i) {
     case OP_REDUCE: return emit_reduce(l, i);
     case OP_SCAN: return emit_scan(l, i);
     case OP_GATHER: return emit_gather(l, i);
+    case OP_UNSTACK:
+    case OP_STACK: return emit_stacking(l, i);
     case OP_REDUCE_FN: return emit_reduce_fn(l, i);
     case OP_SCAN_FN: return emit_scan_fn(l, i);
     case OP_DOT: return emit_dot(l, i);

@@ -3,7 +3,8 @@
  * Algorithm:
  *   1. Number the instructions in program order (regions inline).  Each op
  *      that needs scratch (layout conversions, reshapes, cross-warp
- *      reductions and scans, dot operand staging) gets a buffer whose size
+ *      reductions and scans, gathers, stacks and unstacks, dot operand
+ *      staging) gets a buffer whose size
  *      comes from smem_scratch_bytes() and whose live range is the op
  *      itself, inside a loop too (the barrier pass orders the reuse, back
  *      edges included).  A pipelining buffer (local_alloc) lives from its
@@ -70,6 +71,11 @@ int smem_scratch_bytes(const Func *f, const Inst *i, bool wgmma) {
         const Type *t = f->values[i->ops[0]].type;
         if (i->a.ival2 && t->layout == f->values[i->res[0]].type->layout && layout_xor_partner(t, (int)i->a.ival, (int)i->a.ival2))
             return 0;
+        return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
+    }
+    case OP_UNSTACK: /* the whole stack, row-major: the operand of unstack, the result of stack */
+    case OP_STACK: {
+        const Type *t = f->values[i->op == OP_STACK ? i->res[0] : i->ops[0]].type;
         return (int)(tir_type_numel(t) * dtype_bytes(t->dt));
     }
     case OP_REDUCE:

@@ -170,6 +170,10 @@ enum {
     X(GATHER, "gather", 2, 1, OPF_PURE) /* src, index -> r[..i..] = src[..index[..i..] mod S_a..] along attr axis; \
         index (i32) and result share a shape that matches src except along axis; attr xor=j \
         (ival2) promises index = i ^ j (a butterfly partner: registers or shuffles) */       \
+    X(UNSTACK, "unstack", 1, -1, OPF_PURE) /* x[S0, ...] -> S0 results x[0] .. x[S0-1] (dim 0 dropped): one round \
+        trip of x through shared memory, each result reading its own slab */                 \
+    X(STACK, "stack", -1, 1, OPF_PURE)  /* x0 .. x(n-1) of one shape -> [n, ...] with r[k] = xk: each operand written \
+        to its slab of shared memory, the result read back */                               \
     /* memory */                                                                           \
     X(LOAD, "load", -1, 1, OPF_MEMORY)  /* ptr [, mask [, other]] */                       \
     X(STORE, "store", -1, 0, OPF_MEMORY) /* ptr, value [, mask] */                         \

@@ -472,6 +472,36 @@ static void check_gather(Verifier *V, const Inst *i) {
         verr(V, i, "xor=%lld needs a power of two below the axis size %d and equal source and result shapes", (long long)j, a->shape[ax]);
 }
 
+/* unstack: one result per slab along dim 0, each the operand's type without that dim */
+static void check_unstack(Verifier *V, const Inst *i) {
+    const Type *a = opt(V, i, 0);
+    if (a->rank < 1 || i->nres != a->shape[0]) {
+        verr(V, i, "has %d results for %s (one per index along dim 0)", i->nres, tstr(V, a));
+        return;
+    }
+    for (int k = 0; k < i->nres; k++) {
+        const Type *r = vt(V, i->res[k]);
+        bool ok = same_elem(a, r) && r->rank == a->rank - 1;
+        for (int d = 0; ok && d < r->rank; d++) ok = r->shape[d] == a->shape[d + 1];
+        if (!ok) verr(V, i, "result %d is %s, expected %s without dim 0", k, tstr(V, r), tstr(V, a));
+    }
+}
+
+/* stack: operands of one shape and element type, the result theirs with a new dim 0 of their count */
+static void check_stack(Verifier *V, const Inst *i) {
+    const Type *r = rest(V, i);
+    if (r->rank < 1 || r->shape[0] != i->nops) {
+        verr(V, i, "result %s does not stack %d operands along dim 0", tstr(V, r), i->nops);
+        return;
+    }
+    for (int k = 0; k < i->nops; k++) {
+        const Type *a = opt(V, i, k);
+        bool ok = same_elem(a, r) && a->rank == r->rank - 1;
+        for (int d = 0; ok && d < a->rank; d++) ok = a->shape[d] == r->shape[d + 1];
+        if (!ok) verr(V, i, "operand %d is %s, expected %s without dim 0", k, tstr(V, a), tstr(V, r));
+    }
+}
+
 static void check_dot(Verifier *V, const Inst *i) {
     const Type *a = opt(V, i, 0), *b = opt(V, i, 1), *c = opt(V, i, 2);
     if (a->rank != 2 || b->rank != 2 || c->rank != 2) {
@@ -922,6 +952,8 @@ static const CheckFn op_checks[OP_COUNT] = {
     [OP_PTR_ADD] = check_ptr_add,
     [OP_REDUCE] = check_reduce,
     [OP_GATHER] = check_gather,
+    [OP_UNSTACK] = check_unstack,
+    [OP_STACK] = check_stack,
     [OP_REDUCE_FN] = check_combine_fn,
     [OP_SCAN_FN] = check_combine_fn,
     [OP_MAP_FN] = check_map_fn,
@@ -949,6 +981,7 @@ static const struct {
     [OP_INLINE_ASM] = {0, 16, 0}, [OP_TMA_LOAD] = {5, 4 + TMA_MAX_RANK, 0}, [OP_MBAR_WAIT] = {3, 4, 0},
     [OP_TMA_STORE] = {3, 2 + TMA_MAX_RANK, 0},
     [OP_WS_PRODUCER] = {0, 0, 1},
+    [OP_STACK] = {1, -1, 0},
 };
 
 static bool check_counts(Verifier *V, const Inst *i) {

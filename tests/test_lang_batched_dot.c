@@ -1,0 +1,326 @@
+/* test_lang_batched_dot.c - Triton's batched dot, [B, M, K] x [B, K, N] (+ acc [B, M, N]): one 2-D dot per
+ * batch on operands unstacked through shared memory, the results stacked back.  Each case runs on fresh
+ * random inputs against float64, outputs poisoned first, the loads masked at sizes that are not multiples
+ * of the tile (m, n, k below M, N, K), on sm_80 (emu) and sm_90a (emu:sm_90a, where a 64-row dot is wgmma):
+ * f16, bf16, f32 (ieee, tf32, tf32x3), f64, i8, f8e4m3, out_dtype=f16, with and without acc, and batches
+ * past what the old composition (one [B·M, K] x [K, B·N] dot) could hold.  Then the work itself: the PTX
+ * of a batched dot has B times the tensor-core (or FMA) instructions of one 2-D dot of its size, not B². */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/hostfloat.h"
+
+#include "tests/lang_run.h"
+#include "tests/test_rng.h"
+
+typedef enum { IN_F16, IN_BF16, IN_F32, IN_F64, IN_I8, IN_F8 } InKind;
+
+typedef struct Case {
+    InKind in;
+    const char *extra; /* more arguments of dot: "" or ", input_precision=\"tf32\"" ... */
+    bool acc, out_f16;
+    int B, M, N, K;    /* the tile */
+    int m, n, k;       /* the data: loads and the store masked to these */
+    double tol;        /* of sum |a b| (+ |acc|) */
+} Case;
+
+static const char *in_name(InKind k) {
+    static const char *names[] = {"f16", "bf16", "f32", "f64", "i8", "f8e4m3"};
+    return names[k];
+}
+
+static int in_bytes(InKind k) { return k == IN_F64 ? 8 : k == IN_F32 ? 4 : k == IN_I8 || k == IN_F8 ? 1 : 2; }
+
+static const char *out_name(const Case *c) {
+    return c->out_f16 ? "f16" : c->in == IN_F64 ? "f64" : c->in == IN_I8 ? "i32" : "f32";
+}
+
+static int out_bytes(const Case *c) { return c->out_f16 ? 2 : c->in == IN_F64 ? 8 : 4; }
+
+/* A random input element: written to p[i] in the input type, its exact value returned. */
+static double put_in(InKind k, void *p, size_t i) {
+    double v = urand() * 2.0;
+    switch (k) {
+    case IN_F16: ((uint16_t *)p)[i] = f32_to_f16((float)v); return f16_to_d(((uint16_t *)p)[i]);
+    case IN_BF16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); return bf16_to_d(((uint16_t *)p)[i]);
+    case IN_F32: ((float *)p)[i] = (float)v; return (float)v;
+    case IN_F64: ((double *)p)[i] = v; return v;
+    case IN_I8: ((int8_t *)p)[i] = (int8_t)(irand(255) - 127); return ((int8_t *)p)[i];
+    case IN_F8: ((uint8_t *)p)[i] = d_to_f8(v, 0); return f8e4m3_to_d(((uint8_t *)p)[i]);
+    }
+    return 0;
+}
+
+static double put_out(const Case *c, void *p, size_t i) {
+    double v = urand() * 4.0;
+    if (c->out_f16) return ((uint16_t *)p)[i] = f32_to_f16((float)v), f16_to_d(((uint16_t *)p)[i]);
+    if (c->in == IN_F64) return ((double *)p)[i] = v;
+    if (c->in == IN_I8) return ((int32_t *)p)[i] = irand(20001) - 10000;
+    return ((float *)p)[i] = (float)v;
+}
+
+static double get_out(const Case *c, const void *p, size_t i) {
+    if (c->out_f16) return f16_to_d(((const uint16_t *)p)[i]);
+    if (c->in == IN_F64) return ((const double *)p)[i];
+    if (c->in == IN_I8) return ((const int32_t *)p)[i];
+    return ((const float *)p)[i];
+}
+
+static void run_case(const Case *c, const char *arch, const char *device) {
+    char src[2048];
+    const char *T = in_name(c->in), *R = out_name(c);
+    snprintf(src, sizeof src,
+             "kernel k(a: *%s, b: *%s, c: *%s, o: *%s, m: i32, n: i32, kk: i32, const B: i32 = %d, const M: i32 = %d,\n"
+             "         const N: i32 = %d, const K: i32 = %d) {\n"
+             "    let ib = arange(0, B)[:, None, None];\n"
+             "    let im = arange(0, M)[None, :, None];\n"
+             "    let ik = arange(0, K);\n"
+             "    let inn = arange(0, N)[None, None, :];\n"
+             "    let x = load(a + ib * m * kk + im * kk + ik[None, None, :], (ib < B) & (im < m) & (ik[None, None, :] < kk), 0);\n"
+             "    let y = load(b + ib * kk * n + ik[None, :, None] * n + inn, (ib < B) & (ik[None, :, None] < kk) & (inn < n), 0);\n"
+             "    let pc = ib * m * n + im * n + inn;\n"
+             "    let mc = (ib < B) & (im < m) & (inn < n);\n"
+             "    store(o + pc, dot(x, y%s%s), mc);\n"
+             "}\n",
+             T, T, R, R, c->B, c->M, c->N, c->K, c->acc ? ", load(c + pc, mc, 0)" : "", c->extra);
+    size_t na = (size_t)c->B * c->m * c->k, nb = (size_t)c->B * c->k * c->n, nc = (size_t)c->B * c->m * c->n;
+    size_t guard = 64; /* past the last element: the masked store must leave it poisoned */
+    void *ha = malloc(na * in_bytes(c->in)), *hb = malloc(nb * in_bytes(c->in)), *hc = malloc(nc * out_bytes(c));
+    void *ho = malloc((nc + guard) * out_bytes(c));
+    double *va = malloc(na * sizeof(double)), *vb = malloc(nb * sizeof(double)), *vc = malloc(nc * sizeof(double));
+    cr_assert(ha && hb && hc && ho && va && vb && vc);
+    for (size_t i = 0; i < na; i++) va[i] = put_in(c->in, ha, i);
+    for (size_t i = 0; i < nb; i++) vb[i] = put_in(c->in, hb, i);
+    for (size_t i = 0; i < nc; i++) vc[i] = c->acc ? put_out(c, hc, i) : 0;
+    K k;
+    load_src_on(&k, src, "k", arch, device);
+    uint64_t da = upload(&k, ha, na * in_bytes(c->in)), db = upload(&k, hb, nb * in_bytes(c->in));
+    uint64_t dc = upload(&k, hc, nc * out_bytes(c)), d_o = poisoned(&k, (nc + guard) * out_bytes(c));
+    int32_t m = c->m, n = c->n, kk = c->k;
+    void *params[] = {&da, &db, &dc, &d_o, &m, &n, &kk};
+    launch(&k, 1, params);
+    download(&k, ho, d_o, (nc + guard) * out_bytes(c));
+    int bad = 0;
+    for (int z = 0; z < c->B; z++)
+        for (int i = 0; i < c->m; i++)
+            for (int j = 0; j < c->n; j++) {
+                size_t at = ((size_t)z * c->m + i) * c->n + j;
+                double want = vc[at], mag = fabs(vc[at]);
+                for (int q = 0; q < c->k; q++) {
+                    double p = va[((size_t)z * c->m + i) * c->k + q] * vb[((size_t)z * c->k + q) * c->n + j];
+                    want += p, mag += fabs(p);
+                }
+                double got = get_out(c, ho, at);
+                if (!(fabs(got - want) <= c->tol * mag) && bad++ < 5)
+                    cr_expect(false, "%s x %s%s%s on %s, B=%d tile %dx%dx%d data %dx%dx%d: batch %d (%d, %d) = %.9g, want %.9g (seed %#llx)", T,
+                              T, c->acc ? " + acc" : "", c->extra, arch ? arch : "sm_80", c->B, c->M, c->N, c->K, c->m, c->n, c->k, z, i, j,
+                              got, want, (unsigned long long)seed);
+            }
+    const uint8_t *tail = (const uint8_t *)ho + nc * out_bytes(c);
+    for (size_t i = 0; i < guard * out_bytes(c); i++)
+        if (tail[i] != 0xff) {
+            cr_expect(false, "%s: byte %zu past the output was written", T, i);
+            break;
+        }
+    cr_expect_eq(bad, 0, "%d wrong elements", bad);
+    unload(&k);
+    free(ha), free(hb), free(hc), free(ho), free(va), free(vb), free(vc);
+}
+
+
+/* Tensor-core types and the FMA ones, with and without acc, odd data sizes in the tile. */
+static const Case cases[] = {
+    {IN_F16, "", false, false, 2, 32, 32, 32, 29, 23, 19, 1e-5},
+    {IN_F16, "", true, false, 4, 16, 32, 32, 13, 30, 27, 1e-5},
+    {IN_BF16, "", true, false, 4, 32, 16, 64, 31, 11, 50, 1e-5},
+    {IN_F32, "", false, false, 2, 16, 16, 32, 15, 16, 31, 1e-5},
+    {IN_F32, "", true, false, 4, 32, 16, 16, 21, 9, 16, 1e-5},
+    {IN_F32, ", input_precision=\"tf32\"", true, false, 2, 32, 32, 32, 30, 25, 29, 2e-3},
+    {IN_F32, ", input_precision=\"tf32x3\"", false, false, 4, 16, 32, 16, 16, 17, 13, 1e-5},
+    {IN_F64, "", true, false, 2, 16, 16, 32, 11, 14, 23, 1e-13},
+    {IN_I8, "", false, false, 4, 32, 32, 32, 27, 31, 30, 0},
+    {IN_I8, "", true, false, 2, 16, 32, 64, 16, 19, 47, 0},
+    {IN_F8, "", false, false, 2, 32, 32, 32, 25, 32, 21, 1e-5},
+    {IN_F16, ", out_dtype=f16", false, true, 2, 16, 16, 32, 14, 13, 27, 1e-2},
+    {IN_F16, ", out_dtype=f16", true, true, 4, 16, 32, 16, 9, 30, 16, 1e-2},
+    {IN_F16, "", true, false, 1, 16, 16, 16, 16, 9, 13, 1e-5},
+};
+
+Test(lang_batched_dot, dtypes_sm80, .timeout = 600) {
+    seed_rng();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], NULL, NULL);
+}
+
+/* sm_90a: a batch of 64-row tiles runs on wgmma, 32-row ones on mma.sync; f8 operands natively where wgmma takes them. */
+static const Case hopper[] = {
+    {IN_F16, "", true, false, 2, 64, 64, 32, 61, 50, 29, 1e-5},
+    {IN_BF16, "", false, false, 4, 64, 32, 64, 64, 31, 37, 1e-5},
+    {IN_F16, "", false, false, 2, 32, 32, 32, 29, 23, 19, 1e-5},
+    {IN_I8, "", true, false, 2, 64, 32, 64, 57, 32, 63, 0},
+    {IN_F8, "", true, false, 2, 64, 64, 64, 60, 33, 64, 1e-5},
+    {IN_F32, ", input_precision=\"tf32\"", false, false, 2, 64, 32, 32, 63, 17, 30, 2e-3},
+    {IN_F32, "", true, false, 2, 32, 16, 16, 21, 9, 16, 1e-5},
+    {IN_F16, ", out_dtype=f16", true, true, 2, 64, 32, 32, 40, 32, 31, 1e-2},
+};
+
+Test(lang_batched_dot, dtypes_sm90a, .timeout = 600) {
+    seed_rng();
+    for (size_t i = 0; i < sizeof hopper / sizeof hopper[0]; i++) run_case(&hopper[i], "sm_90a", "emu:sm_90a");
+}
+
+/* Batches the old composition could not hold: it built a [B·M, B·N] product (B = 32 of 16 x 16 is a
+ * 512 x 512 one, 1 MiB of f32 through shared memory; B = 16 of 32 x 32 likewise), refused at compile
+ * time as more shared memory than a block has. */
+Test(lang_batched_dot, many_batches, .timeout = 600) {
+    seed_rng();
+    static const Case big[] = {
+        {IN_F16, "", true, false, 32, 16, 16, 16, 15, 16, 11, 1e-5},
+        {IN_I8, "", false, false, 16, 32, 32, 32, 31, 29, 32, 0},
+    };
+    run_case(&big[0], NULL, NULL);
+    run_case(&big[1], NULL, NULL);
+    run_case(&big[0], "sm_90a", "emu:sm_90a");
+}
+
+/* A batched GEMM: the accumulator [B, M, N] carried through a K loop (the software pipeliner sees the loads
+ * of [B, M, K] tiles), K = 100 in steps of 32 with the last step masked, f16 and f32 on sm_80 and sm_90a. */
+static void batched_gemm(const char *T, const char *arch, const char *device) {
+    char src[1536];
+    snprintf(src, sizeof src,
+             "kernel k(a: *%s, b: *%s, o: *f32, m: i32, n: i32, kk: i32) {\n"
+             "    let ib = arange(0, 2)[:, None, None];\n"
+             "    let im = arange(0, 64)[None, :, None];\n"
+             "    let ik = arange(0, 32);\n"
+             "    let inn = arange(0, 32)[None, None, :];\n"
+             "    let acc = zeros([2, 64, 32], f32);\n"
+             "    for k0 in range(0, kk, 32) {\n"
+             "        let ka = k0 + ik[None, None, :];\n"
+             "        let kb = k0 + ik[None, :, None];\n"
+             "        let x = load(a + ib * m * kk + im * kk + ka, (im < m) & (ka < kk), 0);\n"
+             "        let y = load(b + ib * kk * n + kb * n + inn, (kb < kk) & (inn < n), 0);\n"
+             "        acc = dot(x, y, acc);\n"
+             "    }\n"
+             "    store(o + ib * m * n + im * n + inn, acc, (ib < 2) & (im < m) & (inn < n));\n"
+             "}\n",
+             T, T);
+    enum { B = 2, M = 61, N = 27, KK = 100 };
+    bool f16 = !strcmp(T, "f16");
+    size_t na = (size_t)B * M * KK, nb = (size_t)B * KK * N, nc = (size_t)B * M * N;
+    void *ha = malloc(na * 4), *hb = malloc(nb * 4);
+    double *va = malloc(na * sizeof(double)), *vb = malloc(nb * sizeof(double));
+    float *ho = malloc(nc * sizeof(float));
+    cr_assert(ha && hb && va && vb && ho);
+    for (size_t i = 0; i < na; i++) va[i] = put_in(f16 ? IN_F16 : IN_F32, ha, i);
+    for (size_t i = 0; i < nb; i++) vb[i] = put_in(f16 ? IN_F16 : IN_F32, hb, i);
+    K k;
+    load_src_on(&k, src, "k", arch, device);
+    uint64_t da = upload(&k, ha, na * (f16 ? 2 : 4)), db = upload(&k, hb, nb * (f16 ? 2 : 4)), d_o = poisoned(&k, nc * sizeof(float));
+    int32_t m = M, n = N, kk = KK;
+    void *params[] = {&da, &db, &d_o, &m, &n, &kk};
+    launch(&k, 1, params);
+    download(&k, ho, d_o, nc * sizeof(float));
+    int bad = 0;
+    for (int z = 0; z < B; z++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double want = 0, mag = 0;
+                for (int q = 0; q < KK; q++) {
+                    double p = va[((size_t)z * M + i) * KK + q] * vb[((size_t)z * KK + q) * N + j];
+                    want += p, mag += fabs(p);
+                }
+                float got = ho[((size_t)z * M + i) * N + j];
+                if (!(fabs(got - want) <= 1e-5 * mag) && bad++ < 5)
+                    cr_expect(false, "%s gemm on %s: batch %d (%d, %d) = %.9g, want %.9g (seed %#llx)", T, arch ? arch : "sm_80", z, i, j, got,
+                              want, (unsigned long long)seed);
+            }
+    cr_expect_eq(bad, 0, "%d wrong elements", bad);
+    unload(&k);
+    free(ha), free(hb), free(va), free(vb), free(ho);
+}
+
+Test(lang_batched_dot, k_loop, .timeout = 600) {
+    seed_rng();
+    batched_gemm("f16", NULL, NULL);
+    batched_gemm("f32", NULL, NULL);
+    batched_gemm("f16", "sm_90a", "emu:sm_90a");
+}
+
+static int count(const char *ptx, const char *what) {
+    int n = 0;
+    for (const char *p = ptx; (p = strstr(p, what)); p++) n++;
+    return n;
+}
+
+/* The work: a batched dot of B tiles of M x N x K has B times the mma.sync / wgmma / fma instructions of one
+ * 2-D dot of M x N x K (the old composition had B² times). */
+Test(lang_batched_dot, work_is_b_dots) {
+    static const char *one = "kernel k(a: *%s, b: *%s, o: *%s) {\n"
+                             "    let i = arange(0, %d);\n"
+                             "    let j = arange(0, %d);\n"
+                             "    store(o + i[:, None] * %d + j[None, :], dot(load(a + i[:, None] * %d + j[None, :]), load(b + i[:, None] * %d + j[None, :])));\n"
+                             "}\n";
+    static const char *batched = "kernel k(a: *%s, b: *%s, o: *%s) {\n"
+                                 "    let z = arange(0, %d)[:, None, None];\n"
+                                 "    let i = arange(0, %d)[None, :, None];\n"
+                                 "    let j = arange(0, %d)[None, None, :];\n"
+                                 "    store(o + z * %d + i * %d + j, dot(load(a + z * %d + i * %d + j), load(b + z * %d + i * %d + j)));\n"
+                                 "}\n";
+    static const struct {
+        const char *in, *out, *arch, *instr;
+        int B, S;
+    } w[] = {
+        {"f16", "f32", NULL, "mma.sync", 4, 32},   {"f16", "f32", NULL, "mma.sync", 8, 64},
+        {"f32", "f32", NULL, "fma.rn.f32", 4, 32}, {"f16", "f32", "sm_90a", "wgmma.mma_async", 4, 64},
+        {"i8", "i32", NULL, "mma.sync", 2, 32},
+        /* f8 operands stay f8 through the unstack, so each batch's dot reads them natively */
+        {"f8e4m3", "f32", "sm_90a", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3", 2, 64},
+    };
+    for (size_t t = 0; t < sizeof w / sizeof w[0]; t++) {
+        char s1[1024], sb[1024];
+        int S = w[t].S, B = w[t].B;
+        snprintf(s1, sizeof s1, one, w[t].in, w[t].in, w[t].out, S, S, S, S, S);
+        snprintf(sb, sizeof sb, batched, w[t].in, w[t].in, w[t].out, B, S, S, S * S, S, S * S, S, S * S, S);
+        char *p1 = compile_ptx(s1, w[t].arch), *pb = compile_ptx(sb, w[t].arch);
+        int n1 = count(p1, w[t].instr), nb = count(pb, w[t].instr);
+        cr_expect(n1 > 0, "%s: no %s in the 2-D dot", w[t].in, w[t].instr);
+        cr_expect_eq(nb, B * n1, "%s B=%d %d^3 on %s: %d %s, want %d x %d", w[t].in, B, S, w[t].arch ? w[t].arch : "sm_80", nb, w[t].instr,
+                     B, n1);
+        free(p1), free(pb);
+    }
+}
+
+/* Shapes that do not fit: located errors. */
+Test(lang_batched_dot, errors) {
+    static const BadSource bad[] = {
+        {"kernel k(a: *f16) {\n"
+         "    let x = load(a + arange(0, 2)[:, None, None] + arange(0, 16)[None, :, None] + arange(0, 16)[None, None, :]);\n"
+         "    let y = load(a + arange(0, 4)[:, None, None] + arange(0, 16)[None, :, None] + arange(0, 16)[None, None, :]);\n"
+         "    let r = dot(x, y);\n"
+         "}\n",
+         "t.tile:4:13: error: dot: batched operands must be [B, M, K] and [B, K, N], got [2, 16, 16] and [4, 16, 16]"},
+        {"kernel k(a: *f16) {\n"
+         "    let x = load(a + arange(0, 2)[:, None, None] + arange(0, 16)[None, :, None] + arange(0, 16)[None, None, :]);\n"
+         "    let c = zeros([2, 16, 32], f32);\n"
+         "    let r = dot(x, x, c);\n"
+         "}\n",
+         "t.tile:4:23: error: dot: accumulator shape [2, 16, 32] does not match [2, 16, 16]"},
+        {"kernel k(a: *f16) {\n"
+         "    let x = load(a + arange(0, 2)[:, None, None] + arange(0, 8)[None, :, None] + arange(0, 16)[None, None, :]);\n"
+         "    let y = load(a + arange(0, 2)[:, None, None] + arange(0, 16)[None, :, None] + arange(0, 16)[None, None, :]);\n"
+         "    let r = dot(x, y);\n"
+         "}\n",
+         "t.tile:4:13: error: dot: M, N and K must be at least 16"},
+        {"kernel k(a: *f16) {\n"
+         "    let x = load(a + arange(0, 2)[:, None, None] + arange(0, 16)[None, :, None] + arange(0, 16)[None, None, :]);\n"
+         "    let r = dot(x, x, out_dtype=i32);\n"
+         "}\n",
+         "t.tile:3:33: error: dot: out_dtype 'i32' does not suit 'f16' inputs"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof bad[0]);
+}
