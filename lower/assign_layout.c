@@ -67,6 +67,18 @@ static int floor_pow2(int64_t v) {
     return p;
 }
 
+/* The default blocked layout of t with up to 16 bytes per thread along the last dim (as many
+ * elements as each thread has, so no thread holds a replica): shared-memory round trips that
+ * move whole vectors. */
+static const Layout *vector_layout(Ctx *c, const Type *t) {
+    int eb = dtype_bits(t->dt) / 8 < 1 ? 1 : dtype_bits(t->dt) / 8;
+    int64_t per = tir_type_numel(t) / (32 * c->f->num_warps);
+    int vec = 16 / eb;
+    if (vec > t->shape[t->rank - 1]) vec = t->shape[t->rank - 1];
+    if (per < vec) vec = floor_pow2(per < 1 ? 1 : per);
+    return intern(c, layout_blocked_for(t->rank, t->shape, NULL, vec, c->f->num_warps));
+}
+
 /* f16 adds (bf16 from sm_90) may take two elements per thread: a pair is one packed
  * f16x2 atom (llvm_memory.c); every other atomic goes one element at a time. */
 static bool packed_half_add(Ctx *c, const Inst *i) {
@@ -561,8 +573,12 @@ static void forward_inst(Ctx *c, Inst *i) {
     }
     case OP_UNSTACK:
     case OP_STACK:
-        /* through shared memory: the operands keep their layouts, each result takes its own */
-        for (int k = 0; k < i->nres; k++) set_layout(c, i->res[k], chosen(c, i->res[k]));
+        /* through shared memory: the operands keep their layouts, each result takes its wish, else
+         * (a batched dot's operand slabs: a dot places none) a blocked layout reading 16 bytes at a time */
+        for (int k = 0; k < i->nres; k++) {
+            ValueId r = i->res[k];
+            set_layout(c, r, r < c->nv && c->want[r] ? c->want[r] : vector_layout(c, tir_vtype(f, r)));
+        }
         return;
     case OP_TRANS: {
         const Layout *ol = layout_of(c, i->ops[0]);
