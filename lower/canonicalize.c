@@ -30,6 +30,12 @@
  *   6. Drop a `for`'s loop-carried value (`while` loops keep theirs) when its result is unused and its
  *      block argument reaches nothing but (through pure ops of the body)
  *      its own yield slot; step 5 then deletes the computation.
+ *   7. Stacks (a batched dot's): a `for` that carries a stack [n, ...] which its body only
+ *      unstacks and yields as a stack of n slabs carries the n slabs instead (the init
+ *      unstacked before the loop, the result stacked after it; step 6 drops the old one),
+ *      so `acc = dot(a, b, acc)` on [B, M, N] keeps B accumulators in registers rather
+ *      than a round trip through shared memory each way every iteration.  unstack(stack
+ *      of slabs of its own type) is those slabs, unstack(constant) constant slabs.
  *
  * Arithmetic.  Integers are held as uint64 bit patterns normalised to their
  * type (sign- or zero-extended from the type's width), so every operation
@@ -750,12 +756,129 @@ static bool dce_func(Func *f) {
     return any;
 }
 
+/* ---- step 7: stacks ---- */
+
+typedef struct StackCtx {
+    Func *f;
+    ValueId v;   /* users_of: the value whose users are collected */
+    Inst **users;
+    int nusers, cap;
+    bool only_unstack; /* every user of v is an unstack */
+    bool changed;
+} StackCtx;
+
+static bool collect_users(Inst *i, void *ud) {
+    StackCtx *sx = ud;
+    for (int k = 0; k < i->nops; k++) {
+        if (i->ops[k] != sx->v) continue;
+        if (i->op != OP_UNSTACK) sx->only_unstack = false;
+        if (sx->nusers == sx->cap) {
+            sx->cap = sx->cap ? 2 * sx->cap : 4;
+            sx->users = realloc(sx->users, sizeof *sx->users * (size_t)sx->cap);
+            if (!sx->users) out_of_memory();
+        }
+        sx->users[sx->nusers++] = i;
+        break;
+    }
+    return true;
+}
+
+static void grow_append(Arena *a, ValueId **arr, int *n, ValueId v) {
+    *arr = arena_grow(a, *arr, sizeof(ValueId) * (size_t)*n, sizeof(ValueId) * (size_t)(*n + 1));
+    (*arr)[(*n)++] = v;
+}
+
+/* unstack x into slabs of type t, a new op before pos */
+static Inst *new_unstack(Func *f, ValueId x, const Type *t, Inst *pos) {
+    int n = tir_vtype(f, x)->shape[0];
+    const Type **ts = malloc(sizeof *ts * (size_t)n);
+    if (!ts) out_of_memory();
+    for (int k = 0; k < n; k++) ts[k] = t;
+    Inst *u = tir_inst_new(f, OP_UNSTACK, &x, 1, ts, n, pos->loc);
+    free(ts);
+    tir_insert_before(pos, u);
+    return u;
+}
+
+/* A `for` whose carried value k is a stack that the body only unstacks and that the body yields as a
+ * stack of slabs of the same type: carry the slabs instead (new carried values, their init unstacked
+ * before the loop, the result stacked after it); the old carried value is left dead for step 6. */
+static bool split_carries(Inst *loop, void *ud) {
+    StackCtx *sx = ud;
+    Func *f = sx->f;
+    if (loop->op != OP_FOR || loop->nregions != 1) return true;
+    Block *body = loop->regions[0];
+    Inst *y = body->last;
+    if (!y || y->op != OP_YIELD || loop->nops - 3 != loop->nres || body->nargs != loop->nres + 1 || y->nops != loop->nres)
+        return true;
+    Arena *a = f->module->arena;
+    for (int k = 0, n0 = loop->nres; k < n0; k++) {
+        Inst *st = tir_val(f, y->ops[k])->def;
+        if (!st || st->op != OP_STACK || st->parent != body) continue;
+        const Type *slab = tir_vtype(f, st->ops[0]);
+        bool ok = true;
+        for (int j = 1; j < st->nops; j++) ok &= tir_vtype(f, st->ops[j]) == slab;
+        sx->v = body->args[k + 1], sx->nusers = 0, sx->only_unstack = true;
+        tir_walk(body, collect_users, sx);
+        ok &= sx->only_unstack && sx->nusers > 0;
+        for (int u = 0; ok && u < sx->nusers; u++) ok = tir_vtype(f, sx->users[u]->res[0]) == slab;
+        if (!ok) continue;
+        int n = st->nops, first = loop->nres;
+        Inst *init = new_unstack(f, loop->ops[3 + k], slab, loop);
+        for (int j = 0; j < n; j++) {
+            grow_append(a, &loop->ops, &loop->nops, init->res[j]);
+            ValueId arg = tir_block_add_arg(f, body, slab);
+            grow_append(a, &loop->res, &loop->nres, tir_new_value(f, slab, loop, loop->nres));
+            grow_append(a, &y->ops, &y->nops, st->ops[j]);
+            for (int u = 0; u < sx->nusers; u++) tir_replace_uses(f, sx->users[u]->res[j], arg);
+        }
+        const Type *whole = tir_vtype(f, loop->res[k]);
+        Inst *after = tir_inst_new(f, OP_STACK, loop->res + first, n, &whole, 1, loop->loc);
+        tir_insert_after(loop, after);
+        tir_replace_uses(f, loop->res[k], after->res[0]);
+        sx->changed = true;
+    }
+    return true;
+}
+
+/* unstack of a stack of slabs of its own result type: the slabs; of a constant: constant slabs */
+static bool fold_unstack(Inst *i, void *ud) {
+    StackCtx *sx = ud;
+    Func *f = sx->f;
+    if (i->op != OP_UNSTACK) return true;
+    Inst *d = tir_val(f, i->ops[0])->def;
+    if (!d || (d->op != OP_STACK && d->op != OP_CONST)) return true;
+    const Type *slab = tir_vtype(f, i->res[0]);
+    for (int k = 0; k < i->nres; k++) {
+        ValueId to = d->op == OP_STACK ? d->ops[k] : 0;
+        if (d->op == OP_STACK && tir_vtype(f, to) != slab) return true;
+        if (d->op == OP_CONST) {
+            Inst *c = tir_inst_new(f, OP_CONST, NULL, 0, &slab, 1, d->loc);
+            c->a = d->a;
+            tir_insert_before(i, c);
+            to = c->res[0];
+        }
+        tir_replace_uses(f, i->res[k], to);
+    }
+    sx->changed = true; /* i is left unused: step 5 deletes it */
+    return true;
+}
+
+static bool stacks_func(Func *f) {
+    StackCtx sx = {.f = f};
+    tir_walk(f->body, split_carries, &sx);
+    tir_walk(f->body, fold_unstack, &sx);
+    free(sx.users);
+    return sx.changed;
+}
+
 bool lower_canonicalize(Module *m, Diag *d) {
     (void)d;
     for (int k = 0; k < m->nfuncs; k++) {
         Func *f = m->funcs[k];
         for (int round = 0; round < CANON_MAX_ROUNDS; round++) {
-            bool changed = canon_walk(f);
+            bool changed = stacks_func(f);
+            changed |= canon_walk(f);
             changed |= dce_func(f);
             if (!changed) break;
         }
