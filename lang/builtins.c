@@ -514,9 +514,11 @@ static ValueId *unstack(Gen *g, Val x, Loc loc) {
 
 /* Triton's batched dot, [B, M, K] x [B, K, N] (+ acc [B, M, N]): B 2-D dots, one per batch, and
  * only their work (B·M·N·K multiply-adds, on tensor cores where a 2-D dot runs on them).  The
- * operands (and acc) are unstacked into their batches and the B results stacked back, each one
- * round trip through shared memory (O(B·M·K + B·K·N + B·M·N) element moves); every dot is an
- * ordinary 2-D one, so each target and precision takes it as it takes any dot. */
+ * operands (and acc) are unstacked into their batches and the B results stacked back, each at
+ * most one round trip through shared memory (O(B·M·K + B·K·N + B·M·N) element moves); canonicalize
+ * moves the unstacks into the loads that made the operands and splits a stored stack, so usually
+ * nothing goes through shared memory.  Every dot is an ordinary 2-D one, so each target and
+ * precision takes it as it takes any dot. */
 static Val dot_batched(Call *c) {
     Gen *g = c->g;
     Loc loc = c->node->loc;

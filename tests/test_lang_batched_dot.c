@@ -1,5 +1,6 @@
 /* test_lang_batched_dot.c - Triton's batched dot, [B, M, K] x [B, K, N] (+ acc [B, M, N]): one 2-D dot per
- * batch on operands unstacked through shared memory, the results stacked back.  Each case runs on fresh
+ * batch, on 2-D loads where the operands are loaded (canonicalize splits the [B, M, K] loads), else on operands
+ * unstacked through shared memory (cases marked whole), the results stored per batch or stacked back.  Each case runs on fresh
  * random inputs against float64, outputs poisoned first, the loads masked at sizes that are not multiples
  * of the tile (m, n, k below M, N, K), on sm_80 (emu) and sm_90a (emu:sm_90a, where a 64-row dot is wgmma):
  * f16, bf16, f32 (ieee, tf32, tf32x3), f64, i8, f8e4m3, out_dtype=f16, with and without acc, and batches
@@ -28,6 +29,7 @@ typedef struct Case {
     int B, M, N, K;    /* the tile */
     int m, n, k;       /* the data: loads and the store masked to these */
     double tol;        /* of sum |a b| (+ |acc|) */
+    bool whole;        /* a and b also stored back whole, the result read whole: the stacks stay (shared memory) */
 } Case;
 
 static const char *in_name(InKind k) {
@@ -73,7 +75,7 @@ static double get_out(const Case *c, const void *p, size_t i) {
 }
 
 static void run_case(const Case *c, const char *arch, const char *device) {
-    char src[2048];
+    char src[3072];
     const char *T = in_name(c->in), *R = out_name(c);
     snprintf(src, sizeof src,
              "kernel k(a: *%s, b: *%s, c: *%s, o: *%s, m: i32, n: i32, kk: i32, const B: i32 = %d, const M: i32 = %d,\n"
@@ -86,9 +88,14 @@ static void run_case(const Case *c, const char *arch, const char *device) {
              "    let y = load(b + ib * kk * n + ik[None, :, None] * n + inn, (ib < B) & (ik[None, :, None] < kk) & (inn < n), 0);\n"
              "    let pc = ib * m * n + im * n + inn;\n"
              "    let mc = (ib < B) & (im < m) & (inn < n);\n"
-             "    store(o + pc, dot(x, y%s%s), mc);\n"
+             "    let r = dot(x, y%s%s);\n"
+             "%s"
              "}\n",
-             T, T, R, R, c->B, c->M, c->N, c->K, c->acc ? ", load(c + pc, mc, 0)" : "", c->extra);
+             T, T, R, R, c->B, c->M, c->N, c->K, c->acc ? ", load(c + pc, mc, 0)" : "", c->extra,
+             c->whole ? "    store(a + ib * m * kk + im * kk + ik[None, None, :], x, (ib < B) & (im < m) & (ik[None, None, :] < kk));\n"
+                        "    store(b + ib * kk * n + ik[None, :, None] * n + inn, y, (ib < B) & (ik[None, :, None] < kk) & (inn < n));\n"
+                        "    store(o + pc, (r + r) - r, mc);\n"
+                      : "    store(o + pc, r, mc);\n");
     size_t na = (size_t)c->B * c->m * c->k, nb = (size_t)c->B * c->k * c->n, nc = (size_t)c->B * c->m * c->n;
     size_t guard = 64; /* past the last element: the masked store must leave it poisoned */
     void *ha = malloc(na * in_bytes(c->in)), *hb = malloc(nb * in_bytes(c->in)), *hc = malloc(nc * out_bytes(c));
@@ -136,20 +143,26 @@ static void run_case(const Case *c, const char *arch, const char *device) {
 
 /* Tensor-core types and the FMA ones, with and without acc, odd data sizes in the tile. */
 static const Case cases[] = {
-    {IN_F16, "", false, false, 2, 32, 32, 32, 29, 23, 19, 1e-5},
-    {IN_F16, "", true, false, 4, 16, 32, 32, 13, 30, 27, 1e-5},
-    {IN_BF16, "", true, false, 4, 32, 16, 64, 31, 11, 50, 1e-5},
-    {IN_F32, "", false, false, 2, 16, 16, 32, 15, 16, 31, 1e-5},
-    {IN_F32, "", true, false, 4, 32, 16, 16, 21, 9, 16, 1e-5},
-    {IN_F32, ", input_precision=\"tf32\"", true, false, 2, 32, 32, 32, 30, 25, 29, 2e-3},
-    {IN_F32, ", input_precision=\"tf32x3\"", false, false, 4, 16, 32, 16, 16, 17, 13, 1e-5},
-    {IN_F64, "", true, false, 2, 16, 16, 32, 11, 14, 23, 1e-13},
-    {IN_I8, "", false, false, 4, 32, 32, 32, 27, 31, 30, 0},
-    {IN_I8, "", true, false, 2, 16, 32, 64, 16, 19, 47, 0},
-    {IN_F8, "", false, false, 2, 32, 32, 32, 25, 32, 21, 1e-5},
-    {IN_F16, ", out_dtype=f16", false, true, 2, 16, 16, 32, 14, 13, 27, 1e-2},
-    {IN_F16, ", out_dtype=f16", true, true, 4, 16, 32, 16, 9, 30, 16, 1e-2},
-    {IN_F16, "", true, false, 1, 16, 16, 16, 16, 9, 13, 1e-5},
+    {IN_F16, "", false, false, 2, 32, 32, 32, 29, 23, 19, 1e-5, false},
+    {IN_F16, "", true, false, 4, 16, 32, 32, 13, 30, 27, 1e-5, false},
+    {IN_BF16, "", true, false, 4, 32, 16, 64, 31, 11, 50, 1e-5, false},
+    {IN_F32, "", false, false, 2, 16, 16, 32, 15, 16, 31, 1e-5, false},
+    {IN_F32, "", true, false, 4, 32, 16, 16, 21, 9, 16, 1e-5, false},
+    {IN_F32, ", input_precision=\"tf32\"", true, false, 2, 32, 32, 32, 30, 25, 29, 2e-3, false},
+    {IN_F32, ", input_precision=\"tf32x3\"", false, false, 4, 16, 32, 16, 16, 17, 13, 1e-5, false},
+    {IN_F64, "", true, false, 2, 16, 16, 32, 11, 14, 23, 1e-13, false},
+    {IN_I8, "", false, false, 4, 32, 32, 32, 27, 31, 30, 0, false},
+    {IN_I8, "", true, false, 2, 16, 32, 64, 16, 19, 47, 0, false},
+    {IN_F8, "", false, false, 2, 32, 32, 32, 25, 32, 21, 1e-5, false},
+    {IN_F16, ", out_dtype=f16", false, true, 2, 16, 16, 32, 14, 13, 27, 1e-2, false},
+    {IN_F16, ", out_dtype=f16", true, true, 4, 16, 32, 16, 9, 30, 16, 1e-2, false},
+    {IN_F16, "", true, false, 1, 16, 16, 16, 16, 9, 13, 1e-5, false},
+    /* operands and result that other ops read whole: split and stacked through shared memory */
+    {IN_F16, "", true, false, 4, 16, 32, 32, 13, 30, 27, 1e-5, true},
+    {IN_F32, "", false, false, 2, 16, 16, 32, 15, 16, 31, 1e-5, true},
+    {IN_I8, "", true, false, 2, 16, 32, 64, 16, 19, 47, 0, true},
+    {IN_F8, "", false, false, 2, 32, 32, 32, 25, 32, 21, 1e-5, true},
+    {IN_F64, "", true, false, 2, 16, 16, 32, 11, 14, 23, 1e-13, true},
 };
 
 Test(lang_batched_dot, dtypes_sm80, .timeout = 600) {
@@ -159,14 +172,16 @@ Test(lang_batched_dot, dtypes_sm80, .timeout = 600) {
 
 /* sm_90a: a batch of 64-row tiles runs on wgmma, 32-row ones on mma.sync; f8 operands natively where wgmma takes them. */
 static const Case hopper[] = {
-    {IN_F16, "", true, false, 2, 64, 64, 32, 61, 50, 29, 1e-5},
-    {IN_BF16, "", false, false, 4, 64, 32, 64, 64, 31, 37, 1e-5},
-    {IN_F16, "", false, false, 2, 32, 32, 32, 29, 23, 19, 1e-5},
-    {IN_I8, "", true, false, 2, 64, 32, 64, 57, 32, 63, 0},
-    {IN_F8, "", true, false, 2, 64, 64, 64, 60, 33, 64, 1e-5},
-    {IN_F32, ", input_precision=\"tf32\"", false, false, 2, 64, 32, 32, 63, 17, 30, 2e-3},
-    {IN_F32, "", true, false, 2, 32, 16, 16, 21, 9, 16, 1e-5},
-    {IN_F16, ", out_dtype=f16", true, true, 2, 64, 32, 32, 40, 32, 31, 1e-2},
+    {IN_F16, "", true, false, 2, 64, 64, 32, 61, 50, 29, 1e-5, false},
+    {IN_BF16, "", false, false, 4, 64, 32, 64, 64, 31, 37, 1e-5, false},
+    {IN_F16, "", false, false, 2, 32, 32, 32, 29, 23, 19, 1e-5, false},
+    {IN_I8, "", true, false, 2, 64, 32, 64, 57, 32, 63, 0, false},
+    {IN_F8, "", true, false, 2, 64, 64, 64, 60, 33, 64, 1e-5, false},
+    {IN_F32, ", input_precision=\"tf32\"", false, false, 2, 64, 32, 32, 63, 17, 30, 2e-3, false},
+    {IN_F32, "", true, false, 2, 32, 16, 16, 21, 9, 16, 1e-5, false},
+    {IN_F16, ", out_dtype=f16", true, true, 2, 64, 32, 32, 40, 32, 31, 1e-2, false},
+    {IN_F16, "", true, false, 2, 64, 64, 32, 61, 50, 29, 1e-5, true},
+    {IN_F8, "", true, false, 2, 64, 64, 64, 60, 33, 64, 1e-5, true},
 };
 
 Test(lang_batched_dot, dtypes_sm90a, .timeout = 600) {
@@ -180,20 +195,29 @@ Test(lang_batched_dot, dtypes_sm90a, .timeout = 600) {
 Test(lang_batched_dot, many_batches, .timeout = 600) {
     seed_rng();
     static const Case big[] = {
-        {IN_F16, "", true, false, 32, 16, 16, 16, 15, 16, 11, 1e-5},
-        {IN_I8, "", false, false, 16, 32, 32, 32, 31, 29, 32, 0},
+        {IN_F16, "", true, false, 32, 16, 16, 16, 15, 16, 11, 1e-5, false},
+        {IN_I8, "", false, false, 16, 32, 32, 32, 31, 29, 32, 0, false},
+        {IN_F16, "", true, false, 32, 16, 16, 16, 15, 16, 11, 1e-5, true},
     };
     run_case(&big[0], NULL, NULL);
     run_case(&big[1], NULL, NULL);
+    run_case(&big[2], NULL, NULL);
     run_case(&big[0], "sm_90a", "emu:sm_90a");
 }
 
-/* A batched GEMM: the accumulator [B, M, N] carried through a K loop (the software pipeliner sees the loads
- * of [B, M, K] tiles), K = 100 in steps of 32 with the last step masked, f16 and f32 on sm_80 and sm_90a; on
- * sm_90a also warp-specialized, with pingpong (two computing warpgroups) and with overlap (the loop holds the
- * batches' dots: what the kernel computes must not change). */
-static void batched_gemm(const char *T, const char *attrs, const char *arch, const char *device) {
-    char src[1536];
+/* A batched GEMM: the accumulator [B, M, N] carried through a K loop, K = 100 in steps of 32 with the last
+ * step masked, f16 and f32 on sm_80 and sm_90a; padded (aligned rows, K = 96): the loads of [B, M, K] tiles
+ * split into 2-D ones the software pipeliner takes (cp.async, tensor maps on sm_90a), plain, warp-specialized,
+ * with pingpong (two computing warpgroups) and with overlap: what the kernel computes must not change. */
+static void batched_gemm(const char *T, bool padded, const char *attrs, const char *arch, const char *device) {
+    enum { B = 2, M = 61, N = 27, LDA = 128, LDB = 32 };
+    /* padded: rows of a and b at constant strides of 128 and 32 elements (aligned: the loop is pipelined,
+     * cp.async on sm_80, tensor maps on sm_90a); else packed at the run-time strides kk and n */
+    int KK = padded ? 96 : 100, lda = padded ? LDA : KK, ldb = padded ? LDB : N;
+    char src[2048], sa[64], sb[64], kl[16];
+    snprintf(kl, sizeof kl, padded ? "%d" : "kk", KK); /* padded: K known (96), so the K mask folds away */
+    snprintf(sa, sizeof sa, padded ? "ib * %d + im * %d" : "ib * m * kk + im * kk", M * LDA, LDA);
+    snprintf(sb, sizeof sb, padded ? "ib * %d + kb * %d" : "ib * kk * n + kb * n", KK * LDB, LDB);
     snprintf(src, sizeof src,
              "%skernel k(a: *%s, b: *%s, o: *f32, m: i32, n: i32, kk: i32) {\n"
              "    let ib = arange(0, 2)[:, None, None];\n"
@@ -201,59 +225,79 @@ static void batched_gemm(const char *T, const char *attrs, const char *arch, con
              "    let ik = arange(0, 32);\n"
              "    let inn = arange(0, 32)[None, None, :];\n"
              "    let acc = zeros([2, 64, 32], f32);\n"
-             "    for k0 in range(0, kk, 32) {\n"
+             "    for k0 in range(0, %s, 32) {\n"
              "        let ka = k0 + ik[None, None, :];\n"
              "        let kb = k0 + ik[None, :, None];\n"
-             "        let x = load(a + ib * m * kk + im * kk + ka, (im < m) & (ka < kk), 0);\n"
-             "        let y = load(b + ib * kk * n + kb * n + inn, (kb < kk) & (inn < n), 0);\n"
+             "        let x = load(a + %s + ka, (im < m) & (ka < %s), 0);\n"
+             "        let y = load(b + %s + inn, (kb < %s) & (inn < n), 0);\n"
              "        acc = dot(x, y, acc);\n"
              "    }\n"
              "    store(o + ib * m * n + im * n + inn, acc, (ib < 2) & (im < m) & (inn < n));\n"
              "}\n",
-             attrs, T, T);
-    enum { B = 2, M = 61, N = 27, KK = 100 };
+             attrs, T, T, kl, sa, kl, sb, kl);
     bool f16 = !strcmp(T, "f16");
-    size_t na = (size_t)B * M * KK, nb = (size_t)B * KK * N, nc = (size_t)B * M * N;
+    if (padded) {
+        char *ptx = compile_ptx(src, arch);
+        cr_expect(strstr(ptx, "cp.async") != NULL, "%s on %s: the batched K loop is not pipelined (no cp.async)", T, arch ? arch : "sm_80");
+        free(ptx);
+    }
+    size_t na = (size_t)B * M * lda, nb = (size_t)B * KK * ldb, nc = (size_t)B * M * N;
     void *ha = malloc(na * 4), *hb = malloc(nb * 4);
     double *va = malloc(na * sizeof(double)), *vb = malloc(nb * sizeof(double));
     float *ho = malloc(nc * sizeof(float));
     cr_assert(ha && hb && va && vb && ho);
     for (size_t i = 0; i < na; i++) va[i] = put_in(f16 ? IN_F16 : IN_F32, ha, i);
     for (size_t i = 0; i < nb; i++) vb[i] = put_in(f16 ? IN_F16 : IN_F32, hb, i);
-    K k;
-    load_src_on(&k, src, "k", arch, device);
-    uint64_t da = upload(&k, ha, na * (f16 ? 2 : 4)), db = upload(&k, hb, nb * (f16 ? 2 : 4)), d_o = poisoned(&k, nc * sizeof(float));
+    /* through tile_launch: on sm_90a the pipelined loop reads tensor maps the launcher builds */
+    tile_context_options co = {.device = device ? device : "emu", .emu_racecheck = 1};
+    tile_context *ctx = NULL;
+    cr_assert_eq(tile_context_create_ex(&co, &ctx), TILE_OK);
+    tile_devptr da, db, d_o;
+    cr_assert_eq(tile_malloc(ctx, na * (f16 ? 2 : 4), &da), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nb * (f16 ? 2 : 4), &db), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, nc * sizeof(float), &d_o), TILE_OK);
+    tile_memcpy_htod(ctx, da, ha, na * (f16 ? 2 : 4));
+    tile_memcpy_htod(ctx, db, hb, nb * (f16 ? 2 : 4));
+    tile_memset(ctx, d_o, 0xFF, nc * sizeof(float)); /* NaN */
+    tile_compile_options o = {.size = sizeof o, .arch = arch};
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "t.tile", src, &o, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kern;
+    cr_assert_eq(tile_module_get_kernel(mod, "k", &kern), TILE_OK);
     int32_t m = M, n = N, kk = KK;
     void *params[] = {&da, &db, &d_o, &m, &n, &kk};
-    launch(&k, 1, params);
-    download(&k, ho, d_o, nc * sizeof(float));
+    cr_assert_eq(tile_launch(kern, (tile_dim3){1, 1, 1}, params, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, ho, d_o, nc * sizeof(float)), TILE_OK);
     int bad = 0;
     for (int z = 0; z < B; z++)
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
                 double want = 0, mag = 0;
                 for (int q = 0; q < KK; q++) {
-                    double p = va[((size_t)z * M + i) * KK + q] * vb[((size_t)z * KK + q) * N + j];
+                    double p = va[((size_t)z * M + i) * lda + q] * vb[((size_t)z * KK + q) * ldb + j];
                     want += p, mag += fabs(p);
                 }
                 float got = ho[((size_t)z * M + i) * N + j];
                 if (!(fabs(got - want) <= 1e-5 * mag) && bad++ < 5)
-                    cr_expect(false, "%s gemm on %s: batch %d (%d, %d) = %.9g, want %.9g (seed %#llx)", T, arch ? arch : "sm_80", z, i, j, got,
-                              want, (unsigned long long)seed);
+                    cr_expect(false, "%s gemm%s on %s: batch %d (%d, %d) = %.9g, want %.9g (seed %#llx)", T, padded ? " (padded)" : "",
+                              arch ? arch : "sm_80", z, i, j, got, want, (unsigned long long)seed);
             }
     cr_expect_eq(bad, 0, "%d wrong elements", bad);
-    unload(&k);
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
     free(ha), free(hb), free(va), free(vb), free(ho);
 }
 
 Test(lang_batched_dot, k_loop, .timeout = 600) {
     seed_rng();
-    batched_gemm("f16", "", NULL, NULL);
-    batched_gemm("f32", "", NULL, NULL);
-    batched_gemm("f16", "", "sm_90a", "emu:sm_90a");
-    batched_gemm("f16", "@warp_specialize(1)\n", "sm_90a", "emu:sm_90a");
-    batched_gemm("f16", "@num_warps(8)\n@warp_specialize(1)\n@pingpong(1)\n", "sm_90a", "emu:sm_90a");
-    batched_gemm("f16", "@warp_specialize(1)\n@overlap(1)\n", "sm_90a", "emu:sm_90a");
+    batched_gemm("f16", false, "", NULL, NULL);
+    batched_gemm("f32", false, "", NULL, NULL);
+    batched_gemm("f16", false, "", "sm_90a", "emu:sm_90a");
+    batched_gemm("f16", true, "", NULL, NULL);
+    batched_gemm("f16", true, "", "sm_90a", "emu:sm_90a");
+    batched_gemm("f16", true, "@warp_specialize(1)\n", "sm_90a", "emu:sm_90a");
+    batched_gemm("f16", true, "@num_warps(8)\n@warp_specialize(1)\n@pingpong(1)\n", "sm_90a", "emu:sm_90a");
+    batched_gemm("f16", true, "@warp_specialize(1)\n@overlap(1)\n", "sm_90a", "emu:sm_90a");
 }
 
 static int count(const char *ptx, const char *what) {
