@@ -94,6 +94,7 @@ int main(int argc, char **argv) {
     bench("vadd.ptx", "vadd", threads, 0);
     bench("reduce.ptx", "block_sum", threads / 2, 1);
     /* tensor cores: 256 mma.m16n8k16 a warp (each lane counts one thread-instruction per mma) */
-    bench("mma_loop.ptx", "mma_loop", threads / 256, 1);
+    unsigned mma_threads = threads / 256 / 256 * 256; /* whole blocks: a warp's mma needs all its lanes */
+    bench("mma_loop.ptx", "mma_loop", mma_threads ? mma_threads : 256, 1);
     return 0;
 }

@@ -511,7 +511,7 @@ Test(cli, bench_json, .timeout = 120) {
         int rows; /* lines expected; 0: at least one */
     } benches[] = {
         {"launch_overhead", "--json --iters 2000", 2},
-        {"emu_speed", "--json --threads 4096", 4},
+        {"emu_speed", "--json --threads 4096", 6},
         {"cache", "--json --reps 1000", 4},
         {"compile_time", "--json --reps 1 kernels/add.tile", 2}, /* the kernel and the closing note */
         {"gemm_report", "--json --quick --no-triton", 0},
