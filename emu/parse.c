@@ -1268,9 +1268,20 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     ps.a = m->arena;
     next(&ps);
     bool ok = true;
+    /* The ISA: a module begins with .version, then .target (ptxas: "Missing .version/.target directive at start of
+     * file"); without them nothing says which instructions and limits the PTX means. */
+    for (int k = 0; k < 2 && ok; k++) {
+        const char *want = k ? ".target" : ".version";
+        if (!is(&ps.tok, want)) {
+            char b[48];
+            ok = perr(&ps, ps.tok.line, "the PTX must begin with .version, then .target: expected %s, found %s", want,
+                      tok_text(&ps.tok, b, sizeof b));
+        } else ok = parse_header(&ps);
+    }
     while (ok && ps.tok.kind != TK_EOF) {
         Tok *t = &ps.tok;
-        if (is(t, ".version") || is(t, ".target")) { ok = parse_header(&ps); continue; }
+        if (is(t, ".version")) { ok = perr(&ps, t->line, ".version given twice (only the module's first line has it)"); break; }
+        if (is(t, ".target")) { ok = parse_header(&ps); continue; }
         if (is(t, ".address_size")) { ok = parse_address_size(&ps); continue; }
         if (is(t, ".file")) { ok = parse_file(&ps); continue; }
         if (is(t, ".loc")) { ok = parse_loc(&ps); continue; } /* between functions: applies to nothing */

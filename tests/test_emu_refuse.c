@@ -1,0 +1,64 @@
+/* test_emu_refuse.c - PTX that ptxas refuses is refused by the emulator at load, with its line and what is wrong,
+ * and the forms next to it that ptxas takes still load.  Each refused case is also shown to ptxas when it is
+ * installed (it must refuse it too: the emulator refuses only what ptxas does), and each accepted one must
+ * assemble.
+ *
+ *   header       a module without .version, or without .target right after it, or with .version twice
+ *   dup_reg      a register declared twice in one scope (a name, a range <N>, a name inside a range, the name of a
+ *                parameter or variable of the scope); nested scopes may declare a name again
+ *   label_opd    a label as an operand of anything but bra and brx.idx (it read the sink)
+ *   atom_types   atom/red types the operation does not take (atom.add.b16, atom.exch.u32, atom.inc.s32)
+ *   big_global   an array the emulator cannot allocate is reported at its own line (it was "ptx:1")
+ *   reg_types    a register whose declared type does not fit the instruction's (add.f32 on .b64 registers), with
+ *                ld/st/cvt's relaxed rule (wider registers); the accepted forms compute what the host does */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test_emu_util.h"
+#include "test_ptxas.h"
+
+#define HEAD ".version 8.0\n.target sm_90\n.address_size 64\n"
+
+typedef struct Bad {
+    const char *ptx, *want;
+} Bad;
+
+/* Each of bad is refused with `want` in the message (and by ptxas); each of good loads (and assembles). */
+static void expect_refused(const Bad *bad, size_t nbad, const char *const *good, size_t ngood, const char *arch) {
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < nbad; i++) {
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, bad[i].ptx, &m), DEV_ERR_PTX, "loaded:\n%s", bad[i].ptx);
+        cr_expect(strstr(dev_last_error(d), bad[i].want), "'%s' not in: %s\n%s", bad[i].want, dev_last_error(d), bad[i].ptx);
+        cr_expect(ptxas_refuses(bad[i].ptx, arch), "ptxas takes what the emulator refuses:\n%s", bad[i].ptx);
+        if (m) dev_module_unload(m);
+    }
+    for (size_t i = 0; i < ngood; i++) {
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, good[i], &m), DEV_OK, "%s\n%s", dev_last_error(d), good[i]);
+        check_ptxas_arch(good[i], arch);
+        if (m) dev_module_unload(m);
+    }
+    dev_close(d);
+}
+
+#define K(body) HEAD ".visible .entry k()\n{\n" body "\n ret;\n}\n" /* the body starts at line 6 */
+
+Test(refuse, header) {
+    static const Bad bad[] = {
+        {".target sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n", "ptx:1: the PTX must begin with .version, then .target: expected .version, found '.target'"},
+        {"// a comment\n\n.visible .entry k()\n{\n ret;\n}\n", "ptx:3: the PTX must begin with .version, then .target: expected .version, found '.visible'"},
+        {".version 8.0\n.address_size 64\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n", "ptx:2: the PTX must begin with .version, then .target: expected .target, found '.address_size'"},
+        {".version 8.0\n.version 8.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n", "ptx:2: the PTX must begin with .version, then .target: expected .target, found '.version'"},
+        {HEAD ".version 8.0\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: .version given twice"},
+        {"", "ptx:1: the PTX must begin with .version, then .target: expected .version, found the end of the PTX"},
+    };
+    static const char *const good[] = {
+        "// a comment first\n.version 8.0 // and after\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
+        ".version 8.0\n.target sm_90\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n", /* .target again: ptxas takes it */
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
