@@ -522,6 +522,7 @@ typedef struct EmuSym {
     uint8_t space;          /* EmuSpace */
     bool is_extern_shared;  /* `extern .shared` dynamic shared array */
     uint32_t align;
+    uint32_t line;          /* the PTX line of its declaration */
     uint64_t size;
     uint64_t addr;          /* global/const: device address; shared: offset */
     uint8_t *init;          /* initial bytes (global/const), NULL: zero */

@@ -220,7 +220,8 @@ bool emu_module_finalize(EmuModule *m, EmuMem *mem, char **err) {
         if (s->is_extern_shared) s->addr = dyn_off;
         if (s->space == EMU_SP_GLOBAL || s->space == EMU_SP_CONST) {
             if (!emu_mem_alloc(mem, s->size ? s->size : 1, true, &s->addr))
-                return merr(err, 1, "out of memory for global '%s'", s->name);
+                return merr(err, s->line, "no memory for %s variable '%s' of %" PRIu64 " bytes",
+                            s->space == EMU_SP_CONST ? ".const" : ".global", s->name, s->size);
             uint8_t *h = emu_mem_host(mem, s->addr, s->size ? s->size : 1);
             if (s->init) memcpy(h, s->init, s->size);
             if (s->space == EMU_SP_CONST) ((EmuAlloc *)emu_mem_find(mem, s->addr))->readonly = true;

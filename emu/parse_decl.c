@@ -20,7 +20,7 @@ typedef struct Decl {
     unsigned ty;
     unsigned vec;
     const char *name;
-    uint32_t nlen;
+    uint32_t nlen, line;   /* line: the name's */
     uint64_t count;        /* array elements (1 for scalars) */
     bool unsized;          /* name[] */
     bool is_ptr;
@@ -72,12 +72,17 @@ static bool parse_decl(Parser *ps, Decl *d) {
                     emu_type_name(d->ty));
     d->name = ps->tok.s;
     d->nlen = ps->tok.len;
+    d->line = ps->tok.line;
     next(ps);
     while (accept(ps, '[')) {
         if (accept(ps, ']')) { d->unsized = true; continue; }
         int64_t v;
         if (!emu_parse_int(&ps->tok, &v) || v < 0) return perr(ps, ps->tok.line, "bad array size");
         next(ps);
+        /* the emulator allocates a variable's bytes: past 2^40 (its allocation limit) it cannot, and a product past
+         * 2^64 wrapped to a small array (ptxas takes both: a GPU's address space is larger) */
+        if (v && d->count > (UINT64_C(1) << 40) / (uint64_t)v)
+            return perr(ps, d->line, "array '%.*s' is larger than the emulator can allocate (2^40 elements)", (int)d->nlen, d->name);
         d->count *= (uint64_t)v;
         if (!expect(ps, ']')) return false;
     }
@@ -97,6 +102,7 @@ static EmuSym *sym_add(Parser *ps, const Decl *d, unsigned space) {
     s->space = (uint8_t)space;
     s->align = d->align;
     s->size = decl_size(d);
+    s->line = d->line;
     return s;
 }
 

@@ -62,3 +62,20 @@ Test(refuse, header) {
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
 
+Test(refuse, big_global) {
+    TileDevice *d = open_emu(false);
+    static const Bad bad[] = {
+        {HEAD ".global .u32 ok;\n\n.global .b8 big[65536][65536][65536];\n.visible .entry k()\n{\n ret;\n}\n",
+         "ptx:6: array 'big' is larger than the emulator can allocate"},
+        {HEAD ".global .b8 wrap[4294967296][4294967296];\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: array 'wrap' is larger"},
+        /* under the emulator's 2^40-byte limit in elements, over it in bytes: the allocation fails, at the variable */
+        {HEAD "\n.global .u64 a[1099511627775];\n.visible .entry k()\n{\n ret;\n}\n", "ptx:5: no memory for .global variable 'a'"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, bad[i].ptx, &m), DEV_ERR_PTX, "loaded:\n%s", bad[i].ptx);
+        cr_expect(strstr(dev_last_error(d), bad[i].want), "'%s' not in: %s", bad[i].want, dev_last_error(d));
+    }
+    dev_close(d);
+}
+
