@@ -344,6 +344,25 @@ static bool check_video_operands(Parser *ps, const EmuIns *in, uint32_t line, co
 }
 
 /* Checks operand count and destination kinds, per op. */
+/* The types a scalar atom or red takes for its operation (ptxas of CUDA 13 at sm_80 and sm_90; the ISA lists the
+ * same): atom.add.b16 and atom.exch.u32 loaded and ran as the bits or integers the emulator chose. */
+static bool atom_type_ok(const Parser *ps, const EmuIns *in) {
+    unsigned t = in->ty;
+    const Target *tg = ps->m->target;
+    if (t == EMU_T_B128) return true; /* check_wide (parse.c): .cas and .exch only, on sm_90 */
+    switch (in->mode) {
+    case EMU_MODE_AADD:
+        return t == EMU_T_U32 || t == EMU_T_S32 || t == EMU_T_U64 || t == EMU_T_F32 || t == EMU_T_F64 || t == EMU_T_F16 ||
+               t == EMU_T_F16X2 || ((t == EMU_T_BF16 || t == EMU_T_BF16X2) && !(tg && tg->sm < 90));
+    case EMU_MODE_AAND: case EMU_MODE_AOR: case EMU_MODE_AXOR: return t == EMU_T_B32 || t == EMU_T_B64;
+    case EMU_MODE_AMIN: case EMU_MODE_AMAX: return t == EMU_T_U32 || t == EMU_T_S32 || t == EMU_T_U64 || t == EMU_T_S64;
+    case EMU_MODE_AINC: case EMU_MODE_ADEC: return t == EMU_T_U32;
+    case EMU_MODE_AEXCH: return in->op == EMU_OP_ATOM && (t == EMU_T_B32 || t == EMU_T_B64);
+    case EMU_MODE_ACAS: return in->op == EMU_OP_ATOM && (t == EMU_T_B16 || t == EMU_T_B32 || t == EMU_T_B64);
+    }
+    return true; /* no operation: emu_check_mods says so */
+}
+
 bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     int want = -1, want_max = -1;
     if (in->op == EMU_OP_FMA && (in->xflags & EMU_XF_OOB) &&
@@ -535,6 +554,10 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     if (fminmax && in->vec < 2) /* ISA, atom / red: .min and .max on floats are vector forms only */
         return perr(ps, line, "'%.*s': floating-point atom/red .min/.max take a vector (.v2/.v4/.v8 of .f16, .bf16; .v2/.v4 of "
                     ".f16x2, .bf16x2)", (int)len, s);
+    if (atomic && in->vec <= 1 && !atom_type_ok(ps, in))
+        return perr(ps, line, "unsupported atomic '%.*s': .add takes .u32 .s32 .u64 .f32 .f64 .f16 .f16x2 (.bf16 .bf16x2 on sm_90); "
+                    ".and .or .xor .b32 .b64; .min .max .u32 .s32 .u64 .s64; .inc .dec .u32; .exch .b32 .b64; .cas .b16 .b32 .b64",
+                    (int)len, s);
     if (atomic && in->vec > 1) { /* sm_90's vector atomics: ISA, atom, the table of vector qualifiers, types and operations */
         bool half = in->ty == EMU_T_F16 || in->ty == EMU_T_BF16;
         bool pair = in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2;

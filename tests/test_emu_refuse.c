@@ -62,6 +62,40 @@ Test(refuse, header) {
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
 
+#define A(ins) K(" .reg .b32 %r<4>;\n .reg .b64 %rd<5>;\n .reg .b16 %h<4>;\n " ins ";")
+Test(refuse, atom_types) {
+    static const Bad bad[] = {
+        {A("atom.global.add.b16 %h1, [%rd2], %h2"), "ptx:9: unsupported atomic 'atom.global.add.b16'"},
+        {A("atom.global.add.b32 %r1, [%rd2], %r2"), "ptx:9: unsupported atomic 'atom.global.add.b32'"},
+        {A("atom.global.add.s64 %rd1, [%rd2], %rd3"), "ptx:9: unsupported atomic"},
+        {A("atom.global.exch.u32 %r1, [%rd2], %r2"), "ptx:9: unsupported atomic"},
+        {A("atom.global.exch.b16 %h1, [%rd2], %h2"), "ptx:9: unsupported atomic"},
+        {A("atom.global.cas.u32 %r1, [%rd2], %r2, %r3"), "ptx:9: unsupported atomic"},
+        {A("atom.global.and.u32 %r1, [%rd2], %r2"), "ptx:9: unsupported atomic"},
+        {A("atom.global.inc.s32 %r1, [%rd2], %r2"), "ptx:9: unsupported atomic"},
+        {A("atom.global.min.b32 %r1, [%rd2], %r2"), "ptx:9: unsupported atomic"},
+        {A("red.global.exch.b32 [%rd2], %r2"), "ptx:9: unsupported atomic"},
+        {A("red.global.add.b16 [%rd2], %h2"), "ptx:9: unsupported atomic"},
+    };
+    static const char *const good[] = {
+        A("atom.global.add.u32 %r1, [%rd2], %r2;\n atom.global.add.s32 %r1, [%rd2], %r2;\n atom.global.add.u64 %rd1, [%rd2], %rd3;\n"
+          " atom.global.add.f32 %r1, [%rd2], %r2;\n atom.global.add.f64 %rd1, [%rd2], %rd3;\n atom.global.add.noftz.f16 %h1, [%rd2], %h2;\n"
+          " atom.global.add.noftz.bf16 %h1, [%rd2], %h2;\n atom.global.add.noftz.f16x2 %r1, [%rd2], %r2;\n"
+          " atom.global.and.b32 %r1, [%rd2], %r2;\n atom.global.xor.b64 %rd1, [%rd2], %rd3;\n atom.global.min.s64 %rd1, [%rd2], %rd3;\n"
+          " atom.global.max.u32 %r1, [%rd2], %r2;\n atom.global.inc.u32 %r1, [%rd2], %r2;\n atom.global.dec.u32 %r1, [%rd2], %r2;\n"
+          " atom.global.exch.b64 %rd1, [%rd2], %rd3;\n atom.global.cas.b16 %h1, [%rd2], %h2, %h3;\n"
+          " atom.global.cas.b32 %r1, [%rd2], %r2, %r3;\n red.global.add.u64 [%rd2], %rd3;\n red.global.or.b32 [%rd2], %r2;\n"
+          " red.global.max.s32 [%rd2], %r2;\n red.global.dec.u32 [%rd2], %r2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+    /* .bf16 adds are sm_90's */
+    static const Bad bad80[] = {
+        {".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n .reg .b64 %rd;\n .reg .b16 %h;\n"
+         " atom.global.add.noftz.bf16 %h, [%rd], %h;\n ret;\n}\n", "ptx:8: unsupported atomic"},
+    };
+    expect_refused(bad80, ARRAY_LEN(bad80), NULL, 0, "sm_80");
+}
+
 Test(refuse, big_global) {
     TileDevice *d = open_emu(false);
     static const Bad bad[] = {
