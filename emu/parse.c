@@ -1077,6 +1077,13 @@ static bool parse_function(Parser *ps, bool entry) {
                         in->target = ps->labels[k].at;
                         found = true;
                     }
+            /* a label is a branch target, of bra and of brx.idx's table (ptxas: "Arguments mismatch"); as any
+             * other operand it read the sink, a mov or add of it ran with a value of its own */
+            if (found && in->op != EMU_OP_BRA && in->op != EMU_OP_BRX) {
+                ok = perr(ps, x->line, "label '%.*s' as an operand of %s: labels are the targets of bra and brx.idx only", (int)x->len,
+                          x->s, emu_op_name(in->op));
+                break;
+            }
             if (!found) {
                 for (uint32_t k = 0; k < m->nfuncs && !found; k++) {
                     EmuFunc *fk = &m->funcs[k];

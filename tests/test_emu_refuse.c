@@ -62,6 +62,20 @@ Test(refuse, header) {
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
 
+Test(refuse, label_opd) {
+    static const Bad bad[] = {
+        {K(" .reg .b32 %r<2>;\nL1:\n add.u32 %r1, L1, 1;"), "ptx:8: label 'L1' as an operand of add"},
+        {K(" .reg .b64 %rd<2>;\nL1:\n mov.u64 %rd1, L1;"), "ptx:8: label 'L1' as an operand of mov"},
+        {K(" .reg .b32 %r<2>;\n .reg .pred %p;\n setp.eq.u32 %p, %r1, L2;\nL2:"), "ptx:8: label 'L2' as an operand of setp"},
+    };
+    static const char *const good[] = {
+        K(" .reg .b32 %r<2>;\n .reg .pred %p;\n mov.u32 %r1, 0;\n setp.eq.u32 %p, %r1, 0;\n @%p bra L1;\nL1:\n"
+          "T: .branchtargets L1, L2;\n brx.idx %r1, T;\nL2:"),
+        HEAD ".func f()\n{\n ret;\n}\n.visible .entry k()\n{\n .reg .b64 %rd;\n mov.u64 %rd, f;\n ret;\n}\n",
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
 #define A(ins) K(" .reg .b32 %r<4>;\n .reg .b64 %rd<5>;\n .reg .b16 %h<4>;\n " ins ";")
 Test(refuse, atom_types) {
     static const Bad bad[] = {
