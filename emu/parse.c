@@ -236,11 +236,12 @@ static bool slot_is_pred(const Parser *ps, uint32_t slot) {
     return r && r->pred;
 }
 
-static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, bool pred, bool wide) {
+static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, unsigned ty) {
+    bool wide = ty == EMU_T_B128, pred = ty == EMU_T_PRED;
     uint32_t w = wide ? 2 : 1; /* a .b128 register: two slots, the low 64 bits first */
     ps->has_wide |= wide;
     GROW(ps->regs, ps->nregs, ps->capregs);
-    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots, pred, wide, 0};
+    ps->regs[ps->nregs++] = (struct RegRange){s, len, count, ps->nslots, pred, wide, 0, (uint8_t)ty};
     GROW(ps->allregs, ps->nallregs, ps->capallregs);
     ps->allregs[ps->nallregs++] = (struct EmuRegName){s, len, count, ps->nslots, w};
     ps->nslots += (count < 0 ? 1 : (uint32_t)count) * w;
@@ -248,18 +249,18 @@ static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, 
 
 /* A vector register (ISA, "Vectors": `.reg .v4 .f32 v;`): n slots; its elements are registers named v.x, v.y, v.z,
  * v.w (or v.r, v.g, v.b, v.a), and `v` itself is the vector operand {v.x, ..} (vreg_width). */
-static void vreg_declare(Parser *ps, const char *s, uint32_t len, unsigned n) {
+static void vreg_declare(Parser *ps, const char *s, uint32_t len, unsigned n, unsigned ty) {
     static const char comp[2][4] = {{'x', 'y', 'z', 'w'}, {'r', 'g', 'b', 'a'}};
     uint32_t base = ps->nslots;
     GROW(ps->regs, ps->nregs, ps->capregs);
-    ps->regs[ps->nregs++] = (struct RegRange){s, len, -1, base, false, false, (uint8_t)n};
+    ps->regs[ps->nregs++] = (struct RegRange){s, len, -1, base, false, false, (uint8_t)n, (uint8_t)ty};
     for (unsigned k = 0; k < n; k++)
         for (unsigned set = 0; set < 2; set++) {
             char *name = arena_alloc(ps->a, len + 3);
             memcpy(name, s, len);
             name[len] = '.', name[len + 1] = comp[set][k], name[len + 2] = 0;
             GROW(ps->regs, ps->nregs, ps->capregs);
-            ps->regs[ps->nregs++] = (struct RegRange){name, len + 2, -1, base + k, false, false, 0};
+            ps->regs[ps->nregs++] = (struct RegRange){name, len + 2, -1, base + k, false, false, 0, (uint8_t)ty};
             if (set) continue;
             GROW(ps->allregs, ps->nallregs, ps->capallregs);
             ps->allregs[ps->nallregs++] = (struct EmuRegName){name, len + 2, -1, base + k, 1};
@@ -777,40 +778,72 @@ static bool parse_ins(Parser *ps) {
 
 /* One modifier of a .reg declaration, without its dot: a vector width or a type; false for anything else (a
  * `.b33` made registers of no type that ran). */
-static bool reg_mod(const char *p, size_t n, bool *pred, bool *wide, unsigned *vec, bool *typed) {
+static bool reg_mod(const char *p, size_t n, unsigned *ty, unsigned *vec) {
     if (n == 2 && (!memcmp(p, "v2", 2) || !memcmp(p, "v4", 2))) {
         *vec = (unsigned)(p[1] - '0');
         return true;
     }
-    unsigned ty = emu_type_find(p, n);
-    if (!ty) return false;
-    *pred |= ty == EMU_T_PRED;
-    *wide |= ty == EMU_T_B128; /* two slots a register */
-    return *typed = true;
+    unsigned t = emu_type_find(p, n);
+    if (!t) return false;
+    *ty = t;
+    return true;
+}
+
+/* Whether name (len bytes) is prefix p (plen bytes) and a number below n: one of the registers `p<n>` declares
+ * (ptxas reads the number's value: %r03 is one of %r<4>'s). */
+static bool reg_in_range(const char *name, uint32_t len, const char *p, uint32_t plen, int64_t n) {
+    if (len <= plen || memcmp(name, p, plen) != 0) return false;
+    int64_t v = 0;
+    for (uint32_t k = plen; k < len; k++) {
+        if (!isdigit((unsigned char)name[k])) return false;
+        if (v < n) v = v * 10 + (name[k] - '0');
+    }
+    return v < n;
+}
+
+/* A register name (count >= 0: the range name<count>) is new in the current scope: no register of the scope, nor a
+ * variable or parameter of it, has it (ptxas: "Duplicate definition"; the newer declaration hid the older one). */
+static bool reg_unique(Parser *ps, const char *s, uint32_t len, int64_t count, uint32_t line) {
+    for (uint32_t i = ps->scope_regs; i < ps->nregs; i++) {
+        const struct RegRange *r = &ps->regs[i];
+        bool dup = count < 0 ? (r->count < 0 ? r->plen == len && !memcmp(r->prefix, s, len) : reg_in_range(s, len, r->prefix, r->plen, r->count))
+                             : (r->count < 0 ? reg_in_range(r->prefix, r->plen, s, len, count) : r->plen == len && !memcmp(r->prefix, s, len));
+        if (dup) {
+            if (count < 0) return perr(ps, line, "register '%.*s' is declared twice in one scope", (int)len, s);
+            return perr(ps, line, "registers '%.*s<%" PRId64 ">' are declared twice in one scope (with '%.*s%s')", (int)len, s, count,
+                        (int)r->plen, r->prefix, r->count < 0 ? "" : "<..>");
+        }
+    }
+    for (uint32_t i = ps->scope_syms; i < ps->m->nsyms; i++) {
+        const EmuSym *y = &ps->m->syms[i];
+        if (!y->hidden && (count < 0 ? strlen(y->name) == len && !memcmp(y->name, s, len)
+                                     : reg_in_range(y->name, (uint32_t)strlen(y->name), s, len, count)))
+            return perr(ps, line, "register '%.*s' has the name of a variable or parameter of its scope ('%s')", (int)len, s, y->name);
+    }
+    return true;
 }
 
 /* reg = ".reg" [".v2"|".v4"] type name ["<" N ">"] {"," name ["<" N ">"]} ";" */
 static bool parse_reg(Parser *ps) {
-    bool pred = false, wide = false, typed = false;
-    unsigned vec = 0;
+    unsigned ty = 0, vec = 0;
     uint32_t line = ps->tok.line;
     static const char *const types = "(.b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16, .f16x2, .bf16, .bf16x2, .f32, .f64 or .pred)";
     for (const char *p = ps->tok.s + 4, *e = ps->tok.s + ps->tok.len; p < e;) { /* `.reg.b16` glued (cuda_fp16.hpp) */
         const char *q = ++p;
         while (q < e && *q != '.') q++;
-        if (!reg_mod(p, (size_t)(q - p), &pred, &wide, &vec, &typed))
+        if (!reg_mod(p, (size_t)(q - p), &ty, &vec))
             return perr(ps, line, "unknown register type '.%.*s' %s", (int)(q - p), p, types);
         p = q;
     }
     next(ps);
     while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') { /* type and vector width */
-        if (!reg_mod(ps->tok.s + 1, ps->tok.len - 1, &pred, &wide, &vec, &typed))
+        if (!reg_mod(ps->tok.s + 1, ps->tok.len - 1, &ty, &vec))
             return perr(ps, line, "unknown register type '%.*s' %s", (int)ps->tok.len, ps->tok.s, types);
         next(ps);
     }
-    if (!typed) return perr(ps, line, "a .reg declaration needs a type %s", types);
-    if (wide && vec) return perr(ps, line, "vectors of .b128 registers are not supported");
-    if (pred && vec) return perr(ps, line, "vectors of predicates are not supported");
+    if (!ty) return perr(ps, line, "a .reg declaration needs a type %s", types);
+    if (ty == EMU_T_B128 && vec) return perr(ps, line, "vectors of .b128 registers are not supported");
+    if (ty == EMU_T_PRED && vec) return perr(ps, line, "vectors of predicates are not supported");
     do {
         Tok t = ps->tok;
         if (t.kind != TK_IDENT) return perr(ps, t.line, "expected a register name, found %s", tok_text(&t, (char[48]){0}, 48));
@@ -822,8 +855,9 @@ static bool parse_reg(Parser *ps) {
             if (!expect(ps, '>')) return false;
         }
         if (vec && count >= 0) return perr(ps, t.line, "vector registers declared as a range ('%.*s<%d>') are not supported", (int)t.len, t.s, (int)count);
-        if (vec) vreg_declare(ps, t.s, t.len, vec);
-        else reg_declare(ps, t.s, t.len, count, pred, wide);
+        if (!reg_unique(ps, t.s, t.len, count, t.line)) return false;
+        if (vec) vreg_declare(ps, t.s, t.len, vec, ty);
+        else reg_declare(ps, t.s, t.len, count, ty);
     } while (accept(ps, ','));
     return expect(ps, ';');
 }
@@ -911,7 +945,7 @@ static bool parse_loc(Parser *ps) {
 }
 
 static void reset_fn_state(Parser *ps) {
-    ps->nregs = ps->nconsts = ps->ncode = ps->nvec = ps->nlabels = ps->nfixes = ps->nallregs = 0;
+    ps->nregs = ps->nconsts = ps->ncode = ps->nvec = ps->nlabels = ps->nfixes = ps->nallregs = ps->scope_regs = 0;
     ps->nblk = 0;
     GROW(ps->blk_parent, ps->nblk, ps->capblk);
     ps->blk_parent[ps->nblk++] = -1; /* block 0: the body */
@@ -936,8 +970,8 @@ static bool parse_body(Parser *ps) {
         if (t->kind == TK_EOF) return perr(ps, t->line, "unexpected end of PTX in function body");
         if (is_punct(t, '{')) {
             if (depth == MAX_DEPTH) return perr(ps, t->line, "blocks nested more than %d deep", MAX_DEPTH);
-            saved_regs[depth] = ps->nregs;
-            saved_syms[depth] = ps->m->nsyms;
+            saved_regs[depth] = ps->scope_regs = ps->nregs;
+            saved_syms[depth] = ps->scope_syms = ps->m->nsyms;
             depth++;
             GROW(ps->blk_parent, ps->nblk, ps->capblk);
             ps->blk_parent[ps->nblk] = ps->cur_blk;
@@ -951,6 +985,8 @@ static bool parse_body(Parser *ps) {
                 ps->cur_blk = ps->blk_parent[ps->cur_blk];
                 ps->nregs = saved_regs[depth];
                 for (uint32_t i = saved_syms[depth]; i < ps->m->nsyms; i++) ps->m->syms[i].hidden = true;
+                ps->scope_regs = depth > 1 ? saved_regs[depth - 1] : 0;
+                ps->scope_syms = depth > 1 ? saved_syms[depth - 1] : ps->sym_scope_start;
             }
             continue;
         }
@@ -1055,12 +1091,12 @@ static bool parse_function(Parser *ps, bool entry) {
     f->defined = true;
     ps->fn = f;
     ps->fn_index = idx;
-    ps->sym_scope_start = scope;
+    ps->sym_scope_start = ps->scope_syms = scope;
     reset_fn_state(ps);
     for (uint32_t k = 0; k < f->nrets + f->nparams; k++) { /* .reg parameters: registers of the body */
         EmuParam *p = k < f->nrets ? &f->rets[k] : &f->params[k - f->nrets];
         if (!p->reg) continue;
-        reg_declare(ps, p->name, (uint32_t)strlen(p->name), -1, p->slot, false);
+        reg_declare(ps, p->name, (uint32_t)strlen(p->name), -1, p->slot ? EMU_T_PRED : 0);
         p->slot = ps->nslots - 1;
     }
     bool ok = parse_body(ps);

@@ -30,9 +30,11 @@ typedef struct Parser {
     /* current function */
     EmuFunc *fn;
     int32_t fn_index;
-    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; bool pred, wide; uint8_t vec; } *regs;
-    /* wide: .b128, 2 slots; vec: a .v2/.v4 register, `v` of vec slots (its elements v.x .. v.w, v.r .. v.a are ranges too) */
+    struct RegRange { const char *prefix; uint32_t plen; int64_t count; uint32_t base; bool pred, wide; uint8_t vec, ty; } *regs;
+    /* wide: .b128, 2 slots; vec: a .v2/.v4 register, `v` of vec slots (its elements v.x .. v.w, v.r .. v.a are ranges too);
+     * ty: the declared EmuType (0: not known, a .reg parameter's) */
     uint32_t nregs, capregs;
+    uint32_t scope_regs, scope_syms; /* the current { } scope's first register range and first symbol */
     bool has_wide;      /* a .b128 register was declared (check_wide has work to do) */
     struct EmuRegName *allregs; /* every .reg declaration of the function, scopes ignored (names for reports) */
     uint32_t nallregs, capallregs;

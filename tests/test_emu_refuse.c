@@ -62,6 +62,29 @@ Test(refuse, header) {
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
 
+Test(refuse, dup_reg) {
+    static const Bad bad[] = {
+        {K(" .reg .b32 %r<4>;\n .reg .b32 %r<4>;"), "ptx:7: registers '%r<4>' are declared twice in one scope"},
+        {K(" .reg .b32 %r<4>;\n .reg .f32 %r<2>;"), "ptx:7: registers '%r<2>' are declared twice in one scope"},
+        {K(" .reg .b32 %r1;\n .reg .b32 %r1;"), "ptx:7: register '%r1' is declared twice in one scope"},
+        {K(" .reg .b32 %r<4>;\n .reg .b32 %r3;"), "ptx:7: register '%r3' is declared twice in one scope"},
+        {K(" .reg .b32 %r<4>;\n .reg .b32 %r03;"), "ptx:7: register '%r03' is declared twice in one scope"},
+        {K(" .reg .b32 %r2;\n .reg .b64 %r<8>;"), "ptx:7: registers '%r<8>' are declared twice in one scope"},
+        {K(" .reg .b32 a, a;"), "ptx:6: register 'a' is declared twice in one scope"},
+        {K(" .reg .v4 .b32 %v;\n .reg .b32 %v;"), "ptx:7: register '%v' is declared twice in one scope"},
+        {K(" { .reg .b32 %q;\n .reg .b32 %q; }"), "ptx:7: register '%q' is declared twice in one scope"},
+        {K(" .local .b32 a;\n .reg .b32 a;"), "ptx:7: register 'a' has the name of a variable or parameter of its scope"},
+        {HEAD ".visible .entry k(.param .u64 a)\n{\n .reg .b64 a;\n ret;\n}\n", "ptx:6: register 'a' has the name of a variable or parameter"},
+        {HEAD ".func (.reg .b32 r) f(.reg .b32 b)\n{\n .reg .b32 b;\n ret;\n}\n", "ptx:6: register 'b' is declared twice in one scope"},
+    };
+    static const char *const good[] = {
+        K(" .reg .b32 %r<4>;\n .reg .b32 %r4;\n .reg .b32 %r;\n .reg .b32 %r4<2>;"), /* %r4, %r, %r40 %r41: none of %r0..%r3 */
+        K(" .reg .b32 %r1;\n { .reg .b32 %r1; }\n { .reg .b32 %r1;\n { .reg .b32 %r1; } }"), /* a nested scope hides */
+        HEAD ".global .u32 a;\n.visible .entry k()\n{\n .reg .b32 a;\n ret;\n}\n", /* a module variable's name */
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
 Test(refuse, label_opd) {
     static const Bad bad[] = {
         {K(" .reg .b32 %r<2>;\nL1:\n add.u32 %r1, L1, 1;"), "ptx:8: label 'L1' as an operand of add"},
