@@ -674,6 +674,74 @@ static bool parse_branchtargets(Parser *ps) {
     return expect(ps, ';');
 }
 
+/* ---- operand types (ISA, "Operand Type Information"; what ptxas 13 takes, tried form by form) ----
+ * A register operand of an instruction of type T is declared with a type of T's size: any for a .bN instruction;
+ * .bN, .uN, .sN for an integer one; .bN or a float type for a float one (ptxas takes .f16x2 registers
+ * everywhere, and so does this).  ld, ldu, st and cvt relax the size: a register at least as wide as T. */
+static bool type_fits(unsigned t, unsigned r, bool relaxed) {
+    if (!t || !r || r == EMU_T_F16X2 || emu_type_kind(t) == EMU_K_NONE) return true;
+    if ((t == EMU_T_PRED) != (r == EMU_T_PRED)) return false;
+    if (t == EMU_T_PRED) return true;
+    unsigned ts = emu_type_size(t), rs = emu_type_size(r), tk = emu_type_kind(t), rk = emu_type_kind(r);
+    if (!ts || ts > 8 || !rs || rs > 8) return true; /* sub-byte and .b128 operands: their own checks */
+    if (relaxed ? rs < ts : rs != ts) return false;
+    if (tk == EMU_K_U || tk == EMU_K_S) return rk != EMU_K_F;
+    if (tk == EMU_K_F) return rk != EMU_K_U && rk != EMU_K_S;
+    return true;
+}
+
+/* The standard scalar types ld/st/cvt's relaxed rule is known for (tf32, fp8, packed pairs: their own checks). */
+static bool type_plain(unsigned t) {
+    return (t >= EMU_T_B8 && t <= EMU_T_B64) || (t >= EMU_T_U8 && t <= EMU_T_S64) || t == EMU_T_F16 || t == EMU_T_BF16 ||
+           t == EMU_T_F32 || t == EMU_T_F64 || t == EMU_T_PRED;
+}
+
+static bool check_operand_type(Parser *ps, const EmuIns *in, unsigned i, unsigned t, bool relaxed, uint32_t line, const char *s,
+                               uint32_t len) {
+    unsigned n = in->ok[i] == EMU_OK_VEC ? in->on[i] : in->ok[i] == EMU_OK_REG ? 1 : 0;
+    for (unsigned k = 0; k < n; k++) {
+        uint32_t slot = in->ok[i] == EMU_OK_VEC ? ps->vec[in->o[i] + k] : in->o[i];
+        const struct RegRange *r = slot_range(ps, slot);
+        /* ptxas takes .pred elements in ld/st vectors (ld.global.v2.b32 {%p, %r}) */
+        if (!r || type_fits(t, r->ty, relaxed) || (in->ok[i] == EMU_OK_VEC && r->ty == EMU_T_PRED)) continue;
+        char name[64];
+        if (r->count < 0) snprintf(name, sizeof name, "%.*s", (int)r->plen, r->prefix);
+        else snprintf(name, sizeof name, "%.*s%u", (int)r->plen, r->prefix, (slot - r->base) / (r->wide ? 2 : 1));
+        return perr(ps, line, "'%.*s': operand %u, register '%s' of type .%s, does not fit .%s (%s)", (int)len, s, i + 1, name,
+                    emu_type_name(r->ty), emu_type_name(t),
+                    relaxed ? "a register at least as wide, not a float for an integer type nor an integer for a float one"
+                            : "a register of the same size, .b or of the same kind");
+    }
+    return true;
+}
+
+/* The operands that have the instruction's type, checked against their registers' declared types. */
+static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    unsigned mask = 0; /* operands of type in->ty, strictly */
+    switch (in->op) {
+    case EMU_OP_ADD: case EMU_OP_SUB: case EMU_OP_MIN: case EMU_OP_MAX: case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_AND:
+    case EMU_OP_OR: case EMU_OP_XOR: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_DIV: case EMU_OP_REM: case EMU_OP_RCP:
+    case EMU_OP_SQRT: case EMU_OP_RSQRT: case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH:
+    case EMU_OP_COPYSIGN: case EMU_OP_FMA: case EMU_OP_MOV: mask = 0xF; break;
+    case EMU_OP_MUL: case EMU_OP_MAD: mask = in->flags & EMU_F(WIDE) ? 0x6 : 0xF; break; /* .wide: d (and c) twice as wide */
+    case EMU_OP_SELP: mask = 0x7; break;
+    case EMU_OP_SETP: mask = 0x6; break;
+    case EMU_OP_SHL: case EMU_OP_SHR: mask = 0x3; break;
+    case EMU_OP_LD: case EMU_OP_LDU:
+        return !type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, true, line, s, len);
+    case EMU_OP_ST: return !type_plain(in->ty) || check_operand_type(ps, in, 1, in->ty, true, line, s, len);
+    case EMU_OP_CVT:
+        return (!type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, true, line, s, len)) &&
+               (!type_plain(in->ty2) || in->nops < 2 || check_operand_type(ps, in, 1, in->ty2, true, line, s, len));
+    default: return true;
+    }
+    bool pair = in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2;
+    if (in->ty2 || !(type_plain(in->ty) || pair) || (in->op == EMU_OP_MOV && in->nops != 2)) return true; /* mixed types: not these rules */
+    for (unsigned i = 0; i < in->nops && i < 4; i++)
+        if ((mask >> i & 1) && in->ok[i] == EMU_OK_REG && !check_operand_type(ps, in, i, in->ty, false, line, s, len)) return false;
+    return true;
+}
+
 /* ins = [ "@" ["!"] pred ] opcode [ operand { ("," | "|") operand } ] ";" */
 static bool parse_ins(Parser *ps) {
     EmuIns in;
@@ -771,6 +839,7 @@ static bool parse_ins(Parser *ps) {
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_pred_sreg(ps, &in, line, opt.s, opt.len)) return false;
+    if (!check_types(ps, &in, line, opt.s, opt.len)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;

@@ -150,3 +150,102 @@ Test(refuse, big_global) {
     dev_close(d);
 }
 
+/* Register types against instruction types.  The refused forms are each one register off a form ptxas takes. */
+#define T(body) K(" .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n .reg .f32 %f<4>;\n .reg .u32 %u<4>;\n .reg .b16 %h<4>;\n" \
+                  " .reg .pred %p<2>;\n .reg .f64 %fd<2>;\n .reg .s64 %sd<2>;\n .reg .u16 %us<2>;\n " body)
+Test(refuse, reg_types) {
+    static const Bad bad[] = {
+        {T("add.f32 %rd1, %rd2, %rd3;"), "ptx:15: 'add.f32': operand 1, register '%rd1' of type .b64, does not fit .f32"},
+        {T("add.f32 %f1, %f2, %u1;"), "ptx:15: 'add.f32': operand 3, register '%u1' of type .u32, does not fit .f32"},
+        {T("add.u32 %f1, %r2, %r3;"), "operand 1, register '%f1' of type .f32, does not fit .u32"},
+        {T("add.u32 %r1, %r2, %h3;"), "operand 3, register '%h3' of type .b16"},
+        {T("mul.lo.u64 %rd1, %rd2, %r1;"), "operand 3, register '%r1' of type .b32"},
+        {T("mul.wide.u32 %rd1, %rd2, %r1;"), "operand 2, register '%rd2' of type .b64"},
+        {T("mad.lo.s32 %r1, %r2, %r3, %fd1;"), "operand 4, register '%fd1'"},
+        {T("fma.rn.f64 %fd1, %fd1, %f1, %fd1;"), "operand 3, register '%f1' of type .f32"},
+        {T("mov.u32 %f1, %r1;"), "operand 1, register '%f1' of type .f32, does not fit .u32"},
+        {T("mov.f64 %fd1, %sd1;"), "operand 2, register '%sd1' of type .s64"},
+        {T("mov.b32 %r1, %rd1;"), "operand 2, register '%rd1'"},
+        {T("mov.pred %p1, %r1;"), "operand 2, register '%r1' of type .b32, does not fit .pred"},
+        {T("and.b32 %p1, %r1, %r2;"), "operand 1, register '%p1' of type .pred"},
+        {T("setp.lt.f32 %p1, %u1, %f2;"), "operand 2, register '%u1'"},
+        {T("selp.b64 %rd1, %r1, %rd2, %p1;"), "operand 2, register '%r1'"},
+        {T("shl.b32 %r1, %rd1, 3;"), "operand 2, register '%rd1'"},
+        {T("neg.s32 %r1, %f1;"), "operand 2, register '%f1'"},
+        {T("ld.global.u32 %h1, [%rd1];"), "ptx:15: 'ld.global.u32': operand 1, register '%h1' of type .b16, does not fit .u32 (a register at least as wide"},
+        {T("ld.global.u32 %f1, [%rd1];"), "operand 1, register '%f1' of type .f32"},
+        {T("ld.global.f32 %u1, [%rd1];"), "operand 1, register '%u1' of type .u32"},
+        {T("ld.global.v2.f32 {%f1, %us1}, [%rd1];"), "operand 1, register '%us1' of type .u16"},
+        {T("st.global.u64 [%rd1], %r1;"), "operand 2, register '%r1' of type .b32"},
+        {T("cvt.rn.f32.u32 %f1, %f2;"), "ptx:15: 'cvt.rn.f32.u32': operand 2, register '%f2' of type .f32"},
+        {T("cvt.u32.u16 %h1, %h2;"), "operand 1, register '%h1' of type .b16"},
+        {T("cvt.u64.u32 %rd1, %h1;"), "operand 2, register '%h1' of type .b16"},
+    };
+    static const char *const good[] = {
+        /* .b registers of the size fit every type; .u and .s fit each other; .f16x2 fits anything (ptxas's way) */
+        T("add.f32 %r1, %r2, %f1;\n add.u32 %u1, %r2, %u3;\n add.s32 %u1, %r2, %u3;\n add.s64 %rd1, %sd1, %rd2;\n"
+          " mul.wide.u32 %rd1, %r1, %u1;\n mul.wide.s16 %r1, %h1, %us1;\n mad.wide.u32 %sd1, %u1, %r2, %rd3;\n"
+          " mov.b64 %fd1, %sd1;\n mov.b32 %f1, %u1;\n mov.b64 %rd1, {%r1, %f1};\n mov.b32 {%h1, %us1}, %f2;\n"
+          " setp.lt.s32 %p1, %u1, %r1;\n selp.f32 %f1, %r1, %f2, %p1;\n shl.b64 %sd1, %fd1, %r1;\n shr.s16 %us1, %h1, %u1;\n"
+          " and.pred %p1, %p0, %p1;\n not.b16 %us1, %h1;\n"
+          " add.f16x2 %r1, %r2, %r3;\n fma.rn.f16 %h1, %h2, %h3, %h1;\n mov.u32 %u1, %tid.x;\n add.u64 %rd1, %rd1, 8;"),
+        /* ld, st, cvt: a register at least as wide as the type */
+        T("ld.global.u8 %r1, [%rd1];\n ld.global.s16 %sd1, [%rd1];\n ld.global.b8 %f1, [%rd1];\n ld.global.u32 %rd1, [%rd1];\n"
+          " ld.global.f32 %rd2, [%rd1];\n ld.global.v4.u32 {%r0, %u1, %r2, %u3}, [%rd1];\n st.global.u8 [%rd1], %u1;\n"
+          " st.global.b16 [%rd1], %fd1;\n st.global.v2.f32 [%rd1], {%f1, %r2};\n"
+          " cvt.u32.u8 %r1, %h1;\n cvt.rn.f32.u16 %f1, %r1;\n cvt.u64.u32 %rd1, %sd1;\n cvt.rzi.s32.f32 %u1, %f1;\n"
+          " cvt.rn.f16.f32 %h1, %f1;\n cvt.f32.f16 %f1, %h1;\n cvt.u16.u32 %us1, %u1;"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
+/* What the accepted mixed forms compute: a .b32 register read by add.f32 and add.u32, ld.u8 zero-extending into a
+ * .b64 register, ld.s16 sign-extending, cvt.u32.u8 of a .b16 register reading its low byte. */
+Test(refuse, reg_types_run) {
+    TileDevice *d = open_emu(false);
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 out, .param .u64 in)\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<6>;\n .reg .f32 %f<2>;\n"
+        " .reg .b16 %h;\n .reg .s64 %sd;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd2, [in];\n cvta.to.global.u64 %rd1, %rd1;\n cvta.to.global.u64 %rd2, %rd2;\n"
+        " ld.global.b32 %r1, [%rd2];\n ld.global.f32 %f1, [%rd2+4];\n add.f32 %r2, %r1, %f1;\n st.global.b32 [%rd1], %r2;\n"
+        " add.u32 %r3, %r1, 1;\n st.global.u32 [%rd1+4], %r3;\n"
+        " ld.global.u8 %rd3, [%rd2+8];\n st.global.u64 [%rd1+8], %rd3;\n"
+        " ld.global.s16 %sd, [%rd2+10];\n st.global.s64 [%rd1+16], %sd;\n"
+        " ld.global.b16 %h, [%rd2+12];\n cvt.u32.u8 %r1, %h;\n st.global.u32 [%rd1+24], %r1;\n"
+        " ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_90");
+    uint8_t in[16];
+    for (int i = 0; i < 16; i++) in[i] = (uint8_t)rnd64();
+    float a = rndf(-10, 10), b = rndf(-10, 10);
+    memcpy(in, &a, 4);
+    memcpy(in + 4, &b, 4);
+    in[8] |= 0x80; /* zero-extended all the same */
+    in[11] |= 0x80; /* a negative s16 */
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    uint64_t po = poisoned(d, 32), pi = upload(d, in, sizeof in);
+    void *params[] = {&po, &pi};
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint8_t out[32];
+    download(d, out, po, sizeof out);
+    float sum;
+    uint32_t inc, low;
+    uint64_t zext;
+    int64_t sext;
+    int16_t s16;
+    memcpy(&sum, out, 4);
+    memcpy(&inc, out + 4, 4);
+    memcpy(&zext, out + 8, 8);
+    memcpy(&sext, out + 16, 8);
+    memcpy(&low, out + 24, 4);
+    memcpy(&s16, in + 10, 2);
+    cr_expect_eq(sum, a + b);
+    cr_expect_eq(inc, f2u(a) + 1);
+    cr_expect_eq(zext, (uint64_t)in[8]);
+    cr_expect_eq(sext, (int64_t)s16);
+    cr_expect_eq(low, (uint32_t)in[12]);
+    dev_free(d, po);
+    dev_free(d, pi);
+    dev_module_unload(m);
+    dev_close(d);
+}
