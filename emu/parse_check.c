@@ -94,9 +94,66 @@ static bool check_video_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t l
     return true;
 }
 
+/* ---- the types an opcode takes ----
+ * Of the 16- to 64-bit scalar types and .pred (the types checked: f16, bf16, the packed and the 8-bit ones have
+ * their own checks where they have any), those ptxas of CUDA 13 takes for each opcode, tried type by type (the ISA
+ * lists the same).  add.b32, min.b32, setp.lt.b32, shl.u32, popc.u16, mul.lo.f32 or add.pred loaded before, and
+ * ran as the signedness or the operation the emulator chose. */
+#define TB(w) (UINT64_C(1) << EMU_T_B##w)
+#define TU(w) (UINT64_C(1) << EMU_T_U##w)
+#define TS(w) (UINT64_C(1) << EMU_T_S##w)
+#define T_B (TB(16) | TB(32) | TB(64))
+#define T_U (TU(16) | TU(32) | TU(64))
+#define T_S (TS(16) | TS(32) | TS(64))
+#define T_F ((UINT64_C(1) << EMU_T_F32) | (UINT64_C(1) << EMU_T_F64))
+#define T_P (UINT64_C(1) << EMU_T_PRED)
+#define T_CHECKED (T_B | T_U | T_S | T_F | T_P)
+
+/* The checked types opcode in takes (with its modifiers: mul and mad's .lo/.hi/.wide, setp's comparison). */
+static uint64_t op_types(const EmuIns *in) {
+    bool intmul = in->flags & (EMU_F(LO) | EMU_F(HI) | EMU_F(WIDE));
+    switch (in->op) {
+    case EMU_OP_ADD: case EMU_OP_SUB: case EMU_OP_MIN: case EMU_OP_MAX: return T_U | T_S | T_F;
+    case EMU_OP_MUL: case EMU_OP_MAD: return intmul ? T_U | T_S : T_F; /* an integer mul/mad names its half: .lo .hi .wide */
+    case EMU_OP_ABS: case EMU_OP_NEG: return T_S | T_F;
+    case EMU_OP_DIV: return T_U | T_S | T_F;
+    case EMU_OP_REM: return T_U | T_S;
+    case EMU_OP_AND: case EMU_OP_OR: case EMU_OP_XOR: case EMU_OP_NOT: return T_B | T_P;
+    case EMU_OP_CNOT: case EMU_OP_SHL: return T_B;
+    case EMU_OP_SHR: return T_B | T_U | T_S;
+    case EMU_OP_SELP: return T_B | T_U | T_S | T_F;
+    case EMU_OP_MOV: return T_CHECKED;
+    case EMU_OP_POPC: case EMU_OP_CLZ: case EMU_OP_BREV: return TB(32) | TB(64);
+    case EMU_OP_BFIND: return TU(32) | TU(64) | TS(32) | TS(64);
+    case EMU_OP_FMA: case EMU_OP_SQRT: case EMU_OP_RCP: case EMU_OP_RSQRT: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: return T_F;
+    case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH: return UINT64_C(1) << EMU_T_F32;
+    case EMU_OP_SETP:
+        switch (in->cmp) {
+        case EMU_CMP_NONE: return T_CHECKED; /* emu_check_limits: a comparison is needed */
+        case EMU_CMP_EQ: case EMU_CMP_NE: return T_B | T_U | T_S | T_F;
+        case EMU_CMP_LT: case EMU_CMP_LE: case EMU_CMP_GT: case EMU_CMP_GE: return T_U | T_S | T_F;
+        case EMU_CMP_LO: case EMU_CMP_LS: case EMU_CMP_HI: case EMU_CMP_HS: return T_U;
+        default: return T_F; /* equ .. geu, num, nan */
+        }
+    default: return T_CHECKED;
+    }
+}
+
+static bool check_op_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
+    if (ntypes != 1 || in->ty >= 64 || !(T_CHECKED >> in->ty & 1)) return true;
+    uint64_t ok = op_types(in);
+    if (ok >> in->ty & 1) return true;
+    char list[160] = "";
+    size_t n = 0;
+    for (unsigned t = 0; t < 64 && t < EMU_T_COUNT && n < sizeof list - 12; t++)
+        if (ok >> t & 1) n += (size_t)snprintf(list + n, sizeof list - n, "%s.%s", n ? " " : "", emu_type_name(t));
+    return perr(ps, line, "'%.*s': %s takes %s here, not .%s", (int)len, s, emu_op_name(in->op), list, emu_type_name(in->ty));
+}
+
 /* The modifiers an opcode needs, once all are decoded (decode_mods in parse.c): how many types, which
  * operation of a family, which combinations. */
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
+    if (!check_op_type(ps, in, ntypes, line, s, len)) return false;
     if (in->op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_CVT_PACK) {

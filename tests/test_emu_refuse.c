@@ -10,7 +10,9 @@
  *   atom_types   atom/red types the operation does not take (atom.add.b16, atom.exch.u32, atom.inc.s32)
  *   big_global   an array the emulator cannot allocate is reported at its own line (it was "ptx:1")
  *   reg_types    a register whose declared type does not fit the instruction's (add.f32 on .b64 registers), with
- *                ld/st/cvt's relaxed rule (wider registers); the accepted forms compute what the host does */
+ *                ld/st/cvt's relaxed rule (wider registers); the accepted forms compute what the host does
+ *   op_types     an instruction type its opcode does not take (add.b32, min.b32, setp.lt.b32, shl.u32, add.pred,
+ *                mul.lo.f32, integer mul without .lo/.hi/.wide); every type ptxas takes still loads */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -248,4 +250,61 @@ Test(refuse, reg_types_run) {
     dev_free(d, pi);
     dev_module_unload(m);
     dev_close(d);
+}
+
+/* Instruction types against opcodes: each refused form is ptxas's refusal; the accepted list is every checked type
+ * (16- to 64-bit scalars and .pred) ptxas takes for the opcode. */
+#define O(ins) K(" .reg .b32 %r<5>;\n .reg .b64 %rd<5>;\n .reg .b16 %h<5>;\n .reg .pred %p<5>;\n " ins ";")
+Test(refuse, op_types) {
+    static const Bad bad[] = {
+        {O("add.b32 %r1, %r2, %r3"), "ptx:10: 'add.b32': add takes .u16 .u32 .u64 .s16 .s32 .s64 .f32 .f64 here, not .b32"},
+        {O("add.pred %p1, %p2, %p3"), "'add.pred': add takes"},
+        {O("sub.b64 %rd1, %rd2, %rd3"), "not .b64"},
+        {O("min.b32 %r1, %r2, %r3"), "'min.b32': min takes"},
+        {O("max.b16 %h1, %h2, %h3"), "not .b16"},
+        {O("abs.u32 %r1, %r2"), "'abs.u32': abs takes .s16 .s32 .s64 .f32 .f64 here"},
+        {O("neg.b32 %r1, %r2"), "'neg.b32'"},
+        {O("mul.lo.f32 %r1, %r2, %r3"), "'mul.lo.f32': mul takes .u16 .u32 .u64 .s16 .s32 .s64 here"},
+        {O("mul.wide.f32 %rd1, %r2, %r3"), "'mul.wide.f32'"},
+        {O("mul.u32 %r1, %r2, %r3"), "'mul.u32': mul takes .f32 .f64 here"},
+        {O("mad.s32 %r1, %r2, %r3, %r4"), "'mad.s32': mad takes .f32 .f64 here"},
+        {O("div.b32 %r1, %r2, %r3"), "'div.b32'"},
+        {O("rem.f32 %r1, %r2, %r3"), "'rem.f32'"},
+        {O("and.u32 %r1, %r2, %r3"), "'and.u32': and takes .pred .b16 .b32 .b64 here"},
+        {O("or.s32 %r1, %r2, %r3"), "'or.s32'"},
+        {O("not.u64 %rd1, %rd2"), "'not.u64'"},
+        {O("cnot.pred %p1, %p2"), "'cnot.pred'"},
+        {O("shl.u32 %r1, %r2, 1"), "'shl.u32': shl takes .b16 .b32 .b64 here"},
+        {O("shr.f32 %r1, %r2, 1"), "'shr.f32'"},
+        {O("setp.lt.b32 %p1, %r1, %r2"), "'setp.lt.b32': setp takes .u16 .u32 .u64 .s16 .s32 .s64 .f32 .f64 here"},
+        {O("setp.lo.s32 %p1, %r1, %r2"), "'setp.lo.s32': setp takes .u16 .u32 .u64 here"},
+        {O("setp.ltu.u32 %p1, %r1, %r2"), "'setp.ltu.u32': setp takes .f32 .f64 here"},
+        {O("setp.eq.pred %p1, %p2, %p3"), "'setp.eq.pred'"},
+        {O("selp.pred %p1, %p2, %p3, %p4"), "'selp.pred'"},
+        {O("popc.u32 %r1, %r2"), "'popc.u32': popc takes .b32 .b64 here"},
+        {O("clz.b16 %r1, %h2"), "'clz.b16'"},
+        {O("brev.u64 %rd1, %rd2"), "'brev.u64'"},
+        {O("bfind.b32 %r1, %r2"), "'bfind.b32': bfind takes .u32 .u64 .s32 .s64 here"},
+        {O("fma.rn.u32 %r1, %r2, %r3, %r4"), "'fma.rn.u32'"},
+        {O("sqrt.rn.u32 %r1, %r2"), "'sqrt.rn.u32'"},
+        {O("ex2.approx.f64 %rd1, %rd2"), "'ex2.approx.f64': ex2 takes .f32 here"},
+        {O("tanh.approx.f64 %rd1, %rd2"), "'tanh.approx.f64'"},
+        {O("copysign.u32 %r1, %r2, %r3"), "'copysign.u32'"},
+        {O("testp.finite.u32 %p1, %r1"), "'testp.finite.u32'"},
+    };
+    static const char *const good[] = {
+        O("add.u16 %h1, %h2, %h3;\n add.s64 %rd1, %rd2, %rd3;\n add.f32 %r1, %r2, %r3;\n sub.f64 %rd1, %rd2, %rd3;\n"
+          " min.u32 %r1, %r2, %r3;\n max.s16 %h1, %h2, %h3;\n min.f64 %rd1, %rd2, %rd3;\n abs.s32 %r1, %r2;\n neg.f32 %r1, %r2;\n"
+          " mul.lo.u32 %r1, %r2, %r3;\n mul.hi.s64 %rd1, %rd2, %rd3;\n mul.wide.u16 %r1, %h1, %h2;\n mul.rn.f32 %r1, %r2, %r3;\n"
+          " mul.f64 %rd1, %rd2, %rd3;\n mad.lo.s32 %r1, %r2, %r3, %r4;\n mad.rn.f64 %rd1, %rd2, %rd3, %rd4;\n"
+          " div.u32 %r1, %r2, %r3;\n div.rn.f64 %rd1, %rd2, %rd3;\n rem.s64 %rd1, %rd2, %rd3;\n and.pred %p1, %p2, %p3;\n"
+          " xor.b64 %rd1, %rd2, %rd3;\n not.b16 %h1, %h2;\n cnot.b32 %r1, %r2;\n shl.b64 %rd1, %rd2, 3;\n shr.s32 %r1, %r2, 3;\n"
+          " shr.u16 %h1, %h2, 3;\n setp.eq.b32 %p1, %r1, %r2;\n setp.lt.s64 %p1, %rd1, %rd2;\n setp.hs.u32 %p1, %r1, %r2;\n"
+          " setp.nan.f32 %p1, %r1, %r2;\n selp.b32 %r1, %r2, %r3, %p1;\n selp.f64 %rd1, %rd2, %rd3, %p1;\n popc.b64 %r1, %rd1;\n"
+          " clz.b32 %r1, %r2;\n brev.b64 %rd1, %rd2;\n bfind.s64 %r1, %rd1;\n fma.rn.f64 %rd1, %rd2, %rd3, %rd4;\n"
+          " sqrt.rn.f32 %r1, %r2;\n rsqrt.approx.f64 %rd1, %rd2;\n ex2.approx.f32 %r1, %r2;\n copysign.f64 %rd1, %rd2, %rd3;\n"
+          " testp.finite.f64 %p1, %rd1;\n mov.pred %p1, %p2;\n mov.s16 %h1, %h2;\n mov.f64 %rd1, %rd2;\n"
+          " add.f16 %h1, %h2, %h3;\n min.f16x2 %r1, %r2, %r3;\n mov.b32 %r1, %r2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
