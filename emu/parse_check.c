@@ -150,11 +150,36 @@ static bool check_op_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_
     return perr(ps, line, "'%.*s': %s takes %s here, not .%s", (int)len, s, emu_op_name(in->op), list, emu_type_name(in->ty));
 }
 
+/* cvt's rounding between the scalar integer and float types (ptxas of CUDA 13, tried pair by pair; the ISA's cvt
+ * page says the same): a float to an integer needs an integer rounding (.rni .rzi .rmi .rpi), an integer to a float and
+ * a float to a narrower float a float rounding (.rn .rz .rm .rp), a float to the same float takes an integer rounding
+ * or none, and the rest (integers to integers, floats to wider floats) none.  Without the rounding it needs the
+ * emulator rounded as it chose (cvt.u32.f32 truncated, cvt.f32.f64 rounded to nearest). */
+static bool cvt_scalar(unsigned t) {
+    return (t >= EMU_T_U8 && t <= EMU_T_S64) || t == EMU_T_F16 || t == EMU_T_BF16 || t == EMU_T_F32 || t == EMU_T_F64;
+}
+
+static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    unsigned d = in->ty, a = in->ty2;
+    if (!cvt_scalar(d) || !cvt_scalar(a)) return true; /* tf32, fp8, packed pairs: their own forms */
+    bool df = emu_type_kind(d) == EMU_K_F, af = emu_type_kind(a) == EMU_K_F;
+    bool irnd = in->rnd >= EMU_RND_RNI, frnd = in->rnd && !irnd;
+    const char *need = NULL; /* what it needs, when it lacks it */
+    if (df && af && d != a && emu_type_size(d) == emu_type_size(a)) return true; /* f16 <-> bf16: not tried */
+    if (af && !df) need = irnd ? NULL : "an integer rounding (.rni .rzi .rmi .rpi): a float to an integer";
+    else if (!af && df) need = frnd ? NULL : "a float rounding (.rn .rz .rm .rp): an integer to a float";
+    else if (af && df && emu_type_size(d) < emu_type_size(a)) need = frnd ? NULL : "a float rounding (.rn .rz .rm .rp): a float to a narrower one";
+    else if (af && df && d == a) need = frnd ? "no float rounding (.rni .rzi .rmi .rpi round to an integral value, or none)" : NULL;
+    else need = in->rnd ? "no rounding: nothing to round" : NULL; /* integers, and a float to a wider one */
+    return !need || perr(ps, line, "'%.*s' needs %s", (int)len, s, need);
+}
+
 /* The modifiers an opcode needs, once all are decoded (decode_mods in parse.c): how many types, which
  * operation of a family, which combinations. */
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
     if (!check_op_type(ps, in, ntypes, line, s, len)) return false;
     if (in->op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
+    if (in->op == EMU_OP_CVT && !check_cvt_rounding(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_CVT_PACK) {
         bool wide = in->ty == EMU_T_U16 || in->ty == EMU_T_S16;

@@ -12,7 +12,9 @@
  *   reg_types    a register whose declared type does not fit the instruction's (add.f32 on .b64 registers), with
  *                ld/st/cvt's relaxed rule (wider registers); the accepted forms compute what the host does
  *   op_types     an instruction type its opcode does not take (add.b32, min.b32, setp.lt.b32, shl.u32, add.pred,
- *                mul.lo.f32, integer mul without .lo/.hi/.wide); every type ptxas takes still loads */
+ *                mul.lo.f32, integer mul without .lo/.hi/.wide); every type ptxas takes still loads
+ *   cvt_rounding cvt without the rounding its types need, or with one they do not take (cvt.u32.f32 truncated,
+ *                cvt.f32.f64 rounded to nearest: the emulator's choice) */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -305,6 +307,38 @@ Test(refuse, op_types) {
           " sqrt.rn.f32 %r1, %r2;\n rsqrt.approx.f64 %rd1, %rd2;\n ex2.approx.f32 %r1, %r2;\n copysign.f64 %rd1, %rd2, %rd3;\n"
           " testp.finite.f64 %p1, %rd1;\n mov.pred %p1, %p2;\n mov.s16 %h1, %h2;\n mov.f64 %rd1, %rd2;\n"
           " add.f16 %h1, %h2, %h3;\n min.f16x2 %r1, %r2, %r3;\n mov.b32 %r1, %r2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
+/* cvt's rounding, pair of types by pair (each refused form is ptxas's refusal, each accepted one assembles). */
+#define CV(ins) K(" .reg .b32 %r<5>;\n .reg .b64 %rd<5>;\n .reg .b16 %h<5>;\n " ins ";")
+Test(refuse, cvt_rounding) {
+    static const Bad bad[] = {
+        {CV("cvt.u32.f32 %r1, %r2"), "ptx:9: 'cvt.u32.f32' needs an integer rounding (.rni .rzi .rmi .rpi): a float to an integer"},
+        {CV("cvt.rn.u32.f32 %r1, %r2"), "'cvt.rn.u32.f32' needs an integer rounding"},
+        {CV("cvt.u16.f16 %h1, %h2"), "needs an integer rounding"},
+        {CV("cvt.f32.u32 %r1, %r2"), "'cvt.f32.u32' needs a float rounding (.rn .rz .rm .rp): an integer to a float"},
+        {CV("cvt.rzi.f32.s32 %r1, %r2"), "needs a float rounding"},
+        {CV("cvt.f16.u16 %h1, %h2"), "needs a float rounding"},
+        {CV("cvt.f32.f64 %r1, %rd1"), "'cvt.f32.f64' needs a float rounding (.rn .rz .rm .rp): a float to a narrower one"},
+        {CV("cvt.rni.f32.f64 %r1, %rd1"), "needs a float rounding"},
+        {CV("cvt.f16.f32 %h1, %r1"), "needs a float rounding"},
+        {CV("cvt.bf16.f32 %h1, %r1"), "needs a float rounding"},
+        {CV("cvt.f16.f64 %h1, %rd1"), "needs a float rounding"},
+        {CV("cvt.rn.f64.f32 %rd1, %r1"), "'cvt.rn.f64.f32' needs no rounding"},
+        {CV("cvt.rzi.f32.f16 %r1, %h1"), "needs no rounding"},
+        {CV("cvt.rn.u32.u64 %r1, %rd1"), "'cvt.rn.u32.u64' needs no rounding"},
+        {CV("cvt.rzi.s64.s32 %rd1, %r1"), "needs no rounding"},
+        {CV("cvt.rn.f32.f32 %r1, %r2"), "'cvt.rn.f32.f32' needs no float rounding"},
+    };
+    static const char *const good[] = {
+        CV("cvt.rzi.u32.f32 %r1, %r2;\n cvt.rni.s64.f64 %rd1, %rd2;\n cvt.rmi.s16.f16 %h1, %h2;\n cvt.rpi.u8.f32 %h1, %r1;\n"
+           " cvt.rn.f32.u32 %r1, %r2;\n cvt.rz.f64.s64 %rd1, %rd2;\n cvt.rn.f16.u16 %h1, %h2;\n cvt.rm.f32.s8 %r1, %h1;\n"
+           " cvt.rn.f32.f64 %r1, %rd1;\n cvt.rn.f16.f32 %h1, %r1;\n cvt.rn.bf16.f32 %h1, %r1;\n cvt.rz.f16.f64 %h1, %rd1;\n"
+           " cvt.f64.f32 %rd1, %r1;\n cvt.f32.f16 %r1, %h1;\n cvt.f32.bf16 %r1, %h1;\n cvt.f32.f32 %r1, %r2;\n"
+           " cvt.rni.f32.f32 %r1, %r2;\n cvt.rzi.f64.f64 %rd1, %rd2;\n cvt.f16.f16 %h1, %h2;\n cvt.u32.u64 %r1, %rd1;\n"
+           " cvt.s64.s32 %rd1, %r1;\n cvt.sat.u32.s32 %r1, %r2;\n cvt.u16.u8 %h1, %h2;\n cvt.rn.f16x2.f32 %r1, %r2, %r3"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
