@@ -211,6 +211,36 @@ static void gen_kernel(Gen *g, const Decl *k) {
     g->fr = NULL;
 }
 
+/* A kernel's name is the module's: another kernel's, or a function's or file-level const's of the program's files
+ * (the compiled file or an import from elsewhere), is an error at the later one of the file, a note at the
+ * other.  A standard-library name and a built-in's may be a kernel's (`kernel softmax` beside softmax.tile:
+ * the body's calls still reach the function); kernels of imported files are never compiled. */
+static void kernel_name_unique(Gen *g, const FileAst *main, int i) {
+    const Decl *k = main->decls[i];
+    for (int j = 0; j < i; j++)
+        if (main->decls[j]->kind == D_KERNEL && !strcmp(main->decls[j]->name, k->name)) {
+            diag_error(g->d, k->loc, "redefinition of kernel '%s'", k->name);
+            diag_note(g->d, main->decls[j]->loc, "the first kernel '%s' is here", k->name);
+            return;
+        }
+    for (int j = 0; j < g->nglobals; j++) {
+        const Global *gl = &g->globals[j];
+        if (gl->lib || strcmp(gl->name, k->name)) continue;
+        const char *what = gl->decl->kind == D_FN ? "function" : "const";
+        const Loc gloc = gl->decl->loc;
+        if (gloc.file != main->src)
+            diag_error(g->d, k->loc, "kernel '%s' has the name of a %s of the imported %s (line %u): rename one", k->name, what,
+                       gloc.file ? gloc.file->name : "file", gloc.line);
+        else {
+            bool later = gloc.line > k->loc.line || (gloc.line == k->loc.line && gloc.col > k->loc.col);
+            diag_error(g->d, later ? gloc : k->loc, "'%s' is both a kernel and a %s: rename one", k->name, what);
+            if (later) diag_note(g->d, k->loc, "the kernel '%s' is here", k->name);
+            else diag_note(g->d, gloc, "the %s '%s' is here", what, k->name);
+        }
+        return;
+    }
+}
+
 Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt, Diag *d) {
     Gen gen = {.a = a, .d = d, .m = tir_module_new(a), .opt = opt};
     Gen *g = &gen;
@@ -267,9 +297,7 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
     for (int i = 0; main && i < main->ndecls; i++) {
         const Decl *k = main->decls[i];
         if (k->kind != D_KERNEL) continue;
-        for (int j = 0; j < i; j++)
-            if (main->decls[j]->kind == D_KERNEL && !strcmp(main->decls[j]->name, k->name))
-                diag_error(d, k->loc, "redefinition of kernel '%s'", k->name);
+        kernel_name_unique(g, main, i);
         if (want && strcmp(want, k->name)) continue;
         found = true;
         gen_kernel(g, k);

@@ -859,6 +859,23 @@ Test(lang_diag, long_line_is_clipped) {
     str_free(&src), str_free(&want), str_free(&shown);
 }
 
+/* A kernel's name is its own among the program's kernels, functions and file-level consts (a fn and a kernel
+ * of one name compiled, the body's calls reaching the fn); a standard-library function's or a built-in's name
+ * may be a kernel's. */
+Test(lang_diag, kernel_name_clashes) {
+    expect_diag("kernel f(o: *f32) { store(o, 1.0); }\nfn f(x) { return x; }\n",
+                "t.tile:2:4: error: 'f' is both a kernel and a function: rename one\n  fn f(x) { return x; }\n     ^\n"
+                "t.tile:1:8: note: the kernel 'f' is here\n  kernel f(o: *f32) { store(o, 1.0); }\n         ^\n");
+    expect_diag("const f = 2;\nkernel f(o: *f32) { store(o, 1.0); }\n",
+                "t.tile:2:8: error: 'f' is both a kernel and a const: rename one\n  kernel f(o: *f32) { store(o, 1.0); }\n         ^\n"
+                "t.tile:1:7: note: the const 'f' is here\n  const f = 2;\n        ^\n");
+    expect_diag("kernel k(o: *f32) { store(o, 1.0); }\nkernel k(o: *f32) { store(o, 2.0); }\n",
+                "t.tile:2:8: error: redefinition of kernel 'k'\n  kernel k(o: *f32) { store(o, 2.0); }\n         ^\n"
+                "t.tile:1:8: note: the first kernel 'k' is here\n  kernel k(o: *f32) { store(o, 1.0); }\n         ^\n");
+    expect_ok("kernel softmax(o: *f32) {\n    let x = arange(0, 4) as f32;\n"
+              "    store(o + arange(0, 4), reshape(softmax(x[None, :], 1), [4]));\n}\nkernel sum(o: *f32) { store(o, 1.0); }\n");
+}
+
 /* A name defined twice: the error at the second, a note at the first. */
 Test(lang_diag, redefinition_notes_the_first) {
     expect_diag("fn f(x) {\n    return x;\n}\nfn f(x) {\n    return x;\n}\nkernel k(o: *f32) { store(o, f(1.0)); }\n",

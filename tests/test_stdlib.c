@@ -414,6 +414,13 @@ Test(stdlib, clash_with_an_import_is_reported_at_the_file) {
     cr_expect(strstr(c.diagnostics, "t.tile:2:4: error: 'relu' is also defined by the imported ") && strstr(c.diagnostics, "helpers.tile (line "),
               "%s", c.diagnostics);
     tile_compiled_free(&c);
+    /* a kernel of the imported function's name: at the kernel, naming the import (it compiled) */
+    st = tile_compile_source("t.tile", "import \"helpers.tile\";\nkernel relu(o: *f32) { store(o, 1.0); }\n", &o, &c);
+    cr_expect_neq(st, TILE_OK);
+    cr_expect(strstr(c.diagnostics, "t.tile:2:8: error: kernel 'relu' has the name of a function of the imported ") &&
+                  strstr(c.diagnostics, "helpers.tile (line 1): rename one"),
+              "%s", c.diagnostics);
+    tile_compiled_free(&c);
     remove(path);
     rmdir(dir);
     st = tile_compile_source("t.tile", "import \"math.tile\";\nfn relu(x) {\n    return x * 2.0;\n}\nkernel k(o: *f32) { store(o, relu(-1.0) + sigmoid(0.0)); }\n",
