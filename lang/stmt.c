@@ -1132,9 +1132,20 @@ static void gen_for(Gen *g, const Node *s) {
         /* i64 also for u32 bounds, whose values above 2^31 an i32 would make negative (range(0, n) ran no iteration) */
         if (dtype_bits(val_dtype(b[i])) == 64 || val_dtype(b[i]) == DT_U32) it = DT_I64;
     }
+    for (int i = 0; ok && i < 3; i++) /* u64: counted in u64, compared unsigned (in i64, 2^63 and up were negative) */
+        if (val_dtype(b[i]) == DT_U64) it = DT_U64;
     if (ok && b[2].k == V_CT && b[2].i == 0) {
         diag_error(g->d, loc[2], "'range' step must not be zero");
         ok = false;
+    }
+    /* a u64 loop counts up from a start that is not negative */
+    for (int i = 0; ok && it == DT_U64 && i < 3; i++) {
+        bool neg = b[i].k == V_CT && dtype_is_signed(b[i].dt) && b[i].i < 0;
+        if (neg || (i == 2 && b[i].k == V_RT && dtype_is_signed(b[i].t->dt))) {
+            diag_error(g->d, loc[i], "'range' over a u64 bound counts up in u64: %s", neg ? arena_printf(g->a, "its %s cannot be %lld",
+                       i == 2 ? "step" : i ? "end" : "start", (long long)b[i].i) : "its step must be unsigned or a positive constant");
+            ok = false;
+        }
     }
     if (!ok) return;
     Scope *outer_scope = g->fr->scope, wrap = {0};
