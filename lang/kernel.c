@@ -34,6 +34,46 @@ static bool launch_value_ok(Gen *g, const char *name, int64_t v, Loc loc) {
     return false;
 }
 
+/* What a compile-time value is, for the kinds a @config value and a const's default must share. */
+static const char *config_kind(Val v) {
+    switch (v.k) {
+    case V_CT: return dtype_is_float(v.dt) ? "a float" : v.dt == DT_I1 ? "an i1" : "an integer";
+    case V_STR: return "a string";
+    case V_DTYPE: return "a type";
+    case V_NONE: return "None";
+    default: return NULL;
+    }
+}
+
+/* A @config value for a const (a parameter, or a file-level const when gl): a literal, as tile tune passes it as a
+ * define, that the const's declared type takes (as a -D value is converted when the kernel compiles), or, for a
+ * const without one, of its default's kind (a string for an integer fails only when tile tune reaches it). */
+static void check_config_value(Gen *g, const Node *n, const char *name, TypeRef ty, const Node *def, const Global *gl) {
+    const Node *lit = n->kind == N_UNARY && n->op == TK_MINUS ? n->lhs : n;
+    bool literal = lit->kind == N_INT || lit->kind == N_FLOAT || (lit == n && (lit->kind == N_BOOL || lit->kind == N_STR ||
+                                                                               (lit->kind == N_DTYPE && !lit->ty.nptr)));
+    if (!literal) {
+        diag_error(g->d, n->loc, "'@config' value of '%s' must be a literal (a number, true, false, a type or a string): "
+                   "tile tune passes it as a define", name);
+        return;
+    }
+    Val v = gen_eval_global(g, n);
+    if (v.k == V_ERR) return;
+    if (tyref_given(ty)) {
+        gen_convert_to(g, v, ty, n->loc, name);
+        return;
+    }
+    Val d = gl ? (gl->state == 2 ? gl->val : val_err()) : def && (def->kind == N_INT || def->kind == N_FLOAT || def->kind == N_BOOL || def->kind == N_STR ||
+                                   def->kind == N_DTYPE || (def->kind == N_UNARY && def->op == TK_MINUS &&
+                                                            (def->lhs->kind == N_INT || def->lhs->kind == N_FLOAT)))
+                                  ? gen_eval_global(g, def) : val_err(); /* a default naming an earlier const: not here */
+    const char *vk = config_kind(v), *dk = config_kind(d);
+    if (!vk || !dk || vk == dk) return;
+    bool numbers = v.k == V_CT && d.k == V_CT;
+    if (numbers && !dtype_is_float(v.dt)) return; /* an integer or i1 for a float or integer const: it converts */
+    diag_error(g->d, n->loc, "'@config' gives '%s' %s, but %s is %s", name, vk, gl ? "its value" : "its default", dk);
+}
+
 /* @config(NAME=VALUE, ...): const parameters, num_warps, num_stages, warp_specialize, pingpong, overlap.
  * @tune_key(ARG, ...): run-time integer parameters.  The tuner reads them
  * (lang_kernel_tuning); compiling only checks that they name real things. */
@@ -60,6 +100,8 @@ static void check_tuning_attr(Gen *g, const Decl *k, const Attr *at) {
         }
         else if (config && pa && !pa->is_const)
             diag_error(g->d, at->args[i]->loc, "'@config' sets '%s', a run-time parameter: only const parameters can be tuned", name);
+        else if (config && pa) check_config_value(g, at->args[i], name, pa->ty, pa->def, NULL);
+        else if (config && gl && gl->decl->kind == D_CONST) check_config_value(g, at->args[i], name, gl->decl->ty, NULL, gl);
         else if (!config && (!pa || pa->is_const))
             diag_error(g->d, at->args[i]->loc, "'@tune_key' names '%s', which is not a run-time parameter of '%s'", name, k->name);
         else if (!config && !pa->ty.name && (pa->ty.nptr || !dtype_is_int(pa->ty.dt) || pa->ty.dt == DT_I1))

@@ -799,6 +799,35 @@ Test(lang_diag, config_launch_values) {
     expect_ok("@config(num_warps=8, num_stages=4, warp_specialize=1, pingpong=0, overlap=1)\nkernel k(x: *f32) {\n}\n");
 }
 
+/* A @config's value for a const is checked when the kernel compiles, as a -D value is: a literal (tile tune passes
+ * it as a define), of the const's declared type, or of its default's kind (@config(BLOCK="x") compiled, and only
+ * tile tune failed when it reached that configuration). */
+Test(lang_diag, config_const_values) {
+    expect_diag("@config(BLOCK=\"x\")\nkernel k(x: *f32, const BLOCK: i32 = 64) {\n}\n",
+                "t.tile:1:15: error: 'BLOCK' is i32, but its value is the string \"x\"\n"
+                "  @config(BLOCK=\"x\")\n"
+                "                ^\n");
+    expect_diag("@config(BLOCK=64)\n@config(BLOCK=64.5)\nkernel k(x: *f32, const BLOCK: i32 = 64) {\n}\n",
+                "t.tile:2:15: error: 'BLOCK' is i32, but its value 64.5 is not an integer\n"
+                "  @config(BLOCK=64.5)\n"
+                "                ^\n");
+    expect_diag("@config(BLOCK=2 * 32)\nkernel k(x: *f32, const BLOCK: i32 = 64) {\n}\n",
+                "t.tile:1:15: error: '@config' value of 'BLOCK' must be a literal (a number, true, false, a type or a string): "
+                "tile tune passes it as a define\n"
+                "  @config(BLOCK=2 * 32)\n"
+                "                ^\n");
+    expect_diag("@config(BLOCK=\"x\")\nkernel k(x: *f32, const BLOCK = 64) {\n}\n",
+                "t.tile:1:15: error: '@config' gives 'BLOCK' a string, but its default is an integer\n"
+                "  @config(BLOCK=\"x\")\n"
+                "                ^\n");
+    expect_diag("const ACT = \"none\";\n@config(ACT=1)\nkernel k(x: *f32) {\n}\n",
+                "t.tile:2:13: error: '@config' gives 'ACT' an integer, but its value is a string\n"
+                "  @config(ACT=1)\n"
+                "              ^\n");
+    expect_ok("const C = 2.0;\n@config(B=128, F=2, T=f32, S=\"y\", C=3, W=-1)\n"
+              "kernel k(x: *f32, const B: i32 = 64, const F = 1.5, const T = f16, const S = \"s\", const U = T, const W: i8 = 1) {\n}\n");
+}
+
 /* where() with a compile-time condition has the type and shape the select would have with a run-time one:
  * where(true, x_f16, y_f32) is f32 (it was x itself, f16), where(true, s, t) broadcasts the scalar s. */
 Test(lang_diag, where_with_a_constant_condition) {
