@@ -1374,8 +1374,11 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         else la[0] = a, lb[0] = b;
         bool bad = false;
         int n0 = ny;
+        Val *lo = ARENA_ARRAY(g->a, Val, nl); /* the value before the `if`, leaf by leaf where it has the skeleton */
+        if (tuples && o.k == V_TUPLE && val_same_skeleton(o, a)) val_leaves(o, lo);
+        else if (!tuples) lo[0] = o;
         for (int k = 0; k < nl && !bad; k++) {
-            Val ea = la[k], eb = lb[k];
+            Val ea = la[k], eb = lb[k], ok = lo[k];
             const char *what = gen_is_record(a) ? arena_printf(g->a, "'%s' (a %s)", x->name, gen_val_type_name(g, a))
                                : tuples ? arena_printf(g->a, "element %d of '%s'", k, x->name) : arena_printf(g->a, "'%s'", x->name);
             const Type *t;
@@ -1394,6 +1397,18 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             if ((ea.k == V_RT || eb.k == V_RT) && cv.k == V_CT && dtype_is_float(cv.dt) && !dtype_is_float(t->dt) && t->dt != DT_PTR) {
                 diag_error(g->d, s->loc, "%s is %s in one branch of 'if' and the float %.17g in the other (a variable keeps its "
                            "type: cast, or start it as a float)", what, gen_type_desc(g, t), cv.f);
+                bad = true;
+                break;
+            }
+            /* two constants, an integer and a float: as in a loop, an integer variable does not become a float (it
+             * did: `let x = 0; if c { x = 1.5; }` made x an f32); one that was a float before the `if` takes an integer */
+            if (ea.k == V_CT && eb.k == V_CT && dtype_is_float(ea.dt) != dtype_is_float(eb.dt) &&
+                !(ok.k == V_CT ? dtype_is_float(ok.dt) : ok.k == V_RT && dtype_is_float(ok.t->dt))) {
+                Val iv = dtype_is_float(ea.dt) ? eb : ea, fv = dtype_is_float(ea.dt) ? ea : eb;
+                Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
+                diag_error(g->d, at, "%s is the %s %lld in one branch of 'if' and the float %.17g in the other (as in a loop, a "
+                           "variable keeps its type: start it as a float, or cast)", what, dtype_name(iv.dt), (long long)iv.i, fv.f);
+                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
                 bad = true;
                 break;
             }

@@ -799,6 +799,36 @@ Test(lang_diag, config_launch_values) {
     expect_ok("@config(num_warps=8, num_stages=4, warp_specialize=1, pingpong=0, overlap=1)\nkernel k(x: *f32) {\n}\n");
 }
 
+/* A run-time `if` keeps an integer variable's type as a loop does when its branches give constants: an integer in
+ * one and a float in the other is an error at the assignment (`let x = 0; if c { x = 1.5; }` made x an f32),
+ * element by element in a tuple; a float variable takes an integer constant (tests/test_lang_run.c runs those). */
+Test(lang_diag, if_keeps_an_integer_constant_type) {
+    expect_diag("kernel k(p: *f32, c: i32) {\n    let x = 0;\n    if c > 0 { x = 1.5; }\n    store(p, x as f32);\n}\n",
+                "t.tile:3:16: error: 'x' is the i32 0 in one branch of 'if' and the float 1.5 in the other (as in a loop, a variable "
+                "keeps its type: start it as a float, or cast)\n"
+                "      if c > 0 { x = 1.5; }\n"
+                "                 ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if c > 0 { x = 1.5; }\n"
+                "      ^\n");
+    expect_diag("kernel k(p: *f32, c: i32) {\n    let x = 0;\n    if c > 0 { x = 1.5; } else { x = 2; }\n    store(p, x as f32);\n}\n",
+                "t.tile:3:34: error: 'x' is the i32 2 in one branch of 'if' and the float 1.5 in the other (as in a loop, a variable "
+                "keeps its type: start it as a float, or cast)\n"
+                "      if c > 0 { x = 1.5; } else { x = 2; }\n"
+                "                                   ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if c > 0 { x = 1.5; } else { x = 2; }\n"
+                "      ^\n");
+    expect_diag("kernel k(p: *f32, c: i32) {\n    let t = (1.0, 0);\n    if c > 0 { t = (2.0, 0.5); }\n    store(p, t[1] as f32);\n}\n",
+                "t.tile:3:16: error: element 1 of 't' is the i32 0 in one branch of 'if' and the float 0.5 in the other (as in a loop, a "
+                "variable keeps its type: start it as a float, or cast)\n"
+                "      if c > 0 { t = (2.0, 0.5); }\n"
+                "                 ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if c > 0 { t = (2.0, 0.5); }\n"
+                "      ^\n");
+}
+
 /* A @config's value for a const is checked when the kernel compiles, as a -D value is: a literal (tile tune passes
  * it as a define), of the const's declared type, or of its default's kind (@config(BLOCK="x") compiled, and only
  * tile tune failed when it reached that configuration). */

@@ -348,6 +348,37 @@ Test(lang_run, range_of_u64_bounds) {
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
+/* Constants merged by a run-time `if`: a float variable takes an integer constant, two float constants stay a
+ * float, and the branch not taken keeps the value before the `if` (an integer variable given a float is an error:
+ * test_lang_diag.c's if_keeps_an_integer_constant_type). */
+Test(lang_run, if_merges_constants) {
+    K k;
+    load_src(&k,
+             "@num_warps(1)\n"
+             "kernel k(out: *f32, c: i32) {\n"
+             "    let x = 0.5;\n"
+             "    if c > 0 { x = 3; }\n"
+             "    let y = 0;\n"
+             "    if c > 1 { y = 1.25; } else { y = 2.75; }\n"
+             "    let t = (0.25, 7);\n"
+             "    if c > 2 { t = (5, 9); }\n"
+             "    store(out, x);\n"
+             "    store(out + 1, y);\n"
+             "    store(out + 2, t[0]);\n"
+             "    store(out + 3, t[1] as f32);\n"
+             "}\n",
+             "k");
+    for (int32_t c = 0; c < 4; c++) {
+        uint64_t dout = poisoned(&k, 4 * sizeof(float));
+        void *params[] = {&dout, &c};
+        launch(&k, 1, params);
+        float out[4], want[4] = {c > 0 ? 3.0f : 0.5f, c > 1 ? 1.25f : 2.75f, c > 2 ? 5.0f : 0.25f, c > 2 ? 9.0f : 7.0f};
+        download(&k, out, dout, sizeof out);
+        for (int i = 0; i < 4; i++) cr_expect_eq(out[i], want[i], "c = %d: out[%d] = %g, want %g", c, i, out[i], want[i]);
+    }
+    unload(&k);
+}
+
 /* A spin lock: the programs take turns in a critical section that increments a plain
  * (non-atomic) counter. */
 Test(lang_run, while_spin_lock) {
