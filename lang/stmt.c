@@ -921,7 +921,11 @@ static void carry_yield(Gen *g, const Node *s, const Carry *c, const ValueId *ar
                 diag_error(g->d, at, "loop-carried variable '%s' is %s, but is given the float %.17g in the loop (as in Triton, a "
                            "variable keeps its type: start it as a float, or cast)", x->name, gen_type_desc(g, t), v.f);
                 if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the loop");
-            } else if (v.k == V_CT && t->dt != DT_PTR) ys[j] = gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, s->loc);
+            } else if (v.k == V_CT && t->dt != DT_PTR) { /* a constant that does not fit: at its assignment, the loop in a note */
+                int before = g->d->nerrors;
+                ys[j] = gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, at);
+                if (g->d->nerrors > before && (at.line != s->loc.line || at.col != s->loc.col)) diag_note(g->d, s->loc, "the loop");
+            }
             else if (v.k == V_RT && v.t == t) ys[j] = v.v;
             else if (v.k != V_ERR) {
                 const char *what = gen_is_record(c->before[i]) ? arena_printf(g->a, "'%s' (a %s)", x->name, gen_val_type_name(g, c->before[i]))
@@ -1323,15 +1327,28 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     Block *tb = tir_block_new(g->f, NULL), *eb = tir_block_new(g->f, NULL);
     Block *outer = g->b.block;
     Val *tv = ARENA_ARRAY(g->a, Val, snap.nvars + 1), *ev = ARENA_ARRAY(g->a, Val, snap.nvars + 1);
+    /* each branch's last assignment of each variable: where a constant that does not fit the merged type is reported */
+    Loc *s0 = ARENA_ARRAY(g->a, Loc, snap.nvars + 1), *ts = ARENA_ARRAY(g->a, Loc, snap.nvars + 1),
+        *es = ARENA_ARRAY(g->a, Loc, snap.nvars + 1);
+    for (int i = 0; i < snap.nvars; i++) s0[i] = snap.vars[i]->set;
     fr->rt_ifs++;
     g->b.block = tb;
     gen_branch(g, s->then, k);
-    for (int i = 0; i < snap.nvars; i++) tv[i] = snap.vars[i]->val;
+    for (int i = 0; i < snap.nvars; i++) {
+        tv[i] = snap.vars[i]->val;
+        ts[i] = snap.vars[i]->set;
+        snap.vars[i]->set = s0[i];
+    }
     snap_restore(&snap);
     fr->returned = fr->jumped = false;
     g->b.block = eb;
     if (s->els || k) gen_branch(g, s->els, k);
-    for (int i = 0; i < snap.nvars; i++) ev[i] = snap.vars[i]->val;
+    for (int i = 0; i < snap.nvars; i++) {
+        Var *x = snap.vars[i];
+        ev[i] = x->val, es[i] = x->set;
+        bool els_set = es[i].file != s0[i].file || es[i].line != s0[i].line || es[i].col != s0[i].col;
+        x->set = els_set ? es[i] : ts[i]; /* the last assignment in either branch, as before the `if` was merged */
+    }
     snap_restore(&snap);
     fr->returned = fr->jumped = false;
     fr->rt_ifs--;
@@ -1392,8 +1409,18 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             }
             if (ea.k == V_RT) t = ea.t;
             else if (eb.k == V_RT) t = eb.t;
+            else if (ok.k == V_RT && ok.t->dt != DT_PTR) t = ok.t; /* two constants: the type before the `if` stays (an i8 became an i32) */
             else t = tir_scalar(g->m, gen_promote(ea.dt, eb.dt));
             Val cv = ea.k == V_CT ? ea : eb;
+            if (ea.k == V_CT && eb.k == V_CT && t == ok.t && !dtype_is_float(t->dt) && (dtype_is_float(ea.dt) || dtype_is_float(eb.dt))) {
+                Loc fs = dtype_is_float(ea.dt) ? ts[i] : es[i]; /* the float's branch's assignment */
+                Loc at = fs.file == s->loc.file && fs.line >= s->loc.line ? fs : s->loc;
+                diag_error(g->d, at, "%s is %s before the 'if' and given the float %.17g in it (as in a loop, a variable keeps its "
+                           "type: start it as a float, or cast)", what, gen_type_desc(g, t), dtype_is_float(ea.dt) ? ea.f : eb.f);
+                if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
+                bad = true;
+                break;
+            }
             if ((ea.k == V_RT || eb.k == V_RT) && cv.k == V_CT && dtype_is_float(cv.dt) && !dtype_is_float(t->dt) && t->dt != DT_PTR) {
                 diag_error(g->d, s->loc, "%s is %s in one branch of 'if' and the float %.17g in the other (a variable keeps its "
                            "type: cast, or start it as a float)", what, gen_type_desc(g, t), cv.f);
@@ -1405,7 +1432,8 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             if (ea.k == V_CT && eb.k == V_CT && dtype_is_float(ea.dt) != dtype_is_float(eb.dt) &&
                 !(ok.k == V_CT ? dtype_is_float(ok.dt) : ok.k == V_RT && dtype_is_float(ok.t->dt))) {
                 Val iv = dtype_is_float(ea.dt) ? eb : ea, fv = dtype_is_float(ea.dt) ? ea : eb;
-                Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
+                Loc fs = dtype_is_float(ea.dt) ? ts[i] : es[i]; /* the float's branch's assignment */
+                Loc at = fs.file == s->loc.file && fs.line >= s->loc.line ? fs : s->loc;
                 diag_error(g->d, at, "%s is the %s %lld in one branch of 'if' and the float %.17g in the other (as in a loop, a "
                            "variable keeps its type: start it as a float, or cast)", what, dtype_name(iv.dt), (long long)iv.i, fv.f);
                 if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
@@ -1434,7 +1462,17 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
         for (int j = 0; j < ny; j++) {
             Val v = side ? yb[j] : ya[j];
             const Type *t = types[j];
-            ys[j] = v.k == V_CT ? gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, s->loc) : v.v;
+            if (v.k != V_CT) {
+                ys[j] = v.v;
+                continue;
+            }
+            Loc set = (side ? es : ts)[which[j]], at = s->loc; /* the branch's assignment, when it made this value */
+            const Loc o0 = s0[which[j]];
+            bool made = set.file != o0.file || set.line != o0.line || set.col != o0.col;
+            if (made && set.file == s->loc.file && set.line >= s->loc.line) at = set;
+            int before = g->d->nerrors;
+            ys[j] = gen_coerce(g, v, t->dt, NULL, t->rank, t->shape, at);
+            if (g->d->nerrors > before && (at.line != s->loc.line || at.col != s->loc.col)) diag_note(g->d, s->loc, "the 'if'");
         }
         gen_emit_inst(g, s->loc, OP_YIELD, ys, ny, NULL);
     }

@@ -812,10 +812,10 @@ Test(lang_diag, if_keeps_an_integer_constant_type) {
                 "      if c > 0 { x = 1.5; }\n"
                 "      ^\n");
     expect_diag("kernel k(p: *f32, c: i32) {\n    let x = 0;\n    if c > 0 { x = 1.5; } else { x = 2; }\n    store(p, x as f32);\n}\n",
-                "t.tile:3:34: error: 'x' is the i32 2 in one branch of 'if' and the float 1.5 in the other (as in a loop, a variable "
+                "t.tile:3:16: error: 'x' is the i32 2 in one branch of 'if' and the float 1.5 in the other (as in a loop, a variable "
                 "keeps its type: start it as a float, or cast)\n"
                 "      if c > 0 { x = 1.5; } else { x = 2; }\n"
-                "                                   ^\n"
+                "                 ^\n"
                 "t.tile:3:5: note: the 'if'\n"
                 "      if c > 0 { x = 1.5; } else { x = 2; }\n"
                 "      ^\n");
@@ -826,6 +826,39 @@ Test(lang_diag, if_keeps_an_integer_constant_type) {
                 "                 ^\n"
                 "t.tile:3:5: note: the 'if'\n"
                 "      if c > 0 { t = (2.0, 0.5); }\n"
+                "      ^\n");
+}
+
+/* A run-time `if` whose branches both give constants keeps the run-time type and shape the variable had before it,
+ * as a loop does (an i8 became an i32, an f16 an f32, a tensor a scalar); a constant that does not fit, in a loop
+ * or an `if`, is reported at its assignment with a note at the statement (it was at the `if` or the `for`). */
+Test(lang_diag, if_constants_keep_a_run_time_type) {
+    expect_ok("kernel k(o: *f32, h: *f16, q: *i8, n: i32) {\n    let v = load(h);\n    if n > 0 { v = 1.5; } else { v = 4; }\n"
+              "    static_assert(dtype_of(v) == f16, \"f16\");\n    let w = zeros([4], i8);\n    if n > 0 { w = 1; } else { w = 2; }\n"
+              "    static_assert(dtype_of(w) == i8 && shape_of(w)[0] == 4, \"i8 [4]\");\n    store(o + arange(0, 4), (w + v) as f32);\n}\n");
+    expect_diag("kernel k(q: *i8, n: i32) {\n    let v = load(q);\n    if n > 0 { v = 3; } else {\n        v = 300;\n    }\n    store(q, v);\n}\n",
+                "t.tile:4:9: error: the constant 300 does not fit 'i8', the type it takes here (cast the other operand, or the constant "
+                "with 'as', to say which is meant)\n"
+                "          v = 300;\n"
+                "          ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if n > 0 { v = 3; } else {\n"
+                "      ^\n");
+    expect_diag("kernel k(q: *i8, n: i32) {\n    let v = load(q);\n    for i in range(0, n) {\n        v = 300;\n    }\n    store(q, v);\n}\n",
+                "t.tile:4:9: error: the constant 300 does not fit 'i8', the type it takes here (cast the other operand, or the constant "
+                "with 'as', to say which is meant)\n"
+                "          v = 300;\n"
+                "          ^\n"
+                "t.tile:3:5: note: the loop\n"
+                "      for i in range(0, n) {\n"
+                "      ^\n");
+    expect_diag("kernel k(q: *i8, n: i32) {\n    let v = load(q);\n    if n > 0 { v = 1.5; } else { v = 4; }\n    store(q, v);\n}\n",
+                "t.tile:3:16: error: 'v' is i8 before the 'if' and given the float 1.5 in it (as in a loop, a variable keeps its type: "
+                "start it as a float, or cast)\n"
+                "      if n > 0 { v = 1.5; } else { v = 4; }\n"
+                "                 ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if n > 0 { v = 1.5; } else { v = 4; }\n"
                 "      ^\n");
 }
 

@@ -366,15 +366,19 @@ Test(lang_run, if_merges_constants) {
              "    store(out + 1, y);\n"
              "    store(out + 2, t[0]);\n"
              "    store(out + 3, t[1] as f32);\n"
+             "    let v = c as i8;\n"
+             "    if c > 0 { v = 100; } else { v = 4; }\n"
+             "    store(out + 4, (v * 2) as f32);\n"
              "}\n",
              "k");
     for (int32_t c = 0; c < 4; c++) {
-        uint64_t dout = poisoned(&k, 4 * sizeof(float));
+        uint64_t dout = poisoned(&k, 5 * sizeof(float));
         void *params[] = {&dout, &c};
         launch(&k, 1, params);
-        float out[4], want[4] = {c > 0 ? 3.0f : 0.5f, c > 1 ? 1.25f : 2.75f, c > 2 ? 5.0f : 0.25f, c > 2 ? 9.0f : 7.0f};
+        /* v stays an i8 (both branches give constants): 100 * 2 wraps to -56 */
+        float out[5], want[5] = {c > 0 ? 3.0f : 0.5f, c > 1 ? 1.25f : 2.75f, c > 2 ? 5.0f : 0.25f, c > 2 ? 9.0f : 7.0f, c > 0 ? -56.0f : 8.0f};
         download(&k, out, dout, sizeof out);
-        for (int i = 0; i < 4; i++) cr_expect_eq(out[i], want[i], "c = %d: out[%d] = %g, want %g", c, i, out[i], want[i]);
+        for (int i = 0; i < 5; i++) cr_expect_eq(out[i], want[i], "c = %d: out[%d] = %g, want %g", c, i, out[i], want[i]);
     }
     unload(&k);
 }
