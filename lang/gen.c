@@ -242,12 +242,18 @@ static double round_float(double f, DType dt) {
     return r;
 }
 
+/* f toward zero, saturated to dt's range, NaN 0: as the run-time cast (llvm.fpto[su]i.sat) */
 static int64_t double_to_int(double f, DType dt) {
+    int w = dtype_bits(dt);
     if (isnan(f)) return 0;
-    if (!dtype_is_signed(dt) && dtype_bits(dt) == 64 && f >= 9223372036854775808.0)
-        return f >= 18446744073709551616.0 ? -1 : (int64_t)(uint64_t)f;
-    if (f >= 9223372036854775807.0) return INT64_MAX;
-    if (f <= -9223372036854775808.0) return INT64_MIN;
+    if (!dtype_is_signed(dt)) {
+        if (!(f > 0)) return 0;
+        if (f >= ldexp(1.0, w)) return w == 64 ? -1 : (int64_t)((1ull << w) - 1); /* u64's maximum as its bits */
+        return (int64_t)(uint64_t)f;
+    }
+    double lim = ldexp(1.0, w - 1);
+    if (f >= lim) return w == 64 ? INT64_MAX : (int64_t)(1ull << (w - 1)) - 1;
+    if (f <= -lim) return w == 64 ? INT64_MIN : -(int64_t)(1ull << (w - 1));
     return (int64_t)f;
 }
 

@@ -287,20 +287,22 @@ static bool eval_cast(Num a, DType from, DType to, Num *r) {
         r->x = round_to_type(x, to);
         return true;
     }
-    if (ti) { /* float -> int truncates toward zero; out of range is unspecified */
+    if (ti) { /* float -> int truncates toward zero, saturates at the type's range, NaN is 0 (as codegen's
+               * llvm.fpto[su]i.sat) */
         double t = trunc(a.x);
         if (to == DT_I1) {
             r->i = !(a.x == 0); /* unordered != 0: NaN is true */
             return true;
         }
-        if (isnan(t)) return false;
         int w = dtype_bits(to);
-        if (dtype_is_signed(to)) {
-            if (!(t >= -ldexp(1.0, w - 1) && t < ldexp(1.0, w - 1))) return false;
-            r->i = int_norm((uint64_t)(int64_t)t, to);
+        if (isnan(t)) r->i = 0;
+        else if (dtype_is_signed(to)) {
+            double lim = ldexp(1.0, w - 1);
+            int64_t v = t >= lim ? (w == 64 ? INT64_MAX : (int64_t)(1ull << (w - 1)) - 1)
+                        : t <= -lim ? (w == 64 ? INT64_MIN : -(int64_t)(1ull << (w - 1))) : (int64_t)t;
+            r->i = int_norm((uint64_t)v, to);
         } else {
-            if (!(t >= 0 && t < ldexp(1.0, w))) return false;
-            r->i = (uint64_t)t;
+            r->i = !(t > 0) ? 0 : t >= ldexp(1.0, w) ? (w == 64 ? ~0ull : (1ull << w) - 1) : (uint64_t)t;
         }
         return true;
     }

@@ -217,8 +217,10 @@ LLVMValueRef ll_cast(LL *l, LLVMValueRef v, DType from, DType to) {
         return LLVMBuildFPTrunc(l->b, to_f32_for_narrow(l, v, from), tt, "");
     if (dtype_is_int(from) && is_f(to))
         return dtype_is_signed(from) ? LLVMBuildSIToFP(l->b, v, tt, "") : LLVMBuildUIToFP(l->b, v, tt, "");
-    if (is_f(from) && dtype_is_int(to))
-        return dtype_is_signed(to) ? LLVMBuildFPToSI(l->b, v, tt, "") : LLVMBuildFPToUI(l->b, v, tt, "");
+    if (is_f(from) && dtype_is_int(to)) { /* toward zero, saturated at to's range, NaN 0 (fpto[su]i's out of range is poison) */
+        LLVMTypeRef ovl[2] = {tt, LLVMTypeOf(v)};
+        return ll_intr(l, dtype_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ovl, 2, &v, 1);
+    }
     if (is_f(from) && is_f(to)) {
         if ((from == DT_F16 && to == DT_BF16) || (from == DT_BF16 && to == DT_F16))
             return LLVMBuildFPTrunc(l->b, LLVMBuildFPExt(l->b, v, l->t_f32, ""), tt, "");
