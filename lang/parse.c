@@ -640,6 +640,16 @@ static Node *stmt(Parser *p) {
     }
     n = new_node(p, N_EXPR, t->loc);
     n->rhs = expr(p);
+    if (!p->panic && is_assign_op(peek(p)->kind)) { /* `a[0] = 1`, `f(x) = y`: only names are assigned */
+        Token *op = peek(p);
+        if (n->rhs->kind == N_INDEX)
+            parse_error(p, op->loc, "cannot assign to an element or slice: tensors are values here; build the new one "
+                                    "(`where(arange(0, N) == i, v, a)`) or store to memory");
+        else
+            parse_error(p, op->loc, "cannot assign to this expression: only a variable or a tuple of variables `(a, b)` can be assigned");
+        sync_stmt(p);
+        return n;
+    }
     expect(p, TK_SEMI, "after expression");
     return n;
 }

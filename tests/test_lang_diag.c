@@ -974,3 +974,13 @@ Test(lang_diag, redefinition_notes_the_first) {
                 "t.tile:4:4: error: redefinition of 'f'\n  fn f(x) {\n     ^\n"
                 "t.tile:1:4: note: 'f' is first defined here\n  fn f(x) {\n     ^\n");
 }
+
+/* Assigning to an element, a slice or a call: one error at the '=' that says what to write instead, and
+ * parsing goes on at the next statement (it was "expected ';' after expression, found '='"). */
+Test(lang_diag, assignment_to_an_expression) {
+    expect_diag("kernel k(x: *f32) {\n    let a = arange(0, 16);\n    a[0] = 1;\n    load(x) += 2.0;\n    store(x + a, a);\n}\n",
+                "t.tile:3:10: error: cannot assign to an element or slice: tensors are values here; build the new one "
+                "(`where(arange(0, N) == i, v, a)`) or store to memory\n      a[0] = 1;\n           ^\n"
+                "t.tile:4:13: error: cannot assign to this expression: only a variable or a tuple of variables `(a, b)` can be "
+                "assigned\n      load(x) += 2.0;\n              ^\n");
+}
