@@ -1,0 +1,303 @@
+/* names.c - names in the generator: variables of the frame's scopes, "did you mean" suggestions, file-level
+ * constants and defines (evaluated lazily, with cycle detection), and binding a call's arguments to
+ * parameters (statements and inlining: stmt.c). */
+#include "gen.h"
+
+#include <math.h>
+#include <string.h>
+
+Var *gen_lookup_var(Gen *g, const char *name);
+Global *gen_find_global(Gen *g, const char *name);
+
+/* ---- names ---- */
+Var *gen_lookup_var(Gen *g, const char *name) {
+    if (!g->fr) return NULL;
+    for (Scope *s = g->fr->scope; s; s = s->up)
+        for (Var *v = s->vars; v; v = v->next)
+            if (!strcmp(v->name, name)) return v;
+    return NULL;
+}
+
+void gen_define_var(Gen *g, const char *name, Val v) {
+    Var *x = ARENA_NEW(g->a, Var);
+    x->name = name;
+    x->val = v;
+    x->next = g->fr->scope->vars;
+    g->fr->scope->vars = x;
+}
+
+/* The first `let name` inside a block of s (not s's own statements: those are in scope) before `use`. */
+static const Node *let_in_block(const Node *s, const char *name, Loc use, bool nested) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case N_LET: {
+        bool named = s->name ? !strcmp(s->name, name) : false;
+        for (int i = 0; !s->name && i < s->nkids; i++) named |= !strcmp(s->kids[i]->name, name);
+        bool before = s->loc.file == use.file && (s->loc.line < use.line || (s->loc.line == use.line && s->loc.col < use.col));
+        return nested && named && before ? s : NULL;
+    }
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++) {
+            const Node *r = let_in_block(s->kids[i], name, use, nested);
+            if (r) return r;
+        }
+        return NULL;
+    case N_IF: {
+        const Node *r = let_in_block(s->then, name, use, true);
+        return r ? r : let_in_block(s->els, name, use, true);
+    }
+    case N_FOR:
+    case N_WHILE: return let_in_block(s->then, name, use, true);
+    default: return NULL;
+    }
+}
+
+/* After "unknown name": Python (so Triton) keeps a name bound in an `if`'s branches or a loop's body after
+ * them; here a block keeps its own.  A note at such a `let` says how to write it. */
+void gen_note_ended_let(Gen *g, const char *name, Loc use) {
+    const Node *body = g->fr ? g->fr->body : NULL;
+    const Node *let = NULL;
+    for (int i = 0; body && !let && i < body->nkids; i++) let = let_in_block(body->kids[i], name, use, false);
+    if (let)
+        diag_note(g->d, let->loc, "'%s' is declared here, in a block that ends before that use (a block keeps its names, unlike "
+                  "Python's branches): declare it before the block ('let %s = ...;') and assign it inside", name, name);
+}
+
+/* ---- suggestions for a misspelled name ---- */
+/* The optimal-string-alignment distance between a and b (insertions, deletions, substitutions and swaps of
+ * neighbours: 'laod' is 1 from 'load'); anything above max is max + 1. */
+static int name_distance(const char *a, const char *b, int max) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) > (size_t)max) return max + 1;
+    int d[65][65];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]), del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            c = c < del ? c : del;
+            c = c < ins ? c : ins;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c) c = d[i - 2][j - 2] + 1;
+            d[i][j] = c;
+        }
+    return d[la][lb] > max ? max + 1 : d[la][lb];
+}
+
+/* The candidate nearest to a name, within what a typo makes: none for names of 1 or 2 letters, 1 edit up to
+ * 4, 2 up to 8, 3 beyond (so 'foo' suggests nothing, 'arrange' 'arange'); the first of equally near ones wins. */
+typedef struct Nearest {
+    const char *name, *best;
+    int dist;
+} Nearest;
+
+static void nearest_try(Nearest *n, const char *cand) {
+    size_t len = strlen(n->name);
+    int max = len <= 2 ? 0 : len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    if (!max || !cand || !strcmp(cand, n->name) || cand[0] == '<') return;
+    int d = name_distance(n->name, cand, max);
+    if (d <= max && (!n->best || d < n->dist)) n->best = cand, n->dist = d;
+}
+
+static const char *nearest_hint(Gen *g, const Nearest *n) { return n->best ? arena_printf(g->a, "; did you mean '%s'?", n->best) : ""; }
+
+const char *gen_did_you_mean_in(Gen *g, const char *name, const char *const *names, int count) {
+    Nearest n = {.name = name};
+    for (int i = 0; i < count; i++) nearest_try(&n, names[i]);
+    return nearest_hint(g, &n);
+}
+
+/* For "unknown name": the variables in scope and, unless vars_only (an assignment's target), the file-level
+ * names, the built-ins and the types (Triton's type names say which type they are). */
+const char *gen_did_you_mean(Gen *g, const char *name, bool vars_only) {
+    Nearest n = {.name = name};
+    for (Scope *s = g->fr ? g->fr->scope : NULL; s; s = s->up)
+        for (Var *v = s->vars; v; v = v->next) nearest_try(&n, v->name);
+    if (vars_only) return nearest_hint(g, &n);
+    static const char *const c_types[][2] = {{"float", "f32"}, {"double", "f64"}, {"half", "f16"}, {"int", "i32"},
+                                             {"long", "i64"}, {"bool", "i1"}, {"uint", "u32"}};
+    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++)
+        if (!strcmp(name, c_types[i][0])) return arena_printf(g->a, "; a type is named by its width here: '%s'", c_types[i][1]);
+    DType dt = lang_triton_dtype(name, strlen(name));
+    if (dt != DT_VOID && dt != DT_PTR) return arena_printf(g->a, "; the type is written '%s' here", dtype_name(dt));
+    for (int i = 0; i < g->nglobals; i++) nearest_try(&n, g->globals[i].name);
+    for (int i = 0; builtin_name(i); i++) nearest_try(&n, builtin_name(i));
+    for (int i = 0; i < DT_COUNT; i++)
+        if (i != DT_VOID && i != DT_PTR) nearest_try(&n, dtype_name((DType)i));
+    return nearest_hint(g, &n);
+}
+
+/* Is f a standard-library file? */
+static bool file_is_lib(const Gen *g, const SrcFile *f) {
+    for (int i = 0; f && i < g->nfiles; i++)
+        if (g->files[i]->src == f) return g->files[i]->stdlib;
+    return false;
+}
+
+/* A file-level const or fn by name, as the code being generated sees it: a name that the program and a
+ * standard-library file both define is the program's own in the program's files and the library's own
+ * in the library's (a kernel's `fn silu` beside math.tile's, which math.tile's functions keep using). */
+Global *gen_find_global(Gen *g, const char *name) {
+    bool lib = g->fr && file_is_lib(g, g->fr->file);
+    Global *other = NULL;
+    for (int i = 0; i < g->nglobals; i++)
+        if (!strcmp(g->globals[i].name, name)) {
+            if (g->globals[i].lib == lib) return &g->globals[i];
+            other = &g->globals[i];
+        }
+    return other;
+}
+
+int gen_find_define(Gen *g, const char *name) {
+    int r = -1;
+    for (int i = 0; g->opt && i < g->opt->ndefines; i++)
+        if (g->opt->defines[i].name && !strcmp(g->opt->defines[i].name, name)) r = i;
+    return r;
+}
+
+/* Convert a value to a declared parameter or variable type. */
+Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
+    if (v.k == V_STR || v.k == V_DTYPE) { /* -D B=banana or -D B=f16 for a `const B: i32` */
+        const char *tn = gen_type_name(g, gen_type_ref(g, ty));
+        if (v.k == V_STR) diag_error(g->d, loc, "'%s' is %s, but its value is the string \"%s\"", what, tn, v.s);
+        else diag_error(g->d, loc, "'%s' is %s, but its value is the type %s", what, tn, gen_type_name(g, v.t));
+        return val_err();
+    }
+    if (!val_is_value(g, v, loc)) return val_err();
+    const Type *t = gen_type_ref(g, ty);
+    if (v.k == V_CT && dtype_is_int(t->dt) && t->dt != DT_I1) { /* a compile-time value must be exact in the declared type */
+        bool fl = dtype_is_float(v.dt);
+        double f = fl ? v.f : 0;
+        int bits = dtype_bits(t->dt);
+        bool sg = dtype_is_signed(t->dt);
+        if (fl && (f != floor(f) || !isfinite(f))) {
+            diag_error(g->d, loc, "'%s' is %s, but its value %.17g is not an integer", what, dtype_name(t->dt), f);
+            return val_err();
+        }
+        bool usrc = !fl && !dtype_is_signed(v.dt) && dtype_bits(v.dt) == 64; /* a u64 value: i holds its bits */
+        double lo = sg ? -ldexp(1, bits - 1) : 0, hi = sg ? ldexp(1, bits - 1) : ldexp(1, bits);
+        double x = fl ? f : usrc ? (double)(uint64_t)v.i : (double)v.i;
+        if (x < lo || x >= hi) {
+            if (fl) diag_error(g->d, loc, "'%s' is %s, but its value %.17g does not fit", what, dtype_name(t->dt), f);
+            else if (usrc) diag_error(g->d, loc, "'%s' is %s, but its value %llu does not fit", what, dtype_name(t->dt), (unsigned long long)v.i);
+            else diag_error(g->d, loc, "'%s' is %s, but its value %lld does not fit", what, dtype_name(t->dt), (long long)v.i);
+            return val_err();
+        }
+    }
+    if (v.k == V_CT && t->dt == DT_I1 && v.dt != DT_I1 && (dtype_is_float(v.dt) ? v.f != 0 && v.f != 1 : v.i != 0 && v.i != 1)) {
+        if (dtype_is_float(v.dt)) diag_error(g->d, loc, "'%s' is i1, but its value %.17g is not 0 or 1", what, v.f);
+        else diag_error(g->d, loc, "'%s' is i1, but its value %lld is not 0 or 1", what, (long long)v.i);
+        return val_err();
+    }
+    if (t->dt == DT_PTR) {
+        if (v.k == V_RT && v.t->dt == DT_PTR && v.t->pointee == t->pointee) return v;
+        diag_error(g->d, loc, "'%s' expects '%s', got '%s'", what, gen_type_name(g, t), gen_val_type_name(g, v));
+        return val_err();
+    }
+    return gen_cast(g, v, t->dt, loc);
+}
+
+/* Evaluate with only globals visible: a const's value or a parameter default. */
+Val gen_eval_global(Gen *g, const Node *n) {
+    Frame fr = {.up = g->fr, .file = n ? n->loc.file : g->fr ? g->fr->file : NULL}; /* names as the value's own file sees them */
+    Scope sc = {0};
+    fr.scope = fr.base = &sc;
+    Frame *saved = g->fr;
+    g->fr = &fr;
+    Val v = gen_expr(g, n);
+    g->fr = saved;
+    return v;
+}
+
+Val gen_eval_define(Gen *g, int i) {
+    if (!g->define_vals[i]) return val_err();
+    return gen_eval_global(g, g->define_vals[i]);
+}
+
+Val gen_global_value(Gen *g, Global *gl, Loc loc) {
+    if (gl->state == 2) return gl->val;
+    if (gl->state == 1) {
+        diag_error(g->d, loc, "constant '%s' depends on itself", gl->name);
+        return val_err();
+    }
+    gl->state = 1;
+    Func *sf = g->f;
+    Builder sb = g->b;
+    g->f = g->scratch;
+    g->b = (Builder){.f = g->scratch, .block = g->scratch->body, .loc = gl->decl->loc};
+    int di = gen_find_define(g, gl->name);
+    const Node *vn = gl->decl->value;
+    Val v = di >= 0 ? gen_eval_define(g, di) : gen_eval_global(g, vn);
+    Loc vloc = di >= 0 && g->define_vals[di] ? g->define_vals[di]->loc : vn->loc; /* a -D value's errors name the define */
+    if (v.k == V_RT) {
+        diag_error(g->d, vloc, "constant '%s' must be a compile-time value", gl->name);
+        v = val_err();
+    } else if (v.k == V_VOID) {
+        diag_error(g->d, vloc, "expression has no value");
+        v = val_err();
+    }
+    /* a declared type takes the value (a number converts exactly; a type, a string or a list is an error here, not at a use) */
+    if (v.k != V_ERR && tyref_given(gl->decl->ty)) v = gen_convert_to(g, v, gl->decl->ty, vloc, gl->name);
+    g->f = sf;
+    g->b = sb;
+    gl->val = v;
+    gl->state = 2;
+    return v;
+}
+
+/* ---- arguments ---- */
+bool gen_bind_args(Gen *g, const Node *call, const char *fname, const char *const *pnames, int np, int min,
+                   const Node **slots, bool *by_kw) {
+    int n = call->nkids, npos = 0;
+    for (int i = 0; i < np; i++) slots[i] = NULL, by_kw[i] = false;
+    for (int i = 0; i < n; i++) npos += !(call->kwnames && call->kwnames[i]);
+    /* too many positional arguments, or too few in all; too many keywords are named below (unknown ones,
+     * or a parameter given twice) */
+    if (n < min || npos > np) {
+        int got = n < min ? n : npos;
+        if (min == np) diag_error(g->d, call->loc, "'%s' expects %d argument%s, got %d", fname, np, np == 1 ? "" : "s", got);
+        else diag_error(g->d, call->loc, "'%s' expects %d to %d arguments, got %d", fname, min, np, got);
+        return false;
+    }
+    int pos = 0;
+    bool seen_kw = false, ok = true;
+    for (int i = 0; i < n; i++) {
+        const char *kw = call->kwnames ? call->kwnames[i] : NULL;
+        const Node *arg = call->kids[i];
+        int k = -1;
+        if (!kw) {
+            if (seen_kw) {
+                diag_error(g->d, arg->loc, "positional argument after a keyword argument");
+                ok = false;
+                continue;
+            }
+            k = pos++;
+        } else {
+            seen_kw = true;
+            for (int j = 0; j < np; j++)
+                if (!strcmp(pnames[j], kw)) k = j;
+            if (k < 0) {
+                const char *near = gen_did_you_mean_in(g, kw, pnames, np);
+                Str all = {0};
+                for (int j = 0; !*near && j < np; j++) str_printf(&all, "%s%s", j ? ", " : "", pnames[j]);
+                diag_error(g->d, arg->loc, "'%s' has no parameter named '%s'%s%s%s%s", fname, kw, near, *near ? "" : " (its parameters: ",
+                           all.buf ? all.buf : "", *near ? "" : ")");
+                str_free(&all);
+                ok = false;
+                continue;
+            }
+        }
+        if (slots[k]) {
+            diag_error(g->d, arg->loc, "argument '%s' of '%s' given more than once", pnames[k], fname);
+            ok = false;
+            continue;
+        }
+        slots[k] = arg;
+        by_kw[k] = kw != NULL;
+    }
+    for (int i = 0; ok && i < min; i++)
+        if (!slots[i]) {
+            diag_error(g->d, call->loc, "'%s' is missing argument '%s'", fname, pnames[i]);
+            ok = false;
+        }
+    return ok;
+}
