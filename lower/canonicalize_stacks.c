@@ -290,7 +290,8 @@ bool canon_stacks(Func *f) {
         sx.nusers = 0;
         tir_walk(f->body, list_unstacks, &sx);
         int nu = sx.nusers;
-        Inst **us = malloc(sizeof *us * (size_t)(nu ? nu : 1));
+        if (!nu) break; /* no unstack (every function without a batched dot): nothing to push */
+        Inst **us = malloc(sizeof *us * (size_t)nu);
         if (!us) out_of_memory();
         memcpy(us, sx.users, sizeof *us * (size_t)nu);
         int *uses = tir_use_counts(f);
