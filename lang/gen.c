@@ -242,21 +242,6 @@ static double round_float(double f, DType dt) {
     return r;
 }
 
-/* f toward zero, saturated to dt's range, NaN 0: as the run-time cast (llvm.fpto[su]i.sat) */
-static int64_t double_to_int(double f, DType dt) {
-    int w = dtype_bits(dt);
-    if (isnan(f)) return 0;
-    if (!dtype_is_signed(dt)) {
-        if (!(f > 0)) return 0;
-        if (f >= ldexp(1.0, w)) return w == 64 ? -1 : (int64_t)((1ull << w) - 1); /* u64's maximum as its bits */
-        return (int64_t)(uint64_t)f;
-    }
-    double lim = ldexp(1.0, w - 1);
-    if (f >= lim) return w == 64 ? INT64_MAX : (int64_t)(1ull << (w - 1)) - 1;
-    if (f <= -lim) return w == 64 ? INT64_MIN : -(int64_t)(1ull << (w - 1));
-    return (int64_t)f;
-}
-
 /* c as a double from which round_float to dt rounds once: a 64-bit integer beyond f64's 53 bits that
  * goes to a narrower float is rounded to odd (the dropped bits kept as the lowest kept bit), since
  * rounding it to nearest even first could make a false tie (2^60 + 2^36 + 1 as f32 was 2^60). */
@@ -276,7 +261,7 @@ static double ct_to_double_for(Val c, DType dt) {
 static Val ct_cast(Val c, DType to) {
     if (dtype_is_float(to)) return val_ct_float(round_float(ct_to_double_for(c, to), to), to);
     if (to == DT_I1) return val_ct_int(dtype_is_float(c.dt) ? c.f != 0 : c.i != 0, DT_I1);
-    int64_t i = dtype_is_float(c.dt) ? double_to_int(c.f, to) : c.i;
+    int64_t i = dtype_is_float(c.dt) ? dtype_float_to_int(c.f, to) : c.i;
     return val_ct_int(wrap_int(i, to), to);
 }
 

@@ -294,16 +294,7 @@ static bool eval_cast(Num a, DType from, DType to, Num *r) {
             r->i = !(a.x == 0); /* unordered != 0: NaN is true */
             return true;
         }
-        int w = dtype_bits(to);
-        if (isnan(t)) r->i = 0;
-        else if (dtype_is_signed(to)) {
-            double lim = ldexp(1.0, w - 1);
-            int64_t v = t >= lim ? (w == 64 ? INT64_MAX : (int64_t)(1ull << (w - 1)) - 1)
-                        : t <= -lim ? (w == 64 ? INT64_MIN : -(int64_t)(1ull << (w - 1))) : (int64_t)t;
-            r->i = int_norm((uint64_t)v, to);
-        } else {
-            r->i = !(t > 0) ? 0 : t >= ldexp(1.0, w) ? (w == 64 ? ~0ull : (1ull << w) - 1) : (uint64_t)t;
-        }
+        r->i = int_norm((uint64_t)dtype_float_to_int(t, to), to);
         return true;
     }
     r->x = round_to_type(a.x, to);

@@ -3,6 +3,7 @@
 #include "support/dtype.h"
 #include "support/support.h"
 
+#include <math.h>
 #include <string.h>
 
 static const struct {
@@ -78,4 +79,18 @@ tile_status tile_dtype_from_name(const char *name, tile_dtype *out) {
 size_t tile_dtype_size(tile_dtype t) {
     DType d;
     return dtype_from_public(t, &d) ? (size_t)dtype_bytes(d) : 0;
+}
+
+int64_t dtype_float_to_int(double f, DType t) {
+    int w = info[t].bits;
+    if (isnan(f)) return 0;
+    if (!dtype_is_signed(t)) {
+        if (!(f > 0)) return 0;
+        if (f >= ldexp(1.0, w)) return w == 64 ? -1 : (int64_t)((1ull << w) - 1); /* u64's maximum as its bits */
+        return (int64_t)(uint64_t)f;
+    }
+    double lim = ldexp(1.0, w - 1);
+    if (f >= lim) return w == 64 ? INT64_MAX : (int64_t)(1ull << (w - 1)) - 1;
+    if (f <= -lim) return w == 64 ? INT64_MIN : -(int64_t)(1ull << (w - 1));
+    return (int64_t)f;
 }

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum { DTF_INT = 1, DTF_SIGNED = 2, DTF_FLOAT = 4, DTF_STORAGE = 8, DTF_PTR = 16 };
 #define NOT_PUBLIC (-1)
@@ -53,6 +54,9 @@ bool dtype_is_float(DType t);    /* includes f8 storage types */
 bool dtype_is_storage(DType t);  /* f8e4m3, f8e5m2: load/store/cast only */
 int dtype_bytes(DType t);        /* in memory: i1 and f8 take 1, pointers 8 */
 DType dtype_from_name(const char *s, size_t n); /* DT_VOID if unknown */
+/* A float cast to the integer type t (not i1) as the language defines it, at run time and folded alike:
+ * toward zero, saturated at t's range, NaN 0.  The result is t's value as an int64 (u64 above 2^63: its bits). */
+int64_t dtype_float_to_int(double f, DType t);
 /* The public type of an IR type (false for i1, void, ptr) and back (false for an unknown value). */
 bool dtype_to_public(DType t, tile_dtype *out);
 bool dtype_from_public(tile_dtype t, DType *out);
