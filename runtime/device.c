@@ -163,10 +163,15 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
                     Str s = {0};
                     if (n > 4 && !strncmp(p, "sms=", 4)) /* a known option with a bad value */
                         str_printf(&s, "bad %s '%s': '%.*s': sms takes a multiprocessor count from 1 to 65536", src, device, (int)n, p);
-                    else
-                        str_printf(&s, "bad %s '%s': unknown emulator target or option '%.*s' (expected emu:%s with one of %s, "
-                                   "and options such as sms=132 and racecheck)", src, device, (int)n, p, "<target>",
+                    else {
+                        char part[32];
+                        snprintf(part, sizeof part, "%.*s", (int)(n < sizeof part ? n : sizeof part - 1), p);
+                        const Target *near = n < sizeof part ? target_near(part) : NULL;
+                        str_printf(&s, "bad %s '%s': unknown emulator target or option '%.*s'%s%s%s (expected emu:%s with one of %s, "
+                                   "and options such as sms=132 and racecheck)", src, device, (int)n, p,
+                                   near ? "; did you mean '" : "", near ? near->name : "", near ? "'?" : "", "<target>",
                                    target_names(names, sizeof names));
+                    }
                     *errmsg = str_take(&s);
                 }
                 return DEV_ERR_INVALID;

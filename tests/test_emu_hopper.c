@@ -928,6 +928,11 @@ Test(device, cli_device_option) {
     cr_assert(strstr(buf, "\"ok\":true"), "%s", buf);
     cr_assert_eq(run_cli("run norm --tokens 3 --hidden 300 --device emu:racecheck=1", buf, sizeof buf), 2, "%s", buf);
     cr_assert(strstr(buf, "unknown emulator target or option 'racecheck=1'") && strstr(buf, "sms=132 and racecheck"), "%s", buf);
+    /* Triton's and nvcc's name for Hopper, sm_90, is sm_90a here: the message says so, as --arch's does */
+    cr_assert_eq(run_cli("run norm --tokens 3 --hidden 300 --device emu:sm_90", buf, sizeof buf), 2, "%s", buf);
+    cr_assert(strstr(buf, "option 'sm_90'; did you mean 'sm_90a'?"), "%s", buf);
+    cr_assert_eq(run_cli("run norm --tokens 3 --hidden 300 --device emu:sm_99", buf, sizeof buf), 2, "%s", buf);
+    cr_assert(!strstr(buf, "did you mean"), "%s", buf);
 }
 
 /* ==== 3. stmatrix ==== */
