@@ -616,6 +616,10 @@ Test(attention_api, fwd_bad_arguments) {
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o_dtype 2: 0 or dtype");
     a = good, a.size = sizeof a, a.v_scale = 2;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "apply to TILE_F8E4M3 inputs only");
+    a = good, a.size = sizeof a, a.q_scale = 1, a.k_scale = 1, a.v_scale = 1; /* 1 is no scale, as 0 */
+    cr_expect_eq(tile_attention_fwd_prepare(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    a.k_scale = 0.5f;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "(0 or 1 with f16/bf16)");
     a = f8, a.k_scale = INFINITY;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "must be finite");
     a = f8, a.softmax_scale = 1e-30f, a.q_scale = 1e-20f;

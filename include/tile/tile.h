@@ -643,7 +643,7 @@ typedef struct tile_attention_args {
     /* appended in 0.2 (f8 inputs), read only when `size` covers them: dtype TILE_F8E4M3 requires
      * size = sizeof(tile_attention_args) (a size 0 call with it is refused rather than lose the scales) */
     float q_scale, k_scale, v_scale;  /* dtype TILE_F8E4M3: q, k, v hold e4m3 codes, real value = code * scale
-                                         (per tensor); 0 means 1; 0 with f16/bf16 */
+                                         (per tensor); 0 means 1; 0 or 1 with f16/bf16 */
     tile_dtype o_dtype;               /* o's type: TILE_F32 (0) means dtype for f16/bf16, TILE_BF16 for
                                          f8e4m3; f8e4m3 inputs also take TILE_F16 */
 } tile_attention_args;

@@ -137,8 +137,12 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     if (f8 ? odt != TILE_F16 && odt != TILE_BF16 : odt != a->dtype)
         FAIL("%s: o_dtype %d: %s", api, (int)a->o_dtype,
              f8 ? "TILE_F16 or TILE_BF16 (0: TILE_BF16) with f8e4m3 inputs" : "0 or dtype with f16/bf16 inputs");
-    if (!f8 && (a->q_scale != 0 || a->k_scale != 0 || a->v_scale != 0))
-        FAIL("%s: q_scale, k_scale and v_scale apply to TILE_F8E4M3 inputs only (0 with f16/bf16)", api);
+    /* 0 and 1 both mean "no scale" (as the paged decode's k_scale and v_scale with a 16-bit cache); any
+     * other value with f16/bf16 inputs would be dropped silently */
+#define NO_SCALE(x) ((x) == 0 || (x) == 1)
+    if (!f8 && !(NO_SCALE(a->q_scale) && NO_SCALE(a->k_scale) && NO_SCALE(a->v_scale)))
+        FAIL("%s: q_scale, k_scale and v_scale apply to TILE_F8E4M3 inputs only (0 or 1 with f16/bf16)", api);
+#undef NO_SCALE
     if (!isfinite(a->q_scale) || !isfinite(a->k_scale) || !isfinite(a->v_scale))
         FAIL("%s: q_scale, k_scale and v_scale must be finite", api);
     if (a->batch < 0 || a->seq_q < 0 || a->seq_k < 0) FAIL("%s: batch, seq_q and seq_k must be >= 0", api);

@@ -1141,6 +1141,10 @@ class Errors(unittest.TestCase):
             tile.attention(q, q, q)
         with self.assertRaisesRegex(ValueError, "q_scale.*f8e4m3"):
             tile.attention(q, q, q, q_scale=0.5)
+        # 1.0 is no scale with f16 (as decode_paged's k_scale/v_scale): it runs, and gives what None gives
+        q16 = np.random.default_rng(3).standard_normal((1, 5, 2, 16)).astype(np.float16)
+        np.testing.assert_array_equal(tile.attention(q16, q16, q16, q_scale=1.0, k_scale=1.0, v_scale=1.0),
+                                      tile.attention(q16, q16, q16))
         c = np.zeros((1, 4, 2, 16), np.uint8)
         with self.assertRaisesRegex(ValueError, "out_dtype"):
             tile.attention(c, c, c, dtype="f8e4m3", out_dtype="f32")

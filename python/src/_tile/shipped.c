@@ -215,8 +215,8 @@ PyObject *tpy_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyErr_SetString(PyExc_TypeError, f8 ? "q, k and v must have one element type" : "q, k, v and out must have one element type");
         goto fail;
     }
-    if (!f8 && (q_scale != 0 || k_scale != 0 || v_scale != 0)) {
-        PyErr_SetString(PyExc_ValueError, "q_scale, k_scale and v_scale: for f8e4m3 inputs (dtype='f8e4m3') only");
+    if (!f8 && ((q_scale != 0 && q_scale != 1) || (k_scale != 0 && k_scale != 1) || (v_scale != 0 && v_scale != 1))) {
+        PyErr_SetString(PyExc_ValueError, "q_scale, k_scale and v_scale: for f8e4m3 inputs (dtype='f8e4m3') only (None or 1 with f16/bf16)");
         goto fail;
     }
     if (k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] || k.shape[3] != q.shape[3] || v.shape[3] != q.shape[3] ||
