@@ -8,30 +8,25 @@
  * rounding the fma skips: it is never less accurate per operation.
  *
  * Algorithm, per kernel, one walk in program order (an op's regions first):
- *   1. Count the uses of every value.  A multiply or subtract with exactly
- *      one use can be absorbed: the op that uses it replaces it, so the
+ *   1. Count the uses of every value.  A multiply with exactly one use can
+ *      be absorbed: the op that uses it replaces it, so the
  *      rewrite never computes a product twice.
  *   2. exp(x) on f32 (not `exact`) becomes exp2(x * log2 e): the operations
- *      its lowering emits anyway, now visible to steps 3 and 4.
- *   3. In the argument of an approximate exp2 (softmax's `exp(x - max)` after
- *      step 2, attention's `exp2((s - m) * scale)`), distribute a row-uniform
- *      subtraction into a scale:
- *        (x - b) * s  ->  fma(x, s, b'),  b' = broadcast(-(b0 * s))
- *      when the subtraction has one use, b is a splat or broadcast of a
- *      smaller b0 and s is uniform (a constant or a splat of a scalar).  The
- *      product b0 * s is computed once per b0 element (once per row), so each
- *      element costs one fma instead of a subtract and a multiply.  Besides
- *      contraction this reassociates: the exponent's absolute error becomes
- *      ulp(b*s)/2 where it was ulp(x - b)/2 * s (2^-24 * |max * log2 e|, as
- *      in Triton's attention, which writes this form by hand).  Nowhere
- *      else: a layer norm's `(x - mean) * rstd` would lose the digits the
- *      subtraction keeps (x = 1e4 + noise: 1e-2 instead of 1e-7).
- *   4. Contract a multiply with one use into the add or subtract using it:
+ *      its lowering emits anyway, now visible to step 3.
+ *   3. Contract a multiply with one use into the add or subtract using it:
  *        a*b + c, c + a*b -> fma(a, b, c)     a*b - c -> fma(a, b, -c)
  *        c - a*b          -> fma(-a, b, c)
  *      (`x*s - m*s` is the second form with c = m*s.)  A negation is built
  *      at the smallest shape: constants are negated, splat, broadcast and
  *      expand_dims are looked through, so `-m[:, None]` negates m per row.
+ *   Never reassociated: `(x - b) * s` keeps its subtraction.  Distributing it
+ *   into fma(x, s, -(b*s)) would save an op per element, but the exponent of
+ *   softmax's `exp(x - max)` would then carry an absolute error of
+ *   ulp(max * log2 e)/2 where the source has none at the maximum (x - max is
+ *   exactly 0 there, so exp is exactly 1): 1.0015 at values near 1e5, and 0
+ *   (a NaN softmax) near 1e30.  Attention writes the fma form by hand
+ *   (`s * scale - m`, m already scaled), as FlashAttention and Triton's
+ *   tutorial do, and gets one FFMA per score from step 3.
  * Ops absorbed into an fma are deleted; the negations and constants made
  * here are merged by the canonicalize run after software_pipeline. */
 #include "passes.h"
@@ -79,15 +74,6 @@ static ValueId neg_small(Func *f, Inst *at, ValueId v) {
     return emit_before(f, at, OP_NEG, &v, 1, t, NULL);
 }
 
-/* The uniform value s (a constant or a splat of a scalar) with type t, or 0. */
-static ValueId uniform_as(Func *f, Inst *at, ValueId s, const Type *t) {
-    Inst *d = def_of(f, s);
-    if (!d) return 0;
-    if (d->op == OP_CONST) return emit_before(f, at, OP_CONST, NULL, 0, t, &d->a);
-    if (d->op == OP_SPLAT) return t->rank ? emit_before(f, at, OP_SPLAT, d->ops, 1, t, NULL) : d->ops[0];
-    return 0;
-}
-
 /* Turn i into fma(a, b, c) in place (its result value and uses stay). */
 static void make_fma(Func *f, Inst *i, ValueId a, ValueId b, ValueId c) {
     ValueId *ops = ARENA_ARRAY(f->module->arena, ValueId, 3);
@@ -99,30 +85,7 @@ static void make_fma(Func *f, Inst *i, ValueId a, ValueId b, ValueId c) {
     i->a = none;
 }
 
-/* Step 3 on a multiply i: (x - b) * s with b a splat or broadcast. */
-static bool distribute(Contract *c, Inst *i) {
-    Func *f = c->f;
-    for (int k = 0; k < 2; k++) {
-        Inst *sub = single_use_def(c, i->ops[k], OP_SUB);
-        ValueId s = i->ops[1 - k];
-        if (!sub) continue;
-        Inst *bd = def_of(f, sub->ops[1]);
-        if (!bd || (bd->op != OP_SPLAT && bd->op != OP_BROADCAST)) continue;
-        ValueId b0 = bd->ops[0];
-        ValueId s0 = uniform_as(f, i, s, tir_vtype(f, b0));
-        if (!s0) continue;
-        ValueId prod[2] = {b0, s0};
-        ValueId p = emit_before(f, i, OP_MUL, prod, 2, tir_vtype(f, b0), NULL);
-        ValueId np = emit_before(f, i, OP_NEG, &p, 1, tir_vtype(f, b0), NULL);
-        ValueId nb = emit_before(f, i, bd->op, &np, 1, tir_vtype(f, sub->ops[1]), &bd->a);
-        make_fma(f, i, sub->ops[0], s, nb);
-        tir_inst_remove(sub);
-        return true;
-    }
-    return false;
-}
-
-/* Step 4 on an add or subtract i. */
+/* Step 3 on an add or subtract i. */
 static bool contract(Contract *c, Inst *i) {
     Func *f = c->f;
     for (int k = 0; k < 2; k++) {
@@ -138,7 +101,7 @@ static bool contract(Contract *c, Inst *i) {
     return false;
 }
 
-/* Step 2: exp(x) -> exp2(x * log2 e), then step 3 on the new multiply. */
+/* Step 2: exp(x) -> exp2(x * log2 e), the product open to step 3 where x is one. */
 static void exp_to_exp2(Contract *c, Inst *i) {
     Func *f = c->f;
     const Type *t = tir_vtype(f, i->ops[0]);
@@ -147,7 +110,6 @@ static void exp_to_exp2(Contract *c, Inst *i) {
     ValueId m = emit_before(f, i, OP_MUL, ops, 2, t, NULL);
     i->op = OP_EXP2;
     i->ops[0] = m;
-    distribute(c, def_of(f, m));
 }
 
 static void contract_block(Contract *c, Block *b) {
@@ -159,11 +121,6 @@ static void contract_block(Contract *c, Block *b) {
         case OP_EXP:
             if (!i->a.ival) exp_to_exp2(c, i);
             break;
-        case OP_EXP2: { /* exp2((x - m) * s), as attention writes it */
-            Inst *mul = i->a.ival ? NULL : single_use_def(c, i->ops[0], OP_MUL);
-            if (mul) distribute(c, mul);
-            break;
-        }
         case OP_ADD:
         case OP_SUB: contract(c, i); break;
         default: break;

@@ -708,9 +708,9 @@ Test(lang_triton, min_max_of_scalars) {
     unload(&k);
 }
 
-/* A layer norm's (x - mean) * rstd keeps the digits the subtraction keeps: the contract pass distributes a
- * row-uniform subtraction into the scale only inside an exp2's argument (fma(x, s, -(m * s)) would lose them:
- * x = 1e4 + noise gave errors of 1e-2 instead of one rounding). */
+/* A layer norm's (x - mean) * rstd keeps the digits the subtraction keeps: the contract pass never
+ * distributes a subtraction into a scale (fma(x, s, -(m * s)) would lose them: x = 1e4 + noise gave errors
+ * of 1e-2 instead of one rounding; softmax's case is test_math's softmax_exp_is_one_at_the_row_max). */
 Test(lang_triton, centered_scale_is_not_distributed) {
     K k;
     load_src(&k,

@@ -218,3 +218,66 @@ Test(math, special_values_and_classification) {
         else cr_expect(out[i] == want, "clamp(%a, -1, %a) = %a, want %a", x[i], y[i], out[i], want);
     }
 }
+
+/* Softmax's exp(x - max(x)) is exactly 1 at each row's maximum, whatever the row's magnitude: the
+ * subtraction is exact there and no pass reassociates it (lower/contract.c; fma(x, log2 e, -(max * log2 e))
+ * gave 1.0015 near 1e5 and 0, so a NaN softmax, near 1e30).  The stdlib softmax checked too, against
+ * float64, rows of 8 magnitudes from 1.5 to 3e38 with the maximum at a different column in each. */
+Test(math, softmax_exp_is_one_at_the_row_max) {
+    enum { R = 8, C = 32 };
+    const char *src = "import \"softmax.tile\";\n"
+                      "@num_warps(4)\n"
+                      "kernel k(x: *f32, e: *f32, sm: *f32) {\n"
+                      "    let o = arange(0, 8)[:, None] * 32 + arange(0, 32)[None, :];\n"
+                      "    let t = load(x + o);\n"
+                      "    store(e + o, exp(t - max(t, axis=1)[:, None]));\n"
+                      "    store(sm + o, softmax(t, 1));\n"
+                      "}\n";
+    const double base[R] = {1.5, -3, 100, 1e5, -1e5, 1e30, -1e30, 3e38};
+    float x[R * C], e[R * C], sm[R * C];
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) {
+            int p = (r * 5 + 3) % C; /* the row's maximum sits at column p */
+            x[r * C + c] = (float)(base[r] - fabs(base[r]) * ((c - p + C) % C) * 0x1p-12);
+        }
+    tile_compile_options opt = {0};
+    tile_compiled cc;
+    cr_assert_eq(tile_compile_source("t.tile", src, &opt, &cc), TILE_OK, "%s", cc.diagnostics);
+    TileDevice *dev;
+    TileDevModule *mod;
+    TileDevFunction *fn;
+    char *err = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "?");
+    cr_assert_eq(dev_module_load_ptx(dev, cc.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_module_get_function(mod, "k", &fn), DEV_OK, "%s", dev_last_error(dev));
+    tile_compiled_free(&cc);
+    uint64_t dx, de, dsm;
+    cr_assert_eq(dev_malloc(dev, sizeof x, &dx), DEV_OK);
+    cr_assert_eq(dev_malloc(dev, sizeof x, &de), DEV_OK);
+    cr_assert_eq(dev_malloc(dev, sizeof x, &dsm), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(dev, dx, x, sizeof x), DEV_OK);
+    for (int i = 0; i < R * C; i++) e[i] = sm[i] = NAN; /* poisoned */
+    cr_assert_eq(dev_memcpy_htod(dev, de, e, sizeof e), DEV_OK);
+    cr_assert_eq(dev_memcpy_htod(dev, dsm, sm, sizeof sm), DEV_OK);
+    void *params[] = {&dx, &de, &dsm};
+    cr_assert_eq(dev_launch(fn, 1, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_synchronize(dev), DEV_OK, "%s", dev_last_error(dev));
+    cr_assert_eq(dev_memcpy_dtoh(dev, e, de, sizeof e), DEV_OK);
+    cr_assert_eq(dev_memcpy_dtoh(dev, sm, dsm, sizeof sm), DEV_OK);
+    dev_module_unload(mod);
+    dev_close(dev);
+    for (int r = 0; r < R; r++) {
+        double mx = -INFINITY, sum = 0;
+        for (int c = 0; c < C; c++) mx = fmax(mx, x[r * C + c]);
+        for (int c = 0; c < C; c++) sum += exp((double)x[r * C + c] - mx);
+        for (int c = 0; c < C; c++) {
+            int i = r * C + c;
+            double d = (double)x[i] - mx, want = exp(d);
+            if (d == 0) cr_expect(e[i] == 1.0f, "row %d (around %g): exp(x - max) at the maximum = %.9g, want exactly 1", r, base[r], e[i]);
+            else cr_expect(fabs(e[i] - want) <= 1e-6 * want + 1e-6 * fabs(d) * want + 1e-37,
+                           "row %d col %d: exp(%g) = %.9g, want %.9g", r, c, d, e[i], want);
+            cr_expect(fabs(sm[i] - want / sum) <= 2e-6 * (want / sum) + 1e-37 + 1e-6 * fabs(d) * want / sum,
+                      "row %d col %d (around %g): softmax %.9g, want %.9g", r, c, base[r], sm[i], want / sum);
+        }
+    }
+}
