@@ -56,15 +56,24 @@ static bool stored_value(Call *c, int i, const Type *pt, ValueId *out) {
     if (!val_is_value(g, v, c->loc[i])) return false;
     if (v.k == V_CT) {
         if (elem->dt == DT_PTR) {
-            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s'", c->bi->name, dtype_name(v.dt), gen_type_name(g, tir_elem(g->m, pt)));
+            diag_error(g->d, c->loc[i], "'%s' through pointers to '%s' takes a pointer of that type as its value, not the number '%s'",
+                       c->bi->name, gen_type_name(g, elem), dtype_name(v.dt));
             return false;
         }
         *out = gen_coerce(g, v, elem->dt, NULL, pt->rank, pt->shape, c->loc[i]);
         return true;
     }
     if (tir_elem(g->m, v.t) != elem) {
-        if (elem->dt == DT_PTR || v.t->dt == DT_PTR) {
-            diag_error(g->d, c->loc[i], "%s of '%s' value to '%s'", c->bi->name, gen_type_name(g, v.t), gen_type_name(g, tir_elem(g->m, pt)));
+        if (v.t->dt == DT_PTR && elem->dt != DT_PTR) { /* store(x, x): the pointer given as the value too */
+            diag_error(g->d, c->loc[i],
+                       "'%s' through pointers to '%s' takes a number as its value, not the pointer '%s' (only pointers to pointers "
+                       "hold pointers)",
+                       c->bi->name, gen_type_name(g, elem), gen_type_name(g, tir_elem(g->m, v.t)));
+            return false;
+        }
+        if (elem->dt == DT_PTR) {
+            diag_error(g->d, c->loc[i], "'%s' through pointers to '%s' takes a pointer of that type as its value, not %s'%s'",
+                       c->bi->name, gen_type_name(g, elem), v.t->dt == DT_PTR ? "" : "the number ", gen_type_name(g, tir_elem(g->m, v.t)));
             return false;
         }
         v = gen_cast(g, v, elem->dt, c->loc[i]);

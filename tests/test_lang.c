@@ -222,9 +222,28 @@ Test(lang_diag, store_dtype) {
     cr_expect_not_null(r.m, "%s", r.diags);
     result_free(&r);
     expect_diag("kernel k(p: *f16, q: *f32) {\n    store(p, q);\n}\n",
-                "t.tile:2:14: error: store of 'ptr<f32>' value to 'ptr<f16>'\n"
+                "t.tile:2:14: error: 'store' through pointers to 'f16' takes a number as its value, not the pointer 'ptr<f32>' (only "
+                "pointers to pointers hold pointers)\n"
                 "      store(p, q);\n"
                 "               ^\n");
+    /* store(x, x): the pointer given as the value too (it was "store of 'ptr<f32>' value to 'ptr<f32>'"); through
+     * pointers to pointers, a pointer of the pointee's type, not a number or another pointer type */
+    static const char *const bad[][2] = {
+        {"kernel k(x: *f32) {\n    store(x, x);\n}\n",
+         "t.tile:2:14: error: 'store' through pointers to 'f32' takes a number as its value, not the pointer 'ptr<f32>'"},
+        {"kernel k(pp: **f32, v: f32) {\n    store(pp, v);\n}\n",
+         "t.tile:2:15: error: 'store' through pointers to 'ptr<f32>' takes a pointer of that type as its value, not the number 'f32'"},
+        {"kernel k(pp: **f32, q: *i32) {\n    store(pp, q);\n}\n",
+         "t.tile:2:15: error: 'store' through pointers to 'ptr<f32>' takes a pointer of that type as its value, not 'ptr<i32>'"},
+        {"kernel k(pp: **f32, v: f32) {\n    store(pp, 1.5);\n}\n",
+         "t.tile:2:15: error: 'store' through pointers to 'ptr<f32>' takes a pointer of that type as its value, not the number 'f32'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        Result b = compile(bad[i][0]);
+        cr_expect_null(b.m, "%s compiled", bad[i][0]);
+        cr_expect_not_null(strstr(b.diags, bad[i][1]), "want %s\ngot %s", bad[i][1], b.diags);
+        result_free(&b);
+    }
 }
 
 Test(lang_diag, recovery_reports_several) {

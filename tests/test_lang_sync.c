@@ -135,7 +135,7 @@ Test(lang_triton, atomic_poll_expect_zero_errors) {
          "t.tile:2:42: error: timeout_ns of 'atomic_poll' must be non-negative, got -1"},
         {"kernel k(p: *i32) {\n    let a = atomic_poll(p, 0, timeout_ns=arange(0, 4));\n}\n",
          "t.tile:2:42: error: timeout_ns of 'atomic_poll' must be a scalar integer (nanoseconds), got 'tensor<4xi32>'"},
-        {"kernel k(p: *i32, q: *i32) {\n    let a = atomic_poll(p, q);\n}\n", "t.tile:2:28: error: atomic_poll of 'ptr<i32>' value to 'ptr<i32>'"},
+        {"kernel k(p: *i32, q: *i32) {\n    let a = atomic_poll(p, q);\n}\n", "t.tile:2:28: error: 'atomic_poll' through pointers to 'i32' takes a number as its value, not the pointer 'ptr<i32>'"},
         {"kernel k(p: *i32) {\n    let a = expect_zero(p, true);\n}\n", "t.tile:2:25: error: 'expect_zero' expects numbers, got 'ptr<i32>'"},
         {"kernel k(p: *f32) {\n    let a = expect_zero(load(p), 1.0);\n}\n", "t.tile:2:34: error: mask of 'expect_zero' must be i1, got 'f32'"},
     };
