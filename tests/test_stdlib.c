@@ -393,6 +393,47 @@ Test(stdlib, standard_library_functions_without_an_import) {
     tile_compiled_free(&c);
 }
 
+/* cdiv takes integers, as Triton's: on floats (a + b - 1) / b is no ceiling (cdiv(2.5, 2.0) was 1.75), so a float
+ * argument is an error naming the call; integer arguments of any width, run-time or constant, still divide. */
+Test(stdlib, cdiv_of_floats_is_an_error) {
+    static const char *const bad[] = {
+        "kernel k(o: *f32, x: f32) {\n    store(o, cdiv(x, 2.0));\n}\n",
+        "kernel k(o: *f32, n: i32) {\n    store(o, cdiv(n, 2.0));\n}\n",
+        "kernel k(o: *f32) {\n    store(o, cdiv(2.5, 2));\n}\n",
+        "kernel k(o: *f16, x: *f16) {\n    store(o + arange(0, 16), cdiv(load(x + arange(0, 16)), 4));\n}\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tile_compile_options o = {0};
+        tile_compiled c;
+        cr_expect_eq(tile_compile_source("t.tile", bad[i], &o, &c), TILE_ERROR_COMPILE, "%s compiled", bad[i]);
+        cr_expect(strstr(c.diagnostics, "error: static_assert failed: cdiv takes integers (as Triton's); for floats write ceil(a / b)") &&
+                      strstr(c.diagnostics, "t.tile:2:"),
+                  "%s", c.diagnostics);
+        tile_compiled_free(&c);
+    }
+    Dev d;
+    load(&d,
+         "kernel k(x: *i64, n: i32, m: i64, u: u32, const B: i32 = 64) {\n"
+         "    static_assert(cdiv(100, B) == 2, \"folds\");\n"
+         "    store(x, cdiv(n, B) as i64);\n"
+         "    store(x + 1, cdiv(m, 1000));\n"
+         "    store(x + 2, cdiv(u, 7 as u32) as i64);\n"
+         "}\n",
+         "k");
+    uint64_t x = buf(&d, 3 * 8, NULL);
+    int32_t n = 129;
+    int64_t m = 5000000001ll;
+    uint32_t u = 4000000000u;
+    void *params[] = {&x, &n, &m, &u};
+    run(&d, 1, params);
+    int64_t h[3];
+    dev_memcpy_dtoh(d.dev, h, x, sizeof h);
+    cr_expect_eq(h[0], 3, "cdiv(129, 64) = %lld", (long long)h[0]);
+    cr_expect_eq(h[1], 5000001, "cdiv(5000000001, 1000) = %lld", (long long)h[1]);
+    cr_expect_eq(h[2], 571428572, "cdiv(4000000000u, 7) = %lld", (long long)h[2]);
+    done(&d);
+}
+
 /* A function of the file that a file it imports defines too: the error is at the file's own definition, naming the
  * import.  The standard library's files are the exception: `import "math.tile";` beside the file's own `relu`
  * compiles, and the file's `relu` is the one it calls. */
