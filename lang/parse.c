@@ -469,33 +469,56 @@ static void sync_stmt(Parser *p) {
 
 static Node *ifstmt(Parser *p);
 
-/* names = "(" IDENT "," [ IDENT { "," IDENT } [ "," ] ] ")"  (the targets of a tuple let or assignment; `(a,)`
- * unpacks a tuple of one, Python's `a, = t`: what Inductor writes for associative_scan((x,), ...)) */
-static void tuple_names(Parser *p, Node *n) {
+/* names = "(" target "," [ target { "," target } [ "," ] ] ")"   target = IDENT | names
+ * (the targets of a tuple let or assignment; `(a,)` unpacks a tuple of one, Python's `a, = t`: what Inductor
+ * writes for associative_scan((x,), ...); `(a, (b, c))` a nested tuple, Python's `a, (b, c) = t`).  The N_NAMEs
+ * go into flat, depth first; the returned N_TUPLE holds the structure. */
+static Node *tuple_pattern(Parser *p, NodeList *flat, bool *nested, Loc where) {
+    Node *n = new_node(p, N_TUPLE, peek(p)->loc);
     expect(p, TK_LPAREN, "to open the names");
     NodeList l = {0};
     bool comma = false;
     do {
         if (l.n && at(p, TK_RPAREN)) break; /* (a,) and (a, b,) */
+        if (at(p, TK_LPAREN)) {
+            *nested = true;
+            list_push(p, &l, tuple_pattern(p, flat, nested, peek(p)->loc));
+            continue;
+        }
         Node *x = new_node(p, N_NAME, peek(p)->loc);
         x->name = expect_ident(p, "a name", NULL);
         list_push(p, &l, x);
+        list_push(p, flat, x);
     } while (!p->panic && (comma = accept(p, TK_COMMA)));
     expect(p, TK_RPAREN, "after the names");
-    if (!p->panic && l.n < 2 && !comma) parse_error(p, n->loc, "a tuple of names needs at least two, or a comma after one: (a,)");
+    if (!p->panic && l.n < 2 && !comma) parse_error(p, where, "a tuple of names needs at least two, or a comma after one: (a,)");
     n->kids = l.v;
     n->nkids = l.n;
+    return n;
 }
 
-/* "(" IDENT { "," IDENT } [ "," ] ")" "=" ahead (with a comma somewhere): a tuple assignment, not an expression */
+/* n->kids: the names, depth first; n->lhs: the pattern when a tuple is nested in it (NULL: the names are the tuple's) */
+static void tuple_names(Parser *p, Node *n) {
+    NodeList flat = {0};
+    bool nested = false;
+    Node *pat = tuple_pattern(p, &flat, &nested, n->loc);
+    n->kids = flat.v;
+    n->nkids = flat.n;
+    n->lhs = nested ? pat : NULL;
+}
+
+/* "(" targets ")" "=" ahead, the targets names and parenthesized targets: a tuple assignment, not an expression */
 static bool at_tuple_assign(Parser *p) {
-    int k = p->pos;
+    int k = p->pos, depth = 0;
     if (p->t[k].kind != TK_LPAREN) return false;
-    for (k++; k < p->n; k += 2) {
-        if (p->t[k].kind == TK_RPAREN && k > p->pos + 1) return k + 1 < p->n && p->t[k + 1].kind == TK_ASSIGN; /* (a, b,) = */
-        if (p->t[k].kind != TK_IDENT || k + 1 >= p->n) return false;
-        if (p->t[k + 1].kind == TK_RPAREN) return k + 2 < p->n && p->t[k + 2].kind == TK_ASSIGN;
-        if (p->t[k + 1].kind != TK_COMMA) return false;
+    for (; k < p->n; k++) {
+        TokKind t = p->t[k].kind;
+        if (t == TK_LPAREN) depth++;
+        else if (t == TK_RPAREN) {
+            if (p->t[k - 1].kind == TK_LPAREN) return false; /* () */
+            if (--depth == 0) return k + 1 < p->n && p->t[k + 1].kind == TK_ASSIGN;
+        } else if (t != TK_IDENT && t != TK_COMMA) return false;
+        else if (t == TK_IDENT && k + 1 < p->n && p->t[k + 1].kind != TK_COMMA && p->t[k + 1].kind != TK_RPAREN) return false;
     }
     return false;
 }

@@ -437,7 +437,29 @@ static bool val_same_skeleton(Val a, Val b) {
 
 /* ---- statements ---- */
 
-/* The values of a tuple for the names of `let (a, b) = v` or `(a, b) = v` (s->kids). */
+/* v taken apart by the pattern pat (an N_TUPLE of N_NAMEs and N_TUPLEs) into out[*pos..], depth first, as the
+ * names were listed; a nested pattern's count is reported at its '(' (loc: the outermost's place). */
+static bool unpack_pattern(Gen *g, const Node *s, const Node *pat, Loc loc, Val v, Val *out, int *pos) {
+    if (pat->kind == N_NAME) {
+        out[(*pos)++] = v;
+        return true;
+    }
+    if (v.k != V_TUPLE || gen_is_record(v)) {
+        if (pat == s->lhs || !s->lhs) diag_error(g->d, s->rhs->loc, "cannot unpack '%s' into %d names: it is not a tuple", gen_val_type_name(g, v), pat->nkids);
+        else diag_error(g->d, pat->loc, "cannot unpack '%s' into the %d names here: it is not a tuple", gen_val_type_name(g, v), pat->nkids);
+        return false;
+    }
+    if (v.nelems != pat->nkids) {
+        diag_error(g->d, loc, "cannot unpack a tuple of %d values into %d names", v.nelems, pat->nkids);
+        return false;
+    }
+    for (int i = 0; i < pat->nkids; i++)
+        if (!unpack_pattern(g, s, pat->kids[i], pat->kids[i]->loc, v.elems[i], out, pos)) return false;
+    return true;
+}
+
+/* The values of a tuple for the names of `let (a, b) = v` or `(a, b) = v` (s->kids; s->lhs: the pattern, when
+ * a tuple is nested in it, `let (a, (b, c)) = v`). */
 static bool unpack(Gen *g, const Node *s, Loc names, Val v, Val *out) {
     for (int i = 0; i < s->nkids; i++) {
         out[i] = val_err();
@@ -448,6 +470,10 @@ static bool unpack(Gen *g, const Node *s, Loc names, Val v, Val *out) {
             }
     }
     if (v.k == V_ERR) return false;
+    if (s->lhs) {
+        int pos = 0;
+        return unpack_pattern(g, s, s->lhs, names, v, out, &pos);
+    }
     if (v.k != V_TUPLE || gen_is_record(v)) {
         diag_error(g->d, s->rhs->loc, "cannot unpack '%s' into %d names: it is not a tuple", gen_val_type_name(g, v), s->nkids);
         return false;

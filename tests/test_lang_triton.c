@@ -1283,6 +1283,96 @@ Test(lang_triton, unpack_tuple_of_one) {
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
+/* Nested tuples, as Triton's: a function returns `(y, (m, r))`, a let or an assignment unpacks it with a nested
+ * pattern (`let (y, (m, r)) = ...`, `((lo, hi), cnt) = ...`), `t[1][0]` reads an element of an element, and a loop
+ * carries and a run-time if merges a nested tuple leaf by leaf (they were "a tuple of 2 values cannot be used as a
+ * value" and "expected a name, found '('").  A row's normalization and its min, max and count against float64. */
+Test(lang_triton, nested_tuples) {
+    const char *src =
+                      "fn stats(x, mask) {\n"
+                      "    let n = sum(mask as f32, 0);\n"
+                      "    let mean = sum(where(mask, x, 0.0), 0) / n;\n"
+                      "    let d = where(mask, x - mean, 0.0);\n"
+                      "    return (mean, sum(d * d, 0) / n);\n"
+                      "}\n"
+                      "fn norm_pair(x, mask) {\n"
+                      "    let st = stats(x, mask);\n"
+                      "    let r = rsqrt(st[1] + 1e-5);\n"
+                      "    return ((x - st[0]) * r, (st[0], r));\n"
+                      "}\n"
+                      "fn step(s, x) {\n"
+                      "    let ((lo, hi), cnt) = s;\n"
+                      "    return ((minimum(lo, x), maximum(hi, x)), cnt + 1);\n"
+                      "}\n"
+                      "kernel nested(x: *f32, y: *f32, st: *f32, n: i32, c: i32, const BLOCK: i32 = 128) {\n"
+                      "    let row = program_id(0);\n"
+                      "    let cols = arange(0, BLOCK);\n"
+                      "    let mask = cols < n;\n"
+                      "    let xv = load(x + row * n + cols, mask, 0.0);\n"
+                      "    let (yv, (m, r)) = norm_pair(xv, mask);\n"
+                      "    store(y + row * n + cols, yv, mask);\n"
+                      "    let t = norm_pair(xv, mask);\n"
+                      "    store(st + 6 * row, t[1][0] - m);\n"
+                      "    store(st + 6 * row + 1, r);\n"
+                      "    // a nested tuple carried by a loop and merged by an if\n"
+                      "    let s = ((1.0 / 0.0, -1.0 / 0.0), 0);\n"
+                      "    for i in range(0, n) {\n"
+                      "        s = step(s, load(x + row * n + i));\n"
+                      "    }\n"
+                      "    let ((lo, hi), cnt) = s;\n"
+                      "    store(st + 6 * row + 2, lo);\n"
+                      "    store(st + 6 * row + 3, hi);\n"
+                      "    store(st + 6 * row + 4, cnt as f32);\n"
+                      "    let u = (0.0, (1.0, 2.0));\n"
+                      "    if c > row { u = (10.0, (hi, lo)); }\n"
+                      "    ((lo, hi), cnt) = ((u[1][0], u[1][1]), 0);\n"
+                      "    store(st + 6 * row + 5, u[0] + lo * 100.0 + hi);\n"
+                      "}\n";
+    K k;
+    load_src(&k, src, "nested");
+    seed_rng();
+    enum { ROWS = 4, N = 100 };
+    float x[ROWS * N], y[ROWS * N], st[ROWS * 6];
+    for (int i = 0; i < ROWS * N; i++) x[i] = (float)(urand() * 3.0);
+    int32_t n = N, c = 2;
+    uint64_t dx = upload(&k, x, sizeof x), dy = poisoned(&k, sizeof y), dst = poisoned(&k, sizeof st);
+    launch(&k, ROWS, (void *[]){&dx, &dy, &dst, &n, &c});
+    download(&k, y, dy, sizeof y);
+    download(&k, st, dst, sizeof st);
+    for (int r = 0; r < ROWS; r++) {
+        double m = 0, v = 0, lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < N; i++) m += x[r * N + i], lo = fmin(lo, x[r * N + i]), hi = fmax(hi, x[r * N + i]);
+        m /= N;
+        for (int i = 0; i < N; i++) v += (x[r * N + i] - m) * (x[r * N + i] - m);
+        double rs = 1.0 / sqrt(v / N + 1e-5);
+        for (int i = 0; i < N; i++) {
+            double want = (x[r * N + i] - m) * rs;
+            cr_expect(fabs(y[r * N + i] - want) < 1e-5 * (1 + fabs(want)), "row %d y[%d] = %g, want %g (seed %llu)", r, i, y[r * N + i], want,
+                      (unsigned long long)seed);
+        }
+        cr_expect_eq(st[6 * r], 0.0f, "row %d: t[1][0] - m = %g", r, st[6 * r]);
+        cr_expect(fabs(st[6 * r + 1] - rs) < 1e-5 * rs, "row %d: r = %g, want %g", r, st[6 * r + 1], rs);
+        cr_expect_eq(st[6 * r + 2], (float)lo, "row %d: lo = %g, want %g", r, st[6 * r + 2], lo);
+        cr_expect_eq(st[6 * r + 3], (float)hi, "row %d: hi = %g, want %g", r, st[6 * r + 3], hi);
+        cr_expect_eq(st[6 * r + 4], (float)N, "row %d: count = %g", r, st[6 * r + 4]);
+        float want5 = c > r ? 10.0f + (float)hi * 100.0f + (float)lo : 0.0f + 100.0f + 2.0f;
+        cr_expect_eq(st[6 * r + 5], want5, "row %d: the merged tuple gives %g, want %g", r, st[6 * r + 5], want5);
+    }
+    unload(&k);
+    static const BadSource bad[] = {
+        {"kernel k(x: *f32) {\n    let (a, (b, c)) = (1.0, 2.0);\n}\n",
+         "t.tile:2:13: error: cannot unpack 'f32' into the 2 names here: it is not a tuple"},
+        {"kernel k(x: *f32) {\n    let (a, (b, c)) = (1.0, (2.0, 3.0, 4.0));\n}\n",
+         "t.tile:2:13: error: cannot unpack a tuple of 3 values into 2 names"},
+        {"kernel k(x: *f32) {\n    let (a, (b, a)) = (1.0, (2.0, 3.0));\n}\n", "t.tile:2:17: error: 'a' appears twice in the names"},
+        {"kernel k(x: *f32) {\n    let t = (1.0, (load(x), 2.0));\n    store(x, t[1]);\n}\n",
+         "t.tile:3:14: error: a tuple of 2 values cannot be used as a value"},
+        {"kernel k(x: *f32, c: i32) {\n    let t = (1.0, (load(x), 2.0));\n    for i in range(c) { t = (1.0, (2.0, 3.0, 4.0)); }\n}\n",
+         "error: loop-carried variable 't' changes from"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
 /* `[]` is a scalar's shape: zeros([], dtype=f32) and full([], v) are scalars, as Triton's tl.zeros([], ...) that
  * flash-linear-attention's chunk_global_cumsum carries through its loop over chunks (b_z += tl.sum(b_s, 0));
  * shape_of of a scalar is `[]` too.  Chunks of 16 over n = 37, the output poisoned first. */

@@ -156,8 +156,10 @@ module.exports = grammar({
     //      | "let" names "=" expr ";"
     let_tuple_statement: ($) => seq('let', field('names', $.names), '=', field('value', $._expression), ';'),
 
-    // names = "(" IDENT "," [ IDENT { "," IDENT } [ "," ] ] ")"   ((a,) unpacks a tuple of one; not yet in the generated parser)
-    names: ($) => seq('(', $.identifier, ',', optional(seq(commaSep1($.identifier), optional(','))), ')'),
+    // names = "(" target "," [ target { "," target } [ "," ] ] ")"   target = IDENT | names
+    // ((a,) unpacks a tuple of one, (a, (b, c)) a nested tuple; neither yet in the generated parser)
+    names: ($) => seq('(', $._name_target, ',', optional(seq(commaSep1($._name_target), optional(','))), ')'),
+    _name_target: ($) => choice($.identifier, $.names),
 
     //      | names "=" expr ";"
     tuple_assignment_statement: ($) => seq(field('left', $.names), '=', field('right', $._expression), ';'),
