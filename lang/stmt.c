@@ -1132,6 +1132,26 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
             const char *what = gen_is_record(a) ? arena_printf(g->a, "'%s' (a %s)", x->name, gen_val_type_name(g, a))
                                : tuples ? arena_printf(g->a, "element %d of '%s'", k, x->name) : arena_printf(g->a, "'%s'", x->name);
             const Type *t;
+            /* a compile-time number before the `if` is a scalar of its own type, as in a loop (and in Triton, whose
+             * `x = 0` is an i32): a branch's run-time value of another type or shape is an error at its assignment
+             * (`let x = 0; if c { x = n_i64; }` made x an i64 unseen, and `x = v_i8` an i8 that later wraps) */
+            if (ok.k == V_CT && (ea.k == V_RT || eb.k == V_RT)) {
+                bool in_a = ea.k == V_RT && (ea.t->rank || ea.t->dt != ok.dt);
+                const Type *bt = in_a ? ea.t : eb.k == V_RT && (eb.t->rank || eb.t->dt != ok.dt) ? eb.t : NULL;
+                if (bt) {
+                    Loc set = in_a ? ts[i] : es[i];
+                    Loc at = set.file == s->loc.file && set.line >= s->loc.line ? set : s->loc;
+                    const char *cv = dtype_is_float(ok.dt) ? arena_printf(g->a, "%.17g", ok.f) : arena_printf(g->a, "%lld", (long long)ok.i);
+                    diag_error(g->d, at, "%s is the %s %s before the 'if' and %s in it (as in a loop and in Triton, a variable "
+                               "keeps its type and shape: give the value before the 'if' the type, `%s as %s`, or cast)", what,
+                               dtype_name(ok.dt), cv, bt->rank ? arena_printf(g->a, "a '%s' tensor", gen_type_desc(g, bt))
+                                                                : arena_printf(g->a, "a run-time '%s'", gen_type_desc(g, bt)),
+                               cv, dtype_name(bt->dt));
+                    if (at.line != s->loc.line || at.col != s->loc.col) diag_note(g->d, s->loc, "the 'if'");
+                    bad = true;
+                    break;
+                }
+            }
             if (ea.k == V_RT && eb.k == V_RT && ea.t != eb.t) { /* at a branch's assignment, the if in a note */
                 Loc at = x->set.file == s->loc.file && x->set.line >= s->loc.line ? x->set : s->loc;
                 diag_error(g->d, at, "%s has type '%s' in one branch of 'if' and '%s' in the other", what,

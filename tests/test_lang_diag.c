@@ -829,6 +829,48 @@ Test(lang_diag, if_keeps_an_integer_constant_type) {
                 "      ^\n");
 }
 
+/* A compile-time number before a run-time `if` is a scalar of its own type there, as in a loop and as Triton's `x = 0`
+ * is an i32: a branch's run-time value of another type or shape is an error at its assignment (`let x = 0; if c {
+ * x = n_i64; }` made x an i64 unseen, `x = v_i8` an i8 that later wraps, and `let z = 0; if c { z = zeros(...) }` a
+ * tensor); a typed constant, or a value of the constant's own type, merges as before. */
+Test(lang_diag, if_keeps_a_constant_s_type) {
+    expect_diag("kernel k(out: *i64, n: i64, c: i1) {\n    let x = 0;\n    if c { x = n; }\n    store(out, x);\n}\n",
+                "t.tile:3:12: error: 'x' is the i32 0 before the 'if' and a run-time 'i64' in it (as in a loop and in Triton, a variable "
+                "keeps its type and shape: give the value before the 'if' the type, `0 as i64`, or cast)\n"
+                "      if c { x = n; }\n"
+                "             ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if c { x = n; }\n"
+                "      ^\n");
+    expect_diag("kernel k(out: *i32, q: *i8, c: i1) {\n    let x = 0;\n    if c { x = 1; } else { x = load(q); }\n    store(out, x);\n}\n",
+                "t.tile:3:28: error: 'x' is the i32 0 before the 'if' and a run-time 'i8' in it (as in a loop and in Triton, a variable "
+                "keeps its type and shape: give the value before the 'if' the type, `0 as i8`, or cast)\n"
+                "      if c { x = 1; } else { x = load(q); }\n"
+                "                             ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if c { x = 1; } else { x = load(q); }\n"
+                "      ^\n");
+    expect_diag("kernel k(out: *f32, c: i1) {\n    let z = 0.0;\n    if c { z = zeros([16], f32); }\n    store(out + arange(0, 16), z);\n}\n",
+                "t.tile:3:12: error: 'z' is the f32 0 before the 'if' and a 'tensor<16xf32>' tensor in it (as in a loop and in Triton, a "
+                "variable keeps its type and shape: give the value before the 'if' the type, `0 as f32`, or cast)\n"
+                "      if c { z = zeros([16], f32); }\n"
+                "             ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if c { z = zeros([16], f32); }\n"
+                "      ^\n");
+    expect_diag("kernel k(out: *f32, c: i1) {\n    let t = (1.0, 0);\n    if c { t = (2.0, program_id(0) as i64); }\n    store(out, t[0]);\n}\n",
+                "t.tile:3:12: error: element 1 of 't' is the i32 0 before the 'if' and a run-time 'i64' in it (as in a loop and in Triton, a "
+                "variable keeps its type and shape: give the value before the 'if' the type, `0 as i64`, or cast)\n"
+                "      if c { t = (2.0, program_id(0) as i64); }\n"
+                "             ^\n"
+                "t.tile:3:5: note: the 'if'\n"
+                "      if c { t = (2.0, program_id(0) as i64); }\n"
+                "      ^\n");
+    expect_ok("kernel k(out: *i64, n: i64, c: i1, q: *f16) {\n    let x: i64 = 0;\n    if c { x = n; }\n    let y = 0 as i64;\n"
+              "    if c { y = n; } else { y = 3; }\n    let f = 0.0 as f16;\n    if c { f = load(q); }\n    let m = -1;\n"
+              "    if c { m = program_id(0); }\n    store(out, x + y + f as i64 + m as i64);\n}\n");
+}
+
 /* A run-time `if` whose branches both give constants keeps the run-time type and shape the variable had before it,
  * as a loop does (an i8 became an i32, an f16 an f32, a tensor a scalar); a constant that does not fit, in a loop
  * or an `if`, is reported at its assignment with a note at the statement (it was at the `if` or the `for`). */

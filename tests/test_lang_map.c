@@ -246,7 +246,7 @@ Test(lang_map, errors) {
 
 static const char *loop_src =
     "fn relu_sq(v) {\n"
-    "    let r = 0.0;\n"
+    "    let r = zeros_like(v);\n"
     "    if v > 0.0 { r = v * v; }\n"
     "    return r;\n"
     "}\n"
