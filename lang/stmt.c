@@ -1136,8 +1136,9 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
              * `x = 0` is an i32): a branch's run-time value of another type or shape is an error at its assignment
              * (`let x = 0; if c { x = n_i64; }` made x an i64 unseen, and `x = v_i8` an i8 that later wraps) */
             if (ok.k == V_CT && (ea.k == V_RT || eb.k == V_RT)) {
-                bool in_a = ea.k == V_RT && (ea.t->rank || ea.t->dt != ok.dt);
-                const Type *bt = in_a ? ea.t : eb.k == V_RT && (eb.t->rank || eb.t->dt != ok.dt) ? eb.t : NULL;
+                /* (a pointer is reported below, as a pointer in one branch and a number in the other) */
+                bool in_a = ea.k == V_RT && ea.t->dt != DT_PTR && (ea.t->rank || ea.t->dt != ok.dt);
+                const Type *bt = in_a ? ea.t : eb.k == V_RT && eb.t->dt != DT_PTR && (eb.t->rank || eb.t->dt != ok.dt) ? eb.t : NULL;
                 if (bt) {
                     Loc set = in_a ? ts[i] : es[i];
                     Loc at = set.file == s->loc.file && set.line >= s->loc.line ? set : s->loc;

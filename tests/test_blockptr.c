@@ -405,7 +405,8 @@ Test(blockptr, errors) {
     expect_error(K0 "    let t = (p, 1);\n    if n > 0 { t = (make_block_ptr(x, (n, n), (n, 1), (0, 0), (16, 32), (1, 0)), 2); }\n}\n",
                  "'t' is 'tuple (block pointer of block [16, 32], i32)' in one branch of a run-time 'if' and 'tuple (block pointer of block "
                  "[16, 16], i32)' in the other");
-    expect_error(K0 "    let t = ((p, 1), 2);\n}\n", "e.tile:3:14: error: a tuple of 2 values cannot be used as a value");
+    /* tuples nest (a block pointer in a tuple in a tuple, as Triton's); one is still no value */
+    expect_error(K0 "    let t = ((p, 1), 2);\n    store(x, t[0]);\n}\n", "e.tile:4:14: error: a tuple of 2 values cannot be used as a value");
     expect_error("kernel k(x: *f32, n: i32) {\n    let t = (1, 2);\n    if n > 0 { t = (3, x); }\n}\n",
                  "element 1 of 't' is a pointer in one branch of 'if' and a number in the other");
 #undef K0
