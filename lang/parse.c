@@ -16,6 +16,7 @@
  * stack here or in the generator's tree walks. */
 #include "ast.h"
 
+#include <math.h>
 #include <string.h>
 
 enum { PARSE_MAX_DEPTH = 200 };
@@ -905,7 +906,7 @@ Node *parse_define_value(Arena *a, const SrcFile *src, Diag *d) {
         n = primary(&p); /* None: a const parameter passed as None (Triton's constexpr None) */
     else if (inf || nan) { /* inf, -inf, nan: Python's float('inf') as a define (a string "inf" is quoted) */
         n = new_node(&p, N_FLOAT, next(&p)->loc);
-        n->fval = inf ? 1.0 / 0.0 : 0.0 / 0.0;
+        n->fval = inf ? INFINITY : NAN; /* NAN is positive, as Python's float('nan'); x86's 0.0 / 0.0 is not */
     } else if (!neg && (at(&p, TK_STRING) || at(&p, TK_IDENT))) { /* a string: "leaky relu", or relu unquoted */
         Token *s = next(&p);
         n = new_node(&p, N_STR, s->loc);

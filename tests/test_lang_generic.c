@@ -282,6 +282,20 @@ Test(lang_generic, define_inf_nan) {
     tile_compiled_free(&c);
 }
 
+/* -D A=nan is a positive NaN, as Python's float("nan") (which tile.compile passes as "nan"), and -D A=-nan a
+ * negative one: the define's NaN was x86's 0.0 / 0.0, whose sign bit is set, so `copysign(1.0, A)` was -1. */
+Test(lang_generic, define_nan_sign) {
+    const char *src = "kernel k(p: *f32, const A: f32 = 0.0) {\n    static_print(A, -A);\n    store(p, A);\n}\n";
+    const char *vals[] = {"A=nan", "A=-nan"}, *want[] = {"static_print: nan -nan", "static_print: -nan nan"};
+    for (int i = 0; i < 2; i++) {
+        tile_compile_options o = {.defines = (const char *const[]){vals[i], NULL}, .tir_only = 1};
+        tile_compiled c;
+        cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s: %s", vals[i], c.diagnostics);
+        cr_expect(strstr(c.diagnostics, want[i]), "%s: want '%s' in\n%s", vals[i], want[i], c.diagnostics);
+        tile_compiled_free(&c);
+    }
+}
+
 /* -D NAME=None (Python's constexpr None): the const is None, so `NAME is None` picks code at compile time. */
 Test(lang_generic, define_none) {
     const char *src = "kernel k(p: *i32, const ACT = 1) {\n    if ACT is None { store(p, 7); } else { store(p, ACT + 40); }\n}\n";
