@@ -165,3 +165,17 @@ Test(lang_cast, float_to_int_saturates_everywhere, .timeout = 600) {
             cast_case(ctx, fts[f], &int_types[t], vals, n, consts[(f * 8 + t) % 8]);
     tile_context_destroy(ctx);
 }
+
+/* The casts docs/language.md spells out, folded: `(-3.75) as u8` is 0 and `300.0 as i8` 127, while `as` binds
+ * tighter than a unary minus (Triton's `-x.to(T)`), so `-3.75 as u8` is -(3 as u8), 253. */
+Test(lang_cast, documented_examples_fold) {
+    const char *src = "kernel k(p: *f32) {\n"
+                      "    static_assert((-3.75) as u8 == 0 && 300.0 as i8 == 127, \"saturated\");\n"
+                      "    static_assert(-3.75 as u8 == 253, \"as binds tighter than -\");\n"
+                      "    store(p, 1.0);\n"
+                      "}\n";
+    tile_compile_options o = {.tir_only = 1};
+    tile_compiled c;
+    cr_expect_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
