@@ -691,6 +691,12 @@ class Shipped(unittest.TestCase):
         c = tile.gemm(a, b, dtype="bf16")  # bf16 out, as uint16
         self.assertEqual(c.dtype, np.uint16)
         close(self, from_bf16_bits(c), from_bf16_bits(a) @ from_bf16_bits(b), 1e-2, 1e-2 * np.sqrt(k))
+        c32 = tile.gemm(a, b, dtype="bf16", out_dtype="f32")  # a new f32 out
+        self.assertEqual(c32.dtype, np.float32)
+        close(self, c32, from_bf16_bits(a) @ from_bf16_bits(b), 1e-5, 1e-4 * np.sqrt(k))
+        self.assertEqual(tile.gemm(a, b, dtype="bf16", out_dtype="bf16").dtype, np.uint16)
+        with self.assertRaisesRegex(ValueError, "out_dtype"):
+            tile.gemm(a, b, dtype="bf16", out_dtype="float32")
 
     def test_attention_bf16_as_uint16(self):
         q = to_bf16_bits(rng.standard_normal((1, 21, 2, 32)))
@@ -711,6 +717,10 @@ class Shipped(unittest.TestCase):
             out32 = poisoned((m, n), np.float32)
             self.assertIs(tile.gemm(a, b, out=out32), out32)
             close(self, out32, want, 1e-5, 1e-4 * np.sqrt(k))
+            # out_dtype without out: a new out of that type (it was a's type, which out_dtype then refused)
+            new32 = tile.gemm(a, b, out_dtype="f32")
+            self.assertEqual((new32.shape, new32.dtype), ((m, n), np.float32))
+            close(self, new32, want, 1e-5, 1e-4 * np.sqrt(k))
         # an empty batch (M = 0) is an empty result, as NumPy's (it was a ValueError about out's strides)
         a = np.zeros((0, 16), np.float16)
         b = rng.standard_normal((16, 24)).astype(np.float16)

@@ -594,14 +594,25 @@ def _dtype_name(x):
     return str(getattr(x, "dtype", "")).replace("torch.", "")
 
 
+def _out_dtype_array(like, out_dtype):
+    """The array dtype (a NumPy or torch name) a new out of the library's type out_dtype ("f32", "bf16", ...) has:
+    NumPy holds bf16 as uint16 bits."""
+    names = {"f32": "float32", "f16": "float16", "f64": "float64", "i32": "int32", "i8": "int8",
+             "bf16": "uint16" if type(like).__module__.split(".")[0] == "numpy" else "bfloat16"}
+    if out_dtype not in names:
+        raise ValueError("out_dtype: expected one of %s, got %r" % (", ".join(repr(n) for n in names), out_dtype))
+    return names[out_dtype]
+
+
 def gemm(a, b, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, dtype=None, out_dtype=None, stream=None,
          device=None, a_scale=None, b_scale=None):
     """out = activation(alpha * a @ b + beta * out + bias) with tile_gemm.
 
     a [M, K], b [K, N] (row-major or transposed views), f16, bf16, f32 (tf32),
     i8, or f8 (uint8 arrays with dtype="f8e4m3" / "f8e5m2"); out [M, N]
-    (default: a new array of a's type, i32 for i8 inputs, f32 for f8; f32 out
-    with f16/bf16 inputs is allowed).  NumPy has no bf16: pass uint16 arrays
+    (default: a new array of a's type, i32 for i8 inputs, f32 for f8, or of
+    out_dtype when given: "f32", "bf16" as uint16 in NumPy; f32 out with
+    f16/bf16 inputs is allowed).  NumPy has no bf16: pass uint16 arrays
     with dtype="bf16".  f8: a_scale and b_scale (float32, one value each or
     M and N values) multiply the product; 2-D ones are 128 x 128 block scales
     (DeepSeek-V3), applied per 128-wide K block: a_scale [M, cdiv(K, 128)]
@@ -620,6 +631,8 @@ def gemm(a, b, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, dtype=
             odt = "int32"
         if dtype in ("f8e4m3", "f8e5m2"):
             odt = "float32"
+        if out_dtype is not None:  # a new out of that type (it was a's, which out_dtype="f32" then refused)
+            odt = _out_dtype_array(a, out_dtype)
         out = _empty(a, (shape_a[0], shape_b[1]), odt)
         if beta != 0.0:
             raise ValueError("beta: needs out= (it scales out's values)")
@@ -652,7 +665,7 @@ def attention(q, k, v, causal=False, softmax_scale=None, out=None, dtype=None, s
                 raise ValueError("out_dtype: 'f16' or 'bf16' with f8e4m3 inputs, got %r" % (out_dtype,))
             out = _empty(q, tuple(q.shape), names[out_dtype])
         else:
-            out = _empty(q, tuple(q.shape))
+            out = _empty(q, tuple(q.shape), None if out_dtype is None else _out_dtype_array(q, out_dtype))
     scales = {"q_scale": q_scale, "k_scale": k_scale, "v_scale": v_scale}
     _tile.attention(dev, q, k, v, out, causal=bool(causal), softmax_scale=_scale("softmax_scale", softmax_scale),
                     stream=stream, dtype=dtype, out_dtype=out_dtype,
