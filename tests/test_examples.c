@@ -300,3 +300,82 @@ Test(examples, grouped_gemm) {
     }
     unload(&k);
 }
+
+/* ---- the documentation's whole-file examples compile ----
+ * Every fenced ```tile or ```tile-next block of README.md and the .md files of docs/ that declares a kernel (indented
+ * blocks inside list items too, their indentation removed) compiles to PTX for every target: a reader copies
+ * them as they are, so an example that no longer compiles is a broken promise.  (test_treesitter.c parses
+ * every block, snippets included; this compiles the complete ones with the compiler itself.) */
+#include <dirent.h>
+
+static int compile_doc_blocks(const char *path, const char *rel) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot read %s", path);
+    char line[4096], *block = NULL;
+    size_t len = 0, cap = 0, indent = 0;
+    int in = 0, lineno = 0, start = 0, kernels = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t sp = strspn(line, " ");
+        if (!in && (!strcmp(line + sp, "```tile\n") || !strcmp(line + sp, "```tile-next\n"))) {
+            in = 1, indent = sp, len = 0, start = lineno;
+            continue;
+        }
+        if (!in) continue;
+        if (!strncmp(line + sp, "```", 3)) {
+            in = 0;
+            if (!block) continue;
+            block[len] = 0;
+            bool whole = false;
+            for (const char *p = block; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (!strncmp(p, "kernel ", 7)) whole = true;
+            if (!whole) continue;
+            kernels++;
+            char name[512];
+            snprintf(name, sizeof name, "%s:%d", rel, start);
+            for (int t = 0; tile_target_name(t); t++) {
+                tile_compile_options o = {.arch = tile_target_name(t)};
+                tile_compiled c;
+                tile_status st = tile_compile_source(name, block, &o, &c);
+                cr_expect_eq(st, TILE_OK, "the example at %s (%s) does not compile: %s\n%s", name, o.arch,
+                             tile_status_string(st), c.diagnostics);
+                cr_expect(st != TILE_OK || (c.ptx && strstr(c.ptx, ".entry")), "%s (%s): no kernel in the PTX", name, o.arch);
+                tile_compiled_free(&c);
+            }
+            continue;
+        }
+        size_t n = strlen(line), skip = sp < indent ? sp : indent;
+        if (len + n + 1 > cap) {
+            cap = 2 * (len + n + 1);
+            block = realloc(block, cap);
+            cr_assert(block);
+        }
+        memcpy(block + len, line + skip, n - skip);
+        len += n - skip;
+    }
+    fclose(f);
+    free(block);
+    return kernels;
+}
+
+Test(examples, documented_kernels_compile, .timeout = 300) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/README.md", TILE_SOURCE_DIR);
+    int kernels = compile_doc_blocks(path, "README.md");
+    cr_expect(kernels >= 1, "README.md: no example kernel found");
+    snprintf(path, sizeof path, "%s/docs", TILE_SOURCE_DIR);
+    DIR *d = opendir(path);
+    cr_assert(d, "cannot open %s", path);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".md")) continue;
+        char file[1300], rel[300];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        snprintf(rel, sizeof rel, "docs/%s", e->d_name);
+        kernels += compile_doc_blocks(file, rel);
+    }
+    closedir(d);
+    cr_expect(kernels >= 5, "only %d example kernels found in README.md and docs/", kernels);
+    cr_log_info("%d documented example kernels compiled", kernels);
+}
