@@ -155,6 +155,23 @@ class Launch(unittest.TestCase):
         self.assertEqual(os.path.realpath(tile.data_dir()), os.path.realpath(os.path.join(pkg, "share", "tile")))
         self.assertTrue(os.path.isfile(os.path.join(tile.data_dir(), "stdlib", "math.tile")))
 
+    def test_readme_example(self):
+        """README.md's Python example, run as it is written (from the repository root, as its paths are)."""
+        with open(os.path.join(ROOT, "README.md")) as f:
+            text = f.read()
+        code = text.split("```python\n", 1)[1].split("```", 1)[0]
+        cwd, env = os.getcwd(), {}
+        os.chdir(ROOT)
+        try:
+            exec(compile(code, "README.md", "exec"), env)
+        finally:
+            os.chdir(cwd)
+        x, y, out, a, b, c = (env[name] for name in ("x", "y", "out", "a", "b", "c"))
+        np.testing.assert_array_equal(out, x + y)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        self.assertEqual((c.shape, c.dtype), (want.shape, a.dtype))
+        close(self, c, want, 2e-3, 2e-3 * np.sqrt(a.shape[1]))
+
     def test_grid_forms(self):
         n = 700
         x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
