@@ -135,7 +135,9 @@ static bool file_is_lib(const Gen *g, const SrcFile *f) {
 
 /* A file-level const or fn by name, as the code being generated sees it: a name that the program and a
  * standard-library file both define is the program's own in the program's files and the library's own
- * in the library's (a kernel's `fn silu` beside math.tile's, which math.tile's functions keep using). */
+ * in the library's (a kernel's `fn silu` beside math.tile's, which math.tile's functions keep using).
+ * The library's code never sees the program's names: a program's `fn exp` shadows the built-in in the
+ * program only, and softmax.tile's `exp` stays the built-in (it was the program's, silently). */
 Global *gen_find_global(Gen *g, const char *name) {
     bool lib = g->fr && file_is_lib(g, g->fr->file);
     Global *other = NULL;
@@ -144,7 +146,7 @@ Global *gen_find_global(Gen *g, const char *name) {
             if (g->globals[i].lib == lib) return &g->globals[i];
             other = &g->globals[i];
         }
-    return other;
+    return lib ? NULL : other;
 }
 
 int gen_find_define(Gen *g, const char *name) {

@@ -434,6 +434,44 @@ Test(stdlib, cdiv_of_floats_is_an_error) {
     done(&d);
 }
 
+/* A program's fn that shadows a built-in (docs/language.md: "A function may shadow a built-in of the same name")
+ * does so in the program's code only: softmax.tile's exp and maximum stay the built-ins.  Before, the library's
+ * calls found the program's fns, so softmax here computed (x - max) + 1 normalized, and logsumexp likewise. */
+Test(stdlib, program_fn_shadowing_a_builtin_leaves_the_library_alone) {
+    Dev d;
+    load(&d,
+         "fn exp(x) { return x + 1.0; }\n"
+         "fn maximum(a, b) { return a; }\n"
+         "kernel k(x: *f32, o: *f32, n: i32) {\n"
+         "    let c = arange(0, 64);\n"
+         "    let t = load(x + c, c < n, -1.0 / 0.0);\n"
+         "    store(o + c, softmax(t, 0), c < n);\n"
+         "    store(o + 64 + c, exp(t), c < n);\n"
+         "    store(o + 128 + c, logsumexp(t, 0) + zeros([64], f32), c < n);\n"
+         "}\n",
+         "k");
+    int n = 45;
+    float xs[64], got[192];
+    srand(12345);
+    for (int i = 0; i < 64; i++) xs[i] = (float)((rand() % 2000) / 250.0 - 4.0);
+    uint64_t x = buf(&d, sizeof xs, xs), o = buf(&d, sizeof got, NULL);
+    void *params[] = {&x, &o, &n};
+    run(&d, 1, params);
+    dev_memcpy_dtoh(d.dev, got, o, sizeof got);
+    double m = -INFINITY, sum = 0;
+    for (int i = 0; i < n; i++) m = fmax(m, xs[i]);
+    for (int i = 0; i < n; i++) sum += exp((double)xs[i] - m);
+    for (int i = 0; i < n; i++) {
+        double want = exp((double)xs[i] - m) / sum;
+        cr_expect(fabs(got[i] - want) <= 1e-5 * want + 1e-7, "softmax[%d] = %.9g, want %.9g (the library used the program's exp)",
+                  i, got[i], want);
+        cr_expect_eq(got[64 + i], xs[i] + 1.0f, "the program's exp[%d] = %g, want %g", i, got[64 + i], xs[i] + 1.0f);
+        cr_expect(fabs(got[128 + i] - (m + log(sum))) <= 1e-5 * fabs(m + log(sum)) + 1e-5, "logsumexp = %.9g, want %.9g",
+                  got[128 + i], m + log(sum));
+    }
+    done(&d);
+}
+
 /* A function of the file that a file it imports defines too: the error is at the file's own definition, naming the
  * import.  The standard library's files are the exception: `import "math.tile";` beside the file's own `relu`
  * compiles, and the file's `relu` is the one it calls. */
