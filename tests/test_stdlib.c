@@ -200,6 +200,44 @@ Test(stdlib, triton_random_interface) {
     done(&d);
 }
 
+/* dropout(x, p, seed, offsets), as Triton's: x / (1 - p) where rand(seed, offsets) > p, else 0; bit for bit against
+ * Philox in C, at p = 0 (everything kept), 0.3, and 1 (nothing kept), on a masked tail. */
+Test(stdlib, dropout_against_philox) {
+    Dev d;
+    load(&d,
+         "kernel k(x: *f32, out: *f32, p: f32, seed: i32, n: i32) {\n"
+         "    let o = arange(0, 256);\n"
+         "    store(out + o, dropout(load(x + o, o < n, 0.0), p, seed, o), o < n);\n"
+         "}\n",
+         "k");
+    const int n = 250;
+    float xs[256], got[256];
+    srand(777);
+    for (int i = 0; i < 256; i++) xs[i] = (float)(rand() % 20001 - 10000) / 1000.0f;
+    const float ps[] = {0.0f, 0.3f, 1.0f};
+    for (int t = 0; t < 3; t++) {
+        float p = ps[t];
+        int32_t seed = 1234 + t, nn = n;
+        uint64_t x = buf(&d, sizeof xs, xs), out = buf(&d, sizeof got, NULL);
+        void *params[] = {&x, &out, &p, &seed, &nn};
+        run(&d, 1, params);
+        dev_memcpy_dtoh(d.dev, got, out, sizeof got);
+        int kept = 0;
+        for (int i = 0; i < n; i++) {
+            float u = uniform_c(philox_c((uint32_t)seed, (uint32_t)i)), want = u > p ? xs[i] / (1.0f - p) : 0.0f;
+            kept += u > p;
+            cr_expect(got[i] == want, "p %g seed %d: dropout[%d] = %.9g, want %.9g (x %g, rand %.9g)", p, seed, i, got[i], want,
+                      xs[i], u);
+        }
+        uint32_t tail[6];
+        memcpy(tail, got + n, sizeof tail);
+        for (int i = 0; i < 6; i++) cr_expect_eq(tail[i], 0xffffffffu, "out[%d] past n was written", n + i);
+        if (t == 2) cr_expect_eq(kept, 0, "p = 1 keeps nothing");
+        if (t == 1) cr_expect(kept > n / 2 && kept < n * 9 / 10, "p = 0.3 kept %d of %d", kept, n);
+    }
+    done(&d);
+}
+
 Test(stdlib, softmax_logsumexp_and_math) {
     Dev d;
     load(&d,
