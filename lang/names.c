@@ -177,8 +177,13 @@ Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
         }
         bool usrc = !fl && !dtype_is_signed(v.dt) && dtype_bits(v.dt) == 64; /* a u64 value: i holds its bits */
         double lo = sg ? -ldexp(1, bits - 1) : 0, hi = sg ? ldexp(1, bits - 1) : ldexp(1, bits);
-        double x = fl ? f : usrc ? (double)(uint64_t)v.i : (double)v.i;
-        if (x < lo || x >= hi) {
+        bool fits; /* integers compare exactly: as doubles, i64's and u64's largest values rounded up to 2^63 and 2^64 */
+        if (fl) fits = f >= lo && f < hi;
+        else if (usrc) fits = (uint64_t)v.i <= (sg ? (bits == 64 ? (uint64_t)INT64_MAX : (UINT64_C(1) << (bits - 1)) - 1)
+                                                   : bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1);
+        else if (sg) fits = bits == 64 || (v.i >= -(INT64_C(1) << (bits - 1)) && v.i < (INT64_C(1) << (bits - 1)));
+        else fits = v.i >= 0 && (bits == 64 || (uint64_t)v.i < (UINT64_C(1) << bits));
+        if (!fits) {
             if (fl) diag_error(g->d, loc, "'%s' is %s, but its value %.17g does not fit", what, dtype_name(t->dt), f);
             else if (usrc) diag_error(g->d, loc, "'%s' is %s, but its value %llu does not fit", what, dtype_name(t->dt), (unsigned long long)v.i);
             else diag_error(g->d, loc, "'%s' is %s, but its value %lld does not fit", what, dtype_name(t->dt), (long long)v.i);

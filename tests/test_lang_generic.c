@@ -296,6 +296,39 @@ Test(lang_generic, define_nan_sign) {
     }
 }
 
+/* A declared integer type takes every value it holds, its largest included: `const X: i64 = 9223372036854775807`,
+ * `let m: u64 = 0xFFFFFFFFFFFFFFFF` and -D Z=18446744073709551615 for a u64 (the range check compared doubles, and
+ * i64's and u64's largest values round up to 2^63 and 2^64, so they "did not fit"); one past the range still errs. */
+Test(lang_generic, declared_integer_types_take_their_extremes) {
+    const char *src = "const X: i64 = 9223372036854775807;\n"
+                      "const N: i64 = -9223372036854775808;\n"
+                      "const U: u32 = 4294967295;\n"
+                      "kernel k(p: *u64, const Z: u64 = 0, const B: i8 = 0) {\n"
+                      "    let m: u64 = 0xFFFFFFFFFFFFFFFF;\n"
+                      "    static_print(X, N, U, Z, m, B);\n"
+                      "    store(p, m);\n"
+                      "}\n";
+    tile_compile_options o = {.defines = (const char *const[]){"Z=18446744073709551615", "B=-128", NULL}, .tir_only = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_source("t.tile", src, &o, &c), TILE_OK, "%s", c.diagnostics);
+    cr_expect(strstr(c.diagnostics, "static_print: 9223372036854775807 -9223372036854775808 4294967295 18446744073709551615 "
+                                    "18446744073709551615 -128"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    const char *bad[][2] = {{"Z=-1", "'Z' is u64, but its value -1 does not fit"},
+                            {"B=128", "'B' is i8, but its value 128 does not fit"},
+                            {"B=-129", "'B' is i8, but its value -129 does not fit"}};
+    for (int i = 0; i < 3; i++) {
+        tile_compile_options ob = {.defines = (const char *const[]){bad[i][0], NULL}, .tir_only = 1};
+        cr_expect_neq(tile_compile_source("t.tile", src, &ob, &c), TILE_OK, "%s compiled", bad[i][0]);
+        cr_expect(strstr(c.diagnostics, bad[i][1]), "%s: %s", bad[i][0], c.diagnostics);
+        tile_compiled_free(&c);
+    }
+    expect_error("const X: i64 = 9223372036854775808;\nkernel k(p: *i64) { store(p, X); }\n", "t.tile:1:16",
+                 "'X' is i64, but its value 9223372036854775808 does not fit");
+    expect_error("kernel k(p: *u32) { let u: u32 = 4294967296; store(p, u); }\n", "t.tile:1:34",
+                 "'u' is u32, but its value 4294967296 does not fit");
+}
+
 /* -D NAME=None (Python's constexpr None): the const is None, so `NAME is None` picks code at compile time. */
 Test(lang_generic, define_none) {
     const char *src = "kernel k(p: *i32, const ACT = 1) {\n    if ACT is None { store(p, 7); } else { store(p, ACT + 40); }\n}\n";
