@@ -517,7 +517,11 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         }
         if (bo->tok == TK_SHL) {
             r = (int64_t)(ux << amount);
-            if (lift && (amount >= 63 || (r >> amount) != x)) lift = false;
+            if (lift && (r >> amount) != x) { /* 1 << 63, 3 << 62: past i64 (they wrapped to the i32 0) */
+                diag_error(g->d, loc, "integer overflow in a constant expression: %lld << %lld does not fit in i64", (long long)x,
+                           (long long)amount);
+                return val_err();
+            }
         } else {
             r = sgn ? (x < 0 ? (int64_t) ~(~ux >> amount) : (int64_t)(ux >> amount)) : (int64_t)(ux >> amount);
         }

@@ -748,11 +748,22 @@ Test(lang_diag, constant_overflow) {
                 "t.tile:2:41: error: integer overflow in a constant expression: -9223372036854775808 / -1 does not fit in i64\n"
                 "      store(a, (-9223372036854775807 - 1) / -1);\n"
                 "                                          ^\n");
+    /* an i32 shift past i64 (1 << 63 and 3 << 62 wrapped to the i32 0, stored as such) */
+    expect_diag("kernel k(a: *i64) {\n    store(a, 1 << 63);\n}\n",
+                "t.tile:2:16: error: integer overflow in a constant expression: 1 << 63 does not fit in i64\n"
+                "      store(a, 1 << 63);\n"
+                "                 ^\n");
+    expect_diag("kernel k(a: *i64) {\n    store(a, 3 << 62);\n}\n",
+                "t.tile:2:16: error: integer overflow in a constant expression: 3 << 62 does not fit in i64\n"
+                "      store(a, 3 << 62);\n"
+                "                 ^\n");
     Result r = compile("kernel k(a: *i64, u: *u64) {\n    store(a, -2147483648 / -1);\n    store(a + 1, -(-2147483648));\n"
-                       "    store(u, 0x9E3779B97F4A7C15 * 31);\n}\n");
+                       "    store(u, 0x9E3779B97F4A7C15 * 31);\n    store(a + 2, -1 << 63);\n    store(a + 3, 1 << 62);\n}\n");
     cr_assert_not_null(r.m, "%s", r.diags);
     cr_expect(strstr(r.ir, "const {value=2147483648} : i64") && !strstr(r.ir, "-2147483648"), "%s", r.ir);
     cr_expect(strstr(r.ir, "const {value=2934021998537672331} : u64"), "%s", r.ir);
+    cr_expect(strstr(r.ir, "const {value=-9223372036854775808} : i64"), "-1 << 63 is i64's least value:\n%s", r.ir);
+    cr_expect(strstr(r.ir, "const {value=4611686018427387904} : i64"), "1 << 62:\n%s", r.ir);
     result_free(&r);
 }
 
