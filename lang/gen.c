@@ -770,7 +770,7 @@ static Val gen_index(Gen *g, const Node *n) {
         }
     int slices = 0;
     for (int i = 0; i < n->nkids; i++) slices += n->kids[i]->kind == N_SLICE;
-    if (slices != val_rank(v)) {
+    if (slices > val_rank(v)) { /* fewer are fine: the dims after the last are implied ':', as in Triton (x[None]) and NumPy */
         diag_error(g->d, n->oploc, "index has %d ':' but the value has rank %d", slices, val_rank(v));
         return val_err();
     }

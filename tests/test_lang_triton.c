@@ -1459,3 +1459,42 @@ Test(lang_triton, tuple_and_list_elements) {
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
+
+/* Indexing with fewer ':' than the rank: the dims after the last index are implied ':', as in Triton (whose
+ * __getitem__ walks only the indices given) and NumPy: `b[None]` of a [16] is [1, 16], `m[:, None]` of a [4, 8] is
+ * [4, 1, 8], `m[:]` is m.  They were "index has 0 ':' but the value has rank 1".  More ':' than dims is an error. */
+Test(lang_triton, implied_trailing_slices) {
+    K k;
+    load_src(&k,
+             "kernel k(a: *f32, b: *f32, out: *f32) {\n"
+             "    let i = arange(0, 16);\n"
+             "    let m = reshape(load(a + i), [4, 4]);\n"
+             "    let t = m[:, None];\n"
+             "    static_assert(rank(t) == 3 && shape_of(t, 0) == 4 && shape_of(t, 1) == 1 && shape_of(t, 2) == 4, \"m[:, None]\");\n"
+             "    static_assert(rank(m[None]) == 3 && shape_of(m[None], 0) == 1 && rank(m[:]) == 2, \"m[None], m[:]\");\n"
+             "    let o = load(a + i)[:, None] * load(b + i)[None];\n"
+             "    store(out + i[:, None] * 16 + i[None], o);\n"
+             "    store(out + 256 + i, reshape(sum(t * m[None], 1), [16]));\n"
+             "}\n",
+             "k");
+    float a[16], b[16], o[272];
+    for (int i = 0; i < 16; i++) a[i] = (float)(i * 7 % 11) - 5.0f, b[i] = (float)(i * 5 % 13) - 6.0f;
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), d_o = poisoned(&k, sizeof o);
+    launch(&k, 1, (void *[]){&da, &db, &d_o});
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) cr_expect_eq(o[i * 16 + j], a[i] * b[j], "outer[%d][%d] = %g", i, j, o[i * 16 + j]);
+    /* sum over dim 1 of t * m[None] ([4, 4, 4]): out[r][c] = sum_q m[r][c] * m[q][c] */
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++) {
+            double want = 0;
+            for (int q = 0; q < 4; q++) want += (double)a[r * 4 + c] * a[q * 4 + c];
+            cr_expect_eq(o[256 + r * 4 + c], (float)want, "sum[%d][%d] = %g, want %g", r, c, o[256 + r * 4 + c], want);
+        }
+    unload(&k);
+    tile_compile_options opt = {0};
+    tile_compiled c;
+    cr_expect_neq(tile_compile_source("t.tile", "kernel k(x: *f32) {\n    store(x + arange(0, 4)[:, :], 1.0);\n}\n", &opt, &c), TILE_OK);
+    cr_expect_not_null(strstr(c.diagnostics, "t.tile:2:27: error: index has 2 ':' but the value has rank 1"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
