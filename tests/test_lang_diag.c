@@ -1037,3 +1037,25 @@ Test(lang_diag, assignment_to_an_expression) {
                 "t.tile:4:13: error: cannot assign to this expression: only a variable or a tuple of variables `(a, b)` can be "
                 "assigned\n      load(x) += 2.0;\n              ^\n");
 }
+
+/* full's constant value must be exact in an integer dtype, as `let i: i32 = 1.5` must (and Triton's tl.full):
+ * full([4], 1.5, i32) silently filled 1, and 1e10 or inf saturated to i32's largest. */
+Test(lang_diag, full_of_an_integer_dtype_takes_an_exact_value) {
+    expect_diag("kernel k(o: *i32) {\n    store(o + arange(0, 4), full([4], 1.5, i32));\n}\n",
+                "t.tile:2:39: error: 'full' of i32: the value 1.5 is not an integer\n"
+                "      store(o + arange(0, 4), full([4], 1.5, i32));\n"
+                "                                        ^\n");
+    expect_diag("kernel k(o: *i32) {\n    store(o + arange(0, 4), full([4], 1e10, i32));\n}\n",
+                "t.tile:2:39: error: 'full' of i32: the value 10000000000 is not in its range\n"
+                "      store(o + arange(0, 4), full([4], 1e10, i32));\n"
+                "                                        ^\n");
+    expect_diag("kernel k(o: *u8) {\n    store(o + arange(0, 4), full([4], -1.0, u8));\n}\n",
+                "t.tile:2:39: error: 'full' of u8: the value -1 is not in its range\n"
+                "      store(o + arange(0, 4), full([4], -1.0, u8));\n"
+                "                                        ^\n");
+    Result r = compile("kernel k(o: *i32, u: *u8) {\n    store(o + arange(0, 4), full([4], 3.0, i32));\n"
+                       "    store(u + arange(0, 4), full([4], 255.0, u8));\n}\n");
+    cr_assert_not_null(r.m, "%s", r.diags);
+    cr_expect(strstr(r.ir, "const {value=3} : tensor<4xi32") && strstr(r.ir, "const {value=255} : tensor<4xu8"), "%s", r.ir);
+    result_free(&r);
+}
