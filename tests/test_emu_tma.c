@@ -664,3 +664,42 @@ Test(tma, box_smaller_than_its_swizzle_span) {
     tile_module_unload(m);
     tile_context_destroy(ctx);
 }
+
+/* A map holds an address of the context that encoded it: launched on another context, the copy reads memory that
+ * context does not have, and the launch fails with a memcheck report naming the address (not the other
+ * context's data, nor a crash).  The output stays as it was. */
+Test(tma, map_of_another_context) {
+    tile_context *a, *b;
+    cr_assert_eq(tile_context_create("emu:sm_90a", &a), TILE_OK);
+    cr_assert_eq(tile_context_create("emu:sm_90a", &b), TILE_OK);
+    tile_devptr ga, gb, dio;
+    cr_assert_eq(tile_malloc(a, 4096, &ga), TILE_OK);
+    cr_assert_eq(tile_malloc(b, 4096, &gb), TILE_OK);
+    cr_assert_eq(tile_malloc(b, 128, &dio), TILE_OK);
+    cr_assert_eq(tile_memset(b, gb, 0x11, 4096), TILE_OK);
+    cr_assert_eq(tile_memset(b, dio, 0xEE, 128), TILE_OK);
+    _Alignas(64) uint8_t map[128];
+    uint64_t dims[2] = {16, 16}, strides[1] = {64};
+    cr_assert_eq(tile_tensor_map_encode(a, map, TILE_F32, 2, ga, dims, strides, (uint32_t[]){8, 4}, NULL, TILE_SWIZZLE_NONE), TILE_OK,
+                 "%s", tile_last_error(a));
+    char *ptx = tma_ptx(2, false);
+    tile_module *m;
+    cr_assert_eq(tile_module_load_ptx(b, ptx, &m), TILE_OK, "%s", tile_last_error(b));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(m, "t", &k), TILE_OK);
+    int32_t c0 = 0, c1 = 0, c2 = 0;
+    unsigned nbytes = 128;
+    tile_devptr gmap = 0;
+    void *args[] = {map, &c0, &c1, &c2, &nbytes, &nbytes, &dio, &gmap};
+    cr_assert_eq(tile_launch_raw(k, (tile_dim3){1, 1, 1}, (tile_dim3){128, 1, 1}, 0, args, NULL), TILE_ERROR_LAUNCH);
+    char want[64];
+    snprintf(want, sizeof want, "address 0x%llx is not in any device allocation", (unsigned long long)ga);
+    cr_assert(strstr(tile_last_error(b), "memcheck") && strstr(tile_last_error(b), want), "%s", tile_last_error(b));
+    uint8_t out[128];
+    cr_assert_eq(tile_memcpy_dtoh(b, out, dio, sizeof out), TILE_OK);
+    for (int i = 0; i < 128; i++) cr_assert_eq(out[i], 0xEE, "out[%d] = %#x", i, out[i]);
+    tile_module_unload(m);
+    free(ptx);
+    tile_context_destroy(b);
+    tile_context_destroy(a);
+}

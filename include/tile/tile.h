@@ -296,7 +296,9 @@ TILE_API tile_status tile_context_get_properties_ex(tile_context *ctx, tile_devi
  * elem_strides: NULL for all 1 (1..8); out: 128 bytes, 64-byte aligned.  The whole tensor lies in memory of
  * ctx (as for every call that takes a device pointer).  Out-of-bounds elements read as
  * zero.  cuda: cuTensorMapEncodeTiled (CUDA 12 drivers; else TILE_ERROR_UNSUPPORTED); emu: the emulator's
- * own encoding, which only the emulator reads. */
+ * own encoding, which only the emulator reads.  A map is for kernels launched on ctx: its bytes hold ctx's
+ * address, which the launch cannot check (on another emulator context the copy fails the launch with
+ * TILE_ERROR_LAUNCH, a memcheck report naming the address; on a GPU it is an illegal-address fault). */
 typedef enum tile_tensor_swizzle {
     TILE_SWIZZLE_NONE = 0, TILE_SWIZZLE_32B = 1, TILE_SWIZZLE_64B = 2, TILE_SWIZZLE_128B = 3
 } tile_tensor_swizzle;
