@@ -4,6 +4,7 @@
  * read by tile_gemm.  Each test uses its own temporary cache folder. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -755,4 +756,79 @@ Test(runtime, launch_refusal_names_the_kernel_once) {
     cr_assert(!strncmp(msg, "launch of 'k': clusters of 2 CTAs need sm_90 or later", 53) && !strstr(msg + 1, "launch of 'k'"), "%s", msg);
     tile_module_unload(m);
     tile_context_destroy(ctx);
+}
+
+/* The library is reentrant (docs/runtime.md): four threads compile, load and launch at once, two sharing
+ * one context (the same source and defines, so both may compile the same key together, and a kernel of
+ * their own), two with a context each over one disk cache folder (the same key written and read by both).
+ * Each checks y = x * a + b against a float64 reference on fresh random x, y poisoned first, n not a
+ * multiple of the block. */
+typedef struct ThreadJob {
+    tile_context *ctx;
+    int id;
+    char failure[256]; /* empty: every round was right */
+} ThreadJob;
+
+static void *thread_job(void *p) {
+    ThreadJob *j = p;
+    static const char *src = "@num_warps(1) kernel axpb(x: *f32, y: *f32, n: i32, a: f32, const B: i32 = 64, const K: i32 = 0) {\n"
+                             "    let o = program_id(0) * B + arange(0, B);\n"
+                             "    store(y + o, load(x + o, o < n, 0.0) * a + (K + 1), o < n);\n"
+                             "}\n";
+    unsigned seed = 0x9e3779b9u * (unsigned)(j->id + 1);
+    for (int round = 0; round < 3 && !j->failure[0]; round++) {
+        /* rounds 0 and 2: the key every thread shares; round 1: the thread's own */
+        char b[16], kd[16];
+        snprintf(b, sizeof b, "B=%d", round == 1 ? 32 << (j->id % 3) : 64);
+        snprintf(kd, sizeof kd, "K=%d", round == 1 ? j->id + 1 : 0);
+        const char *defs[] = {b, kd, NULL};
+        int block = round == 1 ? 32 << (j->id % 3) : 64, kk = round == 1 ? j->id + 1 : 0;
+        int n = 1000 + 37 * j->id + round;
+        float a = 0.5f + (float)j->id, *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+        for (int i = 0; i < n; i++) x[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / (float)(1 << 24) - 0.5f;
+        tile_module *m = NULL;
+        tile_kernel *k;
+        tile_devptr dx = 0, dy = 0;
+        tile_status st = tile_module_load_source(j->ctx, src, defs, &m);
+        if (st == TILE_OK) st = tile_module_get_kernel(m, "axpb", &k);
+        if (st == TILE_OK) st = tile_malloc(j->ctx, n * sizeof *x, &dx);
+        if (st == TILE_OK) st = tile_malloc(j->ctx, n * sizeof *y, &dy);
+        if (st == TILE_OK) st = tile_memcpy_htod(j->ctx, dx, x, n * sizeof *x);
+        if (st == TILE_OK) st = tile_memset(j->ctx, dy, 0xff, n * sizeof *y); /* NaN */
+        void *args[] = {&dx, &dy, &n, &a};
+        if (st == TILE_OK) st = tile_launch(k, (tile_dim3){(unsigned)((n + block - 1) / block), 1, 1}, args, NULL);
+        if (st == TILE_OK) st = tile_memcpy_dtoh(j->ctx, y, dy, n * sizeof *y);
+        if (st != TILE_OK)
+            snprintf(j->failure, sizeof j->failure, "thread %d round %d: %s: %s", j->id, round, tile_status_string(st),
+                     tile_last_error(j->ctx));
+        for (int i = 0; i < n && !j->failure[0]; i++) {
+            double want = (double)x[i] * a + (kk + 1);
+            if (!(fabs(y[i] - want) <= 1e-5 * fabs(want) + 1e-6))
+                snprintf(j->failure, sizeof j->failure, "thread %d round %d: y[%d] = %g, want %g", j->id, round, i, y[i], want);
+        }
+        tile_free(j->ctx, dx), tile_free(j->ctx, dy);
+        tile_module_unload(m);
+        free(x), free(y);
+    }
+    return NULL;
+}
+
+Test(runtime, threads_compile_and_launch, .timeout = 240) {
+    tile_context *shared = open_emu(); /* its cache_dir is the folder the other two contexts share */
+    tile_context *own[2];
+    for (int i = 0; i < 2; i++) {
+        tile_context_options o = {.device = "emu", .cache_dir = cache_dir, .emu_host_threads = 1};
+        cr_assert_eq(tile_context_create_ex(&o, &own[i]), TILE_OK, "%s", tile_last_error(NULL));
+    }
+    ThreadJob jobs[4] = {{.ctx = shared, .id = 0}, {.ctx = shared, .id = 1}, {.ctx = own[0], .id = 2}, {.ctx = own[1], .id = 3}};
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) cr_assert_eq(pthread_create(&t[i], NULL, thread_job, &jobs[i]), 0);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 4; i++) cr_expect_str_empty(jobs[i].failure, "%s", jobs[i].failure);
+    tile_context_stats s;
+    cr_assert_eq(tile_context_get_stats(shared, &s), TILE_OK);
+    cr_expect_eq(s.launches, 6, "the shared context ran %llu launches", (unsigned long long)s.launches);
+    tile_context_destroy(own[0]);
+    tile_context_destroy(own[1]);
+    close_emu(shared);
 }
