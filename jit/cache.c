@@ -805,7 +805,7 @@ static const char *dir_or_default(const char *dir) { return dir ? dir : rt_optio
 
 tile_status tile_cache_compile_source(const char *cache_dir, const char *name, const char *source,
                                       const tile_compile_options *opt, tile_compiled *out, int *from_cache) {
-    if (!out) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_compile_source: out is NULL");
     memset(out, 0, sizeof *out);
     if (!source) {
         out->diagnostics = strdup("error: the source is NULL");
@@ -817,7 +817,7 @@ tile_status tile_cache_compile_source(const char *cache_dir, const char *name, c
 
 tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
                                     tile_compiled *out, int *from_cache) {
-    if (!out) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_compile_file: out is NULL");
     memset(out, 0, sizeof *out);
     if (from_cache) *from_cache = 0;
     if (!path) {
@@ -838,10 +838,13 @@ tile_status tile_cache_compile_file(const char *cache_dir, const char *path, con
     return st;
 }
 
-/* The folder for stats, list and clear: *dfd -1 and TILE_OK when it does not exist. */
-static tile_status open_existing(const char *dir, int *dfd) {
+/* The folder for stats, list and clear (fn: the public call, for the message): *dfd -1 and TILE_OK when it
+ * does not exist; TILE_ERROR_IO when it is not a folder this user can use (jit_cache_open warned why). */
+static tile_status open_existing(const char *fn, const char *dir, int *dfd) {
     *dfd = jit_cache_open(dir, false);
-    return *dfd >= 0 || errno == ENOENT ? TILE_OK : TILE_ERROR_IO;
+    if (*dfd >= 0 || errno == ENOENT) return TILE_OK;
+    return rt_fail(NULL, TILE_ERROR_IO, "%s: %s is not a cache folder this user can use: %s", fn, dir ? dir : "(no folder)",
+                   errno == ELOOP ? "it is a symbolic link" : errno == EPERM ? "owned by another user, or writable by others" : strerror(errno));
 }
 
 static bool count_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {
@@ -863,10 +866,10 @@ static uint64_t count_bytes(int dfd, const char *name, char what) {
 }
 
 tile_status tile_cache_get_stats(const char *cache_dir, tile_cache_stats *out) {
-    if (!out) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_get_stats: out is NULL");
     memset(out, 0, sizeof *out);
     int dfd;
-    tile_status st = open_existing(dir_or_default(cache_dir), &dfd);
+    tile_status st = open_existing("tile_cache_get_stats", dir_or_default(cache_dir), &dfd);
     if (dfd < 0) return st;
     out->hits = count_bytes(dfd, "stats", 'h');
     out->misses = count_bytes(dfd, "stats", 'm');
@@ -910,10 +913,10 @@ static bool list_entry(void *user, int kkfd, const char *name, const char *key, 
 }
 
 tile_status tile_cache_list_ex(const char *cache_dir, void (*fn)(void *user, const tile_cache_entry_info *entry), void *user) {
-    if (!fn) return TILE_ERROR_INVALID_VALUE;
+    if (!fn) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_list: fn is NULL");
     ListCtx lc = {fn, user};
     int dfd;
-    tile_status st = open_existing(dir_or_default(cache_dir), &dfd);
+    tile_status st = open_existing("tile_cache_list", dir_or_default(cache_dir), &dfd);
     if (dfd < 0) return st;
     each_entry(dfd, list_entry, &lc);
     close(dfd);
@@ -934,7 +937,7 @@ static void old_list_entry(void *user, const tile_cache_entry_info *e) {
 tile_status tile_cache_list(const char *cache_dir,
                             void (*fn)(void *user, const char *key, const char *source, const char *kernels, uint64_t bytes),
                             void *user) {
-    if (!fn) return TILE_ERROR_INVALID_VALUE;
+    if (!fn) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_list: fn is NULL");
     OldListCtx o = {fn, user};
     return tile_cache_list_ex(cache_dir, old_list_entry, &o);
 }
@@ -954,11 +957,12 @@ static void remove_regular(int dfd, const char *name, int *err) {
 
 tile_status tile_cache_clear(const char *cache_dir, int tuning) {
     int dfd, err = 0;
-    tile_status st = open_existing(dir_or_default(cache_dir), &dfd);
+    const char *dir = dir_or_default(cache_dir);
+    tile_status st = open_existing("tile_cache_clear", dir, &dfd);
     if (dfd < 0) return st;
     each_entry(dfd, remove_entry, &err);
     remove_regular(dfd, "stats", &err);
     if (tuning) remove_regular(dfd, "tune.db", &err);
     close(dfd);
-    return err ? TILE_ERROR_IO : TILE_OK;
+    return err ? rt_fail(NULL, TILE_ERROR_IO, "tile_cache_clear: cannot remove everything in %s: %s", dir, strerror(err)) : TILE_OK;
 }

@@ -460,7 +460,7 @@ tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt,
 }
 
 tile_status tile_compile_source(const char *name, const char *source, const tile_compile_options *opt, tile_compiled *out) {
-    if (!out) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_compile_source: out is NULL");
     memset(out, 0, sizeof *out);
     if (!source) {
         out->diagnostics = strdup("error: the source is NULL");
@@ -471,7 +471,7 @@ tile_status tile_compile_source(const char *name, const char *source, const tile
 }
 
 tile_status tile_compile_file(const char *path, const tile_compile_options *opt, tile_compiled *out) {
-    if (!out) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_compile_file: out is NULL");
     memset(out, 0, sizeof *out);
     if (!path) {
         out->diagnostics = strdup("error: the path is NULL");

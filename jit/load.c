@@ -253,7 +253,7 @@ tile_status jit_load_file_locked(tile_context *ctx, const char *path, const tile
 }
 
 tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const tile_compile_options *opt, tile_module **out) {
-    if (!rt_context_valid(ctx)) return TILE_ERROR_INVALID_VALUE;
+    if (!rt_context_valid(ctx)) return rt_no_context("tile_module_load_file", ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: out is NULL");
     *out = NULL;
     if (!path) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_file: path is NULL");
@@ -265,7 +265,7 @@ tile_status tile_module_load_file_ex(tile_context *ctx, const char *path, const 
 
 tile_status tile_module_load_source_ex(tile_context *ctx, const char *name, const char *source, const tile_compile_options *opt,
                                        tile_module **out) {
-    if (!rt_context_valid(ctx)) return TILE_ERROR_INVALID_VALUE;
+    if (!rt_context_valid(ctx)) return rt_no_context("tile_module_load_source", ctx);
     if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: out is NULL");
     *out = NULL;
     if (!source) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_module_load_source: source is NULL");

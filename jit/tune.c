@@ -76,10 +76,12 @@ static void kernel_id(const SrcFile *src, const SrcFile **files, int nf, const c
 }
 
 tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33]) {
-    if (!path || !kernel || !id) return TILE_ERROR_INVALID_VALUE;
+    if (!path || !kernel || !id)
+        return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_kernel_id_file: %s is NULL", !path ? "path" : !kernel ? "kernel" : "id");
+    id[0] = 0;
     size_t n;
     char *text = read_source(path, &n);
-    if (!text) return TILE_ERROR_IO;
+    if (!text) return rt_fail(NULL, TILE_ERROR_IO, "tile_kernel_id_file: cannot read '%s': %s", path, source_error(errno));
     SrcFile src = {.name = path, .text = text, .len = n};
     Arena *a = arena_new();
     /* an id for a kernel the file does not have is one nothing will ever look up */
@@ -97,7 +99,7 @@ tile_status tile_kernel_id_file(const char *path, const char *kernel, char id[33
     } else id[0] = 0;
     arena_free(a);
     free(text);
-    return found ? TILE_OK : TILE_ERROR_NOT_FOUND;
+    return found ? TILE_OK : rt_fail(NULL, TILE_ERROR_NOT_FOUND, "tile_kernel_id_file: %s declares no kernel '%s'", path, kernel);
 }
 
 /* ---- checking a record ---- */
@@ -202,13 +204,21 @@ static bool same_key(const TuneRec *a, const TuneRec *b) {
 tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              const char *config, double seconds) {
     const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
-    if (!field_ok(kernel_id) || !field_ok(device) || !field_ok(key_bucket) || !field_ok(config) || !(seconds >= 0)) return TILE_ERROR_INVALID_VALUE;
+    const char *const fields[4] = {kernel_id, device, key_bucket, config};
+    static const char *const field_names[4] = {"kernel_id", "device", "key_bucket", "config"};
+    for (int i = 0; i < 4; i++)
+        if (!field_ok(fields[i]))
+            return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_tune_record: %s is %s", field_names[i],
+                           !fields[i] ? "NULL" : !*fields[i] ? "empty" : "not one line without tabs");
+    if (!(seconds >= 0)) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_tune_record: seconds = %g is not a time", seconds);
     Str why = {0}; /* a record every lookup would ignore (not NAME=VALUE words) is refused, not written over a good one */
     bool form = config_ok(config, NULL, kernel_id, &why);
+    if (!form) rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_tune_record: config '%s': %s", config, why.buf ? why.buf : "not NAME=VALUE words");
     str_free(&why);
     if (!form) return TILE_ERROR_INVALID_VALUE;
     int dfd = jit_cache_open(dir, true);
-    if (dfd < 0) return TILE_ERROR_IO;
+    if (dfd < 0)
+        return rt_fail(NULL, TILE_ERROR_IO, "tile_tune_record: cannot use the cache folder %s: %s", dir ? dir : "(none)", strerror(errno));
     /* 1. the records so far, the new one last */
     char *text = jit_cache_read(dfd, "tune.db", NULL);
     int nrec = 0, dropped = 0;
@@ -282,7 +292,10 @@ static void space_from_tuning(const LangTuning *t, tile_tune_space *out) {
 static tile_status lookup(const char *cache_dir, const char *kernel_id, const tile_tune_space *sp, const char *kernel,
                           const char *device, const char *key_bucket, char *config, size_t config_size) {
     const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
-    if (!kernel_id || !device || !key_bucket || !config || !config_size) return TILE_ERROR_INVALID_VALUE;
+    if (!kernel_id || !device || !key_bucket || !config || !config_size)
+        return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_tune_lookup: %s", !kernel_id ? "kernel_id is NULL" : !device ? "device is NULL"
+                                                                           : !key_bucket ? "key_bucket is NULL" : !config ? "config is NULL"
+                                                                                         : "config_size is 0");
     config[0] = 0;
     int dfd = jit_cache_open(dir, false);
     if (dfd < 0) return TILE_ERROR_NOT_FOUND;
@@ -333,7 +346,9 @@ tile_status tile_tune_lookup(const char *cache_dir, const char *kernel_id, const
 
 tile_status tile_tune_lookup_file(const char *cache_dir, const char *path, const char *kernel, const char *device,
                                   const char *key_bucket, char *config, size_t config_size) {
-    if (!path || !kernel || !config || !config_size) return TILE_ERROR_INVALID_VALUE;
+    if (!path || !kernel || !config || !config_size)
+        return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_tune_lookup_file: %s", !path ? "path is NULL" : !kernel ? "kernel is NULL"
+                                                                                : !config ? "config is NULL" : "config_size is 0");
     config[0] = 0;
     char id[33];
     tile_status st = tile_kernel_id_file(path, kernel, id);
@@ -371,11 +386,17 @@ static tile_status space_of(const SrcFile *src, const char *kernel, tile_tune_sp
     return st;
 }
 
+/* A NULL argument: TILE_ERROR_INVALID_VALUE with why in *errmsg (when given) and tile_last_error(NULL). */
+static tile_status space_refuse(char **errmsg, const char *why) {
+    if (errmsg) *errmsg = strdup(why);
+    return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "%s", why);
+}
+
 tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune_space *out, char **errmsg) {
     if (errmsg) *errmsg = NULL;
-    if (!out) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return space_refuse(errmsg, "tile_tune_space_file: out is NULL");
     memset(out, 0, sizeof *out);
-    if (!path || !kernel) return TILE_ERROR_INVALID_VALUE;
+    if (!path || !kernel) return space_refuse(errmsg, !path ? "tile_tune_space_file: path is NULL" : "tile_tune_space_file: kernel is NULL");
     size_t n;
     char *text = read_file(path, &n);
     if (!text) {
@@ -393,9 +414,9 @@ tile_status tile_tune_space_file(const char *path, const char *kernel, tile_tune
 
 tile_status tile_tune_space_source(const char *name, const char *source, const char *kernel, tile_tune_space *out, char **errmsg) {
     if (errmsg) *errmsg = NULL;
-    if (!out) return TILE_ERROR_INVALID_VALUE;
+    if (!out) return space_refuse(errmsg, "tile_tune_space_source: out is NULL");
     memset(out, 0, sizeof *out);
-    if (!source || !kernel) return TILE_ERROR_INVALID_VALUE;
+    if (!source || !kernel) return space_refuse(errmsg, !source ? "tile_tune_space_source: source is NULL" : "tile_tune_space_source: kernel is NULL");
     return space_of(&(SrcFile){.name = name && *name ? name : "<source>", .text = source, .len = strlen(source)}, kernel, out, errmsg);
 }
 

@@ -71,7 +71,8 @@ const RtDataDirs *rt_data_dirs(void);
 const char *rt_data_path(const char *sub, const char *file, char *buf, size_t n);
 
 /* ---- runtime.c ---- */
-/* Record a printf-style message as the context's last error and return status. */
+/* Record a printf-style message as the context's last error and return status; ctx NULL: as the calling
+ * thread's last error without a context (tile_last_error(NULL)), for the calls that take none. */
 tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A public input struct as this release reads it.  Every such struct begins with `size_t size`: 0 means
  * the layout of the first release with size fields (`baseline`, the struct's sizeof then, a constant

@@ -108,12 +108,22 @@ static ErrRecord *err_record(const tile_context *ctx, bool make) {
     return reuse;
 }
 
+/* Why the last call on this thread failed that had no live context to hold the message: a
+ * tile_context_create*, a call given a NULL or dead handle, or a call that takes no context (tile_cache_*,
+ * tile_tune_*, tile_compile_* given no result).  tile_last_error(NULL) answers it. */
+static _Thread_local char create_err[1024];
+
 tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...) {
     Str s = {0};
     va_list ap;
     va_start(ap, fmt);
     str_vprintf(&s, fmt, ap); /* first: an argument may be this thread's current message (tile_last_error) */
     va_end(ap);
+    if (!ctx) { /* a call that takes no context */
+        snprintf(create_err, sizeof create_err, "%s", s.buf ? s.buf : "");
+        str_free(&s);
+        return status;
+    }
     ErrRecord *r = err_record(ctx, true);
     if (r) {
         free(r->msg);
@@ -170,9 +180,6 @@ tile_status rt_dev_error(tile_context *ctx, DevStatus s, const char *what) {
     return rt_fail(ctx, from_dev(s), "%s: %s", what, msg);
 }
 
-/* Why the last call on this thread failed that had no live context to hold the message: a
- * tile_context_create*, or a call given a NULL or dead handle.  tile_last_error(NULL) answers it. */
-static _Thread_local char create_err[1024];
 
 static tile_status create_fail(tile_status st, const char *msg) {
     snprintf(create_err, sizeof create_err, "%s", msg ? msg : "");

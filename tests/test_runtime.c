@@ -832,3 +832,68 @@ Test(runtime, threads_compile_and_launch, .timeout = 240) {
     tile_context_destroy(own[1]);
     close_emu(shared);
 }
+
+/* The calls that take no context say why they refuse, in tile_last_error(NULL); a dead or NULL context given
+ * to a load says so too. */
+#define ASSERT_NOCTX(call, status, needle)                                                                                   \
+    do {                                                                                                                     \
+        tile_status st_ = (call);                                                                                            \
+        cr_expect_eq(st_, status, "%s: got %s (%s)", #call, tile_status_string(st_), tile_last_error(NULL));                 \
+        cr_expect(strstr(tile_last_error(NULL), needle), "%s: message '%s' lacks '%s'", #call, tile_last_error(NULL), needle); \
+    } while (0)
+
+Test(runtime, context_free_calls_say_why) {
+    char dir[64] = "/tmp/tile-test-noctx-XXXXXX", file[96], path[96];
+    cr_assert(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/a-file", dir);
+    snprintf(path, sizeof path, "%s/k.tile", dir);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    f = fopen(path, "w");
+    fputs("kernel k(x: *f32) { store(x + arange(0, 32), 1.0); }\n", f);
+    fclose(f);
+    tile_module *m;
+    ASSERT_NOCTX(tile_module_load_source(NULL, "kernel k() {}", NULL, &m), TILE_ERROR_INVALID_VALUE, "tile_module_load_source: the tile_context is NULL");
+    ASSERT_NOCTX(tile_module_load_file(NULL, path, NULL, &m), TILE_ERROR_INVALID_VALUE, "tile_module_load_file: the tile_context is NULL");
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
+    tile_context_destroy(ctx);
+    ASSERT_NOCTX(tile_module_load_source(ctx, "kernel k() {}", NULL, &m), TILE_ERROR_INVALID_VALUE, "tile_module_load_source: not a live tile_context");
+    ASSERT_NOCTX(tile_compile_source("a", "kernel k() {}", NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_compile_source: out is NULL");
+    ASSERT_NOCTX(tile_compile_file(path, NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_compile_file: out is NULL");
+    ASSERT_NOCTX(tile_cache_compile_source(dir, "a", "kernel k() {}", NULL, NULL, NULL), TILE_ERROR_INVALID_VALUE, "out is NULL");
+    ASSERT_NOCTX(tile_cache_compile_file(dir, path, NULL, NULL, NULL), TILE_ERROR_INVALID_VALUE, "out is NULL");
+    tile_cache_stats st;
+    ASSERT_NOCTX(tile_cache_get_stats(dir, NULL), TILE_ERROR_INVALID_VALUE, "tile_cache_get_stats: out is NULL");
+    ASSERT_NOCTX(tile_cache_list_ex(dir, NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_cache_list: fn is NULL");
+    ASSERT_NOCTX(tile_cache_list(dir, NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_cache_list: fn is NULL");
+    /* a folder that is a file: refused, and the message names it (the warning on stderr says it once per process) */
+    char want[160];
+    snprintf(want, sizeof want, "tile_cache_get_stats: %s is not a cache folder this user can use", file);
+    ASSERT_NOCTX(tile_cache_get_stats(file, &st), TILE_ERROR_IO, want);
+    snprintf(want, sizeof want, "tile_cache_clear: %s is not a cache folder this user can use", file);
+    ASSERT_NOCTX(tile_cache_clear(file, 1), TILE_ERROR_IO, want);
+    snprintf(want, sizeof want, "tile_tune_record: cannot use the cache folder %s", file);
+    ASSERT_NOCTX(tile_tune_record(file, "id", "dev", "1", "BM=64", 1.0), TILE_ERROR_IO, want);
+    ASSERT_NOCTX(tile_tune_record(dir, NULL, "dev", "1", "BM=64", 1.0), TILE_ERROR_INVALID_VALUE, "kernel_id is NULL");
+    ASSERT_NOCTX(tile_tune_record(dir, "id", "", "1", "BM=64", 1.0), TILE_ERROR_INVALID_VALUE, "device is empty");
+    ASSERT_NOCTX(tile_tune_record(dir, "id", "dev", "1\n2", "BM=64", 1.0), TILE_ERROR_INVALID_VALUE, "key_bucket is not one line");
+    ASSERT_NOCTX(tile_tune_record(dir, "id", "dev", "1", "BM=64", -1.0), TILE_ERROR_INVALID_VALUE, "seconds = -1 is not a time");
+    ASSERT_NOCTX(tile_tune_record(dir, "id", "dev", "1", "banana", 1.0), TILE_ERROR_INVALID_VALUE, "config 'banana'");
+    char cfg[64], id[33];
+    ASSERT_NOCTX(tile_tune_lookup(dir, "id", NULL, "1", cfg, sizeof cfg), TILE_ERROR_INVALID_VALUE, "tile_tune_lookup: device is NULL");
+    ASSERT_NOCTX(tile_tune_lookup_file(dir, path, "k", "dev", "1", cfg, 0), TILE_ERROR_INVALID_VALUE, "config_size is 0");
+    ASSERT_NOCTX(tile_kernel_id_file(path, NULL, id), TILE_ERROR_INVALID_VALUE, "tile_kernel_id_file: kernel is NULL");
+    ASSERT_NOCTX(tile_kernel_id_file(file, "k", id), TILE_ERROR_NOT_FOUND, "declares no kernel 'k'");
+    ASSERT_NOCTX(tile_kernel_id_file("/nonexistent/k.tile", "k", id), TILE_ERROR_IO, "cannot read '/nonexistent/k.tile'");
+    cr_expect_str_empty(id);
+    tile_tune_space sp;
+    char *err = NULL;
+    ASSERT_NOCTX(tile_tune_space_source("a", NULL, "k", &sp, &err), TILE_ERROR_INVALID_VALUE, "tile_tune_space_source: source is NULL");
+    cr_expect(err && !strcmp(err, "tile_tune_space_source: source is NULL"), "%s", err ? err : "(null)");
+    free(err);
+    ASSERT_NOCTX(tile_tune_space_file(path, "k", NULL, NULL), TILE_ERROR_INVALID_VALUE, "tile_tune_space_file: out is NULL");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -270,8 +270,10 @@ TILE_API tile_status tile_context_interrupt(tile_context *ctx);
  * has its own.  The string stays valid until this thread's next failure on ctx, ctx is destroyed
  * by this thread, or the thread exits; once ctx has been destroyed by another thread, until this
  * thread's next failure on any context (its record is reused): copy it to keep it longer.  NULL: the message of this thread's last failure that had no
- * live context to hold it ("" when none): a tile_context_create*, or a call given a NULL or dead
- * handle ("tile_launch: not a live tile_kernel (its module was unloaded, ...)"). */
+ * live context to hold it ("" when none): a tile_context_create*, a call given a NULL or dead
+ * handle ("tile_launch: not a live tile_kernel (its module was unloaded, ...)"), or a call that takes no
+ * context refusing its arguments or its folder (tile_cache_*, tile_tune_*, tile_kernel_id_file,
+ * tile_compile_* without a result to hold diagnostics). */
 TILE_API const char *tile_last_error(tile_context *ctx);
 
 typedef struct tile_device_properties {
