@@ -387,7 +387,10 @@ typedef struct tile_kernel_attributes {
 } tile_kernel_attributes;
 TILE_API tile_status tile_kernel_get_attributes(tile_kernel *k, tile_kernel_attributes *out);
 
-/* args[i] points at the value of parameter i, as in cuLaunchKernel. */
+/* args[i] points at the value of parameter i, as in cuLaunchKernel: exactly num_params of them
+ * (tile_kernel_attributes).  A C array carries no length, so a shorter one cannot be detected (the launch
+ * reads past it); a NULL args[i] is refused, and so is a pointer parameter's value (a compiled kernel's, raw
+ * PTX's .ptr ones) that is neither 0 nor memory of the kernel's context. */
 TILE_API tile_status tile_launch(tile_kernel *k, tile_dim3 grid, void **args, tile_stream stream); /* block and shared memory from the kernel */
 /* Launch options.  `size` is sizeof(tile_launch_options) as the caller compiled it: fields are only
  * ever appended, and those past the caller's size count as zero (the default). */
