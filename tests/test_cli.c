@@ -382,6 +382,25 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'n / (BLOCK - BLOCK)' --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "division by zero"), "%s", buf);
+    /* nesting is bounded (the evaluator recurses: a deep one overflowed the stack), numbers fit in 64 bits
+     * (strtoll's saturated value was taken), cdiv is the ceiling without overflow or rounding up a negative
+     * quotient's truncation: cdiv(0-4, 2) is -2, so the grid is 0 */
+    char deep[160] = "";
+    for (int i = 0; i < 65; i++) strcat(deep, "(");
+    strcat(deep, "4");
+    for (int i = 0; i < 65; i++) strcat(deep, ")");
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid '%s' --device emu", path, deep);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "column 65: parentheses nested more than 64 deep"), "%s", buf);
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid '18446744073709551617' --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "column 1: the number does not fit in 64 bits"), "%s", buf);
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'cdiv(9223372036854775807, 2)' --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "the grid's x is 4611686018427387904"), "%s", buf);
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'cdiv(0 - 4, 2) + 2' --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "the grid's x is 0"), "%s", buf);
     /* an empty grid is no grid (it ran on a default one); a float --arg is a number for a float parameter only */
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid ' ' --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);

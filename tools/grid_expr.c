@@ -2,6 +2,7 @@
 #include "tools/grid_expr.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@ typedef struct Env {
     const int64_t *vals;
     int n;
     const char *start, *p;
+    int depth; /* parentheses and cdiv( open around p */
     bool bad;
     char *why; /* the first problem, with its column */
     size_t whylen;
@@ -24,6 +26,8 @@ static void fail(Env *e, const char *what, int len, const char *name) {
 
 static int64_t ex_expr(Env *e);
 
+enum { MAX_DEPTH = 64 }; /* nesting a grid needs is a few levels; the evaluator recurses once per level */
+
 /* Step over `c`, or mark the expression bad (never past the end of the string). */
 static void expect(Env *e, char c) {
     while (*e->p == ' ') e->p++;
@@ -36,12 +40,24 @@ static void expect(Env *e, char c) {
 static int64_t ex_atom(Env *e) {
     while (*e->p == ' ') e->p++;
     if (*e->p == '(') {
+        if (e->depth == MAX_DEPTH) return fail(e, "column %d: parentheses nested more than 64 deep%.*s", 0, ""), 0;
         e->p++;
+        e->depth++;
         int64_t v = ex_expr(e);
+        e->depth--;
         expect(e, ')');
         return v;
     }
-    if (isdigit((unsigned char)*e->p)) return strtoll(e->p, (char **)&e->p, 0);
+    if (isdigit((unsigned char)*e->p)) {
+        errno = 0;
+        const char *s = e->p;
+        int64_t v = strtoll(s, (char **)&e->p, 0);
+        if (errno == ERANGE) {
+            e->p = s;
+            return fail(e, "column %d: the number does not fit in 64 bits%.*s", 0, ""), 0;
+        }
+        return v;
+    }
     if (!isalpha((unsigned char)*e->p) && *e->p != '_') {
         fail(e, "column %d: expected a number, a name, cdiv(a, b) or '('%.*s", 0, "");
         return 0;
@@ -50,13 +66,16 @@ static int64_t ex_atom(Env *e) {
     while (isalnum((unsigned char)*e->p) || *e->p == '_') e->p++;
     size_t len = (size_t)(e->p - s);
     if (len == 4 && !strncmp(s, "cdiv", 4) && *e->p == '(') {
+        if (e->depth == MAX_DEPTH) return fail(e, "column %d: parentheses nested more than 64 deep%.*s", 0, ""), 0;
         e->p++;
+        e->depth++;
         int64_t a = ex_expr(e);
         expect(e, ',');
         int64_t b = ex_expr(e);
+        e->depth--;
         expect(e, ')');
         if (b <= 0) fail(e, "column %d: cdiv's divisor is not positive%.*s", 0, "");
-        return b > 0 ? (a + b - 1) / b : 0;
+        return b > 0 ? a / b + (a % b > 0) : 0; /* the ceiling, without a + b - 1 (which overflows near 2^63) */
     }
     for (int i = e->n - 1; i >= 0; i--)
         if (strlen(e->names[i]) == len && !strncmp(e->names[i], s, len)) return e->vals[i];
@@ -98,7 +117,7 @@ bool grid_expr_dims(const char *grid, const char *const *names, const int64_t *v
     dims[0] = dims[1] = dims[2] = 1;
     const char *p = grid;
     for (int d = 0; d < 3 && *p; d++) {
-        Env e = {names, vals, n, grid, p, false, why, whylen};
+        Env e = {names, vals, n, grid, p, 0, false, why, whylen};
         int64_t v = ex_expr(&e);
         while (*e.p == ' ') e.p++;
         if (!e.bad && *e.p && *e.p != ',') fail(&e, "column %d: unexpected '%.*s'", 1, e.p);

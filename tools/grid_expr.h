@@ -7,7 +7,8 @@
  *   term = atom {("*" | "/") atom}
  *   atom = INT | NAME | "cdiv" "(" expr "," expr ")" | "(" expr ")"
  *
- * A later binding of a name hides an earlier one. */
+ * A later binding of a name hides an earlier one.  cdiv(a, b) is the ceiling of a / b (b > 0); INT is
+ * decimal, 0x hexadecimal or 0 octal, at most 2^63-1; parentheses and cdiv nest at most 64 deep. */
 #ifndef TILE_TOOLS_GRID_EXPR_H
 #define TILE_TOOLS_GRID_EXPR_H
 
