@@ -801,7 +801,7 @@ tile_status jit_cache_compile(const char *dir, const SrcFile *src, const tile_co
 }
 
 /* ---- public ---- */
-static const char *dir_or_default(const char *dir) { return dir ? dir : rt_options()->cache_dir; }
+static const char *dir_or_default(const char *dir) { return dir && *dir ? dir : rt_options()->cache_dir; /* "": the default, as TILE_CACHE_DIR="" */ }
 
 tile_status tile_cache_compile_source(const char *cache_dir, const char *name, const char *source,
                                       const tile_compile_options *opt, tile_compiled *out, int *from_cache) {

@@ -203,7 +203,7 @@ static bool same_key(const TuneRec *a, const TuneRec *b) {
 
 tile_status tile_tune_record(const char *cache_dir, const char *kernel_id, const char *device, const char *key_bucket,
                              const char *config, double seconds) {
-    const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
+    const char *dir = cache_dir && *cache_dir ? cache_dir : rt_options()->cache_dir;
     const char *const fields[4] = {kernel_id, device, key_bucket, config};
     static const char *const field_names[4] = {"kernel_id", "device", "key_bucket", "config"};
     for (int i = 0; i < 4; i++)
@@ -291,7 +291,7 @@ static void space_from_tuning(const LangTuning *t, tile_tune_space *out) {
 /* The lookup; sp (NULL: records are checked for form only) is the kernel's declared space. */
 static tile_status lookup(const char *cache_dir, const char *kernel_id, const tile_tune_space *sp, const char *kernel,
                           const char *device, const char *key_bucket, char *config, size_t config_size) {
-    const char *dir = cache_dir ? cache_dir : rt_options()->cache_dir;
+    const char *dir = cache_dir && *cache_dir ? cache_dir : rt_options()->cache_dir;
     if (!kernel_id || !device || !key_bucket || !config || !config_size)
         return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_tune_lookup: %s", !kernel_id ? "kernel_id is NULL" : !device ? "device is NULL"
                                                                            : !key_bucket ? "key_bucket is NULL" : !config ? "config is NULL"

@@ -255,7 +255,7 @@ static tile_status context_new(const tile_context_options *opt, const Target *tg
     dev_model(dev, model, sizeof model);
     if (ctx->emu) snprintf(ctx->devkey, sizeof ctx->devkey, "emu/%s", ctx->arch);
     else snprintf(ctx->devkey, sizeof ctx->devkey, "cuda/%s/%s", model, ctx->arch);
-    if (!opt->no_disk_cache) ctx->cache_dir = strdup(opt->cache_dir ? opt->cache_dir : rt_options()->cache_dir);
+    if (!opt->no_disk_cache) ctx->cache_dir = strdup(opt->cache_dir && *opt->cache_dir ? opt->cache_dir : rt_options()->cache_dir);
     create_err[0] = 0;
     *out = ctx;
     return TILE_OK;

@@ -403,3 +403,37 @@ Test(cache, nul_byte_in_a_file_is_an_error, .init = setup, .fini = teardown) {
         tile_compiled_free(&c);
     }
 }
+
+/* An empty cache folder name is the default folder, as TILE_CACHE_DIR="" is (it compiled with no disk cache
+ * at all, silently, in a context and in tile_cache_*; stats, list and clear looked at nothing). */
+Test(cache, empty_folder_name_is_the_default, .init = setup, .fini = teardown) {
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    cr_assert_eq(setenv("TILE_CACHE_DIR", cache, 1), 0); /* read once, at the library's first use: this test's process */
+    const char *src = "kernel k(x: *f32) { store(x + arange(0, 32), 1.0); }";
+    tile_compiled c;
+    int hit = -1;
+    cr_assert_eq(tile_cache_compile_source("", "k.tile", src, NULL, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    cr_assert_eq(hit, 0);
+    tile_compiled_free(&c);
+    cr_assert_eq(tile_cache_compile_source(cache, "k.tile", src, NULL, &c, &hit), TILE_OK, "%s", c.diagnostics);
+    cr_assert_eq(hit, 1, "the entry went into TILE_CACHE_DIR");
+    tile_compiled_free(&c);
+    tile_context *ctx;
+    tile_context_options o = {.device = "emu", .cache_dir = ""};
+    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
+    tile_module *m;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "k.tile", src, NULL, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_context_stats s;
+    cr_assert_eq(tile_context_get_stats(ctx, &s), TILE_OK);
+    cr_expect_eq(s.disk_hits, 1, "the context's load was a hit in the default folder (%llu disk hits)", (unsigned long long)s.disk_hits);
+    tile_module_unload(m);
+    tile_context_destroy(ctx);
+    tile_cache_stats st;
+    cr_assert_eq(tile_cache_get_stats("", &st), TILE_OK);
+    cr_expect_eq(st.entries, 1);
+    cr_expect_eq(st.hits, 2);
+    cr_assert_eq(tile_cache_clear("", 1), TILE_OK);
+    cr_assert_eq(tile_cache_get_stats(cache, &st), TILE_OK);
+    cr_expect_eq(st.entries, 0);
+}

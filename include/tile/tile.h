@@ -153,7 +153,7 @@ TILE_API const char *tile_version(void);
  * Compiled PTX/cubin and kernel metadata, keyed by XXH3-128 over the
  * compiler's build id, the source and every file it imports, defines,
  * specializations, options, arch and LLVM version.  On disk under
- * cache_dir (NULL: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else
+ * cache_dir (NULL or "": TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else
  * ~/.cache/tile, else ${TMPDIR:-/tmp}/tile-cache-UID), used only when it is
  * owned by this user and writable by no one else (docs/runtime.md).
  * Requests for dumps, timing or LLVM IR bypass the cache.
@@ -195,7 +195,7 @@ TILE_API tile_status tile_cache_list_ex(const char *cache_dir, void (*fn)(void *
 TILE_API uint64_t tile_cache_max_bytes(void);
 /* Remove every entry (and, with tuning != 0, the tuning database). */
 TILE_API tile_status tile_cache_clear(const char *cache_dir, int tuning);
-/* The folder a NULL cache_dir means (malloc'd; free it). */
+/* The folder a NULL (or "") cache_dir means (malloc'd; free it). */
 TILE_API char *tile_cache_default_dir(void);
 
 /* ==== run time ===================================================== */
@@ -226,7 +226,7 @@ typedef struct tile_context_options {
     const char *device;        /* "cuda", "cuda:N", "emu", "emu:<target>" (the emulator as that target, e.g. "emu:sm_90a":
                                   kernels compile for it; arch must then be NULL or the same); NULL: TILE_DEVICE, else cuda
                                   when present, else emu */
-    const char *cache_dir;     /* NULL: see the compile cache above */
+    const char *cache_dir;     /* NULL or "": see the compile cache above */
     int no_disk_cache;         /* keep compiled kernels in memory only */
     const char *arch;          /* a target (tile_target_name); NULL or "": on a GPU its own (by compute capability: sm_90a on 9.0,
                                   sm_89 on 8.9 and on 10.0 and later, whose drivers JIT-compile its PTX), on the emulator
