@@ -174,10 +174,57 @@ static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, cons
     return !need || perr(ps, line, "'%.*s' needs %s", (int)len, s, need);
 }
 
+/* Rounding, .approx/.full, .ftz, .sat and .NaN on the scalar arithmetic of the integer types, .f32 and .f64 (ptxas of
+ * CUDA 13, tried form by form; the f16 and bf16 forms have rules of their own and are not checked here).  Without the
+ * rounding an opcode needs the emulator rounded as it chose (div.f32 and fma.f32 to nearest, sqrt.f64 on the host), and
+ * a modifier the type does not take (add.rn.u32, add.sat.f64, fma.rn.ftz.f64, max.NaN.f64) did nothing. */
+static bool check_float_mods(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
+    unsigned op = in->op, t = in->ty;
+    bool arith = op == EMU_OP_ADD || op == EMU_OP_SUB || op == EMU_OP_MUL || op == EMU_OP_MAD || op == EMU_OP_FMA ||
+                 op == EMU_OP_DIV || op == EMU_OP_REM || op == EMU_OP_MIN || op == EMU_OP_MAX || op == EMU_OP_ABS ||
+                 op == EMU_OP_NEG || op == EMU_OP_SQRT || op == EMU_OP_RCP || op == EMU_OP_RSQRT || op == EMU_OP_EX2 ||
+                 op == EMU_OP_LG2 || op == EMU_OP_SIN || op == EMU_OP_COS || op == EMU_OP_TANH || op == EMU_OP_COPYSIGN ||
+                 op == EMU_OP_TESTP || op == EMU_OP_SAD || op == EMU_OP_SETP;
+    if (!arith || ntypes != 1 || t >= 64 || !(T_CHECKED >> t & 1) || t == EMU_T_PRED) return true;
+    bool f32 = t == EMU_T_F32, f64 = t == EMU_T_F64, fl = f32 || f64;
+    uint32_t fl_ = in->flags;
+    bool rnd = in->rnd != EMU_RND_NONE, frnd = in->rnd >= EMU_RND_RN && in->rnd <= EMU_RND_RP;
+    bool approx = fl_ & EMU_F(APPROX), full = fl_ & EMU_F(FULL), ftz = fl_ & EMU_F(FTZ);
+    bool takes_rnd = fl && (op == EMU_OP_ADD || op == EMU_OP_SUB || op == EMU_OP_MUL || op == EMU_OP_MAD || op == EMU_OP_FMA ||
+                            op == EMU_OP_DIV || op == EMU_OP_SQRT || op == EMU_OP_RCP);
+    if (rnd && !takes_rnd)
+        return perr(ps, line, "'%.*s': %s takes no rounding modifier%s", (int)len, s, emu_op_name(op),
+                    fl ? "" : " (rounding is for floating-point types)");
+    if (rnd && !frnd) return perr(ps, line, "'%.*s': the rounding of %s is .rn, .rz, .rm or .rp", (int)len, s, emu_op_name(op));
+    bool approx_ok = f32 ? op == EMU_OP_DIV || op == EMU_OP_SQRT || op == EMU_OP_RCP || op == EMU_OP_RSQRT || op == EMU_OP_EX2 ||
+                               op == EMU_OP_LG2 || op == EMU_OP_SIN || op == EMU_OP_COS || op == EMU_OP_TANH
+                         : f64 && (op == EMU_OP_RSQRT || (op == EMU_OP_RCP && ftz));
+    bool approx_only = op == EMU_OP_RSQRT || op == EMU_OP_EX2 || op == EMU_OP_LG2 || op == EMU_OP_SIN || op == EMU_OP_COS ||
+                       op == EMU_OP_TANH;
+    if ((approx && !approx_ok) || (full && !(f32 && op == EMU_OP_DIV)))
+        return perr(ps, line, "'%.*s': %s.%s is not an instruction%s", (int)len, s, emu_op_name(op), approx ? "approx" : "full",
+                    op == EMU_OP_RCP && f64 ? " (rcp.approx.f64 needs .ftz)" : "");
+    if (approx_only && !approx) return perr(ps, line, "'%.*s' needs .approx", (int)len, s);
+    bool needs_rnd = fl && (op == EMU_OP_FMA || (op == EMU_OP_MAD && !(fl_ & (EMU_F(LO) | EMU_F(HI) | EMU_F(WIDE)))) ||
+                            op == EMU_OP_DIV || op == EMU_OP_SQRT || op == EMU_OP_RCP);
+    if (needs_rnd && (int)rnd + (int)approx + (int)full != 1)
+        return perr(ps, line, "'%.*s' needs %s", (int)len, s,
+                    (op == EMU_OP_DIV && f32) ? "one of a rounding (.rn .rz .rm .rp), .approx and .full"
+                    : approx_ok ? "one of a rounding (.rn .rz .rm .rp) and .approx" : "a rounding modifier (.rn .rz .rm .rp)");
+    /* .ftz: f32 only (and rcp.f64, rsqrt.approx.f64); never on copysign, testp */
+    bool ftz_ok = (f32 && op != EMU_OP_COPYSIGN && op != EMU_OP_TESTP) || (f64 && (op == EMU_OP_RCP || op == EMU_OP_RSQRT));
+    if (ftz && !ftz_ok) return perr(ps, line, "'%.*s': %s takes no .ftz with .%s", (int)len, s, emu_op_name(op), emu_type_name(t));
+    if ((fl_ & EMU_F(SAT)) && f64) return perr(ps, line, "'%.*s': .sat is not allowed on .f64", (int)len, s);
+    if ((fl_ & (EMU_F(NANP) | EMU_F(XORSIGN))) && f64)
+        return perr(ps, line, "'%.*s': .NaN and .xorsign are not allowed on .f64", (int)len, s);
+    return true;
+}
+
 /* The modifiers an opcode needs, once all are decoded (decode_mods in parse.c): how many types, which
  * operation of a family, which combinations. */
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
     if (!check_op_type(ps, in, ntypes, line, s, len)) return false;
+    if (!check_float_mods(ps, in, ntypes, line, s, len)) return false;
     if (in->op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_CVT && !check_cvt_rounding(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);

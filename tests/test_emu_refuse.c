@@ -14,7 +14,9 @@
  *   op_types     an instruction type its opcode does not take (add.b32, min.b32, setp.lt.b32, shl.u32, add.pred,
  *                mul.lo.f32, integer mul without .lo/.hi/.wide); every type ptxas takes still loads
  *   cvt_rounding cvt without the rounding its types need, or with one they do not take (cvt.u32.f32 truncated,
- *                cvt.f32.f64 rounded to nearest: the emulator's choice) */
+ *                cvt.f32.f64 rounded to nearest: the emulator's choice)
+ *   float_mods   a rounding, .approx/.full, .ftz, .sat or .NaN an integer, .f32 or .f64 form does not take, or a
+ *                missing one it needs (div.f32, fma.f64 without rounding; add.rn.u32, add.sat.f64, fma.rn.ftz.f64) */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -339,6 +341,65 @@ Test(refuse, cvt_rounding) {
            " cvt.f64.f32 %rd1, %r1;\n cvt.f32.f16 %r1, %h1;\n cvt.f32.bf16 %r1, %h1;\n cvt.f32.f32 %r1, %r2;\n"
            " cvt.rni.f32.f32 %r1, %r2;\n cvt.rzi.f64.f64 %rd1, %rd2;\n cvt.f16.f16 %h1, %h2;\n cvt.u32.u64 %r1, %rd1;\n"
            " cvt.s64.s32 %rd1, %r1;\n cvt.sat.u32.s32 %r1, %r2;\n cvt.u16.u8 %h1, %h2;\n cvt.rn.f16x2.f32 %r1, %r2, %r3"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
+/* Rounding, .approx/.full, .ftz, .sat and .NaN on the integer, .f32 and .f64 arithmetic: each refused form is
+ * ptxas's refusal (without the rounding it needs the emulator rounded as it chose; a modifier the type does not take
+ * did nothing), each accepted one assembles. */
+#define FM(ins) K(" .reg .b32 %r<5>;\n .reg .b64 %rd<5>;\n .reg .f32 %f<5>;\n .reg .f64 %fd<5>;\n .reg .pred %p<2>;\n " ins ";")
+Test(refuse, float_mods) {
+    static const Bad bad[] = {
+        {FM("div.f32 %f1, %f2, %f3"), "ptx:11: 'div.f32' needs one of a rounding (.rn .rz .rm .rp), .approx and .full"},
+        {FM("div.ftz.f32 %f1, %f2, %f3"), "'div.ftz.f32' needs one of"},
+        {FM("div.rn.approx.f32 %f1, %f2, %f3"), "needs one of"},
+        {FM("div.f64 %fd1, %fd2, %fd3"), "'div.f64' needs a rounding modifier (.rn .rz .rm .rp)"},
+        {FM("div.approx.f64 %fd1, %fd2, %fd3"), "'div.approx.f64': div.approx is not an instruction"},
+        {FM("div.full.f64 %fd1, %fd2, %fd3"), "div.full is not an instruction"},
+        {FM("sqrt.f32 %f1, %f2"), "'sqrt.f32' needs one of a rounding (.rn .rz .rm .rp) and .approx"},
+        {FM("sqrt.rni.f32 %f1, %f2"), "'sqrt.rni.f32': the rounding of sqrt is .rn, .rz, .rm or .rp"},
+        {FM("sqrt.f64 %fd1, %fd2"), "'sqrt.f64' needs a rounding modifier"},
+        {FM("sqrt.approx.f64 %fd1, %fd2"), "sqrt.approx is not an instruction"},
+        {FM("sqrt.full.f32 %f1, %f2"), "sqrt.full is not an instruction"},
+        {FM("rcp.f32 %f1, %f2"), "'rcp.f32' needs one of"},
+        {FM("rcp.f64 %fd1, %fd2"), "'rcp.f64' needs a rounding modifier"},
+        {FM("rcp.approx.f64 %fd1, %fd2"), "rcp.approx is not an instruction (rcp.approx.f64 needs .ftz)"},
+        {FM("rsqrt.f32 %f1, %f2"), "'rsqrt.f32' needs .approx"},
+        {FM("rsqrt.rn.f32 %f1, %f2"), "'rsqrt.rn.f32': rsqrt takes no rounding modifier"},
+        {FM("ex2.f32 %f1, %f2"), "'ex2.f32' needs .approx"},
+        {FM("tanh.f32 %f1, %f2"), "needs .approx"},
+        {FM("fma.f32 %f1, %f2, %f3, %f4"), "'fma.f32' needs a rounding modifier (.rn .rz .rm .rp)"},
+        {FM("fma.f64 %fd1, %fd2, %fd3, %fd4"), "'fma.f64' needs a rounding modifier"},
+        {FM("fma.rna.f32 %f1, %f2, %f3, %f4"), "the rounding of fma is .rn, .rz, .rm or .rp"},
+        {FM("mad.f32 %f1, %f2, %f3, %f4"), "'mad.f32' needs a rounding modifier"},
+        {FM("mad.sat.f32 %f1, %f2, %f3, %f4"), "'mad.sat.f32' needs a rounding modifier"},
+        {FM("add.rn.u32 %r1, %r2, %r3"), "'add.rn.u32': add takes no rounding modifier (rounding is for floating-point types)"},
+        {FM("sub.rz.s64 %rd1, %rd2, %rd3"), "sub takes no rounding modifier"},
+        {FM("div.rn.u32 %r1, %r2, %r3"), "div takes no rounding modifier"},
+        {FM("min.rn.f32 %f1, %f2, %f3"), "'min.rn.f32': min takes no rounding modifier"},
+        {FM("neg.rn.f32 %f1, %f2"), "neg takes no rounding modifier"},
+        {FM("add.rni.f32 %f1, %f2, %f3"), "the rounding of add is .rn, .rz, .rm or .rp"},
+        {FM("add.approx.f32 %f1, %f2, %f3"), "add.approx is not an instruction"},
+        {FM("add.ftz.u32 %r1, %r2, %r3"), "'add.ftz.u32': add takes no .ftz with .u32"},
+        {FM("abs.ftz.s32 %r1, %r2"), "abs takes no .ftz with .s32"},
+        {FM("add.ftz.f64 %fd1, %fd2, %fd3"), "'add.ftz.f64': add takes no .ftz with .f64"},
+        {FM("fma.rn.ftz.f64 %fd1, %fd2, %fd3, %fd4"), "fma takes no .ftz with .f64"},
+        {FM("sqrt.rn.ftz.f64 %fd1, %fd2"), "sqrt takes no .ftz with .f64"},
+        {FM("setp.lt.ftz.f64 %p1, %fd1, %fd2"), "setp takes no .ftz with .f64"},
+        {FM("copysign.ftz.f32 %f1, %f2, %f3"), "copysign takes no .ftz"},
+        {FM("add.sat.f64 %fd1, %fd2, %fd3"), "'add.sat.f64': .sat is not allowed on .f64"},
+        {FM("fma.rn.sat.f64 %fd1, %fd2, %fd3, %fd4"), ".sat is not allowed on .f64"},
+        {FM("max.NaN.f64 %fd1, %fd2, %fd3"), "'max.NaN.f64': .NaN and .xorsign are not allowed on .f64"},
+    };
+    static const char *const good[] = {
+        FM("div.rn.f32 %f1, %f2, %f3;\n div.approx.ftz.f32 %f1, %f2, %f3;\n div.full.f32 %f1, %f2, %f3;\n div.rz.f64 %fd1, %fd2, %fd3;\n"
+           " sqrt.rn.ftz.f32 %f1, %f2;\n sqrt.approx.f32 %f1, %f2;\n sqrt.rm.f64 %fd1, %fd2;\n rcp.rp.f32 %f1, %f2;\n"
+           " rcp.approx.ftz.f64 %fd1, %fd2;\n rcp.rn.ftz.f64 %fd1, %fd2;\n rsqrt.approx.f64 %fd1, %fd2;\n rsqrt.approx.ftz.f32 %f1, %f2;\n"
+           " ex2.approx.ftz.f32 %f1, %f2;\n fma.rn.sat.f32 %f1, %f2, %f3, %f4;\n mad.rn.f64 %fd1, %fd2, %fd3, %fd4;\n"
+           " mad.lo.u32 %r1, %r2, %r3, %r4;\n add.f32 %f1, %f2, %f3;\n mul.f64 %fd1, %fd2, %fd3;\n add.rn.sat.f32 %f1, %f2, %f3;\n"
+           " mul.rz.f64 %fd1, %fd2, %fd3;\n min.ftz.NaN.f32 %f1, %f2, %f3;\n max.xorsign.abs.f32 %f1, %f2, %f3;\n"
+           " neg.ftz.f32 %f1, %f2;\n setp.lt.ftz.f32 %p1, %f1, %f2;\n add.sat.s32 %r1, %r2, %r3"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
