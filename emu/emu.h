@@ -332,6 +332,7 @@ enum { EMU_XF_MULTICAST = 1, EMU_XF_CTA = 2,
        EMU_XF_IGNORE_SRC = 1, /* cp.async: operand 3 is the ignore-src predicate, not src-size */
        EMU_XF_UNIFIED = 1, /* ld, ldu: `[a].unified` (the address of a .unified variable: global memory only) */
        EMU_XF_PM_MASK = 1, /* pmevent.mask: the operand is a 16-bit mask, not an event number */
+       EMU_XF_NOFTZ = 1, /* atom, red: .noftz (required on the f16 and bf16 adds, min and max; nowhere else) */
        EMU_XF_WM_COL = 4, EMU_XF_WM_COL_B = 8, /* wmma: .col (load, store; mma: A), mma: B .col; mma: A .col, B .col */
        EMU_XF_MMA_AND = 1, EMU_XF_MMA_XOR = 2, /* mma, wmma.mma on .b1: .and.popc, .xor.popc (the parser wants the .popc) */
        EMU_XF_PROXY_ASYNC = 16, /* fence.proxy.async covering shared memory (not .global) */

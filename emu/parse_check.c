@@ -124,6 +124,11 @@ static uint64_t op_types(const EmuIns *in) {
     case EMU_OP_SELP: return T_B | T_U | T_S | T_F;
     case EMU_OP_MOV: return T_CHECKED;
     case EMU_OP_POPC: case EMU_OP_CLZ: case EMU_OP_BREV: return TB(32) | TB(64);
+    case EMU_OP_BFE: return TU(32) | TU(64) | TS(32) | TS(64);
+    case EMU_OP_BFI: return TB(32) | TB(64);
+    case EMU_OP_PRMT: case EMU_OP_SHF: return TB(32);
+    case EMU_OP_MUL24: case EMU_OP_MAD24: return TU(32) | TS(32);
+    case EMU_OP_SAD: return T_U | T_S;
     case EMU_OP_BFIND: return TU(32) | TU(64) | TS(32) | TS(64);
     case EMU_OP_FMA: case EMU_OP_SQRT: case EMU_OP_RCP: case EMU_OP_RSQRT: case EMU_OP_COPYSIGN: case EMU_OP_TESTP: return T_F;
     case EMU_OP_EX2: case EMU_OP_LG2: case EMU_OP_SIN: case EMU_OP_COS: case EMU_OP_TANH: return UINT64_C(1) << EMU_T_F32;
@@ -184,7 +189,7 @@ static bool check_float_mods(Parser *ps, const EmuIns *in, unsigned ntypes, uint
                  op == EMU_OP_DIV || op == EMU_OP_REM || op == EMU_OP_MIN || op == EMU_OP_MAX || op == EMU_OP_ABS ||
                  op == EMU_OP_NEG || op == EMU_OP_SQRT || op == EMU_OP_RCP || op == EMU_OP_RSQRT || op == EMU_OP_EX2 ||
                  op == EMU_OP_LG2 || op == EMU_OP_SIN || op == EMU_OP_COS || op == EMU_OP_TANH || op == EMU_OP_COPYSIGN ||
-                 op == EMU_OP_TESTP || op == EMU_OP_SAD || op == EMU_OP_SETP;
+                 op == EMU_OP_TESTP || op == EMU_OP_SAD || op == EMU_OP_SETP || op == EMU_OP_MUL24 || op == EMU_OP_MAD24;
     if (!arith || ntypes != 1 || t >= 64 || !(T_CHECKED >> t & 1) || t == EMU_T_PRED) return true;
     bool f32 = t == EMU_T_F32, f64 = t == EMU_T_F64, fl = f32 || f64;
     uint32_t fl_ = in->flags;
@@ -220,11 +225,62 @@ static bool check_float_mods(Parser *ps, const EmuIns *in, unsigned ntypes, uint
     return true;
 }
 
+/* The types of slct, set, ld, ldu and st, the modifiers shf, mul24 and mad24 need, and atom/red's .noftz (ptxas of
+ * CUDA 13, form by form).  The emulator ran slct.b32.u32 as signed, set.lt.u32.b32 as unsigned, ld.global.f16 as a
+ * .b16 load, shf.l without .clamp as .clamp, mul24 without .lo as .lo, and atom.add.f16 without .noftz as with it. */
+static bool check_more_types(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
+    unsigned op = in->op;
+    bool ftz = in->flags & EMU_F(FTZ);
+    if (op == EMU_OP_SLCT) { /* slct.dtype.s32, slct[.ftz].dtype.f32: dtype .b/.u/.s 16..64, .f32, .f64 */
+        bool d_ok = in->ty < 64 && ((T_B | T_U | T_S | T_F) >> in->ty & 1);
+        if (ntypes != 2 || !d_ok || (in->ty2 != EMU_T_S32 && in->ty2 != EMU_T_F32))
+            return perr(ps, line, "'%.*s': slct takes .dtype.s32 or .dtype.f32 (dtype a 16- to 64-bit .b, .u or .s, .f32 or .f64)",
+                        (int)len, s);
+        if (ftz && in->ty2 != EMU_T_F32) return perr(ps, line, "'%.*s': .ftz needs a .f32 selector", (int)len, s);
+    }
+    if (op == EMU_OP_SET && ntypes == 2 && in->ty2 < 64 && (T_CHECKED >> in->ty2 & 1)) {
+        /* set.cmp.dtype.stype of a 16- to 64-bit stype: dtype .u32 .s32 .f32 (or .f16, .bf16 and their pairs); stype as
+         * setp's.  The f16 and bf16 stypes (set.lt.u16.f16) have rules of their own, not checked here. */
+        if (in->ty < 64 && (T_CHECKED >> in->ty & 1) && in->ty != EMU_T_U32 && in->ty != EMU_T_S32 && in->ty != EMU_T_F32)
+            return perr(ps, line, "'%.*s': set's destination type is .u32, .s32 or .f32, not .%s", (int)len, s, emu_type_name(in->ty));
+        EmuIns cmp = *in; /* the source type against the comparison, as setp's */
+        cmp.op = EMU_OP_SETP;
+        cmp.ty = in->ty2;
+        if (!(op_types(&cmp) >> in->ty2 & 1))
+            return perr(ps, line, "'%.*s': .%s does not take this comparison (set compares as setp does)", (int)len, s,
+                        emu_type_name(in->ty2));
+        if (ftz && in->ty2 != EMU_T_F32) return perr(ps, line, "'%.*s': .ftz needs .f32 operands", (int)len, s);
+    }
+    if (op == EMU_OP_LD || op == EMU_OP_LDU || op == EMU_OP_ST) { /* .b8-.b128, .u8-.u64, .s8-.s64, .f32, .f64 */
+        unsigned t = in->ty;
+        bool ok = (t >= EMU_T_B8 && t <= EMU_T_S64) || t == EMU_T_F32 || t == EMU_T_F64;
+        if (ntypes == 1 && !ok)
+            return perr(ps, line, "'%.*s': %s takes .b8-.b128, .u8-.u64, .s8-.s64, .f32 and .f64, not .%s (move a .%s as "
+                        "its bits, e.g. .b%u)", (int)len, s, emu_op_name(op), emu_type_name(t), emu_type_name(t),
+                        8 * (emu_type_size(t) ? emu_type_size(t) : 1));
+    }
+    if (op == EMU_OP_SHF && !(in->flags & (EMU_F(CLAMP) | EMU_F(WRAP))))
+        return perr(ps, line, "'%.*s' needs .clamp or .wrap", (int)len, s);
+    if ((op == EMU_OP_MUL24 || op == EMU_OP_MAD24) && !(in->flags & (EMU_F(LO) | EMU_F(HI))))
+        return perr(ps, line, "'%.*s' needs .lo or .hi", (int)len, s);
+    if (op == EMU_OP_ATOM || op == EMU_OP_RED) {
+        bool half = in->ty == EMU_T_F16 || in->ty == EMU_T_BF16 || in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2;
+        bool need = half && (in->mode == EMU_MODE_AADD || in->mode == EMU_MODE_AMIN || in->mode == EMU_MODE_AMAX);
+        bool has = in->xflags & EMU_XF_NOFTZ;
+        if (need != has)
+            return perr(ps, line, need ? "'%.*s' needs .noftz (atom and red on .f16 and .bf16 do not flush subnormals)"
+                                       : "'%.*s': .noftz is for the .f16 and .bf16 add, min and max only", (int)len, s);
+        if (ftz) return perr(ps, line, "'%.*s': atom and red take no .ftz", (int)len, s);
+    }
+    return true;
+}
+
 /* The modifiers an opcode needs, once all are decoded (decode_mods in parse.c): how many types, which
  * operation of a family, which combinations. */
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
     if (!check_op_type(ps, in, ntypes, line, s, len)) return false;
     if (!check_float_mods(ps, in, ntypes, line, s, len)) return false;
+    if (!check_more_types(ps, in, ntypes, line, s, len)) return false;
     if (in->op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_CVT && !check_cvt_rounding(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);

@@ -281,6 +281,7 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             if (strong) in->xflags |= EMU_XF_STRONG;
             if (strong) continue;
         }
+        if ((op == EMU_OP_ATOM || op == EMU_OP_RED) && l == 5 && memcmp(p, "noftz", 5) == 0) { in->xflags |= EMU_XF_NOFTZ; continue; }
         if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
         if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
         if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH || op == EMU_OP_DISCARD ||

@@ -16,7 +16,9 @@
  *   cvt_rounding cvt without the rounding its types need, or with one they do not take (cvt.u32.f32 truncated,
  *                cvt.f32.f64 rounded to nearest: the emulator's choice)
  *   float_mods   a rounding, .approx/.full, .ftz, .sat or .NaN an integer, .f32 or .f64 form does not take, or a
- *                missing one it needs (div.f32, fma.f64 without rounding; add.rn.u32, add.sat.f64, fma.rn.ftz.f64) */
+ *                missing one it needs (div.f32, fma.f64 without rounding; add.rn.u32, add.sat.f64, fma.rn.ftz.f64)
+ *   more_types   slct, set, bfe, bfi, prmt, shf, mul24, mad24, sad, ld/ldu/st types ptxas refuses (ld.global.f16), shf
+ *                without .clamp/.wrap, mul24 without .lo/.hi, atom/red .f16/.bf16 adds without .noftz */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -400,6 +402,63 @@ Test(refuse, float_mods) {
            " mad.lo.u32 %r1, %r2, %r3, %r4;\n add.f32 %f1, %f2, %f3;\n mul.f64 %fd1, %fd2, %fd3;\n add.rn.sat.f32 %f1, %f2, %f3;\n"
            " mul.rz.f64 %fd1, %fd2, %fd3;\n min.ftz.NaN.f32 %f1, %f2, %f3;\n max.xorsign.abs.f32 %f1, %f2, %f3;\n"
            " neg.ftz.f32 %f1, %f2;\n setp.lt.ftz.f32 %p1, %f1, %f2;\n add.sat.s32 %r1, %r2, %r3"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
+/* The types of slct, set, bfe, bfi, prmt, shf, mul24, mad24, sad, ld, ldu and st, the modifiers shf, mul24 and mad24
+ * need, and atom/red's .noftz: each refused form is ptxas's refusal (the emulator had run slct.b32.u32 as signed,
+ * ld.global.f16 as a .b16 load, shf.l without .clamp as .clamp, atom.add.f16 as .noftz), each accepted one assembles. */
+#define MT(ins) K(" .reg .b32 %r<5>;\n .reg .b64 %rd<5>;\n .reg .b16 %h<5>;\n .reg .f32 %f<5>;\n .reg .f64 %fd<5>;\n .reg .pred %p<2>;\n " ins ";")
+Test(refuse, more_types) {
+    static const Bad bad[] = {
+        {MT("slct.b32.u32 %r1, %r2, %r3, %r4"), "ptx:12: 'slct.b32.u32': slct takes .dtype.s32 or .dtype.f32"},
+        {MT("slct.b32.f64 %r1, %r2, %r3, %fd4"), "slct takes .dtype.s32 or .dtype.f32"},
+        {MT("slct.pred.s32 %p1, %p0, %p1, %r4"), "slct takes"},
+        {MT("slct.f16.s32 %h1, %h2, %h3, %r4"), "slct takes"},
+        {MT("slct.ftz.b32.s32 %r1, %r2, %r3, %r4"), "'slct.ftz.b32.s32': .ftz needs a .f32 selector"},
+        {MT("set.lt.b32.s32 %r1, %r2, %r3"), "'set.lt.b32.s32': set's destination type is .u32, .s32 or .f32, not .b32"},
+        {MT("set.lt.u64.s32 %rd1, %r2, %r3"), "not .u64"},
+        {MT("set.lt.u32.b32 %r1, %r2, %r3"), "'set.lt.u32.b32': .b32 does not take this comparison"},
+        {MT("set.lo.u32.s32 %r1, %r2, %r3"), ".s32 does not take this comparison"},
+        {MT("set.ltu.u32.s32 %r1, %r2, %r3"), "does not take this comparison"},
+        {MT("set.lt.ftz.u32.f64 %r1, %fd1, %fd2"), "'set.lt.ftz.u32.f64': .ftz needs .f32 operands"},
+        {MT("bfe.b32 %r1, %r2, %r3, %r4"), "'bfe.b32': bfe takes .u32 .u64 .s32 .s64 here, not .b32"},
+        {MT("bfi.u32 %r1, %r2, %r3, %r4, %r1"), "'bfi.u32': bfi takes .b32 .b64 here"},
+        {MT("prmt.u32 %r1, %r2, %r3, %r4"), "'prmt.u32': prmt takes .b32 here"},
+        {MT("prmt.b64 %rd1, %rd2, %rd3, %r4"), "prmt takes .b32 here, not .b64"},
+        {MT("shf.l.u32 %r1, %r2, %r3, %r4"), "'shf.l.u32': shf takes .b32 here"},
+        {MT("shf.l.b32 %r1, %r2, %r3, %r4"), "'shf.l.b32' needs .clamp or .wrap"},
+        {MT("mul24.lo.b32 %r1, %r2, %r3"), "'mul24.lo.b32': mul24 takes .u32 .s32 here"},
+        {MT("mul24.u32 %r1, %r2, %r3"), "'mul24.u32' needs .lo or .hi"},
+        {MT("mad24.lo.s64 %rd1, %rd2, %rd3, %rd4"), "mad24 takes .u32 .s32 here"},
+        {MT("sad.b32 %r1, %r2, %r3, %r4"), "'sad.b32': sad takes .u16 .u32 .u64 .s16 .s32 .s64 here"},
+        {MT("ld.global.f16 %h1, [%rd1]"), "ptx:12: 'ld.global.f16': ld takes .b8-.b128, .u8-.u64, .s8-.s64, .f32 and .f64, not .f16"},
+        {MT("ld.global.v2.bf16 {%h1, %h2}, [%rd1]"), "not .bf16"},
+        {MT("ld.shared.f16x2 %r1, [%rd1]"), "not .f16x2"},
+        {MT("ld.global.pred %p1, [%rd1]"), "not .pred"},
+        {MT("ldu.global.f16 %h1, [%rd1]"), "'ldu.global.f16': ldu takes"},
+        {MT("st.global.f16 [%rd1], %h1"), "'st.global.f16': st takes"},
+        {MT("atom.global.add.f16 %h1, [%rd1], %h2"), "'atom.global.add.f16' needs .noftz"},
+        {MT("atom.global.add.f16x2 %r1, [%rd1], %r2"), "needs .noftz"},
+        {MT("atom.global.add.bf16 %h1, [%rd1], %h2"), "needs .noftz"},
+        {MT("red.global.add.bf16x2 [%rd1], %r2"), "'red.global.add.bf16x2' needs .noftz"},
+        {MT("atom.global.add.noftz.f32 %f1, [%rd1], %f2"), "'atom.global.add.noftz.f32': .noftz is for the .f16 and .bf16 add, min and max only"},
+        {MT("atom.global.cas.noftz.b16 %h1, [%rd1], %h2, %h3"), ".noftz is for the"},
+        {MT("atom.global.add.ftz.f32 %f1, [%rd1], %f2"), "atom and red take no .ftz"},
+    };
+    static const char *const good[] = {
+        MT("slct.b32.s32 %r1, %r2, %r3, %r4;\n slct.ftz.f32.f32 %f1, %f2, %f3, %f4;\n slct.u64.s32 %rd1, %rd2, %rd3, %r4;\n"
+           " slct.b16.s32 %h1, %h2, %h3, %r4;\n set.lt.u32.s32 %r1, %r2, %r3;\n set.lt.ftz.f32.f32 %f1, %f2, %f3;\n"
+           " set.lt.s32.f64 %r1, %fd2, %fd3;\n set.eq.u32.b32 %r1, %r2, %r3;\n set.lt.u32.f16 %r1, %h2, %h3;\n"
+           " set.lt.f16.s32 %h1, %r2, %r3;\n bfe.u32 %r1, %r2, %r3, %r4;\n bfe.s64 %rd1, %rd2, %r3, %r4;\n"
+           " bfi.b64 %rd1, %rd2, %rd3, %r4, %r1;\n prmt.b32 %r1, %r2, %r3, %r4;\n prmt.b32.f4e %r1, %r2, %r3, %r4;\n"
+           " shf.r.clamp.b32 %r1, %r2, %r3, %r4;\n shf.l.wrap.b32 %r1, %r2, %r3, %r4;\n mul24.hi.s32 %r1, %r2, %r3;\n"
+           " mad24.lo.u32 %r1, %r2, %r3, %r4;\n sad.s16 %h1, %h2, %h3, %h4;\n sad.u64 %rd1, %rd2, %rd3, %rd4;\n"
+           " ld.global.b16 %h1, [%rd1];\n ld.global.v2.f64 {%fd1, %fd2}, [%rd1];\n ld.global.nc.b32 %r1, [%rd1];\n"
+           " st.shared.b32 [%rd1], %r1;\n ldu.global.b16 %h1, [%rd1];\n"
+           " atom.global.add.noftz.f16 %h1, [%rd1], %h2;\n atom.shared.add.noftz.f16 %h1, [%rd1], %h2;\n"
+           " atom.global.noftz.add.f16 %h1, [%rd1], %h2;\n red.global.add.noftz.bf16x2 [%rd1], %r2;\n atom.global.add.f32 %f1, [%rd1], %f2"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
