@@ -681,6 +681,7 @@ enum {
     EMU_PTX_MAJOR_MAX = 9,            /* .version up to 9.x (what ptxas of CUDA 13 reads) */
     EMU_MAX_LOCAL = 1u << 30,         /* bytes of .local per function: keeps sizes far from wrapping */
     EMU_MAX_BAR_ID = 15,              /* bar.sync ids 0..15 */
+    EMU_MAX_CONST_BYTES = 65536,      /* .const bytes of a module: the constant bank ptxas allows */
     EMU_MAX_CLUSTER = 16,             /* CTAs per cluster (sm_90's non-portable limit; 8 is portable) */
     EMU_MAX_COOP_THREADS = 1 << 18,   /* threads of a cooperative launch, all resident at once (an H100's 132 SMs
                                          hold 270,336) */

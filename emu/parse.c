@@ -356,6 +356,8 @@ static bool parse_reg_or_name(Parser *ps, Opd *o) {
     Tok t = ps->tok;
     if (t.kind != TK_IDENT) return perr(ps, t.line, "expected an operand, found %s", tok_text(&t, (char[48]){0}, 48));
     next(ps);
+    o->name = t.s;
+    o->nlen = t.len;
     uint32_t slot = reg_lookup(ps, t.s, t.len);
     const Target *tg = ps->m->target;
     if (slot == EMU_SLOT_SREG + EMU_SREG_AGGR_SMEM && tg && tg->sm < 90) /* ISA: "Requires sm_90 or higher" */
@@ -771,7 +773,11 @@ static bool parse_ins(Parser *ps) {
         unsigned i = 0;
         for (;;) {
             Opd o;
+            o.name = NULL;
             if (!parse_operand(ps, &o, in.op == EMU_OP_CALL)) return false;
+            /* bra's target is a label, even where a register or variable of an outer block has its name (ptxas) */
+            if (in.op == EMU_OP_BRA && i == 0 && (o.kind == OPD_REG || o.kind == OPD_SYM) && o.name)
+                o.kind = OPD_LABEL;
             if (i == EMU_MAX_OPS) return perr(ps, line, "too many operands for '%.*s'", (int)opt.len, opt.s);
             if (!put_operand(ps, &in, i, &o, &naddr, line)) return false;
             if (o.unified) {
@@ -888,6 +894,11 @@ static bool reg_unique(Parser *ps, const char *s, uint32_t len, int64_t count, u
         if (!y->hidden && (count < 0 ? strlen(y->name) == len && !memcmp(y->name, s, len)
                                      : reg_in_range(y->name, (uint32_t)strlen(y->name), s, len, count)))
             return perr(ps, line, "register '%.*s' has the name of a variable or parameter of its scope ('%s')", (int)len, s, y->name);
+    }
+    for (uint32_t k = 0; k < ps->nlabels; k++) {
+        const struct Label *l = &ps->labels[k];
+        if (count < 0 && l->blk == ps->cur_blk && l->len == len && !memcmp(l->s, s, len)) /* a range's names take labels */
+            return perr(ps, line, "register '%.*s' has the name of a label of its block ('%.*s')", (int)len, s, (int)l->len, l->s);
     }
     return true;
 }
@@ -1087,6 +1098,18 @@ static bool parse_body(Parser *ps) {
             for (uint32_t k = 0; k < ps->nlabels; k++)
                 if (ps->labels[k].blk == ps->cur_blk && ps->labels[k].len == t->len && memcmp(ps->labels[k].s, t->s, t->len) == 0)
                     return perr(ps, t->line, "label '%.*s' defined twice in one block", (int)t->len, t->s);
+            /* ptxas: "Duplicate definition" of a label named as a register (one declared by name: a range's
+             * %r<4> takes a label %r2), variable or parameter of its block */
+            for (uint32_t k = ps->scope_regs; k < ps->nregs; k++) {
+                const struct RegRange *r = &ps->regs[k];
+                if (r->count < 0 && r->plen == t->len && memcmp(r->prefix, t->s, t->len) == 0)
+                    return perr(ps, t->line, "label '%.*s' has the name of a register of its block", (int)t->len, t->s);
+            }
+            for (uint32_t k = ps->scope_syms; k < ps->m->nsyms; k++) {
+                const EmuSym *y = &ps->m->syms[k];
+                if (!y->hidden && strlen(y->name) == t->len && memcmp(y->name, t->s, t->len) == 0)
+                    return perr(ps, t->line, "label '%.*s' has the name of a variable or parameter of its block", (int)t->len, t->s);
+            }
             GROW(ps->labels, ps->nlabels, ps->caplabels);
             ps->labels[ps->nlabels++] = (struct Label){t->s, t->len, ps->ncode, ps->cur_blk};
             next(ps);

@@ -166,8 +166,21 @@ static bool cvt_scalar(unsigned t) {
 
 static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     unsigned d = in->ty, a = in->ty2;
+    if (in->rnd == EMU_RND_RNA && d != EMU_T_TF32)
+        return perr(ps, line, "'%.*s': .rna is cvt.rna.tf32.f32's rounding only", (int)len, s);
     if (!cvt_scalar(d) || !cvt_scalar(a)) return true; /* tf32, fp8, packed pairs: their own forms */
     bool df = emu_type_kind(d) == EMU_K_F, af = emu_type_kind(a) == EMU_K_F;
+    /* .ftz: where an f32 is converted or made (ptxas: "Modifier '.ftz' does not apply to this type of convert") */
+    if ((in->flags & EMU_F(FTZ)) && d != EMU_T_F32 && a != EMU_T_F32)
+        return perr(ps, line, "'%.*s': .ftz needs a .f32 source or destination", (int)len, s);
+    /* integer .sat: only where the destination's range does not hold the source's (cvt.sat.u64.u32 is refused) */
+    if ((in->flags & EMU_F(SAT)) && !df && !af) {
+        bool ds = emu_type_kind(d) == EMU_K_S, as = emu_type_kind(a) == EMU_K_S;
+        unsigned dsz = emu_type_size(d), asz = emu_type_size(a);
+        bool holds = ds == as ? dsz >= asz : ds && dsz > asz;
+        if (holds) return perr(ps, line, "'%.*s': .sat where .%s holds every .%s (nothing to saturate)", (int)len, s,
+                               emu_type_name(d), emu_type_name(a));
+    }
     bool irnd = in->rnd >= EMU_RND_RNI, frnd = in->rnd && !irnd;
     const char *need = NULL; /* what it needs, when it lacks it */
     if (df && af && d != a && emu_type_size(d) == emu_type_size(a)) return true; /* f16 <-> bf16: not tried */

@@ -191,6 +191,9 @@ static bool parse_init(Parser *ps, EmuSym *s, unsigned ty, bool unsized, uint64_
 bool emu_parse_var(Parser *ps, unsigned space, bool is_extern) {
     Decl d;
     if (!parse_decl(ps, &d)) return false;
+    for (uint32_t k = 0; ps->fn && k < ps->nlabels; k++) /* ptxas: "Duplicate definition" */
+        if (ps->labels[k].blk == ps->cur_blk && ps->labels[k].len == d.nlen && memcmp(ps->labels[k].s, d.name, d.nlen) == 0)
+            return perr(ps, d.line, "variable '%.*s' has the name of a label of its block", (int)d.nlen, d.name);
     EmuSym *s = sym_add(ps, &d, space);
     if (space == EMU_SP_SHARED) {
         if (d.unsized || (is_extern && s->size == 0)) {
@@ -232,6 +235,14 @@ bool emu_parse_var(Parser *ps, unsigned space, bool is_extern) {
         if (space != EMU_SP_GLOBAL && space != EMU_SP_CONST)
             return perr(ps, ps->tok.line, "initializer on a %s variable", emu_space_name(space));
         if (!parse_init(ps, s, d.ty, d.unsized, decl_size(&d) ? decl_size(&d) : 1)) return false;
+    }
+    if (space == EMU_SP_CONST) { /* one 64 KiB bank for a module's .const data (ptxas: "too much global constant data") */
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < ps->m->nsyms; i++)
+            if (ps->m->syms[i].space == EMU_SP_CONST) total += ps->m->syms[i].size;
+        if (total > EMU_MAX_CONST_BYTES)
+            return perr(ps, d.line, ".const variable '%s' brings the module's constant data to %" PRIu64 " bytes, more than the "
+                        "%u of the constant bank", s->name, total, EMU_MAX_CONST_BYTES);
     }
     return expect(ps, ';');
 }

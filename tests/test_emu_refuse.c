@@ -18,7 +18,10 @@
  *   float_mods   a rounding, .approx/.full, .ftz, .sat or .NaN an integer, .f32 or .f64 form does not take, or a
  *                missing one it needs (div.f32, fma.f64 without rounding; add.rn.u32, add.sat.f64, fma.rn.ftz.f64)
  *   more_types   slct, set, bfe, bfi, prmt, shf, mul24, mad24, sad, ld/ldu/st types ptxas refuses (ld.global.f16), shf
- *                without .clamp/.wrap, mul24 without .lo/.hi, atom/red .f16/.bf16 adds without .noftz */
+ *                without .clamp/.wrap, mul24 without .lo/.hi, atom/red .f16/.bf16 adds without .noftz
+ *   cvt_modifiers  cvt .ftz with no .f32, integer .sat where nothing saturates, .rna off tf32
+ *   const_bank_and_label_names  .const data past 64 KiB; a label named as a register, variable or parameter of its
+ *                block (either order); bra to a label an outer register shares a name with still loads */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -459,6 +462,69 @@ Test(refuse, more_types) {
            " st.shared.b32 [%rd1], %r1;\n ldu.global.b16 %h1, [%rd1];\n"
            " atom.global.add.noftz.f16 %h1, [%rd1], %h2;\n atom.shared.add.noftz.f16 %h1, [%rd1], %h2;\n"
            " atom.global.noftz.add.f16 %h1, [%rd1], %h2;\n red.global.add.noftz.bf16x2 [%rd1], %r2;\n atom.global.add.f32 %f1, [%rd1], %f2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
+/* cvt's .ftz (where an f32 is converted or made), integer .sat (where the destination does not hold the source) and
+ * .rna (cvt.rna.tf32.f32's alone), as ptxas has them. */
+Test(refuse, cvt_modifiers) {
+    static const Bad bad[] = {
+        {CV("cvt.ftz.f64.f64 %rd1, %rd2"), "ptx:9: 'cvt.ftz.f64.f64': .ftz needs a .f32 source or destination"},
+        {CV("cvt.rzi.ftz.s64.f64 %rd1, %rd2"), ".ftz needs a .f32"},
+        {CV("cvt.rn.ftz.f64.s32 %rd1, %r1"), ".ftz needs a .f32"},
+        {CV("cvt.rn.ftz.f16.f64 %h1, %rd1"), ".ftz needs a .f32"},
+        {CV("cvt.ftz.u32.u16 %r1, %h1"), ".ftz needs a .f32"},
+        {CV("cvt.sat.u64.u32 %rd1, %r2"), "'cvt.sat.u64.u32': .sat where .u64 holds every .u32"},
+        {CV("cvt.sat.s64.s32 %rd1, %r2"), ".sat where .s64 holds every .s32"},
+        {CV("cvt.sat.u32.u32 %r1, %r2"), ".sat where"},
+        {CV("cvt.sat.s32.u16 %r1, %h2"), ".sat where .s32 holds every .u16"},
+        {CV("cvt.rna.f32.f64 %r1, %rd1"), "'cvt.rna.f32.f64': .rna is cvt.rna.tf32.f32's rounding only"},
+        {CV("cvt.rna.f16.f32 %h1, %r1"), ".rna is"},
+    };
+    static const char *const good[] = {
+        CV("cvt.rn.ftz.f32.f64 %r1, %rd1;\n cvt.ftz.f32.f32 %r1, %r2;\n cvt.rn.ftz.f16.f32 %h1, %r1;\n cvt.ftz.f32.bf16 %r1, %h1;\n"
+           " cvt.rn.ftz.f32.s32 %r1, %r2;\n cvt.rzi.ftz.sat.s32.f32 %r1, %r2;\n cvt.sat.f64.f64 %rd1, %rd2;\n"
+           " cvt.sat.u8.u16 %h1, %h2;\n cvt.sat.u16.s8 %h1, %h2;\n cvt.sat.u32.s16 %r1, %h2;\n cvt.sat.s16.s32 %h1, %r2;\n"
+           " cvt.sat.s32.u32 %r1, %r2;\n cvt.sat.u64.s64 %rd1, %rd2;\n cvt.rna.tf32.f32 %r1, %r2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
+/* A module's .const data past the 64 KiB bank, at the variable that crosses it (module and function scope, sized by
+ * an initializer too); a label named as a register (declared by name), variable or parameter of its block, either
+ * order (ptxas: "Duplicate definition"). */
+Test(refuse, const_bank_and_label_names) {
+    static const char *const E = ".visible .entry k()\n{\n ret;\n}\n";
+    char big_init[3 * 65537 + 64];
+    size_t n = (size_t)snprintf(big_init, sizeof big_init, "%s", ".const .b8 c[] = {1");
+    for (int i = 1; i < 65537; i++) n += (size_t)snprintf(big_init + n, sizeof big_init - n, ",1");
+    snprintf(big_init + n, sizeof big_init - n, "};\n");
+    char bad_init[sizeof big_init + 200], good_init[sizeof big_init + 200];
+    snprintf(bad_init, sizeof bad_init, HEAD "%s%s", big_init, E);
+    big_init[n - 2] = 0; /* one element fewer: 65536 bytes, the whole bank */
+    snprintf(good_init, sizeof good_init, HEAD "%s};\n%s", big_init, E);
+    const Bad bad[] = {
+        {HEAD ".const .b8 c[65537];\n.visible .entry k()\n{\n ret;\n}\n",
+         "ptx:4: .const variable 'c' brings the module's constant data to 65537 bytes, more than the 65536 of the constant bank"},
+        {HEAD ".const .b8 c[40000];\n.const .u32 d[10000];\n.visible .entry k()\n{\n ret;\n}\n", "ptx:5: .const variable 'd' brings"},
+        {HEAD ".const .b8 c[40000];\n.visible .entry k()\n{\n .const .b8 d[40000];\n ret;\n}\n", "ptx:7: .const variable 'd'"},
+        {bad_init, "ptx:4: .const variable 'c' brings the module's constant data to 65537 bytes"},
+        {K(" .reg .b32 L1;\n mov.b32 L1, 0;\nL1:"), "ptx:8: label 'L1' has the name of a register of its block"},
+        {K(" bra L1;\nL1:\n .reg .b32 L1;"), "ptx:8: register 'L1' has the name of a label of its block"},
+        {HEAD ".visible .entry k(.param .u64 p)\n{\np:\n ret;\n}\n", "ptx:6: label 'p' has the name of a variable or parameter"},
+        {HEAD ".func f(.reg .b32 p)\n{\np:\n ret;\n}\n.visible .entry k()\n{\n ret;\n}\n", "ptx:6: label 'p' has the name of a register"},
+        {K(" .local .b32 v;\nv:"), "ptx:7: label 'v' has the name of a variable"},
+        {K("v:\n .shared .b32 v;"), "ptx:7: variable 'v' has the name of a label of its block"},
+    };
+    const char *const good[] = {
+        HEAD ".const .b8 c[32768];\n.const .b8 d[32768];\n.visible .entry k()\n{\n ret;\n}\n",
+        good_init,
+        K(" .reg .b32 %q<3>;\n%q2:"),            /* a range's names take labels */
+        K(" .reg .b32 L1;\n {\nL1:\n bra L1;\n }"),         /* a nested block's label */
+        K("L1:\n {\n .reg .b32 L1;\n mov.b32 L1, 0;\n }"),
+        HEAD ".global .u32 g;\n.func f()\n{\n ret;\n}\n.visible .entry k()\n{\ng:\nf:\n ret;\n}\n", /* module names */
+        HEAD ".func f()\n{\nL:\n ret;\n}\n.visible .entry k()\n{\n .reg .b32 L;\n ret;\n}\n",           /* another function's */
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
