@@ -238,6 +238,35 @@ static bool check_float_mods(Parser *ps, const EmuIns *in, unsigned ntypes, uint
     return true;
 }
 
+/* Rounding, .ftz, .sat, .NaN, .xorsign and .relu on the opcodes that take none of them (ptxas: "Illegal rounding
+ * modifier", "Illegal modifier"): mov.rn, selp.ftz, ld.ftz, and.sat, min.sat.f32, div.rn.sat, max.NaN.s32, add.relu,
+ * min.relu.f16 loaded and ran as if the modifier were absent. */
+static bool check_flag_ops(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    unsigned op = in->op, t = in->ty;
+    uint32_t fl = in->flags;
+    bool half = t == EMU_T_F16 || t == EMU_T_F16X2 || t == EMU_T_BF16 || t == EMU_T_BF16X2;
+    bool rnd_op = op == EMU_OP_ADD || op == EMU_OP_SUB || op == EMU_OP_MUL || op == EMU_OP_MAD || op == EMU_OP_FMA ||
+                  op == EMU_OP_DIV || op == EMU_OP_RCP || op == EMU_OP_SQRT || op == EMU_OP_CVT;
+    /* the f64 tensor-core forms take a rounding too (wmma.mma...m8n8k4.f64.f64.f64.f64.rn: nvcc's) */
+    if (in->rnd && !rnd_op && op != EMU_OP_MMA && op != EMU_OP_WMMA_MMA) return perr(ps, line, "'%.*s': %s takes no rounding modifier", (int)len, s, emu_op_name(op));
+    bool ftz_op = rnd_op || op == EMU_OP_RSQRT || op == EMU_OP_LG2 || op == EMU_OP_SIN || op == EMU_OP_COS || op == EMU_OP_MIN ||
+                  op == EMU_OP_MAX || op == EMU_OP_ABS || op == EMU_OP_NEG || op == EMU_OP_SETP || op == EMU_OP_SET ||
+                  op == EMU_OP_SLCT || (op == EMU_OP_EX2 && t != EMU_T_F16 && t != EMU_T_F16X2);
+    if ((fl & EMU_F(FTZ)) && !ftz_op) return perr(ps, line, "'%.*s': %s takes no .ftz here", (int)len, s, emu_op_name(op));
+    bool sat_op = op == EMU_OP_ADD || op == EMU_OP_SUB || op == EMU_OP_MUL || op == EMU_OP_MAD || op == EMU_OP_FMA ||
+                  op == EMU_OP_CVT || op == EMU_OP_CVT_PACK || op == EMU_OP_MUL24 || op == EMU_OP_MAD24 || EMU_IS_VIDEO(op);
+    if ((fl & EMU_F(SAT)) && !sat_op) return perr(ps, line, "'%.*s': %s takes no .sat", (int)len, s, emu_op_name(op));
+    bool minmax = op == EMU_OP_MIN || op == EMU_OP_MAX;
+    if ((fl & (EMU_F(NANP) | EMU_F(XORSIGN))) && (!minmax || emu_type_kind(t) != EMU_K_F))
+        return perr(ps, line, "'%.*s': .NaN and .xorsign are for min and max on floating-point types", (int)len, s);
+    /* .relu: min/max on .s32 and .s16x2, fma on the f16 and bf16 types, cvt (checked with cvt's forms) */
+    bool relu_ok = (minmax && (t == EMU_T_S32 || t == EMU_T_S16X2)) || (op == EMU_OP_FMA && half) || op == EMU_OP_CVT;
+    if ((fl & EMU_F(RELU)) && !relu_ok)
+        return perr(ps, line, "'%.*s': .relu is min/max.relu on .s32 and .s16x2, fma.relu on .f16 and .bf16 (and pairs), and cvt",
+                    (int)len, s);
+    return true;
+}
+
 /* The types of slct, set, ld, ldu and st, the modifiers shf, mul24 and mad24 need, and atom/red's .noftz (ptxas of
  * CUDA 13, form by form).  The emulator ran slct.b32.u32 as signed, set.lt.u32.b32 as unsigned, ld.global.f16 as a
  * .b16 load, shf.l without .clamp as .clamp, mul24 without .lo as .lo, and atom.add.f16 without .noftz as with it. */
@@ -283,7 +312,6 @@ static bool check_more_types(Parser *ps, const EmuIns *in, unsigned ntypes, uint
         if (need != has)
             return perr(ps, line, need ? "'%.*s' needs .noftz (atom and red on .f16 and .bf16 do not flush subnormals)"
                                        : "'%.*s': .noftz is for the .f16 and .bf16 add, min and max only", (int)len, s);
-        if (ftz) return perr(ps, line, "'%.*s': atom and red take no .ftz", (int)len, s);
     }
     return true;
 }
@@ -292,6 +320,7 @@ static bool check_more_types(Parser *ps, const EmuIns *in, unsigned ntypes, uint
  * operation of a family, which combinations. */
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
     if (!check_op_type(ps, in, ntypes, line, s, len)) return false;
+    if (!check_flag_ops(ps, in, line, s, len)) return false;
     if (!check_float_mods(ps, in, ntypes, line, s, len)) return false;
     if (!check_more_types(ps, in, ntypes, line, s, len)) return false;
     if (in->op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);

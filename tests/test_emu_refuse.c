@@ -21,7 +21,9 @@
  *                without .clamp/.wrap, mul24 without .lo/.hi, atom/red .f16/.bf16 adds without .noftz
  *   cvt_modifiers  cvt .ftz with no .f32, integer .sat where nothing saturates, .rna off tf32
  *   const_bank_and_label_names  .const data past 64 KiB; a label named as a register, variable or parameter of its
- *                block (either order); bra to a label an outer register shares a name with still loads */
+ *                block (either order); bra to a label an outer register shares a name with still loads
+ *   flag_ops     a rounding, .ftz, .sat, .NaN/.xorsign or .relu on an opcode or type that takes none (mov.rn, selp.ftz,
+ *                and.sat, max.NaN.s32, min.relu.f32) */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -448,7 +450,7 @@ Test(refuse, more_types) {
         {MT("red.global.add.bf16x2 [%rd1], %r2"), "'red.global.add.bf16x2' needs .noftz"},
         {MT("atom.global.add.noftz.f32 %f1, [%rd1], %f2"), "'atom.global.add.noftz.f32': .noftz is for the .f16 and .bf16 add, min and max only"},
         {MT("atom.global.cas.noftz.b16 %h1, [%rd1], %h2, %h3"), ".noftz is for the"},
-        {MT("atom.global.add.ftz.f32 %f1, [%rd1], %f2"), "atom and red take no .ftz"},
+        {MT("atom.global.add.ftz.f32 %f1, [%rd1], %f2"), "'atom.global.add.ftz.f32': atom takes no .ftz here"},
     };
     static const char *const good[] = {
         MT("slct.b32.s32 %r1, %r2, %r3, %r4;\n slct.ftz.f32.f32 %f1, %f2, %f3, %f4;\n slct.u64.s32 %rd1, %rd2, %rd3, %r4;\n"
@@ -525,6 +527,47 @@ Test(refuse, const_bank_and_label_names) {
         K("L1:\n {\n .reg .b32 L1;\n mov.b32 L1, 0;\n }"),
         HEAD ".global .u32 g;\n.func f()\n{\n ret;\n}\n.visible .entry k()\n{\ng:\nf:\n ret;\n}\n", /* module names */
         HEAD ".func f()\n{\nL:\n ret;\n}\n.visible .entry k()\n{\n .reg .b32 L;\n ret;\n}\n",           /* another function's */
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
+/* Rounding, .ftz, .sat, .NaN/.xorsign and .relu on opcodes or types that take none (ptxas: "Illegal modifier"); the
+ * emulator ran them as if the modifier were absent. */
+Test(refuse, flag_ops) {
+    static const Bad bad[] = {
+        {MT("mov.rn.f32 %f1, %f2"), "ptx:12: 'mov.rn.f32': mov takes no rounding modifier"},
+        {MT("selp.rn.f32 %f1, %f2, %f3, %p1"), "selp takes no rounding modifier"},
+        {MT("shl.rn.b32 %r1, %r2, 1"), "shl takes no rounding modifier"},
+        {MT("max.rn.f16 %h1, %h2, %h3"), "max takes no rounding modifier"},
+        {MT("ld.rn.global.f32 %f1, [%rd1]"), "ld takes no rounding modifier"},
+        {MT("and.ftz.b32 %r1, %r2, %r3"), "'and.ftz.b32': and takes no .ftz here"},
+        {MT("selp.ftz.f32 %f1, %f2, %f3, %p1"), "selp takes no .ftz"},
+        {MT("ld.ftz.global.f32 %f1, [%rd1]"), "ld takes no .ftz"},
+        {MT("tanh.approx.ftz.f32 %f1, %f2"), "tanh takes no .ftz"},
+        {MT("ex2.approx.ftz.f16 %h1, %h2"), "ex2 takes no .ftz"},
+        {MT("popc.ftz.b32 %r1, %r2"), "popc takes no .ftz"},
+        {MT("and.sat.b32 %r1, %r2, %r3"), "'and.sat.b32': and takes no .sat"},
+        {MT("min.sat.f32 %f1, %f2, %f3"), "min takes no .sat"},
+        {MT("abs.sat.f32 %f1, %f2"), "abs takes no .sat"},
+        {MT("div.rn.sat.f32 %f1, %f2, %f3"), "div takes no .sat"},
+        {MT("sqrt.rn.sat.f32 %f1, %f2"), "sqrt takes no .sat"},
+        {MT("ex2.approx.sat.f32 %f1, %f2"), "ex2 takes no .sat"},
+        {MT("max.NaN.s32 %r1, %r2, %r3"), "'max.NaN.s32': .NaN and .xorsign are for min and max on floating-point types"},
+        {MT("min.xorsign.abs.s32 %r1, %r2, %r3"), ".NaN and .xorsign are for min and max"},
+        {MT("min.relu.f32 %f1, %f2, %f3"), "'min.relu.f32': .relu is min/max.relu on .s32 and .s16x2"},
+        {MT("max.relu.f16 %h1, %h2, %h3"), ".relu is"},
+        {MT("add.relu.f32 %f1, %f2, %f3"), ".relu is"},
+        {MT("fma.rn.relu.f32 %f1, %f2, %f3, %f4"), ".relu is"},
+    };
+    static const char *const good[] = {
+        MT("ex2.approx.ftz.f32 %f1, %f2;\n lg2.approx.ftz.f32 %f1, %f2;\n sin.approx.ftz.f32 %f1, %f2;\n neg.ftz.f16 %h1, %h2;\n"
+           " abs.ftz.f16 %h1, %h2;\n max.ftz.f16 %h1, %h2, %h3;\n fma.rn.ftz.f16 %h1, %h2, %h3, %h4;\n cvt.sat.f32.f32 %f1, %f2;\n"
+           " min.relu.s32 %r1, %r2, %r3;\n fma.rn.relu.f16 %h1, %h2, %h3, %h4;\n min.NaN.f32 %f1, %f2, %f3;\n"
+           " max.xorsign.abs.f16 %h1, %h2, %h3;\n add.sat.s32 %r1, %r2, %r3;\n mad24.hi.sat.s32 %r1, %r2, %r3, %r4;\n"
+           " mul.rn.sat.f32 %f1, %f2, %f3;\n cvt.rn.relu.f16.f32 %h1, %f1;\n slct.ftz.f32.f32 %f1, %f2, %f3, %f4;\n"
+           /* the f64 tensor-core forms take a rounding (nvcc writes wmma's .rn) */
+           " wmma.mma.sync.aligned.row.col.m8n8k4.f64.f64.f64.f64.rn {%fd1, %fd2}, {%fd1}, {%fd2}, {%fd1, %fd2};\n"
+           " mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64.rn {%fd1, %fd2}, {%fd1}, {%fd2}, {%fd1, %fd2}"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
