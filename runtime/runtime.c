@@ -954,7 +954,10 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
             v++;
         }
         k->block3 = (tile_dim3){d[0] ? d[0] : 1, d[1] ? d[1] : 1, d[2] ? d[2] : 1};
-        k->block = k->block3.x * k->block3.y * k->block3.z;
+        /* ptxas takes any 32-bit counts (.reqntid 65536, 65536 wrapped to 0 threads here): the product saturates
+         * at INT32_MAX, so the attributes say "too many" and a launch is refused by the block limit */
+        uint64_t threads = (uint64_t)k->block3.x * k->block3.y * k->block3.z;
+        k->block = threads > INT32_MAX ? INT32_MAX : (unsigned)threads;
         break;
     }
 }

@@ -258,6 +258,19 @@ Test(runtime, raw_ptx_header) {
     tile_kernel_get_attributes(kl, &at);
     cr_assert_str_eq(at.signature, "u32", "the entry whose name extends another's is its own");
     cr_assert_eq(at.block_threads, 0);
+    /* ptxas takes .reqntid 65536, 65536 (no GPU launches it): the count saturates, it did not wrap to 0 threads */
+    tile_module *mbig;
+    cr_assert_eq(tile_module_load_ptx(ctx, ".version 8.0\n.target sm_80\n.address_size 64\n"
+                                           ".visible .entry big(.param .u64 a) .reqntid 65536, 65536, 1 { ret; }\n", &mbig),
+                 TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *kb;
+    cr_assert_eq(tile_module_get_kernel(mbig, "big", &kb), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel_get_attributes(kb, &at);
+    cr_assert_eq(at.block_threads, INT32_MAX);
+    tile_devptr none = 0;
+    void *bargs[] = {&none};
+    cr_assert_neq(tile_launch(kb, (tile_dim3){1, 1, 1}, bargs, NULL), TILE_OK, "a block of 2^32 threads launched");
+    tile_module_unload(mbig);
 
     tile_devptr x;
     cr_assert_eq(tile_malloc(ctx, 64 * 4, &x), TILE_OK);
