@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "include/tile/tile.h"
+#include "lang_run.h"
 #include "runtime/device.h"
 
 enum { N = 131072, BLOCK = 1024 };
@@ -240,32 +241,14 @@ Test(math, softmax_exp_is_one_at_the_row_max) {
             int p = (r * 5 + 3) % C; /* the row's maximum sits at column p */
             x[r * C + c] = (float)(base[r] - fabs(base[r]) * ((c - p + C) % C) * 0x1p-12);
         }
-    tile_compile_options opt = {0};
-    tile_compiled cc;
-    cr_assert_eq(tile_compile_source("t.tile", src, &opt, &cc), TILE_OK, "%s", cc.diagnostics);
-    TileDevice *dev;
-    TileDevModule *mod;
-    TileDevFunction *fn;
-    char *err = NULL;
-    cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "?");
-    cr_assert_eq(dev_module_load_ptx(dev, cc.ptx, &mod), DEV_OK, "%s", dev_last_error(dev));
-    cr_assert_eq(dev_module_get_function(mod, "k", &fn), DEV_OK, "%s", dev_last_error(dev));
-    tile_compiled_free(&cc);
-    uint64_t dx, de, dsm;
-    cr_assert_eq(dev_malloc(dev, sizeof x, &dx), DEV_OK);
-    cr_assert_eq(dev_malloc(dev, sizeof x, &de), DEV_OK);
-    cr_assert_eq(dev_malloc(dev, sizeof x, &dsm), DEV_OK);
-    cr_assert_eq(dev_memcpy_htod(dev, dx, x, sizeof x), DEV_OK);
-    for (int i = 0; i < R * C; i++) e[i] = sm[i] = NAN; /* poisoned */
-    cr_assert_eq(dev_memcpy_htod(dev, de, e, sizeof e), DEV_OK);
-    cr_assert_eq(dev_memcpy_htod(dev, dsm, sm, sizeof sm), DEV_OK);
+    K k;
+    load_src(&k, src, "k");
+    uint64_t dx = upload(&k, x, sizeof x), de = poisoned(&k, sizeof e), dsm = poisoned(&k, sizeof sm);
     void *params[] = {&dx, &de, &dsm};
-    cr_assert_eq(dev_launch(fn, 1, 1, 1, 128, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(dev));
-    cr_assert_eq(dev_synchronize(dev), DEV_OK, "%s", dev_last_error(dev));
-    cr_assert_eq(dev_memcpy_dtoh(dev, e, de, sizeof e), DEV_OK);
-    cr_assert_eq(dev_memcpy_dtoh(dev, sm, dsm, sizeof sm), DEV_OK);
-    dev_module_unload(mod);
-    dev_close(dev);
+    launch(&k, 1, params);
+    download(&k, e, de, sizeof e);
+    download(&k, sm, dsm, sizeof sm);
+    unload(&k);
     for (int r = 0; r < R; r++) {
         double mx = -INFINITY, sum = 0;
         for (int c = 0; c < C; c++) mx = fmax(mx, x[r * C + c]);
