@@ -182,6 +182,11 @@ Test(cli, unknown_define_lists_the_valid_names) {
     cr_expect(strstr(buf, "NOPE"), "%s", buf);
     cr_expect(strstr(buf, "BLOCK"), "the valid names are listed: %s", buf);
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -DBLOCK=256 -D num_warps=8 -o /dev/null", buf, sizeof buf), 0, "%s", buf);
+    /* a name given twice is a usage error, as tune's --arg n given twice (the last one won, silently) */
+    cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -D BLOCK=64 -D BLOCK=32 -o /dev/null", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "-D BLOCK is given twice ('BLOCK=64', then 'BLOCK=32')"), "%s", buf);
+    cr_expect_eq(run("run gemm --m 16 --n 16 --k 16 --config BM=64,BM=128", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--config: BM is given twice ('BM=64', then 'BM=128')"), "%s", buf);
 }
 
 /* A -D value that does not parse is the one error (the kernels no longer go on to report what follows from a

@@ -251,6 +251,9 @@ int cli_define(const CliGetopt *g, CliList *l) {
     const char *s = g->arg ? g->arg : "";
     const char *eq = strchr(s, '=');
     if (!eq || eq == s) return cli_usage_error(g->cmd, "%s expects NAME=VALUE, got '%s'", g->name, s);
+    for (int i = 0; i < l->n; i++) /* -D B=64 -D B=32: which was meant? (as --arg n given twice) */
+        if (!strncmp(l->v[i], s, (size_t)(eq - s) + 1))
+            return cli_usage_error(g->cmd, "%s %.*s is given twice ('%s', then '%s')", g->name, (int)(eq - s), s, l->v[i], s);
     return cli_list_add(l, s);
 }
 

@@ -45,6 +45,9 @@ static int parse_config(const CliGetopt *g, GemmProblem *p) {
         for (const char *c = t; ident && c < eq; c++) ident = isalnum((unsigned char)*c) || *c == '_';
         if (!ident) return cli_usage_error(g->cmd, "--config: '%s' is not NAME=VALUE", t);
         if (n == 16) return cli_usage_error(g->cmd, "--config: more than 16 defines");
+        for (int i = 0; i < n; i++) /* BM=64,BM=128 ran BM=128, silently */
+            if (!strncmp(p->config[i], t, (size_t)(eq - t) + 1))
+                return cli_usage_error(g->cmd, "--config: %.*s is given twice ('%s', then '%s')", (int)(eq - t), t, p->config[i], t);
         p->config[n++] = t;
     }
     if (!n) return cli_usage_error(g->cmd, "--config: no NAME=VALUE given");
