@@ -168,6 +168,10 @@ static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, cons
     unsigned d = in->ty, a = in->ty2;
     if (in->rnd == EMU_RND_RNA && d != EMU_T_TF32)
         return perr(ps, line, "'%.*s': .rna is cvt.rna.tf32.f32's rounding only", (int)len, s);
+    /* .ftz is the scalar conversions' (cvt.rn.ftz.f16x2.f32, cvt.rna.ftz.tf32.f32: "Illegal modifier '.ftz'") */
+    if ((in->flags & EMU_F(FTZ)) && (!cvt_scalar(d) || !cvt_scalar(a)))
+        return perr(ps, line, "'%.*s': .ftz is for scalar conversions to or from .f32, not .%s from .%s", (int)len, s,
+                    emu_type_name(d), emu_type_name(a));
     if (!cvt_scalar(d) || !cvt_scalar(a)) return true; /* tf32, fp8, packed pairs: their own forms */
     bool df = emu_type_kind(d) == EMU_K_F, af = emu_type_kind(a) == EMU_K_F;
     /* .ftz: where an f32 is converted or made (ptxas: "Modifier '.ftz' does not apply to this type of convert") */
@@ -292,6 +296,21 @@ static bool check_more_types(Parser *ps, const EmuIns *in, unsigned ntypes, uint
             return perr(ps, line, "'%.*s': .%s does not take this comparison (set compares as setp does)", (int)len, s,
                         emu_type_name(in->ty2));
         if (ftz && in->ty2 != EMU_T_F32) return perr(ps, line, "'%.*s': .ftz needs .f32 operands", (int)len, s);
+    }
+    if (op == EMU_OP_SET && ntypes == 2) {
+        /* the half-precision sources: .f16 and .bf16 give .u16 .s16 .u32 .s32 or their own type (an .f16 source also
+         * a .bf16), the pairs .u32 .s32 or their own type (set.lt.f32.f16, set.lt.f16.bf16, set.lt.u16.f16x2 are refused) */
+        unsigned d = in->ty, a = in->ty2;
+        bool pair = a == EMU_T_F16X2 || a == EMU_T_BF16X2;
+        if (a == EMU_T_F16 || a == EMU_T_BF16 || pair) {
+            bool ok = d == a || d == EMU_T_U32 || d == EMU_T_S32 ||
+                      (!pair && (d == EMU_T_U16 || d == EMU_T_S16 || (a == EMU_T_F16 && d == EMU_T_BF16)));
+            if (!ok)
+                return perr(ps, line, "'%.*s': set of .%s gives %s, not .%s", (int)len, s, emu_type_name(a),
+                            pair ? (a == EMU_T_F16X2 ? ".f16x2, .u32 or .s32" : ".bf16x2, .u32 or .s32")
+                                 : (a == EMU_T_F16 ? ".u16, .s16, .u32, .s32, .f16 or .bf16" : ".u16, .s16, .u32, .s32 or .bf16"),
+                            emu_type_name(d));
+        }
     }
     if (op == EMU_OP_LD || op == EMU_OP_LDU || op == EMU_OP_ST) { /* .b8-.b128, .u8-.u64, .s8-.s64, .f32, .f64 */
         unsigned t = in->ty;

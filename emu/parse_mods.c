@@ -281,7 +281,12 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             if (strong) in->xflags |= EMU_XF_STRONG;
             if (strong) continue;
         }
-        if ((op == EMU_OP_ATOM || op == EMU_OP_RED) && l == 5 && memcmp(p, "noftz", 5) == 0) { in->xflags |= EMU_XF_NOFTZ; continue; }
+        if (l == 5 && memcmp(p, "noftz", 5) == 0) { /* xflags bits mean something else on other opcodes */
+            if (op == EMU_OP_ATOM || op == EMU_OP_RED) { in->xflags |= EMU_XF_NOFTZ; continue; }
+            if (op == EMU_OP_RED_ASYNC || op == EMU_OP_CP_RED_BULK || op == EMU_OP_CP_RED_BULK_TENSOR) continue;
+            /* add.noftz.f16 loaded and ran as add.f16 (ptxas: "Illegal modifier '.noftz'") */
+            return perr(ps, line, "'%.*s': .noftz is for atom, red and the bulk reductions on .f16 and .bf16", (int)len, s);
+        }
         if ((f = FIND(flag_names, p, l)) >= 0) { in->flags |= 1u << f; continue; }
         if (FIND(ignored_mods, p, l) >= 0 || memchr(p, ':', l)) continue;
         if (op == EMU_OP_TRAP || op == EMU_OP_MEMBAR || op == EMU_OP_FENCE || op == EMU_OP_PREFETCH || op == EMU_OP_DISCARD ||

@@ -571,3 +571,33 @@ Test(refuse, flag_ops) {
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
+
+/* The half-precision forms: cvt's .ftz on a packed, fp8 or tf32 conversion, set's destination types for .f16, .bf16
+ * and their pairs, and .noftz outside atom, red and the bulk reductions (each loaded and ran as if the modifier or
+ * the type were another: add.noftz.f16 as add.f16, set.lt.f32.f16 as an f32 result). */
+Test(refuse, half_forms) {
+    static const Bad bad[] = {
+        {MT("cvt.rn.ftz.f16x2.f32 %r1, %f1, %f2"), "ptx:12: 'cvt.rn.ftz.f16x2.f32': .ftz is for scalar conversions to or from .f32, not .f16x2 from .f32"},
+        {MT("cvt.rn.ftz.bf16x2.f32 %r1, %f1, %f2"), ".ftz is for scalar conversions"},
+        {MT("cvt.rna.ftz.tf32.f32 %r1, %f1"), "not .tf32 from .f32"},
+        {MT("cvt.rn.ftz.satfinite.e4m3x2.f32 %h1, %f1, %f2"), ".ftz is for scalar conversions"},
+        {MT("set.lt.f32.f16 %f1, %h2, %h3"), "'set.lt.f32.f16': set of .f16 gives .u16, .s16, .u32, .s32, .f16 or .bf16, not .f32"},
+        {MT("set.lt.u64.f16 %rd1, %h2, %h3"), "not .u64"},
+        {MT("set.lt.f16.bf16 %h1, %h2, %h3"), "set of .bf16 gives .u16, .s16, .u32, .s32 or .bf16, not .f16"},
+        {MT("set.lt.f32.bf16 %f1, %h2, %h3"), "set of .bf16"},
+        {MT("set.lt.u16.f16x2 %h1, %r2, %r3"), "set of .f16x2 gives .f16x2, .u32 or .s32, not .u16"},
+        {MT("set.lt.f16x2.bf16x2 %r1, %r2, %r3"), "set of .bf16x2 gives .bf16x2, .u32 or .s32"},
+        {MT("add.noftz.f16 %h1, %h2, %h3"), "'add.noftz.f16': .noftz is for atom, red and the bulk reductions"},
+        {MT("fma.rn.noftz.f16 %h1, %h2, %h3, %h4"), ".noftz is for atom"},
+    };
+    static const char *const good[] = {
+        MT("cvt.rn.f16x2.f32 %r1, %f1, %f2;\n cvt.rn.relu.bf16x2.f32 %r1, %f1, %f2;\n cvt.rna.tf32.f32 %r1, %f1;\n"
+           " cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;\n cvt.ftz.f32.f16 %f1, %h1;\n set.lt.u16.f16 %h1, %h2, %h3;\n"
+           " set.lt.s32.f16 %r1, %h2, %h3;\n set.lt.f16.f16 %h1, %h2, %h3;\n set.lt.bf16.f16 %h1, %h2, %h3;\n"
+           " set.lt.ftz.u32.f16 %r1, %h2, %h3;\n set.lt.bf16.bf16 %h1, %h2, %h3;\n set.lt.u32.bf16 %r1, %h2, %h3;\n"
+           " set.lt.u32.f16x2 %r1, %r2, %r3;\n set.lt.f16x2.f16x2 %r1, %r2, %r3;\n set.lt.s32.bf16x2 %r1, %r2, %r3;\n"
+           " set.lt.f16.f32 %h1, %f2, %f3;\n add.rn.f16 %h1, %h2, %h3;\n atom.global.add.noftz.f16 %h1, [%rd1], %h2;\n"
+           " red.global.add.noftz.bf16 [%rd1], %h2"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
