@@ -643,7 +643,14 @@ static void spec_case(tile_context *ctx, int batch, int nd, int vocab) {
     }
     fprintf(stderr, "spec_verify batch %d drafts %d vocab %d: %d accepted of %d, %d rows near a decision boundary\n", batch, nd, vocab,
             total_acc, batch * nd, nearc);
-    cr_assert(nearc <= 2 + batch / 20, "too many near-boundary rows: %d of %d", nearc, batch);
+    /* a row is near by chance when a residual draw's u lands within EPS of one of at most `vocab` CDF steps (each
+     * random row draws at most once): at most 2 EPS vocab per random row, as the sampler's tally bounds it.  The
+     * bound was 2 + batch / 20 alone, and a run with 5 of 40 (at most 1.2 expected) failed: about 1 run in 100 */
+    int random_rows = 0;
+    for (int r = 0; r < batch; r++) random_rows += !s.greedy[r];
+    double expect = random_rows * fmin(1.0, 2 * EPS * vocab);
+    cr_assert(nearc <= 2 + batch / 20 + (int)ceil(2 * expect), "too many near-boundary rows: %d of %d (%.2f expected by chance)", nearc,
+              batch, expect);
     cr_assert(total_acc > 0 && total_acc < batch * nd, "accepted %d of %d: the test exercises nothing", total_acc, batch * nd);
     free(base), free(acc), free(out), free(want);
     spec_free(&s);
