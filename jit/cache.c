@@ -437,36 +437,48 @@ static int open_sub(int dfd, const char *name, bool create) {
     return open_dir_nofollow(dfd, name);
 }
 
-int jit_cache_open(const char *dir, bool create) {
+int jit_cache_open_why(const char *dir, bool create, char *why, size_t why_size) {
     char path[4096];
     size_t n = dir ? strlen(dir) : 0;
-    if (!n || n >= sizeof path) return (errno = n ? ENAMETOOLONG : ENOENT), -1;
+    why[0] = 0;
+    if (!n || n >= sizeof path) {
+        if (n) snprintf(why, why_size, "%s", strerror(ENAMETOOLONG));
+        return (errno = n ? ENAMETOOLONG : ENOENT), -1;
+    }
     memcpy(path, dir, n + 1);
     while (n > 1 && path[n - 1] == '/') path[--n] = 0; /* "dir/" would follow a symlink */
     if (create && !make_dirs(path)) {
         int err = errno;
-        jit_cache_warn(JIT_WARN_FOLDER, "cannot create the compile cache %s: %s; compiling without the disk cache", path, strerror(err));
+        snprintf(why, why_size, "cannot create it: %s", strerror(err));
         return (errno = err), -1;
     }
     int fd = open_dir_nofollow(AT_FDCWD, path);
     if (fd < 0) {
         int err = errno;
         if (err == ENOENT && !create) return -1;
-        jit_cache_warn(JIT_WARN_FOLDER, "not using the compile cache %s: %s; compiling without the disk cache", path,
-                       err == ELOOP ? "it is a symbolic link" : strerror(err));
+        snprintf(why, why_size, "%s", err == ELOOP ? "it is a symbolic link" : strerror(err));
         return (errno = err), -1;
     }
     struct stat sb;
-    char why[160] = "";
-    if (fstat(fd, &sb) != 0) snprintf(why, sizeof why, "%s", strerror(errno));
+    if (fstat(fd, &sb) != 0) snprintf(why, why_size, "%s", strerror(errno));
     else if (sb.st_uid != geteuid())
-        snprintf(why, sizeof why, "it is owned by uid %u, not by this user (uid %u)", (unsigned)sb.st_uid, (unsigned)geteuid());
+        snprintf(why, why_size, "it is owned by uid %u, not by this user (uid %u)", (unsigned)sb.st_uid, (unsigned)geteuid());
     else if (sb.st_mode & (S_IWGRP | S_IWOTH))
-        snprintf(why, sizeof why, "it is writable by its group or others (mode %04o; chmod 700 it)", (unsigned)(sb.st_mode & 07777));
+        snprintf(why, why_size, "it is writable by its group or others (mode %04o; chmod 700 it)", (unsigned)(sb.st_mode & 07777));
     if (why[0]) {
         close(fd);
-        jit_cache_warn(JIT_WARN_FOLDER, "not using the compile cache %s: %s; compiling without the disk cache", path, why);
         return (errno = EPERM), -1;
+    }
+    return fd;
+}
+
+int jit_cache_open(const char *dir, bool create) {
+    char why[200];
+    int fd = jit_cache_open_why(dir, create, why, sizeof why);
+    if (fd < 0 && why[0]) {
+        int err = errno;
+        jit_cache_warn(JIT_WARN_FOLDER, "not using the compile cache %s: %s; compiling without the disk cache", dir, why);
+        errno = err;
     }
     return fd;
 }
@@ -839,12 +851,12 @@ tile_status tile_cache_compile_file(const char *cache_dir, const char *path, con
 }
 
 /* The folder for stats, list and clear (fn: the public call, for the message): *dfd -1 and TILE_OK when it
- * does not exist; TILE_ERROR_IO when it is not a folder this user can use (jit_cache_open warned why). */
+ * does not exist; TILE_ERROR_IO, with the reason, when it is not a folder this user can use. */
 static tile_status open_existing(const char *fn, const char *dir, int *dfd) {
-    *dfd = jit_cache_open(dir, false);
-    if (*dfd >= 0 || errno == ENOENT) return TILE_OK;
-    return rt_fail(NULL, TILE_ERROR_IO, "%s: %s is not a cache folder this user can use: %s", fn, dir ? dir : "(no folder)",
-                   errno == ELOOP ? "it is a symbolic link" : errno == EPERM ? "owned by another user, or writable by others" : strerror(errno));
+    char why[200];
+    *dfd = jit_cache_open_why(dir, false, why, sizeof why);
+    if (*dfd >= 0 || !why[0]) return TILE_OK;
+    return rt_fail(NULL, TILE_ERROR_IO, "%s: %s is not a cache folder this user can use: %s", fn, dir ? dir : "(no folder)", why);
 }
 
 static bool count_entry(void *user, int kkfd, const char *name, const char *key, const struct stat *sb) {

@@ -41,6 +41,8 @@ const char *jit_compiler_id(void);
  * descriptor, or -1: silently when !create and it does not exist (errno
  * ENOENT), else after one warning on stderr. */
 int jit_cache_open(const char *dir, bool create);
+/* jit_cache_open without the warning: why gets the reason ("" when the folder does not exist and create is false). */
+int jit_cache_open_why(const char *dir, bool create, char *why, size_t why_size);
 /* NAME, a regular file directly inside the folder dfd, never through a
  * symlink: malloc'd and NUL-terminated, NULL with errno. */
 char *jit_cache_read(int dfd, const char *name, size_t *n);

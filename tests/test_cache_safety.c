@@ -285,7 +285,9 @@ static void refused_folder(const char *cache, const char *needle) {
     free(err);
     tile_cache_stats s;
     cr_assert_neq(tile_cache_get_stats(cache, &s), TILE_OK, "stats of a refused folder");
+    cr_assert(strstr(tile_last_error(NULL), needle), "'%s' lacks '%s'", tile_last_error(NULL), needle);
     cr_assert_neq(tile_cache_clear(cache, 1), TILE_OK, "clear of a refused folder");
+    cr_assert(strstr(tile_last_error(NULL), needle), "'%s' lacks '%s'", tile_last_error(NULL), needle);
 }
 
 Test(cache_safety, foreign_owned_folder_refused, .init = setup, .fini = teardown, .timeout = 60) {
@@ -364,6 +366,31 @@ static int run_cli(const char *env, const char *args, char *out, size_t n) {
     snprintf(out, n, "%s", s);
     free(s);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* `tile cache stats|list|clear` of a folder the library refuses, or of a file: exit 3 with the reason on the
+ * same line, and no warning about compiling (these commands compile nothing). */
+Test(cache_safety, cli_names_why_a_folder_is_refused, .init = setup, .fini = teardown, .timeout = 60) {
+    char file[128], open[128], args[512], out[8192];
+    snprintf(file, sizeof file, "%s/file", dir);
+    FILE *f = fopen(file, "w");
+    cr_assert(f);
+    fclose(f);
+    snprintf(open, sizeof open, "%s/open", dir);
+    cr_assert_eq(mkdir(open, 0700), 0);
+    cr_assert_eq(chmod(open, 0777), 0);
+    const char *cmds[] = {"stats", "list", "clear"}, *did[] = {"read", "listed", "cleared"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "cache %s --dir %s", cmds[i], file);
+        cr_expect_eq(run_cli("", args, out, sizeof out), 3, "%s: %s", args, out);
+        cr_expect(strstr(out, "is not a cache folder this user can use: Not a directory; nothing was ") && strstr(out, did[i]), "%s: %s",
+                  args, out);
+        cr_expect(!strstr(out, "warning") && !strstr(out, "compiling"), "%s: %s", args, out);
+        snprintf(args, sizeof args, "cache %s --dir %s", cmds[i], open);
+        cr_expect_eq(run_cli("", args, out, sizeof out), 3, "%s: %s", args, out);
+        cr_expect(strstr(out, "writable by its group or others (mode 0777"), "%s: %s", args, out);
+        cr_expect(!strstr(out, "warning") && !strstr(out, "compiling"), "%s: %s", args, out);
+    }
 }
 
 Test(cache_safety, default_folder_without_home, .init = setup, .fini = teardown, .timeout = 60) {

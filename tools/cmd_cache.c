@@ -82,10 +82,12 @@ static int cache_parse(const char *cmd, const char *usage, int argc, char **argv
     return CLI_CONTINUE;
 }
 
-/* A folder the library would not use (another user's, writable by others, a symbolic link: its warning
- * above says which, in a compile's words) or cannot read: what this command did not do, exit 3. */
+/* A folder the library would not use (another user's, writable by others, a symbolic link, a file) or cannot
+ * read: the library's reason and what this command did not do, exit 3. */
 static int unusable(const CacheArgs *a, const char *what) {
-    fprintf(stderr, "tile: %s is not a cache folder this user can use (the reason is above), so nothing was %s\n", a->dir, what);
+    const char *why = tile_last_error(NULL), *sep = strstr(why, "this user can use: ");
+    fprintf(stderr, "tile: %s is not a cache folder this user can use: %s; nothing was %s\n", a->dir,
+            sep ? sep + strlen("this user can use: ") : why, what);
     return CLI_EXIT_FAIL;
 }
 
