@@ -380,10 +380,15 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     cr_expect_eq(buf[0], 0, "stdout: %s", buf);
     cr_expect_eq(run_env("cache stats --json", buf, sizeof buf), 0);
     cr_expect(strstr(buf, "\"tuning_records\":0"), "%s", buf);
-    /* a grid that cannot be evaluated: exit 2 before anything compiles, the reason and its column named */
+    /* a grid that cannot be evaluated: exit 2 before anything is timed, the reason and its column named; with a
+     * misspelled --arg, that is named first (it was the grid's unknown name, which the --arg was meant to be) */
+    snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'cdiv(q, BLOCK)' --reps 1 --warmup 0 --device emu", path);
+    cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "column 6: unknown name 'q'") && !strstr(buf, "tuning add"), "%s", buf);
     snprintf(args, sizeof args, "tune %s --kernel add --arg m=1000 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
-    cr_expect(strstr(buf, "column 6: unknown name 'n'") && !strstr(buf, "tuning add"), "%s", buf);
+    cr_expect(strstr(buf, "--arg m: kernel 'add' has no run-time scalar parameter m (its scalars: n)") && !strstr(buf, "unknown name"),
+              "%s", buf);
     snprintf(args, sizeof args, "tune %s --kernel add --arg n=1000 --grid 'n / (BLOCK - BLOCK)' --device emu", path);
     cr_expect_eq(run(args, buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "division by zero"), "%s", buf);

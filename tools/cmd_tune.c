@@ -656,7 +656,10 @@ static int tune_file(int argc, char **argv) {
         rc = CLI_EXIT_FAIL;
         goto free_rows;
     }
-    for (int i = 0; i < sp.nconfigs; i++) { /* every configuration's grid, before anything compiles */
+    /* the --arg names first (a misspelled one is what a grid's unknown name most often means), then every
+     * configuration's grid, before anything is timed */
+    if ((rc = bind_args(&t, sp.configs, sp.nconfigs, props.arch))) goto free_rows;
+    for (int i = 0; i < sp.nconfigs; i++) { /* every configuration's grid */
         unsigned g[3];
         char why[160], cfg[256];
         if (!config_grid(&t, sp.configs[i], g, why, sizeof why)) {
@@ -665,7 +668,6 @@ static int tune_file(int argc, char **argv) {
             goto free_rows;
         }
     }
-    if ((rc = bind_args(&t, sp.configs, sp.nconfigs, props.arch))) goto free_rows;
     bool prog = cli_progress_wanted(t.json);
     if (!t.json) {
         printf("tuning %s in %s on %s (%s), grid %s: %d configs, %d warm-up + %d timed runs each\n", t.kernel, t.file, props.name, props.arch,
