@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/sanitized.h"
 #include "tests/test_rng.h"
 #include "ref/ref.h"
 #include "support/hostfloat.h"
@@ -377,7 +378,8 @@ Test(sample, large_vocab, .timeout = 300) {
 
 /* Draws from one row's distribution, each in its own batch row (seed per row, or one seed and the row's stream) */
 static void distribution_case(tile_context *ctx, float temp, int topk, float topp, float minp, bool arrays, uint64_t fixed) {
-    enum { V = 37, N = 3072 };
+    enum { V = 37 };
+    const int N = sanitized_count(3072, 3);
     Problem p = {.dt = TILE_F32, .out_dt = TILE_I32, .batch = N, .vocab = V, .ld = V, .arrays = arrays};
     problem_alloc(&p);
     uint64_t s = fixed;
@@ -667,7 +669,8 @@ Test(spec, against_reference, .timeout = 300) {
 /* With x_0 drawn from q_0, out[0] (the accepted draft or the replacement) is distributed as p_0. */
 Test(spec, first_token_distribution, .timeout = 300) {
     tile_context *ctx = open_ctx();
-    enum { V = 11, N = 4096, ND = 2 };
+    enum { V = 11, ND = 2 };
+    const int N = sanitized_count(4096, 4);
     Spec s = {.batch = N, .nd = ND, .vocab = V};
     spec_alloc(&s);
     uint64_t f = 0xfeedbeef;
