@@ -7,7 +7,8 @@
  *      the CUDA driver directly);
  *   2. the parameter names and C types come from the Tile IR's kernel
  *      header and the signature ("*f16:16" -> tile_devptr, "i32" -> int32_t);
- *   3. OUT.c holds the PTX as string literals and one launch function per
+ *   3. OUT.c holds the PTX as byte arrays (no string literal past C's 4095
+ *      characters, so it builds with -Wpedantic) and one launch function per
  *      kernel, `tile_status NAME(tile_context *, tile_dim3 grid, params...,
  *      tile_stream)`, whose dispatcher picks the first variant whose
  *      specializations the values satisfy, loads that PTX into the context
@@ -30,7 +31,8 @@
 #include <string.h>
 
 typedef struct AotParam {
-    char name[64];
+    char tile_name[64]; /* as the kernel declares it */
+    char name[72];      /* in the generated C: tile_name, with '_' appended until it is free and unique */
     char ctype[16];
 } AotParam;
 
@@ -47,18 +49,37 @@ static const char *c_type(const char *sig) {
     return NULL;
 }
 
-/* C's keywords (C17 and C23's bool, true, false), and with locals the generated function's own names too. */
-static bool c_keyword(const char *s, bool locals) {
-    static const char *const kw[] = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
-                                     "extern", "float", "for", "goto", "if", "int", "long", "register", "return", "short", "signed",
-                                     "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
-                                     "while", "inline", "restrict", "bool", "true", "false"};
-    static const char *const mine[] = {"args", "ctx", "grid", "stream", "st", "k", "v", "ptx"};
+/* Keywords of C (C17, C23, GNU's asm and typeof) and C++ (C++20's, the alternative operator spellings
+ * included): the header is included from C++ too, inside extern "C". */
+static bool c_keyword(const char *s) {
+    static const char *const kw[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern", "float", "for",
+        "goto", "if", "int", "long", "register", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+        "union", "unsigned", "void", "volatile", "while", "inline", "restrict", "bool", "true", "false", "alignas", "alignof",
+        "constexpr", "nullptr", "static_assert", "thread_local", "typeof", "typeof_unqual", "asm", "and", "and_eq", "bitand",
+        "bitor", "catch", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const_cast", "consteval", "constinit",
+        "co_await", "co_return", "co_yield", "decltype", "delete", "dynamic_cast", "explicit", "export", "friend", "mutable",
+        "namespace", "new", "noexcept", "not", "not_eq", "operator", "or", "or_eq", "private", "protected", "public",
+        "reinterpret_cast", "requires", "static_cast", "template", "this", "throw", "try", "typeid", "typename", "using",
+        "virtual", "wchar_t", "xor", "xor_eq"};
     for (size_t i = 0; i < ARRAY_LEN(kw); i++)
         if (!strcmp(s, kw[i])) return true;
-    for (size_t i = 0; locals && i < ARRAY_LEN(mine); i++)
-        if (!strcmp(s, mine[i])) return true;
     return false;
+}
+
+/* Whether a parameter may keep its .tile name in the prototype and the launch function's body: not a keyword,
+ * not a name the body uses (its locals, NULL, the kernel's tables KERNEL_slots and KERNEL_ptx_N), nor a type
+ * or macro the prototype's headers may define (tile.h's tile_ and TILE_ names, the <stdint.h> and <stddef.h>
+ * ..._t types, reserved names). */
+static bool aot_param_name_free(const char *name, const char *kernel) {
+    static const char *const mine[] = {"args", "ctx", "grid", "stream", "st", "k", "v", "ptx", "NULL", "offsetof"};
+    for (size_t i = 0; i < ARRAY_LEN(mine); i++)
+        if (!strcmp(name, mine[i])) return false;
+    size_t n = strlen(name), kn = strlen(kernel);
+    if (c_keyword(name) || (n >= 2 && !strcmp(name + n - 2, "_t")) || !strncmp(name, "tile_", 5) || !strncmp(name, "TILE_", 5) ||
+        !strncmp(name, "__", 2) || (name[0] == '_' && isupper((unsigned char)name[1])))
+        return false;
+    return !(n > kn && !strncmp(name, kernel, kn) && (!strcmp(name + kn, "_slots") || !strncmp(name + kn, "_ptx_", 5)));
 }
 
 /* Names from "kernel @NAME(%x: ptr<f32> #div16, %n: i32)" and types from the signature. */
@@ -76,8 +97,18 @@ static int kernel_params(const tile_compiled *c, const char *kernel, AotParam *p
         p++;
         size_t len = 0;
         while (isalnum((unsigned char)p[len]) || p[len] == '_') len++;
-        snprintf(ps[n].name, sizeof ps[n].name, "%.*s%s", (int)len, p, "");
-        if (c_keyword(ps[n].name, true)) strncat(ps[n].name, "_", sizeof ps[n].name - strlen(ps[n].name) - 1);
+        if (len >= sizeof ps[n].tile_name) return -1;
+        snprintf(ps[n].tile_name, sizeof ps[n].tile_name, "%.*s", (int)len, p);
+        memcpy(ps[n].name, ps[n].tile_name, len + 1);
+        for (bool taken = true; taken;) {
+            taken = !aot_param_name_free(ps[n].name, kernel);
+            for (int i = 0; i < n && !taken; i++) taken = !strcmp(ps[i].name, ps[n].name);
+            if (taken) {
+                size_t l = strlen(ps[n].name);
+                if (l + 1 >= sizeof ps[n].name) return -1;
+                ps[n].name[l] = '_', ps[n].name[l + 1] = 0;
+            }
+        }
         while (*sig == ' ' || *sig == ',') sig++;
         const char *t = c_type(sig);
         if (!t) return -1;
@@ -89,15 +120,13 @@ static int kernel_params(const tile_compiled *c, const char *kernel, AotParam *p
     return n;
 }
 
-static void put_c_string(Str *s, const char *text) {
-    str_puts(s, "    \"");
-    for (const char *p = text; *p; p++) {
-        if (*p == '\n') str_puts(s, "\\n\"\n    \"");
-        else if (*p == '"' || *p == '\\') str_putc(s, '\\'), str_putc(s, *p);
-        else if (*p == '\t') str_puts(s, "\\t");
-        else str_putc(s, *p);
-    }
-    str_puts(s, "\"");
+/* text as the initializer of an unsigned char array, NUL included: a string literal over 4095 characters
+ * is past what ISO C requires compilers to take (-Wpedantic's overlength-strings; MSVC stops at 64 KiB), and
+ * a kernel's PTX is longer. */
+static void put_c_bytes(Str *s, const char *text) {
+    size_t n = strlen(text) + 1;
+    for (size_t i = 0; i < n; i++) str_printf(s, "%s%u,", i % 24 ? "" : "\n    ", (unsigned char)text[i]);
+    str_puts(s, "\n");
 }
 
 static bool write_text(const char *path, const Str *s) {
@@ -123,12 +152,12 @@ static tile_status aot_refuse(char **msg, const char *fmt, ...) {
     return TILE_ERROR_INVALID_VALUE;
 }
 
-/* A name the generated C may declare a function by: an identifier, not a C keyword or one of the
+/* A name the generated C may declare a function by: an identifier, not a C or C++ keyword or one of the
  * generated file's own names, not in tile.h's name spaces (tile_, TILE_), nor a name the headers the
  * generated C includes (pthread.h, stddef.h) or C itself reserve (main, _X..., __...). */
 static bool aot_name_ok(const char *n) {
     static const char *const taken[] = {"main", "size_t", "ptrdiff_t", "wchar_t", "max_align_t", "nullptr_t", "offsetof", "NULL"};
-    if (!*n || isdigit((unsigned char)*n) || c_keyword(n, false) || !strncmp(n, "tile_", 5) || !strncmp(n, "TILE_", 5) ||
+    if (!*n || isdigit((unsigned char)*n) || c_keyword(n) || !strncmp(n, "tile_", 5) || !strncmp(n, "TILE_", 5) ||
         !strncmp(n, "TileAot", 7) || !strncmp(n, "pthread_", 8) || !strncmp(n, "PTHREAD_", 8) || !strncmp(n, "__", 2) ||
         (n[0] == '_' && isupper((unsigned char)n[1])))
         return false;
@@ -159,7 +188,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
     for (int i = 0; kernels[i]; i++) {
         if (!aot_name_ok(kernels[i]))
             return aot_refuse(msg, "kernel '%s': the launch function is named after the kernel, so its name must be a C identifier "
-                                   "that is not a C keyword, main or a name of stddef.h, and does not start with tile_, TILE_, "
+                                   "that is not a C or C++ keyword, main or a name of stddef.h, and does not start with tile_, TILE_, "
                                    "TileAot, pthread_, __ or _ and a capital", kernels[i]);
         for (int j = 0; j < i; j++)
             if (!strcmp(kernels[i], kernels[j])) return aot_refuse(msg, "kernel '%s' is named twice", kernels[i]);
@@ -262,10 +291,10 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                     break;
                 }
             }
-            str_printf(&c, "/* %s, %s: %s */\nstatic const char %s_ptx_%d[] =\n", kn, v < nvar ? "variant" : "generic",
-                       v < nvar ? variants[v] : "no specialization", kn, v);
-            put_c_string(&c, cc.ptx);
-            str_puts(&c, ";\n");
+            str_printf(&c, "/* %s, %s: %s (PTX text, NUL-terminated) */\nstatic const unsigned char %s_ptx_%d[] = {", kn,
+                       v < nvar ? "variant" : "generic", v < nvar ? variants[v] : "no specialization", kn, v);
+            put_c_bytes(&c, cc.ptx);
+            str_puts(&c, "};\n");
             if (cc.cubin) {
                 str_printf(&c, "const unsigned char %s_cubin_%d[%zu] = {", kn, v, cc.cubin_size);
                 for (size_t i = 0; i < cc.cubin_size; i++) str_printf(&c, "%s%u,", i % 24 ? "" : "\n    ", ((unsigned char *)cc.cubin)[i]);
@@ -293,7 +322,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                 *eq = 0;
                 const char *pn = NULL;
                 for (int i = 0; i < np; i++)
-                    if (!strcmp(ps[i].name, t) || (!strncmp(ps[i].name, t, strlen(t)) && ps[i].name[strlen(t)] == '_')) pn = ps[i].name;
+                    if (!strcmp(ps[i].tile_name, t)) pn = ps[i].name;
                 if (!pn || !strcmp(eq + 1, "any")) continue; /* =any assumes nothing */
                 bool none = !strcmp(eq + 1, "None") || !strcmp(eq + 1, "none"); /* a pointer passed as None: 0 */
                 str_printf(&cond, "%s%s %s", cond.len ? " && " : "", pn, none ? "== 0" : !strcmp(eq + 1, "1") ? "== 1" : "% 16 == 0");
@@ -302,7 +331,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             str_free(&cond);
         }
         str_printf(&c, "    static const char *const ptx[] = {");
-        for (int v = 0; v <= nvar; v++) str_printf(&c, "%s%s_ptx_%d", v ? ", " : "", kn, v);
+        for (int v = 0; v <= nvar; v++) str_printf(&c, "%s(const char *)%s_ptx_%d", v ? ", " : "", kn, v);
         str_printf(&c, "};\n    tile_kernel *k;\n    tile_status st = tile_aot_get(&%s_slots[v], ptx[v], \"%s\", ctx, &k);\n"
                        "    if (st != TILE_OK) return st;\n    void *args[] = {",
                    kn, kn);

@@ -62,7 +62,7 @@ static void build_prog(const char *dir, const char *main_src, const char *stem) 
     write_file(dir, "main.c", main_src);
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "cc -std=c17 -Wall -Werror %s -I%s/include -I%s %s/main.c %s/%s.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
+             "cc -std=c17 -Wall -Wextra -Wpedantic -Werror %s -I%s/include -I%s %s/main.c %s/%s.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
              TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, stem, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
@@ -103,7 +103,8 @@ Test(aot, refusals) {
     cr_assert(f);
     fputs("kernel add(x: *f32) { store(x, 1.0); }\nkernel int(x: *f32) { store(x, 2.0); }\n"
           "kernel tile_malloc(x: *f32) { store(x, 3.0); }\nkernel add_aot_unload(x: *f32) { store(x, 4.0); }\n"
-          "kernel main(x: *f32) { store(x, 5.0); }\nkernel add_ptx_0(x: *f32) { store(x, 6.0); }\n", f);
+          "kernel main(x: *f32) { store(x, 5.0); }\nkernel add_ptx_0(x: *f32) { store(x, 6.0); }\n"
+          "kernel class(x: *f32) { store(x, 7.0); }\n", f);
     fclose(f);
     snprintf(out, sizeof out, "%s/gen", dir);
     static const struct {
@@ -113,6 +114,8 @@ Test(aot, refusals) {
         {{"int", NULL}, NULL, "kernel 'int': the launch function is named after the kernel"},
         {{"tile_malloc", NULL}, NULL, "kernel 'tile_malloc': the launch function"},
         {{"main", NULL}, NULL, "kernel 'main': the launch function"},
+        /* the header is included from C++ too */
+        {{"class", NULL}, NULL, "kernel 'class': the launch function is named after the kernel, so its name must be a C identifier that is not a C or C++ keyword"},
         /* names the generated C declares for another kernel: it did not compile ("conflicting types") */
         {{"add", "add_aot_unload", NULL}, NULL, "kernel 'add_aot_unload' has the name of a function or table the generated C declares for kernel 'add'"},
         {{"add_ptx_0", "add", NULL}, NULL, "kernel 'add_ptx_0' has the name of a function or table"},
@@ -188,4 +191,87 @@ Test(aot, none_variant, .timeout = 120) {
     cr_expect(strstr(gen, "if (b == 0 && n % 16 == 0) v = 0;"), "no condition for b=None n=16");
     build_prog(dir, bias_prog, "bias_aot");
     run_prog(dir);
+}
+
+/* Parameters named after C++ keywords (this, new, class), a <stdint.h> type (int32_t), NULL, the launch
+ * function's own ctx (and a ctx_ beside it): the generated prototype renames them (appending '_' until free
+ * and unique) so that OUT.h works from C++ as well as C, and a variant names them by their .tile names.
+ * The .c builds with -Wpedantic (the PTX is past C's 4095-character string literals), the header with
+ * c++ -Wpedantic when a C++ compiler is installed, and the program runs both builds on the emulator. */
+static const char *kw_src = "kernel scale(this: *f32, new: *f32, class: f32, int32_t: i32, NULL: i32, ctx: i32, ctx_: i32) {\n"
+                            "    let o = program_id(0) * 128 + arange(0, 128);\n"
+                            "    let m = o < int32_t;\n"
+                            "    store(new + o, load(this + o, m, 0.0) * class + (NULL * 100 + ctx * 10 + ctx_) as f32, m);\n"
+                            "}\n";
+
+static const char *kw_prog =
+    "#include \"kw_aot.h\"\n#include <stdio.h>\n"
+    "int main(void) {\n"
+    "    tile_context *ctx;\n"
+    "    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
+    "    enum { N = 300 };\n"
+    "    float hx[N], ho[N];\n"
+    "    for (int i = 0; i < N; i++) hx[i] = (float)i;\n"
+    "    tile_devptr x, o;\n"
+    "    tile_malloc(ctx, sizeof hx, &x), tile_malloc(ctx, sizeof ho, &o);\n"
+    "    tile_memcpy_htod(ctx, x, hx, sizeof hx);\n"
+    "    for (int n = 288; n <= 290; n += 2) {\n"
+    "        for (int one = 0; one < 2; one++) {\n"
+    "            tile_memset(ctx, o, 0xff, sizeof ho);\n"
+    "            int ctx_ = one ? 1 : 2;\n"
+    "            if (scale(ctx, (tile_dim3){3, 1, 1}, x, o, 0.5f, n, 4, 3, ctx_, NULL)) {\n"
+    "                fprintf(stderr, \"%s\\n\", tile_last_error(ctx));\n                return 11;\n            }\n"
+    "            tile_memcpy_dtoh(ctx, ho, o, sizeof ho);\n"
+    "            for (int i = 0; i < N; i++) {\n"
+    "                float want = 0.5f * (float)i + (float)(430 + ctx_);\n"
+    "                if (i < n ? ho[i] != want : ho[i] == ho[i]) { fprintf(stderr, \"n %d [%d] = %g\\n\", n, i, ho[i]); return 12; }\n"
+    "            }\n"
+    "        }\n"
+    "    }\n"
+    "    scale_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    puts(\"aot ok\");\n    return 0;\n}\n";
+
+static const char *kw_cpp = "#include \"kw_aot.h\"\n"
+                            "int main() {\n"
+                            "    tile_status (*launch)(tile_context *, tile_dim3, tile_devptr, tile_devptr, float, int32_t, int32_t, int32_t,\n"
+                            "                          int32_t, tile_stream) = scale;\n"
+                            "    return launch == nullptr;\n}\n";
+
+Test(aot, cpp_keyword_params, .timeout = 120) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char stem[600], path[600], cmd[4096];
+    write_file(dir, "kw.tile", kw_src);
+    snprintf(path, sizeof path, "%s/kw.tile", dir);
+    snprintf(stem, sizeof stem, "%s/kw_aot", dir);
+    const char *kernels[] = {"scale", NULL}, *variants[] = {"int32_t=16 ctx_=1", NULL};
+    char *msg = NULL;
+    cr_assert_eq(tile_aot_export(path, NULL, kernels, variants, stem, &msg), TILE_OK, "%s", msg ? msg : "");
+    free(msg);
+    snprintf(path, sizeof path, "%s/kw_aot.c", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert(f);
+    static char gen[1 << 20];
+    size_t len = fread(gen, 1, sizeof gen - 1, f);
+    gen[len] = 0;
+    fclose(f);
+    cr_expect(strstr(gen, "tile_devptr this_, tile_devptr new_, float class_, int32_t int32_t_, int32_t NULL_, int32_t ctx_, int32_t ctx__,"),
+              "parameters not renamed:\n%.600s", strstr(gen, "tile_status scale(") ? strstr(gen, "tile_status scale(") : gen);
+    cr_expect(strstr(gen, "if (int32_t_ % 16 == 0 && ctx__ == 1) v = 0;"), "the variant does not test the renamed parameters");
+    build_prog(dir, kw_prog, "kw_aot");
+    bool cxx = system("command -v c++ > /dev/null 2>&1") == 0;
+    if (cxx) {
+        write_file(dir, "kw.cpp", kw_cpp);
+        for (int std = 11; std <= 20; std += 3) {
+            snprintf(cmd, sizeof cmd, "c++ -std=c++%d -Wall -Wextra -Wpedantic -Werror -I%s/include -I%s -c %s/kw.cpp -o %s/kw.o >> %s/log 2>&1",
+                     std, TILE_SOURCE_DIR, dir, dir, dir, dir);
+            int rc = system(cmd);
+            if (rc) {
+                snprintf(path, sizeof path, "cat %s/log", dir);
+                cr_expect_eq(system(path), 0);
+            }
+            cr_expect_eq(rc, 0, "the generated header does not compile as C++: %s", cmd);
+        }
+    }
+    run_prog(dir);
+    if (!cxx) cr_skip_test("no c++ compiler: the generated header was not compiled as C++");
 }
