@@ -6,6 +6,11 @@
 #      CMake's find_package(tile) (tile::tile), and compiles a kernel;
 #   3. a `tile aot` export builds with `pkg-config --libs tile-rt` alone and
 #      runs on the emulator, and a find_package(tile) consumer of tile::rt builds;
+#      the export and a tile.h client build as C99, C11 and C17 with -Wall
+#      -Wextra -Wpedantic -Werror, and a C++ program (tests/install/consumer.cpp:
+#      tile.h and the export's header, C++11 to C++20, same flags) builds and
+#      runs on the emulator when c++ is installed (else the summary says it
+#      did not run);
 #   4. the install is relocatable: moved to another folder and run with a bare
 #      environment (env -i, no LD_LIBRARY_PATH) from outside the source tree,
 #      bin/tile finds libtile through its RUNPATH, imports of the standard
@@ -41,6 +46,21 @@ TILE_CACHE_DIR="$prefix/cache" LD_LIBRARY_PATH="$lib" "$prefix/bin/tile" aot ker
 cc -std=c17 -I"$prefix" tests/install/aot_main.c "$prefix/add_aot.c" $(pkg-config --cflags --libs tile-rt) -lpthread -o "$prefix/aot-pc"
 if ldd "$prefix/aot-pc" | grep -E 'libLLVM|libxxhash|libtile\.so'; then echo "install check: the AOT program loads a compiler library"; exit 1; fi
 TILE_DEVICE=emu LD_LIBRARY_PATH="$lib" "$prefix/aot-pc"
+# the public header and the export as C99/C11/C17 with -Wpedantic -Werror, and from C++ when a C++ compiler is installed
+for std in c99 c11 c17; do
+  cc -std=$std -Wall -Wextra -Wpedantic -Werror $(pkg-config --cflags tile-rt) -I"$prefix" -c "$prefix/add_aot.c" -o "$prefix/add_aot.o"
+  cc -std=$std -Wall -Wextra -Wpedantic -Werror $(pkg-config --cflags tile) -c tests/install/consumer.c -o "$prefix/consumer.o"
+done
+if command -v c++ >/dev/null 2>&1; then
+  for std in c++11 c++14 c++17 c++20; do
+    c++ -std=$std -Wall -Wextra -Wpedantic -Werror -I"$prefix" tests/install/consumer.cpp "$prefix/add_aot.o" \
+      $(pkg-config --cflags --libs tile-rt) -lpthread -o "$prefix/consumer-cpp"
+    LD_LIBRARY_PATH="$lib" "$prefix/consumer-cpp" >/dev/null
+  done
+  cxx_result="a C++ consumer (tile.h and the export's header, C++11 to C++20, -Wpedantic -Werror) built and ran"
+else
+  cxx_result="the C++ consumer was NOT RUN: no c++ compiler"
+fi
 # the build tree's own tile-rt.pc: the build's libraries and the source tree's headers (it pointed above the build tree)
 cc -std=c17 -I"$prefix" tests/install/aot_main.c "$prefix/add_aot.c" $(PKG_CONFIG_PATH="$src/build" pkg-config --cflags --libs tile-rt) \
   -lpthread -o "$prefix/aot-build-pc"
@@ -86,4 +106,5 @@ if [ "$resolved" != "$data/kernels/gemm/gemm.tile" ]; then
   echo "install check: the moved libtile resolves gemm.tile to '$resolved', not '$data/kernels/gemm/gemm.tile'"; exit 1
 fi
 echo "install check: exports are tile_* only, libtile_rt has no LLVM; pkg-config and find_package consumers of tile::tile and tile::rt (a tile aot export) built and ran;"
+echo "  tile.h and the export built as C99/C11/C17 with -Wpedantic -Werror; $cxx_result;"
 echo "  moved to $moved and run with env -i from outside the tree: RUNPATH found libtile, stdlib and kernels came from the moved share/tile, tile_gemm on emu matched float64"
