@@ -11,7 +11,8 @@
  *      characters, so it builds with -Wpedantic) and one launch function per
  *      kernel, `tile_status NAME(tile_context *, tile_dim3 grid, params...,
  *      tile_stream)`, whose dispatcher picks the first variant whose
- *      specializations the values satisfy, loads that PTX into the context
+ *      signature the values satisfy (its specializations, and the 16-byte
+ *      alignment of every pointer not "=any"), loads that PTX into the context
  *      on first use (tile_module_load_ptx; a per-kernel table of contexts
  *      under a mutex, grown as contexts come, each kept with its
  *      tile_context_id so that the slot of a context destroyed without
@@ -123,6 +124,25 @@ static int kernel_params(const tile_compiled *c, const char *kernel, AotParam *p
 /* text as the initializer of an unsigned char array, NUL included: a string literal over 4095 characters
  * is past what ISO C requires compilers to take (-Wpedantic's overlength-strings; MSVC stops at 64 KiB), and
  * a kernel's PTX is longer. */
+/* The dispatcher's test for a variant: what its signature ("*f32:16, *f32=None, *f32, i32:16, i32=1") assumes
+ * of each value, as C over the parameters: a pointer or integer `:16` divisible by 16 (a pointer 16-byte
+ * aligned, as 0 is), `=1` equal to 1, `=None` zero; nothing for the others (`=any` pointers: "*f32").  Taken
+ * from the signature rather than the --variant text, so that a variant is picked only when its build can
+ * launch with the values (a variant with aligned pointers is passed over for a misaligned one, to a later
+ * variant built with "x=any"). */
+static void aot_conditions(const char *sig, const AotParam *ps, int np, Str *cond) {
+    for (int i = 0; i < np && sig && *sig; i++) {
+        while (*sig == ' ' || *sig == ',') sig++;
+        size_t len = strcspn(sig, ",");
+        const char *what = NULL;
+        if (len >= 5 && !strncmp(sig + len - 5, "=None", 5)) what = "== 0";
+        else if (len >= 3 && !strncmp(sig + len - 3, ":16", 3)) what = "% 16 == 0";
+        else if (len >= 2 && !strncmp(sig + len - 2, "=1", 2)) what = "== 1";
+        if (what) str_printf(cond, "%s%s %s", cond->len ? " && " : "", ps[i].name, what);
+        sig += len;
+    }
+}
+
 static void put_c_bytes(Str *s, const char *text) {
     size_t n = strlen(text) + 1;
     for (size_t i = 0; i < n; i++) str_printf(s, "%s%u,", i % 24 ? "" : "\n    ", (unsigned char)text[i]);
@@ -260,6 +280,11 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         const char *kn = kernels[ki];
         AotParam ps[128];
         int np = -1;
+        Str *conds = calloc((size_t)nvar + 1, sizeof *conds); /* per variant, what its signature assumes of the values */
+        if (!conds) {
+            st = TILE_ERROR_OUT_OF_MEMORY;
+            break;
+        }
         for (int v = 0; v <= nvar && st == TILE_OK; v++) { /* variants first, the generic build last */
             const char *specs[33] = {0};
             char buf[512] = "";
@@ -291,6 +316,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                     break;
                 }
             }
+            if (v < nvar) aot_conditions(cc.kernels[0].signature, ps, np, &conds[v]);
             str_printf(&c, "/* %s, %s: %s (PTX text, NUL-terminated) */\nstatic const unsigned char %s_ptx_%d[] = {", kn,
                        v < nvar ? "variant" : "generic", v < nvar ? variants[v] : "no specialization", kn, v);
             put_c_bytes(&c, cc.ptx);
@@ -304,7 +330,11 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             }
             tile_compiled_free(&cc);
         }
-        if (st != TILE_OK) break;
+        if (st != TILE_OK) {
+            for (int v = 0; v < nvar; v++) str_free(&conds[v]);
+            free(conds);
+            break;
+        }
         /* declaration */
         Str proto = {0};
         str_printf(&proto, "tile_status %s(tile_context *ctx, tile_dim3 grid", kn);
@@ -312,24 +342,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         str_puts(&proto, ", tile_stream stream)");
         str_printf(&h, "/* Launch %s (block and shared memory from its build); loads into ctx on first use. */\n%s;\n\n", kn, proto.buf);
         str_printf(&c, "static TileAotSlots %s_slots[%d];\n\n%s {\n    int v = %d;\n", kn, nvar + 1, proto.buf, nvar);
-        for (int v = nvar - 1; v >= 0; v--) {
-            Str cond = {0};
-            char buf[512];
-            snprintf(buf, sizeof buf, "%s", variants[v]);
-            for (char *sv, *t = strtok_r(buf, " ,", &sv); t; t = strtok_r(NULL, " ,", &sv)) {
-                char *eq = strchr(t, '=');
-                if (!eq) continue;
-                *eq = 0;
-                const char *pn = NULL;
-                for (int i = 0; i < np; i++)
-                    if (!strcmp(ps[i].tile_name, t)) pn = ps[i].name;
-                if (!pn || !strcmp(eq + 1, "any")) continue; /* =any assumes nothing */
-                bool none = !strcmp(eq + 1, "None") || !strcmp(eq + 1, "none"); /* a pointer passed as None: 0 */
-                str_printf(&cond, "%s%s %s", cond.len ? " && " : "", pn, none ? "== 0" : !strcmp(eq + 1, "1") ? "== 1" : "% 16 == 0");
-            }
-            str_printf(&c, "    if (%s) v = %d;\n", cond.len ? cond.buf : "1", v);
-            str_free(&cond);
-        }
+        for (int v = nvar - 1; v >= 0; v--) str_printf(&c, "    if (%s) v = %d;\n", conds[v].len ? conds[v].buf : "1", v);
         str_printf(&c, "    static const char *const ptx[] = {");
         for (int v = 0; v <= nvar; v++) str_printf(&c, "%s(const char *)%s_ptx_%d", v ? ", " : "", kn, v);
         str_printf(&c, "};\n    tile_kernel *k;\n    tile_status st = tile_aot_get(&%s_slots[v], ptx[v], \"%s\", ctx, &k);\n"
@@ -342,6 +355,8 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         str_printf(&c, "void %s_aot_unload(tile_context *ctx) {\n    for (int v = 0; v < %d; v++) tile_aot_release(&%s_slots[v], ctx);\n}\n\n",
                    kn, nvar + 1, kn);
         str_free(&proto);
+        for (int v = 0; v < nvar; v++) str_free(&conds[v]);
+        free(conds);
     }
     if (st == TILE_OK) {
         str_puts(&h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");

@@ -139,7 +139,8 @@ Test(aot, refusals) {
 }
 
 /* A "b=None" variant: the dispatcher takes it when b is 0 (the kernel compiled with b None), the generic
- * build otherwise; "=any" adds no condition (it assumes nothing).  Both run on the emulator. */
+ * build otherwise; "=any" adds no condition (it assumes nothing), while the pointers a variant compiled as
+ * aligned must be.  Both run on the emulator. */
 static const char *bias_src = "kernel bias(x: *f32, b: *f32, out: *f32, n: i32) {\n"
                               "    let o = program_id(0) * 256 + arange(0, 256);\n"
                               "    let v = load(x + o, o < n, 0.0);\n"
@@ -187,8 +188,10 @@ Test(aot, none_variant, .timeout = 120) {
     size_t len = fread(gen, 1, sizeof gen - 1, f);
     gen[len] = 0;
     fclose(f);
-    cr_expect(strstr(gen, "if (b == 0) v = 1;"), "no condition for b=None x=any:\n%.2000s", strstr(gen, "int v =") ? strstr(gen, "int v =") : gen);
-    cr_expect(strstr(gen, "if (b == 0 && n % 16 == 0) v = 0;"), "no condition for b=None n=16");
+    /* each variant's conditions are what its signature assumes: x=any drops x's alignment, out stays aligned */
+    cr_expect(strstr(gen, "if (b == 0 && out % 16 == 0) v = 1;"), "no condition for b=None x=any:\n%.2000s",
+              strstr(gen, "int v =") ? strstr(gen, "int v =") : gen);
+    cr_expect(strstr(gen, "if (x % 16 == 0 && b == 0 && out % 16 == 0 && n % 16 == 0) v = 0;"), "no condition for b=None n=16");
     build_prog(dir, bias_prog, "bias_aot");
     run_prog(dir);
 }
@@ -256,7 +259,8 @@ Test(aot, cpp_keyword_params, .timeout = 120) {
     fclose(f);
     cr_expect(strstr(gen, "tile_devptr this_, tile_devptr new_, float class_, int32_t int32_t_, int32_t NULL_, int32_t ctx_, int32_t ctx__,"),
               "parameters not renamed:\n%.600s", strstr(gen, "tile_status scale(") ? strstr(gen, "tile_status scale(") : gen);
-    cr_expect(strstr(gen, "if (int32_t_ % 16 == 0 && ctx__ == 1) v = 0;"), "the variant does not test the renamed parameters");
+    cr_expect(strstr(gen, "if (this_ % 16 == 0 && new_ % 16 == 0 && int32_t_ % 16 == 0 && ctx__ == 1) v = 0;"),
+              "the variant does not test the renamed parameters:\n%.600s", strstr(gen, "int v =") ? strstr(gen, "int v =") : gen);
     build_prog(dir, kw_prog, "kw_aot");
     bool cxx = system("command -v c++ > /dev/null 2>&1") == 0;
     if (cxx) {
@@ -274,4 +278,47 @@ Test(aot, cpp_keyword_params, .timeout = 120) {
     }
     run_prog(dir);
     if (!cxx) cr_skip_test("no c++ compiler: the generated header was not compiled as C++");
+}
+
+/* A variant is taken only when the values meet every assumption of its build, pointer alignment included:
+ * with "n=16" before "x=any y=any out=any", n = 1024 and x 4 bytes past a 16-byte boundary go to the second
+ * variant (before, the first was taken and its launch refused the misaligned x), aligned ones to the first;
+ * n = 1000 with aligned pointers to the second as well.  Outputs poisoned first, checked exactly. */
+static const char *misaligned_prog =
+    "#include \"add_aot.h\"\n#include <math.h>\n#include <stdio.h>\n"
+    "int main(void) {\n"
+    "    tile_context *ctx;\n"
+    "    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
+    "    enum { N = 1024 };\n"
+    "    float hx[N + 4], hy[N], ho[N];\n"
+    "    for (int i = 0; i < N + 4; i++) hx[i] = 0.75f * (float)i;\n"
+    "    for (int i = 0; i < N; i++) hy[i] = (float)(i % 13) - 6.0f;\n"
+    "    tile_devptr x, y, o;\n"
+    "    if (tile_malloc(ctx, sizeof hx, &x) || tile_malloc(ctx, sizeof hy, &y) || tile_malloc(ctx, sizeof ho, &o)) return 11;\n"
+    "    tile_memcpy_htod(ctx, x, hx, sizeof hx), tile_memcpy_htod(ctx, y, hy, sizeof hy);\n"
+    "    for (int c = 0; c < 3; c++) {\n"
+    "        int shift = c == 1, n = c == 2 ? 1000 : N;\n"
+    "        for (int i = 0; i < N; i++) ho[i] = NAN;\n"
+    "        tile_memcpy_htod(ctx, o, ho, sizeof ho);\n"
+    "        if (add(ctx, (tile_dim3){1, 1, 1}, x + 4u * (unsigned)shift, y, o, n, NULL)) {\n"
+    "            fprintf(stderr, \"case %d: %s\\n\", c, tile_last_error(ctx));\n            return 12;\n        }\n"
+    "        tile_memcpy_dtoh(ctx, ho, o, sizeof ho);\n"
+    "        for (int i = 0; i < N; i++)\n"
+    "            if (i < n ? (double)ho[i] != (double)hx[i + shift] + (double)hy[i] : !isnan(ho[i])) {\n"
+    "                fprintf(stderr, \"case %d: out[%d] = %g\\n\", c, i, (double)ho[i]);\n                return 13;\n            }\n"
+    "    }\n"
+    "    add_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    puts(\"aot ok\");\n    return 0;\n}\n";
+
+Test(aot, misaligned_pointer_takes_an_any_variant, .timeout = 120) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char stem[600], path[600];
+    snprintf(path, sizeof path, "%s/kernels/add.tile", TILE_SOURCE_DIR);
+    snprintf(stem, sizeof stem, "%s/add_aot", dir);
+    const char *kernels[] = {"add", NULL}, *variants[] = {"n=16", "x=any y=any out=any", NULL};
+    char *msg = NULL;
+    cr_assert_eq(tile_aot_export(path, NULL, kernels, variants, stem, &msg), TILE_OK, "%s", msg ? msg : "");
+    free(msg);
+    build_prog(dir, misaligned_prog, "add_aot");
+    run_prog(dir);
 }
