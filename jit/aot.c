@@ -247,6 +247,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                  " * without NAME_aot_unload (its module went with it) from a new one at the same address. */\n"
                  "typedef struct TileAotSlot {\n    tile_context *ctx;\n    uint64_t id;\n    tile_module *mod;\n    tile_kernel *kernel;\n} TileAotSlot;\n"
                  "typedef struct TileAotSlots {\n    TileAotSlot *s;\n    int n;\n} TileAotSlots;\n"
+                 "static const TileAotSlot tile_aot_empty_slot = {NULL, 0, NULL, NULL};\n"
                  "static pthread_mutex_t tile_aot_lock = PTHREAD_MUTEX_INITIALIZER;\n\n");
     str_puts(&c, "/* The kernel of a variant loaded into ctx (loaded on first use; slots of destroyed contexts reused, the table\n"
                  " * grown when none is free). */\n"
@@ -256,12 +257,12 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                  "        tile_module *m;\n        return tile_module_load_ptx(ctx, ptx, &m);\n    }\n"
                  "    tile_status st = TILE_OK;\n    pthread_mutex_lock(&tile_aot_lock);\n    TileAotSlot *slot = NULL;\n"
                  "    for (int i = 0; i < slots->n; i++) {\n        TileAotSlot *s = &slots->s[i];\n"
-                 "        if (s->ctx && tile_context_id(s->ctx) != s->id) *s = (TileAotSlot){0}; /* its context was destroyed */\n"
+                 "        if (s->ctx && tile_context_id(s->ctx) != s->id) *s = tile_aot_empty_slot; /* its context was destroyed */\n"
                  "        if (s->ctx == ctx) {\n            *out = s->kernel;\n"
                  "            pthread_mutex_unlock(&tile_aot_lock);\n            return TILE_OK;\n        }\n"
                  "        if (!s->ctx && !slot) slot = s;\n    }\n"
-                 "    if (!slot) {\n        TileAotSlot *grown = realloc(slots->s, (size_t)(slots->n + 8) * sizeof *grown);\n"
-                 "        if (grown) {\n            for (int i = slots->n; i < slots->n + 8; i++) grown[i] = (TileAotSlot){0};\n"
+                 "    if (!slot) {\n        TileAotSlot *grown = (TileAotSlot *)realloc(slots->s, (size_t)(slots->n + 8) * sizeof *grown);\n"
+                 "        if (grown) {\n            for (int i = slots->n; i < slots->n + 8; i++) grown[i] = tile_aot_empty_slot;\n"
                  "            slot = &grown[slots->n];\n            slots->s = grown;\n            slots->n += 8;\n        }\n    }\n"
                  "    if (!slot) st = TILE_ERROR_OUT_OF_MEMORY;\n"
                  "    else if ((st = tile_module_load_ptx(ctx, ptx, &slot->mod)) == TILE_OK) {\n"
@@ -271,7 +272,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                  "    pthread_mutex_unlock(&tile_aot_lock);\n    return st;\n}\n\n"
                  "static void tile_aot_release(TileAotSlots *slots, tile_context *ctx) {\n    pthread_mutex_lock(&tile_aot_lock);\n"
                  "    for (int i = 0; i < slots->n; i++)\n        if (slots->s[i].ctx == ctx) {\n"
-                 "            tile_module_unload(slots->s[i].mod);\n            slots->s[i] = (TileAotSlot){0};\n        }\n"
+                 "            tile_module_unload(slots->s[i].mod);\n            slots->s[i] = tile_aot_empty_slot;\n        }\n"
                  "    pthread_mutex_unlock(&tile_aot_lock);\n}\n\n");
     tile_status st = TILE_OK;
     int nvar = 0;

@@ -199,8 +199,8 @@ Test(aot, none_variant, .timeout = 120) {
 /* Parameters named after C++ keywords (this, new, class), a <stdint.h> type (int32_t), NULL, the launch
  * function's own ctx (and a ctx_ beside it): the generated prototype renames them (appending '_' until free
  * and unique) so that OUT.h works from C++ as well as C, and a variant names them by their .tile names.
- * The .c builds with -Wpedantic (the PTX is past C's 4095-character string literals), the header with
- * c++ -Wpedantic when a C++ compiler is installed, and the program runs both builds on the emulator. */
+ * The .c builds with -Wpedantic (the PTX is past C's 4095-character string literals), the header and the
+ * .c with c++ -Wpedantic when a C++ compiler is installed, and the program runs both builds on the emulator. */
 static const char *kw_src = "kernel scale(this: *f32, new: *f32, class: f32, int32_t: i32, NULL: i32, ctx: i32, ctx_: i32) {\n"
                             "    let o = program_id(0) * 128 + arange(0, 128);\n"
                             "    let m = o < int32_t;\n"
@@ -274,6 +274,15 @@ Test(aot, cpp_keyword_params, .timeout = 120) {
                 cr_expect_eq(system(path), 0);
             }
             cr_expect_eq(rc, 0, "the generated header does not compile as C++: %s", cmd);
+            /* the .c too, for a C++-only build (CMake's project(x CXX) with the file marked CXX) */
+            snprintf(cmd, sizeof cmd, "c++ -x c++ -std=c++%d -Wall -Wextra -Wpedantic -Werror -I%s/include -I%s -c %s/kw_aot.c -o %s/kw_aot.o >> %s/log 2>&1",
+                     std, TILE_SOURCE_DIR, dir, dir, dir, dir);
+            rc = system(cmd);
+            if (rc) {
+                snprintf(path, sizeof path, "cat %s/log", dir);
+                cr_expect_eq(system(path), 0);
+            }
+            cr_expect_eq(rc, 0, "the generated .c does not compile as C++: %s", cmd);
         }
     }
     run_prog(dir);
