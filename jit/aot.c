@@ -121,9 +121,6 @@ static int kernel_params(const tile_compiled *c, const char *kernel, AotParam *p
     return n;
 }
 
-/* text as the initializer of an unsigned char array, NUL included: a string literal over 4095 characters
- * is past what ISO C requires compilers to take (-Wpedantic's overlength-strings; MSVC stops at 64 KiB), and
- * a kernel's PTX is longer. */
 /* The dispatcher's test for a variant: what its signature ("*f32:16, *f32=None, *f32, i32:16, i32=1") assumes
  * of each value, as C over the parameters: a pointer or integer `:16` divisible by 16 (a pointer 16-byte
  * aligned, as 0 is), `=1` equal to 1, `=None` zero; nothing for the others (`=any` pointers: "*f32").  Taken
@@ -143,6 +140,9 @@ static void aot_conditions(const char *sig, const AotParam *ps, int np, Str *con
     }
 }
 
+/* text as the initializer of an unsigned char array, NUL included: a string literal over 4095 characters
+ * is past what ISO C requires compilers to take (-Wpedantic's overlength-strings; MSVC stops at 64 KiB), and
+ * a kernel's PTX is longer. */
 static void put_c_bytes(Str *s, const char *text) {
     size_t n = strlen(text) + 1;
     for (size_t i = 0; i < n; i++) str_printf(s, "%s%u,", i % 24 ? "" : "\n    ", (unsigned char)text[i]);
