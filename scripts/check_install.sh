@@ -7,7 +7,7 @@
 #   3. a `tile aot` export builds with `pkg-config --libs tile-rt` alone and
 #      runs on the emulator, and a find_package(tile) consumer of tile::rt builds;
 #      the export and a tile.h client build as C99, C11 and C17 with -Wall
-#      -Wextra -Wpedantic -Werror, and a C++ program (tests/install/consumer.cpp:
+#      -Wextra -Wpedantic -Werror, and a C++ program (tests/install/consumer_cxx.c, C that is also C++, compiled with c++ -x c++:
 #      tile.h and the export's header, C++11 to C++20, same flags) builds and
 #      runs on the emulator when c++ is installed (else the summary says it
 #      did not run);
@@ -53,7 +53,7 @@ for std in c99 c11 c17; do
 done
 if command -v c++ >/dev/null 2>&1; then
   for std in c++11 c++14 c++17 c++20; do
-    c++ -std=$std -Wall -Wextra -Wpedantic -Werror -I"$prefix" tests/install/consumer.cpp "$prefix/add_aot.o" \
+    c++ -x c++ -std=$std -Wall -Wextra -Wpedantic -Werror -I"$prefix" tests/install/consumer_cxx.c -x none "$prefix/add_aot.o" \
       $(pkg-config --cflags --libs tile-rt) -lpthread -o "$prefix/consumer-cpp"
     LD_LIBRARY_PATH="$lib" "$prefix/consumer-cpp" >/dev/null
   done
