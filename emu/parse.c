@@ -362,6 +362,7 @@ static bool parse_reg_or_name(Parser *ps, Opd *o) {
     const Target *tg = ps->m->target;
     if (slot == EMU_SLOT_SREG + EMU_SREG_AGGR_SMEM && tg && tg->sm < 90) /* ISA: "Requires sm_90 or higher" */
         return perr(ps, t.line, "'%.*s' needs .target sm_90 or later (the module is for %s)", (int)t.len, t.s, tg->name);
+    if (slot >= EMU_SLOT_SREG && slot < EMU_SLOT_SREG + EMU_SREG_COUNT && !emu_gate_sreg(ps, t.line, t.s, t.len)) return false;
     unsigned vw = slot != UINT32_MAX ? vreg_width(ps, t.s, t.len) : 0;
     if (vw) { /* a vector register: the operand {v.x, v.y, ..} */
         o->kind = OPD_VEC;
@@ -845,7 +846,7 @@ static bool parse_ins(Parser *ps) {
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_pred_sreg(ps, &in, line, opt.s, opt.len)) return false;
-    if (!check_types(ps, &in, line, opt.s, opt.len)) return false;
+    if (!check_types(ps, &in, line, opt.s, opt.len) || !emu_gate_ins(ps, line, opt.s, opt.len)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;
@@ -1312,12 +1313,14 @@ static bool parse_header(Parser *ps) {
         if (major < 1 || major > EMU_PTX_MAJOR_MAX)
             return perr(ps, line, "unsupported .version %u.%u: the emulator reads PTX ISA 1.0 to %u.x", major, minor,
                         EMU_PTX_MAJOR_MAX);
+        ps->ptx_version = (uint8_t)(major * 10 + (minor > 9 ? 9 : minor));
         skip_line(ps, line);
         return true;
     }
     next(ps);
     while (ps->tok.kind == TK_IDENT && ps->tok.line == line) {
         char name[32];
+        if (!emu_gate_header(ps, line, ps->tok.s, ps->tok.len)) return false;
         if (ps->tok.len < sizeof name && !ps->m->target) {
             memcpy(name, ps->tok.s, ps->tok.len);
             name[ps->tok.len] = 0;

@@ -60,6 +60,9 @@ typedef struct Parser {
     /* module */
     uint32_t capsyms, capfuncs;
     bool target_generic; /* .target named the SM without the 'a' of m->target (sm_90): no sm_90a instructions */
+    uint8_t ptx_version;  /* .version as major * 10 + minor (0: not read yet) */
+    uint8_t target_sm;    /* the SM of .target's first sm_NN name, known or not (0: none) */
+    bool target_arch;     /* that name has the architecture-specific `a` (sm_90a) */
 } Parser;
 
 #define GROW(arr, n, cap)                                                    \
@@ -153,6 +156,10 @@ static inline int32_t const_sym(const Parser *ps, uint32_t slot) {
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len);
 bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
 /* Barrier ids and counts given as immediates, writes to read-only state spaces (parse_check.c). */
+/* parse_gate.c: the PTX ISA version and .target a feature needs (ptxas's "Feature ... requires ..."). */
+bool emu_gate_header(Parser *ps, uint32_t line, const char *name, uint32_t len); /* a .target name, after .version */
+bool emu_gate_ins(Parser *ps, uint32_t line, const char *s, uint32_t len);       /* an instruction's opcode text */
+bool emu_gate_sreg(Parser *ps, uint32_t line, const char *s, uint32_t len);      /* a special register's name */
 bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
 
 #endif

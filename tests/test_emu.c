@@ -294,7 +294,7 @@ Test(llvm, atomics_parallel_blocks) {
 }
 
 /* ---- reports: racecheck, memcheck details, deadlock, unsupported ---- */
-#define PTX_HEAD ".version 7.0\n.target sm_80\n.address_size 64\n"
+#define PTX_HEAD ".version 7.8\n.target sm_80\n.address_size 64\n"
 
 static const char *race_ptx = PTX_HEAD
     ".visible .entry race(.param .u64 out, .param .u32 sync)\n{\n"

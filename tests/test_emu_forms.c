@@ -300,15 +300,21 @@ Test(forms, guards_and_negated_predicates) {
  * a malformed or later version is refused. */
 Test(forms, version_directive) {
     TileDevice *d = open_dev(0);
+    /* each with a .target it supports (ptxas: "PTX .version 6.4 does not support .target sm_80") */
     static const char *const ok[] = {"1.0", "6.4", "7.0", "7.8", "8.0", "8.3", "8.5", "8.7", "8.8", "9.0"};
+    static const char *const tg[] = {"sm_10", "sm_75", "sm_80", "sm_90", "sm_90a", "sm_90a", "sm_90a", "sm_120", "sm_121", "sm_110"};
     for (size_t i = 0; i < ARRAY_LEN(ok); i++) {
         char ptx[256];
-        snprintf(ptx, sizeof ptx, ".version %s\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n", ok[i]);
+        snprintf(ptx, sizeof ptx, ".version %s\n.target %s\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n", ok[i], tg[i]);
         TileDevModule *m;
         cr_assert_eq(dev_module_load_ptx(d, ptx, &m), DEV_OK, ".version %s: %s", ok[i], dev_last_error(d));
         dev_module_unload(m);
     }
     load_fails(d, ".version 10.0\n.target sm_80\n.visible .entry k()\n{\n ret;\n}\n", "unsupported .version 10.0");
+    load_fails(d, ".version 6.4\n.target sm_80\n.visible .entry k()\n{\n ret;\n}\n",
+               "ptx:2: PTX .version 6.4 does not support .target sm_80: it needs .version 7.0 or later");
+    load_fails(d, ".version 7.8\n.target sm_90a\n.visible .entry k()\n{\n ret;\n}\n",
+               "ptx:2: PTX .version 7.8 does not support .target sm_90a: it needs .version 8.0 or later");
     load_fails(d, ".version eight\n.target sm_80\n.visible .entry k()\n{\n ret;\n}\n", "bad .version");
     dev_close(d);
 }

@@ -8,7 +8,7 @@
  * %r1..3; the case's PTX leaves its result in %r4 (zero-extended) or, for
  * 64-bit results, %rd4. */
 static const char *harness_fmt =
-    ".version 7.0\n.target sm_80\n.address_size 64\n"
+    ".version 8.1\n.target sm_90a\n.address_size 64\n"
     ".visible .entry k(.param .u64 k_a, .param .u64 k_b, .param .u64 k_c, .param .u64 k_d, .param .u32 k_n)\n{\n"
     " .reg .pred %%p<8>;\n .reg .b16 %%rs<8>;\n .reg .b32 %%r<16>;\n .reg .b64 %%rd<16>;\n"
     " mov.u32 %%r10, %%tid.x;\n mov.u32 %%r11, %%ctaid.x;\n mov.u32 %%r12, %%ntid.x;\n"

@@ -115,15 +115,15 @@ Test(isa, cp_async_ignore_src) {
  * finite value of the destination format, the result is the sign-preserved maximum finite value."
  * tf32 keeps f32's 8 exponent bits and 10 mantissa bits: (2 - 2^-10) * 2^127, bits 0x7F7FE000.  The
  * emulator saturated to 0x7F7FC000 (9 mantissa bits' worth), below values it rounded up to. */
-Test(isa, cvt_satfinite_tf32_max) {
-    static const char *ptx = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+Test(isa, cvt_satfinite_tf32_max) { /* .rn/.rz with .satfinite: PTX 8.6, sm_100 (ptxas) */
+    static const char *ptx = ".version 8.6\n.target sm_100a\n.address_size 64\n"
         ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<8>;\n .reg .f32 %f<2>;\n .reg .b64 %rd<8>;\n"
         " ld.param.u64 %rd1, [in];\n ld.param.u64 %rd2, [out];\n mov.u32 %r1, %tid.x;\n mul.wide.u32 %rd3, %r1, 4;\n"
         " add.s64 %rd4, %rd1, %rd3;\n ld.global.f32 %f1, [%rd4];\n"
         " cvt.rna.satfinite.tf32.f32 %r2, %f1;\n add.s64 %rd5, %rd2, %rd3;\n st.global.u32 [%rd5], %r2;\n"
         " cvt.rn.satfinite.tf32.f32 %r3, %f1;\n add.s64 %rd6, %rd5, 32;\n st.global.u32 [%rd6], %r3;\n"
         " cvt.rz.satfinite.tf32.f32 %r4, %f1;\n add.s64 %rd7, %rd6, 32;\n st.global.u32 [%rd7], %r4;\n ret;\n}\n";
-    TileDevice *d = open_dev("emu:sm_90a");
+    TileDevice *d = open_dev("emu");
     TileDevModule *m;
     TileDevFunction *f = load(d, ptx, &m);
     const uint32_t bits[8] = {0x7F7FE000u, 0x7F7FD000u, 0x7F7FF000u, 0x7F7FFFFFu, 0xFF7FF000u, 0x7F800000u, 0x3F800000u, 0x00000000u};

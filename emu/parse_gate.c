@@ -1,0 +1,293 @@
+/* parse_gate.c - the PTX ISA version and .target each feature needs, as ptxas checks them.
+ *
+ * A module says which PTX ISA it is written in (.version) and for which GPU (.target); ptxas refuses an
+ * instruction, a modifier or a special register that is newer than either ("Feature 'mbarrier.try_wait'
+ * requires PTX ISA .version 7.8 or later", "... requires .target sm_90 or higher"), and a .target that is
+ * newer than the .version ("PTX .version 6.5 does not support .target sm_80").  The emulator refuses the same
+ * PTX at load, at the line, naming the feature and what it needs.
+ *
+ *   1. parse.c reads the header: emu_gate_header() records the .version (major * 10 + minor) and the first
+ *      sm_NN[a|f] name of .target, and checks the pair against TARGET_PTX.
+ *   2. Every instruction, once decoded and checked, goes through emu_gate_ins(): each row of GATES whose
+ *      pattern matches the opcode text is checked against the module's version and SM.
+ *   3. Every special register read (%clusterid, ...) goes through emu_gate_sreg() against the '%' rows.
+ *
+ * A pattern is space-separated words: the first names the opcode (dotted words it begins with, `a|b` for
+ * alternatives, `*` for any), each further word a modifier that must be present (`.a|.b`: one of them) or,
+ * with `!`, absent; modifiers are the opcode's dot-separated parts after the opcode words, compared whole
+ * (`.bf16` is not `.bf16x2`).  Each row was checked against ptxas of CUDA 13 on both sides of its limits
+ * (tests/test_emu_refuse.c, `gates`, shows each to ptxas when it is installed).  Where ptxas is more lenient
+ * than the ISA's text (nanosleep at 6.2, not 6.3) the row is ptxas's: the emulator never refuses what ptxas
+ * takes.  A module whose .target names no sm_NN (or an SM below every row) is checked for the version only. */
+#include "emu/exec.h"
+#include "emu/parse_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* X(pattern, ptx, sm, flags): ptx = major * 10 + minor (0: any), sm = the lowest SM (0: any).
+ * Flags: GATE_ARCH: needs the architecture-specific target (sm_90a, not sm_90);
+ *        GATE_PTX_BELOW_90: the version applies to targets below sm_90 only (cvt to f8 pairs: sm_89 needs 8.1,
+ *        sm_90 7.8, as a second row gives). */
+enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2 };
+#define GATES(X)                                                                                   \
+    /* warp-synchronous primitives (Volta) */                                                      \
+    X("shfl .sync", 60, 0, 0)                                                                      \
+    X("vote .sync", 60, 0, 0)                                                                      \
+    X("bar.warp.sync", 60, 0, 0)                                                                   \
+    X("barrier !.cluster", 60, 0, 0)                                                               \
+    X("barrier .cta", 78, 0, 0)                                                                    \
+    X("fns", 60, 0, 0)                                                                             \
+    X("match", 60, 70, 0)                                                                          \
+    X("activemask", 62, 0, 0)                                                                      \
+    X("nanosleep", 62, 70, 0)                                                                      \
+    X("redux.sync", 70, 80, 0)                                                                     \
+    X("elect.sync", 80, 90, 0)                                                                     \
+    /* memory consistency model: semantics and scopes */                                           \
+    X("ld|st|atom|red .relaxed|.acquire|.release", 60, 70, 0)                                      \
+    X("fence !.proxy !.mbarrier_init", 60, 70, 0)                                                  \
+    X("fence .proxy .alias", 75, 70, 0)                                                            \
+    X("fence .proxy .async", 80, 90, 0)                                                            \
+    X("fence .proxy .tensormap::generic", 83, 90, 0)                                               \
+    X("fence .mbarrier_init", 80, 90, 0)                                                           \
+    X("* .cluster", 78, 90, 0)                                                                     \
+    X("* .shared::cluster", 78, 90, 0)                                                             \
+    X("ld|st|isspacep|mbarrier .shared::cta", 78, 0, 0)                                            \
+    /* cache eviction priorities and prefetch sizes */                                             \
+    /* not the L1 eviction priorities (.L1::evict_last, ...: PTX 7.4, sm_70): the compiler's own sm_80 PTX,      \
+     * .version 7.0, writes them (tests/test_lang_run.c, cache_hints) */                                   \
+    X("* .L2::64B|.L2::128B", 74, 75, 0)                                                           \
+    X("* .L2::256B|.L2::cache_hint|.L2::evict_last|.L2::evict_normal", 74, 80, 0) \
+    X("createpolicy|discard|applypriority", 74, 80, 0)                                             \
+    /* atomics */                                                                                  \
+    X("atom|red .add .f64", 50, 60, 0)                                                             \
+    X("atom|red .add .f16x2", 62, 60, 0)                                                           \
+    X("atom|red .add .f16", 63, 70, 0)                                                             \
+    X("atom|red .bf16|.bf16x2", 78, 90, 0)                                                         \
+    X("atom .cas .b16", 63, 70, 0)                                                                 \
+    X("atom|red .v2|.v4|.v8", 81, 90, 0)                                                           \
+    X("atom .b128", 83, 90, 0)                                                                     \
+    X("ld|ldu|st|mov .b128", 83, 70, 0)                                                            \
+    /* integer */                                                                                  \
+    X("lop3", 43, 50, 0)                                                                           \
+    X("dp4a|dp2a", 50, 61, 0)                                                                      \
+    X("bmsk|szext", 76, 70, 0)                                                                     \
+    X("cvt.pack .u16|.s16|.u8|.s8", 65, 72, 0)                                                     \
+    X("cvt.pack .u4|.s4|.u2|.s2", 65, 75, 0)                                                       \
+    X("add|sub|min|max .u16x2|.s16x2", 80, 90, 0)                                                  \
+    X("min|max .relu", 80, 90, 0)                                                                  \
+    X("alloca|stacksave|stackrestore", 73, 52, 0)                                                  \
+    /* half precision and bf16 */                                                                  \
+    X("add|sub|mul|fma .f16|.f16x2", 42, 53, 0)                                                    \
+    X("abs|neg .f16|.f16x2", 65, 53, 0)                                                            \
+    X("min|max .f16|.f16x2|.bf16|.bf16x2", 70, 80, 0)                                              \
+    X("min|max .NaN", 70, 80, 0)                                                                   \
+    X("min|max .xorsign", 72, 86, 0)                                                               \
+    X("fma|abs|neg .bf16|.bf16x2", 70, 80, 0)                                                      \
+    X("add|sub|mul .bf16|.bf16x2", 78, 90, 0)                                                      \
+    X("fma .relu", 70, 80, 0)                                                                      \
+    X("fma .oob", 81, 90, 0)                                                                       \
+    X("tanh", 70, 75, 0)                                                                           \
+    X("ex2 .f16|.f16x2", 70, 75, 0)                                                                \
+    X("ex2|tanh .bf16|.bf16x2", 78, 90, 0)                                                         \
+    X("cvt .bf16|.bf16x2|.tf32|.relu", 70, 80, 0)                                                  \
+    X("cvt .f16x2", 70, 80, 0)                                                                     \
+    X("cvt .satfinite !.e4m3x2 !.e5m2x2", 81, 0, 0)                                               \
+    X("cvt .rn|.rz .tf32", 78, 90, 0)                                                              \
+    X("cvt .rn|.rz .satfinite .tf32", 86, 100, 0)                                                  \
+    X("cvt .e4m3x2|.e5m2x2", 78, 89, 0)                                                            \
+    X("cvt .e4m3x2|.e5m2x2", 81, 89, GATE_PTX_BELOW_90)                                            \
+    /* tensor cores */                                                                             \
+    X("wmma", 60, 70, 0)                                                                           \
+    X("wmma .aligned", 63, 70, 0)                                                                  \
+    X("wmma .s8|.u8", 63, 72, 0)                                                                   \
+    X("wmma .s4|.u4|.b1", 63, 75, 0)                                                               \
+    X("wmma .bf16|.tf32|.f64", 70, 80, 0)                                                          \
+    X("mma .m8n8k4 .f16", 64, 70, 0)                                                               \
+    X("mma .m16n8k8 .f16", 65, 75, 0)                                                              \
+    X("mma .m8n8k16|.m8n8k32", 65, 75, 0)                                                          \
+    X("mma .m8n8k128", 70, 75, 0)                                                                  \
+    X("mma .m16n8k16|.m16n8k32|.m16n8k64|.m16n8k128|.m16n8k256", 70, 80, 0)                        \
+    X("mma .bf16|.tf32", 70, 80, 0)                                                                \
+    X("mma .m8n8k4 .f64", 70, 80, 0)                                                               \
+    X("mma .b1 .and", 71, 80, 0)                                                                   \
+    X("mma .f64 .m16n8k4|.m16n8k8|.m16n8k16", 78, 90, 0)                                           \
+    X("mma .e4m3|.e5m2", 84, 89, 0)                                                                \
+    X("mma .e4m3|.e5m2 .m16n8k16", 87, 89, 0)                                                      \
+    X("ldmatrix", 65, 75, 0)                                                                       \
+    X("movmatrix", 78, 75, 0)                                                                      \
+    X("stmatrix", 78, 90, 0)                                                                       \
+    X("wgmma", 80, 90, GATE_ARCH)                                                                  \
+    X("setmaxnreg", 80, 90, GATE_ARCH)                                                             \
+    /* asynchronous copies and barriers (Ampere, Hopper) */                                        \
+    X("cp.async !.bulk", 70, 80, 0)                                                                \
+    X("cp.async .bulk", 80, 90, 0)                                                                 \
+    X("cp.reduce.async.bulk", 80, 90, 0)                                                           \
+    X("mbarrier", 70, 80, 0)                                                                       \
+    X("mbarrier .test_wait .parity", 71, 80, 0)                                                    \
+    X("mbarrier .try_wait", 78, 90, 0)                                                             \
+    X("mbarrier .relaxed|.acquire|.release", 80, 80, 0)                                            \
+    X("mbarrier .expect_tx|.complete_tx", 80, 90, 0)                                               \
+    X("st.async|red.async", 81, 90, 0)                                                             \
+    X("mapa|getctarank", 78, 90, 0)                                                                \
+    X("griddepcontrol", 78, 90, 0)                                                                 \
+    X("prefetch .tensormap", 80, 90, 0)                                                            \
+    X("tensormap.cp_fenceproxy", 83, 90, 0)                                                        \
+    X("tensormap.replace", 83, 90, GATE_ARCH)                                                      \
+    /* special registers */                                                                        \
+    X("%clusterid|%nclusterid|%cluster_ctaid|%cluster_nctaid|%cluster_ctarank|%cluster_nctarank|%is_explicit_cluster", 78, 90, 0) \
+    X("%aggr_smem_size", 81, 90, 0)                                                                \
+    X("%reserved_smem_offset_begin|%reserved_smem_offset_end|%reserved_smem_offset_cap|%reserved_smem_offset_0|%reserved_smem_offset_1", 76, 80, 0)
+
+typedef struct Gate {
+    const char *pattern;
+    uint8_t ptx, sm, flags;
+} Gate;
+
+static const Gate GATE_TABLE[] = {
+#define X(p, v, s, f) {p, v, s, f},
+    GATES(X)
+#undef X
+};
+
+/* The first .version that supports each .target (ptxas: "PTX .version 6.5 does not support .target sm_80");
+ * an `a` or `f` suffix needs what its SM needs, sm_90a aside (8.0). */
+static const struct { uint8_t sm, ptx; } TARGET_PTX[] = {
+    {50, 40}, {52, 41}, {53, 42}, {60, 50}, {61, 50}, {62, 50}, {70, 60}, {72, 61}, {75, 63},
+    {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78}, {100, 86}, {103, 88}, {120, 87}, {121, 88},
+};
+
+/* Whether the word w (n chars: "a|b|c") has an alternative equal to s (len). */
+static bool alt_has(const char *w, size_t n, const char *s, size_t len) {
+    for (size_t i = 0; i <= n;) {
+        size_t j = i;
+        while (j < n && w[j] != '|') j++;
+        if (j - i == len && memcmp(w + i, s, len) == 0) return true;
+        i = j + 1;
+    }
+    return false;
+}
+
+/* Whether the opcode text s (len) is the dotted words of one alternative of w: its first words, followed by
+ * the end or a dot; *rest gets what follows (the modifiers, from their first dot). */
+static bool opcode_match(const char *w, size_t n, const char *s, size_t len, size_t *rest) {
+    if (n == 1 && w[0] == '*') {
+        const char *d = memchr(s, '.', len);
+        *rest = d ? (size_t)(d - s) : len;
+        return true;
+    }
+    for (size_t i = 0; i <= n;) {
+        size_t j = i;
+        while (j < n && w[j] != '|') j++;
+        size_t k = j - i;
+        if (k <= len && memcmp(w + i, s, k) == 0 && (k == len || s[k] == '.')) {
+            *rest = k;
+            return true;
+        }
+        i = j + 1;
+    }
+    return false;
+}
+
+/* Whether one modifier word (".a|.b", or "!.a") holds for the modifiers mods (".x.y.z", n chars). */
+static bool mod_match(const char *w, size_t n, const char *mods, size_t mlen) {
+    bool neg = n && w[0] == '!';
+    if (neg) w++, n--;
+    bool found = false;
+    for (size_t i = 0; i < mlen && !found;) { /* each ".part" of mods */
+        size_t j = i + 1;
+        while (j < mlen && mods[j] != '.') j++;
+        found = alt_has(w, n, mods + i, j - i);
+        i = j;
+    }
+    return found != neg;
+}
+
+static bool pattern_match(const char *p, const char *s, size_t len) {
+    size_t n = strcspn(p, " "), rest;
+    if (!opcode_match(p, n, s, len, &rest)) return false;
+    for (p += n; *p == ' ';) {
+        p++;
+        n = strcspn(p, " ");
+        if (!mod_match(p, n, s + rest, len - rest)) return false;
+        p += n;
+    }
+    return true;
+}
+
+/* The feature's name for messages: the pattern without its '!' words, '|' shown as " or ". */
+static void gate_name(const Gate *g, char *buf, size_t cap) {
+    size_t o = 0;
+    const char *p = g->pattern;
+    if (p[0] == '*') p += 2; /* any opcode: the modifier names the feature */
+    for (; *p && o + 5 < cap;) {
+        size_t n = strcspn(p, " ");
+        if (*p != '!') {
+            if (o) buf[o++] = ' ';
+            for (size_t i = 0; i < n && o + 5 < cap; i++) {
+                if (p[i] == '|') memcpy(buf + o, " or ", 4), o += 4;
+                else buf[o++] = p[i];
+            }
+        }
+        p += n;
+        while (*p == ' ') p++;
+    }
+    buf[o] = 0;
+}
+
+static bool gate_check(Parser *ps, const Gate *g, uint32_t line, const char *what, uint32_t wlen) {
+    char name[160];
+    bool ptx_applies = !(g->flags & GATE_PTX_BELOW_90) || (ps->target_sm && ps->target_sm < 90);
+    if (ptx_applies && ps->ptx_version && ps->ptx_version < g->ptx) {
+        gate_name(g, name, sizeof name);
+        return perr(ps, line, "'%.*s': %s needs PTX ISA .version %u.%u or later (the module's .version is %u.%u)%s", (int)wlen, what,
+                    name, g->ptx / 10u, g->ptx % 10u, ps->ptx_version / 10u, ps->ptx_version % 10u,
+                    g->flags & GATE_PTX_BELOW_90 ? " on a .target below sm_90" : "");
+    }
+    if (ps->target_sm && g->sm && (ps->target_sm < g->sm || ((g->flags & GATE_ARCH) && !ps->target_arch))) {
+        gate_name(g, name, sizeof name);
+        return perr(ps, line, "'%.*s': %s needs .target sm_%u%s or later (the module's .target is sm_%u%s)", (int)wlen, what, name,
+                    g->sm, g->flags & GATE_ARCH ? "a" : "", ps->target_sm, ps->target_arch ? "a" : "");
+    }
+    return true;
+}
+
+bool emu_gate_ins(Parser *ps, uint32_t line, const char *s, uint32_t len) {
+    for (size_t i = 0; i < sizeof GATE_TABLE / sizeof *GATE_TABLE; i++) {
+        const Gate *g = &GATE_TABLE[i];
+        if (g->pattern[0] != '%' && pattern_match(g->pattern, s, len) && !gate_check(ps, g, line, s, len)) return false;
+    }
+    return true;
+}
+
+bool emu_gate_sreg(Parser *ps, uint32_t line, const char *s, uint32_t len) {
+    const char *d = memchr(s, '.', len); /* %clusterid.x */
+    size_t n = d ? (size_t)(d - s) : len;
+    for (size_t i = 0; i < sizeof GATE_TABLE / sizeof *GATE_TABLE; i++) {
+        const Gate *g = &GATE_TABLE[i];
+        if (g->pattern[0] == '%' && alt_has(g->pattern, strlen(g->pattern), s, n) && !gate_check(ps, g, line, s, len)) return false;
+    }
+    return true;
+}
+
+bool emu_gate_header(Parser *ps, uint32_t line, const char *name, uint32_t len) {
+    unsigned sm = 0;
+    int used = 0;
+    char buf[24];
+    if (ps->target_sm || len >= sizeof buf) return true; /* the first sm_NN name decides */
+    memcpy(buf, name, len);
+    buf[len] = 0;
+    if (sscanf(buf, "sm_%u%n", &sm, &used) != 1 || !sm || sm > 255) return true;
+    const char *suffix = buf + used;
+    if (*suffix && strcmp(suffix, "a") && strcmp(suffix, "f")) return true; /* not a target name ptxas knows */
+    ps->target_sm = (uint8_t)sm;
+    ps->target_arch = *suffix == 'a';
+    unsigned need = 0;
+    for (size_t i = 0; i < sizeof TARGET_PTX / sizeof *TARGET_PTX; i++)
+        if (TARGET_PTX[i].sm == sm) need = TARGET_PTX[i].ptx;
+    if (sm == 90 && ps->target_arch) need = 80;
+    if (need && ps->ptx_version && ps->ptx_version < need)
+        return perr(ps, line, "PTX .version %u.%u does not support .target %s: it needs .version %u.%u or later", ps->ptx_version / 10u,
+                    ps->ptx_version % 10u, buf, need / 10u, need % 10u);
+    return true;
+}
