@@ -846,7 +846,7 @@ static bool parse_ins(Parser *ps) {
     if (in.op == EMU_OP_CALL && !normalize_call(ps, &in, line)) return false;
     if (!emu_check_ins(ps, &in, line, opt.s, opt.len) || !emu_check_limits(ps, &in, line, opt.s, opt.len)) return false;
     if (!check_wide(ps, &in, line, opt.s, opt.len) || !check_pred_sreg(ps, &in, line, opt.s, opt.len)) return false;
-    if (!check_types(ps, &in, line, opt.s, opt.len) || !emu_gate_ins(ps, line, opt.s, opt.len)) return false;
+    if (!check_types(ps, &in, line, opt.s, opt.len) || !emu_gate_ins(ps, line, opt.s, opt.len, in.nops)) return false;
     GROW(ps->code, ps->ncode, ps->capcode);
     ps->code[ps->ncode++] = in;
     return true;

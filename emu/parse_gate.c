@@ -28,8 +28,9 @@
 /* X(pattern, ptx, sm, flags): ptx = major * 10 + minor (0: any), sm = the lowest SM (0: any).
  * Flags: GATE_ARCH: needs the architecture-specific target (sm_90a, not sm_90);
  *        GATE_PTX_BELOW_90: the version applies to targets below sm_90 only (cvt to f8 pairs: sm_89 needs 8.1,
- *        sm_90 7.8, as a second row gives). */
-enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2 };
+ *        sm_90 7.8, as a second row gives);
+ *        GATE_3OPS: the row is for the form with a third operand (mbarrier.arrive's count). */
+enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
 #define GATES(X)                                                                                   \
     /* warp-synchronous primitives (Volta) */                                                      \
     X("shfl .sync", 60, 0, 0)                                                                      \
@@ -127,6 +128,7 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2 };
     X("mbarrier .test_wait .parity", 71, 80, 0)                                                    \
     X("mbarrier .try_wait", 78, 90, 0)                                                             \
     X("mbarrier .relaxed|.acquire|.release", 80, 80, 0)                                            \
+    X("mbarrier .arrive|.arrive_drop !.noComplete !.expect_tx", 78, 90, GATE_3OPS)                 \
     X("mbarrier .expect_tx|.complete_tx", 80, 90, 0)                                               \
     X("st.async|red.async", 81, 90, 0)                                                             \
     X("mapa|getctarank", 78, 90, 0)                                                                \
@@ -232,6 +234,7 @@ static void gate_name(const Gate *g, char *buf, size_t cap) {
         p += n;
         while (*p == ' ') p++;
     }
+    if ((g->flags & GATE_3OPS) && o + 11 < cap) memcpy(buf + o, " with count", 11), o += 11;
     buf[o] = 0;
 }
 
@@ -252,10 +255,12 @@ static bool gate_check(Parser *ps, const Gate *g, uint32_t line, const char *wha
     return true;
 }
 
-bool emu_gate_ins(Parser *ps, uint32_t line, const char *s, uint32_t len) {
+bool emu_gate_ins(Parser *ps, uint32_t line, const char *s, uint32_t len, unsigned nops) {
     for (size_t i = 0; i < sizeof GATE_TABLE / sizeof *GATE_TABLE; i++) {
         const Gate *g = &GATE_TABLE[i];
-        if (g->pattern[0] != '%' && pattern_match(g->pattern, s, len) && !gate_check(ps, g, line, s, len)) return false;
+        if (g->pattern[0] != '%' && (!(g->flags & GATE_3OPS) || nops >= 3) && pattern_match(g->pattern, s, len) &&
+            !gate_check(ps, g, line, s, len))
+            return false;
     }
     return true;
 }

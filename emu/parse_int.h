@@ -158,7 +158,7 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
 /* Barrier ids and counts given as immediates, writes to read-only state spaces (parse_check.c). */
 /* parse_gate.c: the PTX ISA version and .target a feature needs (ptxas's "Feature ... requires ..."). */
 bool emu_gate_header(Parser *ps, uint32_t line, const char *name, uint32_t len); /* a .target name, after .version */
-bool emu_gate_ins(Parser *ps, uint32_t line, const char *s, uint32_t len);       /* an instruction's opcode text */
+bool emu_gate_ins(Parser *ps, uint32_t line, const char *s, uint32_t len, unsigned nops); /* an instruction's opcode text */
 bool emu_gate_sreg(Parser *ps, uint32_t line, const char *s, uint32_t len);      /* a special register's name */
 bool emu_check_limits(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_t len);
 

@@ -633,6 +633,8 @@ Test(refuse, gates) {
         {"mbarrier.try_wait.parity.shared.b64 %p1, [mb], %r2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "mbarrier .try_wait"},
         {"mbarrier.arrive.expect_tx.shared.b64 %rd2, [mb], 16;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "mbarrier .expect_tx or .complete_tx"},
         {"mbarrier.arrive.release.cta.shared.b64 %rd2, [mb];", "8.0", "sm_80", "7.8", "sm_80", NULL, "mbarrier .relaxed or .acquire or .release"},
+        {"mbarrier.arrive.shared.b64 %rd2, [mb], 2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "mbarrier .arrive or .arrive_drop with count"},
+        {"mbarrier.arrive_drop.noComplete.shared.b64 %rd2, [mb], 2;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "mbarrier"},
         {"mbarrier.arrive.shared::cta.b64 %rd2, [mb];", "7.8", "sm_80", "7.7", "sm_80", NULL, ".shared::cta"},
         {"redux.sync.add.u32 %r1, %r2, -1;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "redux.sync"},
         {"match.any.sync.b32 %r1, %r2, -1;", "6.0", "sm_70", "5.0", "sm_61", "sm_62", "match"},
