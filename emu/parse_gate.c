@@ -86,6 +86,7 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("min|max .xorsign", 72, 86, 0)                                                               \
     X("fma|abs|neg .bf16|.bf16x2", 70, 80, 0)                                                      \
     X("add|sub|mul .bf16|.bf16x2", 78, 90, 0)                                                      \
+    X("setp|set .bf16|.bf16x2", 78, 90, 0)                                                         \
     X("fma .relu", 70, 80, 0)                                                                      \
     X("fma .oob", 81, 90, 0)                                                                       \
     X("tanh", 70, 75, 0)                                                                           \

@@ -391,7 +391,7 @@ Test(regress, packed_half_setp) {
  * dtype, or 0xffff of a u32 one, where its comparison holds; .BoolOp combines both halves with c.
  * Before: refused at run time. */
 Test(regress, packed_half_set) {
-    static const char ptx[] = HEAD
+    static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n" /* set on .bf16x2: sm_90 */
         ".visible .entry k(.param .u64 po)\n{\n .reg .pred %p<3>;\n .reg .b32 %r<10>;\n .reg .b64 %rd<2>;\n"
         " ld.param.u64 %rd1, [po];\n"
         " mov.b32 %r1, 0x7E003C00;\n mov.b32 %r2, 0x40003C00;\n" /* a = (1.0, NaN), b = (1.0, 2.0) */

@@ -655,6 +655,8 @@ Test(refuse, gates) {
         {"tanh.approx.f32 %f1, %f2;", "7.0", "sm_75", "6.5", "sm_75", "sm_72", "tanh"},
         {"fma.rn.bf16 %h1, %h2, %h3, %h4;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "fma or abs or neg .bf16 or .bf16x2"},
         {"add.rn.bf16 %h1, %h2, %h3;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "add or sub or mul .bf16 or .bf16x2"},
+        {"setp.lt.bf16x2 %p1|%p2, %r1, %r2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "setp or set .bf16 or .bf16x2"},
+        {"set.lt.bf16.f32 %h1, %f2, %f3;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "setp or set .bf16 or .bf16x2"},
         {"min.xorsign.abs.f32 %f1, %f2, %f3;", "7.2", "sm_86", "7.1", "sm_86", "sm_80", "min or max .xorsign"},
         {"max.relu.s32 %r1, %r2, %r3;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "min or max .relu"},
         {"cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;", "8.1", "sm_89", "8.0", "sm_89", "sm_87", "cvt .e4m3x2 or .e5m2x2"},
