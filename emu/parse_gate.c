@@ -55,8 +55,7 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("* .shared::cluster", 78, 90, 0)                                                             \
     X("ld|st|isspacep|mbarrier .shared::cta", 78, 0, 0)                                            \
     /* cache eviction priorities and prefetch sizes */                                             \
-    /* not the L1 eviction priorities (.L1::evict_last, ...: PTX 7.4, sm_70): the compiler's own sm_80 PTX,      \
-     * .version 7.0, writes them (tests/test_lang_run.c, cache_hints) */                                   \
+    X("* .L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate", 74, 70, 0) \
     X("* .L2::64B|.L2::128B", 74, 75, 0)                                                           \
     X("* .L2::256B|.L2::cache_hint|.L2::evict_last|.L2::evict_normal", 74, 80, 0) \
     X("createpolicy|discard|applypriority", 74, 80, 0)                                             \

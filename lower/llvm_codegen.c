@@ -576,12 +576,26 @@ static void disjoint_ors_to_adds(LLVMModuleRef mod, LLVMBuilderRef b) {
 
 /* Lower `funcs` into one LLVM module (its own LLVM context) and emit its PTX.  Reads the
  * Tile IR only, so several of these may run at once on different functions. */
+static bool uses_l1_eviction(Inst *i, void *ud) {
+    (void)ud;
+    return !(tir_cache_evict(i->a.cache) && !(i->a.cache & TIR_CACHE_STRONG)); /* false (stop) at the first */
+}
+
+/* The PTX ISA version of the module: the target's, raised to what the instructions used need (ld/st with
+ * .L1::evict_* need 7.4, above sm_80's and sm_86's 7.0 and 7.1: ptxas refuses them below). */
+static int module_ptx_version(const Target *tgt, Func **funcs, int nfuncs) {
+    int v = tgt ? tgt->ptx : 0;
+    for (int k = 0; k < nfuncs && v < PTX_L1_EVICTION; k++)
+        if (!tir_walk(funcs[k]->body, uses_l1_eviction, NULL)) v = PTX_L1_EVICTION;
+    return v;
+}
+
 static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *o, LlvmResult *out, Diag *d) {
     memset(out, 0, sizeof *out);
     LL l = {.m = m, .d = d, .opt = o};
     const Target *tgt = target_find(o ? o->arch : NULL);
     char features[16];
-    snprintf(features, sizeof features, "+ptx%d", tgt ? tgt->ptx : 0);
+    snprintf(features, sizeof features, "+ptx%d", module_ptx_version(tgt, funcs, nfuncs));
     bool ok = false;
     char *err = NULL;
     LLVMMemoryBufferRef buf = NULL;

@@ -54,6 +54,9 @@ static inline bool target_has_f8(const Target *t) { return t && t->sm >= 89; }
  * (target.c checks that every such row's .version is high enough). */
 static inline bool target_has_griddepcontrol(const Target *t) { return t && t->sm >= 90; }
 enum { TARGET_GRIDDEPCONTROL_PTX = 78 };
+/* ld/st with an L1 eviction priority (.L1::evict_last ...) need PTX ISA 7.4: a module that uses one on a
+ * target written in an older version is written in 7.4 (lower/llvm_codegen.c). */
+enum { PTX_L1_EVICTION = 74 };
 
 /* The target of a name ("sm_90a"), NULL when there is none.  NULL or "" is the default. */
 const Target *target_find(const char *name);

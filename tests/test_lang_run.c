@@ -16,6 +16,7 @@
 #include "runtime/device.h"
 #include "support/hostfloat.h"
 
+#include "tests/test_ptxas.h"
 #include "tests/lang_run.h"
 
 /* ---- atomics: the old value reaches every thread that holds the element ---- */
@@ -821,6 +822,20 @@ Test(lang_run, cache_hints) {
                           "st.global.L1::evict_first.", "st.global.wt."};
     for (size_t k = 0; k < sizeof want / sizeof *want; k++) cr_expect(strstr(ptx, want[k]), "PTX lacks %s", want[k]);
     free(ptx);
+    /* L1 eviction priorities need PTX ISA 7.4: sm_80 and sm_86 modules that use one are written in 7.4 (they were
+     * 7.0 and 7.1, which ptxas and the emulator refuse); one without stays at the target's own version */
+    const char *archs[] = {"sm_80", "sm_86"}, *own[] = {".version 7.0\n", ".version 7.1\n"};
+    for (int a = 0; a < 2; a++) {
+        ptx = compile_ptx(cache_src, archs[a]);
+        cr_expect(strstr(ptx, ".version 7.4\n"), "%s: %.200s", archs[a], ptx);
+        check_ptxas_arch(ptx, archs[a]);
+        free(ptx);
+        ptx = compile_ptx("kernel k(x: *f32, n: i32) {\n    let o = arange(0, 128);\n"
+                          "    store(x + o, load(x + o, o < n, cache_modifier=\".cg\") + 1.0, o < n);\n}\n",
+                          archs[a]);
+        cr_expect(strstr(ptx, own[a]), "%s: %.200s", archs[a], ptx);
+        free(ptx);
+    }
     K k;
     load_src(&k, cache_src, "k");
     enum { N = 300, T = 512 };
