@@ -699,16 +699,21 @@ static Val bi_shape_op(Call *c, BuiltinId id) {
     }
     case BI_TRANS: {
         if (!tensor_arg(c, 0)) return val_err();
+        /* without perm, Triton's default: the last two axes swap (a matrix's transpose, batched) */
         int n = x.t->rank, perm[TIR_MAX_RANK];
-        for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
+        for (int i = 0; i < n; i++) perm[i] = i;
+        if (n >= 2) perm[n - 2] = n - 1, perm[n - 1] = n - 2;
         if (has(c, 1)) {
             Val p = c->v[1];
             if (p.k == V_ERR) return val_err();
-            bool ok = p.k == V_SHAPE && p.rank == n;
+            /* a list [2, 0, 1] or, as Triton's, a tuple (2, 0, 1) of compile-time integers */
+            bool ok = (p.k == V_SHAPE && p.rank == n) || (p.k == V_TUPLE && p.nelems == n);
             int seen = 0;
             for (int i = 0; ok && i < n; i++) {
-                ok = p.shape[i] >= 0 && p.shape[i] < n && !(seen & (1 << p.shape[i]));
-                if (ok) seen |= 1 << p.shape[i], perm[i] = p.shape[i];
+                int64_t d = p.k == V_SHAPE ? p.shape[i] : p.elems[i].i;
+                if (p.k == V_TUPLE) ok = p.elems[i].k == V_CT && dtype_is_int(p.elems[i].dt) && p.elems[i].dt != DT_I1;
+                ok = ok && d >= 0 && d < n && !(seen & (1 << d));
+                if (ok) seen |= 1 << d, perm[i] = (int)d;
             }
             if (!ok) {
                 diag_error(g->d, c->loc[1], "'%s' expects a permutation of the %d dimensions", c->bi->name, n);

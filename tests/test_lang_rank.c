@@ -112,11 +112,15 @@ static void rank_ops(const int *s, int r, const int perms[NPERM][MAXR], int warp
         put(&src, "    store(o + %d + reshape(arange(0, %d), %s), permute(v, %s));\n", REGION(N, "permute #%d", p), N,
             list(b1, ps, r), list(b2, perms[p], r));
     }
-    put(&src, "    store(o + %d + permute(off, %s), trans(v, %s));\n", REGION(N, "stored through permuted pointers"),
-        list(b1, perms[0], r), list(b2, perms[0], r));
-    {
+    { /* the permutation as a tuple, as Triton writes it: trans(v, (1, 0, 2)) */
+        list(b2, perms[0], r);
+        b2[0] = '(', b2[strlen(b2) - 1] = ')';
+        put(&src, "    store(o + %d + permute(off, %s), trans(v, %s));\n", REGION(N, "stored through permuted pointers"),
+            list(b1, perms[0], r), b2);
+    }
+    { /* without a permutation the last two axes swap (Triton's batched transpose) */
         int rs[MAXR];
-        for (int d = 0; d < r; d++) rs[d] = s[r - 1 - d];
+        for (int d = 0; d < r; d++) rs[d] = s[d < r - 2 ? d : 2 * r - 3 - d];
         put(&src, "    store(o + %d + reshape(arange(0, %d), %s), trans(v));\n", REGION(N, "trans(v)"), N, list(b1, rs, r));
     }
     static const char *const red[3] = {"sum", "max", "argmax"};
@@ -186,10 +190,10 @@ static void rank_ops(const int *s, int r, const int perms[NPERM][MAXR], int warp
     }
     for (int i = 0; i < N; i++) *w++ = V[i];
     for (int i = 0; i < N; i++) {
-        int rs[MAXR];
-        for (int d = 0; d < r; d++) rs[d] = s[r - 1 - d];
+        int rs[MAXR], sw[MAXR]; /* sw: the swap of the last two axes, its own inverse */
+        for (int d = 0; d < r; d++) sw[d] = d < r - 2 ? d : 2 * r - 3 - d, rs[d] = s[sw[d]];
         coord(i, rs, r, cc);
-        for (int d = 0; d < r; d++) c[r - 1 - d] = cc[d];
+        for (int d = 0; d < r; d++) c[sw[d]] = cc[d];
         *w++ = V[flat(c, s, r)];
     }
     for (int ax = 0; ax < r; ax++) {
