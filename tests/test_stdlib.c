@@ -111,7 +111,7 @@ Test(stdlib, philox_known_answer_and_reference) {
 
 /* Triton's tl.philox(seed, c0, c1, c2, c3, n_rounds): four words of four 32-bit counters (scalars broadcast beside
  * tensors, signed ones taken bit for bit), the seed sign-extended into the key's high word; the two-argument form
- * stays the first word of (seed, offset). */
+ * stays the first word of (seed, offset).  The rounds by Triton's keyword n_rounds= and by N_ROUNDS=. */
 Test(stdlib, philox_four_counter_form) {
     Dev d;
     load(&d,
@@ -120,25 +120,29 @@ Test(stdlib, philox_four_counter_form) {
          "  let o = arange(0, 128);\n"
          "  let (a, b, c, e) = philox(seed, o, o * 3 - 200, 7, o ^ 5);\n"
          "  let (f, g, h, j) = philox(seed, o, 0, 0, 0, N_ROUNDS=7);\n"
-         "  store(out + o * 6, a);\n  store(out + o * 6 + 1, b);\n  store(out + o * 6 + 2, c);\n  store(out + o * 6 + 3, e);\n"
-         "  store(out + o * 6 + 4, f);\n  store(out + o * 6 + 5, philox(seed, o));\n"
+         "  store(out + o * 7, a);\n  store(out + o * 7 + 1, b);\n  store(out + o * 7 + 2, c);\n  store(out + o * 7 + 3, e);\n"
+         "  store(out + o * 7 + 4, f);\n  store(out + o * 7 + 5, philox(seed, o));\n"
+         "  store(out + o * 7 + 6, randint(seed, o, n_rounds=5));\n"
          "}\n",
          "k");
     for (int seed = -7; seed <= 12345; seed += 12352) {
-        uint64_t out = buf(&d, 128 * 6 * 4, NULL);
+        uint64_t out = buf(&d, 128 * 7 * 4, NULL);
         void *params[] = {&out, &seed};
         run(&d, 1, params);
-        uint32_t h[128 * 6];
+        uint32_t h[128 * 7];
         dev_memcpy_dtoh(d.dev, h, out, sizeof h);
         uint32_t khi = seed < 0 ? 0xFFFFFFFFu : 0;
         for (uint32_t i = 0; i < 128; i++) {
             uint32_t c[4] = {i, i * 3 - 200, 7, i ^ 5};
             philox4(c, (uint32_t)seed, khi, 10);
-            for (int w = 0; w < 4; w++) cr_assert_eq(h[i * 6 + w], c[w], "seed %d counter %u word %d: %08x, want %08x", seed, i, w, h[i * 6 + w], c[w]);
+            for (int w = 0; w < 4; w++) cr_assert_eq(h[i * 7 + w], c[w], "seed %d counter %u word %d: %08x, want %08x", seed, i, w, h[i * 7 + w], c[w]);
             uint32_t r[4] = {i, 0, 0, 0};
             philox4(r, (uint32_t)seed, khi, 7);
-            cr_assert_eq(h[i * 6 + 4], r[0], "seed %d, 7 rounds, counter %u", seed, i);
-            cr_assert_eq(h[i * 6 + 5], philox_c((uint32_t)seed, i), "two-argument form, seed %d offset %u", seed, i);
+            cr_assert_eq(h[i * 7 + 4], r[0], "seed %d, 7 rounds, counter %u", seed, i);
+            cr_assert_eq(h[i * 7 + 5], philox_c((uint32_t)seed, i), "two-argument form, seed %d offset %u", seed, i);
+            uint32_t q[4] = {i, 0, 0, 0}; /* Triton's keyword n_rounds */
+            philox4(q, (uint32_t)seed, khi, 5);
+            cr_assert_eq(h[i * 7 + 6], q[0], "seed %d, n_rounds=5, counter %u", seed, i);
         }
     }
     done(&d);
