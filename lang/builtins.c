@@ -102,7 +102,7 @@
     X(GATHER, "gather", 3, "src index axis", GATHER, COMPOSE, 0)                           \
     X(REDUCE, "reduce", 3, "input axis combine_fn:fn keep_dims", GATHER, COMPOSE, 0)       \
     X(ASSOCIATIVE_SCAN, "associative_scan", 3, "input axis combine_fn:fn reverse", GATHER, COMPOSE, 0) \
-    X(CUMPROD, "cumprod", 1, "x axis reverse", MUL, COMPOSE, 0)                            \
+    X(CUMPROD, "cumprod", 1, "x axis reverse dtype", MUL, COMPOSE, 0)                      \
     X(XOR_SUM, "xor_sum", 1, "x axis keep_dims", XOR, COMPOSE, 0)                          \
     X(REDUCE_OR, "reduce_or", 2, "input axis keep_dims", OR, COMPOSE, 0)                   \
     X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
@@ -433,7 +433,7 @@ static Val reduce_once(Call *c, Val x, int axis, int kind, Op op) {
 /* A reduction or scan of argument 0 along argument 1 (every axis when absent; a scan: axis 0).  keep
  * (-1: none) is the index of a keep_dims argument: the reduced axes stay, of size 1.  dtype (-1: none) the
  * index of sum's and cumsum's dtype argument: the type to accumulate in; without one, as Triton's
- * _pick_sum_dtype, integers narrower than 32 bits widen to i32 (u32 when unsigned; i1 counts in i32). */
+ * _pick_sum_dtype, integers narrower than 32 bits widen to i32 (u32 when unsigned, i1 included). */
 static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
     Gen *g = c->g;
     if (!numeric(c, 0) || !tensor_arg(c, 0)) return val_err();
@@ -451,9 +451,9 @@ static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
                 return val_err();
             }
             to = t->dt;
-        } else if (to == DT_I1 || to == DT_I8 || to == DT_I16) {
+        } else if (to == DT_I8 || to == DT_I16) {
             to = DT_I32;
-        } else if (to == DT_U8 || to == DT_U16) {
+        } else if (to == DT_I1 || to == DT_U8 || to == DT_U16) { /* i1 is unsigned to Triton */
             to = DT_U32;
         }
         if (to != x.t->dt) x = gen_cast(g, x, to, c->loc[0]);
@@ -900,10 +900,22 @@ static Val bi_compose(Call *c, BuiltinId id) {
         }
         if (id == BI_CUMPROD) {
             if (!numeric(c, 0)) return val_err();
-            /* as Triton's (and sum's): integers narrower than 32 bits multiply in i32 (u32 unsigned), not wrapping */
+            /* as Triton's (and sum's): integers narrower than 32 bits multiply in i32 (u32 unsigned, i1 included), not
+             * wrapping; dtype= names the type to multiply in */
             DType dt = val_dtype(x);
-            if (dt == DT_I1 || dt == DT_I8 || dt == DT_I16) x = gen_cast(g, x, DT_I32, loc);
-            else if (dt == DT_U8 || dt == DT_U16) x = gen_cast(g, x, DT_U32, loc);
+            const Type *t;
+            if (has(c, 3)) {
+                if (!dtype_arg(c, 3, &t)) return val_err();
+                if (t->rank || !(dtype_is_int(t->dt) || dtype_is_float(t->dt)) || t->dt == DT_I1) {
+                    diag_error(g->d, c->loc[3], "'cumprod' multiplies in an integer or float type, not '%s'", gen_type_name(g, t));
+                    return val_err();
+                }
+                if (t->dt != dt) x = gen_cast(g, x, t->dt, loc);
+            } else if (dt == DT_I8 || dt == DT_I16) {
+                x = gen_cast(g, x, DT_I32, loc);
+            } else if (dt == DT_I1 || dt == DT_U8 || dt == DT_U16) {
+                x = gen_cast(g, x, DT_U32, loc);
+            }
         }
         return compose_scan(g, x, axis, id == BI_CUMPROD ? NULL : c->fn[2], OP_MUL, flag != 0, loc);
     }
@@ -1312,6 +1324,11 @@ Val builtin_call(Gen *g, const Node *node) {
                 return t;
             }
         }
+        /* as Triton's tl.max/tl.min (without indices): values narrower than 32 bits are reduced as f32 or i32 (the
+         * same values, but x - max(x, 1)[:, None] of an f16 x is then computed in f32, as there) */
+        if (c.v[0].k == V_RT && c.v[0].t->rank && (dtype_is_float(c.v[0].t->dt) || dtype_is_int(c.v[0].t->dt)) &&
+            c.v[0].t->dt != DT_PTR && !dtype_is_storage(c.v[0].t->dt) && dtype_bits(c.v[0].t->dt) < 32)
+            c.v[0] = gen_cast(g, c.v[0], dtype_is_float(c.v[0].t->dt) ? DT_F32 : DT_I32, c.loc[0]);
         return bi_reduce(&c, bi->red, OP_REDUCE, 4, -1);
     case BI_SUM: return bi_reduce(&c, bi->red, OP_REDUCE, 2, 3);
     case BI_ARGMAX:

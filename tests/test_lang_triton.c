@@ -708,6 +708,65 @@ Test(lang_triton, min_max_of_scalars) {
     unload(&k);
 }
 
+/* Reductions take Triton's types: max and min (without indices) of values narrower than 32 bits reduce as f32 or
+ * i32, so an f16 row's x - max(x, 1)[:, None] is computed in f32 (in f16 it rounds to the large maximum's
+ * ulp, 0.5 here); sum, cumsum and cumprod of i1 (unsigned to Triton) count in u32; cumprod takes dtype=.
+ * Rows of 13 live f16 values in [-2, 2) and one near 1000 (poisoned outputs, fresh values each run); the products
+ * of 14 factors from 2 to 9 pass i32's range. */
+Test(lang_triton, reduction_types) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f16, z: *f32, p: *i32, q: *i64, n: i32) {\n"
+             "    let r = arange(0, 4)[:, None]; let c = arange(0, 16)[None, :];\n"
+             "    let m = c < n;\n"
+             "    let v = load(x + r * 16 + c, m, -1000.0);\n"
+             "    static_assert(dtype_of(max(v, 1)) == f32 && dtype_of(min(v > 0.0, 1)) == i32, \"max/min widen\");\n"
+             "    static_assert(dtype_of(max(v as i8, 1)) == i32 && dtype_of(max(v as u16)) == i32, \"integers too\");\n"
+             "    let (mv, mi) = max(v, 1, return_indices=true);\n"
+             "    static_assert(dtype_of(mv) == f16, \"with indices the values keep their type, as Triton's\");\n"
+             "    static_assert(dtype_of(sum(m, 1)) == u32 && dtype_of(cumsum(m, 1)) == u32 && dtype_of(cumprod(m, 1)) == u32,\n"
+             "                  \"i1 counts in u32\");\n"
+             "    store(z + r * 16 + c, v - max(v, 1)[:, None], m);\n"
+             "    store(p + r * 16 + c, cumprod(load(p + r * 16 + c, m, 1), 1, dtype=i64) > 2147483647, m);\n"
+             "    store(q + r * 16 + c, cumprod(v as i32 + 3, 1, dtype=i64), m);\n"
+             "}\n",
+             "k");
+    int32_t n = 14;
+    uint16_t hx[64];
+    int32_t hp[64];
+    for (int i = 0; i < 64; i++) {
+        int col = i % 16;
+        float f = col == 5 ? 999.5f + (float)irand(4) * 0.5f : (float)(irand(4096) - 2048) / 1024.0f;
+        hx[i] = f32_to_f16(f), hp[i] = 2 + irand(8);
+    }
+    uint64_t dx = upload(&k, hx, sizeof hx), dz = poisoned(&k, 64 * 4), dp = upload(&k, hp, sizeof hp), dq = poisoned(&k, 64 * 8);
+    void *params[] = {&dx, &dz, &dp, &dq, &n};
+    launch(&k, 1, params);
+    float z[64];
+    int32_t p[64];
+    int64_t q[64];
+    download(&k, z, dz, sizeof z), download(&k, p, dp, sizeof p), download(&k, q, dq, sizeof q);
+    for (int r = 0; r < 4; r++) {
+        double mx = -INFINITY, pr = 1;
+        int64_t qr = 1;
+        for (int c = 0; c < n; c++) mx = fmax(mx, f16_to_d(hx[r * 16 + c]));
+        for (int c = 0; c < 16; c++) {
+            int i = r * 16 + c;
+            if (c >= n) {
+                cr_expect(isnan(z[i]) && p[i] == hp[i] && q[i] == -1, "[%d][%d] masked off, but written", r, c);
+                continue;
+            }
+            double want = f16_to_d(hx[i]) - mx; /* exact in f32: both are multiples of 2^-10 below 2^11 */
+            cr_expect_eq(z[i], (float)want, "[%d][%d]: x - max = %.9g, want %.9g (x %g, max %g)", r, c, z[i], want, f16_to_d(hx[i]), mx);
+            pr *= hp[i];
+            cr_expect_eq(p[i], pr > 2147483647.0, "[%d][%d]: cumprod in i64 past i32's range: %d, want %d", r, c, p[i], pr > 2147483647.0);
+            qr *= (int64_t)trunc(f16_to_d(hx[i])) + 3; /* below 4^13 * 1004: past i32, within i64 */
+            cr_expect_eq(q[i], qr, "[%d][%d]: cumprod(dtype=i64) = %lld, want %lld", r, c, (long long)q[i], (long long)qr);
+        }
+    }
+    unload(&k);
+}
+
 /* A layer norm's (x - mean) * rstd keeps the digits the subtraction keeps: the contract pass never
  * distributes a subtraction into a scale (fma(x, s, -(m * s)) would lose them: x = 1e4 + noise gave errors
  * of 1e-2 instead of one rounding; softmax's case is test_math's softmax_exp_is_one_at_the_row_max). */
