@@ -733,6 +733,23 @@ static Val bi_shape_op(Call *c, BuiltinId id) {
     case BI_EXPAND_DIMS:
     case BI_UNSQUEEZE: {
         int axis;
+        Val p = c->v[1];
+        if (p.k == V_TUPLE || p.k == V_SHAPE) { /* Triton's expand_dims(x, (0, 2)): axes of the result, each new */
+            int n = p.k == V_TUPLE ? p.nelems : p.rank, nr = val_rank(x) + n;
+            bool at[2 * TIR_MAX_RANK + 1] = {0};
+            for (int i = 0; i < n; i++) {
+                Val e = p.k == V_TUPLE ? p.elems[i] : val_ct_int(p.shape[i], DT_I32);
+                int64_t a = e.i < 0 ? e.i + nr : e.i;
+                if (e.k != V_CT || !dtype_is_int(e.dt) || e.dt == DT_I1 || nr > 2 * TIR_MAX_RANK || a < 0 || a >= nr || at[a]) {
+                    diag_error(g->d, c->loc[1], "'%s' expects distinct axes of the %d-dimensional result", c->bi->name, nr);
+                    return val_err();
+                }
+                at[a] = true;
+            }
+            for (int a = 0; a < nr && x.k != V_ERR; a++)
+                if (at[a]) x = gen_expand_dims(g, x, a, c->node->loc);
+            return x;
+        }
         if (!axis_arg(c, 1, val_rank(x), true, &axis)) return val_err();
         return gen_expand_dims(g, x, axis, c->node->loc);
     }
@@ -1037,8 +1054,9 @@ Val builtin_call(Gen *g, const Node *node) {
     if (id == BI_DOT_SCALED) return bi_dot_scaled(g, node);
     if (id == BI_STATIC_ASSERT || id == BI_DEVICE_ASSERT || id == BI_DEVICE_PRINT || id == BI_STATIC_PRINT)
         return builtin_debug(g, node, builtins[id].name);
-    /* Triton's trans(x, 1, 0), permute(x, 2, 0, 1) and reshape(x, 16, 8): the dimensions after x as a list */
-    if (id == BI_TRANS || id == BI_PERMUTE || id == BI_RESHAPE) {
+    /* Triton's trans(x, 1, 0), permute(x, 2, 0, 1), reshape(x, 16, 8) and broadcast_to(x, 16, 8): the dimensions
+     * after x as a list */
+    if (id == BI_TRANS || id == BI_PERMUTE || id == BI_RESHAPE || id == BI_BROADCAST_TO) {
         int pos = 0;
         while (pos < node->nkids && !(node->kwnames && node->kwnames[pos])) pos++;
         bool scalars = pos > 2;

@@ -972,6 +972,40 @@ Test(lang_triton, zeros_like_broadcast_xor_sum_rn) {
     unload(&k);
 }
 
+/* Triton's broadcast_to(x, 4, 8, 2) with the shape as separate arguments, and expand_dims with a tuple of axes,
+ * each an axis of the result (negative from its end): expand_dims(v, (0, 2)) of a [8] is [1, 8, 1] (both were
+ * errors).  v loads 7 of 8 elements (the last is the other value), the outputs are poisoned. */
+Test(lang_triton, broadcast_to_and_expand_dims_spellings) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, y: *f32, z: *f32, n: i32) {\n"
+             "    let i = arange(0, 8);\n"
+             "    let v = load(x + i, i < n, -1.0);\n"
+             "    let a = broadcast_to(expand_dims(v, (0, 2)), 4, 8, 2);\n"
+             "    let b = broadcast_to(expand_dims(v, (-1,)), 8, 4);\n"
+             "    store(y + arange(0, 64), reshape(a, 64));\n"
+             "    store(z + arange(0, 32), reshape(b, 32));\n"
+             "}\n",
+             "k");
+    float x[8], y[64], z[32];
+    for (int i = 0; i < 8; i++) x[i] = (float)(irand(2001) - 1000) / 8;
+    int32_t n = 7;
+    uint64_t dx = upload(&k, x, sizeof x), dy = poisoned(&k, sizeof y), dz = poisoned(&k, sizeof z);
+    launch(&k, 1, (void *[]){&dx, &dy, &dz, &n});
+    download(&k, y, dy, sizeof y), download(&k, z, dz, sizeof z);
+    for (int i = 0; i < 64; i++) {
+        int j = i / 2 % 8; /* a[p][j][q] = v[j] */
+        float want = j < n ? x[j] : -1.0f;
+        cr_expect_eq(y[i], want, "a flat [%d] = %g, want v[%d] = %g", i, y[i], j, want);
+    }
+    for (int i = 0; i < 32; i++) {
+        int j = i / 4; /* b[j][q] = v[j] */
+        float want = j < n ? x[j] : -1.0f;
+        cr_expect_eq(z[i], want, "b flat [%d] = %g, want v[%d] = %g", i, z[i], j, want);
+    }
+    unload(&k);
+}
+
 /* Triton's spellings with the dimensions as separate arguments: trans(x, 1, 0), permute(x, 2, 0, 1),
  * reshape(x, 2, 4, 16), and the keywords reshape(..., can_reorder=) and dot(..., max_num_imprecise_acc=)
  * (accepted; tile never reorders a reshape, and its f8 dots accumulate every product in f32).  Checked
