@@ -37,7 +37,7 @@
     X(BROADCAST_TO, "broadcast_to", 2, "x shape", BROADCAST, PLAIN, 0)                     \
     X(BROADCAST, "broadcast", 2, "input other", BROADCAST, PLAIN, 0)                       \
     X(WHERE, "where", 3, "cond a b", SELECT, PLAIN, 0)                                     \
-    X(CAST, "cast", 2, "x dtype bitcast", CAST, PLAIN, 0)                                  \
+    X(CAST, "cast", 2, "x dtype bitcast fp_downcast_rounding:str", CAST, PLAIN, 0)         \
     X(BITCAST, "bitcast", 2, "x dtype", BITCAST, PLAIN, 0)                                 \
     X(DTYPE_OF, "dtype_of", 1, "x", CAST, PLAIN, 0)                                        \
     /* compile-time shape and type queries, Triton's attributes: builtins_query.c */        \
@@ -473,6 +473,42 @@ static Val bi_reduce(Call *c, int kind, Op op, int keep, int dtype) {
     while (x.k == V_RT && x.t->rank > 0) x = reduce_once(c, x, 0, kind, op);
     for (int k = 0; keep_dims && k < rank; k++) x = gen_expand_dims(g, x, 0, c->node->loc);
     return x;
+}
+
+/* cast(x, T, fp_downcast_rounding="rtz") (Triton's; "rtne", the default, is plain cast): a float to a narrower
+ * float rounded toward zero.  Composed from the round-to-nearest-even conversion r: where r's magnitude is above
+ * x's (r rounded away from zero, or overflowed to inf), the value one ulp nearer zero is r's bits minus one
+ * (floats order as their sign-magnitude bits), so finite values past the range give the largest finite one;
+ * infinities, NaNs and exact values stay.  Any other conversion with the argument is an error, as in Triton. */
+static Val cast_rounding(Call *c, const Type *t, bool bitcast) {
+    Gen *g = c->g;
+    Loc loc = c->node->loc;
+    const char *mode = c->str[3];
+    if (strcmp(mode, "rtne") && strcmp(mode, "rtz")) {
+        diag_error(g->d, c->loc[3], "unknown fp_downcast_rounding \"%s\" of 'cast': expected \"rtne\" or \"rtz\"", mode);
+        return val_err();
+    }
+    Val x = c->v[0];
+    if (!val_is_value(g, x, c->loc[0])) return val_err();
+    DType from = val_dtype(x), to = t->dt;
+    if (bitcast || !dtype_is_float(from) || !dtype_is_float(to) || dtype_bits(to) >= dtype_bits(from)) {
+        diag_error(g->d, c->loc[3], "fp_downcast_rounding is for a conversion of a float to a narrower float, not '%s' to '%s'%s",
+                   dtype_name(from), dtype_name(to), bitcast ? " by bitcast" : "");
+        return val_err();
+    }
+    if (!strcmp(mode, "rtne")) return gen_convert(g, x, t, false, loc);
+    if (x.k == V_CT) x = rt(g, gen_materialize(g, x, loc));
+    Val r = gen_cast(g, x, to, loc);
+    Val back = gen_cast(g, r, from, loc);
+    if (r.k == V_ERR || back.k == V_ERR) return val_err();
+    Val away = gen_binop(g, TK_GT, rt(g, gen_emit(g, loc, OP_ABS, &back.v, 1, back.t)), rt(g, gen_emit(g, loc, OP_ABS, &x.v, 1, x.t)), loc);
+    int w = dtype_bits(to);
+    DType it = w == 8 ? DT_I8 : w == 16 ? DT_I16 : DT_I32;
+    Val bits = rt(g, gen_emit(g, loc, OP_BITCAST, &r.v, 1, tir_with_dtype(g->m, r.t, it)));
+    Val less = gen_binop(g, TK_MINUS, bits, val_ct_int(1, it), loc);
+    if (away.k == V_ERR || less.k == V_ERR) return val_err();
+    ValueId down = gen_emit(g, loc, OP_BITCAST, &less.v, 1, r.t);
+    return rt(g, gen_emit(g, loc, OP_SELECT, (ValueId[]){away.v, down, r.v}, 3, r.t));
 }
 
 /* tf32x3: x = big + small with big = x with the low 13 mantissa bits cleared (a tf32
@@ -1283,6 +1319,7 @@ Val builtin_call(Gen *g, const Node *node) {
         const Type *t;
         int64_t bc = id == BI_BITCAST;
         if (!dtype_arg(&c, 1, &t) || (id == BI_CAST && has(&c, 2) && !bi_ct_flag(&c, 2, "bitcast", &bc))) return val_err();
+        if (id == BI_CAST && c.str[3]) return cast_rounding(&c, t, bc != 0);
         return gen_convert(g, c.v[0], t, bc != 0, node->loc);
     }
     case BI_DTYPE_OF: { /* the element type of a value, as a type: cast(y, dtype_of(x)) */

@@ -6,6 +6,7 @@
  * converting to the pointee, the compile-time shape and type queries (test_lang_sync.c: waits across
  * programs and launches). */
 #include <criterion/criterion.h>
+#include <fenv.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -551,6 +552,88 @@ static double u64_round(uint64_t u, int p) {
 }
 
 static double i64_round(int64_t v, int p) { return v < 0 ? -u64_round(0 - (uint64_t)v, p) : u64_round((uint64_t)v, p); }
+
+/* The largest magnitude of the 16-bit type (to_d its decoding) not above |v|, with v's sign: round toward zero by
+ * search, independent of any rounding to nearest.  v finite. */
+static uint16_t rtz16(double v, double (*to_d)(uint16_t), uint16_t maxfinite) {
+    uint16_t lo = 0, hi = maxfinite;
+    if (fabs(v) >= to_d(maxfinite)) lo = maxfinite;
+    while (lo < hi) {
+        uint16_t mid = (uint16_t)((lo + hi + 1) / 2);
+        if (to_d(mid) <= fabs(v)) lo = mid;
+        else hi = (uint16_t)(mid - 1);
+    }
+    return (uint16_t)(lo | (signbit(v) ? 0x8000 : 0));
+}
+
+/* Triton's cast(x, T, fp_downcast_rounding="rtz"): f32 -> f16 and bf16, f64 -> f32 and f16 toward zero (finite
+ * values past the range give the largest finite value, infinities and NaNs stay); "rtne" is the plain cast.
+ * References: a search over the 16-bit codes, the f32 pattern's top half for bf16, the host's (float) under
+ * FE_TOWARDZERO for f64 -> f32.  61 of 64 elements live, outputs poisoned; other conversions are errors. */
+Test(lang_triton, cast_round_toward_zero) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, d: *f64, h: *f16, b: *bf16, f: *f32, n: i32) {\n"
+             "    let i = arange(0, 64); let m = i < n;\n"
+             "    let v = load(x + i, m, 0.0); let w = load(d + i, m, 0.0);\n"
+             "    store(h + i, cast(v, f16, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(b + i, cast(v, bf16, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(f + i, cast(w, f32, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(h + 64 + i, cast(w, f16, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(h + 128 + i, cast(v, f16, fp_downcast_rounding=\"rtne\"), m);\n"
+             "}\n",
+             "k");
+    float x[64];
+    double d[64];
+    const double special[] = {65504, 65519.99, 65520, 70000, -1e10, 3.4e38, INFINITY, -INFINITY, NAN, -0.0, 1e-30, -3e-8, 6e-8,
+                              1.0 + 1.0 / 1024, -(1.0 + 3.0 / 2048), 2049, -2051, 1.0 / 3, 1e300, -1e-300, 3.4028235677973366e38};
+    for (int i = 0; i < 64; i++) {
+        double v = i < (int)(sizeof special / sizeof *special) ? special[i]
+                                                               : ldexp((double)(irand(1 << 30) - (1 << 29)), irand(60) - 60) * (1 + 1e-12);
+        d[i] = v, x[i] = (float)v;
+    }
+    int32_t n = 61;
+    uint64_t dx = upload(&k, x, sizeof x), dd = upload(&k, d, sizeof d), dh = poisoned(&k, 192 * 2), db = poisoned(&k, 64 * 2),
+             df = poisoned(&k, 64 * 4);
+    launch(&k, 1, (void *[]){&dx, &dd, &dh, &db, &df, &n});
+    uint16_t h[192], b[64];
+    float f[64];
+    download(&k, h, dh, sizeof h), download(&k, b, db, sizeof b), download(&k, f, df, sizeof f);
+    for (int i = 0; i < 64; i++) {
+        if (i >= n) {
+            cr_expect(h[i] == 0xFFFF && b[i] == 0xFFFF && h[64 + i] == 0xFFFF && isnan(f[i]), "[%d] masked off, but written", i);
+            continue;
+        }
+        uint32_t xb;
+        memcpy(&xb, &x[i], 4);
+        bool fin = isfinite(x[i]), dfin = isfinite(d[i]);
+        uint16_t wh = isnan(x[i]) ? 0 : fin ? rtz16(x[i], f16_to_d, 0x7BFF) : (uint16_t)(x[i] > 0 ? 0x7C00 : 0xFC00);
+        uint16_t wb = (uint16_t)(xb >> 16); /* truncation is rtz for bf16 (NaN: any NaN) */
+        uint16_t wd = isnan(d[i]) ? 0 : dfin ? rtz16(d[i], f16_to_d, 0x7BFF) : (uint16_t)(d[i] > 0 ? 0x7C00 : 0xFC00);
+        fesetround(FE_TOWARDZERO);
+        volatile double dv = d[i];
+        float wf = (float)dv;
+        fesetround(FE_TONEAREST);
+        if (isnan(x[i])) cr_expect(isnan(f16_to_d(h[i])) && isnan(bf16_to_d(b[i])), "[%d] NaN: %04x %04x", i, h[i], b[i]);
+        else {
+            cr_expect_eq(h[i], wh, "[%d] f32 %.9g -> f16 rtz: %04x (%.9g), want %04x (%.9g)", i, x[i], h[i], f16_to_d(h[i]), wh, f16_to_d(wh));
+            cr_expect_eq(b[i], wb, "[%d] f32 %.9g -> bf16 rtz: %04x, want %04x", i, x[i], b[i], wb);
+            cr_expect_eq(h[128 + i], f32_to_f16(x[i]), "[%d] f32 %.9g -> f16 rtne: %04x, want %04x", i, x[i], h[128 + i], f32_to_f16(x[i]));
+        }
+        if (isnan(d[i])) cr_expect(isnan(f[i]) && isnan(f16_to_d(h[64 + i])), "[%d] NaN", i);
+        else {
+            cr_expect(f[i] == wf && signbit(f[i]) == signbit(wf), "[%d] f64 %.17g -> f32 rtz: %.9g, want %.9g", i, d[i], f[i], wf);
+            cr_expect_eq(h[64 + i], wd, "[%d] f64 %.17g -> f16 rtz: %04x, want %04x", i, d[i], h[64 + i], wd);
+        }
+    }
+    unload(&k);
+    BadSource bad[] = {
+        {"kernel k(p: *f32) { store(p, cast(program_id(0), f32, fp_downcast_rounding=\"rtz\")); }", "fp_downcast_rounding is for a conversion of a float to a narrower float"},
+        {"kernel k(p: *f32) { store(p, cast(load(p), f64, fp_downcast_rounding=\"rtz\")); }", "not 'f32' to 'f64'"},
+        {"kernel k(p: *f16) { store(p, cast(load(p) as f32, f16, fp_downcast_rounding=\"rtn\")); }", "unknown fp_downcast_rounding \"rtn\""},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
 
 /* 64-bit integers to bf16 (run time) and to f32 and bf16 (folded) round once: through f64 to nearest
  * even first, an integer of more than 53 bits that lies just past a bf16 (or f32) tie became the tie
