@@ -3,8 +3,9 @@
  * static_range and range's keywords, the volatile-load wait, constants taking their declared
  * types, f8 constant codes, *i1 bytes, casts to narrow floats rounding once, Python's forms in
  * Triton code (trailing commas, the conditional expression, t[i], a tuple of one), stored values
- * converting to the pointee, the compile-time shape and type queries (test_lang_sync.c: waits across
- * programs and launches). */
+ * converting to the pointee, the compile-time shape and type queries, reductions' result types,
+ * broadcast_to/expand_dims spellings, fp_downcast_rounding (test_lang_sync.c: waits across programs and
+ * launches). */
 #include <criterion/criterion.h>
 #include <fenv.h>
 #include <math.h>
