@@ -34,12 +34,12 @@
  * rules (docs/runtime.md, "ABI and versions"): public structs only grow at
  * their end and zero is the default of every field.  Every struct a caller
  * fills and passes in begins with `size_t size`: sizeof as the caller
- * compiled it, or 0 for this release's layout (0.1; tile_launch_options
+ * compiled it, or 0 for the layout of release 0.1 (tile_launch_options
  * requires a size); fields past a shorter size read as zero, and a size
  * under sizeof(size_t), not a multiple of 4, ending inside a pointer field, or over 64 KiB is TILE_ERROR_INVALID_VALUE.  Fill these structs with designated
  * initializers ({.m = 64, ...}), never positionally. */
 #define TILE_VERSION_MAJOR 0
-#define TILE_VERSION_MINOR 1
+#define TILE_VERSION_MINOR 2
 #define TILE_VERSION_PATCH 0
 
 #include <stddef.h>
@@ -146,7 +146,7 @@ TILE_API const char *tile_status_string(tile_status s);
 TILE_API const char *tile_target_name(int index);
 /* The target used when none is given ("sm_80"). */
 TILE_API const char *tile_target_default(void);
-/* The library's version, e.g. "0.1.0", and the build id that keys the compile cache. */
+/* The library's version, e.g. "0.2.0", and the build id that keys the compile cache. */
 TILE_API const char *tile_version(void);
 
 /* ==== compile cache ================================================

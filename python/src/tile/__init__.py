@@ -29,7 +29,7 @@ _ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "silu": 3}
 
 
 def version():
-    """The library's version, e.g. '0.1.0'."""
+    """The library's version, e.g. '0.2.0'."""
     return _tile.version()
 
 
