@@ -15,14 +15,17 @@
 
 /* Bounds that keep any input's compile time and memory finite: tensor size,
  * call nesting, expression depth, and per kernel after inlining the values
- * emitted and the calls inlined (a call's arguments may all be compile-time
- * constants, so a chain of doubling calls emits nothing yet must stop). */
+ * emitted, the calls inlined and the statements generated (a call's
+ * arguments may all be compile-time constants, so a chain of doubling calls
+ * emits nothing yet must stop; so must static_range loops nested until they
+ * unroll millions of compile-time statements). */
 enum {
     GEN_MAX_NUMEL = 1 << 20,
     GEN_MAX_INLINE = 64,
     GEN_MAX_EXPR_DEPTH = 1000,
     GEN_MAX_VALUES = 1 << 20,
     GEN_MAX_CALLS = 1 << 18,
+    GEN_MAX_STMTS = 1 << 21,
 };
 
 typedef enum VKind { V_ERR, V_VOID, V_CT, V_RT, V_DTYPE, V_SHAPE, V_NONE, V_TUPLE, V_STR } VKind;
@@ -96,7 +99,8 @@ typedef struct Gen {
     int inline_depth;
     int expr_depth;
     int ncalls;   /* fn calls inlined into the current kernel */
-    bool too_big; /* over GEN_MAX_VALUES or GEN_MAX_CALLS: generation of the kernel stops */
+    int nstmts;   /* statements generated for the current kernel (each inlined or unrolled copy counts) */
+    bool too_big; /* over GEN_MAX_VALUES, GEN_MAX_CALLS or GEN_MAX_STMTS: generation of the kernel stops */
 } Gen;
 
 /* gen.c: values */

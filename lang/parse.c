@@ -13,13 +13,18 @@
  *      at top level to the next `kernel`, `fn`, `const`, `import` or `@`,
  *      then leaves panic mode so the next error is reported too.
  * Nesting is bounded (PARSE_MAX_DEPTH) so hostile input cannot overflow the
- * stack here or in the generator's tree walks. */
+ * stack here; chains the parser builds in a loop (`a + b + c ...`, `x[0][0]...`,
+ * `x as f32 as f32 ...`) nest without recursion here, so each declaration's
+ * tree is measured afterwards, without recursion, and one deeper than
+ * PARSE_MAX_HEIGHT is an error: the generator's and the other passes' tree
+ * walks recurse.  (The generator refuses expressions deeper than 1000 levels
+ * anyway, so no program that would compile is refused.) */
 #include "ast.h"
 
 #include <math.h>
 #include <string.h>
 
-enum { PARSE_MAX_DEPTH = 200 };
+enum { PARSE_MAX_DEPTH = 200, PARSE_MAX_HEIGHT = 2000 };
 
 typedef struct Parser {
     Arena *a;
@@ -866,6 +871,56 @@ static void sync_decl(Parser *p) {
 }
 
 /* file = { import | constdecl | fn | kernel } */
+/* The height of the trees under a declaration, measured with an explicit stack: false (and an error at
+ * the first node past PARSE_MAX_HEIGHT, down the left first, so a chain is reported at its start) when deeper. */
+typedef struct HeightItem {
+    const Node *n;
+    int h;
+} HeightItem;
+
+typedef struct HeightStack {
+    Arena *a;
+    HeightItem *v;
+    int n, cap;
+} HeightStack;
+
+static void height_push(HeightStack *st, const Node *x, int h) {
+    if (!x) return;
+    if (st->n == st->cap) {
+        int nc = st->cap ? st->cap * 2 : 64;
+        st->v = arena_grow(st->a, st->v, sizeof(HeightItem) * (size_t)st->cap, sizeof(HeightItem) * (size_t)nc);
+        st->cap = nc;
+    }
+    st->v[st->n++] = (HeightItem){x, h};
+}
+
+static bool decl_height_ok(Parser *p, const Decl *dc) {
+    HeightStack st = {.a = p->a};
+    for (int i = dc->nattrs - 1; i >= 0; i--)
+        for (int j = dc->attrs[i].nargs - 1; j >= 0; j--) height_push(&st, dc->attrs[i].args[j], 1);
+    for (int i = dc->nparams - 1; i >= 0; i--) height_push(&st, dc->params[i].def, 1), height_push(&st, dc->params[i].ty.call, 1);
+    height_push(&st, dc->ty.call, 1);
+    height_push(&st, dc->value, 1);
+    height_push(&st, dc->body, 1);
+    while (st.n > 0) {
+        HeightItem it = st.v[--st.n];
+        const Node *x = it.n;
+        if (it.h > PARSE_MAX_HEIGHT) {
+            diag_error(p->d, x->loc, "expression or statement nested too deeply (more than %d levels)", PARSE_MAX_HEIGHT);
+            return false;
+        }
+        /* pushed last to first: the left operand is taken next */
+        for (int i = x->nkids - 1; i >= 0; i--) height_push(&st, x->kids[i], it.h + 1);
+        height_push(&st, x->ty.call, it.h + 1);
+        height_push(&st, x->els, it.h + 1);
+        height_push(&st, x->then, it.h + 1);
+        height_push(&st, x->cond, it.h + 1);
+        height_push(&st, x->rhs, it.h + 1);
+        height_push(&st, x->lhs, it.h + 1);
+    }
+    return true;
+}
+
 FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d) {
     Parser p = {.a = a, .d = d};
     p.t = lex_file(a, src, d, &p.n);
@@ -876,7 +931,7 @@ FileAst *parse_file(Arena *a, const SrcFile *src, Diag *d) {
         int before = p.pos;
         p.depth = 0;
         Decl *dc = decl(&p);
-        if (dc && !p.panic) {
+        if (dc && !p.panic && decl_height_ok(&p, dc)) {
             if (f->ndecls == cap) {
                 int nc = cap ? cap * 2 : 16;
                 f->decls = arena_grow(a, f->decls, sizeof(Decl *) * (size_t)cap, sizeof(Decl *) * (size_t)nc);

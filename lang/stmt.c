@@ -775,7 +775,7 @@ static void gen_static_for(Gen *g, const Node *s) {
         int errors = g->d->nerrors;
         gen_seq(g, s->then->kids, s->then->nkids, NULL);
         fr->scope = saved;
-        if (g->d->nerrors > errors) break; /* once, not once per copy */
+        if (g->d->nerrors > errors || g->too_big) break; /* once, not once per copy */
     }
     fr->loops--;
     fr->loop = outer_loop;
@@ -1271,6 +1271,11 @@ static void gen_seq(Gen *g, Node *const *st, int n, const Cont *k) {
     for (int i = 0; i < n; i++) {
         if (g->fr->returned || g->fr->jumped || g->too_big || g->d->nerrors > 100) return;
         const Node *s = st[i];
+        if (++g->nstmts > GEN_MAX_STMTS) {
+            g->too_big = true;
+            diag_error(g->d, s->loc, "kernel too large after inlining and unrolling: more than %d statements", GEN_MAX_STMTS);
+            return;
+        }
         if (s->kind == N_IF) {
             Cont rest = {st + i + 1, n - i - 1, g->fr->scope, k};
             if (gen_if(g, s, &rest)) return;

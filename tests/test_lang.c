@@ -675,6 +675,34 @@ Test(lang_bounds, too_many_tokens) {
     free(b);
 }
 
+/* Chains the parser builds in a loop (a + b + ..., x[None][None]..., x as f32 as f32 ...) are trees as deep
+ * as they are long: 100000 links overflowed the stack of the tree walks after the parser. */
+static void expect_chain_refused(const char *head, const char *link, int n, const char *tail) {
+    Str s = {0};
+    str_puts(&s, "kernel k(p: *f32) {\n    let y = load(p);\n    let x = ");
+    str_puts(&s, head);
+    for (int i = 0; i < n; i++) str_puts(&s, link);
+    str_puts(&s, tail);
+    str_puts(&s, ";\n    store(p, x);\n}\n");
+    expect_bounded(s.buf, s.len, "t.tile:3:13: error: expression or statement nested too deeply (more than 2000 levels)");
+    str_free(&s);
+}
+
+Test(lang_bounds, long_chains) {
+    expect_chain_refused("y", " + y", 100000, "");
+    expect_chain_refused("y > 0.0", " && y > 0.0", 100000, "");
+    expect_chain_refused("arange(0, 4)", "[None]", 100000, "");
+    expect_chain_refused("y", " as f32", 100000, "");
+}
+
+/* static_range loops nested until they unroll 16 million copies of a compile-time statement: each level
+ * is within the per-loop bound of 4096, the whole is not. */
+Test(lang_bounds, nested_static_range) {
+    const char *t = "kernel k(p: *f32) {\n    let x = 0.0;\n    for i in static_range(0, 4000) {\n"
+                    "        for j in static_range(0, 4000) { x += 1.0; }\n    }\n    store(p, x);\n}\n";
+    expect_bounded(t, strlen(t), "t.tile:4:42: error: kernel too large after inlining and unrolling: more than 2097152 statements");
+}
+
 Test(lang_bounds, float_literal_overflow) {
     expect_diag("kernel k(p: *f32) { store(p, 1e99999); }\n",
                 "t.tile:1:30: error: float literal '1e99999' is too large for f64\n"
