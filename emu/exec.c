@@ -146,9 +146,12 @@ static char *fault_text(const EmuBlock *b, const EmuThread *t, const EmuIns *in,
     } else {
         str_printf(&s, "    in kernel '%s'\n", L->f->name);
     }
-    const uint32_t *c = b->cta[t ? t->cta : 0].ctaid;
+    /* no CTAs when the unit's state could not be allocated (out of host memory): no block to name */
+    static const uint32_t none[3] = {0, 0, 0};
+    const uint32_t *c = b->cta ? b->cta[t ? t->cta : 0].ctaid : none;
     if (t) str_printf(&s, "    by thread (%u,%u,%u) in block (%u,%u,%u)", t->tid[0], t->tid[1], t->tid[2], c[0], c[1], c[2]);
-    else str_printf(&s, "    in block (%u,%u,%u)", c[0], c[1], c[2]);
+    else if (b->cta) str_printf(&s, "    in block (%u,%u,%u)", c[0], c[1], c[2]);
+    else str_printf(&s, "    before its first block started");
     if (b->ncl > 1 && t) str_printf(&s, " (rank %u of a cluster of %u)", t->cta % b->ncl, b->ncl);
     else if (b->ncl > 1) str_printf(&s, " (the first of a cluster of %u)", b->ncl);
     else if (b->ncta > 1 && !t) str_printf(&s, " (the first of a cooperative launch of %u)", b->ncta);

@@ -718,6 +718,32 @@ Test(report, deadlock_and_watchdog) {
     dev_close(d);
 }
 
+/* A block whose registers and local memory the host cannot give (128 threads of 1 GiB of .local each, under
+ * an address-space limit) fails its launch with "out of host memory"; the report named the block through the
+ * CTAs that were never allocated (a NULL dereference in a worker thread). */
+#include <sys/resource.h>
+Test(report, block_state_out_of_host_memory) {
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip("under AddressSanitizer the address space cannot be limited: NOT checked here");
+#else
+    static const char *ptx = PTX_HEAD
+        ".visible .entry big(.param .u32 x)\n{\n .local .align 4 .b8 lm[1073741824];\n .reg .b32 %r<2>;\n"
+        " mov.u32 %r1, 7;\n st.local.u32 [lm+1073741820], %r1;\n ret;\n}\n";
+    TileDevice *d = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &d, NULL), DEV_OK);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "big", &m);
+    struct rlimit rl = {(rlim_t)16 << 30, (rlim_t)16 << 30};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    uint32_t x = 0;
+    void *params[] = {&x};
+    cr_assert_eq(dev_launch(f, 2, 1, 1, 128, 1, 1, 0, NULL, params), DEV_ERR_LAUNCH);
+    cr_assert(strstr(dev_last_error(d), "out of host memory") && strstr(dev_last_error(d), "kernel 'big'"), "%s", dev_last_error(d));
+    dev_module_unload(m);
+    dev_close(d);
+#endif
+}
+
 /* PTX that ptxas refuses and the emulator ran with a meaning of its own: a guard that is not a .pred register
  * (read as "not zero"), setp/set without a comparison (compared as .eq), a register of an unknown type or of
  * none (.b33 made untyped registers).  Each is refused at load, with its line. */
