@@ -896,11 +896,8 @@ static bool reg_unique(Parser *ps, const char *s, uint32_t len, int64_t count, u
                                      : reg_in_range(y->name, (uint32_t)strlen(y->name), s, len, count)))
             return perr(ps, line, "register '%.*s' has the name of a variable or parameter of its scope ('%s')", (int)len, s, y->name);
     }
-    for (uint32_t k = 0; k < ps->nlabels; k++) {
-        const struct Label *l = &ps->labels[k];
-        if (count < 0 && l->blk == ps->cur_blk && l->len == len && !memcmp(l->s, s, len)) /* a range's names take labels */
-            return perr(ps, line, "register '%.*s' has the name of a label of its block ('%.*s')", (int)len, s, (int)l->len, l->s);
-    }
+    if (count < 0 && emu_label_find(ps, s, len, ps->cur_blk) >= 0) /* a range's names take labels */
+        return perr(ps, line, "register '%.*s' has the name of a label of its block ('%.*s')", (int)len, s, (int)len, s);
     return true;
 }
 
@@ -1025,7 +1022,50 @@ static bool parse_loc(Parser *ps) {
     return true;
 }
 
+/* ---- labels by (name, block), hashed: a linear search per label and per branch was quadratic ---- */
+static uint32_t label_hash(const char *s, uint32_t len, int32_t blk) {
+    uint32_t h = 2166136261u ^ (uint32_t)blk;
+    for (uint32_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+int64_t emu_label_find(const Parser *ps, const char *s, uint32_t len, int32_t blk) {
+    if (!ps->caplabel_index) return -1;
+    uint32_t mask = ps->caplabel_index - 1;
+    for (uint32_t h = label_hash(s, len, blk) & mask;; h = (h + 1) & mask) {
+        uint32_t e = ps->label_index[h];
+        if (!e) return -1;
+        const struct Label *l = &ps->labels[e - 1];
+        if (l->blk == blk && l->len == len && memcmp(l->s, s, len) == 0) return e - 1;
+    }
+}
+
+static void label_index_put(Parser *ps, uint32_t k) {
+    uint32_t mask = ps->caplabel_index - 1;
+    const struct Label *l = &ps->labels[k];
+    uint32_t h = label_hash(l->s, l->len, l->blk) & mask;
+    while (ps->label_index[h]) h = (h + 1) & mask;
+    ps->label_index[h] = k + 1;
+}
+
+static void label_add(Parser *ps, const char *s, uint32_t len) {
+    GROW(ps->labels, ps->nlabels, ps->caplabels);
+    ps->labels[ps->nlabels++] = (struct Label){s, len, ps->ncode, ps->cur_blk};
+    if (2 * ps->nlabels > ps->caplabel_index) { /* at most half full */
+        uint32_t nc = ps->caplabel_index ? 2 * ps->caplabel_index : 64;
+        uint32_t *t = calloc(nc, sizeof *t);
+        if (!t) out_of_memory();
+        free(ps->label_index);
+        ps->label_index = t;
+        ps->caplabel_index = nc;
+        for (uint32_t k = 0; k < ps->nlabels; k++) label_index_put(ps, k);
+    } else {
+        label_index_put(ps, ps->nlabels - 1);
+    }
+}
+
 static void reset_fn_state(Parser *ps) {
+    if (ps->nlabels) memset(ps->label_index, 0, ps->caplabel_index * sizeof *ps->label_index);
     ps->nregs = ps->nconsts = ps->ncode = ps->nvec = ps->nlabels = ps->nfixes = ps->nallregs = ps->scope_regs = 0;
     ps->nblk = 0;
     GROW(ps->blk_parent, ps->nblk, ps->capblk);
@@ -1096,9 +1136,8 @@ static bool parse_body(Parser *ps) {
             continue;
         }
         if (t->kind == TK_IDENT && is_punct(peek(ps), ':')) {
-            for (uint32_t k = 0; k < ps->nlabels; k++)
-                if (ps->labels[k].blk == ps->cur_blk && ps->labels[k].len == t->len && memcmp(ps->labels[k].s, t->s, t->len) == 0)
-                    return perr(ps, t->line, "label '%.*s' defined twice in one block", (int)t->len, t->s);
+            if (emu_label_find(ps, t->s, t->len, ps->cur_blk) >= 0)
+                return perr(ps, t->line, "label '%.*s' defined twice in one block", (int)t->len, t->s);
             /* ptxas: "Duplicate definition" of a label named as a register (one declared by name: a range's
              * %r<4> takes a label %r2), variable or parameter of its block */
             for (uint32_t k = ps->scope_regs; k < ps->nregs; k++) {
@@ -1111,8 +1150,7 @@ static bool parse_body(Parser *ps) {
                 if (!y->hidden && strlen(y->name) == t->len && memcmp(y->name, t->s, t->len) == 0)
                     return perr(ps, t->line, "label '%.*s' has the name of a variable or parameter of its block", (int)t->len, t->s);
             }
-            GROW(ps->labels, ps->nlabels, ps->caplabels);
-            ps->labels[ps->nlabels++] = (struct Label){t->s, t->len, ps->ncode, ps->cur_blk};
+            label_add(ps, t->s, t->len);
             next(ps);
             next(ps);
             continue;
@@ -1126,6 +1164,8 @@ static bool parse_body(Parser *ps) {
 }
 
 /* function = (".entry" | ".func" ["(" params ")"]) name ["(" params ")"] perf (";" | "{" body "}") */
+static int cmp_names(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
 static bool parse_function(Parser *ps, bool entry) {
     EmuModule *m = ps->m;
     uint32_t line = ps->tok.line;
@@ -1152,15 +1192,22 @@ static bool parse_function(Parser *ps, bool entry) {
         } while (accept(ps, ','));
         if (!expect(ps, ')')) goto fail;
     }
-    for (uint32_t i = 0; i < tmp.nrets + tmp.nparams; i++) /* ptxas refuses it; a [name] would read one of them */
-        for (uint32_t j = 0; j < i; j++) {
-            const char *a = i < tmp.nrets ? tmp.rets[i].name : tmp.params[i - tmp.nrets].name;
-            const char *b = j < tmp.nrets ? tmp.rets[j].name : tmp.params[j - tmp.nrets].name;
-            if (!strcmp(a, b)) {
-                perr(ps, line, "parameter '%s' of '%s' is declared twice", a, tmp.name);
-                goto fail;
-            }
+    if (tmp.nrets + tmp.nparams > 1) { /* ptxas refuses it; a [name] would read one of them.  Sorted: 100000s of
+                                         * parameters compared pairwise took minutes */
+        uint32_t n = tmp.nrets + tmp.nparams;
+        const char **names = malloc(n * sizeof *names);
+        if (!names) out_of_memory();
+        for (uint32_t i = 0; i < n; i++) names[i] = i < tmp.nrets ? tmp.rets[i].name : tmp.params[i - tmp.nrets].name;
+        qsort(names, n, sizeof *names, cmp_names);
+        const char *dup = NULL;
+        for (uint32_t i = 1; i < n && !dup; i++)
+            if (!strcmp(names[i - 1], names[i])) dup = names[i];
+        free(names);
+        if (dup) {
+            perr(ps, line, "parameter '%s' of '%s' is declared twice", dup, tmp.name);
+            goto fail;
         }
+    }
     if (!parse_perf(ps, &tmp)) goto fail;
     /* a prototype, or a redefinition of a declared function */
     int32_t idx = -1;
@@ -1200,12 +1247,13 @@ static bool parse_function(Parser *ps, bool entry) {
             EmuIns *in = &ps->code[x->ins];
             bool found = false;
             /* the label of the innermost block around the reference that has one */
-            for (int32_t blk = x->blk; blk >= 0 && !found; blk = ps->blk_parent[blk])
-                for (uint32_t k = 0; k < ps->nlabels && !found; k++)
-                    if (ps->labels[k].blk == blk && ps->labels[k].len == x->len && memcmp(ps->labels[k].s, x->s, x->len) == 0) {
-                        in->target = ps->labels[k].at;
-                        found = true;
-                    }
+            for (int32_t blk = x->blk; blk >= 0 && !found; blk = ps->blk_parent[blk]) {
+                int64_t k = emu_label_find(ps, x->s, x->len, blk);
+                if (k >= 0) {
+                    in->target = ps->labels[k].at;
+                    found = true;
+                }
+            }
             /* a label is a branch target, of bra and of brx.idx's table (ptxas: "Arguments mismatch"); as any
              * other operand it read the sink, a mov or add of it ran with a value of its own */
             if (found && in->op != EMU_OP_BRA && in->op != EMU_OP_BRX) {
@@ -1451,6 +1499,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     free(ps.allregs);
     free(ps.consts);
     free(ps.labels);
+    free(ps.label_index);
     free(ps.fixes);
     free(ps.blk_parent);
     free(ps.code);

@@ -191,9 +191,8 @@ static bool parse_init(Parser *ps, EmuSym *s, unsigned ty, bool unsized, uint64_
 bool emu_parse_var(Parser *ps, unsigned space, bool is_extern) {
     Decl d;
     if (!parse_decl(ps, &d)) return false;
-    for (uint32_t k = 0; ps->fn && k < ps->nlabels; k++) /* ptxas: "Duplicate definition" */
-        if (ps->labels[k].blk == ps->cur_blk && ps->labels[k].len == d.nlen && memcmp(ps->labels[k].s, d.name, d.nlen) == 0)
-            return perr(ps, d.line, "variable '%.*s' has the name of a label of its block", (int)d.nlen, d.name);
+    if (ps->fn && emu_label_find(ps, d.name, d.nlen, ps->cur_blk) >= 0) /* ptxas: "Duplicate definition" */
+        return perr(ps, d.line, "variable '%.*s' has the name of a label of its block", (int)d.nlen, d.name);
     EmuSym *s = sym_add(ps, &d, space);
     if (space == EMU_SP_SHARED) {
         if (d.unsized || (is_extern && s->size == 0)) {

@@ -49,6 +49,8 @@ typedef struct Parser {
      * inlined block): blk is the block, blk_parent[b] the block around b (-1: none; 0 is the body) */
     struct Label { const char *s; uint32_t len, at; int32_t blk; } *labels;
     uint32_t nlabels, caplabels;
+    uint32_t *label_index; /* open addressing over (name, blk): label number + 1, 0 empty (a kernel may have 100000s) */
+    uint32_t caplabel_index;
     struct Fix { uint32_t ins; const char *s; uint32_t len; uint32_t line; int32_t blk; } *fixes;
     uint32_t nfixes, capfixes;
     int32_t *blk_parent;
@@ -107,6 +109,7 @@ static inline bool expect(Parser *ps, char c) {
 }
 
 /* ---- declarations: variables and parameter lists (parse_decl.c) ---- */
+int64_t emu_label_find(const Parser *ps, const char *s, uint32_t len, int32_t blk); /* the label's number, -1: none */
 bool emu_parse_var(Parser *ps, unsigned space, bool is_extern); /* after .global/.const/.shared/.local: one declaration with its initializer */
 bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base); /* a ( .param ... ) list */
 

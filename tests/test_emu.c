@@ -744,6 +744,70 @@ Test(report, block_state_out_of_host_memory) {
 #endif
 }
 
+/* Labels and parameters by the 100000 (200 parameters with the labels): each label was looked up by a
+ * linear search (at its definition and at every branch) and the parameters compared pairwise, minutes for
+ * either; now loading takes seconds at most.  The branch goes to the last label, a duplicate label and a duplicate parameter are still refused. */
+#include <time.h>
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+Test(ptx, many_labels_and_parameters, .timeout = 60) {
+    enum { N = 100000 };
+    Str s = {0};
+    enum { P = 200 }; /* each label is still checked against every parameter's name (N * P compares) */
+    str_puts(&s, PTX_HEAD ".visible .entry many(.param .u64 out");
+    for (int i = 0; i < P; i++) str_printf(&s, ", .param .u32 p%d", i);
+    str_puts(&s, ")\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n mov.u32 %r1, 0;\n bra L_last;\n");
+    for (int i = 0; i < N; i++) str_printf(&s, "L_%d:\n add.u32 %%r1, %%r1, 1;\n", i);
+    str_printf(&s, "L_last:\n ld.param.u32 %%r2, [p%d];\n add.u32 %%r1, %%r1, %%r2;\n"
+                   " ld.param.u64 %%rd1, [out];\n st.global.u32 [%%rd1], %%r1;\n ret;\n}\n", P - 1);
+    TileDevice *d = NULL;
+    cr_assert_eq(dev_open("emu", NULL, &d, NULL), DEV_OK);
+    double t0 = now_s();
+    TileDevModule *m;
+    TileDevFunction *f = load(d, s.buf, "many", &m);
+    double dt = now_s() - t0;
+    cr_expect_lt(dt, 10.0, "loading took %.1f s", dt);
+    uint64_t out;
+    cr_assert_eq(dev_malloc(d, 4, &out), DEV_OK);
+    uint32_t *vals = calloc(P, sizeof *vals);
+    void **params = calloc(P + 1, sizeof *params);
+    cr_assert(vals && params);
+    params[0] = &out;
+    for (int i = 0; i < P; i++) params[i + 1] = &vals[i];
+    vals[P - 1] = 41;
+    cr_assert_eq(dev_launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+    uint32_t got = 0;
+    cr_assert_eq(dev_memcpy_dtoh(d, &got, out, 4), DEV_OK);
+    cr_expect_eq(got, 41, "the branch skipped the adds: %u", got); /* 0 adds, then p_last */
+    dev_module_unload(m);
+    free(vals);
+    free(params);
+
+    /* a label defined twice far apart, and a parameter declared twice far apart */
+    Str bad = {0};
+    str_puts(&bad, PTX_HEAD ".visible .entry dup()\n{\n");
+    for (int i = 0; i < N; i++) str_printf(&bad, "L_%d:\n", i);
+    str_puts(&bad, "L_7:\n ret;\n}\n");
+    t0 = now_s();
+    cr_expect_eq(dev_module_load_ptx(d, bad.buf, &m), DEV_ERR_PTX);
+    cr_expect(strstr(dev_last_error(d), "label 'L_7' defined twice in one block"), "%s", dev_last_error(d));
+    bad.len = 0;
+    str_puts(&bad, PTX_HEAD ".visible .entry dup(.param .u32 p7");
+    for (int i = 0; i < N; i++) str_printf(&bad, ", .param .u32 q%d", i);
+    str_puts(&bad, ", .param .u32 p7)\n{\n ret;\n}\n");
+    cr_expect_eq(dev_module_load_ptx(d, bad.buf, &m), DEV_ERR_PTX);
+    cr_expect(strstr(dev_last_error(d), "parameter 'p7' of 'dup' is declared twice"), "%s", dev_last_error(d));
+    dt = now_s() - t0;
+    cr_expect_lt(dt, 10.0, "refusing took %.1f s", dt);
+    str_free(&bad);
+    str_free(&s);
+    dev_close(d);
+}
+
 /* PTX that ptxas refuses and the emulator ran with a meaning of its own: a guard that is not a .pred register
  * (read as "not zero"), setp/set without a comparison (compared as .eq), a register of an unknown type or of
  * none (.b33 made untyped registers).  Each is refused at load, with its line. */
