@@ -234,14 +234,22 @@ static bool emit_turn(LL *l, Inst *i) {
     return true;
 }
 
+/* The register arrays of the values a block and the regions nested in it define (its arguments and
+ * its instructions' results), before the block is emitted again. */
+static void free_block_vals(LL *l, Block *b) {
+    for (int j = 0; j < b->nargs; j++) free(l->vals[b->args[j]]), l->vals[b->args[j]] = NULL;
+    for (Inst *i = b->first; i; i = i->next) {
+        for (int r = 0; r < i->nres; r++) free(l->vals[i->res[r]]), l->vals[i->res[r]] = NULL;
+        for (int k = 0; k < i->nregions; k++) free_block_vals(l, i->regions[k]);
+    }
+}
+
 /* A region on scalars, emitted again: bind its arguments to the given registers, emit its
  * instructions, return the first nout values of its yield.  The previous emission's register
- * arrays of these values go first (nested regions are not walked: one with control flow leaks
- * its inner arrays until the module is done). */
+ * arrays of these values go first, nested regions' too (an `if` in a map_elementwise function
+ * lost its inner arrays on every emission but the last). */
 static bool emit_scalar_region(LL *l, Block *body, LLVMValueRef *args, LLVMValueRef *out, int nout) {
-    for (int j = 0; j < body->nargs; j++) free(l->vals[body->args[j]]), l->vals[body->args[j]] = NULL;
-    for (Inst *i = body->first; i; i = i->next)
-        for (int r = 0; r < i->nres; r++) free(l->vals[i->res[r]]), l->vals[i->res[r]] = NULL;
+    free_block_vals(l, body);
     for (int j = 0; j < body->nargs; j++) ll_new(l, body->args[j], 1)[0] = args[j];
     Inst *y = body->last;
     for (Inst *i = body->first; i && i != y; i = i->next)
