@@ -956,7 +956,7 @@ static void ptx_entry_layout(const char *ptx, const char *name, tile_kernel *k) 
         k->block3 = (tile_dim3){d[0] ? d[0] : 1, d[1] ? d[1] : 1, d[2] ? d[2] : 1};
         /* ptxas takes any 32-bit counts (.reqntid 65536, 65536 wrapped to 0 threads here): the product saturates
          * at INT32_MAX, so the attributes say "too many" and a launch is refused by the block limit */
-        uint64_t threads = (uint64_t)k->block3.x * k->block3.y * k->block3.z;
+        unsigned __int128 threads = (unsigned __int128)k->block3.x * k->block3.y * k->block3.z; /* 2^22 * 2^22 * 2^20 wrapped 64 bits to 0 */
         k->block = threads > INT32_MAX ? INT32_MAX : (unsigned)threads;
         break;
     }
@@ -1056,8 +1056,11 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
     if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': grid (%u,%u,%u) exceeds (2^31-1, 65535, 65535)", k->name, grid.x,
                        grid.y, grid.z);
-    uint64_t threads = (uint64_t)block.x * block.y * block.z;
-    if (threads > 1024) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': block of %llu threads (at most 1024)", k->name, (unsigned long long)threads);
+    /* in 128 bits: three 32-bit dimensions overflow 64 (a .maxntid of 10^9 each named 11515845246265065472 threads) */
+    unsigned __int128 threads = (unsigned __int128)block.x * block.y * block.z;
+    if (threads > 1024)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': block (%u,%u,%u) has more than 1024 threads", k->name, block.x,
+                       block.y, block.z);
     if (!k->raw_signature && k->block && (block.x != (unsigned)k->block || block.y != 1 || block.z != 1)) /* its PTX's .reqntid */
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                        "launch of '%s': block (%u,%u,%u), but the kernel was compiled for %d threads (its warps' layouts need "

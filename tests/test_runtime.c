@@ -222,6 +222,33 @@ Test(runtime, module_cache_and_raw_ptx) {
 
 /* Raw PTX as nvcc and Triton write it: qualified pointers, a struct passed by value, a 2-D .reqntid that
  * tile_launch uses as it is (a flattened block would run the tid.y rows as x). */
+/* .reqntid dimensions whose product passes 2^64 (2^22 * 2^22 * 2^20 wrapped to 0 threads, 10^9 cubed named
+ * 11515845246265065472): the attributes saturate and the launch is refused naming the block. */
+Test(runtime, raw_ptx_block_product_overflow) {
+    tile_context *ctx = open_emu();
+    static const char *const dims[] = {"4194304, 4194304, 1048576", "1000000000, 1000000000, 1000000000"};
+    static const char *const want[] = {"block (4194304,4194304,1048576) has more than 1024 threads",
+                                       "block (1000000000,1000000000,1000000000) has more than 1024 threads"};
+    for (int i = 0; i < 2; i++) {
+        char ptx[256];
+        snprintf(ptx, sizeof ptx, ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry big(.param .u32 a)\n.reqntid %s\n{ ret; }\n",
+                 dims[i]);
+        tile_module *m;
+        cr_assert_eq(tile_module_load_ptx(ctx, ptx, &m), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel *k;
+        cr_assert_eq(tile_module_get_kernel(m, "big", &k), TILE_OK, "%s", tile_last_error(ctx));
+        tile_kernel_attributes at;
+        tile_kernel_get_attributes(k, &at);
+        cr_expect_eq(at.block_threads, 2147483647u, "%s: %u threads", dims[i], at.block_threads);
+        uint32_t a = 0;
+        void *args[] = {&a};
+        cr_expect_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_ERROR_INVALID_VALUE);
+        cr_expect(strstr(tile_last_error(ctx), want[i]), "%s", tile_last_error(ctx));
+        tile_module_unload(m);
+    }
+    tile_context_destroy(ctx);
+}
+
 Test(runtime, raw_ptx_header) {
     tile_context *ctx = open_emu();
     const char *ptx =
