@@ -257,11 +257,12 @@ bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, ui
     next(ps);
     Decl d;
     if (!parse_decl(ps, &d)) return false;
-    uint32_t cap = *n;
-    EmuParam *np = realloc(*arr, (cap + 1) * sizeof **arr);
-    if (!np) out_of_memory();
-    *arr = np;
-    EmuParam *p = &np[(*n)++];
+    if ((*n & (*n - 1)) == 0) { /* full at 0, 1, 2, 4, ...: doubled (one more each time copied 100000s quadratically) */
+        EmuParam *np = realloc(*arr, (*n ? 2 * (size_t)*n : 1) * sizeof **arr);
+        if (!np) out_of_memory();
+        *arr = np;
+    }
+    EmuParam *p = &(*arr)[(*n)++];
     memset(p, 0, sizeof *p);
     p->name = arena_strndup(ps->a, d.name, d.nlen);
     if (reg) {
