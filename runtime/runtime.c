@@ -1058,9 +1058,11 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
                        grid.y, grid.z);
     /* in 128 bits: three 32-bit dimensions overflow 64 (a .maxntid of 10^9 each named 11515845246265065472 threads) */
     unsigned __int128 threads = (unsigned __int128)block.x * block.y * block.z;
+    if (threads > UINT64_MAX)
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': block (%u,%u,%u) of more than 2^64 threads (at most 1024)", k->name,
+                       block.x, block.y, block.z);
     if (threads > 1024)
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': block (%u,%u,%u) has more than 1024 threads", k->name, block.x,
-                       block.y, block.z);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "launch of '%s': block of %llu threads (at most 1024)", k->name, (unsigned long long)threads);
     if (!k->raw_signature && k->block && (block.x != (unsigned)k->block || block.y != 1 || block.z != 1)) /* its PTX's .reqntid */
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                        "launch of '%s': block (%u,%u,%u), but the kernel was compiled for %d threads (its warps' layouts need "

@@ -684,7 +684,7 @@ static void expect_chain_refused(const char *head, const char *link, int n, cons
     for (int i = 0; i < n; i++) str_puts(&s, link);
     str_puts(&s, tail);
     str_puts(&s, ";\n    store(p, x);\n}\n");
-    expect_bounded(s.buf, s.len, "t.tile:3:13: error: expression or statement nested too deeply (more than 2000 levels)");
+    expect_bounded(s.buf, s.len, "t.tile:3:13: error: expression or statement nested too deeply (more than 10000 levels)");
     str_free(&s);
 }
 

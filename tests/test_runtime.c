@@ -227,8 +227,8 @@ Test(runtime, module_cache_and_raw_ptx) {
 Test(runtime, raw_ptx_block_product_overflow) {
     tile_context *ctx = open_emu();
     static const char *const dims[] = {"4194304, 4194304, 1048576", "1000000000, 1000000000, 1000000000"};
-    static const char *const want[] = {"block (4194304,4194304,1048576) has more than 1024 threads",
-                                       "block (1000000000,1000000000,1000000000) has more than 1024 threads"};
+    static const char *const want[] = {"block (4194304,4194304,1048576) of more than 2^64 threads (at most 1024)",
+                                       "block (1000000000,1000000000,1000000000) of more than 2^64 threads (at most 1024)"};
     for (int i = 0; i < 2; i++) {
         char ptx[256];
         snprintf(ptx, sizeof ptx, ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry big(.param .u32 a)\n.reqntid %s\n{ ret; }\n",
