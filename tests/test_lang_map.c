@@ -93,8 +93,8 @@ Test(lang_map, branches_and_loops_per_element) {
 
 /* A function with an `if` mapped over 256 elements on one warp is emitted 8 times a thread; each emission but
  * the last lost the register arrays of the values inside the `if`.  A leak only LeakSanitizer sees: under it
- * the compile runs on a thread of its own (tests/lsan.supp drops every leak allocated under Criterion's
- * frames) and the leak check must find nothing; elsewhere the compile is only checked to succeed. */
+ * the compile runs on a thread of its own (so that tests/lsan.supp's Criterion rule cannot match it even with
+ * whole allocation stacks) and the leak check must find nothing; elsewhere the compile is only checked to succeed. */
 #include <pthread.h>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>

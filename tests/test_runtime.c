@@ -515,6 +515,7 @@ Test(runtime, tuning_database_read_by_gemm, .timeout = 120) {
     cr_assert(err && strstr(err, "<source>:1:") && strstr(err, "literal value"), "%s", err ? err : "");
     free(err);
     cr_assert_eq(tile_tune_space_source(NULL, NULL, "k", &sp, &err), TILE_ERROR_INVALID_VALUE);
+    free(err);
     close_emu(ctx);
 }
 
