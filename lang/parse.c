@@ -94,7 +94,11 @@ static const char *expect_ident(Parser *p, const char *what, Loc *loc) {
         next(p);
         return arena_strndup(p->a, t->text, t->len);
     }
-    parse_error(p, t->loc, "expected %s, found %s", what, tok_desc(p, t));
+    if (t->kind == TK_TYPE)
+        parse_error(p, t->loc, "expected %s, found the type name %s: type names cannot name values", what, tok_desc(p, t));
+    else if (t->kind >= TK_KERNEL)
+        parse_error(p, t->loc, "expected %s, found the keyword %s", what, tok_desc(p, t));
+    else parse_error(p, t->loc, "expected %s, found %s", what, tok_desc(p, t));
     return "<error>";
 }
 
@@ -529,6 +533,14 @@ static bool at_tuple_assign(Parser *p) {
     return false;
 }
 
+/* `var`, `val`, `auto`: other languages' words for `let`, followed by a name and `=` or `:` */
+static bool is_binding_word(const Token *t) {
+    static const char *const words[] = {"var", "val", "auto"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (t->len == strlen(words[i]) && !memcmp(t->text, words[i], t->len)) return true;
+    return false;
+}
+
 /* stmt = "let" IDENT [ ":" type ] "=" expr ";"
  *      | "let" names "=" expr ";"
  *      | IDENT ( "=" | "+=" | ... | ">>=" ) expr ";"
@@ -562,8 +574,22 @@ static Node *stmt(Parser *p) {
         expect(p, TK_SEMI, "after assignment");
         return n;
     }
+    if (t->kind == TK_IDENT && peek2(p)->kind == TK_IDENT && p->pos + 2 < p->n &&
+        (p->t[p->pos + 2].kind == TK_ASSIGN || p->t[p->pos + 2].kind == TK_COLON) && is_binding_word(t)) {
+        /* `var x = e;` of JavaScript, Swift, Go, C#: one error, then read as `let x = e;` */
+        parse_error(p, t->loc, "'%.*s' is not a keyword here: a name is bound with 'let' (`let %.*s = ...;`) and any name "
+                    "can be reassigned (`%.*s = ...;`)", (int)t->len, t->text, (int)peek2(p)->len, peek2(p)->text,
+                    (int)peek2(p)->len, peek2(p)->text);
+        t->kind = TK_LET;
+    }
     if (accept(p, TK_LET)) {
         n = new_node(p, N_LET, t->loc);
+        Token *m = peek(p);
+        if (m->kind == TK_IDENT && m->len == 3 && !memcmp(m->text, "mut", 3) && peek2(p)->kind == TK_IDENT) {
+            parse_error(p, m->loc, "'let mut': every name can be reassigned here; write 'let %.*s'", (int)peek2(p)->len,
+                        peek2(p)->text);
+            next(p);
+        }
         n->name = expect_ident(p, "a name after 'let'", &n->oploc);
         if (accept(p, TK_COLON)) n->ty = type(p);
         expect(p, TK_ASSIGN, "after the name in 'let'");

@@ -359,6 +359,33 @@ Test(lang_diag, python_and_c_statements) {
                 "              ^\n");
 }
 
+/* Other languages' bindings (`var x`, `let mut x`) get one error saying how a name is bound here, and the
+ * statement is read as a `let` (the next mistake is still found); a type name in a binding is said to be one (they
+ * were "expected ';' after expression, found 'acc'", "expected '=' after the name in 'let', found 'b'" and
+ * "expected a name, found 'i1'", which reads as a name). */
+Test(lang_diag, other_languages_bindings) {
+    expect_diag("kernel k(x: *f32) {\n    var acc = 1.0;\n    let mut b = 2.0;\n    let (w, i1) = (acc, b);\n"
+                "    auto c: f32 = w;\n    store(x, w + c + qq);\n}\n",
+                "t.tile:2:5: error: 'var' is not a keyword here: a name is bound with 'let' (`let acc = ...;`) and any name "
+                "can be reassigned (`acc = ...;`)\n"
+                "      var acc = 1.0;\n"
+                "      ^\n"
+                "t.tile:3:9: error: 'let mut': every name can be reassigned here; write 'let b'\n"
+                "      let mut b = 2.0;\n"
+                "          ^\n"
+                "t.tile:4:13: error: expected a name, found the type name 'i1': type names cannot name values\n"
+                "      let (w, i1) = (acc, b);\n"
+                "              ^\n"
+                "t.tile:5:5: error: 'auto' is not a keyword here: a name is bound with 'let' (`let c = ...;`) and any name "
+                "can be reassigned (`c = ...;`)\n"
+                "      auto c: f32 = w;\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let var = 1.0;\n    var = var + 1.0;\n    store(x, var + qq);\n}\n",
+                "t.tile:4:20: error: unknown name 'qq'\n"
+                "      store(x, var + qq);\n"
+                "                     ^\n");
+}
+
 /* Triton's module prefixes get one error naming the plain name, then the parse goes on as if it was written so
  * (it was "'.exp': values have no methods", then "expected ')' after call arguments, found 'exp'"). */
 Test(lang_diag, c_pointer_type) {
