@@ -117,6 +117,10 @@ const char *gen_did_you_mean(Gen *g, const char *name, bool vars_only) {
                                              {"long", "i64"}, {"bool", "i1"}, {"uint", "u32"}};
     for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++)
         if (!strcmp(name, c_types[i][0])) return arena_printf(g->a, "; a type is named by its width here: '%s'", c_types[i][1]);
+    static const char *const inf_names[] = {"inf", "INFINITY", "HUGE_VAL", "HUGE_VALF"};
+    for (size_t i = 0; i < sizeof inf_names / sizeof *inf_names; i++)
+        if (!strcmp(name, inf_names[i])) return "; infinity is written '1.0 / 0.0' here (a float literal, folded)";
+    if (!strcmp(name, "nan") || !strcmp(name, "NAN")) return "; a NaN is written '0.0 / 0.0' here (a float literal, folded)";
     DType dt = lang_triton_dtype(name, strlen(name));
     if (dt != DT_VOID && dt != DT_PTR) return arena_printf(g->a, "; the type is written '%s' here", dtype_name(dt));
     for (int i = 0; i < g->nglobals; i++) nearest_try(&n, g->globals[i].name);

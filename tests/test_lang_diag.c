@@ -380,6 +380,13 @@ Test(lang_diag, other_languages_bindings) {
                 "can be reassigned (`c = ...;`)\n"
                 "      auto c: f32 = w;\n"
                 "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, max(load(x), -inf) + NAN);\n}\n",
+                "t.tile:2:28: error: unknown name 'inf'; infinity is written '1.0 / 0.0' here (a float literal, folded)\n"
+                "      store(x, max(load(x), -inf) + NAN);\n"
+                "                             ^\n"
+                "t.tile:2:35: error: unknown name 'NAN'; a NaN is written '0.0 / 0.0' here (a float literal, folded)\n"
+                "      store(x, max(load(x), -inf) + NAN);\n"
+                "                                    ^\n");
     expect_diag("kernel k(x: *f32) {\n    let var = 1.0;\n    var = var + 1.0;\n    store(x, var + qq);\n}\n",
                 "t.tile:4:20: error: unknown name 'qq'\n"
                 "      store(x, var + qq);\n"
