@@ -830,23 +830,12 @@ tile_status tile_cache_compile_source(const char *cache_dir, const char *name, c
 tile_status tile_cache_compile_file(const char *cache_dir, const char *path, const tile_compile_options *opt,
                                     tile_compiled *out, int *from_cache) {
     if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_cache_compile_file: out is NULL");
-    memset(out, 0, sizeof *out);
     if (from_cache) *from_cache = 0;
-    if (!path) {
-        out->diagnostics = strdup("error: the path is NULL");
-        return TILE_ERROR_INVALID_VALUE;
-    }
-    size_t n;
-    char *text = read_source(path, &n);
-    if (!text) {
-        Str s = {0};
-        str_printf(&s, "error: cannot read '%s': %s\n", path, source_error(errno));
-        out->diagnostics = str_take(&s);
-        return TILE_ERROR_IO;
-    }
-    SrcFile src = {.name = path, .text = text, .len = n};
-    tile_status st = jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache);
-    free(text);
+    SrcFile src;
+    tile_status st = jit_read_file(path, out, &src);
+    if (st != TILE_OK) return st;
+    st = jit_cache_compile(dir_or_default(cache_dir), &src, opt, out, from_cache);
+    free((char *)src.text);
     return st;
 }
 

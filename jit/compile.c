@@ -470,9 +470,9 @@ tile_status tile_compile_source(const char *name, const char *source, const tile
     return compile(&src, opt, out);
 }
 
-tile_status tile_compile_file(const char *path, const tile_compile_options *opt, tile_compiled *out) {
-    if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_compile_file: out is NULL");
+tile_status jit_read_file(const char *path, tile_compiled *out, SrcFile *src) {
     memset(out, 0, sizeof *out);
+    *src = (SrcFile){.name = path};
     if (!path) {
         out->diagnostics = strdup("error: the path is NULL");
         return TILE_ERROR_INVALID_VALUE;
@@ -485,8 +485,17 @@ tile_status tile_compile_file(const char *path, const tile_compile_options *opt,
         out->diagnostics = str_take(&s);
         return TILE_ERROR_IO;
     }
-    SrcFile src = {.name = path, .text = text, .len = n};
-    tile_status st = compile(&src, opt, out);
-    free(text);
+    src->text = text;
+    src->len = n;
+    return TILE_OK;
+}
+
+tile_status tile_compile_file(const char *path, const tile_compile_options *opt, tile_compiled *out) {
+    if (!out) return rt_fail(NULL, TILE_ERROR_INVALID_VALUE, "tile_compile_file: out is NULL");
+    SrcFile src;
+    tile_status st = jit_read_file(path, out, &src);
+    if (st != TILE_OK) return st;
+    st = compile(&src, opt, out);
+    free((char *)src.text);
     return st;
 }

@@ -27,6 +27,10 @@ bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, ch
 /* tile_compile_source on src as it is: its len bytes (a file's NUL byte is an error, not its end). */
 tile_status jit_compile_src(const SrcFile *src, const tile_compile_options *opt, tile_compiled *out);
 
+/* The source a tile_*compile_file call names, into src (its text freed by the caller): clears *out first; a NULL
+ * path or a file that cannot be read is out->diagnostics and the status (src->text NULL). */
+tile_status jit_read_file(const char *path, tile_compiled *out, SrcFile *src);
+
 /* ---- cache.c ---- */
 /* Compile src through the disk cache in dir (NULL: no disk cache, just
  * compile).  *from_cache: 1 when read from disk. */

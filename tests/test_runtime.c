@@ -775,6 +775,15 @@ Test(runtime, null_source_and_path_say_so) {
     tile_compiled_free(&c);
     cr_assert_eq(tile_cache_compile_file(NULL, NULL, NULL, &c, NULL), TILE_ERROR_INVALID_VALUE);
     cr_assert(c.diagnostics && strstr(c.diagnostics, "the path is NULL"), "%s", c.diagnostics ? c.diagnostics : "(none)");
+    tile_compiled_free(&c);    /* a file that is not there: TILE_ERROR_IO naming it and why, from both entry points (from_cache cleared) */
+    cr_assert_eq(tile_compile_file("/nonexistent/k.tile", NULL, &c), TILE_ERROR_IO);
+    cr_assert(c.diagnostics && strstr(c.diagnostics, "cannot read '/nonexistent/k.tile': "), "%s", c.diagnostics ? c.diagnostics : "(none)");
+    cr_assert_null(c.ptx);
+    tile_compiled_free(&c);
+    int hit = 7;
+    cr_assert_eq(tile_cache_compile_file(NULL, "/nonexistent/k.tile", NULL, &c, &hit), TILE_ERROR_IO);
+    cr_assert(c.diagnostics && strstr(c.diagnostics, "cannot read '/nonexistent/k.tile': "), "%s", c.diagnostics ? c.diagnostics : "(none)");
+    cr_assert_eq(hit, 0);
     tile_compiled_free(&c);
 }
 
