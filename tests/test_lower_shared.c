@@ -470,12 +470,6 @@ static void expect_ok(char *msg) {
 static const int shapes[][2] = {{4, 64}, {64, 4}, {1, 128}, {128, 1}, {16, 16}, {2, 8}, {32, 256}};
 static const int warp_counts[] = {1, 4, 8};
 
-/* The emulator does not parse immediate vector operands yet (`st.shared.v4.b32 [a], {0, 0, 0, 0}`),
- * which is what an argmax over a size-1 axis (all zeros) becomes with one warp. */
-static bool emu_cannot_run(int M, int N, int ax, const char *kind, int warps) {
-    return !strncmp(kind, "arg", 3) && (ax == 0 ? M : N) == 1 && warps == 1;
-}
-
 Test(lower_shared, reduce_2d) {
     const char *kinds[] = {"sum", "max", "min", "argmax", "argmin"}, *dts[] = {"f32", "i32"};
     for (int w = 0; w < 3; w++)
@@ -483,7 +477,6 @@ Test(lower_shared, reduce_2d) {
             for (int ax = 0; ax < 2; ax++)
                 for (int k = 0; k < 5; k++)
                     for (int d = 0; d < 2; d++) {
-                        if (emu_cannot_run(shapes[s][0], shapes[s][1], ax, kinds[k], warp_counts[w])) continue;
                         expect_ok(check_reduce(shapes[s][0], shapes[s][1], ax, kinds[k], dts[d], warp_counts[w]));
                     }
 }
@@ -497,7 +490,6 @@ Test(lower_shared, reduce_dtypes) {
             for (int ax = 0; ax < 2; ax++)
                 for (int k = 0; k < 5; k++)
                     for (size_t d = 0; d < ARRAY_LEN(dts); d++) {
-                        if (emu_cannot_run(sh[s][0], sh[s][1], ax, kinds[k], warp_counts[w])) continue;
                         expect_ok(check_reduce(sh[s][0], sh[s][1], ax, kinds[k], dts[d], warp_counts[w]));
                     }
 }
@@ -508,7 +500,6 @@ Test(lower_shared, reduce_to_scalar) {
     for (int w = 0; w < 3; w++)
         for (size_t n = 0; n < ARRAY_LEN(ns); n++)
             for (int k = 0; k < 5; k++) {
-                if (ns[n] == 1 && !strncmp(kinds[k], "arg", 3)) continue; /* constant 0: see emu_cannot_run */
                 expect_ok(check_reduce_1d(ns[n], kinds[k], "f32", warp_counts[w]));
                 expect_ok(check_reduce_1d(ns[n], kinds[k], "i32", warp_counts[w]));
             }
