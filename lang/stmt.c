@@ -914,16 +914,24 @@ static void gen_for(Gen *g, const Node *s) {
     g->fr->scope = outer_scope;
 }
 
-/* A `while` condition: a scalar i1, compile-time or not; val_err otherwise. */
+/* The condition of an `if` or a `while` (what: its keyword; where: "" or " in the loop"): a scalar i1, or an
+ * integer or float scalar, non-zero being true (NaN too: Triton's cond.to(int1), so `if HAS_BIAS` of a const
+ * 0/1), compile-time or not, as i1; val_err after an error otherwise.  c has been checked to be a value. */
+static Val scalar_cond(Gen *g, Val c, Loc loc, const char *what, const char *where) {
+    if (c.k == V_ERR) return c;
+    DType dt = c.k == V_CT ? c.dt : c.t->rank ? DT_VOID : c.t->dt;
+    if (dt == DT_I1) return c;
+    if (dt != DT_PTR && dt != DT_VOID && (dtype_is_int(dt) || dtype_is_float(dt))) return gen_cast(g, c, DT_I1, loc);
+    diag_error(g->d, loc, "condition of '%s' must be a scalar number, got '%s'%s", what,
+               c.k == V_CT ? gen_val_type_name(g, c) : gen_type_desc(g, c.t), where);
+    return val_err();
+}
+
+/* A `while` condition: see scalar_cond; val_err otherwise. */
 static Val while_cond(Gen *g, const Node *s) {
     Val c = gen_expr(g, s->cond);
     if (!val_is_value(g, c, s->cond->loc)) return val_err();
-    if (c.k == V_CT ? c.dt != DT_I1 : (c.t->rank || c.t->dt != DT_I1)) {
-        diag_error(g->d, s->cond->loc, "condition of 'while' must be a scalar 'i1', got '%s'",
-                   c.k == V_CT ? dtype_name(c.dt) : gen_type_desc(g, c.t));
-        return val_err();
-    }
-    return c;
+    return scalar_cond(g, c, s->cond->loc, "while", "");
 }
 
 static void gen_while(Gen *g, const Node *s) {
@@ -964,7 +972,12 @@ static void gen_while(Gen *g, const Node *s) {
         run->name = RUNNING;
         set->name = NEXT_COND;
         set->op = TK_ASSIGN;
-        set->rhs = s->cond;
+        /* `cond as i1`: NEXT_COND is an i1, and an integer or float condition (checked before the loop) is
+         * non-zero there, as scalar_cond makes it */
+        Node *as = synth_node(g, N_CAST, s->cond->loc);
+        as->lhs = s->cond;
+        as->ty = (TypeRef){.dt = DT_I1};
+        set->rhs = as;
         blk->kids = ARENA_ARRAY(g->a, Node *, 1);
         blk->kids[0] = set;
         blk->nkids = 1;
@@ -976,12 +989,14 @@ static void gen_while(Gen *g, const Node *s) {
     } else {
         next = gen_expr(g, s->cond);
     }
+    if (next.k != V_ERR && val_is_value(g, next, s->cond->loc)) next = scalar_cond(g, next, s->cond->loc, "while", " in the loop");
+    else next = val_err();
     ValueId *ys = ARENA_ARRAY(g->a, ValueId, c.n + 2);
     if (next.k == V_CT && next.dt == DT_I1) ys[0] = gen_coerce(g, next, DT_I1, NULL, 0, NULL, s->cond->loc);
     else if (next.k == V_RT && next.t == i1) ys[0] = next.v;
     else {
         if (next.k != V_ERR)
-            diag_error(g->d, s->cond->loc, "condition of 'while' must be a scalar 'i1', got '%s' in the loop",
+            diag_error(g->d, s->cond->loc, "condition of 'while' must be a scalar number, got '%s' in the loop",
                        next.k == V_RT ? gen_type_desc(g, next.t) : gen_val_type_name(g, next));
         ys[0] = body->args[0];
     }
@@ -1032,21 +1047,15 @@ static void gen_branch(Gen *g, const Node *br, const Cont *k) {
 static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
     Val c = gen_expr(g, s->cond);
     if (!val_is_value(g, c, s->cond->loc)) return false;
+    c = scalar_cond(g, c, s->cond->loc, "if", "");
+    if (c.k == V_ERR) return false;
     if (c.k == V_CT) {
-        if (c.dt != DT_I1) {
-            diag_error(g->d, s->cond->loc, "condition of 'if' must be 'i1', got '%s'", dtype_name(c.dt));
-            return false;
-        }
         const Node *br = c.i ? s->then : s->els;
         if (br && (contains_return(br) || (g->fr->loop && contains_jump(br, N_ERR)))) {
             gen_branch(g, br, rest);
             return true;
         }
         if (br) gen_branch(g, br, NULL);
-        return false;
-    }
-    if (c.t->rank || c.t->dt != DT_I1) {
-        diag_error(g->d, s->cond->loc, "condition of 'if' must be a scalar 'i1', got '%s'", gen_type_desc(g, c.t));
         return false;
     }
     Frame *fr = g->fr;

@@ -359,13 +359,16 @@ Test(lang_diag, loops_and_jumps) {
                 "      while n > 0 { return; }\n"
                 "                    ^\n");
     expect_diag("kernel k(x: *f32) {\n    while load(x + arange(0, 4)) > 0.0 {}\n}\n",
-                "t.tile:2:11: error: condition of 'while' must be a scalar 'i1', got 'tensor<4xi1>'\n"
+                "t.tile:2:11: error: condition of 'while' must be a scalar number, got 'tensor<4xi1>'\n"
                 "      while load(x + arange(0, 4)) > 0.0 {}\n"
                 "            ^\n");
-    expect_diag("kernel k(n: i32) {\n    while n {}\n}\n",
-                "t.tile:2:11: error: condition of 'while' must be a scalar 'i1', got 'i32'\n"
-                "      while n {}\n"
-                "            ^\n");
+    expect_diag("kernel k(x: *f32) {\n    while x {}\n    if x + 1 {}\n}\n",
+                "t.tile:2:11: error: condition of 'while' must be a scalar number, got 'ptr<f32>'\n"
+                "      while x {}\n"
+                "            ^\n"
+                "t.tile:3:8: error: condition of 'if' must be a scalar number, got 'ptr<f32>'\n"
+                "      if x + 1 {}\n"
+                "         ^\n");
     expect_diag("kernel k(n: i32) {\n    while n > 0 {\n        break\n    }\n}\n",
                 "t.tile:3:14: error: expected ';' after 'break', found '}' on line 4\n"
                 "          break\n"
