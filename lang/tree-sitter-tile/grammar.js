@@ -14,7 +14,8 @@
  *      `_castexpr`, `_postfix` and `_primary` are the reference's `unary`,
  *      `castexpr`, `postfix` and `primary`, so `-x as f16` is `-(x as f16)`
  *      and `x as f16 (1)` is an error, as in the reference.
- * After editing: regenerate src/ (see README.md) and commit it with this file.
+ * After editing: regenerate src/ (see README.md: `node dsl.js grammar.js` and
+ * `python3 generate.py`) and commit it with this file.
  */
 
 const PREC = {
@@ -51,6 +52,11 @@ module.exports = grammar({
   extras: ($) => [/\s/, $.comment],
 
   supertypes: ($) => [$._declaration, $._statement, $._expression, $._type],
+
+  // `(a, b) = t;` and `(a, b);` share their start: after `(a` only the token
+  // after the closing `)` (`=` or not) tells unpacked names from a tuple, so
+  // both are parsed (GLR) until one fails
+  conflicts: ($) => [[$._name_target, $._primary]],
 
   rules: {
     // file = { import | constdecl | fn | kernel }
@@ -157,7 +163,7 @@ module.exports = grammar({
     let_tuple_statement: ($) => seq('let', field('names', $.names), '=', field('value', $._expression), ';'),
 
     // names = "(" target "," [ target { "," target } [ "," ] ] ")"   target = IDENT | names
-    // ((a,) unpacks a tuple of one, (a, (b, c)) a nested tuple; neither yet in the generated parser)
+    // ((a,) unpacks a tuple of one, (a, (b, c)) a nested tuple)
     names: ($) => seq('(', $._name_target, ',', optional(seq(commaSep1($._name_target), optional(','))), ')'),
     _name_target: ($) => choice($.identifier, $.names),
 
@@ -281,10 +287,10 @@ module.exports = grammar({
       field('arguments', $.argument_list),
     ),
 
-    // a positional STRING: device_print("x", x), static_assert(c, "msg") (not yet in the generated parser)
+    // a positional STRING: device_print("x", x), static_assert(c, "msg")
     argument_list: ($) => seq('(', commaSepTrailing(choice($._expression, $.keyword_argument, $.string)), ')'),
 
-    // arg = [ IDENT "=" ] expr | [ IDENT "=" ] STRING   (sem="relaxed"; not yet in the generated parser)
+    // arg = [ IDENT "=" ] expr | [ IDENT "=" ] STRING   (sem="relaxed")
     keyword_argument: ($) => seq(field('name', $.identifier), '=', field('value', choice($._expression, $.string))),
 
     index_expression: ($) => seq(
@@ -316,7 +322,7 @@ module.exports = grammar({
 
     tuple_expression: ($) => seq('(', $._expression, choice(seq(repeat1(seq(',', $._expression)), optional(',')), ','), ')'),
 
-    list_expression: ($) => seq('[', optional(seq(commaSep1($._expression), optional(','))), ']'), // [] too: a scalar's shape (not yet in the generated parser)
+    list_expression: ($) => seq('[', optional(seq(commaSep1($._expression), optional(','))), ']'), // [] too: a scalar's shape
 
     true: (_) => 'true',
     false: (_) => 'false',
