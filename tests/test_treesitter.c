@@ -597,7 +597,8 @@ static const char highlight_src[] =
     "    let a = load(x + offs, mask=offs < n, other=0.0);\n"
     "    for i in range(0, 4) { a += twice(a, 2)[:, None]; }\n"
     "    store(out + offs, a as f16, true);\n"
-    "}\n";
+    "}\n"
+    "fn g(t) { while t is not None { if t { break; } continue; } }\n";
 
 typedef struct Expect {
     const char *token;
@@ -641,6 +642,11 @@ static const Expect highlight_expect[] = {
     {"twice", 1, "function.call", "function"},
     {"None", 0, "constant.builtin", "constant.builtin"},
     {"as", 0, "keyword.operator", "keyword.operator"},
+    {"while", 0, "keyword.repeat", "keyword.control.repeat"},
+    {"is", 0, "keyword.operator", "keyword.operator"},
+    {"not", 0, "keyword.operator", "keyword.operator"},
+    {"break", 0, "keyword.repeat", "keyword.control.repeat"},
+    {"continue", 0, "keyword.repeat", "keyword.control.repeat"},
     {"true", 0, "boolean", "constant.builtin.boolean"},
     {";", 0, "punctuation.delimiter", "punctuation.delimiter"},
     {"{", 0, "punctuation.bracket", "punctuation.bracket"},

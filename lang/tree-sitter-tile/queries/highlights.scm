@@ -97,6 +97,10 @@
   "for"
   "in"
   "range"
+  "static_range"
+  "while"
+  "break"
+  "continue"
 ] @keyword.repeat
 
 [
@@ -104,7 +108,11 @@
   "else"
 ] @keyword.conditional
 
-"as" @keyword.operator
+[
+  "as"
+  "is"
+  "not"
+] @keyword.operator
 
 ; Operators and punctuation
 [

@@ -36,4 +36,15 @@
 (for_statement
   variable: (identifier) @local.definition.var)
 
+; `let (a, (b, c)) = t;` defines a, b and c (two levels of nesting); the
+; names of a tuple assignment are references.
+(let_tuple_statement
+  names: (names
+    (identifier) @local.definition.var))
+
+(let_tuple_statement
+  names: (names
+    (names
+      (identifier) @local.definition.var)))
+
 (identifier) @local.reference

@@ -87,6 +87,10 @@
   "for"
   "in"
   "range"
+  "static_range"
+  "while"
+  "break"
+  "continue"
 ] @keyword.control.repeat
 
 [
@@ -94,7 +98,11 @@
   "else"
 ] @keyword.control.conditional
 
-"as" @keyword.operator
+[
+  "as"
+  "is"
+  "not"
+] @keyword.operator
 
 [
   "=" "+=" "-=" "*=" "/=" "%=" "&=" "|=" "^=" "<<=" ">>="

@@ -26,4 +26,13 @@
 (for_statement
   variable: (identifier) @local.definition.variable)
 
+(let_tuple_statement
+  names: (names
+    (identifier) @local.definition.variable))
+
+(let_tuple_statement
+  names: (names
+    (names
+      (identifier) @local.definition.variable)))
+
 (identifier) @local.reference
