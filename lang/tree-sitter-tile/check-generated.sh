@@ -1,12 +1,14 @@
 #!/bin/sh
-# check-generated.sh - regenerate src/ from grammar.js and fail when the
-# committed files differ (run by hand or in a job that has node; the build and
-# the test suite need neither node nor the generator).
+# check-generated.sh - run the generator's own tests (test/generate_test.py),
+# regenerate src/ from grammar.js and fail when the committed files differ
+# (run by hand or in a job that has node; the build and the test suite need
+# neither node nor the generator).
 #
 #   lang/tree-sitter-tile/check-generated.sh            # check
 #   lang/tree-sitter-tile/check-generated.sh --write    # regenerate in place
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+python3 "$here/test/generate_test.py"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 node "$here/dsl.js" "$here/grammar.js" > "$out/grammar.json"
