@@ -19,7 +19,8 @@ How it works:
      conflicts the grammar declares in `conflicts` keep every action (GLR);
      anything else is an error;
   4. states that only reduce a hidden rule of one child are skipped (their
-     callers go straight to the state after the rule), unreachable states go;
+     callers go straight to the state after the rule), states with the same
+     actions are merged, unreachable states go;
   5. each state's valid tokens pick a lex mode; each lex mode is a DFA built
      from the tokens' regular expressions (longest match; on a tie a higher
      token precedence, then a string over a pattern, then the earlier token);
@@ -921,6 +922,47 @@ class Generator:
             for nt, target in self.gotos[s].items():
                 self.gotos[s][nt] = redirect(s, target)
 
+    def merge_equivalent_states(self):
+        """Merge states whose actions are the same up to merged states
+        (partition refinement): the same reductions and accepts on the same
+        tokens, shifts and gotos to equivalent states."""
+        n = len(self.actions)
+
+        def same(a, cls):
+            if a[0] == 'shift':
+                return ('shift', cls[a[1]], a[2])
+            if a[0] == 'reduce':
+                p = self.productions[a[1]]
+                return ('reduce', p.lhs, len(p.steps), p.dyn, self.prod_info_id[a[1]])
+            return a
+
+        def signature(s, cls):
+            acts = tuple(sorted((t, tuple(same(a, cls) for a in lst)) for t, lst in self.actions[s].items()))
+            gotos = tuple(sorted((nt, cls[t]) for nt, t in self.gotos[s].items()))
+            return acts, gotos
+
+        cls = [0] * n
+        count = 1
+        while True:
+            index = {}
+            new = []
+            for s in range(n):
+                # the start state stays alone: it is state 1 of the table
+                key = ('start',) if s == 0 else (cls[s], signature(s, cls))
+                new.append(index.setdefault(key, len(index)))
+            if len(index) == count:
+                break
+            cls, count = new, len(index)
+        rep = {}
+        for s in range(n):
+            rep.setdefault(cls[s], s)
+        target = [rep[cls[s]] for s in range(n)]
+        for s in range(n):
+            for t, lst in self.actions[s].items():
+                self.actions[s][t] = [('shift', target[a[1]], a[2]) if a[0] == 'shift' else a for a in lst]
+            for nt in self.gotos[s]:
+                self.gotos[s][nt] = target[self.gotos[s][nt]]
+
     def renumber(self):
         """Drop unreachable states; final ids: 0 error recovery, 1 start, ..."""
         reach = [0]
@@ -993,6 +1035,7 @@ class Generator:
         self.compute_fields()
         self.build_actions()
         self.remove_unit_reductions()
+        self.merge_equivalent_states()
         self.renumber()
 
     # -- lexer
