@@ -402,7 +402,6 @@ class Generator:
                 token_of_var[name] = r[1]
             else:
                 self.var_names.append(name)
-        self.extracted = extracted
         self.token_of_var = token_of_var
         for name in names:
             extracted[name] = self.resolve(extracted[name])
@@ -531,11 +530,6 @@ class Generator:
 
     def term_remap_pending(self, i):
         return ('term', i)  # remapped once the order is known
-
-    def sym_of(self, ref):
-        if ref[0] == 'term':
-            return self.term_remap[ref[1]]
-        return self.nt_ids[ref]
 
     def flatten(self, r, lhs_name):
         """List of (steps, dyn) for rule r."""
@@ -829,7 +823,7 @@ class Generator:
             precs = {p: self.item_prec((p, len(self.productions[p].steps)))[0] for p in reduce_prods}
             top = max(precs.values())
             winners = [p for p in reduce_prods if precs[p] == top]
-            if len(winners) < len(reduce_prods) and len(winners) == 1:
+            if len(winners) < len(reduce_prods):
                 reduce_prods = winners
         keep_reduces = []
         keep_shift = bool(shift)
@@ -1227,7 +1221,6 @@ def range_cond(lo, hi):
 
 
 def char_cond(cs):
-    full = [(0, MAX_CHAR)]
     comp, lo = [], 0
     for a, b in cs:
         if a > lo:
@@ -1235,7 +1228,6 @@ def char_cond(cs):
         lo = b + 1
     if lo <= MAX_CHAR:
         comp.append((lo, MAX_CHAR))
-    del full
     if len(comp) < len(cs):
         parts = []
         for a, b in comp:
