@@ -302,7 +302,7 @@ Test(examples, grouped_gemm) {
 }
 
 /* ---- the documentation's whole-file examples compile ----
- * Every fenced ```tile or ```tile-next block of README.md and the .md files of docs/ that declares a kernel (indented
+ * Every fenced ```tile block of README.md and the .md files of docs/ that declares a kernel (indented
  * blocks inside list items too, their indentation removed) compiles to PTX for every target: a reader copies
  * them as they are, so an example that no longer compiles is a broken promise.  (test_treesitter.c parses
  * every block, snippets included; this compiles the complete ones with the compiler itself.) */
@@ -317,7 +317,7 @@ static int compile_doc_blocks(const char *path, const char *rel) {
     while (fgets(line, sizeof line, f)) {
         lineno++;
         size_t sp = strspn(line, " ");
-        if (!in && (!strcmp(line + sp, "```tile\n") || !strcmp(line + sp, "```tile-next\n"))) {
+        if (!in && !strcmp(line + sp, "```tile\n")) {
             in = 1, indent = sp, len = 0, start = lineno;
             continue;
         }

@@ -507,11 +507,9 @@ Test(lang_ok, positives) {
 }
 
 /* ---- goldens and shipped sources ---- */
-/* `suffix`: ".tile", or ".tile.new" for syntax the committed tree-sitter parser does not
- * know yet (test_treesitter parses every .tile file) */
-static void check_golden_src(const char *stem, const char *suffix) {
+static void check_golden(const char *stem) {
     char tpath[512], gpath[512];
-    snprintf(tpath, sizeof tpath, "%s/tests/lang/%s%s", TILE_SOURCE_DIR, stem, suffix);
+    snprintf(tpath, sizeof tpath, "%s/tests/lang/%s.tile", TILE_SOURCE_DIR, stem);
     snprintf(gpath, sizeof gpath, "%s/tests/lang/%s.tir", TILE_SOURCE_DIR, stem);
     size_t len, glen;
     char *text = slurp(tpath, &len), *want = slurp(gpath, &glen);
@@ -523,10 +521,9 @@ static void check_golden_src(const char *stem, const char *suffix) {
     free(want);
 }
 
-static void check_golden(const char *stem) { check_golden_src(stem, ".tile"); }
 
 Test(lang_golden, add) { check_golden("add"); }
-Test(lang_golden, while_break_continue) { check_golden_src("while", ".tile.new"); }
+Test(lang_golden, while_break_continue) { check_golden("while"); }
 Test(lang_golden, loop) { check_golden("loop"); }
 Test(lang_golden, control) { check_golden("control"); }
 Test(lang_golden, dot) { check_golden("dot"); }
