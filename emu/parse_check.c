@@ -158,7 +158,8 @@ static bool check_op_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_
 /* cvt's rounding between the scalar integer and float types (ptxas of CUDA 13, tried pair by pair; the ISA's cvt
  * page says the same): a float to an integer needs an integer rounding (.rni .rzi .rmi .rpi), an integer to a float and
  * a float to a narrower float a float rounding (.rn .rz .rm .rp), a float to the same float takes an integer rounding
- * or none, and the rest (integers to integers, floats to wider floats) none.  Without the rounding it needs the
+ * or none, bf16 to a wider float a float rounding or none (ptxas takes it), and the rest (integers to integers,
+ * floats to wider floats) none.  Without the rounding it needs the
  * emulator rounded as it chose (cvt.u32.f32 truncated, cvt.f32.f64 rounded to nearest). */
 static bool cvt_scalar(unsigned t) {
     return (t >= EMU_T_U8 && t <= EMU_T_S64) || t == EMU_T_F16 || t == EMU_T_BF16 || t == EMU_T_F32 || t == EMU_T_F64;
@@ -172,8 +173,24 @@ static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, cons
     if ((in->flags & EMU_F(FTZ)) && (!cvt_scalar(d) || !cvt_scalar(a)))
         return perr(ps, line, "'%.*s': .ftz is for scalar conversions to or from .f32, not .%s from .%s", (int)len, s,
                     emu_type_name(d), emu_type_name(a));
-    if (!cvt_scalar(d) || !cvt_scalar(a)) return true; /* tf32, fp8, packed pairs: their own forms */
     bool df = emu_type_kind(d) == EMU_K_F, af = emu_type_kind(a) == EMU_K_F;
+    /* .relu and .satfinite between these types are the f32 to f16 or bf16 (or pair) conversions', rounded .rn or .rz
+     * (ptxas: "Unexpected instruction types", "Illegal rounding modifier", "'.satfinite' cannot be combined"); the
+     * pairs from f32 round .rn or .rz; .sat is not bf16's ("Illegal modifier '.sat'").  They ran: cvt.relu.f32.f16
+     * clamped at zero, cvt.rm.f16x2.f32 rounded down. */
+    bool pair = d == EMU_T_F16X2 || d == EMU_T_BF16X2;
+    if (cvt_scalar(a) && af && (pair || (cvt_scalar(d) && df))) {
+        bool rn_rz = in->rnd == EMU_RND_RN || in->rnd == EMU_RND_RZ;
+        bool to_half = a == EMU_T_F32 && (pair || d == EMU_T_F16 || d == EMU_T_BF16);
+        if ((in->flags & (EMU_F(RELU) | EMU_F(SATFINITE))) && !(to_half && rn_rz))
+            return perr(ps, line, "'%.*s': .relu and .satfinite are for .rn or .rz conversions of .f32 to .f16, .bf16 or their pairs",
+                        (int)len, s);
+        if (pair && a == EMU_T_F32 && !rn_rz)
+            return perr(ps, line, "'%.*s': a pair is made from .f32 rounded .rn or .rz", (int)len, s);
+    }
+    if ((in->flags & EMU_F(SAT)) && (d == EMU_T_BF16 || a == EMU_T_BF16))
+        return perr(ps, line, "'%.*s': .sat is not for conversions to or from .bf16", (int)len, s);
+    if (!cvt_scalar(d) || !cvt_scalar(a)) return true; /* tf32, fp8, packed pairs: their own forms */
     /* .ftz: where an f32 is converted or made (ptxas: "Modifier '.ftz' does not apply to this type of convert") */
     if ((in->flags & EMU_F(FTZ)) && d != EMU_T_F32 && a != EMU_T_F32)
         return perr(ps, line, "'%.*s': .ftz needs a .f32 source or destination", (int)len, s);
@@ -192,6 +209,7 @@ static bool check_cvt_rounding(Parser *ps, const EmuIns *in, uint32_t line, cons
     else if (!af && df) need = frnd ? NULL : "a float rounding (.rn .rz .rm .rp): an integer to a float";
     else if (af && df && emu_type_size(d) < emu_type_size(a)) need = frnd ? NULL : "a float rounding (.rn .rz .rm .rp): a float to a narrower one";
     else if (af && df && d == a) need = frnd ? "no float rounding (.rni .rzi .rmi .rpi round to an integral value, or none)" : NULL;
+    else if (a == EMU_T_BF16 && df) need = in->rnd && !frnd ? "a float rounding (.rn .rz .rm .rp) or none" : NULL; /* ptxas takes one */
     else need = in->rnd ? "no rounding: nothing to round" : NULL; /* integers, and a float to a wider one */
     return !need || perr(ps, line, "'%.*s' needs %s", (int)len, s, need);
 }

@@ -15,7 +15,9 @@
  * A pattern is space-separated words: the first names the opcode (dotted words it begins with, `a|b` for
  * alternatives, `*` for any), each further word a modifier that must be present (`.a|.b`: one of them) or,
  * with `!`, absent; modifiers are the opcode's dot-separated parts after the opcode words, compared whole
- * (`.bf16` is not `.bf16x2`).  Each row was checked against ptxas of CUDA 13 on both sides of its limits
+ * (`.bf16` is not `.bf16x2`); `>.a` and `<.a` name the next-to-last and the last modifier only: cvt's destination
+ * and source types, where ptxas's limits depend on the direction (cvt.f32.bf16 needs 7.1, cvt.bf16.f32 7.0; bf16
+ * from or to anything but .f32 needs sm_90).  Each row was checked against ptxas of CUDA 13 on both sides of its limits
  * (tests/test_emu_refuse.c, `gates`, shows each to ptxas when it is installed).  Where ptxas is more lenient
  * than the ISA's text (nanosleep at 6.2, not 6.3) the row is ptxas's: the emulator never refuses what ptxas
  * takes.  A module whose .target names no sm_NN (or an SM below every row) is checked for the version only. */
@@ -92,6 +94,10 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("ex2 .f16|.f16x2", 70, 75, 0)                                                                \
     X("ex2|tanh .bf16|.bf16x2", 78, 90, 0)                                                         \
     X("cvt .bf16|.bf16x2|.tf32|.relu", 70, 80, 0)                                                  \
+    X("cvt >.f32 <.bf16", 71, 80, 0)                                                               \
+    X("cvt <.bf16 !>.f32", 78, 90, 0)                                                              \
+    X("cvt <.bf16 .ftz", 78, 90, 0)                                                                \
+    X("cvt >.bf16 !<.f32", 78, 90, 0)                                                              \
     X("cvt .f16x2", 70, 80, 0)                                                                     \
     X("cvt .satfinite !.e4m3x2 !.e5m2x2", 81, 0, 0)                                               \
     X("cvt .rn|.rz .tf32", 78, 90, 0)                                                              \
@@ -191,16 +197,25 @@ static bool opcode_match(const char *w, size_t n, const char *s, size_t len, siz
     return false;
 }
 
-/* Whether one modifier word (".a|.b", or "!.a") holds for the modifiers mods (".x.y.z", n chars). */
+/* Whether one modifier word (".a|.b", "!.a", ">.a", "<.a", "!<.a") holds for the modifiers mods (".x.y.z", n chars).
+ * `>` compares the next-to-last modifier only (cvt's destination type), `<` the last (its source type). */
 static bool mod_match(const char *w, size_t n, const char *mods, size_t mlen) {
     bool neg = n && w[0] == '!';
     if (neg) w++, n--;
+    int which = n && (w[0] == '>' || w[0] == '<') ? w[0] : 0;
+    if (which) w++, n--;
+    size_t starts[64], k = 0; /* where each ".part" of mods begins, and the end */
+    for (size_t i = 0; i < mlen && k < 63; k++) {
+        starts[k] = i;
+        for (i++; i < mlen && mods[i] != '.';) i++;
+    }
+    starts[k] = mlen;
     bool found = false;
-    for (size_t i = 0; i < mlen && !found;) { /* each ".part" of mods */
-        size_t j = i + 1;
-        while (j < mlen && mods[j] != '.') j++;
-        found = alt_has(w, n, mods + i, j - i);
-        i = j;
+    if (which) {
+        size_t at = which == '<' ? 1 : 2; /* from the end */
+        found = k >= at && alt_has(w, n, mods + starts[k - at], starts[k - at + 1] - starts[k - at]);
+    } else {
+        for (size_t i = 0; i < k && !found; i++) found = alt_has(w, n, mods + starts[i], starts[i + 1] - starts[i]);
     }
     return found != neg;
 }
@@ -217,7 +232,8 @@ static bool pattern_match(const char *p, const char *s, size_t len) {
     return true;
 }
 
-/* The feature's name for messages: the pattern without its '!' words, '|' shown as " or ". */
+/* The feature's name for messages: the pattern without its '!' words, '|' shown as " or ", '>' as "to " and '<' as
+ * "from ". */
 static void gate_name(const Gate *g, char *buf, size_t cap) {
     size_t o = 0;
     const char *p = g->pattern;
@@ -226,7 +242,12 @@ static void gate_name(const Gate *g, char *buf, size_t cap) {
         size_t n = strcspn(p, " ");
         if (*p != '!') {
             if (o) buf[o++] = ' ';
-            for (size_t i = 0; i < n && o + 5 < cap; i++) {
+            size_t i = 0;
+            if ((*p == '>' || *p == '<') && o + 10 < cap) { /* cvt's destination or source type */
+                const char *dir = *p == '>' ? "to " : "from ";
+                memcpy(buf + o, dir, strlen(dir)), o += strlen(dir), i = 1;
+            }
+            for (; i < n && o + 5 < cap; i++) {
                 if (p[i] == '|') memcpy(buf + o, " or ", 4), o += 4;
                 else buf[o++] = p[i];
             }

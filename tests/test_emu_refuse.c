@@ -589,6 +589,20 @@ Test(refuse, half_forms) {
         {MT("set.lt.f16x2.bf16x2 %r1, %r2, %r3"), "set of .bf16x2 gives .bf16x2, .u32 or .s32"},
         {MT("add.noftz.f16 %h1, %h2, %h3"), "'add.noftz.f16': .noftz is for atom, red and the bulk reductions"},
         {MT("fma.rn.noftz.f16 %h1, %h2, %h3, %h4"), ".noftz is for atom"},
+        {MT("cvt.relu.f32.f16 %f1, %h1"), "'cvt.relu.f32.f16': .relu and .satfinite are for .rn or .rz conversions of .f32 to .f16, .bf16"},
+        {MT("cvt.rn.relu.f32.f64 %f1, %fd1"), ".relu and .satfinite are for"},
+        {MT("cvt.rn.satfinite.f16.f64 %h1, %fd1"), ".relu and .satfinite are for"},
+        {MT("cvt.rn.relu.bf16.f16 %h1, %h2"), ".relu and .satfinite are for"},
+        {MT("cvt.rm.relu.f16.f32 %h1, %f1"), ".relu and .satfinite are for"},
+        {MT("cvt.rp.satfinite.bf16.f32 %h1, %f1"), ".relu and .satfinite are for"},
+        {MT("cvt.satfinite.f32.bf16 %f1, %h1"), ".relu and .satfinite are for"},
+        {MT("cvt.rm.f16x2.f32 %r1, %f1, %f2"), "'cvt.rm.f16x2.f32': a pair is made from .f32 rounded .rn or .rz"},
+        {MT("cvt.rp.bf16x2.f32 %r1, %f1, %f2"), "a pair is made"},
+        {MT("cvt.rn.sat.bf16.f32 %h1, %f1"), "'cvt.rn.sat.bf16.f32': .sat is not for conversions to or from .bf16"},
+        {MT("cvt.rni.sat.s32.bf16 %r1, %h1"), ".sat is not for"},
+        {MT("cvt.rn.sat.bf16.s32 %h1, %r1"), ".sat is not for"},
+        {MT("cvt.rni.f32.bf16 %f1, %h1"), "'cvt.rni.f32.bf16' needs a float rounding (.rn .rz .rm .rp) or none"},
+        {MT("cvt.rn.f32.f16 %f1, %h1"), "needs no rounding"},
     };
     static const char *const good[] = {
         MT("cvt.rn.f16x2.f32 %r1, %f1, %f2;\n cvt.rn.relu.bf16x2.f32 %r1, %f1, %f2;\n cvt.rna.tf32.f32 %r1, %f1;\n"
@@ -597,7 +611,11 @@ Test(refuse, half_forms) {
            " set.lt.ftz.u32.f16 %r1, %h2, %h3;\n set.lt.bf16.bf16 %h1, %h2, %h3;\n set.lt.u32.bf16 %r1, %h2, %h3;\n"
            " set.lt.u32.f16x2 %r1, %r2, %r3;\n set.lt.f16x2.f16x2 %r1, %r2, %r3;\n set.lt.s32.bf16x2 %r1, %r2, %r3;\n"
            " set.lt.f16.f32 %h1, %f2, %f3;\n add.rn.f16 %h1, %h2, %h3;\n atom.global.add.noftz.f16 %h1, [%rd1], %h2;\n"
-           " red.global.add.noftz.bf16 [%rd1], %h2"),
+           " red.global.add.noftz.bf16 [%rd1], %h2;\n"
+           /* bf16 to a wider float takes a float rounding (it changes nothing) */
+           " cvt.rn.f32.bf16 %f1, %h1;\n cvt.rz.ftz.f32.bf16 %f1, %h1;\n cvt.rp.f64.bf16 %fd1, %h1;\n cvt.rm.bf16.f32 %h1, %f1;\n"
+           " cvt.rz.relu.bf16x2.f32 %r1, %f1, %f2;\n cvt.rn.relu.f16x2.e4m3x2 %r1, %h1;\n cvt.rn.sat.f16.s32 %h1, %r1;\n"
+           " cvt.rni.sat.s32.f16 %r1, %h1"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
@@ -664,6 +682,17 @@ Test(refuse, gates) {
         {"cvt.rn.satfinite.f16.f32 %h1, %f1;", "8.1", "sm_75", "8.0", "sm_90", NULL, "cvt .satfinite"},
         {"cvt.rn.tf32.f32 %r1, %f1;", "7.8", "sm_90", NULL, NULL, "sm_89", "cvt .rn or .rz .tf32"},
         {"cvt.rna.tf32.f32 %r1, %f1;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "cvt .bf16 or .bf16x2 or .tf32 or .relu"},
+        /* bf16 conversions: the limits depend on the direction */
+        {"cvt.f32.bf16 %f1, %h1;", "7.1", "sm_80", "7.0", "sm_80", "sm_75", "cvt to .f32 from .bf16"},
+        {"cvt.rm.f32.bf16 %f1, %h1;", "7.1", "sm_80", "7.0", "sm_80", "sm_75", "cvt to .f32 from .bf16"},
+        {"cvt.rn.bf16.f32 %h1, %f1;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "cvt .bf16 or"},
+        {"cvt.ftz.f32.bf16 %f1, %h1;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt from .bf16 .ftz"},
+        {"cvt.f64.bf16 %fd1, %h1;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt from .bf16"},
+        {"cvt.rn.f16.bf16 %h1, %h2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt from .bf16"},
+        {"cvt.rzi.s32.bf16 %r1, %h2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt from .bf16"},
+        {"cvt.rn.bf16.f16 %h1, %h2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt to .bf16"},
+        {"cvt.rn.bf16.f64 %h1, %fd1;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt to .bf16"},
+        {"cvt.rn.bf16.u64 %h1, %rd1;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "cvt to .bf16"},
         {"ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [sbuf];", "6.5", "sm_75", "6.4", "sm_75", "sm_72", "ldmatrix"},
         {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f1,%f2,%f3,%f4};",
          "7.0", "sm_80", "6.5", "sm_75", "sm_75", "mma .m16n8k16 or .m16n8k32"},
