@@ -940,27 +940,43 @@ static bool parse_reg(Parser *ps) {
     return expect(ps, ';');
 }
 
-/* Performance directives between the signature and the body. */
+/* Performance directives between the signature and the body.  As ptxas: the thread counts, .minnctapersm and
+ * .maxnreg are positive ("Positive non-zero value expected for reqntid": a .reqntid 0 kernel loaded and every launch
+ * was refused for its block), every value fits 32 bits, the dimensions are at most three, and .reqntid and .maxntid
+ * exclude each other, as .reqnctapercluster and .maxclusterrank do ("Conflicting directives"). */
 static bool parse_perf(Parser *ps, EmuFunc *f) {
+    bool have_req = false, have_max = false, have_ncta = false, have_rank = false;
     while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') {
         uint32_t *dst = NULL;
-        if (is(&ps->tok, ".maxntid")) dst = f->maxntid;
-        else if (is(&ps->tok, ".reqntid")) dst = f->reqntid;
-        else if (is(&ps->tok, ".reqnctapercluster")) dst = f->reqnctapercluster;
-        else if (is(&ps->tok, ".noreturn")) { next(ps); continue; }
-        else if (is(&ps->tok, ".explicitcluster")) { f->explicit_cluster = true; next(ps); continue; }
-        bool rank = is(&ps->tok, ".maxclusterrank");
+        Tok d = ps->tok;
+        if (is(&d, ".maxntid")) dst = f->maxntid, have_max = true;
+        else if (is(&d, ".reqntid")) dst = f->reqntid, have_req = true;
+        else if (is(&d, ".reqnctapercluster")) dst = f->reqnctapercluster;
+        else if (is(&d, ".noreturn")) { next(ps); continue; }
+        else if (is(&d, ".explicitcluster")) { f->explicit_cluster = true; next(ps); continue; }
+        bool rank = is(&d, ".maxclusterrank");
+        have_rank |= rank;
+        have_ncta |= dst == f->reqnctapercluster;
+        bool positive = (dst && dst != f->reqnctapercluster) || is(&d, ".minnctapersm") || is(&d, ".maxnreg");
         next(ps);
         unsigned k = 0;
         do {
             int64_t v;
             if (!emu_parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad performance directive value");
-            if (dst && k < 3) dst[k] = (uint32_t)v;
+            if (v < 0 || v > (int64_t)UINT32_MAX)
+                return perr(ps, ps->tok.line, "%.*s %.*s: the value does not fit 32 bits", (int)d.len, d.s, (int)ps->tok.len, ps->tok.s);
+            if (positive && v == 0)
+                return perr(ps, ps->tok.line, "%.*s with a 0: its values are positive", (int)d.len, d.s);
+            if (dst && k == 3) return perr(ps, ps->tok.line, "%.*s has at most three values (x, y, z)", (int)d.len, d.s);
+            if (dst) dst[k] = (uint32_t)v;
             if (rank && k == 0) f->maxclusterrank = (uint32_t)v;
             k++;
             next(ps);
         } while (accept(ps, ','));
         if (dst) for (; k < 3; k++) dst[k] = 1;
+        if (have_req && have_max) return perr(ps, d.line, ".reqntid and .maxntid given together: a kernel has one of them");
+        if (have_ncta && have_rank)
+            return perr(ps, d.line, ".reqnctapercluster and .maxclusterrank given together: a kernel has one of them");
     }
     return true;
 }
@@ -1207,6 +1223,14 @@ static bool parse_function(Parser *ps, bool entry) {
             perr(ps, line, "parameter '%s' of '%s' is declared twice", dup, tmp.name);
             goto fail;
         }
+    }
+    /* ptxas: "Entry function 'k' uses too much parameter space (0x1101 bytes, 0x1100 max)": 4352 bytes, and from PTX 8.1
+     * on sm_70 and later 32764, to the end of the last parameter */
+    uint32_t max_params = ps->ptx_version >= 81 && (!ps->target_sm || ps->target_sm >= 70) ? 32764 : 4352;
+    if (entry && tmp.param_size > max_params) {
+        perr(ps, line, "kernel '%s' has %u bytes of parameters: PTX %u.%u%s allows %u", tmp.name, tmp.param_size, ps->ptx_version / 10u,
+             ps->ptx_version % 10u, max_params == 4352 && ps->ptx_version >= 81 ? " below sm_70" : "", max_params);
+        goto fail;
     }
     if (!parse_perf(ps, &tmp)) goto fail;
     /* a prototype, or a redefinition of a declared function */

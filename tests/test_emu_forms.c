@@ -1201,7 +1201,9 @@ Test(limits, cluster_directives) {
         ".visible .entry one(.param .u64 out)\n.explicitcluster\n.reqnctapercluster 1, 1, 1\n"
         "{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n ld.param.u64 %rd1, [out];\n mov.u32 %r1, %cluster_nctarank;\n"
         " st.global.u32 [%rd1], %r1;\n ret;\n}\n"
-        ".visible .entry two(.param .u64 out)\n.reqnctapercluster 2, 1, 1\n.maxclusterrank 2\n"
+        ".visible .entry two(.param .u64 out)\n.reqnctapercluster 2, 1, 1\n"
+        "{\n ret;\n}\n" /* .maxclusterrank on a kernel of its own (ptxas: "Conflicting directives" with .reqnctapercluster) */
+        ".visible .entry three(.param .u64 out)\n.maxclusterrank 2\n"
         "{\n ret;\n}\n";
     TileDevice *d = open_dev(0);
     TileDevModule *m;

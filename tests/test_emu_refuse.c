@@ -163,6 +163,41 @@ Test(refuse, big_global) {
     dev_close(d);
 }
 
+/* A kernel's performance directives and parameter space as ptxas bounds them: .reqntid/.maxntid/.maxnreg/
+ * .minnctapersm of 0 ("Positive non-zero value expected"), a value over 32 bits, a fourth dimension, .reqntid with
+ * .maxntid, and parameters past 4352 bytes (32764 from PTX 8.1 on sm_70 and later).  Each loaded: a .reqntid 0
+ * kernel was refused at every launch, for its block. */
+#define KD(v, t, params, dirs) ".version " v "\n.target " t "\n.address_size 64\n.visible .entry k(" params ")\n" dirs "\n{\n ret;\n}\n"
+Test(refuse, kernel_limits) {
+    static const Bad bad[] = {
+        {KD("8.0", "sm_90", "", ".reqntid 0"), "ptx:5: .reqntid with a 0: its values are positive"},
+        {KD("8.0", "sm_90", "", ".reqntid 32, 1, 0"), "ptx:5: .reqntid with a 0"},
+        {KD("8.0", "sm_90", "", ".maxntid 0, 4"), "ptx:5: .maxntid with a 0"},
+        {KD("8.0", "sm_90", "", ".maxnreg 0"), "ptx:5: .maxnreg with a 0"},
+        {KD("8.0", "sm_90", "", ".maxntid 64\n.minnctapersm 0"), "ptx:6: .minnctapersm with a 0"},
+        {KD("8.0", "sm_90", "", ".maxntid 4294967297"), "ptx:5: .maxntid 4294967297: the value does not fit 32 bits"},
+        {KD("8.0", "sm_90", "", ".reqntid 2, 2, 2, 2"), "ptx:5: .reqntid has at most three values"},
+        {KD("8.0", "sm_90", "", ".reqntid 64\n.maxntid 128"), "ptx:6: .reqntid and .maxntid given together"},
+        {KD("8.0", "sm_90", "", ".maxclusterrank 4\n.reqnctapercluster 2"), "ptx:6: .reqnctapercluster and .maxclusterrank given together"},
+        {KD("7.0", "sm_80", ".param .align 4 .b8 a[4353]", ""), "ptx:4: kernel 'k' has 4353 bytes of parameters: PTX 7.0 allows 4352"},
+        /* to the end of the last parameter, its alignment counted */
+        {KD("8.0", "sm_90", ".param .u8 x, .param .align 8 .b8 a[4345]", ""), "ptx:4: kernel 'k' has 4353 bytes of parameters: PTX 8.0 allows 4352"},
+        {KD("8.1", "sm_80", ".param .u8 x, .param .align 8 .b8 a[32757]", ""), "kernel 'k' has 32765 bytes of parameters: PTX 8.1 allows 32764"},
+        {KD("8.6", "sm_90", ".param .align 4 .b8 a[32765]", ""), "PTX 8.6 allows 32764"},
+    };
+    static const char *const good[] = {
+        KD("8.0", "sm_90", "", ".reqntid 32, 1, 1\n.minnctapersm 1\n.maxnreg 32"),
+        KD("8.0", "sm_90", "", ".maxntid 2048\n.reqnctapercluster 0"),
+        KD("8.0", "sm_90", "", ".maxntid 2048\n.maxclusterrank 0"),
+        KD("7.0", "sm_80", ".param .u8 x, .param .align 8 .b8 a[4344]", ""),
+        KD("8.1", "sm_80", ".param .u8 x, .param .align 8 .b8 a[32756]", ""),
+        /* a .func's parameters are not the kernel's parameter space */
+        ".version 7.0\n.target sm_80\n.address_size 64\n.func f(.param .align 4 .b8 a[8192])\n{\n ret;\n}\n"
+        ".visible .entry k()\n{\n ret;\n}\n",
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+}
+
 /* Register types against instruction types.  The refused forms are each one register off a form ptxas takes. */
 #define T(body) K(" .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n .reg .f32 %f<4>;\n .reg .u32 %u<4>;\n .reg .b16 %h<4>;\n" \
                   " .reg .pred %p<2>;\n .reg .f64 %fd<2>;\n .reg .s64 %sd<2>;\n .reg .u16 %us<2>;\n " body)
