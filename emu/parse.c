@@ -114,16 +114,7 @@ static void skip_line(Parser *ps, uint32_t line) {
 }
 
 /* ---- slots ---- */
-static uint32_t const_slot(Parser *ps, uint64_t value, int32_t sym, int64_t addend) {
-    for (uint32_t i = 0; i < ps->nconsts; i++) {
-        struct Const *c = &ps->consts[i];
-        if (c->sym == sym && (sym >= 0 ? c->addend == addend : c->value == value)) return c->slot;
-    }
-    GROW(ps->consts, ps->nconsts, ps->capconsts);
-    ps->consts[ps->nconsts] = (struct Const){value, sym, addend, ps->nslots};
-    ps->nconsts++;
-    return ps->nslots++;
-}
+static uint32_t const_slot(Parser *ps, uint64_t value, int32_t sym, int64_t addend) { return emu_const_slot(ps, value, sym, addend); }
 
 /* Register slot for a name, or UINT32_MAX.  The newest declaration wins:
  * a nested block's `.reg .u32 %r1;` shadows the function's `%r<38>`. */
@@ -207,10 +198,8 @@ static bool check_wide(Parser *ps, const EmuIns *in, uint32_t line, const char *
         bool wide = (in->ok[i] == EMU_OK_REG || in->ok[i] == EMU_OK_ADDR) && slot_is_wide(ps, in->o[i]);
         if (in->ok[i] == EMU_OK_ADDR) want = false;
         if (want && in->ok[i] == EMU_OK_REG && !wide) {
-            for (uint32_t k = 0; k < ps->nconsts; k++) /* ptxas takes `mov.b128 %q, 5`: refused, not cut to 64 bits */
-                if (ps->consts[k].slot == in->o[i])
-                    return perr(ps, line, "'%.*s': .b128 immediates are not supported by the emulator (constants hold 64 bits)",
-                                (int)len, s);
+            if (emu_const_at(ps, in->o[i]) >= 0) /* ptxas takes `mov.b128 %q, 5`: refused, not cut to 64 bits */
+                return perr(ps, line, "'%.*s': .b128 immediates are not supported by the emulator (constants hold 64 bits)", (int)len, s);
         }
         if (want && !(in->ok[i] == EMU_OK_REG && wide))
             return perr(ps, line, "'%.*s': operand %u must be a .b128 register", (int)len, s, i + 1);
@@ -277,14 +266,8 @@ static unsigned vreg_width(const Parser *ps, const char *s, uint32_t len) {
     return 0;
 }
 
-static int32_t sym_lookup(Parser *ps, const char *s, uint32_t len) {
-    /* newest first: function-scope symbols shadow module ones */
-    EmuModule *m = ps->m;
-    for (uint32_t i = m->nsyms; i-- > 0;)
-        if (!m->syms[i].hidden && strlen(m->syms[i].name) == len && memcmp(m->syms[i].name, s, len) == 0)
-            return (int32_t)i;
-    return -1;
-}
+/* newest first: function-scope symbols shadow module ones */
+static int32_t sym_lookup(Parser *ps, const char *s, uint32_t len) { return emu_sym_find(ps, s, len, 0); }
 
 /* ---- operands ---- */
 enum { OPD_REG, OPD_IMM, OPD_VEC, OPD_ADDR, OPD_SYM, OPD_LABEL, OPD_LIST };
@@ -586,8 +569,7 @@ static bool call_lists_ok(Parser *ps, const EmuIns *in, uint32_t line) {
         for (unsigned j = 0; j < in->on[k]; j++) {
             uint32_t e = ps->vec[in->o[k] + j];
             if (e & EMU_CALL_REG) {
-                for (uint32_t c = 0; !k && c < ps->nconsts; c++)
-                    if (ps->consts[c].slot == (e & ~EMU_CALL_REG)) return perr(ps, line, "a call's return value is an immediate");
+                if (!k && emu_const_at(ps, e & ~EMU_CALL_REG) >= 0) return perr(ps, line, "a call's return value is an immediate");
                 uint32_t sl = e & ~EMU_CALL_REG;
                 if (!k && (sl == EMU_SLOT_ZERO || sl == EMU_SLOT_TRUE || (sl >= EMU_SLOT_SREG && sl < EMU_SLOT_SREG + EMU_SREG_COUNT)))
                     return perr(ps, line, "a call's return value is a special register");
@@ -890,10 +872,12 @@ static bool reg_unique(Parser *ps, const char *s, uint32_t len, int64_t count, u
                         (int)r->plen, r->prefix, r->count < 0 ? "" : "<..>");
         }
     }
-    for (uint32_t i = ps->scope_syms; i < ps->m->nsyms; i++) {
+    int32_t same = count < 0 ? emu_sym_find(ps, s, len, ps->scope_syms) : -1;
+    if (same >= 0)
+        return perr(ps, line, "register '%.*s' has the name of a variable or parameter of its scope ('%s')", (int)len, s, ps->m->syms[same].name);
+    for (uint32_t i = ps->scope_syms; i < ps->m->nsyms && count >= 0; i++) { /* a range: each name it covers */
         const EmuSym *y = &ps->m->syms[i];
-        if (!y->hidden && (count < 0 ? strlen(y->name) == len && !memcmp(y->name, s, len)
-                                     : reg_in_range(y->name, (uint32_t)strlen(y->name), s, len, count)))
+        if (!y->hidden && reg_in_range(y->name, (uint32_t)strlen(y->name), s, len, count))
             return perr(ps, line, "register '%.*s' has the name of a variable or parameter of its scope ('%s')", (int)len, s, y->name);
     }
     if (count < 0 && emu_label_find(ps, s, len, ps->cur_blk) >= 0) /* a range's names take labels */
@@ -1038,51 +1022,10 @@ static bool parse_loc(Parser *ps) {
     return true;
 }
 
-/* ---- labels by (name, block), hashed: a linear search per label and per branch was quadratic ---- */
-static uint32_t label_hash(const char *s, uint32_t len, int32_t blk) {
-    uint32_t h = 2166136261u ^ (uint32_t)blk;
-    for (uint32_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
-
-int64_t emu_label_find(const Parser *ps, const char *s, uint32_t len, int32_t blk) {
-    if (!ps->caplabel_index) return -1;
-    uint32_t mask = ps->caplabel_index - 1;
-    for (uint32_t h = label_hash(s, len, blk) & mask;; h = (h + 1) & mask) {
-        uint32_t e = ps->label_index[h];
-        if (!e) return -1;
-        const struct Label *l = &ps->labels[e - 1];
-        if (l->blk == blk && l->len == len && memcmp(l->s, s, len) == 0) return e - 1;
-    }
-}
-
-static void label_index_put(Parser *ps, uint32_t k) {
-    uint32_t mask = ps->caplabel_index - 1;
-    const struct Label *l = &ps->labels[k];
-    uint32_t h = label_hash(l->s, l->len, l->blk) & mask;
-    while (ps->label_index[h]) h = (h + 1) & mask;
-    ps->label_index[h] = k + 1;
-}
-
-static void label_add(Parser *ps, const char *s, uint32_t len) {
-    GROW(ps->labels, ps->nlabels, ps->caplabels);
-    ps->labels[ps->nlabels++] = (struct Label){s, len, ps->ncode, ps->cur_blk};
-    if (2 * ps->nlabels > ps->caplabel_index) { /* at most half full */
-        uint32_t nc = ps->caplabel_index ? 2 * ps->caplabel_index : 64;
-        uint32_t *t = calloc(nc, sizeof *t);
-        if (!t) out_of_memory();
-        free(ps->label_index);
-        ps->label_index = t;
-        ps->caplabel_index = nc;
-        for (uint32_t k = 0; k < ps->nlabels; k++) label_index_put(ps, k);
-    } else {
-        label_index_put(ps, ps->nlabels - 1);
-    }
-}
-
 static void reset_fn_state(Parser *ps) {
-    if (ps->nlabels) memset(ps->label_index, 0, ps->caplabel_index * sizeof *ps->label_index);
-    ps->nregs = ps->nconsts = ps->ncode = ps->nvec = ps->nlabels = ps->nfixes = ps->nallregs = ps->scope_regs = 0;
+    emu_labels_reset(ps);
+    emu_consts_reset(ps);
+    ps->nregs = ps->ncode = ps->nvec = ps->nfixes = ps->nallregs = ps->scope_regs = 0;
     ps->nblk = 0;
     GROW(ps->blk_parent, ps->nblk, ps->capblk);
     ps->blk_parent[ps->nblk++] = -1; /* block 0: the body */
@@ -1161,12 +1104,9 @@ static bool parse_body(Parser *ps) {
                 if (r->count < 0 && r->plen == t->len && memcmp(r->prefix, t->s, t->len) == 0)
                     return perr(ps, t->line, "label '%.*s' has the name of a register of its block", (int)t->len, t->s);
             }
-            for (uint32_t k = ps->scope_syms; k < ps->m->nsyms; k++) {
-                const EmuSym *y = &ps->m->syms[k];
-                if (!y->hidden && strlen(y->name) == t->len && memcmp(y->name, t->s, t->len) == 0)
-                    return perr(ps, t->line, "label '%.*s' has the name of a variable or parameter of its block", (int)t->len, t->s);
-            }
-            label_add(ps, t->s, t->len);
+            if (emu_sym_find(ps, t->s, t->len, ps->scope_syms) >= 0)
+                return perr(ps, t->line, "label '%.*s' has the name of a variable or parameter of its block", (int)t->len, t->s);
+            emu_label_add(ps, t->s, t->len);
             next(ps);
             next(ps);
             continue;
@@ -1248,7 +1188,7 @@ static bool parse_function(Parser *ps, bool entry) {
     m->funcs[idx] = tmp;
     EmuFunc *f = &m->funcs[idx];
     if (accept(ps, ';')) { /* prototype: its params leave scope */
-        m->nsyms = scope;
+        emu_syms_truncate(ps, scope);
         return true;
     }
     if (!expect(ps, '{')) return false;
@@ -1522,8 +1462,12 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     free(ps.regs);
     free(ps.allregs);
     free(ps.consts);
+    free(ps.const_index);
+    free(ps.slot_const);
     free(ps.labels);
     free(ps.label_index);
+    free(ps.sym_names);
+    free(ps.sym_prev);
     free(ps.fixes);
     free(ps.blk_parent);
     free(ps.code);

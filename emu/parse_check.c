@@ -591,8 +591,7 @@ static bool check_hopper(Parser *ps, EmuIns *in, uint32_t line, const char *s, u
  * secondary operation, not both; vmad negates a * b (-a xor -b) or c, not both, and neither with .po. */
 static bool check_video_operands(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
     for (unsigned i = 0; i < in->nops; i++) {
-        bool imm = false;
-        for (uint32_t k = 0; k < ps->nconsts && !imm; k++) imm = ps->consts[k].slot == in->o[i];
+        bool imm = emu_const_at(ps, in->o[i]) >= 0;
         if (in->ok[i] != EMU_OK_REG || (imm && EMU_IS_VIDEO_SIMD(in->op)))
             return perr(ps, line, "'%.*s': operand %u must be a .b32 register%s", (int)len, s, i + 1,
                         EMU_IS_VIDEO_SIMD(in->op) ? " (the SIMD video instructions take no immediates)" : " or an immediate");
@@ -736,11 +735,9 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
                        (in->ok[0] == EMU_OK_REG && (in->o[0] < EMU_SLOT_SREG || in->o[0] >= EMU_SLOT_SREG + EMU_SREG_COUNT) &&
                         in->o[0] != EMU_SLOT_ZERO && in->o[0] != EMU_SLOT_TRUE);
         /* a destination must be a declared register (constant slots are never destinations) */
-        for (uint32_t k = 0; k < ps->nconsts && regdest && in->ok[0] == EMU_OK_REG; k++)
-            if (ps->consts[k].slot == in->o[0]) regdest = false;
+        if (regdest && in->ok[0] == EMU_OK_REG && emu_const_at(ps, in->o[0]) >= 0) regdest = false;
         for (uint32_t e = 0; e < in->on[0] && regdest && in->ok[0] == EMU_OK_VEC; e++)
-            for (uint32_t k = 0; k < ps->nconsts && regdest; k++)
-                if (ps->consts[k].slot == ps->vec[in->o[0] + e]) regdest = false;
+            if (emu_const_at(ps, ps->vec[in->o[0] + e]) >= 0) regdest = false;
         if (!regdest) return perr(ps, line, "destination of '%.*s' is not a register", (int)len, s);
     }
     if (in->op == EMU_OP_MMA) {

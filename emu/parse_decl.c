@@ -103,6 +103,7 @@ static EmuSym *sym_add(Parser *ps, const Decl *d, unsigned space) {
     s->align = d->align;
     s->size = decl_size(d);
     s->line = d->line;
+    emu_sym_index_add(ps, m->nsyms - 1);
     return s;
 }
 

@@ -1,4 +1,4 @@
-/* parse_int.h - what parse.c, parse_mods.c and parse_check.c share: the lexer's token, the parser's state, its error
+/* parse_int.h - what parse.c, parse_names.c, parse_mods.c and parse_check.c share: the lexer's token, the parser's state, its error
  * report and its constant slots.  Private to the emulator's parser. */
 #ifndef TILE_EMU_PARSE_INT_H
 #define TILE_EMU_PARSE_INT_H
@@ -8,7 +8,9 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- lexer ---- */
 enum { TK_EOF, TK_IDENT, TK_NUM, TK_STR, TK_PUNCT };
@@ -40,6 +42,8 @@ typedef struct Parser {
     uint32_t nallregs, capallregs;
     struct Const { uint64_t value; int32_t sym; int64_t addend; uint32_t slot; } *consts;
     uint32_t nconsts, capconsts;
+    uint32_t *const_index, *slot_const; /* consts by value or (symbol, addend); each slot's const (parse_names.c) */
+    uint32_t capconst_index, capslot_const;
     uint32_t nslots;
     EmuIns *code;
     uint32_t ncode, capcode;
@@ -51,6 +55,12 @@ typedef struct Parser {
     uint32_t nlabels, caplabels;
     uint32_t *label_index; /* open addressing over (name, blk): label number + 1, 0 empty (a kernel may have 100000s) */
     uint32_t caplabel_index;
+    /* m->syms by name (parse_names.c): a bucket per name with its newest symbol + 1 (0: none), sym_prev[k] the
+     * symbol before k of k's name + 1 */
+    struct SymName { const char *name; uint32_t len, head; } *sym_names;
+    uint32_t capsym_names, nsym_names;
+    uint32_t *sym_prev;
+    uint32_t capsym_prev;
     struct Fix { uint32_t ins; const char *s; uint32_t len; uint32_t line; int32_t blk; } *fixes;
     uint32_t nfixes, capfixes;
     int32_t *blk_parent;
@@ -108,8 +118,20 @@ static inline bool expect(Parser *ps, char c) {
     return perr(ps, ps->tok.line, "expected '%c', found %s", c, tok_text(&ps->tok, b, sizeof b));
 }
 
-/* ---- declarations: variables and parameter lists (parse_decl.c) ---- */
+/* ---- name indexes (parse_names.c) ---- */
 int64_t emu_label_find(const Parser *ps, const char *s, uint32_t len, int32_t blk); /* the label's number, -1: none */
+void emu_label_add(Parser *ps, const char *s, uint32_t len); /* a label of the current block, at the next instruction */
+void emu_labels_reset(Parser *ps);                           /* no labels: a new function */
+void emu_sym_index_add(Parser *ps, uint32_t k);              /* m->syms[k], just added */
+void emu_syms_truncate(Parser *ps, uint32_t n);              /* m->nsyms = n, the index following */
+/* The newest symbol named s that is not hidden, at index from or above; -1: none. */
+int32_t emu_sym_find(const Parser *ps, const char *s, uint32_t len, uint32_t from);
+/* The constant slot of an immediate (sym < 0) or of a symbol's address + addend, made on first use. */
+uint32_t emu_const_slot(Parser *ps, uint64_t value, int32_t sym, int64_t addend);
+int64_t emu_const_at(const Parser *ps, uint32_t slot); /* the consts entry slot is, -1: not a constant */
+void emu_consts_reset(Parser *ps);                     /* no constants: a new function */
+
+/* ---- declarations: variables and parameter lists (parse_decl.c) ---- */
 bool emu_parse_var(Parser *ps, unsigned space, bool is_extern); /* after .global/.const/.shared/.local: one declaration with its initializer */
 bool emu_parse_param(Parser *ps, EmuParam **arr, uint32_t *n, uint32_t *size, uint32_t base); /* a ( .param ... ) list */
 
@@ -143,15 +165,15 @@ unsigned emu_imm_type(const EmuIns *in, unsigned i);
 
 /* The constant a slot holds (an immediate, not a symbol address). */
 static inline bool const_value(const Parser *ps, uint32_t slot, uint64_t *v) {
-    for (uint32_t k = 0; k < ps->nconsts; k++)
-        if (ps->consts[k].slot == slot && ps->consts[k].sym < 0) { *v = ps->consts[k].value; return true; }
-    return false;
+    int64_t k = emu_const_at(ps, slot);
+    if (k < 0 || ps->consts[k].sym >= 0) return false;
+    *v = ps->consts[k].value;
+    return true;
 }
 /* The symbol whose address a slot holds, or -1. */
 static inline int32_t const_sym(const Parser *ps, uint32_t slot) {
-    for (uint32_t k = 0; k < ps->nconsts; k++)
-        if (ps->consts[k].slot == slot) return ps->consts[k].sym;
-    return -1;
+    int64_t k = emu_const_at(ps, slot);
+    return k < 0 ? -1 : ps->consts[k].sym;
 }
 
 /* The operand count and kinds, destinations, immediate limits and target of one decoded instruction (parse_check.c). */

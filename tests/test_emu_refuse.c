@@ -553,6 +553,10 @@ Test(refuse, const_bank_and_label_names) {
         {HEAD ".func f(.reg .b32 p)\n{\np:\n ret;\n}\n.visible .entry k()\n{\n ret;\n}\n", "ptx:6: label 'p' has the name of a register"},
         {K(" .local .b32 v;\nv:"), "ptx:7: label 'v' has the name of a variable"},
         {K("v:\n .shared .b32 v;"), "ptx:7: variable 'v' has the name of a label of its block"},
+        {HEAD ".func f(.param .u32 a);\n.visible .entry k(.param .u32 a)\n{\n { .reg .b32 %r1; }\na:\n ret;\n}\n",
+         "ptx:8: label 'a' has the name of a variable or parameter of its block"},
+        {HEAD ".visible .entry k(.param .u32 p)\n{\n .reg .b32 p;\n ret;\n}\n",
+         "ptx:6: register 'p' has the name of a variable or parameter of its scope ('p')"},
     };
     const char *const good[] = {
         HEAD ".const .b8 c[32768];\n.const .b8 d[32768];\n.visible .entry k()\n{\n ret;\n}\n",
@@ -562,6 +566,8 @@ Test(refuse, const_bank_and_label_names) {
         K("L1:\n {\n .reg .b32 L1;\n mov.b32 L1, 0;\n }"),
         HEAD ".global .u32 g;\n.func f()\n{\n ret;\n}\n.visible .entry k()\n{\ng:\nf:\n ret;\n}\n", /* module names */
         HEAD ".func f()\n{\nL:\n ret;\n}\n.visible .entry k()\n{\n .reg .b32 L;\n ret;\n}\n",           /* another function's */
+        /* a prototype's parameters leave with it (the kernel's zz takes the place a held among the symbols) */
+        HEAD ".extern .func f(.param .u32 a);\n.visible .entry k(.param .u32 zz)\n{\na:\n ret;\n}\n",
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
