@@ -28,7 +28,7 @@
  *      expressions, evaluated by parse_expr.c) and
  *      symbol addresses become constant slots (deduplicated), vectors go to
  *      the function's vector pool, addresses keep base slot + offset.
- *   5. Per function: branch labels and callees are resolved; nested { }
+ *   5. Per function (parse_func.c): branch labels and callees are resolved; nested { }
  *      blocks scope their .reg and .param declarations.  Then the module as
  *      a whole is finalised (module.c): calls checked, .global/.const
  *      variables allocated, symbol addresses filled, fast paths chosen,
@@ -225,7 +225,7 @@ static bool slot_is_pred(const Parser *ps, uint32_t slot) {
     return r && r->pred;
 }
 
-static void reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, unsigned ty) {
+void emu_reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, unsigned ty) {
     bool wide = ty == EMU_T_B128, pred = ty == EMU_T_PRED;
     uint32_t w = wide ? 2 : 1; /* a .b128 register: two slots, the low 64 bits first */
     ps->has_wide |= wide;
@@ -645,7 +645,7 @@ static void emit_bra(Parser *ps, const char *name, uint32_t len, uint32_t line) 
 
 /* label: .branchtargets L0, L1, ...;  (brx.idx's table): a bra over the table, then a bra to each target, so
  * brx.idx r, label goes to label + 1 + r (exec.c). */
-static bool parse_branchtargets(Parser *ps) {
+bool emu_parse_branchtargets(Parser *ps) {
     uint32_t line = ps->tok.line, skip = ps->ncode, n = 0;
     next(ps);
     emit_bra(ps, NULL, 0, line); /* its target: set below, after the table */
@@ -728,7 +728,7 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
 }
 
 /* ins = [ "@" ["!"] pred ] opcode [ operand { ("," | "|") operand } ] ";" */
-static bool parse_ins(Parser *ps) {
+bool emu_parse_ins(Parser *ps) {
     EmuIns in;
     memset(&in, 0, sizeof in);
     in.guard = EMU_SLOT_TRUE;
@@ -886,7 +886,7 @@ static bool reg_unique(Parser *ps, const char *s, uint32_t len, int64_t count, u
 }
 
 /* reg = ".reg" [".v2"|".v4"] type name ["<" N ">"] {"," name ["<" N ">"]} ";" */
-static bool parse_reg(Parser *ps) {
+bool emu_parse_reg(Parser *ps) {
     unsigned ty = 0, vec = 0;
     uint32_t line = ps->tok.line;
     static const char *const types = "(.b8 .. .b128, .u8 .. .u64, .s8 .. .s64, .f16, .f16x2, .bf16, .bf16x2, .f32, .f64 or .pred)";
@@ -919,54 +919,13 @@ static bool parse_reg(Parser *ps) {
         if (vec && count >= 0) return perr(ps, t.line, "vector registers declared as a range ('%.*s<%d>') are not supported", (int)t.len, t.s, (int)count);
         if (!reg_unique(ps, t.s, t.len, count, t.line)) return false;
         if (vec) vreg_declare(ps, t.s, t.len, vec, ty);
-        else reg_declare(ps, t.s, t.len, count, ty);
+        else emu_reg_declare(ps, t.s, t.len, count, ty);
     } while (accept(ps, ','));
     return expect(ps, ';');
 }
 
-/* Performance directives between the signature and the body.  As ptxas: the thread counts, .minnctapersm and
- * .maxnreg are positive ("Positive non-zero value expected for reqntid": a .reqntid 0 kernel loaded and every launch
- * was refused for its block), every value fits 32 bits, the dimensions are at most three, and .reqntid and .maxntid
- * exclude each other, as .reqnctapercluster and .maxclusterrank do ("Conflicting directives"). */
-static bool parse_perf(Parser *ps, EmuFunc *f) {
-    bool have_req = false, have_max = false, have_ncta = false, have_rank = false;
-    while (ps->tok.kind == TK_IDENT && ps->tok.s[0] == '.') {
-        uint32_t *dst = NULL;
-        Tok d = ps->tok;
-        if (is(&d, ".maxntid")) dst = f->maxntid, have_max = true;
-        else if (is(&d, ".reqntid")) dst = f->reqntid, have_req = true;
-        else if (is(&d, ".reqnctapercluster")) dst = f->reqnctapercluster;
-        else if (is(&d, ".noreturn")) { next(ps); continue; }
-        else if (is(&d, ".explicitcluster")) { f->explicit_cluster = true; next(ps); continue; }
-        bool rank = is(&d, ".maxclusterrank");
-        have_rank |= rank;
-        have_ncta |= dst == f->reqnctapercluster;
-        bool positive = (dst && dst != f->reqnctapercluster) || is(&d, ".minnctapersm") || is(&d, ".maxnreg");
-        next(ps);
-        unsigned k = 0;
-        do {
-            int64_t v;
-            if (!emu_parse_int(&ps->tok, &v)) return perr(ps, ps->tok.line, "bad performance directive value");
-            if (v < 0 || v > (int64_t)UINT32_MAX)
-                return perr(ps, ps->tok.line, "%.*s %.*s: the value does not fit 32 bits", (int)d.len, d.s, (int)ps->tok.len, ps->tok.s);
-            if (positive && v == 0)
-                return perr(ps, ps->tok.line, "%.*s with a 0: its values are positive", (int)d.len, d.s);
-            if (dst && k == 3) return perr(ps, ps->tok.line, "%.*s has at most three values (x, y, z)", (int)d.len, d.s);
-            if (dst) dst[k] = (uint32_t)v;
-            if (rank && k == 0) f->maxclusterrank = (uint32_t)v;
-            k++;
-            next(ps);
-        } while (accept(ps, ','));
-        if (dst) for (; k < 3; k++) dst[k] = 1;
-        if (have_req && have_max) return perr(ps, d.line, ".reqntid and .maxntid given together: a kernel has one of them");
-        if (have_ncta && have_rank)
-            return perr(ps, d.line, ".reqnctapercluster and .maxclusterrank given together: a kernel has one of them");
-    }
-    return true;
-}
-
 /* file = ".file" NUMBER STRING { "," NUMBER }   (timestamp and size are ignored) */
-static bool parse_file(Parser *ps) {
+bool emu_parse_file(Parser *ps) {
     EmuModule *m = ps->m;
     uint32_t line = ps->tok.line;
     next(ps);
@@ -991,7 +950,7 @@ static bool parse_file(Parser *ps) {
  * The instructions that follow, up to the next .loc or the function's end,
  * come from FILE:LINE:COLUMN; line 0 means no location.  What follows a comma
  * (nvcc's `function_name LABEL`, `inlined_at F L C`) is read and ignored. */
-static bool parse_loc(Parser *ps) {
+bool emu_parse_loc(Parser *ps) {
     EmuModule *m = ps->m;
     uint32_t line = ps->tok.line;
     next(ps);
@@ -1020,287 +979,6 @@ static bool parse_loc(Parser *ps) {
     m->srclocs[m->nsrclocs] = (EmuSrcLoc){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], line};
     ps->cur_srcloc = m->nsrclocs++;
     return true;
-}
-
-static void reset_fn_state(Parser *ps) {
-    emu_labels_reset(ps);
-    emu_consts_reset(ps);
-    ps->nregs = ps->ncode = ps->nvec = ps->nfixes = ps->nallregs = ps->scope_regs = 0;
-    ps->nblk = 0;
-    GROW(ps->blk_parent, ps->nblk, ps->capblk);
-    ps->blk_parent[ps->nblk++] = -1; /* block 0: the body */
-    ps->cur_blk = 0;
-    ps->code = NULL;
-    ps->capcode = 0;
-    ps->vec = NULL;
-    ps->capvec = 0;
-    ps->nslots = EMU_SLOT_SREG + EMU_SREG_COUNT;
-    ps->cur_srcloc = 0;
-}
-
-/* body = { "{" body "}" | directive | label ":" | ins }
- * A nested block is a scope: registers and variables declared in it are
- * not visible after its "}" (their storage stays). */
-static bool parse_body(Parser *ps) {
-    enum { MAX_DEPTH = 64 };
-    uint32_t saved_regs[MAX_DEPTH], saved_syms[MAX_DEPTH];
-    int depth = 1;
-    while (depth > 0) {
-        Tok *t = &ps->tok;
-        if (t->kind == TK_EOF) return perr(ps, t->line, "unexpected end of PTX in function body");
-        if (is_punct(t, '{')) {
-            if (depth == MAX_DEPTH) return perr(ps, t->line, "blocks nested more than %d deep", MAX_DEPTH);
-            saved_regs[depth] = ps->scope_regs = ps->nregs;
-            saved_syms[depth] = ps->scope_syms = ps->m->nsyms;
-            depth++;
-            GROW(ps->blk_parent, ps->nblk, ps->capblk);
-            ps->blk_parent[ps->nblk] = ps->cur_blk;
-            ps->cur_blk = (int32_t)ps->nblk++;
-            next(ps);
-            continue;
-        }
-        if (accept(ps, '}')) {
-            depth--;
-            if (depth > 0) {
-                ps->cur_blk = ps->blk_parent[ps->cur_blk];
-                ps->nregs = saved_regs[depth];
-                for (uint32_t i = saved_syms[depth]; i < ps->m->nsyms; i++) ps->m->syms[i].hidden = true;
-                ps->scope_regs = depth > 1 ? saved_regs[depth - 1] : 0;
-                ps->scope_syms = depth > 1 ? saved_syms[depth - 1] : ps->sym_scope_start;
-            }
-            continue;
-        }
-        if (t->kind == TK_IDENT && t->s[0] == '.') {
-            /* `.reg.b16 hl, hu;` (cuda_fp16.hpp's inline PTX): the type glued to the directive */
-            if (is(t, ".reg") || (t->len > 5 && memcmp(t->s, ".reg.", 5) == 0)) { if (!parse_reg(ps)) return false; continue; }
-            if (is(t, ".loc")) { if (!parse_loc(ps)) return false; continue; }
-            if (is(t, ".file")) { if (!parse_file(ps)) return false; continue; }
-            if (is(t, ".branchtargets")) { if (!parse_branchtargets(ps)) return false; continue; }
-            if (is(t, ".pragma") || is(t, ".callprototype") || is(t, ".calltargets")) { /* label: .callprototype (...) ...; */
-                while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, ';')) next(ps);
-                accept(ps, ';');
-                continue;
-            }
-            unsigned space = 0;
-            bool ext = false;
-            if (is(t, ".extern")) { ext = true; next(ps); }
-            if (is(t, ".shared")) space = EMU_SP_SHARED;
-            else if (is(t, ".local")) space = EMU_SP_LOCAL;
-            else if (is(t, ".param")) space = EMU_SP_PARAM;
-            else if (is(t, ".global")) space = EMU_SP_GLOBAL;
-            else if (is(t, ".const")) space = EMU_SP_CONST;
-            if (!space) return perr(ps, t->line, "unsupported directive '%.*s' in function body", (int)t->len, t->s);
-            next(ps);
-            if (!emu_parse_var(ps, space, ext)) return false;
-            continue;
-        }
-        if (t->kind == TK_IDENT && is_punct(peek(ps), ':')) {
-            if (emu_label_find(ps, t->s, t->len, ps->cur_blk) >= 0)
-                return perr(ps, t->line, "label '%.*s' defined twice in one block", (int)t->len, t->s);
-            /* ptxas: "Duplicate definition" of a label named as a register (one declared by name: a range's
-             * %r<4> takes a label %r2), variable or parameter of its block */
-            for (uint32_t k = ps->scope_regs; k < ps->nregs; k++) {
-                const struct RegRange *r = &ps->regs[k];
-                if (r->count < 0 && r->plen == t->len && memcmp(r->prefix, t->s, t->len) == 0)
-                    return perr(ps, t->line, "label '%.*s' has the name of a register of its block", (int)t->len, t->s);
-            }
-            if (emu_sym_find(ps, t->s, t->len, ps->scope_syms) >= 0)
-                return perr(ps, t->line, "label '%.*s' has the name of a variable or parameter of its block", (int)t->len, t->s);
-            emu_label_add(ps, t->s, t->len);
-            next(ps);
-            next(ps);
-            continue;
-        }
-        uint32_t first = ps->ncode;
-        if (!parse_ins(ps)) return false;
-        if (ps->cur_srcloc)
-            for (uint32_t k = first; k < ps->ncode; k++) ps->m->line_srcloc[ps->code[k].line] = ps->cur_srcloc;
-    }
-    return true;
-}
-
-/* function = (".entry" | ".func" ["(" params ")"]) name ["(" params ")"] perf (";" | "{" body "}") */
-static int cmp_names(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
-
-static bool parse_function(Parser *ps, bool entry) {
-    EmuModule *m = ps->m;
-    uint32_t line = ps->tok.line;
-    next(ps);
-    EmuFunc tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.is_entry = entry;
-    tmp.line = line;
-    uint32_t scope = m->nsyms;
-    if (!entry && accept(ps, '(')) {
-        do {
-            if (!emu_parse_param(ps, &tmp.rets, &tmp.nrets, &tmp.ret_size, EMU_PARAM_ARGS)) goto fail;
-        } while (accept(ps, ','));
-        if (!expect(ps, ')')) goto fail;
-    }
-    if (ps->tok.kind != TK_IDENT) { perr(ps, ps->tok.line, "expected a function name"); goto fail; }
-    tmp.name = arena_strndup(ps->a, ps->tok.s, ps->tok.len);
-    next(ps);
-    tmp.param_size = tmp.ret_size;
-    if (accept(ps, '(')) {
-        if (!is_punct(&ps->tok, ')')) do {
-            if (!emu_parse_param(ps, &tmp.params, &tmp.nparams, &tmp.param_size, entry ? EMU_PARAM_KERNEL : EMU_PARAM_ARGS))
-                goto fail;
-        } while (accept(ps, ','));
-        if (!expect(ps, ')')) goto fail;
-    }
-    if (tmp.nrets + tmp.nparams > 1) { /* ptxas refuses it; a [name] would read one of them.  Sorted: 100000s of
-                                         * parameters compared pairwise took minutes */
-        uint32_t n = tmp.nrets + tmp.nparams;
-        const char **names = malloc(n * sizeof *names);
-        if (!names) out_of_memory();
-        for (uint32_t i = 0; i < n; i++) names[i] = i < tmp.nrets ? tmp.rets[i].name : tmp.params[i - tmp.nrets].name;
-        qsort(names, n, sizeof *names, cmp_names);
-        const char *dup = NULL;
-        for (uint32_t i = 1; i < n && !dup; i++)
-            if (!strcmp(names[i - 1], names[i])) dup = names[i];
-        free(names);
-        if (dup) {
-            perr(ps, line, "parameter '%s' of '%s' is declared twice", dup, tmp.name);
-            goto fail;
-        }
-    }
-    /* ptxas: "Entry function 'k' uses too much parameter space (0x1101 bytes, 0x1100 max)": 4352 bytes, and from PTX 8.1
-     * on sm_70 and later 32764, to the end of the last parameter */
-    uint32_t max_params = ps->ptx_version >= 81 && (!ps->target_sm || ps->target_sm >= 70) ? 32764 : 4352;
-    if (entry && tmp.param_size > max_params) {
-        perr(ps, line, "kernel '%s' has %u bytes of parameters: PTX %u.%u%s allows %u", tmp.name, tmp.param_size, ps->ptx_version / 10u,
-             ps->ptx_version % 10u, max_params == 4352 && ps->ptx_version >= 81 ? " below sm_70" : "", max_params);
-        goto fail;
-    }
-    if (!parse_perf(ps, &tmp)) goto fail;
-    /* a prototype, or a redefinition of a declared function */
-    int32_t idx = -1;
-    for (uint32_t i = 0; i < m->nfuncs; i++)
-        if (strcmp(m->funcs[i].name, tmp.name) == 0) idx = (int32_t)i;
-    if (idx >= 0 && m->funcs[idx].defined) { perr(ps, line, "function '%s' defined twice", tmp.name); goto fail; }
-    if (idx < 0) {
-        GROW(m->funcs, m->nfuncs, ps->capfuncs);
-        idx = (int32_t)m->nfuncs++;
-    } else {
-        free(m->funcs[idx].params);
-        free(m->funcs[idx].rets);
-    }
-    m->funcs[idx] = tmp;
-    EmuFunc *f = &m->funcs[idx];
-    if (accept(ps, ';')) { /* prototype: its params leave scope */
-        emu_syms_truncate(ps, scope);
-        return true;
-    }
-    if (!expect(ps, '{')) return false;
-    f->defined = true;
-    ps->fn = f;
-    ps->fn_index = idx;
-    ps->sym_scope_start = ps->scope_syms = scope;
-    reset_fn_state(ps);
-    for (uint32_t k = 0; k < f->nrets + f->nparams; k++) { /* .reg parameters: registers of the body */
-        EmuParam *p = k < f->nrets ? &f->rets[k] : &f->params[k - f->nrets];
-        if (!p->reg) continue;
-        reg_declare(ps, p->name, (uint32_t)strlen(p->name), -1, p->slot ? EMU_T_PRED : 0);
-        p->slot = ps->nslots - 1;
-    }
-    bool ok = parse_body(ps);
-    f = &m->funcs[idx]; /* funcs cannot move during a body, but be safe */
-    if (ok) {
-        for (uint32_t i = 0; i < ps->nfixes; i++) {
-            struct Fix *x = &ps->fixes[i];
-            EmuIns *in = &ps->code[x->ins];
-            bool found = false;
-            /* the label of the innermost block around the reference that has one */
-            for (int32_t blk = x->blk; blk >= 0 && !found; blk = ps->blk_parent[blk]) {
-                int64_t k = emu_label_find(ps, x->s, x->len, blk);
-                if (k >= 0) {
-                    in->target = ps->labels[k].at;
-                    found = true;
-                }
-            }
-            /* a label is a branch target, of bra and of brx.idx's table (ptxas: "Arguments mismatch"); as any
-             * other operand it read the sink, a mov or add of it ran with a value of its own */
-            if (found && in->op != EMU_OP_BRA && in->op != EMU_OP_BRX) {
-                ok = perr(ps, x->line, "label '%.*s' as an operand of %s: labels are the targets of bra and brx.idx only", (int)x->len,
-                          x->s, emu_op_name(in->op));
-                break;
-            }
-            if (!found) {
-                for (uint32_t k = 0; k < m->nfuncs && !found; k++) {
-                    EmuFunc *fk = &m->funcs[k];
-                    if (strlen(fk->name) != x->len || memcmp(fk->name, x->s, x->len) != 0) continue;
-                    if (in->op == EMU_OP_CALL) {
-                        in->target = k;
-                        found = true;
-                    } else if (in->op == EMU_OP_MOV && in->ok[1] == EMU_OK_LABEL) {
-                        /* mov.u64 %rd, func: the function's address, for indirect calls */
-                        if (fk->is_entry) { ok = perr(ps, x->line, "the address of kernel entry '%s' is taken", fk->name); break; }
-                        in->o[1] = const_slot(ps, EMU_FUNC_WINDOW + (uint64_t)k * EMU_FUNC_STRIDE, -1, 0);
-                        in->ok[1] = EMU_OK_REG;
-                        fk->address_taken = true;
-                        found = true;
-                    }
-                }
-                if (!ok) break;
-            }
-            if (!found) { ok = perr(ps, x->line, "unknown label or symbol '%.*s'", (int)x->len, x->s); break; }
-        }
-    }
-    if (ok) {
-        /* an implicit ret at the end keeps the pc inside the code */
-        EmuIns ret;
-        memset(&ret, 0, sizeof ret);
-        ret.op = EMU_OP_RET;
-        ret.guard = EMU_SLOT_TRUE;
-        ret.line = ps->tok.line;
-        GROW(ps->code, ps->ncode, ps->capcode);
-        ps->code[ps->ncode++] = ret;
-        f->code = ps->code;
-        f->ncode = ps->ncode;
-        f->vec = ps->vec;
-        f->nslots = ps->nslots;
-        f->slot_init = calloc(f->nslots, sizeof(uint64_t));
-        if (!f->slot_init) out_of_memory();
-        f->slot_init[EMU_SLOT_TRUE] = 1;
-        /* constant slots: values now, symbol addresses at module finalisation (consts kept in code->... ) */
-        for (uint32_t i = 0; i < ps->nconsts; i++) f->slot_init[ps->consts[i].slot] = ps->consts[i].value;
-        /* remember symbol constants for finalisation */
-        uint32_t nsc = 0;
-        for (uint32_t i = 0; i < ps->nconsts; i++) nsc += ps->consts[i].sym >= 0;
-        f->symfix = nsc ? arena_alloc(ps->a, nsc * sizeof *f->symfix) : NULL;
-        f->nsymfix = 0;
-        for (uint32_t i = 0; i < ps->nconsts; i++)
-            if (ps->consts[i].sym >= 0)
-                f->symfix[f->nsymfix++] = (EmuSymFix){ps->consts[i].slot, (uint32_t)ps->consts[i].sym, ps->consts[i].addend};
-        /* slots holding .local addresses: relocated to the frame's locals at each call */
-        /* (and a .func's own parameters, which live in its frame's local memory: emu_args_offset) */
-        for (uint32_t i = 0; i < f->nsymfix; i++)
-            f->nlocal_slots += m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL || emu_func_arg_sym(f, &m->syms[f->symfix[i].sym]);
-        f->local_slots = f->nlocal_slots ? arena_alloc(ps->a, f->nlocal_slots * sizeof *f->local_slots) : NULL;
-        for (uint32_t i = 0, k = 0; i < f->nsymfix; i++)
-            if (m->syms[f->symfix[i].sym].space == EMU_SP_LOCAL || emu_func_arg_sym(f, &m->syms[f->symfix[i].sym]))
-                f->local_slots[k++] = f->symfix[i].slot;
-        f->nregnames = ps->nallregs;
-        f->regnames = ps->nallregs ? arena_alloc(ps->a, ps->nallregs * sizeof *f->regnames) : NULL;
-        if (ps->nallregs) memcpy(f->regnames, ps->allregs, ps->nallregs * sizeof *f->regnames);
-        ps->code = NULL;
-        ps->vec = NULL;
-    } else {
-        free(ps->code);
-        free(ps->vec);
-        ps->code = NULL;
-        ps->vec = NULL;
-    }
-    ps->fn = NULL;
-    /* function-scope symbols stay in the table (their addresses are in use)
-     * but are hidden from later functions */
-    for (uint32_t i = scope; i < m->nsyms; i++) m->syms[i].hidden = true;
-    ps->sym_scope_start = m->nsyms;
-    return ok;
-fail: /* the signature did not parse: nothing of it is in the module yet */
-    free(tmp.params);
-    free(tmp.rets);
-    return false;
 }
 
 /* header = ".version" MAJOR "." MINOR | ".target" name { "," name }
@@ -1433,8 +1111,8 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
         if (is(t, ".version")) { ok = perr(&ps, t->line, ".version given twice (only the module's first line has it)"); break; }
         if (is(t, ".target")) { ok = parse_header(&ps); continue; }
         if (is(t, ".address_size")) { ok = parse_address_size(&ps); continue; }
-        if (is(t, ".file")) { ok = parse_file(&ps); continue; }
-        if (is(t, ".loc")) { ok = parse_loc(&ps); continue; } /* between functions: applies to nothing */
+        if (is(t, ".file")) { ok = emu_parse_file(&ps); continue; }
+        if (is(t, ".loc")) { ok = emu_parse_loc(&ps); continue; } /* between functions: applies to nothing */
         if (is(t, ".section")) {
             while (ps.tok.kind != TK_EOF && !is_punct(&ps.tok, '{')) next(&ps);
             int depth = 0;
@@ -1450,8 +1128,8 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
             if (is(t, ".extern")) ext = true;
             next(&ps);
         }
-        if (is(t, ".entry")) ok = parse_function(&ps, true);
-        else if (is(t, ".func")) ok = parse_function(&ps, false);
+        if (is(t, ".entry")) ok = emu_parse_function(&ps, true);
+        else if (is(t, ".func")) ok = emu_parse_function(&ps, false);
         else if (is(t, ".global")) { next(&ps); ok = emu_parse_var(&ps, EMU_SP_GLOBAL, ext); }
         else if (is(t, ".const")) { next(&ps); ok = emu_parse_var(&ps, EMU_SP_CONST, ext); }
         else if (is(t, ".shared")) { next(&ps); ok = emu_parse_var(&ps, EMU_SP_SHARED, ext); }

@@ -165,36 +165,32 @@ static const struct { uint8_t sm, ptx; } TARGET_PTX[] = {
     {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78}, {100, 86}, {103, 88}, {120, 87}, {121, 88},
 };
 
-/* Whether the word w (n chars: "a|b|c") has an alternative equal to s (len). */
-static bool alt_has(const char *w, size_t n, const char *s, size_t len) {
+/* The alternative of the word w (n chars: "a|b|c") that s (len) is: equal to it, or with prefix, its dotted words
+ * followed by the end of s or a dot.  Returns the alternative's length + 1, 0 when none is. */
+static size_t alt_find(const char *w, size_t n, const char *s, size_t len, bool prefix) {
     for (size_t i = 0; i <= n;) {
         size_t j = i;
         while (j < n && w[j] != '|') j++;
-        if (j - i == len && memcmp(w + i, s, len) == 0) return true;
+        size_t k = j - i;
+        if (k <= len && memcmp(w + i, s, k) == 0 && (k == len || (prefix && s[k] == '.'))) return k + 1;
         i = j + 1;
     }
-    return false;
+    return 0;
 }
 
-/* Whether the opcode text s (len) is the dotted words of one alternative of w: its first words, followed by
- * the end or a dot; *rest gets what follows (the modifiers, from their first dot). */
+static bool alt_has(const char *w, size_t n, const char *s, size_t len) { return alt_find(w, n, s, len, false) != 0; }
+
+/* Whether the opcode text s (len) is the dotted words of one alternative of w (`*`: any opcode); *rest gets where
+ * what follows begins (the modifiers, from their first dot). */
 static bool opcode_match(const char *w, size_t n, const char *s, size_t len, size_t *rest) {
     if (n == 1 && w[0] == '*') {
         const char *d = memchr(s, '.', len);
         *rest = d ? (size_t)(d - s) : len;
         return true;
     }
-    for (size_t i = 0; i <= n;) {
-        size_t j = i;
-        while (j < n && w[j] != '|') j++;
-        size_t k = j - i;
-        if (k <= len && memcmp(w + i, s, k) == 0 && (k == len || s[k] == '.')) {
-            *rest = k;
-            return true;
-        }
-        i = j + 1;
-    }
-    return false;
+    size_t k = alt_find(w, n, s, len, true);
+    *rest = k ? k - 1 : 0;
+    return k != 0;
 }
 
 /* Whether one modifier word (".a|.b", "!.a", ">.a", "<.a", "!<.a") holds for the modifiers mods (".x.y.z", n chars).

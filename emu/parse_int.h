@@ -118,6 +118,16 @@ static inline bool expect(Parser *ps, char c) {
     return perr(ps, ps->tok.line, "expected '%c', found %s", c, tok_text(&ps->tok, b, sizeof b));
 }
 
+/* ---- a function's body (parse.c) and the function (parse_func.c) ---- */
+bool emu_parse_reg(Parser *ps);            /* a .reg declaration */
+bool emu_parse_ins(Parser *ps);            /* one instruction, with its guard, to ps->code */
+bool emu_parse_branchtargets(Parser *ps);  /* label: .branchtargets L0, L1, ...; */
+bool emu_parse_file(Parser *ps);           /* .file N "name" */
+bool emu_parse_loc(Parser *ps);            /* .loc F L [C] */
+/* A register (count < 0) or the range name<count> of type ty (0: unknown), in the current scope. */
+void emu_reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, unsigned ty);
+bool emu_parse_function(Parser *ps, bool entry); /* at .entry or .func: the declaration or definition */
+
 /* ---- name indexes (parse_names.c) ---- */
 int64_t emu_label_find(const Parser *ps, const char *s, uint32_t len, int32_t blk); /* the label's number, -1: none */
 void emu_label_add(Parser *ps, const char *s, uint32_t len); /* a label of the current block, at the next instruction */
