@@ -10,8 +10,9 @@
  *      thread, B (K x N) from a descriptor.  A descriptor (64 bits) holds the
  *      start address (bits 0-13, >> 4), the leading dimension byte offset LBO
  *      (bits 16-29, >> 4), the stride dimension byte offset SBO (bits 32-45,
- *      >> 4), the base offset (bits 49-51; only 0 is supported) and the
- *      swizzle mode (bits 62-63: 0 none, 1 128B, 2 64B, 3 32B).
+ *      >> 4), the base offset (bits 49-51: the 128-byte row, within the
+ *      swizzle's repeat of 1024/512/256 bytes, that the pattern starts on)
+ *      and the swizzle mode (bits 62-63: 0 none, 1 128B, 2 64B, 3 32B).
  *   2. Element (mn, k) of an operand lives at start + off, with T = 16 bytes
  *      / element size elements per 16-byte chunk and W the swizzle width:
  *        K-major,  no swizzle: (mn%8)*16 + (mn/8)*SBO + (k/T)*LBO + (k%T)*es
@@ -20,7 +21,9 @@
  *        MN-major, swizzle W:  (mn%T)*es + ((mn/T)%(W/16))*16 + (mn/T/(W/16))*LBO
  *                              + (k%8)*W + (k/8)*SBO
  *      then the swizzle XORs address bits [4,7) with bits [7,10) (128B),
- *      [4,6) with [7,9) (64B), bit 4 with bit 7 (32B) of the shared address.
+ *      [4,6) with [7,9) (64B), bit 4 with bit 7 (32B) of the shared address
+ *      less the base offset (the row counted from the pattern's start; base
+ *      offsets where that and an XOR would differ are refused).
  *      imm-trans-a/b = 1 selects MN-major (f16/bf16 only).  A from registers:
  *      warp w of the warpgroup holds rows 16w..16w+15 as mma.m16n8kK's A
  *      fragment: register j, element e of lane l is row 16w + l/4 + 8(j&1),
@@ -265,7 +268,18 @@ static uint32_t desc_addr(const Desc *d, bool mn_major, uint32_t mn, uint32_t k,
         }
     }
     uint32_t a = d->start + off;
-    return a ^ (((a >> 7) & mask[d->swz]) << 4);
+    return a ^ ((((a >> 7) - d->base) & mask[d->swz]) << 4); /* the row within the pattern that starts base rows on */
+}
+
+/* Whether a swizzled descriptor's base offset is one this emulator can place: the ISA gives its value (the 128-byte
+ * row its pattern starts on within the pattern's repeat, (pattern start >> 7) & 7), not how it combines with the
+ * address's row bits; counted from the pattern's start (the row minus the base offset) and XORed with it agree when
+ * the base offset is 0 or half the repeat (a 128B pattern at +512, a 64B one at +256, any 32B one), and differ
+ * otherwise. */
+static bool desc_base_known(const Desc *d) {
+    static const uint32_t mask[4] = {0, 7, 3, 1};
+    uint32_t b = d->base & mask[d->swz];
+    return !d->swz || b == 0 || b == (mask[d->swz] + 1) / 2;
 }
 
 /* ---- shared memory read by in-flight wgmmas ----
@@ -341,10 +355,15 @@ bool emu_wgmma_smem_write(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t 
 static bool load_desc(EmuBlock *b, EmuThread *t, const EmuIns *in, uint64_t desc, bool mn_major, unsigned rows, unsigned K,
                       unsigned ty, unsigned es, double *v, const char *what, EmuWgState *rw) {
     Desc d = desc_decode(desc);
-    if (d.base)
+    if (!desc_base_known(&d)) {
+        static const unsigned repeat[4] = {0, 1024, 512, 256};
         return emu_fault(b, t, in, "unsupported wgmma descriptor",
-                         "the %s descriptor 0x%016" PRIx64 " has base offset %u: only 0 (swizzle patterns aligned to their repeat) is supported",
-                         what, desc, d.base);
+                         "the %s descriptor 0x%016" PRIx64 " has base offset %u with %uB swizzle: its pattern starts %u bytes past a "
+                         "%u-byte boundary, where the PTX ISA does not say how the offset combines with the address (0 and %u are "
+                         "supported: patterns starting on the boundary or half way)",
+                         what, desc, d.base, repeat[d.swz] / 8, (d.base * 128) % repeat[d.swz], repeat[d.swz], repeat[d.swz] / 256);
+    }
+    if (!d.swz) d.base = 0; /* the no-swizzle mode has no base offset (the ISA: valid for the swizzled modes) */
     uint32_t cta_end = (t->cta + 1) * b->cta_threads, wg_end = t->linear + 128 < cta_end ? t->linear + 128 : cta_end;
     /* by 16-byte chunks: T = 16 / es elements consecutive along K (K-major) or along MN (MN-major) share one
      * (the swizzle moves whole chunks), and rows and K are multiples of T */

@@ -2,7 +2,8 @@
  * A from shared memory and from registers, f16/bf16/tf32/e4m3/e5m2/s8/u8,
  * the async group rules (accumulators and operands in flight, groups ending
  * at call and ret), negated scale-d; and sm_90's vector atomics.  The other
- * Hopper instructions: test_emu_hopper.c.
+ * Hopper instructions: test_emu_hopper.c.  Descriptors with a base offset (a tile past its swizzle
+ * repeat boundary) are read as the pattern starting there.
  *
  * Every hand-written kernel is checked by ptxas -arch=sm_90a when it is
  * installed.  Shared-memory placements are computed here from the PTX ISA's
@@ -34,6 +35,8 @@ typedef struct WgCase {
     const char *btype;         /* NULL: atype */
     unsigned n, swz;
     bool areg, trans_a, trans_b, neg_a, chain; /* chain: two k-steps in one group (K-major, swizzled) */
+    unsigned b_at; /* B's tile (and its swizzle pattern) starts this many bytes past a 1024-byte boundary: the
+                    * descriptor's base offset says (start >> 7) & 7 (a second pipeline stage at +512, say) */
 } WgCase;
 
 #define WG(a, d, n_, s, ...) {.atype = a, .dtype = d, .n = n_, .swz = s, __VA_ARGS__}
@@ -170,13 +173,13 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
     uint32_t alb = 0, asb = 0, asz = 0, blb = 0, bsb = 0, bsz = 0;
     place(c->swz, c->trans_a, M, K, es, 0, 0, &alb, &asb, &asz);
     place(c->swz, c->trans_b, N, K, es, 0, 0, &blb, &bsb, &bsz);
-    uint32_t boff = c->areg ? 0 : (asz + 1023) / 1024 * 1024, total = (boff + bsz + 15) / 16 * 16;
+    uint32_t boff = (c->areg ? 0 : (asz + 1023) / 1024 * 1024) + c->b_at, total = (boff + bsz + 15) / 16 * 16;
     uint8_t *img = calloc(total, 1);
     for (unsigned m = 0; m < M && !c->areg; m++)
         for (unsigned k = 0; k < K; k++) put_elem(img + place(c->swz, c->trans_a, M, K, es, m, k, &alb, &asb, &asz), abits[m * K + k], es);
     for (unsigned n = 0; n < N; n++)
         for (unsigned k = 0; k < K; k++) put_elem(img + boff + place(c->swz, c->trans_b, N, K, es, n, k, &blb, &bsb, &bsz), bbits[n * K + k], es);
-    uint64_t da = make_desc(0, alb, asb, c->swz), db = make_desc(boff, blb, bsb, c->swz);
+    uint64_t da = make_desc(0, alb, asb, c->swz), db = make_desc(boff, blb, bsb, c->swz) | (uint64_t)((boff >> 7) & 7) << 49;
     /* A in registers (the mma.m16n8kK A fragment per warp): register j of lane l holds row l/4 + 8(j%2), columns
      * (l%4)*E + (j/2)*4E .. + E-1, E = 4 / es elements per register; a second k-step in registers 4..7 */
     uint32_t *afrag = calloc(128 * 8, 4);
@@ -257,6 +260,41 @@ Test(wgmma, f16_bf16_every_swizzle, .timeout = 300) {
         WG("f16", "f16", 64, SW_64), WG("f16", "f32", 64, SW_128, .neg_a = true), WG("bf16", "f32", 128, SW_128, .chain = true),
     };
     run_cases(cases, ARRAY_LEN(cases));
+}
+
+/* B's pattern starting past its swizzle's repeat boundary, the descriptor's base offset saying where: a 128B
+ * tile at +512 (a second stage in a 1024-byte-aligned buffer), 64B at +256, 32B at +128 and +384, K- and N-major.
+ * The tile is laid out from its own start (place), so a base offset ignored reads every row's chunks in another
+ * order.  Before, a non-zero base offset was refused. */
+Test(wgmma, base_offset, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("f16", "f32", 64, SW_128, .b_at = 512), WG("bf16", "f32", 64, SW_128, .trans_b = true, .b_at = 512),
+        WG("f16", "f32", 32, SW_64, .b_at = 256), WG("f16", "f32", 16, SW_64, .trans_b = true, .b_at = 768),
+        WG("f16", "f32", 16, SW_32, .b_at = 128), WG("f16", "f32", 16, SW_32, .trans_b = true, .b_at = 384),
+        WG("e4m3", "f32", 32, SW_128, .b_at = 512, .areg = true),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
+/* A base offset where the ISA leaves the arithmetic open (a 128B pattern starting 128 bytes past its boundary) is
+ * refused at the wgmma, naming the descriptor and the offset. */
+Test(wgmma, base_offset_unknown_refused) {
+    char *ptx = wg_ptx(&(WgCase)WG("f16", "f32", 8, SW_128), 4, 16384);
+    TileDevice *d = open_emu(false);
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "wg", &m);
+    uint64_t img = poisoned(d, 16), areg = poisoned(d, 128 * 32), cm = poisoned(d, 128 * 16), out = poisoned(d, 128 * 16);
+    uint32_t total = 16, scaled = 0;
+    uint64_t da = make_desc(0, 16, 1024, SW_128), db = make_desc(8192 + 128, 16, 1024, SW_128) | (uint64_t)1 << 49;
+    void *args[] = {&img, &total, &da, &db, &areg, &cm, &out, &scaled};
+    DevStatus st = dev_launch(f, 1, 1, 1, 128, 1, 1, 0, NULL, args);
+    const char *e = dev_last_error(d);
+    cr_assert_neq(st, DEV_OK, "ran");
+    cr_expect(strstr(e, "unsupported wgmma descriptor") && strstr(e, "has base offset 1 with 128B swizzle: its pattern starts 128 bytes past a "
+                                                                       "1024-byte boundary"), "%s", e);
+    dev_module_unload(m);
+    dev_close(d);
+    free(ptx);
 }
 
 Test(wgmma, a_from_registers, .timeout = 300) {
