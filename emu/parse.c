@@ -712,6 +712,10 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_SELP: mask = 0x7; break;
     case EMU_OP_SETP: mask = 0x6; break;
     case EMU_OP_SHL: case EMU_OP_SHR: mask = 0x3; break;
+    case EMU_OP_MAPA: mask = 0x3; break; /* ptxas: "Arguments mismatch" for mapa.u32 of a 64-bit address (it was cut to 32 bits) */
+    case EMU_OP_GETCTARANK: /* d is 32 bits whatever the address's type */
+        return check_operand_type(ps, in, 0, EMU_T_U32, false, line, s, len) &&
+               (in->ok[1] != EMU_OK_REG || check_operand_type(ps, in, 1, in->ty, false, line, s, len));
     case EMU_OP_LD: case EMU_OP_LDU:
         return !type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, true, line, s, len);
     case EMU_OP_ST: return !type_plain(in->ty) || check_operand_type(ps, in, 1, in->ty, true, line, s, len);
@@ -946,6 +950,42 @@ bool emu_parse_file(Parser *ps) {
     return true;
 }
 
+/* pragma = ".pragma" STRING { "," STRING } ";"   (hints: the emulator runs the code as it is)
+ * As ptxas: "nounroll" goes anywhere; "used_bytes_mask" (PTX 8.3), "enable_smem_spilling" (PTX 8.7) and "frequency" (PTX 9.0)
+ * only in a function's body; another string is an error at module scope and ignored (ptxas warns) in a function.
+ * A module-scope or signature .pragma was refused as an unknown directive. */
+bool emu_parse_pragma(Parser *ps, EmuPragmaScope where) {
+    uint32_t line = ps->tok.line;
+    next(ps);
+    do {
+        const Tok *t = &ps->tok;
+        if (t->kind != TK_STR || t->len < 2 || t->s[t->len - 1] != '"') {
+            char b[48];
+            return perr(ps, t->line, "bad .pragma: expected a string in quotes, found %s", tok_text(t, b, sizeof b));
+        }
+        const char *v = t->s + 1;
+        uint32_t n = t->len - 2, w = 0;
+        while (w < n && v[w] != ' ') w++;
+        static const struct { const char *name; uint8_t ptx; } body_only[] = {
+            {"used_bytes_mask", 83}, {"enable_smem_spilling", 87}, {"frequency", 90}};
+        int k = -1;
+        for (int i = 0; i < 3; i++)
+            if (strlen(body_only[i].name) == w && !memcmp(v, body_only[i].name, w)) k = i;
+        bool nounroll = n == 8 && !memcmp(v, "nounroll", 8);
+        if (k >= 0 && where != EMU_PRAGMA_BODY)
+            return perr(ps, t->line, ".pragma \"%.*s\" is for a function's body", (int)n, v);
+        if (k >= 0 && ps->ptx_version < body_only[k].ptx)
+            return perr(ps, t->line, ".pragma \"%.*s\" needs PTX ISA .version %u.%u or later (the module's .version is %u.%u)", (int)n, v,
+                        body_only[k].ptx / 10u, body_only[k].ptx % 10u, ps->ptx_version / 10u, ps->ptx_version % 10u);
+        if (k < 0 && !nounroll && where == EMU_PRAGMA_MODULE)
+            return perr(ps, t->line, ".pragma \"%.*s\" is not one ptxas knows (\"nounroll\" is the module-scope one)", (int)n, v);
+        next(ps);
+    } while (accept(ps, ','));
+    if (!is_punct(&ps->tok, ';')) return perr(ps, line, "bad .pragma: expected ';' after its strings");
+    next(ps);
+    return true;
+}
+
 /* loc = ".loc" FILE LINE [COLUMN] { "," ... }
  * The instructions that follow, up to the next .loc or the function's end,
  * come from FILE:LINE:COLUMN; line 0 means no location.  What follows a comma
@@ -1113,6 +1153,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
         if (is(t, ".address_size")) { ok = parse_address_size(&ps); continue; }
         if (is(t, ".file")) { ok = emu_parse_file(&ps); continue; }
         if (is(t, ".loc")) { ok = emu_parse_loc(&ps); continue; } /* between functions: applies to nothing */
+        if (is(t, ".pragma")) { ok = emu_parse_pragma(&ps, EMU_PRAGMA_MODULE); continue; }
         if (is(t, ".section")) {
             while (ps.tok.kind != TK_EOF && !is_punct(&ps.tok, '{')) next(&ps);
             int depth = 0;

@@ -155,6 +155,28 @@ static bool check_op_type(Parser *ps, const EmuIns *in, unsigned ntypes, uint32_
     return perr(ps, line, "'%.*s': %s takes %s here, not .%s", (int)len, s, emu_op_name(in->op), list, emu_type_name(in->ty));
 }
 
+/* barrier.cluster.arrive[.release|.relaxed][.aligned] and barrier.cluster.wait[.acquire][.aligned], each modifier once
+ * (ptxas: "Illegal modifier '.acquire' for instruction 'barrier.cluster.arrive'", "Duplicate .release modifier"); any
+ * other modifier loaded and was ignored (barrier.cluster.wait.relaxed waited with acquire semantics). */
+static bool check_cluster_bar(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    bool arrive = in->mode == EMU_MODE_MB_ARRIVE, sem = false, aligned = false;
+    for (uint32_t i = (uint32_t)strlen("barrier.cluster."); i < len;) {
+        uint32_t j = i;
+        while (j < len && s[j] != '.') j++;
+        const char *w = s + i;
+        uint32_t n = j - i;
+        bool is_sem = arrive ? (n == 7 && (!memcmp(w, "release", 7) || !memcmp(w, "relaxed", 7))) : (n == 7 && !memcmp(w, "acquire", 7));
+        bool is_op = n == (arrive ? 6u : 4u) && !memcmp(w, arrive ? "arrive" : "wait", n);
+        if (is_sem && !sem) sem = true;
+        else if (n == 7 && !memcmp(w, "aligned", 7) && !aligned) aligned = true;
+        else if (!is_op)
+            return perr(ps, line, "'%.*s': barrier.cluster.%s takes %s and .aligned, each at most once, not .%.*s", (int)len, s,
+                        arrive ? "arrive" : "wait", arrive ? ".release or .relaxed" : ".acquire", (int)n, w);
+        i = j + 1;
+    }
+    return true;
+}
+
 /* cvt's rounding between the scalar integer and float types (ptxas of CUDA 13, tried pair by pair; the ISA's cvt
  * page says the same): a float to an integer needs an integer rounding (.rni .rzi .rmi .rpi), an integer to a float and
  * a float to a narrower float a float rounding (.rn .rz .rm .rp), a float to the same float takes an integer rounding
@@ -402,6 +424,7 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
         return perr(ps, line, "'%.*s': which reduction (.add, .min, .max, .inc, .dec, .and, .or, .xor)?", (int)len, s);
     if (in->op == EMU_OP_SETMAXNREG && !in->mode) return perr(ps, line, "'%.*s' needs .inc or .dec", (int)len, s);
     if (in->op == EMU_OP_CLUSTER_BAR && !in->mode) return perr(ps, line, "'%.*s' needs .arrive or .wait", (int)len, s);
+    if (in->op == EMU_OP_CLUSTER_BAR && !check_cluster_bar(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_GRIDDEP && !in->mode) return perr(ps, line, "'%.*s' needs .wait or .launch_dependents", (int)len, s);
     if (in->op == EMU_OP_TENSORMAP_REPLACE && !in->mode)
         return perr(ps, line, "'%.*s': which tensor-map field (global_address, rank, box_dim, global_dim, global_stride, element_stride, "

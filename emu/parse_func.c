@@ -25,6 +25,7 @@ static bool parse_perf(Parser *ps, EmuFunc *f) {
         else if (is(&d, ".reqntid")) dst = f->reqntid, have_req = true;
         else if (is(&d, ".reqnctapercluster")) dst = f->reqnctapercluster;
         else if (is(&d, ".noreturn")) { emu_lex_next(ps); continue; }
+        else if (is(&d, ".pragma")) { if (!emu_parse_pragma(ps, EMU_PRAGMA_SIGNATURE)) return false; continue; }
         else if (is(&d, ".explicitcluster")) { f->explicit_cluster = true; emu_lex_next(ps); continue; }
         bool rank = is(&d, ".maxclusterrank");
         have_rank |= rank;
@@ -107,7 +108,8 @@ static bool parse_body(Parser *ps) {
             if (is(t, ".loc")) { if (!emu_parse_loc(ps)) return false; continue; }
             if (is(t, ".file")) { if (!emu_parse_file(ps)) return false; continue; }
             if (is(t, ".branchtargets")) { if (!emu_parse_branchtargets(ps)) return false; continue; }
-            if (is(t, ".pragma") || is(t, ".callprototype") || is(t, ".calltargets")) { /* label: .callprototype (...) ...; */
+            if (is(t, ".pragma")) { if (!emu_parse_pragma(ps, EMU_PRAGMA_BODY)) return false; continue; }
+            if (is(t, ".callprototype") || is(t, ".calltargets")) { /* label: .callprototype (...) ...; */
                 while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, ';')) emu_lex_next(ps);
                 accept(ps, ';');
                 continue;

@@ -124,6 +124,8 @@ bool emu_parse_ins(Parser *ps);            /* one instruction, with its guard, t
 bool emu_parse_branchtargets(Parser *ps);  /* label: .branchtargets L0, L1, ...; */
 bool emu_parse_file(Parser *ps);           /* .file N "name" */
 bool emu_parse_loc(Parser *ps);            /* .loc F L [C] */
+typedef enum { EMU_PRAGMA_MODULE, EMU_PRAGMA_SIGNATURE, EMU_PRAGMA_BODY } EmuPragmaScope;
+bool emu_parse_pragma(Parser *ps, EmuPragmaScope where); /* .pragma "..." {, "..."}; (checked, then ignored) */
 /* A register (count < 0) or the range name<count> of type ty (0: unknown), in the current scope. */
 void emu_reg_declare(Parser *ps, const char *s, uint32_t len, int64_t count, unsigned ty);
 bool emu_parse_function(Parser *ps, bool entry); /* at .entry or .func: the declaration or definition */

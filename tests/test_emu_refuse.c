@@ -198,6 +198,40 @@ Test(refuse, kernel_limits) {
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
 
+/* .pragma where ptxas takes it (a module's and a signature's "nounroll" were refused as unknown directives) and not
+ * where it does not; barrier.cluster's modifiers (barrier.cluster.wait.relaxed loaded, its .relaxed ignored); mapa's
+ * and getctarank's operand widths (mapa.u32 of a 64-bit register cut the address to 32 bits). */
+#define PR(mod, sig, body) HEAD mod "\n.visible .entry k(.param .u64 p)\n" sig "\n{\n .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n" \
+                           " .shared .align 4 .b32 s;\n " body "\n ret;\n}\n" /* the body's line is 11 */
+Test(refuse, pragmas_and_cluster_forms) {
+    static const Bad bad[] = {
+        {PR(".pragma \"used_bytes_mask 0xf\";", "", ""), "ptx:4: .pragma \"used_bytes_mask 0xf\" is for a function's body"},
+        {PR("", ".pragma \"frequency 4\";", ""), "ptx:6: .pragma \"frequency 4\" is for a function's body"},
+        {PR(".pragma \"unroll\";", "", ""), "ptx:4: .pragma \"unroll\" is not one ptxas knows"},
+        {PR("", "", ".pragma \"enable_smem_spilling\";"), "ptx:11: .pragma \"enable_smem_spilling\" needs PTX ISA .version 8.7"},
+        {PR("", "", ".pragma nounroll;"), "ptx:11: bad .pragma: expected a string in quotes, found 'nounroll'"},
+        {PR("", "", ".pragma \"used_bytes_mask 0xff\";"), "ptx:11: .pragma \"used_bytes_mask 0xff\" needs PTX ISA .version 8.3"},
+        {PR("", "", "barrier.cluster.wait.relaxed;"),
+         "ptx:11: 'barrier.cluster.wait.relaxed': barrier.cluster.wait takes .acquire and .aligned, each at most once, not .relaxed"},
+        {PR("", "", "barrier.cluster.arrive.acquire;"), "barrier.cluster.arrive takes .release or .relaxed and .aligned"},
+        {PR("", "", "barrier.cluster.arrive.relaxed.release;"), "not .release"},
+        {PR("", "", "barrier.cluster.wait.aligned.aligned;"), "not .aligned"},
+        {PR("", "", "barrier.cluster.arrive.sync;"), "not .sync"},
+        {PR("", "", "mapa.u32 %r3, %rd2, 0;"), "ptx:11: 'mapa.u32': operand 2, register '%rd2' of type .b64, does not fit .u32"},
+        {PR("", "", "mapa.u64 %rd3, %r2, 0;"), "operand 2, register '%r2' of type .b32, does not fit .u64"},
+        {PR("", "", "getctarank.u32 %r1, %rd2;"), "'getctarank.u32': operand 2, register '%rd2' of type .b64, does not fit .u32"},
+        {PR("", "", "getctarank.u64 %rd1, %rd2;"), "operand 1, register '%rd1' of type .b64, does not fit .u32"},
+    };
+    static const char *const good[] = {
+        PR(".pragma \"nounroll\";", ".pragma \"nounroll\";", ".pragma \"nounroll\", \"nounroll\";\n"
+           " .pragma \"a_pragma_ptxas_warns_of\";\n ld.param.u64 %rd1, [p];\n ld.global.u32 %r1, [%rd1];"),
+        PR("", "", "barrier.cluster.arrive.relaxed.aligned;\n barrier.cluster.wait.acquire.aligned;\n barrier.cluster.arrive.release;\n"
+           " barrier.cluster.wait;\n mov.u64 %rd1, s;\n cvta.shared.u64 %rd2, %rd1;\n getctarank.u64 %r1, %rd2;\n"
+           " getctarank.shared::cluster.u32 %r2, s;\n mapa.u64 %rd3, %rd2, 0;\n mapa.shared::cluster.u32 %r3, s, 0;"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+}
+
 /* Register types against instruction types.  The refused forms are each one register off a form ptxas takes. */
 #define T(body) K(" .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n .reg .f32 %f<4>;\n .reg .u32 %u<4>;\n .reg .b16 %h<4>;\n" \
                   " .reg .pred %p<2>;\n .reg .f64 %fd<2>;\n .reg .s64 %sd<2>;\n .reg .u16 %us<2>;\n " body)
