@@ -134,6 +134,7 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("mbarrier .test_wait .parity", 71, 80, 0)                                                    \
     X("mbarrier .try_wait", 78, 90, 0)                                                             \
     X("mbarrier .relaxed|.acquire|.release", 80, 80, 0)                                            \
+    X("mbarrier .relaxed .arrive|.arrive_drop|.test_wait|.try_wait", 86, 90, 0)                    \
     X("mbarrier .arrive|.arrive_drop !.noComplete !.expect_tx", 78, 90, GATE_3OPS)                 \
     X("mbarrier .expect_tx|.complete_tx", 80, 90, 0)                                               \
     X("st.async|red.async", 81, 90, 0)                                                             \

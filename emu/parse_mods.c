@@ -96,6 +96,9 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
         int f = emu_find_name(op_names, ARRAY_LEN(op_names), s, l);
         if (f >= 0) { op = f; used = k; }
     }
+    if (op < 0 && len >= 9 && memcmp(s, "multimem.", 9) == 0) /* the whole family: there is no multicast memory here */
+        return perr(ps, line, "'%.*s': multimem (loads, stores and reductions on a multicast object's copies on several GPUs) is not "
+                    "supported by the emulator, which has one device and no multicast objects", (int)len, s);
     if (op < 0) return perr(ps, line, "unsupported instruction '%.*s'", (int)len, s);
     in->op = (uint8_t)op;
     in->vec = op == EMU_OP_CP_RED_BULK_TENSOR ? 0 : 1; /* there: the dimensions */

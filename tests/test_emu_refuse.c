@@ -230,6 +230,23 @@ Test(refuse, pragmas_and_cluster_forms) {
            " getctarank.shared::cluster.u32 %r2, s;\n mapa.u64 %rd3, %rd2, 0;\n mapa.shared::cluster.u32 %r3, s, 0;"),
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90a");
+    /* multimem, which ptxas takes, is refused by name: the emulator has no multicast objects */
+    static const char *const multimem[] = {"multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1];",
+                                           "multimem.st.relaxed.sys.global.v4.f32 [%rd1], {%r1, %r2, %r3, %r1};",
+                                           "multimem.red.release.gpu.global.add.u64 [%rd1], %rd2;"};
+    TileDevice *d = open_emu(false);
+    for (size_t i = 0; i < ARRAY_LEN(multimem); i++) {
+        char ptx[1024], want[200];
+        snprintf(ptx, sizeof ptx, ".version 8.1\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+                                  " .reg .b32 %%r<4>;\n .reg .b64 %%rd<4>;\n %s\n ret;\n}\n", multimem[i]);
+        snprintf(want, sizeof want, "ptx:8: '%.*s': multimem (loads, stores and reductions", (int)strcspn(multimem[i], " "), multimem[i]);
+        TileDevModule *m = NULL;
+        cr_expect_eq(dev_module_load_ptx(d, ptx, &m), DEV_ERR_PTX, "loaded:\n%s", ptx);
+        cr_expect(strstr(dev_last_error(d), want), "'%s' not in: %s", want, dev_last_error(d));
+        check_ptxas_arch(ptx, "sm_90a");
+        if (m) dev_module_unload(m);
+    }
+    dev_close(d);
 }
 
 /* Register types against instruction types.  The refused forms are each one register off a form ptxas takes. */
@@ -726,6 +743,12 @@ Test(refuse, gates) {
         {"mbarrier.try_wait.parity.shared.b64 %p1, [mb], %r2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "mbarrier .try_wait"},
         {"mbarrier.arrive.expect_tx.shared.b64 %rd2, [mb], 16;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "mbarrier .expect_tx or .complete_tx"},
         {"mbarrier.arrive.release.cta.shared.b64 %rd2, [mb];", "8.0", "sm_80", "7.8", "sm_80", NULL, "mbarrier .relaxed or .acquire or .release"},
+        /* .relaxed is newer on the arrivals and waits than on expect_tx and complete_tx */
+        {"mbarrier.arrive.relaxed.cta.shared::cta.b64 %rd2, [mb];", "8.6", "sm_90", "8.5", "sm_90", "sm_89",
+         "mbarrier .relaxed .arrive or .arrive_drop or .test_wait or .try_wait"},
+        {"mbarrier.test_wait.relaxed.cta.shared::cta.b64 %p1, [mb], %rd2;", "8.6", "sm_90", "8.5", "sm_90", "sm_89", "mbarrier .relaxed .arrive"},
+        {"mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64 %rd2, [mb], 16;", "8.6", "sm_90", "8.5", "sm_90", "sm_89", "mbarrier .relaxed .arrive"},
+        {"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [mb], 16;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "mbarrier .relaxed or"},
         {"mbarrier.arrive.shared.b64 %rd2, [mb], 2;", "7.8", "sm_90", "7.7", "sm_87", "sm_89", "mbarrier .arrive or .arrive_drop with count"},
         {"mbarrier.arrive_drop.noComplete.shared.b64 %rd2, [mb], 2;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "mbarrier"},
         {"mbarrier.arrive.shared::cta.b64 %rd2, [mb];", "7.8", "sm_80", "7.7", "sm_80", NULL, ".shared::cta"},
