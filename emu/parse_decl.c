@@ -54,7 +54,11 @@ static bool parse_decl(Parser *ps, Decl *d) {
         if (is(t, ".attribute")) {
             next(ps);
             if (!expect(ps, '(')) return false;
-            while (ps->tok.kind != TK_EOF && !is_punct(&ps->tok, ')')) next(ps);
+            /* nested: .attribute(.unified(19, 95)) (its inner ')' ended the list, the outer one read as the name) */
+            for (int depth = 1; ps->tok.kind != TK_EOF && depth > 0;) {
+                depth += is_punct(&ps->tok, '(') - is_punct(&ps->tok, ')');
+                if (depth) next(ps);
+            }
             if (!expect(ps, ')')) return false;
             continue;
         }

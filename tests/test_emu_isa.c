@@ -721,6 +721,18 @@ Test(isa, ld_unified_address) {
     f = load(d, shared_ptx, &m);
     launch_fails(d, f, 1, NULL, DEV_ERR_LAUNCH, "needs a global address");
     dev_module_unload(m);
+    /* a variable declared .unified: its attribute's own parentheses (the inner ')' ended the attribute, and the outer
+     * one was read as the variable's name: "expected a name in declaration, found ')'") */
+    static const char *var_ptx = HEAD80 ".global .attribute(.unified(19, 95)) .align 4 .u32 ug = 42;\n"
+        ".global .attribute(.managed) .align 4 .u32 mg = 5;\n"
+        ".visible .entry k(.param .u64 in, .param .u64 out)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.global.u32 %r1, [ug].unified;\n ld.global.u32 %r2, [mg];\n add.u32 %r1, %r1, %r2;\n"
+        " st.global.u32 [%rd1], %r1;\n ret;\n}\n";
+    f = load(d, var_ptx, &m);
+    launch_ok(d, f, 1, (void *[]){&din, &dout});
+    cr_assert_eq(dev_memcpy_dtoh(d, out, dout, 4), DEV_OK);
+    cr_expect_eq(out[0], 47u);
+    dev_module_unload(m);
     dev_close(d);
     load_fails("emu", HEAD80 ".visible .entry k()\n{\n .reg .b32 %r<2>;\n .shared .b32 s;\n ld.shared.u32 %r1, [s].unified;\n ret;\n}\n",
                ".unified is allowed on .global or generic addresses only");
