@@ -648,6 +648,9 @@ static void emit_bra(Parser *ps, const char *name, uint32_t len, uint32_t line) 
 bool emu_parse_branchtargets(Parser *ps) {
     uint32_t line = ps->tok.line, skip = ps->ncode, n = 0;
     next(ps);
+    /* its label: the last one, if it stands right before (brx.idx's operand must be one) */
+    if (ps->nlabels && ps->labels[ps->nlabels - 1].at == skip && ps->labels[ps->nlabels - 1].blk == ps->cur_blk)
+        ps->labels[ps->nlabels - 1].table = true;
     emit_bra(ps, NULL, 0, line); /* its target: set below, after the table */
     do {
         if (ps->tok.kind != TK_IDENT) return perr(ps, ps->tok.line, "expected a label in .branchtargets");

@@ -242,14 +242,23 @@ bool emu_parse_function(Parser *ps, bool entry) {
         for (uint32_t i = 0; i < ps->nfixes; i++) {
             struct Fix *x = &ps->fixes[i];
             EmuIns *in = &ps->code[x->ins];
-            bool found = false;
+            bool found = false, table = false;
             /* the label of the innermost block around the reference that has one */
             for (int32_t blk = x->blk; blk >= 0 && !found; blk = ps->blk_parent[blk]) {
                 int64_t k = emu_label_find(ps, x->s, x->len, blk);
                 if (k >= 0) {
                     in->target = ps->labels[k].at;
+                    table = ps->labels[k].table;
                     found = true;
                 }
+            }
+            /* brx.idx jumps into a table (label + 1 + index): to a plain label it ran the code after it as a table of
+             * bras; ptxas: "Label with '.branchtargets' directive expected", and the table before the brx.idx */
+            if (found && in->op == EMU_OP_BRX && (!table || in->target > x->ins)) {
+                ok = perr(ps, x->line, "brx.idx's operand '%.*s' %s", (int)x->len, x->s,
+                          table ? "is a .branchtargets table declared after the brx.idx: ptxas wants it before"
+                                : "is not a .branchtargets table (label: .branchtargets L0, L1, ...;)");
+                break;
             }
             /* a label is a branch target, of bra and of brx.idx's table (ptxas: "Arguments mismatch"); as any
              * other operand it read the sink, a mov or add of it ran with a value of its own */

@@ -51,7 +51,7 @@ typedef struct Parser {
     uint32_t nvec, capvec;
     /* labels are scoped by the { } blocks they are in (CUTLASS's inline PTX repeats `LAB_WAIT:` in each
      * inlined block): blk is the block, blk_parent[b] the block around b (-1: none; 0 is the body) */
-    struct Label { const char *s; uint32_t len, at; int32_t blk; } *labels;
+    struct Label { const char *s; uint32_t len, at; int32_t blk; bool table; } *labels; /* table: of .branchtargets */
     uint32_t nlabels, caplabels;
     uint32_t *label_index; /* open addressing over (name, blk): label number + 1, 0 empty (a kernel may have 100000s) */
     uint32_t caplabel_index;

@@ -44,7 +44,7 @@ static void label_index_put(Parser *ps, uint32_t k) {
 
 void emu_label_add(Parser *ps, const char *s, uint32_t len) {
     GROW(ps->labels, ps->nlabels, ps->caplabels);
-    ps->labels[ps->nlabels++] = (struct Label){s, len, ps->ncode, ps->cur_blk};
+    ps->labels[ps->nlabels++] = (struct Label){s, len, ps->ncode, ps->cur_blk, false};
     if (2 * ps->nlabels > ps->caplabel_index) { /* at most half full */
         uint32_t nc = ps->caplabel_index ? 2 * ps->caplabel_index : 64;
         uint32_t *t = calloc(nc, sizeof *t);

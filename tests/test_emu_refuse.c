@@ -103,6 +103,11 @@ Test(refuse, label_opd) {
         {K(" .reg .b32 %r<2>;\nL1:\n add.u32 %r1, L1, 1;"), "ptx:8: label 'L1' as an operand of add"},
         {K(" .reg .b64 %rd<2>;\nL1:\n mov.u64 %rd1, L1;"), "ptx:8: label 'L1' as an operand of mov"},
         {K(" .reg .b32 %r<2>;\n .reg .pred %p;\n setp.eq.u32 %p, %r1, L2;\nL2:"), "ptx:8: label 'L2' as an operand of setp"},
+        /* brx.idx goes to its table + 1 + index: through a plain label it ran the code after the label as bras */
+        {K(" .reg .b32 %r<2>;\n mov.u32 %r1, 0;\n brx.idx %r1, L1;\nL1:\n mov.u32 %r1, 1;"),
+         "ptx:8: brx.idx's operand 'L1' is not a .branchtargets table (label: .branchtargets L0, L1, ...;)"},
+        {K(" .reg .b32 %r<2>;\n mov.u32 %r1, 0;\n brx.idx %r1, T;\nT: .branchtargets L1;\nL1:"),
+         "ptx:8: brx.idx's operand 'T' is a .branchtargets table declared after the brx.idx"},
     };
     static const char *const good[] = {
         K(" .reg .b32 %r<2>;\n .reg .pred %p;\n mov.u32 %r1, 0;\n setp.eq.u32 %p, %r1, 0;\n @%p bra L1;\nL1:\n"
