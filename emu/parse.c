@@ -1189,6 +1189,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     free(ps.labels);
     free(ps.label_index);
     free(ps.sym_names);
+    free(ps.gate_passed);
     free(ps.sym_prev);
     free(ps.fixes);
     free(ps.blk_parent);

@@ -8,7 +8,8 @@
  *
  *   1. parse.c reads the header: emu_gate_header() records the .version (major * 10 + minor) and the first
  *      sm_NN[a|f] name of .target, and checks the pair against TARGET_PTX.
- *   2. Every instruction, once decoded and checked, goes through emu_gate_ins(): each row of GATES whose
+ *   2. Every instruction, once decoded and checked, goes through emu_gate_ins() (once per distinct opcode text:
+ *      the texts that passed are remembered): each row of GATES whose
  *      pattern matches the opcode text is checked against the module's version and SM.
  *   3. Every special register read (%clusterid, ...) goes through emu_gate_sreg() against the '%' rows.
  *
@@ -273,13 +274,47 @@ static bool gate_check(Parser *ps, const Gate *g, uint32_t line, const char *wha
     return true;
 }
 
+/* Opcode texts that passed every row, by (text, a third operand): a module repeats its instructions (add.u32 and
+ * ld.param.u32 100000s of times), and the table's ~130 patterns per instruction were most of a large module's load. */
+static uint32_t gate_hash(const char *s, uint32_t len, bool three) {
+    uint32_t h = 2166136261u ^ three;
+    for (uint32_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+static struct GatePassed *gate_passed_slot(const Parser *ps, const char *s, uint32_t len, bool three) {
+    uint32_t mask = ps->capgate_passed - 1;
+    for (uint32_t h = gate_hash(s, len, three) & mask;; h = (h + 1) & mask) {
+        struct GatePassed *e = &ps->gate_passed[h];
+        if (!e->s || (e->len == len && e->three == three && memcmp(e->s, s, len) == 0)) return e;
+    }
+}
+
+static void gate_passed_add(Parser *ps, const char *s, uint32_t len, bool three) {
+    if (2 * (ps->ngate_passed + 1) > ps->capgate_passed) { /* at most half full */
+        uint32_t oc = ps->capgate_passed, nc = oc ? 2 * oc : 64;
+        struct GatePassed *old = ps->gate_passed;
+        ps->gate_passed = calloc(nc, sizeof *ps->gate_passed);
+        if (!ps->gate_passed) out_of_memory();
+        ps->capgate_passed = nc;
+        for (uint32_t i = 0; i < oc; i++)
+            if (old[i].s) *gate_passed_slot(ps, old[i].s, old[i].len, old[i].three) = old[i];
+        free(old);
+    }
+    *gate_passed_slot(ps, s, len, three) = (struct GatePassed){s, len, three};
+    ps->ngate_passed++;
+}
+
 bool emu_gate_ins(Parser *ps, uint32_t line, const char *s, uint32_t len, unsigned nops) {
+    bool three = nops >= 3; /* the only operand fact a row depends on (GATE_3OPS) */
+    if (ps->capgate_passed && gate_passed_slot(ps, s, len, three)->s) return true;
     for (size_t i = 0; i < sizeof GATE_TABLE / sizeof *GATE_TABLE; i++) {
         const Gate *g = &GATE_TABLE[i];
         if (g->pattern[0] != '%' && (!(g->flags & GATE_3OPS) || nops >= 3) && pattern_match(g->pattern, s, len) &&
             !gate_check(ps, g, line, s, len))
             return false;
     }
+    gate_passed_add(ps, s, len, three); /* the text lives in the module's source for the whole parse */
     return true;
 }
 

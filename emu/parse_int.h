@@ -61,6 +61,8 @@ typedef struct Parser {
     uint32_t capsym_names, nsym_names;
     uint32_t *sym_prev;
     uint32_t capsym_prev;
+    struct GatePassed { const char *s; uint32_t len; bool three; } *gate_passed; /* parse_gate.c's memo */
+    uint32_t capgate_passed, ngate_passed;
     struct Fix { uint32_t ins; const char *s; uint32_t len; uint32_t line; int32_t blk; } *fixes;
     uint32_t nfixes, capfixes;
     int32_t *blk_parent;

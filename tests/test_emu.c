@@ -773,7 +773,7 @@ Test(ptx, many_labels_and_parameters, .timeout = 60) {
     TileDevModule *m;
     TileDevFunction *f = load(d, s.buf, "many", &m);
     double dt = now_s() - t0;
-    cr_expect_lt(dt, 8.0, "loading took %.1f s", dt); /* under 1 s (3 s under ASan); 20 s and more before */
+    cr_expect_lt(dt, 15.0, "loading took %.1f s", dt); /* about 1 s (5 s under ASan); 22 s before */
     uint64_t out;
     cr_assert_eq(dev_malloc(d, 4, &out), DEV_OK);
     uint8_t *vals = calloc(P, sizeof *vals);
