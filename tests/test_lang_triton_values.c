@@ -1,0 +1,566 @@
+/* test_lang_triton_values.c - Triton's value and type rules, compiled from inline sources and run
+ * on the emulator against exact references: constants taking their declared types, f8 constant
+ * codes, *i1 bytes, casts to narrow floats rounding once and fp_downcast_rounding, Python's min/max
+ * of scalars, reductions' result types, stored values converting to the pointee, zeros_like,
+ * broadcast and xor_sum (test_lang_triton.c: Triton's language features). */
+#include <criterion/criterion.h>
+#include <fenv.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "include/tile/tile.h"
+#include "runtime/device.h"
+#include "support/hostfloat.h"
+#include "tests/lang_run.h"
+#include "tests/test_rng.h"
+
+/* A float constant takes its declared type's value (it kept the exact 0.1 of the literal), and
+ * compile-time f16 arithmetic rounds as the same arithmetic at run time (1000 * 1000 is inf in f16,
+ * not 1e6); casts of constants to f8 round to nearest even and saturate as run-time casts do. */
+Test(lang_triton_values, typed_float_constants) {
+    K k;
+    load_src(&k,
+             "const T: f16 = 0.1;\n"
+             "const U: bf16 = 0.1;\n"
+             "const H: f16 = 1000.0;\n"
+             "kernel k(o: *f64, h: f16) {\n"
+             "    store(o, T as f64);\n"
+             "    store(o + 1, U as f64);\n"
+             "    store(o + 2, (H * H) as f64);\n"
+             "    store(o + 3, (h * h) as f64);\n"
+             "    store(o + 4, (1000.0 as f8e4m3) as f64);\n"
+             "    store(o + 5, (1.0625 as f8e4m3) as f64);\n"
+             "    store(o + 6, (1.1875 as f8e4m3) as f64);\n"
+             "    store(o + 7, (0.1 * 3.0) as f64);\n"
+             "}\n",
+             "k");
+    double o[8];
+    for (int i = 0; i < 8; i++) o[i] = NAN;
+    uint64_t d_o = upload(&k, o, sizeof o);
+    uint16_t h = f32_to_f16(1000.0f);
+    void *params[] = {&d_o, &h};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    cr_expect_eq(o[0], 0.0999755859375, "f16 0.1: %.17g", o[0]);
+    cr_expect_eq(o[1], 0.10009765625, "bf16 0.1: %.17g", o[1]);
+    cr_expect(isinf(o[2]) && o[2] > 0, "compile-time f16 1000 * 1000: %g", o[2]);
+    cr_expect(isinf(o[3]) && o[3] > 0, "run-time f16 1000 * 1000: %g", o[3]);
+    cr_expect_eq(o[4], 448.0, "1000 as f8e4m3 saturates: %g", o[4]);
+    cr_expect_eq(o[5], 1.0, "1.0625 as f8e4m3 ties to even 1.0: %g", o[5]);
+    cr_expect_eq(o[6], 1.25, "1.1875 as f8e4m3 ties to even 1.25: %g", o[6]);
+    cr_expect_eq(o[7], 0.1 * 3.0, "literals fold exactly in 64 bits (weak: f64 takes them whole): %.17g", o[7]);
+    unload(&k);
+}
+
+/* f8 constants are stored as their codes: 1.0 in e4m3 is 0x38 (it was written as the integer 1),
+ * 500 saturates to 448 (0x7E), -2.5 in e5m2 is 0xC1; a masked load's `other` too. */
+Test(lang_triton_values, f8_constants_are_codes) {
+    K k;
+    load_src(&k,
+             "kernel k(p: *f8e4m3, q: *f8e5m2, src: *f8e4m3, o: *f32) {\n"
+             "    let i = arange(0, 4);\n"
+             "    store(p + i, full([4], 1.0, f8e4m3));\n"
+             "    store(p + 4, 500.0 as f8e4m3);\n"
+             "    store(p + 5, (-0.0) as f8e4m3);\n"
+             "    store(q + i, full([4], -2.5, f8e5m2));\n"
+             "    let v = load(src + i, i < 2, 3.0);\n"
+             "    store(o + i, v as f32);\n"
+             "}\n",
+             "k");
+    uint8_t p[8], q[4], src[4] = {0x40 /* 2.0 */, 0x3c /* 1.5 */, 0, 0};
+    float o[4];
+    memset(p, 0xEE, sizeof p), memset(q, 0xEE, sizeof q);
+    for (int i = 0; i < 4; i++) o[i] = NAN;
+    uint64_t dp = upload(&k, p, sizeof p), dq = upload(&k, q, sizeof q), ds = upload(&k, src, sizeof src), d_o = upload(&k, o, sizeof o);
+    void *params[] = {&dp, &dq, &ds, &d_o};
+    launch(&k, 1, params);
+    download(&k, p, dp, sizeof p), download(&k, q, dq, sizeof q), download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 4; i++) cr_expect_eq(p[i], 0x38, "e4m3 1.0 at %d: %#x", i, p[i]);
+    cr_expect_eq(p[4], 0x7E, "500 as e4m3: %#x (448 is 0x7e)", p[4]);
+    cr_expect_eq(p[5], 0x80, "-0.0 as e4m3: %#x", p[5]);
+    for (int i = 0; i < 4; i++) cr_expect_eq(q[i], 0xC1, "e5m2 -2.5 at %d: %#x", i, q[i]);
+    const float want[4] = {2.0f, 1.5f, 3.0f, 3.0f};
+    for (int i = 0; i < 4; i++) cr_expect_eq(o[i], want[i], "load with other 3.0 at %d: %g", i, o[i]);
+    unload(&k);
+}
+
+/* An *i1 element is a byte, true when not zero: bytes 2 and 128 (a uint8 mask) read as true (only
+ * the low bit was kept); scalar, vector and masked loads. */
+Test(lang_triton_values, i1_loads_are_nonzero_bytes) {
+    K k;
+    load_src(&k,
+             "kernel k(m: *i1, o: *i32) {\n"
+             "    let i = arange(0, 16);\n"
+             "    store(o + i, where(load(m + i), 1, 0));\n"
+             "    store(o + 16 + i, where(load(m + i, i < 12, false), 1, 0));\n"
+             "    store(o + 32, where(load(m + 3), 1, 0));\n"
+             "}\n",
+             "k");
+    uint8_t m[16] = {0, 1, 2, 128, 255, 0, 4, 0, 3, 0, 64, 1, 2, 0, 0, 8};
+    int32_t o[33];
+    memset(o, 0xEE, sizeof o);
+    uint64_t dm = upload(&k, m, sizeof m), d_o = upload(&k, o, sizeof o);
+    void *params[] = {&dm, &d_o};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 16; i++) {
+        cr_expect_eq(o[i], m[i] != 0, "byte %d = %u: %d", i, m[i], o[i]);
+        cr_expect_eq(o[16 + i], i < 12 && m[i] != 0, "masked byte %d = %u: %d", i, m[i], o[16 + i]);
+    }
+    cr_expect_eq(o[32], 1, "scalar load of 128: %d", o[32]);
+    unload(&k);
+}
+
+/* f64 (and wide integers) to f8 and bf16 round once, to nearest even: through f32 they rounded twice, and
+ * a false tie went to even (1.0625 + 2^-30 as e4m3 was 1.0, the nearest is 1.125).  On sm_89 and sm_90a
+ * too, where tensors of f32 convert in pairs in hardware (an f64 tensor went through those pairs). */
+static void narrow_casts(const char *arch, const char *device);
+
+Test(lang_triton_values, narrow_casts_round_once) { narrow_casts(NULL, NULL); }
+Test(lang_triton_values, narrow_casts_round_once_sm90a) { narrow_casts("sm_90a", "emu:sm_90a"); }
+Test(lang_triton_values, narrow_casts_round_once_sm89) { narrow_casts("sm_89", "emu:sm_89"); }
+
+static void narrow_casts(const char *arch, const char *device) {
+    static const char *src = /* one warp: two elements a thread, a pair for the hardware conversions */
+        "@num_warps(1)\n"
+        "kernel k(x: *f64, ints: *i32, uints: *u32, e4: *f8e4m3, e5: *f8e5m2, bf: *bf16, bfu: *bf16) {\n"
+        "    let i = arange(0, 64);\n"
+        "    let v = load(x + i);\n"
+        "    store(e4 + i, v as f8e4m3);\n"
+        "    store(e5 + i, v as f8e5m2);\n"
+        "    store(bf + i, load(ints + i) as bf16);\n"
+        "    store(bfu + i, load(uints + i) as bf16);\n"
+        "}\n";
+    if (arch) { /* the hardware's f8 conversions are in the code under test */
+        char *ptx = compile_ptx(src, arch);
+        cr_assert(strstr(ptx, "e4m3x2"), "%s", ptx);
+        free(ptx);
+    }
+    K k;
+    load_src_on(&k, src, "k", arch, device);
+    double x[64];
+    int32_t ints[64];
+    uint32_t uints[64];
+    uint64_t s = 12345;
+    for (int i = 0; i < 64; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        /* halfway points of e4m3 (1 + (2j+1)/16) and e5m2 (1 + (2j+1)/8) nudged by tiny amounts either way */
+        double tie4 = (1.0 + (2.0 * (i % 8) + 1) / 16.0) * ldexp(1.0, (int)(s >> 60) % 6 - 3);
+        double tie5 = (1.0 + (2.0 * (i % 4) + 1) / 8.0) * ldexp(1.0, (int)(s >> 58) % 6 - 3);
+        /* the nudge's sign independent of the tie's j (i % 8): half the nearest values are odd, unlike the tie's even */
+        double nudge = ldexp(1.0, -28 - (int)(s >> 59) % 8) * ((i >> 3) & 1 ? 1 : -1);
+        x[i] = (i < 32 ? tie4 : tie5) * (1 + nudge) * (i % 3 ? 1 : -1);
+        ints[i] = (int32_t)((1 << 30) + (1 << 22) + (i & 1 ? 1 : -1)) * (i % 3 ? 1 : -1);
+        uints[i] = (1u << 31) + (1u << 23) + (i & 1 ? 1u : 0u) + (uint32_t)(i >> 1) * 7u;
+    }
+    uint8_t e4[64], e5[64];
+    uint16_t bf[64], bfu[64];
+    memset(e4, 0xEE, sizeof e4), memset(e5, 0xEE, sizeof e5), memset(bf, 0xEE, sizeof bf), memset(bfu, 0xEE, sizeof bfu);
+    uint64_t dx = upload(&k, x, sizeof x), di = upload(&k, ints, sizeof ints), du = upload(&k, uints, sizeof uints);
+    uint64_t d4 = upload(&k, e4, sizeof e4), d5 = upload(&k, e5, sizeof e5), db = upload(&k, bf, sizeof bf), dbu = upload(&k, bfu, sizeof bfu);
+    void *params[] = {&dx, &di, &du, &d4, &d5, &db, &dbu};
+    launch(&k, 1, params);
+    download(&k, e4, d4, sizeof e4), download(&k, e5, d5, sizeof e5), download(&k, bf, db, sizeof bf), download(&k, bfu, dbu, sizeof bfu);
+    for (int i = 0; i < 64; i++) {
+        cr_expect_eq(e4[i], d_to_f8(x[i], 0), "%.17g as e4m3: %#x, want %#x", x[i], e4[i], d_to_f8(x[i], 0));
+        cr_expect_eq(e5[i], d_to_f8(x[i], 1), "%.17g as e5m2: %#x, want %#x", x[i], e5[i], d_to_f8(x[i], 1));
+        /* bf16 of an integer: nearest even of the exact value, 8 significant bits */
+        double want = (double)ints[i], wantu = (double)uints[i];
+        int e;
+        frexp(want, &e);
+        double q = ldexp(1.0, e - 8);
+        want = nearbyint(want / q) * q;
+        frexp(wantu, &e);
+        q = ldexp(1.0, e - 8);
+        wantu = nearbyint(wantu / q) * q;
+        cr_expect_eq(bf16_to_d(bf[i]), want, "%d as bf16: %.17g, want %.17g", ints[i], bf16_to_d(bf[i]), want);
+        cr_expect_eq(bf16_to_d(bfu[i]), wantu, "%u as bf16: %.17g, want %.17g", uints[i], bf16_to_d(bfu[i]), wantu);
+    }
+    unload(&k);
+}
+
+/* |v| of a 64-bit integer rounded to nearest even at p significant bits, exactly. */
+static double u64_round(uint64_t u, int p) {
+    int bits = u ? 64 - __builtin_clzll(u) : 0;
+    if (bits <= p) return (double)u;
+    int k = bits - p;
+    uint64_t q = u >> k, rem = u & ((1ull << k) - 1), half = 1ull << (k - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    return ldexp((double)q, k);
+}
+
+static double i64_round(int64_t v, int p) { return v < 0 ? -u64_round(0 - (uint64_t)v, p) : u64_round((uint64_t)v, p); }
+
+/* The largest magnitude of the 16-bit type (to_d its decoding) not above |v|, with v's sign: round toward zero by
+ * search, independent of any rounding to nearest.  v finite. */
+static uint16_t rtz16(double v, double (*to_d)(uint16_t), uint16_t maxfinite) {
+    uint16_t lo = 0, hi = maxfinite;
+    if (fabs(v) >= to_d(maxfinite)) lo = maxfinite;
+    while (lo < hi) {
+        uint16_t mid = (uint16_t)((lo + hi + 1) / 2);
+        if (to_d(mid) <= fabs(v)) lo = mid;
+        else hi = (uint16_t)(mid - 1);
+    }
+    return (uint16_t)(lo | (signbit(v) ? 0x8000 : 0));
+}
+
+/* Triton's cast(x, T, fp_downcast_rounding="rtz"): f32 -> f16 and bf16, f64 -> f32 and f16 toward zero (finite
+ * values past the range give the largest finite value, infinities and NaNs stay); "rtne" is the plain cast.
+ * References: a search over the 16-bit codes, the f32 pattern's top half for bf16, the host's (float) under
+ * FE_TOWARDZERO for f64 -> f32.  61 of 64 elements live, outputs poisoned; other conversions are errors. */
+Test(lang_triton_values, cast_round_toward_zero) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, d: *f64, h: *f16, b: *bf16, f: *f32, n: i32) {\n"
+             "    let i = arange(0, 64); let m = i < n;\n"
+             "    let v = load(x + i, m, 0.0); let w = load(d + i, m, 0.0);\n"
+             "    store(h + i, cast(v, f16, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(b + i, cast(v, bf16, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(f + i, cast(w, f32, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(h + 64 + i, cast(w, f16, fp_downcast_rounding=\"rtz\"), m);\n"
+             "    store(h + 128 + i, cast(v, f16, fp_downcast_rounding=\"rtne\"), m);\n"
+             "}\n",
+             "k");
+    float x[64];
+    double d[64];
+    const double special[] = {65504, 65519.99, 65520, 70000, -1e10, 3.4e38, INFINITY, -INFINITY, NAN, -0.0, 1e-30, -3e-8, 6e-8,
+                              1.0 + 1.0 / 1024, -(1.0 + 3.0 / 2048), 2049, -2051, 1.0 / 3, 1e300, -1e-300, 3.4028235677973366e38};
+    for (int i = 0; i < 64; i++) {
+        double v = i < (int)(sizeof special / sizeof *special) ? special[i]
+                                                               : ldexp((double)(irand(1 << 30) - (1 << 29)), irand(60) - 60) * (1 + 1e-12);
+        d[i] = v, x[i] = (float)v;
+    }
+    int32_t n = 61;
+    uint64_t dx = upload(&k, x, sizeof x), dd = upload(&k, d, sizeof d), dh = poisoned(&k, 192 * 2), db = poisoned(&k, 64 * 2),
+             df = poisoned(&k, 64 * 4);
+    launch(&k, 1, (void *[]){&dx, &dd, &dh, &db, &df, &n});
+    uint16_t h[192], b[64];
+    float f[64];
+    download(&k, h, dh, sizeof h), download(&k, b, db, sizeof b), download(&k, f, df, sizeof f);
+    for (int i = 0; i < 64; i++) {
+        if (i >= n) {
+            cr_expect(h[i] == 0xFFFF && b[i] == 0xFFFF && h[64 + i] == 0xFFFF && isnan(f[i]), "[%d] masked off, but written", i);
+            continue;
+        }
+        uint32_t xb;
+        memcpy(&xb, &x[i], 4);
+        bool fin = isfinite(x[i]), dfin = isfinite(d[i]);
+        uint16_t wh = isnan(x[i]) ? 0 : fin ? rtz16(x[i], f16_to_d, 0x7BFF) : (uint16_t)(x[i] > 0 ? 0x7C00 : 0xFC00);
+        uint16_t wb = (uint16_t)(xb >> 16); /* truncation is rtz for bf16 (NaN: any NaN) */
+        uint16_t wd = isnan(d[i]) ? 0 : dfin ? rtz16(d[i], f16_to_d, 0x7BFF) : (uint16_t)(d[i] > 0 ? 0x7C00 : 0xFC00);
+        fesetround(FE_TOWARDZERO);
+        volatile double dv = d[i];
+        float wf = (float)dv;
+        fesetround(FE_TONEAREST);
+        if (isnan(x[i])) cr_expect(isnan(f16_to_d(h[i])) && isnan(bf16_to_d(b[i])), "[%d] NaN: %04x %04x", i, h[i], b[i]);
+        else {
+            cr_expect_eq(h[i], wh, "[%d] f32 %.9g -> f16 rtz: %04x (%.9g), want %04x (%.9g)", i, x[i], h[i], f16_to_d(h[i]), wh, f16_to_d(wh));
+            cr_expect_eq(b[i], wb, "[%d] f32 %.9g -> bf16 rtz: %04x, want %04x", i, x[i], b[i], wb);
+            cr_expect_eq(h[128 + i], f32_to_f16(x[i]), "[%d] f32 %.9g -> f16 rtne: %04x, want %04x", i, x[i], h[128 + i], f32_to_f16(x[i]));
+        }
+        if (isnan(d[i])) cr_expect(isnan(f[i]) && isnan(f16_to_d(h[64 + i])), "[%d] NaN", i);
+        else {
+            cr_expect(f[i] == wf && signbit(f[i]) == signbit(wf), "[%d] f64 %.17g -> f32 rtz: %.9g, want %.9g", i, d[i], f[i], wf);
+            cr_expect_eq(h[64 + i], wd, "[%d] f64 %.17g -> f16 rtz: %04x, want %04x", i, d[i], h[64 + i], wd);
+        }
+    }
+    unload(&k);
+    BadSource bad[] = {
+        {"kernel k(p: *f32) { store(p, cast(program_id(0), f32, fp_downcast_rounding=\"rtz\")); }", "fp_downcast_rounding is for a conversion of a float to a narrower float"},
+        {"kernel k(p: *f32) { store(p, cast(load(p), f64, fp_downcast_rounding=\"rtz\")); }", "not 'f32' to 'f64'"},
+        {"kernel k(p: *f16) { store(p, cast(load(p) as f32, f16, fp_downcast_rounding=\"rtn\")); }", "unknown fp_downcast_rounding \"rtn\""},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
+/* 64-bit integers to bf16 (run time) and to f32 and bf16 (folded) round once: through f64 to nearest
+ * even first, an integer of more than 53 bits that lies just past a bf16 (or f32) tie became the tie
+ * and went to even (2^56 + 2^48 + 1 as bf16 was 2^56; 2^60 + 2^36 + 1 as f32 was 2^60). */
+Test(lang_triton_values, narrow_casts_of_64_bit_integers) {
+    static const char *src =
+        "@num_warps(1)\n"
+        "kernel k(x: *i64, ux: *u64, bf: *bf16, bfu: *bf16, f: *f32, folded: *f32) {\n"
+        "    let i = arange(0, 64);\n"
+        "    let v = load(x + i);\n"
+        "    store(bf + i, v as bf16);\n"
+        "    store(bfu + i, load(ux + i) as bf16);\n"
+        "    store(f + i, v as f32);\n"
+        "    store(folded, 0x101000000000001 as bf16);\n"
+        "    store(folded + 1, 1152921573326323713 as f32);\n"
+        "    store(folded + 2, -1152921573326323713 as f32);\n"
+        "    store(folded + 3, (0x8080000000000001 as u64) as bf16);\n"
+        "}\n";
+    K k;
+    load_src(&k, src, "k");
+    int64_t x[64];
+    uint64_t ux[64];
+    uint64_t s = 987654321;
+    for (int i = 0; i < 64; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        int bits = 54 + (int)(s >> 60) % 10; /* 54..63 significant bits: f64 drops some */
+        int p = i % 2 ? 8 : 24;              /* just past a bf16 or an f32 tie */
+        uint64_t m = (s >> 20) & ((1ull << (p - 1)) - 1);
+        uint64_t u = ((1ull << (p - 1)) | m) << (bits - p); /* p significant bits */
+        u |= 1ull << (bits - p - 1);                        /* the half */
+        u |= (i >> 1) % 3 ? 1 : 0;                          /* and a little more, or an exact tie */
+        x[i] = (int64_t)u * (i % 4 < 2 ? 1 : -1);
+        ux[i] = u << (63 - (bits - 1)); /* the same pattern, top bit set */
+    }
+    x[62] = INT64_MIN, x[63] = INT64_MAX;
+    uint16_t bf[64], bfu[64];
+    float f[64], folded[4];
+    uint64_t dx = upload(&k, x, sizeof x), dux = upload(&k, ux, sizeof ux);
+    uint64_t db = poisoned(&k, sizeof bf), dbu = poisoned(&k, sizeof bfu), df = poisoned(&k, sizeof f), dfo = poisoned(&k, sizeof folded);
+    void *params[] = {&dx, &dux, &db, &dbu, &df, &dfo};
+    launch(&k, 1, params);
+    download(&k, bf, db, sizeof bf), download(&k, bfu, dbu, sizeof bfu), download(&k, f, df, sizeof f), download(&k, folded, dfo, sizeof folded);
+    for (int i = 0; i < 64; i++) {
+        cr_expect_eq(bf16_to_d(bf[i]), i64_round(x[i], 8), "%lld as bf16: %.17g, want %.17g", (long long)x[i], bf16_to_d(bf[i]),
+                     i64_round(x[i], 8));
+        cr_expect_eq(bf16_to_d(bfu[i]), u64_round(ux[i], 8), "%llu as bf16: %.17g, want %.17g", (unsigned long long)ux[i],
+                     bf16_to_d(bfu[i]), u64_round(ux[i], 8));
+        cr_expect_eq((double)f[i], i64_round(x[i], 24), "%lld as f32: %.9g, want %.17g", (long long)x[i], f[i], i64_round(x[i], 24));
+    }
+    cr_expect_eq((double)folded[0], u64_round(0x101000000000001ull, 8), "folded bf16: %.17g", folded[0]);
+    cr_expect_eq((double)folded[1], u64_round(1152921573326323713ull, 24), "folded f32: %.17g", folded[1]);
+    cr_expect_eq((double)folded[2], -u64_round(1152921573326323713ull, 24), "folded f32: %.17g", folded[2]);
+    cr_expect_eq((double)folded[3], u64_round(0x8080000000000001ull, 8), "folded u64 bf16: %.17g", folded[3]);
+    unload(&k);
+}
+
+/* Python's builtin min/max in a Triton kernel take two scalars (`min(num_pid_m - first_pid_m, GROUP_SIZE_M)`):
+ * a scalar has no axis to reduce, so min(a, b) and max(a, b) of a scalar are minimum and maximum. */
+Test(lang_triton_values, min_max_of_scalars) {
+    K k;
+    load_src(&k,
+             "kernel k(out: *i32, n: i32, f: f32, outf: *f32) {\n"
+             "    store(out, min(n - 3, 16));\n"
+             "    store(out + 1, max(n, 7));\n"
+             "    store(out + 2, max(min(n, 100), 50));\n"
+             "    store(outf, min(f, 0.5));\n"
+             "    store(outf + 1, max(f, 2.0));\n"
+             "}\n",
+             "k");
+    int32_t o[3];
+    float of[2];
+    uint64_t d = upload(&k, o, sizeof o), df = upload(&k, of, sizeof of);
+    for (int32_t n = -4; n <= 130; n += 67) {
+        float f = (float)n * 0.25f;
+        void *params[] = {&d, &n, &f, &df};
+        launch(&k, 1, params);
+        download(&k, o, d, sizeof o), download(&k, of, df, sizeof of);
+        cr_expect_eq(o[0], n - 3 < 16 ? n - 3 : 16, "min(%d - 3, 16) = %d", n, o[0]);
+        cr_expect_eq(o[1], n > 7 ? n : 7, "max(%d, 7) = %d", n, o[1]);
+        cr_expect_eq(o[2], n < 50 ? 50 : n > 100 ? 100 : n, "max(min(%d, 100), 50) = %d", n, o[2]);
+        cr_expect_eq(of[0], f < 0.5f ? f : 0.5f, "min(%g, 0.5) = %g", f, of[0]);
+        cr_expect_eq(of[1], f > 2.0f ? f : 2.0f, "max(%g, 2.0) = %g", f, of[1]);
+    }
+    unload(&k);
+}
+
+/* Reductions take Triton's types: max and min (without indices) of values narrower than 32 bits reduce as f32 or
+ * i32, so an f16 row's x - max(x, 1)[:, None] is computed in f32 (in f16 it rounds to the large maximum's
+ * ulp, 0.5 here); sum, cumsum and cumprod of i1 (unsigned to Triton) count in u32; cumprod takes dtype=.
+ * Rows of 13 live f16 values in [-2, 2) and one near 1000 (poisoned outputs, fresh values each run); the products
+ * of 14 factors from 2 to 9 pass i32's range. */
+Test(lang_triton_values, reduction_types) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f16, z: *f32, p: *i32, q: *i64, n: i32) {\n"
+             "    let r = arange(0, 4)[:, None]; let c = arange(0, 16)[None, :];\n"
+             "    let m = c < n;\n"
+             "    let v = load(x + r * 16 + c, m, -1000.0);\n"
+             "    static_assert(dtype_of(max(v, 1)) == f32 && dtype_of(min(v > 0.0, 1)) == i32, \"max/min widen\");\n"
+             "    static_assert(dtype_of(max(v as i8, 1)) == i32 && dtype_of(max(v as u16)) == i32, \"integers too\");\n"
+             "    let (mv, mi) = max(v, 1, return_indices=true);\n"
+             "    static_assert(dtype_of(mv) == f16, \"with indices the values keep their type, as Triton's\");\n"
+             "    static_assert(dtype_of(sum(m, 1)) == u32 && dtype_of(cumsum(m, 1)) == u32 && dtype_of(cumprod(m, 1)) == u32,\n"
+             "                  \"i1 counts in u32\");\n"
+             "    store(z + r * 16 + c, v - max(v, 1)[:, None], m);\n"
+             "    store(p + r * 16 + c, cumprod(load(p + r * 16 + c, m, 1), 1, dtype=i64) > 2147483647, m);\n"
+             "    store(q + r * 16 + c, cumprod(v as i32 + 3, 1, dtype=i64), m);\n"
+             "}\n",
+             "k");
+    int32_t n = 14;
+    uint16_t hx[64];
+    int32_t hp[64];
+    for (int i = 0; i < 64; i++) {
+        int col = i % 16;
+        float f = col == 5 ? 999.5f + (float)irand(4) * 0.5f : (float)(irand(4096) - 2048) / 1024.0f;
+        hx[i] = f32_to_f16(f), hp[i] = 2 + irand(8);
+    }
+    uint64_t dx = upload(&k, hx, sizeof hx), dz = poisoned(&k, 64 * 4), dp = upload(&k, hp, sizeof hp), dq = poisoned(&k, 64 * 8);
+    void *params[] = {&dx, &dz, &dp, &dq, &n};
+    launch(&k, 1, params);
+    float z[64];
+    int32_t p[64];
+    int64_t q[64];
+    download(&k, z, dz, sizeof z), download(&k, p, dp, sizeof p), download(&k, q, dq, sizeof q);
+    for (int r = 0; r < 4; r++) {
+        double mx = -INFINITY, pr = 1;
+        int64_t qr = 1;
+        for (int c = 0; c < n; c++) mx = fmax(mx, f16_to_d(hx[r * 16 + c]));
+        for (int c = 0; c < 16; c++) {
+            int i = r * 16 + c;
+            if (c >= n) {
+                cr_expect(isnan(z[i]) && p[i] == hp[i] && q[i] == -1, "[%d][%d] masked off, but written", r, c);
+                continue;
+            }
+            double want = f16_to_d(hx[i]) - mx; /* exact in f32: both are multiples of 2^-10 below 2^11 */
+            cr_expect_eq(z[i], (float)want, "[%d][%d]: x - max = %.9g, want %.9g (x %g, max %g)", r, c, z[i], want, f16_to_d(hx[i]), mx);
+            pr *= hp[i];
+            cr_expect_eq(p[i], pr > 2147483647.0, "[%d][%d]: cumprod in i64 past i32's range: %d, want %d", r, c, p[i], pr > 2147483647.0);
+            qr *= (int64_t)trunc(f16_to_d(hx[i])) + 3; /* below 4^13 * 1004: past i32, within i64 */
+            cr_expect_eq(q[i], qr, "[%d][%d]: cumprod(dtype=i64) = %lld, want %lld", r, c, (long long)q[i], (long long)qr);
+        }
+    }
+    unload(&k);
+}
+
+/* A layer norm's (x - mean) * rstd keeps the digits the subtraction keeps: the contract pass never
+ * distributes a subtraction into a scale (fma(x, s, -(m * s)) would lose them: x = 1e4 + noise gave errors
+ * of 1e-2 instead of one rounding; softmax's case is test_math's softmax_exp_is_one_at_the_row_max). */
+Test(lang_triton_values, centered_scale_is_not_distributed) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, out: *f32, s: f32, m0: f32) {\n"
+             "    let r = arange(0, 4);\n"
+             "    let c = arange(0, 64);\n"
+             "    let t = load(x + r[:, None] * 64 + c[None, :]);\n"
+             "    let mean = sum(t, 1) / 64.0;\n"
+             "    store(out + r[:, None] * 64 + c[None, :], (t - mean[:, None]) * s);\n"
+             "    store(out + 256 + r, mean);\n"
+             "    store(out + 260 + c, (load(x + c) - m0) * s);\n" /* the tutorial's form: a scalar mean */
+             "}\n",
+             "k");
+    float x[256], out[324];
+    for (int i = 0; i < 256; i++) x[i] = 10000.0f + (float)((i * 37) % 29 - 14) * 0.0009765625f;
+    uint64_t dx = upload(&k, x, sizeof x), dout = upload(&k, out, sizeof out);
+    float s = 997.0f, m0 = 10000.0048828125f; /* 10000 + 5 * 2^-10: m0 * s is not a float */
+    void *params[] = {&dx, &dout, &s, &m0};
+    launch(&k, 1, params);
+    download(&k, out, dout, sizeof out);
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 64; c++) {
+            float m = out[256 + r], want = (x[r * 64 + c] - m) * s; /* the subtraction is exact (Sterbenz), one rounding */
+            cr_expect_eq(out[r * 64 + c], want, "(x - mean) * s at (%d, %d): %.9g, want %.9g", r, c, out[r * 64 + c], want);
+        }
+    for (int c = 0; c < 64; c++) {
+        float want = (x[c] - m0) * s;
+        cr_expect_eq(out[260 + c], want, "(x - m) * s of a scalar m at %d: %.9g, want %.9g", c, out[260 + c], want);
+    }
+    unload(&k);
+}
+
+/* Triton's zeros_like, broadcast, xor_sum (every element, and along an axis with keep_dims),
+ * div_rn / fdiv (IEEE division, what `/` is) and sqrt_rn, on 100 of 128 elements (poisoned output). */
+Test(lang_triton_values, zeros_like_broadcast_xor_sum_rn) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *i32, y: *f32, o: *i32, rows: *i32, p: *f32, n: i32) {\n"
+             "    let i = arange(0, 128);\n"
+             "    let v = load(x + i, i < n, 0);\n"
+             "    let (a, b) = broadcast(i[:, None] * 3, v[None, :]);\n"
+             "    store(o + i, xor_sum(v) + zeros_like(v), i < n);\n"
+             "    let r = xor_sum(a ^ b, axis=1, keep_dims=true);\n"
+             "    store(rows + i[:, None], r);\n"
+             "    let f = load(y + i, i < n, 1.0);\n"
+             "    store(p + i, div_rn(f, 3.0), i < n);\n"
+             "    store(p + 128 + i, fdiv(f, 7.0, ieee_rounding=true), i < n);\n"
+             "    store(p + 256 + i, sqrt_rn(f), i < n);\n"
+             "}\n",
+             "k");
+    enum { N = 100, B = 128 };
+    int32_t x[B], o[B], rows[B];
+    float y[B], p[3 * B];
+    for (int i = 0; i < B; i++) x[i] = (int32_t)(i * 2654435761u >> 3), y[i] = (float)(i * 1.37 + 0.11);
+    memset(o, 0xee, sizeof o), memset(rows, 0xee, sizeof rows), memset(p, 0xee, sizeof p);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), dob = upload(&k, o, sizeof o), dr = upload(&k, rows, sizeof rows),
+             dp = upload(&k, p, sizeof p);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &dob, &dr, &dp, &n};
+    launch(&k, 1, params);
+    download(&k, o, dob, sizeof o), download(&k, rows, dr, sizeof rows), download(&k, p, dp, sizeof p);
+    int32_t all = 0;
+    for (int i = 0; i < N; i++) all ^= x[i];
+    for (int i = 0; i < B; i++) {
+        cr_expect_eq(o[i], i < N ? all : (int32_t)0xeeeeeeee, "o[%d] = %#x, want %#x", i, o[i], all);
+        int32_t want = 0;
+        for (int j = 0; j < B; j++) want ^= (i * 3) ^ (j < N ? x[j] : 0);
+        cr_expect_eq(rows[i], want, "rows[%d] = %#x, want %#x", i, rows[i], want);
+        if (i >= N) continue;
+        cr_expect_eq(p[i], y[i] / 3.0f, "div_rn(%g, 3) = %.9g, want %.9g", y[i], p[i], y[i] / 3.0f);
+        cr_expect_eq(p[B + i], y[i] / 7.0f, "fdiv(%g, 7) = %.9g, want %.9g", y[i], p[B + i], y[i] / 7.0f);
+        cr_expect_eq(p[2 * B + i], sqrtf(y[i]), "sqrt_rn(%g) = %.9g, want %.9g", y[i], p[2 * B + i], sqrtf(y[i]));
+    }
+    unload(&k);
+}
+
+/* Triton's store casts the value to the pointee's type: an f32 tile stored through *f16, *bf16 (round to
+ * nearest even), *i32 (toward zero), *f8e4m3 (nearest even, saturating as `as` does), and an atomic_add
+ * of f32 values into *i32; load's `other` likewise; against the host's conversions. */
+Test(lang_triton_values, store_converts_to_the_pointee) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, h: *f16, b: *bf16, i: *i32, e: *f8e4m3, c: *i32, n: i32) {\n"
+             "    let o = arange(0, 128);\n"
+             "    let m = o < n;\n"
+             "    let v = load(x + o, m, 0.0);\n"
+             "    store(h + o, v, m);\n"
+             "    store(b + o, v * 3.0, m);\n"
+             "    store(i + o, v * 100.0, m);\n"
+             "    store(e + o, v, m);\n"
+             "    atomic_add(c + o % 4, v * 10.0, m);\n"
+             "}\n",
+             "k");
+    enum { N = 100 };
+    float x[128];
+    for (int j = 0; j < N; j++) x[j] = (float)((j * 7919) % 1000 - 500) / 37.0f + 1.0f / 3.0f;
+    uint64_t dx = upload(&k, x, sizeof x), dh = poisoned(&k, 256), db = poisoned(&k, 256), di = poisoned(&k, 512),
+             de = poisoned(&k, 128), dc = upload(&k, (int32_t[4]){0, 0, 0, 0}, 16);
+    int32_t n = N;
+    launch(&k, 1, (void *[]){&dx, &dh, &db, &di, &de, &dc, &n});
+    uint16_t h[128], b[128];
+    int32_t iv[128], cv[4];
+    uint8_t e[128];
+    download(&k, h, dh, sizeof h);
+    download(&k, b, db, sizeof b);
+    download(&k, iv, di, sizeof iv);
+    download(&k, e, de, sizeof e);
+    download(&k, cv, dc, sizeof cv);
+    int32_t want_c[4] = {0, 0, 0, 0};
+    for (int j = 0; j < N; j++) {
+        cr_assert_eq(h[j], f32_to_f16(x[j]), "f16[%d]: %04x, want %04x", j, h[j], f32_to_f16(x[j]));
+        cr_assert_eq(b[j], f32_to_bf16(x[j] * 3.0f), "bf16[%d]: %04x, want %04x", j, b[j], f32_to_bf16(x[j] * 3.0f));
+        cr_assert_eq(iv[j], (int32_t)(x[j] * 100.0f), "i32[%d]: %d, want %d", j, iv[j], (int32_t)(x[j] * 100.0f));
+        cr_assert_eq(e[j], d_to_f8(x[j], 0), "f8e4m3[%d]: %02x, want %02x", j, e[j], d_to_f8(x[j], 0));
+        want_c[j % 4] += (int32_t)(x[j] * 10.0f);
+    }
+    for (int j = 0; j < 4; j++) cr_assert_eq(cv[j], want_c[j], "atomic_add[%d]: %d, want %d", j, cv[j], want_c[j]);
+    unload(&k);
+    /* load's `other` converts too: an f32 tile as the masked-off values of an f16 load */
+    load_src(&k,
+             "kernel k(h: *f16, o32: *f32, n: i32) {\n"
+             "    let o = arange(0, 128);\n"
+             "    let fill = (o as f32) * 0.1;\n"
+             "    store(o32 + o, load(h + o, o < n, fill) as f32);\n"
+             "}\n",
+             "k");
+    uint16_t hin[128];
+    for (int j = 0; j < 128; j++) hin[j] = f32_to_f16((float)j);
+    uint64_t dhin = upload(&k, hin, sizeof hin), dout = poisoned(&k, 512);
+    n = 40;
+    launch(&k, 1, (void *[]){&dhin, &dout, &n});
+    float got[128];
+    download(&k, got, dout, sizeof got);
+    for (int j = 0; j < 128; j++) {
+        float want = j < 40 ? (float)j : (float)f16_to_d(f32_to_f16((float)j * 0.1f));
+        cr_assert_eq(got[j], want, "load[%d]: %g, want %g", j, got[j], want);
+    }
+    unload(&k);
+}
+
