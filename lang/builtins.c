@@ -30,6 +30,7 @@
     X(ZEROS_LIKE, "zeros_like", 1, "input", CONST, PLAIN, 0)                               \
     X(FULL, "full", 2, "shape value dtype", CONST, PLAIN, 0)                               \
     X(RESHAPE, "reshape", 2, "x shape can_reorder", RESHAPE, PLAIN, 0)                                 \
+    X(VIEW, "view", 2, "x shape", RESHAPE, PLAIN, 0) /* Triton's deprecated reshape(can_reorder=True) */  \
     X(TRANS, "trans", 1, "x perm", TRANS, PLAIN, 0)                                        \
     X(EXPAND_DIMS, "expand_dims", 2, "x axis", EXPAND_DIMS, PLAIN, 0)                      \
     X(UNSQUEEZE, "unsqueeze", 2, "x dim", EXPAND_DIMS, PLAIN, 0)                           \
@@ -80,10 +81,10 @@
     X(COPYSIGN, "copysign", 2, "x y", COPYSIGN, PLAIN, 0)                                  \
     X(ISNAN, "isnan", 1, "x", CMP, PLAIN, 0) X(ISINF, "isinf", 1, "x", CMP, PLAIN, 0)      \
     X(SIGNBIT, "signbit", 1, "x", CMP, PLAIN, 0)                                           \
-    X(CLAMP, "clamp", 3, "x lo hi", MAX, PLAIN, 0)                                         \
+    X(CLAMP, "clamp", 3, "x lo hi propagate_nan:str", MAX, PLAIN, 0)                       \
     X(FMA, "fma", 3, "a b c", FMA, PLAIN, 0)                                               \
-    X(MINIMUM, "minimum", 2, "a b", MIN, PLAIN, 0)                                         \
-    X(MAXIMUM, "maximum", 2, "a b", MAX, PLAIN, 0)                                         \
+    X(MINIMUM, "minimum", 2, "a b propagate_nan:str", MIN, PLAIN, 0)                       \
+    X(MAXIMUM, "maximum", 2, "a b propagate_nan:str", MAX, PLAIN, 0)                       \
     /* Triton's parameters, in Triton's order */                                            \
     X(MIN, "min", 1, "x axis return_indices return_indices_tie_break_left keep_dims", MIN, RED, RED_MIN) \
     X(MAX, "max", 1, "x axis return_indices return_indices_tie_break_left keep_dims", MAX, RED, RED_MAX) \
@@ -316,17 +317,58 @@ static Val elementwise(Call *c, int first, int n, Op op, bool float_only) {
     bool any_rt;
     DType dt = args_dtype(c, first, n, &any_rt);
     if (float_only && !dtype_is_float(dt)) dt = DT_F32;
-    if (!any_rt && (op == OP_MIN || op == OP_MAX)) {
-        Val a = gen_cast(g, c->v[first], dt, c->loc[first]), b = gen_cast(g, c->v[first + 1], dt, c->loc[first + 1]);
-        bool lt = dtype_is_float(dt) ? a.f < b.f : dtype_is_signed(dt) ? a.i < b.i : (uint64_t)a.i < (uint64_t)b.i;
-        return (op == OP_MIN) == lt ? a : b;
-    }
     int r;
     int32_t s[TIR_MAX_RANK];
     if (!args_shape(c, first, n, &r, s)) return val_err();
     ValueId ops[3];
     for (int i = 0; i < n; i++) ops[i] = gen_coerce(g, c->v[first + i], dt, NULL, r, s, c->loc[first + i]);
     return rt(g, gen_emit(g, c->node->loc, op, ops, n, tensor_type(g, dt, r, s)));
+}
+
+/* propagate_nan= of minimum, maximum and clamp (argument i): "all" (the default: a NaN operand gives NaN, Triton's
+ * PropagateNan.ALL) or "none" (Triton's default, PropagateNan.NONE: a NaN operand gives the other one, as C's
+ * fmin/fmax and PTX's min/max; *num set). */
+static bool nan_mode(Call *c, int i, bool *num) {
+    *num = false;
+    if (!c->str[i]) return true;
+    if (!strcmp(c->str[i], "none") || !strcmp(c->str[i], "NONE")) return *num = true, true;
+    if (!strcmp(c->str[i], "all") || !strcmp(c->str[i], "ALL")) return true;
+    diag_error(c->g->d, c->loc[i], "unknown propagate_nan \"%s\" of '%s': expected \"all\" (a NaN operand gives NaN) or \"none\" "
+               "(Triton's default: the other operand)", c->str[i], c->bi->name);
+    return false;
+}
+
+/* minimum or maximum (op) of arguments first and first + 1, promoted and broadcast.  On floats -0.0 is below +0.0,
+ * and a NaN operand gives NaN (LLVM's minimum/maximum), or with num the other operand (both NaN: NaN), composed as
+ * where(isnan(a), b, where(isnan(b), a, op(a, b))).  Constants fold the same way. */
+static Val minmax(Call *c, int first, Op op, bool num) {
+    Gen *g = c->g;
+    Loc loc = c->node->loc;
+    for (int i = first; i < first + 2; i++)
+        if (!numeric(c, i)) return val_err();
+    bool any_rt;
+    DType dt = args_dtype(c, first, 2, &any_rt);
+    bool fl = dtype_is_float(dt);
+    if (!any_rt) {
+        Val a = gen_cast(g, c->v[first], dt, c->loc[first]), b = gen_cast(g, c->v[first + 1], dt, c->loc[first + 1]);
+        if (a.k == V_ERR || b.k == V_ERR) return val_err();
+        if (fl && (isnan(a.f) || isnan(b.f))) return (isnan(a.f) != 0) == num ? b : a;
+        bool lt = fl ? (a.f == b.f ? signbit(a.f) && !signbit(b.f) : a.f < b.f)
+                     : dtype_is_signed(dt) ? a.i < b.i : (uint64_t)a.i < (uint64_t)b.i;
+        return (op == OP_MIN) == lt ? a : b;
+    }
+    int r;
+    int32_t s[TIR_MAX_RANK];
+    if (!args_shape(c, first, 2, &r, s)) return val_err();
+    ValueId x = gen_coerce(g, c->v[first], dt, NULL, r, s, c->loc[first]);
+    ValueId y = gen_coerce(g, c->v[first + 1], dt, NULL, r, s, c->loc[first + 1]);
+    const Type *t = tensor_type(g, dt, r, s);
+    ValueId m = gen_emit(g, loc, op, (ValueId[]){x, y}, 2, t);
+    if (!num || !fl) return rt(g, m);
+    Val nx = gen_binop(g, TK_NE, rt(g, x), rt(g, x), loc), ny = gen_binop(g, TK_NE, rt(g, y), rt(g, y), loc);
+    if (nx.k != V_RT || ny.k != V_RT) return val_err();
+    ValueId keep_x = gen_emit(g, loc, OP_SELECT, (ValueId[]){ny.v, x, m}, 3, t);
+    return rt(g, gen_emit(g, loc, OP_SELECT, (ValueId[]){nx.v, y, keep_x}, 3, t));
 }
 
 static Val bi_where(Call *c) {
@@ -721,7 +763,8 @@ static Val bi_shape_op(Call *c, BuiltinId id) {
     int r;
     int32_t s[TIR_MAX_RANK];
     switch (id) {
-    case BI_RESHAPE: {
+    case BI_RESHAPE:
+    case BI_VIEW: { /* view: Triton's reshape that may reorder the elements; here it never does */
         if (!bi_shape_arg(c, 1, &r, s)) return val_err();
         const Type *t = tir_type(g->m, val_dtype(x), r, s, x.k == V_RT ? x.t->pointee : NULL, NULL);
         if (x.k == V_CT) return rt(g, gen_coerce(g, x, x.dt, NULL, r, s, c->loc[0]));
@@ -1094,7 +1137,7 @@ Val builtin_call(Gen *g, const Node *node) {
         return builtin_debug(g, node, builtins[id].name);
     /* Triton's trans(x, 1, 0), permute(x, 2, 0, 1), reshape(x, 16, 8) and broadcast_to(x, 16, 8): the dimensions
      * after x as a list */
-    if (id == BI_TRANS || id == BI_PERMUTE || id == BI_RESHAPE || id == BI_BROADCAST_TO) {
+    if (id == BI_TRANS || id == BI_PERMUTE || id == BI_RESHAPE || id == BI_VIEW || id == BI_BROADCAST_TO) {
         int pos = 0;
         while (pos < node->nkids && !(node->kwnames && node->kwnames[pos])) pos++;
         bool scalars = pos > 2;
@@ -1170,7 +1213,8 @@ Val builtin_call(Gen *g, const Node *node) {
             }
             if (c.arg[i]->kind != N_STR) {
                 diag_error(g->d, c.loc[i], "argument '%s' of '%s' must be a string such as %s=\"%s\"", pn[i], bi->name, pn[i],
-                           !strcmp(pn[i], "sem") ? "relaxed" : !strcmp(pn[i], "scope") ? "gpu" : !strcmp(pn[i], "eviction_policy") ? "evict_last" : ".cg");
+                           !strcmp(pn[i], "sem") ? "relaxed" : !strcmp(pn[i], "scope") ? "gpu" : !strcmp(pn[i], "eviction_policy") ? "evict_last"
+                           : !strcmp(pn[i], "propagate_nan") ? "none" : ".cg");
                 ok = false;
             }
             c.str[i] = c.arg[i]->name;
@@ -1310,6 +1354,7 @@ Val builtin_call(Gen *g, const Node *node) {
         return rt(g, gen_coerce(g, v, d, NULL, r, s, node->loc));
     }
     case BI_RESHAPE:
+    case BI_VIEW:
     case BI_TRANS:
     case BI_EXPAND_DIMS:
     case BI_UNSQUEEZE:
@@ -1346,22 +1391,28 @@ Val builtin_call(Gen *g, const Node *node) {
     case BI_ISNAN:
     case BI_ISINF:
     case BI_SIGNBIT: return bi_classify(&c, (BuiltinId)id);
-    case BI_CLAMP: { /* minimum(maximum(x, lo), hi): NaN in x stays NaN */
-        Val t = elementwise(&c, 0, 2, OP_MAX, false);
+    case BI_CLAMP: { /* minimum(maximum(x, lo), hi): a NaN x stays NaN, or with propagate_nan="none" gives lo */
+        bool num;
+        if (!nan_mode(&c, 3, &num)) return val_err();
+        Val t = minmax(&c, 0, OP_MAX, num);
         if (t.k == V_ERR) return t;
         c.v[1] = t;
         c.loc[1] = node->loc;
-        return elementwise(&c, 1, 2, OP_MIN, false);
+        return minmax(&c, 1, OP_MIN, num);
     }
     case BI_MINIMUM:
-    case BI_MAXIMUM: return elementwise(&c, 0, 2, bi->op, false);
+    case BI_MAXIMUM: {
+        bool num;
+        if (!nan_mode(&c, 2, &num)) return val_err();
+        return minmax(&c, 0, bi->op, num);
+    }
     case BI_MIN:
     case BI_MAX: /* as Triton's tl.max(x, axis): the second argument is the axis, never an operand */
         /* min(a, b) of a scalar (Python's builtin in a Triton kernel, `min(num_pid_m - first, GROUP_M)`): there is
          * no axis to reduce, so it is minimum(a, b) */
         if (val_rank(c.v[0]) == 0 && (c.v[0].k == V_CT || c.v[0].k == V_RT) && has(&c, 1) && !c.kw[1] && !has(&c, 2) && !has(&c, 3) &&
             !has(&c, 4))
-            return elementwise(&c, 0, 2, bi->op, false);
+            return minmax(&c, 0, bi->op, false);
         if (has(&c, 1) && !c.kw[1] && (c.v[1].k != V_CT || !dtype_is_int(c.v[1].dt) || c.v[1].dt == DT_I1)) {
             diag_error(g->d, c.loc[1], "the second argument of '%s' is the axis to reduce along (as Triton's tl.%s); for the "
                        "element-wise %s of two values write '%s(a, b)'", bi->name, bi->name, id == BI_MAX ? "maximum" : "minimum",

@@ -627,6 +627,37 @@ static Val ptr_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     return val_rt(g, gen_emit(g, loc, OP_PTR_ADD, (ValueId[]){pv, ov}, 2, tir_vtype(g->f, pv)));
 }
 
+/* Integer '/' and '%' refuse what Triton's do (its computation_type_impl; the quotient or remainder would be the
+ * unsigned one, rarely what was meant): two run-time operands of different signedness (i1 counts as unsigned), a
+ * run-time i1 with an integer constant (which is an i32 to Triton), and an unsigned run-time operand with a
+ * negative constant (-4 would divide as 2^32 - 4).  A constant operand otherwise takes the other's type. */
+static bool div_signedness_ok(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
+    const char *ops = lang_tok_spelling[bo->tok];
+    DType da = val_dtype(a), db = val_dtype(b);
+    if (a.k == V_RT && b.k == V_RT) {
+        if (dtype_is_signed(da) == dtype_is_signed(db)) return true;
+        diag_error(g->d, loc, "'%s' of '%s' and '%s': integers of different signedness%s are refused, as Triton refuses them; "
+                   "cast one operand to the other's signedness ('a %s (b as %s)')", ops, dtype_name(da), dtype_name(db),
+                   da == DT_I1 || db == DT_I1 ? " (an i1 is unsigned)" : "", ops, dtype_name(da == DT_I1 ? DT_U32 : da));
+        return false;
+    }
+    Val r = a.k == V_RT ? a : b, k = a.k == V_RT ? b : a;
+    DType dr = val_dtype(r);
+    if (dr == DT_I1 && k.dt != DT_I1) {
+        diag_error(g->d, loc, "'%s' of an i1 and the integer constant %lld is refused, as Triton refuses it (the constant is "
+                   "signed, the i1 unsigned); cast the i1 first ('(b as i32) %s ...')", ops, (long long)k.i, ops);
+        return false;
+    }
+    if (!dtype_is_signed(dr) && dtype_is_signed(k.dt) && k.i < 0) {
+        diag_error(g->d, loc, "'%s' of an unsigned '%s' and the negative constant %lld is refused, as Triton refuses it (the "
+                   "constant would be taken as the %s %llu); cast the '%s' to a signed type first", ops, dtype_name(dr), (long long)k.i,
+                   dtype_name(dr), (unsigned long long)((uint64_t)k.i & (dtype_bits(dr) >= 64 ? ~0ull : (1ull << dtype_bits(dr)) - 1)),
+                   dtype_name(dr));
+        return false;
+    }
+    return true;
+}
+
 Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
     const BinOp *bo = binop_info(op);
     if (a.k == V_ERR || b.k == V_ERR) return val_err();
@@ -660,6 +691,8 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         return fold_binop(g, bo, a, b, loc);
     }
     DType dt = a.k == V_CT ? gen_weak_promote(db, da) : b.k == V_CT ? gen_weak_promote(da, db) : gen_promote(da, db);
+    if ((bo->tok == TK_SLASH || bo->tok == TK_PERCENT) && dtype_is_int(da) && dtype_is_int(db) && !div_signedness_ok(g, bo, a, b, loc))
+        return val_err();
     if (b.k == V_CT && dtype_is_int(dt) && dtype_is_int(b.dt) && b.i == 0 && (bo->tok == TK_SLASH || bo->tok == TK_PERCENT)) {
         diag_error(g->d, loc, "integer %s by zero (the divisor is the constant 0)", bo->tok == TK_SLASH ? "division" : "remainder");
         return val_err();
@@ -692,10 +725,11 @@ static Val gen_unary(Gen *g, const Node *n) {
     }
     Op op;
     if (n->op == TK_MINUS) {
-        if (dt == DT_PTR || dt == DT_I1) {
+        if (dt == DT_PTR) {
             diag_error(g->d, loc, "cannot negate '%s'", gen_val_type_name(g, v));
             return val_err();
         }
+        if (dt == DT_I1) return v; /* 0 - b in i1, as Triton computes it: -1 is true, so -b is b */
         if (v.k == V_CT && dt == DT_I32 && v.i == INT32_MIN) return val_ct_int(-(int64_t)INT32_MIN, DT_I64); /* as fold_binop lifts */
         if (v.k == V_CT && dt == DT_I64 && v.i == INT64_MIN) {
             diag_error(g->d, loc, "integer overflow in a constant expression: -(%lld) does not fit in i64", (long long)v.i);

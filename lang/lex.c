@@ -289,6 +289,7 @@ static const char *method_hint(const char *m, size_t mn, const char *m2, size_t 
         return "'bitwidth(T)' for Triton's T.primitive_bitwidth (T a type, dtype_of(x) or a value)";
     if (IS(m, mn, "element_ty")) return "'element_type(p)' for Triton's p.dtype.element_ty (p a pointer value)";
     if (IS(m, mn, "T")) return "'trans(x)' for Triton's x.T";
+    if (IS(m, mn, "ALL") || IS(m, mn, "NONE")) return "the string, propagate_nan=\"all\" or \"none\", for Triton's PropagateNan.ALL or .NONE";
     return "a function: 'reshape(x, ...)', 'trans(x)', 'sum(x, axis)', ...";
 #undef IS
 }

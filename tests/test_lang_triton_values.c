@@ -564,3 +564,223 @@ Test(lang_triton_values, store_converts_to_the_pointee) {
     unload(&k);
 }
 
+
+/* a op b for minimum (is_max false) or maximum with propagate_nan: num ("none") gives the non-NaN operand, else a NaN
+ * gives NaN; -0.0 is below +0.0 in both (Triton's interpreter, numpy's fmax/maximum, returns either zero). */
+static float min_max_ref(float a, float b, bool is_max, bool num) {
+    if (isnan(a) || isnan(b)) return !num ? NAN : isnan(a) ? b : a;
+    if (a == b) return (signbit(a) != 0) == is_max ? b : a;
+    return (a > b) == is_max ? a : b;
+}
+
+static bool same_float(float got, float want) { return isnan(want) ? isnan(got) : got == want && !signbit(got) == !signbit(want); }
+
+/* propagate_nan= of maximum, minimum and clamp, Triton's: "none" (Triton's default, PropagateNan.NONE) gives the
+ * operand that is not NaN, as numpy's fmax/fmin in Triton's interpreter and PTX's max/min on the GPU do; "all" (and
+ * no argument here) gives NaN.  clamp(x, lo, hi, propagate_nan="none") of a NaN x is lo.  Every pair of special
+ * values and fresh random ones, f32 and f16, 121 of 128 lanes live, the output poisoned; the folded constants too
+ * (minimum(NaN, 1.0) gave 1.0 and minimum(-0.0, 0.0) +0.0 before). */
+Test(lang_triton_values, propagate_nan) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, y: *f32, out: *f32, n: i32) {\n"
+             "    let o = arange(0, 128);\n"
+             "    let m = o < n;\n"
+             "    let a = load(x + o, m);\n"
+             "    let b = load(y + o, m);\n"
+             "    store(out + o, maximum(a, b, propagate_nan=\"none\"), m);\n"
+             "    store(out + 128 + o, minimum(a, b, propagate_nan=\"NONE\"), m);\n"
+             "    store(out + 256 + o, maximum(a, b, propagate_nan=\"all\"), m);\n"
+             "    store(out + 384 + o, minimum(a, b), m);\n"
+             "    store(out + 512 + o, clamp(a, -1.0, b, propagate_nan=\"none\"), m);\n"
+             "    store(out + 640 + o, clamp(a, -1.0, b), m);\n"
+             "    store(out + 768 + o, minimum(a as f16, b as f16, propagate_nan=\"none\") as f32, m);\n"
+             "    store(out + 896 + o, maximum(a, 0.0, propagate_nan=\"none\"), m);\n"
+             "    let nan = 0.0 / 0.0;\n"
+             "    let c = (maximum(nan, 2.0, propagate_nan=\"none\"), minimum(1.0, nan, propagate_nan=\"none\"), minimum(nan, 1.0),\n"
+             "             maximum(1.0, nan), minimum(-0.0, 0.0), maximum(-0.0, 0.0), minimum(0.0, -0.0, propagate_nan=\"none\"),\n"
+             "             clamp(nan, -1.0, 1.0, propagate_nan=\"none\"), clamp(nan, -1.0, 1.0), clamp(5.0, -1.0, 1.0, propagate_nan=\"none\"));\n"
+             "    for i in static_range(10) { store(out + 1024 + i, c[i]); }\n"
+             "}\n",
+             "k");
+    seed_rng();
+    const float sv[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, -NAN, 2.5f, -3.5f, 1e-45f};
+    enum { S = sizeof sv / sizeof *sv, N = 121 };
+    float x[128], y[128], o[1034];
+    for (int i = 0; i < 128; i++) {
+        x[i] = i < S * S ? sv[i / S] : (float)((urand() - 0.5) * 8);
+        y[i] = i < S * S ? sv[i % S] : (float)((urand() - 0.5) * 8);
+        if (i >= S * S && irand(4) == 0) (irand(2) ? x : y)[i] = NAN;
+    }
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), d_o = poisoned(&k, sizeof o);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    const char *what[] = {"maximum none", "minimum none", "maximum all", "minimum", "clamp none", "clamp", "minimum f16 none",
+                          "maximum(a, 0.0) none"};
+    for (int i = 0; i < 128; i++) {
+        float a = x[i], b = y[i], ah = (float)f16_to_d(f32_to_f16(a)), bh = (float)f16_to_d(f32_to_f16(b));
+        float want[8] = {min_max_ref(a, b, true, true), min_max_ref(a, b, false, true), min_max_ref(a, b, true, false),
+                         min_max_ref(a, b, false, false), min_max_ref(min_max_ref(a, -1.0f, true, true), b, false, true),
+                         min_max_ref(min_max_ref(a, -1.0f, true, false), b, false, false), min_max_ref(ah, bh, false, true),
+                         min_max_ref(a, 0.0f, true, true)};
+        for (int j = 0; j < 8; j++) {
+            float got = o[j * 128 + i];
+            if (i >= N) cr_expect(isnan(got), "%s [%d] written past n: %a", what[j], i, got);
+            else cr_expect(same_float(got, want[j]), "%s(%a, %a) = %a, want %a (seed %llu)", what[j], a, b, got, want[j],
+                           (unsigned long long)seed);
+        }
+    }
+    const float cwant[10] = {2.0f, 1.0f, NAN, NAN, -0.0f, 0.0f, -0.0f, -1.0f, NAN, 1.0f};
+    for (int i = 0; i < 10; i++) cr_expect(same_float(o[1024 + i], cwant[i]), "constant %d: %a, want %a", i, o[1024 + i], cwant[i]);
+    unload(&k);
+    static const BadSource bad[] = {
+        {"kernel k(p: *f32) {\n    store(p, maximum(load(p), 1.0, propagate_nan=\"some\"));\n}\n",
+         "t.tile:2:50: error: unknown propagate_nan \"some\" of 'maximum'"},
+        {"kernel k(p: *f32) {\n    store(p, clamp(load(p), 0.0, 1.0, propagate_nan=1));\n}\n",
+         "t.tile:2:53: error: argument 'propagate_nan' of 'clamp' must be a string such as propagate_nan=\"none\""},
+        {"kernel k(p: *f32) {\n    store(p, minimum(load(p), 1.0, propagate_nan=PropagateNan.NONE));\n}\n",
+         "t.tile:2:62: error: '.NONE': values have no methods or attributes here; write the string, propagate_nan=\"all\" or \"none\""},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
+/* -b of an i1 is b, as Triton computes it (0 - b in i1: -1 is true); it was an error.  Stored as i32 (0 or 1), used
+ * as a where() condition, and a constant. */
+Test(lang_triton_values, negate_i1) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *i32, out: *i32, n: i32) {\n"
+             "    let o = arange(0, 64);\n"
+             "    let b = load(x + o, o < n) > 0;\n"
+             "    store(out + o, (-b) as i32, o < n);\n"
+             "    store(out + 64 + o, where(-b, 5, 9), o < n);\n"
+             "    store(out + 128, (-true) as i32 + 2 * (-false) as i32);\n"
+             "}\n",
+             "k");
+    seed_rng();
+    int32_t x[64], o[129];
+    for (int i = 0; i < 64; i++) x[i] = irand(5) - 2;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    int32_t n = 61;
+    void *params[] = {&dx, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 64; i++) {
+        cr_expect_eq(o[i], i < n ? x[i] > 0 : -1, "-(x > 0) at %d (x %d): %d", i, x[i], o[i]);
+        cr_expect_eq(o[64 + i], i < n ? (x[i] > 0 ? 5 : 9) : -1, "where(-b) at %d (x %d): %d", i, x[i], o[64 + i]);
+    }
+    cr_expect_eq(o[128], 1, "-true as i32 + 2 * -false as i32: %d", o[128]);
+    unload(&k);
+}
+
+/* view(x, shape), Triton's deprecated spelling of reshape(x, shape, can_reorder=True): the shape as a list, a tuple
+ * or separate arguments; the elements keep their order (as in Triton's interpreter), so row sums of a [5, 24] view of
+ * 120 loaded values are sums of consecutive runs of 24. */
+Test(lang_triton_values, view) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, out: *f32) {\n"
+             "    let v = load(x + arange(0, 128), arange(0, 128) < 120, 0.0);\n"
+             "    let w = view(reshape(v, [16, 8]), [4, 32]);\n"
+             "    store(out + arange(0, 4), sum(w, 1));\n"
+             "    store(out + 4 + arange(0, 8), sum(view(v, 8, 16), 1));\n"
+             "    store(out + 12 + arange(0, 2), sum(view(v, (2, 64)), 1));\n"
+             "}\n",
+             "k");
+    seed_rng();
+    float x[128], o[14];
+    for (int i = 0; i < 128; i++) x[i] = i < 120 ? (float)(irand(64) - 32) : NAN;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    void *params[] = {&dx, &d_o};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    const int runs[3] = {32, 16, 64}, first[3] = {0, 4, 12}, count[3] = {4, 8, 2};
+    for (int v = 0; v < 3; v++)
+        for (int r = 0; r < count[v]; r++) {
+            double want = 0; /* small integers: the sum is exact in any order */
+            for (int c = 0; c < runs[v]; c++) want += r * runs[v] + c < 120 ? x[r * runs[v] + c] : 0;
+            cr_expect_eq(o[first[v] + r], (float)want, "view %d row %d: %g, want %g", v, r, o[first[v] + r], want);
+        }
+    unload(&k);
+    static const BadSource bad[] = {
+        {"kernel k(p: *f32) {\n    store(p + arange(0, 8), view(load(p + arange(0, 16)), 2, 4));\n}\n",
+         "t.tile:2:29: error: cannot reshape [16] into [2, 4]"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+}
+
+/* Integer '/' and '%' with operands of different signedness are errors, as Triton's `//` and `%` are (its
+ * computation_type_impl): two run-time integers (an i1 is unsigned), an i1 with an integer constant, an unsigned
+ * value with a negative constant; each computed the unsigned quotient before (i32 -7 / u32 2 was 2147483644).  A
+ * constant of another signedness takes the value's type, and the quotients and remainders of negatives truncate
+ * toward zero, as Triton's interpreter gives them (i32: -7 / 2 = -3, -7 % 2 = -1, 7 % -3 = 1). */
+Test(lang_triton_values, division_signedness) {
+    static const BadSource bad[] = {
+        {"kernel k(p: *i32, q: *u32) {\n    store(p, load(p) / load(q));\n}\n",
+         "t.tile:2:22: error: '/' of 'i32' and 'u32': integers of different signedness are refused, as Triton refuses them"},
+        {"kernel k(p: *i32, q: *u8) {\n    store(p, load(q) % load(p));\n}\n",
+         "t.tile:2:22: error: '%' of 'u8' and 'i32': integers of different signedness are refused"},
+        {"kernel k(p: *i64, n: i32) {\n    let b = load(p) > 0;\n    store(p, load(p) / b);\n}\n",
+         "t.tile:3:22: error: '/' of 'i64' and 'i1': integers of different signedness (an i1 is unsigned) are refused"},
+        {"kernel k(p: *i32) {\n    store(p, (load(p) > 0) % 2);\n}\n",
+         "t.tile:2:28: error: '%' of an i1 and the integer constant 2 is refused"},
+        {"kernel k(p: *u32) {\n    store(p, load(p) / -4);\n}\n",
+         "t.tile:2:22: error: '/' of an unsigned 'u32' and the negative constant -4 is refused, as Triton refuses it (the constant "
+         "would be taken as the u32 4294967292)"},
+        {"kernel k(p: *u64, n: i32) {\n    let v = load(p);\n    v %= -3;\n    store(p, v);\n}\n",
+         "t.tile:3:7: error: '%' of an unsigned 'u64' and the negative constant -3 is refused"},
+        {"kernel k(p: *i32, n: u32) {\n    store(p, n / load(p));\n}\n", "t.tile:2:16: error: '/' of 'u32' and 'i32'"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
+    K k;
+    load_src(&k,
+             "kernel k(x: *i32, y: *i32, u: *u32, v: *u16, out: *i32, uo: *u32, n: i32) {\n"
+             "    let o = arange(0, 64);\n"
+             "    let m = o < n;\n"
+             "    let a = load(x + o, m, 1);\n"
+             "    let b = load(y + o, m, 1);\n"
+             "    let c = load(u + o, m, 1);\n"
+             "    let d = load(v + o, m, 1);\n"
+             "    store(out + o, a / b, m);\n"
+             "    store(out + 64 + o, a % b, m);\n"
+             "    store(out + 128 + o, a / -3 + a % -3 * 1000, m);\n"
+             "    store(uo + o, c / 7 + c % d, m);\n"
+             "    store(uo + 64 + o, c / 0xFFFFFFF0, m);\n"
+             "    let e = load(v + o, m, 1) > 100;\n"
+             "    store(uo + 128 + o, (e as u32) + (c % (d as u32)) / (e | true) as u32, m);\n"
+             "}\n",
+             "k");
+    seed_rng();
+    int32_t x[64], y[64], o[192];
+    uint32_t u[64], uo[192];
+    uint16_t v[64];
+    for (int i = 0; i < 64; i++) {
+        x[i] = irand(2001) - 1000, y[i] = irand(41) - 20;
+        if (y[i] == 0) y[i] = 3;
+        u[i] = (uint32_t)(urand() * 4294967295.0), v[i] = (uint16_t)(irand(65535) + 1);
+    }
+    x[0] = -7, y[0] = 2, x[1] = 7, y[1] = -3, x[2] = INT32_MIN, y[2] = 7, u[3] = 0xFFFFFFFFu;
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), du = upload(&k, u, sizeof u), dv = upload(&k, v, sizeof v);
+    uint64_t d_o = poisoned(&k, sizeof o), duo = poisoned(&k, sizeof uo);
+    int32_t n = 59;
+    void *params[] = {&dx, &dy, &du, &dv, &d_o, &duo, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    download(&k, uo, duo, sizeof uo);
+    cr_expect(o[0] == -3 && o[64] == -1 && o[1] == -2 && o[65] == 1, "-7 / 2 = %d, -7 %% 2 = %d, 7 / -3 = %d, 7 %% -3 = %d", o[0],
+              o[64], o[1], o[65]);
+    for (int i = 0; i < 64; i++) {
+        bool live = i < n;
+        /* C's / and % truncate toward zero, as Triton's on integer tensors */
+        cr_expect_eq(o[i], live ? x[i] / y[i] : -1, "%d / %d: %d", x[i], y[i], o[i]);
+        cr_expect_eq(o[64 + i], live ? x[i] % y[i] : -1, "%d %% %d: %d", x[i], y[i], o[64 + i]);
+        cr_expect_eq(o[128 + i], live ? x[i] / -3 + x[i] % -3 * 1000 : -1, "%d / -3 + %d %% -3 * 1000: %d", x[i], x[i], o[128 + i]);
+        cr_expect_eq(uo[i], live ? u[i] / 7 + u[i] % v[i] : 0xFFFFFFFFu, "%u / 7 + %u %% %u: %u", u[i], u[i], v[i], uo[i]);
+        cr_expect_eq(uo[64 + i], live ? u[i] / 0xFFFFFFF0u : 0xFFFFFFFFu, "%u / 0xFFFFFFF0: %u", u[i], uo[64 + i]);
+        uint32_t e = v[i] > 100;
+        cr_expect_eq(uo[128 + i], live ? e + u[i] % v[i] : 0xFFFFFFFFu, "i1 %u: %u", e, uo[128 + i]);
+    }
+    unload(&k);
+}
