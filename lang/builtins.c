@@ -83,6 +83,10 @@
     X(SIGNBIT, "signbit", 1, "x", CMP, PLAIN, 0)                                           \
     X(CLAMP, "clamp", 3, "x lo hi propagate_nan:str", MAX, PLAIN, 0)                       \
     X(FMA, "fma", 3, "a b c", FMA, PLAIN, 0)                                               \
+    /* Triton's tl.add/sub/mul: the operators (sanitize_overflow checks only in Triton's debug mode) */ \
+    X(ADD, "add", 2, "x y sanitize_overflow", ADD, PLAIN, 0)                               \
+    X(SUB, "sub", 2, "x y sanitize_overflow", SUB, PLAIN, 0)                               \
+    X(MUL, "mul", 2, "x y sanitize_overflow", MUL, PLAIN, 0)                               \
     X(MINIMUM, "minimum", 2, "a b propagate_nan:str", MIN, PLAIN, 0)                       \
     X(MAXIMUM, "maximum", 2, "a b propagate_nan:str", MAX, PLAIN, 0)                       \
     /* Triton's parameters, in Triton's order */                                            \
@@ -1399,6 +1403,13 @@ Val builtin_call(Gen *g, const Node *node) {
         c.v[1] = t;
         c.loc[1] = node->loc;
         return minmax(&c, 1, OP_MIN, num);
+    }
+    case BI_ADD:
+    case BI_SUB:
+    case BI_MUL: {
+        int64_t sanitize = 1;
+        if (has(&c, 2) && !bi_ct_flag(&c, 2, "sanitize_overflow", &sanitize)) return val_err();
+        return gen_binop(g, id == BI_ADD ? TK_PLUS : id == BI_SUB ? TK_MINUS : TK_STAR, c.v[0], c.v[1], node->loc);
     }
     case BI_MINIMUM:
     case BI_MAXIMUM: {

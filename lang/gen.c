@@ -627,14 +627,17 @@ static Val ptr_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     return val_rt(g, gen_emit(g, loc, OP_PTR_ADD, (ValueId[]){pv, ov}, 2, tir_vtype(g->f, pv)));
 }
 
-/* Integer '/' and '%' refuse what Triton's do (its computation_type_impl; the quotient or remainder would be the
- * unsigned one, rarely what was meant): two run-time operands of different signedness (i1 counts as unsigned), a
- * run-time i1 with an integer constant (which is an i32 to Triton), and an unsigned run-time operand with a
- * negative constant (-4 would divide as 2^32 - 4).  A constant operand otherwise takes the other's type. */
-static bool div_signedness_ok(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
+/* Integer '/', '%' and comparisons refuse what Triton's do (its computation_type_impl and
+ * _cast_to_computation_type), where the unsigned reading would give what was rarely meant: an unsigned run-time
+ * operand with a negative constant (-4 would divide as 2^32 - 4; x_u32 > -1 would be false for every x), and for
+ * '/' and '%' also two run-time operands of different signedness (i1 counts as unsigned) and a run-time i1 with an
+ * integer constant (which is an i32 to Triton).  A constant operand otherwise takes the other's type. */
+static bool int_signedness_ok(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     const char *ops = lang_tok_spelling[bo->tok];
     DType da = val_dtype(a), db = val_dtype(b);
+    bool div = bo->tok == TK_SLASH || bo->tok == TK_PERCENT;
     if (a.k == V_RT && b.k == V_RT) {
+        if (!div) return true;
         if (dtype_is_signed(da) == dtype_is_signed(db)) return true;
         diag_error(g->d, loc, "'%s' of '%s' and '%s': integers of different signedness%s are refused, as Triton refuses them; "
                    "cast one operand to the other's signedness ('a %s (b as %s)')", ops, dtype_name(da), dtype_name(db),
@@ -643,12 +646,12 @@ static bool div_signedness_ok(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
     }
     Val r = a.k == V_RT ? a : b, k = a.k == V_RT ? b : a;
     DType dr = val_dtype(r);
-    if (dr == DT_I1 && k.dt != DT_I1) {
+    if (div && dr == DT_I1 && k.dt != DT_I1) {
         diag_error(g->d, loc, "'%s' of an i1 and the integer constant %lld is refused, as Triton refuses it (the constant is "
                    "signed, the i1 unsigned); cast the i1 first ('(b as i32) %s ...')", ops, (long long)k.i, ops);
         return false;
     }
-    if (!dtype_is_signed(dr) && dtype_is_signed(k.dt) && k.i < 0) {
+    if (dr != DT_I1 && !dtype_is_signed(dr) && dtype_is_signed(k.dt) && k.i < 0) {
         diag_error(g->d, loc, "'%s' of an unsigned '%s' and the negative constant %lld is refused, as Triton refuses it (the "
                    "constant would be taken as the %s %llu); cast the '%s' to a signed type first", ops, dtype_name(dr), (long long)k.i,
                    dtype_name(dr), (unsigned long long)((uint64_t)k.i & (dtype_bits(dr) >= 64 ? ~0ull : (1ull << dtype_bits(dr)) - 1)),
@@ -691,7 +694,8 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         return fold_binop(g, bo, a, b, loc);
     }
     DType dt = a.k == V_CT ? gen_weak_promote(db, da) : b.k == V_CT ? gen_weak_promote(da, db) : gen_promote(da, db);
-    if ((bo->tok == TK_SLASH || bo->tok == TK_PERCENT) && dtype_is_int(da) && dtype_is_int(db) && !div_signedness_ok(g, bo, a, b, loc))
+    if ((bo->tok == TK_SLASH || bo->tok == TK_PERCENT || bo->kind == BK_CMP) && dtype_is_int(da) && dtype_is_int(db) &&
+        !int_signedness_ok(g, bo, a, b, loc))
         return val_err();
     if (b.k == V_CT && dtype_is_int(dt) && dtype_is_int(b.dt) && b.i == 0 && (bo->tok == TK_SLASH || bo->tok == TK_PERCENT)) {
         diag_error(g->d, loc, "integer %s by zero (the divisor is the constant 0)", bo->tok == TK_SLASH ? "division" : "remainder");

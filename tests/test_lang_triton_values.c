@@ -732,6 +732,11 @@ Test(lang_triton_values, division_signedness) {
         {"kernel k(p: *u64, n: i32) {\n    let v = load(p);\n    v %= -3;\n    store(p, v);\n}\n",
          "t.tile:3:7: error: '%' of an unsigned 'u64' and the negative constant -3 is refused"},
         {"kernel k(p: *i32, n: u32) {\n    store(p, n / load(p));\n}\n", "t.tile:2:16: error: '/' of 'u32' and 'i32'"},
+        /* a comparison with a negative constant: x_u32 > -1 was false for every x */
+        {"kernel k(p: *u32, q: *i32) {\n    store(q, (load(p) > -1) as i32);\n}\n",
+         "t.tile:2:23: error: '>' of an unsigned 'u32' and the negative constant -1 is refused"},
+        {"kernel k(p: *u8, q: *i32) {\n    store(q, (-3 == load(p)) as i32);\n}\n",
+         "t.tile:2:18: error: '==' of an unsigned 'u8' and the negative constant -3 is refused"},
     };
     expect_compile_errors(bad, sizeof bad / sizeof *bad);
     K k;
@@ -749,7 +754,7 @@ Test(lang_triton_values, division_signedness) {
              "    store(uo + o, c / 7 + c % d, m);\n"
              "    store(uo + 64 + o, c / 0xFFFFFFF0, m);\n"
              "    let e = load(v + o, m, 1) > 100;\n"
-             "    store(uo + 128 + o, (e as u32) + (c % (d as u32)) / (e | true) as u32, m);\n"
+             "    store(uo + 128 + o, (e as u32) + (c % (d as u32)) / (e | true) as u32 + ((c >= 0) as u32 - 1) * 7, m);\n"
              "}\n",
              "k");
     seed_rng();
@@ -781,6 +786,42 @@ Test(lang_triton_values, division_signedness) {
         cr_expect_eq(uo[64 + i], live ? u[i] / 0xFFFFFFF0u : 0xFFFFFFFFu, "%u / 0xFFFFFFF0: %u", u[i], uo[64 + i]);
         uint32_t e = v[i] > 100;
         cr_expect_eq(uo[128 + i], live ? e + u[i] % v[i] : 0xFFFFFFFFu, "i1 %u: %u", e, uo[128 + i]);
+    }
+    unload(&k);
+}
+
+/* Triton's tl.add, tl.sub and tl.mul (with sanitize_overflow=, which checks only in Triton's debug mode) are the
+ * operators, promotion and pointer arithmetic included; they did not exist. */
+Test(lang_triton_values, add_sub_mul) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *i32, y: *f16, out: *f32, n: i32) {\n"
+             "    let o = arange(0, 64);\n"
+             "    let m = o < n;\n"
+             "    let a = load(add(x, o), m, 0);\n"
+             "    let b = load(y + o, m, 0.0);\n"
+             "    store(out + o, add(a, b) as f32, m);\n"
+             "    store(out + 64 + o, sub(a, 3, sanitize_overflow=false) as f32, m);\n"
+             "    store(add(out, 128) + o, mul(b, 2.5) as f32 + mul(a, a) as f32, m);\n"
+             "}\n",
+             "k");
+    seed_rng();
+    int32_t x[64];
+    uint16_t y[64];
+    float o[192];
+    for (int i = 0; i < 64; i++) x[i] = irand(201) - 100, y[i] = f32_to_f16((float)(irand(64) - 32) / 4);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y), d_o = poisoned(&k, sizeof o);
+    int32_t n = 57;
+    void *params[] = {&dx, &dy, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int i = 0; i < 64; i++) {
+        double b = f16_to_d(y[i]);
+        /* i32 + f16 is f16 (exact here: |sum| < 200 in quarters, 10 bits), f16 * 2.5 exact in f16 */
+        float w[3] = {(float)(x[i] + b), (float)(x[i] - 3), (float)(b * 2.5 + (double)x[i] * x[i])};
+        for (int j = 0; j < 3; j++)
+            if (i >= n) cr_expect(isnan(o[j * 64 + i]), "[%d][%d] written past n", j, i);
+            else cr_expect_eq(o[j * 64 + i], w[j], "[%d][%d]: %g, want %g", j, i, o[j * 64 + i], w[j]);
     }
     unload(&k);
 }
