@@ -17,10 +17,12 @@
 #include <string.h>
 
 /* X(ENUM, "name", required args, "parameter names", IR op, kind, attr kind) */
-/* Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only;
+/* A parameter `name|alias` may also be given by keyword as alias, Triton's name for it where it differs
+ * (load(pointer=p), where(condition=c, x=a, y=b), atomic_add(p, val=v)).
+ * Parameters written `name:str` take a string literal (`sem="relaxed"`), by keyword only;
  * `name:fn` names a device function (a combine_fn); `name:list` a list of scalars that may be
  * run-time values (`[m, n]`), evaluated into a tuple. */
-#define ATOMIC_PARAMS "ptr value mask sem:str scope:str"
+#define ATOMIC_PARAMS "ptr|pointer value|val mask sem:str scope:str"
 #define LANG_BUILTINS(X)                                                                   \
     X(PROGRAM_ID, "program_id", 1, "axis", PROGRAM_ID, PLAIN, 0)                           \
     X(NUM_PROGRAMS, "num_programs", 1, "axis", NUM_PROGRAMS, PLAIN, 0)                     \
@@ -29,16 +31,16 @@
     X(ZEROS, "zeros", 1, "shape dtype", CONST, PLAIN, 0)                                   \
     X(ZEROS_LIKE, "zeros_like", 1, "input", CONST, PLAIN, 0)                               \
     X(FULL, "full", 2, "shape value dtype", CONST, PLAIN, 0)                               \
-    X(RESHAPE, "reshape", 2, "x shape can_reorder", RESHAPE, PLAIN, 0)                                 \
-    X(VIEW, "view", 2, "x shape", RESHAPE, PLAIN, 0) /* Triton's deprecated reshape(can_reorder=True) */  \
-    X(TRANS, "trans", 1, "x perm", TRANS, PLAIN, 0)                                        \
-    X(EXPAND_DIMS, "expand_dims", 2, "x axis", EXPAND_DIMS, PLAIN, 0)                      \
+    X(RESHAPE, "reshape", 2, "x|input shape can_reorder", RESHAPE, PLAIN, 0)                                 \
+    X(VIEW, "view", 2, "x|input shape", RESHAPE, PLAIN, 0) /* Triton's deprecated reshape(can_reorder=True) */  \
+    X(TRANS, "trans", 1, "x|input perm|dims", TRANS, PLAIN, 0)                                        \
+    X(EXPAND_DIMS, "expand_dims", 2, "x|input axis", EXPAND_DIMS, PLAIN, 0)                      \
     X(UNSQUEEZE, "unsqueeze", 2, "x dim", EXPAND_DIMS, PLAIN, 0)                           \
     X(SQUEEZE, "squeeze", 2, "x dim", RESHAPE, PLAIN, 0)                                   \
-    X(BROADCAST_TO, "broadcast_to", 2, "x shape", BROADCAST, PLAIN, 0)                     \
+    X(BROADCAST_TO, "broadcast_to", 2, "x|input shape", BROADCAST, PLAIN, 0)                     \
     X(BROADCAST, "broadcast", 2, "input other", BROADCAST, PLAIN, 0)                       \
-    X(WHERE, "where", 3, "cond a b", SELECT, PLAIN, 0)                                     \
-    X(CAST, "cast", 2, "x dtype bitcast fp_downcast_rounding:str", CAST, PLAIN, 0)         \
+    X(WHERE, "where", 3, "cond|condition a|x b|y", SELECT, PLAIN, 0)                                     \
+    X(CAST, "cast", 2, "x|input dtype bitcast fp_downcast_rounding:str", CAST, PLAIN, 0)         \
     X(BITCAST, "bitcast", 2, "x dtype", BITCAST, PLAIN, 0)                                 \
     X(DTYPE_OF, "dtype_of", 1, "x", CAST, PLAIN, 0)                                        \
     /* compile-time shape and type queries, Triton's attributes: builtins_query.c */        \
@@ -81,43 +83,43 @@
     X(COPYSIGN, "copysign", 2, "x y", COPYSIGN, PLAIN, 0)                                  \
     X(ISNAN, "isnan", 1, "x", CMP, PLAIN, 0) X(ISINF, "isinf", 1, "x", CMP, PLAIN, 0)      \
     X(SIGNBIT, "signbit", 1, "x", CMP, PLAIN, 0)                                           \
-    X(CLAMP, "clamp", 3, "x lo hi propagate_nan:str", MAX, PLAIN, 0)                       \
-    X(FMA, "fma", 3, "a b c", FMA, PLAIN, 0)                                               \
+    X(CLAMP, "clamp", 3, "x lo|min hi|max propagate_nan:str", MAX, PLAIN, 0)                       \
+    X(FMA, "fma", 3, "a|x b|y c|z", FMA, PLAIN, 0)                                               \
     /* Triton's tl.add/sub/mul: the operators (sanitize_overflow checks only in Triton's debug mode) */ \
     X(ADD, "add", 2, "x y sanitize_overflow", ADD, PLAIN, 0)                               \
     X(SUB, "sub", 2, "x y sanitize_overflow", SUB, PLAIN, 0)                               \
     X(MUL, "mul", 2, "x y sanitize_overflow", MUL, PLAIN, 0)                               \
-    X(MINIMUM, "minimum", 2, "a b propagate_nan:str", MIN, PLAIN, 0)                       \
-    X(MAXIMUM, "maximum", 2, "a b propagate_nan:str", MAX, PLAIN, 0)                       \
+    X(MINIMUM, "minimum", 2, "a|x b|y propagate_nan:str", MIN, PLAIN, 0)                       \
+    X(MAXIMUM, "maximum", 2, "a|x b|y propagate_nan:str", MAX, PLAIN, 0)                       \
     /* Triton's parameters, in Triton's order */                                            \
-    X(MIN, "min", 1, "x axis return_indices return_indices_tie_break_left keep_dims", MIN, RED, RED_MIN) \
-    X(MAX, "max", 1, "x axis return_indices return_indices_tie_break_left keep_dims", MAX, RED, RED_MAX) \
-    X(SUM, "sum", 1, "x axis keep_dims dtype", REDUCE, RED, RED_SUM)                       \
-    X(ARGMAX, "argmax", 1, "x axis tie_break_left keep_dims", REDUCE, RED, RED_ARGMAX)     \
-    X(ARGMIN, "argmin", 1, "x axis tie_break_left keep_dims", REDUCE, RED, RED_ARGMIN)     \
-    X(CUMSUM, "cumsum", 1, "x axis reverse dtype", SCAN, PLAIN, RED_SUM)                   \
+    X(MIN, "min", 1, "x|input axis return_indices return_indices_tie_break_left keep_dims", MIN, RED, RED_MIN) \
+    X(MAX, "max", 1, "x|input axis return_indices return_indices_tie_break_left keep_dims", MAX, RED, RED_MAX) \
+    X(SUM, "sum", 1, "x|input axis keep_dims dtype", REDUCE, RED, RED_SUM)                       \
+    X(ARGMAX, "argmax", 1, "x|input axis tie_break_left keep_dims", REDUCE, RED, RED_ARGMAX)     \
+    X(ARGMIN, "argmin", 1, "x|input axis tie_break_left keep_dims", REDUCE, RED, RED_ARGMIN)     \
+    X(CUMSUM, "cumsum", 1, "x|input axis reverse dtype", SCAN, PLAIN, RED_SUM)                   \
     /* shape ops, user-function reductions and scans, sorting: composed in compose.c */    \
     X(JOIN, "join", 2, "a b", SELECT, COMPOSE, 0)                                          \
-    X(SPLIT, "split", 1, "x", GATHER, COMPOSE, 0)                                          \
+    X(SPLIT, "split", 1, "x|a", GATHER, COMPOSE, 0)                                          \
     X(INTERLEAVE, "interleave", 2, "a b", RESHAPE, COMPOSE, 0)                             \
-    X(CAT, "cat", 2, "a b can_reorder", RESHAPE, COMPOSE, 0)                               \
+    X(CAT, "cat", 2, "a|input b|other can_reorder", RESHAPE, COMPOSE, 0)                               \
     X(RAVEL, "ravel", 1, "x can_reorder", RESHAPE, COMPOSE, 0)                             \
-    X(PERMUTE, "permute", 2, "x dims", TRANS, PLAIN, 0)                                    \
+    X(PERMUTE, "permute", 2, "x|input dims", TRANS, PLAIN, 0)                                    \
     X(FLIP, "flip", 1, "x dim", GATHER, COMPOSE, 0)                                        \
     X(GATHER, "gather", 3, "src index axis", GATHER, COMPOSE, 0)                           \
     X(REDUCE, "reduce", 3, "input axis combine_fn:fn keep_dims", GATHER, COMPOSE, 0)       \
     X(ASSOCIATIVE_SCAN, "associative_scan", 3, "input axis combine_fn:fn reverse", GATHER, COMPOSE, 0) \
-    X(CUMPROD, "cumprod", 1, "x axis reverse dtype", MUL, COMPOSE, 0)                      \
-    X(XOR_SUM, "xor_sum", 1, "x axis keep_dims", XOR, COMPOSE, 0)                          \
+    X(CUMPROD, "cumprod", 1, "x|input axis reverse dtype", MUL, COMPOSE, 0)                      \
+    X(XOR_SUM, "xor_sum", 1, "x|input axis keep_dims", XOR, COMPOSE, 0)                          \
     X(REDUCE_OR, "reduce_or", 2, "input axis keep_dims", OR, COMPOSE, 0)                   \
     X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
     X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
-    X(HISTOGRAM, "histogram", 2, "x num_bins mask", REDUCE, COMPOSE, 0)                    \
+    X(HISTOGRAM, "histogram", 2, "x|input num_bins mask", REDUCE, COMPOSE, 0)                    \
     X(MAP_ELEMENTWISE, "map_elementwise", 2, "scalar_fn *args pack", MAP_FN, COMPOSE, 0)   \
-    X(DOT, "dot", 2, "a b acc allow_tf32 input_precision:str out_dtype max_num_imprecise_acc", DOT, PLAIN, 0) \
+    X(DOT, "dot", 2, "a|input b|other acc allow_tf32 input_precision:str out_dtype max_num_imprecise_acc", DOT, PLAIN, 0) \
     X(DOT_SCALED, "dot_scaled", 6, "", DOT, PLAIN, 0)                                      \
-    X(LOAD, "load", 1, "ptr mask other cache_modifier:str eviction_policy:str volatile boundary_check padding_option:str", LOAD, PLAIN, 0) \
-    X(STORE, "store", 2, "ptr value mask cache_modifier:str eviction_policy:str boundary_check", STORE, PLAIN, 0) \
+    X(LOAD, "load", 1, "ptr|pointer mask other cache_modifier:str eviction_policy:str volatile boundary_check padding_option:str", LOAD, PLAIN, 0) \
+    X(STORE, "store", 2, "ptr|pointer value mask cache_modifier:str eviction_policy:str boundary_check", STORE, PLAIN, 0) \
     /* tensor descriptors and block pointers: descriptors.c */                             \
     X(MAKE_TENSOR_DESCRIPTOR, "make_tensor_descriptor", 4, "base shape:list strides:list block_shape", LOAD, PLAIN, 0) \
     X(LOAD_TENSOR_DESCRIPTOR, "load_tensor_descriptor", 2, "desc offsets:list", LOAD, PLAIN, 0) \
@@ -137,9 +139,9 @@
     X(ATOMIC_AND, "atomic_and", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_AND)             \
     X(ATOMIC_OR, "atomic_or", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_OR)                \
     X(ATOMIC_XOR, "atomic_xor", 2, ATOMIC_PARAMS, ATOMIC_RMW, ATOMIC, RED_XOR)             \
-    X(ATOMIC_CAS, "atomic_cas", 3, "ptr cmp value mask sem:str scope:str", ATOMIC_CAS, PLAIN, 0) \
-    X(ATOMIC_LOAD, "atomic_load", 1, "ptr mask sem:str scope:str", LOAD, PLAIN, 0)              \
-    X(ATOMIC_STORE, "atomic_store", 2, "ptr value mask sem:str scope:str", STORE, PLAIN, 0)     \
+    X(ATOMIC_CAS, "atomic_cas", 3, "ptr|pointer cmp value|val mask sem:str scope:str", ATOMIC_CAS, PLAIN, 0) \
+    X(ATOMIC_LOAD, "atomic_load", 1, "ptr|pointer mask sem:str scope:str", LOAD, PLAIN, 0)              \
+    X(ATOMIC_STORE, "atomic_store", 2, "ptr|pointer value|val mask sem:str scope:str", STORE, PLAIN, 0)     \
     /* Triton 3.9's, with Triton's parameter names */                                       \
     X(ATOMIC_POLL, "atomic_poll", 2, "pointer expected_value sem:str scope:str timeout_ns", ATOMIC_POLL, PLAIN, 0) \
     X(DEBUG_BARRIER, "debug_barrier", 0, "", BARRIER, PLAIN, 0)                            \
@@ -1166,6 +1168,7 @@ Val builtin_call(Gen *g, const Node *node) {
     Call c = {.g = g, .bi = bi, .node = node};
     const char *pn[MAX_BI_PARAMS];
     bool is_str[MAX_BI_PARAMS] = {0}, is_fn[MAX_BI_PARAMS] = {0}, is_list[MAX_BI_PARAMS] = {0};
+    const char *alias[MAX_BI_PARAMS] = {0};
     int np = 0;
     char *ps = arena_strdup(g->a, bi->params);
     for (char *tok = ps; *tok && np < MAX_BI_PARAMS;) {
@@ -1179,8 +1182,28 @@ Val builtin_call(Gen *g, const Node *node) {
             else is_str[np - 1] = true;
             *colon = 0;
         }
+        char *bar = strchr(tok, '|');
+        if (bar) *bar = 0, alias[np - 1] = bar + 1;
         if (!sp) break;
         tok = sp + 1;
+    }
+    /* a keyword that is Triton's name of a parameter (and no parameter's own name) binds as that parameter */
+    const char **kwn = NULL;
+    for (int i = 0; node->kwnames && i < node->nkids; i++) {
+        const char *kw = node->kwnames[i];
+        bool own = false;
+        for (int j = 0; kw && j < np; j++) own = own || !strcmp(kw, pn[j]);
+        for (int j = 0; kw && !own && j < np; j++)
+            if (alias[j] && !strcmp(kw, alias[j])) {
+                if (!kwn) kwn = ARENA_ARRAY(g->a, const char *, node->nkids), memcpy(kwn, node->kwnames, sizeof *kwn * (size_t)node->nkids);
+                kwn[i] = pn[j];
+            }
+    }
+    if (kwn) {
+        Node *call = arena_alloc(g->a, sizeof *call);
+        *call = *node;
+        call->kwnames = kwn;
+        c.node = node = call;
     }
     /* parameters from the first string one on are keyword-only */
     int npos = 0, given = 0;

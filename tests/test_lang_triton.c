@@ -3,7 +3,7 @@
  * the volatile-load wait, atomic_load/atomic_store, reduce_or and squeeze, software pipelining,
  * batched dot, Python's forms in Triton code (trailing commas, the conditional expression, t[i],
  * tuples of one and nested tuples, implied trailing slices), the compile-time shape and type
- * queries, broadcast_to/expand_dims spellings (test_lang_triton_values.c: Triton's value and type
+ * queries, broadcast_to/expand_dims spellings, Triton's keyword names (test_lang_triton_values.c: Triton's value and type
  * rules; test_lang_sync.c: waits across programs and launches). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -1126,4 +1126,48 @@ Test(lang_triton, implied_trailing_slices) {
     cr_expect_neq(tile_compile_source("t.tile", "kernel k(x: *f32) {\n    store(x + arange(0, 4)[:, :], 1.0);\n}\n", &opt, &c), TILE_OK);
     cr_expect_not_null(strstr(c.diagnostics, "t.tile:2:27: error: index has 2 ':' but the value has rank 1"), "%s", c.diagnostics);
     tile_compiled_free(&c);
+}
+
+/* Triton's keyword names of the built-ins' parameters, where they differ from the names here: load and store's
+ * pointer=, the atomics' pointer= and val=, where's condition=/x=/y=, clamp's min=/max=, maximum's and fma's x=/y=/z=,
+ * the reductions' and shape ops' input= (each was "has no parameter named ...").  13 of 16 lanes live. */
+Test(lang_triton, triton_keyword_names) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, out: *f32, c: *i32) {\n"
+             "    let o = arange(0, 16);\n"
+             "    let v = load(pointer=x + o, mask=o < 13, other=1.0);\n"
+             "    let w = where(condition=v > 0.0, x=v, y=-v);\n"
+             "    w = clamp(w, min=0.5, max=2.0) + maximum(x=v, y=0.25) + fma(x=v, y=v, z=1.0);\n"
+             "    let t = trans(input=reshape(input=w, shape=[2, 8]));\n"
+             "    store(pointer=out + arange(0, 8), value=sum(input=t, axis=1) + max(input=t, axis=1));\n"
+             "    store(out + 8 + o, cast(input=cumsum(input=v, axis=0), dtype=f32));\n"
+             "    atomic_add(pointer=c + o, val=v as i32, mask=o < 3);\n"
+             "    atomic_xchg(c + 16 + o, val=o);\n"
+             "}\n",
+             "k");
+    seed_rng();
+    float x[16], out[24];
+    int32_t cnt[32];
+    for (int i = 0; i < 16; i++) x[i] = (float)(irand(49) - 24) / 4;
+    memset(cnt, 0, sizeof cnt);
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof out), dc = upload(&k, cnt, sizeof cnt);
+    void *params[] = {&dx, &d_o, &dc};
+    launch(&k, 1, params);
+    download(&k, out, d_o, sizeof out);
+    download(&k, cnt, dc, sizeof cnt);
+    double w[16], run = 0;
+    for (int i = 0; i < 16; i++) {
+        double v = i < 13 ? x[i] : 1.0, a = fabs(v);
+        w[i] = (a < 0.5 ? 0.5 : a > 2.0 ? 2.0 : a) + (v > 0.25 ? v : 0.25) + v * v + 1.0; /* quarters: exact in f32 */
+        run += v;
+        cr_expect_eq(out[8 + i], (float)run, "cumsum [%d]: %g, want %g", i, out[8 + i], run);
+        cr_expect_eq(cnt[i], i < 3 ? (int)v : 0, "atomic_add [%d]: %d", i, cnt[i]);
+        cr_expect_eq(cnt[16 + i], i, "atomic_xchg [%d]: %d", i, cnt[16 + i]);
+    }
+    for (int j = 0; j < 8; j++) { /* t = trans of [2, 8]: row j is (w[j], w[8 + j]) */
+        double want = w[j] + w[8 + j] + (w[j] > w[8 + j] ? w[j] : w[8 + j]);
+        cr_expect_eq(out[j], (float)want, "row %d: %g, want %g", j, out[j], want);
+    }
+    unload(&k);
 }
