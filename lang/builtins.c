@@ -113,7 +113,7 @@
     X(XOR_SUM, "xor_sum", 1, "x|input axis keep_dims", XOR, COMPOSE, 0)                          \
     X(REDUCE_OR, "reduce_or", 2, "input axis keep_dims", OR, COMPOSE, 0)                   \
     X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
-    X(TOPK, "topk", 2, "x k dim", GATHER, COMPOSE, 0)                                      \
+    X(TOPK, "topk", 2, "x k dim descending return_indices", GATHER, COMPOSE, 0)                                      \
     X(HISTOGRAM, "histogram", 2, "x|input num_bins mask", REDUCE, COMPOSE, 0)                    \
     X(MAP_ELEMENTWISE, "map_elementwise", 2, "scalar_fn *args pack", MAP_FN, COMPOSE, 0)   \
     X(DOT, "dot", 2, "a|input b|other acc allow_tf32 input_precision:str out_dtype max_num_imprecise_acc", DOT, PLAIN, 0) \
@@ -1031,9 +1031,13 @@ static Val bi_compose(Call *c, BuiltinId id) {
             return val_err();
         }
         if (id == BI_TOPK) {
-            int64_t k;
-            if (!ct_int(c, 1, "k", &k)) return val_err();
-            return compose_topk(g, c->v[0], k, loc);
+            /* Triton's: the k largest (descending=false: smallest), in that order; return_indices=true (ours) gives
+             * the tuple (values, indices) */
+            int64_t k, desc = 1, ind = 0;
+            if (!ct_int(c, 1, "k", &k) || (has(c, 3) && !bi_ct_flag(c, 3, "descending", &desc)) ||
+                (has(c, 4) && !bi_ct_flag(c, 4, "return_indices", &ind)))
+                return val_err();
+            return compose_topk(g, c->v[0], k, desc != 0, ind != 0, loc);
         }
         int64_t desc = 0;
         if (has(c, 2) && !bi_ct_flag(c, 2, "descending", &desc)) return val_err();

@@ -21,7 +21,7 @@
  *   sort(x)           bitonic network over the last dim: per stage, the partner
  *                     x[i ^ j] by gather xor=j (registers or a shuffle when the layout
  *                     allows), compare integer keys, select
- *   topk(x, k)        sort descending with the indices as payload (ties: lower index
+ *   topk(x, k)        sort (descending unless asked) with the indices as payload (ties: lower index
  *                     first), then gather the first k
  *   histogram(x, B)   sum over x of (x[:, None] == arange(0, B)[None, :])
  *   map_elementwise(f, x, y)  map_fn: f inlined on scalars into its region, which the lowering
@@ -482,7 +482,7 @@ Val compose_sort(Gen *g, Val x, bool descending, Loc loc) {
     return x;
 }
 
-Val compose_topk(Gen *g, Val x, int64_t k, Loc loc) {
+Val compose_topk(Gen *g, Val x, int64_t k, bool descending, bool indices, Loc loc) {
     if (!sortable(g, x, "topk", loc)) return val_err();
     int r = x.t->rank;
     int32_t n = x.t->shape[r - 1];
@@ -491,13 +491,14 @@ Val compose_topk(Gen *g, Val x, int64_t k, Loc loc) {
         return val_err();
     }
     Val idx = iota(g, r, x.t->shape, r - 1, loc);
-    bitonic(g, &x, &idx, true, loc);
+    bitonic(g, &x, &idx, descending, loc);
     int32_t s[TIR_MAX_RANK];
     memcpy(s, x.t->shape, sizeof s);
     s[r - 1] = (int32_t)k;
     Val first = iota(g, r, s, r - 1, loc);
     Val t = {.k = V_TUPLE, .nelems = 2, .elems = ARENA_ARRAY(g->a, Val, 2)};
     t.elems[0] = k == n ? x : rt(g, gather(g, x.v, first.v, r - 1, loc));
+    if (!indices) return t.elems[0];
     t.elems[1] = k == n ? idx : rt(g, gather(g, idx.v, first.v, r - 1, loc));
     return t;
 }

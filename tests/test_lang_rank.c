@@ -413,7 +413,7 @@ static void more_ops_6d(const char *arch, const char *device) {
                 "    store(o + 512 + iota, flip(v, 3));\n"
                 "    store(o + 1024 + iota, gather(v, (last * 3 + 1) % 8, 5));\n"
                 "    store(o + 1536 + iota, sort(v));\n"
-                "    let (tv, ti) = topk(v, 4);\n"
+                "    let (tv, ti) = topk(v, 4, return_indices=true);\n"
                 "    let i4 = reshape(arange(0, 256), [2, 2, 2, 4, 2, 4]);\n"
                 "    store(o + 2048 + i4, tv);\n"
                 "    store(o + 2304 + i4, ti);\n"

@@ -2,7 +2,8 @@
  * on the emulator against exact references: constants taking their declared types, f8 constant
  * codes, *i1 bytes, casts to narrow floats rounding once and fp_downcast_rounding, Python's min/max
  * of scalars, reductions' result types, stored values converting to the pointee, zeros_like,
- * broadcast and xor_sum (test_lang_triton.c: Triton's language features). */
+ * broadcast and xor_sum, propagate_nan=, -b of an i1, view, integer division's signedness rules,
+ * add/sub/mul and topk (test_lang_triton.c: Triton's language features). */
 #include <criterion/criterion.h>
 #include <fenv.h>
 #include <math.h>
@@ -822,6 +823,61 @@ Test(lang_triton_values, add_sub_mul) {
         for (int j = 0; j < 3; j++)
             if (i >= n) cr_expect(isnan(o[j * 64 + i]), "[%d][%d] written past n", j, i);
             else cr_expect_eq(o[j * 64 + i], w[j], "[%d][%d]: %g, want %g", j, i, o[j * 64 + i], w[j]);
+    }
+    unload(&k);
+}
+
+/* topk(x, k) is Triton's: the k largest values along the last dimension, largest first (it gave the tuple
+ * (values, indices), so a port's `store(p, topk(x, 4))` was an error); descending=false gives the k smallest,
+ * smallest first; return_indices=true gives (values, indices), equal values the lower index first.  Rows of
+ * small random integers, so ties are many. */
+static int cmp_desc_then_index(const void *a, const void *b) {
+    const int32_t *x = a, *y = b; /* (value, index) pairs */
+    return x[0] != y[0] ? (x[0] < y[0]) - (x[0] > y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static int cmp_asc_then_index(const void *a, const void *b) {
+    const int32_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+Test(lang_triton_values, topk_is_triton_s) {
+    enum { R = 4, C = 16, KK = 4 };
+    K k;
+    load_src(&k,
+             "kernel k(x: *i32, o: *i32) {\n"
+             "    let r = arange(0, 4)[:, None];\n"
+             "    let v = load(x + r * 16 + arange(0, 16)[None, :]);\n"
+             "    let q = r * 4 + arange(0, 4)[None, :];\n"
+             "    store(o + q, topk(v, 4));\n"
+             "    store(o + 16 + q, topk(v, 4, descending=false));\n"
+             "    let (tv, ti) = topk(v, 4, return_indices=true);\n"
+             "    store(o + 32 + q, tv);\n"
+             "    store(o + 48 + q, ti);\n"
+             "    let (av, ai) = topk(v, 4, dim=1, descending=false, return_indices=true);\n"
+             "    store(o + 64 + q, ai);\n"
+             "}\n",
+             "k");
+    seed_rng();
+    int32_t x[R * C], o[80];
+    for (int i = 0; i < R * C; i++) x[i] = irand(9) - 4;
+    uint64_t dx = upload(&k, x, sizeof x), d_o = poisoned(&k, sizeof o);
+    void *params[] = {&dx, &d_o};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    for (int r = 0; r < R; r++) {
+        int32_t d[C][2], a[C][2];
+        for (int c = 0; c < C; c++) d[c][0] = a[c][0] = x[r * C + c], d[c][1] = a[c][1] = c;
+        qsort(d, C, sizeof d[0], cmp_desc_then_index);
+        qsort(a, C, sizeof a[0], cmp_asc_then_index);
+        for (int j = 0; j < KK; j++) {
+            int q = r * KK + j;
+            cr_expect_eq(o[q], d[j][0], "row %d: topk[%d] = %d, want %d", r, j, o[q], d[j][0]);
+            cr_expect_eq(o[16 + q], a[j][0], "row %d: smallest[%d] = %d, want %d", r, j, o[16 + q], a[j][0]);
+            cr_expect(o[32 + q] == d[j][0] && o[48 + q] == d[j][1], "row %d: (value, index)[%d] = (%d, %d), want (%d, %d)", r, j,
+                      o[32 + q], o[48 + q], d[j][0], d[j][1]);
+            cr_expect_eq(o[64 + q], a[j][1], "row %d: smallest's index[%d] = %d, want %d", r, j, o[64 + q], a[j][1]);
+        }
     }
     unload(&k);
 }
