@@ -744,15 +744,10 @@ Test(report, block_state_out_of_host_memory) {
 #endif
 }
 
-/* Labels and parameters by the 100000 (200 parameters with the labels, 20000 alone): each label was looked up by a
- * linear search (at its definition and at every branch) and the parameters compared pairwise, minutes for
- * either; now loading takes seconds at most.  The branch goes to the last label, a duplicate label and a duplicate parameter are still refused. */
-#include <time.h>
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+/* Labels and parameters by the 100000 (20000 parameters): each label was looked up by a linear search (at its
+ * definition and at every branch) and the parameters compared pairwise, minutes for either; the module loads and
+ * runs (the branch goes to the last label), and a duplicate label and a duplicate parameter are still refused.
+ * How long loading takes is bench/emu_load's number (about 1 s, 22 s before the hash tables), not this test's. */
 
 Test(ptx, many_labels_and_parameters, .timeout = 60) {
     enum { N = 100000 };
@@ -769,11 +764,8 @@ Test(ptx, many_labels_and_parameters, .timeout = 60) {
                    " ld.param.u64 %%rd1, [out];\n st.global.u32 [%%rd1], %%r1;\n ret;\n}\n", P - 1);
     TileDevice *d = NULL;
     cr_assert_eq(dev_open("emu", NULL, &d, NULL), DEV_OK);
-    double t0 = now_s();
     TileDevModule *m;
     TileDevFunction *f = load(d, s.buf, "many", &m);
-    double dt = now_s() - t0;
-    cr_expect_lt(dt, 15.0, "loading took %.1f s", dt); /* about 1 s (5 s under ASan); 22 s before */
     uint64_t out;
     cr_assert_eq(dev_malloc(d, 4, &out), DEV_OK);
     uint8_t *vals = calloc(P, sizeof *vals);
@@ -795,7 +787,6 @@ Test(ptx, many_labels_and_parameters, .timeout = 60) {
     str_puts(&bad, PTX_HEAD ".visible .entry dup()\n{\n");
     for (int i = 0; i < N; i++) str_printf(&bad, "L_%d:\n", i);
     str_puts(&bad, "L_7:\n ret;\n}\n");
-    t0 = now_s();
     cr_expect_eq(dev_module_load_ptx(d, bad.buf, &m), DEV_ERR_PTX);
     cr_expect(strstr(dev_last_error(d), "label 'L_7' defined twice in one block"), "%s", dev_last_error(d));
     bad.len = 0;
@@ -804,8 +795,6 @@ Test(ptx, many_labels_and_parameters, .timeout = 60) {
     str_puts(&bad, ", .param .u32 p7)\n{\n ret;\n}\n");
     cr_expect_eq(dev_module_load_ptx(d, bad.buf, &m), DEV_ERR_PTX);
     cr_expect(strstr(dev_last_error(d), "parameter 'p7' of 'dup' is declared twice"), "%s", dev_last_error(d));
-    dt = now_s() - t0;
-    cr_expect_lt(dt, 30.0, "refusing took %.1f s", dt);
     str_free(&bad);
     str_free(&s);
     dev_close(d);
