@@ -398,12 +398,7 @@ bool jit_options_in(const tile_compile_options *opt, tile_compile_options *o, ch
         *o = (tile_compile_options){.size = sizeof *o}; /* read again later (jit_cache_compile): every field counts */
         return true;
     }
-    static const size_t ptrs[] = {offsetof(tile_compile_options, arch), offsetof(tile_compile_options, kernel),
-                                  offsetof(tile_compile_options, defines), offsetof(tile_compile_options, include_dirs),
-                                  offsetof(tile_compile_options, specialize), offsetof(tile_compile_options, dump_after),
-                                  offsetof(tile_compile_options, ptxas)};
-    return rt_struct_in_ptrs(o, sizeof *o, opt, offsetof(tile_compile_options, arch), COMPILE_OPTIONS_SIZE_0_1, ptrs,
-                             (int)(sizeof ptrs / sizeof *ptrs), err, err_size);
+    return rt_struct_in(o, opt, &rt_layout_tile_compile_options, COMPILE_OPTIONS_SIZE_0_1, err, err_size);
 }
 
 /* Nothing here is modified between setjmp and a longjmp back to it, so every

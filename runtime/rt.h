@@ -74,17 +74,33 @@ const char *rt_data_path(const char *sub, const char *file, char *buf, size_t n)
 /* Record a printf-style message as the context's last error and return status; ctx NULL: as the calling
  * thread's last error without a context (tile_last_error(NULL)), for the calls that take none. */
 tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* ---- abi.c: the layouts of the public structs a caller fills ---- */
+typedef struct RtField {
+    const char *name;
+    size_t offset, size;
+} RtField;
+typedef struct RtLayout {
+    const char *name; /* "tile_gemm_args" */
+    size_t size, align;
+    const RtField *fields; /* every field, in order; the first is size */
+    int nfields;
+} RtLayout;
+extern const RtLayout rt_layout_tile_compile_options, rt_layout_tile_context_options, rt_layout_tile_launch_options,
+    rt_layout_tile_gemm_args, rt_layout_tile_moe_args, rt_layout_tile_attention_args, rt_layout_tile_paged_attention_args,
+    rt_layout_tile_norm_args, rt_layout_tile_gated_args, rt_layout_tile_sample_args, rt_layout_tile_spec_verify_args,
+    rt_layout_tile_rope_args;
+extern const RtLayout *const rt_layouts[]; /* all of them, NULL-terminated */
+
+/* ---- runtime.c ---- */
 /* A public input struct as this release reads it.  Every such struct begins with `size_t size`: 0 means
  * the layout of the first release with size fields (`baseline`, the struct's sizeof then, a constant
  * kept at that value when later releases append fields), else the caller's sizeof.  Copies
- * min(size, dst_size) bytes of src into dst (dst_size bytes, zeroed first: fields the caller's struct
- * lacks read as zero, the default) and sets dst's size to dst_size.  A size below min_size (the offset
- * of the first field after size) or over RT_STRUCT_MAX: false, with why in err. */
+ * min(size, layout->size) bytes of src into dst (layout->size bytes, zeroed first: fields the caller's
+ * struct lacks read as zero, the default) and sets dst's size to layout->size.  A size that ends before
+ * the first field after size, that is not a multiple of 4, over RT_STRUCT_MAX, or that ends inside a field
+ * (naming it): false, with why in err ("size = 36 ends inside ..."; the caller puts "args->" before it). */
 enum { RT_STRUCT_MAX = 1 << 16 };
-bool rt_struct_in(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, char *err, size_t err_size);
-/* As rt_struct_in, also refusing a size that ends inside one of the host pointers at offsets ptrs[] */
-bool rt_struct_in_ptrs(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, const size_t *ptrs,
-                       int nptrs, char *err, size_t err_size);
+bool rt_struct_in(void *dst, const void *src, const RtLayout *layout, size_t baseline, char *err, size_t err_size);
 /* Is ctx a live context?  (No message: there is no context to hold one.) */
 bool rt_context_valid(const tile_context *ctx);
 /* fn was given a NULL context: TILE_ERROR_INVALID_VALUE, with the message tile_last_error(NULL) gives. */

@@ -132,30 +132,28 @@ tile_status rt_fail(tile_context *ctx, tile_status status, const char *fmt, ...)
     return status;
 }
 
-bool rt_struct_in_ptrs(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, const size_t *ptrs,
-                       int nptrs, char *err, size_t err_size) {
-    size_t size;
+bool rt_struct_in(void *dst, const void *src, const RtLayout *layout, size_t baseline, char *err, size_t err_size) {
+    size_t size, min_size = layout->nfields > 1 ? layout->fields[1].offset : layout->size;
     memcpy(&size, src, sizeof size);
     if (size && (size < min_size || size > RT_STRUCT_MAX || size % 4)) {
-        snprintf(err, err_size, "size = %zu is not a struct size (0, or the caller's sizeof: %zu in this release)", size, dst_size);
+        snprintf(err, err_size, "size = %zu is not a struct size (0, or the caller's sizeof: %zu in this release)", size, layout->size);
         return false;
     }
-    /* a size that ends inside a host pointer would have half of it read as an address */
-    for (int i = 0; size && i < nptrs; i++)
-        if (size > ptrs[i] && size < ptrs[i] + sizeof(void *)) {
-            snprintf(err, err_size, "size = %zu ends inside a pointer field: not a struct size (0, or the caller's sizeof: %zu in this release)",
-                     size, dst_size);
+    /* a size that ends inside a field would have half of it read: half a pointer taken for an address */
+    for (int i = 0; size && i < layout->nfields; i++) {
+        const RtField *f = &layout->fields[i];
+        if (size > f->offset && size < f->offset + f->size) {
+            snprintf(err, err_size,
+                     "size = %zu ends inside %s.%s (bytes %zu to %zu): not a struct size (0, or the caller's sizeof: %zu in this release)",
+                     size, layout->name, f->name, f->offset, f->offset + f->size, layout->size);
             return false;
         }
+    }
     if (!size) size = baseline;
-    memset(dst, 0, dst_size);
-    memcpy(dst, src, size < dst_size ? size : dst_size);
-    memcpy(dst, &dst_size, sizeof dst_size);
+    memset(dst, 0, layout->size);
+    memcpy(dst, src, size < layout->size ? size : layout->size);
+    memcpy(dst, &layout->size, sizeof layout->size);
     return true;
-}
-
-bool rt_struct_in(void *dst, size_t dst_size, const void *src, size_t min_size, size_t baseline, char *err, size_t err_size) {
-    return rt_struct_in_ptrs(dst, dst_size, src, min_size, baseline, NULL, 0, err, err_size);
 }
 
 static tile_status from_dev(DevStatus s) {
@@ -273,9 +271,6 @@ static tile_status open_fail(DevStatus ds, char *err) {
 enum { CONTEXT_OPTIONS_SIZE_0_1 = sizeof(tile_context_options) };
 
 /* The host pointers of tile_context_options, which a size must not cut in half. */
-static const size_t CONTEXT_PTRS[] = {offsetof(tile_context_options, device), offsetof(tile_context_options, cache_dir),
-                                      offsetof(tile_context_options, arch)};
-
 /* The caller's options (NULL: the defaults) as this release reads them (rt_struct_in). */
 /* "API: unknown arch 'X' (one of sm_80, ...)" */
 static tile_status unknown_arch(const char *api, const char *arch) {
@@ -302,8 +297,7 @@ static tile_status context_on(const tile_context_options *opt, const Target *tgt
 static tile_status context_options_in(const tile_context_options *opt, tile_context_options *o, const char *api) {
     char err[160], msg[256];
     if (!opt) *o = (tile_context_options){0};
-    else if (!rt_struct_in_ptrs(o, sizeof *o, opt, offsetof(tile_context_options, device), CONTEXT_OPTIONS_SIZE_0_1, CONTEXT_PTRS,
-                                (int)ARRAY_LEN(CONTEXT_PTRS), err, sizeof err)) {
+    else if (!rt_struct_in(o, opt, &rt_layout_tile_context_options, CONTEXT_OPTIONS_SIZE_0_1, err, sizeof err)) {
         snprintf(msg, sizeof msg, "%s: opt->%s", api, err);
         return create_fail(TILE_ERROR_INVALID_VALUE, msg);
     }
@@ -1170,7 +1164,7 @@ static tile_status launch_kernel(const char *api, tile_kernel *k, tile_dim3 grid
     /* the caller's struct may be older (shorter) than ours: what it lacks is zero, the default */
     tile_launch_options o = {0};
     char err[160];
-    if (opt && (!opt->size || !rt_struct_in(&o, sizeof o, opt, offsetof(tile_launch_options, block), sizeof o, err, sizeof err)))
+    if (opt && (!opt->size || !rt_struct_in(&o, opt, &rt_layout_tile_launch_options, sizeof o, err, sizeof err)))
         return rt_fail(k->ctx, TILE_ERROR_INVALID_VALUE, "tile_launch_ex: opt->size = %zu is not the size of a tile_launch_options",
                        opt->size); /* older than the rule that 0 is the first layout: a size is required */
     if (o.programmatic_dependent_launch & ~1)

@@ -11,7 +11,12 @@
  *      would act on or refuse, and sees that it does neither;
  *   4. (moe) a newer, longer size has its unknown tail ignored;
  *   5. a size smaller than the size field itself, or absurdly large, is
- *      TILE_ERROR_INVALID_VALUE with a message naming the size. */
+ *      TILE_ERROR_INVALID_VALUE with a message naming the size;
+ *   6. a size that ends inside a field (a device pointer, an int64_t) is
+ *      TILE_ERROR_INVALID_VALUE naming the struct, the size and the field's
+ *      bytes, for every args struct (size_inside_a_field), and the layouts
+ *      the library checks sizes against list every field of their structs
+ *      (layouts_cover_their_structs). */
 #include <criterion/criterion.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +25,7 @@
 #include <string.h>
 
 #include "include/tile/tile.h"
+#include "runtime/rt.h"
 
 static const char *KSRC = "kernel k(x: *f32) { store(x + arange(0, 32), 1.0); }\n";
 
@@ -310,4 +316,72 @@ Test(abi, paged_splits_follow_the_sm_count) {
         cr_expect_eq(splits, cases[i].want, "%s: %d splits, want %d", cases[i].dev, splits, cases[i].want);
         tile_context_destroy(ctx);
     }
+}
+
+/* A size ending in the middle of a field: half of a device pointer was read (an address the launch then
+ * refused as a "null device pointer", or worse took), half of an int64_t count.  Every args struct refuses
+ * it before reading anything, naming the struct, the size and where the field lies; the field's own end
+ * (an older release's sizeof ends at one) is still taken. */
+#define SPLIT(T, field, call)                                                                                             \
+    do {                                                                                                                  \
+        T a = {0};                                                                                                        \
+        a.size = offsetof(T, field) + 4;                                                                                  \
+        char want[160];                                                                                                   \
+        snprintf(want, sizeof want, "size = %zu ends inside %s.%s (bytes %zu to %zu)", a.size, #T, #field, offsetof(T, field), \
+                 offsetof(T, field) + sizeof a.field);                                                                    \
+        cr_expect_eq(call, TILE_ERROR_INVALID_VALUE, "%s", #call);                                                        \
+        cr_expect(strstr(tile_last_error(ctx), want), "%s: %s (want %s)", #call, tile_last_error(ctx), want);             \
+    } while (0)
+
+Test(abi, size_inside_a_field) {
+    tile_context *ctx = emu();
+    SPLIT(tile_gemm_args, a, tile_gemm(ctx, &a));
+    SPLIT(tile_gemm_args, c, tile_gemm_prepare(ctx, &a));
+    SPLIT(tile_gemm_args, m, tile_gemm(ctx, &a));
+    SPLIT(tile_moe_args, x, tile_moe_forward(ctx, &a));
+    SPLIT(tile_attention_args, q, tile_attention_fwd(ctx, &a));
+    SPLIT(tile_paged_attention_args, q, tile_attention_decode_paged(ctx, &a));
+    SPLIT(tile_norm_args, x, tile_fused_add_rmsnorm(ctx, &a));
+    SPLIT(tile_gated_args, x, tile_gated_activation(ctx, &a));
+    SPLIT(tile_sample_args, logits, tile_sample(ctx, &a));
+    SPLIT(tile_spec_verify_args, draft_tokens, tile_spec_verify(ctx, &a));
+    SPLIT(tile_rope_args, q, tile_rope_kv_append(ctx, &a));
+    /* the field's end is a size: a gemm from a caller whose struct ended after a (the rest zero) is refused
+     * for what it lacks, not for its size */
+    tile_gemm_args g = {.size = offsetof(tile_gemm_args, lda), .m = 16, .n = 16, .k = 16};
+    cr_expect_eq(tile_gemm(ctx, &g), TILE_ERROR_INVALID_VALUE);
+    cr_expect(!strstr(tile_last_error(ctx), "size ="), "%s", tile_last_error(ctx));
+    tile_context_destroy(ctx);
+    /* the options, which have no context to hold the message */
+    tile_context_options o = {.size = offsetof(tile_context_options, emu_timeout_seconds) + 4, .device = "emu"};
+    cr_expect_eq(tile_context_create_ex(&o, &ctx), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "ends inside tile_context_options.emu_timeout_seconds"), "%s", tile_last_error(NULL));
+    tile_compile_options co = {.size = offsetof(tile_compile_options, ptxas) + 4};
+    tile_compiled c;
+    cr_expect_eq(tile_compile_source("k.tile", KSRC, &co, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(c.diagnostics && strstr(c.diagnostics, "ends inside tile_compile_options.ptxas"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+}
+
+/* Each layout rt_struct_in checks sizes against lists every field of its struct, in order: the first is size,
+ * each next one begins at or after the last one's end with less than the struct's alignment of padding
+ * between, and the last ends within the alignment of sizeof: a field of 8 bytes or more (the ones a size can
+ * end inside, sizes being multiples of 4) appended to tile.h and not to runtime/abi.c leaves a gap of at least
+ * the alignment. */
+Test(abi, layouts_cover_their_structs) {
+    int n = 0;
+    for (const RtLayout *const *l = rt_layouts; *l; l++, n++) {
+        const RtLayout *L = *l;
+        cr_assert(L->nfields >= 2, "%s", L->name);
+        cr_expect(!strcmp(L->fields[0].name, "size") && L->fields[0].offset == 0 && L->fields[0].size == sizeof(size_t), "%s", L->name);
+        size_t end = 0;
+        for (int i = 0; i < L->nfields; i++) {
+            const RtField *f = &L->fields[i];
+            cr_expect(f->offset >= end && f->offset - end < L->align, "%s.%s at %zu: the field before ends at %zu", L->name, f->name,
+                      f->offset, end);
+            end = f->offset + f->size;
+        }
+        cr_expect(end <= L->size && L->size - end < L->align, "%s: the last field ends at %zu, sizeof is %zu", L->name, end, L->size);
+    }
+    cr_expect_eq(n, 12);
 }

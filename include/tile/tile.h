@@ -36,7 +36,7 @@
  * fills and passes in begins with `size_t size`: sizeof as the caller
  * compiled it, or 0 for the layout of release 0.1 (tile_launch_options
  * requires a size); fields past a shorter size read as zero, and a size
- * under sizeof(size_t), not a multiple of 4, ending inside a pointer field, or over 64 KiB is TILE_ERROR_INVALID_VALUE.  Fill these structs with designated
+ * under sizeof(size_t), not a multiple of 4, ending inside a field (half a pointer), or over 64 KiB is TILE_ERROR_INVALID_VALUE.  Fill these structs with designated
  * initializers ({.m = 64, ...}), never positionally. */
 #define TILE_VERSION_MAJOR 0
 #define TILE_VERSION_MINOR 2

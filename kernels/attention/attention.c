@@ -108,7 +108,7 @@ enum {
 /* The caller's paged args as this release reads them (rt_struct_in); false with a message on ctx. */
 static bool paged_args_in(tile_context *ctx, const char *api, const tile_paged_attention_args *a, tile_paged_attention_args *o) {
     char err[160];
-    if (rt_struct_in(o, sizeof *o, a, offsetof(tile_paged_attention_args, dtype), PAGED_ATTENTION_ARGS_SIZE_0_1, err, sizeof err)) return true;
+    if (rt_struct_in(o, a, &rt_layout_tile_paged_attention_args, PAGED_ATTENTION_ARGS_SIZE_0_1, err, sizeof err)) return true;
     rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: args->%s", api, err);
     return false;
 }
@@ -121,7 +121,7 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
     char err[160];
     size_t caller_size;
     memcpy(&caller_size, a, sizeof caller_size);
-    if (!rt_struct_in(&args, sizeof args, a, offsetof(tile_attention_args, dtype), ATTENTION_ARGS_SIZE_0_1, err, sizeof err))
+    if (!rt_struct_in(&args, a, &rt_layout_tile_attention_args, ATTENTION_ARGS_SIZE_0_1, err, sizeof err))
         FAIL("%s: args->%s", api, err);
     a = &args; /* read only this copy from here on */
     if (a->causal != 0 && a->causal != 1) FAIL("%s: causal = %d: 0 or 1", api, a->causal);

@@ -280,7 +280,7 @@ static tile_status gemm_run(tile_context *ctx, const tile_gemm_args *a, const ch
     if (!a) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: args is NULL");
     tile_gemm_args args;
     char err[160];
-    if (!rt_struct_in(&args, sizeof args, a, offsetof(tile_gemm_args, m), GEMM_ARGS_SIZE_0_1, err, sizeof err))
+    if (!rt_struct_in(&args, a, &rt_layout_tile_gemm_args, GEMM_ARGS_SIZE_0_1, err, sizeof err))
         return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_gemm: args->%s", err);
     size_t caller_size;
     memcpy(&caller_size, a, sizeof caller_size);

@@ -192,7 +192,7 @@ enum { MOE_ARGS_SIZE_0_1 = sizeof(tile_moe_args) };
 
 /* The caller's args as this release reads them (rt_struct_in). */
 static bool moe_args_in(const tile_moe_args *a, tile_moe_args *o, char *err, size_t err_size) {
-    return rt_struct_in(o, sizeof *o, a, offsetof(tile_moe_args, tokens), MOE_ARGS_SIZE_0_1, err, err_size);
+    return rt_struct_in(o, a, &rt_layout_tile_moe_args, MOE_ARGS_SIZE_0_1, err, err_size);
 }
 
 /* No context to hold a message: a bad args->size is TILE_ERROR_INVALID_VALUE alone, as the other refusals here. */

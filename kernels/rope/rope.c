@@ -225,7 +225,7 @@ static tile_status rope_run(tile_context *ctx, const tile_rope_args *args, bool 
     /* 1. arguments */
     tile_rope_args a;
     char err[200];
-    if (!rt_struct_in(&a, sizeof a, args, sizeof(size_t), ROPE_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: args->%s", api, err);
+    if (!rt_struct_in(&a, args, &rt_layout_tile_rope_args, ROPE_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: args->%s", api, err);
     RopePlan p;
     const char *why = rope_plan(&a, &p, err, sizeof err);
     if (why) FAIL("%s: %s", api, why);
