@@ -9,22 +9,24 @@
  *      header and the signature ("*f16:16" -> tile_devptr, "i32" -> int32_t);
  *   3. OUT.c holds the PTX as byte arrays (no string literal past C's 4095
  *      characters, so it builds with -Wpedantic) and one launch function per
- *      kernel, `tile_status NAME(tile_context *, tile_dim3 grid, params...,
- *      tile_stream)`, whose dispatcher picks the first variant whose
- *      signature the values satisfy (its specializations, and the 16-byte
- *      alignment of every pointer not "=any"), loads that PTX into the context
- *      on first use (tile_module_load_ptx; a per-kernel table of contexts
- *      under a mutex, grown as contexts come, each kept with its
- *      tile_context_id so that the slot of a context destroyed without
- *      NAME_aot_unload is taken for dead, not for a new context at the same
- *      address) and calls tile_launch.  NAME_aot_unload(ctx) releases what
- *      the kernel loaded into a context.  The kernels are compiled
- *      without tensor maps (no_tma): the launcher passes the arguments only.
- * The output needs only <tile/tile.h> and libtile. */
+ *      kernel, `tile_status CNAME(tile_context *, tile_dim3 grid, params...,
+ *      tile_stream)` (CNAME the kernel's name, or the one "NAME=CNAME" gives),
+ *      whose dispatcher picks the first variant whose signature the values
+ *      satisfy (its specializations, and the 16-byte alignment of every
+ *      pointer not "=any"), gets that variant's kernel loaded into the context
+ *      through the variant's tile_aot_table (libtile_rt: loaded on first use,
+ *      one entry per context) and calls tile_launch.  CNAME_aot_unload(ctx)
+ *      releases what the kernel loaded into a context.  The kernels are
+ *      compiled without tensor maps (no_tma): the launcher passes the
+ *      arguments only.
+ * The output includes <tile/tile.h> and nothing else (no system header: a kernel or a parameter may have the
+ * name of a C library function or of a macro of a header other than <stddef.h> and <stdint.h>), and links
+ * libtile_rt alone.  What could still collide is refused (aot_cname_refusal) or renamed (parameters). */
 #include "jit/jit.h"
 #include "support/target.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,10 +34,16 @@
 #include <string.h>
 
 typedef struct AotParam {
-    char tile_name[64]; /* as the kernel declares it */
-    char name[72];      /* in the generated C: tile_name, with '_' appended until it is free and unique */
-    char ctype[16];
+    char *tile_name; /* as the kernel declares it */
+    char *name;      /* in the generated C: tile_name ("p_" before it when it is in a reserved name space), with '_'
+                        appended until it is free and unique */
+    const char *ctype;
 } AotParam;
+
+static void aot_params_free(AotParam *ps, int n) {
+    for (int i = 0; ps && i < n; i++) free(ps[i].tile_name), free(ps[i].name);
+    free(ps);
+}
 
 static const char *c_type(const char *sig) {
     if (sig[0] == '*') return "tile_devptr";
@@ -68,57 +76,130 @@ static bool c_keyword(const char *s) {
     return false;
 }
 
-/* Whether a parameter may keep its .tile name in the prototype and the launch function's body: not a keyword,
- * not a name the body uses (its locals, NULL, the kernel's tables KERNEL_slots and KERNEL_ptx_N), nor a type
- * or macro the prototype's headers may define (tile.h's tile_ and TILE_ names, the <stdint.h> and <stddef.h>
- * ..._t types, reserved names). */
-static bool aot_param_name_free(const char *name, const char *kernel) {
-    static const char *const mine[] = {"args", "ctx", "grid", "stream", "st", "k", "v", "ptx", "NULL", "offsetof"};
-    for (size_t i = 0; i < ARRAY_LEN(mine); i++)
-        if (!strcmp(name, mine[i])) return false;
-    size_t n = strlen(name), kn = strlen(kernel);
-    if (c_keyword(name) || (n >= 2 && !strcmp(name + n - 2, "_t")) || !strncmp(name, "tile_", 5) || !strncmp(name, "TILE_", 5) ||
-        !strncmp(name, "__", 2) || (name[0] == '_' && isupper((unsigned char)name[1])))
-        return false;
-    return !(n > kn && !strncmp(name, kernel, kn) && (!strcmp(name + kn, "_slots") || !strncmp(name + kn, "_ptx_", 5)));
+/* Names of the C and C++ standard headers that a program may include before OUT.h and that are not functions
+ * (those the C library exports are looked up in it: aot_libc_function): macros, object-like or function-like
+ * (a launch function's name followed by '(' expands a function-like one), typedefs without _t, C++'s std,
+ * and the macros GNU C predefines outside strict ISO modes (linux, unix, i386). */
+static bool c_std_name(const char *s) {
+    static const char *const names[] = {
+        "assert", "errno", "stdin", "stdout", "stderr", "complex", "imaginary", "I", "noreturn", "offsetof", "unreachable",
+        "setjmp", "va_arg", "va_copy", "va_end", "va_start", "va_list", "jmp_buf", "FILE", "once_flag", "memory_order",
+        "atomic_flag", "kill_dependency", "math_errhandling", "isnan", "isinf", "isfinite", "isnormal", "signbit", "fpclassify",
+        "isgreater", "isgreaterequal", "isless", "islessequal", "islessgreater", "isunordered", "iscanonical", "issignaling",
+        "issubnormal", "iszero", "NULL", "BUFSIZ", "FILENAME_MAX", "FOPEN_MAX", "L_tmpnam", "TMP_MAX", "MB_CUR_MAX", "MB_LEN_MAX",
+        "RAND_MAX", "CLOCKS_PER_SEC", "INFINITY", "NAN", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "CHAR_BIT", "CHAR_MAX", "CHAR_MIN",
+        "SCHAR_MAX", "SCHAR_MIN", "UCHAR_MAX", "SHRT_MAX", "SHRT_MIN", "USHRT_MAX", "LONG_MAX", "LONG_MIN", "ULONG_MAX",
+        "LLONG_MAX", "LLONG_MIN", "ULLONG_MAX", "DECIMAL_DIG", "SIZE_MAX", "SIZE_WIDTH", "PTRDIFF_MAX", "PTRDIFF_MIN",
+        "PTRDIFF_WIDTH", "WCHAR_MAX", "WCHAR_MIN", "WCHAR_WIDTH", "WINT_MAX", "WINT_MIN", "WINT_WIDTH", "WEOF", "CMPLX", "CMPLXF",
+        "CMPLXL", "ONCE_FLAG_INIT", "EXIT_FAILURE", "EXIT_SUCCESS", "std", "linux", "unix", "i386"};
+    for (size_t i = 0; i < ARRAY_LEN(names); i++)
+        if (!strcmp(s, names[i])) return true;
+    /* the families C reserves for its headers' macros (C17 7.31): E2BIG, SIGINT, SIG_DFL, LC_ALL, FE_DIVBYZERO,
+     * FP_NAN, FLT_MAX, DBL_EPSILON, LDBL_DIG, TIME_UTC, ATOMIC_VAR_INIT, MATH_ERRNO, PRId32, SCNx64, and <stdint.h>'s
+     * INT32_MAX, UINT64_C, INTMAX_MIN, INT_LEAST8_WIDTH (INT_MAX of <limits.h> too); none of their macros ends in
+     * '_', so a parameter renamed EOF_ is free */
+    size_t n = strlen(s);
+    if (!n || s[n - 1] == '_') return false;
+    unsigned char c1 = (unsigned char)s[1];
+    if (s[0] == 'E' && (isdigit(c1) || isupper(c1))) return true;
+    if (!strncmp(s, "SIG", 3) && (isupper((unsigned char)s[3]) || s[3] == '_')) return true;
+    static const char *const prefixes[] = {"LC_", "FE_", "FP_", "FLT_", "DBL_", "LDBL_", "TIME_", "ATOMIC_", "MATH_"};
+    for (size_t i = 0; i < ARRAY_LEN(prefixes); i++) {
+        size_t p = strlen(prefixes[i]);
+        if (!strncmp(s, prefixes[i], p) && isupper((unsigned char)s[p])) return true;
+    }
+    if ((!strncmp(s, "PRI", 3) || !strncmp(s, "SCN", 3)) && (islower((unsigned char)s[3]) || s[3] == 'X')) return true;
+    if (!strncmp(s, "INT", 3) || !strncmp(s, "UINT", 4)) {
+        static const char *const ends[] = {"_MAX", "_MIN", "_C", "_WIDTH"};
+        for (size_t i = 0; i < ARRAY_LEN(ends); i++) {
+            size_t e = strlen(ends[i]);
+            if (n > e && !strcmp(s + n - e, ends[i])) return true;
+        }
+    }
+    return false;
 }
 
-/* Names from "kernel @NAME(%x: ptr<f32> #div16, %n: i32)" and types from the signature. */
-static int kernel_params(const tile_compiled *c, const char *kernel, AotParam *ps, int max) {
-    char head[256];
-    snprintf(head, sizeof head, "kernel @%s(", kernel);
-    const char *p = c->tir ? strstr(c->tir, head) : NULL;
+/* Whether name is one the generated C declares for kernel k: k_aot_unload, k_slots, k_ptx_N, k_cubin_N. */
+static bool aot_generated_name(const char *name, const char *k) {
+    size_t n = strlen(k);
+    if (strncmp(name, k, n)) return false;
+    const char *rest = name + n;
+    if (!strcmp(rest, "_aot_unload") || !strcmp(rest, "_slots")) return true;
+    size_t p = !strncmp(rest, "_ptx_", 5) ? 5 : !strncmp(rest, "_cubin_", 7) ? 7 : 0;
+    if (!p || !rest[p]) return false;
+    for (const char *d = rest + p; *d; d++)
+        if (!isdigit((unsigned char)*d)) return false;
+    return true;
+}
+
+/* Whether a parameter may keep its .tile name in the prototype and the launch function's body: not a keyword,
+ * not a name the body uses (its locals, the kernel's tables KERNEL_slots and KERNEL_ptx_N), nor a type or macro
+ * of tile.h (tile_ and TILE_ names), of the headers it includes (the <stdint.h> and <stddef.h> ..._t types,
+ * NULL) or of the C headers a program includes before OUT.h (errno, stdin, I, complex, EOF, linux: c_std_name),
+ * nor a reserved name. */
+static bool aot_param_name_free(const char *name, const char *kernel) {
+    static const char *const mine[] = {"args", "ctx", "grid", "stream", "st", "k", "v", "ptx"};
+    for (size_t i = 0; i < ARRAY_LEN(mine); i++)
+        if (!strcmp(name, mine[i])) return false;
+    size_t n = strlen(name);
+    if (c_keyword(name) || c_std_name(name) || (n >= 2 && !strcmp(name + n - 2, "_t")) || !strncmp(name, "tile_", 5) || !strncmp(name, "TILE_", 5) ||
+        !strncmp(name, "__", 2) || (name[0] == '_' && isupper((unsigned char)name[1])))
+        return false;
+    return !aot_generated_name(name, kernel);
+}
+
+/* Names from "kernel @NAME(%x: ptr<f32> #div16, %n: i32)" and types from the signature, into *out (malloc'd, NULL
+ * when there are none); cname: the launch function's C name, whose tables a parameter must not shadow.  The
+ * count, or -1 (out of memory, or the header or signature not as expected). */
+static int kernel_params(const tile_compiled *c, const char *kernel, const char *cname, AotParam **out) {
+    Str head = {0};
+    str_printf(&head, "kernel @%s(", kernel);
+    const char *p = c->tir && head.buf ? strstr(c->tir, head.buf) : NULL;
     const char *sig = c->kernels[0].signature;
-    int n = 0;
-    if (!p) return -1;
-    p += strlen(head);
-    while (*p && *p != ')' && n < max) {
+    int n = 0, cap = 0;
+    AotParam *ps = NULL;
+    *out = NULL;
+    if (!p || !sig) {
+        str_free(&head);
+        return -1;
+    }
+    p += head.len;
+    str_free(&head);
+    while (*p && *p != ')') {
         while (*p == ' ' || *p == ',') p++;
         if (*p != '%') break;
         p++;
         size_t len = 0;
         while (isalnum((unsigned char)p[len]) || p[len] == '_') len++;
-        if (len >= sizeof ps[n].tile_name) return -1;
-        snprintf(ps[n].tile_name, sizeof ps[n].tile_name, "%.*s", (int)len, p);
-        memcpy(ps[n].name, ps[n].tile_name, len + 1);
-        for (bool taken = true; taken;) {
-            taken = !aot_param_name_free(ps[n].name, kernel);
-            for (int i = 0; i < n && !taken; i++) taken = !strcmp(ps[i].name, ps[n].name);
-            if (taken) {
-                size_t l = strlen(ps[n].name);
-                if (l + 1 >= sizeof ps[n].name) return -1;
-                ps[n].name[l] = '_', ps[n].name[l + 1] = 0;
-            }
+        if (n == cap) {
+            AotParam *grown = realloc(ps, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *grown);
+            if (!grown) goto fail;
+            ps = grown;
         }
+        AotParam *q = &ps[n++];
+        *q = (AotParam){0};
+        Str name = {0};
+        q->tile_name = strndup(p, len);
+        /* a reserved prefix stays one whatever is appended */
+        bool reserved = !strncmp(p, "tile_", 5) || !strncmp(p, "TILE_", 5) || !strncmp(p, "__", 2) || (p[0] == '_' && isupper((unsigned char)p[1]));
+        str_printf(&name, "%s%.*s", reserved ? "p_" : "", (int)len, p);
+        for (bool taken = name.buf != NULL; taken;) {
+            taken = !aot_param_name_free(name.buf, cname);
+            for (int i = 0; i < n - 1 && !taken; i++) taken = !strcmp(ps[i].name, name.buf);
+            if (taken) str_puts(&name, "_");
+        }
+        q->name = str_take(&name);
         while (*sig == ' ' || *sig == ',') sig++;
-        const char *t = c_type(sig);
-        if (!t) return -1;
-        snprintf(ps[n].ctype, sizeof ps[n].ctype, "%s", t);
+        q->ctype = c_type(sig);
+        if (!q->tile_name || !q->name || !q->ctype) goto fail;
         while (*sig && *sig != ',') sig++;
-        n++;
         while (*p && *p != ',' && *p != ')') p++;
     }
+    *out = ps;
     return n;
+fail:
+    aot_params_free(ps, n);
+    return -1;
 }
 
 /* The dispatcher's test for a variant: what its signature ("*f32:16, *f32=None, *f32, i32:16, i32=1") assumes
@@ -172,32 +253,64 @@ static tile_status aot_refuse(char **msg, const char *fmt, ...) {
     return TILE_ERROR_INVALID_VALUE;
 }
 
-/* A name the generated C may declare a function by: an identifier, not a C or C++ keyword or one of the
- * generated file's own names, not in tile.h's name spaces (tile_, TILE_), nor a name the headers the
- * generated C includes (pthread.h, stddef.h) or C itself reserve (main, _X..., __...). */
-static bool aot_name_ok(const char *n) {
-    static const char *const taken[] = {"main", "size_t", "ptrdiff_t", "wchar_t", "max_align_t", "nullptr_t", "offsetof", "NULL"};
-    if (!*n || isdigit((unsigned char)*n) || c_keyword(n) || !strncmp(n, "tile_", 5) || !strncmp(n, "TILE_", 5) ||
-        !strncmp(n, "TileAot", 7) || !strncmp(n, "pthread_", 8) || !strncmp(n, "PTHREAD_", 8) || !strncmp(n, "__", 2) ||
-        (n[0] == '_' && isupper((unsigned char)n[1])))
-        return false;
-    for (size_t i = 0; i < ARRAY_LEN(taken); i++)
-        if (!strcmp(n, taken[i])) return false;
-    for (const char *p = n; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '_') return false;
-    return true;
+/* Whether the C library this process runs with (libc, libm) exports name, a function or an object: a program
+ * defining a function of that name would take the place of the C library's own (for libtile_rt's calls too).
+ * *lib: the library's file name. */
+static bool aot_libc_symbol(const char *name, char *lib, size_t lib_size) {
+    static const char *const libs[] = {"libc.so.6", "libm.so.6", "libc.so", "libm.so"};
+    for (size_t i = 0; i < ARRAY_LEN(libs); i++) {
+        void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) continue;
+        void *sym = dlsym(h, name);
+        dlclose(h);
+        if (sym) {
+            snprintf(lib, lib_size, "%s", libs[i]);
+            return true;
+        }
+    }
+    return false;
 }
 
-/* Whether name is one the generated C declares for kernel k: k_aot_unload, k_slots, k_ptx_N. */
-static bool aot_generated_name(const char *name, const char *k) {
-    size_t n = strlen(k);
-    if (strncmp(name, k, n)) return false;
-    const char *rest = name + n;
-    if (!strcmp(rest, "_aot_unload") || !strcmp(rest, "_slots")) return true;
-    if (strncmp(rest, "_ptx_", 5) || !rest[5]) return false;
-    for (const char *p = rest + 5; *p; p++)
-        if (!isdigit((unsigned char)*p)) return false;
-    return true;
+/* Why the generated C may not declare a function named n (NULL: it may), written into why: it must be an
+ * identifier that is not a C or C++ keyword, not main, not reserved (__..., _X...), not in tile.h's name
+ * spaces (tile_, TILE_), not a type or macro of the standard headers (..._t, c_std_name), and not a symbol of
+ * the C library (aot_libc_symbol): free, clock, time, select, index, write. */
+static const char *aot_cname_refusal(const char *n, char *why, size_t why_size) {
+    char lib[32];
+    bool ident = *n && !isdigit((unsigned char)*n);
+    for (const char *p = n; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_') ident = false;
+    size_t len = strlen(n);
+    if (!ident) snprintf(why, why_size, "is not a C identifier");
+    else if (c_keyword(n)) snprintf(why, why_size, "is a C or C++ keyword");
+    else if (!strcmp(n, "main")) snprintf(why, why_size, "is the program's main");
+    else if (!strncmp(n, "__", 2) || (n[0] == '_' && isupper((unsigned char)n[1])))
+        snprintf(why, why_size, "is reserved to the C implementation (it starts with __ or _ and a capital)");
+    else if (!strncmp(n, "tile_", 5) || !strncmp(n, "TILE_", 5)) snprintf(why, why_size, "is in tile.h's name space (tile_, TILE_)");
+    else if ((len >= 2 && !strcmp(n + len - 2, "_t")) || c_std_name(n))
+        snprintf(why, why_size, "is a type or macro name of the C or C++ standard headers");
+    else if (aot_libc_symbol(n, lib, sizeof lib))
+        snprintf(why, why_size, "is a symbol of the C library (%s): a program defining it would have the C library's own calls reach it", lib);
+    else return NULL;
+    return why;
+}
+
+/* text (a path, a variant) inside a C comment: printable ASCII as it is, but for a backslash between "*" and
+ * "/", "/" and "*" or two "?" (so that the comment neither ends nor nests, nor holds a trigraph, which C99's
+ * strict modes replace), and \xNN for any other byte (a newline among them). */
+static void put_comment_text(Str *s, const char *text) {
+    char prev = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        char c = (char)*p;
+        if (*p < 0x20 || *p > 0x7e) {
+            str_printf(s, "\\x%02x", *p);
+            c = 0;
+        } else {
+            if ((prev == '*' && c == '/') || (prev == '/' && c == '*') || (prev == '?' && c == '?')) str_puts(s, "\\");
+            str_printf(s, "%c", c);
+        }
+        prev = c;
+    }
 }
 
 tile_status tile_aot_export(const char *path, const tile_compile_options *opt, const char *const *kernels,
@@ -205,81 +318,79 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
     if (msg) *msg = NULL;
     if (!path || !kernels || !kernels[0] || !out)
         return aot_refuse(msg, "%s", !path ? "path is NULL" : !out ? "out is NULL" : "no kernel named (kernels is NULL or empty)");
-    for (int i = 0; kernels[i]; i++) {
-        if (!aot_name_ok(kernels[i]))
-            return aot_refuse(msg, "kernel '%s': the launch function is named after the kernel, so its name must be a C identifier "
-                                   "that is not a C or C++ keyword, main or a name of stddef.h, and does not start with tile_, TILE_, "
-                                   "TileAot, pthread_, __ or _ and a capital", kernels[i]);
-        for (int j = 0; j < i; j++)
-            if (!strcmp(kernels[i], kernels[j])) return aot_refuse(msg, "kernel '%s' is named twice", kernels[i]);
+    int nk = 0;
+    while (kernels[nk]) nk++;
+    /* "NAME" or "NAME=CNAME": the kernel of the .tile file, and the C name of its launch function */
+    char(*tname)[256] = calloc((size_t)nk, sizeof *tname), (*cname)[256] = calloc((size_t)nk, sizeof *cname);
+    tile_status st = tname && cname ? TILE_OK : TILE_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < nk && st == TILE_OK; i++) {
+        const char *eq = strchr(kernels[i], '=');
+        size_t tl = eq ? (size_t)(eq - kernels[i]) : strlen(kernels[i]);
+        const char *c = eq ? eq + 1 : kernels[i];
+        bool tile_ident = tl && !isdigit((unsigned char)kernels[i][0]);
+        for (size_t j = 0; j < tl; j++)
+            if (!isalnum((unsigned char)kernels[i][j]) && kernels[i][j] != '_') tile_ident = false;
+        char why[160];
+        if (!tile_ident) st = aot_refuse(msg, "kernel '%s': not a kernel name (NAME, or NAME=CNAME to name its launch function CNAME)", kernels[i]);
+        else if (tl >= sizeof *tname || strlen(c) >= sizeof *cname)
+            st = aot_refuse(msg, "kernel '%.60s...': a name over %zu characters", kernels[i], sizeof *tname - 1);
+        else if (aot_cname_refusal(c, why, sizeof why))
+            st = aot_refuse(msg, "kernel '%.*s': its launch function would be named '%s', which %s; export it under another C name: "
+                                 "--kernel %.*s=CNAME or --prefix P (tile_aot_export: \"%.*s=CNAME\")",
+                            (int)tl, kernels[i], c, why, (int)tl, kernels[i], (int)tl, kernels[i]);
+        else {
+            snprintf(tname[i], sizeof *tname, "%.*s", (int)tl, kernels[i]);
+            snprintf(cname[i], sizeof *cname, "%s", c);
+        }
+        for (int j = 0; j < i && st == TILE_OK; j++)
+            if (!strcmp(tname[i], tname[j])) st = aot_refuse(msg, "kernel '%s' is named twice", tname[i]);
+            else if (!strcmp(cname[i], cname[j]))
+                st = aot_refuse(msg, "kernels '%s' and '%s' would both be the C function '%s'", tname[j], tname[i], cname[i]);
     }
-    for (int i = 0; kernels[i]; i++)
-        for (int j = 0; kernels[j]; j++)
-            if (i != j && aot_generated_name(kernels[i], kernels[j]))
-                return aot_refuse(msg, "kernel '%s' has the name of a function or table the generated C declares for kernel '%s' (%s_aot_unload, "
-                                       "%s_slots, %s_ptx_N): export them separately", kernels[i], kernels[j], kernels[j], kernels[j], kernels[j]);
+    for (int i = 0; i < nk && st == TILE_OK; i++)
+        for (int j = 0; j < nk && st == TILE_OK; j++)
+            if (i != j && aot_generated_name(cname[i], cname[j]))
+                st = aot_refuse(msg, "kernel '%s': its C name '%s' is one the generated C declares for kernel '%s' (%s_aot_unload, %s_slots, "
+                                     "%s_ptx_N, %s_cubin_N): export them separately or under other C names",
+                                tname[i], cname[i], tname[j], cname[j], cname[j], cname[j], cname[j]);
     tile_compile_options base;
     char oerr[160];
-    if (!jit_options_in(opt, &base, oerr, sizeof oerr)) {
+    if (st == TILE_OK && !jit_options_in(opt, &base, oerr, sizeof oerr)) {
         if (msg) {
             Str m = {0};
             str_printf(&m, "error: opt->%s\n", oerr);
             *msg = str_take(&m);
         }
-        return TILE_ERROR_INVALID_VALUE;
+        st = TILE_ERROR_INVALID_VALUE;
     }
     const char *stem = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
-    if (!*stem) return aot_refuse(msg, "-o '%s' names no file (OUT.h and OUT.c are written)", out);
-    for (const char *q = stem; *q; q++)
-        if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20)
-            return aot_refuse(msg, "-o '%s': the file name goes into an #include, so it may not hold quotes, backslashes or control characters", out);
+    if (st == TILE_OK && !*stem) st = aot_refuse(msg, "-o '%s' names no file (OUT.h and OUT.c are written)", out);
+    for (const char *q = stem; *q && st == TILE_OK; q++)
+        if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20 || (q[0] == '?' && q[1] == '?'))
+            st = aot_refuse(msg, "-o '%s': the file name goes into an #include, so it may not hold quotes, backslashes, control characters "
+                                 "or \"??\" (a trigraph in C99)", out);
+    if (st != TILE_OK) {
+        free(tname), free(cname);
+        return st;
+    }
     char guard[128];
     snprintf(guard, sizeof guard, "TILE_AOT_%s_H", stem);
     for (char *g = guard; *g; g++) *g = isalnum((unsigned char)*g) ? (char)toupper((unsigned char)*g) : '_';
     Str h = {0}, c = {0}, err = {0};
-    str_printf(&h, "/* %s.h - generated by `tile aot` from %s: do not edit. */\n#ifndef %s\n#define %s\n\n#include <tile/tile.h>\n\n",
-               stem, path, guard, guard);
+    str_printf(&h, "/* %s.h - generated by `tile aot` from ", stem);
+    put_comment_text(&h, path);
+    str_printf(&h, ": do not edit. */\n#ifndef %s\n#define %s\n\n#include <tile/tile.h>\n\n", guard, guard);
     str_puts(&h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
-    str_printf(&c, "/* %s.c - generated by `tile aot` from %s: do not edit. */\n#include \"%s.h\"\n\n#include <pthread.h>\n#include <stddef.h>\n\n",
-               stem, path, stem);
-    str_puts(&c, "#include <stdlib.h>\n\n"
-                 "/* A variant's kernel loaded into a context: ctx with its tile_context_id, which tells a context destroyed\n"
-                 " * without NAME_aot_unload (its module went with it) from a new one at the same address. */\n"
-                 "typedef struct TileAotSlot {\n    tile_context *ctx;\n    uint64_t id;\n    tile_module *mod;\n    tile_kernel *kernel;\n} TileAotSlot;\n"
-                 "typedef struct TileAotSlots {\n    TileAotSlot *s;\n    int n;\n} TileAotSlots;\n"
-                 "static const TileAotSlot tile_aot_empty_slot = {NULL, 0, NULL, NULL};\n"
-                 "static pthread_mutex_t tile_aot_lock = PTHREAD_MUTEX_INITIALIZER;\n\n");
-    str_puts(&c, "/* The kernel of a variant loaded into ctx (loaded on first use; slots of destroyed contexts reused, the table\n"
-                 " * grown when none is free). */\n"
-                 "static tile_status tile_aot_get(TileAotSlots *slots, const char *ptx, const char *name, tile_context *ctx, tile_kernel **out) {\n"
-                 "    uint64_t id = tile_context_id(ctx);\n"
-                 "    if (!id) { /* no live context: the library's own message */\n"
-                 "        tile_module *m;\n        return tile_module_load_ptx(ctx, ptx, &m);\n    }\n"
-                 "    tile_status st = TILE_OK;\n    pthread_mutex_lock(&tile_aot_lock);\n    TileAotSlot *slot = NULL;\n"
-                 "    for (int i = 0; i < slots->n; i++) {\n        TileAotSlot *s = &slots->s[i];\n"
-                 "        if (s->ctx && tile_context_id(s->ctx) != s->id) *s = tile_aot_empty_slot; /* its context was destroyed */\n"
-                 "        if (s->ctx == ctx) {\n            *out = s->kernel;\n"
-                 "            pthread_mutex_unlock(&tile_aot_lock);\n            return TILE_OK;\n        }\n"
-                 "        if (!s->ctx && !slot) slot = s;\n    }\n"
-                 "    if (!slot) {\n        TileAotSlot *grown = (TileAotSlot *)realloc(slots->s, (size_t)(slots->n + 8) * sizeof *grown);\n"
-                 "        if (grown) {\n            for (int i = slots->n; i < slots->n + 8; i++) grown[i] = tile_aot_empty_slot;\n"
-                 "            slot = &grown[slots->n];\n            slots->s = grown;\n            slots->n += 8;\n        }\n    }\n"
-                 "    if (!slot) st = TILE_ERROR_OUT_OF_MEMORY;\n"
-                 "    else if ((st = tile_module_load_ptx(ctx, ptx, &slot->mod)) == TILE_OK) {\n"
-                 "        if ((st = tile_module_get_kernel(slot->mod, name, &slot->kernel)) == TILE_OK) {\n"
-                 "            slot->ctx = ctx;\n            slot->id = id;\n            *out = slot->kernel;\n"
-                 "        } else tile_module_unload(slot->mod);\n    }\n"
-                 "    pthread_mutex_unlock(&tile_aot_lock);\n    return st;\n}\n\n"
-                 "static void tile_aot_release(TileAotSlots *slots, tile_context *ctx) {\n    pthread_mutex_lock(&tile_aot_lock);\n"
-                 "    for (int i = 0; i < slots->n; i++)\n        if (slots->s[i].ctx == ctx) {\n"
-                 "            tile_module_unload(slots->s[i].mod);\n            slots->s[i] = tile_aot_empty_slot;\n        }\n"
-                 "    pthread_mutex_unlock(&tile_aot_lock);\n}\n\n");
-    tile_status st = TILE_OK;
+    str_printf(&c, "/* %s.c - generated by `tile aot` from ", stem);
+    put_comment_text(&c, path);
+    /* no system header: the kernels and their parameters may be named as the C library's functions and macros */
+    str_printf(&c, ": do not edit.  It includes no header but %s.h (tile.h): libtile_rt loads the kernels. */\n#include \"%s.h\"\n\n",
+               stem, stem);
     int nvar = 0;
     while (variants && variants[nvar]) nvar++;
-    for (int ki = 0; kernels[ki] && st == TILE_OK; ki++) {
-        const char *kn = kernels[ki];
-        AotParam ps[128];
+    for (int ki = 0; ki < nk && st == TILE_OK; ki++) {
+        const char *kn = tname[ki], *cn = cname[ki];
+        AotParam *ps = NULL;
         int np = -1;
         Str *conds = calloc((size_t)nvar + 1, sizeof *conds); /* per variant, what its signature assumes of the values */
         if (!conds) {
@@ -309,7 +420,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                 break;
             }
             if (np < 0) {
-                np = kernel_params(&cc, kn, ps, 128);
+                np = kernel_params(&cc, kn, cn, &ps);
                 if (np < 0) {
                     str_printf(&err, "tile aot: cannot read the parameters of '%s'\n", kn);
                     st = TILE_ERROR_INTERNAL;
@@ -318,15 +429,16 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
                 }
             }
             if (v < nvar) aot_conditions(cc.kernels[0].signature, ps, np, &conds[v]);
-            str_printf(&c, "/* %s, %s: %s (PTX text, NUL-terminated) */\nstatic const unsigned char %s_ptx_%d[] = {", kn,
-                       v < nvar ? "variant" : "generic", v < nvar ? variants[v] : "no specialization", kn, v);
+            str_printf(&c, "/* %s, %s: ", kn, v < nvar ? "variant" : "generic");
+            put_comment_text(&c, v < nvar ? variants[v] : "no specialization");
+            str_printf(&c, " (PTX text, NUL-terminated) */\nstatic const unsigned char %s_ptx_%d[] = {", cn, v);
             put_c_bytes(&c, cc.ptx);
             str_puts(&c, "};\n");
             if (cc.cubin) {
-                str_printf(&c, "const unsigned char %s_cubin_%d[%zu] = {", kn, v, cc.cubin_size);
+                str_printf(&c, "const unsigned char %s_cubin_%d[%zu] = {", cn, v, cc.cubin_size);
                 for (size_t i = 0; i < cc.cubin_size; i++) str_printf(&c, "%s%u,", i % 24 ? "" : "\n    ", ((unsigned char *)cc.cubin)[i]);
                 str_puts(&c, "\n};\n");
-                str_printf(&h, "extern const unsigned char %s_cubin_%d[%zu]; /* %s, for the CUDA driver */\n", kn, v, cc.cubin_size,
+                str_printf(&h, "extern const unsigned char %s_cubin_%d[%zu]; /* %s, for the CUDA driver */\n", cn, v, cc.cubin_size,
                            target_find(base.arch) ? target_find(base.arch)->name : base.arch);
             }
             tile_compiled_free(&cc);
@@ -334,43 +446,47 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         if (st != TILE_OK) {
             for (int v = 0; v < nvar; v++) str_free(&conds[v]);
             free(conds);
+            aot_params_free(ps, np);
             break;
         }
         /* declaration */
         Str proto = {0};
-        str_printf(&proto, "tile_status %s(tile_context *ctx, tile_dim3 grid", kn);
+        str_printf(&proto, "tile_status %s(tile_context *ctx, tile_dim3 grid", cn);
         for (int i = 0; i < np; i++) str_printf(&proto, ", %s %s", ps[i].ctype, ps[i].name);
         str_puts(&proto, ", tile_stream stream)");
         str_printf(&h, "/* Launch %s (block and shared memory from its build); loads into ctx on first use. */\n%s;\n\n", kn, proto.buf);
-        str_printf(&c, "static TileAotSlots %s_slots[%d];\n\n%s {\n    int v = %d;\n", kn, nvar + 1, proto.buf, nvar);
+        str_printf(&c, "static tile_aot_table %s_slots[%d];\n\n%s {\n    int v = %d;\n", cn, nvar + 1, proto.buf, nvar);
         for (int v = nvar - 1; v >= 0; v--) str_printf(&c, "    if (%s) v = %d;\n", conds[v].len ? conds[v].buf : "1", v);
         str_printf(&c, "    static const char *const ptx[] = {");
-        for (int v = 0; v <= nvar; v++) str_printf(&c, "%s(const char *)%s_ptx_%d", v ? ", " : "", kn, v);
-        str_printf(&c, "};\n    tile_kernel *k;\n    tile_status st = tile_aot_get(&%s_slots[v], ptx[v], \"%s\", ctx, &k);\n"
+        for (int v = 0; v <= nvar; v++) str_printf(&c, "%s(const char *)%s_ptx_%d", v ? ", " : "", cn, v);
+        str_printf(&c, "};\n    tile_kernel *k;\n    tile_status st = tile_aot_table_kernel(&%s_slots[v], ptx[v], \"%s\", ctx, &k);\n"
                        "    if (st != TILE_OK) return st;\n    void *args[] = {",
-                   kn, kn);
+                   cn, kn);
         for (int i = 0; i < np; i++) str_printf(&c, "%s&%s", i ? ", " : "", ps[i].name);
-        str_puts(&c, np ? "};\n" : "NULL};\n");
+        str_puts(&c, np ? "};\n" : "0};\n");
         str_puts(&c, "    return tile_launch(k, grid, args, stream);\n}\n\n");
-        str_printf(&h, "/* Release the modules of %s loaded into ctx. */\nvoid %s_aot_unload(tile_context *ctx);\n\n", kn, kn);
-        str_printf(&c, "void %s_aot_unload(tile_context *ctx) {\n    for (int v = 0; v < %d; v++) tile_aot_release(&%s_slots[v], ctx);\n}\n\n",
-                   kn, nvar + 1, kn);
+        str_printf(&h, "/* Release the modules of %s loaded into ctx. */\nvoid %s_aot_unload(tile_context *ctx);\n\n", kn, cn);
+        str_printf(&c, "void %s_aot_unload(tile_context *ctx) {\n    for (int v = 0; v < %d; v++) tile_aot_table_release(&%s_slots[v], ctx);\n}\n\n",
+                   cn, nvar + 1, cn);
         str_free(&proto);
         for (int v = 0; v < nvar; v++) str_free(&conds[v]);
         free(conds);
+        aot_params_free(ps, np);
     }
     if (st == TILE_OK) {
         str_puts(&h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
         Str hp = {0}, cp = {0};
         str_printf(&hp, "%s.h", out);
         str_printf(&cp, "%s.c", out);
-        if (!write_text(hp.buf, &h) || !write_text(cp.buf, &c)) {
-            str_printf(&err, "tile aot: cannot write %s: %s\n", hp.buf, strerror(errno));
+        bool hok = write_text(hp.buf, &h);
+        if (!hok || !write_text(cp.buf, &c)) {
+            str_printf(&err, "tile aot: cannot write %s: %s\n", hok ? cp.buf : hp.buf, strerror(errno));
             st = TILE_ERROR_IO;
         }
         str_free(&hp), str_free(&cp);
     }
     if (msg) *msg = err.buf ? str_take(&err) : NULL;
     str_free(&err), str_free(&h), str_free(&c);
+    free(tname), free(cname);
     return st;
 }

@@ -43,7 +43,7 @@ cmake --build "$prefix/consumer-build" >/dev/null
 LD_LIBRARY_PATH="$lib" "$prefix/consumer-build/consumer"
 # an ahead-of-time export, linked with the runtime alone
 TILE_CACHE_DIR="$prefix/cache" LD_LIBRARY_PATH="$lib" "$prefix/bin/tile" aot kernels/add.tile --kernel add -o "$prefix/add_aot" >/dev/null
-cc -std=c17 -I"$prefix" tests/install/aot_main.c "$prefix/add_aot.c" $(pkg-config --cflags --libs tile-rt) -lpthread -o "$prefix/aot-pc"
+cc -std=c17 -I"$prefix" tests/install/aot_main.c "$prefix/add_aot.c" $(pkg-config --cflags --libs tile-rt) -o "$prefix/aot-pc"
 if ldd "$prefix/aot-pc" | grep -E 'libLLVM|libxxhash|libtile\.so'; then echo "install check: the AOT program loads a compiler library"; exit 1; fi
 TILE_DEVICE=emu LD_LIBRARY_PATH="$lib" "$prefix/aot-pc"
 # the public header and the export as C99/C11/C17 with -Wpedantic -Werror, and from C++ when a C++ compiler is installed
@@ -54,7 +54,7 @@ done
 if command -v c++ >/dev/null 2>&1; then
   for std in c++11 c++14 c++17 c++20; do
     c++ -x c++ -std=$std -Wall -Wextra -Wpedantic -Werror -I"$prefix" tests/install/consumer_cxx.c -x none "$prefix/add_aot.o" \
-      $(pkg-config --cflags --libs tile-rt) -lpthread -o "$prefix/consumer-cpp"
+      $(pkg-config --cflags --libs tile-rt) -o "$prefix/consumer-cpp"
     LD_LIBRARY_PATH="$lib" "$prefix/consumer-cpp" >/dev/null
   done
   cxx_result="a C++ consumer (tile.h and the export's header, C++11 to C++20, -Wpedantic -Werror) built and ran"
@@ -63,7 +63,7 @@ else
 fi
 # the build tree's own tile-rt.pc: the build's libraries and the source tree's headers (it pointed above the build tree)
 cc -std=c17 -I"$prefix" tests/install/aot_main.c "$prefix/add_aot.c" $(PKG_CONFIG_PATH="$src/build" pkg-config --cflags --libs tile-rt) \
-  -lpthread -o "$prefix/aot-build-pc"
+  -o "$prefix/aot-build-pc"
 TILE_DEVICE=emu LD_LIBRARY_PATH="$src/build" "$prefix/aot-build-pc"
 cmake -S tests/install -B "$prefix/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" -DAOT_SOURCE="$prefix/add_aot.c" >/dev/null
 cmake --build "$prefix/consumer-build" >/dev/null

@@ -1,11 +1,18 @@
 /* test_aot.c - `tile aot` exports kernels/add.tile (a generic build and an
  * n=16 variant), the system cc builds a program from the output against
  * libtile_rt only (ldd shows no LLVM, no xxHash, no libtile), and the
- * program runs both variants on the emulator. */
+ * program runs both variants on the emulator.  Then: the refusals of names
+ * the C could not declare; the variants' conditions (None, misaligned
+ * pointers); parameters and kernels named as C/C++ keywords, C library
+ * functions and the standard headers' macros (built as C and C++); paths
+ * that would break the files' comments; many and reserved parameters.  Each
+ * export goes through export_read, which returns the generated .c. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "include/tile/tile.h"
 
@@ -62,7 +69,7 @@ static void build_prog(const char *dir, const char *main_src, const char *stem) 
     write_file(dir, "main.c", main_src);
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "cc -std=c17 -Wall -Wextra -Wpedantic -Werror %s -I%s/include -I%s %s/main.c %s/%s.c -L%s -ltile_rt -Wl,-rpath,%s -lpthread -o %s/prog >> %s/log 2>&1",
+             "cc -std=c17 -Wall -Wextra -Wpedantic -Werror %s -I%s/include -I%s %s/main.c %s/%s.c -L%s -ltile_rt -Wl,-rpath,%s -o %s/prog >> %s/log 2>&1",
              TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, stem, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
@@ -75,6 +82,32 @@ static void run_prog(const char *dir) {
     snprintf(cmd, sizeof cmd, "%s%s/log; rm -rf %s", rc ? "cat " : "true ", dir, dir);
     cr_expect_eq(system(cmd), 0);
     cr_assert_eq(rc, 0, "the exported program failed");
+}
+
+/* Exports kernels of the .tile file dir/tile_name (written from src first, unless src is NULL: then tile_name is
+ * a path) as dir/STEM.h and dir/STEM.c, asserts it succeeded, and returns the text of STEM.c (malloc'd). */
+static char *export_read(const char *dir, const char *tile_name, const char *src, const char *const *kernels,
+                         const char *const *variants, const char *stem) {
+    char path[1200], out[1200];
+    if (src) {
+        write_file(dir, tile_name, src);
+        snprintf(path, sizeof path, "%s/%s", dir, tile_name);
+    } else snprintf(path, sizeof path, "%s", tile_name);
+    snprintf(out, sizeof out, "%s/%s", dir, stem);
+    char *msg = NULL;
+    cr_assert_eq(tile_aot_export(path, NULL, kernels, variants, out, &msg), TILE_OK, "%s", msg ? msg : "");
+    free(msg);
+    snprintf(path, sizeof path, "%s/%s.c", dir, stem);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long len = ftell(f);
+    rewind(f);
+    char *gen = malloc((size_t)len + 1);
+    cr_assert(gen && fread(gen, 1, (size_t)len, f) == (size_t)len);
+    gen[len] = 0;
+    fclose(f);
+    return gen;
 }
 
 Test(aot, export_build_run, .timeout = 120) {
@@ -108,19 +141,41 @@ Test(aot, refusals) {
     fclose(f);
     snprintf(out, sizeof out, "%s/gen", dir);
     static const struct {
-        const char *kernels[3], *out, *want;
+        const char *kernels[4], *out, *want;
     } cases[] = {
         {{"add", "add", NULL}, NULL, "kernel 'add' is named twice"},
-        {{"int", NULL}, NULL, "kernel 'int': the launch function is named after the kernel"},
-        {{"tile_malloc", NULL}, NULL, "kernel 'tile_malloc': the launch function"},
-        {{"main", NULL}, NULL, "kernel 'main': the launch function"},
+        {{"int", NULL}, NULL, "kernel 'int': its launch function would be named 'int', which is a C or C++ keyword"},
+        {{"tile_malloc", NULL}, NULL, "kernel 'tile_malloc': its launch function would be named 'tile_malloc', which is in tile.h's name space"},
+        {{"main", NULL}, NULL, "kernel 'main': its launch function would be named 'main', which is the program's main"},
         /* the header is included from C++ too */
-        {{"class", NULL}, NULL, "kernel 'class': the launch function is named after the kernel, so its name must be a C identifier that is not a C or C++ keyword"},
+        {{"class", NULL}, NULL, "kernel 'class': its launch function would be named 'class', which is a C or C++ keyword; export it under "
+                                "another C name: --kernel class=CNAME or --prefix P"},
+        /* symbols of the C library: the program's definition would take their place (libm's too) */
+        {{"free", NULL}, NULL, "kernel 'free': its launch function would be named 'free', which is a symbol of the C library (libc"},
+        {{"select", NULL}, NULL, "'select', which is a symbol of the C library"},
+        {{"index", NULL}, NULL, "'index', which is a symbol of the C library"},
+        {{"sqrtf", NULL}, NULL, "'sqrtf', which is a symbol of the C library"},
+        {{"add=rand", NULL}, NULL, "kernel 'add': its launch function would be named 'rand', which is a symbol of the C library"},
+        /* macros and types of the standard headers, GNU C's predefined macros, C++'s std */
+        {{"errno", NULL}, NULL, "'errno', which is a type or macro name of the C or C++ standard headers"},
+        {{"assert", NULL}, NULL, "'assert', which is a type or macro name"},
+        {{"INT32_MAX", NULL}, NULL, "'INT32_MAX', which is a type or macro name"},
+        {{"E2BIG", NULL}, NULL, "'E2BIG', which is a type or macro name"},
+        {{"linux", NULL}, NULL, "'linux', which is a type or macro name"},
+        {{"size_t", NULL}, NULL, "'size_t', which is a type or macro name"},
+        {{"std", NULL}, NULL, "'std', which is a type or macro name"},
+        {{"_Exit2", NULL}, NULL, "which is reserved to the C implementation"},
+        {{"add=1x", NULL}, NULL, "'1x', which is not a C identifier"},
+        {{"a-b", NULL}, NULL, "kernel 'a-b': not a kernel name"},
+        {{"add=k", "class=k", NULL}, NULL, "kernels 'add' and 'class' would both be the C function 'k'"},
         /* names the generated C declares for another kernel: it did not compile ("conflicting types") */
-        {{"add", "add_aot_unload", NULL}, NULL, "kernel 'add_aot_unload' has the name of a function or table the generated C declares for kernel 'add'"},
-        {{"add_ptx_0", "add", NULL}, NULL, "kernel 'add_ptx_0' has the name of a function or table"},
+        {{"add", "add_aot_unload", NULL}, NULL, "kernel 'add_aot_unload': its C name 'add_aot_unload' is one the generated C declares for kernel 'add'"},
+        {{"add_ptx_0", "add", NULL}, NULL, "kernel 'add_ptx_0': its C name 'add_ptx_0' is one the generated C declares"},
+        {{"add_cubin_1", "add", NULL}, NULL, "kernel 'add_cubin_1': its C name 'add_cubin_1' is one the generated C declares"},
+        {{"add", "class=k_aot_unload", "int=k", NULL}, NULL, "kernel 'class': its C name 'k_aot_unload' is one the generated C declares for kernel 'int'"},
         {{"add", NULL}, "", "names no file"},
         {{"add", NULL}, "a\"b", "may not hold quotes"},
+        {{"add", NULL}, "a?\?=b", "or \"??\" (a trigraph in C99)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *msg = NULL, o[700];
@@ -173,25 +228,13 @@ static const char *bias_prog =
 Test(aot, none_variant, .timeout = 120) {
     char dir[] = "/tmp/tile-test-aot-XXXXXX";
     cr_assert(mkdtemp(dir));
-    char stem[600], path[600];
-    write_file(dir, "bias.tile", bias_src);
-    snprintf(path, sizeof path, "%s/bias.tile", dir);
-    snprintf(stem, sizeof stem, "%s/bias_aot", dir);
     const char *kernels[] = {"bias", NULL}, *variants[] = {"b=None n=16", "b=None x=any", NULL};
-    char *msg = NULL;
-    cr_assert_eq(tile_aot_export(path, NULL, kernels, variants, stem, &msg), TILE_OK, "%s", msg ? msg : "");
-    free(msg);
-    snprintf(path, sizeof path, "%s/bias_aot.c", dir);
-    FILE *f = fopen(path, "r");
-    cr_assert(f);
-    static char gen[1 << 20];
-    size_t len = fread(gen, 1, sizeof gen - 1, f);
-    gen[len] = 0;
-    fclose(f);
+    char *gen = export_read(dir, "bias.tile", bias_src, kernels, variants, "bias_aot");
     /* each variant's conditions are what its signature assumes: x=any drops x's alignment, out stays aligned */
     cr_expect(strstr(gen, "if (b == 0 && out % 16 == 0) v = 1;"), "no condition for b=None x=any:\n%.2000s",
               strstr(gen, "int v =") ? strstr(gen, "int v =") : gen);
     cr_expect(strstr(gen, "if (x % 16 == 0 && b == 0 && out % 16 == 0 && n % 16 == 0) v = 0;"), "no condition for b=None n=16");
+    free(gen);
     build_prog(dir, bias_prog, "bias_aot");
     run_prog(dir);
 }
@@ -242,25 +285,14 @@ static const char *kw_cpp = "#include \"kw_aot.h\"\n"
 Test(aot, cpp_keyword_params, .timeout = 120) {
     char dir[] = "/tmp/tile-test-aot-XXXXXX";
     cr_assert(mkdtemp(dir));
-    char stem[600], path[600], cmd[4096];
-    write_file(dir, "kw.tile", kw_src);
-    snprintf(path, sizeof path, "%s/kw.tile", dir);
-    snprintf(stem, sizeof stem, "%s/kw_aot", dir);
+    char path[600], cmd[4096];
     const char *kernels[] = {"scale", NULL}, *variants[] = {"int32_t=16 ctx_=1", NULL};
-    char *msg = NULL;
-    cr_assert_eq(tile_aot_export(path, NULL, kernels, variants, stem, &msg), TILE_OK, "%s", msg ? msg : "");
-    free(msg);
-    snprintf(path, sizeof path, "%s/kw_aot.c", dir);
-    FILE *f = fopen(path, "r");
-    cr_assert(f);
-    static char gen[1 << 20];
-    size_t len = fread(gen, 1, sizeof gen - 1, f);
-    gen[len] = 0;
-    fclose(f);
+    char *gen = export_read(dir, "kw.tile", kw_src, kernels, variants, "kw_aot");
     cr_expect(strstr(gen, "tile_devptr this_, tile_devptr new_, float class_, int32_t int32_t_, int32_t NULL_, int32_t ctx_, int32_t ctx__,"),
               "parameters not renamed:\n%.600s", strstr(gen, "tile_status scale(") ? strstr(gen, "tile_status scale(") : gen);
     cr_expect(strstr(gen, "if (this_ % 16 == 0 && new_ % 16 == 0 && int32_t_ % 16 == 0 && ctx__ == 1) v = 0;"),
               "the variant does not test the renamed parameters:\n%.600s", strstr(gen, "int v =") ? strstr(gen, "int v =") : gen);
+    free(gen);
     build_prog(dir, kw_prog, "kw_aot");
     bool cxx = system("command -v c++ > /dev/null 2>&1") == 0;
     if (cxx) {
@@ -321,13 +353,198 @@ static const char *misaligned_prog =
 Test(aot, misaligned_pointer_takes_an_any_variant, .timeout = 120) {
     char dir[] = "/tmp/tile-test-aot-XXXXXX";
     cr_assert(mkdtemp(dir));
-    char stem[600], path[600];
-    snprintf(path, sizeof path, "%s/kernels/add.tile", TILE_SOURCE_DIR);
-    snprintf(stem, sizeof stem, "%s/add_aot", dir);
     const char *kernels[] = {"add", NULL}, *variants[] = {"n=16", "x=any y=any out=any", NULL};
-    char *msg = NULL;
-    cr_assert_eq(tile_aot_export(path, NULL, kernels, variants, stem, &msg), TILE_OK, "%s", msg ? msg : "");
-    free(msg);
+    free(export_read(dir, TILE_SOURCE_DIR "/kernels/add.tile", NULL, kernels, variants, "add_aot"));
     build_prog(dir, misaligned_prog, "add_aot");
+    run_prog(dir);
+}
+
+/* Kernels named as C library functions (free, clock) with parameters named as the standard headers' macros
+ * (errno, stdin, assert, I, complex, EOF, INT32_MAX), GNU C's predefined ones (unix, linux) and C++'s std.  The
+ * generated C includes no system header, so it compiles whatever the names; `tile aot` refuses a launch
+ * function that would take a C library symbol's place (a program defining free would have libc's own calls
+ * reach it) and exports them under other C names (--kernel free=release_rows, --prefix k_ for clock).  The
+ * parameters are renamed (errno_, ...).  A program that includes those headers and calls libc's free and
+ * clock besides builds with -Wpedantic -Werror as C99, C11, C17 and GNU C17 (unix, linux are macros there),
+ * as C++11 to C++20 with the .c compiled as C++ too, and runs both kernels on the emulator: checked against
+ * a double reference on 300 elements (grid of 128-element tiles), the tail past n poisoned and left alone. */
+static const char *libc_src = "kernel free(x: *f32, out: *f32, n: i32) {\n"
+                              "    let o = program_id(0) * 128 + arange(0, 128);\n"
+                              "    store(out + o, load(x + o, o < n, 0.0) * 2.0 + 1.0, o < n);\n"
+                              "}\n"
+                              "kernel clock(errno: *f32, stdin: *f32, assert: f32, I: i32, complex: i32, unix: i32, linux: i32,\n"
+                              "             EOF: i32, INT32_MAX: i32, std: i32) {\n"
+                              "    let o = program_id(0) * 128 + arange(0, 128);\n"
+                              "    let m = o < I;\n"
+                              "    let c = complex * 100000 + unix * 10000 + linux * 1000 + EOF * 100 + INT32_MAX * 10 + std;\n"
+                              "    store(stdin + o, load(errno + o, m, 0.0) * assert + c as f32, m);\n"
+                              "}\n";
+
+static const char *libc_prog =
+    "#include <assert.h>\n#include <errno.h>\n#include <limits.h>\n#include <math.h>\n#include <stdint.h>\n"
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n"
+    "#ifndef __cplusplus\n#include <complex.h>\n#endif\n"
+    "#include \"libc_aot.h\"\n"
+    "int main(void) {\n"
+    "    clock_t start = clock(); /* the C library's */\n"
+    "    float *hx = (float *)malloc(384 * sizeof *hx), *ho = (float *)malloc(384 * sizeof *ho);\n"
+    "    if (!hx || !ho || start == (clock_t)-1) return 9;\n"
+    "    tile_context *ctx;\n"
+    "    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
+    "    for (int i = 0; i < 384; i++) hx[i] = (float)((i * 37) % 101) - 50.25f;\n"
+    "    tile_devptr x, o;\n"
+    "    if (tile_malloc(ctx, 384 * 4, &x) || tile_malloc(ctx, 384 * 4, &o) || tile_memcpy_htod(ctx, x, hx, 384 * 4)) return 11;\n"
+    "    for (int which = 0; which < 2; which++) {\n"
+    "        int n = 300;\n"
+    "        for (int i = 0; i < 384; i++) ho[i] = NAN;\n"
+    "        tile_memcpy_htod(ctx, o, ho, 384 * 4);\n"
+    "        tile_dim3 grid = {3, 1, 1};\n"
+    "        tile_status st = which ? k_clock(ctx, grid, x, o, 0.5f, n, 1, 2, 3, 4, 5, 6, NULL) : release_rows(ctx, grid, x, o, n, NULL);\n"
+    "        if (st) { fprintf(stderr, \"%s\\n\", tile_last_error(ctx)); return 12; }\n"
+    "        tile_memcpy_dtoh(ctx, ho, o, 384 * 4);\n"
+    "        for (int i = 0; i < 384; i++) {\n"
+    "            double want = which ? (double)hx[i] * 0.5 + 123456.0 : (double)hx[i] * 2.0 + 1.0;\n"
+    "            if (i < n ? (double)ho[i] != want : !isnan(ho[i])) {\n"
+    "                fprintf(stderr, \"kernel %d: out[%d] = %g, want %g\\n\", which, i, (double)ho[i], i < n ? want : NAN);\n"
+    "                return 13;\n"
+    "            }\n"
+    "        }\n"
+    "    }\n"
+    "    release_rows_aot_unload(ctx);\n    k_clock_aot_unload(ctx);\n    tile_context_destroy(ctx);\n"
+    "    free(hx);\n    free(ho);\n"
+    "    errno = 0;\n    assert(clock() >= start);\n"
+    "    puts(\"aot ok\");\n    return 0;\n}\n";
+
+Test(aot, libc_names, .timeout = 240) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char cmd[4096];
+    write_file(dir, "libc.tile", libc_src);
+    /* under its own name, free is refused before anything is written, naming the way out */
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s/cache %s aot %s/libc.tile --kernel free -o %s/libc_aot > %s/refused 2>&1", dir, TILE_CLI, dir,
+             dir, dir);
+    int rc = system(cmd);
+    cr_expect(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "tile aot --kernel free: status %d", rc);
+    snprintf(cmd, sizeof cmd,
+             "grep -q \"kernel 'free': its launch function would be named 'free', which is a symbol of the C library\" %s/refused && "
+             "grep -q -- '--kernel free=CNAME or --prefix P' %s/refused && ! test -e %s/libc_aot.c",
+             dir, dir, dir);
+    cr_expect_eq(system(cmd), 0, "no refusal naming the C library:");
+    snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s/cache %s aot %s/libc.tile --kernel free=release_rows --kernel clock --prefix k_ -o %s/libc_aot >> %s/log 2>&1",
+             dir, TILE_CLI, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char path[700];
+    snprintf(path, sizeof path, "%s/libc_aot.c", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert(f);
+    static char gen[1 << 20];
+    gen[fread(gen, 1, sizeof gen - 1, f)] = 0;
+    fclose(f);
+    cr_expect(!strstr(gen, "#include <"), "the generated C includes a system header");
+    cr_expect(strstr(gen, "tile_status k_clock(tile_context *ctx, tile_dim3 grid, tile_devptr errno_, tile_devptr stdin_, float assert_, "
+                          "int32_t I_, int32_t complex_, int32_t unix_, int32_t linux_, int32_t EOF_, int32_t INT32_MAX_, int32_t std_, "
+                          "tile_stream stream)"),
+              "parameters not renamed:\n%.700s", strstr(gen, "tile_status k_clock(") ? strstr(gen, "tile_status k_clock(") : gen);
+    cr_expect(strstr(gen, "\"free\", ctx, &k)") && strstr(gen, "\"clock\", ctx, &k)"), "the launchers do not load the .tile kernels");
+    write_file(dir, "main.c", libc_prog);
+    bool ok = true;
+    static const char *const cstds[] = {"c99", "c11", "c17", "gnu17"};
+    for (size_t i = 0; i < sizeof cstds / sizeof *cstds; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "cc -std=%s -Wall -Wextra -Wpedantic -Werror %s -I%s/include -I%s %s/main.c %s/libc_aot.c -L%s -ltile_rt -Wl,-rpath,%s -lm "
+                 "-o %s/prog-%s >> %s/log 2>&1 && %s/prog-%s >> %s/log 2>&1",
+                 cstds[i], TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, cstds[i], dir, dir, cstds[i], dir);
+        rc = system(cmd);
+        ok = ok && !rc;
+        cr_expect_eq(rc, 0, "%s", cmd);
+    }
+    bool cxx = system("command -v c++ > /dev/null 2>&1") == 0;
+    for (int std = 11; cxx && std <= 20; std += 3) {
+        snprintf(cmd, sizeof cmd,
+                 "c++ -x c++ -std=c++%d -Wall -Wextra -Wpedantic -Werror -I%s/include -I%s %s/main.c %s/libc_aot.c -x none -L%s -ltile_rt "
+                 "-Wl,-rpath,%s -o %s/prog-cxx >> %s/log 2>&1 && %s/prog-cxx >> %s/log 2>&1",
+                 std, TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir, dir, dir);
+        rc = system(cmd);
+        ok = ok && !rc;
+        cr_expect_eq(rc, 0, "%s", cmd);
+    }
+    snprintf(cmd, sizeof cmd, "%s %s/log; rm -rf %s", ok ? "true" : "cat", dir, dir);
+    cr_expect_eq(system(cmd), 0);
+    if (!cxx) cr_skip_test("no c++ compiler: the export was not compiled as C++");
+}
+
+/* The paths the files' first comments echo may hold anything a folder name can: "x*" then "*y" ("*" "/" ends a
+ * C comment, "/" "*" opens one, which -Wcomment warns of), "??/" (a trigraph in C99, a backslash) and a newline.
+ * Both files compile with -Wall -Wextra -Wpedantic -Werror as C99 and C17 and the program runs; the comment
+ * shows the path escaped. */
+Test(aot, odd_paths, .timeout = 120) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char sub[600], cmd[4096];
+    snprintf(sub, sizeof sub, "%s/x*", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(sub, sizeof sub, "%s/x*/*y?\?", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(sub, sizeof sub, "%s/x*/*y?\?/new\nline", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(cmd, sizeof cmd, "cp %s/kernels/add.tile '%s/add.tile'", TILE_SOURCE_DIR, sub);
+    cr_assert_eq(system(cmd), 0);
+    const char *kernels[] = {"add", NULL};
+    char tile_path[700];
+    snprintf(tile_path, sizeof tile_path, "%s/add.tile", sub);
+    char *gen = export_read(sub, tile_path, NULL, kernels, NULL, "add_aot");
+    cr_expect(strstr(gen, "/x*\\/\\*y?\\?/new\\x0aline/add.tile: do not edit."), "the path is not escaped:\n%.300s", gen);
+    free(gen);
+    for (int std = 99; std <= 117; std += 18) {
+        snprintf(cmd, sizeof cmd, "cc -std=c%d -Wall -Wextra -Wpedantic -Werror -I%s/include -I'%s' -c '%s/add_aot.c' -o %s/add_aot.o >> %s/log 2>&1",
+                 std % 100, TILE_SOURCE_DIR, sub, sub, dir, dir);
+        cr_expect_eq(system(cmd), 0, "%s", cmd);
+    }
+    snprintf(cmd, sizeof cmd, "cp '%s/add_aot.h' '%s/add_aot.c' %s/", sub, sub, dir);
+    cr_assert_eq(system(cmd), 0);
+    build_prog(dir, prog, "add_aot");
+    run_prog(dir);
+}
+
+/* Parameters the renaming could not free by appending '_' (tile_x, __y, _Zed stay reserved however long they
+ * grow, K_ptx_0_ is no table of K's) or past 63 characters failed the export ("cannot read the parameters"),
+ * and a kernel of over 128 parameters got a launch function with the first 128 only.  Exported with 140 more
+ * after those, one variant, the C builds with -Wpedantic -Werror, and the program passes every value:
+ * out[i] = sum of the parameters (all distinct), checked on 200 elements with the 56 after n poisoned. */
+Test(aot, many_and_reserved_params, .timeout = 120) {
+    char dir[] = "/tmp/tile-test-aot-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    enum { NP = 140 };
+    static char src[16384], prog_src[16384];
+    const char *odd[] = {"tile_x", "__y", "_Zed", "many_ptx_0", "an_unusually_long_parameter_name_that_runs_on_past_sixty_four_chars"};
+    size_t len = (size_t)snprintf(src, sizeof src, "kernel many(out: *f32, n: i32");
+    for (int i = 0; i < 5; i++) len += (size_t)snprintf(src + len, sizeof src - len, ", %s: i32", odd[i]);
+    for (int i = 0; i < NP; i++) len += (size_t)snprintf(src + len, sizeof src - len, ", p%d: i32", i);
+    len += (size_t)snprintf(src + len, sizeof src - len, ") {\n    let o = program_id(0) * 64 + arange(0, 64);\n    let s = %s", odd[0]);
+    for (int i = 1; i < 5; i++) len += (size_t)snprintf(src + len, sizeof src - len, " + %s", odd[i]);
+    for (int i = 0; i < NP; i++) len += (size_t)snprintf(src + len, sizeof src - len, " + p%d", i);
+    snprintf(src + len, sizeof src - len, ";\n    store(out + o, s as f32 + zeros([64], f32), o < n);\n}\n");
+    const char *kernels[] = {"many", NULL}, *variants[] = {"n=16", NULL};
+    char *gen = export_read(dir, "many.tile", src, kernels, variants, "many_aot");
+    cr_expect(strstr(gen, "int32_t p_tile_x, int32_t p___y, int32_t p__Zed, int32_t many_ptx_0_, int32_t an_unusually_long"),
+              "reserved parameters not renamed:\n%.400s", strstr(gen, "tile_status many(") ? strstr(gen, "tile_status many(") : gen);
+    cr_expect(strstr(gen, "int32_t p139, tile_stream stream)"), "parameters left out of the launch function");
+    free(gen);
+    /* values 1000 * (k + 1) for the five, k + 1 for p_k: sum = 15000 + NP (NP + 1) / 2 */
+    len = (size_t)snprintf(prog_src, sizeof prog_src,
+                           "#include \"many_aot.h\"\n#include <math.h>\n#include <stdio.h>\n"
+                           "int main(void) {\n    tile_context *ctx;\n    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
+                           "    float h[256];\n    for (int i = 0; i < 256; i++) h[i] = NAN;\n    tile_devptr o;\n"
+                           "    if (tile_malloc(ctx, sizeof h, &o) || tile_memcpy_htod(ctx, o, h, sizeof h)) return 11;\n"
+                           "    int n = 200;\n    if (many(ctx, (tile_dim3){4, 1, 1}, o, n, 1000, 2000, 3000, 4000, 5000");
+    for (int i = 0; i < NP; i++) len += (size_t)snprintf(prog_src + len, sizeof prog_src - len, ", %d", i + 1);
+    snprintf(prog_src + len, sizeof prog_src - len,
+             ", NULL)) { fprintf(stderr, \"%%s\\n\", tile_last_error(ctx)); return 12; }\n"
+             "    tile_memcpy_dtoh(ctx, h, o, sizeof h);\n"
+             "    for (int i = 0; i < 256; i++)\n"
+             "        if (i < n ? (double)h[i] != %d.0 : !isnan(h[i])) { fprintf(stderr, \"out[%%d] = %%g\\n\", i, (double)h[i]); return 13; }\n"
+             "    many_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    return 0;\n}\n",
+             15000 + NP * (NP + 1) / 2);
+    build_prog(dir, prog_src, "many_aot");
     run_prog(dir);
 }

@@ -574,9 +574,24 @@ TILE_API int64_t tile_tune_bucket(int64_t v);
  * PTX (and cubin with ptxas) embedded, a typed launch function per kernel
  * taking a tile_context, and a dispatcher over variants (NULL-terminated
  * "ARG=1 ARG=16" specialization lists; the generic build is the fallback).
+ * A kernel given as "NAME=CNAME" is exported under the C name CNAME (its
+ * functions CNAME and CNAME_aot_unload), a plain "NAME" under its own name;
+ * a C name the C library or the headers a program includes use ("free",
+ * "clock", "errno") is refused, with the reason in *msg (docs/runtime.md).
  * *msg (malloc'd, may be NULL) holds diagnostics. */
 TILE_API tile_status tile_aot_export(const char *path, const tile_compile_options *opt, const char *const *kernels,
                             const char *const *variants, const char *out, char **msg);
+/* Since 0.2, in libtile_rt: what the C that tile_aot_export writes calls, so that it includes no header
+ * but this one.  A table (static storage, zero-initialized) holds one kernel variant's modules, one per
+ * context it ran in.  tile_aot_table_kernel gives the kernel `name` of ptx loaded into ctx, loading it on
+ * first use (any thread; an entry of a context destroyed without a release is taken for dead by its
+ * tile_context_id); tile_aot_table_release unloads what the table loaded into ctx. */
+typedef struct tile_aot_table {
+    void *impl; /* made on first use; never freed (the table lives as long as the program) */
+} tile_aot_table;
+TILE_API tile_status tile_aot_table_kernel(tile_aot_table *table, const char *ptx, const char *name, tile_context *ctx,
+                                           tile_kernel **out);
+TILE_API void tile_aot_table_release(tile_aot_table *table, tile_context *ctx);
 
 /* ==== mixture of experts (kernels/moe/moe.c; kernels/moe/; docs/moe.md) ======
  * One MoE layer: route (or take precomputed top-k ids and weights), group
