@@ -476,7 +476,8 @@ Test(aot, libc_names, .timeout = 240) {
 /* The paths the files' first comments echo may hold anything a folder name can: "x*" then "*y" ("*" "/" ends a
  * C comment, "/" "*" opens one, which -Wcomment warns of), "??/" (a trigraph in C99, a backslash) and a newline.
  * Both files compile with -Wall -Wextra -Wpedantic -Werror as C99 and C17 and the program runs; the comment
- * shows the path escaped. */
+ * shows the path escaped.  File names that differ in a character that is no letter or digit get two include
+ * guards. */
 Test(aot, odd_paths, .timeout = 120) {
     char dir[] = "/tmp/tile-test-aot-XXXXXX";
     cr_assert(mkdtemp(dir));
@@ -503,6 +504,25 @@ Test(aot, odd_paths, .timeout = 120) {
     snprintf(cmd, sizeof cmd, "cp '%s/add_aot.h' '%s/add_aot.c' %s/", sub, sub, dir);
     cr_assert_eq(system(cmd), 0);
     build_prog(dir, prog, "add_aot");
+    /* add-aot.h beside add_aot.h (their include guards were both TILE_AOT_ADD_AOT_H: the second was empty), the
+     * kernel exported as add2 ("NAME=CNAME"); a program includes both and runs both */
+    const char *renamed[] = {"add=add2", NULL};
+    free(export_read(dir, TILE_SOURCE_DIR "/kernels/add.tile", NULL, renamed, NULL, "add-aot"));
+    write_file(dir, "both.c",
+               "#include \"add_aot.h\"\n#include \"add-aot.h\"\n#include <math.h>\n"
+               "int main(void) {\n    tile_context *ctx;\n    if (tile_context_create(\"emu\", &ctx)) return 10;\n"
+               "    float h[1100];\n    for (int i = 0; i < 1100; i++) h[i] = (float)i;\n    tile_devptr x, o;\n"
+               "    if (tile_malloc(ctx, sizeof h, &x) || tile_malloc(ctx, sizeof h, &o) || tile_memcpy_htod(ctx, x, h, sizeof h)) return 11;\n"
+               "    for (int w = 0; w < 2; w++) {\n        tile_memset(ctx, o, 0xff, sizeof h);\n"
+               "        if ((w ? add2 : add)(ctx, (tile_dim3){2, 1, 1}, x, x, o, 1037, NULL)) return 12;\n"
+               "        tile_memcpy_dtoh(ctx, h, o, sizeof h);\n"
+               "        for (int i = 0; i < 1100; i++) if (i < 1037 ? h[i] != 2.0f * (float)i : !isnan(h[i])) return 13;\n"
+               "    }\n    add_aot_unload(ctx), add2_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    return 0;\n}\n");
+    snprintf(cmd, sizeof cmd,
+             "cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I%s/include -I%s %s/both.c %s/add_aot.c %s/add-aot.c -L%s -ltile_rt -Wl,-rpath,%s "
+             "-lm -o %s/both >> %s/log 2>&1 && %s/both >> %s/log 2>&1",
+             TILE_SOURCE_DIR, dir, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir, dir, dir);
+    cr_expect_eq(system(cmd), 0, "%s", cmd);
     run_prog(dir);
 }
 
