@@ -461,9 +461,9 @@ Test(aot, libc_names, .timeout = 240) {
     bool cxx = system("command -v c++ > /dev/null 2>&1") == 0;
     for (int std = 11; cxx && std <= 20; std += 3) {
         snprintf(cmd, sizeof cmd,
-                 "c++ -x c++ -std=c++%d -Wall -Wextra -Wpedantic -Werror -I%s/include -I%s %s/main.c %s/libc_aot.c -x none -L%s -ltile_rt "
+                 "c++ -x c++ -std=c++%d -Wall -Wextra -Wpedantic -Werror %s -I%s/include -I%s %s/main.c %s/libc_aot.c -x none -L%s -ltile_rt "
                  "-Wl,-rpath,%s -o %s/prog-cxx >> %s/log 2>&1 && %s/prog-cxx >> %s/log 2>&1",
-                 std, TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir, dir, dir);
+                 std, TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir, dir, dir);
         rc = system(cmd);
         ok = ok && !rc;
         cr_expect_eq(rc, 0, "%s", cmd);
@@ -519,9 +519,9 @@ Test(aot, odd_paths, .timeout = 120) {
                "        for (int i = 0; i < 1100; i++) if (i < 1037 ? h[i] != 2.0f * (float)i : !isnan(h[i])) return 13;\n"
                "    }\n    add_aot_unload(ctx), add2_aot_unload(ctx);\n    tile_context_destroy(ctx);\n    return 0;\n}\n");
     snprintf(cmd, sizeof cmd,
-             "cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I%s/include -I%s %s/both.c %s/add_aot.c %s/add-aot.c -L%s -ltile_rt -Wl,-rpath,%s "
+             "cc -std=c99 -Wall -Wextra -Wpedantic -Werror %s -I%s/include -I%s %s/both.c %s/add_aot.c %s/add-aot.c -L%s -ltile_rt -Wl,-rpath,%s "
              "-lm -o %s/both >> %s/log 2>&1 && %s/both >> %s/log 2>&1",
-             TILE_SOURCE_DIR, dir, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir, dir, dir);
+             TILE_TEST_CFLAGS, TILE_SOURCE_DIR, dir, dir, dir, dir, TILE_BINARY_DIR, TILE_BINARY_DIR, dir, dir, dir, dir);
     cr_expect_eq(system(cmd), 0, "%s", cmd);
     run_prog(dir);
 }
