@@ -28,10 +28,12 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct AotParam {
     char *tile_name; /* as the kernel declares it */
@@ -230,11 +232,35 @@ static void put_c_bytes(Str *s, const char *text) {
     str_puts(s, "\n");
 }
 
-static bool write_text(const char *path, const Str *s) {
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fwrite(s->buf, 1, s->len, f) == s->len;
-    if (f && fclose(f)) ok = false;
-    return ok;
+/* s into a new file beside path ("path.tmp-PID-N", created exclusively, mode 0666 less the umask, as fopen
+ * makes one), whose name goes into tmp (malloc'd) for the rename that puts it in place; errno set on failure,
+ * the file removed. */
+static bool write_beside(const char *path, const Str *s, char **tmp) {
+    Str t = {0};
+    int fd = -1;
+    for (int n = 0; fd < 0 && n < 100; n++) {
+        t.len = 0;
+        str_printf(&t, "%s.tmp-%ld-%d", path, (long)getpid(), n);
+        fd = open(t.buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    bool ok = fd >= 0;
+    for (size_t done = 0; ok && done < s->len;) {
+        ssize_t w = write(fd, s->buf + done, s->len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) ok = false;
+        else done += (size_t)w;
+    }
+    if (fd >= 0 && close(fd)) ok = false;
+    if (!ok) {
+        int e = errno;
+        if (fd >= 0) unlink(t.buf);
+        str_free(&t);
+        errno = e;
+        return false;
+    }
+    *tmp = str_take(&t);
+    return true;
 }
 
 /* A refusal before anything is written: *msg says why. */
@@ -483,11 +509,20 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         Str hp = {0}, cp = {0};
         str_printf(&hp, "%s.h", out);
         str_printf(&cp, "%s.c", out);
-        bool hok = write_text(hp.buf, &h);
-        if (!hok || !write_text(cp.buf, &c)) {
-            str_printf(&err, "tile aot: cannot write %s: %s\n", hok ? cp.buf : hp.buf, strerror(errno));
+        /* both written beside their names first, then renamed into place (the .c first: a program keeps building
+         * from the old pair until the new header lands), so that a failed write leaves the files as they were */
+        char *ht = NULL, *ct = NULL;
+        const char *failed = !write_beside(hp.buf, &h, &ht) ? hp.buf : !write_beside(cp.buf, &c, &ct) ? cp.buf : NULL;
+        if (!failed && rename(ct, cp.buf)) failed = cp.buf;
+        else if (!failed && rename(ht, hp.buf)) failed = hp.buf;
+        if (failed) {
+            int e = errno;
+            if (ht) unlink(ht);
+            if (ct) unlink(ct);
+            str_printf(&err, "tile aot: cannot write %s: %s\n", failed, strerror(e));
             st = TILE_ERROR_IO;
         }
+        free(ht), free(ct);
         str_free(&hp), str_free(&cp);
     }
     if (msg) *msg = err.buf ? str_take(&err) : NULL;

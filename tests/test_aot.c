@@ -476,8 +476,8 @@ Test(aot, libc_names, .timeout = 240) {
 /* The paths the files' first comments echo may hold anything a folder name can: "x*" then "*y" ("*" "/" ends a
  * C comment, "/" "*" opens one, which -Wcomment warns of), "??/" (a trigraph in C99, a backslash) and a newline.
  * Both files compile with -Wall -Wextra -Wpedantic -Werror as C99 and C17 and the program runs; the comment
- * shows the path escaped.  File names that differ in a character that is no letter or digit get two include
- * guards. */
+ * shows the path escaped.  A failed write leaves the files as they were.  File names that differ in a
+ * character that is no letter or digit get two include guards. */
 Test(aot, odd_paths, .timeout = 120) {
     char dir[] = "/tmp/tile-test-aot-XXXXXX";
     cr_assert(mkdtemp(dir));
@@ -504,6 +504,19 @@ Test(aot, odd_paths, .timeout = 120) {
     snprintf(cmd, sizeof cmd, "cp '%s/add_aot.h' '%s/add_aot.c' %s/", sub, sub, dir);
     cr_assert_eq(system(cmd), 0);
     build_prog(dir, prog, "add_aot");
+    /* a write that fails leaves the files as they were, and no temporary beside them: pair.c is a folder, so the
+     * export of add as add3 cannot land, and pair.h still declares add (it was rewritten before the .c failed) */
+    const char *plain[] = {"add", NULL}, *as_add3[] = {"add=add3", NULL};
+    free(export_read(dir, TILE_SOURCE_DIR "/kernels/add.tile", NULL, plain, NULL, "pair"));
+    snprintf(cmd, sizeof cmd, "rm %s/pair.c && mkdir %s/pair.c", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    char stem[700], *msg = NULL;
+    snprintf(stem, sizeof stem, "%s/pair", dir);
+    cr_expect_eq(tile_aot_export(TILE_SOURCE_DIR "/kernels/add.tile", NULL, as_add3, NULL, stem, &msg), TILE_ERROR_IO);
+    cr_expect(msg && strstr(msg, "pair.c: Is a directory"), "%s", msg ? msg : "(no message)");
+    free(msg);
+    snprintf(cmd, sizeof cmd, "grep -q 'tile_status add(' %s/pair.h && ! grep -q add3 %s/pair.h && ! ls %s | grep -q tmp", dir, dir, dir);
+    cr_expect_eq(system(cmd), 0, "the failed export changed pair.h or left a temporary file");
     /* add-aot.h beside add_aot.h (their include guards were both TILE_AOT_ADD_AOT_H: the second was empty), the
      * kernel exported as add2 ("NAME=CNAME"); a program includes both and runs both */
     const char *renamed[] = {"add=add2", NULL};
