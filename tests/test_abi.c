@@ -320,14 +320,14 @@ Test(abi, paged_splits_follow_the_sm_count) {
 
 /* A size ending in the middle of a field: half of a device pointer was read (an address the launch then
  * refused as a "null device pointer", or worse took), half of an int64_t count.  Every args struct refuses
- * it before reading anything, naming the struct, the size and where the field lies; the field's own end
+ * it before reading anything, naming the struct, the size (as args->size) and where the field lies; the field's own end
  * (an older release's sizeof ends at one) is still taken. */
 #define SPLIT(T, field, call)                                                                                             \
     do {                                                                                                                  \
         T a = {0};                                                                                                        \
         a.size = offsetof(T, field) + 4;                                                                                  \
         char want[160];                                                                                                   \
-        snprintf(want, sizeof want, "size = %zu ends inside %s.%s (bytes %zu to %zu)", a.size, #T, #field, offsetof(T, field), \
+        snprintf(want, sizeof want, "args->size = %zu ends inside %s.%s (bytes %zu to %zu)", a.size, #T, #field, offsetof(T, field), \
                  offsetof(T, field) + sizeof a.field);                                                                    \
         cr_expect_eq(call, TILE_ERROR_INVALID_VALUE, "%s", #call);                                                        \
         cr_expect(strstr(tile_last_error(ctx), want), "%s: %s (want %s)", #call, tile_last_error(ctx), want);             \

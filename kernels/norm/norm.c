@@ -85,7 +85,7 @@ static tile_status norm_run(tile_context *ctx, const tile_norm_args *args, bool 
     /* 1. arguments */
     tile_norm_args a;
     char err[160];
-    if (!rt_struct_in(&a, args, &rt_layout_tile_norm_args, NORM_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: %s", api, err);
+    if (!rt_struct_in(&a, args, &rt_layout_tile_norm_args, NORM_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: args->%s", api, err);
     const char *why = NULL;
     int q = 0;
     int64_t sx = 0, sr = 0, so = 0, groups = 1, ss = 1;
@@ -156,7 +156,7 @@ tile_status tile_gated_activation(tile_context *ctx, const tile_gated_args *args
     /* 1. arguments */
     tile_gated_args a;
     char err[160];
-    if (!rt_struct_in(&a, args, &rt_layout_tile_gated_args, GATED_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: %s", api, err);
+    if (!rt_struct_in(&a, args, &rt_layout_tile_gated_args, GATED_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: args->%s", api, err);
     const char *why = NULL;
     int q = 0;
     int64_t sx = 0, so = 0, groups = 1, ss = 1;

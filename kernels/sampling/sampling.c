@@ -62,7 +62,7 @@ tile_status tile_sample(tile_context *ctx, const tile_sample_args *args) {
     /* 1. arguments */
     tile_sample_args a;
     char err[160];
-    if (!rt_struct_in(&a, args, &rt_layout_tile_sample_args, SAMPLE_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: %s", api, err);
+    if (!rt_struct_in(&a, args, &rt_layout_tile_sample_args, SAMPLE_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: args->%s", api, err);
     if (a.dtype != TILE_F32 && a.dtype != TILE_F16 && a.dtype != TILE_BF16) FAIL("%s: dtype must be TILE_F32, TILE_F16 or TILE_BF16", api);
     if (a.out_dtype == TILE_F32) a.out_dtype = TILE_I32; /* 0: the default */
     if (a.out_dtype != TILE_I32 && a.out_dtype != TILE_I64) FAIL("%s: out_dtype must be TILE_I32 or TILE_I64", api);
@@ -136,7 +136,7 @@ tile_status tile_spec_verify(tile_context *ctx, const tile_spec_verify_args *arg
     /* 1. arguments */
     tile_spec_verify_args a;
     char err[160];
-    if (!rt_struct_in(&a, args, &rt_layout_tile_spec_verify_args, SPEC_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: %s", api, err);
+    if (!rt_struct_in(&a, args, &rt_layout_tile_spec_verify_args, SPEC_ARGS_SIZE_0_1, err, sizeof err)) FAIL("%s: args->%s", api, err);
     if (a.batch < 0 || a.batch > MAX_GRID_X) FAIL("%s: batch = %lld: 0 .. 2^31 - 1", api, (long long)a.batch);
     if (a.num_draft < 1 || a.num_draft > MAX_DRAFT) FAIL("%s: num_draft = %lld: 1 .. 64", api, (long long)a.num_draft);
     if (a.vocab < 1 || a.vocab > MAX_VOCAB) FAIL("%s: vocab = %lld: 1 .. 2^20", api, (long long)a.vocab);
