@@ -45,16 +45,35 @@ typedef struct Val {
     const char *s;       /* V_STR: a compile-time string (a literal, a const, a -D define), arena */
 } Val;
 
+/* A map from names to pointers in the arena (open addressing): the file-level names, the names a program calls
+ * and each scope's variables are found in constant time, so a file of 100000 functions, constants or `let`s
+ * compiles in time linear in its size. */
+typedef struct NameMap {
+    const char **keys;
+    void **vals;
+    uint32_t cap, n; /* cap: 0 or a power of two */
+} NameMap;
+void *namemap_get(const NameMap *m, const char *name);               /* NULL when absent */
+void namemap_put(Arena *a, NameMap *m, const char *name, void *val); /* adds or replaces */
+
 typedef struct Var {
     const char *name;
     Val val;
     Loc set; /* its last assignment (line 0: none since `let`): where a loop or an if that changes its type is reported */
     struct Var *next;
+    int seq;             /* its place in its scope's list, the oldest 0 */
+    struct Var *shadows; /* the variable of its name that its `let` hid in the same scope, NULL none */
 } Var;
 
+/* A scope's variables, newest first.  A run-time `if` puts a list back to an older head (snap_restore), which
+ * drops the newer variables: `index` (name -> newest Var) may then name a dropped one, which byseq tells
+ * apart (a variable is in the list when byseq[its seq] is it and its seq is below the head's + 1). */
 typedef struct Scope {
     Var *vars;
     struct Scope *up;
+    NameMap index;
+    Var **byseq;
+    int cap;
 } Scope;
 
 /* One kernel body or one inlined device function. */
@@ -90,6 +109,7 @@ typedef struct Gen {
     Frame *fr;
     Global *globals;
     int nglobals;
+    NameMap global_index[2]; /* name -> index + 1 in globals: [0] the program's files, [1] the standard library's */
     const struct FileAst *main_file; /* the file compiled (its kernels: a call of one is named as such) */
     struct FileAst **files;          /* every file loaded, the main one first */
     int nfiles;

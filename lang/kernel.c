@@ -258,17 +258,18 @@ static void gen_kernel(Gen *g, const Decl *k) {
  * (the compiled file or an import from elsewhere), is an error at the later one of the file, a note at the
  * other.  A standard-library name and a built-in's may be a kernel's (`kernel softmax` beside softmax.tile:
  * the body's calls still reach the function); kernels of imported files are never compiled. */
-static void kernel_name_unique(Gen *g, const FileAst *main, int i) {
+static void kernel_name_unique(Gen *g, const FileAst *main, int i, NameMap *kernels) {
     const Decl *k = main->decls[i];
-    for (int j = 0; j < i; j++)
-        if (main->decls[j]->kind == D_KERNEL && !strcmp(main->decls[j]->name, k->name)) {
-            diag_error(g->d, k->loc, "redefinition of kernel '%s'", k->name);
-            diag_note(g->d, main->decls[j]->loc, "the first kernel '%s' is here", k->name);
-            return;
-        }
-    for (int j = 0; j < g->nglobals; j++) {
-        const Global *gl = &g->globals[j];
-        if (gl->lib || strcmp(gl->name, k->name)) continue;
+    const Decl *first = namemap_get(kernels, k->name); /* the kernels before k, by name */
+    if (first) {
+        diag_error(g->d, k->loc, "redefinition of kernel '%s'", k->name);
+        diag_note(g->d, first->loc, "the first kernel '%s' is here", k->name);
+        return;
+    }
+    namemap_put(g->a, kernels, k->name, (void *)k);
+    intptr_t at = (intptr_t)namemap_get(&g->global_index[0], k->name);
+    if (at) {
+        const Global *gl = &g->globals[at - 1];
         const char *what = gl->decl->kind == D_FN ? "function" : "const";
         const Loc gloc = gl->decl->loc;
         if (gloc.file != main->src)
@@ -309,9 +310,8 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
             if (dc->kind != D_CONST && dc->kind != D_FN) continue;
             /* a name defined twice on one side: the program's files, or the standard library's (each side
              * may have a name the other has: gen_find_global) */
-            Global *prev = NULL;
-            for (int j = 0; j < g->nglobals && !prev; j++)
-                if (!strcmp(g->globals[j].name, dc->name) && g->globals[j].lib == files[fi]->stdlib) prev = &g->globals[j];
+            intptr_t at = (intptr_t)namemap_get(&g->global_index[files[fi]->stdlib], dc->name);
+            Global *prev = at ? &g->globals[at - 1] : NULL;
             if (prev) {
                 const Loc pl = prev->decl->loc;
                 if (fi > 0 && pl.file == files[0]->src) /* the file's own name meets an import's: the error is at its own */
@@ -329,6 +329,7 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
                 cap = nc;
             }
             g->globals[g->nglobals++] = (Global){.name = dc->name, .decl = dc, .lib = files[fi]->stdlib};
+            namemap_put(a, &g->global_index[files[fi]->stdlib], dc->name, (void *)(intptr_t)g->nglobals);
         }
     }
     for (int i = 0; i < g->nglobals; i++)
@@ -337,10 +338,11 @@ Module *gen_module(Arena *a, FileAst **files, int nfiles, const LangOptions *opt
     bool found = false;
     FileAst *main = nfiles ? files[0] : NULL;
     g->main_file = main;
+    NameMap kernels = {0};
     for (int i = 0; main && i < main->ndecls; i++) {
         const Decl *k = main->decls[i];
         if (k->kind != D_KERNEL) continue;
-        kernel_name_unique(g, main, i);
+        kernel_name_unique(g, main, i, &kernels);
         if (want && strcmp(want, k->name)) continue;
         found = true;
         gen_kernel(g, k);

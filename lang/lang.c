@@ -60,15 +60,15 @@ static char *try_read(Arena *a, const char *dir, const char *name, size_t *len, 
 typedef struct Names {
     const char **v;
     int n, cap;
+    NameMap seen;
 } Names;
 
 /* The names called (`name(...)`) anywhere in n. */
 static void called_names(Arena *a, const Node *n, Names *out) {
     if (!n) return;
     if (n->kind == N_CALL && n->name) {
-        bool seen = false;
-        for (int i = 0; i < out->n && !seen; i++) seen = !strcmp(out->v[i], n->name);
-        if (!seen) {
+        if (!namemap_get(&out->seen, n->name)) {
+            namemap_put(a, &out->seen, n->name, (void *)n);
             if (out->n == out->cap) {
                 int nc = out->cap ? 2 * out->cap : 32;
                 out->v = arena_grow(a, out->v, sizeof(char *) * (size_t)out->cap, sizeof(char *) * (size_t)nc);
@@ -85,13 +85,15 @@ static void called_names(Arena *a, const Node *n, Names *out) {
     for (int i = 0; i < n->nkids; i++) called_names(a, n->kids[i], out);
 }
 
-static bool defined_in(FileAst **files, int nfiles, const char *name) {
+/* The functions and consts the files define. */
+static NameMap defined_in(Arena *a, FileAst **files, int nfiles) {
+    NameMap m = {0};
     for (int fi = 0; fi < nfiles; fi++)
         for (int i = 0; i < files[fi]->ndecls; i++) {
             const Decl *dc = files[fi]->decls[i];
-            if ((dc->kind == D_FN || dc->kind == D_CONST) && dc->name && !strcmp(dc->name, name)) return true;
+            if ((dc->kind == D_FN || dc->kind == D_CONST) && dc->name) namemap_put(a, &m, dc->name, (void *)dc);
         }
-    return false;
+    return m;
 }
 
 const char *lang_stdlib_defining(Arena *a, const LangOptions *opt, const char *name) {
@@ -131,8 +133,9 @@ static bool implicit_imports(Arena *a, const LangOptions *opt, FileAst **files, 
             for (int p = 0; p < dc->nparams; p++) called_names(a, dc->params[p].def, &called);
         }
     bool added = false;
+    NameMap defined = defined_in(a, files, *nfiles);
     for (int i = 0; i < called.n && *nfiles < LANG_MAX_FILES; i++) {
-        if (builtin_exists(called.v[i]) || defined_in(files, *nfiles, called.v[i])) continue;
+        if (builtin_exists(called.v[i]) || namemap_get(&defined, called.v[i])) continue;
         const char *path = lang_stdlib_defining(a, opt, called.v[i]);
         char buf[PATH_MAX];
         if (!path) continue;
@@ -157,6 +160,9 @@ static bool implicit_imports(Arena *a, const LangOptions *opt, FileAst **files, 
         f->stdlib = true; /* the program's own names shadow the file's in the program (gen_find_global) */
         paths[*nfiles] = path;
         files[(*nfiles)++] = f;
+        for (int k = 0; k < f->ndecls; k++)
+            if ((f->decls[k]->kind == D_FN || f->decls[k]->kind == D_CONST) && f->decls[k]->name)
+                namemap_put(a, &defined, f->decls[k]->name, f->decls[k]);
         added = true;
     }
     return added;

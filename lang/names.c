@@ -9,21 +9,71 @@
 Var *gen_lookup_var(Gen *g, const char *name);
 Global *gen_find_global(Gen *g, const char *name);
 
+/* ---- name maps ---- */
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+void *namemap_get(const NameMap *m, const char *name) {
+    if (!m->cap) return NULL;
+    for (uint32_t i = name_hash(name) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->keys[i]) return NULL;
+        if (!strcmp(m->keys[i], name)) return m->vals[i];
+    }
+}
+
+void namemap_put(Arena *a, NameMap *m, const char *name, void *val) {
+    if (2 * (m->n + 1) > m->cap) { /* at most half full */
+        NameMap big = {.cap = m->cap ? 2 * m->cap : 8};
+        big.keys = ARENA_ARRAY(a, const char *, big.cap);
+        big.vals = ARENA_ARRAY(a, void *, big.cap);
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) namemap_put(a, &big, m->keys[i], m->vals[i]);
+        *m = big;
+    }
+    uint32_t i = name_hash(name) & (m->cap - 1);
+    while (m->keys[i] && strcmp(m->keys[i], name)) i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i]) m->keys[i] = name, m->n++;
+    m->vals[i] = val;
+}
+
 /* ---- names ---- */
+/* The variable called name among s's own, NULL when none. */
+static Var *scope_find(const Scope *s, const char *name) {
+    int limit = s->vars ? s->vars->seq + 1 : 0;
+    Var *v = namemap_get(&s->index, name);
+    while (v && !(v->seq < limit && s->byseq[v->seq] == v)) v = v->shadows; /* dropped by snap_restore */
+    return v;
+}
+
 Var *gen_lookup_var(Gen *g, const char *name) {
     if (!g->fr) return NULL;
-    for (Scope *s = g->fr->scope; s; s = s->up)
-        for (Var *v = s->vars; v; v = v->next)
-            if (!strcmp(v->name, name)) return v;
+    for (Scope *s = g->fr->scope; s; s = s->up) {
+        Var *v = scope_find(s, name);
+        if (v) return v;
+    }
     return NULL;
 }
 
 void gen_define_var(Gen *g, const char *name, Val v) {
+    Scope *s = g->fr->scope;
     Var *x = ARENA_NEW(g->a, Var);
     x->name = name;
     x->val = v;
-    x->next = g->fr->scope->vars;
-    g->fr->scope->vars = x;
+    x->seq = s->vars ? s->vars->seq + 1 : 0;
+    x->shadows = scope_find(s, name);
+    x->next = s->vars;
+    if (x->seq >= s->cap) {
+        int nc = s->cap ? 2 * s->cap : 8;
+        while (nc <= x->seq) nc *= 2;
+        s->byseq = arena_grow(g->a, s->byseq, sizeof(Var *) * (size_t)s->cap, sizeof(Var *) * (size_t)nc);
+        s->cap = nc;
+    }
+    s->byseq[x->seq] = x;
+    s->vars = x;
+    namemap_put(g->a, &s->index, name, x);
 }
 
 /* The first `let name` inside a block of s (not s's own statements: those are in scope) before `use`. */
@@ -144,13 +194,10 @@ static bool file_is_lib(const Gen *g, const SrcFile *f) {
  * program only, and softmax.tile's `exp` stays the built-in (it was the program's, silently). */
 Global *gen_find_global(Gen *g, const char *name) {
     bool lib = g->fr && file_is_lib(g, g->fr->file);
-    Global *other = NULL;
-    for (int i = 0; i < g->nglobals; i++)
-        if (!strcmp(g->globals[i].name, name)) {
-            if (g->globals[i].lib == lib) return &g->globals[i];
-            other = &g->globals[i];
-        }
-    return lib ? NULL : other;
+    intptr_t own = (intptr_t)namemap_get(&g->global_index[lib], name);
+    if (own) return &g->globals[own - 1];
+    intptr_t other = lib ? 0 : (intptr_t)namemap_get(&g->global_index[1], name);
+    return other ? &g->globals[other - 1] : NULL;
 }
 
 int gen_find_define(Gen *g, const char *name) {

@@ -15,6 +15,7 @@
 #include "include/tile/tile.h"
 #include "runtime/device.h"
 #include "support/hostfloat.h"
+#include "support/support.h"
 
 #include "tests/test_ptxas.h"
 #include "tests/lang_run.h"
@@ -1472,5 +1473,42 @@ Test(lang_run, constant_shift_out_of_range) {
     download(&k, r, dr, sizeof r);
     int32_t want[12] = {-1, -1, 0, 0, 0, 0, -1, -1, -1, 0, -1, 0};
     for (int i = 0; i < 12; i++) cr_expect_eq(r[i], want[i], "result %d: %d, want %d", i, r[i], want[i]);
+    unload(&k);
+}
+
+/* ---- names: thousands of functions, constants and variables (found through hash maps) ---- */
+
+/* 4000 functions and 4000 constants, each constant defined from the one before; 600 variables in one scope,
+ * 40 of them `let`s that hide an earlier one of the same name; a run-time `if` whose early `return` makes the
+ * statements after it run in both branches, where a `let t` of the first branch must not be seen by the
+ * second (whose `t` is still the one before the `if`). */
+Test(lang_run, many_names_and_shadowing) {
+    enum { NF = 4000, NV = 600, P = 6 };
+    Str s = {0};
+    for (int i = 0; i < NF; i++) str_printf(&s, "fn h_%d(x) { return x + %d; }\n", i, i % 7);
+    str_puts(&s, "const C_0: i32 = 1;\n");
+    for (int i = 1; i < NF; i++) str_printf(&s, "const C_%d: i32 = C_%d + %d;\n", i, i - 1, i % 3);
+    str_puts(&s, "@num_warps(1)\nkernel k(out: *i32) {\n    let pid = program_id(0);\n    let t = pid * 10;\n");
+    for (int i = 0; i < NV; i++) str_printf(&s, "    let v_%d = pid + %d;\n", i, i);
+    for (int i = 0; i < 40; i++) str_printf(&s, "    let v_%d = v_%d * 2 + v_%d;\n", i * 7, i * 7, i * 7 + 1);
+    str_puts(&s, "    if pid < 3 {\n        if pid == 0 { store(out, -5); return; }\n        t = t + 1000;\n    }\n"
+                 "    let t = t + 1;\n    let u = t * 3;\n");
+    str_printf(&s, "    store(out + pid, h_%d(C_%d) + h_17(v_7) + v_%d + t + u);\n}\n", NF - 1, NF - 1, NV - 1);
+    K k;
+    load_src(&k, s.buf, "k");
+    str_free(&s);
+    int64_t c = 1, hf = (NF - 1) % 7;
+    for (int i = 1; i < NF; i++) c += i % 3;
+    int32_t out[P];
+    for (int i = 0; i < P; i++) out[i] = 0x7f7f7f7f;
+    uint64_t dout = upload(&k, out, sizeof out);
+    void *params[] = {&dout};
+    launch(&k, P, params);
+    download(&k, out, dout, sizeof out);
+    for (int pid = 0; pid < P; pid++) {
+        int64_t t = pid * 10 + (pid < 3 ? 1000 : 0) + 1, v7 = (int64_t)(pid + 7) * 2 + (pid + 8);
+        int64_t want = pid == 0 ? -5 : c + hf + v7 + 17 % 7 + (pid + NV - 1) + t + 3 * t;
+        cr_expect_eq(out[pid], want, "program %d: %d, want %lld", pid, out[pid], (long long)want);
+    }
     unload(&k);
 }
