@@ -475,8 +475,11 @@ tile_status jit_read_file(const char *path, tile_compiled *out, SrcFile *src) {
     size_t n;
     char *text = read_source(path, &n);
     if (!text) {
+        int err = errno;
         Str s = {0};
-        str_printf(&s, "error: cannot read '%s': %s\n", path, source_error(errno));
+        char *shown = diag_shorten(path); /* a path as long as an argument may be */
+        str_printf(&s, "error: cannot read '%s': %s\n", shown, source_error(err));
+        free(shown);
         out->diagnostics = str_take(&s);
         return TILE_ERROR_IO;
     }

@@ -166,6 +166,47 @@ void diag_free(Diag *d) {
     memset(d, 0, sizeof *d);
 }
 
+/* A diagnostic names what it is about ('%s' of a name, a -D value, a string, a path), and that may be as long as
+ * the input: a word (a run without spaces) over DIAG_WORD_MAX bytes keeps its first DIAG_WORD_HEAD and last
+ * DIAG_WORD_TAIL bytes around "...(N bytes cut)...", and a message over DIAG_MSG_MAX bytes (a list of names)
+ * ends after that many with "...(N bytes cut)": a 1 MB -D name gives a message of a few hundred bytes.  Cuts
+ * fall between UTF-8 characters. */
+enum { DIAG_WORD_MAX = 256, DIAG_WORD_HEAD = 120, DIAG_WORD_TAIL = 40, DIAG_MSG_MAX = 16384 };
+
+static size_t utf8_back(const char *s, size_t i) { /* i moved back to the start of its character */
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+
+static void diag_cut_words(Str *out, const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && s[j] != ' ' && s[j] != '\n') j++;
+        if (j == i) {
+            str_putc(out, s[i++]);
+            continue;
+        }
+        if (j - i > DIAG_WORD_MAX) {
+            size_t h = utf8_back(s, i + DIAG_WORD_HEAD), t = utf8_back(s, j - DIAG_WORD_TAIL);
+            str_putn(out, s + i, h - i);
+            str_printf(out, "...(%zu bytes cut)...", t - h);
+            str_putn(out, s + t, j - t);
+        } else str_putn(out, s + i, j - i);
+        i = j;
+    }
+}
+
+char *diag_shorten(const char *msg) {
+    Str w = {0};
+    diag_cut_words(&w, msg, strlen(msg));
+    if (w.len > DIAG_MSG_MAX) {
+        size_t keep = utf8_back(w.buf, DIAG_MSG_MAX), cut = w.len - keep;
+        w.len = keep;
+        str_printf(&w, "...(%zu bytes cut)", cut);
+    }
+    return str_take(&w);
+}
+
 void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap) {
     int limit = d->max_errors ? d->max_errors : 50;
     if (lvl == DIAG_ERROR) d->nerrors++;
@@ -178,7 +219,8 @@ void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap) {
     }
     Str s = {0};
     str_vprintf(&s, fmt, ap);
-    d->msgs[d->n++] = (DiagMsg){lvl, loc, str_take(&s)};
+    d->msgs[d->n++] = (DiagMsg){lvl, loc, diag_shorten(s.buf ? s.buf : "")};
+    str_free(&s);
 }
 
 #define DIAG_FN(name, lvl)                                   \
@@ -200,7 +242,9 @@ void diag_render_one(const DiagMsg *m, Str *out) {
         str_printf(out, "%s: %s\n", level_name[m->level], m->msg);
         return;
     }
-    str_printf(out, "%s:%u:%u: %s: %s\n", f->name, m->loc.line, m->loc.col, level_name[m->level], m->msg);
+    char *name = diag_shorten(f->name ? f->name : "<input>"); /* "<-D NAME>" of a long -D name */
+    str_printf(out, "%s:%u:%u: %s: %s\n", name, m->loc.line, m->loc.col, level_name[m->level], m->msg);
+    free(name);
     /* find the line */
     const char *p = f->text, *end = f->text + f->len;
     for (uint32_t l = 1; l < m->loc.line && p < end; p++)

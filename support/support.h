@@ -108,6 +108,9 @@ void diag_error(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(pr
 void diag_warning(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_note(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap);
+/* msg (malloc'd) with its words over 256 bytes cut to their ends, and cut after 16384 bytes, each cut marked
+ * "...(N bytes cut)...": what diag_vadd keeps of a message, so a name as long as the input stays readable. */
+char *diag_shorten(const char *msg);
 /* Render every message: "file:line:col: error: msg\n  source line\n  ^\n". */
 void diag_render(const Diag *d, Str *out);
 void diag_render_one(const DiagMsg *m, Str *out);

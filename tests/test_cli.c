@@ -642,3 +642,35 @@ Test(cli, compile_verbose_says_why_a_configuration_spills, .timeout = 120) {
     remove(path);
     rmdir(dir);
 }
+
+/* An argument may be 128 KiB long: a -D name or value, or any option's value, that long is cut in the message to
+ * its first 120 and last 40 bytes around "...(N bytes cut)..." (a 100000-byte -D name gave a 200 KB message). */
+Test(cli, long_names_are_cut_in_messages) {
+    enum { L = 100000 };
+    char *a = malloc(L + 1);
+    cr_assert(a);
+    memset(a, 'A', L);
+    a[L] = 0;
+    a[0] = 'X', a[L - 1] = 'Z'; /* the ends are what stays */
+    cr_assert_eq(setenv("TILE_TEST_LONG", a, 1), 0);
+    char head[128], tail[64]; /* the word kept may begin or end with a quote */
+    snprintf(head, sizeof head, "X%.110s", a + 1);
+    snprintf(tail, sizeof tail, "%.30sZ", a + 1);
+    const char *cases[][2] = {
+        {"-D \"$TILE_TEST_LONG=3\"", ": no kernel of add.tile has a const parameter X"},
+        {"-D \"$TILE_TEST_LONG=3\" -D \"$TILE_TEST_LONG=4\"", " is given twice ('X"},
+        {"-D \"BLOCK=\\\"$TILE_TEST_LONG\\\"\"", "<-D BLOCK>:1:1: error: 'BLOCK' is i32, but its value is the string \"X"},
+        {"--emit \"$TILE_TEST_LONG\"", "tile: unknown --emit 'X"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "compile " TILE_SOURCE_DIR "/kernels/add.tile %s -o /dev/null", cases[i][0]);
+        cr_expect_eq(run(args, buf, sizeof buf), 2, "%s: %.3000s", cases[i][0], buf);
+        cr_expect(strstr(buf, cases[i][1]), "%s: %.3000s", cases[i][0], buf);
+        const char *h = strstr(buf, head), *cut = h ? strstr(h, " bytes cut)...") : NULL;
+        cr_expect(h && cut && strstr(cut, tail), "%s: %.3000s", cases[i][0], buf);
+        cr_expect_lt(strlen(buf), 2000, "%s: %zu bytes", cases[i][0], strlen(buf));
+    }
+    unsetenv("TILE_TEST_LONG");
+    free(a);
+}

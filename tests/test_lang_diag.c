@@ -1093,3 +1093,61 @@ Test(lang_diag, full_of_an_integer_dtype_takes_an_exact_value) {
     cr_expect(strstr(r.ir, "const {value=3} : tensor<4xi32") && strstr(r.ir, "const {value=255} : tensor<4xu8"), "%s", r.ir);
     result_free(&r);
 }
+
+/* Is s valid UTF-8 (no character cut in two)? */
+static bool utf8_whole(const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+        if (!n) return false;
+        for (int i = 1; i < n; i++)
+            if ((p[i] & 0xC0) != 0x80) return false;
+        p += n;
+    }
+    return true;
+}
+
+/* A name or a value as long as the input is cut in a message to its first 120 and last 40 bytes around
+ * "...(N bytes cut)..." (between UTF-8 characters), in the message and in a define's "<-D NAME>" file name;
+ * a message over 16384 bytes (the valid names of 5000 const parameters) ends after them with "...(N bytes cut)".
+ * A 1 MB -D name gave a 2 MB message. */
+Test(lang_diag, long_names_are_cut_in_messages) {
+    enum { L = 1 << 20 };
+    char *name = malloc(L + 2);
+    cr_assert(name);
+    name[0] = 'x';
+    for (int i = 1; i + 1 < L; i += 2) name[i] = (char)0xC3, name[i + 1] = (char)0xA9; /* é */
+    name[L - 1] = 'z', name[L] = 0;
+    LangDefine def = {name, "3"};
+    const char *k = "kernel k(p: *i32, const B: i32 = 1) { store(p, B); }\n";
+    Result r = compile_src("t.tile", k, strlen(k), &def, 1);
+    cr_expect_null(r.m);
+    cr_expect(!strncmp(r.diags, "error: -D x\xC3\xA9", 13) && strstr(r.diags, " bytes cut)...\xC3\xA9"), "%.2000s", r.diags);
+    cr_expect(strstr(r.diags, "\xC3\xA9z: no kernel of t.tile has a const parameter x\xC3\xA9"), "%.2000s", r.diags);
+    cr_expect_lt(strlen(r.diags), 1000, "%zu bytes", strlen(r.diags));
+    cr_expect(utf8_whole(r.diags), "%.2000s", r.diags);
+    result_free(&r);
+
+    /* a file-level const of that name, set to a value that does not parse: "<-D NAME>" is cut too */
+    Str s = {0};
+    memset(name, 'y', 5000), name[5000] = 0;
+    str_printf(&s, "const %s: i32 = 1;\nkernel k(p: *i32) { store(p, %s); }\n", name, name);
+    LangDefine bad = {name, "1+"};
+    r = compile_src("t.tile", s.buf, s.len, &bad, 1);
+    cr_expect(!strncmp(r.diags, "<-D yyyy", 8) && strstr(r.diags, " bytes cut)...yyyy") &&
+              strstr(r.diags, "yyyy>:1:1: error: invalid value '1+'"), "%.2000s", r.diags);
+    cr_expect_lt(strlen(r.diags), 1000, "%zu bytes", strlen(r.diags));
+    result_free(&r);
+
+    s.len = 0;
+    str_puts(&s, "kernel k(p: *i32");
+    for (int i = 0; i < 5000; i++) str_printf(&s, ", const P_%d: i32 = 1", i);
+    str_puts(&s, ") { store(p, 1); }\n");
+    LangDefine nope = {"nope", "1"};
+    r = compile_src("t.tile", s.buf, s.len, &nope, 1);
+    const char *end = r.diags + strlen(r.diags);
+    cr_expect(strstr(r.diags, "(valid: P_0, P_1, P_2,") && strlen(r.diags) < 16500 && !strcmp(end - 12, " bytes cut)\n"),
+              "%zu bytes: ...%s", strlen(r.diags), end - (end - r.diags > 200 ? 200 : end - r.diags));
+    result_free(&r);
+    str_free(&s);
+    free(name);
+}

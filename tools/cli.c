@@ -58,12 +58,33 @@ int cli_help(const char *usage) {
     return CLI_EXIT_OK;
 }
 
+/* The message with each word (a run without spaces) over 256 bytes cut to its first 120 and last 40 bytes
+ * around "...(N bytes cut)...", as the library's diagnostics are: an argument may be 128 KiB long. */
+static void put_shortened(FILE *f, const char *m) {
+    enum { WORD_MAX = 256, HEAD = 120, TAIL = 40 };
+    while (*m) {
+        size_t n = strcspn(m, " \n");
+        if (n > WORD_MAX) {
+            size_t h = HEAD, t = n - TAIL;
+            while (h > 0 && ((unsigned char)m[h] & 0xC0) == 0x80) h--; /* between UTF-8 characters */
+            while (t > h && ((unsigned char)m[t] & 0xC0) == 0x80) t--;
+            fprintf(f, "%.*s...(%zu bytes cut)...%.*s", (int)h, m, t - h, (int)(n - t), m + t);
+        } else fwrite(m, 1, n, f);
+        m += n;
+        if (*m) fputc(*m++, f);
+    }
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("tile: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    char *msg = NULL;
+    int n = vasprintf(&msg, fmt, ap);
     va_end(ap);
+    fputs("tile: ", stderr);
+    if (n >= 0) put_shortened(stderr, msg);
+    else fputs(fmt, stderr);
+    free(msg);
     fprintf(stderr, "\nRun 'tile %s --help' for usage.\n", cmd);
     return CLI_EXIT_USAGE;
 }
