@@ -1374,11 +1374,10 @@ Val builtin_call(Gen *g, const Node *node) {
         if (v.k == V_CT && dtype_is_float(v.dt) && dtype_is_int(d) && d != DT_I1) {
             /* as `let i: i32 = 1.5` (and Triton's tl.full): a constant must be exact in the integer dtype,
              * where the conversion would truncate or saturate silently */
-            int bits = dtype_bits(d);
-            double lo = dtype_is_signed(d) ? -ldexp(1, bits - 1) : 0, hi = ldexp(1, bits - (dtype_is_signed(d) ? 1 : 0));
-            if (!isfinite(v.f) || v.f != floor(v.f) || v.f < lo || v.f >= hi) {
+            CtExact e = gen_ct_exact_in(v, d);
+            if (e != CT_EXACT) {
                 diag_error(g->d, c.loc[1], "'%s' of %s: the value %.17g is not %s", bi->name, dtype_name(d), v.f,
-                           isfinite(v.f) && v.f == floor(v.f) ? "in its range" : "an integer");
+                           e == CT_RANGE ? "in its range" : "an integer");
                 return val_err();
             }
         }

@@ -135,6 +135,11 @@ int gen_find_define(Gen *g, const char *name);                           /* inde
 Val gen_eval_define(Gen *g, int i);                                      /* its value */
 Val gen_eval_global(Gen *g, const Node *n);                              /* n with only globals visible */
 Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what); /* to a declared type, exactly */
+/* Is the compile-time number v exactly a value of the integer dtype `to` (not i1)?  CT_FRACTION: a float with a
+ * fraction, an infinity or a NaN; CT_RANGE: a whole number outside to's range.  What `let i: T = c`, a const
+ * parameter's type and full(shape, c, T) ask of c. */
+typedef enum CtExact { CT_EXACT, CT_FRACTION, CT_RANGE } CtExact;
+CtExact gen_ct_exact_in(Val v, DType to);
 Val val_err(void);
 Val val_rt(Gen *g, ValueId v);
 Val val_ct_int(int64_t i, DType dt);

@@ -207,6 +207,22 @@ int gen_find_define(Gen *g, const char *name) {
     return r;
 }
 
+CtExact gen_ct_exact_in(Val v, DType to) {
+    bool fl = dtype_is_float(v.dt);
+    int bits = dtype_bits(to);
+    bool sg = dtype_is_signed(to);
+    if (fl && (v.f != floor(v.f) || !isfinite(v.f))) return CT_FRACTION;
+    bool usrc = !fl && !dtype_is_signed(v.dt) && dtype_bits(v.dt) == 64; /* a u64 value: i holds its bits */
+    double lo = sg ? -ldexp(1, bits - 1) : 0, hi = sg ? ldexp(1, bits - 1) : ldexp(1, bits);
+    bool fits; /* integers compare exactly: as doubles, i64's and u64's largest values rounded up to 2^63 and 2^64 */
+    if (fl) fits = v.f >= lo && v.f < hi;
+    else if (usrc) fits = (uint64_t)v.i <= (sg ? (bits == 64 ? (uint64_t)INT64_MAX : (UINT64_C(1) << (bits - 1)) - 1)
+                                               : bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1);
+    else if (sg) fits = bits == 64 || (v.i >= -(INT64_C(1) << (bits - 1)) && v.i < (INT64_C(1) << (bits - 1)));
+    else fits = v.i >= 0 && (bits == 64 || (uint64_t)v.i < (UINT64_C(1) << bits));
+    return fits ? CT_EXACT : CT_RANGE;
+}
+
 /* Convert a value to a declared parameter or variable type. */
 Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
     if (v.k == V_STR || v.k == V_DTYPE) { /* -D B=banana or -D B=f16 for a `const B: i32` */
@@ -218,28 +234,14 @@ Val gen_convert_to(Gen *g, Val v, TypeRef ty, Loc loc, const char *what) {
     if (!val_is_value(g, v, loc)) return val_err();
     const Type *t = gen_type_ref(g, ty);
     if (v.k == V_CT && dtype_is_int(t->dt) && t->dt != DT_I1) { /* a compile-time value must be exact in the declared type */
-        bool fl = dtype_is_float(v.dt);
-        double f = fl ? v.f : 0;
-        int bits = dtype_bits(t->dt);
-        bool sg = dtype_is_signed(t->dt);
-        if (fl && (f != floor(f) || !isfinite(f))) {
-            diag_error(g->d, loc, "'%s' is %s, but its value %.17g is not an integer", what, dtype_name(t->dt), f);
-            return val_err();
-        }
-        bool usrc = !fl && !dtype_is_signed(v.dt) && dtype_bits(v.dt) == 64; /* a u64 value: i holds its bits */
-        double lo = sg ? -ldexp(1, bits - 1) : 0, hi = sg ? ldexp(1, bits - 1) : ldexp(1, bits);
-        bool fits; /* integers compare exactly: as doubles, i64's and u64's largest values rounded up to 2^63 and 2^64 */
-        if (fl) fits = f >= lo && f < hi;
-        else if (usrc) fits = (uint64_t)v.i <= (sg ? (bits == 64 ? (uint64_t)INT64_MAX : (UINT64_C(1) << (bits - 1)) - 1)
-                                                   : bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1);
-        else if (sg) fits = bits == 64 || (v.i >= -(INT64_C(1) << (bits - 1)) && v.i < (INT64_C(1) << (bits - 1)));
-        else fits = v.i >= 0 && (bits == 64 || (uint64_t)v.i < (UINT64_C(1) << bits));
-        if (!fits) {
-            if (fl) diag_error(g->d, loc, "'%s' is %s, but its value %.17g does not fit", what, dtype_name(t->dt), f);
-            else if (usrc) diag_error(g->d, loc, "'%s' is %s, but its value %llu does not fit", what, dtype_name(t->dt), (unsigned long long)v.i);
-            else diag_error(g->d, loc, "'%s' is %s, but its value %lld does not fit", what, dtype_name(t->dt), (long long)v.i);
-            return val_err();
-        }
+        CtExact e = gen_ct_exact_in(v, t->dt);
+        bool fl = dtype_is_float(v.dt), usrc = !fl && !dtype_is_signed(v.dt) && dtype_bits(v.dt) == 64; /* u64: i holds its bits */
+        if (e == CT_FRACTION) diag_error(g->d, loc, "'%s' is %s, but its value %.17g is not an integer", what, dtype_name(t->dt), v.f);
+        else if (e == CT_RANGE && fl) diag_error(g->d, loc, "'%s' is %s, but its value %.17g does not fit", what, dtype_name(t->dt), v.f);
+        else if (e == CT_RANGE && usrc)
+            diag_error(g->d, loc, "'%s' is %s, but its value %llu does not fit", what, dtype_name(t->dt), (unsigned long long)v.i);
+        else if (e == CT_RANGE) diag_error(g->d, loc, "'%s' is %s, but its value %lld does not fit", what, dtype_name(t->dt), (long long)v.i);
+        if (e != CT_EXACT) return val_err();
     }
     if (v.k == V_CT && t->dt == DT_I1 && v.dt != DT_I1 && (dtype_is_float(v.dt) ? v.f != 0 && v.f != 1 : v.i != 0 && v.i != 1)) {
         if (dtype_is_float(v.dt)) diag_error(g->d, loc, "'%s' is i1, but its value %.17g is not 0 or 1", what, v.f);

@@ -1151,3 +1151,39 @@ Test(lang_diag, long_names_are_cut_in_messages) {
     str_free(&s);
     free(name);
 }
+
+/* full()'s constant and a declared type's share one exactness rule (gen_ct_exact_in): each integer dtype's ends
+ * as floats are exact, one past them is out of range, and an infinity is not an integer, for both. */
+Test(lang_diag, exactness_at_the_ends_of_each_integer_type) {
+    const struct {
+        const char *value, *ty, *full_err, *let_err; /* NULL: compiles */
+    } cases[] = {
+        {"2147483647.0", "i32", NULL, NULL},
+        {"-2147483648.0", "i32", NULL, NULL},
+        {"2147483648.0", "i32", "'full' of i32: the value 2147483648 is not in its range", "'x' is i32, but its value 2147483648 does not fit"},
+        {"255.0", "u8", NULL, NULL},
+        {"256.0", "u8", "'full' of u8: the value 256 is not in its range", "'x' is u8, but its value 256 does not fit"},
+        {"-0.0", "u8", NULL, NULL},
+        {"9223372036854775808.0", "i64", "'full' of i64: the value 9.2233720368547758e+18 is not in its range",
+         "'x' is i64, but its value 9.2233720368547758e+18 does not fit"},
+        {"-9223372036854775808.0", "i64", NULL, NULL},
+        {"18446744073709551616.0", "u64", "'full' of u64: the value 1.8446744073709552e+19 is not in its range",
+         "'x' is u64, but its value 1.8446744073709552e+19 does not fit"},
+        {"1e300 * 1e300", "i32", "the value inf is not an integer", "its value inf is not an integer"},
+        {"0.5", "u64", "'full' of u64: the value 0.5 is not an integer", "'x' is u64, but its value 0.5 is not an integer"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        for (int form = 0; form < 2; form++) {
+            char src[512];
+            if (form == 0)
+                snprintf(src, sizeof src, "kernel k(o: *%s) {\n    store(o + arange(0, 4), full([4], %s, %s));\n}\n", cases[i].ty,
+                         cases[i].value, cases[i].ty);
+            else snprintf(src, sizeof src, "kernel k(o: *%s) {\n    let x: %s = %s;\n    store(o, x);\n}\n", cases[i].ty, cases[i].ty, cases[i].value);
+            const char *want = form == 0 ? cases[i].full_err : cases[i].let_err;
+            Result r = compile(src);
+            if (!want) cr_expect_not_null(r.m, "%s: %s", src, r.diags);
+            else cr_expect(!r.m && strstr(r.diags, want), "%s: want '%s' in:\n%s", src, want, r.diags);
+            result_free(&r);
+        }
+    }
+}
