@@ -3,7 +3,7 @@
 through `tile compile --time-passes` (one cold compile each, --no-cache).
 
     python bench/compile_scaling.py [--tile build/tile] [--sizes 10000,50000,100000]
-                                    [--shapes fns,consts,lets,rt_lets,stmts,ifs]
+                                    [--shapes fns,consts,lets,rt_lets,stmts,ifs,lets_ifs]
 
 Shapes (n is the size):
   fns      n functions `fn h_i(x) { return x + i; }`, the kernel calling 1000 of them
@@ -12,6 +12,7 @@ Shapes (n is the size):
   rt_lets  n run-time `let`s (each calling program_id: a name looked up among all the `let`s before it)
   stmts    n run-time assignments `a = a + 1;`
   ifs      n run-time `if`s in a row, each assigning one variable
+  lets_ifs n run-time `let`s, then n run-time `if`s (each `if` keeps aside what its branches assign)
 Each line: the shape, n, the stages' milliseconds (front end, Tile IR passes, LLVM, whole) and the
 whole time per 1000 units of n; a near-constant last column across sizes is linear growth (LLVM's own
 time on 50000 blocks is most of `ifs`: try --sizes 2500,5000,10000 there)."""
@@ -41,6 +42,10 @@ def gen(shape, n):
     if shape == "ifs":
         body = "".join(f"    if a > {i} {{ a = a + 1; }}\n" for i in range(n))
         return f"kernel k(p: *i32) {{\n    let a = program_id(0);\n{body}    store(p, a);\n}}\n"
+    if shape == "lets_ifs":
+        lets = "".join(f"    let v_{i} = a + {i};\n" for i in range(n))
+        body = "".join(f"    if v_{i} > 7 {{ a = a + v_{i}; }}\n" for i in range(n))
+        return f"kernel k(p: *i32) {{\n    let a = program_id(0);\n{lets}{body}    store(p, a);\n}}\n"
     raise SystemExit(f"unknown shape {shape}")
 
 
@@ -53,7 +58,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tile", default=os.path.join(os.path.dirname(__file__), "..", "build", "tile"))
     ap.add_argument("--sizes", default="10000,50000,100000")
-    ap.add_argument("--shapes", default="fns,consts,lets,rt_lets,stmts,ifs")
+    ap.add_argument("--shapes", default="fns,consts,lets,rt_lets,stmts,ifs,lets_ifs")
     a = ap.parse_args()
     print(f"{'shape':8} {'n':>7} {'front end':>10} {'passes':>9} {'llvm':>9} {'whole':>9} {'ms/1000':>8}")
     with tempfile.TemporaryDirectory() as d:

@@ -186,6 +186,7 @@ Val gen_call_fn_vals(Gen *g, const Decl *fn, const Val *args, int n, Loc loc);
 /* The file-level constant or fn called name, or NULL. */
 Global *gen_find_global(Gen *g, const char *name);
 Var *gen_lookup_var(Gen *g, const char *name);
+Var *gen_scope_find(const Scope *s, const char *name); /* among s's own variables (the newest of the name), or NULL */
 
 /* compose.c: built-ins composed from other ops (arguments checked by builtins.c) */
 Val compose_join(Gen *g, Val a, Val b, Loc loc);

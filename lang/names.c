@@ -41,7 +41,7 @@ void namemap_put(Arena *a, NameMap *m, const char *name, void *val) {
 
 /* ---- names ---- */
 /* The variable called name among s's own, NULL when none. */
-static Var *scope_find(const Scope *s, const char *name) {
+Var *gen_scope_find(const Scope *s, const char *name) {
     int limit = s->vars ? s->vars->seq + 1 : 0;
     Var *v = namemap_get(&s->index, name);
     while (v && !(v->seq < limit && s->byseq[v->seq] == v)) v = v->shadows; /* dropped by snap_restore */
@@ -51,7 +51,7 @@ static Var *scope_find(const Scope *s, const char *name) {
 Var *gen_lookup_var(Gen *g, const char *name) {
     if (!g->fr) return NULL;
     for (Scope *s = g->fr->scope; s; s = s->up) {
-        Var *v = scope_find(s, name);
+        Var *v = gen_scope_find(s, name);
         if (v) return v;
     }
     return NULL;
@@ -63,7 +63,7 @@ void gen_define_var(Gen *g, const char *name, Val v) {
     x->name = name;
     x->val = v;
     x->seq = s->vars ? s->vars->seq + 1 : 0;
-    x->shadows = scope_find(s, name);
+    x->shadows = gen_scope_find(s, name);
     x->next = s->vars;
     if (x->seq >= s->cap) {
         int nc = s->cap ? 2 * s->cap : 8;

@@ -39,6 +39,7 @@
 #include "gen.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 Var *gen_lookup_var(Gen *g, const char *name);
@@ -351,11 +352,46 @@ typedef struct Snap {
     int nvars;
 } Snap;
 
-static void snap_take(Gen *g, Snap *s) {
+/* Names a statement may assign (through any branch and nested loop), and RUNNING where it breaks the loop
+ * it is in (nested: inside a loop of its own, whose breaks are that loop's).  An inlined fn runs in a frame
+ * of its own, so a call assigns nothing here. */
+static void assigned_names(Gen *g, const Node *s, NameMap *out, bool nested) {
+    if (!s) return;
+    switch (s->kind) {
+    case N_ASSIGN:
+        if (s->name) namemap_put(g->a, out, s->name, (void *)s);
+        for (int i = 0; !s->name && i < s->nkids; i++) namemap_put(g->a, out, s->kids[i]->name, (void *)s);
+        break;
+    case N_BREAK:
+        if (!nested) namemap_put(g->a, out, RUNNING, (void *)s);
+        break;
+    case N_BLOCK:
+        for (int i = 0; i < s->nkids; i++) assigned_names(g, s->kids[i], out, nested);
+        break;
+    case N_IF:
+        assigned_names(g, s->then, out, nested);
+        assigned_names(g, s->els, out, nested);
+        break;
+    case N_FOR:
+    case N_WHILE: assigned_names(g, s->then, out, true); break;
+    default: break;
+    }
+}
+
+static int var_newer_first(const void *a, const void *b) {
+    const Var *x = *(Var *const *)a, *y = *(Var *const *)b;
+    return (x->seq < y->seq) - (x->seq > y->seq);
+}
+
+/* The variables of the frame's scopes (innermost first, each newest first) whose names `only` has, and each
+ * scope's list head.  Found by name, so a run-time `if` after 5000 `let`s costs what its assignments do (each
+ * `if` copied every variable: 5000 lets and 5000 ifs took 18 GB). */
+static void snap_take(Gen *g, Snap *s, const NameMap *only) {
     int ns = 0, nv = 0;
     for (Scope *sc = g->fr->scope; sc; sc = sc->up) {
         ns++;
-        for (Var *v = sc->vars; v; v = v->next) nv++;
+        for (uint32_t k = 0; k < only->cap; k++)
+            for (Var *v = only->keys[k] ? gen_scope_find(sc, only->keys[k]) : NULL; v; v = v->shadows) nv++;
     }
     s->scopes = ARENA_ARRAY(g->a, Scope *, ns + 1);
     s->heads = ARENA_ARRAY(g->a, Var *, ns + 1);
@@ -365,11 +401,12 @@ static void snap_take(Gen *g, Snap *s) {
     for (Scope *sc = g->fr->scope; sc; sc = sc->up) {
         s->scopes[s->nscopes] = sc;
         s->heads[s->nscopes++] = sc->vars;
-        for (Var *v = sc->vars; v; v = v->next) {
-            s->vars[s->nvars] = v;
-            s->vals[s->nvars++] = v->val;
-        }
+        int first = s->nvars;
+        for (uint32_t k = 0; k < only->cap; k++)
+            for (Var *v = only->keys[k] ? gen_scope_find(sc, only->keys[k]) : NULL; v; v = v->shadows) s->vars[s->nvars++] = v;
+        qsort(s->vars + first, (size_t)(s->nvars - first), sizeof(Var *), var_newer_first);
     }
+    for (int i = 0; i < s->nvars; i++) s->vals[i] = s->vars[i]->val;
 }
 
 static void snap_restore(const Snap *s) {
@@ -1064,8 +1101,13 @@ static bool gen_if(Gen *g, const Node *s, const Cont *rest) {
      * variables then merge as usual (the loop's yield follows the `if`) */
     bool jumps = fr->loop && contains_jump(s, N_ERR);
     const Cont *k = early || jumps ? rest : NULL;
+    NameMap assigned = {0}; /* what the branches, and the statements they continue with, may assign */
+    assigned_names(g, s->then, &assigned, false);
+    assigned_names(g, s->els, &assigned, false);
+    for (const Cont *c = k; c; c = c->next)
+        for (int i = 0; i < c->n; i++) assigned_names(g, c->st[i], &assigned, false);
     Snap snap;
-    snap_take(g, &snap);
+    snap_take(g, &snap, &assigned);
     Block *tb = tir_block_new(g->f, NULL), *eb = tir_block_new(g->f, NULL);
     Block *outer = g->b.block;
     Val *tv = ARENA_ARRAY(g->a, Val, snap.nvars + 1), *ev = ARENA_ARRAY(g->a, Val, snap.nvars + 1);
