@@ -45,17 +45,6 @@ typedef struct Val {
     const char *s;       /* V_STR: a compile-time string (a literal, a const, a -D define), arena */
 } Val;
 
-/* A map from names to pointers in the arena (open addressing): the file-level names, the names a program calls
- * and each scope's variables are found in constant time, so a file of 100000 functions, constants or `let`s
- * compiles in time linear in its size. */
-typedef struct NameMap {
-    const char **keys;
-    void **vals;
-    uint32_t cap, n; /* cap: 0 or a power of two */
-} NameMap;
-void *namemap_get(const NameMap *m, const char *name);               /* NULL when absent */
-void namemap_put(Arena *a, NameMap *m, const char *name, void *val); /* adds or replaces */
-
 typedef struct Var {
     const char *name;
     Val val;

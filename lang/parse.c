@@ -782,6 +782,7 @@ static void param(Parser *p, Param *pa) {
 static void params(Parser *p, Decl *d) {
     expect(p, TK_LPAREN, "after the name");
     int cap = 0;
+    NameMap seen = {0}; /* the names so far */
     if (!p->panic && !at(p, TK_RPAREN)) {
         do {
             if (d->nparams == cap) {
@@ -791,8 +792,9 @@ static void params(Parser *p, Decl *d) {
             }
             Param *pa = &d->params[d->nparams++];
             param(p, pa);
-            for (int j = 0; !p->panic && pa->name && j < d->nparams - 1; j++) /* a fn's was taken: the second hid the first */
-                if (d->params[j].name && !strcmp(d->params[j].name, pa->name)) diag_error(p->d, pa->loc, "duplicate parameter '%s'", pa->name);
+            if (!p->panic && pa->name && namemap_get(&seen, pa->name)) /* a fn's was taken: the second hid the first */
+                diag_error(p->d, pa->loc, "duplicate parameter '%s'", pa->name);
+            else if (!p->panic && pa->name) namemap_put(p->a, &seen, pa->name, pa);
         } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN)); /* a trailing comma, as Python allows */
     }
     expect(p, TK_RPAREN, "after parameters");

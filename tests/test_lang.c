@@ -732,6 +732,33 @@ Test(lang_bounds, thousands_of_variables_and_ifs) {
     str_free(&s);
 }
 
+/* A kernel of 20000 parameters: its argument list grows by doubling (it grew by one, copied whole each time:
+ * 10000 took 15 s and 1.1 GB), and a duplicate among them is found by name, reported at its place. */
+Test(lang_bounds, twenty_thousand_parameters) {
+    enum { N = 20000 };
+    cap_memory();
+    Str s = {0};
+    str_puts(&s, "kernel k(");
+    for (int i = 0; i < N; i++) str_printf(&s, "a%d: i32, ", i);
+    str_printf(&s, "p: *i32) { store(p, a0 + a%d); }\n", N - 1);
+    Result r = compile_src("t.tile", s.buf, s.len, NULL, 0);
+    cr_assert_not_null(r.m, "%.2000s", r.diags);
+    const char *nl = strchr(r.ir, '\n');
+    int n = 0;
+    for (const char *q = r.ir; nl && (q = strstr(q, ": i32")) && q < nl; q++) n++;
+    cr_expect_eq(n, N, "%d i32 arguments in the kernel's line", n);
+    result_free(&r);
+    s.len -= strlen(" { store(p, a0 + a19999); }\n") + 1;
+    size_t col = s.len + 3;
+    str_puts(&s, ", a7: i32) { store(p, a7); }\n");
+    r = compile_src("t.tile", s.buf, s.len, NULL, 0);
+    char want[64];
+    snprintf(want, sizeof want, "t.tile:1:%zu: error: duplicate parameter 'a7'", col);
+    cr_expect(!r.m && strstr(r.diags, want), "want '%s' in:\n%.1000s", want, r.diags);
+    result_free(&r);
+    str_free(&s);
+}
+
 Test(lang_bounds, float_literal_overflow) {
     expect_diag("kernel k(p: *f32) { store(p, 1e99999); }\n",
                 "t.tile:1:30: error: float literal '1e99999' is too large for f64\n"
