@@ -571,7 +571,6 @@ Test(lang_robust, truncations) {
 /* ---- bounded on any input (each fails with a located error, in bounded time and memory) ---- */
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Cap this test process's memory (Criterion runs each test in its own process);
@@ -583,20 +582,13 @@ static void cap_memory(void) {
 #endif
 }
 
-static double mono(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
+/* A hostile source is refused with the error want, within the memory cap (the tests' own timeouts catch a
+ * compile that does not end; how long these take is bench/compile_scaling.py's business, not a test's). */
 static void expect_bounded(const char *text, size_t len, const char *want) {
     cap_memory();
-    double t0 = mono();
     Result r = compile_src("t.tile", text, len, NULL, 0);
-    double dt = mono() - t0;
     cr_expect_null(r.m, "compilation should fail");
     cr_expect(strstr(r.diags, want), "expected '%s' in:\n%.2000s", want, r.diags);
-    cr_expect_lt(dt, 20.0, "took %.1f s", dt);
     result_free(&r);
 }
 
