@@ -182,50 +182,6 @@ Test(lang_run, while_collatz_scalar) {
     unload(&k);
 }
 
-/* Conditions of `if` and `while` that are numbers, not i1: non-zero is true (NaN too), as Triton's
- * cond.to(int1): a const 0/1 flag (`if HAS_BIAS`), a run-time i32 countdown (`while m`, also with a break, whose
- * next test is the loop's own), an f32, also of `a if c else b` (it was "condition of 'if' must be 'i1', got 'i32'",
- * and "condition of 'where' must be i1 or an integer, got 'f32'"). */
-Test(lang_run, number_conditions) {
-    K k;
-    load_src(&k,
-             "@num_warps(1)\n"
-             "kernel k(x: *i32, f: *f32, out: *i32, const HAS: i32 = 1, const NONE = 0) {\n"
-             "    let pid = program_id(0);\n"
-             "    let n = load(x + pid);\n"
-             "    let v = load(f + pid);\n"
-             "    let r = 0;\n"
-             "    if HAS { r += 1; }\n"
-             "    if NONE { r += 100; }\n"
-             "    if n { r += 2; }\n"
-             "    if v { r += 4; }\n"
-             "    r += 16 if v - 0.5 else 32;\n"
-             "    let m = n;\n"
-             "    let t = 0;\n"
-             "    while m { m -= 1; t += 1; }\n"
-             "    let q = n as u8;\n"
-             "    while q { q -= 1; t += 10; if t > 60 { break; } }\n"
-             "    store(out + pid, r + 1000 * t);\n"
-             "}\n",
-             "k");
-    enum { P = 12 };
-    int32_t x[P], out[P];
-    float f[P];
-    const float fs[] = {0.0f, -0.0f, 0.5f, NAN, -2.0f, 1e30f};
-    for (int i = 0; i < P; i++) x[i] = (i * 5) % 9, f[i] = fs[i % 6], out[i] = -1;
-    uint64_t dx = upload(&k, x, sizeof x), df = upload(&k, f, sizeof f), dout = upload(&k, out, sizeof out);
-    void *params[] = {&dx, &df, &dout};
-    launch(&k, P, params);
-    download(&k, out, dout, sizeof out);
-    for (int i = 0; i < P; i++) {
-        int r = 1 + (x[i] ? 2 : 0) + (f[i] != 0.0f || isnan(f[i]) ? 4 : 0) + (f[i] - 0.5f != 0.0f || isnan(f[i]) ? 16 : 32), t = x[i];
-        for (int q = x[i]; q; q--)
-            if ((t += 10) > 60) break;
-        cr_expect_eq(out[i], r + 1000 * t, "x %d f %g: %d, want %d", x[i], f[i], out[i], r + 1000 * t);
-    }
-    unload(&k);
-}
-
 /* A tensor of sequences: loop while any is unfinished; `continue` skips the counting of
  * finished ones' iterations (none are counted), `break` stops at a cap. */
 Test(lang_run, while_collatz_tensor_break_continue) {
