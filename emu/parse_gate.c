@@ -276,11 +276,7 @@ static bool gate_check(Parser *ps, const Gate *g, uint32_t line, const char *wha
 
 /* Opcode texts that passed every row, by (text, a third operand): a module repeats its instructions (add.u32 and
  * ld.param.u32 100000s of times), and the table's ~130 patterns per instruction were most of a large module's load. */
-static uint32_t gate_hash(const char *s, uint32_t len, bool three) {
-    uint32_t h = 2166136261u ^ three;
-    for (uint32_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
+static uint32_t gate_hash(const char *s, uint32_t len, bool three) { return hash_fnv1a(s, len, three); }
 
 static struct GatePassed *gate_passed_slot(const Parser *ps, const char *s, uint32_t len, bool three) {
     uint32_t mask = ps->capgate_passed - 1;

@@ -16,11 +16,7 @@
 
 #include <string.h>
 
-static uint32_t name_hash(const char *s, uint32_t len, uint32_t seed) {
-    uint32_t h = 2166136261u ^ seed;
-    for (uint32_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
+static uint32_t name_hash(const char *s, uint32_t len, uint32_t seed) { return hash_fnv1a(s, len, seed); }
 
 /* ---- labels ---- */
 int64_t emu_label_find(const Parser *ps, const char *s, uint32_t len, int32_t blk) {

@@ -10,11 +10,7 @@ Var *gen_lookup_var(Gen *g, const char *name);
 Global *gen_find_global(Gen *g, const char *name);
 
 /* ---- name maps ---- */
-static uint32_t name_hash(const char *s) {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
+static uint32_t name_hash(const char *s) { return hash_fnv1a(s, strlen(s), 0); }
 
 void *namemap_get(const NameMap *m, const char *name) {
     if (!m->cap) return NULL;

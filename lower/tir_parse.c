@@ -225,11 +225,7 @@ static int64_t int_lit(Parser *P, const char *what, int64_t lo, int64_t hi) {
 
 /* ---- names ---- */
 
-static uint32_t hash_name(const char *s, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
+static uint32_t hash_name(const char *s, size_t n) { return hash_fnv1a(s, n, 0); }
 
 static ValueId name_lookup(Parser *P, const char *s, size_t n) {
     uint32_t h = hash_name(s, n);

@@ -55,6 +55,15 @@ void *arena_grow(Arena *a, void *old, size_t old_n, size_t new_n);
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
 
+/* ---- hashing: FNV-1a of n bytes, started from 2166136261 ^ seed (the open-addressing tables of the
+ * compiler's, the Tile IR reader's and the emulator's names) ---- */
+static inline uint32_t hash_fnv1a(const void *p, size_t n, uint32_t seed) {
+    const unsigned char *s = (const unsigned char *)p;
+    uint32_t h = 2166136261u ^ seed;
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 16777619u;
+    return h;
+}
+
 /* ---- growable string (heap) ---- */
 typedef struct Str {
     char *buf;
