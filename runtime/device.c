@@ -161,11 +161,17 @@ DevStatus dev_parse_spec(const char *device, DevSpec *spec, char **errmsg) {
                 if (errmsg) {
                     char names[128];
                     Str s = {0};
+                    char part[32];
+                    snprintf(part, sizeof part, "%.*s", (int)(n < sizeof part ? n : sizeof part - 1), p);
                     if (n > 4 && !strncmp(p, "sms=", 4)) /* a known option with a bad value */
                         str_printf(&s, "bad %s '%s': '%.*s': sms takes a multiprocessor count from 1 to 65536", src, device, (int)n, p);
+                    else if (n == 0)
+                        str_printf(&s, "bad %s '%s': an empty part between ':'s (expected emu:<target> with one of %s, and options "
+                                   "such as sms=132 and racecheck)", src, device, target_names(names, sizeof names));
+                    else if (spec->target && n < sizeof part && target_find(part))
+                        str_printf(&s, "bad %s '%s': a second target '%s' after '%s' (one target at most)", src, device, part,
+                                   spec->target->name);
                     else {
-                        char part[32];
-                        snprintf(part, sizeof part, "%.*s", (int)(n < sizeof part ? n : sizeof part - 1), p);
                         const Target *near = n < sizeof part ? target_near(part) : NULL;
                         str_printf(&s, "bad %s '%s': unknown emulator target or option '%.*s'%s%s%s (expected emu:%s with one of %s, "
                                    "and options such as sms=132 and racecheck)", src, device, (int)n, p,

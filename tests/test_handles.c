@@ -341,6 +341,12 @@ Test(handles, device_check) {
         cr_expect_eq(tile_device_check(bad[i]), TILE_ERROR_INVALID_VALUE, "'%s' accepted", bad[i]);
         cr_expect(strstr(tile_last_error(NULL), bad[i]), "the message names '%s': %s", bad[i], tile_last_error(NULL));
     }
+    /* a second target is named as such, not as an unknown one ("did you mean 'sm_80'?" for sm_80) */
+    cr_expect_eq(tile_device_check("emu:sm_90a:sm_80"), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "a second target 'sm_80' after 'sm_90a'") && !strstr(tile_last_error(NULL), "did you mean"),
+              "%s", tile_last_error(NULL));
+    cr_expect_eq(tile_device_check("emu::sm_80"), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(NULL), "an empty part"), "%s", tile_last_error(NULL));
     setenv("TILE_DEVICE", "emu:bogus", 1);
     cr_expect_eq(tile_device_check(NULL), TILE_ERROR_INVALID_VALUE, "TILE_DEVICE=emu:bogus accepted");
     cr_expect(strstr(tile_last_error(NULL), "TILE_DEVICE"), "%s", tile_last_error(NULL));
