@@ -1081,6 +1081,11 @@ static tile_status launch(tile_kernel *k, tile_dim3 grid, tile_dim3 block, unsig
             if (!k->param_spec[i]) continue;
             uint64_t v = k->param_size[i] == 8 ? *(const uint64_t *)args[i] : k->param_size[i] == 4 ? *(const uint32_t *)args[i]
                        : k->param_size[i] == 2 ? *(const uint16_t *)args[i] : *(const uint8_t *)args[i];
+            if (k->param_spec[i] == 16 && v % 16 && !k->raw_signature && k->param_ptr[i]) /* an address: in hex, named as one */
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "launch of '%s': argument %d (0x%llx) is not a multiple of 16, but the kernel was compiled assuming "
+                               "this pointer is 16-byte aligned (compile with no_align_ptrs, or specialize it =any)",
+                               k->name, i, (unsigned long long)v);
             if (k->param_spec[i] == 16 && v % 16 && !k->raw_signature)
                 return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
                                "launch of '%s': argument %d is %llu, but the kernel was compiled assuming it is a multiple of 16 "

@@ -149,6 +149,11 @@ Test(runtime, misuse_errors) {
     tile_devptr end = p + 252;
     void *args2[] = {&end, &n};
     ASSERT_ERR(tile_launch(k, (tile_dim3){2, 1, 1}, args2, NULL), TILE_ERROR_INVALID_VALUE, "multiple of 16");
+    /* the address in hex, the parameter named a pointer (not "argument 0 is 87960930222332") */
+    char want[160];
+    snprintf(want, sizeof want, "argument 0 (0x%llx) is not a multiple of 16, but the kernel was compiled assuming this pointer is "
+             "16-byte aligned", (unsigned long long)end);
+    cr_expect(strstr(tile_last_error(ctx), want), "%s", tile_last_error(ctx));
     /* out of bounds on the device: reported, not a crash (from the last aligned 16 bytes, program 4
      * writes one float past the end) */
     end = p + 240;
