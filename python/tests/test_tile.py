@@ -972,6 +972,22 @@ class ShippedMore(unittest.TestCase):
         for kw in ({"k_scale": 0.5}, {"v_scale": 2.0}):
             with self.assertRaisesRegex(tile.Error, "apply to an f8e4m3 cache only"):
                 tile.decode_paged(q, kc, vc, tables, lens, out=out, **kw)
+        # NumPy tables are checked on the host (the library reads them on the device unchecked): a length past
+        # max_context_len or under the query's tokens computed wrong rows silently, a bad block read other keys
+        with self.assertRaisesRegex(ValueError, r"context_lens\[0\] = 37: .* at most max_context_len = 20"):
+            tile.decode_paged(q, kc, vc, tables, lens, out=out, max_context_len=20)
+        with self.assertRaisesRegex(ValueError, r"context_lens\[1\] = 1: each must be at least the query's 2 tokens"):
+            tile.decode_paged(q, kc, vc, tables, np.array([37, 1, 70], np.int32), out=out)
+        bad = tables.copy()
+        bad[2, nblk_seq[2] - 1] = num_blocks
+        with self.assertRaisesRegex(ValueError, r"block_tables\[2\]\[4\] = %d: .* outside the cache's %d blocks" % (num_blocks, num_blocks)):
+            tile.decode_paged(q, kc, vc, bad, lens, out=out)
+        bad[2, nblk_seq[2] - 1] = 0
+        bad[0, nblk_seq[0]] = 10**6  # past a sequence's blocks: not read, so not checked
+        out = poisoned(q.shape, np.float16)
+        tile.decode_paged(q, kc, vc, bad, lens, out=out, num_splits=1)
+        want = decode_ref(q, kc, vc, bad, lens, 1 / np.sqrt(d))
+        close(self, out, want, 2e-3, 2e-3)
 
     def test_decode_paged_f8_cache(self):
         # an f8e4m3 KV cache as uint8 codes with per-tensor scales
@@ -1158,6 +1174,20 @@ class Errors(unittest.TestCase):
             tile.gemm(a, np.zeros((5, 3), np.float32))
         with self.assertRaisesRegex(ValueError, "activation"):
             tile.gemm(a, np.zeros((5, 3), np.float16), activation="tanh")
+        # reversed and broadcast rows: a ValueError naming the argument (they reached tile_gemm as ldA = -5,
+        # "ldA = -5 is less than the 5 columns of A")
+        b = np.zeros((5, 3), np.float16)
+        with self.assertRaisesRegex(ValueError, r"argument 'a': its rows are -5 elements apart"):
+            tile.gemm(a[::-1], b)
+        with self.assertRaisesRegex(ValueError, r"argument 'b': its rows are 0 elements apart"):
+            tile.gemm(a, np.broadcast_to(np.zeros(3, np.float16), (5, 3)))
+        with self.assertRaisesRegex(ValueError, r"argument 'a': its rows are -4 elements apart"):
+            tile.gemm(np.zeros((5, 4), np.float16).T[:, ::-1], b)  # transposed, its columns reversed
+        # a reversed view copied is fine, and gives the right numbers
+        rng = np.random.default_rng(7)
+        x, y = rng.standard_normal((7, 5)).astype(np.float16), rng.standard_normal((5, 3)).astype(np.float16)
+        np.testing.assert_allclose(tile.gemm(np.ascontiguousarray(x[::-1]), y, out_dtype="f32"),
+                                   x[::-1].astype(np.float64) @ y.astype(np.float64), rtol=1e-5, atol=1e-5)
 
     def test_attention_errors(self):
         q = np.zeros((1, 4, 2, 16), np.float32)

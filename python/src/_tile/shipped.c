@@ -17,6 +17,17 @@ static bool want_ndim(const TPyArray *a, int nd, const char *name, const char *s
     return false;
 }
 
+/* A leading dimension below the contiguous rows' length: reversed (a[::-1]), broadcast (stride 0) or
+ * overlapping rows, which tile_gemm cannot describe: ValueError naming the argument. */
+static bool ld_fits(const TPyArray *a, const char *name, int64_t ld, int64_t row) {
+    if (ld >= row) return true;
+    PyErr_Format(PyExc_ValueError,
+                 "argument '%s': its rows are %lld elements apart, less than the %lld of a row (strides %lld, %lld elements: a "
+                 "reversed, broadcast or overlapping view); pass a copy (np.ascontiguousarray)",
+                 name, (long long)ld, (long long)row, (long long)a->strides[0], (long long)a->strides[1]);
+    return false;
+}
+
 /* Row-major with leading dimension, or its transpose; false with ValueError when neither. */
 static bool matrix_layout(const TPyArray *a, const char *name, bool allow_trans, int64_t *ld, int *trans) {
     *trans = 0;
@@ -26,12 +37,12 @@ static bool matrix_layout(const TPyArray *a, const char *name, bool allow_trans,
     }
     if (a->strides[1] == 1 || a->shape[1] == 1) {
         *ld = a->shape[0] == 1 ? (a->shape[1] > 0 ? a->shape[1] : 1) : a->strides[0];
-        return true;
+        return ld_fits(a, name, *ld, a->shape[1]);
     }
     if (allow_trans && (a->strides[0] == 1 || a->shape[0] == 1)) {
         *trans = 1;
         *ld = a->strides[1];
-        return true;
+        return ld_fits(a, name, *ld, a->shape[0]);
     }
     PyErr_Format(PyExc_ValueError,
                  allow_trans ? "argument '%s': one of its dimensions must be contiguous (strides %lld, %lld elements)"

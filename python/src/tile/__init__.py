@@ -690,6 +690,7 @@ def decode_paged(q, k_cache, v_cache, block_tables, context_lens, max_context_le
             raise ValueError("max_context_len: required unless context_lens is a NumPy array")
         # no sequences: the smallest length the library takes (the query's tokens); nothing runs
         max_context_len = int(context_lens.max()) if context_lens.size else max(1, q.shape[1] if len(q.shape) == 4 else 1)
+    _check_paged_tables(q, k_cache, block_tables, context_lens, int(max_context_len))
     if out is None:
         out = _empty(q, tuple(q.shape))
     _tile.decode_paged(dev, q, k_cache, v_cache, block_tables, context_lens, out, int(max_context_len),
@@ -697,6 +698,38 @@ def decode_paged(q, k_cache, v_cache, block_tables, context_lens, max_context_le
                        k_scale=_scale("k_scale", k_scale), v_scale=_scale("v_scale", v_scale),
                        num_splits=num_splits, stream=stream, dtype=dtype)
     return out
+
+
+def _check_paged_tables(q, k_cache, block_tables, context_lens, max_context_len):
+    """What tile_attention_decode_paged reads on the device without checking (its check_tables), checked
+    here when the tables are NumPy arrays, at no cost: every length in [num_tokens, max_context_len] and
+    every block a sequence uses in [0, num_blocks).  A length past max_context_len, or one shorter than
+    the query's tokens, computed wrong rows without an error; a bad block read another sequence's keys."""
+    if type(context_lens).__module__.split(".")[0] != "numpy" or len(q.shape) != 4 or len(context_lens.shape) != 1:
+        return
+    lens = context_lens.astype("int64")
+    if lens.size == 0:
+        return
+    tokens = int(q.shape[1])
+    bad = ((lens < tokens) | (lens > max_context_len)).nonzero()[0]
+    if bad.size:
+        s = int(bad[0])
+        raise ValueError("context_lens[%d] = %d: each must be at least the query's %d tokens and at most max_context_len "
+                         "= %d" % (s, int(lens[s]), tokens, max_context_len))
+    if type(block_tables).__module__.split(".")[0] != "numpy" or len(block_tables.shape) != 2 or len(k_cache.shape) != 4:
+        return
+    bs, nb = int(k_cache.shape[1]), int(k_cache.shape[0])
+    used = -(-lens // bs) if bs > 0 else lens
+    if block_tables.shape[0] < lens.size or int(used.max()) > block_tables.shape[1]:
+        return  # the library's own checks say what is wrong with the shapes
+    cols = _sys.modules["numpy"].arange(block_tables.shape[1])
+    sel = cols[None, :] < used[:, None]
+    bt = block_tables[: lens.size].astype("int64")
+    bad = (sel & ((bt < 0) | (bt >= nb))).nonzero()
+    if bad[0].size:
+        s, j = int(bad[0][0]), int(bad[1][0])
+        raise ValueError("block_tables[%d][%d] = %d: a block of sequence %d's %d tokens, outside the cache's %d blocks"
+                         % (s, j, int(bt[s, j]), s, int(lens[s]), nb))
 
 
 _SCORING = {"softmax": 0, "sigmoid": 1}
