@@ -677,6 +677,51 @@ Test(moe, api_forward) {
     tile_context_destroy(ctx);
 }
 
+/* out is zeroed and accumulated into while the kernels read the inputs: an out over any of them is refused (an out
+ * over x was zeroed before the gate_up GEMM read x, and the call returned TILE_OK with every row 0); an out right
+ * after x in the same allocation runs and leaves x as it was. */
+Test(moe, api_out_overlapping_inputs) {
+    tile_context *ctx;
+    cr_assert_eq(tile_context_create("emu", &ctx), TILE_OK);
+    enum { T = 3, H = 32, I = 16, E = 2, K = 1 };
+    tile_devptr buf, w1, w2, ids, wts;
+    cr_assert_eq(tile_malloc(ctx, 1 << 16, &buf), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 2 * E * 2 * I * H, &w1), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 2 * E * H * I, &w2), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4 * T * K, &ids), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, 4 * T * K, &wts), TILE_OK);
+    uint16_t w[E * 2 * I * H], x[T * H];
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++) w[i] = 0x3c00; /* f16 1.0 */
+    for (size_t i = 0; i < sizeof x / sizeof *x; i++) x[i] = 0x3800;  /* f16 0.5 */
+    int32_t id[T] = {0, 1, 0};
+    float wt[T] = {1, 1, 1};
+    cr_assert_eq(tile_memcpy_htod(ctx, w1, w, sizeof w), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, w2, w, 2 * E * H * I), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, ids, id, sizeof id), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, wts, wt, sizeof wt), TILE_OK);
+    cr_assert_eq(tile_memcpy_htod(ctx, buf, x, sizeof x), TILE_OK);
+    tile_moe_args a = {.size = sizeof a, .tokens = T, .hidden = H, .inter = I, .experts = E, .topk = K, .dtype = TILE_F16,
+                       .x = buf, .w1 = w1, .w2 = w2, .out = buf + 64, .topk_ids = ids, .topk_weights = wts};
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "tile_moe_forward: out [0x") && strstr(tile_last_error(ctx), "overlaps x [0x") &&
+                  strstr(tile_last_error(ctx), "out is zeroed and accumulated into while the kernels read x"),
+              "%s", tile_last_error(ctx));
+    a.out = w2 + 4 * H, a.accumulate = 1;
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "overlaps w2"), "%s", tile_last_error(ctx));
+    a.out = buf + sizeof x, a.accumulate = 0; /* x's last byte, then out: no overlap */
+    cr_expect_eq(tile_moe_forward(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
+    uint16_t x2[T * H];
+    float out[T * H];
+    cr_assert_eq(tile_memcpy_dtoh(ctx, x2, buf, sizeof x2), TILE_OK);
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, buf + sizeof x, sizeof out), TILE_OK);
+    cr_expect_eq(memcmp(x, x2, sizeof x), 0, "x changed");
+    /* gate = up = 0.5 * 32 = 16, h = silu(16) * 16 (f16), out = 16 h: every element the same, from x as it was */
+    double g = 16, h = g / (1 + exp(-g)) * g, want = 16 * h;
+    for (int i = 0; i < T * H; i++) cr_expect(fabs(out[i] - want) <= 1e-3 * want, "out[%d] = %g, want %g", i, out[i], want);
+    tile_context_destroy(ctx);
+}
+
 /* With a router, topk_ids and topk_weights are outputs "written when non-zero", each on its own: a call given
  * only one of them ran, kept both in the workspace and left the caller's buffer as it was. */
 Test(moe, api_router_writes_either_output) {

@@ -612,7 +612,8 @@ typedef struct tile_moe_args {
     tile_devptr x; int64_t ldx;        /* [tokens, hidden], row stride ldx (0: hidden) */
     tile_devptr w1;                    /* [experts, 2 * inter, hidden]: gate rows, then up rows */
     tile_devptr w2;                    /* [experts, hidden, inter] */
-    tile_devptr out; int64_t ldo;      /* f32 [tokens, hidden], row stride ldo (0: hidden) */
+    tile_devptr out; int64_t ldo;      /* f32 [tokens, hidden], row stride ldo (0: hidden); overlapping no other
+                                          tensor of the call (TILE_ERROR_INVALID_VALUE) */
     int accumulate;                    /* 1: out += the layer; 0: out is zeroed first */
     /* routing: router_logits != 0 runs the router, else topk_ids/topk_weights are inputs */
     tile_devptr router_logits; int64_t ldl; /* [tokens, experts], row stride ldl (0: experts) */

@@ -280,6 +280,30 @@ static tile_status moe_run(tile_context *ctx, const tile_moe_args *a, bool launc
     if (a->topk_weights) RANGE(a->topk_weights, 4, 4 * T * K, "topk_weights");
     if (a->workspace) RANGE(a->workspace, 16, p.bytes, "workspace");
 #undef RANGE
+    { /* out is zeroed (or accumulated into, by atomics) while the kernels still read everything else: it may share no
+       * byte with them (an out over x was zeroed before the first GEMM read x, and the call returned TILE_OK) */
+        const uint64_t ob = 4 * ((T - 1) * (uint64_t)ldo + H), lb = a->logits_dtype == TILE_F32 ? 4 : 2;
+        const struct { tile_devptr p; uint64_t bytes; const char *what; } in[] = {
+            {a->x, 2 * ((T - 1) * (uint64_t)ldx + H), "x"},
+            {a->w1, wb * E * 2 * I * H, "w1"},
+            {a->w2, wb * E * H * I, "w2"},
+            {p.f8 ? a->w1_scale : 0, 4 * (uint64_t)p.w1_scales, "w1_scale"},
+            {p.f8 ? a->w2_scale : 0, 4 * (uint64_t)p.w2_scales, "w2_scale"},
+            {p.router ? a->router_logits : 0, lb * ((T - 1) * (uint64_t)ldl + E), "router_logits"},
+            {p.router ? a->score_bias : 0, 4 * E, "score_bias"},
+            {a->topk_ids, 4 * T * K, "topk_ids"},
+            {a->topk_weights, 4 * T * K, "topk_weights"},
+            {a->workspace, p.bytes, "workspace"},
+        };
+        for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+            if (in[i].p && in[i].p < a->out + ob && a->out < in[i].p + in[i].bytes)
+                return rt_fail(ctx, TILE_ERROR_INVALID_VALUE,
+                               "tile_moe_forward: out [0x%llx, +%llu bytes) overlaps %s [0x%llx, +%llu bytes): out is %s while the "
+                               "kernels read %s; give out memory of its own",
+                               (unsigned long long)a->out, (unsigned long long)ob, in[i].what, (unsigned long long)in[i].p,
+                               (unsigned long long)in[i].bytes, a->accumulate ? "accumulated into" : "zeroed and accumulated into",
+                               in[i].what);
+    }
 
 kernels:; /* 2-4. */
     const char *api = "tile_moe_forward";
