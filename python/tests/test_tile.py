@@ -1189,6 +1189,27 @@ class Errors(unittest.TestCase):
         np.testing.assert_allclose(tile.gemm(np.ascontiguousarray(x[::-1]), y, out_dtype="f32"),
                                    x[::-1].astype(np.float64) @ y.astype(np.float64), rtol=1e-5, atol=1e-5)
 
+    def test_broadcast_views(self):
+        """Broadcast views (stride 0) reached the C API's "0: contiguous" and read other rows of the owning array
+        without an error: moe's x, decode_paged's block_tables, attention's tensors broadcast over batch, seq and heads."""
+        r = np.random.default_rng(11)
+        big = r.standard_normal((3, 16)).astype(np.float16)
+        w1, w2 = np.zeros((2, 32, 16), np.float16), np.zeros((2, 16, 16), np.float16)
+        with self.assertRaisesRegex(ValueError, r"argument 'x': its rows are 0 elements apart"):
+            tile.moe(np.broadcast_to(big[0], (3, 16)), w1, w2, 1, router_logits=np.zeros((3, 2), np.float32))
+        kc = r.standard_normal((4, 16, 1, 16)).astype(np.float16)
+        tables = np.array([[0, 1], [2, 3]], np.int32)
+        q = r.standard_normal((2, 1, 1, 16)).astype(np.float16)
+        with self.assertRaisesRegex(ValueError, r"argument 'block_tables': its rows are 0 elements apart"):
+            tile.decode_paged(q, kc, kc, np.broadcast_to(tables[1], (2, 2)), np.array([20, 20], np.int32))
+        kv = r.standard_normal((2, 5, 3, 16)).astype(np.float16)  # k: one key everywhere, from a bigger array
+        with self.assertRaisesRegex(ValueError, r"argument 'k': broadcast over its first three dimensions"):
+            tile.attention(kv, np.broadcast_to(kv[1, 2, 0], (2, 5, 3, 16)), kv)
+        # with a dimension of size 1 the view is still described: every key equal, so O is the mean of V
+        k1 = np.broadcast_to(kv[1, 2, 0], (1, 5, 3, 16))
+        got = tile.attention(kv[:1], k1, kv[:1])
+        close(self, got, np.broadcast_to(kv[:1].astype(np.float64).mean(axis=1, keepdims=True), got.shape), 2e-3, 2e-3)
+
     def test_attention_errors(self):
         q = np.zeros((1, 4, 2, 16), np.float32)
         with self.assertRaisesRegex(TypeError, r"argument 'q'.*f16, bf16 or f8e4m3"):

@@ -17,6 +17,23 @@ static bool want_ndim(const TPyArray *a, int nd, const char *name, const char *s
     return false;
 }
 
+/* The first three strides of a 4-D array for the attention calls, which read three strides of 0 as "contiguous": a
+ * view broadcast over all three keeps its meaning when a dimension of size 1 (whose stride is never used) gets 1,
+ * and is refused when there is none (it read other elements than the view's). */
+static bool strides3(const TPyArray *a, const char *name, int64_t out[3]) {
+    for (int i = 0; i < 3; i++) out[i] = a->strides[i];
+    if (out[0] || out[1] || out[2] || !a->shape[0] || !a->shape[1] || !a->shape[2]) return true;
+    for (int i = 0; i < 3; i++)
+        if (a->shape[i] == 1) {
+            out[i] = 1;
+            return true;
+        }
+    PyErr_Format(PyExc_ValueError,
+                 "argument '%s': broadcast over its first three dimensions (strides 0, 0, 0), which the library reads as "
+                 "contiguous; pass a copy (np.ascontiguousarray)", name);
+    return false;
+}
+
 /* A leading dimension below the contiguous rows' length: reversed (a[::-1]), broadcast (stride 0) or
  * overlapping rows, which tile_gemm cannot describe: ValueError naming the argument. */
 static bool ld_fits(const TPyArray *a, const char *name, int64_t ld, int64_t row) {
@@ -244,10 +261,9 @@ PyObject *tpy_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
                               .q = q.ptr, .k = k.ptr, .v = v.ptr, .o = o.ptr, .softmax_scale = scale, .causal = causal,
                               .window_left = -1, .window_right = -1, .stream = stream, .q_scale = q_scale, .k_scale = k_scale,
                               .v_scale = v_scale, .o_dtype = f8 ? (tile_dtype)dout : TILE_F32};
-    for (int i = 0; i < 3; i++) {
-        at.q_stride[i] = q.strides[i], at.k_stride[i] = k.strides[i];
-        at.v_stride[i] = v.strides[i], at.o_stride[i] = o.strides[i];
-    }
+    if (!strides3(&q, "q", at.q_stride) || !strides3(&k, "k", at.k_stride) || !strides3(&v, "v", at.v_stride) ||
+        !strides3(&o, "out", at.o_stride))
+        goto fail;
     tile_status st;
     Py_BEGIN_ALLOW_THREADS
     st = tile_attention_fwd(dev->ctx, &at);
@@ -271,7 +287,8 @@ static bool rows_ld(const TPyArray *a, const char *name, int64_t *ld) {
         return false;
     }
     *ld = a->shape[0] > 1 ? a->strides[0] : a->shape[1];
-    return true;
+    /* a broadcast view's 0 would reach the C API as its "0: contiguous" and read other rows; a negative one is refused there */
+    return ld_fits(a, name, *ld, a->shape[1]);
 }
 
 static bool want_type(const TPyArray *a, int dt, const char *name) {
@@ -345,10 +362,9 @@ PyObject *tpy_decode_paged(PyObject *self, PyObject *args, PyObject *kwargs) {
                                     .k_cache = k.ptr, .v_cache = v.ptr, .block_tables = bt.ptr, .block_table_stride = bts,
                                     .context_lens = cl.ptr, .max_context_len = max_ctx, .num_splits = splits,
                                     .softmax_scale = scale, .stream = stream};
-    for (int i = 0; i < 3; i++) {
-        pa.q_stride[i] = q.strides[i], pa.o_stride[i] = o.strides[i];
-        pa.k_stride[i] = k.strides[i], pa.v_stride[i] = v.strides[i];
-    }
+    if (!strides3(&q, "q", pa.q_stride) || !strides3(&o, "out", pa.o_stride) || !strides3(&k, "k_cache", pa.k_stride) ||
+        !strides3(&v, "v_cache", pa.v_stride))
+        goto fail;
     if (k.strides[3] != 1 || v.strides[3] != 1) {
         PyErr_SetString(PyExc_ValueError, "k_cache and v_cache: head_dim must be contiguous");
         goto fail;
