@@ -479,13 +479,13 @@ tile_status tile_tensor_map_encode(tile_context *ctx, void *out, tile_dtype dtyp
  * much, so a program built against it keeps working; the fields after it come through _ex. */
 enum { STATS_V1_SIZE = offsetof(tile_context_stats, load_seconds) + sizeof(double) };
 
-tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_stats *out, size_t size) {
-    CHECK_CTX(ctx);
-    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_stats: out is NULL");
+/* fn: the name the caller used, for the messages */
+static tile_status context_get_stats(tile_context *ctx, tile_context_stats *out, size_t size, const char *fn) {
+    if (!out) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: out is NULL", fn);
     if (size < sizeof(uint64_t))
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_stats_ex: size %zu is smaller than the first field", size);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: size %zu is smaller than the first field", fn, size);
     if (size > RT_STRUCT_MAX) /* as for the structs callers pass in: a size_t gone negative, not a struct */
-        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "tile_context_get_stats_ex: size %zu is over 64 KiB", size);
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "%s: size %zu is over 64 KiB", fn, size);
     tile_context_stats s;
     rt_lock(ctx);
     s = ctx->stats;
@@ -499,7 +499,15 @@ tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_stats *out
     return TILE_OK;
 }
 
-tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out) { return tile_context_get_stats_ex(ctx, out, STATS_V1_SIZE); }
+tile_status tile_context_get_stats_ex(tile_context *ctx, tile_context_stats *out, size_t size) {
+    CHECK_CTX(ctx);
+    return context_get_stats(ctx, out, size, "tile_context_get_stats_ex");
+}
+
+tile_status tile_context_get_stats(tile_context *ctx, tile_context_stats *out) {
+    CHECK_CTX(ctx);
+    return context_get_stats(ctx, out, STATS_V1_SIZE, "tile_context_get_stats");
+}
 
 /* ---- memory ---- */
 /* A call that makes the host wait for the device (tile_context_stats.synchronizations). */

@@ -290,6 +290,11 @@ Test(graph_safe, stats_older_struct) {
     cr_expect_eq(big.s.allocations, 1);
     for (int i = 0; i < 4; i++) cr_expect_eq(big.later[i], 0);
     cr_expect_eq(tile_context_get_stats_ex(ctx, &big.s, 0), TILE_ERROR_INVALID_VALUE);
+    /* each entry point names itself in the message, though they share the checks */
+    cr_expect_eq(tile_context_get_stats_ex(ctx, NULL, sizeof big.s), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "tile_context_get_stats_ex: out is NULL"), "%s", tile_last_error(ctx));
+    cr_expect_eq(tile_context_get_stats(ctx, NULL), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "tile_context_get_stats: out is NULL"), "%s", tile_last_error(ctx));
     cr_assert_eq(tile_free(ctx, d), TILE_OK);
     cr_expect_eq(stats(ctx).frees, 1);
     tile_context_destroy(ctx);
