@@ -167,6 +167,8 @@ static tile_status load_options(tile_context *ctx, const tile_compile_options *o
     char err[160];
     if (!jit_options_in(opt, o, err, sizeof err)) return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: opt->%s", err);
     if (!o->arch) o->arch = rt_arch(ctx);
+    else if (!rt_arch_loads(ctx, o->arch, err, sizeof err)) /* before a compile whose code could not be loaded */
+        return rt_fail(ctx, TILE_ERROR_INVALID_VALUE, "loading a module: opt->arch: %s", err);
     if (o->num_sms <= 0) o->num_sms = rt_num_sms(ctx);
     if (rt_options()->debug_assert) o->debug = 1;
     if (o->dump_after || o->time_passes || o->want_llvm_ir)

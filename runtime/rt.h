@@ -116,6 +116,9 @@ const char *rt_cache_dir(tile_context *ctx);  /* NULL when the disk cache is off
  * a GPU (the model and driver version, not the device number: two equal GPUs share their records). */
 const char *rt_device_key(tile_context *ctx);
 const char *rt_arch(tile_context *ctx);       /* the arch the context's kernels are compiled for */
+/* Whether the context's device can load code compiled for arch (a target name); false with the reason in
+ * err (n bytes) when it cannot (a newer target than an emulated one, or one a GPU cannot run). */
+bool rt_arch_loads(tile_context *ctx, const char *arch, char *err, size_t n);
 int rt_num_sms(tile_context *ctx);            /* the device's multiprocessor count (num_sms() of the kernels it compiles) */
 /* A tiled tensor map for TMA copies (cp.async.bulk.tensor) into out[128] (64-byte aligned), through the
  * device: cuTensorMapEncodeTiled on cuda, the emulator's encoding on emu.  dims innermost first; strides:

@@ -204,6 +204,21 @@ void rt_unlock(tile_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
 const char *rt_cache_dir(tile_context *ctx) { return ctx->cache_dir; }
 const char *rt_device_key(tile_context *ctx) { return ctx->devkey; }
 const char *rt_arch(tile_context *ctx) { return ctx->arch; }
+
+bool rt_arch_loads(tile_context *ctx, const char *arch, char *err, size_t n) {
+    const Target *t = target_find(arch), *dt = dev_target(ctx->dev);
+    int cc = dev_compute_capability(ctx->dev);
+    if (!t) return true; /* an unknown name is the compiler's to refuse, with the names it knows */
+    if (dt && t->sm > dt->sm) {
+        snprintf(err, n, "emu:%s cannot load code for %s (a newer GPU's)", dt->name, t->name);
+        return false;
+    }
+    if (!dt && cc > 0 && !target_runs_on(t, cc)) {
+        snprintf(err, n, "the device (compute capability %d.%d) cannot load code for %s", cc / 10, cc % 10, t->name);
+        return false;
+    }
+    return true;
+}
 int rt_num_sms(tile_context *ctx) { return dev_num_sms(ctx->dev); }
 bool rt_assume_files_unchanged(tile_context *ctx) { return ctx->assume_files_unchanged; }
 tile_context_stats *rt_stats_locked(tile_context *ctx) { return &ctx->stats; }

@@ -724,6 +724,28 @@ Test(runtime, context_per_target) {
     bad.arch = "sm_90";
     cr_expect_eq(tile_context_create_ex(&bad, &ctx), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(tile_last_error(NULL), "unknown arch 'sm_90'; did you mean 'sm_90a'?"), "%s", tile_last_error(NULL));
+
+    /* a module's arch that the device cannot load is refused before it is compiled; the plain emulator
+     * loads every target's code */
+    const char *src = "kernel k(x: *i32) { store(x, 7); }";
+    tile_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+    tile_module *m = NULL;
+    ctx = open_emu_as("emu:sm_80");
+    cr_expect_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &m), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(tile_last_error(ctx), "opt->arch: emu:sm_80 cannot load code for sm_90a (a newer GPU's)"), "%s",
+              tile_last_error(ctx));
+    tile_context_stats st;
+    cr_assert_eq(tile_context_get_stats(ctx, &st), TILE_OK);
+    cr_expect_eq(st.compiles + st.disk_hits, 0, "compiled code it could not load");
+    o.arch = "sm_80";
+    cr_expect_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module_unload(m);
+    close_emu(ctx);
+    ctx = open_emu();
+    o.arch = "sm_90a";
+    cr_expect_eq(tile_module_load_source_ex(ctx, NULL, src, &o, &m), TILE_OK, "%s", tile_last_error(ctx));
+    tile_module_unload(m);
+    close_emu(ctx);
 }
 
 /* A define whose value is wrong for its name is the caller's mistake, as an unknown name is:
