@@ -23,6 +23,7 @@
  * name of a C library function or of a macro of a header other than <stddef.h> and <stdint.h>), and links
  * libtile_rt alone.  What could still collide is refused (aot_cname_refusal) or renamed (parameters). */
 #include "jit/jit.h"
+#include "support/outfile.h"
 #include "support/target.h"
 
 #include <ctype.h>
@@ -230,37 +231,6 @@ static void put_c_bytes(Str *s, const char *text) {
     size_t n = strlen(text) + 1;
     for (size_t i = 0; i < n; i++) str_printf(s, "%s%u,", i % 24 ? "" : "\n    ", (unsigned char)text[i]);
     str_puts(s, "\n");
-}
-
-/* s into a new file beside path ("path.tmp-PID-N", created exclusively, mode 0666 less the umask, as fopen
- * makes one), whose name goes into tmp (malloc'd) for the rename that puts it in place; errno set on failure,
- * the file removed. */
-static bool write_beside(const char *path, const Str *s, char **tmp) {
-    Str t = {0};
-    int fd = -1;
-    for (int n = 0; fd < 0 && n < 100; n++) {
-        t.len = 0;
-        str_printf(&t, "%s.tmp-%ld-%d", path, (long)getpid(), n);
-        fd = open(t.buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    bool ok = fd >= 0;
-    for (size_t done = 0; ok && done < s->len;) {
-        ssize_t w = write(fd, s->buf + done, s->len - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) ok = false;
-        else done += (size_t)w;
-    }
-    if (fd >= 0 && close(fd)) ok = false;
-    if (!ok) {
-        int e = errno;
-        if (fd >= 0) unlink(t.buf);
-        str_free(&t);
-        errno = e;
-        return false;
-    }
-    *tmp = str_take(&t);
-    return true;
 }
 
 /* A refusal before anything is written: *msg says why. */
@@ -512,7 +482,7 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
         /* both written beside their names first, then renamed into place (the .c first: a program keeps building
          * from the old pair until the new header lands), so that a failed write leaves the files as they were */
         char *ht = NULL, *ct = NULL;
-        const char *failed = !write_beside(hp.buf, &h, &ht) ? hp.buf : !write_beside(cp.buf, &c, &ct) ? cp.buf : NULL;
+        const char *failed = !outfile_write_beside(hp.buf, h.buf, h.len, &ht) ? hp.buf : !outfile_write_beside(cp.buf, c.buf, c.len, &ct) ? cp.buf : NULL;
         if (!failed && rename(ct, cp.buf)) failed = cp.buf;
         else if (!failed && rename(ht, hp.buf)) failed = hp.buf;
         if (failed) {

@@ -5,6 +5,7 @@
  * (optind = 0) on a command's first call and copies what the command needs
  * into its CliGetopt, so no command touches getopt's state. */
 #include "tools/cli.h"
+#include "support/outfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- commands ---- */
@@ -279,17 +281,64 @@ int cli_define(const CliGetopt *g, CliList *l) {
 }
 
 /* ---- output and devices ---- */
-FILE *cli_output_open(const char *path) {
-    if (!path || !strcmp(path, "-")) return stdout;
-    FILE *f = fopen(path, "wb");
-    if (!f) fprintf(stderr, "tile: cannot open %s for writing: %s\n", path, strerror(errno));
-    return f;
+static bool output_failed(CliOutput *o, int e) {
+    fprintf(stderr, "tile: cannot write %s: %s\n", o->path ? o->path : "standard output", strerror(e));
+    return false;
 }
 
-bool cli_output_close(FILE *f) {
-    if (!f) return false;
-    bool ok = !ferror(f) && fflush(f) == 0;
-    if (f != stdout && fclose(f)) ok = false;
+bool cli_output_open(CliOutput *o, const char *path) {
+    *o = (CliOutput){.path = path && strcmp(path, "-") ? path : NULL};
+    if (!o->path) return (o->f = stdout), true;
+    if (!*path) return output_failed(o, ENOENT);
+    struct stat st, lst;
+    bool exists = stat(path, &st) == 0;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && exists) o->target = realpath(path, NULL);
+    else if (!exists || S_ISREG(st.st_mode)) o->target = strdup(path);
+    if (o->target && (!exists || S_ISREG(st.st_mode))) {
+        int fd = outfile_create_beside(o->target, &o->tmp);
+        if (fd >= 0 && (o->f = fdopen(fd, "wb"))) return true;
+        int e = errno;
+        if (fd >= 0) close(fd), unlink(o->tmp);
+        free(o->tmp), o->tmp = NULL;
+        /* a file this user may write in a folder it may not: written in place, as before */
+        if (!(exists && (e == EACCES || e == EPERM) && access(o->target, W_OK) == 0)) {
+            free(o->target), o->target = NULL;
+            return output_failed(o, e);
+        }
+    }
+    /* no regular file (/dev/null, a FIFO, a folder: fopen says why), a dangling link, or the fallback */
+    o->f = fopen(o->target ? o->target : path, "wb");
+    if (!o->f) {
+        int e = errno;
+        free(o->target), o->target = NULL;
+        return output_failed(o, e);
+    }
+    return true;
+}
+
+void cli_output_discard(CliOutput *o) {
+    if (o->f && o->f != stdout) fclose(o->f);
+    if (o->tmp) unlink(o->tmp);
+    free(o->tmp), free(o->target);
+    *o = (CliOutput){0};
+}
+
+void cli_output_write(CliOutput *o, const void *p, size_t n) {
+    if (o->f && fwrite(p, 1, n, o->f) != n && !o->err) o->err = errno ? errno : EIO;
+}
+
+bool cli_output_close(CliOutput *o) {
+    if (!o->f) return false;
+    errno = o->err ? o->err : EIO;
+    bool ok = !o->err && !ferror(o->f) && fflush(o->f) == 0;
+    if (ok && o->tmp && fsync(fileno(o->f))) ok = false;
+    int e = errno;
+    if (o->f != stdout && fclose(o->f) && ok) ok = false, e = errno;
+    o->f = NULL;
+    if (ok && o->tmp && rename(o->tmp, o->target)) ok = false, e = errno;
+    else if (ok && o->tmp) free(o->tmp), o->tmp = NULL; /* in place: nothing to remove */
+    if (!ok) output_failed(o, e);
+    cli_output_discard(o);
     return ok;
 }
 

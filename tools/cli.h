@@ -4,11 +4,20 @@
  * file `cmd_<name>.c` with a handler `int cmd_<name>(int argc, char **argv)`
  * (argv[0] is the command's own name) that parses its options with
  * cli_getopt, a wrapper of getopt_long that reports an unknown option or a
- * missing value itself, and returns an exit status:
+ * missing value itself, and returns an exit status, the same table for every
+ * command (CLI_EXIT_HELP, README.md):
  *
- *   0 success, 1 an error in the source, 2 a usage error (an unknown option,
- *   a malformed number, an unknown device or target, an unreadable input),
- *   3 an internal or tool failure (including a check that does not match).
+ *   0 success;
+ *   1 an error in the source (located diagnostics on stderr);
+ *   2 a usage error: an unknown command, subcommand or option, a missing or
+ *     malformed value, a value the library refuses, no input file, an input
+ *     file that cannot be read;
+ *   3 a failure: internal, a tool (ptxas), the device (cannot be opened, a
+ *     call fails), a cache folder that cannot be used, a check that does not
+ *     match;
+ *   4 an output that cannot be written: -o's file, `tile aot`'s OUT.h and
+ *     OUT.c, the tuning database's record, standard output (a full disk, a
+ *     closed pipe); a file written is left as it was (CliOutput).
  *
  * Option values are validated here, strictly: a number is the whole string
  * and in range, a device is one the runtime accepts, a target one of
@@ -23,7 +32,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum { CLI_EXIT_OK = 0, CLI_EXIT_SOURCE = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 3 };
+enum { CLI_EXIT_OK = 0, CLI_EXIT_SOURCE = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_FAIL = 3, CLI_EXIT_OUTPUT = 4 };
+/* The last line of every command's --help. */
+#define CLI_EXIT_HELP                                                                                                     \
+    "exit status: 0 ok, 1 error in the source, 2 usage error (options, an unreadable input), 3 failure (internal, a\n"  \
+    "             tool, the device, a check that does not match), 4 an output that cannot be written\n"
 /* What an option parser returns to go on; any other value is the exit status
  * (0 after --help). */
 enum { CLI_CONTINUE = -1 };
@@ -97,10 +110,26 @@ void cli_list_free(CliList *l);
 int cli_define(const CliGetopt *g, CliList *l);
 
 /* ---- output and devices ---- */
-/* The output file; NULL or "-" is standard output.  NULL with a message when it cannot be opened. */
-FILE *cli_output_open(const char *path);
-/* Flush and close (never standard output); false when anything failed to be written. */
-bool cli_output_close(FILE *f);
+/* An output file (-o): written beside its name and renamed over it when whole (support/outfile.h), so a
+ * failed or interrupted write leaves the file as it was and a reader never sees half of one; NULL or "-"
+ * is standard output, and a path that exists but is no regular file (/dev/null, a FIFO) is written in
+ * place.  A symbolic link's target is replaced, the link kept. */
+typedef struct CliOutput {
+    FILE *f;
+    const char *path; /* as given; NULL: standard output */
+    char *tmp;        /* the file written, renamed to target by cli_output_close; NULL: written in place */
+    char *target;     /* path, or the file a symbolic link names (malloc'd) */
+    int err;          /* errno of the first write that failed, 0 */
+} CliOutput;
+/* false with "tile: cannot write PATH: REASON" on stderr; nothing was created then. */
+bool cli_output_open(CliOutput *o, const char *path);
+/* n bytes to the output; a failure is remembered for cli_output_close. */
+void cli_output_write(CliOutput *o, const void *p, size_t n);
+/* Flush, close and put the file in place (never closes standard output); false with the message when
+ * anything failed, the file as it was before then. */
+bool cli_output_close(CliOutput *o);
+/* Drop what was written (an error after cli_output_open): the file stays as it was. */
+void cli_output_discard(CliOutput *o);
 
 /* ---- progress ----
  * Long runs (the emulator, tuning) say what they are doing on stderr as they

@@ -5,6 +5,7 @@
 #include "tools/cli.h"
 #include "tools/cmd.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ static const char usage[] =
     "  --variant \"A=1 B=16\"   a specialized build (repeatable)\n"
     "  -o OUT                 the path stem of OUT.h and OUT.c (required)\n"
     "  -h, --help             this text\n"
-    "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n";
+    CLI_EXIT_HELP;
 
 enum { OPT_KERNEL = 256, OPT_ARCH, OPT_VARIANT, OPT_PREFIX };
 
@@ -91,13 +92,21 @@ int cmd_aot(int argc, char **argv) {
         else snprintf(named[i], len, "%s", k);
     }
     if (rc == CLI_EXIT_FAIL) fprintf(stderr, "tile: out of host memory\n");
+    /* the input read here first: the library's TILE_ERROR_IO is then the output's (exit 4, not 2) */
+    FILE *in = rc == CLI_CONTINUE ? fopen(a.file, "r") : NULL;
+    if (in) (void)fgetc(in); /* a folder opens, and fails to read */
+    if (rc == CLI_CONTINUE && (!in || ferror(in))) {
+        fprintf(stderr, "tile: cannot read '%s': %s\n", a.file, strerror(errno));
+        rc = CLI_EXIT_USAGE;
+    }
+    if (in) fclose(in);
     if (rc == CLI_CONTINUE) {
         char *msg = NULL;
         tile_status st = tile_aot_export(a.file, &a.o, (const char *const *)named, cli_list_items(&a.variants), a.out, &msg);
         if (msg && *msg) fputs(msg, stderr);
         free(msg);
         if (st == TILE_OK) printf("wrote %s.h and %s.c\n", a.out, a.out);
-        rc = cli_exit_status(st);
+        rc = st == TILE_ERROR_IO ? CLI_EXIT_OUTPUT : cli_exit_status(st);
     }
     for (int i = 0; named && i < a.kernels.n; i++) free(named[i]);
     free(named);

@@ -23,7 +23,8 @@ static const char usage_stats[] =
     "  --json        one JSON object on one line: dir, hits, misses, entries, bytes, max_bytes, tuning_records\n"
     "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
     "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
-    "  -h, --help    this text\n";
+    "  -h, --help    this text\n"
+    "\n" CLI_EXIT_HELP;
 
 static const char usage_list[] =
     "usage: tile cache list [--dir DIR] [--json]\n"
@@ -34,7 +35,8 @@ static const char usage_list[] =
     "                specialize, bytes, last_use as seconds since the epoch)\n"
     "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
     "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
-    "  -h, --help    this text\n";
+    "  -h, --help    this text\n"
+    "\n" CLI_EXIT_HELP;
 
 static const char usage_clear[] =
     "usage: tile cache clear [--tuning] [--dir DIR]\n"
@@ -43,7 +45,8 @@ static const char usage_clear[] =
     "  --tuning      remove the tuning database (tune.db) too\n"
     "  --dir DIR     the cache folder (default: TILE_CACHE_DIR, else $XDG_CACHE_HOME/tile, else ~/.cache/tile,\n"
     "                else ${TMPDIR:-/tmp}/tile-cache-UID; used only when owned by you and writable by no one else)\n"
-    "  -h, --help    this text\n";
+    "  -h, --help    this text\n"
+    "\n" CLI_EXIT_HELP;
 
 enum { OPT_DIR = 256, OPT_TUNING, OPT_JSON };
 

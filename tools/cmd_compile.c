@@ -41,7 +41,7 @@ static const char usage[] =
     "\n"
     "passes, in order: specialize canonicalize induction canonicalize contract assign_layout remove_convert\n"
     "                  software_pipeline tma warp_specialize peel canonicalize smem_alloc barrier pingpong overlap\n"
-    "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n";
+    CLI_EXIT_HELP;
 
 /* What --emit can write, in the order of its usage line. */
 typedef enum Emit { EMIT_TIR, EMIT_LLVM, EMIT_PTX, EMIT_CUBIN } Emit;
@@ -185,14 +185,10 @@ static int write_output(const CompileArgs *a, const tile_compiled *c) {
     const void *data = text;
     size_t n = text ? strlen(text) : 0;
     if (a->emit == EMIT_CUBIN) data = c->cubin, n = c->cubin_size;
-    FILE *f = cli_output_open(a->out);
-    bool ok = f && fwrite(data, 1, n, f) == n;
-    if (f && !cli_output_close(f)) ok = false;
-    if (!ok) {
-        if (f) fprintf(stderr, "tile: cannot write %s\n", a->out && strcmp(a->out, "-") ? a->out : "standard output");
-        return CLI_EXIT_FAIL;
-    }
-    return CLI_EXIT_OK;
+    CliOutput o;
+    if (!cli_output_open(&o, a->out)) return CLI_EXIT_OUTPUT;
+    cli_output_write(&o, data, n);
+    return cli_output_close(&o) ? CLI_EXIT_OK : CLI_EXIT_OUTPUT;
 }
 
 int cmd_compile(int argc, char **argv) {

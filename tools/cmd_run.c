@@ -49,7 +49,7 @@ static const char usage_gemm[] =
     "  --config DEFINES           this configuration through tile_gemm_with_config, e.g. \"BM=64 BN=64 BK=32 num_warps=4\n"
     "                             SPLIT_K=4\" (split-K: f32 output; the defines tile_gemm_last_info shows)\n"
     "\n"
-    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
+    CLI_EXIT_HELP;
 
 static const char *source_name(int s) { return s == 0 ? "already loaded" : s == 1 ? "disk cache hit" : "compiled (cache miss)"; }
 

@@ -78,7 +78,7 @@ static const char usage_attention[] =
     "  --reps R           timed calls (default 5)\n"
     "  --json             one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help         this text\n"
-    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
+    CLI_EXIT_HELP;
 
 static const char usage_decode[] =
     "usage: tile run decode [--batch B] [--context C] [--heads H] [--heads-kv HK] [--head-dim D] [--tokens T]\n"
@@ -102,7 +102,7 @@ static const char usage_decode[] =
     "  --reps R           timed calls (default 5)\n"
     "  --json             one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help         this text\n"
-    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
+    CLI_EXIT_HELP;
 
 /* The JSON object of a run: what both commands report (the caller adds its sizes first). */
 static void json_run_tail(JsonOut *j, const tile_device_properties *props, double first, double med, int reps, const char *rate_name,

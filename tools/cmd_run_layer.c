@@ -106,7 +106,7 @@ static const char layer_usage[] =
     "  --device D             emu, emu:TARGET (e.g. emu:sm_90a), cuda or cuda:N (default: TILE_DEVICE, else cuda when present, else emu)\n"
     "  --json                 one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help             this text\n"
-    "exit status: 0 ok, 2 usage error, 3 a call failed or a step does not match\n";
+    CLI_EXIT_HELP;
 
 static const tile_dtype in_types[] = {TILE_F16, TILE_BF16};
 static const char *const kv_names[] = {"auto", "f8e4m3", NULL};

@@ -69,7 +69,7 @@ static const char usage[] =
     "  --check-tokens N       tokens checked against float64 (default 32)\n"
     "  --json                 one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help             this text\n"
-    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
+    CLI_EXIT_HELP;
 
 static const tile_dtype weight_types[] = {TILE_F16, TILE_BF16, TILE_F8E4M3};
 static const tile_dtype act_types[] = {TILE_F16, TILE_BF16};

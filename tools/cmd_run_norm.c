@@ -63,7 +63,7 @@ static const struct option act_options[] = {
     "  --reps R               timed calls (default 5)\n" \
     "  --json                 one JSON object on one line on stdout, nothing else there\n" \
     "  -h, --help             this text\n" \
-    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n"
+    CLI_EXIT_HELP
 
 static const char norm_usage[] =
     "usage: tile run norm [--tokens T] [--hidden H] [--dtype f16|bf16] [--quant none|f8e4m3|i8] [--group G]\n"

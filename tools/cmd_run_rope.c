@@ -71,7 +71,7 @@ static const char rope_usage[] =
     "  --reps R               timed calls (default 5)\n"
     "  --json                 one JSON object on one line on stdout, nothing else there\n"
     "  -h, --help             this text\n"
-    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n";
+    CLI_EXIT_HELP;
 
 static const tile_dtype in_types[] = {TILE_F16, TILE_BF16};
 static const char *const style_names[] = {"neox", "gptj", NULL};

@@ -71,7 +71,7 @@ static const struct option spec_options[] = {
     "  --reps R               timed calls (default 5)\n" \
     "  --json                 one JSON object on one line on stdout, nothing else there\n" \
     "  -h, --help             this text\n" \
-    "exit status: 0 ok, 2 usage error, 3 the call failed or the check does not match\n"
+    CLI_EXIT_HELP
 
 static const char sample_usage[] =
     "usage: tile run sample [--batch B] [--vocab V] [--dtype f32|f16|bf16] [--temperature T] [--top-k K]\n"

@@ -64,7 +64,8 @@ static const char usage_tune[] =
     "scalar parameter by name (and names it for --grid and the key); pointers get zeroed buffers\n"
     "of --elems 8-byte elements; --grid may use args and config values, e.g. 'cdiv(n, BLOCK)'.\n"
     "--json: JSON Lines on stdout, one object per configuration, then one for what was stored.\n"
-    "Run 'tile tune gemm --help' or 'tile tune FILE.tile --help' for the options of each.\n";
+    "Run 'tile tune gemm --help' or 'tile tune FILE.tile --help' for the options of each.\n"
+    "\n" CLI_EXIT_HELP;
 
 static const char usage_tune_gemm[] =
     "usage: tile tune gemm --m M --n N --k K --dtype f16|bf16|tf32|i8|f8e4m3|f8e5m2 [--out-dtype T] [--device D]\n"
@@ -73,7 +74,7 @@ static const char usage_tune_gemm[] =
     "against float64 once) and stores the fastest for the bucket of m, n, k.\n"
     "With --json: one object per configuration (kernel, config, status, rank, seconds, pct_of_best,\n"
     "tflops, or why it was skipped), then one for what was stored.\n"
-    "\n" GEMM_PROBLEM_OPTIONS;
+    "\n" GEMM_PROBLEM_OPTIONS "\n" CLI_EXIT_HELP;
 
 static const char usage_tune_file[] =
     "usage: tile tune FILE.tile --kernel NAME --grid EXPR[,EXPR[,EXPR]] [--device D]\n"
@@ -88,7 +89,8 @@ static const char usage_tune_file[] =
     "  --warmup W             untimed runs per config (default 1)\n"
     "  --reps R               timed runs per config (default 5)\n"
     "  --json                 JSON Lines: one object per configuration, then one for what was stored\n"
-    "  -h, --help             this text\n";
+    "  -h, --help             this text\n"
+    "\n" CLI_EXIT_HELP;
 
 /* ---- what both modes share ---- */
 typedef struct TuneRow {
@@ -218,7 +220,7 @@ static int store_best(const TuneReport *rep, tile_context *ctx, const char *file
         fprintf(stderr, "tile: %s %s -> %s was not stored: the tuning database %s/tune.db refused it (%s)\n", rep->kernel, bucket,
                 best->config, dir ? dir : "(no cache folder)", tile_status_string(st));
         free(dir);
-        return CLI_EXIT_FAIL;
+        return st == TILE_ERROR_IO ? CLI_EXIT_OUTPUT : CLI_EXIT_FAIL;
     }
     if (rep->json) {
         JsonOut j;

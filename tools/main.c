@@ -5,12 +5,13 @@
  *   tile --help | -h              the commands
  *   tile --version                the library's version and its targets
  *
- * Exit status (every command): 0 success, 1 an error in the source
- * (diagnostics on stderr), 2 a usage error (including an unreadable input
- * file), 3 an internal or tool failure. */
+ * Exit status (every command): the table in cli.h (CLI_EXIT_HELP).  What a
+ * command printed on standard output is checked here, once, for all of them:
+ * output lost to a full disk or a closed descriptor exits 4, not 0. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,7 @@ static void print_usage(FILE *f) {
           "  tile help COMMAND [SUBCOMMAND]   the options of a command (also: tile COMMAND --help)\n"
           "  tile --version                   the version and the targets\n"
           "\n"
-          "exit status: 0 ok, 1 error in the source, 2 usage error, 3 internal or tool error\n",
+          CLI_EXIT_HELP,
           f);
 }
 
@@ -64,7 +65,15 @@ static int help(int argc, char **argv) {
     return rc;
 }
 
-int main(int argc, char **argv) {
+/* Standard output written whole, else a message and exit 4 (a command that failed otherwise keeps its status). */
+static int stdout_flushed(int rc) {
+    errno = EIO;
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    fprintf(stderr, "tile: cannot write standard output: %s\n", strerror(errno));
+    return rc == CLI_EXIT_OK ? CLI_EXIT_OUTPUT : rc;
+}
+
+static int run_command(int argc, char **argv) {
     if (argc < 2) {
         print_usage(stderr);
         return CLI_EXIT_USAGE;
@@ -84,3 +93,5 @@ int main(int argc, char **argv) {
     }
     return c->run(argc - 1, argv + 1);
 }
+
+int main(int argc, char **argv) { return stdout_flushed(run_command(argc, argv)); }

@@ -1,0 +1,157 @@
+/* test_cli_exit.c - the `tile` command's one exit-status table (README.md, CLI_EXIT_HELP in tools/cli.h),
+ * checked for each command on the same failures: an unknown option, a bad option value, no input, an input
+ * that cannot be read, an error in the source, an output that cannot be written, and success; and -o's file
+ * written whole: a write that fails, or a process killed halfway, leaves the file as it was. */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64];   /* this test's folder: inputs, outputs and the cache */
+static char out[1 << 16];
+
+static void setup(void) {
+    snprintf(dir, sizeof dir, "/tmp/tile-test-exit-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s'; rm -rf '%s'", dir, dir);
+    system(cmd);
+}
+
+/* `sh -c SCRIPT` in the test's folder, with its own cache and `$T` the command; stdout and stderr in out.
+ * The exit status, or 128 + the signal that ended it. */
+__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...) {
+    char script[2048], cmd[3072];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(script, sizeof script, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd '%s' && T='%s' TILE_CACHE_DIR='%s/cache' sh -c '%s' 2>&1", dir, TILE_CLI, dir, script);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void put(const char *name, const char *text) {
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char good[] = "@config(BLOCK=32)\n@config(BLOCK=64)\n"
+                           "kernel add(x: *f32, out: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+                           "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+                           "    store(out + offs, load(x + offs, offs < n, 0.0) + 1.0, offs < n);\n}\n";
+static const char bad[] = "kernel add(x: *f32) {\n    let y = undefined_name + 1;\n}\n";
+
+#define EXPECT_EXIT(want, ...)                                                                                      \
+    do {                                                                                                            \
+        int got_ = sh(__VA_ARGS__);                                                                                 \
+        cr_expect_eq(got_, want, "exit %d, not %d: %s\n%s", got_, want, #__VA_ARGS__, out);                       \
+    } while (0)
+
+TestSuite(cli_exit, .init = setup, .fini = teardown, .timeout = 240);
+
+Test(cli_exit, compile) {
+    put("good.tile", good), put("bad.tile", bad);
+    EXPECT_EXIT(2, "$T compile good.tile --bogus");
+    EXPECT_EXIT(2, "$T compile good.tile --num-sms 0");
+    EXPECT_EXIT(2, "$T compile");
+    EXPECT_EXIT(2, "$T compile missing.tile");
+    EXPECT_EXIT(2, "mkdir -p adir && $T compile adir"); /* a folder: opens, does not read */
+    EXPECT_EXIT(1, "$T compile bad.tile -o bad.ptx");
+    cr_expect_neq(access("bad.ptx", F_OK), 0, "a failed compile wrote its output");
+    EXPECT_EXIT(4, "$T compile good.tile -o no/such/folder.ptx");
+    cr_expect(strstr(out, "cannot write no/such/folder.ptx"), "%s", out);
+    EXPECT_EXIT(4, "mkdir -p d.ptx && $T compile good.tile -o d.ptx");
+    EXPECT_EXIT(4, "$T compile good.tile > /dev/full");
+    EXPECT_EXIT(4, "$T compile good.tile -o /dev/full");
+    EXPECT_EXIT(0, "$T compile good.tile -o good.ptx && grep -q \".visible .entry add\" good.ptx");
+    EXPECT_EXIT(0, "$T compile good.tile -o /dev/null");
+}
+
+Test(cli_exit, aot) {
+    put("good.tile", good), put("bad.tile", bad);
+    EXPECT_EXIT(2, "$T aot good.tile --kernel add -o k --bogus");
+    EXPECT_EXIT(2, "$T aot good.tile --kernel add -o k --arch sm_1");
+    EXPECT_EXIT(2, "$T aot --kernel add -o k");
+    EXPECT_EXIT(2, "$T aot missing.tile --kernel add -o k");
+    cr_expect(strstr(out, "missing.tile"), "%s", out);
+    EXPECT_EXIT(1, "$T aot bad.tile --kernel add -o k");
+    /* exited 2 (TILE_ERROR_IO read as a usage error) while `tile compile -o` exited 3 */
+    EXPECT_EXIT(4, "$T aot good.tile --kernel add -o no/such/k");
+    EXPECT_EXIT(0, "$T aot good.tile --kernel add -o k && test -s k.c && test -s k.h");
+}
+
+Test(cli_exit, tune) {
+    put("good.tile", good), put("bad.tile", bad);
+    EXPECT_EXIT(2, "$T tune good.tile --kernel add --grid 1 --bogus");
+    EXPECT_EXIT(2, "$T tune good.tile --kernel add --grid 1 --reps 0");
+    EXPECT_EXIT(2, "$T tune --kernel add --grid 1");
+    EXPECT_EXIT(2, "$T tune missing.tile --kernel add --grid 1");
+    EXPECT_EXIT(1, "$T tune bad.tile --kernel add --grid 1");
+    /* the tuning database cannot be written: its folder is a file */
+    EXPECT_EXIT(4, "echo x > notdir && TILE_CACHE_DIR=notdir $T tune good.tile --kernel add --grid 1 --arg n=64 --reps 1 --warmup 0 "
+                   "--device emu --elems 64");
+    EXPECT_EXIT(0, "$T tune good.tile --kernel add --grid 1 --arg n=64 --reps 1 --warmup 0 --device emu --elems 64");
+}
+
+Test(cli_exit, run_cache_and_standard_output) {
+    EXPECT_EXIT(2, "$T run gemm --bogus");
+    EXPECT_EXIT(2, "$T run gemm --m -3");
+    EXPECT_EXIT(2, "$T run gemm extra");
+    EXPECT_EXIT(2, "$T run nosuch");
+    EXPECT_EXIT(2, "$T run norm --device gpu");
+    EXPECT_EXIT(0, "$T run norm --device emu --tokens 3 --hidden 40 --reps 1");
+    /* what a command prints lost to a full disk: exited 0 */
+    EXPECT_EXIT(4, "$T run norm --device emu --tokens 3 --hidden 40 --reps 1 > /dev/full");
+    cr_expect(strstr(out, "cannot write standard output"), "%s", out);
+    EXPECT_EXIT(4, "$T --version > /dev/full");
+    EXPECT_EXIT(4, "$T cache stats > /dev/full");
+    EXPECT_EXIT(2, "$T cache stats --bogus");
+    EXPECT_EXIT(2, "$T cache list extra");
+    EXPECT_EXIT(3, "echo x > f && $T cache stats --dir f");
+    EXPECT_EXIT(0, "$T cache stats && $T cache list --json && $T cache clear");
+    /* every --help ends with the one table */
+    static const char *const helps[] = {"compile", "aot", "tune", "tune gemm", "tune k.tile", "run gemm", "run attention", "run decode",
+                                        "run moe", "run norm", "run act", "run rope", "run sample", "run spec", "run layer",
+                                        "cache stats", "cache list", "cache clear"};
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+        EXPECT_EXIT(0, "$T %s --help", helps[i]);
+        cr_expect(strstr(out, "exit status: 0 ok, 1 error in the source, 2 usage error") && strstr(out, "4 an output that cannot be written"),
+                  "tile %s --help: %s", helps[i], out);
+    }
+}
+
+/* A file size limit stops the write halfway: ignored, the write fails (EFBIG); not ignored, SIGXFSZ kills
+ * the process mid-write.  Either way the old file stays whole (it was truncated to the limit: fopen "wb"). */
+Test(cli_exit, output_written_whole) {
+    put("good.tile", good);
+    put("old.ptx", "the old file\n");
+    EXPECT_EXIT(4, "trap \"\" XFSZ; ulimit -f 1 && $T compile good.tile --no-cache -o old.ptx");
+    cr_expect(strstr(out, "cannot write old.ptx"), "%s", out);
+    EXPECT_EXIT(0, "test \"$(cat old.ptx)\" = \"the old file\"");
+    EXPECT_EXIT(0, "test -z \"$(ls | grep tmp-)\""); /* the file beside it removed */
+    int st = sh("ulimit -f 1 && exec $T compile good.tile --no-cache -o old.ptx");
+    cr_expect_neq(st, 0, "%s", out);
+    EXPECT_EXIT(0, "test \"$(cat old.ptx)\" = \"the old file\"");
+    /* written whole: replaced, the mode kept; through a symbolic link the target is replaced and the link kept */
+    EXPECT_EXIT(0, "chmod 600 old.ptx && $T compile good.tile -o old.ptx && grep -q \".entry add\" old.ptx && "
+                   "test \"$(stat -c %%a old.ptx)\" = 600");
+    EXPECT_EXIT(0, "echo x > target.ptx && ln -s target.ptx link.ptx && $T compile good.tile -o link.ptx && test -L link.ptx && "
+                   "grep -q \".entry add\" target.ptx");
+    EXPECT_EXIT(0, "$T compile good.tile -o \"with space.ptx\" && grep -q \".entry add\" \"with space.ptx\"");
+}
