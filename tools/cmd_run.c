@@ -53,6 +53,17 @@ static const char usage_gemm[] =
 
 static const char *source_name(int s) { return s == 0 ? "already loaded" : s == 1 ? "disk cache hit" : "compiled (cache miss)"; }
 
+typedef struct GemmCall {
+    const tile_gemm_args *g;
+    const char *const *config; /* --config, or NULL: tile_gemm's own choice */
+} GemmCall;
+
+static tile_status gemm_call(tile_context *ctx, void *user) {
+    const GemmCall *c = user;
+    tile_status st = c->config ? tile_gemm_with_config(ctx, c->g, c->config) : tile_gemm(ctx, c->g);
+    return st == TILE_OK ? tile_synchronize(ctx) : st;
+}
+
 int cmd_run_gemm(int argc, char **argv) {
     GemmProblem p;
     int rc = gemm_problem_parse("run gemm", usage_gemm, argc, argv, &p);
@@ -72,11 +83,10 @@ int cmd_run_gemm(int argc, char **argv) {
         fflush(stdout);
     }
     cli_progress(prog, "first call (compiles or loads the kernel) ...");
-    double t0 = timer_now();
     const char *const *config = p.config[0] ? (const char *const *)p.config : NULL;
-    tile_status st = config ? tile_gemm_with_config(ctx, &d.g, config) : tile_gemm(ctx, &d.g);
-    if (st == TILE_OK) st = tile_synchronize(ctx);
-    double first = timer_now() - t0;
+    GemmCall call = {&d.g, config};
+    double first;
+    tile_status st = timer_call(gemm_call, ctx, &call, &first);
     if (st != TILE_OK) {
         int rc = cli_call_failed(ctx, "tile_gemm", st);
         return gemm_data_free(ctx, &d), tile_context_destroy(ctx), rc;
@@ -87,15 +97,9 @@ int cmd_run_gemm(int argc, char **argv) {
     cli_progress(prog, "checking against float64 ...");
     double worst = gemm_data_check(ctx, &p, &d);
     cli_progress(prog, "timing %d calls ...", p.reps);
-    double *ts = calloc((size_t)p.reps, sizeof(double));
-    if (!ts) return fprintf(stderr, "tile: out of host memory\n"), gemm_data_free(ctx, &d), tile_context_destroy(ctx), CLI_EXIT_FAIL;
-    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
-        double t1 = timer_now();
-        st = config ? tile_gemm_with_config(ctx, &d.g, config) : tile_gemm(ctx, &d.g);
-        if (st == TILE_OK) st = tile_synchronize(ctx);
-        ts[r] = timer_now() - t1;
-    }
-    double med = timer_median(ts, p.reps);
+    double med;
+    st = timer_reps(gemm_call, ctx, &call, p.reps, &med);
+    if (med < 0) return gemm_data_free(ctx, &d), tile_context_destroy(ctx), CLI_EXIT_FAIL;
     tile_gemm_last_info(ctx, &gi);
     double tflops = 2.0 * p.m * p.n * p.k / med * 1e-12;
     if (p.json) {
@@ -124,7 +128,6 @@ int cmd_run_gemm(int argc, char **argv) {
                tflops, props.is_emulator ? "; the emulator's timings mean nothing" : "");
         printf("  check       max error %.3g of tolerance against a float64 reference: %s\n", worst, worst <= 1 ? "ok" : "MISMATCH");
     }
-    free(ts);
     gemm_data_free(ctx, &d);
     tile_context_destroy(ctx);
     return st != TILE_OK ? CLI_EXIT_FAIL : worst <= 1 ? CLI_EXIT_OK : CLI_EXIT_FAIL;

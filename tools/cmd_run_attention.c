@@ -160,6 +160,16 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
     return CLI_CONTINUE;
 }
 
+static tile_status attention_call(tile_context *ctx, void *a) {
+    tile_status st = tile_attention_fwd(ctx, a);
+    return st == TILE_OK ? tile_synchronize(ctx) : st;
+}
+
+static tile_status decode_call(tile_context *ctx, void *a) {
+    tile_status st = tile_attention_decode_paged(ctx, a);
+    return st == TILE_OK ? tile_synchronize(ctx) : st;
+}
+
 int cmd_run_attention(int argc, char **argv) {
     AttnCli p;
     int rc = attn_cli_parse("run attention", argc, argv, &p, false);
@@ -198,10 +208,8 @@ int cmd_run_attention(int argc, char **argv) {
     cli_progress(prog, "first call (compiles or loads the kernels) ...");
     tile_attention_args a = {.dtype = p.dt, .batch = B, .heads_q = H, .heads_kv = Hk, .head_dim = D, .seq_q = Sq, .seq_k = Sk,
                              .q = dq, .k = dk, .v = dv, .o = dout, .causal = p.causal, .window_left = -1, .window_right = -1};
-    double t0 = timer_now();
-    st = tile_attention_fwd(ctx, &a);
-    if (st == TILE_OK) st = tile_synchronize(ctx);
-    double first = timer_now() - t0;
+    double first;
+    st = timer_call(attention_call, ctx, &a, &first);
     if (st != TILE_OK) {
         rc = cli_call_failed(ctx, "tile_attention_fwd", st);
         goto done;
@@ -213,18 +221,10 @@ int cmd_run_attention(int argc, char **argv) {
     cli_progress(prog, "checking against float64 ...");
     double worst = check_attention(&ca, ho, &checked);
     cli_progress(prog, "timing %d calls ...", p.reps);
-    double *ts = calloc((size_t)p.reps, sizeof(double));
-    if (!ts) {
-        fprintf(stderr, "tile: out of host memory\n");
-        goto done;
-    }
-    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
-        double t1 = timer_now();
-        st = tile_attention_fwd(ctx, &a);
-        if (st == TILE_OK) st = tile_synchronize(ctx);
-        ts[r] = timer_now() - t1;
-    }
-    double med = timer_median(ts, p.reps), tol = check_attention_tolerance(p.dt);
+    double med;
+    st = timer_reps(attention_call, ctx, &a, p.reps, &med);
+    if (med < 0) goto done;
+    double tol = check_attention_tolerance(p.dt);
     double flops = 4.0 * (double)B * H * Sq * Sk * D * (p.causal ? 0.5 : 1.0);
     if (p.json) {
         JsonOut j;
@@ -234,13 +234,13 @@ int cmd_run_attention(int argc, char **argv) {
         json_int(&j, "head_dim", D), json_str(&j, "dtype", tile_dtype_name(p.dt)), json_bool(&j, "causal", p.causal);
         json_run_tail(&j, &props, first, med, p.reps, "tflops", flops / med * 1e-12, checked, worst, tol, st == TILE_OK && worst <= tol);
     } else {
-        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-        printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
-               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        char rate[64];
+        snprintf(rate, sizeof rate, "%.2f TFLOP/s", flops / med * 1e-12);
+        timer_print_first(first);
+        timer_print_next(med, p.reps, rate, props.is_emulator);
         printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
                worst <= tol ? "ok" : "MISMATCH");
     }
-    free(ts);
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 done:
     free(hq), free(hk), free(hv), free(ho), free(vq), free(vk), free(vv);
@@ -320,10 +320,8 @@ int cmd_run_decode(int argc, char **argv) {
         fflush(stdout);
     }
     cli_progress(prog, "first call (compiles or loads the kernels) ...");
-    double t0 = timer_now();
-    if (st == TILE_OK) st = tile_attention_decode_paged(ctx, &a);
-    if (st == TILE_OK) st = tile_synchronize(ctx);
-    double first = timer_now() - t0;
+    double first = 0;
+    if (st == TILE_OK) st = timer_call(decode_call, ctx, &a, &first);
     if (st != TILE_OK) {
         rc = cli_call_failed(ctx, "tile_attention_decode_paged", st);
         goto done;
@@ -336,18 +334,10 @@ int cmd_run_decode(int argc, char **argv) {
     cli_progress(prog, "checking against float64 ...");
     double worst = check_decode(&cd, ho, &checked);
     cli_progress(prog, "timing %d calls ...", p.reps);
-    double *ts = calloc((size_t)p.reps, sizeof(double));
-    if (!ts) {
-        fprintf(stderr, "tile: out of host memory\n");
-        goto done;
-    }
-    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
-        double t1 = timer_now();
-        st = tile_attention_decode_paged(ctx, &a);
-        if (st == TILE_OK) st = tile_synchronize(ctx);
-        ts[r] = timer_now() - t1;
-    }
-    double med = timer_median(ts, p.reps), tol = check_attention_tolerance(p.dt);
+    double med;
+    st = timer_reps(decode_call, ctx, &a, p.reps, &med);
+    if (med < 0) goto done;
+    double tol = check_attention_tolerance(p.dt);
     double bytes = 2.0 * (double)S * ctxlen * Hk * D * (double)kes;
     if (p.json) {
         JsonOut j;
@@ -358,13 +348,13 @@ int cmd_run_decode(int argc, char **argv) {
         json_str(&j, "kv_dtype", tile_dtype_name(kv)), json_int(&j, "splits", splits);
         json_run_tail(&j, &props, first, med, p.reps, "kv_gbps", bytes / med * 1e-9, checked, worst, tol, st == TILE_OK && worst <= tol);
     } else {
-        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-        printf("  next calls  %.3f ms median of %d (KV cache read at %.1f GB/s%s)\n", med * 1e3, p.reps, bytes / med * 1e-9,
-               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        char rate[64];
+        snprintf(rate, sizeof rate, "KV cache read at %.1f GB/s", bytes / med * 1e-9);
+        timer_print_first(first);
+        timer_print_next(med, p.reps, rate, props.is_emulator);
         printf("  check       %lld rows against a float64 reference: max |error| %.3g (tolerance %.3g): %s\n", (long long)checked, worst, tol,
                worst <= tol ? "ok" : "MISMATCH");
     }
-    free(ts);
     rc = st != TILE_OK ? CLI_EXIT_FAIL : worst <= tol ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 done:
     free(table), free(lens), free(hq), free(ho), free(hk), free(hv), free(vq), free(vk), free(vv);

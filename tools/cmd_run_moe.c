@@ -117,6 +117,11 @@ static int moe_cli_parse(int argc, char **argv, MoeCli *p) {
     return CLI_CONTINUE;
 }
 
+static tile_status moe_call(tile_context *ctx, void *a) {
+    tile_status st = tile_moe_forward(ctx, a);
+    return st == TILE_OK ? tile_synchronize(ctx) : st;
+}
+
 int cmd_run_moe(int argc, char **argv) {
     MoeCli p;
     int rc = moe_cli_parse(argc, argv, &p);
@@ -126,13 +131,13 @@ int cmd_run_moe(int argc, char **argv) {
     uint16_t *hx = malloc(nx * 2);
     float *hl = malloc(sizeof(float) * nl), *ho = malloc(sizeof(float) * no);
     int32_t *ids = malloc(sizeof(int32_t) * ns);
-    double *vx = malloc(sizeof(double) * nx), *ts = calloc((size_t)p.reps, sizeof(double));
+    double *vx = malloc(sizeof(double) * nx);
     CheckMoeWeights w1 = {0}, w2 = {0};
     CheckRng rng;
     check_rng_init(&rng);
     tile_context *ctx = NULL;
     tile_moe_args a = {0};
-    if (!hx || !hl || !ho || !ids || !vx || !ts || check_moe_weights_make(&w1, &rng, p.w, p.scales, E, 2 * I, H, I, 2 / sqrt((double)H)) ||
+    if (!hx || !hl || !ho || !ids || !vx || check_moe_weights_make(&w1, &rng, p.w, p.scales, E, 2 * I, H, I, 2 / sqrt((double)H)) ||
         check_moe_weights_make(&w2, &rng, p.w, p.scales, E, H, I, H, 2 / sqrt((double)I))) {
         fprintf(stderr, "tile: out of host memory\n");
         rc = CLI_EXIT_FAIL;
@@ -175,10 +180,8 @@ int cmd_run_moe(int argc, char **argv) {
         fflush(stdout);
     }
     cli_progress(prog, "first call (compiles or loads the kernels) ...");
-    double t0 = timer_now();
-    st = tile_moe_forward(ctx, &a);
-    if (st == TILE_OK) st = tile_synchronize(ctx);
-    double first = timer_now() - t0;
+    double first;
+    st = timer_call(moe_call, ctx, &a, &first);
     if (st != TILE_OK) {
         rc = cli_call_failed(ctx, "tile_moe_forward", st);
         goto done;
@@ -192,13 +195,10 @@ int cmd_run_moe(int argc, char **argv) {
     cli_progress(prog, "checking against float64 ...");
     double worst = check_moe(&cm, ids, ho, &routing_ok, &checked);
     cli_progress(prog, "timing %d calls ...", p.reps);
-    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
-        double t1 = timer_now();
-        st = tile_moe_forward(ctx, &a);
-        if (st == TILE_OK) st = tile_synchronize(ctx);
-        ts[r] = timer_now() - t1;
-    }
-    double med = timer_median(ts, p.reps), flops = 2.0 * (double)T * K * 3 * H * I;
+    double med;
+    st = timer_reps(moe_call, ctx, &a, p.reps, &med);
+    if (med < 0) goto done;
+    double flops = 2.0 * (double)T * K * 3 * H * I;
     if (p.json) {
         static const char *const scale_names_json[] = {[TILE_MOE_SCALES_NONE] = "none", [TILE_MOE_SCALES_CHANNEL] = "channel",
                                                        [TILE_MOE_SCALES_BLOCK128] = "block"};
@@ -214,9 +214,10 @@ int cmd_run_moe(int argc, char **argv) {
         json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && routing_ok && worst <= 1);
         json_end(&j);
     } else {
-        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-        printf("  next calls  %.3f ms median of %d (%.2f TFLOP/s in the expert GEMMs%s)\n", med * 1e3, p.reps, flops / med * 1e-12,
-               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        char rate[64];
+        snprintf(rate, sizeof rate, "%.2f TFLOP/s in the expert GEMMs", flops / med * 1e-12);
+        timer_print_first(first);
+        timer_print_next(med, p.reps, rate, props.is_emulator);
         if (!routing_ok) printf("  check       routing is not a top-%lld of the logits: MISMATCH\n", (long long)K);
         else
             printf("  check       %lld tokens against a float64 reference: max error %.3g of tolerance: %s\n", (long long)checked, worst,
@@ -230,7 +231,7 @@ done:
             if (bufs[i]) tile_free(ctx, bufs[i]);
         tile_context_destroy(ctx);
     }
-    free(ts), free(hx), free(hl), free(ho), free(ids), free(vx);
+    free(hx), free(hl), free(ho), free(ids), free(vx);
     check_moe_weights_free(&w1), check_moe_weights_free(&w2);
     return rc;
 }

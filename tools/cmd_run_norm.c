@@ -139,7 +139,8 @@ static const char *rows_api(const RowsCli *p) {
     return strcmp(p->cmd, "norm") ? "tile_gated_activation" : p->layer ? "tile_fused_add_layernorm" : "tile_fused_add_rmsnorm";
 }
 
-static tile_status rows_call(tile_context *ctx, const RowsCall *c) {
+static tile_status rows_call(tile_context *ctx, void *user) {
+    const RowsCall *c = user;
     tile_status st = strcmp(c->p->cmd, "norm") ? tile_gated_activation(ctx, &c->gated)
                      : c->p->layer            ? tile_fused_add_layernorm(ctx, &c->norm)
                                               : tile_fused_add_rmsnorm(ctx, &c->norm);
@@ -164,24 +165,17 @@ static int rows_run(tile_context *ctx, const RowsCall *call, double (*check)(til
         fflush(stdout);
     }
     cli_progress(prog, "first call (compiles or loads the kernel) ...");
-    double t0 = timer_now();
-    tile_status st = rows_call(ctx, call);
-    double first = timer_now() - t0;
+    double first;
+    tile_status st = timer_call(rows_call, ctx, (void *)call, &first);
     if (st != TILE_OK) {
         return cli_call_failed(ctx, rows_api(p), st);
     }
     cli_progress(prog, "checking against float64 ...");
     double worst = check(ctx, call, user);
-    double *ts = calloc((size_t)p->reps, sizeof(double));
-    if (!ts) return fprintf(stderr, "tile: out of host memory\n"), CLI_EXIT_FAIL;
     cli_progress(prog, "timing %d calls ...", p->reps);
-    for (int r = 0; r < p->reps && st == TILE_OK; r++) {
-        double t1 = timer_now();
-        st = rows_call(ctx, call);
-        ts[r] = timer_now() - t1;
-    }
-    double med = timer_median(ts, p->reps);
-    free(ts);
+    double med;
+    st = timer_reps(rows_call, ctx, (void *)call, p->reps, &med);
+    if (med < 0) return CLI_EXIT_FAIL;
     if (p->json) {
         JsonOut j;
         json_begin(&j, stdout);
@@ -194,9 +188,10 @@ static int rows_run(tile_context *ctx, const RowsCall *call, double (*check)(til
         json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && worst <= 1);
         json_end(&j);
     } else {
-        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-        printf("  next calls  %.3f ms median of %d (%.1f GB/s%s)\n", med * 1e3, p->reps, bytes / med * 1e-9,
-               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        char rate[64];
+        snprintf(rate, sizeof rate, "%.1f GB/s", bytes / med * 1e-9);
+        timer_print_first(first);
+        timer_print_next(med, p->reps, rate, props.is_emulator);
         printf("  check       %lld rows against a float64 reference: max error %.3g of tolerance: %s\n", (long long)p->tokens, worst,
                worst <= 1 ? "ok" : "MISMATCH");
     }

@@ -187,6 +187,11 @@ done:
     return worst;
 }
 
+static tile_status rope_call(tile_context *ctx, void *a) {
+    tile_status st = tile_rope_kv_append(ctx, a);
+    return st == TILE_OK ? tile_synchronize(ctx) : st;
+}
+
 int cmd_run_rope(int argc, char **argv) {
     RopeCli p;
     int rc = rope_cli_parse(argc, argv, &p);
@@ -260,10 +265,8 @@ int cmd_run_rope(int argc, char **argv) {
         fflush(stdout);
     }
     cli_progress(prog, "first call (compiles or loads the kernel) ...");
-    double t0 = timer_now();
-    tile_status st = tile_rope_kv_append(ctx, &a);
-    if (st == TILE_OK) st = tile_synchronize(ctx);
-    double first = timer_now() - t0;
+    double first;
+    tile_status st = timer_call(rope_call, ctx, &a, &first);
     if (st != TILE_OK) {
         rc = cli_call_failed(ctx, "tile_rope_kv_append", st);
         goto done;
@@ -271,20 +274,10 @@ int cmd_run_rope(int argc, char **argv) {
     cli_progress(prog, "checking against float64 ...");
     int64_t appended;
     double worst = rope_check(ctx, &p, &d, &appended);
-    double *ts = calloc((size_t)p.reps, sizeof(double));
-    if (!ts) {
-        fprintf(stderr, "tile: out of host memory\n");
-        goto done;
-    }
     cli_progress(prog, "timing %d calls ...", p.reps);
-    for (int r = 0; r < p.reps && st == TILE_OK; r++) {
-        double t1 = timer_now();
-        st = tile_rope_kv_append(ctx, &a);
-        if (st == TILE_OK) st = tile_synchronize(ctx);
-        ts[r] = timer_now() - t1;
-    }
-    double med = timer_median(ts, p.reps);
-    free(ts);
+    double med;
+    st = timer_reps(rope_call, ctx, &a, p.reps, &med);
+    if (med < 0) goto done;
     /* read q, k, v, positions, slots, one cos_sin row per token; write q, k and the appended cache entries */
     double bytes = 2.0 * (double)(2 * d.nq + 3 * d.nk) + 16.0 * (double)T + 4.0 * (double)(T * d.rot) +
                    2.0 * (double)kes * (double)(appended * Hk * D);
@@ -301,9 +294,10 @@ int cmd_run_rope(int argc, char **argv) {
         json_num(&j, "max_error", worst), json_bool(&j, "ok", st == TILE_OK && worst <= 1);
         json_end(&j);
     } else {
-        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-        printf("  next calls  %.3f ms median of %d (%.1f GB/s%s)\n", med * 1e3, p.reps, bytes / med * 1e-9,
-               props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        char rate[64];
+        snprintf(rate, sizeof rate, "%.1f GB/s", bytes / med * 1e-9);
+        timer_print_first(first);
+        timer_print_next(med, p.reps, rate, props.is_emulator);
         printf("  check       %lld tokens (%lld appended, %lld padding) against a float64 reference: max error %.3g of tolerance: %s\n",
                (long long)T, (long long)appended, (long long)(T - appended), worst, worst <= 1 ? "ok" : "MISMATCH");
     }

@@ -140,9 +140,8 @@ typedef struct SampleCheck {
 } SampleCheck;
 
 /* Steps 3 and 5 around the command's check; `call` makes one call (synchronized). */
-typedef tile_status (*SampleCallFn)(tile_context *ctx, void *user);
 
-static int sample_run(tile_context *ctx, const SampleCli *p, SampleCallFn call, void *user, SampleCheck (*check)(tile_context *, void *),
+static int sample_run(tile_context *ctx, const SampleCli *p, TimerCall call, void *user, SampleCheck (*check)(tile_context *, void *),
                       double bytes) {
     tile_device_properties props;
     tile_context_get_properties(ctx, &props);
@@ -159,24 +158,17 @@ static int sample_run(tile_context *ctx, const SampleCli *p, SampleCallFn call, 
         fflush(stdout);
     }
     cli_progress(prog, "first call (compiles or loads the kernel) ...");
-    double t0 = timer_now();
-    tile_status st = call(ctx, user);
-    double first = timer_now() - t0;
+    double first;
+    tile_status st = timer_call(call, ctx, user, &first);
     if (st != TILE_OK) {
         return cli_call_failed(ctx, p->spec ? "tile_spec_verify" : "tile_sample", st);
     }
     cli_progress(prog, "checking against float64 ...");
     SampleCheck c = check(ctx, user);
-    double *ts = calloc((size_t)p->reps, sizeof(double));
-    if (!ts) return fprintf(stderr, "tile: out of host memory\n"), CLI_EXIT_FAIL;
     cli_progress(prog, "timing %d calls ...", p->reps);
-    for (int r = 0; r < p->reps && st == TILE_OK; r++) {
-        double t1 = timer_now();
-        st = call(ctx, user);
-        ts[r] = timer_now() - t1;
-    }
-    double med = timer_median(ts, p->reps);
-    free(ts);
+    double med;
+    st = timer_reps(call, ctx, user, p->reps, &med);
+    if (med < 0) return CLI_EXIT_FAIL;
     bool ok = st == TILE_OK && c.bad == 0;
     if (p->json) {
         JsonOut j;
@@ -198,9 +190,10 @@ static int sample_run(tile_context *ctx, const SampleCli *p, SampleCallFn call, 
         json_bool(&j, "ok", ok);
         json_end(&j);
     } else {
-        printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3);
-        printf("  next calls  %.3f ms median of %d (%.0f rows/s, one pass over the inputs %.1f GB/s%s)\n", med * 1e3, p->reps,
-               (double)p->batch / med, bytes / med * 1e-9, props.is_emulator ? "; the emulator's timings mean nothing" : "");
+        char rate[96];
+        snprintf(rate, sizeof rate, "%.0f rows/s, one pass over the inputs %.1f GB/s", (double)p->batch / med, bytes / med * 1e-9);
+        timer_print_first(first);
+        timer_print_next(med, p->reps, rate, props.is_emulator);
         if (p->spec) printf("  accepted    %.3f drafts per sequence on average\n", c.accepted);
         printf("  check       %lld rows against a float64 reference with the same random numbers: %lld mismatches, %lld rows within\n"
                "              rounding of a decision boundary (either answer accepted there): %s\n",

@@ -1,6 +1,8 @@
 /* timer.c - host clock, medians and event timing (see timer.h). */
 #include "tools/timer.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 double timer_now(void) {
@@ -9,13 +11,39 @@ double timer_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 double timer_median(double *v, int n) {
-    for (int i = 1; i < n; i++) /* insertion sort: a handful of repetitions */
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double x = v[j];
-            v[j] = v[j - 1], v[j - 1] = x;
-        }
+    qsort(v, (size_t)n, sizeof *v, by_value); /* --reps may be large: no quadratic sort */
     return v[n / 2];
+}
+
+tile_status timer_call(TimerCall call, tile_context *ctx, void *user, double *seconds) {
+    double t0 = timer_now();
+    tile_status st = call(ctx, user);
+    *seconds = timer_now() - t0;
+    return st;
+}
+
+tile_status timer_reps(TimerCall call, tile_context *ctx, void *user, int reps, double *median) {
+    *median = 0;
+    double *ts = calloc(reps > 0 ? (size_t)reps : 1, sizeof *ts);
+    if (!ts) return fprintf(stderr, "tile: out of host memory\n"), *median = -1, TILE_ERROR_OUT_OF_MEMORY;
+    tile_status st = TILE_OK;
+    int ran = 0;
+    while (ran < reps && st == TILE_OK) st = timer_call(call, ctx, user, &ts[ran++]);
+    if (ran) *median = timer_median(ts, ran);
+    free(ts);
+    return st;
+}
+
+void timer_print_first(double first) { printf("  first call  %.3f ms (compile or cache load included)\n", first * 1e3); }
+
+void timer_print_next(double median, int reps, const char *rate, bool emulator) {
+    printf("  next calls  %.3f ms median of %d (%s%s)\n", median * 1e3, reps, rate, emulator ? "; the emulator's timings mean nothing" : "");
 }
 
 void timer_init(Timer *t, tile_context *ctx) {
