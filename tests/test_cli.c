@@ -319,6 +319,27 @@ Test(cli, json_checker_itself) {
     }
 }
 
+/* Each size in range, their product past what a buffer can hold: a usage error naming the options, before anything
+ * is allocated.  65536^4 elements wrapped to 0 in int64: "tile_malloc: size is 0", exit 3; 2^31 x 2^30 a
+ * float64 copy of 2^64 bytes that wrapped. */
+Test(cli, sizes_whose_product_overflows) {
+    cr_expect_eq(run("run attention --device emu --batch 65536 --seq 65536 --heads 65536 --head-dim 65536", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--batch * --seq * --heads * --head-dim is more than 2^48 elements"), "%s", buf);
+    cr_expect_eq(run("run attention --device emu --seq-k 2147483647 --heads-kv 1 --heads 2 --head-dim 2147483647", buf, sizeof buf), 2,
+                 "%s", buf);
+    cr_expect(strstr(buf, "--seq-k * --heads-kv"), "%s", buf);
+    cr_expect_eq(run("run decode --device emu --batch 2147483647 --context 2000 --block-size 1 --tokens 1", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--batch * --context"), "%s", buf);
+    cr_expect_eq(run("run gemm --device emu --m 2147483647 --k 1073741825 --n 1", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--m * --k"), "%s", buf);
+    cr_expect_eq(run("tune gemm --device emu --m 1 --k 2147483647 --n 2147483647", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--k * --n"), "%s", buf);
+    cr_expect_eq(run("run moe --device emu --tokens 2147483647 --hidden 2147483647", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--tokens * --hidden"), "%s", buf);
+    cr_expect_eq(run("run moe --device emu --experts 2147483647 --inter 2147483647 --topk 1", buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "--experts * 2 --inter * --hidden"), "%s", buf);
+}
+
 static char cache_env[160];
 static void json_setup(void) {
     char dir[] = "/tmp/tile-test-json-XXXXXX";

@@ -155,6 +155,21 @@ bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
     return true;
 }
 
+int cli_elements(const char *cmd, const char *what, int n, ...) {
+    va_list ap;
+    va_start(ap, n);
+    unsigned __int128 prod = 1;
+    bool over = false;
+    for (int i = 0; i < n; i++) {
+        int64_t v = va_arg(ap, int64_t);
+        prod *= (unsigned __int128)(v > 0 ? v : 1);
+        if (prod > ((unsigned __int128)1 << CLI_MAX_ELEMENTS_LOG2)) over = true, prod = (unsigned __int128)1 << 64; /* no wrap */
+    }
+    va_end(ap);
+    if (!over) return 0;
+    return cli_usage_error(cmd, "%s is more than 2^%d elements: too large for this command's buffers", what, CLI_MAX_ELEMENTS_LOG2);
+}
+
 int cli_i64(const CliGetopt *g, int64_t lo, int64_t hi, int64_t *out) {
     const char *s = g->arg ? g->arg : "";
     if (cli_parse_i64(s, lo, hi, out)) return 0;

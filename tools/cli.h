@@ -93,6 +93,12 @@ int cli_arch(const CliGetopt *g, const char **out);                      /* one 
 int cli_dtype(const CliGetopt *g, const tile_dtype *allowed, int n, const char *f32_alias, tile_dtype *out);
 /* One of the NULL-terminated `names`: its index. */
 int cli_choice(const CliGetopt *g, const char *const *names, int *out);
+/* The sizes the options give (each >= 1), multiplied: 0 when the product is at most CLI_MAX_ELEMENTS, else
+ * a usage error naming `what` ("--batch * --seq * --heads * --head-dim") and the product.  Each option alone
+ * is in range, but the product overflowed the element counts the commands allocate with (a buffer wrapped to
+ * a small or zero size, and was filled past its end). */
+enum { CLI_MAX_ELEMENTS_LOG2 = 48 }; /* 2^48 elements: 2 PiB as the float64 copies of the inputs */
+int cli_elements(const char *cmd, const char *what, int n, ...);
 /* Strict decimal integer of a string (no option): false when malformed or out of range. */
 bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 

@@ -157,6 +157,9 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
     if (p->heads_kv < 0) p->heads_kv = p->heads;
     if (p->seq_k < 0) p->seq_k = p->seq;
     if (!p->kv_set) p->kv_dt = p->dt;
+    if (!decode && ((rc = cli_elements(cmd, "--batch * --seq * --heads * --head-dim", 4, p->batch, p->seq, p->heads, p->head_dim)) ||
+                    (rc = cli_elements(cmd, "--batch * --seq-k * --heads-kv * --head-dim", 4, p->batch, p->seq_k, p->heads_kv, p->head_dim))))
+        return rc;
     return CLI_CONTINUE;
 }
 
@@ -257,6 +260,12 @@ int cmd_run_decode(int argc, char **argv) {
     if (ctxlen < T) return cli_usage_error("run decode", "--context must be at least --tokens");
     /* every sequence has the full context; blocks handed out in a shuffled order */
     int64_t nb = (ctxlen + bs - 1) / bs, num_blocks = S * nb;
+    if ((rc = cli_elements("run decode", "--batch * --tokens * --heads * --head-dim", 4, S, T, H, D)) ||
+        (rc = cli_elements("run decode", "the KV cache, --batch * --context (in blocks) * --heads-kv * --head-dim", 4, num_blocks, bs, Hk, D)))
+        return rc;
+    if (num_blocks > INT32_MAX) /* the block tables hold int32 block numbers */
+        return cli_usage_error("run decode", "--batch * --context / --block-size is %lld blocks, more than the block tables' int32 holds",
+                               (long long)num_blocks);
     size_t nq = (size_t)(S * T * H * D), nc = (size_t)(num_blocks * bs * Hk * D), kes = kv == TILE_F8E4M3 ? 1 : 2;
     int32_t *table = malloc(sizeof(int32_t) * (size_t)num_blocks), *lens = malloc(sizeof(int32_t) * (size_t)S);
     uint16_t *hq = malloc(nq * 2), *ho = malloc(nq * 2);

@@ -114,6 +114,10 @@ static int moe_cli_parse(int argc, char **argv, MoeCli *p) {
     if (p->w == TILE_F8E4M3 && !scales_set) p->scales = TILE_MOE_SCALES_BLOCK128;
     if (p->w != TILE_F8E4M3 && scales_set) return cli_usage_error(g.cmd, "--scales goes with --dtype f8e4m3");
     if (p->topk > p->experts) return cli_usage_error(g.cmd, "--topk must be at most --experts");
+    if ((rc = cli_elements(g.cmd, "--tokens * --hidden", 2, p->tokens, p->hidden)) ||
+        (rc = cli_elements(g.cmd, "--tokens * --experts", 2, p->tokens, p->experts)) ||
+        (rc = cli_elements(g.cmd, "the weights, --experts * 2 --inter * --hidden", 3, p->experts, 2 * p->inter, p->hidden)))
+        return rc;
     return CLI_CONTINUE;
 }
 

@@ -85,6 +85,9 @@ int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv
     if (rc) return rc;
     if (g.first_operand < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[g.first_operand]);
     if (!out_set) p->out = p->in == TILE_I8 ? TILE_I32 : TILE_F32;
+    if ((rc = cli_elements(cmd, "A, --m * --k", 2, p->m, p->k)) || (rc = cli_elements(cmd, "B, --k * --n", 2, p->k, p->n)) ||
+        (rc = cli_elements(cmd, "C, --m * --n", 2, p->m, p->n)))
+        return rc;
     return CLI_CONTINUE;
 }
 
