@@ -91,6 +91,10 @@ Test(cli_exit, aot) {
     EXPECT_EXIT(2, "$T aot missing.tile --kernel add -o k");
     cr_expect(strstr(out, "missing.tile"), "%s", out);
     EXPECT_EXIT(1, "$T aot bad.tile --kernel add -o k");
+    /* --kernel naming no kernel is the command line's error, as in tile compile (it exited 1, a source error) */
+    EXPECT_EXIT(2, "$T aot good.tile --kernel add --kernel nope -o k");
+    cr_expect(strstr(out, "no kernel named 'nope'"), "%s", out);
+    EXPECT_EXIT(2, "$T compile good.tile --kernel nope");
     /* exited 2 (TILE_ERROR_IO read as a usage error) while `tile compile -o` exited 3 */
     EXPECT_EXIT(4, "$T aot good.tile --kernel add -o no/such/k");
     EXPECT_EXIT(0, "$T aot good.tile --kernel add -o k && test -s k.c && test -s k.h");
@@ -115,6 +119,10 @@ Test(cli_exit, run_cache_and_standard_output) {
     EXPECT_EXIT(2, "$T run gemm extra");
     EXPECT_EXIT(2, "$T run nosuch");
     EXPECT_EXIT(2, "$T run norm --device gpu");
+    /* a --dtype/--out-dtype pair no kernel takes: exited 3 after the library's refusal (tune gemm said 2) */
+    EXPECT_EXIT(2, "$T run gemm --device emu --m 9 --n 7 --k 5 --out-dtype i32");
+    cr_expect(strstr(out, "no gemm kernel for --dtype f16 with --out-dtype i32 (pairs: ") && strstr(out, "i8->i32"), "%s", out);
+    EXPECT_EXIT(2, "$T tune gemm --device emu --dtype i8 --out-dtype f32");
     EXPECT_EXIT(0, "$T run norm --device emu --tokens 3 --hidden 40 --reps 1");
     /* what a command prints lost to a full disk: exited 0 */
     EXPECT_EXIT(4, "$T run norm --device emu --tokens 3 --hidden 40 --reps 1 > /dev/full");

@@ -101,6 +101,13 @@ int cli_exit_status(tile_status st) {
     }
 }
 
+bool cli_no_kernel_named(const char *d) {
+    static const char head[] = "error: no kernel named '";
+    if (!d || strncmp(d, head, sizeof head - 1)) return false;
+    const char *nl = strchr(d, '\n');
+    return !nl || !nl[1];
+}
+
 int cli_call_failed(tile_context *ctx, const char *api, tile_status st) {
     fprintf(stderr, "tile: %s failed: %s\n", api, tile_last_error(ctx));
     return st == TILE_ERROR_INVALID_VALUE ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;

@@ -60,6 +60,9 @@ int cli_help(const char *usage);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The exit status of a library status: 1 compile error, 2 invalid value or I/O, else 3. */
 int cli_exit_status(tile_status st);
+/* Diagnostics that say only that no kernel has the name --kernel gave ("error: no kernel named 'X'", one line):
+ * the command line is wrong, not the source (exit 2, not 1). */
+bool cli_no_kernel_named(const char *diagnostics);
 /* A shipped kernel's call on the command's data failed: "tile: API failed: MESSAGE" on stderr; the exit
  * status, 2 when the library refused the values the options gave (TILE_ERROR_INVALID_VALUE), else 3. */
 int cli_call_failed(tile_context *ctx, const char *api, tile_status st);

@@ -104,9 +104,10 @@ int cmd_aot(int argc, char **argv) {
         char *msg = NULL;
         tile_status st = tile_aot_export(a.file, &a.o, (const char *const *)named, cli_list_items(&a.variants), a.out, &msg);
         if (msg && *msg) fputs(msg, stderr);
-        free(msg);
         if (st == TILE_OK) printf("wrote %s.h and %s.c\n", a.out, a.out);
         rc = st == TILE_ERROR_IO ? CLI_EXIT_OUTPUT : cli_exit_status(st);
+        if (st == TILE_ERROR_COMPILE && cli_no_kernel_named(msg)) rc = CLI_EXIT_USAGE; /* as tile compile --kernel */
+        free(msg);
     }
     for (int i = 0; named && i < a.kernels.n; i++) free(named[i]);
     free(named);

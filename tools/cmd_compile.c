@@ -204,9 +204,7 @@ int cmd_compile(int argc, char **argv) {
     if (c.timing) fputs(c.timing, stderr);
     rc = cli_exit_status(st);
     /* --kernel naming no kernel of a file that is otherwise fine: the command line is wrong, not the source */
-    char none[300];
-    snprintf(none, sizeof none, "error: no kernel named '%s'\n", a.o.kernel ? a.o.kernel : "");
-    if (st == TILE_ERROR_COMPILE && a.o.kernel && c.diagnostics && !strcmp(c.diagnostics, none)) rc = CLI_EXIT_USAGE;
+    if (st == TILE_ERROR_COMPILE && a.o.kernel && cli_no_kernel_named(c.diagnostics)) rc = CLI_EXIT_USAGE;
     if (st == TILE_OK && a.o.want_cubin && c.ptxas_missing) {
         fprintf(stderr, "tile: ptxas not found: cannot emit cubin (install the CUDA toolkit or pass its path)\n");
         rc = CLI_EXIT_FAIL;

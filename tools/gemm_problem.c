@@ -85,6 +85,16 @@ int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv
     if (rc) return rc;
     if (g.first_operand < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[g.first_operand]);
     if (!out_set) p->out = p->in == TILE_I8 ? TILE_I32 : TILE_F32;
+    if (!tile_gemm_kernel_name(p->in, p->out)) { /* a pair the options give that no kernel takes: the command line's error */
+        char pairs[256] = "";
+        for (int i = 0; i < NTYPES; i++)
+            for (int o = 0; o < NTYPES; o++)
+                if (tile_gemm_kernel_name(gemm_types[i], gemm_types[o]))
+                    snprintf(pairs + strlen(pairs), sizeof pairs - strlen(pairs), "%s%s->%s", *pairs ? ", " : "",
+                             gemm_types[i] == TILE_F32 ? "tf32" : tile_dtype_name(gemm_types[i]), tile_dtype_name(gemm_types[o]));
+        return cli_usage_error(cmd, "no gemm kernel for --dtype %s with --out-dtype %s (pairs: %s)",
+                               p->in == TILE_F32 ? "tf32" : tile_dtype_name(p->in), tile_dtype_name(p->out), pairs);
+    }
     if ((rc = cli_elements(cmd, "A, --m * --k", 2, p->m, p->k)) || (rc = cli_elements(cmd, "B, --k * --n", 2, p->k, p->n)) ||
         (rc = cli_elements(cmd, "C, --m * --n", 2, p->m, p->n)))
         return rc;
