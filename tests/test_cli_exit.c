@@ -107,6 +107,12 @@ Test(cli_exit, tune) {
     EXPECT_EXIT(2, "$T tune --kernel add --grid 1");
     EXPECT_EXIT(2, "$T tune missing.tile --kernel add --grid 1");
     EXPECT_EXIT(1, "$T tune bad.tile --kernel add --grid 1");
+    /* the command line's errors, found before anything is timed: they exited 1 (a source error) and 3 (every
+     * configuration skipped, "no configuration ran") */
+    EXPECT_EXIT(2, "$T tune good.tile --kernel nope --grid 1 --device emu");
+    cr_expect(strstr(out, "no kernel named 'nope'"), "%s", out);
+    EXPECT_EXIT(2, "$T tune good.tile --kernel add --grid 1 --arg n=1.5 --device emu");
+    cr_expect(strstr(out, "--arg n=1.5 is not an integer, but the scalar is i32"), "%s", out);
     /* the tuning database cannot be written: its folder is a file */
     EXPECT_EXIT(4, "echo x > notdir && TILE_CACHE_DIR=notdir $T tune good.tile --kernel add --grid 1 --arg n=64 --reps 1 --warmup 0 "
                    "--device emu --elems 64");

@@ -546,7 +546,11 @@ static bool arg_fits(const char *ty, int64_t v, bool isf, char *why, size_t n) {
         {"i1", 0, 1}, {"i8", INT8_MIN, INT8_MAX}, {"u8", 0, UINT8_MAX}, {"i16", INT16_MIN, INT16_MAX}, {"u16", 0, UINT16_MAX},
         {"i32", INT32_MIN, INT32_MAX}, {"u32", 0, UINT32_MAX}, {"u64", 0, INT64_MAX},
     };
-    if (isf) return true; /* a float for an integer scalar is refused at the launch, naming the scalar */
+    if (isf) { /* 1.5 for an integer scalar: every configuration was skipped, and the run exited 3 */
+        bool fl = ty[0] == 'f' || !strcmp(ty, "bf16");
+        if (!fl) snprintf(why, n, "is not an integer, but the scalar is %.7s", ty);
+        return fl;
+    }
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
         if (!strcmp(ty, ranges[i].ty) && (v < ranges[i].lo || v > ranges[i].hi)) {
             snprintf(why, n, "is out of range for its type %.7s (%" PRId64 " to %" PRId64 ")", ty, ranges[i].lo, ranges[i].hi);
@@ -586,7 +590,8 @@ static int bind_args(TuneFile *t, char ***configs, int nconfigs, const char *arc
         int a = t->scalar_arg[j];
         char why[96];
         if (!arg_fits(types[j], t->arg_vals[a], t->arg_isf[a], why, sizeof why))
-            return cli_usage_error("tune", "--arg %s=%" PRId64 " %s", names[j], t->arg_vals[a], why);
+            return t->arg_isf[a] ? cli_usage_error("tune", "--arg %s=%g %s", names[j], t->arg_fvals[a], why)
+                                 : cli_usage_error("tune", "--arg %s=%" PRId64 " %s", names[j], t->arg_vals[a], why);
     }
     t->bound = true;
     return 0;
@@ -637,8 +642,11 @@ static int tune_file(int argc, char **argv) {
     tile_status st = tile_tune_space_file(t.file, t.kernel, &sp, &err);
     if (st != TILE_OK) {
         fprintf(stderr, "%s\n", err ? err : tile_status_string(st));
+        /* --kernel naming no kernel of the file: the command line's error, as in tile compile and tile aot */
+        char none[300];
+        snprintf(none, sizeof none, "has no kernel named '%s'", t.kernel);
+        rc = st == TILE_ERROR_IO || (err && strstr(err, none)) ? CLI_EXIT_USAGE : CLI_EXIT_SOURCE;
         free(err);
-        rc = st == TILE_ERROR_IO ? CLI_EXIT_USAGE : CLI_EXIT_SOURCE;
         goto out;
     }
     if (!sp.nconfigs) {
