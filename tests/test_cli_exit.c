@@ -139,6 +139,14 @@ Test(cli_exit, run_cache_and_standard_output) {
     EXPECT_EXIT(2, "$T cache list extra");
     EXPECT_EXIT(3, "echo x > f && $T cache stats --dir f");
     EXPECT_EXIT(0, "$T cache stats && $T cache list --json && $T cache clear");
+    /* --dir '' is the default folder, named (it printed "cache " and an empty name) */
+    EXPECT_EXIT(0, "$T cache stats --dir \"\"");
+    char want[128];
+    snprintf(want, sizeof want, "cache %s/cache\n", dir);
+    cr_expect(strstr(out, want), "%s", out);
+    /* a device that cannot be opened: the status names TILE_DEVICE's value (it said 'default') */
+    EXPECT_EXIT(3, "TILE_DEVICE=cuda:99 $T run norm --tokens 2 --hidden 16");
+    cr_expect(strstr(out, "cannot open device 'cuda:99' (TILE_DEVICE)"), "%s", out);
     /* every --help ends with the one table */
     static const char *const helps[] = {"compile", "aot", "tune", "tune gemm", "tune k.tile", "run gemm", "run attention", "run decode",
                                         "run moe", "run norm", "run act", "run rope", "run sample", "run spec", "run layer",

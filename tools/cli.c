@@ -368,7 +368,10 @@ int cli_context_open(const char *cmd, const char *device, tile_context **ctx) {
     tile_status st = tile_context_create(device, ctx);
     if (st == TILE_OK) return 0;
     if (st == TILE_ERROR_INVALID_VALUE) return cli_usage_error(cmd, "%s", tile_last_error(NULL)); /* the device string's grammar */
-    fprintf(stderr, "tile: cannot open device '%s': %s\n", device ? device : "default", tile_status_string(st));
+    const char *env = getenv("TILE_DEVICE"); /* the default is TILE_DEVICE's when set: name it, not "default" */
+    if (device && *device) fprintf(stderr, "tile: cannot open device '%s': %s\n", device, tile_status_string(st));
+    else if (env && *env) fprintf(stderr, "tile: cannot open device '%s' (TILE_DEVICE): %s\n", env, tile_status_string(st));
+    else fprintf(stderr, "tile: cannot open the default device: %s\n", tile_status_string(st));
     return CLI_EXIT_FAIL;
 }
 

@@ -80,7 +80,7 @@ static int cache_parse(const char *cmd, const char *usage, int argc, char **argv
         }
     }
     if (g.first_operand < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[g.first_operand]);
-    a->dir = dir ? strdup(dir) : tile_cache_default_dir();
+    a->dir = dir && *dir ? strdup(dir) : tile_cache_default_dir(); /* --dir '' is the default, as the library reads it */
     if (!a->dir) return fprintf(stderr, "tile: no cache folder (set TILE_CACHE_DIR or pass --dir)\n"), CLI_EXIT_FAIL;
     return CLI_CONTINUE;
 }
