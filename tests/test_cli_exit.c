@@ -81,6 +81,13 @@ Test(cli_exit, compile) {
     EXPECT_EXIT(4, "$T compile good.tile -o /dev/full");
     EXPECT_EXIT(0, "$T compile good.tile -o good.ptx && grep -q \".visible .entry add\" good.ptx");
     EXPECT_EXIT(0, "$T compile good.tile -o /dev/null");
+    /* the input as the output (a slip for good.ptx) replaced the source with its PTX; an empty -o said
+     * "cannot write : No such file or directory" */
+    EXPECT_EXIT(2, "ln -f good.tile same.tile && $T compile good.tile -o ./same.tile");
+    cr_expect(strstr(out, "-o ./same.tile is the input file"), "%s", out);
+    EXPECT_EXIT(0, "grep -q \"^kernel add\" good.tile");
+    EXPECT_EXIT(2, "$T compile good.tile -o \"\"");
+    cr_expect(strstr(out, "-o '' names no file"), "%s", out);
 }
 
 Test(cli_exit, aot) {

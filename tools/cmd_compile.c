@@ -13,6 +13,7 @@
 #include "tools/cmd.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
     "usage: tile compile FILE.tile [options]\n"
@@ -104,6 +105,11 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
     if (g.first_operand + 1 < argc) return cli_usage_error(g.cmd, "more than one input file: %s", argv[g.first_operand + 1]);
     a->file = argv[g.first_operand];
     if (a->emit == EMIT_CUBIN && !a->out) return cli_usage_error(g.cmd, "--emit cubin needs -o FILE (or -o - for standard output)");
+    if (a->out && !*a->out) return cli_usage_error(g.cmd, "-o '' names no file (-o - is standard output)");
+    struct stat in, out; /* `-o k.tile` for `-o k.ptx` replaced the source with its PTX */
+    if (a->out && stat(a->file, &in) == 0 && stat(a->out, &out) == 0 && S_ISREG(out.st_mode) && in.st_dev == out.st_dev &&
+        in.st_ino == out.st_ino)
+        return cli_usage_error(g.cmd, "-o %s is the input file: it would be replaced by the output", a->out);
     a->o.size = sizeof a->o; /* the fields after ptxas (debug, num_sms, no_line_info) are read only with the size */
     a->o.defines = cli_list_items(&a->defines);
     a->o.specialize = cli_list_items(&a->specs);
