@@ -183,4 +183,7 @@ Test(cli_exit, output_written_whole) {
     EXPECT_EXIT(0, "echo x > target.ptx && ln -s target.ptx link.ptx && $T compile good.tile -o link.ptx && test -L link.ptx && "
                    "grep -q \".entry add\" target.ptx");
     EXPECT_EXIT(0, "$T compile good.tile -o \"with space.ptx\" && grep -q \".entry add\" \"with space.ptx\"");
+    /* -o /dev/stdout appends where standard output appends (reopened "wb", the log was truncated) */
+    EXPECT_EXIT(0, "echo first line > log && $T compile good.tile -o /dev/stdout >> log && head -1 log | grep -q \"first line\" && "
+                   "grep -q \".entry add\" log");
 }

@@ -312,8 +312,11 @@ bool cli_output_open(CliOutput *o, const char *path) {
     *o = (CliOutput){.path = path && strcmp(path, "-") ? path : NULL};
     if (!o->path) return (o->f = stdout), true;
     if (!*path) return output_failed(o, ENOENT);
-    struct stat st, lst;
+    struct stat st, lst, so;
     bool exists = stat(path, &st) == 0;
+    /* standard output's own file (/dev/stdout, /proc/self/fd/1): written through it, so that `-o /dev/stdout >> log`
+     * appends (a file renamed over it, or reopened "wb", lost what the log held) */
+    if (exists && fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st.st_dev && so.st_ino == st.st_ino) return (o->f = stdout), true;
     if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && exists) o->target = realpath(path, NULL);
     else if (!exists || S_ISREG(st.st_mode)) o->target = strdup(path);
     if (o->target && (!exists || S_ISREG(st.st_mode))) {

@@ -121,8 +121,8 @@ int cli_define(const CliGetopt *g, CliList *l);
 /* ---- output and devices ---- */
 /* An output file (-o): written beside its name and renamed over it when whole (support/outfile.h), so a
  * failed or interrupted write leaves the file as it was and a reader never sees half of one; NULL or "-"
- * is standard output, and a path that exists but is no regular file (/dev/null, a FIFO) is written in
- * place.  A symbolic link's target is replaced, the link kept. */
+ * is standard output, as is a path naming standard output's file (/dev/stdout), and a path that exists but is
+ * no regular file (/dev/null, a FIFO) is written in place.  A symbolic link's target is replaced, the link kept. */
 typedef struct CliOutput {
     FILE *f;
     const char *path; /* as given; NULL: standard output */
