@@ -136,6 +136,11 @@ Test(cli_exit, run_cache_and_standard_output) {
     EXPECT_EXIT(2, "$T run gemm --device emu --m 9 --n 7 --k 5 --out-dtype i32");
     cr_expect(strstr(out, "no gemm kernel for --dtype f16 with --out-dtype i32 (pairs: ") && strstr(out, "i8->i32"), "%s", out);
     EXPECT_EXIT(2, "$T tune gemm --device emu --dtype i8 --out-dtype f32");
+    /* tune's options given to run, and run's to tune: refused alike (run gemm took --warmup and --timeout, silently) */
+    EXPECT_EXIT(2, "$T run gemm --device emu --warmup 3");
+    cr_expect(strstr(out, "--warmup is for 'tile tune gemm'"), "%s", out);
+    EXPECT_EXIT(2, "$T run gemm --device emu --timeout 5");
+    EXPECT_EXIT(2, "$T tune gemm --device emu --config BM=64");
     EXPECT_EXIT(0, "$T run norm --device emu --tokens 3 --hidden 40 --reps 1");
     /* what a command prints lost to a full disk: exited 0 */
     EXPECT_EXIT(4, "$T run norm --device emu --tokens 3 --hidden 40 --reps 1 > /dev/full");

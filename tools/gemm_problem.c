@@ -75,8 +75,12 @@ int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv
         case OPT_TRANS_B: p->tb = 1; break;
         case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
         case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
-        case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &p->warmup); break;
-        case OPT_TIMEOUT: rc = cli_double(&g, 1e-3, 1e9, &p->timeout_s); break;
+        case OPT_WARMUP:
+        case OPT_TIMEOUT: /* run gemm accepted them and did nothing with them */
+            if (strcmp(cmd, "tune gemm")) rc = cli_usage_error(cmd, "%s is for 'tile tune gemm' (run gemm times --reps calls after one first call)", g.name);
+            else if (c == OPT_WARMUP) rc = cli_int(&g, 0, INT_MAX, &p->warmup);
+            else rc = cli_double(&g, 1e-3, 1e9, &p->timeout_s);
+            break;
         case OPT_JSON: p->json = true; break;
         case OPT_CONFIG: rc = parse_config(&g, p); break;
         default: return CLI_EXIT_USAGE;
