@@ -187,6 +187,8 @@ Test(cli_exit, output_written_whole) {
                    "test \"$(stat -c %%a old.ptx)\" = 600");
     EXPECT_EXIT(0, "echo x > target.ptx && ln -s target.ptx link.ptx && $T compile good.tile -o link.ptx && test -L link.ptx && "
                    "grep -q \".entry add\" target.ptx");
+    EXPECT_EXIT(0, "ln -s made.ptx dangling.ptx && $T compile good.tile -o dangling.ptx && test -L dangling.ptx && "
+                   "grep -q \".entry add\" made.ptx");
     EXPECT_EXIT(0, "$T compile good.tile -o \"with space.ptx\" && grep -q \".entry add\" \"with space.ptx\"");
     /* -o /dev/stdout appends where standard output appends (reopened "wb", the log was truncated) */
     EXPECT_EXIT(0, "echo first line > log && $T compile good.tile -o /dev/stdout >> log && head -1 log | grep -q \"first line\" && "
