@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -264,6 +265,21 @@ int cli_choice(const CliGetopt *g, const char *const *names, int *out) {
     char list[256] = "";
     for (int i = 0; names[i]; i++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
     return cli_usage_error(g->cmd, "unknown %s '%s' (expected %s)", g->name, s, list);
+}
+
+int cli_common_option(const CliGetopt *g, int c, const char **device, int *reps, bool *json) {
+    switch (c) {
+    case CLI_OPT_DEVICE: return cli_device(g, device);
+    case CLI_OPT_REPS:
+        if (reps) return cli_int(g, 1, INT_MAX, reps);
+        break;
+    case CLI_OPT_JSON: *json = true; return 0;
+    }
+    return CLI_EXIT_USAGE;
+}
+
+int cli_no_operands(const CliGetopt *g) {
+    return g->first_operand < g->argc ? cli_usage_error(g->cmd, "unexpected argument '%s'", g->argv[g->first_operand]) : 0;
 }
 
 /* ---- lists ---- */

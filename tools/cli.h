@@ -85,6 +85,15 @@ typedef struct CliGetopt {
  * option or a missing value on stderr (the caller returns CLI_EXIT_USAGE). */
 int cli_getopt(CliGetopt *g);
 
+/* --device D, --reps R and --json: the options every `tile run` command and `tile tune` take, one code each
+ * for every command's option table. */
+enum { CLI_OPT_DEVICE = 0x1000, CLI_OPT_REPS, CLI_OPT_JSON };
+/* One of them (c, cli_getopt's code) into its field (reps NULL: the command has no --reps): 0, or the exit status
+ * after a message; any other c is CLI_EXIT_USAGE (cli_getopt has reported it). */
+int cli_common_option(const CliGetopt *g, int c, const char **device, int *reps, bool *json);
+/* After the last option: 0, or a usage error when an operand follows (a command that takes none). */
+int cli_no_operands(const CliGetopt *g);
+
 /* The value of the current option, checked; each returns 0 or, after a
  * message naming the option, CLI_EXIT_USAGE. */
 int cli_i64(const CliGetopt *g, int64_t lo, int64_t hi, int64_t *out);   /* decimal integer, whole string */

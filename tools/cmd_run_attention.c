@@ -31,7 +31,7 @@ typedef struct AttnCli {
 } AttnCli;
 
 enum { OPT_BATCH = 256, OPT_SEQ, OPT_SEQ_K, OPT_HEADS, OPT_HEADS_KV, OPT_HEAD_DIM, OPT_TOKENS, OPT_BLOCK_SIZE, OPT_SPLITS,
-       OPT_CAUSAL, OPT_DTYPE, OPT_KV_DTYPE, OPT_DEVICE, OPT_REPS, OPT_JSON };
+       OPT_CAUSAL, OPT_DTYPE, OPT_KV_DTYPE };
 
 /* name, has value, code, 1: attention, 2: decode, 3: both */
 #define ATTN_OPTIONS(X)                                        \
@@ -48,9 +48,9 @@ enum { OPT_BATCH = 256, OPT_SEQ, OPT_SEQ_K, OPT_HEADS, OPT_HEADS_KV, OPT_HEAD_DI
     X("splits", required_argument, OPT_SPLITS, 2)              \
     X("dtype", required_argument, OPT_DTYPE, 3)                \
     X("kv-dtype", required_argument, OPT_KV_DTYPE, 2)          \
-    X("device", required_argument, OPT_DEVICE, 3)              \
-    X("reps", required_argument, OPT_REPS, 3)                  \
-    X("json", no_argument, OPT_JSON, 3)                        \
+    X("device", required_argument, CLI_OPT_DEVICE, 3)          \
+    X("reps", required_argument, CLI_OPT_REPS, 3)              \
+    X("json", no_argument, CLI_OPT_JSON, 3)                    \
     X("help", no_argument, 'h', 3)
 
 #define OPTION(name, has, code, which) {name, has, NULL, code},
@@ -146,14 +146,10 @@ static int attn_cli_parse(const char *cmd, int argc, char **argv, AttnCli *p, bo
             rc = cli_dtype(&g, kv_types, 3, NULL, &p->kv_dt);
             p->kv_set = true;
             break;
-        case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
-        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
-        case OPT_JSON: p->json = true; break;
-        default: return CLI_EXIT_USAGE;
+        default: rc = cli_common_option(&g, c, &p->device, &p->reps, &p->json); break;
         }
     }
-    if (rc) return rc;
-    if (g.first_operand < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (rc || (rc = cli_no_operands(&g))) return rc;
     if (p->heads_kv < 0) p->heads_kv = p->heads;
     if (p->seq_k < 0) p->seq_k = p->seq;
     if (!p->kv_set) p->kv_dt = p->dt;

@@ -64,7 +64,7 @@ typedef struct LayerCli {
 
 enum {
     OPT_HIDDEN = 256, OPT_HEADS, OPT_HEADS_KV, OPT_HEAD_DIM, OPT_INTER, OPT_PROMPTS, OPT_STEPS, OPT_EXPERTS, OPT_TOPK, OPT_SPEC,
-    OPT_BS, OPT_DTYPE, OPT_KV, OPT_MOE, OPT_DEVICE, OPT_JSON
+    OPT_BS, OPT_DTYPE, OPT_KV, OPT_MOE
 };
 
 static const struct option layer_options[] = {
@@ -75,8 +75,8 @@ static const struct option layer_options[] = {
     {"topk", required_argument, NULL, OPT_TOPK},       {"spec-tokens", required_argument, NULL, OPT_SPEC},
     {"block-size", required_argument, NULL, OPT_BS},   {"dtype", required_argument, NULL, OPT_DTYPE},
     {"kv-dtype", required_argument, NULL, OPT_KV},
-    {"moe", no_argument, NULL, OPT_MOE},               {"device", required_argument, NULL, OPT_DEVICE},
-    {"json", no_argument, NULL, OPT_JSON},             {"help", no_argument, NULL, 'h'},
+    {"moe", no_argument, NULL, OPT_MOE},               {"device", required_argument, NULL, CLI_OPT_DEVICE},
+    {"json", no_argument, NULL, CLI_OPT_JSON},         {"help", no_argument, NULL, 'h'},
     {0},
 };
 
@@ -137,13 +137,10 @@ static int layer_cli_parse(int argc, char **argv, LayerCli *p) {
             if (!(rc = cli_choice(&g, kv_names, &which))) p->kv_f8 = which == 1;
             break;
         case OPT_MOE: p->moe = true; break;
-        case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
-        case OPT_JSON: p->json = true; break;
-        default: return CLI_EXIT_USAGE;
+        default: rc = cli_common_option(&g, c, &p->device, NULL, &p->json); break;
         }
     }
-    if (rc) return rc;
-    if (g.first_operand < argc) return cli_usage_error(g.cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (rc || (rc = cli_no_operands(&g))) return rc;
     if (p->heads % p->heads_kv) return cli_usage_error(g.cmd, "--heads must be a multiple of --heads-kv");
     if (p->head_dim % 16) return cli_usage_error(g.cmd, "--head-dim must be a multiple of 16");
     if (p->block_size != 16 && p->block_size != 32 && p->block_size != 64) return cli_usage_error(g.cmd, "--block-size must be 16, 32 or 64");

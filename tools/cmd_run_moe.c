@@ -29,8 +29,8 @@ typedef struct MoeCli {
     const char *device;
 } MoeCli;
 
-enum { OPT_TOKENS = 256, OPT_EXPERTS, OPT_TOPK, OPT_HIDDEN, OPT_INTER, OPT_REPS, OPT_CHECK_TOKENS, OPT_DEVICE, OPT_SCALES, OPT_DTYPE,
-       OPT_ACT_DTYPE, OPT_JSON };
+enum { OPT_TOKENS = 256, OPT_EXPERTS, OPT_TOPK, OPT_HIDDEN, OPT_INTER, OPT_CHECK_TOKENS, OPT_SCALES, OPT_DTYPE,
+       OPT_ACT_DTYPE };
 
 static const struct option options[] = {
     {"tokens", required_argument, NULL, OPT_TOKENS},
@@ -38,13 +38,13 @@ static const struct option options[] = {
     {"topk", required_argument, NULL, OPT_TOPK},
     {"hidden", required_argument, NULL, OPT_HIDDEN},
     {"inter", required_argument, NULL, OPT_INTER},
-    {"reps", required_argument, NULL, OPT_REPS},
+    {"reps", required_argument, NULL, CLI_OPT_REPS},
     {"check-tokens", required_argument, NULL, OPT_CHECK_TOKENS},
-    {"device", required_argument, NULL, OPT_DEVICE},
+    {"device", required_argument, NULL, CLI_OPT_DEVICE},
     {"scales", required_argument, NULL, OPT_SCALES},
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"act-dtype", required_argument, NULL, OPT_ACT_DTYPE},
-    {"json", no_argument, NULL, OPT_JSON},
+    {"json", no_argument, NULL, CLI_OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -91,10 +91,7 @@ static int moe_cli_parse(int argc, char **argv, MoeCli *p) {
         case OPT_TOPK: rc = cli_i64(&g, 1, INT32_MAX, &p->topk); break;
         case OPT_HIDDEN: rc = cli_i64(&g, 1, INT32_MAX, &p->hidden); break;
         case OPT_INTER: rc = cli_i64(&g, 1, INT32_MAX, &p->inter); break;
-        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
-        case OPT_JSON: p->json = true; break;
         case OPT_CHECK_TOKENS: rc = cli_int(&g, 1, INT_MAX, &p->check_tokens); break;
-        case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
         case OPT_SCALES:
             if (!(rc = cli_choice(&g, scale_names, &which))) p->scales = scale_values[which], scales_set = true;
             break;
@@ -105,11 +102,10 @@ static int moe_cli_parse(int argc, char **argv, MoeCli *p) {
             }
             break;
         case OPT_ACT_DTYPE: rc = cli_dtype(&g, act_types, 2, NULL, &p->act); break;
-        default: return CLI_EXIT_USAGE;
+        default: rc = cli_common_option(&g, c, &p->device, &p->reps, &p->json); break;
         }
     }
-    if (rc) return rc;
-    if (g.first_operand < argc) return cli_usage_error(g.cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (rc || (rc = cli_no_operands(&g))) return rc;
     if (p->w != TILE_F8E4M3) p->w = p->act;
     if (p->w == TILE_F8E4M3 && !scales_set) p->scales = TILE_MOE_SCALES_BLOCK128;
     if (p->w != TILE_F8E4M3 && scales_set) return cli_usage_error(g.cmd, "--scales goes with --dtype f8e4m3");

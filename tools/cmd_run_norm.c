@@ -34,23 +34,23 @@ typedef struct RowsCli {
     const char *device;
 } RowsCli;
 
-enum { OPT_TOKENS = 256, OPT_N, OPT_DTYPE, OPT_QUANT, OPT_GROUP, OPT_NO_RESIDUAL, OPT_LAYERNORM, OPT_ACT, OPT_DEVICE, OPT_REPS, OPT_JSON };
+enum { OPT_TOKENS = 256, OPT_N, OPT_DTYPE, OPT_QUANT, OPT_GROUP, OPT_NO_RESIDUAL, OPT_LAYERNORM, OPT_ACT };
 
 static const struct option norm_options[] = {
     {"tokens", required_argument, NULL, OPT_TOKENS}, {"hidden", required_argument, NULL, OPT_N},
     {"dtype", required_argument, NULL, OPT_DTYPE},   {"quant", required_argument, NULL, OPT_QUANT},
     {"group", required_argument, NULL, OPT_GROUP},
     {"no-residual", no_argument, NULL, OPT_NO_RESIDUAL}, {"layernorm", no_argument, NULL, OPT_LAYERNORM},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"reps", required_argument, NULL, OPT_REPS},     {"json", no_argument, NULL, OPT_JSON},
+    {"device", required_argument, NULL, CLI_OPT_DEVICE},
+    {"reps", required_argument, NULL, CLI_OPT_REPS},     {"json", no_argument, NULL, CLI_OPT_JSON},
     {"help", no_argument, NULL, 'h'},                {0},
 };
 static const struct option act_options[] = {
     {"tokens", required_argument, NULL, OPT_TOKENS}, {"d", required_argument, NULL, OPT_N},
     {"dtype", required_argument, NULL, OPT_DTYPE},   {"quant", required_argument, NULL, OPT_QUANT},
     {"group", required_argument, NULL, OPT_GROUP},
-    {"act", required_argument, NULL, OPT_ACT},       {"device", required_argument, NULL, OPT_DEVICE},
-    {"reps", required_argument, NULL, OPT_REPS},     {"json", no_argument, NULL, OPT_JSON},
+    {"act", required_argument, NULL, OPT_ACT},       {"device", required_argument, NULL, CLI_OPT_DEVICE},
+    {"reps", required_argument, NULL, CLI_OPT_REPS},     {"json", no_argument, NULL, CLI_OPT_JSON},
     {"help", no_argument, NULL, 'h'},                {0},
 };
 
@@ -110,14 +110,10 @@ static int rows_cli_parse(const char *cmd, int argc, char **argv, RowsCli *p) {
         case OPT_ACT:
             if (!(rc = cli_choice(&g, act_names, &which))) p->act = (tile_gated_act)which;
             break;
-        case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
-        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
-        case OPT_JSON: p->json = true; break;
-        default: return CLI_EXIT_USAGE;
+        default: rc = cli_common_option(&g, c, &p->device, &p->reps, &p->json); break;
         }
     }
-    if (rc) return rc;
-    if (g.first_operand < argc) return cli_usage_error(g.cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (rc || (rc = cli_no_operands(&g))) return rc;
     if (p->group && (p->group & (p->group - 1))) return cli_usage_error(g.cmd, "--group %lld is not a power of two", (long long)p->group);
     if (p->group && p->quant == TILE_F32) return cli_usage_error(g.cmd, "--group needs --quant f8e4m3 or i8");
     return CLI_CONTINUE;

@@ -38,7 +38,7 @@ typedef struct RopeCli {
     const char *device;
 } RopeCli;
 
-enum { OPT_TOKENS = 256, OPT_HQ, OPT_HK, OPT_D, OPT_ROT, OPT_STYLE, OPT_DTYPE, OPT_KV, OPT_BS, OPT_DEVICE, OPT_REPS, OPT_JSON };
+enum { OPT_TOKENS = 256, OPT_HQ, OPT_HK, OPT_D, OPT_ROT, OPT_STYLE, OPT_DTYPE, OPT_KV, OPT_BS };
 enum { MAX_POSITION = 4096, PAD_EVERY = 8 };
 
 static const struct option rope_options[] = {
@@ -47,8 +47,8 @@ static const struct option rope_options[] = {
     {"head-dim", required_argument, NULL, OPT_D},      {"rot-dim", required_argument, NULL, OPT_ROT},
     {"style", required_argument, NULL, OPT_STYLE},     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"kv-dtype", required_argument, NULL, OPT_KV},     {"block-size", required_argument, NULL, OPT_BS},
-    {"device", required_argument, NULL, OPT_DEVICE},   {"reps", required_argument, NULL, OPT_REPS},
-    {"json", no_argument, NULL, OPT_JSON},             {"help", no_argument, NULL, 'h'},
+    {"device", required_argument, NULL, CLI_OPT_DEVICE},   {"reps", required_argument, NULL, CLI_OPT_REPS},
+    {"json", no_argument, NULL, CLI_OPT_JSON},             {"help", no_argument, NULL, 'h'},
     {0},
 };
 
@@ -97,14 +97,10 @@ static int rope_cli_parse(int argc, char **argv, RopeCli *p) {
             if (!(rc = cli_choice(&g, kv_names, &which))) p->kv = which ? TILE_F8E4M3 : TILE_F32;
             break;
         case OPT_BS: rc = cli_i64(&g, 1, 1024, &p->block_size); break;
-        case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
-        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
-        case OPT_JSON: p->json = true; break;
-        default: return CLI_EXIT_USAGE;
+        default: rc = cli_common_option(&g, c, &p->device, &p->reps, &p->json); break;
         }
     }
-    if (rc) return rc;
-    if (g.first_operand < argc) return cli_usage_error(g.cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (rc || (rc = cli_no_operands(&g))) return rc;
     if (p->rot_dim > p->head_dim || p->rot_dim % 2) return cli_usage_error(g.cmd, "--rot-dim must be even and at most --head-dim");
     return CLI_CONTINUE;
 }

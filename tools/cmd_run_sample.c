@@ -44,7 +44,7 @@ typedef struct SampleCli {
 
 enum {
     OPT_BATCH = 256, OPT_VOCAB, OPT_DTYPE, OPT_TEMP, OPT_TOPK, OPT_TOPP, OPT_MINP, OPT_SPREAD, OPT_PROBS, OPT_DRAFTS, OPT_GREEDY,
-    OPT_SEED, OPT_DEVICE, OPT_REPS, OPT_JSON
+    OPT_SEED
 };
 
 static const struct option sample_options[] = {
@@ -53,15 +53,15 @@ static const struct option sample_options[] = {
     {"top-k", required_argument, NULL, OPT_TOPK},    {"top-p", required_argument, NULL, OPT_TOPP},
     {"min-p", required_argument, NULL, OPT_MINP},    {"spread", required_argument, NULL, OPT_SPREAD},
     {"probs", no_argument, NULL, OPT_PROBS},         {"seed", required_argument, NULL, OPT_SEED},
-    {"device", required_argument, NULL, OPT_DEVICE}, {"reps", required_argument, NULL, OPT_REPS},
-    {"json", no_argument, NULL, OPT_JSON},           {"help", no_argument, NULL, 'h'},
+    {"device", required_argument, NULL, CLI_OPT_DEVICE}, {"reps", required_argument, NULL, CLI_OPT_REPS},
+    {"json", no_argument, NULL, CLI_OPT_JSON},           {"help", no_argument, NULL, 'h'},
     {0},
 };
 static const struct option spec_options[] = {
     {"batch", required_argument, NULL, OPT_BATCH},   {"vocab", required_argument, NULL, OPT_VOCAB},
     {"drafts", required_argument, NULL, OPT_DRAFTS}, {"greedy", no_argument, NULL, OPT_GREEDY},
-    {"seed", required_argument, NULL, OPT_SEED},     {"device", required_argument, NULL, OPT_DEVICE},
-    {"reps", required_argument, NULL, OPT_REPS},     {"json", no_argument, NULL, OPT_JSON},
+    {"seed", required_argument, NULL, OPT_SEED},     {"device", required_argument, NULL, CLI_OPT_DEVICE},
+    {"reps", required_argument, NULL, CLI_OPT_REPS},     {"json", no_argument, NULL, CLI_OPT_JSON},
     {"help", no_argument, NULL, 'h'},                {0},
 };
 
@@ -122,14 +122,10 @@ static int sample_cli_parse(bool spec, int argc, char **argv, SampleCli *p) {
         case OPT_PROBS: p->probs = true; break;
         case OPT_GREEDY: p->greedy = true; break;
         case OPT_SEED: rc = cli_i64(&g, 0, INT64_MAX, &p->seed); break;
-        case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
-        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
-        case OPT_JSON: p->json = true; break;
-        default: return CLI_EXIT_USAGE;
+        default: rc = cli_common_option(&g, c, &p->device, &p->reps, &p->json); break;
         }
     }
-    if (rc) return rc;
-    if (g.first_operand < argc) return cli_usage_error(g.cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (rc || (rc = cli_no_operands(&g))) return rc;
     return CLI_CONTINUE;
 }
 

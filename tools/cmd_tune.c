@@ -367,17 +367,17 @@ typedef struct TuneFile {
     bool bound;                        /* scalar_arg is set (else --arg values go in order) */
 } TuneFile;
 
-enum { OPT_KERNEL = 256, OPT_DEVICE, OPT_GRID, OPT_ARG, OPT_ELEMS, OPT_REPS, OPT_WARMUP, OPT_JSON };
+enum { OPT_KERNEL = 256, OPT_GRID, OPT_ARG, OPT_ELEMS, OPT_WARMUP };
 
 static const struct option file_options[] = {
     {"kernel", required_argument, NULL, OPT_KERNEL},
-    {"device", required_argument, NULL, OPT_DEVICE},
+    {"device", required_argument, NULL, CLI_OPT_DEVICE},
     {"grid", required_argument, NULL, OPT_GRID},
     {"arg", required_argument, NULL, OPT_ARG},
     {"elems", required_argument, NULL, OPT_ELEMS},
-    {"reps", required_argument, NULL, OPT_REPS},
+    {"reps", required_argument, NULL, CLI_OPT_REPS},
     {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"json", no_argument, NULL, OPT_JSON},
+    {"json", no_argument, NULL, CLI_OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -416,14 +416,11 @@ static int tune_file_parse(int argc, char **argv, TuneFile *t) {
         switch (c) {
         case 'h': return cli_help(usage_tune_file);
         case OPT_KERNEL: t->kernel = g.arg; break;
-        case OPT_DEVICE: rc = cli_device(&g, &t->device); break;
         case OPT_GRID: t->grid = g.arg; break;
         case OPT_ARG: rc = parse_arg(&g, t); break;
         case OPT_ELEMS: rc = cli_i64(&g, 1, INT64_MAX / 8, &t->elems); break;
-        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &t->reps); break;
         case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &t->warmup); break;
-        case OPT_JSON: t->json = true; break;
-        default: return CLI_EXIT_USAGE;
+        default: rc = cli_common_option(&g, c, &t->device, &t->reps, &t->json); break;
         }
     }
     if (rc) return rc;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_M = 256, OPT_N, OPT_K, OPT_DTYPE, OPT_OUT_DTYPE, OPT_TRANS_A, OPT_TRANS_B, OPT_DEVICE, OPT_REPS, OPT_WARMUP, OPT_TIMEOUT, OPT_JSON,
+enum { OPT_M = 256, OPT_N, OPT_K, OPT_DTYPE, OPT_OUT_DTYPE, OPT_TRANS_A, OPT_TRANS_B, OPT_WARMUP, OPT_TIMEOUT,
        OPT_CONFIG };
 
 static const struct option options[] = {
@@ -19,11 +19,11 @@ static const struct option options[] = {
     {"out-dtype", required_argument, NULL, OPT_OUT_DTYPE},
     {"trans-a", no_argument, NULL, OPT_TRANS_A},
     {"trans-b", no_argument, NULL, OPT_TRANS_B},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"reps", required_argument, NULL, OPT_REPS},
+    {"device", required_argument, NULL, CLI_OPT_DEVICE},
+    {"reps", required_argument, NULL, CLI_OPT_REPS},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"json", no_argument, NULL, OPT_JSON},
+    {"json", no_argument, NULL, CLI_OPT_JSON},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"help", no_argument, NULL, 'h'},
     {0},
@@ -73,21 +73,17 @@ int gemm_problem_parse(const char *cmd, const char *usage, int argc, char **argv
             break;
         case OPT_TRANS_A: p->ta = 1; break;
         case OPT_TRANS_B: p->tb = 1; break;
-        case OPT_DEVICE: rc = cli_device(&g, &p->device); break;
-        case OPT_REPS: rc = cli_int(&g, 1, INT_MAX, &p->reps); break;
         case OPT_WARMUP:
         case OPT_TIMEOUT: /* run gemm accepted them and did nothing with them */
             if (strcmp(cmd, "tune gemm")) rc = cli_usage_error(cmd, "%s is for 'tile tune gemm' (run gemm times --reps calls after one first call)", g.name);
             else if (c == OPT_WARMUP) rc = cli_int(&g, 0, INT_MAX, &p->warmup);
             else rc = cli_double(&g, 1e-3, 1e9, &p->timeout_s);
             break;
-        case OPT_JSON: p->json = true; break;
         case OPT_CONFIG: rc = parse_config(&g, p); break;
-        default: return CLI_EXIT_USAGE;
+        default: rc = cli_common_option(&g, c, &p->device, &p->reps, &p->json); break;
         }
     }
-    if (rc) return rc;
-    if (g.first_operand < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[g.first_operand]);
+    if (rc || (rc = cli_no_operands(&g))) return rc;
     if (!out_set) p->out = p->in == TILE_I8 ? TILE_I32 : TILE_F32;
     if (!tile_gemm_kernel_name(p->in, p->out)) { /* a pair the options give that no kernel takes: the command line's error */
         char pairs[256] = "";
