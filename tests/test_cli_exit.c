@@ -81,6 +81,13 @@ Test(cli_exit, compile) {
     EXPECT_EXIT(4, "$T compile good.tile -o /dev/full");
     EXPECT_EXIT(0, "$T compile good.tile -o good.ptx && grep -q \".visible .entry add\" good.ptx");
     EXPECT_EXIT(0, "$T compile good.tile -o /dev/null");
+    /* a single-valued option given twice with two values: which was meant? (the last won, silently) */
+    EXPECT_EXIT(2, "$T compile good.tile -o a.ptx -o b.ptx");
+    cr_expect(strstr(out, "-o is given twice ('a.ptx', then 'b.ptx')"), "%s", out);
+    EXPECT_EXIT(2, "$T compile good.tile --kernel add --kernel other");
+    EXPECT_EXIT(2, "$T aot good.tile --kernel add -o a -o b");
+    EXPECT_EXIT(2, "$T tune good.tile --kernel add --kernel x --grid 1");
+    EXPECT_EXIT(0, "$T compile good.tile --kernel add --kernel add -o /dev/null");
     /* the input as the output (a slip for good.ptx) replaced the source with its PTX; an empty -o said
      * "cannot write : No such file or directory" */
     EXPECT_EXIT(2, "ln -f good.tile same.tile && $T compile good.tile -o ./same.tile");

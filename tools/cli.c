@@ -267,6 +267,13 @@ int cli_choice(const CliGetopt *g, const char *const *names, int *out) {
     return cli_usage_error(g->cmd, "unknown %s '%s' (expected %s)", g->name, s, list);
 }
 
+int cli_once(const CliGetopt *g, const char **slot) {
+    const char *v = g->arg ? g->arg : "";
+    if (*slot && strcmp(*slot, v)) return cli_usage_error(g->cmd, "%s is given twice ('%s', then '%s')", g->name, *slot, v);
+    *slot = v;
+    return 0;
+}
+
 int cli_common_option(const CliGetopt *g, int c, const char **device, int *reps, bool *json) {
     switch (c) {
     case CLI_OPT_DEVICE: return cli_device(g, device);

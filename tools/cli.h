@@ -111,6 +111,9 @@ int cli_choice(const CliGetopt *g, const char *const *names, int *out);
  * a small or zero size, and was filled past its end). */
 enum { CLI_MAX_ELEMENTS_LOG2 = 48 }; /* 2^48 elements: 2 PiB as the float64 copies of the inputs */
 int cli_elements(const char *cmd, const char *what, int n, ...);
+/* A string option given once: its value into *slot, or a usage error when an earlier one gave another value
+ * (`-o a.ptx -o b.ptx`: which was meant?  The last one won, silently). */
+int cli_once(const CliGetopt *g, const char **slot);
 /* Strict decimal integer of a string (no option): false when malformed or out of range. */
 bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 

@@ -65,7 +65,7 @@ static int aot_parse(int argc, char **argv, AotArgs *a) {
             break;
         case 'o':
             if (!strcmp(g.arg, "-")) rc = cli_usage_error(g.cmd, "-o is a path stem (OUT.h and OUT.c): '-' cannot be standard output");
-            a->out = g.arg;
+            else rc = cli_once(&g, &a->out);
             break;
         default: return CLI_EXIT_USAGE;
         }

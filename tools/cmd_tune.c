@@ -415,8 +415,8 @@ static int tune_file_parse(int argc, char **argv, TuneFile *t) {
     while (!rc && (c = cli_getopt(&g)) != -1) {
         switch (c) {
         case 'h': return cli_help(usage_tune_file);
-        case OPT_KERNEL: t->kernel = g.arg; break;
-        case OPT_GRID: t->grid = g.arg; break;
+        case OPT_KERNEL: rc = cli_once(&g, &t->kernel); break;
+        case OPT_GRID: rc = cli_once(&g, &t->grid); break;
         case OPT_ARG: rc = parse_arg(&g, t); break;
         case OPT_ELEMS: rc = cli_i64(&g, 1, INT64_MAX / 8, &t->elems); break;
         case OPT_WARMUP: rc = cli_int(&g, 0, INT_MAX, &t->warmup); break;
