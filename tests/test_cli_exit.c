@@ -189,6 +189,7 @@ Test(cli_exit, output_written_whole) {
     int st = sh("ulimit -f 1 && exec $T compile good.tile --no-cache -o old.ptx");
     cr_expect_neq(st, 0, "%s", out);
     EXPECT_EXIT(0, "test \"$(cat old.ptx)\" = \"the old file\"");
+    EXPECT_EXIT(0, "test -z \"$(ls | grep tmp-)\""); /* the signal removed the file beside it (it was left behind) */
     /* written whole: replaced, the mode kept; through a symbolic link the target is replaced and the link kept */
     EXPECT_EXIT(0, "chmod 600 old.ptx && $T compile good.tile -o old.ptx && grep -q \".entry add\" old.ptx && "
                    "test \"$(stat -c %%a old.ptx)\" = 600");

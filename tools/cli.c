@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +327,28 @@ int cli_define(const CliGetopt *g, CliList *l) {
 }
 
 /* ---- output and devices ---- */
+/* The file being written beside -o's: a signal that ends the process (Ctrl-C, a file size limit) removes it
+ * first, so that no PATH.tmp-PID-N is left behind.  One output at a time; unlink is async-signal-safe. */
+static char *volatile pending_tmp;
+static const int ending_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ};
+
+static void remove_pending(int sig) {
+    char *t = pending_tmp;
+    if (t) unlink(t);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void pending_set(char *tmp) {
+    pending_tmp = tmp;
+    for (size_t i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++) {
+        struct sigaction old, sa = {.sa_handler = remove_pending};
+        sigemptyset(&sa.sa_mask);
+        /* a signal the caller ignores (nohup, trap '' XFSZ) stays ignored */
+        if (sigaction(ending_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(ending_signals[i], &sa, NULL);
+    }
+}
+
 static bool output_failed(CliOutput *o, int e) {
     fprintf(stderr, "tile: cannot write %s: %s\n", o->path ? o->path : "standard output", strerror(e));
     return false;
@@ -345,7 +368,7 @@ bool cli_output_open(CliOutput *o, const char *path) {
     else if (!link && (!exists || S_ISREG(st.st_mode))) o->target = strdup(path); /* a dangling link: fopen makes its target */
     if (o->target && (!exists || S_ISREG(st.st_mode))) {
         int fd = outfile_create_beside(o->target, &o->tmp);
-        if (fd >= 0 && (o->f = fdopen(fd, "wb"))) return true;
+        if (fd >= 0 && (o->f = fdopen(fd, "wb"))) return pending_set(o->tmp), true;
         int e = errno;
         if (fd >= 0) close(fd), unlink(o->tmp);
         free(o->tmp), o->tmp = NULL;
@@ -368,6 +391,7 @@ bool cli_output_open(CliOutput *o, const char *path) {
 void cli_output_discard(CliOutput *o) {
     if (o->f && o->f != stdout) fclose(o->f);
     if (o->tmp) unlink(o->tmp);
+    pending_tmp = NULL;
     free(o->tmp), free(o->target);
     *o = (CliOutput){0};
 }
@@ -385,7 +409,7 @@ bool cli_output_close(CliOutput *o) {
     if (o->f != stdout && fclose(o->f) && ok) ok = false, e = errno;
     o->f = NULL;
     if (ok && o->tmp && rename(o->tmp, o->target)) ok = false, e = errno;
-    else if (ok && o->tmp) free(o->tmp), o->tmp = NULL; /* in place: nothing to remove */
+    else if (ok && o->tmp) pending_tmp = NULL, free(o->tmp), o->tmp = NULL; /* in place: nothing to remove */
     if (!ok) output_failed(o, e);
     cli_output_discard(o);
     return ok;
