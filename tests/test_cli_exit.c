@@ -78,6 +78,8 @@ Test(cli_exit, compile) {
     cr_expect(strstr(out, "cannot write no/such/folder.ptx"), "%s", out);
     EXPECT_EXIT(4, "mkdir -p d.ptx && $T compile good.tile -o d.ptx");
     EXPECT_EXIT(4, "$T compile good.tile > /dev/full");
+    const char *said = strstr(out, "cannot write standard output");
+    cr_expect(said && !strstr(said + 1, "cannot write standard output"), "said once: %s", out);
     EXPECT_EXIT(4, "$T compile good.tile -o /dev/full");
     EXPECT_EXIT(0, "$T compile good.tile -o good.ptx && grep -q \".visible .entry add\" good.ptx");
     EXPECT_EXIT(0, "$T compile good.tile -o /dev/null");

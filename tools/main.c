@@ -67,6 +67,7 @@ static int help(int argc, char **argv) {
 
 /* Standard output written whole, else a message and exit 4 (a command that failed otherwise keeps its status). */
 static int stdout_flushed(int rc) {
+    if (rc == CLI_EXIT_OUTPUT) return rc; /* the command said what it could not write */
     errno = EIO;
     if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
     fprintf(stderr, "tile: cannot write standard output: %s\n", strerror(errno));
