@@ -114,6 +114,10 @@ Test(cli_exit, aot) {
     /* exited 2 (TILE_ERROR_IO read as a usage error) while `tile compile -o` exited 3 */
     EXPECT_EXIT(4, "$T aot good.tile --kernel add -o no/such/k");
     EXPECT_EXIT(0, "$T aot good.tile --kernel add -o k && test -s k.c && test -s k.h");
+    EXPECT_EXIT(2, "mkdir -p adir && $T aot adir --kernel add -o k");
+    /* a pipe is no input file the library reads (it exited 4, as if the output could not be written) */
+    EXPECT_EXIT(2, "cat good.tile | $T aot /dev/stdin --kernel add -o piped");
+    cr_expect(strstr(out, "cannot read '/dev/stdin': not a regular file"), "%s", out);
 }
 
 Test(cli_exit, tune) {

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: tile aot FILE.tile --kernel NAME[=CNAME] [--kernel NAME[=CNAME]]... [--prefix P] [--arch TARGET]\n"
@@ -78,6 +80,14 @@ static int aot_parse(int argc, char **argv, AotArgs *a) {
     return CLI_CONTINUE;
 }
 
+/* Why the library could not read the input (a regular file), or NULL.  Nothing is read: a pipe would lose it. */
+static const char *input_unreadable(const char *file) {
+    struct stat st;
+    if (stat(file, &st)) return strerror(errno);
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    return access(file, R_OK) ? strerror(errno) : NULL;
+}
+
 int cmd_aot(int argc, char **argv) {
     AotArgs a = {0};
     int rc = aot_parse(argc, argv, &a);
@@ -92,14 +102,12 @@ int cmd_aot(int argc, char **argv) {
         else snprintf(named[i], len, "%s", k);
     }
     if (rc == CLI_EXIT_FAIL) fprintf(stderr, "tile: out of host memory\n");
-    /* the input read here first: the library's TILE_ERROR_IO is then the output's (exit 4, not 2) */
-    FILE *in = rc == CLI_CONTINUE ? fopen(a.file, "r") : NULL;
-    if (in) (void)fgetc(in); /* a folder opens, and fails to read */
-    if (rc == CLI_CONTINUE && (!in || ferror(in))) {
-        fprintf(stderr, "tile: cannot read '%s': %s\n", a.file, strerror(errno));
+    /* the input checked here first: the library's TILE_ERROR_IO is then the output's (exit 4, not 2) */
+    const char *unreadable = rc == CLI_CONTINUE ? input_unreadable(a.file) : NULL;
+    if (unreadable) {
+        fprintf(stderr, "tile: cannot read '%s': %s\n", a.file, unreadable);
         rc = CLI_EXIT_USAGE;
     }
-    if (in) fclose(in);
     if (rc == CLI_CONTINUE) {
         char *msg = NULL;
         tile_status st = tile_aot_export(a.file, &a.o, (const char *const *)named, cli_list_items(&a.variants), a.out, &msg);
