@@ -363,9 +363,9 @@ bool cli_output_open(CliOutput *o, const char *path) {
     /* standard output's own file (/dev/stdout, /proc/self/fd/1): written through it, so that `-o /dev/stdout >> log`
      * appends (a file renamed over it, or reopened "wb", lost what the log held) */
     if (exists && fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st.st_dev && so.st_ino == st.st_ino) return (o->f = stdout), true;
-    bool link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
-    if (link && exists) o->target = realpath(path, NULL);
-    else if (!link && (!exists || S_ISREG(st.st_mode))) o->target = strdup(path); /* a dangling link: fopen makes its target */
+    bool is_link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if (is_link && exists) o->target = realpath(path, NULL);
+    else if (!is_link && (!exists || S_ISREG(st.st_mode))) o->target = strdup(path); /* a dangling link: fopen makes its target */
     if (o->target && (!exists || S_ISREG(st.st_mode))) {
         int fd = outfile_create_beside(o->target, &o->tmp);
         if (fd >= 0 && (o->f = fdopen(fd, "wb"))) return pending_set(o->tmp), true;
