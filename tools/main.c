@@ -65,9 +65,9 @@ static int help(int argc, char **argv) {
     return rc;
 }
 
-/* Standard output written whole, else a message and exit 4 (a command that failed otherwise keeps its status). */
+/* Standard output written whole, else a message and exit 3 (a command that failed keeps its status). */
 static int stdout_flushed(int rc) {
-    if (rc == CLI_EXIT_OUTPUT) return rc; /* the command said what it could not write */
+    if (rc == CLI_EXIT_OUTPUT) return rc; /* a failure (CLI_EXIT_FAIL too): the command said what failed */
     errno = EIO;
     if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
     fprintf(stderr, "tile: cannot write standard output: %s\n", strerror(errno));
