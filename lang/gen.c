@@ -368,7 +368,11 @@ ValueId gen_materialize(Gen *g, Val v, Loc loc) {
 
 Val gen_cast(Gen *g, Val v, DType to, Loc loc) {
     if (!val_is_value(g, v, loc)) return val_err();
-    if (v.k == V_CT) return ct_cast(v, to);
+    if (v.k == V_CT) {
+        Val r = ct_cast(v, to);
+        r.held = v.held;
+        return r;
+    }
     if (v.t->dt == to) return v;
     if (v.t->dt == DT_PTR || to == DT_PTR) {
         diag_error(g->d, loc, "cannot cast '%s' to '%s'", gen_type_name(g, v.t), dtype_name(to));
@@ -471,7 +475,11 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         case TK_MINUS: r = x - y; break;
         case TK_STAR: r = x * y; break;
         case TK_SLASH: r = x / y; break;
-        case TK_PERCENT: r = fmod(x, y); break;
+        case TK_PERCENT: /* Python's for two constants (the sign of the divisor), C's fmod for a variable's */
+            r = fmod(x, y);
+            if (!a.held && !b.held && r != 0 && (r < 0) != (y < 0)) r += y;
+            else if (!a.held && !b.held && r == 0) r = copysign(0.0, y);
+            break;
         case TK_EQEQ: return val_ct_int(x == y, DT_I1);
         case TK_NE: return val_ct_int(x != y, DT_I1);
         case TK_LT: return val_ct_int(x < y, DT_I1);
@@ -501,7 +509,13 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         }
         if (!sgn) r = (int64_t)(bo->tok == TK_SLASH ? ux / uy : ux % uy);
         else if (x == INT64_MIN && y == -1) r = bo->tok == TK_SLASH ? x : 0, over = bo->tok == TK_SLASH;
-        else r = bo->tok == TK_SLASH ? x / y : x % y;
+        else {
+            /* Triton folds two constexprs with Python's // and %, which floor (-7 // 2 == -4, -7 % 2 == 1); a variable
+             * is a run-time scalar there, whose sdiv and srem truncate toward zero as C's */
+            int64_t q = x / y, m = x % y;
+            if (!a.held && !b.held && m != 0 && (m < 0) != (y < 0)) q -= 1, m += y;
+            r = bo->tok == TK_SLASH ? q : m;
+        }
         break;
     case TK_AMP: r = (int64_t)(ux & uy); break;
     case TK_PIPE: r = (int64_t)(ux | uy); break;
@@ -691,7 +705,9 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
             warn_int_quotient(g, a, to, loc);
             warn_int_quotient(g, b, to, loc);
         }
-        return fold_binop(g, bo, a, b, loc);
+        Val r = fold_binop(g, bo, a, b, loc);
+        r.held = r.k == V_CT && (a.held || b.held);
+        return r;
     }
     DType dt = a.k == V_CT ? gen_weak_promote(db, da) : b.k == V_CT ? gen_weak_promote(da, db) : gen_promote(da, db);
     if ((bo->tok == TK_SLASH || bo->tok == TK_PERCENT || bo->kind == BK_CMP) && dtype_is_int(da) && dtype_is_int(db) &&
@@ -739,8 +755,11 @@ static Val gen_unary(Gen *g, const Node *n) {
             diag_error(g->d, loc, "integer overflow in a constant expression: -(%lld) does not fit in i64", (long long)v.i);
             return val_err();
         }
-        if (v.k == V_CT)
-            return dtype_is_float(dt) ? val_ct_float(-v.f, dt) : val_ct_int(wrap_int((int64_t)(0 - (uint64_t)v.i), dt), dt);
+        if (v.k == V_CT) {
+            Val r = dtype_is_float(dt) ? val_ct_float(-v.f, dt) : val_ct_int(wrap_int((int64_t)(0 - (uint64_t)v.i), dt), dt);
+            r.held = v.held;
+            return r;
+        }
         op = OP_NEG;
     } else if (n->op == TK_BANG) {
         if (dt != DT_I1) {

@@ -42,6 +42,8 @@ typedef struct Val {
     struct Val *elems; /* V_TUPLE: nelems values (V_CT or V_RT), arena */
     int nelems;
     bool trunc_quotient; /* V_CT: an integer quotient that dropped a remainder (a float would have kept it) */
+    bool held;           /* V_CT: a variable's (`let`, `=`) or made from one: a run-time scalar to Triton, whose
+                          * assignment makes a tensor of a constexpr, so its integer `/` and `%` truncate */
     const char *s;       /* V_STR: a compile-time string (a literal, a const, a -D define), arena */
 } Val;
 

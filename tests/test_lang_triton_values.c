@@ -16,6 +16,7 @@
 #include "include/tile/tile.h"
 #include "runtime/device.h"
 #include "support/hostfloat.h"
+#include "support/support.h"
 #include "tests/lang_run.h"
 #include "tests/test_rng.h"
 
@@ -788,6 +789,63 @@ Test(lang_triton_values, division_signedness) {
         uint32_t e = v[i] > 100;
         cr_expect_eq(uo[128 + i], live ? e + u[i] % v[i] : 0xFFFFFFFFu, "i1 %u: %u", e, uo[128 + i]);
     }
+    unload(&k);
+}
+
+/* Triton folds `/` and `%` (its `//` and `%`) of two constexprs with Python's operators, which floor (-7 // 2 is -4,
+ * -7 % 2 is 1, the remainder taking the divisor's sign, floats too: -7.5 % 2.0 is 0.5), while a run-time value's
+ * truncate (sdiv, srem, frem), and an assignment makes a run-time scalar of a constexpr (`x = A` then `x // 2`
+ * truncates).  Random pairs of both signs; expected values from floor() of the double quotient. */
+Test(lang_triton_values, constexpr_division_floors) {
+    seed_rng();
+    enum { N = 12 };
+    int32_t a[N], b[N];
+    Str src = {0};
+    for (int i = 0; i < N; i++) {
+        a[i] = irand(2001) - 1000, b[i] = irand(41) - 20;
+        if (b[i] == 0) b[i] = -7;
+        if (i < 4) a[i] = i & 1 ? 7 : -7, b[i] = i & 2 ? -2 : 2; /* the four sign pairs */
+        str_printf(&src, "const A%d = %d;\nconst B%d = %d;\n", i, a[i], i, b[i]);
+    }
+    str_puts(&src, "fn quo(a, b) { return a / b; }\n"
+                   "const F = -7.5;\n"
+                   "kernel k(o: *i32, rb: *i32, fo: *f32, const C: i32 = -9) {\n");
+    for (int i = 0; i < N; i++)
+        str_printf(&src,
+                   "    store(o + %d, A%d / B%d); store(o + %d, A%d %% B%d);\n"
+                   "    let x%d = A%d; store(o + %d, x%d / B%d); store(o + %d, x%d %% B%d);\n"
+                   "    store(o + %d, (%d) / (%d)); store(o + %d, quo(A%d, B%d));\n"
+                   "    store(o + %d, A%d / load(rb + %d)); store(o + %d, A%d %% load(rb + %d));\n",
+                   8 * i, i, i, 8 * i + 1, i, i, i, i, 8 * i + 2, i, i, 8 * i + 3, i, i, 8 * i + 4, a[i], b[i], 8 * i + 5, i, i,
+                   8 * i + 6, i, i, 8 * i + 7, i, i);
+    str_printf(&src, "    store(o + %d, C / 4); store(o + %d, C %% 4); store(o + %d, -C / -4);\n", 8 * N, 8 * N + 1, 8 * N + 2);
+    str_puts(&src, "    store(fo, F % 2.0); store(fo + 1, 7.5 % -2.0);\n"
+                   "    let y = F; store(fo + 2, y % 2.0); store(fo + 3, -F % -2.0);\n}\n");
+    K k;
+    load_src(&k, src.buf, "k");
+    str_free(&src);
+    int32_t o[8 * N + 3];
+    float fo[4];
+    uint64_t d_o = poisoned(&k, sizeof o), drb = upload(&k, b, sizeof b), dfo = poisoned(&k, sizeof fo);
+    void *params[] = {&d_o, &drb, &dfo};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    download(&k, fo, dfo, sizeof fo);
+    for (int i = 0; i < N; i++) {
+        int32_t fq = (int32_t)floor((double)a[i] / b[i]), fm = a[i] - b[i] * fq, tq = a[i] / b[i], tm = a[i] % b[i];
+        cr_expect(o[8 * i] == fq && o[8 * i + 1] == fm, "const %d / %d: %d and %d, expected %d and %d", a[i], b[i], o[8 * i],
+                  o[8 * i + 1], fq, fm);
+        cr_expect(o[8 * i + 2] == tq && o[8 * i + 3] == tm, "let x = %d: x / %d: %d and %d, expected %d and %d", a[i], b[i],
+                  o[8 * i + 2], o[8 * i + 3], tq, tm);
+        cr_expect(o[8 * i + 4] == fq && o[8 * i + 5] == fq, "literals %d / %d: %d, quo(): %d, expected %d", a[i], b[i], o[8 * i + 4],
+                  o[8 * i + 5], fq);
+        cr_expect(o[8 * i + 6] == tq && o[8 * i + 7] == tm, "const %d / run-time %d: %d and %d, expected %d and %d", a[i], b[i],
+                  o[8 * i + 6], o[8 * i + 7], tq, tm);
+    }
+    cr_expect(o[8 * N] == -3 && o[8 * N + 1] == 3 && o[8 * N + 2] == -3, "const C = -9: C / 4 = %d, C %% 4 = %d, -C / -4 = %d",
+              o[8 * N], o[8 * N + 1], o[8 * N + 2]);
+    cr_expect(fo[0] == 0.5f && fo[1] == -0.5f && fo[2] == -1.5f && fo[3] == -0.5f,
+              "-7.5 %% 2.0 = %g, 7.5 %% -2.0 = %g, let y = -7.5: y %% 2.0 = %g, 7.5 %% -2.0 = %g", fo[0], fo[1], fo[2], fo[3]);
     unload(&k);
 }
 
