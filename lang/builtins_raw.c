@@ -1,6 +1,7 @@
 /* builtins_raw.c - the built-ins that bind their own arguments: positional string
  * literals and argument lists that gen_bind_args does not take.
- *   static_assert(cond, "msg"), device_assert(cond, "msg"), device_print("prefix", values...), static_print(values...)
+ *   static_assert(cond, "msg"), device_assert(cond, "msg", mask=), device_print("prefix", values..., hex=),
+ *   static_print(values...)
  *   inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)
  * builtins.c dispatches to them by name.  Also expect_zero(x, mask) (bound as the table's built-ins
  * are), which is a device_assert under the debug option. */
@@ -50,14 +51,49 @@ static void assert_emit(Gen *g, Val c, const char *msg, Loc loc) {
     gen_emit_inst(g, loc, OP_ASSERT, &cv, 1, NULL)->a.msg = msg;
 }
 
+/* The keyword arguments of Triton's: static_assert(cond, msg=), device_assert(cond, msg=, mask=),
+ * device_print(prefix, *args, hex=); the node returned holds the positional ones, msg= appended to them. */
+static const Node *debug_keywords(Gen *g, const Node *node, const char *name, const Node **mask, const Node **hex) {
+    bool is_print = !strcmp(name, "device_print"), is_assert = !strcmp(name, "device_assert");
+    bool any = false;
+    for (int k = 0; k < node->nkids; k++) any |= node->kwnames && node->kwnames[k];
+    if (!any) return node;
+    Node *pos = arena_alloc(g->a, sizeof *pos);
+    *pos = *node;
+    pos->kwnames = NULL;
+    pos->kids = ARENA_ARRAY(g->a, Node *, node->nkids + 1);
+    pos->nkids = 0;
+    const Node *msg = NULL;
+    for (int k = 0; k < node->nkids; k++) {
+        const char *kw = node->kwnames[k];
+        Node *a = node->kids[k];
+        if (!kw) pos->kids[pos->nkids++] = a;
+        else if (!strcmp(kw, "msg") && (is_assert || !strcmp(name, "static_assert")) && !msg) msg = a;
+        else if (!strcmp(kw, "mask") && is_assert && !*mask) *mask = a;
+        else if (!strcmp(kw, "hex") && is_print && !*hex) *hex = a;
+        else {
+            const char *takes = is_assert ? " (it takes msg= and mask=)" : is_print ? " (it takes hex=)"
+                                : !strcmp(name, "static_assert") ? " (it takes msg=)" : "";
+            diag_error(g->d, a->loc, "'%s' takes no keyword argument '%s'%s", name, kw, takes);
+            return NULL;
+        }
+    }
+    if (msg) {
+        if (pos->nkids != 1) {
+            diag_error(g->d, msg->loc, "'%s' has its message twice (or msg= without the condition)", name);
+            return NULL;
+        }
+        pos->kids[pos->nkids++] = (Node *)msg;
+    }
+    return pos;
+}
+
 Val builtin_debug(Gen *g, const Node *node, const char *name) {
     bool is_print = !strcmp(name, "device_print"), is_static = !strcmp(name, "static_assert");
+    const Node *mask_arg = NULL, *hex_arg = NULL;
+    node = debug_keywords(g, node, name, &mask_arg, &hex_arg);
+    if (!node) return val_err();
     int n = node->nkids;
-    for (int k = 0; k < n; k++)
-        if (node->kwnames && node->kwnames[k]) {
-            diag_error(g->d, node->kids[k]->loc, "'%s' takes no keyword arguments", name);
-            return val_err();
-        }
     if (!strcmp(name, "static_print")) return static_print(g, node);
     if (is_print) {
         if (n < 1 || node->kids[0]->kind != N_STR) {
@@ -78,6 +114,17 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
             else if (!gen_broadcast_shapes(g, r, s, val_rank(v[k]), val_shape(v[k]), &r, s, node->kids[k]->loc)) ok = false;
         }
         if (!ok) return val_err();
+        int64_t hex = 0; /* hex=true: integers as 0x and their type's digits, floats as %a (C's hex floats) */
+        if (hex_arg) {
+            Val h = gen_expr(g, hex_arg);
+            if (h.k == V_ERR) return val_err();
+            if (h.k != V_CT || h.dt != DT_I1) {
+                diag_error(g->d, hex_arg->loc, "hex= of 'device_print' must be true or false at compile time, got %s'%s'",
+                           h.k == V_RT ? "a run-time " : "", gen_val_type_name(g, h));
+                return val_err();
+            }
+            hex = h.i;
+        }
         ValueId ops[64];
         for (int k = 1; k < n; k++) {
             DType dt = val_dtype(v[k]);
@@ -85,6 +132,7 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
         }
         Inst *in = gen_emit_inst(g, node->loc, OP_PRINT, ops, n - 1, NULL);
         in->a.msg = node->kids[0]->name;
+        in->a.ival = hex;
         return (Val){.k = V_VOID};
     }
     if (n < 1 || n > 2 || (n == 2 && node->kids[1]->kind != N_STR)) {
@@ -101,6 +149,16 @@ Val builtin_debug(Gen *g, const Node *node, const char *name) {
         return val_err();
     }
     if (dt != DT_I1) c = gen_cast(g, c, DT_I1, node->kids[0]->loc);
+    if (mask_arg) { /* Triton's mask=: checked only where the mask is true (cond | !mask) */
+        Val m = gen_expr(g, mask_arg);
+        if (m.k == V_ERR || !val_is_value(g, m, mask_arg->loc)) return val_err();
+        if (val_dtype(m) != DT_I1) {
+            diag_error(g->d, mask_arg->loc, "mask= of 'device_assert' must be i1, got '%s'", gen_val_type_name(g, m));
+            return val_err();
+        }
+        c = gen_binop(g, TK_OROR, c, gen_binop(g, TK_EQEQ, m, val_ct_int(0, DT_I1), mask_arg->loc), mask_arg->loc);
+        if (c.k == V_ERR) return c;
+    }
     if (is_static) {
         if (c.k != V_CT) {
             diag_error(g->d, node->kids[0]->loc, "condition of 'static_assert' must be a compile-time constant (device_assert checks at run time)");

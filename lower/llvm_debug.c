@@ -66,7 +66,8 @@ static LLVMValueRef promoted(LL *l, Inst *i, int k, int r, const char **conv) {
         return v;
     }
     *conv = dtype_is_signed(dt) || dt == DT_I1 ? "%d" : "%u";
-    return dtype_is_signed(dt) ? LLVMBuildSExt(l->b, v, l->t_i32, "") : LLVMBuildZExt(l->b, v, l->t_i32, "");
+    /* hex=1 prints the bits: zero-extended (an i8 -1 is 0xff) */
+    return dtype_is_signed(dt) && !i->a.ival ? LLVMBuildSExt(l->b, v, l->t_i32, "") : LLVMBuildZExt(l->b, v, l->t_i32, "");
 }
 
 static void print_one(LL *l, int r, void *vctx) {
@@ -126,7 +127,9 @@ static bool emit_print(LL *l, Inst *i) {
         fields[nfields++] = wide ? (dtype_is_float(dt) ? l->t_f64 : l->t_i64) : l->t_i32;
         const char *conv = dt == DT_PTR ? "%p" : dtype_is_float(dt) ? "%g" : dtype_bits(dt) == 64 ? (dtype_is_signed(dt) ? "%lld" : "%llu")
                                                                                                    : dtype_is_signed(dt) || dt == DT_I1 ? "%d" : "%u";
-        str_printf(&fmt, " %s", conv);
+        if (i->a.ival && dt != DT_PTR) /* hex=true, Triton's: an integer's bits in its width's digits, a float as %a */
+            str_printf(&fmt, dtype_is_float(dt) ? " %%a" : dtype_bits(dt) == 64 ? " 0x%%016llx" : " 0x%%0%dx", (dtype_bits(dt) + 3) / 4);
+        else str_printf(&fmt, " %s", conv);
     }
     str_puts(&fmt, "\n");
     pc.buft = LLVMStructTypeInContext(l->ctx, fields, (unsigned)nfields, 0);

@@ -505,7 +505,7 @@ static const Type *type(Parser *P) {
     X(PENDING, "pending") X(SEM, "sem") X(SCOPE, "scope") X(EXACT, "exact") X(REMAINDER, "remainder") X(UNROLL, "unroll") \
     X(XOR, "xor") X(MSG, "msg") X(MAP, "map") X(BYTES, "bytes") \
     X(ARRIVALS, "count") X(WARPS, "warps") X(COL, "col") X(VALUES, "values") X(STAGES, "stages") \
-    X(PACK, "pack") X(OUT, "out")
+    X(PACK, "pack") X(OUT, "out") X(HEX, "hex")
 typedef enum AttrKey {
 #define X(e, n) AK_##e,
     TIR_ATTR_KEYS(X)
@@ -554,6 +554,7 @@ static bool attr_allowed(Op op, AttrKey k) {
     case AK_MSG: return op == OP_PRINT || op == OP_ASSERT || op == OP_INLINE_ASM;
     case AK_PACK: return op == OP_INLINE_ASM || op == OP_MAP_FN;
     case AK_OUT: return op == OP_INLINE_ASM;
+    case AK_HEX: return op == OP_PRINT;
     case AK_VEC:
     case AK_SMEM:
     case AK_CACHE: return true;
@@ -683,6 +684,7 @@ static void attrs(Parser *P, Op op, Attrs *a, ConstLit *lit) {
         case AK_WARPS: a->ival = int_lit(P, "warps", 1, 32); break;
         case AK_COL: a->ival = int_lit(P, "col", 0, 1 << 20); break;
         case AK_PACK: a->ival = int_lit(P, "pack", 1, 16); break;
+        case AK_HEX: a->ival = int_lit(P, "hex", 0, 1); break;
         case AK_OUT: a->ival2 = int_lit(P, "out", 0, TIR_ASM_MAX_REGS - 1); break;
         case AK_MSG: { /* "..." with \" \\ \n */
             if (*P->p != '"') {

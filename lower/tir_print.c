@@ -182,6 +182,9 @@ static void print_attrs(Printer *p, const Inst *i) {
     case OP_TANH:
         if (a->ival) str_puts(&t, "exact=1");
         break;
+    case OP_PRINT:
+        if (a->ival) str_puts(&t, "hex=1");
+        break;
     case OP_MAP_FN:
         if (a->ival > 1) str_printf(&t, "pack=%lld", (long long)a->ival);
         break;

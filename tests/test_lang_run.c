@@ -876,10 +876,10 @@ static const char *debug_src =
 
 /* Compile debug_src with the given options and run it on 2 programs of x[i] = 10 i, n = 12 (y = x + num_sms());
  * returns the launch's status, its message in *msg and what the kernel printed in *out. */
-static DevStatus run_debug(int debug, int num_sms, float *x, char **msg, char **out) {
+static DevStatus run_debug_src(const char *src, int debug, int num_sms, float *x, char **msg, char **out) {
     tile_compile_options o = {.size = sizeof o, .debug = debug, .num_sms = num_sms};
     tile_compiled c;
-    tile_status st = tile_compile_source("dbg.tile", debug_src, &o, &c);
+    tile_status st = tile_compile_source("dbg.tile", src, &o, &c);
     cr_assert_eq(st, TILE_OK, "%s", c.diagnostics);
     TileDevice *dev;
     TileDevModule *mod;
@@ -919,6 +919,50 @@ static DevStatus run_debug(int debug, int num_sms, float *x, char **msg, char **
     dev_module_unload(mod);
     dev_close(dev);
     return s;
+}
+
+static DevStatus run_debug(int debug, int num_sms, float *x, char **msg, char **out) {
+    return run_debug_src(debug_src, debug, num_sms, x, msg, out);
+}
+
+/* Triton's keywords: device_assert(cond, msg=, mask=) checks only where mask is true; device_print(..., hex=true)
+ * prints an integer's bits in its width's hex digits and a float as %a.  x[i] = 10 i, n = 12: v = 100 and 110 at
+ * elements 10 and 11, which the mask leaves out or checks. */
+Test(lang_run, device_assert_mask_print_hex) {
+    const char *src = "kernel k(x: *f32, y: *f32, n: i32) {\n"
+                      "    let o = program_id(0) * 8 + arange(0, 8);\n"
+                      "    let v = load(x + o, o < n, 0.0);\n"
+                      "    device_assert(v < 100.0, msg=\"v is too big\", mask=o < MASK_END);\n"
+                      "    device_print(\"h=\", o - 3, (o as i8) - 3, v * 0.75, hex=true);\n"
+                      "    store(y + o, v + 1.0, o < n);\n"
+                      "}\n";
+    float x[16];
+    char *msg, *out, s[512];
+    snprintf(s, sizeof s, "const MASK_END = 10;\n%s", src);
+    cr_assert_eq(run_debug_src(s, 1, 0, x, &msg, &out), DEV_OK, "masked off, yet: %s", msg);
+    for (int i = 0; i < 16; i++) cr_expect_eq(x[i], i < 12 ? 10.0f * (float)i + 1 : 10.0f * (float)i, "x[%d] = %g", i, x[i]);
+    for (int i = 0; i < 16; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "pid (%d, 0, 0) idx (%d) h= 0x%08x 0x%02x %a\n", i / 8, i % 8, (uint32_t)(i - 3),
+                 (uint8_t)(i - 3), i < 12 ? 7.5 * i : 0.0);
+        cr_expect(strstr(out, line), "missing line '%s' in:\n%s", line, out);
+    }
+    free(msg), free(out);
+    snprintf(s, sizeof s, "const MASK_END = 11;\n%s", src);
+    cr_assert_neq(run_debug_src(s, 1, 0, x, &msg, &out), DEV_OK);
+    cr_expect(strstr(msg, "dbg.tile:5: k:") && strstr(msg, "v is too big") && strstr(msg, "block (1,0,0)"), "assert message: %s", msg);
+    free(msg), free(out);
+    static const BadSource bad[] = {
+        {"kernel k(x: *f32) { device_assert(load(x) > 0.0, mask=load(x)); }\n",
+         "t.tile:1:55: error: mask= of 'device_assert' must be i1, got 'f32'"},
+        {"kernel k(x: *f32) { device_print(\"x\", load(x), hex=load(x) > 0.0); }\n",
+         "t.tile:1:52: error: hex= of 'device_print' must be true or false at compile time, got a run-time 'i1'"},
+        {"kernel k(x: *f32) { device_assert(load(x) > 0.0, \"m\", msg=\"n\"); }\n",
+         "t.tile:1:59: error: 'device_assert' has its message twice"},
+        {"kernel k(x: *f32) { device_print(\"x\", load(x), mask=true); }\n",
+         "t.tile:1:53: error: 'device_print' takes no keyword argument 'mask' (it takes hex=)"},
+    };
+    expect_compile_errors(bad, sizeof bad / sizeof *bad);
 }
 
 Test(lang_run, device_print_assert_num_sms) {
