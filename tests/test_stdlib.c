@@ -448,7 +448,7 @@ Test(stdlib, cdiv_of_floats_is_an_error) {
         tile_compile_options o = {0};
         tile_compiled c;
         cr_expect_eq(tile_compile_source("t.tile", bad[i], &o, &c), TILE_ERROR_COMPILE, "%s compiled", bad[i]);
-        cr_expect(strstr(c.diagnostics, "error: static_assert failed\n      static_assert(is_int(a) && is_int(b)); // cdiv takes integers, as in Triton; for floats write ceil(a / b)\n") &&
+        cr_expect(strstr(c.diagnostics, "error: static_assert failed\n      static_assert(is_int(x) && is_int(div)); // cdiv takes integers, as in Triton; for floats write ceil(x / div)\n") &&
                       strstr(c.diagnostics, "t.tile:2:"),
                   "%s", c.diagnostics);
         tile_compiled_free(&c);
@@ -511,6 +511,56 @@ Test(stdlib, program_fn_shadowing_a_builtin_leaves_the_library_alone) {
         cr_expect(fabs(got[128 + i] - (m + log(sum))) <= 1e-5 * fabs(m + log(sum)) + 1e-5, "logsumexp = %.9g, want %.9g",
                   got[128 + i], m + log(sum));
     }
+    done(&d);
+}
+
+/* Triton's tl.softmax(x, dim=None, keep_dims=None, ieee_rounding=False): dim given by keyword (negative too), its
+ * default 0 (not the last axis), keep_dims= and ieee_rounding= accepted; and tl.cdiv(x, div=).  The keywords were
+ * errors (softmax took axis only, cdiv's parameters were a and b).  A [7, 13] block of a [8, 16] tile (masked to
+ * -inf, which softmax gives 0), checked against float64. */
+Test(stdlib, softmax_and_cdiv_take_triton_s_keywords) {
+    Dev d;
+    load(&d,
+         "kernel k(x: *f32, o: *f32, n: *i32, nr: i32, nc: i32) {\n"
+         "    let r = arange(0, 8)[:, None];\n"
+         "    let c = arange(0, 16)[None, :];\n"
+         "    let t = load(x + r * 16 + c, (r < nr) && (c < nc), -1.0 / 0.0);\n"
+         "    store(o + r * 16 + c, softmax(t, dim=-1, keep_dims=true));\n"
+         "    store(o + 128 + r * 16 + c, softmax(t, ieee_rounding=true));\n"
+         "    store(o + 256 + r * 16 + c, softmax(t, dim=0));\n"
+         "    store(n, cdiv(nc, div=4));\n"
+         "    store(n + 1, cdiv(x=nr, div=2));\n"
+         "    store(n + 2, cdiv(-9, div=4));\n"
+         "}\n",
+         "k");
+    int nr = 7, nc = 13;
+    float xs[128], got[384];
+    srand(4242);
+    for (int i = 0; i < 128; i++) xs[i] = (float)((rand() % 4000) / 250.0 - 8.0);
+    uint64_t x = buf(&d, sizeof xs, xs), o = buf(&d, sizeof got, NULL), n = buf(&d, 3 * sizeof(int32_t), NULL);
+    void *params[] = {&x, &o, &n, &nr, &nc};
+    run(&d, 1, params);
+    dev_memcpy_dtoh(d.dev, got, o, sizeof got);
+    int32_t q[3];
+    dev_memcpy_dtoh(d.dev, q, n, sizeof q);
+    for (int which = 0; which < 3; which++) {
+        bool rows = which == 0; /* along dim 1 (-1); else along dim 0 */
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 16; j++) {
+                bool in = i < nr && j < nc;
+                double m = -INFINITY, sum = 0;
+                for (int k = 0; k < (rows ? nc : nr); k++) m = fmax(m, xs[rows ? i * 16 + k : k * 16 + j]);
+                for (int k = 0; k < (rows ? nc : nr); k++) sum += exp((double)xs[rows ? i * 16 + k : k * 16 + j] - m);
+                double want = in ? exp((double)xs[i * 16 + j] - m) / sum : 0.0;
+                float g = got[which * 128 + i * 16 + j];
+                /* a row or column of -inf only is NaN, as in Triton */
+                if (!rows && j >= nc) cr_expect(isnan(g), "softmax %d [%d][%d] = %g, want NaN", which, i, j, g);
+                else if (rows && i >= nr) cr_expect(isnan(g), "softmax %d [%d][%d] = %g, want NaN", which, i, j, g);
+                else cr_expect(fabs(g - want) <= 1e-5 * want + 1e-7, "softmax %d [%d][%d] = %.9g, want %.9g", which, i, j, g, want);
+            }
+    }
+    cr_expect(q[0] == 4 && q[1] == 4 && q[2] == -2, "cdiv(13, div=4) = %d, cdiv(x=7, div=2) = %d, cdiv(-9, div=4) = %d (Python: (-9 + 3) // 4)", q[0], q[1],
+              q[2]);
     done(&d);
 }
 
