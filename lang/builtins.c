@@ -807,7 +807,9 @@ static Val bi_compose(Call *c, BuiltinId id) {
     case BI_CAT: {
         int64_t reorder = 0; /* accepted, never used: the order is always a then b */
         if (has(c, 2) && !bi_ct_flag(c, 2, "can_reorder", &reorder)) return val_err();
-        return compose_cat(g, c->v[0], c->v[1], loc);
+        int dim = 0;
+        if (has(c, 3) && (!tensor_arg(c, 0) || !axis_arg(c, 3, c->v[0].t->rank, false, &dim))) return val_err();
+        return compose_cat(g, c->v[0], c->v[1], dim, loc);
     }
     case BI_SPLIT: return compose_split(g, c->v[0], loc);
     case BI_RAVEL: return compose_ravel(g, c->v[0], loc);
@@ -1203,8 +1205,13 @@ Val builtin_call(Gen *g, const Node *node) {
     }
     case BI_DIV_RN:
     case BI_FDIV: { /* x / y on floats, rounded to nearest (what `/` is here; ieee_rounding is accepted) */
-        int64_t ieee = 0;
+        int64_t ieee = 0, approx = 0; /* Triton's flags: the quotient here is correctly rounded either way */
         if (has(&c, 2) && !bi_ct_flag(&c, 2, "ieee_rounding", &ieee)) return val_err();
+        if (has(&c, 3) && !bi_ct_flag(&c, 3, "approx", &approx)) return val_err();
+        if (ieee && approx) {
+            diag_error(g->d, c.loc[3], "'%s': approx and ieee_rounding cannot both be true", bi->name);
+            return val_err();
+        }
         for (int k = 0; k < 2; k++)
             if (!numeric(&c, k)) return val_err();
         return elementwise(&c, 0, 2, OP_DIV, true);

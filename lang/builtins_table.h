@@ -46,7 +46,7 @@
     X(SQRT, "sqrt", 1, "x", SQRT, MATH, 0) X(RSQRT, "rsqrt", 1, "x", RSQRT, MATH, 0)       \
     X(SQRT_RN, "sqrt_rn", 1, "x", SQRT, MATH, 0)                                           \
     X(DIV_RN, "div_rn", 2, "x y", DIV, PLAIN, 0)                                           \
-    X(FDIV, "fdiv", 2, "x y ieee_rounding", DIV, PLAIN, 0)                                 \
+    X(FDIV, "fdiv", 2, "x y ieee_rounding approx", DIV, PLAIN, 0)                                 \
     X(ABS, "abs", 1, "x", ABS, MATH, 0) X(SIN, "sin", 1, "x", SIN, MATH, 0)                \
     X(COS, "cos", 1, "x", COS, MATH, 0) X(TANH, "tanh", 1, "x exact", TANH, MATH, 0)             \
     X(SIGMOID, "sigmoid", 1, "x", SIGMOID, MATH, 0) X(ERF, "erf", 1, "x", ERF, MATH, 0)    \
@@ -90,7 +90,7 @@
     X(JOIN, "join", 2, "a b", SELECT, COMPOSE, 0)                                          \
     X(SPLIT, "split", 1, "x|a", GATHER, COMPOSE, 0)                                          \
     X(INTERLEAVE, "interleave", 2, "a b", RESHAPE, COMPOSE, 0)                             \
-    X(CAT, "cat", 2, "a|input b|other can_reorder", RESHAPE, COMPOSE, 0)                               \
+    X(CAT, "cat", 2, "a|input b|other can_reorder dim", RESHAPE, COMPOSE, 0)                               \
     X(RAVEL, "ravel", 1, "x can_reorder", RESHAPE, COMPOSE, 0)                             \
     X(PERMUTE, "permute", 2, "x|input dims", TRANS, PLAIN, 0)                                    \
     X(FLIP, "flip", 1, "x dim", GATHER, COMPOSE, 0)                                        \
@@ -109,7 +109,7 @@
     X(LOAD, "load", 1, "ptr|pointer mask other cache_modifier:str eviction_policy:str volatile boundary_check padding_option:str", LOAD, PLAIN, 0) \
     X(STORE, "store", 2, "ptr|pointer value mask cache_modifier:str eviction_policy:str boundary_check", STORE, PLAIN, 0) \
     /* tensor descriptors and block pointers: descriptors.c */                             \
-    X(MAKE_TENSOR_DESCRIPTOR, "make_tensor_descriptor", 4, "base shape:list strides:list block_shape", LOAD, PLAIN, 0) \
+    X(MAKE_TENSOR_DESCRIPTOR, "make_tensor_descriptor", 4, "base shape:list strides:list block_shape padding_option:str", LOAD, PLAIN, 0) \
     X(LOAD_TENSOR_DESCRIPTOR, "load_tensor_descriptor", 2, "desc offsets:list", LOAD, PLAIN, 0) \
     X(STORE_TENSOR_DESCRIPTOR, "store_tensor_descriptor", 3, "desc offsets:list value", STORE, PLAIN, 0) \
     X(ATOMIC_ADD_TENSOR_DESCRIPTOR, "atomic_add_tensor_descriptor", 3, "desc offsets:list value", ATOMIC_RMW, PLAIN, RED_SUM) \

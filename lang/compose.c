@@ -174,7 +174,9 @@ Val compose_interleave(Gen *g, Val a, Val b, Loc loc) {
     return rt(g, reshape_to(g, j.v, r, s, loc));
 }
 
-Val compose_cat(Gen *g, Val a, Val b, Loc loc) {
+/* a then b along dim, Triton's cat(a, b, dim=): join's new last dim moved just before dim, then merged
+ * into it (each element of a is followed by b's, a's block along dim before b's). */
+Val compose_cat(Gen *g, Val a, Val b, int dim, Loc loc) {
     if (!val_is_value(g, a, loc) || !val_is_value(g, b, loc)) return val_err();
     int ra = val_rank(a), rb = val_rank(b);
     bool same = ra == rb && ra > 0;
@@ -184,22 +186,23 @@ Val compose_cat(Gen *g, Val a, Val b, Loc loc) {
                    gen_shape_str(g, rb, val_shape(b)));
         return val_err();
     }
-    if (ra == TIR_MAX_RANK) { /* along dim 0 only: the last two merge */
+    if (ra == TIR_MAX_RANK) { /* two dims other than dim merge, so join's extra dim fits */
         int32_t s[TIR_MAX_RANK];
         memcpy(s, val_shape(a), sizeof s);
-        Val c = compose_cat(g, merge_two_dims(g, a, ra, s, ra - 2, loc), merge_two_dims(g, b, ra, s, ra - 2, loc), loc);
+        int at = dim < ra - 2 ? ra - 2 : 0;
+        Val c = compose_cat(g, merge_two_dims(g, a, ra, s, at, loc), merge_two_dims(g, b, ra, s, at, loc), dim < at ? dim : dim - 1, loc);
         if (!ok(c)) return c;
-        s[0] *= 2;
+        s[dim] *= 2;
         return rt(g, reshape_to(g, c.v, ra, s, loc));
     }
     Val j = compose_join(g, a, b, loc);
     if (!ok(j)) return j;
-    int perm[TIR_MAX_RANK] = {ra};
-    for (int d = 0; d < ra; d++) perm[d + 1] = d;
+    int perm[TIR_MAX_RANK];
+    for (int d = 0, k = 0; d <= ra; d++) perm[d] = d == dim ? ra : k++;
     ValueId t = permute_dims(g, j.v, perm, loc);
     int32_t s[TIR_MAX_RANK];
     memcpy(s, val_shape(a), sizeof s);
-    s[0] *= 2;
+    s[dim] *= 2;
     return rt(g, reshape_to(g, t, ra, s, loc));
 }
 

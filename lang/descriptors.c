@@ -90,9 +90,26 @@ static bool record_start(Call *c, int bs, int n_per_dim, Val *d) {
 
 /* ---- tensor descriptors (Triton's make_tensor_descriptor) ---- */
 
+/* padding_option= ("zero", the default, or "nan": what a load reads outside the tensor) is kept in the
+ * block shape's element (its i: 1 for "nan"), which a loop carries as it is. */
 Val bi_make_desc(Call *c) {
     Val d;
-    return record_start(c, 3, 2, &d) ? d : val_err();
+    if (!record_start(c, 3, 2, &d)) return val_err();
+    const char *pad = c->str[4];
+    if (pad && strcmp(pad, "zero")) {
+        DType et = d.elems[1].t->pointee->dt;
+        if (strcmp(pad, "nan")) {
+            diag_error(c->g->d, c->loc[4], "unknown padding_option \"%s\" of 'make_tensor_descriptor': expected \"zero\" or \"nan\"", pad);
+            return val_err();
+        }
+        if (!dtype_is_float(et)) {
+            diag_error(c->g->d, c->loc[4], "padding_option \"nan\" of 'make_tensor_descriptor' needs floats, the base pointer's are '%s'",
+                       dtype_name(et));
+            return val_err();
+        }
+        d.elems[0].i = 1;
+    }
+    return d;
 }
 
 /* The pointers and the in-bounds mask of the block a descriptor (argument 0) has at the
@@ -129,7 +146,7 @@ Val bi_desc_access(Call *c, bool store) {
         return bi_store(&a);
     }
     a.v[1] = mask;
-    a.v[2] = val_ct_int(0, DT_I32);
+    a.v[2] = c->v[0].elems[0].i ? val_ct_float(NAN, DT_F32) : val_ct_int(0, DT_I32);
     return bi_load(&a);
 }
 

@@ -183,7 +183,7 @@ Var *gen_scope_find(const Scope *s, const char *name); /* among s's own variable
 Val compose_join(Gen *g, Val a, Val b, Loc loc);
 Val compose_split(Gen *g, Val x, Loc loc);
 Val compose_interleave(Gen *g, Val a, Val b, Loc loc);
-Val compose_cat(Gen *g, Val a, Val b, Loc loc);
+Val compose_cat(Gen *g, Val a, Val b, int dim, Loc loc); /* along dim */
 Val compose_ravel(Gen *g, Val x, Loc loc);
 Val compose_flip(Gen *g, Val x, int dim, Loc loc);
 Val compose_unpack_e2m1(Gen *g, Val x, int dim, Loc loc); /* packed fp4 codes -> bf16, dim doubled */

@@ -412,6 +412,54 @@ Test(blockptr, errors) {
 #undef K0
 }
 
+/* make_tensor_descriptor(..., padding_option="nan"), Triton's: a descriptor's loads read NaN outside the tensor
+ * (the default "zero" reads 0), also when a loop carries it; the keyword was an error. */
+Test(blockptr, descriptor_padding_option) {
+    static const char src[] =
+        "kernel k(x: *f32, out: *f32, m: i32, n: i32, r0: i32, c0: i32) {\n"
+        "    let dn = make_tensor_descriptor(x, [m, n], [n, 1], [16, 32], padding_option=\"nan\");\n"
+        "    let dz = make_tensor_descriptor(x, [m, n], [n, 1], [16, 32], padding_option=\"zero\");\n"
+        "    let i = arange(0, 16)[:, None] * 32 + arange(0, 32)[None, :];\n"
+        "    for t in range(0, 2) {\n"
+        "        store(out + t * 1024 + i, load_tensor_descriptor(dn, [r0, c0]));\n"
+        "        store(out + t * 1024 + 512 + i, load_tensor_descriptor(dz, [r0, c0]));\n"
+        "        dn = make_tensor_descriptor(x, [m, n], [n, 1], [16, 32], padding_option=\"nan\");\n"
+        "    }\n"
+        "}\n";
+    tile_context *ctx = open_ctx("emu");
+    int m = 20, n = 40, r0 = 9, c0 = -3;
+    float hx[20 * 40], out[2048];
+    for (int i = 0; i < m * n; i++) hx[i] = (float)(rnext() % 1000) - 500.0f;
+    tile_devptr dx, dout;
+    cr_assert_eq(tile_malloc(ctx, sizeof hx, &dx), TILE_OK);
+    cr_assert_eq(tile_malloc(ctx, sizeof out, &dout), TILE_OK);
+    tile_memcpy_htod(ctx, dx, hx, sizeof hx);
+    tile_memset(ctx, dout, 0x7F, sizeof out); /* a large finite poison */
+    tile_module *mod;
+    cr_assert_eq(tile_module_load_source_ex(ctx, "d.tile", src, &(tile_compile_options){0}, &mod), TILE_OK, "%s", tile_last_error(ctx));
+    tile_kernel *k;
+    cr_assert_eq(tile_module_get_kernel(mod, "k", &k), TILE_OK);
+    void *args[] = {&dx, &dout, &m, &n, &r0, &c0};
+    cr_assert_eq(tile_launch(k, (tile_dim3){1, 1, 1}, args, NULL), TILE_OK, "%s", tile_last_error(ctx));
+    cr_assert_eq(tile_memcpy_dtoh(ctx, out, dout, sizeof out), TILE_OK);
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 32; j++) {
+                int r = r0 + i, c = c0 + j;
+                bool in = r >= 0 && r < m && c >= 0 && c < n;
+                float gn = out[t * 1024 + i * 32 + j], gz = out[t * 1024 + 512 + i * 32 + j];
+                if (in) cr_assert(gn == hx[r * n + c] && gz == hx[r * n + c], "iteration %d (%d, %d): %g and %g, want %g", t, i, j, gn, gz,
+                                  hx[r * n + c]);
+                else cr_assert(isnan(gn) && gz == 0.0f, "iteration %d (%d, %d) outside: %g (want NaN) and %g (want 0)", t, i, j, gn, gz);
+            }
+    tile_module_unload(mod);
+    tile_context_destroy(ctx);
+    expect_error("kernel k(x: *f32, n: i32) {\n    let d = make_tensor_descriptor(x, [n], [1], [16], padding_option=\"inf\");\n}\n",
+                 "e.tile:2:70: error: unknown padding_option \"inf\" of 'make_tensor_descriptor': expected \"zero\" or \"nan\"");
+    expect_error("kernel k(x: *i32, n: i32) {\n    let d = make_tensor_descriptor(x, [n], [1], [16], padding_option=\"nan\");\n}\n",
+                 "e.tile:2:70: error: padding_option \"nan\" of 'make_tensor_descriptor' needs floats, the base pointer's are 'i32'");
+}
+
 /* A loop whose span passes the signed range (lb = -2^31 + 10, steps of 2^30, a step that is not a power of
  * two): the iteration number of the carried counter and pointer is computed unsigned, so j and p stay exact. */
 Test(blockptr, induction_spans_past_i32) {

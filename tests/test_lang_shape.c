@@ -161,6 +161,68 @@ Test(lang_shape, join_split_interleave_cat_ravel_permute) {
     unload(&k);
 }
 
+/* Triton's cat(a, b, dim=): along any dim, negative ones counted from the end, rank 6 (the most) too; dim= was
+ * an error ('cat' joined along dim 0 only). */
+Test(lang_shape, cat_along_a_dim) {
+    seed_rng();
+    K k;
+    load_src(&k,
+             "kernel k(x: *f32, y: *f32, o1: *f32, o0: *f32, o6: *f32, m: i32, n: i32) {\n"
+             "    let r = arange(0, 16)[:, None];\n"
+             "    let c = arange(0, 32)[None, :];\n"
+             "    let mask = r < m && c < n;\n"
+             "    let a = load(x + r * n + c, mask, -1.0);\n"
+             "    let b = load(y + r * n + c, mask, -2.0);\n"
+             "    store(o1 + r * 64 + arange(0, 64)[None, :], cat(a, b, dim=1));\n"
+             "    store(o0 + arange(0, 32)[:, None] * 32 + c, cat(input=a, other=b, dim=-2));\n"
+             "    let a6 = reshape(a, [2, 2, 4, 2, 4, 4]);\n"
+             "    let b6 = reshape(b, [2, 2, 4, 2, 4, 4]);\n"
+             "    for d in static_range(0, 6) {\n"
+             "        store(o6 + d * 1024 + arange(0, 1024), reshape(cat(a6, b6, dim=d - 6 * (d % 2)), [1024]));\n"
+             "    }\n"
+             "}\n",
+             "k");
+    int m = 13, n = 29;
+    float x[13 * 29], y[13 * 29], a[R][C], b[R][C];
+    for (int i = 0; i < m * n; i++) x[i] = (float)urand(), y[i] = (float)urand();
+    tiles(x, y, m, n, a, b);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y);
+    uint64_t d1 = poisoned(&k, 4 * 1024), d0 = poisoned(&k, 4 * 1024), d6 = poisoned(&k, 4 * 6144);
+    void *params[] = {&dx, &dy, &d1, &d0, &d6, &m, &n};
+    launch(&k, 1, params);
+    static float got[6144], want[6144];
+    for (int i = 0; i < R; i++) /* dim 1: each row a's then b's */
+        for (int j = 0; j < 2 * C; j++) want[i * 64 + j] = j < C ? a[i][j] : b[i][j - C];
+    download(&k, got, d1, 4 * 1024);
+    expect_f32(got, want, 1024, "cat dim=1");
+    memcpy(want, a, sizeof a), memcpy(want + 512, b, sizeof b);
+    download(&k, got, d0, 4 * 1024);
+    expect_f32(got, want, 1024, "cat dim=-2");
+    /* rank 6, [2, 2, 4, 2, 4, 4]: along d the result's index i_d < s_d is a's, else b's at i_d - s_d */
+    static const int s6[6] = {2, 2, 4, 2, 4, 4};
+    for (int d = 0; d < 6; d++) {
+        int sh[6];
+        memcpy(sh, s6, sizeof sh);
+        sh[d] *= 2;
+        for (int e = 0; e < 1024; e++) {
+            int idx[6], rem = e;
+            for (int q = 5; q >= 0; q--) idx[q] = rem % sh[q], rem /= sh[q];
+            bool from_b = idx[d] >= s6[d];
+            if (from_b) idx[d] -= s6[d];
+            int flat = 0;
+            for (int q = 0; q < 6; q++) flat = flat * s6[q] + idx[q];
+            want[d * 1024 + e] = from_b ? (&b[0][0])[flat] : (&a[0][0])[flat];
+        }
+    }
+    download(&k, got, d6, 4 * 6144);
+    for (int d = 0; d < 6; d++) {
+        char what[32];
+        snprintf(what, sizeof what, "rank-6 cat dim=%d", d);
+        expect_f32(got + d * 1024, want + d * 1024, 1024, what);
+    }
+    unload(&k);
+}
+
 Test(lang_shape, flip_and_gather) {
     seed_rng();
     K k;

@@ -459,7 +459,8 @@ Test(lang_triton_values, centered_scale_is_not_distributed) {
 }
 
 /* Triton's zeros_like, broadcast, xor_sum (every element, and along an axis with keep_dims),
- * div_rn / fdiv (IEEE division, what `/` is) and sqrt_rn, on 100 of 128 elements (poisoned output). */
+ * div_rn / fdiv (IEEE division, what `/` is, with ieee_rounding= or approx=) and sqrt_rn, on 100 of 128 elements
+ * (poisoned output). */
 Test(lang_triton_values, zeros_like_broadcast_xor_sum_rn) {
     K k;
     load_src(&k,
@@ -472,10 +473,15 @@ Test(lang_triton_values, zeros_like_broadcast_xor_sum_rn) {
              "    store(rows + i[:, None], r);\n"
              "    let f = load(y + i, i < n, 1.0);\n"
              "    store(p + i, div_rn(f, 3.0), i < n);\n"
-             "    store(p + 128 + i, fdiv(f, 7.0, ieee_rounding=true), i < n);\n"
+             "    store(p + 128 + i, fdiv(f, 7.0, ieee_rounding=true) + fdiv(f, 7.0, approx=true) - fdiv(x=f, y=7.0), i < n);\n"
              "    store(p + 256 + i, sqrt_rn(f), i < n);\n"
              "}\n",
              "k");
+    static const BadSource bad[] = {
+        {"kernel k(p: *f32) {\n    store(p, fdiv(load(p), 3.0, ieee_rounding=true, approx=true));\n}\n",
+         "t.tile:2:60: error: 'fdiv': approx and ieee_rounding cannot both be true"},
+    };
+    expect_compile_errors(bad, 1);
     enum { N = 100, B = 128 };
     int32_t x[B], o[B], rows[B];
     float y[B], p[3 * B];
