@@ -600,6 +600,65 @@ Test(stdlib, clash_with_an_import_is_reported_at_the_file) {
     tile_compiled_free(&c);
 }
 
+/* libdevice's bit and integer helpers: float_as_int and int_as_float (and the unsigned and 64-bit forms),
+ * mulhi (signed, and unsigned as umulhi), hadd/rhadd without overflow, brev of 32 and 64 bits, normcdf; the
+ * names were unknown.  Extremes first, then random words; references in 64-bit host arithmetic. */
+Test(stdlib, libdevice_bit_helpers) {
+    Dev d;
+    load(&d,
+         "kernel k(x: *f32, a: *i32, b: *i32, u: *u32, w: *i64, o: *i32, of: *f32, ol: *i64) {\n"
+         "    let i = arange(0, 64);\n"
+         "    let v = load(x + i); let p = load(a + i); let q = load(b + i); let r = load(u + i); let ww = load(w + i);\n"
+         "    store(o + i, float_as_int(v)); store(of + i, int_as_float(p));\n"
+         "    store(o + 64 + i, mulhi(p, q)); store(o + 128 + i, mulhi(r, r + 7) as i32);\n"
+         "    store(o + 192 + i, hadd(p, q)); store(o + 256 + i, rhadd(p, q));\n"
+         "    store(o + 320 + i, brev(p)); store(ol + i, brev(ww));\n"
+         "    store(ol + 64 + i, double_as_longlong(longlong_as_double(ww)));\n"
+         "    store(of + 64 + i, normcdf(v) + uint_as_float(float_as_uint(v)) - v);\n"
+         "}\n",
+         "k");
+    float hx[64], hof[128];
+    int32_t ha[64], hb[64], ho[384];
+    uint32_t hu[64];
+    int64_t hw[64], hol[128];
+    srand(99);
+    for (int i = 0; i < 64; i++) {
+        hx[i] = (float)((rand() % 8000) - 4000) / 1000.0f;
+        ha[i] = (int32_t)((uint32_t)rand() * 2654435761u), hb[i] = (int32_t)((uint32_t)rand() * 40503u + (uint32_t)rand());
+        hu[i] = (uint32_t)rand() * 2246822519u, hw[i] = (int64_t)(((uint64_t)(uint32_t)rand() << 33) ^ (uint64_t)rand() * 0x9E3779B97F4A7C15ull);
+    }
+    ha[0] = hb[0] = INT32_MAX, ha[1] = hb[1] = INT32_MIN, ha[2] = INT32_MIN, hb[2] = INT32_MAX, hu[0] = UINT32_MAX, hw[0] = INT64_MIN, hw[1] = -1;
+    uint64_t x = buf(&d, sizeof hx, hx), a = buf(&d, sizeof ha, ha), b = buf(&d, sizeof hb, hb), u = buf(&d, sizeof hu, hu),
+             w = buf(&d, sizeof hw, hw), o = buf(&d, sizeof ho, NULL), of = buf(&d, sizeof hof, NULL), ol = buf(&d, sizeof hol, NULL);
+    void *params[] = {&x, &a, &b, &u, &w, &o, &of, &ol};
+    run(&d, 1, params);
+    dev_memcpy_dtoh(d.dev, ho, o, sizeof ho);
+    dev_memcpy_dtoh(d.dev, hof, of, sizeof hof);
+    dev_memcpy_dtoh(d.dev, hol, ol, sizeof hol);
+    for (int i = 0; i < 64; i++) {
+        int32_t xi;
+        memcpy(&xi, &hx[i], 4);
+        cr_expect(ho[i] == xi && !memcmp(&hof[i], &ha[i], 4), "float_as_int(%g) = %#x, int_as_float(%#x) bits differ", hx[i], ho[i], ha[i]);
+        int64_t prod = (int64_t)ha[i] * hb[i];
+        cr_expect_eq(ho[64 + i], (int32_t)(prod >> 32), "mulhi(%d, %d) = %d", ha[i], hb[i], ho[64 + i]);
+        uint32_t u7 = hu[i] + 7;
+        cr_expect_eq((uint32_t)ho[128 + i], (uint32_t)(((uint64_t)hu[i] * u7) >> 32), "mulhi(%u, %u) = %u", hu[i], u7, (uint32_t)ho[128 + i]);
+        int64_t sum = (int64_t)ha[i] + hb[i];
+        cr_expect(ho[192 + i] == (int32_t)(sum >> 1) && ho[256 + i] == (int32_t)((sum + 1) >> 1), "hadd/rhadd(%d, %d) = %d, %d", ha[i],
+                  hb[i], ho[192 + i], ho[256 + i]);
+        uint32_t rb = 0, xa = (uint32_t)ha[i];
+        for (int k = 0; k < 32; k++) rb |= ((xa >> k) & 1u) << (31 - k);
+        uint64_t rbl = 0, xw = (uint64_t)hw[i];
+        for (int k = 0; k < 64; k++) rbl |= ((xw >> k) & 1u) << (63 - k);
+        cr_expect(ho[320 + i] == (int32_t)rb && hol[i] == (int64_t)rbl, "brev(%#x) = %#x, brevll(%llx) = %llx", xa, ho[320 + i],
+                  (unsigned long long)xw, (unsigned long long)hol[i]);
+        cr_expect_eq(hol[64 + i], hw[i], "double_as_longlong(longlong_as_double(%lld))", (long long)hw[i]);
+        double want = 0.5 * erfc(-(double)hx[i] / sqrt(2.0));
+        cr_expect(fabs(hof[64 + i] - want) <= 4e-6 * want + 1e-6, "normcdf(%g) = %.9g, want %.9g", hx[i], hof[64 + i], want);
+    }
+    done(&d);
+}
+
 /* libdevice.tile (Triton's libdevice names), found without an import: each function on special and random
  * inputs (NaN, infinities, signed zeros, halves for the roundings) against C's. */
 Test(stdlib, libdevice_names) {
