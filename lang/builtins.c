@@ -882,12 +882,13 @@ static Val bi_compose(Call *c, BuiltinId id) {
         return compose_scan(g, x, axis, id == BI_CUMPROD ? NULL : c->fn[2], OP_MUL, flag != 0, loc);
     }
     case BI_SORT:
+    case BI_BITONIC_MERGE:
     case BI_TOPK: {
         if (!tensor_arg(c, 0)) return val_err();
-        int rank = c->v[0].t->rank, dim = rank - 1;
-        if (has(c, 2 - (id == BI_SORT)) && !axis_arg(c, 2 - (id == BI_SORT), rank, false, &dim)) return val_err();
+        int rank = c->v[0].t->rank, dim = rank - 1, di = id == BI_TOPK ? 2 : 1;
+        if (has(c, di) && !axis_arg(c, di, rank, false, &dim)) return val_err();
         if (dim != rank - 1) {
-            diag_error(g->d, c->loc[2 - (id == BI_SORT)], "'%s' works along the last dimension only (as Triton)", c->bi->name);
+            diag_error(g->d, c->loc[di], "'%s' works along the last dimension only (as Triton)", c->bi->name);
             return val_err();
         }
         if (id == BI_TOPK) {
@@ -901,7 +902,7 @@ static Val bi_compose(Call *c, BuiltinId id) {
         }
         int64_t desc = 0;
         if (has(c, 2) && !bi_ct_flag(c, 2, "descending", &desc)) return val_err();
-        return compose_sort(g, c->v[0], desc != 0, loc);
+        return id == BI_SORT ? compose_sort(g, c->v[0], desc != 0, loc) : compose_bitonic_merge(g, c->v[0], desc != 0, loc);
     }
     case BI_HISTOGRAM: {
         int64_t bins;

@@ -101,6 +101,7 @@
     X(XOR_SUM, "xor_sum", 1, "x|input axis keep_dims", XOR, COMPOSE, 0)                          \
     X(REDUCE_OR, "reduce_or", 2, "input axis keep_dims", OR, COMPOSE, 0)                   \
     X(SORT, "sort", 1, "x dim descending", GATHER, COMPOSE, 0)                             \
+    X(BITONIC_MERGE, "bitonic_merge", 1, "x dim descending", GATHER, COMPOSE, 0)           \
     X(TOPK, "topk", 2, "x k dim descending return_indices", GATHER, COMPOSE, 0)                                      \
     X(HISTOGRAM, "histogram", 2, "x|input num_bins mask", REDUCE, COMPOSE, 0)                    \
     X(MAP_ELEMENTWISE, "map_elementwise", 2, "scalar_fn *args pack", MAP_FN, COMPOSE, 0)   \

@@ -428,13 +428,14 @@ static Val sort_key(Gen *g, Val x, Loc loc) {
 
 /* Bitonic sort of x (and an optional payload p, moved with it) along the last dim, in
  * sort_key's order, ascending or descending; with a payload, equal keys put the smaller
- * payload first. */
-static void bitonic(Gen *g, Val *x, Val *p, bool descending, Loc loc) {
+ * payload first.  merge_only: the last stage alone (partners at n/2, n/4, .. 1), which sorts
+ * a bitonic sequence, Triton's bitonic_merge. */
+static void bitonic(Gen *g, Val *x, Val *p, bool descending, bool merge_only, Loc loc) {
     const Type *t = x->t;
     int r = t->rank, last = r - 1;
     int32_t n = t->shape[last];
     Val i = iota(g, r, t->shape, last, loc);
-    for (int32_t k = 2; k <= n; k *= 2)
+    for (int32_t k = merge_only ? n : 2; k <= n; k *= 2)
         for (int32_t j = k / 2; j >= 1; j /= 2) {
             Val pj = gen_binop(g, TK_CARET, i, val_ct_int(j, DT_I32), loc);
             Val ox = rt(g, gather(g, x->v, pj.v, last, loc)), op = {0};
@@ -481,7 +482,13 @@ static bool sortable(Gen *g, Val x, const char *what, Loc loc) {
 
 Val compose_sort(Gen *g, Val x, bool descending, Loc loc) {
     if (!sortable(g, x, "sort", loc)) return val_err();
-    bitonic(g, &x, NULL, descending, loc);
+    bitonic(g, &x, NULL, descending, false, loc);
+    return x;
+}
+
+Val compose_bitonic_merge(Gen *g, Val x, bool descending, Loc loc) {
+    if (!sortable(g, x, "bitonic_merge", loc)) return val_err();
+    bitonic(g, &x, NULL, descending, true, loc);
     return x;
 }
 
@@ -494,7 +501,7 @@ Val compose_topk(Gen *g, Val x, int64_t k, bool descending, bool indices, Loc lo
         return val_err();
     }
     Val idx = iota(g, r, x.t->shape, r - 1, loc);
-    bitonic(g, &x, &idx, descending, loc);
+    bitonic(g, &x, &idx, descending, false, loc);
     int32_t s[TIR_MAX_RANK];
     memcpy(s, x.t->shape, sizeof s);
     s[r - 1] = (int32_t)k;

@@ -191,6 +191,7 @@ Val compose_gather(Gen *g, Val src, Val index, int axis, Loc loc);
 Val compose_reduce(Gen *g, Val in, int axis, const Decl *fn, Op op, bool keep_dims, Loc loc); /* axis -1: all; fn NULL: op (xor) */
 Val compose_scan(Gen *g, Val in, int axis, const Decl *fn, Op op, bool reverse, Loc loc); /* fn NULL: op (mul) */
 Val compose_sort(Gen *g, Val x, bool descending, Loc loc);
+Val compose_bitonic_merge(Gen *g, Val x, bool descending, Loc loc); /* the last stage of sort: sorts a bitonic x */
 Val compose_topk(Gen *g, Val x, int64_t k, bool descending, bool indices, Loc loc); /* values, or (values, indices) */
 Val compose_histogram(Gen *g, Val x, int64_t bins, Val mask, Loc loc);
 enum { MAP_MAX_ARGS = 16, MAP_MAX_PACK = 16 };

@@ -464,6 +464,8 @@ static int cmp_i32_desc(const void *a, const void *b) {
     return x > y ? -1 : x < y;
 }
 
+static int cmp_i32(const void *a, const void *b) { return cmp_i32_desc(b, a); }
+
 Test(lang_shape, sort_1d_2d) {
     seed_rng();
     K k;
@@ -504,6 +506,51 @@ Test(lang_shape, sort_1d_2d) {
     }
     download(&k, gi, doy, sizeof gi);
     expect_i32(gi, wi, 1024, "sort i32 rows");
+    unload(&k);
+}
+
+/* Triton's bitonic_merge(x, dim=None, descending=false): the last stage of a bitonic sort along the last dim
+ * (partners at n/2, n/4, .. 1; the lower of a pair keeps the smaller value, or the larger descending), which
+ * sorts a bitonic row; the name was unknown.  Rows 0-2 bitonic (sorted after), the rest random, against the
+ * same network run on the host. */
+Test(lang_shape, bitonic_merge) {
+    seed_rng();
+    K k;
+    load_src(&k,
+             "kernel k(y: *i32, o: *i32, m: i32) {\n"
+             "    let r = arange(0, 8)[:, None];\n"
+             "    let c = arange(0, 32)[None, :];\n"
+             "    let b = load(y + r * 32 + c, r < m, -7);\n"
+             "    store(o + r * 32 + c, bitonic_merge(b));\n"
+             "    store(o + 256 + r * 32 + c, bitonic_merge(b, dim=-1, descending=true));\n"
+             "}\n",
+             "k");
+    int m = 7;
+    int32_t y[7 * 32], want[512], got[512];
+    for (int i = 0; i < m * 32; i++) y[i] = irand(200) - 100;
+    for (int r = 0; r < 3; r++) { /* bitonic: up to a peak (a valley for row 1), then down (up) */
+        int peak = 5 + 9 * r;
+        qsort(y + r * 32, (size_t)peak, 4, r == 1 ? cmp_i32_desc : cmp_i32);
+        qsort(y + r * 32 + peak, (size_t)(32 - peak), 4, r == 1 ? cmp_i32 : cmp_i32_desc);
+    }
+    uint64_t dy = upload(&k, y, sizeof y), d_o = poisoned(&k, sizeof got);
+    void *params[] = {&dy, &d_o, &m};
+    launch(&k, 1, params);
+    download(&k, got, d_o, sizeof got);
+    for (int desc = 0; desc < 2; desc++)
+        for (int r = 0; r < 8; r++) {
+            int32_t *w = want + desc * 256 + r * 32;
+            for (int j = 0; j < 32; j++) w[j] = r < m ? y[r * 32 + j] : -7;
+            for (int j = 16; j >= 1; j /= 2)
+                for (int i = 0; i < 32; i++)
+                    if (!(i & j) && (desc ? w[i] < w[i ^ j] : w[i] > w[i ^ j])) {
+                        int32_t t = w[i];
+                        w[i] = w[i ^ j], w[i ^ j] = t;
+                    }
+            for (int j = 1; r < 3 && j < 32; j++)
+                cr_expect(desc ? w[j - 1] >= w[j] : w[j - 1] <= w[j], "the host network did not sort bitonic row %d", r);
+        }
+    expect_i32(got, want, 512, "bitonic_merge");
     unload(&k);
 }
 
