@@ -89,6 +89,7 @@ static Val fn_inline(Gen *g, const Decl *fn, Val *args, const Loc *aloc, Loc cal
             ok = false;
             continue;
         }
+        if (pa->is_const) args[i].held = false; /* a constexpr again: its `/` and `%` floor (gen.c) */
     }
     if (!ok) return val_err();
     Frame fr = {.up = g->fr, .fn = fn, .file = fn->loc.file, .body = fn->body};

@@ -814,6 +814,7 @@ Test(lang_triton_values, constexpr_division_floors) {
         str_printf(&src, "const A%d = %d;\nconst B%d = %d;\n", i, a[i], i, b[i]);
     }
     str_puts(&src, "fn quo(a, b) { return a / b; }\n"
+                   "fn half_const(const a) { return a / 2; }\n"
                    "const F = -7.5;\n"
                    "kernel k(o: *i32, rb: *i32, fo: *f32, const C: i32 = -9) {\n");
     for (int i = 0; i < N; i++)
@@ -825,12 +826,13 @@ Test(lang_triton_values, constexpr_division_floors) {
                    8 * i, i, i, 8 * i + 1, i, i, i, i, 8 * i + 2, i, i, 8 * i + 3, i, i, 8 * i + 4, a[i], b[i], 8 * i + 5, i, i,
                    8 * i + 6, i, i, 8 * i + 7, i, i);
     str_printf(&src, "    store(o + %d, C / 4); store(o + %d, C %% 4); store(o + %d, -C / -4);\n", 8 * N, 8 * N + 1, 8 * N + 2);
+    str_printf(&src, "    let h = -9; store(o + %d, quo(h, 2)); store(o + %d, half_const(h));\n", 8 * N + 3, 8 * N + 4);
     str_puts(&src, "    store(fo, F % 2.0); store(fo + 1, 7.5 % -2.0);\n"
                    "    let y = F; store(fo + 2, y % 2.0); store(fo + 3, -F % -2.0);\n}\n");
     K k;
     load_src(&k, src.buf, "k");
     str_free(&src);
-    int32_t o[8 * N + 3];
+    int32_t o[8 * N + 5];
     float fo[4];
     uint64_t d_o = poisoned(&k, sizeof o), drb = upload(&k, b, sizeof b), dfo = poisoned(&k, sizeof fo);
     void *params[] = {&d_o, &drb, &dfo};
@@ -850,6 +852,8 @@ Test(lang_triton_values, constexpr_division_floors) {
     }
     cr_expect(o[8 * N] == -3 && o[8 * N + 1] == 3 && o[8 * N + 2] == -3, "const C = -9: C / 4 = %d, C %% 4 = %d, -C / -4 = %d",
               o[8 * N], o[8 * N + 1], o[8 * N + 2]);
+    cr_expect(o[8 * N + 3] == -4 && o[8 * N + 4] == -5, "let h = -9: h / 2 in a fn = %d (want -4, a run-time scalar's), through a const "
+              "parameter %d (want -5, a constexpr's)", o[8 * N + 3], o[8 * N + 4]);
     cr_expect(fo[0] == 0.5f && fo[1] == -0.5f && fo[2] == -1.5f && fo[3] == -0.5f,
               "-7.5 %% 2.0 = %g, 7.5 %% -2.0 = %g, let y = -7.5: y %% 2.0 = %g, 7.5 %% -2.0 = %g", fo[0], fo[1], fo[2], fo[3]);
     unload(&k);
