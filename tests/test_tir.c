@@ -294,6 +294,16 @@ Test(tir_roundtrip, inline_asm_pack_out) {
     check_round_trip(t, t);
 }
 
+/* print keeps hex=1 (device_print's hex=true) through print and parse; without it the attribute is absent. */
+Test(tir_roundtrip, print_hex) {
+    const char *t = "kernel @k(%a: tensor<8xi32>) num_warps=4 num_stages=3 {\n"
+                    "  print %a {hex=1, msg=\"v\"}\n"
+                    "  print %a {msg=\"w\"}\n"
+                    "  return\n"
+                    "}\n";
+    check_round_trip(t, t);
+}
+
 /* Hand-written input: names, comments, blank lines, inline layouts, `#k` result refs, any attr order. */
 Test(tir_roundtrip, hand_written_input_prints_canonically) {
     const char *in = "// a comment line\n"
