@@ -931,25 +931,39 @@ bool emu_parse_reg(Parser *ps) {
     return expect(ps, ';');
 }
 
-/* file = ".file" NUMBER STRING { "," NUMBER }   (timestamp and size are ignored) */
+/* file = ".file" NUMBER STRING [ "," NUMBER [ "," NUMBER ] ]   (timestamp and size are ignored)
+ * As ptxas: at module scope only, a number below 2^32 declared once (the same name again is "Duplicate file index"
+ * too), nothing more on the line (a ';', a third number, a second name: syntax errors).  They loaded and were read as
+ * far as they made sense. */
 bool emu_parse_file(Parser *ps) {
     EmuModule *m = ps->m;
     uint32_t line = ps->tok.line;
+    if (ps->fn) return perr(ps, line, "bad .file directive: .file is a module-scope directive, not one of a function's body");
     next(ps);
     int64_t num;
-    if (ps->tok.line != line || !emu_parse_int(&ps->tok, &num) || num > UINT32_MAX)
-        return perr(ps, line, "bad .file directive: expected a file number");
+    if (ps->tok.line != line || !emu_parse_int(&ps->tok, &num) || num < 0 || num > UINT32_MAX)
+        return perr(ps, line, "bad .file directive: expected a file number (below 2^32)");
     next(ps);
     const Tok *t = &ps->tok;
     if (t->line != line || t->kind != TK_STR || t->len < 2 || t->s[t->len - 1] != '"')
         return perr(ps, line, "bad .file directive: expected the file name in quotes");
     const char *name = arena_strndup(ps->a, t->s + 1, t->len - 2);
     for (uint32_t i = 0; i < m->nsrcfiles; i++)
-        if (m->srcfiles[i].num == (uint32_t)num && strcmp(m->srcfiles[i].name, name))
-            return perr(ps, line, ".file %u declared again with another name", (unsigned)num);
+        if (m->srcfiles[i].num == (uint32_t)num) return perr(ps, line, ".file %u declared twice (a file number names one file)", (unsigned)num);
+    next(ps);
+    for (int k = 0; k < 2 && is_punct(&ps->tok, ',') && ps->tok.line == line; k++) { /* the timestamp, then the size */
+        next(ps);
+        int64_t v;
+        if (ps->tok.line != line || !emu_parse_int(&ps->tok, &v))
+            return perr(ps, line, "bad .file directive: expected a number (timestamp, size) after ','");
+        next(ps);
+    }
+    if (ps->tok.kind != TK_EOF && ps->tok.line == line) {
+        char b[48];
+        return perr(ps, line, "bad .file directive: %s after .file N \"name\"[, timestamp[, size]]", tok_text(&ps->tok, b, sizeof b));
+    }
     GROW(m->srcfiles, m->nsrcfiles, ps->capsrcfiles);
     m->srcfiles[m->nsrcfiles++] = (struct EmuSrcFile){(uint32_t)num, name};
-    skip_line(ps, line);
     return true;
 }
 
@@ -989,21 +1003,101 @@ bool emu_parse_pragma(Parser *ps, EmuPragmaScope where) {
     return true;
 }
 
-/* loc = ".loc" FILE LINE [COLUMN] { "," ... }
+/* The location (file, line, column) of a .loc, remembered for the inlined_at of later ones (Parser.locs_seen:
+ * open addressing, 0 in `used` empty). */
+static uint32_t loc_hash(const int64_t v[3]) {
+    uint32_t k[3] = {(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2]};
+    return hash_fnv1a(k, sizeof k, 2166136261u);
+}
+
+static bool loc_seen(const Parser *ps, const int64_t v[3]) {
+    if (!ps->caplocs_seen) return false;
+    for (uint32_t i = loc_hash(v) & (ps->caplocs_seen - 1);; i = (i + 1) & (ps->caplocs_seen - 1)) {
+        const struct LocSeen *e = &ps->locs_seen[i];
+        if (!e->used) return false;
+        if (e->f == v[0] && e->l == v[1] && e->c == v[2]) return true;
+    }
+}
+
+static void loc_remember(Parser *ps, const int64_t v[3]) {
+    if (loc_seen(ps, v)) return;
+    if ((ps->nlocs_seen + 1) * 2 > ps->caplocs_seen) { /* grow: at most half full */
+        uint32_t cap = ps->caplocs_seen ? ps->caplocs_seen * 2 : 64;
+        struct LocSeen *old = ps->locs_seen, *t = calloc(cap, sizeof *t);
+        if (!t) out_of_memory();
+        uint32_t oldcap = ps->caplocs_seen;
+        ps->locs_seen = t;
+        ps->caplocs_seen = cap;
+        ps->nlocs_seen = 0;
+        for (uint32_t i = 0; i < oldcap; i++)
+            if (old[i].used) loc_remember(ps, (int64_t[3]){old[i].f, old[i].l, old[i].c});
+        free(old);
+    }
+    uint32_t i = loc_hash(v) & (ps->caplocs_seen - 1);
+    while (ps->locs_seen[i].used) i = (i + 1) & (ps->caplocs_seen - 1);
+    ps->locs_seen[i] = (struct LocSeen){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], 1};
+    ps->nlocs_seen++;
+}
+
+/* Three numbers below 2^32 on the line of the directive into v. */
+static bool loc_numbers(Parser *ps, uint32_t line, int64_t v[3], const char *what) {
+    for (int n = 0; n < 3; n++, next(ps))
+        if (ps->tok.line != line || !emu_parse_int(&ps->tok, &v[n]) || v[n] < 0 || v[n] > UINT32_MAX) {
+            char b[48];
+            return perr(ps, line, "bad .loc directive: expected %s (three numbers below 2^32), found %s", what,
+                        ps->tok.line == line ? tok_text(&ps->tok, b, sizeof b) : "the end of the line");
+        }
+    return true;
+}
+
+/* loc = ".loc" FILE LINE COLUMN [ "," "function_name" LABEL [ "+" NUMBER ] "," "inlined_at" FILE LINE COLUMN ]
  * The instructions that follow, up to the next .loc or the function's end,
- * come from FILE:LINE:COLUMN; line 0 means no location.  What follows a comma
- * (nvcc's `function_name LABEL`, `inlined_at F L C`) is read and ignored. */
+ * come from FILE:LINE:COLUMN; line 0 means no location.  As ptxas: in a function's body only, the column not
+ * left out, nothing else on the line; inlined_at names a location an earlier .loc of the module has, and the
+ * function_name label is one of a .section (checked at the module's end: the sections follow the code).  They
+ * loaded: the extras were skipped whatever they were. */
 bool emu_parse_loc(Parser *ps) {
     EmuModule *m = ps->m;
     uint32_t line = ps->tok.line;
+    if (!ps->fn) return perr(ps, line, "bad .loc directive: .loc is for a function's body, not module scope");
     next(ps);
     int64_t v[3] = {0, 0, 0};
-    int n = 0;
-    for (; n < 3 && ps->tok.line == line && ps->tok.kind == TK_NUM; n++, next(ps))
-        if (!emu_parse_int(&ps->tok, &v[n]) || v[n] > UINT32_MAX)
-            return perr(ps, line, "bad .loc directive: '%.*s' is not a number", (int)ps->tok.len, ps->tok.s);
-    if (n < 2) return perr(ps, line, "bad .loc directive: expected a file number and a line");
-    while (ps->tok.kind != TK_EOF && ps->tok.line == line) next(ps); /* the extras, if any */
+    if (!loc_numbers(ps, line, v, "a file number, a line and a column")) return false;
+    if (is_punct(&ps->tok, ',') && ps->tok.line == line) {
+        next(ps);
+        char b[48];
+        if (!(is(&ps->tok, "function_name") && ps->tok.line == line))
+            return perr(ps, line, "bad .loc directive: expected 'function_name LABEL, inlined_at FILE LINE COLUMN' after ',', found %s",
+                        tok_text(&ps->tok, b, sizeof b));
+        next(ps);
+        if (ps->tok.kind != TK_IDENT || ps->tok.line != line || ps->tok.s[0] == '.')
+            return perr(ps, line, "bad .loc directive: expected a label after function_name, found %s", tok_text(&ps->tok, b, sizeof b));
+        GROW(ps->fn_names, ps->nfn_names, ps->capfn_names);
+        ps->fn_names[ps->nfn_names++] = (struct FnName){ps->tok.s, ps->tok.len, line};
+        next(ps);
+        if (is_punct(&ps->tok, '+') && ps->tok.line == line) {
+            next(ps);
+            int64_t off;
+            if (ps->tok.line != line || !emu_parse_int(&ps->tok, &off))
+                return perr(ps, line, "bad .loc directive: expected a number after function_name's '+'");
+            next(ps);
+        }
+        if (!(is_punct(&ps->tok, ',') && ps->tok.line == line)) return perr(ps, line, "bad .loc directive: function_name needs ', inlined_at FILE LINE COLUMN' after it");
+        next(ps);
+        if (!(is(&ps->tok, "inlined_at") && ps->tok.line == line))
+            return perr(ps, line, "bad .loc directive: expected inlined_at after function_name's label, found %s", tok_text(&ps->tok, b, sizeof b));
+        next(ps);
+        int64_t at[3];
+        if (!loc_numbers(ps, line, at, "inlined_at's file number, line and column")) return false;
+        if (!loc_seen(ps, at))
+            return perr(ps, line, "bad .loc directive: inlined_at %u %u %u is no location an earlier .loc gives (the call's own .loc comes first)",
+                        (unsigned)at[0], (unsigned)at[1], (unsigned)at[2]);
+    }
+    if (ps->tok.kind != TK_EOF && ps->tok.line == line) {
+        char b[48];
+        return perr(ps, line, "bad .loc directive: %s after its location", tok_text(&ps->tok, b, sizeof b));
+    }
+    loc_remember(ps, v);
     if (!v[1]) {
         ps->cur_srcloc = 0;
         return true;
@@ -1054,6 +1148,7 @@ static bool parse_header(Parser *ps) {
     while (ps->tok.kind == TK_IDENT && ps->tok.line == line) {
         char name[32];
         if (!emu_gate_header(ps, line, ps->tok.s, ps->tok.len)) return false;
+        if (is(&ps->tok, "debug")) ps->target_debug_line = line;
         if (ps->tok.len < sizeof name && !ps->m->target) {
             memcpy(name, ps->tok.s, ps->tok.len);
             name[ps->tok.len] = 0;
@@ -1116,6 +1211,24 @@ static bool parse_alias(Parser *ps) {
     return expect(ps, ';');
 }
 
+/* At the module's end, as ptxas: each .loc's function_name is a label some .section defines ("Unresolved label ... used
+ * in function_name attribute"), and `.target ..., debug` has a .debug_* section ("Debug information not found in
+ * presence of .target debug").  Both loaded. */
+static bool check_debug_info(Parser *ps) {
+    for (uint32_t i = 0; i < ps->nfn_names; i++) {
+        const struct FnName *u = &ps->fn_names[i];
+        if (i && u->len == ps->fn_names[i - 1].len && !memcmp(u->s, ps->fn_names[i - 1].s, u->len)) continue; /* as the last */
+        bool found = false;
+        for (uint32_t k = 0; k < ps->nsec_labels && !found; k++)
+            found = ps->sec_labels[k].len == u->len && !memcmp(ps->sec_labels[k].s, u->s, u->len);
+        if (!found)
+            return perr(ps, u->line, "bad .loc directive: function_name '%.*s' is no label of the module's .section data", (int)u->len, u->s);
+    }
+    if (ps->target_debug_line && !ps->has_debug_section)
+        return perr(ps, ps->target_debug_line, ".target names 'debug' but the module has no .section .debug_* (no debug information)");
+    return true;
+}
+
 EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     *err = NULL;
     EmuModule *m = calloc(1, sizeof *m);
@@ -1155,15 +1268,22 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
         if (is(t, ".target")) { ok = parse_header(&ps); continue; }
         if (is(t, ".address_size")) { ok = parse_address_size(&ps); continue; }
         if (is(t, ".file")) { ok = emu_parse_file(&ps); continue; }
-        if (is(t, ".loc")) { ok = emu_parse_loc(&ps); continue; } /* between functions: applies to nothing */
+        if (is(t, ".loc")) { ok = emu_parse_loc(&ps); continue; } /* refused: module scope */
         if (is(t, ".pragma")) { ok = emu_parse_pragma(&ps, EMU_PRAGMA_MODULE); continue; }
-        if (is(t, ".section")) {
+        if (is(t, ".section")) { /* debug data: skipped, but for the labels it defines (.loc's function_name names them) */
+            next(&ps);
+            if (ps.tok.kind == TK_IDENT && ps.tok.len > 7 && !memcmp(ps.tok.s, ".debug_", 7)) ps.has_debug_section = true;
             while (ps.tok.kind != TK_EOF && !is_punct(&ps.tok, '{')) next(&ps);
             int depth = 0;
             do {
                 if (is_punct(&ps.tok, '{')) depth++;
                 if (is_punct(&ps.tok, '}')) depth--;
+                Tok lt = ps.tok;
                 next(&ps);
+                if (depth > 0 && lt.kind == TK_IDENT && is_punct(&ps.tok, ':')) {
+                    GROW(ps.sec_labels, ps.nsec_labels, ps.capsec_labels);
+                    ps.sec_labels[ps.nsec_labels++] = (struct FnName){lt.s, lt.len, lt.line};
+                }
             } while (depth > 0 && ps.tok.kind != TK_EOF);
             continue;
         }
@@ -1180,6 +1300,7 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
         else if (is(t, ".alias")) ok = parse_alias(&ps);
         else ok = perr(&ps, t->line, "unsupported directive '%.*s'", (int)t->len, t->s);
     }
+    if (ok) ok = check_debug_info(&ps);
     if (ok && !emu_module_finalize(m, mem, &ps.err)) ok = false;
     free(ps.regs);
     free(ps.allregs);
@@ -1195,6 +1316,9 @@ EmuModule *emu_module_parse(const char *ptx, EmuMem *mem, char **err) {
     free(ps.blk_parent);
     free(ps.code);
     free(ps.vec);
+    free(ps.locs_seen);
+    free(ps.fn_names);
+    free(ps.sec_labels);
     if (!ok) {
         *err = ps.err ? ps.err : strdup("ptx: parse error");
         emu_module_free(m);

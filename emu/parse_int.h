@@ -77,6 +77,15 @@ typedef struct Parser {
     uint8_t ptx_version;  /* .version as major * 10 + minor (0: not read yet) */
     uint8_t target_sm;    /* the SM of .target's first sm_NN name, known or not (0: none) */
     bool target_arch;     /* that name has the architecture-specific `a` (sm_90a) */
+    /* line info: every .loc's location so far (inlined_at names one), function_name's labels (each a label of a
+     * .section, checked at the module's end), the labels .section blocks define; .target's `debug` needs a .debug_*
+     * section */
+    struct LocSeen { uint32_t f, l, c, used; } *locs_seen;
+    uint32_t nlocs_seen, caplocs_seen;
+    struct FnName { const char *s; uint32_t len, line; } *fn_names, *sec_labels;
+    uint32_t nfn_names, capfn_names, nsec_labels, capsec_labels;
+    uint32_t target_debug_line; /* the .target line naming `debug` (0: none) */
+    bool has_debug_section;
 } Parser;
 
 #define GROW(arr, n, cap)                                                    \
@@ -125,7 +134,7 @@ bool emu_parse_reg(Parser *ps);            /* a .reg declaration */
 bool emu_parse_ins(Parser *ps);            /* one instruction, with its guard, to ps->code */
 bool emu_parse_branchtargets(Parser *ps);  /* label: .branchtargets L0, L1, ...; */
 bool emu_parse_file(Parser *ps);           /* .file N "name" */
-bool emu_parse_loc(Parser *ps);            /* .loc F L [C] */
+bool emu_parse_loc(Parser *ps);            /* .loc F L C [, function_name ..., inlined_at F L C] */
 typedef enum { EMU_PRAGMA_MODULE, EMU_PRAGMA_SIGNATURE, EMU_PRAGMA_BODY } EmuPragmaScope;
 bool emu_parse_pragma(Parser *ps, EmuPragmaScope where); /* .pragma "..." {, "..."}; (checked, then ignored) */
 /* A register (count < 0) or the range name<count> of type ty (0: unknown), in the current scope. */

@@ -23,7 +23,10 @@
  *   const_bank_and_label_names  .const data past 64 KiB; a label named as a register, variable or parameter of its
  *                block (either order); bra to a label an outer register shares a name with still loads
  *   flag_ops     a rounding, .ftz, .sat, .NaN/.xorsign or .relu on an opcode or type that takes none (mov.rn, selp.ftz,
- *                and.sat, max.NaN.s32, min.relu.f32) */
+ *                and.sat, max.NaN.s32, min.relu.f32)
+ *   line_info    .file twice, malformed or in a body; .loc without its column, at module scope, with more after it,
+ *                inlined_at naming no earlier .loc's location, function_name naming no .section label; .target
+ *                debug without a .debug_* section */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -352,6 +355,59 @@ Test(refuse, reg_types_run) {
     dev_free(d, pi);
     dev_module_unload(m);
     dev_close(d);
+}
+
+/* Line info as ptxas reads it: .file at module scope, its number declared once (the same name again too), nothing
+ * after `N "name"[, time[, size]]`; .loc in a body with three numbers, nothing but `, function_name L[+n], inlined_at
+ * F L C` after them, inlined_at naming a location an earlier .loc gave, function_name a label of a .section; and a
+ * `.target ..., debug` module with a .debug_* section.  Before: each loaded (the extras skipped). */
+#define DS ".section .debug_str\n{\n$L__s0:\n.b8 107,0\n}\n"
+#define LK(mod, body) HEAD ".file 1 \"a.cu\"\n" mod ".visible .entry k()\n{\n" body "\n ret;\n}\n" DS
+Test(refuse, line_info) {
+    static const Bad bad[] = {
+        {HEAD ".file 1 \"a.cu\"\n.file 1 \"a.cu\"\n.visible .entry k()\n{\n ret;\n}\n", "ptx:5: .file 1 declared twice"},
+        {HEAD ".file 1 \"a.cu\"\n.file 1 \"b.cu\"\n.visible .entry k()\n{\n ret;\n}\n", "ptx:5: .file 1 declared twice"},
+        {HEAD ".file 1\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: expected the file name in quotes"},
+        {HEAD ".file \"a.cu\"\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: expected a file number"},
+        {HEAD ".file 4294967296 \"a.cu\"\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: expected a file number"},
+        {HEAD ".file 1 \"a.cu\";\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: ';' after .file N \"name\""},
+        {HEAD ".file 1 \"a.cu\" \"b.cu\"\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: '\"b.cu\"' after"},
+        {HEAD ".file 1 \"a.cu\", 5, 6, 7\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: ',' after"},
+        {HEAD ".file 1 \"a.cu\" 5\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: '5' after"},
+        {HEAD ".file 1 \"a.cu\",\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: bad .file directive: expected a number (timestamp, size)"},
+        {HEAD ".visible .entry k()\n{\n .file 1 \"a.cu\"\n ret;\n}\n", "ptx:6: bad .file directive: .file is a module-scope directive"},
+        {LK("", " .loc 1 3"), "ptx:7: bad .loc directive: expected a file number, a line and a column (three numbers below 2^32), found the end of the line"},
+        {LK("", " .loc 1 3\n mov.u32 %r1, 1;"), "ptx:7: bad .loc directive: expected a file number, a line and a column"},
+        {LK("", " .loc 1 3 4 5"), "ptx:7: bad .loc directive: '5' after its location"},
+        {LK("", " .loc 1 3 4;"), "ptx:7: bad .loc directive: ';' after its location"},
+        {LK("", " .loc 1 -3 4"), "ptx:7: bad .loc directive: expected a file number, a line and a column (three numbers below 2^32), found '-'"},
+        {LK(".loc 1 2 1\n", ""), "ptx:5: bad .loc directive: .loc is for a function's body, not module scope"},
+        {LK("", " .loc 1 5 2\n .loc 1 3 1, function_name $L__s0"), "ptx:8: bad .loc directive: function_name needs ', inlined_at FILE LINE COLUMN'"},
+        {LK("", " .loc 1 5 2\n .loc 1 3 1, inlined_at 1 5 2"), "ptx:8: bad .loc directive: expected 'function_name LABEL, inlined_at FILE LINE COLUMN' after ','"},
+        {LK("", " .loc 1 5 2\n .loc 1 3 1, function_name $L__s0, inlined_at 1 5"), "ptx:8: bad .loc directive: expected inlined_at's file number"},
+        {LK("", " .loc 1 3 1, function_name $L__s0, inlined_at 1 5 2"), "ptx:7: bad .loc directive: inlined_at 1 5 2 is no location an earlier .loc gives"},
+        {LK("", " .loc 1 5 3\n .loc 1 3 1, function_name $L__s0, inlined_at 1 5 2"), "ptx:8: bad .loc directive: inlined_at 1 5 2 is no location"},
+        {LK("", " .loc 1 3 1, function_name $L__s0, inlined_at 1 5 2\n .loc 1 5 2"), "ptx:7: bad .loc directive: inlined_at 1 5 2 is no location"},
+        {LK("", " .loc 1 5 2\n .loc 1 3 1, function_name $L__none, inlined_at 1 5 2"),
+         "ptx:8: bad .loc directive: function_name '$L__none' is no label of the module's .section data"},
+        {LK("", " .loc 1 5 2\n$L__code:\n .loc 1 3 1, function_name $L__code, inlined_at 1 5 2"), "ptx:9: bad .loc directive: function_name '$L__code'"},
+        {LK("", " .loc 1 5 2\n .loc 1 3 1, function_name k, inlined_at 1 5 2"), "ptx:8: bad .loc directive: function_name 'k'"},
+        {".version 8.0\n.target sm_90, debug\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
+         "ptx:2: .target names 'debug' but the module has no .section .debug_*"},
+        {".version 8.0\n.target sm_90, debug\n.address_size 64\n.file 1 \"a.cu\"\n.visible .entry k()\n{\n .loc 1 2 1\n ret;\n}\n",
+         "ptx:2: .target names 'debug'"},
+    };
+    static const char *const good[] = {
+        LK(".file 2 \"a.cu\", 1700000000, 812\n.file 0x3 \"\", 5\n", " .loc 1 3 1\n .loc 2 4 0\n .loc 0x3 0 0\n .loc 7 1 4294967295"),
+        LK("", " .loc 1 5 2\n .loc 1 3 1, function_name $L__s0, inlined_at 1 5 2\n .loc 1 4 1, function_name $L__s0+1, inlined_at 1 3 1\n"
+               " .loc 1 4 2, function_name $L__s0 + 1, inlined_at 1 3 1"),
+        /* inlined_at's location from another function of the module; the section before the code */
+        HEAD DS ".file 1 \"a.cu\"\n.func f()\n{\n .loc 1 9 9\n ret;\n}\n.visible .entry k()\n{\n"
+        " .loc 1 3 1, function_name $L__s0, inlined_at 1 9 9\n ret;\n}\n",
+        ".version 8.0\n.target sm_90, debug\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n" DS,
+        ".version 8.0\n.target sm_90, debug\n.address_size 64\n.section .debug_abbrev\n{\n.b8 0\n}\n.visible .entry k()\n{\n ret;\n}\n",
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
 
 /* Instruction types against opcodes: each refused form is ptxas's refusal; the accepted list is every checked type

@@ -549,7 +549,7 @@ static const char *nvcc_ptx =
     "\t.loc\t1 10 0\n"
     "\tld.param.u64 %rd1, [scale_param_0];\n"
     "\tld.param.u32 %r2, [scale_param_1];\n"
-    "\t.loc\t1 12 13, function_name $L__info_string0, inlined_at 1 20 5\n"
+    "\t.loc\t1 12 13, function_name $L__info_string0, inlined_at 1 10 0\n"
     "\tmov.u32 %r3, %tid.x;\n"
     "\tsetp.eq.s32 %p1, %r3, 13;\n"
     "\t.loc\t1 13 3\n"
@@ -620,10 +620,10 @@ Test(lineinfo, nvcc_style_loc_parses_runs_and_reports) {
 
     /* bad directives are located errors */
     struct { const char *from, *to, *want; } bad[] = {
-        {"\t.loc\t2 7 21\n", "\t.loc\t2\n", "ptx:28: bad .loc directive: expected a file number and a line"},
-        {"\t.loc\t2 7 21\n", "\t.loc\t2 x 21\n", "ptx:28: bad .loc directive: expected a file number and a line"},
+        {"\t.loc\t2 7 21\n", "\t.loc\t2\n", "ptx:28: bad .loc directive: expected a file number, a line and a column"},
+        {"\t.loc\t2 7 21\n", "\t.loc\t2 x 21\n", "ptx:28: bad .loc directive: expected a file number, a line and a column"},
         {"\t.file\t2 \"/home/user/scale.cuh\"\n", "\t.file\t2 scale.cuh\n", "ptx:38: bad .file directive: expected the file name in quotes"},
-        {"\t.file\t2 \"/home/user/scale.cuh\"\n", "\t.file\t1 \"/elsewhere.cu\"\n", "ptx:38: .file 1 declared again with another name"},
+        {"\t.file\t2 \"/home/user/scale.cuh\"\n", "\t.file\t1 \"/elsewhere.cu\"\n", "ptx:38: .file 1 declared twice"},
         {"\t.file\t2 \"/home/user/scale.cuh\"\n", "\t.file\t\"x.cu\"\n", "ptx:38: bad .file directive: expected a file number"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -819,9 +819,10 @@ Test(lineinfo, deadlock_lists_source_lines) {
                              " mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 32;\n"
                              " .loc 1 5 9\n"                                         /* 12 */
                              " @%p1 bar.sync 1;\n"                                   /* 13 */
-                             " .loc 1 7 9, function_name $L__info_string0\n"         /* 14 */
+                             " .loc 1 7 9, function_name $L__info_string0, inlined_at 1 5 9\n" /* 14 */
                              " @!%p1 bar.sync 2;\n"                                  /* 15 */
-                             " ret;\n}\n";
+                             " ret;\n}\n"
+                             ".section .debug_str\n{\n$L__info_string0:\n.b8 100,0\n}\n";
     TileDevice *dev;
     char *err = NULL;
     cr_assert_eq(dev_open("emu", NULL, &dev, &err), DEV_OK, "%s", err ? err : "");
