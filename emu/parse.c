@@ -722,9 +722,15 @@ static bool check_types(Parser *ps, const EmuIns *in, uint32_t line, const char 
     case EMU_OP_LD: case EMU_OP_LDU:
         return !type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, true, line, s, len);
     case EMU_OP_ST: return !type_plain(in->ty) || check_operand_type(ps, in, 1, in->ty, true, line, s, len);
-    case EMU_OP_CVT:
-        return (!type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, true, line, s, len)) &&
-               (!type_plain(in->ty2) || in->nops < 2 || check_operand_type(ps, in, 1, in->ty2, true, line, s, len));
+    case EMU_OP_CVT: {
+        /* between .bf16 and .u8/.s8 (sm_90) ptxas wants the byte in an 8-bit register (.b8 .u8 .s8), not the wider one
+         * the relaxed rule takes ("Arguments mismatch for instruction 'cvt'"); cvt.rn.bf16.u8 of a .b16 loaded and ran */
+        bool byte_bf16 = (in->ty == EMU_T_BF16 && (in->ty2 == EMU_T_U8 || in->ty2 == EMU_T_S8)) ||
+                         (in->ty2 == EMU_T_BF16 && (in->ty == EMU_T_U8 || in->ty == EMU_T_S8));
+        bool strict_d = byte_bf16 && in->ty != EMU_T_BF16, strict_a = byte_bf16 && in->ty2 != EMU_T_BF16;
+        return (!type_plain(in->ty) || check_operand_type(ps, in, 0, in->ty, !strict_d, line, s, len)) &&
+               (!type_plain(in->ty2) || in->nops < 2 || check_operand_type(ps, in, 1, in->ty2, !strict_a, line, s, len));
+    }
     default: return true;
     }
     bool pair = in->ty == EMU_T_F16X2 || in->ty == EMU_T_BF16X2;

@@ -24,6 +24,8 @@
  *                block (either order); bra to a label an outer register shares a name with still loads
  *   flag_ops     a rounding, .ftz, .sat, .NaN/.xorsign or .relu on an opcode or type that takes none (mov.rn, selp.ftz,
  *                and.sat, max.NaN.s32, min.relu.f32)
+ *   cvt_bf16_bytes  cvt between .bf16 and .u8/.s8 with the byte in a wider register (ptxas wants an 8-bit one); the
+ *                8-bit forms run
  *   line_info    .file twice, malformed or in a body; .loc without its column, at module scope, with more after it,
  *                inlined_at naming no earlier .loc's location, function_name naming no .section label; .target
  *                debug without a .debug_* section */
@@ -353,6 +355,64 @@ Test(refuse, reg_types_run) {
     cr_expect_eq(low, (uint32_t)in[12]);
     dev_free(d, po);
     dev_free(d, pi);
+    dev_module_unload(m);
+    dev_close(d);
+}
+
+/* cvt between .bf16 and .u8/.s8 (sm_90): ptxas wants the byte in an 8-bit register (.b8, .u8, .s8), not the wider
+ * register ld/st/cvt take elsewhere ("Arguments mismatch"; .f16 and .f32 with .u8 keep the relaxed rule).  Before:
+ * cvt.rn.bf16.u8 of a .b16 register loaded and ran.  The byte forms compute the host's values. */
+#define B8(body) K(" .reg .b16 %h<4>;\n .reg .u16 %us<2>;\n .reg .b32 %r<4>;\n .reg .b8 %c<2>;\n .reg .u8 %uc<2>;\n" \
+                   " .reg .s8 %sc<2>;\n .reg .f32 %f<2>;\n mov.b16 %h1, 0;\n mov.b32 %r1, 0;\n mov.b16 %us1, 0;\n " body)
+Test(refuse, cvt_bf16_bytes) {
+    static const Bad bad[] = {
+        {B8("cvt.rn.bf16.u8 %h2, %h1;"), "ptx:16: 'cvt.rn.bf16.u8': operand 2, register '%h1' of type .b16, does not fit .u8"},
+        {B8("cvt.rn.bf16.s8 %h2, %us1;"), "operand 2, register '%us1' of type .u16, does not fit .s8"},
+        {B8("cvt.rz.bf16.u8 %h2, %r1;"), "operand 2, register '%r1' of type .b32, does not fit .u8"},
+        {B8("cvt.rni.u8.bf16 %h2, %h1;"), "ptx:16: 'cvt.rni.u8.bf16': operand 1, register '%h2' of type .b16, does not fit .u8"},
+        {B8("cvt.rzi.s8.bf16 %r2, %h1;"), "operand 1, register '%r2' of type .b32, does not fit .s8"},
+    };
+    static const char *const good[] = {
+        B8("cvt.rn.bf16.u8 %h2, %c1;\n cvt.rn.bf16.s8 %h2, %sc1;\n cvt.rm.bf16.u8 %h2, %sc1;\n cvt.rn.bf16.u8 %h2, 200;\n"
+           " cvt.rni.u8.bf16 %uc1, %h1;\n cvt.rzi.s8.bf16 %c1, %h1;\n cvt.rpi.s8.bf16 %uc1, %h1;"),
+        B8("cvt.rn.f16.u8 %h2, %h1;\n cvt.rn.f16.s8 %h2, %r1;\n cvt.rni.u8.f16 %h2, %h1;\n cvt.rzi.s8.f32 %r2, %f1;\n"
+           " cvt.rn.f32.u8 %f1, %us1;\n cvt.rn.bf16.u16 %h2, %us1;\n cvt.rn.bf16.s32 %h2, %r1;"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
+    /* the byte forms run: s8 -> bf16 (exact), bf16 -> u8 rounded to nearest, bf16 -> s8 toward zero */
+    TileDevice *d = open_emu(false);
+    static const char *ptx = HEAD
+        ".visible .entry k(.param .u64 out, .param .u64 in)\n{\n .reg .b64 %rd<3>;\n .reg .s8 %sc;\n .reg .u8 %uc;\n"
+        " .reg .b16 %h<3>;\n"
+        " ld.param.u64 %rd1, [out];\n ld.param.u64 %rd2, [in];\n"
+        " ld.global.s8 %sc, [%rd2];\n cvt.rn.bf16.s8 %h1, %sc;\n st.global.b16 [%rd1], %h1;\n"
+        " ld.global.b16 %h2, [%rd2+2];\n cvt.rni.u8.bf16 %uc, %h2;\n st.global.u8 [%rd1+2], %uc;\n"
+        " cvt.rzi.s8.bf16 %sc, %h2;\n st.global.s8 [%rd1+3], %sc;\n"
+        " ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_90");
+    TileDevModule *m;
+    TileDevFunction *f = load(d, ptx, "k", &m);
+    for (int rep = 0; rep < 8; rep++) {
+        int8_t b = (int8_t)rnd64();
+        float v = (float)(int)(rnd64() % 250) + (rep & 1 ? 0.25f : 0.75f); /* exact in bf16: below 256, quarters */
+        uint8_t in[4];
+        memcpy(in, &b, 1);
+        uint16_t vb = ref_bf16(v);
+        memcpy(in + 2, &vb, 2);
+        uint64_t po = poisoned(d, 4), pi = upload(d, in, sizeof in);
+        void *params[] = {&po, &pi};
+        cr_assert_eq(dev_launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, params), DEV_OK, "%s", dev_last_error(d));
+        uint8_t out[4];
+        download(d, out, po, sizeof out);
+        uint16_t got;
+        memcpy(&got, out, 2);
+        float vr = u2f((uint32_t)vb << 16);
+        cr_expect_eq(got, ref_bf16((float)b), "bf16 of %d: 0x%04x", b, got);
+        cr_expect_eq(out[2], (uint8_t)nearbyintf(vr), "u8 of %g: %u", vr, out[2]);
+        cr_expect_eq((int8_t)out[3], (int8_t)(vr > 127 ? 127 : (int)vr), "s8 of %g: %d", vr, (int8_t)out[3]);
+        dev_free(d, po);
+        dev_free(d, pi);
+    }
     dev_module_unload(m);
     dev_close(d);
 }
