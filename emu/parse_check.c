@@ -375,6 +375,68 @@ static bool check_more_types(Parser *ps, const EmuIns *in, unsigned ntypes, uint
     return true;
 }
 
+/* ld and st's cache operators and eviction priorities, as ptxas of CUDA 13 takes them (tried form by form over the
+ * memory orders and state spaces): ld's operators are .ca .cg .cs .lu .cv (.global.nc: .ca .cg .cs), st's .wb .cg
+ * .cs .wt; an operator is for a weak access only (not with .volatile, .relaxed, .acquire, .release) and not with an
+ * .L1:: eviction priority ("Modifier '.evict_first' cannot be combined with modifier '.cg'"); the .L1:: priorities,
+ * .L2::cache_hint and ld's .L2:: prefetch sizes are for .global or generic addresses, and .volatile takes only the
+ * prefetch size of them; ld.global.nc takes no memory order (.weak either), and .local and .const no strong one.
+ * All were hints the emulator skipped: Triton writes ld.global.cg.L1::evict_first for
+ * tl.load(cache_modifier=".cg", eviction_policy="evict_first"), which ptxas refuses. */
+static bool check_cache_mods(Parser *ps, const EmuIns *in, uint32_t line, const char *s, uint32_t len) {
+    if (in->op != EMU_OP_LD && in->op != EMU_OP_ST) return true;
+    bool ld = in->op == EMU_OP_LD, vol = false, order = false, weak = false, nc = in->flags & EMU_F(NC);
+    const char *cache = NULL, *l1 = NULL, *l2 = NULL; /* the parts, for messages */
+    uint32_t ncache = 0, nl1 = 0, nl2 = 0;
+    for (uint32_t i = 0; i < len;) {
+        uint32_t j = i;
+        while (j < len && s[j] != '.') j++;
+        const char *w = s + i;
+        uint32_t n = j - i;
+        i = j + 1;
+        if (n == 2 && (!memcmp(w, "ca", 2) || !memcmp(w, "cg", 2) || !memcmp(w, "cs", 2) || !memcmp(w, "lu", 2) ||
+                       !memcmp(w, "cv", 2) || !memcmp(w, "wb", 2) || !memcmp(w, "wt", 2)))
+            cache = w, ncache = n;
+        else if (n > 4 && !memcmp(w, "L1::", 4)) l1 = w, nl1 = n;
+        else if (n > 4 && !memcmp(w, "L2::", 4) && !(n == 14 && !memcmp(w, "L2::cache_hint", 14))) l2 = w, nl2 = n;
+        else if (n == 8 && !memcmp(w, "volatile", 8)) vol = true;
+        else if (n == 4 && !memcmp(w, "weak", 4)) weak = true;
+        else if (n == 7 && (!memcmp(w, "relaxed", 7) || !memcmp(w, "acquire", 7) || !memcmp(w, "release", 7) || !memcmp(w, "acq_rel", 7))) {
+            order = true;
+            if (memcmp(w, "relaxed", 7) && memcmp(w, ld ? "acquire" : "release", 7))
+                return perr(ps, line, "'%.*s': %s takes .relaxed or .%s, not .%.*s", (int)len, s, ld ? "ld" : "st", ld ? "acquire" : "release", (int)n, w);
+        }
+    }
+    bool hint = in->flags & EMU_F(CACHE_HINT);
+    if (nc && (weak || vol || order))
+        return perr(ps, line, "'%.*s': ld.global.nc takes no memory order (.weak, .volatile, .relaxed, .acquire)", (int)len, s);
+    if ((vol || order) && (in->space == EMU_SP_LOCAL || in->space == EMU_SP_CONST))
+        return perr(ps, line, "'%.*s': .volatile, .relaxed, .acquire and .release are not for .%s memory", (int)len, s, emu_space_name(in->space));
+    if (cache) {
+        bool ok = ld ? (nc ? memcmp(cache, "ca", 2) == 0 || memcmp(cache, "cg", 2) == 0 || memcmp(cache, "cs", 2) == 0
+                           : memcmp(cache, "wb", 2) != 0 && memcmp(cache, "wt", 2) != 0)
+                     : memcmp(cache, "wb", 2) == 0 || memcmp(cache, "cg", 2) == 0 || memcmp(cache, "cs", 2) == 0 ||
+                           memcmp(cache, "wt", 2) == 0;
+        if (!ok)
+            return perr(ps, line, "'%.*s': .%.*s is no cache operator of %s (%s)", (int)len, s, (int)ncache, cache, ld ? (nc ? "ld.global.nc" : "ld") : "st",
+                        ld ? (nc ? ".ca .cg .cs" : ".ca .cg .cs .lu .cv") : ".wb .cg .cs .wt");
+        if (vol || order)
+            return perr(ps, line, "'%.*s': a cache operator (.%.*s) is for weak accesses, not with .volatile, .relaxed, .acquire or .release",
+                        (int)len, s, (int)ncache, cache);
+        if (l1)
+            return perr(ps, line, "'%.*s': the cache operator .%.*s cannot be combined with the eviction priority .%.*s", (int)len, s,
+                        (int)ncache, cache, (int)nl1, l1);
+    }
+    if (!ld && l2)
+        return perr(ps, line, "'%.*s': .%.*s is for ld (a prefetch size), not st", (int)len, s, (int)nl2, l2);
+    if ((l1 || hint || l2) && in->space != EMU_SP_GLOBAL && in->space != EMU_SP_GENERIC)
+        return perr(ps, line, "'%.*s': .L1:: eviction priorities, .L2::cache_hint and prefetch sizes are for .global or generic addresses",
+                    (int)len, s);
+    if (vol && (l1 || hint))
+        return perr(ps, line, "'%.*s': .volatile takes no eviction priority nor .L2::cache_hint", (int)len, s);
+    return true;
+}
+
 /* The modifiers an opcode needs, once all are decoded (decode_mods in parse.c): how many types, which
  * operation of a family, which combinations. */
 bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, const char *s, uint32_t len) {
@@ -382,6 +444,7 @@ bool emu_check_mods(Parser *ps, EmuIns *in, unsigned ntypes, uint32_t line, cons
     if (!check_flag_ops(ps, in, line, s, len)) return false;
     if (!check_float_mods(ps, in, ntypes, line, s, len)) return false;
     if (!check_more_types(ps, in, ntypes, line, s, len)) return false;
+    if (!check_cache_mods(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_CVT && ntypes != 2) return perr(ps, line, "cvt needs two types in '%.*s'", (int)len, s);
     if (in->op == EMU_OP_CVT && !check_cvt_rounding(ps, in, line, s, len)) return false;
     if (in->op == EMU_OP_SET && ntypes != 2) return perr(ps, line, "set needs two types in '%.*s'", (int)len, s);

@@ -26,6 +26,8 @@
  *                and.sat, max.NaN.s32, min.relu.f32)
  *   cvt_bf16_bytes  cvt between .bf16 and .u8/.s8 with the byte in a wider register (ptxas wants an 8-bit one); the
  *                8-bit forms run
+ *   cache_mods   ld/st cache operators with eviction priorities, strong orders or the wrong op; .L1::/.L2:: hints off
+ *                .global and generic; .volatile with them; ld.global.nc with a memory order
  *   line_info    .file twice, malformed or in a body; .loc without its column, at module scope, with more after it,
  *                inlined_at naming no earlier .loc's location, function_name naming no .section label; .target
  *                debug without a .debug_* section */
@@ -415,6 +417,50 @@ Test(refuse, cvt_bf16_bytes) {
     }
     dev_module_unload(m);
     dev_close(d);
+}
+
+/* ld/st cache operators and eviction priorities as ptxas combines them.  Before: all loaded (hints the emulator
+ * skips), among them Triton's ld.global.cg.L1::evict_first.L2::cache_hint for tl.load(cache_modifier=".cg",
+ * eviction_policy="evict_first"), which ptxas refuses ("Modifier '.evict_first' cannot be combined with '.cg'"). */
+#define CM(ins) K(" .reg .b32 %r<3>;\n .reg .b64 %rd<3>;\n mov.b64 %rd1, 0;\n mov.b32 %r1, 0;\n" \
+                  " createpolicy.fractional.L2::evict_last.b64 %rd2, 1.0;\n " ins ";")
+Test(refuse, cache_mods) {
+    static const Bad bad[] = {
+        {CM("ld.global.cg.L1::evict_first.L2::cache_hint.b32 %r1, [%rd1], %rd2"),
+         "ptx:11: 'ld.global.cg.L1::evict_first.L2::cache_hint.b32': the cache operator .cg cannot be combined with the eviction priority .L1::evict_first"},
+        {CM("ld.global.ca.L1::no_allocate.b32 %r1, [%rd1]"), "the cache operator .ca cannot be combined"},
+        {CM("st.global.cs.L1::evict_first.L2::cache_hint.b32 [%rd1], %r1, %rd2"), "the cache operator .cs cannot be combined"},
+        {CM("ld.volatile.global.L1::evict_last.L2::cache_hint.b32 %r1, [%rd1], %rd2"), ".volatile takes no eviction priority nor .L2::cache_hint"},
+        {CM("ld.volatile.global.L2::cache_hint.b32 %r1, [%rd1], %rd2"), ".volatile takes no eviction priority"},
+        {CM("st.volatile.global.L1::evict_last.b32 [%rd1], %r1"), ".volatile takes no eviction priority"},
+        {CM("ld.volatile.global.cg.b32 %r1, [%rd1]"), "a cache operator (.cg) is for weak accesses"},
+        {CM("ld.relaxed.gpu.global.cs.b32 %r1, [%rd1]"), "a cache operator (.cs) is for weak accesses"},
+        {CM("st.release.gpu.global.wb.b32 [%rd1], %r1"), "a cache operator (.wb) is for weak accesses"},
+        {CM("ld.global.wb.b32 %r1, [%rd1]"), ".wb is no cache operator of ld (.ca .cg .cs .lu .cv)"},
+        {CM("st.global.ca.b32 [%rd1], %r1"), ".ca is no cache operator of st (.wb .cg .cs .wt)"},
+        {CM("st.global.lu.b32 [%rd1], %r1"), ".lu is no cache operator of st"},
+        {CM("ld.global.nc.lu.b32 %r1, [%rd1]"), ".lu is no cache operator of ld.global.nc (.ca .cg .cs)"},
+        {CM("ld.weak.global.nc.b32 %r1, [%rd1]"), "ld.global.nc takes no memory order"},
+        {CM("ld.shared.L1::evict_last.b32 %r1, [%rd1]"), "are for .global or generic addresses"},
+        {CM("st.local.L2::cache_hint.b32 [%rd1], %r1, %rd2"), "are for .global or generic addresses"},
+        {CM("ld.const.L2::128B.b32 %r1, [%rd1]"), "are for .global or generic addresses"},
+        {CM("st.global.L2::128B.b32 [%rd1], %r1"), ".L2::128B is for ld (a prefetch size), not st"},
+        {CM("ld.volatile.local.b32 %r1, [%rd1]"), ".volatile, .relaxed, .acquire and .release are not for .local memory"},
+        {CM("ld.release.gpu.global.b32 %r1, [%rd1]"), "ld takes .relaxed or .acquire, not .release"},
+        {CM("st.acquire.gpu.global.b32 [%rd1], %r1"), "st takes .relaxed or .release, not .acquire"},
+    };
+    static const char *const good[] = {
+        CM("ld.global.cg.L2::cache_hint.b32 %r1, [%rd1], %rd2;\n ld.global.L1::evict_first.L2::cache_hint.b32 %r1, [%rd1], %rd2;\n"
+           " ld.global.lu.L2::128B.b32 %r1, [%rd1];\n ld.global.nc.cs.L2::cache_hint.b32 %r1, [%rd1], %rd2;\n"
+           " ld.global.nc.L1::no_allocate.b32 %r1, [%rd1];\n ld.L1::evict_last.L2::256B.b32 %r1, [%rd1];\n"
+           " ld.weak.global.cv.b32 %r1, [%rd1];\n ld.shared.ca.b32 %r1, [%rd1];\n ld.local.cs.b32 %r1, [%rd1];\n ld.const.lu.b32 %r1, [%rd1];\n"
+           " ld.volatile.global.L2::128B.b32 %r1, [%rd1];\n ld.volatile.shared.b32 %r1, [%rd1];\n"
+           " ld.relaxed.gpu.global.L1::evict_last.L2::cache_hint.b32 %r1, [%rd1], %rd2;\n ld.acquire.gpu.L2::64B.b32 %r1, [%rd1];\n"
+           " st.global.wt.L2::cache_hint.b32 [%rd1], %r1, %rd2;\n st.global.L1::no_allocate.b32 [%rd1], %r1;\n st.shared.cg.b32 [%rd1], %r1;\n"
+           " st.release.gpu.global.L1::evict_last.L2::cache_hint.b32 [%rd1], %r1, %rd2;\n st.volatile.global.b32 [%rd1], %r1;\n"
+           " st.weak.local.wb.b32 [%rd1], %r1"),
+    };
+    expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
 
 /* Line info as ptxas reads it: .file at module scope, its number declared once (the same name again too), nothing
