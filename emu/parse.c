@@ -1151,9 +1151,13 @@ static bool parse_header(Parser *ps) {
         return true;
     }
     next(ps);
-    while (ps->tok.kind == TK_IDENT && ps->tok.line == line) {
+    for (bool first = true; ps->tok.kind == TK_IDENT && ps->tok.line == line; first = false) {
         char name[32];
         if (!emu_gate_header(ps, line, ps->tok.s, ps->tok.len)) return false;
+        /* ptxas wants the architecture first ("Target architecture not defined at start"): .target debug, sm_90a */
+        if (first && !(ps->tok.len > 3 && !memcmp(ps->tok.s, "sm_", 3)) && !(ps->tok.len > 8 && !memcmp(ps->tok.s, "compute_", 8)))
+            return perr(ps, line, ".target names the architecture first, then '%.*s' (as ptxas reads it)", (int)ps->tok.len,
+                        ps->tok.s);
         if (is(&ps->tok, "debug")) ps->target_debug_line = line;
         if (ps->tok.len < sizeof name && !ps->m->target) {
             memcpy(name, ps->tok.s, ps->tok.len);

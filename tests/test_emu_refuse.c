@@ -74,10 +74,15 @@ Test(refuse, header) {
         {".version 8.0\n.version 8.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n", "ptx:2: the PTX must begin with .version, then .target: expected .target, found '.version'"},
         {HEAD ".version 8.0\n.visible .entry k()\n{\n ret;\n}\n", "ptx:4: .version given twice"},
         {"", "ptx:1: the PTX must begin with .version, then .target: expected .version, found the end of the PTX"},
+        {".version 8.0\n.target debug, sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
+         "ptx:2: .target names the architecture first, then 'debug'"},
+        {".version 8.0\n.target texmode_unified, sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
+         "ptx:2: .target names the architecture first, then 'texmode_unified'"},
     };
     static const char *const good[] = {
         "// a comment first\n.version 8.0 // and after\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
         ".version 8.0\n.target sm_90\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n", /* .target again: ptxas takes it */
+        ".version 8.0\n.target sm_90, texmode_unified\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n",
     };
     expect_refused(bad, ARRAY_LEN(bad), good, ARRAY_LEN(good), "sm_90");
 }
