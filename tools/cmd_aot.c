@@ -102,7 +102,7 @@ int cmd_aot(int argc, char **argv) {
         else snprintf(named[i], len, "%s", k);
     }
     if (rc == CLI_EXIT_FAIL) fprintf(stderr, "tile: out of host memory\n");
-    /* the input checked here first: the library's TILE_ERROR_IO is then the output's (exit 4, not 2) */
+    /* the input checked here first: the library's TILE_ERROR_IO is then the output's (exit 3, not 2) */
     const char *unreadable = rc == CLI_CONTINUE ? input_unreadable(a.file) : NULL;
     if (unreadable) {
         fprintf(stderr, "tile: cannot read '%s': %s\n", a.file, unreadable);

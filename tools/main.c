@@ -7,7 +7,7 @@
  *
  * Exit status (every command): the table in cli.h (CLI_EXIT_HELP).  What a
  * command printed on standard output is checked here, once, for all of them:
- * output lost to a full disk or a closed descriptor exits 4, not 0. */
+ * output lost to a full disk or a closed descriptor exits 3, not 0. */
 #include "tools/cli.h"
 #include "tools/cmd.h"
 
