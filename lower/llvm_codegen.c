@@ -500,9 +500,15 @@ static void init_targets(void) {
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
     /* 32-bit shared-memory pointers (the data layout then says p3:32): shared addresses,
-     * ldmatrix and cp.async operands need no 64-bit arithmetic.  Process-wide, set once. */
-    const char *argv[] = {"tile", "-nvptx-short-ptr"};
-    LLVMParseCommandLineOptions(2, argv, NULL);
+     * ldmatrix and cp.async operands need no 64-bit arithmetic.
+     * No horizontal reductions in the SLP vectorizer of default<O3>: on a chain of run-time `if`s (selects
+     * adding into one value) it computed the sign bits of the whole chain for every root, quadratic: 2000
+     * `let`s and 2000 `if`s spent 2.8 of 3.1 s of O3 there (bench/compile_scaling.py lets_ifs).  The PTX of
+     * every shipped kernel and launched configuration (sm_80 and sm_90a) is byte for byte the same without it;
+     * NVPTX has no vector registers for such a reduction to use.  (LLVMPassBuilderOptionsSetSLPVectorization
+     * does not take the pass out of default<O3>.)  Process-wide, set once. */
+    const char *argv[] = {"tile", "-nvptx-short-ptr", "-slp-vectorize-hor=false"};
+    LLVMParseCommandLineOptions(3, argv, NULL);
 }
 
 /* After default<O3>: InstCombine writes `base + c` as `or disjoint base, c` where the bits cannot carry.
