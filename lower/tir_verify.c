@@ -3,7 +3,8 @@
  * Runs after every pass in debug and test builds.  Per function:
  *
  *   1. Decide whether layouts are assigned: some tensor value defined in
- *      the function (argument, result, block argument) has a layout.
+ *      the function (argument, result, block argument) has a layout (no
+ *      walk when no value in the function's table has one).
  *   2. Walk the blocks in program order keeping a scope stack of visible
  *      values: kernel arguments, then each block's arguments and results in
  *      order; a region's values leave scope when it closes, and an
@@ -14,7 +15,8 @@
  *      counts fit tir_op_info (plus the variadic ranges in `arity` below);
  *      every value it defines has a well-formed type (dims powers of two,
  *      pointee scalar, layout rank = tensor rank, a layout on every tensor
- *      once layouts are assigned); then the per-op check from `op_checks`,
+ *      once layouts are assigned; a type that passed is not checked again
+ *      in the same function, one that failed is reported at every value); then the per-op check from `op_checks`,
  *      falling back to check_elementwise for OPF_ELEMENTWISE ops; element-
  *      wise operands must share the result's layout.
  *   4. Terminators: `return` exactly once, last in the function body;
@@ -43,6 +45,11 @@ typedef struct Verifier {
     uint32_t nstack;
     bool layouts; /* layouts are assigned in f */
     int nerrors;
+    /* types check_value_type passed in f (it depends on nothing else: the module's layouts and `layouts`
+     * are fixed while f is checked), an open-addressed set: a value of such a type is not checked (or its
+     * label formatted) again */
+    const Type **ok_types;
+    uint32_t ok_cap, ok_n;
 } Verifier;
 
 /* ---- reporting ---- */
@@ -215,6 +222,50 @@ static bool check_value_type(Verifier *V, const Inst *at, ValueId v, const char 
         verr(V, at, "%s: tensor has no layout (layouts are assigned)", what);
         ok = false;
     }
+    return ok;
+}
+
+static uint32_t type_slot(const Verifier *V, const Type *t) {
+    uint64_t h = (uint64_t)(uintptr_t)t * 0x9E3779B97F4A7C15ull;
+    uint32_t k = (uint32_t)(h >> 32) & (V->ok_cap - 1);
+    while (V->ok_types[k] && V->ok_types[k] != t) k = (k + 1) & (V->ok_cap - 1);
+    return k;
+}
+
+static bool type_known_ok(const Verifier *V, ValueId v) {
+    const Type *t = V->f->values[v].type;
+    return t && V->ok_cap && V->ok_types[type_slot(V, t)] == t;
+}
+
+static void type_ok(Verifier *V, ValueId v) {
+    const Type *t = V->f->values[v].type;
+    if (!t) return;
+    if (2 * (V->ok_n + 1) > V->ok_cap) {
+        const Type **old = V->ok_types;
+        uint32_t oldcap = V->ok_cap;
+        V->ok_cap = oldcap ? 2 * oldcap : 64;
+        V->ok_types = calloc(V->ok_cap, sizeof *V->ok_types);
+        if (!V->ok_types) out_of_memory();
+        for (uint32_t k = 0; k < oldcap; k++)
+            if (old[k]) V->ok_types[type_slot(V, old[k])] = old[k];
+        free(old);
+    }
+    uint32_t k = type_slot(V, t);
+    if (!V->ok_types[k]) {
+        V->ok_types[k] = t;
+        V->ok_n++;
+    }
+}
+
+/* check_value_type for the value `v` defined by `at`, labelled "<kind> <k>" in messages; a type that passed
+ * before in this function is not checked again */
+static bool check_defined_type(Verifier *V, const Inst *at, ValueId v, const char *kind, int k) {
+    if (type_known_ok(V, v)) return true;
+    char what[40];
+    snprintf(what, sizeof what, "%s %d", kind, k);
+    int before = V->nerrors;
+    bool ok = check_value_type(V, at, v, what);
+    if (ok && V->nerrors == before) type_ok(V, v);
     return ok;
 }
 
@@ -1057,9 +1108,7 @@ static void verify_inst(Verifier *V, Block *b, Inst *i) {
         }
         if (V->f->values[v].def != i || V->f->values[v].index != k)
             verr(V, i, "result %d does not point back to its instruction", k);
-        char what[32];
-        snprintf(what, sizeof what, "result %d", k);
-        ok &= check_value_type(V, i, v, what);
+        ok &= check_defined_type(V, i, v, "result", k);
         define(V, i, v);
     }
     if (!ok) return;
@@ -1089,9 +1138,7 @@ static void verify_block(Verifier *V, Block *b, const Inst *owner) {
         }
         if (V->f->values[v].block != b || V->f->values[v].def || V->f->values[v].index != k)
             verr(V, owner, "region argument %d does not point back to its block", k);
-        char what[40];
-        snprintf(what, sizeof what, "region argument %d", k);
-        check_value_type(V, owner, v, what);
+        check_defined_type(V, owner, v, "region argument", k);
         define(V, owner, v);
     }
     Inst *last = NULL;
@@ -1123,12 +1170,20 @@ static bool note_layout(Inst *i, void *ud) {
     return !V->layouts;
 }
 
+static bool any_value_has_layout(const Func *f) {
+    for (uint32_t v = 1; v < f->nvalues; v++)
+        if (f->values[v].type && f->values[v].type->layout) return true;
+    return false;
+}
+
 static void verify_func(Verifier *V, Func *f) {
     V->f = f;
     V->nstack = 0;
     V->layouts = false;
     V->state = calloc(f->nvalues ? f->nvalues : 1, 1);
     V->stack = malloc(sizeof(ValueId) * (f->nvalues ? f->nvalues : 1));
+    V->ok_n = 0;
+    if (V->ok_cap) memset(V->ok_types, 0, V->ok_cap * sizeof *V->ok_types);
     if (!V->state || !V->stack) out_of_memory();
     if (!f->body) {
         verr(V, NULL, "kernel has no body");
@@ -1140,7 +1195,8 @@ static void verify_func(Verifier *V, Func *f) {
         ValueId v = f->args[k].value;
         if (valid_id(V, v) && vt(V, v) && vt(V, v)->layout) V->layouts = true;
     }
-    if (!V->layouts) tir_walk(f->body, note_layout, V);
+    /* every value the walk can meet is in f->values: when none of them has a layout, neither has the IR */
+    if (!V->layouts && any_value_has_layout(f)) tir_walk(f->body, note_layout, V);
     /* 2. kernel arguments are the body's arguments */
     if (f->body->nargs != f->nargs)
         verr(V, NULL, "body has %d arguments for %d kernel arguments", f->body->nargs, f->nargs);
@@ -1167,5 +1223,6 @@ out:
 bool tir_verify(Module *m, Diag *d) {
     Verifier V = {.m = m, .d = d};
     for (int k = 0; k < m->nfuncs; k++) verify_func(&V, m->funcs[k]);
+    free(V.ok_types);
     return V.nerrors == 0;
 }

@@ -755,6 +755,39 @@ Test(tir_verify, layouts_must_be_interned) {
     arena_free(a);
 }
 
+/* The verifier checks each type once per function: a type that passes where no layouts are assigned is
+ * checked again in a function whose layouts are (where a tensor without one is an error), and a type that
+ * fails is reported at every value of it. */
+Test(tir_verify, type_checks_are_per_function) {
+    Arena *a = arena_new();
+    Module *m = tir_module_new(a);
+    Layout b = {.kind = LAYOUT_BLOCKED, .rank = 1, .spt = {1}, .tpw = {32}, .wpc = {4}, .order = {0}};
+    const Layout *lb = tir_layout_intern(m, &b);
+    const Type *bare = tir_type(m, DT_F32, 1, (int32_t[]){4}, NULL, NULL);
+    const Type *laid = tir_type(m, DT_F32, 1, (int32_t[]){4}, NULL, lb);
+    Func *f = tir_func_new(m, "plain"); /* no layouts: a tensor without one is fine */
+    Builder bf = {.f = f, .block = f->body};
+    FuncArg *x = tir_func_add_arg(f, "x", bare);
+    tir_emit(&bf, OP_NEG, &x->value, 1, bare);
+    tir_emit(&bf, OP_RETURN, NULL, 0, NULL);
+    Func *g = tir_func_new(m, "laid"); /* layouts assigned (its argument has one) */
+    Builder bg = {.f = g, .block = g->body};
+    FuncArg *y = tir_func_add_arg(g, "y", laid);
+    tir_emit(&bg, OP_NEG, &y->value, 1, bare);
+    tir_emit(&bg, OP_NEG, &y->value, 1, bare);
+    tir_emit(&bg, OP_NEG, &y->value, 1, laid);
+    tir_emit(&bg, OP_RETURN, NULL, 0, NULL);
+    Diag d;
+    diag_init(&d);
+    cr_expect(!tir_verify(m, &d));
+    char *r = all_diags(&d);
+    cr_expect_str_eq(r, "error: @laid: neg: result 0: tensor has no layout (layouts are assigned)\n"
+                        "error: @laid: neg: result 0: tensor has no layout (layouts are assigned)\n");
+    free(r);
+    diag_free(&d);
+    arena_free(a);
+}
+
 /* ---- robustness: mutated inputs never crash the parser, verifier or printer ---- */
 
 static uint64_t rng_next(uint64_t *s) {
