@@ -956,13 +956,24 @@ static void remove_regular(int dfd, const char *name, int *err) {
         *err = errno;
 }
 
+/* Whether dfd's "stats" is the counters count_event writes (only 'h' and 'm'): a folder that is no cache, say
+ * `tile cache clear --dir ~`, keeps a file of that name that is someone else's. */
+static bool stats_is_ours(int dfd) {
+    size_t n = 0;
+    char *text = jit_cache_read(dfd, "stats", &n);
+    bool ours = text != NULL;
+    for (size_t i = 0; ours && i < n; i++) ours = text[i] == 'h' || text[i] == 'm';
+    free(text);
+    return ours;
+}
+
 tile_status tile_cache_clear(const char *cache_dir, int tuning) {
     int dfd, err = 0;
     const char *dir = dir_or_default(cache_dir);
     tile_status st = open_existing("tile_cache_clear", dir, &dfd);
     if (dfd < 0) return st;
     each_entry(dfd, remove_entry, &err);
-    remove_regular(dfd, "stats", &err);
+    if (stats_is_ours(dfd)) remove_regular(dfd, "stats", &err);
     if (tuning) remove_regular(dfd, "tune.db", &err);
     close(dfd);
     return err ? rt_fail(NULL, TILE_ERROR_IO, "tile_cache_clear: cannot remove everything in %s: %s", dir, strerror(err)) : TILE_OK;

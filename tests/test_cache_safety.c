@@ -175,6 +175,26 @@ Test(cache_safety, clear_follows_no_symlink, .init = setup, .fini = teardown, .t
 
 /* A symlinked v1/KK, v1 or stats is not written through: the compile
  * succeeds with one warning and the target stays untouched. */
+/* tile cache clear of a folder that is no cache (`--dir ~`) keeps a file named stats that is not the cache's
+ * counters (it was deleted); a cache's own stats goes. */
+Test(cache_safety, clear_keeps_a_foreign_stats, .init = setup, .fini = teardown, .timeout = 60) {
+    char home[128], cache[128], p[512];
+    snprintf(home, sizeof home, "%s/home", dir);
+    cr_assert_eq(mkdir(home, 0700), 0);
+    snprintf(p, sizeof p, "%s/stats", home);
+    write_file(p, "hmm, my numbers\n");
+    cr_assert_eq(tile_cache_clear(home, 1), TILE_OK);
+    cr_assert_eq(file_size(p), 16, "a stats file that is not the cache's was removed");
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    int hit;
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    cr_assert_eq(compile_add(cache, &hit), TILE_OK);
+    snprintf(p, sizeof p, "%s/stats", cache);
+    cr_assert_eq(file_size(p), 2, "a miss and a hit counted");
+    cr_assert_eq(tile_cache_clear(cache, 1), TILE_OK);
+    cr_assert_eq(file_size(p), -1, "the cache's stats is cleared");
+}
+
 Test(cache_safety, write_follows_no_symlink, .init = setup, .fini = teardown, .timeout = 60) {
     char cache[128], victim[128], p[512], key[40];
     add_key(key);
