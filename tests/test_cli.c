@@ -389,6 +389,24 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     cr_expect(strstr(buf, "KEY") && strstr(buf, "ARCH") && strstr(buf, "DEFINES | SPECIALIZE") && strstr(buf, "LAST USE"), "%s", buf);
 
     char path[200];
+    /* a source whose name has a newline and a tab: one row of the table each, the characters escaped (the
+     * newline broke the row in two); --json has the name exactly */
+    snprintf(path, sizeof path, "%.*s/odd\nna\tme.tile", (int)(strlen(cache_env) - strlen("TILE_CACHE_DIR=") - 6),
+             cache_env + strlen("TILE_CACHE_DIR="));
+    FILE *odd = fopen(path, "w");
+    cr_assert(odd);
+    fputs("kernel odd(x: *f32) { store(x, 1.0); }\n", odd);
+    fclose(odd);
+    char oddcmd[400];
+    snprintf(oddcmd, sizeof oddcmd, "compile '%s' -o /dev/null", path);
+    cr_expect_eq(run_env(oddcmd, buf, sizeof buf), 0);
+    cr_expect_eq(run_env("cache list", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "/odd\\nna\\tme.tile\n"), "%s", buf);
+    cr_expect(!strstr(buf, "\nna\tme.tile"), "a row broken in two: %s", buf);
+    cr_expect_eq(run_env("cache list --json", buf, sizeof buf), 0);
+    cr_expect(strstr(buf, "/odd\\nna\\tme.tile\""), "%s", buf);
+    remove(path);
+
     snprintf(path, sizeof path, "%.*s/k.tile", (int)(strlen(cache_env) - strlen("TILE_CACHE_DIR=") - 6), cache_env + strlen("TILE_CACHE_DIR="));
     FILE *f = fopen(path, "w");
     cr_assert(f);

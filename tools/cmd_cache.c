@@ -150,6 +150,24 @@ static void list_row_json(const tile_cache_entry_info *e) {
     json_end(&j);
 }
 
+/* s for one line of the table: a control character (a newline in a file name) as \n, \t or \xHH, and a
+ * backslash doubled, so every entry stays one row (--json gives the name exactly). */
+static char *table_text(const char *s) {
+    size_t n = 1;
+    for (const char *c = s; *c; c++) n += (unsigned char)*c < 0x20 || *c == 0x7f ? 4 : *c == '\\' ? 2 : 1;
+    char *out = malloc(n), *o = out;
+    if (!out) return NULL;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '\n') *o++ = '\\', *o++ = 'n';
+        else if (*c == '\t') *o++ = '\\', *o++ = 't';
+        else if (*c == '\\') *o++ = '\\', *o++ = '\\';
+        else if (*c < 0x20 || *c == 0x7f) o += snprintf(o, 5, "\\x%02x", *c);
+        else *o++ = (char)*c;
+    }
+    *o = 0;
+    return out;
+}
+
 static void collect_entry(void *user, const tile_cache_entry_info *e) {
     ListRows *l = user;
     if (l->json) { /* streamed: one line per entry as it is read */
@@ -163,7 +181,7 @@ static void collect_entry(void *user, const tile_cache_entry_info *e) {
     }
     ListRow *r = &l->v[l->n++];
     snprintf(r->key, sizeof r->key, "%s", e->key);
-    r->source = strdup(e->source), r->kernels = strdup(e->kernels), r->arch = strdup(*e->arch ? e->arch : "-");
+    r->source = table_text(e->source), r->kernels = strdup(e->kernels), r->arch = strdup(*e->arch ? e->arch : "-");
     size_t n = strlen(e->defines) + strlen(e->specialize) + 4;
     if ((r->setup = malloc(n)))
         snprintf(r->setup, n, "%s%s%s", e->defines, *e->defines && *e->specialize ? " | " : "", *e->specialize || *e->defines ? e->specialize : "-");
