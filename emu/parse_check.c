@@ -429,6 +429,9 @@ static bool check_cache_mods(Parser *ps, const EmuIns *in, uint32_t line, const 
     }
     if (!ld && l2)
         return perr(ps, line, "'%.*s': .%.*s is for ld (a prefetch size), not st", (int)len, s, (int)nl2, l2);
+    /* ptxas: "Instruction 'ld' requires '.v8.b32/.v4.b64' type with '.L2::evict_last' modifier" */
+    if (l2 && nl2 > 10 && !memcmp(l2, "L2::evict_", 10) && in->vec * emu_type_size(in->ty) != 32)
+        return perr(ps, line, "'%.*s': ld's .%.*s is for 32-byte vectors only (.v8.b32, .v4.b64)", (int)len, s, (int)nl2, l2);
     if ((l1 || hint || l2) && in->space != EMU_SP_GLOBAL && in->space != EMU_SP_GENERIC)
         return perr(ps, line, "'%.*s': .L1:: eviction priorities, .L2::cache_hint and prefetch sizes are for .global or generic addresses",
                     (int)len, s);

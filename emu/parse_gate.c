@@ -49,6 +49,7 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("elect.sync", 80, 90, 0)                                                                     \
     /* memory consistency model: semantics and scopes */                                           \
     X("ld|st|atom|red .relaxed|.acquire|.release", 60, 70, 0)                                      \
+    X("ld|st .mmio", 82, 70, 0)                                                                    \
     X("fence !.proxy !.mbarrier_init", 60, 70, 0)                                                  \
     X("fence .proxy .alias", 75, 70, 0)                                                            \
     X("fence .proxy .async", 80, 90, 0)                                                            \

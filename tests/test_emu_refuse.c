@@ -453,6 +453,8 @@ Test(refuse, cache_mods) {
         {CM("ld.volatile.local.b32 %r1, [%rd1]"), ".volatile, .relaxed, .acquire and .release are not for .local memory"},
         {CM("ld.release.gpu.global.b32 %r1, [%rd1]"), "ld takes .relaxed or .acquire, not .release"},
         {CM("st.acquire.gpu.global.b32 [%rd1], %r1"), "st takes .relaxed or .release, not .acquire"},
+        {CM("ld.global.L2::evict_last.b32 %r1, [%rd1]"), "ld's .L2::evict_last is for 32-byte vectors only (.v8.b32, .v4.b64)"},
+        {CM("ld.global.nc.L1::evict_last.L2::evict_first.b32 %r1, [%rd1]"), "ld's .L2::evict_first is for 32-byte vectors only"},
     };
     static const char *const good[] = {
         CM("ld.global.cg.L2::cache_hint.b32 %r1, [%rd1], %rd2;\n ld.global.L1::evict_first.L2::cache_hint.b32 %r1, [%rd1], %rd2;\n"
@@ -934,6 +936,8 @@ Test(refuse, gates) {
         {"fence.acq_rel.cluster;", "7.8", "sm_90", NULL, NULL, "sm_89", ".cluster"},
         {"fence.proxy.async;", "8.0", "sm_90", "7.8", "sm_90", "sm_89", "fence .proxy .async"},
         {"ld.acquire.gpu.global.u32 %r1, [%rd1];", "6.0", "sm_70", "5.0", "sm_61", "sm_62", "ld or st or atom or red .relaxed or .acquire or .release"},
+        {"ld.mmio.relaxed.sys.global.u32 %r1, [%rd1];", "8.2", "sm_80", "8.1", "sm_80", NULL, "ld or st .mmio"},
+        {"st.mmio.relaxed.sys.global.u32 [%rd1], %r1;", "8.2", "sm_90", "8.1", "sm_90", NULL, "ld or st .mmio"},
         {"ld.global.L2::128B.u32 %r1, [%rd1];", "7.4", "sm_75", "7.3", "sm_75", "sm_72", ".L2::64B or .L2::128B"},
         {"ld.global.L2::cache_hint.u32 %r1, [%rd1], %rd2;", "7.4", "sm_80", "7.3", "sm_80", "sm_75", ".L2::256B or .L2::cache_hint"},
         {"atom.global.v2.f16.add.noftz {%h1,%h2}, [%rd1], {%h3,%h4};", "8.1", "sm_90", "8.0", "sm_90", "sm_89", "atom or red .v2 or .v4 or .v8"},
