@@ -203,6 +203,11 @@ static bool apply_specs(Module *m, const tile_compile_options *o, Diag *d) {
         bool any = !strcmp(eq + 1, "any"); /* no assumption: a pointer that need not be 16-byte aligned */
         bool none = spec_is_none(eq + 1); /* the front end bound the name to None (lang_compile's none_args) */
         size_t n = (size_t)(eq - *s);
+        for (const char *const *p = o->specialize; p != s; p++) /* "n=16 n=1": no value could meet both */
+            if (!strncmp(*p, *s, n + 1) && strcmp(*p, *s)) {
+                diag_error(d, (Loc){0}, "specialization of '%.*s' given twice, '%s' and '%s'", (int)n, *s, *p, *s);
+                return false;
+            }
         bool found = false;
         for (int k = 0; k < m->nfuncs; k++) {
             Func *f = m->funcs[k];

@@ -176,6 +176,17 @@ Test(kernels, specialize_any_pointer) {
     cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_INVALID_VALUE);
     cr_expect(strstr(c.diagnostics, "a pointer takes =any"), "%s", c.diagnostics);
     tile_compiled_free(&c);
+    /* one argument given two values: no launch could meet both (tile aot --variant "n=16 n=1" built a variant
+     * never picked); the same value twice is the same specialization */
+    const char *twice[] = {"n=16", "x=any", "n=1", NULL};
+    o.specialize = twice;
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_ERROR_INVALID_VALUE);
+    cr_expect(strstr(c.diagnostics, "specialization of 'n' given twice, 'n=16' and 'n=1'"), "%s", c.diagnostics);
+    tile_compiled_free(&c);
+    const char *again[] = {"n=16", "n=16", NULL};
+    o.specialize = again;
+    cr_assert_eq(tile_compile_file(TILE_SOURCE_DIR "/kernels/add.tile", &o, &c), TILE_OK, "%s", c.diagnostics);
+    tile_compiled_free(&c);
 }
 
 /* Triton's None argument: "b=None" compiles the kernel with `b` None (`b is not None` false, the add dropped),
