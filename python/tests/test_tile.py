@@ -1210,6 +1210,23 @@ class Errors(unittest.TestCase):
         got = tile.attention(kv[:1], k1, kv[:1])
         close(self, got, np.broadcast_to(kv[:1].astype(np.float64).mean(axis=1, keepdims=True), got.shape), 2e-3, 2e-3)
 
+    def test_reversed_views(self):
+        """A reversed attention or decode_paged tensor failed in the C API ("strides must be non-negative") without
+        naming the argument; now a ValueError names it.  A reversed dimension of size 1 is no reversal."""
+        r = np.random.default_rng(12)
+        kv = r.standard_normal((2, 5, 3, 16)).astype(np.float16)
+        with self.assertRaisesRegex(ValueError, r"argument 'v': dimension 1 has a negative stride"):
+            tile.attention(kv, kv, kv[:, ::-1])
+        with self.assertRaisesRegex(ValueError, r"argument 'q': dimension 2 has a negative stride"):
+            tile.attention(kv[:, :, ::-1], kv, kv)
+        q = r.standard_normal((1, 4, 1, 16)).astype(np.float16)
+        np.testing.assert_array_equal(tile.attention(q[:, :, ::-1], q, q), tile.attention(q, q, q))
+        kc = r.standard_normal((4, 16, 1, 16)).astype(np.float16)
+        q2 = r.standard_normal((2, 1, 1, 16)).astype(np.float16)
+        tables = np.array([[0, 1], [2, 3]], np.int32)
+        with self.assertRaisesRegex(ValueError, r"argument 'k_cache': dimension 0 has a negative stride"):
+            tile.decode_paged(q2, kc[::-1], kc, tables, np.array([20, 20], np.int32))
+
     def test_attention_errors(self):
         q = np.zeros((1, 4, 2, 16), np.float32)
         with self.assertRaisesRegex(TypeError, r"argument 'q'.*f16, bf16 or f8e4m3"):

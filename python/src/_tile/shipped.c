@@ -21,7 +21,18 @@ static bool want_ndim(const TPyArray *a, int nd, const char *name, const char *s
  * view broadcast over all three keeps its meaning when a dimension of size 1 (whose stride is never used) gets 1,
  * and is refused when there is none (it read other elements than the view's). */
 static bool strides3(const TPyArray *a, const char *name, int64_t out[3]) {
-    for (int i = 0; i < 3; i++) out[i] = a->strides[i];
+    for (int i = 0; i < 3; i++) {
+        out[i] = a->strides[i];
+        if (out[i] >= 0) continue;
+        if (a->shape[i] == 1) { /* a reversed dimension of one: its stride is never used */
+            out[i] = 1;
+            continue;
+        }
+        PyErr_Format(PyExc_ValueError,
+                     "argument '%s': dimension %d has a negative stride (%lld elements: a reversed view), which the library "
+                     "cannot describe; pass a copy (np.ascontiguousarray)", name, i, (long long)out[i]);
+        return false;
+    }
     if (out[0] || out[1] || out[2] || !a->shape[0] || !a->shape[1] || !a->shape[2]) return true;
     for (int i = 0; i < 3; i++)
         if (a->shape[i] == 1) {
