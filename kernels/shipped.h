@@ -75,6 +75,10 @@ tile_status shipped_launch(tile_kernel *k, tile_dim3 grid, void **params, tile_s
 /* A tensor argument of `api`: p holds `bytes` of esize-byte elements, so it must be aligned to them
  * and lie inside one allocation of ctx (rt_check_range); fails with "API: WHAT ..." on ctx. */
 tile_status shipped_check_range(tile_context *ctx, const char *api, tile_devptr p, uint64_t esize, uint64_t bytes, const char *what);
+/* An output out (ob bytes) that the kernels write while other programs still read in (ib bytes) may share no byte
+ * with it: else TILE_ERROR_INVALID_VALUE naming both ranges on ctx.  A NULL in or 0 bytes is no range. */
+tile_status shipped_check_apart(tile_context *ctx, const char *api, tile_devptr out, uint64_t ob, const char *oname, tile_devptr in,
+                                uint64_t ib, const char *iname);
 
 /* ---- the arithmetic of grids and tile sizes ---- */
 /* Elements a [rows, n] tensor with row stride ld spans: (rows - 1) * ld + n; UINT64_MAX where that

@@ -560,7 +560,8 @@ Test(attention_api, fwd_bad_arguments) {
     cr_assert_eq(tile_malloc(ctx, 1 << 20, &buf), TILE_OK);
     cr_assert_eq(tile_malloc(ctx, 64, &small), TILE_OK);
     tile_attention_args good = {.dtype = TILE_F16, .batch = 2, .heads_q = 4, .heads_kv = 2, .head_dim = 64, .seq_q = 16, .seq_k = 16,
-                                .q = buf, .k = buf, .v = buf, .o = buf, .window_left = -1, .window_right = -1};
+                                .q = buf, .k = buf + (256 << 10), .v = buf + (512 << 10), .o = buf + (768 << 10), .window_left = -1,
+                                .window_right = -1};
     tile_attention_args a;
     cr_expect_eq(tile_attention_fwd(NULL, &good), TILE_ERROR_INVALID_VALUE);
     EXPECT_FAIL(tile_attention_fwd(ctx, NULL), TILE_ERROR_INVALID_VALUE, "args is NULL");
@@ -628,6 +629,15 @@ Test(attention_api, fwd_bad_arguments) {
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "is not aligned to its 2-byte elements");
     a = f8, a.o = small;
     EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o: ");
+    /* o is written while other programs still read k and v: it may share no byte with them (it ran, with wrong
+     * rows); o over q in place is left alone (each program reads its rows of q before it writes them) */
+    a = good, a.o = good.v + 4096;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "o [0x");
+    cr_expect(strstr(tile_last_error(ctx), "overlaps v [0x"), "%s", tile_last_error(ctx));
+    a = good, a.k = good.o - 1024;
+    EXPECT_FAIL(tile_attention_fwd(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps k [0x");
+    a = good, a.o = good.k + 2 * 16 * 2 * 64 * 2; /* right after k's last byte */
+    cr_expect_eq(tile_attention_fwd(ctx, &a), TILE_OK, "%s", tile_last_error(ctx));
     tile_context_destroy(ctx);
 }
 
@@ -643,7 +653,8 @@ Test(attention_api, decode_bad_arguments) {
     cr_assert_eq(tile_memcpy_htod(ctx, tables, h_tables, sizeof h_tables), TILE_OK);
     cr_assert_eq(tile_memcpy_htod(ctx, lens, h_lens, sizeof h_lens), TILE_OK);
     tile_paged_attention_args good = {.dtype = TILE_BF16, .num_seqs = 2, .heads_q = 8, .heads_kv = 2, .head_dim = 64, .num_tokens = 1,
-                                      .block_size = 16, .num_blocks = 8, .q = buf, .o = buf, .k_cache = buf, .v_cache = buf,
+                                      .block_size = 16, .num_blocks = 8, .q = buf, .o = buf + (256 << 10), .k_cache = buf + (512 << 10),
+                                      .v_cache = buf + (768 << 10),
                                       .block_tables = tables, .context_lens = lens, .max_context_len = 64, .num_splits = 1};
     tile_paged_attention_args a;
     cr_expect_eq(tile_attention_decode_paged(NULL, &good), TILE_ERROR_INVALID_VALUE);
@@ -696,6 +707,10 @@ Test(attention_api, decode_bad_arguments) {
     cr_assert_eq(tile_memcpy_htod(ctx, tables, h_tables, sizeof h_tables), TILE_OK);
     cr_assert_eq(tile_memcpy_htod(ctx, lens, h_lens, sizeof h_lens), TILE_OK);
     EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "context_lens[1] = 65");
+    a = good, a.o = good.k_cache + 100;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps k_cache [0x");
+    a = good, a.v_cache = good.o;
+    EXPECT_FAIL(tile_attention_decode_paged(ctx, &a), TILE_ERROR_INVALID_VALUE, "overlaps v_cache [0x");
     tile_context_destroy(ctx);
 }
 

@@ -94,6 +94,8 @@ static bool strides_fit(const int64_t s[3]) { return s[0] < I32_LIMIT && s[1] < 
 /* ptr holds bytes of esize-byte elements: aligned to them and inside one allocation */
 #define RANGE(api, ptr, esize, bytes, what) \
     if ((bytes) != 0 && (st = shipped_check_range(ctx, api, ptr, esize, bytes, what)) != TILE_OK) return st
+#define APART(api, out, ob, oname, in, ib, iname) \
+    if ((st = shipped_check_apart(ctx, api, out, ob, oname, in, ib, iname)) != TILE_OK) return st
 
 
 /* ======================= tile_attention_fwd ======================= */
@@ -191,6 +193,8 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
         RANGE(api, a->k, es, es * in_k, "k");
         RANGE(api, a->v, es, es * in_v, "v");
         RANGE(api, a->o, oes, oes * in_o, "o");
+        APART(api, a->o, oes * in_o, "o", a->k, es * in_k, "k");
+        APART(api, a->o, oes * in_o, "o", a->v, es * in_v, "v");
         RANGE(api, a->cu_seqlens_q, 4, 4 * (uint64_t)(B + 1), "cu_seqlens_q");
         RANGE(api, a->cu_seqlens_k, 4, 4 * (uint64_t)(B + 1), "cu_seqlens_k");
         if (a->lse) RANGE(api, a->lse, 4, 4 * (uint64_t)(H * a->total_q), "lse");
@@ -201,6 +205,10 @@ static tile_status attention_fwd_run(tile_context *ctx, const tile_attention_arg
             RANGE(api, a->v, es, es * span(B, a->seq_k, Hk, D, sv), "v");
         }
         RANGE(api, a->o, oes, oes * span(B, a->seq_q, H, D, so), "o");
+        if (a->seq_k) { /* other programs still read k and v while one writes its rows of o */
+            APART(api, a->o, oes * span(B, a->seq_q, H, D, so), "o", a->k, es * span(B, a->seq_k, Hk, D, sk), "k");
+            APART(api, a->o, oes * span(B, a->seq_q, H, D, so), "o", a->v, es * span(B, a->seq_k, Hk, D, sv), "v");
+        }
         if (a->lse) RANGE(api, a->lse, 4, 4 * (uint64_t)(B * H * a->seq_q), "lse");
     }
 
@@ -442,6 +450,8 @@ static tile_status decode_paged_run(tile_context *ctx, const tile_paged_attentio
     RANGE(api, a->o, es, es * span(S, T, H, D, p.so), "o");
     RANGE(api, a->k_cache, kes, kes * span(a->num_blocks, a->block_size, Hk, D, p.sk), "k_cache");
     RANGE(api, a->v_cache, kes, kes * span(a->num_blocks, a->block_size, Hk, D, p.sv), "v_cache");
+    APART(api, a->o, es * span(S, T, H, D, p.so), "o", a->k_cache, kes * span(a->num_blocks, a->block_size, Hk, D, p.sk), "k_cache");
+    APART(api, a->o, es * span(S, T, H, D, p.so), "o", a->v_cache, kes * span(a->num_blocks, a->block_size, Hk, D, p.sv), "v_cache");
     RANGE(api, a->block_tables, 4, 4 * (uint64_t)((S - 1) * p.table_stride + shipped_cdiv(a->max_context_len, a->block_size)), "block_tables");
     RANGE(api, a->context_lens, 4, 4 * (uint64_t)S, "context_lens");
     if (a->tree_mask) RANGE(api, a->tree_mask, 4, 4 * (uint64_t)(S * T), "tree_mask");
