@@ -476,15 +476,19 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
     }
     if (st == TILE_OK) {
         str_puts(&h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
-        Str hp = {0}, cp = {0};
-        str_printf(&hp, "%s.h", out);
-        str_printf(&cp, "%s.c", out);
+        Str hname = {0}, cname_file = {0};
+        str_printf(&hname, "%s.h", out);
+        str_printf(&cname_file, "%s.c", out);
         /* both written beside their names first, then renamed into place (the .c first: a program keeps building
-         * from the old pair until the new header lands), so that a failed write leaves the files as they were */
+         * from the old pair until the new header lands), so that a failed write leaves the files as they were; a
+         * symbolic link to a file keeps pointing at it, its target replaced */
+        char *hdst = outfile_target(hname.buf), *cdst = outfile_target(cname_file.buf);
         char *ht = NULL, *ct = NULL;
-        const char *failed = !outfile_write_beside(hp.buf, h.buf, h.len, &ht) ? hp.buf : !outfile_write_beside(cp.buf, c.buf, c.len, &ct) ? cp.buf : NULL;
-        if (!failed && rename(ct, cp.buf)) failed = cp.buf;
-        else if (!failed && rename(ht, hp.buf)) failed = hp.buf;
+        errno = ENOMEM;
+        const char *failed = !hdst ? hname.buf : !cdst ? cname_file.buf : NULL;
+        if (!failed) failed = !outfile_write_beside(hdst, h.buf, h.len, &ht) ? hname.buf : !outfile_write_beside(cdst, c.buf, c.len, &ct) ? cname_file.buf : NULL;
+        if (!failed && rename(ct, cdst)) failed = cname_file.buf;
+        else if (!failed && rename(ht, hdst)) failed = hname.buf;
         if (failed) {
             int e = errno;
             if (ht) unlink(ht);
@@ -492,8 +496,8 @@ tile_status tile_aot_export(const char *path, const tile_compile_options *opt, c
             str_printf(&err, "tile aot: cannot write %s: %s\n", failed, strerror(e));
             st = TILE_ERROR_IO;
         }
-        free(ht), free(ct);
-        str_free(&hp), str_free(&cp);
+        free(ht), free(ct), free(hdst), free(cdst);
+        str_free(&hname), str_free(&cname_file);
     }
     if (msg) *msg = err.buf ? str_take(&err) : NULL;
     str_free(&err), str_free(&h), str_free(&c);

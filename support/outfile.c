@@ -61,3 +61,12 @@ bool outfile_write_beside(const char *path, const void *data, size_t n, char **t
     *tmp = t;
     return true;
 }
+
+char *outfile_target(const char *path) {
+    struct stat lst, st;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        char *t = realpath(path, NULL);
+        if (t) return t;
+    }
+    return strdup(path);
+}

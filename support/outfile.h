@@ -17,6 +17,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The file that writing path replaces: the target of a symbolic link to a regular file (so the link stays and
+ * its target gets the data, as fopen would write through it), else path itself; malloc'd, NULL when out of
+ * memory. */
+char *outfile_target(const char *path);
 /* A new file beside path; its name, malloc'd, in *tmp.  The descriptor, or -1
  * with errno set (nothing created). */
 int outfile_create_beside(const char *path, char **tmp);

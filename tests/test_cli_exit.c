@@ -204,6 +204,9 @@ Test(cli_exit, output_written_whole) {
     EXPECT_EXIT(0, "ln -s made.ptx dangling.ptx && $T compile good.tile -o dangling.ptx && test -L dangling.ptx && "
                    "grep -q \".entry add\" made.ptx");
     EXPECT_EXIT(0, "$T compile good.tile -o \"with space.ptx\" && grep -q \".entry add\" \"with space.ptx\"");
+    /* tile aot's OUT.c and OUT.h too (a symbolic link was replaced by a regular file) */
+    EXPECT_EXIT(0, "echo x > real.c && ln -s real.c ka.c && $T aot good.tile --kernel add -o ka && test -L ka.c && "
+                   "grep -q add_aot_unload real.c && test -f ka.h && test ! -L ka.h");
     /* -o /dev/stdout appends where standard output appends (reopened "wb", the log was truncated) */
     EXPECT_EXIT(0, "echo first line > log && $T compile good.tile -o /dev/stdout >> log && head -1 log | grep -q \"first line\" && "
                    "grep -q \".entry add\" log");
