@@ -364,7 +364,7 @@ bool cli_output_open(CliOutput *o, const char *path) {
      * appends (a file renamed over it, or reopened "wb", lost what the log held) */
     if (exists && fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st.st_dev && so.st_ino == st.st_ino) return (o->f = stdout), true;
     bool is_link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
-    if (is_link && exists) o->target = realpath(path, NULL);
+    if (is_link && exists) o->target = outfile_target(path); /* a link to a file: its target replaced, the link kept */
     else if (!is_link && (!exists || S_ISREG(st.st_mode))) o->target = strdup(path); /* a dangling link: fopen makes its target */
     if (o->target && (!exists || S_ISREG(st.st_mode))) {
         int fd = outfile_create_beside(o->target, &o->tmp);
