@@ -177,6 +177,48 @@ Test(cli, output_dash_is_stdout) {
     cr_expect_eq(run("aot " TILE_SOURCE_DIR "/kernels/add.tile --kernel add -o -", buf, sizeof buf), 2, "%s", buf);
 }
 
+/* `tile compile -` reads the source from standard input: the same PTX as the file gives, diagnostics named
+ * <stdin> with line and column, imports from the working folder, a NUL byte located, no stdin a usage error */
+Test(cli, compile_reads_standard_input) {
+    char dir[] = "/tmp/tile-test-cli-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char cmd[1024], *file_ptx = malloc(sizeof buf);
+    cr_assert(file_ptx);
+    cr_expect_eq(run_stdout("compile --no-cache " TILE_SOURCE_DIR "/kernels/add.tile", file_ptx, sizeof buf), 0);
+    cr_expect(strstr(file_ptx, ".visible .entry add"), "%s", file_ptx);
+    snprintf(cmd, sizeof cmd, "compile --no-cache - --no-line-info < " TILE_SOURCE_DIR "/kernels/add.tile");
+    cr_expect_eq(run_stdout(cmd, buf, sizeof buf), 0);
+    cr_expect(strstr(buf, ".visible .entry add"), "no PTX from standard input: %s", buf);
+    snprintf(cmd, sizeof cmd, "compile --no-cache --no-line-info " TILE_SOURCE_DIR "/kernels/add.tile");
+    cr_expect_eq(run_stdout(cmd, file_ptx, sizeof buf), 0);
+    cr_expect_str_eq(buf, file_ptx, "standard input and the file compile differently");
+    free(file_ptx);
+    /* a source error: located in <stdin>, exit 1; a NUL byte is one too */
+    cr_expect_eq(run("--version >/dev/null; printf 'kernel k(x: *f32) {\\n  store(x, 1.0)\\n}\\n' | '" TILE_CLI "' compile -", buf,
+                     sizeof buf), 1, "%s", buf);
+    cr_expect(strstr(buf, "<stdin>:2:16: error: expected ';'"), "%s", buf);
+    cr_expect_eq(run("compile - < /dev/null", buf, sizeof buf), 1, "%s", buf);
+    cr_expect(strstr(buf, "<stdin>"), "%s", buf);
+    cr_expect_eq(run("--version >/dev/null; printf 'kernel k(x: *f32) {\\n  \\0 }' | '" TILE_CLI "' compile -", buf, sizeof buf), 1, "%s", buf);
+    cr_expect(strstr(buf, "<stdin>:2:3: error: unexpected byte 0x00"), "%s", buf);
+    /* imports: from the working folder */
+    snprintf(cmd, sizeof cmd, "cd '%s' && printf 'fn twice(x) { return x * 2.0; }\\n' > twice.tile && "
+             "printf 'import \"twice.tile\";\\nkernel k(x: *f32) { store(x, twice(load(x))); }\\n' | '%s' compile --no-cache -",
+             dir, TILE_CLI);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = 0;
+    int st = pclose(p);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", cmd);
+    cr_expect(strstr(buf, ".visible .entry k"), "no kernel from an import of the working folder: %s", buf);
+    snprintf(cmd, sizeof cmd, "%s/twice.tile", dir);
+    remove(cmd);
+    rmdir(dir);
+    /* standard input closed: an unreadable input, a usage error */
+    cr_expect_eq(run("compile - <&-", buf, sizeof buf), 2, "%s", buf);
+}
+
 Test(cli, unknown_define_lists_the_valid_names) {
     cr_expect_eq(run("compile " TILE_SOURCE_DIR "/kernels/add.tile -D NOPE=3", buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "NOPE"), "%s", buf);

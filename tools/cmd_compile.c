@@ -1,4 +1,5 @@
 /* cmd_compile.c - `tile compile FILE.tile`: Tile IR, LLVM IR, PTX or cubin.
+ * FILE '-' is standard input, named <stdin> in diagnostics (imports from the working folder).
  *
  *   1. parse the options into tile_compile_options (defines, includes and
  *      specializations as NULL-terminated lists);
@@ -12,11 +13,16 @@
 #include "tools/cli.h"
 #include "tools/cmd.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "support/support.h"
+
 static const char usage[] =
     "usage: tile compile FILE.tile [options]\n"
+    "       (FILE '-': read the source from standard input; it imports from the working folder)\n"
     "\n"
     "  --kernel NAME          compile only this kernel (default: every kernel, one module)\n"
     "  --arch TARGET          target (tile --version lists them; default, or '': the default target)\n"
@@ -107,7 +113,7 @@ static int compile_parse(int argc, char **argv, CompileArgs *a) {
     if (a->emit == EMIT_CUBIN && !a->out) return cli_usage_error(g.cmd, "--emit cubin needs -o FILE (or -o - for standard output)");
     if (a->out && !*a->out) return cli_usage_error(g.cmd, "-o '' names no file (-o - is standard output)");
     struct stat in, out; /* `-o k.tile` for `-o k.ptx` replaced the source with its PTX */
-    if (a->out && stat(a->file, &in) == 0 && stat(a->out, &out) == 0 && S_ISREG(out.st_mode) && in.st_dev == out.st_dev &&
+    if (a->out && strcmp(a->file, "-") != 0 && stat(a->file, &in) == 0 && stat(a->out, &out) == 0 && S_ISREG(out.st_mode) && in.st_dev == out.st_dev &&
         in.st_ino == out.st_ino)
         return cli_usage_error(g.cmd, "-o %s is the input file: it would be replaced by the output", a->out);
     a->o.size = sizeof a->o; /* the fields after ptxas (debug, num_sms, no_line_info) are read only with the size */
@@ -197,13 +203,69 @@ static int write_output(const CompileArgs *a, const tile_compiled *c) {
     return cli_output_close(&o) ? CLI_EXIT_OK : CLI_EXIT_OUTPUT;
 }
 
+/* Standard input whole, NUL-terminated, at most the size a source file may have; NULL (having said why, with
+ * *st the status) when it cannot be read or is too long (TILE_ERROR_IO, as an unreadable file) or holds a NUL
+ * byte (TILE_ERROR_COMPILE: a source string ends at the first, so the lexer would not see it). */
+static char *read_stdin(tile_status *st) {
+    *st = TILE_ERROR_IO;
+    size_t n = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - 1 - n, stdin);
+        n += r;
+        if (r == 0) break;
+        if (n == cap - 1) {
+            if (cap > SOURCE_MAX_BYTES) {
+                fprintf(stderr, "<stdin>: error: the source is longer than %d MiB\n", SOURCE_MAX_BYTES >> 20);
+                free(buf);
+                return NULL;
+            }
+            char *more = realloc(buf, cap * 2);
+            if (!more) free(buf);
+            buf = more, cap *= 2;
+        }
+    }
+    if (!buf) {
+        fputs("<stdin>: error: out of memory reading the source\n", stderr);
+        return NULL;
+    }
+    if (ferror(stdin)) {
+        fputs("<stdin>: error: cannot read standard input\n", stderr);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    size_t nul = strlen(buf);
+    if (nul < n) {
+        unsigned line = 1, col = 1;
+        for (size_t i = 0; i < nul; i++) buf[i] == '\n' ? (line++, col = 1) : col++;
+        fprintf(stderr, "<stdin>:%u:%u: error: unexpected byte 0x00 (a control character)\n", line, col);
+        *st = TILE_ERROR_COMPILE;
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static tile_status compile_stdin(const CompileArgs *a, tile_compiled *c, int *hit) {
+    memset(c, 0, sizeof *c);
+    tile_status st;
+    char *text = read_stdin(&st);
+    if (!text) return st;
+    st = a->no_cache ? tile_compile_source("<stdin>", text, &a->o, c) : tile_cache_compile_source(NULL, "<stdin>", text, &a->o, c, hit);
+    free(text);
+    return st;
+}
+
 int cmd_compile(int argc, char **argv) {
     CompileArgs a = {.emit = EMIT_PTX};
     int rc = compile_parse(argc, argv, &a);
     if (rc != CLI_CONTINUE) goto out;
     tile_compiled c;
     int hit = 0;
-    tile_status st = a.no_cache ? tile_compile_file(a.file, &a.o, &c) : tile_cache_compile_file(NULL, a.file, &a.o, &c, &hit);
+    tile_status st = !strcmp(a.file, "-") ? compile_stdin(&a, &c, &hit)
+                     : a.no_cache         ? tile_compile_file(a.file, &a.o, &c)
+                                          : tile_cache_compile_file(NULL, a.file, &a.o, &c, &hit);
     if (a.verbose && !a.no_cache) fprintf(stderr, "cache: %s\n", hit ? "hit" : "miss");
     if (c.diagnostics && *c.diagnostics) fputs(c.diagnostics, stderr);
     if (c.dump) fputs(c.dump, stderr);
