@@ -144,6 +144,36 @@ Test(e2e, big_tiles, .timeout = 300) {
     tile_compiled_free(&c);
 }
 
+/* The LLVM IR handed to NVPTX's code generation addresses a thread's elements of a tile as one base and
+ * constant byte offsets from it: `x + offs` at BLOCK=1024 (8 elements a thread, 128 floats apart) is one
+ * `getelementptr float` per pointer and seven `getelementptr i8 ..., i64 C` off it.  Before, each element had its
+ * own `getelementptr float` (an `or disjoint` index), which code generation split into copies of the same base
+ * that straight-line strength reduction then compared pairwise (70% of gemm.tile's PTX emission).  The values
+ * are checked by e2e/add. */
+Test(e2e, addresses_share_a_base) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/kernels/add.tile", TILE_SOURCE_DIR);
+    tile_compile_options o = {.want_llvm_ir = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(path, &o, &c), TILE_OK, "%s", c.diagnostics);
+    const char *args[] = {"x", "y", "out"};
+    for (int a = 0; a < 3; a++) {
+        char base[64];
+        snprintf(base, sizeof base, "getelementptr float, ptr addrspace(1) %%%s, i64 ", args[a]);
+        int n = 0;
+        for (const char *p = c.llvm_ir; (p = strstr(p, base)); p++) n++;
+        cr_expect_eq(n, 1, "%d `%s...` in the LLVM IR, want 1", n, base);
+    }
+    int offsets = 0; /* getelementptr i8, ptr addrspace(1) %v, i64 <constant> */
+    for (const char *p = c.llvm_ir; (p = strstr(p, "getelementptr i8, ptr addrspace(1) %")); p++) {
+        const char *q = strstr(p, ", i64 ");
+        const char *eol = strchr(p, '\n');
+        if (q && (!eol || q < eol) && q[6] >= '0' && q[6] <= '9') offsets++;
+    }
+    cr_expect_eq(offsets, 3 * 7, "%d constant-offset addresses, want 21", offsets);
+    tile_compiled_free(&c);
+}
+
 Test(e2e, softmax) {
     seed_rng();
     K k;
