@@ -279,7 +279,15 @@ static bool split_store(Inst *i, void *ud) {
     return true;
 }
 
+static bool no_stack_op(Inst *i, void *ud) {
+    (void)ud;
+    return i->op != OP_STACK && i->op != OP_UNSTACK; /* false (stop) at the first */
+}
+
 bool canon_stacks(Func *f) {
+    /* every rewrite below starts from a stack or an unstack: without one (every function without a batched
+     * dot) one walk instead of four */
+    if (tir_walk(f->body, no_stack_op, NULL)) return false;
     StackCtx sx = {.f = f};
     tir_walk(f->body, split_carries, &sx);
     tir_walk(f->body, fold_unstack, &sx);
