@@ -685,8 +685,8 @@ static bool lower_funcs(Module *m, Func **funcs, int nfuncs, const LlvmOptions *
          * EarlyCSE after straight-line strength reduction.  SLSR in between took each copy as a candidate and
          * compared it with every other one (ScalarEvolution::canReuseInstruction for each pair): on gemm.tile
          * 70% of code generation.  Splitting here and removing the copies at once leaves codegen's split nothing
-         * to do and SLSR a third of the candidates: its time 0.57 -> 0.20 s on gemm.tile (sm_80), the PTX of
-         * every shipped kernel byte for byte the same (docs/benchmarks.md). */
+         * to do and SLSR a third of the pairs: its time 0.57 -> 0.20 s on gemm.tile (sm_80); the PTX of the
+         * shipped kernels the same, or the same instructions in another order (docs/benchmarks.md). */
         e = LLVMRunPasses(l.mod, "function(separate-const-offset-from-gep,early-cse)", l.tm, pbo);
         if (e) {
             char *msg = LLVMGetErrorMessage(e);
