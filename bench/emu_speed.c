@@ -19,11 +19,21 @@
 #include "support/support.h"
 #include "tools/json.h"
 
-static int json; /* --json: one JSON object per row */
+static int json;            /* --json: one JSON object per row */
+static const char *only;    /* --only KERNEL: that kernel's rows alone */
+static int one_thread_only; /* --single: the one-host-thread rows alone */
 
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The process's CPU time: with one host thread, the launch's own time whatever else the machine runs (the
+ * calling thread only waits for the worker) */
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -33,12 +43,13 @@ static void die(const char *what, TileDevice *d) {
 }
 
 static void bench(const char *file, const char *kernel, unsigned threads, int which) {
+    if (only && strcmp(only, kernel)) return;
     char path[256];
     snprintf(path, sizeof path, "tests/emu/%s", file);
     size_t len;
     char *ptx = read_file(path, &len);
     if (!ptx) { fprintf(stderr, "cannot read %s (run from the repository root)\n", path); exit(1); }
-    for (unsigned ht = 1; ht <= 2; ht++) {
+    for (unsigned ht = 1; ht <= (one_thread_only ? 1u : 2u); ht++) {
         DevOptions o = {.emu_host_threads = ht == 1 ? 1 : 0};
         TileDevice *d;
         if (dev_open("emu", &o, &d, NULL)) die("open", NULL);
@@ -54,9 +65,9 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
         void *p3[] = {&a, &b, &c, &nn};
         void *p2[] = {&a, &b, &nn};
         unsigned bs = 256;
-        double t0 = now();
+        double t0 = now(), c0 = cpu_now();
         if (dev_launch(f, (threads + bs - 1) / bs, 1, 1, bs, 1, 1, 0, NULL, which == 0 ? p3 : p2)) die("launch", d);
-        double t = now() - t0;
+        double t = now() - t0, cpu = cpu_now() - c0;
         DevLaunchStats s;
         dev_last_launch_stats(d, &s);
         if (json) {
@@ -70,24 +81,33 @@ static void bench(const char *file, const char *kernel, unsigned threads, int wh
             json_uint(&j, "instr", s.instructions);
             json_num(&j, "s", t);
             json_num(&j, "m_thread_instr_per_s", s.instructions / t / 1e6);
+            json_num(&j, "cpu_s", cpu);
+            if (ht == 1) json_num(&j, "m_thread_instr_per_cpu_s", s.instructions / cpu / 1e6);
             json_end(&j);
-        } else
-            printf("%-10s %-10s %u threads, host threads %-4s: %10llu instr in %.3f s = %6.1f M instr/s\n", file, kernel,
+        } else {
+            printf("%-10s %-10s %u threads, host threads %-4s: %10llu instr in %.3f s = %6.1f M instr/s", file, kernel,
                    threads, ht == 1 ? "1" : "all", (unsigned long long)s.instructions, t, s.instructions / t / 1e6);
+            if (ht == 1) printf(" (CPU %.3f s = %6.1f M/s)", cpu, s.instructions / cpu / 1e6);
+            putchar('\n');
+        }
         dev_module_unload(m);
         dev_close(d);
     }
     free(ptx);
 }
 
-/* emu_speed [--threads N] [--json]: --threads sets the vadd thread count (block_sum gets half, mma_loop a
- * 256th; default 4M) */
+/* emu_speed [--threads N] [--only vadd|block_sum|mma_loop] [--single] [--json]: --threads sets the vadd thread
+ * count (block_sum gets half, mma_loop a 256th; default 4M); --only runs one kernel, --single only on one host
+ * thread.  One host thread's rows also give the speed per second of CPU time, which other jobs on the machine
+ * do not change as much as the wall-clock figure. */
 int main(int argc, char **argv) {
     unsigned threads = 1u << 22;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--single")) one_thread_only = 1;
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (unsigned)strtoul(argv[++i], NULL, 0);
-        else return fprintf(stderr, "usage: emu_speed [--threads N] [--json]\n"), 2;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else return fprintf(stderr, "usage: emu_speed [--threads N] [--only KERNEL] [--single] [--json]\n"), 2;
     }
     if (threads < 512) threads = 512;
     if (threads > 1u << 22) threads = 1u << 22;
