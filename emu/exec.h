@@ -368,6 +368,17 @@ uint8_t emu_f64_to_f8_satfinite(double x, bool e5m2);
 /* ---- operand helpers ---- */
 static inline float emu_f32(uint64_t v) { uint32_t u = (uint32_t)v; float f; memcpy(&f, &u, 4); return f; }
 static inline uint64_t emu_bits32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+/* f16 to f32 by its bits: a normal value's exponent rebiased, a subnormal one m * 2^-24 normalized, an infinity kept
+ * and any NaN the canonical one (what emu_f16_to_f64 gives, without the trip through f64). */
+static inline float emu_f16_to_f32(uint16_t h) {
+    unsigned e = (h >> 10) & 0x1F, m = h & 0x3FF;
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    if (__builtin_expect(e - 1u < 30u, 1)) return emu_f32(sign | (e + 112u) << 23 | (uint32_t)m << 13);
+    if (e == 31) return m ? (float)NAN : emu_f32(sign | 0x7F800000u);
+    if (!m) return emu_f32(sign); /* +-0 */
+    unsigned p = 31 - (unsigned)__builtin_clz(m); /* m * 2^-24, normal in f32: its top bit 2^(p - 24) */
+    return emu_f32(sign | (p + 103u) << 23 | ((uint32_t)m << (23 - p) & 0x7FFFFFu));
+}
 static inline double emu_f64(uint64_t v) { double d; memcpy(&d, &v, 8); return d; }
 static inline uint64_t emu_bits64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 /* Sign/zero extension of the low `bytes` bytes. */
@@ -464,6 +475,18 @@ typedef struct EmuMmaForm {
     uint8_t nc, nd; /* C and D registers per lane (4, or 2 for f16x2) */
 } EmuMmaForm;
 bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why);
+/* The float tensor-core product (exec_mma.c): D = D + A B, A M x K (row stride lda), B K x N (row stride ldb),
+ * D M x N (row stride ldd), M a multiple of 4 and N of 8; each D element takes one fmaf per k ascending.
+ * exact_products: every A element times every B element is exact in f32 (emu_mma_exact_type, or
+ * emu_mma_products_exact), so acc + a*b is that fmaf, and the host's vector units run the sums. */
+void emu_mma_f32(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
+                 unsigned K, bool exact_products);
+/* f16, e4m3, e5m2: any product of two such values (f16 or f8 significands of at most 11 bits, sizes 2^-48 to
+ * 2^32) is exact and normal in f32 */
+bool emu_mma_exact_type(unsigned ty);
+/* Whether every product of an A element and a B element is exact in f32 (bf16 or tf32 values whose
+ * products stay in f32's normal range; zeros, infinities and NaNs give what fmaf gives) */
+bool emu_mma_products_exact(const float *A, unsigned lda, const float *B, unsigned ldb, unsigned M, unsigned N, unsigned K);
 /* A warp-collective instruction's lanes by lane number (exec_mma.c); faults unless the whole warp takes
  * part at one instruction. */
 bool emu_full_warp(EmuBlock *b, EmuThread **g, unsigned n, EmuThread *lane[32]);

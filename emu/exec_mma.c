@@ -43,6 +43,7 @@
  *   matrix i, low half first; with .trans, of the transposed matrix. */
 #include "emu/exec.h"
 
+#include <float.h>
 #include <math.h>
 
 static unsigned elems_per_reg(unsigned ty) {
@@ -156,8 +157,8 @@ bool emu_mma_form(const EmuIns *in, EmuMmaForm *f, const char **why) {
 /* Element i of an A/B register as a float (tf32: low 13 bits dropped). */
 static inline float elem_f(unsigned ty, uint32_t reg, unsigned i) {
     switch (ty) {
-    case EMU_T_F16: return (float)emu_f16_to_f64((uint16_t)(reg >> (16 * i)));
-    case EMU_T_BF16: return (float)emu_bf16_to_f64((uint16_t)(reg >> (16 * i)));
+    case EMU_T_F16: return emu_f16_to_f32((uint16_t)(reg >> (16 * i)));
+    case EMU_T_BF16: return emu_f32((uint32_t)(reg >> (16 * i)) << 16);
     case EMU_T_E4M3: case EMU_T_E5M2: return (float)emu_f8_to_f64((uint8_t)(reg >> (8 * i)), ty == EMU_T_E5M2);
     default: return emu_f32(reg & 0xFFFFE000u);
     }
@@ -267,6 +268,114 @@ static void exec_hmma884(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in
     }
 }
 
+bool emu_mma_exact_type(unsigned ty) { return ty == EMU_T_F16 || ty == EMU_T_E4M3 || ty == EMU_T_E5M2; }
+
+/* The least and the greatest magnitude of the finite nonzero elements of the rows x cols matrix x (row stride
+ * ld); lo > hi when there are none. */
+static void mag_range(const float *x, unsigned ld, unsigned rows, unsigned cols, float *lo, float *hi) {
+    float l = INFINITY, h = 0;
+    for (unsigned i = 0; i < rows; i++)
+        for (unsigned j = 0; j < cols; j++) {
+            float v = fabsf(x[(size_t)i * ld + j]);
+            if (v != 0 && v < INFINITY) { /* NaN fails the second test */
+                l = v < l ? v : l;
+                h = v > h ? v : h;
+            }
+        }
+    *lo = l, *hi = h;
+}
+
+bool emu_mma_products_exact(const float *A, unsigned lda, const float *B, unsigned ldb, unsigned M, unsigned N, unsigned K) {
+    float alo, ahi, blo, bhi;
+    mag_range(A, lda, M, K, &alo, &ahi);
+    mag_range(B, ldb, K, N, &blo, &bhi);
+    if (alo > ahi || blo > bhi) return true; /* every product is of a zero, an infinity or a NaN */
+    /* the products of 11-bit (tf32) or 8-bit (bf16) significands have at most 22 bits: exact in f64, and in f32
+     * when their size is in f32's normal range */
+    return (double)alo * blo >= FLT_MIN && (double)ahi * bhi <= FLT_MAX;
+}
+
+typedef float emu_v4f __attribute__((vector_size(16)));
+
+void emu_mma_f32(const float *A, unsigned lda, const float *B, unsigned ldb, float *D, unsigned ldd, unsigned M, unsigned N,
+                 unsigned K, bool exact_products) {
+    if (!exact_products) {
+        for (unsigned m = 0; m < M; m++) {
+            float *d = D + (size_t)m * ldd;
+            for (unsigned k = 0; k < K; k++) {
+                float a = A[(size_t)m * lda + k];
+                const float *bk = B + (size_t)k * ldb;
+                for (unsigned n = 0; n < N; n++) d[n] = fmaf(a, bk[n], d[n]);
+            }
+        }
+        return;
+    }
+    /* blocks of 4 rows by 8 columns kept in registers over the whole k loop: 8 independent sums, each
+     * element's still one add per k ascending */
+    for (unsigned m0 = 0; m0 < M; m0 += 4)
+        for (unsigned n0 = 0; n0 < N; n0 += 8) {
+            emu_v4f c[4][2];
+            for (unsigned r = 0; r < 4; r++) memcpy(c[r], D + (size_t)(m0 + r) * ldd + n0, 32);
+            const float *a = A + (size_t)m0 * lda;
+            for (unsigned k = 0; k < K; k++) {
+                emu_v4f b[2];
+                memcpy(b, B + (size_t)k * ldb + n0, 32);
+                for (unsigned r = 0; r < 4; r++) {
+                    float av = a[(size_t)r * lda + k];
+                    emu_v4f ar = {av, av, av, av};
+                    c[r][0] += ar * b[0];
+                    c[r][1] += ar * b[1];
+                }
+            }
+            for (unsigned r = 0; r < 4; r++) memcpy(D + (size_t)(m0 + r) * ldd + n0, c[r], 32);
+        }
+}
+
+/* A float A/B register's E elements, the lowest first */
+static inline __attribute__((always_inline)) void unpack_f(unsigned ty, uint32_t r, float *v) {
+    switch (ty) {
+    case EMU_T_F16: v[0] = emu_f16_to_f32((uint16_t)r), v[1] = emu_f16_to_f32((uint16_t)(r >> 16)); return;
+    case EMU_T_BF16: v[0] = emu_f32(r << 16), v[1] = emu_f32(r & 0xFFFF0000u); return;
+    case EMU_T_E4M3: case EMU_T_E5M2:
+        for (unsigned i = 0; i < 4; i++) v[i] = elem_f(ty, r, i);
+        return;
+    default: v[0] = elem_f(ty, r, 0); return;
+    }
+}
+
+/* Every lane's float A and B fragments into af (R x K) and bf (K x 8), by the layouts above; inlined for each
+ * type (constant ta, tb, E): each register is read and decoded once. */
+static inline __attribute__((always_inline)) void gather_ab_f(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in,
+                                                              const EmuMmaForm *fm, unsigned ta, unsigned tb, unsigned E,
+                                                              float af[16][64], float bf[64][8]) {
+    uint32_t sa[16], sb[8]; /* the register slots, one instruction for the whole warp */
+    for (unsigned j = 0; j < fm->na; j++) sa[j] = in->ok[1] == EMU_OK_VEC ? f->vec[in->o[1] + j] : in->o[1];
+    for (unsigned j = 0; j < fm->nb; j++) sb[j] = in->ok[2] == EMU_OK_VEC ? f->vec[in->o[2] + j] : in->o[2];
+    for (unsigned l = 0; l < 32; l++) {
+        const uint64_t *r = lane[l]->r;
+        unsigned gr = l >> 2, tg = l & 3;
+        for (unsigned j = 0; j < fm->na; j++) {
+            float v[4];
+            unpack_f(ta, (uint32_t)r[sa[j]], v);
+            float *d = &af[gr + 8 * (j & 1)][tg * E + (j >> 1) * 4 * E];
+            for (unsigned i = 0; i < E; i++) d[i] = v[i];
+        }
+        for (unsigned j = 0; j < fm->nb; j++) {
+            float v[4];
+            unpack_f(tb, (uint32_t)r[sb[j]], v);
+            for (unsigned i = 0; i < E; i++) bf[tg * E + j * 4 * E + i][gr] = v[i];
+        }
+    }
+}
+
+static void gather_f(EmuThread *lane[32], const EmuFunc *f, const EmuIns *in, const EmuMmaForm *fm, float af[16][64], float bf[64][8]) {
+    unsigned ta = in->ty2, tb = in->ty3;
+    if (ta == EMU_T_F16 && tb == ta) gather_ab_f(lane, f, in, fm, EMU_T_F16, EMU_T_F16, 2, af, bf);
+    else if (ta == EMU_T_BF16 && tb == ta) gather_ab_f(lane, f, in, fm, EMU_T_BF16, EMU_T_BF16, 2, af, bf);
+    else if (ta == EMU_T_TF32 && tb == ta) gather_ab_f(lane, f, in, fm, EMU_T_TF32, EMU_T_TF32, 1, af, bf);
+    else gather_ab_f(lane, f, in, fm, ta, tb, fm->epr, af, bf); /* f8: e4m3 and e5m2 mix */
+}
+
 bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     const EmuFunc *f = g[0]->fn;
     EmuThread *lane[32];
@@ -289,30 +398,23 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
     /* gather A (R x K), B (K x 8), C (R x 8) from the fragments */
     float af[16][64], bf[64][8], cf[16][8];
     int32_t ai[16][256], bi[256][8], ci[16][8];
+    if (!isint) gather_f(lane, f, in, &fm, af, bf);
     for (unsigned l = 0; l < 32; l++) {
         const EmuThread *t = lane[l];
         unsigned gr = l >> 2, tg = l & 3;
-        for (unsigned j = 0; j < fm.na; j++) {
+        for (unsigned j = 0; j < fm.na && isint; j++) {
             uint32_t r = (uint32_t)vreg(t, f, in, 1, j);
-            for (unsigned i = 0; i < E; i++) {
-                unsigned row = gr + 8 * (j & 1), col = tg * E + (j >> 1) * 4 * E + i;
-                if (isint) ai[row][col] = elem_i(in->ty2, r, i);
-                else af[row][col] = elem_f(in->ty2, r, i);
-            }
+            for (unsigned i = 0; i < E; i++) ai[gr + 8 * (j & 1)][tg * E + (j >> 1) * 4 * E + i] = elem_i(in->ty2, r, i);
         }
-        for (unsigned j = 0; j < fm.nb; j++) {
+        for (unsigned j = 0; j < fm.nb && isint; j++) {
             uint32_t r = (uint32_t)vreg(t, f, in, 2, j);
-            for (unsigned i = 0; i < E; i++) {
-                unsigned k = tg * E + j * 4 * E + i;
-                if (isint) bi[k][gr] = elem_i(in->ty3, r, i);
-                else bf[k][gr] = elem_f(in->ty3, r, i);
-            }
+            for (unsigned i = 0; i < E; i++) bi[tg * E + j * 4 * E + i][gr] = elem_i(in->ty3, r, i);
         }
         for (unsigned e = 0; e < NE; e++) {
             unsigned row = gr + 8 * (e >> 1), col = 2 * tg + (e & 1);
             if (in->ty4 == EMU_T_F16) {
                 uint32_t r = (uint32_t)vreg(t, f, in, 3, e >> 1);
-                cf[row][col] = (float)emu_f16_to_f64((uint16_t)(r >> (16 * (e & 1))));
+                cf[row][col] = emu_f16_to_f32((uint16_t)(r >> (16 * (e & 1))));
             } else {
                 uint32_t r = (uint32_t)vreg(t, f, in, 3, e);
                 if (isint) ci[row][col] = (int32_t)r;
@@ -320,11 +422,7 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
             }
         }
     }
-    /* D = A * B + C, then scatter D.  A product of two f16s or two f8s is exact in f32 and normal (at least
-     * 2^-48 in size, at most 2^32, 22 significant bits), so acc + a*b rounds once, as fmaf does, without the
-     * call; bf16 and tf32 products may fall below f32's normal range and take fmaf. */
-    bool exact_products = (in->ty2 == EMU_T_F16 || in->ty2 == EMU_T_E4M3 || in->ty2 == EMU_T_E5M2) &&
-                          (in->ty3 == EMU_T_F16 || in->ty3 == EMU_T_E4M3 || in->ty3 == EMU_T_E5M2);
+    /* D = A * B + C, then scatter D */
     uint32_t dv[16][8];
     for (unsigned m = 0; m < R && isint; m++)
         for (unsigned nn = 0; nn < 8; nn++) {
@@ -334,22 +432,15 @@ bool emu_exec_mma(EmuBlock *b, EmuThread **g, unsigned n) {
             if (in->flags & EMU_F(SATFINITE)) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
             dv[m][nn] = (uint32_t)acc;
         }
-    /* floats: a row's 8 columns advance together, each still one sum in ascending k (the 8 chains are
-     * independent, so the host overlaps them) */
-    for (unsigned m = 0; m < R && !isint; m++) {
-        float acc[8];
-        for (unsigned nn = 0; nn < 8; nn++) acc[nn] = cf[m][nn];
-        if (exact_products)
-            for (unsigned k = 0; k < K; k++) {
-                float a = af[m][k];
-                for (unsigned nn = 0; nn < 8; nn++) acc[nn] += a * bf[k][nn];
-            }
-        else
-            for (unsigned k = 0; k < K; k++)
-                for (unsigned nn = 0; nn < 8; nn++) acc[nn] = fmaf(af[m][k], bf[k][nn], acc[nn]);
-        for (unsigned nn = 0; nn < 8; nn++)
-            dv[m][nn] = in->ty == EMU_T_F16 ? (uint32_t)emu_round_f64((double)acc[nn], EMU_FMT_F16, EMU_RND_RN)
-                        : acc[nn] != acc[nn] ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc[nn]);
+    if (!isint) {
+        float (*acc)[8] = cf; /* D = C + A B in place */
+        bool exact = emu_mma_exact_type(in->ty2) && emu_mma_exact_type(in->ty3);
+        emu_mma_f32(&af[0][0], 64, &bf[0][0], 8, &acc[0][0], 8, R, 8, K,
+                    exact || emu_mma_products_exact(&af[0][0], 64, &bf[0][0], 8, R, 8, K));
+        for (unsigned m = 0; m < R; m++)
+            for (unsigned nn = 0; nn < 8; nn++)
+                dv[m][nn] = in->ty == EMU_T_F16 ? (uint32_t)emu_round_f64((double)acc[m][nn], EMU_FMT_F16, EMU_RND_RN)
+                            : acc[m][nn] != acc[m][nn] ? 0x7FFFFFFFu : (uint32_t)emu_bits32(acc[m][nn]);
     }
     for (unsigned l = 0; l < 32; l++) {
         EmuThread *t = lane[l];

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emu/exec.h"
 #include "runtime/device.h"
 #include "support/support.h"
 #include "test_ptxas.h"
@@ -251,6 +252,19 @@ static void run_mma_form(TileDevice *d, const MmaForm *f) {
             p->a[7][1] = f->a == T_F16 ? 0x7C00 : f->a == T_BF16 ? 0x7F80 : is_f8(f->a) ? 0x7F : 0x7F800000u; /* e4m3: NaN */
             if (f->b == T_E5M2) p->b[2][6] = 0xFC; /* -infinity */
         }
+        if ((w == 4 || w == 5) && (f->a == T_BF16 || f->a == T_TF32)) {
+            /* products that are not exact in f32, so D is each fmaf's single rounding and not a sum of rounded
+             * products: below f32's normal range (warp 4, products of about 2^-144, C about 2^-142), and past
+             * its largest value (warp 5: one product of 2^128 to 1.96 2^128 a row, C -2^127 to -2^128) */
+            unsigned sh = f->a == T_BF16 ? 16 : 0;
+            for (unsigned i = 0; i < 16; i++)
+                for (unsigned k = 0; k < f->k; k++)
+                    p->a[i][k] = w == 4 ? f2u(ldexpf(rndf(-2, 2), -72)) >> sh : k == i % f->k ? f2u(ldexpf(rndf(1, 1.4f), 64)) >> sh : 0;
+            for (unsigned k = 0; k < f->k; k++)
+                for (unsigned j = 0; j < 8; j++) p->b[k][j] = f2u(w == 4 ? ldexpf(rndf(-2, 2), -72) : ldexpf(rndf(1, 1.4f), 64)) >> sh;
+            for (unsigned i = 0; i < 16; i++)
+                for (unsigned j = 0; j < 8; j++) p->c[i][j] = f2u(w == 4 ? ldexpf(rndf(-2, 2), -142) : -ldexpf(rndf(1, 2), 127));
+        }
         if (w == 3 && is_f8(f->a)) /* the extremes: 448 (e4m3) and 57344 (e5m2), subnormals */
             for (unsigned k = 0; k < f->k; k++) p->a[k % 16][k] = f->a == T_E4M3 ? (k % 2 ? 0x7E : 0x01) : (k % 2 ? 0xFB : 0x81);
         for (unsigned l = 0; l < 32; l++) {
@@ -365,6 +379,15 @@ Test(mma, every_form_against_c_reference) {
     d = open_emu_as("emu:sm_89", false);
     for (size_t i = 0; i < ARRAY_LEN(mma_f8_forms); i++) run_mma_form(d, &mma_f8_forms[i]);
     dev_close(d);
+}
+
+/* The tensor-core instructions decode f16 by its bits (emu_f16_to_f32): every one of the 65536 codes is the
+ * f32 the f64 conversion gives (subnormals normalized, +-0, infinities, NaN as the canonical NaN). */
+Test(mma, f16_decode_every_code) {
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        float got = emu_f16_to_f32((uint16_t)h), want = (float)emu_f16_to_f64((uint16_t)h);
+        cr_assert_eq(f2u(got), f2u(want), "f16 %#x: got %#x, want %#x", h, f2u(got), f2u(want));
+    }
 }
 
 /* f64 (DMMA): mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64, the fragments packed here by the PTX ISA's
