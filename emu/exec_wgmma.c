@@ -454,17 +454,17 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
     }
     /* the float operands, negated as imm-scale-a/b say, once for all 128 threads.  A product of two f16s or
      * two f8s is exact in f32 and normal (2^-48 to 2^32 in size), so acc + a*b rounds once as fmaf does;
-     * bf16 and tf32 products may fall below f32's normal range and take fmaf. */
+     * bf16 and tf32 products may fall outside f32's normal range and then take fmaf (emu_mma_f32). */
     float *Af = NULL, *Bf = NULL;
-    bool exact_products = (in->ty2 == EMU_T_F16 || is_f8(in->ty2)) && (in->ty3 == EMU_T_F16 || is_f8(in->ty3));
+    bool exact_products = emu_mma_exact_type(in->ty2) && emu_mma_exact_type(in->ty3);
     if (!fm.integer) {
         Af = malloc((size_t)M * K * sizeof *Af), Bf = malloc((size_t)N * K * sizeof *Bf);
         if (!Af || !Bf) out_of_memory();
         for (size_t i = 0; i < (size_t)M * K; i++) Af[i] = (float)(neg_a * A[i]);
         for (size_t i = 0; i < (size_t)N * K; i++) Bf[i] = (float)(neg_b * B[i]);
     }
-    /* floats: D (64 x N) from the threads' C (0 where scale-d is false), then row by row with B transposed,
-     * so that a row's N sums advance together (independent chains, each still one sum in ascending k) */
+    /* floats: D (64 x N) from the threads' C (0 where scale-d is false), then D += A B with B transposed
+     * (emu_mma_f32: each element one sum in ascending k) */
     float *D = NULL, *BT = NULL;
     unsigned nelem = fm.f16acc ? fm.nd * 2 : fm.nd;
     if (!fm.integer) {
@@ -483,18 +483,7 @@ static bool exec_wgmma(EmuBlock *b, EmuThread **wg) {
         }
         for (unsigned n = 0; n < N; n++)
             for (unsigned k = 0; k < K; k++) BT[k * N + n] = Bf[n * K + k];
-        for (unsigned m = 0; m < M; m++) {
-            float *d = D + (size_t)m * N;
-            for (unsigned k = 0; k < K; k++) {
-                float a = Af[m * K + k];
-                const float *bt = BT + (size_t)k * N;
-                if (exact_products) /* N is a multiple of 8: blocks of 8 the host can do at once */
-                    for (unsigned n = 0; n < N; n += 8)
-                        for (unsigned j = 0; j < 8; j++) d[n + j] += a * bt[n + j];
-                else
-                    for (unsigned n = 0; n < N; n++) d[n] = fmaf(a, bt[n], d[n]);
-            }
-        }
+        emu_mma_f32(Af, K, BT, N, D, N, M, N, K, exact_products || emu_mma_products_exact(Af, K, BT, N, M, N, K));
     }
     for (unsigned i = 0; i < 128; i++) {
         EmuThread *t = wg[i];

@@ -35,6 +35,8 @@ typedef struct WgCase {
     const char *btype;         /* NULL: atype */
     unsigned n, swz;
     bool areg, trans_a, trans_b, neg_a, chain; /* chain: two k-steps in one group (K-major, swizzled) */
+    int exp;       /* A and B scaled by 2^exp, C by 2^(2 exp + 2): products outside f32's normal range (-72: below it,
+                    * 64: past FLT_MAX), checked against one fmaf per k ascending instead of the exact sum */
     unsigned b_at; /* B's tile (and its swizzle pattern) starts this many bytes past a 1024-byte boundary: the
                     * descriptor's base offset says (start >> 7) & 7 (a second pipeline stage at +512, say) */
 } WgCase;
@@ -169,6 +171,18 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
     uint32_t *abits = calloc(M * K, 4), *bbits = calloc(N * K, 4);
     for (unsigned i = 0; i < M * K; i++) abits[i] = rand_elem(c->atype, &A[i]);
     for (unsigned i = 0; i < N * K; i++) bbits[i] = rand_elem(c->btype ? c->btype : c->atype, &B[i]); /* B[n][k] */
+    if (c->exp) { /* bf16 or tf32: the bits of the scaled value, exact in both */
+        bool bf = !strcmp(c->atype, "bf16");
+        for (unsigned i = 0; i < M * K + N * K; i++) {
+            double *v = i < M * K ? &A[i] : &B[i - M * K];
+            uint32_t *bits = i < M * K ? &abits[i] : &bbits[i - M * K];
+            float f = ldexpf((float)*v, c->exp);
+            *v = f;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            *bits = bf ? f32_to_bf16(f) : u;
+        }
+    }
     /* shared memory image: A at 0 (unless in registers), B at the next 1024-byte boundary */
     uint32_t alb = 0, asb = 0, asz = 0, blb = 0, bsb = 0, bsz = 0;
     place(c->swz, c->trans_a, M, K, es, 0, 0, &alb, &asb, &asz);
@@ -201,7 +215,7 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
             double v;
             if (integer) { int x = irand(2001) - 1000; v = x; cregs[i * nd + e] = (uint32_t)x; }
             else {
-                float f = (float)(irand(33) - 16) / 4;
+                float f = ldexpf((float)(irand(33) - 16) / 4, c->exp ? 2 * c->exp + 2 : 0);
                 v = f;
                 if (f16acc) cregs[i * nd + e / 2] |= (uint32_t)f32_to_f16(f) << (16 * (e % 2));
                 else memcpy(&cregs[i * nd + e], &f, 4);
@@ -225,6 +239,11 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
                 double ref = scaled || (c->chain) ? C[row * N + col] : 0;
                 if (c->chain && !scaled) ref = 0; /* the first step's scale-d is the parameter; the second accumulates */
                 for (unsigned k = 0; k < K; k++) ref += (c->neg_a ? -1 : 1) * A[row * K + k] * B[col * K + k];
+                if (c->exp) { /* products not exact in f32: each step one fmaf */
+                    float acc = (float)(scaled ? C[row * N + col] : 0);
+                    for (unsigned k = 0; k < K; k++) acc = fmaf((float)((c->neg_a ? -1 : 1) * A[row * K + k]), (float)B[col * K + k], acc);
+                    ref = acc;
+                }
                 if (integer) {
                     cr_assert_eq((int32_t)out[i * nd + e], (int32_t)(int64_t)ref, "%s.%s n%u swz%u: D[%u][%u] = %d, want %.0f", c->dtype,
                                  c->atype, N, c->swz, row, col, (int32_t)out[i * nd + e], ref);
@@ -235,6 +254,10 @@ static void run_wgmma_case(TileDevice *d, const WgCase *c) {
                 } else {
                     float got;
                     memcpy(&got, &out[i * nd + e], 4);
+                    if (isnan(ref)) { /* inf - inf past FLT_MAX (.exp): the canonical NaN */
+                        cr_assert_eq(out[i * nd + e], 0x7FFFFFFFu, "D[%u][%u] = %g, want NaN", row, col, got);
+                        continue;
+                    }
                     cr_assert_eq(got, (float)ref, "%s.%s n%u swz%u areg%d trans%d%d: D[%u][%u] = %g, want %g", c->dtype, c->atype, N, c->swz,
                                  c->areg, c->trans_a, c->trans_b, row, col, got, ref);
                 }
@@ -258,6 +281,16 @@ Test(wgmma, f16_bf16_every_swizzle, .timeout = 300) {
         WG("bf16", "f32", 64, SW_128, .trans_a = true, .trans_b = true), WG("bf16", "f32", 8, SW_64, .trans_a = true, .trans_b = true),
         WG("bf16", "f32", 256, SW_32, .trans_b = true), WG("f16", "f32", 64, SW_NONE, .trans_a = true, .trans_b = true),
         WG("f16", "f16", 64, SW_64), WG("f16", "f32", 64, SW_128, .neg_a = true), WG("bf16", "f32", 128, SW_128, .chain = true),
+    };
+    run_cases(cases, ARRAY_LEN(cases));
+}
+
+/* bf16 and tf32 products below f32's normal range and past its largest value: each D element is one fmaf per k
+ * (its single rounding), not a sum of rounded products */
+Test(wgmma, bf16_tf32_inexact_products, .timeout = 300) {
+    static const WgCase cases[] = {
+        WG("bf16", "f32", 64, SW_128, .exp = -72), WG("bf16", "f32", 32, SW_64, .exp = 64, .trans_b = true),
+        WG("tf32", "f32", 64, SW_32, .exp = -72, .areg = true), WG("tf32", "f32", 16, SW_128, .exp = 64),
     };
     run_cases(cases, ARRAY_LEN(cases));
 }
