@@ -1,0 +1,311 @@
+/* test_libdevice.c - libdevice.tile's functions with an explicit rounding mode (add_rd ... sqrt_rz, the
+ * float2int_rz-style conversions) and its exponent, pi-trigonometric, norm and remainder functions, on the
+ * PTX emulator, against references computed on the host without its rounding modes: the round-to-nearest
+ * result and the sign of the exact residual (an error-free sum or product, or an fma residual) give the
+ * directed result; the others against long double libm, bounded in ulps as docs/language.md says.  Inputs:
+ * special values (0, -0, +-inf, NaN, the largest and smallest floats, subnormals) in every pair, then
+ * random ones of every magnitude; outputs poisoned first, a count that is not a multiple of the tile. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lang_run.h"
+
+enum { N = 6000, BLOCK = 1024 };
+enum { RD, RN, RU, RZ };
+static const char *const MODE[] = {"rd", "rn", "ru", "rz"};
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next64(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+static double urand(void) { return (double)(next64() >> 11) / 9007199254740992.0; }
+
+static const double SPECIAL[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1074, DBL_MAX, -DBL_MAX,
+                                 FLT_MAX, -FLT_MAX, 0x1p-149, -0x1p-149, 0x1p-126, 3.0, -0.5, 1e-300, 0x1.fffffep127};
+enum { S = sizeof SPECIAL / sizeof *SPECIAL };
+
+/* x, y, z of every magnitude the type holds (f32: a random f32 bit pattern a third of the time) */
+static void inputs(bool f64, double *x, double *y, double *z) {
+    for (int i = 0; i < N; i++) {
+        double v[3];
+        for (int k = 0; k < 3; k++) {
+            uint64_t r = next64();
+            if (i < S * S) v[k] = SPECIAL[k == 0 ? i / S : k == 1 ? i % S : (i * 7) % S];
+            else if (r % 3 == 0) {
+                uint32_t b = (uint32_t)(r >> 20);
+                float f;
+                memcpy(&f, &b, 4);
+                v[k] = f64 ? (double)(r >> 1) * (r & 1 ? -1 : 1) * 0x1p-40 : f;
+                if (f64 && r % 9 == 0) memcpy(&v[k], &r, 8);
+            } else v[k] = (urand() - 0.5) * exp2(urand() * (f64 ? 80 : 40) - (f64 ? 40 : 20));
+            if (!f64) v[k] = (float)v[k];
+        }
+        x[i] = v[0], y[i] = v[1], z[i] = v[2];
+        if (i >= S * S && i % 5 == 0) y[i] = -x[i]; /* exact zeros: their sign depends on the mode */
+        if (i >= S * S && i % 7 == 0) z[i] = f64 ? -x[i] * y[i] : (float)(-x[i] * y[i]);
+    }
+}
+
+/* Run exprs (of x, y, z) over the N points in type ty; out[j * N + i] is expression j at point i, each
+ * element size es. */
+static void run(const char *ty, size_t es, const char *const *exprs, int nexpr, const void *x, const void *y, const void *z, void *out) {
+    char *src = malloc(65536);
+    int len = snprintf(src, 65536,
+                       "@num_warps(4)\n"
+                       "kernel k(xp: *%s, yp: *%s, zp: *%s, out: *%s, n: i32) {\n"
+                       "    let o = program_id(0) * %d + arange(0, %d);\n"
+                       "    let m = o < n;\n"
+                       "    let x = load(xp + o, m);\n    let y = load(yp + o, m);\n    let z = load(zp + o, m);\n",
+                       ty, ty, ty, ty, BLOCK, BLOCK);
+    for (int j = 0; j < nexpr; j++) len += snprintf(src + len, 65536 - (size_t)len, "    store(out + %d + o, %s, m);\n", j * N, exprs[j]);
+    snprintf(src + len, 65536 - (size_t)len, "}\n");
+    K k;
+    load_src(&k, src, "k");
+    free(src);
+    uint64_t dx = upload(&k, x, es * N), dy = upload(&k, y, es * N), dz = upload(&k, z, es * N), dout = poisoned(&k, es * N * nexpr);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &dz, &dout, &n};
+    launch(&k, (N + BLOCK - 1) / BLOCK, params);
+    download(&k, out, dout, es * N * nexpr);
+    unload(&k);
+}
+
+/* the sign of a + b - f, f the round-to-nearest a + b (two-sum: s + e is a + b exactly) */
+static int sgn(double v) { return v > 0 ? 1 : v < 0 ? -1 : 0; }
+static void two_sum(double a, double b, double *s, double *e) {
+    *s = a + b;
+    double bb = *s - a;
+    *e = (a - (*s - bb)) + (b - bb);
+}
+
+enum { ADD, SUB, MUL, DIV, FMA, RCP, SQRT };
+static const char *const OPNAME[] = {"add", "sub", "mul", "div", "fma", "rcp", "sqrt"};
+
+/* The exactly rounded result of op in mode, for f32 (f64 false) or f64 operands. */
+static double directed(int op, int mode, bool f64, double a, double b, double c) {
+    double f; /* round to nearest */
+    if (f64) {
+        f = op == ADD ? a + b : op == SUB ? a - b : op == MUL ? a * b : op == DIV ? a / b : op == FMA ? fma(a, b, c) : op == RCP ? 1 / a : sqrt(a);
+    } else {
+        float x = (float)a, y = (float)b, w = (float)c;
+        f = op == ADD ? x + y : op == SUB ? x - y : op == MUL ? x * y : op == DIV ? x / y : op == FMA ? fmaf(x, y, w) : op == RCP ? 1 / x : sqrtf(x);
+    }
+    if (isnan(f) || mode == RN) return f;
+    bool finite_in = isfinite(a) && (op >= RCP || isfinite(b)) && (op != FMA || isfinite(c));
+    if (isinf(f)) { /* overflow of finite operands: the largest finite toward zero */
+        double big = f64 ? DBL_MAX : FLT_MAX;
+        if (!finite_in || (op == DIV && b == 0) || (op == RCP && a == 0)) return f;
+        if (mode == RZ || (mode == RD && f > 0) || (mode == RU && f < 0)) return copysign(big, f);
+        return f;
+    }
+    if (!finite_in) return f;
+    int r; /* the sign of the exact result minus f */
+    double s, e, p, ep;
+    switch (op) {
+    case ADD: case SUB:
+        two_sum(a, op == ADD ? b : -b, &s, &e);
+        r = sgn((s - f) + e);
+        break;
+    case MUL: { /* p + ep = a b exactly (f32 operands: ep = 0); scaled up where ep would underflow */
+        double k = fabs(f) < 0x1p-900 ? 0x1p200 : 1;
+        p = (a * k) * b, ep = fma(a * k, b, -p);
+        r = sgn((p - f * k) + ep);
+        break;
+    }
+    case FMA: { /* p + ep = a b and s1 + e1 = p + c exactly; all scaled up when small */
+        double k = fabs(a * b) < 0x1p-800 && fabs(c) < 0x1p-800 ? 0x1p400 : 1, ak = a * k, ck = c * k, fk = f * k;
+        p = ak * b, ep = fma(ak, b, -p);
+        double s1, e1, t, et;
+        two_sum(p, ck, &s1, &e1);
+        two_sum(s1 - fk, e1, &t, &et);
+        r = sgn(t + (et + ep));
+        if (r == 0 && p == 0 && ep == 0 && a != 0 && b != 0) r = sgn(a) * sgn(b); /* a product below the smallest double */
+        break;
+    }
+    /* the residual's sign from one fma, its operands scaled by powers of two where it would underflow */
+    case DIV: {
+        double k = fabs(a) < 0x1p-900 ? 0x1p200 : 1;
+        r = sgn(fma(-(f * k), b, a * k)) * sgn(b);
+        break;
+    }
+    case RCP: r = sgn(fma(-f, a, 1.0)) * sgn(a); break;
+    default: {
+        double k = a < 0x1p-900 ? 0x1p100 : 1;
+        r = sgn(fma(-(f * k), f * k, a * k * k));
+        break;
+    }
+    }
+    if (r == 0 && f == 0 && (op == MUL || op == DIV) && a != 0 && b != 0) r = sgn(a) * sgn(b); /* below the smallest double */
+    if (r == 0) {
+        /* an exact zero sum of nonzero terms (or of zeros of both signs) is -0 when rounding down */
+        if (f == 0 && mode == RD && (op == ADD || op == SUB || op == FMA)) {
+            double t1 = op == FMA ? a * b : a, t2 = op == FMA ? c : op == ADD ? b : -b;
+            if (op == FMA && a * b == 0) t1 = copysign(0.0, a) * copysign(1.0, b);
+            if (!(t1 == 0 && t2 == 0 && !signbit(t1) && !signbit(t2)) && !(t1 == 0 && t2 == 0 && signbit(t1) && signbit(t2))) return -0.0;
+            if (t1 == 0 && t2 == 0 && signbit(t1) && signbit(t2)) return -0.0;
+            if (t1 == 0 && t2 == 0) return 0.0;
+        }
+        return f;
+    }
+    bool down = mode == RD ? r < 0 : mode == RZ && r < 0 && f > 0;
+    bool up = mode == RU ? r > 0 : mode == RZ && r > 0 && f < 0;
+    if (down) return f64 ? nextafter(f, -INFINITY) : nextafterf((float)f, -INFINITY);
+    if (up) return f64 ? nextafter(f, INFINITY) : nextafterf((float)f, INFINITY);
+    return f;
+}
+
+static bool same(double got, double want) { return (isnan(got) && isnan(want)) || (got == want && signbit(got) == signbit(want)); }
+
+/* add/sub/mul/div/fma/rcp/sqrt in each rounding mode, f32 and f64: exactly the IEEE result */
+Test(libdevice, rounding_modes_exact) {
+    for (int t = 0; t < 2; t++) {
+        bool f64 = t == 1;
+        static double x[N], y[N], z[N];
+        inputs(f64, x, y, z);
+        float xf[N], yf[N], zf[N];
+        for (int i = 0; i < N; i++) xf[i] = (float)x[i], yf[i] = (float)y[i], zf[i] = (float)z[i];
+        char names[7 * 4][64];
+        const char *exprs[7 * 4];
+        int ops[7 * 4], modes[7 * 4], ne = 0;
+        for (int op = 0; op < 7; op++)
+            for (int m = 0; m < 4; m++) {
+                bool builtin = (op == DIV || op == SQRT) && m == RN; /* div_rn and sqrt_rn are built-ins */
+                const char *args = op == FMA ? "x, y, z" : op >= RCP ? (op == SQRT ? "abs(x)" : "x") : "x, y";
+                snprintf(names[ne], sizeof names[ne], "%s_%s(%s)", OPNAME[op], MODE[m], args);
+                if (builtin) snprintf(names[ne], sizeof names[ne], "%s_rn(%s)", OPNAME[op], op == DIV ? "x, y" : "abs(x)");
+                exprs[ne] = names[ne], ops[ne] = op, modes[ne] = m, ne++;
+            }
+        void *out = malloc((f64 ? 8 : 4) * (size_t)N * ne);
+        run(f64 ? "f64" : "f32", f64 ? 8 : 4, exprs, ne, f64 ? (void *)x : xf, f64 ? (void *)y : yf, f64 ? (void *)z : zf, out);
+        for (int j = 0; j < ne; j++) {
+            int bad = 0;
+            for (int i = 0; i < N && bad < 3; i++) {
+                double a = x[i], b = y[i], c = z[i];
+                if (ops[j] == SQRT) a = fabs(a);
+                double want = directed(ops[j], modes[j], f64, a, b, c);
+                double got = f64 ? ((double *)out)[j * N + i] : ((float *)out)[j * N + i];
+                if (!same(got, want)) {
+                    bad++;
+                    cr_expect(false, "%s %s at x=%a y=%a z=%a: got %a, want %a", f64 ? "f64" : "f32", exprs[j], x[i], y[i], z[i], got, want);
+                }
+            }
+        }
+        free(out);
+    }
+}
+
+/* rounding a double-valued exact result v (given as RN value f and the sign r of v - f) in mode, f32 or f64 */
+static double adjust(double f, int r, int mode, bool f64) {
+    bool down = mode == RD ? r < 0 : mode == RZ && r < 0 && f > 0;
+    bool up = mode == RU ? r > 0 : mode == RZ && r > 0 && f < 0;
+    if (down) return f64 ? nextafter(f, -INFINITY) : nextafterf((float)f, -INFINITY);
+    if (up) return f64 ? nextafter(f, INFINITY) : nextafterf((float)f, INFINITY);
+    return f;
+}
+
+/* float2int_rd ... ull2double_rz: every mode, every integer type, on specials, halves, the integer limits */
+Test(libdevice, conversions_exact) {
+    static const char *const fl[] = {"float", "double"}, *const in[] = {"int", "uint", "ll", "ull"};
+    char src[32768], exprs[96][48];
+    int len = snprintf(src, sizeof src,
+                       "@num_warps(4)\nkernel k(xf: *f32, xd: *f64, xi: *i64, out: *i64, n: i32) {\n"
+                       "    let o = program_id(0) * %d + arange(0, %d);\n    let m = o < n;\n"
+                       "    let f = load(xf + o, m);\n    let d = load(xd + o, m);\n    let l = load(xi + o, m);\n"
+                       "    let i = l as i32;\n    let u = l as u32;\n    let ul = l as u64;\n",
+                       BLOCK, BLOCK);
+    int ne = 0;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 4; b++)
+            for (int md = 0; md < 4; md++) snprintf(exprs[ne++], 48, "%s2%s_%s(%s) as i64", fl[a], in[b], MODE[md], a ? "d" : "f");
+    for (int md = 0; md < 4; md++) snprintf(exprs[ne++], 48, "bitcast(double2float_%s(d), i32) as i64", MODE[md]);
+    static const char *const iarg[] = {"i", "u", "l", "ul"};
+    for (int b = 0; b < 4; b++)
+        for (int md = 0; md < 4; md++) snprintf(exprs[ne++], 48, "bitcast(%s2float_%s(%s), i32) as i64", in[b], MODE[md], iarg[b]);
+    for (int b = 0; b < 4; b++)
+        for (int md = 0; md < 4; md++) {
+            if (b < 2 && md != RN) continue; /* exact: only int2double_rn, uint2double_rn */
+            snprintf(exprs[ne++], 48, "bitcast(%s2double_%s(%s), i64)", in[b], MODE[md], iarg[b]);
+        }
+    for (int j = 0; j < ne; j++) len += snprintf(src + len, sizeof src - (size_t)len, "    store(out + %d + o, %s, m);\n", j * N, exprs[j]);
+    snprintf(src + len, sizeof src - (size_t)len, "}\n");
+    static float xf[N];
+    static double xd[N];
+    static int64_t xi[N];
+    static const double sp[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2147483647.0, 2147483648.0,
+                                -2147483649.0, 4294967295.5, 4294967296.0, 9.3e18, 1.9e19, -9.3e18, 1e300, 3.4028235677973366e38, -3.5e38,
+                                0x1p-149, 0x1p-1074, 1e-40};
+    for (int i = 0; i < N; i++) {
+        uint64_t r = next64();
+        double v = i < 25 ? sp[i] : i % 3 ? (urand() - 0.5) * exp2(urand() * 70) : (double)(int64_t)r * 0x1p-20;
+        if (i % 11 == 0) v = ldexp(round(v * 2) / 2, 0); /* halves */
+        xd[i] = v, xf[i] = (float)v;
+        xi[i] = i < 8 ? (int64_t[]){0, -1, INT64_MIN, INT64_MAX, INT32_MIN, INT32_MAX, 16777217, -16777217}[i]
+                      : (int64_t)(r >> (r % 64));
+        if (i % 2) xi[i] = -xi[i];
+    }
+    K k;
+    load_src(&k, src, "k");
+    uint64_t df = upload(&k, xf, sizeof xf), dd = upload(&k, xd, sizeof xd), di = upload(&k, xi, sizeof xi), dout = poisoned(&k, 8 * (size_t)N * ne);
+    int32_t n = N;
+    void *params[] = {&df, &dd, &di, &dout, &n};
+    launch(&k, (N + BLOCK - 1) / BLOCK, params);
+    int64_t *out = malloc(8 * (size_t)N * ne);
+    download(&k, out, dout, 8 * (size_t)N * ne);
+    unload(&k);
+    for (int j = 0; j < ne; j++) {
+        int bad = 0;
+        for (int i = 0; i < N && bad < 3; i++) {
+            int64_t got = out[j * N + i], want;
+            if (j < 32) { /* float -> integer: rounded to an integral value, saturated; NaN as PTX's cvt */
+                int a = j / 16, b = (j / 4) % 4, md = j % 4;
+                double v = a ? xd[i] : xf[i];
+                int bits = b < 2 ? 32 : 64;
+                bool sg = b % 2 == 0;
+                if (isnan(v)) want = a == 0 && bits == 32 ? 0 : (int64_t)(1ull << (bits - 1));
+                else {
+                    double rv = md == RD ? floor(v) : md == RN ? nearbyint(v) : md == RU ? ceil(v) : trunc(v);
+                    double lo = sg ? -ldexp(1, bits - 1) : 0, hi = sg ? ldexp(1, bits - 1) : ldexp(1, bits);
+                    if (rv < lo) want = sg ? (bits == 32 ? INT32_MIN : INT64_MIN) : 0;
+                    else if (rv >= hi) want = sg ? (bits == 32 ? INT32_MAX : INT64_MAX) : (bits == 32 ? (int64_t)UINT32_MAX : -1);
+                    else want = sg ? (int64_t)rv : (int64_t)(uint64_t)rv;
+                }
+                if (bits == 32) want = sg ? (int64_t)(int32_t)want : (int64_t)(uint32_t)want;
+            } else if (j < 36) { /* double -> float */
+                double v = xd[i];
+                float f = (float)v;
+                double w;
+                if (isinf(f) && isfinite(v)) w = (j % 4 == RZ || (j % 4 == RD && v > 0) || (j % 4 == RU && v < 0)) ? copysign(FLT_MAX, v) : f;
+                else w = isnan(v) ? NAN : adjust(f, sgn(v - (double)f), j % 4, false);
+                float wf = (float)w;
+                uint32_t wb;
+                memcpy(&wb, &wf, 4);
+                want = isnan(w) ? -1 : (int64_t)(int32_t)wb;
+                if (isnan(w)) { cr_expect((got & 0x7f800000) == 0x7f800000 && (got & 0x7fffff), "double2float(%a) NaN", v); continue; }
+            } else { /* integer -> float or double */
+                int q = j - 36, b, md;
+                bool f64 = q >= 16;
+                if (!f64) b = q / 4, md = q % 4;
+                else { q -= 16; b = q < 2 ? q : 2 + (q - 2) / 4; md = q < 2 ? RN : (q - 2) % 4; }
+                long double v = b == 0 ? (long double)(int32_t)xi[i] : b == 1 ? (long double)(uint32_t)xi[i] : b == 2 ? (long double)xi[i] : (long double)(uint64_t)xi[i];
+                double f = f64 ? (double)v : (double)(float)v;
+                double w = adjust(f, v > (long double)f ? 1 : v < (long double)f ? -1 : 0, md, f64);
+                if (f64) memcpy(&want, &w, 8);
+                else {
+                    float wf = (float)w;
+                    uint32_t wb;
+                    memcpy(&wb, &wf, 4);
+                    want = (int64_t)(int32_t)wb;
+                }
+            }
+            if (got != want) {
+                bad++;
+                cr_expect(false, "%s at f=%a d=%a l=%lld: got %#llx, want %#llx", exprs[j], xf[i], xd[i], (long long)xi[i], (unsigned long long)got,
+                          (unsigned long long)want);
+            }
+        }
+    }
+    free(out);
+}
