@@ -309,3 +309,96 @@ Test(libdevice, conversions_exact) {
     }
     free(out);
 }
+
+/* ulps between got and ref in units of the float (f64 false) or double nearest ref; a zero's sign and an
+ * infinity must match exactly */
+static double ulps(double got, long double ref, bool f64) {
+    if (isnan(ref)) return isnan(got) ? 0 : INFINITY;
+    double rd = f64 ? (double)ref : (double)(float)ref;
+    if (isinf(rd) || isinf(got) || rd == 0 || got == 0)
+        return got == rd && signbit(got) == signbit(rd) ? 0 : rd == 0 && got != 0 ? fabs(got) / (f64 ? 0x1p-1074 : 0x1p-149) + 0.5 : INFINITY;
+    double a = fabs(rd), tiny = f64 ? 0x1p-1074 : 0x1p-149;
+    double u = a < (f64 ? DBL_MIN : FLT_MIN) ? tiny : f64 ? nextafter(a, INFINITY) - a : (double)nextafterf((float)a, INFINITY) - a;
+    return (double)(fabsl((long double)got - ref) / u);
+}
+
+/* sin(pi x), cos(pi x) with the exact reduction to |t| <= 1/2 (long double's pi t is good to 2^-64 there) */
+static long double l_sinpi(long double x) {
+    if (!isfinite(x)) return NAN;
+    long double r = fmodl(x, 2.0L);
+    if (r > 1) r -= 2;
+    if (r < -1) r += 2;
+    long double t = r > 0.5L ? 1 - r : r < -0.5L ? -1 - r : r;
+    long double s = sinl(3.14159265358979323846264338327950288L * t);
+    return s == 0 ? copysignl(0.0L, x) : s;
+}
+static long double l_cospi(long double x) {
+    if (!isfinite(x)) return NAN;
+    long double a = fabsl(fmodl(x, 2.0L));
+    if (a > 1) a = 2 - a;
+    long double s = a < 0.25L ? cosl(3.14159265358979323846264338327950288L * a) : sinl(3.14159265358979323846264338327950288L * (0.5L - a));
+    return s == 0 ? 0.0L : s;
+}
+static long double l_norm(long double a, long double b, long double c, long double d, bool recip) {
+    if (isinf(a) || isinf(b) || isinf(c) || isinf(d)) return recip ? 0.0L : INFINITY;
+    long double q = a * a + b * b + c * c + d * d; /* long double's range holds every square of a double */
+    return recip ? 1 / sqrtl(q) : sqrtl(q);
+}
+
+/* sinpi cospi ldexp scalbn logb ilogb nextafter remainder norm3d norm4d rnorm3d rnorm4d rhypot, f32 and f64 */
+Test(libdevice, functions_against_long_double) {
+    static const char *const ex[] = {"sinpi(x)",           "cospi(x)",           "ldexp(x, (o % 2600) - 1300)", "scalbn(x, 1300 - (o % 2600))",
+                                     "logb(x)",            "cast(ilogb(x), dtype_of(x))", "nextafter(x, y)", "remainder(x, y)",
+                                     "norm3d(x, y, z)",    "norm4d(x, y, z, x)", "rnorm3d(x, y, z)",   "rnorm4d(x, y, z, y)",
+                                     "rhypot(x, y)"};
+    enum { NE = sizeof ex / sizeof *ex };
+    /* the largest error allowed, ulps of f32 and of f64 (docs/language.md) */
+    static const double bound[NE][2] = {{0.501, 2}, {0.501, 2}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0},
+                                        {0.501, 1.5}, {0.501, 1.5}, {0.501, 2}, {0.501, 2}, {0.501, 2}};
+    for (int t = 0; t < 2; t++) {
+        bool f64 = t == 1;
+        static double x[N], y[N], z[N];
+        inputs(f64, x, y, z);
+        for (int i = S * S; i < N; i += 13) x[i] = f64 ? (double)(int64_t)(next64() >> 12) * 0.5 : (float)(int)(next64() >> 40) * 0.25f; /* halves, quarters */
+        for (int i = S * S + 1; i < N; i += 17) y[i] = f64 ? x[i] / 3 : (float)(x[i] / 3); /* remainder's quotient near an integer */
+        for (int i = S * S + 2; i < N; i += 19) { /* remainder's ties: x = (m + 1/2) y exactly, m even and odd */
+            y[i] = ldexp(3, (int)(next64() % 200) - 100), x[i] = y[i] * ((double)(int)(next64() % 41) - 20.5);
+            if (i % 2) x[i] = -x[i];
+        }
+        static float xf[N], yf[N], zf[N];
+        for (int i = 0; i < N; i++) xf[i] = (float)x[i], yf[i] = (float)y[i], zf[i] = (float)z[i];
+        void *out = malloc((f64 ? 8 : 4) * (size_t)N * NE);
+        run(f64 ? "f64" : "f32", f64 ? 8 : 4, ex, NE, f64 ? (void *)x : xf, f64 ? (void *)y : yf, f64 ? (void *)z : zf, out);
+        for (int j = 0; j < NE; j++) {
+            double worst = 0;
+            int at = 0;
+            for (int i = 0; i < N; i++) {
+                long double a = x[i], b = y[i], c = z[i], ref;
+                int n = (i % 2600) - 1300;
+                switch (j) {
+                case 0: ref = l_sinpi(a); break;
+                case 1: ref = l_cospi(a); break;
+                case 2: ref = f64 ? ldexp(x[i], n) : ldexpf((float)x[i], n); break;
+                case 3: ref = f64 ? ldexp(x[i], -n) : ldexpf((float)x[i], -n); break;
+                case 4: ref = f64 ? logb(x[i]) : logbf((float)x[i]); break;
+                case 5: ref = f64 ? (double)ilogb(x[i]) : (double)(float)ilogbf((float)x[i]); break;
+                case 6: ref = f64 ? nextafter(x[i], y[i]) : nextafterf((float)x[i], (float)y[i]); break;
+                case 7: ref = f64 ? remainder(x[i], y[i]) : remainderf((float)x[i], (float)y[i]); break;
+                case 8: ref = l_norm(a, b, c, 0, false); break;
+                case 9: ref = l_norm(a, b, c, a, false); break;
+                case 10: ref = l_norm(a, b, c, 0, true); break;
+                case 11: ref = l_norm(a, b, c, b, true); break;
+                default: ref = l_norm(a, b, 0, 0, true); break;
+                }
+                double got = f64 ? ((double *)out)[j * N + i] : ((float *)out)[j * N + i];
+                double e = ulps(got, ref, f64);
+                if (!(e <= worst)) worst = e, at = i;
+            }
+            double got = f64 ? ((double *)out)[j * N + at] : ((float *)out)[j * N + at];
+            printf("%s %-30s max %.3f ulp (at x=%a y=%a z=%a: got %a)\n", f64 ? "f64" : "f32", ex[j], worst, x[at], y[at], z[at], got);
+            cr_expect(worst <= bound[j][t], "%s %s: %.3f ulp (bound %g) at x=%a y=%a z=%a: got %a", f64 ? "f64" : "f32", ex[j], worst,
+                      bound[j][t], x[at], y[at], z[at], got);
+        }
+        free(out);
+    }
+}
