@@ -402,3 +402,58 @@ Test(libdevice, functions_against_long_double) {
         free(out);
     }
 }
+
+/* byte_perm mul24 sad (signed and unsigned), double2hiint double2loint hiloint2double: exact, on extremes and
+ * random words */
+Test(libdevice, integer_helpers) {
+    K k;
+    load_src(&k,
+             "@num_warps(4)\nkernel k(a: *i32, b: *i32, c: *i32, d: *f64, o: *i32, od: *f64, n: i32) {\n"
+             "    let i = program_id(0) * 512 + arange(0, 512);\n    let m = i < n;\n"
+             "    let x = load(a + i, m);\n    let y = load(b + i, m);\n    let z = load(c + i, m);\n    let v = load(d + i, m);\n"
+             "    store(o + i, byte_perm(x, y, z), m);\n"
+             "    store(o + n + i, mul24(x, y), m);\n"
+             "    store(o + 2 * n + i, mul24(x as u32, y as u32) as i32, m);\n"
+             "    store(o + 3 * n + i, sad(x, y, z), m);\n"
+             "    store(o + 4 * n + i, sad(x as u32, y as u32, z as u32) as i32, m);\n"
+             "    store(o + 5 * n + i, double2hiint(v), m);\n"
+             "    store(o + 6 * n + i, double2loint(v), m);\n"
+             "    store(od + i, hiloint2double(x, y), m);\n"
+             "}\n",
+             "k");
+    enum { M = 1500 };
+    static int32_t a[M], b[M], c[M], o[7 * M];
+    static double d[M], od[M];
+    for (int i = 0; i < M; i++) {
+        a[i] = i < 4 ? (int32_t[]){0, -1, INT32_MIN, INT32_MAX}[i] : (int32_t)next64();
+        b[i] = i < 4 ? (int32_t[]){-1, INT32_MIN, INT32_MAX, 0x00800001}[i] : (int32_t)(next64() >> (i % 32));
+        c[i] = (int32_t)next64();
+        uint64_t r = next64();
+        memcpy(&d[i], &r, 8);
+    }
+    int32_t n = M;
+    uint64_t da = upload(&k, a, sizeof a), db = upload(&k, b, sizeof b), dc = upload(&k, c, sizeof c), dd = upload(&k, d, sizeof d),
+             dout = poisoned(&k, sizeof o), dod = poisoned(&k, sizeof od);
+    void *params[] = {&da, &db, &dc, &dd, &dout, &dod, &n};
+    launch(&k, (M + 511) / 512, params);
+    download(&k, o, dout, sizeof o);
+    download(&k, od, dod, sizeof od);
+    unload(&k);
+    for (int i = 0; i < M; i++) {
+        uint32_t x = (uint32_t)a[i], y = (uint32_t)b[i], s = (uint32_t)c[i], perm = 0;
+        uint8_t by[8];
+        for (int q = 0; q < 4; q++) by[q] = (uint8_t)(x >> (8 * q)), by[4 + q] = (uint8_t)(y >> (8 * q));
+        for (int q = 0; q < 4; q++) perm |= (uint32_t)by[(s >> (4 * q)) & 7] << (8 * q);
+        int32_t sx = (int32_t)(x << 8) >> 8, sy = (int32_t)(y << 8) >> 8; /* the low 24 bits, sign-extended */
+        uint32_t mul24s = (uint32_t)((int64_t)sx * sy), mul24u = (x & 0xFFFFFF) * (y & 0xFFFFFF);
+        uint32_t sads = (uint32_t)((a[i] > b[i] ? (int64_t)a[i] - b[i] : (int64_t)b[i] - a[i]) + s), sadu = (x > y ? x - y : y - x) + s;
+        uint64_t bits;
+        memcpy(&bits, &d[i], 8);
+        uint64_t hl = ((uint64_t)x << 32) | y, got;
+        memcpy(&got, &od[i], 8);
+        uint32_t want[7] = {perm, mul24s, mul24u, sads, sadu, (uint32_t)(bits >> 32), (uint32_t)bits};
+        for (int j = 0; j < 7; j++)
+            cr_expect_eq((uint32_t)o[j * M + i], want[j], "helper %d at x=%#x y=%#x z=%#x: got %#x, want %#x", j, x, y, s, (uint32_t)o[j * M + i], want[j]);
+        cr_expect_eq(got, hl, "hiloint2double(%#x, %#x) bits %#llx", x, y, (unsigned long long)got);
+    }
+}
