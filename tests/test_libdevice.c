@@ -457,3 +457,106 @@ Test(libdevice, integer_helpers) {
         cr_expect_eq(got, hl, "hiloint2double(%#x, %#x) bits %#llx", x, y, (unsigned long long)got);
     }
 }
+
+static const long double SQRT_PI_2 = 0.886226925452758013649083741671L; /* sqrt(pi) / 2 */
+/* erfcinv in long double: the result given refined by Newton steps on erfcl (good to about 2^-60) */
+static long double l_erfcinv(long double y, double start) {
+    if (isnan(y) || y < 0 || y > 2) return NAN;
+    if (y == 0) return INFINITY;
+    if (y == 2) return -INFINITY;
+    long double x = isfinite(start) ? start : 0;
+    for (int k = 0; k < 6; k++) x += (erfcl(x) - y) * SQRT_PI_2 * expl(x * x);
+    return x;
+}
+static long double l_erfcx(long double x) {
+    if (isnan(x)) return NAN;
+    if (isinf(x)) return x > 0 ? 0 : INFINITY;
+    if (x < 100) {
+        long double hi = x * x, lo = fmal(x, x, -hi);
+        return expl(hi) * (1 + lo) * erfcl(x);
+    }
+    long double w = 1 / (2 * x * x), term = 1, sum = 1;
+    for (int k = 1; k < 12; k++) term *= -(2 * k - 1) * w, sum += term;
+    return sum / (x * 1.77245385090551602729816748334L);
+}
+
+/* erfcinv normcdfinv erfcx (f32 and f64), rsqrt_rn (f32, correctly rounded), rcp64h (f64) */
+Test(libdevice, inverse_and_scaled_error_functions) {
+    static const char *const ex[] = {"erfcinv(x)", "normcdfinv(y)", "erfcx(z)"};
+    static const double bound[3][2] = {{0.501, 3}, {0.501, 3}, {0.501, 4}};
+    for (int t = 0; t < 2; t++) {
+        bool f64 = t == 1;
+        static double x[N], y[N], z[N];
+        inputs(f64, x, y, z);
+        for (int i = S * S; i < N; i++) {
+            double e = -urand() * (f64 ? 1070 : 148); /* every magnitude of (0, 2) */
+            x[i] = i % 3 == 0 ? exp2(e) : i % 3 == 1 ? 2 - exp2(e / 20) : 2 * urand();
+            y[i] = i % 2 ? exp2(e) : urand();
+            z[i] = i % 4 == 0 ? (urand() - 0.3) * 60 : i % 4 == 1 ? exp2(urand() * 40 - 20) : i % 4 == 2 ? 20 + urand() * 10 : -urand() * 27;
+            if (!f64) x[i] = (float)x[i], y[i] = (float)y[i], z[i] = (float)z[i];
+        }
+        static float xf[N], yf[N], zf[N];
+        for (int i = 0; i < N; i++) xf[i] = (float)x[i], yf[i] = (float)y[i], zf[i] = (float)z[i];
+        void *out = malloc((f64 ? 8 : 4) * (size_t)N * 3);
+        run(f64 ? "f64" : "f32", f64 ? 8 : 4, ex, 3, f64 ? (void *)x : xf, f64 ? (void *)y : yf, f64 ? (void *)z : zf, out);
+        for (int j = 0; j < 3; j++) {
+            double worst = 0;
+            int at = 0;
+            for (int i = 0; i < N; i++) {
+                double got = f64 ? ((double *)out)[j * N + i] : ((float *)out)[j * N + i];
+                long double ref = j == 0 ? l_erfcinv(x[i], got) : j == 1 ? -1.41421356237309504880168872420969808L * l_erfcinv(2.0L * y[i], -got / M_SQRT2)
+                                                        : l_erfcx(z[i]);
+                double e = ulps(got, ref, f64);
+                if (!(e <= worst)) worst = e, at = i;
+            }
+            double got = f64 ? ((double *)out)[j * N + at] : ((float *)out)[j * N + at];
+            printf("%s %-14s max %.3f ulp (at x=%a y=%a z=%a: got %a)\n", f64 ? "f64" : "f32", ex[j], worst, x[at], y[at], z[at], got);
+            cr_expect(worst <= bound[j][t], "%s %s: %.3f ulp (bound %g) at x=%a y=%a z=%a: got %a", f64 ? "f64" : "f32", ex[j], worst,
+                      bound[j][t], x[at], y[at], z[at], got);
+        }
+        free(out);
+    }
+    /* rsqrt_rn: exactly 1/sqrt(x) rounded (long double's 64 bits leave no f32 midpoint in doubt here); rcp64h:
+     * rcp.approx.ftz.f64 of x's high word, the low word zero */
+    static float xf[N];
+    static double xd[N];
+    for (int i = 0; i < N; i++) {
+        uint32_t b = (uint32_t)next64();
+        if (i % 2) b &= 0x7fffffff;
+        memcpy(&xf[i], &b, 4);
+        if (i < S) xf[i] = (float)SPECIAL[i];
+        xd[i] = (urand() - 0.5) * exp2(urand() * 200 - 100);
+    }
+    /* rsqrt_rn is 1 / sqrt(x) in f64 rounded to f32: that double rounding is right for every significand of
+     * [1, 4), so for every f32 (x 4^k has the result 2^-k times x's) */
+    for (uint32_t b = 0x3f800000, bad = 0; b < 0x40800000 && bad < 3; b++) {
+        float v;
+        memcpy(&v, &b, 4);
+        if ((float)(1.0 / sqrt((double)v)) != (float)(1 / sqrtl(v))) {
+            bad++;
+            cr_expect(false, "1/sqrt(%a) double-rounds", v);
+        }
+    }
+    static const char *const ex1[] = {"rsqrt_rn(x)"}, *const ex2[] = {"rcp64h(x)"};
+    static float of[N];
+    static double od[N];
+    run("f32", 4, ex1, 1, xf, xf, xf, of);
+    run("f64", 8, ex2, 1, xd, xd, xd, od);
+    for (int i = 0, bad = 0; i < N && bad < 3; i++) {
+        float want = (float)(1 / sqrtl(xf[i]));
+        if (!same(of[i], want)) {
+            bad++;
+            cr_expect(false, "rsqrt_rn(%a) = %a, want %a", xf[i], of[i], want);
+        }
+        uint64_t hb, gb;
+        memcpy(&hb, &xd[i], 8);
+        hb &= ~0xFFFFFFFFull;
+        double h;
+        memcpy(&h, &hb, 8);
+        memcpy(&gb, &od[i], 8);
+        if ((gb & 0xFFFFFFFFu) || fabs(od[i] * h - 1) > 0x1p-19) {
+            bad++;
+            cr_expect(false, "rcp64h(%a) = %a", xd[i], od[i]);
+        }
+    }
+}
