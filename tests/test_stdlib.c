@@ -148,6 +148,60 @@ Test(stdlib, philox_four_counter_form) {
     done(&d);
 }
 
+/* Philox 4x64 (Random123's): 64-bit multipliers and key schedule, the high words of 128-bit products */
+static void philox4x64(uint64_t c[4], uint64_t k0, uint64_t k1, int rounds) {
+    for (int r = 0; r < rounds; r++) {
+        unsigned __int128 pa = (unsigned __int128)c[0] * 0xD2E7470EE14C6C93ull, pb = (unsigned __int128)c[2] * 0xCA5A826395121157ull;
+        uint64_t n0 = (uint64_t)(pb >> 64) ^ c[1] ^ k0, n2 = (uint64_t)(pa >> 64) ^ c[3] ^ k1;
+        c[1] = (uint64_t)pb, c[3] = (uint64_t)pa, c[0] = n0, c[2] = n2;
+        k0 += 0x9E3779B97F4A7C15ull, k1 += 0xBB67AE8584CAA73Bull;
+    }
+}
+
+/* Triton's philox_impl on u32 words (Philox 4x32) and u64 words (Philox 4x64), and tl.philox with 64-bit counters
+ * (4x64, key (seed, 0)); the host's 4x64 first checked on Random123's known answer for a zero counter and key. */
+Test(stdlib, philox_impl_and_64_bit_counters) {
+    uint64_t kat[4] = {0, 0, 0, 0};
+    philox4x64(kat, 0, 0, 10);
+    cr_assert(kat[0] == 0x16554d9eca36314cull && kat[1] == 0xdb20fe9d672d0fdcull && kat[2] == 0xd7e772cee186176bull &&
+              kat[3] == 0x7e68b68aec7ba23bull, "philox4x64-10 of zeros: %llx", (unsigned long long)kat[0]);
+    Dev d;
+    load(&d,
+         "kernel k(w: *u64, v: *u32, seed: i64) {\n"
+         "  let o = arange(0, 128);\n  let c = (o as u64) * 0x9E3779B97F4A7C15;\n"
+         "  let (a, b, e, f) = philox_impl(c, c ^ 77, (o * 3) as u64, 5 + c * 0, seed as u64 + c * 0, (seed as u64) * 3 + c * 0);\n"
+         "  store(w + o * 8, a);\n  store(w + o * 8 + 1, b);\n  store(w + o * 8 + 2, e);\n  store(w + o * 8 + 3, f);\n"
+         "  let (g, h, i, j) = philox(seed, c as i64, o as i64, 0 as i64, -1 as i64, n_rounds=6);\n"
+         "  store(w + o * 8 + 4, g);\n  store(w + o * 8 + 5, h);\n  store(w + o * 8 + 6, i);\n  store(w + o * 8 + 7, j);\n"
+         "  let u = o as u32;\n"
+         "  let (p, q, r, s) = philox_impl(u, u * 3, u ^ 9, 0 * u, (seed as u32) + 0 * u, 11 + 0 * u, n_rounds=7);\n"
+         "  store(v + o * 4, p);\n  store(v + o * 4 + 1, q);\n  store(v + o * 4 + 2, r);\n  store(v + o * 4 + 3, s);\n"
+         "}\n",
+         "k");
+    for (int64_t seed = -5; seed <= 0x123456789ll; seed += 0x12345678Ell) {
+        uint64_t w = buf(&d, 128 * 8 * 8, NULL), v = buf(&d, 128 * 4 * 4, NULL);
+        void *params[] = {&w, &v, &seed};
+        run(&d, 1, params);
+        uint64_t hw[128 * 8];
+        uint32_t hv[128 * 4];
+        dev_memcpy_dtoh(d.dev, hw, w, sizeof hw);
+        dev_memcpy_dtoh(d.dev, hv, v, sizeof hv);
+        for (uint64_t i = 0; i < 128; i++) {
+            uint64_t c = i * 0x9E3779B97F4A7C15ull, a[4] = {c, c ^ 77, i * 3, 5}, b[4] = {c, i, 0, ~0ull};
+            philox4x64(a, (uint64_t)seed, (uint64_t)seed * 3, 10);
+            philox4x64(b, (uint64_t)seed, 0, 6);
+            uint32_t q[4] = {(uint32_t)i, (uint32_t)i * 3, (uint32_t)i ^ 9, 0};
+            philox4(q, (uint32_t)seed, 11, 7);
+            for (int k = 0; k < 4; k++) {
+                cr_assert_eq(hw[i * 8 + k], a[k], "philox_impl u64, seed %lld, counter %llu word %d", (long long)seed, (unsigned long long)i, k);
+                cr_assert_eq(hw[i * 8 + 4 + k], b[k], "philox 64-bit counters, seed %lld, counter %llu word %d", (long long)seed, (unsigned long long)i, k);
+                cr_assert_eq(hv[i * 4 + k], q[k], "philox_impl u32, seed %lld, counter %llu word %d", (long long)seed, (unsigned long long)i, k);
+            }
+        }
+    }
+    done(&d);
+}
+
 /* Triton's interface: randint4x with a 64-bit seed and 64-bit offsets (the high words are the key's and
  * the counter's second), rand4x, randn and randn4x (Box-Muller on the uniforms), fewer rounds. */
 Test(stdlib, triton_random_interface) {
