@@ -560,3 +560,44 @@ Test(libdevice, inverse_and_scaled_error_functions) {
         }
     }
 }
+
+/* I0 and I1 in long double: the power series of positive terms, to 2^-64 of the sum (every x up to 714) */
+static long double l_bessel_i(long double x, int nu) {
+    if (isnan(x)) return NAN;
+    long double d = fabsl(x), q = d * d / 4, t = nu ? d / 2 : 1, s = t;
+    if (isinf(d)) return nu && x < 0 ? -INFINITY : INFINITY;
+    for (int k = 1; k < 4000 && t > s * 0x1p-70L; k++) t *= q / ((long double)k * (k + nu)), s += t;
+    return nu && signbit(x) ? -s : s;
+}
+
+/* cyl_bessel_i0 cyl_bessel_i1 on f32 and f64, both series' ranges, up to overflow */
+Test(libdevice, modified_bessel_functions) {
+    static const char *const ex[] = {"cyl_bessel_i0(x)", "cyl_bessel_i1(x)"};
+    static const double bound[2][2] = {{0.501, 6}, {0.501, 6}}; /* CUDA's for f64: 6 */
+    for (int t = 0; t < 2; t++) {
+        bool f64 = t == 1;
+        static double x[N], y[N], z[N];
+        inputs(f64, x, y, z);
+        for (int i = S * S; i < N; i++) {
+            x[i] = i % 3 == 0 ? (urand() - 0.5) * 50 : i % 3 == 1 ? (urand() - 0.5) * (f64 ? 1440 : 200) : (urand() - 0.5) * exp2(urand() * 30 - 25);
+            if (!f64) x[i] = (float)x[i];
+        }
+        static float xf[N];
+        for (int i = 0; i < N; i++) xf[i] = (float)x[i];
+        void *out = malloc((f64 ? 8 : 4) * (size_t)N * 2);
+        run(f64 ? "f64" : "f32", f64 ? 8 : 4, ex, 2, f64 ? (void *)x : xf, f64 ? (void *)x : xf, f64 ? (void *)x : xf, out);
+        for (int j = 0; j < 2; j++) {
+            double worst = 0;
+            int at = 0;
+            for (int i = 0; i < N; i++) {
+                double got = f64 ? ((double *)out)[j * N + i] : ((float *)out)[j * N + i];
+                double e = ulps(got, l_bessel_i(x[i], j), f64);
+                if (!(e <= worst)) worst = e, at = i;
+            }
+            double got = f64 ? ((double *)out)[j * N + at] : ((float *)out)[j * N + at];
+            printf("%s %-16s max %.3f ulp (at x=%a: got %a, want %La)\n", f64 ? "f64" : "f32", ex[j], worst, x[at], got, l_bessel_i(x[at], j));
+            cr_expect(worst <= bound[j][t], "%s %s: %.3f ulp (bound %g) at x=%a: got %a", f64 ? "f64" : "f32", ex[j], worst, bound[j][t], x[at], got);
+        }
+        free(out);
+    }
+}
