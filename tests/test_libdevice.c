@@ -1,5 +1,5 @@
 /* test_libdevice.c - libdevice.tile's functions with an explicit rounding mode (add_rd ... sqrt_rz, the
- * float2int_rz-style conversions) and its exponent, pi-trigonometric, norm, remainder, inverse error and modified Bessel functions, on the
+ * float2int_rz-style conversions) and its exponent, pi-trigonometric, norm, remainder, inverse error and Bessel functions, on the
  * PTX emulator, against references computed on the host without its rounding modes: the round-to-nearest
  * result and the sign of the exact residual (an error-free sum or product, or an fma residual) give the
  * directed result; the others against long double libm, bounded in ulps as docs/language.md says.  Inputs:
@@ -602,3 +602,57 @@ Test(libdevice, modified_bessel_functions) {
     }
 }
 
+/* j0 j1 y0 y1 jn yn on f32 and f64 against glibc's long double j0l ... ynl: errors in ulps of the result, and where
+ * the functions oscillate (|x| past 1/2 and the order) in ulps of the envelope sqrt(2 / (pi |x|)) when the result is
+ * smaller (near a zero only the absolute error is small) */
+Test(libdevice, bessel_functions) {
+    static const char *const ex[] = {"j0(x)", "j1(x)", "y0(x)", "y1(x)", "jn(cast(y, i32), x)", "yn(cast(y, i32), x)"};
+    enum { NE = sizeof ex / sizeof *ex };
+    static const double bound[NE][2] = {{1, 12}, {1, 12}, {1, 12}, {1, 12}, {1, 16}, {1, 16}};
+    for (int t = 0; t < 2; t++) {
+        bool f64 = t == 1;
+        static double x[N], y[N], z[N];
+        inputs(f64, x, y, z);
+        for (int i = 0; i < N; i++) {
+            if (i >= S * S) x[i] = i % 4 == 0 ? (urand() - 0.5) * 60 : i % 4 == 1 ? (urand() - 0.5) * 200 : i % 4 == 2 ? exp2(urand() * 60 - 40) : exp2(urand() * (f64 ? 100 : 60));
+            if (!f64) x[i] = (float)x[i];
+            y[i] = (double)((int)(next64() % 60) - 20);
+        }
+        static float xf[N], yf[N];
+        for (int i = 0; i < N; i++) xf[i] = (float)x[i], yf[i] = (float)y[i];
+        void *out = malloc((f64 ? 8 : 4) * (size_t)N * NE);
+        run(f64 ? "f64" : "f32", f64 ? 8 : 4, ex, NE, f64 ? (void *)x : xf, f64 ? (void *)y : yf, f64 ? (void *)y : yf, out);
+        for (int j = 0; j < NE; j++) {
+            double worst = 0;
+            int at = 0;
+            for (int i = 0; i < N; i++) {
+                long double a = x[i], ref;
+                int n = (int)y[i];
+                switch (j) {
+                case 0: ref = j0l(a); break;
+                case 1: ref = j1l(a); break;
+                case 2: ref = y0l(a); break;
+                case 3: ref = y1l(a); break;
+                case 4: ref = jnl(n, a); break;
+                default: ref = ynl(n, a); break;
+                }
+                if (j >= 2 && j != 4 && a < 0) ref = NAN; /* Y of a negative x: NaN (glibc's says so too, with -inf at -0) */
+                double got = f64 ? ((double *)out)[j * N + i] : ((float *)out)[j * N + i];
+                double env = sqrt(2 / (M_PI * fabs(x[i]))), e = ulps(got, ref, f64);
+                int order = j == 1 || j == 3 ? 1 : j >= 4 ? abs(n) : 0;
+                /* where the functions oscillate (past their order and 2), the envelope's ulps; before, the result's */
+                if (fabs(x[i]) > (order > 0.5 ? order : 0.5) && isfinite(ref) && isfinite(got) && fabsl(ref) < env) {
+                    float ef = (float)env;
+                    e = fabsl((long double)got - ref) / (f64 ? nextafter(env, INFINITY) - env : (double)nextafterf(ef, INFINITY) - ef);
+                }
+                if (isinf(x[i]) && got == 0 && ref == 0) e = 0; /* the sign of a zero at infinity means nothing */
+                if (!(e <= worst)) worst = e, at = i;
+            }
+            double got = f64 ? ((double *)out)[j * N + at] : ((float *)out)[j * N + at];
+            printf("%s %-20s max %.3f ulp (at x=%a n=%g: got %a)\n", f64 ? "f64" : "f32", ex[j], worst, x[at], y[at], got);
+            cr_expect(worst <= bound[j][t], "%s %s: %.3f ulp (bound %g) at x=%a n=%g: got %a", f64 ? "f64" : "f32", ex[j], worst, bound[j][t], x[at],
+                      y[at], got);
+        }
+        free(out);
+    }
+}
