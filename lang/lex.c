@@ -386,10 +386,8 @@ static size_t lex_stray(Lexer *l, Loc loc, int *cp) {
         diag_error(l->d, loc, "unexpected character '%c'", c);
         return 1;
     }
-    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    bool utf8 = n && n <= avail;
-    for (size_t i = 1; utf8 && i < n; i++) utf8 = (u[i] & 0xC0) == 0x80;
-    if (!utf8) {
+    size_t n = c >= 0x80 ? utf8_char_len(l->p, avail) : 0; /* 0: not a character (a surrogate, an overlong form) */
+    if (!n) {
         diag_error(l->d, loc, c < 0x20 || c == 0x7f ? "unexpected byte 0x%02x (a control character)" : "unexpected byte 0x%02x (not UTF-8 text)", c);
         return 1;
     }

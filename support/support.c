@@ -188,6 +188,8 @@ static void diag_cut_words(Str *out, const char *s, size_t n) {
         }
         if (j - i > DIAG_WORD_MAX) {
             size_t h = utf8_back(s, i + DIAG_WORD_HEAD), t = utf8_back(s, j - DIAG_WORD_TAIL);
+            if (h < i) h = i; /* a word of continuation bytes alone (diag_shorten makes none) */
+            if (t < h) t = h;
             str_putn(out, s + i, h - i);
             str_printf(out, "...(%zu bytes cut)...", t - h);
             str_putn(out, s + t, j - t);
@@ -196,9 +198,36 @@ static void diag_cut_words(Str *out, const char *s, size_t n) {
     }
 }
 
+size_t utf8_char_len(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    if (!n) return 0;
+    if (u[0] < 0x80) return 1;
+    size_t len = u[0] >= 0xC2 && u[0] <= 0xDF ? 2 : u[0] >= 0xE0 && u[0] <= 0xEF ? 3 : u[0] >= 0xF0 && u[0] <= 0xF4 ? 4 : 0;
+    if (!len || len > n) return 0;
+    unsigned v = u[0] & (0xFFu >> (len + 1));
+    for (size_t i = 1; i < len; i++) {
+        if ((u[i] & 0xC0) != 0x80) return 0;
+        v = v << 6 | (u[i] & 0x3Fu);
+    }
+    static const unsigned least[] = {0, 0, 0x80, 0x800, 0x10000};
+    return v < least[len] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF ? 0 : len;
+}
+
+/* msg with each byte that is not part of a UTF-8 character (a name or string of the source, a path, that is not
+ * UTF-8 text) made a '?', so every message is valid UTF-8 (Python's str of a diagnostic, a JSON report). */
+static void utf8_sanitize(Str *out, const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_char_len(s + i, n - i);
+        if (k) str_putn(out, s + i, k), i += k;
+        else str_putc(out, '?'), i++;
+    }
+}
+
 char *diag_shorten(const char *msg) {
-    Str w = {0};
-    diag_cut_words(&w, msg, strlen(msg));
+    Str v = {0}, w = {0};
+    utf8_sanitize(&v, msg, strlen(msg));
+    diag_cut_words(&w, v.buf ? v.buf : "", v.len);
+    str_free(&v);
     if (w.len > DIAG_MSG_MAX) {
         size_t keep = utf8_back(w.buf, DIAG_MSG_MAX), cut = w.len - keep;
         w.len = keep;
@@ -261,20 +290,25 @@ void diag_render_one(const DiagMsg *m, Str *out) {
     }
     str_puts(out, "  ");
     if (from) str_puts(out, "..."), lead = 3;
-    uint32_t width = 0;
-    for (const char *q = p + from; q < e; q++) {
-        /* control bytes print as spaces so the caret stays aligned */
+    /* a tab prints as a space, a control byte and a byte that is not part of a UTF-8 character (a cut line's
+     * ends, a file that is not UTF-8 text) as '?': one cell each, so the caret stays aligned and the text valid */
+    for (const char *q = p + from; q < e;) {
         unsigned char c = (unsigned char)*q;
-        str_putc(out, c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : (char)c);
-        width++;
+        size_t k = utf8_char_len(q, (size_t)(e - q));
+        if (k > 1) str_putn(out, q, k), q += k;
+        else str_putc(out, c == '\t' ? ' ' : (!k || c < 0x20 || c == 0x7f) ? '?' : (char)c), q++;
     }
     if (p + len > e) str_puts(out, "...");
     str_puts(out, "\n  ");
     for (uint32_t i = 0; i < lead; i++) str_putc(out, ' ');
-    /* one space a character before the column (columns count bytes: a UTF-8 character's continuation bytes take
-     * no cell of their own) */
-    for (uint32_t i = from + 1; i < m->loc.col && i - from <= width; i++)
-        if (((unsigned char)p[i - 1] & 0xC0) != 0x80) str_putc(out, ' ');
+    /* one space a character before the column (columns count bytes: a UTF-8 character takes one cell) */
+    const char *caret = p + (m->loc.col ? m->loc.col - 1 : 0);
+    if (caret > e) caret = e;
+    for (const char *q = p + from; q < caret;) {
+        size_t k = utf8_char_len(q, (size_t)(e - q));
+        q += k ? k : 1;
+        str_putc(out, ' ');
+    }
     str_puts(out, "^\n");
 }
 

@@ -120,6 +120,9 @@ void diag_vadd(Diag *d, DiagLevel lvl, Loc loc, const char *fmt, va_list ap);
 /* msg (malloc'd) with its words over 256 bytes cut to their ends, and cut after 16384 bytes, each cut marked
  * "...(N bytes cut)...": what diag_vadd keeps of a message, so a name as long as the input stays readable. */
 char *diag_shorten(const char *msg);
+/* The length of the UTF-8 character at s (of the n bytes there), or 0 where the bytes are not one: a stray
+ * continuation byte, a cut or overlong sequence, a surrogate (U+D800..U+DFFF), past U+10FFFF.  An ASCII byte is 1. */
+size_t utf8_char_len(const char *s, size_t n);
 /* Render every message: "file:line:col: error: msg\n  source line\n  ^\n". */
 void diag_render(const Diag *d, Str *out);
 void diag_render_one(const DiagMsg *m, Str *out);

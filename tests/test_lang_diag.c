@@ -1095,12 +1095,17 @@ Test(lang_diag, full_of_an_integer_dtype_takes_an_exact_value) {
 }
 
 /* Is s valid UTF-8 (no character cut in two)? */
-static bool utf8_whole(const char *s) {
+static bool utf8_whole(const char *s) { /* no overlong forms, surrogates or code points past U+10FFFF either */
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         int n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 ? 4 : 0;
         if (!n) return false;
-        for (int i = 1; i < n; i++)
+        unsigned v = *p & (0xFFu >> (n + 1));
+        for (int i = 1; i < n; i++) {
             if ((p[i] & 0xC0) != 0x80) return false;
+            v = v << 6 | (p[i] & 0x3Fu);
+        }
+        if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF)
+            return false;
         p += n;
     }
     return true;
@@ -1150,6 +1155,45 @@ Test(lang_diag, long_names_are_cut_in_messages) {
     result_free(&r);
     str_free(&s);
     free(name);
+}
+
+/* Bytes that are not UTF-8 text: a surrogate (ED A0 80), a code point past U+10FFFF (F4 90 80 80) and an
+ * overlong form (E0 80 AF) are stray bytes, not characters (they were named as characters, their bytes copied
+ * into the message); such bytes in a string or a name that a message quotes, and in the source line shown,
+ * print as '?', so the diagnostics are UTF-8 text (Python's str of them).  A word of continuation bytes after a
+ * space in a message (a keyword's string value) cut past its start: the heap was overwritten. */
+Test(lang_diag, bytes_that_are_not_utf8) {
+    expect_diag("kernel k(x: *f32) {\n    \xed\xa0\x80 store(x, 1.0);\n}\n",
+                "t.tile:2:5: error: unexpected byte 0xed (not UTF-8 text)\n"
+                "      ??? store(x, 1.0);\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    \xf4\x90\x80\x80 store(x, 1.0);\n}\n",
+                "t.tile:2:5: error: unexpected byte 0xf4 (not UTF-8 text)\n"
+                "      ???? store(x, 1.0);\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    \xe0\x80\xaf store(x, 1.0);\n}\n",
+                "t.tile:2:5: error: unexpected byte 0xe0 (not UTF-8 text)\n"
+                "      ??? store(x, 1.0);\n"
+                "      ^\n");
+    /* the caret counts a stray byte as one cell, a character as one */
+    expect_diag("kernel k(x: *f32) {\n    \"\xff\xce\xb1\"; store(x, zz);\n}\n",
+                "t.tile:2:21: error: unknown name 'zz'\n"
+                "      \"?\xce\xb1\"; store(x, zz);\n"
+                "                     ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, 1.0, cache_modifier=\"\xff\xfe\");\n}\n",
+                "t.tile:2:34: error: unknown cache_modifier \"??\" of 'store': expected \".wb\", \".cg\", \".cs\" or \".wt\"\n"
+                "      store(x, 1.0, cache_modifier=\"??\");\n"
+                "                                   ^\n");
+    Str src = {0};
+    str_puts(&src, "kernel k(x: *f32) {\n    store(x, 1.0, cache_modifier=\" ");
+    for (int i = 0; i < 400; i++) str_putc(&src, (char)0x80);
+    str_puts(&src, "\");\n}\n");
+    Result r = compile(src.buf);
+    cr_expect_null(r.m);
+    cr_expect(strstr(r.diags, "t.tile:2:34: error: unknown cache_modifier \" ????") && strstr(r.diags, " bytes cut)...????"), "%s", r.diags);
+    cr_expect(utf8_whole(r.diags), "%s", r.diags);
+    result_free(&r);
+    str_free(&src);
 }
 
 /* full()'s constant and a declared type's share one exactness rule (gen_ct_exact_in): each integer dtype's ends
