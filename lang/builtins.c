@@ -516,7 +516,7 @@ Val bi_dot(Call *c) {
         if (!numeric(c, i)) return val_err();
     Val a = c->v[0], b = c->v[1];
     if (val_rank(a) != 2 || val_rank(b) != 2) {
-        diag_error(g->d, c->node->loc, "dot: operands must be 2-D tensors, got %s and %s", gen_shape_str(g, val_rank(a), val_shape(a)),
+        diag_error(g->d, c->node->loc, "dot: operands must be 2-D tensors (or both 3-D: a batched dot), got %s and %s", gen_shape_str(g, val_rank(a), val_shape(a)),
                    gen_shape_str(g, val_rank(b), val_shape(b)));
         return val_err();
     }

@@ -382,6 +382,11 @@ static size_t lex_stray(Lexer *l, Loc loc, int *cp) {
         diag_error(l->d, loc, "there is no '?:' here: write 'a if cond else b' (where(cond, a, b) to choose per element)");
         return 1;
     }
+    if (c == '.' && avail >= 3 && u[1] == '.' && u[2] == '.') { /* x[..., None] of NumPy, which Triton's indexing lacks too */
+        diag_error(l->d, loc, "there is no '...' (Python's Ellipsis) here: index a tensor with one ':' for each dimension it keeps "
+                   "(x[:, :, None] of a 2-D x)");
+        return 3;
+    }
     if (c >= 0x20 && c < 0x7f) {
         diag_error(l->d, loc, "unexpected character '%c'", c);
         return 1;

@@ -1196,6 +1196,23 @@ Test(lang_diag, bytes_that_are_not_utf8) {
     str_free(&src);
 }
 
+/* NumPy's `x[..., None]`: one error naming the Ellipsis and what to write (it was "unexpected character '.'", and
+ * the reference named `x[..., None]` as a form of the language).  A dot of a 3-D and a 2-D operand names the
+ * batched form, which the message left out. */
+Test(lang_diag, ellipsis_and_dot_ranks) {
+    expect_diag("kernel k(x: *f32) {\n    let a = zeros([16, 4], f32);\n    let b = a[..., None];\n}\n",
+                "t.tile:3:15: error: there is no '...' (Python's Ellipsis) here: index a tensor with one ':' for each dimension it "
+                "keeps (x[:, :, None] of a 2-D x)\n"
+                "      let b = a[..., None];\n"
+                "                ^\n");
+    expect_diag("kernel k(x: *f32) {\n    let a = dot(zeros([2, 16, 16], f32), zeros([16, 16], f32));\n}\n",
+                "t.tile:2:13: error: dot: operands must be 2-D tensors (or both 3-D: a batched dot), got [2, 16, 16] and [16, 16]\n"
+                "      let a = dot(zeros([2, 16, 16], f32), zeros([16, 16], f32));\n"
+                "              ^\n");
+    expect_ok("kernel k(x: *f32) {\n    let a = zeros([16, 4], f32);\n    let b = a[:, :, None];\n"
+              "    store(x + arange(0, 16)[:, None, None] * 4 + arange(0, 4)[None, :, None], b);\n}\n");
+}
+
 /* full()'s constant and a declared type's share one exactness rule (gen_ct_exact_in): each integer dtype's ends
  * as floats are exact, one past them is out of range, and an infinity is not an integer, for both. */
 Test(lang_diag, exactness_at_the_ends_of_each_integer_type) {
