@@ -150,8 +150,15 @@ static void lex_string(Lexer *l, char q) {
             closed = true;
             break;
         }
-        if (c == '\\' && l->p + 1 < l->end && (l->p[1] == q || l->p[1] == '\\')) {
+        if (c == '\\' && l->p + 1 < l->end && (l->p[1] == q || l->p[1] == '\\' || l->p[1] == '"' || l->p[1] == '\'')) {
             str_putc(&buf, l->p[1]);
+            lex_advance(l, 2);
+            continue;
+        }
+        /* Python's \n, \t and \r (a Triton kernel's multi-line inline assembly: "{\n .reg .pred p;\n ...}");
+         * another backslash stays as written, as Python keeps an escape it does not know */
+        if (c == '\\' && l->p + 1 < l->end && (l->p[1] == 'n' || l->p[1] == 't' || l->p[1] == 'r')) {
+            str_putc(&buf, l->p[1] == 'n' ? '\n' : l->p[1] == 't' ? '\t' : '\r');
             lex_advance(l, 2);
             continue;
         }

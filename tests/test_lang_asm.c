@@ -48,6 +48,39 @@ Test(lang_asm, inline_asm_elementwise) {
     unload(&k);
 }
 
+/* Python's escapes in strings: a Triton kernel's multi-line assembly, "{\n .reg .b32 t;\n ...}", holds newlines
+ * and a tab (the backslashes reached the PTX, which did not load: "expected an instruction, found '\\'"); \" and
+ * \\ as before, and an escape Python does not know stays as written. */
+Test(lang_asm, string_escapes_in_assembly) {
+    static const char *src =
+        "kernel k(x: *i32, y: *i32, n: i32) {\n"
+        "    let o = program_id(0) * 64 + arange(0, 64);\n"
+        "    let v = load(x + o, o < n);\n"
+        "    let r = inline_asm_elementwise(\"{\\n\\t.reg .b32 t;\\n\\tmul.lo.s32 t, $1, 3;\\r\\n\\tadd.s32 $0, t, $2;\\n}\", \"=r,r,r\", [v, 7], i32);\n"
+        "    static_assert(\"a\\\"b\\\\c\\q\" == \"a\" \"\\\"\" \"b\" \"\\\\\" \"c\\\\q\", \"escapes\");\n"
+        "    store(y + o, r, o < n);\n"
+        "}\n";
+    char *ptx = compile_ptx(src, "sm_80");
+    cr_expect(strstr(ptx, "{\n\t.reg .b32 t;\n\tmul.lo.s32 t,"), "%s", ptx);
+    free(ptx);
+    K k;
+    load_src(&k, src, "k");
+    enum { N = 101 };
+    int32_t x[128], y[128];
+    for (int i = 0; i < 128; i++) x[i] = (int32_t)((unsigned)rand() * 2654435761u);
+    memset(y, 0xff, sizeof y);
+    uint64_t dx = upload(&k, x, sizeof x), dy = upload(&k, y, sizeof y);
+    int32_t n = N;
+    void *params[] = {&dx, &dy, &n};
+    launch(&k, 2, params);
+    download(&k, y, dy, sizeof y);
+    for (int i = 0; i < 128; i++) {
+        int32_t want = i < N ? (int32_t)((uint32_t)x[i] * 3u + 7u) : -1;
+        cr_expect_eq(y[i], want, "y[%d] = %d, want %d", i, y[i], want);
+    }
+    unload(&k);
+}
+
 /* inline_asm_elementwise with operands of other types than the registers: an f32 through "r" and an
  * f16 result from "=h" are bitcast (the statement works on i32/i16 registers), a tied input "0". */
 Test(lang_asm, inline_asm_register_types) {
