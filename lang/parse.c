@@ -783,6 +783,7 @@ static void params(Parser *p, Decl *d) {
     expect(p, TK_LPAREN, "after the name");
     int cap = 0;
     NameMap seen = {0}; /* the names so far */
+    const Param *defaulted = NULL; /* a fn's first parameter with a default */
     if (!p->panic && !at(p, TK_RPAREN)) {
         do {
             if (d->nparams == cap) {
@@ -795,6 +796,11 @@ static void params(Parser *p, Decl *d) {
             if (!p->panic && pa->name && namemap_get(&seen, pa->name)) /* a fn's was taken: the second hid the first */
                 diag_error(p->d, pa->loc, "duplicate parameter '%s'", pa->name);
             else if (!p->panic && pa->name) namemap_put(p->a, &seen, pa->name, pa);
+            /* Python's rule for a def (a kernel's const parameter without a default comes from -D instead) */
+            if (!p->panic && d->kind == D_FN && pa->name && !pa->def && defaulted)
+                diag_error(p->d, pa->loc, "parameter '%s' has no default but follows '%s', which has one (as in Python): give it a "
+                           "default or put it before '%s'", pa->name, defaulted->name, defaulted->name);
+            if (!p->panic && pa->def && !defaulted) defaulted = pa;
         } while (!p->panic && accept(p, TK_COMMA) && !at(p, TK_RPAREN)); /* a trailing comma, as Python allows */
     }
     expect(p, TK_RPAREN, "after parameters");

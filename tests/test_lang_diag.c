@@ -1213,6 +1213,22 @@ Test(lang_diag, ellipsis_and_dot_ranks) {
               "    store(x + arange(0, 16)[:, None, None] * 4 + arange(0, 4)[None, :, None], b);\n}\n");
 }
 
+/* Python's def rule for a fn: a parameter without a default after one with a default is an error at it (the
+ * fn was accepted and a call giving the first only said "'f' expects 2 to 3 arguments, got 1").  A kernel's
+ * const parameter without a default may follow one with a default (its value comes from -D). */
+Test(lang_diag, fn_parameter_without_default_after_default) {
+    expect_diag("fn f(a, b = 2.0, c) { return a + b + c; }\nkernel k(x: *f32) {\n    store(x, f(1.0, c=1.0));\n}\n",
+                "t.tile:1:18: error: parameter 'c' has no default but follows 'b', which has one (as in Python): give it a default or "
+                "put it before 'b'\n"
+                "  fn f(a, b = 2.0, c) { return a + b + c; }\n"
+                "                   ^\n");
+    expect_ok("fn f(a, b = 2.0, c = None, const D = 2) { return a + b * D; }\nkernel k(x: *f32) {\n    store(x, f(1.0, c=1.0));\n}\n");
+    Result r = compile("kernel k(x: *f32, const A: i32 = 2, const B: i32, n: i32) {\n    store(x, 1.0);\n}\n");
+    cr_expect(strstr(r.diags, "const parameter 'B' has no default and is not defined (-D B=...)") && !strstr(r.diags, "follows"), "%s",
+              r.diags);
+    result_free(&r);
+}
+
 /* full()'s constant and a declared type's share one exactness rule (gen_ct_exact_in): each integer dtype's ends
  * as floats are exact, one past them is out of range, and an infinity is not an integer, for both. */
 Test(lang_diag, exactness_at_the_ends_of_each_integer_type) {
