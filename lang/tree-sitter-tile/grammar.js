@@ -341,8 +341,8 @@ module.exports = grammar({
       /[0-9][0-9_]*[eE][+-]?[0-9_]+/,
     )),
 
-    // Strings (only in `import` and `@` attributes): "..." with \" and \\, on one line.
-    string: (_) => token(seq('"', repeat(choice(/[^"\\\n]/, /\\["\\]/)), '"')),
+    // Strings: "..." on one line, with Python's escapes (\" \' \\ \n \t \r; another backslash stays as written).
+    string: (_) => token(seq('"', repeat(choice(/[^"\\\n]/, /\\[^\n]/)), '"')),
 
     identifier: (_) => /[A-Za-z_][A-Za-z0-9_]*/,
 

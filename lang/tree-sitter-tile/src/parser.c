@@ -2024,8 +2024,8 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       ACCEPT_TOKEN(sym_string);
       END_STATE();
     case 84:
-      if (lookahead == '"' ||
-          lookahead == '\\') ADVANCE(85);
+      if ((0x1 <= lookahead && lookahead <= '\t') ||
+          ('\v' <= lookahead && lookahead <= 0x10ffff)) ADVANCE(85);
       END_STATE();
     case 85:
       if ((0x1 <= lookahead && lookahead <= '\t') ||
