@@ -155,12 +155,17 @@ static Val rt(Gen *g, ValueId v) { return val_rt(g, v); }
  * constants weakly against them. */
 static DType args_dtype(Call *c, int first, int n, bool *any_rt) {
     DType dt = DT_VOID;
+    bool any_strong = false; /* run-time values and held constants (gen_is_strong) */
     *any_rt = false;
     for (int i = first; i < first + n; i++)
-        if (c->v[i].k == V_RT) dt = *any_rt ? gen_promote(dt, c->v[i].t->dt) : c->v[i].t->dt, *any_rt = true;
+        if (gen_is_strong(c->v[i])) {
+            DType d = val_dtype(c->v[i]);
+            dt = any_strong ? gen_promote(dt, d) : d, any_strong = true;
+            if (c->v[i].k == V_RT) *any_rt = true;
+        }
     for (int i = first; i < first + n; i++)
-        if (c->v[i].k == V_CT)
-            dt = dt == DT_VOID ? c->v[i].dt : *any_rt ? gen_weak_promote(dt, c->v[i].dt) : gen_promote(dt, c->v[i].dt);
+        if (c->v[i].k == V_CT && !c->v[i].held)
+            dt = dt == DT_VOID ? c->v[i].dt : any_strong ? gen_weak_promote(dt, c->v[i].dt) : gen_promote(dt, c->v[i].dt);
     return dt;
 }
 
@@ -219,7 +224,9 @@ static Val minmax(Call *c, int first, Op op, bool num) {
         if (fl && (isnan(a.f) || isnan(b.f))) return (isnan(a.f) != 0) == num ? b : a;
         bool lt = fl ? (a.f == b.f ? signbit(a.f) && !signbit(b.f) : a.f < b.f)
                      : dtype_is_signed(dt) ? a.i < b.i : (uint64_t)a.i < (uint64_t)b.i;
-        return (op == OP_MIN) == lt ? a : b;
+        Val m = (op == OP_MIN) == lt ? a : b;
+        m.held = c->v[first].held || c->v[first + 1].held;
+        return m;
     }
     int r;
     int32_t s[TIR_MAX_RANK];
@@ -1263,7 +1270,14 @@ Val builtin_call(Gen *g, const Node *node) {
         int64_t bc = id == BI_BITCAST;
         if (!dtype_arg(&c, 1, &t) || (id == BI_CAST && has(&c, 2) && !bi_ct_flag(&c, 2, "bitcast", &bc))) return val_err();
         if (id == BI_CAST && c.str[3]) return cast_rounding(&c, t, bc != 0);
-        return gen_convert(g, c.v[0], t, bc != 0, node->loc);
+        Val r = gen_convert(g, c.v[0], t, bc != 0, node->loc);
+        if (r.k == V_CT) r.held = true; /* a typed scalar, as Triton's tl.cast gives: strong in promotion */
+        return r;
+    }
+    case BI_TO_TENSOR: { /* Triton's tl.to_tensor: a constant as a typed scalar (strong in promotion), as `let` holds it */
+        Val v = c.v[0];
+        if (!val_is_value(g, v, c.loc[0])) return val_err();
+        return gen_hold(v);
     }
     case BI_DTYPE_OF: { /* the element type of a value, as a type: cast(y, dtype_of(x)) */
         Val v = c.v[0];

@@ -31,6 +31,7 @@
     X(CAST, "cast", 2, "x|input dtype bitcast fp_downcast_rounding:str", CAST, PLAIN, 0)         \
     X(BITCAST, "bitcast", 2, "x dtype", BITCAST, PLAIN, 0)                                 \
     X(DTYPE_OF, "dtype_of", 1, "x", CAST, PLAIN, 0)                                        \
+    X(TO_TENSOR, "to_tensor", 1, "x", CAST, PLAIN, 0)                                      \
     /* compile-time shape and type queries, Triton's attributes: builtins_query.c */        \
     X(SHAPE_OF, "shape_of", 1, "x dim", CONST, QUERY, Q_SHAPE_OF)                          \
     X(NUMEL, "numel", 1, "x", CONST, QUERY, Q_NUMEL)                                       \

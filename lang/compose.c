@@ -96,10 +96,7 @@ Val compose_join(Gen *g, Val a, Val b, Loc loc) {
         }
         dt = DT_PTR;
         pointee = a.t->pointee;
-    } else if (a.k == V_RT && b.k == V_RT) dt = gen_promote(da, db);
-    else if (a.k == V_RT) dt = gen_weak_promote(da, db);
-    else if (b.k == V_RT) dt = gen_weak_promote(db, da);
-    else dt = gen_promote(da, db);
+    } else dt = gen_promote_vals(a, b);
     int r;
     int32_t s[TIR_MAX_RANK];
     if (!gen_broadcast_shapes(g, val_rank(a), val_shape(a), val_rank(b), val_shape(b), &r, s, loc)) return val_err();

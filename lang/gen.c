@@ -295,6 +295,29 @@ DType gen_weak_promote(DType rt, DType ct) {
     return rt;
 }
 
+bool gen_is_strong(Val v) { return v.k == V_RT || (v.k == V_CT && v.held); }
+
+Val gen_hold(Val v) {
+    if (v.k != V_CT || v.held) return v;
+    v.held = true;
+    /* Triton's to_tensor: an integer past i32 is a u32 up to 2^32 - 1 (i64 beyond, u64 past i64); a float is an
+     * f32 (rounded to it) when it is 0, an infinity, a NaN or in f32's normal range, an f64 otherwise (1e-40, 1e300) */
+    if (v.dt == DT_I64 && v.i > INT32_MAX && v.i <= (int64_t)UINT32_MAX) v.dt = DT_U32;
+    if (v.dt == DT_F32) {
+        double x = fabs(v.f);
+        if (x == 0 || isinf(x) || isnan(x) || (x >= FLT_MIN && x <= FLT_MAX)) v.f = round_float(v.f, DT_F32);
+        else v.dt = DT_F64;
+    }
+    return v;
+}
+
+DType gen_promote_vals(Val a, Val b) {
+    DType da = val_dtype(a), db = val_dtype(b);
+    bool sa = gen_is_strong(a), sb = gen_is_strong(b);
+    if (sa == sb) return gen_promote(da, db);
+    return sa ? gen_weak_promote(da, db) : gen_weak_promote(db, da);
+}
+
 bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32_t *sb, int *r, int32_t *s, Loc loc) {
     int n = ra > rb ? ra : rb;
     int64_t numel = 1;
@@ -325,18 +348,22 @@ static bool ct_fits(Val v, DType dt) {
     return v.i >= -((int64_t)1 << (b - 1)) && v.i <= ((int64_t)1 << b) - 1;
 }
 
+/* A weak integer takes the other operand's type: one that does not fit it would wrap silently, so it is an error. */
+static bool ct_check_fits(Gen *g, Val v, DType dt, Loc loc) {
+    if (!dtype_is_int(v.dt) || v.dt == DT_I1 || !dtype_is_int(dt) || dt == DT_I1 || ct_fits(v, dt)) return true;
+    bool big = !dtype_is_signed(v.dt) && v.i < 0; /* a u64 past 2^63 (9223372036854775808 was shown negative) */
+    char num[32];
+    if (big) snprintf(num, sizeof num, "%llu", (unsigned long long)v.i);
+    else snprintf(num, sizeof num, "%lld", (long long)v.i);
+    diag_error(g->d, loc, "the constant %s does not fit '%s', the type it takes here (cast the other operand, or "
+               "the constant with 'as', to say which is meant)", num, dtype_name(dt));
+    return false;
+}
+
 ValueId gen_coerce(Gen *g, Val v, DType dt, const Type *pointee, int rank, const int32_t *shape, Loc loc) {
     Module *m = g->m;
     if (v.k == V_CT) {
-        /* a weak integer takes the other operand's type: one that does not fit it would wrap silently */
-        if (dtype_is_int(v.dt) && v.dt != DT_I1 && dtype_is_int(dt) && dt != DT_I1 && !ct_fits(v, dt)) {
-            bool big = !dtype_is_signed(v.dt) && v.i < 0; /* a u64 past 2^63 (9223372036854775808 was shown negative) */
-            char num[32];
-            if (big) snprintf(num, sizeof num, "%llu", (unsigned long long)v.i);
-            else snprintf(num, sizeof num, "%lld", (long long)v.i);
-            diag_error(g->d, loc, "the constant %s does not fit '%s', the type it takes here (cast the other operand, or "
-                       "the constant with 'as', to say which is meant)", num, dtype_name(dt));
-        }
+        ct_check_fits(g, v, dt, loc);
         return ct_const(g, v, tir_type(m, dt, rank, shape, NULL, NULL), loc);
     }
     ValueId x = v.v;
@@ -490,7 +517,7 @@ static Val fold_binop(Gen *g, const BinOp *bo, Val a, Val b, Loc loc) {
         }
         /* exact in 64 bits where the type is f32 or f64 (literals' own: `x_f64 * (1.0 / 3.0)` keeps f64's third),
          * rounded to a narrower declared type as the same arithmetic at run time (f16 1000 * 1000 is inf) */
-        if (dtype_bits(dt) < 32) r = round_float(r, dt);
+        if (dtype_bits(dt) < 32 || (dt == DT_F32 && (a.held || b.held))) r = round_float(r, dt); /* a held f32 is one */
         return val_ct_float(r, dt);
     }
     int64_t x = wrap_int(a.i, dt), y = wrap_int(b.i, dt), r = 0;
@@ -700,6 +727,17 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         return val_err();
     }
     if (a.k == V_CT && b.k == V_CT) {
+        if (a.held != b.held && bo->kind != BK_LOGIC) {
+            /* a held constant is a typed scalar (Triton's assignment makes one of a constexpr): the weak one
+             * takes its type first, as it would a run-time value's (a held `f16` times 2.5 is an `f16`) */
+            Val *w = a.held ? &b : &a;
+            DType to = gen_promote_vals(a, b);
+            if (to != w->dt) {
+                if (!ct_check_fits(g, *w, to, loc)) return val_err();
+                *w = ct_cast(*w, to);
+            }
+            da = val_dtype(a), db = val_dtype(b);
+        }
         if (bo->kind == BK_ARITH) {
             DType to = gen_promote(da, db);
             warn_int_quotient(g, a, to, loc);
@@ -709,7 +747,7 @@ Val gen_binop(Gen *g, TokKind op, Val a, Val b, Loc loc) {
         r.held = r.k == V_CT && (a.held || b.held);
         return r;
     }
-    DType dt = a.k == V_CT ? gen_weak_promote(db, da) : b.k == V_CT ? gen_weak_promote(da, db) : gen_promote(da, db);
+    DType dt = gen_promote_vals(a, b);
     if ((bo->tok == TK_SLASH || bo->tok == TK_PERCENT || bo->kind == BK_CMP) && dtype_is_int(da) && dtype_is_int(db) &&
         !int_signedness_ok(g, bo, a, b, loc))
         return val_err();
@@ -980,9 +1018,11 @@ static Val gen_expr1(Gen *g, const Node *n) {
         }
         return a;
     }
-    case N_CAST: {
+    case N_CAST: { /* a cast constant is a typed scalar, as Triton's tl.cast makes one: strong in promotion */
         Val v = gen_expr(g, n->lhs);
-        return gen_convert(g, v, gen_type_ref(g, n->ty), false, n->oploc);
+        Val r = gen_convert(g, v, gen_type_ref(g, n->ty), false, n->oploc);
+        if (r.k == V_CT) r.held = true;
+        return r;
     }
     case N_CALL: return gen_call(g, n);
     case N_COND: return builtin_cond(g, n);

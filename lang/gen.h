@@ -150,6 +150,13 @@ bool gen_check_shape(Gen *g, int rank, const int32_t *shape, Loc loc);
 const Type *gen_type_ref(Gen *g, TypeRef t);
 DType gen_promote(DType a, DType b);
 DType gen_weak_promote(DType rt, DType ct);
+/* Strong operands (run-time values, and constants a variable holds or a cast made: typed scalars to Triton)
+ * promote by gen_promote; a weak constant (a literal, a const) takes a strong operand's type (gen_weak_promote). */
+bool gen_is_strong(Val v);
+DType gen_promote_vals(Val a, Val b); /* the dtype two number operands compute in */
+/* A constant a variable takes (`let c = 0.5;`, `c = 100;`): held, so strong; a weak float becomes Triton's
+ * to_tensor type (f32, rounded; f64 outside f32's normal range).  Other values as they are. */
+Val gen_hold(Val v);
 bool gen_broadcast_shapes(Gen *g, int ra, const int32_t *sa, int rb, const int32_t *sb, int *r, int32_t *s, Loc loc);
 /* Convert a value to dtype dt and shape (rank, shape): constants become OP_CONST,
  * run-time values are cast, splat, expanded and broadcast as needed.  The

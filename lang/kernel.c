@@ -219,6 +219,7 @@ static void gen_kernel(Gen *g, const Decl *k) {
                 v = val_err();
             }
             if (tyref_given(pa->ty) && v.k != V_ERR) v = gen_convert_to(g, v, pa->ty, vloc, pa->name);
+            v.held = false; /* a constexpr: weak in promotion */
             gen_define_var(g, pa->name, v);
         }
     }

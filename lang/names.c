@@ -295,6 +295,7 @@ Val gen_global_value(Gen *g, Global *gl, Loc loc) {
     if (v.k != V_ERR && tyref_given(gl->decl->ty)) v = gen_convert_to(g, v, gl->decl->ty, vloc, gl->name);
     g->f = sf;
     g->b = sb;
+    v.held = false; /* a constexpr: weak in promotion, also when its value was cast */
     gl->val = v;
     gl->state = 2;
     return v;

@@ -526,16 +526,21 @@ static bool unpack(Gen *g, const Node *s, Loc names, Val v, Val *out) {
 
 /* A constant a variable holds: Triton's assignment makes a run-time scalar of a constexpr (`x = -7` is a tensor;
  * `x: tl.constexpr = -7` stays one, a `const` here), so `x / 2` truncates as a run-time value's (gen.c). */
-static Val held(Val v) {
-    if (v.k == V_CT) v.held = true;
-    return v;
+static Val held(Gen *g, Val v) {
+    if (v.k == V_TUPLE && !gen_is_record(v)) { /* Triton's assignment makes typed scalars of a tuple's constants too */
+        Val *e = ARENA_ARRAY(g->a, Val, v.nelems);
+        for (int i = 0; i < v.nelems; i++) e[i] = held(g, v.elems[i]);
+        v.elems = e;
+        return v;
+    }
+    return gen_hold(v);
 }
 
 static void gen_let(Gen *g, const Node *s) {
     if (!s->name) { /* let (a, b, ...) = tuple */
         Val *vs = ARENA_ARRAY(g->a, Val, s->nkids);
         unpack(g, s, s->oploc, gen_expr(g, s->rhs), vs);
-        for (int i = 0; i < s->nkids; i++) gen_define_var(g, s->kids[i]->name, held(vs[i]));
+        for (int i = 0; i < s->nkids; i++) gen_define_var(g, s->kids[i]->name, held(g, vs[i]));
         return;
     }
     Val v = gen_expr(g, s->rhs);
@@ -543,8 +548,11 @@ static void gen_let(Gen *g, const Node *s) {
         diag_error(g->d, s->rhs->loc, "expression has no value");
         v = val_err();
     }
-    if (tyref_given(s->ty) && v.k != V_ERR) v = gen_convert_to(g, v, s->ty, s->rhs->loc, s->name);
-    gen_define_var(g, s->name, held(v));
+    if (tyref_given(s->ty) && v.k != V_ERR) {
+        v = gen_convert_to(g, v, s->ty, s->rhs->loc, s->name);
+        if (v.k == V_CT) v.held = true; /* of the declared type (`let c: f32 = 1e-40` stays an f32) */
+    }
+    gen_define_var(g, s->name, held(g, v));
 }
 
 static void gen_assign(Gen *g, const Node *s) {
@@ -565,7 +573,7 @@ static void gen_assign(Gen *g, const Node *s) {
         Val v = gen_expr(g, s->rhs);
         if (!ok) return;
         unpack(g, s, s->loc, v, vs);
-        for (int i = 0; i < s->nkids; i++) xs[i]->val = held(vs[i]), xs[i]->set = s->loc;
+        for (int i = 0; i < s->nkids; i++) xs[i]->val = held(g, vs[i]), xs[i]->set = s->loc;
         return;
     }
     Var *x = gen_lookup_var(g, s->name);
@@ -584,7 +592,7 @@ static void gen_assign(Gen *g, const Node *s) {
         v = val_err();
     }
     if (s->op != TK_ASSIGN) v = gen_binop(g, binary_of[s->op - TK_PLUSEQ], x->val, v, s->oploc);
-    x->val = held(v);
+    x->val = held(g, v);
     x->set = s->loc;
 }
 

@@ -472,6 +472,49 @@ Test(lang_ir, promotion_and_literals) {
     result_free(&r);
 }
 
+/* A constant that a `let` holds, one assigned, a cast constant and to_tensor(c) promote as typed scalars (Triton's
+ * assignment, tl.cast and tl.to_tensor make them): they took the other operand's type as a literal does.  They are
+ * still compile-time values: shapes, range and static_range bounds, const parameters and static_assert take them. */
+Test(lang_ir, held_constants_are_typed_scalars) {
+    expect_ok("fn width(const N) { return N * 2; }\n"
+              "kernel k(p: *i8, q: *u8, r: *u32, h: *f16, bh: *bf16, f: *f32, o: *f32, const C = 5, const B = true) {\n"
+              "    let a = load(p + arange(0, 16));\n    let s = load(p);\n    let b = load(q + arange(0, 16));\n"
+              "    let ur = load(r + arange(0, 16));\n    let x = load(h + arange(0, 16));\n    let y = load(bh + arange(0, 16));\n"
+              "    let z = load(f + arange(0, 16));\n"
+              "    let one = 100;\n    let c = 0.5;\n    let cc = C;\n    let t = true;\n    let bb = B;\n"
+              "    static_assert(dtype_of(a + 100) == i8 && dtype_of(a + C) == i8 && dtype_of(a + C * 2) == i8, \"literals, consts: weak\");\n"
+              "    static_assert(dtype_of(a + one) == i32 && dtype_of(a + cc) == i32 && dtype_of(one + a) == i32, \"held: i32\");\n"
+              "    static_assert(dtype_of(x * 0.5) == f16 && dtype_of(x * c) == f32 && dtype_of(y + c) == f32, \"held float: f32\");\n"
+              "    static_assert(dtype_of(a + (100 as i32)) == i32 && dtype_of(a + cast(100, i64)) == i64, \"casts\");\n"
+              "    static_assert(dtype_of(a + (1 as i8)) == i8 && dtype_of(x + (1 as i16)) == f16, \"narrow casts\");\n"
+              "    static_assert(dtype_of(a + to_tensor(100)) == i32 && dtype_of(x * to_tensor(0.5)) == f32, \"to_tensor\");\n"
+              "    static_assert(dtype_of(to_tensor(3000000000)) == u32 && dtype_of(to_tensor(5000000000)) == i64, \"to_tensor ints\");\n"
+              "    static_assert(dtype_of(to_tensor(1e300)) == f64 && dtype_of(to_tensor(1e-40)) == f64, \"to_tensor f64\");\n"
+              "    static_assert(dtype_of(to_tensor(true)) == i1 && dtype_of(to_tensor(1.5)) == f32, \"to_tensor i1 f32\");\n"
+              "    static_assert(dtype_of(a + t) == i8 && dtype_of(a + bb) == i8, \"held i1: the other\");\n"
+              "    static_assert(dtype_of(b + one) == i32 && dtype_of(ur + one) == u32, \"unsigned\");\n"
+              "    static_assert(dtype_of(z * 1e300) == f32 && dtype_of(z * to_tensor(1e300)) == f64, \"f64\");\n"
+              "    static_assert(dtype_of(s + one) == i32 && dtype_of(s + 1) == i8, \"scalars\");\n"
+              "    static_assert(dtype_of(where(a > 0, a, one)) == i32 && dtype_of(where(a > 0, a, 100)) == i8, \"where\");\n"
+              "    static_assert(dtype_of(maximum(a, one)) == i32 && dtype_of(minimum(x, c)) == f32, \"maximum, minimum\");\n"
+              "    static_assert(dtype_of(join(a, one)) == i32 && dtype_of(join(a, 1)) == i8, \"join\");\n"
+              "    let h16: f16 = 1.5;\n    let i8c = 100 as i8;\n"
+              "    static_assert(dtype_of(h16 * 2.5) == f16 && dtype_of(i8c * 2) == i8 && dtype_of(one * 2) == i32, \"held with a literal\");\n"
+              "    static_assert(i8c * 2 == -56 && one + one == 200, \"folded in the held type\");\n"
+              "    static_assert(dtype_of(-one + a) == i32 && dtype_of(a + -one) == i32, \"negated\");\n"
+              "    let tt = (1, 0.5);\n    let (t1, t2) = (1, 0.5);\n"
+              "    static_assert(dtype_of(a + tt[0]) == i32 && dtype_of(x * tt[1]) == f32 && dtype_of(a + t1) == i32 && "
+              "dtype_of(x * t2) == f32, \"tuples\");\n"
+              "    for j in static_range(2) { static_assert(dtype_of(a + j) == i8, \"static_range: weak\"); }\n"
+              "    let n = 8;\n    let v = zeros([n * 2], f32);\n    static_assert(shape_of(v)[0] == 16, \"shape\");\n"
+              "    let acc = 0.0;\n    for j in static_range(n) { acc += j; }\n"
+              "    for j in range(0, n) { acc += 1.0; }\n"
+              "    static_assert(width(n) == 16, \"a const parameter\");\n"
+              "    store(o + arange(0, 16), v + acc + (a + one) as f32 + x as f32);\n"
+              "    store(o + arange(0, 16), where(a < 200 + one, 1.0, 0.0));\n"
+              "}\n");
+}
+
 Test(lang_ir, every_inst_has_a_location) {
     size_t len;
     char *text = slurp(TILE_SOURCE_DIR "/kernels/matmul.tile", &len);

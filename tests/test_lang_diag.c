@@ -558,6 +558,13 @@ Test(lang_diag, values_that_do_not_fit) {
         result_free(&rr);
     }
     expect_ok("kernel k(x: *f32) { store(x, (0x_ff + 1_000 + 0b_1) as f32 + 1_0.2_5); }\n");
+    /* a held i8 is a typed scalar: a literal takes its type, as it would a run-time i8's (Triton: out of range) */
+    expect_diag("kernel k(p: *i32) {\n    let c: i8 = 100;\n    store(p, c + 1000);\n}\n",
+                "t.tile:3:16: error: the constant 1000 does not fit 'i8', the type it takes here (cast the other operand, or "
+                "the constant with 'as', to say which is meant)\n"
+                "      store(p, c + 1000);\n"
+                "                 ^\n");
+    expect_ok("kernel k(p: *i8) {\n    let lim = 1000;\n    store(p, where(load(p) < lim, 1, 0));\n}\n");
     expect_diag("kernel k(p: *i32, n: i32) {\n    let a = 0;\n    for i in range(0, n) { a = 1.5; }\n    store(p, a);\n}\n",
                 "t.tile:3:28: error: loop-carried variable 'a' is i32, but is given the float 1.5 in the loop (as in Triton, a variable "
                 "keeps its type: start it as a float, or cast)\n"

@@ -949,3 +949,105 @@ Test(lang_triton_values, topk_is_triton_s) {
     }
     unload(&k);
 }
+
+/* A constant that a `let` holds, a cast constant and to_tensor(c) are typed scalars in promotion, as Triton's
+ * assignment, tl.cast and tl.to_tensor make them (an i32, u32 past i32, f32 rounded to f32, f64 outside f32's
+ * normal range); a literal is weak (it takes the other operand's type).  They took the other operand's type as
+ * a literal does: x_i8 + one wrapped in i8 (-56 for 100), x_f16 * c rounded to f16, x_f32 * tiny flushed to f32.
+ * Values against what Triton computes, on random inputs of a size that is not the tile's. */
+Test(lang_triton_values, held_constants_are_typed_scalars) {
+    K k;
+    load_src(&k,
+             "kernel k(x: *i8, u: *u8, h: *f16, f: *f32, d: *f64, o: *f64, n: i32) {\n"
+             "    let i = arange(0, 64);\n"
+             "    let m = i < n;\n"
+             "    let a = load(x + i, m, 0);\n"
+             "    let b = load(u + i, m, 0);\n"
+             "    let hv = load(h + i, m, 0.0);\n"
+             "    let fv = load(f + i, m, 0.0);\n"
+             "    let dv = load(d + i, m, 0.0);\n"
+             "    let one = 100;\n"
+             "    let w = 1;\n"
+             "    let c = 0.1;\n"
+             "    let big = 3000000000;\n"
+             "    let tiny = 1e-40;\n"
+             "    let lim = 200;\n"
+             "    let k1 = 1000;\n"
+             "    store(o + i, (a + one) as f64, m);\n"
+             "    store(o + 64 + i, (a + 100) as f64, m);\n"
+             "    store(o + 128 + i, (a + (100 as i32)) as f64, m);\n"
+             "    store(o + 192 + i, (a + to_tensor(100)) as f64, m);\n"
+             "    store(o + 256 + i, (b + w) as f64, m);\n"
+             "    store(o + 320 + i, (b + 1) as f64, m);\n"
+             "    store(o + 384 + i, (hv * c) as f64, m);\n"
+             "    store(o + 448 + i, (hv * 0.1) as f64, m);\n"
+             "    store(o + 512 + i, (a + big) as f64, m);\n"
+             "    store(o + 576 + i, (fv * tiny) as f64, m);\n"
+             "    store(o + 640 + i, (dv * c) as f64, m);\n"
+             "    store(o + 704 + i, (dv * 0.1) as f64, m);\n"
+             "    store(o + 768 + i, where(a < lim, 1, 0) as f64, m);\n"
+             "    store(o + 832 + i, where(a > 0, a, k1) as f64, m);\n"
+             "    store(o + 896 + i, maximum(hv, c) as f64, m);\n"
+             "    let s = load(x) + w;\n"
+             "    let h16: f16 = 1000.0;\n"
+             "    let t = 0.1;\n"
+             "    store(o + 960, s as f64);\n"
+             "    store(o + 961, (h16 * 1000.0) as f64);\n"
+             "    store(o + 962, (t * 3.0) as f64);\n"
+             "    store(o + 963, ((-7 as i32) / 2) as f64);\n"
+             "    store(o + 964, (100 as i8 * 2) as f64);\n"
+             "    store(o + 965, (one * 2 + 0.5) as f64);\n"
+             "}\n",
+             "k");
+    seed_rng();
+    enum { N = 64, OUT = 966 };
+    int8_t x[N];
+    uint8_t u[N];
+    uint16_t h[N];
+    float f[N];
+    double d[N], o[OUT];
+    for (int i = 0; i < N; i++) {
+        x[i] = (int8_t)(irand(256) - 128), u[i] = (uint8_t)irand(256);
+        h[i] = f32_to_f16((float)(urand() * 8));
+        f[i] = (float)(urand() * 4), d[i] = urand() * 4;
+    }
+    x[0] = 127, x[1] = -128, x[2] = 100, u[0] = 255, u[1] = 0;
+    uint64_t dx = upload(&k, x, sizeof x), du = upload(&k, u, sizeof u), dh = upload(&k, h, sizeof h), df = upload(&k, f, sizeof f),
+             dd = upload(&k, d, sizeof d), d_o = poisoned(&k, sizeof o);
+    int32_t n = 57;
+    void *params[] = {&dx, &du, &dh, &df, &dd, &d_o, &n};
+    launch(&k, 1, params);
+    download(&k, o, d_o, sizeof o);
+    const double f16_tenth = 0.0999755859375; /* 0.1 as f16: what a weak 0.1 is times an f16 */
+    for (int i = 0; i < N; i++) {
+        double hd = f16_to_d(h[i]);
+        double w[15] = {
+            x[i] + 100,                                  /* i32 */
+            (int8_t)(x[i] + 100),                        /* i8, wrapped */
+            x[i] + 100,                                  /* a cast constant: i32 */
+            x[i] + 100,                                  /* to_tensor: i32 */
+            u[i] + 1,                                    /* i32 (u8 with an i32) */
+            (uint8_t)(u[i] + 1),                         /* u8, wrapped */
+            (float)hd * 0.1f,                            /* f32: the f16 widened, times 0.1f */
+            f16_to_d(f32_to_f16((float)(hd * f16_tenth))), /* f16 (the exact product rounded once) */
+            (double)((uint32_t)(int32_t)x[i] + 3000000000u), /* u32 */
+            (double)f[i] * 1e-40,                        /* f64 */
+            d[i] * (double)0.1f,                         /* f64 times the f32 0.1 */
+            d[i] * 0.1,                                  /* the literal takes f64 whole */
+            1,                                           /* i8 < 200 in i32: always */
+            x[i] > 0 ? x[i] : 1000,                      /* i32 */
+            fmax((float)hd, 0.1f),                       /* f32 */
+        };
+        for (int j = 0; j < 15; j++)
+            if (i >= n) cr_expect(isnan(o[j * 64 + i]), "[%d][%d] written past n", j, i);
+            else cr_expect_eq(o[j * 64 + i], w[j], "[%d][%d] (x %d, u %u, h %g, f %g, d %g): %.17g, want %.17g (seed %llu)", j, i,
+                              x[i], u[i], hd, f[i], d[i], o[j * 64 + i], w[j], (unsigned long long)seed);
+    }
+    cr_expect_eq(o[960], 128, "load(x) + held 1 of the i8 127 is the i32 128: %g", o[960]);
+    cr_expect(isinf(o[961]) && o[961] > 0, "a held f16 1000 times the literal 1000 is an f16 (inf): %g", o[961]);
+    cr_expect_eq(o[962], (double)(0.1f * 3.0f), "a held 0.1 is the f32 0.1, its product with 3.0 an f32: %.17g", o[962]);
+    cr_expect_eq(o[963], -3, "(-7 as i32) / 2 truncates, a typed scalar's: %g", o[963]);
+    cr_expect_eq(o[964], -56, "(100 as i8) * 2 is an i8: %g", o[964]);
+    cr_expect_eq(o[965], 200.5, "held 100 * 2 + 0.5: %g", o[965]);
+    unload(&k);
+}
