@@ -251,7 +251,14 @@ static Val bi_where(Call *c) {
         return val_err();
     }
     if (val_dtype(cond) != DT_I1) cond = gen_cast(g, cond, DT_I1, c->loc[0]); /* non-zero is true, as Triton */
-    if (cond.k == V_CT && a.k == V_CT && b.k == V_CT) return cond.i ? a : b;
+    if (cond.k == V_CT && a.k == V_CT && b.k == V_CT) {
+        if (dtype_is_storage(a.dt) || dtype_is_storage(b.dt)) return cond.i ? a : b;
+        /* a typed scalar of the two sides' type, as Triton's tl.where(True, 100, 2.5) is the f32 100.0 */
+        bool any_rt;
+        DType dt = args_dtype(c, 1, 2, &any_rt);
+        Val v = cond.i ? a : b;
+        return gen_hold(v.dt == dt ? v : gen_cast(g, v, dt, c->loc[cond.i ? 1 : 2]));
+    }
     bool ptrs = val_dtype(a) == DT_PTR || val_dtype(b) == DT_PTR;
     if (ptrs && (a.k != V_RT || b.k != V_RT || tir_elem(g->m, a.t) != tir_elem(g->m, b.t))) {
         diag_error(g->d, c->node->loc, "'where' cannot choose between '%s' and '%s'", gen_val_type_name(g, a), gen_val_type_name(g, b));
@@ -1308,7 +1315,7 @@ Val builtin_call(Gen *g, const Node *node) {
         if (t.k == V_ERR) return t;
         c.v[1] = t;
         c.loc[1] = node->loc;
-        return minmax(&c, 1, OP_MIN, num);
+        return gen_hold(minmax(&c, 1, OP_MIN, num));
     }
     case BI_ADD:
     case BI_SUB:
@@ -1318,10 +1325,10 @@ Val builtin_call(Gen *g, const Node *node) {
         return gen_binop(g, id == BI_ADD ? TK_PLUS : id == BI_SUB ? TK_MINUS : TK_STAR, c.v[0], c.v[1], node->loc);
     }
     case BI_MINIMUM:
-    case BI_MAXIMUM: {
+    case BI_MAXIMUM: { /* of constants a typed scalar, as Triton's tl.minimum (Python's min of constexprs is one) */
         bool num;
         if (!nan_mode(&c, 2, &num)) return val_err();
-        return minmax(&c, 0, bi->op, num);
+        return gen_hold(minmax(&c, 0, bi->op, num));
     }
     case BI_MIN:
     case BI_MAX: /* as Triton's tl.max(x, axis): the second argument is the axis, never an operand */
