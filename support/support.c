@@ -214,11 +214,20 @@ size_t utf8_char_len(const char *s, size_t n) {
 }
 
 /* msg with each byte that is not part of a UTF-8 character (a name or string of the source, a path, that is not
- * UTF-8 text) made a '?', so every message is valid UTF-8 (Python's str of a diagnostic, a JSON report). */
+ * UTF-8 text) made a '?', so every message is valid UTF-8 (Python's str of a diagnostic, a JSON report), and each
+ * control character written as a string escape (\n, \t, \r, \xHH), so a message is one line whatever a string
+ * of the source held (static_assert's message, a keyword's value): `file:line:col: error: ...` stays one line. */
 static void utf8_sanitize(Str *out, const char *s, size_t n) {
     for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
         size_t k = utf8_char_len(s + i, n - i);
-        if (k) str_putn(out, s + i, k), i += k;
+        if (k == 1 && (c < 0x20 || c == 0x7f)) {
+            if (c == '\n') str_puts(out, "\\n");
+            else if (c == '\t') str_puts(out, "\\t");
+            else if (c == '\r') str_puts(out, "\\r");
+            else str_printf(out, "\\x%02x", c);
+            i++;
+        } else if (k) str_putn(out, s + i, k), i += k;
         else str_putc(out, '?'), i++;
     }
 }

@@ -1203,6 +1203,19 @@ Test(lang_diag, bytes_that_are_not_utf8) {
     str_free(&src);
 }
 
+/* A string of the source with control characters (Python's escapes make them) keeps a message on one line: each is
+ * written as an escape, as the string was (the message printed over several lines, breaking file:line:col: form). */
+Test(lang_diag, control_characters_in_messages_are_escaped) {
+    expect_diag("kernel k(x: *f32) {\n    static_assert(false, \"one\\ntwo\\tthree\\rfour\");\n}\n",
+                "t.tile:2:5: error: static_assert failed: one\\ntwo\\tthree\\rfour\n"
+                "      static_assert(false, \"one\\ntwo\\tthree\\rfour\");\n"
+                "      ^\n");
+    expect_diag("kernel k(x: *f32) {\n    store(x, 1.0, cache_modifier=\"\x01.cg\x7f\");\n}\n",
+                "t.tile:2:34: error: unknown cache_modifier \"\\x01.cg\\x7f\" of 'store': expected \".wb\", \".cg\", \".cs\" or \".wt\"\n"
+                "      store(x, 1.0, cache_modifier=\"?.cg?\");\n"
+                "                                   ^\n");
+}
+
 /* NumPy's `x[..., None]`: one error naming the Ellipsis and what to write (it was "unexpected character '.'", and
  * the reference named `x[..., None]` as a form of the language).  A dot of a 3-D and a 2-D operand names the
  * batched form, which the message left out. */
