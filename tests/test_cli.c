@@ -10,15 +10,20 @@
 #include "include/tile/tile.h"
 #include "lower/passes.h"
 
-static int run(const char *args, char *out, size_t outsz) {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", TILE_CLI, args);
+/* A shell command's standard output in out (cut to outsz - 1 bytes), and its exit status (-1: killed) */
+static int shell(const char *cmd, char *out, size_t outsz) {
     FILE *p = popen(cmd, "r");
     cr_assert(p);
     size_t n = fread(out, 1, outsz - 1, p);
     out[n] = 0;
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run(const char *args, char *out, size_t outsz) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", TILE_CLI, args);
+    return shell(cmd, out, outsz);
 }
 
 static char buf[1 << 20];
@@ -105,12 +110,7 @@ Test(cli, source_error_exits_1_with_location) {
 static int run_stdout(const char *args, char *out, size_t outsz) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", TILE_CLI, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    size_t n = fread(out, 1, outsz - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return shell(cmd, out, outsz);
 }
 
 Test(cli, version) {
@@ -165,12 +165,7 @@ Test(cli, output_dash_is_stdout) {
     cr_assert(mkdtemp(dir));
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' compile " TILE_SOURCE_DIR "/kernels/add.tile -o - --emit ptx 2>/dev/null", dir, TILE_CLI);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    size_t n = fread(buf, 1, sizeof buf - 1, p);
-    buf[n] = 0;
-    int st = pclose(p);
-    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", cmd);
+    cr_expect_eq(shell(cmd, buf, sizeof buf), 0, "%s", cmd);
     cr_expect(strstr(buf, ".visible .entry add"), "no PTX on standard output: %s", buf);
     cr_expect_eq(rmdir(dir), 0, "-o - wrote a file in %s", dir); /* fails unless the folder is empty */
     /* aot's -o is a path stem: '-' is refused */
@@ -205,12 +200,7 @@ Test(cli, compile_reads_standard_input) {
     snprintf(cmd, sizeof cmd, "cd '%s' && printf 'fn twice(x) { return x * 2.0; }\\n' > twice.tile && "
              "printf 'import \"twice.tile\";\\nkernel k(x: *f32) { store(x, twice(load(x))); }\\n' | '%s' compile --no-cache -",
              dir, TILE_CLI);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    size_t n = fread(buf, 1, sizeof buf - 1, p);
-    buf[n] = 0;
-    int st = pclose(p);
-    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", cmd);
+    cr_expect_eq(shell(cmd, buf, sizeof buf), 0, "%s", cmd);
     cr_expect(strstr(buf, ".visible .entry k"), "no kernel from an import of the working folder: %s", buf);
     snprintf(cmd, sizeof cmd, "%s/twice.tile", dir);
     remove(cmd);
@@ -400,12 +390,7 @@ static int run_env(const char *args, char *out, size_t outsz) {
     snprintf(a, sizeof a, "%s", args);
     char cmd[2600];
     snprintf(cmd, sizeof cmd, "%s '%s' %s 2>/dev/null", cache_env, TILE_CLI, a);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    size_t n = fread(out, 1, outsz - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return shell(cmd, out, outsz);
 }
 
 static const char tuned_kernel[] = "@config(BLOCK=128)\n@config(BLOCK=256)\n@tune_key(n)\n"
@@ -547,12 +532,7 @@ Test(cli, json_outputs, .init = json_setup, .fini = json_teardown, .timeout = 24
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR='%s' '%s' tune '%s' --kernel add --arg n=1000 --grid 'cdiv(n, BLOCK)' --reps 1 --warmup 0 "
              "--device emu 2>&1", path, TILE_CLI, path);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    size_t got = fread(buf, 1, sizeof buf - 1, p);
-    buf[got] = 0;
-    int st = pclose(p);
-    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 3, "%s", buf);
+    cr_expect_eq(shell(cmd, buf, sizeof buf), 3, "%s", buf);
     snprintf(blocked, sizeof blocked, "was not stored: the tuning database %s/tune.db refused it (i/o error)", path);
     cr_expect(strstr(buf, blocked), "%s", buf);
 }
@@ -602,12 +582,7 @@ Test(cli, json_sample_and_spec, .init = json_setup, .fini = json_teardown, .time
 static int run_bench(const char *name, const char *args, char *out, size_t outsz) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s/bench/%s' %s 2>/dev/null", TILE_SOURCE_DIR, TILE_BINARY_DIR, name, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    size_t n = fread(out, 1, outsz - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return shell(cmd, out, outsz);
 }
 
 static int count_str(const char *s, const char *what) {
@@ -649,12 +624,7 @@ Test(cli, gemm_scalar_configuration_logged, .timeout = 240) {
     cr_assert(mkdtemp(dir));
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "TILE_CACHE_DIR=%s TILE_DEBUG=launch '%s' run gemm --m 40 --n 32 --k 32 --reps 1 --device emu 2>&1", dir, TILE_CLI);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    size_t n = fread(buf, 1, sizeof buf - 1, p);
-    buf[n] = 0;
-    int st = pclose(p);
-    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", buf);
+    cr_expect_eq(shell(cmd, buf, sizeof buf), 0, "%s", buf);
     cr_expect(strstr(buf, "tile_gemm: gemm_f16_f32: m = 40 is not a multiple of 16, so A and B are read element by element: "
                           "the scalar configuration BM=128 BN=128 BK=32 num_warps=8"),
               "%s", buf);
