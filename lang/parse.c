@@ -742,9 +742,17 @@ static Node *block(Parser *p) {
         return b;
     }
     NodeList l = {0};
+    const Node *jump = NULL; /* this block's first return, break or continue: what follows it never runs */
+    bool warned = false;
     while (!at(p, TK_RBRACE) && !at(p, TK_EOF)) {
         int before = p->pos;
         Node *s = stmt(p);
+        if (s && jump && !warned) { /* once a block, at the first such statement */
+            const char *what = jump->kind == N_RETURN ? "return" : jump->kind == N_BREAK ? "break" : "continue";
+            diag_warning(p->d, s->loc, "this statement follows the '%s' at line %u and never runs", what, jump->loc.line);
+            warned = true;
+        }
+        if (s && !jump && (s->kind == N_RETURN || s->kind == N_BREAK || s->kind == N_CONTINUE)) jump = s;
         if (s) list_push(p, &l, s);
         if (p->panic) {
             /* a statement that still reached its ';' needs no skipping */

@@ -348,6 +348,9 @@ Test(lang_diag, loops_and_jumps) {
                 "      break;\n"
                 "      ^\n");
     expect_diag("fn f(x) {\n    continue;\n    return x;\n}\nkernel k(n: i32) {\n    for i in range(n) { let y = f(i); }\n}\n",
+                "t.tile:3:5: warning: this statement follows the 'continue' at line 2 and never runs\n"
+                "      return x;\n"
+                "      ^\n"
                 "t.tile:2:5: error: 'continue' outside a loop (a function cannot leave its caller's loop)\n"
                 "      continue;\n"
                 "      ^\n"

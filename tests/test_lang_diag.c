@@ -1216,6 +1216,24 @@ Test(lang_diag, control_characters_in_messages_are_escaped) {
                 "                                   ^\n");
 }
 
+/* Statements after a return, break or continue of the same block never run (Triton skips them too): one warning a
+ * block, at the first of them, naming the jump; the kernel still compiles.  A jump inside an `if` does not make the
+ * statements after the `if` unreachable. */
+Test(lang_diag, statements_after_a_jump_warn) {
+    expect_warnings("fn f(x) { return x; let y = x + 1.0; return y; }\n"
+                    "kernel k(x: *f32) {\n"
+                    "    for i in range(0, 4) { if i == 2 { continue; let z = 1; } store(x, f(1.0)); }\n"
+                    "    while true { break; }\n"
+                    "}\n",
+                    "t.tile:1:21: warning: this statement follows the 'return' at line 1 and never runs\n"
+                    "  fn f(x) { return x; let y = x + 1.0; return y; }\n"
+                    "                      ^\n"
+                    "t.tile:3:50: warning: this statement follows the 'continue' at line 3 and never runs\n"
+                    "      for i in range(0, 4) { if i == 2 { continue; let z = 1; } store(x, f(1.0)); }\n"
+                    "                                                   ^\n");
+    expect_warnings("kernel k(x: *f32, n: i32) {\n    if n > 2 { return; }\n    store(x, 1.0);\n}\n", "");
+}
+
 /* NumPy's `x[..., None]`: one error naming the Ellipsis and what to write (it was "unexpected character '.'", and
  * the reference named `x[..., None]` as a form of the language).  A dot of a 3-D and a 2-D operand names the
  * batched form, which the message left out. */
