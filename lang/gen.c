@@ -1034,7 +1034,7 @@ static Val gen_expr1(Gen *g, const Node *n) {
 
 Val gen_expr(Gen *g, const Node *n) {
     if (g->expr_depth >= GEN_MAX_EXPR_DEPTH) {
-        diag_error(g->d, n->loc, "expression too deeply nested");
+        diag_error(g->d, n->loc, "expression nested too deeply (more than %d levels of operands, calls inlined)", GEN_MAX_EXPR_DEPTH);
         return val_err();
     }
     g->expr_depth++;

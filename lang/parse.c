@@ -126,7 +126,7 @@ static void list_push(Parser *p, NodeList *l, Node *x) {
 
 static bool enter(Parser *p) {
     if (++p->depth > PARSE_MAX_DEPTH) {
-        if (!p->too_deep) parse_error(p, peek(p)->loc, "nesting too deep (more than %d levels)", PARSE_MAX_DEPTH);
+        if (!p->too_deep) parse_error(p, peek(p)->loc, "parentheses, blocks or statements nested too deeply (more than %d levels)", PARSE_MAX_DEPTH);
         p->too_deep = true;
         return false;
     }

@@ -1234,6 +1234,33 @@ Test(lang_diag, statements_after_a_jump_warn) {
     expect_warnings("kernel k(x: *f32, n: i32) {\n    if n > 2 { return; }\n    store(x, 1.0);\n}\n", "");
 }
 
+/* The nesting limits (docs/language.md, Diagnostics) say which limit was passed and where: 200 levels of
+ * parentheses, blocks and statements in the parser, 1000 levels of operands in code generation (`as` chains, which
+ * the parser builds in a loop, reach it first). */
+Test(lang_diag, nesting_limits_name_themselves) {
+    Str src = {0};
+    str_puts(&src, "kernel k(x: *f32) {\n  let y = ");
+    for (int i = 0; i < 300; i++) str_putc(&src, '(');
+    str_puts(&src, "1.0");
+    for (int i = 0; i < 300; i++) str_putc(&src, ')');
+    str_puts(&src, ";\n  store(x, y);\n}\n");
+    Result r = compile(src.buf);
+    cr_expect_null(r.m);
+    cr_expect(strstr(r.diags, "t.tile:2:210: error: parentheses, blocks or statements nested too deeply (more than 200 levels)"), "%s",
+              r.diags);
+    result_free(&r);
+    src.len = 0;
+    str_puts(&src, "kernel k(x: *f32) {\n  let y = 1.0");
+    for (int i = 0; i < 1500; i++) str_puts(&src, " as f32");
+    str_puts(&src, ";\n  store(x, y);\n}\n");
+    r = compile(src.buf);
+    cr_expect_null(r.m);
+    cr_expect(strstr(r.diags, "t.tile:2:11: error: expression nested too deeply (more than 1000 levels of operands, calls inlined)"),
+              "%s", r.diags);
+    result_free(&r);
+    str_free(&src);
+}
+
 /* NumPy's `x[..., None]`: one error naming the Ellipsis and what to write (it was "unexpected character '.'", and
  * the reference named `x[..., None]` as a form of the language).  A dot of a 3-D and a 2-D operand names the
  * batched form, which the message left out. */
