@@ -26,6 +26,7 @@
 #include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
+#include "tests/test_ctx_buffers.h"
 
 
 static uint16_t to_dt(tile_dtype t, double v) { return t == TILE_F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v); }
@@ -64,22 +65,6 @@ static void fill8(size_t n, uint8_t *h, double *v) {
     }
 }
 
-static tile_context *open_ctx_on(const char *device) {
-    tile_context_options o = {.device = device, .emu_racecheck = 1};
-    tile_context *ctx;
-    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK, "%s", tile_last_error(NULL));
-    return ctx;
-}
-static tile_context *open_ctx(void) { return open_ctx_on(getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu"); }
-static tile_devptr upload(tile_context *ctx, const void *h, size_t bytes) {
-    tile_devptr d;
-    cr_assert_eq(tile_malloc(ctx, bytes ? bytes : 16, &d), TILE_OK, "%s", tile_last_error(ctx));
-    if (bytes) cr_assert_eq(tile_memcpy_htod(ctx, d, h, bytes), TILE_OK, "%s", tile_last_error(ctx));
-    return d;
-}
-static void download(tile_context *ctx, void *h, tile_devptr d, size_t bytes) {
-    cr_assert_eq(tile_memcpy_dtoh(ctx, h, d, bytes), TILE_OK, "%s", tile_last_error(ctx));
-}
 
 /* ======================= tile_attention_fwd ======================= */
 

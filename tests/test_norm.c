@@ -35,6 +35,7 @@
 #include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
+#include "tests/test_ctx_buffers.h"
 
 static uint16_t to_dt(tile_dtype t, double v) { return t == TILE_F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v); }
 static double from_dt(tile_dtype t, uint16_t h) { return t == TILE_F16 ? f16_to_d(h) : bf16_to_d(h); }
@@ -42,21 +43,6 @@ static const uint16_t POISON16 = 0x7e00; /* NaN in f16 and in bf16 */
 static const uint8_t POISON_F8 = 0x7f;   /* NaN in f8e4m3 (E4M3FN) */
 static const uint8_t POISON_I8 = 0x80;   /* -128: the kernels clamp to [-127, 127] */
 
-static tile_context *open_ctx(void) {
-    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .emu_racecheck = 1};
-    tile_context *ctx;
-    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
-    return ctx;
-}
-static tile_devptr upload(tile_context *ctx, const void *h, size_t bytes) {
-    tile_devptr d;
-    cr_assert_eq(tile_malloc(ctx, bytes ? bytes : 16, &d), TILE_OK, "%s", tile_last_error(ctx));
-    if (bytes) cr_assert_eq(tile_memcpy_htod(ctx, d, h, bytes), TILE_OK, "%s", tile_last_error(ctx));
-    return d;
-}
-static void download(tile_context *ctx, void *h, tile_devptr d, size_t bytes) {
-    cr_assert_eq(tile_memcpy_dtoh(ctx, h, d, bytes), TILE_OK, "%s", tile_last_error(ctx));
-}
 static void fill16(tile_dtype t, size_t n, uint16_t *h, double scale) {
     for (size_t i = 0; i < n; i++) h[i] = to_dt(t, scale * urand());
 }

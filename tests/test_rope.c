@@ -41,6 +41,7 @@
 #include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
+#include "tests/test_ctx_buffers.h"
 
 static uint16_t to_dt(tile_dtype t, double v) { return t == TILE_F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v); }
 static double from_dt(tile_dtype t, uint16_t h) { return t == TILE_F16 ? f16_to_d(h) : bf16_to_d(h); }
@@ -62,21 +63,6 @@ static uint8_t f8_encode(double x) {
     return sign | (uint8_t)best;
 }
 
-static tile_context *open_ctx(void) {
-    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .emu_racecheck = 1};
-    tile_context *ctx;
-    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
-    return ctx;
-}
-static tile_devptr upload(tile_context *ctx, const void *h, size_t bytes) {
-    tile_devptr d;
-    cr_assert_eq(tile_malloc(ctx, bytes ? bytes : 16, &d), TILE_OK, "%s", tile_last_error(ctx));
-    if (bytes) cr_assert_eq(tile_memcpy_htod(ctx, d, h, bytes), TILE_OK, "%s", tile_last_error(ctx));
-    return d;
-}
-static void download(tile_context *ctx, void *h, tile_devptr d, size_t bytes) {
-    cr_assert_eq(tile_memcpy_dtoh(ctx, h, d, bytes), TILE_OK, "%s", tile_last_error(ctx));
-}
 
 /* cos_sin [max_pos, rot] as rotary embeddings make it (base 10000), stored in f32 or dt; *vals: the stored values */
 static void *make_cos_sin(tile_dtype cs_dt, int max_pos, int rot, double **vals) {

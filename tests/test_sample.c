@@ -40,27 +40,13 @@
 #include "ref/ref.h"
 #include "support/hostfloat.h"
 #include "include/tile/tile.h"
+#include "tests/test_ctx_buffers.h"
 
 /* A decision closer than this (in probability units) may go either way in f32 */
 static const double EPS = 2e-5;
 /* A min_p or top_p decision closer than this (relative to min_p, to the mass compared) may go either way */
 static const double EPS_SET = 5e-6;
 
-static tile_context *open_ctx(void) {
-    tile_context_options o = {.device = getenv("TILE_TEST_DEVICE") ? getenv("TILE_TEST_DEVICE") : "emu", .emu_racecheck = 1};
-    tile_context *ctx;
-    cr_assert_eq(tile_context_create_ex(&o, &ctx), TILE_OK);
-    return ctx;
-}
-static tile_devptr upload(tile_context *ctx, const void *h, size_t bytes) {
-    tile_devptr d;
-    cr_assert_eq(tile_malloc(ctx, bytes ? bytes : 16, &d), TILE_OK, "%s", tile_last_error(ctx));
-    if (bytes) cr_assert_eq(tile_memcpy_htod(ctx, d, h, bytes), TILE_OK, "%s", tile_last_error(ctx));
-    return d;
-}
-static void download(tile_context *ctx, void *h, tile_devptr d, size_t bytes) {
-    cr_assert_eq(tile_memcpy_dtoh(ctx, h, d, bytes), TILE_OK, "%s", tile_last_error(ctx));
-}
 
 /* A deterministic generator for the statistical tests (fixed seeds) */
 static uint64_t fixed_next(uint64_t *s) {
