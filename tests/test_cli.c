@@ -591,6 +591,8 @@ static int count_str(const char *s, const char *what) {
     return n;
 }
 
+static bool have_ptxas(void);
+
 Test(cli, bench_json, .timeout = 120) {
     static const struct {
         const char *name, *args;
@@ -614,6 +616,15 @@ Test(cli, bench_json, .timeout = 120) {
         cr_expect_gt(n, 0, "%s: not JSON Lines: %s", benches[i].name, buf);
         cr_expect_eq(objects, n, "%s: every object begins with its bench: %s", benches[i].name, buf);
         if (benches[i].rows) cr_expect_eq(n, benches[i].rows, "%s: %d rows, %d expected", benches[i].name, n, benches[i].rows);
+    }
+    /* compile_time also gives the CPU time of the compile (this process, every thread) and of its ptxas child */
+    cr_expect_eq(run_bench("compile_time", "--json --reps 1 kernels/add.tile", buf, sizeof buf), 0, "%s", buf);
+    const char *cpu = strstr(buf, "\"src_to_ptx_cpu_ms\":");
+    cr_expect(cpu && atof(cpu + strlen("\"src_to_ptx_cpu_ms\":")) > 0, "%s", buf);
+    if (have_ptxas()) {
+        const char *px = strstr(buf, "\"ptxas_cpu_ms\":");
+        cr_expect(px && atof(px + strlen("\"ptxas_cpu_ms\":")) > 0, "%s", buf);
+        cr_expect(strstr(buf, "\"cpu_ratio\":") && strstr(buf, "\"faster_than_ptxas_cpu\":"), "%s", buf);
     }
 }
 
