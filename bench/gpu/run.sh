@@ -480,7 +480,7 @@ reps=5
 [ "$on_gpu" = 0 ] && reps=3
 step "compile_time" compile_time.log 150 "${cenv[@]}" "$build/bench/compile_time" --reps "$reps"
 if [ "$rc" = 0 ]; then
-  g=$(awk '$1=="gemm.tile" {print "gemm.tile src->ptx "$7" ms, ptxas "$8" ms"}' "$logdir/compile_time.log")
+  g=$(awk '$1=="gemm.tile" {print "gemm.tile src->ptx "$7" ms, ptxas "$8" ms (CPU "$10" / "$11" ms)"}' "$logdir/compile_time.log")
   row "compile time (sm_80)" ok "$(tail -1 "$logdir/compile_time.log"); $g"
 else row "compile time" FAIL "rc $rc: see $logdir/compile_time.log"; fi
 
