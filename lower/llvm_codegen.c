@@ -443,6 +443,9 @@ static bool emit_func(LL *l, Func *f) {
         LLVMValueRef p = LLVMGetParam(l->fn, (unsigned)k);
         LLVMSetValueName2(p, f->args[k].name, strlen(f->args[k].name));
         const Type *t = tir_vtype(f, f->args[k].value);
+        /* a launch passes every argument's bits: never undef or poison */
+        unsigned nu = LLVMGetEnumAttributeKindForName("noundef", 7);
+        LLVMAddAttributeAtIndex(l->fn, (unsigned)k + 1, LLVMCreateEnumAttribute(l->ctx, nu, 0));
         if (t->dt == DT_PTR) {
             /* arguments may alias (in-place kernels): no noalias */
             if (f->args[k].spec == SPEC_DIV16) {

@@ -174,6 +174,31 @@ Test(e2e, addresses_share_a_base) {
     tile_compiled_free(&c);
 }
 
+/* A launch passes every argument's bits, so the kernel's parameters are noundef (as clang marks a CUDA
+ * kernel's): LLVM's strength reduction then need not prove them free of poison (cheaper code generation) */
+Test(e2e, kernel_arguments_are_noundef) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/kernels/add.tile", TILE_SOURCE_DIR);
+    tile_compile_options o = {.want_llvm_ir = 1};
+    tile_compiled c;
+    cr_assert_eq(tile_compile_file(path, &o, &c), TILE_OK, "%s", c.diagnostics);
+    const char *def = strstr(c.llvm_ir, "define ptx_kernel void @add(");
+    cr_assert(def, "no kernel add in the LLVM IR");
+    const char *eol = strchr(def, '\n');
+    cr_assert(eol);
+    const char *args[] = {"%x", "%y", "%out", "%n"};
+    for (int a = 0; a < 4; a++) {
+        const char *p = strstr(def, args[a]);
+        cr_assert(p && p < eol, "no parameter %s in `%.*s`", args[a], (int)(eol - def), def);
+        const char *start = p;
+        while (start > def && start[-1] != '(' && start[-1] != ',') start--;
+        char param[256];
+        snprintf(param, sizeof param, "%.*s", (int)(p - start), start);
+        cr_expect(strstr(param, "noundef"), "parameter %s is not noundef: `%s`", args[a], param);
+    }
+    tile_compiled_free(&c);
+}
+
 Test(e2e, softmax) {
     seed_rng();
     K k;
