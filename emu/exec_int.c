@@ -265,6 +265,7 @@ bool emu_exec_int(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         uint32_t x = (uint32_t)a, y = (uint32_t)c, z = (uint32_t)src(t, in, 3), lut = (uint32_t)src(t, in, 4), r = 0;
         for (unsigned i = 0; i < 8; i++)
             if (lut >> i & 1) r |= (i & 4 ? x : ~x) & (i & 2 ? y : ~y) & (i & 1 ? z : ~z);
+        if (in->boolop) t->r[in->o[6]] = emu_boolop(in->boolop, r != 0, src(t, in, 5) != 0); /* lop3.and/.or d|p, ..., q */
         *d = r;
         return true;
     }

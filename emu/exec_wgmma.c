@@ -197,6 +197,7 @@ bool emu_wgmma_check_access(EmuBlock *b, EmuThread *t, const EmuIns *in) {
         else if (in->ok[i] == EMU_OK_VEC)
             for (unsigned k = 0; k < in->on[i]; k++) slots[ns++] = f->vec[in->o[i] + k];
     }
+    if (in->op == EMU_OP_LOP3 && in->boolop) slots[ns++] = in->o[6]; /* lop3.and/.or d|p */
     if (in->op == EMU_OP_SETP || in->op == EMU_OP_SHFL || in->op == EMU_OP_MATCH || in->op == EMU_OP_ELECT) {
         slots[ns++] = in->o[in->op == EMU_OP_SETP ? 4 : 5];
         if (in->op == EMU_OP_SETP) slots[ns++] = in->o[3];

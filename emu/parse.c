@@ -832,8 +832,15 @@ bool emu_parse_ins(Parser *ps) {
         in.o[4] = q;
         in.ok[4] = EMU_OK_REG;
         in.nops = in.nops == 3 ? 3 : 4;
+    } else if (in.op == EMU_OP_LOP3 && (second || in.boolop)) {
+        /* lop3.BoolOp d|p, a, b, c, immLut, q: p = (d != 0) BoolOp q, p stored as o[6] */
+        if (!second || !in.boolop || in.nops != 6)
+            return perr(ps, line, "'%.*s': lop3 with a predicate destination is lop3.and or lop3.or d|p, a, b, c, immLut, q",
+                        (int)opt.len, opt.s);
+        if (!slot_is_pred(ps, second - 1)) return perr(ps, line, "'%.*s': the second destination is not a .pred register", (int)opt.len, opt.s);
+        in.o[6] = second - 1;
     } else if (second && in.op != EMU_OP_SHFL && in.op != EMU_OP_ELECT && !(in.op == EMU_OP_MATCH && in.mode == EMU_MODE_ALL)) {
-        return perr(ps, line, "'|' is only valid in setp, shfl, elect and match.all destinations");
+        return perr(ps, line, "'|' is only valid in setp, shfl, elect, match.all and lop3.and/.or destinations");
     } else if (in.op == EMU_OP_SHFL || in.op == EMU_OP_MATCH || in.op == EMU_OP_ELECT) {
         /* shfl d|p, a, b, c, mask, match.all d|p, a, mask and elect.sync d|p, mask: p stored as o[5] */
         in.o[5] = second ? second - 1 : EMU_SLOT_SINK;

@@ -736,7 +736,8 @@ bool emu_check_ins(Parser *ps, EmuIns *in, uint32_t line, const char *s, uint32_
     case EMU_OP_VSUB4: case EMU_OP_VAVRG2: case EMU_OP_VAVRG4: case EMU_OP_VMIN2: case EMU_OP_VMIN4: case EMU_OP_VMAX2:
     case EMU_OP_VMAX4: case EMU_OP_VSET2: case EMU_OP_VSET4:
         want = 4; break;
-    case EMU_OP_BFI: case EMU_OP_LOP3: want = 5; break;
+    case EMU_OP_BFI: want = 5; break;
+    case EMU_OP_LOP3: want = in->boolop ? 6 : 5; break; /* lop3.BoolOp's q */
     case EMU_OP_FNS: want = 4; break;
     case EMU_OP_BMSK: case EMU_OP_SZEXT: want = 3; break;
     case EMU_OP_ABS: case EMU_OP_NEG: case EMU_OP_NOT: case EMU_OP_CNOT: case EMU_OP_RCP: case EMU_OP_SQRT:

@@ -74,6 +74,7 @@ enum { GATE_ARCH = 1, GATE_PTX_BELOW_90 = 2, GATE_3OPS = 4 };
     X("ld|ldu|st|mov .b128", 83, 70, 0)                                                            \
     /* integer */                                                                                  \
     X("lop3", 43, 50, 0)                                                                           \
+    X("lop3 .and|.or", 82, 70, 0)                                                                  \
     X("dp4a|dp2a", 50, 61, 0)                                                                      \
     X("bmsk|szext", 76, 70, 0)                                                                     \
     X("cvt.pack .u16|.s16|.u8|.s8", 65, 72, 0)                                                     \

@@ -125,7 +125,8 @@ bool emu_decode_mods(Parser *ps, EmuIns *in, const char *s, uint32_t len, uint32
             in->cmp = (uint8_t)f;
             continue;
         }
-        if ((op == EMU_OP_SETP || op == EMU_OP_SET) && (f = FIND(mode_names, p, l)) >= EMU_MODE_AAND && f <= EMU_MODE_AXOR) {
+        if ((op == EMU_OP_SETP || op == EMU_OP_SET || op == EMU_OP_LOP3) && (f = FIND(mode_names, p, l)) >= EMU_MODE_AAND &&
+            f <= (op == EMU_OP_LOP3 ? EMU_MODE_AOR : EMU_MODE_AXOR)) { /* lop3.BoolOp: .and .or only */
             in->boolop = (uint8_t)f;
             continue;
         }

@@ -21,7 +21,8 @@
  *   8. scalar rules probeS found broken: cvt.rn.relu.f16x2 from f8 pairs, one
  *      rounding in f16/bf16 fma, cvt.sat.f64 from integers, float->int cvt of
  *      NaN, constant expressions as operands, rcp/rsqrt.approx.ftz.f64,
- *      %clock_hi and %pm0..7(_64). */
+ *      %clock_hi and %pm0..7(_64);
+ *   9. lop3.and/.or with a predicate destination (PTX 8.2), refused before. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -1443,4 +1444,53 @@ Test(isa, integer_sat_forms_refused) {
             " sub.sat.s32 %r3, %r1, %r2;\n mad.hi.sat.s32 %r3, %r1, %r2, %r3;\n mad24.hi.sat.s32 %r3, %r1, %r2, %r3;\n ret;\n}\n", &m);
     dev_module_unload(m);
     dev_close(d);
+}
+
+/* ISA, lop3 (PTX 8.2): "lop3.BoolOp.b32 d|p, a, b, c, immLut, q; .BoolOp = { .or, .and };  ... the
+ * result of the logical operation is also used to compute the predicate p: p = (d != 0) BoolOp q".
+ * ptxas takes it from .version 8.2 on sm_80; the emulator refused the modifier. */
+Test(isa, lop3_boolop_predicate_destination) {
+    static const char *ptx = ".version 8.2\n.target sm_80\n.address_size 64\n" KIO
+        " .reg .b32 %r<16>;\n .reg .pred %p<8>;\n" LANE_ADDRS(16, 16)
+        " ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%la4];\n setp.ne.u32 %p1, %r4, 0;\n"
+        " lop3.or.b32 %r5|%p2, %r1, %r2, %r3, 0x80, %p1;\n"   /* a & b & c; p = d != 0 || q */
+        " lop3.and.b32 %r6|%p3, %r1, %r2, %r3, 0x96, !%p1;\n" /* a ^ b ^ c; p = d != 0 && !q */
+        " lop3.and.b32 %r7|%p4, %r1, %r2, %r3, 0xFE, 1;\n"   /* a | b | c; p = d != 0 && true */
+        " selp.u32 %r8, 1, 0, %p2;\n selp.u32 %r9, 2, 0, %p3;\n selp.u32 %r10, 4, 0, %p4;\n"
+        " or.b32 %r8, %r8, %r9;\n or.b32 %r8, %r8, %r10;\n"
+        " st.global.v4.u32 [%la5], {%r5, %r6, %r7, %r8};\n ret;\n}\n";
+    check_ptxas_arch(ptx, "sm_80");
+    static const uint32_t c[][4] = {
+        {0, 0, 0, 0}, {0, 0, 0, 1}, {0xF0, 0x3C, 0x0F, 0}, {0xF0, 0x3C, 0x0F, 1}, {0xFF, 0xFF, 0xFF, 0},
+        {0xFF, 0xFF, 0xFF, 1}, {0x80000000u, 0x80000000u, 0x80000000u, 0}, {5, 5, 0, 1}, {5, 5, 0, 0},
+    };
+    enum { N = sizeof c / sizeof c[0] };
+    uint32_t out[N][4];
+    run_lanes("emu", ptx, c, sizeof c, out, sizeof out, N);
+    for (int i = 0; i < N; i++) {
+        uint32_t a = c[i][0], b = c[i][1], cc = c[i][2];
+        bool q = c[i][3] != 0;
+        uint32_t d1 = a & b & cc, d2 = a ^ b ^ cc, d3 = a | b | cc;
+        uint32_t p = ((d1 != 0) || q ? 1u : 0u) | ((d2 != 0) && !q ? 2u : 0u) | (d3 != 0 ? 4u : 0u);
+        cr_expect_eq(out[i][0], d1, "lane %d: lop3.or d %#x, want %#x", i, out[i][0], d1);
+        cr_expect_eq(out[i][1], d2, "lane %d: lop3.and d %#x, want %#x", i, out[i][1], d2);
+        cr_expect_eq(out[i][2], d3, "lane %d: lop3.and d %#x, want %#x", i, out[i][2], d3);
+        cr_expect_eq(out[i][3], p, "lane %d (%#x %#x %#x q=%d): predicates %#x, want %#x", i, a, b, cc, q, out[i][3], p);
+    }
+    /* what ptxas refuses is refused: before 8.2, .xor, a BoolOp without p|q, p|q without a BoolOp */
+    static const struct { const char *ins, *version, *why; } bad[] = {
+        {"lop3.or.b32 %r1|%p1, %r1, %r2, %r3, 0x80, %p2;", "8.1", "needs PTX ISA .version 8.2"},
+        {"lop3.xor.b32 %r1|%p1, %r1, %r2, %r3, 0x80, %p2;", "8.2", "unsupported modifier '.xor'"},
+        {"lop3.or.b32 %r1, %r1, %r2, %r3, 0x80, %p2;", "8.2", "lop3 with a predicate destination is"},
+        {"lop3.or.b32 %r1, %r1, %r2, %r3, 0x80;", "8.2", "lop3 with a predicate destination is"},
+        {"lop3.b32 %r1|%p1, %r1, %r2, %r3, 0x80, %p2;", "8.2", "lop3 with a predicate destination is"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char src[1024];
+        snprintf(src, sizeof src, ".version %s\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n .reg .b32 %%r<4>;\n"
+                 " .reg .pred %%p<4>;\n mov.u32 %%r2, 1;\n mov.u32 %%r3, 2;\n setp.ne.u32 %%p2, %%r2, 0;\n %s\n ret;\n}\n",
+                 bad[i].version, bad[i].ins);
+        cr_expect(ptxas_refuses(src, "sm_80"), "ptxas takes %s at .version %s", bad[i].ins, bad[i].version);
+        load_fails("emu", src, bad[i].why);
+    }
 }

@@ -943,6 +943,7 @@ Test(refuse, gates) {
         {"atom.global.v2.f16.add.noftz {%h1,%h2}, [%rd1], {%h3,%h4};", "8.1", "sm_90", "8.0", "sm_90", "sm_89", "atom or red .v2 or .v4 or .v8"},
         {"atom.global.cas.b16 %h1, [%rd1], %h2, %h3;", "6.3", "sm_70", "6.2", "sm_70", "sm_62", "atom .cas .b16"},
         {"bmsk.clamp.b32 %r1, %r2, %r3;", "7.6", "sm_70", "7.5", "sm_70", "sm_62", "bmsk or szext"},
+        {"lop3.or.b32 %r1|%p1, %r2, %r3, %r4, 0x80, %p2;", "8.2", "sm_70", "8.1", "sm_70", "sm_62", "lop3 .and or .or"},
         {"dp4a.u32.u32 %r1, %r2, %r3, %r4;", "5.0", "sm_61", "4.3", "sm_53", "sm_60", "dp4a or dp2a"},
         {"tanh.approx.f32 %f1, %f2;", "7.0", "sm_75", "6.5", "sm_75", "sm_72", "tanh"},
         {"fma.rn.bf16 %h1, %h2, %h3, %h4;", "7.0", "sm_80", "6.5", "sm_75", "sm_75", "fma or abs or neg .bf16 or .bf16x2"},
